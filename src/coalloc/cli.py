@@ -1,0 +1,152 @@
+"""The ``coalloc`` command.
+
+``coalloc solve INSTANCE.json`` solves an instance file and prints a one-line summary;
+``coalloc demo`` solves the built-in example; ``coalloc generate`` writes instances of the
+paper's experiments; ``coalloc verify`` checks a result file against its instance. Errors in
+the input are reported as one line on stderr with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib import resources
+from typing import Optional, Sequence
+
+from . import __version__, generators
+from .io import InstanceError, read_instance, read_result, write_instance, write_result
+from .solvers import METHODS, solve
+from .verify import verify
+
+__all__ = ["main"]
+
+
+def _param(text: str):
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    key, value = text.split("=", 1)
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+def _summary(name: str, request, offer, result, report) -> str:
+    state = "feasible" if report.feasible else f"INFEASIBLE ({report.n_violations} violations)"
+    ms = result.timings.get("total", float("nan")) * 1e3
+    return (
+        f"{name}: {result.method} allocated {result.n_allocated}/{request.n} tasks on "
+        f"{offer.m} clusters in {ms:.2f} ms; {state}"
+    )
+
+
+def _solve_and_report(request, offer, args, name: str) -> int:
+    params = dict(args.param or [])
+    result = solve(request, offer, args.method, seed=args.seed, **params)
+    report = verify(request, offer, result.assignment)
+    print(_summary(name, request, offer, result, report))
+    if args.verbose:
+        for key, value in result.timings.items():
+            print(f"  time {key}: {value * 1e3:.3f} ms")
+        for key, value in result.iterations.items():
+            print(f"  {key}: {value}")
+        print(f"  {result.message}")
+    if args.output:
+        write_result(args.output, result, report)
+        print(f"result written to {args.output}")
+    return 0 if report.feasible else 1
+
+
+def _cmd_solve(args) -> int:
+    request, offer = read_instance(args.instance)
+    return _solve_and_report(request, offer, args, args.instance)
+
+
+def _cmd_demo(args) -> int:
+    with resources.files("coalloc").joinpath("data/demo.json").open("r", encoding="utf-8") as fh:
+        request, offer = read_instance(fh)
+    print(
+        f"demo instance: {request.n} tasks ({request.n_edges // 2} links), {offer.m} clusters "
+        f"with {offer.total_capacity} machines (the Fig. 2 setup of Kravtsov et al., r = 2)"
+    )
+    return _solve_and_report(request, offer, args, "demo")
+
+
+def _cmd_generate(args) -> int:
+    if args.setup == "fig2":
+        n = args.n_tasks if args.n_tasks is not None else 50
+        request, offer = generators.fig2(args.range_factor, n_tasks=n, seed=args.seed)
+        meta = {"setup": "fig2", "range_factor": args.range_factor, "n_tasks": n, "seed": args.seed}
+    else:
+        n = args.n_tasks if args.n_tasks is not None else 100
+        request, offer = generators.fig3(n, seed=args.seed)
+        meta = {"setup": "fig3", "n_tasks": n, "seed": args.seed}
+    write_instance(args.output, request, offer, metadata=meta)
+    print(f"wrote {args.setup} instance ({request.n} tasks, {offer.m} clusters) to {args.output}")
+    return 0
+
+
+def _cmd_verify(args) -> int:
+    request, offer = read_instance(args.instance)
+    result = read_result(args.result)
+    report = verify(request, offer, result["assignment"])
+    print(str(report))
+    return 0 if report.feasible else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``coalloc`` command."""
+    parser = argparse.ArgumentParser(
+        prog="coalloc", description="Topology-aware co-allocation of parallel jobs."
+    )
+    parser.add_argument("--version", action="version", version=f"coalloc {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def solver_options(p):
+        p.add_argument("--method", default="ctaap", choices=sorted(METHODS))
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument(
+            "-p", "--param", action="append", type=_param, metavar="KEY=VALUE",
+            help="solver parameter, e.g. -p compat_fn=threshold (repeatable; JSON values)",
+        )  # fmt: skip
+        p.add_argument("-o", "--output", help="write the result as JSON to this file")
+        p.add_argument("-v", "--verbose", action="store_true", help="print timings and counters")
+
+    p = sub.add_parser("solve", help="solve an instance file")
+    p.add_argument("instance", help="instance file (JSON, see docs/formats.md)")
+    solver_options(p)
+    p.set_defaults(func=_cmd_solve)
+
+    p = sub.add_parser("demo", help="solve the built-in example instance")
+    solver_options(p)
+    p.set_defaults(func=_cmd_demo)
+
+    p = sub.add_parser("generate", help="write an instance of the paper's experiments")
+    p.add_argument("setup", choices=["fig2", "fig3"])
+    p.add_argument("--range-factor", type=int, default=1, help="fig2: offer range 1..100*r")
+    p.add_argument("--n-tasks", type=int, default=None, help="number of tasks")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(func=_cmd_generate)
+
+    p = sub.add_parser("verify", help="check a result file against its instance")
+    p.add_argument("instance")
+    p.add_argument("result")
+    p.set_defaults(func=_cmd_verify)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the ``coalloc`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (InstanceError, ValueError, TypeError, OSError) as exc:
+        print(f"coalloc: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,354 @@
+"""The CTAAP-Solver of seed 000 (Kravtsov et al., ICCS 2008), section 3.3.
+
+Step 1 (Alg. 1) runs graduated assignment with a slack row and column and the
+capacity-aware column normalisation, producing a weight matrix ``X``. Step 2 (Alg. 2) finds
+a maximum b-matching of tasks to clusters under constraints (1)-(3) and (5) with those
+weights. Step 3 (Alg. 3) counts, for every allocation, the bandwidth-violating pairs it is
+part of, removes the worst allocation for good, and returns to step 2 until no pair violates
+constraint (4). The result therefore always satisfies (1)-(5).
+
+The hot parts are compiled: step 1 is one ``nogil`` Cython call
+(:mod:`coalloc._softassign`), step 2 a C++ min-cost-flow matcher that re-matches
+incrementally after each removal (:mod:`coalloc._bmatching`), and the violation counter is
+Cython (:mod:`coalloc._violations`), updated incrementally as the matching changes. With
+``backend="numpy"`` the same algorithm runs on the plain NumPy/SciPy twins of
+:mod:`coalloc._reference` (re-matching from scratch and recounting every round, as the
+paper describes); the benchmarks compare the two.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional, Tuple, Union
+
+import numpy as np
+
+from .model import Offer, Request, check_compatible, compatibility
+from .result import SolveResult
+
+__all__ = ["solve_ctaap", "COMPATIBILITY_FUNCTIONS", "DEFAULTS"]
+
+#: Edge compatibility functions F(b, b_hat) -> (value if b <= b_hat, value otherwise), applied
+#: to request edges only (pairs without a link carry no information). See docs/algorithms.md.
+COMPATIBILITY_FUNCTIONS = {
+    "signed": (1.0, -1.0),
+    "threshold": (1.0, 0.0),
+    "penalty": (0.0, -1.0),
+}
+
+#: Default parameters (the paper's constants for the annealing schedule).
+DEFAULTS = {
+    "beta0": 0.5,
+    "beta_f": 10.0,
+    "beta_r": 1.075,
+    "max_outer": 4,
+    "max_inner": 30,
+    "tol_outer": 1e-3,
+    "tol_inner": 1e-3,
+    "compat_fn": "signed",
+    "q_scale": "degree",
+    "matching": "cardinality",
+    "init_noise": 1e-3,
+    "backend": "compiled",
+}
+
+
+def _resolve_compat(compat_fn) -> Tuple[float, float]:
+    if isinstance(compat_fn, str):
+        try:
+            return COMPATIBILITY_FUNCTIONS[compat_fn]
+        except KeyError:
+            raise ValueError(
+                f"compat_fn must be one of {sorted(COMPATIBILITY_FUNCTIONS)} or a pair "
+                f"(f_ok, f_bad), got {compat_fn!r}"
+            ) from None
+    try:
+        f_ok, f_bad = (float(v) for v in compat_fn)
+    except (TypeError, ValueError):
+        raise TypeError(
+            "compat_fn must be a name or a pair of numbers (f_ok, f_bad)"
+        ) from None
+    if not (np.isfinite(f_ok) and np.isfinite(f_bad)):
+        raise ValueError("compat_fn values must be finite")
+    return f_ok, f_bad
+
+
+def _resolve_scale(q_scale, request: Request) -> float:
+    if isinstance(q_scale, str):
+        if q_scale == "none":
+            return 1.0
+        if q_scale == "degree":
+            deg = np.diff(request.bandwidth.indptr)
+            if not request.symmetric:
+                deg = deg + np.diff(request.bandwidth_transpose.indptr)
+            return float(max(1, deg.max(initial=0)))
+        raise ValueError(f"q_scale must be 'none', 'degree' or a positive number, got {q_scale!r}")
+    value = float(q_scale)
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"q_scale must be positive and finite, got {q_scale!r}")
+    return value
+
+
+def _check_params(p: dict) -> None:
+    if not (p["beta0"] > 0 and p["beta_f"] > 0 and np.isfinite(p["beta_f"])):
+        raise ValueError("beta0 and beta_f must be positive and finite")
+    if not p["beta_r"] > 1:
+        raise ValueError(f"beta_r must be > 1, got {p['beta_r']}")
+    for key in ("max_outer", "max_inner"):
+        if int(p[key]) != p[key] or p[key] < 1:
+            raise ValueError(f"{key} must be a positive integer, got {p[key]!r}")
+    for key in ("tol_outer", "tol_inner", "init_noise"):
+        if not (p[key] >= 0 and np.isfinite(p[key])):
+            raise ValueError(f"{key} must be non-negative and finite, got {p[key]!r}")
+    if p["matching"] not in ("cardinality", "weight"):
+        raise ValueError(f"matching must be 'cardinality' or 'weight', got {p['matching']!r}")
+    if p["backend"] not in ("compiled", "numpy"):
+        raise ValueError(f"backend must be 'compiled' or 'numpy', got {p['backend']!r}")
+
+
+def solve_ctaap(
+    request: Request,
+    offer: Offer,
+    *,
+    seed: Optional[int] = 0,
+    beta0: float = DEFAULTS["beta0"],
+    beta_f: float = DEFAULTS["beta_f"],
+    beta_r: float = DEFAULTS["beta_r"],
+    max_outer: int = DEFAULTS["max_outer"],
+    max_inner: int = DEFAULTS["max_inner"],
+    tol_outer: float = DEFAULTS["tol_outer"],
+    tol_inner: float = DEFAULTS["tol_inner"],
+    compat_fn: Union[str, Tuple[float, float]] = DEFAULTS["compat_fn"],
+    q_scale: Union[str, float] = DEFAULTS["q_scale"],
+    matching: str = DEFAULTS["matching"],
+    init_noise: float = DEFAULTS["init_noise"],
+    backend: str = DEFAULTS["backend"],
+) -> SolveResult:
+    """Allocate a request onto an offer with the CTAAP-Solver.
+
+    Parameters
+    ----------
+    request : Request
+    offer : Offer
+    seed : int, optional
+        Seeds the ``1 + eps`` start of step 1 (the only random choice).
+    beta0, beta_f, beta_r : float
+        Annealing schedule of step 1: start, final value, growth factor (paper: 0.5, 10,
+        1.075).
+    max_outer, max_inner : int
+        ``I0`` and ``I1`` of Alg. 1: iterations of the update of ``X`` per ``beta`` and of the
+        row/column normalisation (paper: 4, 30).
+    tol_outer, tol_inner : float
+        Convergence thresholds (maximum absolute change of ``X``) that end those loops
+        early, as Alg. 1 says; 0 always runs every iteration.
+    compat_fn : str or (float, float)
+        Edge compatibility ``F``: ``"signed"`` (+1 if the request edge fits the offer pair,
+        -1 if not), ``"threshold"`` (+1 / 0), ``"penalty"`` (0 / -1), or a custom pair.
+    q_scale : "degree", "none" or float
+        Divide ``Q`` by this before ``exp``: ``"degree"`` uses the largest task degree so
+        that ``Q`` lies in [-1, 1] whatever the density of the request; ``"none"`` is the
+        paper's unscaled ``Q``.
+    matching : {"cardinality", "weight"}
+        Step 2 objective: maximum cardinality, then maximum weight (default), or plain
+        maximum weight.
+    init_noise : float
+        ``eps`` of the start ``X = 1 + eps * U(0, 1)``.
+    backend : {"compiled", "numpy"}
+        Compiled kernels (default) or the plain NumPy twins of the same algorithm.
+
+    Returns
+    -------
+    SolveResult
+        With ``weights`` (step-1 ``X``), per-step ``timings`` and ``iterations``, and
+        ``n_removals`` (step-3 removals).
+    """
+    check_compatible(request, offer)
+    params = dict(
+        beta0=float(beta0),
+        beta_f=float(beta_f),
+        beta_r=float(beta_r),
+        max_outer=max_outer,
+        max_inner=max_inner,
+        tol_outer=float(tol_outer),
+        tol_inner=float(tol_inner),
+        compat_fn=compat_fn if isinstance(compat_fn, str) else list(compat_fn),
+        q_scale=q_scale,
+        matching=matching,
+        init_noise=float(init_noise),
+        backend=backend,
+    )
+    _check_params(params)
+    f_ok, f_bad = _resolve_compat(compat_fn)
+    scale = _resolve_scale(q_scale, request)
+    kernels = _kernels(backend)
+
+    t_start = time.perf_counter()
+    n, m = request.n, offer.m
+    compat = compatibility(request, offer)
+    B, BT = request.bandwidth, request.bandwidth_transpose
+    bhat = offer.bandwidth
+    symmetric = request.symmetric and np.array_equal(bhat, bhat.T)
+
+    # Step 1: graduated assignment.
+    rng = np.random.default_rng(seed)
+    X = 1.0 + params["init_noise"] * rng.random((n + 1, m + 1))
+    rank, order = kernels.edge_ranks(B.indptr, B.indices, B.data, bhat)
+    if symmetric:
+        t_rank, t_order = rank, order
+    else:
+        t_rank, t_order = kernels.edge_ranks(BT.indptr, BT.indices, BT.data, np.ascontiguousarray(bhat.T))
+    beta_steps, q_evals, sinkhorn_iters = kernels.graduated_assignment(
+        B.indptr, B.indices, rank, order,
+        BT.indptr, BT.indices, t_rank, t_order,
+        symmetric, compat.view(np.uint8), offer.capacity, X,
+        f_ok, f_bad, scale,
+        params["beta0"], params["beta_f"], params["beta_r"],
+        int(max_outer), int(max_inner), params["tol_outer"], params["tol_inner"],
+    )  # fmt: skip
+    weights = np.ascontiguousarray(X[:n, :m])
+    t_step1 = time.perf_counter()
+
+    # Steps 2 and 3: b-matching, then cleanup until no pair violates constraint (4).
+    assign, n_removals, stats, t2, t3 = kernels.match_and_clean(
+        request, offer, weights, compat, params["matching"] == "cardinality"
+    )
+    t_end = time.perf_counter()
+
+    n_alloc = int((assign >= 0).sum())
+    return SolveResult(
+        assignment=assign,
+        n_allocated=n_alloc,
+        status="feasible",
+        message=(
+            f"allocated {n_alloc} of {n} tasks after {n_removals} cleanup removals; "
+            "all constraints hold"
+        ),
+        method="ctaap",
+        timings={
+            "step1": t_step1 - t_start,
+            "step2": t2,
+            "step3": t3,
+            "total": t_end - t_start,
+        },
+        iterations={
+            "beta_steps": int(beta_steps),
+            "q_evaluations": int(q_evals),
+            "sinkhorn_iterations": int(sinkhorn_iters),
+            "cleanup_rounds": int(n_removals),
+            **stats,
+        },
+        n_removals=int(n_removals),
+        seed=seed,
+        params=params,
+        weights=weights,
+    )
+
+
+class _Compiled:
+    """Steps 1-3 on the compiled kernels, with incremental re-matching and counting."""
+
+    @staticmethod
+    def edge_ranks(indptr, indices, data, bhat):
+        from ._softassign import edge_ranks
+
+        return edge_ranks(indptr, indices, data, bhat)
+
+    @staticmethod
+    def graduated_assignment(*args):
+        from ._softassign import graduated_assignment
+
+        return graduated_assignment(*args)
+
+    @staticmethod
+    def match_and_clean(request, offer, weights, compat, cardinality_first):
+        from ._bmatching import BMatcher
+        from ._violations import update_violations, violation_counts
+
+        B, BT, bhat = request.bandwidth, request.bandwidth_transpose, offer.bandwidth
+        t0 = time.perf_counter()
+        matcher = BMatcher(weights, compat.view(np.uint8), offer.capacity, cardinality_first)
+        matcher.solve()
+        assign = matcher.assignment
+        t_match = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        counts = np.zeros(request.n, dtype=np.int64)
+        total = violation_counts(B.indptr, B.indices, B.data, bhat, assign, counts)
+        t_count = time.perf_counter() - t0
+        removals = 0
+        while total > 0:
+            t0 = time.perf_counter()
+            worst = int(np.argmax(counts))
+            cluster = int(assign[worst])
+            matcher.forbid(worst, cluster)
+            assign[worst] = -1
+            total += update_violations(
+                B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data,
+                bhat, assign, worst, cluster, counts,
+            )  # fmt: skip
+            removals += 1
+            t1 = time.perf_counter()
+            tasks, old = matcher.solve()
+            new = matcher.assignment
+            t2 = time.perf_counter()
+            for task, was in zip(tasks.tolist(), old.tolist()):
+                assign[task] = new[task]
+                total += update_violations(
+                    B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data,
+                    bhat, assign, task, was, counts,
+                )  # fmt: skip
+            t3 = time.perf_counter()
+            t_count += (t1 - t0) + (t3 - t2)
+            t_match += t2 - t1
+        stats = {
+            "augmentations": int(matcher.n_augmentations),
+            "cycle_cancellations": int(matcher.n_cycle_cancellations),
+        }
+        return assign, removals, stats, t_match, t_count
+
+
+class _NumPy:
+    """Steps 1-3 on the plain NumPy twins, re-solving and recounting every round."""
+
+    @staticmethod
+    def edge_ranks(indptr, indices, data, bhat):
+        from ._reference.softassign import edge_ranks_reference
+
+        return edge_ranks_reference(indptr, indices, data, bhat)
+
+    @staticmethod
+    def graduated_assignment(*args):
+        from ._reference.softassign import graduated_assignment_reference
+
+        X = args[10]
+        out_X, *counters = graduated_assignment_reference(*args)
+        X[...] = out_X
+        return tuple(counters)
+
+    @staticmethod
+    def match_and_clean(request, offer, weights, compat, cardinality_first):
+        from ._reference.matching import b_matching_reference
+        from ._reference.violations import violation_counts_reference
+
+        allowed = compat.copy()
+        t_match = t_count = 0.0
+        removals = 0
+        while True:
+            t0 = time.perf_counter()
+            assign = b_matching_reference(weights, allowed, offer.capacity, cardinality_first)
+            t1 = time.perf_counter()
+            counts, total = violation_counts_reference(
+                request.bandwidth, offer.bandwidth, assign
+            )
+            t2 = time.perf_counter()
+            t_match += t1 - t0
+            t_count += t2 - t1
+            if total == 0:
+                return assign, removals, {"matchings": removals + 1}, t_match, t_count
+            worst = int(np.argmax(counts))
+            allowed[worst, assign[worst]] = False
+            removals += 1
+
+
+def _kernels(backend: str):
+    return _Compiled if backend == "compiled" else _NumPy

@@ -1,0 +1,155 @@
+"""Random instances of the experimental setups of seed 000, section 4.
+
+All generators are seeded and reproducible: the same arguments give the same instance on
+every platform (NumPy's PCG64 through :func:`numpy.random.default_rng`).
+
+* Fig. 2: a request of 50 tasks whose properties and pairwise bandwidths are uniform
+  integers in 1..100; an offer of 5 clusters with capacity uniform in 1..11 whose
+  properties and bandwidths (inter- and intra-cluster) are uniform in 1..100*r for the
+  range factor r = 1..5.
+* Fig. 3: a request of n tasks as above; 5 clusters with capacity uniform in 1..n/5 and
+  properties and bandwidths uniform in 1..200.
+
+The paper does not say whether every pair of tasks communicates; we take the request graph
+as complete (every pair has a bandwidth in 1..100), the hardest reading, and offer an
+``edge_probability`` for sparser graphs.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from .model import Offer, Request
+
+__all__ = ["random_instance", "fig2", "fig3", "PROPERTY_NAMES"]
+
+#: The two quantitative properties the paper uses.
+PROPERTY_NAMES = ("cpu", "mem")
+
+
+def _symmetric_bandwidth(rng, n: int, high: int, p: float, sparse: bool):
+    """Symmetric integer bandwidth in 1..high on each pair with probability ``p``."""
+    iu, ju = np.triu_indices(n, k=1)
+    vals = rng.integers(1, high + 1, size=iu.size).astype(np.float64)
+    if p < 1.0:
+        keep = rng.random(iu.size) < p
+        iu, ju, vals = iu[keep], ju[keep], vals[keep]
+    rows = np.concatenate([iu, ju])
+    cols = np.concatenate([ju, iu])
+    data = np.concatenate([vals, vals])
+    mat = sp.csr_array((data, (rows, cols)), shape=(n, n))
+    return mat if sparse else mat.toarray()
+
+
+def random_instance(
+    n_tasks: int,
+    n_clusters: int,
+    *,
+    request_high: int = 100,
+    offer_high: int = 200,
+    capacity_range: Tuple[int, int] = (1, 11),
+    edge_probability: float = 1.0,
+    properties: Sequence[str] = PROPERTY_NAMES,
+    sparse: Optional[bool] = None,
+    seed: Optional[int] = 0,
+) -> Tuple[Request, Offer]:
+    """A random CTAAP instance with uniform integer properties and bandwidths.
+
+    Parameters
+    ----------
+    n_tasks, n_clusters : int
+        Sizes of the request and the offer.
+    request_high : int, default 100
+        Task properties and bandwidths are uniform in ``1..request_high``.
+    offer_high : int, default 200
+        Cluster properties and bandwidths (the diagonal too) are uniform in
+        ``1..offer_high``.
+    capacity_range : (int, int), default (1, 11)
+        Inclusive range of the machine count of each cluster.
+    edge_probability : float, default 1.0
+        Probability that a pair of tasks communicates (1.0: complete request graph).
+    properties : sequence of str
+        Property names.
+    sparse : bool, optional
+        Store the request bandwidth as a sparse matrix (default: when
+        ``edge_probability < 0.25``).
+    seed : int, optional
+        Seed of the generator.
+
+    Returns
+    -------
+    (Request, Offer)
+    """
+    if n_tasks < 0 or n_clusters < 0:
+        raise ValueError("n_tasks and n_clusters must be non-negative")
+    if not 0.0 <= edge_probability <= 1.0:
+        raise ValueError("edge_probability must be in [0, 1]")
+    lo, hi = capacity_range
+    if lo < 0 or hi < lo:
+        raise ValueError(f"capacity_range must be 0 <= low <= high, got {capacity_range}")
+    if request_high < 1 or offer_high < 1:
+        raise ValueError("request_high and offer_high must be at least 1")
+    rng = np.random.default_rng(seed)
+    if sparse is None:
+        sparse = edge_probability < 0.25
+    req_props = {p: rng.integers(1, request_high + 1, n_tasks) for p in properties}
+    bw = _symmetric_bandwidth(rng, n_tasks, request_high, edge_probability, sparse)
+    off_props = {p: rng.integers(1, offer_high + 1, n_clusters) for p in properties}
+    cap = rng.integers(lo, hi + 1, n_clusters)
+    upper = rng.integers(1, offer_high + 1, (n_clusters, n_clusters)).astype(np.float64)
+    bhat = np.triu(upper) + np.triu(upper, 1).T
+    return Request(req_props, bw), Offer(off_props, cap, bhat)
+
+
+def fig2(range_factor: int = 1, *, n_tasks: int = 50, n_clusters: int = 5, seed=0):
+    """An instance of the Fig. 2 experiment (allocation quality against the optimum).
+
+    Parameters
+    ----------
+    range_factor : int, default 1
+        ``r``: offer properties and bandwidths are uniform in ``1..100*r``.
+    n_tasks : int, default 50
+    n_clusters : int, default 5
+    seed : int, optional
+
+    Returns
+    -------
+    (Request, Offer)
+    """
+    if int(range_factor) != range_factor or range_factor < 1:
+        raise ValueError(f"range_factor must be a positive integer, got {range_factor!r}")
+    return random_instance(
+        n_tasks,
+        n_clusters,
+        request_high=100,
+        offer_high=100 * int(range_factor),
+        capacity_range=(1, 11),
+        seed=seed,
+    )
+
+
+def fig3(n_tasks: int, *, n_clusters: int = 5, seed=0):
+    """An instance of the Fig. 3 experiment (run time as the request grows).
+
+    Parameters
+    ----------
+    n_tasks : int
+        Number of tasks; cluster capacities are uniform in ``1..max(1, n_tasks // 5)``.
+    n_clusters : int, default 5
+    seed : int, optional
+
+    Returns
+    -------
+    (Request, Offer)
+    """
+    return random_instance(
+        n_tasks,
+        n_clusters,
+        request_high=100,
+        offer_high=200,
+        capacity_range=(1, max(1, n_tasks // 5)),
+        seed=seed,
+    )

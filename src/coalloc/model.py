@@ -1,0 +1,436 @@
+"""Validated model objects: the request graph and the offer graph of seed 000, section 3.2.
+
+A :class:`Request` holds ``n`` tasks, each with minimum values of named quantitative
+properties (the paper's CPU ``c_i`` and memory ``m_i`` are two) and an ``n x n`` matrix
+``B`` of required bandwidth between tasks. An :class:`Offer` holds ``m`` clusters of
+identical machines: per-machine property values, a machine count (capacity) per cluster,
+and an ``m x m`` matrix ``B_hat`` of available bandwidth (the diagonal is the bandwidth
+between two machines of the same cluster).
+
+Both objects validate their input once, at construction, and keep read-only copies, so the
+caller's arrays are never modified and the solvers can trust what they get.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["Request", "Offer", "check_compatible"]
+
+
+def _as_property_vectors(properties: Any, argname: str, length: Optional[int]) -> dict:
+    """Validate a mapping of property name -> 1-D non-negative finite vector."""
+    if properties is None:
+        properties = {}
+    if not isinstance(properties, Mapping):
+        raise TypeError(
+            f"{argname} must be a mapping of property name to a 1-D array, "
+            f"got {type(properties).__name__}"
+        )
+    out = {}
+    for name, values in properties.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{argname}: property names must be non-empty strings, got {name!r}")
+        try:
+            arr = np.array(values, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{argname}[{name!r}] must be numeric: {exc}") from None
+        if arr.ndim != 1:
+            raise ValueError(f"{argname}[{name!r}] must be 1-D, got shape {arr.shape}")
+        if length is not None and arr.shape[0] != length:
+            raise ValueError(
+                f"{argname}[{name!r}] has length {arr.shape[0]}, expected {length}"
+            )
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{argname}[{name!r}] must be finite (found NaN or inf)")
+        if np.any(arr < 0):
+            raise ValueError(f"{argname}[{name!r}] must be non-negative")
+        arr.setflags(write=False)
+        out[name] = arr
+    return out
+
+
+def _common_length(props: dict, argname: str) -> Optional[int]:
+    lengths = {name: arr.shape[0] for name, arr in props.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"{argname}: all properties must have the same length, got {lengths}")
+    return next(iter(lengths.values())) if lengths else None
+
+
+def _check_bandwidth_values(data: np.ndarray, argname: str) -> None:
+    if not np.all(np.isfinite(data)):
+        raise ValueError(f"{argname} must be finite (found NaN or inf)")
+    if np.any(data < 0):
+        raise ValueError(f"{argname} must be non-negative")
+
+
+def _request_bandwidth(bandwidth: Any, n: Optional[int]) -> sp.csr_array:
+    """Validate the request bandwidth and return it as a canonical CSR array."""
+    if bandwidth is None:
+        if n is None:
+            raise ValueError(
+                "Request needs at least one property or a bandwidth matrix to know how many "
+                "tasks it has"
+            )
+        return sp.csr_array((n, n), dtype=np.float64)
+    if sp.issparse(bandwidth):
+        mat = sp.csr_array(bandwidth, dtype=np.float64, copy=True)
+    else:
+        try:
+            dense = np.array(bandwidth, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"bandwidth must be numeric: {exc}") from None
+        if dense.ndim != 2:
+            raise ValueError(f"bandwidth must be a 2-D matrix, got shape {dense.shape}")
+        _check_bandwidth_values(dense, "bandwidth")
+        mat = sp.csr_array(dense)
+    if mat.shape[0] != mat.shape[1]:
+        raise ValueError(f"bandwidth must be square, got shape {mat.shape}")
+    if n is not None and mat.shape[0] != n:
+        raise ValueError(f"bandwidth has shape {mat.shape}, expected ({n}, {n}) for {n} tasks")
+    mat.sum_duplicates()
+    _check_bandwidth_values(mat.data, "bandwidth")
+    if np.any(mat.diagonal() != 0):
+        raise ValueError(
+            "bandwidth must have a zero diagonal: a task needs no bandwidth to itself"
+        )
+    mat.eliminate_zeros()
+    mat.sort_indices()
+    mat.indptr = mat.indptr.astype(np.int64, copy=False)
+    mat.indices = mat.indices.astype(np.int64, copy=False)
+    return mat
+
+
+class Request:
+    """A request graph: ``n`` tasks with minimum properties and pairwise bandwidth needs.
+
+    Parameters
+    ----------
+    properties : mapping of str to array_like, optional
+        Minimum value of each named quantitative property per task, e.g.
+        ``{"cpu": c, "mem": m}``; every vector has length ``n``, finite and non-negative.
+        A task fits a cluster when every property is ``<=`` the cluster's value.
+    bandwidth : array_like or scipy.sparse matrix, optional
+        ``n x n`` matrix ``B``; ``B[i, k] > 0`` is the bandwidth task ``i`` needs to task
+        ``k``. Dense or sparse; omitted means no links. The diagonal must be zero. An
+        asymmetric matrix is allowed: constraint (4) is then checked in both directions.
+
+    Attributes
+    ----------
+    n : int
+        Number of tasks.
+    properties : dict of str to ndarray
+        Read-only float64 copies of the property vectors.
+    bandwidth : scipy.sparse.csr_array
+        Canonical CSR copy (sorted indices, no explicit zeros, int64 indices).
+    symmetric : bool
+        Whether ``B`` equals its transpose.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On malformed input; the message names the argument.
+    """
+
+    def __init__(self, properties: Optional[Mapping[str, Any]] = None, bandwidth: Any = None):
+        props = _as_property_vectors(properties, "properties", None)
+        n = _common_length(props, "properties")
+        self.bandwidth = _request_bandwidth(bandwidth, n)
+        self.n = int(self.bandwidth.shape[0])
+        self.properties = props
+        diff = self.bandwidth - self.bandwidth.T
+        self.symmetric = bool(diff.nnz == 0 or np.all(diff.data == 0))
+        self._transpose: Optional[sp.csr_array] = None
+
+    @property
+    def bandwidth_transpose(self) -> sp.csr_array:
+        """CSR of ``B.T`` (the in-edges of every task), computed once."""
+        if self._transpose is None:
+            t = sp.csr_array(self.bandwidth.T)
+            t.sort_indices()
+            t.indptr = t.indptr.astype(np.int64, copy=False)
+            t.indices = t.indices.astype(np.int64, copy=False)
+            self._transpose = self.bandwidth if self.symmetric else t
+        return self._transpose
+
+    @property
+    def n_edges(self) -> int:
+        """Number of stored (non-zero) entries of ``B``."""
+        return int(self.bandwidth.nnz)
+
+    @classmethod
+    def from_networkx(
+        cls,
+        graph: Any,
+        *,
+        properties: Optional[list] = None,
+        bandwidth: str = "bandwidth",
+    ) -> "Request":
+        """Build a request from a networkx graph.
+
+        Nodes are tasks, in ``graph.nodes`` order. Node attributes give the properties;
+        the edge attribute ``bandwidth`` gives ``B`` (an undirected graph gives a symmetric
+        matrix, a directed one ``B[u, v]`` for each arc).
+
+        Parameters
+        ----------
+        graph : networkx.Graph or networkx.DiGraph
+            The request graph.
+        properties : list of str, optional
+            Node attributes to read; default: every attribute present on all nodes.
+        bandwidth : str, default "bandwidth"
+            Edge attribute holding the bandwidth (edges without it get weight 1).
+
+        Returns
+        -------
+        Request
+        """
+        props, mat = _graph_to_arrays(graph, properties, bandwidth, exclude=())
+        return cls(properties=props, bandwidth=mat)
+
+    def to_networkx(self) -> Any:
+        """Return the request as a networkx graph (DiGraph when asymmetric)."""
+        import networkx as nx
+
+        g = nx.Graph() if self.symmetric else nx.DiGraph()
+        for i in range(self.n):
+            g.add_node(i, **{k: float(v[i]) for k, v in self.properties.items()})
+        coo = self.bandwidth.tocoo()
+        for i, k, b in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist()):
+            g.add_edge(i, k, bandwidth=b)
+        return g
+
+    def __repr__(self) -> str:
+        return (
+            f"Request(n={self.n}, properties={sorted(self.properties)}, "
+            f"edges={self.n_edges}, symmetric={self.symmetric})"
+        )
+
+
+class Offer:
+    """An offer graph: ``m`` clusters of identical machines.
+
+    Parameters
+    ----------
+    properties : mapping of str to array_like
+        Per-machine value of each named property per cluster (length ``m``), finite and
+        non-negative. Names must match the request's.
+    capacity : array_like of int
+        Number of available machines per cluster (non-negative integers).
+    bandwidth : array_like or scipy.sparse matrix, optional
+        ``m x m`` matrix ``B_hat`` of available bandwidth between a machine of cluster
+        ``j`` and one of cluster ``l``; the diagonal is the intra-cluster bandwidth.
+        Omitted means no links at all (then tasks that communicate cannot both be placed).
+
+    Attributes
+    ----------
+    m : int
+        Number of clusters.
+    properties : dict of str to ndarray
+        Read-only float64 copies.
+    capacity : ndarray of int64
+        Read-only copy.
+    bandwidth : ndarray of float64, shape (m, m)
+        Read-only dense copy of ``B_hat``.
+    """
+
+    def __init__(
+        self,
+        properties: Optional[Mapping[str, Any]] = None,
+        capacity: Any = None,
+        bandwidth: Any = None,
+    ):
+        if capacity is None:
+            raise TypeError("capacity is required: the number of machines in each cluster")
+        props = _as_property_vectors(properties, "properties", None)
+        try:
+            cap = np.array(capacity)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"capacity must be an array of integers: {exc}") from None
+        if cap.ndim != 1:
+            raise ValueError(f"capacity must be 1-D, got shape {cap.shape}")
+        if cap.dtype == bool or not (
+            np.issubdtype(cap.dtype, np.integer) or np.issubdtype(cap.dtype, np.floating)
+        ):
+            if cap.size:
+                raise TypeError(f"capacity must hold integers, got dtype {cap.dtype}")
+        capf = cap.astype(np.float64) if cap.size else np.zeros(0)
+        if not np.all(np.isfinite(capf)) or np.any(capf != np.round(capf)):
+            raise ValueError("capacity must hold whole numbers of machines")
+        if np.any(capf < 0):
+            raise ValueError("capacity must be non-negative")
+        m = cap.shape[0]
+        n_props = _common_length(props, "properties")
+        if n_props is not None and n_props != m:
+            raise ValueError(
+                f"properties have length {n_props} but capacity has length {m}; "
+                "both count clusters"
+            )
+        self.m = int(m)
+        self.properties = props
+        self.capacity = capf.astype(np.int64)
+        self.capacity.setflags(write=False)
+        if bandwidth is None:
+            bhat = np.zeros((m, m))
+        else:
+            if sp.issparse(bandwidth):
+                bandwidth = bandwidth.toarray()
+            try:
+                bhat = np.array(bandwidth, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"bandwidth must be numeric: {exc}") from None
+            if bhat.shape != (m, m):
+                raise ValueError(
+                    f"bandwidth has shape {bhat.shape}, expected ({m}, {m}) for {m} clusters"
+                )
+            _check_bandwidth_values(bhat, "bandwidth")
+        bhat = np.ascontiguousarray(bhat)
+        bhat.setflags(write=False)
+        self.bandwidth = bhat
+
+    @property
+    def total_capacity(self) -> int:
+        """Total number of machines offered."""
+        return int(self.capacity.sum())
+
+    @classmethod
+    def from_networkx(
+        cls,
+        graph: Any,
+        *,
+        properties: Optional[list] = None,
+        capacity: str = "capacity",
+        bandwidth: str = "bandwidth",
+    ) -> "Offer":
+        """Build an offer from a networkx graph.
+
+        Nodes are clusters, in ``graph.nodes`` order; the node attribute ``capacity`` is the
+        machine count and the other node attributes are properties; the edge attribute
+        ``bandwidth`` gives ``B_hat`` and a self-loop the intra-cluster bandwidth.
+
+        Parameters
+        ----------
+        graph : networkx.Graph or networkx.DiGraph
+            The offer graph.
+        properties : list of str, optional
+            Node attributes to read as properties; default: every attribute present on all
+            nodes except ``capacity``.
+        capacity : str, default "capacity"
+            Node attribute with the machine count.
+        bandwidth : str, default "bandwidth"
+            Edge attribute with the bandwidth.
+
+        Returns
+        -------
+        Offer
+        """
+        nodes = list(graph.nodes)
+        missing = [u for u in nodes if capacity not in graph.nodes[u]]
+        if missing:
+            raise ValueError(f"graph: node {missing[0]!r} has no {capacity!r} attribute")
+        cap = [graph.nodes[u][capacity] for u in nodes]
+        props, mat = _graph_to_arrays(graph, properties, bandwidth, exclude=(capacity,))
+        return cls(properties=props, capacity=cap, bandwidth=mat.toarray())
+
+    def to_networkx(self) -> Any:
+        """Return the offer as a networkx graph (self-loops for intra-cluster bandwidth)."""
+        import networkx as nx
+
+        symmetric = np.array_equal(self.bandwidth, self.bandwidth.T)
+        g = nx.Graph() if symmetric else nx.DiGraph()
+        for j in range(self.m):
+            attrs = {k: float(v[j]) for k, v in self.properties.items()}
+            g.add_node(j, capacity=int(self.capacity[j]), **attrs)
+        for j, l in zip(*np.nonzero(self.bandwidth)):
+            g.add_edge(int(j), int(l), bandwidth=float(self.bandwidth[j, l]))
+        return g
+
+    def __repr__(self) -> str:
+        return (
+            f"Offer(m={self.m}, properties={sorted(self.properties)}, "
+            f"machines={self.total_capacity})"
+        )
+
+
+def _graph_to_arrays(graph: Any, properties: Optional[list], bandwidth: str, exclude: tuple):
+    """Node-attribute vectors and an edge-attribute CSR matrix from a networkx graph."""
+    try:
+        nodes = list(graph.nodes)
+        edges = graph.edges(data=True)
+    except AttributeError:
+        raise TypeError(f"graph must be a networkx graph, got {type(graph).__name__}") from None
+    index = {u: i for i, u in enumerate(nodes)}
+    if properties is None:
+        common = None
+        for u in nodes:
+            keys = set(graph.nodes[u]) - set(exclude)
+            common = keys if common is None else common & keys
+        properties = sorted(common or ())
+    props = {}
+    for name in properties:
+        missing = [u for u in nodes if name not in graph.nodes[u]]
+        if missing:
+            raise ValueError(f"graph: node {missing[0]!r} has no {name!r} attribute")
+        props[name] = [graph.nodes[u][name] for u in nodes]
+    rows, cols, vals = [], [], []
+    directed = graph.is_directed()
+    for u, v, data in edges:
+        b = data.get(bandwidth, 1.0)
+        rows.append(index[u])
+        cols.append(index[v])
+        vals.append(b)
+        if not directed and u != v:
+            rows.append(index[v])
+            cols.append(index[u])
+            vals.append(b)
+    n = len(nodes)
+    try:
+        vals_arr = np.asarray(vals, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"graph: edge attribute {bandwidth!r} must be numeric") from None
+    mat = sp.csr_array(
+        (vals_arr, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
+        shape=(n, n),
+    )
+    return props, mat
+
+
+def check_compatible(request: Request, offer: Offer) -> None:
+    """Raise if ``request`` and ``offer`` cannot be solved together.
+
+    Parameters
+    ----------
+    request : Request
+    offer : Offer
+
+    Raises
+    ------
+    TypeError
+        If either is not the right model type.
+    ValueError
+        If the property names differ.
+    """
+    if not isinstance(request, Request):
+        raise TypeError(f"request must be a coalloc.Request, got {type(request).__name__}")
+    if not isinstance(offer, Offer):
+        raise TypeError(f"offer must be a coalloc.Offer, got {type(offer).__name__}")
+    if set(request.properties) != set(offer.properties):
+        raise ValueError(
+            "offer: property names must match the request's: request has "
+            f"{sorted(request.properties)}, offer has {sorted(offer.properties)}"
+        )
+
+
+def compatibility(request: Request, offer: Offer) -> np.ndarray:
+    """Boolean ``(n, m)`` matrix: task ``i`` fits a machine of cluster ``j`` (constraint (3)).
+
+    Clusters with no machines are marked incompatible.
+    """
+    ok = np.ones((request.n, offer.m), dtype=bool)
+    for name, need in request.properties.items():
+        ok &= need[:, None] <= offer.properties[name][None, :]
+    ok &= (offer.capacity > 0)[None, :]
+    return ok
