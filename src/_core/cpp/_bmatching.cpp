@@ -1,0 +1,237 @@
+// pybind11 binding of coalloc::BMatcher (include/coalloc/bmatching.hpp): incremental
+// maximum-weight bipartite b-matching of tasks onto clusters.
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "coalloc/bmatching.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+using WeightArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using AllowedArray = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>;
+using CapacityArray = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+
+struct Shape {
+    std::int64_t n, m;
+};
+
+Shape check_inputs(const WeightArray& weights, const AllowedArray& allowed,
+                   const CapacityArray& capacity) {
+    if (weights.ndim() != 2)
+        throw py::value_error("weights must be a 2-D array (n_tasks, n_clusters), got ndim=" +
+                              std::to_string(weights.ndim()));
+    const std::int64_t n = weights.shape(0), m = weights.shape(1);
+    if (allowed.ndim() != 2 || allowed.shape(0) != n || allowed.shape(1) != m)
+        throw py::value_error("allowed must have the same shape as weights (" +
+                              std::to_string(n) + ", " + std::to_string(m) + ")");
+    if (capacity.ndim() != 1 || capacity.shape(0) != m)
+        throw py::value_error("capacity must be a 1-D array of length n_clusters = " +
+                              std::to_string(m));
+    return {n, m};
+}
+
+py::array_t<std::int64_t> to_array(const std::vector<std::int64_t>& v) {
+    py::array_t<std::int64_t> out(static_cast<py::ssize_t>(v.size()));
+    if (!v.empty()) std::copy(v.begin(), v.end(), out.mutable_data());
+    return out;
+}
+
+// The C++ matcher plus a mutex: the GIL is released while it works, so two Python threads
+// sharing one matcher must not run it at the same time.  The mutex is only ever taken with
+// the GIL released (never wait for one lock while holding the other).
+struct PyBMatcher {
+    coalloc::BMatcher core;
+    std::mutex mu;
+
+    PyBMatcher(const double* w, const std::uint8_t* a, const std::int64_t* c, std::int64_t n,
+               std::int64_t m, bool cardinality_first)
+        : core(w, a, c, n, m, cardinality_first) {}
+
+    template <class F>
+    auto locked(F&& f) -> decltype(f(core)) {
+        py::gil_scoped_release release;
+        std::lock_guard<std::mutex> guard(mu);
+        return f(core);
+    }
+};
+
+std::unique_ptr<PyBMatcher> make_matcher(const WeightArray& weights, const AllowedArray& allowed,
+                                         const CapacityArray& capacity, bool cardinality_first) {
+    const Shape s = check_inputs(weights, allowed, capacity);
+    // std::invalid_argument from the core becomes ValueError (pybind11's standard mapping).
+    return std::make_unique<PyBMatcher>(weights.data(), allowed.data(), capacity.data(), s.n, s.m,
+                                        cardinality_first);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_bmatching, mod) {
+    mod.doc() =
+        "Incremental maximum-weight bipartite b-matching (tasks -> clusters), exact "
+        "lexicographic (cardinality, weight) objective.  See coalloc/bmatching.hpp.";
+
+    py::class_<PyBMatcher> cls(mod, "BMatcher", R"doc(
+Incremental maximum-weight bipartite b-matching of tasks onto clusters.
+
+Task ``i`` may go to cluster ``j`` only if ``allowed[i, j]``; cluster ``j`` takes at most
+``capacity[j]`` tasks; each task goes to at most one cluster.  With ``cardinality_first``
+the number of matched tasks is maximised first and the total weight second (exactly,
+lexicographically); otherwise only the total weight is maximised.
+
+The matcher starts empty; :meth:`solve` brings it to optimum, :meth:`forbid` removes one
+(task, cluster) pair, and a following :meth:`solve` re-optimises incrementally.
+
+Parameters
+----------
+weights : ndarray of float64, shape (n, m)
+    Weights, finite on the allowed pairs (normally >= 0; negative values work too).
+allowed : ndarray of bool or uint8, shape (n, m)
+    Nonzero where the pair may be used.
+capacity : ndarray of int64, shape (m,)
+    Non-negative cluster capacities.
+cardinality_first : bool, default True
+    Maximise (count, weight) lexicographically instead of the weight alone.
+
+All inputs are copied; they are never modified.
+)doc");
+    cls.def(py::init(&make_matcher), py::arg("weights"), py::arg("allowed"),
+             py::arg("capacity"), py::arg("cardinality_first") = true)
+        .def(
+            "solve",
+            [](PyBMatcher& self) {
+                std::vector<std::int64_t> tasks, old;
+                self.locked([&](coalloc::BMatcher& c) {
+                    c.solve(&tasks, &old);
+                    return 0;
+                });
+                return py::make_tuple(to_array(tasks), to_array(old));
+            },
+            R"doc(
+Bring the current matching to optimum.
+
+Returns
+-------
+tasks : ndarray of int64
+    Every task whose cluster differs from the one it had when this call started, in
+    increasing order.
+old_clusters : ndarray of int64
+    The cluster each of those tasks had before (-1: it was unassigned).
+)doc")
+        .def(
+            "forbid",
+            [](PyBMatcher& self, std::int64_t i, std::int64_t j) {
+                return self.locked([&](coalloc::BMatcher& c) { return c.forbid(i, j); });
+            },
+            py::arg("i"), py::arg("j"), R"doc(
+Forbid the pair (task ``i``, cluster ``j``) from now on.
+
+If task ``i`` currently sits in cluster ``j`` it becomes unassigned and True is returned,
+otherwise False.  Does not re-solve; call :meth:`solve` afterwards.  Raises ValueError if an
+index is out of range.
+)doc")
+        .def_property_readonly(
+            "assignment",
+            [](PyBMatcher& self) {
+                std::vector<std::int64_t> a;
+                self.locked([&](coalloc::BMatcher& c) {
+                    a = c.assignment();
+                    return 0;
+                });
+                return to_array(a);
+            },
+            "int64 array (n,): cluster of each task, -1 if unassigned (a copy).")
+        .def_property_readonly(
+            "n_allocated",
+            [](PyBMatcher& self) {
+                return self.locked([](coalloc::BMatcher& c) { return c.n_allocated(); });
+            },
+            "Number of matched tasks.")
+        .def_property_readonly(
+            "total_weight",
+            [](PyBMatcher& self) {
+                return self.locked([](coalloc::BMatcher& c) { return c.total_weight(); });
+            },
+            "Sum of the weights of the matched pairs (summed in task order).")
+        .def_property_readonly(
+            "n_augmentations",
+            [](PyBMatcher& self) {
+                return self.locked([](coalloc::BMatcher& c) { return c.n_augmentations(); });
+            },
+            "Cumulative number of augmenting (or, in weight mode, reducing) paths applied.")
+        .def_property_readonly(
+            "n_cycle_cancellations",
+            [](PyBMatcher& self) {
+                return self.locked(
+                    [](coalloc::BMatcher& c) { return c.n_cycle_cancellations(); });
+            },
+            "Cumulative number of improving cycles cancelled.")
+        .def_property_readonly(
+            "n_tasks",
+            [](PyBMatcher& self) {
+                return self.locked([](coalloc::BMatcher& c) { return c.n_tasks(); });
+            },
+            "Number of tasks n.")
+        .def_property_readonly(
+            "n_clusters",
+            [](PyBMatcher& self) {
+                return self.locked([](coalloc::BMatcher& c) { return c.n_clusters(); });
+            },
+            "Number of clusters m.")
+        .def_property_readonly(
+            "cardinality_first",
+            [](PyBMatcher& self) {
+                return self.locked([](coalloc::BMatcher& c) { return c.cardinality_first(); });
+            },
+            "Whether (count, weight) is maximised lexicographically.")
+        .def_property_readonly(
+            "epsilon",
+            [](PyBMatcher& self) {
+                return self.locked([](coalloc::BMatcher& c) { return c.epsilon(); });
+            },
+            "Weight tolerance for 'strictly improving': 1e-12 * max|w| * max(1, (m+2)/200).");
+
+    cls.def("_self_check",
+            [](PyBMatcher& self) {
+                return self.locked([](coalloc::BMatcher& c) { return c.self_check(); });
+            },
+            "Testing aid: True if the internal heaps, loads and counts are consistent.");
+
+    mod.def(
+        "b_matching",
+        [](const WeightArray& weights, const AllowedArray& allowed, const CapacityArray& capacity,
+           bool cardinality_first) {
+            const Shape s = check_inputs(weights, allowed, capacity);
+            std::vector<std::int64_t> a;
+            {
+                py::gil_scoped_release release;
+                coalloc::BMatcher m(weights.data(), allowed.data(), capacity.data(), s.n, s.m,
+                                    cardinality_first);
+                m.solve(nullptr, nullptr);
+                a = m.assignment();
+            }
+            return to_array(a);
+        },
+        py::arg("weights"), py::arg("allowed"), py::arg("capacity"),
+        py::arg("cardinality_first") = true, R"doc(
+One-shot maximum-weight b-matching.
+
+Parameters
+----------
+weights, allowed, capacity, cardinality_first
+    As for :class:`BMatcher`.
+
+Returns
+-------
+ndarray of int64, shape (n,)
+    Cluster of each task, -1 if unassigned.
+)doc");
+}
