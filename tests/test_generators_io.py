@@ -88,9 +88,15 @@ def good_dict():
         (lambda d: d.__setitem__("version", 9), "unsupported version"),
         (lambda d: d["request"]["properties"].__setitem__("cpu", [1, 2]), "request:.*same length"),
         (lambda d: d["offer"].pop("capacity"), "missing key 'capacity'"),
-        (lambda d: d["offer"].__setitem__("capacity", [1, 2, 3, 4, -5]), "offer: capacity must be non-negative"),
+        (
+            lambda d: d["offer"].__setitem__("capacity", [1, 2, 3, 4, -5]),
+            "offer: capacity must be non-negative",
+        ),
         (lambda d: d["offer"]["properties"].pop("mem"), "property names differ"),
-        (lambda d: d["request"].__setitem__("bandwidth", {"edges": [[0, 9, 1]]}), "indices must be integers"),
+        (
+            lambda d: d["request"].__setitem__("bandwidth", {"edges": [[0, 9, 1]]}),
+            "indices must be integers",
+        ),
         (lambda d: d["request"].__setitem__("bandwidth", 5), "expected a matrix"),
         (lambda d: d["request"].__setitem__("n_tasks", 7), "n_tasks is 7"),
     ],

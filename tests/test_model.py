@@ -68,7 +68,11 @@ def test_caller_data_untouched_and_copies_readonly():
         (dict(properties={"cpu": [1, 2], "mem": [1]}), ValueError, "same length"),
         (dict(properties=[1, 2]), TypeError, "mapping"),
         (dict(properties={"cpu": [1, 2]}, bandwidth=[[0, 1]]), ValueError, "square"),
-        (dict(properties={"cpu": [1, 2]}, bandwidth=np.zeros((3, 3))), ValueError, "expected (2, 2)"),
+        (
+            dict(properties={"cpu": [1, 2]}, bandwidth=np.zeros((3, 3))),
+            ValueError,
+            "expected (2, 2)",
+        ),
         (dict(properties={"cpu": [1, 2]}, bandwidth=[[0, -1], [1, 0]]), ValueError, "non-negative"),
         (dict(properties={"cpu": [1, 2]}, bandwidth=[[1, 1], [1, 0]]), ValueError, "zero diagonal"),
         (dict(properties={"cpu": [1, 2]}, bandwidth=[[0, np.inf], [1, 0]]), ValueError, "finite"),

@@ -111,7 +111,9 @@ def test_agrees_with_brute_force_on_random_assignments():
         a = rng.integers(-1, m, n)
         rep = coalloc.verify(req, off, a)
         v2 = sum(np.sum(a == j) > off.capacity[j] for j in range(m))
-        v3 = sum(a[i] >= 0 and req.properties["cpu"][i] > off.properties["cpu"][a[i]] for i in range(n))
+        v3 = sum(
+            a[i] >= 0 and req.properties["cpu"][i] > off.properties["cpu"][a[i]] for i in range(n)
+        )
         v4 = sum(
             a[i] >= 0 and a[k] >= 0 and i != k and dense[i, k] > off.bandwidth[a[i], a[k]]
             for i in range(n)

@@ -65,9 +65,7 @@ def _resolve_compat(compat_fn) -> Tuple[float, float]:
     try:
         f_ok, f_bad = (float(v) for v in compat_fn)
     except (TypeError, ValueError):
-        raise TypeError(
-            "compat_fn must be a name or a pair of numbers (f_ok, f_bad)"
-        ) from None
+        raise TypeError("compat_fn must be a name or a pair of numbers (f_ok, f_bad)") from None
     if not (np.isfinite(f_ok) and np.isfinite(f_bad)):
         raise ValueError("compat_fn values must be finite")
     return f_ok, f_bad
@@ -196,7 +194,9 @@ def solve_ctaap(
     if symmetric:
         t_rank, t_order = rank, order
     else:
-        t_rank, t_order = kernels.edge_ranks(BT.indptr, BT.indices, BT.data, np.ascontiguousarray(bhat.T))
+        t_rank, t_order = kernels.edge_ranks(
+            BT.indptr, BT.indices, BT.data, np.ascontiguousarray(bhat.T)
+        )
     beta_steps, q_evals, sinkhorn_iters = kernels.graduated_assignment(
         B.indptr, B.indices, rank, order,
         BT.indptr, BT.indices, t_rank, t_order,
@@ -320,7 +320,7 @@ class _NumPy:
     def graduated_assignment(*args):
         from ._reference.softassign import graduated_assignment_reference
 
-        X = args[10]
+        X = args[11]
         out_X, *counters = graduated_assignment_reference(*args)
         X[...] = out_X
         return tuple(counters)
@@ -337,8 +337,9 @@ class _NumPy:
             t0 = time.perf_counter()
             assign = b_matching_reference(weights, allowed, offer.capacity, cardinality_first)
             t1 = time.perf_counter()
-            counts, total = violation_counts_reference(
-                request.bandwidth, offer.bandwidth, assign
+            B = request.bandwidth
+            total, counts = violation_counts_reference(
+                B.indptr, B.indices, B.data, offer.bandwidth, assign
             )
             t2 = time.perf_counter()
             t_match += t1 - t0

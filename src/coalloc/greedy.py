@@ -38,7 +38,7 @@ def first_fit(request: Request, offer: Offer, order: np.ndarray) -> np.ndarray:
     ndarray of int64
         Cluster of each task or -1.
     """
-    n, m = request.n, offer.m
+    n = request.n
     fits = compatibility(request, offer)
     B, BT, bhat = request.bandwidth, request.bandwidth_transpose, offer.bandwidth
     assign = np.full(n, -1, dtype=np.int64)

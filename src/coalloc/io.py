@@ -168,7 +168,9 @@ def instance_from_dict(data: Any, *, source: str = "instance") -> Tuple[Request,
         raise InstanceError(f"{source}: format is {fmt!r}, expected {INSTANCE_FORMAT!r}")
     version = data.get("version", VERSION)
     if version != VERSION:
-        raise InstanceError(f"{source}: unsupported version {version!r} (this coalloc reads {VERSION})")
+        raise InstanceError(
+            f"{source}: unsupported version {version!r} (this coalloc reads {VERSION})"
+        )
     req = _get(data, "request", source)
     off = _get(data, "offer", source)
     n = _get(req, "n_tasks", f"{source}: request", required=False)
@@ -266,7 +268,9 @@ def write_instance(
     metadata : dict, optional
         Free-form information to store with the instance.
     """
-    _dump(instance_to_dict(request, offer, bandwidth_format=bandwidth_format, metadata=metadata), dst)
+    _dump(
+        instance_to_dict(request, offer, bandwidth_format=bandwidth_format, metadata=metadata), dst
+    )
 
 
 def write_result(

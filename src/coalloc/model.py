@@ -41,9 +41,7 @@ def _as_property_vectors(properties: Any, argname: str, length: Optional[int]) -
         if arr.ndim != 1:
             raise ValueError(f"{argname}[{name!r}] must be 1-D, got shape {arr.shape}")
         if length is not None and arr.shape[0] != length:
-            raise ValueError(
-                f"{argname}[{name!r}] has length {arr.shape[0]}, expected {length}"
-            )
+            raise ValueError(f"{argname}[{name!r}] has length {arr.shape[0]}, expected {length}")
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{argname}[{name!r}] must be finite (found NaN or inf)")
         if np.any(arr < 0):
@@ -75,8 +73,8 @@ def _request_bandwidth(bandwidth: Any, n: Optional[int]) -> sp.csr_array:
                 "Request needs at least one property or a bandwidth matrix to know how many "
                 "tasks it has"
             )
-        return sp.csr_array((n, n), dtype=np.float64)
-    if sp.issparse(bandwidth):
+        mat = sp.csr_array((n, n), dtype=np.float64)
+    elif sp.issparse(bandwidth):
         mat = sp.csr_array(bandwidth, dtype=np.float64, copy=True)
     else:
         try:
@@ -94,9 +92,7 @@ def _request_bandwidth(bandwidth: Any, n: Optional[int]) -> sp.csr_array:
     mat.sum_duplicates()
     _check_bandwidth_values(mat.data, "bandwidth")
     if np.any(mat.diagonal() != 0):
-        raise ValueError(
-            "bandwidth must have a zero diagonal: a task needs no bandwidth to itself"
-        )
+        raise ValueError("bandwidth must have a zero diagonal: a task needs no bandwidth to itself")
     mat.eliminate_zeros()
     mat.sort_indices()
     mat.indptr = mat.indptr.astype(np.int64, copy=False)
@@ -168,7 +164,7 @@ class Request:
         *,
         properties: Optional[list] = None,
         bandwidth: str = "bandwidth",
-    ) -> "Request":
+    ) -> Request:
         """Build a request from a networkx graph.
 
         Nodes are tasks, in ``graph.nodes`` order. Node attributes give the properties;
@@ -266,8 +262,7 @@ class Offer:
         n_props = _common_length(props, "properties")
         if n_props is not None and n_props != m:
             raise ValueError(
-                f"properties have length {n_props} but capacity has length {m}; "
-                "both count clusters"
+                f"properties have length {n_props} but capacity has length {m}; both count clusters"
             )
         self.m = int(m)
         self.properties = props
@@ -304,7 +299,7 @@ class Offer:
         properties: Optional[list] = None,
         capacity: str = "capacity",
         bandwidth: str = "bandwidth",
-    ) -> "Offer":
+    ) -> Offer:
         """Build an offer from a networkx graph.
 
         Nodes are clusters, in ``graph.nodes`` order; the node attribute ``capacity`` is the

@@ -109,9 +109,7 @@ def as_assignment(assignment: Any, n: int, m: int, argname: str = "assignment") 
     bad = (out < -1) | (out >= m)
     if np.any(bad):
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"{argname}[{i}] = {out[i]} is not a cluster index in [0, {m}) nor -1"
-        )
+        raise ValueError(f"{argname}[{i}] = {out[i]} is not a cluster index in [0, {m}) nor -1")
     return out
 
 

@@ -1,0 +1,192 @@
+# cython: language_level=3
+# distutils: language = c++
+"""Bandwidth-constraint violation counting for step 3 of the CTAAP-Solver.
+
+A request edge ``e = (i, k)`` with bandwidth ``b = data[e]`` (stored in CSR form,
+no self loops) *violates* constraint (4) of Kravtsov et al. (2008) when both tasks are
+allocated (``assign[i] >= 0`` and ``assign[k] >= 0``) and
+``b > bhat[assign[i], assign[k]]``.  Edges are ordered pairs, so an asymmetric request
+matrix is handled edge by edge.
+
+The kernels trust their input (the Python model validates it once): index arrays must
+be in range, ``assign`` values must be ``-1`` or a valid cluster, ``counts`` must have
+length ``n``.  Only O(1) shape checks are done here.  The plain NumPy twins live in
+:mod:`coalloc._reference.violations`.
+"""
+
+from libc.stdint cimport int64_t
+
+
+def violation_counts(
+    const int64_t[::1] indptr,      # IN  (n + 1,) CSR row pointer of b
+    const int64_t[::1] indices,     # IN  (nnz,)   CSR column indices of b
+    const double[::1] data,         # IN  (nnz,)   CSR values of b (request bandwidth)
+    const double[:, ::1] bhat,      # IN  (m, m)   offer bandwidth between clusters
+    const int64_t[::1] assign,      # IN  (n,)     cluster of every task, -1 = unallocated
+    int64_t[::1] counts,            # OUT (n,)     violations each task takes part in
+):
+    """Count the violated bandwidth constraints of an allocation.
+
+    For every stored edge ``e = (i, k)`` with ``assign[i] >= 0``, ``assign[k] >= 0``,
+    ``k != i`` and ``data[e] > bhat[assign[i], assign[k]]`` the kernel adds one to
+    ``counts[i]``, one to ``counts[k]`` and one to the total.
+
+    Parameters
+    ----------
+    indptr : ndarray of int64, shape (n + 1,)
+        CSR row pointer of the request bandwidth matrix ``b``.
+    indices : ndarray of int64, shape (nnz,)
+        CSR column indices of ``b``.
+    data : ndarray of float64, shape (nnz,)
+        CSR values of ``b``.
+    bhat : ndarray of float64, shape (m, m)
+        Offer bandwidth; ``bhat[j, l]`` is available between clusters ``j`` and ``l``.
+    assign : ndarray of int64, shape (n,)
+        Cluster of every task, or ``-1`` if the task is not allocated.
+    counts : ndarray of int64, shape (n,)
+        Output. Overwritten (zeroed first) with the number of violating ordered pairs
+        each task takes part in (as source or as target).
+
+    Returns
+    -------
+    int
+        Number of violating ordered pairs ``(i, k)``.
+    """
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    cdef Py_ssize_t i, k
+    cdef int64_t e, ai, ak
+    cdef int64_t total = 0
+    if n < 0:
+        n = 0
+    if assign.shape[0] < n or counts.shape[0] < n:
+        raise ValueError("assign and counts must have length n = len(indptr) - 1")
+    with nogil:
+        for i in range(n):
+            counts[i] = 0
+        for i in range(n):
+            ai = assign[i]
+            if ai < 0:
+                continue
+            for e in range(indptr[i], indptr[i + 1]):
+                k = <Py_ssize_t>indices[e]
+                if k == i:
+                    continue
+                ak = assign[k]
+                if ak < 0:
+                    continue
+                if data[e] > bhat[ai, ak]:
+                    counts[i] += 1
+                    counts[k] += 1
+                    total += 1
+    return total
+
+
+cdef inline int64_t _task_contribution(
+    const int64_t[::1] indptr,
+    const int64_t[::1] indices,
+    const double[::1] data,
+    const int64_t[::1] t_indptr,
+    const int64_t[::1] t_indices,
+    const double[::1] t_data,
+    const double[:, ::1] bhat,
+    const int64_t[::1] assign,
+    Py_ssize_t task,
+    int64_t c,
+    int64_t sign,
+    int64_t[::1] counts,
+) noexcept nogil:
+    """Add ``sign`` times the violations of ``task`` placed in cluster ``c``."""
+    cdef int64_t e, ak
+    cdef Py_ssize_t k
+    cdef int64_t d = 0
+    # out-edges (task, k): b[task, k] > bhat[c, a_k]
+    for e in range(indptr[task], indptr[task + 1]):
+        k = <Py_ssize_t>indices[e]
+        if k == task:
+            continue
+        ak = assign[k]
+        if ak < 0:
+            continue
+        if data[e] > bhat[c, ak]:
+            counts[task] += sign
+            counts[k] += sign
+            d += sign
+    # in-edges (k, task): b[k, task] > bhat[a_k, c]
+    for e in range(t_indptr[task], t_indptr[task + 1]):
+        k = <Py_ssize_t>t_indices[e]
+        if k == task:
+            continue
+        ak = assign[k]
+        if ak < 0:
+            continue
+        if t_data[e] > bhat[ak, c]:
+            counts[task] += sign
+            counts[k] += sign
+            d += sign
+    return d
+
+
+def update_violations(
+    const int64_t[::1] indptr,      # IN    (n + 1,) CSR row pointer of b (out-edges)
+    const int64_t[::1] indices,     # IN    (nnz,)
+    const double[::1] data,         # IN    (nnz,)
+    const int64_t[::1] t_indptr,    # IN    (n + 1,) CSR row pointer of b.T (in-edges)
+    const int64_t[::1] t_indices,   # IN    (nnz,)
+    const double[::1] t_data,       # IN    (nnz,)
+    const double[:, ::1] bhat,      # IN    (m, m)
+    const int64_t[::1] assign,      # IN    (n,) assignment AFTER the move of ``task``
+    Py_ssize_t task,                # IN    the task that moved
+    int64_t old_cluster,            # IN    its cluster before the move (-1 = none)
+    int64_t[::1] counts,            # INOUT (n,) per-task violation counts
+):
+    """Update violation counts after one task changed its cluster.
+
+    ``assign`` must already hold the new cluster of ``task`` (possibly ``-1``) and the
+    current clusters of all other tasks. The kernel removes the contributions ``task``
+    had in ``old_cluster`` (if ``>= 0``) and adds those it has in ``assign[task]`` (if
+    ``>= 0``), over its out-edges ``(task, k)`` (violated if
+    ``data > bhat[c, assign[k]]``) and its in-edges ``(k, task)`` (violated if
+    ``t_data > bhat[assign[k], c]``). Every violating pair changes ``counts[task]`` and
+    ``counts[k]`` by one.
+
+    Parameters
+    ----------
+    indptr, indices, data : ndarray
+        CSR of the request bandwidth ``b`` (int64, int64, float64).
+    t_indptr, t_indices, t_data : ndarray
+        CSR of ``b.T`` (the in-edges of every task).
+    bhat : ndarray of float64, shape (m, m)
+        Offer bandwidth between clusters.
+    assign : ndarray of int64, shape (n,)
+        Assignment after the move.
+    task : int
+        Index of the task that moved, ``0 <= task < n``.
+    old_cluster : int
+        Cluster of ``task`` before the move, ``-1`` if it was unallocated.
+    counts : ndarray of int64, shape (n,)
+        Input/output. Per-task violation counts valid for the old assignment; updated
+        in place to be valid for the new one.
+
+    Returns
+    -------
+    int
+        Change of the total number of violating ordered pairs.
+    """
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    cdef int64_t new_cluster
+    cdef int64_t delta = 0
+    if task < 0 or task >= n:
+        raise IndexError("task out of range")
+    if assign.shape[0] < n or counts.shape[0] < n or t_indptr.shape[0] < n + 1:
+        raise ValueError("inconsistent array lengths")
+    with nogil:
+        new_cluster = assign[task]
+        if old_cluster >= 0:
+            delta += _task_contribution(indptr, indices, data, t_indptr, t_indices,
+                                        t_data, bhat, assign, task, old_cluster, -1,
+                                        counts)
+        if new_cluster >= 0:
+            delta += _task_contribution(indptr, indices, data, t_indptr, t_indices,
+                                        t_data, bhat, assign, task, new_cluster, 1,
+                                        counts)
+    return delta

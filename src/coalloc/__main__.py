@@ -1,0 +1,7 @@
+"""``python -m coalloc`` runs the ``coalloc`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,85 @@
+"""The coalloc command: summaries, result files, one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from coalloc.cli import main
+
+
+def test_demo(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "demo instance: 50 tasks" in out
+    assert "allocated" in out and "feasible" in out
+
+
+def test_generate_solve_verify(tmp_path, capsys):
+    inst = tmp_path / "i.json"
+    res = tmp_path / "r.json"
+    assert main(["generate", "fig2", "--range-factor", "3", "--seed", "4", "-o", str(inst)]) == 0
+    assert main(["solve", str(inst), "--method", "greedy", "-o", str(res)]) == 0
+    data = json.loads(res.read_text())
+    assert data["method"] == "greedy" and data["verify"]["feasible"]
+    assert (
+        main(["solve", str(inst), "--seed", "2", "-p", "compat_fn=threshold", "-v", "-o", str(res)])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "time step1" in out and "beta_steps" in out
+    assert json.loads(res.read_text())["params"]["compat_fn"] == "threshold"
+    assert main(["verify", str(inst), str(res)]) == 0
+    assert "feasible" in capsys.readouterr().out
+    assert main(["generate", "fig3", "--n-tasks", "30", "-o", str(inst)]) == 0
+
+
+def test_verify_reports_infeasible(tmp_path, capsys):
+    inst = tmp_path / "i.json"
+    main(["generate", "fig2", "-o", str(inst)])
+    res = tmp_path / "r.json"
+    main(["solve", str(inst), "-o", str(res)])
+    data = json.loads(res.read_text())
+    data["assignment"] = [0] * 50  # far over capacity
+    res.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["verify", str(inst), str(res)]) == 1
+    assert "INFEASIBLE" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (None, "cannot read"),
+        ("{oops", "not valid JSON"),
+        ('{"request": {}, "offer": {"capacity": [1]}}', "how many tasks"),
+        (
+            '{"request": {"properties": {"cpu": [1]}}, "offer": {"properties": {"cpu": [1]}}}',
+            "capacity",
+        ),
+    ],
+)
+def test_bad_files_give_one_line(tmp_path, capsys, content, words):
+    path = tmp_path / "bad.json"
+    if content is not None:
+        path.write_text(content)
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("coalloc: error: ") and words in err
+    assert "\n" not in err and "Traceback" not in err
+
+
+def test_bad_parameter_is_one_line(tmp_path, capsys):
+    inst = tmp_path / "i.json"
+    main(["generate", "fig2", "-o", str(inst)])
+    assert main(["solve", str(inst), "-p", "beta_r=0.5"]) == 2
+    assert "beta_r" in capsys.readouterr().err
+
+
+def test_module_entry_point():
+    out = subprocess.run(
+        [sys.executable, "-m", "coalloc", "demo", "--method", "greedy"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "greedy allocated" in out.stdout

@@ -1,0 +1,473 @@
+"""Compiled softassign kernels (coalloc._softassign) against their NumPy twins."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from coalloc._reference.softassign import (
+    compute_q_reference,
+    edge_ranks_reference,
+    graduated_assignment_reference,
+    q_matrix_reference,
+    sinkhorn_reference,
+    softassign_exp_reference,
+)
+from coalloc._softassign import (
+    compute_q,
+    edge_ranks,
+    graduated_assignment,
+    sinkhorn,
+    softassign_exp,
+)
+
+RTOL = 1e-9
+
+
+def _csr(B):
+    """CSR arrays (int64, int64, float64) storing exactly the entries B > 0."""
+    S = sp.csr_matrix(B)
+    S.eliminate_zeros()
+    S.sort_indices()
+    return S.indptr.astype(np.int64), S.indices.astype(np.int64), S.data.astype(np.float64)
+
+
+def _instance(rng, n, m, density, symmetric, tied=True):
+    """Random request b (no self loops) and offer bhat; ``tied`` draws both from a few
+    levels so that b == bhat and equal bhat entries occur often."""
+    if tied:
+        levels = np.array([10.0, 20.0, 30.0, 40.0, 50.0])
+        B = levels[rng.integers(0, 5, (n, n))]
+        bhat = levels[rng.integers(0, 5, (m, m))]
+    else:
+        B = rng.uniform(1, 100, (n, n))
+        bhat = rng.uniform(1, 200, (m, m))
+    B = B * (rng.random((n, n)) < density)
+    if symmetric:
+        B = np.triu(B, 1)
+        B = B + B.T
+        bhat = np.triu(bhat) + np.triu(bhat, 1).T
+    np.fill_diagonal(B, 0.0)
+    return B, np.ascontiguousarray(bhat)
+
+
+def _cases(count, seed, n_max=40, m_max=7):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        n = int(rng.integers(0, n_max + 1))
+        m = int(rng.integers(1, m_max + 1))
+        density = float(rng.choice([0.0, 0.1, 0.4, 1.0]))
+        symmetric = bool(rng.random() < 0.5)
+        tied = bool(rng.random() < 0.6)
+        yield rng, n, m, density, symmetric, tied
+
+
+def _problem(rng, n, m, density, symmetric, tied):
+    """Everything graduated_assignment needs: CSR + ranks of b and of b.T."""
+    B, bhat = _instance(rng, n, m, density, symmetric, tied)
+    indptr, indices, data = _csr(B)
+    t_indptr, t_indices, t_data = _csr(B.T)
+    rank, order = edge_ranks(indptr, indices, data, bhat)
+    t_rank, t_order = edge_ranks(t_indptr, t_indices, t_data, np.ascontiguousarray(bhat.T))
+    compat = (rng.random((n, m)) < rng.choice([0.5, 0.75, 1.0])).astype(np.uint8)
+    capacity = rng.integers(0, n + 4, m).astype(np.int64)
+    return dict(
+        B=B,
+        bhat=bhat,
+        indptr=indptr,
+        indices=indices,
+        data=data,
+        t_indptr=t_indptr,
+        t_indices=t_indices,
+        t_data=t_data,
+        rank=rank,
+        order=order,
+        t_rank=t_rank,
+        t_order=t_order,
+        compat=compat,
+        capacity=capacity,
+    )
+
+
+def _assert_close(a, b, rtol=RTOL, scale=None):
+    scale = max(1.0, float(np.abs(b).max(initial=0.0))) if scale is None else scale
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale)
+
+
+# --------------------------------------------------------------------------- edge_ranks
+
+
+def test_edge_ranks_matches_twin_and_definition():
+    for rng, n, m, density, symmetric, tied in _cases(150, 10):
+        B, bhat = _instance(rng, n, m, density, symmetric, tied)
+        indptr, indices, data = _csr(B)
+        rank, order = edge_ranks(indptr, indices, data, bhat)
+        r_ref, o_ref = edge_ranks_reference(indptr, indices, data, bhat)
+        assert rank.dtype == np.int32 and order.dtype == np.int32
+        assert rank.shape == (len(data), m) and order.shape == (m, m)
+        np.testing.assert_array_equal(rank, r_ref)
+        np.testing.assert_array_equal(order, o_ref)
+        for j in range(m):
+            assert sorted(order[j]) == list(range(m))
+            assert np.all(np.diff(bhat[j, order[j]]) <= 0)
+        for e in range(min(len(data), 30)):
+            for j in range(m):
+                assert set(order[j, : rank[e, j]]) == set(np.flatnonzero(bhat[j] >= data[e]))
+
+
+def test_edge_ranks_ties_are_stable():
+    bhat = np.array(
+        [[5.0, 7.0, 5.0, 7.0], [1.0, 1.0, 1.0, 1.0], [0.0, 3.0, 2.0, 1.0], [2.0, 2.0, 9.0, 2.0]]
+    )
+    data = np.array([7.0, 5.0, 6.0, 10.0, 0.5])
+    rank, order = edge_ranks(
+        np.array([0, 5], dtype=np.int64), np.zeros(5, dtype=np.int64), data, bhat
+    )
+    assert order.tolist() == [[1, 3, 0, 2], [0, 1, 2, 3], [1, 2, 3, 0], [2, 0, 1, 3]]
+    assert rank[:, 0].tolist() == [2, 4, 2, 0, 4]
+    assert rank[:, 1].tolist() == [0, 0, 0, 0, 4]
+
+
+# ---------------------------------------------------------------------------- compute_q
+
+
+def test_compute_q_hand_example():
+    # tasks 0 -> 1 with b = 5; clusters j, l in {0, 1}; bhat[0] = [9, 1], bhat[1] = [4, 6]
+    B = np.array([[0.0, 5.0], [0.0, 0.0]])
+    bhat = np.array([[9.0, 1.0], [4.0, 6.0]])
+    X = np.array([[0.1, 0.2, 0.7], [0.3, 0.6, 0.1], [1.0, 1.0, 0.0]])
+    f_ok, f_bad = 2.0, -1.0
+    # Q[0, 0] = X[1,0]*F(5<=9) + X[1,1]*F(5<=1) = 0.3*2 - 0.6 = 0.0
+    # Q[0, 1] = X[1,0]*F(5<=4) + X[1,1]*F(5<=6) = -0.3 + 1.2 = 0.9 ; task 1 has no edges
+    expect = np.array([[0.0, 0.9], [0.0, 0.0]])
+    indptr, indices, data = _csr(B)
+    rank, order = edge_ranks(indptr, indices, data, bhat)
+    Q = np.full((2, 2), np.nan)
+    compute_q(indptr, indices, rank, order, X, f_ok, f_bad, Q)
+    np.testing.assert_allclose(Q, expect, atol=1e-15)
+    np.testing.assert_allclose(
+        q_matrix_reference(indptr, indices, data, bhat, X, f_ok, f_bad), expect, atol=1e-15
+    )
+    np.testing.assert_allclose(
+        compute_q_reference(indptr, indices, rank, order, X, f_ok, f_bad), expect, atol=1e-15
+    )
+
+
+@pytest.mark.parametrize("m_max", [7, 12])  # 12 exercises the j >= 8 path of the kernel
+def test_compute_q_matches_twins(m_max):
+    for rng, n, m, density, symmetric, tied in _cases(120, 11 + m_max, m_max=m_max):
+        B, bhat = _instance(rng, n, m, density, symmetric, tied)
+        f_ok, f_bad = float(rng.uniform(-2, 2)), float(rng.uniform(-2, 2))
+        X = rng.random((n + 1, m + 1))
+        for Bx, bx in ((B, bhat), (B.T, np.ascontiguousarray(bhat.T))):  # out- and in-edges
+            indptr, indices, data = _csr(Bx)
+            rank, order = edge_ranks(indptr, indices, data, bx)
+            Q = np.full((n, m), np.nan)
+            compute_q(indptr, indices, rank, order, X, f_ok, f_bad, Q)
+            ref = q_matrix_reference(indptr, indices, data, bx, X, f_ok, f_bad)
+            scale = (abs(f_ok) + abs(f_bad)) * max(1, n) * m
+            _assert_close(Q, ref, scale=scale)
+            _assert_close(
+                Q, compute_q_reference(indptr, indices, rank, order, X, f_ok, f_bad), scale=scale
+            )
+
+
+def test_compute_q_ignores_slack_column():
+    rng = np.random.default_rng(5)
+    B, bhat = _instance(rng, 12, 3, 0.5, False)
+    indptr, indices, data = _csr(B)
+    rank, order = edge_ranks(indptr, indices, data, bhat)
+    X = rng.random((13, 4))
+    Q1, Q2 = np.empty((12, 3)), np.empty((12, 3))
+    compute_q(indptr, indices, rank, order, X, 1.0, -1.0, Q1)
+    X[:, 3] = 1e6
+    X[12, :] = 1e6
+    compute_q(indptr, indices, rank, order, X, 1.0, -1.0, Q2)
+    np.testing.assert_array_equal(Q1, Q2)
+
+
+# ----------------------------------------------------------------------- softassign_exp
+
+
+def test_softassign_exp_matches_twin():
+    for rng, n, m, _, _, _ in _cases(150, 20):
+        Q = rng.normal(0, rng.choice([0.1, 1.0, 100.0]), (n, m))
+        compat = (rng.random((n, m)) < rng.choice([0.0, 0.5, 1.0])).astype(np.uint8)
+        beta = float(rng.choice([0.5, 1.0, 10.0]))
+        X = np.full((n + 1, m + 1), np.nan)
+        softassign_exp(Q, compat, beta, X)
+        ref = softassign_exp_reference(Q, compat, beta, X)
+        _assert_close(X, ref)
+        assert np.all(X[:n, :m][compat == 0] == 0)
+        assert np.all(X[n, :m] == 1) and X[n, m] == 0
+
+
+def test_softassign_exp_no_overflow():
+    rng = np.random.default_rng(21)
+    n, m = 30, 5
+    Q = rng.uniform(-1e4, 1e4, (n, m))
+    compat = np.ones((n, m), dtype=np.uint8)
+    X = np.empty((n + 1, m + 1))
+    softassign_exp(Q, compat, 10.0, X)
+    assert np.all(np.isfinite(X)) and X.max() <= 1.0 and X.min() >= 0.0
+    sinkhorn(X, np.full(m, 8, dtype=np.int64), 30, 1e-4)
+    assert np.all(np.isfinite(X)) and X.min() >= 0.0 and X.max() <= 1.0
+
+
+# ----------------------------------------------------------------------------- sinkhorn
+
+
+def test_sinkhorn_hand_example():
+    # n = 2, m = 1, capacity 1: k = n + 2 - 1 = 3 -> denom = sum of the whole column
+    X = np.array([[1.0, 1.0], [3.0, 1.0], [1.0, 0.0]])
+    its = sinkhorn(X, np.array([1], dtype=np.int64), 1, 0.0)
+    # rows: [.5, .5], [.75, .25]; column 0 over all 3 rows: denom = .5 + .75 + 1 = 2.25
+    expect = np.array([[0.5 / 2.25, 0.5], [0.75 / 2.25, 0.25], [1 / 2.25, 0.0]])
+    assert its == 1
+    np.testing.assert_allclose(X, expect, rtol=1e-15)
+    ref, its_ref = sinkhorn_reference(
+        np.array([[1.0, 1.0], [3.0, 1.0], [1.0, 0.0]]), np.array([1]), 1, 0.0
+    )
+    assert its_ref == 1
+    np.testing.assert_allclose(ref, expect, rtol=1e-15)
+    # capacity 2: k = 2 -> denom = the two smallest of (.5, .75, 1) = 1.25, clipped at 1
+    X = np.array([[1.0, 1.0], [3.0, 1.0], [1.0, 0.0]])
+    sinkhorn(X, np.array([2], dtype=np.int64), 1, 0.0)
+    np.testing.assert_allclose(X[:, 0], [0.4, 0.6, 0.8], rtol=1e-15)
+    # capacity >= n + 2: k <= 0 -> denom 0 -> column becomes its support indicator
+    X = np.array([[1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    sinkhorn(X, np.array([4], dtype=np.int64), 1, 0.0)
+    np.testing.assert_array_equal(X[:, 0], [1.0, 0.0, 1.0])
+
+
+def test_sinkhorn_matches_twin_fixed_iterations():
+    for rng, n, m, _, _, _ in _cases(150, 30):
+        X0 = rng.random((n + 1, m + 1)) * (rng.random((n + 1, m + 1)) < 0.8)
+        X0[:n, m] = rng.uniform(0.01, 1, n)  # slack > 0 as after softassign_exp
+        X0[n, :m], X0[n, m] = 1.0, 0.0
+        capacity = rng.integers(0, n + 4, m).astype(np.int64)
+        max_iter = int(rng.integers(0, 40))
+        X = X0.copy()
+        its = sinkhorn(X, capacity, max_iter, 0.0)
+        ref, its_ref = sinkhorn_reference(X0, capacity, max_iter, 0.0)
+        assert its == its_ref == max_iter
+        _assert_close(X, ref)
+
+
+def test_sinkhorn_convergence_matches_twin():
+    for rng, n, m, _, _, _ in _cases(100, 31):
+        X0 = rng.random((n + 1, m + 1)) + 1e-3
+        X0[n, :m], X0[n, m] = 1.0, 0.0
+        capacity = rng.integers(0, n + 4, m).astype(np.int64)
+        tol = float(rng.choice([1e-3, 1e-6]))
+        X = X0.copy()
+        its = sinkhorn(X, capacity, 200, tol)
+        ref, its_ref = sinkhorn_reference(X0, capacity, 200, tol)
+        assert 1 <= its <= 200
+        if its == its_ref:
+            _assert_close(X, ref)
+        else:  # a rounding-level difference right at the threshold
+            assert abs(its - its_ref) == 1
+            np.testing.assert_allclose(X, ref, atol=2 * tol)
+
+
+def test_sinkhorn_leaves_zero_rows():
+    X = np.zeros((3, 3))
+    X[2, :2] = 1.0
+    sinkhorn(X, np.array([1, 1], dtype=np.int64), 5, 0.0)
+    assert np.all(np.isfinite(X))
+
+
+# ------------------------------------------------------------------ graduated_assignment
+
+
+def _ga_args(p, symmetric):
+    return (
+        p["indptr"],
+        p["indices"],
+        p["rank"],
+        p["order"],
+        p["t_indptr"],
+        p["t_indices"],
+        p["t_rank"],
+        p["t_order"],
+        symmetric,
+        p["compat"],
+        p["capacity"],
+    )
+
+
+def test_graduated_assignment_matches_twin_fixed_iterations():
+    # tol 0: every loop runs to its limit, so the counters cannot differ by rounding
+    for rng, n, m, density, symmetric, tied in _cases(40, 40, n_max=25, m_max=5):
+        p = _problem(rng, n, m, density, symmetric, tied)
+        f_ok, f_bad = 1.0, float(rng.choice([0.0, -1.0]))
+        q_scale = float(max(1, n * m))
+        X0 = 1.0 + 1e-3 * rng.random((n + 1, m + 1))
+        consts = (f_ok, f_bad, q_scale, 0.5, 10.0, 1.5, 2, 5, 0.0, 0.0)
+        X = X0.copy()
+        counters = graduated_assignment(*_ga_args(p, symmetric), X, *consts)
+        X_ref, *c_ref = graduated_assignment_reference(*_ga_args(p, symmetric), X0, *consts)
+        steps = len([b for b in 0.5 * 1.5 ** np.arange(20) if b <= 10.0 * (1 + 1e-12)])
+        assert counters == tuple(c_ref) == (steps, 2 * steps, 10 * steps)
+        np.testing.assert_allclose(X, X_ref, rtol=1e-6, atol=1e-9)
+
+
+def test_graduated_assignment_default_constants():
+    for rng, n, m, density, symmetric, tied in _cases(6, 41, n_max=30, m_max=6):
+        p = _problem(rng, max(n, 2), m, density, symmetric, tied)
+        n = len(p["indptr"]) - 1
+        X0 = 1.0 + 1e-3 * rng.random((n + 1, m + 1))
+        consts = (1.0, 0.0, float(n * m), 0.5, 10.0, 1.075, 4, 30, 1e-4, 1e-4)
+        X = X0.copy()
+        counters = graduated_assignment(*_ga_args(p, symmetric), X, *consts)
+        X_ref, *c_ref = graduated_assignment_reference(*_ga_args(p, symmetric), X0, *consts)
+        assert counters == tuple(c_ref)
+        assert counters[0] == 42  # 0.5 * 1.075**41 <= 10 < 0.5 * 1.075**42
+        np.testing.assert_allclose(X, X_ref, rtol=1e-6, atol=1e-9)
+        assert np.all(np.isfinite(X)) and X.min() >= 0 and X[:n, :m].max() <= 1
+
+
+def test_graduated_assignment_symmetric_equals_explicit_in_pass():
+    # for symmetric b and bhat the in-edge pass equals the out-edge pass
+    rng = np.random.default_rng(42)
+    p = _problem(rng, 20, 4, 0.5, True, True)
+    X0 = 1.0 + 1e-3 * rng.random((21, 5))
+    consts = (1.0, -0.5, 80.0, 0.5, 10.0, 1.2, 3, 10, 1e-4, 1e-4)
+    X1, X2 = X0.copy(), X0.copy()
+    graduated_assignment(*_ga_args(p, True), X1, *consts)
+    graduated_assignment(*_ga_args(p, False), X2, *consts)
+    np.testing.assert_allclose(X1, X2, rtol=1e-9, atol=1e-12)
+
+
+def test_graduated_assignment_huge_q_stays_finite():
+    rng = np.random.default_rng(43)
+    n, m = 30, 4
+    B = np.triu(rng.uniform(1e3, 1e4, (n, n)), 1)
+    B = B + B.T
+    bhat = np.full((m, m), 5e3)
+    indptr, indices, data = _csr(B)
+    rank, order = edge_ranks(indptr, indices, data, bhat)
+    compat = np.ones((n, m), dtype=np.uint8)
+    capacity = np.full(m, 10, dtype=np.int64)
+    X = 1.0 + 1e-3 * rng.random((n + 1, m + 1))
+    graduated_assignment(
+        indptr,
+        indices,
+        rank,
+        order,
+        indptr,
+        indices,
+        rank,
+        order,
+        True,
+        compat,
+        capacity,
+        X,
+        1e4,
+        -1e4,
+        1.0,
+        0.5,
+        10.0,
+        1.075,
+        4,
+        30,
+        1e-4,
+        1e-4,
+    )
+    assert np.all(np.isfinite(X))
+    assert X.min() >= 0.0 and X[:n].max() <= 1.0
+
+
+def test_graduated_assignment_rejects_endless_schedule():
+    p = _problem(np.random.default_rng(0), 3, 2, 1.0, True, True)
+    X = np.ones((4, 3))
+    for beta0, beta_r in ((0.5, 1.0), (0.0, 1.1), (-1.0, 1.1)):
+        with pytest.raises(ValueError):
+            graduated_assignment(
+                *_ga_args(p, True), X, 1.0, 0.0, 1.0, beta0, 10.0, beta_r, 4, 30, 1e-4, 1e-4
+            )
+
+
+# ------------------------------------------------------------------------------ n = 0
+
+
+def test_empty_problem():
+    m = 3
+    indptr = np.zeros(1, dtype=np.int64)
+    indices = np.zeros(0, dtype=np.int64)
+    data = np.zeros(0)
+    bhat = np.arange(9.0).reshape(3, 3)
+    rank, order = edge_ranks(indptr, indices, data, bhat)
+    assert rank.shape == (0, m)
+    Q = np.zeros((0, m))
+    X = np.full((1, m + 1), 7.0)
+    compute_q(indptr, indices, rank, order, X, 1.0, 0.0, Q)
+    softassign_exp(Q, np.zeros((0, m), dtype=np.uint8), 2.0, X)
+    assert X.tolist() == [[1.0, 1.0, 1.0, 0.0]]
+    cap = np.array([0, 1, 5], dtype=np.int64)
+    its = sinkhorn(X, cap, 10, 1e-9)
+    X_ref, its_ref = sinkhorn_reference(np.array([[1.0, 1.0, 1.0, 0.0]]), cap, 10, 1e-9)
+    assert its == its_ref
+    np.testing.assert_array_equal(X, X_ref)
+    X = np.ones((1, m + 1))
+    counters = graduated_assignment(
+        indptr,
+        indices,
+        rank,
+        order,
+        indptr,
+        indices,
+        rank,
+        order,
+        False,
+        np.zeros((0, m), dtype=np.uint8),
+        cap,
+        X,
+        1.0,
+        0.0,
+        1.0,
+        0.5,
+        10.0,
+        1.075,
+        4,
+        30,
+        1e-4,
+        1e-4,
+    )
+    X_ref, *c_ref = graduated_assignment_reference(
+        indptr,
+        indices,
+        rank,
+        order,
+        indptr,
+        indices,
+        rank,
+        order,
+        False,
+        np.zeros((0, m), dtype=np.uint8),
+        cap,
+        np.ones((1, m + 1)),
+        1.0,
+        0.0,
+        1.0,
+        0.5,
+        10.0,
+        1.075,
+        4,
+        30,
+        1e-4,
+        1e-4,
+    )
+    assert counters == tuple(c_ref)
+    np.testing.assert_array_equal(X, X_ref)
+
+
+def test_tasks_without_edges():
+    rng = np.random.default_rng(50)
+    n, m = 6, 3
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    indices = np.zeros(0, dtype=np.int64)
+    rank, order = edge_ranks(indptr, indices, np.zeros(0), rng.random((m, m)))
+    Q = np.full((n, m), np.nan)
+    compute_q(indptr, indices, rank, order, rng.random((n + 1, m + 1)), 1.0, -1.0, Q)
+    assert np.all(Q == 0)

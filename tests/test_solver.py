@@ -1,0 +1,196 @@
+"""The solvers always return feasible allocations; CTAAP is deterministic and validated."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import coalloc
+from coalloc.generators import fig2, fig3, random_instance
+
+
+def check(req, off, res):
+    rep = coalloc.verify(req, off, res.assignment)
+    assert rep.feasible, (res, rep)
+    assert rep.n_allocated == res.n_allocated
+    assert res.assignment.dtype == np.int64 and res.assignment.shape == (req.n,)
+    return rep
+
+
+@pytest.mark.parametrize("r", [1, 2, 3, 4, 5])
+def test_fig2_instances_feasible(r):
+    """Hundreds of instances of the paper's Fig. 2 setup: never a violated constraint."""
+    for seed in range(40):
+        req, off = fig2(r, seed=1000 * r + seed)
+        for method in ("ctaap", "greedy"):
+            check(req, off, coalloc.solve(req, off, method, seed=seed))
+
+
+@pytest.mark.parametrize("n", [10, 20, 40, 80, 120])
+def test_fig3_instances_feasible(n):
+    for seed in range(6):
+        req, off = fig3(n, seed=seed)
+        res = coalloc.solve(req, off, seed=seed)
+        check(req, off, res)
+        assert res.n_allocated >= 1
+
+
+def random_asymmetric(rng, n, m):
+    dense = rng.integers(1, 50, (n, n)) * (rng.random((n, n)) < rng.uniform(0.05, 0.9))
+    np.fill_diagonal(dense, 0)
+    req = coalloc.Request(
+        {"cpu": rng.integers(0, 10, n), "mem": rng.integers(0, 10, n), "disk": rng.random(n)},
+        sp.csr_array(dense.astype(float)),
+    )
+    off = coalloc.Offer(
+        {"cpu": rng.integers(0, 12, m), "mem": rng.integers(0, 12, m), "disk": rng.random(m) + 0.5},
+        capacity=rng.integers(0, max(2, n // 2), m),
+        bandwidth=rng.integers(0, 60, (m, m)),
+    )
+    return req, off
+
+
+def test_random_asymmetric_and_sparse_feasible():
+    rng = np.random.default_rng(123)
+    for trial in range(150):
+        req, off = random_asymmetric(rng, int(rng.integers(1, 40)), int(rng.integers(1, 7)))
+        for method in ("ctaap", "greedy"):
+            check(req, off, coalloc.solve(req, off, method, seed=trial))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"compat_fn": "threshold"},
+        {"compat_fn": "penalty"},
+        {"compat_fn": (2.0, -0.5)},
+        {"q_scale": "none"},
+        {"q_scale": 3.5},
+        {"matching": "weight"},
+        {"tol_outer": 0.0, "tol_inner": 0.0},
+        {"beta0": 1.0, "beta_f": 5.0, "beta_r": 1.5, "max_outer": 1, "max_inner": 3},
+        {"backend": "numpy"},
+        {"order": "random", "restarts": 3},
+        {"order": "degree"},
+    ],
+)
+def test_parameters_keep_feasibility(params):
+    method = "greedy" if "order" in params else "ctaap"
+    for seed in range(8):
+        req, off = fig2(1 + seed % 5, seed=seed)
+        res = coalloc.solve(req, off, method, seed=seed, **params)
+        check(req, off, res)
+
+
+def test_large_q_is_numerically_stable():
+    """beta up to 10 with unscaled Q in the hundreds: no overflow, weights in [0, 1]."""
+    req, off = fig3(300, seed=1)
+    res = coalloc.solve(req, off, q_scale="none", compat_fn="threshold")
+    check(req, off, res)
+    assert np.all(np.isfinite(res.weights))
+    assert res.weights.min() >= 0 and res.weights.max() <= 1
+
+
+def test_same_seed_same_answer():
+    req, off = fig3(60, seed=4)
+    a = coalloc.solve(req, off, seed=7)
+    b = coalloc.solve(req, off, seed=7)
+    np.testing.assert_array_equal(a.assignment, b.assignment)
+    np.testing.assert_array_equal(a.weights, b.weights)
+    g1 = coalloc.solve(req, off, "greedy", seed=3, order="random")
+    g2 = coalloc.solve(req, off, "greedy", seed=3, order="random")
+    np.testing.assert_array_equal(g1.assignment, g2.assignment)
+
+
+def test_compiled_and_numpy_backends_run_the_same_step1():
+    req, off = fig2(3, seed=5)
+    a = coalloc.solve(req, off, seed=1)
+    b = coalloc.solve(req, off, seed=1, backend="numpy")
+    np.testing.assert_allclose(a.weights, b.weights, rtol=1e-6, atol=1e-9)
+    check(req, off, b)
+
+
+def test_result_fields():
+    req, off = fig2(2, seed=0)
+    res = coalloc.solve(req, off)
+    assert res.method == "ctaap" and res.status == "feasible" and res.success
+    assert set(res.timings) >= {"step1", "step2", "step3", "total"}
+    assert res.iterations["beta_steps"] == 42  # ceil(log(10/0.5)/log(1.075)) steps
+    assert res.iterations["q_evaluations"] >= 42
+    assert res.n_removals == res.iterations["cleanup_rounds"] >= 0
+    assert res.weights.shape == (req.n, off.m)
+    assert res.params["beta_r"] == 1.075
+    d = res.to_dict()
+    assert d["n_allocated"] == res.n_allocated and len(d["assignment"]) == req.n
+    assert "ctaap" in repr(res)
+
+
+def test_cleanup_is_needed_and_works():
+    """Two tasks that must not share a cluster: step 2 alone would put both in cluster 0."""
+    req = coalloc.Request({"cpu": [1, 1]}, bandwidth=[[0, 9], [9, 0]])
+    off = coalloc.Offer({"cpu": [1]}, capacity=[2], bandwidth=[[1]])
+    res = coalloc.solve(req, off)
+    check(req, off, res)
+    assert res.n_allocated == 1 and res.n_removals >= 1
+
+
+def test_trivial_instances():
+    empty_req = coalloc.Request({"cpu": []})
+    off = coalloc.Offer({"cpu": [1, 2]}, capacity=[1, 1], bandwidth=np.ones((2, 2)))
+    for method in ("ctaap", "greedy"):
+        res = coalloc.solve(empty_req, off, method)
+        assert res.n_allocated == 0 and res.assignment.shape == (0,)
+    req = coalloc.Request({"cpu": [1, 1, 1]})
+    no_clusters = coalloc.Offer({"cpu": []}, capacity=[])
+    for method in ("ctaap", "greedy"):
+        res = coalloc.solve(req, no_clusters, method)
+        assert res.n_allocated == 0
+        np.testing.assert_array_equal(res.assignment, [-1, -1, -1])
+    # No links at all: everything that fits is allocated.
+    off = coalloc.Offer({"cpu": [1]}, capacity=[5])
+    res = coalloc.solve(req, off)
+    assert res.n_allocated == 3
+    zero_cap = coalloc.Offer({"cpu": [1]}, capacity=[0])
+    assert coalloc.solve(req, zero_cap).n_allocated == 0
+
+
+def test_no_offer_links_forbid_linked_pairs():
+    req, _ = random_instance(20, 3, edge_probability=0.3, seed=2)
+    off = coalloc.Offer({"cpu": [1000] * 3, "mem": [1000] * 3}, capacity=[20, 20, 20])
+    for method in ("ctaap", "greedy"):
+        res = coalloc.solve(req, off, method)
+        check(req, off, res)
+        placed = np.flatnonzero(res.assignment >= 0)
+        assert req.bandwidth[placed][:, placed].nnz == 0  # an independent set
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, words",
+    [
+        ({"method": "nope"}, ValueError, "method must be one of"),
+        ({"seed": "x"}, TypeError, "seed must be an int"),
+        ({"beta_r": 1.0}, ValueError, "beta_r"),
+        ({"beta0": -1}, ValueError, "beta0"),
+        ({"max_outer": 0}, ValueError, "max_outer"),
+        ({"max_inner": 2.5}, ValueError, "max_inner"),
+        ({"tol_inner": -1}, ValueError, "tol_inner"),
+        ({"compat_fn": "other"}, ValueError, "compat_fn"),
+        ({"compat_fn": (1, "a")}, TypeError, "compat_fn"),
+        ({"q_scale": "big"}, ValueError, "q_scale"),
+        ({"q_scale": -2}, ValueError, "q_scale"),
+        ({"matching": "max"}, ValueError, "matching"),
+        ({"backend": "gpu"}, ValueError, "backend"),
+        ({"unknown": 1}, TypeError, "unknown"),
+        ({"method": "greedy", "order": "x"}, ValueError, "order"),
+        ({"method": "greedy", "restarts": 0}, ValueError, "restarts"),
+    ],
+)
+def test_bad_parameters(kwargs, exc, words):
+    req, off = fig2(1, n_tasks=5, seed=0)
+    with pytest.raises(exc, match=words):
+        coalloc.solve(req, off, **kwargs)
+
+
+def test_numpy_seed_accepted():
+    req, off = fig2(1, n_tasks=8, seed=0)
+    a = coalloc.solve(req, off, seed=np.int64(3))
+    assert a.seed == 3
