@@ -63,4 +63,9 @@ cpp_ext = [
     for path in _sources("src/_core/cpp/*.cpp")
 ]
 
-setup(ext_modules=cythonize(cython_ext, compiler_directives=directives) + cpp_ext)
+setup(
+    ext_modules=cythonize(
+        cython_ext, compiler_directives=directives, include_path=["src/_core/cython"]
+    )
+    + cpp_ext
+)

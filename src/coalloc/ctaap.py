@@ -245,7 +245,7 @@ def solve_ctaap(
 
 
 class _Compiled:
-    """Steps 1-3 on the compiled kernels, with incremental re-matching and counting."""
+    """Steps 1-3 on the compiled kernels: one call for step 1, one for steps 2-3."""
 
     @staticmethod
     def edge_ranks(indptr, indices, data, bhat):
@@ -261,49 +261,16 @@ class _Compiled:
 
     @staticmethod
     def match_and_clean(request, offer, weights, compat, cardinality_first):
-        from ._bmatching import BMatcher
-        from ._violations import update_violations, violation_counts
+        from ._cleanup import match_and_clean
 
-        B, BT, bhat = request.bandwidth, request.bandwidth_transpose, offer.bandwidth
-        t0 = time.perf_counter()
-        matcher = BMatcher(weights, compat.view(np.uint8), offer.capacity, cardinality_first)
-        matcher.solve()
-        assign = matcher.assignment
-        t_match = time.perf_counter() - t0
-
-        t0 = time.perf_counter()
-        counts = np.zeros(request.n, dtype=np.int64)
-        total = violation_counts(B.indptr, B.indices, B.data, bhat, assign, counts)
-        t_count = time.perf_counter() - t0
-        removals = 0
-        while total > 0:
-            t0 = time.perf_counter()
-            worst = int(np.argmax(counts))
-            cluster = int(assign[worst])
-            matcher.forbid(worst, cluster)
-            assign[worst] = -1
-            total += update_violations(
-                B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data,
-                bhat, assign, worst, cluster, counts,
-            )  # fmt: skip
-            removals += 1
-            t1 = time.perf_counter()
-            tasks, old = matcher.solve()
-            new = matcher.assignment
-            t2 = time.perf_counter()
-            for task, was in zip(tasks.tolist(), old.tolist()):
-                assign[task] = new[task]
-                total += update_violations(
-                    B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data,
-                    bhat, assign, task, was, counts,
-                )  # fmt: skip
-            t3 = time.perf_counter()
-            t_count += (t1 - t0) + (t3 - t2)
-            t_match += t2 - t1
-        stats = {
-            "augmentations": int(matcher.n_augmentations),
-            "cycle_cancellations": int(matcher.n_cycle_cancellations),
-        }
+        B, BT = request.bandwidth, request.bandwidth_transpose
+        assign = np.empty(request.n, dtype=np.int64)
+        removals, augmentations, cycles, t_match, t_count = match_and_clean(
+            B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data,
+            offer.bandwidth, weights, compat.view(np.uint8), offer.capacity,
+            cardinality_first, assign,
+        )  # fmt: skip
+        stats = {"augmentations": int(augmentations), "cycle_cancellations": int(cycles)}
         return assign, removals, stats, t_match, t_count
 
 

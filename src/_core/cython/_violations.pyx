@@ -16,6 +16,8 @@ length ``n``.  Only O(1) shape checks are done here.  The plain NumPy twins live
 
 from libc.stdint cimport int64_t
 
+from _violation_core cimport _count_all, _task_contribution
+
 
 def violation_counts(
     const int64_t[::1] indptr,      # IN  (n + 1,) CSR row pointer of b
@@ -61,69 +63,8 @@ def violation_counts(
     if assign.shape[0] < n or counts.shape[0] < n:
         raise ValueError("assign and counts must have length n = len(indptr) - 1")
     with nogil:
-        for i in range(n):
-            counts[i] = 0
-        for i in range(n):
-            ai = assign[i]
-            if ai < 0:
-                continue
-            for e in range(indptr[i], indptr[i + 1]):
-                k = <Py_ssize_t>indices[e]
-                if k == i:
-                    continue
-                ak = assign[k]
-                if ak < 0:
-                    continue
-                if data[e] > bhat[ai, ak]:
-                    counts[i] += 1
-                    counts[k] += 1
-                    total += 1
+        total = _count_all(indptr, indices, data, bhat, assign, counts, n)
     return total
-
-
-cdef inline int64_t _task_contribution(
-    const int64_t[::1] indptr,
-    const int64_t[::1] indices,
-    const double[::1] data,
-    const int64_t[::1] t_indptr,
-    const int64_t[::1] t_indices,
-    const double[::1] t_data,
-    const double[:, ::1] bhat,
-    const int64_t[::1] assign,
-    Py_ssize_t task,
-    int64_t c,
-    int64_t sign,
-    int64_t[::1] counts,
-) noexcept nogil:
-    """Add ``sign`` times the violations of ``task`` placed in cluster ``c``."""
-    cdef int64_t e, ak
-    cdef Py_ssize_t k
-    cdef int64_t d = 0
-    # out-edges (task, k): b[task, k] > bhat[c, a_k]
-    for e in range(indptr[task], indptr[task + 1]):
-        k = <Py_ssize_t>indices[e]
-        if k == task:
-            continue
-        ak = assign[k]
-        if ak < 0:
-            continue
-        if data[e] > bhat[c, ak]:
-            counts[task] += sign
-            counts[k] += sign
-            d += sign
-    # in-edges (k, task): b[k, task] > bhat[a_k, c]
-    for e in range(t_indptr[task], t_indptr[task + 1]):
-        k = <Py_ssize_t>t_indices[e]
-        if k == task:
-            continue
-        ak = assign[k]
-        if ak < 0:
-            continue
-        if t_data[e] > bhat[ak, c]:
-            counts[task] += sign
-            counts[k] += sign
-            d += sign
-    return d
 
 
 def update_violations(

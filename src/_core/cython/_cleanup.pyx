@@ -1,0 +1,153 @@
+# cython: language_level=3
+# distutils: language = c++
+"""Steps 2 and 3 of the CTAAP-Solver in one ``nogil`` call.
+
+Step 2 (Alg. 2) is the b-matching of ``coalloc/bmatching.hpp`` (the same C++ class that
+``coalloc._bmatching`` binds with pybind11). Step 3 (Alg. 3) counts, for every allocated
+task, the violating ordered pairs it takes part in; while any pair violates constraint (4)
+the allocation of the task with the largest count (the lowest index on ties) is removed and
+forbidden for good, and step 2 repairs its optimum. Only the tasks whose cluster changed
+have their counts updated, so a round costs the degrees of the moved tasks, not all pairs.
+
+The Python loop of :func:`coalloc._reference.cleanup.match_and_clean_reference` runs the
+same rounds through the separate kernels; the tests compare the two.
+"""
+
+from libc.stdint cimport int64_t, uint8_t
+from libcpp cimport bool as cbool
+from libcpp.vector cimport vector
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+
+from _violation_core cimport _count_all, _task_contribution
+
+import numpy as np
+
+
+cdef extern from "coalloc/bmatching.hpp" namespace "coalloc" nogil:
+    cdef cppclass BMatcher:
+        BMatcher(const double*, const uint8_t*, const int64_t*, int64_t, int64_t,
+                 cbool) except +
+        void solve(vector[int64_t]*, vector[int64_t]*) except +
+        cbool forbid(int64_t, int64_t) except +
+        const vector[int64_t]& assignment()
+        int64_t n_augmentations()
+        int64_t n_cycle_cancellations()
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+cdef inline Py_ssize_t _argmax(const int64_t[::1] counts, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i, best = 0
+    for i in range(1, n):
+        if counts[i] > counts[best]:
+            best = i
+    return best
+
+
+def match_and_clean(
+    const int64_t[::1] indptr,      # IN  (n + 1,) CSR of the request bandwidth b
+    const int64_t[::1] indices,     # IN  (nnz,)
+    const double[::1] data,         # IN  (nnz,)
+    const int64_t[::1] t_indptr,    # IN  (n + 1,) CSR of b.T
+    const int64_t[::1] t_indices,   # IN  (nnz,)
+    const double[::1] t_data,       # IN  (nnz,)
+    const double[:, ::1] bhat,      # IN  (m, m) offer bandwidth
+    const double[:, ::1] weights,   # IN  (n, m) step-1 weights
+    const uint8_t[:, ::1] allowed,  # IN  (n, m) constraint (3) and capacity > 0
+    const int64_t[::1] capacity,    # IN  (m,)
+    bint cardinality_first,         # IN  step-2 objective
+    int64_t[::1] assign,            # OUT (n,) final allocation, -1 = not allocated
+):
+    """Run the b-matching and the cleanup loop until no pair violates constraint (4).
+
+    Parameters
+    ----------
+    indptr, indices, data : ndarray
+        CSR of the request bandwidth (int64, int64, float64).
+    t_indptr, t_indices, t_data : ndarray
+        CSR of its transpose.
+    bhat : ndarray of float64, shape (m, m)
+        Offer bandwidth.
+    weights : ndarray of float64, shape (n, m)
+        Step-1 weights of the b-matching.
+    allowed : ndarray of uint8, shape (n, m)
+        Pairs the matching may use.
+    capacity : ndarray of int64, shape (m,)
+        Machines per cluster.
+    cardinality_first : bool
+        Maximise the number of matched tasks first (else the weight only).
+    assign : ndarray of int64, shape (n,)
+        Output: the final allocation.
+
+    Returns
+    -------
+    tuple
+        ``(removals, augmentations, cycle_cancellations, seconds_matching,
+        seconds_counting)``.
+    """
+    cdef Py_ssize_t n = weights.shape[0], m = weights.shape[1]
+    if (allowed.shape[0] != n or allowed.shape[1] != m or capacity.shape[0] != m
+            or bhat.shape[0] != m or bhat.shape[1] != m or assign.shape[0] != n
+            or indptr.shape[0] != n + 1 or t_indptr.shape[0] != n + 1):
+        raise ValueError("match_and_clean: inconsistent array shapes")
+    cdef Py_ssize_t i
+    if n == 0 or m == 0:
+        for i in range(n):
+            assign[i] = -1
+        return 0, 0, 0, 0.0, 0.0
+    cdef int64_t[::1] counts = np.zeros(n, dtype=np.int64)
+    cdef BMatcher* matcher = new BMatcher(
+        &weights[0, 0], &allowed[0, 0], &capacity[0], n, m, cardinality_first
+    )
+    cdef vector[int64_t] tasks, old
+    cdef int64_t total, removals = 0, cluster, task, was
+    cdef Py_ssize_t worst, r
+    cdef double t0, t1, t2, t_match = 0.0, t_count = 0.0
+    try:
+        with nogil:
+            t0 = _now()
+            matcher.solve(NULL, NULL)
+            for i in range(n):
+                assign[i] = matcher.assignment()[i]
+            t1 = _now()
+            total = _count_all(indptr, indices, data, bhat, assign, counts, n)
+            t2 = _now()
+            t_match += t1 - t0
+            t_count += t2 - t1
+            while total > 0:
+                t0 = _now()
+                worst = _argmax(counts, n)
+                cluster = assign[worst]
+                matcher.forbid(worst, cluster)
+                assign[worst] = -1
+                total += _task_contribution(indptr, indices, data, t_indptr, t_indices,
+                                            t_data, bhat, assign, worst, cluster, -1,
+                                            counts)
+                removals += 1
+                t1 = _now()
+                tasks.clear()
+                old.clear()
+                matcher.solve(&tasks, &old)
+                t2 = _now()
+                for r in range(<Py_ssize_t>tasks.size()):
+                    task = tasks[r]
+                    was = old[r]
+                    assign[task] = matcher.assignment()[task]
+                    if was >= 0:
+                        total += _task_contribution(indptr, indices, data, t_indptr,
+                                                    t_indices, t_data, bhat, assign, task,
+                                                    was, -1, counts)
+                    if assign[task] >= 0:
+                        total += _task_contribution(indptr, indices, data, t_indptr,
+                                                    t_indices, t_data, bhat, assign, task,
+                                                    assign[task], 1, counts)
+                t_count += (t1 - t0) + (_now() - t2)
+                t_match += t2 - t1
+        return (removals, matcher.n_augmentations(), matcher.n_cycle_cancellations(),
+                t_match, t_count)
+    finally:
+        del matcher
