@@ -72,3 +72,38 @@ def test_shape_mismatch_raises():
     args[7] = np.ones((6, 4))
     with pytest.raises(ValueError, match="inconsistent"):
         match_and_clean(*args, np.empty(6, dtype=np.int64))
+
+
+def test_fill_free_matches_twin_and_keeps_feasibility():
+    from coalloc._cleanup import fill_free
+    from coalloc._reference.cleanup import fill_free_reference
+
+    rng = np.random.default_rng(99)
+    added_total = 0
+    for _ in range(200):
+        req, off, weights = random_case(rng)
+        args = arrays(req, off, weights, True)
+        start = np.empty(req.n, dtype=np.int64)
+        match_and_clean(*args, start)
+        task_order = rng.permutation(req.n).astype(np.int64)
+        cluster_order = np.argsort(rng.random((req.n, off.m)), axis=1).astype(np.int64)
+        fill_args = args[:7] + (args[8], args[9], task_order, cluster_order)
+        ref, ref_added = fill_free_reference(*fill_args, start)
+        got = start.copy()
+        added = fill_free(*fill_args, got)
+        np.testing.assert_array_equal(got, ref)
+        assert added == ref_added == int((got >= 0).sum() - (start >= 0).sum())
+        assert np.all(got[start >= 0] == start[start >= 0])  # nothing placed moves
+        assert coalloc.verify(req, off, got).feasible
+        added_total += added
+    assert added_total > 0  # the pass does something on these instances
+
+
+def test_fill_free_shape_check():
+    from coalloc._cleanup import fill_free
+
+    req, off = coalloc.generators.fig2(1, n_tasks=4, seed=0)
+    args = arrays(req, off, np.ones((4, 5)), True)
+    with pytest.raises(ValueError, match="inconsistent"):
+        fill_free(*args[:7], args[8], args[9], np.arange(3), np.zeros((4, 5), np.int64),
+                  np.full(4, -1, np.int64))  # fmt: skip

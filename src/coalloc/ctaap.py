@@ -49,6 +49,7 @@ DEFAULTS = {
     "q_scale": "degree",
     "matching": "cardinality",
     "init_noise": 1e-3,
+    "fill": True,
     "backend": "compiled",
 }
 
@@ -120,6 +121,7 @@ def solve_ctaap(
     q_scale: Union[str, float] = DEFAULTS["q_scale"],
     matching: str = DEFAULTS["matching"],
     init_noise: float = DEFAULTS["init_noise"],
+    fill: bool = DEFAULTS["fill"],
     backend: str = DEFAULTS["backend"],
 ) -> SolveResult:
     """Allocate a request onto an offer with the CTAAP-Solver.
@@ -151,6 +153,10 @@ def solve_ctaap(
         maximum weight.
     init_noise : float
         ``eps`` of the start ``X = 1 + eps * U(0, 1)``.
+    fill : bool, default True
+        After the cleanup loop, place every unallocated task that fits somewhere without
+        any violation (tasks by decreasing best step-1 weight, clusters by decreasing
+        weight). Never shrinks the allocation; ``False`` is the paper's algorithm exactly.
     backend : {"compiled", "numpy"}
         Compiled kernels (default) or the plain NumPy twins of the same algorithm.
 
@@ -173,6 +179,7 @@ def solve_ctaap(
         q_scale=q_scale,
         matching=matching,
         init_noise=float(init_noise),
+        fill=bool(fill),
         backend=backend,
     )
     _check_params(params)
@@ -212,6 +219,14 @@ def solve_ctaap(
     assign, n_removals, stats, t2, t3 = kernels.match_and_clean(
         request, offer, weights, compat, params["matching"] == "cardinality"
     )
+    t_fill = time.perf_counter()
+    n_filled = 0
+    if params["fill"]:
+        task_order = np.argsort(-weights.max(axis=1, initial=0.0), kind="stable")
+        cluster_order = np.argsort(-weights, axis=1, kind="stable")
+        assign, n_filled = kernels.fill_free(
+            request, offer, compat, task_order, cluster_order, assign
+        )
     t_end = time.perf_counter()
 
     n_alloc = int((assign >= 0).sum())
@@ -220,14 +235,15 @@ def solve_ctaap(
         n_allocated=n_alloc,
         status="feasible",
         message=(
-            f"allocated {n_alloc} of {n} tasks after {n_removals} cleanup removals; "
-            "all constraints hold"
+            f"allocated {n_alloc} of {n} tasks after {n_removals} cleanup removals"
+            f" and {n_filled} filled in; all constraints hold"
         ),
         method="ctaap",
         timings={
             "step1": t_step1 - t_start,
             "step2": t2,
             "step3": t3,
+            "fill": t_end - t_fill,
             "total": t_end - t_start,
         },
         iterations={
@@ -235,6 +251,7 @@ def solve_ctaap(
             "q_evaluations": int(q_evals),
             "sinkhorn_iterations": int(sinkhorn_iters),
             "cleanup_rounds": int(n_removals),
+            "filled": int(n_filled),
             **stats,
         },
         n_removals=int(n_removals),
@@ -272,6 +289,17 @@ class _Compiled:
         )  # fmt: skip
         stats = {"augmentations": int(augmentations), "cycle_cancellations": int(cycles)}
         return assign, removals, stats, t_match, t_count
+
+    @staticmethod
+    def fill_free(request, offer, compat, task_order, cluster_order, assign):
+        from ._cleanup import fill_free
+
+        B, BT = request.bandwidth, request.bandwidth_transpose
+        added = fill_free(
+            B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data, offer.bandwidth,
+            compat.view(np.uint8), offer.capacity, task_order, cluster_order, assign,
+        )  # fmt: skip
+        return assign, added
 
 
 class _NumPy:
@@ -316,6 +344,16 @@ class _NumPy:
             worst = int(np.argmax(counts))
             allowed[worst, assign[worst]] = False
             removals += 1
+
+    @staticmethod
+    def fill_free(request, offer, compat, task_order, cluster_order, assign):
+        from ._reference.cleanup import fill_free_reference
+
+        B, BT = request.bandwidth, request.bandwidth_transpose
+        return fill_free_reference(
+            B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data, offer.bandwidth,
+            compat, offer.capacity, task_order, cluster_order, assign,
+        )  # fmt: skip
 
 
 def _kernels(backend: str):

@@ -151,3 +151,82 @@ def match_and_clean(
                 t_match, t_count)
     finally:
         del matcher
+
+
+cdef inline bint _fits(
+    const int64_t[::1] indptr,
+    const int64_t[::1] indices,
+    const double[::1] data,
+    const int64_t[::1] t_indptr,
+    const int64_t[::1] t_indices,
+    const double[::1] t_data,
+    const double[:, ::1] bhat,
+    const int64_t[::1] assign,
+    Py_ssize_t task,
+    int64_t c,
+) noexcept nogil:
+    """True when ``task`` in cluster ``c`` violates no bandwidth with the placed tasks."""
+    cdef int64_t e, ak
+    for e in range(indptr[task], indptr[task + 1]):
+        ak = assign[indices[e]]
+        if ak >= 0 and indices[e] != task and data[e] > bhat[c, ak]:
+            return False
+    for e in range(t_indptr[task], t_indptr[task + 1]):
+        ak = assign[t_indices[e]]
+        if ak >= 0 and t_indices[e] != task and t_data[e] > bhat[ak, c]:
+            return False
+    return True
+
+
+def fill_free(
+    const int64_t[::1] indptr,          # IN    (n + 1,) CSR of the request bandwidth b
+    const int64_t[::1] indices,         # IN    (nnz,)
+    const double[::1] data,             # IN    (nnz,)
+    const int64_t[::1] t_indptr,        # IN    (n + 1,) CSR of b.T
+    const int64_t[::1] t_indices,       # IN    (nnz,)
+    const double[::1] t_data,           # IN    (nnz,)
+    const double[:, ::1] bhat,          # IN    (m, m)
+    const uint8_t[:, ::1] allowed,      # IN    (n, m)
+    const int64_t[::1] capacity,        # IN    (m,)
+    const int64_t[::1] task_order,      # IN    (n,) permutation: tasks to try, in order
+    const int64_t[:, ::1] cluster_order,  # IN  (n, m) per task, clusters in preference order
+    int64_t[::1] assign,                # INOUT (n,) a feasible allocation, extended in place
+):
+    """Place unallocated tasks wherever they fit without any violation (first fit).
+
+    Each unallocated task, in ``task_order``, goes to the first cluster of its row of
+    ``cluster_order`` that is allowed, has a free machine and gives no bandwidth violation
+    with the tasks already placed. A feasible allocation stays feasible and never shrinks.
+
+    Returns
+    -------
+    int
+        Number of tasks added.
+    """
+    cdef Py_ssize_t n = allowed.shape[0], m = allowed.shape[1]
+    if (capacity.shape[0] != m or bhat.shape[0] != m or bhat.shape[1] != m
+            or assign.shape[0] != n or task_order.shape[0] != n
+            or cluster_order.shape[0] != n or cluster_order.shape[1] != m
+            or indptr.shape[0] != n + 1 or t_indptr.shape[0] != n + 1):
+        raise ValueError("fill_free: inconsistent array shapes")
+    cdef int64_t[::1] load = np.zeros(m, dtype=np.int64)
+    cdef Py_ssize_t i, r, q
+    cdef int64_t task, c, added = 0
+    with nogil:
+        for i in range(n):
+            if assign[i] >= 0:
+                load[assign[i]] += 1
+        for r in range(n):
+            task = task_order[r]
+            if assign[task] >= 0:
+                continue
+            for q in range(m):
+                c = cluster_order[task, q]
+                if (allowed[task, c] and load[c] < capacity[c]
+                        and _fits(indptr, indices, data, t_indptr, t_indices, t_data, bhat,
+                                  assign, task, c)):
+                    assign[task] = c
+                    load[c] += 1
+                    added += 1
+                    break
+    return added

@@ -47,3 +47,36 @@ def match_and_clean_reference(
         matcher.forbid(worst, int(assign[worst]))
         matcher.solve()
         removals += 1
+
+
+def fill_free_reference(
+    indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity,
+    task_order, cluster_order, assign,
+):  # fmt: skip
+    """Twin of :func:`coalloc._cleanup.fill_free`; returns ``(assign, added)``.
+
+    Checks each candidate placement against every pair of the dense bandwidth matrix.
+    """
+    n = len(assign)
+    B = np.zeros((n, n))
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    B[rows, indices] = data
+    np.fill_diagonal(B, 0)
+    assign = np.array(assign, dtype=np.int64)
+    load = np.bincount(assign[assign >= 0], minlength=len(capacity))
+    added = 0
+    for task in task_order:
+        if assign[task] >= 0:
+            continue
+        placed = np.flatnonzero(assign >= 0)
+        for c in cluster_order[task]:
+            if not allowed[task, c] or load[c] >= capacity[c]:
+                continue
+            out_ok = np.all(B[task, placed] <= bhat[c, assign[placed]])
+            in_ok = np.all(B[placed, task] <= bhat[assign[placed], c])
+            if out_ok and in_ok:
+                assign[task] = c
+                load[c] += 1
+                added += 1
+                break
+    return assign, added
