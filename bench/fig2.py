@@ -87,8 +87,10 @@ def main(argv=None):
     ap.add_argument("--backend", default="highs", help="exact backend for the optima")
     ap.add_argument("--time-limit", type=float, default=600.0)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--variant", action="append", default=[], type=parse_variant,
-                    metavar="NAME=JSON", help="extra CTAAP variant with these parameters")  # fmt: skip
+    ap.add_argument(
+        "--variant", action="append", default=[], type=parse_variant, metavar="NAME=JSON",
+        help="extra CTAAP variant with these parameters",
+    )  # fmt: skip
     ap.add_argument("--no-default-methods", action="store_true")
     ap.add_argument("--tag", default="fig2", help="output file stem")
     args = ap.parse_args(argv)
