@@ -43,10 +43,10 @@ DEFAULTS = {
     "beta_r": 1.075,
     "max_outer": 4,
     "max_inner": 30,
-    "tol_outer": 1e-3,
-    "tol_inner": 1e-3,
-    "compat_fn": "signed",
-    "q_scale": "degree",
+    "tol_outer": 1e-2,
+    "tol_inner": 1e-2,
+    "compat_fn": "penalty",
+    "q_scale": "none",
     "matching": "cardinality",
     "init_noise": 1e-3,
     "fill": True,
@@ -140,14 +140,14 @@ def solve_ctaap(
         row/column normalisation (paper: 4, 30).
     tol_outer, tol_inner : float
         Convergence thresholds (maximum absolute change of ``X``) that end those loops
-        early, as Alg. 1 says; 0 always runs every iteration.
+        early, as Alg. 1 says (default 1e-2 each); 0 always runs every iteration.
     compat_fn : str or (float, float)
-        Edge compatibility ``F``: ``"signed"`` (+1 if the request edge fits the offer pair,
-        -1 if not), ``"threshold"`` (+1 / 0), ``"penalty"`` (0 / -1), or a custom pair.
-    q_scale : "degree", "none" or float
-        Divide ``Q`` by this before ``exp``: ``"degree"`` uses the largest task degree so
-        that ``Q`` lies in [-1, 1] whatever the density of the request; ``"none"`` is the
-        paper's unscaled ``Q``.
+        Edge compatibility ``F`` (applied to request links): ``"penalty"`` (0 if the link
+        fits the offer pair, -1 if not; the default, best measured), ``"signed"`` (+1 / -1),
+        ``"threshold"`` (+1 / 0), or a custom pair ``(f_ok, f_bad)``.
+    q_scale : "none", "degree" or float
+        Divide ``Q`` by this before ``exp``: ``"none"`` (default) is the paper's unscaled
+        ``Q``; ``"degree"`` uses the largest task degree so that ``Q`` lies in [-1, 1].
     matching : {"cardinality", "weight"}
         Step 2 objective: maximum cardinality, then maximum weight (default), or plain
         maximum weight.
