@@ -12,6 +12,7 @@ Data flows one way: input -> model (:class:`Request`, :class:`Offer`) -> :func:`
 __version__ = "0.1.0"
 
 from . import generators
+from .exact import upper_bound
 from .io import InstanceError, read_instance, read_result, write_instance, write_result
 from .model import Offer, Request
 from .result import SolveResult
@@ -32,5 +33,6 @@ __all__ = [
     "write_result",
     "InstanceError",
     "generators",
+    "upper_bound",
     "__version__",
 ]

@@ -7,6 +7,7 @@ from typing import Any, Callable, Dict, Optional
 import numpy as np
 
 from .ctaap import solve_ctaap
+from .exact import solve_exact
 from .greedy import solve_greedy
 from .model import Offer, Request, check_compatible
 from .result import SolveResult
@@ -17,6 +18,7 @@ __all__ = ["solve", "METHODS"]
 METHODS: Dict[str, Callable[..., SolveResult]] = {
     "ctaap": solve_ctaap,
     "greedy": solve_greedy,
+    "exact": solve_exact,
 }
 
 
@@ -39,7 +41,9 @@ def solve(
     method : str, default "ctaap"
         ``"ctaap"``: the CTAAP-Solver of Kravtsov et al. (see
         :func:`coalloc.ctaap.solve_ctaap` for its parameters); ``"greedy"``: first-fit
-        baseline (:func:`coalloc.greedy.solve_greedy`).
+        baseline (:func:`coalloc.greedy.solve_greedy`); ``"exact"``: the integer program,
+        solved by HiGHS, CBC or CP-SAT (:func:`coalloc.exact.solve_exact`: ``backend``,
+        ``time_limit``, ``formulation``, ...).
     seed : int, optional
         Seed of every random choice: the same seed gives the same answer.
     **params
