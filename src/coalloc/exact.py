@@ -1,0 +1,821 @@
+"""Exact solution of the CTAAP integer program of seed 000, section 3.2.
+
+The paper fed "the five equations, with the quadratic equation (4) replaced by a series of
+equivalent linear equations" to GLPK and CBC to get the optimum its heuristic is compared
+with (Fig. 2) and the exact run times (Fig. 3). This module builds that integer program and
+hands it to one of three solvers:
+
+* ``"highs"``: HiGHS through :func:`scipy.optimize.milp` (no extra dependency, the default);
+* ``"cbc"``: CBC through PuLP (``pip install 'coalloc[exact]'``);
+* ``"cpsat"``: OR-Tools CP-SAT (``pip install 'coalloc[exact]'``).
+
+Model
+-----
+There is one binary variable ``x[i, j]`` per *compatible* pair (constraint (3) is enforced
+by leaving the other pairs out, and clusters with no machines are never compatible). The
+objective is ``max sum x``. Constraint (1) is one row per task, (2) one row per cluster.
+
+Constraint (4), ``x[i,j] B[i,k] x[k,l] <= Bhat[j,l]``, only bites when
+``B[i,k] > Bhat[j,l]``: then ``x[i,j]`` and ``x[k,l]`` cannot both be 1. For an asymmetric
+``B`` the pair ``(i in j, k in l)`` conflicts when ``B[i,k] > Bhat[j,l]`` *or*
+``B[k,i] > Bhat[l,j]``. The set of conflicting variable pairs is enumerated once, vectorised
+over the stored entries of ``B`` (one pass per cluster ``j``), and linearised in one of two
+ways:
+
+``"pairwise"``
+    One row ``x[i,j] + x[k,l] <= 1`` per unordered conflicting pair (deduplicated).
+``"aggregated"``
+    One row per ``(i, j, l)``: with ``K`` the tasks ``k`` whose placement in ``l`` conflicts
+    with ``i`` in ``j``, ``sum_{k in K} x[k,l] <= M (1 - x[i,j])`` where
+    ``M = min(|K|, cap[l])`` (the tightest big-M valid without further reasoning: when
+    ``x[i,j] = 0`` at most ``|K|`` tasks of ``K`` and at most ``cap[l]`` tasks overall go to
+    ``l``). Far fewer rows than pairwise, but a weaker LP relaxation.
+
+``"auto"`` picks ``"aggregated"`` for HiGHS and CBC and ``"pairwise"`` for CP-SAT, where
+every pairwise row and every row of (1) becomes an ``AddAtMostOne`` (CP-SAT's native
+constraint, which its presolve merges into cliques). With CP-SAT the aggregated rows are
+posted as ``sum_{k in K} x[k,l] <= 0`` enforced by ``x[i,j]``, which is the same set over
+the integers.
+
+Results
+-------
+The solution is rounded (``x > 0.5``) and checked with :func:`coalloc.verify.verify`; an
+allocation that fails the check is never returned as a success (status ``"error"``). The
+status is ``"optimal"`` only when the proven bound, rounded down (the objective is an
+integer), equals the objective -- so a positive ``mip_gap`` that stops the search early
+gives ``"feasible"`` unless the bound closes anyway. ``bound`` is the solver's proven upper
+bound, intersected with :func:`upper_bound`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tempfile
+import time
+import warnings
+from typing import Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from .model import Offer, Request, check_compatible, compatibility
+from .result import SolveResult
+from .verify import verify
+
+__all__ = ["solve_exact", "upper_bound", "BACKENDS", "FORMULATIONS"]
+
+#: Solver back-ends.
+BACKENDS = ("highs", "cbc", "cpsat")
+#: Linearisations of constraint (4).
+FORMULATIONS = ("auto", "pairwise", "aggregated")
+
+# Bounded work per vectorised block when enumerating conflicts (entries x clusters).
+_BLOCK = 1 << 22
+# Largest per-cluster candidate set for which upper_bound builds the dense conflict graph.
+_CLIQUE_LIMIT = 3000
+
+
+# --------------------------------------------------------------------------------------
+# Optional back-ends
+# --------------------------------------------------------------------------------------
+
+
+def _import_backend(backend: str):
+    """Import the package a back-end needs; a clear ImportError when it is missing."""
+    if backend == "highs":
+        from scipy.optimize import milp
+
+        return milp
+    if backend == "cbc":
+        try:
+            import pulp
+        except ImportError as exc:
+            raise ImportError("backend 'cbc' needs PuLP: pip install 'coalloc[exact]'") from exc
+        if _cbc_command(pulp, msg=False) is None:
+            raise ImportError(
+                "backend 'cbc' found PuLP but no runnable CBC binary: reinstall with "
+                "pip install 'coalloc[exact]' (PuLP's bundled CBC) or put cbc on the PATH"
+            )
+        return pulp
+    try:
+        from ortools.sat.python import cp_model
+    except ImportError as exc:
+        raise ImportError("backend 'cpsat' needs OR-Tools: pip install 'coalloc[exact]'") from exc
+    return cp_model
+
+
+# --------------------------------------------------------------------------------------
+# Model building
+# --------------------------------------------------------------------------------------
+
+
+class _Model:
+    """The integer program in sparse form, shared by every back-end.
+
+    Attributes
+    ----------
+    task, cluster : ndarray of int64
+        Task and cluster of each variable (compatible pairs, in row-major order).
+    pair_u, pair_v : ndarray of int64
+        Unordered conflicting variable pairs (``u < v``), deduplicated.
+    """
+
+    def __init__(self, request: Request, offer: Offer):
+        n, m = request.n, offer.m
+        self.n, self.m = n, m
+        compat = compatibility(request, offer)
+        task, cluster = np.nonzero(compat)
+        self.task = task.astype(np.int64)
+        self.cluster = cluster.astype(np.int64)
+        self.nvar = int(self.task.size)
+        var_index = np.full((n, m), -1, dtype=np.int64)
+        var_index[self.task, self.cluster] = np.arange(self.nvar, dtype=np.int64)
+        self.capacity = np.asarray(offer.capacity, dtype=np.int64)
+        self.pair_u, self.pair_v = _conflict_pairs(request, offer, compat, var_index)
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.pair_u.size)
+
+    def base_rows(self):
+        """Rows of (1) (one per task with >= 2 variables) and (2) (clusters that can fill up)."""
+        per_task = np.bincount(self.task, minlength=self.n)
+        per_cluster = np.bincount(self.cluster, minlength=self.m)
+        task_rows = np.flatnonzero(per_task >= 2)
+        cl_rows = np.flatnonzero(per_cluster > self.capacity)
+        return task_rows, cl_rows
+
+    def aggregated_rows(self):
+        """Aggregated rows as (row_var u, target cluster l, members v, M).
+
+        Returns
+        -------
+        row_u : ndarray, (R,)   variable x[i,j] of each row
+        row_l : ndarray, (R,)   cluster l of each row
+        row_M : ndarray, (R,)   big-M of each row
+        ent_row, ent_v : ndarray, (E,)  row of each member entry and its variable x[k,l]
+        """
+        u = np.concatenate([self.pair_u, self.pair_v])
+        v = np.concatenate([self.pair_v, self.pair_u])
+        key = u * self.m + self.cluster[v]
+        keys, ent_row, counts = np.unique(key, return_inverse=True, return_counts=True)
+        ent_row = ent_row.reshape(-1)
+        row_u = keys // self.m
+        row_l = keys % self.m
+        row_M = np.minimum(counts, self.capacity[row_l])
+        return row_u, row_l, row_M, ent_row.astype(np.int64), v
+
+    def constraint_matrix(self, formulation: str):
+        """Sparse ``A x <= ub`` of the whole model (rows of (1), (2) then (4))."""
+        task_rows, cl_rows = self.base_rows()
+        nv = self.nvar
+        # (1): one row per task with several candidate clusters.
+        sel = np.isin(self.task, task_rows)
+        t_row = np.searchsorted(task_rows, self.task[sel])
+        blocks_r = [t_row]
+        blocks_c = [np.flatnonzero(sel)]
+        blocks_d = [np.ones(t_row.size)]
+        ub = [np.ones(task_rows.size)]
+        r0 = task_rows.size
+        # (2): one row per cluster that has more candidates than machines.
+        sel = np.isin(self.cluster, cl_rows)
+        c_row = np.searchsorted(cl_rows, self.cluster[sel])
+        blocks_r.append(r0 + c_row)
+        blocks_c.append(np.flatnonzero(sel))
+        blocks_d.append(np.ones(c_row.size))
+        ub.append(self.capacity[cl_rows].astype(np.float64))
+        r0 += cl_rows.size
+        # (4)
+        if formulation == "pairwise":
+            rows = r0 + np.arange(self.n_pairs, dtype=np.int64)
+            blocks_r += [rows, rows]
+            blocks_c += [self.pair_u, self.pair_v]
+            blocks_d += [np.ones(self.n_pairs), np.ones(self.n_pairs)]
+            ub.append(np.ones(self.n_pairs))
+            r0 += self.n_pairs
+        else:
+            row_u, _, row_M, ent_row, ent_v = self.aggregated_rows()
+            nr = row_u.size
+            blocks_r += [r0 + np.arange(nr, dtype=np.int64), r0 + ent_row]
+            blocks_c += [row_u, ent_v]
+            blocks_d += [row_M.astype(np.float64), np.ones(ent_v.size)]
+            ub.append(row_M.astype(np.float64))
+            r0 += nr
+        A = sp.csr_array(
+            (
+                np.concatenate(blocks_d),
+                (np.concatenate(blocks_r), np.concatenate(blocks_c)),
+            ),
+            shape=(r0, nv),
+        )
+        return A, np.concatenate(ub)
+
+
+def _conflict_pairs(request: Request, offer: Offer, compat, var_index):
+    """Unordered pairs of variables that constraint (4) forbids together.
+
+    For every stored entry ``B[i, k] = b`` (``i != k``) and every cluster pair ``(j, l)``
+    with ``i`` fitting ``j`` and ``k`` fitting ``l``, the variables ``x[i,j]`` and
+    ``x[k,l]`` conflict when ``b > Bhat[j, l]``. Entries of ``B`` in either direction are
+    visited, so an asymmetric matrix is covered. Vectorised over the entries, one pass per
+    cluster ``j`` (in blocks), so memory stays bounded.
+    """
+    B = request.bandwidth
+    bhat = offer.bandwidth
+    m = offer.m
+    if B.nnz == 0 or m == 0 or not compat.any():
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    rows = np.repeat(np.arange(B.shape[0], dtype=np.int64), np.diff(B.indptr))
+    cols = B.indices.astype(np.int64, copy=False)
+    data = B.data
+    keep = rows != cols
+    rows, cols, data = rows[keep], cols[keep], data[keep]
+    # Entries that can never bite (below every available bandwidth) are dropped early.
+    keep = data > bhat.min()
+    rows, cols, data = rows[keep], cols[keep], data[keep]
+    us, vs = [], []
+    block = max(1, _BLOCK // max(1, m))
+    for j in range(m):
+        sel = compat[rows, j]
+        if not sel.any():
+            continue
+        r_j, c_j, b_j = rows[sel], cols[sel], data[sel]
+        for s in range(0, r_j.size, block):
+            r, c, b = r_j[s : s + block], c_j[s : s + block], b_j[s : s + block]
+            hit = compat[c, :] & (b[:, None] > bhat[j][None, :])
+            e, l = np.nonzero(hit)
+            if e.size:
+                us.append(var_index[r[e], j])
+                vs.append(var_index[c[e], l])
+    if not us:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    u = np.concatenate(us)
+    v = np.concatenate(vs)
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    nv = np.int64(max(1, int(var_index.max()) + 1))
+    key = np.unique(lo * nv + hi)
+    return key // nv, key % nv
+
+
+# --------------------------------------------------------------------------------------
+# Upper bound
+# --------------------------------------------------------------------------------------
+
+
+def _clique_cover_size(adj: np.ndarray) -> int:
+    """Number of cliques of a greedy clique partition of a graph (an upper bound on alpha).
+
+    Vertices are taken by increasing degree; each joins the first clique all of whose
+    members it is adjacent to, else opens a new one.
+    """
+    nv = adj.shape[0]
+    if nv <= 1:
+        return nv
+    order = np.argsort(adj.sum(axis=1), kind="stable")
+    common = np.zeros((0, nv), dtype=bool)  # common[c, v]: v adjacent to all of clique c
+    n_cliques = 0
+    for v in order.tolist():
+        hits = np.flatnonzero(common[:n_cliques, v])
+        if hits.size:
+            c = hits[0]
+            common[c] &= adj[v]
+        else:
+            if n_cliques == common.shape[0]:
+                common = np.concatenate([common, np.zeros((max(4, n_cliques), nv), bool)])
+            common[n_cliques] = adj[v]
+            n_cliques += 1
+    return n_cliques
+
+
+def upper_bound(request: Request, offer: Offer) -> int:
+    """A cheap, provably valid upper bound on the optimum.
+
+    Constraint (4) is dropped except inside each cluster, and what remains is a maximum
+    bipartite b-matching, solved as a maximum flow
+    ``source -> task (1) -> compatible cluster (1) -> sink (c_j)``.
+
+    The cluster capacities ``c_j`` are tightened from ``cap[j]`` with intra-cluster
+    conflicts: two tasks ``i, k`` with ``B[i,k] > Bhat[j,j]`` or ``B[k,i] > Bhat[j,j]`` can
+    never share cluster ``j``, so the tasks placed in ``j`` form an independent set of that
+    conflict graph (over the tasks compatible with ``j``). A greedy partition of those
+    tasks into cliques has at least as many parts as any independent set has members, so
+    ``c_j = min(cap[j], #cliques)`` keeps the bound valid. The partition is skipped (plain
+    ``cap[j]``) for clusters with more than a few thousand candidate tasks.
+
+    Parameters
+    ----------
+    request : Request
+    offer : Offer
+
+    Returns
+    -------
+    int
+        An upper bound on the number of tasks any feasible allocation places.
+    """
+    from scipy.sparse.csgraph import maximum_flow
+
+    check_compatible(request, offer)
+    n, m = request.n, offer.m
+    compat = compatibility(request, offer)
+    if n == 0 or m == 0 or not compat.any():
+        return 0
+    cap = offer.capacity.astype(np.int64).copy()
+    B = request.bandwidth
+    for j in range(m):
+        cand = np.flatnonzero(compat[:, j])
+        if cand.size <= 1 or cand.size > _CLIQUE_LIMIT or cap[j] <= 1 or B.nnz == 0:
+            continue
+        sub = B[cand][:, cand].toarray()
+        adj = (sub > offer.bandwidth[j, j]) | (sub.T > offer.bandwidth[j, j])
+        np.fill_diagonal(adj, False)
+        if not adj.any():
+            continue
+        cap[j] = min(cap[j], _clique_cover_size(adj))
+    # Nodes: 0 source, 1..n tasks, n+1..n+m clusters, n+m+1 sink.
+    t_idx, c_idx = np.nonzero(compat)
+    tasks = np.unique(t_idx)
+    src = np.concatenate([np.zeros(tasks.size, np.int64), 1 + t_idx, n + 1 + np.arange(m)])
+    dst = np.concatenate([1 + tasks, n + 1 + c_idx, np.full(m, n + m + 1)])
+    capy = np.concatenate(
+        [np.ones(tasks.size, np.int64), np.ones(t_idx.size, np.int64), cap]
+    ).astype(np.int32)
+    graph = sp.csr_array((capy, (src, dst)), shape=(n + m + 2, n + m + 2))
+    return int(maximum_flow(graph, 0, n + m + 1, method="dinic").flow_value)
+
+
+# --------------------------------------------------------------------------------------
+# Back-ends
+# --------------------------------------------------------------------------------------
+
+
+def _remaining(deadline: Optional[float]) -> Optional[float]:
+    """Seconds left before ``deadline`` (at least 10 ms), or None without a limit."""
+    return None if deadline is None else max(0.01, deadline - time.perf_counter())
+
+
+def _run_highs(milp, model: _Model, formulation, deadline, mip_gap, verbose):
+    from scipy.optimize import Bounds, LinearConstraint
+
+    A, ub = model.constraint_matrix(formulation)
+    nv = model.nvar
+    t_built = time.perf_counter()
+    time_limit = _remaining(deadline)
+    options: dict = {"disp": bool(verbose), "mip_rel_gap": float(mip_gap)}
+    if time_limit is not None:
+        options["time_limit"] = float(time_limit)
+    constraints = [LinearConstraint(A, -np.inf, ub)] if A.shape[0] else []
+    res = milp(
+        c=-np.ones(nv),
+        integrality=np.ones(nv),
+        bounds=Bounds(0.0, 1.0),
+        constraints=constraints,
+        options=options,
+    )
+    x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
+    dual = getattr(res, "mip_dual_bound", None)
+    bound = None if dual is None or not np.isfinite(dual) else -float(dual)
+    nodes = getattr(res, "mip_node_count", None)
+    info = {
+        "solver_status": int(res.status),
+        "solver_message": str(res.message),
+        "infeasible": res.status == 2,
+        "time_limit_hit": res.status == 1,
+        "nodes": None if nodes is None else int(nodes),
+        "rows": int(A.shape[0]),
+        "time_limit": time_limit,
+    }
+    return x, bound, info, t_built
+
+
+def _cbc_command(pulp, **kwargs):
+    """PuLP's bundled CBC (``PULP_CBC_CMD``), else a ``cbc`` on the PATH, else None.
+
+    ``PULP_CBC_CMD`` is deprecated from PuLP 3.3 on (removed in 4.0, where ``COIN_CMD`` with
+    ``pulp[cbc]`` replaces it); its deprecation warning is silenced here.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for name in ("PULP_CBC_CMD", "COIN_CMD"):
+            cls = getattr(pulp, name, None)
+            if cls is None:
+                continue
+            try:
+                solver = cls(**kwargs)
+                if solver.available():
+                    return solver
+            except Exception:  # a broken installation: try the next one
+                continue
+    return None
+
+
+def _run_cbc(pulp, model: _Model, formulation, deadline, mip_gap, threads, seed, verbose):
+    A, ub = model.constraint_matrix(formulation)
+    nv = model.nvar
+    prob = pulp.LpProblem("coalloc_exact", pulp.LpMaximize)
+    if hasattr(prob, "add_variable"):  # PuLP >= 3.3
+        xs = [prob.add_variable(f"x{v}", cat="Binary") for v in range(nv)]
+    else:
+        xs = [pulp.LpVariable(f"x{v}", cat="Binary") for v in range(nv)]
+    prob += pulp.lpSum(xs)
+    indptr, indices, data = A.indptr, A.indices.tolist(), A.data.tolist()
+    for r in range(A.shape[0]):
+        lo, hi = int(indptr[r]), int(indptr[r + 1])
+        expr = pulp.LpAffineExpression([(xs[c], d) for c, d in zip(indices[lo:hi], data[lo:hi])])
+        prob += pulp.LpConstraint(expr, pulp.LpConstraintLE, f"r{r}", float(ub[r]))
+    t_built = time.perf_counter()
+    time_limit = _remaining(deadline)
+    fd, log_path = tempfile.mkstemp(prefix="coalloc_cbc_", suffix=".log")
+    os.close(fd)
+    options = []
+    if seed is not None:
+        options.append(f"randomCbcSeed {int(seed) % 2147483647}")
+    solver = _cbc_command(
+        pulp,
+        msg=bool(verbose),
+        timeLimit=None if time_limit is None else float(time_limit),
+        gapRel=float(mip_gap),
+        threads=int(threads) if threads > 1 else None,
+        options=options,
+        logPath=log_path,
+    )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            prob.solve(solver)
+        with open(log_path, errors="replace") as fh:
+            log = fh.read()
+    finally:
+        try:
+            os.remove(log_path)
+        except OSError:
+            pass
+    if verbose:
+        print(log)
+    sol_status = getattr(prob, "sol_status", None)
+    have_solution = sol_status in (
+        pulp.LpSolutionOptimal,
+        pulp.LpSolutionIntegerFeasible,
+    )
+    x = None
+    if have_solution:
+        x = np.array([v.varValue if v.varValue is not None else 0.0 for v in xs], float)
+    stopped = "Stopped on time" in log or "stopped on time" in log.lower()
+    bound = None
+    if prob.status == pulp.LpStatusOptimal and sol_status == pulp.LpSolutionOptimal:
+        if not stopped and mip_gap == 0:
+            bound = float(sum(x)) if x is not None else None
+    match = re.search(r"(?:Upper|Lower) bound:\s*(-?[0-9.eE+]+)", log)
+    if match:
+        # CBC runs with -max and prints "Upper bound" in the problem's (maximisation) sense;
+        # some versions print the internal minimisation value ("Lower bound", negated).
+        # The objective is non-negative, so the magnitude is the bound either way.
+        bound_log = abs(float(match.group(1)))
+        bound = bound_log if bound is None else min(bound, bound_log)
+    nodes = re.search(r"Enumerated nodes:\s*([0-9]+)", log)
+    info = {
+        "solver_status": int(prob.status),
+        "solver_message": "CBC: "
+        + ("stopped on time limit" if stopped else str(pulp.LpStatus.get(prob.status)))
+        + f" ({pulp.LpSolution.get(sol_status, sol_status)})",
+        "infeasible": prob.status == pulp.LpStatusInfeasible,
+        "time_limit_hit": stopped,
+        "nodes": int(nodes.group(1)) if nodes else None,
+        "rows": int(A.shape[0]),
+        "time_limit": time_limit,
+    }
+    return x, bound, info, t_built
+
+
+def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads, seed, verbose):
+    nv = model.nvar
+    mdl = cp_model.CpModel()
+    xs = [mdl.NewBoolVar(f"x{v}") for v in range(nv)]
+    task_rows, cl_rows = model.base_rows()
+    order = np.argsort(model.task, kind="stable")
+    starts = np.searchsorted(model.task[order], np.arange(model.n + 1))
+    for i in task_rows.tolist():
+        mdl.AddAtMostOne([xs[v] for v in order[starts[i] : starts[i + 1]].tolist()])
+    order = np.argsort(model.cluster, kind="stable")
+    starts = np.searchsorted(model.cluster[order], np.arange(model.m + 1))
+    for j in cl_rows.tolist():
+        mdl.Add(
+            sum(xs[v] for v in order[starts[j] : starts[j + 1]].tolist()) <= int(model.capacity[j])
+        )
+    n_rows = task_rows.size + cl_rows.size
+    if formulation == "pairwise":
+        for u, v in zip(model.pair_u.tolist(), model.pair_v.tolist()):
+            mdl.AddAtMostOne([xs[u], xs[v]])
+        n_rows += model.n_pairs
+    else:
+        row_u, _, _, ent_row, ent_v = model.aggregated_rows()
+        order = np.argsort(ent_row, kind="stable")
+        starts = np.searchsorted(ent_row[order], np.arange(row_u.size + 1))
+        ent_v = ent_v[order]
+        for r, u in enumerate(row_u.tolist()):
+            members = ent_v[starts[r] : starts[r + 1]].tolist()
+            mdl.Add(sum(xs[v] for v in members) <= 0).OnlyEnforceIf(xs[u])
+        n_rows += row_u.size
+    mdl.Maximize(sum(xs))
+    t_built = time.perf_counter()
+    time_limit = _remaining(deadline)
+    solver = cp_model.CpSolver()
+    prm = solver.parameters
+    prm.num_search_workers = int(threads)
+    if seed is not None:
+        prm.random_seed = int(seed) % 2147483647
+    if time_limit is not None:
+        prm.max_time_in_seconds = float(time_limit)
+    prm.relative_gap_limit = float(mip_gap)
+    prm.log_search_progress = bool(verbose)
+    status = solver.Solve(mdl)
+    x = None
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        x = np.array([solver.BooleanValue(v) for v in xs], dtype=np.float64)
+    # The bound is only meaningful with a solution (UNKNOWN reports a placeholder 0).
+    bound = float(solver.BestObjectiveBound()) if x is not None else None
+    info = {
+        "solver_status": int(status),
+        "solver_message": f"CP-SAT: {solver.StatusName(status)}",
+        "infeasible": status == cp_model.INFEASIBLE,
+        "time_limit_hit": status in (cp_model.FEASIBLE, cp_model.UNKNOWN),
+        "nodes": int(solver.NumBranches()),
+        "rows": int(n_rows),
+        "time_limit": time_limit,
+    }
+    if status == cp_model.MODEL_INVALID:
+        info["solver_message"] += ": " + mdl.Validate()
+    return x, bound, info, t_built
+
+
+# --------------------------------------------------------------------------------------
+# Entry point
+# --------------------------------------------------------------------------------------
+
+
+def _check_args(backend, time_limit, formulation, mip_gap, threads, seed):
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if not isinstance(formulation, str) or formulation not in FORMULATIONS:
+        raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
+    if time_limit is not None:
+        if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float, np.number)):
+            raise ValueError(
+                f"time_limit must be a positive number of seconds or None, got {time_limit!r}"
+            )
+        if not (math.isfinite(float(time_limit)) and float(time_limit) > 0):
+            raise ValueError(
+                f"time_limit must be a positive finite number of seconds, got {time_limit!r}"
+            )
+    if (
+        isinstance(mip_gap, bool)
+        or not isinstance(mip_gap, (int, float, np.number))
+        or not (math.isfinite(float(mip_gap)) and 0 <= float(mip_gap) < 1)
+    ):
+        raise ValueError(f"mip_gap must be a number in [0, 1), got {mip_gap!r}")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise ValueError(f"seed must be an int or None, got {seed!r}")
+
+
+def solve_exact(
+    request: Request,
+    offer: Offer,
+    *,
+    seed: Optional[int] = 0,
+    backend: str = "highs",
+    time_limit: Optional[float] = None,
+    formulation: str = "auto",
+    mip_gap: float = 0.0,
+    threads: int = 1,
+    verbose: bool = False,
+) -> SolveResult:
+    """Solve the CTAAP integer program exactly (method ``"exact"``).
+
+    Parameters
+    ----------
+    request : Request
+    offer : Offer
+    seed : int, optional
+        Random seed of CBC (``randomCbcSeed``) and CP-SAT (``random_seed``). HiGHS through
+        SciPy exposes no seed and is deterministic.
+    backend : {"highs", "cbc", "cpsat"}, default "highs"
+        ``"highs"``: :func:`scipy.optimize.milp`; ``"cbc"``: PuLP's ``PULP_CBC_CMD``;
+        ``"cpsat"``: OR-Tools CP-SAT. The last two need ``pip install 'coalloc[exact]'``.
+    time_limit : float, optional
+        Wall-clock seconds for the whole call. The solver gets what remains after the model
+        is built (at least 10 ms), so the call may overrun slightly (solver start-up and
+        the final check are not counted). Solvers only look at the clock now and then:
+        HiGHS's presolve does not at all, and on large *pairwise* models (tens of thousands
+        of rows, e.g. ``fig3(300)``) it alone can take tens of seconds, as can CBC's root
+        node; the default ``"aggregated"`` model keeps both close to the limit.
+    formulation : {"auto", "pairwise", "aggregated"}, default "auto"
+        Linearisation of constraint (4), see the module docstring. ``"auto"`` is
+        ``"aggregated"`` for HiGHS and CBC and ``"pairwise"`` for CP-SAT.
+    mip_gap : float, default 0.0
+        Relative gap at which the solver may stop. With a positive gap the status is still
+        ``"optimal"`` only when optimality is proven.
+    threads : int, default 1
+        Threads for CBC and CP-SAT (``num_search_workers``); HiGHS via SciPy runs its own
+        default and ignores it.
+    verbose : bool, default False
+        Print the solver log.
+
+    Returns
+    -------
+    SolveResult
+        ``status`` is ``"optimal"`` (proven), ``"feasible"`` (a solution, optimality not
+        proven, e.g. at the time limit), ``"time_limit"`` (no solution in time;
+        ``assignment`` is all -1) or ``"error"`` (solver failure, or a solution that failed
+        :func:`coalloc.verify.verify` after rounding -- never returned as a success).
+        ``objective`` is the allocation size, ``bound`` a proven upper bound, ``gap`` is
+        ``(bound - objective) / max(1, bound)``; ``timings`` has ``"build"``, ``"solve"``,
+        ``"total"``; ``iterations["nodes"]`` the branch-and-bound nodes (CP-SAT: branches)
+        when the solver reports them.
+
+    Raises
+    ------
+    ValueError
+        On an unknown ``backend`` or ``formulation``, a non-positive ``time_limit``, or
+        other malformed arguments (the message names the argument).
+    ImportError
+        When the back-end's optional package is missing.
+    """
+    check_compatible(request, offer)
+    _check_args(backend, time_limit, formulation, mip_gap, threads, seed)
+    if seed is not None:
+        seed = int(seed)
+    threads = int(threads)
+    mip_gap = float(mip_gap)
+    solver_pkg = _import_backend(backend)  # (import time is not counted in the timings)
+    t0 = time.perf_counter()
+    form = formulation
+    if form == "auto":
+        form = "pairwise" if backend == "cpsat" else "aggregated"
+    params = {
+        "backend": backend,
+        "formulation": form,
+        "time_limit": None if time_limit is None else float(time_limit),
+        "mip_gap": mip_gap,
+        "threads": threads,
+    }
+    n = request.n
+    assignment = np.full(n, -1, dtype=np.int64)
+
+    model = _Model(request, offer)
+    ub_comb = upper_bound(request, offer)
+    params["model"] = {
+        "variables": model.nvar,
+        "conflict_pairs": model.n_pairs,
+    }
+
+    def result(status, message, *, objective=None, bound=None, nodes=None, t_built, t_solved):
+        t_end = time.perf_counter()
+        gap = None
+        if objective is not None and bound is not None:
+            gap = (bound - objective) / max(1.0, bound)
+        iterations = {} if nodes is None else {"nodes": int(nodes)}
+        return SolveResult(
+            assignment=assignment,
+            n_allocated=int((assignment >= 0).sum()),
+            status=status,
+            message=message,
+            method="exact",
+            timings={"build": t_built - t0, "solve": t_solved - t_built, "total": t_end - t0},
+            iterations=iterations,
+            seed=seed,
+            params=params,
+            objective=None if objective is None else float(objective),
+            bound=None if bound is None else float(bound),
+            gap=gap,
+        )
+
+    if model.nvar == 0 or ub_comb == 0:
+        params["model"]["constraints"] = 0
+        t_now = time.perf_counter()
+        return result(
+            "optimal",
+            "no task fits any cluster with free machines: the optimum is 0",
+            objective=0,
+            bound=0,
+            t_built=t_now,
+            t_solved=t_now,
+        )
+
+    deadline = None if time_limit is None else t0 + float(time_limit)
+    try:
+        if backend == "highs":
+            x, bound, info, t_built = _run_highs(
+                solver_pkg, model, form, deadline, mip_gap, verbose
+            )
+        elif backend == "cbc":
+            x, bound, info, t_built = _run_cbc(
+                solver_pkg, model, form, deadline, mip_gap, threads, seed, verbose
+            )
+        else:
+            x, bound, info, t_built = _run_cpsat(
+                solver_pkg, model, form, deadline, mip_gap, threads, seed, verbose
+            )
+    except Exception as exc:  # a solver crash is reported, not raised
+        t_now = time.perf_counter()
+        return result(
+            "error",
+            f"{backend} failed: {type(exc).__name__}: {exc}",
+            bound=ub_comb,
+            t_built=t_now,
+            t_solved=t_now,
+        )
+    t_solved = time.perf_counter()
+    params["model"]["constraints"] = info["rows"]
+    # Building the model counts against the limit: report what the solver got.
+    if info.get("time_limit") is not None:
+        params["solver_time_limit"] = float(info["time_limit"])
+
+    # The proven bound: the solver's (an integer objective: round down), capped by ours.
+    proven = float(ub_comb)
+    if bound is not None and np.isfinite(bound):
+        if x is None or bound >= float(np.sum(x > 0.5)) - 1e-6:  # ignore a nonsense bound
+            proven = min(proven, math.floor(bound + 1e-6))
+    msg_solver = info["solver_message"]
+
+    if x is None:
+        if info["infeasible"]:
+            return result(
+                "error",
+                f"{msg_solver}: the solver reported the model infeasible, but allocating "
+                "nothing is always feasible",
+                bound=proven,
+                nodes=info["nodes"],
+                t_built=t_built,
+                t_solved=t_solved,
+            )
+        if info["time_limit_hit"] or time_limit is not None:
+            return result(
+                "time_limit",
+                f"{msg_solver}: no allocation found within the time limit; "
+                f"proven upper bound {int(proven)}",
+                bound=proven,
+                nodes=info["nodes"],
+                t_built=t_built,
+                t_solved=t_solved,
+            )
+        return result(
+            "error",
+            f"{msg_solver}: the solver returned no solution",
+            bound=proven,
+            nodes=info["nodes"],
+            t_built=t_built,
+            t_solved=t_solved,
+        )
+
+    # Round robustly and check the allocation independently.
+    chosen = np.flatnonzero(x > 0.5)
+    tasks, clusters = model.task[chosen], model.cluster[chosen]
+    if np.unique(tasks).size != tasks.size:
+        return result(
+            "error",
+            f"{msg_solver}: the rounded solution places a task twice",
+            bound=proven,
+            nodes=info["nodes"],
+            t_built=t_built,
+            t_solved=t_solved,
+        )
+    candidate = np.full(n, -1, dtype=np.int64)
+    candidate[tasks] = clusters
+    report = verify(request, offer, candidate)
+    if not report.feasible:
+        return result(
+            "error",
+            f"{msg_solver}: the rounded solution violates constraints "
+            f"{ {k: v for k, v in report.violations.items() if v} }",
+            bound=proven,
+            nodes=info["nodes"],
+            t_built=t_built,
+            t_solved=t_solved,
+        )
+    assignment[:] = candidate
+    objective = report.n_allocated
+    proven = max(proven, float(objective))
+    if proven <= objective:
+        status = "optimal"
+        message = f"{msg_solver}: optimal allocation of {objective} of {n} tasks"
+    else:
+        status = "feasible"
+        why = "time limit" if info["time_limit_hit"] else "gap limit or early stop"
+        message = (
+            f"{msg_solver}: allocation of {objective} of {n} tasks, optimality not proven "
+            f"({why}); upper bound {int(proven)}"
+        )
+    return result(
+        status,
+        message,
+        objective=objective,
+        bound=proven,
+        nodes=info["nodes"],
+        t_built=t_built,
+        t_solved=t_solved,
+    )
