@@ -20,7 +20,8 @@ def test_generate_solve_verify(tmp_path, capsys):
     inst = tmp_path / "i.json"
     res = tmp_path / "r.json"
     assert main(["generate", "fig2", "--range-factor", "3", "--seed", "4", "-o", str(inst)]) == 0
-    assert main(["solve", str(inst), "--method", "greedy", "-o", str(res)]) == 0
+    assert main(["solve", str(inst), "--method", "greedy", "--bound", "-o", str(res)]) == 0
+    assert "upper bound" in capsys.readouterr().out
     data = json.loads(res.read_text())
     assert data["method"] == "greedy" and data["verify"]["feasible"]
     assert (

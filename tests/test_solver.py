@@ -194,3 +194,14 @@ def test_numpy_seed_accepted():
     req, off = fig2(1, n_tasks=8, seed=0)
     a = coalloc.solve(req, off, seed=np.int64(3))
     assert a.seed == 3
+
+
+def test_bound_and_gap_reported_on_request():
+    req, off = fig2(3, seed=8)
+    res = coalloc.solve(req, off, bound=True)
+    assert res.bound >= res.n_allocated
+    assert res.gap == pytest.approx((res.bound - res.n_allocated) / max(1, res.bound))
+    assert coalloc.solve(req, off).bound is None
+    exact = coalloc.solve(req, off, "exact", bound=True)
+    assert exact.status == "optimal" and exact.bound == exact.n_allocated and exact.gap == 0
+    assert exact.n_allocated >= res.n_allocated

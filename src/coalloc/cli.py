@@ -43,9 +43,11 @@ def _summary(name: str, request, offer, result, report) -> str:
 
 def _solve_and_report(request, offer, args, name: str) -> int:
     params = dict(args.param or [])
-    result = solve(request, offer, args.method, seed=args.seed, **params)
+    result = solve(request, offer, args.method, seed=args.seed, bound=args.bound, **params)
     report = verify(request, offer, result.assignment)
     print(_summary(name, request, offer, result, report))
+    if result.bound is not None:
+        print(f"  upper bound {result.bound:g}, gap {100 * result.gap:.1f}%")
     if args.verbose:
         for key, value in result.timings.items():
             print(f"  time {key}: {value * 1e3:.3f} ms")
@@ -112,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
         )  # fmt: skip
         p.add_argument("-o", "--output", help="write the result as JSON to this file")
         p.add_argument("-v", "--verbose", action="store_true", help="print timings and counters")
+        p.add_argument(
+            "--bound", action="store_true", help="also compute an upper bound and the gap"
+        )
 
     p = sub.add_parser("solve", help="solve an instance file")
     p.add_argument("instance", help="instance file (JSON, see docs/formats.md)")

@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, Optional
 import numpy as np
 
 from .ctaap import solve_ctaap
-from .exact import solve_exact
+from .exact import solve_exact, upper_bound
 from .greedy import solve_greedy
 from .model import Offer, Request, check_compatible
 from .result import SolveResult
@@ -28,6 +28,7 @@ def solve(
     method: str = "ctaap",
     *,
     seed: Optional[int] = 0,
+    bound: bool = False,
     **params: Any,
 ) -> SolveResult:
     """Allocate the tasks of ``request`` onto the clusters of ``offer``.
@@ -46,6 +47,11 @@ def solve(
         ``time_limit``, ``formulation``, ...).
     seed : int, optional
         Seed of every random choice: the same seed gives the same answer.
+    bound : bool, default False
+        Also compute the cheap upper bound of :func:`coalloc.upper_bound` (a b-matching
+        that ignores the bandwidth between clusters) and report it with the gap
+        ``(bound - n_allocated) / max(1, bound)`` in ``result.bound`` / ``result.gap``
+        (exact solvers report their own proven bound, which is never weaker).
     **params
         Method-specific parameters.
 
@@ -72,8 +78,13 @@ def solve(
         raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
     func = METHODS[method]
     try:
-        return func(request, offer, seed=seed, **params)
+        result = func(request, offer, seed=seed, **params)
     except TypeError as exc:
         if "unexpected keyword argument" in str(exc):
             raise TypeError(f"method {method!r}: {exc}") from None
         raise
+    if bound:
+        cheap = upper_bound(request, offer)
+        result.bound = float(cheap if result.bound is None else min(result.bound, cheap))
+        result.gap = (result.bound - result.n_allocated) / max(1.0, result.bound)
+    return result
