@@ -115,3 +115,13 @@ def test_unreadable_files(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(InstanceError, match="not valid JSON"):
         coalloc.read_instance(bad)
+
+
+def test_sparse_generation_samples_distinct_pairs():
+    req, _ = coalloc.generators.random_instance(40, 2, edge_probability=0.999999, seed=1)
+    assert req.n_edges == 40 * 39  # every pair drawn exactly once, both directions
+    req, _ = coalloc.generators.random_instance(400, 3, edge_probability=0.05, seed=2)
+    B = req.bandwidth
+    assert req.symmetric and B.diagonal().sum() == 0
+    assert 0.04 < B.nnz / (400 * 399) < 0.06
+    assert B.data.min() >= 1 and B.data.max() <= 100

@@ -31,12 +31,25 @@ PROPERTY_NAMES = ("cpu", "mem")
 
 
 def _symmetric_bandwidth(rng, n: int, high: int, p: float, sparse: bool):
-    """Symmetric integer bandwidth in 1..high on each pair with probability ``p``."""
-    iu, ju = np.triu_indices(n, k=1)
+    """Symmetric integer bandwidth in 1..high on each pair with probability ``p``.
+
+    With ``p < 1`` the number of links is drawn first (binomial) and the pairs are sampled
+    without replacement, so sparse requests cost O(links), not O(n^2).
+    """
+    if p >= 1.0:
+        iu, ju = np.triu_indices(n, k=1)
+    else:
+        pairs = n * (n - 1) // 2
+        count = int(rng.binomial(pairs, p)) if pairs else 0
+        t = np.sort(rng.choice(pairs, size=count, replace=False)).astype(np.int64)
+        # Row of the t-th upper-triangle pair (row-major), then its column.
+        iu = (
+            n
+            - 2
+            - np.floor(np.sqrt(4.0 * n * (n - 1) - 8.0 * t - 7.0) / 2.0 - 0.5).astype(np.int64)
+        )
+        ju = t + iu + 1 - n * (n - 1) // 2 + (n - iu) * (n - iu - 1) // 2
     vals = rng.integers(1, high + 1, size=iu.size).astype(np.float64)
-    if p < 1.0:
-        keep = rng.random(iu.size) < p
-        iu, ju, vals = iu[keep], ju[keep], vals[keep]
     rows = np.concatenate([iu, ju])
     cols = np.concatenate([ju, iu])
     data = np.concatenate([vals, vals])
