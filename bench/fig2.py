@@ -27,6 +27,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 import coalloc
+from _plot import pyplot
 from coalloc.exact import solve_exact
 from coalloc.generators import fig2
 
@@ -151,13 +152,8 @@ def main(argv=None):
 
 
 def plot(rows, methods, args):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed (pip install 'coalloc[bench]'): no plot")
+    plt = pyplot()
+    if plt is None:
         return
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for name in methods:

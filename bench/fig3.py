@@ -23,6 +23,7 @@ import sys
 import time
 
 import coalloc
+from _plot import pyplot
 from coalloc.exact import solve_exact, upper_bound
 from coalloc.generators import fig3
 
@@ -120,13 +121,8 @@ def summary(rows, solvers, args):
 
 
 def plot(rows, solvers, args):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed (pip install 'coalloc[bench]'): no plot")
+    plt = pyplot()
+    if plt is None:
         return
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for s in solvers:
