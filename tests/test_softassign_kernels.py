@@ -171,6 +171,34 @@ def test_compute_q_matches_twins(m_max):
             )
 
 
+def test_compute_q_every_summation_path():
+    # dense graphs with few distinct rank rows are summed by classes; sparse graphs,
+    # m > 15 and many distinct rank rows (only with hand-made ranks) edge by edge
+    rng = np.random.default_rng(12)
+    for n, m, density, tied, rank_kind in (
+        (60, 5, 1.0, True, "edge_ranks"),
+        (60, 5, 1.0, False, "edge_ranks"),
+        (60, 6, 1.0, False, "edge_ranks"),
+        (60, 8, 1.0, True, "edge_ranks"),
+        (60, 3, 1.0, True, "edge_ranks"),
+        (60, 4, 0.05, False, "edge_ranks"),
+        (30, 16, 1.0, False, "edge_ranks"),
+        (60, 5, 1.0, False, "random"),
+        (60, 8, 1.0, False, "random"),
+    ):
+        B, bhat = _instance(rng, n, m, density, False, tied)
+        indptr, indices, data = _csr(B)
+        rank, order = edge_ranks(indptr, indices, data, bhat)
+        if rank_kind == "random":
+            rank = rng.integers(0, m + 1, rank.shape).astype(np.int32)
+        X = rng.random((n + 1, m + 1))
+        for f_ok, f_bad in ((0.0, -1.0), (1.0, 0.0), (0.7, -1.3)):
+            Q = np.full((n, m), np.nan)
+            compute_q(indptr, indices, rank, order, X, f_ok, f_bad, Q)
+            ref = compute_q_reference(indptr, indices, rank, order, X, f_ok, f_bad)
+            _assert_close(Q, ref, scale=(abs(f_ok) + abs(f_bad)) * n * m)
+
+
 def test_compute_q_ignores_slack_column():
     rng = np.random.default_rng(5)
     B, bhat = _instance(rng, 12, 3, 0.5, False)
@@ -268,6 +296,41 @@ def test_sinkhorn_convergence_matches_twin():
         else:  # a rounding-level difference right at the threshold
             assert abs(its - its_ref) == 1
             np.testing.assert_allclose(X, ref, atol=2 * tol)
+
+
+@pytest.mark.parametrize("m", [5, 3, 6])
+def test_sinkhorn_ties_and_degenerate_columns_match_twin(m):
+    # few distinct values (many ties among the largest entries), zero columns and
+    # capacities from 0 to n + 3 (support-indicator columns included)
+    rng = np.random.default_rng(32 + m)
+    for n in (1, 7, 40, 300):
+        levels = np.array([0.0, 0.25, 0.5, 1.0, 2.0])
+        X0 = levels[rng.integers(0, 5, (n + 1, m + 1))]
+        X0[:, rng.integers(0, m)] = 0.0
+        X0[n, :m], X0[n, m] = 1.0, 0.0
+        capacity = rng.integers(0, n + 4, m).astype(np.int64)
+        capacity[0] = 1
+        for max_iter in (1, 2, 7, 25):
+            X = X0.copy()
+            its = sinkhorn(X, capacity, max_iter, 0.0)
+            ref, its_ref = sinkhorn_reference(X0, capacity, max_iter, 0.0)
+            assert its == its_ref == max_iter
+            _assert_close(X, ref)
+
+
+def test_sinkhorn_large_capacities_match_twin():
+    # n = 300, m = 5 as in Fig. 3: large K_j, the remembered largest rows change often
+    rng = np.random.default_rng(33)
+    n, m = 300, 5
+    for _ in range(5):
+        X0 = rng.random((n + 1, m + 1)) ** 4
+        X0[n, :m], X0[n, m] = 1.0, 0.0
+        capacity = rng.integers(1, n // 5 + 1, m).astype(np.int64)
+        X = X0.copy()
+        its = sinkhorn(X, capacity, 40, 0.0)
+        ref, its_ref = sinkhorn_reference(X0, capacity, 40, 0.0)
+        assert its == its_ref == 40
+        _assert_close(X, ref)
 
 
 def test_sinkhorn_leaves_zero_rows():
@@ -376,6 +439,22 @@ def test_graduated_assignment_huge_q_stays_finite():
     )
     assert np.all(np.isfinite(X))
     assert X.min() >= 0.0 and X[:n].max() <= 1.0
+
+
+def test_graduated_assignment_mixed_summation_paths():
+    # out-edges summed by classes, in-edges (hand-made ranks with many distinct rows)
+    # edge by edge, through one shared scratch table
+    rng = np.random.default_rng(44)
+    n, m = 60, 5
+    p = _problem(rng, n, m, 1.0, False, False)
+    p["t_rank"] = rng.integers(0, m + 1, p["t_rank"].shape).astype(np.int32)
+    X0 = 1.0 + 1e-3 * rng.random((n + 1, m + 1))
+    consts = (0.0, -1.0, float(n * m), 0.5, 10.0, 1.5, 2, 5, 0.0, 0.0)
+    X = X0.copy()
+    counters = graduated_assignment(*_ga_args(p, False), X, *consts)
+    X_ref, *c_ref = graduated_assignment_reference(*_ga_args(p, False), X0, *consts)
+    assert counters == tuple(c_ref)
+    np.testing.assert_allclose(X, X_ref, rtol=1e-6, atol=1e-9)
 
 
 def test_graduated_assignment_rejects_endless_schedule():

@@ -10,7 +10,10 @@ Edge compatibility: a request edge with bandwidth ``b`` placed on the cluster pa
 ``(j, l)`` scores ``F = f_ok`` if ``b <= bhat[j, l]`` and ``F = f_bad`` otherwise.
 :func:`edge_ranks` turns the request bandwidths into ranks so that
 ``{l : bhat[j, l] >= data[e]} == order[j, :rank[e, j]]``; :func:`compute_q` then needs
-only prefix sums of ``X`` along ``order[j]``, i.e. O(nnz*m + n*m^2) work.
+only prefix sums of ``X`` along ``order[j]``, i.e. O(nnz*m + n*m^2) work. Edges with
+equal rank rows (``classes``; at most ``m*m + 1`` come from :func:`edge_ranks`) share
+one row of a per-task table, so on dense request graphs an edge costs ``m`` contiguous
+additions (:func:`_q_table_cls`, :func:`_q_pass_cls`).
 
 The kernels trust their input (the Python model validates it once); only O(1) shape
 checks are done. Plain NumPy twins live in :mod:`coalloc._reference.softassign`.
@@ -18,9 +21,9 @@ checks are done. Plain NumPy twins live in :mod:`coalloc._reference.softassign`.
 
 import numpy as np
 
-from libc.math cimport exp, fabs
-from libc.stdint cimport int32_t, int64_t, uint8_t
-from libc.string cimport memcpy
+from libc.math cimport INFINITY, exp, fabs
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.string cimport memcpy, memset
 from libcpp.algorithm cimport nth_element, sort
 from libcpp.pair cimport pair
 from libcpp.vector cimport vector
@@ -145,6 +148,359 @@ cdef void _q_pass(
                 Qi[j] = acc[j]
 
 
+# --- edge classes: edges with equal rank rows share one column of the Q table ------
+
+cdef enum:
+    _CLS_MAX_M = 15        # rank rows are packed 4 bits per cluster into one uint64
+    _CLS_MAX = 256         # more distinct rank rows -> the per-edge path
+    _CLS_HASH_BITS = 10
+    _CLS_HASH = 1024       # open-addressing table, >= 4 * _CLS_MAX slots
+
+
+cdef Py_ssize_t _edge_classes(
+    const int32_t* rank,      # IN  (nnz, m), entries in [0, m]
+    Py_ssize_t nnz,
+    Py_ssize_t m,             # 1 <= m <= _CLS_MAX_M
+    int32_t* cls,             # OUT (nnz,) class of every edge
+    int32_t* rep,             # OUT (_CLS_MAX, m) rank row of every class
+) noexcept nogil:
+    """Number the distinct rank rows; returns their count, or -1 if > _CLS_MAX."""
+    cdef uint64_t keys[_CLS_HASH]
+    cdef int32_t vals[_CLS_HASH]
+    cdef uint64_t code, last_code = 0
+    cdef int32_t c, last_cls = 0
+    cdef Py_ssize_t e, j, n_cls = 0
+    cdef size_t h
+    cdef const int32_t* re
+    memset(keys, 0, sizeof(keys))
+    for e in range(nnz):
+        re = rank + e * m
+        code = 0
+        for j in range(m):
+            code = (code << 4) | <uint64_t>re[j]
+        code += 1                     # 0 marks an empty slot
+        if code == last_code:
+            cls[e] = last_cls
+            continue
+        h = <size_t>(((code ^ (code >> 29)) * <uint64_t>0x2545F4914F6CDD1D)
+                     >> (64 - _CLS_HASH_BITS))
+        while True:
+            if keys[h] == code:
+                c = vals[h]
+                break
+            if keys[h] == 0:
+                if n_cls == _CLS_MAX:
+                    return -1
+                keys[h] = code
+                c = <int32_t>n_cls
+                vals[h] = c
+                for j in range(m):
+                    rep[n_cls * m + j] = re[j]
+                n_cls += 1
+                break
+            h = (h + 1) & (_CLS_HASH - 1)
+        cls[e] = c
+        last_code = code
+        last_cls = c
+    return n_cls
+
+
+cdef inline Py_ssize_t _cls_width(Py_ssize_t m) noexcept nogil:
+    """Row length of the class table: ``m`` rounded up to an even number."""
+    return (m + 1) & ~(<Py_ssize_t>1)
+
+
+cdef bint _classes_usable(Py_ssize_t n_cls, Py_ssize_t n, Py_ssize_t m,
+                          Py_ssize_t nnz) noexcept nogil:
+    """Whether the class table ``(n, n_cls, mp)`` is worth building every evaluation."""
+    cdef Py_ssize_t mp = _cls_width(m)
+    if n_cls <= 0 or n_cls * n > nnz:
+        return False
+    if n * n_cls * mp >= 2147483647:
+        return False
+    return n * n_cls * mp <= (1 << 23) or n_cls * mp <= 2 * m * (m + 1)
+
+
+cdef void _class_offsets(
+    const int64_t* indices,   # IN    (nnz,)
+    Py_ssize_t nnz,
+    Py_ssize_t m,
+    Py_ssize_t n_cls,
+    const int32_t* rep,       # IN    (n_cls, m)
+    int32_t* off,             # INOUT (nnz,) class of every edge -> table offset
+    int32_t* gidx,            # OUT   (n_cls, mp) index into the per-task table V
+) noexcept nogil:
+    cdef Py_ssize_t e, c, j, mp = _cls_width(m)
+    for e in range(nnz):
+        off[e] = <int32_t>((indices[e] * n_cls + off[e]) * mp)
+    for c in range(n_cls):
+        for j in range(mp):
+            # V[j, rank] for real clusters; V[m * (m + 1)] = 0 for the padding
+            gidx[c * mp + j] = <int32_t>(j * (m + 1) + rep[c * m + j] if j < m
+                                         else m * (m + 1))
+
+
+cdef void _q_table_cls(
+    const double* X,          # IN  (n + 1, m + 1) row-major; only X[:n, :m] is read
+    Py_ssize_t n,
+    Py_ssize_t m,
+    const int32_t* order,     # IN  (m, m)
+    const int32_t* gidx,      # IN  (n_cls, mp) from _class_offsets
+    Py_ssize_t n_cls,
+    double f_ok,
+    double f_bad,
+    double weight,
+    double* V,                # scratch (m * (m + 1) + 1,)
+    double* Gc,               # OUT (n, n_cls, mp)
+) noexcept nogil:
+    """``Gc[k, c, j] = G[k, j, rank of class c at j]`` with ``G`` as in :func:`_q_table`
+    (up to rounding: ``T - S`` is summed directly); padding entries ``j >= m`` are 0."""
+    cdef Py_ssize_t k, j, p, t, mm = m + 1, mp = _cls_width(m), width = n_cls * _cls_width(m)
+    cdef const double* Xk
+    cdef const int32_t* oj
+    cdef double* Vj
+    cdef double* g
+    cdef double acc, tot
+    cdef double xs[_CLS_MAX_M]
+    cdef bint ok_zero = f_ok == 0.0
+    V[m * mm] = 0.0                 # read by the padding entries
+    for k in range(n):
+        Xk = X + k * mm
+        for j in range(m):
+            # V[j, r] = weight * (f_ok * S + f_bad * U): S = mass of X[k] on the first
+            # r clusters of order[j], U = mass on the others (summed directly, no
+            # cancellation); f_ok * S is skipped if f_ok == 0
+            oj = order + j * m
+            Vj = V + j * mm
+            for p in range(m):
+                xs[p] = Xk[oj[p]]
+            tot = 0.0
+            if ok_zero:
+                Vj[m] = weight * (f_bad * tot)
+                for p in range(m - 1, -1, -1):
+                    tot += xs[p]
+                    Vj[p] = weight * (f_bad * tot)
+            else:
+                Vj[m] = 0.0
+                for p in range(m - 1, -1, -1):
+                    tot += xs[p]
+                    Vj[p] = tot
+                acc = 0.0
+                for p in range(m):
+                    Vj[p] = weight * (f_ok * acc + f_bad * Vj[p])
+                    acc += xs[p]
+                Vj[m] = weight * (f_ok * acc + f_bad * 0.0)
+        g = Gc + k * width
+        for t in range(width):
+            g[t] = V[gidx[t]]
+
+
+cdef void _q_pass_cls6(
+    const int64_t* indptr,    # IN  (n + 1,)
+    const int32_t* off,       # IN  (nnz,) table offset of every edge
+    Py_ssize_t n,
+    Py_ssize_t m,             # 5 or 6 (table rows of width 6)
+    const double* Gc,         # IN  class table
+    bint accumulate,
+    double* Q,                # OUT / INOUT (n, m)
+) noexcept nogil:
+    """:func:`_q_pass_cls` for ``mp == 6``: four edges at a time into four independent
+    sets of accumulators (short add chains, pairs of adjacent loads)."""
+    cdef Py_ssize_t i, e, e1
+    cdef const double* g0
+    cdef const double* g1
+    cdef const double* g2
+    cdef const double* g3
+    cdef double* Qi
+    cdef double a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5
+    cdef double c0, c1, c2, c3, c4, c5, d0, d1, d2, d3, d4, d5
+    cdef double r[6]
+    for i in range(n):
+        e = indptr[i]
+        e1 = indptr[i + 1]
+        a0 = a1 = a2 = a3 = a4 = a5 = 0.0
+        b0 = b1 = b2 = b3 = b4 = b5 = 0.0
+        c0 = c1 = c2 = c3 = c4 = c5 = 0.0
+        d0 = d1 = d2 = d3 = d4 = d5 = 0.0
+        while e + 4 <= e1:
+            g0 = Gc + off[e]
+            g1 = Gc + off[e + 1]
+            g2 = Gc + off[e + 2]
+            g3 = Gc + off[e + 3]
+            a0 += g0[0]
+            a1 += g0[1]
+            a2 += g0[2]
+            a3 += g0[3]
+            a4 += g0[4]
+            a5 += g0[5]
+            b0 += g1[0]
+            b1 += g1[1]
+            b2 += g1[2]
+            b3 += g1[3]
+            b4 += g1[4]
+            b5 += g1[5]
+            c0 += g2[0]
+            c1 += g2[1]
+            c2 += g2[2]
+            c3 += g2[3]
+            c4 += g2[4]
+            c5 += g2[5]
+            d0 += g3[0]
+            d1 += g3[1]
+            d2 += g3[2]
+            d3 += g3[3]
+            d4 += g3[4]
+            d5 += g3[5]
+            e += 4
+        while e < e1:
+            g0 = Gc + off[e]
+            a0 += g0[0]
+            a1 += g0[1]
+            a2 += g0[2]
+            a3 += g0[3]
+            a4 += g0[4]
+            a5 += g0[5]
+            e += 1
+        r[0] = (a0 + b0) + (c0 + d0)
+        r[1] = (a1 + b1) + (c1 + d1)
+        r[2] = (a2 + b2) + (c2 + d2)
+        r[3] = (a3 + b3) + (c3 + d3)
+        r[4] = (a4 + b4) + (c4 + d4)
+        r[5] = (a5 + b5) + (c5 + d5)
+        Qi = Q + i * m
+        if accumulate:
+            for e in range(m):
+                Qi[e] += r[e]
+        else:
+            for e in range(m):
+                Qi[e] = r[e]
+
+
+cdef void _q_pass_cls(
+    const int64_t* indptr,    # IN  (n + 1,)
+    const int32_t* off,       # IN  (nnz,) table offset of every edge
+    Py_ssize_t n,
+    Py_ssize_t m,             # <= _CLS_MAX_M
+    const double* Gc,         # IN  (n, n_cls, mp) from _q_table_cls
+    bint accumulate,
+    double* Q,                # OUT / INOUT (n, m)
+) noexcept nogil:
+    """``Q[i, :] (+)= sum over edges e of row i of Gc[off[e] : off[e] + m]``."""
+    cdef Py_ssize_t i, j, e, e1, mp = _cls_width(m)
+    cdef const double* g0
+    cdef const double* g1
+    cdef double* Qi
+    cdef double a[16]
+    cdef double b[16]
+    if mp == 6:
+        _q_pass_cls6(indptr, off, n, m, Gc, accumulate, Q)
+        return
+    for i in range(n):
+        e = indptr[i]
+        e1 = indptr[i + 1]
+        for j in range(mp):
+            a[j] = 0.0
+            b[j] = 0.0
+        while e + 2 <= e1:
+            g0 = Gc + off[e]
+            g1 = Gc + off[e + 1]
+            for j in range(mp):
+                a[j] += g0[j]
+                b[j] += g1[j]
+            e += 2
+        if e < e1:
+            g0 = Gc + off[e]
+            for j in range(mp):
+                a[j] += g0[j]
+        Qi = Q + i * m
+        if accumulate:
+            for j in range(m):
+                Qi[j] += a[j] + b[j]
+        else:
+            for j in range(m):
+                Qi[j] = a[j] + b[j]
+
+
+cdef struct _QPlan:
+    # how one edge direction is summed: by classes (use_cls) or edge by edge
+    bint use_cls
+    Py_ssize_t n_cls
+    const int64_t* indptr
+    const int64_t* indices
+    const int32_t* rank
+    const int32_t* order
+    const int32_t* off        # (nnz,)       class path only
+    const int32_t* gidx       # (n_cls, mp)  class path only
+
+
+cdef void _q_eval(
+    const _QPlan* plan,
+    const double* X,
+    Py_ssize_t n,
+    Py_ssize_t m,
+    double f_ok,
+    double f_bad,
+    double weight,
+    bint accumulate,
+    double* table,            # scratch: class table or G of _q_table
+    double* V,                # scratch (m * (m + 1) + 1,)
+    double* acc,              # scratch (m,)
+    double* Q,                # OUT / INOUT (n, m)
+) noexcept nogil:
+    if plan.use_cls:
+        _q_table_cls(X, n, m, plan.order, plan.gidx, plan.n_cls, f_ok, f_bad, weight, V,
+                     table)
+        _q_pass_cls(plan.indptr, plan.off, n, m, table, accumulate, Q)
+    else:
+        _q_table(X, n, m, plan.order, f_ok, f_bad, weight, table)
+        _q_pass(plan.indptr, plan.indices, plan.rank, n, m, table, accumulate, Q, acc)
+
+
+cdef class _QPlanner:
+    """Owns the buffers of a :c:type:`_QPlan` (built with the GIL, used without)."""
+    cdef vector[int32_t] off
+    cdef vector[int32_t] gidx
+    cdef _QPlan plan
+    cdef Py_ssize_t table_size
+
+    def __cinit__(self):
+        self.plan.use_cls = False
+        self.plan.n_cls = 0
+        self.table_size = 0
+
+    cdef void build(self, const int64_t* indptr, const int64_t* indices,
+                    const int32_t* rank, const int32_t* order, Py_ssize_t n, Py_ssize_t m,
+                    Py_ssize_t nnz):
+        cdef vector[int32_t] rep
+        cdef Py_ssize_t n_cls = -1
+        self.plan.indptr = indptr
+        self.plan.indices = indices
+        self.plan.rank = rank
+        self.plan.order = order
+        self.plan.use_cls = False
+        self.table_size = n * m * (m + 1) + 1
+        if n <= 0 or m <= 0 or m > _CLS_MAX_M or nnz <= 0 or nnz > 2147483647:
+            return
+        self.off.resize(nnz)
+        rep.resize(_CLS_MAX * m)
+        with nogil:
+            n_cls = _edge_classes(rank, nnz, m, self.off.data(), rep.data())
+        if not _classes_usable(n_cls, n, m, nnz):
+            self.off.clear()
+            return
+        self.gidx.resize(n_cls * _cls_width(m))
+        with nogil:
+            _class_offsets(indices, nnz, m, n_cls, rep.data(), self.off.data(),
+                           self.gidx.data())
+        self.plan.use_cls = True
+        self.plan.n_cls = n_cls
+        self.plan.off = self.off.data()
+        self.plan.gidx = self.gidx.data()
+        self.table_size = n * n_cls * _cls_width(m) + 1
+
+
+# --- softassign step ------------------------------------------------------------------
+
 cdef void _softassign_exp(
     const double* Q,          # IN    (n, m)
     const uint8_t* compat,    # IN    (n, m)
@@ -178,66 +534,387 @@ cdef void _softassign_exp(
     Xi[m] = 0.0
 
 
-cdef int _sinkhorn(
-    double* X,                # INOUT (n + 1, m + 1)
-    Py_ssize_t n,
-    Py_ssize_t m,
-    const int64_t* capacity,  # IN    (m,)
-    int max_iter,
-    double tol,
-    double* prev,             # scratch ((n + 1) * (m + 1),)
-    double* col,              # scratch (n + 1,)
-    int* iterations,          # OUT   number of iterations done
-) except -1 nogil:
-    cdef Py_ssize_t i, j, mm = m + 1, rows = n + 1, size = (n + 1) * (m + 1)
-    cdef Py_ssize_t kj
-    cdef int it
-    cdef double s, denom, diff, v
+# --- Sinkhorn ---------------------------------------------------------------------
+#
+# One iteration of Sinkhorn is: R = X with rows i < n divided by their sums; for every
+# column j < m: denom_j = sum of the k_j smallest entries of R[:, j]; X_new[:, j] =
+# min(1, R[:, j] / denom_j); X_new[:, m] = R[:, m]; diff = max |X_new - X|.
+#
+# rinv[i] = 1 / rowsum_i (1 for the slack row and for zero rows), so R[i, j] =
+# X[i, j] * rinv[i] (the product the row normalisation computes, hence the same value).
+#
+# denom_j = sum of R[:, j] without its K_j = rows - k_j largest entries. Every column
+# remembers the rows of its K_j largest entries of the previous iteration (``tcap``,
+# exactly K_j rows per column). The pass that writes X_new also computes the next row
+# sums and, per column, the sum and the maximum of R over the other rows and the
+# minimum over the remembered rows. If no other entry exceeds the smallest remembered
+# one, the remembered rows still hold K_j largest entries and the sum is denom_j
+# (exact; with ties any choice gives the same sum). Otherwise only the entries between
+# the two values are ambiguous: they are selected with nth_element and ``tcap`` is
+# renewed. Nothing is ever subtracted, so small denominators are as accurate as large
+# ones. An iteration is thus a single pass over X (plus, rarely, a repair of a column).
+# The pass for m == 5 uses SSE2 on pairs of columns where available.
+
+cdef extern from *:
+    """
+    #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+    #include <emmintrin.h>
+    #define COALLOC_SK6 1
+    #if defined(__GNUC__)
+    #define COALLOC_NOINLINE __attribute__((noinline))
+    #else
+    #define COALLOC_NOINLINE
+    #endif
+    /* One Sinkhorn pass over X (n + 1, 6) for m == 5, see _sk_pass in _softassign.pyx.
+       sc, cl, keep: per-column scale, clip bound and mask (6 each, slack last; a
+       degenerate column has scale inf and keep 0, the others keep all ones); tcap: (n + 1, 6) 0 where the row is remembered among the
+       largest of the column, else inf; stats: OUT rest[6], maxrest[6], mintop[6].
+       Returns max |X_new - X|. */
+    static COALLOC_NOINLINE double coalloc_sk_pass6(
+        double* X, double* rinv, const double* tcap, Py_ssize_t n, const double* sc,
+        const double* cl, const uint64_t* keep, int any_degen, int update, int feed,
+        double* stats)
+    {
+        const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
+        const __m128d inf = _mm_set1_pd(HUGE_VAL);
+        __m128d df0 = zero, df1 = zero, df2 = zero;
+        Py_ssize_t i, rows = n + 1;
+        if (update) {
+            /* X_new = min(R * scale, clip); in a degenerate column (scale inf) this is
+               1 where R > 0 and NaN or -inf elsewhere, hence the mask (R > 0 | keep).
+               With feed, rinv[i] temporarily holds the row sum of X_new. */
+            const __m128d sign = _mm_set1_pd(-0.0);
+            const __m128d sc0 = _mm_loadu_pd(sc), sc1 = _mm_loadu_pd(sc + 2),
+                          sc2 = _mm_loadu_pd(sc + 4);
+            const __m128d cl0 = _mm_loadu_pd(cl), cl1 = _mm_loadu_pd(cl + 2),
+                          cl2 = _mm_loadu_pd(cl + 4);
+            const __m128d kp0 = _mm_castsi128_pd(_mm_loadu_si128((const __m128i*)keep));
+            const __m128d kp1 = _mm_castsi128_pd(_mm_loadu_si128((const __m128i*)(keep + 2)));
+            const __m128d kp2 = _mm_castsi128_pd(_mm_loadu_si128((const __m128i*)(keep + 4)));
+            for (i = 0; i < rows; i++) {
+                double* Xi = X + 6 * i;
+                const __m128d x0 = _mm_loadu_pd(Xi), x1 = _mm_loadu_pd(Xi + 2),
+                              x2 = _mm_loadu_pd(Xi + 4);
+                const __m128d r = _mm_set1_pd(rinv[i]);
+                const __m128d v0 = _mm_mul_pd(x0, r), v1 = _mm_mul_pd(x1, r),
+                              v2 = _mm_mul_pd(x2, r);
+                __m128d y0 = _mm_min_pd(_mm_mul_pd(v0, sc0), cl0);
+                __m128d y1 = _mm_min_pd(_mm_mul_pd(v1, sc1), cl1);
+                __m128d y2 = _mm_min_pd(_mm_mul_pd(v2, sc2), cl2);
+                if (any_degen) {
+                    y0 = _mm_and_pd(y0, _mm_or_pd(_mm_cmpgt_pd(v0, zero), kp0));
+                    y1 = _mm_and_pd(y1, _mm_or_pd(_mm_cmpgt_pd(v1, zero), kp1));
+                    y2 = _mm_and_pd(y2, _mm_or_pd(_mm_cmpgt_pd(v2, zero), kp2));
+                }
+                df0 = _mm_max_pd(_mm_andnot_pd(sign, _mm_sub_pd(y0, x0)), df0);
+                df1 = _mm_max_pd(_mm_andnot_pd(sign, _mm_sub_pd(y1, x1)), df1);
+                df2 = _mm_max_pd(_mm_andnot_pd(sign, _mm_sub_pd(y2, x2)), df2);
+                _mm_storeu_pd(Xi, y0);
+                _mm_storeu_pd(Xi + 2, y1);
+                _mm_storeu_pd(Xi + 4, y2);
+                if (feed) {
+                    double s = _mm_cvtsd_f64(y0) + _mm_cvtsd_f64(_mm_unpackhi_pd(y0, y0));
+                    s += _mm_cvtsd_f64(y1);
+                    s += _mm_cvtsd_f64(_mm_unpackhi_pd(y1, y1));
+                    s += _mm_cvtsd_f64(y2);
+                    s += _mm_cvtsd_f64(_mm_unpackhi_pd(y2, y2));
+                    rinv[i] = s;
+                }
+            }
+        } else if (feed) {
+            for (i = 0; i < n; i++) {
+                const double* Xi = X + 6 * i;
+                rinv[i] = ((((Xi[0] + Xi[1]) + Xi[2]) + Xi[3]) + Xi[4]) + Xi[5];
+            }
+        }
+        if (feed) {
+            __m128d rs0 = zero, rs1 = zero, rs2 = zero;
+            __m128d mr0 = zero, mr1 = zero, mr2 = zero;
+            __m128d mt0 = inf, mt1 = inf, mt2 = inf;
+            /* rinv = 1 / row sum (1 for zero rows and the slack row), two at a time */
+            for (i = 0; i + 2 <= n; i += 2) {
+                const __m128d s = _mm_loadu_pd(rinv + i);
+                const __m128d pos = _mm_cmpgt_pd(s, zero);
+                const __m128d q = _mm_div_pd(one, s);
+                _mm_storeu_pd(rinv + i, _mm_or_pd(_mm_and_pd(pos, q), _mm_andnot_pd(pos, one)));
+            }
+            for (; i < n; i++)
+                rinv[i] = rinv[i] > 0.0 ? 1.0 / rinv[i] : 1.0;
+            rinv[n] = 1.0;
+            for (i = 0; i < rows; i++) {
+                const double* Xi = X + 6 * i;
+                const double* ci = tcap + 6 * i;
+                const __m128d r = _mm_set1_pd(rinv[i]);
+                const __m128d x0 = _mm_mul_pd(_mm_loadu_pd(Xi), r);
+                const __m128d x1 = _mm_mul_pd(_mm_loadu_pd(Xi + 2), r);
+                const __m128d x2 = _mm_mul_pd(_mm_loadu_pd(Xi + 4), r);
+                const __m128d c0 = _mm_loadu_pd(ci), c1 = _mm_loadu_pd(ci + 2),
+                              c2 = _mm_loadu_pd(ci + 4);
+                const __m128d z0 = _mm_min_pd(x0, c0);  /* remembered rows 0, others x */
+                const __m128d z1 = _mm_min_pd(x1, c1);
+                const __m128d z2 = _mm_min_pd(x2, c2);
+                rs0 = _mm_add_pd(rs0, z0);
+                rs1 = _mm_add_pd(rs1, z1);
+                rs2 = _mm_add_pd(rs2, z2);
+                mr0 = _mm_max_pd(z0, mr0);
+                mr1 = _mm_max_pd(z1, mr1);
+                mr2 = _mm_max_pd(z2, mr2);
+                mt0 = _mm_min_pd(_mm_max_pd(x0, c0), mt0);  /* remembered x, others inf */
+                mt1 = _mm_min_pd(_mm_max_pd(x1, c1), mt1);
+                mt2 = _mm_min_pd(_mm_max_pd(x2, c2), mt2);
+            }
+            _mm_storeu_pd(stats, rs0);
+            _mm_storeu_pd(stats + 2, rs1);
+            _mm_storeu_pd(stats + 4, rs2);
+            _mm_storeu_pd(stats + 6, mr0);
+            _mm_storeu_pd(stats + 8, mr1);
+            _mm_storeu_pd(stats + 10, mr2);
+            _mm_storeu_pd(stats + 12, mt0);
+            _mm_storeu_pd(stats + 14, mt1);
+            _mm_storeu_pd(stats + 16, mt2);
+        }
+        df0 = _mm_max_pd(df0, _mm_max_pd(df1, df2));
+        df0 = _mm_max_pd(df0, _mm_unpackhi_pd(df0, df0));
+        return _mm_cvtsd_f64(df0);
+    }
+    #else
+    #define COALLOC_SK6 0
+    static double coalloc_sk_pass6(double* X, double* rinv, const double* tcap,
+                                   Py_ssize_t n, const double* sc, const double* cl,
+                                   const uint64_t* keep, int any_degen, int update,
+                                   int feed, double* stats)
+    { return 0.0; }
+    #endif
+    """
+    bint COALLOC_SK6
+    double coalloc_sk_pass6(double* X, double* rinv, const double* tcap, Py_ssize_t n,
+                            const double* sc, const double* cl, const uint64_t* keep,
+                            bint any_degen, bint update, bint feed,
+                            double* stats) noexcept nogil
+
+
+cdef struct _SK:
+    Py_ssize_t n
+    Py_ssize_t m
+    Py_ssize_t rows           # n + 1
+    double* X                 # (n + 1, m + 1)
+    double* rinv              # (rows,)
+    double* tcap              # (rows, m + 1) 0: row among the K_j largest of col j, else inf
+    double* scale             # (m + 1,) 1 / denom (inf: denom <= 1e-300, the column
+                              # becomes its support); scale[m] = 1 (slack column)
+    double* clip              # (m + 1,) 1; clip[m] = inf (the slack column is not clipped)
+    uint64_t* keep            # (m + 1,) 0 for degenerate columns, else all ones
+    bint any_degen
+    Py_ssize_t* kk            # (m,) k_j = number of smallest entries summed (<= 0: none)
+    double* stats             # (3, m + 1) rest, maxrest, mintop of the last feed
+    double* col               # (rows,) scratch of the repair
+    double* band              # (rows,) scratch of the repair
+
+
+cdef void _sk_setup(_SK* sk, const int64_t* capacity) noexcept nogil:
+    """``k_j`` from the capacities; the first ``K_j`` rows as initial largest rows."""
+    cdef Py_ssize_t i, j, m = sk.m, mm = sk.m + 1, rows = sk.rows, kj
+    for j in range(mm):
+        sk.scale[j] = 1.0
+        sk.clip[j] = 1.0 if j < m else INFINITY
+        sk.keep[j] = ~(<uint64_t>0)
+    for i in range(rows * mm):
+        sk.tcap[i] = INFINITY
+    for j in range(m):
+        kj = rows + 1 - <Py_ssize_t>capacity[j]
+        if kj > rows:
+            kj = rows
+        sk.kk[j] = kj
+        if kj > 0:
+            for i in range(rows - kj):
+                sk.tcap[i * mm + j] = 0.0
+
+
+cdef double _sk_pass(_SK* sk, bint update, bint feed) noexcept nogil:
+    """With ``update``: ``X <- X_new`` from ``rinv``, ``scale`` and ``clip``; returns
+    ``max |X_new - X|``. With ``feed``: ``rinv`` of (the new) ``X`` and the column
+    statistics of its R (``stats``) for the next iteration."""
+    cdef Py_ssize_t i, j, n = sk.n, m = sk.m, mm = sk.m + 1
+    cdef double diff = 0.0, ri, v, w, x, d, s, c
     cdef double* Xi
-    iterations[0] = 0
-    for it in range(max_iter):
-        memcpy(prev, X, size * sizeof(double))
-        # (a) rows i < n over all m + 1 columns (slack row excluded)
-        for i in range(n):
-            Xi = X + i * mm
-            s = 0.0
+    cdef const double* ci
+    cdef double* rest = sk.stats
+    cdef double* maxrest = sk.stats + mm
+    cdef double* mintop = sk.stats + 2 * mm
+    if COALLOC_SK6 and m == 5:
+        return coalloc_sk_pass6(sk.X, sk.rinv, sk.tcap, n, sk.scale, sk.clip,
+                                sk.keep, sk.any_degen, update, feed, sk.stats)
+    if feed:
+        for j in range(mm):
+            rest[j] = 0.0
+            maxrest[j] = 0.0
+            mintop[j] = INFINITY
+    for i in range(sk.rows):
+        Xi = sk.X + i * mm
+        if update:
+            ri = sk.rinv[i]
             for j in range(mm):
-                s += Xi[j]
-            if s > 0.0:
-                s = 1.0 / s
+                v = Xi[j] * ri
+                w = v * sk.scale[j]
+                x = w if w < sk.clip[j] else sk.clip[j]
+                if sk.any_degen and not sk.keep[j] and not v > 0.0:
+                    x = 0.0
+                d = fabs(x - Xi[j])
+                diff = d if d > diff else diff
+                Xi[j] = x
+        if feed:
+            ri = 1.0
+            if i < n:
+                s = 0.0
                 for j in range(mm):
-                    Xi[j] *= s
-        # (b) capacity-aware normalisation of columns j < m over all n + 1 rows
-        for j in range(m):
-            kj = rows + 1 - <Py_ssize_t>capacity[j]
-            if kj > rows:
-                kj = rows
+                    s += Xi[j]
+                ri = 1.0 / s if s > 0.0 else 1.0
+            sk.rinv[i] = ri
+            ci = sk.tcap + i * mm
+            for j in range(m):
+                v = Xi[j] * ri
+                c = ci[j]
+                w = v if v < c else c           # remembered rows 0, others v
+                rest[j] += w
+                maxrest[j] = w if w > maxrest[j] else maxrest[j]
+                w = v if v > c else c           # remembered rows v, others inf
+                mintop[j] = w if w < mintop[j] else mintop[j]
+    return diff
+
+
+cdef double _sk_repair(_SK* sk, Py_ssize_t j, double lo, double hi) noexcept nogil:
+    """Sum of the ``k_j`` smallest entries of column ``j`` of R when some entry outside
+    the remembered rows (max ``hi``) exceeds one inside (min ``lo``); renews them.
+
+    The ``K_j`` largest are the entries > hi (all remembered) plus the largest of the
+    entries in [lo, hi]."""
+    cdef Py_ssize_t i, a = 0, bc = 0, q, cnt, rows = sk.rows, mm = sk.m + 1
+    cdef Py_ssize_t K = rows - sk.kk[j]
+    cdef double* col = sk.col
+    cdef double* band = sk.band
+    cdef double v, t, low = 0.0, part = 0.0
+    cdef double* tc = sk.tcap + j
+    for i in range(rows):
+        v = sk.X[i * mm + j] * sk.rinv[i]
+        col[i] = v
+        if v > hi:
+            a += 1
+        elif v < lo:
+            low += v
+        else:
+            band[bc] = v
+            bc += 1
+    q = K - a
+    if q >= 1 and q <= bc:
+        nth_element(band, band + (bc - q), band + bc)
+        t = band[bc - q]            # the K-th largest entry
+        for i in range(bc - q):
+            part += band[i]
+        part += low
+    else:
+        # only reachable with NaNs: plain selection on the whole column
+        for i in range(rows):
+            band[i] = col[i]
+        nth_element(band, band + (rows - K), band + rows)
+        t = band[rows - K]
+        for i in range(rows - K):
+            part += band[i]
+    # the new remembered rows: the entries > t, then entries == t (then any) up to K
+    cnt = 0
+    for i in range(rows):
+        if col[i] > t:
+            tc[i * mm] = 0.0
+            cnt += 1
+        else:
+            tc[i * mm] = INFINITY
+    for i in range(rows):
+        if cnt >= K:
+            break
+        if col[i] == t and tc[i * mm] != 0.0:
+            tc[i * mm] = 0.0
+            cnt += 1
+    for i in range(rows):
+        if cnt >= K:
+            break
+        if tc[i * mm] != 0.0:
+            tc[i * mm] = 0.0
+            cnt += 1
+    return part
+
+
+cdef void _sk_denoms(_SK* sk) noexcept nogil:
+    """Column scales of this iteration from the statistics of the last feed."""
+    cdef Py_ssize_t j, mm = sk.m + 1
+    cdef double denom, lo, hi
+    sk.any_degen = False
+    for j in range(sk.m):
+        if sk.kk[j] <= 0:
             denom = 0.0
-            if kj > 0:
-                for i in range(rows):
-                    col[i] = X[i * mm + j]
-                if kj < rows:
-                    nth_element(col, col + (kj - 1), col + rows)
-                for i in range(kj):
-                    denom += col[i]
-            if denom > 1e-300:
-                s = 1.0 / denom
-                for i in range(rows):
-                    v = X[i * mm + j] * s
-                    X[i * mm + j] = v if v < 1.0 else 1.0
+        else:
+            lo = sk.stats[2 * mm + j]
+            hi = sk.stats[mm + j]
+            if lo >= hi or sk.kk[j] == sk.rows:
+                denom = sk.stats[j]
             else:
-                for i in range(rows):
-                    X[i * mm + j] = 1.0 if X[i * mm + j] > 0.0 else 0.0
+                denom = _sk_repair(sk, j, lo, hi)
+        if denom > 1e-300:
+            sk.scale[j] = 1.0 / denom
+            sk.keep[j] = ~(<uint64_t>0)
+        else:
+            sk.scale[j] = INFINITY
+            sk.keep[j] = 0
+            sk.any_degen = True
+
+
+cdef void _sk_run(_SK* sk, int max_iter, double tol, int* iterations) noexcept nogil:
+    """Sinkhorn on ``sk.X`` (see :func:`sinkhorn`)."""
+    cdef int it
+    cdef double diff
+    iterations[0] = 0
+    if max_iter <= 0:
+        return
+    _sk_pass(sk, False, True)
+    for it in range(max_iter):
+        _sk_denoms(sk)
+        diff = _sk_pass(sk, True, it + 1 < max_iter)
         iterations[0] = it + 1
-        # (c) convergence test
-        diff = 0.0
-        for i in range(size):
-            v = fabs(X[i] - prev[i])
-            if v > diff:
-                diff = v
         if diff < tol:
             break
-    return 0
+
+
+cdef class _SKBuffers:
+    """Owns the arrays of a :c:type:`_SK`."""
+    cdef vector[double] rinv, tcap, scale, clip, stats, col, band
+    cdef vector[Py_ssize_t] kk
+    cdef vector[uint64_t] keep
+    cdef _SK sk
+
+    cdef void build(self, double* X, Py_ssize_t n, Py_ssize_t m, const int64_t* capacity):
+        cdef Py_ssize_t rows = n + 1, mm = m + 1
+        self.rinv.resize(rows)
+        self.tcap.resize(rows * mm)
+        self.scale.resize(mm)
+        self.clip.resize(mm)
+        self.stats.resize(3 * mm)
+        self.col.resize(rows)
+        self.band.resize(rows)
+        self.kk.resize(mm)
+        self.keep.resize(mm)
+        self.sk.n = n
+        self.sk.m = m
+        self.sk.rows = rows
+        self.sk.X = X
+        self.sk.rinv = self.rinv.data()
+        self.sk.tcap = self.tcap.data()
+        self.sk.scale = self.scale.data()
+        self.sk.clip = self.clip.data()
+        self.sk.keep = self.keep.data()
+        self.sk.any_degen = False
+        self.sk.kk = self.kk.data()
+        self.sk.stats = self.stats.data()
+        self.sk.col = self.col.data()
+        self.sk.band = self.band.data()
+        _sk_setup(&self.sk, capacity)
 
 
 # ---------------------------------------------------------------------------
@@ -330,7 +1007,9 @@ def compute_q(
     ``Q[i, j] = sum over stored edges e = (i, k) of sum over l < m of
     X[k, l] * F(data[e], bhat[j, l])`` with ``F = f_ok`` if ``data[e] <= bhat[j, l]``
     and ``f_bad`` otherwise; only real columns ``l < m`` count. The cost is
-    O(nnz*m + n*m^2) through prefix sums of ``X[k]`` along ``order[j]``.
+    O(nnz*m + n*m*(m + C)) through prefix sums of ``X[k]`` along ``order[j]``, with
+    ``C`` the number of distinct rank rows (edge by edge, O(nnz*m + n*m^2), when that
+    is cheaper).
 
     Parameters
     ----------
@@ -360,16 +1039,18 @@ def compute_q(
             or Q.shape[1] != m or order.shape[1] != m
             or (rank.shape[0] > 0 and rank.shape[1] != m)):
         raise ValueError("inconsistent shapes")
-    cdef vector[double] G
-    cdef vector[double] acc
-    G.resize(n * m * (m + 1) + 1)
-    acc.resize(m + 1)
+    cdef _QPlanner plan = _QPlanner()
+    cdef vector[double] table, V, acc
     if n > 0 and m > 0:
+        plan.build(&indptr[0], &indices[0] if indices.shape[0] > 0 else NULL,
+                   &rank[0, 0] if rank.shape[0] > 0 else NULL, &order[0, 0], n, m,
+                   <Py_ssize_t>indptr[n])
+        table.resize(plan.table_size)
+        V.resize(m * (m + 1) + 1)
+        acc.resize(m + 1)
         with nogil:
-            _q_table(&X[0, 0], n, m, &order[0, 0], f_ok, f_bad, 1.0, G.data())
-            _q_pass(&indptr[0], &indices[0] if indices.shape[0] > 0 else NULL,
-                    &rank[0, 0] if rank.shape[0] > 0 else NULL, n, m, G.data(),
-                    False, &Q[0, 0], acc.data())
+            _q_eval(&plan.plan, &X[0, 0], n, m, f_ok, f_bad, 1.0, False, table.data(),
+                    V.data(), acc.data(), &Q[0, 0])
 
 
 def softassign_exp(
@@ -449,13 +1130,10 @@ def sinkhorn(
     cdef int iters = 0
     if n < 0 or m < 0 or capacity.shape[0] < m:
         raise ValueError("inconsistent shapes")
-    cdef vector[double] prev
-    cdef vector[double] col
-    prev.resize((n + 1) * (m + 1))
-    col.resize(n + 1)
+    cdef _SKBuffers buf = _SKBuffers()
+    buf.build(&X[0, 0], n, m, &capacity[0] if m > 0 else NULL)
     with nogil:
-        _sinkhorn(&X[0, 0], n, m, &capacity[0] if m > 0 else NULL, max_iter, tol,
-                  prev.data(), col.data(), &iters)
+        _sk_run(&buf.sk, max_iter, tol, &iters)
     return iters
 
 
@@ -556,13 +1234,7 @@ def graduated_assignment(
         raise ValueError("inconsistent shapes of the transposed request")
 
     cdef Py_ssize_t size = (n + 1) * (m + 1)
-    cdef vector[double] G, acc, Q, prev, scratch, col
-    G.resize(n * m * (m + 1) + 1)
-    acc.resize(m + 1)
-    Q.resize(n * m + 1)
-    prev.resize(size)
-    scratch.resize(size)
-    col.resize(n + 1)
+    cdef vector[double] table, V, acc, Q, prev
 
     cdef long beta_steps = 0, q_evals = 0, sk_total = 0
     cdef int outer, sk_iters = 0
@@ -572,33 +1244,27 @@ def graduated_assignment(
     cdef double* Xp = &X[0, 0]
     cdef bint has_edges = n > 0 and m > 0
     cdef bint has_t_edges = False
-    cdef const int64_t* p_indices = NULL
-    cdef const int32_t* p_rank = NULL
-    cdef const int64_t* p_tindptr = NULL
-    cdef const int64_t* p_tindices = NULL
-    cdef const int32_t* p_trank = NULL
-    cdef const int32_t* p_order = NULL
-    cdef const int32_t* p_torder = NULL
     cdef const uint8_t* p_compat = NULL
-    cdef const int64_t* p_cap = NULL
-    if indices.shape[0] > 0:
-        p_indices = &indices[0]
-    if rank.shape[0] > 0:
-        p_rank = &rank[0, 0]
-    if m > 0:
-        p_order = &order[0, 0]
-        p_cap = &capacity[0]
+    cdef _QPlanner plan_out = _QPlanner()
+    cdef _QPlanner plan_in = _QPlanner()
+    cdef _SKBuffers sk = _SKBuffers()
     if n > 0 and m > 0:
         p_compat = &compat[0, 0]
-    if not symmetric:
-        has_t_edges = has_edges
-        p_tindptr = &t_indptr[0]
-        if t_indices.shape[0] > 0:
-            p_tindices = &t_indices[0]
-        if t_rank.shape[0] > 0:
-            p_trank = &t_rank[0, 0]
-        if m > 0:
-            p_torder = &t_order[0, 0]
+    if has_edges:
+        plan_out.build(&indptr[0], &indices[0] if indices.shape[0] > 0 else NULL,
+                       &rank[0, 0] if rank.shape[0] > 0 else NULL, &order[0, 0], n, m,
+                       <Py_ssize_t>indptr[n])
+        if not symmetric:
+            has_t_edges = True
+            plan_in.build(&t_indptr[0], &t_indices[0] if t_indices.shape[0] > 0 else NULL,
+                          &t_rank[0, 0] if t_rank.shape[0] > 0 else NULL, &t_order[0, 0],
+                          n, m, <Py_ssize_t>t_indptr[n])
+    table.resize(max(plan_out.table_size, plan_in.table_size, 1))
+    V.resize(m * (m + 1) + 1)
+    acc.resize(m + 1)
+    Q.resize(n * m + 1)
+    prev.resize(size)
+    sk.build(Xp, n, m, &capacity[0] if m > 0 else NULL)
     if symmetric:
         w_out = 1.0 / q_scale
     else:
@@ -612,19 +1278,16 @@ def graduated_assignment(
                 memcpy(prev.data(), Xp, size * sizeof(double))
                 q_evals += 1
                 if has_edges:
-                    _q_table(Xp, n, m, p_order, f_ok, f_bad, w_out, G.data())
-                    _q_pass(&indptr[0], p_indices, p_rank, n, m, G.data(), False,
-                            Q.data(), acc.data())
+                    _q_eval(&plan_out.plan, Xp, n, m, f_ok, f_bad, w_out, False,
+                            table.data(), V.data(), acc.data(), Q.data())
                     if has_t_edges:
-                        _q_table(Xp, n, m, p_torder, f_ok, f_bad, w_in, G.data())
-                        _q_pass(p_tindptr, p_tindices, p_trank, n, m, G.data(), True,
-                                Q.data(), acc.data())
+                        _q_eval(&plan_in.plan, Xp, n, m, f_ok, f_bad, w_in, True,
+                                table.data(), V.data(), acc.data(), Q.data())
                 else:
                     for p in range(n * m):
                         Q[p] = 0.0
                 _softassign_exp(Q.data(), p_compat, n, m, beta, Xp)
-                _sinkhorn(Xp, n, m, p_cap, max_inner, tol_inner, scratch.data(),
-                          col.data(), &sk_iters)
+                _sk_run(&sk.sk, max_inner, tol_inner, &sk_iters)
                 sk_total += sk_iters
                 diff = 0.0
                 for p in range(size):
