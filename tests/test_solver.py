@@ -69,6 +69,8 @@ def test_random_asymmetric_and_sparse_feasible():
         {"tol_outer": 0.0, "tol_inner": 0.0},
         {"beta0": 1.0, "beta_f": 5.0, "beta_r": 1.5, "max_outer": 1, "max_inner": 3},
         {"backend": "numpy"},
+        {"local_search": 300},
+        {"local_search": 40, "backend": "numpy"},
         {"order": "random", "restarts": 3},
         {"order": "degree"},
     ],
@@ -179,6 +181,9 @@ def test_no_offer_links_forbid_linked_pairs():
         ({"q_scale": -2}, ValueError, "q_scale"),
         ({"matching": "max"}, ValueError, "matching"),
         ({"backend": "gpu"}, ValueError, "backend"),
+        ({"local_search": -1}, ValueError, "local_search"),
+        ({"local_search": 2.5}, ValueError, "local_search"),
+        ({"local_search": True}, ValueError, "local_search"),
         ({"unknown": 1}, TypeError, "unknown"),
         ({"method": "greedy", "order": "x"}, ValueError, "order"),
         ({"method": "greedy", "restarts": 0}, ValueError, "restarts"),
@@ -205,3 +210,15 @@ def test_bound_and_gap_reported_on_request():
     exact = coalloc.solve(req, off, "exact", bound=True)
     assert exact.status == "optimal" and exact.bound == exact.n_allocated and exact.gap == 0
     assert exact.n_allocated >= res.n_allocated
+
+
+def test_local_search_never_shrinks_and_is_seeded():
+    for seed in range(15):
+        req, off = fig2(1 + seed % 5, seed=500 + seed)
+        base = coalloc.solve(req, off, seed=seed)
+        better = coalloc.solve(req, off, seed=seed, local_search=500)
+        check(req, off, better)
+        assert better.n_allocated >= base.n_allocated
+        again = coalloc.solve(req, off, seed=seed, local_search=500)
+        np.testing.assert_array_equal(better.assignment, again.assignment)
+        assert better.iterations["search_best_size"] == better.n_allocated
