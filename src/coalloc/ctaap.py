@@ -284,6 +284,12 @@ def solve_ctaap(
     )
 
 
+def _links(request: Request) -> tuple:
+    """The request's links as the kernels take them: CSR of B, then CSR of B.T."""
+    B, BT = request.bandwidth, request.bandwidth_transpose
+    return B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data
+
+
 class _Compiled:
     """Steps 1-3 on the compiled kernels: one call for step 1, one for steps 2-3."""
 
@@ -303,12 +309,10 @@ class _Compiled:
     def match_and_clean(request, offer, weights, compat, cardinality_first):
         from ._cleanup import match_and_clean
 
-        B, BT = request.bandwidth, request.bandwidth_transpose
         assign = np.empty(request.n, dtype=np.int64)
         removals, augmentations, cycles, t_match, t_count = match_and_clean(
-            B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data,
-            offer.bandwidth, weights, compat.view(np.uint8), offer.capacity,
-            cardinality_first, assign,
+            *_links(request), offer.bandwidth, weights, compat.view(np.uint8),
+            offer.capacity, cardinality_first, assign,
         )  # fmt: skip
         stats = {"augmentations": int(augmentations), "cycle_cancellations": int(cycles)}
         return assign, removals, stats, t_match, t_count
@@ -317,9 +321,8 @@ class _Compiled:
     def fill_free(request, offer, compat, task_order, cluster_order, assign):
         from ._cleanup import fill_free
 
-        B, BT = request.bandwidth, request.bandwidth_transpose
         added = fill_free(
-            B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data, offer.bandwidth,
+            *_links(request), offer.bandwidth,
             compat.view(np.uint8), offer.capacity, task_order, cluster_order, assign,
         )  # fmt: skip
         return assign, added
@@ -328,9 +331,8 @@ class _Compiled:
     def improve(request, offer, compat, assign, iters, seed, priority):
         from ._localsearch import improve
 
-        B, BT = request.bandwidth, request.bandwidth_transpose
         return improve(
-            B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data, offer.bandwidth,
+            *_links(request), offer.bandwidth,
             compat.view(np.uint8), offer.capacity, assign, iters, seed, priority,
         )  # fmt: skip
 
@@ -382,9 +384,8 @@ class _NumPy:
     def fill_free(request, offer, compat, task_order, cluster_order, assign):
         from ._reference.cleanup import fill_free_reference
 
-        B, BT = request.bandwidth, request.bandwidth_transpose
         return fill_free_reference(
-            B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data, offer.bandwidth,
+            *_links(request), offer.bandwidth,
             compat, offer.capacity, task_order, cluster_order, assign,
         )  # fmt: skip
 
@@ -392,9 +393,8 @@ class _NumPy:
     def improve(request, offer, compat, assign, iters, seed, priority):
         from ._reference.localsearch import improve_reference
 
-        B, BT = request.bandwidth, request.bandwidth_transpose
         return improve_reference(
-            B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data, offer.bandwidth,
+            *_links(request), offer.bandwidth,
             compat, offer.capacity, assign, iters, seed, priority,
         )  # fmt: skip
 
