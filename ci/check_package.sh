@@ -16,7 +16,7 @@ top = {n.split("/")[0] for n in names}
 bad = [t for t in top if t != "coalloc" and not t.endswith(".dist-info")]
 exts = [n for n in names if n.endswith(".so")]
 assert not bad, f"wheel has top-level entries besides coalloc/: {bad}"
-need = {"_softassign", "_violations", "_bmatching"}
+need = {"_softassign", "_violations", "_bmatching", "_cleanup", "_localsearch", "_flowinject"}
 have = {n.split("/")[-1].split(".")[0] for n in exts}
 assert need <= have, f"wheel misses compiled modules: {need - have}"
 assert "coalloc/data/demo.json" in names, "wheel misses the demo instance"

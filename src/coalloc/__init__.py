@@ -11,7 +11,7 @@ Data flows one way: input -> model (:class:`Request`, :class:`Offer`) -> :func:`
 
 __version__ = "0.1.0"
 
-from . import generators
+from . import generators, taskmap
 from .exact import upper_bound
 from .io import InstanceError, read_instance, read_result, write_instance, write_result
 from .model import Offer, Request
@@ -34,5 +34,13 @@ __all__ = [
     "InstanceError",
     "generators",
     "upper_bound",
+    "taskmap",
+    "flow_injection",
     "__version__",
 ]
+
+
+def __getattr__(name: str):
+    if name == "flow_injection":  # coalloc.taskmap.flow_injection, imported on first use
+        return taskmap.flow_injection
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,90 @@
+"""Mapping communicating tasks onto heterogeneous resources (Taura & Chien, seed 002).
+
+A :class:`TaskGraph` (compute requirements, communication volumes) is mapped onto a
+:class:`ResourceGraph` (processor capacities, link bandwidths, fixed routes) so that the
+maximum occupancy -- the inverse of the pipeline's throughput -- is small::
+
+    import coalloc.taskmap as tm
+    result = tm.map_tasks(tasks, resources, method="open+improve", seed=0)
+    result.mapping, result.max_occupancy, result.bottleneck
+
+See docs/taskmap.md.
+"""
+
+from .exact import ExactMappingResult, solve_exact_mapping
+from .io import (
+    read_mapping_result,
+    read_resource_graph,
+    read_task_graph,
+    write_mapping_result,
+    write_resource_graph,
+    write_task_graph,
+)
+from .mapper import (
+    METHODS,
+    MappingResult,
+    comp_occupancy,
+    improve,
+    map_tasks,
+    map_tasks_on,
+    open_occupancy,
+    processor_order,
+    remove_bottlenecks,
+)
+from .model import (
+    Bottleneck,
+    OccupancyState,
+    ResourceGraph,
+    TaskGraph,
+    load_graph,
+    max_occupancy,
+    occupancy_graph,
+)
+from .verify import MappingReport, verify_mapping
+
+
+def __getattr__(name: str):
+    # The clustering (section 4.3) and the section 5.1 generators are imported on first use,
+    # so that the model and mapper stay importable on their own.
+    if name in ("flow_injection", "FlowInjectionResult"):
+        from . import clustering
+
+        return getattr(clustering, name)
+    if name == "generators":
+        import importlib
+
+        return importlib.import_module(".generators", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "TaskGraph",
+    "ResourceGraph",
+    "OccupancyState",
+    "Bottleneck",
+    "load_graph",
+    "occupancy_graph",
+    "max_occupancy",
+    "map_tasks",
+    "map_tasks_on",
+    "improve",
+    "remove_bottlenecks",
+    "processor_order",
+    "comp_occupancy",
+    "open_occupancy",
+    "MappingResult",
+    "METHODS",
+    "flow_injection",
+    "FlowInjectionResult",
+    "generators",
+    "solve_exact_mapping",
+    "ExactMappingResult",
+    "verify_mapping",
+    "MappingReport",
+    "read_task_graph",
+    "write_task_graph",
+    "read_resource_graph",
+    "write_resource_graph",
+    "read_mapping_result",
+    "write_mapping_result",
+]

@@ -1,0 +1,383 @@
+"""Exact min-max-occupancy mapping for small instances, as a mixed-integer program.
+
+Variables: ``x[t, p]`` binary (task ``t`` on processor ``p``), ``z`` continuous (the maximum
+occupancy, minimised). Rows:
+
+* assignment: ``sum_p x[t, p] = 1`` for every task;
+* nodes: ``sum_t w_t x[t, p] <= cap_p z`` for every processor;
+* links: the load of each link ``l`` is at most ``bw_l z``. The load is linearised in one of
+  two ways:
+
+``"cut"`` (used whenever it is exact, e.g. for every tree network such as the Internet-like
+    graphs of section 5.1)
+    If the fixed routes that use ``l`` are exactly those between the two sides ``A_l`` /
+    ``B_l`` of a bipartition of the processors, a pair ``e = {s, t}`` crosses ``l`` iff
+    ``X_s(A_l) != X_t(A_l)`` with ``X_s(A) = sum_{p in A} x[s, p]``. A continuous
+    ``d[e, l] >= |X_s(A_l) - X_t(A_l)|`` (two rows) then bounds the crossing, and the link
+    row is ``sum_e vol_e d[e, l] <= bw_l z``. ``E_tasks x E_links`` extra variables.
+``"pairs"`` (always exact)
+    ``y[e, a, b] = x[s, a] x[t, b]`` linearised by the transportation rows
+    ``sum_b y[e, a, b] = x[s, a]`` and ``sum_a y[e, a, b] = x[t, b]`` (with ``x`` integral,
+    ``y`` is forced to the product); the load of ``l`` is the sum of ``vol_e y[e, a, b]``
+    over processor pairs whose route uses ``l``. ``E_tasks x P^2`` extra variables: small
+    instances only.
+
+Back-ends: HiGHS through :func:`scipy.optimize.milp` (default) and CBC through PuLP. The
+returned mapping's occupancy is recomputed from scratch; the status is ``"optimal"`` only when
+the solver proved it.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from .model import ResourceGraph, TaskGraph
+from .model import max_occupancy as _max_occupancy
+
+__all__ = ["ExactMappingResult", "solve_exact_mapping", "BACKENDS", "FORMULATIONS"]
+
+BACKENDS = ("highs", "cbc")
+FORMULATIONS = ("auto", "cut", "pairs")
+
+
+@dataclass
+class ExactMappingResult:
+    """Outcome of :func:`solve_exact_mapping`.
+
+    Attributes
+    ----------
+    mapping : ndarray of int64 or None
+        Best mapping found (None when none was found in time).
+    objective : float or None
+        Its maximum occupancy, recomputed from scratch.
+    bound : float or None
+        Proven lower bound on the optimal maximum occupancy.
+    status : str
+        ``"optimal"``, ``"feasible"`` (a mapping, optimality not proven), ``"time_limit"`` (no
+        mapping in time) or ``"error"``.
+    gap : float or None
+        ``(objective - bound) / objective``.
+    backend, formulation : str
+    timings : dict
+        ``"build"``, ``"solve"``, ``"total"`` seconds.
+    model : dict
+        Sizes of the model (variables, rows).
+    message : str
+    """
+
+    mapping: Optional[np.ndarray]
+    objective: Optional[float]
+    bound: Optional[float]
+    status: str
+    gap: Optional[float]
+    backend: str
+    formulation: str
+    timings: dict = field(default_factory=dict)
+    model: dict = field(default_factory=dict)
+    message: str = ""
+
+
+def _route_usage(resources: ResourceGraph) -> np.ndarray:
+    """uses[l, i, j]: the fixed route between processors i and j (row order) uses link l."""
+    procs = resources.processors
+    k = procs.shape[0]
+    uses = np.zeros((resources.n_links, k, k), dtype=bool)
+    for i, a in enumerate(procs):
+        table = resources.routes_from(int(a))[procs]
+        for j in range(k):
+            ids = table[j][table[j] >= 0]
+            uses[ids, i, j] = True
+    return uses
+
+
+def _cut_sides(uses: np.ndarray):
+    """Per link, a processor bipartition whose crossing pairs are exactly the route users.
+
+    Returns (links, sides) for links that carry any route, or None if some link is not a
+    cut.
+    """
+    links, sides = [], []
+    for l in range(uses.shape[0]):
+        u = uses[l]
+        if not u.any():
+            continue
+        side = u[0].copy()  # processors whose route from processor 0 uses l
+        expect = side[:, None] != side[None, :]
+        if not np.array_equal(expect, u):
+            return None
+        links.append(l)
+        sides.append(side)
+    return links, sides
+
+
+class _Builder:
+    def __init__(self):
+        self.rows, self.cols, self.vals, self.lb, self.ub = [], [], [], [], []
+        self.n_rows = 0
+
+    def add(self, cols, vals, lb, ub):
+        cols = np.asarray(cols, dtype=np.int64)
+        self.rows.append(np.full(cols.shape[0], self.n_rows, dtype=np.int64))
+        self.cols.append(cols)
+        self.vals.append(np.asarray(vals, dtype=np.float64))
+        self.lb.append(lb)
+        self.ub.append(ub)
+        self.n_rows += 1
+
+    def matrix(self, n_vars):
+        if not self.rows:
+            return sp.csr_matrix((0, n_vars)), np.zeros(0), np.zeros(0)
+        a = sp.csr_matrix(
+            (np.concatenate(self.vals), (np.concatenate(self.rows), np.concatenate(self.cols))),
+            shape=(self.n_rows, n_vars),
+        )
+        return a, np.array(self.lb, dtype=float), np.array(self.ub, dtype=float)
+
+
+def _build(tasks: TaskGraph, resources: ResourceGraph, formulation: str):
+    n, procs = tasks.n, resources.processors
+    k = procs.shape[0]
+    s, t, vol = tasks.edges()
+    ne = s.shape[0]
+
+    def x(task, i):
+        return task * k + i
+
+    z = n * k
+    nv = z + 1
+    b = _Builder()
+    for task in range(n):
+        b.add([x(task, i) for i in range(k)], np.ones(k), 1.0, 1.0)
+    for i, p in enumerate(procs):
+        b.add(
+            [x(task, i) for task in range(n)] + [z],
+            np.r_[tasks.node_weight, -resources.capacity[p]],
+            -np.inf,
+            0.0,
+        )
+    uses = _route_usage(resources) if ne else np.zeros((resources.n_links, k, k), dtype=bool)
+    cut = _cut_sides(uses) if formulation in ("auto", "cut") else None
+    if formulation == "cut" and cut is None:
+        raise ValueError("formulation='cut' needs routes that are cuts (e.g. a tree network)")
+    form = "cut" if cut is not None else "pairs"
+    if ne == 0:
+        return b, nv, form
+    if form == "cut":
+        links, sides = cut
+        d0 = nv
+        nv += ne * len(links)
+        for li, (l, side) in enumerate(zip(links, sides)):
+            a_idx = np.flatnonzero(side)
+            terms_cols, terms_vals = [], []
+            for e in range(ne):
+                d = d0 + li * ne + e
+                cs = [x(int(s[e]), i) for i in a_idx]
+                ct = [x(int(t[e]), i) for i in a_idx]
+                ones = np.ones(len(a_idx))
+                # d >= X_s(A) - X_t(A) and d >= X_t(A) - X_s(A)
+                b.add(cs + ct + [d], np.r_[ones, -ones, -1.0], -np.inf, 0.0)
+                b.add(cs + ct + [d], np.r_[-ones, ones, -1.0], -np.inf, 0.0)
+                terms_cols.append(d)
+                terms_vals.append(vol[e])
+            b.add(terms_cols + [z], np.r_[terms_vals, -resources.bandwidth[l]], -np.inf, 0.0)
+    else:
+        y0 = nv
+        nv += ne * k * k
+
+        def y(e, i, j):
+            return y0 + (e * k + i) * k + j
+
+        for e in range(ne):
+            for i in range(k):
+                b.add([y(e, i, j) for j in range(k)] + [x(int(s[e]), i)],
+                      np.r_[np.ones(k), -1.0], 0.0, 0.0)  # fmt: skip
+                b.add([y(e, j, i) for j in range(k)] + [x(int(t[e]), i)],
+                      np.r_[np.ones(k), -1.0], 0.0, 0.0)  # fmt: skip
+        for l in range(resources.n_links):
+            ii, jj = np.nonzero(uses[l])
+            if ii.shape[0] == 0:
+                continue
+            cols = [y(e, int(i), int(j)) for e in range(ne) for i, j in zip(ii, jj)]
+            vals = [vol[e] for e in range(ne) for _ in range(ii.shape[0])]
+            b.add(cols + [z], np.r_[vals, -resources.bandwidth[l]], -np.inf, 0.0)
+    return b, nv, form
+
+
+def solve_exact_mapping(
+    task_graph: TaskGraph,
+    resource_graph: ResourceGraph,
+    *,
+    backend: str = "highs",
+    formulation: str = "auto",
+    time_limit: Optional[float] = None,
+    mip_gap: float = 0.0,
+    max_variables: int = 200_000,
+    verbose: bool = False,
+) -> ExactMappingResult:
+    """Minimise the maximum occupancy exactly (small instances).
+
+    Parameters
+    ----------
+    task_graph, resource_graph : TaskGraph, ResourceGraph
+    backend : {"highs", "cbc"}
+        HiGHS via SciPy (no extra dependency) or CBC via PuLP (``coalloc[exact]``).
+    formulation : {"auto", "cut", "pairs"}
+        Linearisation of the link loads (module docstring); ``"auto"`` picks ``"cut"``
+        when it is exact for the routes, else ``"pairs"``.
+    time_limit : float, optional
+        Seconds for the solver.
+    mip_gap : float
+        Relative gap at which the solver may stop (status stays ``"feasible"`` unless the gap
+        closes).
+    max_variables : int
+        Refuse (``ValueError``) to build a larger model.
+    verbose : bool
+        Print the solver log.
+
+    Returns
+    -------
+    ExactMappingResult
+    """
+    if not isinstance(task_graph, TaskGraph) or not isinstance(resource_graph, ResourceGraph):
+        raise TypeError("solve_exact_mapping needs a TaskGraph and a ResourceGraph")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if formulation not in FORMULATIONS:
+        raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
+    if time_limit is not None and not float(time_limit) > 0:
+        raise ValueError(f"time_limit must be positive, got {time_limit}")
+    if not 0 <= float(mip_gap) < 1:
+        raise ValueError(f"mip_gap must be in [0, 1), got {mip_gap}")
+    t0 = time.perf_counter()
+    k = resource_graph.n_processors
+    est = task_graph.n * k + task_graph.n_edges * (
+        k * k if formulation == "pairs" else resource_graph.n_links
+    )
+    if est > max_variables:
+        raise ValueError(
+            f"model too large (about {est} variables > max_variables={max_variables}); the "
+            "exact solver is meant for small instances"
+        )
+    builder, nv, form = _build(task_graph, resource_graph, formulation)
+    a, lb, ub = builder.matrix(nv)
+    if form == "pairs" and nv > max_variables:
+        raise ValueError(f"model too large ({nv} variables > max_variables={max_variables})")
+    integrality = np.zeros(nv)
+    integrality[: task_graph.n * k] = 1
+    cost = np.zeros(nv)
+    cost[task_graph.n * k] = 1.0
+    t1 = time.perf_counter()
+    if backend == "highs":
+        xval, bound, status, message = _run_highs(a, lb, ub, cost, integrality, time_limit,
+                                                  mip_gap, verbose)  # fmt: skip
+    else:
+        xval, bound, status, message = _run_cbc(a, lb, ub, cost, integrality, time_limit,
+                                                mip_gap, verbose)  # fmt: skip
+    t2 = time.perf_counter()
+    mapping = objective = gap = None
+    if xval is not None:
+        xs = xval[: task_graph.n * k].reshape(task_graph.n, k)
+        mapping = resource_graph.processors[np.argmax(xs, axis=1)].astype(np.int64)
+        objective, _ = _max_occupancy(task_graph, resource_graph, mapping)
+        if bound is not None:
+            bound = min(bound, objective)
+            gap = 0.0 if objective == 0 else (objective - bound) / objective
+        if status == "optimal" and bound is None:
+            bound = objective
+            gap = 0.0
+        if status == "optimal" and abs(objective - float(xval[task_graph.n * k])) > 1e-6 * max(
+            1.0, objective
+        ):
+            status, message = "error", f"solver objective disagrees with recomputation: {message}"
+    elif status in ("optimal", "feasible"):
+        status = "error"
+    return ExactMappingResult(
+        mapping=mapping,
+        objective=None if objective is None else float(objective),
+        bound=None if bound is None else float(bound),
+        status=status,
+        gap=gap,
+        backend=backend,
+        formulation=form,
+        timings={"build": t1 - t0, "solve": t2 - t1, "total": time.perf_counter() - t0},
+        model={"variables": int(nv), "rows": int(a.shape[0]), "integers": task_graph.n * k},
+        message=message,
+    )
+
+
+def _run_highs(a, lb, ub, cost, integrality, time_limit, mip_gap, verbose):
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    nv = cost.shape[0]
+    lo = np.zeros(nv)
+    hi = np.ones(nv)
+    hi[integrality == 0] = np.inf
+    options: dict = {"disp": bool(verbose), "mip_rel_gap": float(mip_gap)}
+    if time_limit is not None:
+        options["time_limit"] = float(time_limit)
+    res = milp(
+        c=cost,
+        integrality=integrality,
+        bounds=Bounds(lo, hi),
+        constraints=[LinearConstraint(a, lb, ub)] if a.shape[0] else [],
+        options=options,
+    )
+    x = None if res.x is None else np.asarray(res.x, dtype=float)
+    dual = getattr(res, "mip_dual_bound", None)
+    bound = None if dual is None or not np.isfinite(dual) else float(dual)
+    if res.status == 0:
+        status = "optimal" if mip_gap == 0 else "feasible"
+        if status == "feasible" and bound is not None and x is not None:
+            if bound >= float(res.fun) * (1 - 1e-9):
+                status = "optimal"
+    elif res.status == 1:
+        status = "feasible" if x is not None else "time_limit"
+    else:
+        status = "error"
+    return x, bound, status, f"HiGHS: {res.message}"
+
+
+def _run_cbc(a, lb, ub, cost, integrality, time_limit, mip_gap, verbose):
+    from ..exact import _cbc_command, _import_backend
+
+    pulp = _import_backend("cbc")
+    prob = pulp.LpProblem("taskmap_exact", pulp.LpMinimize)
+    nv = cost.shape[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        xs = [
+            pulp.LpVariable(f"v{v}", lowBound=0, upBound=1 if integrality[v] else None,
+                            cat="Binary" if integrality[v] else "Continuous")
+            for v in range(nv)
+        ]  # fmt: skip
+        prob += pulp.lpSum(xs[v] for v in np.flatnonzero(cost))
+        for r in range(a.shape[0]):
+            lo_, hi_ = a.indptr[r], a.indptr[r + 1]
+            expr = pulp.LpAffineExpression(
+                [(xs[c], float(d)) for c, d in zip(a.indices[lo_:hi_], a.data[lo_:hi_])]
+            )
+            if lb[r] == ub[r]:
+                prob += pulp.LpConstraint(expr, pulp.LpConstraintEQ, f"r{r}", float(ub[r]))
+            else:
+                prob += pulp.LpConstraint(expr, pulp.LpConstraintLE, f"r{r}", float(ub[r]))
+        solver = _cbc_command(
+            pulp, msg=bool(verbose), timeLimit=None if time_limit is None else float(time_limit),
+            gapRel=float(mip_gap),
+        )  # fmt: skip
+        prob.solve(solver)
+    sol = getattr(prob, "sol_status", None)
+    have = sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
+    x = np.array([v.varValue or 0.0 for v in xs]) if have else None
+    if prob.status == pulp.LpStatusOptimal and sol == pulp.LpSolutionOptimal and mip_gap == 0:
+        status = "optimal"
+    elif x is not None:
+        status = "feasible"
+    else:
+        status = "time_limit" if prob.status != pulp.LpStatusInfeasible else "error"
+    return x, None, status, f"CBC: {pulp.LpStatus.get(prob.status)}"

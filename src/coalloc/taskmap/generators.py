@@ -1,0 +1,309 @@
+"""Random instances of the experiments of Taura & Chien, section 5.1 (Table 1).
+
+* :func:`internet_resource_graph` -- a two-level (WAN / LAN) Internet-like resource graph,
+  a simplified version of the Zegura / Calvert topology model: WAN routers placed at random
+  in a rectangle and joined by the minimum spanning tree of their Euclidean distances; LAN
+  gateways placed at random and joined to their nearest WAN router; behind each gateway a
+  LAN, a shallow tree of processors of one common capacity.
+* :func:`pipeline_task_graph` -- a pipeline of parallel jobs: each job a complete graph of
+  equally weighted tasks, consecutive jobs joined by a complete bipartite graph carrying a
+  total volume of 1.
+* :func:`table1_instance` -- one (task graph, resource graph) pair with the parameters of
+  Table 1.
+
+Ranges ``(lo, hi)`` are drawn uniformly for each instance (integers: both ends included);
+a single number fixes the value. Everything is seeded (``seed``: anything
+:func:`numpy.random.default_rng` accepts) and reproducible.
+
+Choices the paper leaves open (see docs/taskmap.md): a LAN has ``lan_size`` processors
+(Table 1 / Fig. 11: "from 10 to 20 nodes"); its tree is filled breadth-first from the root,
+each node taking ``children`` children (capped by the nodes left), which gives depth 1 or 2
+with the defaults, as in Fig. 11; the gateway-root link has the LAN bandwidth; the
+rectangle is the unit square (only the topology matters).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import minimum_spanning_tree
+
+from .model import ResourceGraph, TaskGraph
+
+__all__ = [
+    "internet_resource_graph",
+    "pipeline_task_graph",
+    "table1_instance",
+    "TABLE1",
+]
+
+Range = Union[float, int, tuple]
+
+#: Table 1 of the paper.
+TABLE1 = {
+    "n_wan": 10,
+    "n_lan": 10,
+    "wan_bandwidth": 1000.0,
+    "wan_lan_bandwidth": 500.0,
+    "lan_bandwidth": 50.0,
+    "children": (5, 20),
+    "capacity": (3.0, 15.0),
+    "n_clusters": (5, 10),
+    "cluster_size": (5, 10),
+    "compute": (1.0, 3.0),
+    "inter_cluster_volume": 1.0,
+}
+
+
+def _int_range(value: Any, argname: str, lo: int) -> tuple:
+    vals = value if isinstance(value, (tuple, list)) else (value, value)
+    if len(vals) != 2:
+        raise ValueError(f"{argname} must be an int or a (low, high) pair, got {value!r}")
+    out = []
+    for v in vals:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{argname} must hold ints, got {value!r}")
+        out.append(int(v))
+    if out[0] < lo or out[1] < out[0]:
+        raise ValueError(f"{argname} must satisfy {lo} <= low <= high, got {value!r}")
+    return out[0], out[1]
+
+
+def _float_range(value: Any, argname: str, *, positive: bool = True) -> tuple:
+    vals = value if isinstance(value, (tuple, list)) else (value, value)
+    if len(vals) != 2:
+        raise ValueError(f"{argname} must be a number or a (low, high) pair, got {value!r}")
+    out = []
+    for v in vals:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
+            raise TypeError(f"{argname} must hold numbers, got {value!r}")
+        out.append(float(v))
+    if not all(np.isfinite(out)) or out[1] < out[0] or (positive and out[0] <= 0):
+        raise ValueError(
+            f"{argname} must satisfy {'0 < ' if positive else ''}low <= high (finite), "
+            f"got {value!r}"
+        )
+    return out[0], out[1]
+
+
+def _positive(value: Any, argname: str) -> float:
+    return _float_range(value, argname)[0]
+
+
+def _draw_int(rng: np.random.Generator, r: tuple) -> int:
+    return int(rng.integers(r[0], r[1] + 1))
+
+
+def _draw_float(rng: np.random.Generator, r: tuple) -> float:
+    return float(r[0]) if r[0] == r[1] else float(rng.uniform(r[0], r[1]))
+
+
+def internet_resource_graph(
+    *,
+    n_wan: int = 10,
+    n_lan: int = 10,
+    wan_bandwidth: float = 1000.0,
+    wan_lan_bandwidth: float = 500.0,
+    lan_bandwidth: float = 50.0,
+    children: Range = (5, 20),
+    capacity: Range = (3.0, 15.0),
+    lan_size: Range = (10, 20),
+    seed: Any = 0,
+) -> ResourceGraph:
+    """Two-level WAN / LAN Internet-like resource graph (section 5.1, Table 1).
+
+    Parameters
+    ----------
+    n_wan : int, default 10
+        WAN routers, placed uniformly in the unit square and joined by the minimum spanning
+        tree of the complete graph with Euclidean lengths (links of ``wan_bandwidth``).
+    n_lan : int, default 10
+        LANs. Each has a gateway router placed uniformly in the square and linked to its
+        nearest WAN router (``wan_lan_bandwidth``), and a tree of ``lan_size`` processors
+        whose root is linked to the gateway (``lan_bandwidth``, like every LAN link).
+    wan_bandwidth, wan_lan_bandwidth, lan_bandwidth : float
+        Link capacities (Table 1: 1000, 500, 50).
+    children : int or (int, int), default (5, 20)
+        Number of children of a LAN node, drawn per node; the tree is filled breadth-first
+        and stops when the LAN has ``lan_size`` processors (so its depth is 1 or 2 with
+        the defaults, as in Fig. 11).
+    capacity : float or (float, float), default (3.0, 15.0)
+        Compute capacity, drawn once per LAN and shared by its processors.
+    lan_size : int or (int, int), default (10, 20)
+        Processors per LAN, root included (Fig. 11: "from 10 to 20 nodes").
+    seed : int, numpy Generator or None
+        Anything :func:`numpy.random.default_rng` accepts.
+
+    Returns
+    -------
+    ResourceGraph
+        Nodes: the WAN routers ``0 .. n_wan - 1``, then for each LAN its gateway followed
+        by its processors in breadth-first order. Routers have capacity 0 and host no
+        tasks; the graph is a tree, so every route is unique.
+    """
+    n_wan = _int_range(n_wan, "n_wan", 1)[0]
+    n_lan = _int_range(n_lan, "n_lan", 1)[0]
+    bw_wan = _positive(wan_bandwidth, "wan_bandwidth")
+    bw_wl = _positive(wan_lan_bandwidth, "wan_lan_bandwidth")
+    bw_lan = _positive(lan_bandwidth, "lan_bandwidth")
+    kids = _int_range(children, "children", 1)
+    cap_r = _float_range(capacity, "capacity")
+    size_r = _int_range(lan_size, "lan_size", 1)
+    rng = np.random.default_rng(seed)
+
+    wan_xy = rng.random((n_wan, 2))
+    edges: list = []
+    bandwidth: list = []
+    if n_wan > 1:
+        dist = np.sqrt(((wan_xy[:, None, :] - wan_xy[None, :, :]) ** 2).sum(-1))
+        # MST of the complete graph; a zero distance (coincident points) would read as "no
+        # edge" to SciPy, so lengths are shifted by a tiny positive amount.
+        mst = sp.coo_matrix(minimum_spanning_tree(np.triu(dist + 1e-300, 1)))
+        for u, v in sorted(zip(mst.row.tolist(), mst.col.tolist())):
+            edges.append((min(u, v), max(u, v)))
+            bandwidth.append(bw_wan)
+    caps = [0.0] * n_wan
+    for _ in range(n_lan):
+        gw = len(caps)
+        gw_xy = rng.random(2)
+        nearest = int(np.argmin(((wan_xy - gw_xy) ** 2).sum(1)))
+        caps.append(0.0)
+        edges.append((nearest, gw))
+        bandwidth.append(bw_wl)
+        size = _draw_int(rng, size_r)
+        cap = _draw_float(rng, cap_r)
+        root = len(caps)
+        caps.append(cap)
+        edges.append((gw, root))
+        bandwidth.append(bw_lan)
+        made, frontier = 1, [root]
+        while made < size:
+            nxt = []
+            for parent in frontier:
+                k = min(_draw_int(rng, kids), size - made)
+                for _ in range(k):
+                    child = len(caps)
+                    caps.append(cap)
+                    edges.append((parent, child))
+                    bandwidth.append(bw_lan)
+                    nxt.append(child)
+                made += k
+                if made >= size:
+                    break
+            frontier = nxt
+    capacity_arr = np.array(caps, dtype=np.float64)
+    return ResourceGraph.from_edges(
+        capacity_arr,
+        np.array(edges, dtype=np.int64).reshape(-1, 2),
+        np.array(bandwidth, dtype=np.float64),
+        is_processor=capacity_arr > 0,
+    )
+
+
+def pipeline_task_graph(
+    *,
+    n_clusters: Range = (5, 10),
+    cluster_size: Range = (5, 10),
+    compute: Range = (1.0, 3.0),
+    c: float = 1.0,
+    inter_volume: float = 1.0,
+    seed: Any = 0,
+    return_jobs: bool = False,
+) -> Any:
+    """A pipeline of parallel jobs (section 5.1, Table 1).
+
+    Parameters
+    ----------
+    n_clusters : int or (int, int), default (5, 10)
+        Number of parallel jobs (clusters) in the pipeline.
+    cluster_size : int or (int, int), default (5, 10)
+        Tasks per job, drawn per job. The tasks of a job form a complete graph.
+    compute : float or (float, float), default (1.0, 3.0)
+        Compute requirement, drawn per job and shared by its tasks.
+    c : float, default 1.0
+        Communication intensity (>= 1): the weight of the edges inside a job is drawn per
+        job from ``[1, c]``.
+    inter_volume : float, default 1.0
+        Total volume between consecutive jobs ``A`` and ``B``: every pair gets
+        ``inter_volume / (a * b)`` (complete bipartite graph; Table 1: 1.0).
+    seed : int, numpy Generator or None
+    return_jobs : bool, default False
+        Also return the job of every task.
+
+    Returns
+    -------
+    TaskGraph or (TaskGraph, ndarray of int64)
+        An undirected task graph (symmetric ``comm``); tasks are numbered job after job.
+    """
+    jobs_r = _int_range(n_clusters, "n_clusters", 1)
+    size_r = _int_range(cluster_size, "cluster_size", 1)
+    comp_r = _float_range(compute, "compute")
+    c_hi = _positive(c, "c")
+    if c_hi < 1.0:
+        raise ValueError(f"c must be >= 1 (edge weights are drawn from [1, c]), got {c!r}")
+    vol = _positive(inter_volume, "inter_volume")
+    if not isinstance(return_jobs, (bool, np.bool_)):
+        raise TypeError("return_jobs must be a bool")
+    rng = np.random.default_rng(seed)
+    n_jobs = _draw_int(rng, jobs_r)
+    sizes = [_draw_int(rng, size_r) for _ in range(n_jobs)]
+    weights = [_draw_float(rng, comp_r) for _ in range(n_jobs)]
+    intra = [_draw_float(rng, (1.0, c_hi)) for _ in range(n_jobs)]
+    bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(bounds[-1])
+    rows, cols, vals = [], [], []
+    for j in range(n_jobs):
+        idx = np.arange(bounds[j], bounds[j + 1])
+        r, q = np.meshgrid(idx, idx, indexing="ij")
+        off = r != q
+        rows.append(r[off])
+        cols.append(q[off])
+        vals.append(np.full(int(off.sum()), intra[j]))
+        if j + 1 < n_jobs:
+            nxt = np.arange(bounds[j + 1], bounds[j + 2])
+            r, q = np.meshgrid(idx, nxt, indexing="ij")
+            w = vol / (idx.shape[0] * nxt.shape[0])
+            rows += [r.ravel(), q.ravel()]
+            cols += [q.ravel(), r.ravel()]
+            vals += [np.full(r.size, w), np.full(r.size, w)]
+    comm = sp.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n)
+    )
+    node_weight = np.repeat(np.array(weights), sizes)
+    tasks = TaskGraph(node_weight, comm)
+    if return_jobs:
+        return tasks, np.repeat(np.arange(n_jobs, dtype=np.int64), sizes)
+    return tasks
+
+
+def table1_instance(c: float = 1.0, seed: Any = 0) -> tuple:
+    """One instance of the experiments of section 5 with the parameters of Table 1.
+
+    Parameters
+    ----------
+    c : float, default 1.0
+        Communication intensity (the paper uses 1, 2, 4, 8, 12, 16).
+    seed : int, numpy Generator or None
+        Split (``SeedSequence.spawn``) into one seed for each graph.
+
+    Returns
+    -------
+    (TaskGraph, ResourceGraph)
+    """
+    if isinstance(seed, np.random.Generator):
+        seed = int(seed.integers(0, 2**63))
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    s_task, s_res = ss.spawn(2)
+    t = TABLE1
+    tasks = pipeline_task_graph(
+        n_clusters=t["n_clusters"], cluster_size=t["cluster_size"], compute=t["compute"],
+        c=c, inter_volume=t["inter_cluster_volume"], seed=np.random.default_rng(s_task),
+    )  # fmt: skip
+    res = internet_resource_graph(
+        n_wan=t["n_wan"], n_lan=t["n_lan"], wan_bandwidth=t["wan_bandwidth"],
+        wan_lan_bandwidth=t["wan_lan_bandwidth"], lan_bandwidth=t["lan_bandwidth"],
+        children=t["children"], capacity=t["capacity"], seed=np.random.default_rng(s_res),
+    )  # fmt: skip
+    return tasks, res

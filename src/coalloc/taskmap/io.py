@@ -1,0 +1,269 @@
+"""JSON files for task graphs, resource graphs and mapping results (docs/formats.md).
+
+* ``coalloc.taskgraph`` v1: ``{"weights": [...], "directed": false, "comm": ...}`` where
+  ``comm`` is a dense ``n x n`` list of rows or ``{"edges": [[s, t, volume], ...]}`` (for an
+  undirected graph each edge is one stream between ``s`` and ``t``).
+* ``coalloc.resourcegraph`` v1: ``{"capacity": [...], "links": [[u, v, bandwidth], ...]}``,
+  optional ``"is_processor"``, ``"route_length"`` and ``"names"``.
+* ``coalloc.mapping`` v1: a :class:`~coalloc.taskmap.mapper.MappingResult`.
+
+Reading errors are :class:`coalloc.io.InstanceError` (a ``ValueError``) naming the file and
+the field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..io import InstanceError, PathOrFile, _dump, _load_json, _num, _vec
+from .mapper import MappingResult
+from .model import ResourceGraph, TaskGraph
+
+__all__ = [
+    "TASKGRAPH_FORMAT",
+    "RESOURCEGRAPH_FORMAT",
+    "MAPPING_FORMAT",
+    "task_graph_to_dict",
+    "task_graph_from_dict",
+    "resource_graph_to_dict",
+    "resource_graph_from_dict",
+    "read_task_graph",
+    "write_task_graph",
+    "read_resource_graph",
+    "write_resource_graph",
+    "mapping_result_to_dict",
+    "write_mapping_result",
+    "read_mapping_result",
+]
+
+TASKGRAPH_FORMAT = "coalloc.taskgraph"
+RESOURCEGRAPH_FORMAT = "coalloc.resourcegraph"
+MAPPING_FORMAT = "coalloc.mapping"
+VERSION = 1
+
+
+def _check_header(data: Any, fmt: str, source: str) -> None:
+    if not isinstance(data, dict):
+        raise InstanceError(f"{source}: expected a JSON object ({fmt})")
+    if "format" in data and data["format"] != fmt:
+        raise InstanceError(f"{source}: format is {data['format']!r}, expected {fmt!r}")
+    if "version" in data and data["version"] != VERSION:
+        raise InstanceError(f"{source}: unsupported version {data['version']!r}")
+
+
+# --------------------------------------------------------------------------------------
+# Task graphs
+# --------------------------------------------------------------------------------------
+
+
+def task_graph_to_dict(
+    tasks: TaskGraph, *, comm_format: str = "auto", metadata: Optional[dict] = None
+) -> dict:
+    """A JSON-ready dict; ``comm_format`` is ``"auto"``, ``"dense"`` or ``"edges"``."""
+    if comm_format not in ("auto", "dense", "edges"):
+        raise ValueError(f"comm_format must be 'auto', 'dense' or 'edges', got {comm_format!r}")
+    mat = tasks.comm
+    if comm_format == "auto":
+        comm_format = "edges" if mat.nnz < 0.5 * tasks.n * tasks.n else "dense"
+    if comm_format == "dense":
+        comm: Any = [_vec(row) for row in mat.toarray()]
+    else:
+        coo = (mat if tasks.directed else sp.triu(mat, k=1)).tocoo()
+        order = np.lexsort((coo.col, coo.row))
+        comm = {
+            "edges": [[int(coo.row[k]), int(coo.col[k]), _num(coo.data[k])] for k in order.tolist()]
+        }
+    out = {
+        "format": TASKGRAPH_FORMAT,
+        "version": VERSION,
+        "n_tasks": tasks.n,
+        "directed": tasks.directed,
+        "weights": _vec(tasks.node_weight),
+        "comm": comm,
+    }
+    if metadata:
+        out["metadata"] = dict(metadata)
+    return out
+
+
+def task_graph_from_dict(data: Any, *, source: str = "<dict>") -> TaskGraph:
+    """Build a :class:`TaskGraph` from a dict in the ``coalloc.taskgraph`` format."""
+    _check_header(data, TASKGRAPH_FORMAT, source)
+    if "weights" not in data:
+        raise InstanceError(f"{source}: weights: missing (one compute requirement per task)")
+    weights = data["weights"]
+    if not isinstance(weights, list):
+        raise InstanceError(f"{source}: weights: expected a list")
+    n = len(weights)
+    if "n_tasks" in data and data["n_tasks"] != n:
+        raise InstanceError(f"{source}: n_tasks is {data['n_tasks']} but weights has {n}")
+    directed = data.get("directed")
+    if directed is not None and not isinstance(directed, bool):
+        raise InstanceError(f"{source}: directed: expected true, false or null")
+    comm = data.get("comm")
+    try:
+        if isinstance(comm, dict):
+            edges = comm.get("edges")
+            if not isinstance(edges, list) or any(
+                not isinstance(e, list) or len(e) != 3 for e in edges
+            ):
+                raise InstanceError(f"{source}: comm.edges: expected a list of [s, t, volume]")
+            arr = np.array(edges, dtype=np.float64).reshape(-1, 3)
+            idx = arr[:, :2]
+            if np.any(idx != np.round(idx)) or np.any(idx < 0) or np.any(idx >= n):
+                raise InstanceError(f"{source}: comm.edges: task indices must be in [0, {n})")
+            s, t = idx[:, 0].astype(np.int64), idx[:, 1].astype(np.int64)
+            vol = arr[:, 2]
+            if directed:
+                mat = sp.coo_matrix((vol, (s, t)), shape=(n, n))
+            else:
+                mat = sp.coo_matrix((np.r_[vol, vol], (np.r_[s, t], np.r_[t, s])), shape=(n, n))
+                directed = False
+            return TaskGraph(weights, mat.tocsr(), directed=directed)
+        return TaskGraph(weights, comm, directed=directed)
+    except InstanceError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise InstanceError(f"{source}: {exc}") from None
+
+
+def write_task_graph(dst: PathOrFile, tasks: TaskGraph, **kwargs: Any) -> None:
+    """Write a task graph as JSON (keywords as in :func:`task_graph_to_dict`)."""
+    _dump(task_graph_to_dict(tasks, **kwargs), dst)
+
+
+def read_task_graph(src: PathOrFile) -> TaskGraph:
+    """Read a task graph file; :class:`InstanceError` names the file and the field."""
+    data, name = _load_json(src)
+    return task_graph_from_dict(data, source=name)
+
+
+# --------------------------------------------------------------------------------------
+# Resource graphs
+# --------------------------------------------------------------------------------------
+
+
+def resource_graph_to_dict(resources: ResourceGraph, *, metadata: Optional[dict] = None) -> dict:
+    """A JSON-ready dict in the ``coalloc.resourcegraph`` format."""
+    out: dict = {
+        "format": RESOURCEGRAPH_FORMAT,
+        "version": VERSION,
+        "capacity": _vec(resources.capacity),
+        "links": [
+            [int(u), int(v), _num(b)]
+            for (u, v), b in zip(resources.links.tolist(), resources.bandwidth.tolist())
+        ],
+    }
+    if not np.array_equal(resources.is_processor, resources.capacity > 0):
+        out["is_processor"] = [bool(x) for x in resources.is_processor]
+    if resources.route_kind == "custom":
+        out["route_length"] = _vec(resources.route_length)
+    elif resources.route_kind != "hops":
+        out["route_length"] = resources.route_kind
+    if resources.names is not None:
+        out["names"] = [str(x) for x in resources.names]
+    if metadata:
+        out["metadata"] = dict(metadata)
+    return out
+
+
+def resource_graph_from_dict(data: Any, *, source: str = "<dict>") -> ResourceGraph:
+    """Build a :class:`ResourceGraph` from a dict in the ``coalloc.resourcegraph`` format."""
+    _check_header(data, RESOURCEGRAPH_FORMAT, source)
+    for key in ("capacity", "links"):
+        if key not in data:
+            raise InstanceError(f"{source}: {key}: missing")
+    links = data["links"]
+    if not isinstance(links, list) or any(not isinstance(e, list) or len(e) != 3 for e in links):
+        raise InstanceError(f"{source}: links: expected a list of [u, v, bandwidth]")
+    try:
+        arr = np.array(links, dtype=np.float64).reshape(-1, 3)
+        proc = data.get("is_processor")
+        if proc is not None:
+            if not isinstance(proc, list) or any(not isinstance(x, bool) for x in proc):
+                raise InstanceError(f"{source}: is_processor: expected a list of true/false")
+            proc = np.array(proc, dtype=bool)
+        return ResourceGraph(
+            data["capacity"], arr[:, :2], bandwidth=arr[:, 2], is_processor=proc,
+            route_length=data.get("route_length", "hops"), names=data.get("names"),
+        )  # fmt: skip
+    except InstanceError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise InstanceError(f"{source}: {exc}") from None
+
+
+def write_resource_graph(dst: PathOrFile, resources: ResourceGraph, **kwargs: Any) -> None:
+    """Write a resource graph as JSON."""
+    _dump(resource_graph_to_dict(resources, **kwargs), dst)
+
+
+def read_resource_graph(src: PathOrFile) -> ResourceGraph:
+    """Read a resource graph file; :class:`InstanceError` names the file and the field."""
+    data, name = _load_json(src)
+    return resource_graph_from_dict(data, source=name)
+
+
+# --------------------------------------------------------------------------------------
+# Mapping results
+# --------------------------------------------------------------------------------------
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return _num(x)
+    return x
+
+
+def mapping_result_to_dict(result: MappingResult, *, verify: Optional[dict] = None) -> dict:
+    """A JSON-ready dict in the ``coalloc.mapping`` format."""
+    out = {
+        "format": MAPPING_FORMAT,
+        "version": VERSION,
+        "method": result.method,
+        "seed": result.seed,
+        "n_tasks": int(result.mapping.shape[0]),
+        "mapping": [int(x) for x in result.mapping],
+        "max_occupancy": _num(result.max_occupancy),
+        "throughput": _num(result.throughput) if result.max_occupancy > 0 else None,
+        "bottleneck": result.bottleneck.to_dict(),
+        "timings": _jsonable(result.timings),
+        "iterations": _jsonable(result.iterations),
+        "history": _jsonable(result.history),
+        "params": _jsonable(result.params),
+    }
+    if verify is not None:
+        out["verify"] = _jsonable(verify)
+    return out
+
+
+def write_mapping_result(
+    dst: PathOrFile, result: MappingResult, *, verify: Optional[dict] = None
+) -> None:
+    """Write a mapping result as JSON (optionally with a verification summary)."""
+    _dump(mapping_result_to_dict(result, verify=verify), dst)
+
+
+def read_mapping_result(src: PathOrFile) -> dict:
+    """Read a mapping result file; ``"mapping"`` comes back as an int64 array."""
+    data, name = _load_json(src)
+    if not isinstance(data, dict) or data.get("format") != MAPPING_FORMAT:
+        raise InstanceError(f"{name}: not a coalloc mapping file (format {MAPPING_FORMAT!r})")
+    try:
+        data["mapping"] = np.asarray(data["mapping"], dtype=np.int64)
+    except (KeyError, TypeError, ValueError):
+        raise InstanceError(f"{name}: mapping: expected a list of integers") from None
+    return data

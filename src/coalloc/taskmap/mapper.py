@@ -1,0 +1,654 @@
+"""The mapping heuristic of Taura & Chien, section 4 (Figs. 5, 7 and 10).
+
+``map_tasks`` (the paper's top-level ``taskmap()``): order the tasks depth-first along the
+cluster tree of the flow-injection clustering (section 4.3), fill processors one after
+another with the elementary move ``map_tasks_on`` (section 4.4), then repeat ``improve``
+(section 4.5: ``remove_bottlenecks`` + ``map_tasks`` on the partial mapping) while the
+maximum occupancy strictly decreases.
+
+The elementary move puts the next unmapped tasks (in cluster order) on processor ``q`` one at
+a time, giving mappings ``m_1, m_2, ...``, and keeps the ``m_i`` that minimises
+
+    M_i = max(O(m_i), O_comp(m_i, Q), O_open(m_i, q))
+
+(ties: largest ``i``), where ``O`` is the current maximum occupancy, ``O_comp`` the
+remaining compute requirement over the capacity of the processors ``Q`` still to come
+(infinite when ``Q`` is empty and tasks remain), and ``O_open`` the open communication --
+between tasks on ``q`` and unmapped tasks -- over the bandwidth of the links adjacent to
+``q`` (left out by the ``"base"`` variants). It stops early once ``O(m_i)`` exceeds the best
+``M_j`` seen (``O`` never decreases, so no later ``m_k`` can win) or an optional bound ``u``.
+
+Choices the paper leaves open are documented in ``docs/taskmap.md`` (processor order,
+acceptance of an improvement, which bottleneck is removed first, directed graphs).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+from scipy.sparse import csgraph
+
+from .model import (
+    Bottleneck,
+    OccupancyState,
+    ResourceGraph,
+    TaskGraph,
+    check_mapping,
+    occupancy_graph,
+)
+from .model import max_occupancy as _plain_max_occupancy
+
+__all__ = [
+    "METHODS",
+    "PROCESSOR_ORDERS",
+    "MappingResult",
+    "map_tasks",
+    "map_tasks_on",
+    "improve",
+    "remove_bottlenecks",
+    "processor_order",
+    "comp_occupancy",
+    "open_occupancy",
+]
+
+#: The four variants of section 5.2: ``(open metric, improvement phase)``.
+METHODS = {
+    "base": (False, False),
+    "base+improve": (False, True),
+    "open": (True, False),
+    "open+improve": (True, True),
+}
+#: Orders in which ``map_tasks`` visits the processors (the paper: "a processor in Q").
+PROCESSOR_ORDERS = ("capacity", "index", "locality", "random")
+
+_TIE = 1e-12  # relative tolerance when comparing M_i values (incremental float updates)
+
+
+@dataclass
+class MappingResult:
+    """Outcome of :func:`map_tasks`.
+
+    Attributes
+    ----------
+    mapping : ndarray of int64, shape (n,)
+        Processor (resource-graph node index) of each task.
+    max_occupancy : float
+        ``max(O(G, P, mapping))``, recomputed from scratch; the inverse of the throughput.
+    bottleneck : Bottleneck
+        Node or link where the maximum is reached (``kind``, ``index``, ``occupancy``).
+    method : str
+        ``"base"``, ``"base+improve"``, ``"open"`` or ``"open+improve"``.
+    seed : int or None
+    timings : dict of str to float
+        Seconds: ``"clustering"``, ``"initial"``, ``"improve"``, ``"total"``.
+    iterations : dict of str to int
+        ``"improve_rounds"`` (calls of ``improve``), ``"improve_accepted"`` (those that
+        lowered the occupancy), ``"initial_occupancy"`` is in :attr:`history`.
+    params : dict
+        Parameters used, defaults filled in.
+    node_occupancy, link_occupancy : ndarray
+        The occupancy graph of the mapping.
+    order : ndarray of int64
+        Task order used (depth-first order of the cluster tree).
+    history : list of float
+        Maximum occupancy after the initial mapping and after each accepted improvement.
+    """
+
+    mapping: np.ndarray
+    max_occupancy: float
+    bottleneck: Bottleneck
+    method: str
+    seed: Optional[int] = None
+    timings: dict = field(default_factory=dict)
+    iterations: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    node_occupancy: Optional[np.ndarray] = field(default=None, repr=False)
+    link_occupancy: Optional[np.ndarray] = field(default=None, repr=False)
+    order: Optional[np.ndarray] = field(default=None, repr=False)
+    history: list = field(default_factory=list)
+
+    @property
+    def throughput(self) -> float:
+        """Units of progress per unit time, ``1 / max_occupancy``."""
+        return float("inf") if self.max_occupancy == 0 else 1.0 / self.max_occupancy
+
+
+# --------------------------------------------------------------------------------------
+# Metrics (public, plain)
+# --------------------------------------------------------------------------------------
+
+
+def comp_occupancy(
+    tasks: TaskGraph, resources: ResourceGraph, mapping: Any, remaining: Any
+) -> float:
+    """``O_comp(G, P, m, Q)``: unmapped compute requirement over the capacity of ``Q``.
+
+    Infinite when ``Q`` is empty and some task is unmapped, 0 when every task is mapped.
+    """
+    m = check_mapping(tasks, resources, mapping, partial=True)
+    rest = float(tasks.node_weight[m < 0].sum())
+    cap = float(resources.capacity[np.asarray(remaining, dtype=np.int64)].sum())
+    if rest == 0:
+        return 0.0
+    return rest / cap if cap > 0 else float("inf")
+
+
+def open_occupancy(tasks: TaskGraph, resources: ResourceGraph, mapping: Any, q: int) -> float:
+    """``O_open``: communication between tasks on ``q`` and unmapped tasks, over the
+    bandwidth of the links adjacent to ``q``.
+
+    This is the paper's ``O<->``; for a directed task graph it counts both directions
+    (``O-> + O<-`` of the paper), because a link's capacity is shared by both directions.
+    """
+    m = check_mapping(tasks, resources, mapping, partial=True)
+    s, t, vol = tasks.edges()
+    cross = ((m[s] == q) & (m[t] < 0)) | ((m[t] == q) & (m[s] < 0))
+    total = float(vol[cross].sum())
+    denom = float(resources.adjacent_bandwidth[q])
+    if total == 0:
+        return 0.0
+    return total / denom if denom > 0 else float("inf")
+
+
+# --------------------------------------------------------------------------------------
+# Processor order
+# --------------------------------------------------------------------------------------
+
+
+def processor_order(resources: ResourceGraph, kind: str = "capacity", *, seed: Any = 0):
+    """The order in which :func:`map_tasks` visits the processors.
+
+    Parameters
+    ----------
+    resources : ResourceGraph
+    kind : {"capacity", "index", "locality", "random"}
+        ``"capacity"``: decreasing compute capacity, ties by a depth-first walk of the
+        resource graph from the largest processor (so equal processors of one LAN stay
+        together); ``"index"``: node index order; ``"locality"``: the depth-first walk
+        alone; ``"random"``: a seeded permutation.
+    seed : int or numpy.random.Generator
+        Used by ``"random"`` only.
+    """
+    procs = resources.processors
+    if kind == "index":
+        return procs.copy()
+    if kind == "random":
+        return np.random.default_rng(seed).permutation(procs)
+    if kind not in ("capacity", "locality"):
+        raise ValueError(f"processor_order must be one of {PROCESSOR_ORDERS}, got {kind!r}")
+    start = int(procs[np.argmax(resources.capacity[procs])])
+    r = resources.n_nodes
+    ln = resources.links
+    import scipy.sparse as sp
+
+    adj = sp.csr_matrix(
+        (np.ones(2 * ln.shape[0]), (np.r_[ln[:, 0], ln[:, 1]], np.r_[ln[:, 1], ln[:, 0]])),
+        shape=(r, r),
+    )
+    walk = csgraph.depth_first_order(adj, start, directed=False, return_predecessors=False)
+    rank = np.full(r, r, dtype=np.int64)
+    rank[walk] = np.arange(walk.shape[0])
+    if kind == "locality":
+        return procs[np.argsort(rank[procs], kind="stable")]
+    return procs[np.lexsort((rank[procs], -resources.capacity[procs]))]
+
+
+# --------------------------------------------------------------------------------------
+# The engine
+# --------------------------------------------------------------------------------------
+
+
+class _Engine:
+    """The paper's procedures on one mutable :class:`OccupancyState`."""
+
+    def __init__(
+        self,
+        tasks: TaskGraph,
+        resources: ResourceGraph,
+        order: np.ndarray,
+        procs: np.ndarray,
+        *,
+        open_metric: bool,
+        early_exit: bool = True,
+    ):
+        self.tasks = tasks
+        self.res = resources
+        self.order = order
+        self.procs = procs
+        self.open_metric = open_metric
+        self.early_exit = early_exit
+        self.w = tasks.node_weight
+        self.indptr, self.indices, self.pw = tasks.undirected_csr()
+        cap = resources.capacity[procs]
+        # capacity of Q = the processors after position k in procs
+        self.cap_after = np.concatenate([np.cumsum(cap[::-1])[::-1][1:], [0.0]])
+        self.inv_cap = np.zeros(resources.n_nodes)
+        np.divide(1.0, resources.capacity, out=self.inv_cap, where=resources.is_processor)
+        self.inv_bw = 1.0 / resources.bandwidth
+        self.adj_bw = resources.adjacent_bandwidth
+        self.moves = 0
+
+    # -- section 4.4 ----------------------------------------------------------------------
+    def map_tasks_on(self, state: OccupancyState, q: int, cap_q: float, u: Optional[float]) -> int:
+        """Put the best prefix of the unmapped tasks (in order) on q; returns how many."""
+        mp = state.mapping
+        unmapped = self.order[mp[self.order] < 0]
+        if unmapped.shape[0] == 0:
+            return 0
+        rest = float(self.w[unmapped].sum())
+        cur = state.max_occupancy()
+        on_q = np.flatnonzero(mp == q)
+        open_vol = 0.0
+        if self.open_metric and on_q.shape[0]:
+            for y in on_q:
+                lo, hi = self.indptr[y], self.indptr[y + 1]
+                nb = self.indices[lo:hi]
+                open_vol += float(self.pw[lo:hi][mp[nb] < 0].sum())
+        adj = float(self.adj_bw[q])
+        inv_cq = self.inv_cap[q]
+        best_m = np.inf
+        best_i = 0
+        placed = 0
+        n_u = unmapped.shape[0]
+        for i in range(n_u):
+            t = int(unmapped[i])
+            ids = state.place(t, q)
+            placed += 1
+            self.moves += 1
+            occ = state.node_load[q] * inv_cq
+            if occ > cur:
+                cur = occ
+            if ids.shape[0]:
+                lo_ = float((state.link_load[ids] * self.inv_bw[ids]).max())
+                if lo_ > cur:
+                    cur = lo_
+            rest -= self.w[t]
+            if i == n_u - 1:
+                comp = 0.0  # nothing left to place
+            else:
+                comp = max(rest, 0.0) / cap_q if cap_q > 0 else np.inf
+            m_i = max(cur, comp)
+            if self.open_metric:
+                lo, hi = self.indptr[t], self.indptr[t + 1]
+                nb = self.indices[lo:hi]
+                where = mp[nb]
+                vol = self.pw[lo:hi]
+                open_vol += float(vol[where < 0].sum()) - float(vol[where == q].sum())
+                if open_vol > 1e-12 * (1.0 + abs(open_vol)):
+                    o_open = open_vol / adj if adj > 0 else np.inf
+                    m_i = max(m_i, o_open)
+            # early exit / bound u: m_i can no longer be chosen, nor anything after it
+            if u is not None and cur > u * (1 + _TIE):
+                break
+            if self.early_exit and cur > best_m * (1 + _TIE):
+                break
+            if m_i <= best_m * (1 + _TIE):
+                best_m = min(best_m, m_i)
+                best_i = i + 1
+        for j in range(placed - 1, best_i - 1, -1):
+            state.remove(int(unmapped[j]))
+        return best_i
+
+    def map_tasks(self, state: OccupancyState, u: Optional[float] = None) -> bool:
+        """Map every unmapped task (Fig. 7); False when the bound u makes it give up."""
+        for k, q in enumerate(self.procs):
+            if not (state.mapping < 0).any():
+                return True
+            cap_q = float(self.cap_after[k])
+            self.map_tasks_on(state, int(q), cap_q, u)
+            if u is not None:
+                rest = float(self.w[state.mapping < 0].sum())
+                if rest > 0 and (cap_q <= 0 or rest / cap_q > u):
+                    return False
+        return not (state.mapping < 0).any()
+
+    # -- section 4.5 ----------------------------------------------------------------------
+    def remove_bottlenecks(self, state: OccupancyState, acceleration: float) -> None:
+        """Unmap bottleneck tasks until the maximum occupancy is at most acceleration x max."""
+        target = acceleration * state.max_occupancy()
+        s_all, t_all, vol_all = self.tasks.edges()
+        while True:
+            link_occ = state.link_occupancy()
+            node_occ = state.node_occupancy()
+            l_best = int(np.argmax(link_occ)) if link_occ.shape[0] else -1
+            if l_best >= 0 and link_occ[l_best] > target:
+                mp = state.mapping
+                a, b = mp[s_all], mp[t_all]
+                live = np.flatnonzero((a >= 0) & (b >= 0) & (a != b))
+                uses = np.zeros(live.shape[0], dtype=bool)
+                for src in np.unique(a[live]):
+                    sel = a[live] == src
+                    table = self.res.routes_from(int(src))[b[live[sel]]]
+                    uses[sel] = (table == l_best).any(axis=1)
+                cand = live[uses]
+                e = int(cand[np.argmax(vol_all[cand])])
+                state.remove(int(s_all[e]))
+                state.remove(int(t_all[e]))
+                continue
+            p = int(np.argmax(node_occ))
+            if node_occ[p] > target:
+                on_p = np.flatnonzero(state.mapping == p)
+                t = int(on_p[np.argmax(self.w[on_p])])
+                state.remove(t)
+                continue
+            return
+
+    def improve(
+        self, state: OccupancyState, acceleration: float, bound_factor: Optional[float]
+    ) -> bool:
+        """One round of Fig. 10; keeps the result only if it lowers the occupancy."""
+        before = state.max_occupancy()
+        saved = state.mapping.copy()
+        self.remove_bottlenecks(state, acceleration)
+        u = None if bound_factor is None else bound_factor * before
+        ok = self.map_tasks(state, u)
+        if ok:
+            state.refresh()
+            if state.max_occupancy() < before * (1 - _TIE):
+                return True
+        state.mapping = saved
+        state.refresh()
+        return False
+
+
+# --------------------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------------------
+
+
+def _check_graphs(tasks: Any, resources: Any) -> None:
+    if not isinstance(tasks, TaskGraph):
+        raise TypeError(f"task_graph must be a TaskGraph, got {type(tasks).__name__}")
+    if not isinstance(resources, ResourceGraph):
+        raise TypeError(f"resource_graph must be a ResourceGraph, got {type(resources).__name__}")
+
+
+def _check_order(order: Any, n: int) -> np.ndarray:
+    try:
+        arr = np.array(order, dtype=np.int64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"order must be a permutation of the tasks: {exc}") from None
+    if arr.shape != (n,) or not np.array_equal(np.sort(arr), np.arange(n)):
+        raise ValueError(f"order must be a permutation of range({n})")
+    return arr
+
+
+def _check_procs(resources: ResourceGraph, procs: Any, argname: str) -> np.ndarray:
+    try:
+        arr = np.array(procs, dtype=np.int64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{argname} must be processor indices: {exc}") from None
+    if arr.size and (arr.min() < 0 or arr.max() >= resources.n_nodes):
+        raise ValueError(f"{argname}: node indices must be in [0, {resources.n_nodes})")
+    if not np.all(resources.is_processor[arr]):
+        raise ValueError(f"{argname}: every entry must be a processor")
+    if np.unique(arr).shape[0] != arr.shape[0]:
+        raise ValueError(f"{argname}: duplicate processors")
+    return arr
+
+
+def _task_order(tasks: TaskGraph, order: Any, seed: Any, clustering: Optional[dict]):
+    if order is None or (isinstance(order, str) and order == "cluster"):
+        from .clustering import flow_injection
+
+        fi = flow_injection(tasks, seed=seed, **(clustering or {}))
+        return _check_order(fi.order, tasks.n)
+    if isinstance(order, str):
+        if order == "index":
+            return np.arange(tasks.n, dtype=np.int64)
+        raise ValueError(f"order must be 'cluster', 'index' or a permutation, got {order!r}")
+    return _check_order(order, tasks.n)
+
+
+def map_tasks(
+    task_graph: TaskGraph,
+    resource_graph: ResourceGraph,
+    *,
+    method: str = "open+improve",
+    seed: Optional[int] = 0,
+    initial: Any = None,
+    order: Any = None,
+    processor_order: Any = "capacity",
+    acceleration: float = 0.75,
+    bound_factor: Optional[float] = 0.9,
+    max_rounds: int = 100,
+    early_exit: bool = True,
+    clustering: Optional[dict] = None,
+) -> MappingResult:
+    """Map tasks onto processors minimising the maximum occupancy (Taura & Chien, Fig. 5).
+
+    Parameters
+    ----------
+    task_graph : TaskGraph
+    resource_graph : ResourceGraph
+    method : {"open+improve", "open", "base+improve", "base"}
+        The variants of section 5.2: with or without the open-communication metric, with or
+        without the improvement phase.
+    seed : int or None
+        Seeds the clustering (and a ``"random"`` processor order). Same seed, same mapping.
+    initial : array_like of int, optional
+        A partial mapping (``-1`` = unmapped) to complete instead of starting empty (the
+        paper's ``map_tasks(m)``); its tasks may move during the improvement phase.
+    order : {"cluster", "index"} or array_like of int, optional
+        Task order. Default (``None`` = ``"cluster"``): depth-first order of the cluster tree
+        of :func:`coalloc.taskmap.flow_injection` (section 4.3).
+    processor_order : {"capacity", "index", "locality", "random"} or array_like of int
+        Order in which processors are filled (see :func:`processor_order`); an array gives
+        the order explicitly and must list every processor once.
+    acceleration : float
+        ``remove_bottlenecks`` unmaps tasks until the occupancy is below this fraction of the
+        current maximum (the paper: 0.75).
+    bound_factor : float or None
+        ``improve`` passes ``u = bound_factor x current occupancy`` to ``map_tasks`` (the
+        paper's optional bound, section 4.4); None: no bound.
+    max_rounds : int
+        At most this many calls of ``improve``.
+    early_exit : bool
+        Stop ``map_tasks_on`` once ``O(m_i)`` exceeds the best ``M_j`` (no effect on the
+        result, only on the work).
+    clustering : dict, optional
+        Keyword arguments for :func:`flow_injection` (e.g. ``delta``).
+
+    Returns
+    -------
+    MappingResult
+    """
+    t0 = time.perf_counter()
+    _check_graphs(task_graph, resource_graph)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    if seed is not None and not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
+    if not 0 < float(acceleration) <= 1:
+        raise ValueError(f"acceleration must be in (0, 1], got {acceleration}")
+    if bound_factor is not None and not float(bound_factor) > 0:
+        raise ValueError(f"bound_factor must be positive or None, got {bound_factor}")
+    if int(max_rounds) < 0:
+        raise ValueError(f"max_rounds must be >= 0, got {max_rounds}")
+    if clustering is not None and not isinstance(clustering, dict):
+        raise TypeError("clustering must be a dict of flow_injection keyword arguments")
+    open_metric, do_improve = METHODS[method]
+    ss = np.random.SeedSequence(seed)
+    seed_cluster, seed_proc = (int(s.generate_state(1)[0]) for s in ss.spawn(2))
+    if isinstance(processor_order, str):
+        procs = _procs_by_kind(resource_graph, processor_order, seed_proc)
+    else:
+        procs = _check_procs(resource_graph, processor_order, "processor_order")
+        if procs.shape[0] != resource_graph.n_processors:
+            raise ValueError("processor_order must list every processor exactly once")
+    state = OccupancyState(task_graph, resource_graph, initial)
+
+    t1 = time.perf_counter()
+    task_order = _task_order(task_graph, order, seed_cluster, clustering)
+    t2 = time.perf_counter()
+    eng = _Engine(
+        task_graph, resource_graph, task_order, procs, open_metric=open_metric,
+        early_exit=early_exit,
+    )  # fmt: skip
+    eng.map_tasks(state)
+    state.refresh()
+    history = [state.max_occupancy()]
+    t3 = time.perf_counter()
+    rounds = accepted = 0
+    if do_improve:
+        while rounds < int(max_rounds):
+            rounds += 1
+            if not eng.improve(state, float(acceleration), bound_factor):
+                break
+            accepted += 1
+            history.append(state.max_occupancy())
+    t4 = time.perf_counter()
+    mapping = state.mapping.copy()
+    occ, bott = _plain_max_occupancy(task_graph, resource_graph, mapping)
+    node_occ, link_occ = occupancy_graph(task_graph, resource_graph, mapping)
+    t5 = time.perf_counter()
+    params = {
+        "processor_order": processor_order if isinstance(processor_order, str) else "given",
+        "order": order if isinstance(order, str) or order is None else "given",
+        "acceleration": float(acceleration),
+        "bound_factor": None if bound_factor is None else float(bound_factor),
+        "max_rounds": int(max_rounds),
+        "early_exit": bool(early_exit),
+        "clustering": dict(clustering or {}),
+        "open_metric": open_metric,
+        "improve": do_improve,
+    }
+    return MappingResult(
+        mapping=mapping,
+        max_occupancy=float(occ),
+        bottleneck=bott,
+        method=method,
+        seed=None if seed is None else int(seed),
+        timings={
+            "clustering": t2 - t1,
+            "initial": t3 - t2,
+            "improve": t4 - t3,
+            "total": t5 - t0,
+        },
+        iterations={
+            "improve_rounds": rounds,
+            "improve_accepted": accepted,
+            "moves": eng.moves,
+        },
+        params=params,
+        node_occupancy=node_occ,
+        link_occupancy=link_occ,
+        order=task_order,
+        history=history,
+    )
+
+
+def _procs_by_kind(resources: ResourceGraph, kind: str, seed: Any) -> np.ndarray:
+    if kind not in PROCESSOR_ORDERS:
+        raise ValueError(f"processor_order must be one of {PROCESSOR_ORDERS}, got {kind!r}")
+    return processor_order(resources, kind, seed=seed)
+
+
+def map_tasks_on(
+    task_graph: TaskGraph,
+    resource_graph: ResourceGraph,
+    mapping: Any,
+    q: int,
+    remaining: Any,
+    *,
+    order: Any,
+    open_metric: bool = True,
+    u: Optional[float] = None,
+    early_exit: bool = True,
+) -> np.ndarray:
+    """The elementary move of section 4.4 (Fig. 7): put some unmapped tasks on processor q.
+
+    Parameters
+    ----------
+    task_graph, resource_graph : TaskGraph, ResourceGraph
+    mapping : array_like of int, shape (n,)
+        Partial mapping (``-1`` = unmapped); not modified.
+    q : int
+        Processor to fill.
+    remaining : array_like of int
+        The processors ``Q`` still to be filled after ``q`` (for ``O_comp``).
+    order : array_like of int
+        Task order (unmapped tasks are taken in this order).
+    open_metric : bool
+        Include the open-communication metric.
+    u : float, optional
+        Stop as soon as the occupancy exceeds ``u``.
+    early_exit : bool
+
+    Returns
+    -------
+    ndarray of int64
+        The new partial mapping ``m_i`` minimising ``M_i`` (ties: the most tasks on ``q``).
+    """
+    _check_graphs(task_graph, resource_graph)
+    q_arr = _check_procs(resource_graph, [q], "q")
+    rem = _check_procs(resource_graph, remaining, "remaining")
+    if int(q_arr[0]) in set(rem.tolist()):
+        raise ValueError("remaining must not contain q")
+    state = OccupancyState(task_graph, resource_graph, mapping)
+    eng = _Engine(
+        task_graph, resource_graph, _check_order(order, task_graph.n), rem,
+        open_metric=open_metric, early_exit=early_exit,
+    )  # fmt: skip
+    cap_q = float(resource_graph.capacity[rem].sum())
+    eng.map_tasks_on(state, int(q_arr[0]), cap_q, u)
+    return state.mapping.copy()
+
+
+def remove_bottlenecks(
+    task_graph: TaskGraph, resource_graph: ResourceGraph, mapping: Any, *, acceleration=0.75
+) -> np.ndarray:
+    """Fig. 10, ``remove_bottlenecks``: unmap the tasks that make the occupancy high.
+
+    While some link or node has occupancy above ``acceleration x max(O(m))``: take the link
+    of highest occupancy if it is above, and unmap the most heavily communicating pair whose
+    route uses it (both tasks); otherwise unmap the heaviest task of the most occupied node.
+
+    Returns
+    -------
+    ndarray of int64
+        The partial mapping (``-1`` for removed tasks); the input is not modified.
+    """
+    _check_graphs(task_graph, resource_graph)
+    state = OccupancyState(task_graph, resource_graph, mapping)
+    eng = _Engine(
+        task_graph, resource_graph, np.arange(task_graph.n), resource_graph.processors,
+        open_metric=False,
+    )  # fmt: skip
+    eng.remove_bottlenecks(state, float(acceleration))
+    return state.mapping.copy()
+
+
+def improve(
+    task_graph: TaskGraph,
+    resource_graph: ResourceGraph,
+    mapping: Any,
+    *,
+    order: Any,
+    open_metric: bool = True,
+    processor_order: Any = "capacity",
+    acceleration: float = 0.75,
+    bound_factor: Optional[float] = 0.9,
+    seed: Optional[int] = 0,
+) -> np.ndarray:
+    """One call of the paper's ``improve`` (Fig. 10): remove bottlenecks, map them again.
+
+    Returns the new total mapping when it has a strictly lower maximum occupancy, else a copy
+    of ``mapping``. ``processor_order`` and ``seed`` are as in :func:`map_tasks`.
+    """
+    _check_graphs(task_graph, resource_graph)
+    m = check_mapping(task_graph, resource_graph, mapping)
+    if isinstance(processor_order, str):
+        procs = _procs_by_kind(resource_graph, processor_order, seed)
+    else:
+        procs = _check_procs(resource_graph, processor_order, "processor_order")
+    state = OccupancyState(task_graph, resource_graph, m)
+    eng = _Engine(
+        task_graph, resource_graph, _check_order(order, task_graph.n), procs,
+        open_metric=open_metric,
+    )  # fmt: skip
+    eng.improve(state, float(acceleration), bound_factor)
+    return state.mapping.copy()

@@ -1,0 +1,749 @@
+"""Task graphs, resource graphs and the occupancy of a mapping (Taura & Chien, section 3).
+
+A :class:`TaskGraph` has ``n`` tasks with a compute requirement each (node weight) and a
+communication matrix ``W`` (``W[s, t]`` = data task ``s`` sends to task ``t`` per unit of
+progress). It is *undirected* when ``W`` is symmetric and the caller does not say otherwise;
+then each unordered pair ``{s, t}`` is one stream of volume ``W[s, t]``. In a *directed*
+graph the two directions are separate streams, and the pair carries ``W[s, t] + W[t, s]``.
+
+A :class:`ResourceGraph` has ``R`` nodes -- processors (positive compute capacity, may host
+tasks) and routers (no capacity, cannot host tasks, e.g. WAN nodes and LAN gateways of the
+Internet-like graphs of section 5.1) -- and undirected links with a bandwidth each. A link
+is shared by both directions (its capacity bounds the sum of the traffic both ways). Every
+pair of processors has one fixed route (a list of link ids), by default a shortest path by
+hop count; ``route_length="inverse_bandwidth"`` or an array of link lengths picks another
+shortest path. The route of ``(a, b)`` and of ``(b, a)`` is always the same set of links.
+
+The load graph ``L(G, P, m)`` of a mapping ``m`` adds each task's weight to its processor
+and each communicating pair's volume to every link on the route between their processors;
+the occupancy graph is ``O = L / P`` (load over capacity, node- and link-wise) and the
+objective is ``max(O)``, the inverse of the throughput. :func:`load_graph` computes it
+plainly from scratch; :class:`OccupancyState` keeps it up to date as single tasks are
+placed or removed, in ``O(degree x route length)`` per move.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+__all__ = [
+    "TaskGraph",
+    "ResourceGraph",
+    "OccupancyState",
+    "load_graph",
+    "occupancy_graph",
+    "max_occupancy",
+    "Bottleneck",
+    "check_mapping",
+]
+
+
+# --------------------------------------------------------------------------------------
+# Validation helpers
+# --------------------------------------------------------------------------------------
+
+
+def _vector(values: Any, argname: str, *, length: Optional[int] = None) -> np.ndarray:
+    try:
+        arr = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{argname} must be a 1-D numeric array: {exc}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{argname} must be 1-D, got shape {arr.shape}")
+    if length is not None and arr.shape[0] != length:
+        raise ValueError(f"{argname} has length {arr.shape[0]}, expected {length}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{argname} must be finite (found NaN or inf)")
+    if np.any(arr < 0):
+        raise ValueError(f"{argname} must be non-negative")
+    return arr
+
+
+def _square_csr(matrix: Any, n: int, argname: str) -> sp.csr_matrix:
+    """A validated float64 CSR copy of a dense or sparse ``n x n`` matrix, no diagonal."""
+    if sp.issparse(matrix):
+        mat = sp.csr_matrix(matrix, dtype=np.float64, copy=True)
+    else:
+        try:
+            arr = np.array(matrix, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{argname} must be a numeric matrix: {exc}") from None
+        if arr.ndim != 2:
+            raise ValueError(f"{argname} must be 2-D, got shape {arr.shape}")
+        mat = sp.csr_matrix(arr)
+    if mat.shape != (n, n):
+        raise ValueError(f"{argname} must have shape ({n}, {n}), got {mat.shape}")
+    mat.sum_duplicates()
+    if not np.all(np.isfinite(mat.data)):
+        raise ValueError(f"{argname} must be finite (found NaN or inf)")
+    if np.any(mat.data < 0):
+        raise ValueError(f"{argname} must be non-negative")
+    mat.setdiag(0.0)  # a task talking to itself never uses the network
+    mat.eliminate_zeros()
+    mat.sort_indices()
+    return mat
+
+
+def _readonly(*arrays: np.ndarray) -> None:
+    for a in arrays:
+        a.setflags(write=False)
+
+
+# --------------------------------------------------------------------------------------
+# Task graph
+# --------------------------------------------------------------------------------------
+
+
+class TaskGraph:
+    """Communicating tasks: compute requirements and a communication matrix.
+
+    Parameters
+    ----------
+    node_weight : array_like of float, shape (n,)
+        Compute requirement of each task (non-negative, finite).
+    comm : array_like or scipy.sparse matrix, shape (n, n), optional
+        ``comm[s, t]`` = volume task ``s`` sends to task ``t`` per unit of progress
+        (non-negative, finite). The diagonal is ignored. None: no communication.
+    directed : bool, optional
+        None (default): undirected when ``comm`` is symmetric, directed otherwise.
+        ``False`` with an asymmetric ``comm`` is an error.
+
+    Attributes
+    ----------
+    n : int
+        Number of tasks.
+    node_weight : ndarray of float64, shape (n,)
+    indptr, indices, data : ndarray
+        CSR arrays of ``comm`` as given (int64, int64, float64), diagonal removed.
+    directed : bool
+    """
+
+    def __init__(self, node_weight: Any, comm: Any = None, *, directed: Optional[bool] = None):
+        w = _vector(node_weight, "node_weight")
+        n = int(w.shape[0])
+        if n == 0:
+            raise ValueError("node_weight: a task graph needs at least one task")
+        mat = (
+            sp.csr_matrix((n, n), dtype=np.float64)
+            if comm is None
+            else _square_csr(comm, n, "comm")
+        )
+        symmetric = (mat != mat.T).nnz == 0
+        if directed is None:
+            directed = not symmetric
+        elif not isinstance(directed, (bool, np.bool_)):
+            raise TypeError(f"directed must be a bool or None, got {type(directed).__name__}")
+        elif not directed and not symmetric:
+            raise ValueError("comm is not symmetric but directed=False")
+        self.n = n
+        self.directed = bool(directed)
+        self.node_weight = w
+        self.indptr = mat.indptr.astype(np.int64)
+        self.indices = mat.indices.astype(np.int64)
+        self.data = mat.data.astype(np.float64)
+        _readonly(self.node_weight, self.indptr, self.indices, self.data)
+        pair = (mat + mat.T).tocsr() if self.directed else mat.copy()
+        pair.sum_duplicates()
+        pair.eliminate_zeros()
+        pair.sort_indices()
+        self._pair = pair
+        self._pair_arrays = (
+            pair.indptr.astype(np.int64),
+            pair.indices.astype(np.int64),
+            pair.data.astype(np.float64),
+        )
+        _readonly(*self._pair_arrays)
+        upper = sp.triu(pair, k=1).tocoo()
+        self._edges = (
+            upper.row.astype(np.int64),
+            upper.col.astype(np.int64),
+            upper.data.astype(np.float64),
+        )
+        _readonly(*self._edges)
+
+    # -- constructors -----------------------------------------------------------------
+    @classmethod
+    def from_networkx(
+        cls,
+        graph: Any,
+        *,
+        weight: str = "weight",
+        comm: str = "weight",
+        default_weight: float = 1.0,
+        default_comm: float = 1.0,
+    ) -> TaskGraph:
+        """A task graph from a networkx (Di)Graph; nodes are numbered in ``graph.nodes`` order.
+
+        Parameters
+        ----------
+        graph : networkx.Graph or networkx.DiGraph
+            A DiGraph gives a directed task graph, a Graph an undirected one.
+        weight : str
+            Node attribute holding the compute requirement (``default_weight`` if absent).
+        comm : str
+            Edge attribute holding the communication volume (``default_comm`` if absent).
+        """
+        import networkx as nx
+
+        if not isinstance(graph, nx.Graph):
+            raise TypeError(f"graph must be a networkx graph, got {type(graph).__name__}")
+        if graph.is_multigraph():
+            raise TypeError("graph: multigraphs are not supported")
+        nodes = list(graph.nodes)
+        index = {v: i for i, v in enumerate(nodes)}
+        w = [graph.nodes[v].get(weight, default_weight) for v in nodes]
+        rows, cols, vals = [], [], []
+        for u, v, d in graph.edges(data=True):
+            rows.append(index[u])
+            cols.append(index[v])
+            vals.append(d.get(comm, default_comm))
+        n = len(nodes)
+        mat = sp.coo_matrix((np.array(vals, dtype=np.float64), (rows, cols)), shape=(n, n))
+        if not graph.is_directed():
+            mat = mat + sp.coo_matrix((mat.data, (mat.col, mat.row)), shape=(n, n))
+        return cls(w, mat.tocsr(), directed=graph.is_directed())
+
+    # -- views ------------------------------------------------------------------------
+    @property
+    def comm(self) -> sp.csr_matrix:
+        """The communication matrix as given (a fresh CSR copy, diagonal removed)."""
+        return sp.csr_matrix(
+            (self.data.copy(), self.indices.copy(), self.indptr.copy()), shape=(self.n, self.n)
+        )
+
+    def undirected_csr(self) -> tuple:
+        """CSR ``(indptr, indices, data)`` of the symmetric pair weights, no diagonal.
+
+        Entry ``(s, t)`` is the volume the pair ``{s, t}`` puts on a link of its route:
+        ``W + W^T`` for a directed graph, ``W`` itself (already symmetric) for an undirected
+        one. Read-only arrays.
+        """
+        return self._pair_arrays
+
+    def edges(self) -> tuple:
+        """Communicating pairs ``(s, t, volume)`` with ``s < t``, each pair once."""
+        return self._edges
+
+    @property
+    def n_edges(self) -> int:
+        """Number of communicating unordered pairs."""
+        return int(self._edges[0].shape[0])
+
+    @property
+    def total_weight(self) -> float:
+        return float(self.node_weight.sum())
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return f"TaskGraph(n={self.n}, pairs={self.n_edges}, {kind})"
+
+
+# --------------------------------------------------------------------------------------
+# Resource graph
+# --------------------------------------------------------------------------------------
+
+RouteLength = Union[str, Any]
+
+
+class ResourceGraph:
+    """Processors, routers and links, with one fixed route between every pair of processors.
+
+    Parameters
+    ----------
+    capacity : array_like of float, shape (R,)
+        Compute capacity of each node; routers have 0.
+    links : array_like of int, shape (E, 2)
+        Undirected links as pairs of node indices (no self-loops, no duplicates).
+    bandwidth : array_like of float, shape (E,)
+        Communication capacity of each link (positive, finite). Shared by both directions.
+    is_processor : array_like of bool, shape (R,), optional
+        Nodes that may host tasks. Default ``capacity > 0``. A processor must have a positive
+        capacity.
+    route_length : {"hops", "inverse_bandwidth"} or array_like of float, shape (E,)
+        Length of each link for the fixed shortest-path routes (default ``"hops"``: fewest
+        links; ties are broken by SciPy's Dijkstra, deterministically).
+    names : sequence, optional
+        Node labels (kept for I/O, e.g. from networkx).
+
+    Raises
+    ------
+    ValueError
+        Bad shapes or values, or two processors that are not connected.
+    """
+
+    def __init__(
+        self,
+        capacity: Any,
+        links: Any,
+        *,
+        bandwidth: Any = None,
+        is_processor: Any = None,
+        route_length: RouteLength = "hops",
+        names: Any = None,
+    ):
+        cap = _vector(capacity, "capacity")
+        r = int(cap.shape[0])
+        if r == 0:
+            raise ValueError("capacity: a resource graph needs at least one node")
+        try:
+            ln = np.array(links if links is not None else np.zeros((0, 2)), dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"links must be an (E, 2) integer array: {exc}") from None
+        if ln.size == 0:
+            ln = ln.reshape(0, 2)
+        if ln.ndim != 2 or ln.shape[1] != 2:
+            raise ValueError(f"links must have shape (E, 2), got {ln.shape}")
+        if not np.all(np.isfinite(ln)) or np.any(ln != np.round(ln)):
+            raise ValueError("links must hold integer node indices")
+        ln = ln.astype(np.int64)
+        e = int(ln.shape[0])
+        if e and (ln.min() < 0 or ln.max() >= r):
+            raise ValueError(f"links: node indices must be in [0, {r})")
+        if np.any(ln[:, 0] == ln[:, 1]):
+            raise ValueError("links: self-loops are not allowed")
+        lo, hi = np.minimum(ln[:, 0], ln[:, 1]), np.maximum(ln[:, 0], ln[:, 1])
+        if np.unique(lo * r + hi).shape[0] != e:
+            raise ValueError("links: duplicate links (merge them into one with summed bandwidth)")
+        if bandwidth is None:
+            raise ValueError("bandwidth is required (one value per link)")
+        bw = _vector(bandwidth, "bandwidth", length=e)
+        if np.any(bw <= 0):
+            raise ValueError("bandwidth must be positive")
+        if is_processor is None:
+            proc = cap > 0
+        else:
+            proc = np.array(is_processor)
+            if proc.shape != (r,) or proc.dtype != np.bool_:
+                raise ValueError(f"is_processor must be a boolean array of shape ({r},)")
+            proc = proc.copy()
+            if np.any(cap[proc] <= 0):
+                raise ValueError("is_processor: every processor needs a positive capacity")
+        if not proc.any():
+            raise ValueError("capacity: no processor (no node with positive capacity)")
+        if isinstance(route_length, str):
+            if route_length == "hops":
+                length = np.ones(e)
+            elif route_length == "inverse_bandwidth":
+                length = 1.0 / bw
+            else:
+                raise ValueError(
+                    "route_length must be 'hops', 'inverse_bandwidth' or an array, "
+                    f"got {route_length!r}"
+                )
+        else:
+            length = _vector(route_length, "route_length", length=e)
+            if np.any(length <= 0):
+                raise ValueError("route_length must be positive")
+        self.n_nodes = r
+        self.n_links = e
+        self.capacity = cap
+        self.links = ln
+        self.bandwidth = bw
+        self.is_processor = proc
+        self.processors = np.flatnonzero(proc).astype(np.int64)
+        self.route_length = length
+        self.route_kind = route_length if isinstance(route_length, str) else "custom"
+        self.names = None if names is None else list(names)
+        if self.names is not None and len(self.names) != r:
+            raise ValueError(f"names has length {len(self.names)}, expected {r}")
+        _readonly(self.capacity, self.links, self.bandwidth, self.is_processor)
+        _readonly(self.processors, self.route_length)
+        # link id of each (u, v), both orientations
+        self._link_id = sp.csr_matrix(
+            (
+                np.concatenate([np.arange(e), np.arange(e)]) + 1.0,
+                (np.concatenate([ln[:, 0], ln[:, 1]]), np.concatenate([ln[:, 1], ln[:, 0]])),
+            ),
+            shape=(r, r),
+        )
+        adj = sp.csr_matrix(
+            (np.concatenate([length, length]),
+             (np.concatenate([ln[:, 0], ln[:, 1]]), np.concatenate([ln[:, 1], ln[:, 0]]))),
+            shape=(r, r),
+        )  # fmt: skip
+        dist, pred = csgraph.shortest_path(
+            adj, method="D", directed=False, return_predecessors=True, indices=self.processors
+        )
+        sub = dist[:, self.processors]
+        if not np.all(np.isfinite(sub)):
+            i, j = np.argwhere(~np.isfinite(sub))[0]
+            raise ValueError(
+                f"links: processors {self.processors[i]} and {self.processors[j]} are not connected"
+            )
+        # pred[k, v]: predecessor of v on the shortest path from processor k (row order)
+        self._pred = pred.astype(np.int64)
+        _readonly(self._pred)
+        self._proc_row = np.full(r, -1, dtype=np.int64)
+        self._proc_row[self.processors] = np.arange(self.processors.shape[0])
+        # adjacent link capacity of each node (the denominator of the open metric)
+        self.adjacent_bandwidth = np.bincount(ln[:, 0], weights=bw, minlength=r) + np.bincount(
+            ln[:, 1], weights=bw, minlength=r
+        )
+        _readonly(self.adjacent_bandwidth)
+        self._routes: dict = {}
+        self._max_hops: Optional[int] = None
+
+    # -- constructors -----------------------------------------------------------------
+    @classmethod
+    def from_edges(
+        cls,
+        capacity: Any,
+        edges: Any,
+        bandwidth: Any,
+        *,
+        is_processor: Any = None,
+        route_length: RouteLength = "hops",
+    ) -> ResourceGraph:
+        """A resource graph from node capacities, an ``(E, 2)`` edge list and bandwidths."""
+        return cls(
+            capacity, edges, bandwidth=bandwidth, is_processor=is_processor,
+            route_length=route_length,
+        )  # fmt: skip
+
+    @classmethod
+    def from_matrix(
+        cls,
+        capacity: Any,
+        bandwidth: Any,
+        *,
+        is_processor: Any = None,
+        route_length: RouteLength = "hops",
+    ) -> ResourceGraph:
+        """A resource graph from a symmetric ``R x R`` bandwidth matrix (dense or sparse).
+
+        Each nonzero ``bandwidth[u, v]`` (``u < v``) is a link; the diagonal is ignored.
+        """
+        cap = _vector(capacity, "capacity")
+        mat = _square_csr(bandwidth, cap.shape[0], "bandwidth")
+        if (mat != mat.T).nnz:
+            raise ValueError("bandwidth must be symmetric (links are undirected)")
+        upper = sp.triu(mat, k=1).tocoo()
+        edges = np.stack([upper.row, upper.col], axis=1)
+        return cls(
+            cap, edges, bandwidth=upper.data, is_processor=is_processor,
+            route_length=route_length,
+        )  # fmt: skip
+
+    @classmethod
+    def from_networkx(
+        cls,
+        graph: Any,
+        *,
+        capacity: str = "capacity",
+        bandwidth: str = "bandwidth",
+        route_length: RouteLength = "hops",
+    ) -> ResourceGraph:
+        """A resource graph from an undirected networkx Graph.
+
+        Node attribute ``capacity`` (default 0: a router), optional boolean node attribute
+        ``is_processor`` (default ``capacity > 0``), edge attribute ``bandwidth`` (required).
+        """
+        import networkx as nx
+
+        if not isinstance(graph, nx.Graph) or graph.is_directed() or graph.is_multigraph():
+            raise TypeError("graph must be an undirected networkx.Graph")
+        nodes = list(graph.nodes)
+        index = {v: i for i, v in enumerate(nodes)}
+        cap = [graph.nodes[v].get(capacity, 0.0) for v in nodes]
+        flags = [graph.nodes[v].get("is_processor") for v in nodes]
+        proc = None
+        if any(f is not None for f in flags):
+            proc = np.array(
+                [bool(f) if f is not None else c > 0 for f, c in zip(flags, cap)], dtype=bool
+            )
+        edges, bws = [], []
+        for u, v, d in graph.edges(data=True):
+            if bandwidth not in d:
+                raise ValueError(f"graph: edge ({u!r}, {v!r}) has no {bandwidth!r} attribute")
+            edges.append((index[u], index[v]))
+            bws.append(d[bandwidth])
+        return cls(
+            cap, np.array(edges, dtype=np.int64).reshape(-1, 2), bandwidth=bws,
+            is_processor=proc, route_length=route_length, names=nodes,
+        )  # fmt: skip
+
+    # -- routes -----------------------------------------------------------------------
+    @property
+    def n_processors(self) -> int:
+        return int(self.processors.shape[0])
+
+    @property
+    def predecessors(self) -> np.ndarray:
+        """``pred[k, v]``: the node before ``v`` on the shortest path from ``processors[k]``.
+
+        The fixed route between processors ``a`` and ``b`` is read from the row of the one
+        that comes first in ``processors`` (the smaller index), so it is the same both ways.
+        """
+        return self._pred
+
+    def _walk(self, src_rows: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Padded link ids (k, hops) of the paths from processors[src_rows] to dst."""
+        k = dst.shape[0]
+        cols = []
+        cur = dst.copy()
+        src = self.processors[src_rows]
+        active = cur != src
+        while active.any():
+            prev = np.where(active, self._pred[src_rows, cur], cur)
+            col = np.full(k, -1, dtype=np.int64)
+            ids = np.asarray(self._link_id[prev[active], cur[active]]).ravel()
+            col[active] = ids.astype(np.int64) - 1
+            cols.append(col)
+            cur = prev
+            active = cur != src
+        if not cols:
+            return np.full((k, 0), -1, dtype=np.int64)
+        return np.stack(cols, axis=1)
+
+    def routes_from(self, a: int) -> np.ndarray:
+        """Padded route table of processor ``a``: row ``b`` lists the link ids to node ``b``.
+
+        Shape ``(R, H)`` with ``-1`` padding (``H`` = longest route from ``a``); only rows of
+        processors are meaningful (routers get their path from ``a`` too, unused). Cached
+        per processor, read-only.
+        """
+        table = self._routes.get(a)
+        if table is not None:
+            return table
+        ra = int(self._proc_row[a])
+        if ra < 0:
+            raise ValueError(f"node {a} is not a processor")
+        r = self.n_nodes
+        dst = np.arange(r, dtype=np.int64)
+        row_a = self._proc_row
+        # route(a, b) is read from the row of min(a, b) among processors
+        use_b = (row_a >= 0) & (row_a < ra)
+        out_a = self._walk(np.full(r, ra, dtype=np.int64), dst)
+        if use_b.any():
+            bs = dst[use_b]
+            rev = self._walk(row_a[bs], np.full(bs.shape[0], a, dtype=np.int64))
+            width = max(out_a.shape[1], rev.shape[1])
+            table = np.full((r, width), -1, dtype=np.int64)
+            table[:, : out_a.shape[1]] = out_a
+            table[use_b] = -1
+            table[use_b, : rev.shape[1]] = rev
+        else:
+            table = out_a
+        # drop all-padding columns
+        if table.shape[1]:
+            keep = (table >= 0).any(axis=0)
+            table = table[:, keep]
+        table.setflags(write=False)
+        self._routes[a] = table
+        return table
+
+    def route(self, a: int, b: int) -> np.ndarray:
+        """Link ids of the fixed route between processors ``a`` and ``b`` (empty if equal)."""
+        row = self.routes_from(int(a))[int(b)]
+        return row[row >= 0].copy()
+
+    def route_nodes(self, a: int, b: int) -> list:
+        """Node sequence of the fixed route from processor ``a`` to processor ``b``."""
+        ra, rb = int(self._proc_row[a]), int(self._proc_row[b])
+        if ra < 0 or rb < 0:
+            raise ValueError("route_nodes: both ends must be processors")
+        src, dst, row = (a, b, ra) if ra <= rb else (b, a, rb)
+        path = [dst]
+        while path[-1] != src:
+            path.append(int(self._pred[row, path[-1]]))
+        path.reverse()
+        return path if ra <= rb else path[::-1]
+
+    def __repr__(self) -> str:
+        return (
+            f"ResourceGraph(nodes={self.n_nodes}, processors={self.n_processors}, "
+            f"links={self.n_links}, routes={self.route_kind!r})"
+        )
+
+
+# --------------------------------------------------------------------------------------
+# Plain load / occupancy
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """Where the maximum occupancy is: ``kind`` is ``"node"`` or ``"link"``."""
+
+    kind: str
+    index: int
+    occupancy: float
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "index": int(self.index), "occupancy": float(self.occupancy)}
+
+
+def check_mapping(
+    tasks: TaskGraph, resources: ResourceGraph, mapping: Any, *, partial: bool = False
+) -> np.ndarray:
+    """Validate a mapping (task -> processor node index); returns an int64 copy.
+
+    With ``partial=True`` entries ``-1`` mean "not mapped".
+    """
+    try:
+        m = np.array(mapping)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"mapping must be an integer array: {exc}") from None
+    if m.shape != (tasks.n,):
+        raise ValueError(f"mapping must have shape ({tasks.n},), got {m.shape}")
+    if m.size and not np.issubdtype(m.dtype, np.integer):
+        if not np.issubdtype(m.dtype, np.floating) or np.any(m != np.round(m)):
+            raise TypeError("mapping must hold integer node indices")
+    m = m.astype(np.int64)
+    mapped = m >= 0 if partial else np.ones(tasks.n, dtype=bool)
+    if np.any(m[mapped] >= resources.n_nodes) or np.any(m < (-1 if partial else 0)):
+        raise ValueError(f"mapping: node indices must be in [0, {resources.n_nodes})")
+    if not np.all(resources.is_processor[m[mapped]]):
+        bad = int(np.flatnonzero(~resources.is_processor[np.where(mapped, m, 0)] & mapped)[0])
+        raise ValueError(f"mapping: task {bad} is on node {int(m[bad])}, which is not a processor")
+    return m
+
+
+def load_graph(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> tuple:
+    """The load graph ``L(G, P, m)``: ``(node_load (R,), link_load (E,))``.
+
+    Entries ``-1`` in ``mapping`` are unmapped tasks (they and their communication add no
+    load).
+    """
+    m = check_mapping(tasks, resources, mapping, partial=True)
+    mapped = m >= 0
+    node = np.bincount(m[mapped], weights=tasks.node_weight[mapped], minlength=resources.n_nodes)
+    link = np.zeros(resources.n_links)
+    s, t, vol = tasks.edges()
+    keep = mapped[s] & mapped[t] & (m[s] != m[t])
+    for a in np.unique(m[s[keep]]):
+        sel = keep & (m[s] == a)
+        ids = resources.routes_from(int(a))[m[t[sel]]]
+        w = np.broadcast_to(vol[sel, None], ids.shape)
+        ok = ids >= 0
+        link += np.bincount(ids[ok], weights=w[ok], minlength=resources.n_links)
+    return node.astype(np.float64), link
+
+
+def occupancy_graph(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> tuple:
+    """The occupancy graph ``O = L / P``: ``(node_occupancy (R,), link_occupancy (E,))``.
+
+    Routers (capacity 0) never carry load and get occupancy 0.
+    """
+    node, link = load_graph(tasks, resources, mapping)
+    cap = resources.capacity
+    node_occ = np.divide(node, cap, out=np.zeros_like(node), where=cap > 0)
+    return node_occ, link / resources.bandwidth
+
+
+def max_occupancy(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> tuple:
+    """``(max(O(G, P, m)), Bottleneck)`` of a mapping; node wins ties, then lower index."""
+    node_occ, link_occ = occupancy_graph(tasks, resources, mapping)
+    return _max_of(node_occ, link_occ)
+
+
+def _max_of(node_occ: np.ndarray, link_occ: np.ndarray) -> tuple:
+    i = int(np.argmax(node_occ))
+    best = Bottleneck("node", i, float(node_occ[i]))
+    if link_occ.shape[0]:
+        j = int(np.argmax(link_occ))
+        if link_occ[j] > best.occupancy:
+            best = Bottleneck("link", j, float(link_occ[j]))
+    return best.occupancy, best
+
+
+# --------------------------------------------------------------------------------------
+# Incremental state
+# --------------------------------------------------------------------------------------
+
+
+class OccupancyState:
+    """Node and link loads of a (partial) mapping, updated as single tasks move.
+
+    ``place(t, p)`` and ``remove(t)`` cost ``O(deg(t) x route length)``; the loads always
+    equal :func:`load_graph` of :attr:`mapping` (up to floating-point rounding, see
+    :meth:`refresh`).
+
+    Parameters
+    ----------
+    tasks, resources : TaskGraph, ResourceGraph
+    mapping : array_like of int, optional
+        Initial (partial, ``-1`` = unmapped) mapping; default all unmapped.
+    """
+
+    def __init__(self, tasks: TaskGraph, resources: ResourceGraph, mapping: Any = None):
+        self.tasks = tasks
+        self.resources = resources
+        self.indptr, self.indices, self.weights = tasks.undirected_csr()
+        self._inv_cap = np.zeros(resources.n_nodes)
+        np.divide(1.0, resources.capacity, out=self._inv_cap, where=resources.is_processor)
+        self._inv_bw = 1.0 / resources.bandwidth
+        self.mapping = np.full(tasks.n, -1, dtype=np.int64)
+        self.node_load = np.zeros(resources.n_nodes)
+        self.link_load = np.zeros(resources.n_links)
+        if mapping is not None:
+            self.mapping = check_mapping(tasks, resources, mapping, partial=True)
+            self.refresh()
+
+    def copy(self) -> OccupancyState:
+        other = OccupancyState.__new__(OccupancyState)
+        other.__dict__.update(self.__dict__)
+        other.mapping = self.mapping.copy()
+        other.node_load = self.node_load.copy()
+        other.link_load = self.link_load.copy()
+        return other
+
+    def refresh(self) -> None:
+        """Recompute the loads from scratch (removes accumulated rounding)."""
+        self.node_load, self.link_load = load_graph(self.tasks, self.resources, self.mapping)
+
+    def _comm_update(self, t: int, p: int, sign: float) -> np.ndarray:
+        """Add (sign=+1) or remove (-1) the communication of task t placed on p.
+
+        Returns the link ids touched.
+        """
+        lo, hi = self.indptr[t], self.indptr[t + 1]
+        nb = self.indices[lo:hi]
+        where = self.mapping[nb]
+        sel = (where >= 0) & (where != p)
+        if not sel.any():
+            return np.zeros(0, dtype=np.int64)
+        ids = self.resources.routes_from(p)[where[sel]]
+        w = np.broadcast_to(self.weights[lo:hi][sel, None], ids.shape)
+        ok = ids >= 0
+        ids = ids[ok]
+        np.add.at(self.link_load, ids, sign * w[ok])
+        return ids
+
+    def place(self, t: int, p: int) -> np.ndarray:
+        """Map the unmapped task ``t`` on processor ``p``; returns the link ids touched."""
+        self.node_load[p] += self.tasks.node_weight[t]
+        ids = self._comm_update(t, p, 1.0)
+        self.mapping[t] = p
+        return ids
+
+    def remove(self, t: int) -> np.ndarray:
+        """Unmap task ``t``; returns the link ids touched."""
+        p = int(self.mapping[t])
+        self.mapping[t] = -1
+        self.node_load[p] -= self.tasks.node_weight[t]
+        return self._comm_update(t, p, -1.0)
+
+    def move(self, t: int, p: int) -> None:
+        """Move task ``t`` (mapped or not) to processor ``p``."""
+        if self.mapping[t] >= 0:
+            self.remove(t)
+        self.place(t, p)
+
+    # -- occupancies ------------------------------------------------------------------
+    def node_occupancy(self) -> np.ndarray:
+        return self.node_load * self._inv_cap
+
+    def link_occupancy(self) -> np.ndarray:
+        return self.link_load * self._inv_bw
+
+    def max_occupancy(self) -> float:
+        return self.bottleneck().occupancy
+
+    def bottleneck(self) -> Bottleneck:
+        return _max_of(self.node_occupancy(), self.link_occupancy())[1]

@@ -1,0 +1,98 @@
+"""``coalloc map``: summary line, result file, one-line errors with exit status 2."""
+
+import json
+
+import numpy as np
+import pytest
+
+from coalloc.cli import main
+from coalloc.taskmap import ResourceGraph, TaskGraph, verify_mapping
+from coalloc.taskmap.io import (
+    read_mapping_result,
+    read_resource_graph,
+    read_task_graph,
+    write_resource_graph,
+    write_task_graph,
+)
+
+
+@pytest.fixture
+def files(tmp_path):
+    comm = np.zeros((6, 6))
+    comm[:3, :3] = comm[3:, 3:] = 4.0
+    comm[2, 3] = comm[3, 2] = 0.5
+    np.fill_diagonal(comm, 0)
+    tasks = TaskGraph([1, 1, 1, 2, 2, 2], comm)
+    res = ResourceGraph.from_edges(
+        [0, 3, 3, 5, 5], [[0, 1], [0, 2], [0, 3], [0, 4]], [10, 10, 20, 20]
+    )
+    tp, rp = tmp_path / "tasks.json", tmp_path / "res.json"
+    write_task_graph(tp, tasks)
+    write_resource_graph(rp, res)
+    return tasks, res, tp, rp
+
+
+def test_map_summary_and_output(files, tmp_path, capsys):
+    tasks, res, tp, rp = files
+    out = tmp_path / "map.json"
+    assert main(["map", str(tp), str(rp), "--seed", "1", "-o", str(out), "-v"]) == 0
+    text = capsys.readouterr().out
+    assert "open+improve mapped 6 tasks" in text and "max occupancy" in text
+    assert "time total" in text
+    data = read_mapping_result(out)
+    assert data["method"] == "open+improve" and data["seed"] == 1
+    report = verify_mapping(tasks, res, data["mapping"], claimed=data["max_occupancy"])
+    assert report.valid and report.matches and data["verify"]["matches"]
+    assert data["bottleneck"]["kind"] in ("node", "link")
+
+
+def test_map_params_and_methods(files, capsys):
+    _, _, tp, rp = files
+    for method in ("base", "base+improve", "open"):
+        assert main(["map", str(tp), str(rp), "--method", method]) == 0
+    assert main(["map", str(tp), str(rp), "-p", "processor_order=index", "-p", "order=index"]) == 0
+    assert "open+improve" in capsys.readouterr().out
+
+
+def test_map_bad_input(files, tmp_path, capsys):
+    _, _, tp, rp = files
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"weights": [1, -2]}))
+    assert main(["map", str(bad), str(rp)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bad.json" in err and "non-negative" in err
+    bad.write_text(json.dumps({"capacity": [1, 1], "links": [[0, 5, 1]]}))
+    assert main(["map", str(tp), str(bad)]) == 2
+    assert "links" in capsys.readouterr().err
+    bad.write_text("{")
+    assert main(["map", str(tp), str(bad)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+    assert main(["map", str(tp), str(rp), "-p", "speed=3"]) == 2
+    assert "speed" in capsys.readouterr().err
+    assert main(["map", str(tp), str(tmp_path / "missing.json")]) == 2
+    # too few tasks in the mapping file's task graph vs. resources is not an error: 1 task
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps({"weights": [1.0]}))
+    assert main(["map", str(one), str(rp)]) == 0
+
+
+def test_io_round_trip(files, tmp_path):
+    tasks, res, tp, rp = files
+    t2, r2 = read_task_graph(tp), read_resource_graph(rp)
+    np.testing.assert_array_equal(t2.comm.toarray(), tasks.comm.toarray())
+    np.testing.assert_array_equal(t2.node_weight, tasks.node_weight)
+    assert t2.directed == tasks.directed
+    np.testing.assert_array_equal(r2.links, res.links)
+    np.testing.assert_array_equal(r2.bandwidth, res.bandwidth)
+    np.testing.assert_array_equal(r2.is_processor, res.is_processor)
+    # directed graphs and dense matrices
+    d = TaskGraph([1, 2], [[0, 3], [1, 0]])
+    write_task_graph(tmp_path / "d.json", d, comm_format="edges")
+    d2 = read_task_graph(tmp_path / "d.json")
+    assert d2.directed and d2.comm.toarray().tolist() == [[0, 3], [1, 0]]
+    write_task_graph(tmp_path / "d.json", d, comm_format="dense")
+    assert read_task_graph(tmp_path / "d.json").comm.toarray().tolist() == [[0, 3], [1, 0]]
+    # routers flagged explicitly survive
+    r = ResourceGraph.from_edges([2, 3], [[0, 1]], [1], is_processor=np.array([False, True]))
+    write_resource_graph(tmp_path / "r.json", r)
+    assert read_resource_graph(tmp_path / "r.json").processors.tolist() == [1]
