@@ -99,6 +99,7 @@ def main(argv=None):
 
     methods = {} if args.no_default_methods else {
         "ctaap": ("ctaap", {}),
+        "ctaap-paper": ("ctaap", {"paper": True}),
         "greedy": ("greedy", {}),
         "greedy-best-of-10": ("greedy", {"order": "random", "restarts": 10}),
     }  # fmt: skip
@@ -141,11 +142,15 @@ def main(argv=None):
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
+    print("hit rate / mean ratio to the optimum / median solve time")
     print("| method | " + " | ".join(f"r={r}" for r in args.ranges) + " | mean |")
     print("|---" * (len(args.ranges) + 2) + "|")
     for name in methods:
         mine = [x for x in rows if x["method"] == name]
-        cells = [f"{x['success_rate']:.0%} / {x['mean_ratio']:.3f}" for x in mine]
+        cells = [
+            f"{x['success_rate']:.0%} / {x['mean_ratio']:.3f} / {x['median_ms']:.2f} ms"
+            for x in mine
+        ]
         mean = statistics.fmean(x["mean_ratio"] for x in mine)
         print(f"| {name} | " + " | ".join(cells) + f" | {mean:.3f} |")
     plot(rows, methods, args)

@@ -222,3 +222,25 @@ def test_local_search_never_shrinks_and_is_seeded():
         again = coalloc.solve(req, off, seed=seed, local_search=500)
         np.testing.assert_array_equal(better.assignment, again.assignment)
         assert better.iterations["search_best_size"] == better.n_allocated
+
+
+def test_paper_switch_restores_the_papers_algorithm():
+    """paper=True is steps 1-3 exactly (no fill, no local search); the default never loses."""
+    gained = 0
+    for seed in range(30):
+        req, off = fig2(1 + seed % 5, seed=7000 + seed)
+        paper = coalloc.solve(req, off, seed=seed, paper=True)
+        literal = coalloc.solve(req, off, seed=seed, fill=False, local_search=0)
+        forced = coalloc.solve(req, off, seed=seed, paper=True, fill=True, local_search=50)
+        default = coalloc.solve(req, off, seed=seed)
+        for res in (paper, literal, forced, default):
+            check(req, off, res)
+        np.testing.assert_array_equal(paper.assignment, literal.assignment)
+        np.testing.assert_array_equal(paper.assignment, forced.assignment)
+        assert paper.params["fill"] is False and paper.params["local_search"] == 0
+        assert default.params["local_search"] > 0 and default.params["fill"] is True
+        assert default.n_allocated >= paper.n_allocated
+        gained += default.n_allocated > paper.n_allocated
+    assert gained > 0
+    with pytest.raises(TypeError, match="paper"):
+        coalloc.solve(req, off, paper="yes")
