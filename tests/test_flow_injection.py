@@ -6,8 +6,8 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from coalloc._flowinject import cluster
 
+from coalloc._flowinject import cluster
 from coalloc._reference.flowinject import Xoshiro256, flow_injection_reference
 from coalloc.taskmap.clustering import FlowInjectionResult, flow_injection
 
