@@ -12,6 +12,7 @@ Data flows one way: input -> model (:class:`Request`, :class:`Offer`) -> :func:`
 __version__ = "0.1.0"
 
 from . import generators, taskmap
+from .batch import BatchError, solve_many, solve_many_iter
 from .exact import upper_bound
 from .io import InstanceError, read_instance, read_result, write_instance, write_result
 from .model import Offer, Request
@@ -23,6 +24,9 @@ __all__ = [
     "Request",
     "Offer",
     "solve",
+    "solve_many",
+    "solve_many_iter",
+    "BatchError",
     "METHODS",
     "SolveResult",
     "verify",

@@ -3,6 +3,7 @@
 ``coalloc solve INSTANCE.json`` solves an instance file and prints a one-line summary;
 ``coalloc demo`` solves the built-in example; ``coalloc generate`` writes instances of the
 paper's experiments; ``coalloc verify`` checks a result file against its instance;
+``coalloc solve-batch FILES... -o OUT.jsonl`` solves many instance files in parallel;
 ``coalloc map TASKS.json RESOURCES.json`` maps a task graph onto a resource graph (Taura &
 Chien). Errors in the input are reported as one line on stderr with exit status 2.
 """
@@ -98,6 +99,73 @@ def _cmd_verify(args) -> int:
     return 0 if report.feasible else 1
 
 
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of workers, got {text!r}") from None
+    if value < 1 and value != -1:
+        raise argparse.ArgumentTypeError(f"must be a positive number or -1 (all CPUs), got {value}")
+    return value
+
+
+def _batch_line(index: int, name: str, record) -> dict:
+    from .batch import BatchError
+
+    if isinstance(record, BatchError):
+        return {
+            "index": index, "file": name, "ok": False, "status": "error", "seed": record.seed,
+            "error": {"type": record.exc_type, "message": record.message},
+        }  # fmt: skip
+    result, report = record
+    ok = bool(result.success and report["feasible"])
+    return {"index": index, "file": name, "ok": ok, **result.to_dict(), "verify": report}
+
+
+def _cmd_solve_batch(args) -> int:
+    import time
+
+    from .batch import ProgressBar, _batch_iter
+
+    show = not args.no_progress and sys.stderr.isatty()
+    records = _batch_iter(
+        args.files, args.method, n_jobs=args.jobs, executor=None,
+        backend="processes" if args.processes else "threads", seed=args.seed,
+        chunksize=args.chunksize, max_in_flight=None, on_error="record",
+        progress=ProgressBar(sys.stderr) if show else None, bound=args.bound,
+        params=dict(args.param or []), with_report=True,
+    )  # fmt: skip
+    to_stdout = args.output == "-"
+    out = sys.stdout if to_stdout else open(args.output, "w", encoding="utf-8")
+    failed = []
+    t0 = time.perf_counter()
+    try:
+        for index, (name, record) in enumerate(zip(args.files, records)):
+            line = _batch_line(index, name, record)
+            out.write(json.dumps(line, separators=(",", ":")) + "\n")
+            if not line["ok"]:
+                failed.append(
+                    str(record) if not isinstance(record, tuple)
+                    else f"instance {index} ({name}): {record[0].status}, not feasible"
+                )  # fmt: skip
+    finally:
+        if not to_stdout:
+            out.close()
+    elapsed = time.perf_counter() - t0
+    for text in failed[:10]:
+        print(f"coalloc: failed: {text}", file=sys.stderr)
+    if len(failed) > 10:
+        print(f"coalloc: ... and {len(failed) - 10} more failures", file=sys.stderr)
+    n = len(args.files)
+    where = "" if to_stdout else f"; results written to {args.output}"
+    print(
+        f"solved {n - len(failed)}/{n} instances ({len(failed)} failed) in {elapsed:.2f} s "
+        f"({n / max(elapsed, 1e-9):.1f} instances/s){where}",
+        file=sys.stderr if to_stdout else sys.stdout,
+    )
+    return 1 if failed else 0
+
+
 def _cmd_map(args) -> int:
     from . import taskmap
     from .taskmap.io import read_resource_graph, read_task_graph, write_mapping_result
@@ -154,6 +222,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("instance", help="instance file (JSON, see docs/formats.md)")
     solver_options(p)
     p.set_defaults(func=_cmd_solve)
+
+    p = sub.add_parser(
+        "solve-batch", help="solve many instance files in parallel, one JSON line per instance"
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="instance files (JSON)")
+    p.add_argument(
+        "-j", "--jobs", type=_jobs, default=None,
+        help="parallel workers (default: every CPU; -1 likewise)",
+    )  # fmt: skip
+    p.add_argument("--method", default="ctaap", choices=sorted(METHODS))
+    p.add_argument(
+        "--processes", action="store_true", help="use worker processes instead of threads"
+    )
+    p.add_argument(
+        "--seed", type=int, default=0,
+        help="batch seed; instance i is solved with coalloc.batch.instance_seed(SEED, i)",
+    )  # fmt: skip
+    p.add_argument(
+        "-p", "--param", action="append", type=_param, metavar="KEY=VALUE",
+        help="solver parameter for every instance (repeatable; JSON values)",
+    )  # fmt: skip
+    p.add_argument("--chunksize", type=int, default=1, help="instances per task (default 1)")
+    p.add_argument("--bound", action="store_true", help="also compute upper bounds and gaps")
+    p.add_argument(
+        "-o", "--output", required=True,
+        help="write one JSON line per instance, in input order, to this file ('-': stdout)",
+    )  # fmt: skip
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=_cmd_solve_batch)
 
     p = sub.add_parser("demo", help="solve the built-in example instance")
     solver_options(p)

@@ -1,0 +1,672 @@
+"""Solving many instances at once: :func:`solve_many` and :func:`solve_many_iter`.
+
+A batch is an iterable of instances, each a ``(Request, Offer)`` pair or the path of an
+instance file (read in the worker). The instances are solved by a pool of threads (the
+default: the compiled kernels release the GIL), a pool of processes, serially, or by any
+:class:`concurrent.futures.Executor` the caller passes -- for example
+``distributed.Client(...).get_executor()`` to spread a batch over the machines of a Dask
+cluster (``pip install coalloc[dask]``).
+
+Guarantees, whatever runs the batch:
+
+- **Order.** Results come back in input order.
+- **Determinism.** Instance ``i`` is solved with the seed :func:`instance_seed(seed, i)
+  <instance_seed>`, which depends only on the batch seed and the position ``i`` -- never on
+  the executor, ``n_jobs``, ``chunksize`` or the order in which workers finish -- so the
+  same batch seed gives the same answers serially, on threads, on processes and on Dask.
+- **Isolation.** An instance that fails (an unreadable file, a malformed instance, a
+  parameter the solver rejects) gives a :class:`BatchError` record in its place; the other
+  instances are unaffected.
+- **Bounded memory.** The iterable is consumed lazily, with at most ``max_in_flight``
+  chunks submitted and not yet returned, so a generator of a million instances is never
+  materialised.
+"""
+
+from __future__ import annotations
+
+import collections.abc as abc
+import concurrent.futures as cf
+import inspect
+import os
+import sys
+import time
+import traceback as _traceback
+from collections import deque
+from itertools import islice
+from typing import (
+    Any,
+    Callable,
+    Deque,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    TextIO,
+    Tuple,
+    Union,
+)
+
+import numpy as np
+
+from .io import read_instance
+from .model import Offer, Request
+from .result import SolveResult
+from .solvers import METHODS, solve
+from .verify import verify
+
+__all__ = ["solve_many", "solve_many_iter", "BatchError", "instance_seed", "ProgressBar"]
+
+#: What a batch may contain: a ``(Request, Offer)`` pair or the path of an instance file.
+Instance = Union[Tuple[Request, Offer], str, "os.PathLike[str]"]
+
+BACKENDS = ("threads", "processes", "serial")
+ON_ERROR = ("record", "raise")
+
+
+class BatchError(Exception):
+    """The record of an instance of a batch that failed.
+
+    Returned in the failed instance's place by :func:`solve_many` (``on_error="record"``,
+    like ``return_exceptions=True`` in :func:`asyncio.gather`) and raised by it with
+    ``on_error="raise"``. It holds strings only, so it pickles across processes and
+    machines.
+
+    Parameters
+    ----------
+    index : int
+        Position of the instance in the batch.
+    exc_type : str
+        Name of the exception's class, e.g. ``"InstanceError"``.
+    message : str
+        The exception's message.
+    source : str, optional
+        The instance's file name, when it was given as a path.
+    seed : int, optional
+        The seed the instance was (or would have been) solved with.
+    traceback : str, optional
+        The formatted traceback from the worker.
+
+    Attributes
+    ----------
+    ok, success : bool
+        Always False (``SolveResult.success`` is True for an allocation, so
+        ``r.success`` tells the two apart in a mixed list).
+    """
+
+    ok = False
+    success = False
+
+    def __init__(
+        self,
+        index: int,
+        exc_type: str,
+        message: str,
+        *,
+        source: Optional[str] = None,
+        seed: Optional[int] = None,
+        traceback: str = "",
+    ):
+        super().__init__(index, exc_type, message)
+        self.index = int(index)
+        self.exc_type = str(exc_type)
+        self.message = str(message)
+        self.source = source
+        self.seed = seed
+        self.traceback = traceback
+
+    def __reduce__(self):
+        return (_rebuild_error, (self.to_dict(), self.traceback))
+
+    def __str__(self) -> str:
+        where = f" ({self.source})" if self.source else ""
+        return f"instance {self.index}{where}: {self.exc_type}: {self.message}"
+
+    def __repr__(self) -> str:
+        return (
+            f"BatchError(index={self.index}, exc_type={self.exc_type!r}, "
+            f"message={self.message!r}, source={self.source!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BatchError):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = Exception.__hash__
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dictionary (without the traceback)."""
+        return {
+            "index": self.index,
+            "exc_type": self.exc_type,
+            "message": self.message,
+            "source": self.source,
+            "seed": self.seed,
+        }
+
+
+def _rebuild_error(fields: dict, traceback: str) -> BatchError:
+    return BatchError(
+        fields["index"], fields["exc_type"], fields["message"],
+        source=fields["source"], seed=fields["seed"], traceback=traceback,
+    )  # fmt: skip
+
+
+def instance_seed(seed: int, index: int) -> int:
+    """The seed instance ``index`` of a batch with seed ``seed`` is solved with.
+
+    It is the first 32-bit word of ``numpy.random.SeedSequence(seed).spawn(index + 1)[index]``
+    (computed directly, without spawning the earlier children): independent streams for
+    the instances, a function of ``seed`` and ``index`` only. To re-solve one instance of a
+    batch on its own: ``coalloc.solve(request, offer, seed=instance_seed(seed, index))``.
+
+    Parameters
+    ----------
+    seed : int
+        The batch seed (non-negative).
+    index : int
+        Position of the instance in the batch (non-negative).
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**32)``.
+    """
+    for name, value in (("seed", seed), ("index", index)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    seq = np.random.SeedSequence(int(seed), spawn_key=(int(index),))
+    return int(seq.generate_state(1, np.uint32)[0])
+
+
+class ProgressBar:
+    """A one-line text progress bar, redrawn in place (``\\r``) at most every ``interval`` s.
+
+    Call it as ``bar(done, total)`` (``total`` may be None when unknown); :meth:`close`
+    draws the final state and ends the line.
+
+    Parameters
+    ----------
+    stream : text file, default sys.stderr
+    width : int, default 30
+        Characters of the bar itself.
+    interval : float, default 0.1
+        Minimum seconds between redraws.
+    """
+
+    def __init__(self, stream: Optional[TextIO] = None, *, width: int = 30, interval: float = 0.1):
+        self.stream = sys.stderr if stream is None else stream
+        self.width = int(width)
+        self.interval = float(interval)
+        self._start = time.perf_counter()
+        self._last = -float("inf")
+        self._state: Tuple[int, Optional[int]] = (0, None)
+        self._drawn = False
+
+    def __call__(self, done: int, total: Optional[int]) -> None:
+        self._state = (done, total)
+        now = time.perf_counter()
+        if now - self._last >= self.interval:
+            self._last = now
+            self._draw(now)
+
+    def _draw(self, now: float) -> None:
+        done, total = self._state
+        rate = done / max(now - self._start, 1e-9)
+        if total:
+            filled = min(self.width, self.width * done // total)
+            bar = "#" * filled + "-" * (self.width - filled)
+            text = f"[{bar}] {done}/{total} {100 * done // total:3d}%"
+        else:
+            text = f"{done} solved"
+        self.stream.write(f"\r{text} {rate:.1f}/s ")
+        self.stream.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        """Draw the final state and end the line."""
+        self._draw(time.perf_counter())
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+# ------------------------------------------------------------------ the worker side
+
+
+class _Invalid:
+    """Stands in for a batch item that is not an instance (found before submitting)."""
+
+    def __init__(self, message: str):
+        self.message = message
+
+
+def _source(item: Any) -> Optional[str]:
+    if isinstance(item, (str, os.PathLike)):
+        return os.fspath(item)
+    return None
+
+
+def _solve_one(index, item, seed, method, params, bound, with_report):
+    source = _source(item)
+    try:
+        if isinstance(item, _Invalid):
+            raise TypeError(item.message)
+        if source is not None:
+            request, offer = read_instance(source)
+        else:
+            request, offer = item
+        result = solve(request, offer, method, seed=seed, bound=bound, **params)
+        if with_report:
+            return result, verify(request, offer, result.assignment).to_dict()
+        return result
+    except Exception as exc:
+        return BatchError(
+            index, type(exc).__name__, str(exc), source=source, seed=seed,
+            traceback=_traceback.format_exc(),
+        )  # fmt: skip
+
+
+def _solve_chunk(
+    chunk: List[Tuple[int, Any, Optional[int]]],
+    method: str,
+    params: dict,
+    bound: bool,
+    with_report: bool,
+) -> list:
+    """Solve a chunk of ``(index, item, seed)``; top level so that it pickles by reference."""
+    return [
+        _solve_one(index, item, seed, method, params, bound, with_report)
+        for index, item, seed in chunk
+    ]
+
+
+# ------------------------------------------------------------------ the caller side
+
+
+def _chunk_failed(exc: BaseException, index: int, item: Any, seed: Optional[int]) -> BatchError:
+    """The record of an instance whose chunk failed as a whole (never ran, lost, unpicklable)."""
+    message = str(exc) or repr(exc)
+    return BatchError(index, type(exc).__name__, message, source=_source(item), seed=seed)
+
+
+def _check_item(item: Any) -> Any:
+    """The item itself if it looks like an instance, else an :class:`_Invalid` marker."""
+    if isinstance(item, (str, os.PathLike)):
+        return item
+    if isinstance(item, (tuple, list)) and len(item) == 2:
+        if isinstance(item[0], Request) and isinstance(item[1], Offer):
+            return tuple(item)
+    return _Invalid(
+        "a batch item must be a (Request, Offer) pair or the path of an instance file, "
+        f"got {type(item).__name__}"
+    )
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _executor_workers(executor: cf.Executor) -> Optional[int]:
+    """How many workers an executor has, when it tells (standard pools, Dask), else None."""
+    workers = getattr(executor, "_max_workers", None)  # Thread/ProcessPoolExecutor
+    if isinstance(workers, int) and workers > 0:
+        return workers
+    client = getattr(executor, "_client", None)  # distributed's ClientExecutor
+    try:
+        total = sum(client.nthreads().values())
+    except Exception:
+        return None
+    return total if isinstance(total, int) and total > 0 else None
+
+
+def _positive_int(value: Any, name: str, *, allow_none: bool = False) -> Optional[int]:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be a positive integer, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _seed_function(seed: Any, instances: Any) -> Callable[[int], Optional[int]]:
+    """Validate ``seed`` and return index -> per-instance seed."""
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy) % 2**64  # fresh, but reported
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"seed must be non-negative, got {seed!r}")
+        base = int(seed)
+        return lambda index: instance_seed(base, index)
+    if isinstance(seed, (str, bytes)) or not isinstance(seed, (abc.Sequence, np.ndarray)):
+        raise TypeError(
+            "seed must be a non-negative int, None, or a sequence of per-instance seeds, "
+            f"got {type(seed).__name__}"
+        )
+    seeds = []
+    for i, s in enumerate(seed):
+        if s is not None and (isinstance(s, bool) or not isinstance(s, (int, np.integer))):
+            raise TypeError(f"seed[{i}] must be an int or None, got {type(s).__name__}")
+        if s is not None and s < 0:
+            raise ValueError(f"seed[{i}] must be non-negative, got {s!r}")
+        seeds.append(None if s is None else int(s))
+    if isinstance(instances, abc.Sized) and len(seeds) != len(instances):
+        raise ValueError(
+            f"seed: got {len(seeds)} per-instance seeds for {len(instances)} instances"
+        )
+
+    def explicit(index: int) -> Optional[int]:
+        if index >= len(seeds):
+            raise ValueError(f"seed: only {len(seeds)} per-instance seeds for more instances")
+        return seeds[index]
+
+    return explicit
+
+
+def _check_params(method: str, params: dict) -> None:
+    """Reject parameter names the method does not take, before any work starts."""
+    try:
+        sig = inspect.signature(METHODS[method])
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return
+    kinds = {p.kind for p in sig.parameters.values()}
+    if inspect.Parameter.VAR_KEYWORD in kinds:
+        return
+    known = {
+        name for name, p in sig.parameters.items()
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+    } - {"request", "offer", "seed"}  # fmt: skip
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise TypeError(
+            f"method {method!r} takes no parameter(s) {unknown}; it takes {sorted(known)}"
+        )
+
+
+def solve_many(
+    instances: Iterable[Instance],
+    method: str = "ctaap",
+    *,
+    n_jobs: Optional[int] = None,
+    executor: Optional[cf.Executor] = None,
+    backend: Optional[str] = None,
+    seed: Union[int, None, Sequence[Optional[int]]] = 0,
+    chunksize: int = 1,
+    max_in_flight: Optional[int] = None,
+    on_error: str = "record",
+    progress: Union[None, bool, Callable[[int, Optional[int]], None]] = None,
+    bound: bool = False,
+    **params: Any,
+) -> List[Union[SolveResult, BatchError]]:
+    """Solve a batch of instances in parallel; results in input order.
+
+    Parameters
+    ----------
+    instances : iterable
+        Each item a ``(Request, Offer)`` pair or the path (str or path-like) of an instance
+        file (docs/formats.md), read in the worker. Consumed lazily (a generator is fine).
+    method : str, default "ctaap"
+        Any method of :func:`coalloc.solve`.
+    n_jobs : int, optional
+        Workers of the pool solve_many creates: a positive number, or None / -1 for every
+        CPU this process may use. With ``executor``, it only sizes the in-flight window:
+        say how many workers the executor has (by default the worker count a standard pool
+        or a Dask client reports, else the local CPU count); with ``backend="serial"`` it
+        must be None or 1.
+    executor : concurrent.futures.Executor, optional
+        Run the batch on this executor (left running afterwards), e.g. a
+        ``ThreadPoolExecutor``, a ``ProcessPoolExecutor`` with the start method of your
+        choice, or ``distributed.Client(...).get_executor()`` for a Dask cluster. Excludes
+        ``backend``.
+    backend : {"threads", "processes", "serial"}, optional
+        Without ``executor``: a ``ThreadPoolExecutor`` (default), a ``ProcessPoolExecutor``
+        (default start method of the platform; scripts need the usual
+        ``if __name__ == "__main__":`` guard where that is spawn), or a plain loop in the
+        calling thread. The pool lives as long as the call.
+    seed : int, None or sequence of int, default 0
+        The batch seed: instance ``i`` is solved with ``instance_seed(seed, i)``
+        (see :func:`instance_seed`), so the answers do not depend on the executor,
+        ``n_jobs``, ``chunksize`` or completion order. None draws a fresh batch seed (the
+        seed each instance used is in ``result.seed``). A sequence gives the seed of every
+        instance explicitly (its length must match the batch).
+    chunksize : int, default 1
+        Instances per submitted task. Larger chunks cut the per-task overhead of processes
+        and remote executors on small instances.
+    max_in_flight : int, optional
+        Most chunks submitted and not yet returned (default ``2 * n_jobs``); bounds the
+        memory held for a long iterable.
+    on_error : {"record", "raise"}, default "record"
+        ``"record"``: a failed instance gives a :class:`BatchError` in its place and the
+        others go on. ``"raise"``: the first failure (in input order) is raised as a
+        :class:`BatchError` and the rest of the batch is cancelled.
+    progress : bool or callable, optional
+        ``True`` draws a :class:`ProgressBar` on stderr; a callable is called as
+        ``progress(done, total)`` in the calling thread as chunks complete (``total`` is
+        None when the iterable has no length), and its ``close()`` method, if it has one,
+        at the end.
+    bound : bool, default False
+        Passed to :func:`coalloc.solve`.
+    **params
+        Solver parameters, passed to :func:`coalloc.solve` for every instance. Unknown
+        names are rejected before any work starts.
+
+    Returns
+    -------
+    list of SolveResult or BatchError
+        One entry per instance, in input order. ``r.success`` is False for a
+        :class:`BatchError` (``r.ok`` too).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments, before any instance is solved; the message names the
+        argument.
+    BatchError
+        With ``on_error="raise"``, for the first instance that fails.
+
+    See Also
+    --------
+    solve_many_iter : the same, as an iterator that yields each result when it is ready.
+
+    Examples
+    --------
+    >>> import coalloc
+    >>> batch = [coalloc.generators.fig2(r, seed=r) for r in (1, 2, 3)]
+    >>> results = coalloc.solve_many(batch, n_jobs=2, seed=7)
+    >>> [r.success for r in results]
+    [True, True, True]
+    >>> res = coalloc.solve(*batch[1], seed=coalloc.batch.instance_seed(7, 1))
+    >>> bool((res.assignment == results[1].assignment).all())
+    True
+    """
+    results = solve_many_iter(
+        instances, method, n_jobs=n_jobs, executor=executor, backend=backend, seed=seed,
+        chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
+        progress=progress, bound=bound, **params,
+    )  # fmt: skip
+    return list(results)
+
+
+def solve_many_iter(
+    instances: Iterable[Instance],
+    method: str = "ctaap",
+    *,
+    n_jobs: Optional[int] = None,
+    executor: Optional[cf.Executor] = None,
+    backend: Optional[str] = None,
+    seed: Union[int, None, Sequence[Optional[int]]] = 0,
+    chunksize: int = 1,
+    max_in_flight: Optional[int] = None,
+    on_error: str = "record",
+    progress: Union[None, bool, Callable[[int, Optional[int]], None]] = None,
+    bound: bool = False,
+    **params: Any,
+) -> Iterator[Union[SolveResult, BatchError]]:
+    """Like :func:`solve_many`, but an iterator: yields each result, in input order, as
+    soon as it and every earlier one are done (like ``Executor.map``, but lazy on input).
+
+    The arguments are checked when this is called; the work starts at the first ``next``.
+    Closing the iterator early (``break``, ``close()``) cancels the chunks not yet started
+    and shuts down the pool it created.
+    """
+    return _batch_iter(
+        instances, method, n_jobs=n_jobs, executor=executor, backend=backend, seed=seed,
+        chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
+        progress=progress, bound=bound, params=params, with_report=False,
+    )  # fmt: skip
+
+
+def _batch_iter(
+    instances,
+    method,
+    *,
+    n_jobs,
+    executor,
+    backend,
+    seed,
+    chunksize,
+    max_in_flight,
+    on_error,
+    progress,
+    bound,
+    params,
+    with_report,
+) -> Iterator[Any]:
+    """Validate everything, then return the generator (shared with ``coalloc solve-batch``).
+
+    With ``with_report`` each success is a ``(SolveResult, verify_report_dict)`` pair.
+    """
+    if isinstance(instances, (str, bytes, os.PathLike)) or not isinstance(instances, abc.Iterable):
+        raise TypeError(
+            "instances must be an iterable of (Request, Offer) pairs or instance file paths, "
+            f"got {type(instances).__name__}"
+        )
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    _check_params(method, params)
+    if not isinstance(bound, (bool, np.bool_)):
+        raise TypeError(f"bound must be a bool, got {type(bound).__name__}")
+    if executor is not None:
+        if not isinstance(executor, cf.Executor):
+            hint = " (for Dask, pass client.get_executor())" if hasattr(executor, "submit") else ""
+            raise TypeError(
+                "executor must be a concurrent.futures.Executor, "
+                f"got {type(executor).__name__}{hint}"
+            )
+        if backend is not None:
+            raise ValueError("pass either executor or backend, not both")
+    elif backend is None:
+        backend = "threads"
+    if backend is not None and backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
+    if n_jobs is not None and not isinstance(n_jobs, bool) and n_jobs == -1:
+        n_jobs = None
+    n_jobs = _positive_int(n_jobs, "n_jobs (or None / -1 for all CPUs)", allow_none=True)
+    if backend == "serial" and n_jobs not in (None, 1):
+        raise ValueError(f"n_jobs must be None or 1 with backend='serial', got {n_jobs}")
+    workers = n_jobs or (executor is not None and _executor_workers(executor)) or _cpu_count()
+    chunksize = _positive_int(chunksize, "chunksize")
+    max_in_flight = _positive_int(max_in_flight, "max_in_flight", allow_none=True)
+    if max_in_flight is None:
+        max_in_flight = 2 * workers
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error must be one of {list(ON_ERROR)}, got {on_error!r}")
+    if progress is True:
+        progress = ProgressBar()
+    elif progress is False:
+        progress = None
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a bool or a callable, got {type(progress).__name__}")
+    seed_of = _seed_function(seed, instances)
+    total = len(instances) if isinstance(instances, abc.Sized) else None
+    args = (method, dict(params), bool(bound), with_report)
+    return _run(
+        instances, args, seed_of, executor=executor, backend=backend, workers=workers,
+        chunksize=chunksize, max_in_flight=max_in_flight, raise_errors=on_error == "raise",
+        progress=progress, total=total,
+    )  # fmt: skip
+
+
+def _run(
+    instances, args, seed_of, *, executor, backend, workers, chunksize, max_in_flight,
+    raise_errors, progress, total,
+) -> Iterator[Any]:  # fmt: skip
+    items = enumerate(instances)
+    done = 0
+
+    def next_chunk() -> list:
+        return [(i, _check_item(item), seed_of(i)) for i, item in islice(items, chunksize)]
+
+    def emit(records: list) -> Iterator[Any]:
+        for record in records:
+            if raise_errors and isinstance(record, BatchError):
+                raise record
+            yield record
+
+    owned: Optional[cf.Executor] = None
+    pending: Deque[Tuple[list, cf.Future]] = deque()
+    try:
+        if backend == "serial":
+            while True:
+                chunk = next_chunk()
+                if not chunk:
+                    break
+                records = _solve_chunk(chunk, *args)
+                done += len(records)
+                if progress is not None:
+                    progress(done, total)
+                yield from emit(records)
+            return
+
+        if executor is None:
+            pool = cf.ProcessPoolExecutor if backend == "processes" else cf.ThreadPoolExecutor
+            executor = owned = pool(max_workers=workers)
+        sizes = {}  # future -> chunk size, for the futures not yet counted as done
+        exhausted = False
+
+        def fill() -> None:
+            nonlocal exhausted
+            while not exhausted and len(pending) < max_in_flight:
+                chunk = next_chunk()
+                if not chunk:
+                    exhausted = True
+                    return
+                try:
+                    future = executor.submit(_solve_chunk, chunk, *args)
+                except Exception as exc:  # e.g. a shut-down executor or a broken pool
+                    future = cf.Future()
+                    future.set_exception(exc)
+                pending.append((chunk, future))
+                sizes[future] = len(chunk)
+
+        def count(finished) -> None:
+            nonlocal done
+            for future in finished:
+                done += sizes.pop(future, 0)
+            if progress is not None:
+                progress(done, total)
+
+        fill()
+        while pending:
+            chunk, head = pending[0]
+            while head in sizes:
+                finished, _ = cf.wait(list(sizes), return_when=cf.FIRST_COMPLETED)
+                count(finished)
+            pending.popleft()
+            try:
+                records = head.result()
+            except Exception as exc:  # the chunk never ran or never came back
+                records = [_chunk_failed(exc, i, item, s) for i, item, s in chunk]
+            fill()  # keep the workers busy while the caller handles these results
+            yield from emit(records)
+    finally:
+        for _, future in pending:
+            future.cancel()
+        if owned is not None:
+            owned.shutdown(wait=True, cancel_futures=True)
+        if progress is not None and hasattr(progress, "close"):
+            progress.close()
