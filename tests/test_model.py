@@ -172,3 +172,34 @@ def test_networkx_errors():
     g.add_node(1)
     with pytest.raises(ValueError, match="no 'cpu' attribute"):
         coalloc.Request.from_networkx(g, properties=["cpu"])
+
+
+def test_pickle_round_trip_keeps_arrays_read_only():
+    """Batch solving ships models to other processes: values and immutability survive."""
+    import pickle
+
+    req, off = coalloc.generators.fig2(2, seed=3)
+
+    def arrays(obj):
+        out = {f"properties.{k}": v for k, v in obj.properties.items()}
+        bw = obj.bandwidth
+        if sp.issparse(bw):
+            out.update({f"bandwidth.{p}": getattr(bw, p) for p in ("data", "indices", "indptr")})
+        else:
+            out["bandwidth"] = bw
+        if hasattr(obj, "capacity"):
+            out["capacity"] = obj.capacity
+        return out
+
+    assert not off.capacity.flags.writeable  # the premise: models hold read-only arrays
+    for obj in (req, off):
+        back = pickle.loads(pickle.dumps(obj))
+        assert type(back) is type(obj)
+        before, after = arrays(obj), arrays(back)
+        assert before.keys() == after.keys()
+        for name, arr in before.items():
+            np.testing.assert_array_equal(after[name], arr)
+            assert after[name].flags.writeable == arr.flags.writeable, name
+    back = pickle.loads(pickle.dumps(req))
+    same = coalloc.solve(req, off, seed=0).n_allocated
+    assert coalloc.solve(back, off, seed=0).n_allocated == same

@@ -100,7 +100,42 @@ def _request_bandwidth(bandwidth: Any, n: Optional[int]) -> sp.csr_array:
     return mat
 
 
-class Request:
+def _array_items(state: dict):
+    """(path, ndarray) for every array an object's state holds: attributes, dict values and
+    the data/indices/indptr of sparse matrices."""
+    for key, value in state.items():
+        if isinstance(value, np.ndarray):
+            yield (key,), value
+        elif isinstance(value, dict):
+            for name, arr in value.items():
+                if isinstance(arr, np.ndarray):
+                    yield (key, name), arr
+        elif sp.issparse(value):
+            for part in ("data", "indices", "indptr"):
+                arr = getattr(value, part, None)
+                if isinstance(arr, np.ndarray):
+                    yield (key, part), arr
+
+
+class _ReadOnlyPickle:
+    """Pickling keeps read-only arrays read-only (pickle itself restores them writable)."""
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_readonly"] = [p for p, a in _array_items(self.__dict__) if not a.flags.writeable]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        readonly = state.pop("_readonly", [])
+        self.__dict__.update(state)
+        arrays = dict(_array_items(self.__dict__))
+        for path in readonly:
+            if path in arrays:
+                arrays[path].setflags(write=False)
+
+
+class Request(_ReadOnlyPickle):
     """A request graph: ``n`` tasks with minimum properties and pairwise bandwidth needs.
 
     Parameters
@@ -206,7 +241,7 @@ class Request:
         )
 
 
-class Offer:
+class Offer(_ReadOnlyPickle):
     """An offer graph: ``m`` clusters of identical machines.
 
     Parameters
