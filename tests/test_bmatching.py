@@ -421,3 +421,114 @@ def test_medium_instance_matches_twin():
         ref = b_matching_reference(w, reduced, cap, cf)
         assert_feasible(matcher.assignment, reduced, cap)
         assert_same_objective(matcher.assignment, ref, w, cf)
+
+
+# ----------------------------------------------------------------------------- many clusters
+
+
+def large_m_instance(rng, n, m):
+    """Continuous or tied weights, sparse-ish allowed pairs, capacities near n / m."""
+    if rng.random() < 0.5:
+        w = rng.random((n, m))
+    else:
+        w = rng.choice([0.0, 0.5, 1.0], size=(n, m))
+    allowed = rng.random((n, m)) < rng.uniform(0.1, 0.7)
+    cap = rng.integers(0, max(2, 2 * n // m), size=m).astype(np.int64)
+    return w, allowed, cap
+
+
+@pytest.mark.parametrize("cardinality_first", [True, False])
+@pytest.mark.parametrize("m", [50, 120, 200])
+def test_many_clusters_forbid_sequence_matches_twin(m, cardinality_first):
+    """Each re-solve after a forbid is one shortest path; it must stay optimal."""
+    rng = np.random.default_rng(3000 + m + cardinality_first)
+    for _ in range(3):
+        n = int(rng.integers(m, 3 * m))
+        w, allowed, cap = large_m_instance(rng, n, m)
+        matcher = BMatcher(w, allowed, cap, cardinality_first)
+        matcher.solve()
+        assert matcher.has_potentials and matcher._self_check()
+        assert_same_objective(
+            matcher.assignment, b_matching_reference(w, allowed, cap, cardinality_first), w,
+            cardinality_first,
+        )  # fmt: skip
+        reduced = allowed.copy()
+        for step in range(30):
+            a = matcher.assignment
+            used = np.flatnonzero(a >= 0)
+            if used.size == 0:
+                break
+            i = int(rng.choice(used))
+            assert matcher.forbid(i, int(a[i]))
+            reduced[i, a[i]] = False
+            matcher.solve()
+            assert_feasible(matcher.assignment, reduced, cap)
+            if step % 6 == 5:  # the twin is slow: check every sixth state exactly
+                ref = b_matching_reference(w, reduced, cap, cardinality_first)
+                assert_same_objective(matcher.assignment, ref, w, cardinality_first)
+                assert matcher._self_check()
+        ref = b_matching_reference(w, reduced, cap, cardinality_first)
+        assert_same_objective(matcher.assignment, ref, w, cardinality_first)
+        assert matcher._self_check() and matcher.n_fallbacks == 0
+
+
+@pytest.mark.parametrize("cardinality_first", [True, False])
+def test_several_forbids_before_one_solve(cardinality_first):
+    """Several matched pairs removed at once: one repair per pair, any order of deficits."""
+    rng = np.random.default_rng(41 + cardinality_first)
+    for _ in range(20):
+        n, m = int(rng.integers(20, 120)), int(rng.integers(2, 40))
+        w, allowed, cap = large_m_instance(rng, n, m)
+        matcher = BMatcher(w, allowed, cap, cardinality_first)
+        matcher.solve()
+        reduced = allowed.copy()
+        for _round in range(4):
+            before = matcher.assignment
+            used = np.flatnonzero(before >= 0)
+            if used.size == 0:
+                break
+            picks = rng.choice(used, size=min(used.size, int(rng.integers(1, 8))), replace=False)
+            for i in picks:
+                assert matcher.forbid(int(i), int(before[i]))
+                reduced[i, before[i]] = False
+                # forbidding a second pair of a task that is now unassigned changes nothing
+                j2 = int(rng.integers(m))
+                if reduced[i, j2] and not matcher.forbid(int(i), j2):
+                    reduced[i, j2] = False
+            after_forbid = matcher.assignment
+            tasks, old = matcher.solve()
+            assign = matcher.assignment
+            diff = np.flatnonzero(assign != after_forbid)
+            np.testing.assert_array_equal(tasks, diff)
+            np.testing.assert_array_equal(old, after_forbid[diff])
+            assert_feasible(assign, reduced, cap)
+            ref = b_matching_reference(w, reduced, cap, cardinality_first)
+            assert_same_objective(assign, ref, w, cardinality_first)
+            assert matcher._self_check()
+
+
+@pytest.mark.parametrize("cardinality_first", [True, False])
+def test_general_path_without_potentials(cardinality_first):
+    """Without potentials (testing hook) forbid/solve use cycle cancelling, then rebuild them."""
+    rng = np.random.default_rng(77 + cardinality_first)
+    for _ in range(15):
+        n, m = int(rng.integers(10, 80)), int(rng.integers(2, 30))
+        w, allowed, cap = large_m_instance(rng, n, m)
+        matcher = BMatcher(w, allowed, cap, cardinality_first)
+        matcher.solve()
+        reduced = allowed.copy()
+        for step in range(8):
+            a = matcher.assignment
+            used = np.flatnonzero(a >= 0)
+            if used.size == 0:
+                break
+            if step % 2 == 0:
+                matcher._drop_potentials()
+                assert not matcher.has_potentials
+            i = int(rng.choice(used))
+            matcher.forbid(i, int(a[i]))
+            reduced[i, a[i]] = False
+            matcher.solve()
+            assert matcher.has_potentials and matcher._self_check()
+            ref = b_matching_reference(w, reduced, cap, cardinality_first)
+            assert_same_objective(matcher.assignment, ref, w, cardinality_first)

@@ -43,8 +43,16 @@ class BMatcher:
     @property
     def epsilon(self) -> float:
         """Weight tolerance of 'strictly improving': 1e-12 * max|w| * max(1, (m + 2) / 200)."""
+    @property
+    def n_fallbacks(self) -> int:
+        """Times the potentials were rebuilt after a rounding inconsistency (normally 0)."""
+    @property
+    def has_potentials(self) -> bool:
+        """Whether node potentials certifying optimality are held (True after a solve)."""
+    def _drop_potentials(self) -> None:
+        """Testing aid: forget the potentials; the next forbid/solve take the general path."""
     def _self_check(self) -> bool:
-        """Testing aid: internal heaps, loads and counts are consistent."""
+        """Testing aid: cached arcs, groups, loads, counts and potentials are consistent."""
 
 def b_matching(
     weights: npt.ArrayLike,

@@ -88,7 +88,9 @@ the number of matched tasks is maximised first and the total weight second (exac
 lexicographically); otherwise only the total weight is maximised.
 
 The matcher starts empty; :meth:`solve` brings it to optimum, :meth:`forbid` removes one
-(task, cluster) pair, and a following :meth:`solve` re-optimises incrementally.
+(task, cluster) pair, and a following :meth:`solve` re-optimises incrementally: with the
+node potentials kept from the last solve, one shortest path (Dijkstra on reduced costs over
+the m + 2 condensed nodes) per removed matched pair.
 
 Parameters
 ----------
@@ -199,11 +201,33 @@ index is out of range.
             },
             "Weight tolerance for 'strictly improving': 1e-12 * max|w| * max(1, (m+2)/200).");
 
+    cls.def_property_readonly(
+           "n_fallbacks",
+           [](PyBMatcher& self) {
+               return self.locked([](coalloc::BMatcher& c) { return c.n_fallbacks(); });
+           },
+           "Times the node potentials had to be rebuilt from scratch after a rounding "
+           "inconsistency (normally 0).")
+        .def_property_readonly(
+            "has_potentials",
+            [](PyBMatcher& self) {
+                return self.locked([](coalloc::BMatcher& c) { return c.has_potentials(); });
+            },
+            "Whether node potentials certifying optimality are held (True after a solve).");
+    cls.def("_drop_potentials",
+            [](PyBMatcher& self) {
+                self.locked([](coalloc::BMatcher& c) {
+                    c.drop_potentials();
+                    return 0;
+                });
+            },
+            "Testing aid: forget the potentials; the next forbid/solve take the general path.");
     cls.def("_self_check",
             [](PyBMatcher& self) {
                 return self.locked([](coalloc::BMatcher& c) { return c.self_check(); });
             },
-            "Testing aid: True if the internal heaps, loads and counts are consistent.");
+            "Testing aid: True if the cached arcs, groups, loads, counts and potentials are "
+            "consistent.");
 
     mod.def(
         "b_matching",

@@ -28,24 +28,48 @@
 // and any improving cycle of the full residual graph maps to an improving simple cycle here.
 // The matching is optimal iff the condensed graph has no positive-gain cycle.
 //
-// The gain of a task arc g -> t depends only on the task and on (g, t), so for every pair
-// (group g in {clusters, S}, target t) a binary max-heap holds the tasks of group g keyed by
-// that gain, with lazy deletion: an entry is stale once its task has moved (per-task stamp)
-// or the pair was forbidden, and stale entries are dropped when they reach the top or when
-// the heap is compacted (size > 2 * group size + 32).  Rebuilding the condensed arcs is then
-// O(m^2) heap peeks, and moving one task costs O(m log n).  (build_arcs_by_scan() recomputes
-// the same arcs with one O(n m) pass over the tasks; self_check() compares the two.)
+// The gain of a task arc g -> t depends only on the task and on (g, t).  Every group g (a
+// cluster, or S) stores its tasks slot by slot with, for every target t, the gain of the arc
+// each provides (t-major: the gains towards one target are contiguous; kNone where the pair
+// is not allowed).  The best task of every (g, t) is cached; a cached top is re-computed (one
+// contiguous scan of the group) only when its task leaves the group or loses the target,
+// and a task joining a group updates the clean tops it beats.  Moving one task costs O(m)
+// (plus the scans of the tops it was), and the condensed arcs are read from the cache.
+// (build_arcs_by_scan() recomputes the same arcs with one O(n m) pass over the tasks;
+// self_check() compares the two.)
 //
-// solve() repeats: rebuild the condensed arcs from the heap tops, then
+// Node potentials and Dijkstra.  After a solve, the matcher holds potentials pot[v] (pairs,
+// like the gains) such that every residual arc u -> v of the condensed graph, the T -> S and
+// S -> T arcs included, has reduced gain g + pot[u] - pot[v] <= 0 -- the certificate of
+// optimality (no positive cycle).  Task nodes need no potential of their own: the arcs of a
+// task are feasible for some task potential iff the condensed arcs through it are.  Then:
+//   * forbid(i, j) with task i in cluster j puts i in "limbo": it leaves its group, the
+//     cluster's load drops, and the pseudoflow keeps one unit of excess at i and one of
+//     deficit at j.  Every residual arc keeps a non-positive reduced gain.
+//   * solve() removes each such unit by ONE shortest path, from task i (arcs: to every
+//     allowed cluster, or back to S = stay unassigned) to a cluster with a deficit, by
+//     Dijkstra on the costs -(reduced gain) >= 0 over the m + 2 nodes (dense, O(m^2), stops
+//     at the first deficit node reached); pot[v] -= min(dist[v], dist[target]) keeps all
+//     arcs feasible and makes the path tight (successive shortest paths on a pseudoflow).
+//     The result is again an optimal b-matching for the current allowed set.
+//   * The first solve (from the empty matching) is successive shortest paths S -> T by the
+//     same Dijkstra (initial potentials: pot[j] = best S -> j gain, pot[T] = max), followed by
+//     one check of the general method below and potentials computed by Bellman-Ford over all
+//     residual arcs (O(m^3), once).
+//   * Reduced costs are clamped at 0 when rounding makes them slightly negative; if one is
+//     below -1e3 eps (the potentials have drifted) the pending tasks are released as free
+//     tasks and the general method below re-optimises, then new potentials are computed
+//     (n_fallbacks() counts this; it does not happen in the tests and benchmarks).
+//
+// General method (first solve check, fallback, and any state without potentials) --
+// solve() repeats: rebuild the condensed arcs from the cached tops, then
 //   (A) unless the state is known to be clean, look for a positive cycle avoiding the T-S
 //       arcs (Bellman-Ford from a virtual source) and cancel it;
 //   (B) otherwise take the maximum-gain S -> T path (Bellman-Ford from S) and augment along it
 //       if it improves (successive shortest paths keep the state clean);
 //   (C) (weight mode only) take the maximum-gain T -> S path and un-augment along it if it
 //       improves;
-// until none of the three applies.  From an empty matching this is successive shortest paths
-// (one augmentation per matched task, no cycle ever needed); after forbid() unassigns one
-// task, a couple of cycle cancellations and at most a few augmentations restore optimality.
+// until none of the three applies.
 // (With cardinality_first every simple S -> T path has count exactly +1 and every cycle
 // count 0, so (B) augments whenever any augmenting path exists and (C) is never useful.)
 //
@@ -58,7 +82,7 @@
 // Bellman-Ford stops after 3 (m + 2) rounds; not converging by then (which would take
 // rounding trouble at the eps scale) is treated as "nothing improving found".
 //
-// Ties are broken deterministically (scan order, lowest task index, fixed arc order), so the
+// Ties are broken deterministically (lowest task index, lowest node index, fixed arc order), so the
 // same input always gives the same output.  The class is not thread-safe by itself.
 
 #pragma once
@@ -109,18 +133,25 @@ public:
         load_.assign(m_, 0);
         first_old_.assign(static_cast<std::size_t>(n), kUntouched);
         const std::size_t M1 = static_cast<std::size_t>(m_) + 1;
-        stamp_.assign(static_cast<std::size_t>(n), 0);
-        group_size_.assign(M1, 0);
-        group_size_[static_cast<std::size_t>(m_)] = n;
-        heap_.assign(M1 * M1, {});
+        groups_.assign(M1, Group{});
+        slot_.assign(static_cast<std::size_t>(n), -1);
         top_task_.assign(M1 * M1, -1);
         top_key_.assign(M1 * M1, 0.0);
-        dirty_group_.assign(M1, 1);
-        for (std::int64_t i = 0; i < n; ++i) push_entries(i, m_, false);
-        for (auto& h : heap_) std::make_heap(h.begin(), h.end(), EntryLess{});
+        dirty_top_.assign(M1 * M1, 1);  // every cached top is computed on first use
+        for (int u = 0; u <= m_; ++u)
+            for (int v = 0; v <= m_; ++v)
+                if (u != v) dirty_list_.push_back(static_cast<int>(hid(u, v)));
+        reserve(groups_[static_cast<std::size_t>(m_)], n);
+        for (std::int64_t i = 0; i < n; ++i) join(i, m_, false);
+        tol_ = 1e3 * eps_;
+        pot_.assign(static_cast<std::size_t>(N_), Gain{0, 0.0});
+        limbo_flag_.assign(static_cast<std::size_t>(n), 0);
+        deficit_.assign(static_cast<std::size_t>(m_), 0);
         dist_.resize(N_);
         reach_.resize(N_);
         dirty_.resize(N_);
+        done_.resize(N_);
+        open_.resize(N_);
         out_start_.assign(static_cast<std::size_t>(N_) + 1, 0);
         pred_.resize(N_);
         mark_.resize(N_);
@@ -130,44 +161,32 @@ public:
     // differs from the one it had when solve() was called (old = -1: was unassigned), in
     // increasing task order.
     void solve(std::vector<std::int64_t>* tasks, std::vector<std::int64_t>* old) {
-        for (;;) {
-            build_arcs();
-            if (!clean_) {
-                const int r = bellman_ford(-1, -1);
-                if (r == kCycle) {
-                    apply(cycle_);
-                    ++n_cycles_;
-                    continue;
-                }
-                clean_ = true;  // kConverged, or gave up on a numerical near-zero cycle
-            }
-            int r = bellman_ford(S_, T_);
-            if (r == kCycle) {
-                apply(cycle_);
-                ++n_cycles_;
-                clean_ = false;
-                continue;
-            }
-            if (r == kConverged && reach_[T_] && improving(dist_[T_]) && path_to(S_, T_)) {
-                apply(cycle_);
+        if (pot_valid_) {
+            // Each pending forbid is a unit of excess at its task and of deficit at its old
+            // cluster; one shortest path with reduced costs removes it (successive shortest
+            // paths on a pseudoflow), and the potentials stay valid.
+            std::size_t next = 0;
+            for (; next < limbo_.size(); ++next) {
+                if (!repair(limbo_[next])) break;
                 ++n_augmentations_;
-                continue;
             }
-            if (!card_ && n_alloc_ > 0) {
-                r = bellman_ford(T_, S_);
-                if (r == kCycle) {
-                    apply(cycle_);
-                    ++n_cycles_;
-                    clean_ = false;
-                    continue;
-                }
-                if (r == kConverged && reach_[S_] && improving(dist_[S_]) && path_to(T_, S_)) {
-                    apply(cycle_);
-                    ++n_augmentations_;
-                    continue;
-                }
+            if (next < limbo_.size()) {
+                // Potentials no longer consistent (rounding): put the remaining limbo tasks
+                // back as free tasks and re-optimise from this state the general way.
+                for (std::size_t q = next; q < limbo_.size(); ++q) leave_limbo(limbo_[q], -1);
+                std::fill(deficit_.begin(), deficit_.end(), 0);
+                pot_valid_ = false;
+                clean_ = false;
+                ++n_fallbacks_;
             }
-            break;
+            limbo_.clear();
+        }
+        if (!pot_valid_) {
+            if (n_alloc_ == 0 && clean_) {
+                if (!initial_ssp()) clean_ = false;
+            }
+            general_solve();
+            pot_valid_ = compute_potentials();
         }
         std::sort(touched_.begin(), touched_.end());
         for (std::int64_t i : touched_) {
@@ -190,8 +209,20 @@ public:
         a_[k] = 0;
         const std::int64_t c = assign_[static_cast<std::size_t>(i)];
         if (c != j) {
-            dirty_group_[static_cast<std::size_t>(c < 0 ? m_ : c)] = 1;  // (group, j) top may change
+            // Removing an unused arc keeps the matching optimal and the potentials valid.
+            if (!limbo_flag_[static_cast<std::size_t>(i)]) {
+                const int g = c < 0 ? m_ : static_cast<int>(c);
+                Group& gr = groups_[static_cast<std::size_t>(g)];
+                gr.key[static_cast<std::size_t>(j * gr.cap + slot_[static_cast<std::size_t>(i)])] =
+                    kNone;
+                const std::size_t h = hid(g, static_cast<int>(j));
+                if (top_task_[h] == i) mark_dirty(h);
+            }
             return false;
+        }
+        if (pot_valid_) {
+            enter_limbo(i);  // solve() re-places it with one shortest path
+            return true;
         }
         move(i, -1, /*log=*/false);  // solve() reports changes relative to its own start
         clean_ = false;
@@ -205,6 +236,15 @@ public:
     std::int64_t n_allocated() const { return n_alloc_; }
     std::int64_t n_augmentations() const { return n_augmentations_; }
     std::int64_t n_cycle_cancellations() const { return n_cycles_; }
+    // Times the potentials had to be rebuilt after a rounding inconsistency (normally 0).
+    std::int64_t n_fallbacks() const { return n_fallbacks_; }
+    // Whether node potentials certifying optimality are held (after a successful solve()).
+    bool has_potentials() const { return pot_valid_; }
+    // Testing aid: forget the potentials, so that the next forbid() / solve() take the
+    // general path (cycle cancelling, then potentials rebuilt by Bellman-Ford).
+    void drop_potentials() {
+        if (limbo_.empty()) pot_valid_ = false;
+    }
     double epsilon() const { return eps_; }
 
     // Sum of w[i, assignment[i]] over matched tasks, in task order.
@@ -217,14 +257,18 @@ public:
         return s;
     }
 
-    // Consistency check for the tests: the heap tops give the same condensed arcs as a full
+    // Consistency check for the tests: the cached tops give the same condensed arcs as a full
     // scan of the tasks, and loads / counts agree with the assignment.
     bool self_check() {
         std::vector<std::int64_t> load(static_cast<std::size_t>(m_), 0);
-        std::int64_t alloc = 0;
+        std::int64_t alloc = 0, in_limbo = 0;
         for (std::int64_t i = 0; i < n_; ++i) {
             const std::int64_t c = assign_[static_cast<std::size_t>(i)];
             if (c < -1 || c >= m_) return false;
+            if (limbo_flag_[static_cast<std::size_t>(i)]) {
+                if (c != -1) return false;
+                ++in_limbo;
+            }
             if (c >= 0) {
                 if (!a_[static_cast<std::size_t>(i) * m_ + static_cast<std::size_t>(c)]) return false;
                 ++load[static_cast<std::size_t>(c)];
@@ -234,17 +278,38 @@ public:
         if (load != load_ || alloc != n_alloc_) return false;
         for (int j = 0; j < m_; ++j) {
             if (load_[static_cast<std::size_t>(j)] > cap_[static_cast<std::size_t>(j)]) return false;
-            if (group_size_[static_cast<std::size_t>(j)] != load_[static_cast<std::size_t>(j)]) return false;
+            if (groups_[static_cast<std::size_t>(j)].size != load_[static_cast<std::size_t>(j)])
+                return false;
         }
-        if (group_size_[static_cast<std::size_t>(m_)] != n_ - n_alloc_) return false;
+        if (in_limbo != static_cast<std::int64_t>(limbo_.size())) return false;
+        if (groups_[static_cast<std::size_t>(m_)].size != n_ - n_alloc_ - in_limbo) return false;
+        for (std::int64_t i = 0; i < n_; ++i) {
+            if (limbo_flag_[static_cast<std::size_t>(i)]) continue;
+            const std::int64_t c = assign_[static_cast<std::size_t>(i)];
+            const Group& gr = groups_[static_cast<std::size_t>(c < 0 ? m_ : c)];
+            const std::int64_t sl = slot_[static_cast<std::size_t>(i)];
+            if (sl < 0 || sl >= gr.size || gr.task[static_cast<std::size_t>(sl)] != i) return false;
+        }
         build_arcs();
-        const std::vector<Arc> from_heaps = arcs_;
+        const std::vector<Arc> from_cache = arcs_;
         build_arcs_by_scan();
-        if (from_heaps.size() != arcs_.size()) return false;
+        if (from_cache.size() != arcs_.size()) return false;
         for (std::size_t k = 0; k < arcs_.size(); ++k) {
-            const Arc &x = from_heaps[k], &y = arcs_[k];
+            const Arc &x = from_cache[k], &y = arcs_[k];
             if (x.u != y.u || x.v != y.v || x.task != y.task || x.g.c != y.g.c || x.g.w != y.g.w)
                 return false;
+        }
+        // With potentials held (and nothing pending), every residual arc, the T-S bypass
+        // arcs included, has a non-positive reduced gain (up to the drift tolerance).
+        if (pot_valid_ && limbo_.empty()) {
+            auto ok = [&](int u, int v, std::int64_t c, double w) {
+                const Gain rg = reduced(u, v, Gain{c, w});
+                return rg.c < 0 || (rg.c == 0 && rg.w <= tol_);
+            };
+            for (const Arc& e : arcs_)
+                if (!ok(e.u, e.v, e.g.c, e.g.w)) return false;
+            if (!ok(T_, S_, 0, 0.0)) return false;
+            if (n_alloc_ > 0 && !ok(S_, T_, 0, 0.0)) return false;
         }
         return true;
     }
@@ -260,19 +325,18 @@ private:
         Gain g;
     };
 
-    struct Entry {
-        double key;  // gain (weight part) of the arc this task would provide
-        std::int64_t task;
-        std::uint64_t stamp;
+    // The tasks of one group, slot by slot, and for every target t the gain (weight part)
+    // of the arc each of them provides: key[t * cap + slot], kNone where there is none.
+    struct Group {
+        std::vector<double> key;
+        std::vector<std::int64_t> task;
+        std::int64_t size = 0, cap = 0;
     };
-    struct EntryLess {  // heap order: larger key first, then smaller task index
-        bool operator()(const Entry& a, const Entry& b) const {
-            return a.key < b.key || (a.key == b.key && a.task > b.task);
-        }
-    };
+    static constexpr double kNone = -std::numeric_limits<double>::infinity();
 
     static constexpr std::int64_t kUntouched = -2;
     static constexpr int kConverged = 0, kCycle = 1, kGaveUp = 2;
+    static constexpr int kSource = -2;  // pred_ of the source of dijkstra()
 
     // ---- comparisons -------------------------------------------------------------------
     bool better(const Gain& a, const Gain& b) const {
@@ -282,62 +346,92 @@ private:
 
     // ---- condensed graph ---------------------------------------------------------------
     // Groups: cluster c (tasks in c) or m_ (free tasks, node S).  Targets: cluster j or m_
-    // (node S: unassign).  Heap (g, t) lives at heap_[g * (m + 1) + t].
+    // (node S: unassign).  The cached top of (g, t) lives at index g * (m + 1) + t.
 
     std::size_t hid(int g, int t) const {
         return static_cast<std::size_t>(g) * (static_cast<std::size_t>(m_) + 1) +
                static_cast<std::size_t>(t);
     }
 
-    // Entries of task i for every arc leaving its group g; push_heap unless bulk loading.
-    void push_entries(std::int64_t i, int g, bool heapify) {
+    void reserve(Group& gr, std::int64_t want) {
+        if (want <= gr.cap) return;
+        const std::int64_t cap = std::max<std::int64_t>({want, 2 * gr.cap, 8});
+        const std::size_t M1 = static_cast<std::size_t>(m_) + 1;
+        std::vector<double> key(M1 * static_cast<std::size_t>(cap), kNone);
+        for (std::size_t t = 0; t < M1; ++t)
+            std::copy(gr.key.begin() + static_cast<std::ptrdiff_t>(t * gr.cap),
+                      gr.key.begin() + static_cast<std::ptrdiff_t>(t * gr.cap + gr.size),
+                      key.begin() + static_cast<std::ptrdiff_t>(t * cap));
+        gr.key.swap(key);
+        gr.task.resize(static_cast<std::size_t>(cap));
+        gr.cap = cap;
+    }
+
+    // Task i joins group g: its arc gains fill a new slot; clean cached tops it beats are
+    // updated (unless `cache` is false: construction, where every top is dirty).
+    void join(std::int64_t i, int g, bool cache = true) {
+        Group& gr = groups_[static_cast<std::size_t>(g)];
+        reserve(gr, gr.size + 1);
+        const std::int64_t sl = gr.size++;
+        gr.task[static_cast<std::size_t>(sl)] = i;
+        slot_[static_cast<std::size_t>(i)] = sl;
         const std::size_t row = static_cast<std::size_t>(i) * static_cast<std::size_t>(m_);
         const double* w = w_.data() + row;
         const std::uint8_t* a = a_.data() + row;
-        const std::uint64_t st = stamp_[static_cast<std::size_t>(i)];
         const double base = (g == m_) ? 0.0 : -w[g];
-        auto push = [&](int t, double key) {
-            std::vector<Entry>& h = heap_[hid(g, t)];
-            h.push_back(Entry{key, i, st});
-            if (heapify) std::push_heap(h.begin(), h.end(), EntryLess{});
-        };
-        if (g != m_) push(m_, base);
-        for (int t = 0; t < m_; ++t)
-            if (a[t] && t != g) push(t, w[t] + base);
-    }
-
-    bool valid(const Entry& e, int t) const {
-        if (stamp_[static_cast<std::size_t>(e.task)] != e.stamp) return false;
-        return t == m_ ||
-               a_[static_cast<std::size_t>(e.task) * m_ + static_cast<std::size_t>(t)] != 0;
-    }
-
-    // Best valid entry of heap (g, t), or nullptr.
-    const Entry* top(int g, int t) {
-        std::vector<Entry>& h = heap_[hid(g, t)];
-        while (!h.empty() && !valid(h.front(), t)) {
-            std::pop_heap(h.begin(), h.end(), EntryLess{});
-            h.pop_back();
-        }
-        return h.empty() ? nullptr : &h.front();
-    }
-
-    // Drop every stale entry of the heaps of group g once they have grown too large.
-    void maybe_compact(int g) {
-        const std::size_t limit =
-            2 * static_cast<std::size_t>(group_size_[static_cast<std::size_t>(g)]) + 32;
+        const std::size_t hb = hid(g, 0);
         for (int t = 0; t <= m_; ++t) {
-            if (t == g) continue;
-            std::vector<Entry>& h = heap_[hid(g, t)];
-            if (h.size() <= limit) continue;
-            h.erase(std::remove_if(h.begin(), h.end(),
-                                   [&](const Entry& e) { return !valid(e, t); }),
-                    h.end());
-            std::make_heap(h.begin(), h.end(), EntryLess{});
+            double key = kNone;
+            if (t == m_) {
+                if (g != m_) key = base;
+            } else if (t != g && a[t]) {
+                key = w[t] + base;
+            }
+            gr.key[static_cast<std::size_t>(t * gr.cap + sl)] = key;
+            if (!cache || key == kNone) continue;
+            const std::size_t k = hb + static_cast<std::size_t>(t);
+            if (!dirty_top_[k] && (top_task_[k] < 0 || key > top_key_[k] ||
+                                    (key == top_key_[k] && i < top_task_[k]))) {
+                top_task_[k] = i;
+                top_key_[k] = key;
+            }
         }
     }
 
-    // Move task i to cluster `to` (-1: unassign), keeping loads, heaps and (if log) the
+    // Task i leaves group g (swap with the last slot); the tops it was are marked dirty.
+    void leave(std::int64_t i, int g) {
+        Group& gr = groups_[static_cast<std::size_t>(g)];
+        const std::int64_t sl = slot_[static_cast<std::size_t>(i)];
+        const std::int64_t last = --gr.size;
+        if (sl != last) {
+            const std::int64_t moved = gr.task[static_cast<std::size_t>(last)];
+            gr.task[static_cast<std::size_t>(sl)] = moved;
+            slot_[static_cast<std::size_t>(moved)] = sl;
+            for (int t = 0; t <= m_; ++t)
+                gr.key[static_cast<std::size_t>(t * gr.cap + sl)] =
+                    gr.key[static_cast<std::size_t>(t * gr.cap + last)];
+        }
+        slot_[static_cast<std::size_t>(i)] = -1;
+        leave_group(i, g);
+    }
+
+    // Best arc of group g to target t: largest key, lowest task index on ties; -1 if none.
+    std::int64_t scan_top(int g, int t, double* key_out) const {
+        const Group& gr = groups_[static_cast<std::size_t>(g)];
+        const double* k = gr.key.data() + static_cast<std::size_t>(t * gr.cap);
+        const std::int64_t size = gr.size;
+        double best = kNone;
+        for (std::int64_t s = 0; s < size; ++s) best = k[s] > best ? k[s] : best;
+        *key_out = best;
+        if (best == kNone) return -1;
+        std::int64_t task = -1;
+        for (std::int64_t s = 0; s < size; ++s)
+            if (k[s] == best && (task < 0 || gr.task[static_cast<std::size_t>(s)] < task))
+                task = gr.task[static_cast<std::size_t>(s)];
+        return task;
+    }
+
+    // Move task i to cluster `to` (-1: unassign), keeping loads, groups and (if log) the
     // change log of solve().
     void move(std::int64_t i, std::int64_t to, bool log = true) {
         const std::size_t ii = static_cast<std::size_t>(i);
@@ -349,10 +443,7 @@ private:
         assign_[ii] = to;
         const int g_old = was < 0 ? m_ : static_cast<int>(was);
         const int g_new = to < 0 ? m_ : static_cast<int>(to);
-        dirty_group_[static_cast<std::size_t>(g_old)] = 1;
-        dirty_group_[static_cast<std::size_t>(g_new)] = 1;
-        --group_size_[static_cast<std::size_t>(g_old)];
-        ++group_size_[static_cast<std::size_t>(g_new)];
+        leave(i, g_old);
         if (was >= 0) {
             --load_[static_cast<std::size_t>(was)];
             --n_alloc_;
@@ -361,9 +452,7 @@ private:
             ++load_[static_cast<std::size_t>(to)];
             ++n_alloc_;
         }
-        ++stamp_[ii];  // invalidates every entry of the old group
-        push_entries(i, g_new, true);
-        maybe_compact(g_new);
+        join(i, g_new);
     }
 
     // Field by field (building a temporary Arc and copying it stalls on store forwarding).
@@ -398,19 +487,41 @@ private:
         return (u == m_) ? 1 : (v == m_ ? -1 : 0);
     }
 
-    // Condensed arcs from the heap tops (arc order: u, then v, then structural arcs).
-    // Only the groups touched since the last call (moves, forbids) are re-peeked.
-    void build_arcs() {
-        for (int u = 0; u <= m_; ++u) {
-            if (!dirty_group_[static_cast<std::size_t>(u)]) continue;
-            dirty_group_[static_cast<std::size_t>(u)] = 0;
-            for (int v = 0; v <= m_; ++v) {
-                if (u == v) continue;
-                const Entry* e = top(u, v);
-                top_task_[hid(u, v)] = e ? e->task : -1;
-                top_key_[hid(u, v)] = e ? e->key : 0.0;
-            }
+    // Cached tops: a cached top is exact unless it is marked dirty, which happens only when
+    // the cached task leaves the group or loses that target (forbid); a task joining a group
+    // updates the clean tops it beats directly.  refresh_tops() re-scans the dirty ones.
+    void mark_dirty(std::size_t k) {
+        if (!dirty_top_[k]) {
+            dirty_top_[k] = 1;
+            dirty_list_.push_back(static_cast<int>(k));
         }
+    }
+
+    // Task i leaves group g: the tops it was must be re-scanned.
+    void leave_group(std::int64_t i, int g) {
+        const std::size_t base = hid(g, 0);
+        for (int v = 0; v <= m_; ++v)
+            if (top_task_[base + static_cast<std::size_t>(v)] == i)
+                mark_dirty(base + static_cast<std::size_t>(v));
+    }
+
+    void refresh_tops() {
+        const std::size_t M1 = static_cast<std::size_t>(m_) + 1;
+        for (int k : dirty_list_) {
+            const std::size_t kk = static_cast<std::size_t>(k);
+            double key = 0.0;
+            const std::int64_t t =
+                scan_top(static_cast<int>(kk / M1), static_cast<int>(kk % M1), &key);
+            top_task_[kk] = t;
+            top_key_[kk] = t >= 0 ? key : 0.0;
+            dirty_top_[kk] = 0;
+        }
+        dirty_list_.clear();
+    }
+
+    // Condensed arcs from the cached tops (arc order: u, then v, then structural arcs).
+    void build_arcs() {
+        refresh_tops();
         arcs_.clear();
         for (int u = 0; u <= m_; ++u) {
             for (int v = 0; v <= m_; ++v) {
@@ -431,6 +542,7 @@ private:
         const double* w = w_.data();
         const std::uint8_t* a = a_.data();
         for (std::int64_t i = 0; i < n_; ++i, w += m, a += m) {
+            if (limbo_flag_[static_cast<std::size_t>(i)]) continue;
             const std::int64_t c = assign_[static_cast<std::size_t>(i)];
             const int g = c < 0 ? m : static_cast<int>(c);
             const double base = c < 0 ? 0.0 : -w[c];
@@ -545,6 +657,347 @@ private:
         for (const auto& mv : moves_) move(mv.first, mv.second);
     }
 
+    // ---- general re-optimisation ------------------------------------------------------
+    // From any feasible matching: cancel positive cycles (A), augment along maximum-gain
+    // S -> T paths (B) and, in weight mode, un-augment along T -> S paths (C), all found by
+    // Bellman-Ford on the condensed graph, until none applies.  Used for the first solve
+    // (after the Dijkstra phase, as a check) and as the fallback when the potentials of the
+    // incremental path cannot be trusted.
+    void general_solve() {
+        for (;;) {
+            build_arcs();
+            if (!clean_) {
+                const int r = bellman_ford(-1, -1);
+                if (r == kCycle) {
+                    apply(cycle_);
+                    ++n_cycles_;
+                    continue;
+                }
+                clean_ = true;  // kConverged, or gave up on a numerical near-zero cycle
+            }
+            int r = bellman_ford(S_, T_);
+            if (r == kCycle) {
+                apply(cycle_);
+                ++n_cycles_;
+                clean_ = false;
+                continue;
+            }
+            if (r == kConverged && reach_[T_] && improving(dist_[T_]) && path_to(S_, T_)) {
+                apply(cycle_);
+                ++n_augmentations_;
+                continue;
+            }
+            if (!card_ && n_alloc_ > 0) {
+                r = bellman_ford(T_, S_);
+                if (r == kCycle) {
+                    apply(cycle_);
+                    ++n_cycles_;
+                    clean_ = false;
+                    continue;
+                }
+                if (r == kConverged && reach_[S_] && improving(dist_[S_]) && path_to(T_, S_)) {
+                    apply(cycle_);
+                    ++n_augmentations_;
+                    continue;
+                }
+            }
+            break;
+        }
+    }
+
+    // ---- potentials, pseudoflow repair, Dijkstra ---------------------------------------
+    // Node potentials pot_ (pairs, like gains) certify optimality: every residual arc u -> v
+    // of the condensed graph, the bypass arcs T -> S and S -> T (if anything is matched)
+    // included, has reduced gain g + pot[u] - pot[v] <= 0.  (Task nodes need no potential:
+    // a task's arcs are feasible for some task potential iff the condensed arcs through it
+    // are.)  Shortest paths then run on the non-negative costs -(reduced gain) by Dijkstra.
+
+    Gain reduced(int u, int v, Gain g) const {
+        const Gain& pu = pot_[static_cast<std::size_t>(u)];
+        const Gain& pv = pot_[static_cast<std::size_t>(v)];
+        return Gain{g.c + pu.c - pv.c, g.w + pu.w - pv.w};
+    }
+    static bool less_cost(const Gain& a, const Gain& b) {
+        return a.c < b.c || (a.c == b.c && a.w < b.w);
+    }
+    // Load of cluster j in the pseudoflow: the limbo tasks still count where they were.
+    std::int64_t pseudo_load(int j) const {
+        return load_[static_cast<std::size_t>(j)] + deficit_[static_cast<std::size_t>(j)];
+    }
+
+    // forbid() of a matched pair while potentials are held: the task leaves its cluster but
+    // joins no group; the pseudoflow keeps one unit of excess at the task and one of deficit
+    // at the cluster, and every residual arc keeps a non-positive reduced gain.
+    void enter_limbo(std::int64_t i) {
+        const std::size_t ii = static_cast<std::size_t>(i);
+        const std::int64_t j = assign_[ii];
+        assign_[ii] = -1;
+        --load_[static_cast<std::size_t>(j)];
+        --n_alloc_;
+        leave(i, static_cast<int>(j));
+        ++deficit_[static_cast<std::size_t>(j)];
+        limbo_flag_[ii] = 1;
+        limbo_.push_back(i);
+        ++n_limbo_;
+    }
+
+    // A limbo task joins cluster `to` (-1: the free tasks), logged for solve().
+    void leave_limbo(std::int64_t i, std::int64_t to) {
+        const std::size_t ii = static_cast<std::size_t>(i);
+        if (first_old_[ii] == kUntouched) {
+            first_old_[ii] = assign_[ii];
+            touched_.push_back(i);
+        }
+        limbo_flag_[ii] = 0;
+        --n_limbo_;
+        assign_[ii] = to;
+        const int g_new = to < 0 ? m_ : static_cast<int>(to);
+        if (to >= 0) {
+            ++load_[static_cast<std::size_t>(to)];
+            ++n_alloc_;
+        }
+        join(i, g_new);
+    }
+
+    // Potentials from scratch for an optimal matching (no limbo task): longest-path labels
+    // from a virtual source by Bellman-Ford over every residual arc, bypass arcs included.
+    // False if they do not settle (a positive cycle above eps, i.e. not optimal).
+    bool compute_potentials() {
+        build_arcs();
+        const int N = N_;
+        for (int v = 0; v < N; ++v) dist_[static_cast<std::size_t>(v)] = Gain{0, 0.0};
+        auto relax = [&](int u, int v, const Gain& g) {
+            const Gain& du = dist_[static_cast<std::size_t>(u)];
+            const Gain cand{du.c + g.c, du.w + g.w};
+            if (better(cand, dist_[static_cast<std::size_t>(v)])) {
+                dist_[static_cast<std::size_t>(v)] = cand;
+                return true;
+            }
+            return false;
+        };
+        for (int round = 0; round <= N + 1; ++round) {
+            bool changed = false;
+            for (const Arc& e : arcs_) changed |= relax(e.u, e.v, e.g);
+            changed |= relax(T_, S_, Gain{0, 0.0});
+            if (n_alloc_ > 0) changed |= relax(S_, T_, Gain{0, 0.0});
+            if (!changed) {
+                pot_ = dist_;
+                normalise_potentials();
+                return true;
+            }
+        }
+        return false;
+    }
+
+    void normalise_potentials() {
+        const Gain p = pot_[static_cast<std::size_t>(S_)];
+        for (Gain& q : pot_) {
+            q.c -= p.c;
+            q.w -= p.w;
+        }
+    }
+
+    // Dijkstra on the condensed graph with costs -(reduced gain) >= 0, dense O(N^2).
+    // src >= 0: pseudoflow repair from limbo task src (its arcs: to each allowed cluster,
+    // and back to S = unassign it), targets: clusters with a deficit, bypass arcs used.
+    // src < 0: augmenting path S -> T of the first solve, bypass arcs excluded.
+    // Returns the target reached, -1 if none, -2 if an arc has a reduced gain above the
+    // drift tolerance (the potentials are inconsistent).  Ties: lowest node index.
+    int dijkstra(std::int64_t src) {
+        const bool rep = src >= 0;
+        const int N = N_;
+        Gain* dist = dist_.data();
+        const Gain* pot = pot_.data();
+        std::uint8_t* reach = reach_.data();
+        std::uint8_t* done = done_.data();
+        int* pred = pred_.data();
+        int* open = open_.data();  // reached, not yet settled
+        int n_open = 0;
+        std::fill(reach, reach + N, std::uint8_t{0});
+        std::fill(done, done + N, std::uint8_t{0});
+        std::fill(pred, pred + N, -1);
+        if (rep) {
+            // Source arcs, shifted so that the best one costs 0 (the source has no in-arcs).
+            const std::size_t row = static_cast<std::size_t>(src) * static_cast<std::size_t>(m_);
+            const double* w = w_.data() + row;
+            const std::uint8_t* a = a_.data() + row;
+            Gain best{0, 0.0};
+            for (int v = 0; v <= m_; ++v) {
+                Gain g{card_ ? -1 : 0, 0.0};
+                if (v < m_) {
+                    if (!a[v]) continue;
+                    g = Gain{0, w[v]};
+                }
+                g.c -= pot[v].c;
+                g.w -= pot[v].w;
+                dist[v] = g;
+                reach[v] = 1;
+                pred[v] = kSource;
+                if (n_open == 0 || less_cost(best, g)) best = g;
+                open[n_open++] = v;
+            }
+            for (int q = 0; q < n_open; ++q) {
+                Gain& d = dist[open[q]];
+                d = Gain{best.c - d.c, best.w - d.w};
+            }
+        } else {
+            dist[S_] = Gain{0, 0.0};
+            reach[S_] = 1;
+            pred[S_] = kSource;
+            open[n_open++] = S_;
+        }
+        const bool bypass_st = rep && (n_alloc_ + n_limbo_ > 0);
+        const double tol = tol_;
+        bool bad = false;
+        // Relax u -> v (v not settled) with gain (c, w); cost = -(g + pot[u] - pot[v]).
+        auto relax = [&](int u, const Gain& du, const Gain& pu, int v, std::int64_t c, double w) {
+            const std::int64_t rc = pot[v].c - pu.c - c;
+            double rw = pot[v].w - pu.w - w;
+            if (rc <= 0) {
+                if (rc < 0 || rw < -tol) {
+                    bad = true;
+                    return;
+                }
+                if (rw < 0.0) rw = 0.0;  // rounding
+            }
+            const std::int64_t cc = du.c + rc;
+            const double cw = du.w + rw;
+            if (!reach[v]) {
+                reach[v] = 1;
+                open[n_open++] = v;
+            } else if (!(cc < dist[v].c || (cc == dist[v].c && cw < dist[v].w))) {
+                return;
+            }
+            dist[v].c = cc;
+            dist[v].w = cw;
+            pred[v] = u;
+        };
+        while (n_open > 0) {
+            int bq = 0;
+            for (int q = 1; q < n_open; ++q) {
+                const Gain& x = dist[open[q]];
+                const Gain& y = dist[open[bq]];
+                if (x.c < y.c || (x.c == y.c && (x.w < y.w || (x.w == y.w && open[q] < open[bq]))))
+                    bq = q;
+            }
+            const int u = open[bq];
+            open[bq] = open[--n_open];
+            done[u] = 1;
+            if (rep ? (u < m_ && deficit_[static_cast<std::size_t>(u)] > 0) : u == T_) return u;
+            const Gain du = dist[u];
+            const Gain pu = pot[u];
+            if (u <= m_) {
+                const std::size_t base = hid(u, 0);
+                const std::int64_t* tk = top_task_.data() + base;
+                const double* key = top_key_.data() + base;
+                const std::int64_t c0 = (card_ && u == m_) ? 1 : 0;
+                for (int v = 0; v < m_; ++v)
+                    if (tk[v] >= 0 && !done[v]) relax(u, du, pu, v, c0, key[v]);
+                if (u < m_) {
+                    if (tk[m_] >= 0 && !done[S_]) relax(u, du, pu, S_, card_ ? -1 : 0, key[m_]);
+                    if (pseudo_load(u) < cap_[static_cast<std::size_t>(u)] && !done[T_])
+                        relax(u, du, pu, T_, 0, 0.0);
+                } else if (bypass_st && !done[T_]) {
+                    relax(u, du, pu, T_, 0, 0.0);
+                }
+            } else {
+                for (int j = 0; j < m_; ++j)
+                    if (!done[j] && pseudo_load(j) > 0) relax(u, du, pu, j, 0, 0.0);
+                if (rep && !done[S_]) relax(u, du, pu, S_, 0, 0.0);
+            }
+            if (bad) return -2;
+        }
+        return -1;
+    }
+
+    // After dijkstra() reached `target`: pot[v] -= min(dist[v], dist[target]), which keeps
+    // every residual arc feasible and makes the path arcs tight (so their reversals are
+    // feasible too).
+    void update_potentials(int target) {
+        const Gain dt = dist_[static_cast<std::size_t>(target)];
+        for (int v = 0; v < N_; ++v) {
+            const Gain& d = done_[static_cast<std::size_t>(v)] ? dist_[static_cast<std::size_t>(v)]
+                                                                : dt;
+            pot_[static_cast<std::size_t>(v)].c -= d.c;
+            pot_[static_cast<std::size_t>(v)].w -= d.w;
+        }
+        normalise_potentials();
+    }
+
+    // Task moves of the predecessor path ending at `target` (source task src, or S), into
+    // moves_ (src itself, if any, is not included); its exact gain is returned.
+    Gain path_moves(int target, std::int64_t src, std::int64_t* src_to) {
+        moves_.clear();
+        Gain g{0, 0.0};
+        int v = target;
+        for (int steps = 0; steps <= N_; ++steps) {
+            const int u = pred_[static_cast<std::size_t>(v)];
+            if (u == kSource) {
+                if (src >= 0) {
+                    const std::size_t row = static_cast<std::size_t>(src) * m_;
+                    *src_to = v == S_ ? -1 : v;
+                    if (v == S_) g.c += card_ ? -1 : 0;
+                    else g.w += w_[row + static_cast<std::size_t>(v)];
+                }
+                return g;
+            }
+            if (u <= m_ && v <= m_) {
+                const std::size_t k = hid(u, v);
+                moves_.push_back({top_task_[k], v == S_ ? -1 : v});
+                g.c += arc_count(u, v);
+                g.w += top_key_[k];
+            }
+            v = u;
+        }
+        return g;  // not reached: a predecessor path has at most N arcs
+    }
+
+    // One pseudoflow repair: shortest path from limbo task i to a cluster with a deficit.
+    bool repair(std::int64_t i) {
+        refresh_tops();
+        const int t = dijkstra(i);
+        if (t < 0) return false;
+        update_potentials(t);
+        std::int64_t to = -1;
+        path_moves(t, i, &to);
+        leave_limbo(i, to);
+        for (const auto& mv : moves_) move(mv.first, mv.second);
+        --deficit_[static_cast<std::size_t>(t)];
+        return true;
+    }
+
+    // First solve from the empty matching: successive shortest paths S -> T by Dijkstra
+    // (the bypass arcs are left out, so the potentials below are valid from the start).
+    // Stops when no augmenting path is improving.  False on inconsistent potentials.
+    bool initial_ssp() {
+        refresh_tops();
+        Gain pt{0, 0.0};
+        bool any_t = false;
+        for (int v = 0; v < N_; ++v) pot_[static_cast<std::size_t>(v)] = Gain{0, 0.0};
+        for (int j = 0; j < m_; ++j) {
+            const std::size_t k = hid(m_, j);
+            Gain& p = pot_[static_cast<std::size_t>(j)];
+            if (top_task_[k] >= 0) p = Gain{arc_count(m_, j), top_key_[k]};
+            if (cap_[static_cast<std::size_t>(j)] > 0 && (!any_t || less_cost(pt, p))) {
+                pt = p;
+                any_t = true;
+            }
+        }
+        pot_[static_cast<std::size_t>(T_)] = pt;
+        for (;;) {
+            refresh_tops();
+            const int t = dijkstra(-1);
+            if (t == -2) return false;
+            if (t < 0) return true;
+            std::int64_t unused = -1;
+            const Gain g = path_moves(t, -1, &unused);
+            if (!improving(g)) return true;
+            update_potentials(t);
+            for (const auto& mv : moves_) move(mv.first, mv.second);
+            ++n_augmentations_;
+        }
+    }
+
     // ---- data --------------------------------------------------------------------------
     std::int64_t n_;
     int m_;
@@ -560,19 +1013,29 @@ private:
     std::int64_t n_augmentations_ = 0;
     std::int64_t n_cycles_ = 0;
     bool clean_ = true;  // no positive cycle avoiding the T-S arcs (true for the empty matching)
+    std::int64_t n_fallbacks_ = 0;
+
+    // potentials and pending forbids (see solve(), forbid(), dijkstra())
+    bool pot_valid_ = false;
+    double tol_ = 0.0;  // drift tolerance of reduced gains
+    std::vector<Gain> pot_;
+    std::vector<std::int64_t> limbo_;      // tasks unassigned by forbid(), in call order
+    std::vector<std::uint8_t> limbo_flag_;
+    std::int64_t n_limbo_ = 0;
+    std::vector<std::int64_t> deficit_;    // per cluster: limbo tasks that came from it
 
     // change tracking for solve()
     std::vector<std::int64_t> first_old_;
     std::vector<std::int64_t> touched_;
 
-    // heaps of candidate tasks per (group, target)
-    std::vector<std::vector<Entry>> heap_;
-    std::vector<std::uint64_t> stamp_;
-    std::vector<std::int64_t> group_size_;
-    // cached best valid entry per heap, refreshed for the groups marked dirty
+    // the tasks of every group with their arc gains per target
+    std::vector<Group> groups_;
+    std::vector<std::int64_t> slot_;  // slot of each task in its group (-1: limbo)
+    // cached best task (and its gain) per (group, target), re-scanned when marked dirty
     std::vector<std::int64_t> top_task_;
     std::vector<double> top_key_;
-    std::vector<std::uint8_t> dirty_group_;
+    std::vector<std::uint8_t> dirty_top_;
+    std::vector<int> dirty_list_;
 
     // scratch
     std::vector<Arc> arcs_;
@@ -580,6 +1043,8 @@ private:
     std::vector<Gain> dist_;
     std::vector<std::uint8_t> reach_;
     std::vector<std::uint8_t> dirty_;
+    std::vector<std::uint8_t> done_;
+    std::vector<int> open_;
     std::vector<int> out_start_;
     std::vector<int> out_arcs_;
     std::vector<int> fill_pos_;
