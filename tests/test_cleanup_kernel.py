@@ -107,3 +107,29 @@ def test_fill_free_shape_check():
     with pytest.raises(ValueError, match="inconsistent"):
         fill_free(*args[:7], args[8], args[9], np.arange(3), np.zeros((4, 5), np.int64),
                   np.full(4, -1, np.int64))  # fmt: skip
+
+
+@pytest.mark.parametrize("cardinality_first", [True, False])
+def test_fused_loop_equals_literal_loop_many_clusters(cardinality_first):
+    """Larger m and n: many incremental repairs and tournament-tree updates per instance."""
+    rng = np.random.default_rng(4242 + cardinality_first)
+    for _ in range(6):
+        n, m = int(rng.integers(80, 200)), int(rng.integers(15, 60))
+        dense = rng.integers(1, 100, (n, n)) * (rng.random((n, n)) < 0.08)
+        np.fill_diagonal(dense, 0)
+        if rng.random() < 0.5:
+            dense = np.triu(dense) + np.triu(dense, 1).T
+        req = coalloc.Request({"cpu": rng.integers(0, 10, n)}, sp.csr_array(dense.astype(float)))
+        off = coalloc.Offer(
+            {"cpu": rng.integers(3, 12, m)},
+            capacity=rng.integers(1, max(2, 3 * n // m), m),
+            bandwidth=rng.integers(20, 150, (m, m)),
+        )
+        weights = rng.random((req.n, off.m))
+        args = arrays(req, off, weights, cardinality_first)
+        assign = np.empty(req.n, dtype=np.int64)
+        removals, *_ = match_and_clean(*args, assign)
+        ref_assign, ref_removals = match_and_clean_reference(*args)
+        np.testing.assert_array_equal(assign, ref_assign)
+        assert removals == ref_removals and removals > 0
+        assert coalloc.verify(req, off, assign).feasible

@@ -6,8 +6,10 @@ Step 2 (Alg. 2) is the b-matching of ``coalloc/bmatching.hpp`` (the same C++ cla
 ``coalloc._bmatching`` binds with pybind11). Step 3 (Alg. 3) counts, for every allocated
 task, the violating ordered pairs it takes part in; while any pair violates constraint (4)
 the allocation of the task with the largest count (the lowest index on ties) is removed and
-forbidden for good, and step 2 repairs its optimum. Only the tasks whose cluster changed
-have their counts updated, so a round costs the degrees of the moved tasks, not all pairs.
+forbidden for good, and step 2 repairs its optimum (one shortest path). Only the tasks whose
+cluster changed have their counts updated, and the largest count is kept in a tournament
+tree, so a round costs the degrees of the moved tasks times log n, not all pairs or all
+tasks.
 
 The Python loop of :func:`coalloc._reference.cleanup.match_and_clean_reference` runs the
 same rounds through the separate kernels; the tests compare the two.
@@ -18,7 +20,7 @@ from libcpp cimport bool as cbool
 from libcpp.vector cimport vector
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
-from _violation_core cimport _count_all, _task_contribution
+from _violation_core cimport _count_all, _task_contribution_ranked, _tree_build
 
 import numpy as np
 
@@ -38,14 +40,6 @@ cdef inline double _now() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec + 1e-9 * ts.tv_nsec
-
-
-cdef inline Py_ssize_t _argmax(const int64_t[::1] counts, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i, best = 0
-    for i in range(1, n):
-        if counts[i] > counts[best]:
-            best = i
-    return best
 
 
 def match_and_clean(
@@ -100,6 +94,10 @@ def match_and_clean(
             assign[i] = -1
         return 0, 0, 0, 0.0, 0.0
     cdef int64_t[::1] counts = np.zeros(n, dtype=np.int64)
+    cdef Py_ssize_t size = 1
+    while size < n:
+        size *= 2
+    cdef int64_t[::1] tree = np.empty(2 * size, dtype=np.int64)
     cdef BMatcher* matcher = new BMatcher(
         &weights[0, 0], &allowed[0, 0], &capacity[0], n, m, cardinality_first
     )
@@ -115,18 +113,19 @@ def match_and_clean(
                 assign[i] = matcher.assignment()[i]
             t1 = _now()
             total = _count_all(indptr, indices, data, bhat, assign, counts, n)
+            _tree_build(&tree[0], size, &counts[0], n)
             t2 = _now()
             t_match += t1 - t0
             t_count += t2 - t1
             while total > 0:
                 t0 = _now()
-                worst = _argmax(counts, n)
+                worst = tree[1]
                 cluster = assign[worst]
                 matcher.forbid(worst, cluster)
                 assign[worst] = -1
-                total += _task_contribution(indptr, indices, data, t_indptr, t_indices,
-                                            t_data, bhat, assign, worst, cluster, -1,
-                                            counts)
+                total += _task_contribution_ranked(indptr, indices, data, t_indptr,
+                                                   t_indices, t_data, bhat, assign, worst,
+                                                   cluster, -1, counts, &tree[0], size)
                 removals += 1
                 t1 = _now()
                 tasks.clear()
@@ -138,13 +137,13 @@ def match_and_clean(
                     was = old[r]
                     assign[task] = matcher.assignment()[task]
                     if was >= 0:
-                        total += _task_contribution(indptr, indices, data, t_indptr,
-                                                    t_indices, t_data, bhat, assign, task,
-                                                    was, -1, counts)
+                        total += _task_contribution_ranked(
+                            indptr, indices, data, t_indptr, t_indices, t_data, bhat, assign,
+                            task, was, -1, counts, &tree[0], size)
                     if assign[task] >= 0:
-                        total += _task_contribution(indptr, indices, data, t_indptr,
-                                                    t_indices, t_data, bhat, assign, task,
-                                                    assign[task], 1, counts)
+                        total += _task_contribution_ranked(
+                            indptr, indices, data, t_indptr, t_indices, t_data, bhat, assign,
+                            task, assign[task], 1, counts, &tree[0], size)
                 t_count += (t1 - t0) + (_now() - t2)
                 t_match += t2 - t1
         return (removals, matcher.n_augmentations(), matcher.n_cycle_cancellations(),

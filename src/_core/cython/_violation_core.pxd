@@ -84,3 +84,81 @@ cdef inline int64_t _task_contribution(
             counts[k] += sign
             d += sign
     return d
+
+
+# Tournament tree over the counts (for the cleanup loop): node p holds the task with the
+# largest count in its subtree (the lowest index on ties), so the worst task is tree[1]
+# and a count change costs O(log n). Leaves start at ``size`` (a power of two >= n); -1
+# marks an empty leaf.
+
+cdef inline int64_t _win(const int64_t* counts, int64_t a, int64_t b) noexcept nogil:
+    if b < 0:
+        return a
+    if a < 0:
+        return b
+    return b if counts[b] > counts[a] else a      # a < b: ties go to a
+
+
+cdef inline void _tree_build(int64_t* tree, Py_ssize_t size, const int64_t* counts,
+                             Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t p
+    for p in range(size):
+        tree[size + p] = p if p < n else -1
+    for p in range(size - 1, 0, -1):
+        tree[p] = _win(counts, tree[2 * p], tree[2 * p + 1])
+
+
+cdef inline void _tree_update(int64_t* tree, Py_ssize_t size, const int64_t* counts,
+                              Py_ssize_t i) noexcept nogil:
+    cdef Py_ssize_t p = (size + i) >> 1
+    while p >= 1:
+        tree[p] = _win(counts, tree[2 * p], tree[2 * p + 1])
+        p >>= 1
+
+
+cdef inline int64_t _task_contribution_ranked(
+    const int64_t[::1] indptr,
+    const int64_t[::1] indices,
+    const double[::1] data,
+    const int64_t[::1] t_indptr,
+    const int64_t[::1] t_indices,
+    const double[::1] t_data,
+    const double[:, ::1] bhat,
+    const int64_t[::1] assign,
+    Py_ssize_t task,
+    int64_t c,
+    int64_t sign,
+    int64_t[::1] counts,
+    int64_t* tree,
+    Py_ssize_t size,
+) noexcept nogil:
+    """:func:`_task_contribution`, keeping the tournament tree of the counts current."""
+    cdef int64_t e, ak
+    cdef Py_ssize_t k
+    cdef int64_t d = 0
+    for e in range(indptr[task], indptr[task + 1]):
+        k = <Py_ssize_t>indices[e]
+        if k == task:
+            continue
+        ak = assign[k]
+        if ak < 0:
+            continue
+        if data[e] > bhat[c, ak]:
+            counts[k] += sign
+            _tree_update(tree, size, &counts[0], k)
+            d += sign
+    for e in range(t_indptr[task], t_indptr[task + 1]):
+        k = <Py_ssize_t>t_indices[e]
+        if k == task:
+            continue
+        ak = assign[k]
+        if ak < 0:
+            continue
+        if t_data[e] > bhat[ak, c]:
+            counts[k] += sign
+            _tree_update(tree, size, &counts[0], k)
+            d += sign
+    if d != 0:
+        counts[task] += d
+        _tree_update(tree, size, &counts[0], task)
+    return d
