@@ -22,7 +22,7 @@ checks are done. Plain NumPy twins live in :mod:`coalloc._reference.softassign`.
 import numpy as np
 
 from libc.math cimport INFINITY, exp, fabs
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy, memset
 from libcpp.algorithm cimport nth_element, sort
 from libcpp.pair cimport pair
@@ -33,119 +33,95 @@ from libcpp.vector cimport vector
 # C-level building blocks (raw pointers, row-major arrays, no Python objects)
 # ---------------------------------------------------------------------------
 
-cdef void _q_table(
+cdef void _q_fused(
+    const int64_t* colptr,    # IN  (n + 1,) edges grouped by their end task k
+    const int64_t* colpos,    # IN  (nnz,)   CSR position e of each edge, by (k, e)
+    const int32_t* rowof,     # IN  (nnz,)   row i of each of those edges
+    const int32_t* rank,      # IN  (nnz, m)
+    const int16_t* rank_col,  # IN  (nnz, m) rank[colpos] (contiguous per task k), or NULL
+    const int32_t* order,     # IN  (m, m)
     const double* X,          # IN  (n + 1, m + 1) row-major; only X[:n, :m] is read
     Py_ssize_t n,
     Py_ssize_t m,
-    const int32_t* order,     # IN  (m, m)
     double f_ok,
     double f_bad,
     double weight,
-    double* G,                # OUT (n, m, m + 1)
+    double* S,                # scratch (4, m + 1)
+    double* C,                # scratch (max in-degree, m)
+    double* Q,                # OUT (n, m)
 ) noexcept nogil:
-    """Per-task score table ``G[k, j, r]`` of one edge ending at task ``k``.
+    """``Q[i, j] = sum over edges e = (i, k) of weight * (f_ok * s + f_bad * (T - s))``
+    with ``s = S_k[j, rank[e, j]]``, ``S_k[j, r] = sum_{q<r} X[k, order[j, q]]`` (the
+    mass of ``X[k]`` on the ``r`` clusters that offer most to cluster ``j``, summed left to
+    right) and ``T = S_k[j, m]``.
 
-    With ``S[k, j, r] = sum_{q<r} X[k, order[j, q]]`` (mass of ``X[k]`` on the ``r``
-    clusters that offer most to cluster ``j``) and ``T = S[k, j, m]``:
-    ``G[k, j, r] = weight * (f_ok * S + f_bad * (T - S))``, so an edge ``e = (i, k)``
-    adds ``G[k, j, rank[e, j]]`` to ``Q[i, j]``.
+    The edges are visited grouped by their end task ``k``: the prefix rows of ``k`` are
+    built four clusters at a time (four independent add chains) in a small scratch, the
+    value of every edge of ``k`` is read off them at once (``C``), and each edge then adds
+    one contiguous row ``C[q]`` to ``Q[i]``. Nothing of size ``n m^2`` is stored; tasks
+    no edge ends at cost nothing. Each row ``i`` still receives its edges in CSR order
+    (ascending ``k``), so with sorted CSR indices the sums equal the row-by-row summation
+    of the plain definition bit for bit.
     """
-    cdef Py_ssize_t k, j, p, mm = m + 1
-    cdef const double* Xk
-    cdef const int32_t* oj
-    cdef double* Gkj
-    cdef double acc, tot
-    for k in range(n):
-        Xk = X + k * mm
-        for j in range(m):
-            oj = order + j * m
-            Gkj = G + (k * m + j) * mm
-            acc = 0.0
-            Gkj[0] = 0.0
-            for p in range(m):
-                acc += Xk[oj[p]]
-                Gkj[p + 1] = acc
-            tot = acc
-            for p in range(mm):
-                acc = Gkj[p]
-                Gkj[p] = weight * (f_ok * acc + f_bad * (tot - acc))
-
-
-cdef void _q_pass(
-    const int64_t* indptr,    # IN  (n + 1,)
-    const int64_t* indices,   # IN  (nnz,)
-    const int32_t* rank,      # IN  (nnz, m)
-    Py_ssize_t n,
-    Py_ssize_t m,
-    const double* G,          # IN  (n, m, m + 1) table from _q_table
-    bint accumulate,          # add to Q instead of overwriting it
-    double* Q,                # OUT / INOUT (n, m)
-    double* acc,              # scratch (m,)
-) noexcept nogil:
-    """``Q[i, j] (+)= sum over edges e = (i, k) of G[k, j, rank[e, j]]``.
-
-    The first eight clusters are summed in scalar accumulators (independent add
-    chains that stay in registers; the ``m > c`` tests are loop invariant and well
-    predicted); clusters ``j >= 8`` take a second, generic sweep over the row.
-    """
-    cdef Py_ssize_t i, j, mm = m + 1, blk = m * (m + 1)
-    cdef int64_t e, e0, e1
-    cdef const double* Gk
+    cdef Py_ssize_t k, j, jj, p, nj, mm = m + 1
+    cdef int64_t q, q0, q1
+    cdef const int32_t* o0
     cdef const int32_t* re
+    cdef const int16_t* re16
+    cdef double* Cq
     cdef double* Qi
-    cdef double a0, a1, a2, a3, a4, a5, a6, a7
-    for i in range(n):
-        e0 = indptr[i]
-        e1 = indptr[i + 1]
-        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
-        for e in range(e0, e1):
-            Gk = G + indices[e] * blk
-            re = rank + e * m
-            a0 += Gk[re[0]]
-            if m > 1:
-                a1 += Gk[mm + re[1]]
-            if m > 2:
-                a2 += Gk[2 * mm + re[2]]
-            if m > 3:
-                a3 += Gk[3 * mm + re[3]]
-            if m > 4:
-                a4 += Gk[4 * mm + re[4]]
-            if m > 5:
-                a5 += Gk[5 * mm + re[5]]
-            if m > 6:
-                a6 += Gk[6 * mm + re[6]]
-            if m > 7:
-                a7 += Gk[7 * mm + re[7]]
-        acc[0] = a0
-        if m > 1:
-            acc[1] = a1
-        if m > 2:
-            acc[2] = a2
-        if m > 3:
-            acc[3] = a3
-        if m > 4:
-            acc[4] = a4
-        if m > 5:
-            acc[5] = a5
-        if m > 6:
-            acc[6] = a6
-        if m > 7:
-            acc[7] = a7
-        if m > 8:
-            for j in range(8, m):
-                acc[j] = 0.0
-            for e in range(e0, e1):
-                Gk = G + indices[e] * blk
-                re = rank + e * m
-                for j in range(8, m):
-                    acc[j] += Gk[j * mm + re[j]]
-        Qi = Q + i * m
-        if accumulate:
+    cdef double a0, a1, a2, a3, v, t
+    memset(Q, 0, n * m * sizeof(double))
+    for k in range(n):
+        q0 = colptr[k]
+        q1 = colptr[k + 1]
+        if q0 == q1:
+            continue
+        j = 0
+        while j < m:
+            nj = min(4, m - j)
+            o0 = order + j * m
+            a0 = a1 = a2 = a3 = 0.0
+            S[0] = 0.0
+            S[mm] = 0.0
+            S[2 * mm] = 0.0
+            S[3 * mm] = 0.0
+            if nj == 4:
+                for p in range(m):
+                    a0 += X[k * mm + o0[p]]
+                    a1 += X[k * mm + o0[m + p]]
+                    a2 += X[k * mm + o0[2 * m + p]]
+                    a3 += X[k * mm + o0[3 * m + p]]
+                    S[p + 1] = a0
+                    S[mm + p + 1] = a1
+                    S[2 * mm + p + 1] = a2
+                    S[3 * mm + p + 1] = a3
+            else:
+                for jj in range(nj):
+                    a0 = 0.0
+                    for p in range(m):
+                        a0 += X[k * mm + o0[jj * m + p]]
+                        S[jj * mm + p + 1] = a0
+            for q in range(q0, q1):
+                Cq = C + (q - q0) * m + j
+                if rank_col != NULL:
+                    re16 = rank_col + q * m + j
+                    for jj in range(nj):
+                        v = S[jj * mm + re16[jj]]
+                        t = S[jj * mm + m]
+                        Cq[jj] = weight * (f_ok * v + f_bad * (t - v))
+                else:
+                    re = rank + colpos[q] * m + j
+                    for jj in range(nj):
+                        v = S[jj * mm + re[jj]]
+                        t = S[jj * mm + m]
+                        Cq[jj] = weight * (f_ok * v + f_bad * (t - v))
+            j += nj
+        for q in range(q0, q1):
+            Qi = Q + <Py_ssize_t>rowof[q] * m
+            Cq = C + (q - q0) * m
             for j in range(m):
-                Qi[j] += acc[j]
-        else:
-            for j in range(m):
-                Qi[j] = acc[j]
+                Qi[j] += Cq[j]
 
 
 # --- edge classes: edges with equal rank rows share one column of the Q table ------
@@ -253,8 +229,9 @@ cdef void _q_table_cls(
     double* V,                # scratch (m * (m + 1) + 1,)
     double* Gc,               # OUT (n, n_cls, mp)
 ) noexcept nogil:
-    """``Gc[k, c, j] = G[k, j, rank of class c at j]`` with ``G`` as in :func:`_q_table`
-    (up to rounding: ``T - S`` is summed directly); padding entries ``j >= m`` are 0."""
+    """``Gc[k, c, j] = G[k, j, rank of class c at j]`` with ``G`` the weighted prefix
+    table of :func:`_q_fused` (up to rounding: ``T - S`` is summed directly); padding
+    entries ``j >= m`` are 0."""
     cdef Py_ssize_t k, j, p, t, mm = m + 1, mp = _cls_width(m), width = n_cls * _cls_width(m)
     cdef const double* Xk
     cdef const int32_t* oj
@@ -431,6 +408,12 @@ cdef struct _QPlan:
     const int32_t* order
     const int32_t* off        # (nnz,)       class path only
     const int32_t* gidx       # (n_cls, mp)  class path only
+    const int64_t* colptr     # (n + 1,)     edge path: edges grouped by end task
+    const int64_t* colpos     # (nnz,)       edge path
+    const int32_t* rowof      # (nnz,)       edge path
+    double* qbuf              # (n, m)       edge path, accumulating plans only
+    double* cbuf              # (max in-degree, m) edge path
+    const int16_t* rank_col   # (nnz, m)     edge path: rank rows in colpos order, or NULL
 
 
 cdef void _q_eval(
@@ -442,24 +425,36 @@ cdef void _q_eval(
     double f_bad,
     double weight,
     bint accumulate,
-    double* table,            # scratch: class table or G of _q_table
+    double* table,            # scratch: class table, or (4, m + 1) prefix rows
     double* V,                # scratch (m * (m + 1) + 1,)
     double* acc,              # scratch (m,)
     double* Q,                # OUT / INOUT (n, m)
 ) noexcept nogil:
+    cdef Py_ssize_t p
     if plan.use_cls:
         _q_table_cls(X, n, m, plan.order, plan.gidx, plan.n_cls, f_ok, f_bad, weight, V,
                      table)
         _q_pass_cls(plan.indptr, plan.off, n, m, table, accumulate, Q)
+    elif accumulate:
+        _q_fused(plan.colptr, plan.colpos, plan.rowof, plan.rank, plan.rank_col, plan.order,
+                 X, n, m, f_ok, f_bad, weight, table, plan.cbuf, plan.qbuf)
+        for p in range(n * m):
+            Q[p] += plan.qbuf[p]
     else:
-        _q_table(X, n, m, plan.order, f_ok, f_bad, weight, table)
-        _q_pass(plan.indptr, plan.indices, plan.rank, n, m, table, accumulate, Q, acc)
+        _q_fused(plan.colptr, plan.colpos, plan.rowof, plan.rank, plan.rank_col, plan.order,
+                 X, n, m, f_ok, f_bad, weight, table, plan.cbuf, Q)
 
 
 cdef class _QPlanner:
     """Owns the buffers of a :c:type:`_QPlan` (built with the GIL, used without)."""
     cdef vector[int32_t] off
     cdef vector[int32_t] gidx
+    cdef vector[int64_t] colptr
+    cdef vector[int64_t] colpos
+    cdef vector[int32_t] rowof
+    cdef vector[double] qbuf
+    cdef vector[double] cbuf
+    cdef vector[int16_t] rank_col
     cdef _QPlan plan
     cdef Py_ssize_t table_size
 
@@ -470,7 +465,7 @@ cdef class _QPlanner:
 
     cdef void build(self, const int64_t* indptr, const int64_t* indices,
                     const int32_t* rank, const int32_t* order, Py_ssize_t n, Py_ssize_t m,
-                    Py_ssize_t nnz):
+                    Py_ssize_t nnz, bint accumulate=False):
         cdef vector[int32_t] rep
         cdef Py_ssize_t n_cls = -1
         self.plan.indptr = indptr
@@ -478,25 +473,92 @@ cdef class _QPlanner:
         self.plan.rank = rank
         self.plan.order = order
         self.plan.use_cls = False
-        self.table_size = n * m * (m + 1) + 1
-        if n <= 0 or m <= 0 or m > _CLS_MAX_M or nnz <= 0 or nnz > 2147483647:
+        if n <= 0 or m <= 0:
+            self.table_size = 1
             return
-        self.off.resize(nnz)
-        rep.resize(_CLS_MAX * m)
-        with nogil:
-            n_cls = _edge_classes(rank, nnz, m, self.off.data(), rep.data())
-        if not _classes_usable(n_cls, n, m, nnz):
+        if m <= _CLS_MAX_M and 0 < nnz <= 2147483647:
+            self.off.resize(nnz)
+            rep.resize(_CLS_MAX * m)
+            with nogil:
+                n_cls = _edge_classes(rank, nnz, m, self.off.data(), rep.data())
+            if _classes_usable(n_cls, n, m, nnz):
+                self.gidx.resize(n_cls * _cls_width(m))
+                with nogil:
+                    _class_offsets(indices, nnz, m, n_cls, rep.data(), self.off.data(),
+                                   self.gidx.data())
+                self.plan.use_cls = True
+                self.plan.n_cls = n_cls
+                self.plan.off = self.off.data()
+                self.plan.gidx = self.gidx.data()
+                self.table_size = n * n_cls * _cls_width(m) + 1
+                return
             self.off.clear()
-            return
-        self.gidx.resize(n_cls * _cls_width(m))
+        # Edge path: group the edges by end task (a counting sort, stable in e).
+        self.table_size = 4 * (m + 1)
+        self.colptr.assign(n + 2, 0)
+        self.colpos.resize(max(nnz, 1))
+        self.rowof.resize(max(nnz, 1))
+        if accumulate:
+            self.qbuf.resize(n * m)
+            self.plan.qbuf = self.qbuf.data()
         with nogil:
-            _class_offsets(indices, nnz, m, n_cls, rep.data(), self.off.data(),
-                           self.gidx.data())
-        self.plan.use_cls = True
-        self.plan.n_cls = n_cls
-        self.plan.off = self.off.data()
-        self.plan.gidx = self.gidx.data()
-        self.table_size = n * n_cls * _cls_width(m) + 1
+            _group_by_column(indptr, indices, n, self.colptr.data(), self.colpos.data(),
+                             self.rowof.data())
+        self.plan.colptr = self.colptr.data()
+        self.plan.colpos = self.colpos.data()
+        self.plan.rowof = self.rowof.data()
+        cdef int64_t max_deg = 1
+        cdef Py_ssize_t k
+        for k in range(n):
+            max_deg = max(max_deg, self.colptr[k + 1] - self.colptr[k])
+        self.cbuf.resize(max_deg * m)
+        self.plan.cbuf = self.cbuf.data()
+        # The rank rows in the order the edges are visited (the original order is a random
+        # walk over an nnz x m array), as int16 (ranks are <= m): half the bytes to stream
+        # per evaluation. Skipped when that copy would be large.
+        self.plan.rank_col = NULL
+        if 0 < nnz * m <= _RANK_COPY_MAX and m < 32767:
+            self.rank_col.resize(nnz * m)
+            with nogil:
+                _gather_rows(rank, self.colpos.data(), nnz, m, self.rank_col.data())
+            self.plan.rank_col = self.rank_col.data()
+
+
+cdef enum:
+    _RANK_COPY_MAX = 1 << 27  # int16 entries (256 MB) of the reordered rank copy
+
+
+cdef void _gather_rows(const int32_t* rank, const int64_t* colpos, Py_ssize_t nnz,
+                       Py_ssize_t m, int16_t* out) noexcept nogil:
+    cdef Py_ssize_t q, j
+    cdef const int32_t* r
+    for q in range(nnz):
+        r = rank + colpos[q] * m
+        for j in range(m):
+            out[q * m + j] = <int16_t>r[j]
+
+
+cdef void _group_by_column(
+    const int64_t* indptr,    # IN  (n + 1,)
+    const int64_t* indices,   # IN  (nnz,)
+    Py_ssize_t n,
+    int64_t* colptr,          # OUT (n + 2,) zero on entry; colptr[:n + 1] is the result
+    int64_t* colpos,          # OUT (nnz,)
+    int32_t* rowof,           # OUT (nnz,)
+) noexcept nogil:
+    cdef Py_ssize_t i, k
+    cdef int64_t e, q
+    for e in range(indptr[n]):
+        colptr[indices[e] + 2] += 1
+    for k in range(n):
+        colptr[k + 2] += colptr[k + 1]
+    # colptr[k + 1] is now the start of column k; filling advances it to the end.
+    for i in range(n):
+        for e in range(indptr[i], indptr[i + 1]):
+            q = colptr[indices[e] + 1]
+            colptr[indices[e] + 1] = q + 1
+            colpos[q] = e
+            rowof[q] = <int32_t>i
 
 
 # --- softassign step ------------------------------------------------------------------
@@ -693,6 +755,151 @@ cdef extern from *:
                             double* stats) noexcept nogil
 
 
+cdef extern from *:
+    """
+    #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+    #include <emmintrin.h>
+    #include <math.h>
+    #define COALLOC_SKG 1
+    /* _sk_pass for any m, columns in pairs with SSE2. Every entry gets exactly the
+       operations of the scalar pass (min/max as a < b ? a : b, which is what minpd/maxpd
+       compute; a degenerate column keeps only its entries with R > 0, via the mask of
+       keep as in coalloc_sk_pass6) and the row sums stay sequential, so the result is the
+       same bit for bit. Returns max |X_new - X| (0 without update). */
+    static double coalloc_sk_passg(double* X, double* rinv, double* tcap,
+                                   Py_ssize_t n, Py_ssize_t m, const double* sc,
+                                   const double* cl, const uint64_t* keep, int any_degen,
+                                   const uint64_t* rmask, const double* rthr,
+                                   int64_t* rneed, int any_rem, int update, int feed,
+                                   double* stats)
+    {
+        const __m128d zero = _mm_setzero_pd(), inf = _mm_set1_pd(HUGE_VAL);
+        const Py_ssize_t mm = m + 1, rows = n + 1;
+        double* rest = stats;
+        double* maxrest = stats + mm;
+        double* mintop = stats + 2 * mm;
+        const __m128d sign = _mm_set1_pd(-0.0);
+        __m128d dfv = _mm_setzero_pd();
+        double dfs = 0.0;
+        Py_ssize_t i, j;
+        if (feed)
+            for (j = 0; j < mm; j++) {
+                rest[j] = 0.0;
+                maxrest[j] = 0.0;
+                mintop[j] = HUGE_VAL;
+            }
+        for (i = 0; i < rows; i++) {
+            double* Xi = X + i * mm;
+            if (update) {
+                const double ri = rinv[i];
+                const __m128d r = _mm_set1_pd(ri);
+                for (j = 0; j + 2 <= mm; j += 2) {
+                    const __m128d x0 = _mm_loadu_pd(Xi + j);
+                    const __m128d v = _mm_mul_pd(x0, r);
+                    __m128d y = _mm_min_pd(_mm_mul_pd(v, _mm_loadu_pd(sc + j)),
+                                           _mm_loadu_pd(cl + j));
+                    if (any_degen) {
+                        const __m128d kp =
+                            _mm_castsi128_pd(_mm_loadu_si128((const __m128i*)(keep + j)));
+                        y = _mm_and_pd(y, _mm_or_pd(_mm_cmpgt_pd(v, zero), kp));
+                    }
+                    if (any_rem) {
+                        /* _sk_remember of the columns in rmask: 0 where R > thr, and on
+                           the first rneed rows (in row order) where R == thr; else inf */
+                        const __m128d rm =
+                            _mm_castsi128_pd(_mm_loadu_si128((const __m128i*)(rmask + j)));
+                        const __m128d th = _mm_loadu_pd(rthr + j);
+                        __m128d tn = _mm_andnot_pd(_mm_cmpgt_pd(v, th), inf);
+                        const int em = _mm_movemask_pd(_mm_and_pd(_mm_cmpeq_pd(v, th), rm));
+                        if (em) {
+                            double tv[2];
+                            int l;
+                            _mm_storeu_pd(tv, tn);
+                            for (l = 0; l < 2; l++)
+                                if (((em >> l) & 1) && rneed[j + l] > 0) {
+                                    tv[l] = 0.0;
+                                    rneed[j + l]--;
+                                }
+                            tn = _mm_loadu_pd(tv);
+                        }
+                        double* tc = tcap + i * mm + j;
+                        _mm_storeu_pd(tc, _mm_or_pd(_mm_and_pd(rm, tn),
+                                                    _mm_andnot_pd(rm, _mm_loadu_pd(tc))));
+                    }
+                    dfv = _mm_max_pd(_mm_andnot_pd(sign, _mm_sub_pd(y, x0)), dfv);
+                    _mm_storeu_pd(Xi + j, y);
+                }
+                for (; j < mm; j++) {
+                    const double v = Xi[j] * ri, w = v * sc[j];
+                    double x = w < cl[j] ? w : cl[j];
+                    if (any_degen && !keep[j] && !(v > 0.0)) x = 0.0;
+                    if (any_rem && rmask[j]) {
+                        double tv = v > rthr[j] ? 0.0 : HUGE_VAL;
+                        if (v == rthr[j] && rneed[j] > 0) {
+                            tv = 0.0;
+                            rneed[j]--;
+                        }
+                        tcap[i * mm + j] = tv;
+                    }
+                    const double d = fabs(x - Xi[j]);
+                    dfs = d > dfs ? d : dfs;
+                    Xi[j] = x;
+                }
+            }
+            if (feed) {
+                double ri = 1.0;
+                if (i < n) {
+                    double s = 0.0;
+                    for (j = 0; j < mm; j++) s += Xi[j];
+                    ri = s > 0.0 ? 1.0 / s : 1.0;
+                }
+                rinv[i] = ri;
+                const double* ci = tcap + i * mm;
+                const __m128d r = _mm_set1_pd(ri);
+                for (j = 0; j + 2 <= m; j += 2) {
+                    const __m128d v = _mm_mul_pd(_mm_loadu_pd(Xi + j), r);
+                    const __m128d c = _mm_loadu_pd(ci + j);
+                    const __m128d w = _mm_min_pd(v, c);
+                    _mm_storeu_pd(rest + j, _mm_add_pd(_mm_loadu_pd(rest + j), w));
+                    _mm_storeu_pd(maxrest + j, _mm_max_pd(w, _mm_loadu_pd(maxrest + j)));
+                    _mm_storeu_pd(mintop + j, _mm_min_pd(_mm_max_pd(v, c),
+                                                         _mm_loadu_pd(mintop + j)));
+                }
+                for (; j < m; j++) {
+                    const double v = Xi[j] * ri, c = ci[j];
+                    double w = v < c ? v : c;
+                    rest[j] += w;
+                    maxrest[j] = w > maxrest[j] ? w : maxrest[j];
+                    w = v > c ? v : c;
+                    mintop[j] = w < mintop[j] ? w : mintop[j];
+                }
+            }
+        }
+        dfv = _mm_max_pd(dfv, _mm_unpackhi_pd(dfv, dfv));
+        {
+            const double dv = _mm_cvtsd_f64(dfv);
+            return dv > dfs ? dv : dfs;
+        }
+    }
+    #else
+    #define COALLOC_SKG 0
+    static double coalloc_sk_passg(double* X, double* rinv, double* tcap,
+                                   Py_ssize_t n, Py_ssize_t m, const double* sc,
+                                   const double* cl, const uint64_t* keep, int any_degen,
+                                   const uint64_t* rmask, const double* rthr,
+                                   int64_t* rneed, int any_rem, int update, int feed,
+                                   double* stats)
+    { return 0.0; }
+    #endif
+    """
+    bint COALLOC_SKG
+    double coalloc_sk_passg(double* X, double* rinv, double* tcap, Py_ssize_t n,
+                            Py_ssize_t m, const double* sc, const double* cl,
+                            const uint64_t* keep, bint any_degen, const uint64_t* rmask,
+                            const double* rthr, int64_t* rneed, bint any_rem, bint update,
+                            bint feed, double* stats) noexcept nogil
+
+
 cdef struct _SK:
     Py_ssize_t n
     Py_ssize_t m
@@ -707,8 +914,21 @@ cdef struct _SK:
     bint any_degen
     Py_ssize_t* kk            # (m,) k_j = number of smallest entries summed (<= 0: none)
     double* stats             # (3, m + 1) rest, maxrest, mintop of the last feed
-    double* col               # (rows,) scratch of the repair
-    double* band              # (rows,) scratch of the repair
+    double* bands             # (m, rows) scratch: band entries of the repaired columns
+    Py_ssize_t* rep           # (m,) scratch: the columns being repaired
+    Py_ssize_t* above         # (m,) scratch: their entries above the band
+    Py_ssize_t* bcount        # (m,) scratch: their entries in the band
+    double* low               # (m,) scratch: sum of their entries below the band
+    double* thr               # (m,) scratch: their K_j-th largest entries
+    Py_ssize_t* gtcount       # (m,) scratch: their entries > thr
+    uint64_t* rmask           # (m + 1,) columns whose remembered rows the next update
+    double* rthr              # (m + 1,) pass renews (all ones), with their thr
+    int64_t* rneed            # (m + 1,) and the number of rows == thr to remember
+    bint any_rem
+
+
+cdef enum:
+    _SK_BLOCK = 64            # rows per block of the column gathers of the repair
 
 
 cdef void _sk_setup(_SK* sk, const int64_t* capacity) noexcept nogil:
@@ -744,6 +964,10 @@ cdef double _sk_pass(_SK* sk, bint update, bint feed) noexcept nogil:
     if COALLOC_SK6 and m == 5:
         return coalloc_sk_pass6(sk.X, sk.rinv, sk.tcap, n, sk.scale, sk.clip,
                                 sk.keep, sk.any_degen, update, feed, sk.stats)
+    if COALLOC_SKG and m > 5:
+        return coalloc_sk_passg(sk.X, sk.rinv, sk.tcap, n, m, sk.scale, sk.clip, sk.keep,
+                                sk.any_degen, sk.rmask, sk.rthr, sk.rneed,
+                                update and sk.any_rem, update, feed, sk.stats)
     if feed:
         for j in range(mm):
             rest[j] = 0.0
@@ -782,81 +1006,144 @@ cdef double _sk_pass(_SK* sk, bint update, bint feed) noexcept nogil:
     return diff
 
 
-cdef double _sk_repair(_SK* sk, Py_ssize_t j, double lo, double hi) noexcept nogil:
+cdef double _sk_select(_SK* sk, Py_ssize_t j, Py_ssize_t r, double lo, double hi,
+                       double* thr) noexcept nogil:
     """Sum of the ``k_j`` smallest entries of column ``j`` of R when some entry outside
-    the remembered rows (max ``hi``) exceeds one inside (min ``lo``); renews them.
+    the remembered rows (max ``hi``) exceeds one inside (min ``lo``); ``thr`` receives
+    the ``K_j``-th largest entry (see :func:`_sk_remember`).
 
-    The ``K_j`` largest are the entries > hi (all remembered) plus the largest of the
-    entries in [lo, hi]."""
-    cdef Py_ssize_t i, a = 0, bc = 0, q, cnt, rows = sk.rows, mm = sk.m + 1
+    The ``K_j`` largest are the entries > hi (all remembered, ``above[r]`` of them) plus
+    the largest of the entries in [lo, hi] (``bands[r]``, gathered by :func:`_sk_denoms`
+    with ``low[r]`` the sum of the entries < lo, in row order)."""
+    cdef Py_ssize_t i, q, rows = sk.rows, mm = sk.m + 1
     cdef Py_ssize_t K = rows - sk.kk[j]
-    cdef double* col = sk.col
-    cdef double* band = sk.band
-    cdef double v, t, low = 0.0, part = 0.0
-    cdef double* tc = sk.tcap + j
-    for i in range(rows):
-        v = sk.X[i * mm + j] * sk.rinv[i]
-        col[i] = v
-        if v > hi:
-            a += 1
-        elif v < lo:
-            low += v
-        else:
-            band[bc] = v
-            bc += 1
-    q = K - a
+    cdef Py_ssize_t bc = sk.bcount[r]
+    cdef double* band = sk.bands + r * rows
+    cdef double t, part = 0.0
+    q = K - sk.above[r]
     if q >= 1 and q <= bc:
         nth_element(band, band + (bc - q), band + bc)
         t = band[bc - q]            # the K-th largest entry
         for i in range(bc - q):
             part += band[i]
-        part += low
+        part += sk.low[r]
+        # entries > t: all those above the band, and the ones of the top q of the band
+        sk.gtcount[r] = sk.above[r]
+        for i in range(bc - q, bc):
+            sk.gtcount[r] += band[i] > t
     else:
         # only reachable with NaNs: plain selection on the whole column
         for i in range(rows):
-            band[i] = col[i]
+            band[i] = sk.X[i * mm + j] * sk.rinv[i]
         nth_element(band, band + (rows - K), band + rows)
         t = band[rows - K]
         for i in range(rows - K):
             part += band[i]
-    # the new remembered rows: the entries > t, then entries == t (then any) up to K
-    cnt = 0
-    for i in range(rows):
-        if col[i] > t:
-            tc[i * mm] = 0.0
-            cnt += 1
-        else:
-            tc[i * mm] = INFINITY
-    for i in range(rows):
-        if cnt >= K:
-            break
-        if col[i] == t and tc[i * mm] != 0.0:
-            tc[i * mm] = 0.0
-            cnt += 1
-    for i in range(rows):
-        if cnt >= K:
-            break
-        if tc[i * mm] != 0.0:
-            tc[i * mm] = 0.0
-            cnt += 1
+        sk.gtcount[r] = -1          # unknown: renew the rows by _sk_remember
+    thr[0] = t
     return part
 
 
+cdef void _sk_remember(_SK* sk, Py_ssize_t nrep) noexcept nogil:
+    """Renew the remembered rows of the repaired columns ``rep[:nrep]``: the entries
+    > ``thr``, then entries == ``thr`` (then any), in row order, up to ``K_j`` rows. The
+    first rule is applied to all columns in one blocked pass over ``X`` and ``tcap``.
+    (For m > 5 the generic SSE2 pass applies these rules on the fly instead: see
+    :func:`_sk_denoms`.)"""
+    cdef Py_ssize_t i, r, j, K, cnt, rows = sk.rows, mm = sk.m + 1
+    cdef Py_ssize_t i0, i1
+    cdef double t, v
+    cdef double* tc
+    for r in range(nrep):
+        sk.bcount[r] = 0            # reused as the count of rows > thr
+    i0 = 0
+    while i0 < rows:                # blocked: the rows of X and tcap stay cached
+        i1 = min(i0 + _SK_BLOCK, rows)
+        for r in range(nrep):
+            j = sk.rep[r]
+            t = sk.thr[r]
+            cnt = 0
+            for i in range(i0, i1):
+                v = sk.X[i * mm + j] * sk.rinv[i]
+                sk.tcap[i * mm + j] = 0.0 if v > t else INFINITY
+                cnt += v > t
+            sk.bcount[r] += cnt
+        i0 = i1
+    for r in range(nrep):
+        j = sk.rep[r]
+        K = rows - sk.kk[j]
+        cnt = sk.bcount[r]
+        if cnt >= K:
+            continue
+        tc = sk.tcap + j
+        for i in range(rows):
+            if cnt >= K:
+                break
+            if sk.X[i * mm + j] * sk.rinv[i] == sk.thr[r] and tc[i * mm] != 0.0:
+                tc[i * mm] = 0.0
+                cnt += 1
+        for i in range(rows):
+            if cnt >= K:
+                break
+            if tc[i * mm] != 0.0:
+                tc[i * mm] = 0.0
+                cnt += 1
+
+
 cdef void _sk_denoms(_SK* sk) noexcept nogil:
-    """Column scales of this iteration from the statistics of the last feed."""
-    cdef Py_ssize_t j, mm = sk.m + 1
-    cdef double denom, lo, hi
+    """Column scales of this iteration from the statistics of the last feed.
+
+    The columns that need a repair are split (entries above / inside / below the band
+    between their two statistics) in one pass over ``X`` in blocks of rows: a
+    column-by-column walk would touch one cache line per entry."""
+    cdef Py_ssize_t i, j, r, nrep = 0, mm = sk.m + 1, rows = sk.rows
+    cdef Py_ssize_t i0, i1, a, bc
+    cdef double denom, lo, hi, v, low
+    cdef double* band
+    cdef bint gt, lt
     sk.any_degen = False
+    for j in range(sk.m):
+        if sk.kk[j] > 0 and sk.kk[j] != rows:
+            lo = sk.stats[2 * mm + j]
+            hi = sk.stats[mm + j]
+            if lo < hi:
+                sk.rep[nrep] = j
+                sk.above[nrep] = 0
+                sk.bcount[nrep] = 0
+                sk.low[nrep] = 0.0
+                nrep += 1
+    i0 = 0
+    while i0 < rows:
+        i1 = min(i0 + _SK_BLOCK, rows)
+        for r in range(nrep):
+            j = sk.rep[r]
+            lo = sk.stats[2 * mm + j]
+            hi = sk.stats[mm + j]
+            band = sk.bands + r * rows
+            a = sk.above[r]
+            bc = sk.bcount[r]
+            low = sk.low[r]
+            for i in range(i0, i1):
+                v = sk.X[i * mm + j] * sk.rinv[i]
+                gt = v > hi
+                lt = v < lo
+                a += gt
+                low += v if lt else 0.0     # + 0.0 leaves the (non-negative) sum as is
+                band[bc] = v
+                bc += not (gt or lt)
+            sk.above[r] = a
+            sk.bcount[r] = bc
+            sk.low[r] = low
+        i0 = i1
+    r = 0
     for j in range(sk.m):
         if sk.kk[j] <= 0:
             denom = 0.0
+        elif r < nrep and sk.rep[r] == j:
+            denom = _sk_select(sk, j, r, sk.stats[2 * mm + j], sk.stats[mm + j], sk.thr + r)
+            r += 1
         else:
-            lo = sk.stats[2 * mm + j]
-            hi = sk.stats[mm + j]
-            if lo >= hi or sk.kk[j] == sk.rows:
-                denom = sk.stats[j]
-            else:
-                denom = _sk_repair(sk, j, lo, hi)
+            denom = sk.stats[j]
         if denom > 1e-300:
             sk.scale[j] = 1.0 / denom
             sk.keep[j] = ~(<uint64_t>0)
@@ -864,6 +1151,30 @@ cdef void _sk_denoms(_SK* sk) noexcept nogil:
             sk.scale[j] = INFINITY
             sk.keep[j] = 0
             sk.any_degen = True
+    # Renew the remembered rows. With the exact number of entries > thr known, the rules
+    # of _sk_remember reduce to: rows > thr, then the first K_j - that many rows == thr
+    # (there are enough, thr being the K_j-th largest), which the generic SSE2 update
+    # pass applies while it reads each row anyway (the same R values). The others (NaN
+    # fallback, or m <= 5) take _sk_remember.
+    cdef Py_ssize_t nslow = 0
+    cdef bint fuse = COALLOC_SKG and sk.m > 5
+    if sk.any_rem:
+        for j in range(mm):
+            sk.rmask[j] = 0
+        sk.any_rem = False
+    for r in range(nrep):
+        j = sk.rep[r]
+        if fuse and sk.gtcount[r] >= 0:
+            sk.rmask[j] = ~(<uint64_t>0)
+            sk.rthr[j] = sk.thr[r]
+            sk.rneed[j] = rows - sk.kk[j] - sk.gtcount[r]
+            sk.any_rem = True
+        else:
+            sk.rep[nslow] = j
+            sk.thr[nslow] = sk.thr[r]
+            nslow += 1
+    if nslow > 0:
+        _sk_remember(sk, nslow)
 
 
 cdef void _sk_run(_SK* sk, int max_iter, double tol, int* iterations) noexcept nogil:
@@ -884,8 +1195,11 @@ cdef void _sk_run(_SK* sk, int max_iter, double tol, int* iterations) noexcept n
 
 cdef class _SKBuffers:
     """Owns the arrays of a :c:type:`_SK`."""
-    cdef vector[double] rinv, tcap, scale, clip, stats, col, band
-    cdef vector[Py_ssize_t] kk
+    cdef vector[double] rinv, tcap, scale, clip, stats, bands, low, thr
+    cdef vector[Py_ssize_t] kk, rep, above, bcount, gtcount
+    cdef vector[uint64_t] rmask
+    cdef vector[double] rthr
+    cdef vector[int64_t] rneed
     cdef vector[uint64_t] keep
     cdef _SK sk
 
@@ -896,8 +1210,16 @@ cdef class _SKBuffers:
         self.scale.resize(mm)
         self.clip.resize(mm)
         self.stats.resize(3 * mm)
-        self.col.resize(rows)
-        self.band.resize(rows)
+        self.bands.resize(rows * max(m, 1))
+        self.low.resize(mm)
+        self.thr.resize(mm)
+        self.rep.resize(mm)
+        self.above.resize(mm)
+        self.bcount.resize(mm)
+        self.gtcount.resize(mm)
+        self.rmask.assign(mm, 0)
+        self.rthr.assign(mm, 0.0)
+        self.rneed.assign(mm, 0)
         self.kk.resize(mm)
         self.keep.resize(mm)
         self.sk.n = n
@@ -912,8 +1234,17 @@ cdef class _SKBuffers:
         self.sk.any_degen = False
         self.sk.kk = self.kk.data()
         self.sk.stats = self.stats.data()
-        self.sk.col = self.col.data()
-        self.sk.band = self.band.data()
+        self.sk.bands = self.bands.data()
+        self.sk.low = self.low.data()
+        self.sk.thr = self.thr.data()
+        self.sk.rep = self.rep.data()
+        self.sk.above = self.above.data()
+        self.sk.bcount = self.bcount.data()
+        self.sk.gtcount = self.gtcount.data()
+        self.sk.rmask = self.rmask.data()
+        self.sk.rthr = self.rthr.data()
+        self.sk.rneed = self.rneed.data()
+        self.sk.any_rem = False
         _sk_setup(&self.sk, capacity)
 
 
@@ -1258,7 +1589,7 @@ def graduated_assignment(
             has_t_edges = True
             plan_in.build(&t_indptr[0], &t_indices[0] if t_indices.shape[0] > 0 else NULL,
                           &t_rank[0, 0] if t_rank.shape[0] > 0 else NULL, &t_order[0, 0],
-                          n, m, <Py_ssize_t>t_indptr[n])
+                          n, m, <Py_ssize_t>t_indptr[n], True)
     table.resize(max(plan_out.table_size, plan_in.table_size, 1))
     V.resize(m * (m + 1) + 1)
     acc.resize(m + 1)
