@@ -29,7 +29,9 @@
 // Incremental state, updated in O(deg * m) per placement change (deg: links of the task):
 //   tight[k*m+l]  for allowed (k, l): number of placed tasks x != k whose placement
 //                 conflicts with (k, l) (0 for pairs that are not allowed);
-//   owner[k*m+l]  sum of the ids of those tasks: when tight == 1 it *is* the single one;
+//   owner[k*m+l]  xor of the ids of those tasks: when tight == 1 it *is* the single one
+//                 (both kept in one 64-bit word per pair: tight in bits 0..30, bit 31 set
+//                 while task k is placed, owner in the high half);
 //   free list per cluster l   unplaced tasks k with (k, l) allowed and tight == 0;
 //   bucket per placed task i  allowed (k, l), k unplaced, tight == 1, the conflict being i.
 // A (0,1) insertion is a free-list entry of a cluster with a free slot (O(m) to find); the
@@ -186,11 +188,19 @@ namespace detail {
 inline void fail(const std::string& msg) { throw std::invalid_argument(msg); }
 
 // Canonical rows of a CSR matrix: per row, (column, value) sorted by column, duplicates
-// summed, the diagonal and every value that is not > 0 dropped.  Rows already in that form
-// (the usual case) are copied as they are.
+// summed, the diagonal and every value that is not > 0 dropped.  A matrix already in that
+// form (the usual case) is used in place, without a copy.
+struct CsrRows {
+    const i64* ptr = nullptr;
+    const i64* idx = nullptr;
+    const double* val = nullptr;
+    i64 nnz = 0;
+    std::vector<i64> own_ptr, own_idx;
+    std::vector<double> own_val;
+};
+
 inline void canonical_rows(i64 n, const i64* indptr, const i64* indices, const double* data,
-                           i64 nnz, const char* name, std::vector<i64>& out_ptr,
-                           std::vector<i64>& out_idx, std::vector<double>& out_val) {
+                           i64 nnz, const char* name, CsrRows& out) {
     const std::string nm(name);
     if (indptr[0] != 0) fail(nm + "indptr[0] must be 0");
     for (i64 r = 0; r < n; ++r)
@@ -202,6 +212,25 @@ inline void canonical_rows(i64 n, const i64* indptr, const i64* indices, const d
         if (indices[e] < 0 || indices[e] >= n)
             fail(nm + "indices must lie in [0, " + std::to_string(n) + "), found " +
                  std::to_string(indices[e]));
+    auto row_canonical = [&](i64 r) {
+        const i64 lo = indptr[r], hi = indptr[r + 1];
+        bool canonical = true;
+        for (i64 e = lo; e < hi && canonical; ++e)
+            canonical = indices[e] != r && data[e] > 0.0 && (e == lo || indices[e - 1] < indices[e]);
+        return canonical;
+    };
+    i64 first_bad = 0;
+    while (first_bad < n && row_canonical(first_bad)) ++first_bad;
+    if (first_bad == n) {
+        out.ptr = indptr;
+        out.idx = indices;
+        out.val = data;
+        out.nnz = nnz;
+        return;
+    }
+    std::vector<i64>& out_ptr = out.own_ptr;
+    std::vector<i64>& out_idx = out.own_idx;
+    std::vector<double>& out_val = out.own_val;
     out_ptr.assign(n + 1, 0);
     out_idx.clear();
     out_val.clear();
@@ -210,10 +239,7 @@ inline void canonical_rows(i64 n, const i64* indptr, const i64* indices, const d
     std::vector<std::pair<i64, double>> row;
     for (i64 r = 0; r < n; ++r) {
         const i64 lo = indptr[r], hi = indptr[r + 1];
-        bool canonical = true;
-        for (i64 e = lo; e < hi && canonical; ++e)
-            canonical = indices[e] != r && data[e] > 0.0 && (e == lo || indices[e - 1] < indices[e]);
-        if (canonical) {
+        if (r < first_bad || (r > first_bad && row_canonical(r))) {
             out_idx.insert(out_idx.end(), indices + lo, indices + hi);
             out_val.insert(out_val.end(), data + lo, data + hi);
         } else {
@@ -234,6 +260,10 @@ inline void canonical_rows(i64 n, const i64* indptr, const i64* indices, const d
         }
         out_ptr[r + 1] = static_cast<i64>(out_idx.size());
     }
+    out.ptr = out_ptr.data();
+    out.idx = out_idx.data();
+    out.val = out_val.data();
+    out.nnz = static_cast<i64>(out_idx.size());
 }
 
 // Step function v -> OR of the bits of all thresholds < v (NaN thresholds never count).
@@ -263,6 +293,10 @@ class ThresholdBits {
             len -= half;
         }
         return prefix_[static_cast<std::size_t>(base - keys_.data()) + (*base < v ? 1 : 0)];
+    }
+
+    bool operator==(const ThresholdBits& o) const {
+        return keys_ == o.keys_ && prefix_ == o.prefix_;
     }
 
    private:
@@ -298,35 +332,56 @@ inline Instance build_instance(const RawInput& in) {
     for (double& v : I.prio)
         if (std::isnan(v)) v = -std::numeric_limits<double>::infinity();
 
-    std::vector<i64> fp, fi, tp, ti;
-    std::vector<double> fv, tv;
-    detail::canonical_rows(n, in.indptr, in.indices, in.data, in.nnz, "", fp, fi, fv);
-    detail::canonical_rows(n, in.t_indptr, in.t_indices, in.t_data, in.t_nnz, "t_", tp, ti, tv);
+    detail::CsrRows F, T;
+    detail::canonical_rows(n, in.indptr, in.indices, in.data, in.nnz, "", F);
+    detail::canonical_rows(n, in.t_indptr, in.t_indices, in.t_data, in.t_nnz, "t_", T);
+    const i64 *fp = F.ptr, *fi = F.idx;
+    const double* fv = F.val;
 
-    // The transpose of the canonical matrix (rows filled in increasing source row, so each
-    // row comes out sorted) must equal the canonical t_ matrix.
-    std::vector<i64> gp(n + 1, 0), gi(fi.size());
-    std::vector<double> gv(fi.size());
-    for (const i64 c : fi) ++gp[c + 1];
-    for (i64 r = 0; r < n; ++r) gp[r + 1] += gp[r];
+    // The transpose of the canonical matrix must equal the canonical t_ matrix: F is walked
+    // row by row (increasing source row, the order of the rows of its transpose), each
+    // entry (r, c) matched with the next unmatched entry of row c of T, and every entry of
+    // T must be matched.  (gp, gi, gv) is that transpose: T itself when all values agree
+    // exactly, else built from F.
+    const i64 *gp = T.ptr, *gi = T.idx;
+    const double* gv = T.val;
+    std::vector<i64> gp_own, gi_own;
+    std::vector<double> gv_own;
     {
-        std::vector<i64> fill(gp.begin(), gp.end() - 1);
-        for (i64 r = 0; r < n; ++r)
+        std::vector<i64> cur(T.ptr, T.ptr + n);
+        bool same = true, exact = true;
+        for (i64 r = 0; r < n && same; ++r)
             for (i64 e = fp[r]; e < fp[r + 1]; ++e) {
-                const i64 q = fill[fi[e]]++;
-                gi[q] = r;
-                gv[q] = fv[e];
+                const i64 c = fi[e];
+                const i64 q = cur[c]++;
+                if (q >= T.ptr[c + 1] || T.idx[q] != r) {
+                    same = false;
+                    break;
+                }
+                const double x = fv[e], y = T.val[q];
+                if (x != y) {
+                    exact = false;
+                    if (!(std::fabs(x - y) <= 1e-12 * std::max(std::fabs(x), std::fabs(y)))) {
+                        same = false;
+                        break;
+                    }
+                }
             }
+        for (i64 c = 0; c < n && same; ++c) same = cur[c] == T.ptr[c + 1];
+        if (!same)
+            fail("(t_indptr, t_indices, t_data) is not the transpose of (indptr, indices, data)");
+        if (!exact) {
+            gp_own.assign(T.ptr, T.ptr + n + 1);
+            gi_own.assign(T.idx, T.idx + T.nnz);
+            gv_own.resize(static_cast<std::size_t>(T.nnz));
+            for (i64 c = 0; c < n; ++c) cur[c] = gp_own[c];
+            for (i64 r = 0; r < n; ++r)
+                for (i64 e = fp[r]; e < fp[r + 1]; ++e) gv_own[cur[fi[e]]++] = fv[e];
+            gp = gp_own.data();
+            gi = gi_own.data();
+            gv = gv_own.data();
+        }
     }
-    bool same = gp == tp && gi == ti;
-    for (std::size_t e = 0; same && e < gv.size(); ++e) {
-        const double x = gv[e], y = tv[e];
-        same = x == y || std::fabs(x - y) <= 1e-12 * std::max(std::fabs(x), std::fabs(y));
-    }
-    if (!same)
-        fail("(t_indptr, t_indices, t_data) is not the transpose of (indptr, indices, data)");
-    std::vector<i64>().swap(ti);
-    std::vector<double>().swap(tv);
 
     // With m <= kMaskM the conflicts of a link are precomputed as bits, restricted to the
     // allowed placements of both ends, and links that can never conflict are dropped
@@ -349,14 +404,28 @@ inline Instance build_instance(const RawInput& in) {
         out_bits.finish();
         in_bits.finish();
     }
+    // Symmetric bhat: both step functions agree, a link with b[k,x] == b[x,k] needs one.
+    const bool same_bits = masks && out_bits == in_bits;
 
     // Merge row r of B (out-links) and row r of B^T (in-links).
     const double none = -std::numeric_limits<double>::infinity();
     I.ptr.assign(n + 1, 0);
+    {
+        const std::size_t most = static_cast<std::size_t>(fp[n] + gp[n]);
+        I.nb.reserve(most);
+        if (masks) {
+            I.cmask.reserve(most);
+        } else {
+            I.out_bw.reserve(most);
+            I.in_bw.reserve(most);
+        }
+    }
     auto emit = [&](i64 k, i64 x, double bo, double bi) {
         if (masks) {
-            const std::uint64_t mask =
-                (out_bits(bo) | in_bits(bi)) & row_allow[k] & rep_allow[x];
+            // -inf (no link that way) is below every threshold.
+            const std::uint64_t ob = bo == none ? 0 : out_bits(bo);
+            const std::uint64_t ib = bi == none ? 0 : (same_bits && bi == bo) ? ob : in_bits(bi);
+            const std::uint64_t mask = (ob | ib) & row_allow[k] & rep_allow[x];
             if (!mask) return;
             I.cmask.push_back(mask);
         } else {
@@ -410,15 +479,21 @@ class Search {
     // not one.
     Search(const Instance& inst, const i64* assign0) : I_(inst), n_(inst.n), m_(inst.m) {
         const i64 nm = n_ * m_;
+        if (n_ >= (i64{1} << 31)) detail::fail("at most 2**31 - 1 tasks");  // tw_ fields
         assign_.assign(n_, -1);
         load_.assign(m_, 0);
-        tight_.assign(nm, 0);
-        owner_.assign(nm, 0);
+        tw_.assign(nm, 0);
         pos_.assign(nm, -1);
         free_.assign(m_, {});
         bucket_.assign(n_, {});
         members_.assign(m_, {});
         mpos_.assign(n_, -1);
+        placed_.assign((n_ + 63) / 64, 0);
+        if (m_ <= 64) {
+            allow_bits_.assign(n_, 0);
+            for (i64 p = 0; p < nm; ++p)
+                if (I_.allowed[p]) allow_bits_[p / m_] |= std::uint64_t{1} << (p % m_);
+        }
         ptask_.resize(nm);
         pclus_.resize(nm);
         for (i64 p = 0; p < nm; ++p) {
@@ -427,6 +502,10 @@ class Search {
         }
         group_.assign(m_, {});
         room_.assign(m_, 0);
+        gsize_.assign(m_, 0);
+        cbeg_.assign(nm, -1);
+        cend_.assign(nm, -1);
+        moving_.resize(nm);
         for (i64 k = 0; k < n_; ++k) {
             const i64 j = assign0[k];
             if (j < -1 || j >= m_)
@@ -448,7 +527,7 @@ class Search {
             place(k, j);
         }
         for (i64 k = 0; k < n_; ++k)
-            if (assign_[k] >= 0 && tight_[k * m_ + assign_[k]] != 0)
+            if (assign_[k] >= 0 && tight(k * m_ + assign_[k]) != 0)
                 detail::fail("assign is infeasible: task " + std::to_string(k) +
                              " in cluster " + std::to_string(assign_[k]) +
                              " breaks the bandwidth constraint with another placed task");
@@ -470,6 +549,75 @@ class Search {
         return false;
     }
 
+    // Whether for_each_swap_around(i) may find a pair once gather_swap_candidates(i) ran:
+    // false when the candidate groups (sizes counted without building them) hold no two
+    // candidates it would pair, i.e. no two non-empty groups and no group of >= 2 in a
+    // cluster with >= 2 free slots.  Then the enumeration is empty and can be skipped.
+    bool swap_possible(i64 i) {
+        if (m_ <= 64) return swap_possible_bits(i);
+        const i64 j = assign_[i];
+        i64 nonempty = 0;
+        for (i64 l = 0; l < m_; ++l) {
+            const i64 room = I_.cap[l] - load_[l] + (l == j ? 1 : 0);
+            room_[l] = room;
+            i64 g = 0;
+            if (room > 0) {
+                g = static_cast<i64>(free_[l].size());
+                if (l != j && I_.allowed[i * m_ + l] && tight(i * m_ + l) == 0) ++g;
+            }
+            gsize_[l] = g;
+            if (g > 0 && (++nonempty >= 2 || (g >= 2 && room >= 2))) return true;
+        }
+        for (const i64 p : bucket_[i]) {
+            const i64 l = pclus_[p];
+            if (room_[l] <= 0) continue;
+            const i64 g = ++gsize_[l];
+            if ((g == 1 && ++nonempty >= 2) || (g >= 2 && room_[l] >= 2)) return true;
+        }
+        return false;
+    }
+
+    // swap_possible with m <= 64, on cluster bit masks fixed until the next move (see
+    // swap_masks): open_ (a free slot), two_ (>= 2 free slots), fne_ / f2_ (>= 1 / >= 2
+    // tasks in the free list).
+    void swap_masks() {
+        open_ = two_ = fne_ = f2_ = 0;
+        for (i64 l = 0; l < m_; ++l) {
+            const std::uint64_t b = std::uint64_t{1} << l;
+            const i64 room = I_.cap[l] - load_[l];
+            const std::size_t f = free_[l].size();
+            if (room > 0) open_ |= b;
+            if (room > 1) two_ |= b;
+            if (f > 0) fne_ |= b;
+            if (f > 1) f2_ |= b;
+        }
+    }
+    bool swap_possible_bits(i64 i) {
+        const i64 j = assign_[i];
+        const std::uint64_t bj = std::uint64_t{1} << j;
+        // Once i leaves, j has one more free slot.
+        const std::uint64_t roomy = open_ | bj;
+        const std::uint64_t two = two_ | (open_ & bj);
+        std::uint64_t reloc = 0;  // clusters i itself may move to
+        for (std::uint64_t bits = open_ & ~bj & allow_bits_[i]; bits; bits &= bits - 1) {
+            const i64 l = ctz64(bits);
+            if (tight(i * m_ + l) == 0) reloc |= std::uint64_t{1} << l;
+        }
+        std::uint64_t nonempty = (fne_ & roomy) | reloc;
+        if ((nonempty & (nonempty - 1)) || ((f2_ | (fne_ & reloc)) & two)) return true;
+        for (const i64 p : bucket_[i]) {
+            const std::uint64_t b = std::uint64_t{1} << pclus_[p];
+            if (!(roomy & b)) continue;
+            if (nonempty & b) {
+                if (two & b) return true;
+            } else {
+                nonempty |= b;
+                if (nonempty & (nonempty - 1)) return true;
+            }
+        }
+        return false;
+    }
+
     // Candidates for a (1,2) swap around placed task i (in cluster j), grouped by cluster:
     // group_[l] lists the tasks k whose placement (k, l) would fit alone once (i, j) is
     // removed, room_[l] the free slots of cluster l then.  Returns the number of candidates.
@@ -481,7 +629,7 @@ class Search {
             room_[l] = I_.cap[l] - load_[l] + (l == j ? 1 : 0);
             if (room_[l] <= 0) continue;
             for (i64 p : free_[l]) g.push_back(ptask_[p]);
-            if (l != j && I_.allowed[i * m_ + l] && tight_[i * m_ + l] == 0)
+            if (l != j && I_.allowed[i * m_ + l] && tight(i * m_ + l) == 0)
                 g.push_back(i);  // i itself, moved to cluster l
         }
         for (i64 p : bucket_[i]) {
@@ -519,8 +667,9 @@ class Search {
     // Calls f(i, k1, l1, k2, l2) for every (1,2) swap; stops early when f returns true.
     template <class F>
     bool for_each_swap(F&& f) {
+        if (m_ <= 64) swap_masks();
         for (i64 i = 0; i < n_; ++i) {
-            if (assign_[i] < 0) continue;
+            if (assign_[i] < 0 || !swap_possible(i)) continue;
             if (gather_swap_candidates(i) >= 2 && for_each_swap_around(i, f)) return true;
         }
         return false;
@@ -581,7 +730,7 @@ class Search {
             for (i64 e = I_.ptr[k]; e < I_.ptr[k + 1]; ++e)
                 I_.for_conflicts(e, l, [&](i64 j) {
                     ++t[I_.nb[e] * m_ + j];
-                    o[I_.nb[e] * m_ + j] += k;
+                    o[I_.nb[e] * m_ + j] ^= k;
                 });
         }
         if (sz != size_) return "size mismatch";
@@ -591,7 +740,7 @@ class Search {
         }
         i64 in_lists = 0;
         for (i64 p = 0; p < n_ * m_; ++p) {
-            if (t[p] != tight_[p] || o[p] != owner_[p])
+            if (t[p] != tight(p) || o[p] != owner(p))
                 return "tightness mismatch at pair " + std::to_string(p);
             const i64 k = p / m_, l = p % m_;
             if (assign_[k] == l && t[p] != 0) return "infeasible allocation";
@@ -636,8 +785,8 @@ class Search {
     // -- list membership of pair p (depends on assign, allowed, tight, owner) --
     std::vector<i64>* home(i64 p) {
         if (assign_[ptask_[p]] >= 0 || !I_.allowed[p]) return nullptr;
-        if (tight_[p] == 0) return &free_[pclus_[p]];
-        if (tight_[p] == 1) return &bucket_[owner_[p]];
+        if (tight(p) == 0) return &free_[pclus_[p]];
+        if (tight(p) == 1) return &bucket_[owner(p)];
         return nullptr;
     }
     void enlist(std::vector<i64>& list, i64 p) {
@@ -667,6 +816,143 @@ class Search {
         pos_[p] = -1;
     }
 
+    // With m <= kMaskM the placements that conflict with (k, l) are listed once, the first
+    // time (k, l) is placed or removed: carena_[cbeg_[q] .. cend_[q]) for q = k*m+l holds
+    // x*m+j for every allowed (x, j) conflicting with it, in the order of visit below.
+    // Returns false (cbeg_[q] stays -1) if that is not possible or the arena is full.
+    bool list_pairs(i64 q) {
+        const i64 m = m_;
+        if (m > Instance::kMaskM || n_ * m >= (i64{1} << 31)) return false;
+        const i64 k = q / m, l = q % m;
+        const std::uint64_t* cm = I_.cmask.data();
+        const i64* nb = I_.nb.data();
+        const unsigned shift = static_cast<unsigned>(l * m);
+        const std::uint64_t low = (std::uint64_t{1} << m) - 1;
+        const i64 e0 = I_.ptr[k], e1 = I_.ptr[k + 1];
+        const i64 start = static_cast<i64>(carena_.size());
+        // At most m pairs per link; reserve them so the loop writes without checks.
+        if (start + (e1 - e0) * m > kMaxPairs) return false;
+        carena_.resize(static_cast<std::size_t>(start + (e1 - e0) * m));
+        std::int32_t* out = carena_.data();
+        i64 end = start;
+        for (i64 e = e0; e < e1; ++e) {
+            // Branch-free compaction: every candidate is written, the end only advances past
+            // the conflicting ones (the m slots reserved per link leave room for this).
+            const std::uint64_t bits = (cm[e] >> shift) & low;
+            const std::int32_t base = static_cast<std::int32_t>(nb[e] * m);
+            for (i64 j = 0; j < m; ++j) {
+                out[end] = base + static_cast<std::int32_t>(j);
+                end += static_cast<i64>((bits >> j) & 1U);
+            }
+        }
+        carena_.resize(static_cast<std::size_t>(end));
+        cbeg_[q] = start;
+        cend_[q] = end;
+        return true;
+    }
+
+    // Calls visit(p) for every allowed placement p = (x, j) (j ascending per link, links in
+    // adjacency order) that conflicts with (k, l), from k's links (the order of list_pairs).
+    // Loop bounds, m and the array pointers are held in locals: the i64 stores of the
+    // callers could otherwise alias them.
+    template <class F>
+    void for_conflict_pairs(i64 k, i64 l, F&& visit) const {
+        const i64 m = m_;
+        const i64* nb = I_.nb.data();
+        const i64 e0 = I_.ptr[k], e1 = I_.ptr[k + 1];
+        if (m <= Instance::kMaskM) {
+            const std::uint64_t* cm = I_.cmask.data();
+            const unsigned shift = static_cast<unsigned>(l * m);
+            const std::uint64_t low = (std::uint64_t{1} << m) - 1;
+            for (i64 e = e0; e < e1; ++e) {
+                std::uint64_t bits = (cm[e] >> shift) & low;
+                if (!bits) continue;
+                const i64 base = nb[e] * m;
+                do {
+                    visit(base + static_cast<i64>(ctz64(bits)));
+                    bits &= bits - 1;
+                } while (bits);
+            }
+        } else {
+            for (i64 e = e0; e < e1; ++e) {
+                const i64 x = nb[e];
+                I_.for_conflicts(e, l, [&](i64 j) { visit(x * m + j); });
+            }
+        }
+    }
+
+    // With kPlacedBit set on every pair of a placed task, the low half of tw_[p] is 0, 1
+    // or 2 only for pairs of unplaced tasks, i.e. the pairs that are kept in lists: place and
+    // remove need not look at the task's assignment.
+    static constexpr std::uint64_t kPlacedBit = std::uint64_t{1} << 31;
+    i64 tight(i64 p) const { return static_cast<i64>(tw_[p] & (kPlacedBit - 1)); }
+    i64 owner(i64 p) const { return static_cast<i64>(tw_[p] >> 32); }
+
+    // The counter and list updates of placing (kAdd) or removing task k in / from cluster l:
+    // every conflicting pair p gets tight +-1 and owner ^ k, and p changes lists if its task
+    // is unplaced (low half of tw_[p] 0 or 1 on placing, 1 or 2 on removing; see
+    // kPlacedBit): on placing from its free list to bucket k, or out of its owner's bucket;
+    // on removing from bucket k to its free list, or into the bucket of the one task left.
+    //
+    // With a list of the pairs (see list_pairs) this takes two passes: the counters of every
+    // pair, branch-free, collecting the pairs to move; then their list moves, in the same
+    // order.  A list move reads no counters, so this gives the result of the interleaved
+    // order, which the fallback (one pass, a branch per pair) follows.
+    template <bool kAdd>
+    void tighten(i64 k, i64 l) {
+        std::uint64_t* tw = tw_.data();
+        const i64* pclus = pclus_.data();
+        const std::uint64_t kx = static_cast<std::uint64_t>(k) << 32;
+        auto moves = [](std::uint64_t w) {  // w: tw_[p] before the update
+            return kAdd ? static_cast<std::uint32_t>(w) <= 1
+                        : static_cast<std::uint32_t>(w) - 1 <= 1;
+        };
+        auto update = [kx](std::uint64_t w) { return kAdd ? (w + 1) ^ kx : (w - 1) ^ kx; };
+        auto move = [&](i64 p, std::uint64_t w) {  // w: tw_[p] before the update
+            const std::uint32_t t = static_cast<std::uint32_t>(w);
+            if (kAdd) {
+                if (t == 0) {
+                    unlist(free_[pclus[p]], p);
+                    enlist(bucket_[k], p);
+                } else {
+                    unlist(bucket_[static_cast<i64>(w >> 32)], p);
+                }
+            } else {
+                if (t == 1) {
+                    unlist(bucket_[k], p);
+                    enlist(free_[pclus[p]], p);
+                } else {
+                    enlist(bucket_[static_cast<i64>((w ^ kx) >> 32)], p);
+                }
+            }
+        };
+        const i64 q = k * m_ + l;
+        if (cbeg_[q] >= 0 || list_pairs(q)) {
+            const std::int32_t* cp = carena_.data();
+            std::int32_t* moving = moving_.data();
+            const i64 c0 = cbeg_[q], c1 = cend_[q];
+            i64 n_moving = 0;
+            for (i64 c = c0; c < c1; ++c) {
+                const std::int32_t p = cp[c];
+                const std::uint64_t w = tw[p];
+                tw[p] = update(w);
+                moving[n_moving] = p;
+                n_moving += moves(w) ? 1 : 0;
+            }
+            for (i64 s = 0; s < n_moving; ++s) {
+                const i64 p = moving[s];
+                const std::uint64_t w = tw[p] ^ kx;  // undo the update
+                move(p, kAdd ? w - 1 : w + 1);
+            }
+            return;
+        }
+        for_conflict_pairs(k, l, [&](i64 p) {
+            const std::uint64_t w = tw[p];
+            if (moves(w)) move(p, w);
+            tw[p] = update(w);
+        });
+    }
+
     // Place unplaced task k in cluster l (the caller guarantees feasibility or is about to
     // restore it).
     void place(i64 k, i64 l) {
@@ -676,46 +962,16 @@ class Search {
         ++size_;
         mpos_[k] = static_cast<i64>(members_[l].size());
         members_[l].push_back(k);
-        for (i64 e = I_.ptr[k]; e < I_.ptr[k + 1]; ++e) {
-            const i64 x = I_.nb[e];
-            const bool listed = assign_[x] < 0;
-            I_.for_conflicts(e, l, [&](i64 j) {
-                const i64 p = x * m_ + j;
-                if (listed) {  // x unplaced and (x, j) allowed: keep its list up to date
-                    const i64 t = tight_[p];
-                    if (t == 0) {
-                        unlist(free_[j], p);
-                        enlist(bucket_[k], p);
-                    } else if (t == 1) {
-                        unlist(bucket_[owner_[p]], p);
-                    }
-                }
-                ++tight_[p];
-                owner_[p] += k;
-            });
-        }
+        placed_[k >> 6] |= std::uint64_t{1} << (k & 63);
+        for (i64 q = 0; q < m_; ++q) tw_[k * m_ + q] |= kPlacedBit;
+        tighten<true>(k, l);
     }
 
     void remove(i64 k) {
         const i64 l = assign_[k];
-        for (i64 e = I_.ptr[k]; e < I_.ptr[k + 1]; ++e) {
-            const i64 x = I_.nb[e];
-            const bool listed = assign_[x] < 0;
-            I_.for_conflicts(e, l, [&](i64 j) {
-                const i64 p = x * m_ + j;
-                if (listed) {
-                    const i64 t = tight_[p];
-                    if (t == 1) {
-                        unlist(bucket_[k], p);
-                        enlist(free_[j], p);
-                    } else if (t == 2) {
-                        enlist(bucket_[owner_[p] - k], p);
-                    }
-                }
-                --tight_[p];
-                owner_[p] -= k;
-            });
-        }
+        tighten<false>(k, l);
+        for (i64 q = 0; q < m_; ++q) tw_[k * m_ + q] &= ~kPlacedBit;
+        placed_[k >> 6] &= ~(std::uint64_t{1} << (k & 63));
         const i64 last = members_[l].back();
         members_[l][mpos_[k]] = last;
         mpos_[last] = mpos_[k];
@@ -725,6 +981,25 @@ class Search {
         --load_[l];
         --size_;
         for (i64 q = 0; q < m_; ++q) attach(k * m_ + q);
+    }
+
+    // Calls f(x) for the placed tasks x in [from, to) in increasing order until it returns
+    // true (then returns true).  f may remove x itself.
+    template <class F>
+    bool for_placed(i64 from, i64 to, F&& f) const {
+        if (from >= to) return false;
+        const std::uint64_t* words = placed_.data();
+        const i64 w0 = from >> 6, w1 = (to - 1) >> 6;
+        for (i64 w = w0; w <= w1; ++w) {
+            std::uint64_t bits = words[w];
+            if (w == w0) bits &= ~std::uint64_t{0} << (from & 63);
+            if (w == w1 && ((to & 63) != 0)) bits &= (std::uint64_t{1} << (to & 63)) - 1;
+            while (bits) {
+                if (f((w << 6) + ctz64(bits))) return true;
+                bits &= bits - 1;
+            }
+        }
+        return false;
     }
 
     // (0,1): the insertable pair of highest priority (ties: random).
@@ -752,11 +1027,10 @@ class Search {
         if (size_ == 0) return false;
         const i64 start = rng.below(n_);
         i64 mv[5] = {-1, -1, -1, -1, -1};
-        for (i64 s = 0; s < n_ && mv[0] < 0; ++s) {
-            const i64 i = (start + s) % n_;
-            if (assign_[i] < 0) continue;
-            if (gather_swap_candidates(i) < 2) continue;
-            for_each_swap_around(i, [&](i64 a, i64 k1, i64 l1, i64 k2, i64 l2) {
+        if (m_ <= 64) swap_masks();
+        auto around = [&](i64 i) {
+            if (!swap_possible(i) || gather_swap_candidates(i) < 2) return false;
+            return for_each_swap_around(i, [&](i64 a, i64 k1, i64 l1, i64 k2, i64 l2) {
                 mv[0] = a;
                 mv[1] = k1;
                 mv[2] = l1;
@@ -764,7 +1038,9 @@ class Search {
                 mv[4] = l2;
                 return true;
             });
-        }
+        };
+        // The placed tasks from start on, wrapping around.
+        if (!for_placed(start, n_, around)) for_placed(0, start, around);
         if (mv[0] < 0) return false;
         remove(mv[0]);
         place(mv[1], mv[2]);
@@ -789,9 +1065,20 @@ class Search {
     // full, one random task of it).
     void force(i64 k, i64 l, Rng& rng) {
         if (assign_[k] >= 0) remove(k);
-        for (i64 e = I_.ptr[k]; e < I_.ptr[k + 1]; ++e) {
-            const i64 x = I_.nb[e];
-            if (assign_[x] >= 0 && I_.edge_conflict(e, l, assign_[x])) remove(x);
+        // The placed neighbours x of k in increasing order (that of k's adjacency), through
+        // the links or, when there are fewer placed tasks, through the placed set.
+        if (!I_.eidx.empty() && size_ < I_.ptr[k + 1] - I_.ptr[k]) {
+            const std::int32_t* row = &I_.eidx[k * n_];
+            for_placed(0, n_, [&](i64 x) {
+                const i64 e = row[x];
+                if (e >= 0 && I_.edge_conflict(e, l, assign_[x])) remove(x);
+                return false;
+            });
+        } else {
+            for (i64 e = I_.ptr[k]; e < I_.ptr[k + 1]; ++e) {
+                const i64 x = I_.nb[e];
+                if (assign_[x] >= 0 && I_.edge_conflict(e, l, assign_[x])) remove(x);
+            }
         }
         if (load_[l] >= I_.cap[l]) remove(members_[l][rng.below(load_[l])]);
         place(k, l);
@@ -843,12 +1130,23 @@ class Search {
     i64 n_, m_;
     i64 size_ = 0, upper_ = 0;
     std::vector<i64> assign_, load_;
-    std::vector<i64> tight_, owner_, pos_;
+    // tw_[p]: tight(p) in bits 0..30, bit 31 (kPlacedBit) set while the task of p is
+    // placed, owner(p) in bits 32..63 (see the top comment).
+    std::vector<std::uint64_t> tw_;
+    std::vector<i64> pos_;
     std::vector<std::vector<i64>> free_, bucket_, members_;
     std::vector<i64> mpos_;
+    std::vector<std::uint64_t> placed_;  // bit k: task k is placed
     std::vector<i64> ptask_, pclus_;  // task and cluster of pair p = k*m+l
     std::vector<std::vector<i64>> group_;
-    std::vector<i64> room_;
+    std::vector<i64> room_, gsize_;
+    std::uint64_t open_ = 0, two_ = 0, fne_ = 0, f2_ = 0;
+    std::vector<std::uint64_t> allow_bits_;  // m <= 64: bit l of task k: (k, l) allowed
+    // Lists of conflicting placements, built on demand (see list_pairs), at most kMaxPairs.
+    static constexpr i64 kMaxPairs = i64{1} << 23;
+    std::vector<i64> cbeg_, cend_;
+    std::vector<std::int32_t> carena_;
+    std::vector<std::int32_t> moving_;  // scratch of tighten(), >= any list's length
 };
 
 }  // namespace localsearch
