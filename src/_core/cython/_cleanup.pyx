@@ -8,8 +8,9 @@ task, the violating ordered pairs it takes part in; while any pair violates cons
 the allocation of the task with the largest count (the lowest index on ties) is removed and
 forbidden for good, and step 2 repairs its optimum (one shortest path). Only the tasks whose
 cluster changed have their counts updated, and the largest count is kept in a tournament
-tree, so a round costs the degrees of the moved tasks times log n, not all pairs or all
-tasks.
+tree refreshed once per round (the paths of the changed tasks, or the whole tree when that
+is cheaper), so a round costs the degrees of the moved tasks plus min(d log n, n) for d
+changed counts, not all pairs.
 
 The Python loop of :func:`coalloc._reference.cleanup.match_and_clean_reference` runs the
 same rounds through the separate kernels; the tests compare the two.
@@ -20,7 +21,13 @@ from libcpp cimport bool as cbool
 from libcpp.vector cimport vector
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
-from _violation_core cimport _count_all, _task_contribution_ranked, _tree_build
+from _violation_core cimport (
+    DirtySet,
+    _count_all,
+    _task_contribution_ranked,
+    _tree_build,
+    _tree_refresh,
+)
 
 import numpy as np
 
@@ -98,6 +105,15 @@ def match_and_clean(
     while size < n:
         size *= 2
     cdef int64_t[::1] tree = np.empty(2 * size, dtype=np.int64)
+    cdef unsigned char[::1] dirty_flag = np.zeros(n, dtype=np.uint8)
+    cdef int64_t[::1] dirty_items = np.empty(n, dtype=np.int64)
+    cdef DirtySet dirty
+    dirty.flag = &dirty_flag[0]
+    dirty.items = &dirty_items[0]
+    dirty.count = 0
+    dirty.depth = 0
+    while (<Py_ssize_t>1 << dirty.depth) < size:
+        dirty.depth += 1
     cdef BMatcher* matcher = new BMatcher(
         &weights[0, 0], &allowed[0, 0], &capacity[0], n, m, cardinality_first
     )
@@ -119,13 +135,14 @@ def match_and_clean(
             t_count += t2 - t1
             while total > 0:
                 t0 = _now()
+                _tree_refresh(&tree[0], size, &counts[0], &dirty)
                 worst = tree[1]
                 cluster = assign[worst]
                 matcher.forbid(worst, cluster)
                 assign[worst] = -1
                 total += _task_contribution_ranked(indptr, indices, data, t_indptr,
                                                    t_indices, t_data, bhat, assign, worst,
-                                                   cluster, -1, counts, &tree[0], size)
+                                                   cluster, -1, counts, &dirty)
                 removals += 1
                 t1 = _now()
                 tasks.clear()
@@ -139,11 +156,11 @@ def match_and_clean(
                     if was >= 0:
                         total += _task_contribution_ranked(
                             indptr, indices, data, t_indptr, t_indices, t_data, bhat, assign,
-                            task, was, -1, counts, &tree[0], size)
+                            task, was, -1, counts, &dirty)
                     if assign[task] >= 0:
                         total += _task_contribution_ranked(
                             indptr, indices, data, t_indptr, t_indices, t_data, bhat, assign,
-                            task, assign[task], 1, counts, &tree[0], size)
+                            task, assign[task], 1, counts, &dirty)
                 t_count += (t1 - t0) + (_now() - t2)
                 t_match += t2 - t1
         return (removals, matcher.n_augmentations(), matcher.n_cycle_cancellations(),

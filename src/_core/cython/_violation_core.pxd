@@ -87,9 +87,12 @@ cdef inline int64_t _task_contribution(
 
 
 # Tournament tree over the counts (for the cleanup loop): node p holds the task with the
-# largest count in its subtree (the lowest index on ties), so the worst task is tree[1]
-# and a count change costs O(log n). Leaves start at ``size`` (a power of two >= n); -1
-# marks an empty leaf.
+# largest count in its subtree (the lowest index on ties), so the worst task is tree[1].
+# Leaves start at ``size`` (a power of two >= n) and hold task indices (-1: empty leaf), so
+# a count change only makes the internal nodes above it stale. Changed tasks are collected
+# in a dirty list while a round updates counts; before the next query _tree_refresh either
+# recomputes their paths (O(d log n) for d changed tasks) or, when that would cost more,
+# every internal node (O(n)): a round never costs more than the argmax scan it replaces.
 
 cdef inline int64_t _win(const int64_t* counts, int64_t a, int64_t b) noexcept nogil:
     if b < 0:
@@ -108,12 +111,38 @@ cdef inline void _tree_build(int64_t* tree, Py_ssize_t size, const int64_t* coun
         tree[p] = _win(counts, tree[2 * p], tree[2 * p + 1])
 
 
-cdef inline void _tree_update(int64_t* tree, Py_ssize_t size, const int64_t* counts,
-                              Py_ssize_t i) noexcept nogil:
-    cdef Py_ssize_t p = (size + i) >> 1
-    while p >= 1:
-        tree[p] = _win(counts, tree[2 * p], tree[2 * p + 1])
-        p >>= 1
+cdef struct DirtySet:
+    unsigned char* flag       # (n,) 1 if the task's count changed since the last refresh
+    int64_t* items            # (n,) the changed tasks, in first-change order
+    Py_ssize_t count
+    Py_ssize_t depth          # log2(size)
+
+
+cdef inline void _mark(DirtySet* dirty, int64_t k) noexcept nogil:
+    if not dirty.flag[k]:
+        dirty.flag[k] = 1
+        dirty.items[dirty.count] = k
+        dirty.count += 1
+
+
+cdef inline void _tree_refresh(int64_t* tree, Py_ssize_t size, const int64_t* counts,
+                               DirtySet* dirty) noexcept nogil:
+    """Bring the internal nodes up to date with the counts of the dirty tasks."""
+    cdef Py_ssize_t r, p
+    if dirty.count * dirty.depth > size:
+        for p in range(size - 1, 0, -1):
+            tree[p] = _win(counts, tree[2 * p], tree[2 * p + 1])
+    else:
+        # Paths in any order: the last recomputation of a shared ancestor sees both of its
+        # children already recomputed by every earlier path through them.
+        for r in range(dirty.count):
+            p = (size + dirty.items[r]) >> 1
+            while p >= 1:
+                tree[p] = _win(counts, tree[2 * p], tree[2 * p + 1])
+                p >>= 1
+    for r in range(dirty.count):
+        dirty.flag[dirty.items[r]] = 0
+    dirty.count = 0
 
 
 cdef inline int64_t _task_contribution_ranked(
@@ -129,10 +158,9 @@ cdef inline int64_t _task_contribution_ranked(
     int64_t c,
     int64_t sign,
     int64_t[::1] counts,
-    int64_t* tree,
-    Py_ssize_t size,
+    DirtySet* dirty,
 ) noexcept nogil:
-    """:func:`_task_contribution`, keeping the tournament tree of the counts current."""
+    """:func:`_task_contribution`, recording the tasks whose count changed in ``dirty``."""
     cdef int64_t e, ak
     cdef Py_ssize_t k
     cdef int64_t d = 0
@@ -145,7 +173,7 @@ cdef inline int64_t _task_contribution_ranked(
             continue
         if data[e] > bhat[c, ak]:
             counts[k] += sign
-            _tree_update(tree, size, &counts[0], k)
+            _mark(dirty, k)
             d += sign
     for e in range(t_indptr[task], t_indptr[task + 1]):
         k = <Py_ssize_t>t_indices[e]
@@ -156,9 +184,9 @@ cdef inline int64_t _task_contribution_ranked(
             continue
         if t_data[e] > bhat[ak, c]:
             counts[k] += sign
-            _tree_update(tree, size, &counts[0], k)
+            _mark(dirty, k)
             d += sign
     if d != 0:
         counts[task] += d
-        _tree_update(tree, size, &counts[0], task)
+        _mark(dirty, task)
     return d
