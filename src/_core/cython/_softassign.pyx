@@ -13,7 +13,11 @@ Edge compatibility: a request edge with bandwidth ``b`` placed on the cluster pa
 only prefix sums of ``X`` along ``order[j]``, i.e. O(nnz*m + n*m^2) work. Edges with
 equal rank rows (``classes``; at most ``m*m + 1`` come from :func:`edge_ranks`) share
 one row of a per-task table, so on dense request graphs an edge costs ``m`` contiguous
-additions (:func:`_q_table_cls`, :func:`_q_pass_cls`).
+additions (:func:`_q_table_cls`, :func:`_q_pass_cls`). For ``m`` = 5 or 6 on x86 CPUs
+with AVX (AVX-512F), checked at run time, those additions use 256-bit (512-bit) vectors,
+and a table larger than the L1 cache is read in blocks of end tasks
+(``coalloc_q_pass6_tiled`` / ``coalloc_q_pass8_tiled``); every sum is formed in the
+same order as by the scalar code, so the results are identical on every CPU.
 
 The kernels trust their input (the Python model validates it once); only O(1) shape
 checks are done. Plain NumPy twins live in :mod:`coalloc._reference.softassign`.
@@ -227,12 +231,13 @@ cdef void _q_table_cls(
     double f_bad,
     double weight,
     double* V,                # scratch (m * (m + 1) + 1,)
-    double* Gc,               # OUT (n, n_cls, mp)
+    double* Gc,               # OUT (n, n_cls, tw)
+    Py_ssize_t tw,            # row width of gidx and Gc: mp, or 8 (padded rows)
 ) noexcept nogil:
     """``Gc[k, c, j] = G[k, j, rank of class c at j]`` with ``G`` the weighted prefix
     table of :func:`_q_fused` (up to rounding: ``T - S`` is summed directly); padding
     entries ``j >= m`` are 0."""
-    cdef Py_ssize_t k, j, p, t, mm = m + 1, mp = _cls_width(m), width = n_cls * _cls_width(m)
+    cdef Py_ssize_t k, j, p, t, mm = m + 1, width = n_cls * tw
     cdef const double* Xk
     cdef const int32_t* oj
     cdef double* Vj
@@ -272,6 +277,331 @@ cdef void _q_table_cls(
             g[t] = V[gidx[t]]
 
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    #include <immintrin.h>
+    #include <string.h>
+    #define COALLOC_QAVX 1
+    /* _q_pass_cls6 with 256-bit loads and adds where the CPU has AVX (checked at run
+       time; the module itself stays SSE2). Columns 0-3 of a table row go into one ymm,
+       4-5 into one xmm: every lane receives exactly the additions of the scalar code, in
+       the same order, so the sums are the same bit for bit. */
+    __attribute__((target("avx")))
+    static void coalloc_q_pass6_avx(const int64_t* indptr, const int32_t* off,
+                                    Py_ssize_t n, Py_ssize_t m, const double* Gc,
+                                    int accumulate, double* Q)
+    {
+        Py_ssize_t i, j;
+        for (i = 0; i < n; i++) {
+            int64_t e = indptr[i];
+            const int64_t e1 = indptr[i + 1];
+            __m256d a = _mm256_setzero_pd(), b = a, c = a, d = a;
+            __m128d a2 = _mm_setzero_pd(), b2 = a2, c2 = a2, d2 = a2;
+            while (e + 4 <= e1) {
+                const double* g0 = Gc + off[e];
+                const double* g1 = Gc + off[e + 1];
+                const double* g2 = Gc + off[e + 2];
+                const double* g3 = Gc + off[e + 3];
+                a = _mm256_add_pd(a, _mm256_loadu_pd(g0));
+                a2 = _mm_add_pd(a2, _mm_loadu_pd(g0 + 4));
+                b = _mm256_add_pd(b, _mm256_loadu_pd(g1));
+                b2 = _mm_add_pd(b2, _mm_loadu_pd(g1 + 4));
+                c = _mm256_add_pd(c, _mm256_loadu_pd(g2));
+                c2 = _mm_add_pd(c2, _mm_loadu_pd(g2 + 4));
+                d = _mm256_add_pd(d, _mm256_loadu_pd(g3));
+                d2 = _mm_add_pd(d2, _mm_loadu_pd(g3 + 4));
+                e += 4;
+            }
+            while (e < e1) {
+                const double* g0 = Gc + off[e];
+                a = _mm256_add_pd(a, _mm256_loadu_pd(g0));
+                a2 = _mm_add_pd(a2, _mm_loadu_pd(g0 + 4));
+                e += 1;
+            }
+            double r[6];
+            _mm256_storeu_pd(r, _mm256_add_pd(_mm256_add_pd(a, b), _mm256_add_pd(c, d)));
+            _mm_storeu_pd(r + 4, _mm_add_pd(_mm_add_pd(a2, b2), _mm_add_pd(c2, d2)));
+            double* Qi = Q + i * m;
+            if (accumulate)
+                for (j = 0; j < m; j++) Qi[j] += r[j];
+            else
+                for (j = 0; j < m; j++) Qi[j] = r[j];
+        }
+        _mm256_zeroupper();
+    }
+    /* The same sums, with the table read in blocks of end tasks k: segptr[i * (nblk +
+       1) + b] is the first edge of row i whose end task is in block b (so the indices
+       of every row must be sorted). Each row keeps its four partial sums (a, b, c, d of
+       _q_pass_cls6) in acc (n, 4, 6) between blocks, and every edge goes to the same
+       partial sum as in the untiled pass (position mod 4 within its row, the tail after
+       the last full group of four to a), in the same order: identical results, but the
+       table block being read stays in the L1 cache. */
+    __attribute__((target("avx")))
+    static void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off,
+                                      Py_ssize_t n, Py_ssize_t m, const double* Gc,
+                                      const int64_t* segptr, Py_ssize_t nblk,
+                                      double* acc, int accumulate, double* Q)
+    {
+        Py_ssize_t i, j, blk;
+        memset(acc, 0, (size_t)n * 24 * sizeof(double));
+        for (blk = 0; blk < nblk; blk++) {
+            for (i = 0; i < n; i++) {
+                const int64_t* sp = segptr + i * (nblk + 1) + blk;
+                int64_t e = sp[0];
+                const int64_t t = sp[1];
+                if (e >= t) continue;
+                const int64_t base = indptr[i];
+                const int64_t full = base + ((indptr[i + 1] - base) & ~(int64_t)3);
+                const int64_t lim = t < full ? t : full;
+                double* A = acc + i * 24;
+                __m256d a = _mm256_loadu_pd(A), b = _mm256_loadu_pd(A + 6),
+                        c = _mm256_loadu_pd(A + 12), d = _mm256_loadu_pd(A + 18);
+                __m128d a2 = _mm_loadu_pd(A + 4), b2 = _mm_loadu_pd(A + 10),
+                        c2 = _mm_loadu_pd(A + 16), d2 = _mm_loadu_pd(A + 22);
+                const double* g;
+                int slot = (int)((e - base) & 3);
+                if (e < lim && slot == 1) {
+                    g = Gc + off[e++];
+                    b = _mm256_add_pd(b, _mm256_loadu_pd(g));
+                    b2 = _mm_add_pd(b2, _mm_loadu_pd(g + 4));
+                    slot = 2;
+                }
+                if (e < lim && slot == 2) {
+                    g = Gc + off[e++];
+                    c = _mm256_add_pd(c, _mm256_loadu_pd(g));
+                    c2 = _mm_add_pd(c2, _mm_loadu_pd(g + 4));
+                    slot = 3;
+                }
+                if (e < lim && slot == 3) {
+                    g = Gc + off[e++];
+                    d = _mm256_add_pd(d, _mm256_loadu_pd(g));
+                    d2 = _mm_add_pd(d2, _mm_loadu_pd(g + 4));
+                }
+                while (e + 4 <= lim) {
+                    /* two offsets per 64-bit load: fewer loads, the port limit here */
+                    uint64_t p01, p23;
+                    memcpy(&p01, off + e, 8);
+                    memcpy(&p23, off + e + 2, 8);
+                    const double* g0 = Gc + (uint32_t)p01;
+                    const double* g1 = Gc + (uint32_t)(p01 >> 32);
+                    const double* g2 = Gc + (uint32_t)p23;
+                    const double* g3 = Gc + (uint32_t)(p23 >> 32);
+                    a = _mm256_add_pd(a, _mm256_loadu_pd(g0));
+                    a2 = _mm_add_pd(a2, _mm_loadu_pd(g0 + 4));
+                    b = _mm256_add_pd(b, _mm256_loadu_pd(g1));
+                    b2 = _mm_add_pd(b2, _mm_loadu_pd(g1 + 4));
+                    c = _mm256_add_pd(c, _mm256_loadu_pd(g2));
+                    c2 = _mm_add_pd(c2, _mm_loadu_pd(g2 + 4));
+                    d = _mm256_add_pd(d, _mm256_loadu_pd(g3));
+                    d2 = _mm_add_pd(d2, _mm_loadu_pd(g3 + 4));
+                    e += 4;
+                }
+                /* at a group boundary here (or at lim): slots 0, 1, 2 in turn */
+                if (e < lim) {
+                    g = Gc + off[e++];
+                    a = _mm256_add_pd(a, _mm256_loadu_pd(g));
+                    a2 = _mm_add_pd(a2, _mm_loadu_pd(g + 4));
+                }
+                if (e < lim) {
+                    g = Gc + off[e++];
+                    b = _mm256_add_pd(b, _mm256_loadu_pd(g));
+                    b2 = _mm_add_pd(b2, _mm_loadu_pd(g + 4));
+                }
+                if (e < lim) {
+                    g = Gc + off[e++];
+                    c = _mm256_add_pd(c, _mm256_loadu_pd(g));
+                    c2 = _mm_add_pd(c2, _mm_loadu_pd(g + 4));
+                }
+                while (e < t) {         /* the tail of the row (e >= full) */
+                    g = Gc + off[e++];
+                    a = _mm256_add_pd(a, _mm256_loadu_pd(g));
+                    a2 = _mm_add_pd(a2, _mm_loadu_pd(g + 4));
+                }
+                _mm256_storeu_pd(A, a);
+                _mm256_storeu_pd(A + 6, b);
+                _mm256_storeu_pd(A + 12, c);
+                _mm256_storeu_pd(A + 18, d);
+                _mm_storeu_pd(A + 4, a2);
+                _mm_storeu_pd(A + 10, b2);
+                _mm_storeu_pd(A + 16, c2);
+                _mm_storeu_pd(A + 22, d2);
+            }
+        }
+        for (i = 0; i < n; i++) {
+            const double* A = acc + i * 24;
+            double* Qi = Q + i * m;
+            double r;
+            for (j = 0; j < m; j++) {
+                r = (A[j] + A[6 + j]) + (A[12 + j] + A[18 + j]);
+                if (accumulate) Qi[j] += r; else Qi[j] = r;
+            }
+        }
+        _mm256_zeroupper();
+    }
+    /* coalloc_q_pass6_tiled for CPUs with AVX-512F: table rows padded to 8 (one
+       aligned 64-byte line, off = 8 q), one zmm per partial sum (lanes 6, 7 stay 0).
+       The same additions per lane in the same order: identical results. */
+    #define COALLOC_T8ADD(v, o) v = _mm512_add_pd(v, _mm512_load_pd(G8 + (size_t)(uint32_t)(o)))
+    __attribute__((target("avx512f")))
+    static void coalloc_q_pass8_tiled(const int64_t* indptr, const int32_t* off,
+                                      Py_ssize_t n, Py_ssize_t m, const double* G8,
+                                      const int64_t* segptr, Py_ssize_t nblk,
+                                      double* acc, int accumulate, double* Q)
+    {
+        Py_ssize_t i, j, blk;
+        memset(acc, 0, (size_t)n * 32 * sizeof(double));
+        for (blk = 0; blk < nblk; blk++) {
+            for (i = 0; i < n; i++) {
+                const int64_t* sp = segptr + i * (nblk + 1) + blk;
+                int64_t e = sp[0];
+                const int64_t t = sp[1];
+                if (e >= t) continue;
+                const int64_t base = indptr[i];
+                const int64_t full = base + ((indptr[i + 1] - base) & ~(int64_t)3);
+                const int64_t lim = t < full ? t : full;
+                double* A = acc + i * 32;
+                __m512d a = _mm512_loadu_pd(A), b = _mm512_loadu_pd(A + 8),
+                        c = _mm512_loadu_pd(A + 16), d = _mm512_loadu_pd(A + 24);
+                int slot = (int)((e - base) & 3);
+                if (e < lim && slot == 1) {
+                    COALLOC_T8ADD(b, off[e]);
+                    e++;
+                    slot = 2;
+                }
+                if (e < lim && slot == 2) {
+                    COALLOC_T8ADD(c, off[e]);
+                    e++;
+                    slot = 3;
+                }
+                if (e < lim && slot == 3) {
+                    COALLOC_T8ADD(d, off[e]);
+                    e++;
+                }
+                while (e + 4 <= lim) {
+                    uint64_t p01, p23;
+                    memcpy(&p01, off + e, 8);
+                    memcpy(&p23, off + e + 2, 8);
+                    COALLOC_T8ADD(a, (uint32_t)p01);
+                    COALLOC_T8ADD(b, (uint32_t)(p01 >> 32));
+                    COALLOC_T8ADD(c, (uint32_t)p23);
+                    COALLOC_T8ADD(d, (uint32_t)(p23 >> 32));
+                    e += 4;
+                }
+                if (e < lim) {
+                    COALLOC_T8ADD(a, off[e]);
+                    e++;
+                }
+                if (e < lim) {
+                    COALLOC_T8ADD(b, off[e]);
+                    e++;
+                }
+                if (e < lim) {
+                    COALLOC_T8ADD(c, off[e]);
+                    e++;
+                }
+                while (e < t) {
+                    COALLOC_T8ADD(a, off[e]);
+                    e++;
+                }
+                _mm512_storeu_pd(A, a);
+                _mm512_storeu_pd(A + 8, b);
+                _mm512_storeu_pd(A + 16, c);
+                _mm512_storeu_pd(A + 24, d);
+            }
+        }
+        for (i = 0; i < n; i++) {
+            const double* A = acc + i * 32;
+            double* Qi = Q + i * m;
+            double r;
+            for (j = 0; j < m; j++) {
+                r = (A[j] + A[8 + j]) + (A[16 + j] + A[24 + j]);
+                if (accumulate) Qi[j] += r; else Qi[j] = r;
+            }
+        }
+        _mm256_zeroupper();
+    }
+    #include <unistd.h>
+    /* Bytes of class table read per block of end tasks: 3/4 of the L1 data cache where
+       the C library reports it (glibc), else 24 KiB; between 16 and 64 KiB. */
+    static Py_ssize_t coalloc_tile_bytes(void)
+    {
+        static Py_ssize_t bytes = 0;
+        if (bytes == 0) {
+            long l1 = 0;
+    #ifdef _SC_LEVEL1_DCACHE_SIZE
+            l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    #endif
+            bytes = l1 > 0 ? (Py_ssize_t)(l1 / 4 * 3) : 24576;
+            if (bytes < 16384) bytes = 16384;
+            if (bytes > 65536) bytes = 65536;
+        }
+        return bytes;
+    }
+    /* Highest SIMD path the kernels may take (2: AVX-512F, 1: AVX, 0: none); lowered only
+       by the testing aid _simd_level(), so that one build can check every path. */
+    static int coalloc_simd_cap = 2;
+    static int coalloc_has_avx512(void)
+    {
+        static int flag = -1;
+        if (flag < 0) {
+            __builtin_cpu_init();
+            flag = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    #ifdef COALLOC_NO_AVX512        /* for testing the other paths */
+            flag = 0;
+    #endif
+        }
+        return flag && coalloc_simd_cap >= 2;
+    }
+    static int coalloc_has_avx(void)
+    {
+        static int flag = -1;
+        if (flag < 0) {
+            __builtin_cpu_init();
+            flag = __builtin_cpu_supports("avx") ? 1 : 0;
+    #ifdef COALLOC_NO_AVX
+            flag = 0;
+    #endif
+        }
+        return flag && coalloc_simd_cap >= 1;
+    }
+    #else
+    #define COALLOC_QAVX 0
+    static void coalloc_q_pass6_avx(const int64_t* indptr, const int32_t* off,
+                                    Py_ssize_t n, Py_ssize_t m, const double* Gc,
+                                    int accumulate, double* Q) {}
+    static void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off,
+                                      Py_ssize_t n, Py_ssize_t m, const double* Gc,
+                                      const int64_t* segptr, Py_ssize_t nblk,
+                                      double* acc, int accumulate, double* Q) {}
+    static void coalloc_q_pass8_tiled(const int64_t* indptr, const int32_t* off,
+                                      Py_ssize_t n, Py_ssize_t m, const double* G8,
+                                      const int64_t* segptr, Py_ssize_t nblk,
+                                      double* acc, int accumulate, double* Q) {}
+    static int coalloc_simd_cap = 2;
+    static int coalloc_has_avx(void) { return 0; }
+    static int coalloc_has_avx512(void) { return 0; }
+    static Py_ssize_t coalloc_tile_bytes(void) { return 24576; }
+    #endif
+    """
+    bint COALLOC_QAVX
+    void coalloc_q_pass6_avx(const int64_t* indptr, const int32_t* off, Py_ssize_t n,
+                             Py_ssize_t m, const double* Gc, bint accumulate,
+                             double* Q) noexcept nogil
+    void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off, Py_ssize_t n,
+                               Py_ssize_t m, const double* Gc, const int64_t* segptr,
+                               Py_ssize_t nblk, double* acc, bint accumulate,
+                               double* Q) noexcept nogil
+    void coalloc_q_pass8_tiled(const int64_t* indptr, const int32_t* off, Py_ssize_t n,
+                               Py_ssize_t m, const double* G8, const int64_t* segptr,
+                               Py_ssize_t nblk, double* acc, bint accumulate,
+                               double* Q) noexcept nogil
+    bint coalloc_has_avx() noexcept nogil
+    bint coalloc_has_avx512() noexcept nogil
+    int coalloc_simd_cap
+    Py_ssize_t coalloc_tile_bytes() noexcept nogil
+
+
 cdef void _q_pass_cls6(
     const int64_t* indptr,    # IN  (n + 1,)
     const int32_t* off,       # IN  (nnz,) table offset of every edge
@@ -292,6 +622,9 @@ cdef void _q_pass_cls6(
     cdef double a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5
     cdef double c0, c1, c2, c3, c4, c5, d0, d1, d2, d3, d4, d5
     cdef double r[6]
+    if COALLOC_QAVX and coalloc_has_avx():
+        coalloc_q_pass6_avx(indptr, off, n, m, Gc, accumulate, Q)
+        return
     for i in range(n):
         e = indptr[i]
         e1 = indptr[i + 1]
@@ -414,6 +747,11 @@ cdef struct _QPlan:
     double* qbuf              # (n, m)       edge path, accumulating plans only
     double* cbuf              # (max in-degree, m) edge path
     const int16_t* rank_col   # (nnz, m)     edge path: rank rows in colpos order, or NULL
+    Py_ssize_t nblk           # class path, mp == 6 with AVX: > 1 to read the table in
+    const int64_t* segptr     # (n, nblk + 1) blocks of end tasks (coalloc_q_pass6_tiled)
+    double* tacc              # (n, 4, 6)    its partial sums ((n, 4, 8) with wide)
+    bint wide                 # tiled with rows of 8 (coalloc_q_pass8_tiled, AVX-512F)
+    const int32_t* gidx8      # (n_cls, 8)   gidx of those rows
 
 
 cdef void _q_eval(
@@ -431,10 +769,22 @@ cdef void _q_eval(
     double* Q,                # OUT / INOUT (n, m)
 ) noexcept nogil:
     cdef Py_ssize_t p
+    cdef double* g8
     if plan.use_cls:
+        if plan.nblk > 1 and plan.wide:
+            g8 = <double*>((<size_t>table + 63) & ~(<size_t>63))   # 8 spare entries
+            _q_table_cls(X, n, m, plan.order, plan.gidx8, plan.n_cls, f_ok, f_bad, weight,
+                         V, g8, 8)
+            coalloc_q_pass8_tiled(plan.indptr, plan.off, n, m, g8, plan.segptr,
+                                  plan.nblk, plan.tacc, accumulate, Q)
+            return
         _q_table_cls(X, n, m, plan.order, plan.gidx, plan.n_cls, f_ok, f_bad, weight, V,
-                     table)
-        _q_pass_cls(plan.indptr, plan.off, n, m, table, accumulate, Q)
+                     table, _cls_width(m))
+        if plan.nblk > 1:
+            coalloc_q_pass6_tiled(plan.indptr, plan.off, n, m, table, plan.segptr,
+                                  plan.nblk, plan.tacc, accumulate, Q)
+        else:
+            _q_pass_cls(plan.indptr, plan.off, n, m, table, accumulate, Q)
     elif accumulate:
         _q_fused(plan.colptr, plan.colpos, plan.rowof, plan.rank, plan.rank_col, plan.order,
                  X, n, m, f_ok, f_bad, weight, table, plan.cbuf, plan.qbuf)
@@ -455,12 +805,17 @@ cdef class _QPlanner:
     cdef vector[double] qbuf
     cdef vector[double] cbuf
     cdef vector[int16_t] rank_col
+    cdef vector[int64_t] segptr
+    cdef vector[double] tacc
+    cdef vector[int32_t] gidx8
     cdef _QPlan plan
     cdef Py_ssize_t table_size
 
     def __cinit__(self):
         self.plan.use_cls = False
         self.plan.n_cls = 0
+        self.plan.nblk = 0
+        self.plan.wide = False
         self.table_size = 0
 
     cdef void build(self, const int64_t* indptr, const int64_t* indices,
@@ -491,6 +846,7 @@ cdef class _QPlanner:
                 self.plan.off = self.off.data()
                 self.plan.gidx = self.gidx.data()
                 self.table_size = n * n_cls * _cls_width(m) + 1
+                self._plan_tiles(n, m, nnz)
                 return
             self.off.clear()
         # Edge path: group the edges by end task (a counting sort, stable in e).
@@ -522,6 +878,57 @@ cdef class _QPlanner:
             with nogil:
                 _gather_rows(rank, self.colpos.data(), nnz, m, self.rank_col.data())
             self.plan.rank_col = self.rank_col.data()
+
+
+    cdef void _plan_tiles(self, Py_ssize_t n, Py_ssize_t m, Py_ssize_t nnz):
+        """Blocks of end tasks for :c:func:`coalloc_q_pass6_tiled` (or ``8``), when the
+        class table does not fit one block (``coalloc_tile_bytes``, L1-sized) and the
+        rows are long enough."""
+        # rows of 8 where AVX-512F is there and their offsets fit int32
+        cdef bint wide = (COALLOC_QAVX and coalloc_has_avx512()
+                          and n * self.plan.n_cls * 8 < 2147483647 - 8)
+        cdef Py_ssize_t tw = 8 if wide else 6
+        cdef Py_ssize_t row_bytes = self.plan.n_cls * tw * sizeof(double)
+        cdef Py_ssize_t kb, nblk, i, b, c, j
+        cdef int64_t e
+        cdef const int64_t* indptr = self.plan.indptr
+        cdef const int64_t* indices = self.plan.indices
+        self.plan.nblk = 0
+        if _cls_width(m) != 6 or not (COALLOC_QAVX and coalloc_has_avx()):
+            return
+        kb = max(<Py_ssize_t>1, coalloc_tile_bytes() // row_bytes)
+        nblk = (n + kb - 1) // kb
+        if nblk <= 1 or n * (nblk + 1) * 8 > nnz:
+            return                      # table fits anyway, or segments too short
+        for i in range(n):              # the tiled pass needs sorted rows
+            for e in range(indptr[i] + 1, indptr[i + 1]):
+                if indices[e] < indices[e - 1]:
+                    return
+        self.segptr.resize(n * (nblk + 1))
+        self.tacc.resize(n * 4 * tw)
+        if wide:
+            # rows of 8: off = 8 q (was 6 q), padding entries read V[m * (m + 1)] = 0
+            self.gidx8.resize(self.plan.n_cls * 8)
+            for c in range(self.plan.n_cls):
+                for j in range(8):
+                    self.gidx8[c * 8 + j] = (self.gidx[c * 6 + j] if j < 6
+                                             else <int32_t>(m * (m + 1)))
+            for e in range(indptr[n]):
+                self.off[e] = self.off[e] // 6 * 8
+            self.table_size = n * self.plan.n_cls * 8 + 8
+            self.plan.gidx8 = self.gidx8.data()
+            self.plan.wide = True
+        with nogil:
+            for i in range(n):
+                e = indptr[i]
+                for b in range(nblk + 1):
+                    while e < indptr[i + 1] and indices[e] < b * kb:
+                        e += 1
+                    self.segptr[i * (nblk + 1) + b] = e
+                self.segptr[i * (nblk + 1) + nblk] = indptr[i + 1]
+        self.plan.nblk = nblk
+        self.plan.segptr = self.segptr.data()
+        self.plan.tacc = self.tacc.data()
 
 
 cdef enum:
@@ -615,7 +1022,8 @@ cdef void _softassign_exp(
 # the two values are ambiguous: they are selected with nth_element and ``tcap`` is
 # renewed. Nothing is ever subtracted, so small denominators are as accurate as large
 # ones. An iteration is thus a single pass over X (plus, rarely, a repair of a column).
-# The pass for m == 5 uses SSE2 on pairs of columns where available.
+# The pass for m == 5 uses SSE2 on pairs of columns where available (AVX where the CPU
+# has it, checked at run time: the same operations per entry).
 
 cdef extern from *:
     """
@@ -739,6 +1147,120 @@ cdef extern from *:
         df0 = _mm_max_pd(df0, _mm_unpackhi_pd(df0, df0));
         return _mm_cvtsd_f64(df0);
     }
+    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    #include <immintrin.h>
+    #define COALLOC_SK6AVX 1
+    /* coalloc_sk_pass6 with columns 0-3 in one ymm and 4-5 in one xmm, for CPUs with
+       AVX (checked at run time). The same operations per entry (vminpd / vmaxpd /
+       ordered compares as their SSE2 forms, the row sums left to right), hence the same
+       result bit for bit. */
+    __attribute__((target("avx")))
+    static double coalloc_sk_pass6_avx(
+        double* X, double* rinv, const double* tcap, Py_ssize_t n, const double* sc,
+        const double* cl, const uint64_t* keep, int any_degen, int update, int feed,
+        double* stats)
+    {
+        const __m256d zero4 = _mm256_setzero_pd(), inf4 = _mm256_set1_pd(HUGE_VAL);
+        const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
+        const __m128d inf = _mm_set1_pd(HUGE_VAL);
+        __m256d df4 = zero4;
+        __m128d df2 = zero;
+        Py_ssize_t i, rows = n + 1;
+        if (update) {
+            const __m256d sign4 = _mm256_set1_pd(-0.0);
+            const __m128d sign = _mm_set1_pd(-0.0);
+            const __m256d sc4 = _mm256_loadu_pd(sc), cl4 = _mm256_loadu_pd(cl);
+            const __m128d sc2 = _mm_loadu_pd(sc + 4), cl2 = _mm_loadu_pd(cl + 4);
+            const __m256d kp4 = _mm256_castsi256_pd(_mm256_loadu_si256((const __m256i*)keep));
+            const __m128d kp2 = _mm_castsi128_pd(_mm_loadu_si128((const __m128i*)(keep + 4)));
+            for (i = 0; i < rows; i++) {
+                double* Xi = X + 6 * i;
+                const __m256d x4 = _mm256_loadu_pd(Xi);
+                const __m128d x2 = _mm_loadu_pd(Xi + 4);
+                const __m256d r4 = _mm256_set1_pd(rinv[i]);
+                const __m128d r2 = _mm_set1_pd(rinv[i]);
+                const __m256d v4 = _mm256_mul_pd(x4, r4);
+                const __m128d v2 = _mm_mul_pd(x2, r2);
+                __m256d y4 = _mm256_min_pd(_mm256_mul_pd(v4, sc4), cl4);
+                __m128d y2 = _mm_min_pd(_mm_mul_pd(v2, sc2), cl2);
+                if (any_degen) {
+                    y4 = _mm256_and_pd(y4, _mm256_or_pd(_mm256_cmp_pd(v4, zero4, _CMP_GT_OQ), kp4));
+                    y2 = _mm_and_pd(y2, _mm_or_pd(_mm_cmp_pd(v2, zero, _CMP_GT_OQ), kp2));
+                }
+                df4 = _mm256_max_pd(_mm256_andnot_pd(sign4, _mm256_sub_pd(y4, x4)), df4);
+                df2 = _mm_max_pd(_mm_andnot_pd(sign, _mm_sub_pd(y2, x2)), df2);
+                _mm256_storeu_pd(Xi, y4);
+                _mm_storeu_pd(Xi + 4, y2);
+                if (feed) {
+                    const __m128d lo = _mm256_castpd256_pd128(y4);
+                    const __m128d hi = _mm256_extractf128_pd(y4, 1);
+                    double s = _mm_cvtsd_f64(lo) + _mm_cvtsd_f64(_mm_unpackhi_pd(lo, lo));
+                    s += _mm_cvtsd_f64(hi);
+                    s += _mm_cvtsd_f64(_mm_unpackhi_pd(hi, hi));
+                    s += _mm_cvtsd_f64(y2);
+                    s += _mm_cvtsd_f64(_mm_unpackhi_pd(y2, y2));
+                    rinv[i] = s;
+                }
+            }
+        } else if (feed) {
+            for (i = 0; i < n; i++) {
+                const double* Xi = X + 6 * i;
+                rinv[i] = ((((Xi[0] + Xi[1]) + Xi[2]) + Xi[3]) + Xi[4]) + Xi[5];
+            }
+        }
+        if (feed) {
+            __m256d rs4 = zero4, mr4 = zero4, mt4 = inf4;
+            __m128d rs2 = zero, mr2 = zero, mt2 = inf;
+            for (i = 0; i + 2 <= n; i += 2) {
+                const __m128d s = _mm_loadu_pd(rinv + i);
+                const __m128d pos = _mm_cmpgt_pd(s, zero);
+                const __m128d q = _mm_div_pd(one, s);
+                _mm_storeu_pd(rinv + i, _mm_or_pd(_mm_and_pd(pos, q), _mm_andnot_pd(pos, one)));
+            }
+            for (; i < n; i++)
+                rinv[i] = rinv[i] > 0.0 ? 1.0 / rinv[i] : 1.0;
+            rinv[n] = 1.0;
+            for (i = 0; i < rows; i++) {
+                const double* Xi = X + 6 * i;
+                const double* ci = tcap + 6 * i;
+                const __m256d x4 = _mm256_mul_pd(_mm256_loadu_pd(Xi), _mm256_set1_pd(rinv[i]));
+                const __m128d x2 = _mm_mul_pd(_mm_loadu_pd(Xi + 4), _mm_set1_pd(rinv[i]));
+                const __m256d c4 = _mm256_loadu_pd(ci);
+                const __m128d c2 = _mm_loadu_pd(ci + 4);
+                const __m256d z4 = _mm256_min_pd(x4, c4);
+                const __m128d z2 = _mm_min_pd(x2, c2);
+                rs4 = _mm256_add_pd(rs4, z4);
+                rs2 = _mm_add_pd(rs2, z2);
+                mr4 = _mm256_max_pd(z4, mr4);
+                mr2 = _mm_max_pd(z2, mr2);
+                mt4 = _mm256_min_pd(_mm256_max_pd(x4, c4), mt4);
+                mt2 = _mm_min_pd(_mm_max_pd(x2, c2), mt2);
+            }
+            _mm256_storeu_pd(stats, rs4);
+            _mm_storeu_pd(stats + 4, rs2);
+            _mm256_storeu_pd(stats + 6, mr4);
+            _mm_storeu_pd(stats + 10, mr2);
+            _mm256_storeu_pd(stats + 12, mt4);
+            _mm_storeu_pd(stats + 16, mt2);
+        }
+        {
+            double d[6], r = 0.0;
+            int l;
+            _mm256_storeu_pd(d, df4);
+            _mm_storeu_pd(d + 4, df2);
+            _mm256_zeroupper();
+            for (l = 0; l < 6; l++) r = d[l] > r ? d[l] : r;
+            return r;
+        }
+    }
+    #else
+    #define COALLOC_SK6AVX 0
+    static double coalloc_sk_pass6_avx(double* X, double* rinv, const double* tcap,
+                                       Py_ssize_t n, const double* sc, const double* cl,
+                                       const uint64_t* keep, int any_degen, int update,
+                                       int feed, double* stats)
+    { return 0.0; }
+    #endif
     #else
     #define COALLOC_SK6 0
     static double coalloc_sk_pass6(double* X, double* rinv, const double* tcap,
@@ -749,6 +1271,11 @@ cdef extern from *:
     #endif
     """
     bint COALLOC_SK6
+    bint COALLOC_SK6AVX
+    double coalloc_sk_pass6_avx(double* X, double* rinv, const double* tcap, Py_ssize_t n,
+                                const double* sc, const double* cl, const uint64_t* keep,
+                                bint any_degen, bint update, bint feed,
+                                double* stats) noexcept nogil
     double coalloc_sk_pass6(double* X, double* rinv, const double* tcap, Py_ssize_t n,
                             const double* sc, const double* cl, const uint64_t* keep,
                             bint any_degen, bint update, bint feed,
@@ -962,6 +1489,9 @@ cdef double _sk_pass(_SK* sk, bint update, bint feed) noexcept nogil:
     cdef double* maxrest = sk.stats + mm
     cdef double* mintop = sk.stats + 2 * mm
     if COALLOC_SK6 and m == 5:
+        if COALLOC_SK6AVX and coalloc_has_avx():
+            return coalloc_sk_pass6_avx(sk.X, sk.rinv, sk.tcap, n, sk.scale, sk.clip,
+                                        sk.keep, sk.any_degen, update, feed, sk.stats)
         return coalloc_sk_pass6(sk.X, sk.rinv, sk.tcap, n, sk.scale, sk.clip,
                                 sk.keep, sk.any_degen, update, feed, sk.stats)
     if COALLOC_SKG and m > 5:
@@ -1054,6 +1584,10 @@ cdef void _sk_remember(_SK* sk, Py_ssize_t nrep) noexcept nogil:
     cdef Py_ssize_t i0, i1
     cdef double t, v
     cdef double* tc
+    cdef int gt
+    cdef double sel[2]
+    sel[0] = INFINITY
+    sel[1] = 0.0
     for r in range(nrep):
         sk.bcount[r] = 0            # reused as the count of rows > thr
     i0 = 0
@@ -1065,8 +1599,9 @@ cdef void _sk_remember(_SK* sk, Py_ssize_t nrep) noexcept nogil:
             cnt = 0
             for i in range(i0, i1):
                 v = sk.X[i * mm + j] * sk.rinv[i]
-                sk.tcap[i * mm + j] = 0.0 if v > t else INFINITY
-                cnt += v > t
+                gt = v > t
+                sk.tcap[i * mm + j] = sel[gt]   # 0.0 if v > t else inf, without a branch
+                cnt += gt
             sk.bcount[r] += cnt
         i0 = i1
     for r in range(nrep):
@@ -1252,6 +1787,22 @@ cdef class _SKBuffers:
 # Python-visible kernels
 # ---------------------------------------------------------------------------
 
+cdef inline bint _greater(double a, double b) noexcept nogil:
+    return a > b
+
+
+cdef inline Py_ssize_t _count_ge(const double* row, Py_ssize_t m, double b) noexcept nogil:
+    """Number of leading entries of the descending ``row[:m]`` that are ``>= b``."""
+    cdef Py_ssize_t lo = 0, hi = m, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if row[mid] >= b:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 def edge_ranks(
     const int64_t[::1] indptr,      # IN (n + 1,) CSR row pointer (only used for nnz checks)
     const int64_t[::1] indices,     # IN (nnz,)
@@ -1292,9 +1843,12 @@ def edge_ranks(
     cdef int32_t[:, ::1] order = order_arr        # OUT
     cdef vector[pair[double, int32_t]] keyed
     cdef vector[double] sorted_vals               # (m, m) bhat rows sorted descending
-    cdef Py_ssize_t j, l, e, lo, hi, mid
+    cdef Py_ssize_t j, l, e, t, nvals = 0
     cdef double b
-    cdef const double* row
+    cdef vector[double] vals
+    cdef vector[int32_t] table
+    cdef const int32_t* src
+    cdef int32_t* dst
     with nogil:
         keyed.resize(m)
         sorted_vals.resize(m * m)
@@ -1306,20 +1860,49 @@ def edge_ranks(
             for l in range(m):
                 order[j, l] = keyed[l].second
                 sorted_vals[j * m + l] = bhat[j, keyed[l].second]
-        for e in range(nnz):
-            b = data[e]
-            for j in range(m):
-                # number of leading entries of the descending row that are >= b
-                row = sorted_vals.data() + j * m
-                lo = 0
-                hi = m
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if row[mid] >= b:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                rank[e, j] = <int32_t>lo
+        # rank[e] depends only on where data[e] falls among the distinct offer values:
+        # with vals = those values descending and t = #{vals >= b}, rank[e, j] =
+        # #{l : bhat[j, l] >= vals[t - 1]} (0 for t == 0; also for a NaN b). So when
+        # there are few distinct values, one search per edge and a row copy from a
+        # table of rank rows replace m searches (same result). Not with NaN in bhat.
+        if nnz >= 64 and m > 0:
+            vals.resize(m * m)
+            for l in range(m * m):
+                vals[l] = sorted_vals[l]
+                if sorted_vals[l] != sorted_vals[l]:
+                    nvals = -1
+                    break
+            if nvals == 0:
+                sort(vals.begin(), vals.end(), _greater)
+                for l in range(m * m):
+                    if l == 0 or vals[l] != vals[nvals - 1]:
+                        vals[nvals] = vals[l]
+                        nvals += 1
+                if nvals + 1 > nnz:
+                    nvals = -1
+        if nvals > 0:
+            table.resize((nvals + 1) * m)
+            for t in range(nvals + 1):
+                for j in range(m):
+                    table[t * m + j] = <int32_t>_count_ge(
+                        sorted_vals.data() + j * m, m, vals[t - 1]) if t > 0 else 0
+            for e in range(nnz):
+                if nvals <= 32:     # branch-free count (a search mispredicts)
+                    t = 0
+                    b = data[e]
+                    for l in range(nvals):
+                        t += vals[l] >= b
+                else:
+                    t = _count_ge(vals.data(), nvals, data[e])
+                src = table.data() + t * m
+                dst = &rank[e, 0]
+                for j in range(m):
+                    dst[j] = src[j]
+        else:
+            for e in range(nnz):
+                b = data[e]
+                for j in range(m):
+                    rank[e, j] = <int32_t>_count_ge(sorted_vals.data() + j * m, m, b)
     return rank_arr, order_arr
 
 
@@ -1629,3 +2212,28 @@ def graduated_assignment(
                     break
             beta *= beta_r
     return int(beta_steps), int(q_evals), int(sk_total)
+
+
+def _simd_level(level=None):
+    """Testing aid: the SIMD path the step-1 kernels take, optionally capped.
+
+    Parameters
+    ----------
+    level : int, optional
+        Highest path allowed from now on in this process: 0 (portable code only), 1 (AVX)
+        or 2 (AVX-512F, the default). Every path gives bit-identical results; the cap
+        exists so that the tests can check that on one machine.
+
+    Returns
+    -------
+    int
+        The path taken before the call (0, 1 or 2), which is the CPU's best path under the
+        previous cap.
+    """
+    global coalloc_simd_cap
+    cdef int before = 2 if coalloc_has_avx512() else (1 if coalloc_has_avx() else 0)
+    if level is not None:
+        if level not in (0, 1, 2):
+            raise ValueError(f"level must be 0, 1 or 2, got {level!r}")
+        coalloc_simd_cap = level
+    return before
