@@ -116,6 +116,7 @@ def test_fused_loop_equals_literal_loop_many_clusters(cardinality_first, density
 
     Sparse requests change few counts per round (the tree is refreshed along their paths),
     dense ones many (the whole tree is rebuilt); both must keep the literal loop's argmax.
+    Symmetric requests on symmetric offers take the one-pass count update.
     """
     rng = np.random.default_rng(4242 + cardinality_first + int(100 * density))
     for _ in range(6):
@@ -125,10 +126,13 @@ def test_fused_loop_equals_literal_loop_many_clusters(cardinality_first, density
         if rng.random() < 0.5:
             dense = np.triu(dense) + np.triu(dense, 1).T
         req = coalloc.Request({"cpu": rng.integers(0, 10, n)}, sp.csr_array(dense.astype(float)))
+        bhat = rng.integers(20, 150, (m, m))
+        if rng.random() < 0.6:  # symmetric offer: with a symmetric request, one-pass counts
+            bhat = np.triu(bhat) + np.triu(bhat, 1).T
         off = coalloc.Offer(
             {"cpu": rng.integers(3, 12, m)},
             capacity=rng.integers(1, max(2, 3 * n // m), m),
-            bandwidth=rng.integers(20, 150, (m, m)),
+            bandwidth=bhat,
         )
         weights = rng.random((req.n, off.m))
         args = arrays(req, off, weights, cardinality_first)

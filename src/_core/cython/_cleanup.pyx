@@ -108,6 +108,17 @@ def match_and_clean(
     cdef unsigned char[::1] dirty_flag = np.zeros(n, dtype=np.uint8)
     cdef int64_t[::1] dirty_items = np.empty(n, dtype=np.int64)
     cdef DirtySet dirty
+    # A symmetric request (its transpose passed as the same arrays) on a symmetric offer:
+    # the in-edge half of every count update repeats the out-edge half.
+    cdef bint symmetric = (
+        &t_indptr[0] == &indptr[0]
+        and (indices.shape[0] == 0 or (&t_indices[0] == &indices[0] and &t_data[0] == &data[0]))
+    )
+    cdef Py_ssize_t a, b
+    for a in range(m):
+        for b in range(a):
+            if bhat[a, b] != bhat[b, a]:
+                symmetric = False
     dirty.flag = &dirty_flag[0]
     dirty.items = &dirty_items[0]
     dirty.count = 0
@@ -142,7 +153,7 @@ def match_and_clean(
                 assign[worst] = -1
                 total += _task_contribution_ranked(indptr, indices, data, t_indptr,
                                                    t_indices, t_data, bhat, assign, worst,
-                                                   cluster, -1, counts, &dirty)
+                                                   cluster, -1, counts, &dirty, symmetric)
                 removals += 1
                 t1 = _now()
                 tasks.clear()
@@ -156,11 +167,11 @@ def match_and_clean(
                     if was >= 0:
                         total += _task_contribution_ranked(
                             indptr, indices, data, t_indptr, t_indices, t_data, bhat, assign,
-                            task, was, -1, counts, &dirty)
+                            task, was, -1, counts, &dirty, symmetric)
                     if assign[task] >= 0:
                         total += _task_contribution_ranked(
                             indptr, indices, data, t_indptr, t_indices, t_data, bhat, assign,
-                            task, assign[task], 1, counts, &dirty)
+                            task, assign[task], 1, counts, &dirty, symmetric)
                 t_count += (t1 - t0) + (_now() - t2)
                 t_match += t2 - t1
         return (removals, matcher.n_augmentations(), matcher.n_cycle_cancellations(),

@@ -159,11 +159,17 @@ cdef inline int64_t _task_contribution_ranked(
     int64_t sign,
     int64_t[::1] counts,
     DirtySet* dirty,
+    bint symmetric,
 ) noexcept nogil:
-    """:func:`_task_contribution`, recording the tasks whose count changed in ``dirty``."""
+    """:func:`_task_contribution`, recording the tasks whose count changed in ``dirty``.
+
+    ``symmetric``: the transpose arrays are the request's own and ``bhat`` is symmetric, so
+    the in-edge pass would repeat the out-edge pass test for test; one pass counts twice.
+    """
     cdef int64_t e, ak
     cdef Py_ssize_t k
     cdef int64_t d = 0
+    cdef int64_t step = 2 * sign if symmetric else sign
     for e in range(indptr[task], indptr[task + 1]):
         k = <Py_ssize_t>indices[e]
         if k == task:
@@ -172,9 +178,14 @@ cdef inline int64_t _task_contribution_ranked(
         if ak < 0:
             continue
         if data[e] > bhat[c, ak]:
-            counts[k] += sign
+            counts[k] += step
             _mark(dirty, k)
-            d += sign
+            d += step
+    if symmetric:
+        if d != 0:
+            counts[task] += d
+            _mark(dirty, task)
+        return d
     for e in range(t_indptr[task], t_indptr[task + 1]):
         k = <Py_ssize_t>t_indices[e]
         if k == task:
