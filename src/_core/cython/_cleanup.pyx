@@ -24,7 +24,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from _violation_core cimport (
     DirtySet,
     _count_all,
-    _task_contribution_ranked,
+    _task_contribution,
     _tree_build,
     _tree_refresh,
 )
@@ -151,7 +151,7 @@ def match_and_clean(
                 cluster = assign[worst]
                 matcher.forbid(worst, cluster)
                 assign[worst] = -1
-                total += _task_contribution_ranked(indptr, indices, data, t_indptr,
+                total += _task_contribution(indptr, indices, data, t_indptr,
                                                    t_indices, t_data, bhat, assign, worst,
                                                    cluster, -1, counts, &dirty, symmetric)
                 removals += 1
@@ -165,11 +165,11 @@ def match_and_clean(
                     was = old[r]
                     assign[task] = matcher.assignment()[task]
                     if was >= 0:
-                        total += _task_contribution_ranked(
+                        total += _task_contribution(
                             indptr, indices, data, t_indptr, t_indices, t_data, bhat, assign,
                             task, was, -1, counts, &dirty, symmetric)
                     if assign[task] >= 0:
-                        total += _task_contribution_ranked(
+                        total += _task_contribution(
                             indptr, indices, data, t_indptr, t_indices, t_data, bhat, assign,
                             task, assign[task], 1, counts, &dirty, symmetric)
                 t_count += (t1 - t0) + (_now() - t2)

@@ -41,6 +41,20 @@ cdef inline int64_t _count_all(
     return total
 
 
+cdef struct DirtySet:
+    unsigned char* flag       # (n,) 1 if the task's count changed since the last refresh
+    int64_t* items            # (n,) the changed tasks, in first-change order
+    Py_ssize_t count
+    Py_ssize_t depth          # log2(size) of the tournament tree below
+
+
+cdef inline void _mark(DirtySet* dirty, int64_t k) noexcept nogil:
+    if dirty != NULL and not dirty.flag[k]:
+        dirty.flag[k] = 1
+        dirty.items[dirty.count] = k
+        dirty.count += 1
+
+
 cdef inline int64_t _task_contribution(
     const int64_t[::1] indptr,
     const int64_t[::1] indices,
@@ -54,11 +68,19 @@ cdef inline int64_t _task_contribution(
     int64_t c,
     int64_t sign,
     int64_t[::1] counts,
+    DirtySet* dirty,
+    bint symmetric,
 ) noexcept nogil:
-    """Add ``sign`` times the violations of ``task`` placed in cluster ``c``."""
+    """Add ``sign`` times the violations of ``task`` placed in cluster ``c``.
+
+    ``dirty`` (or NULL) records the tasks whose count changed. ``symmetric``: the
+    transpose arrays are the request's own and ``bhat`` is symmetric, so the in-edge pass
+    would repeat the out-edge pass test for test; one pass counts twice.
+    """
     cdef int64_t e, ak
     cdef Py_ssize_t k
     cdef int64_t d = 0
+    cdef int64_t step = 2 * sign if symmetric else sign
     # out-edges (task, k): b[task, k] > bhat[c, a_k]
     for e in range(indptr[task], indptr[task + 1]):
         k = <Py_ssize_t>indices[e]
@@ -68,21 +90,25 @@ cdef inline int64_t _task_contribution(
         if ak < 0:
             continue
         if data[e] > bhat[c, ak]:
-            counts[task] += sign
-            counts[k] += sign
-            d += sign
-    # in-edges (k, task): b[k, task] > bhat[a_k, c]
-    for e in range(t_indptr[task], t_indptr[task + 1]):
-        k = <Py_ssize_t>t_indices[e]
-        if k == task:
-            continue
-        ak = assign[k]
-        if ak < 0:
-            continue
-        if t_data[e] > bhat[ak, c]:
-            counts[task] += sign
-            counts[k] += sign
-            d += sign
+            counts[k] += step
+            _mark(dirty, k)
+            d += step
+    if not symmetric:
+        # in-edges (k, task): b[k, task] > bhat[a_k, c]
+        for e in range(t_indptr[task], t_indptr[task + 1]):
+            k = <Py_ssize_t>t_indices[e]
+            if k == task:
+                continue
+            ak = assign[k]
+            if ak < 0:
+                continue
+            if t_data[e] > bhat[ak, c]:
+                counts[k] += sign
+                _mark(dirty, k)
+                d += sign
+    if d != 0:
+        counts[task] += d
+        _mark(dirty, task)
     return d
 
 
@@ -111,20 +137,6 @@ cdef inline void _tree_build(int64_t* tree, Py_ssize_t size, const int64_t* coun
         tree[p] = _win(counts, tree[2 * p], tree[2 * p + 1])
 
 
-cdef struct DirtySet:
-    unsigned char* flag       # (n,) 1 if the task's count changed since the last refresh
-    int64_t* items            # (n,) the changed tasks, in first-change order
-    Py_ssize_t count
-    Py_ssize_t depth          # log2(size)
-
-
-cdef inline void _mark(DirtySet* dirty, int64_t k) noexcept nogil:
-    if not dirty.flag[k]:
-        dirty.flag[k] = 1
-        dirty.items[dirty.count] = k
-        dirty.count += 1
-
-
 cdef inline void _tree_refresh(int64_t* tree, Py_ssize_t size, const int64_t* counts,
                                DirtySet* dirty) noexcept nogil:
     """Bring the internal nodes up to date with the counts of the dirty tasks."""
@@ -143,61 +155,3 @@ cdef inline void _tree_refresh(int64_t* tree, Py_ssize_t size, const int64_t* co
     for r in range(dirty.count):
         dirty.flag[dirty.items[r]] = 0
     dirty.count = 0
-
-
-cdef inline int64_t _task_contribution_ranked(
-    const int64_t[::1] indptr,
-    const int64_t[::1] indices,
-    const double[::1] data,
-    const int64_t[::1] t_indptr,
-    const int64_t[::1] t_indices,
-    const double[::1] t_data,
-    const double[:, ::1] bhat,
-    const int64_t[::1] assign,
-    Py_ssize_t task,
-    int64_t c,
-    int64_t sign,
-    int64_t[::1] counts,
-    DirtySet* dirty,
-    bint symmetric,
-) noexcept nogil:
-    """:func:`_task_contribution`, recording the tasks whose count changed in ``dirty``.
-
-    ``symmetric``: the transpose arrays are the request's own and ``bhat`` is symmetric, so
-    the in-edge pass would repeat the out-edge pass test for test; one pass counts twice.
-    """
-    cdef int64_t e, ak
-    cdef Py_ssize_t k
-    cdef int64_t d = 0
-    cdef int64_t step = 2 * sign if symmetric else sign
-    for e in range(indptr[task], indptr[task + 1]):
-        k = <Py_ssize_t>indices[e]
-        if k == task:
-            continue
-        ak = assign[k]
-        if ak < 0:
-            continue
-        if data[e] > bhat[c, ak]:
-            counts[k] += step
-            _mark(dirty, k)
-            d += step
-    if symmetric:
-        if d != 0:
-            counts[task] += d
-            _mark(dirty, task)
-        return d
-    for e in range(t_indptr[task], t_indptr[task + 1]):
-        k = <Py_ssize_t>t_indices[e]
-        if k == task:
-            continue
-        ak = assign[k]
-        if ak < 0:
-            continue
-        if t_data[e] > bhat[ak, c]:
-            counts[k] += sign
-            _mark(dirty, k)
-            d += sign
-    if d != 0:
-        counts[task] += d
-        _mark(dirty, task)
-    return d

@@ -125,9 +125,9 @@ def update_violations(
         if old_cluster >= 0:
             delta += _task_contribution(indptr, indices, data, t_indptr, t_indices,
                                         t_data, bhat, assign, task, old_cluster, -1,
-                                        counts)
+                                        counts, NULL, False)
         if new_cluster >= 0:
             delta += _task_contribution(indptr, indices, data, t_indptr, t_indices,
                                         t_data, bhat, assign, task, new_cluster, 1,
-                                        counts)
+                                        counts, NULL, False)
     return delta
