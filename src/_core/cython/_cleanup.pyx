@@ -151,9 +151,9 @@ def match_and_clean(
                 cluster = assign[worst]
                 matcher.forbid(worst, cluster)
                 assign[worst] = -1
-                total += _task_contribution(indptr, indices, data, t_indptr,
-                                                   t_indices, t_data, bhat, assign, worst,
-                                                   cluster, -1, counts, &dirty, symmetric)
+                total += _task_contribution(indptr, indices, data, t_indptr, t_indices,
+                                            t_data, bhat, assign, worst, cluster, -1,
+                                            counts, &dirty, symmetric)
                 removals += 1
                 t1 = _now()
                 tasks.clear()
