@@ -1,7 +1,6 @@
 """The exact solver: known optima, agreement between back-ends and formulations, limits."""
 
 import itertools
-import os
 import sys
 import time
 
@@ -9,6 +8,7 @@ import numpy as np
 import pytest
 
 import coalloc
+from _optional import skip_unless_ci
 from coalloc import exact
 from coalloc.exact import solve_exact, upper_bound
 from coalloc.generators import fig2, fig3, random_instance
@@ -16,26 +16,19 @@ from coalloc.generators import fig2, fig3, random_instance
 SKIP_REASON = "{pkg} not installed (optional extra; CI installs coalloc[exact])"
 
 
-def _skip_unless_ci(reason):
-    """Skip a backend that is not installed, except in CI, which must test every backend."""
-    if os.environ.get("CI"):
-        pytest.fail(f"CI must test every exact backend: {reason}")
-    pytest.skip(reason)
-
-
 def _backend_available(backend):
     if backend == "cbc":
         try:
             import pulp
         except ImportError:
-            _skip_unless_ci(SKIP_REASON.format(pkg="PuLP"))
+            skip_unless_ci(SKIP_REASON.format(pkg="PuLP"))
         if exact._cbc_command(pulp, msg=False) is None:
-            _skip_unless_ci("PuLP's bundled CBC binary is not runnable here")
+            skip_unless_ci("PuLP's bundled CBC binary is not runnable here")
     elif backend == "cpsat":
         try:
             import ortools  # noqa: F401
         except ImportError:
-            _skip_unless_ci(SKIP_REASON.format(pkg="OR-Tools"))
+            skip_unless_ci(SKIP_REASON.format(pkg="OR-Tools"))
     return backend
 
 
