@@ -437,6 +437,18 @@ def large_m_instance(rng, n, m):
     return w, allowed, cap
 
 
+def forbid_random_matched(matcher, rng, reduced):
+    """Forbid the pair of a random matched task (mirrored in ``reduced``); False if none."""
+    a = matcher.assignment
+    used = np.flatnonzero(a >= 0)
+    if used.size == 0:
+        return False
+    i = int(rng.choice(used))
+    assert matcher.forbid(i, int(a[i]))
+    reduced[i, a[i]] = False
+    return True
+
+
 @pytest.mark.parametrize("cardinality_first", [True, False])
 @pytest.mark.parametrize("m", [50, 120, 200])
 def test_many_clusters_forbid_sequence_matches_twin(m, cardinality_first):
@@ -454,13 +466,8 @@ def test_many_clusters_forbid_sequence_matches_twin(m, cardinality_first):
         )  # fmt: skip
         reduced = allowed.copy()
         for step in range(30):
-            a = matcher.assignment
-            used = np.flatnonzero(a >= 0)
-            if used.size == 0:
+            if not forbid_random_matched(matcher, rng, reduced):
                 break
-            i = int(rng.choice(used))
-            assert matcher.forbid(i, int(a[i]))
-            reduced[i, a[i]] = False
             matcher.solve()
             assert_feasible(matcher.assignment, reduced, cap)
             if step % 6 == 5:  # the twin is slow: check every sixth state exactly
@@ -518,16 +525,11 @@ def test_general_path_without_potentials(cardinality_first):
         matcher.solve()
         reduced = allowed.copy()
         for step in range(8):
-            a = matcher.assignment
-            used = np.flatnonzero(a >= 0)
-            if used.size == 0:
-                break
             if step % 2 == 0:
                 matcher._drop_potentials()
                 assert not matcher.has_potentials
-            i = int(rng.choice(used))
-            matcher.forbid(i, int(a[i]))
-            reduced[i, a[i]] = False
+            if not forbid_random_matched(matcher, rng, reduced):
+                break
             matcher.solve()
             assert matcher.has_potentials and matcher._self_check()
             ref = b_matching_reference(w, reduced, cap, cardinality_first)
