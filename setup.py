@@ -1,8 +1,11 @@
 """Build the compiled core of coalloc.
 
 Only ``ext_modules`` lives here; every other piece of metadata is in pyproject.toml.
-Cython kernels come from ``src/_core/cython/*.pyx`` and C++ kernels bound with pybind11
-from ``src/_core/cpp/*.cpp``; each becomes ``coalloc.<file stem>`` inside the package.
+Compiled sources are organised by family: ``src/_core/<family>/*.pyx`` (Cython) and
+``src/_core/<family>/*.cpp`` (C++ bound with pybind11) each become
+``coalloc.<family>.<file stem>``, built into that family's subpackage. Headers live in
+``src/_core/include/coalloc/common/`` (C++ every family may use) and
+``src/_core/include/coalloc/<family>/``.
 
 Set ``COALLOC_DEBUG=1`` to turn Cython's bounds/wraparound/initialisation checks back on
 and build without optimisation (for debugging a crash in a kernel).
@@ -18,6 +21,9 @@ from setuptools import Extension, setup
 DEBUG = os.environ.get("COALLOC_DEBUG", "") == "1"
 OPT = ["-O0", "-g"] if DEBUG else ["-O3"]
 INCLUDE = ["src/_core/include"]
+FAMILIES = sorted(
+    os.path.basename(d) for d in glob.glob("src/_core/*") if os.path.isdir(d) and d[-7:] != "include"
+)
 
 directives = {
     "language_level": 3,
@@ -37,35 +43,41 @@ def _stem(path: str) -> str:
 _ONLY = {s for s in os.environ.get("COALLOC_BUILD_ONLY", "").split(",") if s}
 
 
-def _sources(pattern: str) -> list:
+def _sources(family: str, ext: str) -> list:
+    pattern = f"src/_core/{family}/*.{ext}"
     return [p for p in sorted(glob.glob(pattern)) if not _ONLY or _stem(p) in _ONLY]
 
 
 cython_ext = [
     Extension(
-        f"coalloc.{_stem(path)}",
+        f"coalloc.{family}.{_stem(path)}",
         [path],
         language="c++",
-        include_dirs=INCLUDE,
+        include_dirs=INCLUDE + [f"src/_core/{family}"],
         extra_compile_args=OPT + ["-std=c++17"],
     )
-    for path in _sources("src/_core/cython/*.pyx")
+    for family in FAMILIES
+    for path in _sources(family, "pyx")
 ]
 
 cpp_ext = [
     Pybind11Extension(
-        f"coalloc.{_stem(path)}",
+        f"coalloc.{family}.{_stem(path)}",
         [path],
         include_dirs=INCLUDE,
         extra_compile_args=OPT,
         cxx_std=17,
     )
-    for path in _sources("src/_core/cpp/*.cpp")
+    for family in FAMILIES
+    for path in _sources(family, "cpp")
 ]
 
 setup(
     ext_modules=cythonize(
-        cython_ext, compiler_directives=directives, include_path=["src/_core/cython"]
+        cython_ext,
+        compiler_directives=directives,
+        include_path=[f"src/_core/{family}" for family in FAMILIES],
+        build_dir="build/cython",  # generated C++ stays out of the source tree
     )
     + cpp_ext
 )

@@ -1,26 +1,48 @@
-"""coalloc: topology-aware co-allocation of parallel jobs onto clustered resources.
+"""coalloc: co-allocation of parallel jobs onto grid, cluster and testbed resources.
 
-The core is the CTAAP-Solver of Kravtsov et al. (ICCS 2008): a request graph of tasks
-(minimum properties, pairwise bandwidth) is allocated onto an offer graph of homogeneous
-clusters (machine properties, machine counts, intra/inter-cluster bandwidth) so that every
-constraint holds, maximising the number of allocated tasks.
+One subpackage per problem family, over a small shared layer:
 
-Data flows one way: input -> model (:class:`Request`, :class:`Offer`) -> :func:`solve` ->
-:class:`SolveResult` -> :func:`verify`.
+* :mod:`coalloc.ctaap`: topology-aware co-allocation of a request graph onto clustered
+  offers, the CTAAP-Solver of Kravtsov et al. (seed 000);
+* :mod:`coalloc.taskmap`: mapping communicating tasks onto heterogeneous resources with
+  stochastic flow injection, Taura & Chien (seed 002).
+
+The main job stays one step away: :func:`solve`, :class:`Request`, :class:`Offer`,
+:func:`verify`, :class:`SolveResult`, :data:`METHODS`, :func:`read_instance` and friends are
+documented aliases of :mod:`coalloc.ctaap`. :func:`solve_many` solves batches of problems of
+any family. Data flows one way: input -> model -> solver -> result -> verify -> output.
 """
 
 __version__ = "0.1.0"
 
-from . import generators, taskmap
+from . import ctaap, taskmap
+from ._shared import STATUSES, InstanceError, Report, Result
 from .batch import BatchError, solve_many, solve_many_iter
-from .exact import upper_bound
-from .io import InstanceError, read_instance, read_result, write_instance, write_result
-from .model import Offer, Request
-from .result import SolveResult
-from .solvers import METHODS, solve
-from .verify import VerifyReport, verify
+
+# The main job, one step away: aliases of coalloc.ctaap.
+from .ctaap import (
+    METHODS,
+    Offer,
+    Request,
+    SolveResult,
+    VerifyReport,
+    generators,
+    read_instance,
+    read_result,
+    solve,
+    upper_bound,
+    verify,
+    write_instance,
+    write_result,
+)
+
+#: The problem families, by name.
+FAMILIES = ("ctaap", "taskmap")
 
 __all__ = [
+    "ctaap",
+    "taskmap",
+    "FAMILIES",
     "Request",
     "Offer",
     "solve",
@@ -29,6 +51,9 @@ __all__ = [
     "BatchError",
     "METHODS",
     "SolveResult",
+    "Result",
+    "Report",
+    "STATUSES",
     "verify",
     "VerifyReport",
     "read_instance",
@@ -38,7 +63,6 @@ __all__ = [
     "InstanceError",
     "generators",
     "upper_bound",
-    "taskmap",
     "flow_injection",
     "__version__",
 ]

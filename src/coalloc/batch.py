@@ -1,7 +1,10 @@
 """Solving many instances at once: :func:`solve_many` and :func:`solve_many_iter`.
 
-A batch is an iterable of instances, each a ``(Request, Offer)`` pair or the path of an
-instance file (read in the worker). The instances are solved by a pool of threads (the
+A batch is an iterable of problems of any family: a family's ``Instance`` (for example
+:class:`coalloc.ctaap.Instance` or :class:`coalloc.taskmap.Instance`), the plain pair it
+wraps (``(Request, Offer)``, ``(TaskGraph, ResourceGraph)``), or the path of an instance file
+of a family (read in the worker; its ``"format"`` names the family). Each problem is solved by
+its family's ``solve`` and, for ``coalloc <family> solve-batch``, checked by its ``verify``. The instances are solved by a pool of threads (the
 default: the compiled kernels release the GIL), a pool of processes, serially, or by any
 :class:`concurrent.futures.Executor` the caller passes -- for example
 ``distributed.Client(...).get_executor()`` to spread a batch over the machines of a Dask
@@ -26,7 +29,6 @@ from __future__ import annotations
 
 import collections.abc as abc
 import concurrent.futures as cf
-import inspect
 import os
 import sys
 import time
@@ -49,16 +51,24 @@ from typing import (
 
 import numpy as np
 
-from .io import read_instance
-from .model import Offer, Request
-from .result import SolveResult
-from .solvers import METHODS, solve
-from .verify import verify
+from . import ctaap, taskmap
+from ._shared.jsonio import InstanceError, load_json
+from ._shared.result import Result
+from ._shared.seeding import instance_seed
+
+#: The ``Instance`` type of every family; each has ``family``, ``format``, ``solve``,
+#: ``verify``, ``check_params`` and ``from_dict``.
+FAMILY_INSTANCES = {"ctaap": ctaap.Instance, "taskmap": taskmap.Instance}
+#: Plain pairs a batch accepts in place of an ``Instance``: (types) -> Instance.
+_PAIRS = (
+    ((ctaap.Request, ctaap.Offer), ctaap.Instance),
+    ((taskmap.TaskGraph, taskmap.ResourceGraph), taskmap.Instance),
+)
 
 __all__ = ["solve_many", "solve_many_iter", "BatchError", "instance_seed", "ProgressBar"]
 
-#: What a batch may contain: a ``(Request, Offer)`` pair or the path of an instance file.
-Instance = Union[Tuple[Request, Offer], str, "os.PathLike[str]"]
+#: What a batch may contain: a family's Instance, the pair it wraps, or an instance file path.
+Instance = Union[ctaap.Instance, taskmap.Instance, Tuple[Any, Any], str, "os.PathLike[str]"]
 
 BACKENDS = ("threads", "processes", "serial")
 ON_ERROR = ("record", "raise")
@@ -153,33 +163,6 @@ def _rebuild_error(fields: dict, traceback: str) -> BatchError:
     )  # fmt: skip
 
 
-def instance_seed(seed: int, index: int) -> int:
-    """The seed instance ``index`` of a batch with seed ``seed`` is solved with.
-
-    It is the first 32-bit word of ``numpy.random.SeedSequence(seed).spawn(index + 1)[index]``
-    (computed directly, without spawning the earlier children): independent streams for
-    the instances, a function of ``seed`` and ``index`` only. To re-solve one instance of a
-    batch on its own: ``coalloc.solve(request, offer, seed=instance_seed(seed, index))``.
-
-    Parameters
-    ----------
-    seed : int
-        The batch seed (non-negative).
-    index : int
-        Position of the instance in the batch (non-negative).
-
-    Returns
-    -------
-    int
-        A seed in ``[0, 2**32)``.
-    """
-    for name, value in (("seed", seed), ("index", index)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-    seq = np.random.SeedSequence(int(seed), spawn_key=(int(index),))
-    return int(seq.generate_state(1, np.uint32)[0])
-
-
 class ProgressBar:
     """A one-line text progress bar, redrawn in place (``\\r``) at most every ``interval`` s.
 
@@ -247,18 +230,34 @@ def _source(item: Any) -> Optional[str]:
     return None
 
 
-def _solve_one(index, item, seed, method, params, bound, with_report):
+def read_problem(path: Any) -> Any:
+    """Read an instance file of any family; its ``"format"`` names the family.
+
+    A file without ``"format"`` is read as a CTAAP instance (``coalloc.instance``).
+
+    Raises
+    ------
+    InstanceError
+        When the file is unreadable, not an instance of a family, or invalid.
+    """
+    data, name = load_json(path)
+    fmt = data.get("format", ctaap.Instance.format) if isinstance(data, dict) else None
+    for cls in FAMILY_INSTANCES.values():
+        if fmt == cls.format:
+            return cls.from_dict(data, source=name)
+    known = sorted(cls.format for cls in FAMILY_INSTANCES.values())
+    raise InstanceError(f"{name}: not an instance file of a family (format {fmt!r}; known: {known})")
+
+
+def _solve_one(index, item, seed, method, params, with_report):
     source = _source(item)
     try:
         if isinstance(item, _Invalid):
             raise TypeError(item.message)
-        if source is not None:
-            request, offer = read_instance(source)
-        else:
-            request, offer = item
-        result = solve(request, offer, method, seed=seed, bound=bound, **params)
+        problem = read_problem(source) if source is not None else item
+        result = problem.solve(method, seed=seed, **params)
         if with_report:
-            return result, verify(request, offer, result.assignment).to_dict()
+            return result, problem.verify(result).to_dict()
         return result
     except Exception as exc:
         return BatchError(
@@ -269,15 +268,13 @@ def _solve_one(index, item, seed, method, params, bound, with_report):
 
 def _solve_chunk(
     chunk: List[Tuple[int, Any, Optional[int]]],
-    method: str,
+    method: Optional[str],
     params: dict,
-    bound: bool,
     with_report: bool,
 ) -> list:
     """Solve a chunk of ``(index, item, seed)``; top level so that it pickles by reference."""
     return [
-        _solve_one(index, item, seed, method, params, bound, with_report)
-        for index, item, seed in chunk
+        _solve_one(index, item, seed, method, params, with_report) for index, item, seed in chunk
     ]
 
 
@@ -291,15 +288,18 @@ def _chunk_failed(exc: BaseException, index: int, item: Any, seed: Optional[int]
 
 
 def _check_item(item: Any) -> Any:
-    """The item itself if it looks like an instance, else an :class:`_Invalid` marker."""
+    """The item as a family's Instance (or a path), else an :class:`_Invalid` marker."""
     if isinstance(item, (str, os.PathLike)):
         return item
+    if isinstance(item, tuple(FAMILY_INSTANCES.values())):
+        return item
     if isinstance(item, (tuple, list)) and len(item) == 2:
-        if isinstance(item[0], Request) and isinstance(item[1], Offer):
-            return tuple(item)
+        for types, cls in _PAIRS:
+            if isinstance(item[0], types[0]) and isinstance(item[1], types[1]):
+                return cls(*item)
     return _Invalid(
-        "a batch item must be a (Request, Offer) pair or the path of an instance file, "
-        f"got {type(item).__name__}"
+        "a batch item must be a family's Instance, a (Request, Offer) or (TaskGraph, "
+        f"ResourceGraph) pair, or the path of an instance file, got {type(item).__name__}"
     )
 
 
@@ -367,30 +367,40 @@ def _seed_function(seed: Any, instances: Any) -> Callable[[int], Optional[int]]:
     return explicit
 
 
-def _check_params(method: str, params: dict) -> None:
-    """Reject parameter names the method does not take, before any work starts."""
-    try:
-        sig = inspect.signature(METHODS[method])
-    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+def _check_params(method: Optional[str], params: dict, family: Optional[str]) -> None:
+    """Reject a method or parameter names no candidate family takes, before any work starts.
+
+    With ``family`` only that family is asked; else every family that has ``method`` (every
+    family when ``method`` is None), and the call fails only when all of them refuse.
+    """
+    if family is not None:
+        if family not in FAMILY_INSTANCES:
+            raise ValueError(f"family must be one of {sorted(FAMILY_INSTANCES)}, got {family!r}")
+        FAMILY_INSTANCES[family].check_params(method, params)
         return
-    kinds = {p.kind for p in sig.parameters.values()}
-    if inspect.Parameter.VAR_KEYWORD in kinds:
-        return
-    known = {
-        name for name, p in sig.parameters.items()
-        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
-    } - {"request", "offer", "seed"}  # fmt: skip
-    unknown = sorted(set(params) - known)
-    if unknown:
-        raise TypeError(
-            f"method {method!r} takes no parameter(s) {unknown}; it takes {sorted(known)}"
-        )
+    if method is not None and not isinstance(method, str):
+        raise ValueError(f"method must be a method name or None, got {method!r}")
+    errors = []
+    for cls in FAMILY_INSTANCES.values():
+        try:
+            cls.check_params(method, params)
+            return
+        except (TypeError, ValueError) as exc:
+            errors.append(exc)
+    owners = [cls for cls in FAMILY_INSTANCES.values() if method in cls.methods]
+    if method is not None and not owners:
+        every = sorted({m for cls in FAMILY_INSTANCES.values() for m in cls.methods})
+        raise ValueError(f"method must be one of {every}, got {method!r}")
+    if len(owners) == 1:
+        raise errors[list(FAMILY_INSTANCES.values()).index(owners[0])]
+    raise errors[0]
 
 
 def solve_many(
     instances: Iterable[Instance],
-    method: str = "ctaap",
+    method: Optional[str] = None,
     *,
+    family: Optional[str] = None,
     n_jobs: Optional[int] = None,
     executor: Optional[cf.Executor] = None,
     backend: Optional[str] = None,
@@ -399,18 +409,24 @@ def solve_many(
     max_in_flight: Optional[int] = None,
     on_error: str = "record",
     progress: Union[None, bool, Callable[[int, Optional[int]], None]] = None,
-    bound: bool = False,
     **params: Any,
-) -> List[Union[SolveResult, BatchError]]:
+) -> List[Union[Result, BatchError]]:
     """Solve a batch of instances in parallel; results in input order.
 
     Parameters
     ----------
     instances : iterable
-        Each item a ``(Request, Offer)`` pair or the path (str or path-like) of an instance
-        file (docs/formats.md), read in the worker. Consumed lazily (a generator is fine).
-    method : str, default "ctaap"
-        Any method of :func:`coalloc.solve`.
+        Problems of any family, mixed freely: a family's ``Instance``
+        (:class:`coalloc.ctaap.Instance`, :class:`coalloc.taskmap.Instance`), the pair it
+        wraps (``(Request, Offer)``, ``(TaskGraph, ResourceGraph)``), or the path (str or
+        path-like) of an instance file of a family (docs/formats.md), read in the worker.
+        Consumed lazily (a generator is fine).
+    method : str, optional
+        A method of the problems' family (``coalloc.<family>.METHODS``); None: each
+        family's default (``"ctaap"`` for CTAAP, ``"open+improve"`` for task mapping).
+    family : str, optional
+        Check ``method`` and ``params`` against this family only (``"ctaap"``,
+        ``"taskmap"``); by default they must suit some family that has ``method``.
     n_jobs : int, optional
         Workers of the pool solve_many creates: a positive number, or None / -1 for every
         CPU this process may use. With ``executor``, it only sizes the in-flight window:
@@ -448,17 +464,17 @@ def solve_many(
         ``progress(done, total)`` in the calling thread as chunks complete (``total`` is
         None when the iterable has no length), and its ``close()`` method, if it has one,
         at the end.
-    bound : bool, default False
-        Passed to :func:`coalloc.solve`.
     **params
-        Solver parameters, passed to :func:`coalloc.solve` for every instance. Unknown
-        names are rejected before any work starts.
+        Solver parameters, passed to the family's ``solve`` for every instance (for CTAAP
+        also ``bound=True``, see :func:`coalloc.solve`). Names no candidate family's method
+        takes are rejected before any work starts.
 
     Returns
     -------
-    list of SolveResult or BatchError
-        One entry per instance, in input order. ``r.success`` is False for a
-        :class:`BatchError` (``r.ok`` too).
+    list of Result or BatchError
+        One entry per instance, in input order: the family's result
+        (:class:`coalloc.SolveResult`, :class:`coalloc.taskmap.MappingResult`, ...).
+        ``r.success`` is False for a :class:`BatchError` (``r.ok`` too).
 
     Raises
     ------
@@ -484,17 +500,18 @@ def solve_many(
     True
     """
     results = solve_many_iter(
-        instances, method, n_jobs=n_jobs, executor=executor, backend=backend, seed=seed,
-        chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
-        progress=progress, bound=bound, **params,
+        instances, method, family=family, n_jobs=n_jobs, executor=executor, backend=backend,
+        seed=seed, chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
+        progress=progress, **params,
     )  # fmt: skip
     return list(results)
 
 
 def solve_many_iter(
     instances: Iterable[Instance],
-    method: str = "ctaap",
+    method: Optional[str] = None,
     *,
+    family: Optional[str] = None,
     n_jobs: Optional[int] = None,
     executor: Optional[cf.Executor] = None,
     backend: Optional[str] = None,
@@ -503,9 +520,8 @@ def solve_many_iter(
     max_in_flight: Optional[int] = None,
     on_error: str = "record",
     progress: Union[None, bool, Callable[[int, Optional[int]], None]] = None,
-    bound: bool = False,
     **params: Any,
-) -> Iterator[Union[SolveResult, BatchError]]:
+) -> Iterator[Union[Result, BatchError]]:
     """Like :func:`solve_many`, but an iterator: yields each result, in input order, as
     soon as it and every earlier one are done (like ``Executor.map``, but lazy on input).
 
@@ -514,9 +530,9 @@ def solve_many_iter(
     and shuts down the pool it created.
     """
     return _batch_iter(
-        instances, method, n_jobs=n_jobs, executor=executor, backend=backend, seed=seed,
-        chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
-        progress=progress, bound=bound, params=params, with_report=False,
+        instances, method, family=family, n_jobs=n_jobs, executor=executor, backend=backend,
+        seed=seed, chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
+        progress=progress, params=params, with_report=False,
     )  # fmt: skip
 
 
@@ -524,6 +540,7 @@ def _batch_iter(
     instances,
     method,
     *,
+    family=None,
     n_jobs,
     executor,
     backend,
@@ -532,24 +549,20 @@ def _batch_iter(
     max_in_flight,
     on_error,
     progress,
-    bound,
     params,
     with_report,
 ) -> Iterator[Any]:
     """Validate everything, then return the generator (shared with ``coalloc solve-batch``).
 
-    With ``with_report`` each success is a ``(SolveResult, verify_report_dict)`` pair.
+    With ``with_report`` each success is a ``(result, verify_report_dict)`` pair.
     """
     if isinstance(instances, (str, bytes, os.PathLike)) or not isinstance(instances, abc.Iterable):
         raise TypeError(
-            "instances must be an iterable of (Request, Offer) pairs or instance file paths, "
+            "instances must be an iterable of problems (a family's Instance, a pair, or an "
+            "instance file path), "
             f"got {type(instances).__name__}"
         )
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
-    _check_params(method, params)
-    if not isinstance(bound, (bool, np.bool_)):
-        raise TypeError(f"bound must be a bool, got {type(bound).__name__}")
+    _check_params(method, params, family)
     if executor is not None:
         if not isinstance(executor, cf.Executor):
             hint = " (for Dask, pass client.get_executor())" if hasattr(executor, "submit") else ""
@@ -583,7 +596,7 @@ def _batch_iter(
         raise TypeError(f"progress must be a bool or a callable, got {type(progress).__name__}")
     seed_of = _seed_function(seed, instances)
     total = len(instances) if isinstance(instances, abc.Sized) else None
-    args = (method, dict(params), bool(bound), with_report)
+    args = (method, dict(params), with_report)
     return _run(
         instances, args, seed_of, executor=executor, backend=backend, workers=workers,
         chunksize=chunksize, max_in_flight=max_in_flight, raise_errors=on_error == "raise",

@@ -5,12 +5,15 @@ A :class:`TaskGraph` (compute requirements, communication volumes) is mapped ont
 maximum occupancy -- the inverse of the pipeline's throughput -- is small::
 
     import coalloc.taskmap as tm
-    result = tm.map_tasks(tasks, resources, method="open+improve", seed=0)
+    result = tm.solve(tasks, resources, method="open+improve", seed=0)
     result.mapping, result.max_occupancy, result.bottleneck
 
-See docs/taskmap.md.
+Methods (:data:`METHODS`): the four variants of section 5.2 (:data:`VARIANTS`, run by
+:func:`map_tasks`) and ``"exact"`` (the MILP of :func:`solve_exact_mapping`); all return a
+:class:`MappingResult`. See docs/taskmap.md.
 """
 
+from . import mapper
 from .exact import ExactMappingResult, solve_exact_mapping
 from .io import (
     read_mapping_result,
@@ -21,7 +24,6 @@ from .io import (
     write_task_graph,
 )
 from .mapper import (
-    METHODS,
     MappingResult,
     comp_occupancy,
     improve,
@@ -40,7 +42,11 @@ from .model import (
     max_occupancy,
     occupancy_graph,
 )
+from .solvers import DEFAULT_METHOD, METHODS, Instance, solve
 from .verify import MappingReport, verify_mapping
+
+#: The four heuristic variants of section 5.2: name -> (open metric, improvement phase).
+VARIANTS = mapper.METHODS
 
 
 def __getattr__(name: str):
@@ -74,6 +80,10 @@ __all__ = [
     "open_occupancy",
     "MappingResult",
     "METHODS",
+    "VARIANTS",
+    "DEFAULT_METHOD",
+    "Instance",
+    "solve",
     "flow_injection",
     "FlowInjectionResult",
     "generators",

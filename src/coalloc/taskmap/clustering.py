@@ -13,8 +13,8 @@ the resulting tree. Splitting one cluster:
 
 A cluster that is already disconnected (disconnected input, zero weights, isolated tasks)
 is split into its components without injection. :func:`flow_injection` returns the tree and
-the order; the compiled kernel is :mod:`coalloc._flowinject` (C++, GIL released) and its
-slow twin :mod:`coalloc._reference.flowinject` returns exactly the same result.
+the order; the compiled kernel is :mod:`coalloc.taskmap._flowinject` (C++, GIL released) and its
+slow twin :mod:`coalloc.taskmap._reference.flowinject` returns exactly the same result.
 
 The choices the paper leaves open (path metric, ``Delta``, what a child starts from) are
 documented and measured in ``docs/taskmap.md`` and ``bench/flow_injection.py``.
@@ -27,6 +27,10 @@ from typing import Any, Optional
 
 import numpy as np
 import scipy.sparse as sp
+
+from .._shared import params as checks
+from .._shared.seeding import kernel_seed
+from .._shared.validation import check_nonnegative
 
 __all__ = [
     "FlowInjectionResult",
@@ -44,7 +48,6 @@ DEFAULT_DELTA_SCALE = 0.05
 #: Default cap on the injections of one split (then the weakest edges are removed).
 DEFAULT_MAX_INJECTIONS = 1_000_000
 KIND_NAMES = ("leaf", "flow", "components", "flat", "forced")
-_MASK = (1 << 64) - 1
 
 
 # --------------------------------------------------------------------------------------
@@ -235,13 +238,6 @@ class FlowInjectionResult:
 # --------------------------------------------------------------------------------------
 
 
-def _check_weights(values: np.ndarray, argname: str, what: str) -> None:
-    if not np.all(np.isfinite(values)):
-        raise ValueError(f"{argname}: {what} must be finite (found NaN or inf)")
-    if np.any(values < 0):
-        raise ValueError(f"{argname}: {what} must be non-negative")
-
-
 def _matrix_csr(matrix: Any, argname: str) -> sp.csr_matrix:
     if sp.issparse(matrix):
         if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
@@ -266,7 +262,7 @@ def _matrix_csr(matrix: Any, argname: str) -> sp.csr_matrix:
             raise ValueError(f"{argname} must be a square 2-D matrix, got shape {arr.shape}")
         mat = sp.csr_matrix(arr.astype(np.float64))
     mat.sum_duplicates()
-    _check_weights(mat.data, argname, "edge weights")
+    check_nonnegative(mat.data, f"{argname}: edge weights")
     return mat
 
 
@@ -302,8 +298,8 @@ def _from_networkx(graph: Any, argname: str) -> tuple:
         ) from None
     if n == 0:
         w = np.zeros(0, dtype=np.float64)
-    _check_weights(mat.data, argname, "edge weights")
-    _check_weights(w, argname, "node 'weight' attributes")
+    check_nonnegative(mat.data, f"{argname}: edge weights")
+    check_nonnegative(w, f"{argname}: node 'weight' attributes")
     return _symmetric_csr(mat), w
 
 
@@ -321,7 +317,7 @@ def _graph_arrays(graph: Any, node_weight: Any) -> tuple:
             (np.array(data, dtype=np.float64), np.array(indices), np.array(indptr)),
             shape=(n, n),
         )
-        _check_weights(mat.data, "graph", "edge weights")
+        check_nonnegative(mat.data, "graph: edge weights")
         arrays = _symmetric_csr(mat)
     elif nx is not None and isinstance(graph, nx.Graph):
         arrays, w = _from_networkx(graph, "graph")
@@ -344,40 +340,8 @@ def _graph_arrays(graph: Any, node_weight: Any) -> tuple:
             raise ValueError(f"node_weight must have shape ({n},), got {w.shape}")
     if w.shape != (n,):
         raise ValueError(f"graph: node weights have shape {w.shape}, expected ({n},)")
-    _check_weights(w, "node_weight", "node weights")
+    check_nonnegative(w, "node_weight: node weights")
     return arrays, np.ascontiguousarray(w)
-
-
-def _seed64(seed: Any) -> int:
-    if seed is None:
-        return int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0])
-    if isinstance(seed, np.random.Generator):
-        return int(seed.integers(0, 2**64, dtype=np.uint64))
-    if isinstance(seed, np.random.SeedSequence):
-        return int(seed.generate_state(1, dtype=np.uint64)[0])
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(
-            f"seed must be an int, a numpy Generator, a SeedSequence or None, got "
-            f"{type(seed).__name__}"
-        )
-    return int(seed) & _MASK
-
-
-def _positive_float(value: Any, argname: str, *, allow_zero: bool = False) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        raise TypeError(f"{argname} must be a number, got {type(value).__name__}")
-    v = float(value)
-    if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{argname} must be a finite number > 0, got {value!r}")
-    return v
-
-
-def _int(value: Any, argname: str, lo: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{argname} must be an int, got {type(value).__name__}")
-    if value < lo:
-        raise ValueError(f"{argname} must be >= {lo}, got {value}")
-    return int(value)
 
 
 # --------------------------------------------------------------------------------------
@@ -468,11 +432,11 @@ def flow_injection(
         raise ValueError(f"backend must be 'compiled' or 'python', got {backend!r}")
     if not isinstance(inherit, (bool, np.bool_)):
         raise TypeError(f"inherit must be a bool, got {type(inherit).__name__}")
-    delta_abs = 0.0 if delta is None else _positive_float(delta, "delta")
-    scale = _positive_float(delta_scale, "delta_scale")
-    mcs = _int(min_cluster_size, "min_cluster_size", 1)
-    cap = _int(max_injections, "max_injections", 0)
-    seed64 = _seed64(seed)
+    delta_abs = 0.0 if delta is None else checks.number(delta, "delta")
+    scale = checks.number(delta_scale, "delta_scale")
+    mcs = checks.integer(min_cluster_size, "min_cluster_size", 1)
+    cap = checks.integer(max_injections, "max_injections", 0)
+    seed64 = kernel_seed(seed)
     (indptr, indices, data), w = _graph_arrays(graph, node_weight)
 
     kwargs = dict(
@@ -480,11 +444,11 @@ def flow_injection(
         min_cluster_size=mcs, inherit=bool(inherit), max_injections=cap,
     )  # fmt: skip
     if backend == "compiled":
-        from coalloc._flowinject import cluster
+        from ._flowinject import cluster
 
         raw = cluster(indptr, indices, data, w, **kwargs)
     else:
-        from coalloc._reference.flowinject import flow_injection_reference
+        from ._reference.flowinject import flow_injection_reference
 
         raw = flow_injection_reference(indptr, indices, data, w, **kwargs)
 

@@ -30,13 +30,15 @@ the solver proved it.
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared import milp
+from .._shared import params as checks
+from .mapper import MappingResult
 from .model import ResourceGraph, TaskGraph
 from .model import max_occupancy as _max_occupancy
 
@@ -47,40 +49,26 @@ FORMULATIONS = ("auto", "cut", "pairs")
 
 
 @dataclass
-class ExactMappingResult:
-    """Outcome of :func:`solve_exact_mapping`.
+class ExactMappingResult(MappingResult):
+    """Outcome of :func:`solve_exact_mapping`: a :class:`MappingResult` (method ``"exact"``).
+
+    ``mapping`` is the best mapping found (None when none was found in time), ``objective``
+    (= ``max_occupancy``) its maximum occupancy recomputed from scratch, ``bound`` a proven
+    lower bound on the optimum, ``gap`` = ``(objective - bound) / objective``, ``status``
+    ``"optimal"``, ``"feasible"`` (a mapping, optimality not proven), ``"time_limit"`` (no
+    mapping in time) or ``"error"``; ``timings`` has ``"build"``, ``"solve"``, ``"total"``.
 
     Attributes
     ----------
-    mapping : ndarray of int64 or None
-        Best mapping found (None when none was found in time).
-    objective : float or None
-        Its maximum occupancy, recomputed from scratch.
-    bound : float or None
-        Proven lower bound on the optimal maximum occupancy.
-    status : str
-        ``"optimal"``, ``"feasible"`` (a mapping, optimality not proven), ``"time_limit"`` (no
-        mapping in time) or ``"error"``.
-    gap : float or None
-        ``(objective - bound) / objective``.
     backend, formulation : str
-    timings : dict
-        ``"build"``, ``"solve"``, ``"total"`` seconds.
+        The solver and the linearisation used.
     model : dict
         Sizes of the model (variables, rows).
-    message : str
     """
 
-    mapping: Optional[np.ndarray]
-    objective: Optional[float]
-    bound: Optional[float]
-    status: str
-    gap: Optional[float]
-    backend: str
-    formulation: str
-    timings: dict = field(default_factory=dict)
+    backend: str = ""
+    formulation: str = ""
     model: dict = field(default_factory=dict)
-    message: str = ""
 
 
 def _route_usage(resources: ResourceGraph) -> np.ndarray:
@@ -246,14 +234,8 @@ def solve_exact_mapping(
     """
     if not isinstance(task_graph, TaskGraph) or not isinstance(resource_graph, ResourceGraph):
         raise TypeError("solve_exact_mapping needs a TaskGraph and a ResourceGraph")
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    if formulation not in FORMULATIONS:
-        raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
-    if time_limit is not None and not float(time_limit) > 0:
-        raise ValueError(f"time_limit must be positive, got {time_limit}")
-    if not 0 <= float(mip_gap) < 1:
-        raise ValueError(f"mip_gap must be in [0, 1), got {mip_gap}")
+    checks.check_exact_options(backend, BACKENDS, time_limit, mip_gap)
+    checks.choice(formulation, FORMULATIONS, "formulation")
     t0 = time.perf_counter()
     k = resource_graph.n_processors
     est = task_graph.n * k + task_graph.n_edges * (
@@ -273,18 +255,21 @@ def solve_exact_mapping(
     cost = np.zeros(nv)
     cost[task_graph.n * k] = 1.0
     t1 = time.perf_counter()
-    if backend == "highs":
-        xval, bound, status, message = _run_highs(a, lb, ub, cost, integrality, time_limit,
-                                                  mip_gap, verbose)  # fmt: skip
-    else:
-        xval, bound, status, message = _run_cbc(a, lb, ub, cost, integrality, time_limit,
-                                                mip_gap, verbose)  # fmt: skip
+    hi = np.where(integrality == 1, 1.0, np.inf)
+    outcome = milp.run_milp(
+        backend, milp.import_backend(backend), cost, a, lb, ub, integrality=integrality,
+        lb=0.0, ub=hi, sense="min", time_limit=time_limit, mip_gap=mip_gap, verbose=verbose,
+        name="taskmap_exact",
+    )  # fmt: skip
+    xval, bound, message = outcome.x, outcome.bound, outcome.message
+    # The model always has a solution (any mapping): "infeasible" means the solver failed.
+    status = "error" if outcome.status == "infeasible" else outcome.status
     t2 = time.perf_counter()
-    mapping = objective = gap = None
+    mapping = objective = gap = bottleneck = None
     if xval is not None:
         xs = xval[: task_graph.n * k].reshape(task_graph.n, k)
         mapping = resource_graph.processors[np.argmax(xs, axis=1)].astype(np.int64)
-        objective, _ = _max_occupancy(task_graph, resource_graph, mapping)
+        objective, bottleneck = _max_occupancy(task_graph, resource_graph, mapping)
         if bound is not None:
             bound = min(bound, objective)
             gap = 0.0 if objective == 0 else (objective - bound) / objective
@@ -299,7 +284,16 @@ def solve_exact_mapping(
         status = "error"
     return ExactMappingResult(
         mapping=mapping,
-        objective=None if objective is None else float(objective),
+        max_occupancy=None if objective is None else float(objective),
+        bottleneck=bottleneck,
+        method="exact",
+        params={
+            "backend": backend,
+            "formulation": form,
+            "time_limit": time_limit,
+            "mip_gap": float(mip_gap),
+        },
+        iterations={} if outcome.nodes is None else {"nodes": int(outcome.nodes)},
         bound=None if bound is None else float(bound),
         status=status,
         gap=gap,
@@ -309,75 +303,3 @@ def solve_exact_mapping(
         model={"variables": int(nv), "rows": int(a.shape[0]), "integers": task_graph.n * k},
         message=message,
     )
-
-
-def _run_highs(a, lb, ub, cost, integrality, time_limit, mip_gap, verbose):
-    from scipy.optimize import Bounds, LinearConstraint, milp
-
-    nv = cost.shape[0]
-    lo = np.zeros(nv)
-    hi = np.ones(nv)
-    hi[integrality == 0] = np.inf
-    options: dict = {"disp": bool(verbose), "mip_rel_gap": float(mip_gap)}
-    if time_limit is not None:
-        options["time_limit"] = float(time_limit)
-    res = milp(
-        c=cost,
-        integrality=integrality,
-        bounds=Bounds(lo, hi),
-        constraints=[LinearConstraint(a, lb, ub)] if a.shape[0] else [],
-        options=options,
-    )
-    x = None if res.x is None else np.asarray(res.x, dtype=float)
-    dual = getattr(res, "mip_dual_bound", None)
-    bound = None if dual is None or not np.isfinite(dual) else float(dual)
-    if res.status == 0:
-        status = "optimal" if mip_gap == 0 else "feasible"
-        if status == "feasible" and bound is not None and x is not None:
-            if bound >= float(res.fun) * (1 - 1e-9):
-                status = "optimal"
-    elif res.status == 1:
-        status = "feasible" if x is not None else "time_limit"
-    else:
-        status = "error"
-    return x, bound, status, f"HiGHS: {res.message}"
-
-
-def _run_cbc(a, lb, ub, cost, integrality, time_limit, mip_gap, verbose):
-    from ..exact import _cbc_command, _import_backend
-
-    pulp = _import_backend("cbc")
-    prob = pulp.LpProblem("taskmap_exact", pulp.LpMinimize)
-    nv = cost.shape[0]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        xs = [
-            pulp.LpVariable(f"v{v}", lowBound=0, upBound=1 if integrality[v] else None,
-                            cat="Binary" if integrality[v] else "Continuous")
-            for v in range(nv)
-        ]  # fmt: skip
-        prob += pulp.lpSum(xs[v] for v in np.flatnonzero(cost))
-        for r in range(a.shape[0]):
-            lo_, hi_ = a.indptr[r], a.indptr[r + 1]
-            expr = pulp.LpAffineExpression(
-                [(xs[c], float(d)) for c, d in zip(a.indices[lo_:hi_], a.data[lo_:hi_])]
-            )
-            if lb[r] == ub[r]:
-                prob += pulp.LpConstraint(expr, pulp.LpConstraintEQ, f"r{r}", float(ub[r]))
-            else:
-                prob += pulp.LpConstraint(expr, pulp.LpConstraintLE, f"r{r}", float(ub[r]))
-        solver = _cbc_command(
-            pulp, msg=bool(verbose), timeLimit=None if time_limit is None else float(time_limit),
-            gapRel=float(mip_gap),
-        )  # fmt: skip
-        prob.solve(solver)
-    sol = getattr(prob, "sol_status", None)
-    have = sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
-    x = np.array([v.varValue or 0.0 for v in xs]) if have else None
-    if prob.status == pulp.LpStatusOptimal and sol == pulp.LpSolutionOptimal and mip_gap == 0:
-        status = "optimal"
-    elif x is not None:
-        status = "feasible"
-    else:
-        status = "time_limit" if prob.status != pulp.LpStatusInfeasible else "error"
-    return x, None, status, f"CBC: {pulp.LpStatus.get(prob.status)}"

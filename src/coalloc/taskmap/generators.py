@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import minimum_spanning_tree
 
+from .._shared.seeding import streams
 from .model import ResourceGraph, TaskGraph
 
 __all__ = [
@@ -294,8 +295,8 @@ def table1_instance(c: float = 1.0, seed: Any = 0) -> tuple:
     """
     if isinstance(seed, np.random.Generator):
         seed = int(seed.integers(0, 2**63))
-    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    s_task, s_res = ss.spawn(2)
+    st = streams(seed, ("tasks", "resources"))
+    s_task, s_res = st["tasks"], st["resources"]
     t = TABLE1
     tasks = pipeline_task_graph(
         n_clusters=t["n_clusters"], cluster_size=t["cluster_size"], compute=t["compute"],

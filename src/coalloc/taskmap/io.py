@@ -5,9 +5,11 @@
   undirected graph each edge is one stream between ``s`` and ``t``).
 * ``coalloc.resourcegraph`` v1: ``{"capacity": [...], "links": [[u, v, bandwidth], ...]}``,
   optional ``"is_processor"``, ``"route_length"`` and ``"names"``.
+* ``coalloc.taskmap.instance`` v1: ``{"tasks": <taskgraph>, "resources": <resourcegraph>}``,
+  both graphs of one problem in one file (what batches read).
 * ``coalloc.mapping`` v1: a :class:`~coalloc.taskmap.mapper.MappingResult`.
 
-Reading errors are :class:`coalloc.io.InstanceError` (a ``ValueError``) naming the file and
+Reading errors are :class:`coalloc.InstanceError` (a ``ValueError``) naming the file and
 the field.
 """
 
@@ -18,7 +20,16 @@ from typing import Any, Optional
 import numpy as np
 import scipy.sparse as sp
 
-from ..io import InstanceError, PathOrFile, _dump, _load_json, _num, _vec
+from .._shared.jsonio import (
+    InstanceError,
+    PathOrFile,
+    check_envelope,
+    dump_json,
+    load_json,
+    num,
+    vec,
+)
+from .._shared.result import jsonable
 from .mapper import MappingResult
 from .model import ResourceGraph, TaskGraph
 
@@ -37,21 +48,18 @@ __all__ = [
     "mapping_result_to_dict",
     "write_mapping_result",
     "read_mapping_result",
+    "INSTANCE_FORMAT",
+    "instance_to_dict",
+    "instance_from_dict",
+    "read_instance",
+    "write_instance",
 ]
 
 TASKGRAPH_FORMAT = "coalloc.taskgraph"
 RESOURCEGRAPH_FORMAT = "coalloc.resourcegraph"
 MAPPING_FORMAT = "coalloc.mapping"
+INSTANCE_FORMAT = "coalloc.taskmap.instance"
 VERSION = 1
-
-
-def _check_header(data: Any, fmt: str, source: str) -> None:
-    if not isinstance(data, dict):
-        raise InstanceError(f"{source}: expected a JSON object ({fmt})")
-    if "format" in data and data["format"] != fmt:
-        raise InstanceError(f"{source}: format is {data['format']!r}, expected {fmt!r}")
-    if "version" in data and data["version"] != VERSION:
-        raise InstanceError(f"{source}: unsupported version {data['version']!r}")
 
 
 # --------------------------------------------------------------------------------------
@@ -69,19 +77,19 @@ def task_graph_to_dict(
     if comm_format == "auto":
         comm_format = "edges" if mat.nnz < 0.5 * tasks.n * tasks.n else "dense"
     if comm_format == "dense":
-        comm: Any = [_vec(row) for row in mat.toarray()]
+        comm: Any = [vec(row) for row in mat.toarray()]
     else:
         coo = (mat if tasks.directed else sp.triu(mat, k=1)).tocoo()
         order = np.lexsort((coo.col, coo.row))
         comm = {
-            "edges": [[int(coo.row[k]), int(coo.col[k]), _num(coo.data[k])] for k in order.tolist()]
+            "edges": [[int(coo.row[k]), int(coo.col[k]), num(coo.data[k])] for k in order.tolist()]
         }
     out = {
         "format": TASKGRAPH_FORMAT,
         "version": VERSION,
         "n_tasks": tasks.n,
         "directed": tasks.directed,
-        "weights": _vec(tasks.node_weight),
+        "weights": vec(tasks.node_weight),
         "comm": comm,
     }
     if metadata:
@@ -91,7 +99,7 @@ def task_graph_to_dict(
 
 def task_graph_from_dict(data: Any, *, source: str = "<dict>") -> TaskGraph:
     """Build a :class:`TaskGraph` from a dict in the ``coalloc.taskgraph`` format."""
-    _check_header(data, TASKGRAPH_FORMAT, source)
+    check_envelope(data, TASKGRAPH_FORMAT, VERSION, source)
     if "weights" not in data:
         raise InstanceError(f"{source}: weights: missing (one compute requirement per task)")
     weights = data["weights"]
@@ -132,12 +140,12 @@ def task_graph_from_dict(data: Any, *, source: str = "<dict>") -> TaskGraph:
 
 def write_task_graph(dst: PathOrFile, tasks: TaskGraph, **kwargs: Any) -> None:
     """Write a task graph as JSON (keywords as in :func:`task_graph_to_dict`)."""
-    _dump(task_graph_to_dict(tasks, **kwargs), dst)
+    dump_json(task_graph_to_dict(tasks, **kwargs), dst)
 
 
 def read_task_graph(src: PathOrFile) -> TaskGraph:
     """Read a task graph file; :class:`InstanceError` names the file and the field."""
-    data, name = _load_json(src)
+    data, name = load_json(src)
     return task_graph_from_dict(data, source=name)
 
 
@@ -151,16 +159,16 @@ def resource_graph_to_dict(resources: ResourceGraph, *, metadata: Optional[dict]
     out: dict = {
         "format": RESOURCEGRAPH_FORMAT,
         "version": VERSION,
-        "capacity": _vec(resources.capacity),
+        "capacity": vec(resources.capacity),
         "links": [
-            [int(u), int(v), _num(b)]
+            [int(u), int(v), num(b)]
             for (u, v), b in zip(resources.links.tolist(), resources.bandwidth.tolist())
         ],
     }
     if not np.array_equal(resources.is_processor, resources.capacity > 0):
         out["is_processor"] = [bool(x) for x in resources.is_processor]
     if resources.route_kind == "custom":
-        out["route_length"] = _vec(resources.route_length)
+        out["route_length"] = vec(resources.route_length)
     elif resources.route_kind != "hops":
         out["route_length"] = resources.route_kind
     if resources.names is not None:
@@ -172,7 +180,7 @@ def resource_graph_to_dict(resources: ResourceGraph, *, metadata: Optional[dict]
 
 def resource_graph_from_dict(data: Any, *, source: str = "<dict>") -> ResourceGraph:
     """Build a :class:`ResourceGraph` from a dict in the ``coalloc.resourcegraph`` format."""
-    _check_header(data, RESOURCEGRAPH_FORMAT, source)
+    check_envelope(data, RESOURCEGRAPH_FORMAT, VERSION, source)
     for key in ("capacity", "links"):
         if key not in data:
             raise InstanceError(f"{source}: {key}: missing")
@@ -198,34 +206,65 @@ def resource_graph_from_dict(data: Any, *, source: str = "<dict>") -> ResourceGr
 
 def write_resource_graph(dst: PathOrFile, resources: ResourceGraph, **kwargs: Any) -> None:
     """Write a resource graph as JSON."""
-    _dump(resource_graph_to_dict(resources, **kwargs), dst)
+    dump_json(resource_graph_to_dict(resources, **kwargs), dst)
 
 
 def read_resource_graph(src: PathOrFile) -> ResourceGraph:
     """Read a resource graph file; :class:`InstanceError` names the file and the field."""
-    data, name = _load_json(src)
+    data, name = load_json(src)
     return resource_graph_from_dict(data, source=name)
+
+
+# --------------------------------------------------------------------------------------
+# Instances (both graphs in one file, for batches)
+# --------------------------------------------------------------------------------------
+
+
+def instance_to_dict(
+    tasks: TaskGraph, resources: ResourceGraph, *, metadata: Optional[dict] = None
+) -> dict:
+    """A JSON-ready dict in the ``coalloc.taskmap.instance`` format: both graphs in one."""
+    out = {
+        "format": INSTANCE_FORMAT,
+        "version": VERSION,
+        "tasks": task_graph_to_dict(tasks),
+        "resources": resource_graph_to_dict(resources),
+    }
+    if metadata:
+        out["metadata"] = dict(metadata)
+    return out
+
+
+def instance_from_dict(data: Any, *, source: str = "<dict>") -> tuple:
+    """``(TaskGraph, ResourceGraph)`` from a dict in the ``coalloc.taskmap.instance`` format."""
+    check_envelope(data, INSTANCE_FORMAT, VERSION, source, required=True)
+    unknown = sorted(set(data) - {"format", "version", "tasks", "resources", "metadata"})
+    if unknown:
+        raise InstanceError(f"{source}: unknown key(s) {unknown}")
+    for key in ("tasks", "resources"):
+        if key not in data:
+            raise InstanceError(f"{source}: {key}: missing")
+    tasks = task_graph_from_dict(data["tasks"], source=f"{source}: tasks")
+    resources = resource_graph_from_dict(data["resources"], source=f"{source}: resources")
+    return tasks, resources
+
+
+def write_instance(
+    dst: PathOrFile, tasks: TaskGraph, resources: ResourceGraph, **kwargs: Any
+) -> None:
+    """Write a task graph and a resource graph as one instance file."""
+    dump_json(instance_to_dict(tasks, resources, **kwargs), dst)
+
+
+def read_instance(src: PathOrFile) -> tuple:
+    """Read a ``coalloc.taskmap.instance`` file; returns ``(TaskGraph, ResourceGraph)``."""
+    data, name = load_json(src)
+    return instance_from_dict(data, source=name)
 
 
 # --------------------------------------------------------------------------------------
 # Mapping results
 # --------------------------------------------------------------------------------------
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
-    if isinstance(x, np.bool_):
-        return bool(x)
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        return _num(x)
-    return x
 
 
 def mapping_result_to_dict(result: MappingResult, *, verify: Optional[dict] = None) -> dict:
@@ -237,16 +276,16 @@ def mapping_result_to_dict(result: MappingResult, *, verify: Optional[dict] = No
         "seed": result.seed,
         "n_tasks": int(result.mapping.shape[0]),
         "mapping": [int(x) for x in result.mapping],
-        "max_occupancy": _num(result.max_occupancy),
-        "throughput": _num(result.throughput) if result.max_occupancy > 0 else None,
+        "max_occupancy": num(result.max_occupancy),
+        "throughput": num(result.throughput) if result.max_occupancy > 0 else None,
         "bottleneck": result.bottleneck.to_dict(),
-        "timings": _jsonable(result.timings),
-        "iterations": _jsonable(result.iterations),
-        "history": _jsonable(result.history),
-        "params": _jsonable(result.params),
+        "timings": jsonable(result.timings, compact=True),
+        "iterations": jsonable(result.iterations, compact=True),
+        "history": jsonable(result.history, compact=True),
+        "params": jsonable(result.params, compact=True),
     }
     if verify is not None:
-        out["verify"] = _jsonable(verify)
+        out["verify"] = jsonable(verify, compact=True)
     return out
 
 
@@ -254,12 +293,12 @@ def write_mapping_result(
     dst: PathOrFile, result: MappingResult, *, verify: Optional[dict] = None
 ) -> None:
     """Write a mapping result as JSON (optionally with a verification summary)."""
-    _dump(mapping_result_to_dict(result, verify=verify), dst)
+    dump_json(mapping_result_to_dict(result, verify=verify), dst)
 
 
 def read_mapping_result(src: PathOrFile) -> dict:
     """Read a mapping result file; ``"mapping"`` comes back as an int64 array."""
-    data, name = _load_json(src)
+    data, name = load_json(src)
     if not isinstance(data, dict) or data.get("format") != MAPPING_FORMAT:
         raise InstanceError(f"{name}: not a coalloc mapping file (format {MAPPING_FORMAT!r})")
     try:

@@ -31,6 +31,8 @@ from typing import Any, Optional
 import numpy as np
 from scipy.sparse import csgraph
 
+from .._shared.result import Result
+from .._shared.seeding import check_seed, stream_seed, streams
 from .model import (
     Bottleneck,
     OccupancyState,
@@ -68,8 +70,9 @@ _TIE = 1e-12  # relative tolerance when comparing M_i values (incremental float 
 
 
 @dataclass
-class MappingResult:
-    """Outcome of :func:`map_tasks`.
+class MappingResult(Result):
+    """Outcome of :func:`map_tasks` (a :class:`coalloc.Result`; ``objective`` is the
+    maximum occupancy).
 
     Attributes
     ----------
@@ -95,6 +98,12 @@ class MappingResult:
         Task order used (depth-first order of the cluster tree).
     history : list of float
         Maximum occupancy after the initial mapping and after each accepted improvement.
+    status : str
+        ``"feasible"`` for a heuristic mapping (every task is placed).
+    message : str
+    bound, gap : float or None
+        A proven lower bound on the optimal maximum occupancy and the relative gap, where
+        known (the heuristics report none).
     """
 
     mapping: np.ndarray
@@ -109,10 +118,29 @@ class MappingResult:
     link_occupancy: Optional[np.ndarray] = field(default=None, repr=False)
     order: Optional[np.ndarray] = field(default=None, repr=False)
     history: list = field(default_factory=list)
+    status: str = "feasible"
+    message: str = ""
+    bound: Optional[float] = None
+    gap: Optional[float] = None
+
+    @property
+    def objective(self) -> Optional[float]:
+        """The maximum occupancy (minimised)."""
+        return None if self.max_occupancy is None else float(self.max_occupancy)
+
+    def _payload(self) -> dict:
+        return {
+            "n_tasks": None if self.mapping is None else int(self.mapping.shape[0]),
+            "mapping": None if self.mapping is None else [int(x) for x in self.mapping],
+            "max_occupancy": self.objective,
+            "bottleneck": None if self.bottleneck is None else self.bottleneck.to_dict(),
+        }
 
     @property
     def throughput(self) -> float:
         """Units of progress per unit time, ``1 / max_occupancy``."""
+        if self.max_occupancy is None:
+            return float("nan")
         return float("inf") if self.max_occupancy == 0 else 1.0 / self.max_occupancy
 
 
@@ -460,8 +488,7 @@ def map_tasks(
     _check_graphs(task_graph, resource_graph)
     if method not in METHODS:
         raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
-    if seed is not None and not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
+    seed = check_seed(seed)
     if not 0 < float(acceleration) <= 1:
         raise ValueError(f"acceleration must be in (0, 1], got {acceleration}")
     if bound_factor is not None and not float(bound_factor) > 0:
@@ -471,8 +498,8 @@ def map_tasks(
     if clustering is not None and not isinstance(clustering, dict):
         raise TypeError("clustering must be a dict of flow_injection keyword arguments")
     open_metric, do_improve = METHODS[method]
-    ss = np.random.SeedSequence(seed)
-    seed_cluster, seed_proc = (int(s.generate_state(1)[0]) for s in ss.spawn(2))
+    st = streams(seed, ("clustering", "processors"))
+    seed_cluster, seed_proc = stream_seed(st["clustering"]), stream_seed(st["processors"])
     if isinstance(processor_order, str):
         procs = _procs_by_kind(resource_graph, processor_order, seed_proc)
     else:

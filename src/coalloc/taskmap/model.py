@@ -31,6 +31,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
+from .._shared.validation import nonnegative_vector, readonly, square_sparse
+
 __all__ = [
     "TaskGraph",
     "ResourceGraph",
@@ -48,50 +50,13 @@ __all__ = [
 # --------------------------------------------------------------------------------------
 
 
-def _vector(values: Any, argname: str, *, length: Optional[int] = None) -> np.ndarray:
-    try:
-        arr = np.array(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{argname} must be a 1-D numeric array: {exc}") from None
-    if arr.ndim != 1:
-        raise ValueError(f"{argname} must be 1-D, got shape {arr.shape}")
-    if length is not None and arr.shape[0] != length:
-        raise ValueError(f"{argname} has length {arr.shape[0]}, expected {length}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{argname} must be finite (found NaN or inf)")
-    if np.any(arr < 0):
-        raise ValueError(f"{argname} must be non-negative")
-    return arr
-
-
 def _square_csr(matrix: Any, n: int, argname: str) -> sp.csr_matrix:
     """A validated float64 CSR copy of a dense or sparse ``n x n`` matrix, no diagonal."""
-    if sp.issparse(matrix):
-        mat = sp.csr_matrix(matrix, dtype=np.float64, copy=True)
-    else:
-        try:
-            arr = np.array(matrix, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{argname} must be a numeric matrix: {exc}") from None
-        if arr.ndim != 2:
-            raise ValueError(f"{argname} must be 2-D, got shape {arr.shape}")
-        mat = sp.csr_matrix(arr)
-    if mat.shape != (n, n):
-        raise ValueError(f"{argname} must have shape ({n}, {n}), got {mat.shape}")
-    mat.sum_duplicates()
-    if not np.all(np.isfinite(mat.data)):
-        raise ValueError(f"{argname} must be finite (found NaN or inf)")
-    if np.any(mat.data < 0):
-        raise ValueError(f"{argname} must be non-negative")
+    mat = square_sparse(matrix, argname, n=n, kind="matrix")
     mat.setdiag(0.0)  # a task talking to itself never uses the network
     mat.eliminate_zeros()
     mat.sort_indices()
     return mat
-
-
-def _readonly(*arrays: np.ndarray) -> None:
-    for a in arrays:
-        a.setflags(write=False)
 
 
 # --------------------------------------------------------------------------------------
@@ -124,7 +89,7 @@ class TaskGraph:
     """
 
     def __init__(self, node_weight: Any, comm: Any = None, *, directed: Optional[bool] = None):
-        w = _vector(node_weight, "node_weight")
+        w = nonnegative_vector(node_weight, "node_weight")
         n = int(w.shape[0])
         if n == 0:
             raise ValueError("node_weight: a task graph needs at least one task")
@@ -146,7 +111,7 @@ class TaskGraph:
         self.indptr = mat.indptr.astype(np.int64)
         self.indices = mat.indices.astype(np.int64)
         self.data = mat.data.astype(np.float64)
-        _readonly(self.node_weight, self.indptr, self.indices, self.data)
+        readonly(self.node_weight, self.indptr, self.indices, self.data)
         pair = (mat + mat.T).tocsr() if self.directed else mat.copy()
         pair.sum_duplicates()
         pair.eliminate_zeros()
@@ -157,14 +122,14 @@ class TaskGraph:
             pair.indices.astype(np.int64),
             pair.data.astype(np.float64),
         )
-        _readonly(*self._pair_arrays)
+        readonly(*self._pair_arrays)
         upper = sp.triu(pair, k=1).tocoo()
         self._edges = (
             upper.row.astype(np.int64),
             upper.col.astype(np.int64),
             upper.data.astype(np.float64),
         )
-        _readonly(*self._edges)
+        readonly(*self._edges)
 
     # -- constructors -----------------------------------------------------------------
     @classmethod
@@ -286,7 +251,7 @@ class ResourceGraph:
         route_length: RouteLength = "hops",
         names: Any = None,
     ):
-        cap = _vector(capacity, "capacity")
+        cap = nonnegative_vector(capacity, "capacity")
         r = int(cap.shape[0])
         if r == 0:
             raise ValueError("capacity: a resource graph needs at least one node")
@@ -311,7 +276,7 @@ class ResourceGraph:
             raise ValueError("links: duplicate links (merge them into one with summed bandwidth)")
         if bandwidth is None:
             raise ValueError("bandwidth is required (one value per link)")
-        bw = _vector(bandwidth, "bandwidth", length=e)
+        bw = nonnegative_vector(bandwidth, "bandwidth", length=e)
         if np.any(bw <= 0):
             raise ValueError("bandwidth must be positive")
         if is_processor is None:
@@ -336,7 +301,7 @@ class ResourceGraph:
                     f"got {route_length!r}"
                 )
         else:
-            length = _vector(route_length, "route_length", length=e)
+            length = nonnegative_vector(route_length, "route_length", length=e)
             if np.any(length <= 0):
                 raise ValueError("route_length must be positive")
         self.n_nodes = r
@@ -351,8 +316,8 @@ class ResourceGraph:
         self.names = None if names is None else list(names)
         if self.names is not None and len(self.names) != r:
             raise ValueError(f"names has length {len(self.names)}, expected {r}")
-        _readonly(self.capacity, self.links, self.bandwidth, self.is_processor)
-        _readonly(self.processors, self.route_length)
+        readonly(self.capacity, self.links, self.bandwidth, self.is_processor)
+        readonly(self.processors, self.route_length)
         # link id of each (u, v), both orientations
         self._link_id = sp.csr_matrix(
             (
@@ -377,14 +342,14 @@ class ResourceGraph:
             )
         # pred[k, v]: predecessor of v on the shortest path from processor k (row order)
         self._pred = pred.astype(np.int64)
-        _readonly(self._pred)
+        readonly(self._pred)
         self._proc_row = np.full(r, -1, dtype=np.int64)
         self._proc_row[self.processors] = np.arange(self.processors.shape[0])
         # adjacent link capacity of each node (the denominator of the open metric)
         self.adjacent_bandwidth = np.bincount(ln[:, 0], weights=bw, minlength=r) + np.bincount(
             ln[:, 1], weights=bw, minlength=r
         )
-        _readonly(self.adjacent_bandwidth)
+        readonly(self.adjacent_bandwidth)
         self._routes: dict = {}
         self._max_hops: Optional[int] = None
 
@@ -418,7 +383,7 @@ class ResourceGraph:
 
         Each nonzero ``bandwidth[u, v]`` (``u < v``) is a link; the diagonal is ignored.
         """
-        cap = _vector(capacity, "capacity")
+        cap = nonnegative_vector(capacity, "capacity")
         mat = _square_csr(bandwidth, cap.shape[0], "bandwidth")
         if (mat != mat.T).nnz:
             raise ValueError("bandwidth must be symmetric (links are undirected)")

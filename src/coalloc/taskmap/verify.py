@@ -15,13 +15,14 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._shared.result import Report, jsonable
 from .model import ResourceGraph, TaskGraph
 
 __all__ = ["MappingReport", "verify_mapping"]
 
 
 @dataclass
-class MappingReport:
+class MappingReport(Report):
     """What :func:`verify_mapping` found.
 
     Attributes
@@ -49,6 +50,23 @@ class MappingReport:
     claimed: Optional[float] = None
     matches: bool = True
     problems: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """The mapping is valid and matches any claimed occupancy."""
+        return bool(self.valid and self.matches)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dictionary (without the load arrays)."""
+        return {
+            "valid": bool(self.valid),
+            "ok": self.ok,
+            "max_occupancy": float(self.max_occupancy),
+            "bottleneck": jsonable(list(self.bottleneck)),
+            "claimed": None if self.claimed is None else float(self.claimed),
+            "matches": bool(self.matches),
+            "problems": list(self.problems),
+        }
 
     def __str__(self) -> str:
         state = "valid" if self.valid else "INVALID"

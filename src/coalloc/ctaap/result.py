@@ -1,21 +1,20 @@
-"""The result object every solver returns (after SciPy's ``OptimizeResult``)."""
+"""The result every CTAAP method returns (a :class:`coalloc.Result`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
 
-__all__ = ["SolveResult"]
+from .._shared.result import STATUSES, Result
 
-#: Statuses a solver may report.
-STATUSES = ("optimal", "feasible", "time_limit", "infeasible", "error")
+__all__ = ["SolveResult", "STATUSES"]
 
 
 @dataclass
-class SolveResult:
-    """Outcome of :func:`coalloc.solve`.
+class SolveResult(Result):
+    """Outcome of :func:`coalloc.ctaap.solve` (every method of the family).
 
     Attributes
     ----------
@@ -67,31 +66,13 @@ class SolveResult:
         """Number of tasks in the request."""
         return int(self.assignment.shape[0])
 
-    @property
-    def success(self) -> bool:
-        """True when an allocation was produced."""
-        return self.status in ("optimal", "feasible")
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary (without the step-1 weights)."""
-        out = {
-            "method": self.method,
-            "status": self.status,
-            "message": self.message,
+    def _payload(self) -> dict:
+        return {
             "n_tasks": self.n_tasks,
             "n_allocated": int(self.n_allocated),
             "assignment": [int(a) for a in self.assignment],
-            "timings": {k: float(v) for k, v in self.timings.items()},
-            "iterations": {k: int(v) for k, v in self.iterations.items()},
             "n_removals": int(self.n_removals),
-            "seed": self.seed,
-            "params": _jsonable(self.params),
         }
-        for key in ("objective", "bound", "gap"):
-            value = getattr(self, key)
-            if value is not None:
-                out[key] = float(value)
-        return out
 
     def __repr__(self) -> str:
         total = self.timings.get("total")
@@ -101,12 +82,3 @@ class SolveResult:
             f"n_allocated={self.n_allocated}/{self.n_tasks}{t})"
         )
 
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value

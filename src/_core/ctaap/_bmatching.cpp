@@ -1,4 +1,4 @@
-// pybind11 binding of coalloc::BMatcher (include/coalloc/bmatching.hpp): incremental
+// pybind11 binding of coalloc::BMatcher (include/coalloc/ctaap/bmatching.hpp): incremental
 // maximum-weight bipartite b-matching of tasks onto clusters.
 
 #include <pybind11/numpy.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "coalloc/bmatching.hpp"
+#include "coalloc/ctaap/bmatching.hpp"
 
 namespace py = pybind11;
 
@@ -77,7 +77,7 @@ std::unique_ptr<PyBMatcher> make_matcher(const WeightArray& weights, const Allow
 PYBIND11_MODULE(_bmatching, mod) {
     mod.doc() =
         "Incremental maximum-weight bipartite b-matching (tasks -> clusters), exact "
-        "lexicographic (cardinality, weight) objective.  See coalloc/bmatching.hpp.";
+        "lexicographic (cardinality, weight) objective.  See coalloc/ctaap/bmatching.hpp.";
 
     py::class_<PyBMatcher> cls(mod, "BMatcher", R"doc(
 Incremental maximum-weight bipartite b-matching of tasks onto clusters.

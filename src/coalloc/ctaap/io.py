@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-import json
-import os
-from typing import IO, Any, Optional, Tuple, Union
+from typing import Any, Optional, Tuple
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared.jsonio import (
+    InstanceError,
+    PathOrFile,
+    check_envelope,
+    dump_json,
+    get_key,
+    load_json,
+    num,
+    vec,
+)
 from .model import Offer, Request
 from .result import SolveResult
 from .verify import VerifyReport
@@ -26,22 +34,6 @@ __all__ = [
 INSTANCE_FORMAT = "coalloc.instance"
 RESULT_FORMAT = "coalloc.result"
 VERSION = 1
-
-PathOrFile = Union[str, "os.PathLike[str]", IO[str]]
-
-
-class InstanceError(ValueError):
-    """A file or dictionary that is not a valid coalloc instance or result."""
-
-
-def _num(x: float) -> Union[int, float]:
-    """Integers stay integers in JSON; other values keep full precision."""
-    f = float(x)
-    return int(f) if f.is_integer() and abs(f) < 2**53 else f
-
-
-def _vec(a: np.ndarray) -> list:
-    return [_num(v) for v in a.tolist()]
 
 
 def instance_to_dict(
@@ -74,7 +66,7 @@ def instance_to_dict(
     if bandwidth_format == "auto":
         bandwidth_format = "edges" if B.nnz < 0.5 * n * max(n - 1, 1) else "dense"
     if bandwidth_format == "dense":
-        bw: Any = [[_num(v) for v in row] for row in B.toarray().tolist()]
+        bw: Any = [[num(v) for v in row] for row in B.toarray().tolist()]
     else:
         coo = B.tocoo()
         rows, cols, vals = coo.row, coo.col, coo.data
@@ -85,7 +77,7 @@ def instance_to_dict(
         bw = {
             "symmetric": bool(request.symmetric),
             "edges": [
-                [int(i), int(k), _num(b)]
+                [int(i), int(k), num(b)]
                 for i, k, b in zip(rows[order].tolist(), cols[order].tolist(), vals[order].tolist())
             ],
         }
@@ -94,13 +86,13 @@ def instance_to_dict(
         "version": VERSION,
         "request": {
             "n_tasks": n,
-            "properties": {k: _vec(v) for k, v in request.properties.items()},
+            "properties": {k: vec(v) for k, v in request.properties.items()},
             "bandwidth": bw,
         },
         "offer": {
-            "properties": {k: _vec(v) for k, v in offer.properties.items()},
+            "properties": {k: vec(v) for k, v in offer.properties.items()},
             "capacity": [int(c) for c in offer.capacity.tolist()],
-            "bandwidth": [[_num(v) for v in row] for row in offer.bandwidth.tolist()],
+            "bandwidth": [[num(v) for v in row] for row in offer.bandwidth.tolist()],
         },
     }
     if metadata:
@@ -108,14 +100,6 @@ def instance_to_dict(
     return out
 
 
-def _get(d: Any, key: str, where: str, required: bool = True) -> Any:
-    if not isinstance(d, dict):
-        raise InstanceError(f"{where}: expected an object, got {type(d).__name__}")
-    if key not in d:
-        if required:
-            raise InstanceError(f"{where}: missing key {key!r}")
-        return None
-    return d[key]
 
 
 def _request_bandwidth(bw: Any, n: Optional[int], where: str):
@@ -124,7 +108,7 @@ def _request_bandwidth(bw: Any, n: Optional[int], where: str):
     if isinstance(bw, list):
         return bw
     if isinstance(bw, dict):
-        edges = _get(bw, "edges", where)
+        edges = get_key(bw, "edges", where)
         symmetric = bool(bw.get("symmetric", False))
         if n is None:
             n = bw.get("n_tasks")
@@ -163,20 +147,13 @@ def instance_from_dict(data: Any, *, source: str = "instance") -> Tuple[Request,
     InstanceError
         With a message naming the offending field.
     """
-    fmt = _get(data, "format", source, required=False)
-    if fmt is not None and fmt != INSTANCE_FORMAT:
-        raise InstanceError(f"{source}: format is {fmt!r}, expected {INSTANCE_FORMAT!r}")
-    version = data.get("version", VERSION)
-    if version != VERSION:
-        raise InstanceError(
-            f"{source}: unsupported version {version!r} (this coalloc reads {VERSION})"
-        )
-    req = _get(data, "request", source)
-    off = _get(data, "offer", source)
-    n = _get(req, "n_tasks", f"{source}: request", required=False)
+    check_envelope(data, INSTANCE_FORMAT, VERSION, source)
+    req = get_key(data, "request", source)
+    off = get_key(data, "offer", source)
+    n = get_key(req, "n_tasks", f"{source}: request", required=False)
     try:
         bw = _request_bandwidth(req.get("bandwidth"), n, f"{source}: request.bandwidth")
-        request = Request(_get(req, "properties", f"{source}: request", required=False), bw)
+        request = Request(get_key(req, "properties", f"{source}: request", required=False), bw)
     except InstanceError:
         raise
     except (TypeError, ValueError) as exc:
@@ -185,8 +162,8 @@ def instance_from_dict(data: Any, *, source: str = "instance") -> Tuple[Request,
         raise InstanceError(f"{source}: request.n_tasks is {n} but the data has {request.n} tasks")
     try:
         offer = Offer(
-            _get(off, "properties", f"{source}: offer", required=False),
-            _get(off, "capacity", f"{source}: offer"),
+            get_key(off, "properties", f"{source}: offer", required=False),
+            get_key(off, "capacity", f"{source}: offer"),
             off.get("bandwidth"),
         )
     except InstanceError:
@@ -201,21 +178,6 @@ def instance_from_dict(data: Any, *, source: str = "instance") -> Tuple[Request,
     return request, offer
 
 
-def _load_json(src: PathOrFile) -> Tuple[Any, str]:
-    if hasattr(src, "read"):
-        name = getattr(src, "name", "<stream>")
-        text = src.read()
-    else:
-        name = os.fspath(src)
-        try:
-            with open(name, encoding="utf-8") as fh:
-                text = fh.read()
-        except OSError as exc:
-            raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    try:
-        return json.loads(text), str(name)
-    except json.JSONDecodeError as exc:
-        raise InstanceError(f"{name}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
 
 
 def read_instance(src: PathOrFile) -> Tuple[Request, Offer]:
@@ -235,17 +197,10 @@ def read_instance(src: PathOrFile) -> Tuple[Request, Offer]:
         When the file cannot be read or is not a valid instance; the message names the file
         and the field.
     """
-    data, name = _load_json(src)
+    data, name = load_json(src)
     return instance_from_dict(data, source=name)
 
 
-def _dump(obj: Any, dst: PathOrFile) -> None:
-    text = json.dumps(obj, indent=1, separators=(",", ": "))
-    if hasattr(dst, "write"):
-        dst.write(text + "\n")
-    else:
-        with open(os.fspath(dst), "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
 
 
 def write_instance(
@@ -268,7 +223,7 @@ def write_instance(
     metadata : dict, optional
         Free-form information to store with the instance.
     """
-    _dump(
+    dump_json(
         instance_to_dict(request, offer, bandwidth_format=bandwidth_format, metadata=metadata), dst
     )
 
@@ -288,7 +243,7 @@ def write_result(
     out = {"format": RESULT_FORMAT, "version": VERSION, **result.to_dict()}
     if report is not None:
         out["verify"] = report.to_dict()
-    _dump(out, dst)
+    dump_json(out, dst)
 
 
 def read_result(src: PathOrFile) -> dict:
@@ -299,7 +254,7 @@ def read_result(src: PathOrFile) -> dict:
     dict
         The parsed result, with ``"assignment"`` as an int64 array.
     """
-    data, name = _load_json(src)
+    data, name = load_json(src)
     if not isinstance(data, dict) or data.get("format") != RESULT_FORMAT:
         raise InstanceError(f"{name}: not a coalloc result file (format {RESULT_FORMAT!r})")
     try:

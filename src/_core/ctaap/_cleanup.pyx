@@ -2,7 +2,7 @@
 # distutils: language = c++
 """Steps 2 and 3 of the CTAAP-Solver in one ``nogil`` call.
 
-Step 2 (Alg. 2) is the b-matching of ``coalloc/bmatching.hpp`` (the same C++ class that
+Step 2 (Alg. 2) is the b-matching of ``coalloc/ctaap/bmatching.hpp`` (the same C++ class that
 ``coalloc._bmatching`` binds with pybind11). Step 3 (Alg. 3) counts, for every allocated
 task, the violating ordered pairs it takes part in; while any pair violates constraint (4)
 the allocation of the task with the largest count (the lowest index on ties) is removed and
@@ -32,7 +32,7 @@ from _violation_core cimport (
 import numpy as np
 
 
-cdef extern from "coalloc/bmatching.hpp" namespace "coalloc" nogil:
+cdef extern from "coalloc/ctaap/bmatching.hpp" namespace "coalloc" nogil:
     cdef cppclass BMatcher:
         BMatcher(const double*, const uint8_t*, const int64_t*, int64_t, int64_t,
                  cbool) except +

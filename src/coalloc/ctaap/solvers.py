@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, NamedTuple, Optional
 
 import numpy as np
 
-from .ctaap import solve_ctaap
+from .._shared.params import check_keywords
+from .._shared.seeding import check_seed
 from .exact import solve_exact, upper_bound
 from .greedy import solve_greedy
 from .model import Offer, Request, check_compatible
 from .result import SolveResult
+from .solver import solve_ctaap
+from .verify import VerifyReport, verify
 
-__all__ = ["solve", "METHODS"]
+__all__ = ["solve", "METHODS", "DEFAULT_METHOD", "Instance"]
 
 #: Registered methods: name -> function(request, offer, *, seed, **params).
 METHODS: Dict[str, Callable[..., SolveResult]] = {
@@ -20,12 +23,14 @@ METHODS: Dict[str, Callable[..., SolveResult]] = {
     "greedy": solve_greedy,
     "exact": solve_exact,
 }
+#: The method :func:`solve` uses when none is named.
+DEFAULT_METHOD = "ctaap"
 
 
 def solve(
     request: Request,
     offer: Offer,
-    method: str = "ctaap",
+    method: str = DEFAULT_METHOD,
     *,
     seed: Optional[int] = 0,
     bound: bool = False,
@@ -72,10 +77,7 @@ def solve(
     check_compatible(request, offer)
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
-    if isinstance(seed, np.integer):
-        seed = int(seed)
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
+    seed = check_seed(seed)
     func = METHODS[method]
     try:
         result = func(request, offer, seed=seed, **params)
@@ -88,3 +90,52 @@ def solve(
         result.bound = float(cheap if result.bound is None else min(result.bound, cheap))
         result.gap = (result.bound - result.n_allocated) / max(1.0, result.bound)
     return result
+
+
+class Instance(NamedTuple):
+    """A CTAAP problem as one object: what :func:`coalloc.solve_many` takes for this family.
+
+    A plain ``(request, offer)`` pair (it unpacks as one), with the family's calls attached.
+
+    Examples
+    --------
+    >>> import coalloc
+    >>> inst = coalloc.ctaap.Instance(*coalloc.ctaap.generators.fig2(2, seed=1))
+    >>> inst.verify(inst.solve(seed=0)).feasible
+    True
+    """
+
+    request: Request
+    offer: Offer
+
+    family = "ctaap"
+    methods = tuple(METHODS)
+    format = "coalloc.instance"
+
+    def solve(
+        self, method: Optional[str] = None, *, seed: Optional[int] = 0, **params: Any
+    ) -> SolveResult:
+        """:func:`solve` on this instance (``method=None``: :data:`DEFAULT_METHOD`)."""
+        return solve(self.request, self.offer, method or DEFAULT_METHOD, seed=seed, **params)
+
+    def verify(self, result: SolveResult) -> VerifyReport:
+        """:func:`coalloc.ctaap.verify` of a result's assignment."""
+        return verify(self.request, self.offer, result.assignment)
+
+    @staticmethod
+    def check_params(method: Optional[str], params: dict) -> None:
+        """Reject an unknown method or parameter names it does not take, before any work."""
+        method = method or DEFAULT_METHOD
+        if not isinstance(method, str) or method not in METHODS:
+            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        extra = {"bound"}  # taken by solve() itself
+        check_keywords(METHODS[method], method, {k for k in params if k not in extra})
+        if "bound" in params and not isinstance(params["bound"], (bool, np.bool_)):
+            raise TypeError(f"bound must be a bool, got {type(params['bound']).__name__}")
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "<dict>") -> "Instance":
+        """An instance from a parsed ``coalloc.instance`` file."""
+        from .io import instance_from_dict
+
+        return cls(*instance_from_dict(data, source=source))

@@ -1,4 +1,4 @@
-// pybind11 binding of coalloc::flowinject (include/coalloc/flowinject.hpp): hierarchical
+// pybind11 binding of coalloc::flowinject (include/coalloc/taskmap/flowinject.hpp): hierarchical
 // clustering of a task graph by stochastic flow injection and the depth-first task order of
 // the cluster tree (Taura & Chien 2000, sections 4.2-4.3).
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "coalloc/flowinject.hpp"
+#include "coalloc/taskmap/flowinject.hpp"
 
 namespace py = pybind11;
 namespace fi = coalloc::flowinject;
@@ -52,7 +52,7 @@ PYBIND11_MODULE(_flowinject, mod) {
     mod.doc() =
         "Hierarchical clustering by stochastic flow injection (Taura & Chien 2000, section "
         "4.3) and the depth-first task order of the cluster tree.  See "
-        "coalloc/flowinject.hpp; slow twin in coalloc._reference.flowinject; public API "
+        "coalloc/taskmap/flowinject.hpp; slow twin in coalloc._reference.flowinject; public API "
         "coalloc.taskmap.flow_injection.";
 
     mod.def(

@@ -1,4 +1,4 @@
-// pybind11 binding of coalloc::localsearch (include/coalloc/localsearch.hpp): iterated local
+// pybind11 binding of coalloc::localsearch (include/coalloc/ctaap/localsearch.hpp): iterated local
 // search ((0,1) insertions, (1,2) swaps, forced-insertion perturbations) that grows a
 // feasible CTAAP allocation.
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "coalloc/localsearch.hpp"
+#include "coalloc/ctaap/localsearch.hpp"
 
 namespace py = pybind11;
 namespace ls = coalloc::localsearch;
@@ -133,7 +133,7 @@ PYBIND11_MODULE(_localsearch, mod) {
     mod.doc() =
         "Iterated local search (ARW-style (0,1) insertions, (1,2) swaps, forced-insertion "
         "perturbations) that grows a feasible CTAAP allocation.  See "
-        "coalloc/localsearch.hpp; slow twin in coalloc._reference.localsearch.";
+        "coalloc/ctaap/localsearch.hpp; slow twin in coalloc._reference.localsearch.";
 
     mod.def(
         "improve",

@@ -50,24 +50,21 @@ bound, intersected with :func:`upper_bound`.
 from __future__ import annotations
 
 import math
-import os
-import re
-import tempfile
 import time
-import warnings
 from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared import milp
+from .._shared import params as checks
+from .._shared.milp import BACKENDS
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
 from .verify import verify
 
 __all__ = ["solve_exact", "upper_bound", "BACKENDS", "FORMULATIONS"]
 
-#: Solver back-ends.
-BACKENDS = ("highs", "cbc", "cpsat")
 #: Linearisations of constraint (4).
 FORMULATIONS = ("auto", "pairwise", "aggregated")
 
@@ -75,35 +72,6 @@ FORMULATIONS = ("auto", "pairwise", "aggregated")
 _BLOCK = 1 << 22
 # Largest per-cluster candidate set for which upper_bound builds the dense conflict graph.
 _CLIQUE_LIMIT = 3000
-
-
-# --------------------------------------------------------------------------------------
-# Optional back-ends
-# --------------------------------------------------------------------------------------
-
-
-def _import_backend(backend: str):
-    """Import the package a back-end needs; a clear ImportError when it is missing."""
-    if backend == "highs":
-        from scipy.optimize import milp
-
-        return milp
-    if backend == "cbc":
-        try:
-            import pulp
-        except ImportError as exc:
-            raise ImportError("backend 'cbc' needs PuLP: pip install 'coalloc[exact]'") from exc
-        if _cbc_command(pulp, msg=False) is None:
-            raise ImportError(
-                "backend 'cbc' found PuLP but no runnable CBC binary: reinstall with "
-                "pip install 'coalloc[exact]' (PuLP's bundled CBC) or put cbc on the PATH"
-            )
-        return pulp
-    try:
-        from ortools.sat.python import cp_model
-    except ImportError as exc:
-        raise ImportError("backend 'cpsat' needs OR-Tools: pip install 'coalloc[exact]'") from exc
-    return cp_model
 
 
 # --------------------------------------------------------------------------------------
@@ -352,142 +320,22 @@ def upper_bound(request: Request, offer: Offer) -> int:
 # --------------------------------------------------------------------------------------
 
 
-def _remaining(deadline: Optional[float]) -> Optional[float]:
-    """Seconds left before ``deadline`` (at least 10 ms), or None without a limit."""
-    return None if deadline is None else max(0.01, deadline - time.perf_counter())
-
-
-def _run_highs(milp, model: _Model, formulation, deadline, mip_gap, verbose):
-    from scipy.optimize import Bounds, LinearConstraint
-
+def _run(backend, solver_pkg, model: _Model, formulation, deadline, mip_gap, threads, seed,
+         verbose):  # fmt: skip
+    """Build the chosen linearisation and solve it on the shared runner."""
+    if backend == "cpsat":
+        return _run_cpsat(solver_pkg, model, formulation, deadline, mip_gap, threads, seed,
+                          verbose)  # fmt: skip
     A, ub = model.constraint_matrix(formulation)
     nv = model.nvar
     t_built = time.perf_counter()
-    time_limit = _remaining(deadline)
-    options: dict = {"disp": bool(verbose), "mip_rel_gap": float(mip_gap)}
-    if time_limit is not None:
-        options["time_limit"] = float(time_limit)
-    constraints = [LinearConstraint(A, -np.inf, ub)] if A.shape[0] else []
-    res = milp(
-        c=-np.ones(nv),
-        integrality=np.ones(nv),
-        bounds=Bounds(0.0, 1.0),
-        constraints=constraints,
-        options=options,
-    )
-    x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
-    dual = getattr(res, "mip_dual_bound", None)
-    bound = None if dual is None or not np.isfinite(dual) else -float(dual)
-    nodes = getattr(res, "mip_node_count", None)
-    info = {
-        "solver_status": int(res.status),
-        "solver_message": str(res.message),
-        "infeasible": res.status == 2,
-        "time_limit_hit": res.status == 1,
-        "nodes": None if nodes is None else int(nodes),
-        "rows": int(A.shape[0]),
-        "time_limit": time_limit,
-    }
-    return x, bound, info, t_built
-
-
-def _cbc_command(pulp, **kwargs):
-    """PuLP's bundled CBC (``PULP_CBC_CMD``), else a ``cbc`` on the PATH, else None.
-
-    ``PULP_CBC_CMD`` is deprecated from PuLP 3.3 on (removed in 4.0, where ``COIN_CMD`` with
-    ``pulp[cbc]`` replaces it); its deprecation warning is silenced here.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        for name in ("PULP_CBC_CMD", "COIN_CMD"):
-            cls = getattr(pulp, name, None)
-            if cls is None:
-                continue
-            try:
-                solver = cls(**kwargs)
-                if solver.available():
-                    return solver
-            except Exception:  # a broken installation: try the next one
-                continue
-    return None
-
-
-def _run_cbc(pulp, model: _Model, formulation, deadline, mip_gap, threads, seed, verbose):
-    A, ub = model.constraint_matrix(formulation)
-    nv = model.nvar
-    prob = pulp.LpProblem("coalloc_exact", pulp.LpMaximize)
-    if hasattr(prob, "add_variable"):  # PuLP >= 3.3
-        xs = [prob.add_variable(f"x{v}", cat="Binary") for v in range(nv)]
-    else:
-        xs = [pulp.LpVariable(f"x{v}", cat="Binary") for v in range(nv)]
-    prob += pulp.lpSum(xs)
-    indptr, indices, data = A.indptr, A.indices.tolist(), A.data.tolist()
-    for r in range(A.shape[0]):
-        lo, hi = int(indptr[r]), int(indptr[r + 1])
-        expr = pulp.LpAffineExpression([(xs[c], d) for c, d in zip(indices[lo:hi], data[lo:hi])])
-        prob += pulp.LpConstraint(expr, pulp.LpConstraintLE, f"r{r}", float(ub[r]))
-    t_built = time.perf_counter()
-    time_limit = _remaining(deadline)
-    fd, log_path = tempfile.mkstemp(prefix="coalloc_cbc_", suffix=".log")
-    os.close(fd)
-    options = []
-    if seed is not None:
-        options.append(f"randomCbcSeed {int(seed) % 2147483647}")
-    solver = _cbc_command(
-        pulp,
-        msg=bool(verbose),
-        timeLimit=None if time_limit is None else float(time_limit),
-        gapRel=float(mip_gap),
-        threads=int(threads) if threads > 1 else None,
-        options=options,
-        logPath=log_path,
-    )
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            prob.solve(solver)
-        with open(log_path, errors="replace") as fh:
-            log = fh.read()
-    finally:
-        try:
-            os.remove(log_path)
-        except OSError:
-            pass
-    if verbose:
-        print(log)
-    sol_status = getattr(prob, "sol_status", None)
-    have_solution = sol_status in (
-        pulp.LpSolutionOptimal,
-        pulp.LpSolutionIntegerFeasible,
-    )
-    x = None
-    if have_solution:
-        x = np.array([v.varValue if v.varValue is not None else 0.0 for v in xs], float)
-    stopped = "Stopped on time" in log or "stopped on time" in log.lower()
-    bound = None
-    if prob.status == pulp.LpStatusOptimal and sol_status == pulp.LpSolutionOptimal:
-        if not stopped and mip_gap == 0:
-            bound = float(sum(x)) if x is not None else None
-    match = re.search(r"(?:Upper|Lower) bound:\s*(-?[0-9.eE+]+)", log)
-    if match:
-        # CBC runs with -max and prints "Upper bound" in the problem's (maximisation) sense;
-        # some versions print the internal minimisation value ("Lower bound", negated).
-        # The objective is non-negative, so the magnitude is the bound either way.
-        bound_log = abs(float(match.group(1)))
-        bound = bound_log if bound is None else min(bound, bound_log)
-    nodes = re.search(r"Enumerated nodes:\s*([0-9]+)", log)
-    info = {
-        "solver_status": int(prob.status),
-        "solver_message": "CBC: "
-        + ("stopped on time limit" if stopped else str(pulp.LpStatus.get(prob.status)))
-        + f" ({pulp.LpSolution.get(sol_status, sol_status)})",
-        "infeasible": prob.status == pulp.LpStatusInfeasible,
-        "time_limit_hit": stopped,
-        "nodes": int(nodes.group(1)) if nodes else None,
-        "rows": int(A.shape[0]),
-        "time_limit": time_limit,
-    }
-    return x, bound, info, t_built
+    outcome = milp.run_milp(
+        backend, solver_pkg, np.ones(nv), A, np.full(A.shape[0], -np.inf), ub,
+        integrality=np.ones(nv), lb=0.0, ub=1.0, sense="max",
+        time_limit=milp.remaining(deadline), mip_gap=mip_gap, threads=threads, seed=seed,
+        verbose=verbose, name="coalloc_exact",
+    )  # fmt: skip
+    return outcome, t_built
 
 
 def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads, seed, verbose):
@@ -521,65 +369,16 @@ def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads,
         n_rows += row_u.size
     mdl.Maximize(sum(xs))
     t_built = time.perf_counter()
-    time_limit = _remaining(deadline)
-    solver = cp_model.CpSolver()
-    prm = solver.parameters
-    prm.num_search_workers = int(threads)
-    if seed is not None:
-        prm.random_seed = int(seed) % 2147483647
-    if time_limit is not None:
-        prm.max_time_in_seconds = float(time_limit)
-    prm.relative_gap_limit = float(mip_gap)
-    prm.log_search_progress = bool(verbose)
-    status = solver.Solve(mdl)
-    x = None
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        x = np.array([solver.BooleanValue(v) for v in xs], dtype=np.float64)
-    # The bound is only meaningful with a solution (UNKNOWN reports a placeholder 0).
-    bound = float(solver.BestObjectiveBound()) if x is not None else None
-    info = {
-        "solver_status": int(status),
-        "solver_message": f"CP-SAT: {solver.StatusName(status)}",
-        "infeasible": status == cp_model.INFEASIBLE,
-        "time_limit_hit": status in (cp_model.FEASIBLE, cp_model.UNKNOWN),
-        "nodes": int(solver.NumBranches()),
-        "rows": int(n_rows),
-        "time_limit": time_limit,
-    }
-    if status == cp_model.MODEL_INVALID:
-        info["solver_message"] += ": " + mdl.Validate()
-    return x, bound, info, t_built
+    outcome = milp.run_cpsat(
+        cp_model, mdl, xs, rows=n_rows, time_limit=milp.remaining(deadline), mip_gap=mip_gap,
+        threads=threads, seed=seed, verbose=verbose,
+    )  # fmt: skip
+    return outcome, t_built
 
 
 # --------------------------------------------------------------------------------------
 # Entry point
 # --------------------------------------------------------------------------------------
-
-
-def _check_args(backend, time_limit, formulation, mip_gap, threads, seed):
-    if not isinstance(backend, str) or backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    if not isinstance(formulation, str) or formulation not in FORMULATIONS:
-        raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
-    if time_limit is not None:
-        if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float, np.number)):
-            raise ValueError(
-                f"time_limit must be a positive number of seconds or None, got {time_limit!r}"
-            )
-        if not (math.isfinite(float(time_limit)) and float(time_limit) > 0):
-            raise ValueError(
-                f"time_limit must be a positive finite number of seconds, got {time_limit!r}"
-            )
-    if (
-        isinstance(mip_gap, bool)
-        or not isinstance(mip_gap, (int, float, np.number))
-        or not (math.isfinite(float(mip_gap)) and 0 <= float(mip_gap) < 1)
-    ):
-        raise ValueError(f"mip_gap must be a number in [0, 1), got {mip_gap!r}")
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise ValueError(f"seed must be an int or None, got {seed!r}")
 
 
 def solve_exact(
@@ -646,12 +445,13 @@ def solve_exact(
         When the back-end's optional package is missing.
     """
     check_compatible(request, offer)
-    _check_args(backend, time_limit, formulation, mip_gap, threads, seed)
+    checks.check_exact_options(backend, BACKENDS, time_limit, mip_gap, threads, seed)
+    checks.choice(formulation, FORMULATIONS, "formulation")
     if seed is not None:
         seed = int(seed)
     threads = int(threads)
     mip_gap = float(mip_gap)
-    solver_pkg = _import_backend(backend)  # (import time is not counted in the timings)
+    solver_pkg = milp.import_backend(backend)  # (import time is not counted in the timings)
     t0 = time.perf_counter()
     form = formulation
     if form == "auto":
@@ -708,18 +508,18 @@ def solve_exact(
 
     deadline = None if time_limit is None else t0 + float(time_limit)
     try:
-        if backend == "highs":
-            x, bound, info, t_built = _run_highs(
-                solver_pkg, model, form, deadline, mip_gap, verbose
-            )
-        elif backend == "cbc":
-            x, bound, info, t_built = _run_cbc(
-                solver_pkg, model, form, deadline, mip_gap, threads, seed, verbose
-            )
-        else:
-            x, bound, info, t_built = _run_cpsat(
-                solver_pkg, model, form, deadline, mip_gap, threads, seed, verbose
-            )
+        outcome, t_built = _run(
+            backend, solver_pkg, model, form, deadline, mip_gap, threads, seed, verbose
+        )
+        x, bound = outcome.x, outcome.bound
+        info = {
+            "solver_message": outcome.message,
+            "infeasible": outcome.infeasible,
+            "time_limit_hit": outcome.time_limit_hit,
+            "nodes": outcome.nodes,
+            "rows": outcome.rows,
+            "time_limit": outcome.time_limit,
+        }
     except Exception as exc:  # a solver crash is reported, not raised
         t_now = time.perf_counter()
         return result(

@@ -18,6 +18,8 @@ from typing import Any, Mapping, Optional
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared.validation import check_nonnegative, nonnegative_vector, square_sparse
+
 __all__ = ["Request", "Offer", "check_compatible"]
 
 
@@ -34,18 +36,7 @@ def _as_property_vectors(properties: Any, argname: str, length: Optional[int]) -
     for name, values in properties.items():
         if not isinstance(name, str) or not name:
             raise TypeError(f"{argname}: property names must be non-empty strings, got {name!r}")
-        try:
-            arr = np.array(values, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{argname}[{name!r}] must be numeric: {exc}") from None
-        if arr.ndim != 1:
-            raise ValueError(f"{argname}[{name!r}] must be 1-D, got shape {arr.shape}")
-        if length is not None and arr.shape[0] != length:
-            raise ValueError(f"{argname}[{name!r}] has length {arr.shape[0]}, expected {length}")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{argname}[{name!r}] must be finite (found NaN or inf)")
-        if np.any(arr < 0):
-            raise ValueError(f"{argname}[{name!r}] must be non-negative")
+        arr = nonnegative_vector(values, f"{argname}[{name!r}]", length=length)
         arr.setflags(write=False)
         out[name] = arr
     return out
@@ -58,13 +49,6 @@ def _common_length(props: dict, argname: str) -> Optional[int]:
     return next(iter(lengths.values())) if lengths else None
 
 
-def _check_bandwidth_values(data: np.ndarray, argname: str) -> None:
-    if not np.all(np.isfinite(data)):
-        raise ValueError(f"{argname} must be finite (found NaN or inf)")
-    if np.any(data < 0):
-        raise ValueError(f"{argname} must be non-negative")
-
-
 def _request_bandwidth(bandwidth: Any, n: Optional[int]) -> sp.csr_array:
     """Validate the request bandwidth and return it as a canonical CSR array."""
     if bandwidth is None:
@@ -74,23 +58,8 @@ def _request_bandwidth(bandwidth: Any, n: Optional[int]) -> sp.csr_array:
                 "tasks it has"
             )
         mat = sp.csr_array((n, n), dtype=np.float64)
-    elif sp.issparse(bandwidth):
-        mat = sp.csr_array(bandwidth, dtype=np.float64, copy=True)
     else:
-        try:
-            dense = np.array(bandwidth, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"bandwidth must be numeric: {exc}") from None
-        if dense.ndim != 2:
-            raise ValueError(f"bandwidth must be a 2-D matrix, got shape {dense.shape}")
-        _check_bandwidth_values(dense, "bandwidth")
-        mat = sp.csr_array(dense)
-    if mat.shape[0] != mat.shape[1]:
-        raise ValueError(f"bandwidth must be square, got shape {mat.shape}")
-    if n is not None and mat.shape[0] != n:
-        raise ValueError(f"bandwidth has shape {mat.shape}, expected ({n}, {n}) for {n} tasks")
-    mat.sum_duplicates()
-    _check_bandwidth_values(mat.data, "bandwidth")
+        mat = square_sparse(bandwidth, "bandwidth", n=n)
     if np.any(mat.diagonal() != 0):
         raise ValueError("bandwidth must have a zero diagonal: a task needs no bandwidth to itself")
     mat.eliminate_zeros()
@@ -316,7 +285,7 @@ class Offer(_ReadOnlyPickle):
                 raise ValueError(
                     f"bandwidth has shape {bhat.shape}, expected ({m}, {m}) for {m} clusters"
                 )
-            _check_bandwidth_values(bhat, "bandwidth")
+            check_nonnegative(bhat, "bandwidth")
         bhat = np.ascontiguousarray(bhat)
         bhat.setflags(write=False)
         self.bandwidth = bhat

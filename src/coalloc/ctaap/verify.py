@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared.result import Report
 from .model import Offer, Request, check_compatible
 
 __all__ = ["VerifyReport", "verify", "as_assignment"]
@@ -30,7 +31,7 @@ _CHUNK = 1 << 22
 
 
 @dataclass(frozen=True)
-class VerifyReport:
+class VerifyReport(Report):
     """What :func:`verify` found.
 
     Attributes
@@ -57,6 +58,11 @@ class VerifyReport:
     def feasible(self) -> bool:
         """True when no constraint is violated."""
         return not any(self.violations.values())
+
+    @property
+    def ok(self) -> bool:
+        """Same as :attr:`feasible` (the shared report interface)."""
+        return self.feasible
 
     @property
     def n_violations(self) -> int:

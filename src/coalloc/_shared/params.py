@@ -1,0 +1,112 @@
+"""Parameter checks shared by the solvers of every family (messages name the argument)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+__all__ = [
+    "number",
+    "integer",
+    "choice",
+    "time_limit",
+    "fraction",
+    "check_exact_options",
+    "check_keywords",
+]
+
+
+def _is_number(value: Any) -> bool:
+    return not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, float, np.number))
+
+
+def number(value: Any, argname: str, *, allow_zero: bool = False) -> float:
+    """A finite number ``> 0`` (``>= 0`` with ``allow_zero``) as a float."""
+    if not _is_number(value):
+        raise TypeError(f"{argname} must be a number, got {type(value).__name__}")
+    v = float(value)
+    if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        raise ValueError(f"{argname} must be a finite number > 0, got {value!r}")
+    return v
+
+
+def integer(value: Any, argname: str, lo: int) -> int:
+    """An int (NumPy integers accepted, bools not) ``>= lo``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{argname} must be an int, got {type(value).__name__}")
+    if value < lo:
+        raise ValueError(f"{argname} must be >= {lo}, got {value}")
+    return int(value)
+
+
+def choice(value: Any, options: Sequence[str], argname: str) -> str:
+    """One of ``options``."""
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{argname} must be one of {tuple(options)}, got {value!r}")
+    return value
+
+
+def time_limit(value: Any, argname: str = "time_limit") -> Optional[float]:
+    """None or a positive finite number of seconds."""
+    if value is None:
+        return None
+    if not _is_number(value):
+        raise ValueError(f"{argname} must be a positive number of seconds or None, got {value!r}")
+    if not (math.isfinite(float(value)) and float(value) > 0):
+        raise ValueError(f"{argname} must be a positive finite number of seconds, got {value!r}")
+    return float(value)
+
+
+def fraction(value: Any, argname: str) -> float:
+    """A number in ``[0, 1)``."""
+    if not _is_number(value) or not (math.isfinite(float(value)) and 0 <= float(value) < 1):
+        raise ValueError(f"{argname} must be a number in [0, 1), got {value!r}")
+    return float(value)
+
+
+def check_exact_options(
+    backend: Any,
+    backends: Sequence[str],
+    limit: Any,
+    mip_gap: Any,
+    threads: Any = 1,
+    seed: Any = None,
+) -> None:
+    """Validate the options every exact solver takes (``ValueError`` naming the argument)."""
+    choice(backend, backends, "backend")
+    time_limit(limit)
+    fraction(mip_gap, "mip_gap")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise ValueError(f"seed must be an int or None, got {seed!r}")
+
+
+def check_keywords(func: Any, method: str, names: Any, n_problem_args: int = 2) -> None:
+    """Reject keyword names that ``func`` (a family's method) does not take.
+
+    The first ``n_problem_args`` parameters of ``func`` (the problem, e.g. request and offer)
+    and ``seed`` are not parameters a caller passes by name. Used by the batch runner to fail
+    before any work starts.
+    """
+    import inspect
+
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
+        return
+    problem = set(list(sig.parameters)[:n_problem_args])
+    known = {
+        name
+        for name, p in sig.parameters.items()
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+    } - problem - {"seed"}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise TypeError(
+            f"method {method!r} takes no parameter(s) {unknown}; it takes {sorted(known)}"
+        )

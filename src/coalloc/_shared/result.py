@@ -1,0 +1,139 @@
+"""The result and verification-report bases every family's types derive from.
+
+A family's result is a dataclass that subclasses :class:`Result` and declares at least the
+fields of :data:`RESULT_FIELDS`; its exact and heuristic methods share that type. The base
+gives the common behaviour: the status vocabulary, :attr:`Result.success`,
+:meth:`Result.to_dict` (JSON-ready), and :attr:`Result.counters`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .jsonio import num
+
+__all__ = ["STATUSES", "RESULT_FIELDS", "Result", "Report", "jsonable", "relative_gap"]
+
+#: Statuses a solver may report, for every family.
+STATUSES = ("optimal", "feasible", "time_limit", "infeasible", "error")
+
+#: Fields every family's result declares.
+RESULT_FIELDS = (
+    "status",
+    "message",
+    "method",
+    "seed",
+    "params",
+    "timings",
+    "iterations",
+    "objective",
+    "bound",
+    "gap",
+)
+
+
+def jsonable(value: Any, *, compact: bool = False) -> Any:
+    """``value`` with NumPy scalars and arrays turned into plain Python for JSON.
+
+    With ``compact``, floats that are integers become ints (as in the files' numbers).
+    """
+    if isinstance(value, dict):
+        return {str(k): jsonable(v, compact=compact) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v, compact=compact) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist(), compact=compact)
+    if isinstance(value, np.generic):
+        value = value.item()
+    if compact and isinstance(value, float):
+        return num(value)
+    return value
+
+
+def relative_gap(objective: Optional[float], bound: Optional[float], *, sense: str) -> Optional[float]:
+    """The relative gap between an objective and a proven bound (None when one is missing).
+
+    ``sense="max"``: ``(bound - objective) / max(1, bound)`` (counts of allocated tasks);
+    ``sense="min"``: ``(objective - bound) / objective`` (0 when the objective is 0).
+    """
+    if objective is None or bound is None:
+        return None
+    if sense == "max":
+        return (bound - objective) / max(1.0, bound)
+    return 0.0 if objective == 0 else (objective - bound) / objective
+
+
+class Result:
+    """Base of every family's result (after SciPy's ``OptimizeResult``).
+
+    Subclasses are dataclasses declaring the fields of :data:`RESULT_FIELDS`:
+
+    status : str
+        One of :data:`STATUSES`: ``"optimal"`` (proven), ``"feasible"`` (a solution,
+        optimality not proven), ``"time_limit"`` (a limit stopped the solver without a
+        solution), ``"infeasible"`` or ``"error"``.
+    message : str
+        Human-readable explanation.
+    method : str
+        The method that produced it.
+    seed : int or None
+        The seed used.
+    params : dict
+        Parameters the solver ran with, defaults filled in.
+    timings : dict of str to float
+        Seconds per phase, with ``"total"``.
+    iterations : dict of str to int
+        Counters per phase (also :attr:`counters`).
+    objective, bound, gap : float or None
+        The objective value, a proven bound and the relative gap, where known.
+    """
+
+    @property
+    def success(self) -> bool:
+        """True when a solution was produced (status ``optimal`` or ``feasible``)."""
+        return self.status in ("optimal", "feasible")
+
+    @property
+    def counters(self) -> dict:
+        """The iteration counters (the ``iterations`` field)."""
+        return self.iterations
+
+    def _payload(self) -> dict:
+        """Family-specific JSON-ready entries; subclasses override."""
+        return {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary of the result."""
+        out: dict = {
+            "method": self.method,
+            "status": self.status,
+            "message": self.message,
+            **self._payload(),
+            "timings": {k: float(v) for k, v in self.timings.items()},
+            "iterations": {k: int(v) for k, v in self.iterations.items()},
+            "seed": self.seed,
+            "params": jsonable(self.params),
+        }
+        for key in ("objective", "bound", "gap"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = float(value)
+        return out
+
+
+class Report:
+    """Base of every family's verification report.
+
+    A report is computed by a family's ``verify`` function independently of the solvers.
+    Subclasses define :attr:`ok` (the solution satisfies every constraint and any claim made
+    about it), :meth:`to_dict` and ``__str__``.
+    """
+
+    @property
+    def ok(self) -> bool:  # pragma: no cover - every subclass overrides
+        raise NotImplementedError
+
+    def to_dict(self) -> dict:  # pragma: no cover - every subclass overrides
+        raise NotImplementedError

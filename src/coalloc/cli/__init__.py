@@ -1,0 +1,63 @@
+"""The ``coalloc`` command: one group of subcommands per family.
+
+``coalloc ctaap solve|verify|generate|solve-batch|demo`` (CTAAP, Kravtsov et al.) and
+``coalloc taskmap map|verify|generate|solve-batch`` (task mapping, Taura & Chien). The main
+job stays one step away: ``coalloc demo``, ``coalloc solve``, ``coalloc verify``,
+``coalloc generate`` and ``coalloc solve-batch`` are the CTAAP commands, ``coalloc map`` the
+task mapper's. Errors in the input are reported as one line on stderr with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional, Sequence
+
+from .. import __version__
+from .._shared.jsonio import InstanceError
+from . import ctaap as ctaap_cli
+from . import taskmap as taskmap_cli
+
+__all__ = ["main", "build_parser"]
+
+#: Family name -> (module adding its subcommands, one-line description).
+GROUPS = {
+    "ctaap": (ctaap_cli, "co-allocation of a request graph onto clustered offers (Kravtsov et al.)"),
+    "taskmap": (taskmap_cli, "mapping task graphs onto resource graphs (Taura & Chien)"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``coalloc`` command."""
+    parser = argparse.ArgumentParser(
+        prog="coalloc",
+        description="Co-allocation of parallel jobs onto grid, cluster and testbed resources.",
+        epilog="Families: "
+        + "; ".join(f"'coalloc {name} -h': {text}" for name, (_, text) in GROUPS.items())
+        + ". The CTAAP commands (solve, demo, verify, generate, solve-batch) and the task "
+        "mapper's 'map' are also available at the top level.",
+    )
+    parser.add_argument("--version", action="version", version=f"coalloc {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module, text) in GROUPS.items():
+        group = sub.add_parser(name, help=text, description=text)
+        module.add_commands(group.add_subparsers(dest="subcommand", required=True))
+    # The main job, one step away.
+    ctaap_cli.add_commands(sub, aliases=True)
+    taskmap_cli.add_commands(sub, aliases=True)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the ``coalloc`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (InstanceError, ValueError, TypeError, OSError, ImportError) as exc:
+        print(f"coalloc: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""What every family's subcommands share: options written once, and the batch runner."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any, Optional, Sequence
+
+__all__ = [
+    "param",
+    "jobs",
+    "add_params",
+    "add_seed",
+    "add_output",
+    "add_verbose",
+    "add_batch_options",
+    "run_batch",
+]
+
+
+def param(text: str):
+    """``KEY=VALUE`` with a JSON value (a plain string when it is not JSON)."""
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    key, value = text.split("=", 1)
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+def jobs(text: str) -> int:
+    """A number of workers: positive, or -1 for every CPU."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of workers, got {text!r}") from None
+    if value < 1 and value != -1:
+        raise argparse.ArgumentTypeError(f"must be a positive number or -1 (all CPUs), got {value}")
+    return value
+
+
+def add_params(p: argparse.ArgumentParser, example: str) -> None:
+    """``-p/--param KEY=VALUE`` (repeatable, JSON values)."""
+    p.add_argument(
+        "-p", "--param", action="append", type=param, metavar="KEY=VALUE",
+        help=f"solver parameter, e.g. -p {example} (repeatable; JSON values)",
+    )  # fmt: skip
+
+
+def add_seed(p: argparse.ArgumentParser, help: str = "seed of every random choice") -> None:
+    """``--seed N`` (default 0)."""
+    p.add_argument("--seed", type=int, default=0, help=help)
+
+
+def add_output(p: argparse.ArgumentParser, help: str, required: bool = False) -> None:
+    """``-o/--output FILE``."""
+    p.add_argument("-o", "--output", required=required, help=help)
+
+
+def add_verbose(p: argparse.ArgumentParser) -> None:
+    """``-v/--verbose``."""
+    p.add_argument("-v", "--verbose", action="store_true", help="print timings and counters")
+
+
+def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], default: str,
+                      example: str) -> None:  # fmt: skip
+    """The options of every ``solve-batch``: files, workers, method, seed, params, output."""
+    p.add_argument("files", nargs="+", metavar="FILE", help="instance files (JSON)")
+    p.add_argument(
+        "-j", "--jobs", type=jobs, default=None,
+        help="parallel workers (default: every CPU; -1 likewise)",
+    )  # fmt: skip
+    p.add_argument("--method", default=default, choices=sorted(methods))
+    p.add_argument(
+        "--processes", action="store_true", help="use worker processes instead of threads"
+    )
+    add_seed(p, "batch seed; instance i is solved with coalloc.batch.instance_seed(SEED, i)")
+    add_params(p, example)
+    p.add_argument("--chunksize", type=int, default=1, help="instances per task (default 1)")
+    add_output(
+        p, "write one JSON line per instance, in input order, to this file ('-': stdout)",
+        required=True,
+    )  # fmt: skip
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def _batch_line(index: int, name: str, record: Any) -> dict:
+    from ..batch import BatchError
+
+    if isinstance(record, BatchError):
+        return {
+            "index": index, "file": name, "ok": False, "status": "error", "seed": record.seed,
+            "error": {"type": record.exc_type, "message": record.message},
+        }  # fmt: skip
+    result, report = record
+    ok = bool(result.success and report.get("ok", report.get("feasible")))
+    return {"index": index, "file": name, "ok": ok, **result.to_dict(), "verify": report}
+
+
+def run_batch(args: argparse.Namespace, family: str, params: Optional[dict] = None) -> int:
+    """Solve ``args.files`` of one family in parallel; one JSON line per instance."""
+    from ..batch import ProgressBar, _batch_iter
+
+    show = not args.no_progress and sys.stderr.isatty()
+    records = _batch_iter(
+        args.files, args.method, family=family, n_jobs=args.jobs, executor=None,
+        backend="processes" if args.processes else "threads", seed=args.seed,
+        chunksize=args.chunksize, max_in_flight=None, on_error="record",
+        progress=ProgressBar(sys.stderr) if show else None,
+        params={**dict(args.param or []), **(params or {})}, with_report=True,
+    )  # fmt: skip
+    to_stdout = args.output == "-"
+    out = sys.stdout if to_stdout else open(args.output, "w", encoding="utf-8")
+    failed = []
+    t0 = time.perf_counter()
+    try:
+        for index, (name, record) in enumerate(zip(args.files, records)):
+            line = _batch_line(index, name, record)
+            out.write(json.dumps(line, separators=(",", ":")) + "\n")
+            if not line["ok"]:
+                failed.append(
+                    str(record) if not isinstance(record, tuple)
+                    else f"instance {index} ({name}): {record[0].status}, not feasible"
+                )  # fmt: skip
+    finally:
+        if not to_stdout:
+            out.close()
+    elapsed = time.perf_counter() - t0
+    for text in failed[:10]:
+        print(f"coalloc: failed: {text}", file=sys.stderr)
+    if len(failed) > 10:
+        print(f"coalloc: ... and {len(failed) - 10} more failures", file=sys.stderr)
+    n = len(args.files)
+    where = "" if to_stdout else f"; results written to {args.output}"
+    print(
+        f"solved {n - len(failed)}/{n} instances ({len(failed)} failed) in {elapsed:.2f} s "
+        f"({n / max(elapsed, 1e-9):.1f} instances/s){where}",
+        file=sys.stderr if to_stdout else sys.stdout,
+    )
+    return 1 if failed else 0

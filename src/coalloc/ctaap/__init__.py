@@ -1,0 +1,57 @@
+"""CTAAP: topology-aware co-allocation of a request graph onto clustered offers (seed 000).
+
+Kravtsov et al. (ICCS 2008). A :class:`Request` (tasks with minimum properties, pairwise
+bandwidth needs) is allocated onto an :class:`Offer` (homogeneous clusters with machine
+properties, capacities, intra/inter-cluster bandwidth) so that constraints (1)-(5) hold,
+maximising the number of allocated tasks::
+
+    import coalloc.ctaap as ctaap
+    result = ctaap.solve(request, offer, method="ctaap", seed=0)
+    ctaap.verify(request, offer, result.assignment).feasible
+
+Methods (:data:`METHODS`): ``"ctaap"`` (the CTAAP-Solver, compiled), ``"greedy"`` (first
+fit), ``"exact"`` (the integer program on HiGHS, CBC or CP-SAT). ``coalloc.solve``,
+``coalloc.Request``, ``coalloc.Offer`` and ``coalloc.verify`` are aliases of this family.
+See docs/ctaap.md.
+"""
+
+from . import generators
+from .exact import solve_exact, upper_bound
+from .greedy import solve_greedy
+from .io import (
+    instance_from_dict,
+    instance_to_dict,
+    read_instance,
+    read_result,
+    write_instance,
+    write_result,
+)
+from .model import Offer, Request, check_compatible, compatibility
+from .result import SolveResult
+from .solver import solve_ctaap
+from .solvers import METHODS, Instance, solve
+from .verify import VerifyReport, verify
+
+__all__ = [
+    "Request",
+    "Offer",
+    "Instance",
+    "solve",
+    "METHODS",
+    "SolveResult",
+    "verify",
+    "VerifyReport",
+    "solve_ctaap",
+    "solve_greedy",
+    "solve_exact",
+    "upper_bound",
+    "check_compatible",
+    "compatibility",
+    "read_instance",
+    "write_instance",
+    "instance_to_dict",
+    "instance_from_dict",
+    "read_result",
+    "write_result",
+    "generators",
+]

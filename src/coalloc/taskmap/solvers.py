@@ -1,0 +1,132 @@
+"""``coalloc.taskmap.solve``: one entry point for every mapping method, and :class:`Instance`."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Dict, NamedTuple, Optional
+
+from .._shared.params import check_keywords
+from .._shared.seeding import check_seed
+from .exact import solve_exact_mapping
+from .mapper import METHODS as VARIANTS
+from .mapper import MappingResult, map_tasks
+from .model import ResourceGraph, TaskGraph
+from .verify import MappingReport, verify_mapping
+
+__all__ = ["solve", "METHODS", "DEFAULT_METHOD", "Instance"]
+
+
+def _variant(name: str) -> Callable[..., MappingResult]:
+    def run(task_graph, resource_graph, *, seed=0, **params):
+        return map_tasks(task_graph, resource_graph, method=name, seed=seed, **params)
+
+    run.__signature__ = _signature_without_method()  # type: ignore[attr-defined]
+    run.__name__ = f"map_tasks[{name}]"
+    run.__doc__ = f":func:`map_tasks` with ``method={name!r}``."
+    return run
+
+
+def _signature_without_method() -> inspect.Signature:
+    sig = inspect.signature(map_tasks)
+    return sig.replace(parameters=[p for n, p in sig.parameters.items() if n != "method"])
+
+
+def _exact(task_graph, resource_graph, *, seed=None, **params):
+    if seed is not None:  # the MILP back-ends here are deterministic and take no seed
+        check_seed(seed)
+    return solve_exact_mapping(task_graph, resource_graph, **params)
+
+
+_exact.__signature__ = inspect.signature(solve_exact_mapping)  # type: ignore[attr-defined]
+
+#: Registered methods: the four variants of section 5.2 and the exact MILP.
+METHODS: Dict[str, Callable[..., MappingResult]] = {
+    **{name: _variant(name) for name in VARIANTS},
+    "exact": _exact,
+}
+#: The method :func:`solve` uses when none is named.
+DEFAULT_METHOD = "open+improve"
+
+
+def solve(
+    task_graph: TaskGraph,
+    resource_graph: ResourceGraph,
+    method: str = DEFAULT_METHOD,
+    *,
+    seed: Optional[int] = 0,
+    **params: Any,
+) -> MappingResult:
+    """Map ``task_graph`` onto ``resource_graph`` with any method of the family.
+
+    Parameters
+    ----------
+    task_graph : TaskGraph
+    resource_graph : ResourceGraph
+    method : str, default "open+improve"
+        ``"open+improve"``, ``"open"``, ``"base+improve"``, ``"base"`` (the heuristics of
+        Taura & Chien, :func:`map_tasks`) or ``"exact"`` (:func:`solve_exact_mapping`).
+    seed : int, optional
+        Seed of the clustering (the exact method is deterministic).
+    **params
+        Parameters of the method.
+
+    Returns
+    -------
+    MappingResult
+        :class:`ExactMappingResult` for ``"exact"``.
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks, res = tm.generators.section51(n_tasks=12, seed=1)  # doctest: +SKIP
+    >>> tm.solve(tasks, res, seed=0).max_occupancy > 0  # doctest: +SKIP
+    True
+    """
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    return METHODS[method](task_graph, resource_graph, seed=check_seed(seed), **params)
+
+
+class Instance(NamedTuple):
+    """A task-mapping problem as one object: what :func:`coalloc.solve_many` takes.
+
+    A plain ``(task_graph, resource_graph)`` pair with the family's calls attached.
+    """
+
+    task_graph: TaskGraph
+    resource_graph: ResourceGraph
+
+    family = "taskmap"
+    methods = tuple(METHODS)
+    format = "coalloc.taskmap.instance"
+
+    def solve(
+        self, method: Optional[str] = None, *, seed: Optional[int] = 0, **params: Any
+    ) -> MappingResult:
+        """:func:`solve` on this instance (``method=None``: :data:`DEFAULT_METHOD`)."""
+        return solve(
+            self.task_graph, self.resource_graph, method or DEFAULT_METHOD, seed=seed, **params
+        )
+
+    def verify(self, result: MappingResult) -> MappingReport:
+        """:func:`verify_mapping` of a result, checking its claimed occupancy."""
+        if result.mapping is None:
+            raise ValueError(f"the result has no mapping (status {result.status!r})")
+        return verify_mapping(
+            self.task_graph, self.resource_graph, result.mapping, claimed=result.max_occupancy
+        )
+
+    @staticmethod
+    def check_params(method: Optional[str], params: dict) -> None:
+        """Reject an unknown method or parameter names it does not take, before any work."""
+        method = method or DEFAULT_METHOD
+        if not isinstance(method, str) or method not in METHODS:
+            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        check_keywords(METHODS[method], method, set(params))
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "<dict>") -> "Instance":
+        """An instance from a parsed ``coalloc.taskmap.instance`` file."""
+        from .io import instance_from_dict
+
+        return cls(*instance_from_dict(data, source=source))
