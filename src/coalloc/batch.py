@@ -4,8 +4,10 @@ A batch is an iterable of problems of any family: a family's ``Instance`` (for e
 :class:`coalloc.ctaap.Instance` or :class:`coalloc.taskmap.Instance`), the plain pair it
 wraps (``(Request, Offer)``, ``(TaskGraph, ResourceGraph)``), or the path of an instance file
 of a family (read in the worker; its ``"format"`` names the family). Each problem is solved by
-its family's ``solve`` and, for ``coalloc <family> solve-batch``, checked by its ``verify``. The instances are solved by a pool of threads (the
-default: the compiled kernels release the GIL), a pool of processes, serially, or by any
+its family's ``solve`` and, for ``coalloc <family> solve-batch``, checked by its ``verify``.
+
+The instances are solved by a pool of threads (the default: the compiled kernels release
+the GIL), a pool of processes, serially, or by any
 :class:`concurrent.futures.Executor` the caller passes -- for example
 ``distributed.Client(...).get_executor()`` to spread a batch over the machines of a Dask
 cluster (``pip install coalloc[dask]``).
@@ -246,7 +248,9 @@ def read_problem(path: Any) -> Any:
         if fmt == cls.format:
             return cls.from_dict(data, source=name)
     known = sorted(cls.format for cls in FAMILY_INSTANCES.values())
-    raise InstanceError(f"{name}: not an instance file of a family (format {fmt!r}; known: {known})")
+    raise InstanceError(
+        f"{name}: not an instance file of a family (format {fmt!r}; known: {known})"
+    )
 
 
 def _solve_one(index, item, seed, method, params, with_report):

@@ -52,7 +52,9 @@ def jsonable(value: Any, *, compact: bool = False) -> Any:
     return value
 
 
-def relative_gap(objective: Optional[float], bound: Optional[float], *, sense: str) -> Optional[float]:
+def relative_gap(
+    objective: Optional[float], bound: Optional[float], *, sense: str
+) -> Optional[float]:
     """The relative gap between an objective and a proven bound (None when one is missing).
 
     ``sense="max"``: ``(bound - objective) / max(1, bound)`` (counts of allocated tasks);

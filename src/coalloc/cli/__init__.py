@@ -22,7 +22,10 @@ __all__ = ["main", "build_parser"]
 
 #: Family name -> (module adding its subcommands, one-line description).
 GROUPS = {
-    "ctaap": (ctaap_cli, "co-allocation of a request graph onto clustered offers (Kravtsov et al.)"),
+    "ctaap": (
+        ctaap_cli,
+        "co-allocation of a request graph onto clustered offers (Kravtsov et al.)",
+    ),
     "taskmap": (taskmap_cli, "mapping task graphs onto resource graphs (Taura & Chien)"),
 }
 

@@ -134,7 +134,7 @@ class Instance(NamedTuple):
             raise TypeError(f"bound must be a bool, got {type(params['bound']).__name__}")
 
     @classmethod
-    def from_dict(cls, data: Any, *, source: str = "<dict>") -> "Instance":
+    def from_dict(cls, data: Any, *, source: str = "<dict>") -> Instance:
         """An instance from a parsed ``coalloc.instance`` file."""
         from .io import instance_from_dict
 

@@ -125,7 +125,7 @@ class Instance(NamedTuple):
         check_keywords(METHODS[method], method, set(params))
 
     @classmethod
-    def from_dict(cls, data: Any, *, source: str = "<dict>") -> "Instance":
+    def from_dict(cls, data: Any, *, source: str = "<dict>") -> Instance:
         """An instance from a parsed ``coalloc.taskmap.instance`` file."""
         from .io import instance_from_dict
 

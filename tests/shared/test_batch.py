@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 import coalloc
-from _optional import skip_unless_ci
 from coalloc import BatchError, solve_many, solve_many_iter
 from coalloc.batch import ProgressBar, instance_seed
 from coalloc.cli import main
-from coalloc.generators import fig2, random_instance
+from coalloc.ctaap.generators import fig2, random_instance
+from tests._optional import skip_unless_ci
 
 SEED = 11
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from coalloc._flowinject import cluster
-from coalloc._reference.flowinject import Xoshiro256, flow_injection_reference
+from coalloc.taskmap._flowinject import cluster
+from coalloc.taskmap._reference.flowinject import Xoshiro256, flow_injection_reference
 from coalloc.taskmap.clustering import FlowInjectionResult, flow_injection
 
 METRICS = ("hops", "inverse_remaining", "inverse_weight")

@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from _optional import skip_unless_ci
 from coalloc.taskmap import ResourceGraph, TaskGraph, max_occupancy, solve_exact_mapping
+from tests._optional import skip_unless_ci
 
 
 def brute_force(tasks, res):

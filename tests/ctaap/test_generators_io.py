@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import coalloc
-from coalloc.io import InstanceError, instance_from_dict, instance_to_dict
+from coalloc.ctaap.io import InstanceError, instance_from_dict, instance_to_dict
 
 
 def same_instance(a, b):

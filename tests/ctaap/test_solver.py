@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 import coalloc
-from coalloc.generators import fig2, fig3, random_instance
+from coalloc.ctaap.generators import fig2, fig3, random_instance
 
 
 def check(req, off, res):

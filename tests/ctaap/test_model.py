@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 import coalloc
-from coalloc.model import check_compatible, compatibility
+from coalloc.ctaap.model import check_compatible, compatibility
 
 
 def small():

@@ -1,15 +1,15 @@
-"""Compiled violation kernels (coalloc._violations) against their NumPy twins."""
+"""Compiled violation kernels (coalloc.ctaap._violations) against their NumPy twins."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from coalloc._reference.violations import (
+from coalloc.ctaap._reference.violations import (
     update_violations_reference,
     violation_counts_reference,
     violation_matrix_reference,
 )
-from coalloc._violations import update_violations, violation_counts
+from coalloc.ctaap._violations import update_violations, violation_counts
 
 
 def _csr(B):

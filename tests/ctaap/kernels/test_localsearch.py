@@ -1,4 +1,4 @@
-"""The compiled local search ``coalloc._localsearch`` against its brute-force twin."""
+"""The compiled local search ``coalloc.ctaap._localsearch`` against its brute-force twin."""
 
 from concurrent.futures import ThreadPoolExecutor
 
@@ -7,15 +7,15 @@ import pytest
 import scipy.sparse as sp
 
 import coalloc
-from coalloc._localsearch import count_moves, improve, list_moves
-from coalloc._reference.localsearch import (
+from coalloc.ctaap._localsearch import count_moves, improve, list_moves
+from coalloc.ctaap._reference.localsearch import (
     conflict_tensor,
     find_moves_reference,
     improve_reference,
     is_feasible,
     is_local_optimum_reference,
 )
-from coalloc.model import compatibility
+from coalloc.ctaap.model import compatibility
 
 # ----------------------------------------------------------------------------- helpers
 

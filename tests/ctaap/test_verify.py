@@ -126,7 +126,7 @@ def test_agrees_with_brute_force_on_random_assignments():
 def test_chunked_path(monkeypatch):
     import importlib
 
-    vmod = importlib.import_module("coalloc.verify")  # the module, not the function
+    vmod = importlib.import_module("coalloc.ctaap.verify")  # the module, not the function
 
     monkeypatch.setattr(vmod, "_CHUNK", 7)
     req, off = coalloc.generators.fig2(1, n_tasks=30, seed=3)

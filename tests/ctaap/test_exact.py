@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 
 import coalloc
-from _optional import skip_unless_ci
-from coalloc import exact
-from coalloc.exact import solve_exact, upper_bound
-from coalloc.generators import fig2, fig3, random_instance
+from coalloc._shared import milp
+from coalloc._shared.milp import MilpOutcome
+from coalloc.ctaap import exact
+from coalloc.ctaap.exact import solve_exact, upper_bound
+from coalloc.ctaap.generators import fig2, fig3, random_instance
+from tests._optional import skip_unless_ci
 
 SKIP_REASON = "{pkg} not installed (optional extra; CI installs coalloc[exact])"
 
@@ -22,7 +24,7 @@ def _backend_available(backend):
             import pulp
         except ImportError:
             skip_unless_ci(SKIP_REASON.format(pkg="PuLP"))
-        if exact._cbc_command(pulp, msg=False) is None:
+        if milp.cbc_command(pulp, msg=False) is None:
             skip_unless_ci("PuLP's bundled CBC binary is not runnable here")
     elif backend == "cpsat":
         try:
@@ -323,23 +325,15 @@ def test_infeasible_solver_output_is_an_error(monkeypatch):
     """A solver answer that fails verification after rounding is never a success."""
     req, off, _ = bandwidth_only()
 
-    def bogus(milp, model, *args):
-        return (
-            np.ones(model.nvar),
-            float(model.nvar),
-            {
-                "solver_status": 0,
-                "solver_message": "bogus",
-                "infeasible": False,
-                "time_limit_hit": False,
-                "nodes": 0,
-                "rows": 0,
-                "time_limit": None,
-            },
-            time.perf_counter(),
-        )
+    def bogus(backend, pkg, model, *args):
+        outcome = MilpOutcome(
+            x=np.ones(model.nvar), bound=float(model.nvar), status="optimal", solver_status=0,
+            message="bogus", nodes=0, time_limit_hit=False, infeasible=False, rows=0,
+            time_limit=None,
+        )  # fmt: skip
+        return outcome, time.perf_counter()
 
-    monkeypatch.setattr(exact, "_run_highs", bogus)
+    monkeypatch.setattr(exact, "_run", bogus)
     res = solve_exact(req, off)
     assert res.status == "error" and not res.success
     assert np.all(res.assignment == -1) and res.n_allocated == 0
@@ -347,13 +341,14 @@ def test_infeasible_solver_output_is_an_error(monkeypatch):
 
 def test_almost_binary_values_are_rounded(monkeypatch):
     req, off, _ = asymmetric()
-    real = exact._run_highs
+    real = exact._run
 
     def noisy(*args):
-        x, bound, info, t = real(*args)
-        return x * (1 - 1e-7) + 1e-7 * (x < 0.5), bound, info, t
+        outcome, t = real(*args)
+        outcome.x = outcome.x * (1 - 1e-7) + 1e-7 * (outcome.x < 0.5)
+        return outcome, t
 
-    monkeypatch.setattr(exact, "_run_highs", noisy)
+    monkeypatch.setattr(exact, "_run", noisy)
     res = solve_exact(req, off)
     check_optimal(req, off, res, 2)
 

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from coalloc.taskmap import (
-    METHODS,
+    VARIANTS as METHODS,
+)
+from coalloc.taskmap import (
     ResourceGraph,
     TaskGraph,
     comp_occupancy,

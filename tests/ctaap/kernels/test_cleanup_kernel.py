@@ -5,9 +5,9 @@ import pytest
 import scipy.sparse as sp
 
 import coalloc
-from coalloc._cleanup import match_and_clean
-from coalloc._reference.cleanup import match_and_clean_reference
-from coalloc.model import compatibility
+from coalloc.ctaap._cleanup import match_and_clean
+from coalloc.ctaap._reference.cleanup import match_and_clean_reference
+from coalloc.ctaap.model import compatibility
 
 
 def arrays(req, off, weights, cardinality_first):
@@ -75,8 +75,8 @@ def test_shape_mismatch_raises():
 
 
 def test_fill_free_matches_twin_and_keeps_feasibility():
-    from coalloc._cleanup import fill_free
-    from coalloc._reference.cleanup import fill_free_reference
+    from coalloc.ctaap._cleanup import fill_free
+    from coalloc.ctaap._reference.cleanup import fill_free_reference
 
     rng = np.random.default_rng(99)
     added_total = 0
@@ -100,7 +100,7 @@ def test_fill_free_matches_twin_and_keeps_feasibility():
 
 
 def test_fill_free_shape_check():
-    from coalloc._cleanup import fill_free
+    from coalloc.ctaap._cleanup import fill_free
 
     req, off = coalloc.generators.fig2(1, n_tasks=4, seed=0)
     args = arrays(req, off, np.ones((4, 5)), True)

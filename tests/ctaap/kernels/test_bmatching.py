@@ -1,4 +1,4 @@
-"""Tests of the compiled b-matching kernel ``coalloc._bmatching`` against its NumPy/SciPy twin."""
+"""The compiled b-matching kernel ``coalloc.ctaap._bmatching`` against its NumPy/SciPy twin."""
 
 import itertools
 from concurrent.futures import ThreadPoolExecutor
@@ -6,8 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from coalloc._bmatching import BMatcher, b_matching
-from coalloc._reference.matching import b_matching_reference, matching_objective
+from coalloc.ctaap._bmatching import BMatcher, b_matching
+from coalloc.ctaap._reference.matching import b_matching_reference, matching_objective
 
 # ----------------------------------------------------------------------------- helpers
 

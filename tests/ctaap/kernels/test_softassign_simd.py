@@ -10,8 +10,8 @@ import pytest
 import scipy.sparse as sp
 
 import coalloc
-from coalloc import _softassign
-from coalloc.generators import fig3, random_instance
+from coalloc.ctaap import _softassign
+from coalloc.ctaap.generators import fig3, random_instance
 
 BEST = _softassign._simd_level()
 
