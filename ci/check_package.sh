@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packaging checks: ruff is clean, the sdist builds a working wheel, and the wheel holds
-# the package only (compiled modules inside coalloc/, nothing top-level).
+# the package only (compiled modules inside their family packages, nothing top-level).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .venv/bin/activate
@@ -16,10 +16,13 @@ top = {n.split("/")[0] for n in names}
 bad = [t for t in top if t != "coalloc" and not t.endswith(".dist-info")]
 exts = [n for n in names if n.endswith(".so")]
 assert not bad, f"wheel has top-level entries besides coalloc/: {bad}"
-need = {"_softassign", "_violations", "_bmatching", "_cleanup", "_localsearch", "_flowinject"}
-have = {n.split("/")[-1].split(".")[0] for n in exts}
-assert need <= have, f"wheel misses compiled modules: {need - have}"
-assert "coalloc/data/demo.json" in names, "wheel misses the demo instance"
+need = {
+    "coalloc/ctaap/_softassign", "coalloc/ctaap/_violations", "coalloc/ctaap/_bmatching",
+    "coalloc/ctaap/_cleanup", "coalloc/ctaap/_localsearch", "coalloc/taskmap/_flowinject",
+}
+have = {n.split(".")[0] for n in exts}
+assert need <= have, f"wheel misses compiled modules (each inside its family): {need - have}"
+assert "coalloc/ctaap/data/demo.json" in names, "wheel misses the demo instance"
 print("wheel ok:", sorted(exts))
 PY
 python -m venv "$tmp/venv"

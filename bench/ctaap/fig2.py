@@ -7,9 +7,9 @@ CTAAP-Solver finds the optimum. This script does the same with coalloc's exact s
 (HiGHS by default) and every heuristic given, and reports per range factor the success
 rate (allocation == proven optimum) and the mean ratio to the optimum.
 
-    python bench/fig2.py                          # 100 instances per range, as the paper
-    python bench/fig2.py --instances 20           # a quicker run
-    python bench/fig2.py --variant paper='{"q_scale": "none"}'   # add a CTAAP variant
+    python -m bench.ctaap.fig2                          # 100 instances per range, as the paper
+    python -m bench.ctaap.fig2 --instances 20           # a quicker run
+    python -m bench.ctaap.fig2 --variant paper='{"q_scale": "none"}'   # add a CTAAP variant
 
 Optima are cached in bench/out/fig2_optima.csv (keyed by range factor and seed), so later
 runs only solve the heuristics. Writes bench/out/fig2.csv and bench/out/fig2.png.
@@ -27,11 +27,11 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 import coalloc
-from _plot import pyplot
-from coalloc.exact import solve_exact
-from coalloc.generators import fig2
+from bench.shared._plot import pyplot
+from coalloc.ctaap.exact import solve_exact
+from coalloc.ctaap.generators import fig2
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
+OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out")
 
 
 def seed_of(r: int, k: int) -> int:

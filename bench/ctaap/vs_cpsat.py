@@ -8,8 +8,8 @@ same instance (median time over ``--repeats``). CP-SAT results are cached in
 bench/out/vs_cpsat_cache.json. Every allocation goes through
 ``coalloc.verify``. Prints a markdown table; writes bench/out/vs_cpsat.csv.
 
-    python bench/vs_cpsat.py                            # n = 200, 500; 5 instances; 60 s
-    python bench/vs_cpsat.py --sizes 200 --instances 2 --time-limit 10   # quick
+    python -m bench.ctaap.vs_cpsat                            # n = 200, 500; 5 instances; 60 s
+    python -m bench.ctaap.vs_cpsat --sizes 200 --instances 2 --time-limit 10   # quick
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import sys
 import time
 
 import coalloc
-from coalloc.generators import fig3
+from coalloc.ctaap.generators import fig3
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
+OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out")
 
 
 def timed(req, off, repeats, **params):

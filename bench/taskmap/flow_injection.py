@@ -21,7 +21,7 @@ Families (``--instances`` each):
   pipe1     Table 1 pipeline, c = 1 (coalloc.taskmap.generators.pipeline_task_graph)
   pipe16    Table 1 pipeline, c = 16
 
-Run:  PYTHONPATH=src nice python bench/flow_injection.py [--instances 20] [--quick]
+Run:  PYTHONPATH=src nice python -m bench.taskmap.flow_injection [--instances 20] [--quick]
 Prints markdown tables on stdout.
 """
 

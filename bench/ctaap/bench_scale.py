@@ -12,9 +12,9 @@
     stdout (time, per-step times, allocation size, cleanup rounds, peak RSS) and a log-log
     plot in bench/out/scale.png.
 
-    python bench/bench_scale.py              # everything (about 10 minutes on 1 core)
-    python bench/bench_scale.py --quick      # small sizes only (about a minute)
-    python bench/bench_scale.py --target-only --runs 5
+    python -m bench.ctaap.bench_scale              # everything (about 10 minutes on 1 core)
+    python -m bench.ctaap.bench_scale --quick      # small sizes only (about a minute)
+    python -m bench.ctaap.bench_scale --target-only --runs 5
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ import statistics
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(HERE, "out")
 
 CHILD = r"""
 import json, resource, sys, time
 import coalloc
-from coalloc.generators import random_instance
+from coalloc.ctaap.generators import random_instance
 
 n, m, p, seed, kw = json.loads(sys.argv[1])
 lo, hi = max(1, n // (2 * m)), max(1, (3 * n) // (2 * m))
@@ -152,8 +152,7 @@ def growth(quick: bool) -> list:
 
 
 def plot(rows: list) -> None:
-    sys.path.insert(0, HERE)
-    from _plot import pyplot
+    from bench.shared._plot import pyplot
 
     plt = pyplot()
     if plt is None:

@@ -7,11 +7,11 @@ occ(Base) / occ(variant) (> 1 is better). Fig. 12 is the scatter of these ratios
 their mean per c. Every mapping's occupancy is re-checked with the independent
 ``verify_mapping``.
 
-    python bench/fig12_13.py                       # c = 1 2 4 8 12 16 (32 instances each)
-    python bench/fig12_13.py --quick               # c = 1 4 16, 4 instances
-    python bench/fig12_13.py --c 32 --instances 8  # more intensities
-    python bench/fig12_13.py --ablation            # processor order / bound u (open+improve)
-    python bench/fig12_13.py --exact               # small instances against the exact MILP
+    python -m bench.taskmap.fig12_13                  # c = 1 2 4 8 12 16 (32 instances each)
+    python -m bench.taskmap.fig12_13 --quick          # c = 1 4 16, 4 instances
+    python -m bench.taskmap.fig12_13 --c 32 --instances 8  # more intensities
+    python -m bench.taskmap.fig12_13 --ablation       # processor order / bound u (open+improve)
+    python -m bench.taskmap.fig12_13 --exact          # small instances against the exact MILP
 
 Writes bench/out/fig12_13.csv and bench/out/fig12_13.png (and *_exact.csv, *_ablation.csv).
 """
@@ -25,11 +25,11 @@ import os
 import statistics
 import time
 
-from _plot import pyplot
+from bench.shared._plot import pyplot
 from coalloc.taskmap import generators as gen
 from coalloc.taskmap import map_tasks, solve_exact_mapping, verify_mapping
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
+OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out")
 METHODS = ["base", "base+improve", "open", "open+improve"]
 VARIANTS = METHODS[1:]
 DEFAULT_C = [1, 2, 4, 8, 12, 16]

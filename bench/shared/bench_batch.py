@@ -21,8 +21,8 @@ Two more measurements explain the thread scaling:
   ``coalloc/ctaap.py`` and ``solvers.py`` and the result construction hold it), measured by
   timing wrappers installed around those functions in this process only.
 
-    python bench/bench_batch.py                          # n = 50 and 500
-    python bench/bench_batch.py --sizes 50 --instances 64 --repeats 9
+    python -m bench.shared.bench_batch                          # n = 50 and 500
+    python -m bench.shared.bench_batch --sizes 50 --instances 64 --repeats 9
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ from collections import defaultdict
 import numpy as np
 
 import coalloc
-import coalloc.ctaap as ctaap
-import coalloc.solvers as solvers
+import coalloc.ctaap.solver as ctaap
+import coalloc.ctaap.solvers as solvers
 from coalloc.batch import instance_seed
-from coalloc.generators import fig2, fig3
+from coalloc.ctaap.generators import fig2, fig3
 
 SEED = 2008
 

@@ -2,7 +2,7 @@
 
 Both run the same algorithm with the same parameters on the same instances (the paper's
 Fig. 2 setup at n = 50 and Fig. 3 setup at n = 500). ``backend="numpy"`` uses the twins of
-``coalloc._reference``: vectorised NumPy for step 1 and the violation counter, SciPy's
+``coalloc.ctaap._reference``: vectorised NumPy for step 1 and the violation counter, SciPy's
 ``linear_sum_assignment`` re-solved from scratch every cleanup round for the b-matching,
 exactly as Alg. 2-3 of the paper describe. Reports median wall times and their ratio, and
 checks every output with ``coalloc.verify``.
@@ -16,8 +16,8 @@ Two variants, each compiled against its own NumPy run:
   to be obviously correct, not fast), so that ratio says little about NumPy; it is measured
   only for n <= ``--numpy-default-max`` (100 unless told).
 
-    python bench/bench_speed.py                # n = 50 and 500, both variants
-    python bench/bench_speed.py --sizes 50 --instances 5 --repeats 5 --variants paper
+    python -m bench.ctaap.bench_speed                # n = 50 and 500, both variants
+    python -m bench.ctaap.bench_speed --sizes 50 --instances 5 --repeats 5 --variants paper
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import statistics
 import time
 
 import coalloc
-from coalloc.generators import fig2, fig3
+from coalloc.ctaap.generators import fig2, fig3
 
 VARIANTS = {"paper": {"paper": True}, "default": {}}
 STAGES = ("step1", "step2", "step3", "fill", "local_search")

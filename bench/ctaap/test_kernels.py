@@ -2,8 +2,8 @@
 
 Kept out of the default test run (pytest's testpaths is tests/); run with
 
-    python -m pytest bench/ --benchmark-only
-    python -m pytest bench/ --benchmark-only --benchmark-group-by=param:n
+    python -m pytest bench/ctaap/test_kernels.py --benchmark-only
+    python -m pytest bench/ctaap/test_kernels.py --benchmark-only --benchmark-group-by=param:n
 
 Inputs are the paper's Fig. 2 (n = 50) and Fig. 3 (n = 500) setups, fixed seeds.
 """
@@ -11,13 +11,13 @@ Inputs are the paper's Fig. 2 (n = 50) and Fig. 3 (n = 500) setups, fixed seeds.
 import numpy as np
 import pytest
 
-from coalloc import _bmatching, _cleanup, _softassign, _violations
-from coalloc._reference import cleanup as ref_cleanup
-from coalloc._reference import matching as ref_matching
-from coalloc._reference import softassign as ref_softassign
-from coalloc._reference import violations as ref_violations
-from coalloc.generators import fig2, fig3
-from coalloc.model import compatibility
+from coalloc.ctaap import _bmatching, _cleanup, _softassign, _violations
+from coalloc.ctaap._reference import cleanup as ref_cleanup
+from coalloc.ctaap._reference import matching as ref_matching
+from coalloc.ctaap._reference import softassign as ref_softassign
+from coalloc.ctaap._reference import violations as ref_violations
+from coalloc.ctaap.generators import fig2, fig3
+from coalloc.ctaap.model import compatibility
 
 SIZES = [50, 500]
 IMPLS = ["compiled", "numpy"]

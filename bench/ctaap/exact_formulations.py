@@ -10,7 +10,7 @@ heuristics are compared with in Fig. 2 of the paper.
 
 Usage::
 
-    PYTHONPATH=src python bench/exact_formulations.py [--seeds 3] [--time-limit 120]
+    PYTHONPATH=src python -m bench.ctaap.exact_formulations [--seeds 3] [--time-limit 120]
         [--backends highs,cbc,cpsat] [--only fig2,fig3] [--optima] [--optima-seeds 10]
         [--json out.json]
 """
@@ -23,8 +23,8 @@ import statistics
 import sys
 import time
 
-from coalloc.exact import solve_exact, upper_bound
-from coalloc.generators import fig2, fig3
+from coalloc.ctaap.exact import solve_exact, upper_bound
+from coalloc.ctaap.generators import fig2, fig3
 
 
 def available_backends(wanted):

@@ -6,9 +6,9 @@ backend (CBC as in the paper, HiGHS, CP-SAT) solve the same instances; an exact 
 dropped for larger n once it fails to prove optimality within the time limit on every
 instance of a size. Reports wall times, objectives and proven bounds.
 
-    python bench/fig3.py                                   # defaults below
-    python bench/fig3.py --sizes 10 20 40 --instances 2 --time-limit 30
-    python bench/fig3.py --backends highs                  # without the optional extras
+    python -m bench.ctaap.fig3                                   # defaults below
+    python -m bench.ctaap.fig3 --sizes 10 20 40 --instances 2 --time-limit 30
+    python -m bench.ctaap.fig3 --backends highs                  # without the optional extras
 
 Writes bench/out/fig3.csv and bench/out/fig3.png.
 """
@@ -23,11 +23,11 @@ import sys
 import time
 
 import coalloc
-from _plot import pyplot
-from coalloc.exact import solve_exact, upper_bound
-from coalloc.generators import fig3
+from bench.shared._plot import pyplot
+from coalloc.ctaap.exact import solve_exact, upper_bound
+from coalloc.ctaap.generators import fig3
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
+OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out")
 DEFAULT_SIZES = [10, 20, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000]
 
 
