@@ -1,4 +1,4 @@
-"""Type stub for the compiled module ``coalloc._bmatching`` (src/_core/cpp/_bmatching.cpp).
+"""Type stub for the compiled module ``coalloc.ctaap._bmatching`` (src/_core/ctaap/_bmatching.cpp).
 
 Incremental maximum-weight bipartite b-matching of tasks onto clusters with an exact
 lexicographic (number matched, total weight) objective.

@@ -1,8 +1,8 @@
-"""Type stub for the compiled module ``coalloc._localsearch`` (src/_core/cpp/_localsearch.cpp).
+"""Type stub for the compiled module ``coalloc.ctaap._localsearch`` (src/_core/ctaap/_localsearch.cpp).
 
 Iterated local search (ARW-style (0,1) insertions, (1,2) swaps and forced-insertion
 perturbations) that grows a feasible CTAAP allocation; slow twin in
-:mod:`coalloc._reference.localsearch`.
+:mod:`coalloc.ctaap._reference.localsearch`.
 """
 
 from typing import Dict, Optional, Tuple

@@ -1,4 +1,4 @@
-"""Type stubs for the compiled module ``coalloc._softassign``."""
+"""Type stubs for the compiled module ``coalloc.ctaap._softassign``."""
 
 import numpy as np
 from numpy.typing import NDArray

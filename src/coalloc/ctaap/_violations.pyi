@@ -1,4 +1,4 @@
-"""Type stubs for the compiled module ``coalloc._violations``."""
+"""Type stubs for the compiled module ``coalloc.ctaap._violations``."""
 
 import numpy as np
 from numpy.typing import NDArray

@@ -39,7 +39,7 @@ the integers.
 
 Results
 -------
-The solution is rounded (``x > 0.5``) and checked with :func:`coalloc.verify.verify`; an
+The solution is rounded (``x > 0.5``) and checked with :func:`coalloc.ctaap.verify`; an
 allocation that fails the check is never returned as a success (status ``"error"``). The
 status is ``"optimal"`` only when the proven bound, rounded down (the objective is an
 integer), equals the objective -- so a positive ``mip_gap`` that stops the search early
@@ -430,7 +430,7 @@ def solve_exact(
         ``status`` is ``"optimal"`` (proven), ``"feasible"`` (a solution, optimality not
         proven, e.g. at the time limit), ``"time_limit"`` (no solution in time;
         ``assignment`` is all -1) or ``"error"`` (solver failure, or a solution that failed
-        :func:`coalloc.verify.verify` after rounding -- never returned as a success).
+        :func:`coalloc.ctaap.verify` after rounding -- never returned as a success).
         ``objective`` is the allocation size, ``bound`` a proven upper bound, ``gap`` is
         ``(bound - objective) / max(1, bound)``; ``timings`` has ``"build"``, ``"solve"``,
         ``"total"``; ``iterations["nodes"]`` the branch-and-bound nodes (CP-SAT: branches)

@@ -8,11 +8,11 @@ part of, removes the worst allocation for good, and returns to step 2 until no p
 constraint (4). The result therefore always satisfies (1)-(5).
 
 The hot parts are compiled: step 1 is one ``nogil`` Cython call
-(:mod:`coalloc._softassign`), step 2 a C++ min-cost-flow matcher that re-matches
-incrementally after each removal (:mod:`coalloc._bmatching`), and the violation counter is
-Cython (:mod:`coalloc._violations`), updated incrementally as the matching changes. With
+(:mod:`coalloc.ctaap._softassign`), step 2 a C++ min-cost-flow matcher that re-matches
+incrementally after each removal (:mod:`coalloc.ctaap._bmatching`), and the violation counter is
+Cython (:mod:`coalloc.ctaap._violations`), updated incrementally as the matching changes. With
 ``backend="numpy"`` the same algorithm runs on the plain NumPy/SciPy twins of
-:mod:`coalloc._reference` (re-matching from scratch and recounting every round, as the
+:mod:`coalloc.ctaap._reference` (re-matching from scratch and recounting every round, as the
 paper describes); the benchmarks compare the two.
 """
 

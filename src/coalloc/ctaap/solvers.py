@@ -46,9 +46,9 @@ def solve(
         The offer graph (clusters, machine properties, capacities, bandwidths).
     method : str, default "ctaap"
         ``"ctaap"``: the CTAAP-Solver of Kravtsov et al. (see
-        :func:`coalloc.ctaap.solve_ctaap` for its parameters); ``"greedy"``: first-fit
-        baseline (:func:`coalloc.greedy.solve_greedy`); ``"exact"``: the integer program,
-        solved by HiGHS, CBC or CP-SAT (:func:`coalloc.exact.solve_exact`: ``backend``,
+        :func:`coalloc.ctaap.solver.solve_ctaap` for its parameters); ``"greedy"``: first-fit
+        baseline (:func:`coalloc.ctaap.greedy.solve_greedy`); ``"exact"``: the integer program,
+        solved by HiGHS, CBC or CP-SAT (:func:`coalloc.ctaap.exact.solve_exact`: ``backend``,
         ``time_limit``, ``formulation``, ...).
     seed : int, optional
         Seed of every random choice: the same seed gives the same answer.

@@ -1,8 +1,8 @@
-"""Type stub for the compiled module ``coalloc._flowinject`` (src/_core/cpp/_flowinject.cpp).
+"""Type stub for the compiled module ``coalloc.taskmap._flowinject`` (src/_core/taskmap/_flowinject.cpp).
 
 Hierarchical clustering by stochastic flow injection (Taura & Chien 2000, section 4.3) and
 the depth-first task order of the cluster tree; slow twin in
-:mod:`coalloc._reference.flowinject`, public API :func:`coalloc.taskmap.flow_injection`.
+:mod:`coalloc.taskmap._reference.flowinject`, public API :func:`coalloc.taskmap.flow_injection`.
 """
 
 from typing import Any, Dict

@@ -17,7 +17,7 @@ the order; the compiled kernel is :mod:`coalloc.taskmap._flowinject` (C++, GIL r
 slow twin :mod:`coalloc.taskmap._reference.flowinject` returns exactly the same result.
 
 The choices the paper leaves open (path metric, ``Delta``, what a child starts from) are
-documented and measured in ``docs/taskmap.md`` and ``bench/flow_injection.py``.
+documented and measured in ``docs/taskmap.md`` and ``bench/taskmap/flow_injection.py``.
 """
 
 from __future__ import annotations
@@ -385,7 +385,7 @@ def flow_injection(
         split, recomputed for every cluster.
     delta_scale : float, default 0.05
         Relative ``Delta`` (used when ``delta`` is None). Smaller is slower; 0.25 and
-        more start to cut planted clusters apart (``bench/flow_injection.py``).
+        more start to cut planted clusters apart (``bench/taskmap/flow_injection.py``).
     metric : {"hops", "inverse_remaining", "inverse_weight"}, default "hops"
         Length of an edge in the shortest-path search: 1 (BFS), 1 / remaining capacity
         or 1 / original weight (Dijkstra).

@@ -1,4 +1,4 @@
-"""Twin of :func:`coalloc._cleanup.match_and_clean`: the cleanup loop of Alg. 3, literally.
+"""Twin of :func:`coalloc.ctaap._cleanup.match_and_clean`: the cleanup loop of Alg. 3, literally.
 
 Each round recounts every pair from scratch with NumPy (as the paper describes) and
 re-matches through the same b-matching class, driven from Python. Because the matcher is
@@ -23,7 +23,7 @@ def match_and_clean_reference(
     ----------
     indptr, indices, data, t_indptr, t_indices, t_data, bhat, weights, allowed, capacity,
     cardinality_first
-        As for :func:`coalloc._cleanup.match_and_clean` (the transpose is unused: the
+        As for :func:`coalloc.ctaap._cleanup.match_and_clean` (the transpose is unused: the
         recount needs only the out-edges).
 
     Returns
@@ -53,7 +53,7 @@ def fill_free_reference(
     indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity,
     task_order, cluster_order, assign,
 ):  # fmt: skip
-    """Twin of :func:`coalloc._cleanup.fill_free`; returns ``(assign, added)``.
+    """Twin of :func:`coalloc.ctaap._cleanup.fill_free`; returns ``(assign, added)``.
 
     Checks each candidate placement against every pair of the dense bandwidth matrix.
     """

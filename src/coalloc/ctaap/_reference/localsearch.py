@@ -1,4 +1,4 @@
-"""Slow, obviously-correct twin of :mod:`coalloc._localsearch` (iterated local search).
+"""Slow, obviously-correct twin of :mod:`coalloc.ctaap._localsearch` (iterated local search).
 
 Everything is recomputed from a dense conflict tensor at every step instead of being
 maintained incrementally:
@@ -9,10 +9,10 @@ break constraint (4): ``b[i, k] > bhat[j, l]`` or ``b[k, i] > bhat[l, j]`` with 
 A move is checked by building the allocation it leads to and calling :func:`is_feasible`.
 
 * :func:`find_moves_reference` lists, by brute force, every (0,1) insertion and (1,2) swap
-  of an allocation (the moves that ``coalloc._localsearch.count_moves`` counts);
+  of an allocation (the moves that ``coalloc.ctaap._localsearch.count_moves`` counts);
 * :func:`is_local_optimum_reference` says whether there is none;
 * :func:`improve_reference` runs the same iterated local search as
-  ``coalloc._localsearch.improve`` (same move rules and acceptance rule, NumPy's generator
+  ``coalloc.ctaap._localsearch.improve`` (same move rules and acceptance rule, NumPy's generator
   instead of xoshiro256**, so the two do not return the same allocation).
 
 The move definitions (shared with the kernel):
@@ -172,7 +172,7 @@ def find_moves_reference(
     Parameters
     ----------
     indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity, assign
-        As for ``coalloc._localsearch.count_moves``.
+        As for ``coalloc.ctaap._localsearch.count_moves``.
 
     Returns
     -------
@@ -320,7 +320,7 @@ def improve_reference(
     indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity, assign,
     max_iters=500, seed=0, priority=None,
 ):  # fmt: skip
-    """Twin of ``coalloc._localsearch.improve``: same moves, same acceptance rule.
+    """Twin of ``coalloc.ctaap._localsearch.improve``: same moves, same acceptance rule.
 
     ``assign`` (int64, writable) is updated in place with the best allocation found; the
     counters dict is returned.  Uses :func:`numpy.random.default_rng` (``seed``), so the

@@ -1,4 +1,4 @@
-"""Slow, obviously-correct twin of :mod:`coalloc._bmatching` (bipartite b-matching).
+"""Slow, obviously-correct twin of :mod:`coalloc.ctaap._bmatching` (bipartite b-matching).
 
 The b-matching is written as a plain rectangular assignment problem and handed to
 :func:`scipy.optimize.linear_sum_assignment`: one row per task; one column per cluster *slot*

@@ -1,4 +1,4 @@
-"""Plain NumPy twins of :mod:`coalloc._softassign` (Alg. 1 of Kravtsov et al. 2008).
+"""Plain NumPy twins of :mod:`coalloc.ctaap._softassign` (Alg. 1 of Kravtsov et al. 2008).
 
 Written for clarity, not speed. The twins take the same arguments as the kernels but
 return their results instead of filling output arrays:
@@ -45,7 +45,7 @@ def _row_sum_matrix(indptr, nnz: int) -> sp.csr_matrix:
 
 
 def edge_ranks_reference(indptr, indices, data, bhat) -> tuple[np.ndarray, np.ndarray]:
-    """Twin of :func:`coalloc._softassign.edge_ranks`.
+    """Twin of :func:`coalloc.ctaap._softassign.edge_ranks`.
 
     Parameters
     ----------
@@ -95,7 +95,7 @@ def _q_from_f(indptr, indices, F, X) -> np.ndarray:
 
 
 def compute_q_reference(indptr, indices, rank, order, X, f_ok, f_bad) -> np.ndarray:
-    """Twin of :func:`coalloc._softassign.compute_q` (brute force over ``e, j, l``).
+    """Twin of :func:`coalloc.ctaap._softassign.compute_q` (brute force over ``e, j, l``).
 
     ``F[e, j, l] = f_ok`` iff ``l`` is among the first ``rank[e, j]`` entries of
     ``order[j]``, else ``f_bad``.
@@ -154,7 +154,7 @@ def q_matrix_reference(indptr, indices, data, bhat, X, f_ok, f_bad) -> np.ndarra
 
 
 def softassign_exp_reference(Q, compat, beta, X) -> np.ndarray:
-    """Twin of :func:`coalloc._softassign.softassign_exp`.
+    """Twin of :func:`coalloc.ctaap._softassign.softassign_exp`.
 
     Parameters
     ----------
@@ -217,7 +217,7 @@ def _sinkhorn_step(X: np.ndarray, capacity: np.ndarray) -> np.ndarray:
 
 
 def sinkhorn_reference(X, capacity, max_iter, tol) -> tuple[np.ndarray, int]:
-    """Twin of :func:`coalloc._softassign.sinkhorn`.
+    """Twin of :func:`coalloc.ctaap._softassign.sinkhorn`.
 
     Parameters
     ----------
@@ -272,7 +272,7 @@ def graduated_assignment_reference(
     tol_outer,
     tol_inner,
 ) -> tuple[np.ndarray, int, int, int]:
-    """Twin of :func:`coalloc._softassign.graduated_assignment`.
+    """Twin of :func:`coalloc.ctaap._softassign.graduated_assignment`.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Plain NumPy twins of :mod:`coalloc._violations`.
+"""Plain NumPy twins of :mod:`coalloc.ctaap._violations`.
 
 Dense and slow on purpose: the request matrix is rebuilt with :mod:`scipy.sparse`,
 the violation matrix is ``V = (B > bhat[a][:, a])`` restricted to stored edges between
@@ -73,7 +73,7 @@ def violation_matrix_reference(indptr, indices, data, bhat, assign) -> np.ndarra
 
 
 def violation_counts_reference(indptr, indices, data, bhat, assign) -> tuple[int, np.ndarray]:
-    """Twin of :func:`coalloc._violations.violation_counts`.
+    """Twin of :func:`coalloc.ctaap._violations.violation_counts`.
 
     Parameters
     ----------
@@ -99,7 +99,7 @@ def violation_counts_reference(indptr, indices, data, bhat, assign) -> tuple[int
 def update_violations_reference(
     indptr, indices, data, t_indptr, t_indices, t_data, bhat, assign, task, old_cluster, counts
 ) -> tuple[int, np.ndarray]:
-    """Twin of :func:`coalloc._violations.update_violations`.
+    """Twin of :func:`coalloc.ctaap._violations.update_violations`.
 
     Recounts everything for the old assignment (``assign`` with ``assign[task]``
     replaced by ``old_cluster``) and for the new one and applies the difference. The

@@ -1,4 +1,4 @@
-"""Slow, obviously-correct twin of :mod:`coalloc._flowinject` (stochastic flow injection).
+"""Slow, obviously-correct twin of :mod:`coalloc.taskmap._flowinject` (stochastic flow injection).
 
 Plain Python over dicts and lists, recursion instead of an explicit stack, a connectivity
 test by a full BFS instead of the kernel's alternating two-sided search.  It follows the
@@ -18,7 +18,7 @@ same rules and the same arithmetic as ``src/_core/include/coalloc/flowinject.hpp
   ordered minus weight to those that come after), ties to the smallest task; tree nodes
   numbered in creation order (children consecutively, in that order).
 
-So :func:`flow_injection_reference` returns exactly what ``coalloc._flowinject.cluster``
+So :func:`flow_injection_reference` returns exactly what ``coalloc.taskmap._flowinject.cluster``
 returns (same order, same tree, same counters) for every metric.
 """
 
@@ -318,7 +318,7 @@ def flow_injection_reference(
     inherit: bool = False,
     max_injections: int = 1000000,
 ) -> dict:
-    """Same arguments and result as ``coalloc._flowinject.cluster`` (see its docstring).
+    """Same arguments and result as ``coalloc.taskmap._flowinject.cluster`` (see its docstring).
 
     Parameters
     ----------
