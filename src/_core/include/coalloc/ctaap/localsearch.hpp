@@ -51,6 +51,8 @@
 #include <utility>
 #include <vector>
 
+#include "coalloc/common/xoshiro.hpp"
+
 namespace coalloc {
 namespace localsearch {
 
@@ -58,38 +60,9 @@ using i64 = std::int64_t;
 
 // ------------------------------------------------------------------------------ random
 
-// xoshiro256** seeded through splitmix64: small, fast, identical on every platform.
-class Rng {
-   public:
-    explicit Rng(std::uint64_t seed) {
-        std::uint64_t x = seed;
-        for (auto& w : s_) w = splitmix64(x);
-    }
-    std::uint64_t next() {
-        const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-        const std::uint64_t t = s_[1] << 17;
-        s_[2] ^= s_[0];
-        s_[3] ^= s_[1];
-        s_[1] ^= s_[2];
-        s_[0] ^= s_[3];
-        s_[2] ^= t;
-        s_[3] = rotl(s_[3], 45);
-        return result;
-    }
-    // Uniform integer in [0, bound), bound >= 1 (modulo bias <= bound / 2^64: negligible).
-    i64 below(i64 bound) { return static_cast<i64>(next() % static_cast<std::uint64_t>(bound)); }
-    double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
-   private:
-    static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-    static std::uint64_t splitmix64(std::uint64_t& x) {
-        std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
-    std::uint64_t s_[4];
-};
+// The common xoshiro256** generator (coalloc/common/xoshiro.hpp); the twin
+// coalloc.ctaap._reference.localsearch repeats its stream.
+using Rng = coalloc::Xoshiro256ss;
 
 // Index of the lowest set bit of a non-zero word.
 inline int ctz64(std::uint64_t x) {

@@ -54,6 +54,8 @@
 #include <utility>
 #include <vector>
 
+#include "coalloc/common/xoshiro.hpp"
+
 namespace coalloc {
 namespace flowinject {
 
@@ -62,38 +64,9 @@ using u64 = std::uint64_t;
 
 // ------------------------------------------------------------------------------ random
 
-inline u64 splitmix64(u64& x) {
-    u64 z = (x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-// xoshiro256** seeded through splitmix64: small, fast, identical on every platform.
-class Rng {
-   public:
-    explicit Rng(u64 seed) {
-        u64 x = seed;
-        for (auto& w : s_) w = splitmix64(x);
-    }
-    u64 next() {
-        const u64 result = rotl(s_[1] * 5, 7) * 9;
-        const u64 t = s_[1] << 17;
-        s_[2] ^= s_[0];
-        s_[3] ^= s_[1];
-        s_[1] ^= s_[2];
-        s_[0] ^= s_[3];
-        s_[2] ^= t;
-        s_[3] = rotl(s_[3], 45);
-        return result;
-    }
-    // Uniform double in [0, 1) with 53 random bits.
-    double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
-   private:
-    static u64 rotl(u64 x, int k) { return (x << k) | (x >> (64 - k)); }
-    u64 s_[4];
-};
+// The common xoshiro256** generator (coalloc/common/xoshiro.hpp); the twin
+// coalloc.taskmap._reference.flowinject repeats its stream.
+using Rng = coalloc::Xoshiro256ss;
 
 // Seed of the stream of tree node `node`.
 inline u64 node_seed(u64 seed, i64 node) {
