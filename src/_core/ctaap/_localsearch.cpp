@@ -76,14 +76,8 @@ void prepare(Args& a) {
     ls::RawInput& r = a.raw;
     r.n = n;
     r.m = m;
-    r.indptr = a.indptr.data();
-    r.indices = a.indices.data();
-    r.data = a.data.data();
-    r.nnz = a.indices.shape(0);
-    r.t_indptr = a.t_indptr.data();
-    r.t_indices = a.t_indices.data();
-    r.t_data = a.t_data.data();
-    r.t_nnz = a.t_indices.shape(0);
+    r.b = {n, a.indices.shape(0), a.indptr.data(), a.indices.data(), a.data.data()};
+    r.bt = {n, a.t_indices.shape(0), a.t_indptr.data(), a.t_indices.data(), a.t_data.data()};
     r.bhat = a.bhat.data();
     r.allowed = a.allowed.data();
     r.capacity = a.capacity.data();

@@ -101,10 +101,7 @@ PYBIND11_MODULE(_flowinject, mod) {
             p.inherit = inherit;
             p.max_injections = max_injections;
             fi::Input in;
-            in.n = n;
-            in.indptr = ptr;
-            in.indices = idx;
-            in.data = val;
+            in.graph = {n, nnz, ptr, idx, val};
             in.node_weight = w;
             fi::Tree T;
             {

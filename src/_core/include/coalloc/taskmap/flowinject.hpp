@@ -54,6 +54,7 @@
 #include <utility>
 #include <vector>
 
+#include "coalloc/common/csr.hpp"
 #include "coalloc/common/xoshiro.hpp"
 
 namespace coalloc {
@@ -92,11 +93,9 @@ struct Params {
 // indices in [0, n); entries with v > u and weight > 0 define the undirected edges
 // (the lower triangle is ignored); node weights finite and >= 0.
 struct Input {
-    i64 n = 0;
-    const i64* indptr = nullptr;
-    const i64* indices = nullptr;
-    const double* data = nullptr;
-    const double* node_weight = nullptr;
+    CsrView<double> graph;                // n x n edge weights
+    const double* node_weight = nullptr;  // n
+    i64 n() const { return graph.n; }
 };
 
 struct Counters {
@@ -128,7 +127,7 @@ class Clusterer {
     Clusterer(const Input& in, const Params& p) : in_(in), p_(p) { build_edges(); }
 
     Tree run() {
-        const i64 n = in_.n;
+        const i64 n = in_.n();
         Tree T;
         if (n == 0) return T;
         new_node(T, -1);
@@ -207,14 +206,15 @@ class Clusterer {
     }
 
     void build_edges() {
-        const i64 n = in_.n;
+        const CsrView<double>& G = in_.graph;
+        const i64 n = G.n;
         for (i64 u = 0; u < n; ++u)
-            for (i64 q = in_.indptr[u]; q < in_.indptr[u + 1]; ++q) {
-                const i64 v = in_.indices[q];
-                if (v > u && in_.data[q] > 0.0) {
+            for (i64 q = G.begin(u); q < G.end(u); ++q) {
+                const i64 v = G.col(q);
+                if (v > u && G.val(q) > 0.0) {
                     eu_.push_back(u);
                     ev_.push_back(v);
-                    orig_.push_back(in_.data[q]);
+                    orig_.push_back(G.val(q));
                 }
             }
         cap_ = orig_;
@@ -565,7 +565,7 @@ class Clusterer {
         T.start.assign(m, 0);
         T.stop.assign(m, 0);
         T.order.clear();
-        T.order.reserve(static_cast<size_t>(in_.n));
+        T.order.reserve(static_cast<size_t>(in_.n()));
         // iterative pre-order; a node is closed when popped a second time
         std::vector<std::pair<i64, bool>> st;
         st.emplace_back(0, false);
