@@ -1,24 +1,24 @@
 // pybind11 binding of coalloc::BMatcher (include/coalloc/ctaap/bmatching.hpp): incremental
 // maximum-weight bipartite b-matching of tasks onto clusters.
 
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
-
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "coalloc/common/pybind.hpp"
 #include "coalloc/ctaap/bmatching.hpp"
 
 namespace py = pybind11;
 
 namespace {
 
-using WeightArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
-using AllowedArray = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>;
-using CapacityArray = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+using coalloc::bind::need;
+using coalloc::bind::to_array;
+using WeightArray = coalloc::bind::Arr<double>;
+using AllowedArray = coalloc::bind::Arr<std::uint8_t>;
+using CapacityArray = coalloc::bind::Arr<std::int64_t>;
 
 struct Shape {
     std::int64_t n, m;
@@ -26,23 +26,15 @@ struct Shape {
 
 Shape check_inputs(const WeightArray& weights, const AllowedArray& allowed,
                    const CapacityArray& capacity) {
-    if (weights.ndim() != 2)
-        throw py::value_error("weights must be a 2-D array (n_tasks, n_clusters), got ndim=" +
-                              std::to_string(weights.ndim()));
+    need(weights.ndim() == 2, "weights must be a 2-D array (n_tasks, n_clusters), got ndim=" +
+                                  std::to_string(weights.ndim()));
     const std::int64_t n = weights.shape(0), m = weights.shape(1);
-    if (allowed.ndim() != 2 || allowed.shape(0) != n || allowed.shape(1) != m)
-        throw py::value_error("allowed must have the same shape as weights (" +
-                              std::to_string(n) + ", " + std::to_string(m) + ")");
-    if (capacity.ndim() != 1 || capacity.shape(0) != m)
-        throw py::value_error("capacity must be a 1-D array of length n_clusters = " +
-                              std::to_string(m));
+    need(allowed.ndim() == 2 && allowed.shape(0) == n && allowed.shape(1) == m,
+         "allowed must have the same shape as weights (" + std::to_string(n) + ", " +
+             std::to_string(m) + ")");
+    need(capacity.ndim() == 1 && capacity.shape(0) == m,
+         "capacity must be a 1-D array of length n_clusters = " + std::to_string(m));
     return {n, m};
-}
-
-py::array_t<std::int64_t> to_array(const std::vector<std::int64_t>& v) {
-    py::array_t<std::int64_t> out(static_cast<py::ssize_t>(v.size()));
-    if (!v.empty()) std::copy(v.begin(), v.end(), out.mutable_data());
-    return out;
 }
 
 // The C++ matcher plus a mutex: the GIL is released while it works, so two Python threads
@@ -67,7 +59,7 @@ struct PyBMatcher {
 std::unique_ptr<PyBMatcher> make_matcher(const WeightArray& weights, const AllowedArray& allowed,
                                          const CapacityArray& capacity, bool cardinality_first) {
     const Shape s = check_inputs(weights, allowed, capacity);
-    // std::invalid_argument from the core becomes ValueError (pybind11's standard mapping).
+    // std::invalid_argument from the core becomes ValueError (coalloc/common/errors.hpp).
     return std::make_unique<PyBMatcher>(weights.data(), allowed.data(), capacity.data(), s.n, s.m,
                                         cardinality_first);
 }
@@ -75,6 +67,7 @@ std::unique_ptr<PyBMatcher> make_matcher(const WeightArray& weights, const Allow
 }  // namespace
 
 PYBIND11_MODULE(_bmatching, mod) {
+    coalloc::bind::register_exceptions(mod);
     mod.doc() =
         "Incremental maximum-weight bipartite b-matching (tasks -> clusters), exact "
         "lexicographic (cardinality, weight) objective.  See coalloc/ctaap/bmatching.hpp.";

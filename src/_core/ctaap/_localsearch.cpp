@@ -2,13 +2,11 @@
 // search ((0,1) insertions, (1,2) swaps, forced-insertion perturbations) that grows a
 // feasible CTAAP allocation.
 
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "coalloc/common/pybind.hpp"
 #include "coalloc/ctaap/localsearch.hpp"
 
 namespace py = pybind11;
@@ -17,8 +15,11 @@ namespace ls = coalloc::localsearch;
 namespace {
 
 using i64 = std::int64_t;
-template <class T>
-using Arr = py::array_t<T, py::array::c_style | py::array::forcecast>;
+using coalloc::bind::Arr;
+using coalloc::bind::need;
+using coalloc::bind::need_length;
+using coalloc::bind::need_shape;
+using coalloc::bind::shape_of;
 
 // The caller's arrays, shape-checked, kept alive for the duration of the call.
 struct Args {
@@ -34,56 +35,21 @@ struct Args {
     ls::RawInput raw;
 };
 
-void need(bool ok, const std::string& msg) {
-    if (!ok) throw py::value_error(msg);
-}
-
-std::string shape_of(const py::array& a) {
-    std::string s = "(";
-    for (py::ssize_t d = 0; d < a.ndim(); ++d) s += (d ? ", " : "") + std::to_string(a.shape(d));
-    return s + (a.ndim() == 1 ? ",)" : ")");
-}
-
-void check_csr(const Arr<i64>& ptr, const Arr<i64>& idx, const Arr<double>& val, i64 n,
-               const char* prefix) {
-    const std::string p(prefix);
-    need(ptr.ndim() == 1 && ptr.shape(0) == n + 1,
-         p + "indptr must have shape (n + 1,) = (" + std::to_string(n + 1) + ",), got " +
-             shape_of(ptr));
-    need(idx.ndim() == 1, p + "indices must be 1-D, got shape " + shape_of(idx));
-    need(val.ndim() == 1 && val.shape(0) == idx.shape(0),
-         p + "data must be 1-D with the length of " + p + "indices (" +
-             std::to_string(idx.shape(0)) + "), got shape " + shape_of(val));
-}
-
 // Shape checks of everything but assign; n comes from allowed (n, m).
 void prepare(Args& a) {
     need(a.allowed.ndim() == 2, "allowed must be a 2-D array (n_tasks, n_clusters), got shape " +
                                     shape_of(a.allowed));
     const i64 n = a.allowed.shape(0), m = a.allowed.shape(1);
-    check_csr(a.indptr, a.indices, a.data, n, "");
-    check_csr(a.t_indptr, a.t_indices, a.t_data, n, "t_");
-    need(a.bhat.ndim() == 2 && a.bhat.shape(0) == m && a.bhat.shape(1) == m,
-         "bhat must have shape (m, m) = (" + std::to_string(m) + ", " + std::to_string(m) +
-             "), got " + shape_of(a.bhat));
-    need(a.capacity.ndim() == 1 && a.capacity.shape(0) == m,
-         "capacity must have shape (m,) = (" + std::to_string(m) + ",), got " +
-             shape_of(a.capacity));
-    if (a.has_priority)
-        need(a.priority.ndim() == 2 && a.priority.shape(0) == n && a.priority.shape(1) == m,
-             "priority must have shape (n, m) = (" + std::to_string(n) + ", " +
-                 std::to_string(m) + "), got " + shape_of(a.priority));
+    coalloc::bind::need_csr_shapes(a.indptr, a.indices, a.data, n, "");
+    coalloc::bind::need_csr_shapes(a.t_indptr, a.t_indices, a.t_data, n, "t_");
+    need_shape(a.bhat, m, m, "bhat", "m, m");
+    need_length(a.capacity, m, "capacity", "m");
+    if (a.has_priority) need_shape(a.priority, n, m, "priority", "n, m");
     ls::RawInput& r = a.raw;
     r.n = n;
     r.m = m;
-    r.indptr = a.indptr.data();
-    r.indices = a.indices.data();
-    r.data = a.data.data();
-    r.nnz = a.indices.shape(0);
-    r.t_indptr = a.t_indptr.data();
-    r.t_indices = a.t_indices.data();
-    r.t_data = a.t_data.data();
-    r.t_nnz = a.t_indices.shape(0);
+    r.b = coalloc::bind::csr_view(a.indptr, a.indices, a.data, n);
+    r.bt = coalloc::bind::csr_view(a.t_indptr, a.t_indices, a.t_data, n);
     r.bhat = a.bhat.data();
     r.allowed = a.allowed.data();
     r.capacity = a.capacity.data();
@@ -97,8 +63,7 @@ Args make_args(Arr<i64> indptr, Arr<i64> indices, Arr<double> data, Arr<i64> t_i
            std::move(t_indices), std::move(t_data), std::move(bhat), std::move(allowed),
            std::move(capacity), Arr<double>(), false, {}};
     if (!priority.is_none()) {
-        a.priority = Arr<double>::ensure(priority);
-        if (!a.priority) throw py::error_already_set();
+        a.priority = coalloc::bind::ensure_array<double>(priority);
         a.has_priority = true;
     }
     prepare(a);
@@ -107,10 +72,8 @@ Args make_args(Arr<i64> indptr, Arr<i64> indices, Arr<double> data, Arr<i64> t_i
 
 // The allocation as given: read-only input (count_moves) -> any int array is converted.
 Arr<i64> read_assign(const py::object& obj, i64 n) {
-    Arr<i64> a = Arr<i64>::ensure(obj);
-    if (!a) throw py::error_already_set();
-    need(a.ndim() == 1 && a.shape(0) == n,
-         "assign must have shape (n,) = (" + std::to_string(n) + ",), got " + shape_of(a));
+    Arr<i64> a = coalloc::bind::ensure_array<i64>(obj);
+    need_length(a, n, "assign");
     return a;
 }
 
@@ -130,6 +93,7 @@ capacity : ndarray of int64, shape (m,)
 }  // namespace
 
 PYBIND11_MODULE(_localsearch, mod) {
+    coalloc::bind::register_exceptions(mod);
     mod.doc() =
         "Iterated local search (ARW-style (0,1) insertions, (1,2) swaps, forced-insertion "
         "perturbations) that grows a feasible CTAAP allocation.  See "
@@ -152,14 +116,10 @@ PYBIND11_MODULE(_localsearch, mod) {
                  "assign must be a C-contiguous numpy array of dtype int64 (it is updated in "
                  "place)");
             auto assign = py::reinterpret_borrow<py::array_t<i64, py::array::c_style>>(assign_obj);
-            need(assign.ndim() == 1 && assign.shape(0) == n,
-                 "assign must have shape (n,) = (" + std::to_string(n) + ",), got " +
-                     shape_of(assign));
+            need_length(assign, n, "assign");
             need(assign.writeable(), "assign must be writable (it is updated in place)");
             need(max_iters >= 0, "max_iters must be >= 0");
-            // Any Python int seeds the generator (taken modulo 2^64).
-            const std::uint64_t seed = PyLong_AsUnsignedLongLongMask(seed_obj.ptr());
-            if (PyErr_Occurred()) throw py::error_already_set();
+            const std::uint64_t seed = coalloc::bind::seed_u64(seed_obj);  // modulo 2^64
             i64* out = assign.mutable_data();
             ls::Counters C;
             {

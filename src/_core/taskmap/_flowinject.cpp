@@ -2,14 +2,12 @@
 // clustering of a task graph by stochastic flow injection and the depth-first task order of
 // the cluster tree (Taura & Chien 2000, sections 4.2-4.3).
 
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
-
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "coalloc/common/pybind.hpp"
 #include "coalloc/taskmap/flowinject.hpp"
 
 namespace py = pybind11;
@@ -18,25 +16,10 @@ namespace fi = coalloc::flowinject;
 namespace {
 
 using i64 = std::int64_t;
-template <class T>
-using Arr = py::array_t<T, py::array::c_style | py::array::forcecast>;
-
-void need(bool ok, const std::string& msg) {
-    if (!ok) throw py::value_error(msg);
-}
-
-std::string shape_of(const py::array& a) {
-    std::string s = "(";
-    for (py::ssize_t d = 0; d < a.ndim(); ++d) s += (d ? ", " : "") + std::to_string(a.shape(d));
-    return s + (a.ndim() == 1 ? ",)" : ")");
-}
-
-template <class T>
-py::array_t<T> to_array(const std::vector<T>& v) {
-    py::array_t<T> a(static_cast<py::ssize_t>(v.size()));
-    std::copy(v.begin(), v.end(), a.mutable_data());
-    return a;
-}
+using coalloc::bind::Arr;
+using coalloc::bind::need;
+using coalloc::bind::shape_of;
+using coalloc::bind::to_array;
 
 int metric_code(const std::string& m) {
     if (m == "hops") return fi::kHops;
@@ -49,6 +32,7 @@ int metric_code(const std::string& m) {
 }  // namespace
 
 PYBIND11_MODULE(_flowinject, mod) {
+    coalloc::bind::register_exceptions(mod);
     mod.doc() =
         "Hierarchical clustering by stochastic flow injection (Taura & Chien 2000, section "
         "4.3) and the depth-first task order of the cluster tree.  See "
@@ -63,23 +47,15 @@ PYBIND11_MODULE(_flowinject, mod) {
             need(node_weight.ndim() == 1,
                  "node_weight must be 1-D, got shape " + shape_of(node_weight));
             const i64 n = node_weight.shape(0);
-            need(indptr.ndim() == 1 && indptr.shape(0) == n + 1,
-                 "indptr must have shape (n + 1,) = (" + std::to_string(n + 1) + ",), got " +
-                     shape_of(indptr));
-            need(indices.ndim() == 1, "indices must be 1-D, got shape " + shape_of(indices));
-            need(data.ndim() == 1 && data.shape(0) == indices.shape(0),
-                 "data must be 1-D with the length of indices (" +
-                     std::to_string(indices.shape(0)) + "), got shape " + shape_of(data));
-            const i64 nnz = indices.shape(0);
-            const i64* ptr = indptr.data();
-            const i64* idx = indices.data();
-            const double* val = data.data();
+            coalloc::bind::need_csr_shapes(indptr, indices, data, n);
+            const coalloc::CsrView<double> g = coalloc::bind::csr_view(indptr, indices, data, n);
             const double* w = node_weight.data();
-            need(ptr[0] == 0 && ptr[n] == nnz, "indptr must start at 0 and end at len(indices)");
-            for (i64 u = 0; u < n; ++u) need(ptr[u] <= ptr[u + 1], "indptr must be non-decreasing");
-            for (i64 q = 0; q < nnz; ++q) {
-                need(idx[q] >= 0 && idx[q] < n, "indices must be in [0, n)");
-                need(std::isfinite(val[q]) && val[q] >= 0.0,
+            need(g.indptr[0] == 0 && g.indptr[n] == g.nnz,
+                 "indptr must start at 0 and end at len(indices)");
+            for (i64 u = 0; u < n; ++u) need(g.begin(u) <= g.end(u), "indptr must be non-decreasing");
+            for (i64 q = 0; q < g.nnz; ++q) {
+                need(g.col(q) >= 0 && g.col(q) < n, "indices must be in [0, n)");
+                need(std::isfinite(g.val(q)) && g.val(q) >= 0.0,
                      "data (edge weights) must be finite and >= 0");
             }
             for (i64 i = 0; i < n; ++i)
@@ -94,17 +70,12 @@ PYBIND11_MODULE(_flowinject, mod) {
             p.delta = delta;
             p.delta_scale = delta_scale;
             p.metric = metric_code(metric);
-            // Any Python int seeds the generator (taken modulo 2^64).
-            p.seed = PyLong_AsUnsignedLongLongMask(seed_obj.ptr());
-            if (PyErr_Occurred()) throw py::error_already_set();
+            p.seed = coalloc::bind::seed_u64(seed_obj);  // any Python int, modulo 2^64
             p.min_cluster_size = min_cluster_size;
             p.inherit = inherit;
             p.max_injections = max_injections;
             fi::Input in;
-            in.n = n;
-            in.indptr = ptr;
-            in.indices = idx;
-            in.data = val;
+            in.graph = g;
             in.node_weight = w;
             fi::Tree T;
             {

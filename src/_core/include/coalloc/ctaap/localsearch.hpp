@@ -51,6 +51,9 @@
 #include <utility>
 #include <vector>
 
+#include "coalloc/common/csr.hpp"
+#include "coalloc/common/xoshiro.hpp"
+
 namespace coalloc {
 namespace localsearch {
 
@@ -58,38 +61,9 @@ using i64 = std::int64_t;
 
 // ------------------------------------------------------------------------------ random
 
-// xoshiro256** seeded through splitmix64: small, fast, identical on every platform.
-class Rng {
-   public:
-    explicit Rng(std::uint64_t seed) {
-        std::uint64_t x = seed;
-        for (auto& w : s_) w = splitmix64(x);
-    }
-    std::uint64_t next() {
-        const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-        const std::uint64_t t = s_[1] << 17;
-        s_[2] ^= s_[0];
-        s_[3] ^= s_[1];
-        s_[1] ^= s_[2];
-        s_[0] ^= s_[3];
-        s_[2] ^= t;
-        s_[3] = rotl(s_[3], 45);
-        return result;
-    }
-    // Uniform integer in [0, bound), bound >= 1 (modulo bias <= bound / 2^64: negligible).
-    i64 below(i64 bound) { return static_cast<i64>(next() % static_cast<std::uint64_t>(bound)); }
-    double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
-   private:
-    static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-    static std::uint64_t splitmix64(std::uint64_t& x) {
-        std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
-    std::uint64_t s_[4];
-};
+// The common xoshiro256** generator (coalloc/common/xoshiro.hpp); the twin
+// coalloc.ctaap._reference.localsearch repeats its stream.
+using Rng = coalloc::Xoshiro256ss;
 
 // Index of the lowest set bit of a non-zero word.
 inline int ctz64(std::uint64_t x) {
@@ -110,12 +84,7 @@ inline int ctz64(std::uint64_t x) {
 // Raw views of the caller's arrays (shapes already checked by the binding).
 struct RawInput {
     i64 n = 0, m = 0;
-    const i64 *indptr = nullptr, *indices = nullptr;
-    const double* data = nullptr;
-    i64 nnz = 0;
-    const i64 *t_indptr = nullptr, *t_indices = nullptr;
-    const double* t_data = nullptr;
-    i64 t_nnz = 0;
+    CsrView<double> b, bt;  // request bandwidth b (n x n) and its transpose
     const double* bhat = nullptr;            // m x m
     const std::uint8_t* allowed = nullptr;   // n x m
     const i64* capacity = nullptr;           // m
@@ -191,29 +160,28 @@ inline void fail(const std::string& msg) { throw std::invalid_argument(msg); }
 // summed, the diagonal and every value that is not > 0 dropped.  A matrix already in that
 // form (the usual case) is used in place, without a copy.
 struct CsrRows {
-    const i64* ptr = nullptr;
-    const i64* idx = nullptr;
-    const double* val = nullptr;
-    i64 nnz = 0;
+    CsrView<double> rows;  // the input itself, or the own_ arrays
     std::vector<i64> own_ptr, own_idx;
     std::vector<double> own_val;
 };
 
-inline void canonical_rows(i64 n, const i64* indptr, const i64* indices, const double* data,
-                           i64 nnz, const char* name, CsrRows& out) {
+inline void canonical_rows(const CsrView<double>& in, const char* name, CsrRows& out) {
+    const i64 n = in.n, nnz = in.nnz;
+    const i64* indices = in.indices;
+    const double* data = in.data;
     const std::string nm(name);
-    if (indptr[0] != 0) fail(nm + "indptr[0] must be 0");
+    if (in.indptr[0] != 0) fail(nm + "indptr[0] must be 0");
     for (i64 r = 0; r < n; ++r)
-        if (indptr[r + 1] < indptr[r]) fail(nm + "indptr must be non-decreasing");
-    if (indptr[n] != nnz)
-        fail(nm + "indptr[-1] (" + std::to_string(indptr[n]) + ") must equal len(" + nm +
+        if (in.end(r) < in.begin(r)) fail(nm + "indptr must be non-decreasing");
+    if (in.indptr[n] != nnz)
+        fail(nm + "indptr[-1] (" + std::to_string(in.indptr[n]) + ") must equal len(" + nm +
              "indices) = " + std::to_string(nnz));
     for (i64 e = 0; e < nnz; ++e)
         if (indices[e] < 0 || indices[e] >= n)
             fail(nm + "indices must lie in [0, " + std::to_string(n) + "), found " +
                  std::to_string(indices[e]));
     auto row_canonical = [&](i64 r) {
-        const i64 lo = indptr[r], hi = indptr[r + 1];
+        const i64 lo = in.begin(r), hi = in.end(r);
         bool canonical = true;
         for (i64 e = lo; e < hi && canonical; ++e)
             canonical = indices[e] != r && data[e] > 0.0 && (e == lo || indices[e - 1] < indices[e]);
@@ -222,10 +190,7 @@ inline void canonical_rows(i64 n, const i64* indptr, const i64* indices, const d
     i64 first_bad = 0;
     while (first_bad < n && row_canonical(first_bad)) ++first_bad;
     if (first_bad == n) {
-        out.ptr = indptr;
-        out.idx = indices;
-        out.val = data;
-        out.nnz = nnz;
+        out.rows = in;
         return;
     }
     std::vector<i64>& out_ptr = out.own_ptr;
@@ -238,7 +203,7 @@ inline void canonical_rows(i64 n, const i64* indptr, const i64* indices, const d
     out_val.reserve(nnz);
     std::vector<std::pair<i64, double>> row;
     for (i64 r = 0; r < n; ++r) {
-        const i64 lo = indptr[r], hi = indptr[r + 1];
+        const i64 lo = in.begin(r), hi = in.end(r);
         if (r < first_bad || (r > first_bad && row_canonical(r))) {
             out_idx.insert(out_idx.end(), indices + lo, indices + hi);
             out_val.insert(out_val.end(), data + lo, data + hi);
@@ -260,10 +225,11 @@ inline void canonical_rows(i64 n, const i64* indptr, const i64* indices, const d
         }
         out_ptr[r + 1] = static_cast<i64>(out_idx.size());
     }
-    out.ptr = out_ptr.data();
-    out.idx = out_idx.data();
-    out.val = out_val.data();
-    out.nnz = static_cast<i64>(out_idx.size());
+    out.rows.n = n;
+    out.rows.nnz = static_cast<i64>(out_idx.size());
+    out.rows.indptr = out_ptr.data();
+    out.rows.indices = out_idx.data();
+    out.rows.data = out_val.data();
 }
 
 // Step function v -> OR of the bits of all thresholds < v (NaN thresholds never count).
@@ -332,33 +298,35 @@ inline Instance build_instance(const RawInput& in) {
     for (double& v : I.prio)
         if (std::isnan(v)) v = -std::numeric_limits<double>::infinity();
 
-    detail::CsrRows F, T;
-    detail::canonical_rows(n, in.indptr, in.indices, in.data, in.nnz, "", F);
-    detail::canonical_rows(n, in.t_indptr, in.t_indices, in.t_data, in.t_nnz, "t_", T);
-    const i64 *fp = F.ptr, *fi = F.idx;
-    const double* fv = F.val;
+    detail::CsrRows Frows, Trows;
+    detail::canonical_rows(in.b, "", Frows);
+    detail::canonical_rows(in.bt, "t_", Trows);
+    const CsrView<double>& F = Frows.rows;
+    const CsrView<double>& T = Trows.rows;
+    const i64 *fp = F.indptr, *fi = F.indices;
+    const double* fv = F.data;
 
     // The transpose of the canonical matrix must equal the canonical t_ matrix: F is walked
     // row by row (increasing source row, the order of the rows of its transpose), each
     // entry (r, c) matched with the next unmatched entry of row c of T, and every entry of
     // T must be matched.  (gp, gi, gv) is that transpose: T itself when all values agree
     // exactly, else built from F.
-    const i64 *gp = T.ptr, *gi = T.idx;
-    const double* gv = T.val;
+    const i64 *gp = T.indptr, *gi = T.indices;
+    const double* gv = T.data;
     std::vector<i64> gp_own, gi_own;
     std::vector<double> gv_own;
     {
-        std::vector<i64> cur(T.ptr, T.ptr + n);
+        std::vector<i64> cur(T.indptr, T.indptr + n);
         bool same = true, exact = true;
         for (i64 r = 0; r < n && same; ++r)
             for (i64 e = fp[r]; e < fp[r + 1]; ++e) {
                 const i64 c = fi[e];
                 const i64 q = cur[c]++;
-                if (q >= T.ptr[c + 1] || T.idx[q] != r) {
+                if (q >= T.end(c) || T.col(q) != r) {
                     same = false;
                     break;
                 }
-                const double x = fv[e], y = T.val[q];
+                const double x = fv[e], y = T.val(q);
                 if (x != y) {
                     exact = false;
                     if (!(std::fabs(x - y) <= 1e-12 * std::max(std::fabs(x), std::fabs(y)))) {
@@ -367,12 +335,12 @@ inline Instance build_instance(const RawInput& in) {
                     }
                 }
             }
-        for (i64 c = 0; c < n && same; ++c) same = cur[c] == T.ptr[c + 1];
+        for (i64 c = 0; c < n && same; ++c) same = cur[c] == T.end(c);
         if (!same)
             fail("(t_indptr, t_indices, t_data) is not the transpose of (indptr, indices, data)");
         if (!exact) {
-            gp_own.assign(T.ptr, T.ptr + n + 1);
-            gi_own.assign(T.idx, T.idx + T.nnz);
+            gp_own.assign(T.indptr, T.indptr + n + 1);
+            gi_own.assign(T.indices, T.indices + T.nnz);
             gv_own.resize(static_cast<std::size_t>(T.nnz));
             for (i64 c = 0; c < n; ++c) cur[c] = gp_own[c];
             for (i64 r = 0; r < n; ++r)

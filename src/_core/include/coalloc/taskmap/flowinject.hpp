@@ -54,6 +54,9 @@
 #include <utility>
 #include <vector>
 
+#include "coalloc/common/csr.hpp"
+#include "coalloc/common/xoshiro.hpp"
+
 namespace coalloc {
 namespace flowinject {
 
@@ -62,38 +65,9 @@ using u64 = std::uint64_t;
 
 // ------------------------------------------------------------------------------ random
 
-inline u64 splitmix64(u64& x) {
-    u64 z = (x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-// xoshiro256** seeded through splitmix64: small, fast, identical on every platform.
-class Rng {
-   public:
-    explicit Rng(u64 seed) {
-        u64 x = seed;
-        for (auto& w : s_) w = splitmix64(x);
-    }
-    u64 next() {
-        const u64 result = rotl(s_[1] * 5, 7) * 9;
-        const u64 t = s_[1] << 17;
-        s_[2] ^= s_[0];
-        s_[3] ^= s_[1];
-        s_[1] ^= s_[2];
-        s_[0] ^= s_[3];
-        s_[2] ^= t;
-        s_[3] = rotl(s_[3], 45);
-        return result;
-    }
-    // Uniform double in [0, 1) with 53 random bits.
-    double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
-   private:
-    static u64 rotl(u64 x, int k) { return (x << k) | (x >> (64 - k)); }
-    u64 s_[4];
-};
+// The common xoshiro256** generator (coalloc/common/xoshiro.hpp); the twin
+// coalloc.taskmap._reference.flowinject repeats its stream.
+using Rng = coalloc::Xoshiro256ss;
 
 // Seed of the stream of tree node `node`.
 inline u64 node_seed(u64 seed, i64 node) {
@@ -119,11 +93,9 @@ struct Params {
 // indices in [0, n); entries with v > u and weight > 0 define the undirected edges
 // (the lower triangle is ignored); node weights finite and >= 0.
 struct Input {
-    i64 n = 0;
-    const i64* indptr = nullptr;
-    const i64* indices = nullptr;
-    const double* data = nullptr;
-    const double* node_weight = nullptr;
+    CsrView<double> graph;                // n x n edge weights
+    const double* node_weight = nullptr;  // n
+    i64 n() const { return graph.n; }
 };
 
 struct Counters {
@@ -155,7 +127,7 @@ class Clusterer {
     Clusterer(const Input& in, const Params& p) : in_(in), p_(p) { build_edges(); }
 
     Tree run() {
-        const i64 n = in_.n;
+        const i64 n = in_.n();
         Tree T;
         if (n == 0) return T;
         new_node(T, -1);
@@ -234,14 +206,15 @@ class Clusterer {
     }
 
     void build_edges() {
-        const i64 n = in_.n;
+        const CsrView<double>& G = in_.graph;
+        const i64 n = G.n;
         for (i64 u = 0; u < n; ++u)
-            for (i64 q = in_.indptr[u]; q < in_.indptr[u + 1]; ++q) {
-                const i64 v = in_.indices[q];
-                if (v > u && in_.data[q] > 0.0) {
+            for (i64 q = G.begin(u); q < G.end(u); ++q) {
+                const i64 v = G.col(q);
+                if (v > u && G.val(q) > 0.0) {
                     eu_.push_back(u);
                     ev_.push_back(v);
-                    orig_.push_back(in_.data[q]);
+                    orig_.push_back(G.val(q));
                 }
             }
         cap_ = orig_;
@@ -592,7 +565,7 @@ class Clusterer {
         T.start.assign(m, 0);
         T.stop.assign(m, 0);
         T.order.clear();
-        T.order.reserve(static_cast<size_t>(in_.n));
+        T.order.reserve(static_cast<size_t>(in_.n()));
         // iterative pre-order; a node is closed when popped a second time
         std::vector<std::pair<i64, bool>> st;
         st.emplace_back(0, false);
