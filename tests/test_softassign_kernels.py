@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from coalloc._reference.softassign import (
+from coalloc.ctaap._reference.softassign import (
     compute_q_reference,
     edge_ranks_reference,
     graduated_assignment_reference,
@@ -12,7 +12,7 @@ from coalloc._reference.softassign import (
     sinkhorn_reference,
     softassign_exp_reference,
 )
-from coalloc._softassign import (
+from coalloc.ctaap._softassign import (
     compute_q,
     edge_ranks,
     graduated_assignment,
