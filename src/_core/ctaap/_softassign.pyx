@@ -279,6 +279,7 @@ cdef void _q_table_cls(
 
 cdef extern from "coalloc/ctaap/softassign_cpu.h":
     int coalloc_simd_cap
+    bint coalloc_has_sse2() noexcept nogil
     bint coalloc_has_avx() noexcept nogil
     bint coalloc_has_avx512() noexcept nogil
     Py_ssize_t coalloc_tile_bytes() noexcept nogil
@@ -802,13 +803,13 @@ cdef double _sk_pass(_SK* sk, bint update, bint feed) noexcept nogil:
     cdef double* rest = sk.stats
     cdef double* maxrest = sk.stats + mm
     cdef double* mintop = sk.stats + 2 * mm
-    if COALLOC_SK6 and m == 5:
+    if COALLOC_SK6 and m == 5 and coalloc_has_sse2():
         if COALLOC_SK6AVX and coalloc_has_avx():
             return coalloc_sk_pass6_avx(sk.X, sk.rinv, sk.tcap, n, sk.scale, sk.clip,
                                         sk.keep, sk.any_degen, update, feed, sk.stats)
         return coalloc_sk_pass6(sk.X, sk.rinv, sk.tcap, n, sk.scale, sk.clip,
                                 sk.keep, sk.any_degen, update, feed, sk.stats)
-    if COALLOC_SKG and m > 5:
+    if COALLOC_SKG and m > 5 and coalloc_has_sse2():
         return coalloc_sk_passg(sk.X, sk.rinv, sk.tcap, n, m, sk.scale, sk.clip, sk.keep,
                                 sk.any_degen, sk.rmask, sk.rthr, sk.rneed,
                                 update and sk.any_rem, update, feed, sk.stats)
@@ -1006,7 +1007,7 @@ cdef void _sk_denoms(_SK* sk) noexcept nogil:
     # pass applies while it reads each row anyway (the same R values). The others (NaN
     # fallback, or m <= 5) take _sk_remember.
     cdef Py_ssize_t nslow = 0
-    cdef bint fuse = COALLOC_SKG and sk.m > 5
+    cdef bint fuse = COALLOC_SKG and sk.m > 5 and coalloc_has_sse2()
     if sk.any_rem:
         for j in range(mm):
             sk.rmask[j] = 0
@@ -1534,20 +1535,22 @@ def _simd_level(level=None):
     Parameters
     ----------
     level : int, optional
-        Highest path allowed from now on in this process: 0 (portable code only), 1 (AVX)
-        or 2 (AVX-512F, the default). Every path gives bit-identical results; the cap
-        exists so that the tests can check that on one machine.
+        Highest path allowed from now on in this process: 0 (portable code only), 1 (SSE2),
+        2 (AVX) or 3 (AVX-512F, the default). Every path gives bit-identical results; the
+        cap exists so that the tests can check that (and the benchmarks time each path) on
+        one machine.
 
     Returns
     -------
     int
-        The path taken before the call (0, 1 or 2), which is the CPU's best path under the
+        The path taken before the call (0 to 3), which is the CPU's best path under the
         previous cap.
     """
     global coalloc_simd_cap
-    cdef int before = 2 if coalloc_has_avx512() else (1 if coalloc_has_avx() else 0)
+    cdef int before = (3 if coalloc_has_avx512() else 2 if coalloc_has_avx()
+                       else 1 if coalloc_has_sse2() else 0)
     if level is not None:
-        if level not in (0, 1, 2):
-            raise ValueError(f"level must be 0, 1 or 2, got {level!r}")
+        if level not in (0, 1, 2, 3):
+            raise ValueError(f"level must be 0, 1, 2 or 3, got {level!r}")
         coalloc_simd_cap = level
     return before

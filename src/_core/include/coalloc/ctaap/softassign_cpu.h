@@ -27,9 +27,17 @@ static ptrdiff_t coalloc_tile_bytes(void)
     }
     return bytes;
 }
-/* Highest SIMD path the kernels may take (2: AVX-512F, 1: AVX, 0: none); lowered only
-   by the testing aid _simd_level(), so that one build can check every path. */
-static int coalloc_simd_cap = 2;
+/* The ladder of SIMD paths; a path runs where the CPU has it and the cap allows it. */
+enum {
+    COALLOC_SIMD_PORTABLE = 0,  /* the Cython loops only */
+    COALLOC_SIMD_SSE2 = 1,      /* SSE2 Sinkhorn passes (baseline of x86-64) */
+    COALLOC_SIMD_AVX = 2,       /* AVX Q and Sinkhorn passes for m = 5-6, tiled Q pass */
+    COALLOC_SIMD_AVX512F = 3    /* tiled Q pass with rows of 8 */
+};
+/* Highest path the kernels may take; lowered only by the testing aid _simd_level(), so
+   that one build can check (and time) every path. */
+static int coalloc_simd_cap = COALLOC_SIMD_AVX512F;
+static int coalloc_has_sse2(void) { return coalloc_simd_cap >= COALLOC_SIMD_SSE2; }
 static int coalloc_has_avx512(void)
 {
     static int flag = -1;
@@ -40,7 +48,7 @@ static int coalloc_has_avx512(void)
         flag = 0;
 #endif
     }
-    return flag && coalloc_simd_cap >= 2;
+    return flag && coalloc_simd_cap >= COALLOC_SIMD_AVX512F;
 }
 static int coalloc_has_avx(void)
 {
@@ -52,10 +60,13 @@ static int coalloc_has_avx(void)
         flag = 0;
 #endif
     }
-    return flag && coalloc_simd_cap >= 1;
+    return flag && coalloc_simd_cap >= COALLOC_SIMD_AVX;
 }
 #else
-static int coalloc_simd_cap = 2;
+enum { COALLOC_SIMD_PORTABLE = 0, COALLOC_SIMD_SSE2 = 1, COALLOC_SIMD_AVX = 2,
+       COALLOC_SIMD_AVX512F = 3 };
+static int coalloc_simd_cap = COALLOC_SIMD_AVX512F;
+static int coalloc_has_sse2(void) { return 0; }  /* not x86 (or not GCC/Clang) */
 static int coalloc_has_avx(void) { return 0; }
 static int coalloc_has_avx512(void) { return 0; }
 static ptrdiff_t coalloc_tile_bytes(void) { return 24576; }
