@@ -463,7 +463,6 @@ cdef void _q_eval(
     bint accumulate,
     double* table,            # scratch: class table, or (4, m + 1) prefix rows
     double* V,                # scratch (m * (m + 1) + 1,)
-    double* acc,              # scratch (m,)
     double* Q,                # OUT / INOUT (n, m)
 ) noexcept nogil:
     cdef Py_ssize_t p
@@ -1099,6 +1098,92 @@ cdef class _SKBuffers:
 
 
 # ---------------------------------------------------------------------------
+# The annealing loop (Alg. 1, step 1): Q evaluation, then normalisation, per iteration
+# ---------------------------------------------------------------------------
+
+cdef struct _GAPlan:
+    # Everything :func:`_ga_run` reads and writes; filled by graduated_assignment (with
+    # the GIL) from its arguments, then run without it. Arrays are row-major.
+    Py_ssize_t n              # IN    number of tasks
+    Py_ssize_t m              # IN    number of clusters
+    const _QPlan* q_out       # IN    how Q is summed over the out-edges; NULL: no edges
+    const _QPlan* q_in        # IN    the same over the in-edges; NULL: symmetric request
+    const uint8_t* compat     # IN    (n, m) 1 if task i may go to cluster j (NULL if n m = 0)
+    double f_ok               # IN    score of an edge a cluster pair can carry
+    double f_bad              # IN    score of one it cannot
+    double w_out              # IN    weight of the out-edge sums: 1 / q_scale (symmetric)
+                              #       or 0.5 / q_scale
+    double w_in               # IN    weight of the in-edge sums: 0.5 / q_scale
+    double beta0              # IN    initial inverse temperature (> 0)
+    double beta_limit         # IN    last one: beta_f * (1 + 1e-12)
+    double beta_r             # IN    growth rate of beta (> 1)
+    int max_outer             # IN    softassign iterations per temperature
+    int max_inner             # IN    Sinkhorn iterations per softassign iteration
+    double tol_outer          # IN    stop a temperature when max |X - X_prev| < tol_outer
+    double tol_inner          # IN    Sinkhorn's tolerance (see sinkhorn)
+    double* X                 # INOUT (n + 1, m + 1) initial soft assignment -> result
+    _SK* sk                   # INOUT Sinkhorn state over X (_SKBuffers.build)
+    double* table             # scratch (max table_size of q_out, q_in): class table or
+                              #         prefix rows of the Q evaluation
+    double* V                 # scratch (m * (m + 1) + 1,) per-task table of the class path
+    double* Q                 # scratch (n * m + 1,) the gradient
+    double* prev              # scratch (n + 1, m + 1) X before the iteration
+    long beta_steps           # OUT   temperatures visited
+    long q_evals              # OUT   Q evaluations (softassign iterations)
+    long sk_total             # OUT   Sinkhorn iterations, all together
+
+
+cdef void _ga_eval_q(_GAPlan* g) noexcept nogil:
+    """``Q = w_out * Q_out(X) (+ w_in * Q_in(X))``: the gradient of the current ``X``."""
+    cdef Py_ssize_t p
+    if g.q_out == NULL:
+        for p in range(g.n * g.m):
+            g.Q[p] = 0.0
+        return
+    _q_eval(g.q_out, g.X, g.n, g.m, g.f_ok, g.f_bad, g.w_out, False, g.table, g.V, g.Q)
+    if g.q_in != NULL:
+        _q_eval(g.q_in, g.X, g.n, g.m, g.f_ok, g.f_bad, g.w_in, True, g.table, g.V, g.Q)
+
+
+cdef void _ga_normalise(_GAPlan* g, double beta) noexcept nogil:
+    """``X = sinkhorn(softassign_exp(Q, beta))``: the new soft assignment from ``Q``."""
+    cdef int sk_iters = 0
+    _softassign_exp(g.Q, g.compat, g.n, g.m, beta, g.X)
+    _sk_run(g.sk, g.max_inner, g.tol_inner, &sk_iters)
+    g.sk_total += sk_iters
+
+
+cdef double _max_abs_diff(const double* a, const double* b, Py_ssize_t size) noexcept nogil:
+    cdef Py_ssize_t p
+    cdef double diff = 0.0, v
+    for p in range(size):
+        v = fabs(a[p] - b[p])
+        if v > diff:
+            diff = v
+    return diff
+
+
+cdef void _ga_run(_GAPlan* g) noexcept nogil:
+    """The whole annealing loop of :func:`graduated_assignment` on ``g.X``."""
+    cdef Py_ssize_t size = (g.n + 1) * (g.m + 1)
+    cdef double beta = g.beta0
+    cdef int outer
+    g.beta_steps = 0
+    g.q_evals = 0
+    g.sk_total = 0
+    while beta <= g.beta_limit:
+        g.beta_steps += 1
+        for outer in range(g.max_outer):
+            memcpy(g.prev, g.X, size * sizeof(double))
+            g.q_evals += 1
+            _ga_eval_q(g)
+            _ga_normalise(g, beta)
+            if _max_abs_diff(g.X, g.prev, size) < g.tol_outer:
+                break
+        beta *= g.beta_r
+
+
+# ---------------------------------------------------------------------------
 # Python-visible kernels
 # ---------------------------------------------------------------------------
 
@@ -1269,17 +1354,16 @@ def compute_q(
             or (rank.shape[0] > 0 and rank.shape[1] != m)):
         raise ValueError("inconsistent shapes")
     cdef _QPlanner plan = _QPlanner()
-    cdef vector[double] table, V, acc
+    cdef vector[double] table, V
     if n > 0 and m > 0:
         plan.build(&indptr[0], &indices[0] if indices.shape[0] > 0 else NULL,
                    &rank[0, 0] if rank.shape[0] > 0 else NULL, &order[0, 0], n, m,
                    <Py_ssize_t>indptr[n])
         table.resize(plan.table_size)
         V.resize(m * (m + 1) + 1)
-        acc.resize(m + 1)
         with nogil:
             _q_eval(&plan.plan, &X[0, 0], n, m, f_ok, f_bad, 1.0, False, table.data(),
-                    V.data(), acc.data(), &Q[0, 0])
+                    V.data(), &Q[0, 0])
 
 
 def softassign_exp(
@@ -1462,71 +1546,50 @@ def graduated_assignment(
             or t_order.shape[1] != m or (t_rank.shape[0] > 0 and t_rank.shape[1] != m)):
         raise ValueError("inconsistent shapes of the transposed request")
 
-    cdef Py_ssize_t size = (n + 1) * (m + 1)
-    cdef vector[double] table, V, acc, Q, prev
-
-    cdef long beta_steps = 0, q_evals = 0, sk_total = 0
-    cdef int outer, sk_iters = 0
-    cdef Py_ssize_t p
-    cdef double beta = beta0, limit = beta_f * (1.0 + 1e-12), diff, v
-    cdef double w_out, w_in
-    cdef double* Xp = &X[0, 0]
-    cdef bint has_edges = n > 0 and m > 0
-    cdef bint has_t_edges = False
-    cdef const uint8_t* p_compat = NULL
+    cdef vector[double] table, V, Q, prev
     cdef _QPlanner plan_out = _QPlanner()
     cdef _QPlanner plan_in = _QPlanner()
     cdef _SKBuffers sk = _SKBuffers()
+    cdef _GAPlan g
     if n > 0 and m > 0:
-        p_compat = &compat[0, 0]
-    if has_edges:
         plan_out.build(&indptr[0], &indices[0] if indices.shape[0] > 0 else NULL,
                        &rank[0, 0] if rank.shape[0] > 0 else NULL, &order[0, 0], n, m,
                        <Py_ssize_t>indptr[n])
         if not symmetric:
-            has_t_edges = True
             plan_in.build(&t_indptr[0], &t_indices[0] if t_indices.shape[0] > 0 else NULL,
                           &t_rank[0, 0] if t_rank.shape[0] > 0 else NULL, &t_order[0, 0],
                           n, m, <Py_ssize_t>t_indptr[n], True)
     table.resize(max(plan_out.table_size, plan_in.table_size, 1))
     V.resize(m * (m + 1) + 1)
-    acc.resize(m + 1)
     Q.resize(n * m + 1)
-    prev.resize(size)
-    sk.build(Xp, n, m, &capacity[0] if m > 0 else NULL)
-    if symmetric:
-        w_out = 1.0 / q_scale
-    else:
-        w_out = 0.5 / q_scale
-    w_in = 0.5 / q_scale
+    prev.resize((n + 1) * (m + 1))
+    sk.build(&X[0, 0], n, m, &capacity[0] if m > 0 else NULL)
 
+    g.n = n
+    g.m = m
+    g.q_out = &plan_out.plan if n > 0 and m > 0 else NULL
+    g.q_in = &plan_in.plan if n > 0 and m > 0 and not symmetric else NULL
+    g.compat = &compat[0, 0] if n > 0 and m > 0 else NULL
+    g.f_ok = f_ok
+    g.f_bad = f_bad
+    g.w_out = 1.0 / q_scale if symmetric else 0.5 / q_scale
+    g.w_in = 0.5 / q_scale
+    g.beta0 = beta0
+    g.beta_limit = beta_f * (1.0 + 1e-12)
+    g.beta_r = beta_r
+    g.max_outer = max_outer
+    g.max_inner = max_inner
+    g.tol_outer = tol_outer
+    g.tol_inner = tol_inner
+    g.X = &X[0, 0]
+    g.sk = &sk.sk
+    g.table = table.data()
+    g.V = V.data()
+    g.Q = Q.data()
+    g.prev = prev.data()
     with nogil:
-        while beta <= limit:
-            beta_steps += 1
-            for outer in range(max_outer):
-                memcpy(prev.data(), Xp, size * sizeof(double))
-                q_evals += 1
-                if has_edges:
-                    _q_eval(&plan_out.plan, Xp, n, m, f_ok, f_bad, w_out, False,
-                            table.data(), V.data(), acc.data(), Q.data())
-                    if has_t_edges:
-                        _q_eval(&plan_in.plan, Xp, n, m, f_ok, f_bad, w_in, True,
-                                table.data(), V.data(), acc.data(), Q.data())
-                else:
-                    for p in range(n * m):
-                        Q[p] = 0.0
-                _softassign_exp(Q.data(), p_compat, n, m, beta, Xp)
-                _sk_run(&sk.sk, max_inner, tol_inner, &sk_iters)
-                sk_total += sk_iters
-                diff = 0.0
-                for p in range(size):
-                    v = fabs(Xp[p] - prev[p])
-                    if v > diff:
-                        diff = v
-                if diff < tol_outer:
-                    break
-            beta *= beta_r
-    return int(beta_steps), int(q_evals), int(sk_total)
+        _ga_run(&g)
+    return int(g.beta_steps), int(g.q_evals), int(g.sk_total)
 
 
 def _simd_level(level=None):
