@@ -17,7 +17,7 @@ import numpy as np
 
 from coalloc.ctaap import _softassign, generators, solve
 
-NAMES = {0: "portable", 1: "SSE2", 2: "AVX", 3: "AVX-512F"}
+NAMES = {0: "portable", 1: "SSE2", 2: "AVX"}
 SIZES = {50: ("fig2", 2), 500: ("fig3", 500)}
 
 

@@ -14,9 +14,8 @@ only prefix sums of ``X`` along ``order[j]``, i.e. O(nnz*m + n*m^2) work. Edges 
 equal rank rows (``classes``; at most ``m*m + 1`` come from :func:`edge_ranks`) share
 one row of a per-task table, so on dense request graphs an edge costs ``m`` contiguous
 additions (:func:`_q_table_cls`, :func:`_q_pass_cls`). For ``m`` = 5 or 6 on x86 CPUs
-with AVX (AVX-512F), checked at run time, those additions use 256-bit (512-bit) vectors,
-and a table larger than the L1 cache is read in blocks of end tasks
-(``coalloc_q_pass6_tiled`` / ``coalloc_q_pass8_tiled``); every sum is formed in the
+with AVX, checked at run time, those additions use 256-bit vectors, and a table larger
+than the L1 cache is read in blocks of end tasks (``coalloc_q_pass6_tiled``); every sum is formed in the
 same order as by the scalar code, so the results are identical on every CPU.
 
 The kernels trust their input (the Python model validates it once); only O(1) shape
@@ -281,7 +280,6 @@ cdef extern from "coalloc/ctaap/softassign_cpu.h":
     int coalloc_simd_cap
     bint coalloc_has_sse2() noexcept nogil
     bint coalloc_has_avx() noexcept nogil
-    bint coalloc_has_avx512() noexcept nogil
     Py_ssize_t coalloc_tile_bytes() noexcept nogil
 
 
@@ -292,10 +290,6 @@ cdef extern from "coalloc/ctaap/softassign_qpass.h":
                              double* Q) noexcept nogil
     void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off, Py_ssize_t n,
                                Py_ssize_t m, const double* Gc, const int64_t* segptr,
-                               Py_ssize_t nblk, double* acc, bint accumulate,
-                               double* Q) noexcept nogil
-    void coalloc_q_pass8_tiled(const int64_t* indptr, const int32_t* off, Py_ssize_t n,
-                               Py_ssize_t m, const double* G8, const int64_t* segptr,
                                Py_ssize_t nblk, double* acc, bint accumulate,
                                double* Q) noexcept nogil
 
@@ -447,9 +441,7 @@ cdef struct _QPlan:
     const int16_t* rank_col   # (nnz, m)     edge path: rank rows in colpos order, or NULL
     Py_ssize_t nblk           # class path, mp == 6 with AVX: > 1 to read the table in
     const int64_t* segptr     # (n, nblk + 1) blocks of end tasks (coalloc_q_pass6_tiled)
-    double* tacc              # (n, 4, 6)    its partial sums ((n, 4, 8) with wide)
-    bint wide                 # tiled with rows of 8 (coalloc_q_pass8_tiled, AVX-512F)
-    const int32_t* gidx8      # (n_cls, 8)   gidx of those rows
+    double* tacc              # (n, 4, 6)    its partial sums
 
 
 cdef void _q_eval(
@@ -466,15 +458,7 @@ cdef void _q_eval(
     double* Q,                # OUT / INOUT (n, m)
 ) noexcept nogil:
     cdef Py_ssize_t p
-    cdef double* g8
     if plan.use_cls:
-        if plan.nblk > 1 and plan.wide:
-            g8 = <double*>((<size_t>table + 63) & ~(<size_t>63))   # 8 spare entries
-            _q_table_cls(X, n, m, plan.order, plan.gidx8, plan.n_cls, f_ok, f_bad, weight,
-                         V, g8, 8)
-            coalloc_q_pass8_tiled(plan.indptr, plan.off, n, m, g8, plan.segptr,
-                                  plan.nblk, plan.tacc, accumulate, Q)
-            return
         _q_table_cls(X, n, m, plan.order, plan.gidx, plan.n_cls, f_ok, f_bad, weight, V,
                      table, _cls_width(m))
         if plan.nblk > 1:
@@ -504,7 +488,6 @@ cdef class _QPlanner:
     cdef vector[int16_t] rank_col
     cdef vector[int64_t] segptr
     cdef vector[double] tacc
-    cdef vector[int32_t] gidx8
     cdef _QPlan plan
     cdef Py_ssize_t table_size
 
@@ -512,7 +495,6 @@ cdef class _QPlanner:
         self.plan.use_cls = False
         self.plan.n_cls = 0
         self.plan.nblk = 0
-        self.plan.wide = False
         self.table_size = 0
 
     cdef void build(self, const int64_t* indptr, const int64_t* indices,
@@ -578,15 +560,11 @@ cdef class _QPlanner:
 
 
     cdef void _plan_tiles(self, Py_ssize_t n, Py_ssize_t m, Py_ssize_t nnz):
-        """Blocks of end tasks for :c:func:`coalloc_q_pass6_tiled` (or ``8``), when the
-        class table does not fit one block (``coalloc_tile_bytes``, L1-sized) and the
-        rows are long enough."""
-        # rows of 8 where AVX-512F is there and their offsets fit int32
-        cdef bint wide = (COALLOC_QAVX and coalloc_has_avx512()
-                          and n * self.plan.n_cls * 8 < 2147483647 - 8)
-        cdef Py_ssize_t tw = 8 if wide else 6
-        cdef Py_ssize_t row_bytes = self.plan.n_cls * tw * sizeof(double)
-        cdef Py_ssize_t kb, nblk, i, b, c, j
+        """Blocks of end tasks for :c:func:`coalloc_q_pass6_tiled`, when the class table
+        does not fit one block (``coalloc_tile_bytes``, L1-sized) and the rows are long
+        enough."""
+        cdef Py_ssize_t row_bytes = self.plan.n_cls * 6 * sizeof(double)
+        cdef Py_ssize_t kb, nblk, i, b
         cdef int64_t e
         cdef const int64_t* indptr = self.plan.indptr
         cdef const int64_t* indices = self.plan.indices
@@ -602,19 +580,7 @@ cdef class _QPlanner:
                 if indices[e] < indices[e - 1]:
                     return
         self.segptr.resize(n * (nblk + 1))
-        self.tacc.resize(n * 4 * tw)
-        if wide:
-            # rows of 8: off = 8 q (was 6 q), padding entries read V[m * (m + 1)] = 0
-            self.gidx8.resize(self.plan.n_cls * 8)
-            for c in range(self.plan.n_cls):
-                for j in range(8):
-                    self.gidx8[c * 8 + j] = (self.gidx[c * 6 + j] if j < 6
-                                             else <int32_t>(m * (m + 1)))
-            for e in range(indptr[n]):
-                self.off[e] = self.off[e] // 6 * 8
-            self.table_size = n * self.plan.n_cls * 8 + 8
-            self.plan.gidx8 = self.gidx8.data()
-            self.plan.wide = True
+        self.tacc.resize(n * 4 * 6)
         with nogil:
             for i in range(n):
                 e = indptr[i]
@@ -1598,22 +1564,20 @@ def _simd_level(level=None):
     Parameters
     ----------
     level : int, optional
-        Highest path allowed from now on in this process: 0 (portable code only), 1 (SSE2),
-        2 (AVX) or 3 (AVX-512F, the default). Every path gives bit-identical results; the
-        cap exists so that the tests can check that (and the benchmarks time each path) on
-        one machine.
+        Highest path allowed from now on in this process: 0 (portable code only), 1 (SSE2)
+        or 2 (AVX, the default). Every path gives bit-identical results; the cap exists so
+        that the tests can check that (and the benchmarks time each path) on one machine.
 
     Returns
     -------
     int
-        The path taken before the call (0 to 3), which is the CPU's best path under the
+        The path taken before the call (0, 1 or 2), which is the CPU's best path under the
         previous cap.
     """
     global coalloc_simd_cap
-    cdef int before = (3 if coalloc_has_avx512() else 2 if coalloc_has_avx()
-                       else 1 if coalloc_has_sse2() else 0)
+    cdef int before = 2 if coalloc_has_avx() else 1 if coalloc_has_sse2() else 0
     if level is not None:
-        if level not in (0, 1, 2, 3):
-            raise ValueError(f"level must be 0, 1, 2 or 3, got {level!r}")
+        if level not in (0, 1, 2):
+            raise ValueError(f"level must be 0, 1 or 2, got {level!r}")
         coalloc_simd_cap = level
     return before

@@ -1,6 +1,6 @@
 /* Run-time choice of the SIMD paths of the step-1 kernels (coalloc.ctaap._softassign).
 
-   The module is compiled for the baseline ISA; the AVX / AVX-512F functions carry
+   The module is compiled for the baseline ISA; the AVX functions carry
    __attribute__((target(...))) and run only where the CPU reports the extension. The
    testing aid _simd_level() lowers coalloc_simd_cap so that one machine can check every
    path it has against the portable code. */
@@ -31,25 +31,12 @@ static ptrdiff_t coalloc_tile_bytes(void)
 enum {
     COALLOC_SIMD_PORTABLE = 0,  /* the Cython loops only */
     COALLOC_SIMD_SSE2 = 1,      /* SSE2 Sinkhorn passes (baseline of x86-64) */
-    COALLOC_SIMD_AVX = 2,       /* AVX Q and Sinkhorn passes for m = 5-6, tiled Q pass */
-    COALLOC_SIMD_AVX512F = 3    /* tiled Q pass with rows of 8 */
+    COALLOC_SIMD_AVX = 2        /* AVX Q and Sinkhorn passes for m = 5-6, tiled Q pass */
 };
 /* Highest path the kernels may take; lowered only by the testing aid _simd_level(), so
    that one build can check (and time) every path. */
-static int coalloc_simd_cap = COALLOC_SIMD_AVX512F;
+static int coalloc_simd_cap = COALLOC_SIMD_AVX;
 static int coalloc_has_sse2(void) { return coalloc_simd_cap >= COALLOC_SIMD_SSE2; }
-static int coalloc_has_avx512(void)
-{
-    static int flag = -1;
-    if (flag < 0) {
-        __builtin_cpu_init();
-        flag = __builtin_cpu_supports("avx512f") ? 1 : 0;
-#ifdef COALLOC_NO_AVX512        /* for testing the other paths */
-        flag = 0;
-#endif
-    }
-    return flag && coalloc_simd_cap >= COALLOC_SIMD_AVX512F;
-}
 static int coalloc_has_avx(void)
 {
     static int flag = -1;
@@ -63,12 +50,10 @@ static int coalloc_has_avx(void)
     return flag && coalloc_simd_cap >= COALLOC_SIMD_AVX;
 }
 #else
-enum { COALLOC_SIMD_PORTABLE = 0, COALLOC_SIMD_SSE2 = 1, COALLOC_SIMD_AVX = 2,
-       COALLOC_SIMD_AVX512F = 3 };
-static int coalloc_simd_cap = COALLOC_SIMD_AVX512F;
+enum { COALLOC_SIMD_PORTABLE = 0, COALLOC_SIMD_SSE2 = 1, COALLOC_SIMD_AVX = 2 };
+static int coalloc_simd_cap = COALLOC_SIMD_AVX;
 static int coalloc_has_sse2(void) { return 0; }  /* not x86 (or not GCC/Clang) */
 static int coalloc_has_avx(void) { return 0; }
-static int coalloc_has_avx512(void) { return 0; }
 static ptrdiff_t coalloc_tile_bytes(void) { return 24576; }
 #endif
 

@@ -168,88 +168,6 @@ static void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off,
     }
     _mm256_zeroupper();
 }
-/* coalloc_q_pass6_tiled for CPUs with AVX-512F: table rows padded to 8 (one
-   aligned 64-byte line, off = 8 q), one zmm per partial sum (lanes 6, 7 stay 0).
-   The same additions per lane in the same order: identical results. */
-#define COALLOC_T8ADD(v, o) v = _mm512_add_pd(v, _mm512_load_pd(G8 + (size_t)(uint32_t)(o)))
-__attribute__((target("avx512f")))
-static void coalloc_q_pass8_tiled(const int64_t* indptr, const int32_t* off,
-                                  ptrdiff_t n, ptrdiff_t m, const double* G8,
-                                  const int64_t* segptr, ptrdiff_t nblk,
-                                  double* acc, int accumulate, double* Q)
-{
-    ptrdiff_t i, j, blk;
-    memset(acc, 0, (size_t)n * 32 * sizeof(double));
-    for (blk = 0; blk < nblk; blk++) {
-        for (i = 0; i < n; i++) {
-            const int64_t* sp = segptr + i * (nblk + 1) + blk;
-            int64_t e = sp[0];
-            const int64_t t = sp[1];
-            if (e >= t) continue;
-            const int64_t base = indptr[i];
-            const int64_t full = base + ((indptr[i + 1] - base) & ~(int64_t)3);
-            const int64_t lim = t < full ? t : full;
-            double* A = acc + i * 32;
-            __m512d a = _mm512_loadu_pd(A), b = _mm512_loadu_pd(A + 8),
-                    c = _mm512_loadu_pd(A + 16), d = _mm512_loadu_pd(A + 24);
-            int slot = (int)((e - base) & 3);
-            if (e < lim && slot == 1) {
-                COALLOC_T8ADD(b, off[e]);
-                e++;
-                slot = 2;
-            }
-            if (e < lim && slot == 2) {
-                COALLOC_T8ADD(c, off[e]);
-                e++;
-                slot = 3;
-            }
-            if (e < lim && slot == 3) {
-                COALLOC_T8ADD(d, off[e]);
-                e++;
-            }
-            while (e + 4 <= lim) {
-                uint64_t p01, p23;
-                memcpy(&p01, off + e, 8);
-                memcpy(&p23, off + e + 2, 8);
-                COALLOC_T8ADD(a, (uint32_t)p01);
-                COALLOC_T8ADD(b, (uint32_t)(p01 >> 32));
-                COALLOC_T8ADD(c, (uint32_t)p23);
-                COALLOC_T8ADD(d, (uint32_t)(p23 >> 32));
-                e += 4;
-            }
-            if (e < lim) {
-                COALLOC_T8ADD(a, off[e]);
-                e++;
-            }
-            if (e < lim) {
-                COALLOC_T8ADD(b, off[e]);
-                e++;
-            }
-            if (e < lim) {
-                COALLOC_T8ADD(c, off[e]);
-                e++;
-            }
-            while (e < t) {
-                COALLOC_T8ADD(a, off[e]);
-                e++;
-            }
-            _mm512_storeu_pd(A, a);
-            _mm512_storeu_pd(A + 8, b);
-            _mm512_storeu_pd(A + 16, c);
-            _mm512_storeu_pd(A + 24, d);
-        }
-    }
-    for (i = 0; i < n; i++) {
-        const double* A = acc + i * 32;
-        double* Qi = Q + i * m;
-        double r;
-        for (j = 0; j < m; j++) {
-            r = (A[j] + A[8 + j]) + (A[16 + j] + A[24 + j]);
-            if (accumulate) Qi[j] += r; else Qi[j] = r;
-        }
-    }
-    _mm256_zeroupper();
-}
 #else
 #define COALLOC_QAVX 0
 static void coalloc_q_pass6_avx(const int64_t* indptr, const int32_t* off,
@@ -257,10 +175,6 @@ static void coalloc_q_pass6_avx(const int64_t* indptr, const int32_t* off,
                                 int accumulate, double* Q) {}
 static void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off,
                                   ptrdiff_t n, ptrdiff_t m, const double* Gc,
-                                  const int64_t* segptr, ptrdiff_t nblk,
-                                  double* acc, int accumulate, double* Q) {}
-static void coalloc_q_pass8_tiled(const int64_t* indptr, const int32_t* off,
-                                  ptrdiff_t n, ptrdiff_t m, const double* G8,
                                   const int64_t* segptr, ptrdiff_t nblk,
                                   double* acc, int accumulate, double* Q) {}
 #endif
