@@ -699,12 +699,6 @@ cdef extern from "coalloc/ctaap/softassign_sinkhorn.h":
                             const double* sc, const double* cl, const uint64_t* keep,
                             bint any_degen, bint update, bint feed,
                             double* stats) noexcept nogil
-    bint COALLOC_SKG
-    double coalloc_sk_passg(double* X, double* rinv, double* tcap, Py_ssize_t n,
-                            Py_ssize_t m, const double* sc, const double* cl,
-                            const uint64_t* keep, bint any_degen, const uint64_t* rmask,
-                            const double* rthr, int64_t* rneed, bint any_rem, bint update,
-                            bint feed, double* stats) noexcept nogil
 
 
 cdef struct _SK:
@@ -727,11 +721,6 @@ cdef struct _SK:
     Py_ssize_t* bcount        # (m,) scratch: their entries in the band
     double* low               # (m,) scratch: sum of their entries below the band
     double* thr               # (m,) scratch: their K_j-th largest entries
-    Py_ssize_t* gtcount       # (m,) scratch: their entries > thr
-    uint64_t* rmask           # (m + 1,) columns whose remembered rows the next update
-    double* rthr              # (m + 1,) pass renews (all ones), with their thr
-    int64_t* rneed            # (m + 1,) and the number of rows == thr to remember
-    bint any_rem
 
 
 cdef enum:
@@ -774,10 +763,6 @@ cdef double _sk_pass(_SK* sk, bint update, bint feed) noexcept nogil:
                                         sk.keep, sk.any_degen, update, feed, sk.stats)
         return coalloc_sk_pass6(sk.X, sk.rinv, sk.tcap, n, sk.scale, sk.clip,
                                 sk.keep, sk.any_degen, update, feed, sk.stats)
-    if COALLOC_SKG and m > 5 and coalloc_has_sse2():
-        return coalloc_sk_passg(sk.X, sk.rinv, sk.tcap, n, m, sk.scale, sk.clip, sk.keep,
-                                sk.any_degen, sk.rmask, sk.rthr, sk.rneed,
-                                update and sk.any_rem, update, feed, sk.stats)
     if feed:
         for j in range(mm):
             rest[j] = 0.0
@@ -837,10 +822,6 @@ cdef double _sk_select(_SK* sk, Py_ssize_t j, Py_ssize_t r, double lo, double hi
         for i in range(bc - q):
             part += band[i]
         part += sk.low[r]
-        # entries > t: all those above the band, and the ones of the top q of the band
-        sk.gtcount[r] = sk.above[r]
-        for i in range(bc - q, bc):
-            sk.gtcount[r] += band[i] > t
     else:
         # only reachable with NaNs: plain selection on the whole column
         for i in range(rows):
@@ -849,7 +830,6 @@ cdef double _sk_select(_SK* sk, Py_ssize_t j, Py_ssize_t r, double lo, double hi
         t = band[rows - K]
         for i in range(rows - K):
             part += band[i]
-        sk.gtcount[r] = -1          # unknown: renew the rows by _sk_remember
     thr[0] = t
     return part
 
@@ -857,9 +837,7 @@ cdef double _sk_select(_SK* sk, Py_ssize_t j, Py_ssize_t r, double lo, double hi
 cdef void _sk_remember(_SK* sk, Py_ssize_t nrep) noexcept nogil:
     """Renew the remembered rows of the repaired columns ``rep[:nrep]``: the entries
     > ``thr``, then entries == ``thr`` (then any), in row order, up to ``K_j`` rows. The
-    first rule is applied to all columns in one blocked pass over ``X`` and ``tcap``.
-    (For m > 5 the generic SSE2 pass applies these rules on the fly instead: see
-    :func:`_sk_denoms`.)"""
+    first rule is applied to all columns in one blocked pass over ``X`` and ``tcap``."""
     cdef Py_ssize_t i, r, j, K, cnt, rows = sk.rows, mm = sk.m + 1
     cdef Py_ssize_t i0, i1
     cdef double t, v
@@ -966,30 +944,8 @@ cdef void _sk_denoms(_SK* sk) noexcept nogil:
             sk.scale[j] = INFINITY
             sk.keep[j] = 0
             sk.any_degen = True
-    # Renew the remembered rows. With the exact number of entries > thr known, the rules
-    # of _sk_remember reduce to: rows > thr, then the first K_j - that many rows == thr
-    # (there are enough, thr being the K_j-th largest), which the generic SSE2 update
-    # pass applies while it reads each row anyway (the same R values). The others (NaN
-    # fallback, or m <= 5) take _sk_remember.
-    cdef Py_ssize_t nslow = 0
-    cdef bint fuse = COALLOC_SKG and sk.m > 5 and coalloc_has_sse2()
-    if sk.any_rem:
-        for j in range(mm):
-            sk.rmask[j] = 0
-        sk.any_rem = False
-    for r in range(nrep):
-        j = sk.rep[r]
-        if fuse and sk.gtcount[r] >= 0:
-            sk.rmask[j] = ~(<uint64_t>0)
-            sk.rthr[j] = sk.thr[r]
-            sk.rneed[j] = rows - sk.kk[j] - sk.gtcount[r]
-            sk.any_rem = True
-        else:
-            sk.rep[nslow] = j
-            sk.thr[nslow] = sk.thr[r]
-            nslow += 1
-    if nslow > 0:
-        _sk_remember(sk, nslow)
+    if nrep > 0:
+        _sk_remember(sk, nrep)
 
 
 cdef void _sk_run(_SK* sk, int max_iter, double tol, int* iterations) noexcept nogil:
@@ -1011,10 +967,7 @@ cdef void _sk_run(_SK* sk, int max_iter, double tol, int* iterations) noexcept n
 cdef class _SKBuffers:
     """Owns the arrays of a :c:type:`_SK`."""
     cdef vector[double] rinv, tcap, scale, clip, stats, bands, low, thr
-    cdef vector[Py_ssize_t] kk, rep, above, bcount, gtcount
-    cdef vector[uint64_t] rmask
-    cdef vector[double] rthr
-    cdef vector[int64_t] rneed
+    cdef vector[Py_ssize_t] kk, rep, above, bcount
     cdef vector[uint64_t] keep
     cdef _SK sk
 
@@ -1031,10 +984,6 @@ cdef class _SKBuffers:
         self.rep.resize(mm)
         self.above.resize(mm)
         self.bcount.resize(mm)
-        self.gtcount.resize(mm)
-        self.rmask.assign(mm, 0)
-        self.rthr.assign(mm, 0.0)
-        self.rneed.assign(mm, 0)
         self.kk.resize(mm)
         self.keep.resize(mm)
         self.sk.n = n
@@ -1055,11 +1004,6 @@ cdef class _SKBuffers:
         self.sk.rep = self.rep.data()
         self.sk.above = self.above.data()
         self.sk.bcount = self.bcount.data()
-        self.sk.gtcount = self.gtcount.data()
-        self.sk.rmask = self.rmask.data()
-        self.sk.rthr = self.rthr.data()
-        self.sk.rneed = self.rneed.data()
-        self.sk.any_rem = False
         _sk_setup(&self.sk, capacity)
 
 

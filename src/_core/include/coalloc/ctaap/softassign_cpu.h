@@ -30,7 +30,7 @@ static ptrdiff_t coalloc_tile_bytes(void)
 /* The ladder of SIMD paths; a path runs where the CPU has it and the cap allows it. */
 enum {
     COALLOC_SIMD_PORTABLE = 0,  /* the Cython loops only */
-    COALLOC_SIMD_SSE2 = 1,      /* SSE2 Sinkhorn passes (baseline of x86-64) */
+    COALLOC_SIMD_SSE2 = 1,      /* SSE2 Sinkhorn pass for m = 5 (baseline of x86-64) */
     COALLOC_SIMD_AVX = 2        /* AVX Q and Sinkhorn passes for m = 5-6, tiled Q pass */
 };
 /* Highest path the kernels may take; lowered only by the testing aid _simd_level(), so
