@@ -14,9 +14,8 @@ only prefix sums of ``X`` along ``order[j]``, i.e. O(nnz*m + n*m^2) work. Edges 
 equal rank rows (``classes``; at most ``m*m + 1`` come from :func:`edge_ranks`) share
 one row of a per-task table, so on dense request graphs an edge costs ``m`` contiguous
 additions (:func:`_q_table_cls`, :func:`_q_pass_cls`). For ``m`` = 5 or 6 on x86 CPUs
-with AVX (AVX-512F), checked at run time, those additions use 256-bit (512-bit) vectors,
-and a table larger than the L1 cache is read in blocks of end tasks
-(``coalloc_q_pass6_tiled`` / ``coalloc_q_pass8_tiled``); every sum is formed in the
+with AVX, checked at run time, those additions use 256-bit vectors, and a table larger
+than the L1 cache is read in blocks of end tasks (``coalloc_q_pass6_tiled``); every sum is formed in the
 same order as by the scalar code, so the results are identical on every CPU.
 
 The kernels trust their input (the Python model validates it once); only O(1) shape
@@ -277,313 +276,14 @@ cdef void _q_table_cls(
             g[t] = V[gidx[t]]
 
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    #include <immintrin.h>
-    #include <string.h>
-    #define COALLOC_QAVX 1
-    /* _q_pass_cls6 with 256-bit loads and adds where the CPU has AVX (checked at run
-       time; the module itself stays SSE2). Columns 0-3 of a table row go into one ymm,
-       4-5 into one xmm: every lane receives exactly the additions of the scalar code, in
-       the same order, so the sums are the same bit for bit. */
-    __attribute__((target("avx")))
-    static void coalloc_q_pass6_avx(const int64_t* indptr, const int32_t* off,
-                                    Py_ssize_t n, Py_ssize_t m, const double* Gc,
-                                    int accumulate, double* Q)
-    {
-        Py_ssize_t i, j;
-        for (i = 0; i < n; i++) {
-            int64_t e = indptr[i];
-            const int64_t e1 = indptr[i + 1];
-            __m256d a = _mm256_setzero_pd(), b = a, c = a, d = a;
-            __m128d a2 = _mm_setzero_pd(), b2 = a2, c2 = a2, d2 = a2;
-            while (e + 4 <= e1) {
-                const double* g0 = Gc + off[e];
-                const double* g1 = Gc + off[e + 1];
-                const double* g2 = Gc + off[e + 2];
-                const double* g3 = Gc + off[e + 3];
-                a = _mm256_add_pd(a, _mm256_loadu_pd(g0));
-                a2 = _mm_add_pd(a2, _mm_loadu_pd(g0 + 4));
-                b = _mm256_add_pd(b, _mm256_loadu_pd(g1));
-                b2 = _mm_add_pd(b2, _mm_loadu_pd(g1 + 4));
-                c = _mm256_add_pd(c, _mm256_loadu_pd(g2));
-                c2 = _mm_add_pd(c2, _mm_loadu_pd(g2 + 4));
-                d = _mm256_add_pd(d, _mm256_loadu_pd(g3));
-                d2 = _mm_add_pd(d2, _mm_loadu_pd(g3 + 4));
-                e += 4;
-            }
-            while (e < e1) {
-                const double* g0 = Gc + off[e];
-                a = _mm256_add_pd(a, _mm256_loadu_pd(g0));
-                a2 = _mm_add_pd(a2, _mm_loadu_pd(g0 + 4));
-                e += 1;
-            }
-            double r[6];
-            _mm256_storeu_pd(r, _mm256_add_pd(_mm256_add_pd(a, b), _mm256_add_pd(c, d)));
-            _mm_storeu_pd(r + 4, _mm_add_pd(_mm_add_pd(a2, b2), _mm_add_pd(c2, d2)));
-            double* Qi = Q + i * m;
-            if (accumulate)
-                for (j = 0; j < m; j++) Qi[j] += r[j];
-            else
-                for (j = 0; j < m; j++) Qi[j] = r[j];
-        }
-        _mm256_zeroupper();
-    }
-    /* The same sums, with the table read in blocks of end tasks k: segptr[i * (nblk +
-       1) + b] is the first edge of row i whose end task is in block b (so the indices
-       of every row must be sorted). Each row keeps its four partial sums (a, b, c, d of
-       _q_pass_cls6) in acc (n, 4, 6) between blocks, and every edge goes to the same
-       partial sum as in the untiled pass (position mod 4 within its row, the tail after
-       the last full group of four to a), in the same order: identical results, but the
-       table block being read stays in the L1 cache. */
-    __attribute__((target("avx")))
-    static void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off,
-                                      Py_ssize_t n, Py_ssize_t m, const double* Gc,
-                                      const int64_t* segptr, Py_ssize_t nblk,
-                                      double* acc, int accumulate, double* Q)
-    {
-        Py_ssize_t i, j, blk;
-        memset(acc, 0, (size_t)n * 24 * sizeof(double));
-        for (blk = 0; blk < nblk; blk++) {
-            for (i = 0; i < n; i++) {
-                const int64_t* sp = segptr + i * (nblk + 1) + blk;
-                int64_t e = sp[0];
-                const int64_t t = sp[1];
-                if (e >= t) continue;
-                const int64_t base = indptr[i];
-                const int64_t full = base + ((indptr[i + 1] - base) & ~(int64_t)3);
-                const int64_t lim = t < full ? t : full;
-                double* A = acc + i * 24;
-                __m256d a = _mm256_loadu_pd(A), b = _mm256_loadu_pd(A + 6),
-                        c = _mm256_loadu_pd(A + 12), d = _mm256_loadu_pd(A + 18);
-                __m128d a2 = _mm_loadu_pd(A + 4), b2 = _mm_loadu_pd(A + 10),
-                        c2 = _mm_loadu_pd(A + 16), d2 = _mm_loadu_pd(A + 22);
-                const double* g;
-                int slot = (int)((e - base) & 3);
-                if (e < lim && slot == 1) {
-                    g = Gc + off[e++];
-                    b = _mm256_add_pd(b, _mm256_loadu_pd(g));
-                    b2 = _mm_add_pd(b2, _mm_loadu_pd(g + 4));
-                    slot = 2;
-                }
-                if (e < lim && slot == 2) {
-                    g = Gc + off[e++];
-                    c = _mm256_add_pd(c, _mm256_loadu_pd(g));
-                    c2 = _mm_add_pd(c2, _mm_loadu_pd(g + 4));
-                    slot = 3;
-                }
-                if (e < lim && slot == 3) {
-                    g = Gc + off[e++];
-                    d = _mm256_add_pd(d, _mm256_loadu_pd(g));
-                    d2 = _mm_add_pd(d2, _mm_loadu_pd(g + 4));
-                }
-                while (e + 4 <= lim) {
-                    /* two offsets per 64-bit load: fewer loads, the port limit here */
-                    uint64_t p01, p23;
-                    memcpy(&p01, off + e, 8);
-                    memcpy(&p23, off + e + 2, 8);
-                    const double* g0 = Gc + (uint32_t)p01;
-                    const double* g1 = Gc + (uint32_t)(p01 >> 32);
-                    const double* g2 = Gc + (uint32_t)p23;
-                    const double* g3 = Gc + (uint32_t)(p23 >> 32);
-                    a = _mm256_add_pd(a, _mm256_loadu_pd(g0));
-                    a2 = _mm_add_pd(a2, _mm_loadu_pd(g0 + 4));
-                    b = _mm256_add_pd(b, _mm256_loadu_pd(g1));
-                    b2 = _mm_add_pd(b2, _mm_loadu_pd(g1 + 4));
-                    c = _mm256_add_pd(c, _mm256_loadu_pd(g2));
-                    c2 = _mm_add_pd(c2, _mm_loadu_pd(g2 + 4));
-                    d = _mm256_add_pd(d, _mm256_loadu_pd(g3));
-                    d2 = _mm_add_pd(d2, _mm_loadu_pd(g3 + 4));
-                    e += 4;
-                }
-                /* at a group boundary here (or at lim): slots 0, 1, 2 in turn */
-                if (e < lim) {
-                    g = Gc + off[e++];
-                    a = _mm256_add_pd(a, _mm256_loadu_pd(g));
-                    a2 = _mm_add_pd(a2, _mm_loadu_pd(g + 4));
-                }
-                if (e < lim) {
-                    g = Gc + off[e++];
-                    b = _mm256_add_pd(b, _mm256_loadu_pd(g));
-                    b2 = _mm_add_pd(b2, _mm_loadu_pd(g + 4));
-                }
-                if (e < lim) {
-                    g = Gc + off[e++];
-                    c = _mm256_add_pd(c, _mm256_loadu_pd(g));
-                    c2 = _mm_add_pd(c2, _mm_loadu_pd(g + 4));
-                }
-                while (e < t) {         /* the tail of the row (e >= full) */
-                    g = Gc + off[e++];
-                    a = _mm256_add_pd(a, _mm256_loadu_pd(g));
-                    a2 = _mm_add_pd(a2, _mm_loadu_pd(g + 4));
-                }
-                _mm256_storeu_pd(A, a);
-                _mm256_storeu_pd(A + 6, b);
-                _mm256_storeu_pd(A + 12, c);
-                _mm256_storeu_pd(A + 18, d);
-                _mm_storeu_pd(A + 4, a2);
-                _mm_storeu_pd(A + 10, b2);
-                _mm_storeu_pd(A + 16, c2);
-                _mm_storeu_pd(A + 22, d2);
-            }
-        }
-        for (i = 0; i < n; i++) {
-            const double* A = acc + i * 24;
-            double* Qi = Q + i * m;
-            double r;
-            for (j = 0; j < m; j++) {
-                r = (A[j] + A[6 + j]) + (A[12 + j] + A[18 + j]);
-                if (accumulate) Qi[j] += r; else Qi[j] = r;
-            }
-        }
-        _mm256_zeroupper();
-    }
-    /* coalloc_q_pass6_tiled for CPUs with AVX-512F: table rows padded to 8 (one
-       aligned 64-byte line, off = 8 q), one zmm per partial sum (lanes 6, 7 stay 0).
-       The same additions per lane in the same order: identical results. */
-    #define COALLOC_T8ADD(v, o) v = _mm512_add_pd(v, _mm512_load_pd(G8 + (size_t)(uint32_t)(o)))
-    __attribute__((target("avx512f")))
-    static void coalloc_q_pass8_tiled(const int64_t* indptr, const int32_t* off,
-                                      Py_ssize_t n, Py_ssize_t m, const double* G8,
-                                      const int64_t* segptr, Py_ssize_t nblk,
-                                      double* acc, int accumulate, double* Q)
-    {
-        Py_ssize_t i, j, blk;
-        memset(acc, 0, (size_t)n * 32 * sizeof(double));
-        for (blk = 0; blk < nblk; blk++) {
-            for (i = 0; i < n; i++) {
-                const int64_t* sp = segptr + i * (nblk + 1) + blk;
-                int64_t e = sp[0];
-                const int64_t t = sp[1];
-                if (e >= t) continue;
-                const int64_t base = indptr[i];
-                const int64_t full = base + ((indptr[i + 1] - base) & ~(int64_t)3);
-                const int64_t lim = t < full ? t : full;
-                double* A = acc + i * 32;
-                __m512d a = _mm512_loadu_pd(A), b = _mm512_loadu_pd(A + 8),
-                        c = _mm512_loadu_pd(A + 16), d = _mm512_loadu_pd(A + 24);
-                int slot = (int)((e - base) & 3);
-                if (e < lim && slot == 1) {
-                    COALLOC_T8ADD(b, off[e]);
-                    e++;
-                    slot = 2;
-                }
-                if (e < lim && slot == 2) {
-                    COALLOC_T8ADD(c, off[e]);
-                    e++;
-                    slot = 3;
-                }
-                if (e < lim && slot == 3) {
-                    COALLOC_T8ADD(d, off[e]);
-                    e++;
-                }
-                while (e + 4 <= lim) {
-                    uint64_t p01, p23;
-                    memcpy(&p01, off + e, 8);
-                    memcpy(&p23, off + e + 2, 8);
-                    COALLOC_T8ADD(a, (uint32_t)p01);
-                    COALLOC_T8ADD(b, (uint32_t)(p01 >> 32));
-                    COALLOC_T8ADD(c, (uint32_t)p23);
-                    COALLOC_T8ADD(d, (uint32_t)(p23 >> 32));
-                    e += 4;
-                }
-                if (e < lim) {
-                    COALLOC_T8ADD(a, off[e]);
-                    e++;
-                }
-                if (e < lim) {
-                    COALLOC_T8ADD(b, off[e]);
-                    e++;
-                }
-                if (e < lim) {
-                    COALLOC_T8ADD(c, off[e]);
-                    e++;
-                }
-                while (e < t) {
-                    COALLOC_T8ADD(a, off[e]);
-                    e++;
-                }
-                _mm512_storeu_pd(A, a);
-                _mm512_storeu_pd(A + 8, b);
-                _mm512_storeu_pd(A + 16, c);
-                _mm512_storeu_pd(A + 24, d);
-            }
-        }
-        for (i = 0; i < n; i++) {
-            const double* A = acc + i * 32;
-            double* Qi = Q + i * m;
-            double r;
-            for (j = 0; j < m; j++) {
-                r = (A[j] + A[8 + j]) + (A[16 + j] + A[24 + j]);
-                if (accumulate) Qi[j] += r; else Qi[j] = r;
-            }
-        }
-        _mm256_zeroupper();
-    }
-    #include <unistd.h>
-    /* Bytes of class table read per block of end tasks: 3/4 of the L1 data cache where
-       the C library reports it (glibc), else 24 KiB; between 16 and 64 KiB. */
-    static Py_ssize_t coalloc_tile_bytes(void)
-    {
-        static Py_ssize_t bytes = 0;
-        if (bytes == 0) {
-            long l1 = 0;
-    #ifdef _SC_LEVEL1_DCACHE_SIZE
-            l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-    #endif
-            bytes = l1 > 0 ? (Py_ssize_t)(l1 / 4 * 3) : 24576;
-            if (bytes < 16384) bytes = 16384;
-            if (bytes > 65536) bytes = 65536;
-        }
-        return bytes;
-    }
-    /* Highest SIMD path the kernels may take (2: AVX-512F, 1: AVX, 0: none); lowered only
-       by the testing aid _simd_level(), so that one build can check every path. */
-    static int coalloc_simd_cap = 2;
-    static int coalloc_has_avx512(void)
-    {
-        static int flag = -1;
-        if (flag < 0) {
-            __builtin_cpu_init();
-            flag = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    #ifdef COALLOC_NO_AVX512        /* for testing the other paths */
-            flag = 0;
-    #endif
-        }
-        return flag && coalloc_simd_cap >= 2;
-    }
-    static int coalloc_has_avx(void)
-    {
-        static int flag = -1;
-        if (flag < 0) {
-            __builtin_cpu_init();
-            flag = __builtin_cpu_supports("avx") ? 1 : 0;
-    #ifdef COALLOC_NO_AVX
-            flag = 0;
-    #endif
-        }
-        return flag && coalloc_simd_cap >= 1;
-    }
-    #else
-    #define COALLOC_QAVX 0
-    static void coalloc_q_pass6_avx(const int64_t* indptr, const int32_t* off,
-                                    Py_ssize_t n, Py_ssize_t m, const double* Gc,
-                                    int accumulate, double* Q) {}
-    static void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off,
-                                      Py_ssize_t n, Py_ssize_t m, const double* Gc,
-                                      const int64_t* segptr, Py_ssize_t nblk,
-                                      double* acc, int accumulate, double* Q) {}
-    static void coalloc_q_pass8_tiled(const int64_t* indptr, const int32_t* off,
-                                      Py_ssize_t n, Py_ssize_t m, const double* G8,
-                                      const int64_t* segptr, Py_ssize_t nblk,
-                                      double* acc, int accumulate, double* Q) {}
-    static int coalloc_simd_cap = 2;
-    static int coalloc_has_avx(void) { return 0; }
-    static int coalloc_has_avx512(void) { return 0; }
-    static Py_ssize_t coalloc_tile_bytes(void) { return 24576; }
-    #endif
-    """
+cdef extern from "coalloc/ctaap/softassign_cpu.h":
+    int coalloc_simd_cap
+    bint coalloc_has_sse2() noexcept nogil
+    bint coalloc_has_avx() noexcept nogil
+    Py_ssize_t coalloc_tile_bytes() noexcept nogil
+
+
+cdef extern from "coalloc/ctaap/softassign_qpass.h":
     bint COALLOC_QAVX
     void coalloc_q_pass6_avx(const int64_t* indptr, const int32_t* off, Py_ssize_t n,
                              Py_ssize_t m, const double* Gc, bint accumulate,
@@ -592,14 +292,6 @@ cdef extern from *:
                                Py_ssize_t m, const double* Gc, const int64_t* segptr,
                                Py_ssize_t nblk, double* acc, bint accumulate,
                                double* Q) noexcept nogil
-    void coalloc_q_pass8_tiled(const int64_t* indptr, const int32_t* off, Py_ssize_t n,
-                               Py_ssize_t m, const double* G8, const int64_t* segptr,
-                               Py_ssize_t nblk, double* acc, bint accumulate,
-                               double* Q) noexcept nogil
-    bint coalloc_has_avx() noexcept nogil
-    bint coalloc_has_avx512() noexcept nogil
-    int coalloc_simd_cap
-    Py_ssize_t coalloc_tile_bytes() noexcept nogil
 
 
 cdef void _q_pass_cls6(
@@ -749,9 +441,7 @@ cdef struct _QPlan:
     const int16_t* rank_col   # (nnz, m)     edge path: rank rows in colpos order, or NULL
     Py_ssize_t nblk           # class path, mp == 6 with AVX: > 1 to read the table in
     const int64_t* segptr     # (n, nblk + 1) blocks of end tasks (coalloc_q_pass6_tiled)
-    double* tacc              # (n, 4, 6)    its partial sums ((n, 4, 8) with wide)
-    bint wide                 # tiled with rows of 8 (coalloc_q_pass8_tiled, AVX-512F)
-    const int32_t* gidx8      # (n_cls, 8)   gidx of those rows
+    double* tacc              # (n, 4, 6)    its partial sums
 
 
 cdef void _q_eval(
@@ -765,19 +455,10 @@ cdef void _q_eval(
     bint accumulate,
     double* table,            # scratch: class table, or (4, m + 1) prefix rows
     double* V,                # scratch (m * (m + 1) + 1,)
-    double* acc,              # scratch (m,)
     double* Q,                # OUT / INOUT (n, m)
 ) noexcept nogil:
     cdef Py_ssize_t p
-    cdef double* g8
     if plan.use_cls:
-        if plan.nblk > 1 and plan.wide:
-            g8 = <double*>((<size_t>table + 63) & ~(<size_t>63))   # 8 spare entries
-            _q_table_cls(X, n, m, plan.order, plan.gidx8, plan.n_cls, f_ok, f_bad, weight,
-                         V, g8, 8)
-            coalloc_q_pass8_tiled(plan.indptr, plan.off, n, m, g8, plan.segptr,
-                                  plan.nblk, plan.tacc, accumulate, Q)
-            return
         _q_table_cls(X, n, m, plan.order, plan.gidx, plan.n_cls, f_ok, f_bad, weight, V,
                      table, _cls_width(m))
         if plan.nblk > 1:
@@ -807,7 +488,6 @@ cdef class _QPlanner:
     cdef vector[int16_t] rank_col
     cdef vector[int64_t] segptr
     cdef vector[double] tacc
-    cdef vector[int32_t] gidx8
     cdef _QPlan plan
     cdef Py_ssize_t table_size
 
@@ -815,7 +495,6 @@ cdef class _QPlanner:
         self.plan.use_cls = False
         self.plan.n_cls = 0
         self.plan.nblk = 0
-        self.plan.wide = False
         self.table_size = 0
 
     cdef void build(self, const int64_t* indptr, const int64_t* indices,
@@ -881,15 +560,11 @@ cdef class _QPlanner:
 
 
     cdef void _plan_tiles(self, Py_ssize_t n, Py_ssize_t m, Py_ssize_t nnz):
-        """Blocks of end tasks for :c:func:`coalloc_q_pass6_tiled` (or ``8``), when the
-        class table does not fit one block (``coalloc_tile_bytes``, L1-sized) and the
-        rows are long enough."""
-        # rows of 8 where AVX-512F is there and their offsets fit int32
-        cdef bint wide = (COALLOC_QAVX and coalloc_has_avx512()
-                          and n * self.plan.n_cls * 8 < 2147483647 - 8)
-        cdef Py_ssize_t tw = 8 if wide else 6
-        cdef Py_ssize_t row_bytes = self.plan.n_cls * tw * sizeof(double)
-        cdef Py_ssize_t kb, nblk, i, b, c, j
+        """Blocks of end tasks for :c:func:`coalloc_q_pass6_tiled`, when the class table
+        does not fit one block (``coalloc_tile_bytes``, L1-sized) and the rows are long
+        enough."""
+        cdef Py_ssize_t row_bytes = self.plan.n_cls * 6 * sizeof(double)
+        cdef Py_ssize_t kb, nblk, i, b
         cdef int64_t e
         cdef const int64_t* indptr = self.plan.indptr
         cdef const int64_t* indices = self.plan.indices
@@ -905,19 +580,7 @@ cdef class _QPlanner:
                 if indices[e] < indices[e - 1]:
                     return
         self.segptr.resize(n * (nblk + 1))
-        self.tacc.resize(n * 4 * tw)
-        if wide:
-            # rows of 8: off = 8 q (was 6 q), padding entries read V[m * (m + 1)] = 0
-            self.gidx8.resize(self.plan.n_cls * 8)
-            for c in range(self.plan.n_cls):
-                for j in range(8):
-                    self.gidx8[c * 8 + j] = (self.gidx[c * 6 + j] if j < 6
-                                             else <int32_t>(m * (m + 1)))
-            for e in range(indptr[n]):
-                self.off[e] = self.off[e] // 6 * 8
-            self.table_size = n * self.plan.n_cls * 8 + 8
-            self.plan.gidx8 = self.gidx8.data()
-            self.plan.wide = True
+        self.tacc.resize(n * 4 * 6)
         with nogil:
             for i in range(n):
                 e = indptr[i]
@@ -1025,251 +688,7 @@ cdef void _softassign_exp(
 # The pass for m == 5 uses SSE2 on pairs of columns where available (AVX where the CPU
 # has it, checked at run time: the same operations per entry).
 
-cdef extern from *:
-    """
-    #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
-    #include <emmintrin.h>
-    #define COALLOC_SK6 1
-    #if defined(__GNUC__)
-    #define COALLOC_NOINLINE __attribute__((noinline))
-    #else
-    #define COALLOC_NOINLINE
-    #endif
-    /* One Sinkhorn pass over X (n + 1, 6) for m == 5, see _sk_pass in _softassign.pyx.
-       sc, cl, keep: per-column scale, clip bound and mask (6 each, slack last; a
-       degenerate column has scale inf and keep 0, the others keep all ones); tcap: (n + 1, 6) 0 where the row is remembered among the
-       largest of the column, else inf; stats: OUT rest[6], maxrest[6], mintop[6].
-       Returns max |X_new - X|. */
-    static COALLOC_NOINLINE double coalloc_sk_pass6(
-        double* X, double* rinv, const double* tcap, Py_ssize_t n, const double* sc,
-        const double* cl, const uint64_t* keep, int any_degen, int update, int feed,
-        double* stats)
-    {
-        const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
-        const __m128d inf = _mm_set1_pd(HUGE_VAL);
-        __m128d df0 = zero, df1 = zero, df2 = zero;
-        Py_ssize_t i, rows = n + 1;
-        if (update) {
-            /* X_new = min(R * scale, clip); in a degenerate column (scale inf) this is
-               1 where R > 0 and NaN or -inf elsewhere, hence the mask (R > 0 | keep).
-               With feed, rinv[i] temporarily holds the row sum of X_new. */
-            const __m128d sign = _mm_set1_pd(-0.0);
-            const __m128d sc0 = _mm_loadu_pd(sc), sc1 = _mm_loadu_pd(sc + 2),
-                          sc2 = _mm_loadu_pd(sc + 4);
-            const __m128d cl0 = _mm_loadu_pd(cl), cl1 = _mm_loadu_pd(cl + 2),
-                          cl2 = _mm_loadu_pd(cl + 4);
-            const __m128d kp0 = _mm_castsi128_pd(_mm_loadu_si128((const __m128i*)keep));
-            const __m128d kp1 = _mm_castsi128_pd(_mm_loadu_si128((const __m128i*)(keep + 2)));
-            const __m128d kp2 = _mm_castsi128_pd(_mm_loadu_si128((const __m128i*)(keep + 4)));
-            for (i = 0; i < rows; i++) {
-                double* Xi = X + 6 * i;
-                const __m128d x0 = _mm_loadu_pd(Xi), x1 = _mm_loadu_pd(Xi + 2),
-                              x2 = _mm_loadu_pd(Xi + 4);
-                const __m128d r = _mm_set1_pd(rinv[i]);
-                const __m128d v0 = _mm_mul_pd(x0, r), v1 = _mm_mul_pd(x1, r),
-                              v2 = _mm_mul_pd(x2, r);
-                __m128d y0 = _mm_min_pd(_mm_mul_pd(v0, sc0), cl0);
-                __m128d y1 = _mm_min_pd(_mm_mul_pd(v1, sc1), cl1);
-                __m128d y2 = _mm_min_pd(_mm_mul_pd(v2, sc2), cl2);
-                if (any_degen) {
-                    y0 = _mm_and_pd(y0, _mm_or_pd(_mm_cmpgt_pd(v0, zero), kp0));
-                    y1 = _mm_and_pd(y1, _mm_or_pd(_mm_cmpgt_pd(v1, zero), kp1));
-                    y2 = _mm_and_pd(y2, _mm_or_pd(_mm_cmpgt_pd(v2, zero), kp2));
-                }
-                df0 = _mm_max_pd(_mm_andnot_pd(sign, _mm_sub_pd(y0, x0)), df0);
-                df1 = _mm_max_pd(_mm_andnot_pd(sign, _mm_sub_pd(y1, x1)), df1);
-                df2 = _mm_max_pd(_mm_andnot_pd(sign, _mm_sub_pd(y2, x2)), df2);
-                _mm_storeu_pd(Xi, y0);
-                _mm_storeu_pd(Xi + 2, y1);
-                _mm_storeu_pd(Xi + 4, y2);
-                if (feed) {
-                    double s = _mm_cvtsd_f64(y0) + _mm_cvtsd_f64(_mm_unpackhi_pd(y0, y0));
-                    s += _mm_cvtsd_f64(y1);
-                    s += _mm_cvtsd_f64(_mm_unpackhi_pd(y1, y1));
-                    s += _mm_cvtsd_f64(y2);
-                    s += _mm_cvtsd_f64(_mm_unpackhi_pd(y2, y2));
-                    rinv[i] = s;
-                }
-            }
-        } else if (feed) {
-            for (i = 0; i < n; i++) {
-                const double* Xi = X + 6 * i;
-                rinv[i] = ((((Xi[0] + Xi[1]) + Xi[2]) + Xi[3]) + Xi[4]) + Xi[5];
-            }
-        }
-        if (feed) {
-            __m128d rs0 = zero, rs1 = zero, rs2 = zero;
-            __m128d mr0 = zero, mr1 = zero, mr2 = zero;
-            __m128d mt0 = inf, mt1 = inf, mt2 = inf;
-            /* rinv = 1 / row sum (1 for zero rows and the slack row), two at a time */
-            for (i = 0; i + 2 <= n; i += 2) {
-                const __m128d s = _mm_loadu_pd(rinv + i);
-                const __m128d pos = _mm_cmpgt_pd(s, zero);
-                const __m128d q = _mm_div_pd(one, s);
-                _mm_storeu_pd(rinv + i, _mm_or_pd(_mm_and_pd(pos, q), _mm_andnot_pd(pos, one)));
-            }
-            for (; i < n; i++)
-                rinv[i] = rinv[i] > 0.0 ? 1.0 / rinv[i] : 1.0;
-            rinv[n] = 1.0;
-            for (i = 0; i < rows; i++) {
-                const double* Xi = X + 6 * i;
-                const double* ci = tcap + 6 * i;
-                const __m128d r = _mm_set1_pd(rinv[i]);
-                const __m128d x0 = _mm_mul_pd(_mm_loadu_pd(Xi), r);
-                const __m128d x1 = _mm_mul_pd(_mm_loadu_pd(Xi + 2), r);
-                const __m128d x2 = _mm_mul_pd(_mm_loadu_pd(Xi + 4), r);
-                const __m128d c0 = _mm_loadu_pd(ci), c1 = _mm_loadu_pd(ci + 2),
-                              c2 = _mm_loadu_pd(ci + 4);
-                const __m128d z0 = _mm_min_pd(x0, c0);  /* remembered rows 0, others x */
-                const __m128d z1 = _mm_min_pd(x1, c1);
-                const __m128d z2 = _mm_min_pd(x2, c2);
-                rs0 = _mm_add_pd(rs0, z0);
-                rs1 = _mm_add_pd(rs1, z1);
-                rs2 = _mm_add_pd(rs2, z2);
-                mr0 = _mm_max_pd(z0, mr0);
-                mr1 = _mm_max_pd(z1, mr1);
-                mr2 = _mm_max_pd(z2, mr2);
-                mt0 = _mm_min_pd(_mm_max_pd(x0, c0), mt0);  /* remembered x, others inf */
-                mt1 = _mm_min_pd(_mm_max_pd(x1, c1), mt1);
-                mt2 = _mm_min_pd(_mm_max_pd(x2, c2), mt2);
-            }
-            _mm_storeu_pd(stats, rs0);
-            _mm_storeu_pd(stats + 2, rs1);
-            _mm_storeu_pd(stats + 4, rs2);
-            _mm_storeu_pd(stats + 6, mr0);
-            _mm_storeu_pd(stats + 8, mr1);
-            _mm_storeu_pd(stats + 10, mr2);
-            _mm_storeu_pd(stats + 12, mt0);
-            _mm_storeu_pd(stats + 14, mt1);
-            _mm_storeu_pd(stats + 16, mt2);
-        }
-        df0 = _mm_max_pd(df0, _mm_max_pd(df1, df2));
-        df0 = _mm_max_pd(df0, _mm_unpackhi_pd(df0, df0));
-        return _mm_cvtsd_f64(df0);
-    }
-    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    #include <immintrin.h>
-    #define COALLOC_SK6AVX 1
-    /* coalloc_sk_pass6 with columns 0-3 in one ymm and 4-5 in one xmm, for CPUs with
-       AVX (checked at run time). The same operations per entry (vminpd / vmaxpd /
-       ordered compares as their SSE2 forms, the row sums left to right), hence the same
-       result bit for bit. */
-    __attribute__((target("avx")))
-    static double coalloc_sk_pass6_avx(
-        double* X, double* rinv, const double* tcap, Py_ssize_t n, const double* sc,
-        const double* cl, const uint64_t* keep, int any_degen, int update, int feed,
-        double* stats)
-    {
-        const __m256d zero4 = _mm256_setzero_pd(), inf4 = _mm256_set1_pd(HUGE_VAL);
-        const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
-        const __m128d inf = _mm_set1_pd(HUGE_VAL);
-        __m256d df4 = zero4;
-        __m128d df2 = zero;
-        Py_ssize_t i, rows = n + 1;
-        if (update) {
-            const __m256d sign4 = _mm256_set1_pd(-0.0);
-            const __m128d sign = _mm_set1_pd(-0.0);
-            const __m256d sc4 = _mm256_loadu_pd(sc), cl4 = _mm256_loadu_pd(cl);
-            const __m128d sc2 = _mm_loadu_pd(sc + 4), cl2 = _mm_loadu_pd(cl + 4);
-            const __m256d kp4 = _mm256_castsi256_pd(_mm256_loadu_si256((const __m256i*)keep));
-            const __m128d kp2 = _mm_castsi128_pd(_mm_loadu_si128((const __m128i*)(keep + 4)));
-            for (i = 0; i < rows; i++) {
-                double* Xi = X + 6 * i;
-                const __m256d x4 = _mm256_loadu_pd(Xi);
-                const __m128d x2 = _mm_loadu_pd(Xi + 4);
-                const __m256d r4 = _mm256_set1_pd(rinv[i]);
-                const __m128d r2 = _mm_set1_pd(rinv[i]);
-                const __m256d v4 = _mm256_mul_pd(x4, r4);
-                const __m128d v2 = _mm_mul_pd(x2, r2);
-                __m256d y4 = _mm256_min_pd(_mm256_mul_pd(v4, sc4), cl4);
-                __m128d y2 = _mm_min_pd(_mm_mul_pd(v2, sc2), cl2);
-                if (any_degen) {
-                    y4 = _mm256_and_pd(y4, _mm256_or_pd(_mm256_cmp_pd(v4, zero4, _CMP_GT_OQ), kp4));
-                    y2 = _mm_and_pd(y2, _mm_or_pd(_mm_cmp_pd(v2, zero, _CMP_GT_OQ), kp2));
-                }
-                df4 = _mm256_max_pd(_mm256_andnot_pd(sign4, _mm256_sub_pd(y4, x4)), df4);
-                df2 = _mm_max_pd(_mm_andnot_pd(sign, _mm_sub_pd(y2, x2)), df2);
-                _mm256_storeu_pd(Xi, y4);
-                _mm_storeu_pd(Xi + 4, y2);
-                if (feed) {
-                    const __m128d lo = _mm256_castpd256_pd128(y4);
-                    const __m128d hi = _mm256_extractf128_pd(y4, 1);
-                    double s = _mm_cvtsd_f64(lo) + _mm_cvtsd_f64(_mm_unpackhi_pd(lo, lo));
-                    s += _mm_cvtsd_f64(hi);
-                    s += _mm_cvtsd_f64(_mm_unpackhi_pd(hi, hi));
-                    s += _mm_cvtsd_f64(y2);
-                    s += _mm_cvtsd_f64(_mm_unpackhi_pd(y2, y2));
-                    rinv[i] = s;
-                }
-            }
-        } else if (feed) {
-            for (i = 0; i < n; i++) {
-                const double* Xi = X + 6 * i;
-                rinv[i] = ((((Xi[0] + Xi[1]) + Xi[2]) + Xi[3]) + Xi[4]) + Xi[5];
-            }
-        }
-        if (feed) {
-            __m256d rs4 = zero4, mr4 = zero4, mt4 = inf4;
-            __m128d rs2 = zero, mr2 = zero, mt2 = inf;
-            for (i = 0; i + 2 <= n; i += 2) {
-                const __m128d s = _mm_loadu_pd(rinv + i);
-                const __m128d pos = _mm_cmpgt_pd(s, zero);
-                const __m128d q = _mm_div_pd(one, s);
-                _mm_storeu_pd(rinv + i, _mm_or_pd(_mm_and_pd(pos, q), _mm_andnot_pd(pos, one)));
-            }
-            for (; i < n; i++)
-                rinv[i] = rinv[i] > 0.0 ? 1.0 / rinv[i] : 1.0;
-            rinv[n] = 1.0;
-            for (i = 0; i < rows; i++) {
-                const double* Xi = X + 6 * i;
-                const double* ci = tcap + 6 * i;
-                const __m256d x4 = _mm256_mul_pd(_mm256_loadu_pd(Xi), _mm256_set1_pd(rinv[i]));
-                const __m128d x2 = _mm_mul_pd(_mm_loadu_pd(Xi + 4), _mm_set1_pd(rinv[i]));
-                const __m256d c4 = _mm256_loadu_pd(ci);
-                const __m128d c2 = _mm_loadu_pd(ci + 4);
-                const __m256d z4 = _mm256_min_pd(x4, c4);
-                const __m128d z2 = _mm_min_pd(x2, c2);
-                rs4 = _mm256_add_pd(rs4, z4);
-                rs2 = _mm_add_pd(rs2, z2);
-                mr4 = _mm256_max_pd(z4, mr4);
-                mr2 = _mm_max_pd(z2, mr2);
-                mt4 = _mm256_min_pd(_mm256_max_pd(x4, c4), mt4);
-                mt2 = _mm_min_pd(_mm_max_pd(x2, c2), mt2);
-            }
-            _mm256_storeu_pd(stats, rs4);
-            _mm_storeu_pd(stats + 4, rs2);
-            _mm256_storeu_pd(stats + 6, mr4);
-            _mm_storeu_pd(stats + 10, mr2);
-            _mm256_storeu_pd(stats + 12, mt4);
-            _mm_storeu_pd(stats + 16, mt2);
-        }
-        {
-            double d[6], r = 0.0;
-            int l;
-            _mm256_storeu_pd(d, df4);
-            _mm_storeu_pd(d + 4, df2);
-            _mm256_zeroupper();
-            for (l = 0; l < 6; l++) r = d[l] > r ? d[l] : r;
-            return r;
-        }
-    }
-    #else
-    #define COALLOC_SK6AVX 0
-    static double coalloc_sk_pass6_avx(double* X, double* rinv, const double* tcap,
-                                       Py_ssize_t n, const double* sc, const double* cl,
-                                       const uint64_t* keep, int any_degen, int update,
-                                       int feed, double* stats)
-    { return 0.0; }
-    #endif
-    #else
-    #define COALLOC_SK6 0
-    static double coalloc_sk_pass6(double* X, double* rinv, const double* tcap,
-                                   Py_ssize_t n, const double* sc, const double* cl,
-                                   const uint64_t* keep, int any_degen, int update,
-                                   int feed, double* stats)
-    { return 0.0; }
-    #endif
-    """
+cdef extern from "coalloc/ctaap/softassign_sinkhorn.h":
     bint COALLOC_SK6
     bint COALLOC_SK6AVX
     double coalloc_sk_pass6_avx(double* X, double* rinv, const double* tcap, Py_ssize_t n,
@@ -1280,151 +699,6 @@ cdef extern from *:
                             const double* sc, const double* cl, const uint64_t* keep,
                             bint any_degen, bint update, bint feed,
                             double* stats) noexcept nogil
-
-
-cdef extern from *:
-    """
-    #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
-    #include <emmintrin.h>
-    #include <math.h>
-    #define COALLOC_SKG 1
-    /* _sk_pass for any m, columns in pairs with SSE2. Every entry gets exactly the
-       operations of the scalar pass (min/max as a < b ? a : b, which is what minpd/maxpd
-       compute; a degenerate column keeps only its entries with R > 0, via the mask of
-       keep as in coalloc_sk_pass6) and the row sums stay sequential, so the result is the
-       same bit for bit. Returns max |X_new - X| (0 without update). */
-    static double coalloc_sk_passg(double* X, double* rinv, double* tcap,
-                                   Py_ssize_t n, Py_ssize_t m, const double* sc,
-                                   const double* cl, const uint64_t* keep, int any_degen,
-                                   const uint64_t* rmask, const double* rthr,
-                                   int64_t* rneed, int any_rem, int update, int feed,
-                                   double* stats)
-    {
-        const __m128d zero = _mm_setzero_pd(), inf = _mm_set1_pd(HUGE_VAL);
-        const Py_ssize_t mm = m + 1, rows = n + 1;
-        double* rest = stats;
-        double* maxrest = stats + mm;
-        double* mintop = stats + 2 * mm;
-        const __m128d sign = _mm_set1_pd(-0.0);
-        __m128d dfv = _mm_setzero_pd();
-        double dfs = 0.0;
-        Py_ssize_t i, j;
-        if (feed)
-            for (j = 0; j < mm; j++) {
-                rest[j] = 0.0;
-                maxrest[j] = 0.0;
-                mintop[j] = HUGE_VAL;
-            }
-        for (i = 0; i < rows; i++) {
-            double* Xi = X + i * mm;
-            if (update) {
-                const double ri = rinv[i];
-                const __m128d r = _mm_set1_pd(ri);
-                for (j = 0; j + 2 <= mm; j += 2) {
-                    const __m128d x0 = _mm_loadu_pd(Xi + j);
-                    const __m128d v = _mm_mul_pd(x0, r);
-                    __m128d y = _mm_min_pd(_mm_mul_pd(v, _mm_loadu_pd(sc + j)),
-                                           _mm_loadu_pd(cl + j));
-                    if (any_degen) {
-                        const __m128d kp =
-                            _mm_castsi128_pd(_mm_loadu_si128((const __m128i*)(keep + j)));
-                        y = _mm_and_pd(y, _mm_or_pd(_mm_cmpgt_pd(v, zero), kp));
-                    }
-                    if (any_rem) {
-                        /* _sk_remember of the columns in rmask: 0 where R > thr, and on
-                           the first rneed rows (in row order) where R == thr; else inf */
-                        const __m128d rm =
-                            _mm_castsi128_pd(_mm_loadu_si128((const __m128i*)(rmask + j)));
-                        const __m128d th = _mm_loadu_pd(rthr + j);
-                        __m128d tn = _mm_andnot_pd(_mm_cmpgt_pd(v, th), inf);
-                        const int em = _mm_movemask_pd(_mm_and_pd(_mm_cmpeq_pd(v, th), rm));
-                        if (em) {
-                            double tv[2];
-                            int l;
-                            _mm_storeu_pd(tv, tn);
-                            for (l = 0; l < 2; l++)
-                                if (((em >> l) & 1) && rneed[j + l] > 0) {
-                                    tv[l] = 0.0;
-                                    rneed[j + l]--;
-                                }
-                            tn = _mm_loadu_pd(tv);
-                        }
-                        double* tc = tcap + i * mm + j;
-                        _mm_storeu_pd(tc, _mm_or_pd(_mm_and_pd(rm, tn),
-                                                    _mm_andnot_pd(rm, _mm_loadu_pd(tc))));
-                    }
-                    dfv = _mm_max_pd(_mm_andnot_pd(sign, _mm_sub_pd(y, x0)), dfv);
-                    _mm_storeu_pd(Xi + j, y);
-                }
-                for (; j < mm; j++) {
-                    const double v = Xi[j] * ri, w = v * sc[j];
-                    double x = w < cl[j] ? w : cl[j];
-                    if (any_degen && !keep[j] && !(v > 0.0)) x = 0.0;
-                    if (any_rem && rmask[j]) {
-                        double tv = v > rthr[j] ? 0.0 : HUGE_VAL;
-                        if (v == rthr[j] && rneed[j] > 0) {
-                            tv = 0.0;
-                            rneed[j]--;
-                        }
-                        tcap[i * mm + j] = tv;
-                    }
-                    const double d = fabs(x - Xi[j]);
-                    dfs = d > dfs ? d : dfs;
-                    Xi[j] = x;
-                }
-            }
-            if (feed) {
-                double ri = 1.0;
-                if (i < n) {
-                    double s = 0.0;
-                    for (j = 0; j < mm; j++) s += Xi[j];
-                    ri = s > 0.0 ? 1.0 / s : 1.0;
-                }
-                rinv[i] = ri;
-                const double* ci = tcap + i * mm;
-                const __m128d r = _mm_set1_pd(ri);
-                for (j = 0; j + 2 <= m; j += 2) {
-                    const __m128d v = _mm_mul_pd(_mm_loadu_pd(Xi + j), r);
-                    const __m128d c = _mm_loadu_pd(ci + j);
-                    const __m128d w = _mm_min_pd(v, c);
-                    _mm_storeu_pd(rest + j, _mm_add_pd(_mm_loadu_pd(rest + j), w));
-                    _mm_storeu_pd(maxrest + j, _mm_max_pd(w, _mm_loadu_pd(maxrest + j)));
-                    _mm_storeu_pd(mintop + j, _mm_min_pd(_mm_max_pd(v, c),
-                                                         _mm_loadu_pd(mintop + j)));
-                }
-                for (; j < m; j++) {
-                    const double v = Xi[j] * ri, c = ci[j];
-                    double w = v < c ? v : c;
-                    rest[j] += w;
-                    maxrest[j] = w > maxrest[j] ? w : maxrest[j];
-                    w = v > c ? v : c;
-                    mintop[j] = w < mintop[j] ? w : mintop[j];
-                }
-            }
-        }
-        dfv = _mm_max_pd(dfv, _mm_unpackhi_pd(dfv, dfv));
-        {
-            const double dv = _mm_cvtsd_f64(dfv);
-            return dv > dfs ? dv : dfs;
-        }
-    }
-    #else
-    #define COALLOC_SKG 0
-    static double coalloc_sk_passg(double* X, double* rinv, double* tcap,
-                                   Py_ssize_t n, Py_ssize_t m, const double* sc,
-                                   const double* cl, const uint64_t* keep, int any_degen,
-                                   const uint64_t* rmask, const double* rthr,
-                                   int64_t* rneed, int any_rem, int update, int feed,
-                                   double* stats)
-    { return 0.0; }
-    #endif
-    """
-    bint COALLOC_SKG
-    double coalloc_sk_passg(double* X, double* rinv, double* tcap, Py_ssize_t n,
-                            Py_ssize_t m, const double* sc, const double* cl,
-                            const uint64_t* keep, bint any_degen, const uint64_t* rmask,
-                            const double* rthr, int64_t* rneed, bint any_rem, bint update,
-                            bint feed, double* stats) noexcept nogil
 
 
 cdef struct _SK:
@@ -1447,11 +721,6 @@ cdef struct _SK:
     Py_ssize_t* bcount        # (m,) scratch: their entries in the band
     double* low               # (m,) scratch: sum of their entries below the band
     double* thr               # (m,) scratch: their K_j-th largest entries
-    Py_ssize_t* gtcount       # (m,) scratch: their entries > thr
-    uint64_t* rmask           # (m + 1,) columns whose remembered rows the next update
-    double* rthr              # (m + 1,) pass renews (all ones), with their thr
-    int64_t* rneed            # (m + 1,) and the number of rows == thr to remember
-    bint any_rem
 
 
 cdef enum:
@@ -1488,16 +757,12 @@ cdef double _sk_pass(_SK* sk, bint update, bint feed) noexcept nogil:
     cdef double* rest = sk.stats
     cdef double* maxrest = sk.stats + mm
     cdef double* mintop = sk.stats + 2 * mm
-    if COALLOC_SK6 and m == 5:
+    if COALLOC_SK6 and m == 5 and coalloc_has_sse2():
         if COALLOC_SK6AVX and coalloc_has_avx():
             return coalloc_sk_pass6_avx(sk.X, sk.rinv, sk.tcap, n, sk.scale, sk.clip,
                                         sk.keep, sk.any_degen, update, feed, sk.stats)
         return coalloc_sk_pass6(sk.X, sk.rinv, sk.tcap, n, sk.scale, sk.clip,
                                 sk.keep, sk.any_degen, update, feed, sk.stats)
-    if COALLOC_SKG and m > 5:
-        return coalloc_sk_passg(sk.X, sk.rinv, sk.tcap, n, m, sk.scale, sk.clip, sk.keep,
-                                sk.any_degen, sk.rmask, sk.rthr, sk.rneed,
-                                update and sk.any_rem, update, feed, sk.stats)
     if feed:
         for j in range(mm):
             rest[j] = 0.0
@@ -1557,10 +822,6 @@ cdef double _sk_select(_SK* sk, Py_ssize_t j, Py_ssize_t r, double lo, double hi
         for i in range(bc - q):
             part += band[i]
         part += sk.low[r]
-        # entries > t: all those above the band, and the ones of the top q of the band
-        sk.gtcount[r] = sk.above[r]
-        for i in range(bc - q, bc):
-            sk.gtcount[r] += band[i] > t
     else:
         # only reachable with NaNs: plain selection on the whole column
         for i in range(rows):
@@ -1569,7 +830,6 @@ cdef double _sk_select(_SK* sk, Py_ssize_t j, Py_ssize_t r, double lo, double hi
         t = band[rows - K]
         for i in range(rows - K):
             part += band[i]
-        sk.gtcount[r] = -1          # unknown: renew the rows by _sk_remember
     thr[0] = t
     return part
 
@@ -1577,9 +837,7 @@ cdef double _sk_select(_SK* sk, Py_ssize_t j, Py_ssize_t r, double lo, double hi
 cdef void _sk_remember(_SK* sk, Py_ssize_t nrep) noexcept nogil:
     """Renew the remembered rows of the repaired columns ``rep[:nrep]``: the entries
     > ``thr``, then entries == ``thr`` (then any), in row order, up to ``K_j`` rows. The
-    first rule is applied to all columns in one blocked pass over ``X`` and ``tcap``.
-    (For m > 5 the generic SSE2 pass applies these rules on the fly instead: see
-    :func:`_sk_denoms`.)"""
+    first rule is applied to all columns in one blocked pass over ``X`` and ``tcap``."""
     cdef Py_ssize_t i, r, j, K, cnt, rows = sk.rows, mm = sk.m + 1
     cdef Py_ssize_t i0, i1
     cdef double t, v
@@ -1686,30 +944,8 @@ cdef void _sk_denoms(_SK* sk) noexcept nogil:
             sk.scale[j] = INFINITY
             sk.keep[j] = 0
             sk.any_degen = True
-    # Renew the remembered rows. With the exact number of entries > thr known, the rules
-    # of _sk_remember reduce to: rows > thr, then the first K_j - that many rows == thr
-    # (there are enough, thr being the K_j-th largest), which the generic SSE2 update
-    # pass applies while it reads each row anyway (the same R values). The others (NaN
-    # fallback, or m <= 5) take _sk_remember.
-    cdef Py_ssize_t nslow = 0
-    cdef bint fuse = COALLOC_SKG and sk.m > 5
-    if sk.any_rem:
-        for j in range(mm):
-            sk.rmask[j] = 0
-        sk.any_rem = False
-    for r in range(nrep):
-        j = sk.rep[r]
-        if fuse and sk.gtcount[r] >= 0:
-            sk.rmask[j] = ~(<uint64_t>0)
-            sk.rthr[j] = sk.thr[r]
-            sk.rneed[j] = rows - sk.kk[j] - sk.gtcount[r]
-            sk.any_rem = True
-        else:
-            sk.rep[nslow] = j
-            sk.thr[nslow] = sk.thr[r]
-            nslow += 1
-    if nslow > 0:
-        _sk_remember(sk, nslow)
+    if nrep > 0:
+        _sk_remember(sk, nrep)
 
 
 cdef void _sk_run(_SK* sk, int max_iter, double tol, int* iterations) noexcept nogil:
@@ -1731,10 +967,7 @@ cdef void _sk_run(_SK* sk, int max_iter, double tol, int* iterations) noexcept n
 cdef class _SKBuffers:
     """Owns the arrays of a :c:type:`_SK`."""
     cdef vector[double] rinv, tcap, scale, clip, stats, bands, low, thr
-    cdef vector[Py_ssize_t] kk, rep, above, bcount, gtcount
-    cdef vector[uint64_t] rmask
-    cdef vector[double] rthr
-    cdef vector[int64_t] rneed
+    cdef vector[Py_ssize_t] kk, rep, above, bcount
     cdef vector[uint64_t] keep
     cdef _SK sk
 
@@ -1751,10 +984,6 @@ cdef class _SKBuffers:
         self.rep.resize(mm)
         self.above.resize(mm)
         self.bcount.resize(mm)
-        self.gtcount.resize(mm)
-        self.rmask.assign(mm, 0)
-        self.rthr.assign(mm, 0.0)
-        self.rneed.assign(mm, 0)
         self.kk.resize(mm)
         self.keep.resize(mm)
         self.sk.n = n
@@ -1775,12 +1004,93 @@ cdef class _SKBuffers:
         self.sk.rep = self.rep.data()
         self.sk.above = self.above.data()
         self.sk.bcount = self.bcount.data()
-        self.sk.gtcount = self.gtcount.data()
-        self.sk.rmask = self.rmask.data()
-        self.sk.rthr = self.rthr.data()
-        self.sk.rneed = self.rneed.data()
-        self.sk.any_rem = False
         _sk_setup(&self.sk, capacity)
+
+
+# ---------------------------------------------------------------------------
+# The annealing loop (Alg. 1, step 1): Q evaluation, then normalisation, per iteration
+# ---------------------------------------------------------------------------
+
+cdef struct _GAPlan:
+    # Everything :func:`_ga_run` reads and writes; filled by graduated_assignment (with
+    # the GIL) from its arguments, then run without it. Arrays are row-major.
+    Py_ssize_t n              # IN    number of tasks
+    Py_ssize_t m              # IN    number of clusters
+    const _QPlan* q_out       # IN    how Q is summed over the out-edges; NULL: no edges
+    const _QPlan* q_in        # IN    the same over the in-edges; NULL: symmetric request
+    const uint8_t* compat     # IN    (n, m) 1 if task i may go to cluster j (NULL if n m = 0)
+    double f_ok               # IN    score of an edge a cluster pair can carry
+    double f_bad              # IN    score of one it cannot
+    double w_out              # IN    weight of the out-edge sums: 1 / q_scale (symmetric)
+                              #       or 0.5 / q_scale
+    double w_in               # IN    weight of the in-edge sums: 0.5 / q_scale
+    double beta0              # IN    initial inverse temperature (> 0)
+    double beta_limit         # IN    last one: beta_f * (1 + 1e-12)
+    double beta_r             # IN    growth rate of beta (> 1)
+    int max_outer             # IN    softassign iterations per temperature
+    int max_inner             # IN    Sinkhorn iterations per softassign iteration
+    double tol_outer          # IN    stop a temperature when max |X - X_prev| < tol_outer
+    double tol_inner          # IN    Sinkhorn's tolerance (see sinkhorn)
+    double* X                 # INOUT (n + 1, m + 1) initial soft assignment -> result
+    _SK* sk                   # INOUT Sinkhorn state over X (_SKBuffers.build)
+    double* table             # scratch (max table_size of q_out, q_in): class table or
+                              #         prefix rows of the Q evaluation
+    double* V                 # scratch (m * (m + 1) + 1,) per-task table of the class path
+    double* Q                 # scratch (n * m + 1,) the gradient
+    double* prev              # scratch (n + 1, m + 1) X before the iteration
+    long beta_steps           # OUT   temperatures visited
+    long q_evals              # OUT   Q evaluations (softassign iterations)
+    long sk_total             # OUT   Sinkhorn iterations, all together
+
+
+cdef void _ga_eval_q(_GAPlan* g) noexcept nogil:
+    """``Q = w_out * Q_out(X) (+ w_in * Q_in(X))``: the gradient of the current ``X``."""
+    cdef Py_ssize_t p
+    if g.q_out == NULL:
+        for p in range(g.n * g.m):
+            g.Q[p] = 0.0
+        return
+    _q_eval(g.q_out, g.X, g.n, g.m, g.f_ok, g.f_bad, g.w_out, False, g.table, g.V, g.Q)
+    if g.q_in != NULL:
+        _q_eval(g.q_in, g.X, g.n, g.m, g.f_ok, g.f_bad, g.w_in, True, g.table, g.V, g.Q)
+
+
+cdef void _ga_normalise(_GAPlan* g, double beta) noexcept nogil:
+    """``X = sinkhorn(softassign_exp(Q, beta))``: the new soft assignment from ``Q``."""
+    cdef int sk_iters = 0
+    _softassign_exp(g.Q, g.compat, g.n, g.m, beta, g.X)
+    _sk_run(g.sk, g.max_inner, g.tol_inner, &sk_iters)
+    g.sk_total += sk_iters
+
+
+cdef double _max_abs_diff(const double* a, const double* b, Py_ssize_t size) noexcept nogil:
+    cdef Py_ssize_t p
+    cdef double diff = 0.0, v
+    for p in range(size):
+        v = fabs(a[p] - b[p])
+        if v > diff:
+            diff = v
+    return diff
+
+
+cdef void _ga_run(_GAPlan* g) noexcept nogil:
+    """The whole annealing loop of :func:`graduated_assignment` on ``g.X``."""
+    cdef Py_ssize_t size = (g.n + 1) * (g.m + 1)
+    cdef double beta = g.beta0
+    cdef int outer
+    g.beta_steps = 0
+    g.q_evals = 0
+    g.sk_total = 0
+    while beta <= g.beta_limit:
+        g.beta_steps += 1
+        for outer in range(g.max_outer):
+            memcpy(g.prev, g.X, size * sizeof(double))
+            g.q_evals += 1
+            _ga_eval_q(g)
+            _ga_normalise(g, beta)
+            if _max_abs_diff(g.X, g.prev, size) < g.tol_outer:
+                break
+        beta *= g.beta_r
 
 
 # ---------------------------------------------------------------------------
@@ -1954,17 +1264,16 @@ def compute_q(
             or (rank.shape[0] > 0 and rank.shape[1] != m)):
         raise ValueError("inconsistent shapes")
     cdef _QPlanner plan = _QPlanner()
-    cdef vector[double] table, V, acc
+    cdef vector[double] table, V
     if n > 0 and m > 0:
         plan.build(&indptr[0], &indices[0] if indices.shape[0] > 0 else NULL,
                    &rank[0, 0] if rank.shape[0] > 0 else NULL, &order[0, 0], n, m,
                    <Py_ssize_t>indptr[n])
         table.resize(plan.table_size)
         V.resize(m * (m + 1) + 1)
-        acc.resize(m + 1)
         with nogil:
             _q_eval(&plan.plan, &X[0, 0], n, m, f_ok, f_bad, 1.0, False, table.data(),
-                    V.data(), acc.data(), &Q[0, 0])
+                    V.data(), &Q[0, 0])
 
 
 def softassign_exp(
@@ -2147,71 +1456,50 @@ def graduated_assignment(
             or t_order.shape[1] != m or (t_rank.shape[0] > 0 and t_rank.shape[1] != m)):
         raise ValueError("inconsistent shapes of the transposed request")
 
-    cdef Py_ssize_t size = (n + 1) * (m + 1)
-    cdef vector[double] table, V, acc, Q, prev
-
-    cdef long beta_steps = 0, q_evals = 0, sk_total = 0
-    cdef int outer, sk_iters = 0
-    cdef Py_ssize_t p
-    cdef double beta = beta0, limit = beta_f * (1.0 + 1e-12), diff, v
-    cdef double w_out, w_in
-    cdef double* Xp = &X[0, 0]
-    cdef bint has_edges = n > 0 and m > 0
-    cdef bint has_t_edges = False
-    cdef const uint8_t* p_compat = NULL
+    cdef vector[double] table, V, Q, prev
     cdef _QPlanner plan_out = _QPlanner()
     cdef _QPlanner plan_in = _QPlanner()
     cdef _SKBuffers sk = _SKBuffers()
+    cdef _GAPlan g
     if n > 0 and m > 0:
-        p_compat = &compat[0, 0]
-    if has_edges:
         plan_out.build(&indptr[0], &indices[0] if indices.shape[0] > 0 else NULL,
                        &rank[0, 0] if rank.shape[0] > 0 else NULL, &order[0, 0], n, m,
                        <Py_ssize_t>indptr[n])
         if not symmetric:
-            has_t_edges = True
             plan_in.build(&t_indptr[0], &t_indices[0] if t_indices.shape[0] > 0 else NULL,
                           &t_rank[0, 0] if t_rank.shape[0] > 0 else NULL, &t_order[0, 0],
                           n, m, <Py_ssize_t>t_indptr[n], True)
     table.resize(max(plan_out.table_size, plan_in.table_size, 1))
     V.resize(m * (m + 1) + 1)
-    acc.resize(m + 1)
     Q.resize(n * m + 1)
-    prev.resize(size)
-    sk.build(Xp, n, m, &capacity[0] if m > 0 else NULL)
-    if symmetric:
-        w_out = 1.0 / q_scale
-    else:
-        w_out = 0.5 / q_scale
-    w_in = 0.5 / q_scale
+    prev.resize((n + 1) * (m + 1))
+    sk.build(&X[0, 0], n, m, &capacity[0] if m > 0 else NULL)
 
+    g.n = n
+    g.m = m
+    g.q_out = &plan_out.plan if n > 0 and m > 0 else NULL
+    g.q_in = &plan_in.plan if n > 0 and m > 0 and not symmetric else NULL
+    g.compat = &compat[0, 0] if n > 0 and m > 0 else NULL
+    g.f_ok = f_ok
+    g.f_bad = f_bad
+    g.w_out = 1.0 / q_scale if symmetric else 0.5 / q_scale
+    g.w_in = 0.5 / q_scale
+    g.beta0 = beta0
+    g.beta_limit = beta_f * (1.0 + 1e-12)
+    g.beta_r = beta_r
+    g.max_outer = max_outer
+    g.max_inner = max_inner
+    g.tol_outer = tol_outer
+    g.tol_inner = tol_inner
+    g.X = &X[0, 0]
+    g.sk = &sk.sk
+    g.table = table.data()
+    g.V = V.data()
+    g.Q = Q.data()
+    g.prev = prev.data()
     with nogil:
-        while beta <= limit:
-            beta_steps += 1
-            for outer in range(max_outer):
-                memcpy(prev.data(), Xp, size * sizeof(double))
-                q_evals += 1
-                if has_edges:
-                    _q_eval(&plan_out.plan, Xp, n, m, f_ok, f_bad, w_out, False,
-                            table.data(), V.data(), acc.data(), Q.data())
-                    if has_t_edges:
-                        _q_eval(&plan_in.plan, Xp, n, m, f_ok, f_bad, w_in, True,
-                                table.data(), V.data(), acc.data(), Q.data())
-                else:
-                    for p in range(n * m):
-                        Q[p] = 0.0
-                _softassign_exp(Q.data(), p_compat, n, m, beta, Xp)
-                _sk_run(&sk.sk, max_inner, tol_inner, &sk_iters)
-                sk_total += sk_iters
-                diff = 0.0
-                for p in range(size):
-                    v = fabs(Xp[p] - prev[p])
-                    if v > diff:
-                        diff = v
-                if diff < tol_outer:
-                    break
-            beta *= beta_r
-    return int(beta_steps), int(q_evals), int(sk_total)
+        _ga_run(&g)
+    return int(g.beta_steps), int(g.q_evals), int(g.sk_total)
 
 
 def _simd_level(level=None):
@@ -2220,9 +1508,9 @@ def _simd_level(level=None):
     Parameters
     ----------
     level : int, optional
-        Highest path allowed from now on in this process: 0 (portable code only), 1 (AVX)
-        or 2 (AVX-512F, the default). Every path gives bit-identical results; the cap
-        exists so that the tests can check that on one machine.
+        Highest path allowed from now on in this process: 0 (portable code only), 1 (SSE2)
+        or 2 (AVX, the default). Every path gives bit-identical results; the cap exists so
+        that the tests can check that (and the benchmarks time each path) on one machine.
 
     Returns
     -------
@@ -2231,7 +1519,7 @@ def _simd_level(level=None):
         previous cap.
     """
     global coalloc_simd_cap
-    cdef int before = 2 if coalloc_has_avx512() else (1 if coalloc_has_avx() else 0)
+    cdef int before = 2 if coalloc_has_avx() else 1 if coalloc_has_sse2() else 0
     if level is not None:
         if level not in (0, 1, 2):
             raise ValueError(f"level must be 0, 1 or 2, got {level!r}")

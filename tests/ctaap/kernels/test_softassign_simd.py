@@ -1,15 +1,15 @@
 """Every SIMD path of the step-1 kernels gives the portable path's results, bit for bit.
 
-The kernels pick AVX-512F, AVX or portable code at run time from the CPU; ``_simd_level``
-caps the choice so that one machine checks each path it has (a path the CPU lacks is
-reported as such, not run).
+The kernels pick AVX, SSE2 or portable code at run time from the CPU;
+``_simd_level`` caps the choice so that one machine checks each path it has (a path the CPU
+lacks is reported as such, not run).
 """
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import coalloc
+from coalloc import ctaap
 from coalloc.ctaap import _softassign
 from coalloc.ctaap.generators import fig3, random_instance
 
@@ -24,7 +24,7 @@ def restore_simd():
 
 def _solve_at(level, req, off, **kw):
     _softassign._simd_level(level)
-    return coalloc.solve(req, off, seed=0, paper=True, **kw)
+    return ctaap.solve(req, off, seed=0, paper=True, **kw)
 
 
 def _instances():
@@ -37,8 +37,8 @@ def _instances():
         np.fill_diagonal(dense, 0)
         if m != 6:  # m = 6: asymmetric request (in-edge pass)
             dense = np.triu(dense) + np.triu(dense, 1).T
-        req = coalloc.Request({"cpu": rng.integers(0, 5, n)}, sp.csr_array(dense.astype(float)))
-        off = coalloc.Offer(
+        req = ctaap.Request({"cpu": rng.integers(0, 5, n)}, sp.csr_array(dense.astype(float)))
+        off = ctaap.Offer(
             {"cpu": rng.integers(3, 8, m)},
             capacity=rng.integers(5, 60, m),
             bandwidth=rng.integers(10, 80, (m, m)),
@@ -63,4 +63,4 @@ def test_simd_paths_match_portable_code(level, restore_simd):
         np.testing.assert_array_equal(got.weights, ref.weights)
         np.testing.assert_array_equal(got.assignment, ref.assignment)
         assert got.iterations == ref.iterations
-        assert coalloc.verify(req, off, got.assignment).feasible
+        assert ctaap.verify(req, off, got.assignment).feasible
