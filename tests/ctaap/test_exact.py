@@ -16,6 +16,8 @@ from coalloc.ctaap.generators import fig2, fig3, random_instance
 from tests._optional import skip_unless_ci
 
 SKIP_REASON = "{pkg} not installed (optional extra; CI installs coalloc[exact])"
+#: The CBC case of a backend-parametrised test that takes seconds (CI runs it).
+SLOW_CBC = pytest.param("cbc", marks=pytest.mark.slow)
 
 
 def _backend_available(backend):
@@ -203,6 +205,7 @@ def highs_optima():
 
 
 @pytest.mark.parametrize("formulation", ["pairwise", "aggregated"])
+@pytest.mark.parametrize("backend", ["highs", SLOW_CBC, "cpsat"], indirect=True)
 def test_backends_agree_on_small_random(backend, formulation, highs_optima):
     for (req, off), optimum in zip(small_instances(), highs_optima):
         res = solve_exact(req, off, backend=backend, formulation=formulation)
@@ -242,6 +245,7 @@ def test_asymmetric_random_agree():
         assert upper_bound(req, off) >= a.n_allocated
 
 
+@pytest.mark.slow  # over ~1.5 s: CI runs it (-m 'slow or not slow')
 def test_formulations_agree_fig2():
     for r in (1, 2, 3):
         req, off = fig2(r, n_tasks=30, seed=r)
@@ -260,6 +264,7 @@ def test_auto_formulation(backend):
     assert res.params["backend"] == backend
 
 
+@pytest.mark.slow  # over ~1.5 s: CI runs it (-m 'slow or not slow')
 def test_upper_bound_at_least_optimum():
     for req, off in small_instances():
         res = solve_exact(req, off)
@@ -280,6 +285,8 @@ def test_greedy_never_beats_exact():
 # ---------------------------------------------------------------- limits and failures
 
 
+# CBC starts a process and overruns the limit by seconds: slow (CI runs it).
+@pytest.mark.parametrize("backend", ["highs", SLOW_CBC, "cpsat"], indirect=True)
 def test_time_limit_honoured(backend):
     req, off = fig3(300, seed=0)
     limit = 0.5

@@ -68,9 +68,9 @@ def test_random_asymmetric_and_sparse_feasible():
         {"matching": "weight"},
         {"tol_outer": 0.0, "tol_inner": 0.0},
         {"beta0": 1.0, "beta_f": 5.0, "beta_r": 1.5, "max_outer": 1, "max_inner": 3},
-        {"backend": "numpy"},
+        pytest.param({"backend": "numpy"}, marks=pytest.mark.slow),
         {"local_search": 300},
-        {"local_search": 40, "backend": "numpy"},
+        pytest.param({"local_search": 40, "backend": "numpy"}, marks=pytest.mark.slow),
         {"order": "random", "restarts": 3},
         {"order": "degree"},
     ],
@@ -103,6 +103,7 @@ def test_same_seed_same_answer():
     np.testing.assert_array_equal(g1.assignment, g2.assignment)
 
 
+@pytest.mark.slow  # over ~1.5 s: CI runs it (-m 'slow or not slow')
 def test_compiled_and_numpy_backends_run_the_same_step1():
     req, off = fig2(3, seed=5)
     a = coalloc.solve(req, off, seed=1)
@@ -201,6 +202,7 @@ def test_numpy_seed_accepted():
     assert a.seed == 3
 
 
+@pytest.mark.slow  # over ~1.5 s: CI runs it (-m 'slow or not slow')
 def test_bound_and_gap_reported_on_request():
     req, off = fig2(3, seed=8)
     res = coalloc.solve(req, off, bound=True)

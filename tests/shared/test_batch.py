@@ -482,6 +482,7 @@ def dask_client():
     cluster.close()
 
 
+@pytest.mark.slow  # a local cluster of two processes
 def test_dask_cluster_matches_serial(dask_client, batch, reference, files, bad_files):
     executor = dask_client.get_executor()
     results = solve_many(batch, executor=executor, seed=SEED, n_jobs=2)

@@ -159,9 +159,11 @@ def test_commands_stay_in_their_group(argv, capsys):
 # ---------------------------------------------------------------------- mixed-family batch
 
 
-def test_solve_many_over_mixed_families(tmp_path, ctaap_small, ctaap_file, taskmap_small):
+def test_solve_many_over_mixed_families(
+    tmp_path, ctaap_small, ctaap_file, taskmap_small, taskmap_tiny
+):
     req, off = ctaap.generators.fig2(2, n_tasks=20, seed=8)
-    tasks, resources = taskmap.generators.table1_instance(2.0, seed=5)
+    tasks, resources = taskmap_tiny
     tm_file = tmp_path / "tm.json"
     write_taskmap_instance(tm_file, tasks, resources)
     batch = [

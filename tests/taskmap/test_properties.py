@@ -137,7 +137,7 @@ def test_models_never_modify_or_alias_the_callers_arrays(arrays):
         resources.capacity[0] = 5.0
 
 
-@FAST
+@settings(max_examples=20, deadline=None)
 @given(inst=taskmap_instances(), seed=st.integers(0, 1000))
 def test_json_round_trip_gives_equal_instances_and_mappings(inst, seed):
     buf = io.StringIO()

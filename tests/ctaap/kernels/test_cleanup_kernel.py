@@ -37,6 +37,7 @@ def random_case(rng):
     return req, off, weights
 
 
+@pytest.mark.slow  # over ~1.5 s: CI runs it (-m 'slow or not slow')
 @pytest.mark.parametrize("cardinality_first", [True, False])
 def test_fused_loop_equals_literal_loop(cardinality_first):
     rng = np.random.default_rng(2024 + cardinality_first)
@@ -109,7 +110,10 @@ def test_fill_free_shape_check():
                   np.full(4, -1, np.int64))  # fmt: skip
 
 
-@pytest.mark.parametrize("density", [0.01, 0.08, 0.6])
+@pytest.mark.parametrize(
+    "density",
+    [0.01, pytest.param(0.08, marks=pytest.mark.slow), pytest.param(0.6, marks=pytest.mark.slow)],
+)
 @pytest.mark.parametrize("cardinality_first", [True, False])
 def test_fused_loop_equals_literal_loop_many_clusters(cardinality_first, density):
     """Larger m and n: many incremental repairs and tournament-tree refreshes per instance.

@@ -99,6 +99,7 @@ def test_violation_matrix_definition():
             assert V[i, k] == expect
 
 
+@pytest.mark.slow  # over ~1.5 s: CI runs it (-m 'slow or not slow')
 def test_update_sequence_keeps_counts_exact():
     for case, (rng, n, m, density, symmetric) in enumerate(_cases(120, 2)):
         if n == 0:

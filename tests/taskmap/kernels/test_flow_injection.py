@@ -205,7 +205,7 @@ def test_threads_give_the_same_result():
         (7, (5, 12), 1.0, 0.02, 0.3),
         (5, (10, 16), 0.8, 0.01, 0.5),  # dense (not complete) clusters
         (12, (3, 6), 1.0, 0.02, 0.2),  # many small cliques
-        (3, (20, 30), 0.6, 0.005, 1.0),  # same weight: topology only
+        pytest.param(3, (20, 30), 0.6, 0.005, 1.0, marks=pytest.mark.slow),  # topology only
     ],
 )
 def test_planted_clusters_are_contiguous(k, size, p_in, p_out, w_out):
