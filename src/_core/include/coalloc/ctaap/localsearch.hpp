@@ -38,7 +38,7 @@
 // (1,2) candidates around (i, j) are bucket[i], the free lists whose cluster has a slot once
 // i leaves, and i's own tight-0 pairs in other clusters.
 //
-// The header does not depend on Python; src/_core/cpp/_localsearch.cpp binds it.
+// The header does not depend on Python; src/_core/ctaap/_localsearch.cpp binds it.
 
 #pragma once
 
