@@ -96,18 +96,20 @@
 #include <utility>
 #include <vector>
 
+#include "coalloc/common/errors.hpp"
+
 namespace coalloc {
 
 class BMatcher {
 public:
     // weights: n*m row-major doubles, finite on allowed pairs (normally >= 0, but any sign
     // works); allowed: n*m bytes (nonzero = allowed); capacity: m non-negative entries.
-    // All three are copied.  Throws std::invalid_argument on bad sizes or values.
+    // All three are copied.  Throws InvalidInput (ValueError) on bad sizes or values.
     BMatcher(const double* weights, const std::uint8_t* allowed, const std::int64_t* capacity,
              std::int64_t n, std::int64_t m, bool cardinality_first)
         : n_(n), m_(static_cast<int>(m)), card_(cardinality_first) {
-        if (n < 0 || m < 0) throw std::invalid_argument("n and m must be non-negative");
-        if (m > (std::int64_t{1} << 20)) throw std::invalid_argument("too many clusters");
+        if (n < 0 || m < 0) throw InvalidInput("n and m must be non-negative");
+        if (m > (std::int64_t{1} << 20)) throw InvalidInput("too many clusters");
         const std::size_t nm = static_cast<std::size_t>(n) * static_cast<std::size_t>(m);
         w_.assign(weights, weights + nm);
         a_.resize(nm);
@@ -116,13 +118,13 @@ public:
             a_[k] = allowed[k] ? 1 : 0;
             if (a_[k]) {
                 if (!std::isfinite(w_[k]))
-                    throw std::invalid_argument("weights must be finite on allowed pairs");
+                    throw InvalidInput("weights must be finite on allowed pairs");
                 maxw = std::max(maxw, std::fabs(w_[k]));
             }
         }
         cap_.resize(m_);
         for (int j = 0; j < m_; ++j) {
-            if (capacity[j] < 0) throw std::invalid_argument("capacity must be non-negative");
+            if (capacity[j] < 0) throw InvalidInput("capacity must be non-negative");
             cap_[j] = capacity[j];
         }
         N_ = m_ + 2;
@@ -204,7 +206,7 @@ public:
     // returned.  Does not re-solve.
     bool forbid(std::int64_t i, std::int64_t j) {
         if (i < 0 || i >= n_ || j < 0 || j >= m_)
-            throw std::invalid_argument("forbid: task or cluster index out of range");
+            throw InvalidInput("forbid: task or cluster index out of range");
         const std::size_t k = static_cast<std::size_t>(i) * m_ + static_cast<std::size_t>(j);
         a_[k] = 0;
         const std::int64_t c = assign_[static_cast<std::size_t>(i)];

@@ -38,7 +38,7 @@
 // (1,2) candidates around (i, j) are bucket[i], the free lists whose cluster has a slot once
 // i leaves, and i's own tight-0 pairs in other clusters.
 //
-// The header does not depend on Python; src/_core/cpp/_localsearch.cpp binds it.
+// The header does not depend on Python; src/_core/ctaap/_localsearch.cpp binds it.
 
 #pragma once
 
@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "coalloc/common/csr.hpp"
+#include "coalloc/common/errors.hpp"
 #include "coalloc/common/xoshiro.hpp"
 
 namespace coalloc {
@@ -154,7 +155,7 @@ struct Instance {
 
 namespace detail {
 
-inline void fail(const std::string& msg) { throw std::invalid_argument(msg); }
+inline void fail(const std::string& msg) { throw InvalidInput(msg); }
 
 // Canonical rows of a CSR matrix: per row, (column, value) sorted by column, duplicates
 // summed, the diagonal and every value that is not > 0 dropped.  A matrix already in that
@@ -273,7 +274,7 @@ class ThresholdBits {
 
 }  // namespace detail
 
-// Builds the instance; throws std::invalid_argument on malformed input (including a
+// Builds the instance; throws InvalidInput (ValueError) on malformed input (including a
 // transpose that does not match the matrix).
 inline Instance build_instance(const RawInput& in) {
     using detail::fail;
@@ -443,7 +444,7 @@ struct Counters {
 
 class Search {
    public:
-    // Builds the state around a feasible allocation; throws std::invalid_argument if it is
+    // Builds the state around a feasible allocation; throws InvalidInput (ValueError) if it is
     // not one.
     Search(const Instance& inst, const i64* assign0) : I_(inst), n_(inst.n), m_(inst.m) {
         const i64 nm = n_ * m_;
@@ -734,7 +735,7 @@ class Search {
    private:
     void check_or_throw() const {
         const std::string msg = self_check();
-        if (!msg.empty()) throw std::runtime_error("localsearch self-check failed: " + msg);
+        if (!msg.empty()) throw KernelError("localsearch self-check failed: " + msg);
     }
 
     // Number of tasks with an allowed cluster, capped by the total capacity.

@@ -31,7 +31,7 @@
 // Dijkstra pops the smallest (distance, node) pair and keeps the first predecessor found;
 // components are numbered by their smallest task, then arranged by arrange()) and the
 // arithmetic is the plain
-// IEEE-754 double sequence that coalloc._reference.flowinject repeats in Python, so the
+// IEEE-754 double sequence that coalloc.taskmap._reference.flowinject repeats in Python, so the
 // twin returns the very same tree for every metric.
 //
 // Children order: the paper only asks for "a depth-first order"; arrange() puts the
@@ -42,7 +42,7 @@
 // consecutive ids, in their left-to-right order.  The depth-first order visits children in id order; node x covers
 // order[start[x]:stop[x]].
 //
-// The header does not depend on Python; src/_core/cpp/_flowinject.cpp binds it.
+// The header does not depend on Python; src/_core/taskmap/_flowinject.cpp binds it.
 
 #pragma once
 
