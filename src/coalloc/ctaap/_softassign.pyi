@@ -1,4 +1,4 @@
-"""Type stubs for the compiled module ``coalloc._softassign``."""
+"""Type stubs for the compiled module ``coalloc.ctaap._softassign``."""
 
 import numpy as np
 from numpy.typing import NDArray
@@ -55,3 +55,4 @@ def graduated_assignment(
     tol_outer: float,
     tol_inner: float,
 ) -> tuple[int, int, int]: ...
+def _simd_level(level: int | None = None) -> int: ...
