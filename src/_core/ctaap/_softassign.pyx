@@ -15,11 +15,19 @@ equal rank rows (``classes``; at most ``m*m + 1`` come from :func:`edge_ranks`) 
 one row of a per-task table, so on dense request graphs an edge costs ``m`` contiguous
 additions (:func:`_q_table_cls`, :func:`_q_pass_cls`). For ``m`` = 5 or 6 on x86 CPUs
 with AVX, checked at run time, those additions use 256-bit vectors, and a table larger
-than the L1 cache is read in blocks of end tasks (``coalloc_q_pass6_tiled``); every sum is formed in the
-same order as by the scalar code, so the results are identical on every CPU.
+than the L1 cache is read in blocks of end tasks (``coalloc_q_pass6_tiled``); the
+Sinkhorn pass for ``m`` = 5 uses SSE2 (AVX where present). Every sum is formed in the
+same order as by the scalar code, so the results are identical on every CPU. The SIMD
+code is plain C in ``coalloc/ctaap/softassign_{cpu,qpass,sinkhorn}.h``; ``_simd_level``
+caps the path for the tests and ``bench/ctaap/simd_variants.py``.
+
+Layout: the Q evaluation (edge ranks, classes, :c:type:`_QPlan`), the softassign step,
+Sinkhorn (:c:type:`_SK`), then the annealing loop (:c:type:`_GAPlan`, :func:`_ga_run`:
+:func:`_ga_eval_q` then :func:`_ga_normalise` per iteration) and the Python-visible
+kernels.
 
 The kernels trust their input (the Python model validates it once); only O(1) shape
-checks are done. Plain NumPy twins live in :mod:`coalloc._reference.softassign`.
+checks are done. Plain NumPy twins live in :mod:`coalloc.ctaap._reference.softassign`.
 """
 
 import numpy as np

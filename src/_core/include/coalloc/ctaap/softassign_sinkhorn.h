@@ -18,11 +18,15 @@
 #else
 #define COALLOC_NOINLINE
 #endif
-/* One Sinkhorn pass over X (n + 1, 6) for m == 5, see _sk_pass in _softassign.pyx.
-   sc, cl, keep: per-column scale, clip bound and mask (6 each, slack last; a
-   degenerate column has scale inf and keep 0, the others keep all ones); tcap: (n + 1, 6) 0 where the row is remembered among the
-   largest of the column, else inf; stats: OUT rest[6], maxrest[6], mintop[6].
-   Returns max |X_new - X|. */
+/* One Sinkhorn pass over X for m == 5 with SSE2, see _sk_pass in _softassign.pyx.
+     X      INOUT (n + 1, 6)  updated in place with update
+     rinv   INOUT (n + 1,)    1 / row sums of X (IN with update, OUT with feed)
+     tcap   IN    (n + 1, 6)  0 where the row is remembered among the largest of the
+                              column, else inf
+     sc, cl IN    (6,)        per-column scale and clip bound (slack last)
+     keep   IN    (6,)        mask: 0 for a degenerate column (scale inf), else all ones
+     stats  OUT   (3, 6)      rest, maxrest, mintop (with feed)
+   Returns max |X_new - X| (0 without update). */
 static COALLOC_NOINLINE double coalloc_sk_pass6(
     double* X, double* rinv, const double* tcap, ptrdiff_t n, const double* sc,
     const double* cl, const uint64_t* keep, int any_degen, int update, int feed,
