@@ -1,4 +1,4 @@
-"""Type stub for the compiled module ``coalloc.ctaap._localsearch`` (src/_core/ctaap/_localsearch.cpp).
+"""Type stub for ``coalloc.ctaap._localsearch`` (src/_core/ctaap/_localsearch.cpp).
 
 Iterated local search (ARW-style (0,1) insertions, (1,2) swaps and forced-insertion
 perturbations) that grows a feasible CTAAP allocation; slow twin in

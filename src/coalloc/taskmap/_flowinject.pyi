@@ -1,4 +1,4 @@
-"""Type stub for the compiled module ``coalloc.taskmap._flowinject`` (src/_core/taskmap/_flowinject.cpp).
+"""Type stub for ``coalloc.taskmap._flowinject`` (src/_core/taskmap/_flowinject.cpp).
 
 Hierarchical clustering by stochastic flow injection (Taura & Chien 2000, section 4.3) and
 the depth-first task order of the cluster tree; slow twin in
