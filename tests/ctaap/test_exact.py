@@ -293,8 +293,10 @@ def test_time_limit_honoured(backend):
     t0 = time.perf_counter()
     res = solve_exact(req, off, backend=backend, time_limit=limit)
     elapsed = time.perf_counter() - t0
-    # Solvers check the clock only now and then (CBC also starts a process): allow slack.
-    assert elapsed < limit + 10.0
+    # Solvers check the clock only now and then: allow slack. CBC also starts a process and
+    # does not look at the clock in its root node (~5 s here alone, ~14 s seen under
+    # pytest -n 2 on a loaded 2-core machine): more slack, still far below solving it.
+    assert elapsed < limit + (40.0 if backend == "cbc" else 10.0)
     assert res.status in ("feasible", "time_limit"), res.message
     assert res.params["time_limit"] == limit
     rep = coalloc.verify(req, off, res.assignment)
