@@ -1,8 +1,8 @@
 """Fixtures every family's tests share: small instances of each family and files of them.
 
-Hypothesis runs without its example database (no ``.hypothesis/`` folder in the work tree,
-and the same examples on every machine and every xdist worker); ``HYPOTHESIS_PROFILE=dev``
-keeps the database for local shrinking sessions.
+Hypothesis runs without its example database, so no failing example saved on one machine
+or xdist worker changes what another runs (``.hypothesis/`` still holds a cache that ignores
+itself); ``HYPOTHESIS_PROFILE=dev`` keeps the database for local shrinking sessions.
 """
 
 from __future__ import annotations
