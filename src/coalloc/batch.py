@@ -253,12 +253,14 @@ def read_problem(path: Any) -> Any:
     )
 
 
-def _solve_one(index, item, seed, method, params, with_report):
+def _solve_one(index, item, seed, method, params, with_report, family):
     source = _source(item)
     try:
         if isinstance(item, _Invalid):
             raise TypeError(item.message)
         problem = read_problem(source) if source is not None else item
+        if family is not None and problem.family != family:
+            raise TypeError(f"a {problem.family} problem in a batch for family {family!r}")
         result = problem.solve(method, seed=seed, **params)
         if with_report:
             return result, problem.verify(result).to_dict()
@@ -275,10 +277,12 @@ def _solve_chunk(
     method: Optional[str],
     params: dict,
     with_report: bool,
+    family: Optional[str],
 ) -> list:
     """Solve a chunk of ``(index, item, seed)``; top level so that it pickles by reference."""
     return [
-        _solve_one(index, item, seed, method, params, with_report) for index, item, seed in chunk
+        _solve_one(index, item, seed, method, params, with_report, family)
+        for index, item, seed in chunk
     ]
 
 
@@ -430,7 +434,8 @@ def solve_many(
         family's default (``"ctaap"`` for CTAAP, ``"open+improve"`` for task mapping).
     family : str, optional
         Check ``method`` and ``params`` against this family only (``"ctaap"``,
-        ``"taskmap"``); by default they must suit some family that has ``method``.
+        ``"taskmap"``), and record a problem of another family as a :class:`BatchError`;
+        by default they must suit some family that has ``method``.
     n_jobs : int, optional
         Workers of the pool solve_many creates: a positive number, or None / -1 for every
         CPU this process may use. With ``executor``, it only sizes the in-flight window:
@@ -600,7 +605,7 @@ def _batch_iter(
         raise TypeError(f"progress must be a bool or a callable, got {type(progress).__name__}")
     seed_of = _seed_function(seed, instances)
     total = len(instances) if isinstance(instances, abc.Sized) else None
-    args = (method, dict(params), with_report)
+    args = (method, dict(params), with_report, family)
     return _run(
         instances, args, seed_of, executor=executor, backend=backend, workers=workers,
         chunksize=chunksize, max_in_flight=max_in_flight, raise_errors=on_error == "raise",

@@ -91,7 +91,8 @@ def test_taskmap_generate_then_solve_batch(tmp_path, capsys):
     # A task-mapping file given to the CTAAP group fails alone, recorded as an error line.
     assert main(["ctaap", "solve-batch", str(files[0]), "--no-progress", "-o", str(out)]) == 1
     (line,) = lines_of(out)
-    assert not line["ok"] and line["status"] == "error" and line["error"]["message"]
+    assert not line["ok"] and line["status"] == "error"
+    assert line["error"]["message"] == "a taskmap problem in a batch for family 'ctaap'"
 
 
 def test_taskmap_map_and_verify(tmp_path, capsys, taskmap_small, taskmap_graph_files):
