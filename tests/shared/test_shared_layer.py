@@ -360,3 +360,15 @@ def test_unknown_backends_and_senses():
         milp.run_milp("cpsat", None, c, A, lo, hi, integrality=np.ones(6))
     assert milp.remaining(None) is None
     assert milp.remaining(0.0) == pytest.approx(0.01)
+
+
+def test_progress_counts_and_closes(capsys):
+    from coalloc._shared.progress import progress
+
+    with progress(total=5, desc="work", disable=False) as bar:
+        for _ in range(5):
+            bar.update(1)
+    assert bar.n == 5
+    err = capsys.readouterr().err
+    assert "work" in err and "5/5" in err
+    assert list(progress(range(4), disable=True)) == [0, 1, 2, 3]
