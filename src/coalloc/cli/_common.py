@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
 from typing import Any, Optional, Sequence
+
+from .._shared.jsonio import atomic_output
 
 __all__ = [
     "param",
@@ -113,21 +116,18 @@ def run_batch(args: argparse.Namespace, family: str, params: Optional[dict] = No
         params={**dict(args.param or []), **(params or {})}, with_report=True,
     )  # fmt: skip
     to_stdout = args.output == "-"
-    out = sys.stdout if to_stdout else open(args.output, "w", encoding="utf-8")
     failed = []
     t0 = time.perf_counter()
-    try:
+    with contextlib.nullcontext(sys.stdout) if to_stdout else atomic_output(args.output) as out:
         for index, (name, record) in enumerate(zip(args.files, records)):
             line = _batch_line(index, name, record)
             out.write(json.dumps(line, separators=(",", ":")) + "\n")
+            out.flush()
             if not line["ok"]:
                 failed.append(
                     str(record) if not isinstance(record, tuple)
                     else f"instance {index} ({name}): {record[0].status}, not feasible"
                 )  # fmt: skip
-    finally:
-        if not to_stdout:
-            out.close()
     elapsed = time.perf_counter() - t0
     for text in failed[:10]:
         print(f"coalloc: failed: {text}", file=sys.stderr)
