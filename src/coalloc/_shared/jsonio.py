@@ -89,7 +89,7 @@ def _no_constant(token: str) -> Any:
 
 
 @contextlib.contextmanager
-def atomic_output(path: Union[str, "os.PathLike[str]"]) -> Iterator[IO[str]]:
+def atomic_output(path: Union[str, os.PathLike[str]]) -> Iterator[IO[str]]:
     """Open a text file for writing that appears at ``path`` only when complete.
 
     Writes go to a temporary file beside ``path``, renamed over it when the ``with`` block
@@ -118,7 +118,7 @@ def atomic_output(path: Union[str, "os.PathLike[str]"]) -> Iterator[IO[str]]:
         raise
 
 
-def write_text_atomic(path: Union[str, "os.PathLike[str]"], text: str) -> None:
+def write_text_atomic(path: Union[str, os.PathLike[str]], text: str) -> None:
     """Write ``text`` to ``path`` atomically (see :func:`atomic_output`)."""
     with atomic_output(path) as fh:
         fh.write(text)
