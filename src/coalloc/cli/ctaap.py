@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from importlib import resources
 
+import numpy as np
+
 from .. import ctaap
 from ..ctaap import generators
 from ..ctaap.io import read_instance, read_result, write_instance, write_result
@@ -74,7 +76,19 @@ def _cmd_generate(args) -> int:
 def _cmd_verify(args) -> int:
     request, offer = read_instance(args.instance)
     result = read_result(args.result)
-    report = ctaap.verify(request, offer, result["assignment"])
+    assignment = result["assignment"]
+    if assignment.shape[0] != request.n:
+        raise ValueError(
+            f"{args.result}: the assignment has {assignment.shape[0]} entries but the instance "
+            f"has {request.n} tasks"
+        )
+    report = ctaap.verify(request, offer, assignment)
+    claims = {"n_tasks": request.n, "n_allocated": int(np.count_nonzero(assignment >= 0))}
+    for key, actual in claims.items():
+        if result.get(key) is not None and result[key] != actual:
+            raise ValueError(
+                f"{args.result}: claims {key} = {result[key]} but the assignment gives {actual}"
+            )
     print(str(report))
     return 0 if report.feasible else 1
 

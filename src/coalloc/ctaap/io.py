@@ -257,8 +257,19 @@ def read_result(src: PathOrFile) -> dict:
     data, name = load_json(src)
     if not isinstance(data, dict) or data.get("format") != RESULT_FORMAT:
         raise InstanceError(f"{name}: not a coalloc result file (format {RESULT_FORMAT!r})")
-    try:
-        data["assignment"] = np.asarray(data["assignment"], dtype=np.int64)
-    except (KeyError, TypeError, ValueError):
-        raise InstanceError(f"{name}: assignment must be a list of integers") from None
+    values = data.get("assignment")
+    if not isinstance(values, list):
+        raise InstanceError(f"{name}: assignment must be a list of integers (cluster or -1)")
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise InstanceError(
+                f"{name}: assignment[{i}] = {v!r} is not an integer cluster index (or -1)"
+            )
+        if not -1 <= v < 2**62:
+            raise InstanceError(f"{name}: assignment[{i}] = {v} is out of range")
+    data["assignment"] = np.asarray(values, dtype=np.int64).reshape(len(values))
+    for key in ("n_tasks", "n_allocated"):
+        v = data.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            raise InstanceError(f"{name}: {key} must be a non-negative integer, got {v!r}")
     return data
