@@ -36,6 +36,7 @@ def test_ctaap_generate_solve_verify(tmp_path, capsys):
     assert "feasible" in capsys.readouterr().out
     # A broken result file is caught by verify.
     data["assignment"] = [0] * 50
+    data["n_allocated"] = 50  # consistent counts, so the file reaches verify
     res.write_text(json.dumps(data))
     assert main(["ctaap", "verify", str(inst), str(res)]) == 1
     assert "INFEASIBLE" in capsys.readouterr().out
