@@ -126,3 +126,33 @@ def test_verify_accepts_an_untampered_result(tmp_path):
 
     inst, res = _solved(tmp_path)
     assert main(["ctaap", "verify", str(inst), str(res)]) == 0
+
+
+def test_exact_cli_options_and_a_limit_without_solution(tmp_path, capsys):
+    from coalloc.cli import main
+
+    small, big = tmp_path / "s.json", tmp_path / "b.json"
+    assert main(["ctaap", "generate", "fig2", "--n-tasks", "6", "-o", str(small)]) == 0
+    assert main(["ctaap", "generate", "fig3", "--n-tasks", "200", "-o", str(big)]) == 0
+    capsys.readouterr()
+    args = ["ctaap", "solve", str(small), "--method", "exact", "--backend", "highs"]
+    assert main([*args, "--time-limit", "30"]) == 0
+    assert "optimal: upper bound" in capsys.readouterr().out
+    # CBC stopped before its first solution: a normal result, no crash (it was a TypeError)
+    args = ["ctaap", "solve", str(big), "--method", "exact", "--backend", "cbc"]
+    assert main([*args, "--time-limit", "0.05"]) == 0
+    out = capsys.readouterr().out
+    assert ": upper bound 3" in out and ", gap " in out  # CBC's root bound is 33 here
+    assert main(["ctaap", "solve", str(small), "--time-limit", "3"]) == 2
+    assert "applies to --method exact only" in capsys.readouterr().err
+    assert main([*args, "--time-limit", "1", "-p", "time_limit=2"]) == 2
+
+
+def test_describe_bound_without_a_solution():
+    from types import SimpleNamespace
+
+    from coalloc.cli._common import describe_bound
+
+    res = SimpleNamespace(status="time_limit", bound=33.0, gap=None)
+    assert describe_bound(res) == "  time_limit: upper bound 33, gap unknown (no solution)"
+    assert describe_bound(SimpleNamespace(status="feasible", bound=None, gap=None)) is None

@@ -18,6 +18,9 @@ __all__ = [
     "add_seed",
     "add_output",
     "add_verbose",
+    "add_exact_options",
+    "solver_params",
+    "describe_bound",
     "add_batch_options",
     "run_batch",
 ]
@@ -61,6 +64,38 @@ def add_seed(p: argparse.ArgumentParser, help: str = "seed of every random choic
 def add_output(p: argparse.ArgumentParser, help: str, required: bool = False) -> None:
     """``-o/--output FILE``."""
     p.add_argument("-o", "--output", required=required, help=help)
+
+
+def add_exact_options(p: argparse.ArgumentParser, backends: Sequence[str]) -> None:
+    """``--time-limit SECONDS`` and ``--backend NAME`` for the exact method."""
+    p.add_argument(
+        "--time-limit", type=float, default=None, metavar="SECONDS",
+        help="wall-clock limit of an exact solve (model building included)",
+    )  # fmt: skip
+    p.add_argument(
+        "--backend", choices=list(backends), default=None,
+        help="integer-programming back-end of the exact method",
+    )  # fmt: skip
+
+
+def solver_params(args: argparse.Namespace) -> dict:
+    """``-p KEY=VALUE`` pairs plus ``--time-limit``/``--backend`` when given."""
+    params = dict(getattr(args, "param", None) or [])
+    for key in ("time_limit", "backend"):
+        value = getattr(args, key, None)
+        if value is not None:
+            if key in params and params[key] != value:
+                raise ValueError(f"--{key.replace('_', '-')} and -p {key}=... disagree")
+            params[key] = value
+    return params
+
+
+def describe_bound(result: Any, kind: str = "upper") -> Optional[str]:
+    """``status, bound and gap`` of a result in one line (None when it has no bound)."""
+    if result.bound is None:
+        return None
+    gap = "unknown (no solution)" if result.gap is None else f"{100 * result.gap:.1f}%"
+    return f"  {result.status}: {kind} bound {result.bound:g}, gap {gap}"
 
 
 def add_verbose(p: argparse.ArgumentParser) -> None:

@@ -25,12 +25,17 @@ def _summary(name: str, request, offer, result, report) -> str:
 
 
 def _solve_and_report(request, offer, args, name: str) -> int:
-    params = dict(args.param or [])
+    params = common.solver_params(args)
+    if args.method != "exact":
+        for key in ("time_limit", "backend"):
+            if getattr(args, key) is not None:
+                raise ValueError(f"--{key.replace('_', '-')} applies to --method exact only")
     result = ctaap.solve(request, offer, args.method, seed=args.seed, bound=args.bound, **params)
     report = ctaap.verify(request, offer, result.assignment)
     print(_summary(name, request, offer, result, report))
-    if result.bound is not None:
-        print(f"  upper bound {result.bound:g}, gap {100 * result.gap:.1f}%")
+    line = common.describe_bound(result, "upper")
+    if line:
+        print(line)
     if args.verbose:
         for key, value in result.timings.items():
             print(f"  time {key}: {value * 1e3:.3f} ms")
@@ -101,6 +106,7 @@ def _solver_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default=ctaap.solvers.DEFAULT_METHOD, choices=sorted(ctaap.METHODS))
     common.add_seed(p)
     common.add_params(p, "compat_fn=threshold")
+    common.add_exact_options(p, ctaap.exact.BACKENDS)
     common.add_output(p, "write the result as JSON to this file")
     common.add_verbose(p)
     p.add_argument("--bound", action="store_true", help="also compute an upper bound and the gap")
