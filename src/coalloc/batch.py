@@ -44,6 +44,7 @@ from typing import (
     Iterable,
     Iterator,
     List,
+    Mapping,
     Optional,
     Sequence,
     TextIO,
@@ -404,6 +405,20 @@ def _check_params(method: Optional[str], params: dict, family: Optional[str]) ->
     raise errors[0]
 
 
+def merge_options(options: Optional[Mapping[str, Any]], params: Mapping[str, Any]) -> dict:
+    """The solver parameters of a batch: ``options`` (a mapping) plus ``**params``."""
+    if options is None:
+        return dict(params)
+    if not isinstance(options, abc.Mapping) or not all(isinstance(k, str) for k in options):
+        raise TypeError(
+            f"options must be a mapping of parameter names to values, got {type(options).__name__}"
+        )
+    both = sorted(set(options) & set(params))
+    if both:
+        raise ValueError(f"solver parameter(s) {both} given both in options and as keywords")
+    return {**options, **params}
+
+
 def solve_many(
     instances: Iterable[Instance],
     method: Optional[str] = None,
@@ -417,6 +432,7 @@ def solve_many(
     max_in_flight: Optional[int] = None,
     on_error: str = "record",
     progress: Union[None, bool, Callable[[int, Optional[int]], None]] = None,
+    options: Optional[Mapping[str, Any]] = None,
     **params: Any,
 ) -> List[Union[Result, BatchError]]:
     """Solve a batch of instances in parallel; results in input order.
@@ -473,6 +489,12 @@ def solve_many(
         ``progress(done, total)`` in the calling thread as chunks complete (``total`` is
         None when the iterable has no length), and its ``close()`` method, if it has one,
         at the end.
+    options : mapping, optional
+        Solver parameters as one dictionary, like SciPy's ``options=``: the way to pass a
+        solver keyword that solve_many takes for itself, e.g.
+        ``solve_many(batch, "exact", options={"backend": "cpsat", "time_limit": 10})``
+        (``backend=`` here chooses the executor). Merged with ``**params``; a key given in
+        both is an error.
     **params
         Solver parameters, passed to the family's ``solve`` for every instance (for CTAAP
         also ``bound=True``, see :func:`coalloc.solve`). Names no candidate family's method
@@ -511,7 +533,7 @@ def solve_many(
     results = solve_many_iter(
         instances, method, family=family, n_jobs=n_jobs, executor=executor, backend=backend,
         seed=seed, chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
-        progress=progress, **params,
+        progress=progress, options=options, **params,
     )  # fmt: skip
     return list(results)
 
@@ -529,6 +551,7 @@ def solve_many_iter(
     max_in_flight: Optional[int] = None,
     on_error: str = "record",
     progress: Union[None, bool, Callable[[int, Optional[int]], None]] = None,
+    options: Optional[Mapping[str, Any]] = None,
     **params: Any,
 ) -> Iterator[Union[Result, BatchError]]:
     """Like :func:`solve_many`, but an iterator: yields each result, in input order, as
@@ -541,7 +564,7 @@ def solve_many_iter(
     return _batch_iter(
         instances, method, family=family, n_jobs=n_jobs, executor=executor, backend=backend,
         seed=seed, chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
-        progress=progress, params=params, with_report=False,
+        progress=progress, params=merge_options(options, params), with_report=False,
     )  # fmt: skip
 
 

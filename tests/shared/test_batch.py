@@ -496,3 +496,29 @@ def test_dask_cluster_matches_serial(dask_client, batch, reference, files, bad_f
     same_answers([results[i] for i in ok], [reference[i] for i in ok], [batch[i] for i in ok])
     assert len(dask_client.scheduler_info()["workers"]) == 2
     assert coalloc.batch._executor_workers(executor) == 2  # sizes the default window
+
+
+def test_options_reach_the_solver_where_backend_names_the_executor():
+    try:
+        import ortools  # noqa: F401
+    except ImportError:
+        skip_unless_ci("ortools (the exact extra) is not installed")
+    pairs = [coalloc.generators.fig2(1, seed=s) for s in range(3)]
+    res = coalloc.solve_many(
+        pairs, "exact", backend="serial", options={"backend": "cpsat", "time_limit": 20}
+    )
+    for (r, o), one in zip(pairs, res):
+        assert one.status == "optimal"
+        assert one.params["backend"] == "cpsat"
+        assert coalloc.verify(r, o, one.assignment).feasible
+        assert one.n_allocated == coalloc.solve(r, o, "exact", backend="highs").n_allocated
+
+
+def test_options_are_checked():
+    pairs = [coalloc.generators.fig2(1, seed=0)]
+    with pytest.raises(ValueError, match="both in options and as keywords"):
+        coalloc.solve_many(pairs, "exact", options={"time_limit": 1}, time_limit=2)
+    with pytest.raises(TypeError, match="options must be a mapping"):
+        coalloc.solve_many(pairs, "exact", options=[("time_limit", 1)])
+    with pytest.raises(TypeError, match="no_such_option"):
+        coalloc.solve_many(pairs, "exact", options={"no_such_option": 1})
