@@ -76,3 +76,19 @@ def test_capacities_that_cannot_be_exact_are_refused(cap):
     caps = cap if isinstance(cap, list) else [cap]
     with pytest.raises(ValueError, match="capacity must be at most"):
         Offer({"cpu": [2] * len(caps)}, capacity=caps, bandwidth=np.eye(len(caps)))
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"beta_r": 1 + 1e-12}, "annealing steps; at most"),
+        ({"beta_r": float("inf")}, "beta_r must be > 1 and finite"),
+        ({"max_inner": 10**9}, r"max_inner must be an integer in \[1, 10000\]"),
+        ({"max_outer": 0}, r"max_outer must be an integer in \[1, 10000\]"),
+        ({"local_search": 10**12}, r"local_search must be an integer in \[0, 10000000\]"),
+    ],
+)
+def test_iteration_parameters_have_upper_limits(params, match):
+    r, o = _models()
+    with pytest.raises(ValueError, match=match):
+        solve(r, o, **params)
