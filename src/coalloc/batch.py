@@ -36,6 +36,7 @@ import sys
 import time
 import traceback as _traceback
 from collections import deque
+from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from typing import (
     Any,
@@ -296,6 +297,46 @@ def _chunk_failed(exc: BaseException, index: int, item: Any, seed: Optional[int]
     return BatchError(index, type(exc).__name__, message, source=_source(item), seed=seed)
 
 
+def _new_process_pool(old: cf.Executor, workers: int) -> cf.Executor:
+    old.shutdown(wait=False, cancel_futures=True)
+    return cf.ProcessPoolExecutor(max_workers=workers)
+
+
+def _isolate_crash(chunk: list, args: tuple, pool: cf.Executor, workers: int):
+    """Re-run a chunk whose worker died one instance at a time in a fresh pool; an instance
+    that kills its worker again is recorded as crashed. Returns (records, pool, pool)."""
+    pool = _new_process_pool(pool, workers)
+    records = []
+    for i, item, s in chunk:
+        try:
+            records.extend(pool.submit(_solve_chunk, [(i, item, s)], *args).result())
+        except BrokenProcessPool:
+            died = RuntimeError(
+                "the worker process solving this instance died (crashed, was killed or ran out "
+                "of memory); the other instances of the batch were not affected"
+            )
+            records.append(_chunk_failed(died, i, item, s))
+            pool = _new_process_pool(pool, workers)
+    return records, pool, pool
+
+
+def _resubmit(pending: Deque, sizes: dict, args: tuple, executor: cf.Executor) -> int:
+    """After a crash, run again in the new pool every pending chunk lost with the old one.
+
+    Returns how many instances had already been counted as done (they are counted again
+    when their new future finishes)."""
+    recount = 0
+    for k, (chunk, future) in enumerate(pending):
+        if future.done() and not isinstance(future.exception(), BrokenProcessPool):
+            continue  # came back before the crash: keep its records
+        if sizes.pop(future, None) is None:
+            recount += len(chunk)
+        again = executor.submit(_solve_chunk, chunk, *args)
+        sizes[again] = len(chunk)
+        pending[k] = (chunk, again)
+    return recount
+
+
 def _check_item(item: Any) -> Any:
     """The item as a family's Instance (or a path), else an :class:`_Invalid` marker."""
     if isinstance(item, (str, os.PathLike)):
@@ -484,6 +525,9 @@ def solve_many(
         ``"record"``: a failed instance gives a :class:`BatchError` in its place and the
         others go on. ``"raise"``: the first failure (in input order) is raised as a
         :class:`BatchError` and the rest of the batch is cancelled.
+        With ``backend="processes"``, a worker process that dies (a crash, a kill, the
+        out-of-memory killer) costs only the instance it was solving: the pool is replaced,
+        the other instances lost with it are solved again, and the culprit is recorded.
     progress : bool or callable, optional
         ``True`` draws a :class:`ProgressBar` on stderr; a callable is called as
         ``progress(done, total)`` in the calling thread as chunks complete (``total`` is
@@ -704,6 +748,12 @@ def _run(
             pending.popleft()
             try:
                 records = head.result()
+            except BrokenProcessPool as exc:
+                if owned is None:  # the caller's executor: it cannot be replaced here
+                    records = [_chunk_failed(exc, i, item, s) for i, item, s in chunk]
+                else:  # a worker died: only the instance that killed it is lost
+                    records, executor, owned = _isolate_crash(chunk, args, owned, workers)
+                    done -= _resubmit(pending, sizes, args, executor)
             except Exception as exc:  # the chunk never ran or never came back
                 records = [_chunk_failed(exc, i, item, s) for i, item, s in chunk]
             fill()  # keep the workers busy while the caller handles these results

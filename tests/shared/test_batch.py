@@ -522,3 +522,37 @@ def test_options_are_checked():
         coalloc.solve_many(pairs, "exact", options=[("time_limit", 1)])
     with pytest.raises(TypeError, match="no_such_option"):
         coalloc.solve_many(pairs, "exact", options={"no_such_option": 1})
+
+
+def _crash_on_seed_13(self, method=None, *, seed=0, **params):
+    if seed == 13:
+        os._exit(3)  # a worker process dies (a segfault or the OOM killer look the same)
+    return _REAL_CTAAP_SOLVE(self, method, seed=seed, **params)
+
+
+_REAL_CTAAP_SOLVE = coalloc.ctaap.Instance.solve
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chunksize", [1, 3])
+def test_a_crashing_worker_costs_only_its_own_instance(monkeypatch, chunksize):
+    import multiprocessing as mp
+
+    if mp.get_start_method() != "fork":
+        pytest.skip("needs fork: the patched solve must reach the workers")
+    monkeypatch.setattr(coalloc.ctaap.Instance, "solve", _crash_on_seed_13)
+    pairs = [coalloc.generators.fig2(1, seed=s) for s in range(8)]
+    seeds = [1, 2, 13, 4, 5, 6, 7, 8]
+    ticks = []
+    res = coalloc.solve_many(
+        pairs, backend="processes", n_jobs=2, seed=seeds, chunksize=chunksize,
+        progress=lambda done, total: ticks.append(done),
+    )  # fmt: skip
+    assert isinstance(res[2], coalloc.BatchError) and "worker process" in res[2].message
+    for k, (r, o) in enumerate(pairs):
+        if k != 2:
+            assert not isinstance(res[k], coalloc.BatchError), res[k]
+            assert coalloc.verify(r, o, res[k].assignment).feasible
+            expected = _REAL_CTAAP_SOLVE(coalloc.ctaap.Instance(r, o), seed=seeds[k])
+            assert np.array_equal(res[k].assignment, expected.assignment)
+    assert ticks[-1] == 8
