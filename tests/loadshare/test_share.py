@@ -90,6 +90,9 @@ def test_dmcf_counts_and_cost_model(paper):
     cost = r.cost(0.7e-3)
     assert cost["phase1_overhead"] == pytest.approx(9 * g * 0.7e-3)
     assert cost["total"] == pytest.approx(cost["phase1"] + cost["phase2"])
+    moved = r.placement != paper.job_origin
+    per = np.bincount(r.coalition[paper.job_origin], weights=moved.astype(float))
+    assert cost["phase2"] == pytest.approx(per.max() * 0.7e-3)
     assert r.migrations == r.iterations["migrations"] > 0
     # stopping rule: the last `patience` generations brought no gain
     hist = r.history

@@ -394,6 +394,9 @@ def dmcf_gga(
     )  # fmt: skip
     full = problem.job_origin.copy()
     full[shared] = final
+    away = (final != sub.job_origin).astype(np.float64)
+    per_coal = np.bincount(best_coal[sub.job_origin], weights=away, minlength=nc)
+    critical = int(per_coal.max()) if nc else 0
     t_end = time.perf_counter()
     throughput = throughput_of(problem, full)
     messages["PhaseII"] = int(probes_final)
@@ -416,6 +419,7 @@ def dmcf_gga(
         iterations={"generations": g, "attempts": attempts, "migrations": migrations,
                     "ff_probes": int(ff_probes + probes_final),
                     "ff_probes_final": int(probes_final), "jobs_moved": int(moved),
+                    "jobs_moved_max_coalition": critical,
                     "deferred_jobs": int((~shared).sum())},  # fmt: skip
         objective=throughput,
         gap=_gap(throughput, bound),

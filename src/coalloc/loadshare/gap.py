@@ -253,7 +253,7 @@ def solve_gap(
     threads : int, default 1
         Exact method's workers.
     iterations : int, optional
-        Heuristic: tabu iterations (default ``max(2000, 10 n)``).
+        Heuristic: tabu iterations (default ``max(4000, 25 n)``).
     with_bound : bool, default True
         Heuristic: compute the LP lower bound.
     hint : bool, default True
@@ -321,15 +321,12 @@ def _heuristic(inst, sense, assign_all, limit, seed, iterations):
     weight = inst.weight
     cap = inst.capacity
     if not assign_all:  # a dummy agent (index m) that takes anything at no cost
-        big = int(weight.sum(axis=0).max()) if inst.n else 0
         cost = np.vstack([cost, np.zeros((1, inst.n))])
-        if sense == "min":  # unassigned beats any positive cost
-            cost[:-1] = np.minimum(cost[:-1], cost[:-1])
         weight = np.vstack([weight, np.zeros((1, inst.n), dtype=np.int64)])
-        cap = np.concatenate([cap, [big]]).astype(np.int64)
+        cap = np.concatenate([cap, [0]]).astype(np.int64)
     start = _regret_greedy(cost, weight, cap)
     n = inst.n
-    iters = iterations if iterations is not None else max(2000, 10 * n)
+    iters = iterations if iterations is not None else max(4000, 25 * n)
     assign = np.ascontiguousarray(start, dtype=np.int64)
     ks = kernel_seed(seed if seed is not None else 0)
     deadline = None if limit is None else time.perf_counter() + limit

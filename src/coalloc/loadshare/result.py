@@ -68,7 +68,9 @@ class ShareResult(Result):
         """The communication-cost model of Fig. 9: message rounds times a link latency.
 
         Phase I costs ``latency`` per overhead round (9 per generation: Fig. 9a) plus one per
-        migration (Fig. 9b); Phase II costs one per first-fit probe (Fig. 9c). Seconds.
+        migration (Fig. 9b); Phase II costs one per load-sharing state change (a job placed
+        away from its origin, Fig. 9c) of the coalition with the most of them (coalitions
+        share in parallel). Seconds.
 
         Parameters
         ----------
@@ -81,7 +83,7 @@ class ShareResult(Result):
             ``phase1_overhead``, ``phase1_migration``, ``phase1``, ``phase2``, ``total``.
         """
         overhead = sum(v for k, v in self.rounds.items() if k not in ("total", "Initialize"))
-        ff = int(self.iterations.get("ff_probes_final", 0))
+        ff = int(self.iterations.get("jobs_moved_max_coalition", 0))
         out = {
             "phase1_overhead": overhead * latency,
             "phase1_migration": self.migrations * latency,
