@@ -91,8 +91,9 @@ def initial_coalitions(
         Nodes per coalition; ``ceil(n / coalition_size)`` coalitions.
     how : {"arrival", "random", "round-robin"}
         ``"arrival"``: consecutive blocks of the report order (first come first served,
-        :meth:`LoadSharingProblem.report_order`); ``"round-robin"``: the report order dealt
-        to the coalitions in turn; ``"random"``: blocks of a random permutation.
+        :meth:`LoadSharingProblem.report_order`); ``"round-robin"``: the nodes dealt to the
+        coalitions in turn, in node order (node ``i`` joins coalition ``i mod k``);
+        ``"random"``: blocks of a random permutation.
     seed : int, optional
         Seed of the permutation (``"random"``).
 
@@ -111,6 +112,8 @@ def initial_coalitions(
     n = problem.n_nodes
     if how == "random":
         order = np.random.default_rng(seed).permutation(n)
+    elif how == "round-robin":
+        order = np.arange(n)
     else:
         order = problem.report_order()
     coal = np.empty(n, dtype=np.int64)
@@ -341,6 +344,7 @@ def dmcf_gga(
     best = float(tp.sum())
     best_coal = coal.copy()
     history = [best]
+    mig_history = [0]
     kseed = kernel_seed(st["migrate"])
     migrations = attempts = 0
     last_gain = 0
@@ -380,6 +384,7 @@ def dmcf_gga(
                     best_coal = coal.copy()
                     last_gain = g
             history.append(best)
+            mig_history.append(migrations)
     finally:
         bar.close()
     t_phase1 = time.perf_counter() - t_loop
@@ -429,6 +434,7 @@ def dmcf_gga(
         messages=messages,
         rounds=rounds,
         history=np.asarray(history),
+        migration_history=np.asarray(mig_history, dtype=np.int64),
     )
 
 
@@ -500,7 +506,8 @@ def fcfs_ff(problem: LoadSharingProblem, *, coalition_size: int = 23, seed: Opti
 
 def round_robin(problem: LoadSharingProblem, *, coalition_size: int = 23,
                 seed: Optional[int] = None, backend: str = "compiled") -> ShareResult:  # fmt: skip
-    """Nodes dealt to the coalitions in turn (in report order), first fit inside.
+    """Nodes dealt to the coalitions in turn (node ``i`` to coalition ``i mod k``), first fit
+    inside.
 
     Examples
     --------

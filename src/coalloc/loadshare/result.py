@@ -35,7 +35,9 @@ class ShareResult(Result):
     rounds : dict of str to int
         Sequential message rounds (latency steps) per procedure, summed over the run.
     history : ndarray or None
-        Best throughput after each generation (DMCF-GGA).
+        Best throughput after each generation (DMCF-GGA; entry 0: the initial structure).
+    migration_history : ndarray or None
+        Migrations so far after each generation (DMCF-GGA).
     status, message, method, seed, params, timings, iterations, objective, gap
         As for :class:`coalloc.Result`; ``objective`` is the throughput.
     """
@@ -58,6 +60,7 @@ class ShareResult(Result):
     messages: dict = field(default_factory=dict)
     rounds: dict = field(default_factory=dict)
     history: Optional[np.ndarray] = field(default=None, repr=False)
+    migration_history: Optional[np.ndarray] = field(default=None, repr=False)
 
     @property
     def ratio(self) -> float:
