@@ -62,3 +62,26 @@ def test_bad_input_one_line_exit_2(tmp_path, capsys, argv_tail, words):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words in err[0], err
+
+
+def test_solve_batch_same_answer_serial_and_threads(tmp_path):
+    import coalloc
+    from coalloc.loadshare import Instance, generators, write_problem
+
+    paths = []
+    for k in range(3):
+        path = tmp_path / f"p{k}.json"
+        write_problem(path, generators.paper_setup(n_nodes=40, seed=k))
+        paths.append(path)
+    out = tmp_path / "out.jsonl"
+    code = main(["loadshare", "solve-batch", *map(str, paths), "--method", "dmcf-gga",
+                 "-p", "coalition_size=10", "-o", str(out), "--no-progress", "-j", "2"])  # fmt: skip
+    assert code == 0
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert all(line["ok"] and line["verify"]["ok"] for line in lines)
+    serial = coalloc.solve_many([Instance(read_problem(p)) for p in paths], "dmcf-gga",
+                                backend="serial", seed=0, coalition_size=10)  # fmt: skip
+    threads = coalloc.solve_many([str(p) for p in paths], "dmcf-gga", n_jobs=2, seed=0,
+                                 coalition_size=10)  # fmt: skip
+    for a, b, line in zip(serial, threads, lines):
+        assert a.placement.tolist() == b.placement.tolist() == line["placement"]
