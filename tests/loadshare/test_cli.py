@@ -74,8 +74,8 @@ def test_solve_batch_same_answer_serial_and_threads(tmp_path):
         write_problem(path, generators.paper_setup(n_nodes=40, seed=k))
         paths.append(path)
     out = tmp_path / "out.jsonl"
-    code = main(["loadshare", "solve-batch", *map(str, paths), "--method", "dmcf-gga",
-                 "-p", "coalition_size=10", "-o", str(out), "--no-progress", "-j", "2"])  # fmt: skip
+    code = main(["loadshare", "solve-batch", *map(str, paths), "--method", "dmcf-gga", "-p",
+                 "coalition_size=10", "-o", str(out), "--no-progress", "-j", "2"])  # fmt: skip
     assert code == 0
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert all(line["ok"] and line["verify"]["ok"] for line in lines)
