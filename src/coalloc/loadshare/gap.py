@@ -340,7 +340,7 @@ def _heuristic(inst, sense, assign_all, limit, seed, iterations):
         cur = best_assign.copy() if r else assign
         _, feas, it = _gapls.tabu_search(np.ascontiguousarray(cost), np.ascontiguousarray(weight),
                                          np.ascontiguousarray(cap), cur, per,
-                                         max(5, min(30, n // 10 + 5)), max(200, 5 * n),
+                                         5, max(1000, 5 * n),
                                          100, (ks + r) & (2**64 - 1))  # fmt: skip
         done += it
         val = float(cost[cur, np.arange(n)].sum()) if n else 0.0
