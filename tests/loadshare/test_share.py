@@ -190,6 +190,9 @@ def test_bad_groups_and_parameters():
         ls.dmcf_gga(prob, p=1.5)
     with pytest.raises(TypeError, match="takes no parameter"):
         ls.share(prob, "fcfs", p=0.3)
+    big = generators.paper_setup(n_nodes=40, seed=1)
+    with pytest.raises(ValueError, match="max_variables"):
+        ls.share(big, "exact", max_variables=1000)
 
 
 def test_caller_data_is_not_modified():

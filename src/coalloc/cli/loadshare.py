@@ -19,9 +19,9 @@ def _cmd_share(args) -> int:
                           **params)  # fmt: skip
     rep = loadshare.verify_placement(prob, res.placement, claimed=res.throughput)
     ms = res.timings.get("total", float("nan")) * 1e3
-    print(f"{args.problem}: {res.method} on {prob.n_nodes} nodes, {prob.n_jobs} jobs in "
-          f"{ms:.2f} ms: throughput {res.throughput:.6g} of bound {res.bound:.6g} "
-          f"({100 * res.ratio:.3f} %)")  # fmt: skip
+    print(f"{args.problem}: {res.method} ({res.status}) on {prob.n_nodes} nodes, "
+          f"{prob.n_jobs} jobs in {ms:.2f} ms: throughput {res.throughput:.6g} of bound "
+          f"{res.bound:.6g} ({100 * res.ratio:.3f} %)")  # fmt: skip
     if res.method == "dmcf-gga":
         cost = res.cost(args.latency)
         print(f"  {res.generations} generations, {res.migrations} migrations, "

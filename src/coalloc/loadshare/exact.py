@@ -36,6 +36,7 @@ def share_exact(
     threads: int = 1,
     seed: Optional[int] = None,
     verbose: bool = False,
+    max_variables: int = 500_000,
 ) -> ShareResult:
     """Best throughput of any placement of indivisible jobs (proven when ``optimal``).
 
@@ -48,6 +49,9 @@ def share_exact(
     threads : int, default 1
     seed : int, optional
     verbose : bool, default False
+    max_variables : int, default 500000
+        Refuse models with more ``x_ij`` variables than this (nodes x jobs) with a clear
+        error instead of building a program no solver here can prove.
 
     Returns
     -------
@@ -59,7 +63,7 @@ def share_exact(
     Raises
     ------
     ValueError
-        Bad options.
+        Bad options, or more than ``max_variables`` variables.
 
     Examples
     --------
@@ -71,18 +75,20 @@ def share_exact(
     t0 = time.perf_counter()
     n, J = problem.n_nodes, problem.n_jobs
     nx = n * J  # x_ij at i * J + j, then y_i
+    if nx > max_variables:
+        raise ValueError(
+            f"the exact program would have {nx} variables (nodes x jobs), more than "
+            f"max_variables={max_variables}; use method 'bfd' or raise max_variables"
+        )
     c = np.concatenate([np.zeros(nx), np.ones(n)])
-    rows, cols, vals = [], [], []
-    # y_i - sum_j s_j x_ij <= 0
-    for i in range(n):
-        rows += [i] * (J + 1)
-        cols += list(range(i * J, (i + 1) * J)) + [nx + i]
-        vals += list((-problem.job_size).tolist()) + [1.0]
-    # sum_i x_ij = 1
-    for j in range(J):
-        rows += [n + j] * n
-        cols += [i * J + j for i in range(n)]
-        vals += [1.0] * n
+    x_idx = np.arange(nx)
+    node_of = x_idx // max(J, 1)
+    job_of = x_idx % max(J, 1) if J else x_idx
+    # rows 0..n-1: y_i - sum_j s_j x_ij <= 0; rows n..n+J-1: sum_i x_ij = 1
+    rows = np.concatenate([node_of, np.arange(n), n + job_of])
+    cols = np.concatenate([x_idx, nx + np.arange(n), x_idx])
+    vals = np.concatenate([-problem.job_size[job_of] if J else np.zeros(0), np.ones(n),
+                           np.ones(nx)])  # fmt: skip
     A = sp.csr_matrix((vals, (rows, cols)), shape=(n + J, nx + n))
     lo = np.concatenate([np.full(n, -np.inf), np.ones(J)])
     hi = np.concatenate([np.zeros(n), np.ones(J)])
