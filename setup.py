@@ -18,8 +18,13 @@ from Cython.Build import cythonize
 from pybind11.setup_helpers import Pybind11Extension
 from setuptools import Extension, setup
 
-DEBUG = os.environ.get("COALLOC_DEBUG", "") == "1"
-OPT = ["-O0", "-g"] if DEBUG else ["-O3"]
+# COALLOC_SANITIZE=1: AddressSanitizer + UndefinedBehaviorSanitizer build with Cython's checks
+# on (ci/sanitize.sh runs the kernel parity tests against it).
+SANITIZE = os.environ.get("COALLOC_SANITIZE", "") == "1"
+DEBUG = os.environ.get("COALLOC_DEBUG", "") == "1" or SANITIZE
+SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+             "-fno-sanitize-recover=undefined"] if SANITIZE else []  # fmt: skip
+OPT = (["-O1", "-g"] if SANITIZE else ["-O0", "-g"] if DEBUG else ["-O3"]) + SAN_FLAGS
 INCLUDE = ["src/_core/include"]
 FAMILIES = sorted(
     os.path.basename(d) for d in glob.glob("src/_core/*") if os.path.isdir(d) and d[-7:] != "include"
@@ -55,6 +60,7 @@ cython_ext = [
         language="c++",
         include_dirs=INCLUDE + [f"src/_core/{family}"],
         extra_compile_args=OPT + ["-std=c++17"],
+        extra_link_args=SAN_FLAGS,
     )
     for family in FAMILIES
     for path in _sources(family, "pyx")
@@ -66,6 +72,7 @@ cpp_ext = [
         [path],
         include_dirs=INCLUDE,
         extra_compile_args=OPT,
+        extra_link_args=SAN_FLAGS,
         cxx_std=17,
     )
     for family in FAMILIES

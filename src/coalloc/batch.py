@@ -36,6 +36,7 @@ import sys
 import time
 import traceback as _traceback
 from collections import deque
+from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from typing import (
     Any,
@@ -44,6 +45,7 @@ from typing import (
     Iterable,
     Iterator,
     List,
+    Mapping,
     Optional,
     Sequence,
     TextIO,
@@ -299,6 +301,46 @@ def _chunk_failed(exc: BaseException, index: int, item: Any, seed: Optional[int]
     return BatchError(index, type(exc).__name__, message, source=_source(item), seed=seed)
 
 
+def _new_process_pool(old: cf.Executor, workers: int) -> cf.Executor:
+    old.shutdown(wait=False, cancel_futures=True)
+    return cf.ProcessPoolExecutor(max_workers=workers)
+
+
+def _isolate_crash(chunk: list, args: tuple, pool: cf.Executor, workers: int):
+    """Re-run a chunk whose worker died one instance at a time in a fresh pool; an instance
+    that kills its worker again is recorded as crashed. Returns (records, pool, pool)."""
+    pool = _new_process_pool(pool, workers)
+    records = []
+    for i, item, s in chunk:
+        try:
+            records.extend(pool.submit(_solve_chunk, [(i, item, s)], *args).result())
+        except BrokenProcessPool:
+            died = RuntimeError(
+                "the worker process solving this instance died (crashed, was killed or ran out "
+                "of memory); the other instances of the batch were not affected"
+            )
+            records.append(_chunk_failed(died, i, item, s))
+            pool = _new_process_pool(pool, workers)
+    return records, pool, pool
+
+
+def _resubmit(pending: Deque, sizes: dict, args: tuple, executor: cf.Executor) -> int:
+    """After a crash, run again in the new pool every pending chunk lost with the old one.
+
+    Returns how many instances had already been counted as done (they are counted again
+    when their new future finishes)."""
+    recount = 0
+    for k, (chunk, future) in enumerate(pending):
+        if future.done() and not isinstance(future.exception(), BrokenProcessPool):
+            continue  # came back before the crash: keep its records
+        if sizes.pop(future, None) is None:
+            recount += len(chunk)
+        again = executor.submit(_solve_chunk, chunk, *args)
+        sizes[again] = len(chunk)
+        pending[k] = (chunk, again)
+    return recount
+
+
 def _check_item(item: Any) -> Any:
     """The item as a family's Instance (or a path), else an :class:`_Invalid` marker."""
     if isinstance(item, (str, os.PathLike)):
@@ -408,6 +450,20 @@ def _check_params(method: Optional[str], params: dict, family: Optional[str]) ->
     raise errors[0]
 
 
+def merge_options(options: Optional[Mapping[str, Any]], params: Mapping[str, Any]) -> dict:
+    """The solver parameters of a batch: ``options`` (a mapping) plus ``**params``."""
+    if options is None:
+        return dict(params)
+    if not isinstance(options, abc.Mapping) or not all(isinstance(k, str) for k in options):
+        raise TypeError(
+            f"options must be a mapping of parameter names to values, got {type(options).__name__}"
+        )
+    both = sorted(set(options) & set(params))
+    if both:
+        raise ValueError(f"solver parameter(s) {both} given both in options and as keywords")
+    return {**options, **params}
+
+
 def solve_many(
     instances: Iterable[Instance],
     method: Optional[str] = None,
@@ -421,6 +477,7 @@ def solve_many(
     max_in_flight: Optional[int] = None,
     on_error: str = "record",
     progress: Union[None, bool, Callable[[int, Optional[int]], None]] = None,
+    options: Optional[Mapping[str, Any]] = None,
     **params: Any,
 ) -> List[Union[Result, BatchError]]:
     """Solve a batch of instances in parallel; results in input order.
@@ -472,11 +529,20 @@ def solve_many(
         ``"record"``: a failed instance gives a :class:`BatchError` in its place and the
         others go on. ``"raise"``: the first failure (in input order) is raised as a
         :class:`BatchError` and the rest of the batch is cancelled.
+        With ``backend="processes"``, a worker process that dies (a crash, a kill, the
+        out-of-memory killer) costs only the instance it was solving: the pool is replaced,
+        the other instances lost with it are solved again, and the culprit is recorded.
     progress : bool or callable, optional
         ``True`` draws a :class:`ProgressBar` on stderr; a callable is called as
         ``progress(done, total)`` in the calling thread as chunks complete (``total`` is
         None when the iterable has no length), and its ``close()`` method, if it has one,
         at the end.
+    options : mapping, optional
+        Solver parameters as one dictionary, like SciPy's ``options=``: the way to pass a
+        solver keyword that solve_many takes for itself, e.g.
+        ``solve_many(batch, "exact", options={"backend": "cpsat", "time_limit": 10})``
+        (``backend=`` here chooses the executor). Merged with ``**params``; a key given in
+        both is an error.
     **params
         Solver parameters, passed to the family's ``solve`` for every instance (for CTAAP
         also ``bound=True``, see :func:`coalloc.solve`). Names no candidate family's method
@@ -515,7 +581,7 @@ def solve_many(
     results = solve_many_iter(
         instances, method, family=family, n_jobs=n_jobs, executor=executor, backend=backend,
         seed=seed, chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
-        progress=progress, **params,
+        progress=progress, options=options, **params,
     )  # fmt: skip
     return list(results)
 
@@ -533,6 +599,7 @@ def solve_many_iter(
     max_in_flight: Optional[int] = None,
     on_error: str = "record",
     progress: Union[None, bool, Callable[[int, Optional[int]], None]] = None,
+    options: Optional[Mapping[str, Any]] = None,
     **params: Any,
 ) -> Iterator[Union[Result, BatchError]]:
     """Like :func:`solve_many`, but an iterator: yields each result, in input order, as
@@ -545,7 +612,7 @@ def solve_many_iter(
     return _batch_iter(
         instances, method, family=family, n_jobs=n_jobs, executor=executor, backend=backend,
         seed=seed, chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
-        progress=progress, params=params, with_report=False,
+        progress=progress, params=merge_options(options, params), with_report=False,
     )  # fmt: skip
 
 
@@ -685,6 +752,12 @@ def _run(
             pending.popleft()
             try:
                 records = head.result()
+            except BrokenProcessPool as exc:
+                if owned is None:  # the caller's executor: it cannot be replaced here
+                    records = [_chunk_failed(exc, i, item, s) for i, item, s in chunk]
+                else:  # a worker died: only the instance that killed it is lost
+                    records, executor, owned = _isolate_crash(chunk, args, owned, workers)
+                    done -= _resubmit(pending, sizes, args, executor)
             except Exception as exc:  # the chunk never ran or never came back
                 records = [_chunk_failed(exc, i, item, s) for i, item, s in chunk]
             fill()  # keep the workers busy while the caller handles these results

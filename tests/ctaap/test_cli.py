@@ -43,6 +43,7 @@ def test_verify_reports_infeasible(tmp_path, capsys):
     main(["solve", str(inst), "-o", str(res)])
     data = json.loads(res.read_text())
     data["assignment"] = [0] * 50  # far over capacity
+    data["n_allocated"] = 50  # a consistent claim: verify must still find it infeasible
     res.write_text(json.dumps(data))
     capsys.readouterr()
     assert main(["verify", str(inst), str(res)]) == 1
@@ -84,3 +85,74 @@ def test_module_entry_point():
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert "greedy allocated" in out.stdout
+
+
+def _solved(tmp_path):
+    from coalloc.cli import main
+
+    inst, res = tmp_path / "i.json", tmp_path / "r.json"
+    assert main(["ctaap", "generate", "fig2", "--n-tasks", "6", "-o", str(inst)]) == 0
+    assert main(["ctaap", "solve", str(inst), "-o", str(res)]) == 0
+    return inst, res
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda d: d["assignment"].__setitem__(0, 1.7), "not an integer"),
+        (lambda d: d["assignment"].__setitem__(0, True), "not an integer"),
+        (lambda d: d["assignment"].__setitem__(0, "0"), "not an integer"),
+        (lambda d: d["assignment"].__setitem__(0, -2), "out of range"),
+        (lambda d: d["assignment"].pop(), "entries but the instance has"),
+        (lambda d: d.__setitem__("n_allocated", d["n_allocated"] + 1), "claims n_allocated"),
+        (lambda d: d.__setitem__("n_tasks", 99), "claims n_tasks"),
+    ],
+)
+def test_verify_does_not_believe_a_tampered_result(tmp_path, capsys, edit, match):
+    import json
+
+    from coalloc.cli import main
+
+    inst, res = _solved(tmp_path)
+    data = json.loads(res.read_text())
+    edit(data)
+    res.write_text(json.dumps(data))
+    assert main(["ctaap", "verify", str(inst), str(res)]) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_verify_accepts_an_untampered_result(tmp_path):
+    from coalloc.cli import main
+
+    inst, res = _solved(tmp_path)
+    assert main(["ctaap", "verify", str(inst), str(res)]) == 0
+
+
+def test_exact_cli_options_and_a_limit_without_solution(tmp_path, capsys):
+    from coalloc.cli import main
+
+    small, big = tmp_path / "s.json", tmp_path / "b.json"
+    assert main(["ctaap", "generate", "fig2", "--n-tasks", "6", "-o", str(small)]) == 0
+    assert main(["ctaap", "generate", "fig3", "--n-tasks", "200", "-o", str(big)]) == 0
+    capsys.readouterr()
+    args = ["ctaap", "solve", str(small), "--method", "exact", "--backend", "highs"]
+    assert main([*args, "--time-limit", "30"]) == 0
+    assert "optimal: upper bound" in capsys.readouterr().out
+    # CBC stopped before its first solution: a normal result, no crash (it was a TypeError)
+    args = ["ctaap", "solve", str(big), "--method", "exact", "--backend", "cbc"]
+    assert main([*args, "--time-limit", "0.05"]) == 0
+    out = capsys.readouterr().out
+    assert ": upper bound 3" in out and ", gap " in out  # CBC's root bound is 33 here
+    assert main(["ctaap", "solve", str(small), "--time-limit", "3"]) == 2
+    assert "applies to --method exact only" in capsys.readouterr().err
+    assert main([*args, "--time-limit", "1", "-p", "time_limit=2"]) == 2
+
+
+def test_describe_bound_without_a_solution():
+    from types import SimpleNamespace
+
+    from coalloc.cli._common import describe_bound
+
+    res = SimpleNamespace(status="time_limit", bound=33.0, gap=None)
+    assert describe_bound(res) == "  time_limit: upper bound 33, gap unknown (no solution)"
+    assert describe_bound(SimpleNamespace(status="feasible", bound=None, gap=None)) is None

@@ -390,3 +390,49 @@ def test_result_fields():
     assert res.timings["total"] >= res.timings["solve"] >= 0
     d = res.to_dict()
     assert d["status"] == "optimal" and d["bound"] == d["objective"] == res.n_allocated
+
+
+def _cbc_children() -> list:
+    """Command lines of live processes solving a coalloc CBC model."""
+    import os
+
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if "coalloc_cbc_" in cmd and "m.mps" in cmd:
+                found.append(cmd)
+    return found
+
+
+@pytest.mark.slow
+def test_cbc_ctrl_c_returns_a_normal_result_and_leaves_nothing_behind(tmp_path):
+    """Issue 15: after Ctrl-C, CBC was left running as an orphan with its model file."""
+    import signal
+    import subprocess
+
+    _backend_available("cbc")
+    inst = tmp_path / "big.json"
+    req, off = fig3(600, seed=0)
+    coalloc.write_instance(inst, req, off)
+    cmd = [sys.executable, "-m", "coalloc", "ctaap", "solve", str(inst), "--method", "exact",
+           "--backend", "cbc"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.perf_counter() + 60
+    while not _cbc_children() and time.perf_counter() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert _cbc_children(), "CBC never started"
+    t0 = time.perf_counter()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert time.perf_counter() - t0 < 5.0
+    assert proc.returncode == 0, err
+    assert "time_limit: upper bound" in out and "interrupted" not in err
+    assert _cbc_children() == []
+    leftovers = [p for p in __import__("os").listdir(__import__("tempfile").gettempdir())
+                 if p.startswith("coalloc_cbc_")]  # fmt: skip
+    assert leftovers == []

@@ -77,27 +77,68 @@ def test_result_round_trip(tmp_path):
 
 def good_dict():
     req, off = coalloc.generators.fig2(1, n_tasks=4, seed=0)
-    return instance_to_dict(req, off)
+    return instance_to_dict(req, off, bandwidth_format="edges")
 
 
 @pytest.mark.parametrize(
     "mutate, words",
     [
-        (lambda d: d.pop("request"), "missing key 'request'"),
+        (lambda d: d.pop("request"), "f.json: request: missing"),
         (lambda d: d.__setitem__("format", "other"), "format is 'other'"),
         (lambda d: d.__setitem__("version", 9), "unsupported version"),
-        (lambda d: d["request"]["properties"].__setitem__("cpu", [1, 2]), "request:.*same length"),
-        (lambda d: d["offer"].pop("capacity"), "missing key 'capacity'"),
+        (
+            lambda d: d["request"]["properties"].__setitem__("cpu", [1, 2]),
+            r"request\.properties\.cpu has 2 values but request\.n_tasks is 4",
+        ),
+        (lambda d: d["offer"].pop("capacity"), r"offer\.capacity: missing \(required\)"),
         (
             lambda d: d["offer"].__setitem__("capacity", [1, 2, 3, 4, -5]),
-            "offer: capacity must be non-negative",
+            r"offer\.capacity\[4\]: expected an integer in \[0, .*\], got the number -5",
         ),
         (lambda d: d["offer"]["properties"].pop("mem"), "property names differ"),
         (
             lambda d: d["request"].__setitem__("bandwidth", {"edges": [[0, 9, 1]]}),
-            "indices must be integers",
+            r"request\.bandwidth\.edges\[0\]: task index 9 is not in \[0, 4\)",
         ),
-        (lambda d: d["request"].__setitem__("bandwidth", 5), "expected a matrix"),
+        (lambda d: d["request"].__setitem__("bandwidth", 5), "bandwidth: expected a list of"),
+        # issue 15: bad files used to become another instance silently
+        (
+            lambda d: d["request"].__setitem__("bandwith", d["request"].pop("bandwidth")),
+            r"request\.bandwith: unknown key 'bandwith' \(allowed here: n_tasks, properties, "
+            "bandwidth\\)",
+        ),
+        (
+            lambda d: d["request"]["bandwidth"].__setitem__("symmetric", "false"),
+            r"bandwidth\.symmetric: expected true or false, got the string 'false'",
+        ),
+        (
+            lambda d: d["request"]["bandwidth"]["edges"].append(
+                list(d["request"]["bandwidth"]["edges"][0])
+            ),
+            r"repeats the pair \[0, 1\] of edges\[0\]",
+        ),
+        (
+            lambda d: d["request"]["bandwidth"]["edges"].append([1, 0, 5]),
+            r"edges\[\d+\] = \[1, 0, 5\] repeats the pair \[0, 1\].*gives each pair once",
+        ),
+        (
+            lambda d: d["offer"].__setitem__("capacity", [1, 2, 3, 4, 1e19]),
+            r"offer\.capacity\[4\]: expected an integer",
+        ),
+        (
+            lambda d: d["offer"].__setitem__("capacity", [1, 2, 3, 4, 2**63]),
+            r"offer\.capacity\[4\]: expected an integer",
+        ),
+        (
+            lambda d: d["request"]["properties"]["cpu"].__setitem__(0, True),
+            r"request\.properties\.cpu\[0\]: expected a finite number >= 0, got the boolean",
+        ),
+        (
+            lambda d: d["request"].__setitem__("n_tasks", 2_000_000_000)
+            or d["request"].__setitem__("properties", {})
+            or d["offer"].__setitem__("properties", {}),
+            "a request of 2000000000 tasks needs about .* GiB of memory",
+        ),
         (lambda d: d["request"].__setitem__("n_tasks", 7), "n_tasks is 7"),
     ],
 )
@@ -125,3 +166,14 @@ def test_sparse_generation_samples_distinct_pairs():
     assert req.symmetric and B.diagonal().sum() == 0
     assert 0.04 < B.nnz / (400 * 399) < 0.06
     assert B.data.min() >= 1 and B.data.max() <= 100
+
+
+@pytest.mark.parametrize("fmt", ["dense", "edges"])
+def test_empty_request_round_trips(tmp_path, fmt):
+    req, off = coalloc.generators.fig3(n_tasks=0, seed=2)
+    path = tmp_path / "empty.json"
+    coalloc.write_instance(path, req, off, bandwidth_format=fmt)
+    back = coalloc.read_instance(path)
+    same_instance((req, off), back)
+    res = coalloc.solve(*back)
+    assert res.n_allocated == 0 and coalloc.verify(*back, res.assignment).feasible

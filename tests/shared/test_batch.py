@@ -496,3 +496,63 @@ def test_dask_cluster_matches_serial(dask_client, batch, reference, files, bad_f
     same_answers([results[i] for i in ok], [reference[i] for i in ok], [batch[i] for i in ok])
     assert len(dask_client.scheduler_info()["workers"]) == 2
     assert coalloc.batch._executor_workers(executor) == 2  # sizes the default window
+
+
+def test_options_reach_the_solver_where_backend_names_the_executor():
+    try:
+        import ortools  # noqa: F401
+    except ImportError:
+        skip_unless_ci("ortools (the exact extra) is not installed")
+    pairs = [coalloc.generators.fig2(1, seed=s) for s in range(3)]
+    res = coalloc.solve_many(
+        pairs, "exact", backend="serial", options={"backend": "cpsat", "time_limit": 20}
+    )
+    for (r, o), one in zip(pairs, res):
+        assert one.status == "optimal"
+        assert one.params["backend"] == "cpsat"
+        assert coalloc.verify(r, o, one.assignment).feasible
+        assert one.n_allocated == coalloc.solve(r, o, "exact", backend="highs").n_allocated
+
+
+def test_options_are_checked():
+    pairs = [coalloc.generators.fig2(1, seed=0)]
+    with pytest.raises(ValueError, match="both in options and as keywords"):
+        coalloc.solve_many(pairs, "exact", options={"time_limit": 1}, time_limit=2)
+    with pytest.raises(TypeError, match="options must be a mapping"):
+        coalloc.solve_many(pairs, "exact", options=[("time_limit", 1)])
+    with pytest.raises(TypeError, match="no_such_option"):
+        coalloc.solve_many(pairs, "exact", options={"no_such_option": 1})
+
+
+def _crash_on_seed_13(self, method=None, *, seed=0, **params):
+    if seed == 13:
+        os._exit(3)  # a worker process dies (a segfault or the OOM killer look the same)
+    return _REAL_CTAAP_SOLVE(self, method, seed=seed, **params)
+
+
+_REAL_CTAAP_SOLVE = coalloc.ctaap.Instance.solve
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chunksize", [1, 3])
+def test_a_crashing_worker_costs_only_its_own_instance(monkeypatch, chunksize):
+    import multiprocessing as mp
+
+    if mp.get_start_method() != "fork":
+        pytest.skip("needs fork: the patched solve must reach the workers")
+    monkeypatch.setattr(coalloc.ctaap.Instance, "solve", _crash_on_seed_13)
+    pairs = [coalloc.generators.fig2(1, seed=s) for s in range(8)]
+    seeds = [1, 2, 13, 4, 5, 6, 7, 8]
+    ticks = []
+    res = coalloc.solve_many(
+        pairs, backend="processes", n_jobs=2, seed=seeds, chunksize=chunksize,
+        progress=lambda done, total: ticks.append(done),
+    )  # fmt: skip
+    assert isinstance(res[2], coalloc.BatchError) and "worker process" in res[2].message
+    for k, (r, o) in enumerate(pairs):
+        if k != 2:
+            assert not isinstance(res[k], coalloc.BatchError), res[k]
+            assert coalloc.verify(r, o, res[k].assignment).feasible
+            expected = _REAL_CTAAP_SOLVE(coalloc.ctaap.Instance(r, o), seed=seeds[k])
+            assert np.array_equal(res[k].assignment, expected.assignment)
+    assert ticks[-1] == 8

@@ -36,6 +36,7 @@ def test_ctaap_generate_solve_verify(tmp_path, capsys):
     assert "feasible" in capsys.readouterr().out
     # A broken result file is caught by verify.
     data["assignment"] = [0] * 50
+    data["n_allocated"] = 50  # consistent counts, so the file reaches verify
     res.write_text(json.dumps(data))
     assert main(["ctaap", "verify", str(inst), str(res)]) == 1
     assert "INFEASIBLE" in capsys.readouterr().out
@@ -210,3 +211,38 @@ def test_mixed_batch_with_a_method_of_one_family(ctaap_small, taskmap_small):
         solve_many([ctaap_small], "nope")
     with pytest.raises(ValueError, match="family must be one of"):
         solve_many([ctaap_small], family="knapsack")
+
+
+def test_output_that_is_an_input_is_refused(tmp_path, capsys):
+    from coalloc.cli import main
+
+    inst = tmp_path / "x.json"
+    assert main(["ctaap", "generate", "fig2", "--n-tasks", "4", "-o", str(inst)]) == 0
+    before = inst.read_bytes()
+    assert main(["ctaap", "solve", str(inst), "-o", str(inst)]) == 2
+    assert "also an input" in capsys.readouterr().err
+    other = tmp_path / "y.json"
+    other.write_bytes(before)
+    assert main(["ctaap", "solve-batch", str(inst), str(other), "-o", str(other)]) == 2
+    assert inst.read_bytes() == before and other.read_bytes() == before
+
+
+def test_batch_output_is_replaced_only_when_complete(tmp_path, monkeypatch):
+    import coalloc.cli._common as common
+    from coalloc.cli import main
+
+    inst = tmp_path / "x.json"
+    assert main(["ctaap", "generate", "fig2", "--n-tasks", "4", "-o", str(inst)]) == 0
+    out = tmp_path / "out.jsonl"
+    out.write_text("old\n")
+
+    def broken_line(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(common, "_batch_line", broken_line)
+    try:
+        main(["ctaap", "solve-batch", str(inst), "-o", str(out), "--no-progress"])
+    except KeyboardInterrupt:
+        pass
+    assert out.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl", "x.json"]

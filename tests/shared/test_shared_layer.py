@@ -372,3 +372,59 @@ def test_progress_counts_and_closes(capsys):
     err = capsys.readouterr().err
     assert "work" in err and "5/5" in err
     assert list(progress(range(4), disable=True)) == [0, 1, 2, 3]
+
+
+def test_dump_json_is_atomic_and_keeps_old_content_on_failure(tmp_path):
+    from coalloc._shared.jsonio import dump_json, load_json
+
+    path = tmp_path / "out.json"
+    dump_json({"a": 1}, path)
+    with pytest.raises(TypeError):
+        dump_json({"a": object()}, path)  # fails while serialising: the old file survives
+    assert load_json(path)[0] == {"a": 1}
+
+    class Boom(Exception):
+        pass
+
+    import coalloc._shared.jsonio as jsonio
+
+    real = jsonio.os.replace
+
+    def exploding_replace(src, dst):
+        raise Boom
+
+    jsonio.os.replace = exploding_replace
+    try:
+        with pytest.raises(Boom):
+            dump_json({"a": 2}, path)
+    finally:
+        jsonio.os.replace = real
+    assert load_json(path)[0] == {"a": 1}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]  # no temporary left
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"a": ' + "9" * 5000 + "}", "not valid JSON"),
+        ('{"a": NaN}', "NaN is not a number"),
+        ('{"a": -Infinity}', "Infinity is not a number"),
+    ],
+)
+def test_load_json_hostile_text_is_an_instance_error(tmp_path, text, match):
+    from coalloc._shared.jsonio import InstanceError, load_json
+
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(InstanceError, match=match):
+        load_json(path)
+
+
+def test_same_file(tmp_path):
+    from coalloc._shared.jsonio import same_file
+
+    a = tmp_path / "a.json"
+    a.write_text("{}")
+    assert same_file(a, str(tmp_path / "." / "a.json"))
+    assert not same_file(a, tmp_path / "b.json")

@@ -6,9 +6,11 @@ Every coalloc file is a JSON object with ``"format"`` (``"coalloc.<what>"``) and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from typing import IO, Any, Tuple, Union
+import tempfile
+from typing import IO, Any, Iterator, Tuple, Union
 
 import numpy as np
 
@@ -21,6 +23,9 @@ __all__ = [
     "dump_json",
     "check_envelope",
     "get_key",
+    "write_text_atomic",
+    "atomic_output",
+    "same_file",
 ]
 
 PathOrFile = Union[str, "os.PathLike[str]", IO[str]]
@@ -60,9 +65,63 @@ def load_json(src: PathOrFile) -> Tuple[Any, str]:
         except OSError as exc:
             raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
     try:
-        return json.loads(text), str(name)
+        return json.loads(text, parse_constant=_no_constant), str(name)
     except json.JSONDecodeError as exc:
         raise InstanceError(f"{name}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise InstanceError(f"{name}: JSON nested too deeply to be an instance") from None
+    except ValueError as exc:  # integers beyond Python's digit limit; NaN/Infinity
+        raise InstanceError(f"{name}: not valid JSON: {exc}") from None
+
+
+def same_file(a: Any, b: Any) -> bool:
+    """Whether two paths (or path-like objects; streams never) name the same existing file."""
+    if hasattr(a, "read") or hasattr(a, "write") or hasattr(b, "read") or hasattr(b, "write"):
+        return False
+    try:
+        return os.path.samefile(os.fspath(a), os.fspath(b))
+    except (OSError, TypeError):
+        return False
+
+
+def _no_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not a number JSON allows (use a finite number)")
+
+
+@contextlib.contextmanager
+def atomic_output(path: Union[str, os.PathLike[str]]) -> Iterator[IO[str]]:
+    """Open a text file for writing that appears at ``path`` only when complete.
+
+    Writes go to a temporary file beside ``path``, renamed over it when the ``with`` block
+    ends normally; on an exception or interrupt the temporary file is removed and ``path``
+    keeps its old content (or stays absent).
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        if os.path.exists(path):
+            mode = os.stat(path).st_mode & 0o777
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text_atomic(path: Union[str, os.PathLike[str]], text: str) -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_output`)."""
+    with atomic_output(path) as fh:
+        fh.write(text)
 
 
 def dump_json(obj: Any, dst: PathOrFile) -> None:
@@ -71,8 +130,7 @@ def dump_json(obj: Any, dst: PathOrFile) -> None:
     if hasattr(dst, "write"):
         dst.write(text + "\n")
     else:
-        with open(os.fspath(dst), "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        write_text_atomic(dst, text + "\n")
 
 
 def get_key(d: Any, key: str, where: str, required: bool = True) -> Any:

@@ -9,7 +9,7 @@ family then rounds, verifies and reports.
 Status table (``MilpOutcome.status``):
 
 ============  ===========================  ==========================  ====================
-status        HiGHS (``scipy.optimize``)   CBC (PuLP)                  CP-SAT
+status        HiGHS (``scipy.optimize``)   CBC (child process)         CP-SAT
 ============  ===========================  ==========================  ====================
 optimal       0 with ``mip_gap == 0``, or  Optimal, not stopped on     OPTIMAL
               the bound meets the value    time, ``mip_gap == 0``
@@ -20,12 +20,20 @@ time_limit    1 without a solution         no solution, stopped on     UNKNOWN
 infeasible    2                            Infeasible                  INFEASIBLE
 error         anything else                anything else               MODEL_INVALID, ...
 ============  ===========================  ==========================  ====================
+
+CBC runs as a child process of this module (the executable PuLP ships, found through PuLP):
+the model is written as MPS from the arrays, the time limit counts from the call (the file
+writing included), CBC is asked to stop (SIGINT: it reports its incumbent) half a second
+past the limit or on Ctrl-C, and killed a second later if it has not; its temporary folder
+is always removed, so no process or file outlives the call.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import signal
+import subprocess
 import tempfile
 import time
 import warnings
@@ -260,91 +268,179 @@ def _run_highs(milp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limi
 
 def _run_cbc(pulp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit, mip_gap,
              threads, seed, verbose, name) -> MilpOutcome:  # fmt: skip
+    """CBC as a child process this module owns: an MPS file written from the arrays, a hard
+    wall-clock deadline, SIGINT (CBC's own 'stop and report the incumbent') on the deadline
+    or on Ctrl-C, SIGKILL if it does not stop, and its temporary files always removed."""
+    solver = cbc_command(pulp)
+    if solver is None:
+        raise ImportError("no CBC executable found (pip install 'coalloc[exact]')")
+    t_entry = time.perf_counter()
     nv = int(np.asarray(c).shape[0])
-    lo = np.broadcast_to(np.asarray(lb, dtype=np.float64), (nv,))
-    hi = np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,))
-    prob = pulp.LpProblem(name, pulp.LpMaximize if sense == "max" else pulp.LpMinimize)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        xs = []
-        for v in range(nv):
-            binary = integrality[v] and lo[v] == 0 and hi[v] == 1
-            cat = "Binary" if binary else ("Integer" if integrality[v] else "Continuous")
-            low = None if binary or not np.isfinite(lo[v]) else float(lo[v])
-            up = None if binary or not np.isfinite(hi[v]) else float(hi[v])
-            if hasattr(prob, "add_variable"):  # PuLP >= 3.3
-                xs.append(prob.add_variable(f"x{v}", lowBound=low, upBound=up, cat=cat))
-            else:
-                xs.append(pulp.LpVariable(f"x{v}", lowBound=low, upBound=up, cat=cat))
-        prob += pulp.LpAffineExpression(
-            [(xs[v], float(c[v])) for v in np.flatnonzero(np.asarray(c)).tolist()]
-        )
-        A = A.tocsr()
-        indptr, indices, data = A.indptr, A.indices.tolist(), A.data.tolist()
-        for r in range(A.shape[0]):
-            a, b = int(indptr[r]), int(indptr[r + 1])
-            expr = pulp.LpAffineExpression([(xs[k], d) for k, d in zip(indices[a:b], data[a:b])])
-            lo_r, hi_r = float(row_lb[r]), float(row_ub[r])
-            if lo_r == hi_r:
-                prob += pulp.LpConstraint(expr, pulp.LpConstraintEQ, f"r{r}", hi_r)
-            elif np.isfinite(hi_r):
-                prob += pulp.LpConstraint(expr, pulp.LpConstraintLE, f"r{r}", hi_r)
-                if np.isfinite(lo_r):
-                    prob += pulp.LpConstraint(expr, pulp.LpConstraintGE, f"s{r}", lo_r)
-            elif np.isfinite(lo_r):
-                prob += pulp.LpConstraint(expr, pulp.LpConstraintGE, f"r{r}", lo_r)
-    fd, log_path = tempfile.mkstemp(prefix="coalloc_cbc_", suffix=".log")
-    os.close(fd)
-    options = []
-    if seed is not None:
-        options.append(f"randomCbcSeed {int(seed) % 2147483647}")
-    solver = cbc_command(
-        pulp,
-        msg=bool(verbose),
-        timeLimit=None if time_limit is None else float(time_limit),
-        gapRel=float(mip_gap),
-        threads=int(threads) if threads > 1 else None,
-        options=options,
-        logPath=log_path,
-    )
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            prob.solve(solver)
+    flip = -1.0 if sense == "max" else 1.0
+    with tempfile.TemporaryDirectory(prefix="coalloc_cbc_") as folder:
+        mps, sol, log_path = (os.path.join(folder, f) for f in ("m.mps", "m.sol", "m.log"))
+        _write_mps(mps, flip * np.asarray(c, dtype=np.float64), A, row_lb, row_ub,
+                   integrality, lb, ub, nv)  # fmt: skip
+        args = [solver.path, mps, "-timeMode", "elapsed", "-ratio", repr(float(mip_gap))]
+        if time_limit is not None:  # writing the file counts against the limit
+            left = max(0.01, time_limit - (time.perf_counter() - t_entry))
+            args += ["-sec", repr(round(left, 3))]
+        if threads > 1:
+            args += ["-threads", str(int(threads))]
+        if seed is not None:
+            args += ["-randomCbcSeed", str(int(seed) % 2147483647)]
+        args += ["-solve", "-solution", sol]
+        interrupted = killed = False
+        with open(log_path, "w") as log_fh:
+            proc = subprocess.Popen(args, stdout=log_fh, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+            # CBC may not look at the clock for a long time (its root node): past the limit
+            # and half a second, it is asked to stop, and killed a second later.
+            hard = None if time_limit is None else t_entry + time_limit + 0.5
+            try:
+                while proc.poll() is None:
+                    left = None if hard is None else hard - time.perf_counter()
+                    if left is not None and left <= 0:
+                        killed = _stop_child(proc)
+                        break
+                    try:
+                        proc.wait(timeout=0.2 if left is None else min(0.2, left))
+                    except subprocess.TimeoutExpired:
+                        pass
+            except KeyboardInterrupt:
+                interrupted = True
+                killed = _stop_child(proc)
+            finally:
+                if proc.poll() is None:  # pragma: no cover - belt and braces
+                    proc.kill()
+                    proc.wait()
         with open(log_path, errors="replace") as fh:
             log = fh.read()
-    finally:
-        try:
-            os.remove(log_path)
-        except OSError:
-            pass
+        head, values = _read_cbc_solution(sol, nv)
     if verbose:
         print(log)
-    sol_status = getattr(prob, "sol_status", None)
-    have_solution = sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
-    x = None
-    if have_solution:
-        x = np.array([v.varValue if v.varValue is not None else 0.0 for v in xs], float)
-    stopped = "Stopped on time" in log or "stopped on time" in log.lower()
-    proven_optimal = (
-        prob.status == pulp.LpStatusOptimal and sol_status == pulp.LpSolutionOptimal
-    )
-    bound = None
-    if proven_optimal and not stopped and mip_gap == 0 and x is not None:
-        bound = float(np.dot(np.asarray(c, dtype=np.float64), x))
-    match = re.search(r"(?:Upper|Lower) bound:\s*(-?[0-9.eE+]+)", log)
-    if match:
-        # CBC prints "Upper bound" in the problem's (maximisation) sense; some versions print
-        # the internal minimisation value ("Lower bound", negated). Objectives here are
-        # non-negative, so the magnitude is the bound either way.
-        bound_log = abs(float(match.group(1)))
-        if bound is None:
-            bound = bound_log
+    return _cbc_outcome(head, values, log, flip, mip_gap, time_limit, interrupted, killed,
+                        int(A.shape[0]), proc.returncode)  # fmt: skip
+
+
+def _stop_child(proc: subprocess.Popen) -> bool:
+    """SIGINT (CBC stops and writes its incumbent), then SIGKILL after 2 s; True if killed."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=2.0)
+        return False
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return True
+
+
+def _write_mps(path, c, A, row_lb, row_ub, integrality, lb, ub, nv) -> None:
+    """A minimisation model in fixed MPS (8-character names X0000000 / R0000000)."""
+    A = A.tocsc()
+    lo = np.broadcast_to(np.asarray(lb, dtype=np.float64), (nv,))
+    hi = np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,))
+    rlo = np.asarray(row_lb, dtype=np.float64)
+    rhi = np.asarray(row_ub, dtype=np.float64)
+    if nv >= 10**7 or A.shape[0] >= 10**7:
+        raise ValueError("CBC's file format holds at most 10,000,000 variables and rows")
+    kinds, rhs, ranges = [], [], []
+    for r in range(A.shape[0]):
+        a, b = rlo[r], rhi[r]
+        if a == b:
+            kinds.append("E")
+            rhs.append((r, b))
+        elif np.isfinite(b):
+            kinds.append("L")
+            rhs.append((r, b))
+            if np.isfinite(a):
+                ranges.append((r, b - a))
+        elif np.isfinite(a):
+            kinds.append("G")
+            rhs.append((r, a))
         else:
-            bound = min(bound, bound_log) if sense == "max" else max(bound, bound_log)
-    nodes = re.search(r"Enumerated nodes:\s*([0-9]+)", log)
-    infeasible = prob.status == pulp.LpStatusInfeasible
-    if proven_optimal and not stopped and mip_gap == 0:
+            kinds.append("N")
+    out = ["NAME          COALLOC", "ROWS", " N  OBJ"]
+    out += [f" {k}  R{r:07d}" for r, k in enumerate(kinds) if k != "N"]
+    out.append("COLUMNS")
+    free = {r for r, k in enumerate(kinds) if k == "N"}
+    indptr, indices, data = A.indptr, A.indices, A.data
+    integer = False
+    for v in range(nv):
+        if bool(integrality[v]) != integer:
+            integer = bool(integrality[v])
+            marker = "INTORG" if integer else "INTEND"
+            out.append(f"    MARK      'MARKER'                 '{marker}'")
+        out.append(f"    X{v:07d}  OBJ       {c[v]: .17g}")
+        for k in range(indptr[v], indptr[v + 1]):
+            r = int(indices[k])
+            if r not in free:
+                out.append(f"    X{v:07d}  R{r:07d}  {data[k]: .17g}")
+    if integer:
+        out.append("    MARK      'MARKER'                 'INTEND'")
+    out.append("RHS")
+    out += [f"    RHS       R{r:07d}  {val: .17g}" for r, val in rhs]
+    if ranges:
+        out.append("RANGES")
+        out += [f"    RNG       R{r:07d}  {val: .17g}" for r, val in ranges]
+    out.append("BOUNDS")
+    for v in range(nv):
+        a, b = lo[v], hi[v]
+        if integrality[v] and a == 0 and b == 1:
+            out.append(f" BV BND       X{v:07d}")
+            continue
+        if a == b:
+            out.append(f" FX BND       X{v:07d}  {a: .17g}")
+            continue
+        out.append(f" LO BND       X{v:07d}  {a: .17g}" if np.isfinite(a)
+                   else f" MI BND       X{v:07d}")  # fmt: skip
+        out.append(f" UP BND       X{v:07d}  {b: .17g}" if np.isfinite(b)
+                   else f" PL BND       X{v:07d}")  # fmt: skip
+    out.append("ENDATA")
+    with open(path, "w") as fh:
+        fh.write("\n".join(out) + "\n")
+
+
+def _read_cbc_solution(path: str, nv: int):
+    """(first line, values) of CBC's solution file; (None, None) when it wrote none."""
+    try:
+        with open(path, errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None, None
+    if not lines:
+        return None, None
+    x = np.zeros(nv)
+    for line in lines[1:]:
+        parts = line.split()
+        if parts and parts[0] == "**":
+            parts = parts[1:]
+        if len(parts) >= 3 and parts[1].startswith("X"):
+            x[int(parts[1][1:])] = float(parts[2])
+    return lines[0].strip(), x
+
+
+def _cbc_outcome(head, x, log, flip, mip_gap, time_limit, interrupted, killed, rows, code):
+    text = (head or "").lower()
+    value = re.search(r"objective value\s*(-?[0-9.eE+]+)", head or "")
+    has_solution = (
+        x is not None and value is not None and abs(float(value.group(1))) < 1e49
+        and not text.startswith(("infeasible", "integer infeasible", "unbounded"))
+        and "no integer solution" not in text  # CBC then writes the LP relaxation
+    )  # fmt: skip
+    if not has_solution:
+        x = None
+    stopped = interrupted or killed or text.startswith("stopped")
+    infeasible = text.startswith(("infeasible", "integer infeasible"))
+    bound = None
+    match = re.search(r"Lower bound:\s*(-?[0-9.eE+]+)", log)
+    if match and not killed:
+        bound = flip * float(match.group(1))  # the bound of the minimisation CBC solved
+    optimal = text.startswith("optimal") and not stopped
+    if optimal and x is not None and value is not None:
+        proven = flip * float(value.group(1))  # within CBC's gap tolerance of the optimum
+        bound = proven if mip_gap == 0 or bound is None else bound
+    if optimal and mip_gap == 0 and x is not None:
         status = "optimal"
     elif x is not None:
         status = "feasible"
@@ -354,20 +450,17 @@ def _run_cbc(pulp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit,
         status = "time_limit"
     else:
         status = "error"
+    nodes = re.search(r"Enumerated nodes:\s*([0-9]+)", log)
+    why = (
+        "interrupted (Ctrl-C)" if interrupted
+        else "killed after overrunning its time limit" if killed
+        else (head or f"no solution file (exit code {code})")
+    )  # fmt: skip
     return MilpOutcome(
-        x=x,
-        bound=bound,
-        status=status,
-        solver_status=int(prob.status),
-        message="CBC: "
-        + ("stopped on time limit" if stopped else str(pulp.LpStatus.get(prob.status)))
-        + f" ({pulp.LpSolution.get(sol_status, sol_status)})",
-        nodes=int(nodes.group(1)) if nodes else None,
-        time_limit_hit=stopped,
-        infeasible=infeasible,
-        rows=int(A.shape[0]),
-        time_limit=time_limit,
-    )
+        x=x, bound=bound, status=status, solver_status=int(code if code is not None else -1),
+        message=f"CBC: {why}", nodes=int(nodes.group(1)) if nodes else None,
+        time_limit_hit=bool(stopped), infeasible=infeasible, rows=rows, time_limit=time_limit,
+    )  # fmt: skip
 
 
 def run_cpsat(

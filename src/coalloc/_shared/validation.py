@@ -6,12 +6,20 @@ kernels trust what they get. Every message names the argument.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Optional
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["check_nonnegative", "nonnegative_vector", "square_sparse", "readonly"]
+__all__ = [
+    "check_nonnegative",
+    "nonnegative_vector",
+    "square_sparse",
+    "readonly",
+    "memory_available",
+    "check_memory",
+]
 
 
 def check_nonnegative(values: np.ndarray, argname: str) -> None:
@@ -66,6 +74,8 @@ def square_sparse(matrix: Any, argname: str, *, n: Optional[int] = None, kind: s
     """
     csr = sp.csr_array if kind == "array" else sp.csr_matrix
     if sp.issparse(matrix):
+        rows = int(matrix.shape[0])
+        check_memory(3 * 8 * (rows + 1) + 32 * matrix.nnz, f"{argname} with {rows} rows")
         mat = csr(matrix, dtype=np.float64, copy=True)
     else:
         try:
@@ -89,3 +99,45 @@ def readonly(*arrays: np.ndarray) -> None:
     """Mark arrays read-only (the models keep read-only copies the kernels can trust)."""
     for a in arrays:
         a.setflags(write=False)
+
+
+def memory_available() -> int:
+    """Bytes of memory this machine can give now (``MemAvailable``; total RAM elsewhere)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return 2**62
+
+
+def check_memory(nbytes: float, what: str) -> None:
+    """Refuse up front a model that cannot fit in memory.
+
+    Parameters
+    ----------
+    nbytes : float
+        Estimated bytes the model needs.
+    what : str
+        What needs it, for the message (``"a request of 2000000000 tasks"``).
+
+    Raises
+    ------
+    ValueError
+        When ``nbytes`` exceeds the memory available now; the message gives both.
+    """
+    free = memory_available()
+    if nbytes > free:
+        raise ValueError(
+            f"{what} needs about {_gib(nbytes)} of memory, more than the {_gib(free)} "
+            "available: refused before allocating it"
+        )
+
+
+def _gib(nbytes: float) -> str:
+    return f"{nbytes / 2**30:.1f} GiB"

@@ -14,7 +14,7 @@ import sys
 from typing import Optional, Sequence
 
 from .. import __version__
-from .._shared.jsonio import InstanceError
+from .._shared.jsonio import InstanceError, same_file
 from . import ctaap as ctaap_cli
 from . import loadshare as loadshare_cli
 from . import taskmap as taskmap_cli
@@ -61,10 +61,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _check_output_is_not_an_input(args)
         return args.func(args)
     except (InstanceError, ValueError, TypeError, OSError, ImportError) as exc:
         print(f"coalloc: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _check_output_is_not_an_input(args: argparse.Namespace) -> None:
+    """Refuse ``-o FILE`` when FILE is also one of the command's input files."""
+    output = getattr(args, "output", None)
+    if not output or output == "-":
+        return
+    for key, value in vars(args).items():
+        if key == "output":
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, str) and same_file(item, output):
+                raise ValueError(
+                    f"the output file {output} is also an input ({key}): "
+                    "write the output somewhere else"
+                )
 
 
 if __name__ == "__main__":  # pragma: no cover

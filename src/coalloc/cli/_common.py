@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
 from typing import Any, Optional, Sequence
+
+from .._shared.jsonio import atomic_output
 
 __all__ = [
     "param",
@@ -15,6 +18,9 @@ __all__ = [
     "add_seed",
     "add_output",
     "add_verbose",
+    "add_exact_options",
+    "solver_params",
+    "describe_bound",
     "add_batch_options",
     "run_batch",
 ]
@@ -58,6 +64,38 @@ def add_seed(p: argparse.ArgumentParser, help: str = "seed of every random choic
 def add_output(p: argparse.ArgumentParser, help: str, required: bool = False) -> None:
     """``-o/--output FILE``."""
     p.add_argument("-o", "--output", required=required, help=help)
+
+
+def add_exact_options(p: argparse.ArgumentParser, backends: Sequence[str]) -> None:
+    """``--time-limit SECONDS`` and ``--backend NAME`` for the exact method."""
+    p.add_argument(
+        "--time-limit", type=float, default=None, metavar="SECONDS",
+        help="wall-clock limit of an exact solve (model building included)",
+    )  # fmt: skip
+    p.add_argument(
+        "--backend", choices=list(backends), default=None,
+        help="integer-programming back-end of the exact method",
+    )  # fmt: skip
+
+
+def solver_params(args: argparse.Namespace) -> dict:
+    """``-p KEY=VALUE`` pairs plus ``--time-limit``/``--backend`` when given."""
+    params = dict(getattr(args, "param", None) or [])
+    for key in ("time_limit", "backend"):
+        value = getattr(args, key, None)
+        if value is not None:
+            if key in params and params[key] != value:
+                raise ValueError(f"--{key.replace('_', '-')} and -p {key}=... disagree")
+            params[key] = value
+    return params
+
+
+def describe_bound(result: Any, kind: str = "upper") -> Optional[str]:
+    """``status, bound and gap`` of a result in one line (None when it has no bound)."""
+    if result.bound is None:
+        return None
+    gap = "unknown (no solution)" if result.gap is None else f"{100 * result.gap:.1f}%"
+    return f"  {result.status}: {kind} bound {result.bound:g}, gap {gap}"
 
 
 def add_verbose(p: argparse.ArgumentParser) -> None:
@@ -113,21 +151,18 @@ def run_batch(args: argparse.Namespace, family: str, params: Optional[dict] = No
         params={**dict(args.param or []), **(params or {})}, with_report=True,
     )  # fmt: skip
     to_stdout = args.output == "-"
-    out = sys.stdout if to_stdout else open(args.output, "w", encoding="utf-8")
     failed = []
     t0 = time.perf_counter()
-    try:
+    with contextlib.nullcontext(sys.stdout) if to_stdout else atomic_output(args.output) as out:
         for index, (name, record) in enumerate(zip(args.files, records)):
             line = _batch_line(index, name, record)
             out.write(json.dumps(line, separators=(",", ":")) + "\n")
+            out.flush()
             if not line["ok"]:
                 failed.append(
                     str(record) if not isinstance(record, tuple)
                     else f"instance {index} ({name}): {record[0].status}, not feasible"
                 )  # fmt: skip
-    finally:
-        if not to_stdout:
-            out.close()
     elapsed = time.perf_counter() - t0
     for text in failed[:10]:
         print(f"coalloc: failed: {text}", file=sys.stderr)

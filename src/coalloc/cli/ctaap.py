@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from importlib import resources
 
+import numpy as np
+
 from .. import ctaap
 from ..ctaap import generators
 from ..ctaap.io import read_instance, read_result, write_instance, write_result
@@ -23,12 +25,17 @@ def _summary(name: str, request, offer, result, report) -> str:
 
 
 def _solve_and_report(request, offer, args, name: str) -> int:
-    params = dict(args.param or [])
+    params = common.solver_params(args)
+    if args.method != "exact":
+        for key in ("time_limit", "backend"):
+            if getattr(args, key) is not None:
+                raise ValueError(f"--{key.replace('_', '-')} applies to --method exact only")
     result = ctaap.solve(request, offer, args.method, seed=args.seed, bound=args.bound, **params)
     report = ctaap.verify(request, offer, result.assignment)
     print(_summary(name, request, offer, result, report))
-    if result.bound is not None:
-        print(f"  upper bound {result.bound:g}, gap {100 * result.gap:.1f}%")
+    line = common.describe_bound(result, "upper")
+    if line:
+        print(line)
     if args.verbose:
         for key, value in result.timings.items():
             print(f"  time {key}: {value * 1e3:.3f} ms")
@@ -74,7 +81,19 @@ def _cmd_generate(args) -> int:
 def _cmd_verify(args) -> int:
     request, offer = read_instance(args.instance)
     result = read_result(args.result)
-    report = ctaap.verify(request, offer, result["assignment"])
+    assignment = result["assignment"]
+    if assignment.shape[0] != request.n:
+        raise ValueError(
+            f"{args.result}: the assignment has {assignment.shape[0]} entries but the instance "
+            f"has {request.n} tasks"
+        )
+    report = ctaap.verify(request, offer, assignment)
+    claims = {"n_tasks": request.n, "n_allocated": int(np.count_nonzero(assignment >= 0))}
+    for key, actual in claims.items():
+        if result.get(key) is not None and result[key] != actual:
+            raise ValueError(
+                f"{args.result}: claims {key} = {result[key]} but the assignment gives {actual}"
+            )
     print(str(report))
     return 0 if report.feasible else 1
 
@@ -87,6 +106,7 @@ def _solver_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default=ctaap.solvers.DEFAULT_METHOD, choices=sorted(ctaap.METHODS))
     common.add_seed(p)
     common.add_params(p, "compat_fn=threshold")
+    common.add_exact_options(p, ctaap.exact.BACKENDS)
     common.add_output(p, "write the result as JSON to this file")
     common.add_verbose(p)
     p.add_argument("--bound", action="store_true", help="also compute an upper bound and the gap")

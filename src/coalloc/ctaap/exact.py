@@ -291,7 +291,8 @@ def upper_bound(request: Request, offer: Offer) -> int:
     compat = compatibility(request, offer)
     if n == 0 or m == 0 or not compat.any():
         return 0
-    cap = offer.capacity.astype(np.int64).copy()
+    # no cluster can take more than the n tasks: the flow capacities then fit in int32
+    cap = np.minimum(offer.capacity, n).astype(np.int64)
     B = request.bandwidth
     for j in range(m):
         cand = np.flatnonzero(compat[:, j])

@@ -17,7 +17,9 @@ from .._shared.jsonio import (
     num,
     vec,
 )
-from .model import Offer, Request
+from .._shared.schema import AnyValue, Bool, Int, ListOf, MapOf, Num, Obj, OneOf, TupleOf, check
+from .._shared.validation import check_memory
+from .model import MAX_CAPACITY, Offer, Request
 from .result import SolveResult
 from .verify import VerifyReport
 
@@ -102,30 +104,85 @@ def instance_to_dict(
 
 
 
+#: Most tasks a request file may declare (task indices are int64; memory is checked too).
+MAX_TASKS = 2**40
+
+_VALUES = ListOf(Num(0))
+_MATRIX = ListOf(ListOf(Num(0)))
+_EDGE_LIST = Obj(
+    {
+        "symmetric": (Bool(), False),
+        "edges": (ListOf(TupleOf(Int(0, MAX_TASKS), Int(0, MAX_TASKS), Num(0))), True),
+        "n_tasks": (Int(0, MAX_TASKS), False),
+    }
+)
+#: The instance format, checked strictly: unknown keys, wrong types and out-of-range
+#: values are errors naming the file and the field (docs/formats.md).
+INSTANCE_SCHEMA = Obj(
+    {
+        "format": (AnyValue(), False),
+        "version": (AnyValue(), False),
+        "request": (
+            Obj(
+                {
+                    "n_tasks": (Int(0, MAX_TASKS), False),
+                    "properties": (MapOf(_VALUES), False),
+                    "bandwidth": (OneOf((list, _MATRIX), (dict, _EDGE_LIST)), False),
+                }
+            ),
+            True,
+        ),
+        "offer": (
+            Obj(
+                {
+                    "properties": (MapOf(_VALUES), False),
+                    "capacity": (ListOf(Int(0, MAX_CAPACITY)), True),
+                    "bandwidth": (_MATRIX, False),
+                }
+            ),
+            True,
+        ),
+        "metadata": (AnyValue(), False),
+    }
+)
+
+
 def _request_bandwidth(bw: Any, n: Optional[int], where: str):
     if bw is None:
         return None
     if isinstance(bw, list):
-        return bw
-    if isinstance(bw, dict):
-        edges = get_key(bw, "edges", where)
-        symmetric = bool(bw.get("symmetric", False))
-        if n is None:
-            n = bw.get("n_tasks")
-        if n is None:
-            raise InstanceError(f"{where}: an edge list needs request.n_tasks")
-        try:
-            arr = np.asarray(edges, dtype=np.float64).reshape(-1, 3)
-        except (TypeError, ValueError):
-            raise InstanceError(f"{where}.edges: expected a list of [i, k, bandwidth]") from None
-        idx = arr[:, :2]
-        if np.any(idx != np.round(idx)) or np.any(idx < 0) or np.any(idx >= n):
-            raise InstanceError(f"{where}.edges: task indices must be integers in [0, {n})")
-        i, k, b = idx[:, 0].astype(np.int64), idx[:, 1].astype(np.int64), arr[:, 2]
-        if symmetric:
-            i, k, b = np.concatenate([i, k]), np.concatenate([k, i]), np.concatenate([b, b])
-        return sp.csr_array((b, (i, k)), shape=(n, n))
-    raise InstanceError(f"{where}: expected a matrix (list of rows) or an edge-list object")
+        return bw if bw else np.zeros((0, 0))  # the dense matrix of an empty request
+    n_edges = bw.get("n_tasks")
+    if n is not None and n_edges is not None and n != n_edges:
+        raise InstanceError(f"{where}.n_tasks is {n_edges} but request.n_tasks is {n}")
+    n = n if n is not None else n_edges
+    if n is None:
+        raise InstanceError(f"{where}: an edge list needs request.n_tasks")
+    edges = bw["edges"]
+    symmetric = bw.get("symmetric", False)
+    check_memory(3 * 8 * (n + 1) + 64 * len(edges), f"a request of {n} tasks")
+    first = {}
+    for j, (i, k, _) in enumerate(edges):
+        if i >= n or k >= n:
+            raise InstanceError(
+                f"{where}.edges[{j}]: task index {max(i, k)} is not in [0, {n}) "
+                f"(request.n_tasks is {n})"
+            )
+        key = (min(i, k), max(i, k)) if symmetric else (i, k)
+        if key in first:
+            what = "the pair" if symmetric else "the edge"
+            both = " (a symmetric edge list gives each pair once)" if symmetric else ""
+            raise InstanceError(
+                f"{where}.edges[{j}] = {list(edges[j])} repeats {what} {list(key)} of "
+                f"edges[{first[key]}]{both}"
+            )
+        first[key] = j
+    arr = np.array([e[2] for e in edges], dtype=np.float64)
+    i = np.array([e[0] for e in edges], dtype=np.int64)
+    k = np.array([e[1] for e in edges], dtype=np.int64)
+    if symmetric:
+        i, k, arr = np.concatenate([i, k]), np.concatenate([k, i]), np.concatenate([arr, arr])
+    return sp.csr_array((arr, (i, k)), shape=(n, n))
 
 
 def instance_from_dict(data: Any, *, source: str = "instance") -> Tuple[Request, Offer]:
@@ -148,9 +205,16 @@ def instance_from_dict(data: Any, *, source: str = "instance") -> Tuple[Request,
         With a message naming the offending field.
     """
     check_envelope(data, INSTANCE_FORMAT, VERSION, source)
-    req = get_key(data, "request", source)
-    off = get_key(data, "offer", source)
-    n = get_key(req, "n_tasks", f"{source}: request", required=False)
+    check(data, INSTANCE_SCHEMA, source)
+    req = data["request"]
+    off = data["offer"]
+    n = req.get("n_tasks")
+    for name, values in (req.get("properties") or {}).items():
+        if n is not None and len(values) != n:
+            raise InstanceError(
+                f"{source}: request.properties.{name} has {len(values)} values but "
+                f"request.n_tasks is {n}"
+            )
     try:
         bw = _request_bandwidth(req.get("bandwidth"), n, f"{source}: request.bandwidth")
         request = Request(get_key(req, "properties", f"{source}: request", required=False), bw)
@@ -257,8 +321,19 @@ def read_result(src: PathOrFile) -> dict:
     data, name = load_json(src)
     if not isinstance(data, dict) or data.get("format") != RESULT_FORMAT:
         raise InstanceError(f"{name}: not a coalloc result file (format {RESULT_FORMAT!r})")
-    try:
-        data["assignment"] = np.asarray(data["assignment"], dtype=np.int64)
-    except (KeyError, TypeError, ValueError):
-        raise InstanceError(f"{name}: assignment must be a list of integers") from None
+    values = data.get("assignment")
+    if not isinstance(values, list):
+        raise InstanceError(f"{name}: assignment must be a list of integers (cluster or -1)")
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise InstanceError(
+                f"{name}: assignment[{i}] = {v!r} is not an integer cluster index (or -1)"
+            )
+        if not -1 <= v < 2**62:
+            raise InstanceError(f"{name}: assignment[{i}] = {v} is out of range")
+    data["assignment"] = np.asarray(values, dtype=np.int64).reshape(len(values))
+    for key in ("n_tasks", "n_allocated"):
+        v = data.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            raise InstanceError(f"{name}: {key} must be a non-negative integer, got {v!r}")
     return data

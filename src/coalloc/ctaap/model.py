@@ -42,6 +42,10 @@ def _as_property_vectors(properties: Any, argname: str, length: Optional[int]) -
     return out
 
 
+#: Largest machine count of one cluster or of the whole offer (exact in float64 and int64).
+MAX_CAPACITY = 2**53
+
+
 def _common_length(props: dict, argname: str) -> Optional[int]:
     lengths = {name: arr.shape[0] for name, arr in props.items()}
     if len(set(lengths.values())) > 1:
@@ -66,7 +70,37 @@ def _request_bandwidth(bandwidth: Any, n: Optional[int]) -> sp.csr_array:
     mat.sort_indices()
     mat.indptr = mat.indptr.astype(np.int64, copy=False)
     mat.indices = mat.indices.astype(np.int64, copy=False)
+    _freeze_csr(mat)
     return mat
+
+
+class _FrozenCSR(sp.csr_array):
+    """A ``csr_array`` whose arrays can be neither written nor rebound once locked.
+
+    The kernels trust a model's CSR (sorted int64 indices in range): a model's bandwidth
+    is locked so that no later assignment (``B.indices = ...``, ``B.data[0] = ...``) can
+    reach them. Results of operations on it are ordinary, unlocked arrays.
+    """
+
+    _locked = False
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self._locked and name in ("data", "indices", "indptr", "_shape"):
+            raise AttributeError(
+                f"the bandwidth of a model is read-only: cannot set {name!r} "
+                "(build a new Request instead)"
+            )
+        super().__setattr__(name, value)
+
+
+def _freeze_csr(mat: sp.csr_array) -> None:
+    """Lock a canonical CSR: read-only arrays that cannot be rebound (kernels trust them)."""
+    mat.has_sorted_indices = True
+    mat.has_canonical_format = True
+    for arr in (mat.data, mat.indices, mat.indptr):
+        arr.setflags(write=False)
+    mat.__class__ = _FrozenCSR
+    object.__setattr__(mat, "_locked", True)
 
 
 def _array_items(state: dict):
@@ -87,7 +121,21 @@ def _array_items(state: dict):
 
 
 class _ReadOnlyPickle:
-    """Pickling keeps read-only arrays read-only (pickle itself restores them writable)."""
+    """Immutable after construction: attributes cannot be rebound, every array is
+    read-only, and pickling keeps them so (pickle itself restores arrays writable)."""
+
+    _frozen = False
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self._frozen:
+            raise AttributeError(
+                f"{type(self).__name__} is immutable after construction: build a new one "
+                f"instead of setting {name!r}"
+            )
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable after construction")
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -102,6 +150,9 @@ class _ReadOnlyPickle:
         for path in readonly:
             if path in arrays:
                 arrays[path].setflags(write=False)
+        for value in self.__dict__.values():
+            if sp.issparse(value):
+                _freeze_csr(value)
 
 
 class Request(_ReadOnlyPickle):
@@ -144,6 +195,7 @@ class Request(_ReadOnlyPickle):
         diff = self.bandwidth - self.bandwidth.T
         self.symmetric = bool(diff.nnz == 0 or np.all(diff.data == 0))
         self._transpose: Optional[sp.csr_array] = None
+        self._frozen = True
 
     @property
     def bandwidth_transpose(self) -> sp.csr_array:
@@ -153,7 +205,8 @@ class Request(_ReadOnlyPickle):
             t.sort_indices()
             t.indptr = t.indptr.astype(np.int64, copy=False)
             t.indices = t.indices.astype(np.int64, copy=False)
-            self._transpose = self.bandwidth if self.symmetric else t
+            _freeze_csr(t)
+            object.__setattr__(self, "_transpose", self.bandwidth if self.symmetric else t)
         return self._transpose
 
     @property
@@ -262,6 +315,11 @@ class Offer(_ReadOnlyPickle):
             raise ValueError("capacity must hold whole numbers of machines")
         if np.any(capf < 0):
             raise ValueError("capacity must be non-negative")
+        if np.any(capf > MAX_CAPACITY) or capf.sum() > MAX_CAPACITY:
+            raise ValueError(
+                f"capacity must be at most {MAX_CAPACITY} (2**53) machines per cluster and in "
+                "total: larger counts cannot be represented exactly"
+            )
         m = cap.shape[0]
         n_props = _common_length(props, "properties")
         if n_props is not None and n_props != m:
@@ -289,6 +347,7 @@ class Offer(_ReadOnlyPickle):
         bhat = np.ascontiguousarray(bhat)
         bhat.setflags(write=False)
         self.bandwidth = bhat
+        self._frozen = True
 
     @property
     def total_capacity(self) -> int:

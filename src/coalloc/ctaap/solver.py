@@ -55,6 +55,13 @@ DEFAULTS = {
 }
 
 
+#: Upper limits of the iteration parameters (a typo such as beta_r=1+1e-12 would otherwise
+#: run for ever): the defaults use 41 annealing steps, 4 x 30 inner loops, <= 1000 moves.
+MAX_ANNEALING_STEPS = 100_000
+MAX_LOOP = 10_000
+MAX_LOCAL_SEARCH = 10_000_000
+
+
 def auto_local_search(n: int) -> int:
     """Local-search iterations of ``local_search="auto"`` for ``n`` tasks.
 
@@ -101,11 +108,17 @@ def _resolve_scale(q_scale, request: Request) -> float:
 def _check_params(p: dict) -> None:
     if not (p["beta0"] > 0 and p["beta_f"] > 0 and np.isfinite(p["beta_f"])):
         raise ValueError("beta0 and beta_f must be positive and finite")
-    if not p["beta_r"] > 1:
-        raise ValueError(f"beta_r must be > 1, got {p['beta_r']}")
+    if not p["beta_r"] > 1 or not np.isfinite(p["beta_r"]):
+        raise ValueError(f"beta_r must be > 1 and finite, got {p['beta_r']}")
+    steps = max(0.0, np.log(p["beta_f"] / p["beta0"]) / np.log(p["beta_r"]))
+    if steps > MAX_ANNEALING_STEPS:
+        raise ValueError(
+            f"beta0={p['beta0']}, beta_f={p['beta_f']}, beta_r={p['beta_r']} give {steps:.3g} "
+            f"annealing steps; at most {MAX_ANNEALING_STEPS} are allowed (raise beta_r)"
+        )
     for key in ("max_outer", "max_inner"):
-        if int(p[key]) != p[key] or p[key] < 1:
-            raise ValueError(f"{key} must be a positive integer, got {p[key]!r}")
+        if int(p[key]) != p[key] or p[key] < 1 or p[key] > MAX_LOOP:
+            raise ValueError(f"{key} must be an integer in [1, {MAX_LOOP}], got {p[key]!r}")
     for key in ("tol_outer", "tol_inner", "init_noise"):
         if not (p[key] >= 0 and np.isfinite(p[key])):
             raise ValueError(f"{key} must be non-negative and finite, got {p[key]!r}")
@@ -116,8 +129,11 @@ def _check_params(p: dict) -> None:
         )
     if int(p["local_search"]) != p["local_search"]:
         raise ValueError(f"local_search must be a non-negative integer, got {p['local_search']!r}")
-    if p["local_search"] < 0:
-        raise ValueError(f"local_search must be a non-negative integer, got {p['local_search']!r}")
+    if p["local_search"] < 0 or p["local_search"] > MAX_LOCAL_SEARCH:
+        raise ValueError(
+            f"local_search must be an integer in [0, {MAX_LOCAL_SEARCH}], "
+            f"got {p['local_search']!r}"
+        )
     if p["matching"] not in ("cardinality", "weight"):
         raise ValueError(f"matching must be 'cardinality' or 'weight', got {p['matching']!r}")
     if p["backend"] not in ("compiled", "numpy"):

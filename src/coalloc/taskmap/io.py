@@ -30,6 +30,7 @@ from .._shared.jsonio import (
     vec,
 )
 from .._shared.result import jsonable
+from .._shared.schema import AnyValue, Bool, Int, ListOf, Num, Obj, OneOf, Str, TupleOf, check
 from .mapper import MappingResult
 from .model import ResourceGraph, TaskGraph
 
@@ -58,6 +59,45 @@ __all__ = [
 TASKGRAPH_FORMAT = "coalloc.taskgraph"
 RESOURCEGRAPH_FORMAT = "coalloc.resourcegraph"
 MAPPING_FORMAT = "coalloc.mapping"
+_NULL = (type(None), AnyValue())
+_EDGE = TupleOf(Int(0), Int(0), Num(0))
+TASKGRAPH_SCHEMA = Obj(
+    {
+        "format": (AnyValue(), False),
+        "version": (AnyValue(), False),
+        "n_tasks": (Int(0), False),
+        "directed": (OneOf((bool, Bool()), _NULL), False),
+        "weights": (ListOf(Num(0)), True),
+        "comm": (
+            OneOf(
+                (list, ListOf(ListOf(Num(0)))), (dict, Obj({"edges": (ListOf(_EDGE), True)})), _NULL
+            ),
+            False,
+        ),
+        "metadata": (AnyValue(), False),
+    }
+)
+RESOURCEGRAPH_SCHEMA = Obj(
+    {
+        "format": (AnyValue(), False),
+        "version": (AnyValue(), False),
+        "capacity": (ListOf(Num(0)), True),
+        "links": (ListOf(_EDGE), True),
+        "is_processor": (ListOf(Bool()), False),
+        "route_length": (OneOf((str, Str()), (list, ListOf(Num(0)))), False),
+        "names": (ListOf(Str()), False),
+        "metadata": (AnyValue(), False),
+    }
+)
+INSTANCE_SCHEMA = Obj(
+    {
+        "format": (AnyValue(), False),
+        "version": (AnyValue(), False),
+        "tasks": (AnyValue(), True),
+        "resources": (AnyValue(), True),
+        "metadata": (AnyValue(), False),
+    }
+)
 INSTANCE_FORMAT = "coalloc.taskmap.instance"
 VERSION = 1
 
@@ -100,29 +140,19 @@ def task_graph_to_dict(
 def task_graph_from_dict(data: Any, *, source: str = "<dict>") -> TaskGraph:
     """Build a :class:`TaskGraph` from a dict in the ``coalloc.taskgraph`` format."""
     check_envelope(data, TASKGRAPH_FORMAT, VERSION, source)
-    if "weights" not in data:
-        raise InstanceError(f"{source}: weights: missing (one compute requirement per task)")
+    check(data, TASKGRAPH_SCHEMA, source)
     weights = data["weights"]
-    if not isinstance(weights, list):
-        raise InstanceError(f"{source}: weights: expected a list")
     n = len(weights)
     if "n_tasks" in data and data["n_tasks"] != n:
         raise InstanceError(f"{source}: n_tasks is {data['n_tasks']} but weights has {n}")
     directed = data.get("directed")
-    if directed is not None and not isinstance(directed, bool):
-        raise InstanceError(f"{source}: directed: expected true, false or null")
     comm = data.get("comm")
     try:
         if isinstance(comm, dict):
-            edges = comm.get("edges")
-            if not isinstance(edges, list) or any(
-                not isinstance(e, list) or len(e) != 3 for e in edges
-            ):
-                raise InstanceError(f"{source}: comm.edges: expected a list of [s, t, volume]")
+            edges = comm["edges"]
+            _check_edges(edges, n, bool(directed), f"{source}: comm.edges")
             arr = np.array(edges, dtype=np.float64).reshape(-1, 3)
             idx = arr[:, :2]
-            if np.any(idx != np.round(idx)) or np.any(idx < 0) or np.any(idx >= n):
-                raise InstanceError(f"{source}: comm.edges: task indices must be in [0, {n})")
             s, t = idx[:, 0].astype(np.int64), idx[:, 1].astype(np.int64)
             vol = arr[:, 2]
             if directed:
@@ -154,6 +184,22 @@ def read_task_graph(src: PathOrFile) -> TaskGraph:
 # --------------------------------------------------------------------------------------
 
 
+def _check_edges(edges: list, n: int, directed: bool, where: str) -> None:
+    """Task indices in range; no edge twice (nor both directions of an undirected one)."""
+    first: dict = {}
+    for j, (a, b, _) in enumerate(edges):
+        if a >= n or b >= n:
+            raise InstanceError(f"{where}[{j}]: task index {max(a, b)} is not in [0, {n})")
+        key = (a, b) if directed else (min(a, b), max(a, b))
+        if key in first:
+            hint = "" if directed else " (an undirected graph gives each pair once)"
+            raise InstanceError(
+                f"{where}[{j}] = {list(edges[j])} repeats the pair {list(key)} of "
+                f"edges[{first[key]}]{hint}"
+            )
+        first[key] = j
+
+
 def resource_graph_to_dict(resources: ResourceGraph, *, metadata: Optional[dict] = None) -> dict:
     """A JSON-ready dict in the ``coalloc.resourcegraph`` format."""
     out: dict = {
@@ -181,18 +227,12 @@ def resource_graph_to_dict(resources: ResourceGraph, *, metadata: Optional[dict]
 def resource_graph_from_dict(data: Any, *, source: str = "<dict>") -> ResourceGraph:
     """Build a :class:`ResourceGraph` from a dict in the ``coalloc.resourcegraph`` format."""
     check_envelope(data, RESOURCEGRAPH_FORMAT, VERSION, source)
-    for key in ("capacity", "links"):
-        if key not in data:
-            raise InstanceError(f"{source}: {key}: missing")
+    check(data, RESOURCEGRAPH_SCHEMA, source)
     links = data["links"]
-    if not isinstance(links, list) or any(not isinstance(e, list) or len(e) != 3 for e in links):
-        raise InstanceError(f"{source}: links: expected a list of [u, v, bandwidth]")
     try:
         arr = np.array(links, dtype=np.float64).reshape(-1, 3)
         proc = data.get("is_processor")
         if proc is not None:
-            if not isinstance(proc, list) or any(not isinstance(x, bool) for x in proc):
-                raise InstanceError(f"{source}: is_processor: expected a list of true/false")
             proc = np.array(proc, dtype=bool)
         return ResourceGraph(
             data["capacity"], arr[:, :2], bandwidth=arr[:, 2], is_processor=proc,
@@ -238,12 +278,7 @@ def instance_to_dict(
 def instance_from_dict(data: Any, *, source: str = "<dict>") -> tuple:
     """``(TaskGraph, ResourceGraph)`` from a dict in the ``coalloc.taskmap.instance`` format."""
     check_envelope(data, INSTANCE_FORMAT, VERSION, source, required=True)
-    unknown = sorted(set(data) - {"format", "version", "tasks", "resources", "metadata"})
-    if unknown:
-        raise InstanceError(f"{source}: unknown key(s) {unknown}")
-    for key in ("tasks", "resources"):
-        if key not in data:
-            raise InstanceError(f"{source}: {key}: missing")
+    check(data, INSTANCE_SCHEMA, source)
     tasks = task_graph_from_dict(data["tasks"], source=f"{source}: tasks")
     resources = resource_graph_from_dict(data["resources"], source=f"{source}: resources")
     return tasks, resources
@@ -301,8 +336,6 @@ def read_mapping_result(src: PathOrFile) -> dict:
     data, name = load_json(src)
     if not isinstance(data, dict) or data.get("format") != MAPPING_FORMAT:
         raise InstanceError(f"{name}: not a coalloc mapping file (format {MAPPING_FORMAT!r})")
-    try:
-        data["mapping"] = np.asarray(data["mapping"], dtype=np.int64)
-    except (KeyError, TypeError, ValueError):
-        raise InstanceError(f"{name}: mapping: expected a list of integers") from None
+    check(data.get("mapping"), ListOf(Int(0)), name, root="mapping")
+    data["mapping"] = np.asarray(data["mapping"], dtype=np.int64).reshape(len(data["mapping"]))
     return data

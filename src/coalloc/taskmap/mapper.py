@@ -493,8 +493,10 @@ def map_tasks(
         raise ValueError(f"acceleration must be in (0, 1], got {acceleration}")
     if bound_factor is not None and not float(bound_factor) > 0:
         raise ValueError(f"bound_factor must be positive or None, got {bound_factor}")
-    if int(max_rounds) < 0:
-        raise ValueError(f"max_rounds must be >= 0, got {max_rounds}")
+    if not 0 <= int(max_rounds) <= 1_000_000:
+        raise ValueError(f"max_rounds must be an integer in [0, 1000000], got {max_rounds}")
+    if not float(acceleration) >= 1e-6:
+        raise ValueError(f"acceleration must be in [1e-6, 1], got {acceleration}")
     if clustering is not None and not isinstance(clustering, dict):
         raise TypeError("clustering must be a dict of flow_injection keyword arguments")
     open_metric, do_improve = METHODS[method]

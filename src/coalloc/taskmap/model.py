@@ -340,6 +340,12 @@ class ResourceGraph:
             raise ValueError(
                 f"links: processors {self.processors[i]} and {self.processors[j]} are not connected"
             )
+        if dist.shape[0] and not np.all(np.isfinite(dist[0])):
+            v = int(np.flatnonzero(~np.isfinite(dist[0]))[0])
+            raise ValueError(
+                f"links: node {v} is not connected to the processors (every router must be "
+                "reachable: routes and flows are walked through the whole graph)"
+            )
         # pred[k, v]: predecessor of v on the shortest path from processor k (row order)
         self._pred = pred.astype(np.int64)
         readonly(self._pred)

@@ -1,0 +1,310 @@
+"""Strict checking of parsed JSON documents: one helper for every family's file formats.
+
+A schema is built from a few node types (:class:`Obj`, :class:`ListOf`, :class:`Num`,
+:class:`Int`, :class:`Bool`, :class:`Str`, :class:`MapOf`, :class:`OneOf`, :class:`AnyValue`)
+and applied with :func:`check`. Every mistake becomes one :class:`InstanceError` naming the
+file, the field path (``request.bandwidth.edges[3][1]``) and what was expected:
+
+* unknown keys of an object (a misspelt ``"bandwith"`` is not silently ignored),
+* wrong types (the string ``"false"`` where a boolean belongs, ``true`` where a number
+  belongs: JSON booleans are never numbers),
+* numbers that are not finite or outside their range (integers checked before any
+  conversion, so nothing wraps),
+* lists of the wrong length.
+
+The checker only reads the document: it never converts or modifies it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
+
+from .jsonio import InstanceError
+
+__all__ = [
+    "Spec",
+    "Obj",
+    "ListOf",
+    "MapOf",
+    "TupleOf",
+    "OneOf",
+    "Num",
+    "Int",
+    "Bool",
+    "Str",
+    "AnyValue",
+    "check",
+    "INT64_MAX",
+]
+
+#: Largest integer any family accepts in a file (kernels use signed 64-bit integers).
+INT64_MAX = 2**63 - 1
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        text = value if len(value) <= 20 else value[:17] + "..."
+        return f"the string {text!r}"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _join(path: str, key: Any) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+class Spec:
+    """A node of a schema: :meth:`validate` raises :class:`_Mismatch` on a mistake."""
+
+    expected = "a value"
+
+    def validate(self, value: Any, path: str) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def fail(self, value: Any, path: str, expected: Optional[str] = None) -> None:
+        raise _Mismatch(path, f"expected {expected or self.expected}, got {_kind(value)}")
+
+
+class _Mismatch(Exception):
+    def __init__(self, path: str, text: str) -> None:
+        super().__init__(path, text)
+        self.path, self.text = path, text
+
+
+class AnyValue(Spec):
+    """Anything (free-form fields such as ``metadata``)."""
+
+    expected = "any value"
+
+    def validate(self, value: Any, path: str) -> None:
+        return None
+
+
+class Bool(Spec):
+    """A JSON boolean (``true``/``false``; never a string or a number)."""
+
+    expected = "true or false"
+
+    def validate(self, value: Any, path: str) -> None:
+        if not isinstance(value, bool):
+            self.fail(value, path)
+
+
+class Str(Spec):
+    """A string, optionally one of ``choices``."""
+
+    def __init__(self, choices: Optional[Iterable[str]] = None) -> None:
+        self.choices = None if choices is None else tuple(choices)
+        self.expected = (
+            "a string" if self.choices is None
+            else "one of " + ", ".join(repr(c) for c in self.choices)
+        )  # fmt: skip
+
+    def validate(self, value: Any, path: str) -> None:
+        if not isinstance(value, str) or (self.choices is not None and value not in self.choices):
+            self.fail(value, path)
+
+
+class Num(Spec):
+    """A finite JSON number (integers included, booleans never) in ``[lo, hi]``."""
+
+    def __init__(self, lo: Optional[float] = None, hi: Optional[float] = None) -> None:
+        self.lo, self.hi = lo, hi
+        self.expected = "a finite number" + _range_text(lo, hi)
+
+    def validate(self, value: Any, path: str) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(value, path)
+        if isinstance(value, int):
+            ok = _within(value, self.lo, self.hi) and abs(value) <= 2**1023
+        else:
+            ok = math.isfinite(value) and _within(value, self.lo, self.hi)
+        if not ok:
+            self.fail(value, path)
+
+
+class Int(Spec):
+    """A JSON integer in ``[lo, hi]`` (default: a signed 64-bit integer).
+
+    ``2.0`` is accepted as the integer 2 only when ``whole_floats`` is true.
+    """
+
+    def __init__(
+        self, lo: Optional[int] = None, hi: Optional[int] = INT64_MAX, *, whole_floats: bool = False
+    ) -> None:
+        self.lo = -INT64_MAX - 1 if lo is None else lo
+        self.hi = INT64_MAX if hi is None else hi
+        self.whole_floats = whole_floats
+        self.expected = "an integer" + _range_text(self.lo, self.hi)
+
+    def validate(self, value: Any, path: str) -> None:
+        if isinstance(value, bool):
+            self.fail(value, path)
+        if isinstance(value, float) and self.whole_floats and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or not self.lo <= value <= self.hi:
+            self.fail(value, path)
+
+
+class ListOf(Spec):
+    """A list whose items all match ``item``, with an optional exact or bounded length."""
+
+    def __init__(
+        self,
+        item: Spec,
+        *,
+        length: Optional[int] = None,
+        min_length: int = 0,
+        max_length: Optional[int] = None,
+    ) -> None:
+        self.item, self.length = item, length
+        self.min_length, self.max_length = min_length, max_length
+        if length is not None:
+            self.expected = f"a list of {length} ({item.expected})"
+        else:
+            self.expected = f"a list of {item.expected}"
+
+    def validate(self, value: Any, path: str) -> None:
+        if not isinstance(value, list):
+            self.fail(value, path)
+        n = len(value)
+        if self.length is not None and n != self.length:
+            self.fail(value, path)
+        if n < self.min_length or (self.max_length is not None and n > self.max_length):
+            hi = "" if self.max_length is None else f" and at most {self.max_length}"
+            self.fail(value, path, f"a list of at least {self.min_length}{hi} items")
+        for i, item in enumerate(value):
+            self.item.validate(item, f"{path}[{i}]")
+
+
+class TupleOf(Spec):
+    """A fixed-length list whose items match ``items`` one by one (``[i, k, bandwidth]``)."""
+
+    def __init__(self, *items: Spec) -> None:
+        self.items = items
+        self.expected = "[" + ", ".join(spec.expected for spec in items) + "]"
+
+    def validate(self, value: Any, path: str) -> None:
+        if not isinstance(value, list) or len(value) != len(self.items):
+            self.fail(value, path)
+        for i, (item, spec) in enumerate(zip(value, self.items)):
+            spec.validate(item, f"{path}[{i}]")
+
+
+class MapOf(Spec):
+    """An object with any string keys (names chosen by the user) whose values match ``value``."""
+
+    def __init__(self, value: Spec) -> None:
+        self.value = value
+        self.expected = f"an object of {value.expected}"
+
+    def validate(self, value: Any, path: str) -> None:
+        if not isinstance(value, dict):
+            self.fail(value, path)
+        for key, item in value.items():
+            self.value.validate(item, _join(path, key))
+
+
+class Obj(Spec):
+    """An object with known keys: ``fields`` maps each key to ``(spec, required)``.
+
+    Keys not in ``fields`` are errors unless ``extra`` is true; the message lists the keys
+    allowed, so a misspelt key is easy to spot.
+    """
+
+    def __init__(self, fields: Mapping[str, Tuple[Spec, bool]], *, extra: bool = False) -> None:
+        self.fields: Dict[str, Tuple[Spec, bool]] = dict(fields)
+        self.extra = extra
+        self.expected = "an object"
+
+    def validate(self, value: Any, path: str) -> None:
+        if not isinstance(value, dict):
+            self.fail(value, path)
+        if not self.extra:
+            unknown = [k for k in value if k not in self.fields]
+            if unknown:
+                raise _Mismatch(
+                    _join(path, unknown[0]),
+                    f"unknown key {unknown[0]!r} (allowed here: {', '.join(self.fields)})",
+                )
+        for key, (spec, required) in self.fields.items():
+            if key in value:
+                spec.validate(value[key], _join(path, key))
+            elif required:
+                raise _Mismatch(_join(path, key), "missing (required)")
+
+
+class OneOf(Spec):
+    """The first of ``options`` whose top-level type matches; its errors are reported."""
+
+    def __init__(self, *options: Tuple[type, Spec]) -> None:
+        self.options: Sequence[Tuple[type, Spec]] = options
+        self.expected = " or ".join(spec.expected for _, spec in options)
+
+    def validate(self, value: Any, path: str) -> None:
+        for kind, spec in self.options:
+            if isinstance(value, kind) and not (kind is not bool and isinstance(value, bool)):
+                spec.validate(value, path)
+                return
+        self.fail(value, path)
+
+
+def _within(value: float, lo: Optional[float], hi: Optional[float]) -> bool:
+    return (lo is None or value >= lo) and (hi is None or value <= hi)
+
+
+def _range_text(lo: Optional[float], hi: Optional[float]) -> str:
+    if lo is not None and hi is not None and hi < 2**62:
+        return f" in [{lo:g}, {hi:g}]"
+    if lo is not None and lo == 0:
+        return " >= 0"
+    if lo is not None and lo > -(2**62):
+        return f" >= {lo:g}"
+    return ""
+
+
+def check(data: Any, schema: Spec, source: str, *, root: str = "") -> None:
+    """Check a parsed document against ``schema``.
+
+    Parameters
+    ----------
+    data : object
+        The parsed JSON (not modified).
+    schema : Spec
+        The document's schema.
+    source : str
+        The file name (or ``"<dict>"``), first in every message.
+    root : str, optional
+        Path prefix of ``data`` inside the document (for a checked sub-document).
+
+    Raises
+    ------
+    InstanceError
+        ``"<source>: <field path>: expected <what>, got <what it is>"``.
+
+    Examples
+    --------
+    >>> from coalloc._shared.schema import Bool, Obj, check
+    >>> try:
+    ...     check({"symmetric": "false"}, Obj({"symmetric": (Bool(), True)}), "x.json")
+    ... except ValueError as exc:
+    ...     print(exc)
+    x.json: symmetric: expected true or false, got the string 'false'
+    """
+    try:
+        schema.validate(data, root)
+    except _Mismatch as exc:
+        where = exc.path or "(document)"
+        raise InstanceError(f"{source}: {where}: {exc.text}") from None

@@ -1,0 +1,128 @@
+"""Fuzzed file readers (issue 15 item 7): a mutated file is either read into an instance that
+solves and verifies, or refused with one InstanceError naming the file; nothing else.
+
+Hypothesis mutates valid files of every family's instance format (values replaced by other
+JSON values, keys dropped, renamed or added, lists truncated or extended). ci/sanitize.sh also
+runs this module against the AddressSanitizer build of the kernels.
+"""
+
+import copy
+import io
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import coalloc
+from coalloc._shared.jsonio import InstanceError
+from coalloc.taskmap import generators as tm_generators
+from coalloc.taskmap.io import instance_from_dict as taskmap_from_dict
+from coalloc.taskmap.io import instance_to_dict as taskmap_to_dict
+
+
+def _ctaap_doc():
+    r, o = coalloc.generators.fig2(1, n_tasks=5, seed=3)
+    return coalloc.ctaap.io.instance_to_dict(r, o, bandwidth_format="edges")
+
+
+def _taskmap_doc():
+    tasks, res = tm_generators.table1_instance(1.0, seed=0)
+    return taskmap_to_dict(tasks, res)
+
+
+DOCS = {"ctaap": _ctaap_doc(), "taskmap": _taskmap_doc()}
+
+scalars = (
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False) | st.text(max_size=4)
+)  # fmt: skip
+values = st.recursive(scalars, lambda v: st.lists(v, max_size=3), max_leaves=6)
+
+
+def _paths(doc, prefix=()):
+    yield prefix
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc[:6]):
+            yield from _paths(v, prefix + (i,))
+
+
+def _mutate(doc, data):
+    doc = copy.deepcopy(doc)
+    for _ in range(data.draw(st.integers(1, 3))):
+        paths = [p for p in _paths(doc) if p]
+        if not paths:
+            break
+        path = data.draw(st.sampled_from(paths))
+        parent = doc
+        for key in path[:-1]:
+            parent = parent[key]
+        key = path[-1]
+        action = data.draw(st.sampled_from(["replace", "drop", "rename", "grow"]))
+        if action == "replace":
+            parent[key] = data.draw(values)
+        elif action == "drop":
+            del parent[key]
+        elif action == "rename" and isinstance(parent, dict):
+            parent[key + "x"] = parent.pop(key)
+        elif action == "grow" and isinstance(parent[key], list):
+            parent[key].append(data.draw(values))
+    return doc
+
+
+def _solve_and_verify(family, problem):
+    if family == "ctaap":
+        r, o = problem
+        res = coalloc.solve(r, o, seed=0)
+        assert coalloc.verify(r, o, res.assignment).feasible
+    else:
+        tasks, res_graph = problem
+        res = coalloc.taskmap.solve(tasks, res_graph, seed=0)
+        assert coalloc.taskmap.verify_mapping(tasks, res_graph, res.mapping).ok
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(DOCS)), st.data())
+def test_mutated_files_are_read_or_refused_clearly(family, data):
+    doc = _mutate(DOCS[family], data)
+    text = json.dumps(doc)
+    buf = io.StringIO(text)
+    buf.name = "fuzz.json"
+    try:
+        if family == "ctaap":
+            problem = coalloc.read_instance(buf)
+        else:
+            problem = taskmap_from_dict(json.loads(text), source="fuzz.json")
+    except InstanceError as exc:
+        assert str(exc).startswith("fuzz.json"), exc
+        return
+    _solve_and_verify(family, problem)
+
+
+@pytest.mark.slow
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=200))
+def test_random_bytes_are_refused_clearly(blob):
+    buf = io.StringIO(blob.decode("latin-1"))
+    buf.name = "noise.json"
+    try:
+        coalloc.read_instance(buf)
+    except InstanceError as exc:
+        assert str(exc).startswith("noise.json")
+    else:  # pragma: no cover - 200 random bytes are never an instance
+        raise AssertionError("noise read as an instance")
+
+
+def test_the_unmutated_documents_are_valid():
+    for family, doc in DOCS.items():
+        problem = (
+            coalloc.ctaap.io.instance_from_dict(copy.deepcopy(doc)) if family == "ctaap"
+            else taskmap_from_dict(copy.deepcopy(doc))
+        )  # fmt: skip
+        _solve_and_verify(family, problem)
+    assert np.isfinite(DOCS["ctaap"]["offer"]["capacity"][0])
