@@ -48,6 +48,8 @@ def test_gap_command(tmp_path, capsys):
         (["share", "{bad}"], "not valid JSON"),
         (["share", "{prob}", "--method", "fcfs", "-p", "p=0.3"], "takes no parameter"),
         (["gap", "{gap}", "--instance", "5"], "--instance"),
+        (["share", "{typo}"], "jobsize"),
+        (["share", "{prob}", "-o", "{prob}"], "also an input"),
     ],
 )
 def test_bad_input_one_line_exit_2(tmp_path, capsys, argv_tail, words):
@@ -57,7 +59,11 @@ def test_bad_input_one_line_exit_2(tmp_path, capsys, argv_tail, words):
     prob.write_text(json.dumps({"capacity": [1, 1], "job_size": [1], "job_origin": [0]}))
     gap = tmp_path / "g.txt"
     gap.write_text("1 2 1 1 1 1 5\n")
-    names = {"missing": tmp_path / "none.txt", "bad": bad, "prob": prob, "gap": gap}
+    typo = tmp_path / "typo.json"
+    typo.write_text(json.dumps({"capacity": [1], "jobsize": [1], "job_size": [1],
+                                "job_origin": [0]}))  # fmt: skip
+    names = {"missing": tmp_path / "none.txt", "bad": bad, "prob": prob, "gap": gap,
+             "typo": typo}  # fmt: skip
     argv = ["loadshare"] + [a.format(**names) for a in argv_tail]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -6,6 +6,7 @@ import json
 import sys
 
 from .. import loadshare
+from .._shared.jsonio import write_text_atomic
 from ..loadshare.io import read_gap, read_problem, write_gap, write_problem
 from . import _common as common
 
@@ -34,8 +35,7 @@ def _cmd_share(args) -> int:
     if args.output:
         data = res.to_dict()
         data["verify"] = rep.to_dict()
-        with open(args.output, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
+        write_text_atomic(args.output, json.dumps(data) + "\n")
         print(f"result written to {args.output}")
     return 0 if rep.ok else 1
 
@@ -70,9 +70,7 @@ def _cmd_gap(args) -> int:
         print(line)
         rows.append({"instance": k, **res.to_dict()})
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row) + "\n")
+        write_text_atomic(args.output, "".join(json.dumps(row) + "\n" for row in rows))
         print(f"results written to {args.output}")
     return 0 if ok else 1
 
@@ -94,8 +92,9 @@ def _cmd_generate(args) -> int:
 
 def _cmd_verify(args) -> int:
     prob = read_problem(args.problem)
-    with open(args.result, encoding="utf-8") as fh:
-        data = json.load(fh)
+    from .._shared.jsonio import load_json
+
+    data, _ = load_json(args.result)
     if not isinstance(data, dict) or "placement" not in data:
         raise ValueError(f"{args.result}: no 'placement' in the result file")
     rep = loadshare.verify_placement(prob, data["placement"], claimed=data.get("throughput"))

@@ -28,7 +28,9 @@ from .._shared.jsonio import (
     get_key,
     load_json,
     vec,
+    write_text_atomic,
 )
+from .._shared.schema import AnyValue, Int, ListOf, Num, Obj, check
 from .gap import GapInstance
 from .model import LoadSharingProblem
 
@@ -45,6 +47,18 @@ __all__ = [
 
 FORMAT = "coalloc.loadshare.instance"
 VERSION = 1
+#: The strict schema of a problem file (unknown keys, wrong types and ranges are errors).
+PROBLEM_SCHEMA = Obj(
+    {
+        "format": (AnyValue(), False),
+        "version": (AnyValue(), False),
+        "capacity": (ListOf(Num(0)), True),
+        "job_size": (ListOf(Num(0)), True),
+        "job_origin": (ListOf(Int(0)), True),
+        "groups": (ListOf(Int(0)), False),
+        "metadata": (AnyValue(), False),
+    }
+)
 
 
 def problem_to_dict(problem: LoadSharingProblem, metadata: Any = None) -> dict:
@@ -67,6 +81,7 @@ def problem_from_dict(data: Any, *, source: str = "<dict>") -> LoadSharingProble
         Missing keys or invalid values (the message names ``source``).
     """
     check_envelope(data, FORMAT, VERSION, source)
+    check(data, PROBLEM_SCHEMA, source)
     try:
         return LoadSharingProblem(
             get_key(data, "capacity", source), get_key(data, "job_size", source),
@@ -218,5 +233,4 @@ def write_gap(dst: PathOrFile, instances: Any, *, multi: bool = True) -> None:
     if hasattr(dst, "write"):
         dst.write(text)
     else:
-        with open(os.fspath(dst), "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write_text_atomic(dst, text)
