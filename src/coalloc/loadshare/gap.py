@@ -8,9 +8,10 @@ Every item goes to exactly one agent (``assign_all=True``) or to at most one
 * :func:`read_gap` / :func:`write_gap`: the OR-Library format (module docstring of
   :mod:`coalloc.loadshare.io` and docs/loadshare.md).
 * :func:`solve_gap`: ``method="exact"`` (CP-SAT or HiGHS on the shared runner: proven
-  optimum, bound, gap) or ``"heuristic"`` (a regret-greedy start after Martello & Toth and
-  a tabu search over shifts and swaps with a penalised capacity excess; its lower bound is
-  the LP relaxation, equal to the Lagrangian bound of the capacity constraints).
+  optimum, bound, gap) or ``"heuristic"`` (the LP relaxation rounded, or a regret-greedy
+  start after Martello & Toth when the LP has no solution, then a tabu search over shifts
+  and swaps with a penalised capacity excess; its bound is the LP relaxation, equal to the
+  Lagrangian bound of the capacity constraints).
 * :func:`generate_gap`: Chu & Beasley's types A-D.
 """
 
@@ -188,18 +189,29 @@ def gap_bound(
 
     Equal to the Lagrangian bound obtained by relaxing the capacity constraints. Items that
     fit no agent alone are forced out of the LP's support (``x_ij = 0`` when ``w_ij > b_i``).
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import GapInstance, gap_bound
+    >>> gap_bound(GapInstance([[1, 3], [2, 1]], [[2, 2], [2, 2]], [2, 2]))
+    2.0
     """
+    return _lp(instance, sense, assign_all)[0]
+
+
+def _lp(instance: GapInstance, sense: str, assign_all: bool):
+    """``(bound or None, x or None)``: the LP bound and its (m, n) solution."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
     m, n = instance.m, instance.n
     fits = instance.weight <= instance.capacity[:, None]
     if assign_all and n and not np.all(fits.any(axis=0)):
-        return None  # an item fits no agent
+        return None, None  # an item fits no agent
     ii, jj = np.nonzero(fits)
     k = ii.shape[0]
     if k == 0:
-        return 0.0
+        return 0.0, np.zeros((m, n))
     sign = 1.0 if sense == "min" else -1.0
     c = sign * instance.cost[ii, jj]
     a_cap = coo_matrix((instance.weight[ii, jj].astype(float), (ii, np.arange(k))), shape=(m, k))
@@ -214,11 +226,13 @@ def gap_bound(
                       b_ub=np.concatenate([instance.capacity.astype(float), np.ones(n)]),
                       bounds=(0, 1), method="highs")  # fmt: skip
     if res.status != 0:
-        return None
+        return None, None
     value = sign * float(res.fun)
     if instance.integral_cost:  # an integer optimum: round the bound inwards
         value = math.ceil(value - 1e-6) if sense == "min" else math.floor(value + 1e-6)
-    return float(value)
+    x = np.zeros((m, n))
+    x[ii, jj] = res.x
+    return float(value), x
 
 
 def solve_gap(
@@ -255,7 +269,8 @@ def solve_gap(
     iterations : int, optional
         Heuristic: tabu iterations (default ``max(4000, 25 n)``).
     with_bound : bool, default True
-        Heuristic: compute the LP lower bound.
+        Heuristic: report the LP bound (the LP is solved either way: its rounding is the
+        start of the tabu search).
     hint : bool, default True
         Exact: start the solver from the heuristic's assignment.
 
@@ -292,10 +307,11 @@ def solve_gap(
     if iterations is not None:
         iterations = integer(iterations, "iterations", 0)
     params = {"sense": sense, "assign_all": bool(assign_all), "time_limit": limit}
-    heur = _heuristic(instance, sense, bool(assign_all), limit, seed, iterations)
+    bound, x_lp = _lp(instance, sense, bool(assign_all))
+    heur = _heuristic(instance, sense, bool(assign_all), limit, seed, iterations, x_lp)
     if method == "heuristic":
         assign, feasible, iters = heur
-        bound = gap_bound(instance, sense, bool(assign_all)) if with_bound else None
+        bound = bound if with_bound else None
         t = time.perf_counter() - t0
         params["iterations"] = iterations
         if not feasible:
@@ -314,8 +330,9 @@ def solve_gap(
                   heur if hint else None, params, t0)  # fmt: skip
 
 
-def _heuristic(inst, sense, assign_all, limit, seed, iterations):
-    """Regret greedy start + tabu search; returns (assignment, feasible, iterations)."""
+def _heuristic(inst, sense, assign_all, limit, seed, iterations, x_lp=None):
+    """LP-rounding (else regret greedy) start + tabu search; returns (assignment, feasible,
+    iterations)."""
     sign = 1.0 if sense == "min" else -1.0
     cost = sign * inst.cost
     weight = inst.weight
@@ -324,8 +341,15 @@ def _heuristic(inst, sense, assign_all, limit, seed, iterations):
         cost = np.vstack([cost, np.zeros((1, inst.n))])
         weight = np.vstack([weight, np.zeros((1, inst.n), dtype=np.int64)])
         cap = np.concatenate([cap, [0]]).astype(np.int64)
-    start = _regret_greedy(cost, weight, cap)
     n = inst.n
+    if x_lp is not None and n:
+        # every item to the agent with the largest LP share (the dummy agent when the LP
+        # leaves more than half of it unassigned)
+        start = np.argmax(x_lp, axis=0).astype(np.int64)
+        if not assign_all:
+            start[x_lp.sum(axis=0) < 0.5] = inst.m
+    else:
+        start = _regret_greedy(cost, weight, cap)
     iters = iterations if iterations is not None else max(4000, 25 * n)
     assign = np.ascontiguousarray(start, dtype=np.int64)
     ks = kernel_seed(seed if seed is not None else 0)
