@@ -57,7 +57,7 @@ def paper_setup(
     --------
     >>> from coalloc.loadshare.generators import paper_setup
     >>> prob = paper_setup(seed=0)
-    >>> prob.n_nodes, 2.6e5 < prob.fcfs_throughput < 2.9e5
+    >>> prob.n_nodes, 2.5e5 < prob.fcfs_throughput < 3.1e5
     (500, True)
     """
     n = integer(n_nodes, "n_nodes", 1)
