@@ -267,7 +267,7 @@ def solve_gap(
     threads : int, default 1
         Exact method's workers.
     iterations : int, optional
-        Heuristic: tabu iterations (default ``max(4000, 25 n)``).
+        Heuristic: tabu iterations (default ``max(3000, 15 n)``).
     with_bound : bool, default True
         Heuristic: report the LP bound (the LP is solved either way: its rounding is the
         start of the tabu search).
@@ -350,7 +350,7 @@ def _heuristic(inst, sense, assign_all, limit, seed, iterations, x_lp=None):
             start[x_lp.sum(axis=0) < 0.5] = inst.m
     else:
         start = _regret_greedy(cost, weight, cap)
-    iters = iterations if iterations is not None else max(4000, 25 * n)
+    iters = iterations if iterations is not None else max(3000, 15 * n)
     assign = np.ascontiguousarray(start, dtype=np.int64)
     ks = kernel_seed(seed if seed is not None else 0)
     deadline = None if limit is None else time.perf_counter() + limit
