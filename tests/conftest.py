@@ -97,3 +97,16 @@ def taskmap_graph_files(tmp_path, taskmap_small):
     write_task_graph(tp, taskmap_small.task_graph)
     write_resource_graph(rp, taskmap_small.resource_graph)
     return tp, rp
+
+
+# ------------------------------------------------------------------------- load sharing
+
+
+@pytest.fixture
+def loadshare_tiny():
+    """Three nodes, five jobs (small enough for the exact MILP)."""
+    from coalloc import loadshare
+
+    return loadshare.Instance(
+        loadshare.LoadSharingProblem([5.0, 5.0, 4.0], [4.0, 3.0, 3.0, 2.0, 1.0], [0, 0, 0, 1, 1])
+    )

@@ -38,6 +38,8 @@ COMPILED = {
     "coalloc.ctaap._cleanup",
     "coalloc.ctaap._localsearch",
     "coalloc.taskmap._flowinject",
+    "coalloc.loadshare._dmcf",
+    "coalloc.loadshare._gapls",
 }
 EXTENSION_SUFFIXES = (".so", ".pyd")
 

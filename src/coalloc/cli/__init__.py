@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 from .. import __version__
 from .._shared.jsonio import InstanceError, same_file
 from . import ctaap as ctaap_cli
+from . import loadshare as loadshare_cli
 from . import taskmap as taskmap_cli
 
 __all__ = ["main", "build_parser"]
@@ -27,6 +28,10 @@ GROUPS = {
         "co-allocation of a request graph onto clustered offers (Kravtsov et al.)",
     ),
     "taskmap": (taskmap_cli, "mapping task graphs onto resource graphs (Taura & Chien)"),
+    "loadshare": (
+        loadshare_cli,
+        "coalition load sharing (DMCF-GGA, Hovey & Jung) and the generalized assignment problem",
+    ),
 }
 
 

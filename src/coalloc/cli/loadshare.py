@@ -1,0 +1,169 @@
+"""``coalloc loadshare ...``: share, gap, generate, verify and solve-batch for load sharing."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import loadshare
+from .._shared.jsonio import write_text_atomic
+from ..loadshare.io import read_gap, read_problem, write_gap, write_problem
+from . import _common as common
+
+__all__ = ["add_commands"]
+
+
+def _cmd_share(args) -> int:
+    prob = read_problem(args.problem)
+    params = dict(args.param or [])
+    res = loadshare.share(prob, args.method, coalition_size=args.coalition_size, seed=args.seed,
+                          **params)  # fmt: skip
+    rep = loadshare.verify_placement(prob, res.placement, claimed=res.throughput)
+    ms = res.timings.get("total", float("nan")) * 1e3
+    print(f"{args.problem}: {res.method} ({res.status}) on {prob.n_nodes} nodes, "
+          f"{prob.n_jobs} jobs in {ms:.2f} ms: throughput {res.throughput:.6g} of bound "
+          f"{res.bound:.6g} ({100 * res.ratio:.3f} %)")  # fmt: skip
+    if res.method == "dmcf-gga":
+        cost = res.cost(args.latency)
+        print(f"  {res.generations} generations, {res.migrations} migrations, "
+              f"{res.messages.get('total', 0)} messages; search cost {cost['total']:.3f} s at "
+              f"{1e3 * args.latency:g} ms per message")  # fmt: skip
+    if args.verbose:
+        for key, value in res.iterations.items():
+            print(f"  {key}: {value}")
+        print(f"  {rep}")
+    if args.output:
+        data = res.to_dict()
+        data["verify"] = rep.to_dict()
+        write_text_atomic(args.output, json.dumps(data) + "\n")
+        print(f"result written to {args.output}")
+    return 0 if rep.ok else 1
+
+
+def _cmd_gap(args) -> int:
+    instances = read_gap(args.file)
+    if args.instance is not None:
+        if not 1 <= args.instance <= len(instances):
+            raise ValueError(f"--instance must be in 1..{len(instances)}, got {args.instance}")
+        chosen = [(args.instance, instances[args.instance - 1])]
+    else:
+        chosen = list(enumerate(instances, start=1))
+    rows = []
+    ok = True
+    for k, inst in chosen:
+        res = loadshare.solve_gap(inst, args.method, sense=args.sense,
+                                  assign_all=not args.partial, time_limit=args.time_limit,
+                                  seed=args.seed)  # fmt: skip
+        line = (f"{args.file}#{k} ({inst.m}x{inst.n}): {res.method} {res.status} "
+                f"objective {res.objective} bound {res.bound}")  # fmt: skip
+        if res.gap is not None:
+            line += f" gap {100 * res.gap:.3f} %"
+        line += f" in {res.timings['total']:.3f} s"
+        if res.assignment is not None:
+            rep = loadshare.verify_gap(inst, res.assignment, assign_all=not args.partial,
+                                       claimed=res.objective)  # fmt: skip
+            ok &= rep.ok
+            if not rep.ok:
+                line += f"; VERIFY FAILED: {rep}"
+        else:
+            ok &= res.status == "infeasible"
+        print(line)
+        rows.append({"instance": k, **res.to_dict()})
+    if args.output:
+        write_text_atomic(args.output, "".join(json.dumps(row) + "\n" for row in rows))
+        print(f"results written to {args.output}")
+    return 0 if ok else 1
+
+
+def _cmd_generate(args) -> int:
+    if args.kind == "paper":
+        prob = loadshare.generators.paper_setup(args.nodes, seed=args.seed)
+        write_problem(args.output, prob, metadata={"setup": "fig5", "seed": args.seed})
+        print(f"wrote load-sharing problem ({prob.n_nodes} nodes, {prob.n_jobs} jobs) "
+              f"to {args.output}")  # fmt: skip
+        return 0
+    insts = [loadshare.generate_gap(args.kind, args.agents, args.items, seed=args.seed + k)
+             for k in range(args.count)]  # fmt: skip
+    write_gap(args.output, insts, multi=args.count > 1 or not args.single)
+    print(f"wrote {args.count} GAP instance(s) of type {args.kind.upper()} "
+          f"({args.agents}x{args.items}) to {args.output}")  # fmt: skip
+    return 0
+
+
+def _cmd_verify(args) -> int:
+    prob = read_problem(args.problem)
+    from .._shared.jsonio import load_json
+
+    data, _ = load_json(args.result)
+    if not isinstance(data, dict) or "placement" not in data:
+        raise ValueError(f"{args.result}: no 'placement' in the result file")
+    rep = loadshare.verify_placement(prob, data["placement"], claimed=data.get("throughput"))
+    print(str(rep))
+    return 0 if rep.ok else 1
+
+
+def _cmd_solve_batch(args) -> int:
+    return common.run_batch(args, "loadshare")
+
+
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v
+
+
+def add_commands(sub) -> None:
+    """Add the load-sharing subcommands to ``sub``."""
+    p = sub.add_parser("share", help="share the jobs of a grid (DMCF-GGA, baselines, exact)")
+    p.add_argument("problem", help="load-sharing problem file (JSON, coalloc.loadshare.instance)")
+    p.add_argument("--method", default=loadshare.DEFAULT_METHOD, choices=sorted(loadshare.METHODS))
+    p.add_argument("--coalition-size", type=_positive_int, default=None,
+                   help="nodes per coalition (coalition methods; default 23)")  # fmt: skip
+    p.add_argument("--latency", type=float, default=0.7e-3,
+                   help="seconds per message in the cost model (default: DAS-3)")  # fmt: skip
+    common.add_seed(p)
+    common.add_params(p, "th_c=0.1")
+    common.add_output(p, "write the result (with the placement) as JSON")
+    common.add_verbose(p)
+    p.set_defaults(func=_cmd_share)
+
+    p = sub.add_parser("gap", help="solve OR-Library GAP instances (exact or heuristic)")
+    p.add_argument("file", help="OR-Library GAP file (multi-instance or one instance)")
+    p.add_argument("--method", default="heuristic", choices=["heuristic", "exact"])
+    p.add_argument("--sense", default="min", choices=["min", "max"])
+    p.add_argument("--partial", action="store_true", help="items may stay unassigned")
+    p.add_argument("--instance", type=int, default=None, help="solve only instance K (1-based)")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds per instance")
+    common.add_seed(p)
+    common.add_output(p, "write one JSON line per instance")
+    p.set_defaults(func=_cmd_gap)
+
+    p = sub.add_parser("generate", help="write a Fig. 5 grid or GAP instances of type A-D")
+    p.add_argument("kind", choices=["paper", "a", "b", "c", "d"])
+    p.add_argument("--nodes", type=_positive_int, default=500, help="nodes (paper setup)")
+    p.add_argument("--agents", type=_positive_int, default=5, help="agents (GAP)")
+    p.add_argument("--items", type=_positive_int, default=100, help="items (GAP)")
+    p.add_argument("--count", type=_positive_int, default=1, help="instances (GAP)")
+    p.add_argument("--single", action="store_true", help="one-instance layout (no count)")
+    common.add_seed(p)
+    common.add_output(p, "file to write", required=True)
+    p.set_defaults(func=_cmd_generate)
+
+    p = sub.add_parser("verify", help="check a share result file against its problem")
+    p.add_argument("problem")
+    p.add_argument("result")
+    p.set_defaults(func=_cmd_verify)
+
+    p = sub.add_parser("solve-batch", help="share many problem files in parallel (JSON lines)")
+    common.add_batch_options(p, loadshare.METHODS, loadshare.DEFAULT_METHOD, "coalition_size=45")
+    p.set_defaults(func=_cmd_solve_batch)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(0)

@@ -1,0 +1,75 @@
+"""Coalition load sharing (Hovey & Jung, DMCF-GGA, seed 004) and the generalized assignment
+problem.
+
+A grid of nodes receives jobs unevenly; node-agents form coalitions by conditional
+migration and share the jobs inside each coalition by first fit, maximising the total
+throughput ``sum_i min(load_i, capacity_i)``::
+
+    import coalloc.loadshare as ls
+    prob = ls.generators.paper_setup(seed=0)          # Fig. 5: 500 nodes
+    res = ls.share(prob, "dmcf-gga", coalition_size=23, seed=0)
+    res.placement, res.throughput, res.bound, res.migrations, res.messages
+
+Methods (:data:`METHODS`): ``bfd`` (default), ``dmcf-gga``, ``fcfs``, ``fcfs-ff``,
+``round-robin``, ``exact``. The generalized assignment problem: :class:`GapInstance`,
+:func:`read_gap`, :func:`solve_gap`, :func:`generate_gap`. See docs/loadshare.md.
+"""
+
+from . import generators
+from .dmcf import (
+    DEFAULTS,
+    PROCEDURES,
+    ROUNDS,
+    best_fit,
+    dmcf_gga,
+    fcfs,
+    fcfs_ff,
+    first_fit,
+    initial_coalitions,
+    round_robin,
+)
+from .exact import share_exact
+from .gap import GAP_TYPES, GapInstance, GapResult, gap_bound, generate_gap, solve_gap
+from .io import read_gap, read_problem, write_gap, write_problem
+from .model import LoadSharingProblem, node_loads, throughput_of
+from .result import ShareResult
+from .solvers import DEFAULT_METHOD, METHODS, Instance, share, solve
+from .verify import GapReport, PlacementReport, verify_gap, verify_placement
+
+__all__ = [
+    "LoadSharingProblem",
+    "node_loads",
+    "throughput_of",
+    "share",
+    "solve",
+    "METHODS",
+    "DEFAULT_METHOD",
+    "Instance",
+    "ShareResult",
+    "dmcf_gga",
+    "fcfs",
+    "fcfs_ff",
+    "round_robin",
+    "best_fit",
+    "share_exact",
+    "first_fit",
+    "initial_coalitions",
+    "DEFAULTS",
+    "PROCEDURES",
+    "ROUNDS",
+    "verify_placement",
+    "PlacementReport",
+    "verify_gap",
+    "GapReport",
+    "GapInstance",
+    "GapResult",
+    "solve_gap",
+    "gap_bound",
+    "generate_gap",
+    "GAP_TYPES",
+    "read_gap",
+    "write_gap",
+    "read_problem",
+    "write_problem",
+    "generators",
+]

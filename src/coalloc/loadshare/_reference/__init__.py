@@ -1,0 +1,1 @@
+"""Pure NumPy/Python twins of the family's compiled kernels (exact parity, tested)."""

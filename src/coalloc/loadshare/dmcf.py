@@ -1,0 +1,556 @@
+"""DMCF-GGA (Hovey & Jung, section 3.2) and the load-sharing baselines of section 4.2.3.
+
+Phase I evolves one chromosome (the coalition id of every node-agent) by conditional
+migration (Algorithm 3) against the coalition snapshot the cm-agents exchanged at the end of
+the previous generation; Phase II shares the jobs inside every coalition by first fit. The
+fitness of a generation is the total first-fit throughput; the best coalition structure is
+kept, and the run stops after ``patience`` (100) generations without an increase.
+
+Baselines: ``fcfs`` (no sharing), ``fcfs-ff`` (coalitions formed first come first served,
+first fit inside), ``round-robin`` (nodes dealt to coalitions in turn, first fit inside) and
+``bfd`` (the default: a central best-fit-decreasing balancer, no coalitions).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import math
+import time
+from typing import Any, Optional
+
+import numpy as np
+
+from .._shared.params import integer, number
+from .._shared.progress import progress as _progress
+from .._shared.seeding import check_seed, kernel_seed, streams
+from . import _dmcf
+from ._reference import dmcf as _twin
+from .model import LoadSharingProblem, throughput_of
+from .result import ShareResult
+
+__all__ = [
+    "dmcf_gga",
+    "fcfs",
+    "fcfs_ff",
+    "round_robin",
+    "best_fit",
+    "initial_coalitions",
+    "first_fit",
+    "job_order",
+    "PROCEDURES",
+    "ROUNDS",
+    "DEFAULTS",
+]
+
+#: Phase I procedures of Algorithm 1 with their message rounds per generation (Fig. 9a).
+ROUNDS = {
+    "ConditionalMigration": 1,
+    "NotifyDoneMigration": 1,
+    "CoalitionSnapshot": 3,
+    "Elect": 2,
+    "NotifyDoneGeneration": 2,
+}
+PROCEDURES = tuple(ROUNDS)
+#: Paper defaults (Fig. 5) and this implementation's choices.
+DEFAULTS = {
+    "coalition_size": 23,
+    "p": 0.25,
+    "th_c": 0.05,
+    "th_i": None,
+    "patience": 100,
+    "max_generations": 20000,
+    "init": "arrival",
+    "phase2": "ffd",
+}
+_BACKENDS = ("compiled", "numpy")
+_INITS = ("arrival", "random", "round-robin")
+_PHASE2 = ("ff", "ffd")
+
+
+def _kernels(backend: str):
+    if backend not in _BACKENDS:
+        raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
+    return _dmcf if backend == "compiled" else _twin
+
+
+def _n_coalitions(problem: LoadSharingProblem, coalition_size: Any) -> int:
+    size = integer(coalition_size, "coalition_size", 1)
+    return max(1, math.ceil(problem.n_nodes / size))
+
+
+def initial_coalitions(
+    problem: LoadSharingProblem, coalition_size: int = 23, how: str = "arrival",
+    seed: Optional[int] = 0,
+) -> np.ndarray:  # fmt: skip
+    """The coalition of every node before any migration.
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+    coalition_size : int
+        Nodes per coalition; ``ceil(n / coalition_size)`` coalitions.
+    how : {"arrival", "random", "round-robin"}
+        ``"arrival"``: consecutive blocks of the report order (first come first served,
+        :meth:`LoadSharingProblem.report_order`); ``"round-robin"``: the nodes dealt to the
+        coalitions in turn, in node order (node ``i`` joins coalition ``i mod k``);
+        ``"random"``: blocks of a random permutation.
+    seed : int, optional
+        Seed of the permutation (``"random"``).
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+
+    Raises
+    ------
+    ValueError
+        Unknown ``how`` or a bad ``coalition_size``.
+    """
+    nc = _n_coalitions(problem, coalition_size)
+    if how not in _INITS:
+        raise ValueError(f"init must be one of {_INITS}, got {how!r}")
+    n = problem.n_nodes
+    if how == "random":
+        order = np.random.default_rng(seed).permutation(n)
+    elif how == "round-robin":
+        order = np.arange(n)
+    else:
+        order = problem.report_order()
+    coal = np.empty(n, dtype=np.int64)
+    k = np.arange(n, dtype=np.int64)
+    coal[order] = k % nc if how == "round-robin" else k * nc // n
+    return coal
+
+
+def job_order(problem: LoadSharingProblem, phase2: str = "ff") -> np.ndarray:
+    """The order jobs are offered to first fit: arrival (``"ff"``) or decreasing size
+    (``"ffd"``, ties in arrival order)."""
+    if phase2 not in _PHASE2:
+        raise ValueError(f"phase2 must be one of {_PHASE2}, got {phase2!r}")
+    if phase2 == "ff":
+        return np.arange(problem.n_jobs, dtype=np.int64)
+    return np.argsort(-problem.job_size, kind="stable").astype(np.int64)
+
+
+def first_fit(problem: LoadSharingProblem, coalition: np.ndarray, *, phase2: str = "ff",
+              backend: str = "compiled") -> tuple:  # fmt: skip
+    """Phase II on every coalition: ``(placement, throughput, probes, moved)``.
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import LoadSharingProblem, first_fit
+    >>> first_fit(LoadSharingProblem([5, 5], [4, 3], [0, 0]), [0, 0])[1]
+    7.0
+    """
+    kern = _kernels(backend)
+    order = job_order(problem, phase2)
+    coal = np.ascontiguousarray(coalition, dtype=np.int64)
+    nc = int(coal.max()) + 1
+    placement = np.empty(problem.n_jobs, dtype=np.int64)
+    tp = np.zeros(nc)
+    probes, moved = kern.first_fit_all(
+        coal, problem.capacity, problem.job_size, problem.job_origin, order,
+        np.ones(nc, dtype=np.uint8), placement, tp,
+    )  # fmt: skip
+    return placement, float(tp.sum()), int(probes), int(moved)
+
+
+def _ff_task(coal, node_cap, job_size, job_origin, order, nc, ids, backend):
+    """Executor task: first fit of the coalitions ``ids`` (a picklable top-level function)."""
+    kern = _kernels(backend)
+    dirty = np.zeros(nc, dtype=np.uint8)
+    dirty[ids] = 1
+    placement = np.full(job_size.shape[0], -1, dtype=np.int64)
+    tp = np.zeros(nc)
+    probes, moved = kern.first_fit_all(coal, node_cap, job_size, job_origin, order, dirty,
+                                       placement, tp)  # fmt: skip
+    jobs = np.flatnonzero(dirty[coal[job_origin]])
+    return ids, tp[ids], jobs, placement[jobs], probes, moved
+
+
+class _Sharer:
+    """Phase II of the dirty coalitions, serially or on an executor (same answers)."""
+
+    def __init__(self, problem, nc, backend, executor, chunks, order):
+        self.p = problem
+        self.order = order
+        self.nc = nc
+        self.backend = backend
+        self.kern = _kernels(backend)
+        self.executor = executor
+        self.chunks = chunks
+
+    def run(self, coal, dirty, placement, tp):
+        p = self.p
+        if self.executor is None:
+            return self.kern.first_fit_all(
+                coal, p.capacity, p.job_size, p.job_origin, self.order, dirty, placement, tp
+            )
+        ids = np.flatnonzero(dirty)
+        if ids.size == 0:
+            return 0, 0
+        parts = np.array_split(ids, min(self.chunks, ids.size))
+        futures = [
+            self.executor.submit(_ff_task, coal, p.capacity, p.job_size, p.job_origin,
+                                 self.order, self.nc, part, self.backend)  # fmt: skip
+            for part in parts
+        ]
+        probes = moved = 0
+        for fut in futures:  # in submission order: the merge does not depend on timing
+            cid, ctp, jobs, place, pr, mv = fut.result()
+            tp[cid] = ctp
+            placement[jobs] = place
+            probes += pr
+            moved += mv
+        return probes, moved
+
+
+def _init_messages(n: int, groups: int) -> dict:
+    # Algorithm 2: UpdateLocalCMA (n), UpdateEveryCMA (g(g-1)), NotifyReady (3n + g(g-1)).
+    return {"UpdateLocalCMA": n, "UpdateEveryCMA": groups * (groups - 1),
+            "NotifyReady": 3 * n + groups * (groups - 1)}  # fmt: skip
+
+
+def _generation_messages(n: int, k: int) -> dict:
+    # Algorithms 3-4, per generation, with k coalitions that have members.
+    kk = k * (k - 1)
+    return {"ConditionalMigration": n, "NotifyDoneMigration": kk,
+            "CoalitionSnapshot": 2 * n + kk, "Elect": 2 * (n - k),
+            "NotifyDoneGeneration": kk + n}  # fmt: skip
+
+
+def dmcf_gga(
+    problem: LoadSharingProblem,
+    *,
+    coalition_size: int = 23,
+    p: float = 0.25,
+    th_c: float = 0.05,
+    th_i: Optional[float] = None,
+    patience: int = 100,
+    max_generations: int = 20000,
+    init: str = "arrival",
+    phase2: str = "ffd",
+    seed: Optional[int] = 0,
+    executor: Optional[cf.Executor] = None,
+    chunks: int = 8,
+    backend: str = "compiled",
+    progress: bool = False,
+) -> ShareResult:
+    """DMCF-GGA: coalition formation by conditional migration, first fit inside coalitions.
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+    coalition_size : int, default 23
+        Nodes per coalition at the start; ``ceil(n / coalition_size)`` coalitions (the
+        paper's sizes: 23, 33, 45, 83, 100).
+    p : float, default 0.25
+        Probability that a node-agent attempts a migration in a generation (Fig. 5).
+    th_c : float, default 0.05
+        Coalition threshold of Algorithm 3, in units of the mean node capacity: a
+        coalition counts as overloaded when its load exceeds its capacity by more than
+        ``th_c`` node capacities (the paper sweeps 0.05-1.20).
+    th_i : float, optional
+        Arrival cutoff of the initialisation (Algorithm 2), as a fraction of capacity: a
+        node stops taking jobs into the sharing once ``|t - cap| < th_i * cap``; later
+        jobs stay at their origin. None (default): every job takes part (the paper's
+        experiments fix the arrivals of every node).
+    patience : int, default 100
+        Stop after this many generations without an increase of the total throughput.
+    max_generations : int, default 20000
+        Hard limit on generations.
+    init : {"arrival", "random", "round-robin"}, default "arrival"
+        Initial coalition structure (:func:`initial_coalitions`).
+    phase2 : {"ffd", "ff"}, default "ffd"
+        Phase II (and the fitness of every generation): first fit with each coalition's
+        jobs in decreasing size (first fit decreasing, the default) or in arrival order
+        (``"ff"``, the paper's literal first fit; it loses up to about 0.2 % to packing
+        slack because migration balances coalitions to within ``th_c``).
+    seed : int, optional
+        Seed of every random choice (same seed, same answer on any executor).
+    executor : concurrent.futures.Executor, optional
+        Runs Phase II of the changed coalitions of every generation (for example
+        ``distributed.Client().get_executor()``); results are identical to the serial run.
+    chunks : int, default 8
+        Tasks per generation on the executor.
+    backend : {"compiled", "numpy"}, default "compiled"
+        The compiled generation step or its NumPy twin (identical results).
+    progress : bool, default False
+        Show a progress bar over generations.
+
+    Returns
+    -------
+    ShareResult
+        With ``coalition``, ``migrations``, ``generations``, ``messages``, ``rounds``,
+        ``history`` and counters ``attempts``, ``ff_probes`` (all generations),
+        ``ff_probes_final`` and ``jobs_moved`` (the final Phase II).
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad parameters.
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import generators, dmcf_gga
+    >>> prob = generators.paper_setup(n_nodes=100, seed=1)
+    >>> res = dmcf_gga(prob, coalition_size=23, seed=0)
+    >>> res.throughput <= prob.bound
+    True
+    """
+    t0 = time.perf_counter()
+    seed = check_seed(seed)
+    nc = _n_coalitions(problem, coalition_size)
+    p = float(p) if p == 0 else number(p, "p")
+    if not 0 <= p <= 1:
+        raise ValueError(f"p must be in [0, 1], got {p}")
+    th_c = float(th_c) if th_c == 0 else number(th_c, "th_c")
+    if th_i is not None:
+        th_i = number(th_i, "th_i")
+    patience = integer(patience, "patience", 1)
+    max_generations = integer(max_generations, "max_generations", 0)
+    chunks = integer(chunks, "chunks", 1)
+    kern = _kernels(backend)
+    if executor is not None and not isinstance(executor, cf.Executor):
+        if not callable(getattr(executor, "submit", None)):
+            raise TypeError("executor must be a concurrent.futures.Executor")
+    st = streams(seed, ["init", "migrate"])
+    n = problem.n_nodes
+    cap = problem.capacity
+    cap_ref = float(cap.mean())
+
+    # ---- DistributedInitializeSystem (Algorithm 2): the arrival cutoff
+    if th_i is None:
+        shared = np.ones(problem.n_jobs, dtype=bool)
+    else:
+        shared = _cutoff(problem, th_i)
+    if shared.all():
+        sub = problem
+    else:
+        sub = LoadSharingProblem(cap, problem.job_size[shared], problem.job_origin[shared],
+                                 problem.groups)  # fmt: skip
+    node_load = np.ascontiguousarray(sub.load)
+    messages = _init_messages(n, problem.n_groups)
+    rounds = {"Initialize": 6}
+
+    # ---- initial coalition structure
+    init_seed = int(st["init"].generate_state(1)[0])
+    coal = initial_coalitions(sub, coalition_size, init, seed=init_seed)
+    order = job_order(sub, phase2)
+    sharer = _Sharer(sub, nc, backend, executor, chunks, order)
+    placement = np.empty(sub.n_jobs, dtype=np.int64)
+    tp = np.zeros(nc)
+    ff_probes, _ = sharer.run(coal, np.ones(nc, dtype=np.uint8), placement, tp)
+    best = float(tp.sum())
+    best_coal = coal.copy()
+    history = [best]
+    mig_history = [0]
+    kseed = kernel_seed(st["migrate"])
+    migrations = attempts = 0
+    last_gain = 0
+    g = 0
+    new = np.empty(n, dtype=np.int64)
+    for key in PROCEDURES:
+        messages.setdefault(key, 0)
+        rounds[key] = 0
+    t_loop = time.perf_counter()
+    bar = _progress(total=max_generations, desc="dmcf-gga", unit="gen", disable=not progress)
+    try:
+        while g < max_generations and g - last_gain < patience:
+            coal_load = np.bincount(coal, weights=node_load, minlength=nc)
+            coal_cap = np.bincount(coal, weights=cap, minlength=nc)
+            coal_count = np.bincount(coal, minlength=nc).astype(np.int64)
+            k = int(np.count_nonzero(coal_count))
+            a, moves = kern.migrate(coal, node_load, cap, coal_load, coal_cap, coal_count,
+                                    p, th_c, cap_ref, kseed, g, new)  # fmt: skip
+            attempts += a
+            migrations += moves
+            for key, value in _generation_messages(n, k).items():
+                messages[key] += value
+                rounds[key] += ROUNDS[key]
+            g += 1
+            bar.update(1)
+            if moves:
+                changed = new != coal
+                dirty = np.zeros(nc, dtype=np.uint8)
+                dirty[coal[changed]] = 1
+                dirty[new[changed]] = 1
+                coal, new = new, coal
+                pr, _ = sharer.run(coal, dirty, placement, tp)
+                ff_probes += pr
+                total = float(tp.sum())
+                if total > best * (1 + 1e-12) + 1e-12:
+                    best = total
+                    best_coal = coal.copy()
+                    last_gain = g
+            history.append(best)
+            mig_history.append(migrations)
+    finally:
+        bar.close()
+    t_phase1 = time.perf_counter() - t_loop
+
+    # ---- Phase II on the best coalition structure
+    t2 = time.perf_counter()
+    final = np.empty(sub.n_jobs, dtype=np.int64)
+    ftp = np.zeros(nc)
+    probes_final, moved = kern.first_fit_all(
+        best_coal, cap, sub.job_size, sub.job_origin, order, np.ones(nc, dtype=np.uint8),
+        final, ftp,
+    )  # fmt: skip
+    full = problem.job_origin.copy()
+    full[shared] = final
+    away = (final != sub.job_origin).astype(np.float64)
+    per_coal = np.bincount(best_coal[sub.job_origin], weights=away, minlength=nc)
+    critical = int(per_coal.max()) if nc else 0
+    t_end = time.perf_counter()
+    throughput = throughput_of(problem, full)
+    messages["PhaseII"] = int(probes_final)
+    messages["total"] = int(sum(v for key, v in messages.items() if key != "total"))
+    rounds["total"] = int(sum(v for key, v in rounds.items() if key != "total"))
+    bound = problem.bound
+    return ShareResult(
+        status="feasible",
+        message=f"stopped after {g} generations ({g - last_gain} without a gain)",
+        method="dmcf-gga",
+        placement=full,
+        throughput=throughput,
+        bound=bound,
+        seed=seed,
+        params={"coalition_size": int(coalition_size), "p": p, "th_c": th_c, "th_i": th_i,
+                "patience": patience, "max_generations": max_generations, "init": init,
+                "phase2": phase2,
+                "backend": backend, "executor": executor is not None},  # fmt: skip
+        timings={"phase1": t_phase1, "phase2": t_end - t2, "total": t_end - t0},
+        iterations={"generations": g, "attempts": attempts, "migrations": migrations,
+                    "ff_probes": int(ff_probes + probes_final),
+                    "ff_probes_final": int(probes_final), "jobs_moved": int(moved),
+                    "jobs_moved_max_coalition": critical,
+                    "deferred_jobs": int((~shared).sum())},  # fmt: skip
+        objective=throughput,
+        gap=_gap(throughput, bound),
+        coalition=best_coal,
+        migrations=migrations,
+        generations=g,
+        messages=messages,
+        rounds=rounds,
+        history=np.asarray(history),
+        migration_history=np.asarray(mig_history, dtype=np.int64),
+    )
+
+
+def _cutoff(problem: LoadSharingProblem, th_i: float) -> np.ndarray:
+    """Jobs taken into the sharing under Algorithm 2's arrival cutoff."""
+    t = np.zeros(problem.n_nodes)
+    closed = np.zeros(problem.n_nodes, dtype=bool)
+    keep = np.zeros(problem.n_jobs, dtype=bool)
+    cap = problem.capacity
+    for j, (o, s) in enumerate(zip(problem.job_origin.tolist(), problem.job_size.tolist())):
+        if closed[o]:
+            continue
+        keep[j] = True
+        t[o] += s
+        if abs(t[o] - cap[o]) < th_i * cap[o]:
+            closed[o] = True
+    return keep
+
+
+def _gap(throughput: float, bound: float) -> float:
+    return 0.0 if bound <= 0 else max(0.0, (bound - throughput) / bound)
+
+
+def _simple(problem, method, placement, t0, seed, params, coalition=None, iterations=None):
+    tput = throughput_of(problem, placement)
+    return ShareResult(
+        status="feasible", message="", method=method, placement=placement, throughput=tput,
+        bound=problem.bound, seed=seed, params=params,
+        timings={"total": time.perf_counter() - t0}, iterations=iterations or {},
+        objective=tput, gap=_gap(tput, problem.bound), coalition=coalition,
+    )  # fmt: skip
+
+
+def fcfs(problem: LoadSharingProblem, *, seed: Optional[int] = None) -> ShareResult:
+    """No sharing: every job runs where it arrived (Condor's first come first served).
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import LoadSharingProblem, fcfs
+    >>> fcfs(LoadSharingProblem([10, 10], [15, 1], [0, 1])).throughput
+    11.0
+    """
+    t0 = time.perf_counter()
+    return _simple(problem, "fcfs", problem.job_origin.copy(), t0, check_seed(seed), {})
+
+
+def _coalition_ff(problem, method, how, coalition_size, seed, backend):
+    t0 = time.perf_counter()
+    coal = initial_coalitions(problem, coalition_size, how)
+    placement, _, probes, moved = first_fit(problem, coal, backend=backend)
+    return _simple(problem, method, placement, t0, check_seed(seed),
+                   {"coalition_size": int(coalition_size), "backend": backend}, coal,
+                   {"ff_probes": probes, "jobs_moved": moved})  # fmt: skip
+
+
+def fcfs_ff(problem: LoadSharingProblem, *, coalition_size: int = 23, seed: Optional[int] = None,
+            backend: str = "compiled") -> ShareResult:  # fmt: skip
+    """Coalitions formed first come first served (report order, consecutive), first fit inside.
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import generators, fcfs_ff
+    >>> prob = generators.paper_setup(n_nodes=100, seed=1)
+    >>> fcfs_ff(prob).throughput >= prob.fcfs_throughput
+    True
+    """
+    return _coalition_ff(problem, "fcfs-ff", "arrival", coalition_size, seed, backend)
+
+
+def round_robin(problem: LoadSharingProblem, *, coalition_size: int = 23,
+                seed: Optional[int] = None, backend: str = "compiled") -> ShareResult:  # fmt: skip
+    """Nodes dealt to the coalitions in turn (node ``i`` to coalition ``i mod k``), first fit
+    inside.
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import generators, round_robin
+    >>> prob = generators.paper_setup(n_nodes=100, seed=1)
+    >>> round_robin(prob).throughput <= prob.bound
+    True
+    """
+    return _coalition_ff(problem, "round-robin", "round-robin", coalition_size, seed, backend)
+
+
+def best_fit(problem: LoadSharingProblem, *, coalition_size: Optional[int] = None,
+             seed: Optional[int] = None, backend: str = "compiled") -> ShareResult:  # fmt: skip
+    """The default method: keep what fits at the origin, best fit decreasing for the rest.
+
+    Central (no coalitions; ``coalition_size`` is accepted and ignored). Every node keeps
+    the jobs that fit whole in its capacity, in arrival order; the other jobs, largest
+    first, go to the node with the least remaining capacity that holds them whole, else to
+    the node with the most remaining capacity (their excess queues there). It reaches the
+    bound whenever the pooled jobs can fill every node or all fit. When it falls short of
+    the bound, the same best fit without keeping any job at its origin is tried too and the
+    better placement returned.
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import generators, best_fit
+    >>> prob = generators.paper_setup(n_nodes=100, seed=1)
+    >>> best_fit(prob).throughput >= 0.999 * prob.bound
+    True
+    """
+    t0 = time.perf_counter()
+    kern = _kernels(backend)
+    if coalition_size is not None:
+        integer(coalition_size, "coalition_size", 1)
+    order = np.argsort(-problem.job_size, kind="stable").astype(np.int64)
+    placement = np.empty(problem.n_jobs, dtype=np.int64)
+    moved = kern.best_fit_decreasing(problem.capacity, problem.job_size, problem.job_origin,
+                                     order, placement, True)  # fmt: skip
+    if throughput_of(problem, placement) < problem.bound * (1 - 1e-12):
+        other = np.empty(problem.n_jobs, dtype=np.int64)
+        moved2 = kern.best_fit_decreasing(problem.capacity, problem.job_size,
+                                          problem.job_origin, order, other, False)  # fmt: skip
+        if throughput_of(problem, other) > throughput_of(problem, placement):
+            placement, moved = other, moved2
+    return _simple(problem, "bfd", placement, t0, check_seed(seed), {"backend": backend},
+                   iterations={"jobs_moved": int(moved)})  # fmt: skip

@@ -1,0 +1,121 @@
+"""The indivisible load-sharing problem as a multiple-knapsack integer program.
+
+Variables ``x_ij`` (job ``j`` on node ``i``, binary) and ``y_i`` (the throughput of node
+``i``, continuous)::
+
+    max  sum_i y_i
+    s.t. y_i <= capacity_i,   y_i <= sum_j size_j x_ij   (every node)
+         sum_i x_ij = 1                                  (every job)
+
+solved on the shared runner (HiGHS by default, CBC). ``y_i = min(load_i, capacity_i)`` at
+an optimum, so the value is the best throughput of any placement.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._shared.milp import import_backend, run_milp
+from .._shared.params import check_exact_options
+from .model import LoadSharingProblem, throughput_of
+from .result import ShareResult
+
+__all__ = ["share_exact"]
+
+
+def share_exact(
+    problem: LoadSharingProblem,
+    *,
+    backend: str = "highs",
+    time_limit: Optional[float] = 60.0,
+    mip_gap: float = 0.0,
+    threads: int = 1,
+    seed: Optional[int] = None,
+    verbose: bool = False,
+    max_variables: int = 500_000,
+) -> ShareResult:
+    """Best throughput of any placement of indivisible jobs (proven when ``optimal``).
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+    backend : {"highs", "cbc"}, default "highs"
+    time_limit : float, optional, default 60
+    mip_gap : float, default 0
+    threads : int, default 1
+    seed : int, optional
+    verbose : bool, default False
+    max_variables : int, default 500000
+        Refuse models with more ``x_ij`` variables than this (nodes x jobs) with a clear
+        error instead of building a program no solver here can prove.
+
+    Returns
+    -------
+    ShareResult
+        ``bound`` is the solver's proven upper bound (``min(load, capacity)`` without one);
+        without a solution the placement is every job at its origin and the status
+        ``time_limit``.
+
+    Raises
+    ------
+    ValueError
+        Bad options, or more than ``max_variables`` variables.
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import LoadSharingProblem, share_exact
+    >>> share_exact(LoadSharingProblem([5, 5], [4, 3, 3], [0, 0, 0])).throughput
+    9.0
+    """
+    check_exact_options(backend, ("highs", "cbc"), time_limit, mip_gap, threads, seed)
+    t0 = time.perf_counter()
+    n, J = problem.n_nodes, problem.n_jobs
+    nx = n * J  # x_ij at i * J + j, then y_i
+    if nx > max_variables:
+        raise ValueError(
+            f"the exact program would have {nx} variables (nodes x jobs), more than "
+            f"max_variables={max_variables}; use method 'bfd' or raise max_variables"
+        )
+    c = np.concatenate([np.zeros(nx), np.ones(n)])
+    x_idx = np.arange(nx)
+    node_of = x_idx // max(J, 1)
+    job_of = x_idx % max(J, 1) if J else x_idx
+    # rows 0..n-1: y_i - sum_j s_j x_ij <= 0; rows n..n+J-1: sum_i x_ij = 1
+    rows = np.concatenate([node_of, np.arange(n), n + job_of])
+    cols = np.concatenate([x_idx, nx + np.arange(n), x_idx])
+    vals = np.concatenate([-problem.job_size[job_of] if J else np.zeros(0), np.ones(n),
+                           np.ones(nx)])  # fmt: skip
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(n + J, nx + n))
+    lo = np.concatenate([np.full(n, -np.inf), np.ones(J)])
+    hi = np.concatenate([np.zeros(n), np.ones(J)])
+    ub = np.concatenate([np.ones(nx), problem.capacity])
+    integrality = np.concatenate([np.ones(nx), np.zeros(n)])
+    pkg = import_backend(backend)
+    out = run_milp(backend, pkg, c, A, lo, hi, integrality=integrality, lb=0.0, ub=ub,
+                   sense="max", time_limit=time_limit, mip_gap=mip_gap, threads=threads,
+                   seed=seed, verbose=verbose, name="loadshare")  # fmt: skip
+    if out.x is not None:
+        x = out.x[:nx].reshape(n, J)
+        placement = np.argmax(x, axis=0).astype(np.int64)
+        status = out.status
+    else:
+        placement = problem.job_origin.copy()
+        status = out.status if out.status in ("infeasible", "error") else "time_limit"
+    tput = throughput_of(problem, placement)
+    bound = out.bound if out.bound is not None else problem.bound
+    bound = min(float(bound), problem.bound)
+    if status == "optimal":
+        bound = tput
+    gap = None if bound <= 0 else max(0.0, (bound - tput) / bound)
+    return ShareResult(
+        status=status, message=out.message, method="exact", placement=placement,
+        throughput=tput, bound=bound, seed=seed,
+        params={"backend": backend, "time_limit": time_limit, "mip_gap": mip_gap,
+                "threads": threads},
+        timings={"total": time.perf_counter() - t0}, iterations={"nodes": int(out.nodes or 0)},
+        objective=tput, gap=gap,
+    )  # fmt: skip

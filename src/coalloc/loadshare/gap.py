@@ -1,0 +1,530 @@
+"""The generalized assignment problem (GAP), as Hovey & Jung frame load sharing.
+
+``m`` agents with capacities ``b_i`` and ``n`` items; assigning item ``j`` to agent ``i``
+costs ``c_ij`` (or earns it, ``sense="max"``) and uses ``w_ij`` of the agent's capacity.
+Every item goes to exactly one agent (``assign_all=True``) or to at most one
+(``assign_all=False``: an item may stay unassigned, ``-1``, at no cost).
+
+* :func:`read_gap` / :func:`write_gap`: the OR-Library format (module docstring of
+  :mod:`coalloc.loadshare.io` and docs/loadshare.md).
+* :func:`solve_gap`: ``method="exact"`` (CP-SAT or HiGHS on the shared runner: proven
+  optimum, bound, gap) or ``"heuristic"`` (the LP relaxation rounded, or a regret-greedy
+  start after Martello & Toth when the LP has no solution, then a tabu search over shifts
+  and swaps with a penalised capacity excess; its bound is the LP relaxation, equal to the
+  Lagrangian bound of the capacity constraints).
+* :func:`generate_gap`: Chu & Beasley's types A-D.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, List, Optional
+
+import numpy as np
+
+from .._shared.milp import import_backend, run_cpsat, run_milp
+from .._shared.params import choice, integer
+from .._shared.params import time_limit as _time_limit
+from .._shared.result import Result, jsonable
+from .._shared.seeding import check_seed, kernel_seed
+from .._shared.validation import readonly
+from . import _gapls
+
+__all__ = ["GapInstance", "GapResult", "solve_gap", "generate_gap", "GAP_TYPES", "gap_bound"]
+
+_LIMIT = 2**62
+GAP_TYPES = ("a", "b", "c", "d")
+
+
+class GapInstance:
+    """A validated GAP instance.
+
+    Parameters
+    ----------
+    cost : array_like, shape (m, n)
+        ``cost[i, j]``: cost (or profit) of item ``j`` on agent ``i``; finite.
+    weight : array_like of int, shape (m, n)
+        Capacity used; non-negative integers.
+    capacity : array_like of int, shape (m,)
+        Agent capacities; non-negative integers.
+    name : str, optional
+
+    Raises
+    ------
+    TypeError, ValueError
+        Wrong shapes, non-integer weights or capacities, negative values, NaN, or weights
+        whose sums could overflow 64-bit integers (every agent's total weight and capacity
+        must stay below 2**62).
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import GapInstance
+    >>> inst = GapInstance([[1, 2], [3, 1]], [[1, 1], [1, 1]], [1, 1])
+    >>> inst.m, inst.n
+    (2, 2)
+    """
+
+    def __init__(self, cost: Any, weight: Any, capacity: Any, name: str = "") -> None:
+        try:
+            c = np.array(cost, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"cost must be a numeric (m, n) matrix: {exc}") from None
+        if c.ndim != 2 or c.shape[0] == 0:
+            raise ValueError(f"cost must be a 2-D (m, n) matrix with m >= 1, got shape {c.shape}")
+        if not np.all(np.isfinite(c)):
+            raise ValueError("cost must be finite (found NaN or inf)")
+        w = _int_array(weight, "weight", 2)
+        if w.shape != c.shape:
+            raise ValueError(f"weight has shape {w.shape}, expected {c.shape} (like cost)")
+        b = _int_array(capacity, "capacity", 1)
+        if b.shape[0] != c.shape[0]:
+            raise ValueError(f"capacity has length {b.shape[0]}, expected {c.shape[0]} agents")
+        for i in range(w.shape[0]):
+            if sum(int(x) for x in w[i].tolist()) >= _LIMIT or int(b[i]) >= _LIMIT:
+                raise ValueError(
+                    f"weights of agent {i} sum to 2**62 or more: they could overflow int64"
+                )
+        self.cost, self.weight, self.capacity = c, w, b
+        readonly(c, w, b)
+        self.name = str(name)
+
+    @property
+    def m(self) -> int:
+        """Number of agents."""
+        return int(self.cost.shape[0])
+
+    @property
+    def n(self) -> int:
+        """Number of items."""
+        return int(self.cost.shape[1])
+
+    @property
+    def integral_cost(self) -> bool:
+        """All costs are integers (CP-SAT can take them as they are)."""
+        return bool(np.all(self.cost == np.round(self.cost)) and np.abs(self.cost).max() < 2**52)
+
+    def __repr__(self) -> str:
+        return f"GapInstance(m={self.m}, n={self.n}{', ' + self.name if self.name else ''})"
+
+
+def _int_array(values: Any, argname: str, ndim: int) -> np.ndarray:
+    try:
+        arr = np.array(values)
+    except (TypeError, ValueError) as exc:  # pragma: no cover
+        raise TypeError(f"{argname} must be an integer array: {exc}") from None
+    if arr.ndim != ndim:
+        raise ValueError(f"{argname} must be {ndim}-D, got shape {arr.shape}")
+    if arr.size and arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            raise ValueError(f"{argname} must hold integers")
+        if np.abs(arr).max() >= 2**62:
+            raise ValueError(f"{argname} has values of 2**62 or more: they could overflow int64")
+    elif arr.size and arr.dtype.kind == "O":
+        if any(abs(int(v)) >= _LIMIT for v in arr.ravel().tolist()):
+            raise ValueError(f"{argname} has values of 2**62 or more: they could overflow int64")
+    elif arr.size and arr.dtype.kind not in "iu":
+        raise TypeError(f"{argname} must hold integers, got dtype {arr.dtype}")
+    arr = arr.astype(np.int64)
+    if arr.size and arr.min() < 0:
+        raise ValueError(f"{argname} must be non-negative")
+    return arr
+
+
+@dataclass
+class GapResult(Result):
+    """What :func:`solve_gap` returns.
+
+    Attributes
+    ----------
+    assignment : ndarray of int64, shape (n,)
+        Agent of every item, -1 when unassigned (None without a solution).
+    objective : float or None
+        Total cost (``sense="min"``) or profit (``"max"``).
+    bound : float or None
+        A proven bound (lower for ``min``, upper for ``max``).
+    gap : float or None
+        ``|objective - bound| / max(1, |objective|)``.
+    sense : str
+    assign_all : bool
+    status, message, method, seed, params, timings, iterations
+        As for :class:`coalloc.Result`.
+    """
+
+    status: str
+    message: str
+    method: str
+    assignment: Optional[np.ndarray] = field(repr=False)
+    objective: Optional[float]
+    bound: Optional[float]
+    gap: Optional[float]
+    sense: str = "min"
+    assign_all: bool = True
+    seed: Optional[int] = None
+    params: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+    iterations: dict = field(default_factory=dict)
+
+    def _payload(self) -> dict:
+        return {"assignment": None if self.assignment is None else jsonable(self.assignment),
+                "sense": self.sense, "assign_all": self.assign_all}  # fmt: skip
+
+
+def _gap(objective: Optional[float], bound: Optional[float]) -> Optional[float]:
+    if objective is None or bound is None:
+        return None
+    return abs(objective - bound) / max(1.0, abs(objective))
+
+
+def _objective(inst: GapInstance, assign: np.ndarray) -> float:
+    on = assign >= 0
+    return float(inst.cost[assign[on], np.flatnonzero(on)].sum())
+
+
+def gap_bound(
+    instance: GapInstance, sense: str = "min", assign_all: bool = True
+) -> Optional[float]:
+    """The LP-relaxation bound of the GAP (None when the LP is infeasible).
+
+    Equal to the Lagrangian bound obtained by relaxing the capacity constraints. Items that
+    fit no agent alone are forced out of the LP's support (``x_ij = 0`` when ``w_ij > b_i``).
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import GapInstance, gap_bound
+    >>> gap_bound(GapInstance([[1, 3], [2, 1]], [[2, 2], [2, 2]], [2, 2]))
+    2.0
+    """
+    return _lp(instance, sense, assign_all)[0]
+
+
+def _lp(instance: GapInstance, sense: str, assign_all: bool):
+    """``(bound or None, x or None)``: the LP bound and its (m, n) solution."""
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    m, n = instance.m, instance.n
+    fits = instance.weight <= instance.capacity[:, None]
+    if assign_all and n and not np.all(fits.any(axis=0)):
+        return None, None  # an item fits no agent
+    ii, jj = np.nonzero(fits)
+    k = ii.shape[0]
+    if k == 0:
+        return 0.0, np.zeros((m, n))
+    sign = 1.0 if sense == "min" else -1.0
+    c = sign * instance.cost[ii, jj]
+    a_cap = coo_matrix((instance.weight[ii, jj].astype(float), (ii, np.arange(k))), shape=(m, k))
+    a_one = coo_matrix((np.ones(k), (jj, np.arange(k))), shape=(n, k))
+    if assign_all:
+        res = linprog(c, A_ub=a_cap, b_ub=instance.capacity.astype(float), A_eq=a_one,
+                      b_eq=np.ones(n), bounds=(0, 1), method="highs")  # fmt: skip
+    else:
+        from scipy.sparse import vstack
+
+        res = linprog(c, A_ub=vstack([a_cap, a_one]),
+                      b_ub=np.concatenate([instance.capacity.astype(float), np.ones(n)]),
+                      bounds=(0, 1), method="highs")  # fmt: skip
+    if res.status != 0:
+        return None, None
+    value = sign * float(res.fun)
+    if instance.integral_cost:  # an integer optimum: round the bound inwards
+        value = math.ceil(value - 1e-6) if sense == "min" else math.floor(value + 1e-6)
+    x = np.zeros((m, n))
+    x[ii, jj] = res.x
+    return float(value), x
+
+
+def solve_gap(
+    instance: GapInstance,
+    method: str = "heuristic",
+    *,
+    sense: str = "min",
+    assign_all: bool = True,
+    time_limit: Optional[float] = None,
+    seed: Optional[int] = 0,
+    backend: str = "cpsat",
+    threads: int = 1,
+    iterations: Optional[int] = None,
+    with_bound: bool = True,
+    hint: bool = True,
+) -> GapResult:
+    """Solve a GAP instance exactly or heuristically.
+
+    Parameters
+    ----------
+    instance : GapInstance
+    method : {"heuristic", "exact"}, default "heuristic"
+    sense : {"min", "max"}, default "min"
+        Minimise cost or maximise profit.
+    assign_all : bool, default True
+        Every item must be assigned; False lets items stay unassigned (``-1``, no cost).
+    time_limit : float, optional
+        Seconds (exact: the solver's limit; heuristic: stops the tabu search in rounds).
+    seed : int, optional
+    backend : {"cpsat", "highs", "cbc"}, default "cpsat"
+        Exact method's solver (non-integer costs: HiGHS is used instead of CP-SAT).
+    threads : int, default 1
+        Exact method's workers.
+    iterations : int, optional
+        Heuristic: tabu iterations (default ``max(3000, 15 n)``).
+    with_bound : bool, default True
+        Heuristic: report the LP bound (the LP is solved either way: its rounding is the
+        start of the tabu search).
+    hint : bool, default True
+        Exact: start the solver from the heuristic's assignment.
+
+    Returns
+    -------
+    GapResult
+        ``status``: ``optimal`` (proven), ``feasible``, ``infeasible`` (proven, exact),
+        ``time_limit`` (no solution in time) or ``error``; a heuristic that finds no
+        feasible assignment reports ``infeasible`` only when the LP proves it, else
+        ``time_limit``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad arguments.
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import GapInstance, solve_gap
+    >>> inst = GapInstance([[1, 9], [9, 1]], [[1, 1], [1, 1]], [1, 1])
+    >>> solve_gap(inst, "exact").objective
+    2.0
+    """
+    t0 = time.perf_counter()
+    if not isinstance(instance, GapInstance):
+        raise TypeError(f"instance must be a GapInstance, got {type(instance).__name__}")
+    choice(method, ("heuristic", "exact"), "method")
+    choice(sense, ("min", "max"), "sense")
+    if not isinstance(assign_all, (bool, np.bool_)):
+        raise TypeError("assign_all must be a bool")
+    limit = _time_limit(time_limit)
+    seed = check_seed(seed)
+    threads = integer(threads, "threads", 1)
+    if iterations is not None:
+        iterations = integer(iterations, "iterations", 0)
+    params = {"sense": sense, "assign_all": bool(assign_all), "time_limit": limit}
+    bound, x_lp = _lp(instance, sense, bool(assign_all))
+    heur = _heuristic(instance, sense, bool(assign_all), limit, seed, iterations, x_lp)
+    if method == "heuristic":
+        assign, feasible, iters = heur
+        bound = bound if with_bound else None
+        t = time.perf_counter() - t0
+        params["iterations"] = iterations
+        if not feasible:
+            infeasible = with_bound and bound is None
+            return GapResult("infeasible" if infeasible else "time_limit",
+                             "LP relaxation infeasible" if infeasible else
+                             "no feasible assignment found", "heuristic", None, None, bound,
+                             None, sense, bool(assign_all), seed, params, {"total": t},
+                             {"tabu_iterations": iters})  # fmt: skip
+        obj = _objective(instance, assign)
+        status = "optimal" if bound is not None and _gap(obj, bound) == 0 else "feasible"
+        return GapResult(status, "tabu search", "heuristic", assign, obj, bound,
+                         _gap(obj, bound), sense, bool(assign_all), seed, params,
+                         {"total": t}, {"tabu_iterations": iters})  # fmt: skip
+    return _exact(instance, sense, bool(assign_all), limit, seed, backend, threads,
+                  heur if hint else None, params, t0)  # fmt: skip
+
+
+def _heuristic(inst, sense, assign_all, limit, seed, iterations, x_lp=None):
+    """LP-rounding (else regret greedy) start + tabu search; returns (assignment, feasible,
+    iterations)."""
+    sign = 1.0 if sense == "min" else -1.0
+    cost = sign * inst.cost
+    weight = inst.weight
+    cap = inst.capacity
+    if not assign_all:  # a dummy agent (index m) that takes anything at no cost
+        cost = np.vstack([cost, np.zeros((1, inst.n))])
+        weight = np.vstack([weight, np.zeros((1, inst.n), dtype=np.int64)])
+        cap = np.concatenate([cap, [0]]).astype(np.int64)
+    n = inst.n
+    if x_lp is not None and n:
+        # every item to the agent with the largest LP share (the dummy agent when the LP
+        # leaves more than half of it unassigned)
+        start = np.argmax(x_lp, axis=0).astype(np.int64)
+        if not assign_all:
+            start[x_lp.sum(axis=0) < 0.5] = inst.m
+    else:
+        start = _regret_greedy(cost, weight, cap)
+    iters = iterations if iterations is not None else max(3000, 15 * n)
+    assign = np.ascontiguousarray(start, dtype=np.int64)
+    ks = kernel_seed(seed if seed is not None else 0)
+    deadline = None if limit is None else time.perf_counter() + limit
+    done = 0
+    feasible = False
+    best_assign = assign.copy()
+    best_val = math.inf
+    rounds = 1 if deadline is None else max(1, iters // 500)
+    per = iters if deadline is None else max(1, iters // rounds)
+    for r in range(rounds):
+        cur = best_assign.copy() if r else assign
+        _, feas, it = _gapls.tabu_search(np.ascontiguousarray(cost), np.ascontiguousarray(weight),
+                                         np.ascontiguousarray(cap), cur, per,
+                                         5, max(1000, 5 * n),
+                                         100, (ks + r) & (2**64 - 1))  # fmt: skip
+        done += it
+        val = float(cost[cur, np.arange(n)].sum()) if n else 0.0
+        if feas and (not feasible or val < best_val):
+            feasible, best_val, best_assign = True, val, cur.copy()
+        elif not feasible:
+            best_assign = cur.copy()
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+    out = best_assign.copy()
+    if not assign_all:
+        out[out == inst.m] = -1
+    return out, feasible, done
+
+
+def _regret_greedy(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Martello & Toth's regret heuristic with desirability ``-cost``: repeatedly assign the
+    item whose best feasible agent beats its second best by the most; an item that fits no
+    agent goes to the one with the most room left (the tabu search repairs it)."""
+    m, n = cost.shape
+    rem = cap.astype(np.int64).copy()
+    assign = np.full(n, -1, dtype=np.int64)
+    left = np.ones(n, dtype=bool)
+    cols = np.arange(n)
+    for _ in range(n):
+        fits = (weight <= rem[:, None]) & left[None, :]
+        c = np.where(fits, cost, np.inf)
+        if m > 1:
+            two = np.partition(c, 1, axis=0)[:2]
+            first, second = two[0], two[1]
+        else:
+            first, second = c[0], np.full(n, np.inf)
+        ok = left & np.isfinite(first)
+        if not ok.any():
+            j = int(np.flatnonzero(left)[0])
+            i = int(np.argmax(rem))
+        else:
+            with np.errstate(invalid="ignore"):
+                gap2 = np.where(np.isfinite(second), second - first, 1e300)
+            regret = np.where(ok, gap2, -1.0)
+            j = int(np.argmax(regret))
+            i = int(np.argmin(c[:, j]))
+        assign[j] = i
+        rem[i] -= weight[i, j]
+        left[j] = False
+    del cols
+    return assign
+
+
+def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params, t0):
+    choice(backend, ("cpsat", "highs", "cbc"), "backend")
+    if backend == "cpsat" and not inst.integral_cost:
+        backend = "highs"
+    params = {**params, "backend": backend, "threads": threads}
+    m, n = inst.m, inst.n
+    fits = inst.weight <= inst.capacity[:, None]
+    ii, jj = np.nonzero(fits)
+    pkg = import_backend(backend)
+    t1 = time.perf_counter()
+    if backend == "cpsat":
+        model = pkg.CpModel()
+        xs = [model.NewBoolVar(f"x{i}_{j}") for i, j in zip(ii.tolist(), jj.tolist())]
+        by_item: List[list] = [[] for _ in range(n)]
+        by_agent: List[list] = [[] for _ in range(m)]
+        for k, (i, j) in enumerate(zip(ii.tolist(), jj.tolist())):
+            by_item[j].append(k)
+            by_agent[i].append(k)
+        for j in range(n):
+            terms = [xs[k] for k in by_item[j]]
+            if assign_all:
+                model.AddExactlyOne(terms)
+            elif terms:
+                model.AddAtMostOne(terms)
+        for i in range(m):
+            if by_agent[i]:
+                model.Add(sum(int(inst.weight[i, jj[k]]) * xs[k] for k in by_agent[i])
+                          <= int(inst.capacity[i]))  # fmt: skip
+        obj = sum(int(inst.cost[i, j]) * x for i, j, x in zip(ii.tolist(), jj.tolist(), xs))
+        if sense == "min":
+            model.Minimize(obj)
+        else:
+            model.Maximize(obj)
+        if heur is not None and heur[1]:
+            for k, (i, j) in enumerate(zip(ii.tolist(), jj.tolist())):
+                model.AddHint(xs[k], int(heur[0][j] == i))
+        out = run_cpsat(pkg, model, xs, rows=n + m, time_limit=limit, threads=threads, seed=seed)
+    else:
+        from scipy.sparse import coo_matrix, vstack
+
+        k = ii.shape[0]
+        a_cap = coo_matrix((inst.weight[ii, jj].astype(float), (ii, np.arange(k))), shape=(m, k))
+        a_one = coo_matrix((np.ones(k), (jj, np.arange(k))), shape=(n, k))
+        A = vstack([a_cap, a_one]).tocsr()
+        lo = np.concatenate([np.full(m, -np.inf), np.ones(n) if assign_all else np.zeros(n)])
+        hi = np.concatenate([inst.capacity.astype(float), np.ones(n)])
+        out = run_milp(backend, pkg, inst.cost[ii, jj], A, lo, hi, integrality=np.ones(k),
+                       sense=sense, time_limit=limit, threads=threads, seed=seed)  # fmt: skip
+    t_solve = time.perf_counter() - t1
+    assign = None
+    obj = None
+    if out.x is not None:
+        assign = np.full(n, -1, dtype=np.int64)
+        chosen = np.flatnonzero(out.x > 0.5)
+        assign[jj[chosen]] = ii[chosen]
+        obj = _objective(inst, assign)
+    status = out.status
+    bound = out.bound
+    if status == "optimal" and obj is not None:
+        bound = obj
+    elif status == "infeasible" or (assign_all and not np.all(fits.any(axis=0))):
+        status, assign, obj, bound = "infeasible", None, None, None
+    return GapResult(status, out.message, "exact", assign, obj, bound, _gap(obj, bound), sense,
+                     assign_all, seed, params,
+                     {"solve": t_solve, "total": time.perf_counter() - t0},
+                     {"nodes": int(out.nodes or 0)})  # fmt: skip
+
+
+def generate_gap(kind: str, m: int, n: int, *, seed: Optional[int] = 0) -> GapInstance:
+    """A GAP instance of Chu & Beasley's type A, B, C or D (minimisation).
+
+    * A: ``w ~ U[5, 25]``, ``c ~ U[10, 50]``, ``b_i = 9 n / m + 0.4 max_i sum_{j: I_j = i}
+      w_ij`` where ``I_j`` is the cheapest agent of item ``j``;
+    * B: as A with 70 % of A's capacity;
+    * C: as A with ``b_i = 0.8 sum_j w_ij / m``;
+    * D: ``w ~ U[1, 100]``, ``c = 111 - w + U[-10, 10]``, ``b_i = 0.8 sum_j w_ij / m``.
+
+    Parameters
+    ----------
+    kind : {"a", "b", "c", "d"}
+    m, n : int
+        Agents and items.
+    seed : int, optional
+
+    Returns
+    -------
+    GapInstance
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import generate_gap
+    >>> int(generate_gap("d", 5, 100, seed=1).weight.max()) <= 100
+    True
+    """
+    kind = choice(str(kind).lower() if isinstance(kind, str) else kind, GAP_TYPES, "kind")
+    m = integer(m, "m", 1)
+    n = integer(n, "n", 1)
+    rng = np.random.default_rng(check_seed(seed))
+    if kind == "d":
+        w = rng.integers(1, 101, size=(m, n))
+        c = 111 - w + rng.integers(-10, 11, size=(m, n))
+        b = np.floor(0.8 * w.sum(axis=1) / m)
+    else:
+        w = rng.integers(5, 26, size=(m, n))
+        c = rng.integers(10, 51, size=(m, n))
+        if kind == "c":
+            b = np.floor(0.8 * w.sum(axis=1) / m)
+        else:
+            cheapest = np.argmin(c, axis=0)
+            per = np.array([w[i, cheapest == i].sum() for i in range(m)])
+            b = np.full(m, np.floor(9 * n / m + 0.4 * per.max()))
+            if kind == "b":
+                b = np.floor(0.7 * b)
+    return GapInstance(c, w, b.astype(np.int64), name=f"{kind}{m:02d}{n}-{seed}")

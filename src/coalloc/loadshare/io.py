@@ -1,0 +1,236 @@
+"""File formats of the load-sharing family.
+
+* ``coalloc.loadshare.instance`` (JSON, version 1)::
+
+      {"format": "coalloc.loadshare.instance", "version": 1,
+       "capacity": [...], "job_size": [...], "job_origin": [...], "groups": [...]}
+
+  ``groups`` is optional; jobs are listed in arrival order.
+* OR-Library GAP files (:func:`read_gap`, :func:`write_gap`): integers separated by white
+  space. A multi-instance file starts with the number of instances ``P``; each instance is
+  ``m n``, the ``m x n`` cost matrix row by row, the ``m x n`` weight matrix row by row and
+  the ``m`` capacities. A one-instance file has no leading ``P``; the reader tells the two
+  apart by the token count.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, List
+
+import numpy as np
+
+from .._shared.jsonio import (
+    InstanceError,
+    PathOrFile,
+    check_envelope,
+    dump_json,
+    get_key,
+    load_json,
+    vec,
+    write_text_atomic,
+)
+from .._shared.schema import AnyValue, Int, ListOf, Num, Obj, check
+from .gap import GapInstance
+from .model import LoadSharingProblem
+
+__all__ = [
+    "FORMAT",
+    "read_problem",
+    "write_problem",
+    "problem_from_dict",
+    "problem_to_dict",
+    "read_gap",
+    "write_gap",
+    "parse_gap",
+]
+
+FORMAT = "coalloc.loadshare.instance"
+VERSION = 1
+#: The strict schema of a problem file (unknown keys, wrong types and ranges are errors).
+PROBLEM_SCHEMA = Obj(
+    {
+        "format": (AnyValue(), False),
+        "version": (AnyValue(), False),
+        "capacity": (ListOf(Num(0)), True),
+        "job_size": (ListOf(Num(0)), True),
+        "job_origin": (ListOf(Int(0)), True),
+        "groups": (ListOf(Int(0)), False),
+        "metadata": (AnyValue(), False),
+    }
+)
+
+
+def problem_to_dict(problem: LoadSharingProblem, metadata: Any = None) -> dict:
+    """The JSON-ready dictionary of a problem."""
+    out = {"format": FORMAT, "version": VERSION, "capacity": vec(problem.capacity),
+           "job_size": vec(problem.job_size),
+           "job_origin": [int(v) for v in problem.job_origin.tolist()],
+           "groups": [int(v) for v in problem.groups.tolist()]}  # fmt: skip
+    if metadata is not None:
+        out["metadata"] = metadata
+    return out
+
+
+def problem_from_dict(data: Any, *, source: str = "<dict>") -> LoadSharingProblem:
+    """A problem from a parsed ``coalloc.loadshare.instance`` dictionary.
+
+    Raises
+    ------
+    InstanceError
+        Missing keys or invalid values (the message names ``source``).
+    """
+    check_envelope(data, FORMAT, VERSION, source)
+    check(data, PROBLEM_SCHEMA, source)
+    try:
+        return LoadSharingProblem(
+            get_key(data, "capacity", source), get_key(data, "job_size", source),
+            get_key(data, "job_origin", source), data.get("groups"),
+        )  # fmt: skip
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, InstanceError):
+            raise
+        raise InstanceError(f"{source}: {exc}") from None
+
+
+def read_problem(src: PathOrFile) -> LoadSharingProblem:
+    """Read a ``coalloc.loadshare.instance`` JSON file.
+
+    Examples
+    --------
+    >>> import io, json
+    >>> from coalloc.loadshare.io import read_problem
+    >>> text = json.dumps({"capacity": [1, 1], "job_size": [2], "job_origin": [0]})
+    >>> read_problem(io.StringIO(text)).n_nodes
+    2
+    """
+    data, name = load_json(src)
+    return problem_from_dict(data, source=name)
+
+
+def write_problem(dst: PathOrFile, problem: LoadSharingProblem, metadata: Any = None) -> None:
+    """Write a problem as a ``coalloc.loadshare.instance`` JSON file."""
+    dump_json(problem_to_dict(problem, metadata), dst)
+
+
+def parse_gap(text: str, source: str = "<string>") -> List[GapInstance]:
+    """Parse OR-Library GAP text (multi-instance or one instance); returns the instances.
+
+    Raises
+    ------
+    InstanceError
+        Non-integer tokens, a truncated file or trailing data.
+    """
+    tokens = text.split()
+    try:
+        nums = [int(t) for t in tokens]
+    except ValueError:
+        bad = next(t for t in tokens if not _is_int(t))
+        raise InstanceError(f"{source}: not an integer: {bad!r}") from None
+    if not nums:
+        raise InstanceError(f"{source}: empty GAP file")
+
+    def single_size(pos: int) -> int:
+        if pos + 2 > len(nums):
+            return -1
+        m, n = nums[pos], nums[pos + 1]
+        if m < 1 or n < 0:
+            return -1
+        return 2 + 2 * m * n + m
+
+    if len(nums) >= 2 and single_size(0) == len(nums):
+        starts, count = [0], 1
+    else:
+        count = nums[0]
+        if count < 1:
+            raise InstanceError(f"{source}: the instance count must be positive, got {count}")
+        starts, pos = [], 1
+        for k in range(count):
+            size = single_size(pos)
+            if size < 0 or pos + size > len(nums):
+                raise InstanceError(f"{source}: instance {k + 1} of {count} is truncated")
+            starts.append(pos)
+            pos += size
+        if pos != len(nums):
+            extra = len(nums) - pos
+            raise InstanceError(f"{source}: {extra} extra numbers after the last instance")
+    out = []
+    base = os.path.splitext(os.path.basename(source))[0]
+    for k, pos in enumerate(starts):
+        m, n = nums[pos], nums[pos + 1]
+        a = pos + 2
+        cost = np.array(nums[a : a + m * n], dtype=np.int64).reshape(m, n)
+        weight = np.array(nums[a + m * n : a + 2 * m * n], dtype=np.int64).reshape(m, n)
+        cap = np.array(nums[a + 2 * m * n : a + 2 * m * n + m], dtype=np.int64)
+        try:
+            out.append(GapInstance(cost, weight, cap, name=f"{base}-{k + 1}"))
+        except (TypeError, ValueError) as exc:
+            raise InstanceError(f"{source}: instance {k + 1}: {exc}") from None
+    return out
+
+
+def _is_int(t: str) -> bool:
+    try:
+        int(t)
+        return True
+    except ValueError:
+        return False
+
+
+def read_gap(path: PathOrFile) -> List[GapInstance]:
+    """Read an OR-Library GAP file: a list of :class:`GapInstance` (one per instance).
+
+    Parameters
+    ----------
+    path : str, path-like or text stream
+
+    Returns
+    -------
+    list of GapInstance
+
+    Raises
+    ------
+    InstanceError
+        Unreadable or malformed file (one line naming the file).
+
+    Examples
+    --------
+    >>> import io
+    >>> from coalloc.loadshare import read_gap
+    >>> [g.m for g in read_gap(io.StringIO("1 1 2  3 4  1 1  2"))]
+    [1]
+    """
+    if hasattr(path, "read"):
+        return parse_gap(path.read(), getattr(path, "name", "<stream>"))
+    name = os.fspath(path)
+    try:
+        with open(name, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InstanceError(f"{name}: not a text file") from None
+    return parse_gap(text, name)
+
+
+def write_gap(dst: PathOrFile, instances: Any, *, multi: bool = True) -> None:
+    """Write GAP instances in the OR-Library format (``multi=False``: exactly one, no count)."""
+    if isinstance(instances, GapInstance):
+        instances = [instances]
+    instances = list(instances)
+    if not multi and len(instances) != 1:
+        raise ValueError("multi=False writes exactly one instance")
+    lines = [f" {len(instances)}"] if multi else []
+    for g in instances:
+        if not g.integral_cost:
+            raise ValueError("the OR-Library format holds integer costs only")
+        lines.append(f" {g.m} {g.n}")
+        for mat in (g.cost.astype(np.int64), g.weight):
+            for row in mat.tolist():
+                lines.append(" " + " ".join(str(int(v)) for v in row))
+        lines.append(" " + " ".join(str(int(v)) for v in g.capacity.tolist()))
+    text = "\n".join(lines) + "\n"
+    if hasattr(dst, "write"):
+        dst.write(text)
+    else:
+        write_text_atomic(dst, text)

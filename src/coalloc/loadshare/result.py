@@ -1,0 +1,110 @@
+"""The result of every load-sharing method (:class:`ShareResult`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from .._shared.result import Result, jsonable
+
+__all__ = ["ShareResult"]
+
+
+@dataclass
+class ShareResult(Result):
+    """What :func:`coalloc.loadshare.share` returns.
+
+    Attributes
+    ----------
+    placement : ndarray of int64, shape (J,)
+        The node of every job.
+    throughput : float
+        ``sum_i min(load_i, capacity_i)`` of the placement.
+    bound : float
+        ``min(total load, total capacity)`` (or the exact method's proven bound).
+    coalition : ndarray of int64 or None
+        The coalition of every node (coalition methods).
+    migrations : int
+        Conditional migrations performed (DMCF-GGA).
+    generations : int
+        Generations run (DMCF-GGA).
+    messages : dict of str to int
+        Messages sent per procedure (DMCF-GGA, Fig. 9a's procedures), with ``"total"``.
+    rounds : dict of str to int
+        Sequential message rounds (latency steps) per procedure, summed over the run.
+    history : ndarray or None
+        Best throughput after each generation (DMCF-GGA; entry 0: the initial structure).
+    migration_history : ndarray or None
+        Migrations so far after each generation (DMCF-GGA).
+    status, message, method, seed, params, timings, iterations, objective, gap
+        As for :class:`coalloc.Result`; ``objective`` is the throughput.
+    """
+
+    status: str
+    message: str
+    method: str
+    placement: np.ndarray = field(repr=False)
+    throughput: float
+    bound: float
+    seed: Optional[int] = None
+    params: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+    iterations: dict = field(default_factory=dict)
+    objective: Optional[float] = None
+    gap: Optional[float] = None
+    coalition: Optional[np.ndarray] = field(default=None, repr=False)
+    migrations: int = 0
+    generations: int = 0
+    messages: dict = field(default_factory=dict)
+    rounds: dict = field(default_factory=dict)
+    history: Optional[np.ndarray] = field(default=None, repr=False)
+    migration_history: Optional[np.ndarray] = field(default=None, repr=False)
+
+    @property
+    def ratio(self) -> float:
+        """``throughput / bound`` (1 when the bound is 0)."""
+        return 1.0 if self.bound <= 0 else self.throughput / self.bound
+
+    def cost(self, latency: float = 0.7e-3) -> dict:
+        """The communication-cost model of Fig. 9: message rounds times a link latency.
+
+        Phase I costs ``latency`` per overhead round (9 per generation: Fig. 9a) plus one per
+        migration (Fig. 9b); Phase II costs one per load-sharing state change (a job placed
+        away from its origin, Fig. 9c) of the coalition with the most of them (coalitions
+        share in parallel). Seconds.
+
+        Parameters
+        ----------
+        latency : float, default 0.7e-3
+            Seconds per message (DAS-3's worst node-to-node latency).
+
+        Returns
+        -------
+        dict
+            ``phase1_overhead``, ``phase1_migration``, ``phase1``, ``phase2``, ``total``.
+        """
+        overhead = sum(v for k, v in self.rounds.items() if k not in ("total", "Initialize"))
+        ff = int(self.iterations.get("jobs_moved_max_coalition", 0))
+        out = {
+            "phase1_overhead": overhead * latency,
+            "phase1_migration": self.migrations * latency,
+            "phase2": ff * latency,
+        }
+        out["phase1"] = out["phase1_overhead"] + out["phase1_migration"]
+        out["total"] = out["phase1"] + out["phase2"]
+        return out
+
+    def _payload(self) -> dict:
+        out: dict[str, Any] = {
+            "placement": jsonable(self.placement),
+            "throughput": float(self.throughput),
+            "migrations": int(self.migrations),
+            "generations": int(self.generations),
+            "messages": jsonable(self.messages),
+            "rounds": jsonable(self.rounds),
+        }
+        if self.coalition is not None:
+            out["coalition"] = jsonable(self.coalition)
+        return out

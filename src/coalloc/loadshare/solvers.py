@@ -1,0 +1,123 @@
+"""``coalloc.loadshare.share`` / ``solve``: one entry point for every load-sharing method."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Dict, NamedTuple, Optional
+
+from .._shared.params import check_keywords
+from .._shared.seeding import check_seed
+from .dmcf import best_fit, dmcf_gga, fcfs, fcfs_ff, round_robin
+from .exact import share_exact
+from .model import LoadSharingProblem
+from .result import ShareResult
+from .verify import PlacementReport, verify_placement
+
+__all__ = ["share", "solve", "METHODS", "DEFAULT_METHOD", "Instance"]
+
+
+def _exact(problem, *, seed=None, **params):
+    return share_exact(problem, seed=check_seed(seed), **params)
+
+
+_exact.__signature__ = inspect.signature(share_exact)  # type: ignore[attr-defined]
+
+#: Registered methods (name -> function of the problem).
+METHODS: Dict[str, Callable[..., ShareResult]] = {
+    "bfd": best_fit,
+    "dmcf-gga": dmcf_gga,
+    "fcfs": fcfs,
+    "fcfs-ff": fcfs_ff,
+    "round-robin": round_robin,
+    "exact": _exact,
+}
+#: The method :func:`share` uses when none is named: the central best-fit balancer.
+DEFAULT_METHOD = "bfd"
+
+
+def share(
+    problem: LoadSharingProblem,
+    method: str = DEFAULT_METHOD,
+    *,
+    coalition_size: Optional[int] = None,
+    seed: Optional[int] = 0,
+    **params: Any,
+) -> ShareResult:
+    """Share the jobs of a grid among its nodes with any method of the family.
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+    method : str, default "bfd"
+        ``"bfd"`` (central best fit decreasing, the default), ``"dmcf-gga"`` (Hovey & Jung),
+        ``"fcfs"``, ``"fcfs-ff"``, ``"round-robin"`` or ``"exact"``.
+    coalition_size : int, optional
+        Nodes per coalition for the coalition methods (default 23); ignored by ``fcfs``,
+        ``bfd`` and ``exact``.
+    seed : int, optional
+    **params
+        Parameters of the method (for example ``p``, ``th_c``, ``executor`` for DMCF-GGA;
+        ``time_limit`` for exact).
+
+    Returns
+    -------
+    ShareResult
+
+    Raises
+    ------
+    ValueError, TypeError
+        Unknown method or parameters.
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import generators, share
+    >>> prob = generators.paper_setup(n_nodes=100, seed=3)
+    >>> share(prob).ratio >= share(prob, "fcfs").ratio
+    True
+    """
+    if not isinstance(problem, LoadSharingProblem):
+        raise TypeError(f"problem must be a LoadSharingProblem, got {type(problem).__name__}")
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    seed = check_seed(seed)
+    if coalition_size is not None and method in ("dmcf-gga", "fcfs-ff", "round-robin", "bfd"):
+        params["coalition_size"] = coalition_size
+    check_keywords(METHODS[method], method, set(params), n_problem_args=1)
+    return METHODS[method](problem, seed=seed, **params)
+
+
+solve = share
+
+
+class Instance(NamedTuple):
+    """A load-sharing problem as one object: what :func:`coalloc.solve_many` takes."""
+
+    problem: LoadSharingProblem
+
+    family = "loadshare"
+    methods = tuple(METHODS)
+    format = "coalloc.loadshare.instance"
+
+    def solve(self, method: Optional[str] = None, *, seed: Optional[int] = 0,
+              **params: Any) -> ShareResult:  # fmt: skip
+        """:func:`share` on this instance (``method=None``: :data:`DEFAULT_METHOD`)."""
+        return share(self.problem, method or DEFAULT_METHOD, seed=seed, **params)
+
+    def verify(self, result: ShareResult) -> PlacementReport:
+        """:func:`verify_placement` of a result, checking its claimed throughput."""
+        return verify_placement(self.problem, result.placement, claimed=result.throughput)
+
+    @staticmethod
+    def check_params(method: Optional[str], params: dict) -> None:
+        """Reject an unknown method or parameter names it does not take."""
+        method = method or DEFAULT_METHOD
+        if not isinstance(method, str) or method not in METHODS:
+            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        check_keywords(METHODS[method], method, set(params), n_problem_args=1)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "<dict>") -> Instance:
+        """An instance from a parsed ``coalloc.loadshare.instance`` file."""
+        from .io import problem_from_dict
+
+        return cls(problem_from_dict(data, source=source))
