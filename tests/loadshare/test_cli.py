@@ -26,6 +26,7 @@ def test_generate_share_verify(tmp_path, capsys):
     assert "valid placement" in out
 
 
+@pytest.mark.slow
 def test_gap_command(tmp_path, capsys):
     path = tmp_path / "g.txt"
     assert main(["loadshare", "generate", "c", "--agents", "3", "--items", "12", "--count",

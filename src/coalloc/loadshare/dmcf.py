@@ -155,17 +155,35 @@ def first_fit(problem: LoadSharingProblem, coalition: np.ndarray, *, phase2: str
     return placement, float(tp.sum()), int(probes), int(moved)
 
 
-def _ff_task(coal, node_cap, job_size, job_origin, order, nc, ids, backend):
-    """Executor task: first fit of the coalitions ``ids`` (a picklable top-level function)."""
+def _ff_task(coal, node_cap, job_size, job_origin, order, k, backend):
+    """Executor task: first fit of ``k`` coalitions given as a sub-problem (local ids).
+
+    A picklable top-level function; it receives only the members and jobs of its
+    coalitions, so a task ships and scans its share of the grid, not all of it.
+    """
     kern = _kernels(backend)
-    dirty = np.zeros(nc, dtype=np.uint8)
-    dirty[ids] = 1
-    placement = np.full(job_size.shape[0], -1, dtype=np.int64)
-    tp = np.zeros(nc)
-    probes, moved = kern.first_fit_all(coal, node_cap, job_size, job_origin, order, dirty,
-                                       placement, tp)  # fmt: skip
-    jobs = np.flatnonzero(dirty[coal[job_origin]])
-    return ids, tp[ids], jobs, placement[jobs], probes, moved
+    placement = np.empty(job_size.shape[0], dtype=np.int64)
+    tp = np.zeros(k)
+    probes, moved = kern.first_fit_all(coal, node_cap, job_size, job_origin, order,
+                                       np.ones(k, dtype=np.uint8), placement, tp)  # fmt: skip
+    return tp, placement, probes, moved
+
+
+def _sub_problem(coal, node_cap, job_size, job_origin, order, part, nc):
+    """The members and jobs of the coalitions ``part``, renumbered locally (members keep
+    their increasing order, jobs their offer order)."""
+    local = np.full(nc, -1, dtype=np.int64)
+    local[part] = np.arange(part.shape[0])
+    nodes = np.flatnonzero(local[coal] >= 0)
+    node_local = np.full(coal.shape[0], -1, dtype=np.int64)
+    node_local[nodes] = np.arange(nodes.shape[0])
+    offered = order[local[coal[job_origin[order]]] >= 0]  # global ids, in offer order
+    jobs = np.sort(offered)
+    job_local = np.searchsorted(jobs, offered).astype(np.int64)
+    args = (local[coal[nodes]], np.ascontiguousarray(node_cap[nodes]),
+            np.ascontiguousarray(job_size[jobs]), node_local[job_origin[jobs]], job_local,
+            int(part.shape[0]))  # fmt: skip
+    return args, nodes, jobs
 
 
 class _Sharer:
@@ -190,16 +208,17 @@ class _Sharer:
         if ids.size == 0:
             return 0, 0
         parts = np.array_split(ids, min(self.chunks, ids.size))
-        futures = [
-            self.executor.submit(_ff_task, coal, p.capacity, p.job_size, p.job_origin,
-                                 self.order, self.nc, part, self.backend)  # fmt: skip
-            for part in parts
-        ]
+        futures = []
+        for part in parts:
+            args, nodes, jobs = _sub_problem(coal, p.capacity, p.job_size, p.job_origin,
+                                             self.order, part, self.nc)  # fmt: skip
+            futures.append((part, nodes, jobs,
+                            self.executor.submit(_ff_task, *args, self.backend)))  # fmt: skip
         probes = moved = 0
-        for fut in futures:  # in submission order: the merge does not depend on timing
-            cid, ctp, jobs, place, pr, mv = fut.result()
-            tp[cid] = ctp
-            placement[jobs] = place
+        for part, nodes, jobs, fut in futures:  # submission order: independent of timing
+            ctp, place, pr, mv = fut.result()
+            tp[part] = ctp
+            placement[jobs] = nodes[place]
             probes += pr
             moved += mv
         return probes, moved
