@@ -12,7 +12,7 @@ trap 'rm -rf "$tree"' EXIT
 # A copy of the sources, so the sanitized modules never mix with the installed package.
 git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$tree"
 cd "$tree"
-python -m pip install --quiet "Cython>=3.0" "pybind11>=2.11"
+python -m pip install --quiet "setuptools>=77" "Cython>=3.0" "pybind11>=2.11"
 COALLOC_SANITIZE=1 python setup.py --quiet build_ext --inplace -j 2 2>&1 | grep -v "^warning\|warn(" || true
 n_src=$(find src/_core -maxdepth 2 -name '*.pyx' -o -maxdepth 2 -name '*.cpp' | wc -l)
 n_so=$(find src/coalloc -name '*.so' | wc -l)
