@@ -15,7 +15,7 @@ any family. Data flows one way: input -> model -> solver -> result -> verify -> 
 
 __version__ = "0.1.0"
 
-from . import ctaap, taskmap
+from . import ctaap, taskmap, testbed
 from ._shared import STATUSES, InstanceError, Report, Result
 from .batch import BatchError, solve_many, solve_many_iter
 
@@ -37,11 +37,12 @@ from .ctaap import (
 )
 
 #: The problem families, by name.
-FAMILIES = ("ctaap", "taskmap")
+FAMILIES = ("ctaap", "taskmap", "testbed")
 
 __all__ = [
     "ctaap",
     "taskmap",
+    "testbed",
     "FAMILIES",
     "Request",
     "Offer",

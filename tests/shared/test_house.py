@@ -38,6 +38,7 @@ COMPILED = {
     "coalloc.ctaap._cleanup",
     "coalloc.ctaap._localsearch",
     "coalloc.taskmap._flowinject",
+    "coalloc.testbed._anneal",
 }
 EXTENSION_SUFFIXES = (".so", ".pyd")
 

@@ -1,0 +1,381 @@
+"""The mapping problem compiled to arrays: pclasses, candidate lists, switches and trunks.
+
+Both heuristics (assign+ and the annealer) and the exact program start from a
+:class:`Problem`; the independent checker (:mod:`.verify`) does not.
+
+Modelling choices (docs/testbed.md):
+
+* a PC's *home switch* is the switch holding most of its interfaces; the search scores a
+  virtual link by the home switches of its ends (the router then picks real interfaces);
+* a trunk group is the set of parallel trunks between two switches; its capacity is their
+  summed bandwidth; inter-switch paths are the fewest-hop paths of the switch graph;
+* a virtual link between two nodes of one PC is ``trivial`` when it is ``trivial_ok``,
+  otherwise it leaves through two interfaces of the PC;
+* a non-emulated link takes a whole interface at each PC end; emulated links share
+  interfaces up to their bandwidth;
+* a desire of weight >= 1 (local or global) is hard: physical nodes lacking it are no
+  candidates; lower weights cost their weight when unmet; local features a node has but
+  its virtual node does not desire cost their weight (the "unwanted feature" penalty).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict, deque
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .model import HARD_WEIGHT, PhysicalTopology, VirtualTopology, feature_kind
+
+__all__ = ["Problem", "build_problem", "NATIVE_BW"]
+
+BIG = 1e18
+#: Bandwidth assumed for a ``*`` link when no interface is known.
+NATIVE_BW = 100000.0
+
+
+def _iface_types(types) -> Tuple[str, ...]:
+    return tuple(types) if types else ("ethernet",)
+
+
+class Problem:
+    """Arrays describing ``(top, ptop)`` for the solvers (built by :func:`build_problem`).
+
+    Attributes (``nv`` virtual nodes, ``ne`` virtual links, ``np_`` physical nodes, ``nc``
+    pclasses, ``ns`` switches, ``nt`` trunk groups):
+
+    vnames, pnames : list of str
+    link_names : list of str
+    la, lb : int arrays (ne,)   virtual link ends
+    lbw : float array (ne,)     bandwidth (``*`` resolved to the smaller native bandwidth
+                                 of the two ends' interfaces once mapped: stored as -1)
+    ltriv, lemu : bool arrays (ne,)
+    pswitch : int array (np_,)  home switch index of each physical node (-1: none)
+    pis_switch : bool array (np_,)
+    pifaces : int array (np_,)  interfaces (links to switches) of each physical node
+    pifbw : float array (np_,)  bandwidth of its fastest interface
+    pclass : int array (np_,)   pclass of each physical node
+    members : list of int arrays  physical nodes of each pclass
+    cand : list of int lists    candidate pclasses of each virtual node
+    fixed : int array (nv,)     fixed physical node (-1 if none)
+    fcost : float array (nv, nc) feature cost of a virtual node on a pclass
+    vtype : int array (nv, nc)  the type id a virtual node acts as on a pclass (-1: none)
+    vstatic : bool array (nv, nc) that type is static on the pclass
+    vslots : float array (nv,)
+    cap : float array (np_, ntypes) slots of each type (0 if not offered)
+    tlimit : int array (ntypes,) type limits (-1: none)
+    add_names : list of str; vadd (nv, na); padd (np_, na)   additive features
+    vclass : int array (nv,) vclass id (-1); vclass_w : float array
+    path : dict (s1, s2) -> list of trunk group ids; tcap : float array (nt,)
+    """
+
+    def __init__(self, top: VirtualTopology, ptop: PhysicalTopology) -> None:
+        self.top = top
+        self.ptop = ptop
+
+    def path_of(self, s1: int, s2: int) -> Optional[List[int]]:
+        """Trunk groups on the path between switches ``s1`` and ``s2`` (None: unreachable)."""
+        if s1 == s2:
+            return []
+        return self.paths.get((s1, s2))
+
+    @property
+    def nv(self) -> int:
+        return len(self.vnames)
+
+    @property
+    def nc(self) -> int:
+        return len(self.members)
+
+
+def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
+                  available: Optional[set] = None,
+                  trunk_used: Optional[Dict[str, float]] = None) -> Problem:  # fmt: skip
+    """Compile ``(top, ptop)``; ``available`` restricts the physical nodes usable.
+
+    Parameters
+    ----------
+    top : VirtualTopology
+    ptop : PhysicalTopology
+    available : set of str, optional
+        Names of the physical nodes that may be used (switches are always usable).
+    trunk_used : dict of str to float, optional
+        Bandwidth already in use on trunks (by other experiments).
+
+    Returns
+    -------
+    Problem
+    """
+    pr = Problem(top, ptop)
+    pnames = list(ptop.nodes)
+    pidx = {n: i for i, n in enumerate(pnames)}
+    pr.pnames, pr.pidx = pnames, pidx
+    switches = [n for n in pnames if ptop.nodes[n].is_switch]
+    sidx = {n: i for i, n in enumerate(switches)}
+    pr.switches, pr.sidx = switches, sidx
+    npn, ns = len(pnames), len(switches)
+
+    # interfaces, home switches, trunk groups
+    pswitch = np.full(npn, -1, dtype=np.int64)
+    pifaces = np.zeros(npn, dtype=np.int64)
+    pifbw = np.zeros(npn)
+    pis_switch = np.array([ptop.nodes[n].is_switch for n in pnames], dtype=bool)
+    iface_types: List[Dict[str, int]] = [defaultdict(int) for _ in pnames]
+    per_switch: List[Dict[int, int]] = [defaultdict(int) for _ in pnames]
+    tgroups: Dict[Tuple[int, int], int] = {}
+    tcap: List[float] = []
+    tlinks: List[List[str]] = []
+    direct: Dict[Tuple[int, int], List[str]] = defaultdict(list)
+    for lk in ptop.links.values():
+        a, b = pidx[lk.a], pidx[lk.b]
+        sa, sb = pis_switch[a], pis_switch[b]
+        if sa and sb:
+            key = (min(sidx[lk.a], sidx[lk.b]), max(sidx[lk.a], sidx[lk.b]))
+            if key not in tgroups:
+                tgroups[key] = len(tcap)
+                tcap.append(0.0)
+                tlinks.append([])
+            tcap[tgroups[key]] += lk.bw
+            tlinks[tgroups[key]].append(lk.name)
+            continue
+        if not sa and not sb:
+            direct[(min(a, b), max(a, b))].append(lk.name)
+        for p, other, o_sw in ((a, b, sb), (b, a, sa)):
+            if pis_switch[p]:
+                continue
+            pifaces[p] += 1
+            pifbw[p] = max(pifbw[p], lk.bw)
+            for t in _iface_types(lk.types):
+                iface_types[p][t] += 1
+            if o_sw:
+                per_switch[p][sidx[pnames[other]]] += 1
+    for p in range(npn):
+        if pis_switch[p]:
+            pswitch[p] = sidx[pnames[p]]
+            pifbw[p] = BIG
+        elif per_switch[p]:
+            pswitch[p] = max(per_switch[p].items(), key=lambda kv: (kv[1], -kv[0]))[0]
+    pr.pswitch, pr.pifaces, pr.pifbw, pr.pis_switch = pswitch, pifaces, pifbw, pis_switch
+    pr.direct = dict(direct)
+    pr.trunk_used = dict(trunk_used or {})
+    for g in tgroups.values():
+        tcap[g] -= sum(pr.trunk_used.get(n, 0.0) for n in tlinks[g])
+    pr.tcap = np.array(tcap, dtype=float)
+    pr.tlinks = tlinks
+    pr.tgroups = tgroups
+    # fewest-hop paths between switches (BFS from each, ties by switch index)
+    adj: List[List[Tuple[int, int]]] = [[] for _ in range(ns)]
+    for (s1, s2), g in sorted(tgroups.items()):
+        adj[s1].append((s2, g))
+        adj[s2].append((s1, g))
+    paths: Dict[Tuple[int, int], List[int]] = {}
+    for s in range(ns):
+        prev: Dict[int, Tuple[int, int]] = {s: (-1, -1)}
+        q = deque([s])
+        while q:
+            u = q.popleft()
+            for w, g in adj[u]:
+                if w not in prev:
+                    prev[w] = (u, g)
+                    q.append(w)
+        for t in prev:
+            if t == s:
+                continue
+            hops = []
+            u = t
+            while u != s:
+                u, g = prev[u][0], prev[u][1]
+                hops.append(g)
+            paths[(s, t)] = hops[::-1]
+    pr.paths = paths
+    pr.hops = np.full((max(ns, 1), max(ns, 1)), -1, dtype=np.int64)
+    for s in range(ns):
+        pr.hops[s, s] = 0
+    for (s, t), hops in paths.items():
+        pr.hops[s, t] = len(hops)
+
+    # types
+    type_names: Dict[str, int] = {}
+
+    def tid(name: str) -> int:
+        if name not in type_names:
+            type_names[name] = len(type_names)
+        return type_names[name]
+
+    for p in ptop.nodes.values():
+        for t in list(p.types) + list(p.static):
+            tid(t)
+    vnames = list(top.nodes)
+    vidx = {n: i for i, n in enumerate(vnames)}
+    pr.vnames, pr.vidx = vnames, vidx
+    for v in vnames:
+        for t in top.allowed_types(v):
+            tid(t)
+    nty = len(type_names)
+    cap = np.zeros((npn, nty))
+    static = np.zeros((npn, nty), dtype=bool)
+    for i, n in enumerate(pnames):
+        p = ptop.nodes[n]
+        for t, c in p.types.items():
+            cap[i, type_names[t]] = min(c, BIG)
+        for t, c in p.static.items():
+            cap[i, type_names[t]] = min(c, BIG)
+            static[i, type_names[t]] = True
+    pr.type_names = list(type_names)
+    pr.cap, pr.static = cap, static
+    pr.tlimit = np.array([ptop.type_limits.get(t, -1) for t in type_names], dtype=np.int64)
+
+    # additive features
+    add = sorted({k for p in ptop.nodes.values() for k in p.features if feature_kind(k) ==
+                  "additive"} | {k for v in top.nodes.values() for k in v.desires
+                                 if feature_kind(k) == "additive"})  # fmt: skip
+    aidx = {k: i for i, k in enumerate(add)}
+    padd = np.zeros((npn, len(add)))
+    for i, n in enumerate(pnames):
+        for k, w in ptop.nodes[n].features.items():
+            if k in aidx:
+                padd[i, aidx[k]] = w
+    vadd = np.zeros((len(vnames), len(add)))
+    for i, n in enumerate(vnames):
+        for k, w in top.nodes[n].desires.items():
+            if k in aidx:
+                vadd[i, aidx[k]] = w
+    pr.add_names, pr.padd, pr.vadd = add, padd, vadd
+
+    # pclasses: physical nodes with the same types, features, interfaces and home switch
+    usable = [i for i, n in enumerate(pnames)
+              if available is None or n in available or pis_switch[i]]  # fmt: skip
+    sig_of: Dict[tuple, int] = {}
+    pclass = np.full(npn, -1, dtype=np.int64)
+    members: List[List[int]] = []
+    for i in usable:
+        p = ptop.nodes[pnames[i]]
+        if pis_switch[i] or any(pi == i or pj == i for pi, pj in direct) or p.flags:
+            sig = ("own", i)
+        else:
+            sig = (tuple(sorted(p.types.items())), tuple(sorted(p.static.items())),
+                   tuple(sorted(p.features.items())), int(pswitch[i]), int(pifaces[i]),
+                   float(pifbw[i]), tuple(sorted(iface_types[i].items())))  # fmt: skip
+        if sig not in sig_of:
+            sig_of[sig] = len(members)
+            members.append([])
+        pclass[i] = sig_of[sig]
+        members[sig_of[sig]].append(i)
+    pr.pclass = pclass
+    pr.members = [np.array(m, dtype=np.int64) for m in members]
+    nc = len(members)
+    pr.crep = np.array([m[0] for m in members], dtype=np.int64)
+    pr.cswitch = pswitch[pr.crep] if nc else np.zeros(0, dtype=np.int64)
+
+    # virtual links
+    links = list(top.links.values())
+    pr.link_names = [lk.name for lk in links]
+    pr.la = np.array([vidx[lk.a] for lk in links], dtype=np.int64)
+    pr.lb = np.array([vidx[lk.b] for lk in links], dtype=np.int64)
+    pr.lbw = np.array([-1.0 if lk.bw is None else lk.bw for lk in links])
+    pr.ltriv = np.array([lk.trivial_ok for lk in links], dtype=bool)
+    pr.lemu = np.array([lk.emulated for lk in links], dtype=bool)
+    pr.ltype = [lk.type for lk in links]
+    inc: List[List[int]] = [[] for _ in vnames]
+    for e, lk in enumerate(links):
+        inc[vidx[lk.a]].append(e)
+        inc[vidx[lk.b]].append(e)
+    pr.inc = inc
+
+    # vclasses
+    vcl_names = list(top.vclasses)
+    pr.vclass = np.array([vcl_names.index(top.nodes[v].type) if top.nodes[v].type in
+                          top.vclasses else -1 for v in vnames], dtype=np.int64)  # fmt: skip
+    pr.vclass_w = np.array([top.vclasses[c][0] for c in vcl_names])
+    pr.vclass_names = vcl_names
+    pr.vslots = np.array([top.nodes[v].slots for v in vnames])
+
+    # candidates and costs
+    nv = len(vnames)
+    fcost = np.zeros((nv, nc))
+    vtype = np.full((nv, nc), -1, dtype=np.int64)
+    vstatic = np.zeros((nv, nc), dtype=bool)
+    cand: List[List[int]] = []
+    why: List[str] = []
+    fixed = np.full(nv, -1, dtype=np.int64)
+    for i, v in enumerate(vnames):
+        node = top.nodes[v]
+        allowed = [type_names[t] for t in top.allowed_types(v)]
+        need_if = sum(1 for e in inc[i] if not pr.lemu[e] and not pr.ltriv[e])
+        need_types: Dict[str, int] = defaultdict(int)
+        for e in inc[i]:
+            if pr.ltype[e] and not pr.lemu[e]:
+                need_types[pr.ltype[e]] += 1
+        max_bw = max([pr.lbw[e] for e in inc[i] if not pr.lemu[e]] + [0.0])
+        fixp = None
+        if v in top.fixed:
+            fixp = top.fixed[v]
+            if fixp not in pidx:
+                raise ValueError(f"fix-node {v} names unknown physical node {fixp!r}")
+            fixed[i] = pidx[fixp]
+        ok: List[int] = []
+        reasons = set()
+        for c in range(nc):
+            r = int(pr.crep[c])
+            if fixp is not None and pclass[pidx[fixp]] != c:
+                continue
+            t_ok = [t for t in allowed if cap[r, t] >= node.slots and cap[r, t] > 0]
+            if not t_ok:
+                reasons.add("type")
+                continue
+            t_ok.sort(key=lambda t: (static[r, t], allowed.index(t)))
+            feats = ptop.nodes[pnames[r]].features
+            hard_missing = [k for k, w in node.desires.items() if w >= HARD_WEIGHT and
+                            feature_kind(k) != "additive" and k not in feats]  # fmt: skip
+            if hard_missing:
+                reasons.add("feature:" + hard_missing[0])
+                continue
+            if np.any(vadd[i] > padd[r] + 1e-9):
+                reasons.add("additive:" + add[int(np.argmax(vadd[i] - padd[r]))])
+                continue
+            if not pis_switch[r]:
+                if need_if > pifaces[r]:
+                    reasons.add("interfaces")
+                    continue
+                if any(iface_types[r].get(t, 0) < n for t, n in need_types.items()):
+                    reasons.add("link_type")
+                    continue
+                if max_bw > pifbw[r]:
+                    reasons.add("bandwidth")
+                    continue
+            elif need_types and any(t not in ("ethernet",) for t in need_types):
+                pass
+            cost = 0.0
+            for k, w in node.desires.items():
+                if feature_kind(k) != "additive" and w < HARD_WEIGHT and k not in feats:
+                    cost += w
+            for k, w in feats.items():
+                if feature_kind(k) == "local" and k not in node.desires:
+                    cost += w
+            fcost[i, c] = cost
+            vtype[i, c] = t_ok[0]
+            vstatic[i, c] = static[r, t_ok[0]]
+            ok.append(c)
+        cand.append(ok)
+        why.append(",".join(sorted(reasons)) if not ok else "")
+    pr.cand, pr.cand_why, pr.fixed = cand, why, fixed
+    pr.fcost, pr.vtype, pr.vstatic = fcost, vtype, vstatic
+    pr.pfeature_count = np.array([sum(1 for k in ptop.nodes[pnames[int(r)]].features
+                                      if feature_kind(k) == "local")
+                                  for r in pr.crep], dtype=float)  # fmt: skip
+    pr.hint = np.array([pidx.get(top.hints.get(v, ""), -1) for v in vnames], dtype=np.int64)
+    return pr
+
+
+def link_bw(pr: Problem, e: int, pa: int, pb: int) -> float:
+    """Bandwidth of virtual link ``e`` when its ends sit on ``pa`` and ``pb``."""
+    bw = pr.lbw[e]
+    if bw >= 0:
+        return float(bw)
+    m = min(pr.pifbw[pa], pr.pifbw[pb])
+    return float(m) if m < BIG else NATIVE_BW
+
+
+def is_inf(x: float) -> bool:
+    return math.isinf(x) or x >= BIG
