@@ -25,7 +25,7 @@ ANNEAL_DEFAULTS: Dict[str, Any] = {
     "cooling": 0.9,
     "min_moves": 1000,
     "t_stop": 0.002,
-    "frozen": 5,
+    "frozen": 0,
     "max_moves": 20_000_000,
 }
 

@@ -89,34 +89,16 @@ class Problem:
         return len(self.members)
 
 
-def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
-                  available: Optional[set] = None,
-                  trunk_used: Optional[Dict[str, float]] = None) -> Problem:  # fmt: skip
-    """Compile ``(top, ptop)``; ``available`` restricts the physical nodes usable.
-
-    Parameters
-    ----------
-    top : VirtualTopology
-    ptop : PhysicalTopology
-    available : set of str, optional
-        Names of the physical nodes that may be used (switches are always usable).
-    trunk_used : dict of str to float, optional
-        Bandwidth already in use on trunks (by other experiments).
-
-    Returns
-    -------
-    Problem
-    """
-    pr = Problem(top, ptop)
+def _testbed_part(ptop: PhysicalTopology) -> dict:
+    """What depends on the testbed only (computed once per PhysicalTopology, cached on it)."""
+    cached = getattr(ptop, "_tb_cache", None)
+    if cached is not None:
+        return cached
     pnames = list(ptop.nodes)
     pidx = {n: i for i, n in enumerate(pnames)}
-    pr.pnames, pr.pidx = pnames, pidx
     switches = [n for n in pnames if ptop.nodes[n].is_switch]
     sidx = {n: i for i, n in enumerate(switches)}
-    pr.switches, pr.sidx = switches, sidx
     npn, ns = len(pnames), len(switches)
-
-    # interfaces, home switches, trunk groups
     pswitch = np.full(npn, -1, dtype=np.int64)
     pifaces = np.zeros(npn, dtype=np.int64)
     pifbw = np.zeros(npn)
@@ -156,14 +138,6 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
             pifbw[p] = BIG
         elif per_switch[p]:
             pswitch[p] = max(per_switch[p].items(), key=lambda kv: (kv[1], -kv[0]))[0]
-    pr.pswitch, pr.pifaces, pr.pifbw, pr.pis_switch = pswitch, pifaces, pifbw, pis_switch
-    pr.direct = dict(direct)
-    pr.trunk_used = dict(trunk_used or {})
-    for g in tgroups.values():
-        tcap[g] -= sum(pr.trunk_used.get(n, 0.0) for n in tlinks[g])
-    pr.tcap = np.array(tcap, dtype=float)
-    pr.tlinks = tlinks
-    pr.tgroups = tgroups
     # fewest-hop paths between switches (BFS from each, ties by switch index)
     adj: List[List[Tuple[int, int]]] = [[] for _ in range(ns)]
     for (s1, s2), g in sorted(tgroups.items()):
@@ -188,33 +162,20 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
                 u, g = prev[u][0], prev[u][1]
                 hops.append(g)
             paths[(s, t)] = hops[::-1]
-    pr.paths = paths
-    pr.hops = np.full((max(ns, 1), max(ns, 1)), -1, dtype=np.int64)
+    hop = np.full((max(ns, 1), max(ns, 1)), -1, dtype=np.int64)
     for s in range(ns):
-        pr.hops[s, s] = 0
-    for (s, t), hops in paths.items():
-        pr.hops[s, t] = len(hops)
-
-    # types
+        hop[s, s] = 0
+    for (s, t), hp in paths.items():
+        hop[s, t] = len(hp)
     type_names: Dict[str, int] = {}
-
-    def tid(name: str) -> int:
-        if name not in type_names:
-            type_names[name] = len(type_names)
-        return type_names[name]
-
     for p in ptop.nodes.values():
         for t in list(p.types) + list(p.static):
-            tid(t)
-    vnames = list(top.nodes)
-    vidx = {n: i for i, n in enumerate(vnames)}
-    pr.vnames, pr.vidx = vnames, vidx
-    for v in vnames:
-        for t in top.allowed_types(v):
-            tid(t)
+            type_names.setdefault(t, len(type_names))
     nty = len(type_names)
     cap = np.zeros((npn, nty))
     static = np.zeros((npn, nty), dtype=bool)
+    sigs = []
+    direct_nodes = {i for pair in direct for i in pair}
     for i, n in enumerate(pnames):
         p = ptop.nodes[n]
         for t, c in p.types.items():
@@ -222,20 +183,105 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
         for t, c in p.static.items():
             cap[i, type_names[t]] = min(c, BIG)
             static[i, type_names[t]] = True
+        if pis_switch[i] or i in direct_nodes or p.flags:
+            sigs.append(("own", i))
+        else:
+            sigs.append((tuple(sorted(p.types.items())), tuple(sorted(p.static.items())),
+                         tuple(sorted(p.features.items())), int(pswitch[i]), int(pifaces[i]),
+                         float(pifbw[i]), tuple(sorted(iface_types[i].items()))))  # fmt: skip
+    kinds = [{k: feature_kind(k) for k in ptop.nodes[n].features} for n in pnames]
+    sig_ids: Dict[tuple, int] = {}
+    sig_id = np.array([sig_ids.setdefault(sg, len(sig_ids)) for sg in sigs], dtype=np.int64)
+    cached = {
+        "pnames": pnames, "pidx": pidx, "switches": switches, "sidx": sidx,
+        "pswitch": pswitch, "pifaces": pifaces, "pifbw": pifbw, "pis_switch": pis_switch,
+        "iface_types": iface_types, "direct": dict(direct), "tgroups": tgroups,
+        "tcap": tcap, "tlinks": tlinks, "paths": paths, "hops": hop,
+        "type_names": type_names, "cap": cap, "static": static, "sigs": sigs, "kinds": kinds,
+        "sig_id": sig_id,
+        "additive": {k for kd in kinds for k, kind in kd.items() if kind == "additive"},
+        "feature_count": [sum(1 for k in kinds[i].values() if k == "local")
+                          for i in range(npn)],
+    }  # fmt: skip
+    for arr in (pswitch, pifaces, pifbw, pis_switch, hop, cap, static):
+        arr.flags.writeable = False
+    object.__setattr__(ptop, "_tb_cache", cached)
+    return cached
+
+
+def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
+                  available: Optional[set] = None,
+                  trunk_used: Optional[Dict[str, float]] = None) -> Problem:  # fmt: skip
+    """Compile ``(top, ptop)``; ``available`` restricts the physical nodes usable.
+
+    The testbed part (interfaces, switch paths, pclass signatures) is computed once per
+    :class:`PhysicalTopology` object and cached on it.
+
+    Parameters
+    ----------
+    top : VirtualTopology
+    ptop : PhysicalTopology
+    available : set of str, optional
+        Names of the physical nodes that may be used (switches are always usable).
+    trunk_used : dict of str to float, optional
+        Bandwidth already in use on trunks (by other experiments).
+
+    Returns
+    -------
+    Problem
+    """
+    T = _testbed_part(ptop)
+    pr = Problem(top, ptop)
+    pnames, pidx = T["pnames"], T["pidx"]
+    pr.pnames, pr.pidx, pr.switches, pr.sidx = pnames, pidx, T["switches"], T["sidx"]
+    pswitch, pifaces, pifbw, pis_switch = T["pswitch"], T["pifaces"], T["pifbw"], T["pis_switch"]
+    pr.pswitch, pr.pifaces, pr.pifbw, pr.pis_switch = pswitch, pifaces, pifbw, pis_switch
+    pr.direct, pr.tlinks, pr.tgroups = T["direct"], T["tlinks"], T["tgroups"]
+    pr.paths, pr.hops = T["paths"], T["hops"]
+    iface_types = T["iface_types"]
+    npn = len(pnames)
+    tcap = list(T["tcap"])
+    pr.trunk_used = dict(trunk_used or {})
+    if pr.trunk_used:
+        for g, names in enumerate(pr.tlinks):
+            tcap[g] -= sum(pr.trunk_used.get(n, 0.0) for n in names)
+    pr.tcap = np.array(tcap, dtype=float)
+
+    # types: the testbed's, then any only the experiment names (no physical node offers them)
+    type_names = dict(T["type_names"])
+    vnames = list(top.nodes)
+    vidx = {n: i for i, n in enumerate(vnames)}
+    pr.vnames, pr.vidx = vnames, vidx
+    for v in vnames:
+        for t in top.allowed_types(v):
+            type_names.setdefault(t, len(type_names))
+    cap, static = T["cap"], T["static"]
+    if len(type_names) > cap.shape[1]:
+        extra = len(type_names) - cap.shape[1]
+        cap = np.hstack([cap, np.zeros((npn, extra))])
+        static = np.hstack([static, np.zeros((npn, extra), dtype=bool)])
     pr.type_names = list(type_names)
     pr.cap, pr.static = cap, static
     pr.tlimit = np.array([ptop.type_limits.get(t, -1) for t in type_names], dtype=np.int64)
 
-    # additive features
-    add = sorted({k for p in ptop.nodes.values() for k in p.features if feature_kind(k) ==
-                  "additive"} | {k for v in top.nodes.values() for k in v.desires
-                                 if feature_kind(k) == "additive"})  # fmt: skip
+    # additive features (the testbed's and the experiment's)
+    names = set(T["additive"])
+    for v in top.nodes.values():
+        for k in v.desires:
+            if k.startswith("?+"):
+                names.add(k)
+    add = sorted(names)
     aidx = {k: i for i, k in enumerate(add)}
-    padd = np.zeros((npn, len(add)))
-    for i, n in enumerate(pnames):
-        for k, w in ptop.nodes[n].features.items():
-            if k in aidx:
-                padd[i, aidx[k]] = w
+    key = tuple(add)
+    pcache = T.setdefault("padd", {})
+    if key not in pcache:
+        padd = np.zeros((npn, len(add)))
+        for i, n in enumerate(pnames):
+            for k, w in ptop.nodes[n].features.items():
+                if k in aidx:
+                    padd[i, aidx[k]] = w
+        pcache[key] = padd
+    padd = pcache[key]
     vadd = np.zeros((len(vnames), len(add)))
     for i, n in enumerate(vnames):
         for k, w in top.nodes[n].desires.items():
@@ -243,27 +289,29 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
                 vadd[i, aidx[k]] = w
     pr.add_names, pr.padd, pr.vadd = add, padd, vadd
 
-    # pclasses: physical nodes with the same types, features, interfaces and home switch
-    usable = [i for i, n in enumerate(pnames)
-              if available is None or n in available or pis_switch[i]]  # fmt: skip
-    sig_of: Dict[tuple, int] = {}
+    # pclasses over the usable physical nodes
+    if available is None:
+        usable = np.arange(npn)
+    else:
+        mask = pis_switch.copy()
+        for n in available:
+            i = pidx.get(n)
+            if i is not None:
+                mask[i] = True
+        usable = np.flatnonzero(mask)
+    ids = T["sig_id"][usable]
+    uniq, first = np.unique(ids, return_index=True)
+    uniq = uniq[np.argsort(first, kind="stable")]
+    remap = np.full(int(T["sig_id"].max()) + 1 if npn else 1, -1, dtype=np.int64)
+    remap[uniq] = np.arange(len(uniq))
     pclass = np.full(npn, -1, dtype=np.int64)
-    members: List[List[int]] = []
-    for i in usable:
-        p = ptop.nodes[pnames[i]]
-        if pis_switch[i] or any(pi == i or pj == i for pi, pj in direct) or p.flags:
-            sig = ("own", i)
-        else:
-            sig = (tuple(sorted(p.types.items())), tuple(sorted(p.static.items())),
-                   tuple(sorted(p.features.items())), int(pswitch[i]), int(pifaces[i]),
-                   float(pifbw[i]), tuple(sorted(iface_types[i].items())))  # fmt: skip
-        if sig not in sig_of:
-            sig_of[sig] = len(members)
-            members.append([])
-        pclass[i] = sig_of[sig]
-        members[sig_of[sig]].append(i)
+    pclass[usable] = remap[ids]
+    order = np.argsort(pclass[usable], kind="stable")
+    srt = usable[order]
+    bounds = np.searchsorted(pclass[srt], np.arange(len(uniq) + 1))
     pr.pclass = pclass
-    pr.members = [np.array(m, dtype=np.int64) for m in members]
+    pr.members = [srt[bounds[c]:bounds[c + 1]] for c in range(len(uniq))]
+    members = pr.members
     nc = len(members)
     pr.crep = np.array([m[0] for m in members], dtype=np.int64)
     pr.cswitch = pswitch[pr.crep] if nc else np.zeros(0, dtype=np.int64)
@@ -283,7 +331,6 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
         inc[vidx[lk.b]].append(e)
     pr.inc = inc
 
-    # vclasses
     vcl_names = list(top.vclasses)
     pr.vclass = np.array([vcl_names.index(top.nodes[v].type) if top.nodes[v].type in
                           top.vclasses else -1 for v in vnames], dtype=np.int64)  # fmt: skip
@@ -291,7 +338,7 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     pr.vclass_names = vcl_names
     pr.vslots = np.array([top.nodes[v].slots for v in vnames])
 
-    # candidates and costs
+    # candidates and costs, once per distinct virtual-node signature
     nv = len(vnames)
     fcost = np.zeros((nv, nc))
     vtype = np.full((nv, nc), -1, dtype=np.int64)
@@ -299,71 +346,87 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     cand: List[List[int]] = []
     why: List[str] = []
     fixed = np.full(nv, -1, dtype=np.int64)
+    done: Dict[tuple, tuple] = {}
+    reps = [int(r) for r in pr.crep]
     for i, v in enumerate(vnames):
         node = top.nodes[v]
         allowed = [type_names[t] for t in top.allowed_types(v)]
-        need_if = sum(1 for e in inc[i] if not pr.lemu[e] and not pr.ltriv[e])
-        need_types: Dict[str, int] = defaultdict(int)
+        need_if = 0
+        need_types: Dict[str, int] = {}
+        max_bw = 0.0
         for e in inc[i]:
-            if pr.ltype[e] and not pr.lemu[e]:
-                need_types[pr.ltype[e]] += 1
-        max_bw = max([pr.lbw[e] for e in inc[i] if not pr.lemu[e]] + [0.0])
-        fixp = None
-        if v in top.fixed:
-            fixp = top.fixed[v]
+            if not pr.lemu[e]:
+                if not pr.ltriv[e]:
+                    need_if += 1
+                if pr.ltype[e]:
+                    need_types[pr.ltype[e]] = need_types.get(pr.ltype[e], 0) + 1
+                max_bw = max(max_bw, pr.lbw[e])
+        fixp = top.fixed.get(v)
+        if fixp is not None:
             if fixp not in pidx:
                 raise ValueError(f"fix-node {v} names unknown physical node {fixp!r}")
             fixed[i] = pidx[fixp]
-        ok: List[int] = []
-        reasons = set()
-        for c in range(nc):
-            r = int(pr.crep[c])
-            if fixp is not None and pclass[pidx[fixp]] != c:
-                continue
-            t_ok = [t for t in allowed if cap[r, t] >= node.slots and cap[r, t] > 0]
-            if not t_ok:
-                reasons.add("type")
-                continue
-            t_ok.sort(key=lambda t: (static[r, t], allowed.index(t)))
-            feats = ptop.nodes[pnames[r]].features
-            hard_missing = [k for k, w in node.desires.items() if w >= HARD_WEIGHT and
-                            feature_kind(k) != "additive" and k not in feats]  # fmt: skip
-            if hard_missing:
-                reasons.add("feature:" + hard_missing[0])
-                continue
-            if np.any(vadd[i] > padd[r] + 1e-9):
-                reasons.add("additive:" + add[int(np.argmax(vadd[i] - padd[r]))])
-                continue
-            if not pis_switch[r]:
-                if need_if > pifaces[r]:
-                    reasons.add("interfaces")
+        sig = (tuple(allowed), node.slots, tuple(sorted(node.desires.items())), need_if,
+               tuple(sorted(need_types.items())), max_bw, fixp)  # fmt: skip
+        if sig in done:
+            ok, reason, frow, trow, srow = done[sig]
+        else:
+            ok, reasons = [], set()
+            frow = np.zeros(nc)
+            trow = np.full(nc, -1, dtype=np.int64)
+            srow = np.zeros(nc, dtype=bool)
+            hard = [k for k, w in node.desires.items() if w >= HARD_WEIGHT and
+                    not k.startswith("?+")]  # fmt: skip
+            soft = [(k, w) for k, w in node.desires.items() if w < HARD_WEIGHT and
+                    not k.startswith("?+")]  # fmt: skip
+            vaddi = vadd[i]
+            for c in range(nc):
+                r = reps[c]
+                if fixp is not None and pclass[pidx[fixp]] != c:
                     continue
-                if any(iface_types[r].get(t, 0) < n for t, n in need_types.items()):
-                    reasons.add("link_type")
+                t_ok = [t for t in allowed if cap[r, t] >= node.slots and cap[r, t] > 0]
+                if not t_ok:
+                    reasons.add("type")
                     continue
-                if max_bw > pifbw[r]:
-                    reasons.add("bandwidth")
+                t_ok.sort(key=lambda t: (static[r, t], allowed.index(t)))
+                feats = ptop.nodes[pnames[r]].features
+                missing = [k for k in hard if k not in feats]
+                if missing:
+                    reasons.add("feature:" + missing[0])
                     continue
-            elif need_types and any(t not in ("ethernet",) for t in need_types):
-                pass
-            cost = 0.0
-            for k, w in node.desires.items():
-                if feature_kind(k) != "additive" and w < HARD_WEIGHT and k not in feats:
-                    cost += w
-            for k, w in feats.items():
-                if feature_kind(k) == "local" and k not in node.desires:
-                    cost += w
-            fcost[i, c] = cost
-            vtype[i, c] = t_ok[0]
-            vstatic[i, c] = static[r, t_ok[0]]
-            ok.append(c)
-        cand.append(ok)
-        why.append(",".join(sorted(reasons)) if not ok else "")
+                if len(add) and (vaddi > padd[r] + 1e-9).any():
+                    reasons.add("additive:" + add[int(np.argmax(vaddi - padd[r]))])
+                    continue
+                if not pis_switch[r]:
+                    if need_if > pifaces[r]:
+                        reasons.add("interfaces")
+                        continue
+                    if any(iface_types[r].get(t, 0) < n for t, n in need_types.items()):
+                        reasons.add("link_type")
+                        continue
+                    if max_bw > pifbw[r]:
+                        reasons.add("bandwidth")
+                        continue
+                cost = 0.0
+                for k, w in soft:
+                    if k not in feats:
+                        cost += w
+                kinds = T["kinds"][r]
+                for k, w in feats.items():
+                    if kinds[k] == "local" and k not in node.desires:
+                        cost += w
+                frow[c] = cost
+                trow[c] = t_ok[0]
+                srow[c] = static[r, t_ok[0]]
+                ok.append(c)
+            reason = ",".join(sorted(reasons)) if not ok else ""
+            done[sig] = (ok, reason, frow, trow, srow)
+        cand.append(list(ok))
+        why.append(reason)
+        fcost[i], vtype[i], vstatic[i] = frow, trow, srow
     pr.cand, pr.cand_why, pr.fixed = cand, why, fixed
     pr.fcost, pr.vtype, pr.vstatic = fcost, vtype, vstatic
-    pr.pfeature_count = np.array([sum(1 for k in ptop.nodes[pnames[int(r)]].features
-                                      if feature_kind(k) == "local")
-                                  for r in pr.crep], dtype=float)  # fmt: skip
+    pr.pfeature_count = np.array([T["feature_count"][r] for r in reps], dtype=float)
     pr.hint = np.array([pidx.get(top.hints.get(v, ""), -1) for v in vnames], dtype=np.int64)
     return pr
 

@@ -52,13 +52,15 @@ def _problem(top, ptop, available, trunk_used=None):
 def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
                        scoring: str = "1", memory: Optional[RequestMemory] = None,
                        exchange: bool = True, available=None, trunk_used=None,
-                       method_name: str = "assign+") -> MappingResult:  # fmt: skip
+                       backend: str = "compiled", method_name: str = "assign+") -> MappingResult:  # fmt: skip
     """assign+ (deterministic; ``seed`` is accepted and ignored)."""
     t0 = time.perf_counter()
     scoring = choice(scoring, SCORINGS, "scoring")
     pr = _problem(top, ptop, available, trunk_used)
     t1 = time.perf_counter()
-    out = assign_plus(pr, scoring=scoring, memory=memory, use_exchange=bool(exchange))
+    backend = choice(backend, ("compiled", "python"), "backend")
+    out = assign_plus(pr, scoring=scoring, memory=memory, use_exchange=bool(exchange),
+                      backend=backend)
     params = {"scoring": scoring, "exchange": bool(exchange), "strategies": list(STRATEGIES)}
     counters = {"solutions": out.get("solutions", 0), "exchanges": out.get("exchanges", 0)}
     return _result(pr, method_name, seed, params, out["where"], out["routing"], t0,
@@ -143,10 +145,11 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
 
 
 def _variant(scoring: str, name: str) -> Callable[..., MappingResult]:
-    def run(top, ptop, *, seed=0, memory=None, exchange=True, available=None, trunk_used=None):
+    def run(top, ptop, *, seed=0, memory=None, exchange=True, available=None, trunk_used=None,
+            backend="compiled"):
         return assign_plus_method(top, ptop, seed=seed, scoring=scoring, memory=memory,
                                   exchange=exchange, available=available,
-                                  trunk_used=trunk_used, method_name=name)
+                                  trunk_used=trunk_used, backend=backend, method_name=name)
     run.__name__ = f"assign_plus[{name}]"
     run.__doc__ = f"assign+ with scoring variant .{scoring}."
     return run

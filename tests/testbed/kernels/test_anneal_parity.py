@@ -48,3 +48,25 @@ def test_parity_with_fixed_vclass_and_multislot():
         if a["valid"]:
             r = tb.routing.route(pr, a["where"]) if hasattr(tb, "routing") else None
             del r
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31), st.integers(2, 14), st.integers(0, 4), st.sampled_from(["1", "2m"]))
+def test_allocate_parity(gseed, size, kind, scoring):
+    from coalloc.testbed.assignplus import _pclass_scores, partition, plus_data
+    from coalloc.testbed._allocate import allocate_all as compiled
+    from coalloc.testbed._reference.allocate import allocate_all as twin
+
+    pt = g.deterlab(10 + kind * 4, 2 + kind % 3, trunk_bw=300000 * (1 + kind), seed=gseed)
+    top = g.random_topology(size, seed=gseed)
+    pr = build_problem(top, pt)
+    if any(not c for c in pr.cand):
+        return
+    data = plus_data(pr, _pclass_scores(pr, scoring, None), partition(pr))
+    a = compiled(data, [0, 1, 2, 3, 4], True, 50)
+    b = twin(data, [0, 1, 2, 3, 4], True, 50)
+    assert np.array_equal(a["where"], b["where"])
+    assert np.array_equal(a["fail"], b["fail"])
+    assert np.array_equal(np.isnan(a["isw"]), np.isnan(b["isw"]))
+    assert np.array_equal(a["isw"][~np.isnan(a["isw"])], b["isw"][~np.isnan(b["isw"])])
+    assert a["exchanges"] == b["exchanges"]

@@ -438,7 +438,7 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
         if run_limit:
             break
         still = 0 if changed else still + 1
-        if still >= int(params["frozen"]):
+        if int(params["frozen"]) > 0 and still >= int(params["frozen"]):
             break
         T *= float(params["cooling"])
     return {

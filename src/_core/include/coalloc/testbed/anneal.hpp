@@ -133,7 +133,7 @@ class Annealer {
             temps += 1;
             if (run_limit) break;
             still = changed ? 0 : still + 1;
-            if (still >= prm.frozen) break;
+            if (prm.frozen > 0 && still >= prm.frozen) break;
             T *= prm.cooling;
         }
         out.where = best_where_;
