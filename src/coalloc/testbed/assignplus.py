@@ -219,11 +219,11 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
         cands.append((float(out["isw"][row]), _score(pr, where, scores), row, where))
     cands.sort(key=lambda t: (t[0], t[1], t[2]))
     failure = None
-    for i, f in enumerate(out["fail"]):
+    for f in out["fail"]:
         if f[0] and failure is None:
             failure = _failure(pr, f, lists_idx)
     # lowest inter-switch bandwidth, ties by score; the first that routes wins
-    for isw, sc, row, where in cands:
+    for _isw, sc, row, where in cands:
         rt = route(pr, where)
         if rt.failure is None:
             return {"where": where, "routing": rt, "score": sc,

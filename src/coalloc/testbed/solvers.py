@@ -52,7 +52,8 @@ def _problem(top, ptop, available, trunk_used=None):
 def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
                        scoring: str = "1", memory: Optional[RequestMemory] = None,
                        exchange: bool = True, available=None, trunk_used=None,
-                       backend: str = "compiled", method_name: str = "assign+") -> MappingResult:  # fmt: skip
+                       backend: str = "compiled",
+                       method_name: str = "assign+") -> MappingResult:  # fmt: skip
     """assign+ (deterministic; ``seed`` is accepted and ignored)."""
     t0 = time.perf_counter()
     scoring = choice(scoring, SCORINGS, "scoring")

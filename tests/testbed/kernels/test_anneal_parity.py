@@ -53,9 +53,9 @@ def test_parity_with_fixed_vclass_and_multislot():
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 2**31), st.integers(2, 14), st.integers(0, 4), st.sampled_from(["1", "2m"]))
 def test_allocate_parity(gseed, size, kind, scoring):
-    from coalloc.testbed.assignplus import _pclass_scores, partition, plus_data
     from coalloc.testbed._allocate import allocate_all as compiled
     from coalloc.testbed._reference.allocate import allocate_all as twin
+    from coalloc.testbed.assignplus import _pclass_scores, partition, plus_data
 
     pt = g.deterlab(10 + kind * 4, 2 + kind % 3, trunk_bw=300000 * (1 + kind), seed=gseed)
     top = g.random_topology(size, seed=gseed)
