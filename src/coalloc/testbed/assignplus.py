@@ -44,7 +44,9 @@ class RequestMemory:
     """How often each physical type was requested (the memory of ``.1m`` and ``.2m``).
 
     Pass the same object to successive calls (the simulator does); each call adds the
-    types its virtual nodes request.
+    types its virtual nodes request. A type's pressure is its request count per physical
+    node offering it, so that a type every PC offers (``pc``) weighs little and a scarce
+    type that experiments ask for by name weighs much.
     """
 
     def __init__(self) -> None:
@@ -59,6 +61,16 @@ class RequestMemory:
 
     def frequency(self, type_name: str) -> float:
         return self.counts.get(type_name, 0.0) / self.total if self.total else 0.0
+
+
+def _supply(pr: Problem) -> Dict[str, int]:
+    cache = pr.ptop.__dict__.setdefault("_tb_supply", {})
+    if not cache:
+        for p in pr.ptop.nodes.values():
+            if not p.is_switch:
+                for t in p.types:
+                    cache[t] = cache.get(t, 0) + 1
+    return cache
 
 
 def partition(pr: Problem):
@@ -116,20 +128,26 @@ def candidate_lists(pr: Problem, free: List[int]) -> List[tuple]:
 
 
 def _pclass_scores(pr: Problem, scoring: str, memory: Optional[RequestMemory]) -> np.ndarray:
+    """Score of each pclass: ``.1`` its feature count, ``.2m`` the request pressure of its
+    types (memory; without one, the share of this request's nodes that may use it),
+    ``.1m`` both (pressure scaled to the feature counts)."""
     feats = pr.pfeature_count
     if scoring == "1":
         return feats.copy()
     freq = np.zeros(pr.nc)
+    supply = _supply(pr)
     for c in range(pr.nc):
         r = int(pr.crep[c])
         p = pr.ptop.nodes[pr.pnames[r]]
         if memory is not None and memory.total:
-            freq[c] = max((memory.frequency(t) for t in p.types), default=0.0)
+            freq[c] = max((memory.counts.get(t, 0.0) / max(supply.get(t, 1), 1)
+                           for t in p.types), default=0.0)  # fmt: skip
         else:  # no history: how many of this request's nodes may use it
             freq[c] = sum(1 for v in range(pr.nv) if c in pr.cand[v]) / max(pr.nv, 1)
     if scoring == "2m":
         return freq
-    return feats + freq * max(1.0, float(feats.max()) if len(feats) else 1.0)
+    top = float(freq.max()) if len(freq) and freq.max() > 0 else 1.0
+    return feats + freq / top * max(1.0, float(feats.max()) if len(feats) else 1.0)
 
 
 def plus_data(pr: Problem, scores: np.ndarray, part) -> dict:

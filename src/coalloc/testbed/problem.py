@@ -199,6 +199,8 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
         "tcap": tcap, "tlinks": tlinks, "paths": paths, "hops": hop,
         "type_names": type_names, "cap": cap, "static": static, "sigs": sigs, "kinds": kinds,
         "sig_id": sig_id,
+        "local_weight": [float(sum(w for k, w in ptop.nodes[n].features.items()
+                                   if kinds[i][k] == "local")) for i, n in enumerate(pnames)],
         "additive": {k for kd in kinds for k, kind in kd.items() if kind == "additive"},
         "feature_count": [sum(1 for k in kinds[i].values() if k == "local")
                           for i in range(npn)],
@@ -348,6 +350,11 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     fixed = np.full(nv, -1, dtype=np.int64)
     done: Dict[tuple, tuple] = {}
     reps = [int(r) for r in pr.crep]
+    capR, paddR = cap[pr.crep], padd[pr.crep]
+    swR, pifR, pifbwR = pis_switch[pr.crep], pifaces[pr.crep], pifbw[pr.crep]
+    lw = T["local_weight"]
+    lemu_l, ltriv_l = pr.lemu.tolist(), pr.ltriv.tolist()
+    ltype_l, lbw_l = pr.ltype, pr.lbw.tolist()
     for i, v in enumerate(vnames):
         node = top.nodes[v]
         allowed = [type_names[t] for t in top.allowed_types(v)]
@@ -355,12 +362,13 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
         need_types: Dict[str, int] = {}
         max_bw = 0.0
         for e in inc[i]:
-            if not pr.lemu[e]:
-                if not pr.ltriv[e]:
+            if not lemu_l[e]:
+                if not ltriv_l[e]:
                     need_if += 1
-                if pr.ltype[e]:
-                    need_types[pr.ltype[e]] = need_types.get(pr.ltype[e], 0) + 1
-                max_bw = max(max_bw, pr.lbw[e])
+                if ltype_l[e]:
+                    need_types[ltype_l[e]] = need_types.get(ltype_l[e], 0) + 1
+                if lbw_l[e] > max_bw:
+                    max_bw = lbw_l[e]
         fixp = top.fixed.get(v)
         if fixp is not None:
             if fixp not in pidx:
@@ -371,7 +379,6 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
         if sig in done:
             ok, reason, frow, trow, srow = done[sig]
         else:
-            ok, reasons = [], set()
             frow = np.zeros(nc)
             trow = np.full(nc, -1, dtype=np.int64)
             srow = np.zeros(nc, dtype=bool)
@@ -379,47 +386,70 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
                     not k.startswith("?+")]  # fmt: skip
             soft = [(k, w) for k, w in node.desires.items() if w < HARD_WEIGHT and
                     not k.startswith("?+")]  # fmt: skip
-            vaddi = vadd[i]
-            for c in range(nc):
+            # vectorised filters over the pclasses (their representatives)
+            capa = capR[:, allowed]
+            okt = (capa >= node.slots) & (capa > 0)
+            m_type = okt.any(axis=1)
+            if fixp is not None:
+                m_fix = np.zeros(nc, dtype=bool)
+                if pclass[pidx[fixp]] >= 0:
+                    m_fix[pclass[pidx[fixp]]] = True
+            else:
+                m_fix = np.ones(nc, dtype=bool)
+            m_add = ((vadd[i] > paddR + 1e-9).any(axis=1) if len(add)
+                     else np.zeros(nc, dtype=bool))  # fmt: skip
+            m_if = ~swR & (need_if > pifR)
+            m_bw = ~swR & (max_bw > pifbwR)
+            m_feat = np.zeros(nc, dtype=bool)
+            m_lt = np.zeros(nc, dtype=bool)
+            if hard or need_types:
+                for c in range(nc):
+                    r = reps[c]
+                    feats = ptop.nodes[pnames[r]].features
+                    m_feat[c] = any(k not in feats for k in hard)
+                    m_lt[c] = not swR[c] and any(iface_types[r].get(t, 0) < n
+                                                 for t, n in need_types.items())
+            good = m_fix & m_type & ~m_feat & ~m_add & ~m_if & ~m_lt & ~m_bw
+            ok = [int(c) for c in np.flatnonzero(good)]
+            for c in ok:
                 r = reps[c]
-                if fixp is not None and pclass[pidx[fixp]] != c:
-                    continue
-                t_ok = [t for t in allowed if cap[r, t] >= node.slots and cap[r, t] > 0]
-                if not t_ok:
-                    reasons.add("type")
-                    continue
+                row = okt[c]
+                t_ok = [allowed[j] for j in range(len(allowed)) if row[j]]
                 t_ok.sort(key=lambda t: (static[r, t], allowed.index(t)))
-                feats = ptop.nodes[pnames[r]].features
-                missing = [k for k in hard if k not in feats]
-                if missing:
-                    reasons.add("feature:" + missing[0])
-                    continue
-                if len(add) and (vaddi > padd[r] + 1e-9).any():
-                    reasons.add("additive:" + add[int(np.argmax(vaddi - padd[r]))])
-                    continue
-                if not pis_switch[r]:
-                    if need_if > pifaces[r]:
-                        reasons.add("interfaces")
-                        continue
-                    if any(iface_types[r].get(t, 0) < n for t, n in need_types.items()):
-                        reasons.add("link_type")
-                        continue
-                    if max_bw > pifbw[r]:
-                        reasons.add("bandwidth")
-                        continue
-                cost = 0.0
-                for k, w in soft:
-                    if k not in feats:
-                        cost += w
-                kinds = T["kinds"][r]
-                for k, w in feats.items():
-                    if kinds[k] == "local" and k not in node.desires:
-                        cost += w
+                if node.desires:
+                    feats = ptop.nodes[pnames[r]].features
+                    kinds = T["kinds"][r]
+                    cost = 0.0
+                    for k, w in soft:
+                        if k not in feats:
+                            cost += w
+                    for k, w in feats.items():
+                        if kinds[k] == "local" and k not in node.desires:
+                            cost += w
+                else:
+                    cost = lw[r]
                 frow[c] = cost
                 trow[c] = t_ok[0]
                 srow[c] = static[r, t_ok[0]]
-                ok.append(c)
-            reason = ",".join(sorted(reasons)) if not ok else ""
+            reason = ""
+            if not ok:
+                reasons = set()
+                for c in np.flatnonzero(m_fix):
+                    if not m_type[c]:
+                        reasons.add("type")
+                    elif m_feat[c]:
+                        r = reps[c]
+                        feats = ptop.nodes[pnames[r]].features
+                        reasons.add("feature:" + next(k for k in hard if k not in feats))
+                    elif m_add[c]:
+                        reasons.add("additive:" + add[int(np.argmax(vadd[i] - paddR[c]))])
+                    elif m_if[c]:
+                        reasons.add("interfaces")
+                    elif m_lt[c]:
+                        reasons.add("link_type")
+                    elif m_bw[c]:
+                        reasons.add("bandwidth")
+                reason = ",".join(sorted(reasons))
             done[sig] = (ok, reason, frow, trow, srow)
         cand.append(list(ok))
         why.append(reason)

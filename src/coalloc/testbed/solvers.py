@@ -52,9 +52,15 @@ def _problem(top, ptop, available, trunk_used=None):
 def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
                        scoring: str = "1", memory: Optional[RequestMemory] = None,
                        exchange: bool = True, available=None, trunk_used=None,
-                       backend: str = "compiled",
+                       backend: str = "compiled", fallback: bool = False,
                        method_name: str = "assign+") -> MappingResult:  # fmt: skip
-    """assign+ (deterministic; ``seed`` is accepted and ignored)."""
+    """assign+ (deterministic; ``seed`` only seeds the annealing ``fallback``).
+
+    With ``fallback``, when the five strategies find nothing that routes for a reason other
+    than a virtual node without candidates (capacity of a candidate list, trunk bandwidth,
+    interfaces), assign's annealer runs on the same problem with the same seed; the result
+    says so in ``params["fallback_used"]``.
+    """
     t0 = time.perf_counter()
     scoring = choice(scoring, SCORINGS, "scoring")
     pr = _problem(top, ptop, available, trunk_used)
@@ -62,8 +68,25 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     backend = choice(backend, ("compiled", "python"), "backend")
     out = assign_plus(pr, scoring=scoring, memory=memory, use_exchange=bool(exchange),
                       backend=backend)
-    params = {"scoring": scoring, "exchange": bool(exchange), "strategies": list(STRATEGIES)}
+    params = {"scoring": scoring, "exchange": bool(exchange), "strategies": list(STRATEGIES),
+              "fallback": bool(fallback)}  # fmt: skip
     counters = {"solutions": out.get("solutions", 0), "exchanges": out.get("exchanges", 0)}
+    if (out["where"] is None and fallback
+            and (out["failure"] or {}).get("constraint") not in ("no_candidate", "fixed")):
+        t2 = time.perf_counter()
+        an = run_anneal(pr, kernel_seed(seed if seed is not None else None), dict(ANNEAL_DEFAULTS),
+                        backend)  # fmt: skip
+        params["fallback_used"] = True
+        counters.update({k: an[k] for k in ("moves", "temperatures")})
+        if an["valid"]:
+            rt = route(pr, an["where"])
+            if rt.failure is None:
+                return _result(pr, method_name, seed, params, an["where"], rt, t0,
+                               {"setup": t1 - t0, "search": t2 - t1,
+                                "fallback": time.perf_counter() - t2}, counters,
+                               score=an["score"],
+                               message=f"mapped {pr.nv} nodes by the annealing fallback "
+                                       f"(assign+: {out['failure']})")  # fmt: skip
     return _result(pr, method_name, seed, params, out["where"], out["routing"], t0,
                    {"setup": t1 - t0, "search": time.perf_counter() - t1}, counters,
                    score=out["score"], failure=out["failure"],
@@ -145,12 +168,14 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
                    bound=out.bound)  # fmt: skip
 
 
-def _variant(scoring: str, name: str) -> Callable[..., MappingResult]:
+def _variant(scoring: str, name: str, fallback_default: bool = False
+             ) -> Callable[..., MappingResult]:  # fmt: skip
     def run(top, ptop, *, seed=0, memory=None, exchange=True, available=None, trunk_used=None,
-            backend="compiled"):
+            backend="compiled", fallback=fallback_default):
         return assign_plus_method(top, ptop, seed=seed, scoring=scoring, memory=memory,
                                   exchange=exchange, available=available,
-                                  trunk_used=trunk_used, backend=backend, method_name=name)
+                                  trunk_used=trunk_used, backend=backend, fallback=fallback,
+                                  method_name=name)
     run.__name__ = f"assign_plus[{name}]"
     run.__doc__ = f"assign+ with scoring variant .{scoring}."
     return run
@@ -158,7 +183,7 @@ def _variant(scoring: str, name: str) -> Callable[..., MappingResult]:
 
 #: Registered mappers.
 METHODS: Dict[str, Callable[..., MappingResult]] = {
-    "assign+": _variant("1", "assign+"),
+    "assign+": _variant("1m", "assign+", True),
     "assign+.1": _variant("1", "assign+.1"),
     "assign+.1m": _variant("1m", "assign+.1m"),
     "assign+.2m": _variant("2m", "assign+.2m"),
