@@ -39,6 +39,7 @@ COMPILED = {
     "coalloc.ctaap._localsearch",
     "coalloc.taskmap._flowinject",
     "coalloc.testbed._anneal",
+    "coalloc.testbed._allocate",
 }
 EXTENSION_SUFFIXES = (".so", ".pyd")
 
