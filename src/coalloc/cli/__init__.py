@@ -17,6 +17,7 @@ from .. import __version__
 from .._shared.jsonio import InstanceError
 from . import ctaap as ctaap_cli
 from . import taskmap as taskmap_cli
+from . import testbed as testbed_cli
 
 __all__ = ["main", "build_parser"]
 
@@ -27,6 +28,7 @@ GROUPS = {
         "co-allocation of a request graph onto clustered offers (Kravtsov et al.)",
     ),
     "taskmap": (taskmap_cli, "mapping task graphs onto resource graphs (Taura & Chien)"),
+    "testbed": (testbed_cli, "mapping .top experiments onto .ptop testbeds (assign+, assign)"),
 }
 
 
