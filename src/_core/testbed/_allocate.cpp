@@ -24,7 +24,8 @@ PYBIND11_MODULE(_allocate, mod) {
         "coalloc.testbed._reference.allocate.";
     mod.def(
         "allocate_all",
-        [](py::dict data, std::vector<int> strategies, bool use_exchange, i64 max_rounds) {
+        [](py::dict data, std::vector<int> strategies, bool use_exchange, i64 max_rounds,
+           bool trunk_aware) {
             std::vector<py::object> keep;
             coalloc::anneal::Data d;
             coalloc::testbed_bind::fill_data(data, d, keep);
@@ -50,9 +51,11 @@ PYBIND11_MODULE(_allocate, mod) {
             std::vector<i64> where(2 * ns * d.nv, -1), fail(ns * 5, 0);
             std::vector<double> isw(2 * ns, std::nan(""));
             i64 exchanges = 0;
+            const i64 ntrunks = get<double>(data, "tcap").shape(0);
             {
                 py::gil_scoped_release release;
                 al::Allocator A(d, x);
+                A.ntrunks_ = ntrunks;
                 for (i64 i = 0; i < ns; ++i) {
                     al::State st(d);
                     al::Fail f;
@@ -67,7 +70,7 @@ PYBIND11_MODULE(_allocate, mod) {
                     std::copy(st.where.begin(), st.where.end(), where.begin() + 2 * i * d.nv);
                     isw[2 * i] = A.isw(st.where);
                     if (use_exchange) {
-                        exchanges += A.exchange(st, max_rounds);
+                        exchanges += A.exchange(st, max_rounds, trunk_aware);
                         std::copy(st.where.begin(), st.where.end(),
                                   where.begin() + (2 * i + 1) * d.nv);
                         isw[2 * i + 1] = A.isw(st.where);
@@ -82,6 +85,7 @@ PYBIND11_MODULE(_allocate, mod) {
             return res;
         },
         py::arg("data"), py::arg("strategies"), py::arg("use_exchange"), py::arg("max_rounds"),
+        py::arg("trunk_aware") = false,
         "allocate (and exchange) once per strategy; returns where (2 x strategies, nv), isw, "
         "fail (strategies, 5) and exchanges (GIL released during the search).");
 }

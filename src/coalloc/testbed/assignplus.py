@@ -192,7 +192,7 @@ def _failure(pr: Problem, row, lists_idx) -> dict:
 
 def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemory] = None,
                 strategies=STRATEGIES, use_exchange: bool = True, max_rounds: int = 50,
-                backend: str = "compiled"):  # fmt: skip
+                backend: str = "compiled", trunk_aware: bool = False):  # fmt: skip
     """Run assign+ on a compiled problem (allocate and exchange in the compiled kernel
     ``coalloc.testbed._allocate``, or its Python twin with ``backend="python"``).
 
@@ -217,7 +217,7 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
         from ._reference.allocate import allocate_all
     else:
         from ._allocate import allocate_all
-    out = allocate_all(data, codes, bool(use_exchange), int(max_rounds))
+    out = allocate_all(data, codes, bool(use_exchange), int(max_rounds), bool(trunk_aware))
     if memory is not None:
         memory.record(pr)
     lists_idx = []

@@ -177,6 +177,9 @@ def random_sparse(n: int, extra_edges: int = 2, *, vtype: str = "pc", bw: float 
 
 def _retype(top: VirtualTopology, rng, hw_types: Sequence[str], p_typed: float,
             p_desire: float) -> VirtualTopology:  # fmt: skip
+    """Ask some nodes for a hardware type or memory, only as the hardware can satisfy
+    (enough interfaces for the node's links, fast enough ones, enough memory)."""
+    spec = {h[0]: h for h in HARDWARE}
     nodes = []
     for v in top.nodes.values():
         if v.type == "lan":
@@ -184,10 +187,17 @@ def _retype(top: VirtualTopology, rng, hw_types: Sequence[str], p_typed: float,
             continue
         t = v.type
         desires = dict(v.desires)
-        if rng.random() < p_typed:
-            t = str(rng.choice(list(hw_types)))
+        links = top.incident(v.name)
+        deg = len(links)
+        bw = max([lk.bw or 0 for lk in links] + [0])
         if rng.random() < p_desire:
             desires["?+mem"] = float(rng.choice([256, 512, 1024]))
+        if rng.random() < p_typed:
+            opts = [h for h in hw_types if h not in spec or (
+                spec[h][2] >= deg and spec[h][3] >= bw
+                and spec[h][6] >= desires.get("?+mem", 0))]  # fmt: skip
+            if opts:
+                t = str(rng.choice(opts))
         nodes.append(VNode(v.name, t, v.slots, desires))
     return VirtualTopology(nodes, top.links.values(), vclasses=top.vclasses, fixed=top.fixed,
                            hints=top.hints)  # fmt: skip

@@ -56,7 +56,8 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
                        method_name: str = "assign+") -> MappingResult:  # fmt: skip
     """assign+ (deterministic; ``seed`` only seeds the annealing ``fallback``).
 
-    With ``fallback``, when the five strategies find nothing that routes for a reason other
+    With ``fallback`` (the default method), the exchange also lowers trunk overload, and
+    when the five strategies find nothing that routes for a reason other
     than a virtual node without candidates (capacity of a candidate list, trunk bandwidth,
     interfaces), assign's annealer runs on the same problem with the same seed; the result
     says so in ``params["fallback_used"]``.
@@ -67,9 +68,9 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     t1 = time.perf_counter()
     backend = choice(backend, ("compiled", "python"), "backend")
     out = assign_plus(pr, scoring=scoring, memory=memory, use_exchange=bool(exchange),
-                      backend=backend)
+                      backend=backend, trunk_aware=bool(fallback))
     params = {"scoring": scoring, "exchange": bool(exchange), "strategies": list(STRATEGIES),
-              "fallback": bool(fallback)}  # fmt: skip
+              "fallback": bool(fallback), "trunk_aware": bool(fallback)}  # fmt: skip
     counters = {"solutions": out.get("solutions", 0), "exchanges": out.get("exchanges", 0)}
     if (out["where"] is None and fallback
             and (out["failure"] or {}).get("constraint") not in ("no_candidate", "fixed")):

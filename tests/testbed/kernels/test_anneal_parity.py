@@ -63,8 +63,9 @@ def test_allocate_parity(gseed, size, kind, scoring):
     if any(not c for c in pr.cand):
         return
     data = plus_data(pr, _pclass_scores(pr, scoring, None), partition(pr))
-    a = compiled(data, [0, 1, 2, 3, 4], True, 50)
-    b = twin(data, [0, 1, 2, 3, 4], True, 50)
+    aware = bool(gseed % 2)
+    a = compiled(data, [0, 1, 2, 3, 4], True, 50, aware)
+    b = twin(data, [0, 1, 2, 3, 4], True, 50, aware)
     assert np.array_equal(a["where"], b["where"])
     assert np.array_equal(a["fail"], b["fail"])
     assert np.array_equal(np.isnan(a["isw"]), np.isnan(b["isw"]))

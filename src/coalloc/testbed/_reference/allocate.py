@@ -285,10 +285,63 @@ def _local(d: dict, st: _State, v: int, p: int, other: int, q: int) -> float:
     return cost
 
 
-def _exchange(d: dict, st: _State, max_rounds: int) -> int:
+TRUNK_W = 1000.0
+
+
+def _loads(d: dict, where: list) -> list:
+    tl = [0.0] * len(d["tcap"])
+    ns = d["ns"]
+    for e in range(len(d["la"])):
+        pa, pb = where[d["la"][e]], where[d["lb"][e]]
+        if pa < 0 or pb < 0 or pa == pb:
+            continue
+        s1, s2 = d["pswitch"][pa], d["pswitch"][pb]
+        if s1 != s2 and s1 >= 0 and s2 >= 0:
+            k = s1 * ns + s2
+            bw = _bw(d, e, pa, pb)
+            for q in range(d["path_ptr"][k], d["path_ptr"][k + 1]):
+                tl[d["path_idx"][q]] += bw
+    return tl
+
+
+def _over_delta(d: dict, st: _State, tl: list, v: int, p_new: int, u: int, q_new: int) -> float:
+    """Change of the trunk overload (sum of load above capacity) when v moves to p_new
+    (and u to q_new when u >= 0)."""
+    ns = d["ns"]
+    delta = {}
+    movers = [v] if u < 0 else [v, u]
+    for x in movers:
+        for k in range(d["inc_ptr"][x], d["inc_ptr"][x + 1]):
+            e = d["inc_idx"][k]
+            w = d["lb"][e] if d["la"][e] == x else d["la"][e]
+            if x == u and w == v:
+                continue  # counted with v
+            xo, wo = st.where[x], st.where[w]
+            xn = p_new if x == v else q_new
+            wn = p_new if w == v else (q_new if w == u else wo)
+            for pa, pb, sign in ((xo, wo, -1.0), (xn, wn, 1.0)):
+                if pa == pb:
+                    continue
+                s1, s2 = d["pswitch"][pa], d["pswitch"][pb]
+                if s1 != s2 and s1 >= 0 and s2 >= 0:
+                    bw = _bw(d, e, pa, pb)
+                    kk = s1 * ns + s2
+                    for q in range(d["path_ptr"][kk], d["path_ptr"][kk + 1]):
+                        g = d["path_idx"][q]
+                        delta[g] = delta.get(g, 0.0) + sign * bw
+    change = 0.0
+    for g, dl in delta.items():
+        before = tl[g] - d["tcap"][g]
+        after = tl[g] + dl - d["tcap"][g]
+        change += (after if after > 0 else 0.0) - (before if before > 0 else 0.0)
+    return change
+
+
+def _exchange(d: dict, st: _State, max_rounds: int, trunk_aware: bool) -> int:
     nv, nc = d["nv"], d["nc"]
     moves = 0
     for _ in range(max_rounds):
+        tl = _loads(d, st.where) if trunk_aware else None
         best_gain = 1e-9
         best = None
         for v in range(nv):
@@ -312,6 +365,8 @@ def _exchange(d: dict, st: _State, max_rounds: int) -> int:
                 st.place(v, pv)
                 if p_new >= 0:
                     gain = cur - _local(d, st, v, p_new, -1, -1)
+                    if trunk_aware:
+                        gain -= TRUNK_W * _over_delta(d, st, tl, v, p_new, -1, -1)
                     if gain > best_gain:
                         best_gain, best = gain, (0, v, p_new)
                 for u in range(nv):  # swaps with the virtual nodes on pclass c
@@ -322,6 +377,8 @@ def _exchange(d: dict, st: _State, max_rounds: int) -> int:
                         continue
                     g = (cur + _local(d, st, u, p, -1, -1)
                          - _local(d, st, v, p, u, pv) - _local(d, st, u, pv, v, p))
+                    if trunk_aware:
+                        g -= TRUNK_W * _over_delta(d, st, tl, v, p, u, pv)
                     if g > best_gain:
                         best_gain, best = g, (1, v, u)
         if best is None:
@@ -364,7 +421,8 @@ def _isw(d: dict, where: list) -> float:
     return total
 
 
-def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int) -> dict:
+def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int,
+                 trunk_aware: bool = False) -> dict:  # fmt: skip
     """Run allocate (and the exchange) for each strategy.
 
     Parameters
@@ -376,6 +434,9 @@ def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int) ->
     use_exchange : bool
     max_rounds : int
         Exchanges at most per solution.
+    trunk_aware : bool
+        The exchange also lowers the trunk overload (sum of load above capacity, weighted
+        1000 to 1 against inter-switch bandwidth), even at some inter-switch bandwidth.
 
     Returns
     -------
@@ -419,7 +480,7 @@ def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int) ->
         where[2 * i] = st.where
         isw[2 * i] = _isw(d, st.where)
         if use_exchange:
-            exchanges += _exchange(d, st, max_rounds)
+            exchanges += _exchange(d, st, max_rounds, bool(trunk_aware))
             where[2 * i + 1] = st.where
             isw[2 * i + 1] = _isw(d, st.where)
     return {"where": where, "isw": isw, "fail": fail, "exchanges": exchanges}

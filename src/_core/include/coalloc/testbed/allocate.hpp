@@ -253,10 +253,78 @@ class Allocator {
         return cost;
     }
 
-    i64 exchange(State& st, i64 max_rounds) const {
+    std::vector<double> loads(const std::vector<i64>& where) const {
+        const anneal::Data& d = d_;
+        std::vector<double> tl(ntrunks_, 0.0);
+        for (i64 e = 0; e < d.ne; ++e) {
+            i64 pa = where[d.la[e]], pb = where[d.lb[e]];
+            if (pa < 0 || pb < 0 || pa == pb) continue;
+            i64 s1 = d.pswitch[pa], s2 = d.pswitch[pb];
+            if (s1 != s2 && s1 >= 0 && s2 >= 0) {
+                i64 k = s1 * d.ns + s2;
+                double bw = bw_of(d, e, pa, pb);
+                for (i64 q = d.path_ptr[k]; q < d.path_ptr[k + 1]; ++q) tl[d.path_idx[q]] += bw;
+            }
+        }
+        return tl;
+    }
+
+    double over_delta(const State& st, const std::vector<double>& tl, i64 v, i64 p_new, i64 u,
+                      i64 q_new) const {
+        const anneal::Data& d = d_;
+        std::vector<std::pair<i64, double>> delta;
+        i64 movers[2] = {v, u};
+        for (int mi = 0; mi < (u < 0 ? 1 : 2); ++mi) {
+            i64 x = movers[mi];
+            for (i64 k = d.inc_ptr[x]; k < d.inc_ptr[x + 1]; ++k) {
+                i64 e = d.inc_idx[k];
+                i64 w = d.la[e] == x ? d.lb[e] : d.la[e];
+                if (x == u && w == v) continue;
+                i64 xo = st.where[x], wo = st.where[w];
+                i64 xn = x == v ? p_new : q_new;
+                i64 wn = w == v ? p_new : (w == u ? q_new : wo);
+                const i64 pas[2] = {xo, xn}, pbs[2] = {wo, wn};
+                const double signs[2] = {-1.0, 1.0};
+                for (int j = 0; j < 2; ++j) {
+                    i64 pa = pas[j], pb = pbs[j];
+                    if (pa == pb) continue;
+                    i64 s1 = d.pswitch[pa], s2 = d.pswitch[pb];
+                    if (s1 != s2 && s1 >= 0 && s2 >= 0) {
+                        double bw = bw_of(d, e, pa, pb);
+                        i64 kk = s1 * d.ns + s2;
+                        for (i64 q = d.path_ptr[kk]; q < d.path_ptr[kk + 1]; ++q) {
+                            i64 g = d.path_idx[q];
+                            bool found = false;
+                            for (auto& kv : delta)
+                                if (kv.first == g) {
+                                    kv.second = kv.second + signs[j] * bw;
+                                    found = true;
+                                    break;
+                                }
+                            if (!found) delta.emplace_back(g, 0.0 + signs[j] * bw);
+                        }
+                    }
+                }
+            }
+        }
+        double change = 0.0;
+        for (const auto& kv : delta) {
+            double before = tl[kv.first] - d.tcap[kv.first];
+            double after = tl[kv.first] + kv.second - d.tcap[kv.first];
+            change += (after > 0 ? after : 0.0) - (before > 0 ? before : 0.0);
+        }
+        return change;
+    }
+
+    i64 ntrunks_ = 0;
+    static constexpr double TRUNK_W = 1000.0;
+
+    i64 exchange(State& st, i64 max_rounds, bool trunk_aware) const {
         const anneal::Data& d = d_;
         i64 moves = 0;
         for (i64 round = 0; round < max_rounds; ++round) {
+            std::vector<double> tl;
+            if (trunk_aware) tl = loads(st.where);
             double best_gain = 1e-9;
             int kind = -1;
             i64 bv = -1, bx = -1;
@@ -279,6 +347,7 @@ class Allocator {
                     st.place(v, pv);
                     if (p_new >= 0) {
                         double gain = cur - local(st, v, p_new, -1, -1);
+                        if (trunk_aware) gain -= TRUNK_W * over_delta(st, tl, v, p_new, -1, -1);
                         if (gain > best_gain) {
                             best_gain = gain;
                             kind = 0;
@@ -294,6 +363,7 @@ class Allocator {
                             if (d.vtype[u * d.nc + d.pclass[pv]] < 0) continue;
                             double g = cur + local(st, u, p, -1, -1) - local(st, v, p, u, pv) -
                                        local(st, u, pv, v, p);
+                            if (trunk_aware) g -= TRUNK_W * over_delta(st, tl, v, p, u, pv);
                             if (g > best_gain) {
                                 best_gain = g;
                                 kind = 1;
