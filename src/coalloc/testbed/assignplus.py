@@ -217,7 +217,8 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
         from ._reference.allocate import allocate_all
     else:
         from ._allocate import allocate_all
-    out = allocate_all(data, codes, bool(use_exchange), int(max_rounds), bool(trunk_aware))
+    rounds = max(int(max_rounds), pr.nv) if trunk_aware else int(max_rounds)
+    out = allocate_all(data, codes, bool(use_exchange), rounds, bool(trunk_aware))
     if memory is not None:
         memory.record(pr)
     lists_idx = []

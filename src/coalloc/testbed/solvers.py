@@ -72,8 +72,9 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     params = {"scoring": scoring, "exchange": bool(exchange), "strategies": list(STRATEGIES),
               "fallback": bool(fallback), "trunk_aware": bool(fallback)}  # fmt: skip
     counters = {"solutions": out.get("solutions", 0), "exchanges": out.get("exchanges", 0)}
-    if (out["where"] is None and fallback
-            and (out["failure"] or {}).get("constraint") not in ("no_candidate", "fixed")):
+    fail = out["failure"] or {}
+    provably = fail.get("constraint") in ("no_candidate", "fixed") or "needed" in fail
+    if out["where"] is None and fallback and not provably:
         t2 = time.perf_counter()
         an = run_anneal(pr, kernel_seed(seed if seed is not None else None), dict(ANNEAL_DEFAULTS),
                         backend)  # fmt: skip

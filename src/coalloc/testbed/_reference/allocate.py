@@ -342,6 +342,11 @@ def _exchange(d: dict, st: _State, max_rounds: int, trunk_aware: bool) -> int:
     moves = 0
     for _ in range(max_rounds):
         tl = _loads(d, st.where) if trunk_aware else None
+        over_now = 0.0
+        if trunk_aware:
+            for g in range(len(tl)):
+                if tl[g] > d["tcap"][g]:
+                    over_now += tl[g] - d["tcap"][g]
         best_gain = 1e-9
         best = None
         for v in range(nv):
@@ -358,14 +363,16 @@ def _exchange(d: dict, st: _State, max_rounds: int, trunk_aware: bool) -> int:
                 seen.add(d["pswitch"][st.where[w]])
             for k in range(d["cand_ptr"][v], d["cand_ptr"][v + 1]):
                 c = d["cand_idx"][k]
-                if d["cswitch"][c] not in seen:
+                if (d["cswitch"][c] not in seen  # switches (LAN nodes): every candidate
+                        and not d["pis_switch"][d["mem_idx"][d["mem_ptr"][c]]]):
                     continue
                 st.remove(v)
                 p_new = st.first_free(c, v)
                 st.place(v, pv)
                 if p_new >= 0:
                     gain = cur - _local(d, st, v, p_new, -1, -1)
-                    if trunk_aware:
+                    # without overload a move cannot lower it: only a winner needs the term
+                    if trunk_aware and (over_now > 0 or gain > best_gain):
                         gain -= TRUNK_W * _over_delta(d, st, tl, v, p_new, -1, -1)
                     if gain > best_gain:
                         best_gain, best = gain, (0, v, p_new)
@@ -377,7 +384,7 @@ def _exchange(d: dict, st: _State, max_rounds: int, trunk_aware: bool) -> int:
                         continue
                     g = (cur + _local(d, st, u, p, -1, -1)
                          - _local(d, st, v, p, u, pv) - _local(d, st, u, pv, v, p))
-                    if trunk_aware:
+                    if trunk_aware and (over_now > 0 or g > best_gain):
                         g -= TRUNK_W * _over_delta(d, st, tl, v, p, u, pv)
                     if g > best_gain:
                         best_gain, best = g, (1, v, u)

@@ -324,7 +324,12 @@ class Allocator {
         i64 moves = 0;
         for (i64 round = 0; round < max_rounds; ++round) {
             std::vector<double> tl;
-            if (trunk_aware) tl = loads(st.where);
+            double over_now = 0.0;
+            if (trunk_aware) {
+                tl = loads(st.where);
+                for (std::size_t g = 0; g < tl.size(); ++g)
+                    if (tl[g] > d.tcap[g]) over_now += tl[g] - d.tcap[g];
+            }
             double best_gain = 1e-9;
             int kind = -1;
             i64 bv = -1, bx = -1;
@@ -341,13 +346,16 @@ class Allocator {
                 }
                 for (i64 k = d.cand_ptr[v]; k < d.cand_ptr[v + 1]; ++k) {
                     i64 c = d.cand_idx[k];
-                    if (std::find(seen.begin(), seen.end(), x_.cswitch[c]) == seen.end()) continue;
+                    if (std::find(seen.begin(), seen.end(), x_.cswitch[c]) == seen.end() &&
+                        !d.pis_sw[d.mem_idx[d.mem_ptr[c]]])
+                        continue;  // switches (LAN nodes): every candidate
                     st.remove(v);
                     i64 p_new = st.first_free(c, v);
                     st.place(v, pv);
                     if (p_new >= 0) {
                         double gain = cur - local(st, v, p_new, -1, -1);
-                        if (trunk_aware) gain -= TRUNK_W * over_delta(st, tl, v, p_new, -1, -1);
+                        if (trunk_aware && (over_now > 0 || gain > best_gain))
+                            gain -= TRUNK_W * over_delta(st, tl, v, p_new, -1, -1);
                         if (gain > best_gain) {
                             best_gain = gain;
                             kind = 0;
@@ -363,7 +371,8 @@ class Allocator {
                             if (d.vtype[u * d.nc + d.pclass[pv]] < 0) continue;
                             double g = cur + local(st, u, p, -1, -1) - local(st, v, p, u, pv) -
                                        local(st, u, pv, v, p);
-                            if (trunk_aware) g -= TRUNK_W * over_delta(st, tl, v, p, u, pv);
+                            if (trunk_aware && (over_now > 0 || g > best_gain))
+                                g -= TRUNK_W * over_delta(st, tl, v, p, u, pv);
                             if (g > best_gain) {
                                 best_gain = g;
                                 kind = 1;
