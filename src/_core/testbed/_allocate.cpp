@@ -71,6 +71,11 @@ PYBIND11_MODULE(_allocate, mod) {
                     isw[2 * i] = A.isw(st.where);
                     if (use_exchange) {
                         exchanges += A.exchange(st, max_rounds, trunk_aware);
+                        if (trunk_aware) {
+                            i64 gm = A.group_moves(st, true);
+                            exchanges += gm;
+                            if (gm) exchanges += A.exchange(st, max_rounds, true);
+                        }
                         std::copy(st.where.begin(), st.where.end(),
                                   where.begin() + (2 * i + 1) * d.nv);
                         isw[2 * i + 1] = A.isw(st.where);

@@ -414,6 +414,73 @@ def _exchange(d: dict, st: _State, max_rounds: int, trunk_aware: bool) -> int:
     return moves
 
 
+def _objective(d: dict, where: list, trunk_aware: bool) -> float:
+    val = _isw(d, where)
+    if trunk_aware:
+        tl = _loads(d, where)
+        over = 0.0
+        for g in range(len(tl)):
+            if tl[g] > d["tcap"][g]:
+                over += tl[g] - d["tcap"][g]
+        val += TRUNK_W * over
+    return val
+
+
+def _group_moves(d: dict, st: _State, children: list, trunk_aware: bool) -> int:
+    """Move a hub with its leaf children (at least two) to another switch in one step (the
+    members that cannot go there stay) while the objective drops: what pairwise exchanges
+    cannot do for a LAN whose members sit on one switch and the LAN node on another."""
+    nv, nc, ns = d["nv"], d["nc"], d["ns"]
+    moves = 0
+    for _ in range(3):
+        improved = False
+        for v in range(nv):
+            if d["fixed"][v] >= 0:
+                continue
+            group = [v] + [u for u in children[v] if not children[u] and d["fixed"][u] < 0]
+            if len(group) < 3:
+                continue
+            base = _objective(d, st.where, trunk_aware)
+            for s in range(ns):
+                old = [st.where[u] for u in group]
+                for u in group:
+                    st.remove(u)
+                ok = True
+                for i, u in enumerate(group):
+                    p = -1
+                    for k in range(d["cand_ptr"][u], d["cand_ptr"][u + 1]):
+                        c = d["cand_idx"][k]
+                        if d["cswitch"][c] == s:
+                            p = st.first_free(c, u)
+                            if p >= 0:
+                                break
+                    if p < 0:
+                        if i == 0:
+                            ok = False
+                            break
+                        p = old[i] if st.fits(u, old[i]) else -1
+                        if p < 0:
+                            ok = False
+                            break
+                    st.place(u, p)
+                if ok:
+                    val = _objective(d, st.where, trunk_aware)
+                    if val < base - 1e-9:
+                        base = val
+                        improved = True
+                        moves += 1
+                        continue
+                for u in group:
+                    if st.where[u] >= 0:
+                        st.remove(u)
+                for u, p in zip(group, old):
+                    st.place(u, p)
+        if not improved:
+            break
+    del nc
+    return moves
+
+
 def _isw(d: dict, where: list) -> float:
     total = 0.0
     ns = d["ns"]
@@ -488,6 +555,11 @@ def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int,
         isw[2 * i] = _isw(d, st.where)
         if use_exchange:
             exchanges += _exchange(d, st, max_rounds, bool(trunk_aware))
+            if trunk_aware:
+                g = _group_moves(d, st, children, True)
+                exchanges += g
+                if g:
+                    exchanges += _exchange(d, st, max_rounds, True)
             where[2 * i + 1] = st.where
             isw[2 * i + 1] = _isw(d, st.where)
     return {"where": where, "isw": isw, "fail": fail, "exchanges": exchanges}

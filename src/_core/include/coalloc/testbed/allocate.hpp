@@ -411,6 +411,79 @@ class Allocator {
         return moves;
     }
 
+    double objective(const std::vector<i64>& where, bool trunk_aware) const {
+        double val = isw(where);
+        if (trunk_aware) {
+            std::vector<double> tl = loads(where);
+            double over = 0.0;
+            for (std::size_t g = 0; g < tl.size(); ++g)
+                if (tl[g] > d_.tcap[g]) over += tl[g] - d_.tcap[g];
+            val += TRUNK_W * over;
+        }
+        return val;
+    }
+
+    // A hub with its leaf children (at least two) moved to another switch in one step
+    // (members that cannot go there stay) while the objective drops.
+    i64 group_moves(State& st, bool trunk_aware) const {
+        const anneal::Data& d = d_;
+        i64 moves = 0;
+        for (int round = 0; round < 3; ++round) {
+            bool improved = false;
+            for (i64 v = 0; v < d.nv; ++v) {
+                if (d.fixed[v] >= 0) continue;
+                std::vector<i64> group{v};
+                for (i64 u : children_[v])
+                    if (children_[u].empty() && d.fixed[u] < 0) group.push_back(u);
+                if (group.size() < 3) continue;
+                double base = objective(st.where, trunk_aware);
+                for (i64 s = 0; s < d.ns; ++s) {
+                    std::vector<i64> old;
+                    for (i64 u : group) old.push_back(st.where[u]);
+                    for (i64 u : group) st.remove(u);
+                    bool ok = true;
+                    for (std::size_t i = 0; i < group.size(); ++i) {
+                        i64 u = group[i];
+                        i64 p = -1;
+                        for (i64 k = d.cand_ptr[u]; k < d.cand_ptr[u + 1]; ++k) {
+                            i64 c = d.cand_idx[k];
+                            if (x_.cswitch[c] == s) {
+                                p = st.first_free(c, u);
+                                if (p >= 0) break;
+                            }
+                        }
+                        if (p < 0) {
+                            if (i == 0) {
+                                ok = false;
+                                break;
+                            }
+                            p = st.fits(u, old[i]) ? old[i] : -1;
+                            if (p < 0) {
+                                ok = false;
+                                break;
+                            }
+                        }
+                        st.place(u, p);
+                    }
+                    if (ok) {
+                        double val = objective(st.where, trunk_aware);
+                        if (val < base - 1e-9) {
+                            base = val;
+                            improved = true;
+                            moves += 1;
+                            continue;
+                        }
+                    }
+                    for (i64 u : group)
+                        if (st.where[u] >= 0) st.remove(u);
+                    for (std::size_t i = 0; i < group.size(); ++i) st.place(group[i], old[i]);
+                }
+            }
+            if (!improved) break;
+        }
+        return moves;
+    }
+
     double isw(const std::vector<i64>& where) const {
         const anneal::Data& d = d_;
         double total = 0.0;
