@@ -9,7 +9,7 @@ removed first. Every mapper replays the whole workload on its own copy of the te
 the annealer is replayed with several seeds (mean and deviation). Every mapping is
 re-checked by the independent ``verify_mapping`` on the empty-testbed pass.
 
-    python -m bench.testbed.table4                       # reduced: 2,000 experiments, 3 seeds
+    python -m bench.testbed.table4                       # reduced: 1,500 experiments, 3 seeds
     python -m bench.testbed.table4 --experiments 19258 --seeds 10     # the paper's size
     python -m bench.testbed.table4 --quick               # 300 experiments, 2 seeds
     python -m bench.testbed.table4 --exact-only          # the gap-to-exact part only
@@ -214,9 +214,9 @@ def speed(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--experiments", type=int, default=2000)
+    ap.add_argument("--experiments", type=int, default=1500)
     ap.add_argument("--seeds", type=int, default=3, help="annealer replays (paper: 10)")
-    ap.add_argument("--duration", type=float, default=12.0, help="mean duration (arrivals 1/s)")
+    ap.add_argument("--duration", type=float, default=6.0, help="mean duration (arrivals 1/s)")
     ap.add_argument("--small", type=int, default=40, help="small experiments for the exact gap")
     ap.add_argument("--speed-reps", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)

@@ -127,3 +127,19 @@ def test_model_validation_names_argument():
         tb.VLink("l", "a", "b", 1, flags={"wrong"})
     with pytest.raises(TypeError, match="ptop"):
         tb.assign(tb.parse_top("node a pc"), 42)
+
+
+def test_generators_give_valid_inputs():
+    t = g.grid5000(2, 2, 4, seed=3)
+    assert len(t.switches) == 2 + 4 and len(t.trunks()) == 1 + 4
+    for top in (g.lan(4), g.tree(2, 2), g.ring(5), g.dumbbell(2, 3),
+                g.random_sparse(9, 3, seed=1)):
+        assert top.nodes and all(top.degree(v) >= 1 for v in top.nodes)
+        assert tb.top_to_dict(tb.parse_top(tb.format_top(top))) == tb.top_to_dict(top)
+    wl = g.workload(5, seed=2)
+    assert [w[0] for w in wl] == sorted(w[0] for w in wl)
+    r = tb.assign(g.ring(6), t)  # Grid'5000-like nodes have one interface: a ring cannot map
+    assert not r.success and "interfaces" in r.reason["why"]["n0"]
+    r = tb.assign(g.lan(6), t)
+    assert r.success
+    assert tb.verify_mapping(g.lan(6), t, r.mapping, r.routes).ok
