@@ -148,3 +148,16 @@ def test_simulator_releases_and_counts():
         assert len(res.success[m]) == 12
         assert res.failures(m) == len(res.reasons[m])
         assert np.all(res.isw_in_use[m] >= -1e-6)
+
+
+@pytest.mark.parametrize("case", [6, 30, 3, 11])
+def test_default_within_ten_percent_of_exact(case):
+    """Rings and LANs across typed nodes on a small testbed: the exact optimum is the referee."""
+    ptop = g.deterlab(48, 4, trunk_bw=1_000_000, trunks_per_pair=1, seed=0)
+    top = g.random_topology(3 + case % 8, seed=7919 * case)
+    ex = tb.assign(top, ptop, "exact")
+    r = tb.assign(top, ptop, "assign+", seed=case)
+    assert ex.status == "optimal" and r.success
+    _check(top, ptop, r)
+    assert ex.interswitch_bandwidth <= r.interswitch_bandwidth + 1e-9
+    assert r.interswitch_bandwidth <= 1.10 * ex.interswitch_bandwidth + 1e-9

@@ -73,6 +73,7 @@ PYBIND11_MODULE(_allocate, mod) {
                         exchanges += A.exchange(st, max_rounds, trunk_aware);
                         if (trunk_aware) {
                             i64 gm = A.group_moves(st, true);
+                            gm += A.kl_passes(st, true);
                             exchanges += gm;
                             if (gm) exchanges += A.exchange(st, max_rounds, true);
                         }

@@ -414,6 +414,74 @@ def _exchange(d: dict, st: _State, max_rounds: int, trunk_aware: bool) -> int:
     return moves
 
 
+KL_STEPS = 24
+
+
+def _kl_passes(d: dict, st: _State, trunk_aware: bool, max_passes: int = 3) -> int:
+    """Kernighan-Lin passes over the boundary nodes: each pass moves every boundary node at
+    most once, the best move each step even at zero or negative gain, and keeps the best
+    prefix of the sequence (what a greedy exchange cannot do along a ring or chain)."""
+    nv = d["nv"]
+    kept = 0
+    for _ in range(max_passes):
+        locked = [False] * nv
+        applied = []
+        cum, best_cum, best_len = 0.0, 1e-9, 0
+        for _step in range(min(nv, KL_STEPS)):
+            tl = _loads(d, st.where) if trunk_aware else None
+            over_now = 0.0
+            if trunk_aware:
+                for g in range(len(tl)):
+                    if tl[g] > d["tcap"][g]:
+                        over_now += tl[g] - d["tcap"][g]
+            best = None
+            best_gain = -math.inf
+            for v in range(nv):
+                if locked[v] or d["fixed"][v] >= 0:
+                    continue
+                pv = st.where[v]
+                cur = _local(d, st, v, pv, -1, -1)
+                if cur <= 0:
+                    continue
+                seen = set()
+                for k in range(d["inc_ptr"][v], d["inc_ptr"][v + 1]):
+                    e = d["inc_idx"][k]
+                    w = d["lb"][e] if d["la"][e] == v else d["la"][e]
+                    seen.add(d["pswitch"][st.where[w]])
+                for k in range(d["cand_ptr"][v], d["cand_ptr"][v + 1]):
+                    c = d["cand_idx"][k]
+                    if d["cswitch"][c] == d["pswitch"][pv] or d["cswitch"][c] not in seen:
+                        continue
+                    st.remove(v)
+                    p_new = st.first_free(c, v)
+                    st.place(v, pv)
+                    if p_new < 0:
+                        continue
+                    gain = cur - _local(d, st, v, p_new, -1, -1)
+                    if trunk_aware and (over_now > 0 or gain > best_gain):
+                        gain -= TRUNK_W * _over_delta(d, st, tl, v, p_new, -1, -1)
+                    if gain > best_gain:
+                        best_gain, best = gain, (v, p_new)
+            if best is None:
+                break
+            v, p_new = best
+            old = st.where[v]
+            st.remove(v)
+            st.place(v, p_new)
+            locked[v] = True
+            applied.append((v, old))
+            cum += best_gain
+            if cum > best_cum:
+                best_cum, best_len = cum, len(applied)
+        for v, old in reversed(applied[best_len:]):
+            st.remove(v)
+            st.place(v, old)
+        if best_len == 0:
+            break
+        kept += best_len
+    return kept
+
+
 def _objective(d: dict, where: list, trunk_aware: bool) -> float:
     val = _isw(d, where)
     if trunk_aware:
@@ -557,6 +625,7 @@ def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int,
             exchanges += _exchange(d, st, max_rounds, bool(trunk_aware))
             if trunk_aware:
                 g = _group_moves(d, st, children, True)
+                g += _kl_passes(d, st, True)
                 exchanges += g
                 if g:
                     exchanges += _exchange(d, st, max_rounds, True)

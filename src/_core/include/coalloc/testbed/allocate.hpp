@@ -411,6 +411,77 @@ class Allocator {
         return moves;
     }
 
+    // Kernighan-Lin passes over the boundary nodes (see the twin's _kl_passes).
+    i64 kl_passes(State& st, bool trunk_aware, int max_passes = 3) const {
+        const anneal::Data& d = d_;
+        i64 kept = 0;
+        for (int pass = 0; pass < max_passes; ++pass) {
+            std::vector<char> locked(d.nv, 0);
+            std::vector<std::pair<i64, i64>> applied;
+            double cum = 0.0, best_cum = 1e-9;
+            std::size_t best_len = 0;
+            for (i64 step = 0; step < std::min<i64>(d.nv, 24); ++step) {
+                std::vector<double> tl;
+                double over_now = 0.0;
+                if (trunk_aware) {
+                    tl = loads(st.where);
+                    for (std::size_t g = 0; g < tl.size(); ++g)
+                        if (tl[g] > d.tcap[g]) over_now += tl[g] - d.tcap[g];
+                }
+                i64 bv = -1, bp = -1;
+                double best_gain = -HUGE_VAL;
+                for (i64 v = 0; v < d.nv; ++v) {
+                    if (locked[v] || d.fixed[v] >= 0) continue;
+                    i64 pv = st.where[v];
+                    double cur = local(st, v, pv, -1, -1);
+                    if (cur <= 0) continue;
+                    std::vector<i64> seen;
+                    for (i64 k = d.inc_ptr[v]; k < d.inc_ptr[v + 1]; ++k) {
+                        i64 e = d.inc_idx[k];
+                        i64 w = d.la[e] == v ? d.lb[e] : d.la[e];
+                        seen.push_back(d.pswitch[st.where[w]]);
+                    }
+                    for (i64 k = d.cand_ptr[v]; k < d.cand_ptr[v + 1]; ++k) {
+                        i64 c = d.cand_idx[k];
+                        if (x_.cswitch[c] == d.pswitch[pv] ||
+                            std::find(seen.begin(), seen.end(), x_.cswitch[c]) == seen.end())
+                            continue;
+                        st.remove(v);
+                        i64 p_new = st.first_free(c, v);
+                        st.place(v, pv);
+                        if (p_new < 0) continue;
+                        double gain = cur - local(st, v, p_new, -1, -1);
+                        if (trunk_aware && (over_now > 0 || gain > best_gain))
+                            gain -= TRUNK_W * over_delta(st, tl, v, p_new, -1, -1);
+                        if (gain > best_gain) {
+                            best_gain = gain;
+                            bv = v;
+                            bp = p_new;
+                        }
+                    }
+                }
+                if (bv < 0) break;
+                i64 old = st.where[bv];
+                st.remove(bv);
+                st.place(bv, bp);
+                locked[bv] = 1;
+                applied.emplace_back(bv, old);
+                cum += best_gain;
+                if (cum > best_cum) {
+                    best_cum = cum;
+                    best_len = applied.size();
+                }
+            }
+            for (std::size_t i = applied.size(); i > best_len; --i) {
+                st.remove(applied[i - 1].first);
+                st.place(applied[i - 1].first, applied[i - 1].second);
+            }
+            if (best_len == 0) break;
+            kept += (i64)best_len;
+        }
+        return kept;
+    }
+
     double objective(const std::vector<i64>& where, bool trunk_aware) const {
         double val = isw(where);
         if (trunk_aware) {
