@@ -153,17 +153,23 @@ def route(pr: Problem, where: np.ndarray) -> Routing:
     # interfaces per physical node: [link, switch index or -1, bw, types, free bw, taken]
     ifaces: Dict[int, list] = {}
 
+    templates = ptop.__dict__.setdefault("_tb_ifaces", {})
+
     def node_ifaces(p: int) -> list:
         if p not in ifaces:
-            rows = []
-            for lk in ptop.interfaces(pn[p]):
-                other = lk.b if lk.a == pn[p] else lk.a
-                sw = pr.sidx.get(other, -1)
-                rows.append([lk, sw, lk.bw, lk.types or ("ethernet",), lk.bw, False, other])
-            ifaces[p] = rows
+            if p not in templates:
+                rows = []
+                for lk in ptop.interfaces(pn[p]):
+                    other = lk.b if lk.a == pn[p] else lk.a
+                    sw = pr.sidx.get(other, -1)
+                    rows.append((lk, sw, lk.bw, lk.types or ("ethernet",), lk.bw, False, other))
+                templates[p] = rows
+            ifaces[p] = [list(r) for r in templates[p]]
         return ifaces[p]
 
-    trunk_free = {lk.name: lk.bw - pr.trunk_used.get(lk.name, 0.0) for lk in ptop.trunks()}
+    used = pr.trunk_used
+    trunk_free = {name: ptop.links[name].bw - used.get(name, 0.0)
+                  for names in pr.tlinks for name in names}  # fmt: skip
     direct_free = {name: True for names in pr.direct.values() for name in names}
 
     def take_iface(p: int, bw: float, emu: bool, ltype, prefer: int, exclude=None):

@@ -342,6 +342,8 @@ def _exchange(d: dict, st: _State, max_rounds: int, trunk_aware: bool) -> int:
     moves = 0
     for _ in range(max_rounds):
         tl = _loads(d, st.where) if trunk_aware else None
+        # swap partners: virtual nodes with a link across switches
+        bnd = [_local(d, st, u, st.where[u], -1, -1) > 0 for u in range(nv)]
         over_now = 0.0
         if trunk_aware:
             for g in range(len(tl)):
@@ -378,7 +380,8 @@ def _exchange(d: dict, st: _State, max_rounds: int, trunk_aware: bool) -> int:
                         best_gain, best = gain, (0, v, p_new)
                 for u in range(nv):  # swaps with the virtual nodes on pclass c
                     p = st.where[u]
-                    if p < 0 or d["pclass"][p] != c or u == v or d["fixed"][u] >= 0:
+                    if (p < 0 or not bnd[u] or d["pclass"][p] != c or u == v
+                            or d["fixed"][u] >= 0):
                         continue
                     if d["vtype"][u * nc + d["pclass"][pv]] < 0:
                         continue

@@ -330,6 +330,8 @@ class Allocator {
                 for (std::size_t g = 0; g < tl.size(); ++g)
                     if (tl[g] > d.tcap[g]) over_now += tl[g] - d.tcap[g];
             }
+            std::vector<char> bnd(d.nv);  // swap partners: nodes with a link across switches
+            for (i64 u = 0; u < d.nv; ++u) bnd[u] = local(st, u, st.where[u], -1, -1) > 0;
             double best_gain = 1e-9;
             int kind = -1;
             i64 bv = -1, bx = -1;
@@ -365,7 +367,7 @@ class Allocator {
                     }
                     for (i64 u = 0; u < d.nv; ++u) {
                         i64 p = st.where[u];
-                        if (p < 0 || d.pclass[p] != c) continue;
+                        if (p < 0 || !bnd[u] || d.pclass[p] != c) continue;
                         {
                             if (u == v || d.fixed[u] >= 0) continue;
                             if (d.vtype[u * d.nc + d.pclass[pv]] < 0) continue;
