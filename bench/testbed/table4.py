@@ -12,7 +12,8 @@ re-checked by the independent ``verify_mapping`` on the empty-testbed pass.
     python -m bench.testbed.table4                       # reduced: 1,500 experiments, 3 seeds
     python -m bench.testbed.table4 --experiments 19258 --seeds 10     # the paper's size
     python -m bench.testbed.table4 --quick               # 300 experiments, 2 seeds
-    python -m bench.testbed.table4 --exact-only          # the gap-to-exact part only
+    python -m bench.testbed.table4 --exact-only          # gap to exact and speed only
+    python -m bench.testbed.table4 --speed-only --speed-reps 10      # speed only
 
 Writes bench/out/testbed_table4.csv, testbed_fig6.png (failure rate and inter-switch
 bandwidth in use over time), testbed_exact.csv (small experiments against CP-SAT) and
@@ -190,25 +191,36 @@ def speed(args):
         for k in range(args.speed_reps):
             top = g.random_topology(size, seed=args.seed + 31 * size + k)
             rec = {"size": size, "rep": k}
-            for m in ("assign+", "anneal"):
-                assign(top, ptop, m, seed=k)  # warm the testbed cache
-                t0 = time.perf_counter()
-                r = assign(top, ptop, m, seed=k)
-                rec[f"{m}_s"] = time.perf_counter() - t0
-                rec[f"{m}_isw"] = r.interswitch_bandwidth if r.success else None
+            assign(top, ptop, "assign+", seed=k)  # warm the testbed cache
+            best = {"assign+": float("inf"), "anneal": float("inf")}
+            for _ in range(3):  # interleaved, the fastest of three (the machine is shared)
+                for m in ("assign+", "anneal"):
+                    t0 = time.perf_counter()
+                    r = assign(top, ptop, m, seed=k)
+                    best[m] = min(best[m], time.perf_counter() - t0)
+                    rec[f"{m}_isw"] = r.interswitch_bandwidth if r.success else None
+                    rec[f"{m}_fallback"] = bool(r.params.get("fallback_used"))
+            for m in best:
+                rec[f"{m}_s"] = best[m]
             rows.append(rec)
     path = os.path.join(OUT, "testbed_speed.csv")
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    print("\n| virtual nodes (about) | assign+ median ms | anneal median ms | ratio |")
-    print("|---:|---:|---:|---:|")
+    print("\n| virtual nodes (about) | assign+ median ms | anneal median ms | ratio |"
+          " assign+ fallbacks |")
+    print("|---:|---:|---:|---:|---:|")
     for size in (4, 8, 16, 32, 64):
         sub = [r for r in rows if r["size"] == size]
         a = statistics.median(r["assign+_s"] for r in sub) * 1e3
         b = statistics.median(r["anneal_s"] for r in sub) * 1e3
-        print(f"| {size} | {a:.2f} | {b:.2f} | {b / a:.1f}x |")
+        fb = sum(1 for r in sub if r["assign+_fallback"])
+        print(f"| {size} | {a:.2f} | {b:.2f} | {b / a:.1f}x | {fb}/{len(sub)} |")
+    ratio = [r["anneal_s"] / r["assign+_s"] for r in rows]
+    tot = sum(r["anneal_s"] for r in rows) / sum(r["assign+_s"] for r in rows)
+    print(f"all {len(rows)}: median ratio {statistics.median(ratio):.1f}x, total-time ratio "
+          f"{tot:.1f}x")
     print(f"wrote {path}")
 
 
@@ -222,9 +234,13 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--exact-only", action="store_true")
+    ap.add_argument("--speed-only", action="store_true")
     args = ap.parse_args()
     if args.quick:
         args.experiments, args.seeds, args.small, args.speed_reps = 300, 2, 12, 2
+    if args.speed_only:
+        speed(args)
+        return
     exact_gap(args)
     speed(args)
     if not args.exact_only:
