@@ -48,8 +48,8 @@ PYBIND11_MODULE(_allocate, mod) {
             x.cswitch = cswitch.data();
             x.nlists = list_ptr.shape(0) - 1;
             const i64 ns = (i64)strategies.size();
-            std::vector<i64> where(2 * ns * d.nv, -1), fail(ns * 5, 0);
-            std::vector<double> isw(2 * ns, std::nan(""));
+            std::vector<i64> where((2 * ns + 1) * d.nv, -1), fail(ns * 5, 0);
+            std::vector<double> isw(2 * ns + 1, std::nan(""));
             i64 exchanges = 0;
             const i64 ntrunks = get<double>(data, "tcap").shape(0);
             {
@@ -71,20 +71,39 @@ PYBIND11_MODULE(_allocate, mod) {
                     isw[2 * i] = A.isw(st.where);
                     if (use_exchange) {
                         exchanges += A.exchange(st, max_rounds, trunk_aware);
-                        if (trunk_aware) {
-                            i64 gm = A.group_moves(st, true);
-                            gm += A.kl_passes(st, true);
-                            exchanges += gm;
-                            if (gm) exchanges += A.exchange(st, max_rounds, true);
-                        }
                         std::copy(st.where.begin(), st.where.end(),
                                   where.begin() + (2 * i + 1) * d.nv);
                         isw[2 * i + 1] = A.isw(st.where);
                     }
                 }
+                if (trunk_aware && use_exchange) {
+                    // refine the best exchanged solution: group moves, Kernighan-Lin passes
+                    i64 best = -1;
+                    double best_val = HUGE_VAL;
+                    for (i64 i = 0; i < ns; ++i) {
+                        if (std::isnan(isw[2 * i + 1])) continue;
+                        std::vector<i64> w(where.begin() + (2 * i + 1) * d.nv,
+                                           where.begin() + (2 * i + 2) * d.nv);
+                        double val = A.objective(w, true);
+                        if (val < best_val) {
+                            best = i;
+                            best_val = val;
+                        }
+                    }
+                    if (best >= 0) {
+                        al::State st(d);
+                        for (i64 v = 0; v < d.nv; ++v) st.place(v, where[(2 * best + 1) * d.nv + v]);
+                        i64 gm = A.group_moves(st, true);
+                        gm += A.kl_passes(st, true);
+                        exchanges += gm;
+                        if (gm) exchanges += A.exchange(st, max_rounds, true);
+                        std::copy(st.where.begin(), st.where.end(), where.begin() + 2 * ns * d.nv);
+                        isw[2 * ns] = A.isw(st.where);
+                    }
+                }
             }
             py::dict res;
-            res["where"] = coalloc::bind::to_array(where).reshape({2 * ns, d.nv});
+            res["where"] = coalloc::bind::to_array(where).reshape({2 * ns + 1, d.nv});
             res["isw"] = coalloc::bind::to_array(isw);
             res["fail"] = coalloc::bind::to_array(fail).reshape({ns, (i64)5});
             res["exchanges"] = exchanges;

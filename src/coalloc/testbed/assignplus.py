@@ -246,7 +246,8 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
         rt = route(pr, where)
         if rt.failure is None:
             return {"where": where, "routing": rt, "score": sc,
-                    "strategy": strategies[row // 2], "failure": None,
+                    "strategy": strategies[row // 2] + ("" if row % 2 == 0 else "+exchange")
+                    if row < 2 * len(strategies) else "refined", "failure": None,
                     "solutions": len(cands), "exchanges": int(out["exchanges"])}  # fmt: skip
         failure = failure or rt.failure
     return {"where": None, "failure": failure or {"constraint": "unknown"},

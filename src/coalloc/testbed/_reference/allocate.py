@@ -586,8 +586,10 @@ def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int,
     Returns
     -------
     dict
-        ``where`` (int64 array (2 x len(strategies), nv): allocate's and the exchanged
-        solution of each strategy, rows of -1 when it failed), ``isw`` (estimated
+        ``where`` (int64 array (2 x len(strategies) + 1, nv): allocate's and the exchanged
+        solution of each strategy, rows of -1 when it failed; the last row, with
+        ``trunk_aware``, is the best exchanged solution refined by group moves and
+        Kernighan-Lin passes), ``isw`` (estimated
         inter-switch bandwidth per row, NaN if failed), ``fail`` (int64 (len(strategies),
         5): code, virtual node, list, needed, available), ``exchanges``.
     """
@@ -613,8 +615,8 @@ def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int,
             row.append(d["lb"][e] if d["la"][e] == v else d["la"][e])
         neighbours.append(row)
     ns_ = len(strategies)
-    where = np.full((2 * ns_, nv), -1, dtype=np.int64)
-    isw = np.full(2 * ns_, np.nan)
+    where = np.full((2 * ns_ + 1, nv), -1, dtype=np.int64)
+    isw = np.full(2 * ns_ + 1, np.nan)
     fail = np.zeros((ns_, 5), dtype=np.int64)
     exchanges = 0
     for i, s in enumerate(strategies):
@@ -626,12 +628,25 @@ def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int,
         isw[2 * i] = _isw(d, st.where)
         if use_exchange:
             exchanges += _exchange(d, st, max_rounds, bool(trunk_aware))
-            if trunk_aware:
-                g = _group_moves(d, st, children, True)
-                g += _kl_passes(d, st, True)
-                exchanges += g
-                if g:
-                    exchanges += _exchange(d, st, max_rounds, True)
             where[2 * i + 1] = st.where
             isw[2 * i + 1] = _isw(d, st.where)
+    if trunk_aware and use_exchange:
+        # refine the best exchanged solution: group moves, then Kernighan-Lin passes
+        best, best_val = -1, math.inf
+        for i in range(ns_):
+            if not math.isnan(isw[2 * i + 1]):
+                val = _objective(d, where[2 * i + 1].tolist(), True)
+                if val < best_val:
+                    best, best_val = i, val
+        if best >= 0:
+            st = _State(d)
+            for v, p in enumerate(where[2 * best + 1].tolist()):
+                st.place(v, p)
+            g = _group_moves(d, st, children, True)
+            g += _kl_passes(d, st, True)
+            exchanges += g
+            if g:
+                exchanges += _exchange(d, st, max_rounds, True)
+            where[2 * ns_] = st.where
+            isw[2 * ns_] = _isw(d, st.where)
     return {"where": where, "isw": isw, "fail": fail, "exchanges": exchanges}
