@@ -88,6 +88,8 @@ def test_generated_round_trip(tmp_path):
     ("node a pc\nnode b\n", 2, "node NAME TYPE"),
     ("node a pc\nlink l a zz 100 0 0\n", 2, "defined node"),
     ("node a pc\nnode b pc\nlink l a b fast 0 0\n", 3, "bandwidth"),
+    ("node a pc\nnode b pc\nlink l a b\n", 3, "link NAME A B BW"),
+    ("node a pc\nnode b pc\nlink l a b 10 -1 0\n", 3, "the delay"),
     ("node a pc\nnode b pc\nlink l a b 100 0 0 ethernet bogus\n", 3, "link flag"),
     ("node a pc fast\n", 1, "NAME:WEIGHT"),
     ("node a pc fast:x\n", 1, "weight of fast"),
@@ -143,3 +145,11 @@ def test_generators_give_valid_inputs():
     r = tb.assign(g.lan(6), t)
     assert r.success
     assert tb.verify_mapping(g.lan(6), t, r.mapping, r.routes).ok
+
+
+def test_older_top_links_without_delay_or_loss():
+    v = tb.parse_top("node a pc\nnode b pc\nlink l1 a b 100000\nlink l2 a b 1000 5 ethernet\n"
+                     "link l3 a b 10 1 0.5 trivial_ok\n")
+    assert (v.links["l1"].bw, v.links["l1"].delay, v.links["l1"].loss) == (100000, 0, 0)
+    assert (v.links["l2"].delay, v.links["l2"].loss, v.links["l2"].type) == (5, 0, "ethernet")
+    assert v.links["l3"].loss == 0.5 and v.links["l3"].trivial_ok

@@ -14,6 +14,7 @@ Line formats (whitespace separated, ``#`` comments; see docs/testbed.md):
 
     node NAME TYPE[:SLOTS] [DESIRE:WEIGHT ...] [subnode_of:V] [disallow_trivial_mix]
     link NAME A B BW|* DELAY LOSS [TYPE] [nodelay] [emulated] [trivial_ok] [fixsrciface:X]
+    link NAME A B BW [DELAY [LOSS]] [TYPE] [FLAG ...]         (older files)
     make-vclass NAME WEIGHT TYPE ...
     fix-node V P
     node-hint V P
@@ -359,7 +360,7 @@ def parse_top(text: str, source: str = "<top>") -> VirtualTopology:
             names[tok[1]] = line.lineno
             nodes.append(_build(line, VNode, tok[1], vtype, nslots, desires, flags))
         elif kw == "link":
-            if len(tok) < 7:
+            if len(tok) < 5:
                 raise line.fail("'link NAME A B BW|* DELAY LOSS [TYPE] [FLAG ...]'")
             ends = []
             for t in tok[2:4]:
@@ -369,12 +370,15 @@ def parse_top(text: str, source: str = "<top>") -> VirtualTopology:
                                     f"before the links that name them)")  # fmt: skip
                 ends.append(node)
             bw = None if tok[4] == "*" else _number(tok[4], line, "the bandwidth (or *)")
-            delay = _number(tok[5], line, "the delay")
-            loss = _number(tok[6], line, "the loss")
+            # older files stop after the bandwidth or the delay: numbers are read while numbers
+            nums = [t for t in tok[5:7] if _is_number(t)]
+            nums = nums if tok[5:5 + len(nums)] == nums else []
+            delay = _number(nums[0], line, "the delay") if len(nums) > 0 else 0.0
+            loss = _number(nums[1], line, "the loss") if len(nums) > 1 else 0.0
             ltype = None
             flags_set = set()
             options: Dict[str, str] = {}
-            for i, t in enumerate(tok[7:]):
+            for i, t in enumerate(tok[5 + len(nums):]):
                 key = t.split(":", 1)[0]
                 if t in LINK_FLAGS:
                     flags_set.add(t)
