@@ -32,6 +32,16 @@ def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings,
         )  # fmt: skip
     mapping = {pr.vnames[v]: pr.pnames[int(where[v])] for v in range(pr.nv)}
     isw = float(routing.interswitch_bandwidth)
+    # last line of defence: the independent checker must accept what is reported as success
+    report = verify_mapping(pr.top, pr.ptop, mapping, routing.routes, claimed=isw)
+    if not report.ok:
+        timings["total"] = time.perf_counter() - t0
+        return MappingResult(
+            status="error", method=method, seed=seed, params=params, timings=timings,
+            iterations=counters, message=f"internal error: the mapping found fails the "
+            f"independent check ({report.violations[:3]}); not reported as a success",
+            reason={"constraint": "internal_check", "violations": report.violations[:10]},
+        )  # fmt: skip
     gap = None
     if bound is not None:
         gap = 0.0 if isw <= 0 else max(0.0, (isw - bound) / isw)

@@ -192,7 +192,10 @@ def verify_mapping(
     if routes is None or any(b["constraint"] in ("unassigned", "unknown_pnode") for b in bad):
         return VerifyReport(bad, None, {}, claimed)
 
-    switches = {n for n, node in ptop.nodes.items() if node.is_switch}
+    switches = ptop.__dict__.get("_verify_switches")
+    if switches is None:  # the checker's own cache (the testbed is immutable)
+        switches = frozenset(n for n, node in ptop.nodes.items() if node.is_switch)
+        ptop.__dict__["_verify_switches"] = switches
     exclusive: Dict[str, str] = {}
     shared: Dict[str, float] = defaultdict(float)
     trunk_load: Dict[str, float] = defaultdict(float)
