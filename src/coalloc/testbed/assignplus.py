@@ -136,6 +136,10 @@ def _pclass_scores(pr: Problem, scoring: str, memory: Optional[RequestMemory]) -
         return feats.copy()
     freq = np.zeros(pr.nc)
     supply = _supply(pr)
+    share = np.zeros(pr.nc)
+    for cl in pr.cand:
+        share[cl] += 1.0
+    share /= max(pr.nv, 1)
     for c in range(pr.nc):
         r = int(pr.crep[c])
         p = pr.ptop.nodes[pr.pnames[r]]
@@ -143,7 +147,7 @@ def _pclass_scores(pr: Problem, scoring: str, memory: Optional[RequestMemory]) -
             freq[c] = max((memory.counts.get(t, 0.0) / max(supply.get(t, 1), 1)
                            for t in p.types), default=0.0)  # fmt: skip
         else:  # no history: how many of this request's nodes may use it
-            freq[c] = sum(1 for v in range(pr.nv) if c in pr.cand[v]) / max(pr.nv, 1)
+            freq[c] = share[c]
     if scoring == "2m":
         return freq
     top = float(freq.max()) if len(freq) and freq.max() > 0 else 1.0
