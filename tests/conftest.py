@@ -110,3 +110,35 @@ def loadshare_tiny():
     return loadshare.Instance(
         loadshare.LoadSharingProblem([5.0, 5.0, 4.0], [4.0, 3.0, 3.0, 2.0, 1.0], [0, 0, 0, 1, 1])
     )
+# ------------------------------------------------------------------------ testbed mapping
+
+TESTBED_PTOP = """\
+node sw0 switch:1 *lan:*
+node sw1 switch:1 *lan:*
+node pc1 pc:1 pc3000:1 - fast:0.2 ?+mem:2048
+node pc2 pc:1 pc3000:1 - fast:0.2 ?+mem:2048
+node pc3 pc:1 pc850:1 - ?+mem:512
+node pc4 pc:1 pc850:1 - ?+mem:512
+link pc1:e0 pc1 sw0 100000 0 0
+link pc1:e1 pc1 sw0 100000 0 0
+link pc2:e0 pc2 sw0 100000 0 0
+link pc3:e0 pc3 sw1 100000 0 0
+link pc3:e1 pc3 sw1 100000 0 0
+link pc4:e0 pc4 sw1 100000 0 0
+link trunk0 sw0 sw1 100000 0 0
+"""
+TESTBED_TOP = """\
+node a pc ?+mem:1024
+node b pc
+node c pc850
+link ab a b 100000 0 0
+link bc b c 50000 0 0
+"""
+
+
+@pytest.fixture
+def testbed_tiny():
+    """Three virtual nodes (one needs 1 GB, one a pc850) on four PCs behind two switches."""
+    from coalloc import testbed
+
+    return testbed.Instance(testbed.parse_top(TESTBED_TOP), testbed.parse_ptop(TESTBED_PTOP))

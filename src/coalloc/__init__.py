@@ -17,7 +17,7 @@ any family. Data flows one way: input -> model -> solver -> result -> verify -> 
 
 __version__ = "0.1.0"
 
-from . import ctaap, loadshare, taskmap
+from . import ctaap, loadshare, taskmap, testbed
 from ._shared import STATUSES, InstanceError, Report, Result
 from .batch import BatchError, solve_many, solve_many_iter
 
@@ -39,12 +39,13 @@ from .ctaap import (
 )
 
 #: The problem families, by name.
-FAMILIES = ("ctaap", "taskmap", "loadshare")
+FAMILIES = ("ctaap", "taskmap", "loadshare", "testbed")
 
 __all__ = [
     "ctaap",
     "taskmap",
     "loadshare",
+    "testbed",
     "FAMILIES",
     "Request",
     "Offer",

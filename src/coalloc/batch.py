@@ -55,7 +55,7 @@ from typing import (
 
 import numpy as np
 
-from . import ctaap, loadshare, taskmap
+from . import ctaap, loadshare, taskmap, testbed
 from ._shared.jsonio import InstanceError, load_json
 from ._shared.result import Result
 from ._shared.seeding import instance_seed
@@ -66,11 +66,13 @@ FAMILY_INSTANCES = {
     "ctaap": ctaap.Instance,
     "taskmap": taskmap.Instance,
     "loadshare": loadshare.Instance,
+    "testbed": testbed.Instance,
 }
 #: Plain pairs a batch accepts in place of an ``Instance``: (types) -> Instance.
 _PAIRS = (
     ((ctaap.Request, ctaap.Offer), ctaap.Instance),
     ((taskmap.TaskGraph, taskmap.ResourceGraph), taskmap.Instance),
+    ((testbed.VirtualTopology, testbed.PhysicalTopology), testbed.Instance),
 )
 
 __all__ = ["solve_many", "solve_many_iter", "BatchError", "instance_seed", "ProgressBar"]

@@ -40,6 +40,8 @@ COMPILED = {
     "coalloc.taskmap._flowinject",
     "coalloc.loadshare._dmcf",
     "coalloc.loadshare._gapls",
+    "coalloc.testbed._anneal",
+    "coalloc.testbed._allocate",
 }
 EXTENSION_SUFFIXES = (".so", ".pyd")
 

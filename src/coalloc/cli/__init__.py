@@ -18,6 +18,7 @@ from .._shared.jsonio import InstanceError, same_file
 from . import ctaap as ctaap_cli
 from . import loadshare as loadshare_cli
 from . import taskmap as taskmap_cli
+from . import testbed as testbed_cli
 
 __all__ = ["main", "build_parser"]
 
@@ -32,6 +33,7 @@ GROUPS = {
         loadshare_cli,
         "coalition load sharing (DMCF-GGA, Hovey & Jung) and the generalized assignment problem",
     ),
+    "testbed": (testbed_cli, "mapping .top experiments onto .ptop testbeds (assign+, assign)"),
 }
 
 

@@ -1,0 +1,689 @@
+// assign+'s allocate and exchange steps (seed 003, section 8.2), the fast core of
+// coalloc.testbed's default mapper.  The Python twin coalloc/testbed/_reference/allocate.py is
+// the specification: every loop, tie-break and floating-point sum follows it in the same
+// order, so that both give the same answer.  The header does not depend on Python.
+
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "coalloc/testbed/anneal.hpp"
+
+namespace coalloc {
+namespace allocate {
+
+using i64 = std::int64_t;
+constexpr double BIG = 1e18;
+
+// assign+ inputs beyond the annealer's arrays.
+struct PlusData {
+    const double* cscore;
+    const i64 *vscore, *parent, *list_ptr, *list_idx, *vlist, *cswitch;
+    i64 nlists;
+};
+
+struct Fail {
+    i64 code = 0, v = 0, list = 0, need = 0, avail = 0;
+};
+
+class State {
+   public:
+    explicit State(const anneal::Data& d) : d_(d) {
+        where.assign(d.nv, -1);
+        cur.assign(d.npn, -1);
+        used.assign(d.npn, 0.0);
+        add.assign(d.npn * d.na, 0.0);
+        tcount.assign(d.nty, 0);
+        vcount.assign(d.nvc * d.nty, 0);
+        hosted.assign(d.npn, {});
+    }
+    std::vector<i64> where, cur, tcount, vcount;
+    std::vector<double> used, add;
+    std::vector<std::vector<i64>> hosted;
+
+    bool fits(i64 v, i64 p) const {
+        const anneal::Data& d = d_;
+        if (d.fixed[v] >= 0 && d.fixed[v] != p) return false;
+        i64 c = d.pclass[p];
+        if (c < 0) return false;
+        i64 k = v * d.nc + c;
+        i64 t = d.vtype[k];
+        if (t < 0) return false;
+        if (!d.vstatic[k]) {
+            if (cur[p] >= 0 && cur[p] != t) return false;
+            if (used[p] + d.vslots[v] > d.cap[p * d.nty + t] + 1e-9) return false;
+            if (cur[p] < 0 && 0 <= d.tlimit[t] && d.tlimit[t] <= tcount[t]) return false;
+        }
+        for (i64 a = 0; a < d.na; ++a)
+            if (add[p * d.na + a] + d.vadd[v * d.na + a] > d.padd[p * d.na + a] + 1e-9) return false;
+        i64 vc = d.vclass[v];
+        if (vc >= 0 && d.vclass_w[vc] >= 1.0) {
+            for (i64 t2 = 0; t2 < d.nty; ++t2)
+                if (t2 != t && vcount[vc * d.nty + t2] > 0) return false;
+        }
+        return true;
+    }
+
+    void place(i64 v, i64 p) {
+        const anneal::Data& d = d_;
+        i64 c = d.pclass[p];
+        i64 k = v * d.nc + c;
+        i64 t = d.vtype[k];
+        if (!d.vstatic[k]) {
+            if (cur[p] < 0) tcount[t] += 1;
+            cur[p] = t;
+            used[p] += d.vslots[v];
+        }
+        for (i64 a = 0; a < d.na; ++a) add[p * d.na + a] += d.vadd[v * d.na + a];
+        i64 vc = d.vclass[v];
+        if (vc >= 0) vcount[vc * d.nty + t] += 1;
+        where[v] = p;
+        hosted[p].push_back(v);
+    }
+
+    void remove(i64 v) {
+        const anneal::Data& d = d_;
+        i64 p = where[v];
+        i64 c = d.pclass[p];
+        i64 k = v * d.nc + c;
+        i64 t = d.vtype[k];
+        if (!d.vstatic[k]) {
+            used[p] -= d.vslots[v];
+            bool others = false;
+            for (i64 u : hosted[p]) {
+                if (u != v && !d.vstatic[u * d.nc + c]) {
+                    others = true;
+                    break;
+                }
+            }
+            if (!others) {
+                cur[p] = -1;
+                used[p] = 0.0;
+                tcount[t] -= 1;
+            }
+        }
+        for (i64 a = 0; a < d.na; ++a) add[p * d.na + a] -= d.vadd[v * d.na + a];
+        i64 vc = d.vclass[v];
+        if (vc >= 0) vcount[vc * d.nty + t] -= 1;
+        where[v] = -1;
+        auto& h = hosted[p];
+        h.erase(std::find(h.begin(), h.end(), v));
+    }
+
+    i64 first_free(i64 c, i64 v) const {
+        const anneal::Data& d = d_;
+        // members are in increasing order: partly used ones first, then free ones
+        for (i64 q = d.mem_ptr[c]; q < d.mem_ptr[c + 1]; ++q) {
+            i64 p = d.mem_idx[q];
+            if (used[p] != 0 && fits(v, p)) return p;
+        }
+        for (i64 q = d.mem_ptr[c]; q < d.mem_ptr[c + 1]; ++q) {
+            i64 p = d.mem_idx[q];
+            if (used[p] == 0 && fits(v, p)) return p;
+        }
+        return -1;
+    }
+
+   private:
+    const anneal::Data& d_;
+};
+
+inline double bw_of(const anneal::Data& d, i64 e, i64 pa, i64 pb) {
+    if (d.lbw[e] >= 0) return d.lbw[e];
+    double m = std::min(d.pifbw[pa], d.pifbw[pb]);
+    return m < BIG ? m : 100000.0;
+}
+
+class Allocator {
+   public:
+    Allocator(const anneal::Data& d, const PlusData& x) : d_(d), x_(x) {
+        children_.assign(d.nv, {});
+        for (i64 v = 0; v < d.nv; ++v)
+            if (x.parent[v] >= 0) children_[x.parent[v]].push_back(v);
+        neighbours_.assign(d.nv, {});
+        for (i64 v = 0; v < d.nv; ++v)
+            for (i64 k = d.inc_ptr[v]; k < d.inc_ptr[v + 1]; ++k) {
+                i64 e = d.inc_idx[k];
+                neighbours_[v].push_back(d.la[e] == v ? d.lb[e] : d.la[e]);
+            }
+    }
+
+    // Returns true on success; st holds the placement, fail the reason otherwise.
+    bool allocate(int strategy, State& st, Fail& fail) const {
+        const anneal::Data& d = d_;
+        for (i64 v = 0; v < d.nv; ++v) {
+            i64 p = d.fixed[v];
+            if (p >= 0) {
+                if (!st.fits(v, p)) {
+                    fail = {1, v, -1, 0, 0};
+                    return false;
+                }
+                st.place(v, p);
+            }
+        }
+        for (i64 li = 0; li < x_.nlists; ++li) {
+            std::vector<i64> L(x_.list_idx + x_.list_ptr[li], x_.list_idx + x_.list_ptr[li + 1]);
+            std::vector<i64> todo;
+            for (i64 v = 0; v < d.nv; ++v)
+                if (x_.vlist[v] == li && st.where[v] < 0) todo.push_back(v);
+            if (todo.empty()) continue;
+            i64 avail = 0;
+            for (i64 c : L)
+                for (i64 q = d.mem_ptr[c]; q < d.mem_ptr[c + 1]; ++q)
+                    if (st.used[d.mem_idx[q]] == 0) avail += 1;
+            bool single = true;
+            for (i64 v : todo)
+                for (i64 c : L) {
+                    i64 k = v * d.nc + c;
+                    if (d.vstatic[k] || d.vslots[v] < 1) {
+                        single = false;
+                    } else {
+                        i64 t = d.vtype[k];  // members of a pclass offer the same slots
+                        if (d.cap[d.mem_idx[d.mem_ptr[c]] * d.nty + t] > 1) single = false;
+                    }
+                }
+            if ((i64)todo.size() > avail && single) {
+                fail = {2, todo[0], li, (i64)todo.size(), avail};
+                return false;
+            }
+            std::stable_sort(todo.begin(), todo.end(), [&](i64 a, i64 b) {
+                return std::make_pair(-x_.vscore[a], a) < std::make_pair(-x_.vscore[b], b);
+            });
+            for (i64 v : todo) {
+                if (st.where[v] >= 0) continue;
+                std::vector<i64> desc = descendants(v, st);
+                std::vector<i64> cl = order(strategy, L, v, st);
+                bool done = false;
+                for (i64 c : cl) {
+                    std::vector<i64> group{v};
+                    for (i64 u : desc)
+                        if (d.vtype[u * d.nc + c] >= 0) group.push_back(u);
+                    if (group.size() > 1 && try_group(c, group, st)) {
+                        done = true;
+                        break;
+                    }
+                }
+                if (!done) {
+                    std::vector<i64> group{v};
+                    for (i64 u : desc)
+                        if (x_.vlist[u] == li) group.push_back(u);
+                    if (group.size() > 1) {
+                        for (i64 c : cl)
+                            if (try_group(c, group, st)) {
+                                done = true;
+                                break;
+                            }
+                    }
+                }
+                if (!done) {
+                    std::vector<i64> group{v};
+                    for (i64 c : cl)
+                        if (try_group(c, group, st)) {
+                            done = true;
+                            break;
+                        }
+                }
+                if (!done) {
+                    fail = {3, v, li, 0, 0};
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    double local(const State& st, i64 v, i64 p, i64 other, i64 q) const {
+        const anneal::Data& d = d_;
+        double cost = 0.0;
+        for (i64 k = d.inc_ptr[v]; k < d.inc_ptr[v + 1]; ++k) {
+            i64 e = d.inc_idx[k];
+            i64 w = d.la[e] == v ? d.lb[e] : d.la[e];
+            i64 pw = w == other ? q : st.where[w];
+            i64 s1 = d.pswitch[p], s2 = d.pswitch[pw];
+            if (s1 != s2 && s1 >= 0 && s2 >= 0) {
+                i64 h = d.hops[s1 * d.ns + s2];
+                cost += bw_of(d, e, p, pw) * (double)(h > 1 ? h : 1);
+            }
+        }
+        return cost;
+    }
+
+    std::vector<double> loads(const std::vector<i64>& where) const {
+        const anneal::Data& d = d_;
+        std::vector<double> tl(ntrunks_, 0.0);
+        for (i64 e = 0; e < d.ne; ++e) {
+            i64 pa = where[d.la[e]], pb = where[d.lb[e]];
+            if (pa < 0 || pb < 0 || pa == pb) continue;
+            i64 s1 = d.pswitch[pa], s2 = d.pswitch[pb];
+            if (s1 != s2 && s1 >= 0 && s2 >= 0) {
+                i64 k = s1 * d.ns + s2;
+                double bw = bw_of(d, e, pa, pb);
+                for (i64 q = d.path_ptr[k]; q < d.path_ptr[k + 1]; ++q) tl[d.path_idx[q]] += bw;
+            }
+        }
+        return tl;
+    }
+
+    double over_delta(const State& st, const std::vector<double>& tl, i64 v, i64 p_new, i64 u,
+                      i64 q_new) const {
+        const anneal::Data& d = d_;
+        std::vector<std::pair<i64, double>> delta;
+        i64 movers[2] = {v, u};
+        for (int mi = 0; mi < (u < 0 ? 1 : 2); ++mi) {
+            i64 x = movers[mi];
+            for (i64 k = d.inc_ptr[x]; k < d.inc_ptr[x + 1]; ++k) {
+                i64 e = d.inc_idx[k];
+                i64 w = d.la[e] == x ? d.lb[e] : d.la[e];
+                if (x == u && w == v) continue;
+                i64 xo = st.where[x], wo = st.where[w];
+                i64 xn = x == v ? p_new : q_new;
+                i64 wn = w == v ? p_new : (w == u ? q_new : wo);
+                const i64 pas[2] = {xo, xn}, pbs[2] = {wo, wn};
+                const double signs[2] = {-1.0, 1.0};
+                for (int j = 0; j < 2; ++j) {
+                    i64 pa = pas[j], pb = pbs[j];
+                    if (pa == pb) continue;
+                    i64 s1 = d.pswitch[pa], s2 = d.pswitch[pb];
+                    if (s1 != s2 && s1 >= 0 && s2 >= 0) {
+                        double bw = bw_of(d, e, pa, pb);
+                        i64 kk = s1 * d.ns + s2;
+                        for (i64 q = d.path_ptr[kk]; q < d.path_ptr[kk + 1]; ++q) {
+                            i64 g = d.path_idx[q];
+                            bool found = false;
+                            for (auto& kv : delta)
+                                if (kv.first == g) {
+                                    kv.second = kv.second + signs[j] * bw;
+                                    found = true;
+                                    break;
+                                }
+                            if (!found) delta.emplace_back(g, 0.0 + signs[j] * bw);
+                        }
+                    }
+                }
+            }
+        }
+        double change = 0.0;
+        for (const auto& kv : delta) {
+            double before = tl[kv.first] - d.tcap[kv.first];
+            double after = tl[kv.first] + kv.second - d.tcap[kv.first];
+            change += (after > 0 ? after : 0.0) - (before > 0 ? before : 0.0);
+        }
+        return change;
+    }
+
+    i64 ntrunks_ = 0;
+    static constexpr double TRUNK_W = 1000.0;
+
+    i64 exchange(State& st, i64 max_rounds, bool trunk_aware) const {
+        const anneal::Data& d = d_;
+        i64 moves = 0;
+        for (i64 round = 0; round < max_rounds; ++round) {
+            std::vector<double> tl;
+            double over_now = 0.0;
+            if (trunk_aware) {
+                tl = loads(st.where);
+                for (std::size_t g = 0; g < tl.size(); ++g)
+                    if (tl[g] > d.tcap[g]) over_now += tl[g] - d.tcap[g];
+            }
+            std::vector<char> bnd(d.nv);  // swap partners: nodes with a link across switches
+            for (i64 u = 0; u < d.nv; ++u) bnd[u] = local(st, u, st.where[u], -1, -1) > 0;
+            double best_gain = 1e-9;
+            int kind = -1;
+            i64 bv = -1, bx = -1;
+            for (i64 v = 0; v < d.nv; ++v) {
+                if (d.fixed[v] >= 0) continue;
+                i64 pv = st.where[v];
+                double cur = local(st, v, pv, -1, -1);
+                if (cur <= 0) continue;
+                std::vector<i64> seen;
+                for (i64 k = d.inc_ptr[v]; k < d.inc_ptr[v + 1]; ++k) {
+                    i64 e = d.inc_idx[k];
+                    i64 w = d.la[e] == v ? d.lb[e] : d.la[e];
+                    seen.push_back(d.pswitch[st.where[w]]);
+                }
+                for (i64 k = d.cand_ptr[v]; k < d.cand_ptr[v + 1]; ++k) {
+                    i64 c = d.cand_idx[k];
+                    if (std::find(seen.begin(), seen.end(), x_.cswitch[c]) == seen.end() &&
+                        !d.pis_sw[d.mem_idx[d.mem_ptr[c]]])
+                        continue;  // switches (LAN nodes): every candidate
+                    st.remove(v);
+                    i64 p_new = st.first_free(c, v);
+                    st.place(v, pv);
+                    if (p_new >= 0) {
+                        double gain = cur - local(st, v, p_new, -1, -1);
+                        if (trunk_aware && (over_now > 0 || gain > best_gain))
+                            gain -= TRUNK_W * over_delta(st, tl, v, p_new, -1, -1);
+                        if (gain > best_gain) {
+                            best_gain = gain;
+                            kind = 0;
+                            bv = v;
+                            bx = p_new;
+                        }
+                    }
+                    for (i64 u = 0; u < d.nv; ++u) {
+                        i64 p = st.where[u];
+                        if (p < 0 || !bnd[u] || d.pclass[p] != c) continue;
+                        {
+                            if (u == v || d.fixed[u] >= 0) continue;
+                            if (d.vtype[u * d.nc + d.pclass[pv]] < 0) continue;
+                            double g = cur + local(st, u, p, -1, -1) - local(st, v, p, u, pv) -
+                                       local(st, u, pv, v, p);
+                            if (trunk_aware && (over_now > 0 || g > best_gain))
+                                g -= TRUNK_W * over_delta(st, tl, v, p, u, pv);
+                            if (g > best_gain) {
+                                best_gain = g;
+                                kind = 1;
+                                bv = v;
+                                bx = u;
+                            }
+                        }
+                    }
+                }
+            }
+            if (kind < 0) break;
+            if (kind == 0) {
+                i64 pv = st.where[bv];
+                st.remove(bv);
+                if (!st.fits(bv, bx)) {
+                    st.place(bv, pv);
+                    break;
+                }
+                st.place(bv, bx);
+            } else {
+                i64 u = bx;
+                i64 pv = st.where[bv], pu = st.where[u];
+                st.remove(bv);
+                st.remove(u);
+                if (st.fits(bv, pu) && st.fits(u, pv)) {
+                    st.place(bv, pu);
+                    st.place(u, pv);
+                } else {
+                    st.place(bv, pv);
+                    st.place(u, pu);
+                    break;
+                }
+            }
+            moves += 1;
+        }
+        return moves;
+    }
+
+    // Kernighan-Lin passes over the boundary nodes (see the twin's _kl_passes).
+    i64 kl_passes(State& st, bool trunk_aware, int max_passes = 3) const {
+        const anneal::Data& d = d_;
+        i64 kept = 0;
+        for (int pass = 0; pass < max_passes; ++pass) {
+            std::vector<char> locked(d.nv, 0);
+            std::vector<std::pair<i64, i64>> applied;
+            double cum = 0.0, best_cum = 1e-9;
+            std::size_t best_len = 0;
+            for (i64 step = 0; step < std::min<i64>(d.nv, 24); ++step) {
+                std::vector<double> tl;
+                double over_now = 0.0;
+                if (trunk_aware) {
+                    tl = loads(st.where);
+                    for (std::size_t g = 0; g < tl.size(); ++g)
+                        if (tl[g] > d.tcap[g]) over_now += tl[g] - d.tcap[g];
+                }
+                i64 bv = -1, bp = -1;
+                double best_gain = -HUGE_VAL;
+                for (i64 v = 0; v < d.nv; ++v) {
+                    if (locked[v] || d.fixed[v] >= 0) continue;
+                    i64 pv = st.where[v];
+                    double cur = local(st, v, pv, -1, -1);
+                    if (cur <= 0) continue;
+                    std::vector<i64> seen;
+                    for (i64 k = d.inc_ptr[v]; k < d.inc_ptr[v + 1]; ++k) {
+                        i64 e = d.inc_idx[k];
+                        i64 w = d.la[e] == v ? d.lb[e] : d.la[e];
+                        seen.push_back(d.pswitch[st.where[w]]);
+                    }
+                    for (i64 k = d.cand_ptr[v]; k < d.cand_ptr[v + 1]; ++k) {
+                        i64 c = d.cand_idx[k];
+                        if (x_.cswitch[c] == d.pswitch[pv] ||
+                            std::find(seen.begin(), seen.end(), x_.cswitch[c]) == seen.end())
+                            continue;
+                        st.remove(v);
+                        i64 p_new = st.first_free(c, v);
+                        st.place(v, pv);
+                        if (p_new < 0) continue;
+                        double gain = cur - local(st, v, p_new, -1, -1);
+                        if (trunk_aware && (over_now > 0 || gain > best_gain))
+                            gain -= TRUNK_W * over_delta(st, tl, v, p_new, -1, -1);
+                        if (gain > best_gain) {
+                            best_gain = gain;
+                            bv = v;
+                            bp = p_new;
+                        }
+                    }
+                }
+                if (bv < 0) break;
+                i64 old = st.where[bv];
+                st.remove(bv);
+                st.place(bv, bp);
+                locked[bv] = 1;
+                applied.emplace_back(bv, old);
+                cum += best_gain;
+                if (cum > best_cum) {
+                    best_cum = cum;
+                    best_len = applied.size();
+                }
+            }
+            for (std::size_t i = applied.size(); i > best_len; --i) {
+                st.remove(applied[i - 1].first);
+                st.place(applied[i - 1].first, applied[i - 1].second);
+            }
+            if (best_len == 0) break;
+            kept += (i64)best_len;
+        }
+        return kept;
+    }
+
+    double objective(const std::vector<i64>& where, bool trunk_aware) const {
+        double val = isw(where);
+        if (trunk_aware) {
+            std::vector<double> tl = loads(where);
+            double over = 0.0;
+            for (std::size_t g = 0; g < tl.size(); ++g)
+                if (tl[g] > d_.tcap[g]) over += tl[g] - d_.tcap[g];
+            val += TRUNK_W * over;
+        }
+        return val;
+    }
+
+    // A hub with its leaf children (at least two) moved to another switch in one step
+    // (members that cannot go there stay) while the objective drops.
+    i64 group_moves(State& st, bool trunk_aware) const {
+        const anneal::Data& d = d_;
+        i64 moves = 0;
+        for (int round = 0; round < 3; ++round) {
+            bool improved = false;
+            for (i64 v = 0; v < d.nv; ++v) {
+                if (d.fixed[v] >= 0) continue;
+                std::vector<i64> group{v};
+                for (i64 u : children_[v])
+                    if (children_[u].empty() && d.fixed[u] < 0) group.push_back(u);
+                if (group.size() < 3) continue;
+                double base = objective(st.where, trunk_aware);
+                for (i64 s = 0; s < d.ns; ++s) {
+                    std::vector<i64> old;
+                    for (i64 u : group) old.push_back(st.where[u]);
+                    for (i64 u : group) st.remove(u);
+                    bool ok = true;
+                    for (std::size_t i = 0; i < group.size(); ++i) {
+                        i64 u = group[i];
+                        i64 p = -1;
+                        for (i64 k = d.cand_ptr[u]; k < d.cand_ptr[u + 1]; ++k) {
+                            i64 c = d.cand_idx[k];
+                            if (x_.cswitch[c] == s) {
+                                p = st.first_free(c, u);
+                                if (p >= 0) break;
+                            }
+                        }
+                        if (p < 0) {
+                            if (i == 0) {
+                                ok = false;
+                                break;
+                            }
+                            p = st.fits(u, old[i]) ? old[i] : -1;
+                            if (p < 0) {
+                                ok = false;
+                                break;
+                            }
+                        }
+                        st.place(u, p);
+                    }
+                    if (ok) {
+                        double val = objective(st.where, trunk_aware);
+                        if (val < base - 1e-9) {
+                            base = val;
+                            improved = true;
+                            moves += 1;
+                            continue;
+                        }
+                    }
+                    for (i64 u : group)
+                        if (st.where[u] >= 0) st.remove(u);
+                    for (std::size_t i = 0; i < group.size(); ++i) st.place(group[i], old[i]);
+                }
+            }
+            if (!improved) break;
+        }
+        return moves;
+    }
+
+    double isw(const std::vector<i64>& where) const {
+        const anneal::Data& d = d_;
+        double total = 0.0;
+        for (i64 e = 0; e < d.ne; ++e) {
+            i64 pa = where[d.la[e]], pb = where[d.lb[e]];
+            if (pa < 0 || pb < 0 || pa == pb) continue;
+            i64 s1 = d.pswitch[pa], s2 = d.pswitch[pb];
+            if (s1 != s2 && s1 >= 0 && s2 >= 0) {
+                i64 h = d.hops[s1 * d.ns + s2];
+                total += bw_of(d, e, pa, pb) * (double)(h > 1 ? h : 1);
+            }
+        }
+        return total;
+    }
+
+   private:
+    const anneal::Data& d_;
+    const PlusData& x_;
+    std::vector<std::vector<i64>> children_, neighbours_;
+
+    std::vector<i64> descendants(i64 v, const State& st) const {
+        std::vector<i64> out, stack(children_[v]);
+        while (!stack.empty()) {
+            i64 u = stack.back();
+            stack.pop_back();
+            if (st.where[u] < 0) out.push_back(u);
+            for (i64 w : children_[u]) stack.push_back(w);
+        }
+        return out;
+    }
+
+    i64 size_of(i64 c, const State& st) const {
+        const anneal::Data& d = d_;
+        i64 n = 0;
+        for (i64 q = d.mem_ptr[c]; q < d.mem_ptr[c + 1]; ++q) {
+            i64 p = d.mem_idx[q];
+            if (st.used[p] == 0 || d.pis_sw[p]) n += 1;
+        }
+        return n;
+    }
+
+    std::vector<i64> order(int strategy, const std::vector<i64>& L, i64 v, const State& st) const {
+        const anneal::Data& d = d_;
+        const i64 n = (i64)L.size();
+        std::vector<i64> size(n);
+        for (i64 i = 0; i < n; ++i) size[i] = size_of(L[i], st);
+        std::vector<i64> idx(n);
+        for (i64 i = 0; i < n; ++i) idx[i] = i;
+        auto finish = [&](auto key) {
+            std::vector<decltype(key(0))> keys;
+            for (i64 i = 0; i < n; ++i) keys.push_back(key(i));
+            std::stable_sort(idx.begin(), idx.end(), [&](i64 a, i64 b) { return keys[a] < keys[b]; });
+            std::vector<i64> out;
+            for (i64 i : idx) out.push_back(L[i]);
+            return out;
+        };
+        if (strategy == 0) return finish([&](i64 i) { return std::make_tuple(-size[i], L[i]); });
+        if (strategy == 1)
+            return finish([&](i64 i) { return std::make_tuple(x_.cscore[L[i]], -size[i], L[i]); });
+        // parent/child hosted per pclass, neighbours hosted per switch (insertion order)
+        std::vector<std::pair<i64, i64>> pc, sw;
+        auto bump = [](std::vector<std::pair<i64, i64>>& m, i64 key) {
+            for (auto& kv : m)
+                if (kv.first == key) {
+                    kv.second += 1;
+                    return;
+                }
+            m.emplace_back(key, 1);
+        };
+        auto get = [](const std::vector<std::pair<i64, i64>>& m, i64 key) -> i64 {
+            for (const auto& kv : m)
+                if (kv.first == key) return kv.second;
+            return 0;
+        };
+        std::vector<i64> rel(children_[v]);
+        if (x_.parent[v] >= 0) rel.push_back(x_.parent[v]);
+        for (i64 u : rel)
+            if (st.where[u] >= 0) bump(pc, d.pclass[st.where[u]]);
+        for (i64 u : neighbours_[v])
+            if (st.where[u] >= 0) bump(sw, d.pswitch[st.where[u]]);
+        if (strategy == 4)
+            return finish([&](i64 i) {
+                return std::make_tuple(-(1 + get(pc, L[i])) * size[i], x_.cscore[L[i]], L[i]);
+            });
+        if (strategy == 3)
+            return finish([&](i64 i) {
+                return std::make_tuple(-(1 + get(pc, L[i]) + get(sw, x_.cswitch[L[i]])) * size[i],
+                                       x_.cscore[L[i]], L[i]);
+            });
+        auto iswf = [&](i64 c) {
+            i64 s = x_.cswitch[c];
+            double total = 0.0;
+            for (const auto& kv : sw) {
+                i64 t = kv.first, cnt = kv.second;
+                if (t == s) {
+                    total += (double)cnt * BIG;
+                } else if (s >= 0 && t >= 0) {
+                    i64 k = s * d.ns + t;
+                    i64 lo = d.path_ptr[k], hi = d.path_ptr[k + 1];
+                    if (hi > lo) {
+                        double m = d.tcap[d.path_idx[lo]];
+                        for (i64 q = lo + 1; q < hi; ++q) m = std::min(m, d.tcap[d.path_idx[q]]);
+                        total += (double)cnt * m;
+                    }
+                }
+            }
+            return total;
+        };
+        return finish([&](i64 i) {
+            return std::make_tuple(-get(pc, L[i]), -iswf(L[i]), -size[i], x_.cscore[L[i]], L[i]);
+        });
+    }
+
+    bool try_group(i64 c, const std::vector<i64>& group, State& st) const {
+        std::vector<i64> placed;
+        for (i64 u : group) {
+            i64 p = st.first_free(c, u);
+            if (p < 0) {
+                for (i64 w : placed) st.remove(w);
+                return false;
+            }
+            st.place(u, p);
+            placed.push_back(u);
+        }
+        return true;
+    }
+};
+
+}  // namespace allocate
+}  // namespace coalloc

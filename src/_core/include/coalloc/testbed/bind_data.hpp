@@ -1,0 +1,89 @@
+// Reading the flat arrays of coalloc.testbed.anneal.kernel_data from a Python dict (shared by
+// the _anneal and _allocate bindings).
+
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "coalloc/common/pybind.hpp"
+#include "coalloc/testbed/anneal.hpp"
+
+namespace coalloc {
+namespace testbed_bind {
+
+namespace py = pybind11;
+using i64 = std::int64_t;
+using coalloc::bind::Arr;
+using coalloc::bind::need;
+
+template <class T>
+Arr<T> get(const py::dict& data, const char* key) {
+    need(data.contains(key), std::string("data lacks '") + key + "'");
+    return coalloc::bind::ensure_array<T>(data[key]);
+}
+
+// Fills d from data; the arrays stay alive in keep.
+inline void fill_data(const py::dict& data, anneal::Data& d, std::vector<py::object>& keep) {
+    namespace an = coalloc::anneal;
+            auto I = [&](const char* k) {
+        Arr<i64> a = get<i64>(data, k);
+        keep.push_back(a);
+        return a;
+    };
+    auto D = [&](const char* k) {
+        Arr<double> a = get<double>(data, k);
+        keep.push_back(a);
+        return a;
+    };
+    Arr<i64> la = I("la"), lb = I("lb"), ltriv = I("ltriv"), lemu = I("lemu");
+    Arr<double> lbw = D("lbw");
+    Arr<i64> cand_ptr = I("cand_ptr"), cand_idx = I("cand_idx"), mem_ptr = I("mem_ptr"),
+             mem_idx = I("mem_idx"), inc_ptr = I("inc_ptr"), inc_idx = I("inc_idx");
+    Arr<i64> pclass = I("pclass"), pswitch = I("pswitch"), pis = I("pis_switch"),
+             pif = I("pifaces");
+    Arr<double> pifbw = D("pifbw");
+    Arr<i64> vtype = I("vtype"), vstatic = I("vstatic");
+    Arr<double> fcost = D("fcost"), vslots = D("vslots"), cap = D("cap");
+    Arr<i64> tlimit = I("tlimit");
+    Arr<double> vadd = D("vadd"), padd = D("padd");
+    Arr<i64> fixed = I("fixed"), vclass = I("vclass");
+    Arr<double> vclass_w = D("vclass_w");
+    Arr<i64> hops = I("hops"), path_ptr = I("path_ptr"), path_idx = I("path_idx");
+    Arr<double> tcap = D("tcap");
+    d.nv = vslots.shape(0);
+    d.npn = pclass.shape(0);
+    d.nc = mem_ptr.shape(0) - 1;
+    d.nty = tlimit.shape(0);
+    d.na = vadd.ndim() == 2 ? vadd.shape(1) : 0;
+    i64 ns = 0;
+    while (ns * ns < hops.shape(0)) ++ns;
+    need(ns * ns == hops.shape(0), "hops must hold ns * ns entries");
+    d.ns = ns;
+    d.nvc = vclass_w.shape(0);
+    d.ne = la.shape(0);
+    need(cand_ptr.shape(0) == d.nv + 1 && inc_ptr.shape(0) == d.nv + 1,
+         "cand_ptr and inc_ptr must have nv + 1 entries");
+    need(vtype.size() == d.nv * d.nc && fcost.size() == d.nv * d.nc &&
+             vstatic.size() == d.nv * d.nc,
+         "vtype, vstatic and fcost must have nv x nc entries");
+    need(cap.size() == d.npn * d.nty, "cap must have npn x ntypes entries");
+    need(path_ptr.shape(0) == ns * ns + 1, "path_ptr must have ns * ns + 1 entries");
+    d.la = la.data(); d.lb = lb.data(); d.ltriv = ltriv.data(); d.lemu = lemu.data();
+    d.lbw = lbw.data();
+    d.cand_ptr = cand_ptr.data(); d.cand_idx = cand_idx.data();
+    d.mem_ptr = mem_ptr.data(); d.mem_idx = mem_idx.data();
+    d.inc_ptr = inc_ptr.data(); d.inc_idx = inc_idx.data();
+    d.pclass = pclass.data(); d.pswitch = pswitch.data(); d.pis_sw = pis.data();
+    d.pif = pif.data(); d.pifbw = pifbw.data();
+    d.vtype = vtype.data(); d.vstatic = vstatic.data(); d.fcost = fcost.data();
+    d.vslots = vslots.data(); d.cap = cap.data(); d.tlimit = tlimit.data();
+    d.vadd = vadd.data(); d.padd = padd.data();
+    d.fixed = fixed.data(); d.vclass = vclass.data(); d.vclass_w = vclass_w.data();
+    d.hops = hops.data(); d.path_ptr = path_ptr.data(); d.path_idx = path_idx.data();
+    d.tcap = tcap.data();
+}
+
+}  // namespace testbed_bind
+}  // namespace coalloc

@@ -1,0 +1,139 @@
+"""``coalloc testbed ...``: assign, verify, generate and simulate for testbed mapping."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import testbed
+from . import _common as common
+
+__all__ = ["add_commands"]
+
+
+def _cmd_assign(args) -> int:
+    top = testbed.read_top(args.top)
+    ptop = testbed.read_ptop(args.ptop)
+    params = dict(args.param or [])
+    result = testbed.assign(top, ptop, args.method, seed=args.seed, **params)
+    report = None
+    if result.mapping is not None:
+        report = testbed.verify_mapping(top, ptop, result.mapping, result.routes,
+                                        claimed=result.interswitch_bandwidth)  # fmt: skip
+    if args.json:
+        doc = result.to_dict()
+        if report is not None:
+            doc["verify"] = report.to_dict()
+        print(json.dumps(doc, indent=1, allow_nan=False))
+    else:
+        if result.mapping is None:
+            print(result.assign_text(list(top.nodes)))
+            print(f"No mapping: {result.message}", file=sys.stderr)
+        else:
+            print(result.assign_text(list(top.nodes)))
+            ms = result.timings.get("total", 0.0) * 1e3
+            print(f"# {result.method}: inter-switch bandwidth {result.interswitch_bandwidth:g}"
+                  f" in {ms:.2f} ms; verify: {'ok' if report.ok else 'FAILED'}")  # fmt: skip
+    if result.mapping is None:
+        return 1
+    return 0 if report.ok else 1
+
+
+def _cmd_verify(args) -> int:
+    top = testbed.read_top(args.top)
+    ptop = testbed.read_ptop(args.ptop)
+    with open(args.result, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if not isinstance(data, dict) or "mapping" not in data:
+        raise ValueError(f"{args.result}: expected the JSON of 'coalloc testbed assign --json'")
+    if data["mapping"] is None:
+        print("the result holds no mapping")
+        return 1
+    report = testbed.verify_mapping(top, ptop, data["mapping"], data.get("routes"),
+                                    claimed=data.get("interswitch_bandwidth"))  # fmt: skip
+    print(str(report))
+    return 0 if report.ok else 1
+
+
+def _cmd_generate(args) -> int:
+    from ..testbed import generators as g
+
+    if args.kind == "deterlab":
+        testbed.write_ptop(args.output, g.deterlab(args.size, args.switches, seed=args.seed))
+    elif args.kind == "grid5000":
+        testbed.write_ptop(args.output, g.grid5000(seed=args.seed))
+    else:
+        testbed.write_top(args.output, g.random_topology(args.size, seed=args.seed))
+    print(f"wrote {args.kind} ({args.size}) to {args.output}")
+    return 0
+
+
+def _cmd_simulate(args) -> int:
+    import numpy as np
+
+    from ..testbed import generators as g
+
+    ptop = (testbed.read_ptop(args.ptop) if args.ptop
+            else g.deterlab(args.pcs, args.switches, seed=args.seed))  # fmt: skip
+    wl = g.workload(args.experiments, seed=args.seed, mean_duration=args.duration)
+    res = testbed.simulate(ptop, wl, args.methods, seed=args.seed,
+                           show_progress=not args.no_progress)  # fmt: skip
+    rows = []
+    for m in res.methods:
+        row = {"method": m, "experiments": len(wl), "failures": res.failures(m),
+               "failure_rate": res.failures(m) / max(len(wl), 1),
+               "mean_interswitch_bandwidth": float(np.nanmean(res.isw[m]))
+               if res.success[m].any() else None,
+               "median_ms": float(np.median(res.seconds[m]) * 1e3),
+               "total_s": float(res.seconds[m].sum())}  # fmt: skip
+        rows.append(row)
+        if not args.json:
+            print(f"{m:12s} failures {row['failures']:5d}/{len(wl)} "
+                  f"({100 * row['failure_rate']:.1f}%), median {row['median_ms']:.2f} ms, "
+                  f"total {row['total_s']:.1f} s")  # fmt: skip
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    return 0
+
+
+def add_commands(sub, *, aliases: bool = False) -> None:
+    """Add the testbed subcommands to ``sub``."""
+    p = sub.add_parser("assign", help="map a .top experiment onto a .ptop testbed "
+                       "(prints assign's Nodes:/Edges: sections)")  # fmt: skip
+    p.add_argument("top", help="virtual topology (.top)")
+    p.add_argument("ptop", help="physical topology (.ptop)")
+    p.add_argument("--method", default=testbed.DEFAULT_METHOD, choices=sorted(testbed.METHODS))
+    common.add_seed(p, "seed of the annealer")
+    common.add_params(p, "scoring=\"2m\"")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=_cmd_assign)
+    if aliases:
+        return
+
+    p = sub.add_parser("verify", help="check the JSON of 'assign --json' against the files")
+    p.add_argument("top")
+    p.add_argument("ptop")
+    p.add_argument("result")
+    p.set_defaults(func=_cmd_verify)
+
+    p = sub.add_parser("generate", help="write a generated testbed (.ptop) or experiment (.top)")
+    p.add_argument("kind", choices=["deterlab", "grid5000", "top"])
+    p.add_argument("--size", type=int, default=255, help="PCs (deterlab) or nodes (top)")
+    p.add_argument("--switches", type=int, default=5)
+    common.add_seed(p)
+    common.add_output(p, "file to write", required=True)
+    p.set_defaults(func=_cmd_generate)
+
+    p = sub.add_parser("simulate", help="replay a generated workload on a testbed, mappers "
+                       "side by side")  # fmt: skip
+    p.add_argument("--ptop", help="testbed file (default: a generated DeterLab-like one)")
+    p.add_argument("--pcs", type=int, default=255)
+    p.add_argument("--switches", type=int, default=5)
+    p.add_argument("--experiments", type=int, default=500)
+    p.add_argument("--duration", type=float, default=20.0, help="mean duration (arrivals 1/s)")
+    p.add_argument("--methods", nargs="+", default=["assign+", "anneal"],
+                   choices=sorted(testbed.METHODS))  # fmt: skip
+    common.add_seed(p)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cmd_simulate)

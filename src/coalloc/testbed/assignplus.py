@@ -1,0 +1,259 @@
+"""assign+ (seed 003, section 8.2): five deterministic allocation strategies and an exchange.
+
+1. pclasses and candidate pclasses per virtual node (:func:`.problem.build_problem`);
+2. candidate lists: virtual nodes with the same candidate pclasses, most restricted first;
+3. the degree-scored partitioning (:func:`partition`): nodes of smallest degree get score 1,
+   each round marks the links of the scored nodes whose peer is unscored or scored higher;
+   the peer becomes the node's parent if it has none;
+4. ``allocate`` once per strategy (PART, SCORE, ISW, PREF, FRAG): for each candidate list,
+   for each of its nodes (parents first), try the node with its maximum pool (the
+   unallocated descendants that may go on the pclass), then with its minimum pool (those
+   that must go on this list), then alone, over the list's pclasses in the strategy's order;
+5. an exchange (Kernighan-Lin style, pairwise, positive gains) that moves or swaps virtual
+   nodes between pclasses while the inter-switch bandwidth drops;
+6. the solution with the lowest inter-switch bandwidth is kept, ties by the lowest score
+   (the first of them, in that order, that the router can route).
+
+Steps 4-5 run in the compiled kernel ``coalloc.testbed._allocate`` (C++, GIL released);
+:mod:`coalloc.testbed._reference.allocate` is its Python twin and specification.
+
+Scoring variants of the evaluation: ``"1"`` (a pclass scores its number of features,
+so node types with more unwanted features cost more), ``"1m"`` (that plus how often its
+type was requested, a memory carried across calls), ``"2m"`` (only the request frequency).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from .anneal import kernel_data
+from .problem import Problem
+from .routing import route
+
+__all__ = ["STRATEGIES", "SCORINGS", "partition", "candidate_lists", "plus_data", "assign_plus",
+           "RequestMemory"]  # fmt: skip
+
+STRATEGIES = ("PART", "SCORE", "ISW", "PREF", "FRAG")
+SCORINGS = ("1", "1m", "2m")
+
+
+class RequestMemory:
+    """How often each physical type was requested (the memory of ``.1m`` and ``.2m``).
+
+    Pass the same object to successive calls (the simulator does); each call adds the
+    types its virtual nodes request. A type's pressure is its request count per physical
+    node offering it, so that a type every PC offers (``pc``) weighs little and a scarce
+    type that experiments ask for by name weighs much.
+    """
+
+    def __init__(self) -> None:
+        self.counts: Dict[str, float] = defaultdict(float)
+        self.total = 0.0
+
+    def record(self, pr: Problem) -> None:
+        for v in pr.vnames:
+            for t in pr.top.allowed_types(v):
+                self.counts[t] += 1.0
+            self.total += 1.0
+
+    def frequency(self, type_name: str) -> float:
+        return self.counts.get(type_name, 0.0) / self.total if self.total else 0.0
+
+
+def _supply(pr: Problem) -> Dict[str, int]:
+    cache = pr.ptop.__dict__.setdefault("_tb_supply", {})
+    if not cache:
+        for p in pr.ptop.nodes.values():
+            if not p.is_switch:
+                for t in p.types:
+                    cache[t] = cache.get(t, 0) + 1
+    return cache
+
+
+def partition(pr: Problem):
+    """Degree-scored partitioning: ``(score, parent)`` arrays (parent -1 for roots)."""
+    nv = pr.nv
+    deg = np.array([len(pr.inc[v]) for v in range(nv)])
+    score = np.zeros(nv, dtype=np.int64)
+    parent = np.full(nv, -1, dtype=np.int64)
+    marked = np.zeros(len(pr.la), dtype=bool)
+    # connected components, so that each starts from its own smallest degree
+    comp = np.full(nv, -1, dtype=np.int64)
+    for s in range(nv):
+        if comp[s] >= 0:
+            continue
+        stack = [s]
+        comp[s] = s
+        while stack:
+            u = stack.pop()
+            for e in pr.inc[u]:
+                w = pr.lb[e] if pr.la[e] == u else pr.la[e]
+                if comp[w] < 0:
+                    comp[w] = s
+                    stack.append(w)
+    for c in np.unique(comp):
+        nodes = np.flatnonzero(comp == c)
+        dmin = deg[nodes].min()
+        frontier = [int(v) for v in nodes if deg[v] == dmin]
+        for v in frontier:
+            score[v] = 1
+        rnd = 1
+        while frontier:
+            nxt = []
+            for v in frontier:
+                for e in pr.inc[v]:
+                    if marked[e]:
+                        continue
+                    w = int(pr.lb[e] if pr.la[e] == v else pr.la[e])
+                    if score[w] == 0 or score[w] > score[v]:
+                        marked[e] = True
+                        if score[w] == 0:
+                            score[w] = rnd + 1
+                            nxt.append(w)
+                        if parent[v] < 0:
+                            parent[v] = w
+            frontier = nxt
+            rnd += 1
+    return score, parent
+
+
+def candidate_lists(pr: Problem, free: List[int]) -> List[tuple]:
+    """Candidate lists (tuples of pclasses), most restricted first (fewest pclasses, then
+    fewest free nodes)."""
+    lists = {tuple(sorted(c)) for c in pr.cand if c}
+    return sorted(lists, key=lambda L: (len(L), sum(free[c] for c in L), L))
+
+
+def _pclass_scores(pr: Problem, scoring: str, memory: Optional[RequestMemory]) -> np.ndarray:
+    """Score of each pclass: ``.1`` its feature count, ``.2m`` the request pressure of its
+    types (memory; without one, the share of this request's nodes that may use it),
+    ``.1m`` both (pressure scaled to the feature counts)."""
+    feats = pr.pfeature_count
+    if scoring == "1":
+        return feats.copy()
+    freq = np.zeros(pr.nc)
+    supply = _supply(pr)
+    share = np.zeros(pr.nc)
+    for cl in pr.cand:
+        share[cl] += 1.0
+    share /= max(pr.nv, 1)
+    for c in range(pr.nc):
+        r = int(pr.crep[c])
+        p = pr.ptop.nodes[pr.pnames[r]]
+        if memory is not None and memory.total:
+            freq[c] = max((memory.counts.get(t, 0.0) / max(supply.get(t, 1), 1)
+                           for t in p.types), default=0.0)  # fmt: skip
+        else:  # no history: how many of this request's nodes may use it
+            freq[c] = share[c]
+    if scoring == "2m":
+        return freq
+    top = float(freq.max()) if len(freq) and freq.max() > 0 else 1.0
+    return feats + freq / top * max(1.0, float(feats.max()) if len(feats) else 1.0)
+
+
+def plus_data(pr: Problem, scores: np.ndarray, part) -> dict:
+    """The arrays of the allocate kernel: :func:`.anneal.kernel_data` plus assign+'s."""
+    data = kernel_data(pr)
+    free = [len(m) for m in pr.members]
+    lists = candidate_lists(pr, free)
+    lid = {L: i for i, L in enumerate(lists)}
+    ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    for i, L in enumerate(lists):
+        ptr[i + 1] = ptr[i] + len(L)
+    data.update({
+        "cscore": np.asarray(scores, dtype=np.float64),
+        "vscore": np.asarray(part[0], dtype=np.int64),
+        "parent": np.asarray(part[1], dtype=np.int64),
+        "list_ptr": ptr,
+        "list_idx": np.array([c for L in lists for c in L], dtype=np.int64),
+        "vlist": np.array([lid.get(tuple(sorted(c)), -1) for c in pr.cand], dtype=np.int64),
+        "cswitch": np.asarray(pr.cswitch, dtype=np.int64),
+    })  # fmt: skip
+    return data
+
+
+def _score(pr: Problem, where: np.ndarray, scores: np.ndarray) -> float:
+    used = sorted({int(p) for p in where if p >= 0})
+    return float(sum(scores[pr.pclass[p]] for p in used if not pr.pis_switch[p]))
+
+
+def _failure(pr: Problem, row, lists_idx) -> dict:
+    code, v, li, need, avail = (int(x) for x in row)
+    if code == 1:
+        return {"constraint": "fixed", "vnodes": [pr.vnames[v]],
+                "pnode": pr.pnames[int(pr.fixed[v])]}  # fmt: skip
+    pcs = [pr.pnames[int(pr.crep[c])] for c in lists_idx[li]]
+    if code == 2:
+        todo = [pr.vnames[u] for u in range(pr.nv) if tuple(sorted(pr.cand[u])) ==
+                tuple(lists_idx[li])]  # fmt: skip
+        return {"constraint": "capacity", "needed": need, "available": avail,
+                "vnodes": todo, "candidate_pclasses": pcs}  # fmt: skip
+    return {"constraint": "capacity", "vnodes": [pr.vnames[v]], "candidate_pclasses": pcs}
+
+
+def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemory] = None,
+                strategies=STRATEGIES, use_exchange: bool = True, max_rounds: int = 50,
+                backend: str = "compiled", trunk_aware: bool = False):  # fmt: skip
+    """Run assign+ on a compiled problem (allocate and exchange in the compiled kernel
+    ``coalloc.testbed._allocate``, or its Python twin with ``backend="python"``).
+
+    Returns
+    -------
+    dict
+        ``where`` (array or None), ``routing``, ``score``, ``strategy``, ``failure``,
+        ``solutions`` (candidate solutions scored), ``exchanges``.
+    """
+    missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
+    if missing:
+        return {"where": None, "failure": {
+            "constraint": "no_candidate", "vnodes": missing,
+            "why": {pr.vnames[v]: pr.cand_why[v] for v in range(pr.nv) if not pr.cand[v]}},
+            "solutions": 0, "score": None, "routing": None, "strategy": None,
+            "exchanges": 0}  # fmt: skip
+    scores = _pclass_scores(pr, scoring, memory)
+    part = partition(pr)
+    data = plus_data(pr, scores, part)
+    codes = [STRATEGIES.index(s) for s in strategies]
+    if backend == "python":
+        from ._reference.allocate import allocate_all
+    else:
+        from ._allocate import allocate_all
+    rounds = max(int(max_rounds), pr.nv) if trunk_aware else int(max_rounds)
+    out = allocate_all(data, codes, bool(use_exchange), rounds, bool(trunk_aware))
+    if memory is not None:
+        memory.record(pr)
+    lists_idx = []
+    ptr, idx = data["list_ptr"], data["list_idx"]
+    for i in range(len(ptr) - 1):
+        lists_idx.append([int(c) for c in idx[ptr[i]:ptr[i + 1]]])
+    cands = []
+    seen = set()
+    for row in range(len(out["isw"])):
+        if not np.isfinite(out["isw"][row]):
+            continue
+        where = np.asarray(out["where"][row], dtype=np.int64)
+        key = where.tobytes()
+        if key in seen:
+            continue
+        seen.add(key)
+        cands.append((float(out["isw"][row]), _score(pr, where, scores), row, where))
+    cands.sort(key=lambda t: (t[0], t[1], t[2]))
+    failure = None
+    for f in out["fail"]:
+        if f[0] and failure is None:
+            failure = _failure(pr, f, lists_idx)
+    # lowest inter-switch bandwidth, ties by score; the first that routes wins
+    for _isw, sc, row, where in cands:
+        rt = route(pr, where)
+        if rt.failure is None:
+            return {"where": where, "routing": rt, "score": sc,
+                    "strategy": strategies[row // 2] + ("" if row % 2 == 0 else "+exchange")
+                    if row < 2 * len(strategies) else "refined", "failure": None,
+                    "solutions": len(cands), "exchanges": int(out["exchanges"])}  # fmt: skip
+        failure = failure or rt.failure
+    return {"where": None, "failure": failure or {"constraint": "unknown"},
+            "solutions": len(cands), "score": None, "routing": None, "strategy": None,
+            "exchanges": int(out["exchanges"])}  # fmt: skip

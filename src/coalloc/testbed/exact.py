@@ -1,0 +1,136 @@
+"""Exact mapping of small experiments on the shared CP-SAT runner.
+
+Minimises the inter-switch bandwidth (bandwidth x trunk hops, by home switch) subject to
+every hard constraint the heuristics obey: candidate physical nodes, one type at a time
+with slot counts, additive features, interfaces (non-trivial non-emulated links), type
+limits, fixed nodes, trunk-group bandwidth. Variables: ``x[v, p]`` (virtual node on
+physical node), ``y[p, t]`` (p acts as type t), ``z[v, s]`` (v behind switch s) and
+``w[e, s, t]`` (link e between switches s and t, the product of two z's; only pairs on
+different switches). The routes are then found by :func:`.routing.route`.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from .._shared.milp import import_backend, run_cpsat
+from .problem import Problem, link_bw
+
+__all__ = ["exact_mapping"]
+
+
+def exact_mapping(pr: Problem, *, time_limit: Optional[float] = 60.0, threads: int = 1,
+                  seed: Optional[int] = 0):  # fmt: skip
+    """Solve the mapping problem exactly; returns ``(where or None, outcome)``."""
+    cp = import_backend("cpsat")
+    m = cp.CpModel()
+    nv = pr.nv
+    ns = len(pr.switches)
+    x = {}
+    rows = 0
+    for v in range(nv):
+        opts = []
+        for c in pr.cand[v]:
+            for p in pr.members[c]:
+                p = int(p)
+                if pr.fixed[v] >= 0 and pr.fixed[v] != p:
+                    continue
+                x[v, p] = m.NewBoolVar(f"x{v}_{p}")
+                opts.append(x[v, p])
+        m.AddExactlyOne(opts)
+        rows += 1
+    by_p = {}
+    for (v, p), var in x.items():
+        by_p.setdefault(p, []).append((v, var))
+    y = {}
+    for p, lst in by_p.items():
+        types = set()
+        for v, var in lst:
+            c = pr.pclass[p]
+            if not pr.vstatic[v, c]:
+                t = int(pr.vtype[v, c])
+                types.add(t)
+                if (p, t) not in y:
+                    y[p, t] = m.NewBoolVar(f"y{p}_{t}")
+                m.AddImplication(var, y[p, t])
+                rows += 1
+        if types:
+            m.AddAtMostOne([y[p, t] for t in types])
+            for t in types:
+                cap = min(pr.cap[p, t], 1e6)
+                terms = [(var, pr.vslots[v]) for v, var in lst
+                         if not pr.vstatic[v, pr.pclass[p]] and pr.vtype[v, pr.pclass[p]] == t]
+                scale = 1000
+                m.Add(sum(int(round(s * scale)) * var for var, s in terms)
+                      <= int(round(cap * scale)))  # fmt: skip
+                rows += 2
+        for a in range(len(pr.add_names)):
+            dem = [(var, pr.vadd[v, a]) for v, var in lst if pr.vadd[v, a] > 0]
+            if dem:
+                m.Add(sum(int(round(d * 1000)) * var for var, d in dem)
+                      <= int(round(pr.padd[p, a] * 1000)))  # fmt: skip
+                rows += 1
+        if not pr.pis_switch[p]:
+            need = [(var, sum(1 for e in pr.inc[v] if not pr.lemu[e] and not pr.ltriv[e]))
+                    for v, var in lst]  # fmt: skip
+            if any(n for _, n in need):
+                m.Add(sum(n * var for var, n in need) <= int(pr.pifaces[p]))
+                rows += 1
+    for t, lim in enumerate(pr.tlimit):
+        if lim >= 0:
+            vars_t = [var for (p, tt), var in y.items() if tt == t]
+            if vars_t:
+                m.Add(sum(vars_t) <= int(lim))
+                rows += 1
+    obj = []
+    if ns > 1 and len(pr.la):
+        z = {}
+        for v in range(nv):
+            per_s = {}
+            for (vv, p), var in x.items():
+                if vv == v and pr.pswitch[p] >= 0:
+                    per_s.setdefault(int(pr.pswitch[p]), []).append(var)
+            for s, lst in per_s.items():
+                z[v, s] = m.NewBoolVar(f"z{v}_{s}")
+                m.Add(z[v, s] == sum(lst))
+                rows += 1
+        load = {g: [] for g in range(len(pr.tcap))}
+        for e in range(len(pr.la)):
+            a, b = int(pr.la[e]), int(pr.lb[e])
+            bw = pr.lbw[e]
+            if bw < 0:  # native bandwidth: the largest it can be
+                bw = link_bw(pr, e, int(np.argmax(pr.pifbw * ~pr.pis_switch)),
+                             int(np.argmax(pr.pifbw * ~pr.pis_switch)))  # fmt: skip
+            bwi = int(round(bw))
+            for s in range(ns):
+                if (a, s) not in z:
+                    continue
+                for t in range(ns):
+                    if t == s or (b, t) not in z:
+                        continue
+                    hops = pr.path_of(s, t)
+                    w = m.NewBoolVar(f"w{e}_{s}_{t}")
+                    m.Add(w >= z[a, s] + z[b, t] - 1)
+                    rows += 1
+                    if hops is None:
+                        m.Add(w == 0)
+                        continue
+                    obj.append(bwi * len(hops) * w)
+                    for g in hops:
+                        load[g].append(bwi * w)
+        for g, terms in load.items():
+            if terms:
+                m.Add(sum(terms) <= int(pr.tcap[g]))
+                rows += 1
+    m.Minimize(sum(obj) if obj else 0)
+    out = run_cpsat(cp, m, list(x.values()), rows=rows, time_limit=time_limit,
+                    threads=threads, seed=seed)  # fmt: skip
+    if out.x is None:
+        return None, out
+    where = np.full(nv, -1, dtype=np.int64)
+    for (v, p), val in zip(x.keys(), out.x):
+        if val > 0.5:
+            where[v] = p
+    return where, out

@@ -1,0 +1,248 @@
+"""Seeded generators: DeterLab-like testbeds, Grid'5000-like fabrics, virtual topologies and
+experiment workloads (the paper's "2011 synthetic setup" is not public; these are stand-ins
+with the same shape: ~255 available PCs of several types behind several switches)."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .._shared.seeding import check_seed
+from .model import PhysicalTopology, PLink, PNode, VirtualTopology, VLink, VNode
+
+__all__ = ["deterlab", "grid5000", "lan", "tree", "ring", "dumbbell", "random_sparse",
+           "random_topology", "workload", "Experiment", "HARDWARE"]  # fmt: skip
+
+GBIT = 1_000_000  # kbps
+MBIT100 = 100_000
+
+#: Hardware types of the DeterLab-like testbed: (name, share, interfaces, iface bw, features
+#: with weights, cpu, memory).
+HARDWARE = (
+    ("pc3000", 0.35, 4, GBIT, {"fast-disk": 0.2, "bios-waittime": 0.1}, 3000, 2048),
+    ("pc2133", 0.25, 4, GBIT, {"bios-waittime": 0.1}, 2133, 2048),
+    ("pc850", 0.20, 4, MBIT100, {}, 850, 512),
+    ("bpc2800", 0.12, 5, GBIT, {"fast-disk": 0.2, "tpm": 0.3, "bios-waittime": 0.1}, 2800,
+     4096),
+    ("microcloud", 0.08, 2, GBIT, {"ssd": 0.3, "tpm": 0.3}, 3400, 8192),
+)
+
+
+def _rng(seed):
+    return np.random.default_rng(check_seed(seed))
+
+
+def deterlab(n_pcs: int = 255, n_switches: int = 5, *, trunk_bw: float = 2 * GBIT,
+             trunks_per_pair: int = 2, seed: Optional[int] = 0) -> PhysicalTopology:  # fmt: skip
+    """A DeterLab-like testbed: ``n_pcs`` PCs of the :data:`HARDWARE` types, each type's
+    PCs spread over one or two of ``n_switches`` leaf switches, leaves joined to a core
+    switch by ``trunks_per_pair`` trunks of ``trunk_bw`` kbps each.
+
+    Examples
+    --------
+    >>> t = deterlab(40, 3, seed=1)
+    >>> len([n for n in t.nodes if not t.nodes[n].is_switch])
+    40
+    """
+    rng = _rng(seed)
+    nodes = [PNode("core", {"switch": 1}, {"lan": float("inf")})]
+    nodes += [PNode(f"sw{s}", {"switch": 1}, {"lan": float("inf")}) for s in range(n_switches)]
+    links = []
+    for s in range(n_switches):
+        for k in range(trunks_per_pair):
+            links.append(PLink(f"trunk-sw{s}-{k}", f"sw{s}", "core", trunk_bw))
+    shares = np.array([h[1] for h in HARDWARE])
+    counts = np.floor(shares / shares.sum() * n_pcs).astype(int)
+    counts[0] += n_pcs - counts.sum()
+    i = 0
+    for h, (name, _, nif, bw, feats, cpu, mem) in enumerate(HARDWARE):
+        home = [(h + k) % n_switches for k in range(1 + (counts[h] > 40))]
+        for j in range(counts[h]):
+            pc = f"{name}-{j}"
+            f = dict(feats)
+            f["?+cpu"] = cpu
+            f["?+mem"] = mem
+            nodes.append(PNode(pc, {"pc": 1, name: 1}, {}, f))
+            sw = home[j % len(home)]
+            for k in range(nif):
+                links.append(PLink(f"{pc}:eth{k}", pc, f"sw{sw}", bw, types=("ethernet",),
+                                   a_iface=f"eth{k}"))
+            i += 1
+    del rng
+    return PhysicalTopology(nodes, links)
+
+
+def grid5000(n_sites: int = 3, clusters_per_site: int = 2, nodes_per_cluster: int = 16, *,
+             backbone_bw: float = 10 * GBIT, uplink_bw: float = 10 * GBIT,
+             seed: Optional[int] = 0) -> PhysicalTopology:  # fmt: skip
+    """A Grid'5000-like fabric: sites on a backbone ring, clusters behind site routers
+    (modelled as switches), one 10G interface per node."""
+    rng = _rng(seed)
+    nodes = [PNode(f"site{s}", {"switch": 1}, {"lan": float("inf")}) for s in range(n_sites)]
+    links = [PLink(f"backbone-{s}", f"site{s}", f"site{(s + 1) % n_sites}", backbone_bw)
+             for s in range(n_sites if n_sites > 2 else n_sites - 1)]
+    for s in range(n_sites):
+        for c in range(clusters_per_site):
+            sw = f"s{s}c{c}"
+            nodes.append(PNode(sw, {"switch": 1}, {"lan": float("inf")}))
+            links.append(PLink(f"uplink-{sw}", sw, f"site{s}", uplink_bw))
+            ctype = f"cl{s}{c}"
+            cores = int(rng.choice([8, 16, 32]))
+            for j in range(nodes_per_cluster):
+                n = f"{sw}-n{j}"
+                nodes.append(PNode(n, {"pc": 1, ctype: 1}, {}, {"?+cpu": cores}))
+                links.append(PLink(f"{n}:eth0", n, sw, 10 * GBIT, a_iface="eth0"))
+    return PhysicalTopology(nodes, links)
+
+
+def _vnodes(n: int, prefix: str, vtype: str, desires=None) -> List[VNode]:
+    return [VNode(f"{prefix}{i}", vtype, 1, dict(desires or {})) for i in range(n)]
+
+
+def lan(n: int, *, vtype: str = "pc", bw: float = MBIT100, name: str = "lan0",
+        desires=None) -> VirtualTopology:  # fmt: skip
+    """``n`` nodes on one LAN (a ``lan`` node with one link per member)."""
+    nodes = _vnodes(n, "n", vtype, desires) + [VNode(name, "lan")]
+    links = [VLink(f"{name}-l{i}", f"n{i}", name, bw) for i in range(n)]
+    return VirtualTopology(nodes, links)
+
+
+def tree(depth: int, fanout: int, *, vtype: str = "pc", bw: float = MBIT100) -> VirtualTopology:
+    """A complete tree of point-to-point links."""
+    nodes = [VNode("n0", vtype)]
+    links = []
+    frontier = [0]
+    k = 1
+    for _ in range(depth):
+        nxt = []
+        for p in frontier:
+            for _ in range(fanout):
+                nodes.append(VNode(f"n{k}", vtype))
+                links.append(VLink(f"l{k}", f"n{p}", f"n{k}", bw))
+                nxt.append(k)
+                k += 1
+        frontier = nxt
+    return VirtualTopology(nodes, links)
+
+
+def ring(n: int, *, vtype: str = "pc", bw: float = MBIT100) -> VirtualTopology:
+    """``n`` nodes in a ring of point-to-point links."""
+    nodes = _vnodes(n, "n", vtype)
+    links = [VLink(f"l{i}", f"n{i}", f"n{(i + 1) % n}", bw) for i in range(n if n > 2 else 1)]
+    return VirtualTopology(nodes, links)
+
+
+def dumbbell(n_left: int, n_right: int, *, vtype: str = "pc", bw: float = MBIT100,
+             bottleneck_bw: float = MBIT100) -> VirtualTopology:  # fmt: skip
+    """Two LANs joined through two routers by one bottleneck link."""
+    nodes = [VNode("rl", vtype), VNode("rr", vtype), VNode("lanL", "lan"), VNode("lanR", "lan")]
+    links = [VLink("bottleneck", "rl", "rr", bottleneck_bw),
+             VLink("lanL-r", "rl", "lanL", bw), VLink("lanR-r", "rr", "lanR", bw)]
+    for i in range(n_left):
+        nodes.append(VNode(f"a{i}", vtype))
+        links.append(VLink(f"lanL-{i}", f"a{i}", "lanL", bw))
+    for i in range(n_right):
+        nodes.append(VNode(f"b{i}", vtype))
+        links.append(VLink(f"lanR-{i}", f"b{i}", "lanR", bw))
+    return VirtualTopology(nodes, links)
+
+
+def random_sparse(n: int, extra_edges: int = 2, *, vtype: str = "pc", bw: float = MBIT100,
+                  max_degree: int = 3, seed: Optional[int] = 0) -> VirtualTopology:  # fmt: skip
+    """A random spanning tree plus ``extra_edges`` links, degrees at most ``max_degree``."""
+    rng = _rng(seed)
+    nodes = _vnodes(n, "n", vtype)
+    deg = [0] * n
+    edges = set()
+    for i in range(1, n):
+        opts = [j for j in range(i) if deg[j] < max_degree] or list(range(i))
+        j = int(rng.choice(opts))
+        edges.add((j, i))
+        deg[i] += 1
+        deg[j] += 1
+    tries = 0
+    while extra_edges > 0 and tries < 50 * n:
+        tries += 1
+        a, b = sorted(int(x) for x in rng.choice(n, 2, replace=False))
+        if (a, b) in edges or deg[a] >= max_degree or deg[b] >= max_degree:
+            continue
+        edges.add((a, b))
+        deg[a] += 1
+        deg[b] += 1
+        extra_edges -= 1
+    links = [VLink(f"l{k}", f"n{a}", f"n{b}", bw) for k, (a, b) in enumerate(sorted(edges))]
+    return VirtualTopology(nodes, links)
+
+
+def _retype(top: VirtualTopology, rng, hw_types: Sequence[str], p_typed: float,
+            p_desire: float) -> VirtualTopology:  # fmt: skip
+    """Ask some nodes for a hardware type or memory, only as the hardware can satisfy
+    (enough interfaces for the node's links, fast enough ones, enough memory)."""
+    spec = {h[0]: h for h in HARDWARE}
+    nodes = []
+    for v in top.nodes.values():
+        if v.type == "lan":
+            nodes.append(v)
+            continue
+        t = v.type
+        desires = dict(v.desires)
+        links = top.incident(v.name)
+        deg = len(links)
+        bw = max([lk.bw or 0 for lk in links] + [0])
+        if rng.random() < p_desire:
+            desires["?+mem"] = float(rng.choice([256, 512, 1024]))
+        if rng.random() < p_typed:
+            opts = [h for h in hw_types if h not in spec or (
+                spec[h][2] >= deg and spec[h][3] >= bw
+                and spec[h][6] >= desires.get("?+mem", 0))]  # fmt: skip
+            if opts:
+                t = str(rng.choice(opts))
+        nodes.append(VNode(v.name, t, v.slots, desires))
+    return VirtualTopology(nodes, top.links.values(), vclasses=top.vclasses, fixed=top.fixed,
+                           hints=top.hints)  # fmt: skip
+
+
+def random_topology(size: int, *, seed: Optional[int] = 0, hw_types=None,
+                    p_typed: float = 0.3, p_desire: float = 0.2) -> VirtualTopology:  # fmt: skip
+    """One of LAN, tree, ring, dumbbell or random sparse graph with about ``size`` nodes,
+    some nodes asking for a specific hardware type or memory."""
+    rng = _rng(seed)
+    kind = int(rng.integers(5))
+    size = max(2, int(size))
+    bw = float(rng.choice([MBIT100, MBIT100, GBIT]))
+    if kind == 0:
+        top = lan(size, bw=bw)
+    elif kind == 1:
+        fan = int(rng.integers(2, 4))
+        depth = max(1, int(np.log(max(size, 2)) / np.log(fan)))
+        top = tree(depth, fan, bw=bw)
+    elif kind == 2:
+        top = ring(size, bw=bw)
+    elif kind == 3:
+        top = dumbbell(max(1, (size - 2) // 2), max(1, size - 2 - (size - 2) // 2), bw=bw)
+    else:
+        top = random_sparse(size, max(1, size // 4), bw=bw, seed=int(rng.integers(2**31)))
+    hw = hw_types if hw_types is not None else [h[0] for h in HARDWARE]
+    return _retype(top, rng, hw, p_typed, p_desire)
+
+
+class Experiment(Tuple):
+    """``(arrival, duration, top)``."""
+
+
+def workload(n: int, *, seed: Optional[int] = 0, mean_interarrival: float = 1.0,
+             mean_duration: float = 60.0, size_scale: float = 6.0, max_size: int = 80,
+             hw_types=None) -> List[tuple]:  # fmt: skip
+    """``n`` experiments ``(arrival, duration, top)``: Poisson arrivals, log-normal
+    durations, heavy-tailed sizes (log-normal around ``size_scale``, at most ``max_size``)."""
+    rng = _rng(seed)
+    t = 0.0
+    out = []
+    for _ in range(n):
+        t += float(rng.exponential(mean_interarrival))
+        dur = float(rng.lognormal(np.log(mean_duration), 1.0))
+        size = int(min(max_size, max(2, round(rng.lognormal(np.log(size_scale), 0.8)))))
+        out.append((t, dur, random_topology(size, seed=int(rng.integers(2**31)),
+                                            hw_types=hw_types)))  # fmt: skip
+    return out

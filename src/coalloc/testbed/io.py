@@ -1,0 +1,650 @@
+"""Emulab's ``.ptop`` / ``.top`` files, networkx graphs and the package's JSON.
+
+Line formats (whitespace separated, ``#`` comments; see docs/testbed.md):
+
+``.ptop``::
+
+    node NAME TYPE:COUNT [TYPE:COUNT ...] [- FEATURE:WEIGHT ... [- FLAG ...]]
+    link NAME SRC[:mac[/iface]] DST[:mac[/iface]] BW DELAY LOSS [SLOTS] [TYPE ...]
+    link NAME SRC DST BW [MULTIPLICITY] [TYPE ...]            (older files)
+    set-type-limit TYPE N
+    policy desire NAME disallow|limit X
+
+``.top``::
+
+    node NAME TYPE[:SLOTS] [DESIRE:WEIGHT ...] [subnode_of:V] [disallow_trivial_mix]
+    link NAME A B BW|* DELAY LOSS [TYPE] [nodelay] [emulated] [trivial_ok] [fixsrciface:X]
+    link NAME A B BW [DELAY [LOSS]] [TYPE] [FLAG ...]         (older files)
+    make-vclass NAME WEIGHT TYPE ...
+    fix-node V P
+    node-hint V P
+
+A type written ``*name`` is static; a count ``*`` is unlimited. A malformed line raises one
+:class:`~coalloc._shared.jsonio.InstanceError` naming the file, the line number and what
+was expected.
+"""
+
+from __future__ import annotations
+
+import io as _io
+import math
+import os
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from .._shared.jsonio import InstanceError, check_envelope, dump_json, get_key, load_json, num
+from .model import LINK_FLAGS, PhysicalTopology, PLink, PNode, VirtualTopology, VLink, VNode
+
+__all__ = [
+    "read_ptop",
+    "read_top",
+    "write_ptop",
+    "write_top",
+    "parse_ptop",
+    "parse_top",
+    "format_ptop",
+    "format_top",
+    "ptop_to_dict",
+    "ptop_from_dict",
+    "top_to_dict",
+    "top_from_dict",
+    "ptop_to_networkx",
+    "ptop_from_networkx",
+    "top_to_networkx",
+    "top_from_networkx",
+    "read_instance",
+    "write_instance",
+    "instance_from_dict",
+    "INSTANCE_FORMAT",
+]
+
+INSTANCE_FORMAT = "coalloc.testbed.instance"
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class _Line:
+    def __init__(self, source: str, lineno: int, text: str) -> None:
+        self.source, self.lineno, self.text = source, lineno, text
+
+    def fail(self, expected: str) -> InstanceError:
+        return InstanceError(
+            f"{self.source}:{self.lineno}: expected {expected}; got {self.text.strip()!r}"
+        )
+
+
+def _lines(text: str, source: str):
+    for i, raw in enumerate(text.splitlines(), 1):
+        body = raw.split("#", 1)[0].strip()
+        if body:
+            yield _Line(source, i, raw), body.split()
+
+
+def _number(tok: str, line: _Line, what: str, *, star: bool = False) -> float:
+    if star and tok == "*":
+        return math.inf
+    try:
+        x = float(tok)
+    except ValueError:
+        raise line.fail(f"{what} (a number{' or *' if star else ''}), not {tok!r}") from None
+    if math.isnan(x) or x < 0:
+        raise line.fail(f"{what} (a non-negative number), not {tok!r}")
+    return x
+
+
+def _is_number(tok: str) -> bool:
+    try:
+        float(tok)
+    except ValueError:
+        return False
+    return True
+
+
+def _pair(tok: str, line: _Line, what: str) -> Tuple[str, float]:
+    if ":" not in tok:
+        raise line.fail(f"{what} written NAME:WEIGHT, not {tok!r}")
+    name, value = tok.rsplit(":", 1)
+    if not name:
+        raise line.fail(f"{what} written NAME:WEIGHT, not {tok!r}")
+    return name, _number(value, line, f"the weight of {name}", star=True)
+
+
+def _read_text(src: Any) -> Tuple[str, str]:
+    if hasattr(src, "read"):
+        return src.read(), getattr(src, "name", "<stream>")
+    name = os.fspath(src)
+    try:
+        with open(name, encoding="utf-8") as fh:
+            return fh.read(), name
+    except OSError as exc:
+        raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
+
+
+def _build(line: _Line, factory, *args, **kwargs):
+    try:
+        return factory(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        raise InstanceError(f"{line.source}:{line.lineno}: {exc}") from None
+
+
+# -------------------------------------------------------------------------------- ptop
+
+
+def parse_ptop(text: str, source: str = "<ptop>") -> PhysicalTopology:
+    """Parse the text of a ``.ptop`` file (see the module docstring).
+
+    Parameters
+    ----------
+    text : str
+    source : str
+        Name used in error messages.
+
+    Returns
+    -------
+    PhysicalTopology
+
+    Raises
+    ------
+    InstanceError
+        On the first malformed line (file, line number, what was expected).
+
+    Examples
+    --------
+    >>> t = parse_ptop("node sw switch:1 *lan:*\\nnode pc1 pc:1\\nlink l1 pc1 sw 100000 0 0")
+    >>> sorted(t.nodes)
+    ['pc1', 'sw']
+    """
+    nodes: List[PNode] = []
+    links: List[PLink] = []
+    limits: Dict[str, int] = {}
+    policies: Dict[str, Tuple[str, Optional[float]]] = {}
+    names: Dict[str, int] = {}
+    last = None
+    for line, tok in _lines(text, source):
+        last = line
+        kw = tok[0]
+        if kw == "node":
+            if len(tok) < 3:
+                raise line.fail("'node NAME TYPE:COUNT ... [- FEATURE:WEIGHT ... [- FLAG ...]]'")
+            types: Dict[str, float] = {}
+            static: Dict[str, float] = {}
+            features: Dict[str, float] = {}
+            flags: Dict[str, str] = {}
+            part = 0
+            for t in tok[2:]:
+                if t == "-":
+                    part += 1
+                    if part > 2:
+                        raise line.fail("at most two '-' separators (types - features - flags)")
+                    continue
+                if part == 0:
+                    name, count = (t.rsplit(":", 1) + ["1"])[:2] if ":" in t else (t, "1")
+                    value = _number(count, line, f"the slot count of type {name}", star=True)
+                    if name.startswith("*"):
+                        static[name[1:]] = value
+                    else:
+                        types[name] = value
+                elif part == 1:
+                    k, w = _pair(t, line, "a feature")
+                    features[k] = w
+                else:
+                    k, _, v = t.partition(":")
+                    flags[k] = v
+            if not types and not static:
+                raise line.fail("at least one TYPE:COUNT after the node name")
+            if tok[1] in names:
+                raise line.fail(f"a new node name ({tok[1]!r} already defined on line "
+                                f"{names[tok[1]]})")  # fmt: skip
+            names[tok[1]] = line.lineno
+            nodes.append(_build(line, PNode, tok[1], types, static, features, flags))
+        elif kw == "link":
+            if len(tok) < 5:
+                raise line.fail("'link NAME SRC DST BW [DELAY LOSS [SLOTS]] [TYPE ...]'")
+            ends = []
+            for t in tok[2:4]:
+                node, _, iface = t.partition(":")
+                if node not in names:
+                    raise line.fail(f"a defined node as link end, not {node!r} (nodes come "
+                                    f"before the links that name them)")  # fmt: skip
+                ends.append((node, iface))
+            nums = []
+            rest = tok[4:]
+            while rest and _is_number(rest[0]) and len(nums) < 4:
+                nums.append(rest.pop(0))
+            if not nums:
+                raise line.fail(f"the bandwidth (a number) after the link ends, not {tok[4]!r}")
+            bw = _number(nums[0], line, "the bandwidth")
+            delay = loss = 0.0
+            slots = None
+            if len(nums) >= 3:  # BW DELAY LOSS [SLOTS]
+                delay = _number(nums[1], line, "the delay")
+                loss = _number(nums[2], line, "the loss")
+                if len(nums) == 4:
+                    slots = int(_number(nums[3], line, "the slot count"))
+            elif len(nums) == 2:  # older files: BW MULTIPLICITY
+                slots = int(_number(nums[1], line, "the multiplicity"))
+            for t in rest:
+                if _is_number(t):
+                    raise line.fail(f"a link type name, not the number {t!r}")
+            links.append(_build(line, PLink, tok[1], ends[0][0], ends[1][0], bw, delay, loss,
+                                tuple(rest), ends[0][1], ends[1][1], slots))  # fmt: skip
+        elif kw == "set-type-limit":
+            if len(tok) != 3:
+                raise line.fail("'set-type-limit TYPE N'")
+            limits[tok[1]] = int(_number(tok[2], line, "the type limit N"))
+        elif kw == "policy":
+            if len(tok) < 4 or tok[1] != "desire" or tok[3] not in ("disallow", "limit"):
+                raise line.fail("'policy desire NAME disallow' or 'policy desire NAME limit X'")
+            if tok[3] == "limit":
+                if len(tok) != 5:
+                    raise line.fail("'policy desire NAME limit X'")
+                policies[tok[2]] = ("limit", _number(tok[4], line, "the policy limit X"))
+            else:
+                policies[tok[2]] = ("disallow", None)
+        else:
+            raise line.fail("a line starting with node, link, set-type-limit or policy")
+    try:
+        return PhysicalTopology(nodes, links, type_limits=limits, policies=policies)
+    except (ValueError, TypeError) as exc:
+        where = f"{source}:{last.lineno}" if last else source
+        raise InstanceError(f"{where}: {exc}") from None
+
+
+def _fmt(x: float) -> str:
+    return "*" if math.isinf(x) else str(num(x))
+
+
+def format_ptop(ptop: PhysicalTopology) -> str:
+    """The ``.ptop`` text of a testbed (read back by :func:`parse_ptop` to an equal one)."""
+    out = []
+    for p in ptop.nodes.values():
+        parts = ["node", p.name]
+        parts += [f"{t}:{_fmt(n)}" for t, n in p.types.items()]
+        parts += [f"*{t}:{_fmt(n)}" for t, n in p.static.items()]
+        if p.features or p.flags:
+            parts.append("-")
+            parts += [f"{k}:{_fmt(w)}" for k, w in p.features.items()]
+        if p.flags:
+            parts.append("-")
+            parts += [f"{k}:{v}" if v else k for k, v in p.flags.items()]
+        out.append(" ".join(parts))
+    for lk in ptop.links.values():
+        a = f"{lk.a}:{lk.a_iface}" if lk.a_iface else lk.a
+        b = f"{lk.b}:{lk.b_iface}" if lk.b_iface else lk.b
+        parts = ["link", lk.name, a, b, _fmt(lk.bw), _fmt(lk.delay), _fmt(lk.loss)]
+        if lk.slots is not None:
+            parts.append(str(lk.slots))
+        parts += list(lk.types)
+        out.append(" ".join(parts))
+    for t, n in ptop.type_limits.items():
+        out.append(f"set-type-limit {t} {n}")
+    for name, (kind, x) in ptop.policies.items():
+        out.append(f"policy desire {name} {kind}" + (f" {_fmt(x)}" if kind == "limit" else ""))
+    return "\n".join(out) + "\n"
+
+
+def read_ptop(src: Any) -> PhysicalTopology:
+    """Read a ``.ptop`` file (path or open text stream). See :func:`parse_ptop`."""
+    text, name = _read_text(src)
+    return parse_ptop(text, name)
+
+
+def write_ptop(dst: Any, ptop: PhysicalTopology) -> None:
+    """Write a testbed as a ``.ptop`` file (path or text stream)."""
+    _write_text(dst, format_ptop(ptop))
+
+
+def _write_text(dst: Any, text: str) -> None:
+    if hasattr(dst, "write"):
+        dst.write(text)
+        return
+    with open(os.fspath(dst), "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+# --------------------------------------------------------------------------------- top
+
+_LINK_OPTIONS = ("fixsrciface", "fixdstiface")
+
+
+def parse_top(text: str, source: str = "<top>") -> VirtualTopology:
+    """Parse the text of a ``.top`` file (see the module docstring).
+
+    Parameters
+    ----------
+    text : str
+    source : str
+        Name used in error messages.
+
+    Returns
+    -------
+    VirtualTopology
+
+    Raises
+    ------
+    InstanceError
+        On the first malformed line (file, line number, what was expected).
+
+    Examples
+    --------
+    >>> v = parse_top("node a pc\\nnode b pc\\nlink l a b 100000 0 0")
+    >>> v.links["l"].bw
+    100000.0
+    """
+    nodes: List[VNode] = []
+    links: List[VLink] = []
+    vclasses: Dict[str, Tuple[float, Tuple[str, ...]]] = {}
+    fixed: Dict[str, str] = {}
+    hints: Dict[str, str] = {}
+    names: Dict[str, int] = {}
+    last = None
+    for line, tok in _lines(text, source):
+        last = line
+        kw = tok[0]
+        if kw == "node":
+            if len(tok) < 3:
+                raise line.fail("'node NAME TYPE[:SLOTS] [DESIRE:WEIGHT ...]'")
+            vtype, _, slots = tok[2].partition(":")
+            nslots = _number(slots, line, "the slot count") if slots else 1.0
+            desires: Dict[str, float] = {}
+            flags: Dict[str, str] = {}
+            for t in tok[3:]:
+                if t == "disallow_trivial_mix":
+                    flags[t] = ""
+                elif t.startswith("subnode_of:"):
+                    flags["subnode_of"] = t.split(":", 1)[1]
+                else:
+                    k, w = _pair(t, line, "a desire")
+                    desires[k] = w
+            if tok[1] in names:
+                raise line.fail(f"a new node name ({tok[1]!r} already defined on line "
+                                f"{names[tok[1]]})")  # fmt: skip
+            names[tok[1]] = line.lineno
+            nodes.append(_build(line, VNode, tok[1], vtype, nslots, desires, flags))
+        elif kw == "link":
+            if len(tok) < 5:
+                raise line.fail("'link NAME A B BW|* DELAY LOSS [TYPE] [FLAG ...]'")
+            ends = []
+            for t in tok[2:4]:
+                node = t.split(":", 1)[0]
+                if node not in names:
+                    raise line.fail(f"a defined node as link end, not {node!r} (nodes come "
+                                    f"before the links that name them)")  # fmt: skip
+                ends.append(node)
+            bw = None if tok[4] == "*" else _number(tok[4], line, "the bandwidth (or *)")
+            # older files stop after the bandwidth or the delay: numbers are read while numbers
+            nums = [t for t in tok[5:7] if _is_number(t)]
+            nums = nums if tok[5:5 + len(nums)] == nums else []
+            delay = _number(nums[0], line, "the delay") if len(nums) > 0 else 0.0
+            loss = _number(nums[1], line, "the loss") if len(nums) > 1 else 0.0
+            ltype = None
+            flags_set = set()
+            options: Dict[str, str] = {}
+            for i, t in enumerate(tok[5 + len(nums):]):
+                key = t.split(":", 1)[0]
+                if t in LINK_FLAGS:
+                    flags_set.add(t)
+                elif key in _LINK_OPTIONS and ":" in t:
+                    options[key] = t.split(":", 1)[1]
+                elif i == 0 and not _is_number(t):
+                    ltype = t
+                else:
+                    raise line.fail(f"a link flag ({', '.join(LINK_FLAGS)}, fixsrciface:X, "
+                                    f"fixdstiface:X), not {t!r}")  # fmt: skip
+            links.append(_build(line, VLink, tok[1], ends[0], ends[1], bw, delay, loss, ltype,
+                                frozenset(flags_set), options))  # fmt: skip
+        elif kw == "make-vclass":
+            if len(tok) < 4:
+                raise line.fail("'make-vclass NAME WEIGHT TYPE ...'")
+            vclasses[tok[1]] = (_number(tok[2], line, "the vclass weight"), tuple(tok[3:]))
+        elif kw in ("fix-node", "node-hint"):
+            if len(tok) != 3:
+                raise line.fail(f"'{kw} VIRTUAL PHYSICAL'")
+            if tok[1] not in names:
+                raise line.fail(f"a defined virtual node after {kw}, not {tok[1]!r}")
+            (fixed if kw == "fix-node" else hints)[tok[1]] = tok[2]
+        else:
+            raise line.fail("a line starting with node, link, make-vclass, fix-node or "
+                            "node-hint")  # fmt: skip
+    try:
+        return VirtualTopology(nodes, links, vclasses=vclasses, fixed=fixed, hints=hints)
+    except (ValueError, TypeError) as exc:
+        where = f"{source}:{last.lineno}" if last else source
+        raise InstanceError(f"{where}: {exc}") from None
+
+
+def format_top(top: VirtualTopology) -> str:
+    """The ``.top`` text of an experiment (read back by :func:`parse_top` to an equal one)."""
+    out = []
+    for name, (w, types) in top.vclasses.items():
+        out.append(f"make-vclass {name} {_fmt(w)} {' '.join(types)}")
+    for v in top.nodes.values():
+        parts = ["node", v.name, v.type if v.slots == 1 else f"{v.type}:{_fmt(v.slots)}"]
+        parts += [f"{k}:{_fmt(w)}" for k, w in v.desires.items()]
+        for k, val in v.flags.items():
+            parts.append(f"{k}:{val}" if val else k)
+        out.append(" ".join(parts))
+    for lk in top.links.values():
+        parts = ["link", lk.name, lk.a, lk.b, "*" if lk.bw is None else _fmt(lk.bw),
+                 _fmt(lk.delay), _fmt(lk.loss)]  # fmt: skip
+        if lk.type:
+            parts.append(lk.type)
+        parts += sorted(lk.flags)
+        parts += [f"{k}:{v}" for k, v in lk.options.items()]
+        out.append(" ".join(parts))
+    for v, p in top.fixed.items():
+        out.append(f"fix-node {v} {p}")
+    for v, p in top.hints.items():
+        out.append(f"node-hint {v} {p}")
+    return "\n".join(out) + "\n"
+
+
+def read_top(src: Any) -> VirtualTopology:
+    """Read a ``.top`` file (path or open text stream). See :func:`parse_top`."""
+    text, name = _read_text(src)
+    return parse_top(text, name)
+
+
+def write_top(dst: Any, top: VirtualTopology) -> None:
+    """Write an experiment as a ``.top`` file (path or text stream)."""
+    _write_text(dst, format_top(top))
+
+
+# ------------------------------------------------------------------------- dict / JSON
+
+
+def _jnum(x: Optional[float]) -> Any:
+    if x is None:
+        return None
+    return "*" if math.isinf(x) else num(x)
+
+
+def _unjnum(x: Any) -> Any:
+    return math.inf if x == "*" else x
+
+
+def ptop_to_dict(ptop: PhysicalTopology) -> dict:
+    """A JSON-ready dictionary of a testbed (``"*"`` for unlimited slots)."""
+    return {
+        "nodes": [{"name": p.name, "types": {t: _jnum(n) for t, n in p.types.items()},
+                   "static": {t: _jnum(n) for t, n in p.static.items()},
+                   "features": {k: _jnum(w) for k, w in p.features.items()},
+                   "flags": dict(p.flags)} for p in ptop.nodes.values()],
+        "links": [{"name": lk.name, "a": lk.a, "b": lk.b, "bw": _jnum(lk.bw),
+                   "delay": _jnum(lk.delay), "loss": _jnum(lk.loss), "types": list(lk.types),
+                   "a_iface": lk.a_iface, "b_iface": lk.b_iface, "slots": lk.slots}
+                  for lk in ptop.links.values()],
+        "type_limits": dict(ptop.type_limits),
+        "policies": {k: [kind, x] for k, (kind, x) in ptop.policies.items()},
+    }  # fmt: skip
+
+
+def ptop_from_dict(data: Any, *, source: str = "<dict>") -> PhysicalTopology:
+    """The testbed of :func:`ptop_to_dict`'s dictionary (InstanceError when malformed)."""
+    try:
+        nodes = [PNode(d["name"], {t: _unjnum(n) for t, n in d.get("types", {}).items()},
+                       {t: _unjnum(n) for t, n in d.get("static", {}).items()},
+                       {k: _unjnum(w) for k, w in d.get("features", {}).items()},
+                       d.get("flags", {})) for d in get_key(data, "nodes", source)]
+        links = [PLink(d["name"], d["a"], d["b"], d["bw"], d.get("delay", 0),
+                       d.get("loss", 0), tuple(d.get("types", ())), d.get("a_iface", ""),
+                       d.get("b_iface", ""), d.get("slots"))
+                 for d in get_key(data, "links", source)]
+        pol = {k: (v[0], v[1]) for k, v in data.get("policies", {}).items()}
+        return PhysicalTopology(nodes, links, type_limits=data.get("type_limits", {}),
+                                policies=pol)
+    except InstanceError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise InstanceError(f"{source}: not a testbed (ptop) dictionary: {exc}") from None
+
+
+def top_to_dict(top: VirtualTopology) -> dict:
+    """A JSON-ready dictionary of an experiment (``bw: null`` for ``*``)."""
+    return {
+        "nodes": [{"name": v.name, "type": v.type, "slots": _jnum(v.slots),
+                   "desires": {k: _jnum(w) for k, w in v.desires.items()},
+                   "flags": dict(v.flags)} for v in top.nodes.values()],
+        "links": [{"name": lk.name, "a": lk.a, "b": lk.b, "bw": _jnum(lk.bw),
+                   "delay": _jnum(lk.delay), "loss": _jnum(lk.loss), "type": lk.type,
+                   "flags": sorted(lk.flags), "options": dict(lk.options)}
+                  for lk in top.links.values()],
+        "vclasses": {k: [_jnum(w), list(t)] for k, (w, t) in top.vclasses.items()},
+        "fixed": dict(top.fixed),
+        "hints": dict(top.hints),
+    }  # fmt: skip
+
+
+def top_from_dict(data: Any, *, source: str = "<dict>") -> VirtualTopology:
+    """The experiment of :func:`top_to_dict`'s dictionary (InstanceError when malformed)."""
+    try:
+        nodes = [VNode(d["name"], d["type"], _unjnum(d.get("slots", 1)),
+                       {k: _unjnum(w) for k, w in d.get("desires", {}).items()},
+                       d.get("flags", {})) for d in get_key(data, "nodes", source)]
+        links = [VLink(d["name"], d["a"], d["b"], d.get("bw"), d.get("delay", 0),
+                       d.get("loss", 0), d.get("type"), frozenset(d.get("flags", ())),
+                       d.get("options", {})) for d in get_key(data, "links", source)]
+        vc = {k: (v[0], tuple(v[1])) for k, v in data.get("vclasses", {}).items()}
+        return VirtualTopology(nodes, links, vclasses=vc, fixed=data.get("fixed", {}),
+                               hints=data.get("hints", {}))
+    except InstanceError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise InstanceError(f"{source}: not an experiment (top) dictionary: {exc}") from None
+
+
+def instance_from_dict(data: Any, *, source: str = "<dict>"):
+    """``(top, ptop)`` from a parsed ``coalloc.testbed.instance`` document."""
+    check_envelope(data, INSTANCE_FORMAT, 1, source)
+    return (top_from_dict(get_key(data, "top", source), source=source),
+            ptop_from_dict(get_key(data, "ptop", source), source=source))  # fmt: skip
+
+
+def write_instance(dst: Any, top: VirtualTopology, ptop: PhysicalTopology,
+                   metadata: Optional[dict] = None) -> None:  # fmt: skip
+    """Write ``(top, ptop)`` as one ``coalloc.testbed.instance`` JSON file."""
+    doc = {"format": INSTANCE_FORMAT, "version": 1, "top": top_to_dict(top),
+           "ptop": ptop_to_dict(ptop)}  # fmt: skip
+    if metadata:
+        doc["metadata"] = metadata
+    dump_json(doc, dst)
+
+
+def read_instance(src: Any):
+    """``(top, ptop)`` from a ``coalloc.testbed.instance`` JSON file."""
+    data, name = load_json(src)
+    return instance_from_dict(data, source=name)
+
+
+# ---------------------------------------------------------------------------- networkx
+
+
+def ptop_to_networkx(ptop: PhysicalTopology):
+    """A ``networkx.MultiGraph``: node attributes ``types, static, features, flags``; one
+    edge per link keyed by its name with ``bw, delay, loss, types, a_iface, b_iface``;
+    graph attributes ``type_limits`` and ``policies``."""
+    import networkx as nx
+
+    g = nx.MultiGraph(type_limits=dict(ptop.type_limits), policies=dict(ptop.policies))
+    for p in ptop.nodes.values():
+        g.add_node(p.name, types=dict(p.types), static=dict(p.static),
+                   features=dict(p.features), flags=dict(p.flags))  # fmt: skip
+    for lk in ptop.links.values():
+        g.add_edge(lk.a, lk.b, key=lk.name, bw=lk.bw, delay=lk.delay, loss=lk.loss,
+                   types=list(lk.types), a_iface=lk.a_iface, b_iface=lk.b_iface,
+                   slots=lk.slots, a=lk.a)  # fmt: skip
+    return g
+
+
+def ptop_from_networkx(graph: Any) -> PhysicalTopology:
+    """The testbed of a networkx graph laid out as :func:`ptop_to_networkx` writes it
+    (plain graphs work too: missing ``types`` default to ``{"pc": 1}``, edge names to
+    ``link<i>``, bandwidth to 100000)."""
+    nodes = [PNode(str(n), d.get("types", {"pc": 1}), d.get("static", {}),
+                   d.get("features", {}), d.get("flags", {}))
+             for n, d in graph.nodes(data=True)]  # fmt: skip
+    links = []
+    edges = graph.edges(keys=True, data=True) if graph.is_multigraph() else (
+        (u, v, None, d) for u, v, d in graph.edges(data=True))  # fmt: skip
+    for i, (u, v, key, d) in enumerate(edges):
+        a, b = (str(u), str(v)) if d.get("a", u) == u else (str(v), str(u))
+        links.append(PLink(str(key) if isinstance(key, str) else f"link{i}", a, b,
+                           d.get("bw", 100000), d.get("delay", 0), d.get("loss", 0),
+                           tuple(d.get("types", ())), d.get("a_iface", ""),
+                           d.get("b_iface", ""), d.get("slots")))  # fmt: skip
+    return PhysicalTopology(nodes, links, type_limits=graph.graph.get("type_limits", {}),
+                            policies=graph.graph.get("policies", {}))  # fmt: skip
+
+
+def top_to_networkx(top: VirtualTopology):
+    """A ``networkx.MultiGraph`` of an experiment (node ``type, slots, desires, flags``;
+    edges keyed by link name with ``bw, delay, loss, type, flags, options``; graph
+    attributes ``vclasses, fixed, hints``)."""
+    import networkx as nx
+
+    g = nx.MultiGraph(vclasses=dict(top.vclasses), fixed=dict(top.fixed),
+                      hints=dict(top.hints))  # fmt: skip
+    for v in top.nodes.values():
+        g.add_node(v.name, type=v.type, slots=v.slots, desires=dict(v.desires),
+                   flags=dict(v.flags))  # fmt: skip
+    for lk in top.links.values():
+        g.add_edge(lk.a, lk.b, key=lk.name, bw=lk.bw, delay=lk.delay, loss=lk.loss,
+                   type=lk.type, flags=sorted(lk.flags), options=dict(lk.options), a=lk.a)
+    return g
+
+
+def top_from_networkx(graph: Any) -> VirtualTopology:
+    """The experiment of a networkx graph laid out as :func:`top_to_networkx` writes it
+    (plain graphs work: type ``pc``, link names ``link<i>``, bandwidth 100000)."""
+    nodes = [VNode(str(n), d.get("type", "pc"), d.get("slots", 1), d.get("desires", {}),
+                   d.get("flags", {})) for n, d in graph.nodes(data=True)]  # fmt: skip
+    links = []
+    edges = graph.edges(keys=True, data=True) if graph.is_multigraph() else (
+        (u, v, None, d) for u, v, d in graph.edges(data=True))  # fmt: skip
+    for i, (u, v, key, d) in enumerate(edges):
+        a, b = (str(u), str(v)) if d.get("a", u) == u else (str(v), str(u))
+        links.append(VLink(str(key) if isinstance(key, str) else f"link{i}", a, b,
+                           d.get("bw", 100000), d.get("delay", 0), d.get("loss", 0),
+                           d.get("type"), frozenset(d.get("flags", ())),
+                           d.get("options", {})))  # fmt: skip
+    return VirtualTopology(nodes, links, vclasses=graph.graph.get("vclasses", {}),
+                           fixed=graph.graph.get("fixed", {}),
+                           hints=graph.graph.get("hints", {}))  # fmt: skip
+
+
+def as_ptop(obj: Any) -> PhysicalTopology:
+    """A testbed from a PhysicalTopology, a path to a ``.ptop`` file or a text stream."""
+    if isinstance(obj, PhysicalTopology):
+        return obj
+    if isinstance(obj, (str, os.PathLike, _io.IOBase)):
+        return read_ptop(obj)
+    raise TypeError(f"ptop must be a PhysicalTopology or a .ptop file path, got "
+                    f"{type(obj).__name__}")  # fmt: skip
+
+
+def as_top(obj: Any) -> VirtualTopology:
+    """An experiment from a VirtualTopology, a path to a ``.top`` file or a text stream."""
+    if isinstance(obj, VirtualTopology):
+        return obj
+    if isinstance(obj, (str, os.PathLike, _io.IOBase)):
+        return read_top(obj)
+    raise TypeError(f"top must be a VirtualTopology or a .top file path, got "
+                    f"{type(obj).__name__}")  # fmt: skip

@@ -1,0 +1,428 @@
+"""The two inputs of testbed mapping, validated once: the physical and the virtual topology.
+
+:class:`PhysicalTopology` is what an Emulab ``.ptop`` file describes (PCs with typed slots,
+features, interfaces wired to switches, trunks between switches, type limits);
+:class:`VirtualTopology` is what a ``.top`` file describes (typed virtual nodes with
+desires, virtual links with bandwidth and flags, LAN nodes, ``fix-node``, ``node-hint``,
+``make-vclass``). Both are immutable after construction: the constructors check every
+reference and value, and keep their own copies.
+
+Feature and desire names carry their Emulab prefix: none (ordinary: an unmet desire or an
+unwanted feature costs its weight; a desire of weight >= 1 is a hard requirement), ``?+``
+(additive: the desires of the virtual nodes on a physical node are summed and must not
+exceed the feature's value), ``*&`` / ``*!`` (global features, parsed and kept; scored
+like ordinary ones).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
+
+__all__ = [
+    "PNode",
+    "PLink",
+    "PhysicalTopology",
+    "VNode",
+    "VLink",
+    "VirtualTopology",
+    "LINK_FLAGS",
+    "HARD_WEIGHT",
+    "feature_kind",
+]
+
+#: Flags of a virtual link (``.top`` file, after the type).
+LINK_FLAGS = ("nodelay", "emulated", "trivial_ok")
+#: Desires (and vclasses) of at least this weight are hard constraints.
+HARD_WEIGHT = 1.0
+INF = math.inf
+
+
+def feature_kind(name: str) -> str:
+    """``"additive"`` (``?+``), ``"global"`` (``*&``, ``*!``) or ``"local"``."""
+    if name.startswith("?+"):
+        return "additive"
+    if name.startswith(("*&", "*!")):
+        return "global"
+    return "local"
+
+
+def _name(value: Any, argname: str) -> str:
+    if not isinstance(value, str) or not value or any(c.isspace() for c in value):
+        raise ValueError(f"{argname} must be a non-empty name without spaces, got {value!r}")
+    return value
+
+
+def _weight_map(values: Any, argname: str) -> Mapping[str, float]:
+    if values is None:
+        return MappingProxyType({})
+    if not isinstance(values, Mapping):
+        raise TypeError(f"{argname} must be a mapping of name to weight, got "
+                        f"{type(values).__name__}")  # fmt: skip
+    out = {}
+    for k, v in values.items():
+        _name(k, f"{argname} key")
+        try:
+            w = float(v)
+        except (TypeError, ValueError):
+            raise ValueError(f"{argname}[{k!r}] must be a number, got {v!r}") from None
+        if math.isnan(w):
+            raise ValueError(f"{argname}[{k!r}] must not be NaN")
+        out[k] = w
+    return MappingProxyType(out)
+
+
+def _nonneg(value: Any, argname: str, *, allow_inf: bool = False) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{argname} must be a number, got {value!r}") from None
+    if math.isnan(x) or x < 0 or (math.isinf(x) and not allow_inf):
+        raise ValueError(f"{argname} must be a finite non-negative number, got {value!r}")
+    return x
+
+
+# ------------------------------------------------------------------------------- physical
+
+
+@dataclass(frozen=True)
+class PNode:
+    """A physical node: a PC (or any host) or a switch.
+
+    Parameters
+    ----------
+    name : str
+    types : mapping of str to float
+        Type name -> slots (``math.inf`` for ``*``). A type written ``*name`` in the file is
+        static: pass it in ``static``.
+    static : mapping of str to float
+        Static types (always available, whatever the node currently is), e.g. ``{"lan": inf}``.
+    features : mapping of str to float
+        Feature name (with its prefix) -> weight (additive features: the capacity).
+    flags : mapping of str to str
+        ``trivial_bw``, ``subnode_of``, ``unique`` ... as written.
+    """
+
+    name: str
+    types: Mapping[str, float]
+    static: Mapping[str, float] = field(default_factory=dict)
+    features: Mapping[str, float] = field(default_factory=dict)
+    flags: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _name(self.name, "node name")
+        for attr in ("types", "static"):
+            val = getattr(self, attr)
+            if not isinstance(val, Mapping):
+                raise TypeError(f"node {self.name}: {attr} must be a mapping of type to slots")
+            clean = {}
+            for t, n in val.items():
+                _name(t, f"node {self.name}: type")
+                clean[t] = _nonneg(n, f"node {self.name}: slots of type {t}", allow_inf=True)
+            object.__setattr__(self, attr, MappingProxyType(clean))
+        if not self.types and not self.static:
+            raise ValueError(f"node {self.name}: needs at least one type")
+        object.__setattr__(self, "features", _weight_map(self.features, f"node {self.name}: "
+                                                         "features"))  # fmt: skip
+        if not isinstance(self.flags, Mapping):
+            raise TypeError(f"node {self.name}: flags must be a mapping")
+        object.__setattr__(self, "flags", MappingProxyType({str(k): str(v) for k, v in
+                                                            self.flags.items()}))  # fmt: skip
+
+    @property
+    def is_switch(self) -> bool:
+        """Switches forward traffic (type ``switch``)."""
+        return "switch" in self.types or "switch" in self.static
+
+
+@dataclass(frozen=True)
+class PLink:
+    """A physical link: a PC interface wired to a switch, a trunk, or a direct cable.
+
+    ``a_iface``/``b_iface`` keep the ``mac/iface`` part of ``node:mac/iface`` ("" if none).
+    """
+
+    name: str
+    a: str
+    b: str
+    bw: float
+    delay: float = 0.0
+    loss: float = 0.0
+    types: Tuple[str, ...] = ()
+    a_iface: str = ""
+    b_iface: str = ""
+    slots: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        _name(self.name, "link name")
+        _name(self.a, f"link {self.name}: source")
+        _name(self.b, f"link {self.name}: destination")
+        object.__setattr__(self, "bw", _nonneg(self.bw, f"link {self.name}: bandwidth"))
+        object.__setattr__(self, "delay", _nonneg(self.delay, f"link {self.name}: delay"))
+        object.__setattr__(self, "loss", _nonneg(self.loss, f"link {self.name}: loss"))
+        object.__setattr__(self, "types", tuple(_name(t, f"link {self.name}: type")
+                                                for t in self.types))  # fmt: skip
+
+
+class PhysicalTopology:
+    """A testbed: physical nodes, links and policies (what a ``.ptop`` file holds).
+
+    Parameters
+    ----------
+    nodes : iterable of PNode
+    links : iterable of PLink
+        Every endpoint must name a node. A link between two switches is a trunk; a link
+        between a non-switch and a switch is an interface of the non-switch.
+    type_limits : mapping of str to int, optional
+        ``set-type-limit TYPE N``: at most N physical nodes may act as TYPE.
+    policies : mapping of str to (str, float or None), optional
+        ``policy desire NAME disallow|limit X``.
+
+    Raises
+    ------
+    ValueError
+        Duplicate names, links naming unknown nodes, bad values.
+
+    Examples
+    --------
+    >>> from coalloc.testbed import PNode, PLink, PhysicalTopology
+    >>> t = PhysicalTopology([PNode("sw", {"switch": 1}, {"lan": float("inf")}),
+    ...                       PNode("pc1", {"pc": 1})], [PLink("l1", "pc1", "sw", 100000)])
+    >>> t.interfaces("pc1")[0].name
+    'l1'
+    """
+
+    def __init__(
+        self,
+        nodes: Iterable[PNode],
+        links: Iterable[PLink] = (),
+        *,
+        type_limits: Optional[Mapping[str, int]] = None,
+        policies: Optional[Mapping[str, Tuple[str, Optional[float]]]] = None,
+    ) -> None:
+        self.nodes: Dict[str, PNode] = {}
+        for n in nodes:
+            if not isinstance(n, PNode):
+                raise TypeError(f"nodes must hold PNode objects, got {type(n).__name__}")
+            if n.name in self.nodes:
+                raise ValueError(f"duplicate physical node {n.name!r}")
+            self.nodes[n.name] = n
+        self.links: Dict[str, PLink] = {}
+        for link in links:
+            if not isinstance(link, PLink):
+                raise TypeError(f"links must hold PLink objects, got {type(link).__name__}")
+            if link.name in self.links:
+                raise ValueError(f"duplicate physical link {link.name!r}")
+            for end in (link.a, link.b):
+                if end not in self.nodes:
+                    raise ValueError(f"physical link {link.name!r} names unknown node {end!r}")
+            if link.a == link.b:
+                raise ValueError(f"physical link {link.name!r} joins {link.a!r} to itself")
+            self.links[link.name] = link
+        self.type_limits = MappingProxyType(
+            {_name(t, "type_limits key"): int(_nonneg(n, f"type limit of {t}"))
+             for t, n in (type_limits or {}).items()}
+        )  # fmt: skip
+        self.policies = MappingProxyType(dict(policies or {}))
+        self._ifaces: Dict[str, list] = {n: [] for n in self.nodes}
+        for link in self.links.values():
+            self._ifaces[link.a].append(link)
+            self._ifaces[link.b].append(link)
+        self.nodes = MappingProxyType(self.nodes)  # type: ignore[assignment]
+        self.links = MappingProxyType(self.links)  # type: ignore[assignment]
+
+    @property
+    def switches(self) -> Tuple[str, ...]:
+        """Names of the switch nodes."""
+        return tuple(n for n, p in self.nodes.items() if p.is_switch)
+
+    def interfaces(self, node: str) -> list:
+        """The physical links touching ``node`` (its interfaces, for a PC)."""
+        return list(self._ifaces[node])
+
+    def trunks(self) -> list:
+        """Links whose two ends are switches."""
+        sw = set(self.switches)
+        return [lk for lk in self.links.values() if lk.a in sw and lk.b in sw]
+
+    def without(self, used: Iterable[str]) -> PhysicalTopology:
+        """The testbed with the nodes in ``used`` removed (and their links)."""
+        gone = set(used)
+        return PhysicalTopology(
+            [p for n, p in self.nodes.items() if n not in gone],
+            [lk for lk in self.links.values() if lk.a not in gone and lk.b not in gone],
+            type_limits=self.type_limits, policies=self.policies,
+        )  # fmt: skip
+
+    def __repr__(self) -> str:
+        return (f"PhysicalTopology({len(self.nodes)} nodes, {len(self.switches)} switches, "
+                f"{len(self.links)} links)")  # fmt: skip
+
+
+# -------------------------------------------------------------------------------- virtual
+
+
+@dataclass(frozen=True)
+class VNode:
+    """A virtual node: one type (or a vclass name), its slots and desires."""
+
+    name: str
+    type: str
+    slots: float = 1.0
+    desires: Mapping[str, float] = field(default_factory=dict)
+    flags: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _name(self.name, "node name")
+        _name(self.type, f"node {self.name}: type")
+        object.__setattr__(self, "slots", _nonneg(self.slots, f"node {self.name}: slots"))
+        object.__setattr__(self, "desires", _weight_map(self.desires, f"node {self.name}: "
+                                                        "desires"))  # fmt: skip
+        if not isinstance(self.flags, Mapping):
+            raise TypeError(f"node {self.name}: flags must be a mapping")
+        object.__setattr__(self, "flags", MappingProxyType({str(k): str(v) for k, v in
+                                                            self.flags.items()}))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class VLink:
+    """A virtual link. ``bw=None`` is ``*``: the native bandwidth of the interfaces chosen."""
+
+    name: str
+    a: str
+    b: str
+    bw: Optional[float]
+    delay: float = 0.0
+    loss: float = 0.0
+    type: Optional[str] = None
+    flags: frozenset = frozenset()
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _name(self.name, "link name")
+        _name(self.a, f"link {self.name}: source")
+        _name(self.b, f"link {self.name}: destination")
+        if self.bw is not None:
+            object.__setattr__(self, "bw", _nonneg(self.bw, f"link {self.name}: bandwidth"))
+        object.__setattr__(self, "delay", _nonneg(self.delay, f"link {self.name}: delay"))
+        object.__setattr__(self, "loss", _nonneg(self.loss, f"link {self.name}: loss"))
+        if self.type is not None:
+            _name(self.type, f"link {self.name}: type")
+        flags = frozenset(self.flags)
+        bad = flags - set(LINK_FLAGS)
+        if bad:
+            raise ValueError(f"link {self.name}: unknown flags {sorted(bad)}; "
+                             f"known: {list(LINK_FLAGS)}")  # fmt: skip
+        object.__setattr__(self, "flags", flags)
+        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+
+    @property
+    def emulated(self) -> bool:
+        return "emulated" in self.flags
+
+    @property
+    def trivial_ok(self) -> bool:
+        return "trivial_ok" in self.flags
+
+
+class VirtualTopology:
+    """An experiment: virtual nodes and links plus placement directives (a ``.top`` file).
+
+    Parameters
+    ----------
+    nodes : iterable of VNode
+    links : iterable of VLink
+    vclasses : mapping of str to (float, tuple of str), optional
+        ``make-vclass NAME WEIGHT TYPE...``: a node typed NAME may become any of the
+        types; all members should become the same one (hard when WEIGHT >= 1).
+    fixed : mapping of str to str, optional
+        ``fix-node V P`` (checked against a testbed when mapping).
+    hints : mapping of str to str, optional
+        ``node-hint V P``.
+
+    Raises
+    ------
+    ValueError
+        Duplicates, links or directives naming unknown virtual nodes, bad values.
+
+    Examples
+    --------
+    >>> from coalloc.testbed import VNode, VLink, VirtualTopology
+    >>> v = VirtualTopology([VNode("a", "pc"), VNode("b", "pc")],
+    ...                     [VLink("l", "a", "b", 100000)])
+    >>> v.degree("a")
+    1
+    """
+
+    def __init__(
+        self,
+        nodes: Iterable[VNode],
+        links: Iterable[VLink] = (),
+        *,
+        vclasses: Optional[Mapping[str, Tuple[float, Iterable[str]]]] = None,
+        fixed: Optional[Mapping[str, str]] = None,
+        hints: Optional[Mapping[str, str]] = None,
+    ) -> None:
+        self.nodes: Dict[str, VNode] = {}
+        for n in nodes:
+            if not isinstance(n, VNode):
+                raise TypeError(f"nodes must hold VNode objects, got {type(n).__name__}")
+            if n.name in self.nodes:
+                raise ValueError(f"duplicate virtual node {n.name!r}")
+            self.nodes[n.name] = n
+        self.links: Dict[str, VLink] = {}
+        for link in links:
+            if not isinstance(link, VLink):
+                raise TypeError(f"links must hold VLink objects, got {type(link).__name__}")
+            if link.name in self.links:
+                raise ValueError(f"duplicate virtual link {link.name!r}")
+            for end in (link.a, link.b):
+                if end not in self.nodes:
+                    raise ValueError(f"virtual link {link.name!r} names unknown node {end!r}")
+            if link.a == link.b:
+                raise ValueError(f"virtual link {link.name!r} joins {link.a!r} to itself")
+            self.links[link.name] = link
+        vc = {}
+        for name, spec in (vclasses or {}).items():
+            try:
+                weight, types = spec
+            except (TypeError, ValueError):
+                raise ValueError(f"vclass {name!r} must be (weight, types)") from None
+            types = tuple(_name(t, f"vclass {name}: type") for t in types)
+            if not types:
+                raise ValueError(f"vclass {name!r} has no types")
+            vc[_name(name, "vclass name")] = (_nonneg(weight, f"vclass {name}: weight"), types)
+        self.vclasses = MappingProxyType(vc)
+        for what, table in (("fix-node", fixed), ("node-hint", hints)):
+            for v, p in (table or {}).items():
+                if v not in self.nodes:
+                    raise ValueError(f"{what} names unknown virtual node {v!r}")
+                _name(p, f"{what} {v}: physical node")
+        self.fixed = MappingProxyType(dict(fixed or {}))
+        self.hints = MappingProxyType(dict(hints or {}))
+        self._adj: Dict[str, list] = {n: [] for n in self.nodes}
+        for link in self.links.values():
+            self._adj[link.a].append(link)
+            self._adj[link.b].append(link)
+        self.nodes = MappingProxyType(self.nodes)  # type: ignore[assignment]
+        self.links = MappingProxyType(self.links)  # type: ignore[assignment]
+
+    def degree(self, node: str) -> int:
+        """Number of virtual links at ``node``."""
+        return len(self._adj[node])
+
+    def incident(self, node: str) -> list:
+        """The virtual links at ``node``."""
+        return list(self._adj[node])
+
+    def allowed_types(self, node: str) -> Tuple[str, ...]:
+        """The physical types ``node`` may take (the vclass members, or its own type)."""
+        t = self.nodes[node].type
+        if t in self.vclasses:
+            return self.vclasses[t][1]
+        return (t,)
+
+    def __repr__(self) -> str:
+        return f"VirtualTopology({len(self.nodes)} nodes, {len(self.links)} links)"

@@ -1,0 +1,474 @@
+"""The mapping problem compiled to arrays: pclasses, candidate lists, switches and trunks.
+
+Both heuristics (assign+ and the annealer) and the exact program start from a
+:class:`Problem`; the independent checker (:mod:`.verify`) does not.
+
+Modelling choices (docs/testbed.md):
+
+* a PC's *home switch* is the switch holding most of its interfaces; the search scores a
+  virtual link by the home switches of its ends (the router then picks real interfaces);
+* a trunk group is the set of parallel trunks between two switches; its capacity is their
+  summed bandwidth; inter-switch paths are the fewest-hop paths of the switch graph;
+* a virtual link between two nodes of one PC is ``trivial`` when it is ``trivial_ok``,
+  otherwise it leaves through two interfaces of the PC;
+* a non-emulated link takes a whole interface at each PC end; emulated links share
+  interfaces up to their bandwidth;
+* a desire of weight >= 1 (local or global) is hard: physical nodes lacking it are no
+  candidates; lower weights cost their weight when unmet; local features a node has but
+  its virtual node does not desire cost their weight (the "unwanted feature" penalty).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict, deque
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .model import HARD_WEIGHT, PhysicalTopology, VirtualTopology, feature_kind
+
+__all__ = ["Problem", "build_problem", "NATIVE_BW"]
+
+BIG = 1e18
+#: Bandwidth assumed for a ``*`` link when no interface is known.
+NATIVE_BW = 100000.0
+
+
+def _iface_types(types) -> Tuple[str, ...]:
+    return tuple(types) if types else ("ethernet",)
+
+
+class Problem:
+    """Arrays describing ``(top, ptop)`` for the solvers (built by :func:`build_problem`).
+
+    Attributes (``nv`` virtual nodes, ``ne`` virtual links, ``np_`` physical nodes, ``nc``
+    pclasses, ``ns`` switches, ``nt`` trunk groups):
+
+    vnames, pnames : list of str
+    link_names : list of str
+    la, lb : int arrays (ne,)   virtual link ends
+    lbw : float array (ne,)     bandwidth (``*`` resolved to the smaller native bandwidth
+                                 of the two ends' interfaces once mapped: stored as -1)
+    ltriv, lemu : bool arrays (ne,)
+    pswitch : int array (np_,)  home switch index of each physical node (-1: none)
+    pis_switch : bool array (np_,)
+    pifaces : int array (np_,)  interfaces (links to switches) of each physical node
+    pifbw : float array (np_,)  bandwidth of its fastest interface
+    pclass : int array (np_,)   pclass of each physical node
+    members : list of int arrays  physical nodes of each pclass
+    cand : list of int lists    candidate pclasses of each virtual node
+    fixed : int array (nv,)     fixed physical node (-1 if none)
+    fcost : float array (nv, nc) feature cost of a virtual node on a pclass
+    vtype : int array (nv, nc)  the type id a virtual node acts as on a pclass (-1: none)
+    vstatic : bool array (nv, nc) that type is static on the pclass
+    vslots : float array (nv,)
+    cap : float array (np_, ntypes) slots of each type (0 if not offered)
+    tlimit : int array (ntypes,) type limits (-1: none)
+    add_names : list of str; vadd (nv, na); padd (np_, na)   additive features
+    vclass : int array (nv,) vclass id (-1); vclass_w : float array
+    path : dict (s1, s2) -> list of trunk group ids; tcap : float array (nt,)
+    """
+
+    def __init__(self, top: VirtualTopology, ptop: PhysicalTopology) -> None:
+        self.top = top
+        self.ptop = ptop
+
+    def path_of(self, s1: int, s2: int) -> Optional[List[int]]:
+        """Trunk groups on the path between switches ``s1`` and ``s2`` (None: unreachable)."""
+        if s1 == s2:
+            return []
+        return self.paths.get((s1, s2))
+
+    @property
+    def nv(self) -> int:
+        return len(self.vnames)
+
+    @property
+    def nc(self) -> int:
+        return len(self.members)
+
+
+def _testbed_part(ptop: PhysicalTopology) -> dict:
+    """What depends on the testbed only (computed once per PhysicalTopology, cached on it)."""
+    cached = getattr(ptop, "_tb_cache", None)
+    if cached is not None:
+        return cached
+    pnames = list(ptop.nodes)
+    pidx = {n: i for i, n in enumerate(pnames)}
+    switches = [n for n in pnames if ptop.nodes[n].is_switch]
+    sidx = {n: i for i, n in enumerate(switches)}
+    npn, ns = len(pnames), len(switches)
+    pswitch = np.full(npn, -1, dtype=np.int64)
+    pifaces = np.zeros(npn, dtype=np.int64)
+    pifbw = np.zeros(npn)
+    pis_switch = np.array([ptop.nodes[n].is_switch for n in pnames], dtype=bool)
+    iface_types: List[Dict[str, int]] = [defaultdict(int) for _ in pnames]
+    per_switch: List[Dict[int, int]] = [defaultdict(int) for _ in pnames]
+    tgroups: Dict[Tuple[int, int], int] = {}
+    tcap: List[float] = []
+    tlinks: List[List[str]] = []
+    direct: Dict[Tuple[int, int], List[str]] = defaultdict(list)
+    for lk in ptop.links.values():
+        a, b = pidx[lk.a], pidx[lk.b]
+        sa, sb = pis_switch[a], pis_switch[b]
+        if sa and sb:
+            key = (min(sidx[lk.a], sidx[lk.b]), max(sidx[lk.a], sidx[lk.b]))
+            if key not in tgroups:
+                tgroups[key] = len(tcap)
+                tcap.append(0.0)
+                tlinks.append([])
+            tcap[tgroups[key]] += lk.bw
+            tlinks[tgroups[key]].append(lk.name)
+            continue
+        if not sa and not sb:
+            direct[(min(a, b), max(a, b))].append(lk.name)
+        for p, other, o_sw in ((a, b, sb), (b, a, sa)):
+            if pis_switch[p]:
+                continue
+            pifaces[p] += 1
+            pifbw[p] = max(pifbw[p], lk.bw)
+            for t in _iface_types(lk.types):
+                iface_types[p][t] += 1
+            if o_sw:
+                per_switch[p][sidx[pnames[other]]] += 1
+    for p in range(npn):
+        if pis_switch[p]:
+            pswitch[p] = sidx[pnames[p]]
+            pifbw[p] = BIG
+        elif per_switch[p]:
+            pswitch[p] = max(per_switch[p].items(), key=lambda kv: (kv[1], -kv[0]))[0]
+    # fewest-hop paths between switches (BFS from each, ties by switch index)
+    adj: List[List[Tuple[int, int]]] = [[] for _ in range(ns)]
+    for (s1, s2), g in sorted(tgroups.items()):
+        adj[s1].append((s2, g))
+        adj[s2].append((s1, g))
+    paths: Dict[Tuple[int, int], List[int]] = {}
+    for s in range(ns):
+        prev: Dict[int, Tuple[int, int]] = {s: (-1, -1)}
+        q = deque([s])
+        while q:
+            u = q.popleft()
+            for w, g in adj[u]:
+                if w not in prev:
+                    prev[w] = (u, g)
+                    q.append(w)
+        for t in prev:
+            if t == s:
+                continue
+            hops = []
+            u = t
+            while u != s:
+                u, g = prev[u][0], prev[u][1]
+                hops.append(g)
+            paths[(s, t)] = hops[::-1]
+    hop = np.full((max(ns, 1), max(ns, 1)), -1, dtype=np.int64)
+    for s in range(ns):
+        hop[s, s] = 0
+    for (s, t), hp in paths.items():
+        hop[s, t] = len(hp)
+    type_names: Dict[str, int] = {}
+    for p in ptop.nodes.values():
+        for t in list(p.types) + list(p.static):
+            type_names.setdefault(t, len(type_names))
+    nty = len(type_names)
+    cap = np.zeros((npn, nty))
+    static = np.zeros((npn, nty), dtype=bool)
+    sigs = []
+    direct_nodes = {i for pair in direct for i in pair}
+    for i, n in enumerate(pnames):
+        p = ptop.nodes[n]
+        for t, c in p.types.items():
+            cap[i, type_names[t]] = min(c, BIG)
+        for t, c in p.static.items():
+            cap[i, type_names[t]] = min(c, BIG)
+            static[i, type_names[t]] = True
+        if pis_switch[i] or i in direct_nodes or p.flags:
+            sigs.append(("own", i))
+        else:
+            sigs.append((tuple(sorted(p.types.items())), tuple(sorted(p.static.items())),
+                         tuple(sorted(p.features.items())), int(pswitch[i]), int(pifaces[i]),
+                         float(pifbw[i]), tuple(sorted(iface_types[i].items()))))  # fmt: skip
+    kinds = [{k: feature_kind(k) for k in ptop.nodes[n].features} for n in pnames]
+    sig_ids: Dict[tuple, int] = {}
+    sig_id = np.array([sig_ids.setdefault(sg, len(sig_ids)) for sg in sigs], dtype=np.int64)
+    cached = {
+        "pnames": pnames, "pidx": pidx, "switches": switches, "sidx": sidx,
+        "pswitch": pswitch, "pifaces": pifaces, "pifbw": pifbw, "pis_switch": pis_switch,
+        "iface_types": iface_types, "direct": dict(direct), "tgroups": tgroups,
+        "tcap": tcap, "tlinks": tlinks, "paths": paths, "hops": hop,
+        "type_names": type_names, "cap": cap, "static": static, "sigs": sigs, "kinds": kinds,
+        "sig_id": sig_id,
+        "local_weight": [float(sum(w for k, w in ptop.nodes[n].features.items()
+                                   if kinds[i][k] == "local")) for i, n in enumerate(pnames)],
+        "additive": {k for kd in kinds for k, kind in kd.items() if kind == "additive"},
+        "feature_count": [sum(1 for k in kinds[i].values() if k == "local")
+                          for i in range(npn)],
+    }  # fmt: skip
+    for arr in (pswitch, pifaces, pifbw, pis_switch, hop, cap, static):
+        arr.flags.writeable = False
+    object.__setattr__(ptop, "_tb_cache", cached)
+    return cached
+
+
+def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
+                  available: Optional[set] = None,
+                  trunk_used: Optional[Dict[str, float]] = None) -> Problem:  # fmt: skip
+    """Compile ``(top, ptop)``; ``available`` restricts the physical nodes usable.
+
+    The testbed part (interfaces, switch paths, pclass signatures) is computed once per
+    :class:`PhysicalTopology` object and cached on it.
+
+    Parameters
+    ----------
+    top : VirtualTopology
+    ptop : PhysicalTopology
+    available : set of str, optional
+        Names of the physical nodes that may be used (switches are always usable).
+    trunk_used : dict of str to float, optional
+        Bandwidth already in use on trunks (by other experiments).
+
+    Returns
+    -------
+    Problem
+    """
+    T = _testbed_part(ptop)
+    pr = Problem(top, ptop)
+    pnames, pidx = T["pnames"], T["pidx"]
+    pr.pnames, pr.pidx, pr.switches, pr.sidx = pnames, pidx, T["switches"], T["sidx"]
+    pswitch, pifaces, pifbw, pis_switch = T["pswitch"], T["pifaces"], T["pifbw"], T["pis_switch"]
+    pr.pswitch, pr.pifaces, pr.pifbw, pr.pis_switch = pswitch, pifaces, pifbw, pis_switch
+    pr.direct, pr.tlinks, pr.tgroups = T["direct"], T["tlinks"], T["tgroups"]
+    pr.paths, pr.hops = T["paths"], T["hops"]
+    iface_types = T["iface_types"]
+    npn = len(pnames)
+    tcap = list(T["tcap"])
+    pr.trunk_used = dict(trunk_used or {})
+    if pr.trunk_used:
+        for g, names in enumerate(pr.tlinks):
+            tcap[g] -= sum(pr.trunk_used.get(n, 0.0) for n in names)
+    pr.tcap = np.array(tcap, dtype=float)
+
+    # types: the testbed's, then any only the experiment names (no physical node offers them)
+    type_names = dict(T["type_names"])
+    vnames = list(top.nodes)
+    vidx = {n: i for i, n in enumerate(vnames)}
+    pr.vnames, pr.vidx = vnames, vidx
+    for v in vnames:
+        for t in top.allowed_types(v):
+            type_names.setdefault(t, len(type_names))
+    cap, static = T["cap"], T["static"]
+    if len(type_names) > cap.shape[1]:
+        extra = len(type_names) - cap.shape[1]
+        cap = np.hstack([cap, np.zeros((npn, extra))])
+        static = np.hstack([static, np.zeros((npn, extra), dtype=bool)])
+    pr.type_names = list(type_names)
+    pr.cap, pr.static = cap, static
+    pr.tlimit = np.array([ptop.type_limits.get(t, -1) for t in type_names], dtype=np.int64)
+
+    # additive features (the testbed's and the experiment's)
+    names = set(T["additive"])
+    for v in top.nodes.values():
+        for k in v.desires:
+            if k.startswith("?+"):
+                names.add(k)
+    add = sorted(names)
+    aidx = {k: i for i, k in enumerate(add)}
+    key = tuple(add)
+    pcache = T.setdefault("padd", {})
+    if key not in pcache:
+        padd = np.zeros((npn, len(add)))
+        for i, n in enumerate(pnames):
+            for k, w in ptop.nodes[n].features.items():
+                if k in aidx:
+                    padd[i, aidx[k]] = w
+        pcache[key] = padd
+    padd = pcache[key]
+    vadd = np.zeros((len(vnames), len(add)))
+    for i, n in enumerate(vnames):
+        for k, w in top.nodes[n].desires.items():
+            if k in aidx:
+                vadd[i, aidx[k]] = w
+    pr.add_names, pr.padd, pr.vadd = add, padd, vadd
+
+    # pclasses over the usable physical nodes
+    if available is None:
+        usable = np.arange(npn)
+    else:
+        mask = pis_switch.copy()
+        for n in available:
+            i = pidx.get(n)
+            if i is not None:
+                mask[i] = True
+        usable = np.flatnonzero(mask)
+    ids = T["sig_id"][usable]
+    uniq, first = np.unique(ids, return_index=True)
+    uniq = uniq[np.argsort(first, kind="stable")]
+    remap = np.full(int(T["sig_id"].max()) + 1 if npn else 1, -1, dtype=np.int64)
+    remap[uniq] = np.arange(len(uniq))
+    pclass = np.full(npn, -1, dtype=np.int64)
+    pclass[usable] = remap[ids]
+    order = np.argsort(pclass[usable], kind="stable")
+    srt = usable[order]
+    bounds = np.searchsorted(pclass[srt], np.arange(len(uniq) + 1))
+    pr.pclass = pclass
+    pr.members = [srt[bounds[c]:bounds[c + 1]] for c in range(len(uniq))]
+    members = pr.members
+    nc = len(members)
+    pr.crep = np.array([m[0] for m in members], dtype=np.int64)
+    pr.cswitch = pswitch[pr.crep] if nc else np.zeros(0, dtype=np.int64)
+
+    # virtual links
+    links = list(top.links.values())
+    pr.link_names = [lk.name for lk in links]
+    pr.la = np.array([vidx[lk.a] for lk in links], dtype=np.int64)
+    pr.lb = np.array([vidx[lk.b] for lk in links], dtype=np.int64)
+    pr.lbw = np.array([-1.0 if lk.bw is None else lk.bw for lk in links])
+    pr.ltriv = np.array([lk.trivial_ok for lk in links], dtype=bool)
+    pr.lemu = np.array([lk.emulated for lk in links], dtype=bool)
+    pr.ltype = [lk.type for lk in links]
+    inc: List[List[int]] = [[] for _ in vnames]
+    for e, lk in enumerate(links):
+        inc[vidx[lk.a]].append(e)
+        inc[vidx[lk.b]].append(e)
+    pr.inc = inc
+
+    vcl_names = list(top.vclasses)
+    pr.vclass = np.array([vcl_names.index(top.nodes[v].type) if top.nodes[v].type in
+                          top.vclasses else -1 for v in vnames], dtype=np.int64)  # fmt: skip
+    pr.vclass_w = np.array([top.vclasses[c][0] for c in vcl_names])
+    pr.vclass_names = vcl_names
+    pr.vslots = np.array([top.nodes[v].slots for v in vnames])
+
+    # candidates and costs, once per distinct virtual-node signature
+    nv = len(vnames)
+    fcost = np.zeros((nv, nc))
+    vtype = np.full((nv, nc), -1, dtype=np.int64)
+    vstatic = np.zeros((nv, nc), dtype=bool)
+    cand: List[List[int]] = []
+    why: List[str] = []
+    fixed = np.full(nv, -1, dtype=np.int64)
+    done: Dict[tuple, tuple] = {}
+    reps = [int(r) for r in pr.crep]
+    capR, paddR = cap[pr.crep], padd[pr.crep]
+    swR, pifR, pifbwR = pis_switch[pr.crep], pifaces[pr.crep], pifbw[pr.crep]
+    lw = T["local_weight"]
+    lemu_l, ltriv_l = pr.lemu.tolist(), pr.ltriv.tolist()
+    ltype_l, lbw_l = pr.ltype, pr.lbw.tolist()
+    for i, v in enumerate(vnames):
+        node = top.nodes[v]
+        allowed = [type_names[t] for t in top.allowed_types(v)]
+        need_if = 0
+        need_types: Dict[str, int] = {}
+        max_bw = 0.0
+        for e in inc[i]:
+            if not lemu_l[e]:
+                if not ltriv_l[e]:
+                    need_if += 1
+                if ltype_l[e]:
+                    need_types[ltype_l[e]] = need_types.get(ltype_l[e], 0) + 1
+                if lbw_l[e] > max_bw:
+                    max_bw = lbw_l[e]
+        fixp = top.fixed.get(v)
+        if fixp is not None:
+            if fixp not in pidx:
+                raise ValueError(f"fix-node {v} names unknown physical node {fixp!r}")
+            fixed[i] = pidx[fixp]
+        sig = (tuple(allowed), node.slots, tuple(sorted(node.desires.items())), need_if,
+               tuple(sorted(need_types.items())), max_bw, fixp)  # fmt: skip
+        if sig in done:
+            ok, reason, frow, trow, srow = done[sig]
+        else:
+            frow = np.zeros(nc)
+            trow = np.full(nc, -1, dtype=np.int64)
+            srow = np.zeros(nc, dtype=bool)
+            hard = [k for k, w in node.desires.items() if w >= HARD_WEIGHT and
+                    not k.startswith("?+")]  # fmt: skip
+            soft = [(k, w) for k, w in node.desires.items() if w < HARD_WEIGHT and
+                    not k.startswith("?+")]  # fmt: skip
+            # vectorised filters over the pclasses (their representatives)
+            capa = capR[:, allowed]
+            okt = (capa >= node.slots) & (capa > 0)
+            m_type = okt.any(axis=1)
+            if fixp is not None:
+                m_fix = np.zeros(nc, dtype=bool)
+                if pclass[pidx[fixp]] >= 0:
+                    m_fix[pclass[pidx[fixp]]] = True
+            else:
+                m_fix = np.ones(nc, dtype=bool)
+            m_add = ((vadd[i] > paddR + 1e-9).any(axis=1) if len(add)
+                     else np.zeros(nc, dtype=bool))  # fmt: skip
+            m_if = ~swR & (need_if > pifR)
+            m_bw = ~swR & (max_bw > pifbwR)
+            m_feat = np.zeros(nc, dtype=bool)
+            m_lt = np.zeros(nc, dtype=bool)
+            if hard or need_types:
+                for c in range(nc):
+                    r = reps[c]
+                    feats = ptop.nodes[pnames[r]].features
+                    m_feat[c] = any(k not in feats for k in hard)
+                    m_lt[c] = not swR[c] and any(iface_types[r].get(t, 0) < n
+                                                 for t, n in need_types.items())
+            good = m_fix & m_type & ~m_feat & ~m_add & ~m_if & ~m_lt & ~m_bw
+            ok = [int(c) for c in np.flatnonzero(good)]
+            for c in ok:
+                r = reps[c]
+                row = okt[c]
+                t_ok = [allowed[j] for j in range(len(allowed)) if row[j]]
+                t_ok.sort(key=lambda t: (static[r, t], allowed.index(t)))
+                if node.desires:
+                    feats = ptop.nodes[pnames[r]].features
+                    kinds = T["kinds"][r]
+                    cost = 0.0
+                    for k, w in soft:
+                        if k not in feats:
+                            cost += w
+                    for k, w in feats.items():
+                        if kinds[k] == "local" and k not in node.desires:
+                            cost += w
+                else:
+                    cost = lw[r]
+                frow[c] = cost
+                trow[c] = t_ok[0]
+                srow[c] = static[r, t_ok[0]]
+            reason = ""
+            if not ok:
+                reasons = set()
+                for c in np.flatnonzero(m_fix):
+                    if not m_type[c]:
+                        reasons.add("type")
+                    elif m_feat[c]:
+                        r = reps[c]
+                        feats = ptop.nodes[pnames[r]].features
+                        reasons.add("feature:" + next(k for k in hard if k not in feats))
+                    elif m_add[c]:
+                        reasons.add("additive:" + add[int(np.argmax(vadd[i] - paddR[c]))])
+                    elif m_if[c]:
+                        reasons.add("interfaces")
+                    elif m_lt[c]:
+                        reasons.add("link_type")
+                    elif m_bw[c]:
+                        reasons.add("bandwidth")
+                reason = ",".join(sorted(reasons))
+            done[sig] = (ok, reason, frow, trow, srow)
+        cand.append(list(ok))
+        why.append(reason)
+        fcost[i], vtype[i], vstatic[i] = frow, trow, srow
+    pr.cand, pr.cand_why, pr.fixed = cand, why, fixed
+    pr.fcost, pr.vtype, pr.vstatic = fcost, vtype, vstatic
+    pr.pfeature_count = np.array([T["feature_count"][r] for r in reps], dtype=float)
+    pr.hint = np.array([pidx.get(top.hints.get(v, ""), -1) for v in vnames], dtype=np.int64)
+    return pr
+
+
+def link_bw(pr: Problem, e: int, pa: int, pb: int) -> float:
+    """Bandwidth of virtual link ``e`` when its ends sit on ``pa`` and ``pb``."""
+    bw = pr.lbw[e]
+    if bw >= 0:
+        return float(bw)
+    m = min(pr.pifbw[pa], pr.pifbw[pb])
+    return float(m) if m < BIG else NATIVE_BW
+
+
+def is_inf(x: float) -> bool:
+    return math.isinf(x) or x >= BIG

@@ -1,0 +1,82 @@
+"""The result every testbed mapper returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional
+
+from .._shared.result import Result, jsonable
+
+__all__ = ["MappingResult"]
+
+
+@dataclass
+class MappingResult(Result):
+    """A testbed mapping (shared :class:`coalloc.Result` conventions).
+
+    Attributes
+    ----------
+    mapping : dict of str to str or None
+        Virtual node -> physical node (None when no mapping was found).
+    routes : dict of str to (list of str or "trivial")
+        Virtual link -> the physical links it crosses, in order, or ``"trivial"``.
+    kinds : dict of str to str
+        Virtual link -> ``trivial | direct | intraswitch | interswitch``.
+    interswitch_bandwidth : float or None
+        Bandwidth crossing trunks, summed over trunk hops (the objective).
+    trunk_load : dict of str to float
+        Physical trunk -> bandwidth routed over it.
+    score : float or None
+        The mapper's own score of the solution (assign's weights or assign+'s pclass score).
+    reason : dict or None
+        Why no mapping was returned, machine-readable: ``{"constraint": ..., ...}`` with
+        e.g. ``"no_candidate"`` and ``"vnodes"``, ``"capacity"`` and the candidate list,
+        ``"trunk_bandwidth"`` and the trunks, ``"interfaces"`` and the physical node.
+    """
+
+    status: str
+    message: str
+    method: str
+    seed: Optional[int] = None
+    params: Dict[str, Any] = field(default_factory=dict)
+    timings: Dict[str, float] = field(default_factory=dict)
+    iterations: Dict[str, int] = field(default_factory=dict)
+    objective: Optional[float] = None
+    bound: Optional[float] = None
+    gap: Optional[float] = None
+    mapping: Optional[Dict[str, str]] = None
+    routes: Dict[str, Any] = field(default_factory=dict)
+    kinds: Dict[str, str] = field(default_factory=dict)
+    interswitch_bandwidth: Optional[float] = None
+    trunk_load: Dict[str, float] = field(default_factory=dict)
+    score: Optional[float] = None
+    reason: Optional[Dict[str, Any]] = None
+
+    def _payload(self) -> dict:
+        return {
+            "mapping": self.mapping,
+            "routes": jsonable(self.routes),
+            "kinds": dict(self.kinds),
+            "interswitch_bandwidth": self.interswitch_bandwidth,
+            "trunk_load": jsonable(self.trunk_load),
+            "score": self.score,
+            "reason": jsonable(self.reason),
+        }
+
+    def assign_text(self, top_names=None) -> str:
+        """The mapping in the sections Emulab's ``assign`` prints (``Nodes:`` / ``Edges:``)."""
+        lines = ["Nodes:"]
+        names = top_names if top_names is not None else list((self.mapping or {}).keys())
+        for v in names:
+            p = (self.mapping or {}).get(v)
+            lines.append(f"{v} {p}" if p is not None else f"unassigned: {v}")
+        lines.append("End Nodes")
+        lines.append("Edges:")
+        for e, r in self.routes.items():
+            kind = self.kinds.get(e, "")
+            if r == "trivial":
+                lines.append(f"{e} trivial")
+            else:
+                lines.append(" ".join([e, kind, *r]))
+        lines.append("End Edges")
+        return "\n".join(lines)

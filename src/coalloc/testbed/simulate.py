@@ -1,0 +1,123 @@
+"""A testbed simulator: a workload replayed on a testbed, for several mappers side by side.
+
+Experiments arrive in order; each is mapped onto what is free at its arrival (physical
+nodes not held by a running experiment, trunk bandwidth not in use); a success holds its
+physical nodes and trunk bandwidth until it departs. Every mapper replays the same
+workload on its own copy of the testbed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from .._shared.progress import progress
+from .assignplus import RequestMemory
+from .model import PhysicalTopology
+from .solvers import METHODS, assign
+
+__all__ = ["simulate", "SimulationResult"]
+
+
+@dataclass
+class SimulationResult:
+    """Per mapper: ``success`` (bool per experiment), ``isw`` (inter-switch bandwidth of
+    each success, NaN on failure), ``isw_in_use`` (testbed-wide after each arrival),
+    ``seconds`` (mapper time per experiment) and ``reasons`` of the failures."""
+
+    methods: List[str]
+    arrivals: np.ndarray
+    success: Dict[str, np.ndarray] = field(default_factory=dict)
+    isw: Dict[str, np.ndarray] = field(default_factory=dict)
+    isw_in_use: Dict[str, np.ndarray] = field(default_factory=dict)
+    seconds: Dict[str, np.ndarray] = field(default_factory=dict)
+    reasons: Dict[str, List[Any]] = field(default_factory=dict)
+
+    def failures(self, method: str) -> int:
+        return int((~self.success[method]).sum())
+
+    def failure_rate(self, method: str, window: int = 1000) -> np.ndarray:
+        """Failure rate over consecutive windows of ``window`` experiments."""
+        s = ~self.success[method]
+        n = len(s) // window + (len(s) % window > 0)
+        return np.array([s[i * window:(i + 1) * window].mean() for i in range(n)])
+
+
+def simulate(ptop: PhysicalTopology, workload: Sequence[tuple], methods: Sequence[str] = (
+        "assign+", "anneal"), *, seed: Optional[int] = 0, params: Optional[dict] = None,
+        show_progress: bool = False) -> SimulationResult:  # fmt: skip
+    """Replay ``workload`` (``(arrival, duration, top)`` tuples) on ``ptop`` per method.
+
+    Parameters
+    ----------
+    ptop : PhysicalTopology
+    workload : sequence of (float, float, VirtualTopology)
+    methods : sequence of str
+        Names of :data:`METHODS`.
+    seed : int, optional
+        Seed of the annealer (experiment i uses ``seed + i``).
+    params : dict of str to dict, optional
+        Method -> extra parameters.
+    show_progress : bool
+
+    Returns
+    -------
+    SimulationResult
+    """
+    for m in methods:
+        if m not in METHODS:
+            raise ValueError(f"methods must be names of {sorted(METHODS)}, got {m!r}")
+    params = params or {}
+    order = sorted(range(len(workload)), key=lambda i: workload[i][0])
+    res = SimulationResult(list(methods), np.array([workload[i][0] for i in order]))
+    total = len(order) * len(methods)
+    bar = progress(total=total, desc="simulate", unit="exp", disable=not show_progress)
+    for m in methods:
+        used: set = set()
+        trunk: Dict[str, float] = {}
+        running: List[tuple] = []
+        memory = RequestMemory() if m.startswith("assign+") else None
+        ok = np.zeros(len(order), dtype=bool)
+        isw = np.full(len(order), np.nan)
+        inuse = np.zeros(len(order))
+        secs = np.zeros(len(order))
+        reasons: List[Any] = []
+        cur_isw = 0.0
+        for k, i in enumerate(order):
+            arrival, duration, top = workload[i]
+            while running and running[0][0] <= arrival:
+                _, _, nodes, loads, bw = heapq.heappop(running)
+                used -= nodes
+                for t, b in loads.items():
+                    trunk[t] -= b
+                cur_isw -= bw
+            available = {n for n in ptop.nodes if n not in used}
+            extra = dict(params.get(m, {}))
+            if memory is not None:
+                extra.setdefault("memory", memory)
+            t0 = time.perf_counter()
+            r = assign(top, ptop, m, seed=(seed or 0) + i, available=available,
+                       trunk_used=dict(trunk), **extra)
+            secs[k] = time.perf_counter() - t0
+            if r.success:
+                ok[k] = True
+                isw[k] = r.interswitch_bandwidth
+                nodes = {p for p in r.mapping.values() if not ptop.nodes[p].is_switch}
+                used |= nodes
+                for t, b in r.trunk_load.items():
+                    trunk[t] = trunk.get(t, 0.0) + b
+                cur_isw += r.interswitch_bandwidth
+                heapq.heappush(running, (arrival + duration, k, nodes, dict(r.trunk_load),
+                                         r.interswitch_bandwidth))  # fmt: skip
+            else:
+                reasons.append((k, r.reason))
+            inuse[k] = cur_isw
+            bar.update(1)
+        res.success[m], res.isw[m], res.isw_in_use[m] = ok, isw, inuse
+        res.seconds[m], res.reasons[m] = secs, reasons
+    bar.close()
+    return res

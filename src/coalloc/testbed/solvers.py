@@ -1,0 +1,296 @@
+"""``coalloc.testbed.assign``: one entry point for every mapper, and :class:`Instance`."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, NamedTuple, Optional
+
+from .._shared.params import check_keywords, choice, integer, number, time_limit
+from .._shared.seeding import check_seed, kernel_seed
+from .anneal import ANNEAL_DEFAULTS, run_anneal
+from .assignplus import SCORINGS, STRATEGIES, RequestMemory, assign_plus
+from .io import as_ptop, as_top
+from .model import PhysicalTopology, VirtualTopology
+from .problem import Problem, build_problem
+from .result import MappingResult
+from .routing import route
+from .verify import VerifyReport, verify_mapping
+
+__all__ = ["assign", "solve", "METHODS", "DEFAULT_METHOD", "Instance"]
+
+
+def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings, counters,
+            score=None, failure=None, status=None, message="", bound=None):  # fmt: skip
+    timings = dict(timings)
+    timings["total"] = time.perf_counter() - t0
+    if where is None or routing is None or routing.failure is not None:
+        reason = failure if failure is not None else (routing.failure if routing else None)
+        return MappingResult(
+            status=status or "infeasible", method=method, seed=seed, params=params,
+            message=message or f"no mapping: {reason}", timings=timings,
+            iterations=counters, reason=reason or {"constraint": "unknown"},
+        )  # fmt: skip
+    mapping = {pr.vnames[v]: pr.pnames[int(where[v])] for v in range(pr.nv)}
+    isw = float(routing.interswitch_bandwidth)
+    # last line of defence: the independent checker must accept what is reported as success
+    report = verify_mapping(pr.top, pr.ptop, mapping, routing.routes, claimed=isw)
+    if not report.ok:
+        timings["total"] = time.perf_counter() - t0
+        return MappingResult(
+            status="error", method=method, seed=seed, params=params, timings=timings,
+            iterations=counters, message=f"internal error: the mapping found fails the "
+            f"independent check ({report.violations[:3]}); not reported as a success",
+            reason={"constraint": "internal_check", "violations": report.violations[:10]},
+        )  # fmt: skip
+    gap = None
+    if bound is not None:
+        gap = 0.0 if isw <= 0 else max(0.0, (isw - bound) / isw)
+    return MappingResult(
+        status=status or "feasible", method=method, seed=seed, params=params,
+        message=message or f"mapped {pr.nv} nodes; inter-switch bandwidth {isw:g}",
+        timings=timings, iterations=counters, objective=isw, bound=bound, gap=gap,
+        mapping=mapping, routes=dict(routing.routes), kinds=dict(routing.kinds),
+        interswitch_bandwidth=isw, trunk_load=dict(routing.trunk_load), score=score,
+    )  # fmt: skip
+
+
+def _problem(top, ptop, available, trunk_used=None):
+    top, ptop = as_top(top), as_ptop(ptop)
+    return build_problem(top, ptop, available, trunk_used)
+
+
+def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
+                       scoring: str = "1", memory: Optional[RequestMemory] = None,
+                       exchange: bool = True, available=None, trunk_used=None,
+                       backend: str = "compiled", fallback: bool = False,
+                       method_name: str = "assign+") -> MappingResult:  # fmt: skip
+    """assign+ (deterministic; ``seed`` only seeds the annealing ``fallback``).
+
+    With ``fallback`` (the default method), the exchange also lowers trunk overload, and
+    when the five strategies find nothing that routes for a reason other
+    than a virtual node without candidates (capacity of a candidate list, trunk bandwidth,
+    interfaces), assign's annealer runs on the same problem with the same seed; the result
+    says so in ``params["fallback_used"]``.
+    """
+    t0 = time.perf_counter()
+    scoring = choice(scoring, SCORINGS, "scoring")
+    pr = _problem(top, ptop, available, trunk_used)
+    t1 = time.perf_counter()
+    backend = choice(backend, ("compiled", "python"), "backend")
+    out = assign_plus(pr, scoring=scoring, memory=memory, use_exchange=bool(exchange),
+                      backend=backend, trunk_aware=bool(fallback))
+    params = {"scoring": scoring, "exchange": bool(exchange), "strategies": list(STRATEGIES),
+              "fallback": bool(fallback), "trunk_aware": bool(fallback)}  # fmt: skip
+    counters = {"solutions": out.get("solutions", 0), "exchanges": out.get("exchanges", 0)}
+    fail = out["failure"] or {}
+    provably = fail.get("constraint") in ("no_candidate", "fixed") or "needed" in fail
+    if out["where"] is None and fallback and not provably:
+        t2 = time.perf_counter()
+        an = run_anneal(pr, kernel_seed(seed if seed is not None else None), dict(ANNEAL_DEFAULTS),
+                        backend)  # fmt: skip
+        params["fallback_used"] = True
+        counters.update({k: an[k] for k in ("moves", "temperatures")})
+        if an["valid"]:
+            rt = route(pr, an["where"])
+            if rt.failure is None:
+                return _result(pr, method_name, seed, params, an["where"], rt, t0,
+                               {"setup": t1 - t0, "search": t2 - t1,
+                                "fallback": time.perf_counter() - t2}, counters,
+                               score=an["score"],
+                               message=f"mapped {pr.nv} nodes by the annealing fallback "
+                                       f"(assign+: {out['failure']})")  # fmt: skip
+    return _result(pr, method_name, seed, params, out["where"], out["routing"], t0,
+                   {"setup": t1 - t0, "search": time.perf_counter() - t1}, counters,
+                   score=out["score"], failure=out["failure"],
+                   message="" if out["where"] is not None else
+                   f"assign+ found no mapping: {out['failure']}")  # fmt: skip
+
+
+def anneal_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
+                  backend: str = "compiled", available=None, trunk_used=None,
+                  **schedule: Any) -> MappingResult:
+    """assign's simulated annealing (``schedule`` overrides :data:`ANNEAL_DEFAULTS`)."""
+    t0 = time.perf_counter()
+    bad = set(schedule) - set(ANNEAL_DEFAULTS)
+    if bad:
+        raise ValueError(f"unknown annealing parameters {sorted(bad)}; known: "
+                         f"{sorted(ANNEAL_DEFAULTS)}")  # fmt: skip
+    params = {**ANNEAL_DEFAULTS, **schedule}
+    for k in ("t0", "melt_accept", "cooling", "t_stop"):
+        params[k] = number(params[k], k)
+    for k in ("melt_moves", "min_moves", "frozen", "max_moves"):
+        params[k] = integer(params[k], k, 0)
+    if not 0 < params["cooling"] < 1 or not 0 < params["melt_accept"] < 1:
+        raise ValueError("cooling and melt_accept must be in (0, 1)")
+    backend = choice(backend, ("compiled", "python"), "backend")
+    pr = _problem(top, ptop, available, trunk_used)
+    missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
+    t1 = time.perf_counter()
+    if missing:
+        reason = {"constraint": "no_candidate", "vnodes": missing,
+                  "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
+        return _result(pr, "anneal", seed, params, None, None, t0, {"setup": t1 - t0}, {},
+                       failure=reason)  # fmt: skip
+    out = run_anneal(pr, kernel_seed(seed if seed is not None else None), params, backend)
+    t2 = time.perf_counter()
+    counters = {k: out[k] for k in ("moves", "accepted", "temperatures")}
+    if not out["valid"]:
+        msg = ("Reached run limit. Giving up." if out["run_limit"] else
+               "annealing ended without a valid solution")  # fmt: skip
+        reason = {"constraint": "violations", "violations": out["violations"],
+                  "run_limit": out["run_limit"]}  # fmt: skip
+        return _result(pr, "anneal", seed, params, None, None, t0,
+                       {"setup": t1 - t0, "search": t2 - t1}, counters, failure=reason,
+                       message=f"{msg} ({out['violations']} violations left)")  # fmt: skip
+    rt = route(pr, out["where"])
+    return _result(pr, "anneal", seed, params, out["where"], rt, t0,
+                   {"setup": t1 - t0, "search": t2 - t1}, counters, score=out["score"])
+
+
+def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
+                 time_limit_s: Optional[float] = 60.0, threads: int = 1,
+                 available=None, trunk_used=None) -> MappingResult:  # fmt: skip
+    """The CP-SAT optimum of the inter-switch bandwidth (small experiments)."""
+    from .exact import exact_mapping
+
+    t0 = time.perf_counter()
+    tl = time_limit(time_limit_s, "time_limit_s")
+    threads = integer(threads, "threads", 1)
+    pr = _problem(top, ptop, available, trunk_used)
+    missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
+    params = {"time_limit_s": tl, "threads": threads}
+    if missing:
+        reason = {"constraint": "no_candidate", "vnodes": missing,
+                  "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
+        return _result(pr, "exact", seed, params, None, None, t0, {}, {}, failure=reason)
+    t1 = time.perf_counter()
+    where, out = exact_mapping(pr, time_limit=tl, threads=threads,
+                               seed=seed if seed is not None else 0)  # fmt: skip
+    t2 = time.perf_counter()
+    if where is None:
+        return _result(pr, "exact", seed, params, None, None, t0,
+                       {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
+                       failure={"constraint": "infeasible" if out.infeasible else out.status,
+                                "solver": out.message},
+                       status="infeasible" if out.infeasible else "time_limit")  # fmt: skip
+    rt = route(pr, where)
+    return _result(pr, "exact", seed, params, where, rt, t0,
+                   {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
+                   status="optimal" if out.status == "optimal" else "feasible",
+                   bound=out.bound)  # fmt: skip
+
+
+def _variant(scoring: str, name: str, fallback_default: bool = False
+             ) -> Callable[..., MappingResult]:  # fmt: skip
+    def run(top, ptop, *, seed=0, memory=None, exchange=True, available=None, trunk_used=None,
+            backend="compiled", fallback=fallback_default):
+        return assign_plus_method(top, ptop, seed=seed, scoring=scoring, memory=memory,
+                                  exchange=exchange, available=available,
+                                  trunk_used=trunk_used, backend=backend, fallback=fallback,
+                                  method_name=name)
+    run.__name__ = f"assign_plus[{name}]"
+    run.__doc__ = f"assign+ with scoring variant .{scoring}."
+    return run
+
+
+#: Registered mappers.
+METHODS: Dict[str, Callable[..., MappingResult]] = {
+    "assign+": _variant("1m", "assign+", True),
+    "assign+.1": _variant("1", "assign+.1"),
+    "assign+.1m": _variant("1m", "assign+.1m"),
+    "assign+.2m": _variant("2m", "assign+.2m"),
+    "anneal": anneal_method,
+    "exact": exact_method,
+}
+#: What :func:`assign` uses when no method is named.
+DEFAULT_METHOD = "assign+"
+
+
+def assign(top: Any, ptop: Any, method: str = DEFAULT_METHOD, *, seed: Optional[int] = 0,
+           **params: Any) -> MappingResult:  # fmt: skip
+    """Map a virtual topology onto a testbed.
+
+    Parameters
+    ----------
+    top : VirtualTopology or path
+        The experiment (a ``.top`` file path or what :func:`read_top` returns).
+    ptop : PhysicalTopology or path
+        The testbed (a ``.ptop`` file path or what :func:`read_ptop` returns).
+    method : str, default "assign+"
+        ``"assign+"`` (and its scoring variants ``"assign+.1"``, ``"assign+.1m"``,
+        ``"assign+.2m"``), ``"anneal"`` (assign's simulated annealing) or ``"exact"``.
+    seed : int, optional
+        Seed of the annealer (assign+ and exact are deterministic).
+    **params
+        Method parameters (``scoring``/``memory``/``exchange`` for assign+, the schedule
+        for anneal, ``time_limit_s`` for exact; ``available``: usable physical nodes).
+
+    Returns
+    -------
+    MappingResult
+        ``success``, ``mapping``, ``routes``, ``interswitch_bandwidth``; ``reason`` when
+        no mapping was found.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Unknown method or parameter, malformed input.
+
+    Examples
+    --------
+    >>> from coalloc.testbed import assign, parse_top, parse_ptop
+    >>> pt = parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                 "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> r = assign(parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0"), pt)
+    >>> r.success, sorted(r.mapping.values())
+    (True, ['a', 'b'])
+    """
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    return METHODS[method](top, ptop, seed=check_seed(seed), **params)
+
+
+solve = assign
+
+
+class Instance(NamedTuple):
+    """A testbed-mapping problem as one object (what :func:`coalloc.solve_many` takes)."""
+
+    top: VirtualTopology
+    ptop: PhysicalTopology
+
+    family = "testbed"
+    methods = tuple(METHODS)
+    format = "coalloc.testbed.instance"
+
+    def solve(self, method: Optional[str] = None, *, seed: Optional[int] = 0,
+              **params: Any) -> MappingResult:  # fmt: skip
+        """:func:`assign` on this instance (``method=None``: :data:`DEFAULT_METHOD`)."""
+        return assign(self.top, self.ptop, method or DEFAULT_METHOD, seed=seed, **params)
+
+    def verify(self, result: MappingResult) -> VerifyReport:
+        """:func:`verify_mapping` of a result, checking its inter-switch bandwidth."""
+        if result.mapping is None:
+            raise ValueError(f"the result has no mapping (status {result.status!r})")
+        return verify_mapping(self.top, self.ptop, result.mapping, result.routes,
+                              claimed=result.interswitch_bandwidth)  # fmt: skip
+
+    @staticmethod
+    def check_params(method: Optional[str], params: dict) -> None:
+        """Reject an unknown method or parameter names it does not take."""
+        method = method or DEFAULT_METHOD
+        if not isinstance(method, str) or method not in METHODS:
+            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        if method == "anneal":
+            bad = set(params) - set(ANNEAL_DEFAULTS) - {"backend", "available", "trunk_used"}
+            if bad:
+                raise ValueError(f"method 'anneal' takes no parameters {sorted(bad)}")
+            return
+        check_keywords(METHODS[method], method, set(params))
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "<dict>") -> Instance:
+        """An instance from a parsed ``coalloc.testbed.instance`` document."""
+        from .io import instance_from_dict
+
+        return cls(*instance_from_dict(data, source=source))

@@ -1,0 +1,273 @@
+"""An independent checker of testbed mappings (shares no code with the mappers).
+
+It reads only the model objects: the virtual and physical topologies, a node mapping and,
+when given, the routes. Checks: every virtual node mapped onto an existing physical node;
+types and slot counts (a physical node acts as one non-static type at a time); fixed nodes;
+hard desires (weight >= 1) and additive features; type limits; hard vclasses; every route a
+path of physical links from one end to the other through switches only, of the link's type,
+each link wide enough; interfaces (a non-emulated virtual link takes a whole interface,
+emulated ones share its bandwidth); trunk bandwidth. It reports the inter-switch bandwidth
+(bandwidth x trunk hops) and the load of every trunk.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any, Dict, List, Optional
+
+from .._shared.result import Report
+from .model import PhysicalTopology, VirtualTopology
+
+__all__ = ["VerifyReport", "verify_mapping"]
+
+_EPS = 1e-6
+
+
+class VerifyReport(Report):
+    """What :func:`verify_mapping` found.
+
+    Attributes
+    ----------
+    violations : list of dict
+        One entry per broken constraint: ``{"constraint": ..., ...}``.
+    interswitch_bandwidth : float or None
+        Bandwidth x trunk hops over all routed virtual links (None without routes).
+    trunk_load : dict of str to float
+    claimed : float or None
+        The inter-switch bandwidth the mapper claimed; ``matches`` compares it.
+    """
+
+    def __init__(self, violations, isw, trunk_load, claimed) -> None:
+        self.violations = violations
+        self.interswitch_bandwidth = isw
+        self.trunk_load = trunk_load
+        self.claimed = claimed
+
+    @property
+    def matches(self) -> bool:
+        if self.claimed is None or self.interswitch_bandwidth is None:
+            return True
+        return abs(self.claimed - self.interswitch_bandwidth) <= 1e-6 * max(
+            1.0, abs(self.interswitch_bandwidth))
+
+    @property
+    def valid(self) -> bool:
+        return not self.violations
+
+    @property
+    def ok(self) -> bool:
+        return self.valid and self.matches
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "valid": self.valid, "matches": self.matches,
+                "violations": self.violations,
+                "interswitch_bandwidth": self.interswitch_bandwidth,
+                "trunk_load": dict(self.trunk_load), "claimed": self.claimed}  # fmt: skip
+
+    def __str__(self) -> str:
+        head = "valid" if self.valid else f"INVALID ({len(self.violations)} violations)"
+        isw = self.interswitch_bandwidth
+        text = f"{head}; inter-switch bandwidth {isw if isw is not None else '-'}"
+        if not self.matches:
+            text += f" (claimed {self.claimed})"
+        for v in self.violations[:10]:
+            text += f"\n  {v}"
+        return text
+
+
+def _native(ptop: PhysicalTopology, p: str) -> float:
+    node = ptop.nodes[p]
+    if node.is_switch:
+        return math.inf
+    bws = [lk.bw for lk in ptop.interfaces(p)]
+    return max(bws) if bws else math.inf
+
+
+def verify_mapping(
+    top: VirtualTopology,
+    ptop: PhysicalTopology,
+    mapping: Dict[str, str],
+    routes: Optional[Dict[str, Any]] = None,
+    *,
+    claimed: Optional[float] = None,
+) -> VerifyReport:
+    """Check a mapping (and its routes) against every hard constraint.
+
+    Parameters
+    ----------
+    top : VirtualTopology
+    ptop : PhysicalTopology
+    mapping : dict of str to str
+        Virtual node -> physical node.
+    routes : dict of str to (list of str or "trivial"), optional
+        Virtual link -> physical links crossed in order (or ``"trivial"``).
+    claimed : float, optional
+        An inter-switch bandwidth to compare with the recomputed one.
+
+    Returns
+    -------
+    VerifyReport
+
+    Examples
+    --------
+    >>> from coalloc.testbed import parse_top, parse_ptop, verify_mapping
+    >>> pt = parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                 "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> t = parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> verify_mapping(t, pt, {"x": "a", "y": "b"}, {"l": ["la", "lb"]}).ok
+    True
+    """
+    bad: List[dict] = []
+    for v in top.nodes:
+        if v not in mapping or mapping[v] is None:
+            bad.append({"constraint": "unassigned", "vnode": v})
+        elif mapping[v] not in ptop.nodes:
+            bad.append({"constraint": "unknown_pnode", "vnode": v, "pnode": mapping[v]})
+    hosted: Dict[str, List[str]] = defaultdict(list)
+    for v, p in mapping.items():
+        if v in top.nodes and p in ptop.nodes:
+            hosted[p].append(v)
+    acting: Dict[str, str] = {}
+    for p, vs in hosted.items():
+        node = ptop.nodes[p]
+        dynamic = []
+        for v in vs:
+            allowed = top.allowed_types(v)
+            if any(t in node.static for t in allowed) and not any(t in node.types
+                                                                  for t in allowed):
+                continue
+            if not any(t in node.types for t in allowed):
+                bad.append({"constraint": "type", "vnode": v, "pnode": p,
+                            "allowed": list(allowed)})  # fmt: skip
+                continue
+            dynamic.append(v)
+        if dynamic:
+            common = set(node.types)
+            for v in dynamic:
+                common &= set(top.allowed_types(v))
+            if not common:
+                bad.append({"constraint": "one_type_at_a_time", "pnode": p, "vnodes": dynamic})
+            else:
+                slots = sum(top.nodes[v].slots for v in dynamic)
+                fits = [t for t in sorted(common) if slots <= node.types[t] + _EPS]
+                if not fits:
+                    bad.append({"constraint": "slots", "pnode": p, "used": slots,
+                                "capacity": max(node.types[t] for t in common)})  # fmt: skip
+                else:
+                    acting[p] = fits[0]
+        for k, cap in node.features.items():
+            if k.startswith("?+"):
+                use = sum(top.nodes[v].desires.get(k, 0.0) for v in vs)
+                if use > cap + _EPS:
+                    bad.append({"constraint": "additive", "feature": k, "pnode": p,
+                                "used": use, "capacity": cap})  # fmt: skip
+        for v in vs:
+            for k, w in top.nodes[v].desires.items():
+                if k.startswith("?+"):
+                    if k not in node.features:
+                        bad.append({"constraint": "additive", "feature": k, "pnode": p,
+                                    "vnode": v, "capacity": 0.0})  # fmt: skip
+                elif w >= 1.0 and k not in node.features:
+                    bad.append({"constraint": "desire", "feature": k, "vnode": v, "pnode": p})
+    for v, p in top.fixed.items():
+        if mapping.get(v) != p:
+            bad.append({"constraint": "fixed", "vnode": v, "pnode": p,
+                        "got": mapping.get(v)})  # fmt: skip
+    count: Dict[str, int] = defaultdict(int)
+    for t in acting.values():
+        count[t] += 1
+    for t, lim in ptop.type_limits.items():
+        if count[t] > lim:
+            bad.append({"constraint": "type_limit", "type": t, "used": count[t], "limit": lim})
+    for name, (w, _types) in top.vclasses.items():
+        if w < 1.0:
+            continue
+        chosen = set()
+        for v, node in top.nodes.items():
+            if node.type == name and mapping.get(v) in acting:
+                chosen.add(acting[mapping[v]])
+        if len(chosen) > 1:
+            bad.append({"constraint": "vclass", "vclass": name, "types": sorted(chosen)})
+    if routes is None or any(b["constraint"] in ("unassigned", "unknown_pnode") for b in bad):
+        return VerifyReport(bad, None, {}, claimed)
+
+    switches = ptop.__dict__.get("_verify_switches")
+    if switches is None:  # the checker's own cache (the testbed is immutable)
+        switches = frozenset(n for n, node in ptop.nodes.items() if node.is_switch)
+        ptop.__dict__["_verify_switches"] = switches
+    exclusive: Dict[str, str] = {}
+    shared: Dict[str, float] = defaultdict(float)
+    trunk_load: Dict[str, float] = defaultdict(float)
+    isw = 0.0
+    for name, lk in top.links.items():
+        pa, pb = mapping[lk.a], mapping[lk.b]
+        r = routes.get(name)
+        if r is None:
+            bad.append({"constraint": "unrouted", "link": name})
+            continue
+        if r == "trivial":
+            if pa != pb:
+                bad.append({"constraint": "trivial_on_two_nodes", "link": name})
+            elif not lk.trivial_ok:
+                bad.append({"constraint": "trivial_not_ok", "link": name})
+            continue
+        bw = lk.bw
+        if bw is None:
+            m = min(_native(ptop, pa), _native(ptop, pb))
+            bw = m if math.isfinite(m) else 100000.0
+        here = pa
+        hops = 0
+        ok = True
+        for i, pl in enumerate(r):
+            if pl not in ptop.links:
+                bad.append({"constraint": "unknown_plink", "link": name, "plink": pl})
+                ok = False
+                break
+            phys = ptop.links[pl]
+            if here not in (phys.a, phys.b):
+                bad.append({"constraint": "broken_path", "link": name, "plink": pl,
+                            "at": here})  # fmt: skip
+                ok = False
+                break
+            nxt = phys.b if phys.a == here else phys.a
+            if i < len(r) - 1 and nxt not in switches:
+                bad.append({"constraint": "path_through_host", "link": name, "node": nxt})
+                ok = False
+                break
+            if lk.type and lk.type not in (phys.types or ("ethernet",)):
+                bad.append({"constraint": "link_type", "link": name, "plink": pl,
+                            "wanted": lk.type})  # fmt: skip
+            if phys.bw + _EPS < bw:
+                bad.append({"constraint": "bandwidth", "link": name, "plink": pl,
+                            "needed": bw, "capacity": phys.bw})  # fmt: skip
+            if phys.a in switches and phys.b in switches:
+                trunk_load[pl] += bw
+                hops += 1
+            elif lk.emulated:
+                shared[pl] += bw
+            else:
+                if pl in exclusive:
+                    bad.append({"constraint": "interface_shared", "plink": pl,
+                                "links": [exclusive[pl], name]})  # fmt: skip
+                exclusive[pl] = name
+            here = nxt
+        if ok and here != pb:
+            bad.append({"constraint": "path_end", "link": name, "ends_at": here, "wanted": pb})
+        if ok and not r and pa != pb:
+            bad.append({"constraint": "empty_route", "link": name})
+        isw += bw * hops
+    for pl, use in shared.items():
+        cap = ptop.links[pl].bw
+        if pl in exclusive:
+            bad.append({"constraint": "interface_shared", "plink": pl,
+                        "links": [exclusive[pl], "emulated"]})  # fmt: skip
+        elif use > cap + _EPS:
+            bad.append({"constraint": "interface_bandwidth", "plink": pl, "load": use,
+                        "capacity": cap})  # fmt: skip
+    for pl, load in trunk_load.items():
+        cap = ptop.links[pl].bw
+        if load > cap + _EPS:
+            bad.append({"constraint": "trunk_bandwidth", "plink": pl, "load": load,
+                        "capacity": cap})  # fmt: skip
+    return VerifyReport(bad, isw, dict(trunk_load), claimed)

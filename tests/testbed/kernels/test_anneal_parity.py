@@ -1,0 +1,73 @@
+"""The compiled annealer and its Python twin give the same answer on random problems."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coalloc import testbed as tb
+from coalloc.testbed import generators as g
+from coalloc.testbed.anneal import run_anneal
+from coalloc.testbed.problem import build_problem
+
+FAST = {"t0": 10.0, "melt_moves": 60, "melt_accept": 0.95, "cooling": 0.7, "min_moves": 40,
+        "t_stop": 0.05, "frozen": 3, "max_moves": 3000}
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31), st.integers(2, 9), st.integers(0, 4), st.integers(0, 2**63))
+def test_parity(gseed, size, kind, seed):
+    pt = g.deterlab(14 + kind * 3, 2 + kind % 3, trunk_bw=300000 * (1 + kind), seed=gseed)
+    top = g.random_topology(size, seed=gseed)
+    pr = build_problem(top, pt)
+    if any(not c for c in pr.cand):
+        return
+    a = run_anneal(pr, seed, FAST, "compiled")
+    b = run_anneal(pr, seed, FAST, "python")
+    assert np.array_equal(a["where"], b["where"])
+    for key in ("score", "violations", "moves", "accepted", "temperatures", "t_start"):
+        assert a[key] == b[key], key
+
+
+def test_parity_with_fixed_vclass_and_multislot():
+    pt = tb.parse_ptop("node s0 switch:1 *lan:*\nnode s1 switch:1 *lan:*\n"
+                       "link t s0 s1 150 0 0\n" + "".join(
+                           f"node p{i} pc:1 vm:3 - ?+mem:4 f{i % 2}:0.3\n"
+                           f"link e{i}a p{i} s{i % 2} 100 0 0\nlink e{i}b p{i} s{i % 2} 100 0 0\n"
+                           for i in range(6)))
+    top = tb.parse_top("make-vclass C 0.5 pc vm\n" + "".join(
+        f"node v{i} {'C' if i % 2 else 'vm'} ?+mem:1\n" for i in range(6)) +
+        "node lan0 lan\n" + "".join(f"link l{i} v{i} lan0 50 0 0\n" for i in range(6)) +
+        "link x v0 v1 20 0 0 emulated trivial_ok\nfix-node v2 p3\n")
+    pr = build_problem(top, pt)
+    for seed in range(5):
+        a = run_anneal(pr, seed, FAST, "compiled")
+        b = run_anneal(pr, seed, FAST, "python")
+        assert np.array_equal(a["where"], b["where"]) and a["score"] == b["score"]
+        if a["valid"]:
+            r = tb.routing.route(pr, a["where"]) if hasattr(tb, "routing") else None
+            del r
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31), st.integers(2, 14), st.integers(0, 4), st.sampled_from(["1", "2m"]))
+def test_allocate_parity(gseed, size, kind, scoring):
+    from coalloc.testbed._allocate import allocate_all as compiled
+    from coalloc.testbed._reference.allocate import allocate_all as twin
+    from coalloc.testbed.assignplus import _pclass_scores, partition, plus_data
+
+    pt = g.deterlab(10 + kind * 4, 2 + kind % 3, trunk_bw=300000 * (1 + kind), seed=gseed)
+    top = g.random_topology(size, seed=gseed)
+    pr = build_problem(top, pt)
+    if any(not c for c in pr.cand):
+        return
+    data = plus_data(pr, _pclass_scores(pr, scoring, None), partition(pr))
+    aware = bool(gseed % 2)
+    a = compiled(data, [0, 1, 2, 3, 4], True, 50, aware)
+    b = twin(data, [0, 1, 2, 3, 4], True, 50, aware)
+    assert np.array_equal(a["where"], b["where"])
+    assert np.array_equal(a["fail"], b["fail"])
+    assert np.array_equal(np.isnan(a["isw"]), np.isnan(b["isw"]))
+    assert np.array_equal(a["isw"][~np.isnan(a["isw"])], b["isw"][~np.isnan(b["isw"])])
+    assert a["exchanges"] == b["exchanges"]
