@@ -97,3 +97,18 @@ def taskmap_graph_files(tmp_path, taskmap_small):
     write_task_graph(tp, taskmap_small.task_graph)
     write_resource_graph(rp, taskmap_small.resource_graph)
     return tp, rp
+
+
+# ----------------------------------------------------------------- collective co-allocation
+
+
+@pytest.fixture
+def collective_tiny():
+    """Three nodes, one property; two nodes with 3 cores in total, from t = 0 (feasible)."""
+    from coalloc import collective
+
+    pool = collective.ResourcePool.from_slots(
+        [[4.0], [2.0], [1.0]], [[[1.0, 0.0]], [[0.0, 0.0]], [[0.0, 1.0]]], 300, ["cores"]
+    )
+    request = collective.CollectiveRequest(600, 2, 0, 1200, {"cores": 0.5}, {"cores": 3.0})
+    return collective.Instance(pool, request)

@@ -5,7 +5,9 @@ One subpackage per problem family, over a small shared layer:
 * :mod:`coalloc.ctaap`: topology-aware co-allocation of a request graph onto clustered
   offers, the CTAAP-Solver of Kravtsov et al. (seed 000);
 * :mod:`coalloc.taskmap`: mapping communicating tasks onto heterogeneous resources with
-  stochastic flow injection, Taura & Chien (seed 002).
+  stochastic flow injection, Taura & Chien (seed 002);
+* :mod:`coalloc.collective`: collective co-allocation with advance reservations, Cankar et
+  al. (seed 001).
 
 The main job stays one step away: :func:`solve`, :class:`Request`, :class:`Offer`,
 :func:`verify`, :class:`SolveResult`, :data:`METHODS`, :func:`read_instance` and friends are
@@ -15,7 +17,7 @@ any family. Data flows one way: input -> model -> solver -> result -> verify -> 
 
 __version__ = "0.1.0"
 
-from . import ctaap, taskmap
+from . import collective, ctaap, taskmap
 from ._shared import STATUSES, InstanceError, Report, Result
 from .batch import BatchError, solve_many, solve_many_iter
 
@@ -37,11 +39,12 @@ from .ctaap import (
 )
 
 #: The problem families, by name.
-FAMILIES = ("ctaap", "taskmap")
+FAMILIES = ("ctaap", "taskmap", "collective")
 
 __all__ = [
     "ctaap",
     "taskmap",
+    "collective",
     "FAMILIES",
     "Request",
     "Offer",

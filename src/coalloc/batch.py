@@ -53,18 +53,23 @@ from typing import (
 
 import numpy as np
 
-from . import ctaap, taskmap
+from . import collective, ctaap, taskmap
 from ._shared.jsonio import InstanceError, load_json
 from ._shared.result import Result
 from ._shared.seeding import instance_seed
 
 #: The ``Instance`` type of every family; each has ``family``, ``format``, ``solve``,
 #: ``verify``, ``check_params`` and ``from_dict``.
-FAMILY_INSTANCES = {"ctaap": ctaap.Instance, "taskmap": taskmap.Instance}
+FAMILY_INSTANCES = {
+    "ctaap": ctaap.Instance,
+    "taskmap": taskmap.Instance,
+    "collective": collective.Instance,
+}
 #: Plain pairs a batch accepts in place of an ``Instance``: (types) -> Instance.
 _PAIRS = (
     ((ctaap.Request, ctaap.Offer), ctaap.Instance),
     ((taskmap.TaskGraph, taskmap.ResourceGraph), taskmap.Instance),
+    ((collective.ResourcePool, collective.CollectiveRequest), collective.Instance),
 )
 
 __all__ = ["solve_many", "solve_many_iter", "BatchError", "instance_seed", "ProgressBar"]

@@ -38,6 +38,7 @@ COMPILED = {
     "coalloc.ctaap._cleanup",
     "coalloc.ctaap._localsearch",
     "coalloc.taskmap._flowinject",
+    "coalloc.collective._search",
 }
 EXTENSION_SUFFIXES = (".so", ".pyd")
 

@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 
 from .. import __version__
 from .._shared.jsonio import InstanceError
+from . import collective as collective_cli
 from . import ctaap as ctaap_cli
 from . import taskmap as taskmap_cli
 
@@ -27,6 +28,10 @@ GROUPS = {
         "co-allocation of a request graph onto clustered offers (Kravtsov et al.)",
     ),
     "taskmap": (taskmap_cli, "mapping task graphs onto resource graphs (Taura & Chien)"),
+    "collective": (
+        collective_cli,
+        "collective co-allocation with advance reservations (Cankar et al.)",
+    ),
 }
 
 
