@@ -47,30 +47,134 @@ cdef inline Py_ssize_t _bisect_left(const double[::1] a, double x) noexcept nogi
 
 def window_max(times, reserved, starts, double duration):
     """out[s, j, i] = max of reserved[j, i, k] over the segments meeting
-    [starts[s], starts[s] + duration); shape (S, n, m). GIL released."""
+    [starts[s], starts[s] + duration); shape (S, n, m). GIL released.
+
+    Sorted starts use a monotone deque per node and property (O(K + S) each); unsorted
+    starts a direct scan of each window (the same values)."""
     cdef const double[::1] t = np.ascontiguousarray(times, dtype=np.float64)
     cdef const double[:, :, ::1] res = np.ascontiguousarray(reserved, dtype=np.float64)
     cdef const double[::1] st = np.ascontiguousarray(starts, dtype=np.float64)
     cdef Py_ssize_t S = st.shape[0], n = res.shape[0], m = res.shape[1]
     out_arr = np.empty((S, n, m), dtype=np.float64)
     cdef double[:, :, ::1] out = out_arr
-    cdef Py_ssize_t s, j, i, k, k0, k1
+    cdef Py_ssize_t s, j, i, k, k0, k1, head, tail, nxt
     cdef double best, v
+    cdef bint ordered = True
+    cdef vector[Py_ssize_t] lo, hi, dq
     with nogil:
+        lo.assign(S, 0)
+        hi.assign(S, 0)
         for s in range(S):
             k0 = _bisect_right(t, st[s]) - 1
             k1 = _bisect_left(t, st[s] + duration)
             if k1 < k0 + 1:
                 k1 = k0 + 1
+            lo[s] = k0
+            hi[s] = k1
+            if s > 0 and (k0 < lo[s - 1] or k1 < hi[s - 1]):
+                ordered = False
+        if ordered and S > 0:
+            dq.assign(t.shape[0] + 1, 0)
             for j in range(n):
                 for i in range(m):
-                    best = res[j, i, k0]
-                    for k in range(k0 + 1, k1):
-                        v = res[j, i, k]
-                        if v > best:
-                            best = v
-                    out[s, j, i] = best
+                    head = 0
+                    tail = 0
+                    nxt = lo[0]
+                    for s in range(S):
+                        while nxt < hi[s]:
+                            v = res[j, i, nxt]
+                            while tail > head and res[j, i, dq[tail - 1]] <= v:
+                                tail -= 1
+                            dq[tail] = nxt
+                            tail += 1
+                            nxt += 1
+                        while dq[head] < lo[s]:
+                            head += 1
+                        out[s, j, i] = res[j, i, dq[head]]
+        else:
+            for s in range(S):
+                k0 = lo[s]
+                k1 = hi[s]
+                for j in range(n):
+                    for i in range(m):
+                        best = res[j, i, k0]
+                        for k in range(k0 + 1, k1):
+                            v = res[j, i, k]
+                            if v > best:
+                                best = v
+                        out[s, j, i] = best
     return out_arr
+
+
+def screen(tmax, cap, e, d, Py_ssize_t count):
+    """Per start s: code[s] = 0 (passes), 1 (fewer than count nodes meet every minimum) or
+    2 (the count largest amounts of a property miss its total), with eligible[s], prop[s]
+    and value[s] (see the twin coalloc.collective._reference.search.screen). GIL released."""
+    cdef const double[:, :, ::1] tm = np.ascontiguousarray(tmax, dtype=np.float64)
+    cdef const double[:, ::1] p = np.ascontiguousarray(cap, dtype=np.float64)
+    cdef const double[::1] ee = np.ascontiguousarray(e, dtype=np.float64)
+    cdef const double[::1] dd = np.ascontiguousarray(d, dtype=np.float64)
+    cdef Py_ssize_t S = tm.shape[0], n = tm.shape[1], m = tm.shape[2]
+    code_arr = np.zeros(S, dtype=np.int64)
+    elig_arr = np.zeros(S, dtype=np.int64)
+    prop_arr = np.full(S, -1, dtype=np.int64)
+    val_arr = np.zeros(S, dtype=np.float64)
+    cdef int64_t[::1] code = code_arr, elig = elig_arr, prop = prop_arr
+    cdef double[::1] val = val_arr
+    cdef vector[char] ok
+    cdef vector[int64_t] meet
+    cdef vector[double] vals
+    cdef Py_ssize_t s, j, i, k, q, bi
+    cdef double a, tot, worst, rel
+    cdef bint good
+    with nogil:
+        ok.assign(n, 0)
+        meet.assign(m, 0)
+        for s in range(S):
+            k = 0
+            for i in range(m):
+                meet[i] = 0
+            for j in range(n):
+                good = True
+                for i in range(m):
+                    if p[j, i] - tm[s, j, i] >= ee[i]:
+                        meet[i] += 1
+                    else:
+                        good = False
+                ok[j] = good
+                if good:
+                    k += 1
+            elig[s] = k
+            if k < count:
+                code[s] = 1
+                bi = 0
+                for i in range(1, m):
+                    if meet[i] < meet[bi]:
+                        bi = i
+                prop[s] = bi
+                val[s] = <double>meet[bi]
+                continue
+            worst = 0.0
+            bi = -1
+            for i in range(m):
+                vals.clear()
+                for j in range(n):
+                    if ok[j]:
+                        vals.push_back(-(p[j, i] - tm[s, j, i]))
+                sort(vals.begin(), vals.end())
+                tot = 0.0
+                for q in range(count):
+                    tot = tot - vals[q]
+                if tot < dd[i]:
+                    rel = (dd[i] - tot) / dd[i]
+                    if bi < 0 or rel > worst:
+                        worst = rel
+                        bi = i
+                        val[s] = tot
+            if bi >= 0:
+                code[s] = 2
+                prop[s] = bi
+    return code_arr, elig_arr, prop_arr, val_arr
 
 
 cdef inline double _factor(const double[::1] d, double* st, double* sp, Py_ssize_t m) noexcept nogil:

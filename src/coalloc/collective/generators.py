@@ -7,7 +7,7 @@
   0.03)`` (mean 2.90, deviation 1.51), frequency normal ``(2.68, 0.36)`` clipped to
   ``[1.40, 3.60]`` GHz, RAM log-normal with mean 2.95 and deviation 0.84 clipped to
   ``[0.73, 7.71]`` GB; the load of node ``j`` is ``L_j (1 + 0.35 sin(2 pi (s/288 - 0.35)))``
-  plus AR(1) noise (``phi = 0.9``), with ``L_j ~ Beta(2, 2.5)``, and occasional bursts; CPU
+  plus AR(1) noise (``phi = 0.9``), with ``L_j ~ Beta(1.5, 3.5)``, and occasional bursts; CPU
   cores and frequency are reserved in proportion to the CPU load, RAM to a more persistent
   memory load. Labels: ``arch`` (``"amd64"`` on 85 % of the nodes, else ``"i386"``) and
   ``os`` (``"xtreemos"``).
@@ -48,6 +48,7 @@ def _ar1(rng, n, s, phi, sigma):
 
 
 def table1_pool(n_nodes: int = 606, *, n_slots: int = 288, slot_seconds: float = 300.0,
+                load: Tuple[float, float] = (1.5, 3.5),
                 seed: Optional[int] = 0) -> ResourcePool:  # fmt: skip
     """A pool like the paper's PlanetLab inventory (module docstring).
 
@@ -58,6 +59,8 @@ def table1_pool(n_nodes: int = 606, *, n_slots: int = 288, slot_seconds: float =
     n_slots : int
         5-minute slots of usage (288: one day).
     slot_seconds : float
+    load : (float, float)
+        Parameters of the Beta distribution of the nodes' mean load levels.
     seed : int, optional
 
     Returns
@@ -82,7 +85,7 @@ def table1_pool(n_nodes: int = 606, *, n_slots: int = 288, slot_seconds: float =
     ram = np.clip(rng.lognormal(np.log(mu) - s2 / 2, np.sqrt(s2), n_nodes), 0.73, 7.71)
     cap = np.column_stack([cores, np.round(ghz, 2), np.round(ram, 2)])
     lr = np.random.default_rng(st["load"])
-    level = lr.beta(2.0, 2.5, n_nodes)[:, None]
+    level = lr.beta(float(load[0]), float(load[1]), n_nodes)[:, None]
     s = np.arange(n_slots)[None, :]
     diurnal = 1 + 0.35 * np.sin(2 * np.pi * (s / 288.0 - 0.35))
     cpu = level * diurnal + _ar1(lr, n_nodes, n_slots, 0.9, 0.06)

@@ -148,26 +148,25 @@ def scan(
     for b0 in range(0, starts.size, block):
         chunk = starts[b0 : b0 + block]
         tmax_all = ker.window_max(pool.times, sub, chunk, request.duration)
+        codes, elig, props, vals = ker.screen(tmax_all, cap, e, d, n)
         clock.lap("window_max")
         for c, t in enumerate(chunk):
             counters["starts"] += 1
-            tmax = tmax_all[c]
-            avail = cap - tmax
-            okm = avail >= e[None, :]
-            el = np.flatnonzero(np.all(okm, axis=1))
-            if el.size < n:
-                i = int(np.argmin(okm.sum(axis=0)))
+            if codes[c] == 1:
+                i = int(props[c])
                 note({"start": float(t), "check": "minimum", "property": names[i],
-                      "eligible": int(el.size), "meeting_property": int(okm[:, i].sum()),
+                      "eligible": int(elig[c]), "meeting_property": int(vals[c]),
                       "needed": n})  # fmt: skip
                 continue
-            a, tm, cp = avail[el], tmax[el], cap[el]
-            best = -np.sort(-a, axis=0)[:n].sum(axis=0)
-            if np.any(best < d):
-                i = int(np.argmax((d - best) / d))
+            if codes[c] == 2:
+                i = int(props[c])
                 note({"start": float(t), "check": "total", "property": names[i],
-                      "best": float(best[i]), "total": float(d[i])})  # fmt: skip
+                      "best": float(vals[c]), "total": float(d[i])})  # fmt: skip
                 continue
+            tmax = tmax_all[c]
+            avail = cap - tmax
+            el = np.flatnonzero(np.all(avail >= e[None, :], axis=1))
+            a, tm, cp = avail[el], tmax[el], cap[el]
             rows = None
             exact_u = False
             if math.comb(int(el.size), n) <= enumerate_limit:

@@ -103,3 +103,42 @@ def test_kernels_reject_bad_sizes():
         C.select_and_swap(a, a, a, np.ones(2), 4, 7, 0)
     with pytest.raises(ValueError):
         C.swap_search(a, a, a, np.ones(2), np.arange(4), 10)
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_screen_parity_and_referee(case):
+    rng = np.random.default_rng(3000 + case)
+    S, n, m = int(rng.integers(1, 6)), int(rng.integers(1, 15)), int(rng.integers(1, 4))
+    cap = rng.uniform(1, 8, (n, m))
+    if case % 3 == 0:
+        cap = np.round(cap)
+    tmax = cap[None] * rng.uniform(0, 1, (S, n, m)) * (rng.random((S, n, m)) < 0.6)
+    e = rng.uniform(0, 3, m)
+    count = int(rng.integers(1, n + 1))
+    d = count * e + rng.uniform(0, 8, m) * count
+    got = C.screen(tmax, cap, e, d, count)
+    ref = R.screen(tmax, cap, e, d, count)
+    for x, y in zip(got, ref):
+        assert np.array_equal(x, y)
+    code, elig = got[0], got[1]
+    for s in range(S):  # referee: the definition with NumPy
+        a = cap - tmax[s]
+        ok = np.all(a >= e, axis=1)
+        assert elig[s] == ok.sum()
+        if ok.sum() < count:
+            assert code[s] == 1
+        else:
+            top = -np.sort(-a[ok], axis=0)[:count].sum(axis=0)
+            assert (code[s] == 2) == bool(np.any(top < d * (1 - 1e-12)) or np.any(top < d))
+
+
+def test_window_max_unsorted_starts_same_values():
+    rng = np.random.default_rng(9)
+    times = np.arange(20) * 60.0
+    res = rng.random((4, 2, 20))
+    starts = rng.uniform(0, 1300, 15)
+    a = C.window_max(times, res, starts, 200.0)
+    order = np.argsort(starts)
+    b = C.window_max(times, res, starts[order], 200.0)
+    assert np.array_equal(a[order], b)
+    assert np.array_equal(a, R.window_max(times, res, starts, 200.0))

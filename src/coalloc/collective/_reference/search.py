@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Xoshiro256", "window_max", "select_and_swap", "phase5", "swap_search"]
+__all__ = ["Xoshiro256", "window_max", "screen", "select_and_swap", "phase5", "swap_search"]
 
 MASK = (1 << 64) - 1
 
@@ -88,6 +88,63 @@ def window_max(times, reserved, starts, duration):
         k1 = int(np.searchsorted(times, t + duration, side="left"))
         out[s] = reserved[:, :, k0:max(k1, k0 + 1)].max(axis=2)
     return out
+
+
+def screen(tmax, cap, e, d, count):
+    """The quick tests of every start (twin of the kernel's ``screen``).
+
+    For each start ``s`` (``tmax[s]`` the window maxima, ``a = cap - tmax[s]``): the nodes
+    with ``a_ij >= e_i`` for every property are eligible (``eligible[s]``); fewer than
+    ``count``: ``code[s] = 1``, ``prop[s]`` = the property met by the fewest nodes,
+    ``value[s]`` = how many meet it (the first such property on ties). Otherwise, for each
+    property the ``count`` largest eligible amounts are summed (largest first); where a sum
+    misses ``d_i``, ``code[s] = 2`` with the property of the largest relative shortfall
+    (the first on ties) and its sum in ``value[s]``; else ``code[s] = 0``.
+
+    Returns
+    -------
+    code, eligible, prop : ndarray of int64, shape (S,)
+    value : ndarray of float64, shape (S,)
+    """
+    tmax = np.asarray(tmax, dtype=np.float64)
+    cap = np.asarray(cap, dtype=np.float64)
+    S, n, m = tmax.shape
+    code = np.zeros(S, dtype=np.int64)
+    elig = np.zeros(S, dtype=np.int64)
+    prop = np.full(S, -1, dtype=np.int64)
+    value = np.zeros(S)
+    for s in range(S):
+        meet = [0] * m
+        ok = []
+        for j in range(n):
+            good = True
+            for i in range(m):
+                if cap[j, i] - tmax[s, j, i] >= e[i]:
+                    meet[i] += 1
+                else:
+                    good = False
+            ok.append(good)
+        k = sum(ok)
+        elig[s] = k
+        if k < count:
+            code[s] = 1
+            bi = min(range(m), key=lambda i: (meet[i], i))
+            prop[s], value[s] = bi, float(meet[bi])
+            continue
+        worst, bi = 0.0, -1
+        for i in range(m):
+            vals = sorted(-(cap[j, i] - tmax[s, j, i]) for j in range(n) if ok[j])
+            tot = 0.0
+            for q in range(count):
+                tot = tot - vals[q]
+            if tot < d[i]:
+                rel = (d[i] - tot) / d[i]
+                if bi < 0 or rel > worst:
+                    worst, bi = rel, i
+                    value[s] = tot
+        if bi >= 0:
+            code[s], prop[s] = 2, bi
+    return code, elig, prop, value
 
 
 def _sums(x, rows):
