@@ -122,6 +122,7 @@ def exact(
     backend: str = "highs",
     time_limit: Optional[float] = None,
     enumerate_limit: int = 2_000_000,
+    prune: bool = True,
 ) -> CoallocationResult:
     """The earliest admissible start over the whole pool, then the best utilisation there.
 
@@ -137,6 +138,11 @@ def exact(
         Seconds per feasibility test.
     enumerate_limit : int
         Largest number of subsets enumerated to prove the best utilisation.
+    prune : bool
+        Skip the integer program at starts where a necessary condition fails (fewer than
+        ``N`` eligible nodes, or the ``N`` largest amounts miss a total). ``False`` runs the
+        integer program at every candidate start with at least ``N`` eligible nodes (the
+        plain formulation; same answers, slower).
 
     Returns
     -------
@@ -159,7 +165,8 @@ def exact(
     time_limit = checks.time_limit(time_limit)
     enumerate_limit = checks.integer(enumerate_limit, "enumerate_limit", 1)
     prob = Problem.of(pool, request)
-    params = {"backend": backend, "time_limit": time_limit, "enumerate_limit": enumerate_limit}
+    params = {"backend": backend, "time_limit": time_limit, "enumerate_limit": enumerate_limit,
+              "prune": bool(prune)}  # fmt: skip
     clock = Clock()
     n, e, d = request.count, prob.e, prob.d
     nodes = prob.matching
@@ -180,7 +187,7 @@ def exact(
         el = np.flatnonzero(np.all(avail >= e[None, :], axis=1))
         if el.size < n:
             continue
-        if np.any(-np.sort(-avail[el], axis=0)[:n].sum(axis=0) < d):
+        if prune and np.any(-np.sort(-avail[el], axis=0)[:n].sum(axis=0) < d):
             continue
         counters["solver_calls"] += 1
         status, rows = feasible_subset(avail[el], d, n, backend=backend, time_limit=time_limit)

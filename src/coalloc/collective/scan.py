@@ -39,14 +39,19 @@ _MAX_LISTED = 50
 
 
 def _starts(avail, tmax, cap, d, n, e):
-    """Two greedy starting sets (row indices): best coverage, and tightest fit."""
+    """Greedy starting sets (row indices): best coverage, tightest fit overall and tightest
+    fit on each property."""
     need = np.maximum(d / n, e)
     cover = np.minimum(avail / need[None, :], 1.0).sum(axis=1) + 1e-9 * avail.sum(axis=1)
-    first = np.argsort(-cover, kind="stable")[:n]
-    tight = np.prod((tmax + need[None, :]) / cap, axis=1)
-    tight = np.where(np.all(avail >= need[None, :], axis=1), tight, tight - 1e9)
-    second = np.argsort(-tight, kind="stable")[:n]
-    return first, second
+    out = [np.argsort(-cover, kind="stable")[:n]]
+    fits = np.all(avail >= need[None, :], axis=1)
+    per = (tmax + need[None, :]) / cap
+    tight = np.prod(per, axis=1)
+    out.append(np.argsort(-np.where(fits, tight, tight - 1e9), kind="stable")[:n])
+    if per.shape[1] > 1:
+        for i in range(per.shape[1]):
+            out.append(np.argsort(-np.where(fits, per[:, i], per[:, i] - 1e9), kind="stable")[:n])
+    return out
 
 
 def scan(
@@ -197,6 +202,7 @@ def scan(
                     r, k = ker.swap_search(a, tm, cp, d, r, max_rounds)
                     counters["swap_rounds"] += k
                     cands.append(r)
+                clock.lap("search")
                 us = [np.prod((d + tm[r].sum(axis=0)) / cp[r].sum(axis=0)) for r in cands]
                 rows = cands[int(np.argmax(us))]
             clock.lap("search")
@@ -208,7 +214,7 @@ def scan(
                 pool.reserve(result.start, request.duration, result.resources, result.amounts)
             result.timings = clock.done()
             return result
-    clock.lap("search")
+        clock.lap("search")
     (kind, prop), _ = max(binding.items(), key=lambda kv: kv[1]) if binding else ((None, None), 0)
     words = {"minimum": "per-resource minimum", "total": "total", "combination":
              "no combination of N eligible resources meets every total", "undecided":
