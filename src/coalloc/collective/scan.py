@@ -10,9 +10,11 @@ every matching node come from the compiled kernel in blocks; then
    ``t`` by that total (best reachable sum reported);
 3. a set is searched: by enumeration when ``C(k, N) <= enumerate_limit`` (exact: also the
    best factor), else by deterministic best-improvement swaps (compiled :func:`swap_search`)
-   from two greedy starts, which first repair the totals and then raise the utilisation
-   factor; if they fail, the integer program of :mod:`.exact` decides (proven either way,
-   or undecided on its time limit).
+   from a best-coverage greedy set, which first repair the totals and then raise the
+   utilisation factor; if the repair fails, the integer program of :mod:`.exact` decides
+   (proven either way, or undecided on its time limit). Once a start is known feasible, the
+   swaps also run from the tightest-fit greedy sets (overall and per property) and the best
+   factor is kept.
 
 The first start with a set wins: the start is the earliest (proven unless a test was
 undecided), the factor is the local optimum of the swaps (or the enumerated optimum). No
@@ -183,13 +185,13 @@ def scan(
                     note({"start": float(t), "check": "combination", "property": None})
                     continue
             else:
-                cands = []
-                for s0 in _starts(a, tm, cp, d, n, e):
-                    r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds)
-                    counters["swap_rounds"] += k
-                    if np.all(a[r].sum(axis=0) >= d):
-                        cands.append(r)
+                starts_ = _starts(a, tm, cp, d, n, e)
+                r, k = ker.swap_search(a, tm, cp, d, starts_[0], max_rounds)
+                counters["swap_rounds"] += k
+                cands = [r] if np.all(a[r].sum(axis=0) >= d) else []
                 if not cands:
+                    # the repair from the best-coverage start failed: the integer program
+                    # decides whether any set exists at this start
                     counters["solver_calls"] += 1
                     status, r = feasible_subset(a, d, n, backend=solver, time_limit=time_limit)
                     if status == "infeasible":
@@ -202,6 +204,11 @@ def scan(
                     r, k = ker.swap_search(a, tm, cp, d, r, max_rounds)
                     counters["swap_rounds"] += k
                     cands.append(r)
+                for s0 in starts_[1:]:  # this start is feasible: more starts for the factor
+                    r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds)
+                    counters["swap_rounds"] += k
+                    if np.all(a[r].sum(axis=0) >= d):
+                        cands.append(r)
                 clock.lap("search")
                 us = [np.prod((d + tm[r].sum(axis=0)) / cp[r].sum(axis=0)) for r in cands]
                 rows = cands[int(np.argmax(us))]
