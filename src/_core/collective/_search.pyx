@@ -12,7 +12,7 @@ import numpy as np
 from libc.stdint cimport int64_t, uint64_t
 from libcpp.vector cimport vector
 from libcpp.pair cimport pair
-from libcpp.algorithm cimport sort
+from libcpp.algorithm cimport partial_sort, sort
 
 
 cdef extern from "coalloc/common/xoshiro.hpp" namespace "coalloc":
@@ -161,7 +161,7 @@ def screen(tmax, cap, e, d, Py_ssize_t count):
                 for j in range(n):
                     if ok[j]:
                         vals.push_back(-(p[j, i] - tm[s, j, i]))
-                sort(vals.begin(), vals.end())
+                partial_sort(vals.begin(), vals.begin() + count, vals.end())
                 tot = 0.0
                 for q in range(count):
                     tot = tot - vals[q]

@@ -140,7 +140,8 @@ def scan(
                   f"capacities of {names[i]!r} sum to {top[i]:g} < total {d[i]:g}"}  # fmt: skip
         return rejected(prob, "scan", reason, seed, params, clock.done(), counters, proven=True)
     starts = decrease_starts(pool, nodes, request.earliest_start, request.latest_start)
-    sub = np.ascontiguousarray(pool.reserved[nodes])
+    whole = nodes.size * 2 >= pool.n_nodes  # window maxima of every node, then select
+    sub = pool.reserved if whole else np.ascontiguousarray(pool.reserved[nodes])
     clock.lap("prepare")
     listed, summary, unknown = [], {"minimum": 0, "total": 0, "combination": 0, "undecided": 0}, 0
     binding: dict = {}
@@ -155,6 +156,8 @@ def scan(
     for b0 in range(0, starts.size, block):
         chunk = starts[b0 : b0 + block]
         tmax_all = ker.window_max(pool.times, sub, chunk, request.duration)
+        if whole:
+            tmax_all = tmax_all[:, nodes]
         codes, elig, props, vals = ker.screen(tmax_all, cap, e, d, n)
         clock.lap("window_max")
         for c, t in enumerate(chunk):
