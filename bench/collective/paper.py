@@ -270,7 +270,7 @@ def timing(pool, n_cases, seed, max_rounds=300):
     print("| N | scan | scan twin | twin/scan | twin/scan (solved) | exact | exact/scan | "
           "exact/scan (solved) | plain exact | plain/scan | cankar | cankar twin | "
           "twin/cankar |")
-    print("|---:|" + "---:|" * 13)
+    print("|---:|" + "---:|" * 12)
     for n in COUNTS:
         s = ns == n
         ss = s & solved
