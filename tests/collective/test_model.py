@@ -111,3 +111,10 @@ def test_from_slots_and_labels():
     assert pool.match({"os": "x"}).tolist() == [False, False]
     assert pool.reserved_at(400).ravel().tolist() == [2.0, 2.0]
     assert pool.reserved_at(10**6).ravel().tolist() == [0.0, 0.0]
+
+
+def test_clip_usage_above_capacity():
+    with pytest.raises(ValueError, match="clip=True"):
+        ResourcePool.from_slots([[2.0]], [[[3.0, 1.0]]], 300, ["cores"])
+    pool = ResourcePool.from_slots([[2.0]], [[[3.0, 1.0]]], 300, ["cores"], clip=True)
+    assert pool.reserved[0, 0].tolist() == [2.0, 1.0, 0.0]

@@ -80,12 +80,15 @@ def pool_from_dict(data: Any, *, source: str = "<dict>") -> ResourcePool:
     cap = get_key(data, "capacity", source)
     labels = data.get("labels")
     node_names = data.get("node_names")
+    clip = data.get("clip", False)
+    if not isinstance(clip, bool):
+        raise InstanceError(f"{source}: clip must be true or false")
     if "slots" in data:
         slot = get_key(data, "slot_seconds", source)
         return _wrap(source, ResourcePool.from_slots, cap, data["slots"], slot, names,
-                     labels=labels, node_names=node_names)  # fmt: skip
+                     labels=labels, node_names=node_names, clip=clip)  # fmt: skip
     return _wrap(source, ResourcePool, cap, names, data.get("times"), data.get("reserved"),
-                 labels=labels, node_names=node_names)  # fmt: skip
+                 labels=labels, node_names=node_names, clip=clip)  # fmt: skip
 
 
 def read_pool(src: PathOrFile) -> ResourcePool:

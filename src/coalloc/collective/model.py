@@ -81,6 +81,9 @@ class ResourcePool:
         Qualitative properties: ``labels["arch"][j]`` is node ``j``'s architecture.
     node_names : sequence of str, optional
         Names of the nodes (default ``"n0", "n1", ...``).
+    clip : bool
+        Clip reserved amounts above the capacity to the capacity (usage logs can exceed
+        it) instead of raising ``ValueError``.
 
     Raises
     ------
@@ -102,6 +105,8 @@ class ResourcePool:
         reserved: Any = None,
         labels: Optional[Mapping[str, Sequence[str]]] = None,
         node_names: Optional[Sequence[str]] = None,
+        *,
+        clip: bool = False,
     ) -> None:
         cap = _float_array(capacity, "capacity", 2)
         n, m = cap.shape
@@ -123,11 +128,12 @@ class ResourcePool:
                     f"= {(n, m, t.shape[0])}"
                 )
         over = res > cap[:, :, None] * (1 + TOLERANCE) + TOLERANCE
-        if np.any(over):
+        if np.any(over) and not clip:
             j, i, k = (int(v[0]) for v in np.nonzero(over))
             raise ValueError(
                 f"reserved exceeds capacity: node {j}, property {self._names[i]!r}, from "
-                f"t={t[k]:g} s ({res[j, i, k]:g} > {cap[j, i]:g})"
+                f"t={t[k]:g} s ({res[j, i, k]:g} > {cap[j, i]:g}); pass clip=True to clip "
+                "reserved amounts to the capacity"
             )
         res = np.minimum(res, cap[:, :, None])
         self._labels: Dict[str, np.ndarray] = {}
@@ -160,6 +166,7 @@ class ResourcePool:
         *,
         labels: Optional[Mapping[str, Sequence[str]]] = None,
         node_names: Optional[Sequence[str]] = None,
+        clip: bool = False,
     ) -> ResourcePool:
         """A pool from a dense grid of equal slots (for example 5-minute usage logs).
 
@@ -172,7 +179,7 @@ class ResourcePool:
         slot_seconds : float
             Length of a slot (> 0).
         names : sequence of str
-        labels, node_names : optional
+        labels, node_names, clip : optional
             As for :class:`ResourcePool`.
 
         Returns
@@ -193,7 +200,7 @@ class ResourcePool:
         s = res.shape[2]
         times = np.arange(s + 1, dtype=np.float64) * float(slot_seconds)
         res = np.concatenate([res, np.zeros(res.shape[:2] + (1,))], axis=2)
-        return cls(capacity, names, times, res, labels=labels, node_names=node_names)
+        return cls(capacity, names, times, res, labels=labels, node_names=node_names, clip=clip)
 
     # ----------------------------------------------------------------- properties
     @property
