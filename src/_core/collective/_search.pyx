@@ -12,7 +12,7 @@ import numpy as np
 from libc.stdint cimport int64_t, uint64_t
 from libcpp.vector cimport vector
 from libcpp.pair cimport pair
-from libcpp.algorithm cimport partial_sort, sort
+from libcpp.algorithm cimport nth_element, sort
 
 
 cdef extern from "coalloc/common/xoshiro.hpp" namespace "coalloc":
@@ -161,7 +161,9 @@ def screen(tmax, cap, e, d, Py_ssize_t count):
                 for j in range(n):
                     if ok[j]:
                         vals.push_back(-(p[j, i] - tm[s, j, i]))
-                partial_sort(vals.begin(), vals.begin() + count, vals.end())
+                if count < <Py_ssize_t>vals.size():
+                    nth_element(vals.begin(), vals.begin() + (count - 1), vals.end())
+                sort(vals.begin(), vals.begin() + count)
                 tot = 0.0
                 for q in range(count):
                     tot = tot - vals[q]
