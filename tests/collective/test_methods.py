@@ -128,6 +128,8 @@ def test_result_dict_and_instance():
         assert d["method"] == m
         if r.start is not None:
             assert inst.verify(r).ok
+    rejected = coallocate(pool, CollectiveRequest(60, 7, 0, 0, {"p0": 1.0}))
+    assert rejected.start is None and not inst.verify(rejected).ok
     with pytest.raises(ValueError, match="method"):
         coallocate(pool, req, "nope")
     with pytest.raises(TypeError, match="takes no parameter"):

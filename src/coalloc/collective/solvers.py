@@ -100,9 +100,12 @@ class Instance(NamedTuple):
         return coallocate(self.pool, self.request, method or DEFAULT_METHOD, seed=seed, **params)
 
     def verify(self, result: CoallocationResult) -> CoallocationReport:
-        """:func:`verify` of a result (which must hold a solution)."""
+        """:func:`verify` of a result; a rejection gives a report that is not ``ok`` and
+        names the rejection (so that a batch records it with its reason, not as an error)."""
         if result.start is None:
-            raise ValueError(f"the result has no solution (status {result.status!r})")
+            return CoallocationReport(
+                False, [f"no solution (status {result.status!r}): {result.message}"]
+            )
         return verify(self.pool, self.request, result)
 
     @staticmethod
