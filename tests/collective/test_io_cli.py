@@ -144,3 +144,30 @@ def test_cli_reserve_to_is_atomic(tmp_path):
     for j, a in zip(res.resources, res.amounts):
         probe = res.start
         assert np.allclose(p2.reserved_at(probe)[j], pool.reserved_at(probe)[j] + a)
+
+
+def test_workload_json_and_cli_simulate(tmp_path, capsys):
+    from coalloc.collective import ResourcePool
+
+    pool = ResourcePool([[4.0], [4.0]], ["cores"])
+    io.write_pool(tmp_path / "p.json", pool)
+    (tmp_path / "w.json").write_text(json.dumps({
+        "format": "coalloc.collective.workload",
+        "requests": [
+            {"arrival": 0, "duration": 600, "count": 2, "minimum": {"cores": 3}},
+            {"arrival": 10, "duration": 600, "count": 1, "minimum": {"cores": 2},
+             "total": {"cores": 2}},
+        ]}))  # fmt: skip
+    reqs = io.read_workload(tmp_path / "w.json")
+    assert [a for a, _ in reqs] == [0.0, 10.0] and reqs[1][1].collective
+    sim = simulate(pool, reqs)
+    assert [r["start"] for r in sim.records] == [0.0, 600.0]
+    assert sim.records[1]["delay"] == 590.0
+    assert main(["collective", "simulate", str(tmp_path / "p.json"), str(tmp_path / "w.json"),
+                 "--records", str(tmp_path / "r.jsonl")]) == 0  # fmt: skip
+    lines = (tmp_path / "r.jsonl").read_text().splitlines()
+    assert json.loads(lines[1])["start"] == 600.0
+    (tmp_path / "bad.json").write_text('{"format": "coalloc.collective.workload", "requests": 3}')
+    assert main(["collective", "simulate", str(tmp_path / "p.json"),
+                 str(tmp_path / "bad.json")]) == 2  # fmt: skip
+    capsys.readouterr()
