@@ -76,7 +76,16 @@ def amounts_for(avail: np.ndarray, e: np.ndarray, d: np.ndarray) -> np.ndarray:
     extra = np.maximum(d - n * e, 0.0)
     share = np.divide(slack, tot[None, :], out=np.zeros_like(slack), where=tot[None, :] > 0)
     amt = e[None, :] + share * extra[None, :]
-    return np.minimum(amt, np.maximum(avail, e[None, :]))
+    amt = np.minimum(amt, np.maximum(avail, e[None, :]))
+    for _ in range(3):  # rounding: make each column reach d_i where the slack allows it
+        short = d - amt.sum(axis=0)
+        cols = np.flatnonzero(short > 0)
+        if cols.size == 0:
+            break
+        for i in cols:
+            j = int(np.argmax(avail[:, i] - amt[:, i]))
+            amt[j, i] = min(avail[j, i], amt[j, i] + short[i])
+    return amt
 
 
 def factor(d: np.ndarray, tmax: np.ndarray, cap: np.ndarray) -> float:
