@@ -118,3 +118,11 @@ def test_clip_usage_above_capacity():
         ResourcePool.from_slots([[2.0]], [[[3.0, 1.0]]], 300, ["cores"])
     pool = ResourcePool.from_slots([[2.0]], [[[3.0, 1.0]]], 300, ["cores"], clip=True)
     assert pool.reserved[0, 0].tolist() == [2.0, 1.0, 0.0]
+
+
+def test_trim_keeps_the_future():
+    pool = ResourcePool.from_slots([[4.0]], [[[1, 2, 3, 4]]], 100, ["c"])
+    before = [pool.reserved_at(t)[0, 0] for t in (250, 300, 399, 450)]
+    pool.trim(250)
+    assert [pool.reserved_at(t)[0, 0] for t in (250, 300, 399, 450)] == before
+    assert pool.times[0] == 0 and pool.times.shape[0] == 3
