@@ -142,3 +142,16 @@ def testbed_tiny():
     from coalloc import testbed
 
     return testbed.Instance(testbed.parse_top(TESTBED_TOP), testbed.parse_ptop(TESTBED_PTOP))
+# ----------------------------------------------------------------- collective co-allocation
+
+
+@pytest.fixture
+def collective_tiny():
+    """Three nodes, one property; two nodes with 3 cores in total, from t = 0 (feasible)."""
+    from coalloc import collective
+
+    pool = collective.ResourcePool.from_slots(
+        [[4.0], [2.0], [1.0]], [[[1.0, 0.0]], [[0.0, 0.0]], [[0.0, 1.0]]], 300, ["cores"]
+    )
+    request = collective.CollectiveRequest(600, 2, 0, 1200, {"cores": 0.5}, {"cores": 3.0})
+    return collective.Instance(pool, request)

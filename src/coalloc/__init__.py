@@ -8,6 +8,8 @@ One subpackage per problem family, over a small shared layer:
   stochastic flow injection, Taura & Chien (seed 002);
 * :mod:`coalloc.loadshare`: coalition load sharing (DMCF-GGA, Hovey & Jung, seed 004) and
   the generalized assignment problem.
+* :mod:`coalloc.collective`: collective co-allocation with advance reservations, Cankar et
+  al. (seed 001).
 
 The main job stays one step away: :func:`solve`, :class:`Request`, :class:`Offer`,
 :func:`verify`, :class:`SolveResult`, :data:`METHODS`, :func:`read_instance` and friends are
@@ -17,7 +19,7 @@ any family. Data flows one way: input -> model -> solver -> result -> verify -> 
 
 __version__ = "0.1.0"
 
-from . import ctaap, loadshare, taskmap, testbed
+from . import collective, ctaap, loadshare, taskmap, testbed
 from ._shared import STATUSES, InstanceError, Report, Result
 from .batch import BatchError, solve_many, solve_many_iter
 
@@ -39,13 +41,14 @@ from .ctaap import (
 )
 
 #: The problem families, by name.
-FAMILIES = ("ctaap", "taskmap", "loadshare", "testbed")
+FAMILIES = ("ctaap", "taskmap", "collective", "testbed", "loadshare")
 
 __all__ = [
     "ctaap",
     "taskmap",
     "loadshare",
     "testbed",
+    "collective",
     "FAMILIES",
     "Request",
     "Offer",

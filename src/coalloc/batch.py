@@ -55,7 +55,7 @@ from typing import (
 
 import numpy as np
 
-from . import ctaap, loadshare, taskmap, testbed
+from . import collective, ctaap, loadshare, taskmap, testbed
 from ._shared.jsonio import InstanceError, load_json
 from ._shared.result import Result
 from ._shared.seeding import instance_seed
@@ -67,12 +67,14 @@ FAMILY_INSTANCES = {
     "taskmap": taskmap.Instance,
     "loadshare": loadshare.Instance,
     "testbed": testbed.Instance,
+    "collective": collective.Instance,
 }
 #: Plain pairs a batch accepts in place of an ``Instance``: (types) -> Instance.
 _PAIRS = (
     ((ctaap.Request, ctaap.Offer), ctaap.Instance),
     ((taskmap.TaskGraph, taskmap.ResourceGraph), taskmap.Instance),
     ((testbed.VirtualTopology, testbed.PhysicalTopology), testbed.Instance),
+    ((collective.ResourcePool, collective.CollectiveRequest), collective.Instance),
 )
 
 __all__ = ["solve_many", "solve_many_iter", "BatchError", "instance_seed", "ProgressBar"]

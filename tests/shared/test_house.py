@@ -42,6 +42,7 @@ COMPILED = {
     "coalloc.loadshare._gapls",
     "coalloc.testbed._anneal",
     "coalloc.testbed._allocate",
+    "coalloc.collective._search",
 }
 EXTENSION_SUFFIXES = (".so", ".pyd")
 

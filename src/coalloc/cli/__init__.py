@@ -15,6 +15,8 @@ from typing import Optional, Sequence
 
 from .. import __version__
 from .._shared.jsonio import InstanceError, same_file
+from .._shared.jsonio import InstanceError
+from . import collective as collective_cli
 from . import ctaap as ctaap_cli
 from . import loadshare as loadshare_cli
 from . import taskmap as taskmap_cli
@@ -34,6 +36,10 @@ GROUPS = {
         "coalition load sharing (DMCF-GGA, Hovey & Jung) and the generalized assignment problem",
     ),
     "testbed": (testbed_cli, "mapping .top experiments onto .ptop testbeds (assign+, assign)"),
+    "collective": (
+        collective_cli,
+        "collective co-allocation with advance reservations (Cankar et al.)",
+    ),
 }
 
 

@@ -1,0 +1,180 @@
+"""``coalloc collective ...``: solve, verify, simulate and generate for collective requests."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import collective
+from ..collective import io as cio
+from . import _common as common
+
+__all__ = ["add_commands"]
+
+
+def _cmd_solve(args) -> int:
+    pool = cio.read_pool(args.pool)
+    request = cio.read_request(args.request)
+    params = dict(args.param or [])
+    result = collective.coallocate(pool, request, args.method, seed=args.seed, **params)
+    if result.start is None:
+        print(f"{args.request}: {result.method}: rejected ({result.status}): {result.message}")
+        if args.verbose and result.rejection:
+            print(json.dumps(result.rejection, indent=1))
+        if args.output:
+            cio.write_result(args.output, result)
+        return 1
+    report = collective.verify(pool, request, result)
+    ms = result.timings.get("total", float("nan")) * 1e3
+    print(f"{args.request}: {result.method}: start {result.start:g} s on {request.count} "
+          f"resources {list(map(int, result.resources))} in {ms:.2f} ms; utilisation factor "
+          f"{result.utilisation:.6g} ({result.status})")  # fmt: skip
+    if args.verbose:
+        names = pool.names
+        for j, row in zip(result.resources, result.amounts):
+            amounts = ", ".join(f"{n}={v:.4g}" for n, v in zip(names, row))
+            print(f"  {pool.node_names[int(j)]}: {amounts}")
+        for key, value in result.timings.items():
+            print(f"  time {key}: {value * 1e3:.3f} ms")
+        print(f"  {report}")
+    if args.output:
+        cio.write_result(args.output, result, verify=report.to_dict())
+        print(f"result written to {args.output}")
+    if args.reserve_to:
+        pool.reserve(result.start, request.duration, result.resources, result.amounts)
+        cio.write_pool(args.reserve_to, pool)
+        print(f"updated pool written to {args.reserve_to}")
+    return 0 if report.ok else 1
+
+
+def _cmd_simulate(args) -> int:
+    from ..collective.simulate import simulate
+
+    pool = cio.read_pool(args.pool)
+    if args.workload.lower().endswith(".swf") or args.swf:
+        jobs = cio.read_swf(args.workload)
+        reqs = cio.swf_requests(
+            jobs, procs_property=args.procs_property, memory_property=args.memory_property,
+            procs_per_node=args.procs_per_node, max_wait=args.max_wait,
+            collective=not args.simple,
+        )  # fmt: skip
+        if args.limit:
+            reqs = reqs[: args.limit]
+    else:
+        reqs = cio.read_workload(args.workload)
+    params = dict(args.param or [])
+    sim = simulate(pool, reqs, method=args.method, seed=args.seed,
+                   slot_seconds=args.slot_seconds, show_progress=sys.stderr.isatty(),
+                   **params)  # fmt: skip
+    summary = sim.summary()
+    print(json.dumps(summary, indent=1))
+    if args.output:
+        import csv
+
+        with open(args.output, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(["slot_start", *[f"usage_{n}" for n in sim.names],
+                        *[f"job_usage_{n}" for n in sim.names]])  # fmt: skip
+            for t, u, ju in zip(sim.slot_times, sim.usage, sim.job_usage):
+                w.writerow([f"{t:g}", *[f"{x:.6g}" for x in u], *[f"{x:.6g}" for x in ju]])
+        print(f"per-slot usage written to {args.output}")
+    if args.records:
+        with open(args.records, "w", encoding="utf-8") as fh:
+            for rec in sim.records:
+                fh.write(json.dumps(rec) + "\n")
+        print(f"per-request records written to {args.records}")
+    return 0
+
+
+def _cmd_generate(args) -> int:
+    from ..collective import generators
+
+    pool = generators.table1_pool(args.nodes, seed=args.seed)
+    if args.what == "pool":
+        cio.write_pool(args.output, pool)
+        print(f"wrote a Table 1 pool ({pool.n_nodes} nodes, one day of 5-minute slots) to "
+              f"{args.output}")  # fmt: skip
+        return 0
+    pairs = generators.section42_requests(pool, args.count, 1, seed=args.seed)
+    simple, coll = pairs[0]
+    req = simple if args.simple else coll
+    if args.what == "request":
+        cio.write_request(args.output, req)
+    else:
+        cio.write_instance(args.output, pool, req)
+    print(f"wrote a section 4.2 {args.what} ({'simple' if args.simple else 'collective'}, "
+          f"N = {args.count}) to {args.output}")  # fmt: skip
+    return 0
+
+
+def _cmd_verify(args) -> int:
+    pool = cio.read_pool(args.pool)
+    request = cio.read_request(args.request)
+    from .._shared.jsonio import get_key, load_json
+
+    data, name = load_json(args.result)
+    start = get_key(data, "start", name)
+    report = collective.verify_coallocation(
+        pool, request, start, get_key(data, "resources", name), get_key(data, "amounts", name),
+        claimed_utilisation=data.get("utilisation"),
+    )
+    print(str(report))
+    return 0 if report.ok else 1
+
+
+def _cmd_solve_batch(args) -> int:
+    return common.run_batch(args, "collective")
+
+
+def add_commands(sub, *, aliases: bool = False) -> None:
+    """Add the collective co-allocation subcommands to ``sub``."""
+    p = sub.add_parser("solve", help="co-allocate a request on a pool (Cankar et al.)")
+    p.add_argument("pool", help="pool file (JSON or CSV; see docs/collective.md)")
+    p.add_argument("request", help="request file (JSON) or an instance file")
+    p.add_argument("--method", default=collective.DEFAULT_METHOD,
+                   choices=sorted(collective.METHODS))  # fmt: skip
+    common.add_seed(p)
+    common.add_params(p, "backend=numpy")
+    common.add_output(p, "write the result as JSON to this file")
+    p.add_argument("--reserve-to", metavar="FILE",
+                   help="reserve the solution and write the updated pool here")  # fmt: skip
+    common.add_verbose(p)
+    p.set_defaults(func=_cmd_solve)
+
+    p = sub.add_parser("verify", help="check a result file against its pool and request")
+    p.add_argument("pool")
+    p.add_argument("request")
+    p.add_argument("result")
+    p.set_defaults(func=_cmd_verify)
+
+    p = sub.add_parser("simulate", help="run a stream of requests (workload JSON or SWF)")
+    p.add_argument("pool", help="pool file")
+    p.add_argument("workload", help="coalloc.collective.workload JSON or an SWF file (.swf)")
+    p.add_argument("--swf", action="store_true", help="read WORKLOAD as SWF whatever its name")
+    p.add_argument("--method", default=collective.DEFAULT_METHOD,
+                   choices=sorted(collective.METHODS))  # fmt: skip
+    p.add_argument("--simple", action="store_true", help="SWF jobs as simple requests")
+    p.add_argument("--procs-property", default="cores", help="property SWF processors map to")
+    p.add_argument("--memory-property", default=None, help="property SWF memory maps to (GB)")
+    p.add_argument("--procs-per-node", type=float, default=1.0)
+    p.add_argument("--max-wait", type=float, default=86400.0, help="t_l - t_e of SWF jobs (s)")
+    p.add_argument("--limit", type=int, default=0, help="only the first LIMIT SWF jobs")
+    p.add_argument("--slot-seconds", type=float, default=300.0)
+    p.add_argument("--records", help="write one JSON line per request to this file")
+    common.add_seed(p)
+    common.add_params(p, "time_limit=5")
+    common.add_output(p, "write the per-slot usage as CSV to this file")
+    p.set_defaults(func=_cmd_simulate)
+
+    p = sub.add_parser("generate", help="write a Table 1 pool, a section 4.2 request or both")
+    p.add_argument("what", choices=("pool", "request", "instance"))
+    p.add_argument("--nodes", type=int, default=606)
+    p.add_argument("--count", type=int, default=5, help="N of the request")
+    p.add_argument("--simple", action="store_true", help="a simple request (e_i = d_i / N)")
+    common.add_seed(p)
+    common.add_output(p, "file to write", required=True)
+    p.set_defaults(func=_cmd_generate)
+
+    p = sub.add_parser("solve-batch", help="solve many instance files in parallel")
+    common.add_batch_options(p, collective.METHODS, collective.DEFAULT_METHOD, "backend=numpy")
+    p.set_defaults(func=_cmd_solve_batch)

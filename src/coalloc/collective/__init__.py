@@ -1,0 +1,77 @@
+"""Collective co-allocation with advance reservations (Cankar et al. 2013, seed 001).
+
+A job asks for ``N`` resources of a :class:`ResourcePool` for a duration within a start
+window; a :class:`CollectiveRequest` gives a per-resource minimum ``e_i`` and a total ``d_i``
+per quantitative property, resources are partially reserved and each has a timetable::
+
+    from coalloc.collective import ResourcePool, CollectiveRequest, coallocate
+    result = coallocate(pool, request)              # default "scan": earliest start
+    result.start, result.resources, result.amounts, result.utilisation
+    pool.reserve(result.start, request.duration, result.resources, result.amounts)
+
+Methods (:data:`METHODS`): ``"scan"`` (default), ``"cankar"`` (the paper's Phases I-VI),
+``"exact"`` (shared integer-programming runner) and ``"brute_force"``. See docs/collective.md.
+"""
+
+from .cankar import cankar
+from .exact import brute_force, exact
+from .io import (
+    read_instance,
+    read_pool,
+    read_pool_csv,
+    read_request,
+    read_swf,
+    read_workload,
+    swf_requests,
+    write_instance,
+    write_pool,
+    write_request,
+    write_result,
+)
+from .model import DEFAULT_HORIZON, DEFAULT_MINIMUM, CollectiveRequest, ResourcePool
+from .result import CoallocationResult
+from .scan import scan
+from .solvers import DEFAULT_METHOD, METHODS, Instance, coallocate, solve, verify
+from .verify import CoallocationReport, verify_coallocation
+
+
+def __getattr__(name: str):
+    if name in ("generators", "simulate"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "ResourcePool",
+    "CollectiveRequest",
+    "DEFAULT_HORIZON",
+    "DEFAULT_MINIMUM",
+    "coallocate",
+    "solve",
+    "METHODS",
+    "DEFAULT_METHOD",
+    "Instance",
+    "CoallocationResult",
+    "CoallocationReport",
+    "verify",
+    "verify_coallocation",
+    "cankar",
+    "scan",
+    "exact",
+    "brute_force",
+    "read_pool",
+    "read_pool_csv",
+    "write_pool",
+    "read_request",
+    "write_request",
+    "read_instance",
+    "write_instance",
+    "write_result",
+    "read_workload",
+    "read_swf",
+    "swf_requests",
+    "generators",
+    "simulate",
+]

@@ -1,0 +1,375 @@
+"""NumPy/Python twin of :mod:`coalloc.collective._search` (window maxima, Phases IV-V, swaps).
+
+Same signatures and the same arithmetic, in the same order, as
+``src/_core/collective/_search.pyx``, so the results are equal bit for bit:
+
+* :func:`window_max`: for each start ``s`` the segments ``k0 = searchsorted(times, s,
+  "right") - 1`` to ``k1 = searchsorted(times, s + duration, "left")`` (exclusive) and the
+  maximum of ``reserved[:, :, k0:k1]`` (the paper's ``T_ij^t``);
+* :func:`select_and_swap`: the paper's SelectAndSwap (Phase IV), random choices from a
+  xoshiro256** stream (:class:`Xoshiro256`, the generator of ``coalloc/common/xoshiro.hpp``);
+* :func:`phase5`: the paper's Phase V (``N L2`` random swap attempts);
+* :func:`swap_search`: the deterministic best-improvement swap search of the default method
+  (first repair the totals, then maximise the utilisation factor).
+
+Column sums are kept incrementally: ``s_i <- (s_i - x[out, i]) + x[in, i]`` for a swap.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Xoshiro256", "window_max", "screen", "select_and_swap", "phase5", "swap_search"]
+
+MASK = (1 << 64) - 1
+
+
+def _splitmix64(x: int):
+    x = (x + 0x9E3779B97F4A7C15) & MASK
+    z = x
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return x, z ^ (z >> 31)
+
+
+def _rotl(x: int, k: int) -> int:
+    return ((x << k) | (x >> (64 - k))) & MASK
+
+
+class Xoshiro256:
+    """xoshiro256** seeded through splitmix64 (the kernels' generator)."""
+
+    def __init__(self, seed: int):
+        x = int(seed) & MASK
+        self.s = []
+        for _ in range(4):
+            x, z = _splitmix64(x)
+            self.s.append(z)
+
+    def next(self) -> int:
+        s = self.s
+        result = (_rotl((s[1] * 5) & MASK, 7) * 9) & MASK
+        t = (s[1] << 17) & MASK
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = _rotl(s[3], 45)
+        return result
+
+    def below(self, bound: int) -> int:
+        """Uniform integer in ``[0, bound)``: ``next() % bound``."""
+        return self.next() % int(bound)
+
+
+def window_max(times, reserved, starts, duration):
+    """``out[s, j, i]``: maximum of ``reserved[j, i]`` over ``[starts[s], starts[s] + duration)``.
+
+    Parameters
+    ----------
+    times : ndarray, shape (K,)
+        Sorted breakpoints, ``times[0] <= min(starts)``.
+    reserved : ndarray, shape (n, m, K)
+    starts : ndarray, shape (S,)
+    duration : float (> 0)
+
+    Returns
+    -------
+    ndarray, shape (S, n, m)
+    """
+    times = np.asarray(times, dtype=np.float64)
+    reserved = np.asarray(reserved, dtype=np.float64)
+    starts = np.asarray(starts, dtype=np.float64)
+    n, m, _ = reserved.shape
+    out = np.empty((starts.shape[0], n, m))
+    for s, t in enumerate(starts):
+        k0 = int(np.searchsorted(times, t, side="right")) - 1
+        k1 = int(np.searchsorted(times, t + duration, side="left"))
+        out[s] = reserved[:, :, k0:max(k1, k0 + 1)].max(axis=2)
+    return out
+
+
+def screen(tmax, cap, e, d, count):
+    """The quick tests of every start (twin of the kernel's ``screen``).
+
+    For each start ``s`` (``tmax[s]`` the window maxima, ``a = cap - tmax[s]``): the nodes
+    with ``a_ij >= e_i`` for every property are eligible (``eligible[s]``); fewer than
+    ``count``: ``code[s] = 1``, ``prop[s]`` = the property met by the fewest nodes,
+    ``value[s]`` = how many meet it (the first such property on ties). Otherwise, for each
+    property the ``count`` largest eligible amounts are summed (largest first); where a sum
+    misses ``d_i``, ``code[s] = 2`` with the property of the largest relative shortfall
+    (the first on ties) and its sum in ``value[s]``; else ``code[s] = 0``.
+
+    Returns
+    -------
+    code, eligible, prop : ndarray of int64, shape (S,)
+    value : ndarray of float64, shape (S,)
+    """
+    tmax = np.asarray(tmax, dtype=np.float64)
+    cap = np.asarray(cap, dtype=np.float64)
+    S, n, m = tmax.shape
+    code = np.zeros(S, dtype=np.int64)
+    elig = np.zeros(S, dtype=np.int64)
+    prop = np.full(S, -1, dtype=np.int64)
+    value = np.zeros(S)
+    for s in range(S):
+        meet = [0] * m
+        ok = []
+        for j in range(n):
+            good = True
+            for i in range(m):
+                if cap[j, i] - tmax[s, j, i] >= e[i]:
+                    meet[i] += 1
+                else:
+                    good = False
+            ok.append(good)
+        k = sum(ok)
+        elig[s] = k
+        if k < count:
+            code[s] = 1
+            bi = min(range(m), key=lambda i: (meet[i], i))
+            prop[s], value[s] = bi, float(meet[bi])
+            continue
+        worst, bi = 0.0, -1
+        for i in range(m):
+            vals = sorted(-(cap[j, i] - tmax[s, j, i]) for j in range(n) if ok[j])
+            tot = 0.0
+            for q in range(count):
+                tot = tot - vals[q]
+            if tot < d[i]:
+                rel = (d[i] - tot) / d[i]
+                if bi < 0 or rel > worst:
+                    worst, bi = rel, i
+                    value[s] = tot
+        if bi >= 0:
+            code[s], prop[s] = 2, bi
+    return code, elig, prop, value
+
+
+def _sums(x, rows):
+    m = x.shape[1]
+    s = [0.0] * m
+    for r in rows:
+        for i in range(m):
+            s[i] = s[i] + float(x[r, i])
+    return s
+
+
+def select_and_swap(avail, tmax, cap, d, count, l1, seed):
+    """SelectAndSwap of Phase IV over the available resources (rows of ``avail``).
+
+    Parameters
+    ----------
+    avail, tmax, cap : ndarray, shape (r, m)
+        ``a_ij^t``, ``T_ij^t`` and ``p_ij`` of the available resources ``R_a``.
+    d : ndarray, shape (m,)
+        Totals ``d_i``.
+    count : int
+        ``N`` (``r >= N``).
+    l1 : int
+        ``L_1``: at most ``N L_1`` swap attempts.
+    seed : int
+        64-bit seed of the xoshiro256** stream.
+
+    Returns
+    -------
+    sel : ndarray of int64, shape (N,)
+        Rows of the selected set ``R_s`` (in selection order).
+    ok : bool
+        Whether every total is met (``sum a_ij >= d_i``).
+    attempts : int
+        Swap attempts made (``c - 1``).
+    """
+    avail = np.asarray(avail, dtype=np.float64)
+    tmax = np.asarray(tmax, dtype=np.float64)
+    cap = np.asarray(cap, dtype=np.float64)
+    d = np.asarray(d, dtype=np.float64)
+    r, m = avail.shape
+    rng = Xoshiro256(seed)
+    in_a = [True] * r
+    sel = []
+    for k in range(count):
+        p = k % m
+        best = None
+        for j in range(r):
+            if in_a[j] and (best is None or avail[j, p] > best):
+                best = float(avail[j, p])
+        ties = [j for j in range(r) if in_a[j] and avail[j, p] == best]
+        pick = ties[rng.below(len(ties))]
+        sel.append(pick)
+        in_a[pick] = False
+    sa, st, sp = _sums(avail, sel), _sums(tmax, sel), _sums(cap, sel)
+    n_a = r - count
+    c, mm = 1, 0
+    limit = count * l1
+    while any(sa[i] < d[i] for i in range(m)) and c <= limit and mm < n_a:
+        mm += 1
+        k = 0
+        util = [(d[i] + st[i]) / sp[i] if sp[i] > 0 else np.inf for i in range(m)]
+        top = max(util)
+        props = [i for i in range(m) if util[i] == top]
+        v = props[rng.below(len(props))]
+        order = sorted((j for j in range(r) if in_a[j]), key=lambda j: (-avail[j, v], j))
+        rm = order[mm - 1]
+        perm = list(range(count))
+        for q in range(count - 1, 0, -1):
+            w = rng.below(q + 1)
+            perm[q], perm[w] = perm[w], perm[q]
+        while True:
+            out = sel[perm[k]]
+            new = [(sa[i] - avail[out, i]) + avail[rm, i] for i in range(m)]
+            canswap = all(new[i] >= min(sa[i], d[i]) for i in range(m))
+            if canswap:
+                sel[perm[k]] = rm
+                in_a[rm] = False
+                in_a[out] = True
+                sa = new
+                st = [(st[i] - tmax[out, i]) + tmax[rm, i] for i in range(m)]
+                sp = [(sp[i] - cap[out, i]) + cap[rm, i] for i in range(m)]
+                mm = 0
+            k += 1
+            c += 1
+            if not (k < count and c <= limit and not canswap):
+                break
+    ok = all(sa[i] >= d[i] for i in range(m))
+    return np.array(sel, dtype=np.int64), bool(ok), c - 1
+
+
+def _factor(d, st, sp):
+    u = 1.0
+    for i in range(len(d)):
+        u = u * ((d[i] + st[i]) / sp[i])
+    return u
+
+
+def phase5(avail, tmax, cap, d, sel, l2, seed):
+    """Phase V: ``N L_2`` random swaps between ``R_s`` and ``R_a``, kept when admissible and
+    the estimated utilisation factor does not decrease.
+
+    Parameters
+    ----------
+    avail, tmax, cap : ndarray, shape (r, m)
+        All available resources (``R_s`` and ``R_a``).
+    d : ndarray, shape (m,)
+    sel : ndarray of int64, shape (N,)
+        The admissible set from Phase IV (rows).
+    l2 : int
+    seed : int
+
+    Returns
+    -------
+    sel : ndarray of int64, shape (N,)
+    accepted : int
+        Swaps accepted.
+    """
+    avail = np.asarray(avail, dtype=np.float64)
+    tmax = np.asarray(tmax, dtype=np.float64)
+    cap = np.asarray(cap, dtype=np.float64)
+    d = np.asarray(d, dtype=np.float64)
+    r, m = avail.shape
+    sel = [int(j) for j in sel]
+    count = len(sel)
+    chosen = set(sel)
+    rest = [j for j in range(r) if j not in chosen]
+    accepted = 0
+    if not rest:
+        return np.array(sel, dtype=np.int64), 0
+    rng = Xoshiro256(seed)
+    sa, st, sp = _sums(avail, sel), _sums(tmax, sel), _sums(cap, sel)
+    cur = _factor(d, st, sp)
+    for _ in range(count * l2):
+        ps = rng.below(count)
+        pa = rng.below(len(rest))
+        out, inn = sel[ps], rest[pa]
+        na = [(sa[i] - avail[out, i]) + avail[inn, i] for i in range(m)]
+        if not all(na[i] >= d[i] for i in range(m)):
+            continue
+        nt = [(st[i] - tmax[out, i]) + tmax[inn, i] for i in range(m)]
+        np_ = [(sp[i] - cap[out, i]) + cap[inn, i] for i in range(m)]
+        f = _factor(d, nt, np_)
+        if f >= cur:
+            sel[ps], rest[pa] = inn, out
+            sa, st, sp, cur = na, nt, np_, f
+            accepted += 1
+    return np.array(sel, dtype=np.int64), accepted
+
+
+def _deficit(d, sa):
+    f = 0.0
+    for i in range(len(d)):
+        if sa[i] < d[i]:
+            f = f + (sa[i] - d[i]) / d[i]
+    return f
+
+
+def swap_search(avail, tmax, cap, d, sel, max_rounds):
+    """Deterministic best-improvement swap search (the default method's Phase IV-V).
+
+    Each round tries every swap of a selected row with an unselected one and applies the
+    best: while a total is unmet, the one that most reduces the summed relative deficit
+    ``sum_i min(0, s_i - d_i) / d_i``; once every total is met, the admissible swap that most
+    increases the estimated utilisation factor. Ties go to the first swap found (selected
+    position ascending, then unselected row ascending). Stops when no swap improves or after
+    ``max_rounds`` rounds.
+
+    Parameters
+    ----------
+    avail, tmax, cap : ndarray, shape (r, m)
+    d : ndarray, shape (m,)
+        Totals (> 0).
+    sel : ndarray of int64, shape (N,)
+        Starting rows.
+    max_rounds : int
+
+    Returns
+    -------
+    sel : ndarray of int64, shape (N,)
+    rounds : int
+        Swaps applied.
+    """
+    avail = np.asarray(avail, dtype=np.float64)
+    tmax = np.asarray(tmax, dtype=np.float64)
+    cap = np.asarray(cap, dtype=np.float64)
+    d = np.asarray(d, dtype=np.float64)
+    r, m = avail.shape
+    sel = [int(j) for j in sel]
+    count = len(sel)
+    chosen = [False] * r
+    for j in sel:
+        chosen[j] = True
+    sa, st, sp = _sums(avail, sel), _sums(tmax, sel), _sums(cap, sel)
+    rounds = 0
+    while rounds < max_rounds:
+        deficit = _deficit(d, sa)
+        feasible = deficit == 0.0
+        cur = _factor(d, st, sp) if feasible else deficit
+        best, bp, bq = cur, -1, -1
+        for p in range(count):
+            out = sel[p]
+            for q in range(r):
+                if chosen[q]:
+                    continue
+                na = [(sa[i] - avail[out, i]) + avail[q, i] for i in range(m)]
+                nd = _deficit(d, na)
+                if feasible:
+                    if nd != 0.0:
+                        continue
+                    nt = [(st[i] - tmax[out, i]) + tmax[q, i] for i in range(m)]
+                    np_ = [(sp[i] - cap[out, i]) + cap[q, i] for i in range(m)]
+                    val = _factor(d, nt, np_)
+                else:
+                    val = nd
+                if val > best:
+                    best, bp, bq = val, p, q
+        if bp < 0:
+            break
+        out = sel[bp]
+        sa = [(sa[i] - avail[out, i]) + avail[bq, i] for i in range(m)]
+        st = [(st[i] - tmax[out, i]) + tmax[bq, i] for i in range(m)]
+        sp = [(sp[i] - cap[out, i]) + cap[bq, i] for i in range(m)]
+        chosen[out] = False
+        chosen[bq] = True
+        sel[bp] = bq
+        rounds += 1
+    return np.array(sel, dtype=np.int64), rounds

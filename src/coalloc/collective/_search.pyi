@@ -1,0 +1,47 @@
+"""Type stub for ``coalloc.collective._search`` (src/_core/collective/_search.pyx).
+
+Window maxima of the timetables, SelectAndSwap (Phase IV), Phase V and the default method's
+swap search, all without the GIL; twin in :mod:`coalloc.collective._reference.search`.
+"""
+
+from typing import Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+def window_max(
+    times: npt.ArrayLike, reserved: npt.ArrayLike, starts: npt.ArrayLike, duration: float
+) -> np.ndarray:
+    """(S, n, m) maxima of ``reserved`` over ``[starts[s], starts[s] + duration)``."""
+
+def select_and_swap(
+    avail: npt.ArrayLike,
+    tmax: npt.ArrayLike,
+    cap: npt.ArrayLike,
+    d: npt.ArrayLike,
+    count: int,
+    l1: int,
+    seed: int,
+) -> Tuple[np.ndarray, bool, int]:
+    """(selected rows, admissible, swap attempts)."""
+
+def phase5(
+    avail: npt.ArrayLike,
+    tmax: npt.ArrayLike,
+    cap: npt.ArrayLike,
+    d: npt.ArrayLike,
+    sel: npt.ArrayLike,
+    l2: int,
+    seed: int,
+) -> Tuple[np.ndarray, int]:
+    """(selected rows, swaps accepted)."""
+
+def swap_search(
+    avail: npt.ArrayLike,
+    tmax: npt.ArrayLike,
+    cap: npt.ArrayLike,
+    d: npt.ArrayLike,
+    sel: npt.ArrayLike,
+    max_rounds: int,
+) -> Tuple[np.ndarray, int]:
+    """(selected rows, swaps applied)."""

@@ -1,0 +1,208 @@
+"""The published algorithm (Cankar et al. 2013, section 3): Phases I-VI.
+
+* **Phase I** (discovery): ``M N`` resources that match the request regardless of the
+  timetables (labels, capacity ``p_ij >= e_i``); the discovery service is modelled as a seeded
+  random order of the matching nodes of which the first ``M N`` are returned. Rejection when
+  fewer than ``N`` match, when ``M > M_max`` or when the same set comes back.
+* **Phase II**: for each property the ``N`` largest capacities must reach ``d_i``; otherwise
+  ``M`` doubles and Phase I runs again.
+* **Phase III**: start candidates ``t`` in ``[t_e, t_l]`` at which some ``a_ij`` increases
+  (``t_e`` included: ``a_ij`` jumps from 0 there) on a resource continuously available
+  (``A_j^s(t) = 1``, every ``a_ij^t >= e_i`` over ``[t, t + t_res)``).
+* **Phase IV**: for each candidate in ascending order, ``R_a`` = the available resources;
+  SelectAndSwap (``L_1``) when more than ``N``; the first admissible set goes to Phase V;
+  none: ``M`` doubles, back to Phase I.
+* **Phase V**: ``N L_2`` random swaps improving the estimated utilisation factor.
+* **Phase VI**: amounts ``e_i + r_ij (d_i - N e_i)``; with ``reserve=True`` they are reserved
+  on the pool, and a failed reservation returns to Phase I without changing ``M``.
+
+Random choices (discovery order, SelectAndSwap, Phase V) come from the named streams of the
+seed; the kernels (``backend="compiled"``) and their twins (``"numpy"``) give equal results.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from .._shared import params as checks
+from .._shared.seeding import check_seed, kernel_seed, streams
+from .core import Clock, Problem, check_backend, kernels, rejected, solution
+from .model import CollectiveRequest, ResourcePool
+from .result import CoallocationResult
+
+__all__ = ["cankar", "M_INIT", "L1", "L2"]
+
+#: The paper's parameters (section 4.3).
+M_INIT, L1, L2 = 3, 7, 10
+STREAMS = ("discovery", "phase4", "phase5")
+
+
+def cankar(
+    pool: ResourcePool,
+    request: CollectiveRequest,
+    *,
+    seed: Optional[int] = 0,
+    backend: str = "compiled",
+    m_init: int = M_INIT,
+    m_max: Optional[int] = None,
+    l1: int = L1,
+    l2: int = L2,
+    reserve: bool = False,
+    max_retries: int = 3,
+) -> CoallocationResult:
+    """Co-allocate with the algorithm of Cankar et al. (Phases I-VI).
+
+    Parameters
+    ----------
+    pool : ResourcePool
+    request : CollectiveRequest
+    seed : int, optional
+        Seed of every random choice.
+    backend : {"compiled", "numpy"}
+        The compiled kernels or their NumPy twins (same answers).
+    m_init : int, default 3
+        ``M_init``.
+    m_max : int, optional
+        ``M_max`` (default ``8 * m_init``; the paper's experiments use ``m_max = m_init``,
+        a single pass).
+    l1, l2 : int, default 7, 10
+        ``L_1`` (SelectAndSwap attempts per resource) and ``L_2`` (Phase V attempts per
+        resource).
+    reserve : bool
+        Phase VI reserves the solution on ``pool`` (atomically).
+    max_retries : int
+        Returns to Phase I after a failed reservation before giving up.
+
+    Returns
+    -------
+    CoallocationResult
+        Status ``"feasible"`` with a solution, or ``"infeasible"`` (rejected; not a proof).
+
+    Raises
+    ------
+    TypeError, ValueError
+        On a malformed pool, request or parameter.
+
+    Examples
+    --------
+    >>> pool = ResourcePool([[4.0], [2.0], [1.0]], ["cores"])
+    >>> req = CollectiveRequest(60, 2, minimum={"cores": 1}, total={"cores": 5})
+    >>> cankar(pool, req, seed=1).resources.size
+    2
+    """
+    seed = check_seed(seed)
+    check_backend(backend)
+    m_init = checks.integer(m_init, "m_init", 1)
+    m_max = 8 * m_init if m_max is None else checks.integer(m_max, "m_max", m_init)
+    l1 = checks.integer(l1, "l1", 1)
+    l2 = checks.integer(l2, "l2", 0)
+    max_retries = checks.integer(max_retries, "max_retries", 0)
+    prob = Problem.of(pool, request)
+    params = {"m_init": m_init, "m_max": m_max, "l1": l1, "l2": l2, "backend": backend,
+              "reserve": bool(reserve)}  # fmt: skip
+    ker = kernels(backend)
+    clock = Clock()
+    st = streams(seed, STREAMS)
+    order = np.random.default_rng(st["discovery"]).permutation(prob.matching)
+    g4 = np.random.default_rng(st["phase4"])
+    g5 = np.random.default_rng(st["phase5"])
+    req, n, e, d = request, request.count, prob.e, prob.d
+    cap_all = pool.capacity
+    counters = {"phase1": 0, "phase2_fail": 0, "candidates": 0, "select_and_swap": 0,
+                "swap_attempts": 0, "phase5_accepted": 0, "retries": 0}  # fmt: skip
+    m = m_init
+    previous = None
+    retries = 0
+
+    def reject(reason: dict) -> CoallocationResult:
+        clock.lap("phase_other")
+        return rejected(prob, "cankar", reason, seed, params, clock.done(), counters,
+                        proven=False)  # fmt: skip
+
+    while True:
+        counters["phase1"] += 1
+        if m > m_max:
+            return reject({"phase": "I", "reason": "m_max", "m": m, "message":
+                           f"rejected: M = {m} > M_max = {m_max} (no admissible set found)"})
+        rjob = np.sort(order[: m * n])
+        if rjob.size < n:
+            return reject({"phase": "I", "reason": "too_few_matching", "matching": int(rjob.size),
+                           "message": f"rejected: only {rjob.size} resources match the request "
+                           f"(labels, capacity >= minimum), {n} needed"})
+        if previous is not None and np.array_equal(previous, rjob):
+            return reject({"phase": "I", "reason": "same_set", "m": m, "message":
+                           "rejected: resource discovery returned the same set again"})
+        previous = rjob
+        clock.lap("phase1")
+        # Phase II: the N largest capacities per property must reach d_i.
+        cap = cap_all[rjob]
+        top = -np.sort(-cap, axis=0)[:n].sum(axis=0)
+        clock.lap("phase2")
+        if np.any(top < d):
+            counters["phase2_fail"] += 1
+            m *= 2
+            continue
+        # Phase III: start candidates.
+        times, res = pool.times, pool.reserved
+        sub = res[rjob]
+        lo, hi = req.earliest_start, req.latest_start
+        inc = np.zeros((rjob.size, times.shape[0]), dtype=bool)
+        if times.shape[0] > 1:
+            inc[:, 1:] = np.any(sub[:, :, 1:] < sub[:, :, :-1], axis=1)
+        in_window = (times > lo) & (times <= hi)
+        cand = np.concatenate([[lo], times[np.any(inc, axis=0) & in_window]])
+        tmax_all = ker.window_max(times, sub, cand, req.duration)
+        avail_all = cap[None, :, :] - tmax_all
+        ok_all = np.all(avail_all >= e[None, None, :], axis=2)  # A_j^s(t)
+        kidx = np.searchsorted(times, cand[1:], side="left")
+        keep = np.concatenate([[ok_all[0].any()], np.any(ok_all[1:] & inc[:, kidx].T, axis=1)])
+        cand_idx = np.flatnonzero(keep)
+        counters["candidates"] += int(cand_idx.size)
+        clock.lap("phase3")
+        # Phase IV.
+        found = None
+        for c in cand_idx:
+            ra = np.flatnonzero(ok_all[c])
+            if ra.size < n:
+                continue
+            avail, tmax, capa = avail_all[c, ra], tmax_all[c, ra], cap[ra]
+            if ra.size == n:
+                sel = np.arange(n, dtype=np.int64)
+                good = bool(np.all(avail.sum(axis=0) >= d))
+            else:
+                counters["select_and_swap"] += 1
+                sel, good, attempts = ker.select_and_swap(avail, tmax, capa, d, n, l1,
+                                                          kernel_seed(g4))  # fmt: skip
+                counters["swap_attempts"] += attempts
+            if good:
+                found = (c, ra, sel)
+                break
+        clock.lap("phase4")
+        if found is None:
+            m *= 2
+            continue
+        c, ra, sel = found
+        avail, tmax, capa = avail_all[c, ra], tmax_all[c, ra], cap[ra]
+        if l2 > 0 and ra.size > n:
+            sel, acc = ker.phase5(avail, tmax, capa, d, sel, l2, kernel_seed(g5))
+            counters["phase5_accepted"] += acc
+        clock.lap("phase5")
+        nodes = rjob[ra[sel]]
+        result = solution(prob, "cankar", float(cand[c]), nodes, tmax[sel], seed, params,
+                          {}, counters)  # fmt: skip
+        if reserve:
+            try:
+                pool.reserve(result.start, req.duration, result.resources, result.amounts)
+            except ValueError as exc:
+                retries += 1
+                counters["retries"] = retries
+                if retries > max_retries:
+                    return reject({"phase": "VI", "reason": "reservation_failed",
+                                   "message": f"rejected: reservation failed: {exc}"})
+                previous = None
+                continue
+        clock.lap("phase6")
+        result.timings = clock.done()
+        return result

@@ -1,0 +1,307 @@
+"""Exact co-allocation: the earliest admissible start over the whole pool, then the maximum
+utilisation factor at that start; and a brute-force referee for small cases.
+
+**Earliest start.** Only ``t_e`` and the breakpoints where a reserved amount falls can be the
+earliest start (before such a breakpoint nothing becomes free, so an admissible start could
+move back to it). At each candidate, in ascending order, the nodes with ``a_ij^t >= e_i``
+(``a^t = p - T^t``, ``T^t`` the maximum over ``[t, t + t_res)``) are eligible, and the question
+"is there a set of exactly ``N`` eligible nodes with ``sum_j a_ij^t >= d_i`` for every
+property" is an integer program (binary ``x_j``, ``sum x_j = N``, ``sum_j a_ij^t x_j >= d_i``)
+solved on the shared runner (:func:`coalloc._shared.milp.run_milp`, HiGHS or CBC, or
+:func:`~coalloc._shared.milp.run_cpsat` on integer-scaled data rounded conservatively).
+Two necessary conditions (``N`` eligible nodes; the ``N`` largest ``a_ij^t`` reach ``d_i``)
+skip the solver where they fail.
+
+**Utilisation.** At the earliest start the factor ``prod_i (d_i + sum T_ij^t) / sum p_ij`` is
+maximised by enumeration of the ``C(k, N)`` subsets of the ``k`` eligible nodes when there
+are at most ``enumerate_limit`` of them (status ``"optimal"``); otherwise the integer
+program's solution is improved by best-improvement swaps and the status is ``"feasible"``
+(the start is proven earliest, the factor is not proven maximal).
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+from typing import Optional
+
+import numpy as np
+
+from .._shared import milp
+from .._shared import params as checks
+from .._shared.seeding import check_seed
+from .core import Clock, Problem, decrease_starts, kernels, rejected, solution
+from .model import CollectiveRequest, ResourcePool
+from .result import CoallocationResult
+
+__all__ = ["exact", "brute_force", "feasible_subset", "best_subset", "EXACT_BACKENDS"]
+
+EXACT_BACKENDS = ("highs", "cbc", "cpsat")
+_SCALE = 1e6
+
+
+def feasible_subset(avail: np.ndarray, d: np.ndarray, count: int, *, backend: str = "highs",
+                    time_limit: Optional[float] = None, weights: Optional[np.ndarray] = None):
+    """Is there a set of ``count`` rows of ``avail`` whose column sums reach ``d``?
+
+    Returns ``(status, rows)``: ``"feasible"`` with the rows, ``"infeasible"`` (proven) or
+    ``"time_limit"``/``"error"`` with None.
+    """  # fmt: skip
+    k, m = avail.shape
+    if backend == "cpsat":
+        cp = milp.import_backend("cpsat")
+        model = cp.CpModel()
+        xs = [model.NewBoolVar(f"x{j}") for j in range(k)]
+        model.Add(sum(xs) == count)
+        for i in range(m):
+            scale = _SCALE / max(float(avail[:, i].max()), 1e-12)
+            coef = np.floor(avail[:, i] * scale).astype(np.int64)  # rounded down: conservative
+            need = int(math.ceil(d[i] * scale))
+            model.Add(sum(int(c) * x for c, x in zip(coef, xs)) >= need)
+        out = milp.run_cpsat(cp, model, xs, rows=m + 1, time_limit=time_limit)
+    else:
+        a = np.vstack([np.ones((1, k)), avail.T])
+        lo = np.concatenate([[count], d])
+        hi = np.concatenate([[count], np.full(m, np.inf)])
+        import scipy.sparse as sp
+
+        cost = np.zeros(k) if weights is None else weights
+        out = milp.run_milp(backend, milp.import_backend(backend), cost, sp.csr_matrix(a), lo,
+                            hi, integrality=np.ones(k), lb=0.0, ub=1.0, sense="min",
+                            time_limit=time_limit, mip_gap=0.0)  # fmt: skip
+    if out.x is not None and out.status in ("optimal", "feasible"):
+        rows = np.flatnonzero(np.round(out.x[:k]) > 0.5)
+        if rows.size == count and np.all(avail[rows].sum(axis=0) >= d):
+            return "feasible", rows
+        if rows.size == count and backend == "cpsat":
+            return "feasible", rows  # conservative rounding: the sums hold up to 1e-6
+    if out.status == "infeasible":
+        return "infeasible", None
+    return ("time_limit" if out.time_limit_hit or out.status == "time_limit" else "error"), None
+
+
+def best_subset(avail, tmax, cap, d, count, limit):
+    """The subset of ``count`` rows with every total met and the largest factor, by
+    enumeration of all ``C(k, count)`` subsets (None when there are more than ``limit``
+    or none is admissible). Returns ``(rows, factor)``."""
+    k = avail.shape[0]
+    if math.comb(k, count) > limit:
+        return None
+    best_rows, best_u = None, -1.0
+    it = combinations(range(k), count)
+    while True:
+        block = np.fromiter((j for c in _take(it, 4096) for j in c), dtype=np.int64)
+        if block.size == 0:
+            break
+        block = block.reshape(-1, count)
+        sa = avail[block].sum(axis=1)
+        ok = np.all(sa >= d[None, :], axis=1)
+        if not ok.any():
+            continue
+        b = block[ok]
+        u = np.prod((d[None, :] + tmax[b].sum(axis=1)) / cap[b].sum(axis=1), axis=1)
+        q = int(np.argmax(u))
+        if u[q] > best_u:
+            best_u, best_rows = float(u[q]), b[q]
+    return best_rows, best_u
+
+
+def _take(it, n):
+    for _ in range(n):
+        try:
+            yield next(it)
+        except StopIteration:
+            return
+
+
+def exact(
+    pool: ResourcePool,
+    request: CollectiveRequest,
+    *,
+    seed: Optional[int] = None,
+    backend: str = "highs",
+    time_limit: Optional[float] = None,
+    enumerate_limit: int = 2_000_000,
+    prune: bool = True,
+) -> CoallocationResult:
+    """The earliest admissible start over the whole pool, then the best utilisation there.
+
+    Parameters
+    ----------
+    pool : ResourcePool
+    request : CollectiveRequest
+    seed : int, optional
+        Unused (the method is deterministic); validated for a uniform signature.
+    backend : {"highs", "cbc", "cpsat"}
+        Integer-programming back-end of the feasibility tests (shared runner).
+    time_limit : float, optional
+        Seconds per feasibility test.
+    enumerate_limit : int
+        Largest number of subsets enumerated to prove the best utilisation.
+    prune : bool
+        Skip the integer program at starts where a necessary condition fails (fewer than
+        ``N`` eligible nodes, or the ``N`` largest amounts miss a total). ``False`` runs the
+        integer program at every candidate start with at least ``N`` eligible nodes (the
+        plain formulation; same answers, slower).
+
+    Returns
+    -------
+    CoallocationResult
+        ``"optimal"`` (earliest start and maximum factor proven), ``"feasible"`` (earliest
+        start proven, factor not), ``"infeasible"`` (no admissible solution in the window,
+        proven) or ``"time_limit"`` (a feasibility test ran out of time before any start was
+        found).
+
+    Examples
+    --------
+    >>> pool = ResourcePool([[4.0], [2.0], [1.0]], ["cores"])
+    >>> req = CollectiveRequest(60, 2, minimum={"cores": 1}, total={"cores": 3})
+    >>> r = exact(pool, req)
+    >>> r.status, sorted(r.resources.tolist())
+    ('optimal', [1, 2])
+    """
+    seed = check_seed(seed)
+    checks.choice(backend, EXACT_BACKENDS, "backend")
+    time_limit = checks.time_limit(time_limit)
+    enumerate_limit = checks.integer(enumerate_limit, "enumerate_limit", 1)
+    prob = Problem.of(pool, request)
+    params = {"backend": backend, "time_limit": time_limit, "enumerate_limit": enumerate_limit,
+              "prune": bool(prune)}  # fmt: skip
+    clock = Clock()
+    n, e, d = request.count, prob.e, prob.d
+    nodes = prob.matching
+    counters = {"starts": 0, "solver_calls": 0, "enumerated": 0}
+    if nodes.size < n:
+        reason = {"reason": "too_few_matching", "matching": int(nodes.size), "message":
+                  f"no solution: only {nodes.size} nodes match labels and minimums, {n} needed"}
+        return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)
+    starts = decrease_starts(pool, nodes, request.earliest_start, request.latest_start)
+    ref = kernels("numpy")
+    cap = pool.capacity[nodes]
+    sub = pool.reserved[nodes]
+    unknown = 0
+    for t in starts:
+        counters["starts"] += 1
+        tmax = ref.window_max(pool.times, sub, np.array([t]), request.duration)[0]
+        avail = cap - tmax
+        el = np.flatnonzero(np.all(avail >= e[None, :], axis=1))
+        if el.size < n:
+            continue
+        if prune and np.any(-np.sort(-avail[el], axis=0)[:n].sum(axis=0) < d):
+            continue
+        counters["solver_calls"] += 1
+        status, rows = feasible_subset(avail[el], d, n, backend=backend, time_limit=time_limit)
+        clock.lap("earliest")
+        if status == "infeasible":
+            continue
+        if rows is None:
+            unknown += 1
+            continue
+        best = best_subset(avail[el], tmax[el], cap[el], d, n, enumerate_limit)
+        clock.lap("utilisation")
+        if best is not None:
+            counters["enumerated"] = math.comb(int(el.size), n)
+            rows, u = best
+            st = "optimal" if unknown == 0 else "feasible"
+            return solution(prob, "exact", t, nodes[el[rows]], tmax[el[rows]], seed, params,
+                            clock.done(), counters, status=st, proven=unknown == 0,
+                            bound=u if unknown == 0 else None)  # fmt: skip
+        ker = kernels("compiled")
+        rows, _ = ker.swap_search(avail[el], tmax[el], cap[el], d, rows, 10**6)
+        return solution(prob, "exact", t, nodes[el[rows]], tmax[el[rows]], seed, params,
+                        clock.done(), counters, status="feasible", proven=unknown == 0,
+                        message=f"start {t:g} s proven earliest; utilisation factor not proven "
+                        f"maximal (C({el.size}, {n}) > enumerate_limit)")  # fmt: skip
+    if unknown:
+        reason = {"reason": "time_limit", "undecided_starts": unknown, "message":
+                  f"no solution found; {unknown} start(s) undecided within the time limit"}
+        return rejected(prob, "exact", reason, seed, params, clock.done(), counters,
+                        proven=False, status="time_limit")  # fmt: skip
+    reason = {"reason": "no_start", "starts_checked": int(starts.size), "message":
+              f"no admissible solution: none of {starts.size} candidate starts in "
+              f"[{request.earliest_start:g}, {request.latest_start:g}] admits {n} resources"}
+    return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)
+
+
+def brute_force(
+    pool: ResourcePool,
+    request: CollectiveRequest,
+    *,
+    seed: Optional[int] = None,
+    max_combinations: int = 200_000,
+) -> CoallocationResult:
+    """Referee for small cases: every breakpoint in the window, every subset of nodes.
+
+    Tries ``t_e`` and *every* breakpoint in ``(t_e, t_l]`` (not only those where availability
+    increases), recomputes each node's window maximum segment by segment, and enumerates every
+    subset of ``N`` eligible nodes; the first start with an admissible subset wins, with the
+    largest factor there.
+
+    Parameters
+    ----------
+    pool, request
+    seed : int, optional
+        Unused.
+    max_combinations : int
+        ``ValueError`` when a start has more subsets than this.
+
+    Returns
+    -------
+    CoallocationResult
+        ``"optimal"`` or ``"infeasible"`` (both proven).
+
+    Raises
+    ------
+    ValueError
+        When the instance is too large.
+
+    Examples
+    --------
+    >>> pool = ResourcePool([[4.0], [2.0], [1.0]], ["cores"])
+    >>> req = CollectiveRequest(60, 2, minimum={"cores": 1}, total={"cores": 3})
+    >>> brute_force(pool, req).utilisation
+    1.0
+    """
+    seed = check_seed(seed)
+    max_combinations = checks.integer(max_combinations, "max_combinations", 1)
+    prob = Problem.of(pool, request)
+    clock = Clock()
+    n, e, d = request.count, prob.e, prob.d
+    times, res, capall = pool.times, pool.reserved, pool.capacity
+    lo, hi = request.earliest_start, request.latest_start
+    starts = [lo] + [float(x) for x in times if lo < x <= hi]
+    params = {"max_combinations": max_combinations}
+    for t in starts:
+        end = t + request.duration
+        seg = [k for k in range(times.shape[0])
+               if times[k] < end and (k + 1 == times.shape[0] or times[k + 1] > t)]  # fmt: skip
+        cand = []
+        tm = {}
+        for j in range(pool.n_nodes):
+            if not prob.label_ok[j]:
+                continue
+            peak = res[j][:, seg].max(axis=1)
+            if np.all(capall[j] - peak >= e):
+                cand.append(j)
+                tm[j] = peak
+        if len(cand) < n:
+            continue
+        if math.comb(len(cand), n) > max_combinations:
+            raise ValueError(f"brute force: C({len(cand)}, {n}) subsets exceed max_combinations")
+        best, best_u = None, -1.0
+        for combo in combinations(cand, n):
+            c = list(combo)
+            avail = sum(capall[j] - tm[j] for j in c)
+            if np.all(avail >= d):
+                u = float(np.prod((d + sum(tm[j] for j in c)) / sum(capall[j] for j in c)))
+                if u > best_u:
+                    best, best_u = c, u
+        if best is not None:
+            tmax = np.array([tm[j] for j in best])
+            return solution(prob, "brute_force", t, np.array(best), tmax, seed, params,
+                            clock.done(), {"starts": starts.index(t) + 1}, status="optimal",
+                            proven=True, bound=best_u)  # fmt: skip
+    reason = {"reason": "no_start", "starts_checked": len(starts),
+              "message": "no admissible solution in the window"}  # fmt: skip
+    return rejected(prob, "brute_force", reason, seed, params, clock.done(),
+                    {"starts": len(starts)}, proven=True)  # fmt: skip

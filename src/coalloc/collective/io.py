@@ -1,0 +1,342 @@
+"""File formats of :mod:`coalloc.collective` (see docs/collective.md).
+
+* ``coalloc.collective.pool`` (JSON): ``names``, ``capacity`` (nodes x properties), optional
+  ``node_names``, ``labels`` (name -> one value per node) and either ``times`` + ``reserved``
+  (nodes x properties x breakpoints) or ``slot_seconds`` + ``slots`` (nodes x properties x
+  slots, a dense grid such as 5-minute usage logs).
+* pool CSV: one row per node: ``node,<property>...,<label:name>...`` (capacities, labels),
+  optional usage CSV ``node,property,slot,reserved`` with ``--slot-seconds``.
+* ``coalloc.collective.request`` (JSON): the fields of :class:`CollectiveRequest`.
+* ``coalloc.collective.instance``: ``{"pool": {...}, "request": {...}}``.
+* ``coalloc.collective.workload`` (JSON): ``requests``: a list of requests with ``arrival``.
+* Standard Workload Format (``.swf``): :func:`read_swf`.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+
+from .._shared.jsonio import (
+    InstanceError,
+    PathOrFile,
+    check_envelope,
+    dump_json,
+    get_key,
+    load_json,
+)
+from .._shared.result import jsonable
+from .model import CollectiveRequest, ResourcePool
+
+__all__ = [
+    "pool_to_dict", "pool_from_dict", "read_pool", "write_pool", "read_pool_csv",
+    "request_to_dict", "request_from_dict", "read_request", "write_request",
+    "instance_from_dict", "write_instance", "read_instance", "read_swf", "swf_requests",
+    "read_workload", "write_result",
+]  # fmt: skip
+
+POOL_FORMAT = "coalloc.collective.pool"
+REQUEST_FORMAT = "coalloc.collective.request"
+INSTANCE_FORMAT = "coalloc.collective.instance"
+WORKLOAD_FORMAT = "coalloc.collective.workload"
+RESULT_FORMAT = "coalloc.collective.result"
+VERSION = 1
+
+
+def _wrap(source: str, fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except InstanceError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise InstanceError(f"{source}: {exc}") from None
+
+
+def pool_to_dict(pool: ResourcePool) -> dict:
+    """The pool as a ``coalloc.collective.pool`` dictionary."""
+    return {
+        "format": POOL_FORMAT, "version": VERSION, "names": list(pool.names),
+        "node_names": list(pool.node_names), "capacity": jsonable(pool.capacity, compact=True),
+        "labels": {k: list(v) for k, v in pool.labels.items()},
+        "times": jsonable(pool.times, compact=True),
+        "reserved": jsonable(pool.reserved, compact=True),
+    }  # fmt: skip
+
+
+def pool_from_dict(data: Any, *, source: str = "<dict>") -> ResourcePool:
+    """A pool from a parsed ``coalloc.collective.pool`` dictionary.
+
+    Raises
+    ------
+    InstanceError
+        On a malformed dictionary (the message names the source and the key).
+    """
+    check_envelope(data, POOL_FORMAT, VERSION, source)
+    names = get_key(data, "names", source)
+    cap = get_key(data, "capacity", source)
+    labels = data.get("labels")
+    node_names = data.get("node_names")
+    clip = data.get("clip", False)
+    if not isinstance(clip, bool):
+        raise InstanceError(f"{source}: clip must be true or false")
+    if "slots" in data:
+        slot = get_key(data, "slot_seconds", source)
+        return _wrap(source, ResourcePool.from_slots, cap, data["slots"], slot, names,
+                     labels=labels, node_names=node_names, clip=clip)  # fmt: skip
+    return _wrap(source, ResourcePool, cap, names, data.get("times"), data.get("reserved"),
+                 labels=labels, node_names=node_names, clip=clip)  # fmt: skip
+
+
+def read_pool(src: PathOrFile) -> ResourcePool:
+    """Read a pool: JSON (``coalloc.collective.pool`` or an instance's pool) or CSV (``.csv``).
+
+    Raises
+    ------
+    InstanceError
+    """
+    if not hasattr(src, "read") and str(src).lower().endswith(".csv"):
+        return read_pool_csv(src)
+    data, name = load_json(src)
+    if isinstance(data, dict) and data.get("format") == INSTANCE_FORMAT:
+        data = get_key(data, "pool", name)
+    return pool_from_dict(data, source=name)
+
+
+def write_pool(dst: PathOrFile, pool: ResourcePool) -> None:
+    """Write a pool as JSON."""
+    dump_json(pool_to_dict(pool), dst)
+
+
+def read_pool_csv(path: PathOrFile, usage: Optional[PathOrFile] = None,
+                  slot_seconds: float = 300.0) -> ResourcePool:  # fmt: skip
+    """A pool from CSV: ``node,<property>...,label:<name>...`` (one row per node), and an
+    optional usage CSV ``node,property,slot,reserved`` on a grid of ``slot_seconds``.
+
+    Raises
+    ------
+    InstanceError
+    """
+    name = os.fspath(path) if not hasattr(path, "read") else getattr(path, "name", "<csv>")
+    try:
+        fh = path if hasattr(path, "read") else open(name, newline="", encoding="utf-8")
+    except OSError as exc:
+        raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    with fh:
+        rows = list(csv.reader(fh))
+    if not rows or not rows[0] or rows[0][0].strip() != "node":
+        raise InstanceError(f"{name}: the first row must be a header starting with 'node'")
+    head = [h.strip() for h in rows[0]]
+    props = [h for h in head[1:] if not h.startswith("label:")]
+    labs = [h for h in head[1:] if h.startswith("label:")]
+    nodes, cap, labels = [], [], {h[6:]: [] for h in labs}
+    for r, row in enumerate(rows[1:], start=2):
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != len(head):
+            raise InstanceError(f"{name}:{r}: {len(row)} fields, header has {len(head)}")
+        rec = dict(zip(head, (c.strip() for c in row)))
+        nodes.append(rec["node"])
+        try:
+            cap.append([float(rec[p]) for p in props])
+        except ValueError:
+            raise InstanceError(f"{name}:{r}: capacities must be numbers") from None
+        for h in labs:
+            labels[h[6:]].append(rec[h])
+    reserved = None
+    if usage is not None:
+        uname = os.fspath(usage)
+        try:
+            with open(uname, newline="", encoding="utf-8") as uf:
+                urows = list(csv.DictReader(uf))
+        except OSError as exc:
+            raise InstanceError(f"{uname}: cannot read: {exc.strerror or exc}") from None
+        index = {nm: j for j, nm in enumerate(nodes)}
+        try:
+            slots = 1 + max(int(u["slot"]) for u in urows) if urows else 0
+            reserved = np.zeros((len(nodes), len(props), slots))
+            for u in urows:
+                reserved[index[u["node"]], props.index(u["property"]), int(u["slot"])] = float(
+                    u["reserved"]
+                )
+        except (KeyError, ValueError) as exc:
+            raise InstanceError(f"{uname}: bad usage row ({exc})") from None
+        return _wrap(name, ResourcePool.from_slots, cap, reserved, slot_seconds, props,
+                     labels=labels or None, node_names=nodes)  # fmt: skip
+    return _wrap(name, ResourcePool, cap, props, labels=labels or None, node_names=nodes)
+
+
+def request_to_dict(request: CollectiveRequest) -> dict:
+    """The request as a ``coalloc.collective.request`` dictionary."""
+    return {"format": REQUEST_FORMAT, "version": VERSION, **request.to_dict()}
+
+
+def request_from_dict(data: Any, *, source: str = "<dict>") -> CollectiveRequest:
+    """A request from a parsed dictionary (missing fields take the paper's defaults).
+
+    Raises
+    ------
+    InstanceError
+    """
+    check_envelope(data, REQUEST_FORMAT, VERSION, source)
+    known = {"format", "version", "duration", "count", "earliest_start", "latest_start",
+             "minimum", "total", "labels", "arrival"}  # fmt: skip
+    extra = sorted(set(data) - known)
+    if extra:
+        raise InstanceError(f"{source}: unknown request keys {extra}")
+    return _wrap(source, CollectiveRequest, get_key(data, "duration", source),
+                 get_key(data, "count", source), data.get("earliest_start"),
+                 data.get("latest_start"), data.get("minimum"), data.get("total"),
+                 data.get("labels"))  # fmt: skip
+
+
+def read_request(src: PathOrFile) -> CollectiveRequest:
+    """Read a request file (or the request of an instance file)."""
+    data, name = load_json(src)
+    if isinstance(data, dict) and data.get("format") == INSTANCE_FORMAT:
+        data = get_key(data, "request", name)
+    return request_from_dict(data, source=name)
+
+
+def write_request(dst: PathOrFile, request: CollectiveRequest) -> None:
+    """Write a request as JSON."""
+    dump_json(request_to_dict(request), dst)
+
+
+def instance_from_dict(
+    data: Any, *, source: str = "<dict>"
+) -> Tuple[ResourcePool, CollectiveRequest]:
+    """``(pool, request)`` from a parsed ``coalloc.collective.instance`` dictionary."""
+    check_envelope(data, INSTANCE_FORMAT, VERSION, source, required=True)
+    pool = pool_from_dict(get_key(data, "pool", source), source=f"{source}: pool")
+    req = request_from_dict(get_key(data, "request", source), source=f"{source}: request")
+    return pool, req
+
+
+def write_instance(dst: PathOrFile, pool: ResourcePool, request: CollectiveRequest) -> None:
+    """Write ``(pool, request)`` as one ``coalloc.collective.instance`` file."""
+    dump_json({"format": INSTANCE_FORMAT, "version": VERSION, "pool": pool_to_dict(pool),
+               "request": request_to_dict(request)}, dst)  # fmt: skip
+
+
+def read_instance(src: PathOrFile) -> Tuple[ResourcePool, CollectiveRequest]:
+    """Read a ``coalloc.collective.instance`` file."""
+    data, name = load_json(src)
+    return instance_from_dict(data, source=name)
+
+
+def write_result(dst: PathOrFile, result: Any, verify: Optional[dict] = None) -> None:
+    """Write a result (and an optional verification summary) as JSON."""
+    out = {"format": RESULT_FORMAT, "version": VERSION, **result.to_dict()}
+    if verify is not None:
+        out["verify"] = verify
+    dump_json(out, dst)
+
+
+def read_workload(src: PathOrFile) -> List[Tuple[float, CollectiveRequest]]:
+    """``[(arrival, request), ...]`` from a ``coalloc.collective.workload`` JSON file."""
+    data, name = load_json(src)
+    check_envelope(data, WORKLOAD_FORMAT, VERSION, name)
+    reqs = get_key(data, "requests", name)
+    if not isinstance(reqs, list):
+        raise InstanceError(f"{name}: requests must be a list")
+    out = []
+    for q, item in enumerate(reqs):
+        where = f"{name}: requests[{q}]"
+        req = request_from_dict(item, source=where)
+        arrival = item.get("arrival", req.earliest_start)
+        if isinstance(arrival, bool) or not isinstance(arrival, (int, float)) or arrival < 0:
+            raise InstanceError(f"{where}: arrival must be a number >= 0")
+        out.append((float(arrival), req))
+    return sorted(out, key=lambda x: x[0])
+
+
+def read_swf(src: PathOrFile) -> np.ndarray:
+    """The jobs of a Standard Workload Format file as a float array (jobs x 18).
+
+    Lines starting with ``;`` are header comments; every other non-empty line must have 18
+    white-space separated numeric fields (``-1`` = unknown).
+
+    Raises
+    ------
+    InstanceError
+        On a line with the wrong number of fields or a non-numeric field (with its number).
+    """
+    name = getattr(src, "name", "<stream>") if hasattr(src, "read") else os.fspath(src)
+    try:
+        text = src.read() if hasattr(src, "read") else open(name, encoding="utf-8").read()
+    except OSError as exc:
+        raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    rows = []
+    for ln, line in enumerate(text.splitlines(), start=1):
+        s = line.strip()
+        if not s or s.startswith(";"):
+            continue
+        parts = s.split()
+        if len(parts) != 18:
+            raise InstanceError(f"{name}:{ln}: expected 18 SWF fields, got {len(parts)}")
+        try:
+            rows.append([float(x) for x in parts])
+        except ValueError:
+            raise InstanceError(f"{name}:{ln}: SWF fields must be numbers") from None
+    return np.array(rows, dtype=np.float64).reshape(-1, 18)
+
+
+def swf_requests(
+    jobs: np.ndarray,
+    *,
+    procs_property: Optional[str] = "cores",
+    memory_property: Optional[str] = None,
+    procs_per_node: float = 1.0,
+    max_wait: float = 86400.0,
+    collective: bool = True,
+    time_offset: Optional[float] = None,
+) -> List[Tuple[float, CollectiveRequest]]:
+    """Turn SWF jobs into ``(arrival, request)`` pairs (the mapping of docs/collective.md).
+
+    * arrival = ``t_e`` = submit time (field 2) minus ``time_offset`` (default: the first
+      submit time), ``t_l = t_e + max_wait``;
+    * duration = run time (field 4), else requested time (field 9); jobs with neither are
+      skipped;
+    * processors ``P`` = requested (field 8), else allocated (field 5); skipped if unknown;
+    * ``N = ceil(P / procs_per_node)`` resources; a total of ``P`` of ``procs_property``
+      (collective) or ``P / N`` on each (simple);
+    * with ``memory_property`` and a known memory per processor (field 10 requested, else
+      field 7 used, KB): a total of ``P * memory`` in GB.
+
+    Returns
+    -------
+    list of (float, CollectiveRequest)
+    """
+    out = []
+    if jobs.shape[0] == 0:
+        return out
+    t0 = float(jobs[:, 1].min()) if time_offset is None else float(time_offset)
+    for row in jobs:
+        dur = row[3] if row[3] > 0 else row[8]
+        procs = row[7] if row[7] > 0 else row[4]
+        if dur <= 0 or procs <= 0:
+            continue
+        n = max(1, int(math.ceil(procs / procs_per_node)))
+        te = max(0.0, float(row[1]) - t0)
+        minimum, total = {}, {}
+        if procs_property:
+            if collective:
+                total[procs_property] = float(procs)
+                minimum[procs_property] = float(procs) / (2 * n)
+            else:
+                minimum[procs_property] = float(procs) / n
+        mem = row[9] if row[9] > 0 else row[6]
+        if memory_property and mem > 0:
+            gb = float(procs) * mem / 1048576.0
+            if collective:
+                total[memory_property] = gb
+                minimum[memory_property] = gb / (2 * n)
+            else:
+                minimum[memory_property] = gb / n
+        req = CollectiveRequest(float(dur), n, te, te + max_wait, minimum, total or None)
+        out.append((te, req))
+    return out

@@ -1,0 +1,542 @@
+"""The model of collective co-allocation (Cankar et al. 2013, section 2).
+
+A :class:`ResourcePool` holds ``n`` nodes (resources ``R_j``) with ``m`` named quantitative
+properties (capacities ``p_ij``), qualitative labels, and per node and property a timetable
+``T_ij(t)`` of the amount already reserved: a step function in continuous time (seconds from
+the pool's origin). The timetables share one sorted grid of breakpoints ``times`` (the first
+is 0); ``reserved[j, i, k]`` is the amount reserved on ``[times[k], times[k+1])`` and the last
+value holds for ever. Reservation intervals are half-open: a job on ``[t, t + t_res)`` does not
+conflict with one starting at ``t + t_res``.
+
+A :class:`CollectiveRequest` asks for ``count`` nodes for ``duration`` seconds, starting in
+``[earliest_start, latest_start]``, with a per-node minimum ``e_i`` and a total ``d_i`` per
+property (a *simple* request has no total: ``d_i = N e_i``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .._shared.validation import check_nonnegative, readonly
+
+__all__ = [
+    "ResourcePool",
+    "CollectiveRequest",
+    "DEFAULT_HORIZON",
+    "DEFAULT_MINIMUM",
+    "TOLERANCE",
+]
+
+#: ``t_C``: the default length of the start window, seconds (``t_l = t_e + t_C``).
+DEFAULT_HORIZON = 86400.0
+#: The small positive per-resource minimum ``e_i`` used when a request gives none.
+DEFAULT_MINIMUM = 1e-6
+#: Relative tolerance of the admissibility checks (amounts against availability and totals).
+TOLERANCE = 1e-9
+
+
+def _names(names: Any, m: Optional[int], argname: str) -> Tuple[str, ...]:
+    if isinstance(names, str) or not isinstance(names, (list, tuple, np.ndarray)):
+        raise TypeError(f"{argname} must be a sequence of strings")
+    out = tuple(names)
+    if not all(isinstance(s, str) and s for s in out):
+        raise TypeError(f"{argname} must contain non-empty strings")
+    if len(set(out)) != len(out):
+        raise ValueError(f"{argname} has duplicates: {list(out)}")
+    if m is not None and len(out) != m:
+        raise ValueError(f"{argname} has {len(out)} names, expected {m}")
+    return out
+
+
+def _float_array(values: Any, argname: str, ndim: int) -> np.ndarray:
+    try:
+        arr = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{argname} must be numeric: {exc}") from None
+    if arr.ndim != ndim:
+        raise ValueError(f"{argname} must be {ndim}-D, got shape {arr.shape}")
+    check_nonnegative(arr, argname)
+    return arr
+
+
+class ResourcePool:
+    """Nodes with capacities, labels and timetables of reserved amounts.
+
+    Parameters
+    ----------
+    capacity : array_like, shape (n, m)
+        ``p_ij``: the amount of property ``i`` on node ``j`` (finite, >= 0).
+    names : sequence of str, length m
+        Property names (for example ``("cores", "ghz", "ram_gb")``).
+    times : array_like, shape (K,), optional
+        Sorted, distinct breakpoints of the timetables in seconds, ``times[0] == 0``.
+        Default ``[0]`` (nothing reserved).
+    reserved : array_like, shape (n, m, K), optional
+        ``reserved[j, i, k]``: amount reserved on ``[times[k], times[k+1])`` (the last for
+        ever); at most the capacity. Default zeros.
+    labels : mapping of str to sequence of str, optional
+        Qualitative properties: ``labels["arch"][j]`` is node ``j``'s architecture.
+    node_names : sequence of str, optional
+        Names of the nodes (default ``"n0", "n1", ...``).
+    clip : bool
+        Clip reserved amounts above the capacity to the capacity (usage logs can exceed
+        it) instead of raising ``ValueError``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On malformed arguments (the message names the argument).
+
+    Examples
+    --------
+    >>> pool = ResourcePool([[4, 8.0], [2, 4.0]], ["cores", "ram"])
+    >>> pool.n_nodes, pool.names
+    (2, ('cores', 'ram'))
+    """
+
+    def __init__(
+        self,
+        capacity: Any,
+        names: Sequence[str],
+        times: Any = None,
+        reserved: Any = None,
+        labels: Optional[Mapping[str, Sequence[str]]] = None,
+        node_names: Optional[Sequence[str]] = None,
+        *,
+        clip: bool = False,
+    ) -> None:
+        cap = _float_array(capacity, "capacity", 2)
+        n, m = cap.shape
+        if m == 0:
+            raise ValueError("capacity must have at least one property (column)")
+        self._names = _names(names, m, "names")
+        t = np.zeros(1) if times is None else _float_array(times, "times", 1)
+        if t.shape[0] == 0 or t[0] != 0.0:
+            raise ValueError("times must start at 0 (the pool's origin)")
+        if np.any(np.diff(t) <= 0):
+            raise ValueError("times must be strictly increasing")
+        if reserved is None:
+            res = np.zeros((n, m, t.shape[0]))
+        else:
+            res = _float_array(reserved, "reserved", 3)
+            if res.shape != (n, m, t.shape[0]):
+                raise ValueError(
+                    f"reserved has shape {res.shape}, expected (nodes, properties, len(times)) "
+                    f"= {(n, m, t.shape[0])}"
+                )
+        over = res > cap[:, :, None] * (1 + TOLERANCE) + TOLERANCE
+        if np.any(over) and not clip:
+            j, i, k = (int(v[0]) for v in np.nonzero(over))
+            raise ValueError(
+                f"reserved exceeds capacity: node {j}, property {self._names[i]!r}, from "
+                f"t={t[k]:g} s ({res[j, i, k]:g} > {cap[j, i]:g}); pass clip=True to clip "
+                "reserved amounts to the capacity"
+            )
+        res = np.minimum(res, cap[:, :, None])
+        self._labels: Dict[str, np.ndarray] = {}
+        if labels is not None:
+            if not isinstance(labels, Mapping):
+                raise TypeError("labels must be a mapping of label name -> one value per node")
+            for key, values in labels.items():
+                if not isinstance(key, str):
+                    raise TypeError("labels keys must be strings")
+                vals = np.array([None if v is None else str(v) for v in values], dtype=object)
+                if vals.shape != (n,):
+                    raise ValueError(f"labels[{key!r}] has {vals.shape[0]} values, expected {n}")
+                readonly(vals)
+                self._labels[key] = vals
+        if node_names is None:
+            self._node_names = tuple(f"n{j}" for j in range(n))
+        else:
+            self._node_names = _names(node_names, n, "node_names")
+        readonly(cap, t, res)
+        self._capacity, self._times, self._reserved = cap, t, res
+
+    # ----------------------------------------------------------------- constructors
+    @classmethod
+    def from_slots(
+        cls,
+        capacity: Any,
+        reserved: Any,
+        slot_seconds: float,
+        names: Sequence[str],
+        *,
+        labels: Optional[Mapping[str, Sequence[str]]] = None,
+        node_names: Optional[Sequence[str]] = None,
+        clip: bool = False,
+    ) -> ResourcePool:
+        """A pool from a dense grid of equal slots (for example 5-minute usage logs).
+
+        Parameters
+        ----------
+        capacity : array_like, shape (n, m)
+        reserved : array_like, shape (n, m, S)
+            Amount reserved in slot ``s`` = ``[s * slot_seconds, (s + 1) * slot_seconds)``.
+            After the last slot nothing is reserved.
+        slot_seconds : float
+            Length of a slot (> 0).
+        names : sequence of str
+        labels, node_names, clip : optional
+            As for :class:`ResourcePool`.
+
+        Returns
+        -------
+        ResourcePool
+
+        Examples
+        --------
+        >>> pool = ResourcePool.from_slots([[4.0]], [[[1.0, 3.0]]], 300, ["cores"])
+        >>> pool.times.tolist(), pool.reserved[0, 0].tolist()
+        ([0.0, 300.0, 600.0], [1.0, 3.0, 0.0])
+        """
+        if isinstance(slot_seconds, bool) or not isinstance(slot_seconds, (int, float, np.number)):
+            raise TypeError("slot_seconds must be a number")
+        if not (math.isfinite(float(slot_seconds)) and slot_seconds > 0):
+            raise ValueError(f"slot_seconds must be a finite number > 0, got {slot_seconds!r}")
+        res = _float_array(reserved, "reserved", 3)
+        s = res.shape[2]
+        times = np.arange(s + 1, dtype=np.float64) * float(slot_seconds)
+        res = np.concatenate([res, np.zeros(res.shape[:2] + (1,))], axis=2)
+        return cls(capacity, names, times, res, labels=labels, node_names=node_names, clip=clip)
+
+    # ----------------------------------------------------------------- properties
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes ``n``."""
+        return int(self._capacity.shape[0])
+
+    @property
+    def n_properties(self) -> int:
+        """Number of quantitative properties ``m``."""
+        return int(self._capacity.shape[1])
+
+    @property
+    def names(self) -> Tuple[str, ...]:
+        """Property names."""
+        return self._names
+
+    @property
+    def node_names(self) -> Tuple[str, ...]:
+        """Node names."""
+        return self._node_names
+
+    @property
+    def capacity(self) -> np.ndarray:
+        """``p_ij`` as a read-only (n, m) array."""
+        return self._capacity
+
+    @property
+    def times(self) -> np.ndarray:
+        """Breakpoints of the timetables (read-only, seconds)."""
+        return self._times
+
+    @property
+    def reserved(self) -> np.ndarray:
+        """Reserved amounts per node, property and segment (read-only, (n, m, K))."""
+        return self._reserved
+
+    @property
+    def labels(self) -> Dict[str, np.ndarray]:
+        """Qualitative labels: name -> read-only object array of one value per node."""
+        return dict(self._labels)
+
+    def __repr__(self) -> str:
+        return (
+            f"ResourcePool({self.n_nodes} nodes, properties {list(self._names)}, "
+            f"{self._times.shape[0]} breakpoints, labels {sorted(self._labels)})"
+        )
+
+    def copy(self) -> ResourcePool:
+        """An independent pool with the same state (the arrays are shared read-only)."""
+        new = object.__new__(ResourcePool)
+        new.__dict__.update(self.__dict__)
+        new._labels = dict(self._labels)
+        return new
+
+    # ----------------------------------------------------------------- queries
+    def reserved_at(self, t: float) -> np.ndarray:
+        """``T_ij(t)`` for every node and property, shape (n, m)."""
+        k = int(np.searchsorted(self._times, float(t), side="right")) - 1
+        return self._reserved[:, :, max(k, 0)].copy()
+
+    def match(self, labels: Optional[Mapping[str, Any]]) -> np.ndarray:
+        """Boolean mask of the nodes whose labels satisfy ``labels``.
+
+        A requirement value is a string (equality) or a sequence of accepted strings; a
+        label the pool does not have matches no node.
+        """
+        mask = np.ones(self.n_nodes, dtype=bool)
+        for key, want in (labels or {}).items():
+            have = self._labels.get(key)
+            if have is None:
+                return np.zeros(self.n_nodes, dtype=bool)
+            accepted = {want} if isinstance(want, str) else set(want)
+            mask &= np.array([v in accepted for v in have], dtype=bool)
+        return mask
+
+    # ----------------------------------------------------------------- Phase VI
+    def reserve(
+        self, start: float, duration: float, resources: Any, amounts: Any
+    ) -> ResourcePool:
+        """Reserve ``amounts`` on ``resources`` for ``[start, start + duration)``, atomically.
+
+        Either every amount fits into what is available over the whole interval and all the
+        timetables are updated, or a ``ValueError`` is raised and the pool is unchanged.
+
+        Parameters
+        ----------
+        start, duration : float
+            Seconds (``start >= 0``, ``duration > 0``).
+        resources : array_like of int, shape (N,)
+            Distinct node indices.
+        amounts : array_like, shape (N, m)
+            Amount of each property to reserve on each node.
+
+        Returns
+        -------
+        ResourcePool
+            ``self`` (updated in place).
+
+        Raises
+        ------
+        ValueError
+            When an amount does not fit (nothing is changed) or the arguments are malformed.
+
+        Examples
+        --------
+        >>> pool = ResourcePool([[4.0], [4.0]], ["cores"])
+        >>> _ = pool.reserve(0, 60, [1], [[3.0]])
+        >>> pool.reserved_at(30).ravel().tolist(), pool.reserved_at(60).ravel().tolist()
+        ([0.0, 3.0], [0.0, 0.0])
+        """
+        start = float(start)
+        duration = float(duration)
+        if not (math.isfinite(start) and start >= 0):
+            raise ValueError(f"start must be a finite number >= 0, got {start!r}")
+        if not (math.isfinite(duration) and duration > 0):
+            raise ValueError(f"duration must be a finite number > 0, got {duration!r}")
+        idx = np.asarray(resources)
+        if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError("resources must be a 1-D array of node indices")
+        idx = idx.astype(np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.n_nodes):
+            raise ValueError(f"resources must be node indices in [0, {self.n_nodes})")
+        if np.unique(idx).size != idx.size:
+            raise ValueError("resources must be distinct")
+        amt = _float_array(amounts, "amounts", 2)
+        if amt.shape != (idx.size, self.n_properties):
+            want = (idx.size, self.n_properties)
+            raise ValueError(f"amounts has shape {amt.shape}, expected {want}")
+        end = start + duration
+        times, res = self._times, self._reserved
+        new_points = [x for x in (start, end) if x not in set(times.tolist())]
+        if new_points:
+            times = np.union1d(times, new_points)
+            src = np.searchsorted(self._times, times, side="right") - 1
+            res = res[:, :, src]
+        k0 = int(np.searchsorted(times, start, side="left"))
+        k1 = int(np.searchsorted(times, end, side="left"))
+        cap = self._capacity[idx]
+        peak = res[idx, :, k0:k1].max(axis=2)
+        free = cap - peak
+        bad = amt > free + TOLERANCE * np.maximum(1.0, cap)
+        if np.any(bad):
+            r, i = (int(v[0]) for v in np.nonzero(bad))
+            raise ValueError(
+                f"cannot reserve {amt[r, i]:g} of {self._names[i]!r} on node {int(idx[r])} for "
+                f"[{start:g}, {end:g}): only {free[r, i]:g} is free; nothing was reserved"
+            )
+        res = np.array(res, dtype=np.float64, copy=True)
+        res[idx, :, k0:k1] += amt[:, :, None]
+        np.minimum(res, self._capacity[:, :, None], out=res)
+        times = np.array(times, dtype=np.float64)
+        readonly(times, res)
+        self._times, self._reserved = times, res
+        return self
+
+    def trim(self, before: float) -> ResourcePool:
+        """Drop breakpoints before ``before`` (the past), keeping the timetables after it.
+
+        The value in force at ``before`` moves to the origin's segment; used by the online
+        simulator to keep the grid small. Returns ``self``.
+        """
+        k = int(np.searchsorted(self._times, float(before), side="right")) - 1
+        if k <= 0:
+            return self
+        times = np.concatenate([[0.0], self._times[k + 1 :]])
+        res = np.concatenate([self._reserved[:, :, k : k + 1], self._reserved[:, :, k + 1 :]], 2)
+        # keep absolute times: the first segment now covers [0, times[1])
+        readonly(times, res)
+        self._times, self._reserved = times, res
+        return self
+
+
+def _mapping(value: Any, argname: str) -> Dict[str, float]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{argname} must be a mapping of property name -> amount")
+    out = {}
+    for key, v in value.items():
+        if not isinstance(key, str):
+            raise TypeError(f"{argname} keys must be property names (str)")
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
+            raise TypeError(f"{argname}[{key!r}] must be a number, got {type(v).__name__}")
+        if not (math.isfinite(float(v)) and float(v) >= 0):
+            raise ValueError(f"{argname}[{key!r}] must be a finite number >= 0, got {v!r}")
+        out[key] = float(v)
+    return out
+
+
+class CollectiveRequest:
+    """A (collective) co-allocation request.
+
+    Parameters
+    ----------
+    duration : float
+        ``t_res``, seconds (> 0).
+    count : int
+        ``N``, the number of resources (>= 1).
+    earliest_start : float, optional
+        ``t_e`` in seconds from the pool's origin (default 0, "the time of submission").
+    latest_start : float, optional
+        ``t_l`` (default ``t_e + t_C`` with ``t_C`` = :data:`DEFAULT_HORIZON`).
+    minimum : mapping of str to float, optional
+        ``e_i`` per property; a property without one gets :data:`DEFAULT_MINIMUM` (the
+        paper's "small positive value"), or ``total / count`` for a simple property.
+    total : mapping of str to float, optional
+        ``d_i`` per property; a property without one is *simple*: ``d_i = N e_i``.
+    labels : mapping of str to str or sequence of str, optional
+        Qualitative requirements (one accepted value or a list of them).
+
+    Raises
+    ------
+    TypeError, ValueError
+        On malformed arguments or ``total < count * minimum``.
+
+    Examples
+    --------
+    >>> req = CollectiveRequest(3600, 10, minimum={"ram": 2}, total={"ram": 40})
+    >>> req.latest_start
+    86400.0
+    """
+
+    def __init__(
+        self,
+        duration: float,
+        count: int,
+        earliest_start: Optional[float] = None,
+        latest_start: Optional[float] = None,
+        minimum: Optional[Mapping[str, float]] = None,
+        total: Optional[Mapping[str, float]] = None,
+        labels: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        if isinstance(duration, bool) or not isinstance(duration, (int, float, np.number)):
+            raise TypeError(f"duration must be a number of seconds, got {type(duration).__name__}")
+        if not (math.isfinite(float(duration)) and duration > 0):
+            raise ValueError(f"duration must be a finite number > 0, got {duration!r}")
+        if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)):
+            raise TypeError(f"count must be an int, got {type(count).__name__}")
+        if count < 1:
+            raise ValueError(f"count must be >= 1, got {count}")
+        te = 0.0 if earliest_start is None else earliest_start
+        if isinstance(te, bool) or not isinstance(te, (int, float, np.number)):
+            raise TypeError("earliest_start must be a number of seconds")
+        if not (math.isfinite(float(te)) and te >= 0):
+            raise ValueError(f"earliest_start must be a finite number >= 0, got {te!r}")
+        tl = float(te) + DEFAULT_HORIZON if latest_start is None else latest_start
+        if isinstance(tl, bool) or not isinstance(tl, (int, float, np.number)):
+            raise TypeError("latest_start must be a number of seconds")
+        if not (math.isfinite(float(tl)) and tl >= te):
+            raise ValueError(
+                f"latest_start must be a finite number >= earliest_start ({te!r}), got {tl!r}"
+            )
+        self.duration = float(duration)
+        self.count = int(count)
+        self.earliest_start = float(te)
+        self.latest_start = float(tl)
+        self.minimum = _mapping(minimum, "minimum")
+        self.total = _mapping(total, "total")
+        for key, d in self.total.items():
+            e = self.minimum.get(key)
+            if e is not None and d < self.count * e * (1 - TOLERANCE):
+                raise ValueError(
+                    f"total[{key!r}]={d:g} is less than count * minimum[{key!r}] = "
+                    f"{self.count * e:g}"
+                )
+        if labels is not None and not isinstance(labels, Mapping):
+            raise TypeError("labels must be a mapping of label name -> accepted value(s)")
+        self.labels: Dict[str, Any] = {}
+        for key, want in (labels or {}).items():
+            if not isinstance(key, str):
+                raise TypeError("labels keys must be strings")
+            if isinstance(want, str):
+                self.labels[key] = want
+            elif isinstance(want, (list, tuple)) and all(isinstance(w, str) for w in want):
+                self.labels[key] = tuple(want)
+            else:
+                raise TypeError(f"labels[{key!r}] must be a string or a list of strings")
+
+    @property
+    def collective(self) -> bool:
+        """True when some property has a total (a collective request)."""
+        return bool(self.total)
+
+    def vectors(self, names: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
+        """``(e, d)``: the per-resource minimum and the total of each property of ``names``.
+
+        Raises
+        ------
+        ValueError
+            When the request names a property the pool does not have.
+        """
+        names = tuple(names)
+        for argname, table in (("minimum", self.minimum), ("total", self.total)):
+            unknown = sorted(set(table) - set(names))
+            if unknown:
+                raise ValueError(
+                    f"request {argname} names unknown properties {unknown}; the pool has "
+                    f"{list(names)}"
+                )
+        n = self.count
+        e = np.empty(len(names))
+        d = np.empty(len(names))
+        for i, key in enumerate(names):
+            if key in self.minimum:
+                e[i] = self.minimum[key]
+            elif key in self.total:
+                e[i] = min(DEFAULT_MINIMUM, self.total[key] / n)
+            else:
+                e[i] = DEFAULT_MINIMUM
+            d[i] = self.total.get(key, n * e[i])
+            d[i] = max(d[i], n * e[i])
+        readonly(e, d)
+        return e, d
+
+    def to_dict(self) -> dict:
+        """The request as a JSON-ready dictionary (the ``request`` object of the formats)."""
+        out: dict = {
+            "duration": self.duration,
+            "count": self.count,
+            "earliest_start": self.earliest_start,
+            "latest_start": self.latest_start,
+            "minimum": dict(self.minimum),
+        }
+        if self.total:
+            out["total"] = dict(self.total)
+        if self.labels:
+            out["labels"] = {
+                k: v if isinstance(v, str) else list(v) for k, v in self.labels.items()
+            }
+        return out
+
+    def __repr__(self) -> str:
+        kind = "collective" if self.collective else "simple"
+        return (
+            f"CollectiveRequest({kind}: {self.count} nodes for {self.duration:g} s, start in "
+            f"[{self.earliest_start:g}, {self.latest_start:g}], minimum {self.minimum}, "
+            f"total {self.total}, labels {self.labels})"
+        )

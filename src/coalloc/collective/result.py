@@ -1,0 +1,83 @@
+"""The result of every co-allocation method: :class:`CoallocationResult`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from .._shared.result import Result, jsonable
+
+__all__ = ["CoallocationResult"]
+
+
+@dataclass
+class CoallocationResult(Result):
+    """Outcome of :func:`coalloc.collective.coallocate` (every method).
+
+    Attributes
+    ----------
+    start : float or None
+        ``t_s`` in seconds from the pool's origin (None when rejected).
+    duration : float
+        ``t_res`` of the request.
+    resources : ndarray of int64, shape (N,), or None
+        Node indices into the pool.
+    amounts : ndarray, shape (N, m), or None
+        Amount of each property reserved on each resource (Phase VI: ``e_i + r_ij (d_i -
+        N e_i)``); each column sums to ``d_i``.
+    utilisation : float or None
+        The utilisation factor ``U~ = prod_i u~_i`` (paper eqs. 1-3, worst case over the
+        reservation interval, after the job is placed); also ``objective``.
+    names : tuple of str
+        Property names (columns of ``amounts``).
+    rejection : dict or None
+        Why no solution was found: a machine-readable reason (see docs/collective.md).
+    proven : bool
+        For a rejection: True when no admissible solution exists in the window (exact
+        methods); for a solution: True when its start is proven earliest.
+    status, message, method, seed, params, timings, iterations, objective, bound, gap
+        The shared result fields (:class:`coalloc.Result`).
+    """
+
+    start: Optional[float] = None
+    duration: float = 0.0
+    resources: Optional[np.ndarray] = None
+    amounts: Optional[np.ndarray] = None
+    utilisation: Optional[float] = None
+    names: tuple = ()
+    rejection: Optional[dict] = None
+    proven: bool = False
+    status: str = "error"
+    message: str = ""
+    method: str = ""
+    seed: Optional[int] = None
+    params: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+    iterations: dict = field(default_factory=dict)
+    objective: Optional[float] = None
+    bound: Optional[float] = None
+    gap: Optional[float] = None
+
+    def _payload(self) -> dict:
+        out: dict[str, Any] = {
+            "start": self.start,
+            "duration": self.duration,
+            "resources": None if self.resources is None else jsonable(self.resources),
+            "amounts": None if self.amounts is None else jsonable(self.amounts),
+            "utilisation": self.utilisation,
+            "names": list(self.names),
+            "proven": bool(self.proven),
+        }
+        if self.rejection is not None:
+            out["rejection"] = jsonable(self.rejection)
+        return out
+
+    def __str__(self) -> str:
+        if self.start is None:
+            return f"{self.method}: rejected ({self.status}): {self.message}"
+        return (
+            f"{self.method}: start {self.start:g} s on {len(self.resources)} resources "
+            f"{self.resources.tolist()}, utilisation factor {self.utilisation:.4f} ({self.status})"
+        )

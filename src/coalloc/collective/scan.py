@@ -1,0 +1,243 @@
+"""The package's default method: an exact earliest-start scan with explainable rejections.
+
+For every candidate start in ascending order (``t_e`` and the breakpoints where availability
+increases, over the *whole* pool: the only possible earliest starts), the window maxima of
+every matching node come from the compiled kernel in blocks; then
+
+1. the nodes with ``a_ij^t >= e_i`` are eligible; fewer than ``N``: rejected at ``t`` by a
+   per-resource minimum (the property that excludes the most nodes is reported);
+2. the ``N`` largest ``a_ij^t`` of each property must reach ``d_i``; otherwise rejected at
+   ``t`` by that total (best reachable sum reported);
+3. a set is searched: by enumeration when ``C(k, N) <= enumerate_limit`` (exact: also the
+   best factor), else by deterministic best-improvement swaps (compiled :func:`swap_search`)
+   from a best-coverage greedy set, which first repair the totals and then raise the
+   utilisation factor; if the repair fails, the integer program of :mod:`.exact` decides
+   (proven either way, or undecided on its time limit). Once a start is known feasible, the
+   swaps also run from the tightest-fit greedy sets (overall and per property) and the best
+   factor is kept.
+
+The first start with a set wins: the start is the earliest (proven unless a test was
+undecided), the factor is the local optimum of the swaps (or the enumerated optimum). No
+random choice is made: the answer does not depend on the seed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from .._shared import params as checks
+from .._shared.seeding import check_seed
+from .core import Clock, Problem, check_backend, decrease_starts, kernels, rejected, solution
+from .exact import best_subset, feasible_subset
+from .model import CollectiveRequest, ResourcePool
+from .result import CoallocationResult
+
+__all__ = ["scan"]
+
+_MAX_LISTED = 50
+
+
+def _starts(avail, tmax, cap, d, n, e):
+    """Greedy starting sets (row indices): best coverage, tightest fit overall and tightest
+    fit on each property."""
+    need = np.maximum(d / n, e)
+    cover = np.minimum(avail / need[None, :], 1.0).sum(axis=1) + 1e-9 * avail.sum(axis=1)
+    out = [np.argsort(-cover, kind="stable")[:n]]
+    fits = np.all(avail >= need[None, :], axis=1)
+    per = (tmax + need[None, :]) / cap
+    tight = np.prod(per, axis=1)
+    out.append(np.argsort(-np.where(fits, tight, tight - 1e9), kind="stable")[:n])
+    if per.shape[1] > 1:
+        for i in range(per.shape[1]):
+            out.append(np.argsort(-np.where(fits, per[:, i], per[:, i] - 1e9), kind="stable")[:n])
+    return out
+
+
+def scan(
+    pool: ResourcePool,
+    request: CollectiveRequest,
+    *,
+    seed: Optional[int] = 0,
+    backend: str = "compiled",
+    enumerate_limit: int = 20_000,
+    solver: str = "highs",
+    time_limit: Optional[float] = 10.0,
+    max_rounds: int = 100_000,
+    block: int = 32,
+    reserve: bool = False,
+) -> CoallocationResult:
+    """Co-allocate at the earliest admissible start with a high utilisation factor.
+
+    Parameters
+    ----------
+    pool : ResourcePool
+    request : CollectiveRequest
+    seed : int, optional
+        Accepted for a uniform signature; the method is deterministic.
+    backend : {"compiled", "numpy"}
+        Kernels: compiled (default) or their NumPy twins (same answers, slower).
+    enumerate_limit : int
+        Enumerate all subsets (exact factor) when there are at most this many.
+    solver : {"highs", "cbc", "cpsat"}
+        Back-end of the integer program deciding hard starts.
+    time_limit : float, optional
+        Seconds per integer program.
+    max_rounds : int
+        Cap on swaps per search.
+    block : int
+        Candidate starts whose window maxima are computed at once.
+    reserve : bool
+        Reserve the solution on ``pool`` (atomically).
+
+    Returns
+    -------
+    CoallocationResult
+        ``"optimal"`` (earliest start proven, factor by enumeration), ``"feasible"`` or a
+        rejection (``"infeasible"`` proven, ``"time_limit"`` undecided) whose ``rejection``
+        says which check failed at which starts.
+
+    Examples
+    --------
+    >>> pool = ResourcePool([[4.0], [2.0], [1.0]], ["cores"])
+    >>> req = CollectiveRequest(60, 2, minimum={"cores": 1}, total={"cores": 3})
+    >>> scan(pool, req).status
+    'optimal'
+    """
+    seed = check_seed(seed)
+    check_backend(backend)
+    enumerate_limit = checks.integer(enumerate_limit, "enumerate_limit", 0)
+    checks.choice(solver, ("highs", "cbc", "cpsat"), "solver")
+    time_limit = checks.time_limit(time_limit)
+    max_rounds = checks.integer(max_rounds, "max_rounds", 0)
+    block = checks.integer(block, "block", 1)
+    prob = Problem.of(pool, request)
+    params = {"backend": backend, "enumerate_limit": enumerate_limit, "solver": solver,
+              "time_limit": time_limit, "max_rounds": max_rounds}  # fmt: skip
+    ker = kernels(backend)
+    clock = Clock()
+    n, e, d = request.count, prob.e, prob.d
+    names = pool.names
+    counters = {"starts": 0, "enumerated": 0, "swap_rounds": 0, "solver_calls": 0}
+    nodes = prob.matching
+    if nodes.size < n:
+        lab = int(prob.label_ok.sum())
+        short = [names[i] for i in range(len(names))
+                 if np.sum(pool.capacity[prob.label_ok, i] < e[i]) > 0]  # fmt: skip
+        reason = {"reason": "too_few_matching", "label_matches": lab, "matching": int(nodes.size),
+                  "needed": n, "capacity_short": short, "message":
+                  f"no solution: {lab} nodes match the labels, {nodes.size} of them have the "
+                  f"per-resource minimums as capacity; {n} needed"}  # fmt: skip
+        return rejected(prob, "scan", reason, seed, params, clock.done(), counters, proven=True)
+    cap = pool.capacity[nodes]
+    top = -np.sort(-cap, axis=0)[:n].sum(axis=0)
+    if np.any(top < d):
+        i = int(np.flatnonzero(top < d)[0])
+        reason = {"reason": "capacity", "property": names[i], "total": float(d[i]),
+                  "best": float(top[i]), "message": f"no solution at any time: the {n} largest "
+                  f"capacities of {names[i]!r} sum to {top[i]:g} < total {d[i]:g}"}  # fmt: skip
+        return rejected(prob, "scan", reason, seed, params, clock.done(), counters, proven=True)
+    starts = decrease_starts(pool, nodes, request.earliest_start, request.latest_start)
+    whole = nodes.size * 2 >= pool.n_nodes  # window maxima of every node, then select
+    sub = pool.reserved if whole else np.ascontiguousarray(pool.reserved[nodes])
+    clock.lap("prepare")
+    listed, summary, unknown = [], {"minimum": 0, "total": 0, "combination": 0, "undecided": 0}, 0
+    binding: dict = {}
+
+    def note(entry):
+        summary[entry["check"]] += 1
+        key = (entry["check"], entry.get("property"))
+        binding[key] = binding.get(key, 0) + 1
+        if len(listed) < _MAX_LISTED:
+            listed.append(entry)
+
+    for b0 in range(0, starts.size, block):
+        chunk = starts[b0 : b0 + block]
+        tmax_all = ker.window_max(pool.times, sub, chunk, request.duration)
+        if whole:
+            tmax_all = tmax_all[:, nodes]
+        codes, elig, props, vals = ker.screen(tmax_all, cap, e, d, n)
+        clock.lap("window_max")
+        for c, t in enumerate(chunk):
+            counters["starts"] += 1
+            if codes[c] == 1:
+                i = int(props[c])
+                note({"start": float(t), "check": "minimum", "property": names[i],
+                      "eligible": int(elig[c]), "meeting_property": int(vals[c]),
+                      "needed": n})  # fmt: skip
+                continue
+            if codes[c] == 2:
+                i = int(props[c])
+                note({"start": float(t), "check": "total", "property": names[i],
+                      "best": float(vals[c]), "total": float(d[i])})  # fmt: skip
+                continue
+            tmax = tmax_all[c]
+            avail = cap - tmax
+            el = np.flatnonzero(np.all(avail >= e[None, :], axis=1))
+            a, tm, cp = avail[el], tmax[el], cap[el]
+            rows = None
+            exact_u = False
+            if math.comb(int(el.size), n) <= enumerate_limit:
+                got = best_subset(a, tm, cp, d, n, enumerate_limit)
+                counters["enumerated"] += math.comb(int(el.size), n)
+                if got is not None and got[0] is not None:
+                    rows, exact_u = got[0], True
+                else:
+                    note({"start": float(t), "check": "combination", "property": None})
+                    continue
+            else:
+                starts_ = _starts(a, tm, cp, d, n, e)
+                r, k = ker.swap_search(a, tm, cp, d, starts_[0], max_rounds)
+                counters["swap_rounds"] += k
+                cands = [r] if np.all(a[r].sum(axis=0) >= d) else []
+                if not cands:
+                    # the repair from the best-coverage start failed: the integer program
+                    # decides whether any set exists at this start
+                    counters["solver_calls"] += 1
+                    status, r = feasible_subset(a, d, n, backend=solver, time_limit=time_limit)
+                    if status == "infeasible":
+                        note({"start": float(t), "check": "combination", "property": None})
+                        continue
+                    if r is None:
+                        unknown += 1
+                        note({"start": float(t), "check": "undecided", "property": None})
+                        continue
+                    r, k = ker.swap_search(a, tm, cp, d, r, max_rounds)
+                    counters["swap_rounds"] += k
+                    cands.append(r)
+                for s0 in starts_[1:]:  # this start is feasible: more starts for the factor
+                    r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds)
+                    counters["swap_rounds"] += k
+                    if np.all(a[r].sum(axis=0) >= d):
+                        cands.append(r)
+                clock.lap("search")
+                us = [np.prod((d + tm[r].sum(axis=0)) / cp[r].sum(axis=0)) for r in cands]
+                rows = cands[int(np.argmax(us))]
+            clock.lap("search")
+            proven = unknown == 0
+            status = "optimal" if (exact_u and proven) else "feasible"
+            result = solution(prob, "scan", float(t), nodes[el[rows]], tm[rows], seed, params,
+                              {}, counters, status=status, proven=proven)  # fmt: skip
+            if reserve:
+                pool.reserve(result.start, request.duration, result.resources, result.amounts)
+            result.timings = clock.done()
+            return result
+        clock.lap("search")
+    (kind, prop), _ = max(binding.items(), key=lambda kv: kv[1]) if binding else ((None, None), 0)
+    words = {"minimum": "per-resource minimum", "total": "total", "combination":
+             "no combination of N eligible resources meets every total", "undecided":
+             "undecided (time limit)"}  # fmt: skip
+    what = words.get(kind, "")
+    if prop is not None:
+        what = f"{what} of {prop!r}"
+    reason = {"reason": "no_start", "starts_checked": int(starts.size),
+              "window": [request.earliest_start, request.latest_start], "summary": summary,
+              "binding": {"check": kind, "property": prop}, "per_start": listed,
+              "truncated": max(0, int(starts.size) - len(listed)), "message":
+              f"no admissible solution at any of {starts.size} candidate starts in "
+              f"[{request.earliest_start:g}, {request.latest_start:g}]; most often binding: "
+              f"{what}"}  # fmt: skip
+    return rejected(prob, "scan", reason, seed, params, clock.done(), counters,
+                    proven=unknown == 0, status="infeasible" if unknown == 0 else "time_limit")

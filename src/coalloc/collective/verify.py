@@ -1,0 +1,160 @@
+"""An independent check of a co-allocation: :func:`verify_coallocation`.
+
+Shares no code with the solvers: the window maxima are recomputed here segment by segment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, List, Optional
+
+import numpy as np
+
+from .._shared.result import Report
+from .model import CollectiveRequest, ResourcePool
+
+__all__ = ["CoallocationReport", "verify_coallocation"]
+
+
+@dataclass
+class CoallocationReport(Report):
+    """What :func:`verify_coallocation` found.
+
+    Attributes
+    ----------
+    admissible : bool
+        Every constraint holds.
+    violations : list of str
+        One line per violated constraint.
+    utilisation : float or None
+        The factor recomputed from the pool (eq. 3 after placement).
+    matches : bool
+        The claimed factor (if any) agrees with the recomputation.
+    """
+
+    admissible: bool
+    violations: List[str] = field(default_factory=list)
+    utilisation: Optional[float] = None
+    matches: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return self.admissible and self.matches
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "admissible": self.admissible, "violations": list(self.violations),
+                "utilisation": self.utilisation, "matches": self.matches}  # fmt: skip
+
+    def __str__(self) -> str:
+        if self.ok:
+            return f"admissible; utilisation factor {self.utilisation:.6g}"
+        return "NOT admissible: " + "; ".join(self.violations[:10] or ["claim mismatch"])
+
+
+def _peak(times: np.ndarray, series: np.ndarray, lo: float, hi: float) -> float:
+    best = None
+    k_count = times.shape[0]
+    for k in range(k_count):
+        seg_lo = times[k]
+        seg_hi = times[k + 1] if k + 1 < k_count else np.inf
+        if seg_lo < hi and seg_hi > lo:
+            v = float(series[k])
+            best = v if best is None else max(best, v)
+    return 0.0 if best is None else best
+
+
+def verify_coallocation(
+    pool: ResourcePool,
+    request: CollectiveRequest,
+    start: Optional[float],
+    resources: Any,
+    amounts: Any,
+    *,
+    claimed_utilisation: Optional[float] = None,
+    rtol: float = 1e-7,
+) -> CoallocationReport:
+    """Check that a co-allocation is admissible on ``pool`` (before it is reserved).
+
+    Checks: exactly ``N`` distinct valid node indices; labels; ``t_e <= start <= t_l``;
+    for every property over the whole interval ``[start, start + t_res)``: each amount at
+    least ``e_i`` and at most what is free (``p_ij - max T_ij``), the amounts summing to
+    ``d_i``; and the claimed utilisation factor.
+
+    Parameters
+    ----------
+    pool : ResourcePool
+    request : CollectiveRequest
+    start : float
+    resources : array_like of int, shape (N,)
+    amounts : array_like, shape (N, m)
+    claimed_utilisation : float, optional
+    rtol : float
+        Relative tolerance of the comparisons.
+
+    Returns
+    -------
+    CoallocationReport
+
+    Examples
+    --------
+    >>> pool = ResourcePool([[4.0], [2.0]], ["cores"])
+    >>> req = CollectiveRequest(60, 2, minimum={"cores": 1}, total={"cores": 5})
+    >>> verify_coallocation(pool, req, 0.0, [0, 1], [[3.0], [2.0]]).ok
+    True
+    """
+    v: List[str] = []
+    names = pool.names
+    m = len(names)
+    n = request.count
+    e = np.empty(m)
+    d = np.empty(m)
+    for i, name in enumerate(names):
+        e[i] = request.minimum.get(name, min(1e-6, request.total.get(name, np.inf) / n))
+        d[i] = max(request.total.get(name, n * e[i]), n * e[i])
+    if start is None:
+        return CoallocationReport(False, ["no start time"])
+    idx = np.asarray(resources).ravel()
+    amt = np.asarray(amounts, dtype=float)
+    if idx.shape[0] != n:
+        v.append(f"{idx.shape[0]} resources, the request asks for exactly {n}")
+    if idx.size and not np.issubdtype(idx.dtype, np.integer):
+        return CoallocationReport(False, v + ["resources are not integer indices"])
+    if len(set(idx.tolist())) != idx.shape[0]:
+        v.append("resources are not distinct")
+    if np.any(idx < 0) or np.any(idx >= pool.n_nodes):
+        return CoallocationReport(False, v + ["resource index out of range"])
+    if amt.shape != (idx.shape[0], m):
+        return CoallocationReport(False, v + [f"amounts has shape {amt.shape}"])
+    if not (request.earliest_start - 1e-9 <= start <= request.latest_start + 1e-9):
+        v.append(f"start {start} outside [{request.earliest_start}, {request.latest_start}]")
+    for key, want in request.labels.items():
+        have = pool.labels.get(key)
+        ok_vals = {want} if isinstance(want, str) else set(want)
+        for j in idx:
+            if have is None or have[j] not in ok_vals:
+                v.append(f"node {int(j)} does not have label {key}={want!r}")
+    lo, hi = float(start), float(start) + request.duration
+    cap = pool.capacity
+    peaks = np.zeros((idx.shape[0], m))
+    for r, j in enumerate(idx):
+        for i in range(m):
+            peaks[r, i] = _peak(pool.times, pool.reserved[j, i], lo, hi)
+            free = cap[j, i] - peaks[r, i]
+            tol = rtol * max(1.0, cap[j, i])
+            if amt[r, i] < e[i] - tol:
+                v.append(f"node {int(j)}: {names[i]} amount {amt[r, i]:g} < minimum {e[i]:g}")
+            if amt[r, i] > free + tol:
+                v.append(f"node {int(j)}: {names[i]} amount {amt[r, i]:g} > free {free:g} "
+                         f"over [{lo:g}, {hi:g})")  # fmt: skip
+    for i in range(m):
+        s = float(amt[:, i].sum())
+        if abs(s - d[i]) > rtol * max(1.0, d[i]):
+            v.append(f"{names[i]}: amounts sum to {s:g}, total is {d[i]:g}")
+    util = None
+    sp = cap[idx].sum(axis=0)
+    if np.all(sp > 0):
+        util = float(np.prod((d + peaks.sum(axis=0)) / sp))
+    matches = True
+    if claimed_utilisation is not None and util is not None:
+        matches = abs(claimed_utilisation - util) <= 1e-6 * max(1.0, abs(util))
+    return CoallocationReport(not v, v, util, matches)

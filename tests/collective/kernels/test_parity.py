@@ -1,0 +1,144 @@
+"""The compiled kernels of coalloc.collective against their NumPy twins: exact parity."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coalloc.collective import _search as C
+from coalloc.collective._reference import search as R
+
+
+def random_rows(rng, r, m, ties=False):
+    cap = rng.uniform(1, 8, (r, m))
+    if ties:
+        cap = np.round(cap)
+    tmax = cap * rng.uniform(0, 1, (r, m)) * (rng.random((r, m)) < 0.6)
+    if ties:
+        tmax = np.floor(tmax)
+    return cap - tmax, tmax, cap
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_window_max_parity(seed):
+    rng = np.random.default_rng(seed)
+    n, m, k = rng.integers(1, 6), rng.integers(1, 4), rng.integers(1, 12)
+    times = np.concatenate([[0.0], np.cumsum(rng.integers(1, 5, k - 1) * 100.0)])
+    res = rng.random((n, m, k)) * (rng.random((n, m, k)) < 0.7)
+    starts = np.sort(rng.choice(np.concatenate([times, rng.uniform(0, times[-1] + 500, 5)]), 6))
+    dur = float(rng.choice([50.0, 100.0, 250.0, 1000.0]))
+    a = C.window_max(times, res, starts, dur)
+    b = R.window_max(times, res, starts, dur)
+    assert np.array_equal(a, b)
+    # referee: direct definition on a fine sample of the window
+    for s, t in enumerate(starts):
+        ks = [q for q in range(k) if times[q] < t + dur and (q + 1 == k or times[q + 1] > t)]
+        assert np.array_equal(a[s], res[:, :, ks].max(axis=2))
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_select_and_swap_parity(case):
+    rng = np.random.default_rng(case)
+    r, m = int(rng.integers(3, 30)), int(rng.integers(1, 4))
+    count = int(rng.integers(1, r))
+    a, t, p = random_rows(rng, r, m, ties=case % 3 == 0)
+    d = count * a.mean(axis=0) * rng.uniform(0.5, 1.6, m)
+    seed = int(rng.integers(0, 2**63))
+    s1, ok1, c1 = C.select_and_swap(a, t, p, d, count, 7, seed)
+    s2, ok2, c2 = R.select_and_swap(a, t, p, d, count, 7, seed)
+    assert np.array_equal(s1, s2) and ok1 == ok2 and c1 == c2
+    assert len(set(s1.tolist())) == count
+    assert ok1 == bool(np.all(a[s1].sum(axis=0) >= d))
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_phase5_parity_and_monotone(case):
+    rng = np.random.default_rng(1000 + case)
+    r, m = int(rng.integers(3, 30)), int(rng.integers(1, 4))
+    count = int(rng.integers(1, r))
+    a, t, p = random_rows(rng, r, m, ties=case % 4 == 0)
+    sel = rng.permutation(r)[:count]
+    d = a[sel].sum(axis=0) * rng.uniform(0.5, 1.0, m)
+    seed = int(rng.integers(0, 2**63))
+    s1, n1 = C.phase5(a, t, p, d, sel, 10, seed)
+    s2, n2 = R.phase5(a, t, p, d, sel, 10, seed)
+    assert np.array_equal(s1, s2) and n1 == n2
+    assert np.all(a[s1].sum(axis=0) >= d)
+
+    def u(s):
+        return np.prod((d + t[s].sum(axis=0)) / p[s].sum(axis=0))
+
+    assert u(s1) >= u(sel) * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("case", range(30))
+def test_swap_search_parity(case):
+    rng = np.random.default_rng(2000 + case)
+    r, m = int(rng.integers(3, 20)), int(rng.integers(1, 4))
+    count = int(rng.integers(1, r))
+    a, t, p = random_rows(rng, r, m, ties=case % 5 == 0)
+    d = count * a.mean(axis=0) * rng.uniform(0.5, 1.3, m) + 1e-3
+    sel = rng.permutation(r)[:count]
+    s1, k1 = C.swap_search(a, t, p, d, sel, 1000)
+    s2, k2 = R.swap_search(a, t, p, d, sel, 1000)
+    assert np.array_equal(s1, s2) and k1 == k2
+    assert len(set(s1.tolist())) == count
+
+
+def test_xoshiro_twin_matches_known_stream():
+    # the kernel and twin must draw the same stream: a selection with all ties is decided by it
+    a = np.ones((10, 1))
+    for seed in range(5):
+        s1, _, _ = C.select_and_swap(a, 0 * a, a, np.array([1.0]), 3, 7, seed)
+        s2, _, _ = R.select_and_swap(a, 0 * a, a, np.array([1.0]), 3, 7, seed)
+        assert np.array_equal(s1, s2)
+    draws = {tuple(C.select_and_swap(a, 0 * a, a, np.array([1.0]), 3, 7, s)[0]) for s in range(8)}
+    assert len(draws) > 1  # the seed matters
+
+
+def test_kernels_reject_bad_sizes():
+    a = np.ones((3, 2))
+    with pytest.raises(ValueError):
+        C.select_and_swap(a, a, a, np.ones(2), 4, 7, 0)
+    with pytest.raises(ValueError):
+        C.swap_search(a, a, a, np.ones(2), np.arange(4), 10)
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_screen_parity_and_referee(case):
+    rng = np.random.default_rng(3000 + case)
+    S, n, m = int(rng.integers(1, 6)), int(rng.integers(1, 15)), int(rng.integers(1, 4))
+    cap = rng.uniform(1, 8, (n, m))
+    if case % 3 == 0:
+        cap = np.round(cap)
+    tmax = cap[None] * rng.uniform(0, 1, (S, n, m)) * (rng.random((S, n, m)) < 0.6)
+    e = rng.uniform(0, 3, m)
+    count = int(rng.integers(1, n + 1))
+    d = count * e + rng.uniform(0, 8, m) * count
+    got = C.screen(tmax, cap, e, d, count)
+    ref = R.screen(tmax, cap, e, d, count)
+    for x, y in zip(got, ref):
+        assert np.array_equal(x, y)
+    code, elig = got[0], got[1]
+    for s in range(S):  # referee: the definition with NumPy
+        a = cap - tmax[s]
+        ok = np.all(a >= e, axis=1)
+        assert elig[s] == ok.sum()
+        if ok.sum() < count:
+            assert code[s] == 1
+        else:
+            top = -np.sort(-a[ok], axis=0)[:count].sum(axis=0)
+            assert (code[s] == 2) == bool(np.any(top < d * (1 - 1e-12)) or np.any(top < d))
+
+
+def test_window_max_unsorted_starts_same_values():
+    rng = np.random.default_rng(9)
+    times = np.arange(20) * 60.0
+    res = rng.random((4, 2, 20))
+    starts = rng.uniform(0, 1300, 15)
+    a = C.window_max(times, res, starts, 200.0)
+    order = np.argsort(starts)
+    b = C.window_max(times, res, starts[order], 200.0)
+    assert np.array_equal(a[order], b)
+    assert np.array_equal(a, R.window_max(times, res, starts, 200.0))
