@@ -1,7 +1,11 @@
 """The ``coalloc`` command: one group of subcommands per family.
 
-``coalloc ctaap solve|verify|generate|solve-batch|demo`` (CTAAP, Kravtsov et al.) and
-``coalloc taskmap map|verify|generate|solve-batch`` (task mapping, Taura & Chien). The main
+``coalloc ctaap solve|verify|generate|solve-batch|demo`` (CTAAP, Kravtsov et al.),
+``coalloc taskmap map|verify|generate|solve-batch`` (task mapping, Taura & Chien),
+``coalloc collective solve|verify|simulate|generate|solve-batch`` (collective requests with
+advance reservations, Cankar et al.), ``coalloc testbed assign|verify|generate|simulate``
+(Emulab testbed mapping, assign+ and assign) and ``coalloc loadshare
+share|gap|generate|verify|solve-batch`` (coalition load sharing, Hovey & Jung; the GAP). The main
 job stays one step away: ``coalloc demo``, ``coalloc solve``, ``coalloc verify``,
 ``coalloc generate`` and ``coalloc solve-batch`` are the CTAAP commands, ``coalloc map`` the
 task mapper's. Errors in the input are reported as one line on stderr with exit status 2.
@@ -15,7 +19,6 @@ from typing import Optional, Sequence
 
 from .. import __version__
 from .._shared.jsonio import InstanceError, same_file
-from .._shared.jsonio import InstanceError
 from . import collective as collective_cli
 from . import ctaap as ctaap_cli
 from . import loadshare as loadshare_cli
