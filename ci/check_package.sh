@@ -19,10 +19,13 @@ assert not bad, f"wheel has top-level entries besides coalloc/: {bad}"
 need = {
     "coalloc/ctaap/_softassign", "coalloc/ctaap/_violations", "coalloc/ctaap/_bmatching",
     "coalloc/ctaap/_cleanup", "coalloc/ctaap/_localsearch", "coalloc/taskmap/_flowinject",
+    "coalloc/collective/_search", "coalloc/testbed/_anneal", "coalloc/testbed/_allocate",
+    "coalloc/loadshare/_dmcf", "coalloc/loadshare/_gapls",
 }
 have = {n.split(".")[0] for n in exts}
 assert need <= have, f"wheel misses compiled modules (each inside its family): {need - have}"
 assert "coalloc/ctaap/data/demo.json" in names, "wheel misses the demo instance"
+assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "wheel misses LICENSE"
 print("wheel ok:", sorted(exts))
 PY
 python -m venv "$tmp/venv"
