@@ -126,3 +126,60 @@ def test_the_unmutated_documents_are_valid():
         )  # fmt: skip
         _solve_and_verify(family, problem)
     assert np.isfinite(DOCS["ctaap"]["offer"]["capacity"][0])
+
+
+# ------------------------------------------------ the three newer families, through Instance
+
+
+def _new_family_docs():
+    from coalloc import collective, loadshare, testbed
+    from coalloc.collective.io import pool_to_dict, request_to_dict
+    from coalloc.testbed.io import ptop_to_dict, top_to_dict
+    from tests.conftest import TESTBED_PTOP, TESTBED_TOP
+
+    pool = collective.ResourcePool.from_slots(
+        [[4.0, 8.0], [2.0, 4.0], [1.0, 2.0], [3.0, 1.0]],
+        [[[1.0, 0.0], [0.0, 1.0]], [[0.0, 0.0], [1.0, 0.0]], [[0.0, 1.0], [0.0, 0.0]],
+         [[0.0, 0.0], [0.0, 0.0]]],
+        300, ["cores", "mem"],
+    )  # fmt: skip
+    req = collective.CollectiveRequest(600, 2, 0, 1200, {"cores": 0.5}, {"cores": 3.0})
+    prob = loadshare.LoadSharingProblem([5.0, 5.0, 4.0], [4.0, 3.0, 3.0, 2.0, 1.0], [0, 0, 0, 1, 1])
+    top, ptop = testbed.parse_top(TESTBED_TOP), testbed.parse_ptop(TESTBED_PTOP)
+    return {
+        "collective": {"format": collective.Instance.format, "version": 1,
+                       "pool": pool_to_dict(pool), "request": request_to_dict(req)},
+        "loadshare": loadshare.io.problem_to_dict(prob),
+        "testbed": {"format": testbed.Instance.format, "version": 1,
+                    "top": top_to_dict(top), "ptop": ptop_to_dict(ptop)},
+    }  # fmt: skip
+
+
+NEW_DOCS = _new_family_docs()
+
+
+def _read_solve_verify(family, doc):
+    from coalloc.batch import FAMILY_INSTANCES
+
+    try:
+        inst = FAMILY_INSTANCES[family].from_dict(doc, source="fuzz.json")
+    except InstanceError as exc:
+        assert str(exc).startswith("fuzz.json"), exc
+        return None
+    result = inst.solve(seed=0)
+    if result.success:
+        assert inst.verify(result).ok, (family, result)
+    return result
+
+
+def test_new_family_documents_are_valid():
+    for family, doc in NEW_DOCS.items():
+        res = _read_solve_verify(family, copy.deepcopy(doc))
+        assert res is not None and res.success, (family, res)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(NEW_DOCS)), st.data())
+def test_new_family_mutated_files_are_read_or_refused_clearly(family, data):
+    _read_solve_verify(family, _mutate(NEW_DOCS[family], data))
