@@ -110,6 +110,8 @@ def loadshare_tiny():
     return loadshare.Instance(
         loadshare.LoadSharingProblem([5.0, 5.0, 4.0], [4.0, 3.0, 3.0, 2.0, 1.0], [0, 0, 0, 1, 1])
     )
+
+
 # ------------------------------------------------------------------------ testbed mapping
 
 TESTBED_PTOP = """\
@@ -142,6 +144,8 @@ def testbed_tiny():
     from coalloc import testbed
 
     return testbed.Instance(testbed.parse_top(TESTBED_TOP), testbed.parse_ptop(TESTBED_PTOP))
+
+
 # ----------------------------------------------------------------- collective co-allocation
 
 
