@@ -1,6 +1,7 @@
 // pybind11 binding of coalloc::allocate (include/coalloc/testbed/allocate.hpp): assign+'s
 // allocate and exchange steps.  Twin: coalloc/testbed/_reference/allocate.py.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -51,6 +52,7 @@ PYBIND11_MODULE(_allocate, mod) {
             std::vector<i64> where((2 * ns + 1) * d.nv, -1), fail(ns * 5, 0);
             std::vector<double> isw(2 * ns + 1, std::nan(""));
             i64 exchanges = 0;
+            std::vector<i64> xmoves(ns, 0);
             const i64 ntrunks = get<double>(data, "tcap").shape(0);
             {
                 py::gil_scoped_release release;
@@ -70,7 +72,23 @@ PYBIND11_MODULE(_allocate, mod) {
                     std::copy(st.where.begin(), st.where.end(), where.begin() + 2 * i * d.nv);
                     isw[2 * i] = A.isw(st.where);
                     if (use_exchange) {
-                        exchanges += A.exchange(st, max_rounds, trunk_aware);
+                        // a placement an earlier strategy produced: reuse its exchange
+                        i64 same = -1;
+                        for (i64 j = 0; j < i && same < 0; ++j)
+                            if (!std::isnan(isw[2 * j]) &&
+                                std::equal(st.where.begin(), st.where.end(),
+                                           where.begin() + 2 * j * d.nv))
+                                same = j;
+                        if (same >= 0) {
+                            exchanges += xmoves[same];
+                            std::copy(where.begin() + (2 * same + 1) * d.nv,
+                                      where.begin() + (2 * same + 2) * d.nv,
+                                      where.begin() + (2 * i + 1) * d.nv);
+                            isw[2 * i + 1] = isw[2 * same + 1];
+                            continue;
+                        }
+                        xmoves[i] = A.exchange(st, max_rounds, trunk_aware);
+                        exchanges += xmoves[i];
                         std::copy(st.where.begin(), st.where.end(),
                                   where.begin() + (2 * i + 1) * d.nv);
                         isw[2 * i + 1] = A.isw(st.where);

@@ -176,8 +176,9 @@ def plus_data(pr: Problem, scores: np.ndarray, part) -> dict:
 
 
 def _score(pr: Problem, where: np.ndarray, scores: np.ndarray) -> float:
-    used = sorted({int(p) for p in where if p >= 0})
-    return float(sum(scores[pr.pclass[p]] for p in used if not pr.pis_switch[p]))
+    used = np.unique(where[where >= 0])  # sorted, as the sum's order
+    used = used[~pr.pis_switch[used]]
+    return float(sum(scores[pr.pclass[used]].tolist()))
 
 
 def _failure(pr: Problem, row, lists_idx) -> dict:

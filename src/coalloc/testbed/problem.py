@@ -349,6 +349,7 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     why: List[str] = []
     fixed = np.full(nv, -1, dtype=np.int64)
     done: Dict[tuple, tuple] = {}
+    bdone: Dict[tuple, tuple] = {}
     reps = [int(r) for r in pr.crep]
     capR, paddR = cap[pr.crep], padd[pr.crep]
     swR, pifR, pifbwR = pis_switch[pr.crep], pifaces[pr.crep], pifbw[pr.crep]
@@ -374,14 +375,12 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
             if fixp not in pidx:
                 raise ValueError(f"fix-node {v} names unknown physical node {fixp!r}")
             fixed[i] = pidx[fixp]
-        sig = (tuple(allowed), node.slots, tuple(sorted(node.desires.items())), need_if,
-               tuple(sorted(need_types.items())), max_bw, fixp)  # fmt: skip
-        if sig in done:
-            ok, reason, frow, trow, srow = done[sig]
-        else:
-            frow = np.zeros(nc)
-            trow = np.full(nc, -1, dtype=np.int64)
-            srow = np.zeros(nc, dtype=bool)
+        # the node's own part (types, slots, desires, fixed) is filtered and costed once per
+        # distinct value; the link part (interfaces, link types, bandwidth) once per distinct
+        # pair on top of it
+        bsig = (tuple(allowed), node.slots, tuple(sorted(node.desires.items())), fixp)
+        base = bdone.get(bsig)
+        if base is None:
             hard = [k for k, w in node.desires.items() if w >= HARD_WEIGHT and
                     not k.startswith("?+")]  # fmt: skip
             soft = [(k, w) for k, w in node.desires.items() if w < HARD_WEIGHT and
@@ -398,20 +397,16 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
                 m_fix = np.ones(nc, dtype=bool)
             m_add = ((vadd[i] > paddR + 1e-9).any(axis=1) if len(add)
                      else np.zeros(nc, dtype=bool))  # fmt: skip
-            m_if = ~swR & (need_if > pifR)
-            m_bw = ~swR & (max_bw > pifbwR)
             m_feat = np.zeros(nc, dtype=bool)
-            m_lt = np.zeros(nc, dtype=bool)
-            if hard or need_types:
+            if hard:
                 for c in range(nc):
-                    r = reps[c]
-                    feats = ptop.nodes[pnames[r]].features
+                    feats = ptop.nodes[pnames[reps[c]]].features
                     m_feat[c] = any(k not in feats for k in hard)
-                    m_lt[c] = not swR[c] and any(iface_types[r].get(t, 0) < n
-                                                 for t, n in need_types.items())
-            good = m_fix & m_type & ~m_feat & ~m_add & ~m_if & ~m_lt & ~m_bw
-            ok = [int(c) for c in np.flatnonzero(good)]
-            for c in ok:
+            bgood = m_fix & m_type & ~m_feat & ~m_add
+            bf = np.zeros(nc)
+            bt = np.full(nc, -1, dtype=np.int64)
+            bs = np.zeros(nc, dtype=bool)
+            for c in np.flatnonzero(bgood).tolist():
                 r = reps[c]
                 row = okt[c]
                 t_ok = [allowed[j] for j in range(len(allowed)) if row[j]]
@@ -428,9 +423,28 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
                             cost += w
                 else:
                     cost = lw[r]
-                frow[c] = cost
-                trow[c] = t_ok[0]
-                srow[c] = static[r, t_ok[0]]
+                bf[c] = cost
+                bt[c] = t_ok[0]
+                bs[c] = static[r, t_ok[0]]
+            base = bdone[bsig] = (hard, m_type, m_fix, m_add, m_feat, bgood, bf, bt, bs)
+        sig = (bsig, need_if, tuple(sorted(need_types.items())), max_bw)
+        if sig in done:
+            ok, reason, frow, trow, srow = done[sig]
+        else:
+            hard, m_type, m_fix, m_add, m_feat, bgood, bf, bt, bs = base
+            m_if = ~swR & (need_if > pifR)
+            m_bw = ~swR & (max_bw > pifbwR)
+            m_lt = np.zeros(nc, dtype=bool)
+            if need_types:
+                for c in range(nc):
+                    r = reps[c]
+                    m_lt[c] = not swR[c] and any(iface_types[r].get(t, 0) < n
+                                                 for t, n in need_types.items())
+            good = bgood & ~m_lt & ~m_if & ~m_bw
+            ok = [int(c) for c in np.flatnonzero(good)]
+            frow = np.where(good, bf, 0.0)
+            trow = np.where(good, bt, -1)
+            srow = bs & good
             reason = ""
             if not ok:
                 reasons = set()

@@ -619,6 +619,7 @@ def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int,
     isw = np.full(2 * ns_ + 1, np.nan)
     fail = np.zeros((ns_, 5), dtype=np.int64)
     exchanges = 0
+    xdone: dict = {}
     for i, s in enumerate(strategies):
         st, f = _allocate(d, int(s), children, neighbours)
         if f is not None:
@@ -627,7 +628,18 @@ def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int,
         where[2 * i] = st.where
         isw[2 * i] = _isw(d, st.where)
         if use_exchange:
-            exchanges += _exchange(d, st, max_rounds, bool(trunk_aware))
+            # the exchange is a function of the placement: a placement an earlier strategy
+            # already produced gets that strategy's exchanged solution (and move count)
+            key = tuple(st.where)
+            if key in xdone:
+                j, m = xdone[key]
+                exchanges += m
+                where[2 * i + 1] = where[2 * j + 1]
+                isw[2 * i + 1] = isw[2 * j + 1]
+                continue
+            m = _exchange(d, st, max_rounds, bool(trunk_aware))
+            xdone[key] = (i, m)
+            exchanges += m
             where[2 * i + 1] = st.where
             isw[2 * i + 1] = _isw(d, st.where)
     if trunk_aware and use_exchange:

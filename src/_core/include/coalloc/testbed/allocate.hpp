@@ -332,6 +332,13 @@ class Allocator {
             }
             std::vector<char> bnd(d.nv);  // swap partners: nodes with a link across switches
             for (i64 u = 0; u < d.nv; ++u) bnd[u] = local(st, u, st.where[u], -1, -1) > 0;
+            // swap partners bucketed by pclass, in increasing node order (the twin's scan
+            // over every node in order, filtered the same way, visits the same sequence)
+            std::vector<std::vector<i64>> partners(d.nc);
+            for (i64 u = 0; u < d.nv; ++u) {
+                i64 p = st.where[u];
+                if (p >= 0 && bnd[u]) partners[d.pclass[p]].push_back(u);
+            }
             double best_gain = 1e-9;
             int kind = -1;
             i64 bv = -1, bx = -1;
@@ -365,9 +372,8 @@ class Allocator {
                             bx = p_new;
                         }
                     }
-                    for (i64 u = 0; u < d.nv; ++u) {
+                    for (i64 u : partners[c]) {
                         i64 p = st.where[u];
-                        if (p < 0 || !bnd[u] || d.pclass[p] != c) continue;
                         {
                             if (u == v || d.fixed[u] >= 0) continue;
                             if (d.vtype[u * d.nc + d.pclass[pv]] < 0) continue;
