@@ -466,6 +466,8 @@ def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds):
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+@cython.initializedcheck(False)
+@cython.cdivision(True)
 def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
                 Py_ssize_t count, Py_ssize_t first_block=8, Py_ssize_t max_block=64):
     """The screening loop of the default method in one call (GIL released).
@@ -502,10 +504,10 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
     cdef double[::1] val = val_arr
     cdef double[:, ::1] tout = tmax_arr
     cdef vector[Py_ssize_t] lo, hi, dq
-    cdef vector[double] buf, row, vals
+    cdef vector[double] buf, row, vals, tile
     cdef vector[char] ok
     cdef vector[int64_t] meet
-    cdef Py_ssize_t s, j, jj, i, k, k0, k1, head, tail, nxt, b0, b1, B, sl, q, bi
+    cdef Py_ssize_t s, j, jj, i, k, k0, k1, head, tail, nxt, b0, b1, B, sl, q, bi, Bn, j0, jt
     cdef Py_ssize_t stop = S
     cdef double best, v, tot, worst, rel
     cdef bint ordered = True, good
@@ -534,33 +536,44 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
             if b1 > S:
                 b1 = S
             buf.assign((b1 - b0) * n * m, 0.0)
-            # window maxima of the block, buf[(s - b0) * n * m + jj * m + i]
-            for jj in range(n):
-                j = nd[jj]
-                for i in range(m):
-                    if ordered:
-                        head = 0
-                        tail = 0
-                        nxt = lo[b0]
-                        for s in range(b0, b1):
-                            while nxt < hi[s]:
-                                v = res[j, i, nxt]
-                                while tail > head and res[j, i, dq[tail - 1]] <= v:
-                                    tail -= 1
-                                dq[tail] = nxt
-                                tail += 1
-                                nxt += 1
-                            while dq[head] < lo[s]:
-                                head += 1
-                            buf[(s - b0) * n * m + jj * m + i] = res[j, i, dq[head]]
-                    else:
-                        for s in range(b0, b1):
-                            best = res[j, i, lo[s]]
-                            for k in range(lo[s] + 1, hi[s]):
-                                v = res[j, i, k]
-                                if v > best:
-                                    best = v
-                            buf[(s - b0) * n * m + jj * m + i] = best
+            # window maxima of the block, buf[(s - b0) * n * m + jj * m + i], computed
+            # node by node in tiles of 16 nodes (contiguous in s), then transposed
+            Bn = b1 - b0
+            tile.assign(16 * m * Bn, 0.0)
+            for j0 in range(0, n, 16):
+                jt = n - j0
+                if jt > 16:
+                    jt = 16
+                for jj in range(j0, j0 + jt):
+                    j = nd[jj]
+                    for i in range(m):
+                        q = ((jj - j0) * m + i) * Bn - b0
+                        if ordered:
+                            head = 0
+                            tail = 0
+                            nxt = lo[b0]
+                            for s in range(b0, b1):
+                                while nxt < hi[s]:
+                                    v = res[j, i, nxt]
+                                    while tail > head and res[j, i, dq[tail - 1]] <= v:
+                                        tail -= 1
+                                    dq[tail] = nxt
+                                    tail += 1
+                                    nxt += 1
+                                while dq[head] < lo[s]:
+                                    head += 1
+                                tile[q + s] = res[j, i, dq[head]]
+                        else:
+                            for s in range(b0, b1):
+                                best = res[j, i, lo[s]]
+                                for k in range(lo[s] + 1, hi[s]):
+                                    v = res[j, i, k]
+                                    if v > best:
+                                        best = v
+                                tile[q + s] = best
+                for s in range(Bn):
+                    for q in range(jt * m):
+                        buf[s * n * m + j0 * m + q] = tile[q * Bn + s]
             # the screens, start by start, up to the first start that passes
             for s in range(b0, b1):
                 sl = (s - b0) * n * m
