@@ -511,6 +511,9 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
     cdef Py_ssize_t stop = S
     cdef double best, v, tot, worst, rel
     cdef bint ordered = True, good
+    cdef const double* rowp
+    cdef Py_ssize_t* dqp
+    cdef double* tp
     with nogil:
         lo.assign(S, 0)
         hi.assign(S, 0)
@@ -549,20 +552,25 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
                     for i in range(m):
                         q = ((jj - j0) * m + i) * Bn - b0
                         if ordered:
+                            rowp = &res[j, i, 0]
+                            dqp = &dq[0]
+                            tp = &tile[0]
                             head = 0
                             tail = 0
                             nxt = lo[b0]
                             for s in range(b0, b1):
-                                while nxt < hi[s]:
-                                    v = res[j, i, nxt]
-                                    while tail > head and res[j, i, dq[tail - 1]] <= v:
+                                k1 = hi[s]
+                                while nxt < k1:
+                                    v = rowp[nxt]
+                                    while tail > head and rowp[dqp[tail - 1]] <= v:
                                         tail -= 1
-                                    dq[tail] = nxt
+                                    dqp[tail] = nxt
                                     tail += 1
                                     nxt += 1
-                                while dq[head] < lo[s]:
+                                k0 = lo[s]
+                                while dqp[head] < k0:
                                     head += 1
-                                tile[q + s] = res[j, i, dq[head]]
+                                tp[q + s] = rowp[dqp[head]]
                         else:
                             for s in range(b0, b1):
                                 best = res[j, i, lo[s]]
