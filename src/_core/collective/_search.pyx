@@ -639,3 +639,38 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
             b0 = b1
             B = max_block
     return stop, code_arr, elig_arr, prop_arr, val_arr, tmax_arr
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.initializedcheck(False)
+def decrease_starts(times, reserved, nodes, double lo, double hi):
+    """lo and the breakpoints times[k] in (lo, hi] where a reserved amount of a row in
+    nodes falls (reserved[j, i, k] < reserved[j, i, k - 1]), ascending (GIL released).
+    Twin: coalloc.collective._reference.search.decrease_starts."""
+    cdef const double[::1] t = np.ascontiguousarray(times, dtype=np.float64)
+    cdef const double[:, :, ::1] res = np.ascontiguousarray(reserved, dtype=np.float64)
+    cdef const int64_t[::1] nd = np.ascontiguousarray(nodes, dtype=np.int64)
+    cdef Py_ssize_t K = t.shape[0], n = nd.shape[0], m = res.shape[1], jj, i, k, c = 1
+    if res.shape[2] != K:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if n and (np.min(nodes) < 0 or np.max(nodes) >= res.shape[0]):
+        raise ValueError("nodes must index rows of reserved")
+    cdef vector[char] drop
+    cdef const double* rowp
+    out_arr = np.empty(K + 1, dtype=np.float64)
+    cdef double[::1] out = out_arr
+    with nogil:
+        drop.assign(K, 0)
+        out[0] = lo
+        for jj in range(n):
+            for i in range(m):
+                rowp = &res[nd[jj], i, 0]
+                for k in range(1, K):
+                    if rowp[k] < rowp[k - 1]:
+                        drop[k] = 1
+        for k in range(1, K):
+            if drop[k] and t[k] > lo and t[k] <= hi:
+                out[c] = t[k]
+                c += 1
+    return out_arr[:c].copy()

@@ -61,3 +61,8 @@ def scan_screen(
 ) -> Tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(stop, code, eligible, prop, value, tmax at starts[stop]): window maxima and screens
     of the starts in order, up to the first that passes."""
+
+def decrease_starts(
+    times: npt.ArrayLike, reserved: npt.ArrayLike, nodes: npt.ArrayLike, lo: float, hi: float
+) -> np.ndarray:
+    """``lo`` and the breakpoints in ``(lo, hi]`` where a reserved amount of ``nodes`` falls."""

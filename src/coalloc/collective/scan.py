@@ -30,7 +30,7 @@ import numpy as np
 
 from .._shared import params as checks
 from .._shared.seeding import check_seed
-from .core import Clock, Problem, check_backend, decrease_starts, kernels, rejected, solution
+from .core import Clock, Problem, check_backend, kernels, rejected, solution
 from .exact import best_subset, feasible_subset
 from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult
@@ -140,7 +140,8 @@ def scan(
                   "best": float(top[i]), "message": f"no solution at any time: the {n} largest "
                   f"capacities of {names[i]!r} sum to {top[i]:g} < total {d[i]:g}"}  # fmt: skip
         return rejected(prob, "scan", reason, seed, params, clock.done(), counters, proven=True)
-    starts = decrease_starts(pool, nodes, request.earliest_start, request.latest_start)
+    starts = ker.decrease_starts(pool.times, pool.reserved, nodes, request.earliest_start,
+                                 request.latest_start)  # fmt: skip
     cap = np.ascontiguousarray(cap)
     clock.lap("prepare")
     listed, summary, unknown = [], {"minimum": 0, "total": 0, "combination": 0, "undecided": 0}, 0

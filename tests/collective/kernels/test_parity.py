@@ -195,3 +195,22 @@ def test_scan_screen_rejects_bad_arguments():
             kern(*ok[:5], np.ones((3, 1)), *ok[6:])
         with pytest.raises(ValueError):
             kern(*ok, 2, 1)
+
+
+@pytest.mark.parametrize("case", range(30))
+def test_decrease_starts_parity_and_referee(case):
+    from coalloc.collective.core import decrease_starts
+    from coalloc.collective.model import ResourcePool
+
+    rng = np.random.default_rng(5000 + case)
+    N, m, k = int(rng.integers(1, 7)), int(rng.integers(1, 4)), int(rng.integers(1, 12))
+    times = np.concatenate([[0.0], np.cumsum(rng.integers(1, 5, k - 1) * 100.0)])
+    cap = np.full((N, m), 4.0)
+    res = np.floor(4 * rng.random((N, m, k)))
+    pool = ResourcePool(cap, [f"p{i}" for i in range(m)], times=times, reserved=res)
+    nodes = np.sort(rng.choice(N, int(rng.integers(0, N + 1)), replace=False))
+    lo = float(rng.uniform(0, times[-1] + 50))
+    hi = lo + float(rng.uniform(0, times[-1]))
+    got = C.decrease_starts(pool.times, pool.reserved, nodes, lo, hi)
+    assert np.array_equal(got, R.decrease_starts(pool.times, pool.reserved, nodes, lo, hi))
+    assert np.array_equal(got, decrease_starts(pool, nodes, lo, hi))  # referee: the helper

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["Xoshiro256", "window_max", "screen", "scan_screen", "select_and_swap", "phase5",
-           "swap_search"]  # fmt: skip
+           "swap_search", "decrease_starts"]  # fmt: skip
 
 MASK = (1 << 64) - 1
 
@@ -431,3 +431,23 @@ def scan_screen(times, reserved, nodes, starts, duration, cap, e, d, count, firs
                 return s, code, elig, prop, value, tmax
         b0, B = b1, max_block
     return S, code, elig, prop, value, tmax
+
+
+def decrease_starts(times, reserved, nodes, lo, hi):
+    """``lo`` and the breakpoints ``times[k]`` in ``(lo, hi]`` where a reserved amount of a row
+    in ``nodes`` falls (``reserved[j, i, k] < reserved[j, i, k - 1]``), ascending (twin of the
+    kernel's ``decrease_starts``)."""
+    times = np.asarray(times, dtype=np.float64)
+    reserved = np.asarray(reserved, dtype=np.float64)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    if reserved.shape[2] != times.shape[0]:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if nodes.size and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
+        raise ValueError("nodes must index rows of reserved")
+    out = [float(lo)]
+    if nodes.size and times.shape[0] > 1:
+        sub = reserved[nodes]
+        drop = np.any(sub[:, :, 1:] < sub[:, :, :-1], axis=(0, 1))
+        t = times[np.flatnonzero(drop) + 1]
+        out.extend(t[(t > lo) & (t <= hi)].tolist())
+    return np.array(out, dtype=np.float64)
