@@ -235,9 +235,9 @@ def table3(pool, repeats, seed, label, proven):
               + f" | {paper[0]} | {paper[1]} |")
 
 
-def timing(pool, n_cases, seed, max_rounds=300):
+def timing(pool, n_cases, seed, max_rounds=300, counts=COUNTS):
     rows = []
-    for n in COUNTS:
+    for n in counts:
         cases = section42_requests(pool, n, n_cases, seed=seed + 1)
         for q, (simple, coll) in enumerate(progress(cases, desc=f"timing N={n}", unit="case")):
             for kind, req in (("simple", simple), ("collective", coll)):
@@ -271,7 +271,7 @@ def timing(pool, n_cases, seed, max_rounds=300):
           "exact/scan (solved) | plain exact | plain/scan | cankar | cankar twin | "
           "twin/cankar |")
     print("|---:|" + "---:|" * 12)
-    for n in COUNTS:
+    for n in counts:
         s = ns == n
         ss = s & solved
 
@@ -292,18 +292,18 @@ def timing(pool, n_cases, seed, max_rounds=300):
               f"{rat(arr['exact_plain'], arr['scan'], s):.0f}x"
               f" | {med(arr['cankar'], s):.2f} | {med(arr['cankar_numpy'], s):.1f} | "
               f"{rat(arr['cankar_numpy'], arr['cankar'], s):.0f}x |")
-    c5 = ns == 5
+    c5 = ns == (5 if 5 in counts else counts[0])
     print(f"\nscan twin skipped on {skipped} requests whose compiled search made more than "
           f"{max_rounds} swaps (the pure-Python twin would take hours; ratios exclude them)")
     ck5 = arr["cankar"][c5]
-    print(f"\nN = 5, cankar Phases II-V (compiled) [ms]: min {ck5.min() * 1e3:.3f}, "
+    print(f"\nN = {ns[c5][0]}, cankar Phases II-V (compiled) [ms]: min {ck5.min() * 1e3:.3f}, "
           f"max {ck5.max() * 1e3:.3f}, mean {ck5.mean() * 1e3:.3f}, "
           f"std {ck5.std() * 1e3:.3f} (paper: 0.008 / 9.167 / 1.004 / 1.664)")
     plt = pyplot()
     if plt:
         fig, ax = plt.subplots(figsize=(6, 3.5))
         for nm in names:
-            ax.plot(COUNTS, [np.nanmean(arr[nm][ns == n]) * 1e3 for n in COUNTS], "o-", label=nm)
+            ax.plot(counts, [np.nanmean(arr[nm][ns == n]) * 1e3 for n in counts], "o-", label=nm)
         ax.set_yscale("log")
         ax.set_xlabel("N")
         ax.set_ylabel("mean search time [ms]")
@@ -321,6 +321,8 @@ def main(argv=None):
     ap.add_argument("--exact-check", type=int, default=10, help="cases per N checked by exact")
     ap.add_argument("--small-nodes", type=int, default=40)
     ap.add_argument("--timing-cases", type=int, default=10)
+    ap.add_argument("--timing-counts", type=int, nargs="+", default=list(COUNTS),
+                    help="values of N timed (default: all of Table 2)")  # fmt: skip
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     print(f"# {platform.machine()}, {os.cpu_count()} CPUs, load average {os.getloadavg()}")
@@ -334,7 +336,7 @@ def main(argv=None):
         small = table1_pool(args.small_nodes, seed=args.seed + 1)
         table3(small, args.repeats, args.seed, f"{args.small_nodes}nodes", proven=True)
     if args.part in ("all", "timing"):
-        timing(pool, args.timing_cases, args.seed)
+        timing(pool, args.timing_cases, args.seed, counts=tuple(args.timing_counts))
     print(f"\nload average at the end {os.getloadavg()}")
 
 

@@ -9,6 +9,7 @@ choices come from the xoshiro256** generator of coalloc/common/xoshiro.hpp.
 """
 
 import numpy as np
+cimport cython
 from libc.stdint cimport int64_t, uint64_t
 from libcpp.vector cimport vector
 from libcpp.pair cimport pair
@@ -461,3 +462,215 @@ def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds):
             sel[bp] = bq
             rounds += 1
     return sel_arr, int(rounds)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.initializedcheck(False)
+@cython.cdivision(True)
+def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
+                Py_ssize_t count, Py_ssize_t first_block=8, Py_ssize_t max_block=64):
+    """The screening loop of the default method in one call (GIL released).
+
+    Starts are taken in order, a first block of first_block starts, then blocks of max_block
+    starts; for a block the window maxima of the rows ``nodes`` of ``reserved`` are computed
+    (as window_max) and each start is screened (as screen) until the first start that passes.
+    Returns (stop, code, eligible, prop, value, tmax): stop = index of the first passing start
+    (S if none), the screen outputs of length S (filled for starts 0..stop) and the window
+    maxima (len(nodes), m) at starts[stop] (zeros when stop == S). Twin:
+    coalloc.collective._reference.search.scan_screen."""
+    cdef const double[::1] t = np.ascontiguousarray(times, dtype=np.float64)
+    cdef const double[:, :, ::1] res = np.ascontiguousarray(reserved, dtype=np.float64)
+    cdef const int64_t[::1] nd = np.ascontiguousarray(nodes, dtype=np.int64)
+    cdef const double[::1] st = np.ascontiguousarray(starts, dtype=np.float64)
+    cdef const double[:, ::1] p = np.ascontiguousarray(cap, dtype=np.float64)
+    cdef const double[::1] ee = np.ascontiguousarray(e, dtype=np.float64)
+    cdef const double[::1] dd = np.ascontiguousarray(d, dtype=np.float64)
+    cdef Py_ssize_t S = st.shape[0], n = nd.shape[0], m = res.shape[1]
+    if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
+        raise ValueError("cap must be (len(nodes), m), e and d of length m")
+    if first_block < 1 or max_block < first_block:
+        raise ValueError("need 1 <= first_block <= max_block")
+    if n and (np.min(nodes) < 0 or np.max(nodes) >= res.shape[0]):
+        raise ValueError("nodes must index rows of reserved")
+    if S and t.shape[0] == 0:
+        raise ValueError("times must not be empty")
+    code_arr = np.zeros(S, dtype=np.int64)
+    elig_arr = np.zeros(S, dtype=np.int64)
+    prop_arr = np.full(S, -1, dtype=np.int64)
+    val_arr = np.zeros(S, dtype=np.float64)
+    tmax_arr = np.zeros((n, m), dtype=np.float64)
+    cdef int64_t[::1] code = code_arr, elig = elig_arr, prop = prop_arr
+    cdef double[::1] val = val_arr
+    cdef double[:, ::1] tout = tmax_arr
+    cdef vector[Py_ssize_t] lo, hi, dq
+    cdef vector[double] buf, row, vals, tile
+    cdef vector[char] ok
+    cdef vector[int64_t] meet
+    cdef Py_ssize_t s, j, jj, i, k, k0, k1, head, tail, nxt, b0, b1, B, sl, q, bi, Bn, j0, jt
+    cdef Py_ssize_t stop = S
+    cdef double best, v, tot, worst, rel
+    cdef bint ordered = True, good
+    cdef const double* rowp
+    cdef Py_ssize_t* dqp
+    cdef double* tp
+    with nogil:
+        lo.assign(S, 0)
+        hi.assign(S, 0)
+        for s in range(S):
+            k0 = _bisect_right(t, st[s]) - 1
+            if k0 < 0:
+                k0 = 0
+            k1 = _bisect_left(t, st[s] + duration)
+            if k1 < k0 + 1:
+                k1 = k0 + 1
+            lo[s] = k0
+            hi[s] = k1
+            if s > 0 and (k0 < lo[s - 1] or k1 < hi[s - 1]):
+                ordered = False
+        dq.assign(t.shape[0] + 1, 0)
+        ok.assign(n, 0)
+        meet.assign(m, 0)
+        row.assign(n * m, 0.0)
+        b0 = 0
+        B = first_block
+        while b0 < S and stop == S:
+            b1 = b0 + B
+            if b1 > S:
+                b1 = S
+            buf.assign((b1 - b0) * n * m, 0.0)
+            # window maxima of the block, buf[(s - b0) * n * m + jj * m + i], computed
+            # node by node in tiles of 16 nodes (contiguous in s), then transposed
+            Bn = b1 - b0
+            tile.assign(16 * m * Bn, 0.0)
+            for j0 in range(0, n, 16):
+                jt = n - j0
+                if jt > 16:
+                    jt = 16
+                for jj in range(j0, j0 + jt):
+                    j = nd[jj]
+                    for i in range(m):
+                        q = ((jj - j0) * m + i) * Bn - b0
+                        if ordered:
+                            rowp = &res[j, i, 0]
+                            dqp = &dq[0]
+                            tp = &tile[0]
+                            head = 0
+                            tail = 0
+                            nxt = lo[b0]
+                            for s in range(b0, b1):
+                                k1 = hi[s]
+                                while nxt < k1:
+                                    v = rowp[nxt]
+                                    while tail > head and rowp[dqp[tail - 1]] <= v:
+                                        tail -= 1
+                                    dqp[tail] = nxt
+                                    tail += 1
+                                    nxt += 1
+                                k0 = lo[s]
+                                while dqp[head] < k0:
+                                    head += 1
+                                tp[q + s] = rowp[dqp[head]]
+                        else:
+                            for s in range(b0, b1):
+                                best = res[j, i, lo[s]]
+                                for k in range(lo[s] + 1, hi[s]):
+                                    v = res[j, i, k]
+                                    if v > best:
+                                        best = v
+                                tile[q + s] = best
+                for s in range(Bn):
+                    for q in range(jt * m):
+                        buf[s * n * m + j0 * m + q] = tile[q * Bn + s]
+            # the screens, start by start, up to the first start that passes
+            for s in range(b0, b1):
+                sl = (s - b0) * n * m
+                k = 0
+                for i in range(m):
+                    meet[i] = 0
+                for jj in range(n):
+                    good = True
+                    for i in range(m):
+                        if p[jj, i] - buf[sl + jj * m + i] >= ee[i]:
+                            meet[i] += 1
+                        else:
+                            good = False
+                    ok[jj] = good
+                    if good:
+                        k += 1
+                elig[s] = k
+                if k < count:
+                    code[s] = 1
+                    bi = 0
+                    for i in range(1, m):
+                        if meet[i] < meet[bi]:
+                            bi = i
+                    prop[s] = bi
+                    val[s] = <double>meet[bi]
+                    continue
+                worst = 0.0
+                bi = -1
+                for i in range(m):
+                    vals.clear()
+                    for jj in range(n):
+                        if ok[jj]:
+                            vals.push_back(-(p[jj, i] - buf[sl + jj * m + i]))
+                    if count < <Py_ssize_t>vals.size():
+                        nth_element(vals.begin(), vals.begin() + (count - 1), vals.end())
+                    sort(vals.begin(), vals.begin() + count)
+                    tot = 0.0
+                    for q in range(count):
+                        tot = tot - vals[q]
+                    if tot < dd[i]:
+                        rel = (dd[i] - tot) / dd[i]
+                        if bi < 0 or rel > worst:
+                            worst = rel
+                            bi = i
+                            val[s] = tot
+                if bi >= 0:
+                    code[s] = 2
+                    prop[s] = bi
+                    continue
+                stop = s
+                for jj in range(n):
+                    for i in range(m):
+                        tout[jj, i] = buf[sl + jj * m + i]
+                break
+            b0 = b1
+            B = max_block
+    return stop, code_arr, elig_arr, prop_arr, val_arr, tmax_arr
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.initializedcheck(False)
+def decrease_starts(times, reserved, nodes, double lo, double hi):
+    """lo and the breakpoints times[k] in (lo, hi] where a reserved amount of a row in
+    nodes falls (reserved[j, i, k] < reserved[j, i, k - 1]), ascending (GIL released).
+    Twin: coalloc.collective._reference.search.decrease_starts."""
+    cdef const double[::1] t = np.ascontiguousarray(times, dtype=np.float64)
+    cdef const double[:, :, ::1] res = np.ascontiguousarray(reserved, dtype=np.float64)
+    cdef const int64_t[::1] nd = np.ascontiguousarray(nodes, dtype=np.int64)
+    cdef Py_ssize_t K = t.shape[0], n = nd.shape[0], m = res.shape[1], jj, i, k, c = 1
+    if res.shape[2] != K:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if n and (np.min(nodes) < 0 or np.max(nodes) >= res.shape[0]):
+        raise ValueError("nodes must index rows of reserved")
+    cdef vector[char] drop
+    cdef const double* rowp
+    out_arr = np.empty(K + 1, dtype=np.float64)
+    cdef double[::1] out = out_arr
+    with nogil:
+        drop.assign(K, 0)
+        out[0] = lo
+        for jj in range(n):
+            for i in range(m):
+                rowp = &res[nd[jj], i, 0]
+                for k in range(1, K):
+                    if rowp[k] < rowp[k - 1]:
+                        drop[k] = 1
+        for k in range(1, K):
+            if drop[k] and t[k] > lo and t[k] <= hi:
+                out[c] = t[k]
+                c += 1
+    return out_arr[:c].copy()

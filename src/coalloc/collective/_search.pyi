@@ -45,3 +45,24 @@ def swap_search(
     max_rounds: int,
 ) -> Tuple[np.ndarray, int]:
     """(selected rows, swaps applied)."""
+
+def scan_screen(
+    times: npt.ArrayLike,
+    reserved: npt.ArrayLike,
+    nodes: npt.ArrayLike,
+    starts: npt.ArrayLike,
+    duration: float,
+    cap: npt.ArrayLike,
+    e: npt.ArrayLike,
+    d: npt.ArrayLike,
+    count: int,
+    first_block: int = ...,
+    max_block: int = ...,
+) -> Tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(stop, code, eligible, prop, value, tmax at starts[stop]): window maxima and screens
+    of the starts in order, up to the first that passes."""
+
+def decrease_starts(
+    times: npt.ArrayLike, reserved: npt.ArrayLike, nodes: npt.ArrayLike, lo: float, hi: float
+) -> np.ndarray:
+    """``lo`` and the breakpoints in ``(lo, hi]`` where a reserved amount of ``nodes`` falls."""

@@ -30,7 +30,7 @@ import numpy as np
 
 from .._shared import params as checks
 from .._shared.seeding import check_seed
-from .core import Clock, Problem, check_backend, decrease_starts, kernels, rejected, solution
+from .core import Clock, Problem, check_backend, kernels, rejected, solution
 from .exact import best_subset, feasible_subset
 from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult
@@ -66,7 +66,7 @@ def scan(
     solver: str = "highs",
     time_limit: Optional[float] = 10.0,
     max_rounds: int = 100_000,
-    block: int = 32,
+    block: int = 8,
     reserve: bool = False,
 ) -> CoallocationResult:
     """Co-allocate at the earliest admissible start with a high utilisation factor.
@@ -88,7 +88,8 @@ def scan(
     max_rounds : int
         Cap on swaps per search.
     block : int
-        Candidate starts whose window maxima are computed at once.
+        Candidate starts screened first (the kernel then takes the remaining starts at once:
+        the earliest start is usually among the first).
     reserve : bool
         Reserve the solution on ``pool`` (atomically).
 
@@ -139,12 +140,13 @@ def scan(
                   "best": float(top[i]), "message": f"no solution at any time: the {n} largest "
                   f"capacities of {names[i]!r} sum to {top[i]:g} < total {d[i]:g}"}  # fmt: skip
         return rejected(prob, "scan", reason, seed, params, clock.done(), counters, proven=True)
-    starts = decrease_starts(pool, nodes, request.earliest_start, request.latest_start)
-    whole = nodes.size * 2 >= pool.n_nodes  # window maxima of every node, then select
-    sub = pool.reserved if whole else np.ascontiguousarray(pool.reserved[nodes])
+    starts = ker.decrease_starts(pool.times, pool.reserved, nodes, request.earliest_start,
+                                 request.latest_start)  # fmt: skip
+    cap = np.ascontiguousarray(cap)
     clock.lap("prepare")
     listed, summary, unknown = [], {"minimum": 0, "total": 0, "combination": 0, "undecided": 0}, 0
     binding: dict = {}
+    checks_ = ("minimum", "total")
 
     def note(entry):
         summary[entry["check"]] += 1
@@ -153,78 +155,90 @@ def scan(
         if len(listed) < _MAX_LISTED:
             listed.append(entry)
 
-    for b0 in range(0, starts.size, block):
-        chunk = starts[b0 : b0 + block]
-        tmax_all = ker.window_max(pool.times, sub, chunk, request.duration)
-        if whole:
-            tmax_all = tmax_all[:, nodes]
-        codes, elig, props, vals = ker.screen(tmax_all, cap, e, d, n)
-        clock.lap("window_max")
-        for c, t in enumerate(chunk):
-            counters["starts"] += 1
+    def note_screened(b, codes, elig, props, vals):
+        """Record the starts ``b`` (screen codes 1 and 2) at once: counts by check and
+        property, and the first entries of the list."""
+        if codes.size:
+            keys = codes * len(names) + props  # (check, property) pairs, by first occurrence
+            uniq, first, cnt = np.unique(keys, return_index=True, return_counts=True)
+            for q in np.argsort(first, kind="stable").tolist():
+                c, i = divmod(int(uniq[q]), len(names))
+                summary[checks_[c - 1]] += int(cnt[q])
+                key = (checks_[c - 1], names[i])
+                binding[key] = binding.get(key, 0) + int(cnt[q])
+        for c in range(min(codes.size, _MAX_LISTED - len(listed))):
+            t, i = float(b[c]), int(props[c])
             if codes[c] == 1:
-                i = int(props[c])
-                note({"start": float(t), "check": "minimum", "property": names[i],
-                      "eligible": int(elig[c]), "meeting_property": int(vals[c]),
-                      "needed": n})  # fmt: skip
+                listed.append({"start": t, "check": "minimum", "property": names[i],
+                               "eligible": int(elig[c]), "meeting_property": int(vals[c]),
+                               "needed": n})  # fmt: skip
+            else:
+                listed.append({"start": t, "check": "total", "property": names[i],
+                               "best": float(vals[c]), "total": float(d[i])})  # fmt: skip
+
+    pos = 0
+    while pos < starts.size:
+        rest = starts[pos:]
+        stop, codes, elig, props, vals, tmax = ker.scan_screen(
+            pool.times, pool.reserved, nodes, rest, request.duration, cap, e, d, n, block,
+            max(block, rest.size - block))  # fmt: skip
+        counters["starts"] += min(stop + 1, rest.size)
+        note_screened(rest[:stop], codes[:stop], elig[:stop], props[:stop], vals[:stop])
+        clock.lap("window_max")
+        if stop >= rest.size:
+            break
+        pos += stop + 1
+        t = rest[stop]
+        avail = cap - tmax
+        el = np.flatnonzero(np.all(avail >= e[None, :], axis=1))
+        a, tm, cp = avail[el], tmax[el], cap[el]
+        rows = None
+        exact_u = False
+        if math.comb(int(el.size), n) <= enumerate_limit:
+            got = best_subset(a, tm, cp, d, n, enumerate_limit)
+            counters["enumerated"] += math.comb(int(el.size), n)
+            if got is not None and got[0] is not None:
+                rows, exact_u = got[0], True
+            else:
+                note({"start": float(t), "check": "combination", "property": None})
                 continue
-            if codes[c] == 2:
-                i = int(props[c])
-                note({"start": float(t), "check": "total", "property": names[i],
-                      "best": float(vals[c]), "total": float(d[i])})  # fmt: skip
-                continue
-            tmax = tmax_all[c]
-            avail = cap - tmax
-            el = np.flatnonzero(np.all(avail >= e[None, :], axis=1))
-            a, tm, cp = avail[el], tmax[el], cap[el]
-            rows = None
-            exact_u = False
-            if math.comb(int(el.size), n) <= enumerate_limit:
-                got = best_subset(a, tm, cp, d, n, enumerate_limit)
-                counters["enumerated"] += math.comb(int(el.size), n)
-                if got is not None and got[0] is not None:
-                    rows, exact_u = got[0], True
-                else:
+        else:
+            starts_ = _starts(a, tm, cp, d, n, e)
+            r, k = ker.swap_search(a, tm, cp, d, starts_[0], max_rounds)
+            counters["swap_rounds"] += k
+            cands = [r] if np.all(a[r].sum(axis=0) >= d) else []
+            if not cands:
+                # the repair from the best-coverage start failed: the integer program
+                # decides whether any set exists at this start
+                counters["solver_calls"] += 1
+                status, r = feasible_subset(a, d, n, backend=solver, time_limit=time_limit)
+                if status == "infeasible":
                     note({"start": float(t), "check": "combination", "property": None})
                     continue
-            else:
-                starts_ = _starts(a, tm, cp, d, n, e)
-                r, k = ker.swap_search(a, tm, cp, d, starts_[0], max_rounds)
+                if r is None:
+                    unknown += 1
+                    note({"start": float(t), "check": "undecided", "property": None})
+                    continue
+                r, k = ker.swap_search(a, tm, cp, d, r, max_rounds)
                 counters["swap_rounds"] += k
-                cands = [r] if np.all(a[r].sum(axis=0) >= d) else []
-                if not cands:
-                    # the repair from the best-coverage start failed: the integer program
-                    # decides whether any set exists at this start
-                    counters["solver_calls"] += 1
-                    status, r = feasible_subset(a, d, n, backend=solver, time_limit=time_limit)
-                    if status == "infeasible":
-                        note({"start": float(t), "check": "combination", "property": None})
-                        continue
-                    if r is None:
-                        unknown += 1
-                        note({"start": float(t), "check": "undecided", "property": None})
-                        continue
-                    r, k = ker.swap_search(a, tm, cp, d, r, max_rounds)
-                    counters["swap_rounds"] += k
+                cands.append(r)
+            for s0 in starts_[1:]:  # this start is feasible: more starts for the factor
+                r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds)
+                counters["swap_rounds"] += k
+                if np.all(a[r].sum(axis=0) >= d):
                     cands.append(r)
-                for s0 in starts_[1:]:  # this start is feasible: more starts for the factor
-                    r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds)
-                    counters["swap_rounds"] += k
-                    if np.all(a[r].sum(axis=0) >= d):
-                        cands.append(r)
-                clock.lap("search")
-                us = [np.prod((d + tm[r].sum(axis=0)) / cp[r].sum(axis=0)) for r in cands]
-                rows = cands[int(np.argmax(us))]
             clock.lap("search")
-            proven = unknown == 0
-            status = "optimal" if (exact_u and proven) else "feasible"
-            result = solution(prob, "scan", float(t), nodes[el[rows]], tm[rows], seed, params,
-                              {}, counters, status=status, proven=proven)  # fmt: skip
-            if reserve:
-                pool.reserve(result.start, request.duration, result.resources, result.amounts)
-            result.timings = clock.done()
-            return result
+            us = [np.prod((d + tm[r].sum(axis=0)) / cp[r].sum(axis=0)) for r in cands]
+            rows = cands[int(np.argmax(us))]
         clock.lap("search")
+        proven = unknown == 0
+        status = "optimal" if (exact_u and proven) else "feasible"
+        result = solution(prob, "scan", float(t), nodes[el[rows]], tm[rows], seed, params,
+                          {}, counters, status=status, proven=proven)  # fmt: skip
+        if reserve:
+            pool.reserve(result.start, request.duration, result.resources, result.amounts)
+        result.timings = clock.done()
+        return result
     (kind, prop), _ = max(binding.items(), key=lambda kv: kv[1]) if binding else ((None, None), 0)
     words = {"minimum": "per-resource minimum", "total": "total", "combination":
              "no combination of N eligible resources meets every total", "undecided":

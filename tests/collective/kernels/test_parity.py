@@ -142,3 +142,75 @@ def test_window_max_unsorted_starts_same_values():
     b = C.window_max(times, res, starts[order], 200.0)
     assert np.array_equal(a[order], b)
     assert np.array_equal(a, R.window_max(times, res, starts, 200.0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_scan_screen_parity_and_referee(seed):
+    rng = np.random.default_rng(seed)
+    N, m, k = int(rng.integers(1, 9)), int(rng.integers(1, 4)), int(rng.integers(1, 15))
+    times = np.concatenate([[0.0], np.cumsum(rng.integers(1, 5, k - 1) * 100.0)])
+    cap = np.round(rng.uniform(1, 8, (N, m)))
+    res = np.floor(cap[:, :, None] * rng.random((N, m, k)) * (rng.random((N, m, k)) < 0.7))
+    nodes = np.sort(rng.choice(N, int(rng.integers(1, N + 1)), replace=False))
+    starts = np.unique(rng.choice(np.concatenate([times, rng.uniform(0, times[-1] + 500, 5)]),
+                                  int(rng.integers(1, 12))))  # fmt: skip
+    if seed % 5 == 0:
+        starts = rng.permutation(starts)  # unordered starts: the direct path
+    dur = float(rng.choice([50.0, 100.0, 250.0, 1000.0]))
+    e = rng.uniform(0, 2, m)
+    count = int(rng.integers(1, nodes.size + 1))
+    d = count * e + rng.uniform(0, 5, m) * count
+    fb = int(rng.integers(1, 4))
+    mb = fb + int(rng.integers(0, 5))
+    args = (times, res, nodes, starts, dur, cap[nodes], e, d, count, fb, mb)
+    got = C.scan_screen(*args)
+    ref = R.scan_screen(*args)
+    assert got[0] == ref[0]
+    for x, y in zip(got[1:], ref[1:]):
+        assert np.array_equal(x, y)
+    # referee: window_max then screen of every start; stop = the first start that passes
+    tm = C.window_max(times, res[nodes], starts, dur)
+    code, elig, prop, val = C.screen(tm, cap[nodes], e, d, count)
+    passing = np.flatnonzero(code == 0)
+    stop = int(passing[0]) if passing.size else starts.size
+    assert got[0] == stop
+    upto = min(stop + 1, starts.size)
+    assert np.array_equal(got[1][:upto], code[:upto])
+    assert np.array_equal(got[2][:upto], elig[:upto])
+    assert np.array_equal(got[3][:upto], prop[:upto])
+    assert np.array_equal(got[4][:upto], val[:upto])
+    if stop < starts.size:
+        assert np.array_equal(got[5], tm[stop])
+
+
+def test_scan_screen_rejects_bad_arguments():
+    times, res = np.arange(3) * 10.0, np.zeros((2, 1, 3))
+    ok = (times, res, np.arange(2), np.zeros(1), 5.0, np.ones((2, 1)), np.ones(1), np.ones(1), 1)
+    for kern in (C.scan_screen, R.scan_screen):
+        assert kern(*ok)[0] == 0
+        with pytest.raises(ValueError):
+            kern(*ok[:2], np.array([0, 2]), *ok[3:])
+        with pytest.raises(ValueError):
+            kern(*ok[:5], np.ones((3, 1)), *ok[6:])
+        with pytest.raises(ValueError):
+            kern(*ok, 2, 1)
+
+
+@pytest.mark.parametrize("case", range(30))
+def test_decrease_starts_parity_and_referee(case):
+    from coalloc.collective.core import decrease_starts
+    from coalloc.collective.model import ResourcePool
+
+    rng = np.random.default_rng(5000 + case)
+    N, m, k = int(rng.integers(1, 7)), int(rng.integers(1, 4)), int(rng.integers(1, 12))
+    times = np.concatenate([[0.0], np.cumsum(rng.integers(1, 5, k - 1) * 100.0)])
+    cap = np.full((N, m), 4.0)
+    res = np.floor(4 * rng.random((N, m, k)))
+    pool = ResourcePool(cap, [f"p{i}" for i in range(m)], times=times, reserved=res)
+    nodes = np.sort(rng.choice(N, int(rng.integers(0, N + 1)), replace=False))
+    lo = float(rng.uniform(0, times[-1] + 50))
+    hi = lo + float(rng.uniform(0, times[-1]))
+    got = C.decrease_starts(pool.times, pool.reserved, nodes, lo, hi)
+    assert np.array_equal(got, R.decrease_starts(pool.times, pool.reserved, nodes, lo, hi))
+    assert np.array_equal(got, decrease_starts(pool, nodes, lo, hi))  # referee: the helper

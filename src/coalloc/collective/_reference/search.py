@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Xoshiro256", "window_max", "screen", "select_and_swap", "phase5", "swap_search"]
+__all__ = ["Xoshiro256", "window_max", "screen", "scan_screen", "select_and_swap", "phase5",
+           "swap_search", "decrease_starts"]  # fmt: skip
 
 MASK = (1 << 64) - 1
 
@@ -373,3 +374,80 @@ def swap_search(avail, tmax, cap, d, sel, max_rounds):
         sel[bp] = bq
         rounds += 1
     return np.array(sel, dtype=np.int64), rounds
+
+
+def scan_screen(times, reserved, nodes, starts, duration, cap, e, d, count, first_block=8,
+                max_block=64):
+    """The default method's screening loop (twin of the kernel's ``scan_screen``).
+
+    Starts are taken in order, a first block of ``first_block`` starts, then blocks of
+    ``max_block`` starts; for a block the window maxima of the rows ``nodes`` of ``reserved``
+    are computed (as :func:`window_max`, a segment index below 0 taken as 0) and each start
+    is screened (as :func:`screen`) until the first start that passes.
+
+    Returns
+    -------
+    stop : int
+        Index of the first start that passes (``S`` if none).
+    code, eligible, prop : ndarray of int64, shape (S,)
+    value : ndarray of float64, shape (S,)
+        The screen outputs, filled for starts ``0 .. stop``.
+    tmax : ndarray, shape (len(nodes), m)
+        Window maxima at ``starts[stop]`` (zeros when ``stop == S``).
+    """
+    times = np.asarray(times, dtype=np.float64)
+    reserved = np.asarray(reserved, dtype=np.float64)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.float64)
+    cap = np.asarray(cap, dtype=np.float64)
+    e = np.asarray(e, dtype=np.float64)
+    d = np.asarray(d, dtype=np.float64)
+    S, n, m = starts.shape[0], nodes.shape[0], reserved.shape[1]
+    if cap.shape != (n, m) or e.shape != (m,) or d.shape != (m,):
+        raise ValueError("cap must be (len(nodes), m), e and d of length m")
+    if first_block < 1 or max_block < first_block:
+        raise ValueError("need 1 <= first_block <= max_block")
+    if n and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
+        raise ValueError("nodes must index rows of reserved")
+    code = np.zeros(S, dtype=np.int64)
+    elig = np.zeros(S, dtype=np.int64)
+    prop = np.full(S, -1, dtype=np.int64)
+    value = np.zeros(S)
+    tmax = np.zeros((n, m))
+    sub = reserved[nodes]
+    b0, B = 0, first_block
+    while b0 < S:
+        b1 = min(S, b0 + B)
+        block = np.empty((b1 - b0, n, m))
+        for s in range(b0, b1):
+            k0 = max(int(np.searchsorted(times, starts[s], side="right")) - 1, 0)
+            k1 = int(np.searchsorted(times, starts[s] + duration, side="left"))
+            block[s - b0] = sub[:, :, k0:max(k1, k0 + 1)].max(axis=2)
+        for s in range(b0, b1):
+            c, el, pr, va = screen(block[s - b0 : s - b0 + 1], cap, e, d, count)
+            code[s], elig[s], prop[s], value[s] = c[0], el[0], pr[0], va[0]
+            if c[0] == 0:
+                tmax[:] = block[s - b0]
+                return s, code, elig, prop, value, tmax
+        b0, B = b1, max_block
+    return S, code, elig, prop, value, tmax
+
+
+def decrease_starts(times, reserved, nodes, lo, hi):
+    """``lo`` and the breakpoints ``times[k]`` in ``(lo, hi]`` where a reserved amount of a row
+    in ``nodes`` falls (``reserved[j, i, k] < reserved[j, i, k - 1]``), ascending (twin of the
+    kernel's ``decrease_starts``)."""
+    times = np.asarray(times, dtype=np.float64)
+    reserved = np.asarray(reserved, dtype=np.float64)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    if reserved.shape[2] != times.shape[0]:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if nodes.size and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
+        raise ValueError("nodes must index rows of reserved")
+    out = [float(lo)]
+    if nodes.size and times.shape[0] > 1:
+        sub = reserved[nodes]
+        drop = np.any(sub[:, :, 1:] < sub[:, :, :-1], axis=(0, 1))
+        t = times[np.flatnonzero(drop) + 1]
+        out.extend(t[(t > lo) & (t <= hi)].tolist())
+    return np.array(out, dtype=np.float64)
