@@ -77,6 +77,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (InstanceError, ValueError, TypeError, OSError, ImportError) as exc:
         print(f"coalloc: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("coalloc: interrupted", file=sys.stderr)
+        return 130
 
 
 def _check_output_is_not_an_input(args: argparse.Namespace) -> None:
