@@ -4,36 +4,11 @@ import numpy as np
 import pytest
 
 import coalloc.ctaap as ctaap
-from tests._optional import skip_unless_ci
+from tests._plots import collections as _collections
+from tests._plots import mpl, plt  # noqa: F401  (mpl: the fixture)
+from tests._plots import png_is_picture as _png_is_picture
 
-try:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-except ImportError:  # pragma: no cover - CI installs the [plot] extra
-    matplotlib = None
-
-
-@pytest.fixture(autouse=True)
-def _needs_matplotlib():
-    if matplotlib is None:
-        skip_unless_ci("matplotlib (the [plot] extra) is not installed")
-    yield
-    plt.close("all")
-
-
-def _collections(fig):
-    ax = fig.axes[0]
-    return {c.get_label(): c for c in ax.collections}
-
-
-def _png_is_picture(path):
-    img = plt.imread(str(path))
-    assert img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100
-    rgb = img[..., :3]
-    assert np.ptp(rgb) > 0.5, "the picture is blank"
-    return rgb
+pytestmark = pytest.mark.usefixtures("mpl")
 
 
 def test_allocation_colours_greys_and_dashes_match_the_result(tmp_path):
