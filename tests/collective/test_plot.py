@@ -13,6 +13,7 @@ def _fills(fig):
     return {c.get_gid(): c for c in fig.axes[0].collections if c.get_gid()}
 
 
+@pytest.mark.slow
 def test_timetable_marks_the_reservation(tmp_path):
     pool, request = collective.generators.random_instance(14, 4, seed=4, load=0.7, n_slots=24)
     result = collective.coallocate(pool, request)

@@ -11,6 +11,7 @@ from tests._plots import png_is_picture as _png_is_picture
 pytestmark = pytest.mark.usefixtures("mpl")
 
 
+@pytest.mark.slow
 def test_allocation_colours_greys_and_dashes_match_the_result(tmp_path):
     request, offer = ctaap.generators.fig2(2, n_tasks=30, seed=3)
     result = ctaap.solve(request, offer, "ctaap", seed=1)

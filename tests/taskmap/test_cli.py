@@ -111,6 +111,7 @@ def test_cheap_lower_bound_never_exceeds_the_exact_optimum(taskmap_tiny, taskmap
         assert 0 < bound <= exact.max_occupancy + 1e-9
 
 
+@pytest.mark.slow
 def test_map_prints_quality_and_json(tmp_path, capsys, taskmap_tiny):
     import json as _json
 

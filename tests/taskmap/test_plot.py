@@ -9,6 +9,7 @@ from tests._plots import collections, mpl, png_is_picture, starting  # noqa: F40
 pytestmark = pytest.mark.usefixtures("mpl")
 
 
+@pytest.mark.slow
 def test_cluster_tree_draws_every_node_and_edge(tmp_path):
     tasks, resources = taskmap.generators.table1_instance(2.0, seed=1)
     fi = taskmap.flow_injection(tasks, seed=0)
@@ -30,6 +31,7 @@ def test_cluster_tree_draws_every_node_and_edge(tmp_path):
     png_is_picture(path)
 
 
+@pytest.mark.slow
 def test_mapping_draws_tasks_on_their_processors(tmp_path, taskmap_small):
     tasks, resources = taskmap_small.task_graph, taskmap_small.resource_graph
     result = taskmap.solve(tasks, resources, seed=0)
