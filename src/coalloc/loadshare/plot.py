@@ -103,8 +103,8 @@ def plot_coalitions(
         )
     if ax is None:
         plt = plotting.import_pyplot()
-        fig, (ax, ax2) = plt.subplots(2, 1, figsize=(10.0, 7.0), height_ratios=(2.2, 1.0),
-                                      constrained_layout=True)  # fmt: skip
+        fig, (ax, ax2) = plt.subplots(2, 1, figsize=(10.0, 7.0), constrained_layout=True,
+                                      gridspec_kw={"height_ratios": (2.2, 1.0)})  # fmt: skip
     else:
         fig, ax = plotting.figure_and_axes(ax)
         ax2 = None
