@@ -6,6 +6,8 @@ import pickle
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import coalloc.ctaap as ctaap
 from coalloc.cli import main
@@ -52,6 +54,8 @@ def test_names_are_validated():
         ctaap.Request({"cpu": [1, 1, 1]}, names=["a", "b", "a"])
     with pytest.raises(TypeError, match=r"names\[1\] must be a string or an integer"):
         ctaap.Offer({"cpu": [1, 1]}, [1, 1], names=["a", 1.5])
+    with pytest.raises(ValueError, match="not a 64-bit integer"):
+        ctaap.Offer({"cpu": [1]}, [1], names=[2**63])
     with pytest.raises(TypeError, match="sequence of names"):
         ctaap.Offer({"cpu": [1]}, [1], names="a")
     names = ["x", "y"]
@@ -95,3 +99,25 @@ def test_solve_prints_and_json_carries_the_names(tmp_path, capsys):
     assert "amsterdam" in out
     placed = [request.names[i] for i in np.flatnonzero(a >= 0)]
     assert placed and all(name in out for name in placed)
+
+
+_NAME = st.one_of(st.text(max_size=8), st.integers(-(2**63), 2**63 - 1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_NAME, min_size=1, max_size=6, unique=True), st.data())
+def test_any_valid_names_survive_json_and_networkx(names, data):
+    n = len(names)
+    m = data.draw(st.integers(1, 3))
+    cluster_names = data.draw(st.lists(_NAME, min_size=m, max_size=m, unique=True))
+    request = ctaap.Request({"cpu": np.ones(n)}, np.ones((n, n)) - np.eye(n), names=names)
+    offer = ctaap.Offer({"cpu": np.ones(m)}, np.ones(m, dtype=int), names=cluster_names)
+    text = json.dumps(ctaap.instance_to_dict(request, offer))
+    r2, o2 = ctaap.instance_from_dict(json.loads(text))
+    assert r2.names == tuple(names) and o2.names == tuple(cluster_names)
+    back = ctaap.Request.from_networkx(request.to_networkx())
+    if names == list(range(n)):
+        assert back.names is None  # the default labels are no names
+    else:
+        assert back.names == tuple(names)
+    assert (back.bandwidth != request.bandwidth).nnz == 0

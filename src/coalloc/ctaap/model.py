@@ -54,7 +54,10 @@ def _check_names(names: Any, length: int, argname: str) -> Optional[tuple]:
             raise TypeError(
                 f"{argname}[{i}] must be a string or an integer, got {type(name).__name__}"
             )
-        out.append(int(name) if isinstance(name, np.integer) else name)
+        name = int(name) if isinstance(name, np.integer) else name
+        if isinstance(name, int) and not -(2**63) <= name < 2**63:
+            raise ValueError(f"{argname}[{i}] = {name} is not a 64-bit integer")
+        out.append(name)
     if len(out) != length:
         raise ValueError(f"{argname} has {len(out)} names but there are {length} of them")
     if len(set(out)) != len(out):
