@@ -208,10 +208,11 @@ def test_ctrl_c_returns_the_incumbent_promptly_and_leaves_nothing(backend, tmp_p
     assert list(scratch.iterdir()) == []  # no model file, no temporary folder
 
 
+@pytest.mark.slow  # solver start-up; seconds on a busy machine
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_progress_shows_incumbent_bound_and_gap(backend, capsys):
     pkg = package(backend)
-    c, A, b, ub = market_split(3, 14)  # solved quickly, through a few incumbents
+    c, A, b, ub = market_split(3, 10)  # solved at once
     out, _ = solve(backend, pkg, c, A, b, ub, time_limit=20.0, progress=True)
     assert out.status == "optimal", out.message
     err = capsys.readouterr().err
@@ -302,6 +303,7 @@ def test_cbc_log_reader_parses_incumbent_and_bound(tmp_path):
     assert watch.incumbent == 10.0 and watch.bound == pytest.approx(11.2)
 
 
+@pytest.mark.slow  # solver start-up; seconds on a busy machine
 @pytest.mark.parametrize("backend", ["highs", "cbc"])
 def test_mixed_model_agrees_with_brute_force(backend):
     """Ranges, equalities, a free row, continuous and general-integer bounds (the vectorised
@@ -347,3 +349,27 @@ def test_mixed_model_agrees_with_brute_force(backend):
     assert out.status == "optimal", out.message
     assert float(c @ out.x) == pytest.approx(best, abs=1e-6)
     assert np.all(A[:3] @ out.x >= lo_r[:3] - 1e-6) and np.all(A[:3] @ out.x <= hi_r[:3] + 1e-6)
+
+
+@pytest.mark.parametrize("backend", ["highs", "cbc"])
+def test_a_model_without_variables_is_answered_without_a_solver(backend):
+    A = sp.csr_matrix((1, 0))
+    out = milp.run_milp(backend, None, np.zeros(0), A, np.array([-1.0]), np.array([2.0]),
+                        integrality=np.zeros(0))  # fmt: skip
+    assert out.status == "optimal" and out.x.shape == (0,) and out.bound == 0.0
+    out = milp.run_milp(backend, None, np.zeros(0), A, np.array([1.0]), np.array([2.0]),
+                        integrality=np.zeros(0))  # fmt: skip
+    assert out.status == "infeasible" and out.x is None and out.infeasible
+
+
+def test_scipy_fallback_solves_and_says_it_cannot_be_interrupted():
+    from scipy.optimize import milp as scipy_milp
+
+    c, A, b, ub = market_split(3, 10)
+    out = milp.run_milp("highs", scipy_milp, c, A, b, b, integrality=np.ones(c.size), ub=ub,
+                        time_limit=20.0)  # fmt: skip
+    assert out.status == "optimal" and "Ctrl-C cannot" in out.message, out.message
+    check_incumbent(c, A, b, out)
+    pkg = package("highs")
+    ref = milp.run_milp("highs", pkg, c, A, b, b, integrality=np.ones(c.size), ub=ub)
+    assert ref.status == "optimal" and float(c @ ref.x) == pytest.approx(float(c @ out.x))

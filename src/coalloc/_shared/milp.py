@@ -263,6 +263,8 @@ def run_milp(
     if sense not in ("min", "max"):
         raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
     show = exact_progress_wanted(progress)
+    if backend in ("highs", "cbc") and int(np.asarray(c).shape[0]) == 0:
+        return _empty_outcome(backend, row_lb, row_ub, time_limit)
     if backend == "highs":
         if callable(solver_pkg):  # scipy.optimize.milp: the fallback without highspy
             return _run_highs_scipy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub,
@@ -274,6 +276,20 @@ def run_milp(
                         time_limit, mip_gap, threads, seed, verbose, name, show,
                         t_entry)  # fmt: skip
     raise ValueError(f"run_milp takes backend 'highs' or 'cbc', got {backend!r}")
+
+
+def _empty_outcome(backend, row_lb, row_ub, time_limit) -> MilpOutcome:
+    """A model without variables: optimal (value 0) when every row admits 0."""
+    lo, hi = np.asarray(row_lb, dtype=np.float64), np.asarray(row_ub, dtype=np.float64)
+    fits = bool(np.all(lo <= 0) and np.all(hi >= 0))
+    return MilpOutcome(
+        x=np.zeros(0) if fits else None, bound=0.0 if fits else None,
+        status="optimal" if fits else "infeasible", solver_status=0,
+        message=f"{'HiGHS' if backend == 'highs' else 'CBC'}: no variables, not solved "
+        f"({'every row admits 0' if fits else 'a row excludes 0: infeasible'})",
+        nodes=0, time_limit_hit=False, infeasible=not fits, rows=int(lo.shape[0]),
+        time_limit=time_limit,
+    )  # fmt: skip
 
 
 def _left(t_entry: float, time_limit: Optional[float]) -> Optional[float]:
