@@ -9,38 +9,66 @@ family then rounds, verifies and reports.
 Status table (``MilpOutcome.status``):
 
 ============  ===========================  ==========================  ====================
-status        HiGHS (``scipy.optimize``)   CBC (child process)         CP-SAT
+status        HiGHS (``highspy``)          CBC (child process)         CP-SAT
 ============  ===========================  ==========================  ====================
-optimal       0 with ``mip_gap == 0``, or  Optimal, not stopped on     OPTIMAL
-              the bound meets the value    time, ``mip_gap == 0``
-feasible      0 with a gap left; 1 with a  a solution otherwise        FEASIBLE
-              solution
-time_limit    1 without a solution         no solution, stopped on     UNKNOWN
-                                           time or a limit was given
-infeasible    2                            Infeasible                  INFEASIBLE
+optimal       Optimal with ``mip_gap ==    Optimal, not stopped on     OPTIMAL
+              0``, or the bound meets the  time, ``mip_gap == 0``
+              value
+feasible      Optimal with a gap left; a   a solution otherwise        FEASIBLE
+              solution and stopped
+time_limit    stopped (time, Ctrl-C, a     no solution, stopped on     UNKNOWN
+              limit) without a solution    time or a limit was given
+infeasible    Infeasible                   Infeasible                  INFEASIBLE
 error         anything else                anything else               MODEL_INVALID, ...
 ============  ===========================  ==========================  ====================
 
-CBC runs as a child process of this module (the executable PuLP ships, found through PuLP):
-the model is written as MPS from the arrays, the time limit counts from the call (the file
-writing included), CBC is asked to stop (SIGINT: it reports its incumbent) half a second
-past the limit or on Ctrl-C, and killed a second later if it has not; its temporary folder
-is always removed, so no process or file outlives the call.
+A run stopped on time or by Ctrl-C with an incumbent is ``feasible`` (the families keep the
+incumbent and report it with its bound); ``time_limit_hit`` says it was stopped and
+``interrupted`` that Ctrl-C stopped it. A run that ends without a solution is a normal
+outcome too (``x`` None, a status and a message), never an exception.
+
+Stopping guarantees. The time limit counts from the call (or from ``started``, when the
+family passes the moment it began building its model): what the runner spends converting the
+arrays is deducted before the solver gets the rest. Every solver runs away from the calling
+thread -- HiGHS and CP-SAT in a worker thread (both release the GIL), CBC in a child process
+-- while the caller waits in short slices, so that:
+
+* Ctrl-C (``KeyboardInterrupt`` in the calling thread) asks the solver to stop at once --
+  HiGHS through its interrupt callbacks (MIP, simplex and IPM), CP-SAT through
+  ``StopSearch``, CBC through SIGINT -- and the call returns the incumbent with its bound;
+  a third Ctrl-C while the solver winds down is re-raised;
+* half a second past the limit the solver is asked to stop in the same way whatever it is
+  doing (CBC is killed a second later if it has not stopped);
+* CBC's temporary folder is always removed, so no process or file outlives the call.
+
+With ``progress`` (or the command line's default on a terminal) the incumbent, the bound and
+the gap are shown over time through :class:`coalloc._shared.progress.SolveProgress`: HiGHS
+reports them through its callbacks, CP-SAT through a solution and a bound callback, CBC
+through its log, read while it runs.
+
+HiGHS is driven through ``highspy`` (a core dependency). If ``highspy`` is missing,
+:func:`scipy.optimize.milp` (the same solver, in the calling thread) is the fallback: it
+honours the time limit of the solver only, cannot be interrupted, and says so in its
+message.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
+
+from .progress import SolveProgress, exact_progress_wanted
 
 __all__ = [
     "BACKENDS",
@@ -82,7 +110,9 @@ class MilpOutcome:
     rows : int
         Constraints of the model.
     time_limit : float or None
-        Seconds the solver was given.
+        Seconds the call was given (the solver got what remained after the conversion).
+    interrupted : bool
+        Ctrl-C stopped the solver (the outcome holds its incumbent, if any).
     """
 
     x: Optional[np.ndarray]
@@ -95,15 +125,24 @@ class MilpOutcome:
     infeasible: bool
     rows: int
     time_limit: Optional[float]
+    interrupted: bool = False
 
 
 def import_backend(backend: str) -> Any:
     """Import the package a back-end needs; a clear ImportError when it is missing.
 
-    Returns :func:`scipy.optimize.milp` for ``"highs"``, the ``pulp`` module for ``"cbc"``
-    and ``ortools.sat.python.cp_model`` for ``"cpsat"``.
+    Returns the ``highspy`` module for ``"highs"`` (:func:`scipy.optimize.milp`, which
+    cannot be interrupted, when ``highspy`` is not installed), the ``pulp`` module for
+    ``"cbc"`` and ``ortools.sat.python.cp_model`` for ``"cpsat"``.
     """
     if backend == "highs":
+        try:
+            import highspy
+
+            if hasattr(highspy, "Highs") and hasattr(highspy, "cb"):
+                return highspy
+        except ImportError:
+            pass
         from scipy.optimize import milp
 
         return milp
@@ -173,6 +212,8 @@ def run_milp(
     seed: Optional[int] = None,
     verbose: bool = False,
     name: str = "coalloc",
+    progress: Optional[bool] = None,
+    started: Optional[float] = None,
 ) -> MilpOutcome:
     """Solve ``min|max c x`` s.t. ``row_lb <= A x <= row_ub``, ``lb <= x <= ub`` on HiGHS or CBC.
 
@@ -180,7 +221,8 @@ def run_milp(
     ----------
     backend : {"highs", "cbc"}
     solver_pkg : module
-        What :func:`import_backend` returned for ``backend``.
+        What :func:`import_backend` returned for ``backend`` (for ``"highs"``: ``highspy``,
+        or :func:`scipy.optimize.milp` as the fallback).
     c : ndarray, shape (nv,)
         Objective coefficients, in the sense of ``sense``.
     A : scipy.sparse matrix, shape (rows, nv)
@@ -192,41 +234,291 @@ def run_milp(
         Variable bounds.
     sense : {"min", "max"}
     time_limit : float, optional
-        Seconds for the solver.
+        Wall-clock seconds for the call (from ``started``): converting the model counts, the
+        solver gets the rest, and it is stopped half a second past the limit.
     mip_gap : float
         Relative gap at which the solver may stop.
     threads : int
-        Threads (CBC; HiGHS through SciPy runs its own default).
+        Threads (CBC; HiGHS runs its own default).
     seed : int, optional
-        CBC's ``randomCbcSeed``; HiGHS through SciPy is deterministic and takes none.
+        CBC's ``randomCbcSeed``, HiGHS's ``random_seed`` (not the SciPy fallback).
     verbose : bool
         Print the solver log.
     name : str
         Name of the model (CBC).
+    progress : bool, optional
+        Show incumbent, bound and gap over time on standard error; None: the default set
+        by :func:`coalloc._shared.progress.set_exact_progress` (the CLI), on a terminal only.
+    started : float, optional
+        ``time.perf_counter()`` from which ``time_limit`` counts (default: this call).
 
     Returns
     -------
     MilpOutcome
         ``bound`` assumes a non-negative objective for CBC (its log prints the magnitude).
+        Ctrl-C during the solve is not raised: the outcome holds the incumbent, with
+        ``interrupted`` set.
     """
+    t_entry = time.perf_counter() if started is None else float(started)
     if sense not in ("min", "max"):
         raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
+    show = exact_progress_wanted(progress)
+    if backend in ("highs", "cbc") and int(np.asarray(c).shape[0]) == 0:
+        return _empty_outcome(backend, row_lb, row_ub, time_limit)
     if backend == "highs":
-        return _run_highs(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
-                          time_limit, mip_gap, verbose)  # fmt: skip
+        if callable(solver_pkg):  # scipy.optimize.milp: the fallback without highspy
+            return _run_highs_scipy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub,
+                                    sense, time_limit, mip_gap, verbose, t_entry)  # fmt: skip
+        return _run_highspy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
+                            time_limit, mip_gap, seed, verbose, show, t_entry)  # fmt: skip
     if backend == "cbc":
         return _run_cbc(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
-                        time_limit, mip_gap, threads, seed, verbose, name)  # fmt: skip
+                        time_limit, mip_gap, threads, seed, verbose, name, show,
+                        t_entry)  # fmt: skip
     raise ValueError(f"run_milp takes backend 'highs' or 'cbc', got {backend!r}")
 
 
-def _run_highs(milp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit, mip_gap,
-               verbose) -> MilpOutcome:  # fmt: skip
+def _empty_outcome(backend, row_lb, row_ub, time_limit) -> MilpOutcome:
+    """A model without variables: optimal (value 0) when every row admits 0."""
+    lo, hi = np.asarray(row_lb, dtype=np.float64), np.asarray(row_ub, dtype=np.float64)
+    fits = bool(np.all(lo <= 0) and np.all(hi >= 0))
+    return MilpOutcome(
+        x=np.zeros(0) if fits else None, bound=0.0 if fits else None,
+        status="optimal" if fits else "infeasible", solver_status=0,
+        message=f"{'HiGHS' if backend == 'highs' else 'CBC'}: no variables, not solved "
+        f"({'every row admits 0' if fits else 'a row excludes 0: infeasible'})",
+        nodes=0, time_limit_hit=False, infeasible=not fits, rows=int(lo.shape[0]),
+        time_limit=time_limit,
+    )  # fmt: skip
+
+
+def _left(t_entry: float, time_limit: Optional[float]) -> Optional[float]:
+    """Seconds of ``time_limit`` left since ``t_entry`` (at least 10 ms), None without one."""
+    if time_limit is None:
+        return None
+    return max(0.01, float(time_limit) - (time.perf_counter() - t_entry))
+
+
+def _supervise(work, stop, hard: Optional[float], tick=None, poll: float = 0.1):
+    """Run ``work()`` in a worker thread while this thread waits in slices of ``poll``.
+
+    ``tick()`` runs after every slice (progress). Ctrl-C here, or the clock passing
+    ``hard``, calls ``stop()`` (the solver's own 'stop and keep the incumbent'); the wait
+    goes on until ``work`` returns, and a third Ctrl-C is re-raised. Returns ``(value,
+    interrupted, overran)``; an exception of ``work`` is raised here.
+    """
+    box: dict = {}
+    done = threading.Event()  # not Thread.join: a Ctrl-C inside join() can leave a live
+    # thread looking finished (Python < 3.12), and the solver would be read while it runs
+
+    def run() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=run, name="coalloc-solver", daemon=True)
+    interrupted = overran = False
+    presses = 0
+    worker.start()
+    while not done.is_set():
+        try:
+            if done.wait(poll):
+                break
+            if tick is not None:
+                tick()
+            if (hard is not None and not (overran or interrupted)
+                    and time.perf_counter() > hard):  # fmt: skip
+                overran = True
+                stop()
+        except KeyboardInterrupt:
+            presses += 1
+            if presses >= 3:
+                raise
+            if not interrupted:
+                interrupted = True
+                stop()
+    while worker.is_alive():  # it has returned: only its last instructions remain
+        try:
+            worker.join(0.05)
+        except KeyboardInterrupt:
+            pass
+    if "error" in box:
+        raise box["error"]
+    return box.get("value"), interrupted, overran
+
+
+_HIGHS_BANNER_SILENCED = False
+_HIGHS_LOCK = threading.Lock()
+
+
+def _new_highs(hs: Any, verbose: bool) -> Any:
+    """A ``highspy.Highs`` whose start-up banner (printed once per process, by the C++
+    library on file descriptor 1) does not reach standard output unless ``verbose``."""
+    global _HIGHS_BANNER_SILENCED
+    with _HIGHS_LOCK:
+        if _HIGHS_BANNER_SILENCED or verbose:
+            _HIGHS_BANNER_SILENCED = True
+            return hs.Highs()
+        _HIGHS_BANNER_SILENCED = True
+        import sys
+
+        try:
+            sys.stdout.flush()
+            saved = os.dup(1)
+        except (OSError, ValueError, AttributeError):  # no usable descriptor 1
+            return hs.Highs()
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 1)
+                return hs.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def _finite(value: Any) -> Optional[float]:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if np.isfinite(value) and abs(value) < 1e50 else None
+
+
+def _run_highspy(hs, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit, mip_gap,
+                 seed, verbose, show, t_entry) -> MilpOutcome:  # fmt: skip
+    """HiGHS through ``highspy``, from the arrays, in a worker thread (module docstring)."""
+    import scipy.sparse as sp
+
+    nv = int(np.asarray(c).shape[0])
+    A = sp.csc_matrix(A)
+    rows = int(A.shape[0])
+    A.sort_indices()
+    h = _new_highs(hs, verbose)
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("mip_rel_gap", float(mip_gap))
+    if seed is not None:
+        h.setOptionValue("random_seed", int(seed) % 2147483647)
+    sense_code = hs.ObjSense.kMaximize if sense == "max" else hs.ObjSense.kMinimize
+    passed = h.passModel(
+        nv, rows, int(A.nnz), int(hs.MatrixFormat.kColwise), int(sense_code), 0.0,
+        np.ascontiguousarray(c, dtype=np.float64),
+        np.ascontiguousarray(np.broadcast_to(np.asarray(lb, dtype=np.float64), (nv,))),
+        np.ascontiguousarray(np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,))),
+        np.ascontiguousarray(row_lb, dtype=np.float64),
+        np.ascontiguousarray(row_ub, dtype=np.float64),
+        A.indptr.astype(np.int32), A.indices.astype(np.int32),
+        np.ascontiguousarray(A.data, dtype=np.float64),
+        np.ascontiguousarray(integrality, dtype=np.int32),
+    )  # fmt: skip
+    if passed == hs.HighsStatus.kError:
+        return MilpOutcome(x=None, bound=None, status="error", solver_status=-1,
+                           message="HiGHS: the model was rejected (passModel)", nodes=None,
+                           time_limit_hit=False, infeasible=False, rows=rows,
+                           time_limit=time_limit)  # fmt: skip
+    given = _left(t_entry, time_limit)  # converting the arrays counted against the limit
+    if given is not None:
+        h.setOptionValue("time_limit", float(given))
+
+    # The callbacks run in the solver's thread: they only record and read flags.
+    state = {"stop": False, "primal": None, "dual": None}
+    kinds = hs.cb.HighsCallbackType
+    interrupt_kinds = {int(kinds.kCallbackMipInterrupt), int(kinds.kCallbackSimplexInterrupt),
+                       int(kinds.kCallbackIpmInterrupt)}  # fmt: skip
+    mip_kinds = {int(kinds.kCallbackMipInterrupt), int(kinds.kCallbackMipImprovingSolution)}
+
+    def callback(kind, message, data_out, data_in, user_data):
+        if int(kind) in mip_kinds and data_out is not None:
+            state["primal"] = _finite(data_out.mip_primal_bound)
+            state["dual"] = _finite(data_out.mip_dual_bound)
+        if state["stop"] and data_in is not None and int(kind) in interrupt_kinds:
+            data_in.user_interrupt = True
+
+    h.setCallback(callback, None)
+    for kind in (kinds.kCallbackMipInterrupt, kinds.kCallbackSimplexInterrupt,
+                 kinds.kCallbackIpmInterrupt, kinds.kCallbackMipImprovingSolution):  # fmt: skip
+        h.startCallback(kind)
+
+    def stop() -> None:
+        state["stop"] = True
+
+    hard = None if time_limit is None else t_entry + float(time_limit) + 0.5
+    with SolveProgress("HiGHS", sense=sense, time_limit=time_limit, enabled=show) as bar:
+
+        def tick() -> None:
+            bar.update(time.perf_counter() - t_entry, incumbent=state["primal"],
+                       bound=state["dual"])  # fmt: skip
+
+        _, interrupted, overran = _supervise(h.run, stop, hard, tick if show else None)
+        model_status = h.getModelStatus()
+        text = h.modelStatusToString(model_status)
+        info = h.getInfo()
+        value = _finite(info.objective_function_value)
+        has_solution = int(info.primal_solution_status) == 2 and value is not None  # feasible
+        x = None
+        if has_solution:
+            x = np.array(h.getSolution().col_value, dtype=np.float64)
+            if x.shape != (nv,):
+                x = None
+        bound = _finite(info.mip_dual_bound)  # proven, with or without a solution
+        nodes = int(info.mip_node_count) if int(info.mip_node_count) >= 0 else None
+        if show:
+            tick()
+        ms = hs.HighsModelStatus
+        if model_status == ms.kOptimal:
+            status = "optimal" if mip_gap == 0 else "feasible"
+            if status == "feasible" and bound is not None and value is not None:
+                closed = bound >= value * (1 - 1e-9) if sense == "min" else bound <= value
+                if closed:
+                    status = "optimal"
+            if x is None:
+                status = "error"
+        elif model_status == ms.kInfeasible:
+            status = "infeasible"
+        elif model_status in (
+            ms.kTimeLimit,
+            ms.kInterrupt,
+            ms.kIterationLimit,
+            ms.kSolutionLimit,
+            ms.kObjectiveBound,
+            ms.kObjectiveTarget,
+        ):
+            status = "feasible" if x is not None else "time_limit"  # fmt: skip
+        else:
+            status = "feasible" if x is not None else "error"
+        bar.close(status)
+    stopped = model_status in (ms.kTimeLimit, ms.kInterrupt) or interrupted or overran
+    why = ("interrupted (Ctrl-C)" if interrupted
+           else f"stopped half a second past its time limit ({text})" if overran
+           else text)  # fmt: skip
+    if x is None and status in ("time_limit", "error"):
+        why += "; no solution found"
+    return MilpOutcome(
+        x=x,
+        bound=bound,
+        status=status,
+        solver_status=int(model_status),
+        message=f"HiGHS: {why}",
+        nodes=nodes,
+        time_limit_hit=bool(stopped),
+        infeasible=status == "infeasible",
+        rows=rows,
+        time_limit=time_limit,
+        interrupted=interrupted,
+    )
+
+
+def _run_highs_scipy(milp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit,
+                     mip_gap, verbose, t_entry) -> MilpOutcome:  # fmt: skip
+    """The fallback without ``highspy``: :func:`scipy.optimize.milp`, in this thread."""
     from scipy.optimize import Bounds, LinearConstraint
 
     options: dict = {"disp": bool(verbose), "mip_rel_gap": float(mip_gap)}
-    if time_limit is not None:
-        options["time_limit"] = float(time_limit)
+    given = _left(t_entry, time_limit)
+    if given is not None:
+        options["time_limit"] = float(given)
     sign = -1.0 if sense == "max" else 1.0
     res = milp(
         c=sign * np.asarray(c, dtype=np.float64),
@@ -257,7 +549,8 @@ def _run_highs(milp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limi
         bound=bound,
         status=status,
         solver_status=int(res.status),
-        message=f"HiGHS: {res.message}",
+        message=f"HiGHS: {res.message} (SciPy fallback without highspy: Ctrl-C cannot "
+        "interrupt it and model building is not timed by the solver)",
         nodes=None if nodes is None else int(nodes),
         time_limit_hit=res.status == 1,
         infeasible=res.status == 2,
@@ -267,36 +560,57 @@ def _run_highs(milp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limi
 
 
 def _run_cbc(pulp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit, mip_gap,
-             threads, seed, verbose, name) -> MilpOutcome:  # fmt: skip
+             threads, seed, verbose, name, show, t_entry) -> MilpOutcome:  # fmt: skip
     """CBC as a child process this module owns: an MPS file written from the arrays, a hard
     wall-clock deadline, SIGINT (CBC's own 'stop and report the incumbent') on the deadline
     or on Ctrl-C, SIGKILL if it does not stop, and its temporary files always removed."""
     solver = cbc_command(pulp)
     if solver is None:
         raise ImportError("no CBC executable found (pip install 'coalloc[exact]')")
-    t_entry = time.perf_counter()
     nv = int(np.asarray(c).shape[0])
     flip = -1.0 if sense == "max" else 1.0
+    bar = SolveProgress("CBC", sense=sense, time_limit=time_limit, enabled=show)
+    try:
+        out = _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit,
+                          mip_gap, threads, seed, verbose, show, t_entry, nv, flip,
+                          bar)  # fmt: skip
+    finally:
+        bar.close()
+    return out
+
+
+def _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit, mip_gap,
+                threads, seed, verbose, show, t_entry, nv, flip, bar) -> MilpOutcome:  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="coalloc_cbc_") as folder:
         mps, sol, log_path = (os.path.join(folder, f) for f in ("m.mps", "m.sol", "m.log"))
         _write_mps(mps, flip * np.asarray(c, dtype=np.float64), A, row_lb, row_ub,
                    integrality, lb, ub, nv)  # fmt: skip
         args = [solver.path, mps, "-timeMode", "elapsed", "-ratio", repr(float(mip_gap))]
-        if time_limit is not None:  # writing the file counts against the limit
-            left = max(0.01, time_limit - (time.perf_counter() - t_entry))
+        left = _left(t_entry, time_limit)  # writing the file counts against the limit
+        if left is not None:
             args += ["-sec", repr(round(left, 3))]
         if threads > 1:
             args += ["-threads", str(int(threads))]
         if seed is not None:
             args += ["-randomCbcSeed", str(int(seed) % 2147483647)]
         args += ["-solve", "-solution", sol]
+        if show and shutil.which("stdbuf"):  # CBC's log line by line, for the progress
+            args = [shutil.which("stdbuf"), "-oL", *args]
         interrupted = killed = False
+        watch = _CbcLog(log_path, flip)
         with open(log_path, "w") as log_fh:
-            proc = subprocess.Popen(args, stdout=log_fh, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
             # CBC may not look at the clock for a long time (its root node): past the limit
             # and half a second, it is asked to stop, and killed a second later.
             hard = None if time_limit is None else t_entry + time_limit + 0.5
+            if hard is not None and time.perf_counter() > hard:  # no time left to start it
+                return MilpOutcome(
+                    x=None, bound=None, status="time_limit", solver_status=-1,
+                    message="CBC: not started, the time limit ran out while its model file "
+                    "was written; no solution found", nodes=None, time_limit_hit=True,
+                    infeasible=False, rows=int(A.shape[0]), time_limit=time_limit,
+                )  # fmt: skip
+            proc = subprocess.Popen(args, stdout=log_fh, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
             try:
                 while proc.poll() is None:
                     left = None if hard is None else hard - time.perf_counter()
@@ -307,6 +621,10 @@ def _run_cbc(pulp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit,
                         proc.wait(timeout=0.2 if left is None else min(0.2, left))
                     except subprocess.TimeoutExpired:
                         pass
+                    if show:
+                        watch.read()
+                        bar.update(time.perf_counter() - t_entry, incumbent=watch.incumbent,
+                                   bound=watch.bound)  # fmt: skip
             except KeyboardInterrupt:
                 interrupted = True
                 killed = _stop_child(proc)
@@ -314,13 +632,76 @@ def _run_cbc(pulp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit,
                 if proc.poll() is None:  # pragma: no cover - belt and braces
                     proc.kill()
                     proc.wait()
+            if show:
+                watch.read()
+                bar.update(time.perf_counter() - t_entry, incumbent=watch.incumbent,
+                           bound=watch.bound)  # fmt: skip
         with open(log_path, errors="replace") as fh:
             log = fh.read()
         head, values = _read_cbc_solution(sol, nv)
     if verbose:
         print(log)
-    return _cbc_outcome(head, values, log, flip, mip_gap, time_limit, interrupted, killed,
-                        int(A.shape[0]), proc.returncode)  # fmt: skip
+    out = _cbc_outcome(head, values, log, flip, mip_gap, time_limit, interrupted, killed,
+                       int(A.shape[0]), proc.returncode)  # fmt: skip
+    out.interrupted = interrupted
+    bar.close(out.status)
+    return out
+
+
+class _CbcLog:
+    """Incumbent and bound read from CBC's log while it runs (in the model's sense).
+
+    CBC prints, in the minimisation it solves, ``Continuous objective value is V`` (the
+    root bound), ``Integer solution of V found ...`` and ``After N nodes, ..., V best
+    solution, best possible B (... seconds)``.
+    """
+
+    _SOLUTION = re.compile(r"Integer solution of\s+(-?[0-9.eE+]+)")
+    _NODES = re.compile(r"(-?[0-9.eE+]+) best solution, best possible (-?[0-9.eE+]+)")
+    _ROOT = re.compile(r"Continuous objective value is\s+(-?[0-9.eE+]+)")
+    _FINAL = re.compile(r"^Objective value:\s+(-?[0-9.eE+]+)")
+    _FINAL_BOUND = re.compile(r"^Lower bound:\s+(-?[0-9.eE+]+)")
+
+    def __init__(self, path: str, flip: float) -> None:
+        self.path = path
+        self.flip = flip
+        self.offset = 0
+        self.rest = ""
+        self.incumbent: Optional[float] = None
+        self.bound: Optional[float] = None
+
+    def read(self) -> None:
+        try:
+            with open(self.path, errors="replace") as fh:
+                fh.seek(self.offset)
+                text = fh.read()
+                self.offset = fh.tell()
+        except OSError:
+            return
+        lines = (self.rest + text).split("\n")
+        self.rest = lines.pop()
+        for line in lines:
+            self.parse(line)
+
+    def parse(self, line: str) -> None:
+        m = self._SOLUTION.search(line)
+        if m:
+            self.incumbent = _finite(self.flip * float(m.group(1)))
+        m = self._NODES.search(line)
+        if m:
+            found = _finite(self.flip * float(m.group(1)))
+            self.incumbent = self.incumbent if found is None else found
+            self.bound = _finite(self.flip * float(m.group(2)))
+        m = self._ROOT.search(line)
+        if m and self.bound is None:
+            self.bound = _finite(self.flip * float(m.group(1)))
+        m = self._FINAL.search(line)  # the summary CBC prints when it ends
+        if m and self.incumbent is not None:  # (with no solution it is the relaxation's)
+            found = _finite(self.flip * float(m.group(1)))
+            self.incumbent = self.incumbent if found is None else found
+        m = self._FINAL_BOUND.search(line)
+        if m:
+            self.bound = _finite(self.flip * float(m.group(1)))
 
 
 def _stop_child(proc: subprocess.Popen) -> bool:
@@ -336,8 +717,14 @@ def _stop_child(proc: subprocess.Popen) -> bool:
 
 
 def _write_mps(path, c, A, row_lb, row_ub, integrality, lb, ub, nv) -> None:
-    """A minimisation model in fixed MPS (8-character names X0000000 / R0000000)."""
+    """A minimisation model in fixed MPS (8-character names X0000000 / R0000000).
+
+    The COLUMNS and BOUNDS sections, the bulk of the file, are assembled as byte arrays
+    (a million coefficients take about a second, not ten); values are written with 17
+    significant digits, padded to one width per section.
+    """
     A = A.tocsc()
+    A.sort_indices()
     lo = np.broadcast_to(np.asarray(lb, dtype=np.float64), (nv,))
     hi = np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,))
     rlo = np.asarray(row_lb, dtype=np.float64)
@@ -360,45 +747,95 @@ def _write_mps(path, c, A, row_lb, row_ub, integrality, lb, ub, nv) -> None:
             rhs.append((r, a))
         else:
             kinds.append("N")
-    out = ["NAME          COALLOC", "ROWS", " N  OBJ"]
-    out += [f" {k}  R{r:07d}" for r, k in enumerate(kinds) if k != "N"]
-    out.append("COLUMNS")
-    free = {r for r, k in enumerate(kinds) if k == "N"}
-    indptr, indices, data = A.indptr, A.indices, A.data
-    integer = False
-    for v in range(nv):
-        if bool(integrality[v]) != integer:
-            integer = bool(integrality[v])
-            marker = "INTORG" if integer else "INTEND"
-            out.append(f"    MARK      'MARKER'                 '{marker}'")
-        out.append(f"    X{v:07d}  OBJ       {c[v]: .17g}")
-        for k in range(indptr[v], indptr[v + 1]):
-            r = int(indices[k])
-            if r not in free:
-                out.append(f"    X{v:07d}  R{r:07d}  {data[k]: .17g}")
-    if integer:
-        out.append("    MARK      'MARKER'                 'INTEND'")
-    out.append("RHS")
-    out += [f"    RHS       R{r:07d}  {val: .17g}" for r, val in rhs]
-    if ranges:
-        out.append("RANGES")
-        out += [f"    RNG       R{r:07d}  {val: .17g}" for r, val in ranges]
-    out.append("BOUNDS")
-    for v in range(nv):
-        a, b = lo[v], hi[v]
-        if integrality[v] and a == 0 and b == 1:
-            out.append(f" BV BND       X{v:07d}")
-            continue
-        if a == b:
-            out.append(f" FX BND       X{v:07d}  {a: .17g}")
-            continue
-        out.append(f" LO BND       X{v:07d}  {a: .17g}" if np.isfinite(a)
-                   else f" MI BND       X{v:07d}")  # fmt: skip
-        out.append(f" UP BND       X{v:07d}  {b: .17g}" if np.isfinite(b)
-                   else f" PL BND       X{v:07d}")  # fmt: skip
-    out.append("ENDATA")
-    with open(path, "w") as fh:
-        fh.write("\n".join(out) + "\n")
+    head = ["NAME          COALLOC", "ROWS", " N  OBJ"]
+    head += [f" {k}  R{r:07d}" for r, k in enumerate(kinds) if k != "N"]
+    head.append("COLUMNS")
+    # COLUMNS: per column its objective line, then its coefficients (free rows left out).
+    free = np.array([k == "N" for k in kinds], dtype=bool)
+    col_of = np.repeat(np.arange(nv), np.diff(A.indptr))
+    keep = ~free[A.indices] if free.size else np.ones(A.nnz, dtype=bool)
+    cols = np.concatenate([np.arange(nv), col_of[keep]])
+    rows = np.concatenate([np.full(nv, -1), A.indices[keep].astype(np.int64)])
+    vals = np.concatenate([np.asarray(c, dtype=np.float64), A.data[keep]])
+    order = np.argsort(cols, kind="stable")  # objective first within a column
+    cols, rows, vals = cols[order], rows[order], vals[order]
+    row_field = np.where(rows[:, None] >= 0, _names(b"R", np.maximum(rows, 0)),
+                         np.frombuffer(b"OBJ     ", np.uint8)[None, :])  # fmt: skip
+    lines = _join_fields(b"    ", _names(b"X", cols), b"  ", row_field, b"  ", _numbers(vals))
+    starts = np.searchsorted(cols, np.arange(nv + 1))
+    integ = np.asarray(integrality).astype(bool)
+    with open(path, "wb") as fh:
+        fh.write(("\n".join(head) + "\n").encode())
+        marker = False
+        run = 0
+        for v in [*np.flatnonzero(np.diff(integ)) + 1, nv]:  # runs of equal integrality
+            if run < nv and integ[run] != marker:
+                marker = bool(integ[run])
+                tag = "INTORG" if marker else "INTEND"
+                fh.write(f"    MARK      'MARKER'                 '{tag}'\n".encode())
+            fh.write(lines[starts[run] : starts[v]].tobytes())
+            run = int(v)
+        if marker:
+            fh.write(b"    MARK      'MARKER'                 'INTEND'\n")
+        out = ["RHS"]
+        out += [f"    RHS       R{r:07d}  {val: .17g}" for r, val in rhs]
+        if ranges:
+            out.append("RANGES")
+            out += [f"    RNG       R{r:07d}  {val: .17g}" for r, val in ranges]
+        out.append("BOUNDS")
+        fh.write(("\n".join(out) + "\n").encode())
+        binary = integ & (lo == 0) & (hi == 1)
+        rest = np.flatnonzero(~binary)
+        if rest.size == 0:  # every variable binary: one vectorised block
+            fh.write(_join_fields(b" BV BND       ", _names(b"X", np.arange(nv))).tobytes())
+        else:
+            out = []
+            for v in range(nv):
+                a, b = lo[v], hi[v]
+                if binary[v]:
+                    out.append(f" BV BND       X{v:07d}")
+                elif a == b:
+                    out.append(f" FX BND       X{v:07d}  {a: .17g}")
+                else:
+                    out.append(f" LO BND       X{v:07d}  {a: .17g}" if np.isfinite(a)
+                               else f" MI BND       X{v:07d}")  # fmt: skip
+                    out.append(f" UP BND       X{v:07d}  {b: .17g}" if np.isfinite(b)
+                               else f" PL BND       X{v:07d}")  # fmt: skip
+            fh.write(("\n".join(out) + "\n").encode())
+        fh.write(b"ENDATA\n")
+
+
+def _names(letter: bytes, index: np.ndarray) -> np.ndarray:
+    """``letter`` and 7 digits per index, as an (k, 8) array of ASCII bytes."""
+    index = np.asarray(index, dtype=np.int64)
+    out = np.empty((index.size, 8), dtype=np.uint8)
+    out[:, 0] = letter[0]
+    rest = index.copy()
+    for p in range(7, 0, -1):
+        out[:, p] = 48 + rest % 10
+        rest //= 10
+    return out
+
+
+def _numbers(values: np.ndarray) -> np.ndarray:
+    """``f"{v: .17g}"`` of each value, left-aligned in one width, as (k, w) ASCII bytes."""
+    uniq, inverse = np.unique(values, return_inverse=True)
+    text = [f"{u: .17g}" for u in uniq]
+    width = max((len(t) for t in text), default=1)
+    table = np.frombuffer("".join(t.ljust(width) for t in text).encode(), dtype=np.uint8)
+    return table.reshape(max(len(text), 1) if text else 0, width)[inverse.reshape(-1)]
+
+
+def _join_fields(*fields: Any) -> np.ndarray:
+    """Lines made of byte constants and (k, w) byte arrays, each ended by a newline."""
+    k = next(f.shape[0] for f in fields if isinstance(f, np.ndarray))
+    parts = [
+        np.broadcast_to(np.frombuffer(f, dtype=np.uint8)[None, :], (k, len(f)))
+        if isinstance(f, bytes) else f
+        for f in fields
+    ]  # fmt: skip
+    parts.append(np.full((k, 1), ord("\n"), dtype=np.uint8))
+    return np.ascontiguousarray(np.concatenate(parts, axis=1))
 
 
 def _read_cbc_solution(path: str, nv: int):
@@ -474,6 +911,8 @@ def run_cpsat(
     threads: int = 1,
     seed: Optional[int] = None,
     verbose: bool = False,
+    progress: Optional[bool] = None,
+    started: Optional[float] = None,
 ) -> MilpOutcome:
     """Solve a built CP-SAT model (objective already set) with the common options.
 
@@ -486,46 +925,109 @@ def run_cpsat(
         The variables whose values form ``MilpOutcome.x``.
     rows : int
         Number of constraints, for the report.
-    time_limit, mip_gap, threads, seed, verbose
-        As for :func:`run_milp`; ``threads`` is ``num_search_workers``.
+    time_limit, mip_gap, threads, seed, verbose, progress, started
+        As for :func:`run_milp`; ``threads`` is ``num_search_workers``. Pass ``started``
+        (when the model building began) so that building counts against the limit.
 
     Returns
     -------
     MilpOutcome
+        Ctrl-C during the search is not raised: the search stops and the outcome holds the
+        incumbent and its bound, with ``interrupted`` set.
     """
+    t_entry = time.perf_counter() if started is None else float(started)
+    show = exact_progress_wanted(progress)
     solver = cp_model.CpSolver()
     prm = solver.parameters
     prm.num_search_workers = int(threads)
     if seed is not None:
         prm.random_seed = int(seed) % 2147483647
-    if time_limit is not None:
-        prm.max_time_in_seconds = float(time_limit)
+    given = _left(t_entry, time_limit)
+    if given is not None:
+        prm.max_time_in_seconds = float(given)
     prm.relative_gap_limit = float(mip_gap)
     prm.log_search_progress = bool(verbose)
-    code = solver.Solve(model)
-    x = None
-    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        x = np.array([solver.Value(v) for v in variables], dtype=np.float64)
-    # The bound is only meaningful with a solution (UNKNOWN reports a placeholder 0).
-    bound = float(solver.BestObjectiveBound()) if x is not None else None
-    table = {
-        cp_model.OPTIMAL: "optimal",
-        cp_model.FEASIBLE: "feasible",
-        cp_model.UNKNOWN: "time_limit",
-        cp_model.INFEASIBLE: "infeasible",
-    }
+    if hasattr(prm, "catch_sigint_signal"):  # CP-SAT's own handler would replace Python's
+        prm.catch_sigint_signal = False  # (and abort outside the main thread): ours stops it
+    state: dict = {"incumbent": None, "bound": None}
+    callback = None
+    if show:  # the callbacks run in the solver's threads: they only record
+        callback = _cpsat_recorder(cp_model, state)
+        if hasattr(solver, "best_bound_callback"):
+            solver.best_bound_callback = lambda b: state.__setitem__("bound", _finite(b))
+
+    def stop() -> None:
+        halt = getattr(solver, "stop_search", None) or solver.StopSearch
+        halt()
+
+    def work():
+        return solver.Solve(model) if callback is None else solver.Solve(model, callback)
+
+    hard = None if time_limit is None else t_entry + float(time_limit) + 0.5
+    with SolveProgress("CP-SAT", sense=_cpsat_sense(model), time_limit=time_limit,
+                       enabled=show) as bar:  # fmt: skip
+
+        def tick() -> None:
+            bar.update(time.perf_counter() - t_entry, incumbent=state["incumbent"],
+                       bound=state["bound"])  # fmt: skip
+
+        code, interrupted, overran = _supervise(work, stop, hard, tick if show else None)
+        x = None
+        if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            x = np.array([solver.Value(v) for v in variables], dtype=np.float64)
+        # The bound is only meaningful with a solution (UNKNOWN reports a placeholder 0).
+        bound = float(solver.BestObjectiveBound()) if x is not None else None
+        table = {
+            cp_model.OPTIMAL: "optimal",
+            cp_model.FEASIBLE: "feasible",
+            cp_model.UNKNOWN: "time_limit",
+            cp_model.INFEASIBLE: "infeasible",
+        }
+        status = table.get(code, "error")
+        if show:
+            if x is not None:
+                state["incumbent"] = _finite(solver.ObjectiveValue())
+                state["bound"] = bound
+            tick()
+        bar.close(status)
     message = f"CP-SAT: {solver.StatusName(code)}"
+    if interrupted:
+        message += " (interrupted: Ctrl-C)"
+    elif overran:
+        message += " (stopped half a second past its time limit)"
     if code == cp_model.MODEL_INVALID:
         message += ": " + model.Validate()
+    elif x is None and status == "time_limit":
+        message += ": no solution found"
     return MilpOutcome(
         x=x,
         bound=bound,
-        status=table.get(code, "error"),
+        status=status,
         solver_status=int(code),
         message=message,
         nodes=int(solver.NumBranches()),
-        time_limit_hit=code in (cp_model.FEASIBLE, cp_model.UNKNOWN),
+        time_limit_hit=code in (cp_model.FEASIBLE, cp_model.UNKNOWN) or interrupted or overran,
         infeasible=code == cp_model.INFEASIBLE,
         rows=int(rows),
         time_limit=time_limit,
+        interrupted=interrupted,
     )
+
+
+def _cpsat_sense(model: Any) -> str:
+    """``"max"`` when the model maximises (CP-SAT stores a negated scaling factor)."""
+    try:
+        return "max" if model.Proto().objective.scaling_factor < 0 else "min"
+    except Exception:  # no objective, or not a CpModel
+        return "min"
+
+
+def _cpsat_recorder(cp_model: Any, state: dict) -> Any:
+    """A solution callback that records the objective and the bound of each solution."""
+
+    class Recorder(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self) -> None:
+            state["incumbent"] = _finite(self.ObjectiveValue())
+            state["bound"] = _finite(self.BestObjectiveBound())
+
+    return Recorder()

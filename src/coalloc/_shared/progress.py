@@ -4,13 +4,34 @@ It is a thin wrapper over `tqdm <https://tqdm.github.io>`_ (a core dependency) s
 every family reports progress the same way: on standard error, with rate and time
 estimate, closed properly when the loop ends (use it as a context manager or iterate to
 exhaustion), silent when ``disable=True``.
+
+:class:`SolveProgress` is the display of a long exact solve (the integer-programming runner
+:mod:`coalloc._shared.milp` feeds it): elapsed time against the time limit, the incumbent, the
+bound and the gap, and one line each time the incumbent improves. The runner shows it when
+asked (``progress=True``) or, by default, when the command line turned it on with
+:func:`set_exact_progress` and standard error is a terminal.
 """
 
 from __future__ import annotations
 
+import contextvars
+import math
+import sys
 from typing import Any, Iterable, Optional
 
-__all__ = ["progress"]
+__all__ = [
+    "progress",
+    "SolveProgress",
+    "set_exact_progress",
+    "exact_progress_wanted",
+    "relative_gap",
+]
+
+#: Whether exact solves show their progress by default (the CLI turns it on; new threads
+#: start with the default, off, so batch workers never draw bars over each other).
+_EXACT_PROGRESS: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "coalloc_exact_progress", default=False
+)
 
 
 def progress(
@@ -61,3 +82,140 @@ def progress(
         leave=leave,
         dynamic_ncols=True,
     )
+
+
+def set_exact_progress(enabled: bool) -> None:
+    """Turn the default progress display of exact solves on or off (in this context).
+
+    Parameters
+    ----------
+    enabled : bool
+        The default of ``progress=None`` in :func:`coalloc._shared.milp.run_milp` and
+        :func:`~coalloc._shared.milp.run_cpsat`; it still needs standard error to be a terminal.
+    """
+    _EXACT_PROGRESS.set(bool(enabled))
+
+
+def exact_progress_wanted(flag: Optional[bool]) -> bool:
+    """Resolve a solver's ``progress`` argument: True/False as given; None: the default
+    set by :func:`set_exact_progress`, and only when standard error is a terminal."""
+    if flag is not None:
+        return bool(flag)
+    if not _EXACT_PROGRESS.get():
+        return False
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced or closed stream
+        return False
+
+
+def _number(value: Optional[float]) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:.6g}"
+
+
+def relative_gap(incumbent: Optional[float], bound: Optional[float]) -> Optional[float]:
+    """``|bound - incumbent| / max(|incumbent|, 1)``, None without both (HiGHS's measure,
+    floored so that a zero incumbent gives a finite gap)."""
+    if incumbent is None or bound is None:
+        return None
+    if not (math.isfinite(incumbent) and math.isfinite(bound)):
+        return None
+    return abs(bound - incumbent) / max(abs(incumbent), 1.0)
+
+
+class SolveProgress:
+    """Progress of one exact solve on standard error: time, incumbent, bound, gap.
+
+    Feed it with :meth:`update` (from the thread that created it); each improvement of the
+    incumbent also prints one line, so the history of the gap stays on screen. Disabled, it
+    does nothing.
+
+    Parameters
+    ----------
+    solver : str
+        Name shown before the bar (``"HiGHS"``, ``"CBC"``, ``"CP-SAT"``).
+    sense : {"min", "max"}
+        Direction of the objective (which incumbent is better).
+    time_limit : float, optional
+        Seconds the solve may take: the bar fills towards it; without it, only time is shown.
+    enabled : bool
+        False makes every method a no-op.
+    file : file-like, optional
+        Where to draw (default standard error).
+
+    Examples
+    --------
+    >>> with SolveProgress("HiGHS", sense="max", time_limit=5.0, enabled=False) as bar:
+    ...     bar.update(1.0, incumbent=3.0, bound=4.0)
+    """
+
+    def __init__(self, solver: str, *, sense: str = "min", time_limit: Optional[float] = None,
+                 enabled: bool = True, file: Any = None) -> None:  # fmt: skip
+        self.solver = solver
+        self.sense = sense
+        self.time_limit = time_limit
+        self.enabled = bool(enabled)
+        self.incumbent: Optional[float] = None
+        self.bound: Optional[float] = None
+        self._bar = None
+        if not self.enabled:
+            return
+        from tqdm.auto import tqdm
+
+        if time_limit is not None and time_limit > 0:
+            limit = _number(round(float(time_limit), 1))
+            fmt = "{desc}: {percentage:3.0f}%|{bar}| {elapsed} of " + limit + " s{postfix}"
+            total: Optional[float] = float(time_limit)
+        else:
+            fmt = "{desc}: {elapsed}{postfix}"
+            total = None
+        self._bar = tqdm(
+            total=total, desc=f"exact ({solver})", bar_format=fmt, leave=True,
+            dynamic_ncols=True, file=file if file is not None else sys.stderr,
+        )  # fmt: skip
+
+    def _text(self) -> str:
+        gap = relative_gap(self.incumbent, self.bound)
+        return (
+            f"incumbent {_number(self.incumbent)}, bound {_number(self.bound)}, "
+            f"gap {'-' if gap is None else f'{100 * gap:.2f}%'}"
+        )
+
+    def update(self, elapsed: float, *, incumbent: Optional[float] = None,
+               bound: Optional[float] = None) -> None:  # fmt: skip
+        """Show the state at ``elapsed`` seconds; a None value keeps the last one."""
+        if not self.enabled:
+            return
+        improved = incumbent is not None and math.isfinite(incumbent) and (
+            self.incumbent is None
+            or (incumbent > self.incumbent if self.sense == "max" else incumbent < self.incumbent)
+        )  # fmt: skip
+        if improved:
+            self.incumbent = float(incumbent)
+        if bound is not None and math.isfinite(bound):
+            self.bound = float(bound)
+        bar = self._bar
+        if improved:
+            bar.write(f"  {elapsed:8.2f} s  {self._text()}", file=bar.fp)
+        if bar.total is not None:
+            bar.n = min(float(elapsed), bar.total)
+        bar.set_postfix_str(self._text(), refresh=False)
+        bar.refresh()
+
+    def close(self, status: Optional[str] = None) -> None:
+        """Draw the final state (with the solver's ``status``) and release the line."""
+        if self._bar is None:
+            return
+        if status is not None:
+            self._bar.set_postfix_str(f"{self._text()}; {status}", refresh=False)
+        self._bar.refresh()
+        self._bar.close()
+        self._bar = None
+
+    def __enter__(self) -> SolveProgress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -68,7 +68,7 @@ def add_output(p: argparse.ArgumentParser, help: str, required: bool = False) ->
 
 
 def add_exact_options(p: argparse.ArgumentParser, backends: Sequence[str]) -> None:
-    """``--time-limit SECONDS`` and ``--backend NAME`` for the exact method."""
+    """``--time-limit SECONDS``, ``--backend NAME`` and ``--quiet`` for the exact method."""
     p.add_argument(
         "--time-limit", type=float, default=None, metavar="SECONDS",
         help="wall-clock limit of an exact solve (model building included)",
@@ -77,10 +77,24 @@ def add_exact_options(p: argparse.ArgumentParser, backends: Sequence[str]) -> No
         "--backend", choices=list(backends), default=None,
         help="integer-programming back-end of the exact method",
     )  # fmt: skip
+    p.add_argument(
+        "--quiet", action="store_true",
+        help="no progress display (incumbent, bound, gap) of an exact solve on a terminal",
+    )  # fmt: skip
 
 
 def solver_params(args: argparse.Namespace) -> dict:
-    """``-p KEY=VALUE`` pairs plus ``--time-limit``/``--backend`` when given."""
+    """``-p KEY=VALUE`` pairs plus ``--time-limit``/``--backend`` when given.
+
+    It also decides whether an exact solve shows its progress (incumbent, bound and gap over
+    time) on standard error: yes for ``--method exact`` without ``--quiet``, and then only on
+    a terminal (:func:`coalloc._shared.progress.set_exact_progress`).
+    """
+    from .._shared.progress import set_exact_progress
+
+    set_exact_progress(
+        getattr(args, "method", None) == "exact" and not getattr(args, "quiet", False)
+    )
     params = dict(getattr(args, "param", None) or [])
     for key in ("time_limit", "backend"):
         value = getattr(args, key, None)

@@ -1,0 +1,375 @@
+"""The integer-programming runner stops cleanly (issue 15, item 5).
+
+Time limits counted from the call, Ctrl-C that returns the incumbent within about a second,
+no child process or temporary file left behind, a solve without a solution that is a normal
+outcome, and the progress display (incumbent, bound, gap) of every back-end.
+
+The hard instances are *market split* problems (Cornuejols and Dawande): a few equality rows
+with random coefficients over binary variables. Branch and bound cannot close them: with
+slack variables in the objective a solver finds incumbents but no proof, without slacks it
+finds nothing at all in seconds.
+"""
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from coalloc._shared import milp, progress
+from tests._optional import skip_unless_ci
+
+BACKENDS = ["highs", "cbc", "cpsat"]
+
+
+def market_split(m, n, seed=1, slack=True):
+    """``a x + s+ - s- = b`` with ``b = floor(sum(a) / 2)``; minimise the slack (or none)."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 100, size=(m, n)).astype(float)
+    b = np.floor(a.sum(1) / 2)
+    if not slack:
+        return np.zeros(n), sp.csr_matrix(a), b, np.ones(n)
+    A = sp.hstack([sp.csr_matrix(a), sp.identity(m), -sp.identity(m)]).tocsr()
+    c = np.concatenate([np.zeros(n), np.ones(2 * m)])
+    ub = np.concatenate([np.ones(n), np.full(2 * m, np.inf)])
+    return c, A, b, ub
+
+
+def package(backend):
+    try:
+        pkg = milp.import_backend(backend)
+    except ImportError as exc:
+        skip_unless_ci(f"{backend}: {exc} (optional extra; CI installs coalloc[exact])")
+    if backend == "highs" and callable(pkg):
+        skip_unless_ci("highspy is not installed (a core dependency: CI installs it)")
+    return pkg
+
+
+def cpsat_model(cp_model, c, A, b, ub):
+    """The same program as a CP-SAT model (integer data), built fast."""
+    model = cp_model.CpModel()
+    xs = [model.NewIntVar(0, int(min(u, 10**6)), f"x{i}") for i, u in enumerate(ub)]
+    A = A.tocsr()
+    for r in range(A.shape[0]):
+        cols = A.indices[A.indptr[r] : A.indptr[r + 1]]
+        coef = A.data[A.indptr[r] : A.indptr[r + 1]].astype(int)
+        model.Add(
+            cp_model.LinearExpr.WeightedSum([xs[j] for j in cols], coef.tolist()) == int(b[r])
+        )
+    nz = np.flatnonzero(c)
+    model.Minimize(cp_model.LinearExpr.WeightedSum([xs[j] for j in nz], c[nz].astype(int).tolist()))
+    return model, xs
+
+
+def solve(backend, pkg, c, A, b, ub, **kwargs):
+    if backend == "cpsat":
+        model, xs = cpsat_model(pkg, c, A, b, ub)
+        t0 = time.perf_counter()
+        out = milp.run_cpsat(pkg, model, xs, rows=A.shape[0], **kwargs)
+    else:
+        t0 = time.perf_counter()
+        out = milp.run_milp(backend, pkg, c, A, b, b, integrality=np.ones(c.size), lb=0.0,
+                            ub=ub, **kwargs)  # fmt: skip
+    return out, time.perf_counter() - t0
+
+
+def check_incumbent(c, A, b, out):
+    """The referee: an incumbent satisfies every row, and its value is at least the bound."""
+    x = np.round(out.x)
+    assert np.allclose(A @ x, b), out.message
+    assert (x >= 0).all() and (x[: A.shape[1] - 2 * A.shape[0]] <= 1).all()
+    if out.bound is not None:
+        assert out.bound <= float(c @ x) + 1e-6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_time_limit_is_honoured_with_the_incumbent_and_its_bound(backend):
+    pkg = package(backend)
+    c, A, b, ub = market_split(6, 40)
+    out, elapsed = solve(backend, pkg, c, A, b, ub, time_limit=1.5, seed=1)
+    assert elapsed < 1.5 + 2.0, (elapsed, out.message)
+    assert out.time_limit_hit and not out.interrupted, out.message
+    assert out.status in ("feasible", "time_limit"), out.message
+    if out.x is not None:
+        assert out.status == "feasible"
+        check_incumbent(c, A, b, out)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_solution_in_time_is_a_normal_outcome(backend):
+    pkg = package(backend)
+    c, A, b, ub = market_split(6, 34, slack=False)  # almost surely infeasible; no proof in 1 s
+    out, elapsed = solve(backend, pkg, c, A, b, ub, time_limit=1.0)
+    assert elapsed < 1.0 + 2.0, (elapsed, out.message)
+    assert out.x is None and out.status == "time_limit" and out.time_limit_hit, out.message
+    assert "no" in out.message.lower() and "solution" in out.message.lower(), out.message
+
+
+def test_the_limit_counts_from_started():
+    """Time spent before the call (the family building its model) counts when passed."""
+    pkg = package("highs")
+    c, A, b, ub = market_split(6, 40)
+    t0 = time.perf_counter()
+    out, _ = solve("highs", pkg, c, A, b, ub, time_limit=0.8, started=time.perf_counter() - 0.6)
+    assert time.perf_counter() - t0 < 0.2 + 1.0, out.message  # 0.2 s left, + half a second
+    assert out.time_limit_hit and out.status in ("feasible", "time_limit")
+
+
+CHILD = r"""
+import json, sys, time
+sys.path[:0] = {paths!r}
+import numpy as np
+from tests.shared.test_milp_stop import market_split, solve
+from coalloc._shared import milp
+backend = {backend!r}
+pkg = milp.import_backend(backend)
+c, A, b, ub = market_split(6, 40)
+print("ready", flush=True)
+out, elapsed = solve(backend, pkg, c, A, b, ub, time_limit=60.0, seed=1)
+ok = out.x is None or bool(np.allclose(A @ np.round(out.x), b))
+print(json.dumps({{"status": out.status, "interrupted": out.interrupted, "hit": out.time_limit_hit,
+                   "has_x": out.x is not None, "bound": out.bound, "ok": ok,
+                   "message": out.message, "done": time.perf_counter()}}), flush=True)
+"""
+
+
+def _children(parent: int) -> list:
+    """Pids of live processes whose parent is ``parent`` (only this test's child's)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == parent and fields[0] != "Z":
+                found.append(int(pid))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ctrl_c_returns_the_incumbent_promptly_and_leaves_nothing(backend, tmp_path):
+    """Issue 15: HiGHS ignored two Ctrl-C for more than 20 s; CBC was left as an orphan."""
+    package(backend)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    paths = [p for p in sys.path if p] + [root]
+    scratch = tmp_path / "tmp"  # the solve's own temporary folder, to find what it leaves
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD.format(paths=paths, backend=backend)], cwd=root,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+        time.sleep(1.5)  # the solver is searching (CBC: started, and found incumbents)
+        helpers = _children(proc.pid)  # only this child's (other workers solve too)
+        if backend == "cbc":
+            assert helpers, "CBC never started"
+        assert proc.poll() is None, "the solve ended before Ctrl-C"
+        t0 = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        latency = time.perf_counter() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    line = json.loads(out.strip().splitlines()[-1])
+    # The solve returned within about a second of Ctrl-C (perf_counter is the system's
+    # monotonic clock, shared by both processes), and the process ended soon after.
+    assert line["done"] - t0 < 1.5, (line["done"] - t0, line)
+    assert latency < 4.0, (latency, line)
+    assert line["interrupted"] and line["hit"] and line["ok"], line
+    assert line["status"] == ("feasible" if line["has_x"] else "time_limit"), line
+    if line["has_x"]:
+        assert line["bound"] is not None, line
+    assert not any(_alive(pid) for pid in helpers)  # no orphan solver process
+    assert list(scratch.iterdir()) == []  # no model file, no temporary folder
+
+
+@pytest.mark.slow  # solver start-up; seconds on a busy machine
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_progress_shows_incumbent_bound_and_gap(backend, capsys):
+    pkg = package(backend)
+    c, A, b, ub = market_split(3, 10)  # solved at once
+    out, _ = solve(backend, pkg, c, A, b, ub, time_limit=20.0, progress=True)
+    assert out.status == "optimal", out.message
+    err = capsys.readouterr().err
+    assert f"exact ({ {'highs': 'HiGHS', 'cbc': 'CBC', 'cpsat': 'CP-SAT'}[backend] })" in err
+    value = float(c @ np.round(out.x))
+    assert f"incumbent {value:.6g}" in err and "bound" in err and "gap" in err, err
+    assert "optimal" in err
+    out, _ = solve(backend, pkg, c, A, b, ub, time_limit=20.0, progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_default_follows_the_cli_setting_and_the_terminal(monkeypatch):
+    assert progress.exact_progress_wanted(True) and not progress.exact_progress_wanted(False)
+    progress.set_exact_progress(False)
+    assert not progress.exact_progress_wanted(None)
+    progress.set_exact_progress(True)
+    try:
+        monkeypatch.setattr(sys, "stderr", io.StringIO())  # not a terminal: quiet
+        assert not progress.exact_progress_wanted(None)
+
+        class Tty(io.StringIO):
+            def isatty(self):
+                return True
+
+        monkeypatch.setattr(sys, "stderr", Tty())
+        assert progress.exact_progress_wanted(None)
+    finally:
+        progress.set_exact_progress(False)
+
+
+def test_cli_exact_options_turn_progress_on_unless_quiet(monkeypatch):
+    import argparse
+
+    from coalloc.cli import _common as common
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Tty())
+    p = argparse.ArgumentParser()
+    p.add_argument("--method", default="greedy")
+    common.add_params(p, "x=1")
+    common.add_exact_options(p, ["highs", "cbc"])
+    try:
+        params = common.solver_params(p.parse_args(["--method", "exact", "--time-limit", "2"]))
+        assert params == {"time_limit": 2.0} and progress.exact_progress_wanted(None)
+        common.solver_params(p.parse_args(["--method", "exact", "--quiet"]))
+        assert not progress.exact_progress_wanted(None)
+        common.solver_params(p.parse_args(["--method", "greedy"]))
+        assert not progress.exact_progress_wanted(None)
+    finally:
+        progress.set_exact_progress(False)
+
+
+def test_solve_progress_lines_and_gap():
+    buf = io.StringIO()
+    with progress.SolveProgress("X", sense="max", time_limit=4.0, file=buf) as bar:
+        bar.update(0.5, incumbent=8.0, bound=10.0)
+        bar.update(1.0, incumbent=7.0, bound=9.0)  # worse when maximising: no new line
+        bar.update(1.5, incumbent=9.0)
+    text = buf.getvalue()
+    lines = [t.strip() for t in text.replace("\r", "\n").splitlines() if t.strip().endswith("%")]
+    history = [t for t in lines if t.split()[1] == "s"]
+    assert [t.split()[0] for t in history] == ["0.50", "1.50"], text
+    assert "incumbent 8, bound 10, gap 25.00%" in history[0]  # |10 - 8| / 8
+    assert "incumbent 9, bound 9, gap 0.00%" in history[1]
+    assert progress.relative_gap(None, 3.0) is None
+    assert progress.relative_gap(0.0, 0.5) == 0.5  # floored denominator
+    silent = progress.SolveProgress("X", enabled=False)
+    silent.update(1.0, incumbent=1.0)
+    assert silent.incumbent is None
+
+
+def test_cbc_log_reader_parses_incumbent_and_bound(tmp_path):
+    log = tmp_path / "m.log"
+    log.write_text(
+        "Continuous objective value is -12.5 - 0.01 seconds\n"
+        "Cbc0012I Integer solution of -9 found by feasibility pump after 0 iterations\n"
+        "Cbc0010I After 100 nodes, 7 on tree, -10 best solution, best possible -11.2 (1.5 s"
+    )
+    watch = milp._CbcLog(str(log), flip=-1.0)  # a maximisation, solved as a minimisation
+    watch.read()
+    assert watch.incumbent == 9.0 and watch.bound == 12.5  # the unfinished line waits
+    with open(log, "a") as fh:
+        fh.write("econds)\n")
+    watch.read()
+    assert watch.incumbent == 10.0 and watch.bound == pytest.approx(11.2)
+
+
+@pytest.mark.slow  # solver start-up; seconds on a busy machine
+@pytest.mark.parametrize("backend", ["highs", "cbc"])
+def test_mixed_model_agrees_with_brute_force(backend):
+    """Ranges, equalities, a free row, continuous and general-integer bounds (the vectorised
+    MPS writer and highspy's arrays), against enumeration of the integer variables."""
+    import itertools
+
+    from scipy.optimize import linprog
+
+    pkg = package(backend) if backend == "highs" else None
+    if backend == "cbc":
+        try:
+            pkg = milp.import_backend("cbc")
+        except ImportError as exc:
+            skip_unless_ci(f"cbc: {exc}")
+    A = sp.csr_matrix(np.array([
+        [1.0, 2.0, 1.0, 0.0, -1.0],   # ranged row
+        [1.0, 1.0, 0.0, 1.0, 0.0],    # equality
+        [0.0, 3.0, 1.0, 1.0, 1.0],    # >=
+        [5.0, 5.0, 5.0, 5.0, 5.0],    # free row
+    ]))  # fmt: skip
+    lo_r = np.array([1.0, 2.0, 2.5, -np.inf])
+    hi_r = np.array([6.0, 2.0, np.inf, np.inf])
+    integ = np.array([1, 1, 0, 1, 0])
+    lb = np.array([0.0, -1.0, 0.0, 0.0, -2.0])
+    ub = np.array([1.0, 3.0, 4.5, 2.0, np.inf])
+    c = np.array([3.0, -1.0, 0.5, 2.0, 1.0])
+    out = milp.run_milp(backend, pkg, c, A, lo_r, hi_r, integrality=integ, lb=lb, ub=ub,
+                        sense="min", time_limit=20.0)  # fmt: skip
+    best = np.inf
+    for z in itertools.product(range(0, 2), range(-1, 4), range(0, 3)):  # x0, x1, x3
+        fixed = np.array([z[0], z[1], 0.0, z[2], 0.0])
+        rows = A[:3].toarray()
+        rest = rows[:, [2, 4]]
+        base = rows @ fixed
+        # continuous x2, x4: min c2 x2 + c4 x4 s.t. the rows' bounds
+        a_ub = np.vstack([rest, -rest])
+        b_ub = np.concatenate([hi_r[:3] - base, -(lo_r[:3] - base)])
+        finite = np.isfinite(b_ub)
+        lp = linprog(c[[2, 4]], A_ub=a_ub[finite], b_ub=b_ub[finite],
+                     bounds=[(0.0, 4.5), (-2.0, None)], method="highs")  # fmt: skip
+        if lp.status == 0:
+            best = min(best, float(c @ fixed + lp.fun))
+    assert out.status == "optimal", out.message
+    assert float(c @ out.x) == pytest.approx(best, abs=1e-6)
+    assert np.all(A[:3] @ out.x >= lo_r[:3] - 1e-6) and np.all(A[:3] @ out.x <= hi_r[:3] + 1e-6)
+
+
+@pytest.mark.parametrize("backend", ["highs", "cbc"])
+def test_a_model_without_variables_is_answered_without_a_solver(backend):
+    A = sp.csr_matrix((1, 0))
+    out = milp.run_milp(backend, None, np.zeros(0), A, np.array([-1.0]), np.array([2.0]),
+                        integrality=np.zeros(0))  # fmt: skip
+    assert out.status == "optimal" and out.x.shape == (0,) and out.bound == 0.0
+    out = milp.run_milp(backend, None, np.zeros(0), A, np.array([1.0]), np.array([2.0]),
+                        integrality=np.zeros(0))  # fmt: skip
+    assert out.status == "infeasible" and out.x is None and out.infeasible
+
+
+def test_scipy_fallback_solves_and_says_it_cannot_be_interrupted():
+    from scipy.optimize import milp as scipy_milp
+
+    c, A, b, ub = market_split(3, 10)
+    out = milp.run_milp("highs", scipy_milp, c, A, b, b, integrality=np.ones(c.size), ub=ub,
+                        time_limit=20.0)  # fmt: skip
+    assert out.status == "optimal" and "Ctrl-C cannot" in out.message, out.message
+    check_incumbent(c, A, b, out)
+    pkg = package("highs")
+    ref = milp.run_milp("highs", pkg, c, A, b, b, integrality=np.ones(c.size), ub=ub)
+    assert ref.status == "optimal" and float(c @ ref.x) == pytest.approx(float(c @ out.x))
