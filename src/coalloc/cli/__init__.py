@@ -21,6 +21,7 @@ from .. import __version__
 from .._shared.jsonio import InstanceError, same_file
 from . import collective as collective_cli
 from . import ctaap as ctaap_cli
+from . import docs as docs_cli
 from . import loadshare as loadshare_cli
 from . import taskmap as taskmap_cli
 from . import testbed as testbed_cli
@@ -54,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Families: "
         + "; ".join(f"'coalloc {name} -h': {text}" for name, (_, text) in GROUPS.items())
         + ". The CTAAP commands (solve, demo, verify, generate, solve-batch) and the task "
-        "mapper's 'map' are also available at the top level.",
+        "mapper's 'map' are also available at the top level. Guides: 'coalloc docs'; "
+        f"reference: {docs_cli.URL}",
     )
     parser.add_argument("--version", action="version", version=f"coalloc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -64,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     # The main job, one step away.
     ctaap_cli.add_commands(sub, aliases=True)
     taskmap_cli.add_commands(sub, aliases=True)
+    docs_cli.add_commands(sub)
     return parser
 
 
