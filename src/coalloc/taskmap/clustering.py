@@ -191,7 +191,7 @@ class ClusterTree:
 class FlowInjectionResult:
     """Result of :func:`flow_injection`.
 
-    Attributes
+    Parameters
     ----------
     order : ndarray of int64, shape (n,)
         Depth-first order of the cluster tree: a permutation of ``0 .. n - 1``; every
@@ -208,6 +208,15 @@ class FlowInjectionResult:
     params : dict
         The parameters used (``seed`` as the 64-bit integer given to the kernel).
     backend : str
+        ``"compiled"`` or ``"numpy"`` (the twin).
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> fi = tm.flow_injection(tasks, seed=0)
+    >>> sorted(fi.order.tolist()), [c.tolist() for c in fi.clusters(1)]
+    ([0, 1, 2], [[0, 1], [2]])
     """
 
     order: np.ndarray
