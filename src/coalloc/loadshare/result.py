@@ -16,7 +16,7 @@ __all__ = ["ShareResult"]
 class ShareResult(Result):
     """What :func:`coalloc.loadshare.share` returns.
 
-    Attributes
+    Parameters
     ----------
     placement : ndarray of int64, shape (J,)
         The node of every job.
@@ -38,8 +38,18 @@ class ShareResult(Result):
         Best throughput after each generation (DMCF-GGA; entry 0: the initial structure).
     migration_history : ndarray or None
         Migrations so far after each generation (DMCF-GGA).
-    status, message, method, seed, params, timings, iterations, objective, gap
+    status, message, method, seed, params, timings, iterations, objective, gap : object
         As for :class:`coalloc.Result`; ``objective`` is the throughput.
+
+    Examples
+    --------
+    >>> import coalloc.loadshare as ls
+    >>> problem = ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1])
+    >>> result = ls.share(problem, "fcfs-ff", coalition_size=3)
+    >>> result.placement.tolist(), result.throughput, result.bound
+    ([0, 1, 2, 1], 24.0, 24.0)
+    >>> result.coalition.tolist()
+    [0, 0, 0]
     """
 
     status: str
