@@ -502,7 +502,7 @@ def solve_many(
         Problems of any family, mixed freely: a family's ``Instance``
         (:class:`coalloc.ctaap.Instance`, :class:`coalloc.taskmap.Instance`), the pair it
         wraps (``(Request, Offer)``, ``(TaskGraph, ResourceGraph)``), or the path (str or
-        path-like) of an instance file of a family (docs/formats.md), read in the worker.
+        path-like) of an instance file of a family (``coalloc docs formats``), read in the worker.
         Consumed lazily (a generator is fine).
     method : str, optional
         A method of the problems' family (``coalloc.<family>.METHODS``); None: each

@@ -7,7 +7,10 @@ source tree (which an installed package does not have).
 from __future__ import annotations
 
 import ast
+import importlib
 import importlib.util
+import inspect
+import re
 import shutil
 from pathlib import Path
 
@@ -115,3 +118,28 @@ def test_no_help_text_or_message_points_into_the_source_tree():
             if "docs/" in text or (".md" in text and "coalloc docs" not in text):
                 bad.append(f"{path.relative_to(REPO)}:{line}: {text[:60]!r}")
     assert not bad, "point to 'coalloc docs TOPIC' instead:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("family", coalloc.FAMILIES)
+def test_the_api_reference_lists_every_public_name_of_each_family(family):
+    # docs/api/<family>.rst documents each name of the family's __all__ (a submodule by
+    # automodule, everything else by its fully qualified name), so a new export cannot be
+    # left out of the reference.
+    page = (REPO / "docs" / "api" / f"{family}.rst").read_text(encoding="utf-8")
+    module = importlib.import_module(f"coalloc.{family}")
+    missing = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        target = obj.__name__ if inspect.ismodule(obj) else f"coalloc.{family}.{name}"
+        if not re.search(rf"^\.\. (auto\w+|py:function):: {re.escape(target)}\b", page, re.M):
+            missing.append(name)
+    assert not missing, f"docs/api/{family}.rst misses {missing}"
+
+
+def test_the_api_reference_has_the_top_level_batch_and_bases():
+    page = (REPO / "docs" / "api" / "coalloc.rst").read_text(encoding="utf-8")
+    for name in ("solve_many", "solve_many_iter", "BatchError", "Result", "Report",
+                 "STATUSES", "InstanceError", "FAMILIES"):  # fmt: skip
+        assert re.search(rf"^\.\. auto\w+:: coalloc\.{name}$", page, re.M), name
+    index = (REPO / "docs" / "api" / "index.rst").read_text(encoding="utf-8")
+    assert all(f"   {f}\n" in index for f in ("coalloc",) + coalloc.FAMILIES)

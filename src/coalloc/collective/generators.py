@@ -3,7 +3,7 @@
 * :func:`table1_pool`: 606 nodes with Table 1's statistics (CPU cores, CPU frequency, RAM)
   and timetables of one day on 5-minute slots from synthetic usage series. The PlanetLab
   inventory and its 18 August 2010 logs are not public; the choices are documented in
-  docs/collective.md: cores from ``{1, 2, 4, 8}`` with probabilities ``(0.19, 0.325, 0.455,
+  ``coalloc docs collective``: cores from ``{1, 2, 4, 8}`` with probabilities ``(0.19, 0.325, 0.455,
   0.03)`` (mean 2.90, deviation 1.51), frequency normal ``(2.68, 0.36)`` clipped to
   ``[1.40, 3.60]`` GHz, RAM log-normal with mean 2.95 and deviation 0.84 clipped to
   ``[0.73, 7.71]`` GB; the load of node ``j`` is ``L_j (1 + 0.35 sin(2 pi (s/288 - 0.35)))``

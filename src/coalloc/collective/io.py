@@ -1,4 +1,4 @@
-"""File formats of :mod:`coalloc.collective` (see docs/collective.md).
+"""File formats of :mod:`coalloc.collective` (see ``coalloc docs collective``).
 
 * ``coalloc.collective.pool`` (JSON): ``names``, ``capacity`` (nodes x properties), optional
   ``node_names``, ``labels`` (name -> one value per node) and either ``times`` + ``reserved``

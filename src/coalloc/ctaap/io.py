@@ -1,4 +1,4 @@
-"""Reading and writing instances and results as JSON (format in docs/formats.md)."""
+"""Reading and writing instances and results as JSON (format in ``coalloc docs formats``)."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ _EDGE_LIST = Obj(
     }
 )
 #: The instance format, checked strictly: unknown keys, wrong types and out-of-range
-#: values are errors naming the file and the field (docs/formats.md).
+#: values are errors naming the file and the field (``coalloc docs formats``).
 INSTANCE_SCHEMA = Obj(
     {
         "format": (AnyValue(), False),

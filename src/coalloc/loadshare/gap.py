@@ -6,7 +6,7 @@ Every item goes to exactly one agent (``assign_all=True``) or to at most one
 (``assign_all=False``: an item may stay unassigned, ``-1``, at no cost).
 
 * :func:`read_gap` / :func:`write_gap`: the OR-Library format (module docstring of
-  :mod:`coalloc.loadshare.io` and docs/loadshare.md).
+  :mod:`coalloc.loadshare.io` and ``coalloc docs loadshare``).
 * :func:`solve_gap`: ``method="exact"`` (CP-SAT or HiGHS on the shared runner: proven
   optimum, bound, gap) or ``"heuristic"`` (the LP relaxation rounded, or a regret-greedy
   start after Martello & Toth when the LP has no solution, then a tabu search over shifts

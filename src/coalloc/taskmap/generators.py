@@ -15,7 +15,7 @@ Ranges ``(lo, hi)`` are drawn uniformly for each instance (integers: both ends i
 a single number fixes the value. Everything is seeded (``seed``: anything
 :func:`numpy.random.default_rng` accepts) and reproducible.
 
-Choices the paper leaves open (see docs/taskmap.md): a LAN has ``lan_size`` processors
+Choices the paper leaves open (see ``coalloc docs taskmap``): a LAN has ``lan_size`` processors
 (Table 1 / Fig. 11: "from 10 to 20 nodes"); its tree is filled breadth-first from the root,
 each node taking ``children`` children (capped by the nodes left), which gives depth 1 or 2
 with the defaults, as in Fig. 11; the gateway-root link has the LAN bandwidth; the

@@ -1,4 +1,4 @@
-"""JSON files for task graphs, resource graphs and mapping results (docs/formats.md).
+"""JSON files for task graphs, resource graphs and mapping results (``coalloc docs formats``).
 
 * ``coalloc.taskgraph`` v1: ``{"weights": [...], "directed": false, "comm": ...}`` where
   ``comm`` is a dense ``n x n`` list of rows or ``{"edges": [[s, t, volume], ...]}`` (for an

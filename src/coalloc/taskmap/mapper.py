@@ -18,7 +18,7 @@ between tasks on ``q`` and unmapped tasks -- over the bandwidth of the links adj
 ``q`` (left out by the ``"base"`` variants). It stops early once ``O(m_i)`` exceeds the best
 ``M_j`` seen (``O`` never decreases, so no later ``m_k`` can win) or an optional bound ``u``.
 
-Choices the paper leaves open are documented in ``docs/taskmap.md`` (processor order,
+Choices the paper leaves open are documented in ``coalloc docs taskmap`` (processor order,
 acceptance of an improvement, which bottleneck is removed first, directed graphs).
 """
 

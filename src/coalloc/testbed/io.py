@@ -1,6 +1,6 @@
 """Emulab's ``.ptop`` / ``.top`` files, networkx graphs and the package's JSON.
 
-Line formats (whitespace separated, ``#`` comments; see docs/testbed.md):
+Line formats (whitespace separated, ``#`` comments; see ``coalloc docs testbed``):
 
 ``.ptop``::
 

@@ -3,7 +3,7 @@
 Both heuristics (assign+ and the annealer) and the exact program start from a
 :class:`Problem`; the independent checker (:mod:`.verify`) does not.
 
-Modelling choices (docs/testbed.md):
+Modelling choices (``coalloc docs testbed``):
 
 * a PC's *home switch* is the switch holding most of its interfaces; the search scores a
   virtual link by the home switches of its ends (the router then picks real interfaces);
