@@ -6,6 +6,8 @@ the docstring of every object the reference documents (``numpydoc_validation_che
 public function without Parameters, Returns or Examples fails the build (``-W``).
 """
 
+import os
+
 import coalloc  # the installed package (ci/docs.sh), or src/ on PYTHONPATH with built kernels
 
 project = "coalloc"
@@ -54,8 +56,28 @@ html_title = f"coalloc {release}"
 html_theme_options = {
     "description": "Co-allocation of parallel jobs onto grid, cluster and testbed resources",
     "fixed_sidebar": True,
+    "page_width": "1180px",
+    "sidebar_width": "250px",
 }
 html_static_path = []
 
 # The JSON examples of formats.md elide values with "...": highlighting falls back, harmlessly.
 suppress_warnings = ["misc.highlighting_failure"]
+
+#: Guides listed in the toctree of index.md only when their page exists.
+OPTIONAL_GUIDES = ("plotting",)
+
+
+def _drop_missing_guides(app, docname, source):
+    """Remove the toctree entries of optional guides whose page is not there."""
+    if docname != "index":
+        return
+    for page in OPTIONAL_GUIDES:
+        if not os.path.exists(os.path.join(app.srcdir, page + ".md")):
+            source[0] = source[0].replace(f"\n{page}\n", "\n")
+
+
+def setup(app):
+    app.connect("source-read", _drop_missing_guides)
+    # index.md is read again on every build, so an optional guide added later is listed.
+    app.connect("env-get-outdated", lambda app, env, added, changed, removed: ["index"])
