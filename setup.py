@@ -17,7 +17,6 @@ import os
 from Cython.Build import cythonize
 from pybind11.setup_helpers import Pybind11Extension
 from setuptools import Extension, setup
-from setuptools.command.build_py import build_py
 
 # COALLOC_SANITIZE=1: AddressSanitizer + UndefinedBehaviorSanitizer build with Cython's checks
 # on (ci/sanitize.sh runs the kernel parity tests against it).
@@ -79,6 +78,9 @@ cpp_ext = [
     for family in FAMILIES
     for path in _sources(family, "cpp")
 ]
+
+from setuptools.command.build_py import build_py  # noqa: E402
+
 
 class build_py_with_docs(build_py):
     """Also copy the guides docs/*.md into coalloc/_docs/, for ``coalloc docs TOPIC``."""

@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 from bench.shared._plot import pyplot
-from coalloc._shared.progress import progress
+from bench.shared._progress import add_quiet, bar
 from coalloc.collective import coallocate, verify
 from coalloc.collective.generators import COUNTS, TABLE1, section42_requests, table1_pool
 
@@ -102,7 +102,7 @@ def table2(pool, repeats, exact_check, seed):
     checks = {"exact_checked": 0, "exact_agree": 0}
     for n in COUNTS:
         cases = section42_requests(pool, n, 90, seed=seed)
-        for q, (simple, coll) in enumerate(progress(cases, desc=f"table2 N={n}", unit="case")):
+        for q, (simple, coll) in enumerate(bar(cases, desc=f"table2 N={n}", unit="case")):
             rec = {"N": n, "case": q}
             for kind, req in (("simple", simple), ("collective", coll)):
                 best, frac = _cankar_best(pool, req, repeats, 3)
@@ -190,7 +190,7 @@ def table2(pool, repeats, exact_check, seed):
 def table3(pool, repeats, seed, label, proven):
     cases = section42_requests(pool, 5, 90, seed=seed)
     rows = []
-    for q, (simple, coll) in enumerate(progress(cases, desc=f"table3 {label}", unit="case")):
+    for q, (simple, coll) in enumerate(bar(cases, desc=f"table3 {label}", unit="case")):
         for kind, req in (("simple", simple), ("collective", coll)):
             ex = coallocate(pool, req, "exact", enumerate_limit=5_000_000 if proven else 1)
             if ex.start is None:
@@ -239,7 +239,7 @@ def timing(pool, n_cases, seed, max_rounds=300, counts=COUNTS):
     rows = []
     for n in counts:
         cases = section42_requests(pool, n, n_cases, seed=seed + 1)
-        for q, (simple, coll) in enumerate(progress(cases, desc=f"timing N={n}", unit="case")):
+        for q, (simple, coll) in enumerate(bar(cases, desc=f"timing N={n}", unit="case")):
             for kind, req in (("simple", simple), ("collective", coll)):
                 rec = [n, q, kind]
                 rounds = None
@@ -314,6 +314,7 @@ def timing(pool, n_cases, seed, max_rounds=300, counts=COUNTS):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_quiet(ap)
     ap.add_argument("--part", choices=("all", "table1", "table2", "table3", "timing"),
                     default="all")  # fmt: skip
     ap.add_argument("--nodes", type=int, default=606)

@@ -27,6 +27,8 @@ import statistics
 import subprocess
 import sys
 
+from bench.shared._progress import add_quiet, bar, say
+
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(HERE, "out")
 
@@ -83,17 +85,16 @@ def target(runs: int, n: int, m: int) -> None:
     print(row(*header))
     print(row(*["---"] * len(header)))
     reps = []
-    for r in range(runs):
+    for r in bar(range(runs), desc="target", unit="run", leave=False):
         rep = measure(n, m, 10 / (n - 1))
         t = rep["timings"]
         reps.append(rep)
-        print(
+        say(
             row(
                 r, f"{rep['wall']:.2f}", *(f"{t[k]:.2f}" for k in
                                            ("step1", "step2", "step3", "fill", "local_search")),
                 rep["allocated"], rep["rounds"], mib(rep["base_kib"]), mib(rep["peak_kib"]),
             ),
-            flush=True,
         )  # fmt: skip
     med = statistics.median
     print(
@@ -131,18 +132,17 @@ def growth(quick: bool) -> list:
     print(row(*header))
     print(row(*["---"] * len(header)))
     rows = []
-    for sweep, kind, n, m in points:
+    for sweep, kind, n, m in bar(points, desc="growth", unit="point", leave=False):
         p = 10 / (n - 1) if kind == "sparse" else 0.5
         rep = measure(n, m, p)
         t = rep["timings"]
         rows.append((sweep, kind, n, m, rep))
-        print(
+        say(
             row(
                 sweep, kind, n, m, rep["nnz"] // 2, f"{rep['wall']:.3f}",
                 *(f"{t[k]:.3f}" for k in ("step1", "step2", "step3", "local_search")),
                 rep["allocated"], rep["rounds"], mib(rep["peak_kib"]),
             ),
-            flush=True,
         )  # fmt: skip
     print(
         f"\nDense requests stop at n = {max(r[2] for r in rows if r[1] == 'dense')} "
@@ -182,6 +182,7 @@ def plot(rows: list) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_quiet(ap)
     ap.add_argument("--quick", action="store_true", help="small sizes only")
     ap.add_argument("--runs", type=int, default=None, help="runs of the target case")
     ap.add_argument("--target-only", action="store_true")

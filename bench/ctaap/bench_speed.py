@@ -29,6 +29,7 @@ import statistics
 import time
 
 import coalloc
+from bench.shared._progress import add_quiet, bar, say
 from coalloc.ctaap.generators import fig2, fig3
 
 VARIANTS = {"paper": {"paper": True}, "default": {}}
@@ -57,6 +58,7 @@ def timed(req, off, repeats: int, **params):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_quiet(ap)
     ap.add_argument("--sizes", type=int, nargs="+", default=[50, 500])
     ap.add_argument("--instances", type=int, default=None, help="instances per size")
     ap.add_argument("--repeats", type=int, default=None, help="repeats of the compiled solver")
@@ -83,7 +85,7 @@ def main() -> None:
         reps = args.repeats or (21 if n <= 100 else 5)
         keys = ("comp", "nump", "ratio", "steps", "alloc")
         acc = {v: {key: [] for key in keys} for v in args.variants}
-        for seed in range(k):
+        for seed in bar(range(k), desc=f"n={n}", unit="inst", leave=False):
             req, off = instance(n, seed)
             coalloc.solve(req, off, seed=0)  # warm-up (imports, caches)
             for v in args.variants:
@@ -103,7 +105,7 @@ def main() -> None:
                 else:
                     a["alloc"].append((rc.n_allocated, None))
                     line += f", allocated {rc.n_allocated}"
-                print(line, flush=True)
+                say(line)
         med = statistics.median
         for v in args.variants:
             a = acc[v]

@@ -27,13 +27,13 @@ def instances():
             yield f"fig3_n{n}_s{s}", ("fig3", n, s)
 
 
-def dump(path):
+def dump(path, wrap=lambda items: items):
     try:
         from coalloc.ctaap import generators, solve
     except ImportError:  # the layout before coalloc.ctaap
         from coalloc import generators, solve
     out = {}
-    for key, (gen, a, s) in instances():
+    for key, (gen, a, s) in wrap(list(instances())):
         req, off = getattr(generators, gen)(a, seed=s)
         res = solve(req, off, seed=0)
         out[key + "_assignment"] = np.asarray(res.assignment)
@@ -43,6 +43,12 @@ def dump(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    try:  # this file also runs as a plain script under the other build (--dump)
+        from bench.shared._progress import add_quiet, bar
+    except ImportError:
+        add_quiet, bar = None, None
+    if add_quiet is not None:
+        add_quiet(ap)
     ap.add_argument("--other", required=True, help="Python interpreter of the other build")
     ap.add_argument("--dump", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -54,7 +60,7 @@ def main():
         cmd = [os.path.abspath(__file__), "--other", "-", "--dump"]
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
         subprocess.run([args.other, *cmd, theirs], check=True, cwd=tmp, env=env)
-        dump(mine)
+        dump(mine, lambda items: bar(items, desc="this build", unit="inst"))
         a, b = np.load(mine), np.load(theirs)
         bad = [k for k in a.files if not np.array_equal(a[k], b[k])]
         keys = {k.rsplit("_", 1)[0] for k in a.files}

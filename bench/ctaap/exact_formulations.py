@@ -23,6 +23,7 @@ import statistics
 import sys
 import time
 
+from bench.shared._progress import add_quiet, bar
 from coalloc.ctaap.exact import solve_exact, upper_bound
 from coalloc.ctaap.generators import fig2, fig3
 
@@ -64,7 +65,7 @@ def run(args):
         values = set()
         for backend, form in combos:
             times, n_opt, n_vals = [], 0, []
-            for req, off in insts:
+            for req, off in bar(insts, desc=f"{label} {backend} {form}", leave=False):
                 t0 = time.perf_counter()
                 res = solve_exact(
                     req, off, backend=backend, formulation=form, time_limit=args.time_limit
@@ -140,6 +141,7 @@ def optima(args):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_quiet(ap)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--backends", default="highs,cbc,cpsat")

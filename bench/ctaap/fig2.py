@@ -28,6 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import coalloc
 from bench.shared._plot import pyplot
+from bench.shared._progress import add_quiet, bar
 from coalloc.ctaap.exact import solve_exact
 from coalloc.ctaap.generators import fig2
 
@@ -66,12 +67,13 @@ def compute_optima(jobs, path, backend, time_limit, workers):
             w = csv.writer(fh)
             if new:
                 w.writerow(["r", "k", "status", "optimum", "bound", "seconds"])
-            for i, (r, k, status, opt, bound, sec) in enumerate(pool.map(_optimum, todo), 1):
-                w.writerow([r, k, status, opt, bound, f"{sec:.3f}"])
-                fh.flush()
-                print(f"\r  {i}/{len(todo)} (r={r}, k={k}: {opt}, {status}, {sec:.2f} s)   ",
-                      end="", flush=True)  # fmt: skip
-        print()
+            optima = bar(pool.map(_optimum, todo), total=len(todo), desc="optima",
+                         unit="ip")  # fmt: skip
+            with optima:
+                for r, k, status, opt, bound, sec in optima:
+                    w.writerow([r, k, status, opt, bound, f"{sec:.3f}"])
+                    fh.flush()
+                    optima.set_postfix_str(f"r={r} k={k}: {opt} {status} {sec:.2f} s")
         table = load_optima(path)
     return table
 
@@ -94,6 +96,7 @@ def main(argv=None):
     )  # fmt: skip
     ap.add_argument("--no-default-methods", action="store_true")
     ap.add_argument("--tag", default="fig2", help="output file stem")
+    add_quiet(ap)
     args = ap.parse_args(argv)
     os.makedirs(OUT, exist_ok=True)
 
@@ -113,7 +116,7 @@ def main(argv=None):
     for name, (method, params) in methods.items():
         for r in args.ranges:
             ratios, hits, times = [], 0, []
-            for k in range(args.instances):
+            for k in bar(range(args.instances), desc=f"{name} r={r}", leave=False):
                 req, off = fig2(r, seed=seed_of(r, k))
                 t0 = time.perf_counter()
                 res = coalloc.solve(req, off, method, seed=0, **params)

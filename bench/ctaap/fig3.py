@@ -24,6 +24,7 @@ import time
 
 import coalloc
 from bench.shared._plot import pyplot
+from bench.shared._progress import add_quiet, bar, say
 from coalloc.ctaap.exact import solve_exact, upper_bound
 from coalloc.ctaap.generators import fig3
 
@@ -54,6 +55,7 @@ def main(argv=None):
     ap.add_argument("--time-limit", type=float, default=60.0, help="per exact solve (s)")
     ap.add_argument("--repeats", type=int, default=5, help="CTAAP repeats (median)")
     ap.add_argument("--replot", action="store_true", help="table and plot from the last CSV")
+    add_quiet(ap)
     args = ap.parse_args(argv)
     os.makedirs(OUT, exist_ok=True)
     if args.replot:
@@ -67,7 +69,7 @@ def main(argv=None):
     alive = set(backends)
     rows = []
     for n in args.sizes:
-        for k in range(args.instances):
+        for k in bar(range(args.instances), desc=f"n={n}", leave=False):
             req, off = fig3(n, seed=10_000 + 100 * n + k)
             times = []
             for _ in range(args.repeats):
@@ -93,7 +95,7 @@ def main(argv=None):
                          bound=ex.bound, seconds=sec)
                 )  # fmt: skip
                 line += f" | {b} {ex.status} {ex.n_allocated}<={ex.bound} in {sec:.2f} s"
-            print(line, flush=True)
+            say(line)
         for b in list(alive):
             mine = [r for r in rows if r["n"] == n and r["solver"] == b]
             if mine and all(r["status"] != "optimal" for r in mine):

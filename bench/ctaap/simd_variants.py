@@ -15,6 +15,7 @@ import statistics
 
 import numpy as np
 
+from bench.shared._progress import add_quiet, bar
 from coalloc.ctaap import _softassign, generators, solve
 
 NAMES = {0: "portable", 1: "SSE2", 2: "AVX"}
@@ -28,6 +29,7 @@ def loadavg():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_quiet(ap)
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
@@ -38,7 +40,7 @@ def main():
     times = {(n, lv): [] for n in SIZES for lv in levels}
     try:
         for n, (gen, arg) in SIZES.items():
-            for s in range(args.seeds):
+            for s in bar(range(args.seeds), desc=f"n={n}", unit="seed", leave=False):
                 req, off = getattr(generators, gen)(arg, seed=s)
                 ref = None
                 for _ in range(args.repeats):

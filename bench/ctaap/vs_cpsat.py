@@ -23,6 +23,7 @@ import sys
 import time
 
 import coalloc
+from bench.shared._progress import add_quiet, bar, say
 from coalloc.ctaap.generators import fig3
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out")
@@ -41,6 +42,7 @@ def timed(req, off, repeats, **params):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_quiet(ap)
     ap.add_argument("--sizes", type=int, nargs="+", default=[200, 500])
     ap.add_argument("--instances", type=int, default=5)
     ap.add_argument("--time-limit", type=float, default=60.0)
@@ -53,7 +55,7 @@ def main(argv=None):
     cache = json.load(open(cache_path)) if os.path.exists(cache_path) else {}
     rows = []
     for n in args.sizes:
-        for k in range(args.instances):
+        for k in bar(range(args.instances), desc=f"n={n}", unit="inst", leave=False):
             req, off = fig3(n, seed=50_000 + 100 * n + k)
             key = f"{n}/{k}/{args.time_limit:g}"
             if key not in cache:
@@ -74,7 +76,7 @@ def main(argv=None):
                 "default": d_size, "default_s": d_time, "paper": p_size, "paper_s": p_time,
             }  # fmt: skip
             rows.append(row)
-            print(row, flush=True)
+            say(row)
     with open(os.path.join(OUT, "vs_cpsat.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()

@@ -19,7 +19,7 @@ import csv
 import os
 import statistics
 
-from coalloc._shared.progress import progress
+from bench.shared._progress import add_quiet, bar
 from coalloc.loadshare import generate_gap, solve_gap, verify_gap
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out")
@@ -28,6 +28,7 @@ SIZES = [(5, 100), (5, 200), (10, 100), (10, 200), (20, 100), (20, 200)]
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_quiet(ap)
     ap.add_argument("--types", nargs="+", default=["a", "b", "c", "d"])
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -36,7 +37,7 @@ def main(argv=None):
     os.makedirs(OUT, exist_ok=True)
     rows = []
     jobs = [(k, m, n) for k in args.types for m, n in SIZES]
-    for kind, m, n in progress(jobs, desc="gap", unit="inst"):
+    for kind, m, n in bar(jobs, desc="gap", unit="inst"):
         inst = generate_gap(kind, m, n, seed=args.seed)
         h = solve_gap(inst, "heuristic", seed=0)
         e = solve_gap(inst, "exact", time_limit=args.time_limit, threads=args.threads, seed=0)

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from bench.shared._plot import pyplot
-from coalloc._shared.progress import progress
+from bench.shared._progress import add_quiet, bar
 from coalloc.loadshare import generators, share, verify_placement
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out")
@@ -50,6 +50,7 @@ def run(prob, method, size, seed, **kw):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_quiet(ap)
     ap.add_argument("--nodes", type=int, default=500)
     ap.add_argument("--trials", type=int, default=30)
     ap.add_argument("--sizes", type=int, nargs="+", default=[23, 33, 45, 83, 100])
@@ -60,7 +61,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     os.makedirs(OUT, exist_ok=True)
     rows, trace, cost_rows = [], [], []
-    bar = progress(total=args.trials * len(args.sizes), desc="fig8", unit="run")
+    pbar = bar(total=args.trials * len(args.sizes), desc="fig8", unit="run")
     for t in range(args.trials):
         prob = generators.paper_setup(args.nodes, seed=args.seed + t)
         for size in args.sizes:
@@ -87,8 +88,8 @@ def main(argv=None):
                         for g, (h, mg) in enumerate(zip(r.history, r.migration_history)):
                             trace.append({"trial": t, "size": size, "generation": g,
                                           "throughput": h, "migrations": int(mg)})
-            bar.update(1)
-    bar.close()
+            pbar.update(1)
+    pbar.close()
     _write("loadshare_fig8.csv", rows)
     _write("loadshare_fig6.csv", trace)
     _write("loadshare_fig9.csv", cost_rows)
@@ -131,7 +132,7 @@ def main(argv=None):
     sweep = []
     if not args.no_sweep:
         ths = [round(0.05 * k, 2) for k in range(1, 25)]
-        bar = progress(total=len(ths) * len(args.sizes), desc="sweep", unit="run")
+        pbar = bar(total=len(ths) * len(args.sizes), desc="sweep", unit="run")
         for th in ths:
             for size in args.sizes:
                 for t in range(args.sweep_trials):
@@ -140,8 +141,8 @@ def main(argv=None):
                     sweep.append({"th_c": th, "size": size, "trial": t, "ratio": r.ratio,
                                   "throughput": r.throughput, "migrations": r.migrations,
                                   "generations": r.generations})
-                bar.update(1)
-        bar.close()
+                pbar.update(1)
+        pbar.close()
         _write("loadshare_sweep.csv", sweep)
         print("threshold sweep (median ratio / migrations), sizes "
               + " ".join(map(str, args.sizes)))

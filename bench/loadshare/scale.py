@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from bench.shared._progress import add_quiet, bar, say
 from coalloc.loadshare import best_fit, dmcf_gga, generators, verify_placement
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out")
@@ -27,6 +28,7 @@ OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_quiet(ap)
     ap.add_argument("--nodes", type=int, default=50000)
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
@@ -39,12 +41,14 @@ def main(argv=None):
     print(f"{prob.n_nodes} nodes, {prob.n_jobs} jobs generated in "
           f"{time.perf_counter() - t:.1f} s; bound {prob.bound:.6g}")  # fmt: skip
     rows = []
+    pbar = bar(total=3 if args.no_dask else 4, desc="runs", unit="run")
 
     def record(name, res, dt):
         rep = verify_placement(prob, res.placement, claimed=res.throughput)
         rows.append({"run": name, "seconds": dt, "ratio": res.ratio, "ok": rep.ok,
                      "generations": res.generations, "migrations": res.migrations})
-        print(f"  {name:24s} {dt:7.2f} s  ratio {res.ratio:.5f}  generations {res.generations}"
+        pbar.update(1)
+        say(f"  {name:24s} {dt:7.2f} s  ratio {res.ratio:.5f}  generations {res.generations}"
               f"  migrations {res.migrations}  verified {rep.ok}")  # fmt: skip
         return res
 
@@ -73,6 +77,7 @@ def main(argv=None):
                 assert np.array_equal(r.placement, base.placement)
     t = time.perf_counter()
     record("bfd (default)", best_fit(prob), time.perf_counter() - t)
+    pbar.close()
     print("identical placements on every executor: True")
     with open(os.path.join(OUT, "loadshare_scale.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))

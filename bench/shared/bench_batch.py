@@ -42,6 +42,7 @@ import numpy as np
 import coalloc
 import coalloc.ctaap.solver as ctaap
 import coalloc.ctaap.solvers as solvers
+from bench.shared._progress import add_quiet, bar
 from coalloc.batch import instance_seed
 from coalloc.ctaap.generators import fig2, fig3
 
@@ -112,7 +113,7 @@ def throughput(batch: list, repeats: int, pool, chunksize: int) -> tuple:
     _sha(0)
     jobs = max(4, 2 * round(t_batch / (2 * (time.perf_counter() - t0))))
     rates, cores, cpu = defaultdict(list), defaultdict(list), defaultdict(list)
-    for _ in range(repeats):
+    for _ in bar(range(repeats), desc="repeats", leave=False):
         for name in CONFIGS + CONTROLS:
             c0, t0 = time.process_time(), time.perf_counter()
             run_config(name, batch, pool, chunksize, jobs)
@@ -165,7 +166,7 @@ def gil_breakdown(batch: list, repeats: int) -> tuple:
     try:
         calls = 0
         total = 0.0
-        for _ in range(repeats):
+        for _ in bar(range(repeats), desc="repeats", leave=False):
             for i, (req, off) in enumerate(batch):
                 t0 = time.perf_counter()
                 coalloc.solve(req, off, seed=instance_seed(SEED, i))
@@ -194,7 +195,7 @@ def thread_dispatch(repeats: int = 2000) -> float:
     with cf.ThreadPoolExecutor(1) as pool:
         pool.submit(int).result()
         t0 = time.perf_counter()
-        for _ in range(repeats):
+        for _ in bar(range(repeats), desc="repeats", leave=False):
             pool.submit(int).result()
         return 1e6 * (time.perf_counter() - t0) / repeats
 
@@ -227,6 +228,7 @@ def gil_probe(batch: list) -> tuple:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_quiet(ap)
     ap.add_argument("--sizes", type=int, nargs="+", default=[50, 500], choices=[50, 500])
     ap.add_argument("--instances", type=int, default=None, help="per size (64 / 8)")
     ap.add_argument("--repeats", type=int, default=7)

@@ -31,6 +31,8 @@ import statistics
 import subprocess
 import sys
 
+from bench.shared._progress import add_quiet, bar
+
 WORKER = r'''
 import hashlib, json, sys, time
 import numpy as np
@@ -97,12 +99,13 @@ def run_layout(python: str, layout: str) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_quiet(ap)
     ap.add_argument("--old-python", required=True, help="interpreter with the old layout")
     ap.add_argument("--new-python", default=sys.executable, help="interpreter with this one")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     runs = {"old": [], "new": []}
-    for _ in range(args.repeats):
+    for _ in bar(range(args.repeats), desc="repeats", leave=False):
         for layout, python in (("old", args.old_python), ("new", args.new_python)):
             runs[layout].append(run_layout(python, layout))
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "

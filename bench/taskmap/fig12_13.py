@@ -26,6 +26,7 @@ import statistics
 import time
 
 from bench.shared._plot import pyplot
+from bench.shared._progress import add_quiet, bar
 from coalloc.taskmap import generators as gen
 from coalloc.taskmap import map_tasks, solve_exact_mapping, verify_mapping
 
@@ -52,7 +53,7 @@ def run_one(tasks, res, method, seed, **params):
 def figs(args):
     rows = []
     for c in args.c:
-        for i in range(args.instances):
+        for i in bar(range(args.instances), desc=f"c={c:g}", unit="inst", leave=False):
             s = instance_seed(c, i, args.seed)
             tasks, res = gen.table1_instance(c, s)
             occ = {}
@@ -233,6 +234,7 @@ def exact(args):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_quiet(ap)
     ap.add_argument("--c", type=float, nargs="+", default=None, help="intensities")
     ap.add_argument("--instances", type=int, default=None, help="instances per c (32)")
     ap.add_argument("--seed", type=int, default=0, help="base seed of the instances")

@@ -33,6 +33,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from bench.shared._progress import add_quiet, bar
 from coalloc.taskmap import generators as gen
 from coalloc.taskmap.clustering import DEFAULT_DELTA_SCALE, flow_injection
 
@@ -127,7 +128,7 @@ def quality(res, lab):
 
 def run(instances, **kw):
     q, t, inj = [], [], []
-    for w, lab, nw in instances:
+    for w, lab, nw in bar(instances, desc="instances", leave=False):
         t0 = time.perf_counter()
         res = flow_injection(w, node_weight=nw, **kw)
         t.append(time.perf_counter() - t0)
@@ -266,6 +267,7 @@ def table_scale():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_quiet(ap)
     ap.add_argument("--instances", type=int, default=20)
     ap.add_argument("--quick", action="store_true", help="fewer configurations and seeds")
     args = ap.parse_args()

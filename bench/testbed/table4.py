@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from bench.shared._plot import pyplot
-from coalloc._shared.progress import progress
+from bench.shared._progress import add_quiet, bar
 from coalloc.testbed import assign, simulate, verify_mapping
 from coalloc.testbed import generators as g
 
@@ -44,7 +44,7 @@ PAPER_N = 19258
 def _filter(ptop, wl, seed):
     """Drop experiments no mapper places on the empty testbed (the paper: 1.3 %)."""
     keep, dropped = [], 0
-    for item in progress(wl, desc="empty testbed", unit="exp"):
+    for item in bar(wl, desc="empty testbed", unit="exp"):
         r = assign(item[2], ptop, "assign+", seed=seed)  # falls back to the annealer
         if r.success:
             rep = verify_mapping(item[2], ptop, r.mapping, r.routes,
@@ -141,7 +141,7 @@ def exact_gap(args):
     os.makedirs(OUT, exist_ok=True)
     rows = []
     ptop = g.deterlab(48, 4, trunk_bw=1_000_000, trunks_per_pair=1, seed=args.seed)
-    for i in progress(range(args.small), desc="exact", unit="exp"):
+    for i in bar(range(args.small), desc="exact", unit="exp"):
         top = g.random_topology(3 + i % 8, seed=args.seed + 7919 * i)
         rec = {"case": i, "nodes": len(top.nodes), "links": len(top.links)}
         for m in ("assign+", "assign+.1", "anneal", "exact"):
@@ -226,6 +226,7 @@ def speed(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_quiet(ap)
     ap.add_argument("--experiments", type=int, default=1500)
     ap.add_argument("--seeds", type=int, default=3, help="annealer replays (paper: 10)")
     ap.add_argument("--duration", type=float, default=6.0, help="mean duration (arrivals 1/s)")

@@ -171,3 +171,28 @@ def test_workload_json_and_cli_simulate(tmp_path, capsys):
     assert main(["collective", "simulate", str(tmp_path / "p.json"),
                  str(tmp_path / "bad.json")]) == 2  # fmt: skip
     capsys.readouterr()
+
+
+def test_solve_says_how_the_start_compares_and_json(tmp_path, capsys):
+    import json as _json
+
+    from coalloc import collective as col
+    from coalloc.cli import main
+
+    pool, request = col.generators.random_instance(14, 4, seed=4, load=0.7, n_slots=24)
+    pp, rp = tmp_path / "pool.json", tmp_path / "req.json"
+    col.write_pool(pp, pool)
+    col.write_request(rp, request)
+    assert main(["collective", "solve", str(pp), str(rp)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # referee: the exact brute force says whether an earlier start exists
+    best = col.coallocate(pool, request, "brute_force")
+    wait = best.start - request.earliest_start
+    assert wait > 0
+    assert f"proven earliest start: {best.start:g} s, {wait:g} s after" in lines[1]
+    assert len([x for x in lines if x.startswith("  n")]) == request.count
+    assert main(["collective", "solve", str(pp), str(rp), "--method", "cankar", "--json"]) == 0
+    data = _json.loads(capsys.readouterr().out)
+    assert data["start"] >= best.start and data["earliest_start"] == request.earliest_start
+    res = col.coallocate(pool, request, "cankar")
+    assert col.verify(pool, request, res).ok == data["verify"]["ok"]

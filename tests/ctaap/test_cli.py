@@ -137,7 +137,7 @@ def test_exact_cli_options_and_a_limit_without_solution(tmp_path, capsys):
     capsys.readouterr()
     args = ["ctaap", "solve", str(small), "--method", "exact", "--backend", "highs"]
     assert main([*args, "--time-limit", "30"]) == 0
-    assert "optimal: upper bound" in capsys.readouterr().out
+    assert "quality: proven optimal" in capsys.readouterr().out
     # CBC stopped before its first solution: a normal result, no crash (it was a TypeError)
     args = ["ctaap", "solve", str(big), "--method", "exact", "--backend", "cbc"]
     assert main([*args, "--time-limit", "0.05"]) == 0
@@ -156,3 +156,75 @@ def test_describe_bound_without_a_solution():
     res = SimpleNamespace(status="time_limit", bound=33.0, gap=None)
     assert describe_bound(res) == "  time_limit: upper bound 33, gap unknown (no solution)"
     assert describe_bound(SimpleNamespace(status="feasible", bound=None, gap=None)) is None
+
+
+def _demo_instance():
+    from importlib import resources
+
+    import coalloc.ctaap as ctaap
+
+    with resources.files("coalloc.ctaap").joinpath("data/demo.json").open() as fh:
+        return ctaap.read_instance(fh)
+
+
+def test_demo_says_how_good_the_allocation_is(capsys):
+    import re
+
+    import coalloc.ctaap as ctaap
+
+    request, offer = _demo_instance()
+    bound = ctaap.upper_bound(request, offer)  # the referee: computed here, not by the CLI
+    assert main(["demo"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    got = int(re.search(r"allocated (\d+) of 50 tasks", lines[1]).group(1))
+    assert got <= bound
+    if got == bound:
+        assert f"optimal: {got} equals the upper bound {bound}" in lines[2]
+    else:
+        assert f"upper bound {bound}, gap " in lines[2]
+    # the per-cluster table lists as many machines used as tasks allocated
+    rows = [line.split() for line in lines if re.match(r"\s+cluster \d+ ", line)]
+    assert len(rows) == offer.m
+    used = [int(r[2].split("/")[0]) for r in rows]
+    caps = [int(r[2].split("/")[1]) for r in rows]
+    assert sum(used) == got and caps == offer.capacity.tolist()
+
+
+def test_exact_says_proven_optimal_and_no_bound_says_unknown(capsys):
+    from tests._optional import skip_unless_ci
+
+    try:
+        import scipy.optimize  # noqa: F401  (HiGHS)
+    except ImportError:  # pragma: no cover
+        skip_unless_ci("scipy.optimize missing")
+    assert main(["demo", "--method", "exact", "--time-limit", "60"]) == 0
+    out = capsys.readouterr().out
+    assert "proven optimal" in out.splitlines()[2]
+    assert main(["demo", "--method", "greedy", "--no-bound"]) == 0
+    assert "quality: unknown" in capsys.readouterr().out
+
+
+def test_solve_json_is_the_whole_result(tmp_path, capsys):
+    import numpy as np
+
+    import coalloc.ctaap as ctaap
+
+    inst = tmp_path / "i.json"
+    assert main(["generate", "fig2", "--range-factor", "3", "--seed", "4", "-o", str(inst)]) == 0
+    capsys.readouterr()
+    assert main(["solve", str(inst), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)  # nothing but the JSON on stdout
+    request, offer = ctaap.read_instance(str(inst))
+    a = np.asarray(data["assignment"])
+    assert ctaap.verify(request, offer, a).feasible == data["verify"]["feasible"] is True
+    assert data["n_allocated"] == np.count_nonzero(a >= 0)
+    assert data["bound"] == ctaap.upper_bound(request, offer)
+    per = np.bincount(a[a >= 0], minlength=offer.m)
+    assert [c["machines_used"] for c in data["clusters"]] == per.tolist()
+    assert [sorted(c["tasks"]) for c in data["clusters"]] == [
+        np.flatnonzero(a == j).tolist() for j in range(offer.m)
+    ]
+    for c in data["clusters"]:
+        for kind in ("in", "out"):
+            if c[f"peak_{kind}"] is not None:
+                assert c[f"peak_{kind}"]["need"] <= c[f"peak_{kind}"]["available"]

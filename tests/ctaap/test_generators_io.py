@@ -105,7 +105,7 @@ def good_dict():
         (
             lambda d: d["request"].__setitem__("bandwith", d["request"].pop("bandwidth")),
             r"request\.bandwith: unknown key 'bandwith' \(allowed here: n_tasks, properties, "
-            "bandwidth\\)",
+            "bandwidth, names\\)",
         ),
         (
             lambda d: d["request"]["bandwidth"].__setitem__("symmetric", "false"),

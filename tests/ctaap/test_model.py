@@ -137,7 +137,7 @@ def test_networkx_round_trip_undirected():
     np.testing.assert_array_equal(req.properties["mem"], [2, 4, 6])
     np.testing.assert_array_equal(req.bandwidth.toarray(), [[0, 7, 0], [7, 0, 8], [0, 8, 0]])
     back = req.to_networkx()
-    assert back.number_of_edges() == 2 and back.nodes[1]["cpu"] == 3
+    assert back.number_of_edges() == 2 and back.nodes["b"]["cpu"] == 3  # names kept
 
 
 def test_networkx_directed_and_offer():

@@ -92,3 +92,28 @@ def test_solve_batch_same_answer_serial_and_threads(tmp_path):
                                  coalition_size=10)  # fmt: skip
     for a, b, line in zip(serial, threads, lines):
         assert a.placement.tolist() == b.placement.tolist() == line["placement"]
+
+
+def test_share_says_how_good_and_json(tmp_path, capsys):
+    import numpy as np
+
+    prob_path = tmp_path / "p.json"
+    assert main(["loadshare", "generate", "paper", "--nodes", "60", "-o", str(prob_path)]) == 0
+    prob = read_problem(prob_path)
+    capsys.readouterr()
+    assert main(["loadshare", "share", str(prob_path), "--method", "fcfs", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert verify_placement(prob, data["placement"], claimed=data["throughput"]).ok
+    # referee: loads and bound from the problem, computed here
+    loads = np.zeros(prob.n_nodes)
+    np.add.at(loads, np.asarray(data["placement"]), prob.job_size)
+    assert np.allclose(data["node_load"], loads)
+    bound = min(prob.job_size.sum(), prob.capacity.sum())
+    assert data["bound"] == pytest.approx(bound)
+    assert main(["loadshare", "share", str(prob_path), "--method", "fcfs"]) == 0
+    quality = capsys.readouterr().out.splitlines()[1]
+    served = np.minimum(loads, prob.capacity).sum()
+    if served >= bound * (1 - 1e-12):
+        assert "reaches the bound" in quality
+    else:
+        assert f"gap {100 * (bound - served) / bound:.3f}% to the bound" in quality

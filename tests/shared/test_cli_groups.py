@@ -28,7 +28,7 @@ def test_ctaap_generate_solve_verify(tmp_path, capsys):
     expected = ctaap.solve(request, offer, "ctaap", seed=3)
     assert main(["ctaap", "solve", str(inst), "--seed", "3", "-o", str(res)]) == 0
     out = capsys.readouterr().out
-    assert f"ctaap allocated {expected.n_allocated}/50 tasks on 5 clusters" in out
+    assert f"ctaap allocated {expected.n_allocated} of 50 tasks on 5 clusters" in out
     data = json.loads(res.read_text())
     assert data["assignment"] == expected.assignment.tolist()
     assert data["verify"]["feasible"] and data["seed"] == 3
@@ -121,7 +121,8 @@ def test_demo_output(capsys):
     assert main(["demo"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("demo instance: 50 tasks")
-    assert "ctaap allocated 13/50 tasks on 5 clusters" in lines[1]
+    assert "ctaap allocated 13 of 50 tasks on 5 clusters" in lines[1]
+    assert "optimal: 13 equals the upper bound 13" in lines[2]
     assert "feasible" in lines[1] and "INFEASIBLE" not in lines[1]
     assert main(["ctaap", "demo"]) == 0
     group = capsys.readouterr().out.splitlines()

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from coalloc import taskmap
 from coalloc.cli import main
 from coalloc.taskmap import ResourceGraph, TaskGraph, verify_mapping
 from coalloc.taskmap.io import (
@@ -97,3 +98,42 @@ def test_io_round_trip(files, tmp_path):
     r = ResourceGraph.from_edges([2, 3], [[0, 1]], [1], is_processor=np.array([False, True]))
     write_resource_graph(tmp_path / "r.json", r)
     assert read_resource_graph(tmp_path / "r.json").processors.tolist() == [1]
+
+
+@pytest.mark.slow
+def test_cheap_lower_bound_never_exceeds_the_exact_optimum(taskmap_tiny, taskmap_small):
+    from coalloc.cli.taskmap import occupancy_lower_bound
+
+    for inst in (taskmap_tiny, taskmap_small):
+        exact = taskmap.solve(inst.task_graph, inst.resource_graph, "exact")
+        assert exact.status == "optimal"
+        bound = occupancy_lower_bound(inst.task_graph, inst.resource_graph)
+        assert 0 < bound <= exact.max_occupancy + 1e-9
+
+
+@pytest.mark.slow
+def test_map_prints_quality_and_json(tmp_path, capsys, taskmap_tiny):
+    import json as _json
+
+    from coalloc.cli import main
+    from coalloc.taskmap.io import write_resource_graph, write_task_graph
+
+    tp, rp = tmp_path / "t.json", tmp_path / "r.json"
+    write_task_graph(tp, taskmap_tiny.task_graph)
+    write_resource_graph(rp, taskmap_tiny.resource_graph)
+    assert main(["map", str(tp), str(rp)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("  quality: ") and lines[2].startswith("  busiest: ")
+    assert main(["map", str(tp), str(rp), "--json"]) == 0
+    data = _json.loads(capsys.readouterr().out)
+    report = taskmap.verify_mapping(taskmap_tiny.task_graph, taskmap_tiny.resource_graph,
+                                    data["mapping"], claimed=data["max_occupancy"])  # fmt: skip
+    assert report.valid and report.matches
+    assert data["lower_bound"] <= data["max_occupancy"]
+    if data["lower_bound"] == data["max_occupancy"]:
+        assert "equals the lower bound" in lines[1]
+    else:
+        assert "gap" in lines[1]
+    assert max(data["node_occupancy"] + data["link_occupancy"]) == data["max_occupancy"]
+    assert main(["map", str(tp), str(rp), "--method", "exact"]) == 0
+    assert "proven optimal" in capsys.readouterr().out.splitlines()[1]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from coalloc.cli import main
 
 PTOP = ("node sw0 switch:1 *lan:*\nnode pc1 pc:1\nnode pc2 pc:1\n"
@@ -55,3 +57,34 @@ def test_simulate_runs(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert [r["method"] for r in rows] == ["assign+", "anneal"]
     assert all(0 <= r["failures"] <= 8 for r in rows)
+
+
+@pytest.mark.slow
+def test_assign_says_how_good_against_the_exact_optimum(tmp_path, capsys):
+    from coalloc import testbed
+    from coalloc.testbed import generators as g
+
+    top, ptop = g.random_sparse(6, 2, seed=1), g.deterlab(6, 2, seed=0)
+    t, p = tmp_path / "e.top", tmp_path / "e.ptop"
+    testbed.write_top(t, top)
+    testbed.write_ptop(p, ptop)
+    assert main(["testbed", "assign", str(t), str(p), "--exact-bound", "20"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    heur = testbed.assign(top, ptop, "assign+")
+    exact = testbed.assign(top, ptop, "exact", time_limit_s=20)  # the referee
+    assert exact.status == "optimal"
+    (quality,) = [x for x in out if x.startswith("# quality:")]
+    if heur.interswitch_bandwidth == 0:
+        assert "no bandwidth crosses switches" in quality
+    elif heur.interswitch_bandwidth <= exact.interswitch_bandwidth:
+        assert f"equals the exact optimum {exact.interswitch_bandwidth:g}" in quality
+    else:
+        assert f"against the exact optimum {exact.interswitch_bandwidth:g}" in quality
+    (trunks,) = [x for x in out if x.startswith("# trunk")]
+    loaded = {k for k, v in heur.trunk_load.items() if v > 0}
+    assert all(name in trunks for name in loaded)
+    assert main(["testbed", "assign", str(t), str(p), "--json", "--exact-bound", "20"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["exact_optimum"] in (None, exact.interswitch_bandwidth)
+    if data["interswitch_bandwidth"] > 0:
+        assert data["exact_optimum"] == exact.interswitch_bandwidth

@@ -23,6 +23,7 @@ from . import collective as collective_cli
 from . import ctaap as ctaap_cli
 from . import docs as docs_cli
 from . import loadshare as loadshare_cli
+from . import plot as plot_cli
 from . import taskmap as taskmap_cli
 from . import testbed as testbed_cli
 
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     # The main job, one step away.
     ctaap_cli.add_commands(sub, aliases=True)
     taskmap_cli.add_commands(sub, aliases=True)
+    plot_cli.add_commands(sub)
     docs_cli.add_commands(sub)
     return parser
 

@@ -21,6 +21,7 @@ __all__ = [
     "add_exact_options",
     "solver_params",
     "describe_bound",
+    "describe_gap",
     "add_batch_options",
     "run_batch",
 ]
@@ -90,11 +91,16 @@ def solver_params(args: argparse.Namespace) -> dict:
     return params
 
 
+def describe_gap(gap: Optional[float]) -> str:
+    """A relative gap as a percentage (``"unknown (no solution)"`` when None)."""
+    return "unknown (no solution)" if gap is None else f"{100 * gap:.1f}%"
+
+
 def describe_bound(result: Any, kind: str = "upper") -> Optional[str]:
     """``status, bound and gap`` of a result in one line (None when it has no bound)."""
     if result.bound is None:
         return None
-    gap = "unknown (no solution)" if result.gap is None else f"{100 * result.gap:.1f}%"
+    gap = describe_gap(result.gap)
     return f"  {result.status}: {kind} bound {result.bound:g}, gap {gap}"
 
 

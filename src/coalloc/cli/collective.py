@@ -6,10 +6,31 @@ import json
 import sys
 
 from .. import collective
+from .._shared.result import jsonable
 from ..collective import io as cio
 from . import _common as common
 
 __all__ = ["add_commands"]
+
+
+def _start_quality(result, request) -> str:
+    """How the start compares with the earliest possible one (the request's ``t_e``)."""
+    wait = result.start - request.earliest_start
+    if wait <= 0:
+        return (
+            f"  quality: optimal start: {result.start:g} s is the earliest start the request "
+            "allows (the window opens then)"
+        )
+    if result.proven:
+        return (
+            f"  quality: proven earliest start: {result.start:g} s, {wait:g} s after the window "
+            f"opens at {request.earliest_start:g} s (no admissible set of resources earlier)"
+        )
+    return (
+        f"  quality: starts {wait:g} s after the earliest possible start "
+        f"{request.earliest_start:g} s (when the window opens); not proven earliest "
+        "(--method scan or exact proves it)"
+    )
 
 
 def _cmd_solve(args) -> int:
@@ -18,32 +39,52 @@ def _cmd_solve(args) -> int:
     params = dict(args.param or [])
     result = collective.coallocate(pool, request, args.method, seed=args.seed, **params)
     if result.start is None:
+        if args.output:
+            cio.write_result(args.output, result)
+        if args.json:
+            print(json.dumps(jsonable({"request": args.request, **result.to_dict()})))
+            return 1
         print(f"{args.request}: {result.method}: rejected ({result.status}): {result.message}")
         if args.verbose and result.rejection:
             print(json.dumps(result.rejection, indent=1))
-        if args.output:
-            cio.write_result(args.output, result)
         return 1
     report = collective.verify(pool, request, result)
-    ms = result.timings.get("total", float("nan")) * 1e3
-    print(f"{args.request}: {result.method}: start {result.start:g} s on {request.count} "
-          f"resources {list(map(int, result.resources))} in {ms:.2f} ms; utilisation factor "
-          f"{result.utilisation:.6g} ({result.status})")  # fmt: skip
-    if args.verbose:
+    if args.json:
+        out = {"request": args.request, **result.to_dict(),
+               "earliest_start": request.earliest_start, "latest_start": request.latest_start,
+               "node_names": [pool.node_names[int(j)] for j in result.resources],
+               "verify": report.to_dict()}  # fmt: skip
+        print(json.dumps(jsonable(out)))
+    else:
+        ms = result.timings.get("total", float("nan")) * 1e3
+        print(f"{args.request}: {result.method}: start {result.start:g} s on {request.count} "
+              f"resources {list(map(int, result.resources))} in {ms:.2f} ms; utilisation "
+              f"factor {result.utilisation:.6g} ({result.status})")  # fmt: skip
+        print(_start_quality(result, request))
+        print(f"  window: start in [{request.earliest_start:g}, {request.latest_start:g}] s "
+              f"for {request.duration:g} s; utilisation factor {result.utilisation:.4g} "
+              "(paper eqs. 1-3: worst-case reserved share after the job, over properties)")
+        print("  amount reserved / capacity per resource:")
         names = pool.names
         for j, row in zip(result.resources, result.amounts):
-            amounts = ", ".join(f"{n}={v:.4g}" for n, v in zip(names, row))
+            amounts = ", ".join(
+                f"{n}={v:.4g}/{pool.capacity[int(j), i]:.4g}"
+                for i, (n, v) in enumerate(zip(names, row))
+            )
             print(f"  {pool.node_names[int(j)]}: {amounts}")
-        for key, value in result.timings.items():
-            print(f"  time {key}: {value * 1e3:.3f} ms")
-        print(f"  {report}")
+        if args.verbose:
+            for key, value in result.timings.items():
+                print(f"  time {key}: {value * 1e3:.3f} ms")
+            print(f"  {report}")
     if args.output:
         cio.write_result(args.output, result, verify=report.to_dict())
-        print(f"result written to {args.output}")
+        if not args.json:
+            print(f"result written to {args.output}")
     if args.reserve_to:
         pool.reserve(result.start, request.duration, result.resources, result.amounts)
         cio.write_pool(args.reserve_to, pool)
-        print(f"updated pool written to {args.reserve_to}")
+        if not args.json:
+            print(f"updated pool written to {args.reserve_to}")
     return 0 if report.ok else 1
 
 
@@ -139,6 +180,8 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("--reserve-to", metavar="FILE",
                    help="reserve the solution and write the updated pool here")  # fmt: skip
     common.add_verbose(p)
+    p.add_argument("--json", action="store_true",
+                   help="print the full result (with the verification) as JSON")  # fmt: skip
     p.set_defaults(func=_cmd_solve)
 
     p = sub.add_parser("verify", help="check a result file against its pool and request")

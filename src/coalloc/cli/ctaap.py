@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 from importlib import resources
+from typing import Optional
 
 import numpy as np
 
 from .. import ctaap
+from .._shared.result import jsonable
 from ..ctaap import generators
 from ..ctaap.io import read_instance, read_result, write_instance, write_result
 from . import _common as common
@@ -19,12 +22,104 @@ def _summary(name: str, request, offer, result, report) -> str:
     state = "feasible" if report.feasible else f"INFEASIBLE ({report.n_violations} violations)"
     ms = result.timings.get("total", float("nan")) * 1e3
     return (
-        f"{name}: {result.method} allocated {result.n_allocated}/{request.n} tasks on "
-        f"{offer.m} clusters in {ms:.2f} ms; {state}"
+        f"{name}: {result.method} allocated {result.n_allocated} of {request.n} tasks on "
+        f"{offer.m} clusters ({offer.total_capacity} machines) in {ms:.2f} ms; {state}"
     )
 
 
-def _solve_and_report(request, offer, args, name: str) -> int:
+def _quality(result) -> str:
+    """One line a newcomer reads first: is this allocation good?"""
+    got = int(result.n_allocated)
+    if result.status == "optimal":
+        return f"  quality: proven optimal (no allocation places more than {got} tasks)"
+    if result.bound is None:
+        return "  quality: unknown (no bound computed; drop --no-bound to get one)"
+    bound = float(result.bound)
+    if got >= bound:
+        return (
+            f"  quality: optimal: {got} equals the upper bound {bound:g} (no allocation can "
+            f"place more than {bound:g} tasks)"
+        )
+    return (
+        f"  quality: {result.status}: upper bound {bound:g}, gap "
+        f"{common.describe_gap(result.gap)} (the optimum is between {got} and {bound:g} tasks)"
+    )
+
+
+def _name(names, index: int, default: str) -> str:
+    return str(names[index]) if names is not None else f"{default} {index}"
+
+
+def cluster_table(request, offer, assignment) -> list:
+    """Per cluster: machines used / capacity, tasks, links and the peak bandwidth use.
+
+    ``peak_*`` is the link with the largest need / available ratio among the links inside
+    the cluster (``in``) or to another cluster (``out``): a feasible allocation keeps it at
+    or below 1 (constraint (4) is per pair of tasks).
+    """
+    a = np.asarray(assignment, dtype=np.int64)
+    coo = request.bandwidth.tocoo()
+    i, k, need = coo.row, coo.col, coo.data
+    placed = (a[i] >= 0) & (a[k] >= 0)
+    i, k, need = i[placed], k[placed], need[placed]
+    ai, ak = a[i], a[k]
+    avail = offer.bandwidth[ai, ak] if ai.size else np.zeros(0)
+    ratio = np.divide(need, avail, out=np.full(need.shape, np.inf), where=avail > 0)
+    cnames = getattr(offer, "names", None)
+    tnames = getattr(request, "names", None)
+    rows = []
+    for j in range(offer.m):
+        members = np.flatnonzero(a == j)
+        row = {
+            "cluster": _name(cnames, j, "cluster"),
+            "index": j,
+            "machines_used": int(members.size),
+            "capacity": int(offer.capacity[j]),
+            "tasks": [_name(tnames, int(t), "task") for t in members] if tnames is not None
+            else [int(t) for t in members],
+        }  # fmt: skip
+        for kind, sel in (("in", (ai == j) & (ak == j)), ("out", (ai == j) & (ak != j))):
+            if kind == "in":
+                n_links = int(np.count_nonzero(sel & (i < k))) if request.symmetric else int(
+                    np.count_nonzero(sel))
+            else:
+                n_links = int(np.count_nonzero(sel))
+            peak = None
+            if np.any(sel):
+                w = np.flatnonzero(sel)[int(np.argmax(ratio[sel]))]
+                peak = {"need": float(need[w]), "available": float(avail[w])}
+            row[f"links_{kind}"] = n_links
+            row[f"peak_{kind}"] = peak
+        rows.append(row)
+    return rows
+
+
+def _format_table(rows) -> list:
+    def peak(n, p):
+        return f"{n}" if p is None else f"{n} ({p['need']:g}/{p['available']:g})"
+
+    cells = [["cluster", "machines", "links inside", "links out", "tasks"]]
+    for r in rows:
+        tasks = ", ".join(str(t) for t in r["tasks"][:12])
+        if len(r["tasks"]) > 12:
+            tasks += f", ... ({len(r['tasks'])} in all)"
+        cells.append([
+            r["cluster"], f"{r['machines_used']}/{r['capacity']}",
+            peak(r["links_in"], r["peak_in"]), peak(r["links_out"], r["peak_out"]), tasks or "-",
+        ])  # fmt: skip
+    widths = [max(len(row[c]) for row in cells) for c in range(4)]
+    lines = [
+        "  per cluster (links: how many, and need/available bandwidth of the most loaded one):"
+    ]
+    for row in cells:
+        left = "  ".join(
+            row[c].ljust(widths[c]) if c == 0 else row[c].rjust(widths[c]) for c in range(4)
+        )
+        lines.append(f"    {left}  {row[4]}")
+    return lines
+
+
+def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = None) -> int:
     params = common.solver_params(args)
     if args.method != "exact":
         for key in ("time_limit", "backend"):
@@ -32,9 +127,24 @@ def _solve_and_report(request, offer, args, name: str) -> int:
                 raise ValueError(f"--{key.replace('_', '-')} applies to --method exact only")
     result = ctaap.solve(request, offer, args.method, seed=args.seed, bound=args.bound, **params)
     report = ctaap.verify(request, offer, result.assignment)
+    table = cluster_table(request, offer, result.assignment)
+    if args.output:
+        write_result(args.output, result, report)
+    if args.json:
+        out = {"instance": name, **result.to_dict(), "verify": report.to_dict(),
+               "clusters": table}  # fmt: skip
+        tnames = getattr(request, "names", None)
+        if tnames is not None:
+            out["task_names"] = [str(t) for t in tnames]
+        print(json.dumps(jsonable(out)))
+        return 0 if report.feasible else 1
+    if intro:
+        print(intro)
     print(_summary(name, request, offer, result, report))
-    line = common.describe_bound(result, "upper")
-    if line:
+    print(_quality(result))
+    if result.n_allocated < request.n:
+        print(f"  {request.n - result.n_allocated} tasks not allocated")
+    for line in _format_table(table):
         print(line)
     if args.verbose:
         for key, value in result.timings.items():
@@ -43,7 +153,6 @@ def _solve_and_report(request, offer, args, name: str) -> int:
             print(f"  {key}: {value}")
         print(f"  {result.message}")
     if args.output:
-        write_result(args.output, result, report)
         print(f"result written to {args.output}")
     return 0 if report.feasible else 1
 
@@ -57,11 +166,11 @@ def _cmd_demo(args) -> int:
     demo = resources.files("coalloc.ctaap").joinpath("data/demo.json")
     with demo.open("r", encoding="utf-8") as fh:
         request, offer = read_instance(fh)
-    print(
+    intro = (
         f"demo instance: {request.n} tasks ({request.n_edges // 2} links), {offer.m} clusters "
         f"with {offer.total_capacity} machines (the Fig. 2 setup of Kravtsov et al., r = 2)"
     )
-    return _solve_and_report(request, offer, args, "demo")
+    return _solve_and_report(request, offer, args, "demo", intro)
 
 
 def _cmd_generate(args) -> int:
@@ -109,7 +218,14 @@ def _solver_options(p: argparse.ArgumentParser) -> None:
     common.add_exact_options(p, ctaap.exact.BACKENDS)
     common.add_output(p, "write the result as JSON to this file")
     common.add_verbose(p)
-    p.add_argument("--bound", action="store_true", help="also compute an upper bound and the gap")
+    p.add_argument(
+        "--bound", action=argparse.BooleanOptionalAction, default=True,
+        help="compute the cheap upper bound and the gap (default; --no-bound skips it)",
+    )  # fmt: skip
+    p.add_argument(
+        "--json", action="store_true",
+        help="print the full result (with the verification and the per-cluster table) as JSON",
+    )  # fmt: skip
 
 
 def add_commands(sub, *, aliases: bool = False) -> None:

@@ -7,10 +7,24 @@ import sys
 
 from .. import loadshare
 from .._shared.jsonio import write_text_atomic
+from .._shared.result import jsonable, relative_gap
 from ..loadshare.io import read_gap, read_problem, write_gap, write_problem
 from . import _common as common
 
 __all__ = ["add_commands"]
+
+
+def _share_quality(prob, res) -> str:
+    """How the throughput compares with the bound ``min(total load, total capacity)``."""
+    if res.status == "optimal":
+        return "  quality: proven optimal (exact method)"
+    if res.throughput >= res.bound * (1 - 1e-12):
+        return "  quality: optimal: the throughput reaches the bound"
+    gap = relative_gap(res.throughput, res.bound, sense="max")
+    return (
+        f"  quality: gap {100 * gap:.3f}% to the bound {res.bound:.6g} = min(total load, "
+        "total capacity) (no placement does better; whole jobs may not reach it)"
+    )
 
 
 def _cmd_share(args) -> int:
@@ -19,10 +33,20 @@ def _cmd_share(args) -> int:
     res = loadshare.share(prob, args.method, coalition_size=args.coalition_size, seed=args.seed,
                           **params)  # fmt: skip
     rep = loadshare.verify_placement(prob, res.placement, claimed=res.throughput)
+    if args.json:
+        data = res.to_dict()
+        data["verify"] = rep.to_dict()
+        data["node_load"] = loadshare.node_loads(prob, res.placement)
+        data["capacity"] = prob.capacity
+        print(json.dumps(jsonable(data)))
+        if args.output:
+            write_text_atomic(args.output, json.dumps(jsonable(res.to_dict())) + "\n")
+        return 0 if rep.ok else 1
     ms = res.timings.get("total", float("nan")) * 1e3
     print(f"{args.problem}: {res.method} ({res.status}) on {prob.n_nodes} nodes, "
           f"{prob.n_jobs} jobs in {ms:.2f} ms: throughput {res.throughput:.6g} of bound "
           f"{res.bound:.6g} ({100 * res.ratio:.3f} %)")  # fmt: skip
+    print(_share_quality(prob, res))
     if res.method == "dmcf-gga":
         cost = res.cost(args.latency)
         print(f"  {res.generations} generations, {res.migrations} migrations, "
@@ -131,6 +155,8 @@ def add_commands(sub) -> None:
     common.add_params(p, "th_c=0.1")
     common.add_output(p, "write the result (with the placement) as JSON")
     common.add_verbose(p)
+    p.add_argument("--json", action="store_true",
+                   help="print the full result (with node loads and verification) as JSON")
     p.set_defaults(func=_cmd_share)
 
     p = sub.add_parser("gap", help="solve OR-Library GAP instances (exact or heuristic)")

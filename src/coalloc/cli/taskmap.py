@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 from .. import taskmap
+from .._shared.result import jsonable, relative_gap
 from ..taskmap.io import (
     read_mapping_result,
     read_resource_graph,
@@ -15,25 +18,92 @@ from . import _common as common
 __all__ = ["add_commands"]
 
 
+def occupancy_lower_bound(tasks, resources) -> float:
+    """A cheap lower bound on the maximum occupancy of every mapping (communication ignored).
+
+    The processors together carry the whole compute load, so some processor has occupancy at
+    least ``sum(weights) / sum(capacities)``; the heaviest task sits on some processor, so
+    some occupancy is at least ``max(weight) / max(capacity)``.
+    """
+    cap = resources.capacity[resources.processors]
+    w = tasks.node_weight
+    if tasks.n == 0:
+        return 0.0
+    return float(max(w.sum() / cap.sum(), w.max() / cap.max()))
+
+
+def _where(resources, kind: str, index: int) -> str:
+    names = resources.names
+    if kind == "node":
+        return f"node {index}" + (f" ({names[index]})" if names is not None else "")
+    u, v = (int(x) for x in resources.links[index])
+    ends = f"{names[u]}-{names[v]}" if names is not None else f"{u}-{v}"
+    return f"link {index} ({ends})"
+
+
+def _busiest(resources, node_occ, link_occ, k: int = 5) -> str:
+    items = [(float(o), "node", i) for i, o in enumerate(node_occ) if resources.is_processor[i]]
+    items += [(float(o), "link", i) for i, o in enumerate(link_occ)]
+    items.sort(key=lambda t: (-t[0], t[1], t[2]))
+    return "; ".join(f"{_where(resources, kind, i)} {o:.4g}" for o, kind, i in items[:k])
+
+
+def _map_quality(result, cheap: float) -> tuple:
+    """``(line, bound, gap)``: the best lower bound known and what it says."""
+    got = float(result.max_occupancy)
+    bound = cheap if result.bound is None else max(float(result.bound), cheap)
+    gap = relative_gap(got, bound, sense="min")
+    if result.status == "optimal":
+        return "  quality: proven optimal (exact method)", bound, gap
+    if got <= bound:
+        line = f"  quality: optimal: max occupancy {got:.6g} equals the lower bound {bound:.6g}"
+    else:
+        kind = "the exact solver's" if result.bound is not None and result.bound >= cheap else (
+            "a cheap")
+        line = (
+            f"  quality: gap {common.describe_gap(gap)} against {kind} lower bound {bound:.6g} "
+            f"(no mapping has max occupancy below it"
+            + ("; the bound ignores communication)" if kind == "a cheap" else ")")
+        )
+    return line, bound, gap
+
+
 def _cmd_map(args) -> int:
     tasks = read_task_graph(args.tasks)
     resources = read_resource_graph(args.resources)
     params = dict(args.param or [])
     result = taskmap.solve(tasks, resources, args.method, seed=args.seed, **params)
     if result.mapping is None:
+        if args.json:
+            print(json.dumps(jsonable({"tasks": args.tasks, **result.to_dict()})))
+            return 1
         print(f"{args.tasks}: {result.method}: no mapping ({result.status}): {result.message}")
         return 1
     report = taskmap.verify_mapping(tasks, resources, result.mapping, claimed=result.max_occupancy)
+    quality, bound, gap = _map_quality(result, occupancy_lower_bound(tasks, resources))
+    node_occ, link_occ = taskmap.occupancy_graph(tasks, resources, result.mapping)
+    summary = {"valid": report.valid, "max_occupancy": report.max_occupancy,
+               "matches": report.matches}  # fmt: skip
+    if args.output:
+        write_mapping_result(args.output, result, verify=summary)
+    ok = 0 if report.valid and report.matches else 1
+    if args.json:
+        out = {"tasks": args.tasks, "resources": args.resources, **result.to_dict(),
+               "throughput": result.throughput, "lower_bound": bound, "bound_gap": gap,
+               "node_occupancy": node_occ, "link_occupancy": link_occ,
+               "verify": summary}  # fmt: skip
+        print(json.dumps(jsonable(out)))
+        return ok
     b = result.bottleneck
     ms = result.timings.get("total", float("nan")) * 1e3
     print(
         f"{args.tasks}: {result.method} mapped {tasks.n} tasks on "
         f"{len(set(result.mapping.tolist()))}/{resources.n_processors} processors in {ms:.2f} ms; "
         f"max occupancy {result.max_occupancy:.6g} (throughput {result.throughput:.6g}) at "
-        f"{b.kind} {b.index}"
+        f"{_where(resources, b.kind, b.index)}"
     )
-    if result.bound is not None:
-        print(f"  lower bound {result.bound:.6g}, gap {100 * (result.gap or 0.0):.1f}%")
+    print(quality)
+    print(f"  busiest: {_busiest(resources, node_occ, link_occ)}")
     if args.verbose:
         for key, value in result.timings.items():
             print(f"  time {key}: {value * 1e3:.3f} ms")
@@ -41,11 +111,8 @@ def _cmd_map(args) -> int:
             print(f"  {key}: {value}")
         print(f"  {report}")
     if args.output:
-        summary = {"valid": report.valid, "max_occupancy": report.max_occupancy,
-                   "matches": report.matches}  # fmt: skip
-        write_mapping_result(args.output, result, verify=summary)
         print(f"result written to {args.output}")
-    return 0 if report.valid and report.matches else 1
+    return ok
 
 
 def _cmd_verify(args) -> int:
@@ -88,6 +155,10 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     common.add_params(p, "processor_order=index")
     common.add_output(p, "write the mapping as JSON to this file")
     common.add_verbose(p)
+    p.add_argument(
+        "--json", action="store_true",
+        help="print the full result (occupancies, lower bound, verification) as JSON",
+    )  # fmt: skip
     p.set_defaults(func=_cmd_map)
     if aliases:
         return

@@ -6,9 +6,49 @@ import json
 import sys
 
 from .. import testbed
+from .._shared.result import relative_gap
 from . import _common as common
 
 __all__ = ["add_commands"]
+
+
+def _assign_quality(top, ptop, result, args) -> tuple:
+    """``(comment lines, bound info dict)`` saying how good the inter-switch bandwidth is."""
+    isw = float(result.interswitch_bandwidth)
+    info = {"lower_bound": result.bound, "exact_optimum": None}
+    if isw <= 0:
+        info["lower_bound"] = 0.0
+        return ["# quality: optimal: no bandwidth crosses switches"], info
+    if result.status == "optimal":
+        return ["# quality: proven optimal (exact method)"], info
+    bound = result.bound
+    if args.exact_bound is not None and result.method != "exact":
+        exact = testbed.assign(top, ptop, "exact", seed=args.seed, time_limit_s=args.exact_bound)
+        if exact.status == "optimal" and exact.interswitch_bandwidth is not None:
+            best = float(exact.interswitch_bandwidth)
+            info.update(exact_optimum=best, lower_bound=best)
+            if isw <= best:
+                return [f"# quality: optimal: equals the exact optimum {best:g}"], info
+            gap = common.describe_gap(relative_gap(isw, best, sense="min"))
+            return [f"# quality: gap {gap} against the exact optimum {best:g}"], info
+        if exact.bound is not None:
+            bound = exact.bound if bound is None else max(bound, exact.bound)
+            info["lower_bound"] = bound
+    if bound is not None and bound > 0:
+        gap = relative_gap(isw, bound, sense="min")
+        return [f"# quality: lower bound {bound:g}, gap {common.describe_gap(gap)}"], info
+    hint = "" if args.exact_bound is not None else "; --exact-bound SECONDS asks CP-SAT"
+    return [f"# quality: unknown: no lower bound above 0 is known{hint}"], info
+
+
+def _trunk_lines(ptop, result) -> list:
+    loaded = [(lk, result.trunk_load.get(lk.name, 0.0)) for lk in ptop.trunks()]
+    loaded = [(lk, x) for lk, x in loaded if x > 0]
+    if not loaded:
+        return ["# trunks: none carries traffic"]
+    return ["# trunk load/capacity: " + ", ".join(
+        f"{lk.name} {x:g}/{lk.bw:g} ({100 * x / lk.bw:.1f}%)" if lk.bw > 0 else f"{lk.name} {x:g}"
+        for lk, x in loaded)]  # fmt: skip
 
 
 def _cmd_assign(args) -> int:
@@ -17,13 +57,16 @@ def _cmd_assign(args) -> int:
     params = dict(args.param or [])
     result = testbed.assign(top, ptop, args.method, seed=args.seed, **params)
     report = None
+    quality, info = [], {}
     if result.mapping is not None:
         report = testbed.verify_mapping(top, ptop, result.mapping, result.routes,
                                         claimed=result.interswitch_bandwidth)  # fmt: skip
+        quality, info = _assign_quality(top, ptop, result, args)
     if args.json:
         doc = result.to_dict()
         if report is not None:
             doc["verify"] = report.to_dict()
+            doc.update(info)
         print(json.dumps(doc, indent=1, allow_nan=False))
     else:
         if result.mapping is None:
@@ -34,6 +77,8 @@ def _cmd_assign(args) -> int:
             ms = result.timings.get("total", 0.0) * 1e3
             print(f"# {result.method}: inter-switch bandwidth {result.interswitch_bandwidth:g}"
                   f" in {ms:.2f} ms; verify: {'ok' if report.ok else 'FAILED'}")  # fmt: skip
+            for line in quality + _trunk_lines(ptop, result):
+                print(line)
     if result.mapping is None:
         return 1
     return 0 if report.ok else 1
@@ -106,6 +151,11 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     common.add_seed(p, "seed of the annealer")
     common.add_params(p, "scoring=\"2m\"")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument(
+        "--exact-bound", type=float, default=None, metavar="SECONDS",
+        help="also run the exact CP-SAT model for up to SECONDS: its optimum or lower bound "
+        "says how good the mapping is (needs the [exact] extra)",
+    )  # fmt: skip
     p.set_defaults(func=_cmd_assign)
     if aliases:
         return

@@ -30,6 +30,7 @@ from .io import (
     write_result,
 )
 from .model import DEFAULT_HORIZON, DEFAULT_MINIMUM, CollectiveRequest, ResourcePool
+from .plot import plot_timetable
 from .result import CoallocationResult
 from .scan import scan
 from .solvers import DEFAULT_METHOD, METHODS, Instance, coallocate, solve, verify
@@ -45,6 +46,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "plot_timetable",
     "ResourcePool",
     "CollectiveRequest",
     "DEFAULT_HORIZON",

@@ -27,6 +27,7 @@ from .io import (
     write_result,
 )
 from .model import Offer, Request, check_compatible, compatibility
+from .plot import plot_allocation
 from .result import SolveResult
 from .solver import solve_ctaap
 from .solvers import METHODS, Instance, solve
@@ -54,4 +55,5 @@ __all__ = [
     "read_result",
     "write_result",
     "generators",
+    "plot_allocation",
 ]

@@ -17,7 +17,19 @@ from .._shared.jsonio import (
     num,
     vec,
 )
-from .._shared.schema import AnyValue, Bool, Int, ListOf, MapOf, Num, Obj, OneOf, TupleOf, check
+from .._shared.schema import (
+    AnyValue,
+    Bool,
+    Int,
+    ListOf,
+    MapOf,
+    Num,
+    Obj,
+    OneOf,
+    Str,
+    TupleOf,
+    check,
+)
 from .._shared.validation import check_memory
 from .model import MAX_CAPACITY, Offer, Request
 from .result import SolveResult
@@ -112,6 +124,9 @@ def instance_to_dict(
             "bandwidth": [[num(v) for v in row] for row in offer.bandwidth.tolist()],
         },
     }
+    for key, model in (("request", request), ("offer", offer)):
+        if model.names is not None:
+            out[key]["names"] = list(model.names)
     if metadata:
         out["metadata"] = metadata
     return out
@@ -123,6 +138,8 @@ def instance_to_dict(
 MAX_TASKS = 2**40
 
 _VALUES = ListOf(Num(0))
+#: Task or cluster names: strings or integers (distinct; checked by the model).
+_NAMES = ListOf(OneOf((str, Str()), (int, Int())))
 _MATRIX = ListOf(ListOf(Num(0)))
 _EDGE_LIST = Obj(
     {
@@ -143,6 +160,7 @@ INSTANCE_SCHEMA = Obj(
                     "n_tasks": (Int(0, MAX_TASKS), False),
                     "properties": (MapOf(_VALUES), False),
                     "bandwidth": (OneOf((list, _MATRIX), (dict, _EDGE_LIST)), False),
+                    "names": (_NAMES, False),
                 }
             ),
             True,
@@ -153,6 +171,7 @@ INSTANCE_SCHEMA = Obj(
                     "properties": (MapOf(_VALUES), False),
                     "capacity": (ListOf(Int(0, MAX_CAPACITY)), True),
                     "bandwidth": (_MATRIX, False),
+                    "names": (_NAMES, False),
                 }
             ),
             True,
@@ -245,7 +264,8 @@ def instance_from_dict(data: Any, *, source: str = "instance") -> Tuple[Request,
             )
     try:
         bw = _request_bandwidth(req.get("bandwidth"), n, f"{source}: request.bandwidth")
-        request = Request(get_key(req, "properties", f"{source}: request", required=False), bw)
+        request = Request(get_key(req, "properties", f"{source}: request", required=False), bw,
+                          names=req.get("names"))  # fmt: skip
     except InstanceError:
         raise
     except (TypeError, ValueError) as exc:
@@ -257,6 +277,7 @@ def instance_from_dict(data: Any, *, source: str = "instance") -> Tuple[Request,
             get_key(off, "properties", f"{source}: offer", required=False),
             get_key(off, "capacity", f"{source}: offer"),
             off.get("bandwidth"),
+            names=off.get("names"),
         )
     except InstanceError:
         raise

@@ -42,6 +42,39 @@ def _as_property_vectors(properties: Any, argname: str, length: Optional[int]) -
     return out
 
 
+def _check_names(names: Any, length: int, argname: str) -> Optional[tuple]:
+    """Validate optional names: ``length`` distinct strings or integers; a tuple or None."""
+    if names is None:
+        return None
+    if isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):
+        raise TypeError(f"{argname} must be a sequence of names, got {type(names).__name__}")
+    out = []
+    for i, name in enumerate(names):
+        if isinstance(name, (bool, np.bool_)) or not isinstance(name, (str, int, np.integer)):
+            raise TypeError(
+                f"{argname}[{i}] must be a string or an integer, got {type(name).__name__}"
+            )
+        name = int(name) if isinstance(name, np.integer) else name
+        if isinstance(name, int) and not -(2**63) <= name < 2**63:
+            raise ValueError(f"{argname}[{i}] = {name} is not a 64-bit integer")
+        out.append(name)
+    if len(out) != length:
+        raise ValueError(f"{argname} has {len(out)} names but there are {length} of them")
+    if len(set(out)) != len(out):
+        seen: set = set()
+        dup = next(x for x in out if x in seen or seen.add(x))
+        raise ValueError(f"{argname}: the name {dup!r} appears twice")
+    return tuple(out)
+
+
+def _graph_names(nodes: list) -> Optional[list]:
+    """networkx node labels as names: None for the default 0..n-1, other labels as they are
+    (strings and integers) or as ``str(label)``."""
+    if nodes == list(range(len(nodes))):
+        return None
+    return [u if isinstance(u, (str, int)) and not isinstance(u, bool) else str(u) for u in nodes]
+
+
 #: Largest machine count of one cluster or of the whole offer (exact in float64 and int64).
 MAX_CAPACITY = 2**53
 
@@ -168,6 +201,9 @@ class Request(_ReadOnlyPickle):
         ``n x n`` matrix ``B``; ``B[i, k] > 0`` is the bandwidth task ``i`` needs to task
         ``k``. Dense or sparse; omitted means no links. The diagonal must be zero. An
         asymmetric matrix is allowed: constraint (4) is then checked in both directions.
+    names : sequence of str or int, optional
+        A distinct name per task (kept by the JSON format and networkx; printed by the
+        command line). Default None: tasks are known by their numbers.
 
     Attributes
     ----------
@@ -179,6 +215,8 @@ class Request(_ReadOnlyPickle):
         Canonical CSR copy (sorted indices, no explicit zeros, int64 indices).
     symmetric : bool
         Whether ``B`` equals its transpose.
+    names : tuple or None
+        The task names.
 
     Raises
     ------
@@ -197,11 +235,20 @@ class Request(_ReadOnlyPickle):
     [10.0, 20.0, 30.0]
     """
 
-    def __init__(self, properties: Optional[Mapping[str, Any]] = None, bandwidth: Any = None):
+    names: Optional[tuple] = None  # objects pickled before names existed have none
+
+    def __init__(
+        self,
+        properties: Optional[Mapping[str, Any]] = None,
+        bandwidth: Any = None,
+        *,
+        names: Optional[Any] = None,
+    ):
         props = _as_property_vectors(properties, "properties", None)
         n = _common_length(props, "properties")
         self.bandwidth = _request_bandwidth(bandwidth, n)
         self.n = int(self.bandwidth.shape[0])
+        self.names = _check_names(names, self.n, "names")
         self.properties = props
         diff = self.bandwidth - self.bandwidth.T
         self.symmetric = bool(diff.nnz == 0 or np.all(diff.data == 0))
@@ -235,9 +282,11 @@ class Request(_ReadOnlyPickle):
     ) -> Request:
         """Build a request from a networkx graph.
 
-        Nodes are tasks, in ``graph.nodes`` order. Node attributes give the properties;
-        the edge attribute ``bandwidth`` gives ``B`` (an undirected graph gives a symmetric
-        matrix, a directed one ``B[u, v]`` for each arc).
+        Nodes are tasks, in ``graph.nodes`` order; their labels become the task ``names``
+        (unless they are just ``0 .. n-1``; labels other than strings and integers are kept
+        as ``str(label)``). Node attributes give the properties; the edge attribute
+        ``bandwidth`` gives ``B`` (an undirected graph gives a symmetric matrix, a directed
+        one ``B[u, v]`` for each arc).
 
         Parameters
         ----------
@@ -253,18 +302,20 @@ class Request(_ReadOnlyPickle):
         Request
         """
         props, mat = _graph_to_arrays(graph, properties, bandwidth, exclude=())
-        return cls(properties=props, bandwidth=mat)
+        return cls(properties=props, bandwidth=mat, names=_graph_names(list(graph.nodes)))
 
     def to_networkx(self) -> Any:
-        """Return the request as a networkx graph (DiGraph when asymmetric)."""
+        """Return the request as a networkx graph (DiGraph when asymmetric); nodes are the
+        task names when there are names, else the task numbers."""
         import networkx as nx
 
         g = nx.Graph() if self.symmetric else nx.DiGraph()
+        label = self.names if self.names is not None else range(self.n)
         for i in range(self.n):
-            g.add_node(i, **{k: float(v[i]) for k, v in self.properties.items()})
+            g.add_node(label[i], **{k: float(v[i]) for k, v in self.properties.items()})
         coo = self.bandwidth.tocoo()
         for i, k, b in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist()):
-            g.add_edge(i, k, bandwidth=b)
+            g.add_edge(label[i], label[k], bandwidth=b)
         return g
 
     def __repr__(self) -> str:
@@ -288,6 +339,8 @@ class Offer(_ReadOnlyPickle):
         ``m x m`` matrix ``B_hat`` of available bandwidth between a machine of cluster
         ``j`` and one of cluster ``l``; the diagonal is the intra-cluster bandwidth.
         Omitted means no links at all (then tasks that communicate cannot both be placed).
+    names : sequence of str or int, optional
+        A distinct name per cluster (kept by the JSON format and networkx). Default None.
 
     Attributes
     ----------
@@ -299,6 +352,8 @@ class Offer(_ReadOnlyPickle):
         Read-only copy.
     bandwidth : ndarray of float64, shape (m, m)
         Read-only dense copy of ``B_hat``.
+    names : tuple or None
+        The cluster names.
 
     Raises
     ------
@@ -317,11 +372,15 @@ class Offer(_ReadOnlyPickle):
     ([1, 2], [[4.0, 3.0], [3.0, 6.0]])
     """
 
+    names: Optional[tuple] = None  # objects pickled before names existed have none
+
     def __init__(
         self,
         properties: Optional[Mapping[str, Any]] = None,
         capacity: Any = None,
         bandwidth: Any = None,
+        *,
+        names: Optional[Any] = None,
     ):
         if capacity is None:
             raise TypeError("capacity is required: the number of machines in each cluster")
@@ -354,6 +413,7 @@ class Offer(_ReadOnlyPickle):
                 f"properties have length {n_props} but capacity has length {m}; both count clusters"
             )
         self.m = int(m)
+        self.names = _check_names(names, self.m, "names")
         self.properties = props
         self.capacity = capf.astype(np.int64)
         self.capacity.setflags(write=False)
@@ -392,7 +452,8 @@ class Offer(_ReadOnlyPickle):
     ) -> Offer:
         """Build an offer from a networkx graph.
 
-        Nodes are clusters, in ``graph.nodes`` order; the node attribute ``capacity`` is the
+        Nodes are clusters, in ``graph.nodes`` order (their labels become the cluster
+        ``names``, as for :meth:`Request.from_networkx`); the node attribute ``capacity`` is the
         machine count and the other node attributes are properties; the edge attribute
         ``bandwidth`` gives ``B_hat`` and a self-loop the intra-cluster bandwidth.
 
@@ -418,7 +479,8 @@ class Offer(_ReadOnlyPickle):
             raise ValueError(f"graph: node {missing[0]!r} has no {capacity!r} attribute")
         cap = [graph.nodes[u][capacity] for u in nodes]
         props, mat = _graph_to_arrays(graph, properties, bandwidth, exclude=(capacity,))
-        return cls(properties=props, capacity=cap, bandwidth=mat.toarray())
+        return cls(properties=props, capacity=cap, bandwidth=mat.toarray(),
+                   names=_graph_names(nodes))  # fmt: skip
 
     def to_networkx(self) -> Any:
         """Return the offer as a networkx graph (self-loops for intra-cluster bandwidth)."""
@@ -426,11 +488,12 @@ class Offer(_ReadOnlyPickle):
 
         symmetric = np.array_equal(self.bandwidth, self.bandwidth.T)
         g = nx.Graph() if symmetric else nx.DiGraph()
+        label = self.names if self.names is not None else range(self.m)
         for j in range(self.m):
             attrs = {k: float(v[j]) for k, v in self.properties.items()}
-            g.add_node(j, capacity=int(self.capacity[j]), **attrs)
+            g.add_node(label[j], capacity=int(self.capacity[j]), **attrs)
         for j, l in zip(*np.nonzero(self.bandwidth)):
-            g.add_edge(int(j), int(l), bandwidth=float(self.bandwidth[j, l]))
+            g.add_edge(label[int(j)], label[int(l)], bandwidth=float(self.bandwidth[j, l]))
         return g
 
     def __repr__(self) -> str:

@@ -284,6 +284,7 @@ def dmcf_gga(
     chunks: int = 8,
     backend: str = "compiled",
     progress: bool = False,
+    coalition_history: int = 0,
 ) -> ShareResult:
     """DMCF-GGA: coalition formation by conditional migration, first fit inside coalitions.
 
@@ -326,13 +327,18 @@ def dmcf_gga(
         The compiled generation step or its NumPy twin (identical results).
     progress : bool, default False
         Show a progress bar over generations.
+    coalition_history : int, default 0
+        Also keep the coalition of every node every this many generations (and after the
+        initialisation and the last generation) in ``result.coalition_history``, for
+        :func:`~coalloc.loadshare.plot_coalitions`; 0 keeps none. Answers do not change.
 
     Returns
     -------
     ShareResult
         With ``coalition``, ``migrations``, ``generations``, ``messages``, ``rounds``,
-        ``history`` and counters ``attempts``, ``ff_probes`` (all generations),
-        ``ff_probes_final`` and ``jobs_moved`` (the final Phase II).
+        ``history``, ``coalition_history`` (when asked) and counters ``attempts``,
+        ``ff_probes`` (all generations), ``ff_probes_final`` and ``jobs_moved`` (the final
+        Phase II).
 
     Raises
     ------
@@ -359,6 +365,7 @@ def dmcf_gga(
     patience = integer(patience, "patience", 1)
     max_generations = integer(max_generations, "max_generations", 0)
     chunks = integer(chunks, "chunks", 1)
+    every = integer(coalition_history, "coalition_history", 0)
     kern = _kernels(backend)
     if executor is not None and not isinstance(executor, cf.Executor):
         if not callable(getattr(executor, "submit", None)):
@@ -394,6 +401,7 @@ def dmcf_gga(
     best_coal = coal.copy()
     history = [best]
     mig_history = [0]
+    snapshots = [(0, coal.copy())] if every else None
     kseed = kernel_seed(st["migrate"])
     migrations = attempts = 0
     last_gain = 0
@@ -434,9 +442,13 @@ def dmcf_gga(
                     last_gain = g
             history.append(best)
             mig_history.append(migrations)
+            if every and g % every == 0:
+                snapshots.append((g, coal.copy()))
     finally:
         bar.close()
     t_phase1 = time.perf_counter() - t_loop
+    if every and snapshots[-1][0] != g:
+        snapshots.append((g, coal.copy()))
 
     # ---- Phase II on the best coalition structure
     t2 = time.perf_counter()
@@ -484,6 +496,7 @@ def dmcf_gga(
         rounds=rounds,
         history=np.asarray(history),
         migration_history=np.asarray(mig_history, dtype=np.int64),
+        coalition_history=snapshots,
     )
 
 

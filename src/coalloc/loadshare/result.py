@@ -38,6 +38,9 @@ class ShareResult(Result):
         Best throughput after each generation (DMCF-GGA; entry 0: the initial structure).
     migration_history : ndarray or None
         Migrations so far after each generation (DMCF-GGA).
+    coalition_history : list of (int, ndarray) or None
+        ``(generation, coalition of every node)`` pairs, when DMCF-GGA was asked to keep
+        them (``coalition_history=k``: every ``k`` generations).
     status, message, method, seed, params, timings, iterations, objective, gap : object
         As for :class:`coalloc.Result`; ``objective`` is the throughput.
 
@@ -71,6 +74,7 @@ class ShareResult(Result):
     rounds: dict = field(default_factory=dict)
     history: Optional[np.ndarray] = field(default=None, repr=False)
     migration_history: Optional[np.ndarray] = field(default=None, repr=False)
+    coalition_history: Optional[list] = field(default=None, repr=False)
 
     @property
     def ratio(self) -> float:

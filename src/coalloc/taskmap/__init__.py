@@ -42,6 +42,7 @@ from .model import (
     max_occupancy,
     occupancy_graph,
 )
+from .plot import plot_cluster_tree, plot_mapping
 from .solvers import DEFAULT_METHOD, METHODS, Instance, solve
 from .verify import MappingReport, verify_mapping
 
@@ -64,6 +65,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "plot_cluster_tree",
+    "plot_mapping",
     "TaskGraph",
     "ResourceGraph",
     "OccupancyState",

@@ -39,6 +39,7 @@ from .io import (
     write_top,
 )
 from .model import PhysicalTopology, PLink, PNode, VirtualTopology, VLink, VNode
+from .plot import plot_mapping
 from .problem import build_problem
 from .result import MappingResult
 from .simulate import SimulationResult, simulate
@@ -46,6 +47,7 @@ from .solvers import DEFAULT_METHOD, METHODS, Instance, assign, solve
 from .verify import VerifyReport, verify_mapping
 
 __all__ = [
+    "plot_mapping",
     "PNode", "PLink", "PhysicalTopology", "VNode", "VLink", "VirtualTopology",
     "assign", "solve", "METHODS", "DEFAULT_METHOD", "Instance", "MappingResult",
     "verify_mapping", "VerifyReport", "build_problem", "partition", "RequestMemory",

@@ -1,0 +1,160 @@
+"""What every family's ``plot_*`` functions share: matplotlib on demand, axes, colours, saving.
+
+matplotlib is an optional dependency (the ``[plot]`` extra). It is imported only when a
+picture is drawn, so ``import coalloc`` never pays for it; without it the error says what to
+install. Without a display (no ``DISPLAY``/``WAYLAND_DISPLAY`` on Linux, and no
+``MPLBACKEND`` chosen by the user) the non-interactive ``Agg`` backend is selected, so
+pictures render on servers and in CI.
+
+Every ``plot_*`` function of a family takes ``ax=None`` (draw into these axes, or a new
+figure) and ``path=None`` (also save the figure there) and returns the matplotlib
+``Figure``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Optional, Sequence, Tuple
+
+__all__ = [
+    "GREY",
+    "CROSS",
+    "import_pyplot",
+    "figure_and_axes",
+    "category_colors",
+    "finish",
+]
+
+#: Colour of what is not allocated / not used.
+GREY = "#b0b0b0"
+#: Colour of what crosses a boundary (a link between clusters or switches) or a bottleneck.
+CROSS = "#d62728"
+
+_INSTALL = 'pictures need matplotlib: pip install "coalloc[plot]"'
+
+
+def import_pyplot() -> Any:
+    """Import ``matplotlib.pyplot``, choosing ``Agg`` when there is no display.
+
+    Returns
+    -------
+    module
+        ``matplotlib.pyplot``.
+
+    Raises
+    ------
+    ImportError
+        When matplotlib is not installed; the message says ``pip install "coalloc[plot]"``.
+
+    Examples
+    --------
+    >>> plt = import_pyplot()  # doctest: +SKIP
+    """
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise ImportError(f"{_INSTALL} ({exc})") from None
+    if "matplotlib.pyplot" not in sys.modules and _headless():
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _headless() -> bool:
+    if os.environ.get("MPLBACKEND"):
+        return False
+    if not sys.platform.startswith("linux"):
+        return False
+    return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def figure_and_axes(ax: Any = None, figsize: Tuple[float, float] = (8.0, 6.0)) -> Tuple[Any, Any]:
+    """The figure and axes to draw into: ``ax``'s own, or a new figure.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes, optional
+        Axes given by the caller; None creates a figure with one axes.
+    figsize : (float, float)
+        Size in inches of a new figure.
+
+    Returns
+    -------
+    (Figure, Axes)
+
+    Raises
+    ------
+    TypeError
+        When ``ax`` is not a matplotlib ``Axes``.
+    """
+    plt = import_pyplot()
+    if ax is None:
+        fig, ax = plt.subplots(figsize=figsize)
+        return fig, ax
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
+        raise TypeError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
+    return ax.figure, ax
+
+
+def category_colors(k: int) -> list:
+    """``k`` distinct colours (tab10, then tab20, then a sampled colormap); never grey-ish red.
+
+    Parameters
+    ----------
+    k : int
+        Number of categories.
+
+    Returns
+    -------
+    list of RGBA tuples
+    """
+    import_pyplot()
+    from matplotlib import colormaps
+
+    if k <= 0:
+        return []
+    if k <= 10:
+        # tab10 without its red (index 3, the cross-boundary colour) and grey (index 7)
+        base = [colormaps["tab10"](i) for i in (0, 1, 2, 4, 5, 6, 8, 9, 3, 7)]
+        return base[:k]
+    if k <= 20:
+        return [colormaps["tab20"](i) for i in range(k)]
+    cmap = colormaps["turbo"]
+    return [cmap(i / max(k - 1, 1)) for i in range(k)]
+
+
+def finish(fig: Any, path: Optional[Any] = None, *, dpi: int = 120,
+           title: Optional[str] = None, ax: Any = None) -> Any:  # fmt: skip
+    """Set the title, save to ``path`` when given, and return ``fig``.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    path : str or path-like, optional
+        File to write (the format follows the suffix: ``.png``, ``.svg``, ``.pdf``, ...).
+    dpi : int
+        Resolution of raster formats.
+    title : str, optional
+        Title of ``ax``.
+    ax : matplotlib.axes.Axes, optional
+        The axes the title goes to.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if title is not None and ax is not None:
+        ax.set_title(title)
+    if path is not None:
+        fig.savefig(os.fspath(path), dpi=dpi, bbox_inches="tight")
+    return fig
+
+
+def check_length(values: Sequence, n: int, argname: str) -> None:
+    """Raise ``ValueError`` unless ``len(values) == n`` (names, labels)."""
+    if len(values) != n:
+        raise ValueError(f"{argname} must have {n} entries, got {len(values)}")

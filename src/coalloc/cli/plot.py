@@ -1,0 +1,248 @@
+"""``coalloc plot FAMILY INSTANCE [RESULT] -o picture.png``: a picture of a result.
+
+Without a RESULT file the instance is solved first (``--method``, ``--seed``, ``-p``). The
+format of the picture follows the suffix of ``-o`` (``.png``, ``.svg``, ``.pdf``). Needs the
+``[plot]`` extra (matplotlib).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+
+from .._shared.jsonio import InstanceError, load_json
+from . import _common as common
+
+__all__ = ["add_commands"]
+
+
+def _params(args) -> dict:
+    return dict(getattr(args, "param", None) or [])
+
+
+def _done(fig: Any, args) -> int:
+    from .._shared.plotting import finish
+
+    finish(fig, args.output, dpi=args.dpi)
+    print(f"picture written to {args.output}")
+    return 0
+
+
+# ------------------------------------------------------------------------------ ctaap
+
+
+def _cmd_ctaap(args) -> int:
+    from .. import ctaap
+
+    request, offer = ctaap.read_instance(args.instance)
+    if args.result:
+        result = ctaap.read_result(args.result)
+        if result["assignment"].shape[0] != request.n:
+            raise ValueError(
+                f"{args.result}: the assignment has {result['assignment'].shape[0]} entries "
+                f"but the instance has {request.n} tasks"
+            )
+    else:
+        result = ctaap.solve(request, offer, args.method or ctaap.solvers.DEFAULT_METHOD,
+                             seed=args.seed, **_params(args))  # fmt: skip
+    fig = ctaap.plot_allocation(request, offer, result,
+                                show_unallocated_links=args.unallocated_links)  # fmt: skip
+    return _done(fig, args)
+
+
+# ---------------------------------------------------------------------------- taskmap
+
+
+def _taskmap_graphs(args):
+    from ..taskmap import io as tio
+
+    if args.resources:
+        return tio.read_task_graph(args.instance), tio.read_resource_graph(args.resources)
+    return tio.read_instance(args.instance)
+
+
+def _cmd_taskmap(args) -> int:
+    from .. import taskmap
+    from ..taskmap import io as tio
+
+    tasks, resources = _taskmap_graphs(args)
+    if args.tree:
+        fig = taskmap.plot_cluster_tree(taskmap.flow_injection(tasks, seed=args.seed))
+        return _done(fig, args)
+    if args.result:
+        result = tio.read_mapping_result(args.result)
+    else:
+        result = taskmap.solve(tasks, resources, args.method or taskmap.DEFAULT_METHOD,
+                               seed=args.seed, **_params(args))  # fmt: skip
+    return _done(taskmap.plot_mapping(tasks, resources, result, seed=args.seed), args)
+
+
+# ------------------------------------------------------------------------- collective
+
+
+def _collective_result(path: str, pool, request) -> dict:
+    data, name = load_json(path)
+    if not isinstance(data, dict) or "resources" not in data or "start" not in data:
+        raise InstanceError(f"{name}: not a collective result (needs start and resources)")
+    if data["start"] is None or data["resources"] is None:
+        raise InstanceError(f"{name}: the result holds no reservation (the request was rejected)")
+    try:
+        res = np.asarray(data["resources"], dtype=np.int64).reshape(-1)
+        amounts = np.asarray(data.get("amounts"), dtype=np.float64)
+        start = float(data["start"])
+    except (TypeError, ValueError) as exc:
+        raise InstanceError(f"{name}: start, resources or amounts malformed: {exc}") from None
+    if res.size and (res.min() < 0 or res.max() >= pool.n_nodes):
+        raise InstanceError(f"{name}: resources must be node indices in [0, {pool.n_nodes})")
+    if amounts.shape != (res.size, pool.n_properties):
+        raise InstanceError(
+            f"{name}: amounts must have shape ({res.size}, {pool.n_properties}), "
+            f"got {amounts.shape}"
+        )
+    return {"start": start, "resources": res, "amounts": amounts}
+
+
+def _cmd_collective(args) -> int:
+    from .. import collective
+    from ..collective import io as cio
+
+    if args.request:
+        pool, request = cio.read_pool(args.instance), cio.read_request(args.request)
+    else:
+        pool, request = cio.read_instance(args.instance)
+    if args.result:
+        result: Any = _collective_result(args.result, pool, request)
+    else:
+        result = collective.coallocate(pool, request,
+                                       args.method or collective.DEFAULT_METHOD,
+                                       seed=args.seed, **_params(args))  # fmt: skip
+        if result.start is None:
+            print(f"the request is rejected ({result.status}): {result.message}; drawing the "
+                  "timetables only")  # fmt: skip
+            result = None
+    fig = collective.plot_timetable(pool, request, result, property=args.property,
+                                    max_nodes=args.max_nodes)  # fmt: skip
+    return _done(fig, args)
+
+
+# ---------------------------------------------------------------------------- testbed
+
+
+def _cmd_testbed(args) -> int:
+    from .. import testbed
+
+    if args.ptop:
+        top, ptop = testbed.read_top(args.instance), testbed.read_ptop(args.ptop)
+    else:
+        top, ptop = testbed.read_instance(args.instance)
+    if args.result:
+        data, name = load_json(args.result)
+        if not isinstance(data, dict) or not isinstance(data.get("mapping"), dict):
+            raise InstanceError(f"{name}: expected the JSON of 'coalloc testbed assign --json' "
+                                "with a mapping")  # fmt: skip
+        result: Any = data
+    else:
+        result = testbed.assign(top, ptop, args.method or testbed.DEFAULT_METHOD,
+                                seed=args.seed, **_params(args))  # fmt: skip
+        if result.mapping is None:
+            raise ValueError(f"no mapping to draw: {result.message}")
+    return _done(testbed.plot_mapping(top, ptop, result, show_unused=not args.used_only), args)
+
+
+# -------------------------------------------------------------------------- loadshare
+
+
+def _cmd_loadshare(args) -> int:
+    from .. import loadshare
+
+    prob = loadshare.read_problem(args.instance)
+    if args.loads:
+        if args.result:
+            data, name = load_json(args.result)
+            if not isinstance(data, dict) or not isinstance(data.get("placement"), list):
+                raise InstanceError(f"{name}: expected a loadshare result with a placement")
+            result: Any = {"placement": np.asarray(data["placement"])}
+        else:
+            result = loadshare.share(prob, args.method or loadshare.DEFAULT_METHOD,
+                                     seed=args.seed, **_params(args))  # fmt: skip
+        return _done(loadshare.plot_loads(prob, result), args)
+    if args.result:
+        raise ValueError("the coalitions over generations are not kept in result files: "
+                         "drop RESULT (the problem is solved with dmcf-gga) or add --loads")
+    if args.method not in (None, "dmcf-gga"):
+        raise ValueError("the coalitions over generations need --method dmcf-gga")
+    params = {"coalition_size": args.coalition_size, **_params(args)}
+    result = loadshare.share(prob, "dmcf-gga", seed=args.seed, coalition_history=args.every,
+                             **params)  # fmt: skip
+    return _done(loadshare.plot_coalitions(prob, result), args)
+
+
+# ----------------------------------------------------------------------------- parser
+
+
+def _common_options(p: argparse.ArgumentParser, example: str) -> None:
+    common.add_output(p, "picture to write (.png, .svg, .pdf ...)", required=True)
+    p.add_argument("--method", default=None, help="method used when no RESULT is given")
+    common.add_seed(p)
+    common.add_params(p, example)
+    p.add_argument("--dpi", type=int, default=120, help="resolution of raster pictures")
+
+
+def add_commands(sub) -> None:
+    """Add ``plot`` and its per-family subcommands to ``sub`` (a subparsers object)."""
+    top = sub.add_parser(
+        "plot", help="draw a result as a picture (needs the [plot] extra: matplotlib)",
+        description="Draw a result of any family as a picture. Without a RESULT file the "
+        "instance is solved first (--method, --seed, -p). The format follows the suffix of -o "
+        "(.png, .svg, .pdf). Needs the [plot] extra (matplotlib).",
+    )  # fmt: skip
+    fams = top.add_subparsers(dest="family", required=True, metavar="FAMILY")
+
+    p = fams.add_parser("ctaap", help="the request graph coloured by cluster")
+    p.add_argument("instance", help="CTAAP instance file (JSON)")
+    p.add_argument("result", nargs="?", help="result file of 'coalloc solve -o' (optional)")
+    p.add_argument("--unallocated-links", action="store_true",
+                   help="also draw the links of unallocated tasks")  # fmt: skip
+    _common_options(p, "compat_fn=threshold")
+    p.set_defaults(func=_cmd_ctaap)
+
+    p = fams.add_parser("taskmap", help="a mapping on the resource graph, or the cluster tree")
+    p.add_argument("instance", help="task-mapping instance file, or a task graph with "
+                   "--resources")  # fmt: skip
+    p.add_argument("result", nargs="?", help="mapping file of 'coalloc map -o' (optional)")
+    p.add_argument("--resources", help="resource graph file (when INSTANCE is a task graph)")
+    p.add_argument("--tree", action="store_true", help="draw the flow-injection cluster tree")
+    _common_options(p, "processor_order=index")
+    p.set_defaults(func=_cmd_taskmap)
+
+    p = fams.add_parser("collective", help="timetables with the new reservation")
+    p.add_argument("instance", help="collective instance file, or a pool with --request")
+    p.add_argument("result", nargs="?", help="result file of 'collective solve -o' (optional)")
+    p.add_argument("--request", help="request file (when INSTANCE is a pool)")
+    p.add_argument("--property", default=None, help="property drawn (default: the first "
+                   "the request asks a total of)")  # fmt: skip
+    p.add_argument("--max-nodes", type=int, default=30, help="nodes drawn at most")
+    _common_options(p, "backend=numpy")
+    p.set_defaults(func=_cmd_collective)
+
+    p = fams.add_parser("testbed", help="virtual nodes on their PCs, grouped by switch")
+    p.add_argument("instance", help="testbed instance file (JSON), or a .top with --ptop")
+    p.add_argument("result", nargs="?",
+                   help="JSON of 'coalloc testbed assign --json' (optional)")  # fmt: skip
+    p.add_argument("--ptop", help="physical topology (when INSTANCE is a .top)")
+    p.add_argument("--used-only", action="store_true", help="leave out the unused PCs")
+    _common_options(p, 'scoring="2m"')
+    p.set_defaults(func=_cmd_testbed)
+
+    p = fams.add_parser("loadshare", help="DMCF-GGA's coalitions over generations, or loads")
+    p.add_argument("instance", help="load-sharing problem file (JSON)")
+    p.add_argument("result", nargs="?", help="result file of 'loadshare share -o' (--loads)")
+    p.add_argument("--loads", action="store_true",
+                   help="draw node loads against capacity instead of the coalitions")
+    p.add_argument("--coalition-size", type=int, default=23, help="nodes per coalition")
+    p.add_argument("--every", type=int, default=1,
+                   help="keep the coalitions every EVERY generations (default 1)")
+    _common_options(p, "th_c=0.1")
+    p.set_defaults(func=_cmd_loadshare)

@@ -1,0 +1,155 @@
+"""Pictures of collective co-allocation: timetables with the new reservation (needs the
+``[plot]`` extra: matplotlib)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .._shared import plotting
+from .model import CollectiveRequest, ResourcePool
+
+__all__ = ["plot_timetable"]
+
+
+def _field(result: Any, name: str) -> Any:
+    if isinstance(result, dict):
+        return result.get(name)
+    return getattr(result, name, None)
+
+
+def plot_timetable(
+    pool: ResourcePool,
+    request: CollectiveRequest,
+    result: Any = None,
+    *,
+    property: Optional[str] = None,
+    nodes: Any = None,
+    max_nodes: int = 30,
+    until: Optional[float] = None,
+    ax: Any = None,
+    path: Any = None,
+    title: Optional[str] = None,
+) -> Any:
+    """Draw, per node, the share of one property reserved over time, with the new reservation.
+
+    Every node is a lane; the grey step area is the amount already reserved (as a share of the
+    node's capacity), the red boxes are the reservation of ``result`` (from its start, for the
+    request's duration, as high as the amount reserved on that node), and the request's window
+    (earliest start to latest start + duration) is shaded.
+
+    Parameters
+    ----------
+    pool : ResourcePool
+        The pool the result was computed on (before the reservation was made).
+    request : CollectiveRequest
+    result : CoallocationResult or dict, optional
+        A result (or its JSON); None draws the timetables and the window only.
+    property : str, optional
+        The property drawn; default the request's first property with a total (or the
+        pool's first).
+    nodes : sequence of int, optional
+        Nodes drawn, in order; default the chosen resources, then the other nodes, at most
+        ``max_nodes`` in all.
+    max_nodes : int, default 30
+    until : float, optional
+        Right end of the time axis; default a little after the window's end.
+    ax : matplotlib.axes.Axes, optional
+    path : str or path-like, optional
+        Also save the figure there.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One fill per lane of what is already reserved (gid ``"lane-<node>"``), one fill per
+        chosen resource stacked on it from the start for the duration (gid
+        ``"new-<node>"``, as high as the new share), the window as a shaded span.
+
+    Raises
+    ------
+    ImportError
+        Without matplotlib.
+    ValueError
+        On an unknown property or node.
+
+    Examples
+    --------
+    >>> from coalloc.collective import ResourcePool, CollectiveRequest, coallocate
+    >>> pool = ResourcePool([[4, 8.0], [2, 4.0]], ["cores", "ram"])
+    >>> req = CollectiveRequest(3600, 2, total={"ram": 6})
+    >>> fig = plot_timetable(pool, req, coallocate(pool, req))  # doctest: +SKIP
+    """
+    names = list(pool.names)
+    if property is None:
+        property = next((p for p in request.total if p in names), names[0])
+    if property not in names:
+        raise ValueError(f"property must be one of {names}, got {property!r}")
+    col = names.index(property)
+    resources = _field(result, "resources") if result is not None else None
+    start = _field(result, "start") if result is not None else None
+    chosen = [] if resources is None else [int(j) for j in resources]
+    if nodes is None:
+        rest = [j for j in range(pool.n_nodes) if j not in set(chosen)]
+        nodes = (chosen + rest)[: max(max_nodes, len(chosen))]
+    nodes = [int(j) for j in nodes]
+    if any(not 0 <= j < pool.n_nodes for j in nodes):
+        raise ValueError(f"nodes must be in [0, {pool.n_nodes})")
+    times = np.asarray(pool.times, dtype=np.float64)
+    end = request.latest_start + request.duration
+    if until is None:
+        until = max(end, times[-1], (start or 0.0) + request.duration) * 1.05 + 1.0
+    fig, ax = plotting.figure_and_axes(ax, figsize=(10.0, 1.0 + 0.32 * len(nodes)))
+    ax.axvspan(request.earliest_start, end, color="#1f77b4", alpha=0.08, zorder=0,
+               label="request window")  # fmt: skip
+    ax.axvline(request.earliest_start, color="#1f77b4", linewidth=0.8, linestyle=":")
+    ax.axvline(request.latest_start, color="#1f77b4", linewidth=0.8, linestyle="--",
+               label="latest start")  # fmt: skip
+    cap = np.asarray(pool.capacity)[:, col]
+    reserved = np.asarray(pool.reserved)[:, col, :]
+    xs = np.append(times, until)
+    amounts = _field(result, "amounts") if result is not None else None
+    amount_of = {}
+    if amounts is not None:
+        a = np.asarray(amounts, dtype=np.float64)
+        for row, j in enumerate(chosen):
+            amount_of[j] = float(a[row, col])
+    for lane, j in enumerate(nodes):
+        base = len(nodes) - 1 - lane
+        share = np.divide(reserved[j], cap[j], out=np.zeros_like(reserved[j]), where=cap[j] > 0)
+        ys = base + 0.9 * np.append(share, share[-1])
+        fill = ax.fill_between(xs, base, ys, step="post", color=plotting.GREY, linewidth=0,
+                               zorder=1, label="reserved" if lane == 0 else None)  # fmt: skip
+        fill.set_gid(f"lane-{j}")
+        if j in amount_of and start is not None:
+            # the new reservation stacked on what is already reserved during it
+            stop = start + request.duration
+            inside = times[(times > start) & (times < stop)]
+            px = np.concatenate([[start], inside, [stop]])
+            low = share[np.searchsorted(times, px, side="right") - 1]
+            low[-1] = low[-2] if low.size > 1 else low[-1]
+            h = amount_of[j] / cap[j] if cap[j] > 0 else 0.0
+            new = ax.fill_between(px, base + 0.9 * low, base + 0.9 * (low + h), step="post",
+                                  color=plotting.CROSS, alpha=0.8, linewidth=0.6,
+                                  edgecolor="black", zorder=2,
+                                  label="new reservation" if j == chosen[0] else None)  # fmt: skip
+            new.set_gid(f"new-{j}")
+        ax.axhline(base, color="#dddddd", linewidth=0.5, zorder=0)
+    ax.set_yticks([len(nodes) - 1 - lane + 0.45 for lane in range(len(nodes))])
+    ax.set_yticklabels([pool.node_names[j] + (" *" if j in amount_of else "") for j in nodes],
+                       fontsize=7)  # fmt: skip
+    ax.set_xlim(0.0, until)
+    ax.set_ylim(-0.1, len(nodes))
+    ax.set_xlabel("time (s from the pool's origin)")
+    ax.set_ylabel(f"{property}: reserved share per node")
+    ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    if title is None:
+        if start is not None:
+            title = (
+                f"{len(chosen)} resources from t = {start:g} s for {request.duration:g} s "
+                f"(earliest possible {request.earliest_start:g} s); {property}"
+            )
+        else:
+            title = f"timetables of {property}"
+    return plotting.finish(fig, path, title=title, ax=ax)

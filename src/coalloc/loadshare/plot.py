@@ -1,0 +1,227 @@
+"""Pictures of load sharing: coalitions over the generations of DMCF-GGA and node loads
+against capacity (needs the ``[plot]`` extra: matplotlib)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .._shared import plotting
+from .model import LoadSharingProblem, node_loads
+
+__all__ = ["plot_coalitions", "plot_loads", "coalition_matrix"]
+
+
+def coalition_matrix(result: Any) -> tuple:
+    """The recorded coalition structures as one matrix, nodes ordered by final coalition.
+
+    Parameters
+    ----------
+    result : ShareResult
+        A DMCF-GGA result run with ``coalition_history=k``.
+
+    Returns
+    -------
+    generations : ndarray of int64, shape (R,)
+        The generation of every recorded structure.
+    matrix : ndarray of int64, shape (R, n)
+        ``matrix[r, c]``: coalition of node ``order[c]`` at ``generations[r]``.
+    order : ndarray of int64, shape (n,)
+        Nodes sorted by their last recorded coalition (then by index).
+
+    Raises
+    ------
+    ValueError
+        When the result kept no coalition history.
+    """
+    history = getattr(result, "coalition_history", None)
+    if not history:
+        raise ValueError(
+            "result has no coalition history: run dmcf-gga with coalition_history=K "
+            "(keep the coalitions every K generations)"
+        )
+    gens = np.array([g for g, _ in history], dtype=np.int64)
+    mat = np.vstack([np.asarray(c, dtype=np.int64) for _, c in history])
+    order = np.lexsort((np.arange(mat.shape[1]), mat[-1]))
+    return gens, mat[:, order], order
+
+
+def plot_coalitions(
+    problem: LoadSharingProblem,
+    result: Any,
+    *,
+    ax: Any = None,
+    path: Any = None,
+    title: Optional[str] = None,
+) -> Any:
+    """Draw how DMCF-GGA's coalitions change over the generations.
+
+    Top: one row per recorded generation, one column per node (nodes grouped by their final
+    coalition), coloured by the node's coalition then: a node that migrates changes colour.
+    Below (when no ``ax`` is given): the best total throughput after every generation
+    against the bound ``min(total load, total capacity)``.
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+    result : ShareResult
+        From ``dmcf_gga(..., coalition_history=k)`` (or ``share(..., "dmcf-gga",
+        coalition_history=k)``).
+    ax : matplotlib.axes.Axes, optional
+        Draw only the coalition map into these axes.
+    path : str or path-like, optional
+        Also save the figure there.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The coalition map is an image (``axes.images[0]``) whose array is the matrix of
+        :func:`coalition_matrix`; the throughput curve is the line labelled
+        ``"best throughput"``.
+
+    Raises
+    ------
+    ImportError
+        Without matplotlib.
+    ValueError
+        When the result kept no coalition history or does not match the problem.
+
+    Examples
+    --------
+    >>> from coalloc import loadshare
+    >>> prob = loadshare.generators.paper_setup(n_nodes=100, seed=1)
+    >>> res = loadshare.dmcf_gga(prob, coalition_size=23, seed=0, coalition_history=5)
+    >>> fig = plot_coalitions(prob, res)  # doctest: +SKIP
+    """
+    gens, mat, order = coalition_matrix(result)
+    if mat.shape[1] != problem.n_nodes:
+        raise ValueError(
+            f"result: the coalitions cover {mat.shape[1]} nodes but the problem has "
+            f"{problem.n_nodes}"
+        )
+    if ax is None:
+        plt = plotting.import_pyplot()
+        fig, (ax, ax2) = plt.subplots(2, 1, figsize=(10.0, 7.0), constrained_layout=True,
+                                      gridspec_kw={"height_ratios": (2.2, 1.0)})  # fmt: skip
+    else:
+        fig, ax = plotting.figure_and_axes(ax)
+        ax2 = None
+    from matplotlib.colors import ListedColormap
+
+    k = int(mat.max()) + 1 if mat.size else 1
+    cmap = ListedColormap(plotting.category_colors(min(k, 20)) * (k // 20 + 1))
+    ax.imshow(mat, aspect="auto", interpolation="nearest", cmap=cmap, vmin=-0.5,
+              vmax=len(cmap.colors) - 0.5)  # fmt: skip
+    rows = np.linspace(0, len(gens) - 1, min(len(gens), 8)).round().astype(int)
+    ax.set_yticks(rows)
+    ax.set_yticklabels([str(gens[r]) for r in rows])
+    ax.set_ylabel("generation")
+    ax.set_xlabel("node (grouped by final coalition)")
+    final = mat[-1]
+    bounds = np.flatnonzero(np.diff(final)) + 0.5
+    for b in bounds:
+        ax.axvline(b, color="white", linewidth=0.6)
+    if ax2 is not None:
+        hist = np.asarray(getattr(result, "history", None) if result is not None else [])
+        if hist is not None and hist.size:
+            ax2.plot(np.arange(hist.size), hist, color="#1f77b4", label="best throughput")
+        ax2.axhline(problem.bound, color=plotting.CROSS, linestyle="--",
+                    label=f"bound {problem.bound:.6g}")  # fmt: skip
+        ax2.set_xlabel("generation")
+        ax2.set_ylabel("throughput")
+        ax2.legend(loc="lower right", fontsize=8)
+    if title is None:
+        n_coal = len(np.unique(final))
+        moves = int(getattr(result, "migrations", 0))
+        title = (
+            f"{problem.n_nodes} nodes in {n_coal} coalitions; {moves} migrations over "
+            f"{int(gens[-1])} generations"
+        )
+    return plotting.finish(fig, path, title=title, ax=ax)
+
+
+def plot_loads(
+    problem: LoadSharingProblem,
+    result: Any,
+    *,
+    ax: Any = None,
+    path: Any = None,
+    sort: bool = True,
+    title: Optional[str] = None,
+) -> Any:
+    """Draw every node's load against its capacity, before and after sharing.
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+    result : ShareResult, dict or array_like of int
+        A result (its ``placement``), its JSON, or the node of every job.
+    ax : matplotlib.axes.Axes, optional
+    path : str or path-like, optional
+        Also save the figure there.
+    sort : bool, default True
+        Nodes in decreasing capacity (else by index).
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Bars ``"load after sharing"`` (up to the capacity, one per node in the drawn order)
+        with ``"over capacity (not served)"`` stacked on them, the capacity as the step line
+        ``"capacity"`` and the load before sharing as points.
+
+    Raises
+    ------
+    ImportError
+        Without matplotlib.
+    ValueError
+        When the placement does not fit the problem.
+
+    Examples
+    --------
+    >>> from coalloc import loadshare
+    >>> prob = loadshare.generators.paper_setup(n_nodes=100, seed=1)
+    >>> fig = plot_loads(prob, loadshare.share(prob))  # doctest: +SKIP
+    """
+    placement = result.get("placement") if isinstance(result, dict) else getattr(
+        result, "placement", result)  # fmt: skip
+    place = np.asarray(placement)
+    if place.shape != (problem.n_jobs,):
+        raise ValueError(f"result: the placement must have shape ({problem.n_jobs},)")
+    if place.size and (not np.issubdtype(place.dtype, np.integer) or place.min() < 0
+                       or place.max() >= problem.n_nodes):  # fmt: skip
+        raise ValueError(f"result: the placement must hold node indices in [0, {problem.n_nodes})")
+    loads = node_loads(problem, place.astype(np.int64))
+    cap = problem.capacity
+    order = np.argsort(-cap, kind="stable") if sort else np.arange(problem.n_nodes)
+    fig, ax = plotting.figure_and_axes(ax, figsize=(10.0, 4.5))
+    x = np.arange(problem.n_nodes)
+    over = loads[order] > cap[order] * (1 + 1e-12)
+    served = np.minimum(loads[order], cap[order])
+    ax.bar(x, served, width=1.0, color="#4c72b0", label="load after sharing")
+    ax.bar(x, loads[order] - served, bottom=served, width=1.0, color=plotting.CROSS,
+           label="over capacity (not served)")  # fmt: skip
+    ax.step(x, cap[order], where="mid", color="black", linewidth=1.0, label="capacity")
+    top = 1.25 * max(float(cap.max(initial=0.0)), float(loads.max(initial=0.0)), 1e-12)
+    before = problem.load[order]
+    high = before > top
+    ax.plot(x[~high], before[~high], ".", color="#555555", markersize=3,
+            label="load before sharing")  # fmt: skip
+    if high.any():
+        ax.plot(x[high], np.full(int(high.sum()), 0.98 * top), "^", color="#555555",
+                markersize=4, label="load before sharing (off the scale)")  # fmt: skip
+    ax.set_ylim(0.0, top)
+    ax.set_xlabel("node" + (" (by decreasing capacity)" if sort else ""))
+    ax.set_ylabel("load (Mflops)")
+    ax.set_xlim(-0.5, problem.n_nodes - 0.5)
+    ax.legend(loc="upper right", fontsize=8)
+    if title is None:
+        tp = float(np.minimum(loads, cap).sum())
+        title = (
+            f"throughput {tp:.6g} of the bound {problem.bound:.6g} "
+            f"({100 * tp / problem.bound if problem.bound else 100:.2f}%); "
+            f"{int(over.sum())} nodes over capacity"
+        )
+    return plotting.finish(fig, path, title=title, ax=ax)

@@ -1,0 +1,284 @@
+"""Pictures of task mapping: the flow-injection cluster tree and a mapping on the resource
+graph (needs the ``[plot]`` extra: matplotlib)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .._shared import plotting
+from .model import ResourceGraph, TaskGraph, check_mapping, max_occupancy, occupancy_graph
+
+__all__ = ["plot_cluster_tree", "plot_mapping", "tree_layout"]
+
+
+def _tree_of(result: Any) -> Any:
+    tree = getattr(result, "tree", result)
+    needed = ("parent", "task", "kind", "depth", "start", "stop", "order")
+    if not all(hasattr(tree, name) for name in needed):
+        raise TypeError(
+            "result must be a FlowInjectionResult or a ClusterTree, "
+            f"got {type(result).__name__}"
+        )
+    return tree
+
+
+def tree_layout(tree: Any) -> np.ndarray:
+    """``(n_nodes, 2)`` positions of a cluster tree: leaves at their place in the depth-first
+    order, an internal node above the middle of its span, depth downwards.
+
+    Parameters
+    ----------
+    tree : ClusterTree or FlowInjectionResult
+
+    Returns
+    -------
+    ndarray of float64, shape (n_nodes, 2)
+    """
+    tree = _tree_of(tree)
+    x = (np.asarray(tree.start) + np.asarray(tree.stop) - 1) / 2.0
+    y = -np.asarray(tree.depth, dtype=np.float64)
+    return np.column_stack([x, y])
+
+
+def plot_cluster_tree(
+    result: Any,
+    *,
+    ax: Any = None,
+    path: Any = None,
+    names: Optional[Any] = None,
+    labels: Optional[bool] = None,
+    title: Optional[str] = None,
+) -> Any:
+    """Draw the cluster tree of :func:`~coalloc.taskmap.flow_injection`.
+
+    Leaves (tasks) lie on the bottom row in the depth-first order the mapper uses; every
+    internal node sits above the tasks it covers, coloured by how it was split (flow
+    injection, disconnected components, flat, forced).
+
+    Parameters
+    ----------
+    result : FlowInjectionResult or ClusterTree
+    ax : matplotlib.axes.Axes, optional
+    path : str or path-like, optional
+        Also save the figure there.
+    names : sequence, optional
+        Task names for the leaf labels (default: task numbers).
+    labels : bool, optional
+        Label the leaves; default when there are at most 80 tasks.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A line collection ``"tree edge"`` (one segment per parent-child pair), a scatter
+        ``"task (n)"`` of the leaves and one scatter per split kind ``"<kind> (k)"``.
+
+    Raises
+    ------
+    ImportError
+        Without matplotlib.
+    TypeError, ValueError
+        On a wrong ``result`` or ``names`` of the wrong length.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from coalloc.taskmap import flow_injection
+    >>> w = np.ones((6, 6)) - np.eye(6)
+    >>> fig = plot_cluster_tree(flow_injection(w, seed=0))  # doctest: +SKIP
+    """
+    tree = _tree_of(result)
+    n = int(tree.order.shape[0])
+    if names is not None:
+        plotting.check_length(names, n, "names")
+    fig, ax = plotting.figure_and_axes(ax, figsize=(max(6.0, min(0.18 * n, 24.0)), 5.0))
+    from matplotlib.collections import LineCollection
+
+    pos = tree_layout(tree)
+    parent = np.asarray(tree.parent)
+    child = np.flatnonzero(parent >= 0)
+    segs = [(tuple(pos[parent[c]]), tuple(pos[c])) for c in child]
+    ax.add_collection(LineCollection(segs, colors="#777777", linewidths=0.8, zorder=1,
+                                     label="tree edge"))  # fmt: skip
+    kind = np.asarray(tree.kind)
+    leaves = np.flatnonzero(kind == 0)
+    ax.scatter(pos[leaves, 0], pos[leaves, 1], s=18, color="black", zorder=2,
+               label=f"task ({leaves.size})")  # fmt: skip
+    kind_names = getattr(tree, "KIND_NAMES", ("leaf", "flow", "components", "flat", "forced"))
+    colors = plotting.category_colors(len(kind_names))
+    for k in range(1, len(kind_names)):
+        nodes = np.flatnonzero(kind == k)
+        if nodes.size:
+            ax.scatter(pos[nodes, 0], pos[nodes, 1], s=40, color=colors[k - 1], zorder=3,
+                       edgecolors="black", linewidths=0.4,
+                       label=f"{kind_names[k]} ({nodes.size})")  # fmt: skip
+    if labels is None:
+        labels = n <= 80
+    if labels:
+        task = np.asarray(tree.task)
+        for x in leaves:
+            t = int(task[x])
+            text = str(names[t]) if names is not None else str(t)
+            ax.annotate(text, pos[x], xytext=(0, -8), textcoords="offset points", fontsize=6,
+                        ha="center", va="top", rotation=90)  # fmt: skip
+    ax.autoscale()
+    ax.margins(0.05, 0.12)
+    ax.set_yticks([-d for d in range(tree.height + 1)])
+    ax.set_yticklabels([str(d) for d in range(tree.height + 1)])
+    ax.set_ylabel("depth")
+    ax.set_xticks([])
+    for side in ("top", "right", "bottom"):
+        ax.spines[side].set_visible(False)
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    if title is None:
+        title = f"flow-injection cluster tree: {n} tasks, height {tree.height}"
+    return plotting.finish(fig, path, title=title, ax=ax)
+
+
+def _mapping_of(result: Any) -> Any:
+    if isinstance(result, dict):
+        return result.get("mapping")
+    return getattr(result, "mapping", result)
+
+
+def _layout(resources: ResourceGraph, seed: int) -> np.ndarray:
+    import networkx as nx
+
+    g = nx.Graph()
+    g.add_nodes_from(range(resources.n_nodes))
+    g.add_edges_from((int(u), int(v)) for u, v in resources.links)
+    if resources.n_nodes <= 60 and nx.is_connected(g):
+        pos = nx.kamada_kawai_layout(g)
+    else:
+        pos = nx.spring_layout(g, seed=seed, k=1.5 / np.sqrt(max(resources.n_nodes, 1)))
+    return np.array([pos[i] for i in range(resources.n_nodes)], dtype=np.float64)
+
+
+def plot_mapping(
+    tasks: TaskGraph,
+    resources: ResourceGraph,
+    result: Any,
+    *,
+    ax: Any = None,
+    path: Any = None,
+    seed: int = 0,
+    labels: Optional[bool] = None,
+    title: Optional[str] = None,
+) -> Any:
+    """Draw a task mapping on the resource graph, coloured by occupancy.
+
+    Processors are circles (size by capacity, colour by occupancy; unused ones white),
+    routers small grey squares, links lines whose colour and width grow with their
+    occupancy; the bottleneck (the node or link with the maximum occupancy) is outlined in
+    red. The tasks of a processor are small dots around it and its task count is written
+    next to it.
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+    resources : ResourceGraph
+    result : MappingResult, dict or array_like of int
+        A result (its ``mapping``), a result file read by ``read_mapping_result`` or the
+        mapping itself (processor node of each task).
+    ax : matplotlib.axes.Axes, optional
+    path : str or path-like, optional
+        Also save the figure there.
+    seed : int, default 0
+        Seed of the spring layout of larger resource graphs.
+    labels : bool, optional
+        Write node names; default when the resource graph has at most 40 nodes.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Collections ``"link"``, ``"processor"``, ``"router"``, ``"task (n)"`` and
+        ``"bottleneck <kind> <index>"``; the task count of processor ``p`` is a text with
+        gid ``"tasks-on-<p>"``.
+
+    Raises
+    ------
+    ImportError
+        Without matplotlib.
+    TypeError, ValueError
+        On a mapping that does not fit the graphs.
+
+    Examples
+    --------
+    >>> from coalloc import taskmap
+    >>> tasks, resources = taskmap.generators.table1_instance(1.0, seed=0)
+    >>> res = taskmap.solve(tasks, resources)
+    >>> fig = plot_mapping(tasks, resources, res)  # doctest: +SKIP
+    """
+    m = check_mapping(tasks, resources, _mapping_of(result))
+    node_occ, link_occ = occupancy_graph(tasks, resources, m)
+    top, where = max_occupancy(tasks, resources, m)
+    fig, ax = plotting.figure_and_axes(ax, figsize=(9.0, 7.0))
+    from matplotlib import colormaps
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import Normalize
+
+    pos = _layout(resources, seed)
+    norm = Normalize(vmin=0.0, vmax=max(top, 1e-12))
+    cmap = colormaps["viridis_r"]
+    ln = resources.links
+    segs = [(tuple(pos[u]), tuple(pos[v])) for u, v in ln]
+    widths = 0.6 + 3.0 * (link_occ / max(top, 1e-12))
+    ax.add_collection(LineCollection(segs, colors=cmap(norm(link_occ)), linewidths=widths,
+                                     zorder=1, label="link"))  # fmt: skip
+    procs = resources.processors
+    counts = np.bincount(m, minlength=resources.n_nodes)
+    cap = resources.capacity[procs]
+    sizes = 40 + 160 * cap / max(float(cap.max()), 1e-12)
+    face = [cmap(norm(node_occ[p])) if counts[p] else (1, 1, 1, 1) for p in procs]
+    ax.scatter(pos[procs, 0], pos[procs, 1], s=sizes, c=face, edgecolors="black",
+               linewidths=0.6, zorder=2, label="processor")  # fmt: skip
+    routers = np.flatnonzero(~resources.is_processor)
+    if routers.size:
+        ax.scatter(pos[routers, 0], pos[routers, 1], s=20, marker="s", color=plotting.GREY,
+                   zorder=2, label="router")  # fmt: skip
+    # the tasks: small dots on a ring around their processor
+    span = float(np.ptp(pos, axis=0).max()) if resources.n_nodes > 1 else 1.0
+    dots = np.zeros((tasks.n, 2))
+    for p in np.flatnonzero(counts):
+        members = np.flatnonzero(m == p)
+        ring = 0.025 * span
+        phi = 2 * np.pi * np.arange(members.size) / members.size
+        dots[members] = pos[p] + ring * np.column_stack([np.cos(phi), np.sin(phi)])
+        ax.annotate(str(counts[p]), pos[p], xytext=(6, 6), textcoords="offset points",
+                    fontsize=7, gid=f"tasks-on-{p}")  # fmt: skip
+    ax.scatter(dots[:, 0], dots[:, 1], s=6, color="black", zorder=3, label=f"task ({tasks.n})")
+    if where.kind == "node":
+        ax.scatter(pos[[where.index], 0], pos[[where.index], 1], s=320, facecolors="none",
+                   edgecolors=plotting.CROSS, linewidths=2.0, zorder=4,
+                   label=f"bottleneck node {where.index}")  # fmt: skip
+    else:
+        u, v = ln[where.index]
+        ax.add_collection(LineCollection([(tuple(pos[u]), tuple(pos[v]))],
+                                         colors=plotting.CROSS, linewidths=4.0, zorder=1.5,
+                                         label=f"bottleneck link {where.index}"))  # fmt: skip
+    if labels is None:
+        labels = resources.n_nodes <= 40
+    if labels:
+        names = resources.names
+        for i in range(resources.n_nodes):
+            text = str(names[i]) if names is not None else str(i)
+            ax.annotate(text, pos[i], xytext=(-6, -10), textcoords="offset points", fontsize=6)
+    from matplotlib.cm import ScalarMappable
+
+    sm = ScalarMappable(norm=norm, cmap=cmap)
+    fig.colorbar(sm, ax=ax, shrink=0.7, label="occupancy (load / capacity)")
+    ax.set_aspect("equal")
+    ax.autoscale()
+    ax.margins(0.05)
+    ax.set_axis_off()
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    if title is None:
+        used = int(np.count_nonzero(counts))
+        title = (
+            f"{tasks.n} tasks on {used}/{resources.n_processors} processors: max occupancy "
+            f"{top:.4g} at {where.kind} {where.index}"
+        )
+    return plotting.finish(fig, path, title=title, ax=ax)

@@ -1,0 +1,219 @@
+"""Pictures of a testbed mapping: virtual nodes on their PCs, grouped by switch (needs the
+``[plot]`` extra: matplotlib)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+from .._shared import plotting
+from .model import PhysicalTopology, VirtualTopology
+
+__all__ = ["plot_mapping", "home_switches"]
+
+
+def home_switches(ptop: PhysicalTopology) -> Dict[str, Optional[str]]:
+    """The switch of every non-switch node: the switch of its first interface (None when it
+    has no interface to a switch).
+
+    Parameters
+    ----------
+    ptop : PhysicalTopology
+
+    Returns
+    -------
+    dict of str to str or None
+    """
+    sw = set(ptop.switches)
+    out: Dict[str, Optional[str]] = {}
+    for name in ptop.nodes:
+        if name in sw:
+            continue
+        home = None
+        for link in ptop.interfaces(name):
+            other = link.b if link.a == name else link.a
+            if other in sw:
+                home = other
+                break
+        out[name] = home
+    return out
+
+
+def _field(result: Any, name: str) -> Any:
+    if isinstance(result, dict):
+        return result.get(name)
+    return getattr(result, name, None)
+
+
+def plot_mapping(
+    top: VirtualTopology,
+    ptop: PhysicalTopology,
+    result: Any,
+    *,
+    show_unused: bool = True,
+    ax: Any = None,
+    path: Any = None,
+    labels: Optional[bool] = None,
+    title: Optional[str] = None,
+) -> Any:
+    """Draw a testbed mapping: PCs under their switch, virtual nodes on them, trunk loads.
+
+    Switches with PCs stand in a row, their PCs in a grid below (used ones coloured and
+    labelled with their virtual node, unused ones small and grey); switches without PCs (the
+    core) stand above. Every trunk is a line labelled ``load/capacity`` whose width grows with
+    its load; a virtual link between nodes behind different switches is a dashed red line, one
+    behind one switch a thin grey line.
+
+    Parameters
+    ----------
+    top : VirtualTopology
+    ptop : PhysicalTopology
+    result : MappingResult or dict
+        A result (or its JSON, from ``coalloc testbed assign --json``) with ``mapping``
+        (virtual node -> physical node) and optionally ``trunk_load``.
+    show_unused : bool, default True
+        Draw the unused PCs too.
+    ax : matplotlib.axes.Axes, optional
+    path : str or path-like, optional
+        Also save the figure there.
+    labels : bool, optional
+        Write virtual node names; default when at most 60 are mapped.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Collections ``"switch"``, ``"used PC (k)"``, ``"unused PC (k)"``,
+        ``"trunk"`` (one segment per trunk, in ``ptop.trunks()`` order),
+        ``"inter-switch virtual link (k)"`` (dashed) and ``"intra-switch virtual link (k)"``.
+
+    Raises
+    ------
+    ImportError
+        Without matplotlib.
+    ValueError
+        When the result holds no mapping or names a node the testbed does not have.
+
+    Examples
+    --------
+    >>> from coalloc import testbed
+    >>> from coalloc.testbed import generators as g
+    >>> ptop, top = g.deterlab(20, 2, seed=0), g.ring(6)
+    >>> fig = plot_mapping(top, ptop, testbed.assign(top, ptop))  # doctest: +SKIP
+    """
+    mapping = _field(result, "mapping")
+    if mapping is None:
+        raise ValueError("result holds no mapping (the mapper found none)")
+    unknown = [p for p in mapping.values() if p not in ptop.nodes]
+    if unknown:
+        raise ValueError(f"result: physical node {unknown[0]!r} is not in the testbed")
+    missing = [v for v in top.nodes if v not in mapping]
+    if missing:
+        raise ValueError(f"result: virtual node {missing[0]!r} is not mapped")
+    home = home_switches(ptop)
+    switches = list(ptop.switches)
+    by_switch: Dict[Optional[str], list] = defaultdict(list)
+    for pc, sw in home.items():
+        by_switch[sw].append(pc)
+    leaves = [s for s in switches if by_switch.get(s)]
+    cores = [s for s in switches if not by_switch.get(s)]
+    fig, ax = plotting.figure_and_axes(ax, figsize=(max(8.0, 3.2 * len(leaves)), 7.0))
+    from matplotlib.collections import LineCollection
+
+    pos: Dict[str, np.ndarray] = {}
+    width = 5.0
+    for k, s in enumerate(leaves):
+        pos[s] = np.array([k * width, 0.0])
+    for k, s in enumerate(cores):
+        x = (len(leaves) - 1) * width * (k + 1) / (len(cores) + 1)
+        pos[s] = np.array([x, 3.0])
+    used = set(mapping.values())
+    groups = [(s, by_switch[s]) for s in leaves]
+    if by_switch.get(None):
+        groups.append((None, by_switch[None]))
+    for s, pcs in groups:
+        shown = [p for p in pcs if show_unused or p in used]
+        shown.sort(key=lambda p: (p not in used, p))
+        cols = max(1, min(8, int(np.ceil(np.sqrt(len(shown) * 1.5)))))
+        x0 = pos[s][0] if s is not None else len(leaves) * width
+        for t, p in enumerate(shown):
+            pos[p] = np.array([x0 - 1.6 + 3.2 * (t % cols) / max(cols - 1, 1),
+                               -1.2 - 0.5 * (t // cols)])  # fmt: skip
+    # trunks: one segment each, parallel trunks of a pair side by side
+    trunks = ptop.trunks()
+    load = dict(_field(result, "trunk_load") or {})
+    seen: Dict[tuple, int] = defaultdict(int)
+    segs, widths, colors = [], [], []
+    for lk in trunks:
+        pair = tuple(sorted((lk.a, lk.b)))
+        off = 0.12 * seen[pair]
+        seen[pair] += 1
+        a, b = pos[lk.a] + (off, 0), pos[lk.b] + (off, 0)
+        segs.append((tuple(a), tuple(b)))
+        share = load.get(lk.name, 0.0) / lk.bw if lk.bw > 0 else 0.0
+        widths.append(0.8 + 5.0 * min(share, 1.0))
+        colors.append(plotting.CROSS if share > 0 else "#555555")
+        if load.get(lk.name, 0.0) > 0:
+            mid = (a + b) / 2
+            ax.annotate(f"{load[lk.name]:g}/{lk.bw:g}", mid, fontsize=7, color=plotting.CROSS,
+                        ha="left", va="center", gid=f"trunk-{lk.name}")  # fmt: skip
+    if segs:
+        ax.add_collection(LineCollection(segs, linewidths=widths, colors=colors, zorder=1,
+                                         label="trunk"))  # fmt: skip
+    # virtual links
+    inter, intra = [], []
+    for vl in top.links.values():
+        pa, pb = mapping.get(vl.a), mapping.get(vl.b)
+        if pa is None or pb is None or pa == pb or pa not in pos or pb not in pos:
+            continue
+        seg = (tuple(pos[pa]), tuple(pos[pb]))
+        (inter if home.get(pa) != home.get(pb) else intra).append(seg)
+    if intra:
+        ax.add_collection(LineCollection(intra, colors="#888888", linewidths=0.6, zorder=1,
+                                         label=f"intra-switch virtual link ({len(intra)})"))
+    if inter:
+        ax.add_collection(LineCollection(inter, colors=plotting.CROSS, linewidths=0.9,
+                                         linestyles="dashed", zorder=1, alpha=0.8,
+                                         label=f"inter-switch virtual link ({len(inter)})"))
+    sw_xy = np.array([pos[s] for s in switches]) if switches else np.zeros((0, 2))
+    ax.scatter(sw_xy[:, 0], sw_xy[:, 1], s=260, marker="s", color="#4c72b0", zorder=2,
+               edgecolors="black", label="switch")  # fmt: skip
+    for s in switches:
+        ax.annotate(s, pos[s], xytext=(0, 12), textcoords="offset points", ha="center",
+                    fontsize=8, fontweight="bold")  # fmt: skip
+    used_pcs = sorted(p for p in used if p in pos and p not in set(switches))
+    free = sorted(p for p in home if p in pos and p not in used)
+    colors = plotting.category_colors(max(len(leaves), 1))
+    face = [colors[leaves.index(home[p])] if home.get(p) in leaves else plotting.GREY
+            for p in used_pcs]  # fmt: skip
+    ax.scatter([pos[p][0] for p in used_pcs], [pos[p][1] for p in used_pcs], s=90, c=face,
+               edgecolors="black", linewidths=0.5, zorder=3,
+               label=f"used PC ({len(used_pcs)})")  # fmt: skip
+    if free:
+        ax.scatter([pos[p][0] for p in free], [pos[p][1] for p in free], s=14,
+                   color=plotting.GREY, zorder=2, label=f"unused PC ({len(free)})")  # fmt: skip
+    if labels is None:
+        labels = len(mapping) <= 60
+    if labels:
+        hosted: Dict[str, list] = defaultdict(list)
+        for v, p in mapping.items():
+            hosted[p].append(v)
+        for p, vs in hosted.items():
+            if p in pos:
+                ax.annotate(",".join(sorted(vs)), pos[p], xytext=(0, -9),
+                            textcoords="offset points", ha="center", va="top", fontsize=6)
+    ax.autoscale()
+    ax.margins(0.06)
+    ax.set_axis_off()
+    ax.legend(loc="upper left", fontsize=8, frameon=False, bbox_to_anchor=(1.0, 1.0))
+    if title is None:
+        isw = _field(result, "interswitch_bandwidth")
+        if isw is None:
+            isw = sum(load.values())
+        title = (
+            f"{len(mapping)} virtual nodes on {len(used_pcs)} PCs behind "
+            f"{len({home.get(p) for p in used_pcs})} switches; inter-switch bandwidth {isw:g}"
+        )
+    return plotting.finish(fig, path, title=title, ax=ax)

@@ -1,0 +1,76 @@
+"""Pictures of load sharing: the coalition map and the load bars match the run, counted apart."""
+
+import numpy as np
+import pytest
+
+from coalloc import loadshare
+from tests._plots import mpl, png_is_picture  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("mpl")
+
+
+@pytest.fixture(scope="module")
+def run():
+    prob = loadshare.generators.paper_setup(n_nodes=60, seed=1)
+    return prob, loadshare.dmcf_gga(prob, coalition_size=15, seed=0, coalition_history=1)
+
+
+def test_coalition_history_changes_no_answer(run):
+    prob, with_history = run
+    plain = loadshare.dmcf_gga(prob, coalition_size=15, seed=0)
+    assert plain.coalition_history is None
+    assert np.array_equal(plain.placement, with_history.placement)
+    assert np.array_equal(plain.coalition, with_history.coalition)
+    assert plain.throughput == with_history.throughput
+    assert np.array_equal(plain.history, with_history.history)
+    # every generation kept: one structure per generation, the first before any migration
+    gens = [g for g, _ in with_history.coalition_history]
+    assert gens == list(range(with_history.generations + 1))
+    # migrations counted by the run equal the node moves seen between kept structures
+    moves = sum(int(np.count_nonzero(a != b)) for (_, a), (_, b) in
+                zip(with_history.coalition_history, with_history.coalition_history[1:]))
+    assert moves == with_history.migrations
+    assert loadshare.verify_placement(prob, with_history.placement).ok
+
+
+@pytest.mark.slow
+def test_coalitions_picture_is_the_history(run, tmp_path):
+    prob, res = run
+    path = tmp_path / "coal.png"
+    fig = loadshare.plot_coalitions(prob, res, path=path)
+    img = fig.axes[0].images[0].get_array()
+    assert img.shape == (res.generations + 1, prob.n_nodes)
+    final = res.coalition_history[-1][1]
+    # columns are nodes grouped by final coalition: each row holds the same multiset of
+    # coalitions as the kept structure of that generation
+    for row, (_, coal) in zip(np.asarray(img), res.coalition_history):
+        assert sorted(row.tolist()) == sorted(coal.tolist())
+    assert np.all(np.diff(np.asarray(img)[-1]) >= 0)
+    assert np.array_equal(np.sort(np.asarray(img)[-1]), np.sort(final))
+    (line,) = [x for x in fig.axes[1].lines if x.get_label() == "best throughput"]
+    assert np.array_equal(line.get_ydata(), res.history)
+    png_is_picture(path)
+
+
+@pytest.mark.slow
+def test_loads_bars_equal_the_node_loads(run, tmp_path):
+    prob, res = run
+    path = tmp_path / "loads.png"
+    fig = loadshare.plot_loads(prob, res, path=path, sort=False)
+    ax = fig.axes[0]
+    served, over = ax.containers[0], ax.containers[1]
+    heights = np.array([b.get_height() for b in served]) + np.array([b.get_height() for b in over])
+    # referee: loads from the placement, summed here
+    expected = np.zeros(prob.n_nodes)
+    np.add.at(expected, res.placement, prob.job_size)
+    assert np.allclose(heights, expected)
+    n_over = int(np.count_nonzero(expected > prob.capacity * (1 + 1e-12)))
+    assert f"{n_over} nodes over capacity" in ax.get_title()
+    png_is_picture(path)
+
+
+def test_coalitions_need_a_history():
+    prob = loadshare.generators.paper_setup(n_nodes=30, seed=2)
+    res = loadshare.share(prob, "bfd")
+    with pytest.raises(ValueError, match="coalition_history"):
+        loadshare.plot_coalitions(prob, res)

@@ -1,0 +1,55 @@
+"""Pictures of task mapping: counts drawn match the tree and the mapping, counted apart."""
+
+import numpy as np
+import pytest
+
+from coalloc import taskmap
+from tests._plots import collections, mpl, png_is_picture, starting  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("mpl")
+
+
+@pytest.mark.slow
+def test_cluster_tree_draws_every_node_and_edge(tmp_path):
+    tasks, resources = taskmap.generators.table1_instance(2.0, seed=1)
+    fi = taskmap.flow_injection(tasks, seed=0)
+    path = tmp_path / "tree.png"
+    fig = taskmap.plot_cluster_tree(fi, path=path)
+    drawn = collections(fig)
+    tree = fi.tree
+    # referee: walk the tree's parent array here
+    n_edges = sum(1 for p in tree.parent.tolist() if p >= 0)
+    assert len(drawn["tree edge"].get_segments()) == n_edges == tree.n_nodes - 1
+    assert len(drawn[f"task ({tasks.n})"].get_offsets()) == tasks.n
+    kinds = [c for k, c in drawn.items() if not k.startswith(("task", "tree"))]
+    internal = sum(len(c.get_offsets()) for c in kinds)
+    assert internal == tree.n_nodes - tasks.n
+    # every leaf sits below its parent, and a parent over the middle of its children
+    for seg in drawn["tree edge"].get_segments():
+        (_, y_parent), (_, y_child) = seg
+        assert y_parent == y_child + 1
+    png_is_picture(path)
+
+
+@pytest.mark.slow
+def test_mapping_draws_tasks_on_their_processors(tmp_path, taskmap_small):
+    tasks, resources = taskmap_small.task_graph, taskmap_small.resource_graph
+    result = taskmap.solve(tasks, resources, seed=0)
+    path = tmp_path / "map.png"
+    fig = taskmap.plot_mapping(tasks, resources, result, path=path)
+    drawn = collections(fig)
+    assert len(drawn[f"task ({tasks.n})"].get_offsets()) == tasks.n
+    assert len(drawn["link"].get_segments()) == resources.n_links
+    assert len(drawn["processor"].get_offsets()) == resources.n_processors
+    counts = np.bincount(result.mapping, minlength=resources.n_nodes)
+    texts = {t.get_gid(): t.get_text() for t in fig.axes[0].texts if t.get_gid()}
+    assert texts == {f"tasks-on-{p}": str(c) for p, c in enumerate(counts) if c}
+    _, where = taskmap.max_occupancy(tasks, resources, result.mapping)  # the referee
+    starting(drawn, f"bottleneck {where.kind} {where.index}")
+    png_is_picture(path)
+
+
+def test_mapping_refuses_a_mapping_on_a_router(taskmap_small):
+    tasks, resources = taskmap_small.task_graph, taskmap_small.resource_graph
+    with pytest.raises(ValueError, match="not a processor"):
+        taskmap.plot_mapping(tasks, resources, np.zeros(tasks.n, dtype=int))
