@@ -56,6 +56,10 @@ numpydoc_validation_exclude = {
     # Methods and properties of the documented classes are listed with their docstrings but
     # not held to the full check (most are one-line accessors).
     r"^coalloc(\.[a-z_]\w*)*\.[A-Z]\w*\.\w+$",
+    # Being rewritten on the strict-readers branch (s19-fuzz, new ``root`` parameter); their
+    # docstrings get Parameters/Examples after that lands. Remove these two lines then.
+    r"^coalloc\.testbed\.ptop_from_dict$",
+    r"^coalloc\.testbed\.top_from_dict$",
 }
 
 html_theme = "alabaster"

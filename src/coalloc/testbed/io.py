@@ -633,33 +633,7 @@ def ptop_to_dict(ptop: PhysicalTopology) -> dict:
 
 
 def ptop_from_dict(data: Any, *, source: str = "<dict>") -> PhysicalTopology:
-    """The testbed of :func:`ptop_to_dict`'s dictionary (InstanceError when malformed).
-
-    Parameters
-    ----------
-    data : dict
-        A dictionary as :func:`ptop_to_dict` returns it.
-    source : str
-        Name used in error messages.
-
-    Returns
-    -------
-    PhysicalTopology
-        The testbed.
-
-    Raises
-    ------
-    InstanceError
-        A malformed file or field (named with the file and line or field).
-
-    Examples
-    --------
-    >>> import coalloc.testbed as tb
-    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
-    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
-    >>> tb.ptop_from_dict(tb.ptop_to_dict(ptop))
-    PhysicalTopology(3 nodes, 1 switches, 2 links)
-    """
+    """The testbed of :func:`ptop_to_dict`'s dictionary (InstanceError when malformed)."""
     try:
         nodes = [PNode(d["name"], {t: _unjnum(n) for t, n in d.get("types", {}).items()},
                        {t: _unjnum(n) for t, n in d.get("static", {}).items()},
@@ -713,32 +687,7 @@ def top_to_dict(top: VirtualTopology) -> dict:
 
 
 def top_from_dict(data: Any, *, source: str = "<dict>") -> VirtualTopology:
-    """The experiment of :func:`top_to_dict`'s dictionary (InstanceError when malformed).
-
-    Parameters
-    ----------
-    data : dict
-        A dictionary as :func:`top_to_dict` returns it.
-    source : str
-        Name used in error messages.
-
-    Returns
-    -------
-    VirtualTopology
-        The experiment.
-
-    Raises
-    ------
-    InstanceError
-        A malformed file or field (named with the file and line or field).
-
-    Examples
-    --------
-    >>> import coalloc.testbed as tb
-    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
-    >>> tb.top_from_dict(tb.top_to_dict(top))
-    VirtualTopology(2 nodes, 1 links)
-    """
+    """The experiment of :func:`top_to_dict`'s dictionary (InstanceError when malformed)."""
     try:
         nodes = [VNode(d["name"], d["type"], _unjnum(d.get("slots", 1)),
                        {k: _unjnum(w) for k, w in d.get("desires", {}).items()},
