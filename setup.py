@@ -79,7 +79,25 @@ cpp_ext = [
     for path in _sources(family, "cpp")
 ]
 
+from setuptools.command.build_py import build_py  # noqa: E402
+
+
+class build_py_with_docs(build_py):
+    """Also copy the guides docs/*.md into coalloc/_docs/, for ``coalloc docs TOPIC``."""
+
+    def run(self):
+        super().run()
+        guides = sorted(glob.glob("docs/*.md"))
+        if not guides:
+            raise RuntimeError("docs/*.md not found: the package would ship without its guides")
+        target = os.path.join(self.build_lib, "coalloc", "_docs")
+        self.mkpath(target)
+        for path in guides:
+            self.copy_file(path, os.path.join(target, os.path.basename(path)))
+
+
 setup(
+    cmdclass={"build_py": build_py_with_docs},
     ext_modules=cythonize(
         cython_ext,
         compiler_directives=directives,

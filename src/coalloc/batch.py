@@ -114,6 +114,16 @@ class BatchError(Exception):
     ok, success : bool
         Always False (``SolveResult.success`` is True for an allocation, so
         ``r.success`` tells the two apart in a mixed list).
+
+    Examples
+    --------
+    >>> import coalloc
+    >>> request, offer = coalloc.generators.random_instance(6, 2, seed=0)
+    >>> results = coalloc.solve_many([(request, offer), "missing.json"], n_jobs=1)
+    >>> [r.success for r in results]
+    [True, False]
+    >>> results[1].index, results[1].exc_type
+    (1, 'InstanceError')
     """
 
     ok = False
@@ -492,7 +502,7 @@ def solve_many(
         Problems of any family, mixed freely: a family's ``Instance``
         (:class:`coalloc.ctaap.Instance`, :class:`coalloc.taskmap.Instance`), the pair it
         wraps (``(Request, Offer)``, ``(TaskGraph, ResourceGraph)``), or the path (str or
-        path-like) of an instance file of a family (docs/formats.md), read in the worker.
+        path-like) of an instance file of a family (``coalloc docs formats``), read in the worker.
         Consumed lazily (a generator is fine).
     method : str, optional
         A method of the problems' family (``coalloc.<family>.METHODS``); None: each
@@ -612,6 +622,36 @@ def solve_many_iter(
     The arguments are checked when this is called; the work starts at the first ``next``.
     Closing the iterator early (``break``, ``close()``) cancels the chunks not yet started
     and shuts down the pool it created.
+
+    Parameters
+    ----------
+    instances, method, family, n_jobs, executor, backend, seed, chunksize : object
+        As in :func:`solve_many`.
+    max_in_flight, on_error, progress, options : object
+        As in :func:`solve_many`.
+    **params
+        Method parameters, as in :func:`solve_many`.
+
+    Returns
+    -------
+    iterator of Result or BatchError
+        The result of each instance (a :class:`BatchError` for a failed one), in input
+        order.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad arguments (at the call, before any work).
+
+    Examples
+    --------
+    >>> import coalloc
+    >>> batch = [coalloc.generators.random_instance(6, 2, seed=s) for s in range(3)]
+    >>> for result in coalloc.solve_many_iter(batch, n_jobs=1, seed=0):
+    ...     print(result.n_allocated, result.status)
+    2 feasible
+    1 feasible
+    6 feasible
     """
     return _batch_iter(
         instances, method, family=family, n_jobs=n_jobs, executor=executor, backend=backend,

@@ -32,7 +32,21 @@ PathOrFile = Union[str, "os.PathLike[str]", IO[str]]
 
 
 class InstanceError(ValueError):
-    """A file or dictionary that is not a valid coalloc instance or result."""
+    """A file or dictionary that is not a valid coalloc instance or result.
+
+    A :class:`ValueError`; the message names the file (or ``<stream>``), the field and
+    what was expected.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc
+    >>> try:
+    ...     coalloc.read_instance(io.StringIO("{}"))
+    ... except coalloc.InstanceError as exc:
+    ...     print(exc)
+    <stream>: request: missing (required)
+    """
 
 
 def num(x: float) -> Union[int, float]:

@@ -90,6 +90,18 @@ class Result:
         Counters per phase (also :attr:`counters`).
     objective, bound, gap : float or None
         The objective value, a proven bound and the relative gap, where known.
+
+    Examples
+    --------
+    Every family's result is a ``Result``:
+
+    >>> import coalloc
+    >>> request, offer = coalloc.generators.random_instance(6, 2, seed=0)
+    >>> result = coalloc.solve(request, offer, seed=0)
+    >>> isinstance(result, coalloc.Result), result.status, result.success
+    (True, 'feasible', True)
+    >>> result.status in coalloc.STATUSES, "timings" in result.to_dict()
+    (True, True)
     """
 
     @property
@@ -131,6 +143,17 @@ class Report:
     A report is computed by a family's ``verify`` function independently of the solvers.
     Subclasses define :attr:`ok` (the solution satisfies every constraint and any claim made
     about it), :meth:`to_dict` and ``__str__``.
+
+    Examples
+    --------
+    >>> import coalloc
+    >>> request, offer = coalloc.generators.random_instance(6, 2, seed=0)
+    >>> result = coalloc.solve(request, offer, seed=0)
+    >>> report = coalloc.verify(request, offer, result.assignment)
+    >>> isinstance(report, coalloc.Report), report.ok
+    (True, True)
+    >>> report.to_dict()["violations"]
+    {'1': 0, '2': 0, '3': 0, '4': 0, '5': 0}
     """
 
     @property

@@ -21,6 +21,7 @@ from .. import __version__
 from .._shared.jsonio import InstanceError, same_file
 from . import collective as collective_cli
 from . import ctaap as ctaap_cli
+from . import docs as docs_cli
 from . import loadshare as loadshare_cli
 from . import plot as plot_cli
 from . import taskmap as taskmap_cli
@@ -55,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Families: "
         + "; ".join(f"'coalloc {name} -h': {text}" for name, (_, text) in GROUPS.items())
         + ". The CTAAP commands (solve, demo, verify, generate, solve-batch) and the task "
-        "mapper's 'map' are also available at the top level.",
+        "mapper's 'map' are also available at the top level. Guides: 'coalloc docs'; "
+        f"reference: {docs_cli.URL}",
     )
     parser.add_argument("--version", action="version", version=f"coalloc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -66,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     ctaap_cli.add_commands(sub, aliases=True)
     taskmap_cli.add_commands(sub, aliases=True)
     plot_cli.add_commands(sub)
+    docs_cli.add_commands(sub)
     return parser
 
 

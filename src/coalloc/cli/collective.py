@@ -170,7 +170,7 @@ def _cmd_solve_batch(args) -> int:
 def add_commands(sub, *, aliases: bool = False) -> None:
     """Add the collective co-allocation subcommands to ``sub``."""
     p = sub.add_parser("solve", help="co-allocate a request on a pool (Cankar et al.)")
-    p.add_argument("pool", help="pool file (JSON or CSV; see docs/collective.md)")
+    p.add_argument("pool", help="pool file (JSON or CSV; see 'coalloc docs collective')")
     p.add_argument("request", help="request file (JSON) or an instance file")
     p.add_argument("--method", default=collective.DEFAULT_METHOD,
                    choices=sorted(collective.METHODS))  # fmt: skip

@@ -235,7 +235,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     (``solve``, ``demo``, ``verify``, ``generate``, ``solve-batch``).
     """
     p = sub.add_parser("solve", help="solve a CTAAP instance file")
-    p.add_argument("instance", help="instance file (JSON; see 'coalloc formats')")
+    p.add_argument("instance", help="instance file (JSON; see 'coalloc docs formats')")
     _solver_options(p)
     p.set_defaults(func=_cmd_solve)
 

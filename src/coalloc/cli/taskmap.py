@@ -146,8 +146,8 @@ def _cmd_solve_batch(args) -> int:
 def add_commands(sub, *, aliases: bool = False) -> None:
     """Add the task-mapping subcommands to ``sub`` (with ``aliases``: only ``map``)."""
     p = sub.add_parser("map", help="map a task graph onto a resource graph (Taura & Chien)")
-    p.add_argument("tasks", help="task graph file (JSON; see 'coalloc formats')")
-    p.add_argument("resources", help="resource graph file (JSON; see 'coalloc formats')")
+    p.add_argument("tasks", help="task graph file (JSON; see 'coalloc docs formats')")
+    p.add_argument("resources", help="resource graph file (JSON; see 'coalloc docs formats')")
     p.add_argument(
         "--method", default=taskmap.DEFAULT_METHOD, choices=sorted(taskmap.METHODS)
     )

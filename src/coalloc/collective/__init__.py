@@ -10,7 +10,8 @@ per quantitative property, resources are partially reserved and each has a timet
     pool.reserve(result.start, request.duration, result.resources, result.amounts)
 
 Methods (:data:`METHODS`): ``"scan"`` (default), ``"cankar"`` (the paper's Phases I-VI),
-``"exact"`` (shared integer-programming runner) and ``"brute_force"``. See docs/collective.md.
+``"exact"`` (shared integer-programming runner) and ``"brute_force"``. See
+``coalloc docs collective``.
 """
 
 from .cankar import cankar

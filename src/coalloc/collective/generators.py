@@ -3,7 +3,7 @@
 * :func:`table1_pool`: 606 nodes with Table 1's statistics (CPU cores, CPU frequency, RAM)
   and timetables of one day on 5-minute slots from synthetic usage series. The PlanetLab
   inventory and its 18 August 2010 logs are not public; the choices are documented in
-  docs/collective.md: cores from ``{1, 2, 4, 8}`` with probabilities ``(0.19, 0.325, 0.455,
+  ``coalloc docs collective``: cores from ``{1, 2, 4, 8}`` with probabilities ``(0.19, 0.325, 0.455,
   0.03)`` (mean 2.90, deviation 1.51), frequency normal ``(2.68, 0.36)`` clipped to
   ``[1.40, 3.60]`` GHz, RAM log-normal with mean 2.95 and deviation 0.84 clipped to
   ``[0.73, 7.71]`` GB; the load of node ``j`` is ``L_j (1 + 0.35 sin(2 pi (s/288 - 0.35)))``
@@ -114,9 +114,32 @@ def section42_requests(pool: ResourcePool, count: int, n_cases: int = 90, *,
     default to ``{"arch": "amd64"}`` when the pool has an ``arch`` label (the paper's "AMD
     Opteron nodes").
 
+    Parameters
+    ----------
+    pool : ResourcePool
+        The pool whose mean and deviation scale the totals.
+    count : int
+        ``N``: resources per request.
+    n_cases : int
+        Pairs to draw.
+    seed : int, optional
+        Seed of the draws.
+    labels : dict, optional
+        Labels of every request (default: see above).
+
     Returns
     -------
     list of (CollectiveRequest, CollectiveRequest)
+        ``(simple, collective)`` pairs.
+
+    Examples
+    --------
+    >>> from coalloc.collective.generators import section42_requests, table1_pool
+    >>> pool = table1_pool(20, n_slots=12, seed=0)
+    >>> pairs = section42_requests(pool, 3, 2, seed=0)
+    >>> [(simple.collective, collective.collective, collective.count)
+    ...  for simple, collective in pairs]
+    [(False, True, 3), (False, True, 3)]
     """
     count = checks.integer(count, "count", 1)
     name = f"requests{count}"
@@ -148,6 +171,25 @@ def random_instance(n_nodes: int = 10, count: int = 3, *, n_properties: int = 3,
                     load: float = 0.5, seed: Optional[int] = 0,
                     ) -> Tuple[ResourcePool, CollectiveRequest]:  # fmt: skip
     """A small random pool with random usage and a request that is often solvable.
+
+    Parameters
+    ----------
+    n_nodes : int
+        Resources of the pool.
+    count : int
+        Resources the request asks for.
+    n_properties : int
+        Quantitative properties.
+    n_slots : int
+        Slots of the usage timetable.
+    slot_seconds : float
+        Length of a slot.
+    collective : bool
+        A collective request (totals) or a simple one (per resource).
+    load : float
+        Mean fraction of the capacity already reserved.
+    seed : int, optional
+        Seed of the pool, the usage and the request.
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""File formats of :mod:`coalloc.collective` (see docs/collective.md).
+"""File formats of :mod:`coalloc.collective` (see ``coalloc docs collective``).
 
 * ``coalloc.collective.pool`` (JSON): ``names``, ``capacity`` (nodes x properties), optional
   ``node_names``, ``labels`` (name -> one value per node) and either ``times`` + ``reserved``
@@ -94,9 +94,32 @@ def pool_from_dict(data: Any, *, source: str = "<dict>") -> ResourcePool:
 def read_pool(src: PathOrFile) -> ResourcePool:
     """Read a pool: JSON (``coalloc.collective.pool`` or an instance's pool) or CSV (``.csv``).
 
+    Parameters
+    ----------
+    src : str, path-like or file object
+        A pool file, an instance file (its pool is read) or a ``.csv`` path
+        (:func:`read_pool_csv`).
+
+    Returns
+    -------
+    ResourcePool
+        The pool, with its timetables.
+
     Raises
     ------
     InstanceError
+        An unreadable file or a bad field (named with the file).
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.collective as co
+    >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
+    >>> f = io.StringIO()
+    >>> co.write_pool(f, pool)
+    >>> _ = f.seek(0)
+    >>> co.read_pool(f).names
+    ('cores', 'ram')
     """
     if not hasattr(src, "read") and str(src).lower().endswith(".csv"):
         return read_pool_csv(src)
@@ -107,7 +130,26 @@ def read_pool(src: PathOrFile) -> ResourcePool:
 
 
 def write_pool(dst: PathOrFile, pool: ResourcePool) -> None:
-    """Write a pool as JSON."""
+    """Write a pool as JSON.
+
+    Parameters
+    ----------
+    dst : str, path-like or file object
+        Where to write (atomically, for a path).
+    pool : ResourcePool
+        The pool, timetables included.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.collective as co
+    >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
+    >>> f = io.StringIO()
+    >>> co.write_pool(f, pool)
+    >>> _ = f.seek(0)
+    >>> co.read_pool(f)
+    ResourcePool(3 nodes, properties ['cores', 'ram'], 1 breakpoints, labels [])
+    """
     dump_json(pool_to_dict(pool), dst)
 
 
@@ -116,9 +158,31 @@ def read_pool_csv(path: PathOrFile, usage: Optional[PathOrFile] = None,
     """A pool from CSV: ``node,<property>...,label:<name>...`` (one row per node), and an
     optional usage CSV ``node,property,slot,reserved`` on a grid of ``slot_seconds``.
 
+    Parameters
+    ----------
+    path : str, path-like or file object
+        The nodes' CSV.
+    usage : str, path-like or file object, optional
+        The reservations' CSV; none: nothing is reserved.
+    slot_seconds : float
+        Length of a usage slot in seconds.
+
+    Returns
+    -------
+    ResourcePool
+        The pool.
+
     Raises
     ------
     InstanceError
+        An unreadable file, a missing header, or a bad row (named with the file).
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.collective as co
+    >>> co.read_pool_csv(io.StringIO("node,cores,ram\\nn0,4,8\\nn1,2,2\\n"))
+    ResourcePool(2 nodes, properties ['cores', 'ram'], 1 breakpoints, labels [])
     """
     name = os.fspath(path) if not hasattr(path, "read") else getattr(path, "name", "<csv>")
     try:
@@ -194,7 +258,34 @@ def request_from_dict(data: Any, *, source: str = "<dict>") -> CollectiveRequest
 
 
 def read_request(src: PathOrFile) -> CollectiveRequest:
-    """Read a request file (or the request of an instance file)."""
+    """Read a request file (or the request of an instance file).
+
+    Parameters
+    ----------
+    src : str, path-like or file object
+        A ``coalloc.collective.request`` or ``coalloc.collective.instance`` JSON file.
+
+    Returns
+    -------
+    CollectiveRequest
+        The request (missing fields take the paper's defaults).
+
+    Raises
+    ------
+    InstanceError
+        An unreadable file or a bad field (named with the file).
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.collective as co
+    >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
+    >>> f = io.StringIO()
+    >>> co.write_request(f, req)
+    >>> _ = f.seek(0)
+    >>> co.read_request(f).count
+    2
+    """
     data, name = load_json(src)
     if isinstance(data, dict) and data.get("format") == INSTANCE_FORMAT:
         data = get_key(data, "request", name)
@@ -202,7 +293,27 @@ def read_request(src: PathOrFile) -> CollectiveRequest:
 
 
 def write_request(dst: PathOrFile, request: CollectiveRequest) -> None:
-    """Write a request as JSON."""
+    """Write a request as JSON.
+
+    Parameters
+    ----------
+    dst : str, path-like or file object
+        Where to write (atomically, for a path).
+    request : CollectiveRequest
+        The request.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.collective as co
+    >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
+    >>> f = io.StringIO()
+    >>> co.write_request(f, req)
+    >>> _ = f.seek(0)
+    >>> back = co.read_request(f)
+    >>> back.count, back.duration, back.minimum, back.total
+    (2, 3600.0, {'cores': 1.0, 'ram': 1.0}, {'ram': 6.0})
+    """
     dump_json(request_to_dict(request), dst)
 
 
@@ -217,19 +328,95 @@ def instance_from_dict(
 
 
 def write_instance(dst: PathOrFile, pool: ResourcePool, request: CollectiveRequest) -> None:
-    """Write ``(pool, request)`` as one ``coalloc.collective.instance`` file."""
+    """Write ``(pool, request)`` as one ``coalloc.collective.instance`` file.
+
+    Parameters
+    ----------
+    dst : str, path-like or file object
+        Where to write (atomically, for a path).
+    pool : ResourcePool
+        The pool.
+    request : CollectiveRequest
+        The request.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.collective as co
+    >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
+    >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
+    >>> f = io.StringIO()
+    >>> co.write_instance(f, pool, req)
+    >>> _ = f.seek(0)
+    >>> pool2, req2 = co.read_instance(f)
+    >>> pool2.names, req2.duration
+    (('cores', 'ram'), 3600.0)
+    """
     dump_json({"format": INSTANCE_FORMAT, "version": VERSION, "pool": pool_to_dict(pool),
                "request": request_to_dict(request)}, dst)  # fmt: skip
 
 
 def read_instance(src: PathOrFile) -> Tuple[ResourcePool, CollectiveRequest]:
-    """Read a ``coalloc.collective.instance`` file."""
+    """Read a ``coalloc.collective.instance`` file.
+
+    Parameters
+    ----------
+    src : str, path-like or file object
+        The instance file.
+
+    Returns
+    -------
+    pool : ResourcePool
+        The pool.
+    request : CollectiveRequest
+        The request.
+
+    Raises
+    ------
+    InstanceError
+        An unreadable file or a bad field (named with the file).
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.collective as co
+    >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
+    >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
+    >>> f = io.StringIO()
+    >>> co.write_instance(f, pool, req)
+    >>> _ = f.seek(0)
+    >>> co.coallocate(*co.read_instance(f)).resources.tolist()
+    [1, 2]
+    """
     data, name = load_json(src)
     return instance_from_dict(data, source=name)
 
 
 def write_result(dst: PathOrFile, result: Any, verify: Optional[dict] = None) -> None:
-    """Write a result (and an optional verification summary) as JSON."""
+    """Write a result (and an optional verification summary) as JSON.
+
+    Parameters
+    ----------
+    dst : str, path-like or file object
+        Where to write (atomically, for a path).
+    result : CoallocationResult
+        The result of any method.
+    verify : dict, optional
+        A verification summary stored under ``"verify"``.
+
+    Examples
+    --------
+    >>> import io, json
+    >>> import coalloc.collective as co
+    >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
+    >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
+    >>> result = co.coallocate(pool, req)
+    >>> f = io.StringIO()
+    >>> co.write_result(f, result, verify=co.verify(pool, req, result).to_dict())
+    >>> data = json.loads(f.getvalue())
+    >>> data["format"], data["start"], data["resources"], data["verify"]["admissible"]
+    ('coalloc.collective.result', 0.0, [1, 2], True)
+    """
     out = {"format": RESULT_FORMAT, "version": VERSION, **result.to_dict()}
     if verify is not None:
         out["verify"] = verify
@@ -237,7 +424,32 @@ def write_result(dst: PathOrFile, result: Any, verify: Optional[dict] = None) ->
 
 
 def read_workload(src: PathOrFile) -> List[Tuple[float, CollectiveRequest]]:
-    """``[(arrival, request), ...]`` from a ``coalloc.collective.workload`` JSON file."""
+    """``[(arrival, request), ...]`` from a ``coalloc.collective.workload`` JSON file.
+
+    Parameters
+    ----------
+    src : str, path-like or file object
+        The workload file: ``requests``, each a request with an optional ``arrival``.
+
+    Returns
+    -------
+    list of (float, CollectiveRequest)
+        The requests by arrival time.
+
+    Raises
+    ------
+    InstanceError
+        An unreadable file, a bad request or a negative arrival (named with the file).
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.collective as co
+    >>> text = ('{"format": "coalloc.collective.workload", "version": 1, "requests": ['
+    ...         '{"arrival": 60, "duration": 600, "count": 1}, {"duration": 300, "count": 2}]}')
+    >>> [(t, r.count) for t, r in co.read_workload(io.StringIO(text))]
+    [(0.0, 2), (60.0, 1)]
+    """
     data, name = load_json(src)
     check_envelope(data, WORKLOAD_FORMAT, VERSION, name)
     reqs = get_key(data, "requests", name)
@@ -260,10 +472,31 @@ def read_swf(src: PathOrFile) -> np.ndarray:
     Lines starting with ``;`` are header comments; every other non-empty line must have 18
     white-space separated numeric fields (``-1`` = unknown).
 
+    Parameters
+    ----------
+    src : str, path-like or file object
+        The SWF trace.
+
+    Returns
+    -------
+    ndarray of float64, shape (jobs, 18)
+        One row per job, the SWF fields in order.
+
     Raises
     ------
     InstanceError
         On a line with the wrong number of fields or a non-numeric field (with its number).
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.collective as co
+    >>> swf = io.StringIO("; a header comment\\n"
+    ...                   "1 0 5 3600 4 -1 -1 4 7200 -1 1 1 1 1 1 -1 -1 -1\\n"
+    ...                   "2 60 0 1800 2 -1 -1 2 3600 -1 1 1 1 1 1 -1 -1 -1\\n")
+    >>> jobs = co.read_swf(swf)
+    >>> jobs.shape, jobs[:, 1].tolist()
+    ((2, 18), [0.0, 60.0])
     """
     name = getattr(src, "name", "<stream>") if hasattr(src, "read") else os.fspath(src)
     try:
@@ -295,7 +528,7 @@ def swf_requests(
     collective: bool = True,
     time_offset: Optional[float] = None,
 ) -> List[Tuple[float, CollectiveRequest]]:
-    """Turn SWF jobs into ``(arrival, request)`` pairs (the mapping of docs/collective.md).
+    """Turn SWF jobs into ``(arrival, request)`` pairs (the mapping of ``coalloc docs collective``).
 
     * arrival = ``t_e`` = submit time (field 2) minus ``time_offset`` (default: the first
       submit time), ``t_l = t_e + max_wait``;
@@ -307,9 +540,35 @@ def swf_requests(
     * with ``memory_property`` and a known memory per processor (field 10 requested, else
       field 7 used, KB): a total of ``P * memory`` in GB.
 
+    Parameters
+    ----------
+    jobs : ndarray, shape (jobs, 18)
+        SWF jobs, as :func:`read_swf` returns them.
+    procs_property : str or None
+        The property that counts processors (None: none).
+    memory_property : str, optional
+        The property that counts memory in GB (None: memory is ignored).
+    procs_per_node : float
+        Processors of one resource.
+    max_wait : float
+        Seconds a job may wait: the start window is ``[t_e, t_e + max_wait]``.
+    collective : bool
+        Collective requests (a total over the resources) or simple ones (per resource).
+    time_offset : float, optional
+        Subtracted from the submit times (default: the first submit time).
+
     Returns
     -------
     list of (float, CollectiveRequest)
+        ``(arrival, request)`` per usable job, in the order of ``jobs``.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.collective as co
+    >>> jobs = co.read_swf(io.StringIO("1 0 5 3600 4 -1 -1 4 7200 -1 1 1 1 1 1 -1 -1 -1\\n"))
+    >>> [(t, r.count, r.duration) for t, r in co.swf_requests(jobs, procs_per_node=2)]
+    [(0.0, 2, 3600.0)]
     """
     out = []
     if jobs.shape[0] == 0:

@@ -16,7 +16,7 @@ __all__ = ["CoallocationResult"]
 class CoallocationResult(Result):
     """Outcome of :func:`coalloc.collective.coallocate` (every method).
 
-    Attributes
+    Parameters
     ----------
     start : float or None
         ``t_s`` in seconds from the pool's origin (None when rejected).
@@ -33,12 +33,23 @@ class CoallocationResult(Result):
     names : tuple of str
         Property names (columns of ``amounts``).
     rejection : dict or None
-        Why no solution was found: a machine-readable reason (see docs/collective.md).
+        Why no solution was found: a machine-readable reason (``coalloc docs collective``).
     proven : bool
         For a rejection: True when no admissible solution exists in the window (exact
         methods); for a solution: True when its start is proven earliest.
-    status, message, method, seed, params, timings, iterations, objective, bound, gap
+    status, message, method, seed, params, timings, iterations, objective, bound, gap : object
         The shared result fields (:class:`coalloc.Result`).
+
+    Examples
+    --------
+    >>> import coalloc.collective as co
+    >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
+    >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
+    >>> result = co.coallocate(pool, req)
+    >>> result.status, result.start, result.resources.tolist()
+    ('optimal', 0.0, [1, 2])
+    >>> result.amounts.tolist(), round(result.utilisation, 4)
+    ([[1.0, 2.0], [1.0, 4.0]], 0.6667)
     """
 
     start: Optional[float] = None

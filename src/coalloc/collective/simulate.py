@@ -25,7 +25,7 @@ __all__ = ["simulate", "SimulationResult"]
 class SimulationResult:
     """What :func:`simulate` measured.
 
-    Attributes
+    Parameters
     ----------
     records : list of dict
         Per request: ``arrival``, ``count``, ``collective``, ``accepted``, ``start``,
@@ -38,6 +38,15 @@ class SimulationResult:
     job_usage : ndarray, shape (slots, m)
         The part of ``usage`` due to the simulated jobs.
     names : tuple of str
+        The property names (columns of ``usage``).
+
+    Examples
+    --------
+    >>> from coalloc.collective.simulate import SimulationResult
+    >>> sim = SimulationResult(records=[{"accepted": True, "delay": 0.0},
+    ...                                 {"accepted": False, "delay": None}])
+    >>> sim.acceptance_rate
+    0.5
     """
 
     records: List[dict] = field(default_factory=list)

@@ -79,13 +79,58 @@ solve = coallocate
 
 def verify(pool: ResourcePool, request: CollectiveRequest,
            result: CoallocationResult) -> CoallocationReport:  # fmt: skip
-    """:func:`verify_coallocation` of a result, checking its claimed utilisation factor."""
+    """:func:`verify_coallocation` of a result, checking its claimed utilisation factor.
+
+    Parameters
+    ----------
+    pool : ResourcePool
+        The pool the result was computed on (before reserving it).
+    request : CollectiveRequest
+        The request.
+    result : CoallocationResult
+        A result with a solution (``result.start`` not None).
+
+    Returns
+    -------
+    CoallocationReport
+        Admissibility, violations and the recomputed utilisation factor.
+
+    Examples
+    --------
+    >>> import coalloc.collective as co
+    >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
+    >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
+    >>> result = co.coallocate(pool, req)
+    >>> report = co.verify(pool, req, result)
+    >>> print(report)
+    admissible; utilisation factor 0.666667
+    >>> report.ok
+    True
+    """
     return verify_coallocation(pool, request, result.start, result.resources, result.amounts,
                                claimed_utilisation=result.utilisation)  # fmt: skip
 
 
 class Instance(NamedTuple):
-    """A co-allocation problem as one object: what :func:`coalloc.solve_many` takes."""
+    """A co-allocation problem as one object: what :func:`coalloc.solve_many` takes.
+
+    Parameters
+    ----------
+    pool : ResourcePool
+        The resources and their timetables.
+    request : CollectiveRequest
+        The job's request.
+
+    Examples
+    --------
+    >>> import coalloc.collective as co
+    >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
+    >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
+    >>> inst = co.Instance(pool, req)
+    >>> result = inst.solve()
+    >>> result.start, inst.verify(result).ok
+    (0.0, True)
+    """
 
     pool: ResourcePool
     request: CollectiveRequest

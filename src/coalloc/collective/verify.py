@@ -20,7 +20,7 @@ __all__ = ["CoallocationReport", "verify_coallocation"]
 class CoallocationReport(Report):
     """What :func:`verify_coallocation` found.
 
-    Attributes
+    Parameters
     ----------
     admissible : bool
         Every constraint holds.
@@ -30,6 +30,16 @@ class CoallocationReport(Report):
         The factor recomputed from the pool (eq. 3 after placement).
     matches : bool
         The claimed factor (if any) agrees with the recomputation.
+
+    Examples
+    --------
+    >>> import coalloc.collective as co
+    >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
+    >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
+    >>> result = co.coallocate(pool, req)
+    >>> report = co.verify(pool, req, result)
+    >>> report.admissible, report.violations, report.matches
+    (True, [], True)
     """
 
     admissible: bool

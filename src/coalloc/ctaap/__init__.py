@@ -12,7 +12,7 @@ maximising the number of allocated tasks::
 Methods (:data:`METHODS`): ``"ctaap"`` (the CTAAP-Solver, compiled), ``"greedy"`` (first
 fit), ``"exact"`` (the integer program on HiGHS, CBC or CP-SAT). ``coalloc.solve``,
 ``coalloc.Request``, ``coalloc.Offer`` and ``coalloc.verify`` are aliases of this family.
-See docs/ctaap.md.
+See ``coalloc docs ctaap``.
 """
 
 from . import generators

@@ -277,12 +277,27 @@ def upper_bound(request: Request, offer: Offer) -> int:
     Parameters
     ----------
     request : Request
+        The request graph.
     offer : Offer
+        The offer graph.
 
     Returns
     -------
     int
         An upper bound on the number of tasks any feasible allocation places.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Incompatible models.
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> ct.upper_bound(request, offer), ct.solve(request, offer, seed=0).n_allocated
+    (3, 2)
     """
     from scipy.sparse.csgraph import maximum_flow
 
@@ -444,6 +459,15 @@ def solve_exact(
         other malformed arguments (the message names the argument).
     ImportError
         When the back-end's optional package is missing.
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> result = ct.solve_exact(request, offer)          # HiGHS, through SciPy
+    >>> result.status, result.assignment.tolist(), result.objective, result.bound
+    ('optimal', [-1, 1, 1], 2.0, 2.0)
     """
     check_compatible(request, offer)
     checks.check_exact_options(backend, BACKENDS, time_limit, mip_gap, threads, seed)

@@ -95,6 +95,13 @@ def random_instance(
     Returns
     -------
     (Request, Offer)
+
+    Examples
+    --------
+    >>> from coalloc.ctaap import generators
+    >>> generators.random_instance(8, 3, seed=0)
+    (Request(n=8, properties=['cpu', 'mem'], edges=56, symmetric=True),
+     Offer(m=3, properties=['cpu', 'mem'], machines=20))
     """
     if n_tasks < 0 or n_clusters < 0:
         raise ValueError("n_tasks and n_clusters must be non-negative")
@@ -131,6 +138,13 @@ def fig2(range_factor: int = 1, *, n_tasks: int = 50, n_clusters: int = 5, seed=
     Returns
     -------
     (Request, Offer)
+
+    Examples
+    --------
+    >>> from coalloc.ctaap import generators
+    >>> generators.fig2(2, seed=1)
+    (Request(n=50, properties=['cpu', 'mem'], edges=2450, symmetric=True),
+     Offer(m=5, properties=['cpu', 'mem'], machines=27))
     """
     if int(range_factor) != range_factor or range_factor < 1:
         raise ValueError(f"range_factor must be a positive integer, got {range_factor!r}")
@@ -157,6 +171,13 @@ def fig3(n_tasks: int, *, n_clusters: int = 5, seed=0):
     Returns
     -------
     (Request, Offer)
+
+    Examples
+    --------
+    >>> from coalloc.ctaap import generators
+    >>> request, offer = generators.fig3(100, seed=0)
+    >>> request.n, offer.m
+    (100, 5)
     """
     return random_instance(
         n_tasks,

@@ -90,6 +90,21 @@ def solve_greedy(
     Returns
     -------
     SolveResult
+        The largest allocation found, ``method="greedy"``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Incompatible models or a bad parameter (the message names it).
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> result = ct.solve_greedy(request, offer)
+    >>> result.assignment.tolist(), result.n_allocated
+    ([0, -1, 1], 2)
     """
     check_compatible(request, offer)
     if order not in ORDERS:

@@ -1,4 +1,4 @@
-"""Reading and writing instances and results as JSON (format in docs/formats.md)."""
+"""Reading and writing instances and results as JSON (format in ``coalloc docs formats``)."""
 
 from __future__ import annotations
 
@@ -72,6 +72,21 @@ def instance_to_dict(
     Returns
     -------
     dict
+        The ``coalloc.instance`` dictionary (``coalloc docs formats``).
+
+    Raises
+    ------
+    ValueError
+        An unknown ``bandwidth_format``.
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> data = ct.instance_to_dict(request, offer)
+    >>> data["format"], data["offer"]["capacity"], data["request"]["properties"]
+    ('coalloc.instance', [1, 2], {'cpu': [10, 20, 30]})
     """
     if bandwidth_format not in ("auto", "dense", "edges"):
         raise ValueError(f"bandwidth_format must be auto, dense or edges, got {bandwidth_format!r}")
@@ -134,7 +149,7 @@ _EDGE_LIST = Obj(
     }
 )
 #: The instance format, checked strictly: unknown keys, wrong types and out-of-range
-#: values are errors naming the file and the field (docs/formats.md).
+#: values are errors naming the file and the field (``coalloc docs formats``).
 INSTANCE_SCHEMA = Obj(
     {
         "format": (AnyValue(), False),
@@ -216,12 +231,25 @@ def instance_from_dict(data: Any, *, source: str = "instance") -> Tuple[Request,
 
     Returns
     -------
-    (Request, Offer)
+    request : Request
+        The request graph.
+    offer : Offer
+        The offer graph.
 
     Raises
     ------
     InstanceError
         With a message naming the offending field.
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> request2, offer2 = ct.instance_from_dict(ct.instance_to_dict(request, offer))
+    >>> request2, offer2
+    (Request(n=3, properties=['cpu'], edges=4, symmetric=True),
+     Offer(m=2, properties=['cpu'], machines=3))
     """
     check_envelope(data, INSTANCE_FORMAT, VERSION, source)
     check(data, INSTANCE_SCHEMA, source)
@@ -266,21 +294,38 @@ def instance_from_dict(data: Any, *, source: str = "instance") -> Tuple[Request,
 
 
 def read_instance(src: PathOrFile) -> Tuple[Request, Offer]:
-    """Read an instance file (JSON, see docs/formats.md).
+    """Read an instance file (JSON, see ``coalloc docs formats``).
 
     Parameters
     ----------
     src : path or file object
+        The ``coalloc.instance`` JSON file.
 
     Returns
     -------
-    (Request, Offer)
+    request : Request
+        The request graph.
+    offer : Offer
+        The offer graph.
 
     Raises
     ------
     InstanceError
         When the file cannot be read or is not a valid instance; the message names the file
         and the field.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> f = io.StringIO()
+    >>> ct.write_instance(f, request, offer)
+    >>> _ = f.seek(0)
+    >>> request2, offer2 = ct.read_instance(f)
+    >>> request2.n, offer2.capacity.tolist()
+    (3, [1, 2])
     """
     data, name = load_json(src)
     return instance_from_dict(data, source=name)
@@ -301,12 +346,27 @@ def write_instance(
     Parameters
     ----------
     dst : path or file object
+        Where to write (atomically, for a path).
     request : Request
+        The request graph.
     offer : Offer
+        The offer graph.
     bandwidth_format : {"auto", "dense", "edges"}
         See :func:`instance_to_dict`.
     metadata : dict, optional
         Free-form information to store with the instance.
+
+    Examples
+    --------
+    >>> import json
+    >>> import io
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> f = io.StringIO()
+    >>> ct.write_instance(f, request, offer, metadata={"name": "three tasks"})
+    >>> json.loads(f.getvalue())["metadata"]
+    {'name': 'three tasks'}
     """
     dump_json(
         instance_to_dict(request, offer, bandwidth_format=bandwidth_format, metadata=metadata), dst
@@ -321,9 +381,25 @@ def write_result(
     Parameters
     ----------
     dst : path or file object
+        Where to write (atomically, for a path).
     result : SolveResult
+        The result of any method.
     report : VerifyReport, optional
         Stored under ``"verify"``.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> result = ct.solve(request, offer, seed=0)
+    >>> f = io.StringIO()
+    >>> ct.write_result(f, result, ct.verify(request, offer, result.assignment))
+    >>> _ = f.seek(0)
+    >>> data = ct.read_result(f)
+    >>> data["assignment"].tolist(), data["n_allocated"], data["verify"]["feasible"]
+    ([-1, 1, 1], 2, True)
     """
     out = {"format": RESULT_FORMAT, "version": VERSION, **result.to_dict()}
     if report is not None:
@@ -334,10 +410,33 @@ def write_result(
 def read_result(src: PathOrFile) -> dict:
     """Read a result file written by :func:`write_result`.
 
+    Parameters
+    ----------
+    src : path or file object
+        The ``coalloc.result`` JSON file.
+
     Returns
     -------
     dict
         The parsed result, with ``"assignment"`` as an int64 array.
+
+    Raises
+    ------
+    InstanceError
+        Not a result file, or an assignment that is not a list of integers.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> f = io.StringIO()
+    >>> ct.write_result(f, ct.solve(request, offer, method="greedy"))
+    >>> _ = f.seek(0)
+    >>> data = ct.read_result(f)
+    >>> data["method"], data["assignment"].tolist()
+    ('greedy', [0, -1, 1])
     """
     data, name = load_json(src)
     if not isinstance(data, dict) or data.get("format") != RESULT_FORMAT:

@@ -222,6 +222,17 @@ class Request(_ReadOnlyPickle):
     ------
     TypeError, ValueError
         On malformed input; the message names the argument.
+
+    Examples
+    --------
+    Three tasks needing CPU 10, 20 and 30; task 1 talks to both others:
+
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> request
+    Request(n=3, properties=['cpu'], edges=4, symmetric=True)
+    >>> request.properties["cpu"].tolist()
+    [10.0, 20.0, 30.0]
     """
 
     names: Optional[tuple] = None  # objects pickled before names existed have none
@@ -343,6 +354,22 @@ class Offer(_ReadOnlyPickle):
         Read-only dense copy of ``B_hat``.
     names : tuple or None
         The cluster names.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On malformed input; the message names the argument.
+
+    Examples
+    --------
+    Two clusters: one machine of CPU 25, two of CPU 40; the diagonal is intra-cluster:
+
+    >>> import coalloc.ctaap as ct
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> offer
+    Offer(m=2, properties=['cpu'], machines=3)
+    >>> offer.capacity.tolist(), offer.bandwidth.tolist()
+    ([1, 2], [[4.0, 3.0], [3.0, 6.0]])
     """
 
     names: Optional[tuple] = None  # objects pickled before names existed have none
@@ -525,7 +552,9 @@ def check_compatible(request: Request, offer: Offer) -> None:
     Parameters
     ----------
     request : Request
+        The request graph.
     offer : Offer
+        The offer graph.
 
     Raises
     ------
@@ -533,6 +562,18 @@ def check_compatible(request: Request, offer: Offer) -> None:
         If either is not the right model type.
     ValueError
         If the property names differ.
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> ct.check_compatible(request, offer)          # fine: nothing happens
+    >>> other = ct.Offer({"mem": [4]}, capacity=[1], bandwidth=[[1]])
+    >>> ct.check_compatible(request, other)
+    Traceback (most recent call last):
+    ...
+    ValueError: offer: property names must match the request's: ... offer has ['mem']
     """
     if not isinstance(request, Request):
         raise TypeError(f"request must be a coalloc.Request, got {type(request).__name__}")
@@ -549,6 +590,26 @@ def compatibility(request: Request, offer: Offer) -> np.ndarray:
     """Boolean ``(n, m)`` matrix: task ``i`` fits a machine of cluster ``j`` (constraint (3)).
 
     Clusters with no machines are marked incompatible.
+
+    Parameters
+    ----------
+    request : Request
+        The request graph.
+    offer : Offer
+        The offer graph (same property names).
+
+    Returns
+    -------
+    ndarray of bool, shape (n, m)
+        ``True`` where every property of task ``i`` is at most the machine's of cluster ``j``.
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> ct.compatibility(request, offer).tolist()   # task 2 (CPU 30) fits cluster 1 only
+    [[True, True], [True, True], [False, True]]
     """
     ok = np.ones((request.n, offer.m), dtype=bool)
     for name, need in request.properties.items():

@@ -16,7 +16,7 @@ __all__ = ["SolveResult", "STATUSES"]
 class SolveResult(Result):
     """Outcome of :func:`coalloc.ctaap.solve` (every method of the family).
 
-    Attributes
+    Parameters
     ----------
     assignment : ndarray of int64, shape (n,)
         Cluster of each task, -1 when the task is not allocated.
@@ -44,6 +44,17 @@ class SolveResult(Result):
         Step-1 weight matrix ``X`` (``n x m``) for CTAAP, else None.
     objective, bound, gap : float, optional
         For exact solvers: objective value, proven upper bound and relative gap.
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> result = ct.solve(request, offer, method="ctaap", seed=0)
+    >>> result.assignment.tolist(), result.n_allocated, result.status, result.method
+    ([-1, 1, 1], 2, 'feasible', 'ctaap')
+    >>> result.success, "total" in result.timings
+    (True, True)
     """
 
     assignment: np.ndarray

@@ -215,6 +215,22 @@ def solve_ctaap(
     SolveResult
         With ``weights`` (step-1 ``X``), per-step ``timings`` and ``iterations``, and
         ``n_removals`` (step-3 removals).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Incompatible models or a bad parameter (the message names it).
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> result = ct.solve_ctaap(request, offer, seed=0)
+    >>> result.assignment.tolist(), result.n_allocated
+    ([-1, 1, 1], 2)
+    >>> ct.solve_ctaap(request, offer, seed=0, paper=True).n_allocated
+    2
     """
     check_compatible(request, offer)
     if not isinstance(paper, (bool, np.bool_)):

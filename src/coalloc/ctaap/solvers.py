@@ -97,6 +97,13 @@ class Instance(NamedTuple):
 
     A plain ``(request, offer)`` pair (it unpacks as one), with the family's calls attached.
 
+    Parameters
+    ----------
+    request : Request
+        The request graph.
+    offer : Offer
+        The offer graph.
+
     Examples
     --------
     >>> import coalloc

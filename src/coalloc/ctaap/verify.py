@@ -34,7 +34,7 @@ _CHUNK = 1 << 22
 class VerifyReport(Report):
     """What :func:`verify` found.
 
-    Attributes
+    Parameters
     ----------
     n_tasks : int
         Number of tasks in the request.
@@ -47,6 +47,17 @@ class VerifyReport(Report):
         between their clusters, for (5) non-binary entries.
     examples : dict of int to list
         Up to ten offending items per constraint, to help debugging.
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+    >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+    >>> report = ct.verify(request, offer, [-1, 1, 1])
+    >>> print(report)
+    2/3 tasks allocated, feasible
+    >>> ct.verify(request, offer, [0, 0, 1]).violations   # cluster 0: 1 machine, bandwidth 4
+    {1: 0, 2: 1, 3: 0, 4: 2, 5: 0}
     """
 
     n_tasks: int

@@ -12,7 +12,7 @@ throughput ``sum_i min(load_i, capacity_i)``::
 
 Methods (:data:`METHODS`): ``bfd`` (default), ``dmcf-gga``, ``fcfs``, ``fcfs-ff``,
 ``round-robin``, ``exact``. The generalized assignment problem: :class:`GapInstance`,
-:func:`read_gap`, :func:`solve_gap`, :func:`generate_gap`. See docs/loadshare.md.
+:func:`read_gap`, :func:`solve_gap`, :func:`generate_gap`. See ``coalloc docs loadshare``.
 """
 
 from . import generators

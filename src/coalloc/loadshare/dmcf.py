@@ -100,11 +100,19 @@ def initial_coalitions(
     Returns
     -------
     ndarray of int64, shape (n,)
+        The coalition index of every node.
 
     Raises
     ------
     ValueError
         Unknown ``how`` or a bad ``coalition_size``.
+
+    Examples
+    --------
+    >>> import coalloc.loadshare as ls
+    >>> problem = ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1])
+    >>> ls.initial_coalitions(problem, 2, "round-robin").tolist()
+    [0, 1, 0]
     """
     nc = _n_coalitions(problem, coalition_size)
     if how not in _INITS:
@@ -135,6 +143,28 @@ def job_order(problem: LoadSharingProblem, phase2: str = "ff") -> np.ndarray:
 def first_fit(problem: LoadSharingProblem, coalition: np.ndarray, *, phase2: str = "ff",
               backend: str = "compiled") -> tuple:  # fmt: skip
     """Phase II on every coalition: ``(placement, throughput, probes, moved)``.
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+        The grid and its jobs.
+    coalition : array_like of int, shape (n,)
+        The coalition of every node (``0 .. k - 1``).
+    phase2 : str
+        The job order of the first fit (``"ff"``: the paper's).
+    backend : {"compiled", "numpy"}
+        The compiled kernel or its NumPy twin.
+
+    Returns
+    -------
+    placement : ndarray of int64, shape (J,)
+        The node of every job.
+    throughput : float
+        The throughput of the placement.
+    probes : int
+        Nodes probed by the first fit.
+    moved : int
+        Jobs placed away from their origin.
 
     Examples
     --------
@@ -503,6 +533,18 @@ def _simple(problem, method, placement, t0, seed, params, coalition=None, iterat
 def fcfs(problem: LoadSharingProblem, *, seed: Optional[int] = None) -> ShareResult:
     """No sharing: every job runs where it arrived (Condor's first come first served).
 
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+        The grid and its jobs.
+    seed : int, optional
+        Recorded in the result (nothing is drawn at random).
+
+    Returns
+    -------
+    ShareResult
+        ``placement`` equal to the jobs' origins.
+
     Examples
     --------
     >>> from coalloc.loadshare import LoadSharingProblem, fcfs
@@ -526,6 +568,27 @@ def fcfs_ff(problem: LoadSharingProblem, *, coalition_size: int = 23, seed: Opti
             backend: str = "compiled") -> ShareResult:  # fmt: skip
     """Coalitions formed first come first served (report order, consecutive), first fit inside.
 
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+        The grid and its jobs.
+    coalition_size : int
+        Nodes per coalition; ``ceil(n / coalition_size)`` coalitions.
+    seed : int, optional
+        Recorded in the result (the method draws nothing at random).
+    backend : {"compiled", "numpy"}
+        The compiled first fit or its NumPy twin.
+
+    Returns
+    -------
+    ShareResult
+        The placement, its throughput and the coalitions.
+
+    Raises
+    ------
+    ValueError, TypeError
+        A bad ``coalition_size``, ``seed`` or ``backend``.
+
     Examples
     --------
     >>> from coalloc.loadshare import generators, fcfs_ff
@@ -540,6 +603,27 @@ def round_robin(problem: LoadSharingProblem, *, coalition_size: int = 23,
                 seed: Optional[int] = None, backend: str = "compiled") -> ShareResult:  # fmt: skip
     """Nodes dealt to the coalitions in turn (node ``i`` to coalition ``i mod k``), first fit
     inside.
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+        The grid and its jobs.
+    coalition_size : int
+        Nodes per coalition; ``ceil(n / coalition_size)`` coalitions.
+    seed : int, optional
+        Recorded in the result (the method draws nothing at random).
+    backend : {"compiled", "numpy"}
+        The compiled first fit or its NumPy twin.
+
+    Returns
+    -------
+    ShareResult
+        The placement, its throughput and the coalitions.
+
+    Raises
+    ------
+    ValueError, TypeError
+        A bad ``coalition_size``, ``seed`` or ``backend``.
 
     Examples
     --------
@@ -562,6 +646,27 @@ def best_fit(problem: LoadSharingProblem, *, coalition_size: Optional[int] = Non
     bound whenever the pooled jobs can fill every node or all fit. When it falls short of
     the bound, the same best fit without keeping any job at its origin is tried too and the
     better placement returned.
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+        The grid and its jobs.
+    coalition_size : int, optional
+        Accepted for a uniform call and ignored (checked to be a positive integer).
+    seed : int, optional
+        Recorded in the result (nothing is drawn at random).
+    backend : {"compiled", "numpy"}
+        The compiled best fit or its NumPy twin.
+
+    Returns
+    -------
+    ShareResult
+        The placement and its throughput.
+
+    Raises
+    ------
+    ValueError, TypeError
+        A bad ``coalition_size``, ``seed`` or ``backend``.
 
     Examples
     --------

@@ -6,7 +6,7 @@ Every item goes to exactly one agent (``assign_all=True``) or to at most one
 (``assign_all=False``: an item may stay unassigned, ``-1``, at no cost).
 
 * :func:`read_gap` / :func:`write_gap`: the OR-Library format (module docstring of
-  :mod:`coalloc.loadshare.io` and docs/loadshare.md).
+  :mod:`coalloc.loadshare.io` and ``coalloc docs loadshare``).
 * :func:`solve_gap`: ``method="exact"`` (CP-SAT or HiGHS on the shared runner: proven
   optimum, bound, gap) or ``"heuristic"`` (the LP relaxation rounded, or a regret-greedy
   start after Martello & Toth when the LP has no solution, then a tabu search over shifts
@@ -136,7 +136,7 @@ def _int_array(values: Any, argname: str, ndim: int) -> np.ndarray:
 class GapResult(Result):
     """What :func:`solve_gap` returns.
 
-    Attributes
+    Parameters
     ----------
     assignment : ndarray of int64, shape (n,)
         Agent of every item, -1 when unassigned (None without a solution).
@@ -147,9 +147,19 @@ class GapResult(Result):
     gap : float or None
         ``|objective - bound| / max(1, |objective|)``.
     sense : str
+        ``"min"`` (cost) or ``"max"`` (profit).
     assign_all : bool
-    status, message, method, seed, params, timings, iterations
+        Whether every item had to be assigned.
+    status, message, method, seed, params, timings, iterations : object
         As for :class:`coalloc.Result`.
+
+    Examples
+    --------
+    >>> import coalloc.loadshare as ls
+    >>> gap = ls.GapInstance([[1, 3], [2, 1]], [[2, 2], [2, 2]], [2, 2])
+    >>> result = ls.solve_gap(gap, "heuristic")
+    >>> result.status, result.assignment.tolist(), result.objective, result.bound
+    ('optimal', [0, 1], 2.0, 2.0)
     """
 
     status: str
@@ -189,6 +199,21 @@ def gap_bound(
 
     Equal to the Lagrangian bound obtained by relaxing the capacity constraints. Items that
     fit no agent alone are forced out of the LP's support (``x_ij = 0`` when ``w_ij > b_i``).
+
+    Parameters
+    ----------
+    instance : GapInstance
+        The GAP instance.
+    sense : {"min", "max"}
+        Minimise the cost or maximise the profit.
+    assign_all : bool
+        Every item must be assigned (the classical GAP); False: items may stay out.
+
+    Returns
+    -------
+    float or None
+        A lower bound (``"min"``) or an upper bound (``"max"``) on the optimum; None when
+        the LP is infeasible.
 
     Examples
     --------

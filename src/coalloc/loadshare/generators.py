@@ -95,7 +95,24 @@ def paper_setup(
 
 
 def gap_instance(*args, **kwargs):
-    """Alias of :func:`coalloc.loadshare.gap.generate_gap` (Chu & Beasley types A-D)."""
+    """Alias of :func:`coalloc.loadshare.gap.generate_gap` (Chu & Beasley types A-D).
+
+    Parameters
+    ----------
+    *args, **kwargs
+        The arguments of :func:`~coalloc.loadshare.generate_gap` (``kind, m, n, seed``).
+
+    Returns
+    -------
+    GapInstance
+        The instance.
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import generators
+    >>> generators.gap_instance("a", 5, 20, seed=0)
+    GapInstance(m=5, n=20, a0520-0)
+    """
     from .gap import generate_gap
 
     return generate_gap(*args, **kwargs)

@@ -96,6 +96,21 @@ def problem_from_dict(data: Any, *, source: str = "<dict>") -> LoadSharingProble
 def read_problem(src: PathOrFile) -> LoadSharingProblem:
     """Read a ``coalloc.loadshare.instance`` JSON file.
 
+    Parameters
+    ----------
+    src : str, path-like or file object
+        The file.
+
+    Returns
+    -------
+    LoadSharingProblem
+        The grid and its jobs.
+
+    Raises
+    ------
+    InstanceError
+        An unreadable file or a bad field (named with the file).
+
     Examples
     --------
     >>> import io, json
@@ -109,7 +124,28 @@ def read_problem(src: PathOrFile) -> LoadSharingProblem:
 
 
 def write_problem(dst: PathOrFile, problem: LoadSharingProblem, metadata: Any = None) -> None:
-    """Write a problem as a ``coalloc.loadshare.instance`` JSON file."""
+    """Write a problem as a ``coalloc.loadshare.instance`` JSON file.
+
+    Parameters
+    ----------
+    dst : str, path-like or file object
+        Where to write (atomically, for a path).
+    problem : LoadSharingProblem
+        The grid and its jobs.
+    metadata : dict, optional
+        Free-form information stored with the problem.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.loadshare as ls
+    >>> problem = ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1])
+    >>> f = io.StringIO()
+    >>> ls.write_problem(f, problem, metadata={"name": "toy"})
+    >>> _ = f.seek(0)
+    >>> ls.read_problem(f)
+    LoadSharingProblem(n_nodes=3, n_jobs=4, load=24, capacity=30)
+    """
     dump_json(problem_to_dict(problem, metadata), dst)
 
 
@@ -214,7 +250,41 @@ def read_gap(path: PathOrFile) -> List[GapInstance]:
 
 
 def write_gap(dst: PathOrFile, instances: Any, *, multi: bool = True) -> None:
-    """Write GAP instances in the OR-Library format (``multi=False``: exactly one, no count)."""
+    """Write GAP instances in the OR-Library format (``multi=False``: exactly one, no count).
+
+    Parameters
+    ----------
+    dst : str, path-like or file object
+        Where to write (atomically, for a path).
+    instances : GapInstance or iterable of GapInstance
+        The instances.
+    multi : bool
+        Write the multi-instance format (a count first); False: exactly one instance.
+
+    Raises
+    ------
+    ValueError
+        Non-integer costs, or ``multi=False`` with more than one instance.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.loadshare as ls
+    >>> gap = ls.GapInstance([[1, 3], [2, 1]], [[2, 2], [2, 2]], [2, 2])
+    >>> f = io.StringIO()
+    >>> ls.write_gap(f, gap)
+    >>> print(f.getvalue(), end="")
+     1
+     2 2
+     1 3
+     2 1
+     2 2
+     2 2
+     2 2
+    >>> _ = f.seek(0)
+    >>> ls.read_gap(f)[0].cost.tolist()
+    [[1.0, 3.0], [2.0, 1.0]]
+    """
     if isinstance(instances, GapInstance):
         instances = [instances]
     instances = list(instances)

@@ -173,10 +173,50 @@ def _index_vector(values: Any, argname: str, length: int, upper: Optional[int]) 
 
 
 def node_loads(problem: LoadSharingProblem, placement: np.ndarray) -> np.ndarray:
-    """Load of every node under ``placement`` (the node of each job)."""
+    """Load of every node under ``placement`` (the node of each job).
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+        The grid and its jobs.
+    placement : ndarray of int64, shape (J,)
+        The node of every job (trusted: from a solver).
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        Total size of the jobs placed on each node.
+
+    Examples
+    --------
+    >>> import coalloc.loadshare as ls
+    >>> problem = ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1])
+    >>> ls.node_loads(problem, [0, 0, 0, 1]).tolist()      # every job where it arrived
+    [21.0, 3.0, 0.0]
+    """
     return np.bincount(placement, weights=problem.job_size, minlength=problem.n_nodes)
 
 
 def throughput_of(problem: LoadSharingProblem, placement: np.ndarray) -> float:
-    """``sum_i min(load_i, capacity_i)`` of a placement (trusted: from a solver)."""
+    """``sum_i min(load_i, capacity_i)`` of a placement (trusted: from a solver).
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+        The grid and its jobs.
+    placement : ndarray of int64, shape (J,)
+        The node of every job.
+
+    Returns
+    -------
+    float
+        The throughput of the placement.
+
+    Examples
+    --------
+    >>> import coalloc.loadshare as ls
+    >>> problem = ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1])
+    >>> ls.throughput_of(problem, [0, 0, 0, 1]), ls.throughput_of(problem, [0, 1, 2, 1])
+    (13.0, 24.0)
+    """
     return float(np.minimum(node_loads(problem, placement), problem.capacity).sum())

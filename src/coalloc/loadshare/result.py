@@ -16,7 +16,7 @@ __all__ = ["ShareResult"]
 class ShareResult(Result):
     """What :func:`coalloc.loadshare.share` returns.
 
-    Attributes
+    Parameters
     ----------
     placement : ndarray of int64, shape (J,)
         The node of every job.
@@ -41,8 +41,18 @@ class ShareResult(Result):
     coalition_history : list of (int, ndarray) or None
         ``(generation, coalition of every node)`` pairs, when DMCF-GGA was asked to keep
         them (``coalition_history=k``: every ``k`` generations).
-    status, message, method, seed, params, timings, iterations, objective, gap
+    status, message, method, seed, params, timings, iterations, objective, gap : object
         As for :class:`coalloc.Result`; ``objective`` is the throughput.
+
+    Examples
+    --------
+    >>> import coalloc.loadshare as ls
+    >>> problem = ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1])
+    >>> result = ls.share(problem, "fcfs-ff", coalition_size=3)
+    >>> result.placement.tolist(), result.throughput, result.bound
+    ([0, 1, 2, 1], 24.0, 24.0)
+    >>> result.coalition.tolist()
+    [0, 0, 0]
     """
 
     status: str

@@ -90,7 +90,22 @@ solve = share
 
 
 class Instance(NamedTuple):
-    """A load-sharing problem as one object: what :func:`coalloc.solve_many` takes."""
+    """A load-sharing problem as one object: what :func:`coalloc.solve_many` takes.
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+        The grid and its jobs.
+
+    Examples
+    --------
+    >>> import coalloc.loadshare as ls
+    >>> problem = ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1])
+    >>> inst = ls.Instance(problem)
+    >>> result = inst.solve()
+    >>> result.throughput, inst.verify(result).ok
+    (24.0, True)
+    """
 
     problem: LoadSharingProblem
 

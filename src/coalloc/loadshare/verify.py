@@ -19,7 +19,7 @@ __all__ = ["PlacementReport", "verify_placement", "GapReport", "verify_gap"]
 class PlacementReport(Report):
     """What :func:`verify_placement` found.
 
-    Attributes
+    Parameters
     ----------
     valid : bool
         One node in range for every job.
@@ -28,9 +28,21 @@ class PlacementReport(Report):
     bound : float
         Recomputed ``min(total load, total capacity)``.
     claimed : float or None
+        The throughput the caller claimed, if any.
     matches : bool
         The claim equals the recomputed throughput (relative 1e-9), and it is within the bound.
     problems : list of str
+        Why the placement is not valid.
+
+    Examples
+    --------
+    >>> import coalloc.loadshare as ls
+    >>> problem = ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1])
+    >>> report = ls.verify_placement(problem, [0, 1, 2, 1], claimed=24.0)
+    >>> print(report)
+    valid placement, throughput 24 of bound 24; claimed 24 (ok)
+    >>> report.valid, report.matches
+    (True, True)
     """
 
     valid: bool
@@ -114,7 +126,7 @@ def verify_placement(problem: Any, placement: Any, *, claimed: Optional[float] =
 class GapReport(Report):
     """What :func:`verify_gap` found.
 
-    Attributes
+    Parameters
     ----------
     feasible : bool
         Every assignment in range, every capacity respected, and every item assigned when
@@ -122,9 +134,23 @@ class GapReport(Report):
     objective : float
         Recomputed total cost (or profit) of the assigned items.
     unassigned : int
+        Items left out.
     claimed : float or None
+        The objective the caller claimed, if any.
     matches : bool
+        The claim equals the recomputed objective.
     problems : list of str
+        Why the assignment is not feasible.
+
+    Examples
+    --------
+    >>> import coalloc.loadshare as ls
+    >>> gap = ls.GapInstance([[1, 3], [2, 1]], [[2, 2], [2, 2]], [2, 2])
+    >>> report = ls.verify_gap(gap, [0, 1], claimed=2)
+    >>> print(report)
+    feasible assignment, objective 2, 0 unassigned; claimed 2 (ok)
+    >>> report.feasible, report.unassigned
+    (True, 0)
     """
 
     feasible: bool

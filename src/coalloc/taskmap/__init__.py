@@ -10,7 +10,7 @@ maximum occupancy -- the inverse of the pipeline's throughput -- is small::
 
 Methods (:data:`METHODS`): the four variants of section 5.2 (:data:`VARIANTS`, run by
 :func:`map_tasks`) and ``"exact"`` (the MILP of :func:`solve_exact_mapping`); all return a
-:class:`MappingResult`. See docs/taskmap.md.
+:class:`MappingResult`. See ``coalloc docs taskmap``.
 """
 
 from . import mapper

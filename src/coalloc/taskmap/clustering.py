@@ -17,7 +17,7 @@ the order; the compiled kernel is :mod:`coalloc.taskmap._flowinject` (C++, GIL r
 slow twin :mod:`coalloc.taskmap._reference.flowinject` returns exactly the same result.
 
 The choices the paper leaves open (path metric, ``Delta``, what a child starts from) are
-documented and measured in ``docs/taskmap.md`` and ``bench/taskmap/flow_injection.py``.
+documented and measured in ``coalloc docs taskmap`` and ``bench/taskmap/flow_injection.py``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ __all__ = [
 #: Path metrics: hop count (BFS), 1 / remaining capacity, 1 / original weight (Dijkstra).
 METRICS = ("hops", "inverse_remaining", "inverse_weight")
 #: Default relative Delta: this fraction of the mean remaining edge capacity of the cluster
-#: being split (see docs/taskmap.md for the measurement behind it).
+#: being split (see ``coalloc docs taskmap`` for the measurement behind it).
 DEFAULT_DELTA_SCALE = 0.05
 #: Default cap on the injections of one split (then the weakest edges are removed).
 DEFAULT_MAX_INJECTIONS = 1_000_000
@@ -191,7 +191,7 @@ class ClusterTree:
 class FlowInjectionResult:
     """Result of :func:`flow_injection`.
 
-    Attributes
+    Parameters
     ----------
     order : ndarray of int64, shape (n,)
         Depth-first order of the cluster tree: a permutation of ``0 .. n - 1``; every
@@ -208,6 +208,15 @@ class FlowInjectionResult:
     params : dict
         The parameters used (``seed`` as the 64-bit integer given to the kernel).
     backend : str
+        ``"compiled"`` or ``"numpy"`` (the twin).
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> fi = tm.flow_injection(tasks, seed=0)
+    >>> sorted(fi.order.tolist()), [c.tolist() for c in fi.clusters(1)]
+    ([0, 1, 2], [[0, 1], [2]])
     """
 
     order: np.ndarray
@@ -395,7 +404,7 @@ def flow_injection(
     inherit : bool, default False
         False: a child cluster starts again from the original weights of its edges (the
         paper's recursive call on the subgraph). True: it keeps the capacities left by its
-        ancestors' injections (faster on large graphs, see docs/taskmap.md).
+        ancestors' injections (faster on large graphs, see ``coalloc docs taskmap``).
     max_injections : int, default 1_000_000
         Cap per split; when reached, the split is finished by removing the edges of
         smallest remaining capacity (``kind`` "forced"; never happens with the relative

@@ -58,12 +58,25 @@ class ExactMappingResult(MappingResult):
     ``"optimal"``, ``"feasible"`` (a mapping, optimality not proven), ``"time_limit"`` (no
     mapping in time) or ``"error"``; ``timings`` has ``"build"``, ``"solve"``, ``"total"``.
 
-    Attributes
+    Parameters
     ----------
+    mapping, max_occupancy, bottleneck, method, seed, timings, iterations, params : object
+        As in :class:`MappingResult`.
+    node_occupancy, link_occupancy, order, history, status, message, bound, gap : object
+        As in :class:`MappingResult`.
     backend, formulation : str
         The solver and the linearisation used.
     model : dict
         Sizes of the model (variables, rows).
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> result = tm.solve_exact_mapping(tasks, res)
+    >>> result.status, result.mapping.tolist(), result.max_occupancy, result.bound
+    ('optimal', [2, 2, 1], 0.6, 0.6)
     """
 
     backend: str = ""
@@ -213,6 +226,7 @@ def solve_exact_mapping(
     Parameters
     ----------
     task_graph, resource_graph : TaskGraph, ResourceGraph
+        The graphs.
     backend : {"highs", "cbc"}
         HiGHS via SciPy (no extra dependency) or CBC via PuLP (``coalloc[exact]``).
     formulation : {"auto", "cut", "pairs"}
@@ -231,6 +245,25 @@ def solve_exact_mapping(
     Returns
     -------
     ExactMappingResult
+        The best mapping found, its proven lower bound and gap.
+
+    Raises
+    ------
+    TypeError
+        ``task_graph`` or ``resource_graph`` of the wrong type.
+    ValueError
+        Bad options, or a model larger than ``max_variables``.
+    ImportError
+        ``backend="cbc"`` without PuLP.
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> result = tm.solve_exact_mapping(tasks, res, time_limit=10)
+    >>> result.status, result.max_occupancy, result.gap
+    ('optimal', 0.6, 0.0)
     """
     if not isinstance(task_graph, TaskGraph) or not isinstance(resource_graph, ResourceGraph):
         raise TypeError("solve_exact_mapping needs a TaskGraph and a ResourceGraph")

@@ -15,7 +15,7 @@ Ranges ``(lo, hi)`` are drawn uniformly for each instance (integers: both ends i
 a single number fixes the value. Everything is seeded (``seed``: anything
 :func:`numpy.random.default_rng` accepts) and reproducible.
 
-Choices the paper leaves open (see docs/taskmap.md): a LAN has ``lan_size`` processors
+Choices the paper leaves open (see ``coalloc docs taskmap``): a LAN has ``lan_size`` processors
 (Table 1 / Fig. 11: "from 10 to 20 nodes"); its tree is filled breadth-first from the root,
 each node taking ``children`` children (capped by the nodes left), which gives depth 1 or 2
 with the defaults, as in Fig. 11; the gateway-root link has the LAN bandwidth; the
@@ -143,6 +143,12 @@ def internet_resource_graph(
         Nodes: the WAN routers ``0 .. n_wan - 1``, then for each LAN its gateway followed
         by its processors in breadth-first order. Routers have capacity 0 and host no
         tasks; the graph is a tree, so every route is unique.
+
+    Examples
+    --------
+    >>> from coalloc.taskmap.generators import internet_resource_graph
+    >>> internet_resource_graph(n_wan=2, n_lan=2, seed=0)
+    ResourceGraph(nodes=32, processors=28, links=31, routes='hops')
     """
     n_wan = _int_range(n_wan, "n_wan", 1)[0]
     n_lan = _int_range(n_lan, "n_lan", 1)[0]
@@ -237,6 +243,12 @@ def pipeline_task_graph(
     -------
     TaskGraph or (TaskGraph, ndarray of int64)
         An undirected task graph (symmetric ``comm``); tasks are numbered job after job.
+
+    Examples
+    --------
+    >>> from coalloc.taskmap.generators import pipeline_task_graph
+    >>> pipeline_task_graph(n_clusters=(2, 2), cluster_size=(3, 3), seed=0)
+    TaskGraph(n=6, pairs=15, undirected)
     """
     jobs_r = _int_range(n_clusters, "n_clusters", 1)
     size_r = _int_range(cluster_size, "cluster_size", 1)
@@ -292,6 +304,13 @@ def table1_instance(c: float = 1.0, seed: Any = 0) -> tuple:
     Returns
     -------
     (TaskGraph, ResourceGraph)
+
+    Examples
+    --------
+    >>> from coalloc.taskmap.generators import table1_instance
+    >>> table1_instance(1.0, seed=0)
+    (TaskGraph(n=67, pairs=652, undirected),
+     ResourceGraph(nodes=171, processors=151, links=170, routes='hops'))
     """
     if isinstance(seed, np.random.Generator):
         seed = int(seed.integers(0, 2**63))

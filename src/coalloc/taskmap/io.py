@@ -1,4 +1,4 @@
-"""JSON files for task graphs, resource graphs and mapping results (docs/formats.md).
+"""JSON files for task graphs, resource graphs and mapping results (``coalloc docs formats``).
 
 * ``coalloc.taskgraph`` v1: ``{"weights": [...], "directed": false, "comm": ...}`` where
   ``comm`` is a dense ``n x n`` list of rows or ``{"edges": [[s, t, volume], ...]}`` (for an
@@ -169,12 +169,58 @@ def task_graph_from_dict(data: Any, *, source: str = "<dict>") -> TaskGraph:
 
 
 def write_task_graph(dst: PathOrFile, tasks: TaskGraph, **kwargs: Any) -> None:
-    """Write a task graph as JSON (keywords as in :func:`task_graph_to_dict`)."""
+    """Write a task graph as JSON (keywords as in :func:`task_graph_to_dict`).
+
+    Parameters
+    ----------
+    dst : str, path-like or file object
+        Where to write (atomically, for a path).
+    tasks : TaskGraph
+        The task graph.
+    **kwargs
+        ``metadata`` (a JSON-able dict) and the options of :func:`task_graph_to_dict`.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.taskmap as tm
+    >>> f = io.StringIO()
+    >>> tm.write_task_graph(f, tm.TaskGraph([1.0, 2.0], [[0, 3], [3, 0]]))
+    >>> _ = f.seek(0)
+    >>> tm.read_task_graph(f)
+    TaskGraph(n=2, pairs=1, undirected)
+    """
     dump_json(task_graph_to_dict(tasks, **kwargs), dst)
 
 
 def read_task_graph(src: PathOrFile) -> TaskGraph:
-    """Read a task graph file; :class:`InstanceError` names the file and the field."""
+    """Read a task graph file; :class:`InstanceError` names the file and the field.
+
+    Parameters
+    ----------
+    src : str, path-like or file object
+        A ``coalloc.taskgraph`` JSON file (``coalloc docs formats``).
+
+    Returns
+    -------
+    TaskGraph
+        The task graph.
+
+    Raises
+    ------
+    coalloc.InstanceError
+        Not a task graph file, or a bad field (named with the file).
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.taskmap as tm
+    >>> f = io.StringIO()
+    >>> tm.write_task_graph(f, tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]]))
+    >>> _ = f.seek(0)
+    >>> tm.read_task_graph(f).node_weight.tolist()
+    [1.0, 2.0, 1.5]
+    """
     data, name = load_json(src)
     return task_graph_from_dict(data, source=name)
 
@@ -245,12 +291,60 @@ def resource_graph_from_dict(data: Any, *, source: str = "<dict>") -> ResourceGr
 
 
 def write_resource_graph(dst: PathOrFile, resources: ResourceGraph, **kwargs: Any) -> None:
-    """Write a resource graph as JSON."""
+    """Write a resource graph as JSON.
+
+    Parameters
+    ----------
+    dst : str, path-like or file object
+        Where to write (atomically, for a path).
+    resources : ResourceGraph
+        The resource graph.
+    **kwargs
+        ``metadata``: a JSON-able dict stored with the graph.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.taskmap as tm
+    >>> f = io.StringIO()
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> tm.write_resource_graph(f, res)
+    >>> _ = f.seek(0)
+    >>> tm.read_resource_graph(f)
+    ResourceGraph(nodes=3, processors=2, links=2, routes='hops')
+    """
     dump_json(resource_graph_to_dict(resources, **kwargs), dst)
 
 
 def read_resource_graph(src: PathOrFile) -> ResourceGraph:
-    """Read a resource graph file; :class:`InstanceError` names the file and the field."""
+    """Read a resource graph file; :class:`InstanceError` names the file and the field.
+
+    Parameters
+    ----------
+    src : str, path-like or file object
+        A ``coalloc.resourcegraph`` JSON file (``coalloc docs formats``).
+
+    Returns
+    -------
+    ResourceGraph
+        The resource graph.
+
+    Raises
+    ------
+    coalloc.InstanceError
+        Not a resource graph file, or a bad field (named with the file).
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.taskmap as tm
+    >>> f = io.StringIO()
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> tm.write_resource_graph(f, res)
+    >>> _ = f.seek(0)
+    >>> tm.read_resource_graph(f).capacity.tolist()
+    [0.0, 3.0, 5.0]
+    """
     data, name = load_json(src)
     return resource_graph_from_dict(data, source=name)
 
@@ -327,12 +421,64 @@ def mapping_result_to_dict(result: MappingResult, *, verify: Optional[dict] = No
 def write_mapping_result(
     dst: PathOrFile, result: MappingResult, *, verify: Optional[dict] = None
 ) -> None:
-    """Write a mapping result as JSON (optionally with a verification summary)."""
+    """Write a mapping result as JSON (optionally with a verification summary).
+
+    Parameters
+    ----------
+    dst : str, path-like or file object
+        Where to write (atomically, for a path).
+    result : MappingResult
+        The result of a task-mapping method.
+    verify : dict, optional
+        A verification summary stored under ``"verify"``.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> f = io.StringIO()
+    >>> tm.write_mapping_result(f, tm.solve(tasks, res, seed=0), verify={"valid": True})
+    >>> _ = f.seek(0)
+    >>> data = tm.read_mapping_result(f)
+    >>> data["mapping"].tolist(), data["max_occupancy"], data["verify"]
+    ([2, 2, 1], 0.6, {'valid': True})
+    """
     dump_json(mapping_result_to_dict(result, verify=verify), dst)
 
 
 def read_mapping_result(src: PathOrFile) -> dict:
-    """Read a mapping result file; ``"mapping"`` comes back as an int64 array."""
+    """Read a mapping result file; ``"mapping"`` comes back as an int64 array.
+
+    Parameters
+    ----------
+    src : str, path-like or file object
+        A ``coalloc.mapping`` JSON file written by :func:`write_mapping_result`.
+
+    Returns
+    -------
+    dict
+        The file's fields (``mapping``, ``max_occupancy``, ``bottleneck``, ``timings``, ...).
+
+    Raises
+    ------
+    coalloc.InstanceError
+        Not a mapping file, or a mapping that is not a list of node indices.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> f = io.StringIO()
+    >>> tm.write_mapping_result(f, tm.solve(tasks, res, "base", seed=0))
+    >>> _ = f.seek(0)
+    >>> data = tm.read_mapping_result(f)
+    >>> data["method"], data["mapping"].tolist(), data["bottleneck"]["kind"]
+    ('base', [2, 2, 1], 'node')
+    """
     data, name = load_json(src)
     if not isinstance(data, dict) or data.get("format") != MAPPING_FORMAT:
         raise InstanceError(f"{name}: not a coalloc mapping file (format {MAPPING_FORMAT!r})")

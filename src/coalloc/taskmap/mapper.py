@@ -18,7 +18,7 @@ between tasks on ``q`` and unmapped tasks -- over the bandwidth of the links adj
 ``q`` (left out by the ``"base"`` variants). It stops early once ``O(m_i)`` exceeds the best
 ``M_j`` seen (``O`` never decreases, so no later ``m_k`` can win) or an optional bound ``u``.
 
-Choices the paper leaves open are documented in ``docs/taskmap.md`` (processor order,
+Choices the paper leaves open are documented in ``coalloc docs taskmap`` (processor order,
 acceptance of an improvement, which bottleneck is removed first, directed graphs).
 """
 
@@ -74,7 +74,7 @@ class MappingResult(Result):
     """Outcome of :func:`map_tasks` (a :class:`coalloc.Result`; ``objective`` is the
     maximum occupancy).
 
-    Attributes
+    Parameters
     ----------
     mapping : ndarray of int64, shape (n,)
         Processor (resource-graph node index) of each task.
@@ -104,6 +104,17 @@ class MappingResult(Result):
     bound, gap : float or None
         A proven lower bound on the optimal maximum occupancy and the relative gap, where
         known (the heuristics report none).
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> result = tm.map_tasks(tasks, res, method="open+improve", seed=0)
+    >>> result.mapping.tolist(), result.max_occupancy, result.status
+    ([2, 2, 1], 0.6, 'feasible')
+    >>> result.bottleneck.kind, round(result.throughput, 4)
+    ('node', 1.6667)
     """
 
     mapping: np.ndarray
@@ -155,6 +166,35 @@ def comp_occupancy(
     """``O_comp(G, P, m, Q)``: unmapped compute requirement over the capacity of ``Q``.
 
     Infinite when ``Q`` is empty and some task is unmapped, 0 when every task is mapped.
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+        The task graph ``G``.
+    resources : ResourceGraph
+        The resource graph ``P``.
+    mapping : array_like of int, shape (n,)
+        Partial mapping (``-1`` = unmapped).
+    remaining : array_like of int
+        The processors ``Q`` still to be filled.
+
+    Returns
+    -------
+    float
+        The compute occupancy ``O_comp``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid mapping (as in :func:`load_graph`).
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> tm.comp_occupancy(tasks, res, [1, -1, -1], [2])    # (2.0 + 1.5) / 5
+    0.7
     """
     m = check_mapping(tasks, resources, mapping, partial=True)
     rest = float(tasks.node_weight[m < 0].sum())
@@ -170,6 +210,35 @@ def open_occupancy(tasks: TaskGraph, resources: ResourceGraph, mapping: Any, q: 
 
     This is the paper's ``O<->``; for a directed task graph it counts both directions
     (``O-> + O<-`` of the paper), because a link's capacity is shared by both directions.
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+        The task graph ``G``.
+    resources : ResourceGraph
+        The resource graph ``P``.
+    mapping : array_like of int, shape (n,)
+        Partial mapping (``-1`` = unmapped).
+    q : int
+        The processor being filled.
+
+    Returns
+    -------
+    float
+        The open-communication occupancy of ``q``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid mapping (as in :func:`load_graph`).
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> tm.open_occupancy(tasks, res, [1, -1, -1], 1)     # 4 / 50
+    0.08
     """
     m = check_mapping(tasks, resources, mapping, partial=True)
     s, t, vol = tasks.edges()
@@ -199,6 +268,23 @@ def processor_order(resources: ResourceGraph, kind: str = "capacity", *, seed: A
         alone; ``"random"``: a seeded permutation.
     seed : int or numpy.random.Generator
         Used by ``"random"`` only.
+
+    Returns
+    -------
+    ndarray of int64
+        Every processor node index once, in visiting order.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``kind``.
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> tm.processor_order(res).tolist(), tm.processor_order(res, "index").tolist()
+    ([2, 1], [1, 2])
     """
     procs = resources.processors
     if kind == "index":
@@ -483,6 +569,24 @@ def map_tasks(
     Returns
     -------
     MappingResult
+        The mapping, its maximum occupancy and bottleneck, timings and counters.
+
+    Raises
+    ------
+    ValueError, TypeError
+        An unknown method or processor order, or an invalid ``initial``, ``order`` or
+        parameter.
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> result = tm.map_tasks(tasks, res, method="open+improve", seed=0)
+    >>> result.mapping.tolist(), result.max_occupancy
+    ([2, 2, 1], 0.6)
+    >>> tm.map_tasks(tasks, res, method="base", seed=0).mapping.tolist()
+    [2, 2, 1]
     """
     t0 = time.perf_counter()
     _check_graphs(task_graph, resource_graph)
@@ -606,11 +710,27 @@ def map_tasks_on(
     u : float, optional
         Stop as soon as the occupancy exceeds ``u``.
     early_exit : bool
+        Stop once the occupancy exceeds the best found (no effect on the result).
 
     Returns
     -------
     ndarray of int64
         The new partial mapping ``m_i`` minimising ``M_i`` (ties: the most tasks on ``q``).
+
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid mapping, order or processor, or ``q`` among ``remaining``.
+
+    Examples
+    --------
+    Fill processor 2 first, processor 1 remaining:
+
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> tm.map_tasks_on(tasks, res, [-1, -1, -1], 2, [1], order=[0, 1, 2]).tolist()
+    [2, 2, -1]
     """
     _check_graphs(task_graph, resource_graph)
     q_arr = _check_procs(resource_graph, [q], "q")
@@ -636,10 +756,34 @@ def remove_bottlenecks(
     of highest occupancy if it is above, and unmap the most heavily communicating pair whose
     route uses it (both tasks); otherwise unmap the heaviest task of the most occupied node.
 
+    Parameters
+    ----------
+    task_graph : TaskGraph
+        The task graph.
+    resource_graph : ResourceGraph
+        The resource graph.
+    mapping : array_like of int, shape (n,)
+        A total mapping.
+    acceleration : float
+        The fraction of the current maximum occupancy to get below (the paper: 0.75).
+
     Returns
     -------
     ndarray of int64
         The partial mapping (``-1`` for removed tasks); the input is not modified.
+
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid mapping.
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> tm.remove_bottlenecks(tasks, res, [2, 2, 2]).tolist()
+    [2, -1, 2]
     """
     _check_graphs(task_graph, resource_graph)
     state = OccupancyState(task_graph, resource_graph, mapping)
@@ -667,6 +811,48 @@ def improve(
 
     Returns the new total mapping when it has a strictly lower maximum occupancy, else a copy
     of ``mapping``. ``processor_order`` and ``seed`` are as in :func:`map_tasks`.
+
+    Parameters
+    ----------
+    task_graph : TaskGraph
+        The task graph.
+    resource_graph : ResourceGraph
+        The resource graph.
+    mapping : array_like of int, shape (n,)
+        A total mapping; not modified.
+    order : array_like of int
+        Task order for mapping the removed tasks again.
+    open_metric : bool
+        Include the open-communication metric.
+    processor_order : {"capacity", "index", "locality", "random"} or array_like of int
+        Order in which processors are filled.
+    acceleration : float
+        As in :func:`remove_bottlenecks`.
+    bound_factor : float or None
+        Bound passed to the remapping, as a fraction of the current occupancy.
+    seed : int or None
+        Seeds a ``"random"`` processor order.
+
+    Returns
+    -------
+    ndarray of int64
+        The improved total mapping, or a copy of ``mapping``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid mapping, order or processor order.
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> tm.max_occupancy(tasks, res, [2, 2, 2])[0]
+    0.9
+    >>> better = tm.improve(tasks, res, [2, 2, 2], order=[0, 1, 2])
+    >>> better.tolist(), round(tm.max_occupancy(tasks, res, better)[0], 4)
+    ([2, 1, 2], 0.6667)
     """
     _check_graphs(task_graph, resource_graph)
     m = check_mapping(task_graph, resource_graph, mapping)

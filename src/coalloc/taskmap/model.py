@@ -86,6 +86,25 @@ class TaskGraph:
     indptr, indices, data : ndarray
         CSR arrays of ``comm`` as given (int64, int64, float64), diagonal removed.
     directed : bool
+
+    Raises
+    ------
+    ValueError
+        No task, a negative or non-finite value, a wrong shape, or ``directed=False`` with
+        an asymmetric ``comm``.
+    TypeError
+        ``directed`` is not a bool or None.
+
+    Examples
+    --------
+    Three tasks in a chain; task 1 talks to both others:
+
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> tasks
+    TaskGraph(n=3, pairs=2, undirected)
+    >>> tasks.node_weight.tolist(), tasks.n_edges
+    ([1.0, 2.0, 1.5], 2)
     """
 
     def __init__(self, node_weight: Any, comm: Any = None, *, directed: Optional[bool] = None):
@@ -239,6 +258,17 @@ class ResourceGraph:
     ------
     ValueError
         Bad shapes or values, or two processors that are not connected.
+
+    Examples
+    --------
+    A router (node 0, capacity 0) joining two processors of capacity 3 and 5:
+
+    >>> import coalloc.taskmap as tm
+    >>> res = tm.ResourceGraph([0, 3.0, 5.0], [[0, 1], [0, 2]], bandwidth=[50.0, 50.0])
+    >>> res
+    ResourceGraph(nodes=3, processors=2, links=2, routes='hops')
+    >>> res.processors.tolist(), res.route(1, 2).tolist()
+    ([1, 2], [1, 0])
     """
 
     def __init__(
@@ -539,7 +569,28 @@ class ResourceGraph:
 
 @dataclass(frozen=True)
 class Bottleneck:
-    """Where the maximum occupancy is: ``kind`` is ``"node"`` or ``"link"``."""
+    """Where the maximum occupancy is: ``kind`` is ``"node"`` or ``"link"``.
+
+    Parameters
+    ----------
+    kind : {"node", "link"}
+        Whether the maximum is on a resource-graph node or on a link.
+    index : int
+        The node index or the link index.
+    occupancy : float
+        The occupancy there (the maximum of the occupancy graph).
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> value, where = tm.max_occupancy(tasks, res, [1, 1, 2])
+    >>> where
+    Bottleneck(kind='node', index=1, occupancy=1.0)
+    >>> where.to_dict()
+    {'kind': 'node', 'index': 1, 'occupancy': 1.0}
+    """
 
     kind: str
     index: int
@@ -580,6 +631,36 @@ def load_graph(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> tupl
 
     Entries ``-1`` in ``mapping`` are unmapped tasks (they and their communication add no
     load).
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+        The task graph ``G``.
+    resources : ResourceGraph
+        The resource graph ``P``.
+    mapping : array_like of int, shape (n,)
+        Processor node of each task; ``-1`` = unmapped.
+
+    Returns
+    -------
+    node_load : ndarray of float64, shape (R,)
+        Compute requirement placed on each node.
+    link_load : ndarray of float64, shape (E,)
+        Communication volume crossing each link (both directions).
+
+    Raises
+    ------
+    ValueError, TypeError
+        A mapping of the wrong shape, with non-integer entries, or onto a non-processor.
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> node, link = tm.load_graph(tasks, res, [1, 1, 2])
+    >>> node.tolist(), link.tolist()
+    ([0.0, 3.0, 1.5], [1.0, 1.0])
     """
     m = check_mapping(tasks, resources, mapping, partial=True)
     mapped = m >= 0
@@ -600,6 +681,36 @@ def occupancy_graph(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) ->
     """The occupancy graph ``O = L / P``: ``(node_occupancy (R,), link_occupancy (E,))``.
 
     Routers (capacity 0) never carry load and get occupancy 0.
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+        The task graph ``G``.
+    resources : ResourceGraph
+        The resource graph ``P``.
+    mapping : array_like of int, shape (n,)
+        Processor node of each task; ``-1`` = unmapped.
+
+    Returns
+    -------
+    node_occupancy : ndarray of float64, shape (R,)
+        Node load over node capacity.
+    link_occupancy : ndarray of float64, shape (E,)
+        Link load over link bandwidth.
+
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid mapping (as in :func:`load_graph`).
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> node, link = tm.occupancy_graph(tasks, res, [1, 1, 2])
+    >>> node.tolist(), link.tolist()
+    ([0.0, 1.0, 0.3], [0.02, 0.02])
     """
     node, link = load_graph(tasks, resources, mapping)
     cap = resources.capacity
@@ -608,7 +719,37 @@ def occupancy_graph(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) ->
 
 
 def max_occupancy(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> tuple:
-    """``(max(O(G, P, m)), Bottleneck)`` of a mapping; node wins ties, then lower index."""
+    """``(max(O(G, P, m)), Bottleneck)`` of a mapping; node wins ties, then lower index.
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+        The task graph ``G``.
+    resources : ResourceGraph
+        The resource graph ``P``.
+    mapping : array_like of int, shape (n,)
+        Processor node of each task; ``-1`` = unmapped.
+
+    Returns
+    -------
+    occupancy : float
+        The maximum occupancy (the inverse of the pipeline's throughput).
+    bottleneck : Bottleneck
+        Where it is reached.
+
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid mapping (as in :func:`load_graph`).
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> tm.max_occupancy(tasks, res, [2, 2, 1])
+    (0.6, Bottleneck(kind='node', index=2, occupancy=0.6))
+    """
     node_occ, link_occ = occupancy_graph(tasks, resources, mapping)
     return _max_of(node_occ, link_occ)
 
@@ -638,8 +779,22 @@ class OccupancyState:
     Parameters
     ----------
     tasks, resources : TaskGraph, ResourceGraph
+        The graphs.
     mapping : array_like of int, optional
         Initial (partial, ``-1`` = unmapped) mapping; default all unmapped.
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> state = tm.OccupancyState(tasks, res, [1, -1, 2])
+    >>> state.node_load.tolist(), state.link_load.tolist()
+    ([0.0, 1.0, 1.5], [0.0, 0.0])
+    >>> sorted(state.place(1, 2).tolist())   # task 1 joins task 2 on node 2
+    [0, 1]
+    >>> state.node_load.tolist(), state.link_load.tolist()
+    ([0.0, 1.0, 3.5], [4.0, 4.0])
     """
 
     def __init__(self, tasks: TaskGraph, resources: ResourceGraph, mapping: Any = None):

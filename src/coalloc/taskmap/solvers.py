@@ -91,6 +91,23 @@ class Instance(NamedTuple):
     """A task-mapping problem as one object: what :func:`coalloc.solve_many` takes.
 
     A plain ``(task_graph, resource_graph)`` pair with the family's calls attached.
+
+    Parameters
+    ----------
+    task_graph : TaskGraph
+        The tasks.
+    resource_graph : ResourceGraph
+        The resources.
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> inst = tm.Instance(tasks, res)
+    >>> result = inst.solve("open", seed=0)
+    >>> result.max_occupancy, inst.verify(result).ok
+    (0.6, True)
     """
 
     task_graph: TaskGraph

@@ -25,7 +25,7 @@ __all__ = ["MappingReport", "verify_mapping"]
 class MappingReport(Report):
     """What :func:`verify_mapping` found.
 
-    Attributes
+    Parameters
     ----------
     valid : bool
         Every task is on a processor.
@@ -40,6 +40,16 @@ class MappingReport(Report):
     matches : bool
         ``claimed`` equals the recomputed value within ``tol`` (True when nothing claimed).
     problems : list of str
+        Why the mapping is not valid.
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> report = tm.verify_mapping(tasks, res, [2, 2, 1], claimed=0.6)
+    >>> report.ok, report.valid, float(report.max_occupancy), report.bottleneck
+    (True, True, 0.6, ('node', 2))
     """
 
     valid: bool
@@ -118,6 +128,21 @@ def verify_mapping(
         A maximum occupancy to check against the recomputed one.
     tol : float
         Relative tolerance of the comparison.
+
+    Returns
+    -------
+    MappingReport
+        Validity, the recomputed maximum occupancy and whether ``claimed`` matches it.
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> print(tm.verify_mapping(tasks, res, [2, 2, 1], claimed=0.6))
+    valid mapping, max occupancy 0.6 at ('node', 2); claimed 0.6 (ok)
+    >>> tm.verify_mapping(tasks, res, [2, 2, 0]).problems
+    ['task 2 is on node 0, which is not a processor']
     """
     m = [int(x) for x in np.asarray(mapping).reshape(-1)]
     problems = []

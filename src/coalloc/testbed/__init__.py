@@ -12,7 +12,7 @@ minimising the bandwidth that crosses switches::
 Methods (:data:`METHODS`): ``"assign+"`` (the five deterministic strategies of the paper,
 scoring ``.1``; also ``"assign+.1"``, ``"assign+.1m"``, ``"assign+.2m"``), ``"anneal"``
 (assign's simulated annealing, the compiled baseline) and ``"exact"`` (CP-SAT). Every
-result is checked by :func:`verify_mapping`. See docs/testbed.md.
+result is checked by :func:`verify_mapping`. See ``coalloc docs testbed``.
 """
 
 from . import generators

@@ -47,6 +47,18 @@ class RequestMemory:
     types its virtual nodes request. A type's pressure is its request count per physical
     node offering it, so that a type every PC offers (``pc``) weighs little and a scarce
     type that experiments ask for by name weighs much.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> memory = tb.RequestMemory()
+    >>> tb.assign(top, ptop, "assign+.1m", memory=memory).success
+    True
+    >>> dict(memory.counts), memory.total
+    ({'pc': 2.0}, 2.0)
     """
 
     def __init__(self) -> None:
@@ -74,7 +86,30 @@ def _supply(pr: Problem) -> Dict[str, int]:
 
 
 def partition(pr: Problem):
-    """Degree-scored partitioning: ``(score, parent)`` arrays (parent -1 for roots)."""
+    """Degree-scored partitioning: ``(score, parent)`` arrays (parent -1 for roots).
+
+    Parameters
+    ----------
+    pr : Problem
+        A compiled problem (:func:`build_problem`).
+
+    Returns
+    -------
+    score : ndarray
+        The score of every virtual node.
+    parent : ndarray of int
+        The parent of every virtual node in the partition (-1 for roots).
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> score, parent = tb.partition(tb.build_problem(top, ptop))
+    >>> score.tolist(), parent.tolist()
+    ([1, 1], [-1, -1])
+    """
     nv = pr.nv
     deg = np.array([len(pr.inc[v]) for v in range(nv)])
     score = np.zeros(nv, dtype=np.int64)

@@ -39,6 +39,24 @@ def deterlab(n_pcs: int = 255, n_switches: int = 5, *, trunk_bw: float = 2 * GBI
     PCs spread over one or two of ``n_switches`` leaf switches, leaves joined to a core
     switch by ``trunks_per_pair`` trunks of ``trunk_bw`` kbps each.
 
+    Parameters
+    ----------
+    n_pcs : int
+        PCs.
+    n_switches : int
+        Leaf switches.
+    trunk_bw : float
+        Bandwidth of one trunk (kbit/s).
+    trunks_per_pair : int
+        Trunks between a leaf and the core.
+    seed : int, optional
+        Seed of the layout.
+
+    Returns
+    -------
+    PhysicalTopology
+        The testbed.
+
     Examples
     --------
     >>> t = deterlab(40, 3, seed=1)
@@ -77,7 +95,32 @@ def grid5000(n_sites: int = 3, clusters_per_site: int = 2, nodes_per_cluster: in
              backbone_bw: float = 10 * GBIT, uplink_bw: float = 10 * GBIT,
              seed: Optional[int] = 0) -> PhysicalTopology:  # fmt: skip
     """A Grid'5000-like fabric: sites on a backbone ring, clusters behind site routers
-    (modelled as switches), one 10G interface per node."""
+    (modelled as switches), one 10G interface per node.
+
+    Parameters
+    ----------
+    n_sites : int
+        Sites on the backbone.
+    clusters_per_site : int
+        Clusters behind each site router.
+    nodes_per_cluster : int
+        Nodes per cluster.
+    backbone_bw, uplink_bw : float
+        Bandwidth of the backbone links and of the cluster uplinks (kbit/s).
+    seed : int, optional
+        Seed of the cluster sizes (cores per node).
+
+    Returns
+    -------
+    PhysicalTopology
+        The testbed.
+
+    Examples
+    --------
+    >>> from coalloc.testbed.generators import grid5000
+    >>> grid5000(2, 1, 4)
+    PhysicalTopology(12 nodes, 4 switches, 11 links)
+    """
     rng = _rng(seed)
     nodes = [PNode(f"site{s}", {"switch": 1}, {"lan": float("inf")}) for s in range(n_sites)]
     links = [PLink(f"backbone-{s}", f"site{s}", f"site{(s + 1) % n_sites}", backbone_bw)
@@ -102,14 +145,62 @@ def _vnodes(n: int, prefix: str, vtype: str, desires=None) -> List[VNode]:
 
 def lan(n: int, *, vtype: str = "pc", bw: float = MBIT100, name: str = "lan0",
         desires=None) -> VirtualTopology:  # fmt: skip
-    """``n`` nodes on one LAN (a ``lan`` node with one link per member)."""
+    """``n`` nodes on one LAN (a ``lan`` node with one link per member).
+
+    Parameters
+    ----------
+    n : int
+        Members.
+    vtype : str
+        Type of the virtual nodes.
+    bw : float
+        Bandwidth of every link (kbit/s).
+    name : str
+        Name of the ``lan`` node.
+    desires : mapping of str to float, optional
+        Desires of every member.
+
+    Returns
+    -------
+    VirtualTopology
+        The experiment.
+
+    Examples
+    --------
+    >>> from coalloc.testbed.generators import lan
+    >>> lan(3)
+    VirtualTopology(4 nodes, 3 links)
+    """
     nodes = _vnodes(n, "n", vtype, desires) + [VNode(name, "lan")]
     links = [VLink(f"{name}-l{i}", f"n{i}", name, bw) for i in range(n)]
     return VirtualTopology(nodes, links)
 
 
 def tree(depth: int, fanout: int, *, vtype: str = "pc", bw: float = MBIT100) -> VirtualTopology:
-    """A complete tree of point-to-point links."""
+    """A complete tree of point-to-point links.
+
+    Parameters
+    ----------
+    depth : int
+        Levels below the root.
+    fanout : int
+        Children per node.
+    vtype : str
+        Type of the virtual nodes.
+    bw : float
+        Bandwidth of every link (kbit/s).
+
+    Returns
+    -------
+    VirtualTopology
+        The experiment.
+
+    Examples
+    --------
+    >>> from coalloc.testbed.generators import tree
+    >>> tree(2, 2)
+    VirtualTopology(7 nodes, 6 links)
+    """
     nodes = [VNode("n0", vtype)]
     links = []
     frontier = [0]
@@ -127,7 +218,28 @@ def tree(depth: int, fanout: int, *, vtype: str = "pc", bw: float = MBIT100) -> 
 
 
 def ring(n: int, *, vtype: str = "pc", bw: float = MBIT100) -> VirtualTopology:
-    """``n`` nodes in a ring of point-to-point links."""
+    """``n`` nodes in a ring of point-to-point links.
+
+    Parameters
+    ----------
+    n : int
+        Nodes.
+    vtype : str
+        Type of the virtual nodes.
+    bw : float
+        Bandwidth of every link (kbit/s).
+
+    Returns
+    -------
+    VirtualTopology
+        The experiment.
+
+    Examples
+    --------
+    >>> from coalloc.testbed.generators import ring
+    >>> ring(4)
+    VirtualTopology(4 nodes, 4 links)
+    """
     nodes = _vnodes(n, "n", vtype)
     links = [VLink(f"l{i}", f"n{i}", f"n{(i + 1) % n}", bw) for i in range(n if n > 2 else 1)]
     return VirtualTopology(nodes, links)
@@ -135,7 +247,30 @@ def ring(n: int, *, vtype: str = "pc", bw: float = MBIT100) -> VirtualTopology:
 
 def dumbbell(n_left: int, n_right: int, *, vtype: str = "pc", bw: float = MBIT100,
              bottleneck_bw: float = MBIT100) -> VirtualTopology:  # fmt: skip
-    """Two LANs joined through two routers by one bottleneck link."""
+    """Two LANs joined through two routers by one bottleneck link.
+
+    Parameters
+    ----------
+    n_left, n_right : int
+        Members of each LAN.
+    vtype : str
+        Type of the virtual nodes.
+    bw : float
+        Bandwidth of every link (kbit/s).
+    bottleneck_bw : float
+        Bandwidth of the link between the routers.
+
+    Returns
+    -------
+    VirtualTopology
+        The experiment.
+
+    Examples
+    --------
+    >>> from coalloc.testbed.generators import dumbbell
+    >>> dumbbell(2, 3)
+    VirtualTopology(9 nodes, 8 links)
+    """
     nodes = [VNode("rl", vtype), VNode("rr", vtype), VNode("lanL", "lan"), VNode("lanR", "lan")]
     links = [VLink("bottleneck", "rl", "rr", bottleneck_bw),
              VLink("lanL-r", "rl", "lanL", bw), VLink("lanR-r", "rr", "lanR", bw)]
@@ -150,7 +285,34 @@ def dumbbell(n_left: int, n_right: int, *, vtype: str = "pc", bw: float = MBIT10
 
 def random_sparse(n: int, extra_edges: int = 2, *, vtype: str = "pc", bw: float = MBIT100,
                   max_degree: int = 3, seed: Optional[int] = 0) -> VirtualTopology:  # fmt: skip
-    """A random spanning tree plus ``extra_edges`` links, degrees at most ``max_degree``."""
+    """A random spanning tree plus ``extra_edges`` links, degrees at most ``max_degree``.
+
+    Parameters
+    ----------
+    n : int
+        Nodes.
+    extra_edges : int
+        Links added to the spanning tree (fewer when the degree limit forbids them).
+    vtype : str
+        Type of the virtual nodes.
+    bw : float
+        Bandwidth of every link (kbit/s).
+    max_degree : int
+        Largest number of links at a node.
+    seed : int, optional
+        Seed of the tree and the extra links.
+
+    Returns
+    -------
+    VirtualTopology
+        The experiment.
+
+    Examples
+    --------
+    >>> from coalloc.testbed.generators import random_sparse
+    >>> random_sparse(6, 2, seed=0)
+    VirtualTopology(6 nodes, 7 links)
+    """
     rng = _rng(seed)
     nodes = _vnodes(n, "n", vtype)
     deg = [0] * n
@@ -206,7 +368,32 @@ def _retype(top: VirtualTopology, rng, hw_types: Sequence[str], p_typed: float,
 def random_topology(size: int, *, seed: Optional[int] = 0, hw_types=None,
                     p_typed: float = 0.3, p_desire: float = 0.2) -> VirtualTopology:  # fmt: skip
     """One of LAN, tree, ring, dumbbell or random sparse graph with about ``size`` nodes,
-    some nodes asking for a specific hardware type or memory."""
+    some nodes asking for a specific hardware type or memory.
+
+    Parameters
+    ----------
+    size : int
+        About this many nodes.
+    seed : int, optional
+        Seed of the shape, the types and the desires.
+    hw_types : sequence of str, optional
+        Hardware types nodes may ask for (default: those of :data:`HARDWARE`).
+    p_typed : float
+        Probability that a node asks for a specific hardware type.
+    p_desire : float
+        Probability that a node has a desire.
+
+    Returns
+    -------
+    VirtualTopology
+        The experiment.
+
+    Examples
+    --------
+    >>> from coalloc.testbed.generators import random_topology
+    >>> random_topology(6, seed=1)
+    VirtualTopology(6 nodes, 6 links)
+    """
     rng = _rng(seed)
     kind = int(rng.integers(5))
     size = max(2, int(size))
@@ -228,14 +415,53 @@ def random_topology(size: int, *, seed: Optional[int] = 0, hw_types=None,
 
 
 class Experiment(Tuple):
-    """``(arrival, duration, top)``."""
+    """``(arrival, duration, top)``.
+
+    Parameters
+    ----------
+    iterable : tuple of (float, float, VirtualTopology)
+        Arrival time, duration and experiment.
+
+    Examples
+    --------
+    >>> from coalloc.testbed.generators import Experiment, ring
+    >>> Experiment((0.0, 10.0, ring(3)))
+    (0.0, 10.0, VirtualTopology(3 nodes, 3 links))
+    """
 
 
 def workload(n: int, *, seed: Optional[int] = 0, mean_interarrival: float = 1.0,
              mean_duration: float = 60.0, size_scale: float = 6.0, max_size: int = 80,
              hw_types=None) -> List[tuple]:  # fmt: skip
     """``n`` experiments ``(arrival, duration, top)``: Poisson arrivals, log-normal
-    durations, heavy-tailed sizes (log-normal around ``size_scale``, at most ``max_size``)."""
+    durations, heavy-tailed sizes (log-normal around ``size_scale``, at most ``max_size``).
+
+    Parameters
+    ----------
+    n : int
+        Experiments.
+    seed : int, optional
+        Seed of the arrivals, durations, sizes and shapes.
+    mean_interarrival, mean_duration : float
+        Mean time between arrivals and median duration (seconds).
+    size_scale : float
+        Median experiment size (nodes).
+    max_size : int
+        Largest experiment size.
+    hw_types : sequence of str, optional
+        Hardware types nodes may ask for (as in :func:`random_topology`).
+
+    Returns
+    -------
+    list of (float, float, VirtualTopology)
+        The experiments by arrival.
+
+    Examples
+    --------
+    >>> from coalloc.testbed.generators import workload
+    >>> [(round(t, 2), top.__class__.__name__) for t, _, top in workload(3, seed=0)]
+    [(0.68, 'VirtualTopology'), (1.23, 'VirtualTopology'), (1.99, 'VirtualTopology')]
+    """
     rng = _rng(seed)
     t = 0.0
     out = []

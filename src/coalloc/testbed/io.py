@@ -1,6 +1,6 @@
 """Emulab's ``.ptop`` / ``.top`` files, networkx graphs and the package's JSON.
 
-Line formats (whitespace separated, ``#`` comments; see docs/testbed.md):
+Line formats (whitespace separated, ``#`` comments; see ``coalloc docs testbed``):
 
 ``.ptop``::
 
@@ -253,7 +253,30 @@ def _fmt(x: float) -> str:
 
 
 def format_ptop(ptop: PhysicalTopology) -> str:
-    """The ``.ptop`` text of a testbed (read back by :func:`parse_ptop` to an equal one)."""
+    """The ``.ptop`` text of a testbed (read back by :func:`parse_ptop` to an equal one).
+
+    Parameters
+    ----------
+    ptop : PhysicalTopology
+        The testbed.
+
+    Returns
+    -------
+    str
+        The file's text.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> print(tb.format_ptop(ptop), end="")
+    node sw switch:1
+    node a pc:1
+    node b pc:1
+    link la a sw 100 0 0
+    link lb b sw 100 0 0
+    """
     out = []
     for p in ptop.nodes.values():
         parts = ["node", p.name]
@@ -282,13 +305,60 @@ def format_ptop(ptop: PhysicalTopology) -> str:
 
 
 def read_ptop(src: Any) -> PhysicalTopology:
-    """Read a ``.ptop`` file (path or open text stream). See :func:`parse_ptop`."""
+    """Read a ``.ptop`` file (path or open text stream). See :func:`parse_ptop`.
+
+    Parameters
+    ----------
+    src : str, path-like or text stream
+        The file.
+
+    Returns
+    -------
+    PhysicalTopology
+        The testbed.
+
+    Raises
+    ------
+    InstanceError
+        A malformed file or field (named with the file and line or field).
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> f = io.StringIO()
+    >>> tb.write_ptop(f, ptop)
+    >>> _ = f.seek(0)
+    >>> tb.read_ptop(f)
+    PhysicalTopology(3 nodes, 1 switches, 2 links)
+    """
     text, name = _read_text(src)
     return parse_ptop(text, name)
 
 
 def write_ptop(dst: Any, ptop: PhysicalTopology) -> None:
-    """Write a testbed as a ``.ptop`` file (path or text stream)."""
+    """Write a testbed as a ``.ptop`` file (path or text stream).
+
+    Parameters
+    ----------
+    dst : str, path-like or text stream
+        Where to write.
+    ptop : PhysicalTopology
+        The testbed.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> f = io.StringIO()
+    >>> tb.write_ptop(f, ptop)
+    >>> f.getvalue().splitlines()[0]
+    'node sw switch:1'
+    """
     _write_text(dst, format_ptop(ptop))
 
 
@@ -412,7 +482,27 @@ def parse_top(text: str, source: str = "<top>") -> VirtualTopology:
 
 
 def format_top(top: VirtualTopology) -> str:
-    """The ``.top`` text of an experiment (read back by :func:`parse_top` to an equal one)."""
+    """The ``.top`` text of an experiment (read back by :func:`parse_top` to an equal one).
+
+    Parameters
+    ----------
+    top : VirtualTopology
+        The experiment.
+
+    Returns
+    -------
+    str
+        The file's text.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> print(tb.format_top(top), end="")
+    node x pc
+    node y pc
+    link l x y 100 0 0
+    """
     out = []
     for name, (w, types) in top.vclasses.items():
         out.append(f"make-vclass {name} {_fmt(w)} {' '.join(types)}")
@@ -438,13 +528,58 @@ def format_top(top: VirtualTopology) -> str:
 
 
 def read_top(src: Any) -> VirtualTopology:
-    """Read a ``.top`` file (path or open text stream). See :func:`parse_top`."""
+    """Read a ``.top`` file (path or open text stream). See :func:`parse_top`.
+
+    Parameters
+    ----------
+    src : str, path-like or text stream
+        The file.
+
+    Returns
+    -------
+    VirtualTopology
+        The experiment.
+
+    Raises
+    ------
+    InstanceError
+        A malformed file or field (named with the file and line or field).
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.testbed as tb
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> f = io.StringIO()
+    >>> tb.write_top(f, top)
+    >>> _ = f.seek(0)
+    >>> tb.read_top(f)
+    VirtualTopology(2 nodes, 1 links)
+    """
     text, name = _read_text(src)
     return parse_top(text, name)
 
 
 def write_top(dst: Any, top: VirtualTopology) -> None:
-    """Write an experiment as a ``.top`` file (path or text stream)."""
+    """Write an experiment as a ``.top`` file (path or text stream).
+
+    Parameters
+    ----------
+    dst : str, path-like or text stream
+        Where to write.
+    top : VirtualTopology
+        The experiment.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.testbed as tb
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> f = io.StringIO()
+    >>> tb.write_top(f, top)
+    >>> f.getvalue().splitlines()
+    ['node x pc', 'node y pc', 'link l x y 100 0 0']
+    """
     _write_text(dst, format_top(top))
 
 
@@ -462,7 +597,27 @@ def _unjnum(x: Any) -> Any:
 
 
 def ptop_to_dict(ptop: PhysicalTopology) -> dict:
-    """A JSON-ready dictionary of a testbed (``"*"`` for unlimited slots)."""
+    """A JSON-ready dictionary of a testbed (``"*"`` for unlimited slots).
+
+    Parameters
+    ----------
+    ptop : PhysicalTopology
+        The testbed.
+
+    Returns
+    -------
+    dict
+        ``nodes``, ``links``, ``type_limits`` and ``policies``.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> data = tb.ptop_to_dict(ptop)
+    >>> [n["name"] for n in data["nodes"]], data["links"][0]["bw"]
+    (['sw', 'a', 'b'], 100)
+    """
     return {
         "nodes": [{"name": p.name, "types": {t: _jnum(n) for t, n in p.types.items()},
                    "static": {t: _jnum(n) for t, n in p.static.items()},
@@ -498,7 +653,25 @@ def ptop_from_dict(data: Any, *, source: str = "<dict>") -> PhysicalTopology:
 
 
 def top_to_dict(top: VirtualTopology) -> dict:
-    """A JSON-ready dictionary of an experiment (``bw: null`` for ``*``)."""
+    """A JSON-ready dictionary of an experiment (``bw: null`` for ``*``).
+
+    Parameters
+    ----------
+    top : VirtualTopology
+        The experiment.
+
+    Returns
+    -------
+    dict
+        ``nodes``, ``links``, ``vclasses``, ``fixed`` and ``hints``.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> tb.top_to_dict(top)["links"][0]["name"]
+    'l'
+    """
     return {
         "nodes": [{"name": v.name, "type": v.type, "slots": _jnum(v.slots),
                    "desires": {k: _jnum(w) for k, w in v.desires.items()},
@@ -540,7 +713,32 @@ def instance_from_dict(data: Any, *, source: str = "<dict>"):
 
 def write_instance(dst: Any, top: VirtualTopology, ptop: PhysicalTopology,
                    metadata: Optional[dict] = None) -> None:  # fmt: skip
-    """Write ``(top, ptop)`` as one ``coalloc.testbed.instance`` JSON file."""
+    """Write ``(top, ptop)`` as one ``coalloc.testbed.instance`` JSON file.
+
+    Parameters
+    ----------
+    dst : str, path-like or text stream
+        Where to write.
+    top : VirtualTopology
+        The experiment.
+    ptop : PhysicalTopology
+        The testbed.
+    metadata : dict, optional
+        Free-form information stored with the instance.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> f = io.StringIO()
+    >>> tb.write_instance(f, top, ptop)
+    >>> _ = f.seek(0)
+    >>> tb.read_instance(f)
+    (VirtualTopology(2 nodes, 1 links), PhysicalTopology(3 nodes, 1 switches, 2 links))
+    """
     doc = {"format": INSTANCE_FORMAT, "version": 1, "top": top_to_dict(top),
            "ptop": ptop_to_dict(ptop)}  # fmt: skip
     if metadata:
@@ -549,7 +747,38 @@ def write_instance(dst: Any, top: VirtualTopology, ptop: PhysicalTopology,
 
 
 def read_instance(src: Any):
-    """``(top, ptop)`` from a ``coalloc.testbed.instance`` JSON file."""
+    """``(top, ptop)`` from a ``coalloc.testbed.instance`` JSON file.
+
+    Parameters
+    ----------
+    src : str, path-like or text stream
+        The file.
+
+    Returns
+    -------
+    top : VirtualTopology
+        The experiment.
+    ptop : PhysicalTopology
+        The testbed.
+
+    Raises
+    ------
+    InstanceError
+        A malformed file or field (named with the file and line or field).
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> f = io.StringIO()
+    >>> tb.write_instance(f, top, ptop)
+    >>> _ = f.seek(0)
+    >>> tb.assign(*tb.read_instance(f)).mapping
+    {'x': 'a', 'y': 'b'}
+    """
     data, name = load_json(src)
     return instance_from_dict(data, source=name)
 
@@ -560,7 +789,27 @@ def read_instance(src: Any):
 def ptop_to_networkx(ptop: PhysicalTopology):
     """A ``networkx.MultiGraph``: node attributes ``types, static, features, flags``; one
     edge per link keyed by its name with ``bw, delay, loss, types, a_iface, b_iface``;
-    graph attributes ``type_limits`` and ``policies``."""
+    graph attributes ``type_limits`` and ``policies``.
+
+    Parameters
+    ----------
+    ptop : PhysicalTopology
+        The testbed.
+
+    Returns
+    -------
+    networkx.MultiGraph
+        The testbed as a graph.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> g = tb.ptop_to_networkx(ptop)
+    >>> sorted(g.nodes), g.number_of_edges(), g.nodes["sw"]["types"]
+    (['a', 'b', 'sw'], 2, {'switch': 1.0})
+    """
     import networkx as nx
 
     g = nx.MultiGraph(type_limits=dict(ptop.type_limits), policies=dict(ptop.policies))
@@ -577,7 +826,26 @@ def ptop_to_networkx(ptop: PhysicalTopology):
 def ptop_from_networkx(graph: Any) -> PhysicalTopology:
     """The testbed of a networkx graph laid out as :func:`ptop_to_networkx` writes it
     (plain graphs work too: missing ``types`` default to ``{"pc": 1}``, edge names to
-    ``link<i>``, bandwidth to 100000)."""
+    ``link<i>``, bandwidth to 100000).
+
+    Parameters
+    ----------
+    graph : networkx.Graph or networkx.MultiGraph
+        The testbed's graph.
+
+    Returns
+    -------
+    PhysicalTopology
+        The testbed.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> tb.ptop_from_networkx(tb.ptop_to_networkx(ptop))
+    PhysicalTopology(3 nodes, 1 switches, 2 links)
+    """
     nodes = [PNode(str(n), d.get("types", {"pc": 1}), d.get("static", {}),
                    d.get("features", {}), d.get("flags", {}))
              for n, d in graph.nodes(data=True)]  # fmt: skip
@@ -597,7 +865,26 @@ def ptop_from_networkx(graph: Any) -> PhysicalTopology:
 def top_to_networkx(top: VirtualTopology):
     """A ``networkx.MultiGraph`` of an experiment (node ``type, slots, desires, flags``;
     edges keyed by link name with ``bw, delay, loss, type, flags, options``; graph
-    attributes ``vclasses, fixed, hints``)."""
+    attributes ``vclasses, fixed, hints``).
+
+    Parameters
+    ----------
+    top : VirtualTopology
+        The experiment.
+
+    Returns
+    -------
+    networkx.MultiGraph
+        The experiment as a graph.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> g = tb.top_to_networkx(top)
+    >>> sorted(g.nodes), list(g.edges(keys=True))
+    (['x', 'y'], [('x', 'y', 'l')])
+    """
     import networkx as nx
 
     g = nx.MultiGraph(vclasses=dict(top.vclasses), fixed=dict(top.fixed),
@@ -613,7 +900,25 @@ def top_to_networkx(top: VirtualTopology):
 
 def top_from_networkx(graph: Any) -> VirtualTopology:
     """The experiment of a networkx graph laid out as :func:`top_to_networkx` writes it
-    (plain graphs work: type ``pc``, link names ``link<i>``, bandwidth 100000)."""
+    (plain graphs work: type ``pc``, link names ``link<i>``, bandwidth 100000).
+
+    Parameters
+    ----------
+    graph : networkx.Graph or networkx.MultiGraph
+        The experiment's graph.
+
+    Returns
+    -------
+    VirtualTopology
+        The experiment.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> import coalloc.testbed as tb
+    >>> tb.top_from_networkx(nx.path_graph(3))
+    VirtualTopology(3 nodes, 2 links)
+    """
     nodes = [VNode(str(n), d.get("type", "pc"), d.get("slots", 1), d.get("desires", {}),
                    d.get("flags", {})) for n, d in graph.nodes(data=True)]  # fmt: skip
     links = []

@@ -94,6 +94,7 @@ class PNode:
     Parameters
     ----------
     name : str
+        The node's name.
     types : mapping of str to float
         Type name -> slots (``math.inf`` for ``*``). A type written ``*name`` in the file is
         static: pass it in ``static``.
@@ -103,6 +104,12 @@ class PNode:
         Feature name (with its prefix) -> weight (additive features: the capacity).
     flags : mapping of str to str
         ``trivial_bw``, ``subnode_of``, ``unique`` ... as written.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> tb.PNode("sw", {"switch": 1}).is_switch, tb.PNode("a", {"pc": 1}).types["pc"]
+    (True, 1.0)
     """
 
     name: str
@@ -142,6 +149,35 @@ class PLink:
     """A physical link: a PC interface wired to a switch, a trunk, or a direct cable.
 
     ``a_iface``/``b_iface`` keep the ``mac/iface`` part of ``node:mac/iface`` ("" if none).
+
+    Parameters
+    ----------
+    name : str
+        The link's name.
+    a, b : str
+        The nodes it joins.
+    bw : float
+        Bandwidth (kbit/s, as in the ``.ptop`` file).
+    delay, loss : float
+        Delay and loss rate.
+    types : tuple of str
+        Link types it may carry (empty: any).
+    a_iface, b_iface : str
+        Interface names at each end.
+    slots : int, optional
+        How many virtual links it may carry (None: no limit).
+
+    Raises
+    ------
+    ValueError, TypeError
+        A bad name or a negative bandwidth, delay or loss.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> link = tb.PLink("la", "a", "sw", 100)
+    >>> link.bw, link.types, link.slots
+    (100.0, (), None)
     """
 
     name: str
@@ -266,7 +302,33 @@ class PhysicalTopology:
 
 @dataclass(frozen=True)
 class VNode:
-    """A virtual node: one type (or a vclass name), its slots and desires."""
+    """A virtual node: one type (or a vclass name), its slots and desires.
+
+    Parameters
+    ----------
+    name : str
+        The node's name.
+    type : str
+        Its type or vclass.
+    slots : float
+        Slots of its type it uses.
+    desires : mapping of str to float
+        Desire name -> weight.
+    flags : mapping of str to str
+        Flags as written in the ``.top`` file.
+
+    Raises
+    ------
+    ValueError, TypeError
+        A bad name, type, slot count or mapping.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> node = tb.VNode("x", "pc")
+    >>> node.type, node.slots
+    ('pc', 1.0)
+    """
 
     name: str
     type: str
@@ -288,7 +350,37 @@ class VNode:
 
 @dataclass(frozen=True)
 class VLink:
-    """A virtual link. ``bw=None`` is ``*``: the native bandwidth of the interfaces chosen."""
+    """A virtual link. ``bw=None`` is ``*``: the native bandwidth of the interfaces chosen.
+
+    Parameters
+    ----------
+    name : str
+        The link's name.
+    a, b : str
+        The virtual nodes it joins.
+    bw : float or None
+        Bandwidth (kbit/s); None for ``*``.
+    delay, loss : float
+        Delay and loss rate.
+    type : str, optional
+        Link type.
+    flags : frozenset of str
+        Flags as written in the ``.top`` file.
+    options : mapping of str to str
+        Options as written in the ``.top`` file.
+
+    Raises
+    ------
+    ValueError, TypeError
+        A bad name or a negative bandwidth, delay or loss.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> link = tb.VLink("l", "x", "y", 100)
+    >>> link.bw, link.type
+    (100.0, None)
+    """
 
     name: str
     a: str

@@ -3,7 +3,7 @@
 Both heuristics (assign+ and the annealer) and the exact program start from a
 :class:`Problem`; the independent checker (:mod:`.verify`) does not.
 
-Modelling choices (docs/testbed.md):
+Modelling choices (``coalloc docs testbed``):
 
 * a PC's *home switch* is the switch holding most of its interfaces; the search scores a
   virtual link by the home switches of its ends (the router then picks real interfaces);
@@ -222,7 +222,9 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     Parameters
     ----------
     top : VirtualTopology
+        The experiment.
     ptop : PhysicalTopology
+        The testbed.
     available : set of str, optional
         Names of the physical nodes that may be used (switches are always usable).
     trunk_used : dict of str to float, optional
@@ -231,6 +233,17 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     Returns
     -------
     Problem
+        The arrays the solvers take.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> problem = tb.build_problem(top, ptop)
+    >>> problem.nv, problem.vnames
+    (2, ['x', 'y'])
     """
     T = _testbed_part(ptop)
     pr = Problem(top, ptop)

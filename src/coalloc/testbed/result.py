@@ -14,7 +14,7 @@ __all__ = ["MappingResult"]
 class MappingResult(Result):
     """A testbed mapping (shared :class:`coalloc.Result` conventions).
 
-    Attributes
+    Parameters
     ----------
     mapping : dict of str to str or None
         Virtual node -> physical node (None when no mapping was found).
@@ -32,6 +32,21 @@ class MappingResult(Result):
         Why no mapping was returned, machine-readable: ``{"constraint": ..., ...}`` with
         e.g. ``"no_candidate"`` and ``"vnodes"``, ``"capacity"`` and the candidate list,
         ``"trunk_bandwidth"`` and the trunks, ``"interfaces"`` and the physical node.
+    status, message, method, seed, params, timings, iterations, objective, bound, gap : object
+        The shared result fields (:class:`coalloc.Result`); ``objective`` is the
+        inter-switch bandwidth.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> result = tb.assign(top, ptop, method="assign+")
+    >>> result.status, result.mapping, result.routes
+    ('feasible', {'x': 'a', 'y': 'b'}, {'l': ['la', 'lb']})
+    >>> result.kinds, result.interswitch_bandwidth
+    ({'l': 'intraswitch'}, 0.0)
     """
 
     status: str

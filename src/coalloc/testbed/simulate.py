@@ -27,7 +27,30 @@ __all__ = ["simulate", "SimulationResult"]
 class SimulationResult:
     """Per mapper: ``success`` (bool per experiment), ``isw`` (inter-switch bandwidth of
     each success, NaN on failure), ``isw_in_use`` (testbed-wide after each arrival),
-    ``seconds`` (mapper time per experiment) and ``reasons`` of the failures."""
+    ``seconds`` (mapper time per experiment) and ``reasons`` of the failures.
+
+    Parameters
+    ----------
+    methods : list of str
+        The mappers replayed.
+    arrivals : ndarray
+        Arrival time of each experiment, in replay order.
+    success, isw, isw_in_use, seconds : dict of str to ndarray
+        Per mapper, one entry per experiment (see above).
+    reasons : dict of str to list
+        Per mapper, ``(experiment, reason)`` of each failure.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> workload = [(0.0, 10.0, top), (1.0, 10.0, top), (20.0, 10.0, top)]
+    >>> sim = tb.simulate(ptop, workload, ["assign+"])
+    >>> sim.success["assign+"].tolist(), sim.failures("assign+")
+    ([True, False, True], 1)
+    """
 
     methods: List[str]
     arrivals: np.ndarray
@@ -55,7 +78,9 @@ def simulate(ptop: PhysicalTopology, workload: Sequence[tuple], methods: Sequenc
     Parameters
     ----------
     ptop : PhysicalTopology
+        The testbed.
     workload : sequence of (float, float, VirtualTopology)
+        ``(arrival, duration, experiment)`` tuples.
     methods : sequence of str
         Names of :data:`METHODS`.
     seed : int, optional
@@ -63,10 +88,28 @@ def simulate(ptop: PhysicalTopology, workload: Sequence[tuple], methods: Sequenc
     params : dict of str to dict, optional
         Method -> extra parameters.
     show_progress : bool
+        Show a progress bar on standard error.
 
     Returns
     -------
     SimulationResult
+        Per method: success, inter-switch bandwidth, time and failure reasons.
+
+    Raises
+    ------
+    ValueError
+        An unknown method.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> workload = [(0.0, 10.0, top), (1.0, 10.0, top), (20.0, 10.0, top)]
+    >>> sim = tb.simulate(ptop, workload, ["assign+"])
+    >>> sim.reasons["assign+"][0][1]["constraint"]       # the second came while the first ran
+    'no_candidate'
     """
     for m in methods:
         if m not in METHODS:

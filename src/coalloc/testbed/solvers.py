@@ -254,7 +254,26 @@ solve = assign
 
 
 class Instance(NamedTuple):
-    """A testbed-mapping problem as one object (what :func:`coalloc.solve_many` takes)."""
+    """A testbed-mapping problem as one object (what :func:`coalloc.solve_many` takes).
+
+    Parameters
+    ----------
+    top : VirtualTopology
+        The experiment.
+    ptop : PhysicalTopology
+        The testbed.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> inst = tb.Instance(top, ptop)
+    >>> result = inst.solve()
+    >>> result.mapping, inst.verify(result).ok
+    ({'x': 'a', 'y': 'b'}, True)
+    """
 
     top: VirtualTopology
     ptop: PhysicalTopology

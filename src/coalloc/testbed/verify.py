@@ -27,15 +27,27 @@ _EPS = 1e-6
 class VerifyReport(Report):
     """What :func:`verify_mapping` found.
 
-    Attributes
+    Parameters
     ----------
     violations : list of dict
         One entry per broken constraint: ``{"constraint": ..., ...}``.
-    interswitch_bandwidth : float or None
-        Bandwidth x trunk hops over all routed virtual links (None without routes).
+    isw : float or None
+        Bandwidth x trunk hops over all routed virtual links (None without routes); kept
+        as the attribute ``interswitch_bandwidth``.
     trunk_load : dict of str to float
+        Physical trunk -> bandwidth routed over it.
     claimed : float or None
         The inter-switch bandwidth the mapper claimed; ``matches`` compares it.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> report = tb.verify_mapping(top, ptop, {"x": "a", "y": "a"})
+    >>> report.valid, report.violations
+    (False, [{'constraint': 'slots', 'pnode': 'a', 'used': 2.0, 'capacity': 1.0}])
     """
 
     def __init__(self, violations, isw, trunk_load, claimed) -> None:

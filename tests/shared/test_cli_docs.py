@@ -1,0 +1,153 @@
+"""``coalloc docs [TOPIC]``: every guide prints, from an installed package as from a checkout.
+
+Help texts and error messages point to ``coalloc docs`` or the site, never to a path of the
+source tree (which an installed package does not have).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import inspect
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import coalloc
+from coalloc.cli import docs as docs_cli
+from coalloc.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+GUIDES = sorted(p.stem for p in (REPO / "docs").glob("*.md") if p.stem not in ("index", "results"))
+PACKAGE = Path(coalloc.__file__).resolve().parent
+
+
+def test_the_repository_has_the_guides_the_issue_names():
+    expected = {"formats", "ctaap", "taskmap", "collective", "testbed", "loadshare",
+                "architecture", "algorithms", "performance"}  # fmt: skip
+    assert expected <= set(GUIDES)
+
+
+@pytest.mark.parametrize("topic", GUIDES)
+def test_every_topic_prints_its_guide(topic, capsys):
+    assert main(["docs", topic]) == 0
+    out = capsys.readouterr().out
+    assert out == (REPO / "docs" / f"{topic}.md").read_text(encoding="utf-8")
+    assert main(["docs", f"{topic}.md"]) == 0  # the file name works too
+    assert capsys.readouterr().out == out
+
+
+def test_listing_names_every_topic_and_the_site(capsys):
+    assert main(["docs"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert docs_cli.URL in lines[0]
+    listed = [line.split()[0] for line in lines[2:]]
+    assert listed == GUIDES
+
+
+def test_unknown_topic_is_one_line_naming_the_topics(capsys):
+    assert main(["docs", "no-such-guide"]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-guide" in err and "formats" in err and docs_cli.URL in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def _load_copy(package_dir: Path):
+    """Import a copy of coalloc/cli/docs.py placed inside ``package_dir`` (a fake install)."""
+    (package_dir / "cli").mkdir(parents=True)
+    shutil.copy(docs_cli.__file__, package_dir / "cli" / "docs.py")
+    spec = importlib.util.spec_from_file_location("_docs_copy", package_dir / "cli" / "docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_installed_layout_reads_the_copies_in_coalloc_docs(tmp_path):
+    # site-packages/coalloc/_docs/*.md, with no docs/ folder anywhere above it.
+    package = tmp_path / "site-packages" / "coalloc"
+    (package / "_docs").mkdir(parents=True)
+    for name in ("formats", "taskmap"):
+        (package / "_docs" / f"{name}.md").write_text(f"# {name} (installed copy)\n")
+    module = _load_copy(package)
+    assert module.docs_dir() == package / "_docs"
+    assert sorted(module.topics()) == ["formats", "taskmap"]
+    assert module.read_topic("taskmap") == "# taskmap (installed copy)\n"
+    with pytest.raises(ValueError, match="ctaap"):
+        module.read_topic("ctaap")
+
+
+def test_without_any_guides_the_listing_still_gives_the_site(tmp_path, capsys):
+    module = _load_copy(tmp_path / "lonely" / "coalloc")
+    assert module.docs_dir() is None and module.topics() == {}
+    assert module._cmd_docs(type("Args", (), {"topic": None})()) == 0
+    assert module.URL in capsys.readouterr().out
+
+
+def test_the_imported_package_finds_every_guide():
+    # Run against an installed coalloc (CI), this checks the build copied docs/*.md into
+    # coalloc/_docs/; from a checkout (PYTHONPATH=src) it reads docs/ itself.
+    where = docs_cli.docs_dir()
+    installed = not (PACKAGE.parent.parent / "docs" / "formats.md").is_file()
+    assert where == (PACKAGE / "_docs" if installed else REPO / "docs")
+    assert sorted(docs_cli.topics()) == GUIDES
+
+
+def _strings_outside_docstrings(path: Path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docstrings.add(id(body[0].value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings:
+                yield node.lineno, node.value
+
+
+def test_no_help_text_or_message_points_into_the_source_tree():
+    bad = []
+    for path in sorted((REPO / "src" / "coalloc").rglob("*.py")):
+        if path.name == "docs.py" and path.parent.name == "cli":
+            continue  # the module that reads the guides
+        for line, text in _strings_outside_docstrings(path):
+            if "docs/" in text or (".md" in text and "coalloc docs" not in text):
+                bad.append(f"{path.relative_to(REPO)}:{line}: {text[:60]!r}")
+    assert not bad, "point to 'coalloc docs TOPIC' instead:\n" + "\n".join(bad)
+
+
+def _api_generator():
+    spec = importlib.util.spec_from_file_location("_coalloc_docs_api", REPO / "docs" / "_api.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("family", coalloc.FAMILIES)
+def test_the_api_reference_lists_every_public_name_of_each_family(family):
+    # docs/_api.py writes docs/api/<family>.rst (at every docs build) from the family's
+    # __all__: a submodule by automodule, everything else by its fully qualified name.
+    page = _api_generator().api_pages()[f"{family}.rst"]
+    module = importlib.import_module(f"coalloc.{family}")
+    missing = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        target = obj.__name__ if inspect.ismodule(obj) else f"coalloc.{family}.{name}"
+        if not re.search(rf"^\.\. (auto\w+|py:function):: {re.escape(target)}\b", page, re.M):
+            missing.append(name)
+    assert not missing, f"the API page of {family} misses {missing}"
+    n_entries = len(re.findall(r"^\.\. (?:auto\w+|py:function):: coalloc\.", page, re.M))
+    assert n_entries == len(module.__all__) + 1  # + the family's automodule header
+
+
+def test_the_api_reference_has_the_top_level_batch_and_bases():
+    page = (REPO / "docs" / "api" / "coalloc.rst").read_text(encoding="utf-8")
+    for name in ("solve_many", "solve_many_iter", "BatchError", "Result", "Report",
+                 "STATUSES", "InstanceError", "FAMILIES"):  # fmt: skip
+        assert re.search(rf"^\.\. auto\w+:: coalloc\.{name}$", page, re.M), name
+    index = (REPO / "docs" / "api" / "index.rst").read_text(encoding="utf-8")
+    assert all(f"   {f}\n" in index for f in ("coalloc",) + coalloc.FAMILIES)
