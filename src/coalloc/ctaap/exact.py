@@ -5,7 +5,8 @@ equivalent linear equations" to GLPK and CBC to get the optimum its heuristic is
 with (Fig. 2) and the exact run times (Fig. 3). This module builds that integer program and
 hands it to one of three solvers:
 
-* ``"highs"``: HiGHS through :func:`scipy.optimize.milp` (no extra dependency, the default);
+* ``"highs"``: HiGHS through ``highspy`` (a core dependency, the default; SciPy's
+  :func:`scipy.optimize.milp` only when highspy is missing);
 * ``"cbc"``: CBC through PuLP (``pip install 'coalloc[exact]'``);
 * ``"cpsat"``: OR-Tools CP-SAT (``pip install 'coalloc[exact]'``).
 
@@ -419,7 +420,7 @@ def solve_exact(
         Random seed of CBC (``randomCbcSeed``) and CP-SAT (``random_seed``). HiGHS through
         SciPy exposes no seed and is deterministic.
     backend : {"highs", "cbc", "cpsat"}, default "highs"
-        ``"highs"``: :func:`scipy.optimize.milp`; ``"cbc"``: PuLP's ``PULP_CBC_CMD``;
+        ``"highs"``: HiGHS through highspy; ``"cbc"``: PuLP's ``PULP_CBC_CMD``;
         ``"cpsat"``: OR-Tools CP-SAT. The last two need ``pip install 'coalloc[exact]'``.
     time_limit : float, optional
         Wall-clock seconds for the whole call. The solver gets what remains after the model
@@ -435,7 +436,7 @@ def solve_exact(
         Relative gap at which the solver may stop. With a positive gap the status is still
         ``"optimal"`` only when optimality is proven.
     threads : int, default 1
-        Threads for CBC and CP-SAT (``num_search_workers``); HiGHS via SciPy runs its own
+        Threads for CBC and CP-SAT (``num_search_workers``); HiGHS runs its own
         default and ignores it.
     verbose : bool, default False
         Print the solver log.
@@ -465,7 +466,7 @@ def solve_exact(
     >>> import coalloc.ctaap as ct
     >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
     >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
-    >>> result = ct.solve_exact(request, offer)          # HiGHS, through SciPy
+    >>> result = ct.solve_exact(request, offer)          # HiGHS, through highspy
     >>> result.status, result.assignment.tolist(), result.objective, result.bound
     ('optimal', [-1, 1, 1], 2.0, 2.0)
     """

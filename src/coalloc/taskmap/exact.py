@@ -22,7 +22,7 @@ occupancy, minimised). Rows:
     over processor pairs whose route uses ``l``. ``E_tasks x P^2`` extra variables: small
     instances only.
 
-Back-ends: HiGHS through :func:`scipy.optimize.milp` (default) and CBC through PuLP. The
+Back-ends: HiGHS through highspy (default) and CBC through PuLP. The
 returned mapping's occupancy is recomputed from scratch; the status is ``"optimal"`` only when
 the solver proved it.
 """
@@ -228,7 +228,7 @@ def solve_exact_mapping(
     task_graph, resource_graph : TaskGraph, ResourceGraph
         The graphs.
     backend : {"highs", "cbc"}
-        HiGHS via SciPy (no extra dependency) or CBC via PuLP (``coalloc[exact]``).
+        HiGHS via highspy (a core dependency) or CBC via PuLP (``coalloc[exact]``).
     formulation : {"auto", "cut", "pairs"}
         Linearisation of the link loads (module docstring); ``"auto"`` picks ``"cut"``
         when it is exact for the routes, else ``"pairs"``.
