@@ -350,11 +350,11 @@ def phase5(avail, tmax, cap, d, sel_in, Py_ssize_t l2, seed):
     cdef vector[char] chosen
     cdef vector[int64_t] rest
     cdef vector[double] sa, st, sp, na, nt, np_
-    cdef Py_ssize_t c, i, j, ps, pa, out, inn, accepted = 0
+    cdef Py_ssize_t c, c0, c1, i, j, ps, pa, out, inn, accepted = 0
     cdef double cur, f
     cdef bint ok
     cdef Xoshiro256ss* rng
-    cdef Poll poll = Poll(1024)
+    cdef Poll poll = Poll(1)  # asked every 4096 swaps (a swap is ~20 ns: kept off its path)
     with nogil:
         chosen.assign(r, 0)
         for j in range(count):
@@ -376,31 +376,35 @@ def phase5(avail, tmax, cap, d, sel_in, Py_ssize_t l2, seed):
                 for i in range(m):
                     sp[i] = sp[i] + p[sel[j], i]
             cur = _factor(dd, &st[0], &sp[0], m)
-            for c in range(count * l2):
+            c0 = 0
+            while c0 < count * l2:  # blocks of 4096 swaps, a poll between two
                 if poll.stop():
                     break
-                ps = rng.below(count)
-                pa = rng.below(<int64_t>rest.size())
-                out = sel[ps]
-                inn = rest[pa]
-                ok = True
-                for i in range(m):
-                    na[i] = (sa[i] - a[out, i]) + a[inn, i]
-                    if not (na[i] >= dd[i]):
-                        ok = False
-                if not ok:
-                    continue
-                for i in range(m):
-                    nt[i] = (st[i] - tm[out, i]) + tm[inn, i]
-                    np_[i] = (sp[i] - p[out, i]) + p[inn, i]
-                f = _factor(dd, &nt[0], &np_[0], m)
-                if f >= cur:
-                    sel[ps] = inn
-                    rest[pa] = out
+                c1 = c0 + 4096 if c0 + 4096 < count * l2 else count * l2
+                for c in range(c0, c1):
+                    ps = rng.below(count)
+                    pa = rng.below(<int64_t>rest.size())
+                    out = sel[ps]
+                    inn = rest[pa]
+                    ok = True
                     for i in range(m):
-                        sa[i] = na[i]; st[i] = nt[i]; sp[i] = np_[i]
-                    cur = f
-                    accepted += 1
+                        na[i] = (sa[i] - a[out, i]) + a[inn, i]
+                        if not (na[i] >= dd[i]):
+                            ok = False
+                    if not ok:
+                        continue
+                    for i in range(m):
+                        nt[i] = (st[i] - tm[out, i]) + tm[inn, i]
+                        np_[i] = (sp[i] - p[out, i]) + p[inn, i]
+                    f = _factor(dd, &nt[0], &np_[0], m)
+                    if f >= cur:
+                        sel[ps] = inn
+                        rest[pa] = out
+                        for i in range(m):
+                            sa[i] = na[i]; st[i] = nt[i]; sp[i] = np_[i]
+                        cur = f
+                        accepted += 1
+                c0 = c1
             del rng
     if poll.stopped():
         coalloc_raise_interrupt()
