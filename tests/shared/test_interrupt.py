@@ -24,9 +24,10 @@ from coalloc._shared import interrupt
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 # Each child prints "ready" when the long compiled call starts (arm() wraps the kernel), then
-# "interrupted <function> <file>" (the innermost frame of the traceback) or "finished".
+# "interrupted <function> <file> <time caught>" (the innermost frame of the traceback) or
+# "finished".
 _PRELUDE = """
-import importlib, sys, traceback
+import importlib, sys, time, traceback
 import numpy as np
 def arm(module, name):
     mod = importlib.import_module(module)
@@ -40,7 +41,8 @@ def report(call):
         call()
     except KeyboardInterrupt as exc:
         tb = traceback.extract_tb(exc.__traceback__)[-1]
-        print("interrupted", tb.name, tb.filename.rsplit("/", 1)[-1], flush=True)
+        caught = time.monotonic()  # the clock is system-wide: the parent compares
+        print("interrupted", tb.name, tb.filename.rsplit("/", 1)[-1], caught, flush=True)
         sys.exit(0)
     print("finished", flush=True)
 """
@@ -50,7 +52,7 @@ CHILDREN = {
     "ctaap": (
         """
 import coalloc
-r, o = coalloc.generators.fig2(2, n_tasks=1500, n_clusters=20, seed=1)
+r, o = coalloc.generators.fig2(2, n_tasks=1000, n_clusters=20, seed=1)
 arm("coalloc.ctaap._softassign", "graduated_assignment")
 report(lambda: coalloc.solve(r, o, seed=0))
 """,
@@ -106,7 +108,7 @@ report(lambda: _gapls.tabu_search(cost, weight, cap, assign, 10**7, 5, 10**9, 10
 
 
 def _run_and_interrupt(code: str, after: float) -> tuple:
-    """Start the child, SIGINT it ``after`` s after it printed "ready"; (output, latency)."""
+    """Start the child, SIGINT it ``after`` s after it printed "ready"; (output, time sent)."""
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     child = subprocess.Popen(
         [sys.executable, "-c", _PRELUDE + code],
@@ -123,30 +125,30 @@ def _run_and_interrupt(code: str, after: float) -> tuple:
         sent = time.monotonic()
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=60)
-        latency = time.monotonic() - sent
     finally:
         if child.poll() is None:
             child.kill()
             child.communicate()
     assert child.returncode == 0, err
-    return out, latency
+    return out, sent
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(CHILDREN))
 def test_ctrl_c_stops_the_longest_kernel_of_each_family(family):
     code, frame_file = CHILDREN[family]
-    out, latency = _run_and_interrupt(code, after=0.5)
+    out, sent = _run_and_interrupt(code, after=0.5)
     words = out.split()
     assert words[:1] == ["interrupted"], out  # not "finished"
     # Raised inside the kernel (Cython adds its own frame) or right at its call (pybind11:
     # the innermost frame is the wrapper arm() put around the kernel).
-    assert words[-1] == frame_file, out
+    assert words[-2] == frame_file, out
     if frame_file == "<string>":
         assert words[1] == "announced", out
-    # ~50 ms polling plus one outer iteration; 2 s leaves room for a loaded machine
-    # (interpreter exit included).
-    assert latency < 2.5, latency
+    # ~50 ms polling plus one outer iteration (step 1: one Q evaluation, ~0.2 s here); the
+    # bound leaves room for a loaded machine.
+    latency = float(words[-1]) - sent
+    assert 0 <= latency < 1.5, latency
 
 
 @pytest.mark.slow

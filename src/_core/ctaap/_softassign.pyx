@@ -1074,7 +1074,7 @@ cdef void _ga_eval_q(_GAPlan* g) noexcept nogil:
             g.Q[p] = 0.0
         return
     _q_eval(g.q_out, g.X, g.n, g.m, g.f_ok, g.f_bad, g.w_out, False, g.table, g.V, g.Q)
-    if g.q_in != NULL:
+    if g.q_in != NULL and not g.poll.stop():  # a pass can take 0.1 s or more: poll between
         _q_eval(g.q_in, g.X, g.n, g.m, g.f_ok, g.f_bad, g.w_in, True, g.table, g.V, g.Q)
 
 
@@ -1112,6 +1112,8 @@ cdef void _ga_run(_GAPlan* g) noexcept nogil:
             memcpy(g.prev, g.X, size * sizeof(double))
             g.q_evals += 1
             _ga_eval_q(g)
+            if g.poll.stop():
+                return
             _ga_normalise(g, beta)
             if _max_abs_diff(g.X, g.prev, size) < g.tol_outer:
                 break
