@@ -25,13 +25,35 @@ Guarantees, whatever runs the batch:
 - **Bounded memory.** The iterable is consumed lazily, with at most ``max_in_flight``
   chunks submitted and not yet returned, so a generator of a million instances is never
   materialised.
+
+Timeouts and interrupts (``timeout=`` seconds per instance), per executor:
+
+- ``backend="processes"`` (the pool solve_many creates): every instance runs under a
+  cancellation scope (:mod:`coalloc._shared.interrupt`), so the compiled kernels stop it
+  with ``TimeoutError`` at their next poll (about 50 ms); an instance still running
+  ``timeout + grace`` seconds after it started (Python code that never reaches a kernel,
+  a MILP backend) has its worker process killed and replaced, exactly as a crash: the other
+  instances are solved again if they were lost with it. Either way the instance is a
+  :class:`BatchError` with ``exc_type="TimeoutError"`` and a message saying so.
+- threads, ``backend="serial"``, a caller's executor (a ``ProcessPoolExecutor``, Dask):
+  cooperative only. The compiled kernels stop within about 50 ms of the deadline (plus one
+  iteration of their outer loop), and a chunk checks between its instances; pure-Python
+  code (the ``backend="numpy"`` twins, the MILP backends, which have their own
+  ``time_limit``) runs on until it calls a kernel or returns. A thread cannot be killed.
+- Ctrl-C (``KeyboardInterrupt`` in the calling thread): the chunks not started are
+  cancelled, the running instances of a thread pool are cancelled through the same scope
+  (they stop at the kernels' next poll), a process pool solve_many created has its workers
+  terminated, and ``KeyboardInterrupt`` is raised.
 """
 
 from __future__ import annotations
 
 import collections.abc as abc
 import concurrent.futures as cf
+import multiprocessing
 import os
+import queue as _queue
+import signal
 import sys
 import time
 import traceback as _traceback
@@ -56,6 +78,7 @@ from typing import (
 import numpy as np
 
 from . import collective, ctaap, loadshare, taskmap, testbed
+from ._shared import interrupt
 from ._shared.jsonio import InstanceError, load_json
 from ._shared.result import Result
 from ._shared.seeding import instance_seed
@@ -273,23 +296,65 @@ def read_problem(path: Any) -> Any:
     )
 
 
-def _solve_one(index, item, seed, method, params, with_report, family):
+class _TimedOut:
+    """Stands in for an instance whose worker was killed for its timeout (not run again)."""
+
+    def __init__(self, message: str, source: Optional[str]):
+        self.message = message
+        self.source = source
+
+
+def _timeout_message(timeout: float) -> str:
+    return f"the instance exceeded its timeout of {timeout:g} s"
+
+
+#: Worker processes of a pool solve_many created: where they report (generation, index,
+#: pid, start or None) for the watchdog of per-instance timeouts (see _init_worker).
+_WORKER_REPORTS: Any = None
+_WORKER_GENERATION = 0
+
+
+def _init_worker(reports: Any, generation: int) -> None:
+    global _WORKER_REPORTS, _WORKER_GENERATION
+    _WORKER_REPORTS, _WORKER_GENERATION = reports, generation
+
+
+def _report(index: int, start: Optional[float]) -> None:
+    if _WORKER_REPORTS is not None:
+        try:
+            _WORKER_REPORTS.put((_WORKER_GENERATION, index, os.getpid(), start))
+        except Exception:  # pragma: no cover - the parent is gone
+            pass
+
+
+def _solve_one(index, item, seed, method, params, with_report, family, timeout=None,
+               cancel=None):  # fmt: skip
+    if isinstance(item, _TimedOut):
+        return BatchError(index, "TimeoutError", item.message, source=item.source, seed=seed)
     source = _source(item)
+    scope = interrupt.Scope(
+        timeout, message=None if timeout is None else _timeout_message(timeout), parent=cancel
+    )
+    _report(index, time.monotonic())
     try:
-        if isinstance(item, _Invalid):
-            raise TypeError(item.message)
-        problem = read_problem(source) if source is not None else item
-        if family is not None and problem.family != family:
-            raise TypeError(f"a {problem.family} problem in a batch for family {family!r}")
-        result = problem.solve(method, seed=seed, **params)
-        if with_report:
-            return result, problem.verify(result).to_dict()
-        return result
+        with scope:
+            scope.raise_if_cancelled()
+            if isinstance(item, _Invalid):
+                raise TypeError(item.message)
+            problem = read_problem(source) if source is not None else item
+            if family is not None and problem.family != family:
+                raise TypeError(f"a {problem.family} problem in a batch for family {family!r}")
+            result = problem.solve(method, seed=seed, **params)
+            if with_report:
+                return result, problem.verify(result).to_dict()
+            return result
     except Exception as exc:
         return BatchError(
             index, type(exc).__name__, str(exc), source=source, seed=seed,
             traceback=_traceback.format_exc(),
         )  # fmt: skip
+    finally:
+        _report(index, None)
 
 
 def _solve_chunk(
@@ -298,10 +363,12 @@ def _solve_chunk(
     params: dict,
     with_report: bool,
     family: Optional[str],
+    timeout: Optional[float] = None,
+    cancel: Optional[interrupt.Scope] = None,
 ) -> list:
     """Solve a chunk of ``(index, item, seed)``; top level so that it pickles by reference."""
     return [
-        _solve_one(index, item, seed, method, params, with_report, family)
+        _solve_one(index, item, seed, method, params, with_report, family, timeout, cancel)
         for index, item, seed in chunk
     ]
 
@@ -315,26 +382,150 @@ def _chunk_failed(exc: BaseException, index: int, item: Any, seed: Optional[int]
     return BatchError(index, type(exc).__name__, message, source=_source(item), seed=seed)
 
 
-def _new_process_pool(old: cf.Executor, workers: int) -> cf.Executor:
+_KILL = getattr(signal, "SIGKILL", signal.SIGTERM)
+
+
+def _descendants(pid: int) -> List[int]:
+    """The processes started by ``pid`` and theirs (Linux /proc; elsewhere none known)."""
+    found: List[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children") as handle:
+                    kids = [int(k) for k in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+            found.extend(kids)
+            todo.extend(kids)
+    return found
+
+
+def _kill_worker(pid: int) -> None:
+    """Kill a worker and what it started (e.g. a CBC process), so that nothing is orphaned."""
+    children = _descendants(pid)
+    os.kill(pid, _KILL)
+    for child in children:
+        try:
+            os.kill(child, _KILL)
+        except OSError:
+            pass
+
+
+class _Watchdog:
+    """Per-instance timeouts in a process pool solve_many owns: kill the overdue worker.
+
+    Workers report when each instance starts and ends (``_init_worker``, ``_report``);
+    an instance still running ``timeout + grace`` seconds after it started has its worker
+    killed (the pool then breaks and is replaced as after a crash), and its item is
+    replaced by a :class:`_TimedOut` marker in every chunk that holds it, so that it is
+    recorded as timed out and never solved again. The grace leaves the cooperative stop of
+    the kernels (the instance's scope) the first chance.
+    """
+
+    tick = 0.05  # seconds between two looks at the running instances
+
+    def __init__(self, timeout: float):
+        self.timeout = timeout
+        self.grace = max(1.0, 0.1 * timeout)
+        self.reports = multiprocessing.get_context().Queue()
+        self.generation = 0
+        self.running: dict = {}  # index -> (pid, start) in the current pool
+        self.killed: set = set()
+
+    def new_pool(self, workers: int) -> cf.Executor:
+        self.generation += 1
+        self.running.clear()
+        return cf.ProcessPoolExecutor(
+            max_workers=workers, initializer=_init_worker,
+            initargs=(self.reports, self.generation),
+        )  # fmt: skip
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                generation, index, pid, start = self.reports.get_nowait()
+            except (_queue.Empty, OSError, ValueError):
+                return
+            if generation != self.generation:
+                continue  # from a pool already replaced
+            if start is None:
+                self.running.pop(index, None)
+            else:
+                self.running[index] = (pid, start)
+
+    def check(self, chunks: Iterable[list]) -> None:
+        """Kill the worker of every overdue instance and mark it in ``chunks``."""
+        chunks = list(chunks)
+        self._drain()
+        now = time.monotonic()
+        for index, (pid, start) in list(self.running.items()):
+            if now - start < self.timeout + self.grace:
+                continue
+            del self.running[index]
+            try:
+                _kill_worker(pid)
+            except OSError:
+                continue
+            self.killed.add(index)
+            message = (
+                f"{_timeout_message(self.timeout)}: its worker process was killed and "
+                "replaced; the other instances of the batch were not affected"
+            )
+            for chunk in chunks:
+                for k, (i, item, seed) in enumerate(chunk):
+                    if i == index and not isinstance(item, _TimedOut):
+                        chunk[k] = (i, _TimedOut(message, _source(item)), seed)
+
+    def close(self) -> None:
+        self.reports.close()
+        self.reports.join_thread()
+
+
+def _new_process_pool(
+    old: cf.Executor, workers: int, watchdog: Optional[_Watchdog] = None
+) -> cf.Executor:
     old.shutdown(wait=False, cancel_futures=True)
+    if watchdog is not None:
+        return watchdog.new_pool(workers)
     return cf.ProcessPoolExecutor(max_workers=workers)
 
 
-def _isolate_crash(chunk: list, args: tuple, pool: cf.Executor, workers: int):
+def _isolate_crash(
+    chunk: list, args: tuple, pool: cf.Executor, workers: int,
+    watchdog: Optional[_Watchdog] = None,
+):  # fmt: skip
     """Re-run a chunk whose worker died one instance at a time in a fresh pool; an instance
-    that kills its worker again is recorded as crashed. Returns (records, pool, pool)."""
-    pool = _new_process_pool(pool, workers)
+    that kills its worker again is recorded as crashed (or as timed out, when the watchdog
+    killed it). Returns (records, pool, pool)."""
+    pool = _new_process_pool(pool, workers, watchdog)
     records = []
-    for i, item, s in chunk:
+    for k in range(len(chunk)):
+        i, item, s = chunk[k]
+        if isinstance(item, _TimedOut):
+            records.extend(_solve_chunk([(i, item, s)], *args))
+            continue
         try:
-            records.extend(pool.submit(_solve_chunk, [(i, item, s)], *args).result())
+            future = pool.submit(_solve_chunk, [(i, item, s)], *args)
+            while watchdog is not None and not future.done():
+                cf.wait([future], timeout=watchdog.tick)
+                watchdog.check([chunk])
+            records.extend(future.result())
         except BrokenProcessPool:
-            died = RuntimeError(
-                "the worker process solving this instance died (crashed, was killed or ran out "
-                "of memory); the other instances of the batch were not affected"
-            )
-            records.append(_chunk_failed(died, i, item, s))
-            pool = _new_process_pool(pool, workers)
+            if isinstance(chunk[k][1], _TimedOut):
+                records.extend(_solve_chunk([chunk[k]], *args))
+            else:
+                died = RuntimeError(
+                    "the worker process solving this instance died (crashed, was killed or ran "
+                    "out of memory); the other instances of the batch were not affected"
+                )
+                records.append(_chunk_failed(died, i, item, s))
+            pool = _new_process_pool(pool, workers, watchdog)
     return records, pool, pool
 
 
@@ -492,6 +683,7 @@ def solve_many(
     on_error: str = "record",
     progress: Union[None, bool, Callable[[int, Optional[int]], None]] = None,
     options: Optional[Mapping[str, Any]] = None,
+    timeout: Optional[float] = None,
     **params: Any,
 ) -> List[Union[Result, BatchError]]:
     """Solve a batch of instances in parallel; results in input order.
@@ -557,6 +749,14 @@ def solve_many(
         ``solve_many(batch, "exact", options={"backend": "cpsat", "time_limit": 10})``
         (``backend=`` here chooses the executor). Merged with ``**params``; a key given in
         both is an error.
+    timeout : float, optional
+        Seconds each instance may take; one that runs longer is a :class:`BatchError` with
+        ``exc_type="TimeoutError"`` and the others are unaffected. With
+        ``backend="processes"`` it is enforced (the compiled kernels stop it within about
+        50 ms, else its worker process is killed and replaced after a grace of
+        ``max(1, timeout / 10)`` s); with threads, serially and on a caller's executor it is
+        cooperative: the compiled kernels stop within about 50 ms, pure-Python code and the
+        MILP backends run on until they return (see the module docstring).
     **params
         Solver parameters, passed to the family's ``solve`` for every instance (for CTAAP
         also ``bound=True``, see :func:`coalloc.solve`). Names no candidate family's method
@@ -595,7 +795,7 @@ def solve_many(
     results = solve_many_iter(
         instances, method, family=family, n_jobs=n_jobs, executor=executor, backend=backend,
         seed=seed, chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
-        progress=progress, options=options, **params,
+        progress=progress, options=options, timeout=timeout, **params,
     )  # fmt: skip
     return list(results)
 
@@ -614,6 +814,7 @@ def solve_many_iter(
     on_error: str = "record",
     progress: Union[None, bool, Callable[[int, Optional[int]], None]] = None,
     options: Optional[Mapping[str, Any]] = None,
+    timeout: Optional[float] = None,
     **params: Any,
 ) -> Iterator[Union[Result, BatchError]]:
     """Like :func:`solve_many`, but an iterator: yields each result, in input order, as
@@ -657,6 +858,7 @@ def solve_many_iter(
         instances, method, family=family, n_jobs=n_jobs, executor=executor, backend=backend,
         seed=seed, chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
         progress=progress, params=merge_options(options, params), with_report=False,
+        timeout=timeout,
     )  # fmt: skip
 
 
@@ -675,6 +877,7 @@ def _batch_iter(
     progress,
     params,
     with_report,
+    timeout=None,
 ) -> Iterator[Any]:
     """Validate everything, then return the generator (shared with ``coalloc solve-batch``).
 
@@ -718,19 +921,29 @@ def _batch_iter(
         progress = None
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a bool or a callable, got {type(progress).__name__}")
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.number)):
+            raise TypeError(
+                "timeout must be a positive number of seconds or None, "
+                f"got {type(timeout).__name__}"
+            )
+        timeout = float(timeout)
+        if not (timeout > 0 and np.isfinite(timeout)):
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     seed_of = _seed_function(seed, instances)
     total = len(instances) if isinstance(instances, abc.Sized) else None
-    args = (method, dict(params), with_report, family)
+    cancel = interrupt.Scope()  # cancelled when the batch ends early: stops running kernels
+    args = (method, dict(params), with_report, family, timeout, cancel)
     return _run(
         instances, args, seed_of, executor=executor, backend=backend, workers=workers,
         chunksize=chunksize, max_in_flight=max_in_flight, raise_errors=on_error == "raise",
-        progress=progress, total=total,
+        progress=progress, total=total, timeout=timeout, cancel=cancel,
     )  # fmt: skip
 
 
 def _run(
     instances, args, seed_of, *, executor, backend, workers, chunksize, max_in_flight,
-    raise_errors, progress, total,
+    raise_errors, progress, total, timeout=None, cancel=None,
 ) -> Iterator[Any]:  # fmt: skip
     items = enumerate(instances)
     done = 0
@@ -745,6 +958,8 @@ def _run(
             yield record
 
     owned: Optional[cf.Executor] = None
+    watchdog: Optional[_Watchdog] = None
+    interrupted = False
     pending: Deque[Tuple[list, cf.Future]] = deque()
     try:
         if backend == "serial":
@@ -759,7 +974,10 @@ def _run(
                 yield from emit(records)
             return
 
-        if executor is None:
+        if executor is None and backend == "processes" and timeout is not None:
+            watchdog = _Watchdog(timeout)
+            executor = owned = watchdog.new_pool(workers)
+        elif executor is None:
             pool = cf.ProcessPoolExecutor if backend == "processes" else cf.ThreadPoolExecutor
             executor = owned = pool(max_workers=workers)
         sizes = {}  # future -> chunk size, for the futures not yet counted as done
@@ -791,8 +1009,13 @@ def _run(
         while pending:
             chunk, head = pending[0]
             while head in sizes:
-                finished, _ = cf.wait(list(sizes), return_when=cf.FIRST_COMPLETED)
+                finished, _ = cf.wait(
+                    list(sizes), return_when=cf.FIRST_COMPLETED,
+                    timeout=None if watchdog is None else watchdog.tick,
+                )  # fmt: skip
                 count(finished)
+                if watchdog is not None:
+                    watchdog.check(c for c, _ in pending)
             pending.popleft()
             try:
                 records = head.result()
@@ -800,16 +1023,26 @@ def _run(
                 if owned is None:  # the caller's executor: it cannot be replaced here
                     records = [_chunk_failed(exc, i, item, s) for i, item, s in chunk]
                 else:  # a worker died: only the instance that killed it is lost
-                    records, executor, owned = _isolate_crash(chunk, args, owned, workers)
+                    records, executor, owned = _isolate_crash(chunk, args, owned, workers, watchdog)
                     done -= _resubmit(pending, sizes, args, executor)
             except Exception as exc:  # the chunk never ran or never came back
                 records = [_chunk_failed(exc, i, item, s) for i, item, s in chunk]
             fill()  # keep the workers busy while the caller handles these results
             yield from emit(records)
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
+        if cancel is not None:  # running instances of threads stop at their next kernel poll
+            cancel.cancel(interrupt.Cancelled("the batch was stopped before this instance ended"))
         for _, future in pending:
             future.cancel()
         if owned is not None:
+            if interrupted and isinstance(owned, cf.ProcessPoolExecutor):
+                for process in list((getattr(owned, "_processes", None) or {}).values()):
+                    process.terminate()
             owned.shutdown(wait=True, cancel_futures=True)
+        if watchdog is not None:
+            watchdog.close()
         if progress is not None and hasattr(progress, "close"):
             progress.close()

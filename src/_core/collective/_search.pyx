@@ -16,6 +16,17 @@ from libcpp.pair cimport pair
 from libcpp.algorithm cimport nth_element, sort
 
 
+cdef extern from "coalloc/common/interrupt.h" namespace "coalloc" nogil:
+    # Ctrl-C / cancellation every ~50 ms (see the header): stop() is a decrement between
+    # two looks at the clock; once it says True the loop ends and the caller raises.
+    cdef cppclass Poll:
+        Poll() noexcept
+        Poll(unsigned int) noexcept
+        bint stop() noexcept
+        bint stopped() noexcept
+    int coalloc_raise_interrupt() except -1
+
+
 cdef extern from "coalloc/common/xoshiro.hpp" namespace "coalloc":
     cdef cppclass Xoshiro256ss:
         Xoshiro256ss(uint64_t seed) nogil
@@ -218,6 +229,7 @@ def select_and_swap(avail, tmax, cap, d, Py_ssize_t count, Py_ssize_t l1, seed):
     cdef double best, top
     cdef bint canswap, viol, ok
     cdef Xoshiro256ss* rng
+    cdef Poll poll = Poll(1)  # a swap attempt sorts the rows: look at the clock each time
     with nogil:
         rng = new Xoshiro256ss(sd)
         in_a.assign(r, 1)
@@ -256,6 +268,8 @@ def select_and_swap(avail, tmax, cap, d, Py_ssize_t count, Py_ssize_t l1, seed):
         limit = count * l1
         perm.assign(count, 0)
         while True:
+            if poll.stop():
+                break
             viol = False
             for i in range(m):
                 if sa[i] < dd[i]:
@@ -315,6 +329,8 @@ def select_and_swap(avail, tmax, cap, d, Py_ssize_t count, Py_ssize_t l1, seed):
             if sa[i] < dd[i]:
                 ok = False
         del rng
+    if poll.stopped():
+        coalloc_raise_interrupt()
     return sel_arr, bool(ok), int(c - 1)
 
 
@@ -334,10 +350,11 @@ def phase5(avail, tmax, cap, d, sel_in, Py_ssize_t l2, seed):
     cdef vector[char] chosen
     cdef vector[int64_t] rest
     cdef vector[double] sa, st, sp, na, nt, np_
-    cdef Py_ssize_t c, i, j, ps, pa, out, inn, accepted = 0
+    cdef Py_ssize_t c, c0, c1, i, j, ps, pa, out, inn, accepted = 0
     cdef double cur, f
     cdef bint ok
     cdef Xoshiro256ss* rng
+    cdef Poll poll = Poll(1)  # asked every 4096 swaps (a swap is ~20 ns: kept off its path)
     with nogil:
         chosen.assign(r, 0)
         for j in range(count):
@@ -359,30 +376,38 @@ def phase5(avail, tmax, cap, d, sel_in, Py_ssize_t l2, seed):
                 for i in range(m):
                     sp[i] = sp[i] + p[sel[j], i]
             cur = _factor(dd, &st[0], &sp[0], m)
-            for c in range(count * l2):
-                ps = rng.below(count)
-                pa = rng.below(<int64_t>rest.size())
-                out = sel[ps]
-                inn = rest[pa]
-                ok = True
-                for i in range(m):
-                    na[i] = (sa[i] - a[out, i]) + a[inn, i]
-                    if not (na[i] >= dd[i]):
-                        ok = False
-                if not ok:
-                    continue
-                for i in range(m):
-                    nt[i] = (st[i] - tm[out, i]) + tm[inn, i]
-                    np_[i] = (sp[i] - p[out, i]) + p[inn, i]
-                f = _factor(dd, &nt[0], &np_[0], m)
-                if f >= cur:
-                    sel[ps] = inn
-                    rest[pa] = out
+            c0 = 0
+            while c0 < count * l2:  # blocks of 4096 swaps, a poll between two
+                if poll.stop():
+                    break
+                c1 = c0 + 4096 if c0 + 4096 < count * l2 else count * l2
+                for c in range(c0, c1):
+                    ps = rng.below(count)
+                    pa = rng.below(<int64_t>rest.size())
+                    out = sel[ps]
+                    inn = rest[pa]
+                    ok = True
                     for i in range(m):
-                        sa[i] = na[i]; st[i] = nt[i]; sp[i] = np_[i]
-                    cur = f
-                    accepted += 1
+                        na[i] = (sa[i] - a[out, i]) + a[inn, i]
+                        if not (na[i] >= dd[i]):
+                            ok = False
+                    if not ok:
+                        continue
+                    for i in range(m):
+                        nt[i] = (st[i] - tm[out, i]) + tm[inn, i]
+                        np_[i] = (sp[i] - p[out, i]) + p[inn, i]
+                    f = _factor(dd, &nt[0], &np_[0], m)
+                    if f >= cur:
+                        sel[ps] = inn
+                        rest[pa] = out
+                        for i in range(m):
+                            sa[i] = na[i]; st[i] = nt[i]; sp[i] = np_[i]
+                        cur = f
+                        accepted += 1
+                c0 = c1
             del rng
+    if poll.stopped():
+        coalloc_raise_interrupt()
     return sel_arr, int(accepted)
 
 
@@ -404,6 +429,7 @@ def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds):
     cdef Py_ssize_t rounds = 0, pp, q, i, j, out, bp, bq
     cdef double deficit, cur, best, val, nd
     cdef bint feasible
+    cdef Poll poll = Poll(1)
     with nogil:
         chosen.assign(r, 0)
         for j in range(count):
@@ -420,6 +446,8 @@ def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds):
             for i in range(m):
                 sp[i] = sp[i] + p[sel[j], i]
         while rounds < max_rounds:
+            if poll.stop():
+                break
             deficit = _deficit(dd, &sa[0], m)
             feasible = deficit == 0.0
             if feasible:
@@ -461,6 +489,8 @@ def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds):
             chosen[bq] = 1
             sel[bp] = bq
             rounds += 1
+    if poll.stopped():
+        coalloc_raise_interrupt()
     return sel_arr, int(rounds)
 
 
@@ -514,6 +544,7 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
     cdef const double* rowp
     cdef Py_ssize_t* dqp
     cdef double* tp
+    cdef Poll poll = Poll(1)
     with nogil:
         lo.assign(S, 0)
         hi.assign(S, 0)
@@ -535,6 +566,8 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
         b0 = 0
         B = first_block
         while b0 < S and stop == S:
+            if poll.stop():
+                break
             b1 = b0 + B
             if b1 > S:
                 b1 = S
@@ -638,6 +671,8 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
                 break
             b0 = b1
             B = max_block
+    if poll.stopped():
+        coalloc_raise_interrupt()
     return stop, code_arr, elig_arr, prop_arr, val_arr, tmax_arr
 
 

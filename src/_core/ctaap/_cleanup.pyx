@@ -32,12 +32,24 @@ from _violation_core cimport (
 import numpy as np
 
 
+cdef extern from "coalloc/common/interrupt.h" namespace "coalloc" nogil:
+    # Ctrl-C / cancellation every ~50 ms (see the header); coalloc_raise_py: the exception
+    # table of errors.hpp plus coalloc::Interrupted (the matcher polls too).
+    cdef cppclass Poll:
+        Poll() noexcept
+        Poll(unsigned int) noexcept
+        cbool stop() noexcept
+        cbool stopped() noexcept
+    int coalloc_raise_interrupt() except -1
+    void coalloc_raise_py()
+
+
 cdef extern from "coalloc/ctaap/bmatching.hpp" namespace "coalloc" nogil:
     cdef cppclass BMatcher:
         BMatcher(const double*, const uint8_t*, const int64_t*, int64_t, int64_t,
-                 cbool) except +
-        void solve(vector[int64_t]*, vector[int64_t]*) except +
-        cbool forbid(int64_t, int64_t) except +
+                 cbool) except +coalloc_raise_py
+        void solve(vector[int64_t]*, vector[int64_t]*) except +coalloc_raise_py
+        cbool forbid(int64_t, int64_t) except +coalloc_raise_py
         const vector[int64_t]& assignment()
         int64_t n_augmentations()
         int64_t n_cycle_cancellations()
@@ -132,6 +144,7 @@ def match_and_clean(
     cdef int64_t total, removals = 0, cluster, task, was
     cdef Py_ssize_t worst, r
     cdef double t0, t1, t2, t_match = 0.0, t_count = 0.0
+    cdef Poll poll = Poll(1)
     try:
         with nogil:
             t0 = _now()
@@ -145,6 +158,8 @@ def match_and_clean(
             t_match += t1 - t0
             t_count += t2 - t1
             while total > 0:
+                if poll.stop():
+                    break
                 t0 = _now()
                 _tree_refresh(&tree[0], size, &counts[0], &dirty)
                 worst = tree[1]
@@ -174,6 +189,8 @@ def match_and_clean(
                             task, assign[task], 1, counts, &dirty, symmetric)
                 t_count += (t1 - t0) + (_now() - t2)
                 t_match += t2 - t1
+        if poll.stopped():
+            coalloc_raise_interrupt()
         return (removals, matcher.n_augmentations(), matcher.n_cycle_cancellations(),
                 t_match, t_count)
     finally:

@@ -40,6 +40,17 @@ from libcpp.pair cimport pair
 from libcpp.vector cimport vector
 
 
+cdef extern from "coalloc/common/interrupt.h" namespace "coalloc" nogil:
+    # Ctrl-C / cancellation every ~50 ms (see the header): stop() is a decrement between
+    # two looks at the clock; once it says True the loop returns and the caller raises.
+    cdef cppclass Poll:
+        Poll() noexcept
+        Poll(unsigned int) noexcept
+        bint stop() noexcept
+        bint stopped() noexcept
+    int coalloc_raise_interrupt() except -1
+
+
 # ---------------------------------------------------------------------------
 # C-level building blocks (raw pointers, row-major arrays, no Python objects)
 # ---------------------------------------------------------------------------
@@ -956,8 +967,9 @@ cdef void _sk_denoms(_SK* sk) noexcept nogil:
         _sk_remember(sk, nrep)
 
 
-cdef void _sk_run(_SK* sk, int max_iter, double tol, int* iterations) noexcept nogil:
-    """Sinkhorn on ``sk.X`` (see :func:`sinkhorn`)."""
+cdef void _sk_run(_SK* sk, int max_iter, double tol, int* iterations,
+                  Poll* poll) noexcept nogil:
+    """Sinkhorn on ``sk.X`` (see :func:`sinkhorn`); returns early when ``poll`` stops."""
     cdef int it
     cdef double diff
     iterations[0] = 0
@@ -965,6 +977,8 @@ cdef void _sk_run(_SK* sk, int max_iter, double tol, int* iterations) noexcept n
         return
     _sk_pass(sk, False, True)
     for it in range(max_iter):
+        if poll.stop():
+            return
         _sk_denoms(sk)
         diff = _sk_pass(sk, True, it + 1 < max_iter)
         iterations[0] = it + 1
@@ -1049,6 +1063,7 @@ cdef struct _GAPlan:
     long beta_steps           # OUT   temperatures visited
     long q_evals              # OUT   Q evaluations (softassign iterations)
     long sk_total             # OUT   Sinkhorn iterations, all together
+    Poll* poll                # INOUT interrupts: _ga_run returns early once it stops
 
 
 cdef void _ga_eval_q(_GAPlan* g) noexcept nogil:
@@ -1059,7 +1074,7 @@ cdef void _ga_eval_q(_GAPlan* g) noexcept nogil:
             g.Q[p] = 0.0
         return
     _q_eval(g.q_out, g.X, g.n, g.m, g.f_ok, g.f_bad, g.w_out, False, g.table, g.V, g.Q)
-    if g.q_in != NULL:
+    if g.q_in != NULL and not g.poll.stop():  # a pass can take 0.1 s or more: poll between
         _q_eval(g.q_in, g.X, g.n, g.m, g.f_ok, g.f_bad, g.w_in, True, g.table, g.V, g.Q)
 
 
@@ -1067,7 +1082,7 @@ cdef void _ga_normalise(_GAPlan* g, double beta) noexcept nogil:
     """``X = sinkhorn(softassign_exp(Q, beta))``: the new soft assignment from ``Q``."""
     cdef int sk_iters = 0
     _softassign_exp(g.Q, g.compat, g.n, g.m, beta, g.X)
-    _sk_run(g.sk, g.max_inner, g.tol_inner, &sk_iters)
+    _sk_run(g.sk, g.max_inner, g.tol_inner, &sk_iters, g.poll)
     g.sk_total += sk_iters
 
 
@@ -1092,9 +1107,13 @@ cdef void _ga_run(_GAPlan* g) noexcept nogil:
     while beta <= g.beta_limit:
         g.beta_steps += 1
         for outer in range(g.max_outer):
+            if g.poll.stop():
+                return
             memcpy(g.prev, g.X, size * sizeof(double))
             g.q_evals += 1
             _ga_eval_q(g)
+            if g.poll.stop():
+                return
             _ga_normalise(g, beta)
             if _max_abs_diff(g.X, g.prev, size) < g.tol_outer:
                 break
@@ -1363,8 +1382,11 @@ def sinkhorn(
         raise ValueError("inconsistent shapes")
     cdef _SKBuffers buf = _SKBuffers()
     buf.build(&X[0, 0], n, m, &capacity[0] if m > 0 else NULL)
+    cdef Poll poll = Poll(1)
     with nogil:
-        _sk_run(&buf.sk, max_iter, tol, &iters)
+        _sk_run(&buf.sk, max_iter, tol, &iters, &poll)
+    if poll.stopped():
+        coalloc_raise_interrupt()
     return iters
 
 
@@ -1505,8 +1527,12 @@ def graduated_assignment(
     g.V = V.data()
     g.Q = Q.data()
     g.prev = prev.data()
+    cdef Poll poll = Poll(1)
+    g.poll = &poll
     with nogil:
         _ga_run(&g)
+    if poll.stopped():
+        coalloc_raise_interrupt()
     return int(g.beta_steps), int(g.q_evals), int(g.sk_total)
 
 

@@ -16,6 +16,17 @@ from libcpp.set cimport set as cset
 from libcpp.pair cimport pair
 from cython.operator cimport dereference as cython_deref
 
+
+cdef extern from "coalloc/common/interrupt.h" namespace "coalloc" nogil:
+    # Ctrl-C / cancellation every ~50 ms (see the header): stop() is a decrement between
+    # two looks at the clock; once it says True the loop ends and the caller raises.
+    cdef cppclass Poll:
+        Poll() noexcept
+        Poll(unsigned int) noexcept
+        bint stop() noexcept
+        bint stopped() noexcept
+    int coalloc_raise_interrupt() except -1
+
 cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
 cdef uint64_t NODE_MUL = 0xD1B54A32D192ED03ULL
 
@@ -134,6 +145,7 @@ def first_fit_all(
         raise ValueError("first_fit_all: inconsistent array lengths")
     if coal_tp.shape[0] != nc:
         raise ValueError("first_fit_all: coal_tp must have one entry per coalition")
+    cdef Poll poll = Poll(64)  # a job probes up to every member of its coalition
     with nogil:
         nstart.assign(nc + 1, 0)
         jstart.assign(nc + 1, 0)
@@ -159,7 +171,7 @@ def first_fit_all(
             fill[c] += 1
         rem.assign(n, 0.0)
         for c in range(nc):
-            if not dirty[c]:
+            if not dirty[c] or poll.stopped():
                 continue
             a = nstart[c]
             b = nstart[c + 1]
@@ -167,6 +179,8 @@ def first_fit_all(
                 rem[members[k]] = node_cap[members[k]]
             nleft = 0
             for k in range(jstart[c], jstart[c + 1]):
+                if poll.stop():
+                    break
                 j = jobs[k]
                 s = job_size[j]
                 i = -1
@@ -185,6 +199,8 @@ def first_fit_all(
                     moved += 1
             # leftovers (in job order): the member with the most room, else the origin
             for k in range(jstart[c], jstart[c] + nleft):
+                if poll.stop():
+                    break
                 j = jobs[k]
                 s = job_size[j]
                 best = -1
@@ -204,6 +220,8 @@ def first_fit_all(
                 i = members[k]
                 tp += node_cap[i] - rem[i] if rem[i] > 0 else node_cap[i]
             coal_tp[c] = tp
+    if poll.stopped():
+        coalloc_raise_interrupt()
     return int(probes), int(moved)
 
 

@@ -19,6 +19,17 @@ from libc.stdint cimport int64_t, uint64_t
 from libcpp.vector cimport vector
 
 
+cdef extern from "coalloc/common/interrupt.h" namespace "coalloc" nogil:
+    # Ctrl-C / cancellation every ~50 ms (see the header): stop() is a decrement between
+    # two looks at the clock; once it says True the loop ends and the caller raises.
+    cdef cppclass Poll:
+        Poll() noexcept
+        Poll(unsigned int) noexcept
+        bint stop() noexcept
+        bint stopped() noexcept
+    int coalloc_raise_interrupt() except -1
+
+
 cdef inline uint64_t _next(uint64_t* state) noexcept nogil:
     state[0] += 0x9E3779B97F4A7C15ULL
     cdef uint64_t z = state[0]
@@ -66,6 +77,7 @@ def tabu_search(
         raise ValueError("tabu_search: assign must have one entry per item")
     if n == 0 or m == 0:
         return 0.0, True, 0
+    cdef Poll poll = Poll(1)
     with nogil:
         used.assign(m, 0)
         tabu_until.assign(m * n, 0)
@@ -91,6 +103,8 @@ def tabu_search(
         since = 0
         it = 0
         while it < iterations:
+            if poll.stop():
+                break
             it += 1
             bd = 1e300
             bdc = 0.0
@@ -194,4 +208,6 @@ def tabu_search(
                     excess += _ex(used[i], capacity[i])
         for j in range(n):
             assign[j] = best_assign[j]
+    if poll.stopped():
+        coalloc_raise_interrupt()
     return float(best_cost), bool(feasible_found), int(it)

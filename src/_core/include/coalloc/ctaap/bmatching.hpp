@@ -97,6 +97,7 @@
 #include <vector>
 
 #include "coalloc/common/errors.hpp"
+#include "coalloc/common/interrupt.h"
 
 namespace coalloc {
 
@@ -184,10 +185,17 @@ public:
             limbo_.clear();
         }
         if (!pot_valid_) {
-            if (n_alloc_ == 0 && clean_) {
-                if (!initial_ssp()) clean_ = false;
+            try {
+                if (n_alloc_ == 0 && clean_) {
+                    if (!initial_ssp()) clean_ = false;
+                }
+                general_solve();
+            } catch (const Interrupted&) {
+                // Stopped between two augmentations: a feasible matching, not yet optimal;
+                // the next solve() re-optimises it the general way.
+                clean_ = false;
+                throw;
             }
-            general_solve();
             pot_valid_ = compute_potentials();
         }
         std::sort(touched_.begin(), touched_.end());
@@ -666,7 +674,9 @@ private:
     // (after the Dijkstra phase, as a check) and as the fallback when the potentials of the
     // incremental path cannot be trusted.
     void general_solve() {
+        Poll poll(4);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
         for (;;) {
+            poll.tick();
             build_arcs();
             if (!clean_) {
                 const int r = bellman_ford(-1, -1);
@@ -986,7 +996,9 @@ private:
             }
         }
         pot_[static_cast<std::size_t>(T_)] = pt;
+        Poll poll(16);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
         for (;;) {
+            poll.tick();
             refresh_tops();
             const int t = dijkstra(-1);
             if (t == -2) return false;

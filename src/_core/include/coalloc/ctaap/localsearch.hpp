@@ -53,6 +53,7 @@
 
 #include "coalloc/common/csr.hpp"
 #include "coalloc/common/errors.hpp"
+#include "coalloc/common/interrupt.h"
 #include "coalloc/common/xoshiro.hpp"
 
 namespace coalloc {
@@ -654,7 +655,9 @@ class Search {
         descend(rng, C, self_check);
         std::vector<i64> best = assign_, current = assign_;
         i64 best_size = size_, cur_size = size_;
+        Poll poll(4);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
         for (i64 it = 0; it < max_iters && best_size < upper_; ++it) {
+            poll.tick();
             ++C.iterations;
             const i64 before = size_;
             if (!perturb(rng, C, self_check)) break;  // nothing can be forced in

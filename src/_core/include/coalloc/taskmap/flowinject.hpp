@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "coalloc/common/csr.hpp"
+#include "coalloc/common/interrupt.h"
 #include "coalloc/common/xoshiro.hpp"
 
 namespace coalloc {
@@ -518,7 +519,9 @@ class Clusterer {
         i64 inj = 0;
         bool split_done = false;
         std::vector<i64> removed;
+        Poll poll(4);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
         while (!split_done && inj < p_.max_injections) {
+            poll.tick();
             const i64 s = draw(rng, w, total, -1);
             const i64 t = draw(rng, w, total - w[static_cast<size_t>(s)], s);
             shortest_path(s, t);
@@ -542,6 +545,7 @@ class Clusterer {
         T.injections[static_cast<size_t>(id)] = inj;
         T.kind[static_cast<size_t>(id)] = kFlow;
         while (!split_done) {  // forced finish: drop the weakest edge until H falls apart
+            poll.tick();
             i64 best = -1;
             for (size_t e = 0; e < ledge_.size(); ++e) {
                 if (!alive(ledge_[e])) continue;

@@ -322,6 +322,7 @@ class Allocator {
     i64 exchange(State& st, i64 max_rounds, bool trunk_aware) const {
         const anneal::Data& d = d_;
         i64 moves = 0;
+        Poll poll(16);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
         for (i64 round = 0; round < max_rounds; ++round) {
             std::vector<double> tl;
             double over_now = 0.0;
@@ -343,6 +344,7 @@ class Allocator {
             int kind = -1;
             i64 bv = -1, bx = -1;
             for (i64 v = 0; v < d.nv; ++v) {
+                poll.tick();
                 if (d.fixed[v] >= 0) continue;
                 i64 pv = st.where[v];
                 double cur = local(st, v, pv, -1, -1);
@@ -423,6 +425,7 @@ class Allocator {
     i64 kl_passes(State& st, bool trunk_aware, int max_passes = 3) const {
         const anneal::Data& d = d_;
         i64 kept = 0;
+        Poll poll(16);
         for (int pass = 0; pass < max_passes; ++pass) {
             std::vector<char> locked(d.nv, 0);
             std::vector<std::pair<i64, i64>> applied;
@@ -439,6 +442,7 @@ class Allocator {
                 i64 bv = -1, bp = -1;
                 double best_gain = -HUGE_VAL;
                 for (i64 v = 0; v < d.nv; ++v) {
+                    poll.tick();
                     if (locked[v] || d.fixed[v] >= 0) continue;
                     i64 pv = st.where[v];
                     double cur = local(st, v, pv, -1, -1);
@@ -507,9 +511,11 @@ class Allocator {
     i64 group_moves(State& st, bool trunk_aware) const {
         const anneal::Data& d = d_;
         i64 moves = 0;
+        Poll poll(16);
         for (int round = 0; round < 3; ++round) {
             bool improved = false;
             for (i64 v = 0; v < d.nv; ++v) {
+                poll.tick();
                 if (d.fixed[v] >= 0) continue;
                 std::vector<i64> group{v};
                 for (i64 u : children_[v])

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "coalloc/common/interrupt.h"
 #include "coalloc/common/xoshiro.hpp"
 
 namespace coalloc {
@@ -120,9 +121,11 @@ class Annealer {
         i64 n_per = std::max<i64>(prm.min_moves, (i64)free_v_.size() * d.nc);
         i64 temps = 0, still = 0;
         bool run_limit = false;
+        Poll poll(4096);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
         while (T >= prm.t_stop && !free_v_.empty()) {
             bool changed = false;
             for (i64 k = 0; k < n_per; ++k) {
+                poll.tick();
                 double dl = move(T);
                 if (dl == dl && std::fabs(dl) > 1e-12) changed = true;
                 if (moves_ >= prm.max_moves) {

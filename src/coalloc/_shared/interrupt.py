@@ -1,0 +1,119 @@
+"""Cancellation scopes: a deadline or a cancel flag that the compiled kernels obey.
+
+The compiled loops poll at a bounded interval (``coalloc/common/interrupt.h``): about every
+50 ms they take the GIL, let Python run its signal handlers (so Ctrl-C raises
+``KeyboardInterrupt`` in the main thread) and call :func:`check` of this module, which
+raises the error of the calling thread's innermost :class:`Scope` once it is cancelled or
+past its deadline. The kernel then stops and that error propagates to its caller.
+
+A scope belongs to the thread that entered it; any thread may cancel it. Python loops can
+call :func:`check` themselves. ``coalloc.solve_many`` uses scopes for its per-instance
+``timeout`` with threads and to stop running kernels when the batch is interrupted.
+
+Examples
+--------
+>>> from coalloc._shared import interrupt
+>>> with interrupt.Scope(timeout=60) as scope:  # doctest: +SKIP
+...     coalloc.solve(request, offer)         # TimeoutError after 60 s (compiled steps)
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Optional
+
+__all__ = ["Cancelled", "Scope", "check", "current"]
+
+_local = threading.local()
+
+
+class Cancelled(Exception):
+    """Raised in a scope cancelled with :meth:`Scope.cancel` and no explicit error."""
+
+
+class Scope:
+    """A deadline and a cancel flag for the code the current thread runs inside ``with``.
+
+    Parameters
+    ----------
+    timeout : float, optional
+        Seconds from entering the scope after which :func:`check` raises ``TimeoutError``.
+    message : str, optional
+        The message of that ``TimeoutError`` (default: "timed out after <timeout> s").
+    parent : Scope, optional
+        A scope (entered or not, e.g. one per batch) whose cancellation cancels this one.
+    """
+
+    def __init__(
+        self,
+        timeout: Optional[float] = None,
+        *,
+        message: Optional[str] = None,
+        parent: Optional[Scope] = None,
+    ):
+        if timeout is not None:
+            timeout = float(timeout)
+            if not timeout > 0:
+                raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self.timeout = timeout
+        self.message = message
+        self.parent = parent
+        self.deadline: Optional[float] = None
+        self._error: Optional[BaseException] = None
+        self._outer: Optional[Scope] = None
+
+    def __enter__(self) -> Scope:
+        if self.timeout is not None:
+            self.deadline = time.monotonic() + self.timeout
+        self._outer = getattr(_local, "scope", None)
+        _local.scope = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _local.scope = self._outer
+        self._outer = None
+
+    def cancel(self, error: Optional[BaseException] = None) -> None:
+        """Make :func:`check` raise ``error`` (default :class:`Cancelled`) in this scope."""
+        self._error = error if error is not None else Cancelled("cancelled")
+
+    @property
+    def cancelled(self) -> bool:
+        """True once cancelled or past the deadline (this scope or its parent)."""
+        return (
+            self._error is not None
+            or (self.deadline is not None and time.monotonic() >= self.deadline)
+            or (self.parent is not None and self.parent.cancelled)
+        )
+
+    def __getstate__(self) -> dict:  # a scope crosses to processes without its thread link
+        state = dict(self.__dict__)
+        state["_outer"] = None
+        return state
+
+    def raise_if_cancelled(self) -> None:
+        """Raise this scope's error if it is cancelled or past its deadline."""
+        if self._error is not None:
+            raise self._error.with_traceback(None)
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise TimeoutError(self.message or f"timed out after {self.timeout:g} s")
+        if self.parent is not None:
+            self.parent.raise_if_cancelled()
+        if self._outer is not None:
+            self._outer.raise_if_cancelled()
+
+
+def current() -> Optional[Scope]:
+    """The innermost scope of the calling thread, or None."""
+    return getattr(_local, "scope", None)
+
+
+def check() -> None:
+    """Raise the error of the calling thread's scope if it is cancelled or expired.
+
+    Called by the compiled kernels at their polling interval; cheap when no scope is set.
+    """
+    scope = getattr(_local, "scope", None)
+    if scope is not None:
+        scope.raise_if_cancelled()

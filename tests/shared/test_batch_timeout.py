@@ -1,0 +1,130 @@
+"""Per-instance timeouts and Ctrl-C in solve_many (threads, processes, serial)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import coalloc
+from coalloc.batch import BatchError
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def _small(k: int):
+    return [coalloc.generators.fig2(1, n_tasks=20, n_clusters=4, seed=s) for s in range(k)]
+
+
+def _slow():
+    # Step 1 alone runs for tens of seconds on the compiled kernels (minutes on the twins).
+    return coalloc.generators.fig2(2, n_tasks=800, n_clusters=20, seed=1)
+
+
+def _check_others(batch, results, slow_index):
+    for i, (problem, result) in enumerate(zip(batch, results)):
+        if i == slow_index:
+            continue
+        assert not isinstance(result, BatchError), result
+        assert coalloc.verify(*problem, result.assignment).ok  # the referee, not the solver
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["threads", "processes", "serial"])
+def test_a_slow_instance_times_out_in_the_kernels_and_the_others_are_solved(backend):
+    small = _small(3)
+    batch = [small[0], _slow(), small[1], small[2]]
+    start = time.monotonic()
+    results = coalloc.solve_many(
+        batch, backend=backend, n_jobs=None if backend == "serial" else 2, timeout=1.0
+    )
+    elapsed = time.monotonic() - start
+    slow = results[1]
+    assert isinstance(slow, BatchError) and slow.exc_type == "TimeoutError", slow
+    assert "exceeded its timeout of 1 s" in slow.message
+    assert "killed" not in slow.message  # stopped by the kernels' deadline check
+    _check_others(batch, results, 1)
+    assert elapsed < 10.0, elapsed  # the slow instance alone takes far longer
+
+
+@pytest.mark.slow
+def test_processes_kill_an_instance_that_never_reaches_a_kernel():
+    """The NumPy twins are Python code the scope cannot stop: the worker is killed and
+    replaced, the others (before and after it) are solved."""
+    small = _small(3)
+    batch = [small[0], _slow(), small[1], small[2]]
+    start = time.monotonic()
+    results = coalloc.solve_many(
+        batch, backend="processes", n_jobs=2, timeout=5.0,
+        options={"backend": "numpy", "local_search": 0},
+    )  # fmt: skip
+    elapsed = time.monotonic() - start
+    slow = results[1]
+    assert isinstance(slow, BatchError) and slow.exc_type == "TimeoutError", slow
+    assert "worker process was killed" in slow.message
+    _check_others(batch, results, 1)
+    assert elapsed < 30.0, elapsed
+
+
+def test_timeout_is_validated():
+    batch = _small(1)
+    for bad, exc in [(0, ValueError), (-1.0, ValueError), (float("inf"), ValueError),
+                     ("5", TypeError), (True, TypeError)]:  # fmt: skip
+        with pytest.raises(exc, match="timeout"):
+            coalloc.solve_many(batch, timeout=bad)
+
+
+def test_a_generous_timeout_changes_nothing():
+    batch = _small(3)
+    plain = coalloc.solve_many(batch, seed=3)
+    timed = coalloc.solve_many(batch, seed=3, timeout=60)
+    for a, b in zip(plain, timed):
+        assert (a.assignment == b.assignment).all()
+
+
+_CTRL_C_CHILD = """
+import sys, time
+import coalloc
+from coalloc.ctaap import _softassign
+kernel = _softassign.graduated_assignment
+def announced(*args):
+    print("ready", flush=True)
+    return kernel(*args)
+_softassign.graduated_assignment = announced
+big = [coalloc.generators.fig2(2, n_tasks=800, n_clusters=20, seed=s) for s in (1, 2, 3)]
+try:
+    coalloc.solve_many(big, backend="threads", n_jobs=2)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(0)
+print("finished", flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_threaded_batch_promptly():
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CTRL_C_CHILD],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert child.stdout.readline().strip() == "ready", child.stderr.read()
+        time.sleep(0.5)
+        assert child.poll() is None
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+        latency = time.monotonic() - sent
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 0, err
+    assert out.split()[-1] == "interrupted", out
+    assert latency < 2.5, latency
