@@ -209,54 +209,49 @@ def _rebuild_error(fields: dict, traceback: str) -> BatchError:
 
 
 class ProgressBar:
-    """A one-line text progress bar, redrawn in place (``\\r``) at most every ``interval`` s.
+    """The batch progress bar: ``coalloc._shared.progress`` (tqdm) driven as ``bar(done, total)``.
 
-    Call it as ``bar(done, total)`` (``total`` may be None when unknown); :meth:`close`
-    draws the final state and ends the line.
+    Shows count, rate and the time estimate; :meth:`close` draws the final state and ends
+    the line (solve_many closes it before it returns, the CLI before its summary).
 
     Parameters
     ----------
     stream : text file, default sys.stderr
-    width : int, default 30
-        Characters of the bar itself.
-    interval : float, default 0.1
-        Minimum seconds between redraws.
+        Where to draw.
+    desc : str, default "solved"
+        Label before the bar.
+    disable : bool or None, default None
+        True hides the bar; None hides it when ``stream`` is not a terminal.
+
+    Examples
+    --------
+    >>> import io
+    >>> from coalloc.batch import ProgressBar
+    >>> bar = ProgressBar(io.StringIO(), disable=False)
+    >>> bar(2, 4); bar(4, 4); bar.close()
+    >>> bar.done
+    4
     """
 
-    def __init__(self, stream: Optional[TextIO] = None, *, width: int = 30, interval: float = 0.1):
+    def __init__(
+        self, stream: Optional[TextIO] = None, *, desc: str = "solved",
+        disable: Optional[bool] = None,
+    ) -> None:  # fmt: skip
+        from ._shared.progress import progress
+
         self.stream = sys.stderr if stream is None else stream
-        self.width = int(width)
-        self.interval = float(interval)
-        self._start = time.perf_counter()
-        self._last = -float("inf")
-        self._state: Tuple[int, Optional[int]] = (0, None)
-        self._drawn = False
+        self._bar = progress(desc=desc, unit="inst", disable=disable, file=self.stream)
+        self.done = 0
 
     def __call__(self, done: int, total: Optional[int]) -> None:
-        self._state = (done, total)
-        now = time.perf_counter()
-        if now - self._last >= self.interval:
-            self._last = now
-            self._draw(now)
-
-    def _draw(self, now: float) -> None:
-        done, total = self._state
-        rate = done / max(now - self._start, 1e-9)
-        if total:
-            filled = min(self.width, self.width * done // total)
-            bar = "#" * filled + "-" * (self.width - filled)
-            text = f"[{bar}] {done}/{total} {100 * done // total:3d}%"
-        else:
-            text = f"{done} solved"
-        self.stream.write(f"\r{text} {rate:.1f}/s ")
-        self.stream.flush()
-        self._drawn = True
+        if total is not None and self._bar.total != total:
+            self._bar.total = total
+        self._bar.update(done - self.done)
+        self.done = done
 
     def close(self) -> None:
-        """Draw the final state and end the line."""
-        self._draw(time.perf_counter())
-        self.stream.write("\n")
-        self.stream.flush()
+        """Draw the final state and end the line (idempotent)."""
+        self._bar.close()
 
 
 # ------------------------------------------------------------------ the worker side

@@ -261,18 +261,31 @@ def test_progress_callback(batch):
     assert calls == [(k, None) for k in range(1, len(batch) + 1)]
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
 def test_progress_bar_draws_and_closes():
-    out = io.StringIO()
-    bar = ProgressBar(out, width=10, interval=0.0)
+    out = _Terminal()
+    bar = ProgressBar(out)  # on a terminal: drawn by tqdm with count, rate and estimate
     bar(0, 4)
     bar(2, 4)
+    bar(4, 4)
     bar.close()
     text = out.getvalue()
-    assert "\r[#####-----] 2/4  50%" in text and text.endswith("\n")
-    out = io.StringIO()
-    bar = ProgressBar(out, interval=0.0)
+    assert "4/4" in text and "100%" in text and text.endswith("\n")
+    assert "inst/s" in text
+    out = io.StringIO()  # not a terminal: nothing drawn
+    bar = ProgressBar(out)
     bar(3, None)
-    assert "3 solved" in out.getvalue()
+    bar.close()
+    assert out.getvalue() == ""
+    out = _Terminal()
+    bar = ProgressBar(out, disable=True)  # off
+    bar(3, 5)
+    bar.close()
+    assert out.getvalue() == ""
 
 
 def test_caller_executor_is_left_running(batch, reference):
@@ -423,8 +436,9 @@ def test_cli_solve_batch_progress_bar(files, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
     out = tmp_path / "r.jsonl"
     assert main(["solve-batch", *files[:3], "-o", str(out)]) == 0
-    assert "3/3 100%" in capsys.readouterr().err
-    assert main(["solve-batch", *files[:3], "--no-progress", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "3/3" in err and "100%" in err and err.endswith("\n")  # closed before the summary
+    assert main(["solve-batch", *files[:3], "--quiet", "-o", str(out)]) == 0
     assert "100%" not in capsys.readouterr().err
 
 

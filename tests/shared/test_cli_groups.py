@@ -247,3 +247,22 @@ def test_batch_output_is_replaced_only_when_complete(tmp_path, monkeypatch):
         pass
     assert out.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl", "x.json"]
+
+
+def test_solve_batch_takes_a_per_instance_timeout_and_quiet(tmp_path):
+    """--timeout reaches solve_many; a generous one changes nothing; --quiet is accepted."""
+    from coalloc.ctaap.generators import fig2 as _fig2
+
+    files = []
+    for k in range(3):
+        req, off = _fig2(1, n_tasks=12, seed=k)
+        path = tmp_path / f"i{k}.json"
+        ctaap.write_instance(path, req, off)
+        files.append(str(path))
+    out = tmp_path / "out.jsonl"
+    code = main(["ctaap", "solve-batch", *files, "-o", str(out), "--timeout", "60",
+                     "--quiet", "-j", "2"])  # fmt: skip
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert code == 0 and [x["ok"] for x in lines] == [True] * 3
+    with pytest.raises(SystemExit):
+        main(["ctaap", "solve-batch", *files, "-o", str(out), "--timeout", "x"])

@@ -42,6 +42,7 @@ def progress(
     unit: str = "it",
     disable: Optional[bool] = False,
     leave: bool = True,
+    file: Any = None,
 ) -> Any:
     """Return a progress bar over ``iterable`` (or a manual one with ``total``).
 
@@ -59,6 +60,8 @@ def progress(
         True hides the bar; None hides it when standard error is not a terminal.
     leave : bool, default True
         Keep the finished bar on screen.
+    file : file-like, optional
+        Where to draw (default: standard error).
 
     Returns
     -------
@@ -81,6 +84,7 @@ def progress(
         disable=disable,
         leave=leave,
         dynamic_ncols=True,
+        file=file,
     )
 
 

@@ -142,7 +142,15 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
         p, "write one JSON line per instance, in input order, to this file ('-': stdout)",
         required=True,
     )  # fmt: skip
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument(
+        "--quiet", "--no-progress", dest="no_progress", action="store_true",
+        help="no progress bar on stderr (it is also hidden when stderr is not a terminal)",
+    )  # fmt: skip
+    p.add_argument(
+        "--timeout", type=float, default=None, metavar="SECONDS",
+        help="per-instance time limit: an instance still running is recorded as failed "
+        "(enforced by killing its worker with --processes; cooperative with threads)",
+    )  # fmt: skip
 
 
 def _batch_line(index: int, name: str, record: Any) -> dict:
@@ -169,11 +177,14 @@ def run_batch(args: argparse.Namespace, family: str, params: Optional[dict] = No
         chunksize=args.chunksize, max_in_flight=None, on_error="record",
         progress=ProgressBar(sys.stderr) if show else None,
         params={**dict(args.param or []), **(params or {})}, with_report=True,
+        timeout=args.timeout,
     )  # fmt: skip
     to_stdout = args.output == "-"
     failed = []
     t0 = time.perf_counter()
-    with contextlib.nullcontext(sys.stdout) if to_stdout else atomic_output(args.output) as out:
+    with contextlib.closing(records), (  # closing: the progress bar ends before the summary
+        contextlib.nullcontext(sys.stdout) if to_stdout else atomic_output(args.output)
+    ) as out:
         for index, (name, record) in enumerate(zip(args.files, records)):
             line = _batch_line(index, name, record)
             out.write(json.dumps(line, separators=(",", ":")) + "\n")

@@ -185,5 +185,6 @@ def add_commands(sub, *, aliases: bool = False) -> None:
                    choices=sorted(testbed.METHODS))  # fmt: skip
     common.add_seed(p)
     p.add_argument("--json", action="store_true")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--quiet", "--no-progress", dest="no_progress", action="store_true",
+                   help="no progress bar")  # fmt: skip
     p.set_defaults(func=_cmd_simulate)
