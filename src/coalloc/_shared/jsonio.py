@@ -64,6 +64,10 @@ def load_json(src: PathOrFile) -> Tuple[Any, str]:
                 text = fh.read()
         except OSError as exc:
             raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise InstanceError(
+                f"{name}: not a UTF-8 text file (byte {exc.start}: {exc.reason})"
+            ) from None
     try:
         return json.loads(text, parse_constant=_no_constant), str(name)
     except json.JSONDecodeError as exc:
@@ -172,5 +176,5 @@ def check_envelope(
     if (got is None and required) or (got is not None and got != fmt):
         raise InstanceError(f"{source}: format is {got!r}, expected {fmt!r}")
     v = data.get("version", version)
-    if v != version:
+    if isinstance(v, bool) or v != version:
         raise InstanceError(f"{source}: unsupported version {v!r} (this coalloc reads {version})")
