@@ -491,8 +491,18 @@ def ptop_to_dict(ptop: PhysicalTopology) -> dict:
     }  # fmt: skip
 
 
+
+
+class _Star(Str):
+    """The string ``"*"`` (unlimited) where a number may also stand."""
+
+    def __init__(self) -> None:
+        super().__init__(["*"])
+        self.expected = "a finite number or '*'"
+
+
 #: A number, or ``"*"`` for unlimited (what :func:`_jnum` writes).
-_NUM_OR_STAR = OneOf(((int, float), Num()), (str, Str(["*"])))
+_NUM_OR_STAR = OneOf(((int, float), Num()), (str, _Star()))
 _NAME = Str()
 #: The testbed object of the JSON formats (strict: unknown keys and wrong types are errors).
 PTOP_SCHEMA = Obj(
@@ -536,7 +546,7 @@ TOP_SCHEMA = Obj(
             "name": (_NAME, True),
             "a": (_NAME, True),
             "b": (_NAME, True),
-            "bw": (OneOf(((int, float), Num()), (str, Str(["*"])), (type(None), AnyValue())),
+            "bw": (OneOf(((int, float), Num()), (str, _Star()), (type(None), AnyValue())),
                    False),
             "delay": (_NUM_OR_STAR, False),
             "loss": (_NUM_OR_STAR, False),
@@ -574,6 +584,20 @@ def _unique(items: list, key: str, path: str, source: str) -> None:
         first[value] = i
 
 
+def _ends(data: Any, at: str, source: str) -> None:
+    """Every link of a checked topology joins two different nodes that it lists."""
+    names = {d["name"] for d in data["nodes"]}
+    for i, d in enumerate(data["links"]):
+        for end in ("a", "b"):
+            if d[end] not in names:
+                raise InstanceError(
+                    f"{source}: {at}links[{i}].{end}: expected the name of a node of "
+                    f"{at}nodes, got {d[end]!r}"
+                )
+        if d["a"] == d["b"]:
+            raise InstanceError(f"{source}: {at}links[{i}].b: the link joins {d['a']!r} to itself")
+
+
 def _model(source: str, what: str, factory, *args, **kwargs):
     try:
         return factory(*args, **kwargs)
@@ -596,6 +620,7 @@ def ptop_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> Phys
     at = f"{root}." if root else ""
     _unique(data["nodes"], "name", f"{at}nodes", source)
     _unique(data["links"], "name", f"{at}links", source)
+    _ends(data, at, source)
     for i, d in enumerate(data["links"]):
         _unique(d.get("types", []), "", f"{at}links[{i}].types", source)
     for k, (kind, x) in data.get("policies", {}).items():
@@ -645,6 +670,7 @@ def top_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> Virtu
     at = f"{root}." if root else ""
     _unique(data["nodes"], "name", f"{at}nodes", source)
     _unique(data["links"], "name", f"{at}links", source)
+    _ends(data, at, source)
     for i, d in enumerate(data["links"]):
         _unique(d.get("flags", []), "", f"{at}links[{i}].flags", source)
     for k, (_, types) in data.get("vclasses", {}).items():

@@ -1,0 +1,87 @@
+"""Strict testbed JSON (issue 15 item 2): unknown keys, wrong types, repeated names and
+contradictions are one InstanceError naming the file and the field path; round trips exact."""
+
+import copy
+import io
+import json
+
+import pytest
+
+from coalloc import InstanceError
+from coalloc import testbed as tb
+from coalloc.testbed import io as tio
+
+from .test_io import PTOP, TOP
+
+
+def _doc():
+    buf = io.StringIO()
+    tio.write_instance(buf, tb.parse_top(TOP), tb.parse_ptop(PTOP))
+    return json.loads(buf.getvalue())
+
+
+DOC = _doc()
+
+
+def _set(path, value):
+    doc = copy.deepcopy(DOC)
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    if value is KeyError:
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    return doc
+
+
+@pytest.mark.parametrize("path, value, words", [
+    (("top", "nodes", 0, "name"), 7, r"top\.nodes\[0\]\.name: expected a string, got the number"),
+    (("top", "nodes", 0, "slots"), "1", r"top\.nodes\[0\]\.slots: expected a finite number or "),
+    (("top", "nodes", 0, "slots"), True, r"top\.nodes\[0\]\.slots: .*got the boolean true"),
+    (("top", "nodes", 0, "typ"), "pc", r"top\.nodes\[0\]\.typ: unknown key 'typ'"),
+    (("top", "nodes", 1, "name"), "a", r"top\.nodes\[1\]\.name: 'a' repeats top\.nodes\[0\]"),
+    (("top", "links", 0, "flags"), ["emulated", "emulated"], r"flags\[1\]: 'emulated' repeats"),
+    (("top", "links", 0, "flags"), ["fast"], r"top\.links\[0\]\.flags\[0\]: expected one of"),
+    (("top", "links", 0, "bw"), "100", r"top\.links\[0\]\.bw: expected"),
+    (("top", "links", 0, "b"), "zz", r"top\.links\[0\]\.b: expected the name of a node.*'zz'"),
+    (("top", "fixed"), {"a": 3}, r"top\.fixed\.a: expected a string"),
+    (("ptop", "nodes", 2, "types", "pc"), "2", r"ptop\.nodes\[2\]\.types\.pc: expected"),
+    (("ptop", "links", 0, "slots"), 1.5, r"ptop\.links\[0\]\.slots: expected an integer"),
+    (("ptop", "links", 0, "slots"), 2**64, r"ptop\.links\[0\]\.slots: expected an integer"),
+    (("ptop", "type_limits"), {"pc": -1}, r"ptop\.type_limits\.pc: expected an integer >= 0"),
+    (("ptop", "policies"), {"pc": ["limit", None]}, r"policies\.pc\[1\]: a 'limit' policy"),
+    (("ptop", "policies"), {"pc": ["disallow", 2]}, r"policies\.pc\[1\]: a 'disallow' policy"),
+    (("ptop", "policies"), {"pc": ["allow", 2]}, r"policies\.pc\[0\]: expected one of"),
+    (("ptop", "links", 1, "name"), "pc1:e0", r"ptop\.links\[1\]\.name: 'pc1:e0' repeats"),
+    (("ptop", "links"), KeyError, r"ptop\.links: missing \(required\)"),
+    (("ptop", "links", 0, "b"), "pc1", r"ptop\.links\[0\]\.b: the link joins 'pc1' to itself"),
+    (("metadat",), {}, r"metadat: unknown key"),
+])  # fmt: skip
+def test_bad_instance_files_name_the_field(path, value, words):
+    buf = io.StringIO(json.dumps(_set(path, value)))
+    buf.name = "bad.json"
+    with pytest.raises(InstanceError, match=words) as info:
+        tio.read_instance(buf)
+    assert str(info.value).startswith("bad.json: ")
+
+
+def test_round_trips_are_exact_including_empty_topologies():
+    g = tb.generators
+    cases = [(g.random_topology(8, seed=2), g.deterlab(6, 2, seed=1)),
+             (g.lan(3), g.grid5000(seed=0)),
+             (tb.VirtualTopology([]), tb.PhysicalTopology([])),
+             (tb.parse_top(TOP), tb.parse_ptop(PTOP))]  # fmt: skip
+    for top, ptop in cases:
+        first = io.StringIO()
+        tio.write_instance(first, top, ptop)
+        second = io.StringIO()
+        tio.write_instance(second, *tio.read_instance(io.StringIO(first.getvalue())))
+        assert second.getvalue() == first.getvalue()
+
+
+def test_non_utf8_line_files_are_refused_naming_the_file(tmp_path):
+    """Fuzzer finding: a byte that is not UTF-8 raised UnicodeDecodeError (no file name)."""
+    (tmp_path / "x.top").write_bytes(b"node a pc\xbc\n")
+    with pytest.raises(InstanceError, match=r"x\.top: not a UTF-8 text file"):
+        tb.read_top(tmp_path / "x.top")
