@@ -183,3 +183,78 @@ def test_new_family_documents_are_valid():
 @given(st.sampled_from(sorted(NEW_DOCS)), st.data())
 def test_new_family_mutated_files_are_read_or_refused_clearly(family, data):
     _read_solve_verify(family, _mutate(NEW_DOCS[family], data))
+
+
+# ------------------------------------------ strict files of the three newer families (item 2)
+
+
+def _write_back(family, inst):
+    """The text a family's writer gives for an instance (for the round-trip property)."""
+    from coalloc.collective.io import write_instance as c_write
+    from coalloc.loadshare.io import write_problem
+    from coalloc.testbed.io import write_instance as t_write
+
+    buf = io.StringIO()
+    if family == "collective":
+        c_write(buf, inst.pool, inst.request)
+    elif family == "testbed":
+        t_write(buf, inst.top, inst.ptop)
+    else:
+        write_problem(buf, inst.problem)
+    return buf.getvalue()
+
+
+@pytest.mark.slow
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(NEW_DOCS)), st.data())
+def test_new_family_files_read_back_exactly_or_name_the_field(family, data):
+    """A mutated file either round-trips exactly (read, write, read, write: the same text) or
+    is refused with one line ``fuzz.json: <field path or what>: ...``."""
+    from coalloc.batch import FAMILY_INSTANCES
+
+    cls = FAMILY_INSTANCES[family]
+    doc = _mutate(NEW_DOCS[family], data)
+    try:
+        inst = cls.from_dict(json.loads(json.dumps(doc)), source="fuzz.json")
+    except InstanceError as exc:
+        text = str(exc)
+        assert text.startswith("fuzz.json: ") and "\n" not in text, text
+        assert len(text) > len("fuzz.json: ") + 5, text
+        return
+    first = _write_back(family, inst)
+    again = cls.from_dict(json.loads(first), source="again.json")
+    assert _write_back(family, again) == first
+
+
+_STRICT_CASES = [
+    # (family, path in the document, bad value, what the message must name)
+    ("collective", ("request", "count"), "2", "request.count: expected an integer"),
+    ("collective", ("request", "count"), True, "request.count: expected an integer"),
+    ("collective", ("request", "count"), 2**64, "request.count: expected an integer"),
+    ("collective", ("pool", "clip"), "false", "pool.clip: expected true or false"),
+    ("collective", ("pool", "bandwith"), 1, "pool.bandwith: unknown key"),
+    ("collective", ("pool", "capacity", 0, 0), True, "pool.capacity[0][0]: expected a finite"),
+    ("loadshare", ("job_origin", 0), 1.0, "job_origin[0]: expected an integer"),
+    ("loadshare", ("job_origin", 0), 2**63, "job_origin[0]: expected an integer"),
+    ("loadshare", ("job_origin", 0), 99, "job_origin[0]: expected a node index in [0, 3)"),
+    ("loadshare", ("capacity", 1), "5", "capacity[1]: expected a finite number"),
+    ("loadshare", ("groups",), [0], "groups: expected one group per node (3"),
+    ("loadshare", ("jobsize",), [1], "jobsize: unknown key"),
+    ("testbed", ("top", "links", 0, "flags"), ["nodelay", "nodelay"], "flags[1]: 'nodelay'"),
+    ("testbed", ("ptop", "nodes", 0, "types", "pc"), True, "ptop.nodes[0].types.pc: expected"),
+    ("testbed", ("top", "nodes", 1, "name"), "a", "top.nodes[1].name: 'a' repeats"),
+]
+
+
+@pytest.mark.parametrize("family, path, value, words", _STRICT_CASES)
+def test_new_family_bad_values_name_file_field_and_expectation(family, path, value, words):
+    from coalloc.batch import FAMILY_INSTANCES
+
+    doc = copy.deepcopy(NEW_DOCS[family])
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = value
+    with pytest.raises(InstanceError) as info:
+        FAMILY_INSTANCES[family].from_dict(doc, source="bad.json")
+    assert str(info.value).startswith("bad.json: ") and words in str(info.value), info.value
