@@ -85,3 +85,30 @@ def test_non_utf8_line_files_are_refused_naming_the_file(tmp_path):
     (tmp_path / "x.top").write_bytes(b"node a pc\xbc\n")
     with pytest.raises(InstanceError, match=r"x\.top: not a UTF-8 text file"):
         tb.read_top(tmp_path / "x.top")
+
+
+@pytest.mark.parametrize("mapping, routes, words", [
+    (["pc1"], None, "mapping must be a dict"),
+    ({"a": 5}, None, r"mapping\['a'\] must map a node name"),
+    ({"a": "pc1", "b": "pc1", "c": "pc3"}, 5, "routes must be a dict"),
+    ({"a": "pc1", "b": "pc1", "c": "pc3"}, {"ab": 7}, r"routes\['ab'\] must be a list"),
+])  # fmt: skip
+def test_verify_refuses_malformed_results_clearly(mapping, routes, words):
+    """Fuzzer finding: a list mapping or an int route raised AttributeError (a traceback from
+    ``coalloc testbed verify``)."""
+    with pytest.raises(TypeError, match=words):
+        tb.verify_mapping(tb.parse_top(TOP), tb.parse_ptop(PTOP), mapping, routes)
+
+
+def test_cli_verify_names_the_result_file(tmp_path, capsys):
+    from coalloc.cli import main
+
+    (tmp_path / "x.top").write_text(TOP)
+    (tmp_path / "x.ptop").write_text(PTOP)
+    (tmp_path / "r.json").write_bytes(b'{"mapping": {"a": 1}}')
+    args = ["testbed", "verify", str(tmp_path / "x.top"), str(tmp_path / "x.ptop")]
+    assert main([*args, str(tmp_path / "r.json")]) == 2
+    assert "r.json: mapping['a']" in capsys.readouterr().err
+    (tmp_path / "r.json").write_bytes(b'{"mapping": \xff}')
+    assert main([*args, str(tmp_path / "r.json")]) == 2
+    assert "r.json: not a UTF-8 text file" in capsys.readouterr().err
