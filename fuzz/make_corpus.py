@@ -16,7 +16,6 @@ from coalloc import collective, loadshare, testbed
 from coalloc.collective import io as cio
 from coalloc.ctaap import io as ctaap_io
 from coalloc.loadshare import io as lio
-from coalloc.taskmap import generators as tg
 from coalloc.taskmap import io as tio
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -39,7 +38,7 @@ def seeds() -> dict:
     r2, o2 = coalloc.generators.fig3(4, n_clusters=2, seed=1)
     out["ctaap"]["fig3-dense.json"] = _text(ctaap_io.write_instance, r2, o2,
                                             bandwidth_format="dense")  # fmt: skip
-    tasks, rg = tg.table1_instance(1.0, seed=0)
+    tasks, rg = targets.small_taskmap()
     out["taskmap"]["tasks.json"] = _text(tio.write_task_graph, tasks)
     out["taskmap"]["resources.json"] = _text(tio.write_resource_graph, rg)
     out["taskmap"]["instance.json"] = _text(tio.write_instance, tasks, rg)

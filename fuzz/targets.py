@@ -103,9 +103,7 @@ def _partners() -> Dict[str, str]:
     res = coalloc.solve(r, o, seed=0)
     out["ctaap_result"] = os.path.join(_DIR, "p-ctaap-result.json")
     ctaap_io.write_result(out["ctaap_result"], res)
-    from coalloc.taskmap import generators as tg
-
-    tasks, rg = tg.table1_instance(1.0, seed=0)
+    tasks, rg = small_taskmap()
     out["tasks"] = os.path.join(_DIR, "p-tasks.json")
     out["resources"] = os.path.join(_DIR, "p-resources.json")
     tio.write_task_graph(out["tasks"], tasks)
@@ -124,6 +122,15 @@ def _partners() -> Dict[str, str]:
     out["problem"] = os.path.join(_DIR, "p-problem.json")
     lio.write_problem(out["problem"], prob)
     return out
+
+
+def small_taskmap():
+    """A small task-mapping instance (a fuzzer mutates small files best)."""
+    from coalloc.taskmap import generators as tg
+
+    tasks = tg.pipeline_task_graph(n_clusters=2, cluster_size=3, seed=0)
+    rg = tg.internet_resource_graph(n_wan=2, n_lan=2, children=2, lan_size=3, seed=0)
+    return tasks, rg
 
 
 def _collective_small():
