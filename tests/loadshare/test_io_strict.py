@@ -84,3 +84,16 @@ def test_cli_verify_names_the_result_file(tmp_path, capsys):
     assert main(["loadshare", "verify", str(tmp_path / "p.json"), str(tmp_path / "r.json")]) == 2
     err = capsys.readouterr().err
     assert "r.json: placement must be a sequence" in err and "Traceback" not in err
+
+
+def test_values_whose_sum_overflows_are_refused():
+    """Fuzzer finding: capacities of 1e308 passed the model, then verify's fsum overflowed."""
+    with pytest.raises(ValueError, match="capacity sums to more than the largest float"):
+        loadshare.LoadSharingProblem([1e308, 1e308], [1.0], [0])
+    with pytest.raises(ValueError, match="job_size sums to more than the largest float"):
+        loadshare.LoadSharingProblem([1.0], [1e308, 1e308], [0, 0])
+    buf = io.StringIO(json.dumps(dict(GOOD, capacity=[1e308, 1e308, 1])))
+    buf.name = "big.json"
+    with pytest.raises(InstanceError, match="big.json: capacity sums to more"):
+        lio.read_problem(buf)
+    assert loadshare.LoadSharingProblem([1e307, 1e307], [1.0], [0]).n_nodes == 2
