@@ -116,3 +116,23 @@ def test_non_utf8_files_are_refused_naming_the_file(tmp_path):
         (tmp_path / name).write_bytes(b'{"names": ["\xbc"]}\n')
         with pytest.raises(InstanceError, match=rf"{name}: not a UTF-8 text file"):
             reader(tmp_path / name)
+
+
+def test_a_workload_too_long_to_log_is_refused_up_front(tmp_path, capsys):
+    """Fuzzer finding: an arrival of 1e300 s made ``coalloc collective simulate`` allocate
+    its usage log with np.arange ("Maximum allowed size exceeded", no file named)."""
+    from coalloc.cli import main
+    from coalloc.collective.simulate import simulate
+
+    pool = collective.ResourcePool([[4.0]], ["cores"])
+    req = collective.CollectiveRequest(1e300, 1, 0, 1e300)
+    with pytest.raises(ValueError, match="usage logs of 3.33e.* slots .* refused"):
+        simulate(pool, [(0.0, req)])
+    cio.write_pool(tmp_path / "p.json", pool)
+    (tmp_path / "w.json").write_text(json.dumps({
+        "format": "coalloc.collective.workload", "version": 1,
+        "requests": [{"duration": 1e300, "count": 1, "arrival": 1e300}]}))
+    assert main(["collective", "simulate", str(tmp_path / "p.json"),
+                 str(tmp_path / "w.json")]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert "w.json" in err and "refused" in err and "Traceback" not in err

@@ -63,9 +63,12 @@ def _cmd_simulate(args) -> int:
     else:
         reqs = cio.read_workload(args.workload)
     params = dict(args.param or [])
-    sim = simulate(pool, reqs, method=args.method, seed=args.seed,
-                   slot_seconds=args.slot_seconds, show_progress=sys.stderr.isatty(),
-                   **params)  # fmt: skip
+    try:
+        sim = simulate(pool, reqs, method=args.method, seed=args.seed,
+                       slot_seconds=args.slot_seconds, show_progress=sys.stderr.isatty(),
+                       **params)  # fmt: skip
+    except (TypeError, ValueError) as exc:  # say which files the simulation came from
+        raise ValueError(f"simulating {args.workload} on {args.pool}: {exc}") from None
     summary = sim.summary()
     print(json.dumps(summary, indent=1))
     if args.output:
