@@ -136,3 +136,12 @@ def test_a_workload_too_long_to_log_is_refused_up_front(tmp_path, capsys):
                  str(tmp_path / "w.json")]) == 2  # fmt: skip
     err = capsys.readouterr().err
     assert "w.json" in err and "refused" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("token", ["inf", "nan", "1e400", "-Infinity"])
+def test_swf_fields_must_be_finite(tmp_path, token):
+    """Hypothesis finding: ``inf``, ``nan`` and ``1e400`` were read as SWF fields (float()
+    accepts them) and reached the request conversion."""
+    (tmp_path / "w.swf").write_text(f"1 0 5 100 {token} -1 -1 4 120 -1 1 1 1 1 1 -1 -1 -1\n")
+    with pytest.raises(InstanceError, match=r"w\.swf:1: SWF field 5 must be a finite number"):
+        cio.read_swf(tmp_path / "w.swf")

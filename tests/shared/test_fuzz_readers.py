@@ -258,3 +258,68 @@ def test_new_family_bad_values_name_file_field_and_expectation(family, path, val
     with pytest.raises(InstanceError) as info:
         FAMILY_INSTANCES[family].from_dict(doc, source="bad.json")
     assert str(info.value).startswith("bad.json: ") and words in str(info.value), info.value
+
+
+# ------------------------------------------------- the line formats: GAP, SWF and pool CSV
+
+_LINE_SEEDS = {
+    "gap": " 1\n 2 3\n 1 2 3\n 4 5 6\n 1 1 1\n 2 2 2\n 3 3\n",
+    "swf": "; MaxProcs: 8\n1 0 5 100 4 -1 -1 4 120 -1 1 1 1 1 1 -1 -1 -1\n"
+           "2 10 0 50 2 -1 2048 2 60 4096 1 1 1 1 1 -1 -1 -1\n",
+    "csv": "node,cores,mem,label:site\nn0,4,8,a\nn1,2,4,b\n",
+}
+_TOKENS = ["0", "-1", "1", "2", "3", "1e308", "1e400", "nan", "inf", "-inf", "x", "", ";",
+           ",", "node", "label:", str(2**63), str(10**30), "1.5", "\ufeff", "\x00", '"']
+
+
+@st.composite
+def _mutated_text(draw, text):
+    lines = text.splitlines()
+    for _ in range(draw(st.integers(1, 4))):
+        i = draw(st.integers(0, len(lines) - 1))
+        sep = "," if "," in lines[i] else " "
+        words = lines[i].split(sep)
+        op = draw(st.sampled_from(["swap", "insert", "drop", "dupline", "delline"]))
+        if op == "swap" and words:
+            words[draw(st.integers(0, len(words) - 1))] = draw(st.sampled_from(_TOKENS))
+        elif op == "insert":
+            words.insert(draw(st.integers(0, len(words))), draw(st.sampled_from(_TOKENS)))
+        elif op == "drop" and words:
+            words.pop(draw(st.integers(0, len(words) - 1)))
+        elif op == "dupline":
+            lines.insert(i, lines[i])
+        elif op == "delline" and len(lines) > 1:
+            lines.pop(i)
+            continue
+        lines[i] = sep.join(words)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(_LINE_SEEDS)), st.data())
+def test_mutated_line_files_are_read_or_refused_clearly(tmp_path_factory, kind, data):
+    """GAP, SWF and pool CSV files with tokens swapped, inserted or dropped: read (and, for
+    GAP, solved by the heuristic with a result that verifies) or one InstanceError."""
+    from coalloc import loadshare
+    from coalloc.collective import io as cio
+    from coalloc.loadshare import io as lio
+
+    text = data.draw(_mutated_text(_LINE_SEEDS[kind]))
+    path = tmp_path_factory.mktemp("lines") / f"fuzz.{kind}"
+    path.write_text(text, encoding="utf-8")
+    reader = {"gap": lio.read_gap, "swf": cio.read_swf, "csv": cio.read_pool}[kind]
+    try:
+        got = reader(path)
+    except InstanceError as exc:
+        assert str(exc).startswith(str(path)) and "\n" not in str(exc), exc
+        return
+    if kind == "gap":
+        res = loadshare.solve_gap(got[0], iterations=50, with_bound=False)
+        if res.success:
+            assert loadshare.verify_gap(got[0], res.assignment).ok
+    elif kind == "swf":
+        assert np.isfinite(got).all()
+        cio.swf_requests(got)
+    else:
+        assert np.isfinite(got.capacity).all()

@@ -386,9 +386,15 @@ def read_swf(src: PathOrFile) -> np.ndarray:
         if len(parts) != 18:
             raise InstanceError(f"{name}:{ln}: expected 18 SWF fields, got {len(parts)}")
         try:
-            rows.append([float(x) for x in parts])
+            row = [float(x) for x in parts]
         except ValueError:
             raise InstanceError(f"{name}:{ln}: SWF fields must be numbers") from None
+        bad = next((k for k, x in enumerate(row) if not math.isfinite(x)), None)
+        if bad is not None:
+            raise InstanceError(
+                f"{name}:{ln}: SWF field {bad + 1} must be a finite number, got {parts[bad]!r}"
+            )
+        rows.append(row)
     return np.array(rows, dtype=np.float64).reshape(-1, 18)
 
 
