@@ -76,6 +76,8 @@ def _fuzz(name: str, options) -> int:
     scratch = tempfile.mkdtemp(prefix=f"coalloc-fuzz-{name}-")
     folders = [a for a in options if not a.startswith("-")]
     flags = [a for a in options if a.startswith("-")]
+    if not any(a.startswith("-dict=") for a in flags):
+        flags.append(f"-dict={os.path.join(HERE, 'coalloc.dict')}")
     if not folders:
         folders = [scratch, seeds]  # new inputs go to the scratch folder, seeds stay as they are
 
