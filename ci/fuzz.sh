@@ -15,6 +15,7 @@ export FUZZ_OUT
 FUZZ_OUT="$(mktemp -d /tmp/coalloc-fuzz-out.XXXXXX)"
 export FUZZ_ROOT
 FUZZ_ROOT="$(pwd)"
+export COALLOC_FUZZ_TMP="$FUZZ_OUT/tmp"  # the targets' scratch files (libFuzzer exits hard)
 one() {
     local t="$1"
     # -rss_limit_mb: a small file that makes a reader allocate gigabytes is a finding too

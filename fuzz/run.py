@@ -99,6 +99,7 @@ def main(argv) -> int:
         import targets
 
         print("\n".join(sorted(targets.TARGETS)))
+        targets.cleanup()
         return 0
     if argv[0] == "--replay":
         return _replay(argv[1:])

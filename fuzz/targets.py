@@ -38,8 +38,11 @@ class Finding(AssertionError):
     """An input that broke the contract of a reader or of the CLI."""
 
 
-_SHM = "/dev/shm" if os.path.isdir("/dev/shm") else None
-_DIR = tempfile.mkdtemp(prefix="coalloc-fuzz-", dir=_SHM)
+# Scratch files: under $COALLOC_FUZZ_TMP (ci/fuzz.sh removes it), else in memory if possible.
+_PARENT = os.environ.get("COALLOC_FUZZ_TMP") or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
+if _PARENT:
+    os.makedirs(_PARENT, exist_ok=True)
+_DIR = tempfile.mkdtemp(prefix="coalloc-fuzz-", dir=_PARENT)
 
 
 def cleanup() -> None:
