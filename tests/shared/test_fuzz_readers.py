@@ -323,3 +323,16 @@ def test_mutated_line_files_are_read_or_refused_clearly(tmp_path_factory, kind, 
         cio.swf_requests(got)
     else:
         assert np.isfinite(got.capacity).all()
+
+
+def test_json_numbers_beyond_the_float_range_are_refused():
+    """1e400 was read as inf by Python's json, so readers without a schema (the result files
+    of the verify commands) saw an infinite value."""
+    from coalloc._shared.jsonio import load_json
+
+    for text in ('{"start": 1e400}', '[-1e999]', '{"a": [1, 2.5e308]}'):
+        buf = io.StringIO(text)
+        buf.name = "big.json"
+        with pytest.raises(InstanceError, match="big.json: not valid JSON: the number .* beyond"):
+            load_json(buf)
+    assert load_json(io.StringIO('{"a": 1.5e308, "b": 5e-324}'))[0]["a"] == 1.5e308
