@@ -58,6 +58,8 @@ def _set(doc, path, value):
     (("pool", "slots", 1, 0), [0.0], r"pool\.slots\[1\]\[0\]: expected 2 values, got 1"),
     (("pool", "labels", "site"), ["x"], r"labels\['site'\] has 1 values, expected 2"),
     (("version",), True, r"unsupported version True"),
+    (("request", "minimum"), {"gpus": 1}, r"request\.minimum\.gpus: not a property of the pool"),
+    (("request", "total"), {"gpus": 1}, r"request\.total\.gpus: not a property of the pool"),
 ])  # fmt: skip
 def test_bad_instance_files_name_the_field(path, value, words):
     doc = DOC
@@ -145,3 +147,16 @@ def test_swf_fields_must_be_finite(tmp_path, token):
     (tmp_path / "w.swf").write_text(f"1 0 5 100 {token} -1 -1 4 120 -1 1 1 1 1 1 -1 -1 -1\n")
     with pytest.raises(InstanceError, match=r"w\.swf:1: SWF field 5 must be a finite number"):
         cio.read_swf(tmp_path / "w.swf")
+
+
+def test_cli_names_both_files_when_the_request_needs_a_missing_property(tmp_path, capsys):
+    """A request naming a property the pool lacks failed in the solver with no file named
+    (found by the fuzz target's contract on a hand-written input)."""
+    from coalloc.cli import main
+
+    cio.write_pool(tmp_path / "p.json", collective.ResourcePool([[4.0]], ["gpu"]))
+    cio.write_request(tmp_path / "r.json", collective.CollectiveRequest(10, 1, 0, 10,
+                                                                        {"cores": 1}))
+    assert main(["collective", "solve", str(tmp_path / "p.json"), str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert "r.json: minimum.cores: not a property of the pool" in err and "p.json" in err

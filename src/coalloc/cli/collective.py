@@ -12,9 +12,23 @@ from . import _common as common
 __all__ = ["add_commands"]
 
 
-def _cmd_solve(args) -> int:
+def _read_pair(args):
+    """The pool and the request of a command; a request naming properties the pool lacks is
+    refused naming both files (not later by the solver, without a file name)."""
     pool = cio.read_pool(args.pool)
     request = cio.read_request(args.request)
+    for key, table in (("minimum", request.minimum), ("total", request.total)):
+        unknown = sorted(set(table) - set(pool.names))
+        if unknown:
+            raise ValueError(
+                f"{args.request}: {key}.{unknown[0]}: not a property of the pool {args.pool} "
+                f"(names: {list(pool.names)})"
+            )
+    return pool, request
+
+
+def _cmd_solve(args) -> int:
+    pool, request = _read_pair(args)
     params = dict(args.param or [])
     result = collective.coallocate(pool, request, args.method, seed=args.seed, **params)
     if result.start is None:
@@ -111,8 +125,7 @@ def _cmd_generate(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    pool = cio.read_pool(args.pool)
-    request = cio.read_request(args.request)
+    pool, request = _read_pair(args)
     from .._shared.jsonio import get_key, load_json
 
     data, name = load_json(args.result)

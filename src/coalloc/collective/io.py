@@ -320,6 +320,13 @@ def instance_from_dict(
     check(data, INSTANCE_SCHEMA, source)
     pool = pool_from_dict(data["pool"], source=source, root="pool")
     req = request_from_dict(data["request"], source=source, root="request")
+    for key in ("minimum", "total"):
+        unknown = sorted(set(data["request"].get(key) or {}) - set(pool.names))
+        if unknown:  # a contradiction between the two parts of one file
+            raise InstanceError(
+                f"{source}: request.{key}.{unknown[0]}: not a property of the pool "
+                f"(pool.names: {list(pool.names)})"
+            )
     return pool, req
 
 
