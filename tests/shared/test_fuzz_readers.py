@@ -183,3 +183,156 @@ def test_new_family_documents_are_valid():
 @given(st.sampled_from(sorted(NEW_DOCS)), st.data())
 def test_new_family_mutated_files_are_read_or_refused_clearly(family, data):
     _read_solve_verify(family, _mutate(NEW_DOCS[family], data))
+
+
+# ------------------------------------------ strict files of the three newer families (item 2)
+
+
+def _write_back(family, inst):
+    """The text a family's writer gives for an instance (for the round-trip property)."""
+    from coalloc.collective.io import write_instance as c_write
+    from coalloc.loadshare.io import write_problem
+    from coalloc.testbed.io import write_instance as t_write
+
+    buf = io.StringIO()
+    if family == "collective":
+        c_write(buf, inst.pool, inst.request)
+    elif family == "testbed":
+        t_write(buf, inst.top, inst.ptop)
+    else:
+        write_problem(buf, inst.problem)
+    return buf.getvalue()
+
+
+@pytest.mark.slow
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(NEW_DOCS)), st.data())
+def test_new_family_files_read_back_exactly_or_name_the_field(family, data):
+    """A mutated file either round-trips exactly (read, write, read, write: the same text) or
+    is refused with one line ``fuzz.json: <field path or what>: ...``."""
+    from coalloc.batch import FAMILY_INSTANCES
+
+    cls = FAMILY_INSTANCES[family]
+    doc = _mutate(NEW_DOCS[family], data)
+    try:
+        inst = cls.from_dict(json.loads(json.dumps(doc)), source="fuzz.json")
+    except InstanceError as exc:
+        text = str(exc)
+        assert text.startswith("fuzz.json: ") and "\n" not in text, text
+        assert len(text) > len("fuzz.json: ") + 5, text
+        return
+    first = _write_back(family, inst)
+    again = cls.from_dict(json.loads(first), source="again.json")
+    assert _write_back(family, again) == first
+
+
+_STRICT_CASES = [
+    # (family, path in the document, bad value, what the message must name)
+    ("collective", ("request", "count"), "2", "request.count: expected an integer"),
+    ("collective", ("request", "count"), True, "request.count: expected an integer"),
+    ("collective", ("request", "count"), 2**64, "request.count: expected an integer"),
+    ("collective", ("pool", "clip"), "false", "pool.clip: expected true or false"),
+    ("collective", ("pool", "bandwith"), 1, "pool.bandwith: unknown key"),
+    ("collective", ("pool", "capacity", 0, 0), True, "pool.capacity[0][0]: expected a finite"),
+    ("loadshare", ("job_origin", 0), 1.0, "job_origin[0]: expected an integer"),
+    ("loadshare", ("job_origin", 0), 2**63, "job_origin[0]: expected an integer"),
+    ("loadshare", ("job_origin", 0), 99, "job_origin[0]: expected a node index in [0, 3)"),
+    ("loadshare", ("capacity", 1), "5", "capacity[1]: expected a finite number"),
+    ("loadshare", ("groups",), [0], "groups: expected one group per node (3"),
+    ("loadshare", ("jobsize",), [1], "jobsize: unknown key"),
+    ("testbed", ("top", "links", 0, "flags"), ["nodelay", "nodelay"], "flags[1]: 'nodelay'"),
+    ("testbed", ("ptop", "nodes", 0, "types", "pc"), True, "ptop.nodes[0].types.pc: expected"),
+    ("testbed", ("top", "nodes", 1, "name"), "a", "top.nodes[1].name: 'a' repeats"),
+]
+
+
+@pytest.mark.parametrize("family, path, value, words", _STRICT_CASES)
+def test_new_family_bad_values_name_file_field_and_expectation(family, path, value, words):
+    from coalloc.batch import FAMILY_INSTANCES
+
+    doc = copy.deepcopy(NEW_DOCS[family])
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = value
+    with pytest.raises(InstanceError) as info:
+        FAMILY_INSTANCES[family].from_dict(doc, source="bad.json")
+    assert str(info.value).startswith("bad.json: ") and words in str(info.value), info.value
+
+
+# ------------------------------------------------- the line formats: GAP, SWF and pool CSV
+
+_LINE_SEEDS = {
+    "gap": " 1\n 2 3\n 1 2 3\n 4 5 6\n 1 1 1\n 2 2 2\n 3 3\n",
+    "swf": "; MaxProcs: 8\n1 0 5 100 4 -1 -1 4 120 -1 1 1 1 1 1 -1 -1 -1\n"
+           "2 10 0 50 2 -1 2048 2 60 4096 1 1 1 1 1 -1 -1 -1\n",
+    "csv": "node,cores,mem,label:site\nn0,4,8,a\nn1,2,4,b\n",
+}
+_TOKENS = ["0", "-1", "1", "2", "3", "1e308", "1e400", "nan", "inf", "-inf", "x", "", ";",
+           ",", "node", "label:", str(2**63), str(10**30), "1.5", "\ufeff", "\x00", '"']
+
+
+@st.composite
+def _mutated_text(draw, text):
+    lines = text.splitlines()
+    for _ in range(draw(st.integers(1, 4))):
+        i = draw(st.integers(0, len(lines) - 1))
+        sep = "," if "," in lines[i] else " "
+        words = lines[i].split(sep)
+        op = draw(st.sampled_from(["swap", "insert", "drop", "dupline", "delline"]))
+        if op == "swap" and words:
+            words[draw(st.integers(0, len(words) - 1))] = draw(st.sampled_from(_TOKENS))
+        elif op == "insert":
+            words.insert(draw(st.integers(0, len(words))), draw(st.sampled_from(_TOKENS)))
+        elif op == "drop" and words:
+            words.pop(draw(st.integers(0, len(words) - 1)))
+        elif op == "dupline":
+            lines.insert(i, lines[i])
+        elif op == "delline" and len(lines) > 1:
+            lines.pop(i)
+            continue
+        lines[i] = sep.join(words)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(_LINE_SEEDS)), st.data())
+def test_mutated_line_files_are_read_or_refused_clearly(tmp_path_factory, kind, data):
+    """GAP, SWF and pool CSV files with tokens swapped, inserted or dropped: read (and, for
+    GAP, solved by the heuristic with a result that verifies) or one InstanceError."""
+    from coalloc import loadshare
+    from coalloc.collective import io as cio
+    from coalloc.loadshare import io as lio
+
+    text = data.draw(_mutated_text(_LINE_SEEDS[kind]))
+    path = tmp_path_factory.mktemp("lines") / f"fuzz.{kind}"
+    path.write_text(text, encoding="utf-8")
+    reader = {"gap": lio.read_gap, "swf": cio.read_swf, "csv": cio.read_pool}[kind]
+    try:
+        got = reader(path)
+    except InstanceError as exc:
+        assert str(exc).startswith(str(path)) and "\n" not in str(exc), exc
+        return
+    if kind == "gap":
+        res = loadshare.solve_gap(got[0], iterations=50, with_bound=False)
+        if res.success:
+            assert loadshare.verify_gap(got[0], res.assignment).ok
+    elif kind == "swf":
+        assert np.isfinite(got).all()
+        cio.swf_requests(got)
+    else:
+        assert np.isfinite(got.capacity).all()
+
+
+def test_json_numbers_beyond_the_float_range_are_refused():
+    """1e400 was read as inf by Python's json, so readers without a schema (the result files
+    of the verify commands) saw an infinite value."""
+    from coalloc._shared.jsonio import load_json
+
+    for text in ('{"start": 1e400}', '[-1e999]', '{"a": [1, 2.5e308]}'):
+        buf = io.StringIO(text)
+        buf.name = "big.json"
+        with pytest.raises(InstanceError, match="big.json: not valid JSON: the number .* beyond"):
+            load_json(buf)
+    assert load_json(io.StringIO('{"a": 1.5e308, "b": 5e-324}'))[0]["a"] == 1.5e308

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import tempfile
 from typing import IO, Any, Iterator, Tuple, Union
@@ -78,8 +79,12 @@ def load_json(src: PathOrFile) -> Tuple[Any, str]:
                 text = fh.read()
         except OSError as exc:
             raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise InstanceError(
+                f"{name}: not a UTF-8 text file (byte {exc.start}: {exc.reason})"
+            ) from None
     try:
-        return json.loads(text, parse_constant=_no_constant), str(name)
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite), str(name)
     except json.JSONDecodeError as exc:
         raise InstanceError(f"{name}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
     except RecursionError:
@@ -96,6 +101,13 @@ def same_file(a: Any, b: Any) -> bool:
         return os.path.samefile(os.fspath(a), os.fspath(b))
     except (OSError, TypeError):
         return False
+
+
+def _finite(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):  # 1e400: Python's json would read it as inf
+        raise ValueError(f"the number {token[:30]} is beyond the float range")
+    return value
 
 
 def _no_constant(token: str) -> Any:
@@ -186,5 +198,5 @@ def check_envelope(
     if (got is None and required) or (got is not None and got != fmt):
         raise InstanceError(f"{source}: format is {got!r}, expected {fmt!r}")
     v = data.get("version", version)
-    if v != version:
+    if isinstance(v, bool) or v != version:
         raise InstanceError(f"{source}: unsupported version {v!r} (this coalloc reads {version})")

@@ -62,6 +62,8 @@ def _kind(value: Any) -> str:
 def _join(path: str, key: Any) -> str:
     if isinstance(key, int):
         return f"{path}[{key}]"
+    if not str(key).isprintable():  # a newline or control character: quoted, one line
+        return f"{path}[{key!r}]"
     return f"{path}.{key}" if path else str(key)
 
 

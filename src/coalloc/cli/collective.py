@@ -33,9 +33,23 @@ def _start_quality(result, request) -> str:
     )
 
 
-def _cmd_solve(args) -> int:
+def _read_pair(args):
+    """The pool and the request of a command; a request naming properties the pool lacks is
+    refused naming both files (not later by the solver, without a file name)."""
     pool = cio.read_pool(args.pool)
     request = cio.read_request(args.request)
+    for key, table in (("minimum", request.minimum), ("total", request.total)):
+        unknown = sorted(set(table) - set(pool.names))
+        if unknown:
+            raise ValueError(
+                f"{args.request}: {key}.{unknown[0]}: not a property of the pool {args.pool} "
+                f"(names: {list(pool.names)})"
+            )
+    return pool, request
+
+
+def _cmd_solve(args) -> int:
+    pool, request = _read_pair(args)
     params = dict(args.param or [])
     result = collective.coallocate(pool, request, args.method, seed=args.seed, **params)
     if result.start is None:
@@ -104,9 +118,12 @@ def _cmd_simulate(args) -> int:
     else:
         reqs = cio.read_workload(args.workload)
     params = dict(args.param or [])
-    sim = simulate(pool, reqs, method=args.method, seed=args.seed,
-                   slot_seconds=args.slot_seconds, show_progress=sys.stderr.isatty(),
-                   **params)  # fmt: skip
+    try:
+        sim = simulate(pool, reqs, method=args.method, seed=args.seed,
+                       slot_seconds=args.slot_seconds, show_progress=sys.stderr.isatty(),
+                       **params)  # fmt: skip
+    except (TypeError, ValueError) as exc:  # say which files the simulation came from
+        raise ValueError(f"simulating {args.workload} on {args.pool}: {exc}") from None
     summary = sim.summary()
     print(json.dumps(summary, indent=1))
     if args.output:
@@ -149,8 +166,7 @@ def _cmd_generate(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    pool = cio.read_pool(args.pool)
-    request = cio.read_request(args.request)
+    pool, request = _read_pair(args)
     from .._shared.jsonio import get_key, load_json
 
     data, name = load_json(args.result)

@@ -118,10 +118,13 @@ def _cmd_verify(args) -> int:
     prob = read_problem(args.problem)
     from .._shared.jsonio import load_json
 
-    data, _ = load_json(args.result)
+    data, name = load_json(args.result)
     if not isinstance(data, dict) or "placement" not in data:
-        raise ValueError(f"{args.result}: no 'placement' in the result file")
-    rep = loadshare.verify_placement(prob, data["placement"], claimed=data.get("throughput"))
+        raise ValueError(f"{name}: no 'placement' in the result file")
+    try:
+        rep = loadshare.verify_placement(prob, data["placement"], claimed=data.get("throughput"))
+    except (TypeError, ValueError) as exc:  # a malformed result: say which file
+        raise ValueError(f"{name}: {exc}") from None
     print(str(rep))
     return 0 if rep.ok else 1
 

@@ -87,15 +87,21 @@ def _cmd_assign(args) -> int:
 def _cmd_verify(args) -> int:
     top = testbed.read_top(args.top)
     ptop = testbed.read_ptop(args.ptop)
-    with open(args.result, encoding="utf-8") as fh:
-        data = json.load(fh)
+    from .._shared.jsonio import InstanceError, load_json
+
+    data, name = load_json(args.result)
     if not isinstance(data, dict) or "mapping" not in data:
-        raise ValueError(f"{args.result}: expected the JSON of 'coalloc testbed assign --json'")
+        raise ValueError(f"{name}: expected the JSON of 'coalloc testbed assign --json'")
     if data["mapping"] is None:
         print("the result holds no mapping")
         return 1
-    report = testbed.verify_mapping(top, ptop, data["mapping"], data.get("routes"),
-                                    claimed=data.get("interswitch_bandwidth"))  # fmt: skip
+    try:
+        report = testbed.verify_mapping(top, ptop, data["mapping"], data.get("routes"),
+                                        claimed=data.get("interswitch_bandwidth"))  # fmt: skip
+    except InstanceError:
+        raise
+    except (TypeError, ValueError) as exc:  # a malformed result: say which file
+        raise InstanceError(f"{name}: {exc}") from None
     print(str(report))
     return 0 if report.ok else 1
 

@@ -26,10 +26,10 @@ from .._shared.jsonio import (
     PathOrFile,
     check_envelope,
     dump_json,
-    get_key,
     load_json,
 )
 from .._shared.result import jsonable
+from .._shared.schema import AnyValue, Bool, Int, ListOf, MapOf, Num, Obj, OneOf, Str, check
 from .model import CollectiveRequest, ResourcePool
 
 __all__ = [
@@ -45,6 +45,84 @@ INSTANCE_FORMAT = "coalloc.collective.instance"
 WORKLOAD_FORMAT = "coalloc.collective.workload"
 RESULT_FORMAT = "coalloc.collective.result"
 VERSION = 1
+
+
+#: Most nodes a request may ask for (counts are range-checked before any conversion).
+MAX_COUNT = 2**31 - 1
+_NUMBERS = ListOf(Num(0))
+_LABEL_VALUE = OneOf((str, Str()), (type(None), AnyValue()))
+#: A pool object (file or instance part); contradictions are checked by :func:`pool_from_dict`.
+POOL_SCHEMA = Obj(
+    {
+        "format": (AnyValue(), False),
+        "version": (AnyValue(), False),
+        "names": (ListOf(Str()), True),
+        "node_names": (ListOf(Str()), False),
+        "capacity": (ListOf(_NUMBERS), True),
+        "labels": (MapOf(ListOf(_LABEL_VALUE)), False),
+        "times": (_NUMBERS, False),
+        "reserved": (ListOf(ListOf(_NUMBERS)), False),
+        "slot_seconds": (Num(0), False),
+        "slots": (ListOf(ListOf(_NUMBERS)), False),
+        "clip": (Bool(), False),
+        "metadata": (AnyValue(), False),
+    }
+)
+_REQUEST_FIELDS = {
+    "format": (AnyValue(), False),
+    "version": (AnyValue(), False),
+    "duration": (Num(0), True),
+    "count": (Int(1, MAX_COUNT), True),
+    "earliest_start": (Num(0), False),
+    "latest_start": (Num(0), False),
+    "minimum": (MapOf(Num(0)), False),
+    "total": (MapOf(Num(0)), False),
+    "labels": (MapOf(OneOf((str, Str()), (list, ListOf(Str())))), False),
+    "arrival": (Num(0), False),
+}
+#: A request object (file, instance part or workload item).
+REQUEST_SCHEMA = Obj(_REQUEST_FIELDS)
+#: A ``coalloc.collective.instance`` file.
+INSTANCE_SCHEMA = Obj(
+    {
+        "format": (AnyValue(), False),
+        "version": (AnyValue(), False),
+        "pool": (POOL_SCHEMA, True),
+        "request": (REQUEST_SCHEMA, True),
+        "metadata": (AnyValue(), False),
+    }
+)
+#: A ``coalloc.collective.workload`` file.
+WORKLOAD_SCHEMA = Obj(
+    {
+        "format": (AnyValue(), False),
+        "version": (AnyValue(), False),
+        "requests": (ListOf(REQUEST_SCHEMA), True),
+        "metadata": (AnyValue(), False),
+    }
+)
+
+
+def _rows(value: Any, width: int, path: str, source: str) -> None:
+    """Every row of a checked list of lists has ``width`` items (a ragged matrix names its row)."""
+    for j, row in enumerate(value):
+        if len(row) != width:
+            raise InstanceError(f"{source}: {path}[{j}]: expected {width} values, got {len(row)}")
+
+
+def _grid(value: Any, n: int, m: int, k: int, path: str, source: str) -> np.ndarray:
+    """A nodes x properties x k array from a checked list of lists of lists."""
+    if len(value) != n:
+        raise InstanceError(
+            f"{source}: {path}: expected one entry per node ({n}), got {len(value)}"
+        )
+    for j, node in enumerate(value):
+        if len(node) != m:
+            raise InstanceError(
+                f"{source}: {path}[{j}]: expected one list per property ({m}), got {len(node)}"
+            )
+        _rows(node, k, f"{path}[{j}]", source)
+    return np.array(value, dtype=np.float64).reshape(n, m, k)
 
 
 def _wrap(source: str, fn, *args, **kwargs):
@@ -67,28 +145,55 @@ def pool_to_dict(pool: ResourcePool) -> dict:
     }  # fmt: skip
 
 
-def pool_from_dict(data: Any, *, source: str = "<dict>") -> ResourcePool:
+def pool_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> ResourcePool:
     """A pool from a parsed ``coalloc.collective.pool`` dictionary.
+
+    Parameters
+    ----------
+    data : dict
+    source : str
+        The file name, first in every message.
+    root : str, optional
+        The path of ``data`` in its document (``"pool"`` in an instance file).
 
     Raises
     ------
     InstanceError
-        On a malformed dictionary (the message names the source and the key).
+        On a malformed dictionary: ``"<source>: <field path>: <what was expected>"``.
     """
-    check_envelope(data, POOL_FORMAT, VERSION, source)
-    names = get_key(data, "names", source)
-    cap = get_key(data, "capacity", source)
-    labels = data.get("labels")
-    node_names = data.get("node_names")
-    clip = data.get("clip", False)
-    if not isinstance(clip, bool):
-        raise InstanceError(f"{source}: clip must be true or false")
+    check_envelope(data, POOL_FORMAT, VERSION, f"{source}: {root}" if root else source)
+    check(data, POOL_SCHEMA, source, root=root)
+    at = f"{root}." if root else ""
+    names = data["names"]
+    cap = data["capacity"]
+    m = len(names)
+    _rows(cap, m, f"{at}capacity", source)
+    n = len(cap)
+    cap_arr = np.array(cap, dtype=np.float64).reshape(n, m)
     if "slots" in data:
-        slot = get_key(data, "slot_seconds", source)
-        return _wrap(source, ResourcePool.from_slots, cap, data["slots"], slot, names,
-                     labels=labels, node_names=node_names, clip=clip)  # fmt: skip
-    return _wrap(source, ResourcePool, cap, names, data.get("times"), data.get("reserved"),
-                 labels=labels, node_names=node_names, clip=clip)  # fmt: skip
+        for key in ("times", "reserved"):
+            if key in data:
+                raise InstanceError(
+                    f"{source}: {at}{key}: a pool has either slots + slot_seconds or times + "
+                    "reserved, not both"
+                )
+        if "slot_seconds" not in data:
+            raise InstanceError(f"{source}: {at}slot_seconds: missing (required with slots)")
+        first = data["slots"][0] if data["slots"] else []
+        width = len(first[0]) if first else 0
+        slots = _grid(data["slots"], n, m, width, f"{at}slots", source)
+        return _wrap(source, ResourcePool.from_slots, cap_arr, slots, data["slot_seconds"], names,
+                     labels=data.get("labels"), node_names=data.get("node_names"),
+                     clip=data.get("clip", False))  # fmt: skip
+    if "slot_seconds" in data:
+        raise InstanceError(f"{source}: {at}slot_seconds: only allowed with slots")
+    times = data.get("times")
+    reserved = data.get("reserved")
+    if reserved is not None:
+        k = 1 if times is None else len(times)
+        reserved = _grid(reserved, n, m, k, f"{at}reserved", source)
+    return _wrap(source, ResourcePool, cap_arr, names, times, reserved, labels=data.get("labels"),
+                 node_names=data.get("node_names"), clip=data.get("clip", False))  # fmt: skip
 
 
 def read_pool(src: PathOrFile) -> ResourcePool:
@@ -125,7 +230,7 @@ def read_pool(src: PathOrFile) -> ResourcePool:
         return read_pool_csv(src)
     data, name = load_json(src)
     if isinstance(data, dict) and data.get("format") == INSTANCE_FORMAT:
-        data = get_key(data, "pool", name)
+        return instance_from_dict(data, source=name)[0]
     return pool_from_dict(data, source=name)
 
 
@@ -189,8 +294,13 @@ def read_pool_csv(path: PathOrFile, usage: Optional[PathOrFile] = None,
         fh = path if hasattr(path, "read") else open(name, newline="", encoding="utf-8")
     except OSError as exc:
         raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    with fh:
-        rows = list(csv.reader(fh))
+    try:
+        with fh:
+            rows = list(csv.reader(fh))
+    except UnicodeDecodeError as exc:
+        raise InstanceError(f"{name}: not a UTF-8 text file (byte {exc.start})") from None
+    except csv.Error as exc:
+        raise InstanceError(f"{name}: not a CSV file: {exc}") from None
     if not rows or not rows[0] or rows[0][0].strip() != "node":
         raise InstanceError(f"{name}: the first row must be a header starting with 'node'")
     head = [h.strip() for h in rows[0]]
@@ -238,23 +348,19 @@ def request_to_dict(request: CollectiveRequest) -> dict:
     return {"format": REQUEST_FORMAT, "version": VERSION, **request.to_dict()}
 
 
-def request_from_dict(data: Any, *, source: str = "<dict>") -> CollectiveRequest:
+def request_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> CollectiveRequest:
     """A request from a parsed dictionary (missing fields take the paper's defaults).
 
     Raises
     ------
     InstanceError
+        ``"<source>: <field path>: <what was expected>"``.
     """
-    check_envelope(data, REQUEST_FORMAT, VERSION, source)
-    known = {"format", "version", "duration", "count", "earliest_start", "latest_start",
-             "minimum", "total", "labels", "arrival"}  # fmt: skip
-    extra = sorted(set(data) - known)
-    if extra:
-        raise InstanceError(f"{source}: unknown request keys {extra}")
-    return _wrap(source, CollectiveRequest, get_key(data, "duration", source),
-                 get_key(data, "count", source), data.get("earliest_start"),
-                 data.get("latest_start"), data.get("minimum"), data.get("total"),
-                 data.get("labels"))  # fmt: skip
+    check_envelope(data, REQUEST_FORMAT, VERSION, f"{source}: {root}" if root else source)
+    check(data, REQUEST_SCHEMA, source, root=root)
+    return _wrap(source, CollectiveRequest, data["duration"], data["count"],
+                 data.get("earliest_start"), data.get("latest_start"), data.get("minimum"),
+                 data.get("total"), data.get("labels"))  # fmt: skip
 
 
 def read_request(src: PathOrFile) -> CollectiveRequest:
@@ -288,7 +394,7 @@ def read_request(src: PathOrFile) -> CollectiveRequest:
     """
     data, name = load_json(src)
     if isinstance(data, dict) and data.get("format") == INSTANCE_FORMAT:
-        data = get_key(data, "request", name)
+        return instance_from_dict(data, source=name)[1]
     return request_from_dict(data, source=name)
 
 
@@ -322,8 +428,16 @@ def instance_from_dict(
 ) -> Tuple[ResourcePool, CollectiveRequest]:
     """``(pool, request)`` from a parsed ``coalloc.collective.instance`` dictionary."""
     check_envelope(data, INSTANCE_FORMAT, VERSION, source, required=True)
-    pool = pool_from_dict(get_key(data, "pool", source), source=f"{source}: pool")
-    req = request_from_dict(get_key(data, "request", source), source=f"{source}: request")
+    check(data, INSTANCE_SCHEMA, source)
+    pool = pool_from_dict(data["pool"], source=source, root="pool")
+    req = request_from_dict(data["request"], source=source, root="request")
+    for key in ("minimum", "total"):
+        unknown = sorted(set(data["request"].get(key) or {}) - set(pool.names))
+        if unknown:  # a contradiction between the two parts of one file
+            raise InstanceError(
+                f"{source}: request.{key}.{unknown[0]}: not a property of the pool "
+                f"(pool.names: {list(pool.names)})"
+            )
     return pool, req
 
 
@@ -452,17 +566,11 @@ def read_workload(src: PathOrFile) -> List[Tuple[float, CollectiveRequest]]:
     """
     data, name = load_json(src)
     check_envelope(data, WORKLOAD_FORMAT, VERSION, name)
-    reqs = get_key(data, "requests", name)
-    if not isinstance(reqs, list):
-        raise InstanceError(f"{name}: requests must be a list")
+    check(data, WORKLOAD_SCHEMA, name)
     out = []
-    for q, item in enumerate(reqs):
-        where = f"{name}: requests[{q}]"
-        req = request_from_dict(item, source=where)
-        arrival = item.get("arrival", req.earliest_start)
-        if isinstance(arrival, bool) or not isinstance(arrival, (int, float)) or arrival < 0:
-            raise InstanceError(f"{where}: arrival must be a number >= 0")
-        out.append((float(arrival), req))
+    for q, item in enumerate(data["requests"]):
+        req = request_from_dict(item, source=name, root=f"requests[{q}]")
+        out.append((float(item.get("arrival", req.earliest_start)), req))
     return sorted(out, key=lambda x: x[0])
 
 
@@ -500,9 +608,15 @@ def read_swf(src: PathOrFile) -> np.ndarray:
     """
     name = getattr(src, "name", "<stream>") if hasattr(src, "read") else os.fspath(src)
     try:
-        text = src.read() if hasattr(src, "read") else open(name, encoding="utf-8").read()
+        if hasattr(src, "read"):
+            text = src.read()
+        else:
+            with open(name, encoding="utf-8") as fh:
+                text = fh.read()
     except OSError as exc:
         raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InstanceError(f"{name}: not a UTF-8 text file (byte {exc.start})") from None
     rows = []
     for ln, line in enumerate(text.splitlines(), start=1):
         s = line.strip()
@@ -512,9 +626,15 @@ def read_swf(src: PathOrFile) -> np.ndarray:
         if len(parts) != 18:
             raise InstanceError(f"{name}:{ln}: expected 18 SWF fields, got {len(parts)}")
         try:
-            rows.append([float(x) for x in parts])
+            row = [float(x) for x in parts]
         except ValueError:
             raise InstanceError(f"{name}:{ln}: SWF fields must be numbers") from None
+        bad = next((k for k, x in enumerate(row) if not math.isfinite(x)), None)
+        if bad is not None:
+            raise InstanceError(
+                f"{name}:{ln}: SWF field {bad + 1} must be a finite number, got {parts[bad]!r}"
+            )
+        rows.append(row)
     return np.array(rows, dtype=np.float64).reshape(-1, 18)
 
 

@@ -9,12 +9,14 @@ it was accepted, its start delay and utilisation factor, and the pool's usage pe
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .._shared.progress import progress
+from .._shared.validation import check_memory
 from .model import CollectiveRequest, ResourcePool
 from .solvers import DEFAULT_METHOD, coallocate
 
@@ -149,6 +151,9 @@ def simulate(
             rec["reason"] = (res.rejection or {}).get("reason")
         records.append(rec)
     end = horizon if horizon is not None else float(work.times[-1]) + slot_seconds
+    n_slots = math.ceil(end / float(slot_seconds)) if end > 0 else 0
+    check_memory(4.0 * 8 * n_slots * max(work.n_properties, 1),
+                 f"usage logs of {n_slots:.3g} slots of {slot_seconds:g} s")  # fmt: skip
     slot_times = np.arange(0.0, end, float(slot_seconds))
     usage = _sample(work, slot_times)
     return SimulationResult(records, slot_times, usage, usage - _sample(background, slot_times),

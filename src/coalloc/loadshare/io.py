@@ -82,6 +82,23 @@ def problem_from_dict(data: Any, *, source: str = "<dict>") -> LoadSharingProble
     """
     check_envelope(data, FORMAT, VERSION, source)
     check(data, PROBLEM_SCHEMA, source)
+    n_nodes, n_jobs = len(data["capacity"]), len(data["job_size"])
+    if len(data["job_origin"]) != n_jobs:
+        raise InstanceError(
+            f"{source}: job_origin: expected one node per job ({n_jobs}, the length of "
+            f"job_size), got {len(data['job_origin'])}"
+        )
+    bad = next((j for j, v in enumerate(data["job_origin"]) if v >= n_nodes), None)
+    if bad is not None:
+        raise InstanceError(
+            f"{source}: job_origin[{bad}]: expected a node index in [0, {n_nodes}), "
+            f"got {data['job_origin'][bad]}"
+        )
+    if "groups" in data and len(data["groups"]) != n_nodes:
+        raise InstanceError(
+            f"{source}: groups: expected one group per node ({n_nodes}, the length of "
+            f"capacity), got {len(data['groups'])}"
+        )
     try:
         return LoadSharingProblem(
             get_key(data, "capacity", source), get_key(data, "job_size", source),
@@ -165,6 +182,12 @@ def parse_gap(text: str, source: str = "<string>") -> List[GapInstance]:
         raise InstanceError(f"{source}: not an integer: {bad!r}") from None
     if not nums:
         raise InstanceError(f"{source}: empty GAP file")
+    big = next((k for k, v in enumerate(nums) if abs(v) >= 2**62), None)
+    if big is not None:  # checked before any conversion to int64, which would overflow
+        raise InstanceError(
+            f"{source}: number {big + 1} ({tokens[big][:30]}) is too large: GAP values must "
+            "be below 2**62 in magnitude"
+        )
 
     def single_size(pos: int) -> int:
         if pos + 2 > len(nums):

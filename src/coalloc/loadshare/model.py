@@ -62,6 +62,11 @@ class LoadSharingProblem:
         if np.any(cap <= 0):
             raise ValueError("capacity must be positive for every node")
         size = nonnegative_vector(job_size, "job_size")
+        for argname, values in (("capacity", cap), ("job_size", size)):
+            with np.errstate(over="ignore"):
+                total = float(values.sum())
+            if not np.isfinite(total):  # the solvers and verify add them up
+                raise ValueError(f"{argname} sums to more than the largest float")
         origin = _index_vector(job_origin, "job_origin", size.shape[0], cap.shape[0])
         if groups is None:
             grp = np.zeros(cap.shape[0], dtype=np.int64)

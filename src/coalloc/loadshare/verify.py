@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+import numpy as np
+
 from .._shared.result import Report
 
 __all__ = ["PlacementReport", "verify_placement", "GapReport", "verify_gap"]
@@ -71,6 +73,15 @@ class PlacementReport(Report):
         return s + "".join(f"\n  {p}" for p in self.problems)
 
 
+def _node_index(node: Any, n: int) -> bool:
+    """Whether ``node`` is an integer in ``[0, n)`` (whole floats included; never a bool)."""
+    if isinstance(node, (bool, np.bool_)) or not isinstance(node, (int, float, np.number)):
+        return False
+    if isinstance(node, (int, np.integer)):  # never through float: 10**400 would overflow
+        return 0 <= node < n
+    return math.isfinite(node) and float(node).is_integer() and 0 <= node < n
+
+
 def verify_placement(problem: Any, placement: Any, *, claimed: Optional[float] = None,
                      tol: float = 1e-9) -> PlacementReport:  # fmt: skip
     """Check a placement (the node of every job) of a load-sharing problem.
@@ -99,12 +110,20 @@ def verify_placement(problem: Any, placement: Any, *, claimed: Optional[float] =
     sizes = [float(s) for s in list(problem.job_size)]
     n = len(cap)
     problems = []
+    if isinstance(placement, (str, bytes, dict)) or not hasattr(placement, "__iter__"):
+        raise TypeError(f"placement must be a sequence of node indices, got "
+                        f"{type(placement).__name__}")  # fmt: skip
+    if claimed is not None and (isinstance(claimed, bool)
+                                or not isinstance(claimed, (int, float, np.number))):
+        raise TypeError(f"claimed must be a number, got {type(claimed).__name__}")
+    if claimed is not None and isinstance(claimed, int) and abs(claimed) > 2**1023:
+        raise ValueError("claimed is too large for a float")
     place = list(placement)
     if len(place) != len(sizes):
         problems.append(f"placement has {len(place)} entries for {len(sizes)} jobs")
     load = [0.0] * n
     for j, node in enumerate(place[: len(sizes)]):
-        if isinstance(node, bool) or int(node) != node or not 0 <= int(node) < n:
+        if not _node_index(node, n):
             problems.append(f"job {j} is placed on {node!r}, not a node")
             continue
         load[int(node)] += sizes[j]

@@ -31,7 +31,19 @@ import math
 import os
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from .._shared.jsonio import InstanceError, check_envelope, dump_json, get_key, load_json, num
+from .._shared.jsonio import InstanceError, check_envelope, dump_json, load_json, num
+from .._shared.schema import (
+    AnyValue,
+    Int,
+    ListOf,
+    MapOf,
+    Num,
+    Obj,
+    OneOf,
+    Str,
+    TupleOf,
+    check,
+)
 from .model import LINK_FLAGS, PhysicalTopology, PLink, PNode, VirtualTopology, VLink, VNode
 
 __all__ = [
@@ -116,6 +128,8 @@ def _read_text(src: Any) -> Tuple[str, str]:
             return fh.read(), name
     except OSError as exc:
         raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InstanceError(f"{name}: not a UTF-8 text file (byte {exc.start})") from None
 
 
 def _build(line: _Line, factory, *args, **kwargs):
@@ -632,24 +646,154 @@ def ptop_to_dict(ptop: PhysicalTopology) -> dict:
     }  # fmt: skip
 
 
-def ptop_from_dict(data: Any, *, source: str = "<dict>") -> PhysicalTopology:
-    """The testbed of :func:`ptop_to_dict`'s dictionary (InstanceError when malformed)."""
+
+
+class _Star(Str):
+    """The string ``"*"`` (unlimited) where a number may also stand."""
+
+    def __init__(self) -> None:
+        super().__init__(["*"])
+        self.expected = "a finite number or '*'"
+
+
+#: A number, or ``"*"`` for unlimited (what :func:`_jnum` writes).
+_NUM_OR_STAR = OneOf(((int, float), Num()), (str, _Star()))
+_NAME = Str()
+#: The testbed object of the JSON formats (strict: unknown keys and wrong types are errors).
+PTOP_SCHEMA = Obj(
+    {
+        "nodes": (ListOf(Obj({
+            "name": (_NAME, True),
+            "types": (MapOf(_NUM_OR_STAR), False),
+            "static": (MapOf(_NUM_OR_STAR), False),
+            "features": (MapOf(_NUM_OR_STAR), False),
+            "flags": (MapOf(Str()), False),
+        })), True),
+        "links": (ListOf(Obj({
+            "name": (_NAME, True),
+            "a": (_NAME, True),
+            "b": (_NAME, True),
+            "bw": (_NUM_OR_STAR, True),
+            "delay": (_NUM_OR_STAR, False),
+            "loss": (_NUM_OR_STAR, False),
+            "types": (ListOf(Str()), False),
+            "a_iface": (Str(), False),
+            "b_iface": (Str(), False),
+            "slots": (OneOf((int, Int(0)), (type(None), AnyValue())), False),
+        })), True),
+        "type_limits": (MapOf(Int(0)), False),
+        "policies": (MapOf(TupleOf(Str(["limit", "disallow"]),
+                                   OneOf(((int, float), Num(0)), (type(None), AnyValue())))),
+                     False),
+    }
+)  # fmt: skip
+#: The experiment object of the JSON formats.
+TOP_SCHEMA = Obj(
+    {
+        "nodes": (ListOf(Obj({
+            "name": (_NAME, True),
+            "type": (Str(), True),
+            "slots": (_NUM_OR_STAR, False),
+            "desires": (MapOf(_NUM_OR_STAR), False),
+            "flags": (MapOf(Str()), False),
+        })), True),
+        "links": (ListOf(Obj({
+            "name": (_NAME, True),
+            "a": (_NAME, True),
+            "b": (_NAME, True),
+            "bw": (OneOf(((int, float), Num()), (str, _Star()), (type(None), AnyValue())),
+                   False),
+            "delay": (_NUM_OR_STAR, False),
+            "loss": (_NUM_OR_STAR, False),
+            "type": (OneOf((str, Str()), (type(None), AnyValue())), False),
+            "flags": (ListOf(Str(LINK_FLAGS)), False),
+            "options": (MapOf(Str()), False),
+        })), True),
+        "vclasses": (MapOf(TupleOf(_NUM_OR_STAR, ListOf(Str(), min_length=1))), False),
+        "fixed": (MapOf(Str()), False),
+        "hints": (MapOf(Str()), False),
+    }
+)  # fmt: skip
+#: A ``coalloc.testbed.instance`` file.
+INSTANCE_SCHEMA = Obj(
+    {
+        "format": (AnyValue(), False),
+        "version": (AnyValue(), False),
+        "top": (TOP_SCHEMA, True),
+        "ptop": (PTOP_SCHEMA, True),
+        "metadata": (AnyValue(), False),
+    }
+)
+
+
+def _unique(items: list, key: str, path: str, source: str) -> None:
+    """No two items of a checked list share ``item[key]`` (names, flags)."""
+    first: Dict[Any, int] = {}
+    for i, item in enumerate(items):
+        value = item[key] if key else item
+        if value in first:
+            where = f"{path}[{i}].{key}" if key else f"{path}[{i}]"
+            raise InstanceError(
+                f"{source}: {where}: {value!r} repeats {path}[{first[value]}]"
+            )
+        first[value] = i
+
+
+def _ends(data: Any, at: str, source: str) -> None:
+    """Every link of a checked topology joins two different nodes that it lists."""
+    names = {d["name"] for d in data["nodes"]}
+    for i, d in enumerate(data["links"]):
+        for end in ("a", "b"):
+            if d[end] not in names:
+                raise InstanceError(
+                    f"{source}: {at}links[{i}].{end}: expected the name of a node of "
+                    f"{at}nodes, got {d[end]!r}"
+                )
+        if d["a"] == d["b"]:
+            raise InstanceError(f"{source}: {at}links[{i}].b: the link joins {d['a']!r} to itself")
+
+
+def _model(source: str, what: str, factory, *args, **kwargs):
     try:
-        nodes = [PNode(d["name"], {t: _unjnum(n) for t, n in d.get("types", {}).items()},
-                       {t: _unjnum(n) for t, n in d.get("static", {}).items()},
-                       {k: _unjnum(w) for k, w in d.get("features", {}).items()},
-                       d.get("flags", {})) for d in get_key(data, "nodes", source)]
-        links = [PLink(d["name"], d["a"], d["b"], d["bw"], d.get("delay", 0),
-                       d.get("loss", 0), tuple(d.get("types", ())), d.get("a_iface", ""),
-                       d.get("b_iface", ""), d.get("slots"))
-                 for d in get_key(data, "links", source)]
-        pol = {k: (v[0], v[1]) for k, v in data.get("policies", {}).items()}
-        return PhysicalTopology(nodes, links, type_limits=data.get("type_limits", {}),
-                                policies=pol)
+        return factory(*args, **kwargs)
     except InstanceError:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-        raise InstanceError(f"{source}: not a testbed (ptop) dictionary: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise InstanceError(f"{source}: {what}: {exc}") from None
+
+
+def ptop_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> PhysicalTopology:
+    """The testbed of :func:`ptop_to_dict`'s dictionary.
+
+    Raises
+    ------
+    InstanceError
+        ``"<source>: <field path>: <what was expected>"`` for unknown keys, wrong types,
+        repeated names and contradictions.
+    """
+    check(data, PTOP_SCHEMA, source, root=root)
+    at = f"{root}." if root else ""
+    _unique(data["nodes"], "name", f"{at}nodes", source)
+    _unique(data["links"], "name", f"{at}links", source)
+    _ends(data, at, source)
+    for i, d in enumerate(data["links"]):
+        _unique(d.get("types", []), "", f"{at}links[{i}].types", source)
+    for k, (kind, x) in data.get("policies", {}).items():
+        if (kind == "limit") != (x is not None):
+            need = "a number" if kind == "limit" else "null"
+            raise InstanceError(f"{source}: {at}policies.{k}[1]: a {kind!r} policy takes {need}")
+    nodes = [_model(source, f"{at}nodes[{i}]", PNode, d["name"],
+                    {t: _unjnum(n) for t, n in d.get("types", {}).items()},
+                    {t: _unjnum(n) for t, n in d.get("static", {}).items()},
+                    {k: _unjnum(w) for k, w in d.get("features", {}).items()},
+                    d.get("flags", {})) for i, d in enumerate(data["nodes"])]  # fmt: skip
+    links = [_model(source, f"{at}links[{i}]", PLink, d["name"], d["a"], d["b"],
+                    _unjnum(d["bw"]), _unjnum(d.get("delay", 0)), _unjnum(d.get("loss", 0)),
+                    tuple(d.get("types", ())), d.get("a_iface", ""), d.get("b_iface", ""),
+                    d.get("slots")) for i, d in enumerate(data["links"])]  # fmt: skip
+    pol = {k: (v[0], v[1]) for k, v in data.get("policies", {}).items()}
+    return _model(source, root or "ptop", PhysicalTopology, nodes, links,
+                  type_limits=data.get("type_limits", {}), policies=pol)  # fmt: skip
 
 
 def top_to_dict(top: VirtualTopology) -> dict:
@@ -686,29 +830,49 @@ def top_to_dict(top: VirtualTopology) -> dict:
     }  # fmt: skip
 
 
-def top_from_dict(data: Any, *, source: str = "<dict>") -> VirtualTopology:
-    """The experiment of :func:`top_to_dict`'s dictionary (InstanceError when malformed)."""
-    try:
-        nodes = [VNode(d["name"], d["type"], _unjnum(d.get("slots", 1)),
-                       {k: _unjnum(w) for k, w in d.get("desires", {}).items()},
-                       d.get("flags", {})) for d in get_key(data, "nodes", source)]
-        links = [VLink(d["name"], d["a"], d["b"], d.get("bw"), d.get("delay", 0),
-                       d.get("loss", 0), d.get("type"), frozenset(d.get("flags", ())),
-                       d.get("options", {})) for d in get_key(data, "links", source)]
-        vc = {k: (v[0], tuple(v[1])) for k, v in data.get("vclasses", {}).items()}
-        return VirtualTopology(nodes, links, vclasses=vc, fixed=data.get("fixed", {}),
-                               hints=data.get("hints", {}))
-    except InstanceError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-        raise InstanceError(f"{source}: not an experiment (top) dictionary: {exc}") from None
+def top_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> VirtualTopology:
+    """The experiment of :func:`top_to_dict`'s dictionary.
+
+    Raises
+    ------
+    InstanceError
+        ``"<source>: <field path>: <what was expected>"`` for unknown keys, wrong types,
+        repeated names and contradictions.
+    """
+    check(data, TOP_SCHEMA, source, root=root)
+    at = f"{root}." if root else ""
+    _unique(data["nodes"], "name", f"{at}nodes", source)
+    _unique(data["links"], "name", f"{at}links", source)
+    _ends(data, at, source)
+    for i, d in enumerate(data["links"]):
+        _unique(d.get("flags", []), "", f"{at}links[{i}].flags", source)
+    for k, (_, types) in data.get("vclasses", {}).items():
+        _unique(types, "", f"{at}vclasses.{k}[1]", source)
+    nodes = [_model(source, f"{at}nodes[{i}]", VNode, d["name"], d["type"],
+                    _unjnum(d.get("slots", 1)),
+                    {k: _unjnum(w) for k, w in d.get("desires", {}).items()},
+                    d.get("flags", {})) for i, d in enumerate(data["nodes"])]  # fmt: skip
+    links = [_model(source, f"{at}links[{i}]", VLink, d["name"], d["a"], d["b"],
+                    _unjnum(d.get("bw")), _unjnum(d.get("delay", 0)), _unjnum(d.get("loss", 0)),
+                    d.get("type"), frozenset(d.get("flags", ())), d.get("options", {}))
+             for i, d in enumerate(data["links"])]  # fmt: skip
+    vc = {k: (_unjnum(v[0]), tuple(v[1])) for k, v in data.get("vclasses", {}).items()}
+    return _model(source, root or "top", VirtualTopology, nodes, links, vclasses=vc,
+                  fixed=data.get("fixed", {}), hints=data.get("hints", {}))  # fmt: skip
 
 
 def instance_from_dict(data: Any, *, source: str = "<dict>"):
-    """``(top, ptop)`` from a parsed ``coalloc.testbed.instance`` document."""
+    """``(top, ptop)`` from a parsed ``coalloc.testbed.instance`` document.
+
+    Raises
+    ------
+    InstanceError
+        ``"<source>: <field path>: <what was expected>"``.
+    """
     check_envelope(data, INSTANCE_FORMAT, 1, source)
-    return (top_from_dict(get_key(data, "top", source), source=source),
-            ptop_from_dict(get_key(data, "ptop", source), source=source))  # fmt: skip
+    check(data, INSTANCE_SCHEMA, source)
+    return (top_from_dict(data["top"], source=source, root="top"),
+            ptop_from_dict(data["ptop"], source=source, root="ptop"))  # fmt: skip
 
 
 def write_instance(dst: Any, top: VirtualTopology, ptop: PhysicalTopology,

@@ -77,11 +77,18 @@ def _weight_map(values: Any, argname: str) -> Mapping[str, float]:
 def _nonneg(value: Any, argname: str, *, allow_inf: bool = False) -> float:
     try:
         x = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # 10**400 does not fit a float
         raise ValueError(f"{argname} must be a number, got {value!r}") from None
     if math.isnan(x) or x < 0 or (math.isinf(x) and not allow_inf):
         raise ValueError(f"{argname} must be a finite non-negative number, got {value!r}")
     return x
+
+
+def _type_limit(value: Any, vtype: str) -> int:
+    x = _nonneg(value, f"type limit of {vtype}")
+    if x > 2**53:  # the solvers hold limits as int64; more nodes than that cannot exist
+        raise ValueError(f"type limit of {vtype} must be at most 2**53, got {value!r}")
+    return int(x)
 
 
 # ------------------------------------------------------------------------------- physical
@@ -258,7 +265,7 @@ class PhysicalTopology:
                 raise ValueError(f"physical link {link.name!r} joins {link.a!r} to itself")
             self.links[link.name] = link
         self.type_limits = MappingProxyType(
-            {_name(t, "type_limits key"): int(_nonneg(n, f"type limit of {t}"))
+            {_name(t, "type_limits key"): _type_limit(n, t)
              for t, n in (type_limits or {}).items()}
         )  # fmt: skip
         self.policies = MappingProxyType(dict(policies or {}))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from .._shared.result import Report
 from .model import PhysicalTopology, VirtualTopology
@@ -96,6 +96,29 @@ def _native(ptop: PhysicalTopology, p: str) -> float:
     return max(bws) if bws else math.inf
 
 
+def _check_shapes(mapping: Any, routes: Any) -> None:
+    """A mapping of names to names (or None) and routes of names to link lists or "trivial"."""
+    if not isinstance(mapping, Mapping):
+        raise TypeError(f"mapping must be a dict of virtual -> physical node names, got "
+                        f"{type(mapping).__name__}")  # fmt: skip
+    for v, p in mapping.items():
+        if not isinstance(v, str) or not (p is None or isinstance(p, str)):
+            raise TypeError(f"mapping[{v!r}] must map a node name to a node name (or None), "
+                            f"got {type(p).__name__}")  # fmt: skip
+    if routes is None:
+        return
+    if not isinstance(routes, Mapping):
+        raise TypeError(f"routes must be a dict of virtual link -> physical links, got "
+                        f"{type(routes).__name__}")  # fmt: skip
+    for name, r in routes.items():
+        ok = r is None or r == "trivial" or (
+            isinstance(r, (list, tuple)) and all(isinstance(x, str) for x in r)
+        )
+        if not ok:
+            raise TypeError(f"routes[{name!r}] must be a list of physical link names or "
+                            f"'trivial', got {type(r).__name__}")  # fmt: skip
+
+
 def verify_mapping(
     top: VirtualTopology,
     ptop: PhysicalTopology,
@@ -130,6 +153,7 @@ def verify_mapping(
     >>> verify_mapping(t, pt, {"x": "a", "y": "b"}, {"l": ["la", "lb"]}).ok
     True
     """
+    _check_shapes(mapping, routes)
     bad: List[dict] = []
     for v in top.nodes:
         if v not in mapping or mapping[v] is None:

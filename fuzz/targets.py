@@ -1,0 +1,364 @@
+"""Fuzz targets for every family's file readers and for the CLI (issue 15 item 7).
+
+Each target takes the bytes of one file and checks the readers' contract:
+
+* the file is read (and, when the instance is small, solved with the family's default fast
+  method, and the result passes the family's verify), or
+* it is refused with an :class:`~coalloc.InstanceError` (or ``ValueError``/``TypeError``) whose
+  message names the file.
+
+Anything else (another exception, a message without the file name, a solved result that
+verify rejects, a CLI exit code other than 0, 1 or 2, a traceback on stderr) raises
+:class:`Finding`. The targets are plain functions, so the corpus can be replayed without
+atheris (``python fuzz/run.py --replay``); :mod:`run` drives them with atheris.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import tempfile
+from typing import Callable, Dict
+
+import coalloc
+from coalloc import cli, collective, loadshare, testbed
+from coalloc._shared.jsonio import InstanceError
+from coalloc.collective import io as cio
+from coalloc.ctaap import io as ctaap_io
+from coalloc.loadshare import io as lio
+from coalloc.taskmap import io as tio
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+
+
+class Finding(AssertionError):
+    """An input that broke the contract of a reader or of the CLI."""
+
+
+# Scratch files: under $COALLOC_FUZZ_TMP (ci/fuzz.sh removes it), else in memory if possible.
+_PARENT = os.environ.get("COALLOC_FUZZ_TMP") or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
+if _PARENT:
+    os.makedirs(_PARENT, exist_ok=True)
+_DIR = tempfile.mkdtemp(prefix="coalloc-fuzz-", dir=_PARENT)
+
+
+def cleanup() -> None:
+    """Remove the scratch folder of the targets."""
+    shutil.rmtree(_DIR, ignore_errors=True)
+
+
+def _write(name: str, data: bytes) -> str:
+    path = os.path.join(_DIR, name)
+    with open(path, "wb") as fh:
+        fh.write(data)
+    return path
+
+
+def _refused(exc: BaseException, path: str) -> None:
+    """A refusal must be an InstanceError/ValueError/TypeError naming the file."""
+    if not isinstance(exc, (InstanceError, ValueError, TypeError)):
+        raise Finding(f"unexpected {type(exc).__name__}: {exc}") from exc
+    text = str(exc)
+    if os.path.basename(path) not in text:
+        raise Finding(f"{type(exc).__name__} does not name the file: {text!r}") from exc
+    if "\n" in text.strip() or len(text) > 2000:
+        raise Finding(f"the message is not one short line: {text[:300]!r}") from exc
+
+
+def _read(reader: Callable, path: str):
+    try:
+        return reader(path)
+    except RecursionError as exc:
+        raise Finding(f"RecursionError: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - classified by _refused
+        _refused(exc, path)
+        return None
+
+
+def _solve_verify(inst, small: bool) -> None:
+    """Solve a small instance with the default method; a success must pass verify."""
+    if not small:
+        return
+    try:
+        result = inst.solve(seed=0)
+    except (ValueError, TypeError) as exc:  # a model the solver refuses cleanly
+        if "Traceback" in str(exc):
+            raise Finding(str(exc)) from exc
+        return
+    if result.success:
+        report = inst.verify(result)
+        if not report.ok:
+            raise Finding(f"{inst.family}: a solved result fails verify: {report}")
+
+
+# ------------------------------------------------------------------------ partner files
+
+
+def _partners() -> Dict[str, str]:
+    """Fixed valid files that a fuzzed file is paired with (a .top with a fuzzed .ptop...)."""
+    out = {}
+    r, o = coalloc.generators.fig2(1, n_tasks=6, n_clusters=3, seed=1)
+    out["ctaap"] = os.path.join(_DIR, "p-ctaap.json")
+    ctaap_io.write_instance(out["ctaap"], r, o)
+    res = coalloc.solve(r, o, seed=0)
+    out["ctaap_result"] = os.path.join(_DIR, "p-ctaap-result.json")
+    ctaap_io.write_result(out["ctaap_result"], res)
+    tasks, rg = small_taskmap()
+    out["tasks"] = os.path.join(_DIR, "p-tasks.json")
+    out["resources"] = os.path.join(_DIR, "p-resources.json")
+    tio.write_task_graph(out["tasks"], tasks)
+    tio.write_resource_graph(out["resources"], rg)
+    pool, req = _collective_small()
+    out["pool"] = os.path.join(_DIR, "p-pool.json")
+    out["request"] = os.path.join(_DIR, "p-request.json")
+    cio.write_pool(out["pool"], pool)
+    cio.write_request(out["request"], req)
+    top, ptop = testbed.parse_top(TOP), testbed.parse_ptop(PTOP)
+    out["top"] = os.path.join(_DIR, "p.top")
+    out["ptop"] = os.path.join(_DIR, "p.ptop")
+    testbed.write_top(out["top"], top)
+    testbed.write_ptop(out["ptop"], ptop)
+    prob = _loadshare_small()
+    out["problem"] = os.path.join(_DIR, "p-problem.json")
+    lio.write_problem(out["problem"], prob)
+    return out
+
+
+def small_taskmap():
+    """A small task-mapping instance (a fuzzer mutates small files best)."""
+    from coalloc.taskmap import generators as tg
+
+    tasks = tg.pipeline_task_graph(n_clusters=2, cluster_size=3, seed=0)
+    rg = tg.internet_resource_graph(n_wan=2, n_lan=2, children=2, lan_size=3, seed=0)
+    return tasks, rg
+
+
+def _collective_small():
+    pool = collective.ResourcePool.from_slots(
+        [[4.0, 8.0], [2.0, 4.0], [1.0, 2.0]],
+        [[[1.0, 0.0], [0.0, 1.0]], [[0.0, 0.0], [1.0, 0.0]], [[0.0, 1.0], [0.0, 0.0]]],
+        300, ["cores", "mem"], node_names=["n0", "n1", "n2"], labels={"site": ["a", "a", "b"]},
+    )  # fmt: skip
+    req = collective.CollectiveRequest(600, 2, 0, 1200, {"cores": 0.5}, {"cores": 3.0})
+    return pool, req
+
+
+def _loadshare_small():
+    return loadshare.LoadSharingProblem([5.0, 5.0, 4.0], [4.0, 3.0, 3.0, 2.0, 1.0],
+                                        [0, 0, 0, 1, 1])  # fmt: skip
+
+
+PTOP = """\
+node sw0 switch:1 *lan:*
+node sw1 switch:1 *lan:*
+node pc1 pc:1 pc3000:1 - fast:0.2 ?+mem:2048
+node pc2 pc:1 pc3000:1 - fast:0.2 ?+mem:2048
+node pc3 pc:1 pc850:1 - ?+mem:512
+link pc1:e0 pc1 sw0 100000 0 0
+link pc2:e0 pc2 sw0 100000 0 0
+link pc3:e0 pc3 sw1 100000 0 0
+link trunk sw0 sw1 1000000 0 0
+"""
+TOP = """\
+node a pc ?+mem:1024
+node b pc
+node c pc850
+link ab a b 100000 0 0
+link bc b c 50000 0 0
+"""
+
+_P: Dict[str, str] = {}
+
+
+def partner(key: str) -> str:
+    """The path of a fixed valid partner file (created on first use)."""
+    if not _P:
+        _P.update(_partners())
+    return _P[key]
+
+
+# ----------------------------------------------------------------------------- targets
+
+
+def t_ctaap(data: bytes) -> None:
+    path = _write("fuzz-ctaap.json", data)
+    got = _read(ctaap_io.read_instance, path)
+    if got is not None:
+        r, o = got
+        _solve_verify(coalloc.ctaap.Instance(r, o), r.n * o.m <= 400)
+
+
+def t_taskmap(data: bytes) -> None:
+    path = _write("fuzz-taskmap.json", data)
+    # the same bytes as a task graph, a resource graph and a combined instance
+    tasks = _read(tio.read_task_graph, path)
+    res = _read(tio.read_resource_graph, path)
+    got = _read(tio.read_instance, path)
+    if tasks is not None:
+        rg = tio.read_resource_graph(partner("resources"))
+        _solve_verify(coalloc.taskmap.Instance(tasks, rg), tasks.n <= 60)
+    if res is not None:
+        _solve_verify(coalloc.taskmap.Instance(tio.read_task_graph(partner("tasks")), res),
+                      res.n_nodes <= 60)  # fmt: skip
+    if got is not None:
+        _solve_verify(coalloc.taskmap.Instance(*got), got[0].n <= 60 and got[1].n_nodes <= 60)
+
+
+def _collective_small_enough(pool) -> bool:
+    return pool.n_nodes * pool.n_properties * max(len(pool.times), 1) <= 5000
+
+
+def t_collective_json(data: bytes) -> None:
+    path = _write("fuzz-collective.json", data)
+    pool = _read(cio.read_pool, path)
+    req = _read(cio.read_request, path)
+    inst = _read(cio.read_instance, path)
+    _read(cio.read_workload, path)
+    if pool is not None:
+        _solve_verify(collective.Instance(pool, cio.read_request(partner("request"))),
+                      _collective_small_enough(pool))  # fmt: skip
+    if req is not None:
+        _solve_verify(collective.Instance(cio.read_pool(partner("pool")), req),
+                      req.count <= 50)  # fmt: skip
+    if inst is not None:
+        _solve_verify(collective.Instance(*inst),
+                      _collective_small_enough(inst[0]) and inst[1].count <= 50)
+
+
+def t_collective_csv(data: bytes) -> None:
+    path = _write("fuzz-pool.csv", data)
+    pool = _read(cio.read_pool, path)
+    if pool is not None:
+        _solve_verify(collective.Instance(pool, cio.read_request(partner("request"))),
+                      _collective_small_enough(pool))  # fmt: skip
+
+
+def t_swf(data: bytes) -> None:
+    path = _write("fuzz.swf", data)
+    jobs = _read(cio.read_swf, path)
+    if jobs is not None:
+        try:
+            cio.swf_requests(jobs[:50], memory_property="mem", procs_property="cores")
+        except Exception as exc:  # noqa: BLE001
+            _refused(exc, path)
+
+
+def t_testbed_top(data: bytes) -> None:
+    path = _write("fuzz.top", data)
+    top = _read(testbed.read_top, path)
+    if top is not None:
+        _solve_verify(testbed.Instance(top, testbed.read_ptop(partner("ptop"))),
+                      len(top.nodes) <= 40)  # fmt: skip
+
+
+def t_testbed_ptop(data: bytes) -> None:
+    path = _write("fuzz.ptop", data)
+    ptop = _read(testbed.read_ptop, path)
+    if ptop is not None:
+        _solve_verify(testbed.Instance(testbed.read_top(partner("top")), ptop),
+                      len(ptop.nodes) <= 60)  # fmt: skip
+
+
+def t_testbed_json(data: bytes) -> None:
+    path = _write("fuzz-testbed.json", data)
+    got = _read(testbed.read_instance, path)
+    if got is not None:
+        _solve_verify(testbed.Instance(*got), len(got[0].nodes) <= 40 and len(got[1].nodes) <= 60)
+
+
+def t_loadshare_json(data: bytes) -> None:
+    path = _write("fuzz-loadshare.json", data)
+    prob = _read(lio.read_problem, path)
+    if prob is not None:
+        _solve_verify(loadshare.Instance(prob), prob.n_jobs * prob.n_nodes <= 2000)
+
+
+def t_gap(data: bytes) -> None:
+    path = _write("fuzz-gap.txt", data)
+    insts = _read(lio.read_gap, path)
+    if insts:
+        g = insts[0]
+        if g.m * g.n <= 200:
+            try:
+                res = loadshare.solve_gap(g, "heuristic", iterations=200, with_bound=False)
+            except (ValueError, TypeError):
+                return
+            if res.success and not loadshare.verify_gap(g, res.assignment).ok:
+                raise Finding(f"a GAP greedy result fails verify: {res}")
+
+
+def _run_cli(argv, path) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    except BaseException as exc:  # noqa: BLE001 - anything else is a finding
+        raise Finding(f"coalloc {' '.join(argv)}: {type(exc).__name__}: {exc}") from exc
+    text = err.getvalue()
+    if code not in (0, 1, 2):
+        raise Finding(f"coalloc {' '.join(argv)}: exit code {code!r}; stderr {text[-500:]!r}")
+    if "Traceback" in text:
+        raise Finding(f"coalloc {' '.join(argv)}: a traceback: {text[-1000:]}")
+    named = os.path.basename(path) in text or "usage:" in text
+    if code == 2 and not named:
+        raise Finding(f"coalloc {' '.join(argv)}: the error does not name the file: {text!r}")
+
+
+def _cli_commands(p: str) -> list:
+    return [
+        ["ctaap", "solve", p],
+        ["taskmap", "map", p, partner("resources")],
+        ["taskmap", "map", partner("tasks"), p],
+        ["collective", "solve", p, partner("request")],
+        ["collective", "solve", partner("pool"), p],
+        ["testbed", "assign", p, partner("ptop")],
+        ["testbed", "assign", partner("top"), p],
+        ["loadshare", "share", p, "--method", "bfd"],
+        ["loadshare", "gap", p, "--method", "heuristic"],
+        ["collective", "simulate", partner("pool"), p, "--limit", "20"],
+    ]
+
+
+def t_cli(data: bytes) -> None:
+    """``coalloc <family> solve`` on a fuzzed input file; the first byte picks the command."""
+    if not data:
+        return
+    path = _write("fuzz-cli-input", data[1:])
+    cmds = _cli_commands(path)
+    _run_cli(cmds[data[0] % len(cmds)], path)
+
+
+def t_results(data: bytes) -> None:
+    """The verify commands on a fuzzed result file; the first byte picks the family."""
+    if not data:
+        return
+    path = _write("fuzz-result.json", data[1:])
+    cmds = [
+        ["ctaap", "verify", partner("ctaap"), path],
+        ["taskmap", "verify", partner("tasks"), partner("resources"), path],
+        ["collective", "verify", partner("pool"), partner("request"), path],
+        ["testbed", "verify", partner("top"), partner("ptop"), path],
+        ["loadshare", "verify", partner("problem"), path],
+    ]
+    _run_cli(cmds[data[0] % len(cmds)], path)
+
+
+TARGETS: Dict[str, Callable[[bytes], None]] = {
+    "ctaap": t_ctaap,
+    "taskmap": t_taskmap,
+    "collective_json": t_collective_json,
+    "collective_csv": t_collective_csv,
+    "swf": t_swf,
+    "testbed_top": t_testbed_top,
+    "testbed_ptop": t_testbed_ptop,
+    "testbed_json": t_testbed_json,
+    "loadshare_json": t_loadshare_json,
+    "gap": t_gap,
+    "results": t_results,
+    "cli": t_cli,
+}

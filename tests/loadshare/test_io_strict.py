@@ -1,0 +1,99 @@
+"""Strict load-sharing files (issue 15 item 2) and the fuzzer's findings in the GAP reader."""
+
+import io
+import json
+
+import pytest
+
+from coalloc import InstanceError, loadshare
+from coalloc.loadshare import io as lio
+
+GOOD = {"format": "coalloc.loadshare.instance", "version": 1, "capacity": [5, 5, 4],
+        "job_size": [4, 3, 1], "job_origin": [0, 0, 2], "groups": [0, 0, 1]}  # fmt: skip
+
+
+@pytest.mark.parametrize("key, value, words", [
+    ("capacity", [5, True, 4], r"capacity\[1\]: expected a finite number >= 0, got the boolean"),
+    ("job_size", [4, "3", 1], r"job_size\[1\]: expected a finite number"),
+    ("job_origin", [0, 0], r"job_origin: expected one node per job \(3"),
+    ("job_origin", [0, 0, 3], r"job_origin\[2\]: expected a node index in \[0, 3\), got 3"),
+    ("job_origin", [0, 0, 2**63], r"job_origin\[2\]: expected an integer"),
+    ("job_origin", [0, 0, 1.0], r"job_origin\[2\]: expected an integer"),
+    ("groups", [0, 1], r"groups: expected one group per node \(3"),
+    ("group", [0, 0, 1], r"group: unknown key 'group'"),
+    ("version", True, r"unsupported version True"),
+])  # fmt: skip
+def test_bad_problem_files_name_the_field(key, value, words):
+    doc = dict(GOOD, **{key: value})
+    buf = io.StringIO(json.dumps(doc))
+    buf.name = "bad.json"
+    with pytest.raises(InstanceError, match=words) as info:
+        lio.read_problem(buf)
+    assert str(info.value).startswith("bad.json: ")
+
+
+def test_problem_round_trip_is_exact_including_no_jobs():
+    for prob in (lio.problem_from_dict(GOOD), loadshare.LoadSharingProblem([1.0], [], [])):
+        first = io.StringIO()
+        lio.write_problem(first, prob)
+        second = io.StringIO()
+        lio.write_problem(second, lio.read_problem(io.StringIO(first.getvalue())))
+        assert second.getvalue() == first.getvalue()
+
+
+def test_gap_numbers_beyond_int64_are_refused_naming_the_file():
+    """Fuzzer finding: a 40-digit weight raised OverflowError from NumPy (no file name)."""
+    text = " 2 4\n 17 43 3 15 9 11 5 6\n 22 " + "1" * 40 + " 15 10 11 5 6 5\n 32 32\n"
+    with pytest.raises(InstanceError, match=r"g\.txt: number 12 \(1111.*\) is too large"):
+        lio.parse_gap(text, "g.txt")
+    ok = lio.parse_gap(text.replace("1" * 40, "7"), "g.txt")
+    assert ok[0].weight[0, 1] == 7
+
+
+def test_unknown_keys_with_a_newline_stay_on_one_line():
+    """Fuzzer finding: a key holding a newline split the error message over two lines."""
+    buf = io.StringIO(json.dumps(dict(GOOD, **{"versi\n": 1})))
+    buf.name = "bad.json"
+    with pytest.raises(InstanceError, match=r"unknown key 'versi\\n'") as info:
+        lio.read_problem(buf)
+    assert "\n" not in str(info.value)
+
+
+def test_verify_placement_reports_bad_entries_instead_of_raising():
+    """Fuzzer findings: 'x', 1e400 (inf) and 10**400 in a result file raised ValueError,
+    OverflowError or TypeError from int(); they are placement problems."""
+    prob = loadshare.LoadSharingProblem([4, 4], [3, 3], [0, 0])
+    for bad in ("x", float("inf"), 10**400, None, [1], 2, -1, 0.5, True):
+        rep = loadshare.verify_placement(prob, [0, bad])
+        assert not rep.ok and "job 1 is placed on" in rep.problems[0], (bad, rep.problems)
+    assert loadshare.verify_placement(prob, [0, 1.0]).ok
+    for bad_placement in (None, 3, "01", {"0": 1}):
+        with pytest.raises(TypeError, match="placement must be a sequence"):
+            loadshare.verify_placement(prob, bad_placement)
+    with pytest.raises(TypeError, match="claimed must be a number"):
+        loadshare.verify_placement(prob, [0, 1], claimed="6")
+    with pytest.raises(ValueError, match="claimed is too large"):
+        loadshare.verify_placement(prob, [0, 1], claimed=10**400)
+
+
+def test_cli_verify_names_the_result_file(tmp_path, capsys):
+    from coalloc.cli import main
+
+    lio.write_problem(tmp_path / "p.json", lio.problem_from_dict(GOOD))
+    (tmp_path / "r.json").write_text('{"placement": null}')
+    assert main(["loadshare", "verify", str(tmp_path / "p.json"), str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert "r.json: placement must be a sequence" in err and "Traceback" not in err
+
+
+def test_values_whose_sum_overflows_are_refused():
+    """Fuzzer finding: capacities of 1e308 passed the model, then verify's fsum overflowed."""
+    with pytest.raises(ValueError, match="capacity sums to more than the largest float"):
+        loadshare.LoadSharingProblem([1e308, 1e308], [1.0], [0])
+    with pytest.raises(ValueError, match="job_size sums to more than the largest float"):
+        loadshare.LoadSharingProblem([1.0], [1e308, 1e308], [0, 0])
+    buf = io.StringIO(json.dumps(dict(GOOD, capacity=[1e308, 1e308, 1])))
+    buf.name = "big.json"
+    with pytest.raises(InstanceError, match="big.json: capacity sums to more"):
+        lio.read_problem(buf)
+    assert loadshare.LoadSharingProblem([1e307, 1e307], [1.0], [0]).n_nodes == 2
