@@ -9,6 +9,13 @@ Compiled sources are organised by family: ``src/_core/<family>/*.pyx`` (Cython) 
 
 Set ``COALLOC_DEBUG=1`` to turn Cython's bounds/wraparound/initialisation checks back on
 and build without optimisation (for debugging a crash in a kernel).
+
+The default build is ``-O3`` for the baseline of the target (x86-64: SSE2), so a wheel runs on
+any machine of its tag; the AVX paths of the step-1 kernels carry ``target`` attributes and are
+chosen at run time. ``COALLOC_NATIVE=1`` adds ``-march=native`` (a build for this CPU only,
+never for a wheel). The extension modules are compiled in parallel, one per CPU the process may
+use (``COALLOC_BUILD_JOBS=N`` or ``build_ext -j N`` to change), the largest first; an unchanged
+module is not recompiled when ``build/`` is kept (an in-tree ``pip install .`` keeps it).
 """
 
 import glob
@@ -17,6 +24,7 @@ import os
 from Cython.Build import cythonize
 from pybind11.setup_helpers import Pybind11Extension
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 # COALLOC_SANITIZE=1: AddressSanitizer + UndefinedBehaviorSanitizer build with Cython's checks
 # on (ci/sanitize.sh runs the kernel parity tests against it).
@@ -24,7 +32,9 @@ SANITIZE = os.environ.get("COALLOC_SANITIZE", "") == "1"
 DEBUG = os.environ.get("COALLOC_DEBUG", "") == "1" or SANITIZE
 SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
              "-fno-sanitize-recover=undefined"] if SANITIZE else []  # fmt: skip
+NATIVE = os.environ.get("COALLOC_NATIVE", "") == "1"  # -march=native: this CPU only, no wheel
 OPT = (["-O1", "-g"] if SANITIZE else ["-O0", "-g"] if DEBUG else ["-O3"]) + SAN_FLAGS
+OPT += ["-march=native"] if NATIVE else []
 INCLUDE = ["src/_core/include"]
 FAMILIES = sorted(
     os.path.basename(d) for d in glob.glob("src/_core/*") if os.path.isdir(d) and d[-7:] != "include"
@@ -53,12 +63,43 @@ def _sources(family: str, ext: str) -> list:
     return [p for p in sorted(glob.glob(pattern)) if not _ONLY or _stem(p) in _ONLY]
 
 
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class ParallelBuildExt(build_ext):
+    """``build_ext`` that compiles the modules concurrently, the largest source first."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:  # neither -j nor --parallel given
+            jobs = os.environ.get("COALLOC_BUILD_JOBS", "")
+            self.parallel = int(jobs) if jobs.isdigit() and int(jobs) > 0 else _cpus()
+        if self.parallel == 1:
+            self.parallel = None  # setuptools' serial path
+
+    def build_extensions(self):
+        def size(ext):
+            return sum(os.path.getsize(s) for s in ext.sources if os.path.exists(s))
+
+        self.extensions.sort(key=size, reverse=True)  # the longest compiles start first
+        super().build_extensions()
+
+
+# Every module is rebuilt when any header changes (setuptools compares times with these).
+HEADERS = sorted(glob.glob("src/_core/include/**/*.h*", recursive=True))
+
+
 cython_ext = [
     Extension(
         f"coalloc.{family}.{_stem(path)}",
         [path],
         language="c++",
         include_dirs=INCLUDE + [f"src/_core/{family}"],
+        depends=HEADERS + sorted(glob.glob(f"src/_core/{family}/*.pxd")),
         extra_compile_args=OPT + ["-std=c++17"],
         extra_link_args=SAN_FLAGS,
     )
@@ -71,6 +112,7 @@ cpp_ext = [
         f"coalloc.{family}.{_stem(path)}",
         [path],
         include_dirs=INCLUDE,
+        depends=HEADERS,
         extra_compile_args=OPT,
         extra_link_args=SAN_FLAGS,
         cxx_std=17,
@@ -80,11 +122,13 @@ cpp_ext = [
 ]
 
 setup(
+    cmdclass={"build_ext": ParallelBuildExt},
     ext_modules=cythonize(
         cython_ext,
         compiler_directives=directives,
         include_path=[f"src/_core/{family}" for family in FAMILIES],
         build_dir="build/cython",  # generated C++ stays out of the source tree
+        nthreads=_cpus() if len(cython_ext) > 1 else 0,
     )
     + cpp_ext
 )
