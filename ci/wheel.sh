@@ -80,7 +80,7 @@ cp "$wheel" "$outdir/"
 
 # A fresh environment, the repaired wheel, nothing from the checkout on the path.
 "$py" -m venv "$tmp/venv"
-"$tmp/venv/bin/pip" install --quiet "$wheel[test,exact]"  # the smoke tests need the exact backends
+"$tmp/venv/bin/pip" install --quiet "$wheel[test,exact,plot]"  # CI=true: optional deps must be there
 cd "$tmp"
 "$tmp/venv/bin/coalloc" demo
 "$tmp/venv/bin/python" - <<'PY'
