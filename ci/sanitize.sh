@@ -29,4 +29,5 @@ export PYTHONPATH="$tree/src"
 echo "sanitize: kernels built with -fsanitize=address,undefined; running parity tests and fuzzer"
 python -c "import coalloc, sys; assert coalloc.__file__.startswith('$tree'), coalloc.__file__"
 python -m pytest -q -p no:cacheprovider -m "slow or not slow" tests/*/kernels tests/shared/test_fuzz_readers.py
+python fuzz/run.py --replay  # the committed fuzz corpus, against the sanitized kernels
 cd "$here"
