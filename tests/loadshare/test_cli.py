@@ -117,3 +117,18 @@ def test_share_says_how_good_and_json(tmp_path, capsys):
         assert "reaches the bound" in quality
     else:
         assert f"gap {100 * (bound - served) / bound:.3f}% to the bound" in quality
+
+
+def test_share_exact_options(tmp_path, capsys):
+    """--time-limit/--backend reach the exact MILP; without --method exact they are refused."""
+    prob_path, res_path = tmp_path / "p.json", tmp_path / "r.json"
+    assert main(["loadshare", "generate", "paper", "--nodes", "12", "-o", str(prob_path)]) == 0
+    code = main(["loadshare", "share", str(prob_path), "--method", "exact", "--time-limit", "20",
+                 "--backend", "highs", "--quiet", "-o", str(res_path)])  # fmt: skip
+    data = json.loads(res_path.read_text())
+    prob = read_problem(prob_path)
+    assert code == 0 and verify_placement(prob, data["placement"], claimed=data["throughput"]).ok
+    assert data["params"]["time_limit"] == 20 and data["params"]["backend"] == "highs"
+    capsys.readouterr()
+    assert main(["loadshare", "share", str(prob_path), "--backend", "cbc"]) == 2
+    assert "applies to --method exact only" in capsys.readouterr().err

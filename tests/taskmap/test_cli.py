@@ -137,3 +137,20 @@ def test_map_prints_quality_and_json(tmp_path, capsys, taskmap_tiny):
     assert max(data["node_occupancy"] + data["link_occupancy"]) == data["max_occupancy"]
     assert main(["map", str(tp), str(rp), "--method", "exact"]) == 0
     assert "proven optimal" in capsys.readouterr().out.splitlines()[1]
+
+
+def test_map_exact_options(files, tmp_path, capsys):
+    """--time-limit/--backend reach the exact MILP; without --method exact they are refused."""
+    tasks, res, tp, rp = files
+    out = tmp_path / "exact.json"
+    argv = ["taskmap", "map", str(tp), str(rp), "--method", "exact", "--time-limit", "30"]
+    assert main([*argv, "--backend", "highs", "--quiet", "-o", str(out)]) == 0
+    data = read_mapping_result(out)
+    assert data["params"]["time_limit"] == 30 and data["params"]["backend"] == "highs"
+    report = verify_mapping(tasks, res, data["mapping"], claimed=data["max_occupancy"])
+    assert report.valid and report.matches
+    heuristic = taskmap.solve(tasks, res, "open+improve", seed=0)
+    assert data["max_occupancy"] <= heuristic.max_occupancy + 1e-9  # the optimum is no worse
+    capsys.readouterr()
+    assert main(["taskmap", "map", str(tp), str(rp), "--time-limit", "5"]) == 2
+    assert "applies to --method exact only" in capsys.readouterr().err

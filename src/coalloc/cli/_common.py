@@ -105,6 +105,16 @@ def solver_params(args: argparse.Namespace) -> dict:
     return params
 
 
+def exact_params(args: argparse.Namespace) -> dict:
+    """:func:`solver_params`, refusing ``--time-limit``/``--backend`` without ``--method exact``."""
+    params = solver_params(args)
+    if getattr(args, "method", None) != "exact":
+        for key in ("time_limit", "backend"):
+            if getattr(args, key, None) is not None:
+                raise ValueError(f"--{key.replace('_', '-')} applies to --method exact only")
+    return params
+
+
 def describe_gap(gap: Optional[float]) -> str:
     """A relative gap as a percentage (``"unknown (no solution)"`` when None)."""
     return "unknown (no solution)" if gap is None else f"{100 * gap:.1f}%"

@@ -120,11 +120,7 @@ def _format_table(rows) -> list:
 
 
 def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = None) -> int:
-    params = common.solver_params(args)
-    if args.method != "exact":
-        for key in ("time_limit", "backend"):
-            if getattr(args, key) is not None:
-                raise ValueError(f"--{key.replace('_', '-')} applies to --method exact only")
+    params = common.exact_params(args)
     result = ctaap.solve(request, offer, args.method, seed=args.seed, bound=args.bound, **params)
     report = ctaap.verify(request, offer, result.assignment)
     table = cluster_table(request, offer, result.assignment)

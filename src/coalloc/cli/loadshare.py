@@ -29,7 +29,7 @@ def _share_quality(prob, res) -> str:
 
 def _cmd_share(args) -> int:
     prob = read_problem(args.problem)
-    params = dict(args.param or [])
+    params = common.exact_params(args)
     res = loadshare.share(prob, args.method, coalition_size=args.coalition_size, seed=args.seed,
                           **params)  # fmt: skip
     rep = loadshare.verify_placement(prob, res.placement, claimed=res.throughput)
@@ -156,6 +156,7 @@ def add_commands(sub) -> None:
                    help="seconds per message in the cost model (default: DAS-3)")  # fmt: skip
     common.add_seed(p)
     common.add_params(p, "th_c=0.1")
+    common.add_exact_options(p, ("highs", "cbc"))
     common.add_output(p, "write the result (with the placement) as JSON")
     common.add_verbose(p)
     p.add_argument("--json", action="store_true",

@@ -71,7 +71,7 @@ def _map_quality(result, cheap: float) -> tuple:
 def _cmd_map(args) -> int:
     tasks = read_task_graph(args.tasks)
     resources = read_resource_graph(args.resources)
-    params = dict(args.param or [])
+    params = common.exact_params(args)
     result = taskmap.solve(tasks, resources, args.method, seed=args.seed, **params)
     if result.mapping is None:
         if args.json:
@@ -153,6 +153,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     )
     common.add_seed(p, "seed of the clustering")
     common.add_params(p, "processor_order=index")
+    common.add_exact_options(p, taskmap.exact.BACKENDS)
     common.add_output(p, "write the mapping as JSON to this file")
     common.add_verbose(p)
     p.add_argument(
