@@ -97,7 +97,7 @@ def share_exact(
     pkg = import_backend(backend)
     out = run_milp(backend, pkg, c, A, lo, hi, integrality=integrality, lb=0.0, ub=ub,
                    sense="max", time_limit=time_limit, mip_gap=mip_gap, threads=threads,
-                   seed=seed, verbose=verbose, name="loadshare")  # fmt: skip
+                   seed=seed, verbose=verbose, name="loadshare", started=t0)  # fmt: skip
     if out.x is not None:
         x = out.x[:nx].reshape(n, J)
         placement = np.argmax(x, axis=0).astype(np.int64)

@@ -475,7 +475,8 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
         if heur is not None and heur[1]:
             for k, (i, j) in enumerate(zip(ii.tolist(), jj.tolist())):
                 model.AddHint(xs[k], int(heur[0][j] == i))
-        out = run_cpsat(pkg, model, xs, rows=n + m, time_limit=limit, threads=threads, seed=seed)
+        out = run_cpsat(pkg, model, xs, rows=n + m, time_limit=limit, threads=threads, seed=seed,
+                        started=t1)  # the limit counts the model building
     else:
         from scipy.sparse import coo_matrix, vstack
 
@@ -486,7 +487,8 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
         lo = np.concatenate([np.full(m, -np.inf), np.ones(n) if assign_all else np.zeros(n)])
         hi = np.concatenate([inst.capacity.astype(float), np.ones(n)])
         out = run_milp(backend, pkg, inst.cost[ii, jj], A, lo, hi, integrality=np.ones(k),
-                       sense=sense, time_limit=limit, threads=threads, seed=seed)  # fmt: skip
+                       sense=sense, time_limit=limit, threads=threads, seed=seed,
+                       started=t1)  # fmt: skip
     t_solve = time.perf_counter() - t1
     assign = None
     obj = None

@@ -11,6 +11,7 @@ different switches). The routes are then found by :func:`.routing.route`.
 
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 import numpy as np
@@ -23,7 +24,11 @@ __all__ = ["exact_mapping"]
 
 def exact_mapping(pr: Problem, *, time_limit: Optional[float] = 60.0, threads: int = 1,
                   seed: Optional[int] = 0):  # fmt: skip
-    """Solve the mapping problem exactly; returns ``(where or None, outcome)``."""
+    """Solve the mapping problem exactly; returns ``(where or None, outcome)``.
+
+    The time limit counts from this call: building the model is part of it.
+    """
+    t0 = time.perf_counter()
     cp = import_backend("cpsat")
     m = cp.CpModel()
     nv = pr.nv
@@ -126,7 +131,7 @@ def exact_mapping(pr: Problem, *, time_limit: Optional[float] = 60.0, threads: i
                 rows += 1
     m.Minimize(sum(obj) if obj else 0)
     out = run_cpsat(cp, m, list(x.values()), rows=rows, time_limit=time_limit,
-                    threads=threads, seed=seed)  # fmt: skip
+                    threads=threads, seed=seed, started=t0)  # fmt: skip
     if out.x is None:
         return None, out
     where = np.full(nv, -1, dtype=np.int64)
