@@ -14,7 +14,9 @@ import pytest
 import coalloc
 from coalloc.batch import BatchError
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+# The children import the coalloc this test runs against (the installed wheel in CI, the
+# source tree with in-place modules when developing), never blindly the source tree.
+SRC = str(Path(coalloc.__file__).resolve().parents[1])
 
 
 def _small(k: int):

@@ -19,9 +19,12 @@ from pathlib import Path
 
 import pytest
 
+import coalloc
 from coalloc._shared import interrupt
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+# The children import the coalloc this test runs against (the installed wheel in CI, the
+# source tree with in-place modules when developing), never blindly the source tree.
+SRC = str(Path(coalloc.__file__).resolve().parents[1])
 
 # Each child prints "ready" when the long compiled call starts (arm() wraps the kernel), then
 # "interrupted <function> <file> <time caught>" (the innermost frame of the traceback) or
