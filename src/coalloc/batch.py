@@ -823,7 +823,7 @@ def solve_many_iter(
     ----------
     instances, method, family, n_jobs, executor, backend, seed, chunksize : object
         As in :func:`solve_many`.
-    max_in_flight, on_error, progress, options : object
+    max_in_flight, on_error, progress, options, timeout : object
         As in :func:`solve_many`.
     **params
         Method parameters, as in :func:`solve_many`.
