@@ -165,7 +165,11 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"),
+    reason="finds its own solver processes and temporary files through /proc, which only Linux "
+    "has (coalloc supports Linux x86-64; CI runs it there)",
+)
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_ctrl_c_returns_the_incumbent_promptly_and_leaves_nothing(backend, tmp_path):
     """Issue 15: HiGHS ignored two Ctrl-C for more than 20 s; CBC was left as an orphan."""
