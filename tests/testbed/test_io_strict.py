@@ -122,3 +122,16 @@ def test_huge_type_limits_are_refused_not_overflowed():
     with pytest.raises(ValueError, match="type limit of pc must be a number"):
         tb.PhysicalTopology([], type_limits={"pc": 10**400})
     assert tb.parse_ptop(PTOP + "set-type-limit pc 3\n", "f").type_limits["pc"] == 3
+
+
+def test_a_long_garbled_line_gives_one_short_message():
+    """Found by the fuzzer: the error quoted the whole line (over 2,000 characters)."""
+    import coalloc.testbed as tb
+    from coalloc._shared.jsonio import InstanceError
+
+    line = "unk sw0 sw1 1000" + "\x00\t" * 1000
+    with pytest.raises(InstanceError) as err:
+        tb.parse_ptop("node sw0 switch:1\nnode sw1 switch:1\n" + line, "x.ptop")
+    text = str(err.value)
+    assert text.startswith("x.ptop:3: expected") and "\n" not in text and len(text) < 600
+    assert "characters)" in text

@@ -78,9 +78,16 @@ class _Line:
         self.source, self.lineno, self.text = source, lineno, text
 
     def fail(self, expected: str) -> InstanceError:
+        """One short line: the quoted line (and tokens quoted in ``expected``) are cut."""
         return InstanceError(
-            f"{self.source}:{self.lineno}: expected {expected}; got {self.text.strip()!r}"
+            f"{self.source}:{self.lineno}: expected {_cut(expected, 300)}; "
+            f"got {_cut(repr(self.text.strip()), 120)}"
         )
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` shortened to about ``limit`` characters (a garbled line can be megabytes)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _lines(text: str, source: str):
