@@ -133,7 +133,7 @@ def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = No
         if tnames is not None:
             out["task_names"] = [str(t) for t in tnames]
         print(json.dumps(jsonable(out)))
-        return 0 if report.feasible else 1
+        return 0 if result.has_solution and report.feasible else 1
     if intro:
         print(intro)
     print(_summary(name, request, offer, result, report))
@@ -150,7 +150,7 @@ def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = No
         print(f"  {result.message}")
     if args.output:
         print(f"result written to {args.output}")
-    return 0 if report.feasible else 1
+    return 0 if result.has_solution and report.feasible else 1  # 1: no (verified) solution
 
 
 def _cmd_solve(args) -> int:
