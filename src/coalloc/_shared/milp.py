@@ -802,7 +802,8 @@ def _run_cbc(pulp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit,
 
 def _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit, mip_gap,
                 threads, seed, verbose, show, t_entry, nv, flip, bar) -> MilpOutcome:  # fmt: skip
-    with tempfile.TemporaryDirectory(prefix="coalloc_cbc_") as folder:
+    _sweep_cbc_folders()
+    with tempfile.TemporaryDirectory(prefix=f"coalloc_cbc_{os.getpid()}_") as folder:
         mps, sol, log_path = (os.path.join(folder, f) for f in ("m.mps", "m.sol", "m.log"))
         _write_mps(mps, flip * np.asarray(c, dtype=np.float64), A, row_lb, row_ub,
                    integrality, lb, ub, nv)  # fmt: skip
@@ -923,6 +924,28 @@ class _CbcLog:
         m = self._FINAL_BOUND.search(line)
         if m:
             self.bound = _finite(self.flip * float(m.group(1)))
+
+
+def _sweep_cbc_folders() -> None:
+    """Remove the CBC folders of processes that were killed before they could (the pid is
+    in the folder's name; a process killed by SIGKILL cannot clean up after itself, and its
+    CBC died with it)."""
+    try:
+        names = os.listdir(tempfile.gettempdir())
+    except OSError:
+        return
+    for name in names:
+        m = re.fullmatch(r"coalloc_cbc_([0-9]+)_\w+", name)
+        if m is None or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+            continue  # its owner runs
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, OSError):
+            continue  # another user's, or not a pid
+        shutil.rmtree(os.path.join(tempfile.gettempdir(), name), ignore_errors=True)
 
 
 #: Run as ``python -I -S -c``: ask Linux to SIGKILL this process when its parent dies
