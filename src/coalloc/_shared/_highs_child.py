@@ -9,10 +9,10 @@ starts in the time it takes to import NumPy and highspy, not the whole package.
 The child's protocol: the model arrives pickled on standard input (a dict, see
 :func:`setup`); pickled tuples go out through the file descriptor given as first argument:
 ``("inc", x, primal, dual, nodes)`` for every improving solution, ``("bound", primal, dual,
-nodes)`` now and then (when ``model["progress"]``), then ``("done", read_out(...))`` or
-``("error", text)``. SIGINT asks HiGHS to stop (the incumbent is kept); the parent kills the
-child when it does not stop in time, and the child dies with its parent
-(``PR_SET_PDEATHSIG``).
+nodes)`` now and then (every 0.1 s with ``model["progress"]``, else 0.5 s), then
+``("done", read_out(...))`` or ``("error", text)``. SIGINT asks HiGHS to stop (the
+incumbent is kept); the parent kills the child when it does not stop in time, and the child
+dies with its parent (``PR_SET_PDEATHSIG``).
 """
 
 import sys
@@ -164,7 +164,7 @@ def main() -> None:
             return
         if model["deadline"] is not None:  # time.monotonic() is system-wide on Linux
             h.setOptionValue("time_limit", max(0.01, model["deadline"] - time.monotonic()))
-        state["every"] = 0.2 if model["progress"] else None
+        state["every"] = 0.1 if model["progress"] else 0.5  # the bound, for a kill
         watch(hs, h, state, send)
         h.run()
         send(("done", read_out(hs, h, model["nv"])))

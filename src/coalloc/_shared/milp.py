@@ -538,8 +538,9 @@ def _highs_outcome(hs, raw: dict, sense: str, mip_gap: float, time_limit, rows: 
         status = "feasible" if x is not None else "error"
     stopped = code is None or code in stopped_codes or interrupted or overran
     text = raw["text"]
-    why = ("interrupted (Ctrl-C)" if interrupted
-           else f"stopped half a second past its time limit ({text})" if overran and not killed
+    why = (text if killed
+           else "interrupted (Ctrl-C)" if interrupted
+           else f"stopped half a second past its time limit ({text})" if overran
            else text)  # fmt: skip
     if status == "time_limit":
         why += ("; no solution found" if x is None
@@ -693,9 +694,9 @@ def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar)
                 infeasible=False, rows=rows, time_limit=time_limit, interrupted=interrupted,
             )  # fmt: skip
         late = time.perf_counter() - t_entry - (0.0 if time_limit is None else time_limit)
-        what = ("killed after Ctrl-C" if interrupted
-                else f"killed {late:.1f} s past its time limit (presolve or a root cut "
-                "round does not look at the clock)")  # fmt: skip
+        what = (f"interrupted (Ctrl-C) and killed {_HIGHS_GRACE:g} s later" if interrupted
+                else f"killed {late:.1f} s past its time limit")
+        what += " (presolve or a root cut round does not look at its interrupt callback)"
         x = box["x"]
         value = None if x is None else _finite(float(model["c"] @ x))  # the incumbent's
         raw = {"code": None, "text": what, "x": x, "value": value, "bound": box["dual"],
@@ -1164,7 +1165,8 @@ def _cbc_outcome(head, x, log, flip, mip_gap, time_limit, interrupted, killed, r
         else (head or f"no solution file (exit code {code})")
     )  # fmt: skip
     if status == "time_limit":
-        why += "; incumbent kept" if x is not None else "; no solution found"
+        why += ("; no solution found" if x is None
+                else "; incumbent kept" if bound is None else "; incumbent and bound kept")
     return MilpOutcome(
         x=x, bound=bound, status=status, solver_status=int(code if code is not None else -1),
         message=f"CBC: {why}", nodes=int(nodes.group(1)) if nodes else None,
