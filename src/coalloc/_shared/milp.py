@@ -760,8 +760,10 @@ def _run_highs_scipy(milp, c, A, row_lb, row_ub, integrality, lb, ub, sense, tim
             closed = bound >= value * (1 - 1e-9) if sense == "min" else bound <= value
             if closed:
                 status = "optimal"
-    elif res.status == 1:
-        status = "feasible" if x is not None else "time_limit"
+    elif res.status == 1:  # a limit stopped it: with its incumbent, if any
+        status = "time_limit"
+        if x is not None and _closed(sign * float(res.fun), bound, sense):
+            status = "optimal"
     elif res.status == 2:
         status = "infeasible"
     else:

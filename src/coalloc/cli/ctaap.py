@@ -138,6 +138,8 @@ def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = No
         print(intro)
     print(_summary(name, request, offer, result, report))
     print(_quality(result))
+    if not result.has_solution:  # stopped without an incumbent, or failed: say why
+        print(f"  no solution: {result.message}")
     if result.n_allocated < request.n:
         print(f"  {request.n - result.n_allocated} tasks not allocated")
     for line in _format_table(table):
