@@ -238,8 +238,11 @@ def test_ctrl_c_returns_the_incumbent_promptly_and_leaves_nothing(backend, tmp_p
 
 
 @pytest.mark.slow  # solver start-up; seconds on a busy machine
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_progress_shows_incumbent_bound_and_gap(backend, capsys):
+@pytest.mark.parametrize("backend", [*BACKENDS, "highs-process"])
+def test_progress_shows_incumbent_bound_and_gap(backend, capsys, monkeypatch):
+    if backend == "highs-process":  # the bar fed by the child's messages
+        monkeypatch.setenv("COALLOC_HIGHS_PROCESS", "always")
+        backend = "highs"
     pkg = package(backend)
     c, A, b, ub = market_split(3, 10)  # solved at once
     out, _ = solve(backend, pkg, c, A, b, ub, time_limit=20.0, progress=True)

@@ -675,6 +675,7 @@ def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar)
         _reap(proc, threads)
         if box["final"] is not None:
             killed = False  # it had finished when it was killed
+            box["primal"], box["dual"] = box["final"]["value"], box["final"]["bound"]
         if show:
             tick()
     if box["error"] is not None:
