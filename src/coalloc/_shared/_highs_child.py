@@ -6,8 +6,9 @@ models whose presolve or root cut rounds could outlast a time limit (HiGHS does 
 its interrupt callback there). The module imports nothing of coalloc, so that the child
 starts in the time it takes to import NumPy and highspy, not the whole package.
 
-The child's protocol: the model arrives pickled on standard input (a dict, see
-:func:`setup`); pickled tuples go out through the file descriptor given as first argument:
+The child's protocol: the parent's ``sys.path`` (a list) then the model (a dict, see
+:func:`setup`) arrive pickled on standard input; pickled tuples go out through the file
+descriptor given as first argument:
 ``("inc", x, primal, dual, nodes)`` for every improving solution, ``("bound", primal, dual,
 nodes)`` now and then (every 0.1 s with ``model["progress"]``, else 0.5 s), then
 ``("done", read_out(...))`` or ``("error", text)``. SIGINT asks HiGHS to stop (the
@@ -155,9 +156,11 @@ def main() -> None:
     try:
         import time
 
+        paths = pickle.load(sys.stdin.buffer)  # import what the parent imports
+        sys.path[:] = [p for p in paths if p] + [p for p in sys.path if p not in paths]
+        model = pickle.load(sys.stdin.buffer)
         import highspy as hs
 
-        model = pickle.load(sys.stdin.buffer)
         h = hs.Highs()
         if not setup(hs, h, model):
             send(("rejected",))

@@ -430,6 +430,8 @@ def _highs_in_process(size: int, time_limit: Optional[float]) -> bool:
     nonzeros plus variables when a time limit is given or standard input or error is a
     terminal (someone may press Ctrl-C)."""
     mode = os.environ.get("COALLOC_HIGHS_PROCESS", "auto").strip().lower()
+    if not sys.executable:  # an embedded interpreter: no Python to start
+        return False
     if mode in ("always", "1", "yes"):
         return True
     if mode in ("never", "0", "no") or size < HIGHS_PROCESS_MIN_SIZE:
@@ -631,6 +633,7 @@ def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar)
 
     def write() -> None:
         try:
+            pickle.dump([p for p in sys.path if p], proc.stdin)
             pickle.dump(model, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
             proc.stdin.close()
         except (OSError, ValueError):  # the child is gone: its exit code tells
