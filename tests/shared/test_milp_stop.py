@@ -546,3 +546,58 @@ def test_solver_process_dies_with_a_killed_parent(backend, tmp_path, monkeypatch
         for pid in helpers:  # never leave one behind, even when the test fails
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_has_solution_follows_each_familys_solution_fields():
+    """``time_limit`` holds a solution exactly when the family's solution fields are filled."""
+    from coalloc._shared.result import STATUSES
+    from coalloc.collective.result import CoallocationResult
+    from coalloc.ctaap.result import SolveResult
+    from coalloc.loadshare.gap import GapResult
+    from coalloc.loadshare.result import ShareResult
+    from coalloc.taskmap.exact import ExactMappingResult
+    from coalloc.testbed.result import MappingResult
+
+    def make(kind, status, solved):
+        if kind == "ctaap":
+            return SolveResult(np.array([0 if solved else -1]), int(solved), status, "", "exact",
+                               objective=1.0 if solved else None)  # fmt: skip
+        if kind == "taskmap":
+            return ExactMappingResult(np.array([0]) if solved else None, 1.0 if solved else None,
+                                      None, "exact", status=status)  # fmt: skip
+        if kind == "collective":
+            return CoallocationResult(start=0.0 if solved else None, status=status,
+                                      resources=np.array([1]) if solved else None,
+                                      rejection=None if solved else {"reason": "time_limit"})
+        if kind == "testbed":
+            return MappingResult(status, "", "exact", mapping={"a": "p"} if solved else None)
+        if kind == "share":  # placement at the origins without a solution: objective None
+            return ShareResult(status, "", "exact", np.array([0]), 1.0, 2.0,
+                               objective=1.0 if solved else None)  # fmt: skip
+        return GapResult(status, "", "exact", np.array([0]) if solved else None,
+                         1.0 if solved else None, 0.5, None)  # fmt: skip
+
+    for kind in ("ctaap", "taskmap", "collective", "testbed", "share", "gap"):
+        for status in STATUSES:
+            for solved in (True, False):
+                r = make(kind, status, solved)
+                expected = status in ("optimal", "feasible") or (status == "time_limit" and solved)
+                assert r.has_solution == r.success == expected, (kind, status, solved)
+
+
+@pytest.mark.slow
+def test_gap_exact_stopped_keeps_a_verified_incumbent():
+    """A family end to end: the GAP on HiGHS stopped by its limit is ``time_limit`` with the
+    incumbent assignment, which passes the independent check (or no assignment at all)."""
+    import coalloc.loadshare as ls
+
+    inst = ls.generate_gap("D", 10, 100, seed=3)  # type D: incumbents, no proof in 1 s
+    res = ls.solve_gap(inst, "exact", time_limit=1.0, backend="highs", hint=False)
+    assert res.status == "time_limit", res.message
+    if res.has_solution:
+        rep = ls.verify_gap(inst, res.assignment, claimed=res.objective)
+        assert rep.ok, rep
+        assert res.bound is not None and res.bound <= res.objective + 1e-6
+        assert "incumbent" in res.message, res.message
+    else:  # seen: an incumbent within the second on this instance, even under load
+        assert res.assignment is None and "no solution" in res.message, res.message
