@@ -138,11 +138,13 @@ def test_exact_cli_options_and_a_limit_without_solution(tmp_path, capsys):
     args = ["ctaap", "solve", str(small), "--method", "exact", "--backend", "highs"]
     assert main([*args, "--time-limit", "30"]) == 0
     assert "quality: proven optimal" in capsys.readouterr().out
-    # CBC stopped before its first solution: a normal result, no crash (it was a TypeError)
+    # CBC stopped before its first solution: a normal result, no crash (it was a TypeError);
+    # no solution was written, so the exit status is 1
     args = ["ctaap", "solve", str(big), "--method", "exact", "--backend", "cbc"]
-    assert main([*args, "--time-limit", "0.05"]) == 0
+    assert main([*args, "--time-limit", "0.05"]) == 1
     out = capsys.readouterr().out
     assert ": upper bound 3" in out and ", gap " in out  # CBC's root bound is 33 here
+    assert "time_limit" in out and "no solution: CBC" in out, out
     assert main(["ctaap", "solve", str(small), "--time-limit", "3"]) == 2
     assert "applies to --method exact only" in capsys.readouterr().err
     assert main([*args, "--time-limit", "1", "-p", "time_limit=2"]) == 2

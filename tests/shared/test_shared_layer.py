@@ -277,7 +277,8 @@ def fake_highs(status, x=None, fun=None, dual=None):
         (0, True, -5.0, -5.0, 0.1, "max", "optimal"),  # the gap closed
         (0, True, 5.0, 4.0, 0.1, "min", "feasible"),
         (0, True, 5.0, 5.0, 0.1, "min", "optimal"),
-        (1, True, 5.0, 4.0, 0.0, "min", "feasible"),  # time limit with a solution
+        (1, True, 5.0, 4.0, 0.0, "min", "time_limit"),  # time limit with a solution
+        (1, True, 5.0, 5.0, 0.0, "min", "optimal"),  # stopped, but the bound meets it
         (1, False, None, None, 0.0, "min", "time_limit"),  # time limit without one
         (2, False, None, None, 0.0, "min", "infeasible"),
         (4, False, None, None, 0.0, "min", "error"),
@@ -291,6 +292,7 @@ def test_highs_status_table(status, has_x, fun, dual, gap, sense, expected):
         integrality=np.ones(2), sense=sense, mip_gap=gap, time_limit=1.0,
     )  # fmt: skip
     assert out.status == expected
+    assert (out.x is not None) == has_x  # time_limit keeps the incumbent (SciPy's way)
     assert out.time_limit_hit == (status == 1)
     assert out.infeasible == (status == 2)
     if dual is not None:
@@ -316,7 +318,8 @@ def test_run_cpsat_tiny_model():
 
 
 def test_cpsat_status_table():
-    """UNKNOWN (a limit and no solution) is time_limit; FEASIBLE is feasible."""
+    """UNKNOWN (a limit and no solution) is time_limit; FEASIBLE is time_limit with the
+    incumbent when a time limit was given, feasible without one."""
     codes = types.SimpleNamespace(OPTIMAL=4, FEASIBLE=2, INFEASIBLE=3, UNKNOWN=0, MODEL_INVALID=1)
 
     def fake(code):
@@ -341,12 +344,15 @@ def test_cpsat_status_table():
         return types.SimpleNamespace(**vars(codes), CpSolver=Solver)
 
     model = types.SimpleNamespace(Validate=lambda: "bad model")
-    table = {4: "optimal", 2: "feasible", 0: "time_limit", 3: "infeasible", 1: "error"}
+    table = {4: "optimal", 2: "time_limit", 0: "time_limit", 3: "infeasible", 1: "error"}
     for code, expected in table.items():
         out = milp.run_cpsat(fake(code), model, ["v"], rows=1, time_limit=0.5)
         assert out.status == expected
         assert (out.x is not None) == (code in (4, 2))
         assert out.bound == (9.0 if code in (4, 2) else None)
+        if code == 2:
+            assert "incumbent" in out.message, out.message
+    assert milp.run_cpsat(fake(2), model, ["v"], rows=1).status == "feasible"  # no limit
     assert "bad model" in milp.run_cpsat(fake(1), model, [], rows=0).message
 
 

@@ -6,40 +6,62 @@ the common options (time limit, relative gap, seed, threads, log), maps the solv
 onto the package's vocabulary with one table, and returns a :class:`MilpOutcome`. The
 family then rounds, verifies and reports.
 
-Status table (``MilpOutcome.status``):
+Status table (``MilpOutcome.status``), after :func:`scipy.optimize.milp` (whose status 1,
+"iteration or time limit reached", comes with ``x`` when a solution was found):
 
 ============  ===========================  ==========================  ====================
 status        HiGHS (``highspy``)          CBC (child process)         CP-SAT
 ============  ===========================  ==========================  ====================
-optimal       Optimal with ``mip_gap ==    Optimal, not stopped on     OPTIMAL
-              0``, or the bound meets the  time, ``mip_gap == 0``
-              value
-feasible      Optimal with a gap left; a   a solution otherwise        FEASIBLE
-              solution and stopped
-time_limit    stopped (time, Ctrl-C, a     no solution, stopped on     UNKNOWN
-              limit) without a solution    time or a limit was given
+optimal       Optimal with ``mip_gap ==    Optimal, not stopped on     OPTIMAL (with
+              0``, or the bound meets the  time, ``mip_gap == 0``      ``mip_gap > 0``: the
+              value                                                    bound meets it)
+feasible      Optimal with a gap left      Optimal with ``mip_gap >    FEASIBLE without a
+              (``mip_gap > 0``)            0``                         limit; OPTIMAL at
+                                                                       the gap
+time_limit    stopped by the time limit    stopped (time, Ctrl-C,      FEASIBLE with a
+              or Ctrl-C before the proof,  killed) before the proof,   limit or stopped;
+              with or without a solution   with or without a solution  UNKNOWN
 infeasible    Infeasible                   Infeasible                  INFEASIBLE
 error         anything else                anything else               MODEL_INVALID, ...
 ============  ===========================  ==========================  ====================
 
-A run stopped on time or by Ctrl-C with an incumbent is ``feasible`` (the families keep the
-incumbent and report it with its bound); ``time_limit_hit`` says it was stopped and
-``interrupted`` that Ctrl-C stopped it. A run that ends without a solution is a normal
-outcome too (``x`` None, a status and a message), never an exception.
+``time_limit`` means that a time limit or Ctrl-C stopped the solver before it proved
+optimality or infeasibility: ``x`` holds the incumbent when there is one (and ``bound`` its
+proven bound), None otherwise, and the message says which ("incumbent kept" / "no solution
+found"). ``time_limit_hit`` says the solver was stopped and ``interrupted`` that Ctrl-C
+stopped it. A run that ends without a solution is a normal outcome too (``x`` None, a
+status and a message), never an exception.
 
 Stopping guarantees. The time limit counts from the call (or from ``started``, when the
 family passes the moment it began building its model): what the runner spends converting the
 arrays is deducted before the solver gets the rest. Every solver runs away from the calling
-thread -- HiGHS and CP-SAT in a worker thread (both release the GIL), CBC in a child process
--- while the caller waits in short slices, so that:
+thread -- CP-SAT in a worker thread, CBC in a child process, HiGHS in a worker thread for
+small models and in a child process for large ones (below) -- while the caller waits in
+short slices, so that:
 
 * Ctrl-C (``KeyboardInterrupt`` in the calling thread) asks the solver to stop at once --
   HiGHS through its interrupt callbacks (MIP, simplex and IPM), CP-SAT through
   ``StopSearch``, CBC through SIGINT -- and the call returns the incumbent with its bound;
   a third Ctrl-C while the solver winds down is re-raised;
-* half a second past the limit the solver is asked to stop in the same way whatever it is
-  doing (CBC is killed a second later if it has not stopped);
-* CBC's temporary folder is always removed, so no process or file outlives the call.
+* past the limit the solver is asked to stop in the same way whatever it is doing (half a
+  second past it in a thread; 0.3 s for the HiGHS child, which is killed 1.2 s past the
+  limit or 0.8 s after Ctrl-C; CBC is killed 2 s after SIGINT if it has not stopped);
+* no process or temporary file outlives the call: CBC's temporary folder is always
+  removed, and CBC and the HiGHS child are started with ``PR_SET_PDEATHSIG`` (Linux), so
+  that they die with the process that started them even when it is killed.
+
+HiGHS does not look at its interrupt callback inside presolve or a root cut-generation round
+(a dense 60 x 3000 knapsack with a 2 s limit ran 6 s in a thread). A model of at least
+:data:`HIGHS_PROCESS_MIN_SIZE` nonzeros plus variables is therefore solved in a child
+process when a time limit is given or a terminal is attached (someone may press Ctrl-C);
+environment variable ``COALLOC_HIGHS_PROCESS=always|never`` overrides the choice. The child
+(:mod:`coalloc._shared._highs_child`, which imports NumPy and highspy only: 0.2-0.6 s to
+start) receives the model through a pipe and sends back every improving solution with the
+bound, so that when it has to be killed the call still returns its last incumbent and bound.
+Smaller models, such as the many per-start programs of :mod:`coalloc.collective`, stay in
+the thread and pay no process start; their presolve and root take milliseconds. A model
+solved to optimality gets the same answer either way (same solver, same options, same
+arrays).
 
 With ``progress`` (or the command line's default on a terminal) the incumbent, the bound and
 the gap are shown over time through :class:`coalloc._shared.progress.SolveProgress`: HiGHS
@@ -59,6 +81,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -68,6 +91,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from . import _highs_child
 from .progress import SolveProgress, exact_progress_wanted
 
 __all__ = [
@@ -96,7 +120,8 @@ class MilpOutcome:
         The solver's proven bound on the objective, in the model's sense (an upper bound when
         maximising, a lower bound when minimising); None when the solver gave none.
     status : str
-        ``optimal | feasible | time_limit | infeasible | error`` (module docstring).
+        ``optimal | feasible | time_limit | infeasible | error`` (module docstring);
+        ``time_limit`` with ``x`` when a stopped solver had an incumbent.
     solver_status : int
         The solver's own status code.
     message : str
@@ -387,59 +412,74 @@ def _finite(value: Any) -> Optional[float]:
     return value if np.isfinite(value) and abs(value) < 1e50 else None
 
 
+#: Models of at least this many nonzeros plus variables go to a child process when stopping
+#: matters (:func:`_highs_in_process`): from about this size HiGHS's presolve and root cut
+#: rounds, where it does not look at its interrupt callback, overran a 1 s limit by a
+#: quarter of a second or more (a dense 60 x 3000 knapsack: by 4 s), while a child costs
+#: the start of a Python process with NumPy and highspy (0.2-0.6 s).
+HIGHS_PROCESS_MIN_SIZE = 20_000
+
+#: After the limit plus ``_HIGHS_SOFT`` seconds the child is asked to stop (SIGINT); after
+#: the limit plus ``_HIGHS_HARD`` seconds, or ``_HIGHS_GRACE`` after Ctrl-C, it is killed.
+_HIGHS_SOFT, _HIGHS_HARD, _HIGHS_GRACE = 0.3, 1.2, 0.8
+
+
+def _highs_in_process(size: int, time_limit: Optional[float]) -> bool:
+    """Whether HiGHS runs in a child process: ``COALLOC_HIGHS_PROCESS`` = ``always`` /
+    ``never``, else (``auto``) for models of at least :data:`HIGHS_PROCESS_MIN_SIZE`
+    nonzeros plus variables when a time limit is given or standard input or error is a
+    terminal (someone may press Ctrl-C)."""
+    mode = os.environ.get("COALLOC_HIGHS_PROCESS", "auto").strip().lower()
+    if not sys.executable:  # an embedded interpreter: no Python to start
+        return False
+    if mode in ("always", "1", "yes"):
+        return True
+    if mode in ("never", "0", "no") or size < HIGHS_PROCESS_MIN_SIZE:
+        return False
+    if time_limit is not None:
+        return True
+    for stream in (sys.stdin, sys.stderr):
+        try:
+            if stream is not None and stream.isatty():
+                return True
+        except (AttributeError, ValueError):
+            continue
+    return False
+
+
 def _run_highspy(hs, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit, mip_gap,
                  seed, verbose, show, t_entry) -> MilpOutcome:  # fmt: skip
-    """HiGHS through ``highspy``, from the arrays, in a worker thread (module docstring)."""
+    """HiGHS through ``highspy``, from the arrays, in a worker thread or a child process
+    (module docstring)."""
     import scipy.sparse as sp
 
     nv = int(np.asarray(c).shape[0])
     A = sp.csc_matrix(A)
     rows = int(A.shape[0])
     A.sort_indices()
+    model = {
+        "nv": nv, "rows": rows, "nnz": int(A.nnz), "max": sense == "max",
+        "c": np.ascontiguousarray(c, dtype=np.float64),
+        "lb": np.ascontiguousarray(np.broadcast_to(np.asarray(lb, dtype=np.float64), (nv,))),
+        "ub": np.ascontiguousarray(np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,))),
+        "row_lb": np.ascontiguousarray(row_lb, dtype=np.float64),
+        "row_ub": np.ascontiguousarray(row_ub, dtype=np.float64),
+        "start": A.indptr.astype(np.int32), "index": A.indices.astype(np.int32),
+        "value": np.ascontiguousarray(A.data, dtype=np.float64),
+        "integrality": np.ascontiguousarray(integrality, dtype=np.int32),
+        "verbose": bool(verbose), "mip_gap": float(mip_gap), "seed": seed,
+    }  # fmt: skip
+    if _highs_in_process(nv + int(A.nnz), time_limit):
+        return _run_highs_process(hs, model, sense, time_limit, mip_gap, show, t_entry)
     h = _new_highs(hs, verbose)
-    h.setOptionValue("output_flag", bool(verbose))
-    h.setOptionValue("mip_rel_gap", float(mip_gap))
-    if seed is not None:
-        h.setOptionValue("random_seed", int(seed) % 2147483647)
-    sense_code = hs.ObjSense.kMaximize if sense == "max" else hs.ObjSense.kMinimize
-    passed = h.passModel(
-        nv, rows, int(A.nnz), int(hs.MatrixFormat.kColwise), int(sense_code), 0.0,
-        np.ascontiguousarray(c, dtype=np.float64),
-        np.ascontiguousarray(np.broadcast_to(np.asarray(lb, dtype=np.float64), (nv,))),
-        np.ascontiguousarray(np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,))),
-        np.ascontiguousarray(row_lb, dtype=np.float64),
-        np.ascontiguousarray(row_ub, dtype=np.float64),
-        A.indptr.astype(np.int32), A.indices.astype(np.int32),
-        np.ascontiguousarray(A.data, dtype=np.float64),
-        np.ascontiguousarray(integrality, dtype=np.int32),
-    )  # fmt: skip
-    if passed == hs.HighsStatus.kError:
-        return MilpOutcome(x=None, bound=None, status="error", solver_status=-1,
-                           message="HiGHS: the model was rejected (passModel)", nodes=None,
-                           time_limit_hit=False, infeasible=False, rows=rows,
-                           time_limit=time_limit)  # fmt: skip
+    if not _highs_child.setup(hs, h, model):
+        return _highs_rejected(rows, time_limit)
     given = _left(t_entry, time_limit)  # converting the arrays counted against the limit
     if given is not None:
         h.setOptionValue("time_limit", float(given))
-
     # The callbacks run in the solver's thread: they only record and read flags.
-    state = {"stop": False, "primal": None, "dual": None}
-    kinds = hs.cb.HighsCallbackType
-    interrupt_kinds = {int(kinds.kCallbackMipInterrupt), int(kinds.kCallbackSimplexInterrupt),
-                       int(kinds.kCallbackIpmInterrupt)}  # fmt: skip
-    mip_kinds = {int(kinds.kCallbackMipInterrupt), int(kinds.kCallbackMipImprovingSolution)}
-
-    def callback(kind, message, data_out, data_in, user_data):
-        if int(kind) in mip_kinds and data_out is not None:
-            state["primal"] = _finite(data_out.mip_primal_bound)
-            state["dual"] = _finite(data_out.mip_dual_bound)
-        if state["stop"] and data_in is not None and int(kind) in interrupt_kinds:
-            data_in.user_interrupt = True
-
-    h.setCallback(callback, None)
-    for kind in (kinds.kCallbackMipInterrupt, kinds.kCallbackSimplexInterrupt,
-                 kinds.kCallbackIpmInterrupt, kinds.kCallbackMipImprovingSolution):  # fmt: skip
-        h.startCallback(kind)
+    state: dict = {"stop": False, "primal": None, "dual": None, "nodes": None}
+    _highs_child.watch(hs, h, state)
 
     def stop() -> None:
         state["stop"] = True
@@ -452,62 +492,248 @@ def _run_highspy(hs, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limi
                        bound=state["dual"])  # fmt: skip
 
         _, interrupted, overran = _supervise(h.run, stop, hard, tick if show else None)
-        model_status = h.getModelStatus()
-        text = h.modelStatusToString(model_status)
-        info = h.getInfo()
-        value = _finite(info.objective_function_value)
-        has_solution = int(info.primal_solution_status) == 2 and value is not None  # feasible
-        x = None
-        if has_solution:
-            x = np.array(h.getSolution().col_value, dtype=np.float64)
-            if x.shape != (nv,):
-                x = None
-        bound = _finite(info.mip_dual_bound)  # proven, with or without a solution
-        nodes = int(info.mip_node_count) if int(info.mip_node_count) >= 0 else None
+        raw = _highs_child.read_out(hs, h, nv)
         if show:
             tick()
-        ms = hs.HighsModelStatus
-        if model_status == ms.kOptimal:
-            status = "optimal" if mip_gap == 0 else "feasible"
-            if status == "feasible" and bound is not None and value is not None:
-                closed = bound >= value * (1 - 1e-9) if sense == "min" else bound <= value
-                if closed:
-                    status = "optimal"
-            if x is None:
-                status = "error"
-        elif model_status == ms.kInfeasible:
-            status = "infeasible"
-        elif model_status in (
-            ms.kTimeLimit,
-            ms.kInterrupt,
-            ms.kIterationLimit,
-            ms.kSolutionLimit,
-            ms.kObjectiveBound,
-            ms.kObjectiveTarget,
-        ):
-            status = "feasible" if x is not None else "time_limit"  # fmt: skip
-        else:
-            status = "feasible" if x is not None else "error"
-        bar.close(status)
-    stopped = model_status in (ms.kTimeLimit, ms.kInterrupt) or interrupted or overran
-    why = ("interrupted (Ctrl-C)" if interrupted
+        out = _highs_outcome(hs, raw, sense, mip_gap, time_limit, rows, interrupted, overran)
+        bar.close(out.status)
+    return out
+
+
+def _highs_rejected(rows: int, time_limit: Optional[float]) -> MilpOutcome:
+    return MilpOutcome(x=None, bound=None, status="error", solver_status=-1,
+                       message="HiGHS: the model was rejected (passModel)", nodes=None,
+                       time_limit_hit=False, infeasible=False, rows=rows,
+                       time_limit=time_limit)  # fmt: skip
+
+
+def _closed(value: Optional[float], bound: Optional[float], sense: str) -> bool:
+    """The proven bound meets the value (to a relative 1e-9)."""
+    if value is None or bound is None:
+        return False
+    slack = 1e-9 * max(1.0, abs(value))
+    return bound >= value - slack if sense == "min" else bound <= value + slack
+
+
+def _highs_outcome(hs, raw: dict, sense: str, mip_gap: float, time_limit, rows: int,
+                   interrupted: bool, overran: bool, killed: bool = False):  # fmt: skip
+    """The outcome of a HiGHS run from :func:`_highs_child.read_out`'s dict (or, when the
+    child was killed, from its last incumbent: ``raw["code"]`` None)."""
+    ms = hs.HighsModelStatus
+    code, x, value, bound = raw["code"], raw["x"], raw["value"], raw["bound"]
+    stopped_codes = {int(ms.kTimeLimit), int(ms.kInterrupt)}
+    other_limits = {int(ms.kIterationLimit), int(ms.kSolutionLimit), int(ms.kObjectiveBound),
+                    int(ms.kObjectiveTarget)}  # fmt: skip
+    if code is None:  # killed: the last incumbent the child sent, if any
+        status = "time_limit"
+    elif code == int(ms.kOptimal):
+        status = "optimal" if mip_gap == 0 or _closed(value, bound, sense) else "feasible"
+        if x is None:
+            status = "error"
+    elif code == int(ms.kInfeasible):
+        status = "infeasible"
+    elif code in stopped_codes:
+        status = "optimal" if x is not None and _closed(value, bound, sense) else "time_limit"
+    elif code in other_limits:
+        status = "feasible" if x is not None else "time_limit"
+    else:
+        status = "feasible" if x is not None else "error"
+    stopped = code is None or code in stopped_codes or interrupted or overran
+    text = raw["text"]
+    why = (text if killed
+           else "interrupted (Ctrl-C)" if interrupted
            else f"stopped half a second past its time limit ({text})" if overran
            else text)  # fmt: skip
-    if x is None and status in ("time_limit", "error"):
+    if status == "time_limit":
+        why += ("; no solution found" if x is None
+                else "; incumbent kept" if bound is None else "; incumbent and bound kept")
+    elif x is None and status == "error":
         why += "; no solution found"
     return MilpOutcome(
-        x=x,
-        bound=bound,
-        status=status,
-        solver_status=int(model_status),
-        message=f"HiGHS: {why}",
-        nodes=nodes,
-        time_limit_hit=bool(stopped),
-        infeasible=status == "infeasible",
-        rows=rows,
-        time_limit=time_limit,
+        x=x, bound=bound, status=status, solver_status=-1 if code is None else int(code),
+        message=f"HiGHS: {why}", nodes=raw["nodes"], time_limit_hit=bool(stopped),
+        infeasible=status == "infeasible", rows=rows, time_limit=time_limit,
         interrupted=interrupted,
-    )
+    )  # fmt: skip
+
+
+_CHILD_SOURCE: Optional[str] = None
+
+
+def _child_source() -> str:
+    """The source of :mod:`._highs_child`, run as ``python -c`` (no coalloc import)."""
+    global _CHILD_SOURCE
+    if _CHILD_SOURCE is None:
+        with open(_highs_child.__file__, encoding="utf-8") as fh:
+            _CHILD_SOURCE = fh.read()
+    return _CHILD_SOURCE
+
+
+def _run_highs_process(hs, model: dict, sense: str, time_limit, mip_gap: float, show: bool,
+                       t_entry: float) -> MilpOutcome:  # fmt: skip
+    """HiGHS in a child process that sends every incumbent back, so that killing it (past
+    the limit, or after Ctrl-C and a grace) still leaves the incumbent and the bound."""
+    left = _left(t_entry, time_limit)
+    model["deadline"] = None if left is None else time.monotonic() + left
+    model["progress"] = bool(show)
+    bar = SolveProgress("HiGHS", sense=sense, time_limit=time_limit, enabled=show)
+    with bar:
+        return _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar)
+
+
+def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar):
+    """:func:`_run_highs_process` inside its progress display."""
+    import pickle
+
+    rows = model["rows"]
+    box: dict = {"x": None, "primal": None, "dual": None, "nodes": None, "final": None,
+                 "error": None, "rejected": False}  # fmt: skip
+    quiet = None if model["verbose"] else subprocess.DEVNULL
+    soft = hard = None
+    if time_limit is not None:
+        soft = t_entry + float(time_limit) + _HIGHS_SOFT
+        hard = t_entry + float(time_limit) + _HIGHS_HARD
+    interrupted = overran = killed = False
+    presses = 0
+
+    def tick() -> None:
+        bar.update(time.perf_counter() - t_entry, incumbent=box["primal"], bound=box["dual"])
+
+    rfd, wfd = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _child_source(), str(wfd), str(os.getpid())],
+            stdin=subprocess.PIPE, stdout=quiet, stderr=quiet, pass_fds=(wfd,),
+            start_new_session=True,  # Ctrl-C at the terminal reaches this process only
+        )  # fmt: skip
+    except BaseException:
+        os.close(rfd)
+        raise
+    finally:
+        os.close(wfd)
+
+    def read() -> None:
+        with os.fdopen(rfd, "rb") as fh:
+            while True:
+                try:
+                    msg = pickle.load(fh)
+                except Exception:  # EOF, or a message cut short by a kill
+                    return
+                if msg[0] == "inc":
+                    box["x"] = msg[1]
+                    box["primal"], box["dual"], box["nodes"] = msg[2:]
+                elif msg[0] == "bound":
+                    box["primal"], box["dual"], box["nodes"] = msg[1:]
+                elif msg[0] == "done":
+                    box["final"] = msg[1]
+                elif msg[0] == "rejected":
+                    box["rejected"] = True
+                elif msg[0] == "error":
+                    box["error"] = msg[1:]
+
+    def write() -> None:
+        try:
+            pickle.dump([p for p in sys.path if p], proc.stdin)
+            pickle.dump(model, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            proc.stdin.close()
+        except (OSError, ValueError):  # the child is gone: its exit code tells
+            pass
+
+    threads = [threading.Thread(target=f, name=f"coalloc-highs-{f.__name__}", daemon=True)
+               for f in (read, write)]  # fmt: skip
+    kill_at = hard
+    try:
+        for t in threads:
+            t.start()
+        while proc.poll() is None:
+            try:
+                now = time.perf_counter()
+                if kill_at is not None and now >= kill_at:
+                    proc.kill()
+                    killed = True
+                    break
+                if soft is not None and now >= soft and not (overran or interrupted):
+                    overran = True
+                    _signal(proc, signal.SIGINT)
+                wait = 0.1 if kill_at is None else min(0.1, max(0.0, kill_at - now))
+                try:
+                    proc.wait(wait)
+                except subprocess.TimeoutExpired:
+                    pass
+                if show:
+                    tick()
+            except KeyboardInterrupt:
+                presses += 1
+                if presses >= 3:
+                    raise
+                if not interrupted:
+                    interrupted = True
+                    _signal(proc, signal.SIGINT)
+                    grace = time.perf_counter() + _HIGHS_GRACE
+                    kill_at = grace if kill_at is None else min(kill_at, grace)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            killed = True
+        _reap(proc, threads)
+        if box["final"] is not None:
+            killed = False  # it had finished when it was killed
+            box["primal"], box["dual"] = box["final"]["value"], box["final"]["bound"]
+        if show:
+            tick()
+    if box["error"] is not None:
+        bar.close("error")
+        raise RuntimeError(f"HiGHS failed in its child process: {box['error'][0]}")
+    if box["rejected"]:
+        bar.close("error")
+        return _highs_rejected(rows, time_limit)
+    raw = box["final"]
+    if raw is None:
+        if not killed:  # it died on its own (out of memory, a signal from outside)
+            bar.close("error")
+            return MilpOutcome(
+                x=None, bound=box["dual"], status="error", solver_status=-1,
+                message=f"HiGHS: its child process ended with code {proc.returncode} "
+                "without an answer", nodes=box["nodes"], time_limit_hit=False,
+                infeasible=False, rows=rows, time_limit=time_limit, interrupted=interrupted,
+            )  # fmt: skip
+        late = time.perf_counter() - t_entry - (0.0 if time_limit is None else time_limit)
+        what = (f"interrupted (Ctrl-C) and killed {_HIGHS_GRACE:g} s later" if interrupted
+                else f"killed {late:.1f} s past its time limit")
+        what += " (presolve or a root cut round does not look at its interrupt callback)"
+        x = box["x"]
+        value = None if x is None else _finite(float(model["c"] @ x))  # the incumbent's
+        raw = {"code": None, "text": what, "x": x, "value": value, "bound": box["dual"],
+               "nodes": box["nodes"]}  # fmt: skip
+    out = _highs_outcome(hs, raw, sense, mip_gap, time_limit, rows, interrupted, overran,
+                         killed=raw["code"] is None)  # fmt: skip
+    bar.close(out.status)
+    return out
+
+
+def _signal(proc: subprocess.Popen, sig: int) -> None:
+    """Send ``sig`` to ``proc`` unless it has ended."""
+    try:
+        if proc.poll() is None:
+            proc.send_signal(sig)
+    except (OSError, ProcessLookupError):
+        pass
+
+
+def _reap(proc: subprocess.Popen, threads: list) -> None:
+    """Wait for the killed or finished child and its pipe threads, through Ctrl-C."""
+    for wait in [proc.wait] + [t.join for t in threads]:
+        while True:
+            try:
+                wait()
+                break
+            except KeyboardInterrupt:
+                continue
+    if proc.stdin is not None:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
 
 
 def _run_highs_scipy(milp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit,
@@ -538,8 +764,10 @@ def _run_highs_scipy(milp, c, A, row_lb, row_ub, integrality, lb, ub, sense, tim
             closed = bound >= value * (1 - 1e-9) if sense == "min" else bound <= value
             if closed:
                 status = "optimal"
-    elif res.status == 1:
-        status = "feasible" if x is not None else "time_limit"
+    elif res.status == 1:  # a limit stopped it: with its incumbent, if any
+        status = "time_limit"
+        if x is not None and _closed(sign * float(res.fun), bound, sense):
+            status = "optimal"
     elif res.status == 2:
         status = "infeasible"
     else:
@@ -581,7 +809,8 @@ def _run_cbc(pulp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit,
 
 def _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit, mip_gap,
                 threads, seed, verbose, show, t_entry, nv, flip, bar) -> MilpOutcome:  # fmt: skip
-    with tempfile.TemporaryDirectory(prefix="coalloc_cbc_") as folder:
+    _sweep_cbc_folders()
+    with tempfile.TemporaryDirectory(prefix=f"coalloc_cbc_{os.getpid()}_") as folder:
         mps, sol, log_path = (os.path.join(folder, f) for f in ("m.mps", "m.sol", "m.log"))
         _write_mps(mps, flip * np.asarray(c, dtype=np.float64), A, row_lb, row_ub,
                    integrality, lb, ub, nv)  # fmt: skip
@@ -609,7 +838,7 @@ def _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit, m
                     "was written; no solution found", nodes=None, time_limit_hit=True,
                     infeasible=False, rows=int(A.shape[0]), time_limit=time_limit,
                 )  # fmt: skip
-            proc = subprocess.Popen(args, stdout=log_fh, stderr=subprocess.STDOUT,
+            proc = subprocess.Popen(_dying_with_us(args), stdout=log_fh, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
             try:
                 while proc.poll() is None:
@@ -702,6 +931,54 @@ class _CbcLog:
         m = self._FINAL_BOUND.search(line)
         if m:
             self.bound = _finite(self.flip * float(m.group(1)))
+
+
+def _sweep_cbc_folders() -> None:
+    """Remove the CBC folders of processes that were killed before they could (the pid is
+    in the folder's name; a process killed by SIGKILL cannot clean up after itself, and its
+    CBC died with it)."""
+    try:
+        names = os.listdir(tempfile.gettempdir())
+    except OSError:
+        return
+    for name in names:
+        m = re.fullmatch(r"coalloc_cbc_([0-9]+)_\w+", name)
+        if m is None or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+            continue  # its owner runs
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, OSError):
+            continue  # another user's, or not a pid
+        shutil.rmtree(os.path.join(tempfile.gettempdir(), name), ignore_errors=True)
+
+
+#: Run as ``python -I -S -c``: ask Linux to SIGKILL this process when its parent dies
+#: (``PR_SET_PDEATHSIG``, kept across ``execv`` for an ordinary binary), give up if the
+#: parent is already gone, then become the program (CBC).
+_EXEC_SHIM = """
+import ctypes, os, signal, sys
+try:
+    ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+except (OSError, AttributeError):
+    pass
+if os.getppid() != int(sys.argv[1]):
+    os._exit(3)
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def _dying_with_us(args: list) -> list:
+    """``args`` started so that the program dies with this process (Linux; elsewhere as is).
+
+    A small Python launcher sets ``PR_SET_PDEATHSIG`` and execs the program (about 20 ms),
+    rather than a ``preexec_fn``, which is unsafe when the caller has threads.
+    """
+    if not sys.platform.startswith("linux") or not sys.executable:
+        return list(args)
+    return [sys.executable, "-I", "-S", "-c", _EXEC_SHIM, str(os.getpid()), *args]
 
 
 def _stop_child(proc: subprocess.Popen) -> bool:
@@ -880,7 +1157,7 @@ def _cbc_outcome(head, x, log, flip, mip_gap, time_limit, interrupted, killed, r
     if optimal and mip_gap == 0 and x is not None:
         status = "optimal"
     elif x is not None:
-        status = "feasible"
+        status = "time_limit" if stopped else "feasible"
     elif infeasible:
         status = "infeasible"
     elif stopped or time_limit is not None:
@@ -893,6 +1170,9 @@ def _cbc_outcome(head, x, log, flip, mip_gap, time_limit, interrupted, killed, r
         else "killed after overrunning its time limit" if killed
         else (head or f"no solution file (exit code {code})")
     )  # fmt: skip
+    if status == "time_limit":
+        why += ("; no solution found" if x is None
+                else "; incumbent kept" if bound is None else "; incumbent and bound kept")
     return MilpOutcome(
         x=x, bound=bound, status=status, solver_status=int(code if code is not None else -1),
         message=f"CBC: {why}", nodes=int(nodes.group(1)) if nodes else None,
@@ -984,6 +1264,12 @@ def run_cpsat(
             cp_model.INFEASIBLE: "infeasible",
         }
         status = table.get(code, "error")
+        if code == cp_model.FEASIBLE and (interrupted or overran or time_limit is not None):
+            status = "time_limit"  # stopped before the proof, with its incumbent
+        elif code == cp_model.OPTIMAL and mip_gap > 0:  # CP-SAT says OPTIMAL at the gap
+            value = _finite(solver.ObjectiveValue())
+            if not _closed(value, bound, _cpsat_sense(model)):
+                status = "feasible"
         if show:
             if x is not None:
                 state["incumbent"] = _finite(solver.ObjectiveValue())
@@ -997,8 +1283,8 @@ def run_cpsat(
         message += " (stopped half a second past its time limit)"
     if code == cp_model.MODEL_INVALID:
         message += ": " + model.Validate()
-    elif x is None and status == "time_limit":
-        message += ": no solution found"
+    elif status == "time_limit":
+        message += ": no solution found" if x is None else ": incumbent and bound kept"
     return MilpOutcome(
         x=x,
         bound=bound,

@@ -2,8 +2,30 @@
 
 A family's result is a dataclass that subclasses :class:`Result` and declares at least the
 fields of :data:`RESULT_FIELDS`; its exact and heuristic methods share that type. The base
-gives the common behaviour: the status vocabulary, :attr:`Result.success`,
-:meth:`Result.to_dict` (JSON-ready), and :attr:`Result.counters`.
+gives the common behaviour: the status vocabulary, :attr:`Result.has_solution` (=
+:attr:`Result.success`), :meth:`Result.to_dict` (JSON-ready), and :attr:`Result.counters`.
+
+The statuses, for every family and method (after :func:`scipy.optimize.milp`, whose status
+1 returns ``x`` when a solution was found):
+
+==============  =================================================  ==================
+status          meaning                                            ``has_solution``
+==============  =================================================  ==================
+``optimal``     a solution, proven optimal                         True
+``feasible``    a solution, optimality not proven (a heuristic,    True
+                or an exact solver stopped at a positive gap)
+``time_limit``  a time limit or Ctrl-C stopped the solver before   True with the
+                it proved optimality or infeasibility; the         incumbent, else
+                result holds the incumbent (objective, bound,      False
+                gap) when there was one, and says which in its
+                message; for a heuristic, undecided
+``infeasible``  no solution exists (proven), or the request was    False
+                rejected
+``error``       the solver failed                                  False
+==============  =================================================  ==================
+
+A result with a solution is verified like any other (the families' ``verify``), and the
+command line exits 0 when it wrote a verified solution, 1 when it has none.
 """
 
 from __future__ import annotations
@@ -74,8 +96,9 @@ class Result:
 
     status : str
         One of :data:`STATUSES`: ``"optimal"`` (proven), ``"feasible"`` (a solution,
-        optimality not proven), ``"time_limit"`` (a limit stopped the solver without a
-        solution), ``"infeasible"`` or ``"error"``.
+        optimality not proven), ``"time_limit"`` (a time limit or Ctrl-C stopped the solver
+        before a proof: with the incumbent when there was one, see :attr:`has_solution`),
+        ``"infeasible"`` or ``"error"`` (the module docstring's table).
     message : str
         Human-readable explanation.
     method : str
@@ -105,9 +128,32 @@ class Result:
     """
 
     @property
+    def has_solution(self) -> bool:
+        """True when the result holds a solution.
+
+        Status ``optimal`` or ``feasible``, or ``time_limit`` with the incumbent the
+        stopped solver had (a family tells through its solution fields: an allocation, a
+        mapping, an accepted request ...).
+        """
+        if self.status in ("optimal", "feasible"):
+            return True
+        return self.status == "time_limit" and self._holds_solution()
+
+    @property
     def success(self) -> bool:
-        """True when a solution was produced (status ``optimal`` or ``feasible``)."""
-        return self.status in ("optimal", "feasible")
+        """:attr:`has_solution`: the result holds a solution, proven optimal or not.
+
+        Unlike SciPy's ``OptimizeResult.success`` (True only for status 0), a heuristic's
+        ``feasible`` and an exact solver's ``time_limit`` with an incumbent count as
+        success: the solution is there to use (and passes the family's ``verify``). Ask
+        ``status == "optimal"`` for a proof.
+        """
+        return self.has_solution
+
+    def _holds_solution(self) -> bool:
+        """Whether the solution fields are filled (default: an objective value is known);
+        families whose objective exists without a solution override it."""
+        return getattr(self, "objective", None) is not None
 
     @property
     def counters(self) -> dict:

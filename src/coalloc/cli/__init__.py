@@ -9,6 +9,12 @@ share|gap|generate|verify|solve-batch`` (coalition load sharing, Hovey & Jung; t
 job stays one step away: ``coalloc demo``, ``coalloc solve``, ``coalloc verify``,
 ``coalloc generate`` and ``coalloc solve-batch`` are the CTAAP commands, ``coalloc map`` the
 task mapper's. Errors in the input are reported as one line on stderr with exit status 2.
+
+A solving command exits with 0 when it wrote a solution that passed the family's check
+(status ``optimal`` or ``feasible``, or ``time_limit`` with the incumbent of a stopped exact
+solver: :attr:`coalloc.Result.has_solution`), 1 when it has none (infeasible, rejected, a
+stop without an incumbent, or a solution that fails the check), 2 on bad input and 130 on
+Ctrl-C outside a solver.
 """
 
 from __future__ import annotations

@@ -133,11 +133,13 @@ def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = No
         if tnames is not None:
             out["task_names"] = [str(t) for t in tnames]
         print(json.dumps(jsonable(out)))
-        return 0 if report.feasible else 1
+        return 0 if result.has_solution and report.feasible else 1
     if intro:
         print(intro)
     print(_summary(name, request, offer, result, report))
     print(_quality(result))
+    if not result.has_solution:  # stopped without an incumbent, or failed: say why
+        print(f"  no solution: {result.message}")
     if result.n_allocated < request.n:
         print(f"  {request.n - result.n_allocated} tasks not allocated")
     for line in _format_table(table):
@@ -150,7 +152,7 @@ def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = No
         print(f"  {result.message}")
     if args.output:
         print(f"result written to {args.output}")
-    return 0 if report.feasible else 1
+    return 0 if result.has_solution and report.feasible else 1  # 1: no (verified) solution
 
 
 def _cmd_solve(args) -> int:

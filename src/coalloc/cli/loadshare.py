@@ -41,7 +41,7 @@ def _cmd_share(args) -> int:
         print(json.dumps(jsonable(data)))
         if args.output:
             write_text_atomic(args.output, json.dumps(jsonable(res.to_dict())) + "\n")
-        return 0 if rep.ok else 1
+        return 0 if res.has_solution and rep.ok else 1
     ms = res.timings.get("total", float("nan")) * 1e3
     print(f"{args.problem}: {res.method} ({res.status}) on {prob.n_nodes} nodes, "
           f"{prob.n_jobs} jobs in {ms:.2f} ms: throughput {res.throughput:.6g} of bound "
@@ -61,7 +61,7 @@ def _cmd_share(args) -> int:
         data["verify"] = rep.to_dict()
         write_text_atomic(args.output, json.dumps(data) + "\n")
         print(f"result written to {args.output}")
-    return 0 if rep.ok else 1
+    return 0 if res.has_solution and rep.ok else 1  # 1: no (verified) solution
 
 
 def _cmd_gap(args) -> int:

@@ -69,7 +69,7 @@ def feasible_subset(avail: np.ndarray, d: np.ndarray, count: int, *, backend: st
         out = milp.run_milp(backend, milp.import_backend(backend), cost, sp.csr_matrix(a), lo,
                             hi, integrality=np.ones(k), lb=0.0, ub=1.0, sense="min",
                             time_limit=time_limit, mip_gap=0.0)  # fmt: skip
-    if out.x is not None and out.status in ("optimal", "feasible"):
+    if out.x is not None and out.status in ("optimal", "feasible", "time_limit"):
         rows = np.flatnonzero(np.round(out.x[:k]) > 0.5)
         if rows.size == count and np.all(avail[rows].sum(axis=0) >= d):
             return "feasible", rows
@@ -149,8 +149,9 @@ def exact(
     CoallocationResult
         ``"optimal"`` (earliest start and maximum factor proven), ``"feasible"`` (earliest
         start proven, factor not), ``"infeasible"`` (no admissible solution in the window,
-        proven) or ``"time_limit"`` (a feasibility test ran out of time before any start was
-        found).
+        proven) or ``"time_limit"`` (feasibility tests ran out of time: with a solution at a
+        start not proven earliest when a later start was found, ``has_solution`` True;
+        rejected, with no solution, when none was).
 
     Examples
     --------
@@ -202,15 +203,22 @@ def exact(
         if best is not None:
             counters["enumerated"] = math.comb(int(el.size), n)
             rows, u = best
-            st = "optimal" if unknown == 0 else "feasible"
+            st = "optimal" if unknown == 0 else "time_limit"  # earlier starts undecided
             return solution(prob, "exact", t, nodes[el[rows]], tmax[el[rows]], seed, params,
                             clock.done(), counters, status=st, proven=unknown == 0,
-                            bound=u if unknown == 0 else None)  # fmt: skip
+                            bound=u if unknown == 0 else None,
+                            message="" if unknown == 0 else f"start {t:g} s not proven earliest "
+                            f"({unknown} earlier start(s) undecided within the time limit), "
+                            f"utilisation factor {u:.6g} proven maximal there")  # fmt: skip
         ker = kernels("compiled")
         rows, _ = ker.swap_search(avail[el], tmax[el], cap[el], d, rows, 10**6)
         return solution(prob, "exact", t, nodes[el[rows]], tmax[el[rows]], seed, params,
-                        clock.done(), counters, status="feasible", proven=unknown == 0,
-                        message=f"start {t:g} s proven earliest; utilisation factor not proven "
+                        clock.done(), counters, proven=unknown == 0,
+                        status="feasible" if unknown == 0 else "time_limit",
+                        message=f"start {t:g} s "
+                        + ("proven earliest" if unknown == 0 else f"not proven earliest "
+                           f"({unknown} earlier start(s) undecided within the time limit)")
+                        + "; utilisation factor not proven "
                         f"maximal (C({el.size}, {n}) > enumerate_limit)")  # fmt: skip
     if unknown:
         reason = {"reason": "time_limit", "undecided_starts": unknown, "message":

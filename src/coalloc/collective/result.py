@@ -71,6 +71,10 @@ class CoallocationResult(Result):
     bound: Optional[float] = None
     gap: Optional[float] = None
 
+    def _holds_solution(self) -> bool:
+        """The request is accepted (``time_limit`` with a start not proven earliest)."""
+        return self.rejection is None and self.resources is not None
+
     def _payload(self) -> dict:
         out: dict[str, Any] = {
             "start": self.start,

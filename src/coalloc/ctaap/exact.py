@@ -44,8 +44,10 @@ The solution is rounded (``x > 0.5``) and checked with :func:`coalloc.ctaap.veri
 allocation that fails the check is never returned as a success (status ``"error"``). The
 status is ``"optimal"`` only when the proven bound, rounded down (the objective is an
 integer), equals the objective -- so a positive ``mip_gap`` that stops the search early
-gives ``"feasible"`` unless the bound closes anyway. ``bound`` is the solver's proven upper
-bound, intersected with :func:`upper_bound`.
+gives ``"feasible"`` unless the bound closes anyway. A time limit or Ctrl-C that stops the
+solver before the proof gives ``"time_limit"``, with the incumbent allocation (checked like
+any other) when the solver had one and an empty one otherwise. ``bound`` is the solver's
+proven upper bound, intersected with :func:`upper_bound`.
 """
 
 from __future__ import annotations
@@ -445,8 +447,10 @@ def solve_exact(
     -------
     SolveResult
         ``status`` is ``"optimal"`` (proven), ``"feasible"`` (a solution, optimality not
-        proven, e.g. at the time limit), ``"time_limit"`` (no solution in time;
-        ``assignment`` is all -1) or ``"error"`` (solver failure, or a solution that failed
+        proven: a positive ``mip_gap``), ``"time_limit"`` (a time limit or Ctrl-C stopped
+        the solver before the proof: the incumbent allocation when there was one,
+        ``result.success`` True; else ``assignment`` is all -1 and ``result.success``
+        False) or ``"error"`` (solver failure, or a solution that failed
         :func:`coalloc.ctaap.verify` after rounding -- never returned as a success).
         ``objective`` is the allocation size, ``bound`` a proven upper bound, ``gap`` is
         ``(bound - objective) / max(1, bound)``; ``timings`` has ``"build"``, ``"solve"``,
@@ -542,6 +546,7 @@ def solve_exact(
             "solver_message": outcome.message,
             "infeasible": outcome.infeasible,
             "time_limit_hit": outcome.time_limit_hit,
+            "interrupted": outcome.interrupted,
             "nodes": outcome.nodes,
             "rows": outcome.rows,
             "time_limit": outcome.time_limit,
@@ -629,12 +634,18 @@ def solve_exact(
     if proven <= objective:
         status = "optimal"
         message = f"{msg_solver}: optimal allocation of {objective} of {n} tasks"
+    elif info["time_limit_hit"]:
+        status = "time_limit"
+        why = "Ctrl-C" if info["interrupted"] else "the time limit"
+        message = (
+            f"{msg_solver}: stopped by {why} before optimality was proven; incumbent "
+            f"allocation of {objective} of {n} tasks, upper bound {int(proven)}"
+        )
     else:
         status = "feasible"
-        why = "time limit" if info["time_limit_hit"] else "gap limit or early stop"
         message = (
             f"{msg_solver}: allocation of {objective} of {n} tasks, optimality not proven "
-            f"({why}); upper bound {int(proven)}"
+            f"(gap limit or early stop); upper bound {int(proven)}"
         )
     return result(
         status,

@@ -24,8 +24,9 @@ class SolveResult(Result):
         Number of allocated tasks (the objective).
     status : str
         ``"feasible"`` for a heuristic allocation, ``"optimal"`` when proven optimal,
-        ``"time_limit"`` when a time limit stopped an exact solver without a solution,
-        ``"infeasible"`` or ``"error"``.
+        ``"time_limit"`` when a time limit or Ctrl-C stopped the exact solver before the
+        proof (with its incumbent allocation when it had one: :attr:`has_solution`; all
+        -1 otherwise), ``"infeasible"`` or ``"error"``.
     message : str
         Human-readable explanation.
     method : str

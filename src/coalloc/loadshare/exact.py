@@ -57,8 +57,10 @@ def share_exact(
     -------
     ShareResult
         ``bound`` is the solver's proven upper bound (``min(load, capacity)`` without one);
-        without a solution the placement is every job at its origin and the status
-        ``time_limit``.
+        a time limit or Ctrl-C that stops the solver before the proof gives status
+        ``time_limit``, with the incumbent placement when the solver had one; without one
+        the placement is every job at its origin, ``objective`` None and ``has_solution``
+        False.
 
     Raises
     ------
@@ -98,13 +100,15 @@ def share_exact(
     out = run_milp(backend, pkg, c, A, lo, hi, integrality=integrality, lb=0.0, ub=ub,
                    sense="max", time_limit=time_limit, mip_gap=mip_gap, threads=threads,
                    seed=seed, verbose=verbose, name="loadshare", started=t0)  # fmt: skip
-    if out.x is not None:
+    message = out.message
+    if out.x is not None:  # status optimal, feasible, or time_limit with the incumbent
         x = out.x[:nx].reshape(n, J)
         placement = np.argmax(x, axis=0).astype(np.int64)
         status = out.status
     else:
         placement = problem.job_origin.copy()
         status = out.status if out.status in ("infeasible", "error") else "time_limit"
+        message += "; placement left at the jobs' origins (no solution)"
     tput = throughput_of(problem, placement)
     bound = out.bound if out.bound is not None else problem.bound
     bound = min(float(bound), problem.bound)
@@ -112,10 +116,10 @@ def share_exact(
         bound = tput
     gap = None if bound <= 0 else max(0.0, (bound - tput) / bound)
     return ShareResult(
-        status=status, message=out.message, method="exact", placement=placement,
+        status=status, message=message, method="exact", placement=placement,
         throughput=tput, bound=bound, seed=seed,
         params={"backend": backend, "time_limit": time_limit, "mip_gap": mip_gap,
                 "threads": threads},
         timings={"total": time.perf_counter() - t0}, iterations={"nodes": int(out.nodes or 0)},
-        objective=tput, gap=gap,
+        objective=tput if out.x is not None else None, gap=gap,
     )  # fmt: skip

@@ -176,6 +176,10 @@ class GapResult(Result):
     timings: dict = field(default_factory=dict)
     iterations: dict = field(default_factory=dict)
 
+    def _holds_solution(self) -> bool:
+        """An assignment is there (``time_limit`` with the stopped solver's incumbent)."""
+        return self.assignment is not None
+
     def _payload(self) -> dict:
         return {"assignment": None if self.assignment is None else jsonable(self.assignment),
                 "sense": self.sense, "assign_all": self.assign_all}  # fmt: skip
@@ -303,9 +307,11 @@ def solve_gap(
     -------
     GapResult
         ``status``: ``optimal`` (proven), ``feasible``, ``infeasible`` (proven, exact),
-        ``time_limit`` (no solution in time) or ``error``; a heuristic that finds no
-        feasible assignment reports ``infeasible`` only when the LP proves it, else
-        ``time_limit``.
+        ``time_limit`` or ``error``. For ``"exact"``, ``time_limit`` means a time limit or
+        Ctrl-C stopped the solver before a proof, with its incumbent assignment when it had
+        one (``has_solution``) and none otherwise; a heuristic that finds no feasible
+        assignment reports ``infeasible`` only when the LP proves it, else ``time_limit``
+        (undecided, no assignment).
 
     Raises
     ------

@@ -42,7 +42,9 @@ class ShareResult(Result):
         ``(generation, coalition of every node)`` pairs, when DMCF-GGA was asked to keep
         them (``coalition_history=k``: every ``k`` generations).
     status, message, method, seed, params, timings, iterations, objective, gap : object
-        As for :class:`coalloc.Result`; ``objective`` is the throughput.
+        As for :class:`coalloc.Result`; ``objective`` is the throughput (None, and
+        ``placement`` the jobs' origins, when an exact run was stopped without a solution:
+        status ``time_limit``, ``has_solution`` False).
 
     Examples
     --------

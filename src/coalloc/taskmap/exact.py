@@ -55,8 +55,10 @@ class ExactMappingResult(MappingResult):
     ``mapping`` is the best mapping found (None when none was found in time), ``objective``
     (= ``max_occupancy``) its maximum occupancy recomputed from scratch, ``bound`` a proven
     lower bound on the optimum, ``gap`` = ``(objective - bound) / objective``, ``status``
-    ``"optimal"``, ``"feasible"`` (a mapping, optimality not proven), ``"time_limit"`` (no
-    mapping in time) or ``"error"``; ``timings`` has ``"build"``, ``"solve"``, ``"total"``.
+    ``"optimal"``, ``"feasible"`` (a mapping, optimality not proven: a positive
+    ``mip_gap``), ``"time_limit"`` (a time limit or Ctrl-C stopped the solver before the
+    proof: the incumbent mapping when there was one, else ``mapping`` None) or
+    ``"error"``; ``timings`` has ``"build"``, ``"solve"``, ``"total"``.
 
     Parameters
     ----------
@@ -233,7 +235,7 @@ def solve_exact_mapping(
         Linearisation of the link loads (module docstring); ``"auto"`` picks ``"cut"``
         when it is exact for the routes, else ``"pairs"``.
     time_limit : float, optional
-        Seconds for the solver.
+        Seconds for the call, building the model included.
     mip_gap : float
         Relative gap at which the solver may stop (status stays ``"feasible"`` unless the gap
         closes).
@@ -292,7 +294,7 @@ def solve_exact_mapping(
     outcome = milp.run_milp(
         backend, milp.import_backend(backend), cost, a, lb, ub, integrality=integrality,
         lb=0.0, ub=hi, sense="min", time_limit=time_limit, mip_gap=mip_gap, verbose=verbose,
-        name="taskmap_exact",
+        name="taskmap_exact", started=t0,
     )  # fmt: skip
     xval, bound, message = outcome.x, outcome.bound, outcome.message
     # The model always has a solution (any mapping): "infeasible" means the solver failed.

@@ -139,6 +139,10 @@ class MappingResult(Result):
         """The maximum occupancy (minimised)."""
         return None if self.max_occupancy is None else float(self.max_occupancy)
 
+    def _holds_solution(self) -> bool:
+        """A mapping is there (``time_limit`` with the stopped solver's incumbent)."""
+        return self.mapping is not None
+
     def _payload(self) -> dict:
         return {
             "n_tasks": None if self.mapping is None else int(self.mapping.shape[0]),

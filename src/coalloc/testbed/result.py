@@ -67,6 +67,10 @@ class MappingResult(Result):
     score: Optional[float] = None
     reason: Optional[Dict[str, Any]] = None
 
+    def _holds_solution(self) -> bool:
+        """A mapping is there (``time_limit`` with the stopped solver's incumbent)."""
+        return self.mapping is not None
+
     def _payload(self) -> dict:
         return {
             "mapping": self.mapping,

@@ -176,7 +176,9 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
     rt = route(pr, where)
     return _result(pr, "exact", seed, params, where, rt, t0,
                    {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
-                   status="optimal" if out.status == "optimal" else "feasible",
+                   status=out.status if out.status in ("optimal", "time_limit") else "feasible",
+                   message="" if out.status != "time_limit" else "incumbent mapping: the solver "
+                   f"was stopped before optimality was proven ({out.message})",
                    bound=out.bound)  # fmt: skip
 
 
