@@ -160,8 +160,8 @@ def window_max(times, reserved, starts, double duration):
 @cython.cdivision(True)
 cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_ssize_t m,
                             const double* ee, const double* dd, Py_ssize_t count, double* av,
-                            char* ok, double* vals, double* thr, int64_t* elig, int64_t* prop,
-                            double* val) noexcept nogil:
+                            int64_t* ok, double* vals, double* thr, int64_t* elig,
+                            int64_t* prop, double* val) noexcept nogil:
     """The screens of one start (shared by screen and scan_screen).
 
     tm and p hold the window maxima and the capacities of the n nodes property by property
@@ -174,19 +174,26 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
     largest eligible amount: the count largest amounts are selected among those at or above
     it when at least count are (the same multiset, so the same sums), else among all
     eligible ones."""
-    cdef Py_ssize_t i, j, k, c, q, bi, cnt, least, g
-    cdef double a, tau, tot, worst, rel, mag
-    cdef char y
+    cdef Py_ssize_t i, j, k, c, q, bi, least, g
+    cdef double a, tau, tot, worst, rel, mag, ei
+    cdef int64_t y, cnt
+    cdef const double* pi
+    cdef const double* ti
+    cdef double* ai
     for j in range(n):
         ok[j] = 1
     bi = 0
     least = n + 1
     for i in range(m):
         cnt = 0
-        for j in range(n):
-            a = p[i * n + j] - tm[i * n + j]
-            av[i * n + j] = a
-            y = a >= ee[i]
+        pi = p + i * n
+        ti = tm + i * n
+        ai = av + i * n
+        ei = ee[i]
+        for j in range(n):  # 64-bit flags, no branch: vectorised
+            a = pi[j] - ti[j]
+            ai[j] = a
+            y = a >= ei
             cnt += y
             ok[j] &= y
         if cnt < least:
@@ -270,7 +277,7 @@ def screen(tmax, cap, e, d, Py_ssize_t count):
     cdef int64_t[::1] code = code_arr, elig = elig_arr, prop = prop_arr
     cdef double[::1] val = val_arr
     cdef vector[double] pt, tt, av, vals, thr
-    cdef vector[char] ok
+    cdef vector[int64_t] ok
     cdef Py_ssize_t s, j, i
     if S == 0 or n == 0 or m == 0:
         return code_arr, elig_arr, prop_arr, val_arr
@@ -637,7 +644,7 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
     cdef double[:, ::1] tout = tmax_arr
     cdef vector[Py_ssize_t] lo, hi, lev, off
     cdef vector[double] buf, tab, pt, av, vals, thr
-    cdef vector[char] ok
+    cdef vector[int64_t] ok
     cdef Py_ssize_t s, j, jj, i, b0, b1, B, kmin, kmax, levels, top, nm = n * m
     cdef Py_ssize_t stop = S
     cdef int c
