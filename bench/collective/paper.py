@@ -241,7 +241,7 @@ def table3(pool, repeats, seed, label, proven):
 _PARTS = ("prepare", "window_max", "search")
 
 
-def timing(pool, n_cases, seed, max_rounds=300, counts=COUNTS):
+def timing(pool, n_cases, seed, max_rounds=300, counts=COUNTS, clock=time.perf_counter):
     rows = []
     methods = (("scan", {}), ("scan", {"backend": "numpy"}), ("cankar", {"m_max": 3}),
                ("cankar", {"m_max": 3, "backend": "numpy"}),
@@ -261,9 +261,9 @@ def timing(pool, n_cases, seed, max_rounds=300, counts=COUNTS):
                     if kw.get("backend") == "numpy" and method == "scan" and rounds > max_rounds:
                         rec += [float("nan"), False]  # the pure-Python swaps would take hours
                         continue
-                    t = time.perf_counter()
+                    t = clock()
                     r = coallocate(pool, req, method, seed=0, **kw)
-                    rec += [time.perf_counter() - t, r.start is not None]
+                    rec += [clock() - t, r.start is not None]
                     if rounds is None:
                         rounds = r.iterations.get("swap_rounds", 0)
                         parts = [r.timings.get(k, 0.0) for k in _PARTS]  # the compiled scan
@@ -340,6 +340,9 @@ def main(argv=None):
     ap.add_argument("--timing-counts", type=int, nargs="+", default=list(COUNTS),
                     help="values of N timed (default: all of Table 2)")  # fmt: skip
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="timing part: wall-clock time, or the process's CPU time (all its "
+                    "threads; steadier on a shared machine)")  # fmt: skip
     args = ap.parse_args(argv)
     print(f"# {platform.machine()}, {os.cpu_count()} CPUs, load average {os.getloadavg()}")
     pool = table1_pool(args.nodes, seed=args.seed)
@@ -352,7 +355,9 @@ def main(argv=None):
         small = table1_pool(args.small_nodes, seed=args.seed + 1)
         table3(small, args.repeats, args.seed, f"{args.small_nodes}nodes", proven=True)
     if args.part in ("all", "timing"):
-        timing(pool, args.timing_cases, args.seed, counts=tuple(args.timing_counts))
+        clock = time.process_time if args.clock == "cpu" else time.perf_counter
+        print(f"\ntiming clock: {args.clock}")
+        timing(pool, args.timing_cases, args.seed, counts=tuple(args.timing_counts), clock=clock)
     print(f"\nload average at the end {os.getloadavg()}")
 
 
