@@ -1,8 +1,11 @@
 # cython: language_level=3
 """Compiled search kernels of coalloc.collective (Cankar et al. 2013, Phases III-V).
 
-window_max (the timetable maxima T_ij^t of every candidate start), select_and_swap (the
-paper's SelectAndSwap, Phase IV), phase5 (Phase V) and swap_search (the default method's
+window_max (the timetable maxima T_ij^t of every candidate start, by a sparse table per
+node and property), screen and scan_screen (the default method's per-start screens, one
+shared inline helper; scan_screen runs the whole screening loop up to the first start that
+passes), decrease_starts (the candidate starts), select_and_swap (the paper's
+SelectAndSwap, Phase IV), phase5 (Phase V) and swap_search (the default method's
 deterministic best-improvement swaps). Every loop runs without the GIL. The NumPy/Python twin
 is coalloc.collective._reference.search (same signatures, equal results bit for bit); random
 choices come from the xoshiro256** generator of coalloc/common/xoshiro.hpp.
