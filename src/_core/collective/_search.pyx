@@ -1,8 +1,11 @@
 # cython: language_level=3
 """Compiled search kernels of coalloc.collective (Cankar et al. 2013, Phases III-V).
 
-window_max (the timetable maxima T_ij^t of every candidate start), select_and_swap (the
-paper's SelectAndSwap, Phase IV), phase5 (Phase V) and swap_search (the default method's
+window_max (the timetable maxima T_ij^t of every candidate start, by a sparse table per
+node and property), screen and scan_screen (the default method's per-start screens, one
+shared inline helper; scan_screen runs the whole screening loop up to the first start that
+passes), decrease_starts (the candidate starts), select_and_swap (the paper's
+SelectAndSwap, Phase IV), phase5 (Phase V) and swap_search (the default method's
 deterministic best-improvement swaps). Every loop runs without the GIL. The NumPy/Python twin
 is coalloc.collective._reference.search (same signatures, equal results bit for bit); random
 choices come from the xoshiro256** generator of coalloc/common/xoshiro.hpp.
@@ -32,7 +35,7 @@ cdef extern from "coalloc/common/xoshiro.hpp" namespace "coalloc":
         Xoshiro256ss(uint64_t seed) nogil
         int64_t below(int64_t bound) nogil
 
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, fabs
 
 
 cdef inline Py_ssize_t _bisect_right(const double[::1] a, double x) noexcept nogil:
@@ -57,67 +60,208 @@ cdef inline Py_ssize_t _bisect_left(const double[::1] a, double x) noexcept nogi
     return lo
 
 
+cdef inline Py_ssize_t _windows(const double[::1] t, const double[::1] st, double duration,
+                                 Py_ssize_t* lo, Py_ssize_t* hi, Py_ssize_t* lev,
+                                 Py_ssize_t* off) noexcept nogil:
+    """Segments of each start's window: lo[s] (the segment holding st[s], 0 if before the
+    first breakpoint) to hi[s] (exclusive, at least lo[s] + 1), the sparse-table level
+    lev[s] = floor(log2(hi - lo)) and off[s] = hi - 2**lev: the window is the union of
+    [lo, lo + 2**lev) and [off, hi). Returns the largest level."""
+    cdef Py_ssize_t s, k0, k1, l, top = 0
+    for s in range(st.shape[0]):
+        k0 = _bisect_right(t, st[s]) - 1
+        if k0 < 0:
+            k0 = 0
+        k1 = _bisect_left(t, st[s] + duration)
+        if k1 < k0 + 1:
+            k1 = k0 + 1
+        lo[s] = k0
+        hi[s] = k1
+        l = 0
+        while (<Py_ssize_t>2 << l) <= k1 - k0:
+            l += 1
+        lev[s] = l
+        off[s] = k1 - (<Py_ssize_t>1 << l)
+        if l > top:
+            top = l
+    return top
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void _row_maxima(const double* r, Py_ssize_t kmin, Py_ssize_t span, Py_ssize_t levels,
+                             const Py_ssize_t* lo, const Py_ssize_t* lev, const Py_ssize_t* off,
+                             Py_ssize_t s0, Py_ssize_t s1, double* tab, double* dst,
+                             Py_ssize_t stride) noexcept nogil:
+    """Window maxima of one timetable row r for the starts s0..s1-1, without branches on the
+    data: a sparse table over the segments kmin..kmin+span-1 (level l holds the maxima of
+    2**l consecutive segments, tab[(l - 1) * span + x] for l >= 1), then each window is the
+    larger of two table entries. dst[(s - s0) * stride] receives the maximum for start s."""
+    cdef const double* prev = r + kmin
+    cdef double* cur
+    cdef Py_ssize_t l, h, x, s
+    cdef double a, b
+    for l in range(1, levels + 1):
+        h = <Py_ssize_t>1 << (l - 1)
+        cur = tab + (l - 1) * span
+        for x in range(span - 2 * h + 1):
+            a = prev[x]
+            b = prev[x + h]
+            cur[x] = a if a > b else b
+        prev = cur
+    for s in range(s0, s1):
+        l = lev[s]
+        prev = r + kmin if l == 0 else tab + (l - 1) * span
+        a = prev[lo[s] - kmin]
+        b = prev[off[s] - kmin]
+        dst[(s - s0) * stride] = a if a > b else b
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 def window_max(times, reserved, starts, double duration):
     """out[s, j, i] = max of reserved[j, i, k] over the segments meeting
     [starts[s], starts[s] + duration); shape (S, n, m). GIL released.
 
-    Sorted starts use a monotone deque per node and property (O(K + S) each); unsorted
-    starts a direct scan of each window (the same values)."""
+    A sparse table per node and property over the segments the windows cover (any order of
+    starts), each window the larger of two entries: no data-dependent branches."""
     cdef const double[::1] t = np.ascontiguousarray(times, dtype=np.float64)
     cdef const double[:, :, ::1] res = np.ascontiguousarray(reserved, dtype=np.float64)
     cdef const double[::1] st = np.ascontiguousarray(starts, dtype=np.float64)
     cdef Py_ssize_t S = st.shape[0], n = res.shape[0], m = res.shape[1]
+    if S and t.shape[0] == 0:
+        raise ValueError("times must not be empty")
+    if res.shape[2] != t.shape[0]:
+        raise ValueError("reserved must have one column per breakpoint of times")
     out_arr = np.empty((S, n, m), dtype=np.float64)
     cdef double[:, :, ::1] out = out_arr
-    cdef Py_ssize_t s, j, i, k, k0, k1, head, tail, nxt
-    cdef double best, v
-    cdef bint ordered = True
-    cdef vector[Py_ssize_t] lo, hi, dq
+    cdef Py_ssize_t s, j, i, kmin, kmax, levels
+    cdef vector[Py_ssize_t] lo, hi, lev, off
+    cdef vector[double] tab
+    if S == 0 or n == 0 or m == 0:
+        return out_arr
     with nogil:
-        lo.assign(S, 0)
-        hi.assign(S, 0)
+        lo.resize(S); hi.resize(S); lev.resize(S); off.resize(S)
+        levels = _windows(t, st, duration, &lo[0], &hi[0], &lev[0], &off[0])
+        kmin = lo[0]
+        kmax = hi[0]
         for s in range(S):
-            k0 = _bisect_right(t, st[s]) - 1
-            k1 = _bisect_left(t, st[s] + duration)
-            if k1 < k0 + 1:
-                k1 = k0 + 1
-            lo[s] = k0
-            hi[s] = k1
-            if s > 0 and (k0 < lo[s - 1] or k1 < hi[s - 1]):
-                ordered = False
-        if ordered and S > 0:
-            dq.assign(t.shape[0] + 1, 0)
-            for j in range(n):
-                for i in range(m):
-                    head = 0
-                    tail = 0
-                    nxt = lo[0]
-                    for s in range(S):
-                        while nxt < hi[s]:
-                            v = res[j, i, nxt]
-                            while tail > head and res[j, i, dq[tail - 1]] <= v:
-                                tail -= 1
-                            dq[tail] = nxt
-                            tail += 1
-                            nxt += 1
-                        while dq[head] < lo[s]:
-                            head += 1
-                        out[s, j, i] = res[j, i, dq[head]]
-        else:
-            for s in range(S):
-                k0 = lo[s]
-                k1 = hi[s]
-                for j in range(n):
-                    for i in range(m):
-                        best = res[j, i, k0]
-                        for k in range(k0 + 1, k1):
-                            v = res[j, i, k]
-                            if v > best:
-                                best = v
-                        out[s, j, i] = best
+            if lo[s] < kmin:
+                kmin = lo[s]
+            if hi[s] > kmax:
+                kmax = hi[s]
+        tab.resize(levels * (kmax - kmin) + 1)
+        for j in range(n):
+            for i in range(m):
+                _row_maxima(&res[j, i, 0], kmin, kmax - kmin, levels, &lo[0], &lev[0],
+                            &off[0], 0, S, &tab[0], &out[0, j, i], n * m)
     return out_arr
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_ssize_t m,
+                            const double* ee, const double* dd, Py_ssize_t count, double* av,
+                            int64_t* ok, double* vals, double* thr, int64_t* elig,
+                            int64_t* prop, double* val) noexcept nogil:
+    """The screens of one start (shared by screen and scan_screen).
+
+    tm and p hold the window maxima and the capacities of the n nodes property by property
+    (tm[i * n + j]); av (m * n), ok (n) and vals (n) are scratch. Returns the code: 1 when
+    fewer than count nodes meet every minimum (prop = the first property met by the fewest
+    nodes, val = how many), 2 when the count largest eligible amounts of a property miss its
+    total (prop = the largest relative shortfall, the first on ties, val = its sum, largest
+    amount first), else 0; elig = the eligible nodes. thr[i] carries the previous start's
+    threshold for property i (-inf: none) between calls, set to about the 1.5 count-th
+    largest eligible amount: the count largest amounts are selected among those at or above
+    it when at least count are (the same multiset, so the same sums), else among all
+    eligible ones."""
+    cdef Py_ssize_t i, j, k, c, q, bi, least, g
+    cdef double a, tau, tot, worst, rel, mag, ei
+    cdef int64_t y, cnt
+    cdef const double* pi
+    cdef const double* ti
+    cdef double* ai
+    for j in range(n):
+        ok[j] = 1
+    bi = 0
+    least = n + 1
+    for i in range(m):
+        cnt = 0
+        pi = p + i * n
+        ti = tm + i * n
+        ai = av + i * n
+        ei = ee[i]
+        for j in range(n):  # 64-bit flags, no branch: vectorised
+            a = pi[j] - ti[j]
+            ai[j] = a
+            y = a >= ei
+            cnt += y
+            ok[j] &= y
+        if cnt < least:
+            least = cnt
+            bi = i
+    k = 0
+    for j in range(n):
+        k += ok[j]
+    elig[0] = k
+    if k < count:
+        prop[0] = bi
+        val[0] = <double>least
+        return 1
+    worst = 0.0
+    bi = -1
+    for i in range(m):
+        tau = thr[i]
+        c = 0
+        for j in range(n):
+            a = av[i * n + j]
+            vals[c] = -a
+            c += ok[j] & (a >= tau)
+        if c < count:
+            c = 0
+            for j in range(n):
+                vals[c] = -av[i * n + j]
+                c += ok[j]
+        if count < c:
+            nth_element(vals, vals + (count - 1), vals + c)
+        # the next start's filter: the g-th largest amount collected here (g = 1.5 count),
+        # so that the next start usually still has count amounts at or above it
+        g = count + count // 2 + 1
+        if g < c:
+            nth_element(vals + count, vals + (g - 1), vals + c)
+            thr[i] = -vals[g - 1]
+        else:
+            thr[i] = -INFINITY
+        # the sum in any order differs from the sum largest first by at most
+        # 2 (count - 1) 2**-53 sum |x| (two error bounds): clearly above the total, the
+        # property passes whatever the order; else the exact sum, largest amount first
+        tot = 0.0
+        mag = 0.0
+        for q in range(count):
+            tot = tot - vals[q]
+            mag = mag + fabs(vals[q])
+        if tot - 4.0 * <double>count * 1.1102230246251565e-16 * mag >= dd[i]:
+            continue
+        sort(vals, vals + count)
+        tot = 0.0
+        for q in range(count):
+            tot = tot - vals[q]
+        if tot < dd[i]:
+            rel = (dd[i] - tot) / dd[i]
+            if bi < 0 or rel > worst:
+                worst = rel
+                bi = i
+                val[0] = tot
+    if bi >= 0:
+        prop[0] = bi
+        return 2
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 def screen(tmax, cap, e, d, Py_ssize_t count):
     """Per start s: code[s] = 0 (passes), 1 (fewer than count nodes meet every minimum) or
     2 (the count largest amounts of a property miss its total), with eligible[s], prop[s]
@@ -127,67 +271,32 @@ def screen(tmax, cap, e, d, Py_ssize_t count):
     cdef const double[::1] ee = np.ascontiguousarray(e, dtype=np.float64)
     cdef const double[::1] dd = np.ascontiguousarray(d, dtype=np.float64)
     cdef Py_ssize_t S = tm.shape[0], n = tm.shape[1], m = tm.shape[2]
+    if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
+        raise ValueError("cap must be (n, m), e and d of length m")
     code_arr = np.zeros(S, dtype=np.int64)
     elig_arr = np.zeros(S, dtype=np.int64)
     prop_arr = np.full(S, -1, dtype=np.int64)
     val_arr = np.zeros(S, dtype=np.float64)
     cdef int64_t[::1] code = code_arr, elig = elig_arr, prop = prop_arr
     cdef double[::1] val = val_arr
-    cdef vector[char] ok
-    cdef vector[int64_t] meet
-    cdef vector[double] vals
-    cdef Py_ssize_t s, j, i, k, q, bi
-    cdef double a, tot, worst, rel
-    cdef bint good
+    cdef vector[double] pt, tt, av, vals, thr
+    cdef vector[int64_t] ok
+    cdef Py_ssize_t s, j, i
+    if S == 0 or n == 0 or m == 0:
+        return code_arr, elig_arr, prop_arr, val_arr
     with nogil:
-        ok.assign(n, 0)
-        meet.assign(m, 0)
+        pt.resize(m * n); tt.resize(m * n); av.resize(m * n); vals.resize(n)
+        ok.resize(n)
+        thr.assign(m, -INFINITY)
+        for j in range(n):
+            for i in range(m):
+                pt[i * n + j] = p[j, i]
         for s in range(S):
-            k = 0
-            for i in range(m):
-                meet[i] = 0
             for j in range(n):
-                good = True
                 for i in range(m):
-                    if p[j, i] - tm[s, j, i] >= ee[i]:
-                        meet[i] += 1
-                    else:
-                        good = False
-                ok[j] = good
-                if good:
-                    k += 1
-            elig[s] = k
-            if k < count:
-                code[s] = 1
-                bi = 0
-                for i in range(1, m):
-                    if meet[i] < meet[bi]:
-                        bi = i
-                prop[s] = bi
-                val[s] = <double>meet[bi]
-                continue
-            worst = 0.0
-            bi = -1
-            for i in range(m):
-                vals.clear()
-                for j in range(n):
-                    if ok[j]:
-                        vals.push_back(-(p[j, i] - tm[s, j, i]))
-                if count < <Py_ssize_t>vals.size():
-                    nth_element(vals.begin(), vals.begin() + (count - 1), vals.end())
-                sort(vals.begin(), vals.begin() + count)
-                tot = 0.0
-                for q in range(count):
-                    tot = tot - vals[q]
-                if tot < dd[i]:
-                    rel = (dd[i] - tot) / dd[i]
-                    if bi < 0 or rel > worst:
-                        worst = rel
-                        bi = i
-                        val[s] = tot
-            if bi >= 0:
-                code[s] = 2
-                prop[s] = bi
+                    tt[i * n + j] = tm[s, j, i]
+            code[s] = _screen_one(&tt[0], &pt[0], n, m, &ee[0], &dd[0], count, &av[0], &ok[0],
+                                  &vals[0], &thr[0], &elig[s], &prop[s], &val[s])
     return code_arr, elig_arr, prop_arr, val_arr
 
 
@@ -504,10 +613,11 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
 
     Starts are taken in order, a first block of first_block starts, then blocks of max_block
     starts; for a block the window maxima of the rows ``nodes`` of ``reserved`` are computed
-    (as window_max) and each start is screened (as screen) until the first start that passes.
-    Returns (stop, code, eligible, prop, value, tmax): stop = index of the first passing start
-    (S if none), the screen outputs of length S (filled for starts 0..stop) and the window
-    maxima (len(nodes), m) at starts[stop] (zeros when stop == S). Twin:
+    (as window_max: one sparse table per row over the block's segments) and each start is
+    screened (as screen) until the first start that passes. Returns (stop, code, eligible,
+    prop, value, tmax): stop = index of the first passing start (S if none), the screen
+    outputs of length S (filled for starts 0..stop) and the window maxima (len(nodes), m) at
+    starts[stop] (zeros when stop == S). Twin:
     coalloc.collective._reference.search.scan_screen."""
     cdef const double[::1] t = np.ascontiguousarray(times, dtype=np.float64)
     cdef const double[:, :, ::1] res = np.ascontiguousarray(reserved, dtype=np.float64)
@@ -525,6 +635,8 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
         raise ValueError("nodes must index rows of reserved")
     if S and t.shape[0] == 0:
         raise ValueError("times must not be empty")
+    if res.shape[2] != t.shape[0]:
+        raise ValueError("reserved must have one column per breakpoint of times")
     code_arr = np.zeros(S, dtype=np.int64)
     elig_arr = np.zeros(S, dtype=np.int64)
     prop_arr = np.full(S, -1, dtype=np.int64)
@@ -533,36 +645,24 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
     cdef int64_t[::1] code = code_arr, elig = elig_arr, prop = prop_arr
     cdef double[::1] val = val_arr
     cdef double[:, ::1] tout = tmax_arr
-    cdef vector[Py_ssize_t] lo, hi, dq
-    cdef vector[double] buf, row, vals, tile
-    cdef vector[char] ok
-    cdef vector[int64_t] meet
-    cdef Py_ssize_t s, j, jj, i, k, k0, k1, head, tail, nxt, b0, b1, B, sl, q, bi, Bn, j0, jt
+    cdef vector[Py_ssize_t] lo, hi, lev, off
+    cdef vector[double] buf, tab, pt, av, vals, thr
+    cdef vector[int64_t] ok
+    cdef Py_ssize_t s, j, jj, i, b0, b1, B, kmin, kmax, levels, top, nm = n * m
     cdef Py_ssize_t stop = S
-    cdef double best, v, tot, worst, rel
-    cdef bint ordered = True, good
-    cdef const double* rowp
-    cdef Py_ssize_t* dqp
-    cdef double* tp
+    cdef int c
     cdef Poll poll = Poll(1)
+    if S == 0 or m == 0:
+        return stop, code_arr, elig_arr, prop_arr, val_arr, tmax_arr
     with nogil:
-        lo.assign(S, 0)
-        hi.assign(S, 0)
-        for s in range(S):
-            k0 = _bisect_right(t, st[s]) - 1
-            if k0 < 0:
-                k0 = 0
-            k1 = _bisect_left(t, st[s] + duration)
-            if k1 < k0 + 1:
-                k1 = k0 + 1
-            lo[s] = k0
-            hi[s] = k1
-            if s > 0 and (k0 < lo[s - 1] or k1 < hi[s - 1]):
-                ordered = False
-        dq.assign(t.shape[0] + 1, 0)
-        ok.assign(n, 0)
-        meet.assign(m, 0)
-        row.assign(n * m, 0.0)
+        lo.resize(S); hi.resize(S); lev.resize(S); off.resize(S)
+        top = _windows(t, st, duration, &lo[0], &hi[0], &lev[0], &off[0])
+        # capacities property by property, scratch of the screens, sized once
+        pt.resize(nm + 1); av.resize(nm + 1); vals.resize(n + 1); ok.resize(n + 1)
+        thr.assign(m, -INFINITY)
+        for jj in range(n):
+            for i in range(m):
+                pt[i * n + jj] = p[jj, i]
         b0 = 0
         B = first_block
         while b0 < S and stop == S:
@@ -571,104 +671,37 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
             b1 = b0 + B
             if b1 > S:
                 b1 = S
-            buf.assign((b1 - b0) * n * m, 0.0)
-            # window maxima of the block, buf[(s - b0) * n * m + jj * m + i], computed
-            # node by node in tiles of 16 nodes (contiguous in s), then transposed
-            Bn = b1 - b0
-            tile.assign(16 * m * Bn, 0.0)
-            for j0 in range(0, n, 16):
-                jt = n - j0
-                if jt > 16:
-                    jt = 16
-                for jj in range(j0, j0 + jt):
-                    j = nd[jj]
-                    for i in range(m):
-                        q = ((jj - j0) * m + i) * Bn - b0
-                        if ordered:
-                            rowp = &res[j, i, 0]
-                            dqp = &dq[0]
-                            tp = &tile[0]
-                            head = 0
-                            tail = 0
-                            nxt = lo[b0]
-                            for s in range(b0, b1):
-                                k1 = hi[s]
-                                while nxt < k1:
-                                    v = rowp[nxt]
-                                    while tail > head and rowp[dqp[tail - 1]] <= v:
-                                        tail -= 1
-                                    dqp[tail] = nxt
-                                    tail += 1
-                                    nxt += 1
-                                k0 = lo[s]
-                                while dqp[head] < k0:
-                                    head += 1
-                                tp[q + s] = rowp[dqp[head]]
-                        else:
-                            for s in range(b0, b1):
-                                best = res[j, i, lo[s]]
-                                for k in range(lo[s] + 1, hi[s]):
-                                    v = res[j, i, k]
-                                    if v > best:
-                                        best = v
-                                tile[q + s] = best
-                for s in range(Bn):
-                    for q in range(jt * m):
-                        buf[s * n * m + j0 * m + q] = tile[q * Bn + s]
+            # window maxima of the block, buf[(s - b0) * n * m + i * n + jj]
+            kmin = lo[b0]
+            kmax = hi[b0]
+            levels = 0
+            for s in range(b0, b1):
+                if lo[s] < kmin:
+                    kmin = lo[s]
+                if hi[s] > kmax:
+                    kmax = hi[s]
+                if lev[s] > levels:
+                    levels = lev[s]
+            if <Py_ssize_t>buf.size() < (b1 - b0) * nm + 1:
+                buf.resize((b1 - b0) * nm + 1)
+            if <Py_ssize_t>tab.size() < levels * (kmax - kmin) + 1:
+                tab.resize(levels * (kmax - kmin) + 1)
+            for jj in range(n):
+                j = nd[jj]
+                for i in range(m):
+                    _row_maxima(&res[j, i, 0], kmin, kmax - kmin, levels, &lo[0], &lev[0],
+                                &off[0], b0, b1, &tab[0], &buf[i * n + jj], nm)
             # the screens, start by start, up to the first start that passes
             for s in range(b0, b1):
-                sl = (s - b0) * n * m
-                k = 0
-                for i in range(m):
-                    meet[i] = 0
-                for jj in range(n):
-                    good = True
-                    for i in range(m):
-                        if p[jj, i] - buf[sl + jj * m + i] >= ee[i]:
-                            meet[i] += 1
-                        else:
-                            good = False
-                    ok[jj] = good
-                    if good:
-                        k += 1
-                elig[s] = k
-                if k < count:
-                    code[s] = 1
-                    bi = 0
-                    for i in range(1, m):
-                        if meet[i] < meet[bi]:
-                            bi = i
-                    prop[s] = bi
-                    val[s] = <double>meet[bi]
-                    continue
-                worst = 0.0
-                bi = -1
-                for i in range(m):
-                    vals.clear()
+                c = _screen_one(&buf[(s - b0) * nm], &pt[0], n, m, &ee[0], &dd[0], count,
+                                &av[0], &ok[0], &vals[0], &thr[0], &elig[s], &prop[s], &val[s])
+                code[s] = c
+                if c == 0:
+                    stop = s
                     for jj in range(n):
-                        if ok[jj]:
-                            vals.push_back(-(p[jj, i] - buf[sl + jj * m + i]))
-                    if count < <Py_ssize_t>vals.size():
-                        nth_element(vals.begin(), vals.begin() + (count - 1), vals.end())
-                    sort(vals.begin(), vals.begin() + count)
-                    tot = 0.0
-                    for q in range(count):
-                        tot = tot - vals[q]
-                    if tot < dd[i]:
-                        rel = (dd[i] - tot) / dd[i]
-                        if bi < 0 or rel > worst:
-                            worst = rel
-                            bi = i
-                            val[s] = tot
-                if bi >= 0:
-                    code[s] = 2
-                    prop[s] = bi
-                    continue
-                stop = s
-                for jj in range(n):
-                    for i in range(m):
-                        tout[jj, i] = buf[sl + jj * m + i]
-                break
+                        for i in range(m):
+                            tout[jj, i] = buf[(s - b0) * nm + i * n + jj]
+                    break
             b0 = b1
             B = max_block
     if poll.stopped():
@@ -691,19 +724,20 @@ def decrease_starts(times, reserved, nodes, double lo, double hi):
         raise ValueError("reserved must have one column per breakpoint of times")
     if n and (np.min(nodes) < 0 or np.max(nodes) >= res.shape[0]):
         raise ValueError("nodes must index rows of reserved")
-    cdef vector[char] drop
+    cdef vector[int] drop  # int, not char: its stores cannot alias the rows (vectorised)
     cdef const double* rowp
+    cdef int* dp
     out_arr = np.empty(K + 1, dtype=np.float64)
     cdef double[::1] out = out_arr
     with nogil:
-        drop.assign(K, 0)
+        drop.assign(K + 1, 0)
+        dp = &drop[0]
         out[0] = lo
         for jj in range(n):
             for i in range(m):
                 rowp = &res[nd[jj], i, 0]
-                for k in range(1, K):
-                    if rowp[k] < rowp[k - 1]:
-                        drop[k] = 1
+                for k in range(1, K):  # no branch on the data
+                    dp[k] |= rowp[k] < rowp[k - 1]
         for k in range(1, K):
             if drop[k] and t[k] > lo and t[k] <= hi:
                 out[c] = t[k]

@@ -214,3 +214,71 @@ def test_decrease_starts_parity_and_referee(case):
     got = C.decrease_starts(pool.times, pool.reserved, nodes, lo, hi)
     assert np.array_equal(got, R.decrease_starts(pool.times, pool.reserved, nodes, lo, hi))
     assert np.array_equal(got, decrease_starts(pool, nodes, lo, hi))  # referee: the helper
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_screen_parity_over_many_starts(case):
+    # slowly drifting window maxima over many starts: the kernel carries a selection
+    # threshold from start to start (used, and falling back to every eligible amount)
+    rng = np.random.default_rng(7000 + case)
+    S, n, m = 40, int(rng.integers(20, 120)), int(rng.integers(1, 4))
+    cap = np.round(rng.uniform(1, 8, (n, m)), 1 if case % 2 else 0)
+    walk = np.clip(0.5 + np.cumsum(rng.normal(0, 0.08, (S, n, m)), axis=0), 0, 1)
+    tmax = np.round(cap[None] * walk, 2)
+    e = np.zeros(m)
+    count = int(rng.integers(1, n // 2))
+
+    def largest_first(v):
+        tot = 0.0
+        for x in np.sort(v)[::-1][:count]:
+            tot = tot + x
+        return tot
+
+    tops = np.array([[largest_first(cap[:, i] - tmax[s, :, i]) for i in range(m)]
+                     for s in range(S)])  # fmt: skip
+    d = tops.min(axis=0)  # every property passes at every start ...
+    d[0] = np.median(tops[:, 0])  # ... but the first, at about half of them
+    got = C.screen(tmax, cap, e, d, count)
+    ref = R.screen(tmax, cap, e, d, count)
+    for x, y in zip(got, ref):
+        assert np.array_equal(x, y)
+    code, prop, val = got[0], got[2], got[3]
+    assert np.array_equal(code == 2, tops[:, 0] < d[0])  # referee: the definition
+    assert np.all(prop[code == 2] == 0)
+    assert np.array_equal(val[code == 2], tops[code == 2, 0])
+    assert 0 < np.sum(code == 2) < S
+
+
+def test_screen_total_decided_by_the_ordered_sum():
+    # amounts whose sum depends on the order at the last bit: a total equal to the
+    # largest-first sum passes and one ulp above fails, as in the twin
+    a = np.array([1.0, 1e-16, 1e-16, 1e-16, 3e-16, 2.5e-16])
+    cap = a[:, None] + 1.0
+    tmax = np.ones((1, a.size, 1))
+    e = np.zeros(1)
+    total = 0.0
+    for x in sorted(a, reverse=True):
+        total = total + x
+    for d in (total, np.nextafter(total, 2.0), np.nextafter(total, 0.0)):
+        got = C.screen(tmax, cap, e, np.array([d]), a.size)
+        ref = R.screen(tmax, cap, e, np.array([d]), a.size)
+        for x, y in zip(got, ref):
+            assert np.array_equal(x, y)
+        assert (got[0][0] == 0) == (total >= d)
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_window_max_wide_windows_parity(case):
+    # windows of up to a few hundred segments (sparse-table levels up to 8), uneven
+    # breakpoints, starts off the grid
+    rng = np.random.default_rng(8000 + case)
+    k = int(rng.integers(50, 300))
+    times = np.concatenate([[0.0], np.cumsum(rng.integers(1, 4, k - 1) * 60.0)])
+    res = rng.random((3, 2, k))
+    starts = np.sort(np.concatenate([[0.0], rng.uniform(0, times[-1], 24)]))
+    dur = float(rng.uniform(30, times[-1] / 2))
+    a = C.window_max(times, res, starts, dur)
+    assert np.array_equal(a, R.window_max(times, res, starts, dur))
+    for s, t in enumerate(starts):  # referee: the definition
+        ks = [q for q in range(k) if times[q] < t + dur and (q + 1 == k or times[q + 1] > t)]
+        assert np.array_equal(a[s], res[:, :, ks].max(axis=2))
