@@ -8,6 +8,7 @@ import time
 import numpy as np
 import pytest
 
+from coalloc._shared import milp
 from coalloc.collective import CollectiveRequest, ResourcePool, coallocate, verify
 
 
@@ -25,9 +26,10 @@ def many_hard_starts(slots: int):
     return pool, request
 
 
-@pytest.mark.parametrize("backend", ["highs", "cbc", "cpsat"])
+@pytest.mark.parametrize("backend", ["highs", "cbc", pytest.param("cpsat", marks=pytest.mark.slow)])
 def test_exact_time_limit_is_one_deadline_for_all_starts(backend):
     pool, request = many_hard_starts(4000)  # ~2000 programs: seconds to tens of seconds
+    milp.import_backend(backend)  # a first import of OR-Tools (a second or more) not timed
     limit = 0.4
     t0 = time.perf_counter()
     res = coallocate(pool, request, "exact", backend=backend, time_limit=limit)
@@ -52,3 +54,45 @@ def test_exact_time_limit_stops_the_utilisation_enumeration():
     assert res.iterations["time_limit_hit"] == 1 and "time limit" in res.message
     full = coallocate(pool, request, "exact", enumerate_limit=10)  # no enumeration: referee
     assert res.start == full.start  # the earliest start is proven either way
+
+
+@pytest.mark.slow
+def test_cli_exact_options(tmp_path, capsys):
+    from coalloc.cli import main
+    from coalloc.collective import io as cio
+
+    pool, request = many_hard_starts(1000)  # 500 CBC runs: about 15 s without the limit
+    pp, rp, out = tmp_path / "p.json", tmp_path / "r.json", tmp_path / "o.json"
+    cio.write_pool(pp, pool)
+    cio.write_request(rp, request)
+    solve = ["collective", "solve", str(pp), str(rp)]
+    t0 = time.perf_counter()
+    code = main([*solve, "--method", "exact", "--time-limit", "0.4", "--backend", "cbc",
+                 "--quiet", "--json"])  # fmt: skip
+    assert time.perf_counter() - t0 < 0.4 + 2.0
+    doc = json_line(capsys.readouterr().out)
+    assert code == 1 and doc["status"] == "time_limit"  # rejected: undecided in time
+    assert doc["params"]["backend"] == "cbc" and doc["params"]["time_limit"] == 0.4
+    assert doc["iterations"]["time_limit_hit"] == 1
+
+    # the exact options are refused for the heuristic methods; -p backend= stays the kernels'
+    for extra in (["--time-limit", "1"], ["--backend", "highs"]):
+        assert main([*solve, "--method", "scan", *extra]) == 2
+        assert "--method exact only" in capsys.readouterr().err
+    assert main([*solve, "--method", "exact", "--backend", "cbc", "-p", "backend=highs"]) == 2
+    assert "disagree" in capsys.readouterr().err
+    small = ResourcePool([[4.0], [2.0], [1.0]], ["cores"])
+    req = CollectiveRequest(60, 2, minimum={"cores": 1}, total={"cores": 3})
+    cio.write_pool(pp, small)
+    cio.write_request(rp, req)
+    assert main([*solve, "-p", "backend=numpy", "--json"]) == 0
+    assert json_line(capsys.readouterr().out)["status"] in ("optimal", "feasible")
+    assert main([*solve, "--method", "exact", "--backend", "highs", "--time-limit", "30",
+                 "-o", str(out)]) == 0  # fmt: skip
+    assert "optimal" in capsys.readouterr().out
+
+
+def json_line(text: str) -> dict:
+    import json
+
+    return json.loads(text.strip().splitlines()[-1])

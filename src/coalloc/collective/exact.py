@@ -28,7 +28,7 @@ from typing import Optional
 
 import numpy as np
 
-from .._shared import interrupt, milp
+from .._shared import interrupt, milp, progress
 from .._shared import params as checks
 from .._shared.seeding import check_seed
 from .core import Clock, Problem, decrease_starts, kernels, rejected, solution
@@ -52,6 +52,7 @@ def feasible_subset(avail: np.ndarray, d: np.ndarray, count: int, *, backend: st
     ``"time_limit"``/``"error"`` with None.
     """  # fmt: skip
     started = time.perf_counter() if started is None else float(started)
+    # No progress display per program (no objective to show): exact() shows the starts.
     k, m = avail.shape
     if backend == "cpsat":
         cp = milp.import_backend("cpsat")
@@ -63,7 +64,8 @@ def feasible_subset(avail: np.ndarray, d: np.ndarray, count: int, *, backend: st
             coef = np.floor(avail[:, i] * scale).astype(np.int64)  # rounded down: conservative
             need = int(math.ceil(d[i] * scale))
             model.Add(sum(int(c) * x for c, x in zip(coef, xs)) >= need)
-        out = milp.run_cpsat(cp, model, xs, rows=m + 1, time_limit=time_limit, started=started)
+        out = milp.run_cpsat(cp, model, xs, rows=m + 1, time_limit=time_limit, started=started,
+                             progress=False)  # fmt: skip
     else:
         a = np.vstack([np.ones((1, k)), avail.T])
         lo = np.concatenate([[count], d])
@@ -73,7 +75,8 @@ def feasible_subset(avail: np.ndarray, d: np.ndarray, count: int, *, backend: st
         cost = np.zeros(k) if weights is None else weights
         out = milp.run_milp(backend, milp.import_backend(backend), cost, sp.csr_matrix(a), lo,
                             hi, integrality=np.ones(k), lb=0.0, ub=1.0, sense="min",
-                            time_limit=time_limit, mip_gap=0.0, started=started)  # fmt: skip
+                            time_limit=time_limit, mip_gap=0.0, started=started,
+                            progress=False)  # fmt: skip
     if out.x is not None and out.status in ("optimal", "feasible"):
         rows = np.flatnonzero(np.round(out.x[:k]) > 0.5)
         if rows.size == count and np.all(avail[rows].sum(axis=0) >= d):
@@ -194,54 +197,59 @@ def exact(
     cap = pool.capacity[nodes]
     sub = pool.reserved[nodes]
     unknown = 0
-    for k_start, t in enumerate(starts):
-        interrupt.check()  # a batch's timeout or cancellation, between two starts
-        if deadline is not None and time.perf_counter() >= deadline:
-            counters["time_limit_hit"] = 1
-            unknown += int(starts.size) - k_start  # the starts not looked at
-            break
-        counters["starts"] += 1
-        tmax = ref.window_max(pool.times, sub, np.array([t]), request.duration)[0]
-        avail = cap - tmax
-        el = np.flatnonzero(np.all(avail >= e[None, :], axis=1))
-        if el.size < n:
-            continue
-        if prune and np.any(-np.sort(-avail[el], axis=0)[:n].sum(axis=0) < d):
-            continue
-        counters["solver_calls"] += 1
-        status, rows = feasible_subset(avail[el], d, n, backend=backend, time_limit=time_limit,
-                                       started=t_entry)  # fmt: skip
-        clock.lap("earliest")
-        if status == "infeasible":
-            continue
-        if rows is None:
-            unknown += 1
-            if status == "time_limit":
+    show = progress.exact_progress_wanted(None)  # the CLI, on a terminal
+    with progress.progress(total=int(starts.size), desc="exact: candidate starts", unit="start",
+                           disable=not show, leave=False) as bar:  # fmt: skip
+        for k_start, t in enumerate(starts):
+            interrupt.check()  # a batch's timeout or cancellation, between two starts
+            if deadline is not None and time.perf_counter() >= deadline:
                 counters["time_limit_hit"] = 1
-            continue
-        best = best_subset(avail[el], tmax[el], cap[el], d, n, enumerate_limit, deadline)
-        clock.lap("utilisation")
-        cut = (best is None and deadline is not None and time.perf_counter() >= deadline
-               and math.comb(int(el.size), n) <= enumerate_limit)  # fmt: skip
-        if cut:
-            counters["time_limit_hit"] = 1
-        if best is not None:
-            counters["enumerated"] = math.comb(int(el.size), n)
-            rows, u = best
-            st = "optimal" if unknown == 0 else "feasible"
+                unknown += int(starts.size) - k_start  # the starts not looked at
+                break
+            counters["starts"] += 1
+            bar.update(1)
+            tmax = ref.window_max(pool.times, sub, np.array([t]), request.duration)[0]
+            avail = cap - tmax
+            el = np.flatnonzero(np.all(avail >= e[None, :], axis=1))
+            if el.size < n:
+                continue
+            if prune and np.any(-np.sort(-avail[el], axis=0)[:n].sum(axis=0) < d):
+                continue
+            counters["solver_calls"] += 1
+            status, rows = feasible_subset(avail[el], d, n, backend=backend,
+                                           time_limit=time_limit, started=t_entry)  # fmt: skip
+            clock.lap("earliest")
+            if status == "infeasible":
+                continue
+            if rows is None:
+                unknown += 1
+                if status == "time_limit":
+                    counters["time_limit_hit"] = 1
+                continue
+            best = best_subset(avail[el], tmax[el], cap[el], d, n, enumerate_limit, deadline)
+            clock.lap("utilisation")
+            cut = (best is None and deadline is not None and time.perf_counter() >= deadline
+                   and math.comb(int(el.size), n) <= enumerate_limit)  # fmt: skip
+            if cut:
+                counters["time_limit_hit"] = 1
+            if best is not None:
+                counters["enumerated"] = math.comb(int(el.size), n)
+                rows, u = best
+                st = "optimal" if unknown == 0 else "feasible"
+                return solution(prob, "exact", t, nodes[el[rows]], tmax[el[rows]], seed, params,
+                                clock.done(), counters, status=st, proven=unknown == 0,
+                                bound=u if unknown == 0 else None)  # fmt: skip
+            ker = kernels("compiled")
+            rows, _ = ker.swap_search(avail[el], tmax[el], cap[el], d, rows, 10**6)
+            why = ("the time limit stopped its enumeration" if cut
+                   else f"C({el.size}, {n}) > enumerate_limit")  # fmt: skip
+            message = (f"start {t:g} s {'proven earliest' if unknown == 0 else 'found'}; "
+                       f"utilisation factor not proven maximal ({why})")  # fmt: skip
+            if unknown:
+                message += f"; {unknown} earlier start(s) undecided within the time limit"
             return solution(prob, "exact", t, nodes[el[rows]], tmax[el[rows]], seed, params,
-                            clock.done(), counters, status=st, proven=unknown == 0,
-                            bound=u if unknown == 0 else None)  # fmt: skip
-        ker = kernels("compiled")
-        rows, _ = ker.swap_search(avail[el], tmax[el], cap[el], d, rows, 10**6)
-        return solution(prob, "exact", t, nodes[el[rows]], tmax[el[rows]], seed, params,
-                        clock.done(), counters, status="feasible", proven=unknown == 0,
-                        message=f"start {t:g} s {'proven earliest' if unknown == 0 else 'found'}; "
-                        "utilisation factor not proven maximal ("
-                        + ("the time limit stopped its enumeration" if cut
-                           else f"C({el.size}, {n}) > enumerate_limit")
-                        + ")" + (f"; {unknown} earlier start(s) undecided within the time limit"
-                                 if unknown else ""))  # fmt: skip
+                            clock.done(), counters, status="feasible", proven=unknown == 0,
+                            message=message)  # fmt: skip
     if unknown:
         reason = {"reason": "time_limit", "undecided_starts": unknown, "message":
                   f"no solution found; {unknown} start(s) undecided within the time limit"}
