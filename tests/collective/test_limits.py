@@ -96,3 +96,13 @@ def json_line(text: str) -> dict:
     import json
 
     return json.loads(text.strip().splitlines()[-1])
+
+
+def test_a_thread_batch_timeout_stops_the_python_scan():
+    from coalloc.collective import Instance
+    from coalloc.collective.generators import section42_requests, table1_pool
+    from tests._timeouts import assert_times_out
+
+    pool = table1_pool(606, seed=1)
+    request = section42_requests(pool, 30, 1, seed=1)[0][1]
+    assert_times_out(Instance(pool, request), "scan", backend="numpy")  # seconds: the twins

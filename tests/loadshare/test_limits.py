@@ -23,3 +23,12 @@ def test_gap_exact_limit_counts_the_hint_and_the_model(backend):
     assert res.status in ("feasible", "time_limit")
     if res.assignment is not None:
         assert verify_gap(inst, list(res.assignment), claimed=res.objective).ok
+
+
+@pytest.mark.slow
+def test_a_thread_batch_timeout_stops_the_python_dmcf():
+    from coalloc.loadshare import Instance
+    from coalloc.loadshare.generators import paper_setup
+    from tests._timeouts import assert_times_out
+
+    assert_times_out(Instance(paper_setup(5000, seed=1)), "dmcf-gga", backend="numpy")

@@ -29,6 +29,7 @@ def test_cli_exact_time_limit_and_backend(tmp_path, capsys):
     assert code == (1 if doc["mapping"] is None else 0)
 
 
+@pytest.mark.slow
 def test_cli_exact_options_are_the_exact_methods(tmp_path, capsys):
     t, p = tmp_path / "x.top", tmp_path / "x.ptop"
     t.write_text("node a pc\nnode b pc\nlink l a b 100000 0 0\n")
@@ -48,3 +49,13 @@ def test_cli_exact_options_are_the_exact_methods(tmp_path, capsys):
     assert exc.value.code == 2 and "invalid choice" in capsys.readouterr().err
     assert main([*args, "--method", "exact", "--time-limit", "5", "-p", "time_limit_s=6"]) == 2
     assert "disagree" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "method, size", [pytest.param("assign+", 200, marks=pytest.mark.slow), ("anneal", 60)]
+)
+def test_a_thread_batch_timeout_stops_the_python_mappers(method, size):
+    from tests._timeouts import assert_times_out
+
+    problem = testbed.Instance(g.random_topology(size, seed=1), g.deterlab(255, 5, seed=1))
+    assert_times_out(problem, method, backend="python")  # seconds: the twins
