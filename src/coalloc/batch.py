@@ -29,17 +29,21 @@ Guarantees, whatever runs the batch:
 Timeouts and interrupts (``timeout=`` seconds per instance), per executor:
 
 - ``backend="processes"`` (the pool solve_many creates): every instance runs under a
-  cancellation scope (:mod:`coalloc._shared.interrupt`), so the compiled kernels stop it
-  with ``TimeoutError`` at their next poll (about 50 ms); an instance still running
-  ``timeout + grace`` seconds after it started (Python code that never reaches a kernel,
-  a MILP backend) has its worker process killed and replaced, exactly as a crash: the other
-  instances are solved again if they were lost with it. Either way the instance is a
-  :class:`BatchError` with ``exc_type="TimeoutError"`` and a message saying so.
+  cancellation scope (:mod:`coalloc._shared.interrupt`), so the compiled kernels and the
+  families' long Python loops stop it with ``TimeoutError`` at their next poll (about
+  50 ms); an instance still running ``timeout + grace`` seconds after it started (a MILP
+  backend, a long step that does not poll) has its worker process killed and replaced,
+  exactly as a crash: the other instances are solved again if they were lost with it.
+  Either way the instance is a :class:`BatchError` with ``exc_type="TimeoutError"`` and a
+  message saying so. Every worker keeps its temporary files (CBC's model files included)
+  in a folder of its own that the batch removes, so a killed worker leaves none behind.
 - threads, ``backend="serial"``, a caller's executor (a ``ProcessPoolExecutor``, Dask):
   cooperative only. The compiled kernels stop within about 50 ms of the deadline (plus one
-  iteration of their outer loop), and a chunk checks between its instances; pure-Python
-  code (the ``backend="numpy"`` twins, the MILP backends, which have their own
-  ``time_limit``) runs on until it calls a kernel or returns. A thread cannot be killed.
+  iteration of their outer loop), the families' long Python loops (the ``backend="numpy"``
+  twins included) at their next check of :func:`coalloc._shared.interrupt.check`, and a
+  chunk checks between its instances; the MILP backends (which have their own
+  ``time_limit``) and single steps that do not poll run on until they return. A thread
+  cannot be killed.
 - Ctrl-C (``KeyboardInterrupt`` in the calling thread): the chunks not started are
   cancelled, the running instances of a thread pool are cancelled through the same scope
   (they stop at the kernels' next poll), a process pool solve_many created has its workers
@@ -53,8 +57,10 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import queue as _queue
+import shutil
 import signal
 import sys
+import tempfile
 import time
 import traceback as _traceback
 from collections import deque
@@ -309,9 +315,30 @@ _WORKER_REPORTS: Any = None
 _WORKER_GENERATION = 0
 
 
-def _init_worker(reports: Any, generation: int) -> None:
+def _init_worker(reports: Any, generation: int, temp_root: Optional[str] = None) -> None:
     global _WORKER_REPORTS, _WORKER_GENERATION
     _WORKER_REPORTS, _WORKER_GENERATION = reports, generation
+    if temp_root is not None:
+        _use_temp_dir(temp_root)
+
+
+def _use_temp_dir(temp_root: str) -> None:
+    """Make ``<temp_root>/<pid>`` this worker's temporary folder (Python's ``tempfile`` and,
+    through ``TMPDIR``, the processes it starts, e.g. CBC): when the worker is killed, the
+    parent removes what it left there (see :func:`_worker_temp_dir`)."""
+    path = _worker_temp_dir(temp_root, os.getpid())
+    os.makedirs(path, exist_ok=True)
+    os.environ["TMPDIR"] = path
+    tempfile.tempdir = path
+
+
+def _worker_temp_dir(temp_root: str, pid: int) -> str:
+    return os.path.join(temp_root, str(pid))
+
+
+def _new_temp_root() -> str:
+    """The folder of a process pool's temporary folders, removed when the batch ends."""
+    return tempfile.mkdtemp(prefix="coalloc_batch_")
 
 
 def _report(index: int, start: Optional[float]) -> None:
@@ -425,8 +452,9 @@ class _Watchdog:
 
     tick = 0.05  # seconds between two looks at the running instances
 
-    def __init__(self, timeout: float):
+    def __init__(self, timeout: float, temp_root: Optional[str] = None):
         self.timeout = timeout
+        self.temp_root = temp_root
         self.grace = max(1.0, 0.1 * timeout)
         self.reports = multiprocessing.get_context().Queue()
         self.generation = 0
@@ -438,7 +466,7 @@ class _Watchdog:
         self.running.clear()
         return cf.ProcessPoolExecutor(
             max_workers=workers, initializer=_init_worker,
-            initargs=(self.reports, self.generation),
+            initargs=(self.reports, self.generation, self.temp_root),
         )  # fmt: skip
 
     def _drain(self) -> None:
@@ -467,6 +495,8 @@ class _Watchdog:
                 _kill_worker(pid)
             except OSError:
                 continue
+            if self.temp_root is not None:  # what it (or its CBC) left in its temp folder
+                shutil.rmtree(_worker_temp_dir(self.temp_root, pid), ignore_errors=True)
             self.killed.add(index)
             message = (
                 f"{_timeout_message(self.timeout)}: its worker process was killed and "
@@ -483,22 +513,28 @@ class _Watchdog:
 
 
 def _new_process_pool(
-    old: cf.Executor, workers: int, watchdog: Optional[_Watchdog] = None
-) -> cf.Executor:
-    old.shutdown(wait=False, cancel_futures=True)
+    old: Optional[cf.Executor], workers: int, watchdog: Optional[_Watchdog] = None,
+    temp_root: Optional[str] = None,
+) -> cf.Executor:  # fmt: skip
+    """A process pool for a batch (replacing ``old``), whose workers keep their temporary
+    files in folders of ``temp_root`` that the batch removes, even after a kill."""
+    if old is not None:
+        old.shutdown(wait=False, cancel_futures=True)
     if watchdog is not None:
         return watchdog.new_pool(workers)
-    return cf.ProcessPoolExecutor(max_workers=workers)
+    return cf.ProcessPoolExecutor(
+        max_workers=workers, initializer=_init_worker, initargs=(None, 0, temp_root)
+    )
 
 
 def _isolate_crash(
     chunk: list, args: tuple, pool: cf.Executor, workers: int,
-    watchdog: Optional[_Watchdog] = None,
+    watchdog: Optional[_Watchdog] = None, temp_root: Optional[str] = None,
 ):  # fmt: skip
     """Re-run a chunk whose worker died one instance at a time in a fresh pool; an instance
     that kills its worker again is recorded as crashed (or as timed out, when the watchdog
     killed it). Returns (records, pool, pool)."""
-    pool = _new_process_pool(pool, workers, watchdog)
+    pool = _new_process_pool(pool, workers, watchdog, temp_root)
     records = []
     for k in range(len(chunk)):
         i, item, s = chunk[k]
@@ -520,7 +556,7 @@ def _isolate_crash(
                     "out of memory); the other instances of the batch were not affected"
                 )
                 records.append(_chunk_failed(died, i, item, s))
-            pool = _new_process_pool(pool, workers, watchdog)
+            pool = _new_process_pool(pool, workers, watchdog, temp_root)
     return records, pool, pool
 
 
@@ -750,8 +786,8 @@ def solve_many(
         ``backend="processes"`` it is enforced (the compiled kernels stop it within about
         50 ms, else its worker process is killed and replaced after a grace of
         ``max(1, timeout / 10)`` s); with threads, serially and on a caller's executor it is
-        cooperative: the compiled kernels stop within about 50 ms, pure-Python code and the
-        MILP backends run on until they return (see the module docstring).
+        cooperative: the compiled kernels and the families' Python loops stop within about
+        50 ms, the MILP backends run on until they return (see the module docstring).
     **params
         Solver parameters, passed to the family's ``solve`` for every instance (for CTAAP
         also ``bound=True``, see :func:`coalloc.solve`). Names no candidate family's method
@@ -954,6 +990,7 @@ def _run(
 
     owned: Optional[cf.Executor] = None
     watchdog: Optional[_Watchdog] = None
+    temp_root: Optional[str] = None  # the temporary folders of an owned process pool
     interrupted = False
     pending: Deque[Tuple[list, cf.Future]] = deque()
     try:
@@ -969,12 +1006,13 @@ def _run(
                 yield from emit(records)
             return
 
-        if executor is None and backend == "processes" and timeout is not None:
-            watchdog = _Watchdog(timeout)
-            executor = owned = watchdog.new_pool(workers)
+        if executor is None and backend == "processes":
+            temp_root = _new_temp_root()
+            if timeout is not None:
+                watchdog = _Watchdog(timeout, temp_root)
+            executor = owned = _new_process_pool(None, workers, watchdog, temp_root)
         elif executor is None:
-            pool = cf.ProcessPoolExecutor if backend == "processes" else cf.ThreadPoolExecutor
-            executor = owned = pool(max_workers=workers)
+            executor = owned = cf.ThreadPoolExecutor(max_workers=workers)
         sizes = {}  # future -> chunk size, for the futures not yet counted as done
         exhausted = False
 
@@ -1018,7 +1056,8 @@ def _run(
                 if owned is None:  # the caller's executor: it cannot be replaced here
                     records = [_chunk_failed(exc, i, item, s) for i, item, s in chunk]
                 else:  # a worker died: only the instance that killed it is lost
-                    records, executor, owned = _isolate_crash(chunk, args, owned, workers, watchdog)
+                    records, executor, owned = _isolate_crash(chunk, args, owned, workers, watchdog,
+                                                              temp_root)  # fmt: skip
                     done -= _resubmit(pending, sizes, args, executor)
             except Exception as exc:  # the chunk never ran or never came back
                 records = [_chunk_failed(exc, i, item, s) for i, item, s in chunk]
@@ -1039,5 +1078,7 @@ def _run(
             owned.shutdown(wait=True, cancel_futures=True)
         if watchdog is not None:
             watchdog.close()
+        if temp_root is not None:  # after the pool: no worker writes there any more
+            shutil.rmtree(temp_root, ignore_errors=True)
         if progress is not None and hasattr(progress, "close"):
             progress.close()

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -55,15 +56,19 @@ def test_a_slow_instance_times_out_in_the_kernels_and_the_others_are_solved(back
 
 
 @pytest.mark.slow
-def test_processes_kill_an_instance_that_never_reaches_a_kernel():
-    """The NumPy twins are Python code the scope cannot stop: the worker is killed and
-    replaced, the others (before and after it) are solved."""
+def test_processes_kill_an_instance_in_cbc_and_leave_no_temporary_file(tmp_path, monkeypatch):
+    """A MILP back-end runs where the scope cannot stop it (CBC in its own process): the
+    worker is killed and replaced, the others (before and after it) are solved, and nothing
+    the worker or its CBC wrote outlives the batch (the parent removes the workers' folders)."""
+    pytest.importorskip("pulp")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the workers inherit it (fork)
     small = _small(3)
-    batch = [small[0], _slow(), small[1], small[2]]
+    slow = coalloc.generators.fig3(200, seed=1)  # CBC finds nothing for far longer than 2 s
+    batch = [small[0], slow, small[1], small[2]]
     start = time.monotonic()
     results = coalloc.solve_many(
-        batch, backend="processes", n_jobs=2, timeout=5.0,
-        options={"backend": "numpy", "local_search": 0},
+        batch, "exact", backend="processes", n_jobs=2, timeout=1.0,
+        options={"backend": "cbc", "time_limit": 60},
     )  # fmt: skip
     elapsed = time.monotonic() - start
     slow = results[1]
@@ -71,6 +76,7 @@ def test_processes_kill_an_instance_that_never_reaches_a_kernel():
     assert "worker process was killed" in slow.message
     _check_others(batch, results, 1)
     assert elapsed < 30.0, elapsed
+    assert sorted(os.listdir(tmp_path)) == []  # not even the batch's own folder
 
 
 def test_timeout_is_validated():

@@ -25,7 +25,15 @@ from typing import Optional
 
 __all__ = ["Cancelled", "Scope", "check", "current"]
 
-_local = threading.local()
+
+class _Local(threading.local):
+    #: The innermost scope of the thread. A class default, so that reading it where no scope
+    #: was ever entered is a plain attribute lookup (a missing attribute of a
+    #: ``threading.local`` costs an AttributeError, microseconds: too much for hot loops).
+    scope: Optional[Scope] = None
+
+
+_local = _Local()
 
 
 class Cancelled(Exception):

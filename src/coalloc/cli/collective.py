@@ -8,6 +8,7 @@ import sys
 from .. import collective
 from .._shared.result import jsonable
 from ..collective import io as cio
+from ..collective.exact import EXACT_BACKENDS
 from . import _common as common
 
 __all__ = ["add_commands"]
@@ -50,7 +51,9 @@ def _read_pair(args):
 
 def _cmd_solve(args) -> int:
     pool, request = _read_pair(args)
-    params = dict(args.param or [])
+    # --backend / --time-limit are the exact method's (its integer-programming back-end and
+    # its one deadline); the kernels' backend of scan and cankar stays -p backend=numpy.
+    params = common.exact_params(args)
     result = collective.coallocate(pool, request, args.method, seed=args.seed, **params)
     if result.start is None:
         if args.output:
@@ -192,6 +195,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
                    choices=sorted(collective.METHODS))  # fmt: skip
     common.add_seed(p)
     common.add_params(p, "backend=numpy")
+    common.add_exact_options(p, EXACT_BACKENDS)
     common.add_output(p, "write the result as JSON to this file")
     p.add_argument("--reserve-to", metavar="FILE",
                    help="reserve the solution and write the updated pool here")  # fmt: skip

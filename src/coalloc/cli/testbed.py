@@ -51,10 +51,30 @@ def _trunk_lines(ptop, result) -> list:
         for lk, x in loaded)]  # fmt: skip
 
 
+#: Back-ends of the exact method: its CP-SAT model (coalloc.testbed.exact).
+EXACT_BACKENDS = ("cpsat",)
+
+
+def _exact_params(args) -> dict:
+    """The method's parameters with ``--time-limit``/``--backend`` (exact method only).
+
+    ``--time-limit`` is the exact method's ``time_limit_s``; ``--backend`` can only name its
+    one back-end, CP-SAT, and is not passed on.
+    """
+    params = common.exact_params(args)
+    if "time_limit" in params and args.method == "exact":
+        if "time_limit_s" in params and params["time_limit_s"] != params["time_limit"]:
+            raise ValueError("--time-limit and -p time_limit_s=... disagree")
+        params["time_limit_s"] = params.pop("time_limit")
+    if args.method == "exact" and params.get("backend") in EXACT_BACKENDS:
+        del params["backend"]
+    return params
+
+
 def _cmd_assign(args) -> int:
+    params = _exact_params(args)
     top = testbed.read_top(args.top)
     ptop = testbed.read_ptop(args.ptop)
-    params = dict(args.param or [])
     result = testbed.assign(top, ptop, args.method, seed=args.seed, **params)
     report = None
     quality, info = [], {}
@@ -156,6 +176,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("--method", default=testbed.DEFAULT_METHOD, choices=sorted(testbed.METHODS))
     common.add_seed(p, "seed of the annealer")
     common.add_params(p, "scoring=\"2m\"")
+    common.add_exact_options(p, EXACT_BACKENDS)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument(
         "--exact-bound", type=float, default=None, metavar="SECONDS",

@@ -26,6 +26,7 @@ from typing import Optional
 
 import numpy as np
 
+from .._shared import interrupt
 from .._shared import params as checks
 from .._shared.seeding import check_seed, kernel_seed, streams
 from .core import Clock, Problem, check_backend, kernels, rejected, solution
@@ -122,6 +123,7 @@ def cankar(
                         proven=False)  # fmt: skip
 
     while True:
+        interrupt.check()  # a batch's timeout or cancellation
         counters["phase1"] += 1
         if m > m_max:
             return reject({"phase": "I", "reason": "m_max", "m": m, "message":
@@ -164,6 +166,7 @@ def cankar(
         # Phase IV.
         found = None
         for c in cand_idx:
+            interrupt.check()  # a batch's timeout or cancellation
             ra = np.flatnonzero(ok_all[c])
             if ra.size < n:
                 continue

@@ -22,12 +22,13 @@ program's solution is improved by best-improvement swaps and the status is ``"fe
 from __future__ import annotations
 
 import math
+import time
 from itertools import combinations
 from typing import Optional
 
 import numpy as np
 
-from .._shared import milp
+from .._shared import interrupt, milp, progress
 from .._shared import params as checks
 from .._shared.seeding import check_seed
 from .core import Clock, Problem, decrease_starts, kernels, rejected, solution
@@ -41,12 +42,17 @@ _SCALE = 1e6
 
 
 def feasible_subset(avail: np.ndarray, d: np.ndarray, count: int, *, backend: str = "highs",
-                    time_limit: Optional[float] = None, weights: Optional[np.ndarray] = None):
+                    time_limit: Optional[float] = None, weights: Optional[np.ndarray] = None,
+                    started: Optional[float] = None):
     """Is there a set of ``count`` rows of ``avail`` whose column sums reach ``d``?
 
+    ``time_limit`` counts from ``started`` (a ``time.perf_counter()`` value; default: this
+    call), so that a caller running several tests under one deadline passes its own start.
     Returns ``(status, rows)``: ``"feasible"`` with the rows, ``"infeasible"`` (proven) or
     ``"time_limit"``/``"error"`` with None.
     """  # fmt: skip
+    started = time.perf_counter() if started is None else float(started)
+    # No progress display per program (no objective to show): exact() shows the starts.
     k, m = avail.shape
     if backend == "cpsat":
         cp = milp.import_backend("cpsat")
@@ -58,7 +64,8 @@ def feasible_subset(avail: np.ndarray, d: np.ndarray, count: int, *, backend: st
             coef = np.floor(avail[:, i] * scale).astype(np.int64)  # rounded down: conservative
             need = int(math.ceil(d[i] * scale))
             model.Add(sum(int(c) * x for c, x in zip(coef, xs)) >= need)
-        out = milp.run_cpsat(cp, model, xs, rows=m + 1, time_limit=time_limit)
+        out = milp.run_cpsat(cp, model, xs, rows=m + 1, time_limit=time_limit, started=started,
+                             progress=False)  # fmt: skip
     else:
         a = np.vstack([np.ones((1, k)), avail.T])
         lo = np.concatenate([[count], d])
@@ -68,7 +75,8 @@ def feasible_subset(avail: np.ndarray, d: np.ndarray, count: int, *, backend: st
         cost = np.zeros(k) if weights is None else weights
         out = milp.run_milp(backend, milp.import_backend(backend), cost, sp.csr_matrix(a), lo,
                             hi, integrality=np.ones(k), lb=0.0, ub=1.0, sense="min",
-                            time_limit=time_limit, mip_gap=0.0)  # fmt: skip
+                            time_limit=time_limit, mip_gap=0.0, started=started,
+                            progress=False)  # fmt: skip
     if out.x is not None and out.status in ("optimal", "feasible", "time_limit"):
         rows = np.flatnonzero(np.round(out.x[:k]) > 0.5)
         if rows.size == count and np.all(avail[rows].sum(axis=0) >= d):
@@ -80,16 +88,20 @@ def feasible_subset(avail: np.ndarray, d: np.ndarray, count: int, *, backend: st
     return ("time_limit" if out.time_limit_hit or out.status == "time_limit" else "error"), None
 
 
-def best_subset(avail, tmax, cap, d, count, limit):
+def best_subset(avail, tmax, cap, d, count, limit, deadline=None):
     """The subset of ``count`` rows with every total met and the largest factor, by
-    enumeration of all ``C(k, count)`` subsets (None when there are more than ``limit``
-    or none is admissible). Returns ``(rows, factor)``."""
+    enumeration of all ``C(k, count)`` subsets (None when there are more than ``limit``,
+    when none is admissible, or when ``time.perf_counter()`` passes ``deadline`` before the
+    enumeration ends). Returns ``(rows, factor)``."""
     k = avail.shape[0]
     if math.comb(k, count) > limit:
         return None
     best_rows, best_u = None, -1.0
     it = combinations(range(k), count)
     while True:
+        interrupt.check()  # about every 4096 subsets: a batch's timeout, a cancelled batch
+        if deadline is not None and time.perf_counter() >= deadline:
+            return None
         block = np.fromiter((j for c in _take(it, 4096) for j in c), dtype=np.int64)
         if block.size == 0:
             break
@@ -135,7 +147,10 @@ def exact(
     backend : {"highs", "cbc", "cpsat"}
         Integer-programming back-end of the feasibility tests (shared runner).
     time_limit : float, optional
-        Seconds per feasibility test.
+        Seconds for the whole call, from its entry: every feasibility test (its model
+        building included) gets what is left, and the enumeration of the utilisation step
+        stops at the limit. A call stopped by the limit says so in its message and in
+        ``iterations["time_limit_hit"]`` (1).
     enumerate_limit : int
         Largest number of subsets enumerated to prove the best utilisation.
     prune : bool
@@ -161,6 +176,7 @@ def exact(
     >>> r.status, sorted(r.resources.tolist())
     ('optimal', [1, 2])
     """
+    t_entry = time.perf_counter()  # the time limit counts from here
     seed = check_seed(seed)
     checks.choice(backend, EXACT_BACKENDS, "backend")
     time_limit = checks.time_limit(time_limit)
@@ -171,7 +187,8 @@ def exact(
     clock = Clock()
     n, e, d = request.count, prob.e, prob.d
     nodes = prob.matching
-    counters = {"starts": 0, "solver_calls": 0, "enumerated": 0}
+    counters = {"starts": 0, "solver_calls": 0, "enumerated": 0, "time_limit_hit": 0}
+    deadline = None if time_limit is None else t_entry + time_limit
     if nodes.size < n:
         reason = {"reason": "too_few_matching", "matching": int(nodes.size), "message":
                   f"no solution: only {nodes.size} nodes match labels and minimums, {n} needed"}
@@ -181,45 +198,64 @@ def exact(
     cap = pool.capacity[nodes]
     sub = pool.reserved[nodes]
     unknown = 0
-    for t in starts:
-        counters["starts"] += 1
-        tmax = ref.window_max(pool.times, sub, np.array([t]), request.duration)[0]
-        avail = cap - tmax
-        el = np.flatnonzero(np.all(avail >= e[None, :], axis=1))
-        if el.size < n:
-            continue
-        if prune and np.any(-np.sort(-avail[el], axis=0)[:n].sum(axis=0) < d):
-            continue
-        counters["solver_calls"] += 1
-        status, rows = feasible_subset(avail[el], d, n, backend=backend, time_limit=time_limit)
-        clock.lap("earliest")
-        if status == "infeasible":
-            continue
-        if rows is None:
-            unknown += 1
-            continue
-        best = best_subset(avail[el], tmax[el], cap[el], d, n, enumerate_limit)
-        clock.lap("utilisation")
-        if best is not None:
-            counters["enumerated"] = math.comb(int(el.size), n)
-            rows, u = best
-            st = "optimal" if unknown == 0 else "time_limit"  # earlier starts undecided
+    show = progress.exact_progress_wanted(None)  # the CLI, on a terminal
+    with progress.progress(total=int(starts.size), desc="exact: candidate starts", unit="start",
+                           disable=not show, leave=False) as bar:  # fmt: skip
+        for k_start, t in enumerate(starts):
+            interrupt.check()  # a batch's timeout or cancellation, between two starts
+            if deadline is not None and time.perf_counter() >= deadline:
+                counters["time_limit_hit"] = 1
+                unknown += int(starts.size) - k_start  # the starts not looked at
+                break
+            counters["starts"] += 1
+            bar.update(1)
+            tmax = ref.window_max(pool.times, sub, np.array([t]), request.duration)[0]
+            avail = cap - tmax
+            el = np.flatnonzero(np.all(avail >= e[None, :], axis=1))
+            if el.size < n:
+                continue
+            if prune and np.any(-np.sort(-avail[el], axis=0)[:n].sum(axis=0) < d):
+                continue
+            counters["solver_calls"] += 1
+            status, rows = feasible_subset(avail[el], d, n, backend=backend,
+                                           time_limit=time_limit, started=t_entry)  # fmt: skip
+            clock.lap("earliest")
+            if status == "infeasible":
+                continue
+            if rows is None:
+                unknown += 1
+                if status == "time_limit":
+                    counters["time_limit_hit"] = 1
+                continue
+            best = best_subset(avail[el], tmax[el], cap[el], d, n, enumerate_limit, deadline)
+            clock.lap("utilisation")
+            cut = (best is None and deadline is not None and time.perf_counter() >= deadline
+                   and math.comb(int(el.size), n) <= enumerate_limit)  # fmt: skip
+            if cut:
+                counters["time_limit_hit"] = 1
+            if best is not None:
+                counters["enumerated"] = math.comb(int(el.size), n)
+                rows, u = best
+                st = "optimal" if unknown == 0 else "time_limit"  # earlier starts undecided
+                return solution(prob, "exact", t, nodes[el[rows]], tmax[el[rows]], seed, params,
+                                clock.done(), counters, status=st, proven=unknown == 0,
+                                bound=u if unknown == 0 else None,
+                                message="" if unknown == 0 else f"start {t:g} s not proven "
+                                f"earliest ({unknown} earlier start(s) undecided within the "
+                                f"time limit), utilisation factor {u:.6g} proven maximal "
+                                "there")  # fmt: skip
+            ker = kernels("compiled")
+            rows, _ = ker.swap_search(avail[el], tmax[el], cap[el], d, rows, 10**6)
+            why = ("the time limit stopped its enumeration" if cut
+                   else f"C({el.size}, {n}) > enumerate_limit")  # fmt: skip
+            message = (f"start {t:g} s {'proven earliest' if unknown == 0 else 'found'}; "
+                       f"utilisation factor not proven maximal ({why})")  # fmt: skip
+            if unknown:
+                message += f"; {unknown} earlier start(s) undecided within the time limit"
             return solution(prob, "exact", t, nodes[el[rows]], tmax[el[rows]], seed, params,
-                            clock.done(), counters, status=st, proven=unknown == 0,
-                            bound=u if unknown == 0 else None,
-                            message="" if unknown == 0 else f"start {t:g} s not proven earliest "
-                            f"({unknown} earlier start(s) undecided within the time limit), "
-                            f"utilisation factor {u:.6g} proven maximal there")  # fmt: skip
-        ker = kernels("compiled")
-        rows, _ = ker.swap_search(avail[el], tmax[el], cap[el], d, rows, 10**6)
-        return solution(prob, "exact", t, nodes[el[rows]], tmax[el[rows]], seed, params,
-                        clock.done(), counters, proven=unknown == 0,
-                        status="feasible" if unknown == 0 else "time_limit",
-                        message=f"start {t:g} s "
-                        + ("proven earliest" if unknown == 0 else f"not proven earliest "
-                           f"({unknown} earlier start(s) undecided within the time limit)")
-                        + "; utilisation factor not proven "
-                        f"maximal (C({el.size}, {n}) > enumerate_limit)")  # fmt: skip
+                            clock.done(), counters, proven=unknown == 0,
+                            status="time_limit" if unknown or cut else "feasible",
+                            message=message)  # fmt: skip
     if unknown:
         reason = {"reason": "time_limit", "undecided_starts": unknown, "message":
                   f"no solution found; {unknown} start(s) undecided within the time limit"}

@@ -28,6 +28,7 @@ from typing import Optional
 
 import numpy as np
 
+from .._shared import interrupt
 from .._shared import params as checks
 from .._shared.seeding import check_seed
 from .core import Clock, Problem, check_backend, kernels, rejected, solution
@@ -178,6 +179,7 @@ def scan(
 
     pos = 0
     while pos < starts.size:
+        interrupt.check()  # a batch's timeout or cancellation
         rest = starts[pos:]
         stop, codes, elig, props, vals, tmax = ker.scan_screen(
             pool.times, pool.reserved, nodes, rest, request.duration, cap, e, d, n, block,
@@ -223,6 +225,7 @@ def scan(
                 counters["swap_rounds"] += k
                 cands.append(r)
             for s0 in starts_[1:]:  # this start is feasible: more starts for the factor
+                interrupt.check()  # a batch's timeout or cancellation
                 r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds)
                 counters["swap_rounds"] += k
                 if np.all(a[r].sum(axis=0) >= d):

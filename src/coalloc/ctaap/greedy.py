@@ -15,6 +15,7 @@ from typing import Optional
 
 import numpy as np
 
+from .._shared import interrupt
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
 
@@ -43,7 +44,9 @@ def first_fit(request: Request, offer: Offer, order: np.ndarray) -> np.ndarray:
     B, BT, bhat = request.bandwidth, request.bandwidth_transpose, offer.bandwidth
     assign = np.full(n, -1, dtype=np.int64)
     free = offer.capacity.copy()
-    for i in order.tolist():
+    for k, i in enumerate(order.tolist()):
+        if not k & 255:
+            interrupt.check()  # a batch's timeout or cancellation
         cand = fits[i] & (free > 0)
         if not cand.any():
             continue

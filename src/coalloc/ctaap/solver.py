@@ -23,6 +23,7 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 
+from .._shared import interrupt
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
 
@@ -426,6 +427,7 @@ class _NumPy:
         t_match = t_count = 0.0
         removals = 0
         while True:
+            interrupt.check()  # a batch's timeout or cancellation
             t0 = time.perf_counter()
             assign = b_matching_reference(weights, allowed, offer.capacity, cardinality_first)
             t1 = time.perf_counter()

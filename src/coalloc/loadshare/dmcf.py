@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._shared import interrupt
 from .._shared.params import integer, number
 from .._shared.progress import progress as _progress
 from .._shared.seeding import check_seed, kernel_seed, streams
@@ -185,6 +186,17 @@ def first_fit(problem: LoadSharingProblem, coalition: np.ndarray, *, phase2: str
     return placement, float(tp.sum()), int(probes), int(moved)
 
 
+def _result(future: Any) -> Any:
+    """``future.result()``, looking at the calling thread's cancellation scope every 50 ms
+    (the chunks run in the executor's threads, outside it: a batch's timeout stops the wait
+    and the chunks still running end on their own)."""
+    while True:
+        try:
+            return future.result(timeout=0.05)
+        except cf.TimeoutError:
+            interrupt.check()
+
+
 def _ff_task(coal, node_cap, job_size, job_origin, order, k, backend):
     """Executor task: first fit of ``k`` coalitions given as a sub-problem (local ids).
 
@@ -246,7 +258,7 @@ class _Sharer:
                             self.executor.submit(_ff_task, *args, self.backend)))  # fmt: skip
         probes = moved = 0
         for part, nodes, jobs, fut in futures:  # submission order: independent of timing
-            ctp, place, pr, mv = fut.result()
+            ctp, place, pr, mv = _result(fut)
             tp[part] = ctp
             placement[jobs] = nodes[place]
             probes += pr
@@ -414,6 +426,7 @@ def dmcf_gga(
     bar = _progress(total=max_generations, desc="dmcf-gga", unit="gen", disable=not progress)
     try:
         while g < max_generations and g - last_gain < patience:
+            interrupt.check()  # a batch's timeout or cancellation
             coal_load = np.bincount(coal, weights=node_load, minlength=nc)
             coal_cap = np.bincount(coal, weights=cap, minlength=nc)
             coal_count = np.bincount(coal, minlength=nc).astype(np.int64)

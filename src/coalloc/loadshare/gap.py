@@ -24,7 +24,8 @@ from typing import Any, List, Optional
 
 import numpy as np
 
-from .._shared.milp import import_backend, run_cpsat, run_milp
+from .._shared import interrupt
+from .._shared.milp import MilpOutcome, import_backend, run_cpsat, run_milp
 from .._shared.params import choice, integer
 from .._shared.params import time_limit as _time_limit
 from .._shared.result import Result, jsonable
@@ -289,7 +290,11 @@ def solve_gap(
     assign_all : bool, default True
         Every item must be assigned; False lets items stay unassigned (``-1``, no cost).
     time_limit : float, optional
-        Seconds (exact: the solver's limit; heuristic: stops the tabu search in rounds).
+        Seconds for the whole call, from its entry. Exact: the hint's tabu search (started,
+        under a limit, from the cheapest agent of every item, not from the LP, which cannot
+        be interrupted) gets at most a quarter of it and is dropped if it does not finish;
+        the model building counts; the solver gets the rest. Heuristic: stops the tabu
+        search in rounds.
     seed : int, optional
     backend : {"cpsat", "highs", "cbc"}, default "cpsat"
         Exact method's solver (non-integer costs: HiGHS is used instead of CP-SAT).
@@ -338,8 +343,19 @@ def solve_gap(
     if iterations is not None:
         iterations = integer(iterations, "iterations", 0)
     params = {"sense": sense, "assign_all": bool(assign_all), "time_limit": limit}
+    deadline = None if limit is None else t0 + limit  # the limit counts from the call
+    if method == "exact":
+        heur = None
+        if hint and limit is None:
+            _, x_lp = _lp(instance, sense, bool(assign_all))
+            heur = _heuristic(instance, sense, bool(assign_all), None, seed, iterations, x_lp)
+        elif hint:  # the hint's search may take a quarter of the limit, the solver the rest
+            heur = _timed_hint(instance, sense, bool(assign_all), seed, iterations,
+                               t0 + 0.25 * limit)  # fmt: skip
+        return _exact(instance, sense, bool(assign_all), limit, seed, backend, threads, heur,
+                      params, t0)  # fmt: skip
     bound, x_lp = _lp(instance, sense, bool(assign_all))
-    heur = _heuristic(instance, sense, bool(assign_all), limit, seed, iterations, x_lp)
+    heur = _heuristic(instance, sense, bool(assign_all), deadline, seed, iterations, x_lp)
     if method == "heuristic":
         assign, feasible, iters = heur
         bound = bound if with_bound else None
@@ -357,12 +373,12 @@ def solve_gap(
         return GapResult(status, "tabu search", "heuristic", assign, obj, bound,
                          _gap(obj, bound), sense, bool(assign_all), seed, params,
                          {"total": t}, {"tabu_iterations": iters})  # fmt: skip
-    return _exact(instance, sense, bool(assign_all), limit, seed, backend, threads,
-                  heur if hint else None, params, t0)  # fmt: skip
+    raise AssertionError(f"unreachable: method {method!r}")  # pragma: no cover
 
 
-def _heuristic(inst, sense, assign_all, limit, seed, iterations, x_lp=None):
-    """LP-rounding (else regret greedy) start + tabu search; returns (assignment, feasible,
+def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None):
+    """LP-rounding (else regret greedy) start + tabu search, in rounds that stop at
+    ``deadline`` (a ``time.perf_counter()`` value, or None); returns (assignment, feasible,
     iterations)."""
     sign = 1.0 if sense == "min" else -1.0
     cost = sign * inst.cost
@@ -384,7 +400,6 @@ def _heuristic(inst, sense, assign_all, limit, seed, iterations, x_lp=None):
     iters = iterations if iterations is not None else max(3000, 15 * n)
     assign = np.ascontiguousarray(start, dtype=np.int64)
     ks = kernel_seed(seed if seed is not None else 0)
-    deadline = None if limit is None else time.perf_counter() + limit
     done = 0
     feasible = False
     best_assign = assign.copy()
@@ -405,10 +420,30 @@ def _heuristic(inst, sense, assign_all, limit, seed, iterations, x_lp=None):
             best_assign = cur.copy()
         if deadline is not None and time.perf_counter() >= deadline:
             break
+        interrupt.check()  # a batch's timeout or cancellation, between two rounds
     out = best_assign.copy()
     if not assign_all:
         out[out == inst.m] = -1
     return out, feasible, done
+
+
+def _timed_hint(inst, sense, assign_all, seed, iterations, until):
+    """The exact method's hint under a time limit: the tabu search from the cheapest agent
+    of every item, stopped (its kernel included) at ``until``; None when it did not end."""
+    left = until - time.perf_counter()
+    if left <= 0 or inst.n == 0:
+        return None
+    cheapest = np.argmin(inst.cost if sense == "min" else -inst.cost, axis=0)
+    x_start = np.zeros((inst.m, inst.n))
+    x_start[cheapest, np.arange(inst.n)] = 1.0  # read by _heuristic as an LP solution
+    scope = interrupt.Scope(timeout=left)
+    try:
+        with scope:
+            return _heuristic(inst, sense, assign_all, until, seed, iterations, x_start)
+    except TimeoutError:
+        if scope.deadline is not None and time.monotonic() < scope.deadline:
+            raise  # an enclosing scope's timeout (a batch's), not the hint's
+        return None
 
 
 def _regret_greedy(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray) -> np.ndarray:
@@ -445,6 +480,57 @@ def _regret_greedy(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray) -> np.
     return assign
 
 
+class _OutOfTime(Exception):
+    """The time limit ran out while the CP-SAT model was built."""
+
+
+def _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads, seed, t0):
+    """Build the CP-SAT model of the GAP (looking at the clock every 4096 variables or
+    rows: :class:`_OutOfTime` past the limit) and solve it; the limit counts from ``t0``."""
+    deadline = None if limit is None else t0 + limit
+
+    def on_time(k: int) -> None:
+        if k % 4096 == 0:
+            interrupt.check()
+            if deadline is not None and time.perf_counter() > deadline:
+                raise _OutOfTime
+
+    m, n = inst.m, inst.n
+    model = pkg.CpModel()
+    xs = []
+    for k, (i, j) in enumerate(zip(ii.tolist(), jj.tolist())):
+        on_time(k)
+        xs.append(model.NewBoolVar(f"x{i}_{j}"))
+    by_item: List[list] = [[] for _ in range(n)]
+    by_agent: List[list] = [[] for _ in range(m)]
+    for k, (i, j) in enumerate(zip(ii.tolist(), jj.tolist())):
+        by_item[j].append(k)
+        by_agent[i].append(k)
+    for j in range(n):
+        on_time(j)
+        terms = [xs[k] for k in by_item[j]]
+        if assign_all:
+            model.AddExactlyOne(terms)
+        elif terms:
+            model.AddAtMostOne(terms)
+    for i in range(m):
+        on_time(0)
+        if by_agent[i]:
+            model.Add(sum(int(inst.weight[i, jj[k]]) * xs[k] for k in by_agent[i])
+                      <= int(inst.capacity[i]))  # fmt: skip
+    obj = sum(int(inst.cost[i, j]) * x for i, j, x in zip(ii.tolist(), jj.tolist(), xs))
+    on_time(0)
+    if sense == "min":
+        model.Minimize(obj)
+    else:
+        model.Maximize(obj)
+    if heur is not None and heur[1]:
+        for k, (i, j) in enumerate(zip(ii.tolist(), jj.tolist())):
+            model.AddHint(xs[k], int(heur[0][j] == i))
+    return run_cpsat(pkg, model, xs, rows=n + m, time_limit=limit, threads=threads, seed=seed,
+                     started=t0)  # the limit counts from the call (hint, import, model)
+
+
 def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params, t0):
     choice(backend, ("cpsat", "highs", "cbc"), "backend")
     if backend == "cpsat" and not inst.integral_cost:
@@ -456,33 +542,16 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
     pkg = import_backend(backend)
     t1 = time.perf_counter()
     if backend == "cpsat":
-        model = pkg.CpModel()
-        xs = [model.NewBoolVar(f"x{i}_{j}") for i, j in zip(ii.tolist(), jj.tolist())]
-        by_item: List[list] = [[] for _ in range(n)]
-        by_agent: List[list] = [[] for _ in range(m)]
-        for k, (i, j) in enumerate(zip(ii.tolist(), jj.tolist())):
-            by_item[j].append(k)
-            by_agent[i].append(k)
-        for j in range(n):
-            terms = [xs[k] for k in by_item[j]]
-            if assign_all:
-                model.AddExactlyOne(terms)
-            elif terms:
-                model.AddAtMostOne(terms)
-        for i in range(m):
-            if by_agent[i]:
-                model.Add(sum(int(inst.weight[i, jj[k]]) * xs[k] for k in by_agent[i])
-                          <= int(inst.capacity[i]))  # fmt: skip
-        obj = sum(int(inst.cost[i, j]) * x for i, j, x in zip(ii.tolist(), jj.tolist(), xs))
-        if sense == "min":
-            model.Minimize(obj)
-        else:
-            model.Maximize(obj)
-        if heur is not None and heur[1]:
-            for k, (i, j) in enumerate(zip(ii.tolist(), jj.tolist())):
-                model.AddHint(xs[k], int(heur[0][j] == i))
-        out = run_cpsat(pkg, model, xs, rows=n + m, time_limit=limit, threads=threads, seed=seed,
-                        started=t1)  # the limit counts the model building
+        try:
+            out = _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads,
+                                 seed, t0)  # fmt: skip
+        except _OutOfTime:
+            out = MilpOutcome(
+                x=None, bound=None, status="time_limit", solver_status=-1,
+                message="CP-SAT: not started, the time limit ran out while its model was "
+                "built; no solution found", nodes=0, time_limit_hit=True, infeasible=False,
+                rows=n + m, time_limit=limit,
+            )  # fmt: skip
     else:
         from scipy.sparse import coo_matrix, vstack
 
@@ -494,7 +563,7 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
         hi = np.concatenate([inst.capacity.astype(float), np.ones(n)])
         out = run_milp(backend, pkg, inst.cost[ii, jj], A, lo, hi, integrality=np.ones(k),
                        sense=sense, time_limit=limit, threads=threads, seed=seed,
-                       started=t1)  # fmt: skip
+                       started=t0)  # fmt: skip
     t_solve = time.perf_counter() - t1
     assign = None
     obj = None

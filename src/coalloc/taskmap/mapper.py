@@ -31,6 +31,7 @@ from typing import Any, Optional
 import numpy as np
 from scipy.sparse import csgraph
 
+from .._shared import interrupt
 from .._shared.result import Result
 from .._shared.seeding import check_seed, stream_seed, streams
 from .model import (
@@ -372,6 +373,8 @@ class _Engine:
         placed = 0
         n_u = unmapped.shape[0]
         for i in range(n_u):
+            if not i & 63:
+                interrupt.check()  # a batch's timeout or cancellation
             t = int(unmapped[i])
             ids = state.place(t, q)
             placed += 1
@@ -429,6 +432,7 @@ class _Engine:
         target = acceleration * state.max_occupancy()
         s_all, t_all, vol_all = self.tasks.edges()
         while True:
+            interrupt.check()  # a batch's timeout or cancellation
             link_occ = state.link_occupancy()
             node_occ = state.node_occupancy()
             l_best = int(np.argmax(link_occ)) if link_occ.shape[0] else -1
@@ -632,6 +636,7 @@ def map_tasks(
     rounds = accepted = 0
     if do_improve:
         while rounds < int(max_rounds):
+            interrupt.check()  # a batch's timeout or cancellation
             rounds += 1
             if not eng.improve(state, float(acceleration), bound_factor):
                 break

@@ -29,6 +29,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from .._shared import interrupt
 from .anneal import kernel_data
 from .problem import Problem
 from .routing import route
@@ -283,6 +284,7 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
             failure = _failure(pr, f, lists_idx)
     # lowest inter-switch bandwidth, ties by score; the first that routes wins
     for _isw, sc, row, where in cands:
+        interrupt.check()  # a batch's timeout or cancellation
         rt = route(pr, where)
         if rt.failure is None:
             return {"where": where, "routing": rt, "score": sc,

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._shared import interrupt
+
 __all__ = ["Xoshiro256", "window_max", "screen", "scan_screen", "select_and_swap", "phase5",
            "swap_search", "decrease_starts"]  # fmt: skip
 
@@ -85,6 +87,7 @@ def window_max(times, reserved, starts, duration):
     n, m, _ = reserved.shape
     out = np.empty((starts.shape[0], n, m))
     for s, t in enumerate(starts):
+        interrupt.check()  # the compiled kernel's poll (twin)
         k0 = int(np.searchsorted(times, t, side="right")) - 1
         k1 = int(np.searchsorted(times, t + duration, side="left"))
         out[s] = reserved[:, :, k0:max(k1, k0 + 1)].max(axis=2)
@@ -115,6 +118,7 @@ def screen(tmax, cap, e, d, count):
     prop = np.full(S, -1, dtype=np.int64)
     value = np.zeros(S)
     for s in range(S):
+        interrupt.check()  # the compiled kernel's poll (twin)
         meet = [0] * m
         ok = []
         for j in range(n):
@@ -205,6 +209,7 @@ def select_and_swap(avail, tmax, cap, d, count, l1, seed):
     c, mm = 1, 0
     limit = count * l1
     while any(sa[i] < d[i] for i in range(m)) and c <= limit and mm < n_a:
+        interrupt.check()  # the compiled kernel's poll (twin)
         mm += 1
         k = 0
         util = [(d[i] + st[i]) / sp[i] if sp[i] > 0 else np.inf for i in range(m)]
@@ -280,6 +285,7 @@ def phase5(avail, tmax, cap, d, sel, l2, seed):
     sa, st, sp = _sums(avail, sel), _sums(tmax, sel), _sums(cap, sel)
     cur = _factor(d, st, sp)
     for _ in range(count * l2):
+        interrupt.check()  # the compiled kernel's poll (twin)
         ps = rng.below(count)
         pa = rng.below(len(rest))
         out, inn = sel[ps], rest[pa]
@@ -342,6 +348,7 @@ def swap_search(avail, tmax, cap, d, sel, max_rounds):
     sa, st, sp = _sums(avail, sel), _sums(tmax, sel), _sums(cap, sel)
     rounds = 0
     while rounds < max_rounds:
+        interrupt.check()  # the compiled kernel's poll (twin)
         deficit = _deficit(d, sa)
         feasible = deficit == 0.0
         cur = _factor(d, st, sp) if feasible else deficit
@@ -417,6 +424,7 @@ def scan_screen(times, reserved, nodes, starts, duration, cap, e, d, count, firs
     sub = reserved[nodes]
     b0, B = 0, first_block
     while b0 < S:
+        interrupt.check()  # the compiled kernel's poll (twin)
         b1 = min(S, b0 + B)
         block = np.empty((b1 - b0, n, m))
         for s in range(b0, b1):

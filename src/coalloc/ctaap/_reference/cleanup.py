@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._shared import interrupt
 from .violations import violation_counts_reference
 
 
@@ -39,6 +40,7 @@ def match_and_clean_reference(
     matcher.solve()
     removals = 0
     while True:
+        interrupt.check()  # the compiled kernel's poll (twin)
         assign = matcher.assignment
         total, counts = violation_counts_reference(indptr, indices, data, bhat, assign)
         if total == 0:

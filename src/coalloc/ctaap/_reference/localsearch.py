@@ -30,6 +30,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..._shared import interrupt
+
 __all__ = [
     "conflict_tensor",
     "is_feasible",
@@ -272,6 +274,7 @@ class _State:
 
     def descend(self, counters):
         while True:
+            interrupt.check()  # the compiled kernel's poll (twin)
             if self.insert_one():
                 counters["insertions"] += 1
             elif self.swap_one():
@@ -346,6 +349,7 @@ def improve_reference(
     best, current = st.assign.copy(), st.assign.copy()
     best_size = cur_size = st.size
     for _ in range(max_iters):
+        interrupt.check()  # the compiled kernel's poll (twin)
         if best_size >= upper:
             break
         counters["iterations"] += 1

@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..._shared import interrupt
+
 
 def _row_sum_matrix(indptr, nnz: int) -> sp.csr_matrix:
     """Sparse ``(n, nnz)`` matrix that sums per-edge rows into per-task rows.
@@ -240,6 +242,7 @@ def sinkhorn_reference(X, capacity, max_iter, tol) -> tuple[np.ndarray, int]:
     X = np.array(X, dtype=np.float64)
     capacity = np.asarray(capacity, dtype=np.int64)
     for it in range(max_iter):
+        interrupt.check()  # the compiled kernel's poll (twin)
         new = _sinkhorn_step(X, capacity)
         diff = np.abs(new - X).max()
         X = new
@@ -336,6 +339,7 @@ def graduated_assignment_reference(
     while beta <= beta_f * (1 + 1e-12):
         steps += 1
         for _ in range(max_outer):
+            interrupt.check()  # the compiled kernel's poll (twin)
             prev = X.copy()
             q_evals += 1
             Q = _q_from_f(indptr, indices, F_out, X)

@@ -12,6 +12,8 @@ import bisect
 
 import numpy as np
 
+from ..._shared import interrupt
+
 __all__ = ["mix64", "migrate", "first_fit_all", "best_fit_decreasing"]
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -80,6 +82,7 @@ def first_fit_all(coal, node_cap, job_size, job_origin, job_order, dirty, placem
         jobs[int(coal[job_origin[j]])].append(j)
     probes = moved = 0
     for c in range(nc):
+        interrupt.check()  # the compiled kernel's poll (twin)
         if not dirty[c]:
             continue
         rem = {i: float(node_cap[i]) for i in members[c]}

@@ -7,6 +7,8 @@ same arithmetic on Python floats and ints, and the same splitmix64 draws, so
 
 from __future__ import annotations
 
+from ..._shared import interrupt
+
 __all__ = ["tabu_search"]
 
 MASK = (1 << 64) - 1
@@ -57,6 +59,7 @@ def tabu_search(cost, weight, capacity, assign, iterations, tenure, restart, swa
     step = n // swap_items if swap_items > 0 and n > swap_items else 1
     start = since = it = 0
     while it < iterations:
+        interrupt.check()  # the compiled kernel's poll (twin)
         it += 1
         bd, bdc, bdex, bi, bj, bk = 1e300, 0.0, 0, -1, -1, -1
         for j in range(n):

@@ -29,6 +29,8 @@ from collections import deque
 
 import numpy as np
 
+from ..._shared import interrupt
+
 __all__ = ["Xoshiro256", "flow_injection_reference", "KINDS"]
 
 MASK = (1 << 64) - 1
@@ -219,6 +221,7 @@ class _State:
         inj = 0
         split = False
         while not split and inj < p["max_injections"]:
+            interrupt.check()  # the compiled kernel's poll (twin)
             s = _draw(rng, w, total, -1)
             t = _draw(rng, w, total - w[s], s)
             inj += 1
@@ -233,6 +236,7 @@ class _State:
         rec["injections"] = inj
         rec["kind"] = 1
         while not split:  # forced: drop the weakest remaining edge, first in (u, v) order
+            interrupt.check()  # the compiled kernel's poll (twin)
             alive = self.edges_of(members)
             weakest = min(alive, key=lambda e: (self.cap[e], e))
             self.alive.discard(weakest)

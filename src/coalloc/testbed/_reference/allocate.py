@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from ..._shared import interrupt
+
 __all__ = ["allocate_all"]
 
 BIG = 1e18
@@ -221,6 +223,7 @@ def _allocate(d: dict, strategy: int, children: list, neighbours: list):
 
     nl = len(d["list_ptr"]) - 1
     for li in range(nl):
+        interrupt.check()  # the compiled kernel's poll (twin)
         L = [d["list_idx"][q] for q in range(d["list_ptr"][li], d["list_ptr"][li + 1])]
         todo = [v for v in range(nv) if vlist[v] == li and st.where[v] < 0]
         if not todo:
@@ -341,6 +344,7 @@ def _exchange(d: dict, st: _State, max_rounds: int, trunk_aware: bool) -> int:
     nv, nc = d["nv"], d["nc"]
     moves = 0
     for _ in range(max_rounds):
+        interrupt.check()  # the compiled kernel's poll (twin)
         tl = _loads(d, st.where) if trunk_aware else None
         # swap partners: virtual nodes with a link across switches
         bnd = [_local(d, st, u, st.where[u], -1, -1) > 0 for u in range(nv)]
@@ -431,6 +435,7 @@ def _kl_passes(d: dict, st: _State, trunk_aware: bool, max_passes: int = 3) -> i
         applied = []
         cum, best_cum, best_len = 0.0, 1e-9, 0
         for _step in range(min(nv, KL_STEPS)):
+            interrupt.check()  # the compiled kernel's poll (twin)
             tl = _loads(d, st.where) if trunk_aware else None
             over_now = 0.0
             if trunk_aware:
@@ -506,6 +511,7 @@ def _group_moves(d: dict, st: _State, children: list, trunk_aware: bool) -> int:
     for _ in range(3):
         improved = False
         for v in range(nv):
+            interrupt.check()  # the compiled kernel's poll (twin)
             if d["fixed"][v] >= 0:
                 continue
             group = [v] + [u for u in children[v] if not children[u] and d["fixed"][u] < 0]
@@ -621,6 +627,7 @@ def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int,
     exchanges = 0
     xdone: dict = {}
     for i, s in enumerate(strategies):
+        interrupt.check()  # the compiled kernel's poll (twin)
         st, f = _allocate(d, int(s), children, neighbours)
         if f is not None:
             fail[i] = f

@@ -24,6 +24,8 @@ import math
 
 import numpy as np
 
+from ..._shared import interrupt
+
 __all__ = ["anneal", "Xoshiro256", "WEIGHTS"]
 
 MASK = (1 << 64) - 1
@@ -412,7 +414,9 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
 
     # melting: accept everything, measure the uphill deltas
     up_sum, up_n = 0.0, 0
-    for _ in range(int(params["melt_moves"])):
+    for k in range(int(params["melt_moves"])):
+        if not k & 255:
+            interrupt.check()  # the compiled kernel's poll (twin)
         d = move(-1.0)
         if d == d and d > 1e-12:
             up_sum += d
@@ -427,7 +431,9 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
     max_moves = int(params["max_moves"])
     while T >= float(params["t_stop"]) and len(free_v) > 0:
         changed = False
-        for _ in range(n_per):
+        for k in range(n_per):
+            if not k & 255:
+                interrupt.check()  # the compiled kernel's poll (twin)
             d = move(T)
             if d == d and abs(d) > 1e-12:
                 changed = True
