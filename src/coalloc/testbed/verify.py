@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from itertools import repeat
 from typing import Any, Dict, List, Mapping, Optional
 
 from .._shared.result import Report
@@ -112,7 +113,7 @@ def _check_shapes(mapping: Any, routes: Any) -> None:
                         f"{type(routes).__name__}")  # fmt: skip
     for name, r in routes.items():
         ok = r is None or r == "trivial" or (
-            isinstance(r, (list, tuple)) and all(isinstance(x, str) for x in r)
+            isinstance(r, (list, tuple)) and all(map(isinstance, r, repeat(str)))
         )
         if not ok:
             raise TypeError(f"routes[{name!r}] must be a list of physical link names or "
@@ -165,11 +166,12 @@ def verify_mapping(
         if v in top.nodes and p in ptop.nodes:
             hosted[p].append(v)
     acting: Dict[str, str] = {}
+    allowed_of = {v: top.allowed_types(v) for v in top.nodes}
     for p, vs in hosted.items():
         node = ptop.nodes[p]
         dynamic = []
         for v in vs:
-            allowed = top.allowed_types(v)
+            allowed = allowed_of[v]
             if any(t in node.static for t in allowed) and not any(t in node.types
                                                                   for t in allowed):
                 continue
@@ -181,7 +183,7 @@ def verify_mapping(
         if dynamic:
             common = set(node.types)
             for v in dynamic:
-                common &= set(top.allowed_types(v))
+                common &= set(allowed_of[v])
             if not common:
                 bad.append({"constraint": "one_type_at_a_time", "pnode": p, "vnodes": dynamic})
             else:
