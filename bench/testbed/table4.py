@@ -186,6 +186,7 @@ def exact_gap(args):
 
 def speed(args):
     """Side-by-side run time on the generated workload's topologies (empty testbed)."""
+    os.makedirs(OUT, exist_ok=True)
     ptop = g.deterlab(255, 5, seed=args.seed)
     rows = []
     for size in (4, 8, 16, 32, 64):

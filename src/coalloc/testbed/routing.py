@@ -227,14 +227,14 @@ def route(pr: Problem, where: np.ndarray) -> Routing:
     wl = np.asarray(where).tolist()
     pa_l = [wl[a] for a in pr.la.tolist()]
     pb_l = [wl[b] for b in pr.lb.tolist()]
-    is_sw = pr.pis_switch
+    is_sw, pswitch = pr.pis_switch.tolist(), pr.pswitch.tolist()
     order = sorted(range(len(lemu)), key=lambda e: (lemu[e], -lbw[e], e))
     for e in order:
         name = pr.link_names[e]
         pa, pb = pa_l[e], pb_l[e]
         ltype, emu = pr.ltype[e], lemu[e]
         bw = lbw[e] if lbw[e] >= 0 else link_bw(pr, e, pa, pb)
-        sw_a, sw_b = bool(is_sw[pa]), bool(is_sw[pb])
+        sw_a, sw_b = is_sw[pa], is_sw[pb]
         if pa == pb:
             if ltriv[e]:
                 out.routes[name], out.kinds[name] = "trivial", "trivial"
@@ -256,7 +256,7 @@ def route(pr: Problem, where: np.ndarray) -> Routing:
             if sw_p:
                 ends.append((pr.sidx[pn[p]], None))
                 continue
-            target = pr.sidx[pn[q]] if sw_q else int(pr.pswitch[q])
+            target = pr.sidx[pn[q]] if sw_q else pswitch[q]
             row = take_iface(p, bw, emu, ltype, target,
                              exclude=ends[0][1] if ends and p == pa == pb else None)
             if row is None:
