@@ -14,6 +14,7 @@ re-checked by the independent ``verify_mapping`` on the empty-testbed pass.
     python -m bench.testbed.table4 --quick               # 300 experiments, 2 seeds
     python -m bench.testbed.table4 --exact-only          # gap to exact and speed only
     python -m bench.testbed.table4 --speed-only --speed-reps 10      # speed only
+    python -m bench.testbed.table4 --replay-only --experiments 19258 --seeds 3   # Table 4 only
 
 Writes bench/out/testbed_table4.csv, testbed_fig6.png (failure rate and inter-switch
 bandwidth in use over time), testbed_exact.csv (small experiments against CP-SAT) and
@@ -89,7 +90,7 @@ def table4(args):
                      "paper_vs_assign": PAPER[m] / PAPER["assign"] if m in PAPER else "",
                      "median_ms": float(np.median(res_plus.seconds[m])) * 1e3,
                      "mean_isw": float(np.nanmean(res_plus.isw[m]))})  # fmt: skip
-    path = os.path.join(OUT, "testbed_table4.csv")
+    path = os.path.join(OUT, f"testbed_table4{args.out_suffix}.csv")
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
@@ -131,8 +132,8 @@ def table4(args):
         ax[1].set_ylabel("inter-switch bandwidth in use (Gb/s)")
         ax[1].legend()
         fig.tight_layout()
-        fig.savefig(os.path.join(OUT, "testbed_fig6.png"), dpi=110)
-    print(f"wrote {path} and testbed_fig6.png")
+        fig.savefig(os.path.join(OUT, f"testbed_fig6{args.out_suffix}.png"), dpi=110)
+    print(f"wrote {path} and testbed_fig6{args.out_suffix}.png")
 
 
 def exact_gap(args):
@@ -157,7 +158,7 @@ def exact_gap(args):
             if m == "exact":
                 rec["exact_status"] = r.status
         rows.append(rec)
-    path = os.path.join(OUT, "testbed_exact.csv")
+    path = os.path.join(OUT, f"testbed_exact{args.out_suffix}.csv")
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
@@ -185,6 +186,7 @@ def exact_gap(args):
 
 def speed(args):
     """Side-by-side run time on the generated workload's topologies (empty testbed)."""
+    os.makedirs(OUT, exist_ok=True)
     ptop = g.deterlab(255, 5, seed=args.seed)
     rows = []
     for size in (4, 8, 16, 32, 64):
@@ -193,34 +195,41 @@ def speed(args):
             rec = {"size": size, "rep": k}
             assign(top, ptop, "assign+", seed=k)  # warm the testbed cache
             best = {"assign+": float("inf"), "anneal": float("inf")}
+            cpu = dict(best)
             for _ in range(3):  # interleaved, the fastest of three (the machine is shared)
                 for m in ("assign+", "anneal"):
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     r = assign(top, ptop, m, seed=k)
                     best[m] = min(best[m], time.perf_counter() - t0)
+                    cpu[m] = min(cpu[m], time.process_time() - c0)
                     rec[f"{m}_isw"] = r.interswitch_bandwidth if r.success else None
                     rec[f"{m}_fallback"] = bool(r.params.get("fallback_used"))
             for m in best:
                 rec[f"{m}_s"] = best[m]
+                rec[f"{m}_cpu_s"] = cpu[m]
             rows.append(rec)
-    path = os.path.join(OUT, "testbed_speed.csv")
+    path = os.path.join(OUT, f"testbed_speed{args.out_suffix}.csv")
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
     print("\n| virtual nodes (about) | assign+ median ms | anneal median ms | ratio |"
-          " assign+ fallbacks |")
-    print("|---:|---:|---:|---:|---:|")
+          " CPU ms assign+ | CPU ms anneal | CPU ratio | assign+ fallbacks |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size in (4, 8, 16, 32, 64):
         sub = [r for r in rows if r["size"] == size]
         a = statistics.median(r["assign+_s"] for r in sub) * 1e3
         b = statistics.median(r["anneal_s"] for r in sub) * 1e3
+        ca = statistics.median(r["assign+_cpu_s"] for r in sub) * 1e3
+        cb = statistics.median(r["anneal_cpu_s"] for r in sub) * 1e3
         fb = sum(1 for r in sub if r["assign+_fallback"])
-        print(f"| {size} | {a:.2f} | {b:.2f} | {b / a:.1f}x | {fb}/{len(sub)} |")
-    ratio = [r["anneal_s"] / r["assign+_s"] for r in rows]
-    tot = sum(r["anneal_s"] for r in rows) / sum(r["assign+_s"] for r in rows)
-    print(f"all {len(rows)}: median ratio {statistics.median(ratio):.1f}x, total-time ratio "
-          f"{tot:.1f}x")
+        print(f"| {size} | {a:.2f} | {b:.2f} | {b / a:.1f}x | {ca:.2f} | {cb:.2f} | "
+              f"{cb / ca:.1f}x | {fb}/{len(sub)} |")
+    for key, what in (("s", "wall"), ("cpu_s", "CPU")):
+        ratio = [r[f"anneal_{key}"] / r[f"assign+_{key}"] for r in rows]
+        tot = sum(r[f"anneal_{key}"] for r in rows) / sum(r[f"assign+_{key}"] for r in rows)
+        print(f"all {len(rows)} ({what} time): median ratio {statistics.median(ratio):.1f}x, "
+              f"total-time ratio {tot:.1f}x")
     print(f"wrote {path}")
 
 
@@ -236,16 +245,22 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--exact-only", action="store_true")
     ap.add_argument("--speed-only", action="store_true")
+    ap.add_argument("--replay-only", action="store_true", help="Table 4 / Fig. 6 only")
+    ap.add_argument("--out-suffix", default="", help="appended to the output file names")
     args = ap.parse_args()
+    t_start = time.perf_counter()
     if args.quick:
         args.experiments, args.seeds, args.small, args.speed_reps = 300, 2, 12, 2
     if args.speed_only:
         speed(args)
-        return
-    exact_gap(args)
-    speed(args)
-    if not args.exact_only:
+    elif args.replay_only:
         table4(args)
+    else:
+        exact_gap(args)
+        speed(args)
+        if not args.exact_only:
+            table4(args)
+    print(f"elapsed {time.perf_counter() - t_start:.0f} s")
 
 
 if __name__ == "__main__":

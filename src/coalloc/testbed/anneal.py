@@ -8,6 +8,7 @@ documents the moves, the score and the schedule.
 from __future__ import annotations
 
 import math
+from itertools import chain
 from typing import Any, Dict
 
 import numpy as np
@@ -32,9 +33,8 @@ ANNEAL_DEFAULTS: Dict[str, Any] = {
 
 def _csr(lists) -> tuple:
     ptr = np.zeros(len(lists) + 1, dtype=np.int64)
-    for i, lst in enumerate(lists):
-        ptr[i + 1] = ptr[i] + len(lst)
-    idx = np.array([x for lst in lists for x in lst], dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)), out=ptr[1:])
+    idx = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(ptr[-1]))
     return ptr, idx
 
 
@@ -42,16 +42,23 @@ def kernel_data(pr: Problem) -> Dict[str, np.ndarray]:
     """The flat arrays the annealing kernel (and its twin) take."""
     ns = max(len(pr.switches), 1)
     cand_ptr, cand_idx = _csr(pr.cand)
-    mem_ptr, mem_idx = _csr([list(m) for m in pr.members])
+    mem_ptr, mem_idx = _csr(pr.members)
     inc_ptr, inc_idx = _csr(pr.inc)
-    paths = []
-    for s in range(ns):
-        for t in range(ns):
-            paths.append(pr.path_of(s, t) or [] if s < len(pr.switches) else [])
-    path_ptr, path_idx = _csr(paths)
-    hops = np.full(ns * ns, -1, dtype=np.int64)
-    if len(pr.switches):
-        hops[:] = pr.hops[: ns, : ns].reshape(-1)
+    # the switch paths depend on the testbed only: flattened once per testbed object
+    cache = pr.ptop.__dict__.setdefault("_tb_kernel_paths", {})
+    if not cache:
+        paths = []
+        for s in range(ns):
+            for t in range(ns):
+                paths.append(pr.path_of(s, t) or [] if s < len(pr.switches) else [])
+        path_ptr, path_idx = _csr(paths)
+        hops = np.full(ns * ns, -1, dtype=np.int64)
+        if len(pr.switches):
+            hops[:] = pr.hops[: ns, : ns].reshape(-1)
+        for arr in (path_ptr, path_idx, hops):
+            arr.flags.writeable = False
+        cache.update(path_ptr=path_ptr, path_idx=path_idx, hops=hops)
+    path_ptr, path_idx, hops = cache["path_ptr"], cache["path_idx"], cache["hops"]
     na = len(pr.add_names)
     return {
         "la": pr.la.astype(np.int64), "lb": pr.lb.astype(np.int64),

@@ -112,38 +112,42 @@ def partition(pr: Problem):
     ([1, 1], [-1, -1])
     """
     nv = pr.nv
-    deg = np.array([len(pr.inc[v]) for v in range(nv)])
-    score = np.zeros(nv, dtype=np.int64)
-    parent = np.full(nv, -1, dtype=np.int64)
-    marked = np.zeros(len(pr.la), dtype=bool)
-    # connected components, so that each starts from its own smallest degree
-    comp = np.full(nv, -1, dtype=np.int64)
+    inc = pr.inc
+    la, lb = pr.la.tolist(), pr.lb.tolist()
+    deg = [len(inc[v]) for v in range(nv)]
+    score = [0] * nv
+    parent = [-1] * nv
+    marked = [False] * len(la)
+    # connected components, so that each starts from its own smallest degree (a component
+    # is labelled by its first node, so the labels come in increasing order)
+    comp = [-1] * nv
     for s in range(nv):
         if comp[s] >= 0:
             continue
         stack = [s]
         comp[s] = s
+        nodes = [s]
         while stack:
             u = stack.pop()
-            for e in pr.inc[u]:
-                w = pr.lb[e] if pr.la[e] == u else pr.la[e]
+            for e in inc[u]:
+                w = lb[e] if la[e] == u else la[e]
                 if comp[w] < 0:
                     comp[w] = s
                     stack.append(w)
-    for c in np.unique(comp):
-        nodes = np.flatnonzero(comp == c)
-        dmin = deg[nodes].min()
-        frontier = [int(v) for v in nodes if deg[v] == dmin]
+                    nodes.append(w)
+        nodes.sort()
+        dmin = min(deg[v] for v in nodes)
+        frontier = [v for v in nodes if deg[v] == dmin]
         for v in frontier:
             score[v] = 1
         rnd = 1
         while frontier:
             nxt = []
             for v in frontier:
-                for e in pr.inc[v]:
+                for e in inc[v]:
                     if marked[e]:
                         continue
-                    w = int(pr.lb[e] if pr.la[e] == v else pr.la[e])
+                    w = lb[e] if la[e] == v else la[e]
                     if score[w] == 0 or score[w] > score[v]:
                         marked[e] = True
                         if score[w] == 0:
@@ -153,7 +157,7 @@ def partition(pr: Problem):
                             parent[v] = w
             frontier = nxt
             rnd += 1
-    return score, parent
+    return np.array(score, dtype=np.int64), np.array(parent, dtype=np.int64)
 
 
 def candidate_lists(pr: Problem, free: List[int]) -> List[tuple]:
@@ -170,20 +174,17 @@ def _pclass_scores(pr: Problem, scoring: str, memory: Optional[RequestMemory]) -
     feats = pr.pfeature_count
     if scoring == "1":
         return feats.copy()
-    freq = np.zeros(pr.nc)
-    supply = _supply(pr)
-    share = np.zeros(pr.nc)
-    for cl in pr.cand:
-        share[cl] += 1.0
-    share /= max(pr.nv, 1)
-    for c in range(pr.nc):
-        r = int(pr.crep[c])
-        p = pr.ptop.nodes[pr.pnames[r]]
-        if memory is not None and memory.total:
+    if memory is not None and memory.total:
+        freq = np.zeros(pr.nc)
+        supply = _supply(pr)
+        for c, r in enumerate(pr.crep.tolist()):
+            p = pr.ptop.nodes[pr.pnames[r]]
             freq[c] = max((memory.counts.get(t, 0.0) / max(supply.get(t, 1), 1)
                            for t in p.types), default=0.0)  # fmt: skip
-        else:  # no history: how many of this request's nodes may use it
-            freq[c] = share[c]
+    else:  # no history: the share of this request's nodes that may use each pclass
+        flat = [c for cl in pr.cand for c in cl]
+        freq = np.bincount(np.array(flat, dtype=np.int64), minlength=pr.nc).astype(float)
+        freq /= max(pr.nv, 1)
     if scoring == "2m":
         return freq
     top = float(freq.max()) if len(freq) and freq.max() > 0 else 1.0
@@ -194,7 +195,8 @@ def plus_data(pr: Problem, scores: np.ndarray, part) -> dict:
     """The arrays of the allocate kernel: :func:`.anneal.kernel_data` plus assign+'s."""
     data = kernel_data(pr)
     free = [len(m) for m in pr.members]
-    lists = candidate_lists(pr, free)
+    keys = [tuple(sorted(c)) for c in pr.cand]
+    lists = sorted({L for L in keys if L}, key=lambda L: (len(L), sum(free[c] for c in L), L))
     lid = {L: i for i, L in enumerate(lists)}
     ptr = np.zeros(len(lists) + 1, dtype=np.int64)
     for i, L in enumerate(lists):
@@ -205,15 +207,17 @@ def plus_data(pr: Problem, scores: np.ndarray, part) -> dict:
         "parent": np.asarray(part[1], dtype=np.int64),
         "list_ptr": ptr,
         "list_idx": np.array([c for L in lists for c in L], dtype=np.int64),
-        "vlist": np.array([lid.get(tuple(sorted(c)), -1) for c in pr.cand], dtype=np.int64),
+        "vlist": np.array([lid.get(L, -1) for L in keys], dtype=np.int64),
         "cswitch": np.asarray(pr.cswitch, dtype=np.int64),
     })  # fmt: skip
     return data
 
 
 def _score(pr: Problem, where: np.ndarray, scores: np.ndarray) -> float:
-    used = np.unique(where[where >= 0])  # sorted, as the sum's order
-    used = used[~pr.pis_switch[used]]
+    mask = np.zeros(len(pr.pnames), dtype=bool)
+    mask[where[where >= 0]] = True
+    mask &= ~pr.pis_switch
+    used = np.flatnonzero(mask)  # sorted, as the sum's order
     return float(sum(scores[pr.pclass[used]].tolist()))
 
 

@@ -192,13 +192,15 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
     kinds = [{k: feature_kind(k) for k in ptop.nodes[n].features} for n in pnames]
     sig_ids: Dict[tuple, int] = {}
     sig_id = np.array([sig_ids.setdefault(sg, len(sig_ids)) for sg in sigs], dtype=np.int64)
+    # the first physical node of each signature (its representative, as a pclass's first)
+    _u, sig_rep = np.unique(sig_id, return_index=True)
     cached = {
         "pnames": pnames, "pidx": pidx, "switches": switches, "sidx": sidx,
         "pswitch": pswitch, "pifaces": pifaces, "pifbw": pifbw, "pis_switch": pis_switch,
         "iface_types": iface_types, "direct": dict(direct), "tgroups": tgroups,
         "tcap": tcap, "tlinks": tlinks, "paths": paths, "hops": hop,
         "type_names": type_names, "cap": cap, "static": static, "sigs": sigs, "kinds": kinds,
-        "sig_id": sig_id,
+        "sig_id": sig_id, "sig_rep": sig_rep.astype(np.int64), "cand_memo": {},
         "local_weight": [float(sum(w for k, w in ptop.nodes[n].features.items()
                                    if kinds[i][k] == "local")) for i, n in enumerate(pnames)],
         "additive": {k for kd in kinds for k, kind in kd.items() if kind == "additive"},
@@ -361,129 +363,167 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     cand: List[List[int]] = []
     why: List[str] = []
     fixed = np.full(nv, -1, dtype=np.int64)
+    # the filters of one virtual-node signature over the representatives ``reps`` of some
+    # physical-node classes: the pclasses of this call, or every signature of the testbed
+    # (cached on it per additive-feature list: a pclass is one signature, so its row is
+    # the signature's row taken at the pclasses' signature ids)
+    kinds_of, lw = T["kinds"], T["local_weight"]
+
+    def filters(node, allowed, need_if, need_types, max_bw, fixp, reps):
+        nr = len(reps)
+        capR, paddR = cap[reps], padd[reps]
+        swR, pifR, pifbwR = pis_switch[reps], pifaces[reps], pifbw[reps]
+        reps = reps.tolist()
+        hard = [k for k, w in node.desires.items() if w >= HARD_WEIGHT and
+                not k.startswith("?+")]  # fmt: skip
+        soft = [(k, w) for k, w in node.desires.items() if w < HARD_WEIGHT and
+                not k.startswith("?+")]  # fmt: skip
+        capa = capR[:, allowed]
+        okt = (capa >= node.slots) & (capa > 0)
+        m_type = okt.any(axis=1)
+        if fixp is not None:
+            m_fix = np.zeros(nr, dtype=bool)
+            if pclass[pidx[fixp]] >= 0:
+                m_fix[pclass[pidx[fixp]]] = True
+        else:
+            m_fix = np.ones(nr, dtype=bool)
+        m_add = ((vadd_row(node) > paddR + 1e-9).any(axis=1) if len(add)
+                 else np.zeros(nr, dtype=bool))  # fmt: skip
+        m_feat = np.zeros(nr, dtype=bool)
+        if hard:
+            for c in range(nr):
+                feats = ptop.nodes[pnames[reps[c]]].features
+                m_feat[c] = any(k not in feats for k in hard)
+        m_if = ~swR & (need_if > pifR)
+        m_bw = ~swR & (max_bw > pifbwR)
+        m_lt = np.zeros(nr, dtype=bool)
+        if need_types:
+            for c in range(nr):
+                r = reps[c]
+                m_lt[c] = not swR[c] and any(iface_types[r].get(t, 0) < n
+                                             for t, n in need_types.items())
+        good = m_fix & m_type & ~m_feat & ~m_add & ~m_lt & ~m_if & ~m_bw
+        frow = np.zeros(nr)
+        trow = np.full(nr, -1, dtype=np.int64)
+        srow = np.zeros(nr, dtype=bool)
+        for c in np.flatnonzero(good).tolist():
+            r = reps[c]
+            row = okt[c]
+            t_ok = [allowed[j] for j in range(len(allowed)) if row[j]]
+            t_ok.sort(key=lambda t: (static[r, t], allowed.index(t)))
+            if node.desires:
+                feats = ptop.nodes[pnames[r]].features
+                kinds = kinds_of[r]
+                cost = 0.0
+                for k, w in soft:
+                    if k not in feats:
+                        cost += w
+                for k, w in feats.items():
+                    if kinds[k] == "local" and k not in node.desires:
+                        cost += w
+            else:
+                cost = lw[r]
+            frow[c] = cost
+            trow[c] = t_ok[0]
+            srow[c] = static[r, t_ok[0]]
+        masks = (hard, capR, paddR, m_type, m_fix, m_add, m_feat, m_if, m_lt, m_bw)
+        return good, frow, trow, srow, masks
+
+    def vadd_row(node):
+        row = np.zeros(len(add))
+        for k, w in node.desires.items():
+            if k in aidx:
+                row[aidx[k]] = w
+        return row
+
+    def reason_of(node, masks):
+        hard, capR, paddR, m_type, m_fix, m_add, m_feat, m_if, m_lt, m_bw = masks
+        reasons = set()
+        for c in np.flatnonzero(m_fix):
+            if not m_type[c]:
+                reasons.add("type")
+            elif m_feat[c]:
+                feats = ptop.nodes[pnames[int(pr.crep[c])]].features
+                reasons.add("feature:" + next(k for k in hard if k not in feats))
+            elif m_add[c]:
+                reasons.add("additive:" + add[int(np.argmax(vadd_row(node) - paddR[c]))])
+            elif m_if[c]:
+                reasons.add("interfaces")
+            elif m_lt[c]:
+                reasons.add("link_type")
+            elif m_bw[c]:
+                reasons.add("bandwidth")
+        return ",".join(sorted(reasons))
+
+    memo_all = T["cand_memo"]
+    if len(memo_all) > 64:
+        memo_all.clear()
+    memo = memo_all.setdefault(key, {})
+    if len(memo) > 20000:  # bounded: signatures of nodes seen on this testbed
+        memo.clear()
+    sig_rep, sig_of_pc = T["sig_rep"], uniq
+    # the link part of each node (non-emulated links: interfaces needed by the non-trivial
+    # ones, link types, the widest bandwidth), vectorised over the links
+    wired = ~pr.lemu
+    ends = np.concatenate([pr.la[wired], pr.lb[wired]])
+    solid = np.concatenate([~pr.ltriv[wired]] * 2)
+    need_if_l = np.bincount(ends[solid], minlength=nv).tolist()
+    max_bw_a = np.zeros(nv)
+    np.maximum.at(max_bw_a, ends, np.concatenate([pr.lbw[wired]] * 2))
+    max_bw_l = max_bw_a.tolist()
+    need_types_of: Dict[int, Dict[str, int]] = {}
+    for e, lt in enumerate(pr.ltype):
+        if lt and wired[e]:
+            for u in (int(pr.la[e]), int(pr.lb[e])):
+                d = need_types_of.setdefault(u, {})
+                d[lt] = d.get(lt, 0) + 1
+    no_types: Dict[str, int] = {}
+    allowed_of: Dict[str, List[int]] = {}
     done: Dict[tuple, tuple] = {}
-    bdone: Dict[tuple, tuple] = {}
-    reps = [int(r) for r in pr.crep]
-    capR, paddR = cap[pr.crep], padd[pr.crep]
-    swR, pifR, pifbwR = pis_switch[pr.crep], pifaces[pr.crep], pifbw[pr.crep]
-    lw = T["local_weight"]
-    lemu_l, ltriv_l = pr.lemu.tolist(), pr.ltriv.tolist()
-    ltype_l, lbw_l = pr.ltype, pr.lbw.tolist()
+    groups: Dict[tuple, List[int]] = {}
+    fixed_tbl = top.fixed
     for i, v in enumerate(vnames):
         node = top.nodes[v]
-        allowed = [type_names[t] for t in top.allowed_types(v)]
-        need_if = 0
-        need_types: Dict[str, int] = {}
-        max_bw = 0.0
-        for e in inc[i]:
-            if not lemu_l[e]:
-                if not ltriv_l[e]:
-                    need_if += 1
-                if ltype_l[e]:
-                    need_types[ltype_l[e]] = need_types.get(ltype_l[e], 0) + 1
-                if lbw_l[e] > max_bw:
-                    max_bw = lbw_l[e]
-        fixp = top.fixed.get(v)
+        allowed = allowed_of.get(node.type)
+        if allowed is None:
+            allowed = allowed_of[node.type] = [type_names[t] for t in top.allowed_types(v)]
+        need_types = need_types_of.get(i, no_types)
+        fixp = fixed_tbl.get(v)
         if fixp is not None:
             if fixp not in pidx:
                 raise ValueError(f"fix-node {v} names unknown physical node {fixp!r}")
             fixed[i] = pidx[fixp]
-        # the node's own part (types, slots, desires, fixed) is filtered and costed once per
-        # distinct value; the link part (interfaces, link types, bandwidth) once per distinct
-        # pair on top of it
-        bsig = (tuple(allowed), node.slots, tuple(sorted(node.desires.items())), fixp)
-        base = bdone.get(bsig)
-        if base is None:
-            hard = [k for k, w in node.desires.items() if w >= HARD_WEIGHT and
-                    not k.startswith("?+")]  # fmt: skip
-            soft = [(k, w) for k, w in node.desires.items() if w < HARD_WEIGHT and
-                    not k.startswith("?+")]  # fmt: skip
-            # vectorised filters over the pclasses (their representatives)
-            capa = capR[:, allowed]
-            okt = (capa >= node.slots) & (capa > 0)
-            m_type = okt.any(axis=1)
-            if fixp is not None:
-                m_fix = np.zeros(nc, dtype=bool)
-                if pclass[pidx[fixp]] >= 0:
-                    m_fix[pclass[pidx[fixp]]] = True
-            else:
-                m_fix = np.ones(nc, dtype=bool)
-            m_add = ((vadd[i] > paddR + 1e-9).any(axis=1) if len(add)
-                     else np.zeros(nc, dtype=bool))  # fmt: skip
-            m_feat = np.zeros(nc, dtype=bool)
-            if hard:
-                for c in range(nc):
-                    feats = ptop.nodes[pnames[reps[c]]].features
-                    m_feat[c] = any(k not in feats for k in hard)
-            bgood = m_fix & m_type & ~m_feat & ~m_add
-            bf = np.zeros(nc)
-            bt = np.full(nc, -1, dtype=np.int64)
-            bs = np.zeros(nc, dtype=bool)
-            for c in np.flatnonzero(bgood).tolist():
-                r = reps[c]
-                row = okt[c]
-                t_ok = [allowed[j] for j in range(len(allowed)) if row[j]]
-                t_ok.sort(key=lambda t: (static[r, t], allowed.index(t)))
-                if node.desires:
-                    feats = ptop.nodes[pnames[r]].features
-                    kinds = T["kinds"][r]
-                    cost = 0.0
-                    for k, w in soft:
-                        if k not in feats:
-                            cost += w
-                    for k, w in feats.items():
-                        if kinds[k] == "local" and k not in node.desires:
-                            cost += w
-                else:
-                    cost = lw[r]
-                bf[c] = cost
-                bt[c] = t_ok[0]
-                bs[c] = static[r, t_ok[0]]
-            base = bdone[bsig] = (hard, m_type, m_fix, m_add, m_feat, bgood, bf, bt, bs)
-        sig = (bsig, need_if, tuple(sorted(need_types.items())), max_bw)
-        if sig in done:
-            ok, reason, frow, trow, srow = done[sig]
-        else:
-            hard, m_type, m_fix, m_add, m_feat, bgood, bf, bt, bs = base
-            m_if = ~swR & (need_if > pifR)
-            m_bw = ~swR & (max_bw > pifbwR)
-            m_lt = np.zeros(nc, dtype=bool)
-            if need_types:
-                for c in range(nc):
-                    r = reps[c]
-                    m_lt[c] = not swR[c] and any(iface_types[r].get(t, 0) < n
-                                                 for t, n in need_types.items())
-            good = bgood & ~m_lt & ~m_if & ~m_bw
-            ok = [int(c) for c in np.flatnonzero(good)]
-            frow = np.where(good, bf, 0.0)
-            trow = np.where(good, bt, -1)
-            srow = bs & good
+        sig = (tuple(allowed), node.slots, tuple(sorted(node.desires.items())), fixp,
+               need_if_l[i], tuple(sorted(need_types.items())), max_bw_l[i])  # fmt: skip
+        entry = done.get(sig)
+        if entry is None:
+            full = memo.get(sig) if fixp is None else None
+            if full is None and fixp is None:
+                full = memo[sig] = filters(node, allowed, need_if_l[i], need_types,
+                                           max_bw_l[i], None, sig_rep)[:4]  # fmt: skip
+            if full is not None:
+                good = full[0][sig_of_pc]
+                entry = (np.flatnonzero(good).tolist(), full[1][sig_of_pc],
+                         full[2][sig_of_pc], full[3][sig_of_pc])  # fmt: skip
             reason = ""
-            if not ok:
-                reasons = set()
-                for c in np.flatnonzero(m_fix):
-                    if not m_type[c]:
-                        reasons.add("type")
-                    elif m_feat[c]:
-                        r = reps[c]
-                        feats = ptop.nodes[pnames[r]].features
-                        reasons.add("feature:" + next(k for k in hard if k not in feats))
-                    elif m_add[c]:
-                        reasons.add("additive:" + add[int(np.argmax(vadd[i] - paddR[c]))])
-                    elif m_if[c]:
-                        reasons.add("interfaces")
-                    elif m_lt[c]:
-                        reasons.add("link_type")
-                    elif m_bw[c]:
-                        reasons.add("bandwidth")
-                reason = ",".join(sorted(reasons))
-            done[sig] = (ok, reason, frow, trow, srow)
-        cand.append(list(ok))
-        why.append(reason)
-        fcost[i], vtype[i], vstatic[i] = frow, trow, srow
+            if full is None or not entry[0]:
+                good, frow, trow, srow, masks = filters(node, allowed, need_if_l[i], need_types,
+                                                        max_bw_l[i], fixp, pr.crep)  # fmt: skip
+                entry = (np.flatnonzero(good).tolist(), frow, trow, srow)
+                if not entry[0]:
+                    reason = reason_of(node, masks)
+            entry = done[sig] = entry + (reason,)
+            groups[sig] = [i]
+        else:
+            groups[sig].append(i)
+        cand.append(list(entry[0]))
+        why.append(entry[4])
+    for sig, rows in groups.items():
+        _ok, frow, trow, srow, _reason = done[sig]
+        fcost[rows], vtype[rows], vstatic[rows] = frow, trow, srow
     pr.cand, pr.cand_why, pr.fixed = cand, why, fixed
     pr.fcost, pr.vtype, pr.vstatic = fcost, vtype, vstatic
-    pr.pfeature_count = np.array([T["feature_count"][r] for r in reps], dtype=float)
+    pr.pfeature_count = np.array([T["feature_count"][r] for r in pr.crep.tolist()], dtype=float)
     pr.hint = np.array([pidx.get(top.hints.get(v, ""), -1) for v in vnames], dtype=np.int64)
     return pr
 

@@ -222,20 +222,27 @@ def route(pr: Problem, where: np.ndarray) -> Routing:
             names.append(best)
         return names
 
-    order = sorted(range(len(pr.la)), key=lambda e: (pr.lemu[e], -pr.lbw[e], e))
+    # plain Python lists: the loop below indexes them per link
+    lemu, lbw, ltriv = pr.lemu.tolist(), pr.lbw.tolist(), pr.ltriv.tolist()
+    wl = np.asarray(where).tolist()
+    pa_l = [wl[a] for a in pr.la.tolist()]
+    pb_l = [wl[b] for b in pr.lb.tolist()]
+    is_sw, pswitch = pr.pis_switch.tolist(), pr.pswitch.tolist()
+    order = sorted(range(len(lemu)), key=lambda e: (lemu[e], -lbw[e], e))
     for e in order:
         name = pr.link_names[e]
-        pa, pb = int(where[pr.la[e]]), int(where[pr.lb[e]])
-        ltype, emu = pr.ltype[e], bool(pr.lemu[e])
-        bw = link_bw(pr, e, pa, pb)
+        pa, pb = pa_l[e], pb_l[e]
+        ltype, emu = pr.ltype[e], lemu[e]
+        bw = lbw[e] if lbw[e] >= 0 else link_bw(pr, e, pa, pb)
+        sw_a, sw_b = is_sw[pa], is_sw[pb]
         if pa == pb:
-            if pr.ltriv[e]:
+            if ltriv[e]:
                 out.routes[name], out.kinds[name] = "trivial", "trivial"
                 continue
-            if pr.pis_switch[pa]:
+            if sw_a:
                 out.routes[name], out.kinds[name] = [], "intraswitch"
                 continue
-        if not pr.pis_switch[pa] and not pr.pis_switch[pb] and pa != pb:
+        if not sw_a and not sw_b and pa != pb:
             key = (min(pa, pb), max(pa, pb))
             free = [n for n in pr.direct.get(key, ()) if direct_free[n]
                     and ptop.links[n].bw + 1e-9 >= bw
@@ -245,11 +252,11 @@ def route(pr: Problem, where: np.ndarray) -> Routing:
                 out.routes[name], out.kinds[name] = [free[0]], "direct"
                 continue
         ends = []
-        for p, q in ((pa, pb), (pb, pa)):
-            if pr.pis_switch[p]:
+        for p, q, sw_p, sw_q in ((pa, pb, sw_a, sw_b), (pb, pa, sw_b, sw_a)):
+            if sw_p:
                 ends.append((pr.sidx[pn[p]], None))
                 continue
-            target = pr.sidx[pn[q]] if pr.pis_switch[q] else pr.pswitch[q]
+            target = pr.sidx[pn[q]] if sw_q else pswitch[q]
             row = take_iface(p, bw, emu, ltype, target,
                              exclude=ends[0][1] if ends and p == pa == pb else None)
             if row is None:

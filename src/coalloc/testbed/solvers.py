@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
+import numpy as np
+
 from .._shared.params import check_keywords, choice, integer, number, time_limit
 from .._shared.seeding import check_seed, kernel_seed
 from .anneal import ANNEAL_DEFAULTS, run_anneal
@@ -30,7 +32,8 @@ def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings,
             message=message or f"no mapping: {reason}", timings=timings,
             iterations=counters, reason=reason or {"constraint": "unknown"},
         )  # fmt: skip
-    mapping = {pr.vnames[v]: pr.pnames[int(where[v])] for v in range(pr.nv)}
+    pn = pr.pnames
+    mapping = dict(zip(pr.vnames, [pn[p] for p in np.asarray(where).tolist()]))
     isw = float(routing.interswitch_bandwidth)
     # last line of defence: the independent checker must accept what is reported as success
     report = verify_mapping(pr.top, pr.ptop, mapping, routing.routes, claimed=isw)

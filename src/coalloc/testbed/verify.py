@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from itertools import repeat
 from typing import Any, Dict, List, Mapping, Optional
 
 from .._shared.result import Report
@@ -112,7 +113,7 @@ def _check_shapes(mapping: Any, routes: Any) -> None:
                         f"{type(routes).__name__}")  # fmt: skip
     for name, r in routes.items():
         ok = r is None or r == "trivial" or (
-            isinstance(r, (list, tuple)) and all(isinstance(x, str) for x in r)
+            isinstance(r, (list, tuple)) and all(map(isinstance, r, repeat(str)))
         )
         if not ok:
             raise TypeError(f"routes[{name!r}] must be a list of physical link names or "
@@ -165,15 +166,30 @@ def verify_mapping(
         if v in top.nodes and p in ptop.nodes:
             hosted[p].append(v)
     acting: Dict[str, str] = {}
+    allowed_of = {v: top.allowed_types(v) for v in top.nodes}
+    # each virtual node's additive desires (a hosted node without one adds 0 to every sum)
+    add_of = {v: {k: w for k, w in nd.desires.items() if k.startswith("?+")}
+              for v, nd in top.nodes.items() if nd.desires}  # fmt: skip
+    # the checker's own cache of each physical node's additive features (immutable testbed)
+    pfeat = ptop.__dict__.get("_verify_additive")
+    if pfeat is None:
+        pfeat = {n: [(k, c) for k, c in nd.features.items() if k.startswith("?+")]
+                 for n, nd in ptop.nodes.items()}  # fmt: skip
+        ptop.__dict__["_verify_additive"] = pfeat
     for p, vs in hosted.items():
         node = ptop.nodes[p]
+        types, static = node.types, node.static
         dynamic = []
         for v in vs:
-            allowed = top.allowed_types(v)
-            if any(t in node.static for t in allowed) and not any(t in node.types
-                                                                  for t in allowed):
+            allowed = allowed_of[v]
+            offered = False
+            for t in allowed:
+                if t in types:
+                    offered = True
+                    break
+            if not offered and static and any(t in static for t in allowed):
                 continue
-            if not any(t in node.types for t in allowed):
+            if not offered:
                 bad.append({"constraint": "type", "vnode": v, "pnode": p,
                             "allowed": list(allowed)})  # fmt: skip
                 continue
@@ -181,7 +197,7 @@ def verify_mapping(
         if dynamic:
             common = set(node.types)
             for v in dynamic:
-                common &= set(top.allowed_types(v))
+                common &= set(allowed_of[v])
             if not common:
                 bad.append({"constraint": "one_type_at_a_time", "pnode": p, "vnodes": dynamic})
             else:
@@ -192,14 +208,17 @@ def verify_mapping(
                                 "capacity": max(node.types[t] for t in common)})  # fmt: skip
                 else:
                     acting[p] = fits[0]
-        for k, cap in node.features.items():
-            if k.startswith("?+"):
-                use = sum(top.nodes[v].desires.get(k, 0.0) for v in vs)
-                if use > cap + _EPS:
-                    bad.append({"constraint": "additive", "feature": k, "pnode": p,
-                                "used": use, "capacity": cap})  # fmt: skip
+        wants = [add_of[v] for v in vs if add_of.get(v)]
+        for k, cap in pfeat[p]:
+            use = sum(a.get(k, 0.0) for a in wants)
+            if use > cap + _EPS:
+                bad.append({"constraint": "additive", "feature": k, "pnode": p,
+                            "used": use, "capacity": cap})  # fmt: skip
         for v in vs:
-            for k, w in top.nodes[v].desires.items():
+            desires = top.nodes[v].desires
+            if not desires:
+                continue
+            for k, w in desires.items():
                 if k.startswith("?+"):
                     if k not in node.features:
                         bad.append({"constraint": "additive", "feature": k, "pnode": p,
