@@ -8,8 +8,10 @@ import coalloc
 from coalloc.batch import BatchError
 
 #: The timeout of the tests and what a stop may take beyond it (one check interval, the
-#: last non-polling step, a loaded CI machine).
-TIMEOUT, SLACK = 0.2, 1.5
+#: last non-polling step, a loaded CI machine: 1.85 s was seen at load 12). Every instance
+#: these tests use runs 10-47 s when nothing stops it, so the bound still fails without the
+#: checks.
+TIMEOUT, SLACK = 0.2, 4.0
 
 
 def assert_times_out(problem, method, **options):
