@@ -9,11 +9,15 @@ share|gap|generate|verify|solve-batch`` (coalition load sharing, Hovey & Jung; t
 job stays one step away: ``coalloc demo``, ``coalloc solve``, ``coalloc verify``,
 ``coalloc generate`` and ``coalloc solve-batch`` are the CTAAP commands, ``coalloc map`` the
 task mapper's. Errors in the input are reported as one line on stderr with exit status 2.
+Output piped into a reader that stops early (``coalloc demo | head -1``) ends the command
+quietly with status 141 (128 + SIGPIPE, what a shell reports for a command killed by a
+closed pipe).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Optional, Sequence
 
@@ -28,6 +32,9 @@ from . import taskmap as taskmap_cli
 from . import testbed as testbed_cli
 
 __all__ = ["main", "build_parser"]
+
+#: Exit status when standard output is a pipe closed by its reader (128 + SIGPIPE).
+EXIT_BROKEN_PIPE = 141
 
 #: Family name -> (module adding its subcommands, one-line description).
 GROUPS = {
@@ -78,13 +85,33 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         _check_output_is_not_an_input(args)
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows up here, inside the handler below
+        return status
+    except BrokenPipeError:
+        return _broken_pipe()
     except (InstanceError, ValueError, TypeError, OSError, ImportError) as exc:
         print(f"coalloc: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("coalloc: interrupted", file=sys.stderr)
         return 130
+
+
+def _broken_pipe() -> int:
+    """The reader of standard output went away (``coalloc demo | head -1``): end quietly.
+
+    As the Python documentation recommends (``signal`` module, "Note on SIGPIPE"): point
+    standard output at ``os.devnull`` so that the interpreter's final flush of what is still
+    buffered does not fail a second time, and print nothing.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout without a descriptor (tests)
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 def _check_output_is_not_an_input(args: argparse.Namespace) -> None:
