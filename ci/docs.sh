@@ -33,6 +33,8 @@ else
 fi
 python -m sphinx -W --keep-going -q -b html docs docs/_build/html
 flags="NORMALIZE_WHITESPACE ELLIPSIS NUMBER"
+# The plot_* examples draw for real, to PNG files in temporary folders, on the Agg backend.
+export MPLBACKEND=Agg
 python -m pytest -q -p no:cacheprovider --noconftest -o "doctest_optionflags=$flags" -o addopts="" \
     --doctest-modules --pyargs coalloc
 python -m pytest -q -p no:cacheprovider --noconftest -o "doctest_optionflags=$flags" -o addopts="" \

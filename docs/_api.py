@@ -5,10 +5,15 @@ classes by autodoc (classes with their members), submodules (``generators``) by 
 constants by autodata, and a name that is another exported function under a second name
 (``collective.solve`` = ``coallocate``) as an alias. A new export therefore appears in the
 reference, and under numpydoc's validation, without editing any page by hand.
+
+:func:`documented_members` lists the public methods and properties of every class the
+reference shows with its members, so that conf.py can hold each kind to its own numpydoc
+check set.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import os
@@ -22,6 +27,61 @@ TITLES = {
     "testbed": "Testbed mapping: assign+ and assign",
     "loadshare": "Coalition load sharing (Hovey & Jung) and the GAP",
 }
+
+
+#: Classes of the hand-written top-level page (api/coalloc.rst) shown with their members.
+TOP_LEVEL_CLASSES = ("BatchError", "Result", "Report")
+
+
+def documented_classes() -> Dict[str, type]:
+    """Documented name -> class, for every class the reference shows with ``:members:``.
+
+    The classes of each family's ``__all__``, the public classes defined in its exported
+    submodules (``automodule`` with ``:members:``), and :data:`TOP_LEVEL_CLASSES`.
+    """
+    import coalloc
+
+    out = {f"coalloc.{name}": getattr(coalloc, name) for name in TOP_LEVEL_CLASSES}
+    for family in coalloc.FAMILIES:
+        module = importlib.import_module(f"coalloc.{family}")
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj):
+                out[f"coalloc.{family}.{name}"] = obj
+            elif inspect.ismodule(obj):
+                names = getattr(obj, "__all__", None) or [n for n in vars(obj) if n[:1] != "_"]
+                for cname in names:
+                    cls = getattr(obj, cname, None)
+                    if inspect.isclass(cls) and cls.__module__ == obj.__name__:
+                        out[f"{obj.__name__}.{cname}"] = cls
+    return out
+
+
+def member_kind(raw) -> str:
+    """``"method"``, ``"attribute"`` (a property) or ``""`` (not validated) of a class member.
+
+    ``raw`` is the member as stored in the class ``__dict__``. Fields of a ``NamedTuple``
+    (documented by the class's Parameters section, left out of the pages by conf.py) and
+    plain class attributes are not validated.
+    """
+    if isinstance(raw, (staticmethod, classmethod)) or inspect.isfunction(raw):
+        return "method"
+    if isinstance(raw, (property, functools.cached_property)):
+        return "attribute"
+    return ""
+
+
+def documented_members() -> Dict[str, str]:
+    """Full name -> ``"method"`` or ``"attribute"`` of every public member of the classes
+    of :func:`documented_classes` defined in the class itself (autodoc's ``:members:``
+    without inherited members)."""
+    out = {}
+    for full, cls in documented_classes().items():
+        for name, raw in vars(cls).items():
+            kind = member_kind(raw)
+            if kind and not name.startswith("_"):
+                out[f"{full}.{name}"] = kind
+    return out
 
 
 def _title(family: str, module) -> str:

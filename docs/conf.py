@@ -3,16 +3,19 @@
 The API reference is generated from the numpydoc docstrings by autodoc; the guides are the
 Markdown pages of ``docs/`` (read by myst-parser) and ``bench/RESULTS.md``. numpydoc validates
 the docstring of every object the reference documents (``numpydoc_validation_checks``), so a
-public function without Parameters, Returns or Examples fails the build (``-W``).
+public function or method without Parameters, Returns or Examples fails the build (``-W``);
+properties are held to ``ATTRIBUTE_CHECKS`` (below).
 """
 
 import os
+import re
 import sys
 
 import coalloc  # the installed package (ci/docs.sh), or src/ on PYTHONPATH with built kernels
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _api import write_api_pages  # noqa: E402
+from _api import documented_classes, documented_members, write_api_pages  # noqa: E402
+from sphinx.util import logging as sphinx_logging  # noqa: E402
 
 # docs/api/<family>.rst are written from each family's __all__ (every export documented).
 write_api_pages(os.path.join(os.path.dirname(os.path.abspath(__file__)), "api"))
@@ -45,17 +48,27 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
 
-# Enforced on every documented public function and class: a docstring (GL08), every
+# Enforced on every documented public function, class and method (of every class the
+# reference shows with its members: _api.documented_members): a docstring (GL08), every
 # parameter documented (PR01) and no unknown one (PR02), a Returns section where the
 # function returns something (RT01), and an Examples section (EX01) that runs as a doctest
 # (ci/docs.sh runs them with pytest --doctest-modules).
 numpydoc_validation_checks = {"GL08", "PR01", "PR02", "RT01", "EX01"}
+
+#: Name -> "method" | "attribute" of the public members of the documented classes.
+MEMBERS = documented_members()
+
+# Properties are read like fields, so they get the checks of a field: a docstring (GL08)
+# whose summary is one line (SS01) ending with a period (SS03) and says what the value is.
+# Not EX01 (their class's Examples use them; an example per accessor would repeat it) and
+# not RT01 (numpydoc does not apply Returns/Parameters to properties: they are not called).
+ATTRIBUTE_CHECKS = {"GL08", "SS01", "SS03"}
+
 numpydoc_validation_exclude = {
     r"\.__\w+__$",  # dunder methods
     r"\.[A-Z][A-Z0-9_]+$",  # constants (METHODS, STATUSES, ...): a #: comment, no Examples
-    # Methods and properties of the documented classes are listed with their docstrings but
-    # not held to the full check (most are one-line accessors).
-    r"^coalloc(\.[a-z_]\w*)*\.[A-Z]\w*\.\w+$",
+    # Properties: held to ATTRIBUTE_CHECKS by _validate_attribute below instead.
+    *(rf"^{re.escape(name)}$" for name, kind in MEMBERS.items() if kind == "attribute"),
     # Being rewritten on the strict-readers branch (s19-fuzz, new ``root`` parameter); their
     # docstrings get Parameters/Examples after that lands. Remove these two lines then.
     r"^coalloc\.testbed\.ptop_from_dict$",
@@ -88,7 +101,50 @@ def _drop_missing_guides(app, docname, source):
             source[0] = source[0].replace(f"\n{page}\n", "\n")
 
 
+def _validate_attribute(app, what, name, obj, options, lines):
+    """numpydoc's validation of a property, with ``ATTRIBUTE_CHECKS``."""
+    if MEMBERS.get(name) != "attribute":
+        return
+    from numpydoc.validate import validate
+
+    errors = [e for e in validate(name)["errors"] if e[0] in ATTRIBUTE_CHECKS]
+    if errors:
+        text = "".join(f"  {code}: {message}\n" for code, message in errors)
+        sphinx_logging.getLogger(__name__).warning(
+            f"[numpydoc] Validation warnings while processing docstring for {name!r}:\n{text}"
+        )
+
+
+def _check_undocumented_members(app):
+    """GL08 for a public method or property without a docstring of its own.
+
+    autodoc leaves a member without any docstring out of the page (no ``:undoc-members:``),
+    so numpydoc never sees it; this check is what makes a missing docstring fail the build.
+    An override that only inherits its docstring fails too, as numpydoc's GL08 would.
+    """
+    classes = documented_classes()
+    for name, kind in MEMBERS.items():
+        owner, attr = name.rsplit(".", 1)
+        if not (getattr(getattr(classes[owner], attr), "__doc__", None) or "").strip():
+            sphinx_logging.getLogger(__name__).warning(
+                f"[numpydoc] GL08: the {kind} {name} has no docstring"
+            )
+
+
+def _skip_namedtuple_fields(app, what, name, obj, skip, options):
+    """Leave out the "Alias for field number N" getters of a NamedTuple.
+
+    The class's Parameters section documents its fields.
+    """
+    if type(obj).__name__ == "_tuplegetter":
+        return True
+    return None
+
+
 def setup(app):
+    app.connect("autodoc-process-docstring", _validate_attribute)
+    app.connect("autodoc-skip-member", _skip_namedtuple_fields)
+    app.connect("builder-inited", _check_undocumented_members)
     app.connect("source-read", _drop_missing_guides)
     # index.md is read again on every build, so an optional guide added later is listed.
     app.connect("env-get-outdated", lambda app, env, added, changed, removed: ["index"])

@@ -197,7 +197,20 @@ class BatchError(Exception):
     __hash__ = Exception.__hash__
 
     def to_dict(self) -> dict:
-        """A JSON-ready dictionary (without the traceback)."""
+        """A JSON-ready dictionary (without the traceback).
+
+        Returns
+        -------
+        dict
+            ``index``, ``exc_type``, ``message``, ``source`` and ``seed``.
+
+        Examples
+        --------
+        >>> from coalloc import BatchError
+        >>> BatchError(3, "ValueError", "bad input", source="x.json", seed=7).to_dict()
+        {'index': 3, 'exc_type': 'ValueError', 'message': 'bad input', 'source': 'x.json',
+         'seed': 7}
+        """
         return {
             "index": self.index,
             "exc_type": self.exc_type,

@@ -196,3 +196,34 @@ def test_solve_says_how_the_start_compares_and_json(tmp_path, capsys):
     assert data["start"] >= best.start and data["earliest_start"] == request.earliest_start
     res = col.coallocate(pool, request, "cankar")
     assert col.verify(pool, request, res).ok == data["verify"]["ok"]
+
+
+def test_workload_window_opens_at_the_arrival_as_for_an_swf_job(tmp_path):
+    """A JSON workload request arriving at 60 s gets the window an SWF job submitted then gets."""
+    from coalloc.collective import DEFAULT_HORIZON
+    from coalloc.collective import io as cio
+
+    swf = tmp_path / "w.swf"
+    swf.write_text("1 0 5 600 2 -1 -1 2 1200 -1 1 1 1 1 1 -1 -1 -1\n"
+                   "2 60 0 300 1 -1 -1 1 600 -1 1 1 1 1 1 -1 -1 -1\n")  # fmt: skip
+    referee = cio.swf_requests(cio.read_swf(swf), max_wait=DEFAULT_HORIZON)
+    (tmp_path / "w.json").write_text(json.dumps({
+        "format": "coalloc.collective.workload",
+        "requests": [
+            {"arrival": 60, "duration": 300, "count": 1},
+            {"duration": 600, "count": 2},
+            # explicit fields are kept as written
+            {"arrival": 30, "earliest_start": 10, "latest_start": 500, "duration": 5,
+             "count": 1},
+            {"arrival": 30, "latest_start": 5000, "duration": 5, "count": 1},
+        ]}))  # fmt: skip
+    got = cio.read_workload(tmp_path / "w.json")
+    assert [t for t, _ in got] == [0.0, 30.0, 30.0, 60.0]
+    windows = {(t, r.duration): (r.earliest_start, r.latest_start) for t, r in got}
+    for arrival, req in referee:
+        assert windows[(arrival, req.duration)] == (req.earliest_start, req.latest_start)
+    assert windows[(60.0, 300.0)] == (60.0, 60.0 + DEFAULT_HORIZON)
+    explicit = [r for t, r in got if t == 30.0]
+    assert sorted((r.earliest_start, r.latest_start) for r in explicit) == [
+        (10.0, 500.0), (30.0, 5000.0)
+    ]

@@ -230,3 +230,59 @@ def test_solve_json_is_the_whole_result(tmp_path, capsys):
         for kind in ("in", "out"):
             if c[f"peak_{kind}"] is not None:
                 assert c[f"peak_{kind}"]["need"] <= c[f"peak_{kind}"]["available"]
+
+
+def test_verify_prints_the_quality_and_table_that_solve_printed(tmp_path, capsys):
+    """``ctaap verify`` re-derives bound, gap and the per-cluster table from the two files."""
+    import numpy as np
+
+    from coalloc import ctaap
+
+    inst, res = tmp_path / "i.json", tmp_path / "r.json"
+    assert main(["generate", "fig2", "--range-factor", "2", "--seed", "7", "-o", str(inst)]) == 0
+    assert main(["solve", str(inst), "--seed", "1", "-o", str(res)]) == 0
+    solved = capsys.readouterr().out.splitlines()
+    assert main(["ctaap", "verify", str(inst), str(res)]) == 0
+    verified = capsys.readouterr().out.splitlines()
+    # The quality line and the table are those solve printed (solve computed them itself).
+    start = next(i for i, line in enumerate(solved) if "quality:" in line)
+    end = next(i for i, line in enumerate(solved) if line.startswith("result written"))
+    assert verified[-(end - start):] == solved[start:end]
+    # Referees: the bound of the instance, the placements counted from the result file.
+    request, offer = ctaap.read_instance(inst)
+    assignment = ctaap.read_result(res)["assignment"]
+    assert main(["ctaap", "verify", str(inst), str(res), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["bound"] == ctaap.upper_bound(request, offer)
+    got = int(np.count_nonzero(assignment >= 0))
+    assert data["n_allocated"] == got and data["verify"]["feasible"]
+    assert data["gap"] == pytest.approx((data["bound"] - got) / data["bound"])
+    used = np.bincount(assignment[assignment >= 0], minlength=offer.m)
+    assert [c["machines_used"] for c in data["clusters"]] == used.tolist()
+    assert [c["capacity"] for c in data["clusters"]] == offer.capacity.tolist()
+
+
+def test_verify_does_not_take_the_files_bound_or_optimum_on_trust(tmp_path, capsys):
+    from coalloc import ctaap
+
+    inst, res = tmp_path / "i.json", tmp_path / "r.json"
+    assert main(["generate", "fig2", "--range-factor", "2", "--seed", "7", "-o", str(inst)]) == 0
+    assert main(["solve", str(inst), "--method", "greedy", "-o", str(res)]) == 0
+    capsys.readouterr()
+    request, offer = ctaap.read_instance(inst)
+    cheap = ctaap.upper_bound(request, offer)
+    data = json.loads(res.read_text())
+    assert data["n_allocated"] < cheap  # else this instance cannot test the claim below
+    data["status"], data["bound"] = "optimal", data["n_allocated"] - 1  # impossible claims
+    res.write_text(json.dumps(data))
+    assert main(["ctaap", "verify", str(inst), str(res), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["bound"] == cheap and out["status"] == "feasible"
+    # An infeasible assignment gets no quality line, but the table shows the overload.
+    data["assignment"] = [0] * request.n
+    data["n_allocated"] = request.n
+    res.write_text(json.dumps(data))
+    assert main(["ctaap", "verify", str(inst), str(res)]) == 1
+    out = capsys.readouterr().out
+    assert "quality:" not in out
+    assert f"{request.n}/{offer.capacity[0]}" in out

@@ -154,3 +154,36 @@ def test_map_exact_options(files, tmp_path, capsys):
     capsys.readouterr()
     assert main(["taskmap", "map", str(tp), str(rp), "--time-limit", "5"]) == 2
     assert "applies to --method exact only" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # a Table 1 instance read, mapped and verified five times (2-4 s)
+def test_generate_then_map_and_verify_the_combined_file(tmp_path, capsys):
+    """``taskmap generate`` writes one file with both graphs; ``map`` and ``verify`` read it."""
+    inst, out = tmp_path / "tm.json", tmp_path / "map.json"
+    assert main(["taskmap", "generate", "--c", "2", "--seed", "3", "-o", str(inst)]) == 0
+    capsys.readouterr()
+    argv = ["--method", "open", "--seed", "1"]
+    assert main(["taskmap", "map", str(inst), *argv, "-o", str(out), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    # Referee: the graphs read by the library's instance reader, the mapping checked there.
+    tasks, resources = taskmap.io.read_instance(inst)
+    mapping = read_mapping_result(out)["mapping"]
+    report = verify_mapping(tasks, resources, mapping, claimed=printed["max_occupancy"])
+    assert report.valid and report.matches and len(mapping) == tasks.n
+    expected = taskmap.solve(tasks, resources, "open", seed=1)
+    assert mapping.tolist() == expected.mapping.tolist()
+    # The same graphs written as two files give the same mapping through the two-file form.
+    tp, rp = tmp_path / "t.json", tmp_path / "r.json"
+    write_task_graph(tp, tasks)
+    write_resource_graph(rp, resources)
+    assert main(["map", str(tp), str(rp), *argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mapping"] == mapping.tolist()
+    # verify takes INSTANCE RESULT as well as TASKS RESOURCES RESULT.
+    assert main(["taskmap", "verify", str(inst), str(out)]) == 0
+    assert main(["taskmap", "verify", str(tp), str(rp), str(out)]) == 0
+    capsys.readouterr()
+    assert main(["taskmap", "verify", str(out)]) == 2
+    assert "INSTANCE RESULT or TASKS RESOURCES RESULT" in capsys.readouterr().err
+    # A lone task graph is not an instance: the error names the format expected.
+    assert main(["map", str(tp)]) == 2
+    assert "coalloc.taskmap.instance" in capsys.readouterr().err

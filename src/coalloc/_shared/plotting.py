@@ -49,7 +49,9 @@ def import_pyplot() -> Any:
 
     Examples
     --------
-    >>> plt = import_pyplot()  # doctest: +SKIP
+    >>> plt = import_pyplot()
+    >>> plt.__name__
+    'matplotlib.pyplot'
     """
     try:
         import matplotlib

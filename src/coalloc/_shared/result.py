@@ -165,7 +165,26 @@ class Result:
         return {}
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary of the result."""
+        """A JSON-ready dictionary of the result.
+
+        Returns
+        -------
+        dict
+            ``method``, ``status``, ``message``, the family's own fields (an assignment, a
+            mapping, ...), ``timings``, ``iterations``, ``seed``, ``params`` and, where known,
+            ``objective``, ``bound`` and ``gap``; every value plain JSON (lists, not arrays).
+
+        Examples
+        --------
+        >>> import json
+        >>> import coalloc
+        >>> request, offer = coalloc.generators.random_instance(6, 2, seed=0)
+        >>> data = coalloc.solve(request, offer, "greedy").to_dict()
+        >>> data["method"], data["status"], len(data["assignment"])
+        ('greedy', 'feasible', 6)
+        >>> json.loads(json.dumps(data)) == data
+        True
+        """
         out: dict = {
             "method": self.method,
             "status": self.status,
@@ -204,7 +223,26 @@ class Report:
 
     @property
     def ok(self) -> bool:  # pragma: no cover - every subclass overrides
+        """True when the solution satisfies every constraint and every claim checked."""
         raise NotImplementedError
 
     def to_dict(self) -> dict:  # pragma: no cover - every subclass overrides
+        """A JSON-ready dictionary of the report.
+
+        Returns
+        -------
+        dict
+            What the family's verifier found (counts of violations, the values it
+            recomputed, whether claims match); plain JSON values only.
+
+        Examples
+        --------
+        >>> import json
+        >>> import coalloc
+        >>> request, offer = coalloc.generators.random_instance(6, 2, seed=0)
+        >>> report = coalloc.verify(request, offer, coalloc.solve(request, offer).assignment)
+        >>> data = report.to_dict()
+        >>> data["feasible"], json.loads(json.dumps(data)) == data
+        (True, True)
+        """
         raise NotImplementedError

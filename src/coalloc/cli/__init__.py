@@ -14,12 +14,15 @@ A solving command exits with 0 when it wrote a solution that passed the family's
 (status ``optimal`` or ``feasible``, or ``time_limit`` with the incumbent of a stopped exact
 solver: :attr:`coalloc.Result.has_solution`), 1 when it has none (infeasible, rejected, a
 stop without an incumbent, or a solution that fails the check), 2 on bad input and 130 on
-Ctrl-C outside a solver.
+Ctrl-C outside a solver, and 141
+(128 + SIGPIPE, what a shell reports for a command killed by a closed pipe) when its output
+is piped into a reader that stops early (``coalloc demo | head -1``), quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Optional, Sequence
 
@@ -34,6 +37,9 @@ from . import taskmap as taskmap_cli
 from . import testbed as testbed_cli
 
 __all__ = ["main", "build_parser"]
+
+#: Exit status when standard output is a pipe closed by its reader (128 + SIGPIPE).
+EXIT_BROKEN_PIPE = 141
 
 #: Family name -> (module adding its subcommands, one-line description).
 GROUPS = {
@@ -84,13 +90,33 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         _check_output_is_not_an_input(args)
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows up here, inside the handler below
+        return status
+    except BrokenPipeError:
+        return _broken_pipe()
     except (InstanceError, ValueError, TypeError, OSError, ImportError) as exc:
         print(f"coalloc: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("coalloc: interrupted", file=sys.stderr)
         return 130
+
+
+def _broken_pipe() -> int:
+    """The reader of standard output went away (``coalloc demo | head -1``): end quietly.
+
+    As the Python documentation recommends (``signal`` module, "Note on SIGPIPE"): point
+    standard output at ``os.devnull`` so that the interpreter's final flush of what is still
+    buffered does not fail a second time, and print nothing.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout without a descriptor (tests)
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 def _check_output_is_not_an_input(args: argparse.Namespace) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from importlib import resources
+from types import SimpleNamespace
 from typing import Optional
 
 import numpy as np
@@ -185,6 +186,30 @@ def _cmd_generate(args) -> int:
     return 0
 
 
+def _verified_quality(request, offer, result: dict, n_allocated: int, feasible: bool):
+    """The bound, gap and status of a result file, re-derived from its instance.
+
+    The bound is the cheap upper bound computed here (:func:`coalloc.ctaap.upper_bound`),
+    or the file's own bound when that is tighter and consistent (an exact solver's proven
+    bound: at least the allocated count). A file claiming ``optimal`` keeps that status only
+    when its assignment is feasible and reaches its bound.
+    """
+    from ..ctaap.exact import upper_bound
+
+    bound = float(upper_bound(request, offer))
+    claimed = result.get("bound")
+    if isinstance(claimed, (int, float)) and not isinstance(claimed, bool):
+        if n_allocated <= claimed < bound:
+            bound = float(claimed)
+    status = result.get("status") if isinstance(result.get("status"), str) else "feasible"
+    if not feasible:
+        status = "infeasible"
+    elif status == "optimal" and n_allocated < bound:
+        status = "feasible"
+    gap = (bound - n_allocated) / max(1.0, bound)
+    return SimpleNamespace(n_allocated=n_allocated, bound=bound, gap=gap, status=status)
+
+
 def _cmd_verify(args) -> int:
     request, offer = read_instance(args.instance)
     result = read_result(args.result)
@@ -201,7 +226,29 @@ def _cmd_verify(args) -> int:
             raise ValueError(
                 f"{args.result}: claims {key} = {result[key]} but the assignment gives {actual}"
             )
+    got = claims["n_allocated"]
+    quality = _verified_quality(request, offer, result, got, report.feasible)
+    table = cluster_table(request, offer, assignment)
+    if args.json:
+        out = {"instance": args.instance, "result": args.result, "method": result.get("method"),
+               "status": quality.status, "n_tasks": request.n, "n_allocated": got,
+               "bound": quality.bound, "gap": quality.gap, "verify": report.to_dict(),
+               "clusters": table}  # fmt: skip
+        tnames = getattr(request, "names", None)
+        if tnames is not None:
+            out["task_names"] = [str(t) for t in tnames]
+        print(json.dumps(jsonable(out)))
+        return 0 if report.feasible else 1
     print(str(report))
+    method = result.get("method")
+    print(f"{args.result}: {method + ' ' if isinstance(method, str) else ''}allocated {got} of "
+          f"{request.n} tasks on {offer.m} clusters ({offer.total_capacity} machines)")  # fmt: skip
+    if report.feasible:
+        print(_quality(quality))
+    if got < request.n:
+        print(f"  {request.n - got} tasks not allocated")
+    for line in _format_table(table):
+        print(line)
     return 0 if report.feasible else 1
 
 
@@ -256,7 +303,14 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     common.add_output(p, "instance file to write", required=True)
     p.set_defaults(func=_cmd_generate)
 
-    p = sub.add_parser("verify", help="check a result file against its instance")
+    p = sub.add_parser(
+        "verify", help="check a result file against its instance; print its bound, gap and "
+        "per-cluster table",
+    )  # fmt: skip
     p.add_argument("instance")
     p.add_argument("result")
+    p.add_argument(
+        "--json", action="store_true",
+        help="print the verification, bound, gap and per-cluster table as JSON",
+    )  # fmt: skip
     p.set_defaults(func=_cmd_verify)

@@ -55,19 +55,12 @@ def _cmd_ctaap(args) -> int:
 # ---------------------------------------------------------------------------- taskmap
 
 
-def _taskmap_graphs(args):
-    from ..taskmap import io as tio
-
-    if args.resources:
-        return tio.read_task_graph(args.instance), tio.read_resource_graph(args.resources)
-    return tio.read_instance(args.instance)
-
-
 def _cmd_taskmap(args) -> int:
     from .. import taskmap
     from ..taskmap import io as tio
+    from .taskmap import read_graphs
 
-    tasks, resources = _taskmap_graphs(args)
+    tasks, resources = read_graphs(args.instance, args.resources or None)
     if args.tree:
         fig = taskmap.plot_cluster_tree(taskmap.flow_injection(tasks, seed=args.seed))
         return _done(fig, args)

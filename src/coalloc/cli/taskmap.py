@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 from .. import taskmap
 from .._shared.result import jsonable, relative_gap
 from ..taskmap.io import (
+    read_instance,
     read_mapping_result,
     read_resource_graph,
     read_task_graph,
@@ -15,7 +17,20 @@ from ..taskmap.io import (
 )
 from . import _common as common
 
-__all__ = ["add_commands"]
+__all__ = ["add_commands", "read_graphs"]
+
+
+def read_graphs(instance: str, resources: Optional[str] = None) -> tuple:
+    """``(TaskGraph, ResourceGraph)`` from the two graph files or from one instance file.
+
+    With ``resources`` given, ``instance`` is a task graph (``coalloc.taskgraph``) and
+    ``resources`` a resource graph; without it, ``instance`` holds both graphs (the
+    ``coalloc.taskmap.instance`` file ``coalloc taskmap generate`` writes). ``coalloc taskmap
+    map``, ``verify`` and ``coalloc plot taskmap`` read their input through this function.
+    """
+    if resources is not None:
+        return read_task_graph(instance), read_resource_graph(resources)
+    return read_instance(instance)
 
 
 def occupancy_lower_bound(tasks, resources) -> float:
@@ -69,8 +84,7 @@ def _map_quality(result, cheap: float) -> tuple:
 
 
 def _cmd_map(args) -> int:
-    tasks = read_task_graph(args.tasks)
-    resources = read_resource_graph(args.resources)
+    tasks, resources = read_graphs(args.tasks, args.resources)
     params = common.exact_params(args)
     result = taskmap.solve(tasks, resources, args.method, seed=args.seed, **params)
     if result.mapping is None:
@@ -116,9 +130,14 @@ def _cmd_map(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    tasks = read_task_graph(args.tasks)
-    resources = read_resource_graph(args.resources)
-    data = read_mapping_result(args.result)
+    files = args.files
+    if len(files) not in (2, 3):
+        raise ValueError(
+            f"taskmap verify takes INSTANCE RESULT or TASKS RESOURCES RESULT, got {len(files)} "
+            "files"
+        )
+    tasks, resources = read_graphs(files[0], files[1] if len(files) == 3 else None)
+    data = read_mapping_result(files[-1])
     report = taskmap.verify_mapping(
         tasks, resources, data["mapping"], claimed=data.get("max_occupancy")
     )
@@ -146,8 +165,15 @@ def _cmd_solve_batch(args) -> int:
 def add_commands(sub, *, aliases: bool = False) -> None:
     """Add the task-mapping subcommands to ``sub`` (with ``aliases``: only ``map``)."""
     p = sub.add_parser("map", help="map a task graph onto a resource graph (Taura & Chien)")
-    p.add_argument("tasks", help="task graph file (JSON; see 'coalloc docs formats')")
-    p.add_argument("resources", help="resource graph file (JSON; see 'coalloc docs formats')")
+    p.add_argument(
+        "tasks", metavar="INSTANCE|TASKS",
+        help="instance file with both graphs (what 'coalloc taskmap generate' writes), or a task "
+        "graph file followed by RESOURCES (JSON; see 'coalloc docs formats')",
+    )  # fmt: skip
+    p.add_argument(
+        "resources", nargs="?", default=None, metavar="RESOURCES",
+        help="resource graph file, when the first file is a task graph",
+    )  # fmt: skip
     p.add_argument(
         "--method", default=taskmap.DEFAULT_METHOD, choices=sorted(taskmap.METHODS)
     )
@@ -165,9 +191,10 @@ def add_commands(sub, *, aliases: bool = False) -> None:
         return
 
     p = sub.add_parser("verify", help="check a mapping result file against its graphs")
-    p.add_argument("tasks")
-    p.add_argument("resources")
-    p.add_argument("result")
+    p.add_argument(
+        "files", nargs="+", metavar="FILE",
+        help="INSTANCE RESULT, or TASKS RESOURCES RESULT (the graphs as 'map' read them)",
+    )  # fmt: skip
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser(

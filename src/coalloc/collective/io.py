@@ -8,7 +8,8 @@
   optional usage CSV ``node,property,slot,reserved`` with ``--slot-seconds``.
 * ``coalloc.collective.request`` (JSON): the fields of :class:`CollectiveRequest`.
 * ``coalloc.collective.instance``: ``{"pool": {...}, "request": {...}}``.
-* ``coalloc.collective.workload`` (JSON): ``requests``: a list of requests with ``arrival``.
+* ``coalloc.collective.workload`` (JSON): ``requests``: a list of requests with ``arrival``
+  (a request without ``earliest_start`` opens its window at its arrival, as SWF jobs do).
 * Standard Workload Format (``.swf``): :func:`read_swf`.
 """
 
@@ -548,7 +549,11 @@ def read_workload(src: PathOrFile) -> List[Tuple[float, CollectiveRequest]]:
     Returns
     -------
     list of (float, CollectiveRequest)
-        The requests by arrival time.
+        The requests by arrival time. The paper's ``t_e`` is the submission time, so a
+        request with an ``arrival`` and no ``earliest_start`` gets ``t_e`` = its arrival and,
+        without ``latest_start``, ``t_l = t_e + t_C`` (:data:`DEFAULT_HORIZON`), the window
+        :func:`swf_requests` gives an SWF job; without an ``arrival`` it arrives at its
+        ``earliest_start``. Explicit fields are kept as written.
 
     Raises
     ------
@@ -561,14 +566,17 @@ def read_workload(src: PathOrFile) -> List[Tuple[float, CollectiveRequest]]:
     >>> import coalloc.collective as co
     >>> text = ('{"format": "coalloc.collective.workload", "version": 1, "requests": ['
     ...         '{"arrival": 60, "duration": 600, "count": 1}, {"duration": 300, "count": 2}]}')
-    >>> [(t, r.count) for t, r in co.read_workload(io.StringIO(text))]
-    [(0.0, 2), (60.0, 1)]
+    >>> [(t, r.count, r.earliest_start, r.latest_start)
+    ...  for t, r in co.read_workload(io.StringIO(text))]
+    [(0.0, 2, 0.0, 86400.0), (60.0, 1, 60.0, 86460.0)]
     """
     data, name = load_json(src)
     check_envelope(data, WORKLOAD_FORMAT, VERSION, name)
     check(data, WORKLOAD_SCHEMA, name)
     out = []
     for q, item in enumerate(data["requests"]):
+        if item.get("arrival") is not None and item.get("earliest_start") is None:
+            item = {**item, "earliest_start": item["arrival"]}  # t_e = the submission time
         req = request_from_dict(item, source=name, root=f"requests[{q}]")
         out.append((float(item.get("arrival", req.earliest_start)), req))
     return sorted(out, key=lambda x: x[0])

@@ -250,7 +250,21 @@ class ResourcePool:
         )
 
     def copy(self) -> ResourcePool:
-        """An independent pool with the same state (the arrays are shared read-only)."""
+        """An independent pool with the same state (the arrays are shared read-only).
+
+        Returns
+        -------
+        ResourcePool
+            A pool whose reservations and trimming do not touch this one.
+
+        Examples
+        --------
+        >>> from coalloc.collective import ResourcePool
+        >>> pool = ResourcePool([[4, 8.0], [2, 4.0]], ["cores", "ram"])
+        >>> other = pool.copy().reserve(0, 60, [0], [[1, 2.0]])
+        >>> pool.reserved_at(0)[0].tolist(), other.reserved_at(0)[0].tolist()
+        ([0.0, 0.0], [1.0, 2.0])
+        """
         new = object.__new__(ResourcePool)
         new.__dict__.update(self.__dict__)
         new._labels = dict(self._labels)
@@ -258,7 +272,27 @@ class ResourcePool:
 
     # ----------------------------------------------------------------- queries
     def reserved_at(self, t: float) -> np.ndarray:
-        """``T_ij(t)`` for every node and property, shape (n, m)."""
+        """``T_ij(t)`` for every node and property, shape (n, m).
+
+        Parameters
+        ----------
+        t : float
+            The time (seconds); intervals are half-open, so a reservation ending at ``t``
+            no longer counts.
+
+        Returns
+        -------
+        ndarray of float64, shape (n, m)
+            The reserved amounts in force at ``t`` (a copy).
+
+        Examples
+        --------
+        >>> from coalloc.collective import ResourcePool
+        >>> pool = ResourcePool([[4, 8.0], [2, 4.0]], ["cores", "ram"])
+        >>> _ = pool.reserve(60, 60, [1], [[1, 1.5]])
+        >>> pool.reserved_at(60).tolist(), pool.reserved_at(120).tolist()
+        ([[0.0, 0.0], [1.0, 1.5]], [[0.0, 0.0], [0.0, 0.0]])
+        """
         k = int(np.searchsorted(self._times, float(t), side="right")) - 1
         return self._reserved[:, :, max(k, 0)].copy()
 
@@ -267,6 +301,26 @@ class ResourcePool:
 
         A requirement value is a string (equality) or a sequence of accepted strings; a
         label the pool does not have matches no node.
+
+        Parameters
+        ----------
+        labels : dict or None
+            Label name -> accepted value or values; None or empty matches every node.
+
+        Returns
+        -------
+        ndarray of bool, shape (n,)
+            True for the matching nodes.
+
+        Examples
+        --------
+        >>> from coalloc.collective import ResourcePool
+        >>> pool = ResourcePool([[4], [2], [8]], ["cores"],
+        ...                     labels={"site": ["a", "b", "a"]})
+        >>> pool.match({"site": "a"}).tolist(), pool.match({"site": ["a", "b"]}).tolist()
+        ([True, False, True], [True, True, True])
+        >>> pool.match({"os": "linux"}).tolist()
+        [False, False, False]
         """
         mask = np.ones(self.n_nodes, dtype=bool)
         for key, want in (labels or {}).items():
@@ -361,7 +415,27 @@ class ResourcePool:
         """Drop breakpoints before ``before`` (the past), keeping the timetables after it.
 
         The value in force at ``before`` moves to the origin's segment; used by the online
-        simulator to keep the grid small. Returns ``self``.
+        simulator to keep the grid small.
+
+        Parameters
+        ----------
+        before : float
+            Breakpoints before this time are forgotten.
+
+        Returns
+        -------
+        ResourcePool
+            ``self``, trimmed in place.
+
+        Examples
+        --------
+        >>> from coalloc.collective import ResourcePool
+        >>> pool = ResourcePool([[4, 8.0], [2, 4.0]], ["cores", "ram"])
+        >>> _ = pool.reserve(0, 60, [0], [[1, 1.0]]).reserve(100, 60, [0], [[2, 2.0]])
+        >>> pool.times.tolist()
+        [0.0, 60.0, 100.0, 160.0]
+        >>> pool.trim(110).times.tolist(), pool.reserved_at(120)[0].tolist()
+        ([0.0, 160.0], [2.0, 2.0])
         """
         k = int(np.searchsorted(self._times, float(before), side="right")) - 1
         if k <= 0:
@@ -488,10 +562,30 @@ class CollectiveRequest:
     def vectors(self, names: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
         """``(e, d)``: the per-resource minimum and the total of each property of ``names``.
 
+        Parameters
+        ----------
+        names : sequence of str
+            The pool's property names, in its order.
+
+        Returns
+        -------
+        e : ndarray of float64
+            The minimum ``e_i`` per resource of each property.
+        d : ndarray of float64
+            The total ``d_i`` of each property (``N e_i`` for a simple request).
+
         Raises
         ------
         ValueError
             When the request names a property the pool does not have.
+
+        Examples
+        --------
+        >>> from coalloc.collective import CollectiveRequest
+        >>> req = CollectiveRequest(600, 2, minimum={"cores": 1}, total={"cores": 5})
+        >>> e, d = req.vectors(["cores", "ram"])
+        >>> e.tolist(), d.tolist()
+        ([1.0, 1e-06], [5.0, 2e-06])
         """
         names = tuple(names)
         for argname, table in (("minimum", self.minimum), ("total", self.total)):
@@ -517,7 +611,21 @@ class CollectiveRequest:
         return e, d
 
     def to_dict(self) -> dict:
-        """The request as a JSON-ready dictionary (the ``request`` object of the formats)."""
+        """The request as a JSON-ready dictionary (the ``request`` object of the formats).
+
+        Returns
+        -------
+        dict
+            ``duration``, ``count``, ``earliest_start``, ``latest_start``, ``minimum`` and,
+            when given, ``total`` and ``labels``.
+
+        Examples
+        --------
+        >>> from coalloc.collective import CollectiveRequest
+        >>> CollectiveRequest(600, 2, minimum={"cores": 1}, total={"cores": 5}).to_dict()
+        {'duration': 600.0, 'count': 2, 'earliest_start': 0.0, 'latest_start': 86400.0,
+         'minimum': {'cores': 1.0}, 'total': {'cores': 5.0}}
+        """
         out: dict = {
             "duration": self.duration,
             "count": self.count,

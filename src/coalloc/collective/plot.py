@@ -79,7 +79,13 @@ def plot_timetable(
     >>> from coalloc.collective import ResourcePool, CollectiveRequest, coallocate
     >>> pool = ResourcePool([[4, 8.0], [2, 4.0]], ["cores", "ram"])
     >>> req = CollectiveRequest(3600, 2, total={"ram": 6})
-    >>> fig = plot_timetable(pool, req, coallocate(pool, req))  # doctest: +SKIP
+    >>> fig = plot_timetable(pool, req, coallocate(pool, req))
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "timetable.png"
+    ...     fig.savefig(path, dpi=40)
+    ...     path.read_bytes()[:4]
+    b'\\x89PNG'
     """
     names = list(pool.names)
     if property is None:

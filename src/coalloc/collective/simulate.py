@@ -69,7 +69,25 @@ class SimulationResult:
         return float(np.mean(d)) if d else 0.0
 
     def summary(self) -> dict:
-        """Acceptance rate, mean delay and mean utilisation factor, overall and by kind."""
+        """Acceptance rate, mean delay and mean utilisation factor, overall and by kind.
+
+        Returns
+        -------
+        dict
+            ``requests``, ``acceptance_rate``, ``mean_delay`` and, under ``simple`` and
+            ``collective``, the same for that kind of request with ``mean_utilisation``.
+
+        Examples
+        --------
+        >>> from coalloc.collective import CollectiveRequest, ResourcePool
+        >>> from coalloc.collective.simulate import simulate
+        >>> pool = ResourcePool([[4.0], [4.0]], ["cores"])
+        >>> reqs = [(0.0, CollectiveRequest(600, 2, minimum={"cores": 3})),
+        ...         (10.0, CollectiveRequest(600, 1, minimum={"cores": 2}, total={"cores": 2}))]
+        >>> s = simulate(pool, reqs).summary()
+        >>> s["requests"], s["acceptance_rate"], s["mean_delay"], s["collective"]["mean_delay"]
+        (2, 1.0, 295.0, 590.0)
+        """
         out = {"requests": len(self.records), "acceptance_rate": self.acceptance_rate,
                "mean_delay": self.mean_delay}  # fmt: skip
         for kind in ("simple", "collective"):

@@ -49,9 +49,26 @@ class CoallocationReport(Report):
 
     @property
     def ok(self) -> bool:
+        """Admissible and matching any claimed utilisation (the shared report interface)."""
         return self.admissible and self.matches
 
     def to_dict(self) -> dict:
+        """A JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``ok``, ``admissible``, ``violations``, ``utilisation`` and ``matches``.
+
+        Examples
+        --------
+        >>> import coalloc.collective as co
+        >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0]], ["cores", "ram"])
+        >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1})
+        >>> data = co.verify(pool, req, co.coallocate(pool, req)).to_dict()
+        >>> data["ok"], data["admissible"], data["violations"]
+        (True, True, [])
+        """
         return {"ok": self.ok, "admissible": self.admissible, "violations": list(self.violations),
                 "utilisation": self.utilisation, "matches": self.matches}  # fmt: skip
 

@@ -300,13 +300,43 @@ class Request(_ReadOnlyPickle):
         Returns
         -------
         Request
+            Tasks in the graph's node order, named by the nodes.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> from coalloc.ctaap import Request
+        >>> g = nx.Graph()
+        >>> g.add_node("db", cpu=4.0)
+        >>> g.add_node("web", cpu=2.0)
+        >>> g.add_edge("db", "web", bandwidth=10.0)
+        >>> r = Request.from_networkx(g)
+        >>> r.n, list(r.names), r.bandwidth.toarray().tolist()
+        (2, ['db', 'web'], [[0.0, 10.0], [10.0, 0.0]])
         """
         props, mat = _graph_to_arrays(graph, properties, bandwidth, exclude=())
         return cls(properties=props, bandwidth=mat, names=_graph_names(list(graph.nodes)))
 
     def to_networkx(self) -> Any:
         """Return the request as a networkx graph (DiGraph when asymmetric); nodes are the
-        task names when there are names, else the task numbers."""
+        task names when there are names, else the task numbers.
+
+        Returns
+        -------
+        networkx.Graph or networkx.DiGraph
+            One node per task with its properties as attributes, one edge per link with its
+            ``bandwidth``.
+
+        Examples
+        --------
+        >>> from coalloc.ctaap import Request
+        >>> r = Request({"cpu": [1.0, 2.0]}, [[0, 5], [5, 0]], names=["a", "b"])
+        >>> g = r.to_networkx()
+        >>> g.nodes["b"]["cpu"], g.edges["a", "b"]["bandwidth"]
+        (2.0, 5.0)
+        >>> Request.from_networkx(g).bandwidth.toarray().tolist()
+        [[0.0, 5.0], [5.0, 0.0]]
+        """
         import networkx as nx
 
         g = nx.Graph() if self.symmetric else nx.DiGraph()
@@ -472,6 +502,25 @@ class Offer(_ReadOnlyPickle):
         Returns
         -------
         Offer
+            Clusters in the graph's node order, named by the nodes.
+
+        Raises
+        ------
+        ValueError
+            A node without the ``capacity`` attribute.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> from coalloc.ctaap import Offer
+        >>> g = nx.Graph()
+        >>> g.add_node("east", cpu=8.0, capacity=2)
+        >>> g.add_node("west", cpu=4.0, capacity=3)
+        >>> g.add_edge("east", "east", bandwidth=100.0)
+        >>> g.add_edge("east", "west", bandwidth=10.0)
+        >>> o = Offer.from_networkx(g)
+        >>> o.capacity.tolist(), o.bandwidth.tolist()
+        ([2, 3], [[100.0, 10.0], [10.0, 0.0]])
         """
         nodes = list(graph.nodes)
         missing = [u for u in nodes if capacity not in graph.nodes[u]]
@@ -483,7 +532,22 @@ class Offer(_ReadOnlyPickle):
                    names=_graph_names(nodes))  # fmt: skip
 
     def to_networkx(self) -> Any:
-        """Return the offer as a networkx graph (self-loops for intra-cluster bandwidth)."""
+        """Return the offer as a networkx graph (self-loops for intra-cluster bandwidth).
+
+        Returns
+        -------
+        networkx.Graph or networkx.DiGraph
+            One node per cluster with ``capacity`` and its properties, one edge per pair of
+            clusters with bandwidth (a self-loop: inside the cluster).
+
+        Examples
+        --------
+        >>> from coalloc.ctaap import Offer
+        >>> o = Offer({"cpu": [8.0, 4.0]}, capacity=[2, 3], bandwidth=[[100, 10], [10, 50]])
+        >>> g = o.to_networkx()
+        >>> g.nodes[1]["capacity"], g.edges[0, 0]["bandwidth"], g.edges[0, 1]["bandwidth"]
+        (3, 100.0, 10.0)
+        """
         import networkx as nx
 
         symmetric = np.array_equal(self.bandwidth, self.bandwidth.T)

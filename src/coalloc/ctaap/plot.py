@@ -140,7 +140,13 @@ def plot_allocation(
     --------
     >>> import coalloc.ctaap as ctaap
     >>> request, offer = ctaap.generators.fig2(1, n_tasks=20, seed=0)
-    >>> fig = plot_allocation(request, offer, ctaap.solve(request, offer))  # doctest: +SKIP
+    >>> fig = plot_allocation(request, offer, ctaap.solve(request, offer, seed=0))
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "allocation.png"
+    ...     fig.savefig(path, dpi=40)
+    ...     path.read_bytes()[:4]
+    b'\\x89PNG'
     """
     check_compatible(request, offer)
     a = _assignment(result, request.n)

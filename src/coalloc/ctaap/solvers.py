@@ -122,16 +122,81 @@ class Instance(NamedTuple):
     def solve(
         self, method: Optional[str] = None, *, seed: Optional[int] = 0, **params: Any
     ) -> SolveResult:
-        """:func:`solve` on this instance (``method=None``: :data:`DEFAULT_METHOD`)."""
+        """:func:`solve` on this instance (``method=None``: :data:`DEFAULT_METHOD`).
+
+        Parameters
+        ----------
+        method : str, optional
+            A name of :data:`METHODS`; None runs :data:`DEFAULT_METHOD`.
+        seed : int or None, default 0
+            Seed of every random choice (the family's seed policy).
+        **params
+            The method's own parameters (see :func:`solve`).
+
+        Returns
+        -------
+        SolveResult
+            What :func:`solve` returns for this instance.
+
+        Examples
+        --------
+        >>> import coalloc.ctaap as ct
+        >>> inst = ct.Instance(*ct.generators.fig2(2, n_tasks=12, seed=1))
+        >>> result = inst.solve("greedy")
+        >>> result.method, result.n_tasks
+        ('greedy', 12)
+        """
         return solve(self.request, self.offer, method or DEFAULT_METHOD, seed=seed, **params)
 
     def verify(self, result: SolveResult) -> VerifyReport:
-        """:func:`coalloc.ctaap.verify` of a result's assignment."""
+        """:func:`coalloc.ctaap.verify` of a result's assignment.
+
+        Parameters
+        ----------
+        result : SolveResult
+            A result of :meth:`solve` (or of :func:`solve`) on this instance.
+
+        Returns
+        -------
+        VerifyReport
+            The independent verification; ``report.ok`` is True for a valid result.
+
+        Examples
+        --------
+        >>> import coalloc.ctaap as ct
+        >>> inst = ct.Instance(*ct.generators.fig2(2, n_tasks=12, seed=1))
+        >>> inst.verify(inst.solve(seed=0)).feasible
+        True
+        """
         return verify(self.request, self.offer, result.assignment)
 
     @staticmethod
     def check_params(method: Optional[str], params: dict) -> None:
-        """Reject an unknown method or parameter names it does not take, before any work."""
+        """Reject an unknown method or parameter names it does not take, before any work.
+
+        Parameters
+        ----------
+        method : str or None
+            A name of :data:`METHODS` (None: :data:`DEFAULT_METHOD`).
+        params : dict
+            The keyword parameters a batch would pass to :meth:`solve`.
+
+        Raises
+        ------
+        ValueError
+            An unknown method.
+        TypeError
+            A parameter name the method does not take, or ``bound`` that is not a bool.
+
+        Examples
+        --------
+        >>> from coalloc.ctaap import Instance
+        >>> Instance.check_params("ctaap", {"compat_fn": "threshold"})
+        >>> Instance.check_params("ctaap", {"speed": 3})
+        Traceback (most recent call last):
+        ...
+        TypeError: method ... takes no parameter(s) ['speed']; ...
+        """
         method = method or DEFAULT_METHOD
         if not isinstance(method, str) or method not in METHODS:
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
@@ -142,7 +207,33 @@ class Instance(NamedTuple):
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "<dict>") -> Instance:
-        """An instance from a parsed ``coalloc.instance`` file."""
+        """An instance from a parsed ``coalloc.instance`` file.
+
+        Parameters
+        ----------
+        data : dict
+            The parsed JSON of a ``coalloc.instance`` file.
+        source : str, default "<dict>"
+            Named in error messages.
+
+        Returns
+        -------
+        Instance
+            The instance the file describes.
+
+        Raises
+        ------
+        InstanceError
+            ``"<source>: <field path>: <what was expected>"`` for a malformed document.
+
+        Examples
+        --------
+        >>> import coalloc.ctaap as ct
+        >>> inst = ct.Instance(*ct.generators.fig2(2, n_tasks=12, seed=1))
+        >>> same = ct.Instance.from_dict(ct.instance_to_dict(*inst))
+        >>> same.request.n, same.offer.m
+        (12, 5)
+        """
         from .io import instance_from_dict
 
         return cls(*instance_from_dict(data, source=source))

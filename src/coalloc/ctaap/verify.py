@@ -81,7 +81,23 @@ class VerifyReport(Report):
         return int(sum(self.violations.values()))
 
     def to_dict(self) -> dict:
-        """A JSON-ready dictionary."""
+        """A JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``n_tasks``, ``n_allocated``, ``feasible`` and ``violations`` (constraint
+            number, as a string, -> count).
+
+        Examples
+        --------
+        >>> import coalloc.ctaap as ct
+        >>> request = ct.Request({"cpu": [10, 20, 30]}, bandwidth=[[0, 5, 0], [5, 0, 2], [0, 2, 0]])
+        >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
+        >>> ct.verify(request, offer, [1, 1, 1]).to_dict()
+        {'n_tasks': 3, 'n_allocated': 3, 'feasible': False,
+         'violations': {'1': 0, '2': 1, '3': 0, '4': 0, '5': 0}}
+        """
         return {
             "n_tasks": self.n_tasks,
             "n_allocated": self.n_allocated,

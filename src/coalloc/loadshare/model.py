@@ -138,6 +138,18 @@ class LoadSharingProblem:
         A node reports when its last job has arrived (nodes without jobs first, then by the
         arrival position of their last job; ties by node id). First come first served
         coalitions are formed in this order.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_nodes,)
+            The node ids in reporting order.
+
+        Examples
+        --------
+        >>> from coalloc.loadshare import LoadSharingProblem
+        >>> prob = LoadSharingProblem([10, 10, 10, 10], [5, 5, 5], [2, 0, 2])
+        >>> prob.report_order().tolist()
+        [1, 3, 0, 2]
         """
         last = np.full(self.n_nodes, -1, dtype=np.int64)
         if self.n_jobs:

@@ -93,7 +93,13 @@ def plot_coalitions(
     >>> from coalloc import loadshare
     >>> prob = loadshare.generators.paper_setup(n_nodes=100, seed=1)
     >>> res = loadshare.dmcf_gga(prob, coalition_size=23, seed=0, coalition_history=5)
-    >>> fig = plot_coalitions(prob, res)  # doctest: +SKIP
+    >>> fig = plot_coalitions(prob, res)
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "coalitions.png"
+    ...     fig.savefig(path, dpi=40)
+    ...     path.read_bytes()[:4]
+    b'\\x89PNG'
     """
     gens, mat, order = coalition_matrix(result)
     if mat.shape[1] != problem.n_nodes:
@@ -183,7 +189,13 @@ def plot_loads(
     --------
     >>> from coalloc import loadshare
     >>> prob = loadshare.generators.paper_setup(n_nodes=100, seed=1)
-    >>> fig = plot_loads(prob, loadshare.share(prob))  # doctest: +SKIP
+    >>> fig = plot_loads(prob, loadshare.share(prob, seed=0))
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "loads.png"
+    ...     fig.savefig(path, dpi=40)
+    ...     path.read_bytes()[:4]
+    b'\\x89PNG'
     """
     placement = result.get("placement") if isinstance(result, dict) else getattr(
         result, "placement", result)  # fmt: skip

@@ -100,6 +100,16 @@ class ShareResult(Result):
         -------
         dict
             ``phase1_overhead``, ``phase1_migration``, ``phase1``, ``phase2``, ``total``.
+
+        Examples
+        --------
+        >>> from coalloc import loadshare
+        >>> prob = loadshare.generators.paper_setup(n_nodes=60, seed=1)
+        >>> cost = loadshare.dmcf_gga(prob, coalition_size=20, seed=0).cost()
+        >>> sorted(cost)
+        ['phase1', 'phase1_migration', 'phase1_overhead', 'phase2', 'total']
+        >>> cost["total"] == cost["phase1"] + cost["phase2"] > 0
+        True
         """
         overhead = sum(v for k, v in self.rounds.items() if k not in ("total", "Initialize"))
         ff = int(self.iterations.get("jobs_moved_max_coalition", 0))

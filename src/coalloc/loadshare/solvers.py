@@ -115,16 +115,80 @@ class Instance(NamedTuple):
 
     def solve(self, method: Optional[str] = None, *, seed: Optional[int] = 0,
               **params: Any) -> ShareResult:  # fmt: skip
-        """:func:`share` on this instance (``method=None``: :data:`DEFAULT_METHOD`)."""
+        """:func:`share` on this instance (``method=None``: :data:`DEFAULT_METHOD`).
+
+        Parameters
+        ----------
+        method : str, optional
+            A name of :data:`METHODS`; None runs :data:`DEFAULT_METHOD`.
+        seed : int or None, default 0
+            Seed of every random choice (the family's seed policy).
+        **params
+            The method's own parameters (see :func:`share`).
+
+        Returns
+        -------
+        ShareResult
+            What :func:`share` returns for this instance.
+
+        Examples
+        --------
+        >>> import coalloc.loadshare as ls
+        >>> inst = ls.Instance(ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1]))
+        >>> inst.solve("fcfs").throughput
+        13.0
+        """
         return share(self.problem, method or DEFAULT_METHOD, seed=seed, **params)
 
     def verify(self, result: ShareResult) -> PlacementReport:
-        """:func:`verify_placement` of a result, checking its claimed throughput."""
+        """:func:`verify_placement` of a result, checking its claimed throughput.
+
+        Parameters
+        ----------
+        result : ShareResult
+            A result of :meth:`solve` (or of :func:`share`) on this instance.
+
+        Returns
+        -------
+        PlacementReport
+            The independent verification; ``report.ok`` is True for a valid result.
+
+        Examples
+        --------
+        >>> import coalloc.loadshare as ls
+        >>> inst = ls.Instance(ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1]))
+        >>> inst.verify(inst.solve()).ok
+        True
+        """
         return verify_placement(self.problem, result.placement, claimed=result.throughput)
 
     @staticmethod
     def check_params(method: Optional[str], params: dict) -> None:
-        """Reject an unknown method or parameter names it does not take."""
+        """Reject an unknown method or parameter names it does not take.
+
+        Parameters
+        ----------
+        method : str or None
+            A name of :data:`METHODS` (None: :data:`DEFAULT_METHOD`).
+        params : dict
+            The keyword parameters a batch would pass to :meth:`solve`.
+
+        Raises
+        ------
+        ValueError
+            An unknown method.
+        TypeError
+            A parameter name the method does not take.
+
+        Examples
+        --------
+        >>> from coalloc.loadshare import Instance
+        >>> Instance.check_params("dmcf-gga", {"th_c": 0.1})
+        >>> Instance.check_params("dmcf-gga", {"speed": 3})
+        Traceback (most recent call last):
+        ...
+        TypeError: method ... takes no parameter(s) ['speed']; ...
+        """
         method = method or DEFAULT_METHOD
         if not isinstance(method, str) or method not in METHODS:
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
@@ -132,7 +196,33 @@ class Instance(NamedTuple):
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "<dict>") -> Instance:
-        """An instance from a parsed ``coalloc.loadshare.instance`` file."""
+        """An instance from a parsed ``coalloc.loadshare.instance`` file.
+
+        Parameters
+        ----------
+        data : dict
+            The parsed JSON of a ``coalloc.loadshare.instance`` file.
+        source : str, default "<dict>"
+            Named in error messages.
+
+        Returns
+        -------
+        Instance
+            The instance the file describes.
+
+        Raises
+        ------
+        InstanceError
+            ``"<source>: <field path>: <what was expected>"`` for a malformed document.
+
+        Examples
+        --------
+        >>> import coalloc.loadshare as ls
+        >>> inst = ls.Instance(ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1]))
+        >>> same = ls.Instance.from_dict(ls.io.problem_to_dict(inst.problem))
+        >>> same.problem.n_nodes, same.problem.n_jobs
+        (3, 4)
+        """
         from .io import problem_from_dict
 
         return cls(problem_from_dict(data, source=source))

@@ -60,7 +60,22 @@ class PlacementReport(Report):
         return bool(self.valid and self.matches)
 
     def to_dict(self) -> dict:
-        """JSON-ready dictionary."""
+        """JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``ok``, ``valid``, ``throughput``, ``bound``, ``claimed``, ``matches`` and the
+            other findings of :func:`verify_placement`.
+
+        Examples
+        --------
+        >>> import coalloc.loadshare as ls
+        >>> prob = ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1])
+        >>> data = ls.verify_placement(prob, [0, 1, 2, 1], claimed=24.0).to_dict()
+        >>> data["ok"], data["throughput"], data["matches"]
+        (True, 24.0, True)
+        """
         return {"ok": self.ok, "valid": self.valid, "throughput": self.throughput,
                 "bound": self.bound, "claimed": self.claimed, "matches": self.matches,
                 "problems": list(self.problems)}  # fmt: skip
@@ -185,7 +200,22 @@ class GapReport(Report):
         return bool(self.feasible and self.matches)
 
     def to_dict(self) -> dict:
-        """JSON-ready dictionary."""
+        """JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``ok``, ``feasible``, ``objective``, ``unassigned``, ``claimed`` and the other
+            findings of :func:`verify_gap`.
+
+        Examples
+        --------
+        >>> from coalloc.loadshare import GapInstance, verify_gap
+        >>> inst = GapInstance([[1, 2], [3, 1]], [[1, 1], [1, 1]], [1, 1])
+        >>> data = verify_gap(inst, [0, 1], claimed=2).to_dict()
+        >>> data["ok"], data["feasible"], data["objective"], data["unassigned"]
+        (True, True, 2.0, 0)
+        """
         return {"ok": self.ok, "feasible": self.feasible, "objective": self.objective,
                 "unassigned": self.unassigned, "claimed": self.claimed,
                 "matches": self.matches, "problems": list(self.problems)}  # fmt: skip

@@ -234,11 +234,49 @@ class FlowInjectionResult:
         )
 
     def clusters(self, level: int = 1) -> list:
-        """Shortcut for ``tree.clusters(level)``."""
+        """Shortcut for ``tree.clusters(level)``.
+
+        Parameters
+        ----------
+        level : int, default 1
+            Depth in the cluster tree (1: the top-level split).
+
+        Returns
+        -------
+        list of ndarray of int64
+            The task sets of the clusters at that depth.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> fi = tm.flow_injection(tasks, seed=0)
+        >>> [c.tolist() for c in fi.clusters(1)], [c.tolist() for c in fi.clusters(2)]
+        ([[0, 1], [2]], [[0], [1], [2]])
+        """
         return self.tree.clusters(level)
 
     def labels(self, level: int = 1) -> np.ndarray:
-        """Shortcut for ``tree.labels(level)``."""
+        """Shortcut for ``tree.labels(level)``.
+
+        Parameters
+        ----------
+        level : int, default 1
+            Depth in the cluster tree (1: the top-level split).
+
+        Returns
+        -------
+        ndarray of int64, shape (n_tasks,)
+            The cluster number (position in :meth:`clusters`) of each task.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> fi = tm.flow_injection(tasks, seed=0)
+        >>> fi.labels(1).tolist()
+        [0, 0, 1]
+        """
         return self.tree.labels(level)
 
 

@@ -171,6 +171,31 @@ class TaskGraph:
             Node attribute holding the compute requirement (``default_weight`` if absent).
         comm : str
             Edge attribute holding the communication volume (``default_comm`` if absent).
+        default_weight : float, default 1.0
+            Compute requirement of a node without the ``weight`` attribute.
+        default_comm : float, default 1.0
+            Volume of an edge without the ``comm`` attribute.
+
+        Returns
+        -------
+        TaskGraph
+            Directed when ``graph`` is a DiGraph.
+
+        Raises
+        ------
+        TypeError
+            ``graph`` is not a networkx graph, or is a multigraph.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> from coalloc.taskmap import TaskGraph
+        >>> g = nx.path_graph(3)
+        >>> g.nodes[1]["weight"] = 2.5
+        >>> g.edges[0, 1]["weight"] = 4.0
+        >>> tasks = TaskGraph.from_networkx(g)
+        >>> tasks.node_weight.tolist(), tasks.comm.toarray().tolist()
+        ([1.0, 2.5, 1.0], [[0.0, 4.0, 0.0], [4.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
         """
         import networkx as nx
 
@@ -206,11 +231,39 @@ class TaskGraph:
         Entry ``(s, t)`` is the volume the pair ``{s, t}`` puts on a link of its route:
         ``W + W^T`` for a directed graph, ``W`` itself (already symmetric) for an undirected
         one. Read-only arrays.
+
+        Returns
+        -------
+        indptr, indices, data : ndarray
+            The CSR arrays (int64, int64, float64).
+
+        Examples
+        --------
+        >>> from coalloc.taskmap import TaskGraph
+        >>> tasks = TaskGraph([1, 1, 1], [[0, 2, 0], [1, 0, 0], [0, 0, 0]], directed=True)
+        >>> indptr, indices, data = tasks.undirected_csr()
+        >>> indptr.tolist(), indices.tolist(), data.tolist()
+        ([0, 1, 2, 2], [1, 0], [3.0, 3.0])
         """
         return self._pair_arrays
 
     def edges(self) -> tuple:
-        """Communicating pairs ``(s, t, volume)`` with ``s < t``, each pair once."""
+        """Communicating pairs ``(s, t, volume)`` with ``s < t``, each pair once.
+
+        Returns
+        -------
+        s, t : ndarray of int64
+            The two tasks of each pair.
+        volume : ndarray of float64
+            The pair's volume on a link (both directions summed for a directed graph).
+
+        Examples
+        --------
+        >>> from coalloc.taskmap import TaskGraph
+        >>> s, t, volume = TaskGraph([1, 1, 1], [[0, 4, 0], [4, 0, 1], [0, 1, 0]]).edges()
+        >>> s.tolist(), t.tolist(), volume.tolist()
+        ([0, 1], [1, 2], [4.0, 1.0])
+        """
         return self._edges
 
     @property
@@ -220,6 +273,7 @@ class TaskGraph:
 
     @property
     def total_weight(self) -> float:
+        """Sum of the compute requirements of the tasks."""
         return float(self.node_weight.sum())
 
     def __repr__(self) -> str:
@@ -400,7 +454,34 @@ class ResourceGraph:
         is_processor: Any = None,
         route_length: RouteLength = "hops",
     ) -> ResourceGraph:
-        """A resource graph from node capacities, an ``(E, 2)`` edge list and bandwidths."""
+        """A resource graph from node capacities, an ``(E, 2)`` edge list and bandwidths.
+
+        Parameters
+        ----------
+        capacity : array_like of float, shape (R,)
+            Compute capacity of every node (0: a router).
+        edges : array_like of int, shape (E, 2)
+            The undirected links.
+        bandwidth : array_like of float, shape (E,)
+            Bandwidth of every link.
+        is_processor : array_like of bool, shape (R,), optional
+            Which nodes take tasks (default: ``capacity > 0``).
+        route_length : {"hops", "inverse_bandwidth"} or array_like of float, default "hops"
+            Length of a link for the fixed shortest routes.
+
+        Returns
+        -------
+        ResourceGraph
+            Validated as the constructor does.
+
+        Examples
+        --------
+        >>> from coalloc.taskmap import ResourceGraph
+        >>> res = ResourceGraph.from_edges([0, 3.0, 5.0, 4.0], [[0, 1], [0, 2], [2, 3]],
+        ...                                [50.0, 40.0, 20.0])
+        >>> res.n_nodes, res.processors.tolist(), res.route_nodes(1, 3)
+        (4, [1, 2, 3], [1, 0, 2, 3])
+        """
         return cls(
             capacity, edges, bandwidth=bandwidth, is_processor=is_processor,
             route_length=route_length,
@@ -418,6 +499,34 @@ class ResourceGraph:
         """A resource graph from a symmetric ``R x R`` bandwidth matrix (dense or sparse).
 
         Each nonzero ``bandwidth[u, v]`` (``u < v``) is a link; the diagonal is ignored.
+
+        Parameters
+        ----------
+        capacity : array_like of float, shape (R,)
+            Compute capacity of every node (0: a router).
+        bandwidth : array_like or scipy.sparse matrix, shape (R, R)
+            Symmetric link bandwidths.
+        is_processor : array_like of bool, shape (R,), optional
+            Which nodes take tasks (default: ``capacity > 0``).
+        route_length : {"hops", "inverse_bandwidth"} or array_like of float, default "hops"
+            Length of a link for the fixed shortest routes.
+
+        Returns
+        -------
+        ResourceGraph
+            One link per nonzero upper-triangle entry.
+
+        Raises
+        ------
+        ValueError
+            An asymmetric ``bandwidth`` or a negative capacity.
+
+        Examples
+        --------
+        >>> from coalloc.taskmap import ResourceGraph
+        >>> res = ResourceGraph.from_matrix([2.0, 2.0, 2.0], [[0, 10, 0], [10, 0, 5], [0, 5, 0]])
+        >>> res.links.tolist(), res.bandwidth.tolist()
+        ([[0, 1], [1, 2]], [10.0, 5.0])
         """
         cap = nonnegative_vector(capacity, "capacity")
         mat = _square_csr(bandwidth, cap.shape[0], "bandwidth")
@@ -443,6 +552,44 @@ class ResourceGraph:
 
         Node attribute ``capacity`` (default 0: a router), optional boolean node attribute
         ``is_processor`` (default ``capacity > 0``), edge attribute ``bandwidth`` (required).
+
+        Parameters
+        ----------
+        graph : networkx.Graph
+            The undirected resource graph; nodes are numbered in ``graph.nodes`` order and
+            keep their names.
+        capacity : str, default "capacity"
+            Node attribute holding the compute capacity.
+        bandwidth : str, default "bandwidth"
+            Edge attribute holding the link bandwidth.
+        route_length : {"hops", "inverse_bandwidth"} or array_like of float, default "hops"
+            Length of a link for the fixed shortest routes.
+
+        Returns
+        -------
+        ResourceGraph
+            With ``names`` = the graph's nodes.
+
+        Raises
+        ------
+        TypeError
+            ``graph`` is not an undirected, simple networkx Graph.
+        ValueError
+            An edge without ``bandwidth``.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> from coalloc.taskmap import ResourceGraph
+        >>> g = nx.Graph()
+        >>> g.add_node("switch")
+        >>> g.add_node("cpu0", capacity=3.0)
+        >>> g.add_node("cpu1", capacity=5.0)
+        >>> g.add_edge("switch", "cpu0", bandwidth=50.0)
+        >>> g.add_edge("switch", "cpu1", bandwidth=50.0)
+        >>> res = ResourceGraph.from_networkx(g)
+        >>> [res.names[p] for p in res.processors], res.route_nodes(1, 2)
+        (['cpu0', 'cpu1'], [1, 0, 2])
         """
         import networkx as nx
 
@@ -471,6 +618,7 @@ class ResourceGraph:
     # -- routes -----------------------------------------------------------------------
     @property
     def n_processors(self) -> int:
+        """Number of processors (the nodes that take tasks)."""
         return int(self.processors.shape[0])
 
     @property
@@ -507,6 +655,29 @@ class ResourceGraph:
         Shape ``(R, H)`` with ``-1`` padding (``H`` = longest route from ``a``); only rows of
         processors are meaningful (routers get their path from ``a`` too, unused). Cached
         per processor, read-only.
+
+        Parameters
+        ----------
+        a : int
+            A processor's node index.
+
+        Returns
+        -------
+        ndarray of int64, shape (R, H)
+            Link ids, ``-1`` padded.
+
+        Raises
+        ------
+        ValueError
+            ``a`` is not a processor.
+
+        Examples
+        --------
+        >>> from coalloc.taskmap import ResourceGraph
+        >>> res = ResourceGraph.from_edges([0, 3.0, 5.0, 4.0], [[0, 1], [0, 2], [2, 3]],
+        ...                                [50.0, 40.0, 20.0])
+        >>> res.routes_from(1).tolist()
+        [[0, -1, -1], [-1, -1, -1], [1, 0, -1], [2, 1, 0]]
         """
         table = self._routes.get(a)
         if table is not None:
@@ -539,12 +710,58 @@ class ResourceGraph:
         return table
 
     def route(self, a: int, b: int) -> np.ndarray:
-        """Link ids of the fixed route between processors ``a`` and ``b`` (empty if equal)."""
+        """Link ids of the fixed route between processors ``a`` and ``b`` (empty if equal).
+
+        Parameters
+        ----------
+        a, b : int
+            Node indices of two processors.
+
+        Returns
+        -------
+        ndarray of int64
+            The links of the route, the same both ways; their order is not the path's
+            (:meth:`route_nodes` gives the nodes in order).
+
+        Examples
+        --------
+        >>> from coalloc.taskmap import ResourceGraph
+        >>> res = ResourceGraph.from_edges([0, 3.0, 5.0, 4.0], [[0, 1], [0, 2], [2, 3]],
+        ...                                [50.0, 40.0, 20.0])
+        >>> sorted(res.route(1, 3).tolist()), sorted(res.route(3, 1).tolist())
+        ([0, 1, 2], [0, 1, 2])
+        >>> res.route(2, 2).tolist()
+        []
+        """
         row = self.routes_from(int(a))[int(b)]
         return row[row >= 0].copy()
 
     def route_nodes(self, a: int, b: int) -> list:
-        """Node sequence of the fixed route from processor ``a`` to processor ``b``."""
+        """Node sequence of the fixed route from processor ``a`` to processor ``b``.
+
+        Parameters
+        ----------
+        a, b : int
+            Node indices of two processors.
+
+        Returns
+        -------
+        list of int
+            The nodes from ``a`` to ``b``, both included.
+
+        Raises
+        ------
+        ValueError
+            ``a`` or ``b`` is not a processor.
+
+        Examples
+        --------
+        >>> from coalloc.taskmap import ResourceGraph
+        >>> res = ResourceGraph.from_edges([0, 3.0, 5.0, 4.0], [[0, 1], [0, 2], [2, 3]],
+        ...                                [50.0, 40.0, 20.0])
+        >>> res.route_nodes(3, 1)
+        [3, 2, 0, 1]
+        """
         ra, rb = int(self._proc_row[a]), int(self._proc_row[b])
         if ra < 0 or rb < 0:
             raise ValueError("route_nodes: both ends must be processors")
@@ -597,6 +814,21 @@ class Bottleneck:
     occupancy: float
 
     def to_dict(self) -> dict:
+        """A JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``kind``, ``index`` and ``occupancy``.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+        >>> tm.OccupancyState(tasks, res, [1, 1, 2]).bottleneck().to_dict()
+        {'kind': 'node', 'index': 1, 'occupancy': 1.0}
+        """
         return {"kind": self.kind, "index": int(self.index), "occupancy": float(self.occupancy)}
 
 
@@ -812,6 +1044,24 @@ class OccupancyState:
             self.refresh()
 
     def copy(self) -> OccupancyState:
+        """An independent state: moves on the copy leave this one unchanged.
+
+        Returns
+        -------
+        OccupancyState
+            Same mapping and loads, in arrays of its own.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+        >>> state = tm.OccupancyState(tasks, res, [1, 1, 2])
+        >>> other = state.copy()
+        >>> other.move(0, 2)
+        >>> state.mapping.tolist(), other.mapping.tolist()
+        ([1, 1, 2], [2, 1, 2])
+        """
         other = OccupancyState.__new__(OccupancyState)
         other.__dict__.update(self.__dict__)
         other.mapping = self.mapping.copy()
@@ -820,7 +1070,21 @@ class OccupancyState:
         return other
 
     def refresh(self) -> None:
-        """Recompute the loads from scratch (removes accumulated rounding)."""
+        """Recompute the loads from scratch (removes accumulated rounding).
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+        >>> state = tm.OccupancyState(tasks, res, [1, 1, 2])
+        >>> for _ in range(3):
+        ...     state.move(1, 2)
+        ...     state.move(1, 1)
+        >>> state.refresh()
+        >>> state.node_load.tolist(), state.link_load.tolist()
+        ([0.0, 3.0, 1.5], [1.0, 1.0])
+        """
         self.node_load, self.link_load = load_graph(self.tasks, self.resources, self.mapping)
 
     def _comm_update(self, t: int, p: int, sign: float) -> np.ndarray:
@@ -842,34 +1106,155 @@ class OccupancyState:
         return ids
 
     def place(self, t: int, p: int) -> np.ndarray:
-        """Map the unmapped task ``t`` on processor ``p``; returns the link ids touched."""
+        """Map the unmapped task ``t`` on processor ``p``; returns the link ids touched.
+
+        Parameters
+        ----------
+        t : int
+            An unmapped task (mapping ``-1``).
+        p : int
+            The node index of a processor.
+
+        Returns
+        -------
+        ndarray of int64
+            The links whose load changed (with repeats when several pairs use one).
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+        >>> state = tm.OccupancyState(tasks, res, [1, -1, 2])
+        >>> sorted(state.place(1, 1).tolist()), state.link_load.tolist()
+        ([0, 1], [1.0, 1.0])
+        """
         self.node_load[p] += self.tasks.node_weight[t]
         ids = self._comm_update(t, p, 1.0)
         self.mapping[t] = p
         return ids
 
     def remove(self, t: int) -> np.ndarray:
-        """Unmap task ``t``; returns the link ids touched."""
+        """Unmap task ``t``; returns the link ids touched.
+
+        Parameters
+        ----------
+        t : int
+            A mapped task.
+
+        Returns
+        -------
+        ndarray of int64
+            The links whose load changed.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+        >>> state = tm.OccupancyState(tasks, res, [1, 2, 2])
+        >>> sorted(state.remove(0).tolist()), state.mapping.tolist(), state.link_load.tolist()
+        ([0, 1], [-1, 2, 2], [0.0, 0.0])
+        """
         p = int(self.mapping[t])
         self.mapping[t] = -1
         self.node_load[p] -= self.tasks.node_weight[t]
         return self._comm_update(t, p, -1.0)
 
     def move(self, t: int, p: int) -> None:
-        """Move task ``t`` (mapped or not) to processor ``p``."""
+        """Move task ``t`` (mapped or not) to processor ``p``.
+
+        Parameters
+        ----------
+        t : int
+            A task.
+        p : int
+            The node index of a processor.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+        >>> state = tm.OccupancyState(tasks, res, [1, 1, 2])
+        >>> state.move(2, 1)
+        >>> state.mapping.tolist(), state.node_load.tolist(), state.link_load.tolist()
+        ([1, 1, 1], [0.0, 4.5, 0.0], [0.0, 0.0])
+        """
         if self.mapping[t] >= 0:
             self.remove(t)
         self.place(t, p)
 
     # -- occupancies ------------------------------------------------------------------
     def node_occupancy(self) -> np.ndarray:
+        """Load / capacity of every node (0 on routers).
+
+        Returns
+        -------
+        ndarray of float64, shape (R,)
+            The compute occupancy of each node.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+        >>> tm.OccupancyState(tasks, res, [1, 1, 2]).node_occupancy().tolist()
+        [0.0, 1.0, 0.3]
+        """
         return self.node_load * self._inv_cap
 
     def link_occupancy(self) -> np.ndarray:
+        """Load / bandwidth of every link.
+
+        Returns
+        -------
+        ndarray of float64, shape (E,)
+            The communication occupancy of each link.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+        >>> tm.OccupancyState(tasks, res, [1, 1, 2]).link_occupancy().tolist()
+        [0.02, 0.02]
+        """
         return self.link_load * self._inv_bw
 
     def max_occupancy(self) -> float:
+        """The largest node or link occupancy (the inverse of the throughput).
+
+        Returns
+        -------
+        float
+            The occupancy of :meth:`bottleneck`.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+        >>> tm.OccupancyState(tasks, res, [1, 1, 2]).max_occupancy()
+        1.0
+        """
         return self.bottleneck().occupancy
 
     def bottleneck(self) -> Bottleneck:
+        """The node or link with the largest occupancy.
+
+        Returns
+        -------
+        Bottleneck
+            Its kind (``"node"`` or ``"link"``), index and occupancy.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+        >>> b = tm.OccupancyState(tasks, res, [1, 1, 2]).bottleneck()
+        >>> b.kind, b.index, b.occupancy
+        ('node', 1, 1.0)
+        """
         return _max_of(self.node_occupancy(), self.link_occupancy())[1]

@@ -87,7 +87,13 @@ def plot_cluster_tree(
     >>> import numpy as np
     >>> from coalloc.taskmap import flow_injection
     >>> w = np.ones((6, 6)) - np.eye(6)
-    >>> fig = plot_cluster_tree(flow_injection(w, seed=0))  # doctest: +SKIP
+    >>> fig = plot_cluster_tree(flow_injection(w, seed=0))
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "tree.png"
+    ...     fig.savefig(path, dpi=40)
+    ...     path.read_bytes()[:4]
+    b'\\x89PNG'
     """
     tree = _tree_of(result)
     n = int(tree.order.shape[0])
@@ -210,7 +216,13 @@ def plot_mapping(
     >>> from coalloc import taskmap
     >>> tasks, resources = taskmap.generators.table1_instance(1.0, seed=0)
     >>> res = taskmap.solve(tasks, resources)
-    >>> fig = plot_mapping(tasks, resources, res)  # doctest: +SKIP
+    >>> fig = plot_mapping(tasks, resources, res)
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "mapping.png"
+    ...     fig.savefig(path, dpi=40)
+    ...     path.read_bytes()[:4]
+    b'\\x89PNG'
     """
     m = check_mapping(tasks, resources, _mapping_of(result))
     node_occ, link_occ = occupancy_graph(tasks, resources, m)

@@ -67,7 +67,23 @@ class MappingReport(Report):
         return bool(self.valid and self.matches)
 
     def to_dict(self) -> dict:
-        """A JSON-ready dictionary (without the load arrays)."""
+        """A JSON-ready dictionary (without the load arrays).
+
+        Returns
+        -------
+        dict
+            ``valid``, ``ok``, ``max_occupancy``, ``bottleneck``, ``claimed``, ``matches``
+            and ``problems``.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+        >>> tm.verify_mapping(tasks, res, [1, 1, 2], claimed=1.0).to_dict()
+        {'valid': True, 'ok': True, 'max_occupancy': 1.0, 'bottleneck': ['node', 1],
+         'claimed': 1.0, 'matches': True, 'problems': []}
+        """
         return {
             "valid": bool(self.valid),
             "ok": self.ok,

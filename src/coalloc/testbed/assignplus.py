@@ -67,12 +67,54 @@ class RequestMemory:
         self.total = 0.0
 
     def record(self, pr: Problem) -> None:
+        """Count the types the virtual nodes of a problem request.
+
+        Parameters
+        ----------
+        pr : Problem
+            A compiled problem (:func:`build_problem`); each virtual node adds one to every
+            type it accepts.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+        ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+        >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+        >>> memory = tb.RequestMemory()
+        >>> memory.record(tb.build_problem(top, ptop))
+        >>> dict(memory.counts), memory.total
+        ({'pc': 2.0}, 2.0)
+        """
         for v in pr.vnames:
             for t in pr.top.allowed_types(v):
                 self.counts[t] += 1.0
             self.total += 1.0
 
     def frequency(self, type_name: str) -> float:
+        """The share of the recorded requests that accepted ``type_name``.
+
+        Parameters
+        ----------
+        type_name : str
+            A physical node type.
+
+        Returns
+        -------
+        float
+            Its request count over the number of virtual nodes recorded (0 when none).
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+        ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+        >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+        >>> memory = tb.RequestMemory()
+        >>> memory.record(tb.build_problem(top, ptop))
+        >>> memory.frequency("pc"), memory.frequency("pc3000")
+        (1.0, 0.0)
+        """
         return self.counts.get(type_name, 0.0) / self.total if self.total else 0.0
 
 

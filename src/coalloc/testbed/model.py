@@ -282,16 +282,72 @@ class PhysicalTopology:
         return tuple(n for n, p in self.nodes.items() if p.is_switch)
 
     def interfaces(self, node: str) -> list:
-        """The physical links touching ``node`` (its interfaces, for a PC)."""
+        """The physical links touching ``node`` (its interfaces, for a PC).
+
+        Parameters
+        ----------
+        node : str
+            A physical node's name.
+
+        Returns
+        -------
+        list of PLink
+            Its links, in the order of the description.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> ptop = tb.parse_ptop("node sw1 switch:1\\nnode sw2 switch:1\\nnode a pc:1\\n"
+        ...                      "node b pc:1\\nlink la a sw1 1000 0 0\\n"
+        ...                      "link lb b sw2 1000 0 0\\nlink t sw1 sw2 10000 0 0")
+        >>> [lk.name for lk in ptop.interfaces("sw1")]
+        ['la', 't']
+        """
         return list(self._ifaces[node])
 
     def trunks(self) -> list:
-        """Links whose two ends are switches."""
+        """Links whose two ends are switches.
+
+        Returns
+        -------
+        list of PLink
+            The inter-switch (trunk) links.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> ptop = tb.parse_ptop("node sw1 switch:1\\nnode sw2 switch:1\\nnode a pc:1\\n"
+        ...                      "node b pc:1\\nlink la a sw1 1000 0 0\\n"
+        ...                      "link lb b sw2 1000 0 0\\nlink t sw1 sw2 10000 0 0")
+        >>> [(lk.name, lk.a, lk.b) for lk in ptop.trunks()]
+        [('t', 'sw1', 'sw2')]
+        """
         sw = set(self.switches)
         return [lk for lk in self.links.values() if lk.a in sw and lk.b in sw]
 
     def without(self, used: Iterable[str]) -> PhysicalTopology:
-        """The testbed with the nodes in ``used`` removed (and their links)."""
+        """The testbed with the nodes in ``used`` removed (and their links).
+
+        Parameters
+        ----------
+        used : iterable of str
+            Names of the nodes taken (by earlier experiments).
+
+        Returns
+        -------
+        PhysicalTopology
+            A new testbed; this one is unchanged.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> ptop = tb.parse_ptop("node sw1 switch:1\\nnode sw2 switch:1\\nnode a pc:1\\n"
+        ...                      "node b pc:1\\nlink la a sw1 1000 0 0\\n"
+        ...                      "link lb b sw2 1000 0 0\\nlink t sw1 sw2 10000 0 0")
+        >>> rest = ptop.without(["a"])
+        >>> sorted(rest.nodes), sorted(rest.links), len(ptop.nodes)
+        (['b', 'sw1', 'sw2'], ['lb', 't'], 4)
+        """
         gone = set(used)
         return PhysicalTopology(
             [p for n, p in self.nodes.items() if n not in gone],
@@ -419,10 +475,12 @@ class VLink:
 
     @property
     def emulated(self) -> bool:
+        """True when the link may be emulated (multiplexed on a physical link)."""
         return "emulated" in self.flags
 
     @property
     def trivial_ok(self) -> bool:
+        """True when the link may be trivial (both ends on one PC)."""
         return "trivial_ok" in self.flags
 
 
@@ -509,15 +567,75 @@ class VirtualTopology:
         self.links = MappingProxyType(self.links)  # type: ignore[assignment]
 
     def degree(self, node: str) -> int:
-        """Number of virtual links at ``node``."""
+        """Number of virtual links at ``node``.
+
+        Parameters
+        ----------
+        node : str
+            A virtual node's name.
+
+        Returns
+        -------
+        int
+            How many virtual links end at ``node``.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> top = tb.parse_top("make-vclass big 0.5 pc850 pc3000\\nnode x big\\n"
+        ...                    "node y pc\\nnode z pc\\nlink l1 x y 100 0 0\\n"
+        ...                    "link l2 x z 100 0 0")
+        >>> top.degree("x"), top.degree("z")
+        (2, 1)
+        """
         return len(self._adj[node])
 
     def incident(self, node: str) -> list:
-        """The virtual links at ``node``."""
+        """The virtual links at ``node``.
+
+        Parameters
+        ----------
+        node : str
+            A virtual node's name.
+
+        Returns
+        -------
+        list of VLink
+            The links ending at ``node``.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> top = tb.parse_top("make-vclass big 0.5 pc850 pc3000\\nnode x big\\n"
+        ...                    "node y pc\\nnode z pc\\nlink l1 x y 100 0 0\\n"
+        ...                    "link l2 x z 100 0 0")
+        >>> [lk.name for lk in top.incident("x")]
+        ['l1', 'l2']
+        """
         return list(self._adj[node])
 
     def allowed_types(self, node: str) -> Tuple[str, ...]:
-        """The physical types ``node`` may take (the vclass members, or its own type)."""
+        """The physical types ``node`` may take (the vclass members, or its own type).
+
+        Parameters
+        ----------
+        node : str
+            A virtual node's name.
+
+        Returns
+        -------
+        tuple of str
+            The accepted physical types.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> top = tb.parse_top("make-vclass big 0.5 pc850 pc3000\\nnode x big\\n"
+        ...                    "node y pc\\nnode z pc\\nlink l1 x y 100 0 0\\n"
+        ...                    "link l2 x z 100 0 0")
+        >>> top.allowed_types("x"), top.allowed_types("y")
+        (('pc850', 'pc3000'), ('pc',))
+        """
         t = self.nodes[node].type
         if t in self.vclasses:
             return self.vclasses[t][1]

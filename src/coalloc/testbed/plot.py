@@ -101,7 +101,13 @@ def plot_mapping(
     >>> from coalloc import testbed
     >>> from coalloc.testbed import generators as g
     >>> ptop, top = g.deterlab(20, 2, seed=0), g.ring(6)
-    >>> fig = plot_mapping(top, ptop, testbed.assign(top, ptop))  # doctest: +SKIP
+    >>> fig = plot_mapping(top, ptop, testbed.assign(top, ptop, seed=0))
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "testbed.png"
+    ...     fig.savefig(path, dpi=40)
+    ...     path.read_bytes()[:4]
+    b'\\x89PNG'
     """
     mapping = _field(result, "mapping")
     if mapping is None:

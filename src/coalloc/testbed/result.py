@@ -83,7 +83,34 @@ class MappingResult(Result):
         }
 
     def assign_text(self, top_names=None) -> str:
-        """The mapping in the sections Emulab's ``assign`` prints (``Nodes:`` / ``Edges:``)."""
+        """The mapping in the sections Emulab's ``assign`` prints (``Nodes:`` / ``Edges:``).
+
+        Parameters
+        ----------
+        top_names : list of str, optional
+            Virtual nodes to list, in order (default: those of the mapping); one missing
+            from the mapping is printed ``unassigned``.
+
+        Returns
+        -------
+        str
+            The ``Nodes:`` ... ``End Nodes`` and ``Edges:`` ... ``End Edges`` sections.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+        ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+        >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+        >>> print(tb.assign(top, ptop, seed=0).assign_text())
+        Nodes:
+        x a
+        y b
+        End Nodes
+        Edges:
+        l ...
+        End Edges
+        """
         lines = ["Nodes:"]
         names = top_names if top_names is not None else list((self.mapping or {}).keys())
         for v in names:

@@ -61,10 +61,55 @@ class SimulationResult:
     reasons: Dict[str, List[Any]] = field(default_factory=dict)
 
     def failures(self, method: str) -> int:
+        """Number of experiments ``method`` failed to map.
+
+        Parameters
+        ----------
+        method : str
+            One of :attr:`methods`.
+
+        Returns
+        -------
+        int
+            The count of unsuccessful experiments.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+        ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+        >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+        >>> sim = tb.simulate(ptop, [(0.0, 10.0, top), (1.0, 10.0, top)], ["assign+"])
+        >>> sim.failures("assign+")
+        1
+        """
         return int((~self.success[method]).sum())
 
     def failure_rate(self, method: str, window: int = 1000) -> np.ndarray:
-        """Failure rate over consecutive windows of ``window`` experiments."""
+        """Failure rate over consecutive windows of ``window`` experiments.
+
+        Parameters
+        ----------
+        method : str
+            One of :attr:`methods`.
+        window : int, default 1000
+            Experiments per window (the last window may be shorter).
+
+        Returns
+        -------
+        ndarray of float64
+            The fraction of failures in each window, in replay order.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+        ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+        >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+        >>> workload = [(0.0, 10.0, top), (1.0, 10.0, top), (20.0, 10.0, top)]
+        >>> tb.simulate(ptop, workload, ["assign+"]).failure_rate("assign+", window=2).tolist()
+        [0.5, 0.0]
+        """
         s = ~self.success[method]
         n = len(s) // window + (len(s) % window > 0)
         return np.array([s[i * window:(i + 1) * window].mean() for i in range(n)])

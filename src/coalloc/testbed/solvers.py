@@ -289,11 +289,55 @@ class Instance(NamedTuple):
 
     def solve(self, method: Optional[str] = None, *, seed: Optional[int] = 0,
               **params: Any) -> MappingResult:  # fmt: skip
-        """:func:`assign` on this instance (``method=None``: :data:`DEFAULT_METHOD`)."""
+        """:func:`assign` on this instance (``method=None``: :data:`DEFAULT_METHOD`).
+
+        Parameters
+        ----------
+        method : str, optional
+            A name of :data:`METHODS`; None runs :data:`DEFAULT_METHOD`.
+        seed : int or None, default 0
+            Seed of every random choice (the family's seed policy).
+        **params
+            The method's own parameters (see :func:`assign`).
+
+        Returns
+        -------
+        MappingResult
+            What :func:`assign` returns for this instance.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+        ...                       "link la a sw 1000 0 0\\nlink lb b sw 1000 0 0")
+        >>> inst = tb.Instance(tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0"), ptop)
+        >>> sorted(inst.solve(seed=0).mapping.values())
+        ['a', 'b']
+        """
         return assign(self.top, self.ptop, method or DEFAULT_METHOD, seed=seed, **params)
 
     def verify(self, result: MappingResult) -> VerifyReport:
-        """:func:`verify_mapping` of a result, checking its inter-switch bandwidth."""
+        """:func:`verify_mapping` of a result, checking its inter-switch bandwidth.
+
+        Parameters
+        ----------
+        result : MappingResult
+            A result of :meth:`solve` (or of :func:`assign`) on this instance.
+
+        Returns
+        -------
+        VerifyReport
+            The independent verification; ``report.ok`` is True for a valid result.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+        ...                       "link la a sw 1000 0 0\\nlink lb b sw 1000 0 0")
+        >>> inst = tb.Instance(tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0"), ptop)
+        >>> inst.verify(inst.solve()).ok
+        True
+        """
         if result.mapping is None:
             raise ValueError(f"the result has no mapping (status {result.status!r})")
         return verify_mapping(self.top, self.ptop, result.mapping, result.routes,
@@ -301,7 +345,31 @@ class Instance(NamedTuple):
 
     @staticmethod
     def check_params(method: Optional[str], params: dict) -> None:
-        """Reject an unknown method or parameter names it does not take."""
+        """Reject an unknown method or parameter names it does not take.
+
+        Parameters
+        ----------
+        method : str or None
+            A name of :data:`METHODS` (None: :data:`DEFAULT_METHOD`).
+        params : dict
+            The keyword parameters a batch would pass to :meth:`solve`.
+
+        Raises
+        ------
+        ValueError
+            An unknown method.
+        TypeError
+            A parameter name the method does not take.
+
+        Examples
+        --------
+        >>> from coalloc.testbed import Instance
+        >>> Instance.check_params("assign+", {})
+        >>> Instance.check_params("assign+", {"speed": 3})
+        Traceback (most recent call last):
+        ...
+        TypeError: method ... takes no parameter(s) ['speed']; ...
+        """
         method = method or DEFAULT_METHOD
         if not isinstance(method, str) or method not in METHODS:
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
@@ -314,7 +382,36 @@ class Instance(NamedTuple):
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "<dict>") -> Instance:
-        """An instance from a parsed ``coalloc.testbed.instance`` document."""
+        """An instance from a parsed ``coalloc.testbed.instance`` document.
+
+        Parameters
+        ----------
+        data : dict
+            The parsed JSON of a ``coalloc.testbed.instance`` file.
+        source : str, default "<dict>"
+            Named in error messages.
+
+        Returns
+        -------
+        Instance
+            The instance the file describes.
+
+        Raises
+        ------
+        InstanceError
+            ``"<source>: <field path>: <what was expected>"`` for a malformed document.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+        ...                       "link la a sw 1000 0 0\\nlink lb b sw 1000 0 0")
+        >>> inst = tb.Instance(tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0"), ptop)
+        >>> data = {"format": "coalloc.testbed.instance", "version": 1,
+        ...         "top": tb.io.top_to_dict(inst.top), "ptop": tb.io.ptop_to_dict(ptop)}
+        >>> sorted(tb.Instance.from_dict(data).top.nodes)
+        ['x', 'y']
+        """
         from .io import instance_from_dict
 
         return cls(*instance_from_dict(data, source=source))

@@ -59,6 +59,7 @@ class VerifyReport(Report):
 
     @property
     def matches(self) -> bool:
+        """True when no claim was made or the claimed inter-switch bandwidth is right."""
         if self.claimed is None or self.interswitch_bandwidth is None:
             return True
         return abs(self.claimed - self.interswitch_bandwidth) <= 1e-6 * max(
@@ -66,13 +67,33 @@ class VerifyReport(Report):
 
     @property
     def valid(self) -> bool:
+        """True when the mapping violates no constraint."""
         return not self.violations
 
     @property
     def ok(self) -> bool:
+        """Valid and matching the claim (the shared report interface)."""
         return self.valid and self.matches
 
     def to_dict(self) -> dict:
+        """A JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``ok``, ``valid``, ``matches``, ``violations``, ``interswitch_bandwidth``,
+            ``trunk_load`` and ``claimed``.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+        ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+        >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+        >>> tb.verify_mapping(top, ptop, {"x": "a", "y": "b"}).to_dict()
+        {'ok': True, 'valid': True, 'matches': True, 'violations': [],
+         'interswitch_bandwidth': None, 'trunk_load': {}, 'claimed': None}
+        """
         return {"ok": self.ok, "valid": self.valid, "matches": self.matches,
                 "violations": self.violations,
                 "interswitch_bandwidth": self.interswitch_bandwidth,
