@@ -13,10 +13,10 @@ task mapper's. Errors in the input are reported as one line on stderr with exit 
 A solving command exits with 0 when it wrote a solution that passed the family's check
 (status ``optimal`` or ``feasible``, or ``time_limit`` with the incumbent of a stopped exact
 solver: :attr:`coalloc.Result.has_solution`), 1 when it has none (infeasible, rejected, a
-stop without an incumbent, or a solution that fails the check), 2 on bad input and 130 on
-Ctrl-C outside a solver, and 141
-(128 + SIGPIPE, what a shell reports for a command killed by a closed pipe) when its output
-is piped into a reader that stops early (``coalloc demo | head -1``), quietly.
+stop without an incumbent, or a solution that fails the check), 2 on bad input, 130 on
+Ctrl-C outside a solver, and 141 (128 + SIGPIPE, what a shell reports for a command killed by
+a closed pipe), quietly, when its output is piped into a reader that stops early
+(``coalloc demo | head -1``).
 """
 
 from __future__ import annotations
