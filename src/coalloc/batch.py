@@ -41,9 +41,10 @@ Timeouts and interrupts (``timeout=`` seconds per instance), per executor:
   cooperative only. The compiled kernels stop within about 50 ms of the deadline (plus one
   iteration of their outer loop), the families' long Python loops (the ``backend="numpy"``
   twins included) at their next check of :func:`coalloc._shared.interrupt.check`, and a
-  chunk checks between its instances; the MILP backends (which have their own
-  ``time_limit``) and single steps that do not poll run on until they return. A thread
-  cannot be killed.
+  chunk checks between its instances; a running MILP solve (HiGHS, CBC, CP-SAT) is stopped
+  as for Ctrl-C within its wait loop's 0.1-0.2 s slice (plus the solver's own stop: a HiGHS
+  child is killed after its grace) and then raises the timeout. Single steps that do not
+  poll run on until they return: a thread cannot be killed.
 - Ctrl-C (``KeyboardInterrupt`` in the calling thread): the chunks not started are
   cancelled, the running instances of a thread pool are cancelled through the same scope
   (they stop at the kernels' next poll), a process pool solve_many created has its workers
@@ -800,7 +801,7 @@ def solve_many(
         50 ms, else its worker process is killed and replaced after a grace of
         ``max(1, timeout / 10)`` s); with threads, serially and on a caller's executor it is
         cooperative: the compiled kernels and the families' Python loops stop within about
-        50 ms, the MILP backends run on until they return (see the module docstring).
+        50 ms, a running MILP solve when its runner next looks (see the module docstring).
     **params
         Solver parameters, passed to the family's ``solve`` for every instance (for CTAAP
         also ``bound=True``, see :func:`coalloc.solve`). Names no candidate family's method

@@ -601,3 +601,26 @@ def test_gap_exact_stopped_keeps_a_verified_incumbent():
         assert "incumbent" in res.message, res.message
     else:  # seen: an incumbent within the second on this instance, even under load
         assert res.assignment is None and "no solution" in res.message, res.message
+
+
+@pytest.mark.slow  # solver start-up; seconds on a busy machine
+@pytest.mark.parametrize("backend", [*BACKENDS, "highs-process"])
+def test_a_scope_timeout_stops_the_solver_and_raises_in_the_caller(backend, monkeypatch):
+    """A batch's thread-mode timeout (a :class:`interrupt.Scope`) reaches a running exact
+    solve: the solver is stopped as for Ctrl-C and the scope's TimeoutError is raised once it
+    has ended. Without the check the market split runs to the 60 s limit."""
+    from coalloc._shared import interrupt
+
+    if backend == "highs-process":
+        monkeypatch.setenv("COALLOC_HIGHS_PROCESS", "always")
+        backend = "highs"
+    pkg = package(backend)
+    c, A, b, ub = market_split(6, 60)
+    t0 = time.perf_counter()
+    with pytest.raises(TimeoutError, match="scope-test"):
+        with interrupt.Scope(timeout=0.5, message="scope-test"):
+            solve(backend, pkg, c, A, b, ub, time_limit=60)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 8.0, elapsed  # 0.5 s + the stop (and a child's start) on a busy machine
+    if sys.platform.startswith("linux"):  # no solver process is left running
+        assert not [p for p in _children(os.getpid()) if _alive(p)]

@@ -91,7 +91,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import _highs_child
+from . import _highs_child, interrupt
 from .progress import SolveProgress, exact_progress_wanted
 
 __all__ = [
@@ -324,6 +324,15 @@ def _left(t_entry: float, time_limit: Optional[float]) -> Optional[float]:
     return max(0.01, float(time_limit) - (time.perf_counter() - t_entry))
 
 
+def _scope_cancelled() -> bool:
+    """True when the calling thread's cancellation scope (a batch's per-instance timeout, a
+    cancelled batch: :mod:`coalloc._shared.interrupt`) asks the solve to end. The wait loops
+    then stop the solver as for Ctrl-C and, once it has ended and its files are gone, raise
+    the scope's error through :func:`interrupt.check`."""
+    scope = interrupt.current()
+    return scope is not None and scope.cancelled
+
+
 def _supervise(work, stop, hard: Optional[float], tick=None, poll: float = 0.1):
     """Run ``work()`` in a worker thread while this thread waits in slices of ``poll``.
 
@@ -345,7 +354,7 @@ def _supervise(work, stop, hard: Optional[float], tick=None, poll: float = 0.1):
             done.set()
 
     worker = threading.Thread(target=run, name="coalloc-solver", daemon=True)
-    interrupted = overran = False
+    interrupted = overran = cancelled = False
     presses = 0
     worker.start()
     while not done.is_set():
@@ -357,6 +366,9 @@ def _supervise(work, stop, hard: Optional[float], tick=None, poll: float = 0.1):
             if (hard is not None and not (overran or interrupted)
                     and time.perf_counter() > hard):  # fmt: skip
                 overran = True
+                stop()
+            if not (cancelled or interrupted) and _scope_cancelled():
+                cancelled = True
                 stop()
         except KeyboardInterrupt:
             presses += 1
@@ -370,6 +382,8 @@ def _supervise(work, stop, hard: Optional[float], tick=None, poll: float = 0.1):
             worker.join(0.05)
         except KeyboardInterrupt:
             pass
+    if cancelled:
+        interrupt.check()  # the scope's TimeoutError/Cancelled, the solver stopped
     if "error" in box:
         raise box["error"]
     return box.get("value"), interrupted, overran
@@ -642,6 +656,7 @@ def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar)
     threads = [threading.Thread(target=f, name=f"coalloc-highs-{f.__name__}", daemon=True)
                for f in (read, write)]  # fmt: skip
     kill_at = hard
+    cancelled = False
     try:
         for t in threads:
             t.start()
@@ -655,6 +670,11 @@ def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar)
                 if soft is not None and now >= soft and not (overran or interrupted):
                     overran = True
                     _signal(proc, signal.SIGINT)
+                if not (cancelled or interrupted) and _scope_cancelled():
+                    cancelled = True  # as Ctrl-C: asked to stop, killed after the grace
+                    _signal(proc, signal.SIGINT)
+                    grace = now + _HIGHS_GRACE
+                    kill_at = grace if kill_at is None else min(kill_at, grace)
                 wait = 0.1 if kill_at is None else min(0.1, max(0.0, kill_at - now))
                 try:
                     proc.wait(wait)
@@ -681,6 +701,9 @@ def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar)
             box["primal"], box["dual"] = box["final"]["value"], box["final"]["bound"]
         if show:
             tick()
+    if cancelled:
+        bar.close("time_limit")
+        interrupt.check()
     if box["error"] is not None:
         bar.close("error")
         raise RuntimeError(f"HiGHS failed in its child process: {box['error'][0]}")
@@ -825,7 +848,7 @@ def _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit, m
         args += ["-solve", "-solution", sol]
         if show and shutil.which("stdbuf"):  # CBC's log line by line, for the progress
             args = [shutil.which("stdbuf"), "-oL", *args]
-        interrupted = killed = False
+        interrupted = killed = cancelled = False
         watch = _CbcLog(log_path, flip)
         with open(log_path, "w") as log_fh:
             # CBC may not look at the clock for a long time (its root node): past the limit
@@ -846,6 +869,10 @@ def _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit, m
                     if left is not None and left <= 0:
                         killed = _stop_child(proc)
                         break
+                    if _scope_cancelled():
+                        cancelled = True
+                        _stop_child(proc)
+                        break
                     try:
                         proc.wait(timeout=0.2 if left is None else min(0.2, left))
                     except subprocess.TimeoutExpired:
@@ -861,6 +888,9 @@ def _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit, m
                 if proc.poll() is None:  # pragma: no cover - belt and braces
                     proc.kill()
                     proc.wait()
+            if cancelled:
+                bar.close("time_limit")
+                interrupt.check()  # leaving the temporary folder removes CBC's files
             if show:
                 watch.read()
                 bar.update(time.perf_counter() - t_entry, incumbent=watch.incumbent,
