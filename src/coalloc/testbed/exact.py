@@ -16,19 +16,43 @@ from typing import Optional
 
 import numpy as np
 
-from .._shared.milp import import_backend, run_cpsat
+from .._shared.milp import MilpOutcome, import_backend, run_cpsat
 from .problem import Problem, link_bw
 
 __all__ = ["exact_mapping"]
 
 
+class _OutOfTime(Exception):
+    """The time limit ran out while the model was being built."""
+
+
 def exact_mapping(pr: Problem, *, time_limit: Optional[float] = 60.0, threads: int = 1,
-                  seed: Optional[int] = 0):  # fmt: skip
+                  seed: Optional[int] = 0, started: Optional[float] = None):  # fmt: skip
     """Solve the mapping problem exactly; returns ``(where or None, outcome)``.
 
-    The time limit counts from this call: building the model is part of it.
+    The time limit counts from ``started`` (a ``time.perf_counter()`` value; default: this
+    call): building the model is part of it, and a limit that runs out while the model is
+    built gives a ``time_limit`` outcome without starting the solver.
     """
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if started is None else float(started)
+    try:
+        return _exact_mapping(pr, time_limit, threads, seed, t0)
+    except _OutOfTime:
+        return None, MilpOutcome(
+            x=None, bound=None, status="time_limit", solver_status=-1,
+            message="CP-SAT: not started, the time limit ran out while its model was built; "
+            "no solution found", nodes=None, time_limit_hit=True, infeasible=False, rows=0,
+            time_limit=time_limit,
+        )  # fmt: skip
+
+
+def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
+    deadline = None if time_limit is None else t0 + float(time_limit)
+
+    def clock() -> None:  # between two pieces of the model (each well under a second)
+        if deadline is not None and time.perf_counter() > deadline:
+            raise _OutOfTime
+
     cp = import_backend("cpsat")
     m = cp.CpModel()
     nv = pr.nv
@@ -36,6 +60,7 @@ def exact_mapping(pr: Problem, *, time_limit: Optional[float] = 60.0, threads: i
     x = {}
     rows = 0
     for v in range(nv):
+        clock()
         opts = []
         for c in pr.cand[v]:
             for p in pr.members[c]:
@@ -51,6 +76,7 @@ def exact_mapping(pr: Problem, *, time_limit: Optional[float] = 60.0, threads: i
         by_p.setdefault(p, []).append((v, var))
     y = {}
     for p, lst in by_p.items():
+        clock()
         types = set()
         for v, var in lst:
             c = pr.pclass[p]
@@ -92,17 +118,20 @@ def exact_mapping(pr: Problem, *, time_limit: Optional[float] = 60.0, threads: i
     obj = []
     if ns > 1 and len(pr.la):
         z = {}
+        per_vs: dict = {}  # (v, switch) -> the x[v, p] of the p behind that switch
+        for (v, p), var in x.items():
+            if pr.pswitch[p] >= 0:
+                per_vs.setdefault(v, {}).setdefault(int(pr.pswitch[p]), []).append(var)
         for v in range(nv):
-            per_s = {}
-            for (vv, p), var in x.items():
-                if vv == v and pr.pswitch[p] >= 0:
-                    per_s.setdefault(int(pr.pswitch[p]), []).append(var)
+            clock()
+            per_s = per_vs.get(v, {})
             for s, lst in per_s.items():
                 z[v, s] = m.NewBoolVar(f"z{v}_{s}")
                 m.Add(z[v, s] == sum(lst))
                 rows += 1
         load = {g: [] for g in range(len(pr.tcap))}
         for e in range(len(pr.la)):
+            clock()
             a, b = int(pr.la[e]), int(pr.lb[e])
             bw = pr.lbw[e]
             if bw < 0:  # native bandwidth: the largest it can be

@@ -167,8 +167,8 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
                   "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
         return _result(pr, "exact", seed, params, None, None, t0, {}, {}, failure=reason)
     t1 = time.perf_counter()
-    where, out = exact_mapping(pr, time_limit=tl, threads=threads,
-                               seed=seed if seed is not None else 0)  # fmt: skip
+    where, out = exact_mapping(pr, time_limit=tl, threads=threads,  # the limit counts from
+                               seed=seed if seed is not None else 0, started=t0)  # the call
     t2 = time.perf_counter()
     if where is None:
         return _result(pr, "exact", seed, params, None, None, t0,
