@@ -53,8 +53,9 @@ short slices, so that:
 HiGHS does not look at its interrupt callback inside presolve or a root cut-generation round
 (a dense 60 x 3000 knapsack with a 2 s limit ran 6 s in a thread). A model of at least
 :data:`HIGHS_PROCESS_MIN_SIZE` nonzeros plus variables is therefore solved in a child
-process when a time limit is given or a terminal is attached (someone may press Ctrl-C);
-environment variable ``COALLOC_HIGHS_PROCESS=always|never`` overrides the choice. The child
+process, whatever may stop it (its time limit, Ctrl-C at a terminal or in a notebook, a
+batch's timeout); environment variable ``COALLOC_HIGHS_PROCESS=always|never`` overrides
+the choice. The child
 (:mod:`coalloc._shared._highs_child`, which imports NumPy and highspy only: 0.2-0.6 s to
 start) receives the model through a pipe and sends back every improving solution with the
 bound, so that when it has to be killed the call still returns its last incumbent and bound.
@@ -440,25 +441,17 @@ _HIGHS_SOFT, _HIGHS_HARD, _HIGHS_GRACE = 0.3, 1.2, 0.8
 
 def _highs_in_process(size: int, time_limit: Optional[float]) -> bool:
     """Whether HiGHS runs in a child process: ``COALLOC_HIGHS_PROCESS`` = ``always`` /
-    ``never``, else (``auto``) for models of at least :data:`HIGHS_PROCESS_MIN_SIZE`
-    nonzeros plus variables when a time limit is given or standard input or error is a
-    terminal (someone may press Ctrl-C)."""
+    ``never``, else (``auto``) for every model of at least :data:`HIGHS_PROCESS_MIN_SIZE`
+    nonzeros plus variables. A large model may be stopped in many ways -- its time limit,
+    Ctrl-C at a terminal or in a notebook (no terminal there), a batch's timeout -- and only a
+    child can be stopped inside presolve or a root cut round. ``time_limit`` is accepted for
+    the callers' sake; it does not change the choice."""
     mode = os.environ.get("COALLOC_HIGHS_PROCESS", "auto").strip().lower()
     if not sys.executable:  # an embedded interpreter: no Python to start
         return False
     if mode in ("always", "1", "yes"):
         return True
-    if mode in ("never", "0", "no") or size < HIGHS_PROCESS_MIN_SIZE:
-        return False
-    if time_limit is not None:
-        return True
-    for stream in (sys.stdin, sys.stderr):
-        try:
-            if stream is not None and stream.isatty():
-                return True
-        except (AttributeError, ValueError):
-            continue
-    return False
+    return mode not in ("never", "0", "no") and size >= HIGHS_PROCESS_MIN_SIZE
 
 
 def _run_highspy(hs, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit, mip_gap,
