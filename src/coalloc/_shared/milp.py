@@ -176,11 +176,12 @@ def import_backend(backend: str) -> Any:
         try:
             import pulp
         except ImportError as exc:
-            raise ImportError("backend 'cbc' needs PuLP: pip install 'coalloc[exact]'") from exc
+            raise ImportError("backend 'cbc' needs PuLP: pip install 'coalloc[cbc]'") from exc
         if cbc_command(pulp, msg=False) is None:
             raise ImportError(
                 "backend 'cbc' found PuLP but no runnable CBC binary: reinstall with "
-                "pip install 'coalloc[exact]' (PuLP's bundled CBC) or put cbc on the PATH"
+                "pip install 'coalloc[cbc]' (PuLP 3 bundles CBC; with PuLP 4 the extra pulls "
+                "cbcbox) or put cbc on the PATH"
             )
         return pulp
     if backend == "cpsat":
@@ -188,14 +189,15 @@ def import_backend(backend: str) -> Any:
             from ortools.sat.python import cp_model
         except ImportError as exc:
             raise ImportError(
-                "backend 'cpsat' needs OR-Tools: pip install 'coalloc[exact]'"
+                "backend 'cpsat' needs OR-Tools: pip install 'coalloc[cpsat]'"
             ) from exc
         return cp_model
     raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
 
 
 def cbc_command(pulp: Any, **kwargs: Any) -> Any:
-    """PuLP's bundled CBC (``PULP_CBC_CMD``), else a ``cbc`` on the PATH, else None.
+    """PuLP's bundled CBC (``PULP_CBC_CMD``, PuLP 3), else ``COIN_CMD`` (a ``cbc`` on the PATH
+    or, with PuLP 4, cbcbox's), else None.
 
     ``PULP_CBC_CMD`` is deprecated from PuLP 3.3 on (removed in 4.0, where ``COIN_CMD`` with
     ``pulp[cbc]`` replaces it); its deprecation warning is silenced here.
@@ -810,7 +812,7 @@ def _run_cbc(pulp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit,
     or on Ctrl-C, SIGKILL if it does not stop, and its temporary files always removed."""
     solver = cbc_command(pulp)
     if solver is None:
-        raise ImportError("no CBC executable found (pip install 'coalloc[exact]')")
+        raise ImportError("no CBC executable found (pip install 'coalloc[cbc]')")
     nv = int(np.asarray(c).shape[0])
     flip = -1.0 if sense == "max" else 1.0
     bar = SolveProgress("CBC", sense=sense, time_limit=time_limit, enabled=show)

@@ -7,8 +7,8 @@ hands it to one of three solvers:
 
 * ``"highs"``: HiGHS through ``highspy`` (a core dependency, the default; SciPy's
   :func:`scipy.optimize.milp` only when highspy is missing);
-* ``"cbc"``: CBC through PuLP (``pip install 'coalloc[exact]'``);
-* ``"cpsat"``: OR-Tools CP-SAT (``pip install 'coalloc[exact]'``).
+* ``"cbc"``: CBC through PuLP (``pip install 'coalloc[cbc]'``);
+* ``"cpsat"``: OR-Tools CP-SAT (``pip install 'coalloc[cpsat]'``).
 
 Model
 -----
