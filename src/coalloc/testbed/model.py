@@ -91,11 +91,29 @@ def _type_limit(value: Any, vtype: str) -> int:
     return int(x)
 
 
+class _Pickles:
+    """Pickling for the models, whose read-only mappings (``MappingProxyType``) do not pickle
+    by themselves: they travel as plain dicts and are made read-only again on arrival, so a
+    model reaches a process worker (``solve_many(..., backend="processes")``) unchanged.
+    Caches the solvers attach (names starting ``_tb_``) stay behind: a worker builds its own.
+    """
+
+    def __getstate__(self) -> dict:
+        kept = {k: v for k, v in self.__dict__.items() if not k.startswith("_tb_")}
+        proxies = sorted(k for k, v in kept.items() if isinstance(v, MappingProxyType))
+        state = {k: (dict(v) if k in proxies else v) for k, v in kept.items()}
+        return {"fields": state, "read_only": proxies}
+
+    def __setstate__(self, state: dict) -> None:
+        for k, v in state["fields"].items():
+            object.__setattr__(self, k, MappingProxyType(v) if k in state["read_only"] else v)
+
+
 # ------------------------------------------------------------------------------- physical
 
 
 @dataclass(frozen=True)
-class PNode:
+class PNode(_Pickles):
     """A physical node: a PC (or any host) or a switch.
 
     Parameters
@@ -209,7 +227,7 @@ class PLink:
                                                 for t in self.types))  # fmt: skip
 
 
-class PhysicalTopology:
+class PhysicalTopology(_Pickles):
     """A testbed: physical nodes, links and policies (what a ``.ptop`` file holds).
 
     Parameters
@@ -364,7 +382,7 @@ class PhysicalTopology:
 
 
 @dataclass(frozen=True)
-class VNode:
+class VNode(_Pickles):
     """A virtual node: one type (or a vclass name), its slots and desires.
 
     Parameters
@@ -412,7 +430,7 @@ class VNode:
 
 
 @dataclass(frozen=True)
-class VLink:
+class VLink(_Pickles):
     """A virtual link. ``bw=None`` is ``*``: the native bandwidth of the interfaces chosen.
 
     Parameters
@@ -484,7 +502,7 @@ class VLink:
         return "trivial_ok" in self.flags
 
 
-class VirtualTopology:
+class VirtualTopology(_Pickles):
     """An experiment: virtual nodes and links plus placement directives (a ``.top`` file).
 
     Parameters
