@@ -277,3 +277,15 @@ def test_each_compiled_module_imports_and_has_a_twin(name):
         twin = importlib.import_module(f"coalloc.{family}._reference.{src.stem}")
         fns = [n for n, f in vars(twin).items() if inspect.isfunction(f) or inspect.isclass(f)]
         assert fns, f"twin {src} defines nothing"
+
+
+def test_every_package_folder_is_a_regular_package():
+    """A folder of Python modules without ``__init__.py`` is a namespace package: relative
+    imports inside it fail when the doctest collector (``ci/docs.sh``, ``--doctest-modules
+    --pyargs coalloc``) imports its modules by path, as ``taskmap/_reference`` did."""
+    missing = sorted(
+        str(folder.relative_to(PACKAGE))
+        for folder in [PACKAGE, *PACKAGE.rglob("*")]
+        if folder.is_dir() and any(folder.glob("*.py")) and not (folder / "__init__.py").exists()
+    )
+    assert not missing, f"package folders without __init__.py: {missing}"

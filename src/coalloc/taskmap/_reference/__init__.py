@@ -1,0 +1,1 @@
+"""Pure Python/NumPy twins of the compiled kernels of :mod:`coalloc.taskmap`."""
