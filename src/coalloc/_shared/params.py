@@ -84,6 +84,14 @@ def check_exact_options(
         raise ValueError(f"seed must be an int or None, got {seed!r}")
 
 
+def check_method(method: Any, methods: Any) -> str:
+    """``method`` if it names one of ``methods`` (a family's registry), else a ValueError
+    that lists them: the one check of a method name every family's entry points share."""
+    if not isinstance(method, str) or method not in methods:
+        raise ValueError(f"method must be one of {sorted(methods)}, got {method!r}")
+    return method
+
+
 def check_keywords(func: Any, method: str, names: Any, n_problem_args: int = 2) -> None:
     """Reject keyword names that ``func`` (a family's method) does not take.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
-from .._shared.params import check_keywords
+from .._shared.params import check_keywords, check_method
 from .._shared.seeding import check_seed
 from .cankar import cankar
 from .exact import brute_force, exact
@@ -67,8 +67,7 @@ def coallocate(
     >>> coallocate(pool, req).success
     True
     """
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    check_method(method, METHODS)
     check_keywords(METHODS[method], method, set(params))
     return METHODS[method](pool, request, seed=check_seed(seed), **params)
 
@@ -225,9 +224,7 @@ class Instance(NamedTuple):
         ...
         TypeError: method ... takes no parameter(s) ['speed']; ...
         """
-        method = method or DEFAULT_METHOD
-        if not isinstance(method, str) or method not in METHODS:
-            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        method = check_method(method or DEFAULT_METHOD, METHODS)
         check_keywords(METHODS[method], method, set(params))
 
     @classmethod

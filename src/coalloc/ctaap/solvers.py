@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, NamedTuple, Optional
 
 import numpy as np
 
-from .._shared.params import check_keywords
+from .._shared.params import check_keywords, check_method
 from .._shared.seeding import check_seed
 from .exact import solve_exact, upper_bound
 from .greedy import solve_greedy
@@ -75,8 +75,7 @@ def solve(
     True
     """
     check_compatible(request, offer)
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    check_method(method, METHODS)
     seed = check_seed(seed)
     func = METHODS[method]
     try:
@@ -197,9 +196,7 @@ class Instance(NamedTuple):
         ...
         TypeError: method ... takes no parameter(s) ['speed']; ...
         """
-        method = method or DEFAULT_METHOD
-        if not isinstance(method, str) or method not in METHODS:
-            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        method = check_method(method or DEFAULT_METHOD, METHODS)
         extra = {"bound"}  # taken by solve() itself
         check_keywords(METHODS[method], method, {k for k in params if k not in extra})
         if "bound" in params and not isinstance(params["bound"], (bool, np.bool_)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
-from .._shared.params import check_keywords
+from .._shared.params import check_keywords, check_method
 from .._shared.seeding import check_seed
 from .dmcf import best_fit, dmcf_gga, fcfs, fcfs_ff, round_robin
 from .exact import share_exact
@@ -77,8 +77,7 @@ def share(
     """
     if not isinstance(problem, LoadSharingProblem):
         raise TypeError(f"problem must be a LoadSharingProblem, got {type(problem).__name__}")
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    check_method(method, METHODS)
     seed = check_seed(seed)
     if coalition_size is not None and method in ("dmcf-gga", "fcfs-ff", "round-robin", "bfd"):
         params["coalition_size"] = coalition_size
@@ -189,9 +188,7 @@ class Instance(NamedTuple):
         ...
         TypeError: method ... takes no parameter(s) ['speed']; ...
         """
-        method = method or DEFAULT_METHOD
-        if not isinstance(method, str) or method not in METHODS:
-            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        method = check_method(method or DEFAULT_METHOD, METHODS)
         check_keywords(METHODS[method], method, set(params), n_problem_args=1)
 
     @classmethod

@@ -32,6 +32,7 @@ import numpy as np
 from scipy.sparse import csgraph
 
 from .._shared import interrupt
+from .._shared.params import check_method
 from .._shared.result import Result
 from .._shared.seeding import check_seed, stream_seed, streams
 from .model import (
@@ -598,8 +599,7 @@ def map_tasks(
     """
     t0 = time.perf_counter()
     _check_graphs(task_graph, resource_graph)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    check_method(method, METHODS)
     seed = check_seed(seed)
     if not 0 < float(acceleration) <= 1:
         raise ValueError(f"acceleration must be in (0, 1], got {acceleration}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
-from .._shared.params import check_keywords
+from .._shared.params import check_keywords, check_method
 from .._shared.seeding import check_seed
 from .exact import solve_exact_mapping
 from .mapper import METHODS as VARIANTS
@@ -82,8 +82,7 @@ def solve(
     >>> tm.solve(tasks, res, seed=0).max_occupancy > 0  # doctest: +SKIP
     True
     """
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    check_method(method, METHODS)
     return METHODS[method](task_graph, resource_graph, seed=check_seed(seed), **params)
 
 
@@ -204,9 +203,7 @@ class Instance(NamedTuple):
         ...
         TypeError: method ... takes no parameter(s) ['speed']; ...
         """
-        method = method or DEFAULT_METHOD
-        if not isinstance(method, str) or method not in METHODS:
-            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        method = check_method(method or DEFAULT_METHOD, METHODS)
         check_keywords(METHODS[method], method, set(params))
 
     @classmethod

@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, NamedTuple, Optional
 
 import numpy as np
 
-from .._shared.params import check_keywords, choice, integer, number, time_limit
+from .._shared.params import check_keywords, check_method, choice, integer, number, time_limit
 from .._shared.seeding import check_seed, kernel_seed
 from .anneal import ANNEAL_DEFAULTS, run_anneal
 from .assignplus import SCORINGS, STRATEGIES, RequestMemory, assign_plus
@@ -250,8 +250,7 @@ def assign(top: Any, ptop: Any, method: str = DEFAULT_METHOD, *, seed: Optional[
     >>> r.success, sorted(r.mapping.values())
     (True, ['a', 'b'])
     """
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    check_method(method, METHODS)
     return METHODS[method](top, ptop, seed=check_seed(seed), **params)
 
 
@@ -370,9 +369,7 @@ class Instance(NamedTuple):
         ...
         TypeError: method ... takes no parameter(s) ['speed']; ...
         """
-        method = method or DEFAULT_METHOD
-        if not isinstance(method, str) or method not in METHODS:
-            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        method = check_method(method or DEFAULT_METHOD, METHODS)
         if method == "anneal":
             bad = set(params) - set(ANNEAL_DEFAULTS) - {"backend", "available", "trunk_used"}
             if bad:
