@@ -419,8 +419,6 @@ def dense_knapsack(m, n, seed=0):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="coalloc supports Linux; "
-                    "the HiGHS child process is tested where CI runs")  # fmt: skip
 def test_highs_long_root_ends_within_the_limit_with_a_normal_result():
     """Presolve and the root cut rounds do not poll: the child process is killed at the
     limit plus 1.2 s, and the call still returns its last incumbent (or none)."""
