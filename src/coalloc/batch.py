@@ -31,9 +31,10 @@ Timeouts and interrupts (``timeout=`` seconds per instance), per executor:
 - ``backend="processes"`` (the pool solve_many creates): every instance runs under a
   cancellation scope (:mod:`coalloc._shared.interrupt`), so the compiled kernels and the
   families' long Python loops stop it with ``TimeoutError`` at their next poll (about
-  50 ms); an instance still running ``timeout + grace`` seconds after it started (a MILP
-  backend, a long step that does not poll) has its worker process killed and replaced,
-  exactly as a crash: the other instances are solved again if they were lost with it.
+  50 ms), and a running MILP solve is stopped by its runner; an instance still running
+  ``timeout + grace`` seconds after it started (a long step that does not poll) has its
+  worker process killed and replaced, exactly as a crash: the other instances are solved
+  again if they were lost with it.
   Either way the instance is a :class:`BatchError` with ``exc_type="TimeoutError"`` and a
   message saying so. Every worker keeps its temporary files (CBC's model files included)
   in a folder of its own that the batch removes, so a killed worker leaves none behind.

@@ -424,7 +424,7 @@ def test_highs_long_root_ends_within_the_limit_with_a_normal_result():
     limit plus 1.2 s, and the call still returns its last incumbent (or none)."""
     pkg = package("highs")
     c, A, lo, hi = dense_knapsack(60, 3000)
-    assert milp._highs_in_process(c.size + A.nnz, 3.0)  # large, with a limit: a child
+    assert milp._highs_in_process(c.size + A.nnz)  # large: a child
     t0 = time.perf_counter()
     # 3 s: the child's start (~0.6 s) and presolve (~1 s) end before the limit, and the
     # root cut rounds (~5 s) run past it
@@ -443,16 +443,16 @@ def test_highs_long_root_ends_within_the_limit_with_a_normal_result():
 def test_small_models_stay_in_the_thread(monkeypatch):
     monkeypatch.delenv("COALLOC_HIGHS_PROCESS", raising=False)
     size = milp.HIGHS_PROCESS_MIN_SIZE
-    assert not milp._highs_in_process(size - 1, 1.0)  # the many small per-start programs
-    assert milp._highs_in_process(size, 1.0)
+    assert not milp._highs_in_process(size - 1)  # the many small per-start programs
+    assert milp._highs_in_process(size)
     monkeypatch.setattr(sys, "stdin", io.StringIO())
     monkeypatch.setattr(sys, "stderr", io.StringIO())
     # no limit and no terminal: a notebook's Ctrl-C or a batch timeout may still stop it
-    assert milp._highs_in_process(size, None)
+    assert milp._highs_in_process(size)
     monkeypatch.setenv("COALLOC_HIGHS_PROCESS", "always")
-    assert milp._highs_in_process(1, None)
+    assert milp._highs_in_process(1)
     monkeypatch.setenv("COALLOC_HIGHS_PROCESS", "never")
-    assert not milp._highs_in_process(10**9, 1.0)
+    assert not milp._highs_in_process(10**9)
 
 
 @pytest.mark.slow  # three child-process starts

@@ -441,13 +441,12 @@ HIGHS_PROCESS_MIN_SIZE = 20_000
 _HIGHS_SOFT, _HIGHS_HARD, _HIGHS_GRACE = 0.3, 1.2, 0.8
 
 
-def _highs_in_process(size: int, time_limit: Optional[float]) -> bool:
+def _highs_in_process(size: int) -> bool:
     """Whether HiGHS runs in a child process: ``COALLOC_HIGHS_PROCESS`` = ``always`` /
     ``never``, else (``auto``) for every model of at least :data:`HIGHS_PROCESS_MIN_SIZE`
     nonzeros plus variables. A large model may be stopped in many ways -- its time limit,
     Ctrl-C at a terminal or in a notebook (no terminal there), a batch's timeout -- and only a
-    child can be stopped inside presolve or a root cut round. ``time_limit`` is accepted for
-    the callers' sake; it does not change the choice."""
+    child can be stopped inside presolve or a root cut round."""
     mode = os.environ.get("COALLOC_HIGHS_PROCESS", "auto").strip().lower()
     if not sys.executable:  # an embedded interpreter: no Python to start
         return False
@@ -478,7 +477,7 @@ def _run_highspy(hs, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limi
         "integrality": np.ascontiguousarray(integrality, dtype=np.int32),
         "verbose": bool(verbose), "mip_gap": float(mip_gap), "seed": seed,
     }  # fmt: skip
-    if _highs_in_process(nv + int(A.nnz), time_limit):
+    if _highs_in_process(nv + int(A.nnz)):
         return _run_highs_process(hs, model, sense, time_limit, mip_gap, show, t_entry)
     h = _new_highs(hs, verbose)
     if not _highs_child.setup(hs, h, model):
