@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,3 +72,51 @@ def test_allocate_parity(gseed, size, kind, scoring):
     assert np.array_equal(np.isnan(a["isw"]), np.isnan(b["isw"]))
     assert np.array_equal(a["isw"][~np.isnan(a["isw"])], b["isw"][~np.isnan(b["isw"])])
     assert a["exchanges"] == b["exchanges"]
+
+
+def _star_bandwidths(top, rng):
+    """The same topology with some links' bandwidth left to the interfaces (``*``)."""
+    lines = []
+    for line in tb.format_top(top).splitlines():
+        tok = line.split()
+        if tok and tok[0] == "link" and rng.random() < 0.4:
+            tok[4] = "*"
+        lines.append(" ".join(tok))
+    return tb.parse_top("\n".join(lines))
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31), st.integers(6, 26), st.booleans(), st.booleans(),
+       st.sampled_from([1e5, 3e5, 2e6]))  # fmt: skip
+def test_allocate_parity_exchange_paths(gseed, size, star, subset, trunk_bw):
+    """The compiled exchange skips moves and swaps whose bandwidth gain cannot win and reads
+    costs from per-switch rows; the twin evaluates everything. Tight trunks (overload, where
+    nothing may be skipped), links without their own bandwidth (no rows), LAN nodes on
+    switches, partial testbeds: the answers must still be the twin's."""
+    from coalloc.testbed._allocate import allocate_all as compiled
+    from coalloc.testbed._reference.allocate import allocate_all as twin
+    from coalloc.testbed.assignplus import _pclass_scores, partition, plus_data
+
+    rng = np.random.default_rng(gseed)
+    pt = g.deterlab(40, 4, trunk_bw=trunk_bw, seed=gseed)
+    top = g.random_topology(size, seed=gseed)
+    if star:
+        top = _star_bandwidths(top, rng)
+    avail = None
+    if subset:
+        names = sorted(pt.nodes)
+        avail = {n for n in names if pt.nodes[n].is_switch or rng.random() < 0.7}
+    pr = build_problem(top, pt, avail)
+    if any(not c for c in pr.cand):
+        return
+    data = plus_data(pr, _pclass_scores(pr, "1m", None), partition(pr))
+    for aware in (False, True):
+        rounds = max(50, pr.nv) if aware else 50
+        a = compiled(data, [0, 1, 2, 3, 4], True, rounds, aware)
+        b = twin(data, [0, 1, 2, 3, 4], True, rounds, aware)
+        assert np.array_equal(a["where"], b["where"])
+        assert np.array_equal(a["fail"], b["fail"])
+        assert np.array_equal(np.isnan(a["isw"]), np.isnan(b["isw"]))
+        assert np.array_equal(a["isw"][~np.isnan(a["isw"])], b["isw"][~np.isnan(b["isw"])])
+        assert a["exchanges"] == b["exchanges"]

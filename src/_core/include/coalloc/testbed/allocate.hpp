@@ -146,11 +146,25 @@ class Allocator {
         for (i64 v = 0; v < d.nv; ++v)
             if (x.parent[v] >= 0) children_[x.parent[v]].push_back(v);
         neighbours_.assign(d.nv, {});
+        row_ok_.assign(d.nv, 1);
         for (i64 v = 0; v < d.nv; ++v)
             for (i64 k = d.inc_ptr[v]; k < d.inc_ptr[v + 1]; ++k) {
                 i64 e = d.inc_idx[k];
                 neighbours_[v].push_back(d.la[e] == v ? d.lb[e] : d.la[e]);
+                if (!(d.lbw[e] >= 0)) row_ok_[v] = 0;  // bw_of looks at the nodes' interfaces
             }
+        // the switch every member of a pclass is on (-2: the members disagree)
+        class_sw_.assign(d.nc, -2);
+        for (i64 c = 0; c < d.nc; ++c) {
+            i64 lo = d.mem_ptr[c], hi = d.mem_ptr[c + 1];
+            if (lo == hi) continue;
+            i64 s = d.pswitch[d.mem_idx[lo]];
+            bool same = true;
+            for (i64 q = lo + 1; q < hi; ++q) same = same && d.pswitch[d.mem_idx[q]] == s;
+            if (same) class_sw_[c] = s;
+        }
+        adj_.assign(d.nv, 0);
+        rows_.assign(d.nv * (d.ns > 0 ? d.ns : 1), 0.0);
     }
 
     // Returns true on success; st holds the placement, fail the reason otherwise.
@@ -253,6 +267,35 @@ class Allocator {
         return cost;
     }
 
+    // local(st, v, p, -1, -1) for a node p on each switch s at once: row[s], every term added
+    // in the same order as local() adds it, so the values are identical.  Valid only when
+    // every link of v has its own bandwidth (row_ok_[v]): then bw_of does not look at p.
+    void local_row(const State& st, i64 v, double* row) const {
+        const anneal::Data& d = d_;
+        for (i64 s = 0; s < d.ns; ++s) row[s] = 0.0;
+        for (i64 k = d.inc_ptr[v]; k < d.inc_ptr[v + 1]; ++k) {
+            i64 e = d.inc_idx[k];
+            i64 w = d.la[e] == v ? d.lb[e] : d.la[e];
+            i64 s2 = d.pswitch[st.where[w]];
+            if (s2 < 0) continue;
+            const double bw = d.lbw[e];
+            const i64* hrow = d.hops + s2;  // hops[s * ns + s2]
+            for (i64 s = 0; s < d.ns; ++s) {
+                if (s == s2) continue;
+                i64 h = hrow[s * d.ns];
+                row[s] += bw * (double)(h > 1 ? h : 1);
+            }
+        }
+    }
+
+    // local() of v at a node of pclass c, from v's row when it is valid for (v, c)
+    bool row_cost(i64 v, i64 c, double& out) const {
+        if (!row_ok_[v] || class_sw_[c] == -2) return false;
+        i64 s = class_sw_[c];
+        out = s >= 0 ? rows_[v * d_.ns + s] : 0.0;
+        return true;
+    }
+
     std::vector<double> loads(const std::vector<i64>& where) const {
         const anneal::Data& d = d_;
         std::vector<double> tl(ntrunks_, 0.0);
@@ -272,7 +315,8 @@ class Allocator {
     double over_delta(const State& st, const std::vector<double>& tl, i64 v, i64 p_new, i64 u,
                       i64 q_new) const {
         const anneal::Data& d = d_;
-        std::vector<std::pair<i64, double>> delta;
+        std::vector<std::pair<i64, double>>& delta = delta_;
+        delta.clear();
         i64 movers[2] = {v, u};
         for (int mi = 0; mi < (u < 0 ? 1 : 2); ++mi) {
             i64 x = movers[mi];
@@ -323,23 +367,33 @@ class Allocator {
         const anneal::Data& d = d_;
         i64 moves = 0;
         Poll poll(16);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
+        std::vector<double> tl, now(d.nv);
+        std::vector<i64> seen;
+        std::vector<std::vector<i64>> partners(d.nc);
         for (i64 round = 0; round < max_rounds; ++round) {
-            std::vector<double> tl;
             double over_now = 0.0;
             if (trunk_aware) {
                 tl = loads(st.where);
                 for (std::size_t g = 0; g < tl.size(); ++g)
                     if (tl[g] > d.tcap[g]) over_now += tl[g] - d.tcap[g];
             }
-            std::vector<char> bnd(d.nv);  // swap partners: nodes with a link across switches
-            for (i64 u = 0; u < d.nv; ++u) bnd[u] = local(st, u, st.where[u], -1, -1) > 0;
+            // every node's cost where it is (the twin's `bnd` and `cur`), and for the
+            // boundary nodes their cost on every switch (local_row)
+            for (i64 u = 0; u < d.nv; ++u) {
+                now[u] = local(st, u, st.where[u], -1, -1);
+                if (now[u] > 0 && row_ok_[u]) local_row(st, u, &rows_[u * d.ns]);
+            }
             // swap partners bucketed by pclass, in increasing node order (the twin's scan
             // over every node in order, filtered the same way, visits the same sequence)
-            std::vector<std::vector<i64>> partners(d.nc);
+            for (auto& b : partners) b.clear();
             for (i64 u = 0; u < d.nv; ++u) {
                 i64 p = st.where[u];
-                if (p >= 0 && bnd[u]) partners[d.pclass[p]].push_back(u);
+                if (p >= 0 && now[u] > 0) partners[d.pclass[p]].push_back(u);
             }
+            // Without overload, the trunk term only lowers a gain (it is computed for a
+            // winner only), so a move or swap whose bandwidth gain cannot beat the best is
+            // skipped: the twin evaluates it and rejects it.
+            const bool prune = !(trunk_aware && over_now > 0);
             double best_gain = 1e-9;
             int kind = -1;
             i64 bv = -1, bx = -1;
@@ -347,50 +401,65 @@ class Allocator {
                 poll.tick();
                 if (d.fixed[v] >= 0) continue;
                 i64 pv = st.where[v];
-                double cur = local(st, v, pv, -1, -1);
+                double cur = now[v];
                 if (cur <= 0) continue;
-                std::vector<i64> seen;
+                seen.clear();
                 for (i64 k = d.inc_ptr[v]; k < d.inc_ptr[v + 1]; ++k) {
                     i64 e = d.inc_idx[k];
                     i64 w = d.la[e] == v ? d.lb[e] : d.la[e];
                     seen.push_back(d.pswitch[st.where[w]]);
+                    adj_[w] = 1;
                 }
                 for (i64 k = d.cand_ptr[v]; k < d.cand_ptr[v + 1]; ++k) {
                     i64 c = d.cand_idx[k];
                     if (std::find(seen.begin(), seen.end(), x_.cswitch[c]) == seen.end() &&
                         !d.pis_sw[d.mem_idx[d.mem_ptr[c]]])
                         continue;  // switches (LAN nodes): every candidate
-                    st.remove(v);
-                    i64 p_new = st.first_free(c, v);
-                    st.place(v, pv);
-                    if (p_new >= 0) {
-                        double gain = cur - local(st, v, p_new, -1, -1);
-                        if (trunk_aware && (over_now > 0 || gain > best_gain))
-                            gain -= TRUNK_W * over_delta(st, tl, v, p_new, -1, -1);
-                        if (gain > best_gain) {
-                            best_gain = gain;
-                            kind = 0;
-                            bv = v;
-                            bx = p_new;
+                    double lc;
+                    const bool known = row_cost(v, c, lc);
+                    if (!(prune && known && !(cur - lc > best_gain))) {
+                        st.remove(v);
+                        i64 p_new = st.first_free(c, v);
+                        st.place(v, pv);
+                        if (p_new >= 0) {
+                            double gain = cur - (known ? lc : local(st, v, p_new, -1, -1));
+                            if (trunk_aware && (over_now > 0 || gain > best_gain))
+                                gain -= TRUNK_W * over_delta(st, tl, v, p_new, -1, -1);
+                            if (gain > best_gain) {
+                                best_gain = gain;
+                                kind = 0;
+                                bv = v;
+                                bx = p_new;
+                            }
                         }
                     }
                     for (i64 u : partners[c]) {
                         i64 p = st.where[u];
-                        {
-                            if (u == v || d.fixed[u] >= 0) continue;
-                            if (d.vtype[u * d.nc + d.pclass[pv]] < 0) continue;
-                            double g = cur + local(st, u, p, -1, -1) - local(st, v, p, u, pv) -
-                                       local(st, u, pv, v, p);
-                            if (trunk_aware && (over_now > 0 || g > best_gain))
-                                g -= TRUNK_W * over_delta(st, tl, v, p, u, pv);
-                            if (g > best_gain) {
-                                best_gain = g;
-                                kind = 1;
-                                bv = v;
-                                bx = u;
-                            }
+                        if (u == v || d.fixed[u] >= 0) continue;
+                        if (d.vtype[u * d.nc + d.pclass[pv]] < 0) continue;
+                        double a, b;
+                        if (row_ok_[v] && row_ok_[u] && !adj_[u]) {  // no link between them
+                            i64 sp = d.pswitch[p], spv = d.pswitch[pv];
+                            a = sp >= 0 ? rows_[v * d.ns + sp] : 0.0;
+                            b = spv >= 0 ? rows_[u * d.ns + spv] : 0.0;
+                        } else {
+                            a = local(st, v, p, u, pv);
+                            b = local(st, u, pv, v, p);
+                        }
+                        double g = cur + now[u] - a - b;
+                        if (trunk_aware && (over_now > 0 || g > best_gain))
+                            g -= TRUNK_W * over_delta(st, tl, v, p, u, pv);
+                        if (g > best_gain) {
+                            best_gain = g;
+                            kind = 1;
+                            bv = v;
+                            bx = u;
                         }
                     }
+                }
+                for (i64 k = d.inc_ptr[v]; k < d.inc_ptr[v + 1]; ++k) {
+                    i64 e = d.inc_idx[k];
+                    adj_[d.la[e] == v ? d.lb[e] : d.la[e]] = 0;
                 }
             }
             if (kind < 0) break;
@@ -426,6 +495,7 @@ class Allocator {
         const anneal::Data& d = d_;
         i64 kept = 0;
         Poll poll(16);
+        std::vector<i64> seen;
         for (int pass = 0; pass < max_passes; ++pass) {
             std::vector<char> locked(d.nv, 0);
             std::vector<std::pair<i64, i64>> applied;
@@ -441,28 +511,33 @@ class Allocator {
                 }
                 i64 bv = -1, bp = -1;
                 double best_gain = -HUGE_VAL;
+                const bool prune = !(trunk_aware && over_now > 0);  // as in exchange()
                 for (i64 v = 0; v < d.nv; ++v) {
                     poll.tick();
                     if (locked[v] || d.fixed[v] >= 0) continue;
                     i64 pv = st.where[v];
                     double cur = local(st, v, pv, -1, -1);
                     if (cur <= 0) continue;
-                    std::vector<i64> seen;
+                    seen.clear();
                     for (i64 k = d.inc_ptr[v]; k < d.inc_ptr[v + 1]; ++k) {
                         i64 e = d.inc_idx[k];
                         i64 w = d.la[e] == v ? d.lb[e] : d.la[e];
                         seen.push_back(d.pswitch[st.where[w]]);
                     }
+                    if (row_ok_[v]) local_row(st, v, &rows_[v * d.ns]);
                     for (i64 k = d.cand_ptr[v]; k < d.cand_ptr[v + 1]; ++k) {
                         i64 c = d.cand_idx[k];
                         if (x_.cswitch[c] == d.pswitch[pv] ||
                             std::find(seen.begin(), seen.end(), x_.cswitch[c]) == seen.end())
                             continue;
+                        double lc;
+                        const bool known = row_cost(v, c, lc);
+                        if (prune && known && !(cur - lc > best_gain)) continue;
                         st.remove(v);
                         i64 p_new = st.first_free(c, v);
                         st.place(v, pv);
                         if (p_new < 0) continue;
-                        double gain = cur - local(st, v, p_new, -1, -1);
+                        double gain = cur - (known ? lc : local(st, v, p_new, -1, -1));
                         if (trunk_aware && (over_now > 0 || gain > best_gain))
                             gain -= TRUNK_W * over_delta(st, tl, v, p_new, -1, -1);
                         if (gain > best_gain) {
@@ -588,6 +663,11 @@ class Allocator {
     const anneal::Data& d_;
     const PlusData& x_;
     std::vector<std::vector<i64>> children_, neighbours_;
+    std::vector<char> row_ok_;  // every link of the node has its own bandwidth
+    std::vector<i64> class_sw_;  // the switch of a pclass's members (-2: not one)
+    mutable std::vector<char> adj_;  // scratch: neighbours of the node being scanned
+    mutable std::vector<double> rows_;  // scratch: local_row of the boundary nodes
+    mutable std::vector<std::pair<i64, double>> delta_;  // scratch of over_delta
 
     std::vector<i64> descendants(i64 v, const State& st) const {
         std::vector<i64> out, stack(children_[v]);
