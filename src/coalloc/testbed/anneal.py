@@ -38,6 +38,12 @@ def _csr(lists) -> tuple:
     return ptr, idx
 
 
+def _arr(a, dtype) -> np.ndarray:
+    """``a`` as a C-contiguous array of ``dtype``, copied only when it is not one already
+    (the kernels only read their inputs)."""
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
 def kernel_data(pr: Problem) -> Dict[str, np.ndarray]:
     """The flat arrays the annealing kernel (and its twin) take."""
     ns = max(len(pr.switches), 1)
@@ -61,25 +67,25 @@ def kernel_data(pr: Problem) -> Dict[str, np.ndarray]:
     path_ptr, path_idx, hops = cache["path_ptr"], cache["path_idx"], cache["hops"]
     na = len(pr.add_names)
     return {
-        "la": pr.la.astype(np.int64), "lb": pr.lb.astype(np.int64),
-        "lbw": pr.lbw.astype(np.float64),
-        "ltriv": pr.ltriv.astype(np.int64), "lemu": pr.lemu.astype(np.int64),
+        "la": _arr(pr.la, np.int64), "lb": _arr(pr.lb, np.int64),
+        "lbw": _arr(pr.lbw, np.float64),
+        "ltriv": _arr(pr.ltriv, np.int64), "lemu": _arr(pr.lemu, np.int64),
         "cand_ptr": cand_ptr, "cand_idx": cand_idx, "mem_ptr": mem_ptr, "mem_idx": mem_idx,
         "inc_ptr": inc_ptr, "inc_idx": inc_idx,
-        "pclass": pr.pclass.astype(np.int64), "pswitch": pr.pswitch.astype(np.int64),
-        "pis_switch": pr.pis_switch.astype(np.int64), "pifaces": pr.pifaces.astype(np.int64),
-        "pifbw": pr.pifbw.astype(np.float64),
-        "vtype": np.ascontiguousarray(pr.vtype, dtype=np.int64),
-        "vstatic": np.ascontiguousarray(pr.vstatic, dtype=np.int64),
-        "fcost": np.ascontiguousarray(pr.fcost, dtype=np.float64),
-        "vslots": pr.vslots.astype(np.float64), "cap": np.ascontiguousarray(pr.cap),
-        "tlimit": pr.tlimit.astype(np.int64),
+        "pclass": _arr(pr.pclass, np.int64), "pswitch": _arr(pr.pswitch, np.int64),
+        "pis_switch": _arr(pr.pis_switch, np.int64), "pifaces": _arr(pr.pifaces, np.int64),
+        "pifbw": _arr(pr.pifbw, np.float64),
+        "vtype": _arr(pr.vtype, np.int64),
+        "vstatic": _arr(pr.vstatic, np.int64),
+        "fcost": _arr(pr.fcost, np.float64),
+        "vslots": _arr(pr.vslots, np.float64), "cap": np.ascontiguousarray(pr.cap),
+        "tlimit": _arr(pr.tlimit, np.int64),
         "vadd": np.ascontiguousarray(pr.vadd.reshape(pr.nv, na)),
         "padd": np.ascontiguousarray(pr.padd.reshape(len(pr.pnames), na)),
-        "fixed": pr.fixed.astype(np.int64), "vclass": pr.vclass.astype(np.int64),
-        "vclass_w": pr.vclass_w.astype(np.float64),
+        "fixed": _arr(pr.fixed, np.int64), "vclass": _arr(pr.vclass, np.int64),
+        "vclass_w": _arr(pr.vclass_w, np.float64),
         "hops": hops, "path_ptr": path_ptr, "path_idx": path_idx,
-        "tcap": pr.tcap.astype(np.float64),
+        "tcap": _arr(pr.tcap, np.float64),
     }  # fmt: skip
 
 

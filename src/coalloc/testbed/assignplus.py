@@ -256,10 +256,8 @@ def plus_data(pr: Problem, scores: np.ndarray, part) -> dict:
 
 
 def _score(pr: Problem, where: np.ndarray, scores: np.ndarray) -> float:
-    mask = np.zeros(len(pr.pnames), dtype=bool)
-    mask[where[where >= 0]] = True
-    mask &= ~pr.pis_switch
-    used = np.flatnonzero(mask)  # sorted, as the sum's order
+    used = np.unique(where[where >= 0])  # sorted, as the sum's order
+    used = used[~pr.pis_switch[used]]
     return float(sum(scores[pr.pclass[used]].tolist()))
 
 
@@ -308,36 +306,40 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     out = allocate_all(data, codes, bool(use_exchange), rounds, bool(trunk_aware))
     if memory is not None:
         memory.record(pr)
-    lists_idx = []
-    ptr, idx = data["list_ptr"], data["list_idx"]
-    for i in range(len(ptr) - 1):
-        lists_idx.append([int(c) for c in idx[ptr[i]:ptr[i + 1]]])
-    cands = []
-    seen = set()
-    for row in range(len(out["isw"])):
-        if not np.isfinite(out["isw"][row]):
-            continue
-        where = np.asarray(out["where"][row], dtype=np.int64)
-        key = where.tobytes()
-        if key in seen:
-            continue
-        seen.add(key)
-        cands.append((float(out["isw"][row]), _score(pr, where, scores), row, where))
-    cands.sort(key=lambda t: (t[0], t[1], t[2]))
     failure = None
     for f in out["fail"]:
         if f[0] and failure is None:
-            failure = _failure(pr, f, lists_idx)
-    # lowest inter-switch bandwidth, ties by score; the first that routes wins
-    for _isw, sc, row, where in cands:
-        interrupt.check()  # a batch's timeout or cancellation
-        rt = route(pr, where)
-        if rt.failure is None:
-            return {"where": where, "routing": rt, "score": sc,
-                    "strategy": strategies[row // 2] + ("" if row % 2 == 0 else "+exchange")
-                    if row < 2 * len(strategies) else "refined", "failure": None,
-                    "solutions": len(cands), "exchanges": int(out["exchanges"])}  # fmt: skip
-        failure = failure or rt.failure
+            ptr, idx = data["list_ptr"].tolist(), data["list_idx"].tolist()
+            failure = _failure(pr, f, [idx[ptr[i]:ptr[i + 1]] for i in range(len(ptr) - 1)])
+    # distinct solutions, by the lowest inter-switch bandwidth, ties by the lowest score
+    # (computed only where bandwidths tie), then by row; the first that routes wins
+    isw_all = out["isw"].tolist()
+    groups: Dict[float, list] = {}
+    seen = set()
+    for row, val in enumerate(isw_all):
+        if not np.isfinite(val):
+            continue
+        where = out["where"][row]
+        key = where.tobytes()
+        if key not in seen:
+            seen.add(key)
+            groups.setdefault(val, []).append((row, where))
+    n_cands = len(seen)
+    for val in sorted(groups):
+        group = groups[val]
+        ranked = sorted((_score(pr, where, scores), row, where) for row, where in group) \
+            if len(group) > 1 else [(None, group[0][0], group[0][1])]
+        for sc, row, where in ranked:
+            interrupt.check()  # a batch's timeout or cancellation
+            rt = route(pr, where)
+            if rt.failure is None:
+                if sc is None:
+                    sc = _score(pr, where, scores)
+                return {"where": where, "routing": rt, "score": sc,
+                        "strategy": strategies[row // 2] + ("" if row % 2 == 0 else "+exchange")
+                        if row < 2 * len(strategies) else "refined", "failure": None,
+                        "solutions": n_cands, "exchanges": int(out["exchanges"])}  # fmt: skip
+            failure = failure or rt.failure
     return {"where": None, "failure": failure or {"constraint": "unknown"},
-            "solutions": len(cands), "score": None, "routing": None, "strategy": None,
+            "solutions": n_cands, "score": None, "routing": None, "strategy": None,
             "exchanges": int(out["exchanges"])}  # fmt: skip
