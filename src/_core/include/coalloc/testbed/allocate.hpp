@@ -41,8 +41,11 @@ class State {
         tcount.assign(d.nty, 0);
         vcount.assign(d.nvc * d.nty, 0);
         hosted.assign(d.npn, {});
+        // members of each pclass that are free (used 0) or switches: Allocator::size_of
+        nsize.assign(d.nc, 0);
+        for (i64 c = 0; c < d.nc; ++c) nsize[c] = d.mem_ptr[c + 1] - d.mem_ptr[c];
     }
-    std::vector<i64> where, cur, tcount, vcount;
+    std::vector<i64> where, cur, tcount, vcount, nsize;
     std::vector<double> used, add;
     std::vector<std::vector<i64>> hosted;
 
@@ -77,7 +80,9 @@ class State {
         if (!d.vstatic[k]) {
             if (cur[p] < 0) tcount[t] += 1;
             cur[p] = t;
+            const bool was_free = used[p] == 0;
             used[p] += d.vslots[v];
+            count_free(p, c, was_free);
         }
         for (i64 a = 0; a < d.na; ++a) add[p * d.na + a] += d.vadd[v * d.na + a];
         i64 vc = d.vclass[v];
@@ -93,6 +98,7 @@ class State {
         i64 k = v * d.nc + c;
         i64 t = d.vtype[k];
         if (!d.vstatic[k]) {
+            const bool was_free = used[p] == 0;
             used[p] -= d.vslots[v];
             bool others = false;
             for (i64 u : hosted[p]) {
@@ -106,6 +112,7 @@ class State {
                 used[p] = 0.0;
                 tcount[t] -= 1;
             }
+            count_free(p, c, was_free);
         }
         for (i64 a = 0; a < d.na; ++a) add[p * d.na + a] -= d.vadd[v * d.na + a];
         i64 vc = d.vclass[v];
@@ -131,6 +138,12 @@ class State {
 
    private:
     const anneal::Data& d_;
+
+    // keep nsize in step with `used[p] == 0` (switch members always count)
+    void count_free(i64 p, i64 c, bool was_free) {
+        const bool is_free = used[p] == 0;
+        if (was_free != is_free && !d_.pis_sw[p]) nsize[c] += is_free ? 1 : -1;
+    }
 };
 
 inline double bw_of(const anneal::Data& d, i64 e, i64 pa, i64 pb) {
@@ -368,8 +381,13 @@ class Allocator {
         i64 moves = 0;
         Poll poll(16);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
         std::vector<double> tl, now(d.nv);
+        std::vector<char> dirty(d.nv, 1);
         std::vector<i64> seen;
         std::vector<std::vector<i64>> partners(d.nc);
+        auto touch = [&](i64 x) {  // x moved: its cost and its neighbours' costs change
+            dirty[x] = 1;
+            for (i64 w : neighbours_[x]) dirty[w] = 1;
+        };
         for (i64 round = 0; round < max_rounds; ++round) {
             double over_now = 0.0;
             if (trunk_aware) {
@@ -377,11 +395,14 @@ class Allocator {
                 for (std::size_t g = 0; g < tl.size(); ++g)
                     if (tl[g] > d.tcap[g]) over_now += tl[g] - d.tcap[g];
             }
-            // every node's cost where it is (the twin's `bnd` and `cur`), and for the
-            // boundary nodes their cost on every switch (local_row)
+            // every node's cost where it is (the twin's `bnd` and `cur`) and its cost on
+            // every switch (local_row), recomputed for the nodes a move touched: both are
+            // functions of where the node's neighbours are
             for (i64 u = 0; u < d.nv; ++u) {
+                if (!dirty[u]) continue;
+                dirty[u] = 0;
                 now[u] = local(st, u, st.where[u], -1, -1);
-                if (now[u] > 0 && row_ok_[u]) local_row(st, u, &rows_[u * d.ns]);
+                if (row_ok_[u]) local_row(st, u, &rows_[u * d.ns]);
             }
             // swap partners bucketed by pclass, in increasing node order (the twin's scan
             // over every node in order, filtered the same way, visits the same sequence)
@@ -471,6 +492,7 @@ class Allocator {
                     break;
                 }
                 st.place(bv, bx);
+                touch(bv);
             } else {
                 i64 u = bx;
                 i64 pv = st.where[bv], pu = st.where[u];
@@ -479,6 +501,8 @@ class Allocator {
                 if (st.fits(bv, pu) && st.fits(u, pv)) {
                     st.place(bv, pu);
                     st.place(u, pv);
+                    touch(bv);
+                    touch(u);
                 } else {
                     st.place(bv, pv);
                     st.place(u, pu);
@@ -680,15 +704,9 @@ class Allocator {
         return out;
     }
 
-    i64 size_of(i64 c, const State& st) const {
-        const anneal::Data& d = d_;
-        i64 n = 0;
-        for (i64 q = d.mem_ptr[c]; q < d.mem_ptr[c + 1]; ++q) {
-            i64 p = d.mem_idx[q];
-            if (st.used[p] == 0 || d.pis_sw[p]) n += 1;
-        }
-        return n;
-    }
+    // members of pclass c that are free or switches (the twin counts them; State keeps the
+    // count as used[] changes)
+    i64 size_of(i64 c, const State& st) const { return st.nsize[c]; }
 
     std::vector<i64> order(int strategy, const std::vector<i64>& L, i64 v, const State& st) const {
         const anneal::Data& d = d_;
