@@ -226,8 +226,9 @@ class Allocator {
                 std::vector<i64> desc = descendants(v, st);
                 std::vector<i64> cl = order(strategy, L, v, st);
                 bool done = false;
+                std::vector<i64>& group = group_;  // scratch
                 for (i64 c : cl) {
-                    std::vector<i64> group{v};
+                    group.assign(1, v);
                     for (i64 u : desc)
                         if (d.vtype[u * d.nc + c] >= 0) group.push_back(u);
                     if (group.size() > 1 && try_group(c, group, st)) {
@@ -236,7 +237,7 @@ class Allocator {
                     }
                 }
                 if (!done) {
-                    std::vector<i64> group{v};
+                    group.assign(1, v);
                     for (i64 u : desc)
                         if (x_.vlist[u] == li) group.push_back(u);
                     if (group.size() > 1) {
@@ -248,7 +249,7 @@ class Allocator {
                     }
                 }
                 if (!done) {
-                    std::vector<i64> group{v};
+                    group.assign(1, v);
                     for (i64 c : cl)
                         if (try_group(c, group, st)) {
                             done = true;
@@ -692,6 +693,7 @@ class Allocator {
     mutable std::vector<char> adj_;  // scratch: neighbours of the node being scanned
     mutable std::vector<double> rows_;  // scratch: local_row of the boundary nodes
     mutable std::vector<std::pair<i64, double>> delta_;  // scratch of over_delta
+    mutable std::vector<i64> group_;  // scratch of allocate
 
     std::vector<i64> descendants(i64 v, const State& st) const {
         std::vector<i64> out, stack(children_[v]);
@@ -781,15 +783,13 @@ class Allocator {
     }
 
     bool try_group(i64 c, const std::vector<i64>& group, State& st) const {
-        std::vector<i64> placed;
-        for (i64 u : group) {
-            i64 p = st.first_free(c, u);
+        for (std::size_t i = 0; i < group.size(); ++i) {
+            i64 p = st.first_free(c, group[i]);
             if (p < 0) {
-                for (i64 w : placed) st.remove(w);
+                for (std::size_t j = 0; j < i; ++j) st.remove(group[j]);  // those placed
                 return false;
             }
-            st.place(u, p);
-            placed.push_back(u);
+            st.place(group[i], p);
         }
         return true;
     }
