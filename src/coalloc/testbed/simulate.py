@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -117,7 +117,9 @@ class SimulationResult:
 
 def simulate(ptop: PhysicalTopology, workload: Sequence[tuple], methods: Sequence[str] = (
         "assign+", "anneal"), *, seed: Optional[int] = 0, params: Optional[dict] = None,
-        show_progress: bool = False) -> SimulationResult:  # fmt: skip
+        show_progress: Optional[bool] = False,
+        on_experiment: Optional[Callable[[str, int, bool], None]] = None,
+        ) -> SimulationResult:  # fmt: skip
     """Replay ``workload`` (``(arrival, duration, top)`` tuples) on ``ptop`` per method.
 
     Parameters
@@ -132,8 +134,12 @@ def simulate(ptop: PhysicalTopology, workload: Sequence[tuple], methods: Sequenc
         Seed of the annealer (experiment i uses ``seed + i``).
     params : dict of str to dict, optional
         Method -> extra parameters.
-    show_progress : bool
-        Show a progress bar on standard error.
+    show_progress : bool or None, default False
+        Show a progress bar on standard error: True always, False never, None only when
+        standard error is a terminal.
+    on_experiment : callable, optional
+        Called as ``on_experiment(method, k, success)`` after the ``k``-th experiment (in
+        replay order) of ``method`` was mapped or refused (e.g. to report progress to a log).
 
     Returns
     -------
@@ -163,7 +169,8 @@ def simulate(ptop: PhysicalTopology, workload: Sequence[tuple], methods: Sequenc
     order = sorted(range(len(workload)), key=lambda i: workload[i][0])
     res = SimulationResult(list(methods), np.array([workload[i][0] for i in order]))
     total = len(order) * len(methods)
-    bar = progress(total=total, desc="simulate", unit="exp", disable=not show_progress)
+    bar = progress(total=total, desc="simulate", unit="exp",
+                   disable=None if show_progress is None else not show_progress)
     for m in methods:
         used: set = set()
         trunk: Dict[str, float] = {}
@@ -205,6 +212,8 @@ def simulate(ptop: PhysicalTopology, workload: Sequence[tuple], methods: Sequenc
                 reasons.append((k, r.reason))
             inuse[k] = cur_isw
             bar.update(1)
+            if on_experiment is not None:
+                on_experiment(m, k, bool(ok[k]))
         res.success[m], res.isw[m], res.isw_in_use[m] = ok, isw, inuse
         res.seconds[m], res.reasons[m] = secs, reasons
     bar.close()
