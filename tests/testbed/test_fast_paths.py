@@ -51,7 +51,7 @@ def _rich_ptop(seed: int) -> PhysicalTopology:
         h = ("pa", "pb", "pq")[int(rng.integers(0, 3))]
         feats = {}
         if rng.random() < 0.5:
-            feats["?+mem"] = float(rng.choice([256, 512, 1024]))
+            feats["?+mem"] = float(rng.choice([256, 512, 1024, -5.0]))  # (negative: full)
         if rng.random() < 0.4:
             feats["fast"] = 0.2
         nodes.append(PNode(f"p{p}", {"pc": 1, h: float(rng.choice([1, 1, 2, 4]))},

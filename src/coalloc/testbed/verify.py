@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any, Dict, List, Mapping, Optional
 
 from .._shared.result import Report
@@ -135,6 +135,11 @@ def _check_shapes(mapping: Any, routes: Any) -> None:
     if not isinstance(routes, Mapping):
         raise TypeError(f"routes must be a dict of virtual link -> physical links, got "
                         f"{type(routes).__name__}")  # fmt: skip
+    lists = list(routes.values())
+    if set(map(type, lists)) <= {list} and all(
+        map(isinstance, chain.from_iterable(lists), repeat(str))
+    ):
+        return
     for name, r in routes.items():
         if type(r) is list and all(map(isinstance, r, repeat(str))):
             continue
@@ -146,11 +151,34 @@ def _check_shapes(mapping: Any, routes: Any) -> None:
                             f"'trivial', got {type(r).__name__}")  # fmt: skip
 
 
+def _alone(types: Mapping[str, float], static: Mapping[str, float], allowed: tuple,
+           slots: float) -> tuple:
+    """The type check of a physical node hosting one virtual node (types ``allowed``).
+
+    ``("static",)``: a static type takes it; ``("type",)``: no type of the node allowed;
+    ``("one_type",)``; ``("slots", used, capacity)``; ``("acting", type)``.
+    """
+    if not any(t in types for t in allowed):
+        return ("static",) if static and any(t in static for t in allowed) else ("type",)
+    common = set(types)
+    common &= set(allowed)
+    if not common:
+        return ("one_type",)
+    used = sum([slots])
+    fits = [t for t in sorted(common) if used <= types[t] + _EPS]
+    if not fits:
+        return ("slots", used, max(types[t] for t in common))
+    return ("acting", fits[0])
+
+
 def _testbed_tables(ptop: PhysicalTopology) -> tuple:
     """The checker's own view of a testbed, cached on it (the testbed is immutable).
 
     ``switches``: the switch names; ``additive``: each node's additive features as
-    ``[(name, capacity)]``; ``links``: each link's ``(a, b, bandwidth, link types, trunk)``.
+    ``[(name, capacity)]``, ``negative`` those of a negative capacity; ``links``: each
+    link's ``(a, b, bandwidth, link types, trunk)``;
+    ``tsig``: each node's type signature (nodes with the same types and static types, in the
+    same order, share it).
     """
     cached = ptop.__dict__.get("_tb_verify")
     if cached is None:
@@ -160,7 +188,11 @@ def _testbed_tables(ptop: PhysicalTopology) -> tuple:
         links = {n: (lk.a, lk.b, lk.bw, lk.types or ("ethernet",),
                      lk.a in switches and lk.b in switches)
                  for n, lk in ptop.links.items()}  # fmt: skip
-        cached = (switches, additive, links)
+        sigs: Dict[tuple, int] = {}
+        tsig = {n: sigs.setdefault((tuple(nd.types.items()), tuple(nd.static.items())),
+                                   len(sigs)) for n, nd in ptop.nodes.items()}  # fmt: skip
+        negative = {n: [(k, c) for k, c in feats if 0 > c + _EPS] for n, feats in additive.items()}
+        cached = (switches, additive, negative, links, tsig)
         ptop.__dict__["_tb_verify"] = cached
     return cached
 
@@ -200,7 +232,7 @@ def verify_mapping(
     True
     """
     _check_shapes(mapping, routes)
-    switches, pfeat, plinks = _testbed_tables(ptop)
+    switches, pfeat, pneg, plinks, tsig = _testbed_tables(ptop)
     vnodes, pnodes = top.nodes, ptop.nodes
     bad: List[dict] = []
     for v in vnodes:
@@ -224,42 +256,61 @@ def verify_mapping(
     # each virtual node's additive desires (a hosted node without one adds 0 to every sum)
     add_of = {v: {k: w for k, w in nd.desires.items() if k.startswith("?+")}
               for v, nd in vnodes.items() if nd.desires}  # fmt: skip
+    alone: Dict[tuple, tuple] = {}  # a node hosting one virtual node: by the pair's kinds
     for p, vs in hosted.items():
         node = pnodes[p]
         types, static = node.types, node.static
-        dynamic = []
-        for v in vs:
-            allowed = allowed_of[vnodes[v].type]
-            offered = False
-            for t in allowed:
-                if t in types:
-                    offered = True
-                    break
-            if not offered and static and any(t in static for t in allowed):
-                continue
-            if not offered:
+        if len(vs) == 1:
+            v = vs[0]
+            nd = vnodes[v]
+            key = (nd.type, nd.slots, tsig[p])
+            res = alone.get(key)
+            if res is None:
+                res = alone[key] = _alone(types, static, allowed_of[nd.type], nd.slots)
+            if res[0] == "acting":
+                acting[p] = res[1]
+            elif res[0] == "type":
                 bad.append({"constraint": "type", "vnode": v, "pnode": p,
-                            "allowed": list(allowed)})  # fmt: skip
-                continue
-            dynamic.append(v)
-        if dynamic:
-            common = set(types)
-            for v in dynamic:
-                common &= set(allowed_of[vnodes[v].type])
-            if not common:
-                bad.append({"constraint": "one_type_at_a_time", "pnode": p, "vnodes": dynamic})
-            else:
-                slots = sum([vnodes[v].slots for v in dynamic])
-                fits = [t for t in sorted(common) if slots <= types[t] + _EPS]
-                if not fits:
-                    bad.append({"constraint": "slots", "pnode": p, "used": slots,
-                                "capacity": max(types[t] for t in common)})  # fmt: skip
-                else:
-                    acting[p] = fits[0]
-        if add_of:
-            wants = [add_of[v] for v in vs if add_of.get(v)]
+                            "allowed": list(allowed_of[nd.type])})  # fmt: skip
+            elif res[0] == "slots":
+                bad.append({"constraint": "slots", "pnode": p, "used": res[1],
+                            "capacity": res[2]})  # fmt: skip
+            elif res[0] == "one_type":
+                bad.append({"constraint": "one_type_at_a_time", "pnode": p, "vnodes": [v]})
+            a = add_of.get(v)
+            wants = [a] if a else []
         else:
-            wants = []
+            dynamic = []
+            for v in vs:
+                allowed = allowed_of[vnodes[v].type]
+                offered = False
+                for t in allowed:
+                    if t in types:
+                        offered = True
+                        break
+                if not offered and static and any(t in static for t in allowed):
+                    continue
+                if not offered:
+                    bad.append({"constraint": "type", "vnode": v, "pnode": p,
+                                "allowed": list(allowed)})  # fmt: skip
+                    continue
+                dynamic.append(v)
+            if dynamic:
+                common = set(types)
+                for v in dynamic:
+                    common &= set(allowed_of[vnodes[v].type])
+                if not common:
+                    bad.append({"constraint": "one_type_at_a_time", "pnode": p,
+                                "vnodes": dynamic})  # fmt: skip
+                else:
+                    slots = sum([vnodes[v].slots for v in dynamic])
+                    fits = [t for t in sorted(common) if slots <= types[t] + _EPS]
+                    if not fits:
+                        bad.append({"constraint": "slots", "pnode": p, "used": slots,
+                                    "capacity": max(types[t] for t in common)})  # fmt: skip
+                    else:
+                        acting[p] = fits[0]
+            wants = [add_of[v] for v in vs if add_of.get(v)]
         if wants:
             for k, cap in pfeat[p]:
                 use = sum([a.get(k, 0.0) for a in wants])
@@ -267,9 +318,8 @@ def verify_mapping(
                     bad.append({"constraint": "additive", "feature": k, "pnode": p,
                                 "used": use, "capacity": cap})  # fmt: skip
         else:
-            for k, cap in pfeat[p]:
-                if 0 > cap + _EPS:  # an empty sum
-                    bad.append({"constraint": "additive", "feature": k, "pnode": p,
+            for k, cap in pneg[p]:  # an empty sum exceeds a negative capacity
+                bad.append({"constraint": "additive", "feature": k, "pnode": p,
                                 "used": 0, "capacity": cap})  # fmt: skip
         for v in vs:
             desires = vnodes[v].desires
@@ -287,8 +337,9 @@ def verify_mapping(
             bad.append({"constraint": "fixed", "vnode": v, "pnode": p,
                         "got": mapping.get(v)})  # fmt: skip
     count: Dict[str, int] = defaultdict(int)
-    for t in acting.values():
-        count[t] += 1
+    if ptop.type_limits:
+        for t in acting.values():
+            count[t] += 1
     for t, lim in ptop.type_limits.items():
         if count[t] > lim:
             bad.append({"constraint": "type_limit", "type": t, "used": count[t], "limit": lim})
@@ -324,7 +375,7 @@ def verify_mapping(
         if bw is None:
             m = min(_native(ptop, pa), _native(ptop, pb))
             bw = m if math.isfinite(m) else 100000.0
-        ltype, emulated = lk.type, lk.emulated
+        ltype, emulated = lk.type, "emulated" in lk.flags  # (VLink.emulated)
         here = pa
         hops = 0
         ok = True
