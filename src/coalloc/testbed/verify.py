@@ -235,12 +235,19 @@ def verify_mapping(
     switches, pfeat, pneg, plinks, tsig = _testbed_tables(ptop)
     vnodes, pnodes = top.nodes, ptop.nodes
     bad: List[dict] = []
-    for v in vnodes:
+    allowed_of: Dict[str, tuple] = {}  # by virtual type
+    # each virtual node's additive desires (a hosted node without one adds 0 to every sum)
+    add_of: Dict[str, Dict[str, float]] = {}
+    for v, nd in vnodes.items():
         p = mapping.get(v)
         if p is None:
             bad.append({"constraint": "unassigned", "vnode": v})
         elif p not in pnodes:
             bad.append({"constraint": "unknown_pnode", "vnode": v, "pnode": p})
+        if nd.type not in allowed_of:
+            allowed_of[nd.type] = top.allowed_types(v)
+        if nd.desires:
+            add_of[v] = {k: w for k, w in nd.desires.items() if k.startswith("?+")}
     hosted: Dict[str, List[str]] = {}
     for v, p in mapping.items():
         if v in vnodes and p in pnodes:
@@ -249,13 +256,6 @@ def verify_mapping(
             else:
                 hosted[p] = [v]
     acting: Dict[str, str] = {}
-    allowed_of: Dict[str, tuple] = {}  # by virtual type
-    for v, nd in vnodes.items():
-        if nd.type not in allowed_of:
-            allowed_of[nd.type] = top.allowed_types(v)
-    # each virtual node's additive desires (a hosted node without one adds 0 to every sum)
-    add_of = {v: {k: w for k, w in nd.desires.items() if k.startswith("?+")}
-              for v, nd in vnodes.items() if nd.desires}  # fmt: skip
     alone: Dict[tuple, tuple] = {}  # a node hosting one virtual node: by the pair's kinds
     for p, vs in hosted.items():
         node = pnodes[p]
