@@ -528,15 +528,24 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     ng = len(g_first)
     g_cand: List[List[int]] = [[] for _ in range(ng)]
     g_why = [""] * ng
-    frows = np.zeros((ng, nc))
-    trows = np.full((ng, nc), -1, dtype=np.int64)
-    srows = np.zeros((ng, nc), dtype=bool)
     from_memo = [g for g in range(ng) if g_full[g] is not None]
-    if from_memo:
-        good = np.array([g_full[g][0] for g in from_memo])[:, sig_of_pc]
-        frows[from_memo] = np.array([g_full[g][1] for g in from_memo])[:, sig_of_pc]
-        trows[from_memo] = np.array([g_full[g][2] for g in from_memo])[:, sig_of_pc]
-        srows[from_memo] = np.array([g_full[g][3] for g in from_memo])[:, sig_of_pc]
+    nm, nsig = len(from_memo), len(sig_rep)
+
+    def stacked(j: int) -> np.ndarray:  # field j of the memo groups' rows, at the pclasses
+        rows = np.concatenate([g_full[g][j] for g in from_memo]).reshape(nm, nsig)
+        return rows[:, sig_of_pc]
+
+    if nm == ng and ng:  # the usual case: no fixed node
+        frows, trows, srows = stacked(1), stacked(2), stacked(3)
+    else:
+        frows = np.zeros((ng, nc))
+        trows = np.full((ng, nc), -1, dtype=np.int64)
+        srows = np.zeros((ng, nc), dtype=bool)
+        if nm:
+            frows[from_memo], trows[from_memo], srows[from_memo] = (stacked(1), stacked(2),
+                                                                    stacked(3))  # fmt: skip
+    if nm:
+        good = stacked(0)
         cols = np.nonzero(good)[1].tolist()
         pos = 0
         for g, n in zip(from_memo, good.sum(axis=1).tolist()):
@@ -559,7 +568,8 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     pr.cand_why = [g_why[g] for g in gid]
     pr.fixed = fixed
     if nv:
-        pr.fcost, pr.vtype, pr.vstatic = frows[gid], trows[gid], srows[gid]
+        rows = np.array(gid, dtype=np.int64)
+        pr.fcost, pr.vtype, pr.vstatic = frows[rows], trows[rows], srows[rows]
     else:
         pr.fcost, pr.vtype, pr.vstatic = frows, trows, srows  # (0, nc)
     pr.pfeature_count = np.array([T["feature_count"][r] for r in pr.crep.tolist()], dtype=float)
