@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict, deque
+from operator import attrgetter
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -349,17 +350,20 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     nc = len(members)
 
     # virtual links
-    links = list(top.links.values())
-    pr.link_names = [lk.name for lk in links]
-    la_l = [vidx[lk.a] for lk in links]
-    lb_l = [vidx[lk.b] for lk in links]
+    pr.link_names = list(top.links)  # (keyed by the links' names)
+    ends_a, ends_b, bws, flags, ltypes = (
+        zip(*map(attrgetter("a", "b", "bw", "flags", "type"), top.links.values()))
+        if top.links else ((), (), (), (), ())
+    )  # fmt: skip
+    la_l = list(map(vidx.__getitem__, ends_a))
+    lb_l = list(map(vidx.__getitem__, ends_b))
     pr.la = np.array(la_l, dtype=np.int64)
     pr.lb = np.array(lb_l, dtype=np.int64)
-    pr.lbw = np.array([-1.0 if lk.bw is None else lk.bw for lk in links])
-    flags = [lk.flags for lk in links]  # (the VLink properties trivial_ok and emulated)
+    pr.lbw = np.array([-1.0 if bw is None else bw for bw in bws])
+    # (the VLink properties trivial_ok and emulated)
     pr.ltriv = np.array(["trivial_ok" in f for f in flags], dtype=bool)
     pr.lemu = np.array(["emulated" in f for f in flags], dtype=bool)
-    pr.ltype = [lk.type for lk in links]
+    pr.ltype = list(ltypes)
     inc: List[List[int]] = [[] for _ in vnames]
     for e, a in enumerate(la_l):
         inc[a].append(e)
