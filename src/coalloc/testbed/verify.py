@@ -379,8 +379,9 @@ def verify_mapping(
         here = pa
         hops = 0
         ok = True
-        last = len(r) - 1
-        for i, pl in enumerate(r):
+        left = len(r)
+        for pl in r:
+            left -= 1
             phys = plinks.get(pl)
             if phys is None:
                 bad.append({"constraint": "unknown_plink", "link": name, "plink": pl})
@@ -396,7 +397,7 @@ def verify_mapping(
                             "at": here})  # fmt: skip
                 ok = False
                 break
-            if i < last and nxt not in switches:
+            if left and nxt not in switches:
                 bad.append({"constraint": "path_through_host", "link": name, "node": nxt})
                 ok = False
                 break
