@@ -343,8 +343,9 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
             arr.flags.writeable = False
         if len(pcl_cache) >= 64:  # bounded: the simulator's free sets change all the time
             pcl_cache.clear()
-        hit = pcl_cache[usable_key] = (uniq, pclass, members, crep, cswitch)
-    uniq, pclass, members, pr.crep, pr.cswitch = hit
+        hit = pcl_cache[usable_key] = (uniq, pclass, members, crep, cswitch, {})
+    # (the last: the memo rows of node signatures taken at these pclasses, filled below)
+    uniq, pclass, members, pr.crep, pr.cswitch, projected = hit
     pr.pclass = pclass
     pr.members = list(members)
     nc = len(members)
@@ -501,6 +502,7 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     group_of: Dict[tuple, int] = {}
     gid: List[int] = []
     g_first: List[int] = []
+    g_sig: List[tuple] = []
     g_full: List[Optional[tuple]] = []
     for i, node in enumerate(vnodes):
         need_types = need_types_of.get(i)
@@ -517,6 +519,7 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
         if g is None:
             g = group_of[sig] = len(g_first)
             g_first.append(i)
+            g_sig.append(sig)
             full = None
             if fixp is None:
                 full = memo.get(sig)
@@ -533,11 +536,23 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     g_cand: List[List[int]] = [[] for _ in range(ng)]
     g_why = [""] * ng
     from_memo = [g for g in range(ng) if g_full[g] is not None]
-    nm, nsig = len(from_memo), len(sig_rep)
+    nm = len(from_memo)
+    if len(projected) > 20000:  # bounded: signatures seen with this set of pclasses
+        projected.clear()
+    rows_of = []
+    for g in from_memo:
+        pkey = (key, g_sig[g])
+        ent = projected.get(pkey)
+        if ent is None:
+            full = g_full[g]
+            ent = projected[pkey] = (np.flatnonzero(full[0][sig_of_pc]).tolist(),
+                                     full[1][sig_of_pc], full[2][sig_of_pc],
+                                     full[3][sig_of_pc])  # fmt: skip
+        g_cand[g] = ent[0]
+        rows_of.append(ent)
 
-    def stacked(j: int) -> np.ndarray:  # field j of the memo groups' rows, at the pclasses
-        rows = np.concatenate([g_full[g][j] for g in from_memo]).reshape(nm, nsig)
-        return rows[:, sig_of_pc]
+    def stacked(j: int) -> np.ndarray:  # field j of the memo groups' rows
+        return np.concatenate([ent[j] for ent in rows_of]).reshape(nm, nc)
 
     if nm == ng and ng:  # the usual case: no fixed node
         frows, trows, srows = stacked(1), stacked(2), stacked(3)
@@ -548,13 +563,6 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
         if nm:
             frows[from_memo], trows[from_memo], srows[from_memo] = (stacked(1), stacked(2),
                                                                     stacked(3))  # fmt: skip
-    if nm:
-        good = stacked(0)
-        cols = np.nonzero(good)[1].tolist()
-        pos = 0
-        for g, n in zip(from_memo, good.sum(axis=1).tolist()):
-            g_cand[g] = cols[pos:pos + n]
-            pos += n
     for g in range(ng):
         if g_full[g] is not None and g_cand[g]:
             continue
