@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict, deque
+from operator import attrgetter
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -200,7 +201,7 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
         "iface_types": iface_types, "direct": dict(direct), "tgroups": tgroups,
         "tcap": tcap, "tlinks": tlinks, "paths": paths, "hops": hop,
         "type_names": type_names, "cap": cap, "static": static, "sigs": sigs, "kinds": kinds,
-        "sig_id": sig_id, "sig_rep": sig_rep.astype(np.int64), "cand_memo": {},
+        "sig_id": sig_id, "sig_rep": sig_rep.astype(np.int64), "cand_memo": {}, "pclasses": {},
         "local_weight": [float(sum(w for k, w in ptop.nodes[n].features.items()
                                    if kinds[i][k] == "local")) for i, n in enumerate(pnames)],
         "additive": {k for kd in kinds for k, kind in kd.items() if kind == "additive"},
@@ -267,10 +268,17 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     # types: the testbed's, then any only the experiment names (no physical node offers them)
     type_names = dict(T["type_names"])
     vnames = list(top.nodes)
-    vidx = {n: i for i, n in enumerate(vnames)}
+    vnodes = list(top.nodes.values())
+    nv = len(vnames)
+    vidx = dict(zip(vnames, range(nv)))
     pr.vnames, pr.vidx = vnames, vidx
-    for v in vnames:
-        for t in top.allowed_types(v):
+    # one entry per distinct virtual type (first seen first): its allowed physical types
+    first_of: Dict[str, str] = {}
+    for v, node in zip(vnames, vnodes):
+        first_of.setdefault(node.type, v)
+    allowed_names = {t: top.allowed_types(v) for t, v in first_of.items()}
+    for names in allowed_names.values():
+        for t in names:
             type_names.setdefault(t, len(type_names))
     cap, static = T["cap"], T["static"]
     if len(type_names) > cap.shape[1]:
@@ -282,9 +290,10 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     pr.tlimit = np.array([ptop.type_limits.get(t, -1) for t in type_names], dtype=np.int64)
 
     # additive features (the testbed's and the experiment's)
+    wishing = [i for i, node in enumerate(vnodes) if node.desires]
     names = set(T["additive"])
-    for v in top.nodes.values():
-        for k in v.desires:
+    for i in wishing:
+        for k in vnodes[i].desires:
             if k.startswith("?+"):
                 names.add(k)
     add = sorted(names)
@@ -299,69 +308,77 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
                     padd[i, aidx[k]] = w
         pcache[key] = padd
     padd = pcache[key]
-    vadd = np.zeros((len(vnames), len(add)))
-    for i, n in enumerate(vnames):
-        for k, w in top.nodes[n].desires.items():
+    vadd = np.zeros((nv, len(add)))
+    for i in wishing:
+        for k, w in vnodes[i].desires.items():
             if k in aidx:
                 vadd[i, aidx[k]] = w
     pr.add_names, pr.padd, pr.vadd = add, padd, vadd
 
-    # pclasses over the usable physical nodes
+    # pclasses over the usable physical nodes (cached per testbed and usable set)
     if available is None:
-        usable = np.arange(npn)
+        usable_key = None
     else:
         mask = pis_switch.copy()
-        for n in available:
-            i = pidx.get(n)
-            if i is not None:
-                mask[i] = True
-        usable = np.flatnonzero(mask)
-    ids = T["sig_id"][usable]
-    uniq, first = np.unique(ids, return_index=True)
-    uniq = uniq[np.argsort(first, kind="stable")]
-    remap = np.full(int(T["sig_id"].max()) + 1 if npn else 1, -1, dtype=np.int64)
-    remap[uniq] = np.arange(len(uniq))
-    pclass = np.full(npn, -1, dtype=np.int64)
-    pclass[usable] = remap[ids]
-    order = np.argsort(pclass[usable], kind="stable")
-    srt = usable[order]
-    bounds = np.searchsorted(pclass[srt], np.arange(len(uniq) + 1))
+        mask[[i for i in map(pidx.get, available) if i is not None]] = True
+        usable_key = mask.tobytes()
+    pcl_cache = T["pclasses"]
+    hit = pcl_cache.get(usable_key)
+    if hit is None:
+        usable = np.arange(npn) if usable_key is None else np.flatnonzero(mask)
+        ids = T["sig_id"][usable]
+        uniq, first = np.unique(ids, return_index=True)
+        uniq = uniq[np.argsort(first, kind="stable")]
+        remap = np.full(int(T["sig_id"].max()) + 1 if npn else 1, -1, dtype=np.int64)
+        remap[uniq] = np.arange(len(uniq))
+        pclass = np.full(npn, -1, dtype=np.int64)
+        pclass[usable] = remap[ids]
+        order = np.argsort(pclass[usable], kind="stable")
+        srt = usable[order]
+        bounds = np.searchsorted(pclass[srt], np.arange(len(uniq) + 1))
+        members = [srt[bounds[c]:bounds[c + 1]] for c in range(len(uniq))]
+        crep = np.array([m[0] for m in members], dtype=np.int64)
+        cswitch = pswitch[crep] if len(members) else np.zeros(0, dtype=np.int64)
+        for arr in [uniq, pclass, crep, cswitch, *members]:
+            arr.flags.writeable = False
+        if len(pcl_cache) >= 64:  # bounded: the simulator's free sets change all the time
+            pcl_cache.clear()
+        hit = pcl_cache[usable_key] = (uniq, pclass, members, crep, cswitch, {})
+    # (the last: the memo rows of node signatures taken at these pclasses, filled below)
+    uniq, pclass, members, pr.crep, pr.cswitch, projected = hit
     pr.pclass = pclass
-    pr.members = [srt[bounds[c]:bounds[c + 1]] for c in range(len(uniq))]
-    members = pr.members
+    pr.members = list(members)
     nc = len(members)
-    pr.crep = np.array([m[0] for m in members], dtype=np.int64)
-    pr.cswitch = pswitch[pr.crep] if nc else np.zeros(0, dtype=np.int64)
 
     # virtual links
-    links = list(top.links.values())
-    pr.link_names = [lk.name for lk in links]
-    pr.la = np.array([vidx[lk.a] for lk in links], dtype=np.int64)
-    pr.lb = np.array([vidx[lk.b] for lk in links], dtype=np.int64)
-    pr.lbw = np.array([-1.0 if lk.bw is None else lk.bw for lk in links])
-    pr.ltriv = np.array([lk.trivial_ok for lk in links], dtype=bool)
-    pr.lemu = np.array([lk.emulated for lk in links], dtype=bool)
-    pr.ltype = [lk.type for lk in links]
+    pr.link_names = list(top.links)  # (keyed by the links' names)
+    ends_a, ends_b, bws, flags, ltypes = (
+        zip(*map(attrgetter("a", "b", "bw", "flags", "type"), top.links.values()))
+        if top.links else ((), (), (), (), ())
+    )  # fmt: skip
+    la_l = list(map(vidx.__getitem__, ends_a))
+    lb_l = list(map(vidx.__getitem__, ends_b))
+    pr.la = np.array(la_l, dtype=np.int64)
+    pr.lb = np.array(lb_l, dtype=np.int64)
+    pr.lbw = np.array([-1.0 if bw is None else bw for bw in bws])
+    # (the VLink properties trivial_ok and emulated)
+    pr.ltriv = np.array(["trivial_ok" in f for f in flags], dtype=bool)
+    pr.lemu = np.array(["emulated" in f for f in flags], dtype=bool)
+    pr.ltype = list(ltypes)
     inc: List[List[int]] = [[] for _ in vnames]
-    for e, lk in enumerate(links):
-        inc[vidx[lk.a]].append(e)
-        inc[vidx[lk.b]].append(e)
+    for e, a in enumerate(la_l):
+        inc[a].append(e)
+        inc[lb_l[e]].append(e)
     pr.inc = inc
 
     vcl_names = list(top.vclasses)
-    pr.vclass = np.array([vcl_names.index(top.nodes[v].type) if top.nodes[v].type in
-                          top.vclasses else -1 for v in vnames], dtype=np.int64)  # fmt: skip
+    vclass_of = {t: vcl_names.index(t) if t in top.vclasses else -1 for t in first_of}
+    pr.vclass = np.array([vclass_of[node.type] for node in vnodes], dtype=np.int64)
     pr.vclass_w = np.array([top.vclasses[c][0] for c in vcl_names])
     pr.vclass_names = vcl_names
-    pr.vslots = np.array([top.nodes[v].slots for v in vnames])
+    pr.vslots = np.array([node.slots for node in vnodes])
 
     # candidates and costs, once per distinct virtual-node signature
-    nv = len(vnames)
-    fcost = np.zeros((nv, nc))
-    vtype = np.full((nv, nc), -1, dtype=np.int64)
-    vstatic = np.zeros((nv, nc), dtype=bool)
-    cand: List[List[int]] = []
-    why: List[str] = []
     fixed = np.full(nv, -1, dtype=np.int64)
     # the filters of one virtual-node signature over the representatives ``reps`` of some
     # physical-node classes: the pclasses of this call, or every signature of the testbed
@@ -477,56 +494,102 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
             for u in (int(pr.la[e]), int(pr.lb[e])):
                 d = need_types_of.setdefault(u, {})
                 d[lt] = d.get(lt, 0) + 1
-    no_types: Dict[str, int] = {}
-    allowed_of: Dict[str, List[int]] = {}
-    done: Dict[tuple, tuple] = {}
-    groups: Dict[tuple, List[int]] = {}
+    allowed_of = {t: [type_names[a] for a in names] for t, names in allowed_names.items()}
+    allowed_key = {t: tuple(ids) for t, ids in allowed_of.items()}
     fixed_tbl = top.fixed
-    for i, v in enumerate(vnames):
-        node = top.nodes[v]
-        allowed = allowed_of.get(node.type)
-        if allowed is None:
-            allowed = allowed_of[node.type] = [type_names[t] for t in top.allowed_types(v)]
-        need_types = need_types_of.get(i, no_types)
-        fixp = fixed_tbl.get(v)
+    # the virtual nodes by signature (a node's filters depend on its signature only): the
+    # group of each node, each group's signature, first node and testbed-wide filters
+    group_of: Dict[tuple, int] = {}
+    gid: List[int] = []
+    g_first: List[int] = []
+    g_sig: List[tuple] = []
+    g_full: List[Optional[tuple]] = []
+    for i, node in enumerate(vnodes):
+        need_types = need_types_of.get(i)
+        fixp = fixed_tbl.get(vnames[i]) if fixed_tbl else None
         if fixp is not None:
             if fixp not in pidx:
-                raise ValueError(f"fix-node {v} names unknown physical node {fixp!r}")
+                raise ValueError(f"fix-node {vnames[i]} names unknown physical node {fixp!r}")
             fixed[i] = pidx[fixp]
-        sig = (tuple(allowed), node.slots, tuple(sorted(node.desires.items())), fixp,
-               need_if_l[i], tuple(sorted(need_types.items())), max_bw_l[i])  # fmt: skip
-        entry = done.get(sig)
-        if entry is None:
-            full = memo.get(sig) if fixp is None else None
-            if full is None and fixp is None:
-                full = memo[sig] = filters(node, allowed, need_if_l[i], need_types,
-                                           max_bw_l[i], None, sig_rep)[:4]  # fmt: skip
-            if full is not None:
-                good = full[0][sig_of_pc]
-                entry = (np.flatnonzero(good).tolist(), full[1][sig_of_pc],
-                         full[2][sig_of_pc], full[3][sig_of_pc])  # fmt: skip
-            reason = ""
-            if full is None or not entry[0]:
-                good, frow, trow, srow, masks = filters(node, allowed, need_if_l[i], need_types,
-                                                        max_bw_l[i], fixp, pr.crep)  # fmt: skip
-                entry = (np.flatnonzero(good).tolist(), frow, trow, srow)
-                if not entry[0]:
-                    reason = reason_of(node, masks)
-            entry = done[sig] = entry + (reason,)
-            groups[sig] = [i]
-        else:
-            groups[sig].append(i)
-        cand.append(list(entry[0]))
-        why.append(entry[4])
-    for sig, rows in groups.items():
-        _ok, frow, trow, srow, _reason = done[sig]
-        fcost[rows], vtype[rows], vstatic[rows] = frow, trow, srow
-    pr.cand, pr.cand_why, pr.fixed = cand, why, fixed
-    pr.fcost, pr.vtype, pr.vstatic = fcost, vtype, vstatic
-    pr.pfeature_count = np.array([T["feature_count"][r] for r in pr.crep.tolist()], dtype=float)
-    pr.hint = np.array([pidx.get(top.hints.get(v, ""), -1) for v in vnames], dtype=np.int64)
-    return pr
+        desires = node.desires
+        sig = (allowed_key[node.type], node.slots,
+               tuple(sorted(desires.items())) if desires else (), fixp, need_if_l[i],
+               tuple(sorted(need_types.items())) if need_types else (), max_bw_l[i])  # fmt: skip
+        g = group_of.get(sig)
+        if g is None:
+            g = group_of[sig] = len(g_first)
+            g_first.append(i)
+            g_sig.append(sig)
+            full = None
+            if fixp is None:
+                full = memo.get(sig)
+                if full is None:
+                    full = memo[sig] = filters(node, allowed_of[node.type], need_if_l[i],
+                                               need_types or {}, max_bw_l[i], None,
+                                               sig_rep)[:4]  # fmt: skip
+            g_full.append(full)
+        gid.append(g)
+    # each group's rows over this call's pclasses: the testbed-wide rows taken at the
+    # pclasses' signatures; a fixed node's group, or one left without candidates (to say
+    # why), is filtered over the pclass representatives instead
+    ng = len(g_first)
+    g_cand: List[List[int]] = [[] for _ in range(ng)]
+    g_why = [""] * ng
+    from_memo = [g for g in range(ng) if g_full[g] is not None]
+    nm = len(from_memo)
+    if len(projected) > 20000:  # bounded: signatures seen with this set of pclasses
+        projected.clear()
+    rows_of = []
+    for g in from_memo:
+        pkey = (key, g_sig[g])
+        ent = projected.get(pkey)
+        if ent is None:
+            full = g_full[g]
+            ent = projected[pkey] = (np.flatnonzero(full[0][sig_of_pc]).tolist(),
+                                     full[1][sig_of_pc], full[2][sig_of_pc],
+                                     full[3][sig_of_pc])  # fmt: skip
+        g_cand[g] = ent[0]
+        rows_of.append(ent)
 
+    def stacked(j: int) -> np.ndarray:  # field j of the memo groups' rows
+        return np.concatenate([ent[j] for ent in rows_of]).reshape(nm, nc)
+
+    if nm == ng and ng:  # the usual case: no fixed node
+        frows, trows, srows = stacked(1), stacked(2), stacked(3)
+    else:
+        frows = np.zeros((ng, nc))
+        trows = np.full((ng, nc), -1, dtype=np.int64)
+        srows = np.zeros((ng, nc), dtype=bool)
+        if nm:
+            frows[from_memo], trows[from_memo], srows[from_memo] = (stacked(1), stacked(2),
+                                                                    stacked(3))  # fmt: skip
+    for g in range(ng):
+        if g_full[g] is not None and g_cand[g]:
+            continue
+        i = g_first[g]
+        node = vnodes[i]
+        need_types = need_types_of.get(i) or {}
+        good_g, frow, trow, srow, masks = filters(node, allowed_of[node.type], need_if_l[i],
+                                                  need_types, max_bw_l[i],
+                                                  fixed_tbl.get(vnames[i]), pr.crep)  # fmt: skip
+        g_cand[g] = np.flatnonzero(good_g).tolist()
+        frows[g], trows[g], srows[g] = frow, trow, srow
+        if not g_cand[g]:
+            g_why[g] = reason_of(node, masks)
+    pr.cand = [list(g_cand[g]) for g in gid]
+    pr.cand_why = [g_why[g] for g in gid]
+    pr.fixed = fixed
+    if nv:
+        rows = np.array(gid, dtype=np.int64)
+        pr.fcost, pr.vtype, pr.vstatic = frows[rows], trows[rows], srows[rows]
+    else:
+        pr.fcost, pr.vtype, pr.vstatic = frows, trows, srows  # (0, nc)
+    pr.pfeature_count = np.array([T["feature_count"][r] for r in pr.crep.tolist()], dtype=float)
+    if top.hints:
+        pr.hint = np.array([pidx.get(top.hints.get(v, ""), -1) for v in vnames], dtype=np.int64)
+    else:
+        pr.hint = np.full(nv, -1, dtype=np.int64)
+    return pr
 
 def link_bw(pr: Problem, e: int, pa: int, pb: int) -> float:
     """Bandwidth of virtual link ``e`` when its ends sit on ``pa`` and ``pb``."""

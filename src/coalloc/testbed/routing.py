@@ -9,6 +9,7 @@ fewest-hop switch path, and reports the first constraint it cannot meet.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Dict, List, Optional
 
@@ -139,8 +140,44 @@ class Routing:
         self.failure: Optional[dict] = None
 
 
+def _route_tables(pr: Problem) -> tuple:
+    """What :func:`route` reads that depends on the testbed only, cached on it.
+
+    ``ifaces[p]``: the switch-facing interfaces of physical node ``p`` in the order of
+    ``ptop.interfaces`` as four tuples (link names, switch indices, bandwidths, link types);
+    ``trunks[g]``: ``(name, link types)`` of the trunks of group ``g``; ``direct``: the
+    ``(name, bandwidth, link types)`` of the links between two hosts, by host pair; and
+    an empty dict that :func:`route` fills with interface rankings by (host, switch).
+    """
+    ptop = pr.ptop
+    cached = ptop.__dict__.get("_tb_route")
+    if cached is not None:
+        return cached
+    pn, sidx = pr.pnames, pr.sidx
+    ifaces = []
+    for name in pn:
+        rows = []
+        for lk in ptop.interfaces(name):
+            sw = sidx.get(lk.b if lk.a == name else lk.a, -1)
+            if sw >= 0:  # links to another host are never an interface to a switch
+                rows.append((lk.name, sw, lk.bw, lk.types or ("ethernet",)))
+        ifaces.append(tuple(tuple(col) for col in zip(*rows)) if rows else ((), (), (), ()))
+    links = ptop.links
+    trunks = [tuple((t, links[t].types or ("ethernet",)) for t in names) for names in pr.tlinks]
+    direct = {key: tuple((n, links[n].bw, links[n].types or ("ethernet",)) for n in names)
+              for key, names in pr.direct.items()}  # fmt: skip
+    cached = (ifaces, trunks, direct, {})
+    ptop.__dict__["_tb_route"] = cached
+    return cached
+
+
 def route(pr: Problem, where: np.ndarray) -> Routing:
     """Route every virtual link of a complete mapping ``where`` (virtual -> physical index).
+
+    Links are routed widest first (non-emulated before emulated); a host end takes the
+    interface, among those wide enough and of the link's type, that faces the other end's
+    switch, then the one with the most free bandwidth (the first of them in the testbed's
+    order); a trunk hop takes the trunk of its group with the most free bandwidth.
 
     Returns
     -------
@@ -148,57 +185,56 @@ def route(pr: Problem, where: np.ndarray) -> Routing:
         ``failure`` is set (and routing stops) at the first link that cannot be routed.
     """
     out = Routing()
-    ptop = pr.ptop
     pn = pr.pnames
-    # interfaces per physical node: [link, switch index or -1, bw, types, free bw, taken]
-    ifaces: Dict[int, list] = {}
-
-    templates = ptop.__dict__.setdefault("_tb_ifaces", {})
-
-    def node_ifaces(p: int) -> list:
-        if p not in ifaces:
-            if p not in templates:
-                rows = []
-                for lk in ptop.interfaces(pn[p]):
-                    other = lk.b if lk.a == pn[p] else lk.a
-                    sw = pr.sidx.get(other, -1)
-                    rows.append((lk, sw, lk.bw, lk.types or ("ethernet",), lk.bw, False, other))
-                templates[p] = rows
-            ifaces[p] = [list(r) for r in templates[p]]
-        return ifaces[p]
+    ifaces, trunks, direct, ranks = _route_tables(pr)
+    links = pr.ptop.links
+    # free bandwidth of each interface of the hosts met so far (-inf: taken whole)
+    state: Dict[int, list] = {}
+    taken = -math.inf
 
     used = pr.trunk_used
-    trunk_free = {name: ptop.links[name].bw - used.get(name, 0.0)
+    trunk_free = {name: links[name].bw - used.get(name, 0.0)
                   for names in pr.tlinks for name in names}  # fmt: skip
     direct_free = {name: True for names in pr.direct.values() for name in names}
+    paths = pr.paths
 
-    def take_iface(p: int, bw: float, emu: bool, ltype, prefer: int, exclude=None):
-        best = None
-        for row in node_ifaces(p):
-            if row[1] < 0 or row is exclude:
-                continue
-            if ltype and ltype not in row[3]:
-                continue
-            if emu:
-                if row[5] or row[4] + 1e-9 < bw:
+    def take_iface(p: int, bw: float, emu: bool, ltype, prefer: int, exclude: int) -> int:
+        """Index of the interface of host ``p`` taken (its state updated), or -1."""
+        free = state.get(p)
+        names, sws, full, types = ifaces[p]
+        if free is None:
+            free = state[p] = list(full)
+        if not emu:
+            # a whole interface: the untouched ones (free == full) compete by their static
+            # key (other switch, -bandwidth, index), ranked once per testbed
+            rank = ranks.get((p, prefer))
+            if rank is None:
+                rank = ranks[(p, prefer)] = tuple(sorted(
+                    range(len(full)), key=lambda i: (sws[i] != prefer, -full[i], i)))
+            for i in rank:
+                if free[i] < full[i] or full[i] + 1e-9 < bw or i == exclude:
                     continue
-            elif row[5] or row[4] < row[2] or row[2] + 1e-9 < bw:
+                if ltype and ltype not in types[i]:
+                    continue
+                free[i] = taken
+                return i
+            return -1
+        best = -1
+        best_off = True
+        best_free = 0.0
+        for i in range(len(free)):
+            f = free[i]
+            if f + 1e-9 < bw or i == exclude or (ltype and ltype not in types[i]):
                 continue
-            key = (row[1] != prefer, -row[4])
-            if best is None or key < best[0]:
-                best = (key, row)
-        if best is None:
-            return None
-        row = best[1]
-        if emu:
-            row[4] -= bw
-        else:
-            row[5] = True
-            row[4] = 0.0
-        return row
+            off = sws[i] != prefer
+            if best < 0 or (off < best_off) or (off == best_off and f > best_free):
+                best, best_off, best_free = i, off, f
+        if best >= 0:
+            free[best] -= bw
+        return best
 
     def trunk_path(s1: int, s2: int, bw: float, ltype, name: str):
-        hops = pr.path_of(s1, s2)
+        hops = paths.get((s1, s2))
         if hops is None:
             out.failure = {"constraint": "no_path", "link": name,
                            "switches": [pr.switches[s1], pr.switches[s2]]}  # fmt: skip
@@ -206,78 +242,97 @@ def route(pr: Problem, where: np.ndarray) -> Routing:
         names = []
         for g in hops:
             best = None
-            for tname in pr.tlinks[g]:
-                tl = ptop.links[tname]
-                if ltype and ltype not in (tl.types or ("ethernet",)):
+            best_free = 0.0
+            for tname, ttypes in trunks[g]:
+                if ltype and ltype not in ttypes:
                     continue
-                if trunk_free[tname] + 1e-9 >= bw and (best is None or
-                                                       trunk_free[tname] > trunk_free[best]):
-                    best = tname
+                f = trunk_free[tname]
+                if f + 1e-9 >= bw and (best is None or f > best_free):
+                    best, best_free = tname, f
             if best is None:
                 out.failure = {"constraint": "trunk_bandwidth", "link": name,
                                "trunks": list(pr.tlinks[g]), "bandwidth": bw,
                                "free": max(trunk_free[t] for t in pr.tlinks[g])}  # fmt: skip
                 return None
-            trunk_free[best] -= bw
+            trunk_free[best] = best_free - bw
             names.append(best)
         return names
 
     # plain Python lists: the loop below indexes them per link
     lemu, lbw, ltriv = pr.lemu.tolist(), pr.lbw.tolist(), pr.ltriv.tolist()
-    wl = np.asarray(where).tolist()
-    pa_l = [wl[a] for a in pr.la.tolist()]
-    pb_l = [wl[b] for b in pr.lb.tolist()]
+    wh = np.asarray(where)
+    pa_l, pb_l = wh[pr.la].tolist(), wh[pr.lb].tolist()
     is_sw, pswitch = pr.pis_switch.tolist(), pr.pswitch.tolist()
-    order = sorted(range(len(lemu)), key=lambda e: (lemu[e], -lbw[e], e))
+    link_names, ltypes = pr.link_names, pr.ltype
+    # widest first, non-emulated before emulated, ties in link order (stable sorts)
+    order = np.argsort(-pr.lbw, kind="stable")
+    order = order[np.argsort(pr.lemu[order], kind="stable")].tolist()
+    routes, kinds, trunk_load = out.routes, out.kinds, out.trunk_load
+    isw = 0.0
     for e in order:
-        name = pr.link_names[e]
+        name = link_names[e]
         pa, pb = pa_l[e], pb_l[e]
-        ltype, emu = pr.ltype[e], lemu[e]
-        bw = lbw[e] if lbw[e] >= 0 else link_bw(pr, e, pa, pb)
+        ltype, emu = ltypes[e], lemu[e]
+        bw = lbw[e]
+        if bw < 0:
+            bw = link_bw(pr, e, pa, pb)
         sw_a, sw_b = is_sw[pa], is_sw[pb]
         if pa == pb:
             if ltriv[e]:
-                out.routes[name], out.kinds[name] = "trivial", "trivial"
+                routes[name] = kinds[name] = "trivial"
                 continue
             if sw_a:
-                out.routes[name], out.kinds[name] = [], "intraswitch"
+                routes[name], kinds[name] = [], "intraswitch"
                 continue
-        if not sw_a and not sw_b and pa != pb:
-            key = (min(pa, pb), max(pa, pb))
-            free = [n for n in pr.direct.get(key, ()) if direct_free[n]
-                    and ptop.links[n].bw + 1e-9 >= bw
-                    and (not ltype or ltype in (ptop.links[n].types or ("ethernet",)))]
-            if free:
-                direct_free[free[0]] = False
-                out.routes[name], out.kinds[name] = [free[0]], "direct"
+        elif direct and not sw_a and not sw_b:
+            for dname, dbw, dtypes in direct.get((pa, pb) if pa < pb else (pb, pa), ()):
+                if direct_free[dname] and dbw + 1e-9 >= bw and (not ltype or ltype in dtypes):
+                    direct_free[dname] = False
+                    routes[name], kinds[name] = [dname], "direct"
+                    break
+            else:
+                dname = None
+            if dname is not None:
                 continue
-        ends = []
-        for p, q, sw_p, sw_q in ((pa, pb, sw_a, sw_b), (pb, pa, sw_b, sw_a)):
-            if sw_p:
-                ends.append((pr.sidx[pn[p]], None))
-                continue
-            target = pr.sidx[pn[q]] if sw_q else pswitch[q]
-            row = take_iface(p, bw, emu, ltype, target,
-                             exclude=ends[0][1] if ends and p == pa == pb else None)
-            if row is None:
-                out.failure = {"constraint": "interfaces", "link": name, "pnode": pn[p],
+        # the two ends: a switch is its own end; a host takes an interface
+        if sw_a:
+            s1, i1 = pswitch[pa], -1
+        else:
+            i1 = take_iface(pa, bw, emu, ltype, pswitch[pb], -1)
+            if i1 < 0:
+                out.failure = {"constraint": "interfaces", "link": name, "pnode": pn[pa],
                                "bandwidth": bw}  # fmt: skip
+                out.interswitch_bandwidth = isw
                 return out
-            ends.append((row[1], row))
-        (s1, r1), (s2, r2) = ends
-        plinks = [r[0].name for r in (r1,) if r is not None]
-        hops = trunk_path(s1, s2, bw, ltype, name)
+            s1 = ifaces[pa][1][i1]
+        if sw_b:
+            s2, i2 = pswitch[pb], -1
+        else:
+            i2 = take_iface(pb, bw, emu, ltype, pswitch[pa], i1 if pa == pb else -1)
+            if i2 < 0:
+                out.failure = {"constraint": "interfaces", "link": name, "pnode": pn[pb],
+                               "bandwidth": bw}  # fmt: skip
+                out.interswitch_bandwidth = isw
+                return out
+            s2 = ifaces[pb][1][i2]
+        hops = trunk_path(s1, s2, bw, ltype, name) if s1 != s2 else ()
         if hops is None:
+            out.interswitch_bandwidth = isw
             return out
-        plinks += hops
-        if r2 is not None:
-            plinks.append(r2[0].name)
-        for t in hops:
-            out.trunk_load[t] = out.trunk_load.get(t, 0.0) + bw
-        out.interswitch_bandwidth += bw * len(hops)
-        out.routes[name] = plinks
-        out.kinds[name] = "interswitch" if hops else (
-            "direct" if (r1 is None or r2 is None) else "intraswitch")  # fmt: skip
+        plinks = [ifaces[pa][0][i1]] if i1 >= 0 else []
+        if hops:
+            plinks += hops
+            for t in hops:
+                trunk_load[t] = trunk_load.get(t, 0.0) + bw
+            kind = "interswitch"
+        else:
+            kind = "intraswitch" if i1 >= 0 and i2 >= 0 else "direct"
+        isw += bw * len(hops)
+        if i2 >= 0:
+            plinks.append(ifaces[pb][0][i2])
+        routes[name] = plinks
+        kinds[name] = kind
+    out.interswitch_bandwidth = isw
     return out
 
 

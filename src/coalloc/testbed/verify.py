@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any, Dict, List, Mapping, Optional
 
 from .._shared.result import Report
@@ -123,22 +123,78 @@ def _check_shapes(mapping: Any, routes: Any) -> None:
     if not isinstance(mapping, Mapping):
         raise TypeError(f"mapping must be a dict of virtual -> physical node names, got "
                         f"{type(mapping).__name__}")  # fmt: skip
-    for v, p in mapping.items():
-        if not isinstance(v, str) or not (p is None or isinstance(p, str)):
-            raise TypeError(f"mapping[{v!r}] must map a node name to a node name (or None), "
-                            f"got {type(p).__name__}")  # fmt: skip
+    # the usual case in two C-level passes; the loop below finds what to report otherwise
+    if not (all(map(isinstance, mapping.keys(), repeat(str)))
+            and all(map(isinstance, mapping.values(), repeat((str, type(None)))))):
+        for v, p in mapping.items():
+            if not isinstance(v, str) or not (p is None or isinstance(p, str)):
+                raise TypeError(f"mapping[{v!r}] must map a node name to a node name (or "
+                                f"None), got {type(p).__name__}")  # fmt: skip
     if routes is None:
         return
     if not isinstance(routes, Mapping):
         raise TypeError(f"routes must be a dict of virtual link -> physical links, got "
                         f"{type(routes).__name__}")  # fmt: skip
+    lists = list(routes.values())
+    if set(map(type, lists)) <= {list} and all(
+        map(isinstance, chain.from_iterable(lists), repeat(str))
+    ):
+        return
     for name, r in routes.items():
+        if type(r) is list and all(map(isinstance, r, repeat(str))):
+            continue
         ok = r is None or r == "trivial" or (
             isinstance(r, (list, tuple)) and all(map(isinstance, r, repeat(str)))
         )
         if not ok:
             raise TypeError(f"routes[{name!r}] must be a list of physical link names or "
                             f"'trivial', got {type(r).__name__}")  # fmt: skip
+
+
+def _alone(types: Mapping[str, float], static: Mapping[str, float], allowed: tuple,
+           slots: float) -> tuple:
+    """The type check of a physical node hosting one virtual node (types ``allowed``).
+
+    ``("static",)``: a static type takes it; ``("type",)``: no type of the node allowed;
+    ``("one_type",)``; ``("slots", used, capacity)``; ``("acting", type)``.
+    """
+    if not any(t in types for t in allowed):
+        return ("static",) if static and any(t in static for t in allowed) else ("type",)
+    common = set(types)
+    common &= set(allowed)
+    if not common:
+        return ("one_type",)
+    used = sum([slots])
+    fits = [t for t in sorted(common) if used <= types[t] + _EPS]
+    if not fits:
+        return ("slots", used, max(types[t] for t in common))
+    return ("acting", fits[0])
+
+
+def _testbed_tables(ptop: PhysicalTopology) -> tuple:
+    """The checker's own view of a testbed, cached on it (the testbed is immutable).
+
+    ``switches``: the switch names; ``additive``: each node's additive features as
+    ``[(name, capacity)]``, ``negative`` those of a negative capacity; ``links``: each
+    link's ``(a, b, bandwidth, link types, trunk)``;
+    ``tsig``: each node's type signature (nodes with the same types and static types, in the
+    same order, share it).
+    """
+    cached = ptop.__dict__.get("_tb_verify")
+    if cached is None:
+        switches = frozenset(n for n, node in ptop.nodes.items() if node.is_switch)
+        additive = {n: [(k, c) for k, c in nd.features.items() if k.startswith("?+")]
+                    for n, nd in ptop.nodes.items()}  # fmt: skip
+        links = {n: (lk.a, lk.b, lk.bw, lk.types or ("ethernet",),
+                     lk.a in switches and lk.b in switches)
+                 for n, lk in ptop.links.items()}  # fmt: skip
+        sigs: Dict[tuple, int] = {}
+        tsig = {n: sigs.setdefault((tuple(nd.types.items()), tuple(nd.static.items())),
+                                   len(sigs)) for n, nd in ptop.nodes.items()}  # fmt: skip
+        negative = {n: [(k, c) for k, c in feats if 0 > c + _EPS] for n, feats in additive.items()}
+        cached = (switches, additive, negative, links, tsig)
+        ptop.__dict__["_tb_verify"] = cached
+    return cached
 
 
 def verify_mapping(
@@ -176,67 +232,97 @@ def verify_mapping(
     True
     """
     _check_shapes(mapping, routes)
+    switches, pfeat, pneg, plinks, tsig = _testbed_tables(ptop)
+    vnodes, pnodes = top.nodes, ptop.nodes
     bad: List[dict] = []
-    for v in top.nodes:
-        if v not in mapping or mapping[v] is None:
-            bad.append({"constraint": "unassigned", "vnode": v})
-        elif mapping[v] not in ptop.nodes:
-            bad.append({"constraint": "unknown_pnode", "vnode": v, "pnode": mapping[v]})
-    hosted: Dict[str, List[str]] = defaultdict(list)
-    for v, p in mapping.items():
-        if v in top.nodes and p in ptop.nodes:
-            hosted[p].append(v)
-    acting: Dict[str, str] = {}
-    allowed_of = {v: top.allowed_types(v) for v in top.nodes}
+    allowed_of: Dict[str, tuple] = {}  # by virtual type
     # each virtual node's additive desires (a hosted node without one adds 0 to every sum)
-    add_of = {v: {k: w for k, w in nd.desires.items() if k.startswith("?+")}
-              for v, nd in top.nodes.items() if nd.desires}  # fmt: skip
-    # the checker's own cache of each physical node's additive features (immutable testbed)
-    pfeat = ptop.__dict__.get("_verify_additive")
-    if pfeat is None:
-        pfeat = {n: [(k, c) for k, c in nd.features.items() if k.startswith("?+")]
-                 for n, nd in ptop.nodes.items()}  # fmt: skip
-        ptop.__dict__["_verify_additive"] = pfeat
-    for p, vs in hosted.items():
-        node = ptop.nodes[p]
-        types, static = node.types, node.static
-        dynamic = []
-        for v in vs:
-            allowed = allowed_of[v]
-            offered = False
-            for t in allowed:
-                if t in types:
-                    offered = True
-                    break
-            if not offered and static and any(t in static for t in allowed):
-                continue
-            if not offered:
-                bad.append({"constraint": "type", "vnode": v, "pnode": p,
-                            "allowed": list(allowed)})  # fmt: skip
-                continue
-            dynamic.append(v)
-        if dynamic:
-            common = set(node.types)
-            for v in dynamic:
-                common &= set(allowed_of[v])
-            if not common:
-                bad.append({"constraint": "one_type_at_a_time", "pnode": p, "vnodes": dynamic})
+    add_of: Dict[str, Dict[str, float]] = {}
+    for v, nd in vnodes.items():
+        p = mapping.get(v)
+        if p is None:
+            bad.append({"constraint": "unassigned", "vnode": v})
+        elif p not in pnodes:
+            bad.append({"constraint": "unknown_pnode", "vnode": v, "pnode": p})
+        if nd.type not in allowed_of:
+            allowed_of[nd.type] = top.allowed_types(v)
+        if nd.desires:
+            add_of[v] = {k: w for k, w in nd.desires.items() if k.startswith("?+")}
+    hosted: Dict[str, List[str]] = {}
+    for v, p in mapping.items():
+        if v in vnodes and p in pnodes:
+            if p in hosted:
+                hosted[p].append(v)
             else:
-                slots = sum(top.nodes[v].slots for v in dynamic)
-                fits = [t for t in sorted(common) if slots <= node.types[t] + _EPS]
-                if not fits:
-                    bad.append({"constraint": "slots", "pnode": p, "used": slots,
-                                "capacity": max(node.types[t] for t in common)})  # fmt: skip
+                hosted[p] = [v]
+    acting: Dict[str, str] = {}
+    alone: Dict[tuple, tuple] = {}  # a node hosting one virtual node: by the pair's kinds
+    for p, vs in hosted.items():
+        node = pnodes[p]
+        types, static = node.types, node.static
+        if len(vs) == 1:
+            v = vs[0]
+            nd = vnodes[v]
+            key = (nd.type, nd.slots, tsig[p])
+            res = alone.get(key)
+            if res is None:
+                res = alone[key] = _alone(types, static, allowed_of[nd.type], nd.slots)
+            if res[0] == "acting":
+                acting[p] = res[1]
+            elif res[0] == "type":
+                bad.append({"constraint": "type", "vnode": v, "pnode": p,
+                            "allowed": list(allowed_of[nd.type])})  # fmt: skip
+            elif res[0] == "slots":
+                bad.append({"constraint": "slots", "pnode": p, "used": res[1],
+                            "capacity": res[2]})  # fmt: skip
+            elif res[0] == "one_type":
+                bad.append({"constraint": "one_type_at_a_time", "pnode": p, "vnodes": [v]})
+            a = add_of.get(v)
+            wants = [a] if a else []
+        else:
+            dynamic = []
+            for v in vs:
+                allowed = allowed_of[vnodes[v].type]
+                offered = False
+                for t in allowed:
+                    if t in types:
+                        offered = True
+                        break
+                if not offered and static and any(t in static for t in allowed):
+                    continue
+                if not offered:
+                    bad.append({"constraint": "type", "vnode": v, "pnode": p,
+                                "allowed": list(allowed)})  # fmt: skip
+                    continue
+                dynamic.append(v)
+            if dynamic:
+                common = set(types)
+                for v in dynamic:
+                    common &= set(allowed_of[vnodes[v].type])
+                if not common:
+                    bad.append({"constraint": "one_type_at_a_time", "pnode": p,
+                                "vnodes": dynamic})  # fmt: skip
                 else:
-                    acting[p] = fits[0]
-        wants = [add_of[v] for v in vs if add_of.get(v)]
-        for k, cap in pfeat[p]:
-            use = sum(a.get(k, 0.0) for a in wants)
-            if use > cap + _EPS:
+                    slots = sum([vnodes[v].slots for v in dynamic])
+                    fits = [t for t in sorted(common) if slots <= types[t] + _EPS]
+                    if not fits:
+                        bad.append({"constraint": "slots", "pnode": p, "used": slots,
+                                    "capacity": max(types[t] for t in common)})  # fmt: skip
+                    else:
+                        acting[p] = fits[0]
+            wants = [add_of[v] for v in vs if add_of.get(v)]
+        if wants:
+            for k, cap in pfeat[p]:
+                use = sum([a.get(k, 0.0) for a in wants])
+                if use > cap + _EPS:
+                    bad.append({"constraint": "additive", "feature": k, "pnode": p,
+                                "used": use, "capacity": cap})  # fmt: skip
+        else:
+            for k, cap in pneg[p]:  # an empty sum exceeds a negative capacity
                 bad.append({"constraint": "additive", "feature": k, "pnode": p,
-                            "used": use, "capacity": cap})  # fmt: skip
+                                "used": 0, "capacity": cap})  # fmt: skip
         for v in vs:
-            desires = top.nodes[v].desires
+            desires = vnodes[v].desires
             if not desires:
                 continue
             for k, w in desires.items():
@@ -251,8 +337,9 @@ def verify_mapping(
             bad.append({"constraint": "fixed", "vnode": v, "pnode": p,
                         "got": mapping.get(v)})  # fmt: skip
     count: Dict[str, int] = defaultdict(int)
-    for t in acting.values():
-        count[t] += 1
+    if ptop.type_limits:
+        for t in acting.values():
+            count[t] += 1
     for t, lim in ptop.type_limits.items():
         if count[t] > lim:
             bad.append({"constraint": "type_limit", "type": t, "used": count[t], "limit": lim})
@@ -260,7 +347,7 @@ def verify_mapping(
         if w < 1.0:
             continue
         chosen = set()
-        for v, node in top.nodes.items():
+        for v, node in vnodes.items():
             if node.type == name and mapping.get(v) in acting:
                 chosen.add(acting[mapping[v]])
         if len(chosen) > 1:
@@ -268,10 +355,6 @@ def verify_mapping(
     if routes is None or any(b["constraint"] in ("unassigned", "unknown_pnode") for b in bad):
         return VerifyReport(bad, None, {}, claimed)
 
-    switches = ptop.__dict__.get("_verify_switches")
-    if switches is None:  # the checker's own cache (the testbed is immutable)
-        switches = frozenset(n for n, node in ptop.nodes.items() if node.is_switch)
-        ptop.__dict__["_verify_switches"] = switches
     exclusive: Dict[str, str] = {}
     shared: Dict[str, float] = defaultdict(float)
     trunk_load: Dict[str, float] = defaultdict(float)
@@ -292,35 +375,42 @@ def verify_mapping(
         if bw is None:
             m = min(_native(ptop, pa), _native(ptop, pb))
             bw = m if math.isfinite(m) else 100000.0
+        ltype, emulated = lk.type, "emulated" in lk.flags  # (VLink.emulated)
         here = pa
         hops = 0
         ok = True
-        for i, pl in enumerate(r):
-            if pl not in ptop.links:
+        left = len(r)
+        for pl in r:
+            left -= 1
+            phys = plinks.get(pl)
+            if phys is None:
                 bad.append({"constraint": "unknown_plink", "link": name, "plink": pl})
                 ok = False
                 break
-            phys = ptop.links[pl]
-            if here not in (phys.a, phys.b):
+            a, b, cap, ptypes, trunk = phys
+            if here == a:
+                nxt = b
+            elif here == b:
+                nxt = a
+            else:
                 bad.append({"constraint": "broken_path", "link": name, "plink": pl,
                             "at": here})  # fmt: skip
                 ok = False
                 break
-            nxt = phys.b if phys.a == here else phys.a
-            if i < len(r) - 1 and nxt not in switches:
+            if left and nxt not in switches:
                 bad.append({"constraint": "path_through_host", "link": name, "node": nxt})
                 ok = False
                 break
-            if lk.type and lk.type not in (phys.types or ("ethernet",)):
+            if ltype and ltype not in ptypes:
                 bad.append({"constraint": "link_type", "link": name, "plink": pl,
-                            "wanted": lk.type})  # fmt: skip
-            if phys.bw + _EPS < bw:
+                            "wanted": ltype})  # fmt: skip
+            if cap + _EPS < bw:
                 bad.append({"constraint": "bandwidth", "link": name, "plink": pl,
-                            "needed": bw, "capacity": phys.bw})  # fmt: skip
-            if phys.a in switches and phys.b in switches:
+                            "needed": bw, "capacity": cap})  # fmt: skip
+            if trunk:
                 trunk_load[pl] += bw
                 hops += 1
-            elif lk.emulated:
+            elif emulated:
                 shared[pl] += bw
             else:
                 if pl in exclusive:
@@ -334,7 +424,7 @@ def verify_mapping(
             bad.append({"constraint": "empty_route", "link": name})
         isw += bw * hops
     for pl, use in shared.items():
-        cap = ptop.links[pl].bw
+        cap = plinks[pl][2]
         if pl in exclusive:
             bad.append({"constraint": "interface_shared", "plink": pl,
                         "links": [exclusive[pl], "emulated"]})  # fmt: skip
@@ -342,7 +432,7 @@ def verify_mapping(
             bad.append({"constraint": "interface_bandwidth", "plink": pl, "load": use,
                         "capacity": cap})  # fmt: skip
     for pl, load in trunk_load.items():
-        cap = ptop.links[pl].bw
+        cap = plinks[pl][2]
         if load > cap + _EPS:
             bad.append({"constraint": "trunk_bandwidth", "plink": pl, "load": load,
                         "capacity": cap})  # fmt: skip
