@@ -3,10 +3,12 @@
 Minimises the inter-switch bandwidth (bandwidth x trunk hops, by home switch) subject to
 every hard constraint the heuristics obey: candidate physical nodes, one type at a time
 with slot counts, additive features, interfaces (non-trivial non-emulated links), type
-limits, fixed nodes, trunk-group bandwidth. Variables: ``x[v, p]`` (virtual node on
+limits, fixed nodes, trunk bandwidth (each link takes one trunk of every trunk group it
+crosses, so parallel trunks are packed one by one). Variables: ``x[v, p]`` (virtual node on
 physical node), ``y[p, t]`` (p acts as type t), ``z[v, s]`` (v behind switch s) and
 ``w[e, s, t]`` (link e between switches s and t, the product of two z's; only pairs on
-different switches). The routes are then found by :func:`.routing.route`.
+different switches), ``u[e, trunk]`` (link e takes that trunk of a group). The routes are
+then found by :func:`.routing.route`, on the trunks the model chose.
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ class _OutOfTime(Exception):
 
 def exact_mapping(pr: Problem, *, time_limit: Optional[float] = 60.0, threads: int = 1,
                   seed: Optional[int] = 0, started: Optional[float] = None):  # fmt: skip
-    """Solve the mapping problem exactly; returns ``(where or None, outcome)``.
+    """Solve the mapping problem exactly; returns ``(where or None, outcome, trunks)``.
+
+    ``trunks`` maps ``(link index, trunk group)`` to the trunk the model gave that link in
+    that group (pass it to :func:`.routing.route` so that the routes follow the model).
 
     The time limit counts from ``started`` (a ``time.perf_counter()`` value; default: this
     call): building the model is part of it, and a limit that runs out while the model is
@@ -43,7 +48,7 @@ def exact_mapping(pr: Problem, *, time_limit: Optional[float] = 60.0, threads: i
             message="CP-SAT: not started, the time limit ran out while its model was built; "
             "no solution found", nodes=None, time_limit_hit=True, infeasible=False, rows=0,
             time_limit=time_limit,
-        )  # fmt: skip
+        ), {}  # fmt: skip
 
 
 def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
@@ -116,6 +121,7 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
                 m.Add(sum(vars_t) <= int(lim))
                 rows += 1
     obj = []
+    plan: dict = {}  # (e, g, trunk name) -> u: link e takes that trunk of group g
     if ns > 1 and len(pr.la):
         z = {}
         per_vs: dict = {}  # (v, switch) -> the x[v, p] of the p behind that switch
@@ -130,6 +136,8 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
                 m.Add(z[v, s] == sum(lst))
                 rows += 1
         load = {g: [] for g in range(len(pr.tcap))}
+        cross: dict = {}  # (e, g) -> the w of e whose switch path uses trunk group g
+        link_bws = []
         for e in range(len(pr.la)):
             clock()
             a, b = int(pr.la[e]), int(pr.lb[e])
@@ -138,6 +146,8 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
                 bw = link_bw(pr, e, int(np.argmax(pr.pifbw * ~pr.pis_switch)),
                              int(np.argmax(pr.pifbw * ~pr.pis_switch)))  # fmt: skip
             bwi = int(round(bw))
+            link_bws.append(bwi)
+            ws = []
             for s in range(ns):
                 if (a, s) not in z:
                     continue
@@ -151,20 +161,50 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
                     if hops is None:
                         m.Add(w == 0)
                         continue
+                    ws.append(w)
                     obj.append(bwi * len(hops) * w)
                     for g in hops:
                         load[g].append(bwi * w)
+                        cross.setdefault((e, g), []).append(w)
+            if len(ws) > 1:
+                m.Add(sum(ws) <= 1)  # one pair of switches per link
+                rows += 1
         for g, terms in load.items():
             if terms:
                 m.Add(sum(terms) <= int(pr.tcap[g]))
                 rows += 1
+        # Each link takes ONE trunk of every group it crosses (as the router routes it), so
+        # the parallel trunks of a group are packed one by one: a group's total free
+        # bandwidth is not enough (two 2 Gb/s trunks with 0.5 Gb/s in use each do not carry
+        # three 1 Gb/s links).
+        per_trunk: dict = {}
+        for (e, g), ws in cross.items():
+            clock()
+            names = [n for n in pr.tlinks[g] if not pr.ltype[e] or pr.ltype[e] in
+                     (pr.ptop.links[n].types or ("ethernet",))]  # fmt: skip
+            if len(pr.tlinks[g]) == 1 and len(names) == 1:
+                continue  # the group's constraint is the trunk's
+            use = []
+            for n in names:
+                u = m.NewBoolVar(f"u{e}_{n}")
+                plan[e, g, n] = u
+                use.append(u)
+                per_trunk.setdefault(n, []).append(link_bws[e] * u)
+            m.Add(sum(use) == sum(ws))
+            rows += 1
+        for n, terms in per_trunk.items():
+            free = pr.ptop.links[n].bw - pr.trunk_used.get(n, 0.0)
+            m.Add(sum(terms) <= int(np.floor(free + 1e-9)))
+            rows += 1
     m.Minimize(sum(obj) if obj else 0)
-    out = run_cpsat(cp, m, list(x.values()), rows=rows, time_limit=time_limit,
-                    threads=threads, seed=seed, started=t0)  # fmt: skip
+    keys = list(plan)
+    out = run_cpsat(cp, m, list(x.values()) + [plan[k] for k in keys], rows=rows,
+                    time_limit=time_limit, threads=threads, seed=seed, started=t0)  # fmt: skip
     if out.x is None:
-        return None, out
+        return None, out, {}
     where = np.full(nv, -1, dtype=np.int64)
-    for (v, p), val in zip(x.keys(), out.x):
+    for (v, p), val in zip(x.keys(), out.x[:len(x)]):
         if val > 0.5:
             where[v] = p
-    return where, out
+    trunks = {(e, g): n for (e, g, n), val in zip(keys, out.x[len(x):]) if val > 0.5}
+    return where, out, trunks

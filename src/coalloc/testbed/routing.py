@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -171,13 +171,16 @@ def _route_tables(pr: Problem) -> tuple:
     return cached
 
 
-def route(pr: Problem, where: np.ndarray) -> Routing:
+def route(pr: Problem, where: np.ndarray,
+          trunks: Optional[Dict[Tuple[int, int], str]] = None) -> Routing:  # fmt: skip
     """Route every virtual link of a complete mapping ``where`` (virtual -> physical index).
 
     Links are routed widest first (non-emulated before emulated); a host end takes the
     interface, among those wide enough and of the link's type, that faces the other end's
     switch, then the one with the most free bandwidth (the first of them in the testbed's
-    order); a trunk hop takes the trunk of its group with the most free bandwidth.
+    order); a trunk hop takes the trunk of its group with the most free bandwidth, or the
+    one ``trunks[(link index, trunk group)]`` names when it has room (the exact method's
+    packing of the links into parallel trunks).
 
     Returns
     -------
@@ -186,7 +189,8 @@ def route(pr: Problem, where: np.ndarray) -> Routing:
     """
     out = Routing()
     pn = pr.pnames
-    ifaces, trunks, direct, ranks = _route_tables(pr)
+    plan = trunks
+    ifaces, group_trunks, direct, ranks = _route_tables(pr)
     links = pr.ptop.links
     # free bandwidth of each interface of the hosts met so far (-inf: taken whole)
     state: Dict[int, list] = {}
@@ -233,7 +237,7 @@ def route(pr: Problem, where: np.ndarray) -> Routing:
             free[best] -= bw
         return best
 
-    def trunk_path(s1: int, s2: int, bw: float, ltype, name: str):
+    def trunk_path(s1: int, s2: int, bw: float, ltype, name: str, e: int):
         hops = paths.get((s1, s2))
         if hops is None:
             out.failure = {"constraint": "no_path", "link": name,
@@ -243,12 +247,15 @@ def route(pr: Problem, where: np.ndarray) -> Routing:
         for g in hops:
             best = None
             best_free = 0.0
-            for tname, ttypes in trunks[g]:
+            planned = plan.get((e, g)) if plan else None
+            for tname, ttypes in group_trunks[g]:
                 if ltype and ltype not in ttypes:
                     continue
                 f = trunk_free[tname]
-                if f + 1e-9 >= bw and (best is None or f > best_free):
+                if f + 1e-9 >= bw and (best is None or f > best_free or tname == planned):
                     best, best_free = tname, f
+                    if tname == planned:
+                        break
             if best is None:
                 out.failure = {"constraint": "trunk_bandwidth", "link": name,
                                "trunks": list(pr.tlinks[g]), "bandwidth": bw,
@@ -315,7 +322,7 @@ def route(pr: Problem, where: np.ndarray) -> Routing:
                 out.interswitch_bandwidth = isw
                 return out
             s2 = ifaces[pb][1][i2]
-        hops = trunk_path(s1, s2, bw, ltype, name) if s1 != s2 else ()
+        hops = trunk_path(s1, s2, bw, ltype, name, e) if s1 != s2 else ()
         if hops is None:
             out.interswitch_bandwidth = isw
             return out

@@ -27,6 +27,8 @@ def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings,
     timings["total"] = time.perf_counter() - t0
     if where is None or routing is None or routing.failure is not None:
         reason = failure if failure is not None else (routing.failure if routing else None)
+        if status in ("optimal", "feasible"):  # a success status without a mapping: never
+            status = "error"
         return MappingResult(
             status=status or "infeasible", method=method, seed=seed, params=params,
             message=message or f"no mapping: {reason}", timings=timings,
@@ -167,8 +169,9 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
                   "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
         return _result(pr, "exact", seed, params, None, None, t0, {}, {}, failure=reason)
     t1 = time.perf_counter()
-    where, out = exact_mapping(pr, time_limit=tl, threads=threads,  # the limit counts from
-                               seed=seed if seed is not None else 0, started=t0)  # the call
+    where, out, trunks = exact_mapping(pr, time_limit=tl, threads=threads,  # the limit counts
+                                       seed=seed if seed is not None else 0,  # from the call
+                                       started=t0)  # fmt: skip
     t2 = time.perf_counter()
     if where is None:
         return _result(pr, "exact", seed, params, None, None, t0,
@@ -176,7 +179,15 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
                        failure={"constraint": "infeasible" if out.infeasible else out.status,
                                 "solver": out.message},
                        status="infeasible" if out.infeasible else "time_limit")  # fmt: skip
-    rt = route(pr, where)
+    rt = route(pr, where, trunks=trunks)  # on the trunks the model packed the links into
+    if rt.failure is not None:  # the model relaxes a constraint the router checks
+        return _result(pr, "exact", seed, params, None, None, t0,
+                       {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
+                       failure={"constraint": "unroutable", "routing": rt.failure,
+                                "solver": out.message},
+                       status="error", bound=out.bound,
+                       message="no mapping: the integer program's solution could not be routed "
+                       f"({rt.failure}); the model does not capture this constraint")  # fmt: skip
     return _result(pr, "exact", seed, params, where, rt, t0,
                    {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
                    status=out.status if out.status in ("optimal", "time_limit") else "feasible",
