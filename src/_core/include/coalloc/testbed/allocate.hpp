@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <tuple>
@@ -224,7 +225,8 @@ class Allocator {
             for (i64 v : todo) {
                 if (st.where[v] >= 0) continue;
                 std::vector<i64> desc = descendants(v, st);
-                std::vector<i64> cl = order(strategy, L, v, st);
+                std::vector<i64>& cl = cl_;
+                order(strategy, L, v, st, cl);
                 bool done = false;
                 std::vector<i64>& group = group_;  // scratch
                 for (i64 c : cl) {
@@ -693,7 +695,11 @@ class Allocator {
     mutable std::vector<char> adj_;  // scratch: neighbours of the node being scanned
     mutable std::vector<double> rows_;  // scratch: local_row of the boundary nodes
     mutable std::vector<std::pair<i64, double>> delta_;  // scratch of over_delta
-    mutable std::vector<i64> group_;  // scratch of allocate
+    mutable std::vector<i64> group_, cl_;  // scratch of allocate
+    using Key = std::array<double, 5>;
+    mutable std::vector<Key> keys_;  // scratch of order
+    mutable std::vector<i64> idx_;
+    mutable std::vector<std::pair<i64, i64>> pc_, sw_;
 
     std::vector<i64> descendants(i64 v, const State& st) const {
         std::vector<i64> out, stack(children_[v]);
@@ -710,26 +716,39 @@ class Allocator {
     // count as used[] changes)
     i64 size_of(i64 c, const State& st) const { return st.nsize[c]; }
 
-    std::vector<i64> order(int strategy, const std::vector<i64>& L, i64 v, const State& st) const {
+    // L's pclasses in the strategy's order, into `out`.  Each key is the twin's tuple, its
+    // numbers held as doubles (all integers here are far below 2^53, so the order is the
+    // same); a stable sort keeps L's order on ties, as the twin's sorted() does.
+    void order(int strategy, const std::vector<i64>& L, i64 v, const State& st,
+               std::vector<i64>& out) const {
         const anneal::Data& d = d_;
         const i64 n = (i64)L.size();
-        std::vector<i64> size(n);
-        for (i64 i = 0; i < n; ++i) size[i] = size_of(L[i], st);
-        std::vector<i64> idx(n);
+        std::vector<Key>& keys = keys_;
+        std::vector<i64>& idx = idx_;
+        keys.assign(n, Key{});
+        idx.resize(n);
         for (i64 i = 0; i < n; ++i) idx[i] = i;
-        auto finish = [&](auto key) {
-            std::vector<decltype(key(0))> keys;
-            for (i64 i = 0; i < n; ++i) keys.push_back(key(i));
-            std::stable_sort(idx.begin(), idx.end(), [&](i64 a, i64 b) { return keys[a] < keys[b]; });
-            std::vector<i64> out;
+        auto finish = [&]() {
+            std::stable_sort(idx.begin(), idx.end(),
+                             [&](i64 a, i64 b) { return keys[a] < keys[b]; });
+            out.clear();
             for (i64 i : idx) out.push_back(L[i]);
-            return out;
         };
-        if (strategy == 0) return finish([&](i64 i) { return std::make_tuple(-size[i], L[i]); });
-        if (strategy == 1)
-            return finish([&](i64 i) { return std::make_tuple(x_.cscore[L[i]], -size[i], L[i]); });
+        if (strategy == 0) {
+            for (i64 i = 0; i < n; ++i)
+                keys[i] = {-(double)size_of(L[i], st), (double)L[i], 0, 0, 0};
+            return finish();
+        }
+        if (strategy == 1) {
+            for (i64 i = 0; i < n; ++i)
+                keys[i] = {x_.cscore[L[i]], -(double)size_of(L[i], st), (double)L[i], 0, 0};
+            return finish();
+        }
         // parent/child hosted per pclass, neighbours hosted per switch (insertion order)
-        std::vector<std::pair<i64, i64>> pc, sw;
+        std::vector<std::pair<i64, i64>>& pc = pc_;
+        std::vector<std::pair<i64, i64>>& sw = sw_;
+        pc.clear();
+        sw.clear();
         auto bump = [](std::vector<std::pair<i64, i64>>& m, i64 key) {
             for (auto& kv : m)
                 if (kv.first == key) {
@@ -743,21 +762,25 @@ class Allocator {
                 if (kv.first == key) return kv.second;
             return 0;
         };
-        std::vector<i64> rel(children_[v]);
-        if (x_.parent[v] >= 0) rel.push_back(x_.parent[v]);
-        for (i64 u : rel)
+        for (i64 u : children_[v])
             if (st.where[u] >= 0) bump(pc, d.pclass[st.where[u]]);
+        if (x_.parent[v] >= 0 && st.where[x_.parent[v]] >= 0)
+            bump(pc, d.pclass[st.where[x_.parent[v]]]);
         for (i64 u : neighbours_[v])
             if (st.where[u] >= 0) bump(sw, d.pswitch[st.where[u]]);
-        if (strategy == 4)
-            return finish([&](i64 i) {
-                return std::make_tuple(-(1 + get(pc, L[i])) * size[i], x_.cscore[L[i]], L[i]);
-            });
-        if (strategy == 3)
-            return finish([&](i64 i) {
-                return std::make_tuple(-(1 + get(pc, L[i]) + get(sw, x_.cswitch[L[i]])) * size[i],
-                                       x_.cscore[L[i]], L[i]);
-            });
+        if (strategy == 4) {
+            for (i64 i = 0; i < n; ++i)
+                keys[i] = {(double)(-(1 + get(pc, L[i])) * size_of(L[i], st)), x_.cscore[L[i]],
+                           (double)L[i], 0, 0};
+            return finish();
+        }
+        if (strategy == 3) {
+            for (i64 i = 0; i < n; ++i)
+                keys[i] = {(double)(-(1 + get(pc, L[i]) + get(sw, x_.cswitch[L[i]])) *
+                                    size_of(L[i], st)),
+                           x_.cscore[L[i]], (double)L[i], 0, 0};
+            return finish();
+        }
         auto iswf = [&](i64 c) {
             i64 s = x_.cswitch[c];
             double total = 0.0;
@@ -777,9 +800,10 @@ class Allocator {
             }
             return total;
         };
-        return finish([&](i64 i) {
-            return std::make_tuple(-get(pc, L[i]), -iswf(L[i]), -size[i], x_.cscore[L[i]], L[i]);
-        });
+        for (i64 i = 0; i < n; ++i)
+            keys[i] = {-(double)get(pc, L[i]), -iswf(L[i]), -(double)size_of(L[i], st),
+                       x_.cscore[L[i]], (double)L[i]};
+        finish();
     }
 
     bool try_group(i64 c, const std::vector<i64>& group, State& st) const {
