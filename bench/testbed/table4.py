@@ -527,23 +527,33 @@ def report(args):
     if plt is not None:
         window = max(50, n // 20)
         fig, ax = plt.subplots(1, 2, figsize=(11, 4))
-        xs = (np.arange(n // window + (n % window > 0)) + 1) * window
+        # whole windows only (a short last window is a few experiments' noise), each drawn
+        # at its last experiment
+        full = n // window
+        xs = (np.arange(full) + 1) * window
+
+        def smooth(series):  # the mean over the last `window` experiments
+            if n < window:
+                return np.zeros(0), np.zeros(0)
+            kernel = np.ones(window) / window
+            return np.arange(window, n + 1), np.convolve(series, kernel, mode="valid")
+
         if anneal:
-            rates = np.array([r.failure_rate("anneal", window) for r in anneal])
+            rates = np.array([r.failure_rate("anneal", window)[:full] for r in anneal])
             ax[0].errorbar(xs, rates.mean(0), yerr=rates.std(0),
                            label=f"assign (anneal, {len(anneal)} seeds)", capsize=2)
-            ax[1].plot(np.arange(n), anneal[0].isw_in_use["anneal"] / 1e6, label="assign")
+            ax[1].plot(*smooth(np.mean([r.isw_in_use["anneal"] for r in anneal], axis=0) / 1e6),
+                       label=f"assign (anneal, mean of {len(anneal)} seeds)")  # fmt: skip
         for m, res in plus.items():
-            ax[0].plot(xs, res.failure_rate(m, window), label=m)
+            ax[0].plot(xs, res.failure_rate(m, window)[:full], label=m)
         if "assign+" in plus:
-            ax[1].plot(np.arange(n), plus["assign+"].isw_in_use["assign+"] / 1e6,
-                       label="assign+")  # fmt: skip
+            ax[1].plot(*smooth(plus["assign+"].isw_in_use["assign+"] / 1e6), label="assign+")
         ax[0].set_xlabel("experiments")
         ax[0].set_ylabel(f"failure rate (per {window})")
-        ax[0].legend()
+        ax[0].legend(fontsize=8)
         ax[1].set_xlabel("experiments")
-        ax[1].set_ylabel("inter-switch bandwidth in use (Gb/s)")
-        ax[1].legend()
+        ax[1].set_ylabel(f"inter-switch bandwidth in use (Gb/s, mean of {window})")
+        ax[1].legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(out_dir / png, dpi=110)
         plt.close(fig)
