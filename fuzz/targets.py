@@ -241,7 +241,8 @@ def t_swf(data: bytes) -> None:
     jobs = _read(cio.read_swf, path)
     if jobs is not None:
         try:
-            cio.swf_requests(jobs[:50], memory_property="mem", procs_property="cores")
+            cio.swf_requests(jobs[:50], memory_property="mem", procs_property="cores",
+                             source=path)  # as the command line passes it
         except Exception as exc:  # noqa: BLE001
             _refused(exc, path)
 

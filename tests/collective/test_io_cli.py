@@ -72,6 +72,22 @@ SWF = """; Version: 2.2
 """
 
 
+def test_swf_job_with_overflowing_memory_is_refused_by_name(tmp_path):
+    # found by the fuzzer: 2048 processors x 1e308 KB is finite per field, infinite in total;
+    # the request's own check refused it without saying which file or job
+    path = tmp_path / "huge.swf"
+    path.write_text("1 0 5 100 4 2 -1 2048 20 1e308 1 1 1 1 1 -1 -1 -1\n"
+                    "2 0 5 100 4 2 -1 4 20 1024 1 1 1 1 1 -1 -1 -1\n")  # fmt: skip
+    jobs = io.read_swf(path)
+    with pytest.raises(ValueError, match=r"huge\.swf: SWF job 1: .*not a finite amount"):
+        io.swf_requests(jobs, memory_property="ram", source=str(path))
+    (_, req), = io.swf_requests(jobs[1:], memory_property="ram")  # the sane job maps
+    path.write_text("7 0 5 100 4 2 -1 1e308 20 -1 1 1 1 1 1 -1 -1 -1\n")  # processors too
+    with pytest.raises(ValueError, match=r"huge\.swf: SWF job 7: 1e\+308 processors"):
+        io.swf_requests(io.read_swf(path), source=str(path))
+    assert req.total == {"cores": 4.0, "ram": 4 * 1024 / 1048576}
+
+
 def test_swf_reader_and_simulation(tmp_path):
     (tmp_path / "w.swf").write_text(SWF)
     jobs = io.read_swf(tmp_path / "w.swf")

@@ -114,7 +114,7 @@ def _cmd_simulate(args) -> int:
         reqs = cio.swf_requests(
             jobs, procs_property=args.procs_property, memory_property=args.memory_property,
             procs_per_node=args.procs_per_node, max_wait=args.max_wait,
-            collective=not args.simple,
+            collective=not args.simple, source=args.workload,
         )  # fmt: skip
         if args.limit:
             reqs = reqs[: args.limit]

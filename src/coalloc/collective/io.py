@@ -655,6 +655,7 @@ def swf_requests(
     max_wait: float = 86400.0,
     collective: bool = True,
     time_offset: Optional[float] = None,
+    source: Optional[str] = None,
 ) -> List[Tuple[float, CollectiveRequest]]:
     """Turn SWF jobs into ``(arrival, request)`` pairs (the mapping of ``coalloc docs collective``).
 
@@ -684,11 +685,19 @@ def swf_requests(
         Collective requests (a total over the resources) or simple ones (per resource).
     time_offset : float, optional
         Subtracted from the submit times (default: the first submit time).
+    source : str, optional
+        The trace's file name, for error messages (``"<file>: SWF job <id>: ..."``).
 
     Returns
     -------
     list of (float, CollectiveRequest)
         ``(arrival, request)`` per usable job, in the order of ``jobs``.
+
+    Raises
+    ------
+    ValueError
+        A job whose numbers give no valid request (for instance a memory so large that the
+        total overflows), naming the job (and ``source``).
 
     Examples
     --------
@@ -707,6 +716,10 @@ def swf_requests(
         procs = row[7] if row[7] > 0 else row[4]
         if dur <= 0 or procs <= 0:
             continue
+        where = f"{source + ': ' if source else ''}SWF job {row[0]:g}"
+        if procs / procs_per_node > 2**31 - 1:  # a count numpy's int64 arrays and we can hold
+            raise ValueError(f"{where}: {procs:g} processors need more than 2**31 - 1 "
+                             f"resources of {procs_per_node:g}")  # fmt: skip
         n = max(1, int(math.ceil(procs / procs_per_node)))
         te = max(0.0, float(row[1]) - t0)
         minimum, total = {}, {}
@@ -718,12 +731,18 @@ def swf_requests(
                 minimum[procs_property] = float(procs) / n
         mem = row[9] if row[9] > 0 else row[6]
         if memory_property and mem > 0:
-            gb = float(procs) * mem / 1048576.0
+            gb = float(procs) * float(mem) / 1048576.0
+            if not math.isfinite(gb):
+                raise ValueError(f"{where}: {procs:g} processors x {mem:g} KB of memory is not "
+                                 f"a finite amount of memory")  # fmt: skip
             if collective:
                 total[memory_property] = gb
                 minimum[memory_property] = gb / (2 * n)
             else:
                 minimum[memory_property] = gb / n
-        req = CollectiveRequest(float(dur), n, te, te + max_wait, minimum, total or None)
+        try:
+            req = CollectiveRequest(float(dur), n, te, te + max_wait, minimum, total or None)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
         out.append((te, req))
     return out
