@@ -301,27 +301,21 @@ def route(pr: Problem, where: np.ndarray,
                 dname = None
             if dname is not None:
                 continue
-        # the two ends: a switch is its own end; a host takes an interface
-        if sw_a:
-            s1, i1 = pswitch[pa], -1
-        else:
-            i1 = take_iface(pa, bw, emu, ltype, pswitch[pb], -1)
-            if i1 < 0:
-                out.failure = {"constraint": "interfaces", "link": name, "pnode": pn[pa],
+        # the two ends: a switch is its own end; a host takes an interface facing the other
+        # end's switch (a link looping on one host leaves through two interfaces)
+        ends = []
+        for p, q in ((pa, pb), (pb, pa)):
+            if is_sw[p]:
+                ends.append((pswitch[p], -1))
+                continue
+            i = take_iface(p, bw, emu, ltype, pswitch[q], ends[0][1] if ends and pa == pb else -1)
+            if i < 0:
+                out.failure = {"constraint": "interfaces", "link": name, "pnode": pn[p],
                                "bandwidth": bw}  # fmt: skip
                 out.interswitch_bandwidth = isw
                 return out
-            s1 = ifaces[pa][1][i1]
-        if sw_b:
-            s2, i2 = pswitch[pb], -1
-        else:
-            i2 = take_iface(pb, bw, emu, ltype, pswitch[pa], i1 if pa == pb else -1)
-            if i2 < 0:
-                out.failure = {"constraint": "interfaces", "link": name, "pnode": pn[pb],
-                               "bandwidth": bw}  # fmt: skip
-                out.interswitch_bandwidth = isw
-                return out
-            s2 = ifaces[pb][1][i2]
+            ends.append((ifaces[p][1][i], i))
+        (s1, i1), (s2, i2) = ends
         hops = trunk_path(s1, s2, bw, ltype, name, e) if s1 != s2 else ()
         if hops is None:
             out.interswitch_bandwidth = isw
