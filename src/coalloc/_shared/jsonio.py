@@ -7,11 +7,16 @@ Every coalloc file is a JSON object with ``"format"`` (``"coalloc.<what>"``) and
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import errno
+import io
 import json
 import math
 import os
+import shutil
+import stat
 import tempfile
-from typing import IO, Any, Iterator, Tuple, Union
+from typing import IO, Any, Iterable, Iterator, Optional, Tuple, Union
 
 import numpy as np
 
@@ -24,8 +29,12 @@ __all__ = [
     "dump_json",
     "check_envelope",
     "get_key",
+    "write_text",
     "write_text_atomic",
     "atomic_output",
+    "check_output",
+    "protect_inputs",
+    "OutputIsInputError",
     "same_file",
 ]
 
@@ -114,49 +123,310 @@ def _no_constant(token: str) -> Any:
     raise ValueError(f"{token} is not a number JSON allows (use a finite number)")
 
 
-@contextlib.contextmanager
-def atomic_output(path: Union[str, os.PathLike[str]]) -> Iterator[IO[str]]:
-    """Open a text file for writing that appears at ``path`` only when complete.
+# ------------------------------------------------------------------------------ the writer
+#
+# Every file coalloc writes goes through :func:`atomic_output` (``tests/shared/test_writer*.py``
+# enforce it). The data goes to a temporary file in the target's folder, is flushed to disk
+# and renamed over the target; a path that is also an input of the running command is
+# refused before anything is written.
 
-    Writes go to a temporary file beside ``path``, renamed over it when the ``with`` block
-    ends normally; on an exception or interrupt the temporary file is removed and ``path``
-    keeps its old content (or stays absent).
+#: The input files the running command protects (see :func:`protect_inputs`).
+_PROTECTED: contextvars.ContextVar[Tuple[Tuple[str, str, Tuple[int, int]], ...]] = (
+    contextvars.ContextVar("coalloc_protected_inputs", default=())
+)
+
+
+class OutputIsInputError(ValueError):
+    """An output path names a file that is also an input (same path, a symlink or a hard link).
+
+    A :class:`ValueError`: the command line prints it on one line and exits with status 2.
     """
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=folder)
+
+
+def _identity(path: str) -> Optional[Tuple[int, int]]:
+    """``(st_dev, st_ino)`` of the file ``path`` names (symlinks followed), None if none."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        if os.path.exists(path):
-            mode = os.stat(path).st_mode & 0o777
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _input_entries(inputs: Iterable[Any]) -> list:
+    """``[(label, path, identity)]`` of the existing files among ``inputs``.
+
+    Each item is a path or a ``(label, path)`` pair; streams, ``"-"``, ``None`` and paths that
+    name no file are left out (nothing there can be overwritten).
+    """
+    entries = []
+    for item in inputs:
+        label, path = item if isinstance(item, tuple) else (None, item)
+        if path is None or hasattr(path, "read") or hasattr(path, "write"):
+            continue
+        try:
+            path = os.fspath(path)
+        except TypeError:
+            continue
+        if not isinstance(path, str) or path in ("", "-"):
+            continue
+        ident = _identity(path)
+        if ident is not None:
+            entries.append((label or path, path, ident))
+    return entries
+
+
+@contextlib.contextmanager
+def protect_inputs(inputs: Iterable[Any]) -> Iterator[None]:
+    """Refuse, inside the ``with`` block, every write onto one of ``inputs``.
+
+    The ``coalloc`` command runs each subcommand inside this block with the files it reads,
+    so that no option (``-o``, ``--reserve-to``, ``--records``, a picture ...) and no writer
+    the command calls can replace an input. Blocks nest: the inner one adds its files.
+
+    Parameters
+    ----------
+    inputs : iterable
+        Paths, or ``(label, path)`` pairs (the label names the input in the error, e.g. the
+        option it came from). Files are told apart by device and inode, so a symlink or a
+        hard link to an input is that input.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from coalloc._shared.jsonio import protect_inputs, write_text_atomic
+    >>> folder = tempfile.mkdtemp()
+    >>> src = os.path.join(folder, "in.json")
+    >>> write_text_atomic(src, "{}")
+    >>> with protect_inputs([("instance", src)]):
+    ...     try:
+    ...         write_text_atomic(src, "[]")
+    ...     except ValueError as exc:
+    ...         print(type(exc).__name__)
+    OutputIsInputError
+    """
+    token = _PROTECTED.set(_PROTECTED.get() + tuple(_input_entries(inputs)))
+    try:
+        yield
+    finally:
+        _PROTECTED.reset(token)
+
+
+def check_output(path: Union[str, os.PathLike[str]], inputs: Iterable[Any] = (),
+                 *, option: Optional[str] = None) -> None:  # fmt: skip
+    """Raise :class:`OutputIsInputError` when ``path`` is one of the inputs.
+
+    The inputs are ``inputs`` plus those of every enclosing :func:`protect_inputs`. The
+    comparison is by device and inode (``os.path.samefile``): the same path spelt another
+    way, a symlink to an input and a hard link to an input are all refused. A ``path`` that
+    does not exist yet cannot be an input.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file about to be written.
+    inputs : iterable
+        More inputs: paths or ``(label, path)`` pairs.
+    option : str, optional
+        The option that named ``path`` (``"-o"``), for the message.
+    """
+    target = os.fspath(path)
+    ident = _identity(target)
+    if ident is None:
+        return
+    for label, src, src_ident in (*_PROTECTED.get(), *_input_entries(inputs)):
+        if src_ident == ident:
+            via = f" ({option})" if option else ""
+            what = "" if label == src else f" ({label}: {src})"
+            raise OutputIsInputError(
+                f"the output file {target}{via} is also an input{what}: "
+                "write the output somewhere else"
+            )
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where the system says it."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_folder(folder: str) -> None:
+    """Make a rename in ``folder`` durable (where the system can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _named_copy(buf: IO[bytes], folder: str, base: str, mode: int) -> str:
+    """Copy the complete anonymous file ``buf`` to a new hidden file in ``folder``; its name."""
+    fd, named = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            buf.seek(0)
+            shutil.copyfileobj(buf, out, 1 << 20)
+            out.flush()
+            if hasattr(os, "fchmod"):
+                os.fchmod(out.fileno(), mode)
+            os.fsync(out.fileno())
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            os.unlink(named)
         raise
+    return named
 
 
-def write_text_atomic(path: Union[str, os.PathLike[str]], text: str) -> None:
-    """Write ``text`` to ``path`` atomically (see :func:`atomic_output`)."""
-    with atomic_output(path) as fh:
+def _publish(buf: IO[bytes], target: str, mode: int) -> None:
+    """Give the complete anonymous file ``buf`` the name ``target`` (one atomic rename).
+
+    The file is linked under a fresh hidden name through ``/proc/self/fd`` (no copy; Linux
+    files made with ``O_TMPFILE``), else copied to one, and that name renamed over ``target``.
+    """
+    folder, base = os.path.split(target)
+    fd = buf.fileno()
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, mode)
+    os.fsync(fd)
+    named = None
+    if os.path.isdir("/proc/self/fd"):
+        for _ in range(8):
+            candidate = os.path.join(folder, f".{base}.{os.urandom(6).hex()}.tmp")
+            try:
+                os.link(f"/proc/self/fd/{fd}", candidate, follow_symlinks=True)
+            except FileExistsError:
+                continue
+            except OSError:  # not linkable here (no O_TMPFILE, a sandboxed /proc): copy
+                break
+            named = candidate
+            break
+    if named is None:
+        named = _named_copy(buf, folder, base, mode)
+    try:
+        os.replace(named, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(named)
+        raise
+    _fsync_folder(folder)
+
+
+@contextlib.contextmanager
+def atomic_output(
+    path: Union[str, os.PathLike[str]],
+    *,
+    binary: bool = False,
+    newline: Optional[str] = None,
+    inputs: Iterable[Any] = (),
+    option: Optional[str] = None,
+) -> Iterator[IO[Any]]:
+    """Open a file for writing that appears at ``path`` only when complete: the one writer.
+
+    Every file coalloc writes goes through here. It refuses ``path`` when it is an input
+    (:func:`check_output`: ``inputs`` and the enclosing :func:`protect_inputs`). What the
+    ``with`` block writes goes to a temporary file with no name in the folder of ``path``
+    (:func:`tempfile.TemporaryFile`: ``O_TMPFILE`` on Linux); when the block ends normally
+    that file is flushed to disk (``fsync``), given a hidden name ``.NAME.XXXX.tmp`` beside
+    ``path`` (linked, else copied) and renamed over ``path``. On an exception or Ctrl-C
+    nothing is renamed and ``path`` keeps its old content (or stays absent); a process
+    killed outright (SIGKILL) while it writes leaves the old file and no temporary file
+    (the system frees the nameless one). Only a kill inside the final copy and rename can
+    leave a hidden ``.NAME.XXXX.tmp``.
+
+    A symlink at ``path`` is followed (its target is replaced, the link stays); a file with
+    several hard links gets a new inode, so its other names keep the old content. A ``path``
+    that exists and is not a regular file (``/dev/null``, a named pipe) is written directly:
+    no rename is possible there. A new file gets the mode ``0o666`` less the umask, an
+    existing one keeps its mode.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write.
+    binary : bool
+        A binary file object (pictures) instead of UTF-8 text.
+    newline : str, optional
+        As for :func:`open` in text mode (``""`` for the :mod:`csv` module).
+    inputs : iterable
+        Files that must not be overwritten: paths or ``(label, path)`` pairs.
+    option : str, optional
+        The command-line option that named ``path``, for the refusal's message.
+
+    Yields
+    ------
+    file object
+        Text (UTF-8) or binary, open for writing.
+
+    Raises
+    ------
+    OutputIsInputError
+        When ``path`` is one of the inputs (nothing is written).
+    OSError
+        When the folder of ``path`` is missing or not writable, or ``path`` is a folder.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from coalloc._shared.jsonio import atomic_output
+    >>> path = os.path.join(tempfile.mkdtemp(), "out.csv")
+    >>> with atomic_output(path, newline="") as fh:
+    ...     _ = fh.write("a,b\\r\\n")
+    >>> open(path, newline="").read()
+    'a,b\\r\\n'
+    """
+    check_output(path, inputs, option=option)
+    target = os.path.realpath(os.fspath(path))
+    if os.path.isdir(target):
+        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", os.fspath(path))
+    text_args = {} if binary else {"encoding": "utf-8", "newline": newline}
+    if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
+        with open(target, "wb" if binary else "w", **text_args) as fh:  # a device, a pipe
+            yield fh
+        return
+    folder = os.path.dirname(target)
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(errno.ENOENT, "no such folder", folder)
+    mode = os.stat(target).st_mode & 0o777 if os.path.exists(target) else 0o666 & ~_umask()
+    buf = tempfile.TemporaryFile(dir=folder)  # closed below, after publishing
+    fh: IO[Any] = buf if binary else io.TextIOWrapper(buf, **text_args)
+    try:
+        yield fh
+        fh.flush()
+        _publish(buf, target, mode)
+    finally:
+        fh.close()
+
+
+def write_text_atomic(path: Union[str, os.PathLike[str]], text: str, *,
+                      inputs: Iterable[Any] = ()) -> None:  # fmt: skip
+    """Write ``text`` to ``path`` through the one writer (see :func:`atomic_output`)."""
+    with atomic_output(path, inputs=inputs) as fh:
         fh.write(text)
+
+
+def write_text(dst: PathOrFile, text: str) -> None:
+    """Write ``text`` to a text stream as is, or to a path through :func:`atomic_output`."""
+    if hasattr(dst, "write"):
+        dst.write(text)
+    else:
+        write_text_atomic(dst, text)
 
 
 def dump_json(obj: Any, dst: PathOrFile) -> None:
     """Write ``obj`` as indented JSON to a path or a text stream."""
-    text = json.dumps(obj, indent=1, separators=(",", ": "))
-    if hasattr(dst, "write"):
-        dst.write(text + "\n")
-    else:
-        write_text_atomic(dst, text + "\n")
+    write_text(dst, json.dumps(obj, indent=1, separators=(",", ": ")) + "\n")
 
 
 def get_key(d: Any, key: str, where: str, required: bool = True) -> Any:

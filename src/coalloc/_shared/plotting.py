@@ -24,6 +24,7 @@ __all__ = [
     "figure_and_axes",
     "category_colors",
     "finish",
+    "save_figure",
 ]
 
 #: Colour of what is not allocated / not used.
@@ -152,8 +153,40 @@ def finish(fig: Any, path: Optional[Any] = None, *, dpi: int = 120,
     if title is not None and ax is not None:
         ax.set_title(title)
     if path is not None:
-        fig.savefig(os.fspath(path), dpi=dpi, bbox_inches="tight")
+        save_figure(fig, path, dpi=dpi)
     return fig
+
+
+def save_figure(fig: Any, path: Any, *, dpi: int = 120) -> str:
+    """Save ``fig`` to ``path`` through the one writer (:func:`.jsonio.atomic_output`).
+
+    The format follows the suffix (``.png``, ``.svg``, ``.pdf`` ...); without one it is
+    matplotlib's ``savefig.format`` and that suffix is added, as ``Figure.savefig`` does.
+    The picture appears only when complete, and never over an input of the running command.
+
+    Returns
+    -------
+    str
+        The path written.
+    """
+    from .jsonio import atomic_output
+
+    name = os.fspath(path)
+    fmt = os.path.splitext(name)[1][1:].lower()
+    if not fmt:
+        import matplotlib
+
+        fmt = matplotlib.rcParams["savefig.format"]
+        name = f"{name.rstrip('.')}.{fmt}"
+    supported = fig.canvas.get_supported_filetypes()
+    if fmt not in supported:
+        raise ValueError(
+            f"{name}: no picture format {fmt!r}; the suffix of the file name picks one of "
+            f"{', '.join(sorted(supported))}"
+        )
+    with atomic_output(name, binary=True) as fh:
+        fig.savefig(fh, format=fmt, dpi=dpi, bbox_inches="tight")
+    return name
 
 
 def check_length(values: Sequence, n: int, argname: str) -> None:

@@ -27,7 +27,7 @@ import sys
 from typing import Optional, Sequence
 
 from .. import __version__
-from .._shared.jsonio import InstanceError, same_file
+from .._shared.jsonio import InstanceError, check_output, protect_inputs, same_file
 from . import collective as collective_cli
 from . import ctaap as ctaap_cli
 from . import docs as docs_cli
@@ -35,6 +35,7 @@ from . import loadshare as loadshare_cli
 from . import plot as plot_cli
 from . import taskmap as taskmap_cli
 from . import testbed as testbed_cli
+from ._common import OutputPath
 
 __all__ = ["main", "build_parser"]
 
@@ -89,8 +90,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        _check_output_is_not_an_input(args)
-        status = args.func(args)
+        outputs, inputs = files_of(parser, args)
+        with protect_inputs(inputs):  # every write of the command refuses these files
+            _check_outputs(outputs)
+            status = args.func(args)
         sys.stdout.flush()  # a closed pipe shows up here, inside the handler below
         return status
     except BrokenPipeError:
@@ -119,20 +122,47 @@ def _broken_pipe() -> int:
     return EXIT_BROKEN_PIPE
 
 
-def _check_output_is_not_an_input(args: argparse.Namespace) -> None:
-    """Refuse ``-o FILE`` when FILE is also one of the command's input files."""
-    output = getattr(args, "output", None)
-    if not output or output == "-":
-        return
-    for key, value in vars(args).items():
-        if key == "output":
+def command_parser(parser: argparse.ArgumentParser,
+                   args: argparse.Namespace) -> argparse.ArgumentParser:  # fmt: skip
+    """The (sub)parser of the command ``args`` was parsed for (``coalloc collective solve``)."""
+    current = parser
+    while True:
+        subs = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs or getattr(args, subs[0].dest, None) is None:
+            return current
+        current = subs[0].choices[getattr(args, subs[0].dest)]
+
+
+def files_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple:
+    """``(outputs, inputs)`` of a parsed command line, as ``(option, path)`` pairs.
+
+    Outputs are the values of the :class:`~coalloc.cli._common.OutputPath` options (``-o``,
+    ``--reserve-to``, ``--records`` ...; ``-`` for standard output left out). Inputs are the
+    values of every other argument that takes a free string (positional files, ``--request``,
+    ``--ptop`` ...): those that name an existing file are protected from every write.
+    """
+    outputs, inputs = [], []
+    for action in command_parser(parser, args)._actions:
+        value = getattr(args, action.dest, None)
+        if value is None or action.nargs == 0:
             continue
-        for item in value if isinstance(value, (list, tuple)) else [value]:
-            if isinstance(item, str) and same_file(item, output):
-                raise ValueError(
-                    f"the output file {output} is also an input ({key}): "
-                    "write the output somewhere else"
-                )
+        label = action.option_strings[-1] if action.option_strings else action.dest
+        if isinstance(action, OutputPath):
+            if value != "-":
+                outputs.append(("/".join(action.option_strings), value))
+        elif action.choices is None and action.type in (None, str):
+            values = value if isinstance(value, (list, tuple)) else [value]
+            inputs += [(label, v) for v in values if isinstance(v, str)]
+    return outputs, inputs
+
+
+def _check_outputs(outputs: Sequence[tuple]) -> None:
+    """Refuse an output that is an input, and two outputs naming one file, before any work."""
+    for k, (option, path) in enumerate(outputs):
+        check_output(path, option=option)
+        for other, path2 in outputs[:k]:
+            if os.path.realpath(path) == os.path.realpath(path2) or same_file(path, path2):
+                raise ValueError(f"{other} and {option} both name {path}: give each its own file")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,6 +12,8 @@ from typing import Any, Optional, Sequence
 from .._shared.jsonio import atomic_output
 
 __all__ = [
+    "OutputPath",
+    "add_output_option",
     "param",
     "jobs",
     "add_params",
@@ -62,9 +64,30 @@ def add_seed(p: argparse.ArgumentParser, help: str = "seed of every random choic
     p.add_argument("--seed", type=int, default=0, help=help)
 
 
+class OutputPath(argparse._StoreAction):
+    """The action of every option that names a file the command writes.
+
+    It stores the path like ``store`` does; its class marks the option as an output, so that
+    the ``coalloc`` command refuses the path when it is also one of the command's inputs
+    (:func:`coalloc.cli.main`), and the writes go through the one writer
+    (:func:`coalloc._shared.jsonio.atomic_output`). ``tests/shared/test_writer_cli.py``
+    finds every option by this class and fails on one that writes without it.
+    """
+
+
+def add_output_option(p: argparse.ArgumentParser, *flags: str, help: str,
+                      required: bool = False, metavar: str = "FILE") -> None:  # fmt: skip
+    """An option naming a file the command writes (``-o``, ``--reserve-to``, ``--records``).
+
+    Every option that writes a file is added here (:class:`OutputPath`); the command writes
+    it with :func:`coalloc._shared.jsonio.atomic_output` or a family writer built on it.
+    """
+    p.add_argument(*flags, action=OutputPath, required=required, metavar=metavar, help=help)
+
+
 def add_output(p: argparse.ArgumentParser, help: str, required: bool = False) -> None:
-    """``-o/--output FILE``."""
-    p.add_argument("-o", "--output", required=required, help=help)
+    """``-o/--output FILE`` (an :class:`OutputPath`)."""
+    add_output_option(p, "-o", "--output", help=help, required=required)
 
 
 def add_exact_options(p: argparse.ArgumentParser, backends: Sequence[str]) -> None:
@@ -192,9 +215,12 @@ def run_batch(args: argparse.Namespace, family: str, params: Optional[dict] = No
     to_stdout = args.output == "-"
     failed = []
     t0 = time.perf_counter()
-    with contextlib.closing(records), (  # closing: the progress bar ends before the summary
-        contextlib.nullcontext(sys.stdout) if to_stdout else atomic_output(args.output)
-    ) as out:
+    with (
+        contextlib.closing(records),
+        (  # closing: the progress bar ends before the summary
+            contextlib.nullcontext(sys.stdout) if to_stdout else atomic_output(args.output)
+        ) as out,
+    ):
         for index, (name, record) in enumerate(zip(args.files, records)):
             line = _batch_line(index, name, record)
             out.write(json.dumps(line, separators=(",", ":")) + "\n")

@@ -6,6 +6,7 @@ import json
 import sys
 
 from .. import collective
+from .._shared.jsonio import atomic_output
 from .._shared.result import jsonable
 from ..collective import io as cio
 from ..collective.exact import EXACT_BACKENDS
@@ -132,7 +133,7 @@ def _cmd_simulate(args) -> int:
     if args.output:
         import csv
 
-        with open(args.output, "w", newline="", encoding="utf-8") as fh:
+        with atomic_output(args.output, newline="") as fh:
             w = csv.writer(fh)
             w.writerow(["slot_start", *[f"usage_{n}" for n in sim.names],
                         *[f"job_usage_{n}" for n in sim.names]])  # fmt: skip
@@ -140,7 +141,7 @@ def _cmd_simulate(args) -> int:
                 w.writerow([f"{t:g}", *[f"{x:.6g}" for x in u], *[f"{x:.6g}" for x in ju]])
         print(f"per-slot usage written to {args.output}")
     if args.records:
-        with open(args.records, "w", encoding="utf-8") as fh:
+        with atomic_output(args.records) as fh:
             for rec in sim.records:
                 fh.write(json.dumps(rec) + "\n")
         print(f"per-request records written to {args.records}")
@@ -197,8 +198,9 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     common.add_params(p, "backend=numpy")
     common.add_exact_options(p, EXACT_BACKENDS)
     common.add_output(p, "write the result as JSON to this file")
-    p.add_argument("--reserve-to", metavar="FILE",
-                   help="reserve the solution and write the updated pool here")  # fmt: skip
+    common.add_output_option(
+        p, "--reserve-to", help="reserve the solution and write the updated pool here"
+    )
     common.add_verbose(p)
     p.add_argument("--json", action="store_true",
                    help="print the full result (with the verification) as JSON")  # fmt: skip
@@ -223,7 +225,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("--max-wait", type=float, default=86400.0, help="t_l - t_e of SWF jobs (s)")
     p.add_argument("--limit", type=int, default=0, help="only the first LIMIT SWF jobs")
     p.add_argument("--slot-seconds", type=float, default=300.0)
-    p.add_argument("--records", help="write one JSON line per request to this file")
+    common.add_output_option(p, "--records", help="write one JSON line per request to this file")
     common.add_seed(p)
     common.add_params(p, "time_limit=5")
     common.add_output(p, "write the per-slot usage as CSV to this file")

@@ -11,6 +11,7 @@ from typing import Optional
 import numpy as np
 
 from .. import ctaap
+from .._shared.jsonio import check_output, protect_inputs
 from .._shared.result import jsonable
 from ..ctaap import generators
 from ..ctaap.io import read_instance, read_result, write_instance, write_result
@@ -161,15 +162,26 @@ def _cmd_solve(args) -> int:
     return _solve_and_report(request, offer, args, args.instance)
 
 
+def _demo_file():
+    """The built-in demo instance (a file of the installed package)."""
+    return resources.files("coalloc.ctaap").joinpath("data/demo.json")
+
+
 def _cmd_demo(args) -> int:
-    demo = resources.files("coalloc.ctaap").joinpath("data/demo.json")
+    demo = _demo_file()
     with demo.open("r", encoding="utf-8") as fh:
         request, offer = read_instance(fh)
-    intro = (
+    with protect_inputs([("the built-in demo instance", demo)]):  # -o must not replace it
+        if args.output:
+            check_output(args.output, option="-o/--output")  # before solving
+        return _solve_and_report(request, offer, args, "demo", _demo_intro(request, offer))
+
+
+def _demo_intro(request, offer) -> str:
+    return (
         f"demo instance: {request.n} tasks ({request.n_edges // 2} links), {offer.m} clusters "
         f"with {offer.total_capacity} machines (the Fig. 2 setup of Kravtsov et al., r = 2)"
     )
-    return _solve_and_report(request, offer, args, "demo", intro)
 
 
 def _cmd_generate(args) -> int:

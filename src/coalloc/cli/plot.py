@@ -23,10 +23,10 @@ def _params(args) -> dict:
 
 
 def _done(fig: Any, args) -> int:
-    from .._shared.plotting import finish
+    from .._shared.plotting import save_figure
 
-    finish(fig, args.output, dpi=args.dpi)
-    print(f"picture written to {args.output}")
+    written = save_figure(fig, args.output, dpi=args.dpi)  # the one writer; -o pic: pic.png
+    print(f"picture written to {written}")
     return 0
 
 

@@ -28,7 +28,7 @@ from .._shared.jsonio import (
     get_key,
     load_json,
     vec,
-    write_text_atomic,
+    write_text,
 )
 from .._shared.schema import AnyValue, Int, ListOf, Num, Obj, check
 from .gap import GapInstance
@@ -322,8 +322,4 @@ def write_gap(dst: PathOrFile, instances: Any, *, multi: bool = True) -> None:
             for row in mat.tolist():
                 lines.append(" " + " ".join(str(int(v)) for v in row))
         lines.append(" " + " ".join(str(int(v)) for v in g.capacity.tolist()))
-    text = "\n".join(lines) + "\n"
-    if hasattr(dst, "write"):
-        dst.write(text)
-    else:
-        write_text_atomic(dst, text)
+    write_text(dst, "\n".join(lines) + "\n")

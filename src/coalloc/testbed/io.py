@@ -31,7 +31,14 @@ import math
 import os
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from .._shared.jsonio import InstanceError, check_envelope, dump_json, load_json, num
+from .._shared.jsonio import (
+    InstanceError,
+    check_envelope,
+    dump_json,
+    load_json,
+    num,
+    write_text,
+)
 from .._shared.schema import (
     AnyValue,
     Int,
@@ -384,11 +391,7 @@ def write_ptop(dst: Any, ptop: PhysicalTopology) -> None:
 
 
 def _write_text(dst: Any, text: str) -> None:
-    if hasattr(dst, "write"):
-        dst.write(text)
-        return
-    with open(os.fspath(dst), "w", encoding="utf-8") as fh:
-        fh.write(text)
+    write_text(dst, text)  # a stream as is, a path through the one atomic writer
 
 
 # --------------------------------------------------------------------------------- top
