@@ -9,6 +9,9 @@ share|gap|generate|verify|solve-batch`` (coalition load sharing, Hovey & Jung; t
 job stays one step away: ``coalloc demo``, ``coalloc solve``, ``coalloc verify``,
 ``coalloc generate`` and ``coalloc solve-batch`` are the CTAAP commands, ``coalloc map`` the
 task mapper's. Errors in the input are reported as one line on stderr with exit status 2.
+Every option that writes a file (``-o``, ``--reserve-to``, ``--records``, pictures) writes it
+atomically and refuses, with status 2 and before any work, a path that is also an input of
+the command (the same file through another spelling, a symlink or a hard link too).
 
 A solving command exits with 0 when it wrote a solution that passed the family's check
 (status ``optimal`` or ``feasible``, or ``time_limit`` with the incumbent of a stopped exact
