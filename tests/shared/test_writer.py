@@ -41,6 +41,7 @@ def _listing(folder: Path) -> list:
 def publish_mode(request, monkeypatch):
     """Both ways of naming the finished file: linked through /proc (where the system lets
     it) or copied to a hidden file; ``copy`` forces the second by refusing the link."""
+    monkeypatch.setattr(jsonio, "_LINKABLE", {})  # what a refused link taught stays here
     if request.param == "copy":
         real = os.link
 
@@ -175,16 +176,40 @@ def test_failing_copy_removes_the_temporary_file(tmp_path, monkeypatch):
             raise OSError(18, "Invalid cross-device link")
         return real(src, dst, **kw)
 
-    def disk_full(src, dst, length=0):
-        dst.write(b"partial")
-        raise OSError(28, "No space left on device")
+    def disk_full(src_fd, dst_fd, count, offset_src=None, offset_dst=None):
+        os.pwrite(dst_fd, b"partial", 0)
+        if offset_dst:
+            raise OSError(28, "No space left on device")
+        return 7
 
+    monkeypatch.setattr(jsonio, "_LINKABLE", {})
     monkeypatch.setattr(jsonio.os, "link", no_proc_link)
-    monkeypatch.setattr(jsonio.shutil, "copyfileobj", disk_full)
+    monkeypatch.setattr(jsonio.os, "copy_file_range", disk_full)
     with pytest.raises(OSError, match="No space"):
-        write_text_atomic(path, "new")
+        write_text_atomic(path, "new text, longer than seven bytes")
     assert path.read_bytes() == OLD
     assert _listing(tmp_path) == ["out.json"]
+
+
+def test_copy_without_copy_file_range_gives_the_same_bytes(tmp_path, monkeypatch):
+    real = os.link
+
+    def no_proc_link(src, dst, **kw):
+        if str(src).startswith("/proc/self/fd/"):
+            raise OSError(18, "Invalid cross-device link")
+        return real(src, dst, **kw)
+
+    def unsupported(*args):
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(jsonio, "_LINKABLE", {})
+    monkeypatch.setattr(jsonio.os, "link", no_proc_link)
+    monkeypatch.setattr(jsonio.os, "copy_file_range", unsupported)
+    path = tmp_path / "big.bin"
+    data = os.urandom(3 << 20)
+    with atomic_output(path, binary=True) as fh:
+        fh.write(data)
+    assert path.read_bytes() == data and _listing(tmp_path) == ["big.bin"]
 
 
 _CHILD = textwrap.dedent(

@@ -20,6 +20,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "coalloc"
 #: (module, function or None for the whole module) -> why it may write directly.
 ALLOWED = {
     ("_shared/jsonio.py", "_named_copy"): "the writer: its hidden temporary file",
+    ("_shared/jsonio.py", "_copy"): "the writer: the nameless file copied into the hidden one",
     ("_shared/jsonio.py", "_publish"): "the writer: link and rename into place",
     ("_shared/jsonio.py", "atomic_output"): "the writer: its nameless temporary file, "
     "and devices or pipes (no rename possible) opened in place",

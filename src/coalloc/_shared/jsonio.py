@@ -257,18 +257,25 @@ def _umask() -> int:
     return mask
 
 
-def _fsync_folder(folder: str) -> None:
-    """Make a rename in ``folder`` durable (where the system can open a folder)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+def _copy(buf: IO[bytes], out: IO[bytes]) -> None:
+    """Copy all of ``buf`` into the empty ``out``: in the kernel where it can, else in chunks."""
+    src, dst = buf.fileno(), out.fileno()
+    size = os.fstat(src).st_size
+    done = 0
+    if hasattr(os, "copy_file_range"):
+        try:
+            while done < size:
+                n = os.copy_file_range(src, dst, size - done, done, done)
+                if n == 0:
+                    break
+                done += n
+        except OSError:
+            if done:  # failed midway (a full disk): the error is the answer
+                raise
+    if done < size:  # no copy_file_range here, or it copied nothing
+        buf.seek(done)
+        out.seek(done)
+        shutil.copyfileobj(buf, out, 1 << 20)
 
 
 def _named_copy(buf: IO[bytes], folder: str, base: str, mode: int) -> str:
@@ -276,8 +283,7 @@ def _named_copy(buf: IO[bytes], folder: str, base: str, mode: int) -> str:
     fd, named = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as out:
-            buf.seek(0)
-            shutil.copyfileobj(buf, out, 1 << 20)
+            _copy(buf, out)
             out.flush()
             if hasattr(os, "fchmod"):
                 os.fchmod(out.fileno(), mode)
@@ -289,19 +295,25 @@ def _named_copy(buf: IO[bytes], folder: str, base: str, mode: int) -> str:
     return named
 
 
+#: File systems (``st_dev``) where a nameless file cannot be linked: copied at once.
+_LINKABLE: dict = {}
+
+
 def _publish(buf: IO[bytes], target: str, mode: int) -> None:
     """Give the complete anonymous file ``buf`` the name ``target`` (one atomic rename).
 
-    The file is linked under a fresh hidden name through ``/proc/self/fd`` (no copy; Linux
-    files made with ``O_TMPFILE``), else copied to one, and that name renamed over ``target``.
+    The file is flushed to disk and linked under a fresh hidden name through
+    ``/proc/self/fd`` (no copy; Linux files made with ``O_TMPFILE``), else copied to one
+    (flushed to disk in turn), and that name is renamed over ``target``.
     """
     folder, base = os.path.split(target)
     fd = buf.fileno()
-    if hasattr(os, "fchmod"):
-        os.fchmod(fd, mode)
-    os.fsync(fd)
     named = None
-    if os.path.isdir("/proc/self/fd"):
+    device = os.stat(folder).st_dev
+    if _LINKABLE.get(device, True) and os.path.isdir("/proc/self/fd"):
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+        os.fsync(fd)
         for _ in range(8):
             candidate = os.path.join(folder, f".{base}.{os.urandom(6).hex()}.tmp")
             try:
@@ -309,6 +321,7 @@ def _publish(buf: IO[bytes], target: str, mode: int) -> None:
             except FileExistsError:
                 continue
             except OSError:  # not linkable here (no O_TMPFILE, a sandboxed /proc): copy
+                _LINKABLE[device] = False  # and do not try again on this file system
                 break
             named = candidate
             break
@@ -320,7 +333,6 @@ def _publish(buf: IO[bytes], target: str, mode: int) -> None:
         with contextlib.suppress(OSError):
             os.unlink(named)
         raise
-    _fsync_folder(folder)
 
 
 @contextlib.contextmanager
@@ -339,7 +351,7 @@ def atomic_output(
     ``with`` block writes goes to a temporary file with no name in the folder of ``path``
     (:func:`tempfile.TemporaryFile`: ``O_TMPFILE`` on Linux); when the block ends normally
     that file is flushed to disk (``fsync``), given a hidden name ``.NAME.XXXX.tmp`` beside
-    ``path`` (linked, else copied) and renamed over ``path``. On an exception or Ctrl-C
+    ``path`` (linked, else copied and flushed) and renamed over ``path``. On an exception or Ctrl-C
     nothing is renamed and ``path`` keeps its old content (or stays absent); a process
     killed outright (SIGKILL) while it writes leaves the old file and no temporary file
     (the system frees the nameless one). Only a kill inside the final copy and rename can
