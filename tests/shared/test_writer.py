@@ -120,7 +120,7 @@ def test_device_is_written_in_place_not_replaced():
 
 
 def test_missing_folder_and_folder_target_are_os_errors(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no such folder"):
+    with pytest.raises(FileNotFoundError, match="No such file or directory"):
         write_text_atomic(tmp_path / "nope" / "x.json", "x")
     with pytest.raises(IsADirectoryError):
         write_text_atomic(tmp_path, "x")

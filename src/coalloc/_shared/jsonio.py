@@ -409,7 +409,7 @@ def atomic_output(
         return
     folder = os.path.dirname(target)
     if not os.path.isdir(folder):
-        raise FileNotFoundError(errno.ENOENT, "no such folder", folder)
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory (its folder)", folder)
     mode = os.stat(target).st_mode & 0o777 if os.path.exists(target) else 0o666 & ~_umask()
     buf = tempfile.TemporaryFile(dir=folder)  # closed below, after publishing
     fh: IO[Any] = buf if binary else io.TextIOWrapper(buf, **text_args)
