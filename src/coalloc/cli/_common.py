@@ -141,7 +141,9 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
         "-j", "--jobs", type=jobs, default=None,
         help="parallel workers (default: every CPU; -1 likewise)",
     )  # fmt: skip
-    p.add_argument("--method", default=default, choices=sorted(methods))
+    each = "method (default: each problem kind's own default)"
+    p.add_argument("--method", default=default, choices=sorted(set(methods)),
+                   help=each if default is None else None)  # fmt: skip
     p.add_argument(
         "--processes", action="store_true", help="use worker processes instead of threads"
     )
