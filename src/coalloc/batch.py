@@ -774,10 +774,10 @@ def solve_many(
         at the end.
     options : mapping, optional
         Solver parameters as one dictionary, like SciPy's ``options=``: the way to pass a
-        solver keyword that solve_many takes for itself, e.g.
-        ``solve_many(batch, "exact", options={"backend": "cpsat", "time_limit": 10})``
-        (``backend=`` here chooses the executor). Merged with ``**params``; a key given in
-        both is an error.
+        solver keyword that solve_many takes for itself (``backend=``, ``seed=``, ...).
+        Merged with ``**params``; a key given in both is an error. The integer-programming
+        solver of the exact methods is ``solver=`` in every family, so it needs no detour:
+        ``solve_many(batch, "exact", solver="cpsat", time_limit=10)``.
     timeout : float, optional
         Seconds each instance may take; one that runs longer is a :class:`BatchError` with
         ``exc_type="TimeoutError"`` and the others are unaffected. With

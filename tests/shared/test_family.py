@@ -370,3 +370,70 @@ def test_verify_has_one_shape_for_a_result_without_a_solution(case):
     assert isinstance(report, NoSolutionReport) and not report.ok
     assert report.status == result.status and result.status in report.violations[0]
     assert report.to_dict()["solution"] is False and report.to_dict()["ok"] is False
+
+
+# ------------------------------------------------------------------ solver= in every family
+
+
+def _exact_cases():
+    ls, tb, tm, co, ct = (coalloc.loadshare, coalloc.testbed, coalloc.taskmap,
+                          coalloc.collective, coalloc.ctaap)  # fmt: skip
+    ptop = tb.parse_ptop("node sw switch:1\nnode a pc:1\nnode b pc:1\n"
+                         "link la a sw 1000 0 0\nlink lb b sw 1000 0 0")  # fmt: skip
+    top = tb.parse_top("node x pc\nnode y pc\nlink l x y 100 0 0")
+    tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
+    req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
+    return [
+        (ct.Instance(*ct.generators.fig2(1, n_tasks=8, seed=1)), ("highs", "cbc", "cpsat")),
+        (tm.Instance(tasks, res), ("highs", "cbc")),
+        (co.Instance(pool, req), ("highs", "cpsat")),
+        (
+            ls.Instance(ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1])),
+            ("highs", "cbc"),
+        ),
+        (
+            ls.GapProblem(ls.GapInstance([[1, 9, 4], [9, 1, 4]], [[1, 1, 1], [1, 1, 1]], [2, 2])),
+            ("cpsat", "highs"),
+        ),
+        (tb.Instance(top, ptop), ("cpsat",)),
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", range(6))
+def test_solver_chooses_the_ip_solver_in_every_family(case):
+    inst, solvers = _exact_cases()[case]
+    assert "solver" in __import__("inspect").signature(inst.METHODS["exact"]).parameters
+    inst.check_params("exact", {"solver": solvers[0], "time_limit": 30}
+                      if inst.family != "testbed" else {"solver": "cpsat"})  # fmt: skip
+    for solver in solvers:
+        new = inst.solve("exact", solver=solver)
+        assert new.status == "optimal" and inst.verify(new).ok
+        if inst.family == "testbed":
+            continue
+        with pytest.warns(DeprecationWarning, match="solver="):
+            old = inst.solve("exact", backend=solver)
+        assert old.objective == new.objective and old.params == new.params
+        if solver != solvers[0]:
+            with pytest.raises(TypeError, match="disagree"):
+                inst.solve("exact", solver=solvers[0], backend=solver)
+    # through a batch, without options=: backend= there is the executor
+    batch = solve_many([inst, inst], "exact", backend="serial", solver=solvers[-1])
+    assert [r.objective for r in batch] == [new.objective] * 2
+
+
+def test_the_command_line_says_solver(tmp_path, capsys):
+    ls = coalloc.loadshare
+    path = tmp_path / "p.json"
+    ls.write_problem(path, ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1]))
+    base = ["loadshare", "share", str(path), "--method", "exact", "--quiet", "--json"]
+    assert main([*base, "--solver", "cbc"]) == 0
+    assert json.loads(capsys.readouterr().out)["params"]["backend"] == "cbc"
+    assert main([*base, "--backend", "highs"]) == 0  # the former name still works
+    assert json.loads(capsys.readouterr().out)["params"]["backend"] == "highs"
+    assert main([*base, "--solver", "cbc", "-p", "backend=highs"]) == 2
+    assert "disagree" in capsys.readouterr().err
+    assert main(["loadshare", "share", str(path), "--solver", "cbc"]) == 2
+    assert "--solver applies to --method exact only" in capsys.readouterr().err

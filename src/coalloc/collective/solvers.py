@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
-from .._shared.family import FamilyInstance
+from .._shared.family import FamilyInstance, solver_keyword
 from .._shared.params import check_keywords, check_method
 from .._shared.seeding import check_seed
 from .cankar import cankar
@@ -21,7 +21,7 @@ __all__ = ["coallocate", "solve", "METHODS", "DEFAULT_METHOD", "Instance", "veri
 METHODS: Dict[str, Callable[..., CoallocationResult]] = {
     "scan": scan,
     "cankar": cankar,
-    "exact": exact,
+    "exact": solver_keyword(exact),  # solver="highs"|"cbc"|"cpsat"
     "brute_force": brute_force,
 }
 #: The method :func:`coallocate` uses when none is named.

@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
 import numpy as np
 
-from .._shared.family import FamilyInstance
+from .._shared.family import FamilyInstance, solver_keyword
 from .._shared.params import check_method
 from .._shared.seeding import check_seed
 from .exact import solve_exact, upper_bound
@@ -22,7 +22,7 @@ __all__ = ["solve", "METHODS", "DEFAULT_METHOD", "Instance"]
 METHODS: Dict[str, Callable[..., SolveResult]] = {
     "ctaap": solve_ctaap,
     "greedy": solve_greedy,
-    "exact": solve_exact,
+    "exact": solver_keyword(solve_exact),  # solver="highs"|"cbc"|"cpsat"
 }
 #: The method :func:`solve` uses when none is named.
 DEFAULT_METHOD = "ctaap"
@@ -49,8 +49,8 @@ def solve(
         ``"ctaap"``: the CTAAP-Solver of Kravtsov et al. (see
         :func:`coalloc.ctaap.solver.solve_ctaap` for its parameters); ``"greedy"``: first-fit
         baseline (:func:`coalloc.ctaap.greedy.solve_greedy`); ``"exact"``: the integer program,
-        solved by HiGHS, CBC or CP-SAT (:func:`coalloc.ctaap.exact.solve_exact`: ``backend``,
-        ``time_limit``, ``formulation``, ...).
+        solved by HiGHS, CBC or CP-SAT (:func:`coalloc.ctaap.exact.solve_exact`: ``solver``,
+        ``time_limit``, ``formulation``, ...; ``backend=`` for the solver is deprecated).
     seed : int, optional
         Seed of every random choice: the same seed gives the same answer.
     bound : bool, default False

@@ -6,7 +6,7 @@ import functools
 import inspect
 from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
-from .._shared.family import FamilyInstance
+from .._shared.family import FamilyInstance, solver_keyword
 from .._shared.jsonio import InstanceError, check_envelope
 from .._shared.params import check_keywords, check_method
 from .._shared.schema import AnyValue, Int, ListOf, Num, Obj, Str, check
@@ -44,7 +44,7 @@ METHODS: Dict[str, Callable[..., ShareResult]] = {
     "fcfs": fcfs,
     "fcfs-ff": fcfs_ff,
     "round-robin": round_robin,
-    "exact": _exact,
+    "exact": solver_keyword(_exact),  # solver="highs"|"cbc"
 }
 #: The method :func:`share` uses when none is named: the central best-fit balancer.
 DEFAULT_METHOD = "bfd"
@@ -146,15 +146,21 @@ class Instance(FamilyInstance, _Parts):
 
 # ------------------------------------------------------------------ the GAP as a problem kind
 
+
+def _gap_method(method: str) -> Callable[..., GapResult]:
+    run = functools.partial(solve_gap, method=method)
+    sig = inspect.signature(solve_gap)
+    run.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[p for n, p in sig.parameters.items() if n != "method"]
+    )
+    return run
+
+
 #: The generalized assignment problem's methods (name -> function of the instance).
 GAP_METHODS: Dict[str, Callable[..., GapResult]] = {
-    "heuristic": functools.partial(solve_gap, method="heuristic"),
-    "exact": functools.partial(solve_gap, method="exact"),
+    "heuristic": _gap_method("heuristic"),
+    "exact": solver_keyword(_gap_method("exact")),  # solver="cpsat"|"highs"|"cbc"
 }
-for _name, _func in GAP_METHODS.items():
-    _func.__signature__ = inspect.signature(solve_gap).replace(  # type: ignore[attr-defined]
-        parameters=[p for n, p in inspect.signature(solve_gap).parameters.items() if n != "method"]
-    )
 #: The GAP method a :class:`GapProblem` runs when none is named.
 GAP_DEFAULT_METHOD = "heuristic"
 #: The ``"format"`` of a GAP instance file in JSON (a batch item, ``coalloc loadshare
@@ -279,8 +285,7 @@ class GapProblem(FamilyInstance, _GapParts):
     @staticmethod
     def _solve_function(instance: GapInstance, method: str, *, seed: Optional[int] = 0,
                         **params: Any) -> GapResult:  # fmt: skip
-        check_method(method, GAP_METHODS)
-        return solve_gap(instance, method, seed=seed, **params)
+        return GAP_METHODS[check_method(method, GAP_METHODS)](instance, seed=seed, **params)
 
     def _verify_solution(self, result: GapResult) -> GapReport:
         return verify_gap(self.instance, result.assignment, assign_all=result.assign_all,

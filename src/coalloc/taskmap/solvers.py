@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
-from .._shared.family import FamilyInstance
+from .._shared.family import FamilyInstance, solver_keyword
 from .._shared.params import check_method
 from .._shared.seeding import check_seed
 from .exact import solve_exact_mapping
@@ -43,7 +43,7 @@ _exact.__signature__ = inspect.signature(solve_exact_mapping)  # type: ignore[at
 #: Registered methods: the four variants of section 5.2 and the exact MILP.
 METHODS: Dict[str, Callable[..., MappingResult]] = {
     **{name: _variant(name) for name in VARIANTS},
-    "exact": _exact,
+    "exact": solver_keyword(_exact),  # solver="highs"|"cbc"
 }
 #: The method :func:`solve` uses when none is named.
 DEFAULT_METHOD = "open+improve"

@@ -178,11 +178,17 @@ def anneal_method(
 
 def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
                  time_limit_s: Optional[float] = 60.0, threads: int = 1,
-                 available=None, trunk_used=None) -> MappingResult:  # fmt: skip
-    """The CP-SAT optimum of the inter-switch bandwidth (small experiments)."""
+                 available=None, trunk_used=None,
+                 solver: str = "cpsat") -> MappingResult:  # fmt: skip
+    """The CP-SAT optimum of the inter-switch bandwidth (small experiments).
+
+    ``solver`` names the integer-programming solver as in every family; CP-SAT is the one
+    this model is written for.
+    """
     from .exact import exact_mapping
 
     t0 = time.perf_counter()
+    choice(solver, ("cpsat",), "solver")
     tl = time_limit(time_limit_s, "time_limit_s")
     threads = integer(threads, "threads", 1)
     pr = _problem(top, ptop, available, trunk_used)
