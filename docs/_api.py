@@ -134,9 +134,20 @@ def family_page(family: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def api_index() -> str:
+    """The reST text of ``api/index.rst``: the top-level page, then one page per family."""
+    head = ("API reference\n=============\n\n"
+            "Generated from the numpydoc docstrings. Every public function and class of every "
+            "family\n(each family's ``__all__``) and of the top level is listed; the examples run "
+            "as doctests.\n\n.. toctree::\n   :maxdepth: 1\n\n   coalloc\n")  # fmt: skip
+    return head + "".join(f"   {family}\n" for family in _families())
+
+
 def api_pages() -> Dict[str, str]:
-    """File name -> reST text of every family's API page."""
-    return {f"{family}.rst": family_page(family) for family in _families()}
+    """File name -> reST text of every family's API page, and of the index listing them."""
+    pages = {f"{family}.rst": family_page(family) for family in _families()}
+    pages["index.rst"] = api_index()
+    return pages
 
 
 def write_api_pages(folder: str) -> None:

@@ -309,6 +309,17 @@ class FamilyInstance:
         >>> ls.Instance.coerce(problem) == ls.Instance(problem)
         True
         """
+        found = cls._coerced(obj)
+        if found is not None:
+            return found
+        types = cls._field_types
+        names = ", ".join(t.__name__ for t in types)
+        raise TypeError(f"a {cls.kind} problem is a {cls.__name__} or ({names}), "
+                        f"got {type(obj).__name__}")  # fmt: skip
+
+    @classmethod
+    def _coerced(cls, obj: Any) -> Optional[FamilyInstance]:
+        """:meth:`coerce` without the exception: None when ``obj`` is not of this kind."""
         if isinstance(obj, cls):
             return obj
         types = cls._field_types
@@ -317,9 +328,7 @@ class FamilyInstance:
         if isinstance(obj, (tuple, list)) and len(obj) == len(types):
             if all(isinstance(part, t) for part, t in zip(obj, types)):
                 return cls(*obj)
-        names = ", ".join(t.__name__ for t in types)
-        raise TypeError(f"a {cls.kind} problem is a {cls.__name__} or ({names}), "
-                        f"got {type(obj).__name__}")  # fmt: skip
+        return None
 
 
 # ------------------------------------------------------------------ one vocabulary: solver=
@@ -598,10 +607,9 @@ def coerce_problem(obj: Any) -> FamilyInstance:
     'gap'
     """
     for kind in problem_kinds():
-        try:
-            return kind.coerce(obj)
-        except TypeError:
-            continue
+        found = kind._coerced(obj)
+        if found is not None:
+            return found
     shapes = "; ".join(
         f"{k.family}.{k.__name__} or ({', '.join(t.__name__ for t in k._field_types)})"
         for k in problem_kinds()
