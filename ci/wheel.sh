@@ -54,18 +54,19 @@ case "$(basename "$wheel")" in
 esac
 
 "$tmp/tools/bin/python" - "$wheel" <<'PY'
-import sys, zipfile
+import pathlib, sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
 top = {n.split("/")[0] for n in names}
 bad = [t for t in top if t not in ("coalloc", "coalloc.libs") and not t.endswith(".dist-info")]
 exts = [n for n in names if n.endswith(".so")]
 assert not bad, f"wheel has top-level entries besides coalloc/: {bad}"
+# what setup.py builds: coalloc/<family>/<stem> for every src/_core/<family>/<stem>.{pyx,cpp}
 need = {
-    "coalloc/ctaap/_softassign", "coalloc/ctaap/_violations", "coalloc/ctaap/_bmatching",
-    "coalloc/ctaap/_cleanup", "coalloc/ctaap/_localsearch", "coalloc/taskmap/_flowinject",
-    "coalloc/collective/_search", "coalloc/testbed/_anneal", "coalloc/testbed/_allocate",
-    "coalloc/loadshare/_dmcf", "coalloc/loadshare/_gapls",
+    f"coalloc/{src.parent.name}/{src.stem}"
+    for src in [*pathlib.Path("src/_core").glob("*/*.pyx"), *pathlib.Path("src/_core").glob("*/*.cpp")]
+    if src.parent.name != "include"
 }
+assert len(need) >= 11, f"found only {sorted(need)} under src/_core (run from the checkout)"
 have = {n.split(".")[0] for n in exts}
 assert need <= have, f"wheel misses compiled modules (each inside its family): {need - have}"
 assert "coalloc/ctaap/data/demo.json" in names, "wheel misses the demo instance"

@@ -19,18 +19,17 @@ import inspect
 import os
 from typing import Dict
 
-#: Page titles; a family missing here is titled by the first line of its docstring.
-TITLES = {
-    "ctaap": "CTAAP: co-allocation of request graphs onto clustered offers",
-    "taskmap": "Task mapping (Taura & Chien)",
-    "collective": "Collective co-allocation with advance reservations (Cankar et al.)",
-    "testbed": "Testbed mapping: assign+ and assign",
-    "loadshare": "Coalition load sharing (Hovey & Jung) and the GAP",
-}
+
+def _families() -> dict:
+    """The registered families (``coalloc._shared.family.families``: name -> FamilySpec)."""
+    import coalloc  # noqa: F401 - importing coalloc registers every family of coalloc.FAMILIES
+    from coalloc._shared.family import families
+
+    return families()
 
 
 #: Classes of the hand-written top-level page (api/coalloc.rst) shown with their members.
-TOP_LEVEL_CLASSES = ("BatchError", "Result", "Report")
+TOP_LEVEL_CLASSES = ("BatchError", "Result", "Report", "FamilyInstance")
 
 
 def documented_classes() -> Dict[str, type]:
@@ -42,7 +41,7 @@ def documented_classes() -> Dict[str, type]:
     import coalloc
 
     out = {f"coalloc.{name}": getattr(coalloc, name) for name in TOP_LEVEL_CLASSES}
-    for family in coalloc.FAMILIES:
+    for family in _families():
         module = importlib.import_module(f"coalloc.{family}")
         for name in module.__all__:
             obj = getattr(module, name)
@@ -85,8 +84,9 @@ def documented_members() -> Dict[str, str]:
 
 
 def _title(family: str, module) -> str:
-    if family in TITLES:
-        return TITLES[family]
+    spec = _families().get(family)
+    if spec is not None and spec.title:  # the title the family registered
+        return spec.title
     doc = (module.__doc__ or family).strip().splitlines()[0]
     return doc.rstrip(".")
 
@@ -134,11 +134,20 @@ def family_page(family: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def api_pages() -> Dict[str, str]:
-    """File name -> reST text of every family's API page."""
-    import coalloc
+def api_index() -> str:
+    """The reST text of ``api/index.rst``: the top-level page, then one page per family."""
+    head = ("API reference\n=============\n\n"
+            "Generated from the numpydoc docstrings. Every public function and class of every "
+            "family\n(each family's ``__all__``) and of the top level is listed; the examples run "
+            "as doctests.\n\n.. toctree::\n   :maxdepth: 1\n\n   coalloc\n")  # fmt: skip
+    return head + "".join(f"   {family}\n" for family in _families())
 
-    return {f"{family}.rst": family_page(family) for family in coalloc.FAMILIES}
+
+def api_pages() -> Dict[str, str]:
+    """File name -> reST text of every family's API page, and of the index listing them."""
+    pages = {f"{family}.rst": family_page(family) for family in _families()}
+    pages["index.rst"] = api_index()
+    return pages
 
 
 def write_api_pages(folder: str) -> None:

@@ -101,6 +101,30 @@ def _drop_missing_guides(app, docname, source):
             source[0] = source[0].replace(f"\n{page}\n", "\n")
 
 
+def _list_family_guides(app, docname, source):
+    """Add the guide page ``<family>.md`` of every registered family that the Guides toctree
+    of index.md does not list yet (after the last family listed), so that a new family's
+    guide is in the site without an edit outside its own files."""
+    if docname != "index":
+        return
+    from _api import _families
+
+    text = source[0]
+    start = text.find(":caption: Guides")
+    end = text.find("```", start)
+    if start < 0 or end < 0:
+        return
+    block = text[start:end]
+    listed = [f for f in _families() if f"\n{f}\n" in block]
+    missing = [f for f in _families() if f not in listed
+               and os.path.exists(os.path.join(app.srcdir, f + ".md"))]  # fmt: skip
+    if not missing:
+        return
+    anchor = f"\n{listed[-1]}\n" if listed else "\n\n"
+    at = text.index(anchor, start) + len(anchor)
+    source[0] = text[:at] + "".join(f"{f}\n" for f in missing) + text[at:]
+
+
 def _validate_attribute(app, what, name, obj, options, lines):
     """numpydoc's validation of a property, with ``ATTRIBUTE_CHECKS``."""
     if MEMBERS.get(name) != "attribute":
@@ -146,5 +170,6 @@ def setup(app):
     app.connect("autodoc-skip-member", _skip_namedtuple_fields)
     app.connect("builder-inited", _check_undocumented_members)
     app.connect("source-read", _drop_missing_guides)
+    app.connect("source-read", _list_family_guides)
     # index.md is read again on every build, so an optional guide added later is listed.
     app.connect("env-get-outdated", lambda app, env, added, changed, removed: ["index"])

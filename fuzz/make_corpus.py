@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import sys
 
@@ -77,6 +78,13 @@ def seeds() -> dict:
     g2 = loadshare.generate_gap("d", 3, 3, seed=1)
     out["gap"]["multi.txt"] = _text(lio.write_gap, [g1, g2])
     out["gap"]["single.txt"] = _text(lio.write_gap, g1, multi=False)
+    # any registered problem kind, read by its "format" (coalloc.batch.read_problem)
+    out["instances"]["gap.json"] = json.dumps(loadshare.gap_to_dict(g2)).encode()
+    out["instances"]["ctaap.json"] = out["ctaap"]["fig2-edges.json"]
+    out["instances"]["taskmap.json"] = out["taskmap"]["instance.json"]
+    out["instances"]["collective.json"] = out["collective_json"]["instance.json"]
+    out["instances"]["testbed.json"] = out["testbed_json"]["instance.json"]
+    out["instances"]["loadshare.json"] = out["loadshare_json"]["problem.json"]
     # the CLI: the first byte picks the command (see targets._cli_commands)
     cmds = {0: out["ctaap"]["fig2-edges.json"], 1: out["taskmap"]["tasks.json"],
             2: out["taskmap"]["resources.json"], 3: out["collective_json"]["pool.json"],

@@ -291,6 +291,18 @@ def t_gap(data: bytes) -> None:
                 raise Finding(f"a GAP greedy result fails verify: {res}")
 
 
+def t_instances(data: bytes) -> None:
+    """Any instance file, read through the list of families (``coalloc.batch.read_problem``:
+    its ``"format"`` picks the problem kind, the GAP's JSON and a new family's included); a
+    small one is solved with its kind's default method and its success must pass verify."""
+    from coalloc.batch import read_problem
+
+    path = _write("fuzz-instance.json", data)
+    problem = _read(read_problem, path)
+    if problem is not None:
+        _solve_verify(problem, len(data) <= 1500)
+
+
 def _run_cli(argv, path) -> None:
     out, err = io.StringIO(), io.StringIO()
     try:
@@ -360,6 +372,7 @@ TARGETS: Dict[str, Callable[[bytes], None]] = {
     "testbed_json": t_testbed_json,
     "loadshare_json": t_loadshare_json,
     "gap": t_gap,
+    "instances": t_instances,
     "results": t_results,
     "cli": t_cli,
 }

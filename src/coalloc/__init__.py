@@ -19,12 +19,23 @@ any family. Data flows one way: input -> model -> solver -> result -> verify -> 
 
 __version__ = "0.1.0"
 
-from . import collective, ctaap, loadshare, taskmap, testbed
-from ._shared import STATUSES, InstanceError, Report, Result
-from .batch import BatchError, solve_many, solve_many_iter
+import importlib as _importlib
+
+#: The problem families, by name: the folders ``coalloc/<name>/`` imported here, each of which
+#: registers itself (:func:`coalloc._shared.family.register_family`) in the one list that
+#: the batch layer, the ``coalloc`` command and the API reference read. Adding a sixth
+#: family is its folder plus its name here.
+FAMILIES = ("ctaap", "taskmap", "collective", "testbed", "loadshare")
+
+for _name in FAMILIES:
+    _importlib.import_module(f"{__name__}.{_name}")  # binds coalloc.<name>
+del _name
+
+from ._shared import STATUSES, FamilyInstance, InstanceError, Report, Result  # noqa: E402
+from .batch import BatchError, solve_many, solve_many_iter  # noqa: E402
 
 # The main job, one step away: aliases of coalloc.ctaap.
-from .ctaap import (
+from .ctaap import (  # noqa: E402
     METHODS,
     Offer,
     Request,
@@ -40,15 +51,8 @@ from .ctaap import (
     write_result,
 )
 
-#: The problem families, by name.
-FAMILIES = ("ctaap", "taskmap", "collective", "testbed", "loadshare")
-
 __all__ = [
-    "ctaap",
-    "taskmap",
-    "loadshare",
-    "testbed",
-    "collective",
+    *FAMILIES,
     "FAMILIES",
     "Request",
     "Offer",
@@ -60,6 +64,7 @@ __all__ = [
     "SolveResult",
     "Result",
     "Report",
+    "FamilyInstance",
     "STATUSES",
     "verify",
     "VerifyReport",
@@ -77,5 +82,5 @@ __all__ = [
 
 def __getattr__(name: str):
     if name == "flow_injection":  # coalloc.taskmap.flow_injection, imported on first use
-        return taskmap.flow_injection
+        return _importlib.import_module(f"{__name__}.taskmap").flow_injection
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -85,33 +85,23 @@ from typing import (
 
 import numpy as np
 
-from . import collective, ctaap, loadshare, taskmap, testbed
 from ._shared import interrupt
+from ._shared.family import FamilyInstance, coerce_problem, families, kind_of_format, problem_kinds
 from ._shared.jsonio import InstanceError, load_json
 from ._shared.result import Result
 from ._shared.seeding import instance_seed
 
-#: The ``Instance`` type of every family; each has ``family``, ``format``, ``solve``,
-#: ``verify``, ``check_params`` and ``from_dict``.
-FAMILY_INSTANCES = {
-    "ctaap": ctaap.Instance,
-    "taskmap": taskmap.Instance,
-    "loadshare": loadshare.Instance,
-    "testbed": testbed.Instance,
-    "collective": collective.Instance,
-}
-#: Plain pairs a batch accepts in place of an ``Instance``: (types) -> Instance.
-_PAIRS = (
-    ((ctaap.Request, ctaap.Offer), ctaap.Instance),
-    ((taskmap.TaskGraph, taskmap.ResourceGraph), taskmap.Instance),
-    ((testbed.VirtualTopology, testbed.PhysicalTopology), testbed.Instance),
-    ((collective.ResourcePool, collective.CollectiveRequest), collective.Instance),
-)
+
+def __getattr__(name: str) -> Any:
+    if name == "FAMILY_INSTANCES":  # derived from the list of families, never written by hand
+        return {name: spec.kinds[0] for name, spec in families().items()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["solve_many", "solve_many_iter", "BatchError", "instance_seed", "ProgressBar"]
 
 #: What a batch may contain: a family's Instance, the pair it wraps, or an instance file path.
-Instance = Union[ctaap.Instance, taskmap.Instance, Tuple[Any, Any], str, "os.PathLike[str]"]
+Instance = Union[FamilyInstance, Tuple[Any, ...], Any, str, "os.PathLike[str]"]
 
 BACKENDS = ("threads", "processes", "serial")
 ON_ERROR = ("record", "raise")
@@ -302,11 +292,11 @@ def read_problem(path: Any) -> Any:
         When the file is unreadable, not an instance of a family, or invalid.
     """
     data, name = load_json(path)
-    fmt = data.get("format", ctaap.Instance.format) if isinstance(data, dict) else None
-    for cls in FAMILY_INSTANCES.values():
-        if fmt == cls.format:
-            return cls.from_dict(data, source=name)
-    known = sorted(cls.format for cls in FAMILY_INSTANCES.values())
+    kind = kind_of_format(data.get("format")) if isinstance(data, dict) else None
+    if kind is not None:
+        return kind.from_dict(data, source=name)
+    fmt = data.get("format") if isinstance(data, dict) else None
+    known = sorted(kind.format for kind in problem_kinds())
     raise InstanceError(
         f"{name}: not an instance file of a family (format {fmt!r}; known: {known})"
     )
@@ -596,16 +586,13 @@ def _check_item(item: Any) -> Any:
     """The item as a family's Instance (or a path), else an :class:`_Invalid` marker."""
     if isinstance(item, (str, os.PathLike)):
         return item
-    if isinstance(item, tuple(FAMILY_INSTANCES.values())):
-        return item
-    if isinstance(item, (tuple, list)) and len(item) == 2:
-        for types, cls in _PAIRS:
-            if isinstance(item[0], types[0]) and isinstance(item[1], types[1]):
-                return cls(*item)
-    return _Invalid(
-        "a batch item must be a family's Instance, a (Request, Offer) or (TaskGraph, "
-        f"ResourceGraph) pair, or the path of an instance file, got {type(item).__name__}"
-    )
+    try:
+        return coerce_problem(item)
+    except TypeError as exc:
+        return _Invalid(
+            "a batch item must be a family's Instance, the tuple of its parts, a bare "
+            f"one-part problem, or the path of an instance file; {exc}"
+        )
 
 
 def _cpu_count() -> int:
@@ -678,26 +665,22 @@ def _check_params(method: Optional[str], params: dict, family: Optional[str]) ->
     With ``family`` only that family is asked; else every family that has ``method`` (every
     family when ``method`` is None), and the call fails only when all of them refuse.
     """
-    if family is not None:
-        if family not in FAMILY_INSTANCES:
-            raise ValueError(f"family must be one of {sorted(FAMILY_INSTANCES)}, got {family!r}")
-        FAMILY_INSTANCES[family].check_params(method, params)
-        return
+    kinds = problem_kinds(family)  # ValueError for an unknown family
     if method is not None and not isinstance(method, str):
         raise ValueError(f"method must be a method name or None, got {method!r}")
     errors = []
-    for cls in FAMILY_INSTANCES.values():
+    for cls in kinds:
         try:
             cls.check_params(method, params)
             return
         except (TypeError, ValueError) as exc:
             errors.append(exc)
-    owners = [cls for cls in FAMILY_INSTANCES.values() if method in cls.methods]
+    owners = [cls for cls in kinds if method in cls.methods]
     if method is not None and not owners:
-        every = sorted({m for cls in FAMILY_INSTANCES.values() for m in cls.methods})
+        every = sorted({m for cls in kinds for m in cls.methods})
         raise ValueError(f"method must be one of {every}, got {method!r}")
     if len(owners) == 1:
-        raise errors[list(FAMILY_INSTANCES.values()).index(owners[0])]
+        raise errors[kinds.index(owners[0])]
     raise errors[0]
 
 
@@ -791,10 +774,10 @@ def solve_many(
         at the end.
     options : mapping, optional
         Solver parameters as one dictionary, like SciPy's ``options=``: the way to pass a
-        solver keyword that solve_many takes for itself, e.g.
-        ``solve_many(batch, "exact", options={"backend": "cpsat", "time_limit": 10})``
-        (``backend=`` here chooses the executor). Merged with ``**params``; a key given in
-        both is an error.
+        solver keyword that solve_many takes for itself (``backend=``, ``seed=``, ...).
+        Merged with ``**params``; a key given in both is an error. The integer-programming
+        solver of the exact methods is ``solver=`` in every family, so it needs no detour:
+        ``solve_many(batch, "exact", solver="cpsat", time_limit=10)``.
     timeout : float, optional
         Seconds each instance may take; one that runs longer is a :class:`BatchError` with
         ``exc_type="TimeoutError"`` and the others are unaffected. With

@@ -31,18 +31,13 @@ FAMILIES = sorted(
     if p.is_dir() and not p.name.startswith(("_", ".")) and p.name != "cli"
     if (p / "__init__.py").exists()
 )
+#: What setup.py builds: one compiled module coalloc.<family>.<stem> per source
+#: src/_core/<family>/<stem>.{pyx,cpp} (no list of modules is written by hand anywhere).
+CORE = pathlib.Path(__file__).resolve().parents[2] / "src" / "_core"
 COMPILED = {
-    "coalloc.ctaap._softassign",
-    "coalloc.ctaap._violations",
-    "coalloc.ctaap._bmatching",
-    "coalloc.ctaap._cleanup",
-    "coalloc.ctaap._localsearch",
-    "coalloc.taskmap._flowinject",
-    "coalloc.loadshare._dmcf",
-    "coalloc.loadshare._gapls",
-    "coalloc.testbed._anneal",
-    "coalloc.testbed._allocate",
-    "coalloc.collective._search",
+    f"coalloc.{src.parent.name}.{src.stem}"
+    for src in [*CORE.glob("*/*.pyx"), *CORE.glob("*/*.cpp")]
+    if src.parent.name != "include"
 }
 EXTENSION_SUFFIXES = (".so", ".pyd")
 

@@ -25,59 +25,59 @@ a closed pipe), quietly, when its output is piped into a reader that stops early
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-from typing import Optional, Sequence
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from .. import __version__
+from .._shared.family import families
 from .._shared.jsonio import InstanceError, check_output, protect_inputs, same_file
-from . import collective as collective_cli
 from . import ctaap as ctaap_cli
 from . import docs as docs_cli
-from . import loadshare as loadshare_cli
 from . import plot as plot_cli
 from . import taskmap as taskmap_cli
-from . import testbed as testbed_cli
 from ._common import OutputPath
+from ._generic import GenericGroup
 
 __all__ = ["main", "build_parser"]
 
 #: Exit status when standard output is a pipe closed by its reader (128 + SIGPIPE).
 EXIT_BROKEN_PIPE = 141
 
-#: Family name -> (module adding its subcommands, one-line description).
-GROUPS = {
-    "ctaap": (
-        ctaap_cli,
-        "co-allocation of a request graph onto clustered offers (Kravtsov et al.)",
-    ),
-    "taskmap": (taskmap_cli, "mapping task graphs onto resource graphs (Taura & Chien)"),
-    "loadshare": (
-        loadshare_cli,
-        "coalition load sharing (DMCF-GGA, Hovey & Jung) and the generalized assignment problem",
-    ),
-    "testbed": (testbed_cli, "mapping .top experiments onto .ptop testbeds (assign+, assign)"),
-    "collective": (
-        collective_cli,
-        "collective co-allocation with advance reservations (Cankar et al.)",
-    ),
-}
+
+def groups() -> Dict[str, Tuple[Any, str]]:
+    """Family name -> (what adds its subcommands, one-line description), from the list of
+    families (:func:`coalloc._shared.family.families`): the module its ``FamilySpec``
+    names, or the generic group (``solve``, ``solve-batch``) built from its protocol."""
+    out = {}
+    for name, spec in families().items():
+        adder = importlib.import_module(spec.cli) if spec.cli else GenericGroup(spec)
+        out[name] = (adder, spec.summary)
+    return out
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GROUPS":  # derived, never written by hand (a family registered late is in it)
+        return groups()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``coalloc`` command."""
+    group_table = groups()
     parser = argparse.ArgumentParser(
         prog="coalloc",
         description="Co-allocation of parallel jobs onto grid, cluster and testbed resources.",
         epilog="Families: "
-        + "; ".join(f"'coalloc {name} -h': {text}" for name, (_, text) in GROUPS.items())
+        + "; ".join(f"'coalloc {name} -h': {text}" for name, (_, text) in group_table.items())
         + ". The CTAAP commands (solve, demo, verify, generate, solve-batch) and the task "
         "mapper's 'map' are also available at the top level. Guides: 'coalloc docs'; "
         f"reference: {docs_cli.URL}",
     )
     parser.add_argument("--version", action="version", version=f"coalloc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (module, text) in GROUPS.items():
+    for name, (module, text) in group_table.items():
         group = sub.add_parser(name, help=text, description=text)
         module.add_commands(group.add_subparsers(dest="subcommand", required=True))
     # The main job, one step away.

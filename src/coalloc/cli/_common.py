@@ -91,14 +91,15 @@ def add_output(p: argparse.ArgumentParser, help: str, required: bool = False) ->
 
 
 def add_exact_options(p: argparse.ArgumentParser, backends: Sequence[str]) -> None:
-    """``--time-limit SECONDS``, ``--backend NAME`` and ``--quiet`` for the exact method."""
+    """``--time-limit SECONDS``, ``--solver NAME`` (alias ``--backend``, its former name) and
+    ``--quiet`` for the exact method."""
     p.add_argument(
         "--time-limit", type=float, default=None, metavar="SECONDS",
         help="wall-clock limit of an exact solve (model building included)",
     )  # fmt: skip
     p.add_argument(
-        "--backend", choices=list(backends), default=None,
-        help="integer-programming back-end of the exact method",
+        "--solver", "--backend", dest="solver", choices=list(backends), default=None,
+        help="integer-programming solver of the exact method (--backend: its former name)",
     )  # fmt: skip
     p.add_argument(
         "--quiet", action="store_true",
@@ -107,7 +108,7 @@ def add_exact_options(p: argparse.ArgumentParser, backends: Sequence[str]) -> No
 
 
 def solver_params(args: argparse.Namespace) -> dict:
-    """``-p KEY=VALUE`` pairs plus ``--time-limit``/``--backend`` when given.
+    """``-p KEY=VALUE`` pairs plus ``--time-limit``/``--solver`` when given.
 
     It also decides whether an exact solve shows its progress (incumbent, bound and gap over
     time) on standard error: yes for ``--method exact`` without ``--quiet``, and then only on
@@ -119,20 +120,21 @@ def solver_params(args: argparse.Namespace) -> dict:
         getattr(args, "method", None) == "exact" and not getattr(args, "quiet", False)
     )
     params = dict(getattr(args, "param", None) or [])
-    for key in ("time_limit", "backend"):
+    for key, aliases in (("time_limit", ("time_limit",)), ("solver", ("solver", "backend"))):
         value = getattr(args, key, None)
         if value is not None:
-            if key in params and params[key] != value:
-                raise ValueError(f"--{key.replace('_', '-')} and -p {key}=... disagree")
+            for name in aliases:  # -p backend=... is the solver's deprecated name
+                if name in params and params[name] != value:
+                    raise ValueError(f"--{key.replace('_', '-')} and -p {name}=... disagree")
             params[key] = value
     return params
 
 
 def exact_params(args: argparse.Namespace) -> dict:
-    """:func:`solver_params`, refusing ``--time-limit``/``--backend`` without ``--method exact``."""
+    """:func:`solver_params`, refusing ``--time-limit``/``--solver`` without ``--method exact``."""
     params = solver_params(args)
     if getattr(args, "method", None) != "exact":
-        for key in ("time_limit", "backend"):
+        for key in ("time_limit", "solver"):
             if getattr(args, key, None) is not None:
                 raise ValueError(f"--{key.replace('_', '-')} applies to --method exact only")
     return params
@@ -164,7 +166,9 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
         "-j", "--jobs", type=jobs, default=None,
         help="parallel workers (default: every CPU; -1 likewise)",
     )  # fmt: skip
-    p.add_argument("--method", default=default, choices=sorted(methods))
+    each = "method (default: each problem kind's own default)"
+    p.add_argument("--method", default=default, choices=sorted(set(methods)),
+                   help=each if default is None else None)  # fmt: skip
     p.add_argument(
         "--processes", action="store_true", help="use worker processes instead of threads"
     )

@@ -6,7 +6,7 @@ import json
 import sys
 
 from .. import loadshare
-from .._shared.jsonio import write_text_atomic
+from .._shared.jsonio import InstanceError, write_text_atomic
 from .._shared.result import jsonable, relative_gap
 from ..loadshare.io import read_gap, read_problem, write_gap, write_problem
 from . import _common as common
@@ -115,15 +115,30 @@ def _cmd_generate(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    prob = read_problem(args.problem)
     from .._shared.jsonio import load_json
 
+    problem_data, problem_name = load_json(args.problem)
     data, name = load_json(args.result)
-    if not isinstance(data, dict) or "placement" not in data:
-        raise ValueError(f"{name}: no 'placement' in the result file")
+    gap_format = loadshare.GapProblem.format
+    is_gap = isinstance(problem_data, dict) and problem_data.get("format") == gap_format
+    key = "assignment" if is_gap else "placement"
+    if not isinstance(data, dict) or key not in data:
+        raise ValueError(f"{name}: no {key!r} in the result file")
     try:
-        rep = loadshare.verify_placement(prob, data["placement"], claimed=data.get("throughput"))
+        if is_gap:  # a GAP instance (coalloc.loadshare.gap) and a GAP result or batch line
+            inst = loadshare.gap_from_dict(problem_data, source=problem_name)
+            assign_all = data.get("assign_all", True)
+            if not isinstance(assign_all, bool):
+                raise TypeError(f"assign_all must be a bool, got {type(assign_all).__name__}")
+            rep = loadshare.verify_gap(inst, data["assignment"], assign_all=assign_all,
+                                       claimed=data.get("objective"))  # fmt: skip
+        else:
+            prob = loadshare.io.problem_from_dict(problem_data, source=problem_name)
+            rep = loadshare.verify_placement(prob, data["placement"],
+                                             claimed=data.get("throughput"))  # fmt: skip
     except (TypeError, ValueError) as exc:  # a malformed result: say which file
+        if isinstance(exc, InstanceError):
+            raise
         raise ValueError(f"{name}: {exc}") from None
     print(str(rep))
     return 0 if rep.ok else 1
@@ -185,13 +200,22 @@ def add_commands(sub) -> None:
     common.add_output(p, "file to write", required=True)
     p.set_defaults(func=_cmd_generate)
 
-    p = sub.add_parser("verify", help="check a share result file against its problem")
+    p = sub.add_parser(
+        "verify", help="check a share result against its problem, or a GAP result (a "
+        "solve-batch line) against its coalloc.loadshare.gap instance"
+    )  # fmt: skip
     p.add_argument("problem")
     p.add_argument("result")
     p.set_defaults(func=_cmd_verify)
 
-    p = sub.add_parser("solve-batch", help="share many problem files in parallel (JSON lines)")
-    common.add_batch_options(p, loadshare.METHODS, loadshare.DEFAULT_METHOD, "coalition_size=45")
+    p = sub.add_parser(
+        "solve-batch",
+        help="solve many problem files in parallel (JSON lines): load-sharing problems "
+        "(coalloc.loadshare.instance) and GAP instances (coalloc.loadshare.gap), mixed freely",
+    )  # fmt: skip
+    # --method: by default each file's kind runs its own default (bfd; the GAP: heuristic)
+    common.add_batch_options(p, [*loadshare.METHODS, *loadshare.GAP_METHODS], None,
+                             "coalition_size=45")  # fmt: skip
     p.set_defaults(func=_cmd_solve_batch)
 
 

@@ -14,6 +14,8 @@ Methods (:data:`METHODS`): ``"scan"`` (default), ``"cankar"`` (the paper's Phase
 ``coalloc docs collective``.
 """
 
+from .._shared.family import FamilySpec as _Spec
+from .._shared.family import register_family as _register
 from .cankar import cankar
 from .exact import brute_force, exact
 from .io import (
@@ -78,3 +80,14 @@ __all__ = [
     "generators",
     "simulate",
 ]
+
+# The family's entry in the one list of families (batch layer, CLI group, API reference).
+_register(
+    _Spec(
+        name="collective",
+        title="Collective co-allocation with advance reservations (Cankar et al.)",
+        summary="collective co-allocation with advance reservations (Cankar et al.)",
+        kinds=(Instance,),
+        cli="coalloc.cli.collective",
+    )
+)

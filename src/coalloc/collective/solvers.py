@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
+from .._shared.family import FamilyInstance, solver_keyword
 from .._shared.params import check_keywords, check_method
 from .._shared.seeding import check_seed
 from .cankar import cankar
@@ -20,7 +21,7 @@ __all__ = ["coallocate", "solve", "METHODS", "DEFAULT_METHOD", "Instance", "veri
 METHODS: Dict[str, Callable[..., CoallocationResult]] = {
     "scan": scan,
     "cankar": cankar,
-    "exact": exact,
+    "exact": solver_keyword(exact),  # solver="highs"|"cbc"|"cpsat"
     "brute_force": brute_force,
 }
 #: The method :func:`coallocate` uses when none is named.
@@ -110,7 +111,12 @@ def verify(pool: ResourcePool, request: CollectiveRequest,
                                claimed_utilisation=result.utilisation)  # fmt: skip
 
 
-class Instance(NamedTuple):
+class _Parts(NamedTuple):
+    pool: ResourcePool
+    request: CollectiveRequest
+
+
+class Instance(FamilyInstance, _Parts):
     """A co-allocation problem as one object: what :func:`coalloc.solve_many` takes.
 
     Parameters
@@ -131,137 +137,20 @@ class Instance(NamedTuple):
     (0.0, True)
     """
 
-    pool: ResourcePool
-    request: CollectiveRequest
+    __slots__ = ()
 
     family = "collective"
-    methods = tuple(METHODS)
     format = "coalloc.collective.instance"
+    METHODS = METHODS
+    DEFAULT_METHOD = DEFAULT_METHOD
+    SOLUTION_FIELD = "start"  # None: the request was rejected (a report says why)
+    _solve_function = staticmethod(coallocate)
 
-    def solve(self, method: Optional[str] = None, *, seed: Optional[int] = 0,
-              **params: Any) -> CoallocationResult:  # fmt: skip
-        """:func:`coallocate` on this instance (``method=None``: :data:`DEFAULT_METHOD`).
-
-        Parameters
-        ----------
-        method : str, optional
-            A name of :data:`METHODS`; None runs :data:`DEFAULT_METHOD`.
-        seed : int or None, default 0
-            Seed of every random choice (the family's seed policy).
-        **params
-            The method's own parameters (see :func:`coallocate`).
-
-        Returns
-        -------
-        CoallocationResult
-            What :func:`coallocate` returns for this instance.
-
-        Examples
-        --------
-        >>> import coalloc.collective as co
-        >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
-        >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
-        >>> inst = co.Instance(pool, req)
-        >>> result = inst.solve()
-        >>> result.start, sorted(result.resources.tolist())
-        (0.0, [1, 2])
-        """
-        return coallocate(self.pool, self.request, method or DEFAULT_METHOD, seed=seed, **params)
-
-    def verify(self, result: CoallocationResult) -> CoallocationReport:
-        """:func:`verify` of a result; a rejection gives a report that is not ``ok`` and
-        names the rejection (so that a batch records it with its reason, not as an error).
-
-        Parameters
-        ----------
-        result : CoallocationResult
-            A result of :meth:`solve` (or of :func:`coallocate`) on this instance.
-
-        Returns
-        -------
-        CoallocationReport
-            The independent verification; ``report.ok`` is True for a valid result.
-
-        Examples
-        --------
-        >>> import coalloc.collective as co
-        >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
-        >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
-        >>> inst = co.Instance(pool, req)
-        >>> inst.verify(inst.solve()).ok
-        True
-        """
-        if result.start is None:
-            return CoallocationReport(
-                False, [f"no solution (status {result.status!r}): {result.message}"]
-            )
+    def _verify_solution(self, result: CoallocationResult) -> CoallocationReport:
         return verify(self.pool, self.request, result)
 
     @staticmethod
-    def check_params(method: Optional[str], params: dict) -> None:
-        """Reject an unknown method or parameter names it does not take, before any work.
-
-        Parameters
-        ----------
-        method : str or None
-            A name of :data:`METHODS` (None: :data:`DEFAULT_METHOD`).
-        params : dict
-            The keyword parameters a batch would pass to :meth:`solve`.
-
-        Raises
-        ------
-        ValueError
-            An unknown method.
-        TypeError
-            A parameter name the method does not take.
-
-        Examples
-        --------
-        >>> from coalloc.collective import Instance
-        >>> Instance.check_params("scan", {"backend": "numpy"})
-        >>> Instance.check_params("scan", {"speed": 3})
-        Traceback (most recent call last):
-        ...
-        TypeError: method ... takes no parameter(s) ['speed']; ...
-        """
-        method = check_method(method or DEFAULT_METHOD, METHODS)
-        check_keywords(METHODS[method], method, set(params))
-
-    @classmethod
-    def from_dict(cls, data: Any, *, source: str = "<dict>") -> Instance:
-        """An instance from a parsed ``coalloc.collective.instance`` file.
-
-        Parameters
-        ----------
-        data : dict
-            The parsed JSON of a ``coalloc.collective.instance`` file.
-        source : str, default "<dict>"
-            Named in error messages.
-
-        Returns
-        -------
-        Instance
-            The instance the file describes.
-
-        Raises
-        ------
-        InstanceError
-            ``"<source>: <field path>: <what was expected>"`` for a malformed document.
-
-        Examples
-        --------
-        >>> import coalloc.collective as co
-        >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
-        >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
-        >>> inst = co.Instance(pool, req)
-        >>> data = {"format": "coalloc.collective.instance", "version": 1,
-        ...         "pool": co.io.pool_to_dict(pool), "request": co.io.request_to_dict(req)}
-        >>> same = co.Instance.from_dict(data)
-        >>> same.pool.n_nodes, same.request.count
-        (3, 2)
-        """
+    def _fields_from_dict(data: Any, *, source: str) -> tuple:
         from .io import instance_from_dict
 
-        return cls(*instance_from_dict(data, source=source))
-
-
+        return instance_from_dict(data, source=source)

@@ -15,6 +15,8 @@ fit), ``"exact"`` (the integer program on HiGHS, CBC or CP-SAT). ``coalloc.solve
 See ``coalloc docs ctaap``.
 """
 
+from .._shared.family import FamilySpec as _Spec
+from .._shared.family import register_family as _register
 from . import generators
 from .exact import solve_exact, upper_bound
 from .greedy import solve_greedy
@@ -57,3 +59,14 @@ __all__ = [
     "generators",
     "plot_allocation",
 ]
+
+# The family's entry in the one list of families (batch layer, CLI group, API reference).
+_register(
+    _Spec(
+        name="ctaap",
+        title="CTAAP: co-allocation of request graphs onto clustered offers",
+        summary="co-allocation of a request graph onto clustered offers (Kravtsov et al.)",
+        kinds=(Instance,),
+        cli="coalloc.cli.ctaap",
+    )
+)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, NamedTuple, Optional
+from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
 import numpy as np
 
-from .._shared.params import check_keywords, check_method
+from .._shared.family import FamilyInstance, solver_keyword
+from .._shared.params import check_method
 from .._shared.seeding import check_seed
 from .exact import solve_exact, upper_bound
 from .greedy import solve_greedy
@@ -21,7 +22,7 @@ __all__ = ["solve", "METHODS", "DEFAULT_METHOD", "Instance"]
 METHODS: Dict[str, Callable[..., SolveResult]] = {
     "ctaap": solve_ctaap,
     "greedy": solve_greedy,
-    "exact": solve_exact,
+    "exact": solver_keyword(solve_exact),  # solver="highs"|"cbc"|"cpsat"
 }
 #: The method :func:`solve` uses when none is named.
 DEFAULT_METHOD = "ctaap"
@@ -48,8 +49,8 @@ def solve(
         ``"ctaap"``: the CTAAP-Solver of Kravtsov et al. (see
         :func:`coalloc.ctaap.solver.solve_ctaap` for its parameters); ``"greedy"``: first-fit
         baseline (:func:`coalloc.ctaap.greedy.solve_greedy`); ``"exact"``: the integer program,
-        solved by HiGHS, CBC or CP-SAT (:func:`coalloc.ctaap.exact.solve_exact`: ``backend``,
-        ``time_limit``, ``formulation``, ...).
+        solved by HiGHS, CBC or CP-SAT (:func:`coalloc.ctaap.exact.solve_exact`: ``solver``,
+        ``time_limit``, ``formulation``, ...; ``backend=`` for the solver is deprecated).
     seed : int, optional
         Seed of every random choice: the same seed gives the same answer.
     bound : bool, default False
@@ -91,10 +92,17 @@ def solve(
     return result
 
 
-class Instance(NamedTuple):
+class _Parts(NamedTuple):
+    request: Request
+    offer: Offer
+
+
+class Instance(FamilyInstance, _Parts):
     """A CTAAP problem as one object: what :func:`coalloc.solve_many` takes for this family.
 
-    A plain ``(request, offer)`` pair (it unpacks as one), with the family's calls attached.
+    A plain ``(request, offer)`` pair (it unpacks as one), with the family protocol's calls
+    (:class:`coalloc.FamilyInstance`: ``solve``, ``verify``, ``check_params``,
+    ``from_dict``, ``coerce``).
 
     Parameters
     ----------
@@ -111,73 +119,29 @@ class Instance(NamedTuple):
     True
     """
 
-    request: Request
-    offer: Offer
+    __slots__ = ()
 
     family = "ctaap"
-    methods = tuple(METHODS)
     format = "coalloc.instance"
+    FORMAT_OPTIONAL = True  # a file without "format" is a CTAAP instance
+    METHODS = METHODS
+    DEFAULT_METHOD = DEFAULT_METHOD
+    SOLUTION_FIELD = "assignment"
+    SOLVE_KEYWORDS = frozenset({"bound"})  # taken by solve() itself
+    _solve_function = staticmethod(solve)
 
-    def solve(
-        self, method: Optional[str] = None, *, seed: Optional[int] = 0, **params: Any
-    ) -> SolveResult:
-        """:func:`solve` on this instance (``method=None``: :data:`DEFAULT_METHOD`).
-
-        Parameters
-        ----------
-        method : str, optional
-            A name of :data:`METHODS`; None runs :data:`DEFAULT_METHOD`.
-        seed : int or None, default 0
-            Seed of every random choice (the family's seed policy).
-        **params
-            The method's own parameters (see :func:`solve`).
-
-        Returns
-        -------
-        SolveResult
-            What :func:`solve` returns for this instance.
-
-        Examples
-        --------
-        >>> import coalloc.ctaap as ct
-        >>> inst = ct.Instance(*ct.generators.fig2(2, n_tasks=12, seed=1))
-        >>> result = inst.solve("greedy")
-        >>> result.method, result.n_tasks
-        ('greedy', 12)
-        """
-        return solve(self.request, self.offer, method or DEFAULT_METHOD, seed=seed, **params)
-
-    def verify(self, result: SolveResult) -> VerifyReport:
-        """:func:`coalloc.ctaap.verify` of a result's assignment.
-
-        Parameters
-        ----------
-        result : SolveResult
-            A result of :meth:`solve` (or of :func:`solve`) on this instance.
-
-        Returns
-        -------
-        VerifyReport
-            The independent verification; ``report.ok`` is True for a valid result.
-
-        Examples
-        --------
-        >>> import coalloc.ctaap as ct
-        >>> inst = ct.Instance(*ct.generators.fig2(2, n_tasks=12, seed=1))
-        >>> inst.verify(inst.solve(seed=0)).feasible
-        True
-        """
+    def _verify_solution(self, result: SolveResult) -> VerifyReport:
         return verify(self.request, self.offer, result.assignment)
 
-    @staticmethod
-    def check_params(method: Optional[str], params: dict) -> None:
+    @classmethod
+    def check_params(cls, method: Optional[str], params: Mapping[str, Any]) -> None:
         """Reject an unknown method or parameter names it does not take, before any work.
 
         Parameters
         ----------
         method : str or None
             A name of :data:`METHODS` (None: :data:`DEFAULT_METHOD`).
-        params : dict
+        params : mapping
             The keyword parameters a batch would pass to :meth:`solve`.
 
         Raises
@@ -196,41 +160,12 @@ class Instance(NamedTuple):
         ...
         TypeError: method ... takes no parameter(s) ['speed']; ...
         """
-        method = check_method(method or DEFAULT_METHOD, METHODS)
-        extra = {"bound"}  # taken by solve() itself
-        check_keywords(METHODS[method], method, {k for k in params if k not in extra})
+        super().check_params(method, params)
         if "bound" in params and not isinstance(params["bound"], (bool, np.bool_)):
             raise TypeError(f"bound must be a bool, got {type(params['bound']).__name__}")
 
-    @classmethod
-    def from_dict(cls, data: Any, *, source: str = "<dict>") -> Instance:
-        """An instance from a parsed ``coalloc.instance`` file.
-
-        Parameters
-        ----------
-        data : dict
-            The parsed JSON of a ``coalloc.instance`` file.
-        source : str, default "<dict>"
-            Named in error messages.
-
-        Returns
-        -------
-        Instance
-            The instance the file describes.
-
-        Raises
-        ------
-        InstanceError
-            ``"<source>: <field path>: <what was expected>"`` for a malformed document.
-
-        Examples
-        --------
-        >>> import coalloc.ctaap as ct
-        >>> inst = ct.Instance(*ct.generators.fig2(2, n_tasks=12, seed=1))
-        >>> same = ct.Instance.from_dict(ct.instance_to_dict(*inst))
-        >>> same.request.n, same.offer.m
-        (12, 5)
-        """
+    @staticmethod
+    def _fields_from_dict(data: Any, *, source: str) -> tuple:
         from .io import instance_from_dict
 
-        return cls(*instance_from_dict(data, source=source))
+        return instance_from_dict(data, source=source)

@@ -12,9 +12,13 @@ throughput ``sum_i min(load_i, capacity_i)``::
 
 Methods (:data:`METHODS`): ``bfd`` (default), ``dmcf-gga``, ``fcfs``, ``fcfs-ff``,
 ``round-robin``, ``exact``. The generalized assignment problem: :class:`GapInstance`,
-:func:`read_gap`, :func:`solve_gap`, :func:`generate_gap`. See ``coalloc docs loadshare``.
+:func:`read_gap`, :func:`solve_gap`, :func:`generate_gap`, and :class:`GapProblem`, its
+kind of the family protocol (what a batch solves; JSON format ``coalloc.loadshare.gap``).
+See ``coalloc docs loadshare``.
 """
 
+from .._shared.family import FamilySpec as _Spec
+from .._shared.family import register_family as _register
 from . import generators
 from .dmcf import (
     DEFAULTS,
@@ -34,7 +38,17 @@ from .io import read_gap, read_problem, write_gap, write_problem
 from .model import LoadSharingProblem, node_loads, throughput_of
 from .plot import plot_coalitions, plot_loads
 from .result import ShareResult
-from .solvers import DEFAULT_METHOD, METHODS, Instance, share, solve
+from .solvers import (
+    DEFAULT_METHOD,
+    GAP_METHODS,
+    METHODS,
+    GapProblem,
+    Instance,
+    gap_from_dict,
+    gap_to_dict,
+    share,
+    solve,
+)
 from .verify import GapReport, PlacementReport, verify_gap, verify_placement
 
 __all__ = [
@@ -65,6 +79,10 @@ __all__ = [
     "verify_gap",
     "GapReport",
     "GapInstance",
+    "GapProblem",
+    "GAP_METHODS",
+    "gap_to_dict",
+    "gap_from_dict",
     "GapResult",
     "solve_gap",
     "gap_bound",
@@ -76,3 +94,15 @@ __all__ = [
     "write_problem",
     "generators",
 ]
+
+# The family's entry in the one list of families (batch layer, CLI group, API reference).
+_register(
+    _Spec(
+        name="loadshare",
+        title="Coalition load sharing (Hovey & Jung) and the GAP",
+        summary="coalition load sharing (DMCF-GGA, Hovey & Jung) and the generalized "
+        "assignment problem",
+        kinds=(Instance, GapProblem),
+        cli="coalloc.cli.loadshare",
+    )
+)

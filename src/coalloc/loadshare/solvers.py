@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
-from typing import Any, Callable, Dict, NamedTuple, Optional
+from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
+from .._shared.family import FamilyInstance, solver_keyword
+from .._shared.jsonio import InstanceError, check_envelope
 from .._shared.params import check_keywords, check_method
+from .._shared.schema import AnyValue, Int, ListOf, Num, Obj, Str, check
 from .._shared.seeding import check_seed
 from .dmcf import best_fit, dmcf_gga, fcfs, fcfs_ff, round_robin
 from .exact import share_exact
+from .gap import GapInstance, GapResult, solve_gap
 from .model import LoadSharingProblem
 from .result import ShareResult
-from .verify import PlacementReport, verify_placement
+from .verify import GapReport, PlacementReport, verify_gap, verify_placement
 
-__all__ = ["share", "solve", "METHODS", "DEFAULT_METHOD", "Instance"]
+__all__ = [
+    "share",
+    "solve",
+    "METHODS",
+    "DEFAULT_METHOD",
+    "Instance",
+    "GapProblem",
+    "GAP_METHODS",
+    "gap_to_dict",
+    "gap_from_dict",
+]
 
 
 def _exact(problem, *, seed=None, **params):
@@ -29,7 +44,7 @@ METHODS: Dict[str, Callable[..., ShareResult]] = {
     "fcfs": fcfs,
     "fcfs-ff": fcfs_ff,
     "round-robin": round_robin,
-    "exact": _exact,
+    "exact": solver_keyword(_exact),  # solver="highs"|"cbc"
 }
 #: The method :func:`share` uses when none is named: the central best-fit balancer.
 DEFAULT_METHOD = "bfd"
@@ -88,7 +103,11 @@ def share(
 solve = share
 
 
-class Instance(NamedTuple):
+class _Parts(NamedTuple):
+    problem: LoadSharingProblem
+
+
+class Instance(FamilyInstance, _Parts):
     """A load-sharing problem as one object: what :func:`coalloc.solve_many` takes.
 
     Parameters
@@ -106,70 +125,181 @@ class Instance(NamedTuple):
     (24.0, True)
     """
 
-    problem: LoadSharingProblem
+    __slots__ = ()
 
     family = "loadshare"
-    methods = tuple(METHODS)
     format = "coalloc.loadshare.instance"
+    METHODS = METHODS
+    DEFAULT_METHOD = DEFAULT_METHOD
+    SOLUTION_FIELD = "placement"
+    _solve_function = staticmethod(share)
 
-    def solve(self, method: Optional[str] = None, *, seed: Optional[int] = 0,
-              **params: Any) -> ShareResult:  # fmt: skip
-        """:func:`share` on this instance (``method=None``: :data:`DEFAULT_METHOD`).
-
-        Parameters
-        ----------
-        method : str, optional
-            A name of :data:`METHODS`; None runs :data:`DEFAULT_METHOD`.
-        seed : int or None, default 0
-            Seed of every random choice (the family's seed policy).
-        **params
-            The method's own parameters (see :func:`share`).
-
-        Returns
-        -------
-        ShareResult
-            What :func:`share` returns for this instance.
-
-        Examples
-        --------
-        >>> import coalloc.loadshare as ls
-        >>> inst = ls.Instance(ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1]))
-        >>> inst.solve("fcfs").throughput
-        13.0
-        """
-        return share(self.problem, method or DEFAULT_METHOD, seed=seed, **params)
-
-    def verify(self, result: ShareResult) -> PlacementReport:
-        """:func:`verify_placement` of a result, checking its claimed throughput.
-
-        Parameters
-        ----------
-        result : ShareResult
-            A result of :meth:`solve` (or of :func:`share`) on this instance.
-
-        Returns
-        -------
-        PlacementReport
-            The independent verification; ``report.ok`` is True for a valid result.
-
-        Examples
-        --------
-        >>> import coalloc.loadshare as ls
-        >>> inst = ls.Instance(ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1]))
-        >>> inst.verify(inst.solve()).ok
-        True
-        """
+    def _verify_solution(self, result: ShareResult) -> PlacementReport:
         return verify_placement(self.problem, result.placement, claimed=result.throughput)
 
     @staticmethod
-    def check_params(method: Optional[str], params: dict) -> None:
-        """Reject an unknown method or parameter names it does not take.
+    def _fields_from_dict(data: Any, *, source: str) -> tuple:
+        from .io import problem_from_dict
+
+        return (problem_from_dict(data, source=source),)
+
+
+# ------------------------------------------------------------------ the GAP as a problem kind
+
+
+def _gap_method(method: str) -> Callable[..., GapResult]:
+    run = functools.partial(solve_gap, method=method)
+    sig = inspect.signature(solve_gap)
+    run.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[p for n, p in sig.parameters.items() if n != "method"]
+    )
+    return run
+
+
+#: The generalized assignment problem's methods (name -> function of the instance).
+GAP_METHODS: Dict[str, Callable[..., GapResult]] = {
+    "heuristic": _gap_method("heuristic"),
+    "exact": solver_keyword(_gap_method("exact")),  # solver="cpsat"|"highs"|"cbc"
+}
+#: The GAP method a :class:`GapProblem` runs when none is named.
+GAP_DEFAULT_METHOD = "heuristic"
+#: The ``"format"`` of a GAP instance file in JSON (a batch item, ``coalloc loadshare
+#: solve-batch``); OR-Library files are read by :func:`coalloc.loadshare.read_gap`.
+GAP_FORMAT = "coalloc.loadshare.gap"
+GAP_VERSION = 1
+_GAP_SCHEMA = Obj(
+    {
+        "format": (AnyValue(), False),
+        "version": (AnyValue(), False),
+        "name": (Str(), False),
+        "cost": (ListOf(ListOf(Num())), True),
+        "weight": (ListOf(ListOf(Int(0))), True),
+        "capacity": (ListOf(Int(0)), True),
+        "metadata": (AnyValue(), False),
+    }
+)
+
+
+def gap_to_dict(instance: GapInstance, metadata: Any = None) -> dict:
+    """The JSON-ready dictionary (format ``coalloc.loadshare.gap``) of a GAP instance.
+
+    Parameters
+    ----------
+    instance : GapInstance
+        The instance.
+    metadata : object, optional
+        Stored under ``"metadata"`` (JSON values).
+
+    Returns
+    -------
+    dict
+        ``format``, ``version``, ``name``, ``cost``, ``weight``, ``capacity``.
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import GapInstance, gap_to_dict
+    >>> gap_to_dict(GapInstance([[1, 9]], [[1, 1]], [2]))["weight"]
+    [[1, 1]]
+    """
+    out = {"format": GAP_FORMAT, "version": GAP_VERSION, "name": instance.name,
+           "cost": [[float(c) for c in row] for row in instance.cost.tolist()],
+           "weight": [[int(w) for w in row] for row in instance.weight.tolist()],
+           "capacity": [int(c) for c in instance.capacity.tolist()]}  # fmt: skip
+    if metadata is not None:
+        out["metadata"] = metadata
+    return out
+
+
+def gap_from_dict(data: Any, *, source: str = "<dict>") -> GapInstance:
+    """A GAP instance from a parsed ``coalloc.loadshare.gap`` dictionary.
+
+    Parameters
+    ----------
+    data : dict
+        The parsed JSON.
+    source : str, default "<dict>"
+        Named in error messages.
+
+    Returns
+    -------
+    GapInstance
+        The instance.
+
+    Raises
+    ------
+    InstanceError
+        ``"<source>: <field path>: <what was expected>"`` for a malformed document.
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import GapInstance, gap_from_dict, gap_to_dict
+    >>> gap_from_dict(gap_to_dict(GapInstance([[1, 9], [9, 1]], [[1, 1], [1, 1]], [1, 1]))).m
+    2
+    """
+    check_envelope(data, GAP_FORMAT, GAP_VERSION, source)
+    check(data, _GAP_SCHEMA, source)
+    try:
+        return GapInstance(data["cost"], data["weight"], data["capacity"], data.get("name", ""))
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, InstanceError):
+            raise
+        raise InstanceError(f"{source}: {exc}") from None
+
+
+class _GapParts(NamedTuple):
+    instance: GapInstance
+
+
+class GapProblem(FamilyInstance, _GapParts):
+    """A generalized assignment problem as one object of the family protocol.
+
+    What :func:`coalloc.solve_many` and ``coalloc loadshare solve-batch`` take for the GAP
+    (a bare :class:`GapInstance` is coerced into one): ``solve`` runs :func:`solve_gap`
+    (methods ``"heuristic"``, the default, and ``"exact"``; ``sense``, ``assign_all``,
+    ``time_limit`` ... as parameters), ``verify`` runs :func:`verify_gap` with the
+    result's own ``sense`` and ``assign_all`` and checks its claimed objective.
+
+    Parameters
+    ----------
+    instance : GapInstance
+        The agents, items, costs, weights and capacities.
+
+    Examples
+    --------
+    >>> import coalloc.loadshare as ls
+    >>> problem = ls.GapProblem(ls.GapInstance([[1, 9], [9, 1]], [[1, 1], [1, 1]], [1, 1]))
+    >>> result = problem.solve("exact")
+    >>> result.objective, problem.verify(result).ok
+    (2.0, True)
+    """
+
+    __slots__ = ()
+
+    family = "loadshare"
+    kind = "gap"
+    format = GAP_FORMAT
+    METHODS = GAP_METHODS
+    DEFAULT_METHOD = GAP_DEFAULT_METHOD
+    SOLUTION_FIELD = "assignment"
+
+    @staticmethod
+    def _solve_function(instance: GapInstance, method: str, *, seed: Optional[int] = 0,
+                        **params: Any) -> GapResult:  # fmt: skip
+        return GAP_METHODS[check_method(method, GAP_METHODS)](instance, seed=seed, **params)
+
+    def _verify_solution(self, result: GapResult) -> GapReport:
+        return verify_gap(self.instance, result.assignment, assign_all=result.assign_all,
+                          claimed=result.objective)  # fmt: skip
+
+    @classmethod
+    def check_params(cls, method: Optional[str], params: Mapping[str, Any]) -> None:
+        """Reject an unknown GAP method or parameter names :func:`solve_gap` does not take.
 
         Parameters
         ----------
         method : str or None
-            A name of :data:`METHODS` (None: :data:`DEFAULT_METHOD`).
-        params : dict
+            ``"heuristic"`` or ``"exact"`` (None: ``"heuristic"``).
+        params : mapping
             The keyword parameters a batch would pass to :meth:`solve`.
 
         Raises
@@ -177,49 +307,20 @@ class Instance(NamedTuple):
         ValueError
             An unknown method.
         TypeError
-            A parameter name the method does not take.
+            A parameter name :func:`solve_gap` does not take.
 
         Examples
         --------
-        >>> from coalloc.loadshare import Instance
-        >>> Instance.check_params("dmcf-gga", {"th_c": 0.1})
-        >>> Instance.check_params("dmcf-gga", {"speed": 3})
+        >>> from coalloc.loadshare import GapProblem
+        >>> GapProblem.check_params("exact", {"sense": "max"})
+        >>> GapProblem.check_params("exact", {"speed": 3})
         Traceback (most recent call last):
         ...
         TypeError: method ... takes no parameter(s) ['speed']; ...
         """
-        method = check_method(method or DEFAULT_METHOD, METHODS)
-        check_keywords(METHODS[method], method, set(params), n_problem_args=1)
+        method = check_method(method or cls.DEFAULT_METHOD, cls.METHODS)
+        check_keywords(cls.METHODS[method], method, set(params), n_problem_args=1)
 
-    @classmethod
-    def from_dict(cls, data: Any, *, source: str = "<dict>") -> Instance:
-        """An instance from a parsed ``coalloc.loadshare.instance`` file.
-
-        Parameters
-        ----------
-        data : dict
-            The parsed JSON of a ``coalloc.loadshare.instance`` file.
-        source : str, default "<dict>"
-            Named in error messages.
-
-        Returns
-        -------
-        Instance
-            The instance the file describes.
-
-        Raises
-        ------
-        InstanceError
-            ``"<source>: <field path>: <what was expected>"`` for a malformed document.
-
-        Examples
-        --------
-        >>> import coalloc.loadshare as ls
-        >>> inst = ls.Instance(ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1]))
-        >>> same = ls.Instance.from_dict(ls.io.problem_to_dict(inst.problem))
-        >>> same.problem.n_nodes, same.problem.n_jobs
-        (3, 4)
-        """
-        from .io import problem_from_dict
-
-        return cls(problem_from_dict(data, source=source))
+    @staticmethod
+    def _fields_from_dict(data: Any, *, source: str) -> tuple:
+        return (gap_from_dict(data, source=source),)

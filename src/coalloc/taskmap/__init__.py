@@ -13,6 +13,8 @@ Methods (:data:`METHODS`): the four variants of section 5.2 (:data:`VARIANTS`, r
 :class:`MappingResult`. See ``coalloc docs taskmap``.
 """
 
+from .._shared.family import FamilySpec as _Spec
+from .._shared.family import register_family as _register
 from . import mapper
 from .exact import ExactMappingResult, solve_exact_mapping
 from .io import (
@@ -101,3 +103,14 @@ __all__ = [
     "read_mapping_result",
     "write_mapping_result",
 ]
+
+# The family's entry in the one list of families (batch layer, CLI group, API reference).
+_register(
+    _Spec(
+        name="taskmap",
+        title="Task mapping (Taura & Chien)",
+        summary="mapping task graphs onto resource graphs (Taura & Chien)",
+        kinds=(Instance,),
+        cli="coalloc.cli.taskmap",
+    )
+)

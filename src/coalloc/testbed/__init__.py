@@ -15,6 +15,8 @@ scoring ``.1``; also ``"assign+.1"``, ``"assign+.1m"``, ``"assign+.2m"``), ``"an
 result is checked by :func:`verify_mapping`. See ``coalloc docs testbed``.
 """
 
+from .._shared.family import FamilySpec as _Spec
+from .._shared.family import register_family as _register
 from . import generators
 from .anneal import ANNEAL_DEFAULTS
 from .assignplus import SCORINGS, STRATEGIES, RequestMemory, partition
@@ -58,3 +60,14 @@ __all__ = [
     "top_from_networkx", "read_instance", "write_instance",
     "generators", "simulate", "SimulationResult",
 ]  # fmt: skip
+
+# The family's entry in the one list of families (batch layer, CLI group, API reference).
+_register(
+    _Spec(
+        name="testbed",
+        title="Testbed mapping: assign+ and assign",
+        summary="mapping .top experiments onto .ptop testbeds (assign+, assign)",
+        kinds=(Instance,),
+        cli="coalloc.cli.testbed",
+    )
+)

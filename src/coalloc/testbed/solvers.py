@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, NamedTuple, Optional
+from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
 import numpy as np
 
-from .._shared.params import check_keywords, check_method, choice, integer, number, time_limit
+from .._shared.family import FamilyInstance
+from .._shared.params import check_method, choice, integer, number, time_limit
 from .._shared.seeding import check_seed, kernel_seed
 from .anneal import ANNEAL_DEFAULTS, run_anneal
 from .assignplus import SCORINGS, STRATEGIES, RequestMemory, assign_plus
@@ -82,8 +83,14 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     pr = _problem(top, ptop, available, trunk_used)
     t1 = time.perf_counter()
     backend = choice(backend, ("compiled", "python"), "backend")
-    out = assign_plus(pr, scoring=scoring, memory=memory, use_exchange=bool(exchange),
-                      backend=backend, trunk_aware=bool(fallback))
+    out = assign_plus(
+        pr,
+        scoring=scoring,
+        memory=memory,
+        use_exchange=bool(exchange),
+        backend=backend,
+        trunk_aware=bool(fallback),
+    )
     params = {"scoring": scoring, "exchange": bool(exchange), "strategies": list(STRATEGIES),
               "fallback": bool(fallback), "trunk_aware": bool(fallback)}  # fmt: skip
     counters = {"solutions": out.get("solutions", 0), "exchanges": out.get("exchanges", 0)}
@@ -111,9 +118,16 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
                    f"assign+ found no mapping: {out['failure']}")  # fmt: skip
 
 
-def anneal_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
-                  backend: str = "compiled", available=None, trunk_used=None,
-                  **schedule: Any) -> MappingResult:
+def anneal_method(
+    top: VirtualTopology,
+    ptop: PhysicalTopology,
+    *,
+    seed: Optional[int] = 0,
+    backend: str = "compiled",
+    available=None,
+    trunk_used=None,
+    **schedule: Any,
+) -> MappingResult:
     """assign's simulated annealing (``schedule`` overrides :data:`ANNEAL_DEFAULTS`)."""
     t0 = time.perf_counter()
     bad = set(schedule) - set(ANNEAL_DEFAULTS)
@@ -148,17 +162,33 @@ def anneal_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optiona
                        {"setup": t1 - t0, "search": t2 - t1}, counters, failure=reason,
                        message=f"{msg} ({out['violations']} violations left)")  # fmt: skip
     rt = route(pr, out["where"])
-    return _result(pr, "anneal", seed, params, out["where"], rt, t0,
-                   {"setup": t1 - t0, "search": t2 - t1}, counters, score=out["score"])
+    return _result(
+        pr,
+        "anneal",
+        seed,
+        params,
+        out["where"],
+        rt,
+        t0,
+        {"setup": t1 - t0, "search": t2 - t1},
+        counters,
+        score=out["score"],
+    )
 
 
 def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
                  time_limit_s: Optional[float] = 60.0, threads: int = 1,
-                 available=None, trunk_used=None) -> MappingResult:  # fmt: skip
-    """The CP-SAT optimum of the inter-switch bandwidth (small experiments)."""
+                 available=None, trunk_used=None,
+                 solver: str = "cpsat") -> MappingResult:  # fmt: skip
+    """The CP-SAT optimum of the inter-switch bandwidth (small experiments).
+
+    ``solver`` names the integer-programming solver as in every family; CP-SAT is the one
+    this model is written for.
+    """
     from .exact import exact_mapping
 
     t0 = time.perf_counter()
+    choice(solver, ("cpsat",), "solver")
     tl = time_limit(time_limit_s, "time_limit_s")
     threads = integer(threads, "threads", 1)
     pr = _problem(top, ptop, available, trunk_used)
@@ -198,12 +228,32 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
 
 def _variant(scoring: str, name: str, fallback_default: bool = False
              ) -> Callable[..., MappingResult]:  # fmt: skip
-    def run(top, ptop, *, seed=0, memory=None, exchange=True, available=None, trunk_used=None,
-            backend="compiled", fallback=fallback_default):
-        return assign_plus_method(top, ptop, seed=seed, scoring=scoring, memory=memory,
-                                  exchange=exchange, available=available,
-                                  trunk_used=trunk_used, backend=backend, fallback=fallback,
-                                  method_name=name)
+    def run(
+        top,
+        ptop,
+        *,
+        seed=0,
+        memory=None,
+        exchange=True,
+        available=None,
+        trunk_used=None,
+        backend="compiled",
+        fallback=fallback_default,
+    ):
+        return assign_plus_method(
+            top,
+            ptop,
+            seed=seed,
+            scoring=scoring,
+            memory=memory,
+            exchange=exchange,
+            available=available,
+            trunk_used=trunk_used,
+            backend=backend,
+            fallback=fallback,
+            method_name=name,
+        )
+
     run.__name__ = f"assign_plus[{name}]"
     run.__doc__ = f"assign+ with scoring variant .{scoring}."
     return run
@@ -268,7 +318,12 @@ def assign(top: Any, ptop: Any, method: str = DEFAULT_METHOD, *, seed: Optional[
 solve = assign
 
 
-class Instance(NamedTuple):
+class _Parts(NamedTuple):
+    top: VirtualTopology
+    ptop: PhysicalTopology
+
+
+class Instance(FamilyInstance, _Parts):
     """A testbed-mapping problem as one object (what :func:`coalloc.solve_many` takes).
 
     Parameters
@@ -290,84 +345,34 @@ class Instance(NamedTuple):
     ({'x': 'a', 'y': 'b'}, True)
     """
 
-    top: VirtualTopology
-    ptop: PhysicalTopology
+    __slots__ = ()
 
     family = "testbed"
-    methods = tuple(METHODS)
     format = "coalloc.testbed.instance"
+    METHODS = METHODS
+    DEFAULT_METHOD = DEFAULT_METHOD
+    SOLUTION_FIELD = "mapping"
+    _solve_function = staticmethod(assign)
 
-    def solve(self, method: Optional[str] = None, *, seed: Optional[int] = 0,
-              **params: Any) -> MappingResult:  # fmt: skip
-        """:func:`assign` on this instance (``method=None``: :data:`DEFAULT_METHOD`).
-
-        Parameters
-        ----------
-        method : str, optional
-            A name of :data:`METHODS`; None runs :data:`DEFAULT_METHOD`.
-        seed : int or None, default 0
-            Seed of every random choice (the family's seed policy).
-        **params
-            The method's own parameters (see :func:`assign`).
-
-        Returns
-        -------
-        MappingResult
-            What :func:`assign` returns for this instance.
-
-        Examples
-        --------
-        >>> import coalloc.testbed as tb
-        >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
-        ...                       "link la a sw 1000 0 0\\nlink lb b sw 1000 0 0")
-        >>> inst = tb.Instance(tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0"), ptop)
-        >>> sorted(inst.solve(seed=0).mapping.values())
-        ['a', 'b']
-        """
-        return assign(self.top, self.ptop, method or DEFAULT_METHOD, seed=seed, **params)
-
-    def verify(self, result: MappingResult) -> VerifyReport:
-        """:func:`verify_mapping` of a result, checking its inter-switch bandwidth.
-
-        Parameters
-        ----------
-        result : MappingResult
-            A result of :meth:`solve` (or of :func:`assign`) on this instance.
-
-        Returns
-        -------
-        VerifyReport
-            The independent verification; ``report.ok`` is True for a valid result.
-
-        Examples
-        --------
-        >>> import coalloc.testbed as tb
-        >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
-        ...                       "link la a sw 1000 0 0\\nlink lb b sw 1000 0 0")
-        >>> inst = tb.Instance(tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0"), ptop)
-        >>> inst.verify(inst.solve()).ok
-        True
-        """
-        if result.mapping is None:
-            raise ValueError(f"the result has no mapping (status {result.status!r})")
+    def _verify_solution(self, result: MappingResult) -> VerifyReport:
         return verify_mapping(self.top, self.ptop, result.mapping, result.routes,
                               claimed=result.interswitch_bandwidth)  # fmt: skip
 
-    @staticmethod
-    def check_params(method: Optional[str], params: dict) -> None:
+    @classmethod
+    def check_params(cls, method: Optional[str], params: Mapping[str, Any]) -> None:
         """Reject an unknown method or parameter names it does not take.
 
         Parameters
         ----------
         method : str or None
             A name of :data:`METHODS` (None: :data:`DEFAULT_METHOD`).
-        params : dict
+        params : mapping
             The keyword parameters a batch would pass to :meth:`solve`.
 
         Raises
         ------
         ValueError
-            An unknown method.
+            An unknown method, or an annealing parameter ``"anneal"`` does not take.
         TypeError
             A parameter name the method does not take.
 
@@ -380,46 +385,15 @@ class Instance(NamedTuple):
         ...
         TypeError: method ... takes no parameter(s) ['speed']; ...
         """
-        method = check_method(method or DEFAULT_METHOD, METHODS)
-        if method == "anneal":
+        if check_method(method or DEFAULT_METHOD, METHODS) == "anneal":
             bad = set(params) - set(ANNEAL_DEFAULTS) - {"backend", "available", "trunk_used"}
             if bad:
                 raise ValueError(f"method 'anneal' takes no parameters {sorted(bad)}")
             return
-        check_keywords(METHODS[method], method, set(params))
+        super().check_params(method, params)
 
-    @classmethod
-    def from_dict(cls, data: Any, *, source: str = "<dict>") -> Instance:
-        """An instance from a parsed ``coalloc.testbed.instance`` document.
-
-        Parameters
-        ----------
-        data : dict
-            The parsed JSON of a ``coalloc.testbed.instance`` file.
-        source : str, default "<dict>"
-            Named in error messages.
-
-        Returns
-        -------
-        Instance
-            The instance the file describes.
-
-        Raises
-        ------
-        InstanceError
-            ``"<source>: <field path>: <what was expected>"`` for a malformed document.
-
-        Examples
-        --------
-        >>> import coalloc.testbed as tb
-        >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
-        ...                       "link la a sw 1000 0 0\\nlink lb b sw 1000 0 0")
-        >>> inst = tb.Instance(tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0"), ptop)
-        >>> data = {"format": "coalloc.testbed.instance", "version": 1,
-        ...         "top": tb.io.top_to_dict(inst.top), "ptop": tb.io.ptop_to_dict(ptop)}
-        >>> sorted(tb.Instance.from_dict(data).top.nodes)
-        ['x', 'y']
-        """
+    @staticmethod
+    def _fields_from_dict(data: Any, *, source: str) -> tuple:
         from .io import instance_from_dict
 
-        return cls(*instance_from_dict(data, source=source))
+        return instance_from_dict(data, source=source)

@@ -1,0 +1,617 @@
+"""The family protocol: the one base of every family's ``Instance``, and the list of families.
+
+A **family** is a folder ``coalloc/<family>/`` that solves one kind of problem. What the
+rest of the package (the batch layer, the ``coalloc`` command, the API reference) needs
+from it is written once here:
+
+* :class:`FamilyInstance`, the base of a family's ``Instance``: a problem as one picklable
+  tuple (``(request, offer)``, ``(pool, request)``, ``(problem,)``) with ``family``,
+  ``format``, ``methods``, ``DEFAULT_METHOD``, :meth:`~FamilyInstance.solve`,
+  :meth:`~FamilyInstance.verify` (one report shape, also for a result without a
+  solution), :meth:`~FamilyInstance.check_params`, :meth:`~FamilyInstance.from_dict` and
+  :meth:`~FamilyInstance.coerce` (what a user passes -> the instance). A family declares
+  its fields (a ``NamedTuple``), its ``METHODS``, its solve function and its verifier; the
+  base does the rest.
+* :class:`FamilySpec` and :func:`register_family`: the one list of families. A family's
+  ``__init__`` registers itself (name, page title, one-line summary, its problem kinds,
+  its command-line group); ``coalloc.FAMILIES`` names the folders imported at start-up.
+  The batch layer (which names no family), the ``coalloc`` command's groups and the API
+  reference titles are derived from :func:`families`.
+
+This module imports no family (``tests/shared/test_house.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Tuple
+
+from .params import check_keywords, check_method
+from .result import Report, Result
+
+__all__ = [
+    "FamilyInstance",
+    "NoSolutionReport",
+    "FamilySpec",
+    "register_family",
+    "unregister_family",
+    "families",
+    "problem_kinds",
+    "kind_of_format",
+    "coerce_problem",
+    "solver_keyword",
+]
+
+
+@dataclass
+class NoSolutionReport(Report):
+    """The report of :meth:`FamilyInstance.verify` on a result that holds no solution.
+
+    Every family gives this one shape (a batch records it with its reason, not as an
+    error): ``ok`` is False and ``violations`` says why there is nothing to check.
+
+    Parameters
+    ----------
+    status : str
+        The result's status (``"infeasible"``, ``"time_limit"``, ``"error"``).
+    message : str, default ""
+        The result's message.
+
+    Examples
+    --------
+    >>> from coalloc._shared.family import NoSolutionReport
+    >>> report = NoSolutionReport("infeasible", "no node has room")
+    >>> report.ok, report.to_dict()["violations"]
+    (False, ["no solution (status 'infeasible'): no node has room"])
+    """
+
+    status: str
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """False: there is no solution to accept."""
+        return False
+
+    @property
+    def violations(self) -> List[str]:
+        """One line: no solution, with the result's status and message."""
+        return [f"no solution (status {self.status!r}): {self.message}"]
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``ok`` (False), ``solution`` (False), ``status``, ``message`` and
+            ``violations``.
+
+        Examples
+        --------
+        >>> from coalloc._shared.family import NoSolutionReport
+        >>> NoSolutionReport("error", "solver failed").to_dict()["solution"]
+        False
+        """
+        return {"ok": False, "solution": False, "status": self.status, "message": self.message,
+                "violations": self.violations}  # fmt: skip
+
+    def __str__(self) -> str:
+        return self.violations[0]
+
+
+class FamilyInstance:
+    """Base of every family's ``Instance``: a problem as one object, with the family's calls.
+
+    A subclass also derives from a ``NamedTuple`` of its fields (the problem's parts, in
+    the order of the family's solve function) and sets:
+
+    * ``family`` (str): the family's name; ``kind`` (str, default ``family``): the name of
+      this problem kind when a family has more than one (``"gap"`` in ``loadshare``);
+    * ``format`` (str): the ``"format"`` of its instance files;
+    * ``METHODS`` (name -> function) and ``DEFAULT_METHOD``; ``methods`` is derived;
+    * ``_solve_function``: the family's solve, called as
+      ``f(*fields, method, seed=seed, **params)`` (a ``staticmethod``);
+    * ``_verify_solution(self, result)``: the family's independent check of a result that
+      holds a solution; ``SOLUTION_FIELD`` names the result field whose None means "no
+      solution" (then :meth:`verify` returns a :class:`NoSolutionReport`);
+    * ``_fields_from_dict(data, source)``: the parts of a parsed instance file (a
+      ``staticmethod``, usually the family's ``io.instance_from_dict``);
+    * optionally ``SOLVE_KEYWORDS`` (keywords the solve function takes itself, not the
+      method) and ``FORMAT_OPTIONAL`` (a file without ``"format"`` is this kind).
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> from coalloc._shared.family import FamilyInstance
+    >>> inst = ct.Instance(*ct.generators.fig2(2, n_tasks=12, seed=1))
+    >>> isinstance(inst, FamilyInstance), inst.family, inst.DEFAULT_METHOD
+    (True, 'ctaap', 'ctaap')
+    >>> inst.verify(inst.solve(seed=0)).ok
+    True
+    """
+
+    __slots__ = ()
+
+    family: ClassVar[str]
+    kind: ClassVar[str]
+    format: ClassVar[str]
+    METHODS: ClassVar[Mapping[str, Callable[..., Result]]]
+    DEFAULT_METHOD: ClassVar[str]
+    methods: ClassVar[Tuple[str, ...]]
+    SOLUTION_FIELD: ClassVar[str] = "solution"
+    SOLVE_KEYWORDS: ClassVar[FrozenSet[str]] = frozenset()
+    FORMAT_OPTIONAL: ClassVar[bool] = False
+    _field_types: ClassVar[Tuple[type, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "METHODS" in cls.__dict__:
+            cls.methods = tuple(cls.METHODS)
+        if "family" in cls.__dict__ and "kind" not in cls.__dict__:
+            cls.kind = cls.family
+        fields = getattr(cls, "_fields", None)
+        if fields:
+            hints = typing.get_type_hints(next(b for b in cls.__mro__ if "_fields" in vars(b)))
+            cls._field_types = tuple(hints[name] for name in fields)
+
+    def solve(self, method: Optional[str] = None, *, seed: Optional[int] = 0,
+              **params: Any) -> Result:  # fmt: skip
+        """Solve this instance with a method of the family (``None``: ``DEFAULT_METHOD``).
+
+        Parameters
+        ----------
+        method : str, optional
+            A name of ``METHODS``; None runs ``DEFAULT_METHOD``.
+        seed : int or None, default 0
+            Seed of every random choice (the family's seed policy); None: fresh entropy.
+        **params
+            The method's own parameters (see the family's solve function).
+
+        Returns
+        -------
+        Result
+            The family's result (a subclass of :class:`coalloc.Result`).
+
+        Examples
+        --------
+        >>> import coalloc.ctaap as ct
+        >>> inst = ct.Instance(*ct.generators.fig2(2, n_tasks=12, seed=1))
+        >>> result = inst.solve("greedy")
+        >>> result.method, result.n_tasks
+        ('greedy', 12)
+        """
+        return type(self)._solve_function(*self, method or self.DEFAULT_METHOD, seed=seed,
+                                          **params)  # fmt: skip
+
+    def verify(self, result: Result) -> Report:
+        """Check a result of this instance with the family's independent verifier.
+
+        Parameters
+        ----------
+        result : Result
+            A result of :meth:`solve` (or of the family's solve function) on this instance.
+
+        Returns
+        -------
+        Report
+            The family's report (``report.ok`` is True for a valid result), or a
+            :class:`NoSolutionReport` (``ok`` False, the status and message in its
+            ``violations``) when the result holds no solution: every family, one shape.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0], [[0, 1], [1, 0]])
+        >>> res = tm.ResourceGraph.from_edges([0, 3.0], [[0, 1]], [50.0])
+        >>> inst = tm.Instance(tasks, res)
+        >>> inst.verify(inst.solve(seed=0)).ok
+        True
+        """
+        if getattr(result, self.SOLUTION_FIELD, None) is None:
+            return NoSolutionReport(str(result.status), str(getattr(result, "message", "")))
+        return self._verify_solution(result)
+
+    def _verify_solution(self, result: Result) -> Report:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__} does not define _verify_solution")
+
+    @classmethod
+    def check_params(cls, method: Optional[str], params: Mapping[str, Any]) -> None:
+        """Reject an unknown method or parameter names it does not take, before any work.
+
+        Parameters
+        ----------
+        method : str or None
+            A name of ``METHODS`` (None: ``DEFAULT_METHOD``).
+        params : mapping
+            The keyword parameters a batch would pass to :meth:`solve`.
+
+        Raises
+        ------
+        ValueError
+            An unknown method.
+        TypeError
+            A parameter name the method does not take.
+
+        Examples
+        --------
+        >>> from coalloc.collective import Instance
+        >>> Instance.check_params("scan", {"backend": "numpy"})
+        >>> Instance.check_params("scan", {"speed": 3})
+        Traceback (most recent call last):
+        ...
+        TypeError: method ... takes no parameter(s) ['speed']; ...
+        """
+        method = check_method(method or cls.DEFAULT_METHOD, cls.METHODS)
+        names = {k for k in params if k not in cls.SOLVE_KEYWORDS}
+        check_keywords(cls.METHODS[method], method, names, n_problem_args=len(cls._fields))
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "<dict>") -> FamilyInstance:
+        """An instance from a parsed instance file of this kind (its ``format``).
+
+        Parameters
+        ----------
+        data : dict
+            The parsed JSON of an instance file.
+        source : str, default "<dict>"
+            Named in error messages.
+
+        Returns
+        -------
+        FamilyInstance
+            The instance the file describes.
+
+        Raises
+        ------
+        InstanceError
+            ``"<source>: <field path>: <what was expected>"`` for a malformed document.
+
+        Examples
+        --------
+        >>> import coalloc.loadshare as ls
+        >>> inst = ls.Instance(ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1]))
+        >>> same = ls.Instance.from_dict(ls.io.problem_to_dict(inst.problem))
+        >>> same.problem.n_nodes, same.problem.n_jobs
+        (3, 4)
+        """
+        return cls(*cls._fields_from_dict(data, source=source))
+
+    @classmethod
+    def coerce(cls, obj: Any) -> FamilyInstance:
+        """What a user passes, as an instance of this kind.
+
+        Parameters
+        ----------
+        obj : object
+            An instance of this kind (returned as is), a tuple or list of its parts in
+            field order (``(request, offer)``), or, for a kind of one field, the bare part
+            (a ``LoadSharingProblem``, a ``GapInstance``).
+
+        Returns
+        -------
+        FamilyInstance
+            The instance.
+
+        Raises
+        ------
+        TypeError
+            ``obj`` is none of these.
+
+        Examples
+        --------
+        >>> import coalloc.loadshare as ls
+        >>> problem = ls.LoadSharingProblem([10, 10], [8, 3], [0, 1])
+        >>> ls.Instance.coerce(problem) == ls.Instance(problem)
+        True
+        """
+        found = cls._coerced(obj)
+        if found is not None:
+            return found
+        types = cls._field_types
+        names = ", ".join(t.__name__ for t in types)
+        raise TypeError(f"a {cls.kind} problem is a {cls.__name__} or ({names}), "
+                        f"got {type(obj).__name__}")  # fmt: skip
+
+    @classmethod
+    def _coerced(cls, obj: Any) -> Optional[FamilyInstance]:
+        """:meth:`coerce` without the exception: None when ``obj`` is not of this kind."""
+        if isinstance(obj, cls):
+            return obj
+        types = cls._field_types
+        if len(types) == 1 and isinstance(obj, types[0]):
+            return cls(obj)
+        if isinstance(obj, (tuple, list)) and len(obj) == len(types):
+            if all(isinstance(part, t) for part, t in zip(obj, types)):
+                return cls(*obj)
+        return None
+
+
+# ------------------------------------------------------------------ one vocabulary: solver=
+
+
+def solver_keyword(func: Callable[..., Result]) -> Callable[..., Result]:
+    """``func`` (an exact method whose ``backend`` names the integer-programming solver),
+    taking that choice as ``solver=`` instead.
+
+    Every family's exact method is registered in its ``METHODS`` through this wrapper, so
+    that ``backend`` keeps one meaning in the package (the kernel: ``"compiled"`` or
+    ``"numpy"``) and ``solve_many(batch, "exact", solver="cpsat")`` needs no ``options=``.
+    The old keyword still works: ``backend="cbc"`` is passed on as the solver with a
+    :class:`DeprecationWarning`; both, naming different solvers, are a ``TypeError``. The
+    wrapper's signature is ``func``'s with ``backend`` renamed ``solver`` (same default,
+    the names :meth:`FamilyInstance.check_params` accepts) plus the deprecated keyword.
+
+    Parameters
+    ----------
+    func : callable
+        The exact method; it takes ``backend=`` (its solver).
+
+    Returns
+    -------
+    callable
+        The wrapper (same answers: it only renames the keyword).
+
+    Examples
+    --------
+    >>> import inspect
+    >>> from coalloc._shared.family import solver_keyword
+    >>> def exact(problem, *, seed=0, backend="highs"):
+    ...     return backend
+    >>> run = solver_keyword(exact)
+    >>> run(None, solver="cbc"), list(inspect.signature(run).parameters)
+    ('cbc', ['problem', 'seed', 'solver', 'backend'])
+    """
+    sig = inspect.signature(func)
+    if "backend" not in sig.parameters:
+        raise TypeError(f"{func!r} takes no backend= to rename")
+    params = [p.replace(name="solver") if p.name == "backend" else p
+              for p in sig.parameters.values()]  # fmt: skip
+    old = inspect.Parameter("backend", inspect.Parameter.KEYWORD_ONLY, default=None)
+    at = next((k for k, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+    params.insert(at, old)
+
+    @functools.wraps(func)
+    def run(*args: Any, solver: Optional[str] = None, backend: Optional[str] = None,
+            **kwargs: Any) -> Result:  # fmt: skip
+        if backend is not None:
+            if solver is not None and solver != backend:
+                raise TypeError(f"solver={solver!r} and backend={backend!r} (its deprecated "
+                                "name) disagree: pass solver= only")  # fmt: skip
+            warnings.warn(
+                "backend= naming the integer-programming solver is deprecated: pass "
+                f"solver={backend!r} (backend= is the kernel, 'compiled' or 'numpy')",
+                DeprecationWarning, stacklevel=3,
+            )  # fmt: skip
+            solver = backend
+        if solver is not None:
+            kwargs["backend"] = solver
+        return func(*args, **kwargs)
+
+    run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    return run
+
+
+# ------------------------------------------------------------------ the list of families
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    """What the package needs to know about a family (see :func:`register_family`).
+
+    Parameters
+    ----------
+    name : str
+        The family's name (its folder, its command-line group).
+    title : str
+        The title of its API reference page.
+    summary : str
+        One line: the ``coalloc <name> -h`` description.
+    kinds : tuple of FamilyInstance subclasses
+        Its problem kinds, the main one first (``coalloc.loadshare``: the load-sharing
+        problem, then the GAP).
+    cli : str, optional
+        The module whose ``add_commands(subparsers)`` adds the family's subcommands; None:
+        the generic group (``solve``, ``solve-batch``) built from the protocol.
+
+    Examples
+    --------
+    >>> from coalloc._shared.family import families
+    >>> spec = families()["taskmap"]
+    >>> spec.kinds[0].format, spec.cli
+    ('coalloc.taskmap.instance', 'coalloc.cli.taskmap')
+    """
+
+    name: str
+    title: str
+    summary: str
+    kinds: Tuple[type, ...] = field(default_factory=tuple)
+    cli: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ValueError(f"a family name must be an identifier, got {self.name!r}")
+        if not self.kinds:
+            raise ValueError(f"family {self.name!r}: kinds must name at least one Instance")
+        for kind in self.kinds:
+            if not (isinstance(kind, type) and issubclass(kind, FamilyInstance)):
+                raise TypeError(f"family {self.name!r}: {kind!r} is not a FamilyInstance")
+            if kind.family != self.name:
+                raise ValueError(f"family {self.name!r}: {kind.__name__}.family is "
+                                 f"{kind.family!r}")  # fmt: skip
+
+
+_REGISTRY: Dict[str, FamilySpec] = {}
+
+
+def register_family(spec: FamilySpec) -> FamilySpec:
+    """Add a family to the list of families (a family's ``__init__`` calls it once).
+
+    Parameters
+    ----------
+    spec : FamilySpec
+        The family. Registering the same name again replaces the entry (a module reload).
+
+    Returns
+    -------
+    FamilySpec
+        ``spec``.
+
+    Raises
+    ------
+    ValueError
+        A format already registered by another family's kind.
+
+    Examples
+    --------
+    >>> from coalloc._shared.family import families
+    >>> list(families())[:2]
+    ['ctaap', 'taskmap']
+    """
+    if not isinstance(spec, FamilySpec):
+        raise TypeError(f"spec must be a FamilySpec, got {type(spec).__name__}")
+    for other in _REGISTRY.values():
+        if other.name == spec.name:
+            continue
+        clash = {k.format for k in other.kinds} & {k.format for k in spec.kinds}
+        if clash:
+            raise ValueError(f"family {spec.name!r}: format(s) {sorted(clash)} already belong "
+                             f"to family {other.name!r}")  # fmt: skip
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def unregister_family(name: str) -> None:
+    """Remove a family from the list (tests that register a toy family undo it).
+
+    Parameters
+    ----------
+    name : str
+        The family's name; an unknown name is ignored.
+
+    Examples
+    --------
+    >>> from coalloc._shared.family import unregister_family
+    >>> unregister_family("no-such-family")
+    """
+    _REGISTRY.pop(name, None)
+
+
+def families() -> Dict[str, FamilySpec]:
+    """The registered families, name -> :class:`FamilySpec`, in registration order.
+
+    Returns
+    -------
+    dict
+        A copy: changing it changes nothing.
+
+    Examples
+    --------
+    >>> from coalloc._shared.family import families
+    >>> sorted(families())[:3]
+    ['collective', 'ctaap', 'loadshare']
+    """
+    return dict(_REGISTRY)
+
+
+def problem_kinds(family: Optional[str] = None) -> List[type]:
+    """The problem kinds (``FamilyInstance`` subclasses) of one family or of all.
+
+    Parameters
+    ----------
+    family : str, optional
+        A registered family's name; None: every family's kinds, in registration order.
+
+    Returns
+    -------
+    list of type
+        The kinds.
+
+    Raises
+    ------
+    ValueError
+        An unknown family.
+
+    Examples
+    --------
+    >>> from coalloc._shared.family import problem_kinds
+    >>> [k.kind for k in problem_kinds("loadshare")]
+    ['loadshare', 'gap']
+    """
+    if family is not None:
+        if family not in _REGISTRY:
+            raise ValueError(f"family must be one of {sorted(_REGISTRY)}, got {family!r}")
+        return list(_REGISTRY[family].kinds)
+    return [kind for spec in _REGISTRY.values() for kind in spec.kinds]
+
+
+def kind_of_format(fmt: Any) -> Optional[type]:
+    """The problem kind whose instance files have ``"format": fmt`` (None: not a kind's).
+
+    ``fmt`` None (a file without ``"format"``) gives the kind that declares
+    ``FORMAT_OPTIONAL`` (the CTAAP instance), if any.
+
+    Parameters
+    ----------
+    fmt : str or None
+        The ``"format"`` of a parsed instance file.
+
+    Returns
+    -------
+    type or None
+        The kind.
+
+    Examples
+    --------
+    >>> from coalloc._shared.family import kind_of_format
+    >>> kind_of_format("coalloc.collective.instance").family
+    'collective'
+    >>> kind_of_format("coalloc.nothing") is None
+    True
+    """
+    for kind in problem_kinds():
+        if (fmt is None and kind.FORMAT_OPTIONAL) or (fmt is not None and kind.format == fmt):
+            return kind
+    return None
+
+
+def coerce_problem(obj: Any) -> FamilyInstance:
+    """What a user passes, as the instance of the first kind that takes it.
+
+    Parameters
+    ----------
+    obj : object
+        A family's instance, the tuple of its parts (``(request, offer)``), or a bare
+        one-part problem (a ``LoadSharingProblem``, a ``GapInstance``).
+
+    Returns
+    -------
+    FamilyInstance
+        The instance.
+
+    Raises
+    ------
+    TypeError
+        No registered kind takes ``obj``.
+
+    Examples
+    --------
+    >>> import coalloc.loadshare as ls
+    >>> from coalloc._shared.family import coerce_problem
+    >>> gap = ls.GapInstance([[1, 9], [9, 1]], [[1, 1], [1, 1]], [1, 1])
+    >>> coerce_problem(gap).kind
+    'gap'
+    """
+    for kind in problem_kinds():
+        found = kind._coerced(obj)
+        if found is not None:
+            return found
+    shapes = "; ".join(
+        f"{k.family}.{k.__name__} or ({', '.join(t.__name__ for t in k._field_types)})"
+        for k in problem_kinds()
+    )
+    raise TypeError(f"a problem is {shapes}; got {type(obj).__name__}")
