@@ -33,6 +33,7 @@ from . import ctaap as ctaap_cli
 from . import docs as docs_cli
 from . import loadshare as loadshare_cli
 from . import plot as plot_cli
+from . import schema as schema_cli
 from . import taskmap as taskmap_cli
 from . import testbed as testbed_cli
 
@@ -81,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     taskmap_cli.add_commands(sub, aliases=True)
     plot_cli.add_commands(sub)
     docs_cli.add_commands(sub)
+    schema_cli.add_commands(sub)
     return parser
 
 
