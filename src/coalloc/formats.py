@@ -31,7 +31,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 from ._shared.schema import Obj, Spec, to_json_schema
 
-__all__ = ["FORMATS", "schema_for", "schema_text", "build_schema", "write_schemas"]
+__all__ = ["FORMATS", "schema_for", "schema_text", "build_schema", "write_schemas", "definitions"]
 
 #: Every file format with a published schema: name -> one-line description.
 FORMATS: Dict[str, str] = {
@@ -151,7 +151,17 @@ def _dumps(doc: Dict[str, Any]) -> str:
 
 
 def schema_text(fmt: str) -> str:
-    """The shipped ``<fmt>.schema.json`` file's text.
+    """The shipped ``<fmt>.schema.json`` file's text (what ``coalloc schema FORMAT`` prints).
+
+    Parameters
+    ----------
+    fmt : str
+        A format name of :data:`FORMATS`.
+
+    Returns
+    -------
+    str
+        The JSON text.
 
     Raises
     ------
