@@ -6,6 +6,15 @@
 * Task mapping: :func:`task_graphs` and :func:`resource_trees` (a random tree of routers and
   processors, so every route is the unique tree path and can be recomputed independently);
   :func:`taskmap_instances` draws both.
+* Collective co-allocation: :func:`collective_instances` draws a ``(ResourcePool,
+  CollectiveRequest)`` pair: a timetable of partial reservations, optional node labels, and a
+  simple or collective request over a start window.
+* Testbed mapping: :func:`topology_pairs` draws a ``(VirtualTopology,
+  PhysicalTopology)`` pair from the family's generators (LANs, rings, trees, dumbbells, sparse
+  and typed random experiments; DeterLab-like testbeds of a few switches), small enough for the
+  exact method.
+* Load sharing: :func:`loadshare_problems` draws a :class:`LoadSharingProblem` (capacities,
+  jobs in arrival order, origins, optional groups); :func:`gap_instances` a GAP instance.
 
 Sizes are small on purpose: the property tests run every solver on every example.
 """
@@ -16,7 +25,10 @@ import numpy as np
 import scipy.sparse as sp
 from hypothesis import strategies as st
 
+from coalloc import testbed
+from coalloc.collective import CollectiveRequest, ResourcePool
 from coalloc.ctaap import Offer, Request
+from coalloc.loadshare import GapInstance, LoadSharingProblem
 from coalloc.taskmap import ResourceGraph, TaskGraph
 
 PROPERTY_POOL = ("cpu", "mem", "disk")
@@ -150,3 +162,108 @@ def resource_trees(max_nodes: int = 6):
 def taskmap_instances(max_tasks: int = 7, max_nodes: int = 6, directed=None):
     """A valid ``(TaskGraph, ResourceGraph)`` pair on a tree of resources."""
     return taskmap_arrays(max_tasks, max_nodes, directed).map(build_taskmap)
+
+
+def _floats(draw, size: int, values) -> np.ndarray:
+    return np.array(draw(st.lists(values, min_size=size, max_size=size)), dtype=np.float64)
+
+
+@st.composite
+def collective_instances(draw, max_nodes: int = 6, max_properties: int = 3, max_steps: int = 5):
+    """A valid ``(ResourcePool, CollectiveRequest)`` pair of the collective family.
+
+    The pool has ``n`` nodes with ``m`` properties and a timetable of ``k`` steps (100 s
+    apart or more), each node reserving 0, a quarter, a half or all of a property; half the
+    pools label their nodes by architecture. The request asks ``count`` nodes for a duration
+    inside a start window, with per-node minimums and, for a collective request, totals.
+    """
+    n = draw(st.integers(1, max_nodes))
+    m = draw(st.integers(1, max_properties))
+    k = draw(st.integers(1, max_steps))
+    names = [f"p{i}" for i in range(m)]
+    capacity = _floats(draw, n * m, st.integers(1, 8)).reshape(n, m)
+    share = _floats(draw, n * m * k, st.sampled_from([0.0, 0.25, 0.5, 1.0])).reshape(n, m, k)
+    steps = draw(st.lists(st.integers(1, 4), min_size=k - 1, max_size=k - 1))
+    times = np.cumsum([0, *steps]) * 100.0
+    labels = None
+    if draw(st.booleans()):
+        labels = {"arch": draw(st.lists(st.sampled_from(["x86", "arm"]), min_size=n, max_size=n))}
+    pool = ResourcePool(capacity, names, times, capacity[:, :, None] * share, labels)
+    count = draw(st.integers(1, n))
+    earliest = draw(st.sampled_from([0.0, 50.0, 150.0]))
+    latest = earliest + draw(st.sampled_from([0.0, 100.0, 300.0, 1000.0]))
+    minimum = {p: draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])) for p in names}
+    total = None
+    if draw(st.booleans()):
+        total = {p: max(minimum[p], 0.5) * count * draw(st.sampled_from([1.0, 1.5, 2.0]))
+                 for p in names}  # fmt: skip
+    want = None
+    if labels is not None and draw(st.booleans()):
+        want = {"arch": draw(st.sampled_from(["x86", "arm", ["x86", "arm"]]))}
+    duration = draw(st.sampled_from([50.0, 100.0, 250.0]))
+    request = CollectiveRequest(duration, count, earliest, latest, minimum, total, want)
+    return pool, request
+
+
+_EXPERIMENTS = {
+    "lan": lambda d: testbed.generators.lan(d(st.integers(2, 6))),
+    "ring": lambda d: testbed.generators.ring(d(st.integers(3, 6))),
+    "tree": lambda d: testbed.generators.tree(d(st.integers(1, 2)), d(st.integers(2, 3))),
+    "dumbbell": lambda d: testbed.generators.dumbbell(d(st.integers(1, 3)), d(st.integers(1, 3))),
+    "sparse": lambda d: testbed.generators.random_sparse(
+        d(st.integers(3, 7)), d(st.integers(0, 3)), seed=d(st.integers(0, 2**16))
+    ),
+    "typed": lambda d: testbed.generators.random_topology(
+        d(st.integers(2, 7)), seed=d(st.integers(0, 2**16))
+    ),
+}
+
+
+@st.composite
+def topology_pairs(draw, max_pcs: int = 14, max_switches: int = 3):
+    """A valid ``(VirtualTopology, PhysicalTopology)`` pair of the testbed family.
+
+    The experiment comes from one of the family's generators (some ask for node types or
+    more nodes than the testbed has, so failures are drawn too); the testbed is DeterLab-like,
+    with ``n_pcs`` PCs of several hardware types behind a few switches joined by trunks.
+    """
+    kind = draw(st.sampled_from(sorted(_EXPERIMENTS)))
+    top = _EXPERIMENTS[kind](draw)
+    n_pcs = draw(st.integers(2, max_pcs))
+    switches = draw(st.integers(1, max_switches))
+    ptop = testbed.generators.deterlab(n_pcs, switches, seed=draw(st.integers(0, 2**16)))
+    return top, ptop
+
+
+@st.composite
+def loadshare_problems(draw, max_nodes: int = 8, max_jobs: int = 24):
+    """A valid :class:`LoadSharingProblem`: positive capacities, jobs in arrival order.
+
+    Job sizes include zeros and jobs larger than any node; origins cluster on a few nodes
+    half the time (the uneven arrivals the paper shares); groups are drawn or left out.
+    """
+    n = draw(st.integers(1, max_nodes))
+    jobs = draw(st.integers(0, max_jobs))
+    capacity = _floats(draw, n, st.sampled_from([1.0, 5.0, 10.0, 20.0, 50.0]))
+    sizes = _floats(draw, jobs, st.sampled_from([0.0, 1.0, 3.0, 7.0, 12.0, 30.0, 60.0]))
+    hot = draw(st.integers(1, n)) if draw(st.booleans()) else n
+    origin = np.array(draw(st.lists(st.integers(0, hot - 1), min_size=jobs, max_size=jobs)),
+                      dtype=np.int64)  # fmt: skip
+    groups = None
+    if draw(st.booleans()):
+        g = draw(st.integers(1, n))
+        groups = np.array([i % g for i in range(n)], dtype=np.int64)
+    return LoadSharingProblem(capacity, sizes, origin, groups=groups)
+
+
+@st.composite
+def gap_instances(draw, max_agents: int = 4, max_items: int = 8):
+    """A valid :class:`GapInstance`: integer costs, weights and capacities."""
+    m = draw(st.integers(1, max_agents))
+    n = draw(st.integers(0, max_items))
+    cost = _floats(draw, m * n, st.integers(0, 30)).reshape(m, n)
+    weight = np.array(draw(st.lists(st.integers(1, 10), min_size=m * n, max_size=m * n)),
+                      dtype=np.int64).reshape(m, n)  # fmt: skip
+    capacity = np.array(draw(st.lists(st.integers(0, 25), min_size=m, max_size=m)),
+                        dtype=np.int64)  # fmt: skip
+    return GapInstance(cost, weight, capacity)

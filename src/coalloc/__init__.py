@@ -3,13 +3,13 @@
 One subpackage per problem family, over a small shared layer:
 
 * :mod:`coalloc.ctaap`: topology-aware co-allocation of a request graph onto clustered
-  offers, the CTAAP-Solver of Kravtsov et al. (seed 000);
+  offers, the CTAAP-Solver of Kravtsov et al. (ICCS 2008);
 * :mod:`coalloc.taskmap`: mapping communicating tasks onto heterogeneous resources with
-  stochastic flow injection, Taura & Chien (seed 002);
-* :mod:`coalloc.loadshare`: coalition load sharing (DMCF-GGA, Hovey & Jung, seed 004) and
+  stochastic flow injection, Taura & Chien (HCW 2000);
+* :mod:`coalloc.loadshare`: coalition load sharing (DMCF-GGA, Hovey & Jung) and
   the generalized assignment problem.
 * :mod:`coalloc.collective`: collective co-allocation with advance reservations, Cankar et
-  al. (seed 001).
+  al. (J.UCS 2013).
 
 The main job stays one step away: :func:`solve`, :class:`Request`, :class:`Offer`,
 :func:`verify`, :class:`SolveResult`, :data:`METHODS`, :func:`read_instance` and friends are

@@ -109,14 +109,16 @@ def test_reserve_through_coallocate_and_failure_is_atomic():
     pool, req = random_instance(8, 3, seed=5, load=0.3)
     res = coallocate(pool, req, "scan")
     assert res.start is not None
-    before = pool.reserved.copy()
     again = coallocate(pool, req, "scan", reserve=True)
     assert np.array_equal(again.resources, res.resources)
-    assert not np.array_equal(pool.reserved.shape, before.shape) or not np.array_equal(
-        pool.reserved, before
-    )
+    by_hand, _ = random_instance(8, 3, seed=5, load=0.3)  # the same pool, reserved by hand
+    by_hand.reserve(res.start, req.duration, res.resources, res.amounts)
+    assert np.array_equal(pool.times, by_hand.times)
+    assert np.array_equal(pool.reserved, by_hand.reserved)
     with pytest.raises(ValueError):
         pool.reserve(res.start, req.duration, res.resources, res.amounts * 1e6)
+    assert np.array_equal(pool.times, by_hand.times)  # the failed reservation left no trace
+    assert np.array_equal(pool.reserved, by_hand.reserved)
 
 
 def test_result_dict_and_instance():

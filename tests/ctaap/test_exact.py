@@ -388,9 +388,9 @@ def test_argument_validation(kwargs, name):
 def test_result_fields():
     req, off = fig2(3, n_tasks=15, seed=4)
     res = solve_exact(req, off, seed=5)
-    assert res.seed == 5 and res.iterations.get("nodes", 0) >= 0
+    assert res.seed == 5
     assert res.params["mip_gap"] == 0.0 and res.params["threads"] == 1
-    assert res.timings["total"] >= res.timings["solve"] >= 0
+    assert res.timings["total"] >= res.timings["build"] + res.timings["solve"] - 1e-9  # its parts
     d = res.to_dict()
     assert d["status"] == "optimal" and d["bound"] == d["objective"] == res.n_allocated
 
@@ -437,9 +437,7 @@ def test_cbc_ctrl_c_returns_a_normal_result_and_leaves_nothing_behind(tmp_path):
     scratch = tmp_path / "tmp"  # the solve's own temporary folder, to find what it leaves
     scratch.mkdir()
     env = {**__import__("os").environ, "TMPDIR": str(scratch)}
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.perf_counter() + 180  # reading and building the model is slow under load
     mine = []
     while not mine and time.perf_counter() < deadline and proc.poll() is None:

@@ -39,20 +39,31 @@ def test_plot_every_other_family(tmp_path, capsys, taskmap_graph_files, collecti
 
     tp, rp = taskmap_graph_files
     out = tmp_path / "p.png"
-    _ok(capsys, ["plot", "taskmap", str(tp), "--resources", str(rp), "-o", str(out)], out)
-    _ok(capsys, ["plot", "taskmap", str(tp), "--resources", str(rp), "--tree", "-o", str(out)],
-        out)  # fmt: skip
+    _ok(capsys, ["plot", "taskmap", str(tp), str(rp), "-o", str(out)], out)
+    _ok(capsys, ["plot", "taskmap", str(tp), str(rp), "--tree", "-o", str(out)], out)
+    ti, tr = tmp_path / "t.json", tmp_path / "tr.json"  # INSTANCE [RESULT], as taskmap map
+    assert main(["taskmap", "generate", "--c", "2", "--seed", "1", "-o", str(ti)]) == 0
+    assert main(["taskmap", "map", str(ti), "-o", str(tr)]) == 0
+    capsys.readouterr()
+    _ok(capsys, ["plot", "taskmap", str(ti), str(tr), "-o", str(out)], out)
+    assert main(["taskmap", "map", str(tp), str(rp), "-o", str(tr)]) == 0
+    capsys.readouterr()
+    _ok(capsys, ["plot", "taskmap", str(tp), str(rp), str(tr), "-o", str(out)], out)
     ci = tmp_path / "c.json"
     collective.write_instance(ci, collective_tiny.pool, collective_tiny.request)
     cr = tmp_path / "cr.json"
     assert main(["collective", "solve", str(ci), str(ci), "-o", str(cr)]) == 0
     capsys.readouterr()
-    _ok(capsys, ["plot", "collective", str(ci), str(cr), "-o", str(out)], out)
-    _ok(capsys, ["plot", "collective", str(ci), "-o", str(out)], out)
+    _ok(capsys, ["plot", "collective", str(ci), str(ci), str(cr), "-o", str(out)], out)
+    _ok(capsys, ["plot", "collective", str(ci), str(ci), "-o", str(out)], out)
     top, ptop = tmp_path / "x.top", tmp_path / "x.ptop"
     testbed.write_top(top, g.ring(5))
     testbed.write_ptop(ptop, g.deterlab(8, 2, seed=0))
-    _ok(capsys, ["plot", "testbed", str(top), "--ptop", str(ptop), "-o", str(out)], out)
+    _ok(capsys, ["plot", "testbed", str(top), str(ptop), "-o", str(out)], out)
+    tj = tmp_path / "tb.json"
+    assert main(["testbed", "assign", str(top), str(ptop), "--json"]) == 0
+    tj.write_text(capsys.readouterr().out)
+    _ok(capsys, ["plot", "testbed", str(top), str(ptop), str(tj), "-o", str(out)], out)
     lp = tmp_path / "l.json"
     loadshare.write_problem(lp, loadshare.generators.paper_setup(n_nodes=30, seed=1))
     _ok(capsys, ["plot", "loadshare", str(lp), "--coalition-size", "10", "-o", str(out)], out)
@@ -70,3 +81,27 @@ def test_plot_without_matplotlib_says_what_to_install(tmp_path, capsys, monkeypa
     err = capsys.readouterr().err
     assert 'pip install "coalloc[plot]"' in err and "\n" not in err.strip()
     assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize(
+    "family, solve",
+    [
+        ("ctaap", ["ctaap", "solve"]),
+        ("taskmap", ["taskmap", "map"]),
+        ("collective", ["collective", "solve"]),
+        ("testbed", ["testbed", "assign"]),
+        ("loadshare", ["loadshare", "share"]),
+    ],
+)
+def test_plot_takes_the_solve_commands_inputs_in_its_order(family, solve):
+    """The positional arguments of 'coalloc plot FAMILY' are the solve command's, then RESULT."""
+    from coalloc.cli import build_parser
+
+    def positionals(argv):
+        sub = build_parser()._subparsers._group_actions[0]
+        for word in argv:
+            sub = sub.choices[word]._subparsers._group_actions[0] if word != argv[-1] else sub
+        parser = sub.choices[argv[-1]]
+        return [a.dest for a in parser._actions if not a.option_strings and a.dest != "help"]
+
+    assert positionals(["plot", family]) == [*positionals(solve), "result"]

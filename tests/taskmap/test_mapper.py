@@ -144,7 +144,7 @@ def test_results_recomputed_independently(method):
         b = r.bottleneck
         occ = r.node_occupancy if b.kind == "node" else r.link_occupancy
         assert occ[b.index] == pytest.approx(r.max_occupancy)
-        assert r.timings["total"] >= 0 and r.method == method
+        assert r.method == method
 
 
 def test_same_seed_same_answer_and_no_mutation():

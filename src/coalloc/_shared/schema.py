@@ -13,6 +13,13 @@ file, the field path (``request.bandwidth.edges[3][1]``) and what was expected:
 * lists of the wrong length.
 
 The checker only reads the document: it never converts or modifies it.
+
+:func:`to_json_schema` turns a schema into a JSON Schema document (draft 2020-12): the
+package's published schemas (``coalloc.schemas``) are generated from the same definitions
+the readers check with, so the two cannot drift. One difference is inherent to JSON Schema,
+whose data model does not tell ``2`` from ``2.0``: where an integer belongs the checker
+refuses ``2.0`` (unless the field takes ``whole_floats``) and a JSON Schema validator
+accepts it.
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ __all__ = [
     "Str",
     "AnyValue",
     "check",
+    "to_json_schema",
+    "JSON_SCHEMA_DIALECT",
     "INT64_MAX",
 ]
 
@@ -310,3 +319,132 @@ def check(data: Any, schema: Spec, source: str, *, root: str = "") -> None:
     except _Mismatch as exc:
         where = exc.path or "(document)"
         raise InstanceError(f"{source}: {where}: {exc.text}") from None
+
+
+#: The JSON Schema dialect :func:`to_json_schema` writes.
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string",
+               list: "array", dict: "object", type(None): "null"}  # fmt: skip
+
+
+def _json_type(kind: Any) -> Any:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = sorted({_JSON_TYPES[k] for k in kinds})
+    if "integer" in names and "number" in names:
+        names.remove("integer")  # a JSON Schema number includes the integers
+    return names[0] if len(names) == 1 else names
+
+
+def _node(spec: Spec, envelopes: Mapping[int, Tuple[str, int, bool]]) -> Dict[str, Any]:
+    if isinstance(spec, AnyValue) or type(spec) is Spec:
+        return {}
+    if isinstance(spec, Bool):
+        return {"type": "boolean"}
+    if isinstance(spec, Str):
+        out: Dict[str, Any] = {"type": "string"}
+        if spec.choices is not None:
+            out["enum"] = list(spec.choices)
+        return out
+    if isinstance(spec, Num):
+        out = {"type": "number"}
+        if spec.lo is not None:
+            out["minimum"] = spec.lo
+        if spec.hi is not None:
+            out["maximum"] = spec.hi
+        return out
+    if isinstance(spec, Int):
+        return {"type": "integer", "minimum": spec.lo, "maximum": spec.hi}
+    if isinstance(spec, ListOf):
+        out = {"type": "array", "items": _node(spec.item, envelopes)}
+        lo, hi = spec.min_length, spec.max_length
+        if spec.length is not None:
+            lo, hi = max(lo, spec.length), spec.length if hi is None else min(hi, spec.length)
+        if lo:
+            out["minItems"] = lo
+        if hi is not None:
+            out["maxItems"] = hi
+        return out
+    if isinstance(spec, TupleOf):
+        n = len(spec.items)
+        return {"type": "array", "prefixItems": [_node(s, envelopes) for s in spec.items],
+                "items": False, "minItems": n}  # fmt: skip
+    if isinstance(spec, MapOf):
+        return {"type": "object", "additionalProperties": _node(spec.value, envelopes)}
+    if isinstance(spec, Obj):
+        props = {key: _node(sub, envelopes) for key, (sub, _) in spec.fields.items()}
+        required = [key for key, (_, req) in spec.fields.items() if req]
+        envelope = envelopes.get(id(spec))
+        if envelope is not None:
+            fmt, version, fmt_required = envelope
+            props["format"] = {"const": fmt} if fmt_required else {"enum": [fmt, None]}
+            props["version"] = {"const": version}
+            if fmt_required and "format" not in required:
+                required.insert(0, "format")
+        out = {"type": "object", "properties": props}
+        if required:
+            out["required"] = required
+        if not spec.extra:
+            out["additionalProperties"] = False
+        return out
+    if isinstance(spec, OneOf):
+        options = []
+        for kind, sub in spec.options:
+            node = _node(sub, envelopes)
+            if "type" not in node:  # AnyValue under a kind: the kind alone decides
+                node = {"type": _json_type(kind), **node}
+            elif node["type"] != _json_type(kind):
+                raise ValueError(f"OneOf option of kind {kind!r} holds {node['type']!r}")
+            options.append(node)
+        return {"anyOf": options}
+    raise TypeError(f"to_json_schema: no JSON Schema for {type(spec).__name__}")
+
+
+def to_json_schema(
+    spec: Spec,
+    *,
+    title: Optional[str] = None,
+    schema_id: Optional[str] = None,
+    envelopes: Optional[Mapping[int, Tuple[str, int, bool]]] = None,
+) -> Dict[str, Any]:
+    """The JSON Schema (draft 2020-12) document accepting what :func:`check` accepts.
+
+    Parameters
+    ----------
+    spec : Spec
+        The schema the reader checks with.
+    title, schema_id : str, optional
+        The document's ``title`` and ``$id``.
+    envelopes : mapping, optional
+        ``id(obj_spec) -> (format, version, format_required)``: the objects whose
+        ``format``/``version`` keys the reader checks with
+        :func:`coalloc._shared.jsonio.check_envelope` (which :func:`check` leaves free);
+        their keys become constants.
+
+    Returns
+    -------
+    dict
+        A JSON-ready document. It accepts a document exactly when :func:`check` (and the
+        envelope check) does, except that JSON Schema reads ``2.0`` as an integer and has
+        no bound for an integer over ``2**1023`` in a number field (which the checker
+        refuses).
+
+    Raises
+    ------
+    TypeError
+        A node type that has no JSON Schema translation.
+
+    Examples
+    --------
+    >>> from coalloc._shared.schema import Int, ListOf, Obj, to_json_schema
+    >>> doc = to_json_schema(Obj({"sizes": (ListOf(Int(0, 9)), True)}))
+    >>> doc["properties"]["sizes"]
+    {'type': 'array', 'items': {'type': 'integer', 'minimum': 0, 'maximum': 9}}
+    """
+    out: Dict[str, Any] = {"$schema": JSON_SCHEMA_DIALECT}
+    if schema_id is not None:
+        out["$id"] = schema_id
+    if title is not None:
+        out["title"] = title
+    out.update(_node(spec, envelopes or {}))
+    return out

@@ -36,6 +36,7 @@ from .._shared.jsonio import InstanceError, check_output, protect_inputs, same_f
 from . import ctaap as ctaap_cli
 from . import docs as docs_cli
 from . import plot as plot_cli
+from . import schema as schema_cli
 from . import taskmap as taskmap_cli
 from ._common import OutputPath
 from ._generic import GenericGroup
@@ -85,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     taskmap_cli.add_commands(sub, aliases=True)
     plot_cli.add_commands(sub)
     docs_cli.add_commands(sub)
+    schema_cli.add_commands(sub)
     return parser
 
 

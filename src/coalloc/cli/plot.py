@@ -1,5 +1,8 @@
-"""``coalloc plot FAMILY INSTANCE [RESULT] -o picture.png``: a picture of a result.
+"""``coalloc plot FAMILY INPUT... [RESULT] -o picture.png``: a picture of a result.
 
+``INPUT...`` are the input files of the family's solve command, in its order (``coalloc
+plot collective POOL REQUEST`` as ``coalloc collective solve POOL REQUEST``, ``coalloc plot
+testbed TOP PTOP`` as ``coalloc testbed assign TOP PTOP``), then the optional RESULT file.
 Without a RESULT file the instance is solved first (``--method``, ``--seed``, ``-p``). The
 format of the picture follows the suffix of ``-o`` (``.png``, ``.svg``, ``.pdf``). Needs the
 ``[plot]`` extra (matplotlib).
@@ -55,17 +58,28 @@ def _cmd_ctaap(args) -> int:
 # ---------------------------------------------------------------------------- taskmap
 
 
+def _is_taskmap_instance(path: str) -> bool:
+    """Whether ``path`` holds both graphs (then a second file is the RESULT, not RESOURCES)."""
+    from ..taskmap.io import INSTANCE_FORMAT
+
+    data, _ = load_json(path)
+    return isinstance(data, dict) and data.get("format") == INSTANCE_FORMAT
+
+
 def _cmd_taskmap(args) -> int:
     from .. import taskmap
     from ..taskmap import io as tio
     from .taskmap import read_graphs
 
-    tasks, resources = read_graphs(args.instance, args.resources or None)
+    resources_file, result_file = args.resources, args.result
+    if result_file is None and resources_file is not None and _is_taskmap_instance(args.tasks):
+        resources_file, result_file = None, resources_file  # INSTANCE RESULT
+    tasks, resources = read_graphs(args.tasks, resources_file)
     if args.tree:
         fig = taskmap.plot_cluster_tree(taskmap.flow_injection(tasks, seed=args.seed))
         return _done(fig, args)
-    if args.result:
-        result = tio.read_mapping_result(args.result)
+    if result_file:
+        result = tio.read_mapping_result(result_file)
     else:
         result = taskmap.solve(tasks, resources, args.method or taskmap.DEFAULT_METHOD,
                                seed=args.seed, **_params(args))  # fmt: skip
@@ -99,12 +113,9 @@ def _collective_result(path: str, pool, request) -> dict:
 
 def _cmd_collective(args) -> int:
     from .. import collective
-    from ..collective import io as cio
+    from .collective import _read_pair
 
-    if args.request:
-        pool, request = cio.read_pool(args.instance), cio.read_request(args.request)
-    else:
-        pool, request = cio.read_instance(args.instance)
+    pool, request = _read_pair(args)
     if args.result:
         result: Any = _collective_result(args.result, pool, request)
     else:
@@ -126,10 +137,7 @@ def _cmd_collective(args) -> int:
 def _cmd_testbed(args) -> int:
     from .. import testbed
 
-    if args.ptop:
-        top, ptop = testbed.read_top(args.instance), testbed.read_ptop(args.ptop)
-    else:
-        top, ptop = testbed.read_instance(args.instance)
+    top, ptop = testbed.read_top(args.top), testbed.read_ptop(args.ptop)
     if args.result:
         data, name = load_json(args.result)
         if not isinstance(data, dict) or not isinstance(data.get("mapping"), dict):
@@ -150,7 +158,7 @@ def _cmd_testbed(args) -> int:
 def _cmd_loadshare(args) -> int:
     from .. import loadshare
 
-    prob = loadshare.read_problem(args.instance)
+    prob = loadshare.read_problem(args.problem)
     if args.loads:
         if args.result:
             data, name = load_json(args.result)
@@ -162,8 +170,10 @@ def _cmd_loadshare(args) -> int:
                                      seed=args.seed, **_params(args))  # fmt: skip
         return _done(loadshare.plot_loads(prob, result), args)
     if args.result:
-        raise ValueError("the coalitions over generations are not kept in result files: "
-                         "drop RESULT (the problem is solved with dmcf-gga) or add --loads")
+        raise ValueError(
+            "the coalitions over generations are not kept in result files: "
+            "drop RESULT (the problem is solved with dmcf-gga) or add --loads"
+        )
     if args.method not in (None, "dmcf-gga"):
         raise ValueError("the coalitions over generations need --method dmcf-gga")
     params = {"coalition_size": args.coalition_size, **_params(args)}
@@ -187,7 +197,8 @@ def add_commands(sub) -> None:
     """Add ``plot`` and its per-family subcommands to ``sub`` (a subparsers object)."""
     top = sub.add_parser(
         "plot", help="draw a result as a picture (needs the [plot] extra: matplotlib)",
-        description="Draw a result of any family as a picture. Without a RESULT file the "
+        description="Draw a result of any family as a picture. The input files come in the "
+        "order of the family's solve command, then the optional RESULT file; without it the "
         "instance is solved first (--method, --seed, -p). The format follows the suffix of -o "
         "(.png, .svg, .pdf). Needs the [plot] extra (matplotlib).",
     )  # fmt: skip
@@ -201,19 +212,25 @@ def add_commands(sub) -> None:
     _common_options(p, "compat_fn=threshold")
     p.set_defaults(func=_cmd_ctaap)
 
-    p = fams.add_parser("taskmap", help="a mapping on the resource graph, or the cluster tree")
-    p.add_argument("instance", help="task-mapping instance file, or a task graph with "
-                   "--resources")  # fmt: skip
-    p.add_argument("result", nargs="?", help="mapping file of 'coalloc map -o' (optional)")
-    p.add_argument("--resources", help="resource graph file (when INSTANCE is a task graph)")
+    p = fams.add_parser("taskmap", help="a mapping on the resource graph, or the cluster tree",
+                        description="INSTANCE [RESULT] or TASKS RESOURCES [RESULT], as "
+                        "'coalloc taskmap map'.")  # fmt: skip
+    p.add_argument("tasks", metavar="INSTANCE|TASKS", help="task-mapping instance file, or a "
+                   "task graph followed by RESOURCES (as 'coalloc taskmap map')")  # fmt: skip
+    p.add_argument("resources", nargs="?", metavar="RESOURCES",
+                   help="resource graph file, when the first file is a task graph")  # fmt: skip
+    p.add_argument("result", nargs="?", metavar="RESULT",
+                   help="mapping file of 'coalloc taskmap map -o' (optional)")  # fmt: skip
     p.add_argument("--tree", action="store_true", help="draw the flow-injection cluster tree")
     _common_options(p, "processor_order=index")
     p.set_defaults(func=_cmd_taskmap)
 
-    p = fams.add_parser("collective", help="timetables with the new reservation")
-    p.add_argument("instance", help="collective instance file, or a pool with --request")
+    p = fams.add_parser("collective", help="timetables with the new reservation",
+                        description="POOL REQUEST [RESULT], as 'coalloc collective solve' "
+                        "(an instance file stands for both: INST INST).")  # fmt: skip
+    p.add_argument("pool", help="pool file (JSON or CSV) or an instance file")
+    p.add_argument("request", help="request file (JSON) or an instance file")
     p.add_argument("result", nargs="?", help="result file of 'collective solve -o' (optional)")
-    p.add_argument("--request", help="request file (when INSTANCE is a pool)")
     p.add_argument("--property", default=None, help="property drawn (default: the first "
                    "the request asks a total of)")  # fmt: skip
     p.add_argument("--max-nodes", type=int, default=30, help="nodes drawn at most")
@@ -221,21 +238,28 @@ def add_commands(sub) -> None:
     p.set_defaults(func=_cmd_collective)
 
     p = fams.add_parser("testbed", help="virtual nodes on their PCs, grouped by switch")
-    p.add_argument("instance", help="testbed instance file (JSON), or a .top with --ptop")
+    p.add_argument("top", help="virtual topology (.top), as 'coalloc testbed assign TOP PTOP'")
+    p.add_argument("ptop", help="physical topology (.ptop)")
     p.add_argument("result", nargs="?",
                    help="JSON of 'coalloc testbed assign --json' (optional)")  # fmt: skip
-    p.add_argument("--ptop", help="physical topology (when INSTANCE is a .top)")
     p.add_argument("--used-only", action="store_true", help="leave out the unused PCs")
     _common_options(p, 'scoring="2m"')
     p.set_defaults(func=_cmd_testbed)
 
     p = fams.add_parser("loadshare", help="DMCF-GGA's coalitions over generations, or loads")
-    p.add_argument("instance", help="load-sharing problem file (JSON)")
+    p.add_argument("problem", help="load-sharing problem file (JSON), as 'loadshare share'")
     p.add_argument("result", nargs="?", help="result file of 'loadshare share -o' (--loads)")
-    p.add_argument("--loads", action="store_true",
-                   help="draw node loads against capacity instead of the coalitions")
+    p.add_argument(
+        "--loads",
+        action="store_true",
+        help="draw node loads against capacity instead of the coalitions",
+    )
     p.add_argument("--coalition-size", type=int, default=23, help="nodes per coalition")
-    p.add_argument("--every", type=int, default=1,
-                   help="keep the coalitions every EVERY generations (default 1)")
+    p.add_argument(
+        "--every",
+        type=int,
+        default=1,
+        help="keep the coalitions every EVERY generations (default 1)",
+    )
     _common_options(p, "th_c=0.1")
     p.set_defaults(func=_cmd_loadshare)

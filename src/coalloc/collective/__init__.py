@@ -1,4 +1,4 @@
-"""Collective co-allocation with advance reservations (Cankar et al. 2013, seed 001).
+"""Collective co-allocation with advance reservations (Cankar et al., J.UCS 2013).
 
 A job asks for ``N`` resources of a :class:`ResourcePool` for a duration within a start
 window; a :class:`CollectiveRequest` gives a per-resource minimum ``e_i`` and a total ``d_i``

@@ -1,4 +1,4 @@
-"""CTAAP: topology-aware co-allocation of a request graph onto clustered offers (seed 000).
+"""CTAAP: topology-aware co-allocation of a request graph onto clustered offers.
 
 Kravtsov et al. (ICCS 2008). A :class:`Request` (tasks with minimum properties, pairwise
 bandwidth needs) is allocated onto an :class:`Offer` (homogeneous clusters with machine

@@ -1,4 +1,4 @@
-"""Exact solution of the CTAAP integer program of seed 000, section 3.2.
+"""Exact solution of the CTAAP integer program of Kravtsov et al., section 3.2.
 
 The paper fed "the five equations, with the quadratic equation (4) replaced by a series of
 equivalent linear equations" to GLPK and CBC to get the optimum its heuristic is compared

@@ -1,4 +1,4 @@
-"""Random instances of the experimental setups of seed 000, section 4.
+"""Random instances of the experimental setups of Kravtsov et al., section 4.
 
 All generators are seeded and reproducible: the same arguments give the same instance on
 every platform (NumPy's PCG64 through :func:`numpy.random.default_rng`).

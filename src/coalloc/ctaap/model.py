@@ -1,4 +1,4 @@
-"""Validated model objects: the request graph and the offer graph of seed 000, section 3.2.
+"""Validated model objects: the request graph and the offer graph of Kravtsov et al., section 3.2.
 
 A :class:`Request` holds ``n`` tasks, each with minimum values of named quantitative
 properties (the paper's CPU ``c_i`` and memory ``m_i`` are two) and an ``n x n`` matrix

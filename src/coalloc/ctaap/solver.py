@@ -1,4 +1,4 @@
-"""The CTAAP-Solver of seed 000 (Kravtsov et al., ICCS 2008), section 3.3.
+"""The CTAAP-Solver of Kravtsov et al. (ICCS 2008), section 3.3.
 
 Step 1 (Alg. 1) runs graduated assignment with a slack row and column and the
 capacity-aware column normalisation, producing a weight matrix ``X``. Step 2 (Alg. 2) finds

@@ -1,4 +1,4 @@
-"""Independent feasibility check of an allocation against constraints (1)-(5) of seed 000.
+"""Independent feasibility check of an allocation against constraints (1)-(5) of Kravtsov et al.
 
 ``verify`` is written in plain vectorised NumPy and shares no code with the solvers, so the
 tests can use it as the referee for every solver output.

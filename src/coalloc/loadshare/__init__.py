@@ -1,4 +1,4 @@
-"""Coalition load sharing (Hovey & Jung, DMCF-GGA, seed 004) and the generalized assignment
+"""Coalition load sharing (Hovey & Jung, DMCF-GGA) and the generalized assignment
 problem.
 
 A grid of nodes receives jobs unevenly; node-agents form coalitions by conditional

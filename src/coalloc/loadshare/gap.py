@@ -104,7 +104,8 @@ class GapInstance:
     @property
     def integral_cost(self) -> bool:
         """All costs are integers (CP-SAT can take them as they are)."""
-        return bool(np.all(self.cost == np.round(self.cost)) and np.abs(self.cost).max() < 2**52)
+        cost = self.cost  # no items: integral (max of nothing is 0)
+        return bool(np.all(cost == np.round(cost)) and np.abs(cost).max(initial=0.0) < 2**52)
 
     def __repr__(self) -> str:
         return f"GapInstance(m={self.m}, n={self.n}{', ' + self.name if self.name else ''})"

@@ -1,4 +1,4 @@
-"""The load-sharing model of Hovey & Jung (seed 004): nodes, capacities, jobs and origins.
+"""The load-sharing model of Hovey & Jung: nodes, capacities, jobs and origins.
 
 A grid of ``n`` nodes with capacities ``capacity[i]`` (Mflops/s) receives ``J`` indivisible
 CPU-intensive jobs; job ``j`` has size ``job_size[j]`` (Mflops) and arrived at node

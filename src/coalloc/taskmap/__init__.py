@@ -1,4 +1,4 @@
-"""Mapping communicating tasks onto heterogeneous resources (Taura & Chien, seed 002).
+"""Mapping communicating tasks onto heterogeneous resources (Taura & Chien, HCW 2000).
 
 A :class:`TaskGraph` (compute requirements, communication volumes) is mapped onto a
 :class:`ResourceGraph` (processor capacities, link bandwidths, fixed routes) so that the

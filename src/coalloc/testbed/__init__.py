@@ -1,4 +1,4 @@
-"""Testbed mapping: assign+ against simulated annealing, on Emulab's file formats (seed 003).
+"""Testbed mapping: assign+ against simulated annealing, on Emulab's file formats.
 
 An experimenter's virtual topology (``.top``: typed nodes with desires, links with
 bandwidth, LANs) is mapped onto a testbed (``.ptop``: PCs of several types with a few

@@ -1,4 +1,4 @@
-"""assign+ (seed 003, section 8.2): five deterministic allocation strategies and an exchange.
+"""assign+ (section 8.2 of the DeterLab paper): five deterministic strategies and an exchange.
 
 1. pclasses and candidate pclasses per virtual node (:func:`.problem.build_problem`);
 2. candidate lists: virtual nodes with the same candidate pclasses, most restricted first;

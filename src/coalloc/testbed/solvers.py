@@ -15,6 +15,7 @@ from .assignplus import SCORINGS, STRATEGIES, RequestMemory, assign_plus
 from .io import as_ptop, as_top
 from .model import PhysicalTopology, VirtualTopology
 from .problem import Problem, build_problem
+from .reasons import reason_text
 from .result import MappingResult
 from .routing import route
 from .verify import VerifyReport, verify_mapping
@@ -32,7 +33,7 @@ def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings,
             status = "error"
         return MappingResult(
             status=status or "infeasible", method=method, seed=seed, params=params,
-            message=message or f"no mapping: {reason}", timings=timings,
+            message=message or f"no mapping: {reason_text(reason)}", timings=timings,
             iterations=counters, reason=reason or {"constraint": "unknown"},
         )  # fmt: skip
     pn = pr.pnames
@@ -110,12 +111,12 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
                                 "fallback": time.perf_counter() - t2}, counters,
                                score=an["score"],
                                message=f"mapped {pr.nv} nodes by the annealing fallback "
-                                       f"(assign+: {out['failure']})")  # fmt: skip
+                                       f"(assign+: {reason_text(out['failure'])})")  # fmt: skip
     return _result(pr, method_name, seed, params, out["where"], out["routing"], t0,
                    {"setup": t1 - t0, "search": time.perf_counter() - t1}, counters,
                    score=out["score"], failure=out["failure"],
                    message="" if out["where"] is not None else
-                   f"assign+ found no mapping: {out['failure']}")  # fmt: skip
+                   f"assign+ found no mapping: {reason_text(out['failure'])}")  # fmt: skip
 
 
 def anneal_method(
@@ -217,7 +218,8 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
                                 "solver": out.message},
                        status="error", bound=out.bound,
                        message="no mapping: the integer program's solution could not be routed "
-                       f"({rt.failure}); the model does not capture this constraint")  # fmt: skip
+                       f"({reason_text(rt.failure)}); the model does not capture this "
+                       "constraint")  # fmt: skip
     return _result(pr, "exact", seed, params, where, rt, t0,
                    {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
                    status=out.status if out.status in ("optimal", "time_limit") else "feasible",

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from .._shared.result import Report
 from .model import PhysicalTopology, VirtualTopology
+from .reasons import reason_text
 
 __all__ = ["VerifyReport", "verify_mapping"]
 
@@ -106,7 +107,7 @@ class VerifyReport(Report):
         if not self.matches:
             text += f" (claimed {self.claimed})"
         for v in self.violations[:10]:
-            text += f"\n  {v}"
+            text += f"\n  {reason_text(v)}"
         return text
 
 

@@ -58,11 +58,11 @@ def test_fused_loop_on_paper_instances():
         w = np.random.default_rng(seed).random((req.n, off.m))
         args = arrays(req, off, w, True)
         assign = np.empty(req.n, dtype=np.int64)
-        removals, aug, cyc, t_match, t_count = match_and_clean(*args, assign)
+        removals, *_ = match_and_clean(*args, assign)
         ref_assign, ref_removals = match_and_clean_reference(*args)
         np.testing.assert_array_equal(assign, ref_assign)
-        assert removals == ref_removals and aug >= 0 and cyc >= 0
-        assert t_match >= 0 and t_count >= 0
+        assert removals == ref_removals
+        assert coalloc.verify(req, off, assign).feasible
 
 
 def test_shape_mismatch_raises():
