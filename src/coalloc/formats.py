@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple, Union
 
+from ._shared.jsonio import write_text_atomic
 from ._shared.schema import Obj, Spec, to_json_schema
 
 __all__ = ["FORMATS", "schema_for", "schema_text", "build_schema", "write_schemas", "definitions"]
@@ -44,6 +45,7 @@ FORMATS: Dict[str, str] = {
     "coalloc.collective.instance": "a pool and a collective request in one file",
     "coalloc.collective.workload": "a stream of collective requests with arrival times",
     "coalloc.loadshare.instance": "a coalition load-sharing problem (Hovey & Jung)",
+    "coalloc.loadshare.gap": "a generalized assignment problem (costs, weights, capacities)",
     "coalloc.testbed.instance": "an experiment (top) and a testbed (ptop) in one file",
 }
 
@@ -64,6 +66,7 @@ def definitions() -> Dict[str, Tuple[Spec, _Envelopes]]:
     from .collective import io as col
     from .ctaap import io as cta
     from .loadshare import io as lsh
+    from .loadshare import solvers as lss
     from .taskmap import io as tmp
     from .testbed import io as tbd
 
@@ -110,6 +113,10 @@ def definitions() -> Dict[str, Tuple[Spec, _Envelopes]]:
         "coalloc.loadshare.instance": (
             lsh.PROBLEM_SCHEMA,
             env((lsh.PROBLEM_SCHEMA, lsh.FORMAT, lsh.VERSION, False)),
+        ),
+        "coalloc.loadshare.gap": (
+            lss.GAP_SCHEMA,
+            env((lss.GAP_SCHEMA, lss.GAP_FORMAT, lss.GAP_VERSION, False)),
         ),
         "coalloc.testbed.instance": (
             tbd.INSTANCE_SCHEMA,
@@ -205,4 +212,4 @@ def write_schemas(folder: Optional[Union[str, Path]] = None) -> None:
     """
     out = Path(__file__).parent / "schemas" if folder is None else Path(folder)
     for fmt in FORMATS:
-        (out / f"{fmt}.schema.json").write_text(_dumps(build_schema(fmt)), encoding="utf-8")
+        write_text_atomic(out / f"{fmt}.schema.json", _dumps(build_schema(fmt)))

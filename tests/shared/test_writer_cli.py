@@ -281,16 +281,16 @@ def case_plot_taskmap(d: Path) -> Case:
     tp, rp = _taskmap_graphs(d)
     res = d / "mapping.json"
     _run(["taskmap", "map", tp, rp, "-o", res])
-    return (["plot", "taskmap", tp, res, "--resources", rp],
-            {"instance": tp, "result": res, "--resources": rp})  # fmt: skip
+    return (["plot", "taskmap", tp, rp, res],
+            {"tasks": tp, "resources": rp, "result": res})  # fmt: skip
 
 
 def case_plot_collective(d: Path) -> Case:
     pool, req = _collective_pool_request(d)
     res = d / "result.json"
     _run(["collective", "solve", pool, req, "-o", res])
-    return (["plot", "collective", pool, res, "--request", req],
-            {"instance": pool, "result": res, "--request": req})  # fmt: skip
+    return (["plot", "collective", pool, req, res],
+            {"pool": pool, "request": req, "result": res})  # fmt: skip
 
 
 def case_plot_testbed(d: Path) -> Case:
@@ -300,15 +300,15 @@ def case_plot_testbed(d: Path) -> Case:
     with contextlib.redirect_stdout(out):
         assert main(["testbed", "assign", str(top), str(ptop), "--json"]) == 0
     res.write_text(out.getvalue())
-    return (["plot", "testbed", top, res, "--ptop", ptop],
-            {"instance": top, "result": res, "--ptop": ptop})  # fmt: skip
+    return (["plot", "testbed", top, ptop, res],
+            {"top": top, "ptop": ptop, "result": res})  # fmt: skip
 
 
 def case_plot_loadshare(d: Path) -> Case:
     prob = _loadshare_problem(d)
     res = d / "share.json"
     _run(["loadshare", "share", prob, "-o", res])
-    return ["plot", "loadshare", prob, res, "--loads"], {"instance": prob, "result": res}
+    return ["plot", "loadshare", prob, res, "--loads"], {"problem": prob, "result": res}
 
 
 #: Command -> how to build a working command line and its input files.

@@ -167,7 +167,7 @@ GAP_DEFAULT_METHOD = "heuristic"
 #: solve-batch``); OR-Library files are read by :func:`coalloc.loadshare.read_gap`.
 GAP_FORMAT = "coalloc.loadshare.gap"
 GAP_VERSION = 1
-_GAP_SCHEMA = Obj(
+GAP_SCHEMA = Obj(
     {
         "format": (AnyValue(), False),
         "version": (AnyValue(), False),
@@ -237,7 +237,7 @@ def gap_from_dict(data: Any, *, source: str = "<dict>") -> GapInstance:
     2
     """
     check_envelope(data, GAP_FORMAT, GAP_VERSION, source)
-    check(data, _GAP_SCHEMA, source)
+    check(data, GAP_SCHEMA, source)
     try:
         return GapInstance(data["cost"], data["weight"], data["capacity"], data.get("name", ""))
     except (TypeError, ValueError) as exc:
