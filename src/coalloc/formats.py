@@ -62,6 +62,12 @@ def definitions() -> Dict[str, Tuple[Spec, _Envelopes]]:
         :func:`coalloc._shared.schema.check`; ``envelopes`` maps ``id(obj)`` of every object
         of ``spec`` whose ``format``/``version`` the reader checks to
         ``(format, version, format_required)``.
+
+    Examples
+    --------
+    >>> spec, envelopes = definitions()["coalloc.loadshare.gap"]
+    >>> len(envelopes)
+    1
     """
     from .collective import io as col
     from .ctaap import io as cta
@@ -147,6 +153,11 @@ def build_schema(fmt: str) -> Dict[str, Any]:
     ------
     ValueError
         An unknown format.
+
+    Examples
+    --------
+    >>> build_schema("coalloc.loadshare.gap")["required"]
+    ['cost', 'weight', 'capacity']
     """
     _check_format(fmt)
     spec, envelopes = definitions()[fmt]
@@ -174,6 +185,11 @@ def schema_text(fmt: str) -> str:
     ------
     ValueError
         An unknown format.
+
+    Examples
+    --------
+    >>> schema_text("coalloc.instance").startswith("{")
+    True
     """
     _check_format(fmt)
     folder = resources.files(__package__).joinpath("schemas")
@@ -198,6 +214,11 @@ def schema_for(fmt: str) -> Dict[str, Any]:
     ------
     ValueError
         An unknown format (the message lists the known ones).
+
+    Examples
+    --------
+    >>> schema_for("coalloc.collective.request")["type"]
+    'object'
     """
     return json.loads(schema_text(fmt))
 
@@ -209,6 +230,15 @@ def write_schemas(folder: Optional[Union[str, Path]] = None) -> None:
     ----------
     folder : str or Path, optional
         Where to write; by default the package's ``schemas/`` folder (a source checkout).
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     write_schemas(d)
+    ...     doc = json.loads((pathlib.Path(d) / "coalloc.instance.schema.json").read_text())
+    >>> doc == schema_for("coalloc.instance")
+    True
     """
     out = Path(__file__).parent / "schemas" if folder is None else Path(folder)
     for fmt in FORMATS:
