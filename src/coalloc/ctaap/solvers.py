@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, NamedTuple, Optional
 import numpy as np
 
 from .._shared.params import check_keywords, check_method
-from .._shared.seeding import check_seed
+from .._shared.seeding import resolve_seed
 from .exact import solve_exact, upper_bound
 from .greedy import solve_greedy
 from .model import Offer, Request, check_compatible
@@ -76,7 +76,7 @@ def solve(
     """
     check_compatible(request, offer)
     check_method(method, METHODS)
-    seed = check_seed(seed)
+    seed = resolve_seed(seed)  # None: fresh, and the result says which
     func = METHODS[method]
     try:
         result = func(request, offer, seed=seed, **params)
