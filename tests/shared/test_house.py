@@ -332,12 +332,14 @@ TWINS = {
     for name, twin in _TWINS.items()
 }
 
-#: Compiled functions whose twin is not (yet) exact: their parity tests compare an objective
-#: (the matching's size and weight, the local search's size and local optimality), not the
-#: outputs. Making them exact means porting the kernels' tie-breaking (the b-matcher's
-#: Dijkstra order, the local search's xoshiro draws) into the twins, which changes what
-#: ``backend="numpy"`` returns for a seed (issue 23 asks for no changed answer), so it is left
-#: to its own change. Every entry must be a compiled function of TWINS.
+#: Compiled functions whose twin is not (yet) exact. The b-matcher's twin is SciPy's
+#: assignment solver: equal assignments where the optimum is unique (continuous weights,
+#: ``test_b_matching_matches_twin``), equal objectives where optima tie. The local search's
+#: twin draws from NumPy's generator, not the kernel's xoshiro stream: equal quality (size,
+#: local optimality), not equal allocations. Making them exact means porting the kernels'
+#: tie-breaking and scan orders into the twins, and it changes what ``backend="numpy"``
+#: returns for a seed (issue 23 asks for no changed answer), so it is left to its own change.
+#: Every entry must be a compiled function of TWINS.
 NOT_EXACT = {
     "coalloc.ctaap._bmatching.BMatcher",
     "coalloc.ctaap._bmatching.b_matching",
