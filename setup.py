@@ -89,8 +89,10 @@ class ParallelBuildExt(build_ext):
         super().build_extensions()
 
 
-# Every module is rebuilt when any header changes (setuptools compares times with these).
-HEADERS = sorted(glob.glob("src/_core/include/**/*.h*", recursive=True))
+# Every module is rebuilt when any header, or a shared Cython declaration beside it (the
+# interrupt poll, the generator: include/coalloc/common/*.pxd), changes.
+HEADERS = sorted(glob.glob("src/_core/include/**/*.h*", recursive=True)
+                 + glob.glob("src/_core/include/**/*.pxd", recursive=True))  # fmt: skip
 
 
 cython_ext = [
@@ -177,7 +179,8 @@ setup(
     + cythonize(
         _todo,
         compiler_directives=directives,
-        include_path=[f"src/_core/{family}" for family in FAMILIES],
+        # src/_core/include: `from coalloc.common.interrupt cimport Poll` finds the shared .pxd
+        include_path=INCLUDE + [f"src/_core/{family}" for family in FAMILIES],
         build_dir=CYTHON_DIR,  # generated C++ stays out of the source tree
         nthreads=_cpus() if len(_todo) > 1 else 0,
     )

@@ -284,3 +284,187 @@ def test_every_package_folder_is_a_regular_package():
         if folder.is_dir() and any(folder.glob("*.py")) and not (folder / "__init__.py").exists()
     )
     assert not missing, f"package folders without __init__.py: {missing}"
+
+
+# ------------------------------------- (d) every compiled function: a twin and a parity test
+
+#: Every public function (or class) of every compiled module (``family._module.name``) -> its
+#: twin under ``<family>/_reference/`` (``module.name``). A new compiled function fails the
+#: tests below until it is listed here with a twin that exists and a parity test in
+#: ``tests/<family>/kernels/`` that calls both.
+_TWINS = {
+    "collective._search.decrease_starts": "search.decrease_starts",
+    "collective._search.phase5": "search.phase5",
+    "collective._search.scan_screen": "search.scan_screen",
+    "collective._search.screen": "search.screen",
+    "collective._search.select_and_swap": "search.select_and_swap",
+    "collective._search.swap_search": "search.swap_search",
+    "collective._search.window_max": "search.window_max",
+    "ctaap._bmatching.BMatcher": "matching.b_matching_reference",
+    "ctaap._bmatching.b_matching": "matching.b_matching_reference",
+    "ctaap._cleanup.fill_free": "cleanup.fill_free_reference",
+    "ctaap._cleanup.match_and_clean": "cleanup.match_and_clean_reference",
+    "ctaap._localsearch.count_moves": "localsearch.find_moves_reference",
+    "ctaap._localsearch.improve": "localsearch.improve_reference",
+    "ctaap._localsearch.list_moves": "localsearch.find_moves_reference",
+    "ctaap._softassign.compute_q": "softassign.compute_q_reference",
+    "ctaap._softassign.edge_ranks": "softassign.edge_ranks_reference",
+    "ctaap._softassign.graduated_assignment": "softassign.graduated_assignment_reference",
+    "ctaap._softassign.sinkhorn": "softassign.sinkhorn_reference",
+    "ctaap._softassign.softassign_exp": "softassign.softassign_exp_reference",
+    "ctaap._violations.update_violations": "violations.update_violations_reference",
+    "ctaap._violations.violation_counts": "violations.violation_counts_reference",
+    "loadshare._dmcf.best_fit_decreasing": "dmcf.best_fit_decreasing",
+    "loadshare._dmcf.first_fit_all": "dmcf.first_fit_all",
+    "loadshare._dmcf.migrate": "dmcf.migrate",
+    "loadshare._gapls.tabu_search": "gapls.tabu_search",
+    "taskmap._flowinject.cluster": "flowinject.flow_injection_reference",
+    "testbed._allocate.allocate_all": "allocate.allocate_all",
+    "testbed._anneal.anneal": "anneal.anneal",
+}
+TWINS = {
+    f"coalloc.{name}": f"coalloc.{name.split('.')[0]}._reference.{twin}"
+    for name, twin in _TWINS.items()
+}
+
+#: Compiled functions whose twin is not (yet) exact. The b-matcher's twin is SciPy's
+#: assignment solver: equal assignments where the optimum is unique (continuous weights,
+#: ``test_b_matching_matches_twin``), equal objectives where optima tie. The local search's
+#: twin draws from NumPy's generator, not the kernel's xoshiro stream: equal quality (size,
+#: local optimality), not equal allocations. Making them exact means porting the kernels'
+#: tie-breaking and scan orders into the twins, and it changes what ``backend="numpy"``
+#: returns for a seed (issue 23 asks for no changed answer), so it is left to its own change.
+#: Every entry must be a compiled function of TWINS.
+NOT_EXACT = {
+    "coalloc.ctaap._bmatching.BMatcher",
+    "coalloc.ctaap._bmatching.b_matching",
+    "coalloc.ctaap._localsearch.improve",
+}
+
+TESTS = pathlib.Path(__file__).resolve().parents[1]
+
+
+def compiled_functions():
+    out = set()
+    for name in COMPILED:
+        mod = importlib.import_module(name)
+        for attr, obj in vars(mod).items():
+            if attr.startswith("_") or not callable(obj) or inspect.ismodule(obj):
+                continue
+            if getattr(obj, "__module__", name) in (name, None):
+                out.add(f"{name}.{attr}")
+    return out
+
+
+def _aliases(nodes) -> dict:
+    """Local name -> dotted name of the imports among ``nodes``."""
+    out = {}
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                out[a.asname or a.name] = f"{node.module}.{a.name}"
+    return out
+
+
+def referenced_by_tests(path: pathlib.Path) -> list:
+    """For each ``test_*`` function of a test file, the dotted names it uses (through the
+    file's and its own imports: ``C.phase5`` with ``from coalloc.collective import _search
+    as C`` is ``coalloc.collective._search.phase5``; in ``for mod in (C, R): mod.f()``,
+    ``mod.f`` is both ``C.f`` and ``R.f``)."""
+    tree = ast.parse(path.read_text())
+    top = _aliases(tree.body)
+    found = []
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef) or not fn.name.startswith("test"):
+            continue
+        names = {k: {v} for k, v in {**top, **_aliases(ast.walk(fn))}.items()}
+        for node in ast.walk(fn):  # loop variables over imported modules or functions
+            if (
+                isinstance(node, ast.For)
+                and isinstance(node.target, ast.Name)
+                and isinstance(node.iter, (ast.Tuple, ast.List))
+            ):
+                elts = [e.id for e in node.iter.elts if isinstance(e, ast.Name) and e.id in names]
+                if elts:
+                    names[node.target.id] = set().union(*(names[e] for e in elts))
+        used = set()
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and node.id in names:
+                used |= names[node.id]
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in names
+            ):
+                used |= {f"{base}.{node.attr}" for base in names[node.value.id]}
+        found.append(used)
+    return found
+
+
+def test_every_compiled_function_is_listed_with_a_twin():
+    functions = compiled_functions()
+    assert len(functions) > len(COMPILED)  # the enumeration does see functions
+    assert functions == set(TWINS), (
+        f"not listed: {sorted(functions - set(TWINS))}; gone: {sorted(set(TWINS) - functions)}"
+    )
+    assert NOT_EXACT <= set(TWINS)
+
+
+@pytest.mark.parametrize("name", sorted(TWINS))
+def test_each_compiled_function_has_a_twin_and_a_parity_test(name):
+    twin = TWINS[name]
+    module, attr = twin.rsplit(".", 1)
+    assert callable(getattr(importlib.import_module(module), attr, None)), f"no twin {twin}"
+    family = name.split(".")[1]
+    files = sorted((TESTS / family / "kernels").glob("test_*.py"))
+    assert files, f"no parity tests under tests/{family}/kernels/"
+    pairs = [used for path in files for used in referenced_by_tests(path)]
+    assert any(name in used and twin in used for used in pairs), (
+        f"no test in tests/{family}/kernels/ calls both {name} and its twin {twin}"
+    )
+
+
+def test_the_parity_checker_reads_aliases_and_local_imports(tmp_path):
+    src = tmp_path / "test_x.py"
+    src.write_text(
+        "from coalloc.collective import _search as C\n"
+        "import coalloc.ctaap._reference.cleanup as R\n"
+        "def test_a():\n"
+        "    from coalloc.testbed._anneal import anneal as compiled\n"
+        "    C.phase5(1)\n    compiled()\n    R.fill_free_reference\n"
+        "def test_b():\n    phase5 = 1\n"
+        "def test_c():\n    for mod in (C, R):\n        mod.window_max()\n"
+        "def helper():\n    C.screen()\n"
+    )
+    a, b, c = referenced_by_tests(src)
+    assert {
+        "coalloc.collective._search.phase5",
+        "coalloc.testbed._anneal.anneal",
+        "coalloc.ctaap._reference.cleanup.fill_free_reference",
+    } <= a
+    assert "coalloc.collective._search.screen" not in a and not b
+    assert {
+        "coalloc.collective._search.window_max",
+        "coalloc.ctaap._reference.cleanup.window_max",
+    } <= c
+
+
+CORE = TESTS.parent / "src" / "_core"
+
+
+def test_cython_modules_take_the_poll_and_the_generator_from_one_declaration():
+    """The interrupt poll and the xoshiro generator are declared for Cython once, in
+    ``include/coalloc/common/{interrupt,xoshiro}.pxd``; a ``.pyx`` cimports them."""
+    pyx = sorted(CORE.glob("*/*.pyx"))
+    assert len(pyx) >= 5, f"no Cython sources under {CORE}"
+    for header in ("interrupt", "xoshiro"):
+        assert (CORE / "include" / "coalloc" / "common" / f"{header}.pxd").is_file()
+    for path in pyx:
+        text = path.read_text()
+        for header in ("coalloc/common/interrupt.h", "coalloc/common/xoshiro.hpp"):
+            assert f'extern from "{header}"' not in text, f"{path.name} declares {header} again"
+        if "Poll(" in text:
+            assert "from coalloc.common.interrupt cimport" in text, path.name

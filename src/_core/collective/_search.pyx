@@ -19,22 +19,8 @@ from libcpp.pair cimport pair
 from libcpp.algorithm cimport nth_element, sort
 
 
-cdef extern from "coalloc/common/interrupt.h" namespace "coalloc" nogil:
-    # Ctrl-C / cancellation every ~50 ms (see the header): stop() is a decrement between
-    # two looks at the clock; once it says True the loop ends and the caller raises.
-    cdef cppclass Poll:
-        Poll() noexcept
-        Poll(unsigned int) noexcept
-        bint stop() noexcept
-        bint stopped() noexcept
-    int coalloc_raise_interrupt() except -1
-
-
-cdef extern from "coalloc/common/xoshiro.hpp" namespace "coalloc":
-    cdef cppclass Xoshiro256ss:
-        Xoshiro256ss(uint64_t seed) nogil
-        int64_t below(int64_t bound) nogil
-
+from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt
+from coalloc.common.xoshiro cimport Xoshiro256ss
 from libc.math cimport INFINITY, fabs
 
 

@@ -32,16 +32,7 @@ from _violation_core cimport (
 import numpy as np
 
 
-cdef extern from "coalloc/common/interrupt.h" namespace "coalloc" nogil:
-    # Ctrl-C / cancellation every ~50 ms (see the header); coalloc_raise_py: the exception
-    # table of errors.hpp plus coalloc::Interrupted (the matcher polls too).
-    cdef cppclass Poll:
-        Poll() noexcept
-        Poll(unsigned int) noexcept
-        cbool stop() noexcept
-        cbool stopped() noexcept
-    int coalloc_raise_interrupt() except -1
-    void coalloc_raise_py()
+from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt, coalloc_raise_py
 
 
 cdef extern from "coalloc/ctaap/bmatching.hpp" namespace "coalloc" nogil:

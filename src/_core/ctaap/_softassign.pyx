@@ -40,15 +40,7 @@ from libcpp.pair cimport pair
 from libcpp.vector cimport vector
 
 
-cdef extern from "coalloc/common/interrupt.h" namespace "coalloc" nogil:
-    # Ctrl-C / cancellation every ~50 ms (see the header): stop() is a decrement between
-    # two looks at the clock; once it says True the loop returns and the caller raises.
-    cdef cppclass Poll:
-        Poll() noexcept
-        Poll(unsigned int) noexcept
-        bint stop() noexcept
-        bint stopped() noexcept
-    int coalloc_raise_interrupt() except -1
+from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt
 
 
 # ---------------------------------------------------------------------------

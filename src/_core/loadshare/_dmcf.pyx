@@ -17,25 +17,17 @@ from libcpp.pair cimport pair
 from cython.operator cimport dereference as cython_deref
 
 
-cdef extern from "coalloc/common/interrupt.h" namespace "coalloc" nogil:
-    # Ctrl-C / cancellation every ~50 ms (see the header): stop() is a decrement between
-    # two looks at the clock; once it says True the loop ends and the caller raises.
-    cdef cppclass Poll:
-        Poll() noexcept
-        Poll(unsigned int) noexcept
-        bint stop() noexcept
-        bint stopped() noexcept
-    int coalloc_raise_interrupt() except -1
+from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt
+from coalloc.common.xoshiro cimport splitmix64
 
 cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
 cdef uint64_t NODE_MUL = 0xD1B54A32D192ED03ULL
 
 
 cdef inline uint64_t mix64(uint64_t x) noexcept nogil:
-    cdef uint64_t z = x + GOLDEN
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
-    return z ^ (z >> 31)
+    # splitmix64's output for state x (the state itself is not kept): the common generator's
+    # step of coalloc/common/xoshiro.hpp, so the draws are counter based
+    return splitmix64(x)
 
 
 def migrate(

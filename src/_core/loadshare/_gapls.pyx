@@ -18,24 +18,8 @@ draws come from splitmix64 of ``seed``. The NumPy twin is
 from libc.stdint cimport int64_t, uint64_t
 from libcpp.vector cimport vector
 
-
-cdef extern from "coalloc/common/interrupt.h" namespace "coalloc" nogil:
-    # Ctrl-C / cancellation every ~50 ms (see the header): stop() is a decrement between
-    # two looks at the clock; once it says True the loop ends and the caller raises.
-    cdef cppclass Poll:
-        Poll() noexcept
-        Poll(unsigned int) noexcept
-        bint stop() noexcept
-        bint stopped() noexcept
-    int coalloc_raise_interrupt() except -1
-
-
-cdef inline uint64_t _next(uint64_t* state) noexcept nogil:
-    state[0] += 0x9E3779B97F4A7C15ULL
-    cdef uint64_t z = state[0]
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
-    return z ^ (z >> 31)
+from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt
+from coalloc.common.xoshiro cimport splitmix64
 
 
 cdef inline int64_t _ex(int64_t used, int64_t cap) noexcept nogil:
@@ -161,14 +145,14 @@ def tabu_search(
                 break
             # apply
             a = assign[bj]
-            tabu_until[a * n + bj] = it + tenure + <int64_t>(_next(&state) % <uint64_t>(tenure // 2 + 1))
+            tabu_until[a * n + bj] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
             if bk < 0:
                 used[a] -= weight[a, bj]
                 used[bi] += weight[bi, bj]
                 assign[bj] = bi
             else:
                 b = assign[bk]
-                tabu_until[b * n + bk] = it + tenure + <int64_t>(_next(&state) % <uint64_t>(tenure // 2 + 1))
+                tabu_until[b * n + bk] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
                 used[a] += weight[a, bk] - weight[a, bj]
                 used[b] += weight[b, bj] - weight[b, bk]
                 assign[bj] = b
@@ -198,8 +182,8 @@ def tabu_search(
                 for j in range(n):
                     assign[j] = best_assign[j]
                 for j in range(n):
-                    if _next(&state) % 20 == 0:
-                        assign[j] = <int64_t>(_next(&state) % <uint64_t>m)
+                    if splitmix64(state) % 20 == 0:
+                        assign[j] = <int64_t>(splitmix64(state) % <uint64_t>m)
                 for j in range(n):
                     used[assign[j]] += weight[assign[j], j]
                     cur += cost[assign[j], j]

@@ -3,6 +3,7 @@
 * :mod:`.jsonio`: the JSON envelope of every file and :class:`InstanceError`;
 * :mod:`.milp`: one runner for HiGHS, CBC and CP-SAT with one status table;
 * :mod:`.seeding`: the seed policy (user seed -> ``SeedSequence`` streams -> kernel seeds);
+* :mod:`.xoshiro`: the Python twin of the kernels' generator (xoshiro256**, splitmix64);
 * :mod:`.validation`: array and sparse-matrix validation for model constructors;
 * :mod:`.params`: parameter checks for solvers;
 * :mod:`.result`: the :class:`Result` and :class:`Report` bases and the status vocabulary;

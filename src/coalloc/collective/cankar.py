@@ -28,7 +28,7 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared import params as checks
-from .._shared.seeding import check_seed, kernel_seed, streams
+from .._shared.seeding import kernel_seed, resolve_seed, streams
 from .core import Clock, Problem, check_backend, kernels, rejected, solution
 from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult
@@ -93,7 +93,7 @@ def cankar(
     >>> cankar(pool, req, seed=1).resources.size
     2
     """
-    seed = check_seed(seed)
+    seed = resolve_seed(seed)  # None: fresh, and the result says which
     check_backend(backend)
     m_init = checks.integer(m_init, "m_init", 1)
     m_max = 8 * m_init if m_max is None else checks.integer(m_max, "m_max", m_init)

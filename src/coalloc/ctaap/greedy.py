@@ -16,6 +16,7 @@ from typing import Optional
 import numpy as np
 
 from .._shared import interrupt
+from .._shared.seeding import resolve_seed
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
 
@@ -115,7 +116,7 @@ def solve_greedy(
     if int(restarts) != restarts or restarts < 1:
         raise ValueError(f"restarts must be a positive integer, got {restarts!r}")
     t0 = time.perf_counter()
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed := resolve_seed(seed))
     n = request.n
     if order == "index":
         first = np.arange(n)

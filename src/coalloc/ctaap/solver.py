@@ -24,6 +24,7 @@ from typing import Optional, Tuple, Union
 import numpy as np
 
 from .._shared import interrupt
+from .._shared.seeding import kernel_seed, resolve_seed
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
 
@@ -270,7 +271,7 @@ def solve_ctaap(
     symmetric = request.symmetric and np.array_equal(bhat, bhat.T)
 
     # Step 1: graduated assignment.
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed := resolve_seed(seed))
     X = 1.0 + params["init_noise"] * rng.random((n + 1, m + 1))
     rank, order = kernels.edge_ranks(B.indptr, B.indices, B.data, bhat)
     if symmetric:
@@ -307,7 +308,7 @@ def solve_ctaap(
     if params["local_search"] > 0:
         search_stats = kernels.improve(
             request, offer, compat, assign, int(params["local_search"]),
-            int(rng.integers(2**63)), weights,
+            kernel_seed(rng, bits=63), weights,
         )  # fmt: skip
     t_end = time.perf_counter()
 

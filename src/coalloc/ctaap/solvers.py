@@ -8,7 +8,7 @@ import numpy as np
 
 from .._shared.family import FamilyInstance, solver_keyword
 from .._shared.params import check_method
-from .._shared.seeding import check_seed
+from .._shared.seeding import resolve_seed
 from .exact import solve_exact, upper_bound
 from .greedy import solve_greedy
 from .model import Offer, Request, check_compatible
@@ -77,7 +77,7 @@ def solve(
     """
     check_compatible(request, offer)
     check_method(method, METHODS)
-    seed = check_seed(seed)
+    seed = resolve_seed(seed)  # None: fresh, and the result says which
     func = METHODS[method]
     try:
         result = func(request, offer, seed=seed, **params)

@@ -23,7 +23,7 @@ import numpy as np
 from .._shared import interrupt
 from .._shared.params import integer, number
 from .._shared.progress import progress as _progress
-from .._shared.seeding import check_seed, kernel_seed, streams
+from .._shared.seeding import check_seed, kernel_seed, resolve_seed
 from . import _dmcf
 from ._reference import dmcf as _twin
 from .model import LoadSharingProblem, throughput_of
@@ -65,6 +65,7 @@ DEFAULTS = {
 }
 _BACKENDS = ("compiled", "numpy")
 _INITS = ("arrival", "random", "round-robin")
+STREAMS = ("init", "migrate")  # the seed's named streams (new ones go at the end)
 _PHASE2 = ("ff", "ffd")
 
 
@@ -366,7 +367,7 @@ def dmcf_gga(
     True
     """
     t0 = time.perf_counter()
-    seed = check_seed(seed)
+    seed = resolve_seed(seed)  # None: fresh, and the result says which
     nc = _n_coalitions(problem, coalition_size)
     p = float(p) if p == 0 else number(p, "p")
     if not 0 <= p <= 1:
@@ -382,7 +383,6 @@ def dmcf_gga(
     if executor is not None and not isinstance(executor, cf.Executor):
         if not callable(getattr(executor, "submit", None)):
             raise TypeError("executor must be a concurrent.futures.Executor")
-    st = streams(seed, ["init", "migrate"])
     n = problem.n_nodes
     cap = problem.capacity
     cap_ref = float(cap.mean())
@@ -402,7 +402,7 @@ def dmcf_gga(
     rounds = {"Initialize": 6}
 
     # ---- initial coalition structure
-    init_seed = int(st["init"].generate_state(1)[0])
+    init_seed = kernel_seed(seed, "init", names=STREAMS, bits=32)
     coal = initial_coalitions(sub, coalition_size, init, seed=init_seed)
     order = job_order(sub, phase2)
     sharer = _Sharer(sub, nc, backend, executor, chunks, order)
@@ -414,7 +414,7 @@ def dmcf_gga(
     history = [best]
     mig_history = [0]
     snapshots = [(0, coal.copy())] if every else None
-    kseed = kernel_seed(st["migrate"])
+    kseed = kernel_seed(seed, "migrate", names=STREAMS)
     migrations = attempts = 0
     last_gain = 0
     g = 0

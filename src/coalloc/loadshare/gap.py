@@ -29,7 +29,7 @@ from .._shared.milp import MilpOutcome, import_backend, run_cpsat, run_milp
 from .._shared.params import choice, integer
 from .._shared.params import time_limit as _time_limit
 from .._shared.result import Result, jsonable
-from .._shared.seeding import check_seed, kernel_seed
+from .._shared.seeding import check_seed, kernel_seed, resolve_seed
 from .._shared.validation import readonly
 from . import _gapls
 
@@ -339,7 +339,7 @@ def solve_gap(
     if not isinstance(assign_all, (bool, np.bool_)):
         raise TypeError("assign_all must be a bool")
     limit = _time_limit(time_limit)
-    seed = check_seed(seed)
+    seed = resolve_seed(seed)  # None: fresh, and the result says which
     threads = integer(threads, "threads", 1)
     if iterations is not None:
         iterations = integer(iterations, "iterations", 0)
@@ -400,7 +400,7 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None):
         start = _regret_greedy(cost, weight, cap)
     iters = iterations if iterations is not None else max(3000, 15 * n)
     assign = np.ascontiguousarray(start, dtype=np.int64)
-    ks = kernel_seed(seed if seed is not None else 0)
+    ks = kernel_seed(seed)
     done = 0
     feasible = False
     best_assign = assign.copy()

@@ -34,7 +34,7 @@ from scipy.sparse import csgraph
 from .._shared import interrupt
 from .._shared.params import check_method
 from .._shared.result import Result
-from .._shared.seeding import check_seed, stream_seed, streams
+from .._shared.seeding import kernel_seed, resolve_seed
 from .model import (
     Bottleneck,
     OccupancyState,
@@ -67,6 +67,7 @@ METHODS = {
 }
 #: Orders in which ``map_tasks`` visits the processors (the paper: "a processor in Q").
 PROCESSOR_ORDERS = ("capacity", "index", "locality", "random")
+STREAMS = ("clustering", "processors")  # the seed's named streams (new ones go at the end)
 
 _TIE = 1e-12  # relative tolerance when comparing M_i values (incremental float updates)
 
@@ -600,7 +601,7 @@ def map_tasks(
     t0 = time.perf_counter()
     _check_graphs(task_graph, resource_graph)
     check_method(method, METHODS)
-    seed = check_seed(seed)
+    seed = resolve_seed(seed)  # None: fresh, and the result says which
     if not 0 < float(acceleration) <= 1:
         raise ValueError(f"acceleration must be in (0, 1], got {acceleration}")
     if bound_factor is not None and not float(bound_factor) > 0:
@@ -612,8 +613,7 @@ def map_tasks(
     if clustering is not None and not isinstance(clustering, dict):
         raise TypeError("clustering must be a dict of flow_injection keyword arguments")
     open_metric, do_improve = METHODS[method]
-    st = streams(seed, ("clustering", "processors"))
-    seed_cluster, seed_proc = stream_seed(st["clustering"]), stream_seed(st["processors"])
+    seed_cluster, seed_proc = (kernel_seed(seed, s, names=STREAMS, bits=32) for s in STREAMS)
     if isinstance(processor_order, str):
         procs = _procs_by_kind(resource_graph, processor_order, seed_proc)
     else:

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._shared.family import FamilyInstance
 from .._shared.params import check_method, choice, integer, number, time_limit
-from .._shared.seeding import check_seed, kernel_seed
+from .._shared.seeding import kernel_seed, resolve_seed
 from .anneal import ANNEAL_DEFAULTS, run_anneal
 from .assignplus import SCORINGS, STRATEGIES, RequestMemory, assign_plus
 from .io import as_ptop, as_top
@@ -99,8 +99,7 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     provably = fail.get("constraint") in ("no_candidate", "fixed") or "needed" in fail
     if out["where"] is None and fallback and not provably:
         t2 = time.perf_counter()
-        an = run_anneal(pr, kernel_seed(seed if seed is not None else None), dict(ANNEAL_DEFAULTS),
-                        backend)  # fmt: skip
+        an = run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend)
         params["fallback_used"] = True
         counters.update({k: an[k] for k in ("moves", "temperatures")})
         if an["valid"]:
@@ -151,7 +150,7 @@ def anneal_method(
                   "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
         return _result(pr, "anneal", seed, params, None, None, t0, {"setup": t1 - t0}, {},
                        failure=reason)  # fmt: skip
-    out = run_anneal(pr, kernel_seed(seed if seed is not None else None), params, backend)
+    out = run_anneal(pr, kernel_seed(seed), params, backend)
     t2 = time.perf_counter()
     counters = {k: out[k] for k in ("moves", "accepted", "temperatures")}
     if not out["valid"]:
@@ -314,7 +313,7 @@ def assign(top: Any, ptop: Any, method: str = DEFAULT_METHOD, *, seed: Optional[
     (True, ['a', 'b'])
     """
     check_method(method, METHODS)
-    return METHODS[method](top, ptop, seed=check_seed(seed), **params)
+    return METHODS[method](top, ptop, seed=resolve_seed(seed), **params)
 
 
 solve = assign

@@ -86,6 +86,56 @@ def test_random_instances_match_twin(seed, cardinality_first):
         assert_same_objective(got, ref, w, cardinality_first)
 
 
+def continuous_instance(rng, n_max=60, m_max=8):
+    """Random instance with weights from a continuous law: its optimal b-matching is unique
+    (with probability 1), so the kernel and the twin must return the same assignment."""
+    n = int(rng.integers(0, n_max + 1))
+    m = int(rng.integers(1, m_max + 1))
+    w = rng.random((n, m))
+    allowed = rng.random((n, m)) < rng.uniform(0.05, 1.0)
+    if rng.random() < 0.5:
+        cap = rng.integers(0, n + 1, size=m)
+    else:
+        cap = rng.integers(0, max(1, n // m) + 2, size=m)
+    return w, allowed, cap.astype(np.int64)
+
+
+@pytest.mark.parametrize("cardinality_first", [True, False])
+def test_b_matching_matches_twin(cardinality_first):
+    """Exact parity where the optimum is unique. With ties (equal weights) the two may pick
+    different optimal matchings, which ``test_random_instances_match_twin`` checks by their
+    objective: the twin is SciPy's assignment solver, not a port of the kernel's search."""
+    rng = np.random.default_rng(3000 + cardinality_first)
+    for _ in range(300):
+        w, allowed, cap = continuous_instance(rng)
+        got = b_matching(w, allowed, cap, cardinality_first)
+        np.testing.assert_array_equal(got, b_matching_reference(w, allowed, cap, cardinality_first))
+
+
+@pytest.mark.parametrize("cardinality_first", [True, False])
+def test_bmatcher_forbid_matches_twin(cardinality_first):
+    """The incremental matcher after each forbid equals the twin solved afresh on the
+    reduced pairs (unique optima, as above)."""
+    rng = np.random.default_rng(4000 + cardinality_first)
+    for _ in range(40):
+        w, allowed, cap = continuous_instance(rng, n_max=40)
+        m = BMatcher(w, allowed, cap, cardinality_first)
+        m.solve()
+        reduced = allowed.copy()
+        for _step in range(8):
+            used = np.flatnonzero(m.assignment >= 0)
+            if used.size == 0:
+                break
+            i = int(rng.choice(used))
+            j = int(m.assignment[i])
+            assert m.forbid(i, j) is True
+            reduced[i, j] = False
+            m.solve()
+            np.testing.assert_array_equal(
+                m.assignment, b_matching_reference(w, reduced, cap, cardinality_first)
+            )
+
+
 @pytest.mark.parametrize("cardinality_first", [True, False])
 def test_twin_and_kernel_match_brute_force(cardinality_first):
     rng = np.random.default_rng(7)

@@ -9,11 +9,19 @@ from hypothesis import strategies as st
 
 from coalloc import testbed as tb
 from coalloc.testbed import generators as g
-from coalloc.testbed.anneal import run_anneal
+from coalloc.testbed.anneal import kernel_data, run_anneal
 from coalloc.testbed.problem import build_problem
 
-FAST = {"t0": 10.0, "melt_moves": 60, "melt_accept": 0.95, "cooling": 0.7, "min_moves": 40,
-        "t_stop": 0.05, "frozen": 3, "max_moves": 3000}
+FAST = {
+    "t0": 10.0,
+    "melt_moves": 60,
+    "melt_accept": 0.95,
+    "cooling": 0.7,
+    "min_moves": 40,
+    "t_stop": 0.05,
+    "frozen": 3,
+    "max_moves": 3000,
+}
 
 
 @settings(max_examples=25, deadline=None)
@@ -32,15 +40,22 @@ def test_parity(gseed, size, kind, seed):
 
 
 def test_parity_with_fixed_vclass_and_multislot():
-    pt = tb.parse_ptop("node s0 switch:1 *lan:*\nnode s1 switch:1 *lan:*\n"
-                       "link t s0 s1 150 0 0\n" + "".join(
-                           f"node p{i} pc:1 vm:3 - ?+mem:4 f{i % 2}:0.3\n"
-                           f"link e{i}a p{i} s{i % 2} 100 0 0\nlink e{i}b p{i} s{i % 2} 100 0 0\n"
-                           for i in range(6)))
-    top = tb.parse_top("make-vclass C 0.5 pc vm\n" + "".join(
-        f"node v{i} {'C' if i % 2 else 'vm'} ?+mem:1\n" for i in range(6)) +
-        "node lan0 lan\n" + "".join(f"link l{i} v{i} lan0 50 0 0\n" for i in range(6)) +
-        "link x v0 v1 20 0 0 emulated trivial_ok\nfix-node v2 p3\n")
+    pt = tb.parse_ptop(
+        "node s0 switch:1 *lan:*\nnode s1 switch:1 *lan:*\n"
+        "link t s0 s1 150 0 0\n"
+        + "".join(
+            f"node p{i} pc:1 vm:3 - ?+mem:4 f{i % 2}:0.3\n"
+            f"link e{i}a p{i} s{i % 2} 100 0 0\nlink e{i}b p{i} s{i % 2} 100 0 0\n"
+            for i in range(6)
+        )
+    )
+    top = tb.parse_top(
+        "make-vclass C 0.5 pc vm\n"
+        + "".join(f"node v{i} {'C' if i % 2 else 'vm'} ?+mem:1\n" for i in range(6))
+        + "node lan0 lan\n"
+        + "".join(f"link l{i} v{i} lan0 50 0 0\n" for i in range(6))
+        + "link x v0 v1 20 0 0 emulated trivial_ok\nfix-node v2 p3\n"
+    )
     pr = build_problem(top, pt)
     for seed in range(5):
         a = run_anneal(pr, seed, FAST, "compiled")
@@ -120,3 +135,24 @@ def test_allocate_parity_exchange_paths(gseed, size, star, subset, trunk_bw):
         assert np.array_equal(np.isnan(a["isw"]), np.isnan(b["isw"]))
         assert np.array_equal(a["isw"][~np.isnan(a["isw"])], b["isw"][~np.isnan(b["isw"])])
         assert a["exchanges"] == b["exchanges"]
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**31), st.integers(2, 9), st.integers(0, 4), st.integers(0, 2**64 - 1))
+def test_anneal_matches_twin(gseed, size, kind, seed):
+    """The kernel and its twin called directly on the same flat arrays (what ``run_anneal``
+    marshals), every output equal, the full 64-bit seed range included."""
+    from coalloc.testbed._anneal import anneal as compiled
+    from coalloc.testbed._reference.anneal import anneal as twin
+
+    pt = g.deterlab(14 + kind * 3, 2 + kind % 3, trunk_bw=300000 * (1 + kind), seed=gseed)
+    pr = build_problem(g.random_topology(size, seed=gseed), pt)
+    if any(not c for c in pr.cand):
+        return
+    data = kernel_data(pr)
+    a = compiled(data, seed, dict(FAST))
+    b = twin(data, seed, dict(FAST))
+    assert set(a) == set(b)
+    assert np.array_equal(np.asarray(a["where"]), np.asarray(b["where"]))
+    for key in set(a) - {"where"}:
+        assert a[key] == b[key], key

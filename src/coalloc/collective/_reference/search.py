@@ -20,50 +20,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..._shared import interrupt
+from ..._shared.xoshiro import Xoshiro256
 
 __all__ = ["Xoshiro256", "window_max", "screen", "scan_screen", "select_and_swap", "phase5",
            "swap_search", "decrease_starts"]  # fmt: skip
-
-MASK = (1 << 64) - 1
-
-
-def _splitmix64(x: int):
-    x = (x + 0x9E3779B97F4A7C15) & MASK
-    z = x
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-    return x, z ^ (z >> 31)
-
-
-def _rotl(x: int, k: int) -> int:
-    return ((x << k) | (x >> (64 - k))) & MASK
-
-
-class Xoshiro256:
-    """xoshiro256** seeded through splitmix64 (the kernels' generator)."""
-
-    def __init__(self, seed: int):
-        x = int(seed) & MASK
-        self.s = []
-        for _ in range(4):
-            x, z = _splitmix64(x)
-            self.s.append(z)
-
-    def next(self) -> int:
-        s = self.s
-        result = (_rotl((s[1] * 5) & MASK, 7) * 9) & MASK
-        t = (s[1] << 17) & MASK
-        s[2] ^= s[0]
-        s[3] ^= s[1]
-        s[1] ^= s[2]
-        s[0] ^= s[3]
-        s[2] ^= t
-        s[3] = _rotl(s[3], 45)
-        return result
-
-    def below(self, bound: int) -> int:
-        """Uniform integer in ``[0, bound)``: ``next() % bound``."""
-        return self.next() % int(bound)
 
 
 def window_max(times, reserved, starts, duration):
@@ -90,7 +50,7 @@ def window_max(times, reserved, starts, duration):
         interrupt.check()  # the compiled kernel's poll (twin)
         k0 = int(np.searchsorted(times, t, side="right")) - 1
         k1 = int(np.searchsorted(times, t + duration, side="left"))
-        out[s] = reserved[:, :, k0:max(k1, k0 + 1)].max(axis=2)
+        out[s] = reserved[:, :, k0 : max(k1, k0 + 1)].max(axis=2)
     return out
 
 
@@ -383,8 +343,9 @@ def swap_search(avail, tmax, cap, d, sel, max_rounds):
     return np.array(sel, dtype=np.int64), rounds
 
 
-def scan_screen(times, reserved, nodes, starts, duration, cap, e, d, count, first_block=8,
-                max_block=64):
+def scan_screen(
+    times, reserved, nodes, starts, duration, cap, e, d, count, first_block=8, max_block=64
+):
     """The default method's screening loop (twin of the kernel's ``scan_screen``).
 
     Starts are taken in order, a first block of ``first_block`` starts, then blocks of
@@ -430,7 +391,7 @@ def scan_screen(times, reserved, nodes, starts, duration, cap, e, d, count, firs
         for s in range(b0, b1):
             k0 = max(int(np.searchsorted(times, starts[s], side="right")) - 1, 0)
             k1 = int(np.searchsorted(times, starts[s] + duration, side="left"))
-            block[s - b0] = sub[:, :, k0:max(k1, k0 + 1)].max(axis=2)
+            block[s - b0] = sub[:, :, k0 : max(k1, k0 + 1)].max(axis=2)
         for s in range(b0, b1):
             c, el, pr, va = screen(block[s - b0 : s - b0 + 1], cap, e, d, count)
             code[s], elig[s], prop[s], value[s] = c[0], el[0], pr[0], va[0]

@@ -8,22 +8,9 @@ same arithmetic on Python floats and ints, and the same splitmix64 draws, so
 from __future__ import annotations
 
 from ..._shared import interrupt
+from ..._shared.xoshiro import SplitMix64
 
 __all__ = ["tabu_search"]
-
-MASK = (1 << 64) - 1
-
-
-class _Rng:
-    def __init__(self, seed: int) -> None:
-        self.state = seed & MASK
-
-    def next(self) -> int:
-        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-        return z ^ (z >> 31)
 
 
 def _ex(used: int, cap: int) -> int:
@@ -39,7 +26,7 @@ def tabu_search(cost, weight, capacity, assign, iterations, tenure, restart, swa
     W = [[int(x) for x in row] for row in weight.tolist()]
     cap = [int(x) for x in capacity.tolist()]
     a_ = [int(x) for x in assign.tolist()]
-    rng = _Rng(int(seed))
+    rng = SplitMix64(int(seed))
     used = [0] * m
     tabu_until = [0] * (m * n)
     cur = 0.0

@@ -30,54 +30,16 @@ from collections import deque
 import numpy as np
 
 from ..._shared import interrupt
+from ..._shared.xoshiro import MASK64, Xoshiro256
 
 __all__ = ["Xoshiro256", "flow_injection_reference", "KINDS"]
 
-MASK = (1 << 64) - 1
 KINDS = {0: "leaf", 1: "flow", 2: "components", 3: "flat", 4: "forced"}
 METRICS = ("hops", "inverse_remaining", "inverse_weight")
 
 
-def _splitmix64(x: int) -> tuple:
-    x = (x + 0x9E3779B97F4A7C15) & MASK
-    z = x
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-    return x, z ^ (z >> 31)
-
-
-def _rotl(x: int, k: int) -> int:
-    return ((x << k) | (x >> (64 - k))) & MASK
-
-
-class Xoshiro256:
-    """xoshiro256** seeded through splitmix64 (the kernel's generator)."""
-
-    def __init__(self, seed: int):
-        x = seed & MASK
-        self.s = []
-        for _ in range(4):
-            x, z = _splitmix64(x)
-            self.s.append(z)
-
-    def next(self) -> int:
-        s = self.s
-        result = (_rotl((s[1] * 5) & MASK, 7) * 9) & MASK
-        t = (s[1] << 17) & MASK
-        s[2] ^= s[0]
-        s[3] ^= s[1]
-        s[1] ^= s[2]
-        s[0] ^= s[3]
-        s[2] ^= t
-        s[3] = _rotl(s[3], 45)
-        return result
-
-    def uniform(self) -> float:
-        return float(self.next() >> 11) * 2.0**-53
-
-
 def _node_seed(seed: int, node: int) -> int:
-    return (seed & MASK) ^ ((0x9E3779B97F4A7C15 * (node + 1)) & MASK)
+    return (seed & MASK64) ^ ((0x9E3779B97F4A7C15 * (node + 1)) & MASK64)
 
 
 def _draw(rng: Xoshiro256, w: list, total: float, skip: int) -> int:
@@ -346,7 +308,7 @@ def flow_injection_reference(
     n = len(node_weight)
     params = {
         "delta": float(delta), "delta_scale": float(delta_scale), "metric": metric,
-        "seed": int(seed) & MASK, "min_cluster_size": int(min_cluster_size),
+        "seed": int(seed) & MASK64, "min_cluster_size": int(min_cluster_size),
         "inherit": bool(inherit), "max_injections": int(max_injections),
     }  # fmt: skip
     st = _State(n, np.asarray(indptr), np.asarray(indices), np.asarray(data), node_weight, params)

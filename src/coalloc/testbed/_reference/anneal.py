@@ -25,57 +25,16 @@ import math
 import numpy as np
 
 from ..._shared import interrupt
+from ..._shared.xoshiro import Xoshiro256
 
 __all__ = ["anneal", "Xoshiro256", "WEIGHTS"]
 
-MASK = (1 << 64) - 1
 BIG = 1e18
 NATIVE_BW = 100000.0
 #: Score weights (assign's distributed defaults).
 WEIGHTS = {"direct": 0.01, "intraswitch": 0.02, "interswitch": 0.2, "pnode": 0.2,
            "switch": 0.5, "pclass": 0.5, "unused_interface": 0.04, "unassigned": 1.0,
            "violation": 1.0}  # fmt: skip
-
-
-def _splitmix64(x: int) -> tuple:
-    x = (x + 0x9E3779B97F4A7C15) & MASK
-    z = x
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-    return x, z ^ (z >> 31)
-
-
-def _rotl(x: int, k: int) -> int:
-    return ((x << k) | (x >> (64 - k))) & MASK
-
-
-class Xoshiro256:
-    """xoshiro256** seeded through splitmix64 (the kernel's generator)."""
-
-    def __init__(self, seed: int) -> None:
-        x = seed & MASK
-        self.s = []
-        for _ in range(4):
-            x, z = _splitmix64(x)
-            self.s.append(z)
-
-    def next(self) -> int:
-        s = self.s
-        result = (_rotl((s[1] * 5) & MASK, 7) * 9) & MASK
-        t = (s[1] << 17) & MASK
-        s[2] ^= s[0]
-        s[3] ^= s[1]
-        s[1] ^= s[2]
-        s[0] ^= s[3]
-        s[2] ^= t
-        s[3] = _rotl(s[3], 45)
-        return result
-
-    def below(self, n: int) -> int:
-        return self.next() % n
-
-    def uniform(self) -> float:
-        return float(self.next() >> 11) * 2.0**-53
 
 
 def anneal(data: dict, seed: int, params: dict) -> dict:

@@ -1,6 +1,6 @@
 // Interrupts and cancellation of long compiled loops: one header for every module (pybind11
-// bindings, the C++ kernels they wrap, and the Cython modules, which use it through
-// `cdef extern from "coalloc/common/interrupt.h"`).
+// bindings, the C++ kernels they wrap, and the Cython modules, which use it through its one
+// Cython declaration, interrupt.pxd beside it: `from coalloc.common.interrupt cimport Poll`).
 //
 // A kernel runs without the GIL, so neither Ctrl-C (Python only sets a flag that the
 // interpreter's eval loop looks at) nor a caller's cancellation reaches it.  A long loop owns

@@ -1,11 +1,14 @@
 // xoshiro256** seeded through splitmix64 (Blackman & Vigna): the random generator of every
 // compiled kernel that draws random numbers.  Small, fast, and identical on every platform,
-// so that the NumPy twins (coalloc.ctaap._reference.localsearch,
-// coalloc.taskmap._reference.flowinject) can reproduce the streams bit for bit.  Any change
-// here changes every seeded result and breaks that parity: do not touch the arithmetic.
+// so that the Python twins reproduce the streams bit for bit with its one Python twin,
+// coalloc._shared.xoshiro (Xoshiro256, SplitMix64).  Any change here changes every seeded
+// result and breaks that parity: do not touch the arithmetic.
 //
 // Users: coalloc/ctaap/localsearch.hpp (one stream per improve() call, seeded with the
-// caller's seed), coalloc/taskmap/flowinject.hpp (one stream per cluster-tree node).
+// caller's seed), coalloc/taskmap/flowinject.hpp (one stream per cluster-tree node),
+// coalloc/testbed/anneal.hpp, and through its one Cython declaration, xoshiro.pxd beside it,
+// collective/_search.pyx (Xoshiro256ss) and loadshare/_dmcf.pyx, _gapls.pyx (splitmix64:
+// counter-based draws).  The kernels' seeds come from coalloc._shared.seeding.kernel_seed.
 //
 // The header does not depend on Python.
 
