@@ -25,13 +25,21 @@ from typing import Any, List, Optional
 import numpy as np
 
 from .._shared import interrupt
-from .._shared.milp import MilpOutcome, import_backend, run_cpsat, run_milp
+from .._shared.milp import (
+    MilpOutcome,
+    Rejected,
+    import_backend,
+    integer_scaling,
+    run_cpsat,
+    run_milp,
+)
 from .._shared.params import choice, integer
 from .._shared.params import time_limit as _time_limit
 from .._shared.result import Result, jsonable
 from .._shared.seeding import check_seed, kernel_seed
 from .._shared.validation import readonly
 from . import _gapls
+from .verify import verify_gap
 
 __all__ = ["GapInstance", "GapResult", "solve_gap", "generate_gap", "GAP_TYPES", "gap_bound"]
 
@@ -484,9 +492,12 @@ class _OutOfTime(Exception):
     """The time limit ran out while the CP-SAT model was built."""
 
 
-def _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads, seed, t0):
+def _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads, seed, t0,
+                   costs, unit):  # fmt: skip
     """Build the CP-SAT model of the GAP (looking at the clock every 4096 variables or
-    rows: :class:`_OutOfTime` past the limit) and solve it; the limit counts from ``t0``."""
+    rows: :class:`_OutOfTime` past the limit) and solve it; the limit counts from ``t0``.
+    ``costs`` are the integer costs of the pairs ``(ii, jj)``, in units of ``unit``
+    (:func:`integer_scaling`)."""
     deadline = None if limit is None else t0 + limit
 
     def on_time(k: int) -> None:
@@ -518,7 +529,7 @@ def _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads, s
         if by_agent[i]:
             model.Add(sum(int(inst.weight[i, jj[k]]) * xs[k] for k in by_agent[i])
                       <= int(inst.capacity[i]))  # fmt: skip
-    obj = sum(int(inst.cost[i, j]) * x for i, j, x in zip(ii.tolist(), jj.tolist(), xs))
+    obj = sum(int(z) * x for z, x in zip(costs.tolist(), xs))
     on_time(0)
     if sense == "min":
         model.Minimize(obj)
@@ -528,23 +539,45 @@ def _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads, s
         for k, (i, j) in enumerate(zip(ii.tolist(), jj.tolist())):
             model.AddHint(xs[k], int(heur[0][j] == i))
     return run_cpsat(pkg, model, xs, rows=n + m, time_limit=limit, threads=threads, seed=seed,
-                     started=t0)  # the limit counts from the call (hint, import, model)
+                     started=t0,  # the limit counts from the call (hint, import, model)
+                     check=lambda x: _check(inst, assign_all, ii, jj, x),
+                     objective_scale=unit)  # fmt: skip
+
+
+def _check(inst, assign_all, ii, jj, x) -> float:
+    """The runner's check of a solver's ``x`` (one per pair ``(ii, jj)``) on the original
+    data: at most one agent per item (exactly one with ``assign_all``), capacities kept, as
+    :func:`verify_gap` sees them; returns the objective it recomputes."""
+    chosen = np.flatnonzero(np.asarray(x) > 0.5)
+    per_item = np.bincount(jj[chosen], minlength=inst.n)
+    if np.any(per_item > 1):
+        j = int(np.flatnonzero(per_item > 1)[0])
+        raise Rejected(f"item {j} is assigned to {int(per_item[j])} agents")
+    assign = np.full(inst.n, -1, dtype=np.int64)
+    assign[jj[chosen]] = ii[chosen]
+    report = verify_gap(inst, assign, assign_all=assign_all)
+    if not report.feasible:
+        raise Rejected("; ".join(report.problems[:3]))
+    return report.objective
 
 
 def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params, t0):
     choice(backend, ("cpsat", "highs", "cbc"), "backend")
-    if backend == "cpsat" and not inst.integral_cost:
-        backend = "highs"
-    params = {**params, "backend": backend, "threads": threads}
     m, n = inst.m, inst.n
     fits = inst.weight <= inst.capacity[:, None]
     ii, jj = np.nonzero(fits)
+    scaled = None
+    if backend == "cpsat":  # CP-SAT takes integers: the costs as integers times a unit
+        scaled = integer_scaling(inst.cost[ii, jj])
+        if scaled is None:
+            backend = "highs"
+    params = {**params, "backend": backend, "threads": threads}
     pkg = import_backend(backend)
     t1 = time.perf_counter()
     if backend == "cpsat":
         try:
             out = _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads,
-                                 seed, t0)  # fmt: skip
+                                 seed, t0, scaled[0], scaled[1])  # fmt: skip
         except _OutOfTime:
             out = MilpOutcome(
                 x=None, bound=None, status="time_limit", solver_status=-1,
@@ -563,7 +596,7 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
         hi = np.concatenate([inst.capacity.astype(float), np.ones(n)])
         out = run_milp(backend, pkg, inst.cost[ii, jj], A, lo, hi, integrality=np.ones(k),
                        sense=sense, time_limit=limit, threads=threads, seed=seed,
-                       started=t0)  # fmt: skip
+                       started=t0, check=lambda x: _check(inst, assign_all, ii, jj, x))  # fmt: skip
     t_solve = time.perf_counter() - t1
     assign = None
     obj = None
