@@ -37,13 +37,16 @@ from .._shared.params import choice, integer
 from .._shared.params import time_limit as _time_limit
 from .._shared.result import Result, jsonable
 from .._shared.seeding import check_seed, kernel_seed
-from .._shared.validation import readonly
+from .._shared.validation import check_memory, readonly
 from . import _gapls
 from .verify import verify_gap
 
 __all__ = ["GapInstance", "GapResult", "solve_gap", "generate_gap", "GAP_TYPES", "gap_bound"]
 
 _LIMIT = 2**62
+#: The most tabu iterations a heuristic run may be asked for (the search runs in rounds
+#: that ``time_limit`` stops; without one, this bounds its time).
+MAX_ITERATIONS = 10**9
 GAP_TYPES = ("a", "b", "c", "d")
 
 
@@ -309,7 +312,8 @@ def solve_gap(
     threads : int, default 1
         Exact method's workers.
     iterations : int, optional
-        Heuristic: tabu iterations (default ``max(3000, 15 n)``).
+        Heuristic: tabu iterations (default ``max(3000, 15 n)``; at most
+        ``MAX_ITERATIONS``, 10**9).
     with_bound : bool, default True
         Heuristic: report the LP bound (the LP is solved either way: its rounding is the
         start of the tabu search).
@@ -350,6 +354,11 @@ def solve_gap(
     threads = integer(threads, "threads", 1)
     if iterations is not None:
         iterations = integer(iterations, "iterations", 0)
+        if iterations > MAX_ITERATIONS:
+            raise ValueError(
+                f"iterations must be at most {MAX_ITERATIONS:,}, got {iterations}"
+                " (use time_limit to let the search run as long as you wish)"
+            )
     params = {"sense": sense, "assign_all": bool(assign_all), "time_limit": limit}
     deadline = None if limit is None else t0 + limit  # the limit counts from the call
     if method == "exact":
@@ -646,6 +655,7 @@ def generate_gap(kind: str, m: int, n: int, *, seed: Optional[int] = 0) -> GapIn
     kind = choice(str(kind).lower() if isinstance(kind, str) else kind, GAP_TYPES, "kind")
     m = integer(m, "m", 1)
     n = integer(n, "n", 1)
+    check_memory(40.0 * m * n, f"a GAP instance of {m} x {n}")
     rng = np.random.default_rng(check_seed(seed))
     if kind == "d":
         w = rng.integers(1, 101, size=(m, n))
