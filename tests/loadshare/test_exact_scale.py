@@ -186,3 +186,73 @@ def test_gap_exact_any_scale_against_brute_force(backend, m, n, seed, cscale, ws
     rep = verify_gap(inst, res.assignment, assign_all=assign_all)
     assert rep.feasible, rep
     assert close(res.objective, best * cscale) or (best == 0 and res.objective == 0)
+
+
+# ------------------------------------------- GAP exact never worse than its heuristic start
+def stopped_without_solution(*args, **kwargs):
+    """What a solver stopped by its time limit before any incumbent returns."""
+    return milp.MilpOutcome(x=None, bound=None, status="time_limit", solver_status=-1,
+                            message="HiGHS: Time limit reached; no solution found", nodes=0,
+                            time_limit_hit=True, infeasible=False, rows=0,
+                            time_limit=1.0)  # fmt: skip
+
+
+def stopped_with_a_bad_incumbent(inst):
+    """A stopped solver holding the worst feasible assignment, with a valid bound."""
+
+    def run(*args, **kwargs):
+        k = int((inst.weight <= inst.capacity[:, None]).sum())
+        ii, jj = np.nonzero(inst.weight <= inst.capacity[:, None])
+        worst, best_val = None, None
+        for a in itertools.product(range(inst.m), repeat=inst.n):
+            rep = verify_gap(inst, list(a))
+            if rep.feasible and (best_val is None or rep.objective > best_val):
+                worst, best_val = np.array(a), rep.objective
+        x = np.zeros(k)
+        x[worst[jj] == ii] = 1.0
+        return milp.MilpOutcome(x=x, bound=0.0, status="time_limit", solver_status=-1,
+                                message="HiGHS: Time limit reached", nodes=0,
+                                time_limit_hit=True, infeasible=False, rows=0,
+                                time_limit=1.0)  # fmt: skip
+
+    return run
+
+
+@pytest.mark.parametrize("how", ["none", "worse"])
+def test_gap_exact_is_never_worse_than_the_heuristic_it_started_from(monkeypatch, how):
+    """Issue 27 item 2: a time-limited exact solve ended worse than the heuristic (or with
+    nothing); the heuristic's assignment it starts from is the floor of its answer."""
+    from coalloc.loadshare import gap
+
+    inst = generate_gap("b", 2, 7, seed=0)
+    heur = solve_gap(inst, "heuristic", seed=0)
+    assert heur.has_solution
+    fake = stopped_without_solution if how == "none" else stopped_with_a_bad_incumbent(inst)
+    monkeypatch.setattr(gap, "run_milp", fake)
+    res = solve_gap(inst, "exact", backend="highs", seed=0)
+    assert res.status == "time_limit" and res.has_solution
+    rep = verify_gap(inst, res.assignment, claimed=res.objective)
+    assert rep.ok, rep
+    assert res.objective <= heur.objective  # the same tabu search, run in full here
+    assert "heuristic's assignment" in res.message
+    assert res.bound is None or res.bound <= res.objective
+    assert set(res.timings) >= {"hint", "solve", "total"}
+
+
+def test_gap_exact_contradicted_proof_is_dropped(monkeypatch):
+    """A solver "optimal" worse than a feasible assignment in hand is no proof."""
+    from coalloc.loadshare import gap
+
+    inst = generate_gap("b", 2, 7, seed=0)
+    bad = stopped_with_a_bad_incumbent(inst)
+
+    def claims_optimal(*args, **kwargs):
+        out = bad()
+        out.status, out.bound = "optimal", 1e9
+        return out
+
+    monkeypatch.setattr(gap, "run_milp", claims_optimal)
+    res = solve_gap(inst, "exact", backend="highs", seed=0)
+    assert res.status == "feasible" and res.bound is None
+    assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    assert "contradicted" in res.message

@@ -506,6 +506,7 @@ def run_milp(
     started: Optional[float] = None,
     check: Optional[Any] = None,
     scale: bool = True,
+    start: Optional[np.ndarray] = None,
 ) -> MilpOutcome:
     """Solve ``min|max c x`` s.t. ``row_lb <= A x <= row_ub``, ``lb <= x <= ub`` on HiGHS or CBC.
 
@@ -553,6 +554,10 @@ def run_milp(
     scale : bool, default True
         Rescale a badly scaled model first (:func:`model_scaling`; a model whose magnitudes
         lie in :data:`SANE_RANGE` is solved as it is).
+    start : ndarray, shape (nv,), optional
+        A feasible solution (in the user's variables) for HiGHS to start from, so that a
+        stopped solve holds an incumbent at least as good; CBC and the SciPy fallback
+        ignore it (the family compares their answer with its own).
 
     Returns
     -------
@@ -586,6 +591,8 @@ def run_milp(
         row_ub = scaling.row * np.asarray(row_ub, dtype=np.float64)
         lb = np.broadcast_to(np.asarray(lb, dtype=np.float64), (nv,)) / scaling.col
         ub = np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,)) / scaling.col
+        if start is not None:
+            start = np.asarray(start, dtype=np.float64) / scaling.col
     if backend == "highs":
         if callable(solver_pkg):  # scipy.optimize.milp: the fallback without highspy
             out = _run_highs_scipy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub,
@@ -593,7 +600,7 @@ def run_milp(
         else:
             out = _run_highspy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
                                time_limit, mip_gap, seed, verbose, show, t_entry,
-                               unit)  # fmt: skip
+                               unit, start)  # fmt: skip
     else:
         out = _run_cbc(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
                        time_limit, mip_gap, threads, seed, verbose, name, show, t_entry,
@@ -767,7 +774,7 @@ def _highs_in_process(size: int) -> bool:
 
 
 def _run_highspy(hs, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit, mip_gap,
-                 seed, verbose, show, t_entry, unit=1.0) -> MilpOutcome:  # fmt: skip
+                 seed, verbose, show, t_entry, unit=1.0, start=None) -> MilpOutcome:  # fmt: skip
     """HiGHS through ``highspy``, from the arrays, in a worker thread or a child process
     (module docstring)."""
     import scipy.sparse as sp
@@ -787,6 +794,7 @@ def _run_highspy(hs, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limi
         "value": np.ascontiguousarray(A.data, dtype=np.float64),
         "integrality": np.ascontiguousarray(integrality, dtype=np.int32),
         "verbose": bool(verbose), "mip_gap": float(mip_gap), "seed": seed,
+        "x0": None if start is None else np.ascontiguousarray(start, dtype=np.float64),
     }  # fmt: skip
     if _highs_in_process(nv + int(A.nnz)):
         return _run_highs_process(hs, model, sense, time_limit, mip_gap, show, t_entry, unit)

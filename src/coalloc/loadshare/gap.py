@@ -370,7 +370,7 @@ def solve_gap(
             heur = _timed_hint(instance, sense, bool(assign_all), seed, iterations,
                                t0 + 0.25 * limit)  # fmt: skip
         return _exact(instance, sense, bool(assign_all), limit, seed, backend, threads, heur,
-                      params, t0)  # fmt: skip
+                      params, t0, time.perf_counter() - t0)  # fmt: skip
     bound, x_lp = _lp(instance, sense, bool(assign_all))
     heur = _heuristic(instance, sense, bool(assign_all), deadline, seed, iterations, x_lp)
     if method == "heuristic":
@@ -570,7 +570,7 @@ def _check(inst, assign_all, ii, jj, x) -> float:
     return report.objective
 
 
-def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params, t0):
+def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params, t0, t_hint):
     choice(backend, ("cpsat", "highs", "cbc"), "backend")
     m, n = inst.m, inst.n
     fits = inst.weight <= inst.capacity[:, None]
@@ -603,9 +603,13 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
         A = vstack([a_cap, a_one]).tocsr()
         lo = np.concatenate([np.full(m, -np.inf), np.ones(n) if assign_all else np.zeros(n)])
         hi = np.concatenate([inst.capacity.astype(float), np.ones(n)])
+        start = None
+        if heur is not None and heur[1]:  # HiGHS starts from the heuristic's assignment
+            start = (heur[0][jj] == ii).astype(np.float64)
         out = run_milp(backend, pkg, inst.cost[ii, jj], A, lo, hi, integrality=np.ones(k),
                        sense=sense, time_limit=limit, threads=threads, seed=seed,
-                       started=t0, check=lambda x: _check(inst, assign_all, ii, jj, x))  # fmt: skip
+                       started=t0, check=lambda x: _check(inst, assign_all, ii, jj, x),
+                       start=start)  # fmt: skip
     t_solve = time.perf_counter() - t1
     assign = None
     obj = None
@@ -616,14 +620,40 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
         obj = _objective(inst, assign)
     status = out.status
     bound = out.bound
+    message = out.message
     if status == "optimal" and obj is not None:
         bound = obj
     elif status == "infeasible" or (assign_all and not np.all(fits.any(axis=0))):
         status, assign, obj, bound = "infeasible", None, None, None
-    return GapResult(status, out.message, "exact", assign, obj, bound, _gap(obj, bound), sense,
+    if heur is not None and heur[1]:  # never worse than the heuristic it started from
+        status, assign, obj, bound, message = _not_worse(
+            inst, sense, assign_all, heur[0], status, assign, obj, bound, message)  # fmt: skip
+    return GapResult(status, message, "exact", assign, obj, bound, _gap(obj, bound), sense,
                      assign_all, seed, params,
-                     {"solve": t_solve, "total": time.perf_counter() - t0},
+                     {"hint": t_hint, "solve": t_solve, "total": time.perf_counter() - t0},
                      {"nodes": int(out.nodes or 0)})  # fmt: skip
+
+
+def _not_worse(inst, sense, assign_all, h_assign, status, assign, obj, bound, message):
+    """The heuristic's assignment in place of the solver's when the solver ended with none or
+    a worse one (stopped by the time limit, or an answer the check refused); a solver's
+    "optimal" or "infeasible" that the heuristic's assignment contradicts loses its proof."""
+    rep = verify_gap(inst, h_assign, assign_all=assign_all)
+    if not rep.feasible:
+        return status, assign, obj, bound, message
+    h_obj = rep.objective
+    slack = 1e-9 * max(abs(h_obj), abs(obj) if obj is not None else 0.0)
+    better = obj is None or (h_obj < obj - slack if sense == "min" else h_obj > obj + slack)
+    if not better:
+        return status, assign, obj, bound, message
+    if status in ("optimal", "infeasible", "error"):
+        message += (f"; the solver's answer ({status}) is contradicted by the heuristic's "
+                    f"assignment (objective {h_obj:.17g}), kept without a bound")  # fmt: skip
+        return "feasible", h_assign.copy(), h_obj, None, message
+    if bound is not None and (bound > h_obj + slack if sense == "min" else bound < h_obj - slack):
+        bound = None  # not a bound of this assignment
+    message += f"; the heuristic's assignment it started from (objective {h_obj:.17g}) is kept"
+    return status, h_assign.copy(), h_obj, bound, message
 
 
 def generate_gap(kind: str, m: int, n: int, *, seed: Optional[int] = 0) -> GapInstance:
