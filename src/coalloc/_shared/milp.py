@@ -69,6 +69,16 @@ the gap are shown over time through :class:`coalloc._shared.progress.SolveProgre
 reports them through its callbacks, CP-SAT through a solution and a bound callback, CBC
 through its log, read while it runs.
 
+Scaling and the check. The solvers' tolerances are absolute, so a model is rescaled by
+powers of two when its magnitudes leave :data:`SANE_RANGE` (:func:`model_scaling`; inside
+it the model reaches the solver untouched), and ``x`` and ``bound`` are given back in the
+user's units. CP-SAT models are built by the family from integers (:func:`integer_scaling`
+for decimal data; ``objective_scale`` gives the unit). A family passes ``check(x)``, its
+verify on the original data returning the solution's objective (:class:`Rejected` when the
+solution is not valid): a refused solution, a bound on the wrong side of the checked value,
+or an "optimal" whose bound does not meet it, by more than the solver's tolerances explain,
+gives ``error`` with a message, never "optimal".
+
 HiGHS is driven through ``highspy`` (a core dependency). If ``highspy`` is missing,
 :func:`scipy.optimize.milp` (the same solver, in the calling thread) is the fallback: it
 honours the time limit of the solver only, cannot be interrupted, and says so in its
