@@ -882,8 +882,13 @@ def _highs_outcome(hs, raw: dict, sense: str, mip_gap: float, time_limit, rows: 
            else f"stopped half a second past its time limit ({text})" if overran
            else text)  # fmt: skip
     if status == "time_limit":
-        why += ("; no solution found" if x is None
-                else "; incumbent kept" if bound is None else "; incumbent and bound kept")
+        why += (
+            "; no solution found"
+            if x is None
+            else "; incumbent kept"
+            if bound is None
+            else "; incumbent and bound kept"
+        )
     elif x is None and status == "error":
         why += "; no solution found"
     return MilpOutcome(
@@ -1044,8 +1049,11 @@ def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar)
                 infeasible=False, rows=rows, time_limit=time_limit, interrupted=interrupted,
             )  # fmt: skip
         late = time.perf_counter() - t_entry - (0.0 if time_limit is None else time_limit)
-        what = (f"interrupted (Ctrl-C) and killed {_HIGHS_GRACE:g} s later" if interrupted
-                else f"killed {late:.1f} s past its time limit")
+        what = (
+            f"interrupted (Ctrl-C) and killed {_HIGHS_GRACE:g} s later"
+            if interrupted
+            else f"killed {late:.1f} s past its time limit"
+        )
         what += " (presolve or a root cut round does not look at its interrupt callback)"
         x = box["x"]
         value = None if x is None else _finite(float(model["c"] @ x))  # the incumbent's
@@ -1524,8 +1532,13 @@ def _cbc_outcome(head, x, log, flip, mip_gap, time_limit, interrupted, killed, r
         else (head or f"no solution file (exit code {code})")
     )  # fmt: skip
     if status == "time_limit":
-        why += ("; no solution found" if x is None
-                else "; incumbent kept" if bound is None else "; incumbent and bound kept")
+        why += (
+            "; no solution found"
+            if x is None
+            else "; incumbent kept"
+            if bound is None
+            else "; incumbent and bound kept"
+        )
     return MilpOutcome(
         x=x, bound=bound, status=status, solver_status=int(code if code is not None else -1),
         message=f"CBC: {why}", nodes=int(nodes.group(1)) if nodes else None,
