@@ -110,6 +110,7 @@ __all__ = [
     "MilpOutcome",
     "Rejected",
     "SANE_RANGE",
+    "Scaling",
     "integer_scaling",
     "model_scaling",
     "import_backend",
