@@ -97,3 +97,53 @@ def test_values_whose_sum_overflows_are_refused():
     with pytest.raises(InstanceError, match="big.json: capacity sums to more"):
         lio.read_problem(buf)
     assert loadshare.LoadSharingProblem([1e307, 1e307], [1.0], [0]).n_nodes == 2
+
+
+GAP_TEXT = " 2 4\n 17 43 3 15 9 11 5 6\n 22 7 15 10 11 5 6 5\n 32 32\n"
+
+
+@pytest.mark.parametrize("token, shown", [
+    ("1_0", "'1_0'"),  # int() reads 10
+    ("\u0661\u0660", "'١٠'"),  # Arabic-Indic digits: int() reads 10
+    ("\uff11\uff10", "'１０'"),  # full-width digits
+    ("1\u00a00", "'1\\xa00'"),  # a no-break space is not a separator of the format
+    ("1\x1c0", "'1\\x1c0'"),  # nor is a file separator (str.split() splits there)
+])  # fmt: skip
+def test_gap_reader_takes_ascii_integers_only(token, shown):
+    """Issue 30 item 9: the GAP reader read 1_0 and Unicode digits as numbers."""
+    with pytest.raises(InstanceError) as info:
+        lio.parse_gap(GAP_TEXT.replace(" 32\n", f" {token}\n"), "g.txt")
+    assert str(info.value) == f"g.txt: not an integer: {shown}"
+    good = lio.parse_gap(GAP_TEXT.replace(" 32\n", " +10\n"), "g.txt")[0]
+    assert good.capacity.tolist() == [32, 10]
+
+
+def test_unbounded_parameters_are_bounded():
+    """Issue 30 item 9: GAP iterations and DMCF generations without an upper bound ran for
+    ever (or overflowed the kernel's int64) when nothing stopped them."""
+    from coalloc.loadshare import dmcf, gap
+
+    inst = loadshare.generate_gap("a", 2, 6, seed=1)
+    with pytest.raises(ValueError, match="iterations must be at most 1,000,000,000"):
+        loadshare.solve_gap(inst, "heuristic", iterations=10**30)
+    assert loadshare.solve_gap(inst, "heuristic", iterations=gap.MAX_ITERATIONS // 10**6).status
+    prob = loadshare.LoadSharingProblem([5, 5], [3, 4], [0, 0])
+    for name in ("max_generations", "patience"):
+        with pytest.raises(ValueError, match=f"{name} must be at most 10,000,000"):
+            loadshare.dmcf_gga(prob, coalition_size=1, **{name: dmcf.MAX_GENERATIONS + 1})
+    with pytest.raises(ValueError, match="chunks must be at most"):
+        loadshare.dmcf_gga(prob, coalition_size=1, chunks=10**30)
+
+
+def test_generators_refuse_what_cannot_fit_before_allocating():
+    """A 100000 x 100000 GAP and a grid of 1e11 nodes raised MemoryError from NumPy; sizes
+    far below the totals drew jobs for ever."""
+    with pytest.raises(ValueError, match="GAP instance of 100000 x 100000 needs about"):
+        loadshare.generate_gap("a", 100000, 100000)
+    with pytest.raises(ValueError, match="grid of 100000000000 nodes needs about"):
+        loadshare.generators.paper_setup(10**11)
+    with pytest.raises(ValueError, match=r"would draw about .* jobs \(at most 1e8\)"):
+        loadshare.generators.paper_setup(10, job_size=(1e-6, 1e-6))
+    with pytest.raises(ValueError, match="light must be"):
+        loadshare.generators.paper_setup(10, light=(float("inf"), 1.0))
+    assert loadshare.generators.paper_setup(10).n_nodes == 10

@@ -61,8 +61,9 @@ def setup(hs: Any, h: Any, model: dict) -> bool:
     """Pass ``model`` (a dict of arrays and options) to the ``highspy.Highs`` ``h``.
 
     Keys: ``nv, rows, nnz, max, c, lb, ub, row_lb, row_ub, start, index, value,
-    integrality`` (column-wise, int32 indices), ``verbose, mip_gap, seed``. The time limit is
-    set by the caller. Returns False when HiGHS rejects the model.
+    integrality`` (column-wise, int32 indices), ``verbose, mip_gap, seed``, and optionally
+    ``x0`` (a solution to start from). The time limit is set by the caller. Returns False
+    when HiGHS rejects the model.
     """
     h.setOptionValue("output_flag", bool(model["verbose"]))
     h.setOptionValue("mip_rel_gap", float(model["mip_gap"]))
@@ -74,7 +75,17 @@ def setup(hs: Any, h: Any, model: dict) -> bool:
         0.0, model["c"], model["lb"], model["ub"], model["row_lb"], model["row_ub"],
         model["start"], model["index"], model["value"], model["integrality"],
     )  # fmt: skip
-    return status != hs.HighsStatus.kError
+    if status == hs.HighsStatus.kError:
+        return False
+    x0 = model.get("x0")
+    if x0 is not None:  # a known solution: HiGHS starts from it (an incumbent at once)
+        try:
+            sol = hs.HighsSolution()
+            sol.col_value = [float(v) for v in x0]
+            h.setSolution(sol)
+        except (AttributeError, TypeError):  # a highspy without setSolution: no start
+            pass
+    return True
 
 
 def watch(hs: Any, h: Any, state: dict, send: Any = None) -> None:

@@ -69,6 +69,16 @@ the gap are shown over time through :class:`coalloc._shared.progress.SolveProgre
 reports them through its callbacks, CP-SAT through a solution and a bound callback, CBC
 through its log, read while it runs.
 
+Scaling and the check. The solvers' tolerances are absolute, so a model is rescaled by
+powers of two when its magnitudes leave :data:`SANE_RANGE` (:func:`model_scaling`; inside
+it the model reaches the solver untouched), and ``x`` and ``bound`` are given back in the
+user's units. CP-SAT models are built by the family from integers (:func:`integer_scaling`
+for decimal data; ``objective_scale`` gives the unit). A family passes ``check(x)``, its
+verify on the original data returning the solution's objective (:class:`Rejected` when the
+solution is not valid): a refused solution, a bound on the wrong side of the checked value,
+or an "optimal" whose bound does not meet it, by more than the solver's tolerances explain,
+gives ``error`` with a message, never "optimal".
+
 HiGHS is driven through ``highspy`` (a core dependency). If ``highspy`` is missing,
 :func:`scipy.optimize.milp` (the same solver, in the calling thread) is the fallback: it
 honours the time limit of the solver only, cannot be interrupted, and says so in its
@@ -98,6 +108,11 @@ from .progress import SolveProgress, exact_progress_wanted
 __all__ = [
     "BACKENDS",
     "MilpOutcome",
+    "Rejected",
+    "SANE_RANGE",
+    "Scaling",
+    "integer_scaling",
+    "model_scaling",
     "import_backend",
     "cbc_command",
     "remaining",
@@ -139,6 +154,13 @@ class MilpOutcome:
         Seconds the call was given (the solver got what remained after the conversion).
     interrupted : bool
         Ctrl-C stopped the solver (the outcome holds its incumbent, if any).
+    objective : float or None
+        The value of ``x`` in the user's units: what the family's ``check`` computed from
+        its original data, else ``c @ x`` (None without a solution, and from
+        :func:`run_cpsat` without a ``check``).
+    scaled : bool
+        The runner solved a rescaled copy of the model (:func:`model_scaling`); ``x`` and
+        ``bound`` are given back in the user's units either way.
     """
 
     x: Optional[np.ndarray]
@@ -152,6 +174,257 @@ class MilpOutcome:
     rows: int
     time_limit: Optional[float]
     interrupted: bool = False
+    objective: Optional[float] = None
+    scaled: bool = False
+
+
+class Rejected(Exception):
+    """Raised by a family's ``check`` (:func:`run_milp`, :func:`run_cpsat`) when a solution
+    the solver returned is not valid on the original, unscaled data; the message says why."""
+
+
+#: Magnitudes (nonzero coefficients of ``A`` and ``c``, finite bounds of continuous
+#: variables) inside which :func:`run_milp` hands a model to the solver as it is. HiGHS's and
+#: CBC's tolerances are absolute (feasibility 1e-7, an absolute optimality gap of 1e-6, CBC's
+#: cutoff increment 1e-5): outside this range they swallow the data (sizes of 1e-8 against a
+#: tolerance of 1e-7) or make a proof meaningless, so the model is rescaled first.
+SANE_RANGE = (1e-3, 1e6)
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """Powers of two that make a model well conditioned (:func:`model_scaling`).
+
+    The solver sees ``A' = diag(row) A diag(col)``, row bounds ``row * row_lb``, variable
+    bounds ``lb / col`` and the objective ``c' = obj * c * col``; a solution ``x'`` of it is
+    ``x = col * x'`` in the user's variables, and an objective value or bound ``v'`` is
+    ``v' / obj``. Every factor is a power of two, so that the conversion is exact (no
+    rounding) and a solution means the same in both models. Integer variables keep the
+    factor 1.
+    """
+
+    row: np.ndarray
+    col: np.ndarray
+    obj: float
+
+
+def _log2_round(values: np.ndarray) -> np.ndarray:
+    """``round(log2(values))`` (values positive), as float."""
+    return np.rint(np.log2(values))
+
+
+def _segment_extremes(data: np.ndarray, indptr: np.ndarray):
+    """Per segment ``data[indptr[k]:indptr[k+1]]``: (min, max); NaN for empty segments."""
+    k = indptr.shape[0] - 1
+    lo, hi = np.full(k, np.nan), np.full(k, np.nan)
+    full = np.flatnonzero(np.diff(indptr) > 0)
+    if full.size and data.size:
+        starts = indptr[full]
+        lo[full] = np.minimum.reduceat(data, starts)
+        hi[full] = np.maximum.reduceat(data, starts)
+    return lo, hi
+
+
+def model_scaling(c: Any, A: Any, integrality: Any, lb: Any = 0.0, ub: Any = 1.0,
+                  *, sane: tuple = SANE_RANGE) -> Optional[Scaling]:  # fmt: skip
+    """The scaling :func:`run_milp` applies to a model, or None when it needs none.
+
+    A model is left as it is when every nonzero coefficient of ``A`` and ``c`` and every
+    finite nonzero bound of a continuous variable lies in ``sane`` (:data:`SANE_RANGE`), so
+    that well-conditioned models are solved exactly as before. Otherwise rows and continuous
+    columns are equilibrated (a few rounds of geometric-mean scaling in powers of two, integer
+    columns fixed) and the objective is scaled so that its largest coefficient is about 1.
+
+    Parameters
+    ----------
+    c : ndarray, shape (nv,)
+    A : scipy.sparse matrix, shape (rows, nv)
+    integrality : ndarray, shape (nv,)
+        1 for integer variables (never scaled), 0 for continuous ones.
+    lb, ub : float or ndarray
+        Variable bounds.
+    sane : (float, float)
+        The range of magnitudes left alone.
+
+    Returns
+    -------
+    Scaling or None
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from coalloc._shared.milp import model_scaling
+    >>> model_scaling(np.ones(2), sp.csr_matrix([[1.0, 5.0]]), np.ones(2)) is None
+    True
+    >>> s = model_scaling(np.ones(2) * 1e-9, sp.csr_matrix([[1e9, 5e9]]), np.ones(2))
+    >>> float(s.obj) > 1e8, float(s.row[0]) < 1e-9
+    (True, True)
+    """
+    import scipy.sparse as sp
+
+    c = np.asarray(c, dtype=np.float64)
+    nv = c.shape[0]
+    csr = sp.csr_matrix(A, dtype=np.float64, copy=True)
+    csr.eliminate_zeros()
+    cont = ~np.asarray(integrality).astype(bool).reshape(-1)
+    lo = np.broadcast_to(np.asarray(lb, dtype=np.float64), (nv,))[cont]
+    hi = np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,))[cont]
+    mags = [np.abs(csr.data), np.abs(c[c != 0])]
+    for b in (lo, hi):
+        mags.append(np.abs(b[np.isfinite(b) & (b != 0)]))
+    allm = np.concatenate(mags)
+    if allm.size == 0 or (allm.min() >= sane[0] and allm.max() <= sane[1]):
+        return None
+    rows = csr.shape[0]
+    r = np.zeros(rows)  # log2 of the row factors
+    k = np.zeros(nv)  # log2 of the column factors (0 for integer columns)
+    logs = np.log2(np.abs(csr.data))
+    row_of = np.repeat(np.arange(rows), np.diff(csr.indptr))
+    cols = csr.indices
+    csc_order = np.lexsort((row_of, cols))
+    col_ptr = np.searchsorted(cols[csc_order], np.arange(nv + 1))
+    for _ in range(6):
+        lo_r, hi_r = _segment_extremes(logs + k[cols], csr.indptr)
+        new_r = np.where(np.isnan(lo_r), 0.0, -np.rint((lo_r + hi_r) / 2))
+        lo_c, hi_c = _segment_extremes((logs + new_r[row_of])[csc_order], col_ptr)
+        new_k = np.where(np.isnan(lo_c) | ~cont, 0.0, -np.rint((lo_c + hi_c) / 2))
+        if np.array_equal(new_r, r) and np.array_equal(new_k, k):
+            break
+        r, k = new_r, new_k
+    # Continuous columns outside A: their bounds set their unit.
+    alone = cont & (np.diff(col_ptr) == 0)
+    if alone.any():
+        lo_all = np.broadcast_to(np.asarray(lb, dtype=np.float64), (nv,))
+        hi_all = np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,))
+        size = np.fmax(np.where(np.isfinite(lo_all), np.abs(lo_all), np.nan),
+                       np.where(np.isfinite(hi_all), np.abs(hi_all), np.nan))  # fmt: skip
+        use = alone & np.isfinite(size) & (size > 0)
+        k[use] = _log2_round(size[use])
+    r = np.clip(r, -900, 900)
+    k = np.clip(k, -900, 900)
+    col = np.exp2(k)
+    cs = np.abs(c * col)
+    big = cs.max() if cs.size else 0.0
+    obj = float(np.exp2(-_log2_round(big))) if big > 0 and np.isfinite(big) else 1.0
+    return Scaling(row=np.exp2(r), col=col, obj=obj)
+
+
+def integer_scaling(values: Any, *, max_total: float = 2.0**50):
+    """Integers ``z`` and a unit ``s`` with ``values ~= s * z`` exactly enough to optimise on.
+
+    For CP-SAT, which takes integers. Integer values are taken as they are (``s = 1``),
+    divided by their greatest common divisor when their sum would be too large; decimal
+    fractions (``3.7e-6``) become integers times ``10**-k`` for the smallest ``k`` at which
+    every value is within one unit in the last place of ``s * z``. With ``sum |z| <=
+    max_total`` (``2**50``) those rounding errors add up to less than half a unit ``s``, so
+    an optimum over ``z`` is an optimum over ``values`` (up to ties within the rounding of
+    the data themselves).
+
+    Parameters
+    ----------
+    values : array_like of float
+    max_total : float
+        The largest ``sum |z|`` accepted.
+
+    Returns
+    -------
+    (ndarray of int64, float) or None
+        ``(z, s)``, or None when no such scaling exists (use a floating-point solver).
+
+    Examples
+    --------
+    >>> from coalloc._shared.milp import integer_scaling
+    >>> z, s = integer_scaling([3.7e-6, 1.2e-6])
+    >>> z.tolist(), s
+    ([37, 12], 1e-07)
+    >>> integer_scaling([1 / 3, 1.0]) is None
+    True
+    """
+    v = np.asarray(values, dtype=np.float64).reshape(-1)
+    if v.size == 0:
+        return np.zeros(0, dtype=np.int64), 1.0
+    if not np.all(np.isfinite(v)):
+        return None
+    if np.all(v == np.rint(v)):
+        if np.abs(v).max() >= 2.0**62:
+            return None
+        z = v.astype(np.int64)
+        if float(np.abs(v).sum()) <= max_total:
+            return z, 1.0
+        g = int(np.gcd.reduce(np.abs(z)))
+        if g > 1 and float(np.abs(z // g).sum()) <= max_total:
+            return z // g, float(g)
+        return None
+    ulp = np.spacing(np.abs(v))
+    for k in range(1, 23):  # 10**k is exact in binary up to k = 22
+        f = 10.0**k
+        z = np.rint(v * f)
+        if float(np.abs(z).sum()) > max_total:
+            return None
+        if np.all(np.abs(z / f - v) <= ulp):
+            return z.astype(np.int64), float(10.0**-k)
+    return None
+
+
+def _judge(out: MilpOutcome, check: Any, sense: str, slack_abs: float,
+           slack_rel: float) -> MilpOutcome:  # fmt: skip
+    """Hold the outcome's solution and bound against the family's ``check``.
+
+    ``check(x)`` gives the objective of ``x`` on the original data (or raises
+    :class:`Rejected`). A rejected solution, a bound on the wrong side of that value, or an
+    "optimal" whose bound does not meet it, by more than ``slack_abs + slack_rel * |value|``
+    (what the solver's tolerances can explain), turns the outcome into ``error`` without a
+    solution. Otherwise ``objective`` is set to the checked value.
+    """
+    if out.x is None:
+        return out
+    try:
+        value = float(check(out.x))
+    except Rejected as exc:
+        return _as_error(out, f"its solution fails the check on the original data: {exc}")
+    if not np.isfinite(value):
+        return _as_error(out, f"its solution has no finite value on the original data ({value})")
+    out.objective = value
+    bound = out.bound
+    if bound is None:
+        return out
+    slack = slack_abs + slack_rel * max(abs(value), abs(bound))
+    beyond = (value - bound) if sense == "min" else (bound - value)  # >= 0 for a valid bound
+    if beyond < -slack:
+        return _as_error(out, f"its bound {bound:.17g} is {'above' if sense == 'min' else 'below'}"
+                         f" the value {value:.17g} of its own solution on the original data, by "
+                         f"more than its tolerances explain ({slack:.3g})")  # fmt: skip
+    if out.status == "optimal" and beyond > slack:
+        return _as_error(out, f"it said optimal, but its solution's value on the original data "
+                         f"({value:.17g}) is {beyond:.3g} from its bound ({bound:.17g}), more "
+                         f"than its tolerances explain ({slack:.3g})")  # fmt: skip
+    return out
+
+
+def _as_error(out: MilpOutcome, why: str) -> MilpOutcome:
+    out.message += f"; not trusted: {why}"
+    out.status, out.x, out.bound, out.objective = "error", None, None, None
+    return out
+
+
+class _UserUnits(SolveProgress):
+    """The progress display of a rescaled model, in the user's units."""
+
+    def __init__(self, *args: Any, unit: float = 1.0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.unit = float(unit)
+
+    def update(self, elapsed: float, *, incumbent: Optional[float] = None,
+               bound: Optional[float] = None) -> None:  # fmt: skip
+        super().update(elapsed, incumbent=None if incumbent is None else incumbent / self.unit,
+                       bound=None if bound is None else bound / self.unit)  # fmt: skip
+
+
+def _progress_bar(solver: str, sense: str, time_limit: Any, enabled: bool,
+                  unit: float) -> SolveProgress:  # fmt: skip
+    if unit == 1.0:
+        return SolveProgress(solver, sense=sense, time_limit=time_limit, enabled=enabled)
+    return _UserUnits(solver, sense=sense, time_limit=time_limit, enabled=enabled, unit=unit)
 
 
 def import_backend(backend: str) -> Any:
@@ -242,6 +515,9 @@ def run_milp(
     name: str = "coalloc",
     progress: Optional[bool] = None,
     started: Optional[float] = None,
+    check: Optional[Any] = None,
+    scale: bool = True,
+    start: Optional[np.ndarray] = None,
 ) -> MilpOutcome:
     """Solve ``min|max c x`` s.t. ``row_lb <= A x <= row_ub``, ``lb <= x <= ub`` on HiGHS or CBC.
 
@@ -279,31 +555,84 @@ def run_milp(
         by :func:`coalloc._shared.progress.set_exact_progress` (the CLI), on a terminal only.
     started : float, optional
         ``time.perf_counter()`` from which ``time_limit`` counts (default: this call).
+    check : callable, optional
+        ``check(x) -> float``: the family's check of a solution (``x`` in the user's
+        variables) against its original, unscaled data, returning the solution's objective
+        as the family computes it, or raising :class:`Rejected`. A rejected solution, a bound
+        on the wrong side of that value, or an "optimal" whose bound does not meet it, by
+        more than the solver's tolerances explain, gives status ``error`` (no solution)
+        with a message that says which: never "optimal".
+    scale : bool, default True
+        Rescale a badly scaled model first (:func:`model_scaling`; a model whose magnitudes
+        lie in :data:`SANE_RANGE` is solved as it is).
+    start : ndarray, shape (nv,), optional
+        A feasible solution (in the user's variables) for HiGHS to start from, so that a
+        stopped solve holds an incumbent at least as good; CBC and the SciPy fallback
+        ignore it (the family compares their answer with its own).
 
     Returns
     -------
     MilpOutcome
-        ``bound`` assumes a non-negative objective for CBC (its log prints the magnitude).
-        Ctrl-C during the solve is not raised: the outcome holds the incumbent, with
+        ``x`` and ``bound`` in the user's units whatever scaling was applied; ``bound``
+        assumes a non-negative objective for CBC (its log prints the magnitude). Ctrl-C
+        during the solve is not raised: the outcome holds the incumbent, with
         ``interrupted`` set.
     """
     t_entry = time.perf_counter() if started is None else float(started)
     if sense not in ("min", "max"):
         raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
     show = exact_progress_wanted(progress)
-    if backend in ("highs", "cbc") and int(np.asarray(c).shape[0]) == 0:
-        return _empty_outcome(backend, row_lb, row_ub, time_limit)
+    if backend not in ("highs", "cbc"):
+        raise ValueError(f"run_milp takes backend 'highs' or 'cbc', got {backend!r}")
+    if int(np.asarray(c).shape[0]) == 0:
+        out = _empty_outcome(backend, row_lb, row_ub, time_limit)
+        return out if check is None else _judge(out, check, sense, 1e-9, 1e-9)
+    user_c = np.asarray(c, dtype=np.float64)
+    scaling = model_scaling(user_c, A, integrality, lb, ub) if scale else None
+    unit = 1.0
+    if scaling is not None:
+        import scipy.sparse as sp
+
+        nv = user_c.shape[0]
+        unit = scaling.obj
+        c = unit * user_c * scaling.col
+        A = (sp.diags(scaling.row) @ sp.csr_matrix(A, dtype=np.float64)
+             @ sp.diags(scaling.col)).tocsr()  # fmt: skip
+        row_lb = scaling.row * np.asarray(row_lb, dtype=np.float64)
+        row_ub = scaling.row * np.asarray(row_ub, dtype=np.float64)
+        lb = np.broadcast_to(np.asarray(lb, dtype=np.float64), (nv,)) / scaling.col
+        ub = np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,)) / scaling.col
+        if start is not None:
+            start = np.asarray(start, dtype=np.float64) / scaling.col
     if backend == "highs":
         if callable(solver_pkg):  # scipy.optimize.milp: the fallback without highspy
-            return _run_highs_scipy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub,
-                                    sense, time_limit, mip_gap, verbose, t_entry)  # fmt: skip
-        return _run_highspy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
-                            time_limit, mip_gap, seed, verbose, show, t_entry)  # fmt: skip
-    if backend == "cbc":
-        return _run_cbc(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
-                        time_limit, mip_gap, threads, seed, verbose, name, show,
-                        t_entry)  # fmt: skip
-    raise ValueError(f"run_milp takes backend 'highs' or 'cbc', got {backend!r}")
+            out = _run_highs_scipy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub,
+                                   sense, time_limit, mip_gap, verbose, t_entry)  # fmt: skip
+        else:
+            out = _run_highspy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
+                               time_limit, mip_gap, seed, verbose, show, t_entry,
+                               unit, start)  # fmt: skip
+    else:
+        out = _run_cbc(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
+                       time_limit, mip_gap, threads, seed, verbose, name, show, t_entry,
+                       unit)  # fmt: skip
+    if scaling is not None:
+        out.scaled = True
+        if out.x is not None:
+            out.x = out.x * scaling.col
+        if out.bound is not None:
+            out.bound = out.bound / unit
+    if out.x is not None:
+        out.objective = _finite(float(user_c @ out.x))
+    if check is None:
+        return out
+    # What the solver's tolerances explain, in the user's units: its absolute optimality
+    # gap (1e-6) and feasibility tolerance on the continuous variables (1e-7 per row) in
+    # the units it solved in, and a relative 1e-7 of the values.
+    cont = ~np.asarray(integrality).astype(bool).reshape(-1)
+    scaled_c = np.asarray(c, dtype=np.float64)
+    slack_abs = 1e-6 * (1.0 + float(np.abs(scaled_c[cont]).sum())) / unit
+    return _judge(out, check, sense, slack_abs, 1e-7)
 
 
 def _empty_outcome(backend, row_lb, row_ub, time_limit) -> MilpOutcome:
@@ -456,7 +785,7 @@ def _highs_in_process(size: int) -> bool:
 
 
 def _run_highspy(hs, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit, mip_gap,
-                 seed, verbose, show, t_entry) -> MilpOutcome:  # fmt: skip
+                 seed, verbose, show, t_entry, unit=1.0, start=None) -> MilpOutcome:  # fmt: skip
     """HiGHS through ``highspy``, from the arrays, in a worker thread or a child process
     (module docstring)."""
     import scipy.sparse as sp
@@ -476,9 +805,10 @@ def _run_highspy(hs, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limi
         "value": np.ascontiguousarray(A.data, dtype=np.float64),
         "integrality": np.ascontiguousarray(integrality, dtype=np.int32),
         "verbose": bool(verbose), "mip_gap": float(mip_gap), "seed": seed,
+        "x0": None if start is None else np.ascontiguousarray(start, dtype=np.float64),
     }  # fmt: skip
     if _highs_in_process(nv + int(A.nnz)):
-        return _run_highs_process(hs, model, sense, time_limit, mip_gap, show, t_entry)
+        return _run_highs_process(hs, model, sense, time_limit, mip_gap, show, t_entry, unit)
     h = _new_highs(hs, verbose)
     if not _highs_child.setup(hs, h, model):
         return _highs_rejected(rows, time_limit)
@@ -493,7 +823,7 @@ def _run_highspy(hs, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limi
         state["stop"] = True
 
     hard = None if time_limit is None else t_entry + float(time_limit) + 0.5
-    with SolveProgress("HiGHS", sense=sense, time_limit=time_limit, enabled=show) as bar:
+    with _progress_bar("HiGHS", sense, time_limit, show, unit) as bar:
 
         def tick() -> None:
             bar.update(time.perf_counter() - t_entry, incumbent=state["primal"],
@@ -553,8 +883,13 @@ def _highs_outcome(hs, raw: dict, sense: str, mip_gap: float, time_limit, rows: 
            else f"stopped half a second past its time limit ({text})" if overran
            else text)  # fmt: skip
     if status == "time_limit":
-        why += ("; no solution found" if x is None
-                else "; incumbent kept" if bound is None else "; incumbent and bound kept")
+        why += (
+            "; no solution found"
+            if x is None
+            else "; incumbent kept"
+            if bound is None
+            else "; incumbent and bound kept"
+        )
     elif x is None and status == "error":
         why += "; no solution found"
     return MilpOutcome(
@@ -578,13 +913,13 @@ def _child_source() -> str:
 
 
 def _run_highs_process(hs, model: dict, sense: str, time_limit, mip_gap: float, show: bool,
-                       t_entry: float) -> MilpOutcome:  # fmt: skip
+                       t_entry: float, unit: float = 1.0) -> MilpOutcome:  # fmt: skip
     """HiGHS in a child process that sends every incumbent back, so that killing it (past
     the limit, or after Ctrl-C and a grace) still leaves the incumbent and the bound."""
     left = _left(t_entry, time_limit)
     model["deadline"] = None if left is None else time.monotonic() + left
     model["progress"] = bool(show)
-    bar = SolveProgress("HiGHS", sense=sense, time_limit=time_limit, enabled=show)
+    bar = _progress_bar("HiGHS", sense, time_limit, show, unit)
     with bar:
         return _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar)
 
@@ -715,8 +1050,11 @@ def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar)
                 infeasible=False, rows=rows, time_limit=time_limit, interrupted=interrupted,
             )  # fmt: skip
         late = time.perf_counter() - t_entry - (0.0 if time_limit is None else time_limit)
-        what = (f"interrupted (Ctrl-C) and killed {_HIGHS_GRACE:g} s later" if interrupted
-                else f"killed {late:.1f} s past its time limit")
+        what = (
+            f"interrupted (Ctrl-C) and killed {_HIGHS_GRACE:g} s later"
+            if interrupted
+            else f"killed {late:.1f} s past its time limit"
+        )
         what += " (presolve or a root cut round does not look at its interrupt callback)"
         x = box["x"]
         value = None if x is None else _finite(float(model["c"] @ x))  # the incumbent's
@@ -805,7 +1143,7 @@ def _run_highs_scipy(milp, c, A, row_lb, row_ub, integrality, lb, ub, sense, tim
 
 
 def _run_cbc(pulp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit, mip_gap,
-             threads, seed, verbose, name, show, t_entry) -> MilpOutcome:  # fmt: skip
+             threads, seed, verbose, name, show, t_entry, unit=1.0) -> MilpOutcome:  # fmt: skip
     """CBC as a child process this module owns: an MPS file written from the arrays, a hard
     wall-clock deadline, SIGINT (CBC's own 'stop and report the incumbent') on the deadline
     or on Ctrl-C, SIGKILL if it does not stop, and its temporary files always removed."""
@@ -814,7 +1152,7 @@ def _run_cbc(pulp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit,
         raise ImportError("no CBC executable found (pip install 'coalloc[cbc]')")
     nv = int(np.asarray(c).shape[0])
     flip = -1.0 if sense == "max" else 1.0
-    bar = SolveProgress("CBC", sense=sense, time_limit=time_limit, enabled=show)
+    bar = _progress_bar("CBC", sense, time_limit, show, unit)
     try:
         out = _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit,
                           mip_gap, threads, seed, verbose, show, t_entry, nv, flip,
@@ -1195,8 +1533,13 @@ def _cbc_outcome(head, x, log, flip, mip_gap, time_limit, interrupted, killed, r
         else (head or f"no solution file (exit code {code})")
     )  # fmt: skip
     if status == "time_limit":
-        why += ("; no solution found" if x is None
-                else "; incumbent kept" if bound is None else "; incumbent and bound kept")
+        why += (
+            "; no solution found"
+            if x is None
+            else "; incumbent kept"
+            if bound is None
+            else "; incumbent and bound kept"
+        )
     return MilpOutcome(
         x=x, bound=bound, status=status, solver_status=int(code if code is not None else -1),
         message=f"CBC: {why}", nodes=int(nodes.group(1)) if nodes else None,
@@ -1217,6 +1560,8 @@ def run_cpsat(
     verbose: bool = False,
     progress: Optional[bool] = None,
     started: Optional[float] = None,
+    check: Optional[Any] = None,
+    objective_scale: float = 1.0,
 ) -> MilpOutcome:
     """Solve a built CP-SAT model (objective already set) with the common options.
 
@@ -1232,6 +1577,13 @@ def run_cpsat(
     time_limit, mip_gap, threads, seed, verbose, progress, started
         As for :func:`run_milp`; ``threads`` is ``num_search_workers``. Pass ``started``
         (when the model building began) so that building counts against the limit.
+    check : callable, optional
+        As for :func:`run_milp`: the family's check of a solution against its original data
+        (CP-SAT computes in integers, so only a model built from rounded data can fail it).
+    objective_scale : float, default 1
+        The user's unit of one unit of the model's integer objective (the ``s`` of
+        :func:`integer_scaling`): ``bound`` and the progress display are given in the
+        user's units.
 
     Returns
     -------
@@ -1268,8 +1620,9 @@ def run_cpsat(
         return solver.Solve(model) if callback is None else solver.Solve(model, callback)
 
     hard = None if time_limit is None else t_entry + float(time_limit) + 0.5
-    with SolveProgress("CP-SAT", sense=_cpsat_sense(model), time_limit=time_limit,
-                       enabled=show) as bar:  # fmt: skip
+    scale = float(objective_scale)
+    with _progress_bar("CP-SAT", _cpsat_sense(model), time_limit, show,
+                       1.0 / scale) as bar:  # fmt: skip
 
         def tick() -> None:
             bar.update(time.perf_counter() - t_entry, incumbent=state["incumbent"],
@@ -1309,9 +1662,9 @@ def run_cpsat(
         message += ": " + model.Validate()
     elif status == "time_limit":
         message += ": no solution found" if x is None else ": incumbent and bound kept"
-    return MilpOutcome(
+    out = MilpOutcome(
         x=x,
-        bound=bound,
+        bound=None if bound is None else bound * scale,
         status=status,
         solver_status=int(code),
         message=message,
@@ -1322,6 +1675,10 @@ def run_cpsat(
         time_limit=time_limit,
         interrupted=interrupted,
     )
+    if check is None:
+        return out
+    # CP-SAT is exact on its integers: what remains is the rounding of the user's data.
+    return _judge(out, check, _cpsat_sense(model), 1e-6 * abs(scale), 1e-9)
 
 
 def _cpsat_sense(model: Any) -> str:

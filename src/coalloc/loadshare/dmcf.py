@@ -63,6 +63,9 @@ DEFAULTS = {
     "init": "arrival",
     "phase2": "ffd",
 }
+#: The most generations (and the largest patience) a run may be asked for: every generation
+#: costs milliseconds on the paper's grids, so this bounds a run to hours, not for ever.
+MAX_GENERATIONS = 10**7
 _BACKENDS = ("compiled", "numpy")
 _INITS = ("arrival", "random", "round-robin")
 STREAMS = ("init", "migrate")  # the seed's named streams (new ones go at the end)
@@ -319,9 +322,10 @@ def dmcf_gga(
         jobs stay at their origin. None (default): every job takes part (the paper's
         experiments fix the arrivals of every node).
     patience : int, default 100
-        Stop after this many generations without an increase of the total throughput.
+        Stop after this many generations without an increase of the total throughput
+        (at most ``MAX_GENERATIONS``, 10**7).
     max_generations : int, default 20000
-        Hard limit on generations.
+        Hard limit on generations (at most ``MAX_GENERATIONS``, 10**7).
     init : {"arrival", "random", "round-robin"}, default "arrival"
         Initial coalition structure (:func:`initial_coalitions`).
     phase2 : {"ffd", "ff"}, default "ffd"
@@ -335,7 +339,7 @@ def dmcf_gga(
         Runs Phase II of the changed coalitions of every generation (for example
         ``distributed.Client().get_executor()``); results are identical to the serial run.
     chunks : int, default 8
-        Tasks per generation on the executor.
+        Tasks per generation on the executor (at most 10**6).
     backend : {"compiled", "numpy"}, default "compiled"
         The compiled generation step or its NumPy twin (identical results).
     progress : bool, default False
@@ -379,6 +383,11 @@ def dmcf_gga(
     max_generations = integer(max_generations, "max_generations", 0)
     chunks = integer(chunks, "chunks", 1)
     every = integer(coalition_history, "coalition_history", 0)
+    for name, value, most in (("patience", patience, MAX_GENERATIONS),
+                              ("max_generations", max_generations, MAX_GENERATIONS),
+                              ("chunks", chunks, 10**6)):  # fmt: skip
+        if value > most:  # a bounded run time (the loop itself has no clock)
+            raise ValueError(f"{name} must be at most {most:,}, got {value}")
     kern = _kernels(backend)
     if executor is not None and not isinstance(executor, cf.Executor):
         if not callable(getattr(executor, "submit", None)):

@@ -19,10 +19,11 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-from .._shared.milp import import_backend, run_milp
+from .._shared.milp import Rejected, import_backend, run_milp
 from .._shared.params import check_exact_options
 from .model import LoadSharingProblem, throughput_of
 from .result import ShareResult
+from .verify import verify_placement
 
 __all__ = ["share_exact"]
 
@@ -99,7 +100,8 @@ def share_exact(
     pkg = import_backend(backend)
     out = run_milp(backend, pkg, c, A, lo, hi, integrality=integrality, lb=0.0, ub=ub,
                    sense="max", time_limit=time_limit, mip_gap=mip_gap, threads=threads,
-                   seed=seed, verbose=verbose, name="loadshare", started=t0)  # fmt: skip
+                   seed=seed, verbose=verbose, name="loadshare", started=t0,
+                   check=lambda x: _check(problem, x))  # fmt: skip
     message = out.message
     if out.x is not None:  # status optimal, feasible, or time_limit with the incumbent
         x = out.x[:nx].reshape(n, J)
@@ -123,3 +125,21 @@ def share_exact(
         timings={"total": time.perf_counter() - t0}, iterations={"nodes": int(out.nodes or 0)},
         objective=tput if out.x is not None else None, gap=gap,
     )  # fmt: skip
+
+
+def _check(problem: LoadSharingProblem, x: np.ndarray) -> float:
+    """The runner's check of a solution on the original data: one node for every job (its
+    ``x_ij`` near 1, the others near 0), and the placement's throughput as
+    :func:`verify_placement` recomputes it (not the solver's ``y``, which a badly scaled model
+    may lift above the loads)."""
+    n, J = problem.n_nodes, problem.n_jobs
+    xs = x[: n * J].reshape(n, J)
+    on = xs > 0.5
+    count = on.sum(axis=0)
+    if J and not np.all(count == 1):
+        j = int(np.flatnonzero(count != 1)[0])
+        raise Rejected(f"job {j} is on {int(count[j])} nodes")
+    report = verify_placement(problem, np.argmax(xs, axis=0) if J else [])
+    if not report.valid:
+        raise Rejected("; ".join(report.problems))
+    return report.throughput

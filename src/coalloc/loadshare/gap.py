@@ -25,17 +25,28 @@ from typing import Any, List, Optional
 import numpy as np
 
 from .._shared import interrupt
-from .._shared.milp import MilpOutcome, import_backend, run_cpsat, run_milp
+from .._shared.milp import (
+    MilpOutcome,
+    Rejected,
+    import_backend,
+    integer_scaling,
+    run_cpsat,
+    run_milp,
+)
 from .._shared.params import choice, integer
 from .._shared.params import time_limit as _time_limit
 from .._shared.result import Result, jsonable
 from .._shared.seeding import check_seed, kernel_seed, resolve_seed
-from .._shared.validation import readonly
+from .._shared.validation import check_memory, readonly
 from . import _gapls
+from .verify import verify_gap
 
 __all__ = ["GapInstance", "GapResult", "solve_gap", "generate_gap", "GAP_TYPES", "gap_bound"]
 
 _LIMIT = 2**62
+#: The most tabu iterations a heuristic run may be asked for (the search runs in rounds
+#: that ``time_limit`` stops; without one, this bounds its time).
+MAX_ITERATIONS = 10**9
 GAP_TYPES = ("a", "b", "c", "d")
 
 
@@ -291,10 +302,12 @@ def solve_gap(
     assign_all : bool, default True
         Every item must be assigned; False lets items stay unassigned (``-1``, no cost).
     time_limit : float, optional
-        Seconds for the whole call, from its entry. Exact: the hint's tabu search (started,
-        under a limit, from the cheapest agent of every item, not from the LP, which cannot
-        be interrupted) gets at most a quarter of it and is dropped if it does not finish;
-        the model building counts; the solver gets the rest. Heuristic: stops the tabu
+        Seconds for the whole call, from its entry. Exact: the hint's tabu search (started
+        from the rounded LP relaxation when the LP, which cannot be interrupted, is budgeted
+        at most a tenth of the limit by the instance's size, else from the cheapest agent of
+        every item) gets at most a quarter of it and is dropped if it does not finish; the
+        model building counts; the solver gets the rest, and the answer is never worse than
+        the hint's assignment. Heuristic: stops the tabu
         search in rounds.
     seed : int, optional
     backend : {"cpsat", "highs", "cbc"}, default "cpsat"
@@ -302,7 +315,8 @@ def solve_gap(
     threads : int, default 1
         Exact method's workers.
     iterations : int, optional
-        Heuristic: tabu iterations (default ``max(3000, 15 n)``).
+        Heuristic: tabu iterations (default ``max(3000, 15 n)``; at most
+        ``MAX_ITERATIONS``, 10**9).
     with_bound : bool, default True
         Heuristic: report the LP bound (the LP is solved either way: its rounding is the
         start of the tabu search).
@@ -343,6 +357,11 @@ def solve_gap(
     threads = integer(threads, "threads", 1)
     if iterations is not None:
         iterations = integer(iterations, "iterations", 0)
+        if iterations > MAX_ITERATIONS:
+            raise ValueError(
+                f"iterations must be at most {MAX_ITERATIONS:,}, got {iterations}"
+                " (use time_limit to let the search run as long as you wish)"
+            )
     params = {"sense": sense, "assign_all": bool(assign_all), "time_limit": limit}
     deadline = None if limit is None else t0 + limit  # the limit counts from the call
     if method == "exact":
@@ -352,9 +371,9 @@ def solve_gap(
             heur = _heuristic(instance, sense, bool(assign_all), None, seed, iterations, x_lp)
         elif hint:  # the hint's search may take a quarter of the limit, the solver the rest
             heur = _timed_hint(instance, sense, bool(assign_all), seed, iterations,
-                               t0 + 0.25 * limit)  # fmt: skip
+                               t0 + 0.25 * limit, limit)  # fmt: skip
         return _exact(instance, sense, bool(assign_all), limit, seed, backend, threads, heur,
-                      params, t0)  # fmt: skip
+                      params, t0, time.perf_counter() - t0)  # fmt: skip
     bound, x_lp = _lp(instance, sense, bool(assign_all))
     heur = _heuristic(instance, sense, bool(assign_all), deadline, seed, iterations, x_lp)
     if method == "heuristic":
@@ -428,15 +447,27 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None):
     return out, feasible, done
 
 
-def _timed_hint(inst, sense, assign_all, seed, iterations, until):
-    """The exact method's hint under a time limit: the tabu search from the cheapest agent
-    of every item, stopped (its kernel included) at ``until``; None when it did not end."""
+#: Seconds per (agent, item) pair that the LP relaxation is budgeted (HiGHS through SciPy,
+#: which cannot be interrupted: 80 x 1600 took 2.8 s on a loaded two-core machine).
+_LP_SECONDS_PER_PAIR = 2.5e-5
+
+
+def _timed_hint(inst, sense, assign_all, seed, iterations, until, limit):
+    """The exact method's hint under a time limit: the tabu search, stopped (its kernel
+    included) at ``until``; None when it did not end. It starts, as the heuristic method
+    does, from the rounded LP relaxation when the LP's budget (``_LP_SECONDS_PER_PAIR`` per
+    pair, a rule of the instance's size, not of the clock) is at most a tenth of ``limit``,
+    else from the cheapest agent of every item."""
     left = until - time.perf_counter()
     if left <= 0 or inst.n == 0:
         return None
-    cheapest = np.argmin(inst.cost if sense == "min" else -inst.cost, axis=0)
-    x_start = np.zeros((inst.m, inst.n))
-    x_start[cheapest, np.arange(inst.n)] = 1.0  # read by _heuristic as an LP solution
+    x_start = None
+    if _LP_SECONDS_PER_PAIR * inst.m * inst.n <= 0.1 * limit:
+        x_start = _lp(inst, sense, assign_all)[1]
+    if x_start is None:
+        cheapest = np.argmin(inst.cost if sense == "min" else -inst.cost, axis=0)
+        x_start = np.zeros((inst.m, inst.n))
+        x_start[cheapest, np.arange(inst.n)] = 1.0  # read by _heuristic as an LP solution
     scope = interrupt.Scope(timeout=left)
     try:
         with scope:
@@ -485,9 +516,12 @@ class _OutOfTime(Exception):
     """The time limit ran out while the CP-SAT model was built."""
 
 
-def _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads, seed, t0):
+def _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads, seed, t0,
+                   costs, unit):  # fmt: skip
     """Build the CP-SAT model of the GAP (looking at the clock every 4096 variables or
-    rows: :class:`_OutOfTime` past the limit) and solve it; the limit counts from ``t0``."""
+    rows: :class:`_OutOfTime` past the limit) and solve it; the limit counts from ``t0``.
+    ``costs`` are the integer costs of the pairs ``(ii, jj)``, in units of ``unit``
+    (:func:`integer_scaling`)."""
     deadline = None if limit is None else t0 + limit
 
     def on_time(k: int) -> None:
@@ -519,7 +553,7 @@ def _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads, s
         if by_agent[i]:
             model.Add(sum(int(inst.weight[i, jj[k]]) * xs[k] for k in by_agent[i])
                       <= int(inst.capacity[i]))  # fmt: skip
-    obj = sum(int(inst.cost[i, j]) * x for i, j, x in zip(ii.tolist(), jj.tolist(), xs))
+    obj = sum(int(z) * x for z, x in zip(costs.tolist(), xs))
     on_time(0)
     if sense == "min":
         model.Minimize(obj)
@@ -529,23 +563,45 @@ def _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads, s
         for k, (i, j) in enumerate(zip(ii.tolist(), jj.tolist())):
             model.AddHint(xs[k], int(heur[0][j] == i))
     return run_cpsat(pkg, model, xs, rows=n + m, time_limit=limit, threads=threads, seed=seed,
-                     started=t0)  # the limit counts from the call (hint, import, model)
+                     started=t0,  # the limit counts from the call (hint, import, model)
+                     check=lambda x: _check(inst, assign_all, ii, jj, x),
+                     objective_scale=unit)  # fmt: skip
 
 
-def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params, t0):
+def _check(inst, assign_all, ii, jj, x) -> float:
+    """The runner's check of a solver's ``x`` (one per pair ``(ii, jj)``) on the original
+    data: at most one agent per item (exactly one with ``assign_all``), capacities kept, as
+    :func:`verify_gap` sees them; returns the objective it recomputes."""
+    chosen = np.flatnonzero(np.asarray(x) > 0.5)
+    per_item = np.bincount(jj[chosen], minlength=inst.n)
+    if np.any(per_item > 1):
+        j = int(np.flatnonzero(per_item > 1)[0])
+        raise Rejected(f"item {j} is assigned to {int(per_item[j])} agents")
+    assign = np.full(inst.n, -1, dtype=np.int64)
+    assign[jj[chosen]] = ii[chosen]
+    report = verify_gap(inst, assign, assign_all=assign_all)
+    if not report.feasible:
+        raise Rejected("; ".join(report.problems[:3]))
+    return report.objective
+
+
+def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params, t0, t_hint):
     choice(backend, ("cpsat", "highs", "cbc"), "backend")
-    if backend == "cpsat" and not inst.integral_cost:
-        backend = "highs"
-    params = {**params, "backend": backend, "threads": threads}
     m, n = inst.m, inst.n
     fits = inst.weight <= inst.capacity[:, None]
     ii, jj = np.nonzero(fits)
+    scaled = None
+    if backend == "cpsat":  # CP-SAT takes integers: the costs as integers times a unit
+        scaled = integer_scaling(inst.cost[ii, jj])
+        if scaled is None:
+            backend = "highs"
+    params = {**params, "backend": backend, "threads": threads}
     pkg = import_backend(backend)
     t1 = time.perf_counter()
     if backend == "cpsat":
         try:
             out = _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads,
-                                 seed, t0)  # fmt: skip
+                                 seed, t0, scaled[0], scaled[1])  # fmt: skip
         except _OutOfTime:
             out = MilpOutcome(
                 x=None, bound=None, status="time_limit", solver_status=-1,
@@ -562,9 +618,13 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
         A = vstack([a_cap, a_one]).tocsr()
         lo = np.concatenate([np.full(m, -np.inf), np.ones(n) if assign_all else np.zeros(n)])
         hi = np.concatenate([inst.capacity.astype(float), np.ones(n)])
+        start = None
+        if heur is not None and heur[1]:  # HiGHS starts from the heuristic's assignment
+            start = (heur[0][jj] == ii).astype(np.float64)
         out = run_milp(backend, pkg, inst.cost[ii, jj], A, lo, hi, integrality=np.ones(k),
                        sense=sense, time_limit=limit, threads=threads, seed=seed,
-                       started=t0)  # fmt: skip
+                       started=t0, check=lambda x: _check(inst, assign_all, ii, jj, x),
+                       start=start)  # fmt: skip
     t_solve = time.perf_counter() - t1
     assign = None
     obj = None
@@ -575,14 +635,40 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
         obj = _objective(inst, assign)
     status = out.status
     bound = out.bound
+    message = out.message
     if status == "optimal" and obj is not None:
         bound = obj
     elif status == "infeasible" or (assign_all and not np.all(fits.any(axis=0))):
         status, assign, obj, bound = "infeasible", None, None, None
-    return GapResult(status, out.message, "exact", assign, obj, bound, _gap(obj, bound), sense,
+    if heur is not None and heur[1]:  # never worse than the heuristic it started from
+        status, assign, obj, bound, message = _not_worse(
+            inst, sense, assign_all, heur[0], status, assign, obj, bound, message)  # fmt: skip
+    return GapResult(status, message, "exact", assign, obj, bound, _gap(obj, bound), sense,
                      assign_all, seed, params,
-                     {"solve": t_solve, "total": time.perf_counter() - t0},
+                     {"hint": t_hint, "solve": t_solve, "total": time.perf_counter() - t0},
                      {"nodes": int(out.nodes or 0)})  # fmt: skip
+
+
+def _not_worse(inst, sense, assign_all, h_assign, status, assign, obj, bound, message):
+    """The heuristic's assignment in place of the solver's when the solver ended with none or
+    a worse one (stopped by the time limit, or an answer the check refused); a solver's
+    "optimal" or "infeasible" that the heuristic's assignment contradicts loses its proof."""
+    rep = verify_gap(inst, h_assign, assign_all=assign_all)
+    if not rep.feasible:
+        return status, assign, obj, bound, message
+    h_obj = rep.objective
+    slack = 1e-9 * max(abs(h_obj), abs(obj) if obj is not None else 0.0)
+    better = obj is None or (h_obj < obj - slack if sense == "min" else h_obj > obj + slack)
+    if not better:
+        return status, assign, obj, bound, message
+    if status in ("optimal", "infeasible", "error"):
+        message += (f"; the solver's answer ({status}) is contradicted by the heuristic's "
+                    f"assignment (objective {h_obj:.17g}), kept without a bound")  # fmt: skip
+        return "feasible", h_assign.copy(), h_obj, None, message
+    if bound is not None and (bound > h_obj + slack if sense == "min" else bound < h_obj - slack):
+        bound = None  # not a bound of this assignment
+    message += f"; the heuristic's assignment it started from (objective {h_obj:.17g}) is kept"
+    return status, h_assign.copy(), h_obj, bound, message
 
 
 def generate_gap(kind: str, m: int, n: int, *, seed: Optional[int] = 0) -> GapInstance:
@@ -614,6 +700,7 @@ def generate_gap(kind: str, m: int, n: int, *, seed: Optional[int] = 0) -> GapIn
     kind = choice(str(kind).lower() if isinstance(kind, str) else kind, GAP_TYPES, "kind")
     m = integer(m, "m", 1)
     n = integer(n, "n", 1)
+    check_memory(40.0 * m * n, f"a GAP instance of {m} x {n}")
     rng = np.random.default_rng(check_seed(seed))
     if kind == "d":
         w = rng.integers(1, 101, size=(m, n))

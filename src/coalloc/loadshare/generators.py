@@ -16,6 +16,7 @@ import numpy as np
 
 from .._shared.params import integer, number
 from .._shared.seeding import check_seed
+from .._shared.validation import check_memory
 from .model import LoadSharingProblem
 
 __all__ = ["paper_setup", "gap_instance"]
@@ -66,6 +67,20 @@ def paper_setup(
     lo, hi = (number(v, "job_size") for v in job_size)
     if hi < lo:
         raise ValueError("job_size must be (low, high) with low <= high")
+    for argname, pair in (("light", light), ("heavy", heavy)):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(f"{argname} must be (mean, half-width), two finite numbers >= 0")
+        for v in pair:
+            number(v, argname, allow_zero=True)
+    check_memory(40.0 * n, f"a grid of {n} nodes")
+    # Every node draws jobs until its total is reached: refuse a grid of more jobs than
+    # memory or time allow (sizes far below the totals) before drawing them.
+    most = n * (light[0] + light[1]) + (n // block + 1) * (heavy[0] + heavy[1])
+    jobs = most / ((lo + hi) / 2) + n  # about, and at least, the jobs drawn
+    if jobs > 10**8:
+        raise ValueError(f"job_size {job_size} against these totals would draw about "
+                         f"{jobs:.3g} jobs (at most 1e8)")  # fmt: skip
+    check_memory(40.0 * jobs, f"a grid of about {jobs:.3g} jobs")
     rng = np.random.default_rng(check_seed(seed))
     totals = rng.uniform(light[0] - light[1], light[0] + light[1], size=n)
     n_blocks = -(-n // block)

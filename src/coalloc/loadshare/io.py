@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, List
 
 import numpy as np
@@ -174,12 +175,17 @@ def parse_gap(text: str, source: str = "<string>") -> List[GapInstance]:
     InstanceError
         Non-integer tokens, a truncated file or trailing data.
     """
-    tokens = text.split()
-    try:
-        nums = [int(t) for t in tokens]
-    except ValueError:
-        bad = next(t for t in tokens if not _is_int(t))
-        raise InstanceError(f"{source}: not an integer: {bad!r}") from None
+    # ASCII only: Python's int() would also read "1_0" (as 10) and Unicode digits, and
+    # str.split() would split at Unicode spaces; none of them belongs to the format.
+    tokens = (
+        text.split()
+        if _ASCII_TEXT.fullmatch(text)
+        else _ASCII_SPACE.split(text.strip(" \t\n\r\f\v"))
+    )
+    bad = next((t for t in tokens if not _ASCII_INT.fullmatch(t)), None)
+    if bad is not None:
+        raise InstanceError(f"{source}: not an integer: {bad[:30]!r}")
+    nums = [int(t) for t in tokens]
     if not nums:
         raise InstanceError(f"{source}: empty GAP file")
     big = next((k for k, v in enumerate(nums) if abs(v) >= 2**62), None)
@@ -228,12 +234,9 @@ def parse_gap(text: str, source: str = "<string>") -> List[GapInstance]:
     return out
 
 
-def _is_int(t: str) -> bool:
-    try:
-        int(t)
-        return True
-    except ValueError:
-        return False
+_ASCII_TEXT = re.compile(r"[0-9+\- \t\n\r\f\v]*")  # what a GAP file is made of
+_ASCII_SPACE = re.compile(r"[ \t\n\r\f\v]+")
+_ASCII_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def read_gap(path: PathOrFile) -> List[GapInstance]:

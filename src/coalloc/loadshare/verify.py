@@ -146,11 +146,13 @@ def verify_placement(problem: Any, placement: Any, *, claimed: Optional[float] =
     tput = math.fsum(min(load[i], cap[i]) for i in range(n)) if valid else float("nan")
     bound = min(math.fsum(sizes), math.fsum(cap))
     matches = True
-    if valid and tput > bound * (1 + tol) + tol:
+    # Relative tolerances only: a problem in other units (sizes of 1e-9 or 1e12) is judged
+    # the same way.
+    if valid and tput > bound * (1 + tol):
         problems.append(f"throughput {tput} exceeds the bound {bound}")
         matches = False
     if claimed is not None and valid:
-        if abs(float(claimed) - tput) > tol * max(1.0, abs(tput)) * 10:
+        if abs(float(claimed) - tput) > tol * max(abs(tput), abs(float(claimed))) * 10:
             problems.append(f"claimed throughput {claimed} but recomputed {tput}")
             matches = False
     return PlacementReport(valid, tput, bound, claimed, matches, problems)
@@ -280,7 +282,11 @@ def verify_gap(instance: Any, assignment: Any, *, assign_all: bool = True,
             problems.append(f"agent {i} uses {used[i]} > capacity {capacity[i]}")
     feasible = not problems
     matches = True
-    if claimed is not None and abs(float(claimed) - float(total)) > 1e-6 * max(1.0, abs(total)):
+    # Relative to the largest objective the costs allow, so that costs in any unit (1e-9 or
+    # 1e12) are judged alike; exact for integer costs below 1e9 in total.
+    largest = math.fsum(max(abs(row[j]) for row in cost) for j in range(n)) if cost else 0.0
+    slack = 1e-9 * max(largest, abs(total))
+    if claimed is not None and abs(float(claimed) - float(total)) > slack:
         problems.append(f"claimed objective {claimed} but recomputed {total}")
         matches = False
     return GapReport(feasible, float(total), unassigned, claimed, matches, problems)
