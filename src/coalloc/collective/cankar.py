@@ -109,7 +109,8 @@ def cankar(
     order = np.random.default_rng(st["discovery"]).permutation(prob.matching)
     g4 = np.random.default_rng(st["phase4"])
     g5 = np.random.default_rng(st["phase5"])
-    req, n, e, d = request, request.count, prob.e, prob.d
+    req, n, d = request, request.count, prob.d
+    tol, elo, dlo = prob.tol, prob.elo, prob.dlo  # the family's tolerance rule
     cap_all = pool.capacity
     counters = {"phase1": 0, "phase2_fail": 0, "candidates": 0, "select_and_swap": 0,
                 "swap_attempts": 0, "phase5_accepted": 0, "retries": 0}  # fmt: skip
@@ -142,7 +143,7 @@ def cankar(
         cap = cap_all[rjob]
         top = -np.sort(-cap, axis=0)[:n].sum(axis=0)
         clock.lap("phase2")
-        if np.any(top < d):
+        if np.any(top < dlo):
             counters["phase2_fail"] += 1
             m *= 2
             continue
@@ -157,7 +158,7 @@ def cankar(
         cand = np.concatenate([[lo], times[np.any(inc, axis=0) & in_window]])
         tmax_all = ker.window_max(times, sub, cand, req.duration)
         avail_all = cap[None, :, :] - tmax_all
-        ok_all = np.all(avail_all >= e[None, None, :], axis=2)  # A_j^s(t)
+        ok_all = np.all(avail_all >= elo[None, None, :], axis=2)  # A_j^s(t)
         kidx = np.searchsorted(times, cand[1:], side="left")
         keep = np.concatenate([[ok_all[0].any()], np.any(ok_all[1:] & inc[:, kidx].T, axis=1)])
         cand_idx = np.flatnonzero(keep)
@@ -173,11 +174,11 @@ def cankar(
             avail, tmax, capa = avail_all[c, ra], tmax_all[c, ra], cap[ra]
             if ra.size == n:
                 sel = np.arange(n, dtype=np.int64)
-                good = bool(np.all(avail.sum(axis=0) >= d))
+                good = bool(np.all(avail.sum(axis=0) >= dlo))
             else:
                 counters["select_and_swap"] += 1
                 sel, good, attempts = ker.select_and_swap(avail, tmax, capa, d, n, l1,
-                                                          kernel_seed(g4))  # fmt: skip
+                                                          kernel_seed(g4), tol)  # fmt: skip
                 counters["swap_attempts"] += attempts
             if good:
                 found = (c, ra, sel)
@@ -189,7 +190,7 @@ def cankar(
         c, ra, sel = found
         avail, tmax, capa = avail_all[c, ra], tmax_all[c, ra], cap[ra]
         if l2 > 0 and ra.size > n:
-            sel, acc = ker.phase5(avail, tmax, capa, d, sel, l2, kernel_seed(g5))
+            sel, acc = ker.phase5(avail, tmax, capa, d, sel, l2, kernel_seed(g5), tol)
             counters["phase5_accepted"] += acc
         clock.lap("phase5")
         nodes = rjob[ra[sel]]

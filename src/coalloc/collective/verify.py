@@ -5,13 +5,14 @@ Shares no code with the solvers: the window maxima are recomputed here segment b
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, List, Optional
 
 import numpy as np
 
 from .._shared.result import Report
-from .model import CollectiveRequest, ResourcePool
+from .model import TOLERANCE, CollectiveRequest, ResourcePool
 
 __all__ = ["CoallocationReport", "verify_coallocation"]
 
@@ -98,7 +99,7 @@ def verify_coallocation(
     amounts: Any,
     *,
     claimed_utilisation: Optional[float] = None,
-    rtol: float = 1e-7,
+    rtol: Optional[float] = None,
 ) -> CoallocationReport:
     """Check that a co-allocation is admissible on ``pool`` (before it is reserved).
 
@@ -106,6 +107,12 @@ def verify_coallocation(
     for every property over the whole interval ``[start, start + t_res)``: each amount at
     least ``e_i`` and at most what is free (``p_ij - max T_ij``), the amounts summing to
     ``d_i``; and the claimed utilisation factor.
+
+    The comparisons follow the family's one tolerance rule (restated here, not imported from
+    the solvers): with ``tau_i = rtol * max_j p_ij`` over the pool, an amount may fall
+    ``tau_i`` below ``e_i`` or exceed the free amount by ``tau_i``, and the ``N`` amounts of a
+    property must sum to ``d_i`` within ``N tau_i``. A property of which the chosen nodes have
+    no capacity at all counts 1 in the utilisation factor (``0/0``).
 
     Parameters
     ----------
@@ -115,8 +122,9 @@ def verify_coallocation(
     resources : array_like of int, shape (N,)
     amounts : array_like, shape (N, m)
     claimed_utilisation : float, optional
-    rtol : float
-        Relative tolerance of the comparisons.
+    rtol : float, optional
+        The relative tolerance of the rule (default
+        :data:`~coalloc.collective.model.TOLERANCE`, the one every method uses).
 
     Returns
     -------
@@ -130,6 +138,10 @@ def verify_coallocation(
     True
     """
     v: List[str] = []
+    rtol = TOLERANCE if rtol is None else float(rtol)
+    if not (math.isfinite(rtol) and rtol >= 0):
+        raise ValueError(f"rtol must be a finite number >= 0, got {rtol!r}")
+    tau = rtol * np.max(pool.capacity, axis=0, initial=0.0)
     names = pool.names
     m = len(names)
     n = request.count
@@ -167,7 +179,9 @@ def verify_coallocation(
         for i in range(m):
             peaks[r, i] = _peak(pool.times, pool.reserved[j, i], lo, hi)
             free = cap[j, i] - peaks[r, i]
-            tol = rtol * max(1.0, cap[j, i])
+            tol = tau[i]
+            if not math.isfinite(amt[r, i]):
+                v.append(f"node {int(j)}: {names[i]} amount {amt[r, i]!r} is not a number")
             if amt[r, i] < e[i] - tol:
                 v.append(f"node {int(j)}: {names[i]} amount {amt[r, i]:g} < minimum {e[i]:g}")
             if amt[r, i] > free + tol:
@@ -175,13 +189,12 @@ def verify_coallocation(
                          f"over [{lo:g}, {hi:g})")  # fmt: skip
     for i in range(m):
         s = float(amt[:, i].sum())
-        if abs(s - d[i]) > rtol * max(1.0, d[i]):
+        if not abs(s - d[i]) <= n * tau[i]:
             v.append(f"{names[i]}: amounts sum to {s:g}, total is {d[i]:g}")
-    util = None
     sp = cap[idx].sum(axis=0)
-    if np.all(sp > 0):
-        util = float(np.prod((d + peaks.sum(axis=0)) / sp))
+    used = d + peaks.sum(axis=0)
+    util = float(np.prod([u / p if p > 0 else 1.0 for u, p in zip(used, sp)]))
     matches = True
-    if claimed_utilisation is not None and util is not None:
+    if claimed_utilisation is not None:
         matches = abs(claimed_utilisation - util) <= 1e-6 * max(1.0, abs(util))
     return CoallocationReport(not v, v, util, matches)
