@@ -27,9 +27,8 @@ from typing import Optional
 import numpy as np
 
 from .._shared import interrupt
-from .._shared import params as checks
 from .._shared.seeding import check_seed, kernel_seed, streams
-from .core import Clock, Problem, check_backend, kernels, rejected, solution
+from .core import Clock, Problem, bounded, check_backend, kernels, rejected, solution
 from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult
 
@@ -69,12 +68,12 @@ def cankar(
         ``M_max`` (default ``8 * m_init``; the paper's experiments use ``m_max = m_init``,
         a single pass).
     l1, l2 : int, default 7, 10
-        ``L_1`` (SelectAndSwap attempts per resource) and ``L_2`` (Phase V attempts per
-        resource).
+        ``L_1`` (SelectAndSwap attempts per resource, at most ``10**6``) and ``L_2``
+        (Phase V attempts per resource, at most ``10**6``).
     reserve : bool
         Phase VI reserves the solution on ``pool`` (atomically).
     max_retries : int
-        Returns to Phase I after a failed reservation before giving up.
+        Returns to Phase I after a failed reservation before giving up (at most ``10**4``).
 
     Returns
     -------
@@ -95,11 +94,11 @@ def cankar(
     """
     seed = check_seed(seed)
     check_backend(backend)
-    m_init = checks.integer(m_init, "m_init", 1)
-    m_max = 8 * m_init if m_max is None else checks.integer(m_max, "m_max", m_init)
-    l1 = checks.integer(l1, "l1", 1)
-    l2 = checks.integer(l2, "l2", 0)
-    max_retries = checks.integer(max_retries, "max_retries", 0)
+    m_init = bounded(m_init, "m_init", 1, 10**9)
+    m_max = 8 * m_init if m_max is None else bounded(m_max, "m_max", m_init, 10**10)
+    l1 = bounded(l1, "l1", 1, 10**6)
+    l2 = bounded(l2, "l2", 0, 10**6)
+    max_retries = bounded(max_retries, "max_retries", 0, 10**4)
     prob = Problem.of(pool, request)
     params = {"m_init": m_init, "m_max": m_max, "l1": l1, "l2": l2, "backend": backend,
               "reserve": bool(reserve)}  # fmt: skip

@@ -9,6 +9,7 @@ from typing import Optional
 
 import numpy as np
 
+from .._shared import params as checks
 from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult
 
@@ -156,6 +157,15 @@ class Clock:
     def done(self) -> dict:
         self.timings["total"] = time.perf_counter() - self.t0
         return self.timings
+
+
+def bounded(value, argname: str, lo: int, hi: int) -> int:
+    """An int in ``[lo, hi]`` (``TypeError``/``ValueError`` naming ``argname``): every count
+    parameter has an upper bound, so no parameter makes a method run for ever."""
+    value = checks.integer(value, argname, lo)
+    if value > hi:
+        raise ValueError(f"{argname} must be <= {hi:.0e}, got {value}")
+    return value
 
 
 def check_backend(backend: Optional[str]) -> str:

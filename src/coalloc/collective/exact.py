@@ -31,7 +31,7 @@ import numpy as np
 from .._shared import interrupt, milp, progress
 from .._shared import params as checks
 from .._shared.seeding import check_seed
-from .core import Clock, Problem, decrease_starts, kernels, ratio, rejected, solution
+from .core import Clock, Problem, bounded, decrease_starts, kernels, ratio, rejected, solution
 from .model import TOLERANCE, CollectiveRequest, ResourcePool
 from .result import CoallocationResult
 
@@ -238,7 +238,8 @@ def exact(
         stops at the limit. A call stopped by the limit says so in its message and in
         ``iterations["time_limit_hit"]`` (1).
     enumerate_limit : int
-        Largest number of subsets enumerated to prove the best utilisation.
+        Largest number of subsets enumerated to prove the best utilisation (at most
+        ``10**9``; ``time_limit`` bounds the enumeration's time).
     prune : bool
         Skip the integer program at starts where a necessary condition fails (fewer than
         ``N`` eligible nodes, or the ``N`` largest amounts miss a total). ``False`` runs the
@@ -266,7 +267,7 @@ def exact(
     seed = check_seed(seed)
     checks.choice(backend, EXACT_BACKENDS, "backend")
     time_limit = checks.time_limit(time_limit)
-    enumerate_limit = checks.integer(enumerate_limit, "enumerate_limit", 1)
+    enumerate_limit = bounded(enumerate_limit, "enumerate_limit", 1, 10**9)
     prob = Problem.of(pool, request)
     params = {"backend": backend, "time_limit": time_limit, "enumerate_limit": enumerate_limit,
               "prune": bool(prune)}  # fmt: skip
@@ -377,7 +378,7 @@ def brute_force(
     seed : int, optional
         Unused.
     max_combinations : int
-        ``ValueError`` when a start has more subsets than this.
+        ``ValueError`` when a start has more subsets than this (at most ``10**8``).
 
     Returns
     -------
@@ -397,7 +398,7 @@ def brute_force(
     1.0
     """
     seed = check_seed(seed)
-    max_combinations = checks.integer(max_combinations, "max_combinations", 1)
+    max_combinations = bounded(max_combinations, "max_combinations", 1, 10**8)
     prob = Problem.of(pool, request)
     clock = Clock()
     n, e, d = request.count, prob.e, prob.d

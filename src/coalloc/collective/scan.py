@@ -31,7 +31,17 @@ import numpy as np
 from .._shared import interrupt
 from .._shared import params as checks
 from .._shared.seeding import check_seed
-from .core import Clock, Problem, check_backend, factor, kernels, ratio, rejected, solution
+from .core import (
+    Clock,
+    Problem,
+    bounded,
+    check_backend,
+    factor,
+    kernels,
+    ratio,
+    rejected,
+    solution,
+)
 from .exact import best_subset, feasible_subset
 from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult
@@ -81,13 +91,14 @@ def scan(
     backend : {"compiled", "numpy"}
         Kernels: compiled (default) or their NumPy twins (same answers, slower).
     enumerate_limit : int
-        Enumerate all subsets (exact factor) when there are at most this many.
+        Enumerate all subsets (exact factor) when there are at most this many (at most
+        ``10**8``).
     solver : {"highs", "cbc", "cpsat"}
         Back-end of the integer program deciding hard starts.
     time_limit : float, optional
         Seconds per integer program.
     max_rounds : int
-        Cap on swaps per search.
+        Cap on swaps per search (at most ``10**9``).
     block : int
         Candidate starts screened first (the kernel then takes the remaining starts at once:
         the earliest start is usually among the first).
@@ -110,11 +121,11 @@ def scan(
     """
     seed = check_seed(seed)
     check_backend(backend)
-    enumerate_limit = checks.integer(enumerate_limit, "enumerate_limit", 0)
+    enumerate_limit = bounded(enumerate_limit, "enumerate_limit", 0, 10**8)
     checks.choice(solver, ("highs", "cbc", "cpsat"), "solver")
     time_limit = checks.time_limit(time_limit)
-    max_rounds = checks.integer(max_rounds, "max_rounds", 0)
-    block = checks.integer(block, "block", 1)
+    max_rounds = bounded(max_rounds, "max_rounds", 0, 10**9)
+    block = bounded(block, "block", 1, 10**6)
     prob = Problem.of(pool, request)
     params = {"backend": backend, "enumerate_limit": enumerate_limit, "solver": solver,
               "time_limit": time_limit, "max_rounds": max_rounds}  # fmt: skip

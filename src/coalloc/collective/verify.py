@@ -130,6 +130,11 @@ def verify_coallocation(
     -------
     CoallocationReport
 
+    Raises
+    ------
+    TypeError, ValueError
+        A start that is not a finite number of seconds, amounts that are not finite numbers.
+
     Examples
     --------
     >>> pool = ResourcePool([[4.0], [2.0]], ["cores"])
@@ -152,8 +157,24 @@ def verify_coallocation(
         d[i] = max(request.total.get(name, n * e[i]), n * e[i])
     if start is None:
         return CoallocationReport(False, ["no start time"])
+    if isinstance(start, (bool, np.bool_)) or not isinstance(start, (int, float, np.number)):
+        raise TypeError(f"start must be a number of seconds, got {type(start).__name__}")
+    raw = start
+    try:
+        start = float(start)  # a 400-digit integer overflows here
+    except OverflowError:
+        start = math.inf
+    if not math.isfinite(start):
+        text = str(raw)
+        text = text if len(text) <= 30 else f"{text[:12]}...({len(text)} characters)"
+        raise ValueError(f"start must be a finite number of seconds, got {text}")
     idx = np.asarray(resources).ravel()
-    amt = np.asarray(amounts, dtype=float)
+    try:
+        amt = np.asarray(amounts, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError("amounts must be a table of finite numbers") from None
+    if not np.all(np.isfinite(amt)):
+        raise ValueError("amounts must be a table of finite numbers")
     if idx.shape[0] != n:
         v.append(f"{idx.shape[0]} resources, the request asks for exactly {n}")
     if idx.size and not np.issubdtype(idx.dtype, np.integer):
@@ -180,8 +201,6 @@ def verify_coallocation(
             peaks[r, i] = _peak(pool.times, pool.reserved[j, i], lo, hi)
             free = cap[j, i] - peaks[r, i]
             tol = tau[i]
-            if not math.isfinite(amt[r, i]):
-                v.append(f"node {int(j)}: {names[i]} amount {amt[r, i]!r} is not a number")
             if amt[r, i] < e[i] - tol:
                 v.append(f"node {int(j)}: {names[i]} amount {amt[r, i]:g} < minimum {e[i]:g}")
             if amt[r, i] > free + tol:
