@@ -128,6 +128,21 @@ def test_cpsat_decides_scaled_and_unrepresentable_columns(scale):
         assert status == "infeasible" and rows is None
 
 
+@pytest.mark.parametrize("eps", [5e-8, 3e-9])
+def test_float_solvers_never_take_their_own_tolerance_for_the_rule(eps):
+    """HiGHS and CBC accept a row 1e-7 short of its bound; such a set fails the rule's
+    check on the original data and the start goes to CP-SAT's exact integers: proven
+    infeasible, as the rule says, not "feasible" and not left undecided."""
+    from coalloc.collective.exact import feasible_subset
+
+    avail, d = np.array([[1.1], [1.1], [0.55]]), np.array([2.2 + 1.1 * eps])
+    tol = TOLERANCE * avail.max(axis=0)
+    for backend in ("highs", "cbc", "cpsat"):
+        assert feasible_subset(avail, d, 2, backend=backend, tol=tol) == ("infeasible", None)
+    status, rows = feasible_subset(avail, d - 1.1 * eps, 2, backend="highs", tol=tol)
+    assert status == "feasible" and rows.tolist() == [0, 1]
+
+
 # ------------------------------------------------------------------------------ item 3
 
 

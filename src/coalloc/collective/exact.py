@@ -105,7 +105,8 @@ def feasible_subset(avail: np.ndarray, d: np.ndarray, count: int, *, backend: st
     (rounded up: only its infeasibility is used) and a conservative model (rounded down:
     only its solutions are used); HiGHS and CBC get columns multiplied by a power of two
     (exact) when their magnitudes leave a well-conditioned range. A set a solver returns is
-    checked against the original data before it is called feasible.
+    checked against the original data before it is called feasible; a start HiGHS or CBC
+    leave undecided that way goes to CP-SAT's exact model (when OR-Tools is installed).
     """  # fmt: skip
     started = time.perf_counter() if started is None else float(started)
     # No progress display per program (no objective to show): exact() shows the starts.
@@ -151,7 +152,9 @@ def feasible_subset(avail: np.ndarray, d: np.ndarray, count: int, *, backend: st
     cost = np.zeros(k) if weights is None else weights
     passes = [lo_first, lo_rule] if np.any(lo_first != lo_rule) else [lo_rule]
     status = "error"
-    for lo_rows in passes:
+    margin = False
+    while passes:
+        lo_rows = passes.pop(0)
         lo = np.concatenate([[count], lo_rows])
         out = milp.run_milp(backend, milp.import_backend(backend), cost, sp.csr_matrix(a), lo,
                             hi, integrality=np.ones(k), lb=0.0, ub=1.0, sense="min",
@@ -161,14 +164,25 @@ def feasible_subset(avail: np.ndarray, d: np.ndarray, count: int, *, backend: st
             rows = np.flatnonzero(np.round(out.x[:k]) > 0.5)
             if _check(avail, rows, dlo, count):
                 return "feasible", rows
-            # a set within the solver's own tolerances only: undecided, never "infeasible"
+            # a set within the solver's own tolerances only: undecided, never "infeasible";
+            # once more with the thresholds raised above those tolerances
             status = "error"
+            if not margin:
+                margin, passes = True, [lo_rule + 1e-6 * np.maximum(1.0, np.abs(lo_rule))]
         elif out.status == "infeasible":
-            status = "infeasible"  # the last pass (the rule's own thresholds) decides
+            # the rule's own thresholds decide; a raised threshold's infeasibility proves nothing
+            status = "error" if margin else "infeasible"
         else:
             status = "error"
         if out.time_limit_hit or out.status == "time_limit":
             return "time_limit", None
+    if status == "error":  # CP-SAT on exact integers decides what float tolerances cannot
+        try:
+            milp.import_backend("cpsat")
+        except ImportError:
+            return status, None
+        return feasible_subset(avail, d, count, backend="cpsat", time_limit=time_limit,
+                               started=started, tol=tol)  # fmt: skip
     return status, None
 
 
@@ -286,6 +300,7 @@ def exact(
     cap = pool.capacity[nodes]
     sub = pool.reserved[nodes]
     unknown = 0
+    undecided = 0  # starts a solver could not decide (not the time limit)
     show = progress.exact_progress_wanted(None)  # the CLI, on a terminal
     with progress.progress(total=int(starts.size), desc="exact: candidate starts", unit="start",
                            disable=not show, leave=False) as bar:  # fmt: skip
@@ -314,6 +329,8 @@ def exact(
                 unknown += 1
                 if status == "time_limit":
                     counters["time_limit_hit"] = 1
+                else:
+                    undecided += 1
                 continue
             best = best_subset(avail[el], tmax[el], cap[el], d, n, enumerate_limit, deadline,
                                tol=tol)  # fmt: skip
@@ -333,8 +350,8 @@ def exact(
                                 bound=u if unknown == 0 else None,
                                 message="" if unknown == 0 else f"start {t:g} s not proven "
                                 f"earliest ({unknown} earlier start(s) undecided within the "
-                                f"time limit), utilisation factor {u:.6g} proven maximal "
-                                "there")  # fmt: skip
+                                f"time limit{_by_solver(undecided)}), utilisation factor "
+                                f"{u:.6g} proven maximal there")  # fmt: skip
             ker = kernels("compiled")
             rows, _ = ker.swap_search(avail[el], tmax[el], cap[el], d, rows, 10**6, tol)
             why = ("the time limit stopped its enumeration" if cut
@@ -342,20 +359,30 @@ def exact(
             message = (f"start {t:g} s {'proven earliest' if unknown == 0 else 'found'}; "
                        f"utilisation factor not proven maximal ({why})")  # fmt: skip
             if unknown:
-                message += f"; {unknown} earlier start(s) undecided within the time limit"
+                message += (f"; {unknown} earlier start(s) undecided within the time limit"
+                            f"{_by_solver(undecided)}")  # fmt: skip
             return solution(prob, "exact", t, nodes[el[rows]], tmax[el[rows]], seed, params,
                             clock.done(), counters, proven=unknown == 0,
                             status="time_limit" if unknown or cut else "feasible",
                             message=message)  # fmt: skip
     if unknown:
         reason = {"reason": "time_limit", "undecided_starts": unknown, "message":
-                  f"no solution found; {unknown} start(s) undecided within the time limit"}
+                  f"no solution found; {unknown} start(s) undecided within the time limit"
+                  f"{_by_solver(undecided)}"}
         return rejected(prob, "exact", reason, seed, params, clock.done(), counters,
                         proven=False, status="time_limit")  # fmt: skip
     reason = {"reason": "no_start", "starts_checked": int(starts.size), "message":
               f"no admissible solution: none of {starts.size} candidate starts in "
               f"[{request.earliest_start:g}, {request.latest_start:g}] admits {n} resources"}
     return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)
+
+
+def _by_solver(count: int) -> str:
+    """The part of a message on starts that a solver left undecided without a time limit."""
+    if not count:
+        return ""
+    return (f" ({count} of them by the solver: a set that fails the tolerance rule, or no "
+            "answer)")  # fmt: skip
 
 
 def brute_force(
