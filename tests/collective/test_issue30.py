@@ -455,3 +455,20 @@ def test_unbounded_parameter_on_the_cli_is_one_line(capsys, tmp_path):
     err = _one_line_exit_2(capsys, ["collective", "solve", inst, inst, "--method", "cankar",
                                     "-p", "l2=10**30"])  # fmt: skip
     assert "l2" in err
+
+
+def test_generate_refuses_a_pool_beyond_memory_in_one_line(capsys, tmp_path):
+    """A MemoryError traceback (exit 1) before: 10**10 nodes of one day of slots."""
+    err = _one_line_exit_2(
+        capsys,
+        [
+            "collective",
+            "generate",
+            "pool",
+            "--nodes",
+            "10000000000",
+            "-o",
+            str(tmp_path / "p.json"),
+        ],  # fmt: skip
+    )
+    assert "10000000000 nodes" in err and not (tmp_path / "p.json").exists()

@@ -739,7 +739,8 @@ class CollectiveRequest:
         Examples
         --------
         >>> from coalloc.collective import CollectiveRequest
-        >>> CollectiveRequest(600, 2, minimum={"cores": 1}, total={"cores": 5}).to_dict()
+        >>> req = CollectiveRequest(600, 2, minimum={"cores": 1}, total={"cores": 5})
+        >>> req.to_dict()  # doctest: +NORMALIZE_WHITESPACE
         {'duration': 600.0, 'count': 2, 'earliest_start': 0.0, 'latest_start': 86400.0,
          'minimum': {'cores': 1.0}, 'total': {'cores': 5.0}}
         """
