@@ -662,13 +662,23 @@ def read_swf(src: PathOrFile) -> np.ndarray:
         parts = s.split()
         if len(parts) != 18:
             raise InstanceError(f"{name}:{ln}: expected 18 SWF fields, got {len(parts)}")
-        bad = next((k for k, x in enumerate(parts) if not _DECIMAL.fullmatch(x)), None)
+        # float() also reads "1_0" and other scripts' digits; an ASCII line without "_" holds
+        # only what float() reads as decimal or as inf/nan (refused below): the slow, exact
+        # check only where the line could hold something else
+        plain = s.isascii() and "_" not in s
+        bad = None if plain else next(
+            (k for k, x in enumerate(parts) if not _DECIMAL.fullmatch(x)), None
+        )
+        if bad is None:
+            try:
+                row = [float(x) for x in parts]
+            except ValueError:
+                bad = next(k for k, x in enumerate(parts) if not _DECIMAL.fullmatch(x))
         if bad is not None:
             raise InstanceError(
                 f"{name}:{ln}: SWF field {bad + 1} must be a finite number in ASCII decimal "
                 f"digits, got {parts[bad]!r}"
             )
-        row = [float(x) for x in parts]
         bad = next((k for k, x in enumerate(row) if not math.isfinite(x)), None)
         if bad is not None:
             raise InstanceError(
