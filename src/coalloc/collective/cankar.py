@@ -126,16 +126,34 @@ def cankar(
         interrupt.check()  # a batch's timeout or cancellation
         counters["phase1"] += 1
         if m > m_max:
-            return reject({"phase": "I", "reason": "m_max", "m": m, "message":
-                           f"rejected: M = {m} > M_max = {m_max} (no admissible set found)"})
+            return reject(
+                {
+                    "phase": "I",
+                    "reason": "m_max",
+                    "m": m,
+                    "message": f"rejected: M = {m} > M_max = {m_max} (no admissible set found)",
+                }
+            )
         rjob = np.sort(order[: m * n])
         if rjob.size < n:
-            return reject({"phase": "I", "reason": "too_few_matching", "matching": int(rjob.size),
-                           "message": f"rejected: only {rjob.size} resources match the request "
-                           f"(labels, capacity >= minimum), {n} needed"})
+            return reject(
+                {
+                    "phase": "I",
+                    "reason": "too_few_matching",
+                    "matching": int(rjob.size),
+                    "message": f"rejected: only {rjob.size} resources match the request "
+                    f"(labels, capacity >= minimum), {n} needed",
+                }
+            )
         if previous is not None and np.array_equal(previous, rjob):
-            return reject({"phase": "I", "reason": "same_set", "m": m, "message":
-                           "rejected: resource discovery returned the same set again"})
+            return reject(
+                {
+                    "phase": "I",
+                    "reason": "same_set",
+                    "m": m,
+                    "message": "rejected: resource discovery returned the same set again",
+                }
+            )
         previous = rjob
         clock.lap("phase1")
         # Phase II: the N largest capacities per property must reach d_i.
@@ -202,8 +220,13 @@ def cankar(
                 retries += 1
                 counters["retries"] = retries
                 if retries > max_retries:
-                    return reject({"phase": "VI", "reason": "reservation_failed",
-                                   "message": f"rejected: reservation failed: {exc}"})
+                    return reject(
+                        {
+                            "phase": "VI",
+                            "reason": "reservation_failed",
+                            "message": f"rejected: reservation failed: {exc}",
+                        }
+                    )
                 previous = None
                 continue
         clock.lap("phase6")

@@ -88,9 +88,17 @@ def _cpsat_model(cp, avail, need_cols, count, mode):
     return model, xs
 
 
-def feasible_subset(avail: np.ndarray, d: np.ndarray, count: int, *, backend: str = "highs",
-                    time_limit: Optional[float] = None, weights: Optional[np.ndarray] = None,
-                    started: Optional[float] = None, tol: Optional[np.ndarray] = None):
+def feasible_subset(
+    avail: np.ndarray,
+    d: np.ndarray,
+    count: int,
+    *,
+    backend: str = "highs",
+    time_limit: Optional[float] = None,
+    weights: Optional[np.ndarray] = None,
+    started: Optional[float] = None,
+    tol: Optional[np.ndarray] = None,
+):
     """Is there a set of ``count`` rows of ``avail`` whose column sums reach ``d``?
 
     The family's tolerance rule applies: the sums must reach ``d - count * tol``
@@ -292,8 +300,12 @@ def exact(
     counters = {"starts": 0, "solver_calls": 0, "enumerated": 0, "time_limit_hit": 0}
     deadline = None if time_limit is None else t_entry + time_limit
     if nodes.size < n:
-        reason = {"reason": "too_few_matching", "matching": int(nodes.size), "message":
-                  f"no solution: only {nodes.size} nodes match labels and minimums, {n} needed"}
+        reason = {
+            "reason": "too_few_matching",
+            "matching": int(nodes.size),
+            "message": f"no solution: only {nodes.size} nodes match labels and minimums, "
+            f"{n} needed",
+        }
         return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)
     starts = decrease_starts(pool, nodes, request.earliest_start, request.latest_start)
     ref = kernels("numpy")
@@ -366,14 +378,20 @@ def exact(
                             status="time_limit" if unknown or cut else "feasible",
                             message=message)  # fmt: skip
     if unknown:
-        reason = {"reason": "time_limit", "undecided_starts": unknown, "message":
-                  f"no solution found; {unknown} start(s) undecided within the time limit"
-                  f"{_by_solver(undecided)}"}
+        reason = {
+            "reason": "time_limit",
+            "undecided_starts": unknown,
+            "message": f"no solution found; {unknown} start(s) undecided within the time limit"
+            f"{_by_solver(undecided)}",
+        }
         return rejected(prob, "exact", reason, seed, params, clock.done(), counters,
                         proven=False, status="time_limit")  # fmt: skip
-    reason = {"reason": "no_start", "starts_checked": int(starts.size), "message":
-              f"no admissible solution: none of {starts.size} candidate starts in "
-              f"[{request.earliest_start:g}, {request.latest_start:g}] admits {n} resources"}
+    reason = {
+        "reason": "no_start",
+        "starts_checked": int(starts.size),
+        "message": f"no admissible solution: none of {starts.size} candidate starts in "
+        f"[{request.earliest_start:g}, {request.latest_start:g}] admits {n} resources",
+    }
     return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)
 
 

@@ -666,8 +666,10 @@ def read_swf(src: PathOrFile) -> np.ndarray:
         # only what float() reads as decimal or as inf/nan (refused below): the slow, exact
         # check only where the line could hold something else
         plain = s.isascii() and "_" not in s
-        bad = None if plain else next(
-            (k for k, x in enumerate(parts) if not _DECIMAL.fullmatch(x)), None
+        bad = (
+            None
+            if plain
+            else next((k for k, x in enumerate(parts) if not _DECIMAL.fullmatch(x)), None)
         )
         if bad is None:
             try:

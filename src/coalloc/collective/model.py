@@ -385,9 +385,7 @@ class ResourcePool:
         return mask
 
     # ----------------------------------------------------------------- Phase VI
-    def reserve(
-        self, start: float, duration: float, resources: Any, amounts: Any
-    ) -> ResourcePool:
+    def reserve(self, start: float, duration: float, resources: Any, amounts: Any) -> ResourcePool:
         """Reserve ``amounts`` on ``resources`` for ``[start, start + duration)``, atomically.
 
         Either every amount fits into what is free over the whole interval (within the
@@ -424,9 +422,7 @@ class ResourcePool:
         """
         return self._book(start, duration, resources, amounts, +1)
 
-    def release(
-        self, start: float, duration: float, resources: Any, amounts: Any
-    ) -> ResourcePool:
+    def release(self, start: float, duration: float, resources: Any, amounts: Any) -> ResourcePool:
         """Give back ``amounts`` on ``resources`` for ``[start, start + duration)``, atomically.
 
         The inverse of :meth:`reserve`: either every amount is at most what is reserved over

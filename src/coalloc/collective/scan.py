@@ -269,5 +269,14 @@ def scan(
               f"no admissible solution at any of {starts.size} candidate starts in "
               f"[{request.earliest_start:g}, {request.latest_start:g}]; most often binding: "
               f"{what}"}  # fmt: skip
-    return rejected(prob, "scan", reason, seed, params, clock.done(), counters,
-                    proven=unknown == 0, status="infeasible" if unknown == 0 else "time_limit")
+    return rejected(
+        prob,
+        "scan",
+        reason,
+        seed,
+        params,
+        clock.done(),
+        counters,
+        proven=unknown == 0,
+        status="infeasible" if unknown == 0 else "time_limit",
+    )

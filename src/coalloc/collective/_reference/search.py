@@ -96,7 +96,7 @@ def window_max(times, reserved, starts, duration):
         interrupt.check()  # the compiled kernel's poll (twin)
         k0 = int(np.searchsorted(times, t, side="right")) - 1
         k1 = int(np.searchsorted(times, t + duration, side="left"))
-        out[s] = reserved[:, :, k0:max(k1, k0 + 1)].max(axis=2)
+        out[s] = reserved[:, :, k0 : max(k1, k0 + 1)].max(axis=2)
     return out
 
 
@@ -410,8 +410,20 @@ def swap_search(avail, tmax, cap, d, sel, max_rounds, tol=None):
     return np.array(sel, dtype=np.int64), rounds
 
 
-def scan_screen(times, reserved, nodes, starts, duration, cap, e, d, count, first_block=8,
-                max_block=64, tol=None):
+def scan_screen(
+    times,
+    reserved,
+    nodes,
+    starts,
+    duration,
+    cap,
+    e,
+    d,
+    count,
+    first_block=8,
+    max_block=64,
+    tol=None,
+):
     """The default method's screening loop (twin of the kernel's ``scan_screen``).
 
     Starts are taken in order, a first block of ``first_block`` starts, then blocks of
@@ -457,7 +469,7 @@ def scan_screen(times, reserved, nodes, starts, duration, cap, e, d, count, firs
         for s in range(b0, b1):
             k0 = max(int(np.searchsorted(times, starts[s], side="right")) - 1, 0)
             k1 = int(np.searchsorted(times, starts[s] + duration, side="left"))
-            block[s - b0] = sub[:, :, k0:max(k1, k0 + 1)].max(axis=2)
+            block[s - b0] = sub[:, :, k0 : max(k1, k0 + 1)].max(axis=2)
         for s in range(b0, b1):
             c, el, pr, va = screen(block[s - b0 : s - b0 + 1], cap, e, d, count, tol)
             code[s], elig[s], prop[s], value[s] = c[0], el[0], pr[0], va[0]
