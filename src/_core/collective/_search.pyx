@@ -9,6 +9,12 @@ SelectAndSwap, Phase IV), phase5 (Phase V) and swap_search (the default method's
 deterministic best-improvement swaps). Every loop runs without the GIL. The NumPy/Python twin
 is coalloc.collective._reference.search (same signatures, equal results bit for bit); random
 choices come from the xoshiro256** generator of coalloc/common/xoshiro.hpp.
+
+The family's tolerance rule (coalloc.collective.model.TOLERANCE): every kernel that compares
+amounts takes tol (per property, tau_i; None: zeros); an amount meets a minimum e_i when
+a >= e_i - tau_i and count amounts meet a total d_i when their sum is >= d_i - count tau_i.
+The utilisation factor takes 1 for a property the set has none of (0/0: nothing needed,
+nothing wasted), so that no NaN reaches a comparison.
 """
 
 import numpy as np
@@ -148,7 +154,8 @@ def window_max(times, reserved, starts, double duration):
 @cython.wraparound(False)
 @cython.cdivision(True)
 cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_ssize_t m,
-                            const double* ee, const double* dd, Py_ssize_t count, double* av,
+                            const double* ee, const double* dd, const double* tl,
+                            Py_ssize_t count, double* av,
                             int64_t* ok, double* vals, double* thr, int64_t* elig,
                             int64_t* prop, double* val) noexcept nogil:
     """The screens of one start (shared by screen and scan_screen).
@@ -164,7 +171,7 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
     it when at least count are (the same multiset, so the same sums), else among all
     eligible ones."""
     cdef Py_ssize_t i, j, k, c, q, bi, least, g
-    cdef double a, tau, tot, worst, rel, mag, ei
+    cdef double a, tau, tot, worst, rel, mag, ei, dlo
     cdef int64_t y, cnt
     cdef const double* pi
     cdef const double* ti
@@ -178,7 +185,7 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
         pi = p + i * n
         ti = tm + i * n
         ai = av + i * n
-        ei = ee[i]
+        ei = ee[i] - tl[i]
         for j in range(n):  # 64-bit flags, no branch: vectorised
             a = pi[j] - ti[j]
             ai[j] = a
@@ -228,14 +235,15 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
         for q in range(count):
             tot = tot - vals[q]
             mag = mag + fabs(vals[q])
-        if tot - 4.0 * <double>count * 1.1102230246251565e-16 * mag >= dd[i]:
+        dlo = dd[i] - <double>count * tl[i]
+        if tot - 4.0 * <double>count * 1.1102230246251565e-16 * mag >= dlo:
             continue
         sort(vals, vals + count)
         tot = 0.0
         for q in range(count):
             tot = tot - vals[q]
-        if tot < dd[i]:
-            rel = (dd[i] - tot) / dd[i]
+        if tot < dlo:
+            rel = (dd[i] - tot) / dd[i] if dd[i] > 0 else INFINITY
             if bi < 0 or rel > worst:
                 worst = rel
                 bi = i
@@ -248,7 +256,7 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def screen(tmax, cap, e, d, Py_ssize_t count):
+def screen(tmax, cap, e, d, Py_ssize_t count, tol=None):
     """Per start s: code[s] = 0 (passes), 1 (fewer than count nodes meet every minimum) or
     2 (the count largest amounts of a property miss its total), with eligible[s], prop[s]
     and value[s] (see the twin coalloc.collective._reference.search.screen). GIL released."""
@@ -257,6 +265,7 @@ def screen(tmax, cap, e, d, Py_ssize_t count):
     cdef const double[::1] ee = np.ascontiguousarray(e, dtype=np.float64)
     cdef const double[::1] dd = np.ascontiguousarray(d, dtype=np.float64)
     cdef Py_ssize_t S = tm.shape[0], n = tm.shape[1], m = tm.shape[2]
+    cdef const double[::1] tl = _tol(tol, m)
     if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
         raise ValueError("cap must be (n, m), e and d of length m")
     code_arr = np.zeros(S, dtype=np.int64)
@@ -281,29 +290,51 @@ def screen(tmax, cap, e, d, Py_ssize_t count):
             for j in range(n):
                 for i in range(m):
                     tt[i * n + j] = tm[s, j, i]
-            code[s] = _screen_one(&tt[0], &pt[0], n, m, &ee[0], &dd[0], count, &av[0], &ok[0],
-                                  &vals[0], &thr[0], &elig[s], &prop[s], &val[s])
+            code[s] = _screen_one(&tt[0], &pt[0], n, m, &ee[0], &dd[0], &tl[0], count, &av[0],
+                                  &ok[0], &vals[0], &thr[0], &elig[s], &prop[s], &val[s])
     return code_arr, elig_arr, prop_arr, val_arr
+
+
+def _tol(tol, Py_ssize_t m):
+    """The per-property tolerance as a contiguous array of length m (None: zeros)."""
+    if tol is None:
+        return np.zeros(max(m, 1), dtype=np.float64)
+    arr = np.ascontiguousarray(tol, dtype=np.float64)
+    if arr.ndim != 1 or arr.shape[0] != m:
+        raise ValueError("tol must have one value per property")
+    if m == 0:
+        return np.zeros(1, dtype=np.float64)
+    return arr
+
+
+def _dlo(d, tol, Py_ssize_t count, Py_ssize_t m):
+    """The totals' thresholds d_i - count tau_i (the tolerance rule)."""
+    dd = np.ascontiguousarray(d, dtype=np.float64)
+    if tol is None:
+        return dd
+    return np.ascontiguousarray(dd - <double>count * _tol(tol, m)[:m])
 
 
 cdef inline double _factor(const double[::1] d, double* st, double* sp, Py_ssize_t m) noexcept nogil:
     cdef double u = 1.0
     cdef Py_ssize_t i
     for i in range(m):
-        u = u * ((d[i] + st[i]) / sp[i])
+        if sp[i] > 0:  # a property the set has none of counts 1 (0/0: no NaN)
+            u = u * ((d[i] + st[i]) / sp[i])
     return u
 
 
-cdef inline double _deficit(const double[::1] d, double* sa, Py_ssize_t m) noexcept nogil:
+cdef inline double _deficit(const double[::1] d, const double[::1] dlo, double* sa,
+                            Py_ssize_t m) noexcept nogil:
     cdef double f = 0.0
     cdef Py_ssize_t i
     for i in range(m):
-        if sa[i] < d[i]:
-            f = f + (sa[i] - d[i]) / d[i]
+        if sa[i] < dlo[i]:
+            f = f + (sa[i] - d[i]) / (d[i] if d[i] > 0 else 1.0)
     return f
 
 
-def select_and_swap(avail, tmax, cap, d, Py_ssize_t count, Py_ssize_t l1, seed):
+def select_and_swap(avail, tmax, cap, d, Py_ssize_t count, Py_ssize_t l1, seed, tol=None):
     """SelectAndSwap (Phase IV) over the rows of avail; returns (sel, ok, attempts).
     See coalloc.collective._reference.search.select_and_swap. GIL released."""
     cdef const double[:, ::1] a = np.ascontiguousarray(avail, dtype=np.float64)
@@ -313,6 +344,7 @@ def select_and_swap(avail, tmax, cap, d, Py_ssize_t count, Py_ssize_t l1, seed):
     cdef Py_ssize_t r = a.shape[0], m = a.shape[1]
     if count < 1 or count > r or m < 1:
         raise ValueError("select_and_swap needs 1 <= count <= rows and at least one property")
+    cdef const double[::1] dl = _dlo(d, tol, count, m)
     cdef uint64_t sd = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
     sel_arr = np.empty(count, dtype=np.int64)
     cdef int64_t[::1] sel = sel_arr
@@ -367,7 +399,7 @@ def select_and_swap(avail, tmax, cap, d, Py_ssize_t count, Py_ssize_t l1, seed):
                 break
             viol = False
             for i in range(m):
-                if sa[i] < dd[i]:
+                if sa[i] < dl[i]:
                     viol = True
             if not (viol and c <= limit and mm < n_a):
                 break
@@ -404,7 +436,7 @@ def select_and_swap(avail, tmax, cap, d, Py_ssize_t count, Py_ssize_t l1, seed):
                     na[i] = (sa[i] - a[out, i]) + a[rm, i]
                 canswap = True
                 for i in range(m):
-                    if not (na[i] >= (sa[i] if sa[i] < dd[i] else dd[i])):
+                    if not (na[i] >= (sa[i] if sa[i] < dl[i] else dl[i])):
                         canswap = False
                 if canswap:
                     sel[perm[kk]] = rm
@@ -421,7 +453,7 @@ def select_and_swap(avail, tmax, cap, d, Py_ssize_t count, Py_ssize_t l1, seed):
                     break
         ok = True
         for i in range(m):
-            if sa[i] < dd[i]:
+            if sa[i] < dl[i]:
                 ok = False
         del rng
     if poll.stopped():
@@ -429,7 +461,7 @@ def select_and_swap(avail, tmax, cap, d, Py_ssize_t count, Py_ssize_t l1, seed):
     return sel_arr, bool(ok), int(c - 1)
 
 
-def phase5(avail, tmax, cap, d, sel_in, Py_ssize_t l2, seed):
+def phase5(avail, tmax, cap, d, sel_in, Py_ssize_t l2, seed, tol=None):
     """Phase V: N*l2 random swaps kept when admissible and not worse; returns (sel, accepted).
     See coalloc.collective._reference.search.phase5. GIL released."""
     cdef const double[:, ::1] a = np.ascontiguousarray(avail, dtype=np.float64)
@@ -441,6 +473,7 @@ def phase5(avail, tmax, cap, d, sel_in, Py_ssize_t l2, seed):
     cdef Py_ssize_t r = a.shape[0], m = a.shape[1], count = sel.shape[0]
     if count < 1 or count > r:
         raise ValueError("phase5 needs 1 <= len(sel) <= rows")
+    cdef const double[::1] dl = _dlo(d, tol, count, m)
     cdef uint64_t sd = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
     cdef vector[char] chosen
     cdef vector[int64_t] rest
@@ -484,7 +517,7 @@ def phase5(avail, tmax, cap, d, sel_in, Py_ssize_t l2, seed):
                     ok = True
                     for i in range(m):
                         na[i] = (sa[i] - a[out, i]) + a[inn, i]
-                        if not (na[i] >= dd[i]):
+                        if not (na[i] >= dl[i]):
                             ok = False
                     if not ok:
                         continue
@@ -506,7 +539,7 @@ def phase5(avail, tmax, cap, d, sel_in, Py_ssize_t l2, seed):
     return sel_arr, int(accepted)
 
 
-def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds):
+def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds, tol=None):
     """Deterministic best-improvement swaps (repair the totals, then maximise the estimated
     utilisation factor); returns (sel, rounds). See
     coalloc.collective._reference.search.swap_search. GIL released."""
@@ -519,6 +552,7 @@ def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds):
     cdef Py_ssize_t r = a.shape[0], m = a.shape[1], count = sel.shape[0]
     if count < 1 or count > r:
         raise ValueError("swap_search needs 1 <= len(sel) <= rows")
+    cdef const double[::1] dl = _dlo(d, tol, count, m)
     cdef vector[char] chosen
     cdef vector[double] sa, st, sp, na, nt, np_
     cdef Py_ssize_t rounds = 0, pp, q, i, j, out, bp, bq
@@ -543,7 +577,7 @@ def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds):
         while rounds < max_rounds:
             if poll.stop():
                 break
-            deficit = _deficit(dd, &sa[0], m)
+            deficit = _deficit(dd, dl, &sa[0], m)
             feasible = deficit == 0.0
             if feasible:
                 cur = _factor(dd, &st[0], &sp[0], m)
@@ -559,7 +593,7 @@ def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds):
                         continue
                     for i in range(m):
                         na[i] = (sa[i] - a[out, i]) + a[q, i]
-                    nd = _deficit(dd, &na[0], m)
+                    nd = _deficit(dd, dl, &na[0], m)
                     if feasible:
                         if nd != 0.0:
                             continue
@@ -594,7 +628,7 @@ def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds):
 @cython.initializedcheck(False)
 @cython.cdivision(True)
 def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
-                Py_ssize_t count, Py_ssize_t first_block=8, Py_ssize_t max_block=64):
+                Py_ssize_t count, Py_ssize_t first_block=8, Py_ssize_t max_block=64, tol=None):
     """The screening loop of the default method in one call (GIL released).
 
     Starts are taken in order, a first block of first_block starts, then blocks of max_block
@@ -613,6 +647,7 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
     cdef const double[::1] ee = np.ascontiguousarray(e, dtype=np.float64)
     cdef const double[::1] dd = np.ascontiguousarray(d, dtype=np.float64)
     cdef Py_ssize_t S = st.shape[0], n = nd.shape[0], m = res.shape[1]
+    cdef const double[::1] tl = _tol(tol, m)
     if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
         raise ValueError("cap must be (len(nodes), m), e and d of length m")
     if first_block < 1 or max_block < first_block:
@@ -679,7 +714,7 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
                                 &off[0], b0, b1, &tab[0], &buf[i * n + jj], nm)
             # the screens, start by start, up to the first start that passes
             for s in range(b0, b1):
-                c = _screen_one(&buf[(s - b0) * nm], &pt[0], n, m, &ee[0], &dd[0], count,
+                c = _screen_one(&buf[(s - b0) * nm], &pt[0], n, m, &ee[0], &dd[0], &tl[0], count,
                                 &av[0], &ok[0], &vals[0], &thr[0], &elig[s], &prop[s], &val[s])
                 code[s] = c
                 if c == 0:

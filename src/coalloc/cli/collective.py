@@ -35,6 +35,15 @@ def _start_quality(result, request) -> str:
     )
 
 
+def _limit(text: str) -> int:
+    """``--limit``: a count of jobs, 0 for all (ASCII digits; a negative count is refused
+    rather than read as "all but the last"); ``ValueError`` (one line, exit 2)."""
+    t = str(text).strip()
+    if not (t.isascii() and t.isdigit()):
+        raise ValueError(f"--limit must be an integer >= 0 (0: all jobs), got {text!r}")
+    return int(t)
+
+
 def _read_pair(args):
     """The pool and the request of a command; a request naming properties the pool lacks is
     refused naming both files (not later by the solver, without a file name)."""
@@ -109,6 +118,7 @@ def _cmd_solve(args) -> int:
 def _cmd_simulate(args) -> int:
     from ..collective.simulate import simulate
 
+    limit = _limit(args.limit)
     pool = cio.read_pool(args.pool)
     if args.workload.lower().endswith(".swf") or args.swf:
         jobs = cio.read_swf(args.workload)
@@ -117,8 +127,8 @@ def _cmd_simulate(args) -> int:
             procs_per_node=args.procs_per_node, max_wait=args.max_wait,
             collective=not args.simple, source=args.workload,
         )  # fmt: skip
-        if args.limit:
-            reqs = reqs[: args.limit]
+        if limit:
+            reqs = reqs[:limit]
     else:
         reqs = cio.read_workload(args.workload)
     params = dict(args.param or [])
@@ -223,7 +233,8 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("--memory-property", default=None, help="property SWF memory maps to (GB)")
     p.add_argument("--procs-per-node", type=float, default=1.0)
     p.add_argument("--max-wait", type=float, default=86400.0, help="t_l - t_e of SWF jobs (s)")
-    p.add_argument("--limit", type=int, default=0, help="only the first LIMIT SWF jobs")
+    p.add_argument("--limit", default="0",
+                   help="only the first LIMIT SWF jobs (0: all)")  # fmt: skip
     p.add_argument("--slot-seconds", type=float, default=300.0)
     common.add_output_option(p, "--records", help="write one JSON line per request to this file")
     common.add_seed(p)

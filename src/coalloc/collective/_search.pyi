@@ -2,9 +2,10 @@
 
 Window maxima of the timetables, SelectAndSwap (Phase IV), Phase V and the default method's
 swap search, all without the GIL; twin in :mod:`coalloc.collective._reference.search`.
+``tol``: the family's tolerance ``tau_i`` per property (None: zeros).
 """
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +23,7 @@ def select_and_swap(
     count: int,
     l1: int,
     seed: int,
+    tol: Optional[npt.ArrayLike] = ...,
 ) -> Tuple[np.ndarray, bool, int]:
     """(selected rows, admissible, swap attempts)."""
 
@@ -33,6 +35,7 @@ def phase5(
     sel: npt.ArrayLike,
     l2: int,
     seed: int,
+    tol: Optional[npt.ArrayLike] = ...,
 ) -> Tuple[np.ndarray, int]:
     """(selected rows, swaps accepted)."""
 
@@ -43,6 +46,7 @@ def swap_search(
     d: npt.ArrayLike,
     sel: npt.ArrayLike,
     max_rounds: int,
+    tol: Optional[npt.ArrayLike] = ...,
 ) -> Tuple[np.ndarray, int]:
     """(selected rows, swaps applied)."""
 
@@ -58,6 +62,7 @@ def scan_screen(
     count: int,
     first_block: int = ...,
     max_block: int = ...,
+    tol: Optional[npt.ArrayLike] = ...,
 ) -> Tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(stop, code, eligible, prop, value, tmax at starts[stop]): window maxima and screens
     of the starts in order, up to the first that passes."""

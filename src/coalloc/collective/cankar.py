@@ -27,9 +27,8 @@ from typing import Optional
 import numpy as np
 
 from .._shared import interrupt
-from .._shared import params as checks
 from .._shared.seeding import kernel_seed, resolve_seed, streams
-from .core import Clock, Problem, check_backend, kernels, rejected, solution
+from .core import Clock, Problem, bounded, check_backend, kernels, rejected, solution
 from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult
 
@@ -69,12 +68,12 @@ def cankar(
         ``M_max`` (default ``8 * m_init``; the paper's experiments use ``m_max = m_init``,
         a single pass).
     l1, l2 : int, default 7, 10
-        ``L_1`` (SelectAndSwap attempts per resource) and ``L_2`` (Phase V attempts per
-        resource).
+        ``L_1`` (SelectAndSwap attempts per resource, at most ``10**6``) and ``L_2``
+        (Phase V attempts per resource, at most ``10**6``).
     reserve : bool
         Phase VI reserves the solution on ``pool`` (atomically).
     max_retries : int
-        Returns to Phase I after a failed reservation before giving up.
+        Returns to Phase I after a failed reservation before giving up (at most ``10**4``).
 
     Returns
     -------
@@ -95,11 +94,11 @@ def cankar(
     """
     seed = resolve_seed(seed)  # None: fresh, and the result says which
     check_backend(backend)
-    m_init = checks.integer(m_init, "m_init", 1)
-    m_max = 8 * m_init if m_max is None else checks.integer(m_max, "m_max", m_init)
-    l1 = checks.integer(l1, "l1", 1)
-    l2 = checks.integer(l2, "l2", 0)
-    max_retries = checks.integer(max_retries, "max_retries", 0)
+    m_init = bounded(m_init, "m_init", 1, 10**9)
+    m_max = 8 * m_init if m_max is None else bounded(m_max, "m_max", m_init, 10**10)
+    l1 = bounded(l1, "l1", 1, 10**6)
+    l2 = bounded(l2, "l2", 0, 10**6)
+    max_retries = bounded(max_retries, "max_retries", 0, 10**4)
     prob = Problem.of(pool, request)
     params = {"m_init": m_init, "m_max": m_max, "l1": l1, "l2": l2, "backend": backend,
               "reserve": bool(reserve)}  # fmt: skip
@@ -109,7 +108,8 @@ def cankar(
     order = np.random.default_rng(st["discovery"]).permutation(prob.matching)
     g4 = np.random.default_rng(st["phase4"])
     g5 = np.random.default_rng(st["phase5"])
-    req, n, e, d = request, request.count, prob.e, prob.d
+    req, n, d = request, request.count, prob.d
+    tol, elo, dlo = prob.tol, prob.elo, prob.dlo  # the family's tolerance rule
     cap_all = pool.capacity
     counters = {"phase1": 0, "phase2_fail": 0, "candidates": 0, "select_and_swap": 0,
                 "swap_attempts": 0, "phase5_accepted": 0, "retries": 0}  # fmt: skip
@@ -126,23 +126,41 @@ def cankar(
         interrupt.check()  # a batch's timeout or cancellation
         counters["phase1"] += 1
         if m > m_max:
-            return reject({"phase": "I", "reason": "m_max", "m": m, "message":
-                           f"rejected: M = {m} > M_max = {m_max} (no admissible set found)"})
+            return reject(
+                {
+                    "phase": "I",
+                    "reason": "m_max",
+                    "m": m,
+                    "message": f"rejected: M = {m} > M_max = {m_max} (no admissible set found)",
+                }
+            )
         rjob = np.sort(order[: m * n])
         if rjob.size < n:
-            return reject({"phase": "I", "reason": "too_few_matching", "matching": int(rjob.size),
-                           "message": f"rejected: only {rjob.size} resources match the request "
-                           f"(labels, capacity >= minimum), {n} needed"})
+            return reject(
+                {
+                    "phase": "I",
+                    "reason": "too_few_matching",
+                    "matching": int(rjob.size),
+                    "message": f"rejected: only {rjob.size} resources match the request "
+                    f"(labels, capacity >= minimum), {n} needed",
+                }
+            )
         if previous is not None and np.array_equal(previous, rjob):
-            return reject({"phase": "I", "reason": "same_set", "m": m, "message":
-                           "rejected: resource discovery returned the same set again"})
+            return reject(
+                {
+                    "phase": "I",
+                    "reason": "same_set",
+                    "m": m,
+                    "message": "rejected: resource discovery returned the same set again",
+                }
+            )
         previous = rjob
         clock.lap("phase1")
         # Phase II: the N largest capacities per property must reach d_i.
         cap = cap_all[rjob]
         top = -np.sort(-cap, axis=0)[:n].sum(axis=0)
         clock.lap("phase2")
-        if np.any(top < d):
+        if np.any(top < dlo):
             counters["phase2_fail"] += 1
             m *= 2
             continue
@@ -157,7 +175,7 @@ def cankar(
         cand = np.concatenate([[lo], times[np.any(inc, axis=0) & in_window]])
         tmax_all = ker.window_max(times, sub, cand, req.duration)
         avail_all = cap[None, :, :] - tmax_all
-        ok_all = np.all(avail_all >= e[None, None, :], axis=2)  # A_j^s(t)
+        ok_all = np.all(avail_all >= elo[None, None, :], axis=2)  # A_j^s(t)
         kidx = np.searchsorted(times, cand[1:], side="left")
         keep = np.concatenate([[ok_all[0].any()], np.any(ok_all[1:] & inc[:, kidx].T, axis=1)])
         cand_idx = np.flatnonzero(keep)
@@ -173,11 +191,11 @@ def cankar(
             avail, tmax, capa = avail_all[c, ra], tmax_all[c, ra], cap[ra]
             if ra.size == n:
                 sel = np.arange(n, dtype=np.int64)
-                good = bool(np.all(avail.sum(axis=0) >= d))
+                good = bool(np.all(avail.sum(axis=0) >= dlo))
             else:
                 counters["select_and_swap"] += 1
                 sel, good, attempts = ker.select_and_swap(avail, tmax, capa, d, n, l1,
-                                                          kernel_seed(g4))  # fmt: skip
+                                                          kernel_seed(g4), tol)  # fmt: skip
                 counters["swap_attempts"] += attempts
             if good:
                 found = (c, ra, sel)
@@ -189,7 +207,7 @@ def cankar(
         c, ra, sel = found
         avail, tmax, capa = avail_all[c, ra], tmax_all[c, ra], cap[ra]
         if l2 > 0 and ra.size > n:
-            sel, acc = ker.phase5(avail, tmax, capa, d, sel, l2, kernel_seed(g5))
+            sel, acc = ker.phase5(avail, tmax, capa, d, sel, l2, kernel_seed(g5), tol)
             counters["phase5_accepted"] += acc
         clock.lap("phase5")
         nodes = rjob[ra[sel]]
@@ -202,8 +220,13 @@ def cankar(
                 retries += 1
                 counters["retries"] = retries
                 if retries > max_retries:
-                    return reject({"phase": "VI", "reason": "reservation_failed",
-                                   "message": f"rejected: reservation failed: {exc}"})
+                    return reject(
+                        {
+                            "phase": "VI",
+                            "reason": "reservation_failed",
+                            "message": f"rejected: reservation failed: {exc}",
+                        }
+                    )
                 previous = None
                 continue
         clock.lap("phase6")

@@ -9,6 +9,7 @@ from typing import Optional
 
 import numpy as np
 
+from .._shared import params as checks
 from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult
 
@@ -28,9 +29,20 @@ def kernels(backend: str):
     raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
 
 
+def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` element by element, 1 where ``den`` is 0 (the factor's ``0/0`` rule: a
+    property the set has none of needs none and wastes none)."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.ones(np.broadcast(num, den).shape)
+    return np.divide(num, den, out=out, where=den > 0)
+
+
 @dataclass
 class Problem:
-    """A request resolved against a pool (vectors, the label/capacity match)."""
+    """A request resolved against a pool (vectors, the label/capacity match) and the
+    family's tolerance rule: ``elo = e - tau`` for one amount, ``dlo = d - N tau`` for the
+    sum of ``N`` amounts (:data:`~coalloc.collective.model.TOLERANCE`)."""
 
     pool: ResourcePool
     request: CollectiveRequest
@@ -38,6 +50,9 @@ class Problem:
     d: np.ndarray
     matching: np.ndarray  # nodes whose labels match and whose capacity is >= e (indices)
     label_ok: np.ndarray  # mask: labels match
+    tol: np.ndarray  # tau_i per property
+    elo: np.ndarray  # e - tau: an amount meets the minimum when >= elo
+    dlo: np.ndarray  # d - N tau: N amounts meet the total when their sum is >= dlo
 
     @classmethod
     def of(cls, pool: ResourcePool, request: CollectiveRequest) -> Problem:
@@ -46,9 +61,12 @@ class Problem:
         if not isinstance(request, CollectiveRequest):
             raise TypeError(f"request must be a CollectiveRequest, got {type(request).__name__}")
         e, d = request.vectors(pool.names)
+        tol = pool.tolerance
+        elo, dlo = e - tol, d - request.count * tol
         label_ok = pool.match(request.labels)
-        cap_ok = np.all(pool.capacity >= e[None, :], axis=1)
-        return cls(pool, request, e, d, np.flatnonzero(label_ok & cap_ok), label_ok)
+        cap_ok = np.all(pool.capacity >= elo[None, :], axis=1)
+        return cls(pool, request, e, d, np.flatnonzero(label_ok & cap_ok), label_ok, tol, elo,
+                   dlo)  # fmt: skip
 
 
 def decrease_starts(pool: ResourcePool, nodes: np.ndarray, lo: float, hi: float) -> np.ndarray:
@@ -89,8 +107,9 @@ def amounts_for(avail: np.ndarray, e: np.ndarray, d: np.ndarray) -> np.ndarray:
 
 
 def factor(d: np.ndarray, tmax: np.ndarray, cap: np.ndarray) -> float:
-    """The estimated utilisation factor ``prod_i (d_i + sum T_ij^t) / sum p_ij`` (eq. 3)."""
-    return float(np.prod((d + tmax.sum(axis=0)) / cap.sum(axis=0)))
+    """The estimated utilisation factor ``prod_i (d_i + sum T_ij^t) / sum p_ij`` (eq. 3); a
+    property with ``sum p_ij = 0`` counts 1 (:func:`ratio`)."""
+    return float(np.prod(ratio(d + tmax.sum(axis=0), cap.sum(axis=0))))
 
 
 def solution(prob: Problem, method: str, start: float, nodes: np.ndarray, tmax: np.ndarray,
@@ -138,6 +157,15 @@ class Clock:
     def done(self) -> dict:
         self.timings["total"] = time.perf_counter() - self.t0
         return self.timings
+
+
+def bounded(value, argname: str, lo: int, hi: int) -> int:
+    """An int in ``[lo, hi]`` (``TypeError``/``ValueError`` naming ``argname``): every count
+    parameter has an upper bound, so no parameter makes a method run for ever."""
+    value = checks.integer(value, argname, lo)
+    if value > hi:
+        raise ValueError(f"{argname} must be <= {hi:.0e}, got {value}")
+    return value
 
 
 def check_backend(backend: Optional[str]) -> str:

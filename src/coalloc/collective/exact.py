@@ -31,69 +31,177 @@ import numpy as np
 from .._shared import interrupt, milp, progress
 from .._shared import params as checks
 from .._shared.seeding import check_seed
-from .core import Clock, Problem, decrease_starts, kernels, rejected, solution
-from .model import CollectiveRequest, ResourcePool
+from .core import Clock, Problem, bounded, decrease_starts, kernels, ratio, rejected, solution
+from .model import TOLERANCE, CollectiveRequest, ResourcePool
 from .result import CoallocationResult
 
 __all__ = ["exact", "brute_force", "feasible_subset", "best_subset", "EXACT_BACKENDS"]
 
 EXACT_BACKENDS = ("highs", "cbc", "cpsat")
-_SCALE = 1e6
+#: CP-SAT needs every linear expression's range inside int64: exact integer columns are used
+#: while the sum of their magnitudes stays below this.
+_CPSAT_LIMIT = 2**61
+#: The float models of HiGHS and CBC keep a column as it is while its largest magnitude lies
+#: in this range (integers: at most the upper end); outside it the column is multiplied by
+#: the power of two that brings its largest magnitude into [0.5, 1) (exact in binary).
+_WELL_SCALED = (2.0**-10, 2.0**20)
 
 
-def feasible_subset(avail: np.ndarray, d: np.ndarray, count: int, *, backend: str = "highs",
-                    time_limit: Optional[float] = None, weights: Optional[np.ndarray] = None,
-                    started: Optional[float] = None):
+def _dyadic(col: np.ndarray, need: float):
+    """``(A, k, N)``: the column as exact integers ``A = col * 2**k`` (every finite double is
+    an integer times a power of two) and ``N = ceil(need * 2**k)``, so that for binary ``x``
+    ``sum A x >= N`` exactly when ``sum col x >= need``."""
+    ratios = [float(v).as_integer_ratio() for v in col.tolist()]
+    num_n, den_n = float(need).as_integer_ratio()
+    k = max([den.bit_length() - 1 for _, den in ratios] + [0])
+    ints = [num * ((1 << k) // den) for num, den in ratios]
+    return ints, k, -(-(num_n << k) // den_n)
+
+
+def _check(avail: np.ndarray, rows: np.ndarray, dlo: np.ndarray, count: int) -> bool:
+    """The tolerance rule on the original data: ``count`` distinct rows whose column sums
+    reach ``dlo``."""
+    return (rows.size == count and np.unique(rows).size == count
+            and bool(np.all(avail[rows].sum(axis=0) >= dlo)))  # fmt: skip
+
+
+def _cpsat_model(cp, avail, need_cols, count, mode):
+    """A CP-SAT model of ``sum x = count`` and ``sum_j A_ij x_j >= N_i``: ``mode`` "exact"
+    (``need_cols`` holds integer columns), "relaxed" (availabilities rounded up, needs
+    down: its infeasibility is a proof) or "conservative" (the other way: its solutions are
+    admissible)."""
+    k, m = avail.shape
+    model = cp.CpModel()
+    xs = [model.NewBoolVar(f"x{j}") for j in range(k)]
+    model.Add(sum(xs) == count)
+    for i in range(m):
+        if mode == "exact":
+            coef, need = need_cols[i]
+        else:
+            col, need_f = avail[:, i], need_cols[i]
+            big = max(float(np.abs(col).max()), abs(need_f), 1e-300)
+            scale = 2.0 ** (40 - math.frexp(big)[1])  # largest magnitude about 2**40
+            up = mode == "relaxed"
+            coef = (np.ceil(col * scale) if up else np.floor(col * scale)).astype(np.int64)
+            need = int(math.floor(need_f * scale) if up else math.ceil(need_f * scale))
+        model.Add(sum(int(c) * x for c, x in zip(coef, xs)) >= int(need))
+    return model, xs
+
+
+def feasible_subset(
+    avail: np.ndarray,
+    d: np.ndarray,
+    count: int,
+    *,
+    backend: str = "highs",
+    time_limit: Optional[float] = None,
+    weights: Optional[np.ndarray] = None,
+    started: Optional[float] = None,
+    tol: Optional[np.ndarray] = None,
+):
     """Is there a set of ``count`` rows of ``avail`` whose column sums reach ``d``?
 
-    ``time_limit`` counts from ``started`` (a ``time.perf_counter()`` value; default: this
-    call), so that a caller running several tests under one deadline passes its own start.
-    Returns ``(status, rows)``: ``"feasible"`` with the rows, ``"infeasible"`` (proven) or
-    ``"time_limit"``/``"error"`` with None.
+    The family's tolerance rule applies: the sums must reach ``d - count * tol``
+    (``tol``: ``tau_i`` per property, None: zeros). ``time_limit`` counts from ``started``
+    (a ``time.perf_counter()`` value; default: this call), so that a caller running several
+    tests under one deadline passes its own start. Returns ``(status, rows)``:
+    ``"feasible"`` with rows checked against ``avail`` itself, ``"infeasible"`` (proven) or
+    ``"time_limit"``/``"error"`` (undecided) with None.
+
+    The models are exact at any scale of numbers: CP-SAT gets every column as exact
+    integers (a power-of-two multiple) when they fit its 64-bit range, else a relaxation
+    (rounded up: only its infeasibility is used) and a conservative model (rounded down:
+    only its solutions are used); HiGHS and CBC get columns multiplied by a power of two
+    (exact) when their magnitudes leave a well-conditioned range. A set a solver returns is
+    checked against the original data before it is called feasible; a start HiGHS or CBC
+    leave undecided that way goes to CP-SAT's exact model (when OR-Tools is installed).
     """  # fmt: skip
     started = time.perf_counter() if started is None else float(started)
     # No progress display per program (no objective to show): exact() shows the starts.
     k, m = avail.shape
+    avail = np.asarray(avail, dtype=np.float64)
+    d = np.asarray(d, dtype=np.float64)
+    dlo = d if tol is None else d - count * np.asarray(tol, dtype=np.float64)
     if backend == "cpsat":
         cp = milp.import_backend("cpsat")
-        model = cp.CpModel()
-        xs = [model.NewBoolVar(f"x{j}") for j in range(k)]
-        model.Add(sum(xs) == count)
-        for i in range(m):
-            scale = _SCALE / max(float(avail[:, i].max()), 1e-12)
-            coef = np.floor(avail[:, i] * scale).astype(np.int64)  # rounded down: conservative
-            need = int(math.ceil(d[i] * scale))
-            model.Add(sum(int(c) * x for c, x in zip(coef, xs)) >= need)
-        out = milp.run_cpsat(cp, model, xs, rows=m + 1, time_limit=time_limit, started=started,
-                             progress=False)  # fmt: skip
-    else:
-        a = np.vstack([np.ones((1, k)), avail.T])
-        lo = np.concatenate([[count], d])
-        hi = np.concatenate([[count], np.full(m, np.inf)])
-        import scipy.sparse as sp
+        cols = [_dyadic(avail[:, i], float(dlo[i])) for i in range(m)]
+        exact_ints = all(sum(abs(v) for v in c) + abs(nd) < _CPSAT_LIMIT for c, _, nd in cols)
+        modes = ["exact"] if exact_ints else ["relaxed", "conservative"]
+        for mode in modes:
+            need_cols = [(c, nd) for c, _, nd in cols] if mode == "exact" else list(dlo)
+            model, xs = _cpsat_model(cp, avail, need_cols, count, mode)
+            out = milp.run_cpsat(cp, model, xs, rows=m + 1, time_limit=time_limit,
+                                 started=started, progress=False)  # fmt: skip
+            if out.status == "infeasible" and mode != "conservative":
+                return "infeasible", None  # exact or a relaxation: a proof
+            if out.x is not None and out.status in ("optimal", "feasible", "time_limit"):
+                rows = np.flatnonzero(np.round(out.x[:k]) > 0.5)
+                if _check(avail, rows, dlo, count):
+                    return "feasible", rows
+            if out.time_limit_hit or out.status == "time_limit":
+                return "time_limit", None
+        return "error", None  # the rounded models could not decide
+    # HiGHS, CBC: a float model, columns brought into a well-conditioned range
+    scale = np.ones(m)
+    lo_rule = dlo.copy()  # the rule's thresholds (scaled like their columns)
+    lo_first = d.copy()  # the plain model first where a column is kept as it is
+    for i in range(m):
+        col = avail[:, i]
+        big = float(np.abs(col).max()) if k else 0.0
+        if bool(np.all(col == np.round(col))) and big <= _WELL_SCALED[1]:
+            lo_rule[i] = lo_first[i] = math.ceil(dlo[i])  # integer sums: exact
+        elif big > 0 and not (_WELL_SCALED[0] <= big <= _WELL_SCALED[1]):
+            scale[i] = 2.0 ** -math.frexp(big)[1]  # exact: a power of two
+            lo_rule[i] = lo_first[i] = dlo[i] * scale[i]
+    a = np.vstack([np.ones((1, k)), (avail * scale[None, :]).T])
+    hi = np.concatenate([[count], np.full(m, np.inf)])
+    import scipy.sparse as sp
 
-        cost = np.zeros(k) if weights is None else weights
+    cost = np.zeros(k) if weights is None else weights
+    passes = [lo_first, lo_rule] if np.any(lo_first != lo_rule) else [lo_rule]
+    status = "error"
+    margin = False
+    while passes:
+        lo_rows = passes.pop(0)
+        lo = np.concatenate([[count], lo_rows])
         out = milp.run_milp(backend, milp.import_backend(backend), cost, sp.csr_matrix(a), lo,
                             hi, integrality=np.ones(k), lb=0.0, ub=1.0, sense="min",
                             time_limit=time_limit, mip_gap=0.0, started=started,
                             progress=False)  # fmt: skip
-    if out.x is not None and out.status in ("optimal", "feasible", "time_limit"):
-        rows = np.flatnonzero(np.round(out.x[:k]) > 0.5)
-        if rows.size == count and np.all(avail[rows].sum(axis=0) >= d):
-            return "feasible", rows
-        if rows.size == count and backend == "cpsat":
-            return "feasible", rows  # conservative rounding: the sums hold up to 1e-6
-    if out.status == "infeasible":
-        return "infeasible", None
-    return ("time_limit" if out.time_limit_hit or out.status == "time_limit" else "error"), None
+        if out.x is not None and out.status in ("optimal", "feasible", "time_limit"):
+            rows = np.flatnonzero(np.round(out.x[:k]) > 0.5)
+            if _check(avail, rows, dlo, count):
+                return "feasible", rows
+            # a set within the solver's own tolerances only: undecided, never "infeasible";
+            # once more with the thresholds raised above those tolerances
+            status = "error"
+            if not margin:
+                margin, passes = True, [lo_rule + 1e-6 * np.maximum(1.0, np.abs(lo_rule))]
+        elif out.status == "infeasible":
+            # the rule's own thresholds decide; a raised threshold's infeasibility proves nothing
+            status = "error" if margin else "infeasible"
+        else:
+            status = "error"
+        if out.time_limit_hit or out.status == "time_limit":
+            return "time_limit", None
+    if status == "error":  # CP-SAT on exact integers decides what float tolerances cannot
+        try:
+            milp.import_backend("cpsat")
+        except ImportError:
+            return status, None
+        return feasible_subset(avail, d, count, backend="cpsat", time_limit=time_limit,
+                               started=started, tol=tol)  # fmt: skip
+    return status, None
 
 
-def best_subset(avail, tmax, cap, d, count, limit, deadline=None):
-    """The subset of ``count`` rows with every total met and the largest factor, by
-    enumeration of all ``C(k, count)`` subsets (None when there are more than ``limit``,
-    when none is admissible, or when ``time.perf_counter()`` passes ``deadline`` before the
-    enumeration ends). Returns ``(rows, factor)``."""
+def best_subset(avail, tmax, cap, d, count, limit, deadline=None, tol=None):
+    """The subset of ``count`` rows with every total met (the tolerance rule: sums at least
+    ``d - count * tol``) and the largest factor, by enumeration of all ``C(k, count)``
+    subsets (None when there are more than ``limit`` or when ``time.perf_counter()`` passes
+    ``deadline`` before the enumeration ends; ``(None, -1.0)`` when none is admissible).
+    Returns ``(rows, factor)``."""
     k = avail.shape[0]
+    dlo = d if tol is None else d - count * np.asarray(tol, dtype=np.float64)
     if math.comb(k, count) > limit:
         return None
     best_rows, best_u = None, -1.0
@@ -107,11 +215,11 @@ def best_subset(avail, tmax, cap, d, count, limit, deadline=None):
             break
         block = block.reshape(-1, count)
         sa = avail[block].sum(axis=1)
-        ok = np.all(sa >= d[None, :], axis=1)
+        ok = np.all(sa >= dlo[None, :], axis=1)
         if not ok.any():
             continue
         b = block[ok]
-        u = np.prod((d[None, :] + tmax[b].sum(axis=1)) / cap[b].sum(axis=1), axis=1)
+        u = np.prod(ratio(d[None, :] + tmax[b].sum(axis=1), cap[b].sum(axis=1)), axis=1)
         q = int(np.argmax(u))
         if u[q] > best_u:
             best_u, best_rows = float(u[q]), b[q]
@@ -152,7 +260,8 @@ def exact(
         stops at the limit. A call stopped by the limit says so in its message and in
         ``iterations["time_limit_hit"]`` (1).
     enumerate_limit : int
-        Largest number of subsets enumerated to prove the best utilisation.
+        Largest number of subsets enumerated to prove the best utilisation (at most
+        ``10**9``; ``time_limit`` bounds the enumeration's time).
     prune : bool
         Skip the integer program at starts where a necessary condition fails (fewer than
         ``N`` eligible nodes, or the ``N`` largest amounts miss a total). ``False`` runs the
@@ -180,24 +289,30 @@ def exact(
     seed = check_seed(seed)
     checks.choice(backend, EXACT_BACKENDS, "backend")
     time_limit = checks.time_limit(time_limit)
-    enumerate_limit = checks.integer(enumerate_limit, "enumerate_limit", 1)
+    enumerate_limit = bounded(enumerate_limit, "enumerate_limit", 1, 10**9)
     prob = Problem.of(pool, request)
     params = {"backend": backend, "time_limit": time_limit, "enumerate_limit": enumerate_limit,
               "prune": bool(prune)}  # fmt: skip
     clock = Clock()
-    n, e, d = request.count, prob.e, prob.d
+    n, d = request.count, prob.d
+    tol, elo, dlo = prob.tol, prob.elo, prob.dlo
     nodes = prob.matching
     counters = {"starts": 0, "solver_calls": 0, "enumerated": 0, "time_limit_hit": 0}
     deadline = None if time_limit is None else t_entry + time_limit
     if nodes.size < n:
-        reason = {"reason": "too_few_matching", "matching": int(nodes.size), "message":
-                  f"no solution: only {nodes.size} nodes match labels and minimums, {n} needed"}
+        reason = {
+            "reason": "too_few_matching",
+            "matching": int(nodes.size),
+            "message": f"no solution: only {nodes.size} nodes match labels and minimums, "
+            f"{n} needed",
+        }
         return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)
     starts = decrease_starts(pool, nodes, request.earliest_start, request.latest_start)
     ref = kernels("numpy")
     cap = pool.capacity[nodes]
     sub = pool.reserved[nodes]
     unknown = 0
+    undecided = 0  # starts a solver could not decide (not the time limit)
     show = progress.exact_progress_wanted(None)  # the CLI, on a terminal
     with progress.progress(total=int(starts.size), desc="exact: candidate starts", unit="start",
                            disable=not show, leave=False) as bar:  # fmt: skip
@@ -211,13 +326,13 @@ def exact(
             bar.update(1)
             tmax = ref.window_max(pool.times, sub, np.array([t]), request.duration)[0]
             avail = cap - tmax
-            el = np.flatnonzero(np.all(avail >= e[None, :], axis=1))
+            el = np.flatnonzero(np.all(avail >= elo[None, :], axis=1))
             if el.size < n:
                 continue
-            if prune and np.any(-np.sort(-avail[el], axis=0)[:n].sum(axis=0) < d):
+            if prune and np.any(-np.sort(-avail[el], axis=0)[:n].sum(axis=0) < dlo):
                 continue
             counters["solver_calls"] += 1
-            status, rows = feasible_subset(avail[el], d, n, backend=backend,
+            status, rows = feasible_subset(avail[el], d, n, backend=backend, tol=tol,
                                            time_limit=time_limit, started=t_entry)  # fmt: skip
             clock.lap("earliest")
             if status == "infeasible":
@@ -226,8 +341,13 @@ def exact(
                 unknown += 1
                 if status == "time_limit":
                     counters["time_limit_hit"] = 1
+                else:
+                    undecided += 1
                 continue
-            best = best_subset(avail[el], tmax[el], cap[el], d, n, enumerate_limit, deadline)
+            best = best_subset(avail[el], tmax[el], cap[el], d, n, enumerate_limit, deadline,
+                               tol=tol)  # fmt: skip
+            if best is not None and best[0] is None:  # summation order at the boundary
+                best = None  # keep the solver's checked set; the factor is not proven
             clock.lap("utilisation")
             cut = (best is None and deadline is not None and time.perf_counter() >= deadline
                    and math.comb(int(el.size), n) <= enumerate_limit)  # fmt: skip
@@ -242,29 +362,45 @@ def exact(
                                 bound=u if unknown == 0 else None,
                                 message="" if unknown == 0 else f"start {t:g} s not proven "
                                 f"earliest ({unknown} earlier start(s) undecided within the "
-                                f"time limit), utilisation factor {u:.6g} proven maximal "
-                                "there")  # fmt: skip
+                                f"time limit{_by_solver(undecided)}), utilisation factor "
+                                f"{u:.6g} proven maximal there")  # fmt: skip
             ker = kernels("compiled")
-            rows, _ = ker.swap_search(avail[el], tmax[el], cap[el], d, rows, 10**6)
+            rows, _ = ker.swap_search(avail[el], tmax[el], cap[el], d, rows, 10**6, tol)
             why = ("the time limit stopped its enumeration" if cut
                    else f"C({el.size}, {n}) > enumerate_limit")  # fmt: skip
             message = (f"start {t:g} s {'proven earliest' if unknown == 0 else 'found'}; "
                        f"utilisation factor not proven maximal ({why})")  # fmt: skip
             if unknown:
-                message += f"; {unknown} earlier start(s) undecided within the time limit"
+                message += (f"; {unknown} earlier start(s) undecided within the time limit"
+                            f"{_by_solver(undecided)}")  # fmt: skip
             return solution(prob, "exact", t, nodes[el[rows]], tmax[el[rows]], seed, params,
                             clock.done(), counters, proven=unknown == 0,
                             status="time_limit" if unknown or cut else "feasible",
                             message=message)  # fmt: skip
     if unknown:
-        reason = {"reason": "time_limit", "undecided_starts": unknown, "message":
-                  f"no solution found; {unknown} start(s) undecided within the time limit"}
+        reason = {
+            "reason": "time_limit",
+            "undecided_starts": unknown,
+            "message": f"no solution found; {unknown} start(s) undecided within the time limit"
+            f"{_by_solver(undecided)}",
+        }
         return rejected(prob, "exact", reason, seed, params, clock.done(), counters,
                         proven=False, status="time_limit")  # fmt: skip
-    reason = {"reason": "no_start", "starts_checked": int(starts.size), "message":
-              f"no admissible solution: none of {starts.size} candidate starts in "
-              f"[{request.earliest_start:g}, {request.latest_start:g}] admits {n} resources"}
+    reason = {
+        "reason": "no_start",
+        "starts_checked": int(starts.size),
+        "message": f"no admissible solution: none of {starts.size} candidate starts in "
+        f"[{request.earliest_start:g}, {request.latest_start:g}] admits {n} resources",
+    }
     return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)
+
+
+def _by_solver(count: int) -> str:
+    """The part of a message on starts that a solver left undecided without a time limit."""
+    if not count:
+        return ""
+    return (f" ({count} of them by the solver: a set that fails the tolerance rule, or no "
+            "answer)")  # fmt: skip
 
 
 def brute_force(
@@ -287,7 +423,7 @@ def brute_force(
     seed : int, optional
         Unused.
     max_combinations : int
-        ``ValueError`` when a start has more subsets than this.
+        ``ValueError`` when a start has more subsets than this (at most ``10**8``).
 
     Returns
     -------
@@ -307,10 +443,12 @@ def brute_force(
     1.0
     """
     seed = check_seed(seed)
-    max_combinations = checks.integer(max_combinations, "max_combinations", 1)
+    max_combinations = bounded(max_combinations, "max_combinations", 1, 10**8)
     prob = Problem.of(pool, request)
     clock = Clock()
     n, e, d = request.count, prob.e, prob.d
+    # the tolerance rule, restated here (the referee shares no threshold with the methods)
+    tau = TOLERANCE * np.max(pool.capacity, axis=0, initial=0.0)
     times, res, capall = pool.times, pool.reserved, pool.capacity
     lo, hi = request.earliest_start, request.latest_start
     starts = [lo] + [float(x) for x in times if lo < x <= hi]
@@ -325,7 +463,7 @@ def brute_force(
             if not prob.label_ok[j]:
                 continue
             peak = res[j][:, seg].max(axis=1)
-            if np.all(capall[j] - peak >= e):
+            if np.all(capall[j] - peak >= e - tau):
                 cand.append(j)
                 tm[j] = peak
         if len(cand) < n:
@@ -336,8 +474,10 @@ def brute_force(
         for combo in combinations(cand, n):
             c = list(combo)
             avail = sum(capall[j] - tm[j] for j in c)
-            if np.all(avail >= d):
-                u = float(np.prod((d + sum(tm[j] for j in c)) / sum(capall[j] for j in c)))
+            if np.all(avail >= d - n * tau):
+                used, have = d + sum(tm[j] for j in c), sum(capall[j] for j in c)
+                # 0/0 (a property the set has none of) counts 1: no NaN
+                u = float(np.prod([x / y if y > 0 else 1.0 for x, y in zip(used, have)]))
                 if u > best_u:
                     best, best_u = c, u
         if best is not None:

@@ -23,6 +23,7 @@ import numpy as np
 
 from .._shared import params as checks
 from .._shared.seeding import check_seed, streams
+from .._shared.validation import check_memory
 from .model import CollectiveRequest, ResourcePool
 
 __all__ = ["table1_pool", "section42_requests", "random_instance", "TABLE1", "DURATIONS", "COUNTS"]
@@ -76,6 +77,9 @@ def table1_pool(n_nodes: int = 606, *, n_slots: int = 288, slot_seconds: float =
     """
     n_nodes = checks.integer(n_nodes, "n_nodes", 1)
     n_slots = checks.integer(n_slots, "n_slots", 1)
+    # about ten float64 arrays of nodes x slots live at once (the pool keeps three)
+    check_memory(10.0 * 8 * n_nodes * (n_slots + 1) * 3,
+                 f"a pool of {n_nodes} nodes and {n_slots} slots")  # fmt: skip
     st = streams(check_seed(seed), ("capacity", "load", "labels"))
     rng = np.random.default_rng(st["capacity"])
     cores = rng.choice([1.0, 2.0, 4.0, 8.0], size=n_nodes, p=[0.19, 0.325, 0.455, 0.03])

@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
@@ -50,6 +51,29 @@ VERSION = 1
 
 #: Most nodes a request may ask for (counts are range-checked before any conversion).
 MAX_COUNT = 2**31 - 1
+#: A decimal number as text files write it: ASCII digits only (Python's ``float`` and
+#: ``int`` also take ``1_0`` and other scripts' digits, which no trace or CSV means).
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+def _text_number(text: str) -> float:
+    """A decimal number of a text file (``ValueError`` for anything else, ``inf`` and
+    ``nan`` included)."""
+    t = text.strip()
+    if not _DECIMAL.fullmatch(t):
+        raise ValueError(f"not a decimal number: {text!r}")
+    return float(t)
+
+
+def _text_int(text: str) -> int:
+    """A decimal integer of a text file, ASCII digits only."""
+    t = text.strip()
+    if not _INTEGER.fullmatch(t):
+        raise ValueError(f"not a decimal integer: {text!r}")
+    return int(t)
+
+
 _NUMBERS = ListOf(Num(0))
 _LABEL_VALUE = OneOf((str, Str()), (type(None), AnyValue()))
 #: A pool object (file or instance part); contradictions are checked by :func:`pool_from_dict`.
@@ -316,7 +340,7 @@ def read_pool_csv(path: PathOrFile, usage: Optional[PathOrFile] = None,
         rec = dict(zip(head, (c.strip() for c in row)))
         nodes.append(rec["node"])
         try:
-            cap.append([float(rec[p]) for p in props])
+            cap.append([_text_number(rec[p]) for p in props])
         except ValueError:
             raise InstanceError(f"{name}:{r}: capacities must be numbers") from None
         for h in labs:
@@ -331,10 +355,15 @@ def read_pool_csv(path: PathOrFile, usage: Optional[PathOrFile] = None,
             raise InstanceError(f"{uname}: cannot read: {exc.strerror or exc}") from None
         index = {nm: j for j, nm in enumerate(nodes)}
         try:
-            slots = 1 + max(int(u["slot"]) for u in urows) if urows else 0
+            slot = [_text_int(u["slot"]) for u in urows]
+            if slot and (min(slot) < 0 or max(slot) >= 10**7):
+                raise ValueError(
+                    f"slot numbers must be in [0, 10**7), got {min(slot)}..{max(slot)}"
+                )
+            slots = 1 + max(slot) if urows else 0
             reserved = np.zeros((len(nodes), len(props), slots))
-            for u in urows:
-                reserved[index[u["node"]], props.index(u["property"]), int(u["slot"])] = float(
+            for u, k in zip(urows, slot):
+                reserved[index[u["node"]], props.index(u["property"]), k] = _text_number(
                     u["reserved"]
                 )
         except (KeyError, ValueError) as exc:
@@ -633,10 +662,25 @@ def read_swf(src: PathOrFile) -> np.ndarray:
         parts = s.split()
         if len(parts) != 18:
             raise InstanceError(f"{name}:{ln}: expected 18 SWF fields, got {len(parts)}")
-        try:
-            row = [float(x) for x in parts]
-        except ValueError:
-            raise InstanceError(f"{name}:{ln}: SWF fields must be numbers") from None
+        # float() also reads "1_0" and other scripts' digits; an ASCII line without "_" holds
+        # only what float() reads as decimal or as inf/nan (refused below): the slow, exact
+        # check only where the line could hold something else
+        plain = s.isascii() and "_" not in s
+        bad = (
+            None
+            if plain
+            else next((k for k, x in enumerate(parts) if not _DECIMAL.fullmatch(x)), None)
+        )
+        if bad is None:
+            try:
+                row = [float(x) for x in parts]
+            except ValueError:
+                bad = next(k for k, x in enumerate(parts) if not _DECIMAL.fullmatch(x))
+        if bad is not None:
+            raise InstanceError(
+                f"{name}:{ln}: SWF field {bad + 1} must be a finite number in ASCII decimal "
+                f"digits, got {parts[bad]!r}"
+            )
         bad = next((k for k, x in enumerate(row) if not math.isfinite(x)), None)
         if bad is not None:
             raise InstanceError(
@@ -678,9 +722,9 @@ def swf_requests(
     memory_property : str, optional
         The property that counts memory in GB (None: memory is ignored).
     procs_per_node : float
-        Processors of one resource.
+        Processors of one resource (finite, > 0).
     max_wait : float
-        Seconds a job may wait: the start window is ``[t_e, t_e + max_wait]``.
+        Seconds a job may wait (finite, >= 0): the start window is ``[t_e, t_e + max_wait]``.
     collective : bool
         Collective requests (a total over the resources) or simple ones (per resource).
     time_offset : float, optional
@@ -697,7 +741,8 @@ def swf_requests(
     ------
     ValueError
         A job whose numbers give no valid request (for instance a memory so large that the
-        total overflows), naming the job (and ``source``).
+        total overflows), naming the job (and ``source``); an argument out of range, naming
+        it.
 
     Examples
     --------
@@ -707,6 +752,27 @@ def swf_requests(
     >>> [(t, r.count, r.duration) for t, r in co.swf_requests(jobs, procs_per_node=2)]
     [(0.0, 2, 3600.0)]
     """
+    jobs = np.asarray(jobs, dtype=np.float64)
+    if jobs.ndim != 2 or jobs.shape[1] != 18:
+        raise ValueError(f"jobs must have shape (jobs, 18), got {jobs.shape}")
+    if not np.all(np.isfinite(jobs)):
+        raise ValueError("jobs must hold finite numbers")
+    for argname, value in (("procs_per_node", procs_per_node), ("max_wait", max_wait),
+                           ("time_offset", time_offset)):  # fmt: skip
+        if value is None and argname == "time_offset":
+            continue
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            raise TypeError(f"{argname} must be a number, got {type(value).__name__}")
+        if not math.isfinite(float(value)):
+            raise ValueError(f"{argname} must be a finite number, got {value!r}")
+    if not procs_per_node > 0:
+        raise ValueError(f"procs_per_node must be > 0, got {procs_per_node!r}")
+    if not max_wait >= 0:
+        raise ValueError(f"max_wait must be >= 0 seconds, got {max_wait!r}")
+    for argname, value in (("procs_property", procs_property),
+                           ("memory_property", memory_property)):  # fmt: skip
+        if value is not None and not (isinstance(value, str) and value):
+            raise TypeError(f"{argname} must be a property name or None, got {value!r}")
     out = []
     if jobs.shape[0] == 0:
         return out

@@ -16,6 +16,7 @@ property (a *simple* request has no total: ``d_i = N e_i``).
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -28,14 +29,45 @@ __all__ = [
     "DEFAULT_HORIZON",
     "DEFAULT_MINIMUM",
     "TOLERANCE",
+    "tolerances",
 ]
 
 #: ``t_C``: the default length of the start window, seconds (``t_l = t_e + t_C``).
 DEFAULT_HORIZON = 86400.0
 #: The small positive per-resource minimum ``e_i`` used when a request gives none.
 DEFAULT_MINIMUM = 1e-6
-#: Relative tolerance of the admissibility checks (amounts against availability and totals).
+#: The family's one tolerance rule (see ``docs/collective.md``): property ``i`` of a pool has
+#: the absolute tolerance ``tau_i = TOLERANCE * max_j p_ij`` (:attr:`ResourcePool.tolerance`,
+#: scale-free: it follows the property's units). A free amount ``a_ij`` meets a minimum
+#: ``e_i`` when ``a_ij >= e_i - tau_i``; ``N`` free amounts meet a total ``d_i`` when their
+#: sum is ``>= d_i - N tau_i``; an amount fits on a node when it is ``<= a_ij + tau_i``. Every
+#: method, the brute-force referee, :func:`~coalloc.collective.verify` and
+#: :meth:`ResourcePool.reserve` apply it.
 TOLERANCE = 1e-9
+
+
+def tolerances(capacity: np.ndarray) -> np.ndarray:
+    """``tau_i = TOLERANCE * max_j p_ij`` per property (zeros for a pool without nodes).
+
+    Parameters
+    ----------
+    capacity : ndarray, shape (n, m)
+        The capacities ``p_ij``.
+
+    Returns
+    -------
+    ndarray of float64, shape (m,)
+        The absolute tolerance of each property.
+
+    Examples
+    --------
+    >>> tolerances(np.array([[4.0, 0.0], [2.0, 0.0]])).tolist()
+    [4e-09, 0.0]
+    """
+    capacity = np.asarray(capacity, dtype=np.float64)
+    if capacity.shape[0] == 0:
+        return np.zeros(capacity.shape[1])
+    return TOLERANCE * capacity.max(axis=0)
 
 
 def _names(names: Any, m: Optional[int], argname: str) -> Tuple[str, ...]:
@@ -127,7 +159,8 @@ class ResourcePool:
                     f"reserved has shape {res.shape}, expected (nodes, properties, len(times)) "
                     f"= {(n, m, t.shape[0])}"
                 )
-        over = res > cap[:, :, None] * (1 + TOLERANCE) + TOLERANCE
+        tol = tolerances(cap)
+        over = res > cap[:, :, None] + tol[None, :, None]
         if np.any(over) and not clip:
             j, i, k = (int(v[0]) for v in np.nonzero(over))
             raise ValueError(
@@ -135,7 +168,8 @@ class ResourcePool:
                 f"t={t[k]:g} s ({res[j, i, k]:g} > {cap[j, i]:g}); pass clip=True to clip "
                 "reserved amounts to the capacity"
             )
-        res = np.minimum(res, cap[:, :, None])
+        if clip:
+            res = np.minimum(res, cap[:, :, None])
         self._labels: Dict[str, np.ndarray] = {}
         if labels is not None:
             if not isinstance(labels, Mapping):
@@ -152,8 +186,10 @@ class ResourcePool:
             self._node_names = tuple(f"n{j}" for j in range(n))
         else:
             self._node_names = _names(node_names, n, "node_names")
-        readonly(cap, t, res)
-        self._capacity, self._times, self._reserved = cap, t, res
+        readonly(cap, t, res, tol)
+        self._capacity, self._tolerance = cap, tol
+        self._state = (t, res)  # one attribute: a reader never sees new times, old amounts
+        self._lock = threading.Lock()
 
     # ----------------------------------------------------------------- constructors
     @classmethod
@@ -229,14 +265,28 @@ class ResourcePool:
         return self._capacity
 
     @property
+    def tolerance(self) -> np.ndarray:
+        """``tau_i = TOLERANCE * max_j p_ij`` per property (read-only; see :data:`TOLERANCE`)."""
+        return self._tolerance
+
+    @property
     def times(self) -> np.ndarray:
         """Breakpoints of the timetables (read-only, seconds)."""
-        return self._times
+        return self._state[0]
 
     @property
     def reserved(self) -> np.ndarray:
         """Reserved amounts per node, property and segment (read-only, (n, m, K))."""
-        return self._reserved
+        return self._state[1]
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["_lock"]  # a lock cannot be pickled; the copy gets its own
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     @property
     def labels(self) -> Dict[str, np.ndarray]:
@@ -246,7 +296,7 @@ class ResourcePool:
     def __repr__(self) -> str:
         return (
             f"ResourcePool({self.n_nodes} nodes, properties {list(self._names)}, "
-            f"{self._times.shape[0]} breakpoints, labels {sorted(self._labels)})"
+            f"{self.times.shape[0]} breakpoints, labels {sorted(self._labels)})"
         )
 
     def copy(self) -> ResourcePool:
@@ -266,8 +316,10 @@ class ResourcePool:
         ([0.0, 0.0], [1.0, 2.0])
         """
         new = object.__new__(ResourcePool)
-        new.__dict__.update(self.__dict__)
+        with self._lock:
+            new.__dict__.update(self.__dict__)
         new._labels = dict(self._labels)
+        new._lock = threading.Lock()
         return new
 
     # ----------------------------------------------------------------- queries
@@ -293,8 +345,9 @@ class ResourcePool:
         >>> pool.reserved_at(60).tolist(), pool.reserved_at(120).tolist()
         ([[0.0, 0.0], [1.0, 1.5]], [[0.0, 0.0], [0.0, 0.0]])
         """
-        k = int(np.searchsorted(self._times, float(t), side="right")) - 1
-        return self._reserved[:, :, max(k, 0)].copy()
+        times, res = self._state
+        k = int(np.searchsorted(times, float(t), side="right")) - 1
+        return res[:, :, max(k, 0)].copy()
 
     def match(self, labels: Optional[Mapping[str, Any]]) -> np.ndarray:
         """Boolean mask of the nodes whose labels satisfy ``labels``.
@@ -332,13 +385,14 @@ class ResourcePool:
         return mask
 
     # ----------------------------------------------------------------- Phase VI
-    def reserve(
-        self, start: float, duration: float, resources: Any, amounts: Any
-    ) -> ResourcePool:
+    def reserve(self, start: float, duration: float, resources: Any, amounts: Any) -> ResourcePool:
         """Reserve ``amounts`` on ``resources`` for ``[start, start + duration)``, atomically.
 
-        Either every amount fits into what is available over the whole interval and all the
-        timetables are updated, or a ``ValueError`` is raised and the pool is unchanged.
+        Either every amount fits into what is free over the whole interval (within the
+        tolerance rule of :data:`TOLERANCE`) and all the timetables are updated, or a
+        ``ValueError`` is raised and the pool is unchanged. The check and the update run
+        under the pool's lock, so that threads sharing a pool never overbook it; nothing is
+        clipped (an amount that does not fit is an error, never a silent cap).
 
         Parameters
         ----------
@@ -366,12 +420,56 @@ class ResourcePool:
         >>> pool.reserved_at(30).ravel().tolist(), pool.reserved_at(60).ravel().tolist()
         ([0.0, 3.0], [0.0, 0.0])
         """
+        return self._book(start, duration, resources, amounts, +1)
+
+    def release(self, start: float, duration: float, resources: Any, amounts: Any) -> ResourcePool:
+        """Give back ``amounts`` on ``resources`` for ``[start, start + duration)``, atomically.
+
+        The inverse of :meth:`reserve`: either every amount is at most what is reserved over
+        the whole interval (within the tolerance rule) and the timetables are lowered, or a
+        ``ValueError`` is raised and the pool is unchanged.
+
+        Parameters
+        ----------
+        start, duration : float
+            Seconds (``start >= 0``, ``duration > 0``).
+        resources : array_like of int, shape (N,)
+            Distinct node indices.
+        amounts : array_like, shape (N, m)
+            Amount of each property to give back on each node.
+
+        Returns
+        -------
+        ResourcePool
+            ``self`` (updated in place).
+
+        Raises
+        ------
+        ValueError
+            When more would be released than is reserved (nothing is changed) or the
+            arguments are malformed.
+
+        Examples
+        --------
+        >>> pool = ResourcePool([[4.0], [4.0]], ["cores"])
+        >>> _ = pool.reserve(0, 60, [1], [[3.0]]).release(0, 60, [1], [[3.0]])
+        >>> pool.reserved_at(30).ravel().tolist()
+        [0.0, 0.0]
+        """
+        return self._book(start, duration, resources, amounts, -1)
+
+    def _book(self, start: Any, duration: Any, resources: Any, amounts: Any,
+              sign: int) -> ResourcePool:  # fmt: skip
+        """Reserve (``sign`` +1) or release (-1) under the pool's lock, all or nothing."""
         start = float(start)
         duration = float(duration)
         if not (math.isfinite(start) and start >= 0):
             raise ValueError(f"start must be a finite number >= 0, got {start!r}")
         if not (math.isfinite(duration) and duration > 0):
             raise ValueError(f"duration must be a finite number > 0, got {duration!r}")
+        end = start + duration
+        if not math.isfinite(end):
+            raise ValueError(f"start + duration must be finite, got {start!r} + {duration!r}")
         idx = np.asarray(resources)
         if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
             raise ValueError("resources must be a 1-D array of node indices")
@@ -384,31 +482,44 @@ class ResourcePool:
         if amt.shape != (idx.size, self.n_properties):
             want = (idx.size, self.n_properties)
             raise ValueError(f"amounts has shape {amt.shape}, expected {want}")
-        end = start + duration
-        times, res = self._times, self._reserved
-        new_points = [x for x in (start, end) if x not in set(times.tolist())]
-        if new_points:
-            times = np.union1d(times, new_points)
-            src = np.searchsorted(self._times, times, side="right") - 1
-            res = res[:, :, src]
-        k0 = int(np.searchsorted(times, start, side="left"))
-        k1 = int(np.searchsorted(times, end, side="left"))
-        cap = self._capacity[idx]
-        peak = res[idx, :, k0:k1].max(axis=2)
-        free = cap - peak
-        bad = amt > free + TOLERANCE * np.maximum(1.0, cap)
-        if np.any(bad):
-            r, i = (int(v[0]) for v in np.nonzero(bad))
-            raise ValueError(
-                f"cannot reserve {amt[r, i]:g} of {self._names[i]!r} on node {int(idx[r])} for "
-                f"[{start:g}, {end:g}): only {free[r, i]:g} is free; nothing was reserved"
-            )
-        res = np.array(res, dtype=np.float64, copy=True)
-        res[idx, :, k0:k1] += amt[:, :, None]
-        np.minimum(res, self._capacity[:, :, None], out=res)
-        times = np.array(times, dtype=np.float64)
-        readonly(times, res)
-        self._times, self._reserved = times, res
+        cap, tol = self._capacity[idx], self._tolerance
+        with self._lock:  # read, check and write as one step: no lost or double booking
+            times, res = self._state
+            new_points = [x for x in (start, end) if x not in set(times.tolist())]
+            if new_points:
+                old = times
+                times = np.union1d(times, new_points)
+                res = res[:, :, np.searchsorted(old, times, side="right") - 1]
+            k0 = int(np.searchsorted(times, start, side="left"))
+            k1 = int(np.searchsorted(times, end, side="left"))
+            window = res[idx, :, k0:k1]
+            if sign > 0:
+                free = cap - window.max(axis=2)
+                bad = amt > free + tol[None, :]
+                if np.any(bad):
+                    r, i = (int(v[0]) for v in np.nonzero(bad))
+                    raise ValueError(
+                        f"cannot reserve {amt[r, i]:g} of {self._names[i]!r} on node "
+                        f"{int(idx[r])} for [{start:g}, {end:g}): only {free[r, i]:g} is free; "
+                        "nothing was reserved"
+                    )
+            else:
+                held = window.min(axis=2)
+                bad = amt > held + tol[None, :]
+                if np.any(bad):
+                    r, i = (int(v[0]) for v in np.nonzero(bad))
+                    raise ValueError(
+                        f"cannot release {amt[r, i]:g} of {self._names[i]!r} on node "
+                        f"{int(idx[r])} for [{start:g}, {end:g}): only {held[r, i]:g} is "
+                        "reserved there; nothing was released"
+                    )
+            res = np.array(res, dtype=np.float64, copy=True)
+            res[idx, :, k0:k1] += sign * amt[:, :, None]
+            if sign < 0:  # a release within the tolerance of all that is held leaves 0
+                np.maximum(res, 0.0, out=res)
+            times = np.array(times, dtype=np.float64)
+            readonly(times, res)
+            self._state = (times, res)
         return self
 
     def trim(self, before: float) -> ResourcePool:
@@ -437,14 +548,16 @@ class ResourcePool:
         >>> pool.trim(110).times.tolist(), pool.reserved_at(120)[0].tolist()
         ([0.0, 160.0], [2.0, 2.0])
         """
-        k = int(np.searchsorted(self._times, float(before), side="right")) - 1
-        if k <= 0:
-            return self
-        times = np.concatenate([[0.0], self._times[k + 1 :]])
-        res = np.concatenate([self._reserved[:, :, k : k + 1], self._reserved[:, :, k + 1 :]], 2)
-        # keep absolute times: the first segment now covers [0, times[1])
-        readonly(times, res)
-        self._times, self._reserved = times, res
+        with self._lock:
+            old_t, old_r = self._state
+            k = int(np.searchsorted(old_t, float(before), side="right")) - 1
+            if k <= 0:
+                return self
+            times = np.concatenate([[0.0], old_t[k + 1 :]])
+            res = np.concatenate([old_r[:, :, k : k + 1], old_r[:, :, k + 1 :]], 2)
+            # keep absolute times: the first segment now covers [0, times[1])
+            readonly(times, res)
+            self._state = (times, res)
         return self
 
 
@@ -622,7 +735,8 @@ class CollectiveRequest:
         Examples
         --------
         >>> from coalloc.collective import CollectiveRequest
-        >>> CollectiveRequest(600, 2, minimum={"cores": 1}, total={"cores": 5}).to_dict()
+        >>> req = CollectiveRequest(600, 2, minimum={"cores": 1}, total={"cores": 5})
+        >>> req.to_dict()  # doctest: +NORMALIZE_WHITESPACE
         {'duration': 600.0, 'count': 2, 'earliest_start': 0.0, 'latest_start': 86400.0,
          'minimum': {'cores': 1.0}, 'total': {'cores': 5.0}}
         """

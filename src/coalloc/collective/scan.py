@@ -31,7 +31,17 @@ import numpy as np
 from .._shared import interrupt
 from .._shared import params as checks
 from .._shared.seeding import check_seed
-from .core import Clock, Problem, check_backend, kernels, rejected, solution
+from .core import (
+    Clock,
+    Problem,
+    bounded,
+    check_backend,
+    factor,
+    kernels,
+    ratio,
+    rejected,
+    solution,
+)
 from .exact import best_subset, feasible_subset
 from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult
@@ -45,10 +55,10 @@ def _starts(avail, tmax, cap, d, n, e):
     """Greedy starting sets (row indices): best coverage, tightest fit overall and tightest
     fit on each property."""
     need = np.maximum(d / n, e)
-    cover = np.minimum(avail / need[None, :], 1.0).sum(axis=1) + 1e-9 * avail.sum(axis=1)
+    cover = np.minimum(ratio(avail, need[None, :]), 1.0).sum(axis=1) + 1e-9 * avail.sum(axis=1)
     out = [np.argsort(-cover, kind="stable")[:n]]
     fits = np.all(avail >= need[None, :], axis=1)
-    per = (tmax + need[None, :]) / cap
+    per = ratio(tmax + need[None, :], cap)
     tight = np.prod(per, axis=1)
     out.append(np.argsort(-np.where(fits, tight, tight - 1e9), kind="stable")[:n])
     if per.shape[1] > 1:
@@ -81,13 +91,14 @@ def scan(
     backend : {"compiled", "numpy"}
         Kernels: compiled (default) or their NumPy twins (same answers, slower).
     enumerate_limit : int
-        Enumerate all subsets (exact factor) when there are at most this many.
+        Enumerate all subsets (exact factor) when there are at most this many (at most
+        ``10**8``).
     solver : {"highs", "cbc", "cpsat"}
         Back-end of the integer program deciding hard starts.
     time_limit : float, optional
         Seconds per integer program.
     max_rounds : int
-        Cap on swaps per search.
+        Cap on swaps per search (at most ``10**9``).
     block : int
         Candidate starts screened first (the kernel then takes the remaining starts at once:
         the earliest start is usually among the first).
@@ -110,24 +121,25 @@ def scan(
     """
     seed = check_seed(seed)
     check_backend(backend)
-    enumerate_limit = checks.integer(enumerate_limit, "enumerate_limit", 0)
+    enumerate_limit = bounded(enumerate_limit, "enumerate_limit", 0, 10**8)
     checks.choice(solver, ("highs", "cbc", "cpsat"), "solver")
     time_limit = checks.time_limit(time_limit)
-    max_rounds = checks.integer(max_rounds, "max_rounds", 0)
-    block = checks.integer(block, "block", 1)
+    max_rounds = bounded(max_rounds, "max_rounds", 0, 10**9)
+    block = bounded(block, "block", 1, 10**6)
     prob = Problem.of(pool, request)
     params = {"backend": backend, "enumerate_limit": enumerate_limit, "solver": solver,
               "time_limit": time_limit, "max_rounds": max_rounds}  # fmt: skip
     ker = kernels(backend)
     clock = Clock()
     n, e, d = request.count, prob.e, prob.d
+    tol, elo, dlo = prob.tol, prob.elo, prob.dlo
     names = pool.names
     counters = {"starts": 0, "enumerated": 0, "swap_rounds": 0, "solver_calls": 0}
     nodes = prob.matching
     if nodes.size < n:
         lab = int(prob.label_ok.sum())
         short = [names[i] for i in range(len(names))
-                 if np.sum(pool.capacity[prob.label_ok, i] < e[i]) > 0]  # fmt: skip
+                 if np.sum(pool.capacity[prob.label_ok, i] < elo[i]) > 0]  # fmt: skip
         reason = {"reason": "too_few_matching", "label_matches": lab, "matching": int(nodes.size),
                   "needed": n, "capacity_short": short, "message":
                   f"no solution: {lab} nodes match the labels, {nodes.size} of them have the "
@@ -135,8 +147,8 @@ def scan(
         return rejected(prob, "scan", reason, seed, params, clock.done(), counters, proven=True)
     cap = pool.capacity[nodes]
     top = -np.sort(-cap, axis=0)[:n].sum(axis=0)
-    if np.any(top < d):
-        i = int(np.flatnonzero(top < d)[0])
+    if np.any(top < dlo):
+        i = int(np.flatnonzero(top < dlo)[0])
         reason = {"reason": "capacity", "property": names[i], "total": float(d[i]),
                   "best": float(top[i]), "message": f"no solution at any time: the {n} largest "
                   f"capacities of {names[i]!r} sum to {top[i]:g} < total {d[i]:g}"}  # fmt: skip
@@ -183,7 +195,7 @@ def scan(
         rest = starts[pos:]
         stop, codes, elig, props, vals, tmax = ker.scan_screen(
             pool.times, pool.reserved, nodes, rest, request.duration, cap, e, d, n, block,
-            max(block, rest.size - block))  # fmt: skip
+            max(block, rest.size - block), tol=tol)  # fmt: skip
         counters["starts"] += min(stop + 1, rest.size)
         note_screened(rest[:stop], codes[:stop], elig[:stop], props[:stop], vals[:stop])
         clock.lap("window_max")
@@ -192,12 +204,12 @@ def scan(
         pos += stop + 1
         t = rest[stop]
         avail = cap - tmax
-        el = np.flatnonzero(np.all(avail >= e[None, :], axis=1))
+        el = np.flatnonzero(np.all(avail >= elo[None, :], axis=1))
         a, tm, cp = avail[el], tmax[el], cap[el]
         rows = None
         exact_u = False
         if math.comb(int(el.size), n) <= enumerate_limit:
-            got = best_subset(a, tm, cp, d, n, enumerate_limit)
+            got = best_subset(a, tm, cp, d, n, enumerate_limit, tol=tol)
             counters["enumerated"] += math.comb(int(el.size), n)
             if got is not None and got[0] is not None:
                 rows, exact_u = got[0], True
@@ -206,14 +218,15 @@ def scan(
                 continue
         else:
             starts_ = _starts(a, tm, cp, d, n, e)
-            r, k = ker.swap_search(a, tm, cp, d, starts_[0], max_rounds)
+            r, k = ker.swap_search(a, tm, cp, d, starts_[0], max_rounds, tol)
             counters["swap_rounds"] += k
-            cands = [r] if np.all(a[r].sum(axis=0) >= d) else []
+            cands = [r] if np.all(a[r].sum(axis=0) >= dlo) else []
             if not cands:
                 # the repair from the best-coverage start failed: the integer program
                 # decides whether any set exists at this start
                 counters["solver_calls"] += 1
-                status, r = feasible_subset(a, d, n, backend=solver, time_limit=time_limit)
+                status, r = feasible_subset(a, d, n, backend=solver, time_limit=time_limit,
+                                            tol=tol)  # fmt: skip
                 if status == "infeasible":
                     note({"start": float(t), "check": "combination", "property": None})
                     continue
@@ -221,17 +234,17 @@ def scan(
                     unknown += 1
                     note({"start": float(t), "check": "undecided", "property": None})
                     continue
-                r, k = ker.swap_search(a, tm, cp, d, r, max_rounds)
+                r, k = ker.swap_search(a, tm, cp, d, r, max_rounds, tol)
                 counters["swap_rounds"] += k
                 cands.append(r)
             for s0 in starts_[1:]:  # this start is feasible: more starts for the factor
                 interrupt.check()  # a batch's timeout or cancellation
-                r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds)
+                r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds, tol)
                 counters["swap_rounds"] += k
-                if np.all(a[r].sum(axis=0) >= d):
+                if np.all(a[r].sum(axis=0) >= dlo):
                     cands.append(r)
             clock.lap("search")
-            us = [np.prod((d + tm[r].sum(axis=0)) / cp[r].sum(axis=0)) for r in cands]
+            us = [factor(d, tm[r], cp[r]) for r in cands]
             rows = cands[int(np.argmax(us))]
         clock.lap("search")
         proven = unknown == 0
@@ -256,5 +269,14 @@ def scan(
               f"no admissible solution at any of {starts.size} candidate starts in "
               f"[{request.earliest_start:g}, {request.latest_start:g}]; most often binding: "
               f"{what}"}  # fmt: skip
-    return rejected(prob, "scan", reason, seed, params, clock.done(), counters,
-                    proven=unknown == 0, status="infeasible" if unknown == 0 else "time_limit")
+    return rejected(
+        prob,
+        "scan",
+        reason,
+        seed,
+        params,
+        clock.done(),
+        counters,
+        proven=unknown == 0,
+        status="infeasible" if unknown == 0 else "time_limit",
+    )

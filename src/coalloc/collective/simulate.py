@@ -15,6 +15,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._shared import params as checks
 from .._shared.progress import progress
 from .._shared.validation import check_memory
 from .model import CollectiveRequest, ResourcePool
@@ -104,7 +105,9 @@ class SimulationResult:
 def _sample(pool: ResourcePool, slot_times: np.ndarray) -> np.ndarray:
     k = np.searchsorted(pool.times, slot_times, side="right") - 1
     tot = pool.capacity.sum(axis=0)
-    return (pool.reserved[:, :, k].sum(axis=0) / tot[:, None]).T
+    used = pool.reserved[:, :, k].sum(axis=0)
+    # a property the pool has none of is used 0 (0/0: no NaN in the usage log)
+    return np.divide(used, tot[:, None], out=np.zeros_like(used), where=tot[:, None] > 0).T
 
 
 def simulate(
@@ -130,7 +133,7 @@ def simulate(
         Co-allocation method.
     seed : int, optional
     slot_seconds : float
-        Usage-log slot length.
+        Usage-log slot length (finite, > 0).
     horizon : float, optional
         End of the usage log (default: the latest end of any reservation or breakpoint).
     show_progress : bool
@@ -148,6 +151,23 @@ def simulate(
     >>> simulate(p, reqs).records[1]["start"]
     600.0
     """
+    if not isinstance(pool, ResourcePool):
+        raise TypeError(f"pool must be a ResourcePool, got {type(pool).__name__}")
+    slot_seconds = checks.number(slot_seconds, "slot_seconds")
+    if horizon is not None:
+        horizon = checks.number(horizon, "horizon", allow_zero=True)
+    for q, item in enumerate(requests):
+        if not (isinstance(item, (tuple, list)) and len(item) == 2):
+            raise TypeError(f"requests[{q}] must be an (arrival, CollectiveRequest) pair")
+        arrival = item[0]
+        number = isinstance(arrival, (int, float, np.number))
+        if isinstance(arrival, (bool, np.bool_)) or not number:
+            raise TypeError(f"requests[{q}] arrival must be a number of seconds")
+        if not math.isfinite(float(arrival)):
+            raise ValueError(f"requests[{q}] arrival must be finite, got {arrival!r}")
+        if not isinstance(item[1], CollectiveRequest):
+            raise TypeError(f"requests[{q}] must hold a CollectiveRequest, got "
+                            f"{type(item[1]).__name__}")  # fmt: skip
     work = pool.copy()
     background = pool.copy()
     items = sorted(requests, key=lambda x: x[0])

@@ -5,13 +5,14 @@ Shares no code with the solvers: the window maxima are recomputed here segment b
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, List, Optional
 
 import numpy as np
 
 from .._shared.result import Report
-from .model import CollectiveRequest, ResourcePool
+from .model import TOLERANCE, CollectiveRequest, ResourcePool
 
 __all__ = ["CoallocationReport", "verify_coallocation"]
 
@@ -98,7 +99,7 @@ def verify_coallocation(
     amounts: Any,
     *,
     claimed_utilisation: Optional[float] = None,
-    rtol: float = 1e-7,
+    rtol: Optional[float] = None,
 ) -> CoallocationReport:
     """Check that a co-allocation is admissible on ``pool`` (before it is reserved).
 
@@ -106,6 +107,12 @@ def verify_coallocation(
     for every property over the whole interval ``[start, start + t_res)``: each amount at
     least ``e_i`` and at most what is free (``p_ij - max T_ij``), the amounts summing to
     ``d_i``; and the claimed utilisation factor.
+
+    The comparisons follow the family's one tolerance rule (restated here, not imported from
+    the solvers): with ``tau_i = rtol * max_j p_ij`` over the pool, an amount may fall
+    ``tau_i`` below ``e_i`` or exceed the free amount by ``tau_i``, and the ``N`` amounts of a
+    property must sum to ``d_i`` within ``N tau_i``. A property of which the chosen nodes have
+    no capacity at all counts 1 in the utilisation factor (``0/0``).
 
     Parameters
     ----------
@@ -115,12 +122,18 @@ def verify_coallocation(
     resources : array_like of int, shape (N,)
     amounts : array_like, shape (N, m)
     claimed_utilisation : float, optional
-    rtol : float
-        Relative tolerance of the comparisons.
+    rtol : float, optional
+        The relative tolerance of the rule (default
+        :data:`~coalloc.collective.model.TOLERANCE`, the one every method uses).
 
     Returns
     -------
     CoallocationReport
+
+    Raises
+    ------
+    TypeError, ValueError
+        A start that is not a finite number of seconds, amounts that are not finite numbers.
 
     Examples
     --------
@@ -130,6 +143,10 @@ def verify_coallocation(
     True
     """
     v: List[str] = []
+    rtol = TOLERANCE if rtol is None else float(rtol)
+    if not (math.isfinite(rtol) and rtol >= 0):
+        raise ValueError(f"rtol must be a finite number >= 0, got {rtol!r}")
+    tau = rtol * np.max(pool.capacity, axis=0, initial=0.0)
     names = pool.names
     m = len(names)
     n = request.count
@@ -140,8 +157,24 @@ def verify_coallocation(
         d[i] = max(request.total.get(name, n * e[i]), n * e[i])
     if start is None:
         return CoallocationReport(False, ["no start time"])
+    if isinstance(start, (bool, np.bool_)) or not isinstance(start, (int, float, np.number)):
+        raise TypeError(f"start must be a number of seconds, got {type(start).__name__}")
+    raw = start
+    try:
+        start = float(start)  # a 400-digit integer overflows here
+    except OverflowError:
+        start = math.inf
+    if not math.isfinite(start):
+        text = str(raw)
+        text = text if len(text) <= 30 else f"{text[:12]}...({len(text)} characters)"
+        raise ValueError(f"start must be a finite number of seconds, got {text}")
     idx = np.asarray(resources).ravel()
-    amt = np.asarray(amounts, dtype=float)
+    try:
+        amt = np.asarray(amounts, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError("amounts must be a table of finite numbers") from None
+    if not np.all(np.isfinite(amt)):
+        raise ValueError("amounts must be a table of finite numbers")
     if idx.shape[0] != n:
         v.append(f"{idx.shape[0]} resources, the request asks for exactly {n}")
     if idx.size and not np.issubdtype(idx.dtype, np.integer):
@@ -167,7 +200,7 @@ def verify_coallocation(
         for i in range(m):
             peaks[r, i] = _peak(pool.times, pool.reserved[j, i], lo, hi)
             free = cap[j, i] - peaks[r, i]
-            tol = rtol * max(1.0, cap[j, i])
+            tol = tau[i]
             if amt[r, i] < e[i] - tol:
                 v.append(f"node {int(j)}: {names[i]} amount {amt[r, i]:g} < minimum {e[i]:g}")
             if amt[r, i] > free + tol:
@@ -175,13 +208,12 @@ def verify_coallocation(
                          f"over [{lo:g}, {hi:g})")  # fmt: skip
     for i in range(m):
         s = float(amt[:, i].sum())
-        if abs(s - d[i]) > rtol * max(1.0, d[i]):
+        if not abs(s - d[i]) <= n * tau[i]:
             v.append(f"{names[i]}: amounts sum to {s:g}, total is {d[i]:g}")
-    util = None
     sp = cap[idx].sum(axis=0)
-    if np.all(sp > 0):
-        util = float(np.prod((d + peaks.sum(axis=0)) / sp))
+    used = d + peaks.sum(axis=0)
+    util = float(np.prod([u / p if p > 0 else 1.0 for u, p in zip(used, sp)]))
     matches = True
-    if claimed_utilisation is not None and util is not None:
+    if claimed_utilisation is not None:
         matches = abs(claimed_utilisation - util) <= 1e-6 * max(1.0, abs(util))
     return CoallocationReport(not v, v, util, matches)

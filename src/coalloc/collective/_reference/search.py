@@ -13,6 +13,12 @@ Same signatures and the same arithmetic, in the same order, as
   (first repair the totals, then maximise the utilisation factor).
 
 Column sums are kept incrementally: ``s_i <- (s_i - x[out, i]) + x[in, i]`` for a swap.
+
+The family's tolerance rule (:data:`coalloc.collective.model.TOLERANCE`): every function that
+compares amounts takes ``tol`` (``tau_i`` per property; None: zeros); an amount meets a
+minimum ``e_i`` when ``a >= e_i - tau_i``, ``count`` amounts meet a total ``d_i`` when their
+sum is ``>= d_i - count tau_i``. The utilisation factor takes 1 for a property the set has
+none of (``0/0``: nothing needed, nothing wasted), so no NaN reaches a comparison.
 """
 
 from __future__ import annotations
@@ -54,7 +60,23 @@ def window_max(times, reserved, starts, duration):
     return out
 
 
-def screen(tmax, cap, e, d, count):
+def _tol(tol, m):
+    if tol is None:
+        return np.zeros(m)
+    arr = np.asarray(tol, dtype=np.float64)
+    if arr.shape != (m,):
+        raise ValueError("tol must have one value per property")
+    return arr
+
+
+def _dlo(d, tol, count):
+    d = np.asarray(d, dtype=np.float64)
+    if tol is None:
+        return d
+    return d - float(count) * _tol(tol, d.shape[0])
+
+
+def screen(tmax, cap, e, d, count, tol=None):
     """The quick tests of every start (twin of the kernel's ``screen``).
 
     For each start ``s`` (``tmax[s]`` the window maxima, ``a = cap - tmax[s]``): the nodes
@@ -73,6 +95,7 @@ def screen(tmax, cap, e, d, count):
     tmax = np.asarray(tmax, dtype=np.float64)
     cap = np.asarray(cap, dtype=np.float64)
     S, n, m = tmax.shape
+    tl = _tol(tol, m)
     code = np.zeros(S, dtype=np.int64)
     elig = np.zeros(S, dtype=np.int64)
     prop = np.full(S, -1, dtype=np.int64)
@@ -84,7 +107,7 @@ def screen(tmax, cap, e, d, count):
         for j in range(n):
             good = True
             for i in range(m):
-                if cap[j, i] - tmax[s, j, i] >= e[i]:
+                if cap[j, i] - tmax[s, j, i] >= e[i] - tl[i]:
                     meet[i] += 1
                 else:
                     good = False
@@ -102,8 +125,8 @@ def screen(tmax, cap, e, d, count):
             tot = 0.0
             for q in range(count):
                 tot = tot - vals[q]
-            if tot < d[i]:
-                rel = (d[i] - tot) / d[i]
+            if tot < d[i] - float(count) * tl[i]:
+                rel = (d[i] - tot) / d[i] if d[i] > 0 else np.inf
                 if bi < 0 or rel > worst:
                     worst, bi = rel, i
                     value[s] = tot
@@ -121,7 +144,7 @@ def _sums(x, rows):
     return s
 
 
-def select_and_swap(avail, tmax, cap, d, count, l1, seed):
+def select_and_swap(avail, tmax, cap, d, count, l1, seed, tol=None):
     """SelectAndSwap of Phase IV over the available resources (rows of ``avail``).
 
     Parameters
@@ -151,6 +174,7 @@ def select_and_swap(avail, tmax, cap, d, count, l1, seed):
     cap = np.asarray(cap, dtype=np.float64)
     d = np.asarray(d, dtype=np.float64)
     r, m = avail.shape
+    dl = _dlo(d, tol, count)
     rng = Xoshiro256(seed)
     in_a = [True] * r
     sel = []
@@ -168,7 +192,7 @@ def select_and_swap(avail, tmax, cap, d, count, l1, seed):
     n_a = r - count
     c, mm = 1, 0
     limit = count * l1
-    while any(sa[i] < d[i] for i in range(m)) and c <= limit and mm < n_a:
+    while any(sa[i] < dl[i] for i in range(m)) and c <= limit and mm < n_a:
         interrupt.check()  # the compiled kernel's poll (twin)
         mm += 1
         k = 0
@@ -185,7 +209,7 @@ def select_and_swap(avail, tmax, cap, d, count, l1, seed):
         while True:
             out = sel[perm[k]]
             new = [(sa[i] - avail[out, i]) + avail[rm, i] for i in range(m)]
-            canswap = all(new[i] >= min(sa[i], d[i]) for i in range(m))
+            canswap = all(new[i] >= (sa[i] if sa[i] < dl[i] else dl[i]) for i in range(m))
             if canswap:
                 sel[perm[k]] = rm
                 in_a[rm] = False
@@ -198,18 +222,19 @@ def select_and_swap(avail, tmax, cap, d, count, l1, seed):
             c += 1
             if not (k < count and c <= limit and not canswap):
                 break
-    ok = all(sa[i] >= d[i] for i in range(m))
+    ok = all(sa[i] >= dl[i] for i in range(m))
     return np.array(sel, dtype=np.int64), bool(ok), c - 1
 
 
 def _factor(d, st, sp):
     u = 1.0
     for i in range(len(d)):
-        u = u * ((d[i] + st[i]) / sp[i])
+        if sp[i] > 0:  # a property the set has none of counts 1 (0/0: no NaN)
+            u = u * ((d[i] + st[i]) / sp[i])
     return u
 
 
-def phase5(avail, tmax, cap, d, sel, l2, seed):
+def phase5(avail, tmax, cap, d, sel, l2, seed, tol=None):
     """Phase V: ``N L_2`` random swaps between ``R_s`` and ``R_a``, kept when admissible and
     the estimated utilisation factor does not decrease.
 
@@ -236,6 +261,7 @@ def phase5(avail, tmax, cap, d, sel, l2, seed):
     r, m = avail.shape
     sel = [int(j) for j in sel]
     count = len(sel)
+    dl = _dlo(d, tol, count)
     chosen = set(sel)
     rest = [j for j in range(r) if j not in chosen]
     accepted = 0
@@ -250,7 +276,7 @@ def phase5(avail, tmax, cap, d, sel, l2, seed):
         pa = rng.below(len(rest))
         out, inn = sel[ps], rest[pa]
         na = [(sa[i] - avail[out, i]) + avail[inn, i] for i in range(m)]
-        if not all(na[i] >= d[i] for i in range(m)):
+        if not all(na[i] >= dl[i] for i in range(m)):
             continue
         nt = [(st[i] - tmax[out, i]) + tmax[inn, i] for i in range(m)]
         np_ = [(sp[i] - cap[out, i]) + cap[inn, i] for i in range(m)]
@@ -262,15 +288,15 @@ def phase5(avail, tmax, cap, d, sel, l2, seed):
     return np.array(sel, dtype=np.int64), accepted
 
 
-def _deficit(d, sa):
+def _deficit(d, dl, sa):
     f = 0.0
     for i in range(len(d)):
-        if sa[i] < d[i]:
-            f = f + (sa[i] - d[i]) / d[i]
+        if sa[i] < dl[i]:
+            f = f + (sa[i] - d[i]) / (d[i] if d[i] > 0 else 1.0)
     return f
 
 
-def swap_search(avail, tmax, cap, d, sel, max_rounds):
+def swap_search(avail, tmax, cap, d, sel, max_rounds, tol=None):
     """Deterministic best-improvement swap search (the default method's Phase IV-V).
 
     Each round tries every swap of a selected row with an unselected one and applies the
@@ -302,6 +328,7 @@ def swap_search(avail, tmax, cap, d, sel, max_rounds):
     r, m = avail.shape
     sel = [int(j) for j in sel]
     count = len(sel)
+    dl = _dlo(d, tol, count)
     chosen = [False] * r
     for j in sel:
         chosen[j] = True
@@ -309,7 +336,7 @@ def swap_search(avail, tmax, cap, d, sel, max_rounds):
     rounds = 0
     while rounds < max_rounds:
         interrupt.check()  # the compiled kernel's poll (twin)
-        deficit = _deficit(d, sa)
+        deficit = _deficit(d, dl, sa)
         feasible = deficit == 0.0
         cur = _factor(d, st, sp) if feasible else deficit
         best, bp, bq = cur, -1, -1
@@ -319,7 +346,7 @@ def swap_search(avail, tmax, cap, d, sel, max_rounds):
                 if chosen[q]:
                     continue
                 na = [(sa[i] - avail[out, i]) + avail[q, i] for i in range(m)]
-                nd = _deficit(d, na)
+                nd = _deficit(d, dl, na)
                 if feasible:
                     if nd != 0.0:
                         continue
@@ -344,7 +371,18 @@ def swap_search(avail, tmax, cap, d, sel, max_rounds):
 
 
 def scan_screen(
-    times, reserved, nodes, starts, duration, cap, e, d, count, first_block=8, max_block=64
+    times,
+    reserved,
+    nodes,
+    starts,
+    duration,
+    cap,
+    e,
+    d,
+    count,
+    first_block=8,
+    max_block=64,
+    tol=None,
 ):
     """The default method's screening loop (twin of the kernel's ``scan_screen``).
 
@@ -393,7 +431,7 @@ def scan_screen(
             k1 = int(np.searchsorted(times, starts[s] + duration, side="left"))
             block[s - b0] = sub[:, :, k0 : max(k1, k0 + 1)].max(axis=2)
         for s in range(b0, b1):
-            c, el, pr, va = screen(block[s - b0 : s - b0 + 1], cap, e, d, count)
+            c, el, pr, va = screen(block[s - b0 : s - b0 + 1], cap, e, d, count, tol)
             code[s], elig[s], prop[s], value[s] = c[0], el[0], pr[0], va[0]
             if c[0] == 0:
                 tmax[:] = block[s - b0]
