@@ -205,10 +205,12 @@ def verify_reference(top, ptop, mapping, routes=None, *, claimed=None) -> Verify
               for v, nd in top.nodes.items() if nd.desires}  # fmt: skip
     pfeat = {n: [(k, c) for k, c in nd.features.items() if k.startswith("?+")]
              for n, nd in ptop.nodes.items()}  # fmt: skip
+    in_use_weight: Dict[str, float] = defaultdict(float)
     for p, vs in hosted.items():
         node = ptop.nodes[p]
         types, static = node.types, node.static
         dynamic = []
+        mistyped = False
         for v in vs:
             allowed = allowed_of[v]
             offered = False
@@ -221,8 +223,13 @@ def verify_reference(top, ptop, mapping, routes=None, *, claimed=None) -> Verify
             if not offered:
                 bad.append({"constraint": "type", "vnode": v, "pnode": p,
                             "allowed": list(allowed)})  # fmt: skip
+                mistyped = True
                 continue
             dynamic.append(v)
+        if dynamic or mistyped:  # in use (Emulab's set-type-limit counts it)
+            for table in (node.types, node.static):
+                for t, n in table.items():
+                    in_use_weight[t] += 10000.0 if math.isinf(n) else n
         if dynamic:
             common = set(node.types)
             for v in dynamic:
@@ -258,12 +265,11 @@ def verify_reference(top, ptop, mapping, routes=None, *, claimed=None) -> Verify
         if mapping.get(v) != p:
             bad.append({"constraint": "fixed", "vnode": v, "pnode": p,
                         "got": mapping.get(v)})  # fmt: skip
-    count: Dict[str, int] = defaultdict(int)
-    for t in acting.values():
-        count[t] += 1
     for t, lim in ptop.type_limits.items():
-        if count[t] > lim:
-            bad.append({"constraint": "type_limit", "type": t, "used": count[t], "limit": lim})
+        c = in_use_weight[t]
+        if c > lim:
+            used = int(c) if c.is_integer() else c
+            bad.append({"constraint": "type_limit", "type": t, "used": used, "limit": lim})
     for name, (w, _types) in top.vclasses.items():
         if w < 1.0:
             continue
@@ -273,8 +279,25 @@ def verify_reference(top, ptop, mapping, routes=None, *, claimed=None) -> Verify
                 chosen.add(acting[mapping[v]])
         if len(chosen) > 1:
             bad.append({"constraint": "vclass", "vclass": name, "types": sorted(chosen)})
-    if routes is None or any(b["constraint"] in ("unassigned", "unknown_pnode") for b in bad):
+    if any(b["constraint"] in ("unassigned", "unknown_pnode") for b in bad):
         return VerifyReport(bad, None, {}, claimed)
+    if routes is None:  # route it here (the old router), or say the links went unchecked
+        if bad:
+            return VerifyReport(bad, None, {}, claimed)
+        if top.links:
+            from coalloc.testbed.problem import build_problem
+
+            pr = build_problem(top, ptop)
+            pidx = {n: i for i, n in enumerate(pr.pnames)}
+            found = route_reference(pr, np.array([pidx[mapping[v]] for v in pr.vnames]))
+            if found.failure is not None:
+                bad.append({"constraint": "links_unchecked",
+                            "why": "no routes were given and the router found none for this "
+                                   "mapping: its links could not be checked"})  # fmt: skip
+                return VerifyReport(bad, None, {}, claimed)
+            routes = dict(found.routes)
+        else:
+            routes = {}
 
     switches = frozenset(n for n, node in ptop.nodes.items() if node.is_switch)
     exclusive: Dict[str, str] = {}

@@ -60,7 +60,7 @@ def kernel_data(pr: Problem) -> Dict[str, np.ndarray]:
         path_ptr, path_idx = _csr(paths)
         hops = np.full(ns * ns, -1, dtype=np.int64)
         if len(pr.switches):
-            hops[:] = pr.hops[: ns, : ns].reshape(-1)
+            hops[:] = pr.hops[:ns, :ns].reshape(-1)
         for arr in (path_ptr, path_idx, hops):
             arr.flags.writeable = False
         cache.update(path_ptr=path_ptr, path_idx=path_idx, hops=hops)
@@ -79,7 +79,7 @@ def kernel_data(pr: Problem) -> Dict[str, np.ndarray]:
         "vstatic": _arr(pr.vstatic, np.int64),
         "fcost": _arr(pr.fcost, np.float64),
         "vslots": _arr(pr.vslots, np.float64), "cap": np.ascontiguousarray(pr.cap),
-        "tlimit": _arr(pr.tlimit, np.int64),
+        "tlimit": _arr(pr.tlimit, np.int64), "tweight": np.ascontiguousarray(pr.tweight),
         "vadd": np.ascontiguousarray(pr.vadd.reshape(pr.nv, na)),
         "padd": np.ascontiguousarray(pr.padd.reshape(len(pr.pnames), na)),
         "fixed": _arr(pr.fixed, np.int64), "vclass": _arr(pr.vclass, np.int64),

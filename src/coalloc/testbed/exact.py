@@ -96,8 +96,11 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
             m.AddAtMostOne([y[p, t] for t in types])
             for t in types:
                 cap = min(pr.cap[p, t], 1e6)
-                terms = [(var, pr.vslots[v]) for v, var in lst
-                         if not pr.vstatic[v, pr.pclass[p]] and pr.vtype[v, pr.pclass[p]] == t]
+                terms = [
+                    (var, pr.vslots[v])
+                    for v, var in lst
+                    if not pr.vstatic[v, pr.pclass[p]] and pr.vtype[v, pr.pclass[p]] == t
+                ]
                 scale = 1000
                 m.Add(sum(int(round(s * scale)) * var for var, s in terms)
                       <= int(round(cap * scale)))  # fmt: skip
@@ -114,11 +117,15 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
             if any(n for _, n in need):
                 m.Add(sum(n * var for var, n in need) <= int(pr.pifaces[p]))
                 rows += 1
+    # set-type-limit as Emulab counts it: a used node (acting as any type: sum of its y, at
+    # most one) adds its slots of every type it lists (pr.tweight) to that type's count
     for t, lim in enumerate(pr.tlimit):
         if lim >= 0:
-            vars_t = [var for (p, tt), var in y.items() if tt == t]
-            if vars_t:
-                m.Add(sum(vars_t) <= int(lim))
+            terms = [(var, int(round(pr.tweight[p, t] * 1000))) for (p, tt), var in y.items()
+                     if pr.tweight[p, t] > 0]  # fmt: skip
+            # a limit above every node's weight together cannot bind (and may not fit int64)
+            if terms and sum(w for _, w in terms) > int(lim) * 1000:
+                m.Add(sum(w * var for var, w in terms) <= int(lim) * 1000)
                 rows += 1
     obj = []
     plan: dict = {}  # (e, g, trunk name) -> u: link e takes that trunk of group g
@@ -203,8 +210,8 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
     if out.x is None:
         return None, out, {}
     where = np.full(nv, -1, dtype=np.int64)
-    for (v, p), val in zip(x.keys(), out.x[:len(x)]):
+    for (v, p), val in zip(x.keys(), out.x[: len(x)]):
         if val > 0.5:
             where[v] = p
-    trunks = {(e, g): n for (e, g, n), val in zip(keys, out.x[len(x):]) if val > 0.5}
+    trunks = {(e, g): n for (e, g, n), val in zip(keys, out.x[len(x) :]) if val > 0.5}
     return where, out, trunks

@@ -33,12 +33,35 @@ struct Data {
     const i64 *vtype, *vstatic;
     const double *fcost, *vslots, *cap;
     const i64* tlimit;
+    const double* tweight;  // npn x nty: what a used node adds to each type's count
+    bool has_limits = false;  // some type has a set-type-limit
     const double *vadd, *padd;
     const i64 *fixed, *vclass;
     const double* vclass_w;
     const i64 *hops, *path_ptr, *path_idx;
     const double* tcap;
 };
+
+// set-type-limit as Emulab's assign counts it: a physical node in use adds its weight
+// (its slots) of every type it lists, whichever type it acts as.  May node p start being
+// used without a limited type going over its limit?
+inline bool limits_allow(const Data& d, const std::vector<double>& tcount, i64 p) {
+    if (!d.has_limits) return true;
+    for (i64 t = 0; t < d.nty; ++t) {
+        if (d.tlimit[t] < 0) continue;
+        double w = d.tweight[p * d.nty + t];
+        if (w > 0 && tcount[t] + w > (double)d.tlimit[t] + 1e-9) return false;
+    }
+    return true;
+}
+
+// Node p starts (sign 1) or stops (sign -1) being used: its weights join or leave the counts
+// of the limited types.
+inline void count_types(const Data& d, std::vector<double>& tcount, i64 p, double sign) {
+    if (!d.has_limits) return;
+    for (i64 t = 0; t < d.nty; ++t)
+        if (d.tlimit[t] >= 0) tcount[t] += sign * d.tweight[p * d.nty + t];
+}
 
 struct Params {
     double t0, melt_accept, cooling, t_stop;
@@ -62,7 +85,7 @@ class Annealer {
         used_.assign(d.npn, 0.0);
         used_if_.assign(d.npn, 0);
         add_used_.assign(d.npn * d.na, 0.0);
-        tcount_.assign(d.nty, 0);
+        tcount_.assign(d.nty, 0.0);
         ccount_.assign(d.nc, 0);
         scount_.assign(d.ns, 0);
         vcount_.assign(d.nvc * d.nty, 0);
@@ -163,7 +186,8 @@ class Annealer {
     const Data& d_;
     Xoshiro256ss rng_;
     Weights W_;
-    std::vector<i64> where_, pcount_, nstat_, cur_, used_if_, tcount_, ccount_, scount_, vcount_;
+    std::vector<i64> where_, pcount_, nstat_, cur_, used_if_, ccount_, scount_, vcount_;
+    std::vector<double> tcount_;  // per type: the weights of the used nodes listing it
     std::vector<double> used_, add_used_, tload_;
     std::vector<i64> free_v_, best_where_;
     double score_ = 0, best_score_ = 0;
@@ -263,7 +287,7 @@ class Annealer {
         if (!d.vstatic[k]) {
             if (cur_[p] >= 0 && cur_[p] != t) return false;
             if (used_[p] + d.vslots[v] > d.cap[p * d.nty + t] + 1e-9) return false;
-            if (cur_[p] < 0 && 0 <= d.tlimit[t] && d.tlimit[t] <= tcount_[t]) return false;
+            if (cur_[p] < 0 && !limits_allow(d, tcount_, p)) return false;
         }
         for (i64 a = 0; a < d.na; ++a)
             if (add_used_[p * d.na + a] + d.vadd[v * d.na + a] > d.padd[p * d.na + a] + 1e-9)
@@ -286,7 +310,7 @@ class Annealer {
         if (!d.vstatic[k]) {
             if (nstat_[p] == 0) {
                 cur_[p] = t;
-                tcount_[t] += 1;
+                count_types(d, tcount_, p, 1.0);
             }
             nstat_[p] += 1;
             used_[p] += d.vslots[v];
@@ -350,7 +374,7 @@ class Annealer {
             if (nstat_[p] == 0) {
                 cur_[p] = -1;
                 used_[p] = 0.0;
-                tcount_[t] -= 1;
+                count_types(d, tcount_, p, -1.0);
             }
         }
         for (i64 a = 0; a < d.na; ++a) add_used_[p * d.na + a] -= d.vadd[v * d.na + a];
