@@ -83,8 +83,9 @@ def route_reference(pr: Problem, where: np.ndarray) -> Routing:
                 tl = ptop.links[tname]
                 if ltype and ltype not in (tl.types or ("ethernet",)):
                     continue
-                if trunk_free[tname] + 1e-9 >= bw and (best is None or
-                                                       trunk_free[tname] > trunk_free[best]):
+                if trunk_free[tname] + 1e-9 >= bw and (
+                    best is None or trunk_free[tname] > trunk_free[best]
+                ):
                     best = tname
             if best is None:
                 out.failure = {"constraint": "trunk_bandwidth", "link": name,
@@ -117,9 +118,13 @@ def route_reference(pr: Problem, where: np.ndarray) -> Routing:
                 continue
         if not sw_a and not sw_b and pa != pb:
             key = (min(pa, pb), max(pa, pb))
-            free = [n for n in pr.direct.get(key, ()) if direct_free[n]
-                    and ptop.links[n].bw + 1e-9 >= bw
-                    and (not ltype or ltype in (ptop.links[n].types or ("ethernet",)))]
+            free = [
+                n
+                for n in pr.direct.get(key, ())
+                if direct_free[n]
+                and ptop.links[n].bw + 1e-9 >= bw
+                and (not ltype or ltype in (ptop.links[n].types or ("ethernet",)))
+            ]
             if free:
                 direct_free[free[0]] = False
                 out.routes[name], out.kinds[name] = [free[0]], "direct"
@@ -130,8 +135,9 @@ def route_reference(pr: Problem, where: np.ndarray) -> Routing:
                 ends.append((pr.sidx[pn[p]], None))
                 continue
             target = pr.sidx[pn[q]] if sw_q else pswitch[q]
-            row = take_iface(p, bw, emu, ltype, target,
-                             exclude=ends[0][1] if ends and p == pa == pb else None)
+            row = take_iface(
+                p, bw, emu, ltype, target, exclude=ends[0][1] if ends and p == pa == pb else None
+            )
             if row is None:
                 out.failure = {"constraint": "interfaces", "link": name, "pnode": pn[p],
                                "bandwidth": bw}  # fmt: skip
@@ -177,8 +183,10 @@ def _check_shapes(mapping: Any, routes: Any) -> None:
         raise TypeError(f"routes must be a dict of virtual link -> physical links, got "
                         f"{type(routes).__name__}")  # fmt: skip
     for name, r in routes.items():
-        ok = r is None or r == "trivial" or (
-            isinstance(r, (list, tuple)) and all(map(isinstance, r, repeat(str)))
+        ok = (
+            r is None
+            or r == "trivial"
+            or (isinstance(r, (list, tuple)) and all(map(isinstance, r, repeat(str))))
         )
         if not ok:
             raise TypeError(f"routes[{name!r}] must be a list of physical link names or "

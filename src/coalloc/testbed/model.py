@@ -17,6 +17,7 @@ like ordinary ones).
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
@@ -225,6 +226,17 @@ class PLink:
         object.__setattr__(self, "loss", _nonneg(self.loss, f"link {self.name}: loss"))
         object.__setattr__(self, "types", tuple(_name(t, f"link {self.name}: type")
                                                 for t in self.types))  # fmt: skip
+        if self.slots is not None:
+            try:
+                if isinstance(self.slots, bool):
+                    raise TypeError
+                n = operator.index(self.slots)
+            except TypeError:
+                n = -1
+            if n < 0:
+                raise ValueError(f"link {self.name}: slots must be None or a whole number "
+                                 f">= 0, got {self.slots!r}")  # fmt: skip
+            object.__setattr__(self, "slots", n)
 
 
 class PhysicalTopology(_Pickles):

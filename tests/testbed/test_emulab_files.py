@@ -1,0 +1,147 @@
+"""Files read as Emulab's ``assign`` reads them (issue 25, first part; issue 30 item 9).
+
+Emulab's parser splits lines on white space and has no comments; the 8th token of a link
+line is the link type (``80211``, ``ethernet``); a repeated physical link name is one more
+link; an older ``BW MULTIPLICITY`` line stands for that many links; a ``.top`` link line
+shorter than ``BW DELAY LOSS`` is a cut line.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from coalloc import InstanceError
+from coalloc import testbed as tb
+from coalloc.cli import main
+
+
+def test_hash_is_part_of_a_name_not_a_comment():
+    ptop = tb.parse_ptop("# a comment line\nnode sw switch:1\nnode pc#1 pc:1\nnode pc2 pc:1\n"
+                         "link link0#2 pc#1 sw 1000 0 0 ethernet\n"
+                         "link link1#2 pc2 sw 1000 0 0 ethernet #not-a-comment\n")  # fmt: skip
+    assert sorted(ptop.links) == ["link0#2", "link1#2"]
+    assert ptop.links["link1#2"].types == ("ethernet", "#not-a-comment")
+    top = tb.parse_top("node v#1 pc\nnode v2 pc\nlink l#0 v#1 v2 100 0 0 ethernet\n")
+    r = tb.assign(top, ptop)
+    assert r.success and r.routes["l#0"] and set(r.mapping) == {"v#1", "v2"}
+    assert tb.verify_mapping(top, ptop, r.mapping, r.routes).ok
+
+
+def test_repeated_physical_link_name_is_one_more_link():
+    """As in Emulab's test_ugly.ptop: a PC wired twice under one link name has two links."""
+    ptop = tb.parse_ptop("node sw switch:1\nnode a pc:1\nnode b pc:1\nnode c pc:1\n"
+                         "node d pc:1\nlink d-0 d sw 100 0 0\n"
+                         "link a-0 a sw 100 0 0\nlink a-1 a sw 100 0 0\nlink a-1 a sw 100 0 0\n"
+                         "link b-0 b sw 100 0 0\nlink c-0 c sw 100 0 0\n"
+                         "link a-1#2 b sw 100 0 0\n")  # fmt: skip
+    assert [lk.name for lk in ptop.interfaces("a")] == ["a-0", "a-1", "a-1#2"]
+    assert ptop.links["a-1#2#2"].a == "b"  # an explicit name already taken moves on too
+    top = tb.parse_top(
+        "node hub pc\nnode x pc\nnode y pc\nnode z pc\n"
+        "link l1 hub x 100 0 0\nlink l2 hub y 100 0 0\nlink l3 hub z 100 0 0\n"
+    )
+    for method in tb.METHODS:
+        r = tb.assign(top, ptop, method, seed=1)
+        assert r.success and r.mapping["hub"] == "a", method
+        assert tb.verify_mapping(top, ptop, r.mapping, r.routes).ok
+    # written back with the names it was given, and read back to the same testbed
+    again = tb.parse_ptop(tb.format_ptop(ptop))
+    assert tb.ptop_to_dict(again) == tb.ptop_to_dict(ptop)
+
+
+def test_multiplicity_line_is_several_links():
+    ptop = tb.parse_ptop("node sw switch:1\nnode a pc:1\nnode b pc:1\n"
+                         "link e a sw 100000 3\nlink f b sw 100000 1\n")  # fmt: skip
+    assert [lk.name for lk in ptop.interfaces("a")] == ["e", "e#2", "e#3"]
+    assert len(ptop.interfaces("b")) == 1 and ptop.links["e#3"].bw == 100000
+    for bad in ("0", "1001", "1.5", "inf", "1e400", "2_0"):
+        with pytest.raises(InstanceError, match="^p:3: expected the multiplicity"):
+            tb.parse_ptop(f"node sw switch:1\nnode a pc:1\nlink e a sw 100000 {bad}\n", "p")
+
+
+# ptop: one ethernet PC (a) and two 802.11 PCs (w1, w2) behind an air switch
+WIRELESS = (
+    "node sw switch:1\nnode air switch:1\nnode a pc:1\nnode w1 pc:1\nnode w2 pc:1\n"
+    "link la a sw 100000 0 0 ethernet\nlink lw1 w1 air 54000 0 0 80211\n"
+    "link lw2 w2 air 54000 0 0 80211\nlink t sw air 1000000 0 0 ethernet\n"
+)
+
+
+def test_link_type_80211_is_a_type_not_a_slot_count():
+    ptop = tb.parse_ptop(WIRELESS)
+    assert ptop.links["lw1"].types == ("80211",) and ptop.links["lw1"].slots is None
+    top = tb.parse_top("node x pc\nnode y pc\nlink l x y 10000 0 0 80211\n")
+    assert top.links["l"].type == "80211"
+
+
+@pytest.mark.parametrize("method", list(tb.METHODS))
+def test_ethernet_links_are_never_routed_over_80211(method):
+    """With the one ethernet PC the only one free for an ethernet link's end, no method may
+    put the link on the 802.11 PCs and call it valid."""
+    ptop = tb.parse_ptop(WIRELESS)
+    eth = tb.parse_top("node x pc\nnode y pc\nlink l x y 10000 0 0 ethernet\n")
+    r = tb.assign(eth, ptop, method, seed=2)
+    assert not r.success and r.mapping is None
+    wifi = tb.parse_top("node x pc\nnode y pc\nlink l x y 10000 0 0 80211\n")
+    r = tb.assign(wifi, ptop, method, seed=2)
+    assert r.success and set(r.mapping.values()) == {"w1", "w2"}
+    assert tb.verify_mapping(wifi, ptop, r.mapping, r.routes).ok
+
+
+def test_verify_refuses_ethernet_over_80211():
+    ptop = tb.parse_ptop(WIRELESS)
+    eth = tb.parse_top("node x pc\nnode y pc\nlink l x y 10000 0 0 ethernet\n")
+    mapping = {"x": "w1", "y": "w2"}
+    rep = tb.verify_mapping(eth, ptop, mapping, {"l": ["lw1", "lw2"]})
+    assert not rep.valid and {v["constraint"] for v in rep.violations} == {"link_type"}
+    rep = tb.verify_mapping(eth, ptop, mapping)  # no routes: none found, never valid
+    assert not rep.valid and rep.violations[0]["constraint"] == "links_unchecked"
+
+
+@pytest.mark.parametrize("line, words", [
+    ("set-type-limit pc inf", "type limit N"),
+    ("set-type-limit pc 1e400", "type limit N"),
+    ("set-type-limit pc 1_0", "type limit N"),
+    ("set-type-limit pc 1.5", "type limit N"),
+    ("set-type-limit pc \u0661", "type limit N"),
+    ("set-type-limit pc 99999999999999999999999999999999999", "2**53"),
+    ("node q pc:1e400", "slot count of type pc"),
+    ("node q pc:1 - fast:inf", "weight of fast"),
+    ("link l a sw 1e400 0 0 ethernet", "bandwidth"),
+    ("link l a sw 100 nan 0 ethernet", "delay"),
+    ("policy desire fast limit inf", "policy limit"),
+])  # fmt: skip
+def test_numbers_out_of_range_are_one_line_errors(tmp_path, capsys, line, words):
+    """Issue 30 item 9: no OverflowError, no inf read as a count; CLI: one line, exit 2."""
+    text = f"node sw switch:1\nnode a pc:1\nlink la a sw 100 0 0\n{line}\n"
+    with pytest.raises(InstanceError, match=rf"^bed\.ptop:4: .*{re.escape(words)}"):
+        tb.parse_ptop(text, "bed.ptop")
+    p, t = tmp_path / "bed.ptop", tmp_path / "x.top"
+    p.write_text(text)
+    t.write_text("node x pc\n")
+    assert main(["testbed", "assign", str(t), str(p)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bed.ptop:4:" in err[0], err
+
+
+def test_inf_as_the_8th_token_is_a_link_type():
+    """The 8th token is a type (``inf``, ``1e400`` included): no slot count, no crash."""
+    ptop = tb.parse_ptop("node sw switch:1\nnode a pc:1\nlink la a sw 100 0 0 inf 1e400\n")
+    assert ptop.links["la"].types == ("inf", "1e400")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "link l x y",
+        "link l x y 100",
+        "link l x y 100 0",
+        "link l x y 100:1 0 0",
+        "link l x y 100 0 0:1",
+    ],
+)
+def test_cut_top_link_lines_are_errors(line):
+    with pytest.raises(InstanceError, match=r"^exp\.top:3: expected "):
+        tb.parse_top(f"node x pc\nnode y pc\n{line}\n", "exp.top")
