@@ -181,3 +181,39 @@ def test_kernels_and_twins_agree_under_type_limits(gseed, size, lim, seed):
         twin(data, [0, 1, 2, 3, 4], True, 50, True),
     )
     assert np.array_equal(a["where"], b["where"]) and np.array_equal(a["fail"], b["fail"])
+
+
+# ------------------------------------------------------------ parameters (issue 30 item 9)
+
+_TWO = ("node sw switch:1\nnode a pc:1\nnode b pc:1\n"
+        "link la a sw 100000 0 0\nlink lb b sw 100000 0 0\n")  # fmt: skip
+
+
+@pytest.mark.parametrize("method, param", [
+    ("anneal", "max_moves=1000000000000000000000000000000"),
+    ("anneal", "melt_moves=10000000000"),
+    ("anneal", "min_moves=99999999999999999999"),
+    ("anneal", "frozen=99999999999999999999"),
+    ("anneal", "cooling=1"),
+    ("anneal", "cooling=1.5"),
+    ("anneal", "t0=0"),
+    ("exact", "threads=100000000000000000000"),
+    ("exact", "time_limit_s=0"),
+])  # fmt: skip
+def test_out_of_range_parameters_are_one_line_errors(tmp_path, capsys, method, param):
+    t, p = tmp_path / "x.top", tmp_path / "x.ptop"
+    t.write_text("node x pc\nnode y pc\nlink l x y 1000 0 0\n")
+    p.write_text(_TWO)
+    assert main(["testbed", "assign", str(t), str(p), "--method", method, "-p", param]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and param.split("=")[0] in err[0], err
+
+
+def test_cooling_near_one_ends_at_the_run_limit():
+    """A schedule that would cool for ever stops at max_moves (moves counted by the kernel)."""
+    top = tb.parse_top("node x pc\nnode y pc\nlink l x y 1000 0 0\n")
+    ptop = tb.parse_ptop(_TWO)
+    r = tb.assign(top, ptop, "anneal", seed=0, cooling=1 - 1e-12, t_stop=1e-300,
+                  melt_moves=100, min_moves=50, max_moves=5000)  # fmt: skip
+    assert r.iterations["moves"] <= 100 + 5000
+    assert r.success or r.reason["run_limit"]

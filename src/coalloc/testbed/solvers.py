@@ -20,6 +20,12 @@ from .verify import VerifyReport, verify_mapping
 
 __all__ = ["assign", "solve", "METHODS", "DEFAULT_METHOD", "Instance"]
 
+#: The most moves an annealing parameter may ask for (melting, per temperature, run limit):
+#: a run makes at most melt_moves + max_moves moves, whatever the cooling.
+MAX_ANNEAL_MOVES = 10**9
+#: The most CP-SAT workers the exact method may ask for.
+MAX_THREADS = 1024
+
 
 def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings, counters,
             score=None, failure=None, status=None, message="", bound=None):  # fmt: skip
@@ -125,6 +131,10 @@ def anneal_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optiona
         params[k] = number(params[k], k)
     for k in ("melt_moves", "min_moves", "frozen", "max_moves"):
         params[k] = integer(params[k], k, 0)
+        # bounded: max_moves ends every run (cooling near 1 included), and the kernel counts
+        # in int64; the default run limit is 2 x 10**7
+        if params[k] > MAX_ANNEAL_MOVES:
+            raise ValueError(f"{k} must be at most {MAX_ANNEAL_MOVES:_}, got {params[k]}")
     if not 0 < params["cooling"] < 1 or not 0 < params["melt_accept"] < 1:
         raise ValueError("cooling and melt_accept must be in (0, 1)")
     backend = choice(backend, ("compiled", "python"), "backend")
@@ -161,6 +171,8 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
     t0 = time.perf_counter()
     tl = time_limit(time_limit_s, "time_limit_s")
     threads = integer(threads, "threads", 1)
+    if threads > MAX_THREADS:  # CP-SAT takes an int32
+        raise ValueError(f"threads must be at most {MAX_THREADS}, got {threads}")
     pr = _problem(top, ptop, available, trunk_used)
     missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
     params = {"time_limit_s": tl, "threads": threads}

@@ -130,7 +130,9 @@ class Annealer {
 
         double up_sum = 0.0;
         i64 up_n = 0;
+        Poll poll(4096);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
         for (i64 k = 0; k < prm.melt_moves; ++k) {
+            poll.tick();
             double dl = move(-1.0);
             if (dl == dl && dl > 1e-12) {
                 up_sum += dl;
@@ -144,7 +146,6 @@ class Annealer {
         i64 n_per = std::max<i64>(prm.min_moves, (i64)free_v_.size() * d.nc);
         i64 temps = 0, still = 0;
         bool run_limit = false;
-        Poll poll(4096);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
         while (T >= prm.t_stop && !free_v_.empty()) {
             bool changed = false;
             for (i64 k = 0; k < n_per; ++k) {
