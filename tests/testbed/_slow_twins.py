@@ -278,6 +278,14 @@ def verify_reference(top, ptop, mapping, routes=None, *, claimed=None) -> Verify
         if c > lim:
             used = int(c) if c.is_integer() else c
             bad.append({"constraint": "type_limit", "type": t, "used": used, "limit": lim})
+    for name, (kind, x) in ptop.policies.items():
+        weights = [nd.desires[name] for nd in top.nodes.values() if name in nd.desires]
+        if weights and kind == "disallow":
+            bad.append({"constraint": "policy", "desire": name, "policy": "disallow",
+                        "users": len(weights)})  # fmt: skip
+        elif weights and x is not None and sum(weights) > x + _EPS:
+            bad.append({"constraint": "policy", "desire": name, "policy": "limit",
+                        "total": sum(weights), "limit": x})  # fmt: skip
     for name, (w, _types) in top.vclasses.items():
         if w < 1.0:
             continue

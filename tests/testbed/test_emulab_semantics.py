@@ -217,3 +217,29 @@ def test_cooling_near_one_ends_at_the_run_limit():
                   melt_moves=100, min_moves=50, max_moves=5000)  # fmt: skip
     assert r.iterations["moves"] <= 100 + 5000
     assert r.success or r.reason["run_limit"]
+
+
+# --------------------------------------------------------------------- policy desire lines
+
+
+@pytest.mark.parametrize("policy, desires, breaks", [
+    ("policy desire fast disallow", ["fast:0.5"], True),
+    ("policy desire fast disallow", [], False),
+    ("policy desire fast limit 1", ["fast:0.5", "fast:0.5"], False),
+    ("policy desire fast limit 1", ["fast:0.5", "fast:0.75"], True),
+])  # fmt: skip
+def test_policy_desire_lines_are_checked_as_assign_does(policy, desires, breaks):
+    """assign's policy precheck: a disallowed desire, or desire weights above the limit,
+    make the experiment unmappable (unretryable); verify reports it."""
+    ptop = tb.parse_ptop(PTOP3000 + policy + "\n")
+    top = tb.parse_top("".join(f"node v{i} pc {d}\n" for i, d in enumerate(desires))
+                       + "node w pc\n")  # fmt: skip
+    for method in _methods():
+        r = tb.assign(top, ptop, method, seed=0)
+        assert r.success != breaks, method
+        if breaks:
+            assert r.status == "infeasible" and r.reason["constraint"] == "policy"
+    mapping = dict(zip(top.nodes, ["a", "b", "c"]))
+    rep = tb.verify_mapping(top, ptop, mapping)
+    assert rep.valid != breaks
+    assert breaks == any(v["constraint"] == "policy" for v in rep.violations)

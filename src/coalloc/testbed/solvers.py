@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
@@ -70,6 +71,27 @@ def _problem(top, ptop, available, trunk_used=None):
     return build_problem(top, ptop, available, trunk_used)
 
 
+def policy_breach(top: VirtualTopology, ptop: PhysicalTopology) -> Optional[dict]:
+    """The first ``policy desire`` line of the testbed the experiment breaks, or None.
+
+    As Emulab's ``assign`` checks them before mapping (its policy precheck, an unretryable
+    failure): ``disallow`` forbids any virtual node desiring the feature; ``limit X`` caps
+    the sum of the weights with which the virtual nodes desire it.
+    """
+    for name, (kind, limit) in ptop.policies.items():
+        users = [v for v, node in top.nodes.items() if name in node.desires]
+        if not users:
+            continue
+        if kind == "disallow":
+            return {"constraint": "policy", "desire": name, "policy": "disallow",
+                    "vnodes": users}  # fmt: skip
+        total = math.fsum(top.nodes[v].desires[name] for v in users)
+        if limit is not None and total > limit + 1e-9:
+            return {"constraint": "policy", "desire": name, "policy": "limit",
+                    "total": total, "limit": limit, "vnodes": users}  # fmt: skip
+    return None
+
+
 def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
                        scoring: str = "1", memory: Optional[RequestMemory] = None,
                        exchange: bool = True, available=None, trunk_used=None,
@@ -88,8 +110,18 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     pr = _problem(top, ptop, available, trunk_used)
     t1 = time.perf_counter()
     backend = choice(backend, ("compiled", "python"), "backend")
-    out = assign_plus(pr, scoring=scoring, memory=memory, use_exchange=bool(exchange),
-                      backend=backend, trunk_aware=bool(fallback))
+    breach = policy_breach(pr.top, pr.ptop)
+    if breach is not None:
+        return _result(pr, method_name, seed, {"scoring": scoring}, None, None, t0,
+                       {"setup": t1 - t0}, {}, failure=breach)  # fmt: skip
+    out = assign_plus(
+        pr,
+        scoring=scoring,
+        memory=memory,
+        use_exchange=bool(exchange),
+        backend=backend,
+        trunk_aware=bool(fallback),
+    )
     params = {"scoring": scoring, "exchange": bool(exchange), "strategies": list(STRATEGIES),
               "fallback": bool(fallback), "trunk_aware": bool(fallback)}  # fmt: skip
     counters = {"solutions": out.get("solutions", 0), "exchanges": out.get("exchanges", 0)}
@@ -117,9 +149,16 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
                    f"assign+ found no mapping: {out['failure']}")  # fmt: skip
 
 
-def anneal_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
-                  backend: str = "compiled", available=None, trunk_used=None,
-                  **schedule: Any) -> MappingResult:
+def anneal_method(
+    top: VirtualTopology,
+    ptop: PhysicalTopology,
+    *,
+    seed: Optional[int] = 0,
+    backend: str = "compiled",
+    available=None,
+    trunk_used=None,
+    **schedule: Any,
+) -> MappingResult:
     """assign's simulated annealing (``schedule`` overrides :data:`ANNEAL_DEFAULTS`)."""
     t0 = time.perf_counter()
     bad = set(schedule) - set(ANNEAL_DEFAULTS)
@@ -141,6 +180,10 @@ def anneal_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optiona
     pr = _problem(top, ptop, available, trunk_used)
     missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
     t1 = time.perf_counter()
+    breach = policy_breach(pr.top, pr.ptop)
+    if breach is not None:
+        return _result(pr, "anneal", seed, params, None, None, t0, {"setup": t1 - t0}, {},
+                       failure=breach)  # fmt: skip
     if missing:
         reason = {"constraint": "no_candidate", "vnodes": missing,
                   "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
@@ -158,8 +201,18 @@ def anneal_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optiona
                        {"setup": t1 - t0, "search": t2 - t1}, counters, failure=reason,
                        message=f"{msg} ({out['violations']} violations left)")  # fmt: skip
     rt = route(pr, out["where"])
-    return _result(pr, "anneal", seed, params, out["where"], rt, t0,
-                   {"setup": t1 - t0, "search": t2 - t1}, counters, score=out["score"])
+    return _result(
+        pr,
+        "anneal",
+        seed,
+        params,
+        out["where"],
+        rt,
+        t0,
+        {"setup": t1 - t0, "search": t2 - t1},
+        counters,
+        score=out["score"],
+    )
 
 
 def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
@@ -176,6 +229,9 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
     pr = _problem(top, ptop, available, trunk_used)
     missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
     params = {"time_limit_s": tl, "threads": threads}
+    breach = policy_breach(pr.top, pr.ptop)
+    if breach is not None:
+        return _result(pr, "exact", seed, params, None, None, t0, {}, {}, failure=breach)
     if missing:
         reason = {"constraint": "no_candidate", "vnodes": missing,
                   "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
@@ -210,12 +266,32 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
 
 def _variant(scoring: str, name: str, fallback_default: bool = False
              ) -> Callable[..., MappingResult]:  # fmt: skip
-    def run(top, ptop, *, seed=0, memory=None, exchange=True, available=None, trunk_used=None,
-            backend="compiled", fallback=fallback_default):
-        return assign_plus_method(top, ptop, seed=seed, scoring=scoring, memory=memory,
-                                  exchange=exchange, available=available,
-                                  trunk_used=trunk_used, backend=backend, fallback=fallback,
-                                  method_name=name)
+    def run(
+        top,
+        ptop,
+        *,
+        seed=0,
+        memory=None,
+        exchange=True,
+        available=None,
+        trunk_used=None,
+        backend="compiled",
+        fallback=fallback_default,
+    ):
+        return assign_plus_method(
+            top,
+            ptop,
+            seed=seed,
+            scoring=scoring,
+            memory=memory,
+            exchange=exchange,
+            available=available,
+            trunk_used=trunk_used,
+            backend=backend,
+            fallback=fallback,
+            method_name=name,
+        )
+
     run.__name__ = f"assign_plus[{name}]"
     run.__doc__ = f"assign+ with scoring variant .{scoring}."
     return run

@@ -384,6 +384,15 @@ def verify_mapping(
         if count[t] > lim:
             used = int(count[t]) if count[t].is_integer() else count[t]
             bad.append({"constraint": "type_limit", "type": t, "used": used, "limit": lim})
+    # Emulab's policy precheck: `policy desire NAME disallow | limit X` on the experiment
+    for name, (kind, x) in ptop.policies.items():
+        weights = [nd.desires[name] for nd in vnodes.values() if name in nd.desires]
+        if weights and kind == "disallow":
+            bad.append({"constraint": "policy", "desire": name, "policy": "disallow",
+                        "users": len(weights)})  # fmt: skip
+        elif weights and x is not None and sum(weights) > x + _EPS:
+            bad.append({"constraint": "policy", "desire": name, "policy": "limit",
+                        "total": sum(weights), "limit": x})  # fmt: skip
     for name, (w, _types) in top.vclasses.items():
         if w < 1.0:
             continue
