@@ -8,9 +8,12 @@ shorter than ``BW DELAY LOSS`` is a cut line.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coalloc import InstanceError
 from coalloc import testbed as tb
@@ -145,3 +148,47 @@ def test_inf_as_the_8th_token_is_a_link_type():
 def test_cut_top_link_lines_are_errors(line):
     with pytest.raises(InstanceError, match=r"^exp\.top:3: expected "):
         tb.parse_top(f"node x pc\nnode y pc\n{line}\n", "exp.top")
+
+
+@st.composite
+def _typed_testbed(draw):
+    """Up to 4 PCs on an ethernet switch and an air switch (joined by a trunk), each PC with
+    ethernet and/or 802.11 interfaces; 1-3 virtual nodes in a chain of typed links."""
+    n = draw(st.integers(2, 4))
+    lines = ["node sw switch:1", "node air switch:1", "link t sw air 1000000 0 0 ethernet"]
+    for i in range(n):
+        lines.append(f"node p{i} pc:1")
+        kinds = draw(st.sampled_from([("ethernet",), ("80211",), ("ethernet", "80211")]))
+        for k, kind in enumerate(kinds):
+            lines.append(f"link p{i}-{k} p{i} {'sw' if kind == 'ethernet' else 'air'} "
+                         f"100000 0 0 {kind}")  # fmt: skip
+    nv = draw(st.integers(1, 3))
+    top = "".join(f"node v{j} pc\n" for j in range(nv))
+    for j in range(nv - 1):
+        kind = draw(st.sampled_from(["ethernet", "80211", ""]))
+        top += f"link e{j} v{j} v{j + 1} 1000 0 0 {kind}\n"
+    return tb.parse_ptop("\n".join(lines) + "\n"), tb.parse_top(top)
+
+
+def _brute_force_feasible(top, ptop):
+    pcs = [n for n, p in ptop.nodes.items() if not p.is_switch]
+    names = list(top.nodes)
+    return any(tb.verify_mapping(top, ptop, dict(zip(names, choice))).ok
+               for choice in itertools.product(pcs, repeat=len(names)))  # fmt: skip
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None)
+@given(_typed_testbed(), st.integers(0, 2**31))
+def test_link_types_every_method_against_verify_and_brute_force(case, seed):
+    """Every mapping reported is valid by verify (link types on every hop); the exact
+    method maps exactly when brute force finds a valid mapping."""
+    ptop, top = case
+    feasible = _brute_force_feasible(top, ptop)
+    for method in tb.METHODS:
+        r = tb.assign(top, ptop, method, seed=seed)
+        if r.mapping is not None:
+            assert tb.verify_mapping(top, ptop, r.mapping, r.routes).ok, method
+        assert not r.success or feasible, method
+        if method == "exact":
+            assert r.success == feasible
