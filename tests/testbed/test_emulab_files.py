@@ -192,3 +192,51 @@ def test_link_types_every_method_against_verify_and_brute_force(case, seed):
         assert not r.success or feasible, method
         if method == "exact":
             assert r.success == feasible
+
+
+# hosts wired to one another (direct links) around one switch, as in Emulab's test_ugly:
+# hub has no switch interface, only direct links to h1, h2 and h3; h1 and h2 also have one
+# switch interface each (h1's under a repeated name), h3 and leaf only direct links
+DIRECT = (
+    "node sw switch:1\nnode hub pc:1\nnode h1 pc:1\nnode h2 pc:1\nnode h3 pc:1\n"
+    "node leaf pc:1\nnode far pc:1\n"
+    "link d1 hub h1 100 0 0\nlink d2 hub h2 100 0 0\nlink d3 hub h3 100 0 0\n"
+    "link s1 h1 sw 100 0 0\nlink s1 h1 sw 100 0 0\nlink s2 h2 sw 100 0 0\n"
+    "link d4 h3 leaf 100 0 0\nlink s3 far sw 100 0 0\n"
+)
+# a star of three around c, one arm (y) continuing to z: five of the seven hosts, so some
+# of them are ones reached only over direct links
+STAR = (
+    "node c pc\nnode x pc\nnode y pc\nnode w pc\nnode z pc\n"
+    "link l1 c x 100 0 0\nlink l2 c y 100 0 0\nlink l3 c w 100 0 0\nlink l4 y z 100 0 0\n"
+)
+
+
+@pytest.mark.parametrize("method", ["assign+", "anneal", "exact"])
+def test_direct_host_links_are_mapped(method):
+    """Issue 25: on a testbed whose hosts are wired to one another every method failed (a
+    host without switch interface was scored as unreachable); the default, the annealer
+    and the exact method map it, and verify accepts."""
+    ptop, top = tb.parse_ptop(DIRECT), tb.parse_top(STAR)
+    assert "s1#2" in ptop.links
+    r = tb.assign(top, ptop, method, seed=1)
+    assert r.success, (method, r.reason)
+    assert tb.verify_mapping(top, ptop, r.mapping, r.routes).ok
+    assert "direct" in r.kinds.values()
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(2, 6), st.integers(0, 2**31), st.integers(0, 2**63))
+def test_annealer_twins_agree_with_direct_links(size, gseed, seed):
+    import numpy as np
+
+    from coalloc.testbed import generators as g
+    from coalloc.testbed.anneal import run_anneal
+    from coalloc.testbed.problem import build_problem
+
+    pr = build_problem(g.random_sparse(size, 1, seed=gseed), tb.parse_ptop(DIRECT))
+    fast = {"t0": 10.0, "melt_moves": 60, "melt_accept": 0.95, "cooling": 0.7,
+            "min_moves": 40, "t_stop": 0.05, "frozen": 3, "max_moves": 3000}  # fmt: skip
+    a, b = run_anneal(pr, seed, fast, "compiled"), run_anneal(pr, seed, fast, "python")
+    assert np.array_equal(a["where"], b["where"]) and a["score"] == b["score"]
+    assert a["violations"] == b["violations"]

@@ -117,6 +117,32 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
             if any(n for _, n in need):
                 m.Add(sum(n * var for var, n in need) <= int(pr.pifaces[p]))
                 rows += 1
+    # a host wired only to other hosts (no switch interface) reaches nothing but its direct
+    # peers: a link with one end there has its other end on a peer (or on the same host
+    # when the link may be trivial)
+    if pr.direct:
+        peers: dict = {}
+        for a, b in pr.direct:
+            peers.setdefault(a, set()).add(b)
+            peers.setdefault(b, set()).add(a)
+        sidx = pr.sidx
+        lonely = {p for p in peers if not pr.pis_switch[p] and not any(
+            (lk.b if lk.a == pr.pnames[p] else lk.a) in sidx
+            for lk in pr.ptop.interfaces(pr.pnames[p]))}  # fmt: skip
+        for e in range(len(pr.la)):
+            u, w = int(pr.la[e]), int(pr.lb[e])
+            for s, t in ((u, w), (w, u)):
+                for p in lonely:
+                    if (s, p) not in x:
+                        continue
+                    ok = [x[t, q] for q in sorted(peers[p]) if (t, q) in x]
+                    if pr.ltriv[e] and (t, p) in x:
+                        ok.append(x[t, p])
+                    if ok:
+                        m.Add(sum(ok) >= x[s, p])
+                    else:
+                        m.Add(x[s, p] == 0)
+                    rows += 1
     # set-type-limit as Emulab counts it: a used node (acting as any type: sum of its y, at
     # most one) adds its slots of every type it lists (pr.tweight) to that type's count
     for t, lim in enumerate(pr.tlimit):

@@ -132,6 +132,7 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
     vadd, padd = data["vadd"], data["padd"]
     fixed, vclass, vclass_w = data["fixed"], data["vclass"], data["vclass_w"]
     hops, path_ptr, path_idx, tcap = data["hops"], data["path_ptr"], data["path_idx"], data["tcap"]
+    dir_ptr, dir_idx = data["dir_ptr"], data["dir_idx"]
     nv, npn = len(vslots), len(pclass)
     nc = len(mem_ptr) - 1
     nty = len(tlimit)
@@ -203,7 +204,9 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
                 ifa = 0 if pis_sw[pa] else 1
                 ifb = 0 if pis_sw[pb] else 1
             sa, sb = pswitch[pa], pswitch[pb]
-            if sa < 0 or sb < 0 or hops[sa * ns + sb] < 0:
+            if not pis_sw[pa] and not pis_sw[pb] and pb in dir_idx[dir_ptr[pa] : dir_ptr[pa + 1]]:
+                cost = W["direct"]  # the router takes a direct link first
+            elif sa < 0 or sb < 0 or hops[sa * ns + sb] < 0:
                 cost = W["violation"]
                 st["viol"] += sign
             elif sa == sb:

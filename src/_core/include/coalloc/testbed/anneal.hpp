@@ -40,7 +40,15 @@ struct Data {
     const double* vclass_w;
     const i64 *hops, *path_ptr, *path_idx;
     const double* tcap;
+    const i64 *dir_ptr, *dir_idx;  // each host's peers over a direct link (CSR, ascending)
 };
+
+// Are hosts a and b joined by a direct (host-host) link?
+inline bool direct_pair(const Data& d, i64 a, i64 b) {
+    for (i64 q = d.dir_ptr[a]; q < d.dir_ptr[a + 1]; ++q)
+        if (d.dir_idx[q] == b) return true;
+    return false;
+}
 
 // set-type-limit as Emulab's assign counts it: a physical node in use adds its weight
 // (its slots) of every type it lists, whichever type it acts as.  May node p start being
@@ -251,7 +259,9 @@ class Annealer {
                 ifb = d.pis_sw[pb] ? 0 : 1;
             }
             i64 sa = d.pswitch[pa], sb = d.pswitch[pb];
-            if (sa < 0 || sb < 0 || d.hops[sa * d.ns + sb] < 0) {
+            if (!d.pis_sw[pa] && !d.pis_sw[pb] && direct_pair(d, pa, pb)) {
+                cost = W_.direct;  // the router takes a direct link first
+            } else if (sa < 0 || sb < 0 || d.hops[sa * d.ns + sb] < 0) {
                 cost = W_.violation;
                 viol_ += sign;
             } else if (sa == sb) {

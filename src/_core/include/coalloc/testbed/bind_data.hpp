@@ -53,6 +53,7 @@ inline void fill_data(const py::dict& data, anneal::Data& d, std::vector<py::obj
     Arr<double> vclass_w = D("vclass_w");
     Arr<i64> hops = I("hops"), path_ptr = I("path_ptr"), path_idx = I("path_idx");
     Arr<double> tcap = D("tcap");
+    Arr<i64> dir_ptr = I("dir_ptr"), dir_idx = I("dir_idx");
     d.nv = vslots.shape(0);
     d.npn = pclass.shape(0);
     d.nc = mem_ptr.shape(0) - 1;
@@ -88,6 +89,9 @@ inline void fill_data(const py::dict& data, anneal::Data& d, std::vector<py::obj
     d.fixed = fixed.data(); d.vclass = vclass.data(); d.vclass_w = vclass_w.data();
     d.hops = hops.data(); d.path_ptr = path_ptr.data(); d.path_idx = path_idx.data();
     d.tcap = tcap.data();
+    need(dir_ptr.shape(0) == d.npn + 1, "dir_ptr must have npn + 1 entries");
+    d.dir_ptr = dir_ptr.data();
+    d.dir_idx = dir_idx.data();
 }
 
 }  // namespace testbed_bind
