@@ -215,6 +215,28 @@ def anneal_method(
     )
 
 
+def _not_exact_for(pr: Problem) -> Optional[str]:
+    """Why the integer program is not exact for this problem (None when it is).
+
+    It places a host at its home switch and routes every link through switches: a host
+    that may be used and has switch interfaces on several switches, or direct links to
+    other hosts, has routes the program does not see, so neither its "infeasible" nor its
+    "optimal" is a proof there.
+    """
+    used = sorted({int(p) for cands in pr.cand for c in cands for p in pr.members[c]})
+    sidx, pn, ptop = pr.sidx, pr.pnames, pr.ptop
+    direct = {p for pair in pr.direct for p in pair}
+    for p in used:
+        if pr.pis_switch[p]:
+            continue
+        if p in direct:
+            return f"host {pn[p]} has direct links to other hosts"
+        sws = {lk.b if lk.a == pn[p] else lk.a for lk in ptop.interfaces(pn[p])} & set(sidx)
+        if len(sws) > 1:
+            return f"host {pn[p]} has interfaces on several switches ({', '.join(sorted(sws))})"
+    return None
+
+
 def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
                  time_limit_s: Optional[float] = 60.0, threads: int = 1,
                  available=None, trunk_used=None) -> MappingResult:  # fmt: skip
@@ -241,6 +263,19 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
                                        seed=seed if seed is not None else 0,  # from the call
                                        started=t0)  # fmt: skip
     t2 = time.perf_counter()
+    unproven = _not_exact_for(pr)
+    if unproven is not None and (where is not None or out.infeasible):
+        # the model is a restriction here: its "infeasible" and "optimal" prove nothing
+        params["unproven"] = unproven
+        if where is None:
+            return _result(pr, "exact", seed, params, None, None, t0,
+                           {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
+                           failure={"constraint": "unproven", "why": unproven,
+                                    "solver": out.message},
+                           status="error",
+                           message=f"no mapping found, and none excluded: {unproven}")  # fmt: skip
+        out.status = "feasible" if out.status == "optimal" else out.status
+        out.bound = None
     if where is None:
         return _result(pr, "exact", seed, params, None, None, t0,
                        {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
@@ -259,7 +294,9 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
     return _result(pr, "exact", seed, params, where, rt, t0,
                    {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
                    status=out.status if out.status in ("optimal", "time_limit") else "feasible",
-                   message="" if out.status != "time_limit" else "incumbent mapping: the solver "
+                   message=f"mapped {pr.nv} nodes; optimality not proven: {unproven}"
+                   if unproven is not None and out.status != "time_limit" else
+                   "" if out.status != "time_limit" else "incumbent mapping: the solver "
                    f"was stopped before optimality was proven ({out.message})",
                    bound=out.bound)  # fmt: skip
 
