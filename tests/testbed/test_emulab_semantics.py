@@ -243,3 +243,35 @@ def test_policy_desire_lines_are_checked_as_assign_does(policy, desires, breaks)
     rep = tb.verify_mapping(top, ptop, mapping)
     assert rep.valid != breaks
     assert breaks == any(v["constraint"] == "policy" for v in rep.violations)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["generate", "deterlab", "--switches", "0"], "--switches"),
+    (["generate", "deterlab", "--size", "-1"], "--size"),
+    (["generate", "top", "--size", "100000000000"], "--size"),
+    (["simulate", "--experiments", "-1"], "--experiments"),
+    (["simulate", "--duration", "nan", "--experiments", "1"], "--duration"),
+    (["simulate", "--duration", "inf", "--experiments", "1"], "--duration"),
+    (["simulate", "--pcs", "0"], "--pcs"),
+])  # fmt: skip
+def test_cli_options_out_of_range_are_one_line_errors(tmp_path, capsys, argv, words):
+    """--switches 0 was a ZeroDivisionError traceback, --size 10**11 ran out of memory,
+    --experiments -1 and --duration nan were silently accepted."""
+    if argv[0] == "generate":
+        argv = argv + ["-o", str(tmp_path / "out")]
+    assert main(["testbed", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0], err
+
+
+def test_generators_validate_their_sizes():
+    from coalloc.testbed import generators as g
+
+    for call in (lambda: g.deterlab(10, 0), lambda: g.deterlab(10**9), lambda: g.tree(40, 3),
+                 lambda: g.random_topology(0), lambda: g.workload(-1),
+                 lambda: g.workload(2, mean_duration=float("inf")),
+                 lambda: g.grid5000(100, 100, 100)):  # fmt: skip
+        with pytest.raises(ValueError):
+            call()
+    with pytest.raises(TypeError):
+        g.ring(4.5)
