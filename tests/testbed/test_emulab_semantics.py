@@ -275,3 +275,15 @@ def test_generators_validate_their_sizes():
             call()
     with pytest.raises(TypeError):
         g.ring(4.5)
+
+
+def test_model_refuses_fractional_limits_and_bad_policies():
+    node = [tb.PNode("a", {"pc": 1})]
+    for limits in ({"pc": True}, {"pc": 2.5}, {"pc": float("inf")}, {"pc": 10**400}):
+        with pytest.raises(ValueError, match="type limit of pc"):
+            tb.PhysicalTopology(node, type_limits=limits)
+    for pol in ({"f": ("limit", float("inf"))}, {"f": ("limit", -1)}, {"f": ("maybe", 1)},
+                {"f": "disallow"}):  # fmt: skip
+        with pytest.raises(ValueError, match="policy"):
+            tb.PhysicalTopology(node, policies=pol)
+    assert tb.PhysicalTopology(node, type_limits={"pc": 3.0}).type_limits == {"pc": 3}

@@ -86,10 +86,29 @@ def _nonneg(value: Any, argname: str, *, allow_inf: bool = False) -> float:
 
 
 def _type_limit(value: Any, vtype: str) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"type limit of {vtype} must be a whole number, got {value!r}")
     x = _nonneg(value, f"type limit of {vtype}")
     if x > 2**53:  # the solvers hold limits as int64; more nodes than that cannot exist
         raise ValueError(f"type limit of {vtype} must be at most 2**53, got {value!r}")
+    if x != int(x):
+        raise ValueError(f"type limit of {vtype} must be a whole number, got {value!r}")
     return int(x)
+
+
+def _policy(name: Any, spec: Any) -> Tuple[str, Optional[float]]:
+    """``policy desire NAME disallow | limit X`` as ``("disallow", None)``/``("limit", X)``."""
+    _name(name, "policy desire name")
+    try:
+        kind, x = spec
+    except (TypeError, ValueError):
+        raise ValueError(f"policy {name!r} must be ('disallow', None) or ('limit', X), "
+                         f"got {spec!r}") from None  # fmt: skip
+    if kind == "disallow" and x is None:
+        return ("disallow", None)
+    if kind == "limit":
+        return ("limit", _nonneg(x, f"policy {name}: limit"))
+    raise ValueError(f"policy {name!r} must be ('disallow', None) or ('limit', X), got {spec!r}")
 
 
 class _Pickles:
@@ -298,7 +317,7 @@ class PhysicalTopology(_Pickles):
             {_name(t, "type_limits key"): _type_limit(n, t)
              for t, n in (type_limits or {}).items()}
         )  # fmt: skip
-        self.policies = MappingProxyType(dict(policies or {}))
+        self.policies = MappingProxyType({k: _policy(k, v) for k, v in (policies or {}).items()})
         self._ifaces: Dict[str, list] = {n: [] for n in self.nodes}
         for link in self.links.values():
             self._ifaces[link.a].append(link)
