@@ -287,3 +287,18 @@ def test_model_refuses_fractional_limits_and_bad_policies():
         with pytest.raises(ValueError, match="policy"):
             tb.PhysicalTopology(node, policies=pol)
     assert tb.PhysicalTopology(node, type_limits={"pc": 3.0}).type_limits == {"pc": 3}
+
+
+def test_exact_takes_unlimited_and_huge_capacities():
+    """``?+cpu:*`` (unlimited) was int(inf) in the exact model (OverflowError); demands of
+    1e300 would not fit CP-SAT's int64."""
+    ptop = tb.parse_ptop("node sw switch:1\nnode a pc:1 - ?+cpu:*\nnode b pc:1 - ?+cpu:100\n"
+                         "link la a sw 100 0 0\nlink lb b sw 100 0 0\n")  # fmt: skip
+    for text, ok in (("node x pc ?+cpu:*\nnode y pc ?+cpu:60\n", True),
+                     ("node x pc ?+cpu:1e300\nnode y pc ?+cpu:1e299\n", False),
+                     ("node x pc ?+cpu:1e300\nnode y pc ?+cpu:99\n", True)):  # fmt: skip
+        top = tb.parse_top(text)
+        r = tb.assign(top, ptop, "exact")
+        assert r.success == ok and r.status == ("optimal" if ok else "infeasible")
+        if ok:
+            assert r.mapping["x"] == "a" and tb.verify_mapping(top, ptop, r.mapping).ok

@@ -13,6 +13,7 @@ then found by :func:`.routing.route`, on the trunks the model chose.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Optional
 
@@ -49,6 +50,26 @@ def exact_mapping(pr: Problem, *, time_limit: Optional[float] = 60.0, threads: i
             "no solution found", nodes=None, time_limit_hit=True, infeasible=False, rows=0,
             time_limit=time_limit,
         ), {}  # fmt: skip
+
+
+def _capacity(m, terms, cap: float) -> None:
+    """``sum(demand x var) <= cap`` in CP-SAT's integers: demands and capacity in thousandths
+    (as always), or scaled down to fit 2**50 when that would not fit; an unlimited capacity
+    (``*``) adds nothing, a demand above the capacity (``*`` included) fixes its var at 0.
+    No ``int(inf)`` and no coefficient beyond int64."""
+    if math.isinf(cap):
+        return
+    fit = []
+    for var, d in terms:
+        if d > cap + 1e-9:
+            m.Add(var == 0)
+        else:
+            fit.append((var, d))
+    if not fit:
+        return
+    top = max(max(d for _, d in fit), cap, 1e-300)
+    scale = 1000.0 if top * 1000 <= 2.0**50 else 2.0**50 / top
+    m.Add(sum(int(round(d * scale)) * var for var, d in fit) <= int(round(cap * scale)))
 
 
 def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
@@ -101,15 +122,12 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
                     for v, var in lst
                     if not pr.vstatic[v, pr.pclass[p]] and pr.vtype[v, pr.pclass[p]] == t
                 ]
-                scale = 1000
-                m.Add(sum(int(round(s * scale)) * var for var, s in terms)
-                      <= int(round(cap * scale)))  # fmt: skip
+                _capacity(m, terms, cap)
                 rows += 2
         for a in range(len(pr.add_names)):
             dem = [(var, pr.vadd[v, a]) for v, var in lst if pr.vadd[v, a] > 0]
             if dem:
-                m.Add(sum(int(round(d * 1000)) * var for var, d in dem)
-                      <= int(round(pr.padd[p, a] * 1000)))  # fmt: skip
+                _capacity(m, dem, float(pr.padd[p, a]))
                 rows += 1
         if not pr.pis_switch[p]:
             need = [(var, sum(1 for e in pr.inc[v] if not pr.lemu[e] and not pr.ltriv[e]))
