@@ -302,3 +302,42 @@ def test_exact_takes_unlimited_and_huge_capacities():
         assert r.success == ok and r.status == ("optimal" if ok else "infeasible")
         if ok:
             assert r.mapping["x"] == "a" and tb.verify_mapping(top, ptop, r.mapping).ok
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-9, 1e-3, 0.37, 1.0, 1e6, 1e12, 5e12])
+def test_exact_at_any_bandwidth_scale(scale):
+    """Bandwidths scaled from 1e-300 to 5e12: no overflow (1e300 was a TypeError in CP-SAT,
+    fractional ones were rounded); "optimal" only where the integer program is exact, and
+    then the optimum brute force finds; the mapping always valid."""
+
+    def bw(x):
+        return f"{x * scale!r}"
+
+    ptop = tb.parse_ptop(
+        "node s1 switch:1\nnode s2 switch:1\n"
+        + "".join(
+            f"node a{i} pc:1\nlink la{i} a{i} s1 {bw(100)} 0 0\nlink ma{i} a{i} s1 {bw(100)} 0 0\n"
+            for i in range(2)
+        )
+        + "".join(
+            f"node b{i} pc:1\nlink lb{i} b{i} s2 {bw(100)} 0 0\nlink mb{i} b{i} s2 {bw(100)} 0 0\n"
+            for i in range(2)
+        )
+        + f"link t s1 s2 {bw(150)} 0 0\n"
+    )
+    top = tb.parse_top(
+        "node x pc\nnode y pc\nnode z pc\n"
+        f"link l1 x y {bw(90)} 0 0\nlink l2 y z {bw(80)} 0 0\nlink l3 x z {bw(70)} 0 0\n"
+    )
+    r = tb.assign(top, ptop, "exact")
+    assert r.success and tb.verify_mapping(top, ptop, r.mapping, r.routes).ok
+    best = min(
+        rep.interswitch_bandwidth
+        for c in itertools.permutations(["a0", "a1", "b0", "b1"], 3)
+        if (rep := tb.verify_mapping(top, ptop, dict(zip("xyz", c)))).ok
+    )
+    if r.status == "optimal":
+        assert r.interswitch_bandwidth <= best * (1 + 1e-9)
+    else:
+        assert r.status == "feasible" and "unproven" in r.params
+    assert r.interswitch_bandwidth >= best * (1 - 1e-9)

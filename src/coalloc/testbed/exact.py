@@ -52,6 +52,27 @@ def exact_mapping(pr: Problem, *, time_limit: Optional[float] = 60.0, threads: i
         ), {}  # fmt: skip
 
 
+def _bandwidth_unit(bws, caps, ns: int):
+    """``(unit, up, down)``: bandwidths in CP-SAT's integers. Whole numbers of kbit/s whose
+    sums fit are taken as they are (unit 1, ``up`` rounds, ``down`` floors: the model as it
+    always was); otherwise they are counted in units of ``max / 2**40``, link bandwidths
+    rounded to the nearest unit and capacities given half a unit per link of slack, so that
+    the rounding cannot make a fitting set of links not fit (the router then checks the real
+    bandwidths; the model is no longer exact: its optimum and infeasibility prove nothing)."""
+    finite = [abs(x) for x in list(bws) + list(caps) if math.isfinite(x)]
+    top = max(finite, default=0.0)
+    whole = all(x == int(x) for x in bws)
+    if whole and top * max(len(bws), 1) * max(ns, 1) <= 2.0**53:
+        return 1.0, lambda x: int(round(x)), lambda c: int(math.floor(c + 1e-9))
+    unit = top / 2.0**40 if top > 0 else 1.0
+    slack = 0.5 * len(bws) + 1e-9
+    return (
+        unit,
+        lambda x: int(round(x / unit)),
+        lambda c: int(math.floor(c / unit + slack)),
+    )
+
+
 def _capacity(m, terms, cap: float) -> None:
     """``sum(demand x var) <= cap`` in CP-SAT's integers: demands and capacity in thousandths
     (as always), or scaled down to fit 2**50 when that would not fit; an unlimited capacity
@@ -189,14 +210,24 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
         load = {g: [] for g in range(len(pr.tcap))}
         cross: dict = {}  # (e, g) -> the w of e whose switch path uses trunk group g
         link_bws = []
+        bws = []
         for e in range(len(pr.la)):
-            clock()
-            a, b = int(pr.la[e]), int(pr.lb[e])
             bw = pr.lbw[e]
             if bw < 0:  # native bandwidth: the largest it can be
                 bw = link_bw(pr, e, int(np.argmax(pr.pifbw * ~pr.pis_switch)),
                              int(np.argmax(pr.pifbw * ~pr.pis_switch)))  # fmt: skip
-            bwi = int(round(bw))
+            bws.append(float(bw))
+        caps = [float(c) for c in pr.tcap] + [
+            pr.ptop.links[n].bw - pr.trunk_used.get(n, 0.0) for names in pr.tlinks for n in names
+        ]
+        unit, up, down = _bandwidth_unit(bws, caps, ns)
+        if unit != 1.0:
+            pr.exact_rescaled = (f"bandwidths not whole numbers of kbit/s or too large for "
+                                 f"CP-SAT's integers: counted in units of {unit:g}")  # fmt: skip
+        for e in range(len(pr.la)):
+            clock()
+            a, b = int(pr.la[e]), int(pr.lb[e])
+            bwi = up(bws[e])
             link_bws.append(bwi)
             ws = []
             for s in range(ns):
@@ -222,7 +253,7 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
                 rows += 1
         for g, terms in load.items():
             if terms:
-                m.Add(sum(terms) <= int(pr.tcap[g]))
+                m.Add(sum(terms) <= down(pr.tcap[g]))
                 rows += 1
         # Each link takes ONE trunk of every group it crosses (as the router routes it), so
         # the parallel trunks of a group are packed one by one: a group's total free
@@ -245,7 +276,7 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
             rows += 1
         for n, terms in per_trunk.items():
             free = pr.ptop.links[n].bw - pr.trunk_used.get(n, 0.0)
-            m.Add(sum(terms) <= int(np.floor(free + 1e-9)))
+            m.Add(sum(terms) <= down(free))
             rows += 1
     m.Minimize(sum(obj) if obj else 0)
     keys = list(plan)

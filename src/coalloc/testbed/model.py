@@ -39,6 +39,9 @@ LINK_FLAGS = ("nodelay", "emulated", "trivial_ok")
 #: Desires (and vclasses) of at least this weight are hard constraints.
 HARD_WEIGHT = 1.0
 INF = math.inf
+#: The largest bandwidth a link may have (kbit/s: 10**15 is an exabit per second); the
+#: solvers keep sentinels above it.
+MAX_BANDWIDTH = 1e15
 
 
 def feature_kind(name: str) -> str:
@@ -82,6 +85,13 @@ def _nonneg(value: Any, argname: str, *, allow_inf: bool = False) -> float:
         raise ValueError(f"{argname} must be a number, got {value!r}") from None
     if math.isnan(x) or x < 0 or (math.isinf(x) and not allow_inf):
         raise ValueError(f"{argname} must be a finite non-negative number, got {value!r}")
+    return x
+
+
+def _bandwidth(value: Any, argname: str) -> float:
+    x = _nonneg(value, argname)
+    if x > MAX_BANDWIDTH:
+        raise ValueError(f"{argname} must be at most {MAX_BANDWIDTH:g} (kbit/s), got {value!r}")
     return x
 
 
@@ -240,7 +250,7 @@ class PLink:
         _name(self.name, "link name")
         _name(self.a, f"link {self.name}: source")
         _name(self.b, f"link {self.name}: destination")
-        object.__setattr__(self, "bw", _nonneg(self.bw, f"link {self.name}: bandwidth"))
+        object.__setattr__(self, "bw", _bandwidth(self.bw, f"link {self.name}: bandwidth"))
         object.__setattr__(self, "delay", _nonneg(self.delay, f"link {self.name}: delay"))
         object.__setattr__(self, "loss", _nonneg(self.loss, f"link {self.name}: loss"))
         object.__setattr__(self, "types", tuple(_name(t, f"link {self.name}: type")
@@ -509,7 +519,7 @@ class VLink(_Pickles):
         _name(self.a, f"link {self.name}: source")
         _name(self.b, f"link {self.name}: destination")
         if self.bw is not None:
-            object.__setattr__(self, "bw", _nonneg(self.bw, f"link {self.name}: bandwidth"))
+            object.__setattr__(self, "bw", _bandwidth(self.bw, f"link {self.name}: bandwidth"))
         object.__setattr__(self, "delay", _nonneg(self.delay, f"link {self.name}: delay"))
         object.__setattr__(self, "loss", _nonneg(self.loss, f"link {self.name}: loss"))
         if self.type is not None:

@@ -221,9 +221,16 @@ def _not_exact_for(pr: Problem) -> Optional[str]:
     It places a host at its home switch and routes every link through switches: a host
     that may be used and has switch interfaces on several switches, or direct links to
     other hosts, has routes the program does not see, so neither its "infeasible" nor its
-    "optimal" is a proof there.
+    "optimal" is a proof there. Nor where it counts bandwidths in coarser units (fractional
+    or huge values) or a ``*`` link at the fastest interface of hosts of several speeds.
     """
+    rescaled = getattr(pr, "exact_rescaled", None)
+    if rescaled:
+        return rescaled
     used = sorted({int(p) for cands in pr.cand for c in cands for p in pr.members[c]})
+    hosts = [p for p in used if not pr.pis_switch[p]]
+    if (pr.lbw < 0).any() and len({float(pr.pifbw[p]) for p in hosts}) > 1:
+        return "a link of native bandwidth (*) is counted at the fastest interface's"
     sidx, pn, ptop = pr.sidx, pr.pnames, pr.ptop
     direct = {p for pair in pr.direct for p in pair}
     for p in used:
