@@ -153,15 +153,20 @@ def test_cut_top_link_lines_are_errors(line):
 @st.composite
 def _typed_testbed(draw):
     """Up to 4 PCs on an ethernet switch and an air switch (joined by a trunk), each PC with
-    ethernet and/or 802.11 interfaces; 1-3 virtual nodes in a chain of typed links."""
+    ethernet and/or 802.11 interfaces (or none), some pairs joined by direct links; 1-3
+    virtual nodes in a chain of typed links."""
     n = draw(st.integers(2, 4))
     lines = ["node sw switch:1", "node air switch:1", "link t sw air 1000000 0 0 ethernet"]
     for i in range(n):
         lines.append(f"node p{i} pc:1")
-        kinds = draw(st.sampled_from([("ethernet",), ("80211",), ("ethernet", "80211")]))
+        kinds = draw(st.sampled_from([("ethernet",), ("80211",), ("ethernet", "80211"), ()]))
         for k, kind in enumerate(kinds):
             lines.append(f"link p{i}-{k} p{i} {'sw' if kind == 'ethernet' else 'air'} "
                          f"100000 0 0 {kind}")  # fmt: skip
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    for k, (i, j) in enumerate(draw(st.lists(st.sampled_from(pairs), max_size=3))):
+        kind = draw(st.sampled_from(["ethernet", "80211"]))
+        lines.append(f"link d{k} p{i} p{j} 100000 0 0 {kind}")
     nv = draw(st.integers(1, 3))
     top = "".join(f"node v{j} pc\n" for j in range(nv))
     for j in range(nv - 1):
