@@ -260,3 +260,15 @@ def test_annealer_twins_agree_with_direct_links(size, gseed, seed):
     a, b = run_anneal(pr, seed, fast, "compiled"), run_anneal(pr, seed, fast, "python")
     assert np.array_equal(a["where"], b["where"]) and a["score"] == b["score"]
     assert a["violations"] == b["violations"]
+
+
+def test_a_search_that_finds_nothing_does_not_claim_infeasible():
+    """The paper's assign+ finds nothing on the direct-link testbed, where a mapping exists:
+    its status must not be "infeasible" (proven) but undecided (``time_limit``, as the
+    package's status table has it for a heuristic); a virtual node no node can take is."""
+    ptop, top = tb.parse_ptop(DIRECT), tb.parse_top(STAR)
+    r = tb.assign(top, ptop, "assign+.1", seed=1)
+    assert not r.success and r.status == "time_limit"
+    assert tb.assign(top, ptop, "exact").success
+    r = tb.assign(tb.parse_top("node x pc3000\n"), ptop, "assign+.1")
+    assert r.status == "infeasible" and r.reason["constraint"] == "no_candidate"

@@ -24,6 +24,11 @@ __all__ = ["assign", "solve", "METHODS", "DEFAULT_METHOD", "Instance"]
 #: The most moves an annealing parameter may ask for (melting, per temperature, run limit):
 #: a run makes at most melt_moves + max_moves moves, whatever the cooling.
 MAX_ANNEAL_MOVES = 10**9
+#: Failures that prove no mapping exists: a virtual node no free physical node can take, a
+#: fix-node that cannot hold, a policy line the experiment breaks. Any other failure of a
+#: search (assign+, the annealer) leaves the question open: status ``time_limit``, as the
+#: package's status table says for an undecided heuristic, never ``infeasible``.
+PROVEN_FAILURES = ("no_candidate", "fixed", "policy")
 #: The most CP-SAT workers the exact method may ask for.
 MAX_THREADS = 1024
 
@@ -36,8 +41,13 @@ def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings,
         reason = failure if failure is not None else (routing.failure if routing else None)
         if status in ("optimal", "feasible"):  # a success status without a mapping: never
             status = "error"
+        if status is None:  # a search that found nothing: infeasible only when proven
+            proven = (reason or {}).get("constraint") in PROVEN_FAILURES
+            status = "infeasible" if proven else "time_limit"
+            if not proven and not message:
+                message = f"no mapping found (not proven impossible): {reason}"
         return MappingResult(
-            status=status or "infeasible", method=method, seed=seed, params=params,
+            status=status, method=method, seed=seed, params=params,
             message=message or f"no mapping: {reason}", timings=timings,
             iterations=counters, reason=reason or {"constraint": "unknown"},
         )  # fmt: skip
