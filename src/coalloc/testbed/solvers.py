@@ -289,7 +289,7 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
                            {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
                            failure={"constraint": "unproven", "why": unproven,
                                     "solver": out.message},
-                           status="error",
+                           status="time_limit",
                            message=f"no mapping found, and none excluded: {unproven}")  # fmt: skip
         out.status = "feasible" if out.status == "optimal" else out.status
         out.bound = None
