@@ -117,7 +117,10 @@ def test_top_errors_name_file_and_line(text, line, words):
     "text, line, words",
     [
         ("node sw switch:1\nlink l sw pc 100 0 0\n", 2, "defined node"),
-        ("node sw switch:1 - a:1 - b - c\n", 1, "two '-'"),
+        ("node sw switch:1 - a:1 - unique - c\n", 1, "two '-'"),
+        ("node sw switch:1 - a:1 - fancy\n", 1, "node flag"),
+        ("node sw switch:1 - a:1 - trivial_bw:x\n", 1, "trivial_bw"),
+        ("node p pc:1\nnode q pc:1\nlink l p q 0 0 0\n", 3, "bandwidth > 0"),
         ("node p pc:x\n", 1, "slot count of type pc"),
         ("node p pc:1\nnode q pc:1\nlink l p q 100 0\n", 3, "multiplicity"),
         ("node p pc:1\nnode q pc:1\nlink l p q 100\n", 3, "BW DELAY LOSS TYPE"),

@@ -76,6 +76,8 @@ __all__ = [
 ]
 
 INSTANCE_FORMAT = "coalloc.testbed.instance"
+#: The node flags of a ``.ptop`` (after the second ``-``), the ones Emulab's assign takes.
+_PNODE_FLAGS = ("trivial_bw", "subnode_of", "unique")
 #: The most links one older ``link NAME SRC DST BW MULTIPLICITY`` line may stand for.
 MAX_MULTIPLICITY = 1000
 PathLike = Union[str, "os.PathLike[str]"]
@@ -253,6 +255,11 @@ def parse_ptop(text: str, source: str = "<ptop>") -> PhysicalTopology:
                     features[k] = w
                 else:
                     k, _, v = t.partition(":")
+                    if k not in _PNODE_FLAGS:  # as assign: "Bad flag given"
+                        raise line.fail(f"a node flag ({', '.join(_PNODE_FLAGS)}), not "
+                                        f"{_cut(repr(t), 40)}")  # fmt: skip
+                    if k == "trivial_bw":
+                        _number(v, line, "the trivial_bw bandwidth")
                     flags[k] = v
             if not types and not static:
                 raise line.fail("at least one TYPE:COUNT after the node name")
@@ -276,6 +283,8 @@ def parse_ptop(text: str, source: str = "<ptop>") -> PhysicalTopology:
                                     f"before the links that name them)")  # fmt: skip
                 ends.append((node, iface))
             bw = _number(tok[4], line, "the bandwidth")
+            if bw <= 0:  # as assign: "Bad link line - negative or zero bandwidth."
+                raise line.fail(f"a bandwidth > 0, not {_cut(repr(tok[4]), 40)}")
             copies = 1
             delay = loss = 0.0
             if len(tok) == 6:
