@@ -272,3 +272,15 @@ def test_a_search_that_finds_nothing_does_not_claim_infeasible():
     assert tb.assign(top, ptop, "exact").success
     r = tb.assign(tb.parse_top("node x pc3000\n"), ptop, "assign+.1")
     assert r.status == "infeasible" and r.reason["constraint"] == "no_candidate"
+
+
+def test_repeated_virtual_link_name_is_one_more_link():
+    top = tb.parse_top("node x pc\nnode y pc\nlink l x y 100 0 0\nlink l x y 100 0 0\n")
+    assert sorted(top.links) == ["l", "l#2"]
+    ptop = tb.parse_ptop(
+        "node sw switch:1\nnode a pc:1\nnode b pc:1\nlink la a sw 100 0 0\n"
+        "link la a sw 100 0 0\nlink lb b sw 100 0 0\nlink lb b sw 100 0 0\n"
+    )
+    r = tb.assign(top, ptop)
+    assert r.success and set(r.routes) == {"l", "l#2"}
+    assert tb.verify_mapping(top, ptop, r.mapping, r.routes).ok

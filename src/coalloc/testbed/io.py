@@ -123,8 +123,8 @@ def _count(tok: str, line: _Line, what: str, *, low: int = 0, high: int = 2**53)
 
 
 def _link_name(name: str, taken: Dict[str, int]) -> str:
-    """A repeated physical link name (Emulab accepts them: each line is one more link) gets
-    the suffix ``#k`` for its k-th use, so that routes can name every link."""
+    """A repeated link name (Emulab accepts them: each line is one more link) gets the
+    suffix ``#k`` for its k-th use, so that routes and mappings can name every link."""
     if name not in taken:
         return name
     k = 2
@@ -476,6 +476,7 @@ def parse_top(text: str, source: str = "<top>") -> VirtualTopology:
     fixed: Dict[str, str] = {}
     hints: Dict[str, str] = {}
     names: Dict[str, int] = {}
+    vlink_names: Dict[str, int] = {}
     last = None
     for line, tok in _lines(text, source):
         last = line
@@ -529,7 +530,9 @@ def parse_top(text: str, source: str = "<top>") -> VirtualTopology:
                 else:
                     raise line.fail(f"a link flag ({', '.join(LINK_FLAGS)}, fixsrciface:X, "
                                     f"fixdstiface:X), not {t!r}")  # fmt: skip
-            links.append(_build(line, VLink, tok[1], ends[0], ends[1], bw, delay, loss, ltype,
+            name = _link_name(tok[1], vlink_names)  # repeated: one more link, as in assign
+            vlink_names[name] = line.lineno
+            links.append(_build(line, VLink, name, ends[0], ends[1], bw, delay, loss, ltype,
                                 frozenset(flags_set), options))  # fmt: skip
         elif kw == "make-vclass":
             if len(tok) < 4:
