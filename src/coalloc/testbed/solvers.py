@@ -33,6 +33,28 @@ PROVEN_FAILURES = ("no_candidate", "fixed", "policy")
 MAX_THREADS = 1024
 
 
+def _pigeonhole(pr: Problem, reason: Optional[dict]) -> bool:
+    """Does a ``capacity`` failure prove that no mapping exists? Yes when its virtual nodes
+    are more than the free nodes of all the pclasses they may use, each taking a node of
+    its own (a whole slot of a type of one slot, not through a static type)."""
+    if not reason or reason.get("constraint") != "capacity" or "vnodes" not in reason:
+        return False
+    vs = [pr.vidx[n] for n in reason["vnodes"] if n in pr.vidx]
+    if len(vs) != len(reason["vnodes"]):
+        return False
+    pcs = {int(c) for v in vs for c in pr.cand[v]}
+    for v in vs:
+        if pr.vslots[v] < 1:
+            return False
+        for c in pcs:
+            t = pr.vtype[v, c]
+            if t < 0:
+                continue
+            if pr.vstatic[v, c] or pr.cap[int(pr.members[c][0]), t] > 1:
+                return False
+    return len(vs) > sum(len(pr.members[c]) for c in pcs)
+
+
 def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings, counters,
             score=None, failure=None, status=None, message="", bound=None):  # fmt: skip
     timings = dict(timings)
@@ -42,7 +64,7 @@ def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings,
         if status in ("optimal", "feasible"):  # a success status without a mapping: never
             status = "error"
         if status is None:  # a search that found nothing: infeasible only when proven
-            proven = (reason or {}).get("constraint") in PROVEN_FAILURES
+            proven = (reason or {}).get("constraint") in PROVEN_FAILURES or _pigeonhole(pr, reason)
             status = "infeasible" if proven else "time_limit"
             if not proven and not message:
                 message = f"no mapping found (not proven impossible): {reason}"
