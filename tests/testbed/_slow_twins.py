@@ -83,8 +83,9 @@ def route_reference(pr: Problem, where: np.ndarray) -> Routing:
                 tl = ptop.links[tname]
                 if ltype and ltype not in (tl.types or ("ethernet",)):
                     continue
-                if trunk_free[tname] + 1e-9 >= bw and (best is None or
-                                                       trunk_free[tname] > trunk_free[best]):
+                if trunk_free[tname] + 1e-9 >= bw and (
+                    best is None or trunk_free[tname] > trunk_free[best]
+                ):
                     best = tname
             if best is None:
                 out.failure = {"constraint": "trunk_bandwidth", "link": name,
@@ -117,9 +118,13 @@ def route_reference(pr: Problem, where: np.ndarray) -> Routing:
                 continue
         if not sw_a and not sw_b and pa != pb:
             key = (min(pa, pb), max(pa, pb))
-            free = [n for n in pr.direct.get(key, ()) if direct_free[n]
-                    and ptop.links[n].bw + 1e-9 >= bw
-                    and (not ltype or ltype in (ptop.links[n].types or ("ethernet",)))]
+            free = [
+                n
+                for n in pr.direct.get(key, ())
+                if direct_free[n]
+                and ptop.links[n].bw + 1e-9 >= bw
+                and (not ltype or ltype in (ptop.links[n].types or ("ethernet",)))
+            ]
             if free:
                 direct_free[free[0]] = False
                 out.routes[name], out.kinds[name] = [free[0]], "direct"
@@ -130,8 +135,9 @@ def route_reference(pr: Problem, where: np.ndarray) -> Routing:
                 ends.append((pr.sidx[pn[p]], None))
                 continue
             target = pr.sidx[pn[q]] if sw_q else pswitch[q]
-            row = take_iface(p, bw, emu, ltype, target,
-                             exclude=ends[0][1] if ends and p == pa == pb else None)
+            row = take_iface(
+                p, bw, emu, ltype, target, exclude=ends[0][1] if ends and p == pa == pb else None
+            )
             if row is None:
                 out.failure = {"constraint": "interfaces", "link": name, "pnode": pn[p],
                                "bandwidth": bw}  # fmt: skip
@@ -177,8 +183,10 @@ def _check_shapes(mapping: Any, routes: Any) -> None:
         raise TypeError(f"routes must be a dict of virtual link -> physical links, got "
                         f"{type(routes).__name__}")  # fmt: skip
     for name, r in routes.items():
-        ok = r is None or r == "trivial" or (
-            isinstance(r, (list, tuple)) and all(map(isinstance, r, repeat(str)))
+        ok = (
+            r is None
+            or r == "trivial"
+            or (isinstance(r, (list, tuple)) and all(map(isinstance, r, repeat(str))))
         )
         if not ok:
             raise TypeError(f"routes[{name!r}] must be a list of physical link names or "
@@ -205,10 +213,12 @@ def verify_reference(top, ptop, mapping, routes=None, *, claimed=None) -> Verify
               for v, nd in top.nodes.items() if nd.desires}  # fmt: skip
     pfeat = {n: [(k, c) for k, c in nd.features.items() if k.startswith("?+")]
              for n, nd in ptop.nodes.items()}  # fmt: skip
+    in_use_weight: Dict[str, float] = defaultdict(float)
     for p, vs in hosted.items():
         node = ptop.nodes[p]
         types, static = node.types, node.static
         dynamic = []
+        mistyped = False
         for v in vs:
             allowed = allowed_of[v]
             offered = False
@@ -221,8 +231,13 @@ def verify_reference(top, ptop, mapping, routes=None, *, claimed=None) -> Verify
             if not offered:
                 bad.append({"constraint": "type", "vnode": v, "pnode": p,
                             "allowed": list(allowed)})  # fmt: skip
+                mistyped = True
                 continue
             dynamic.append(v)
+        if dynamic or mistyped:  # in use (Emulab's set-type-limit counts it)
+            for table in (node.types, node.static):
+                for t, n in table.items():
+                    in_use_weight[t] += 10000.0 if math.isinf(n) else n
         if dynamic:
             common = set(node.types)
             for v in dynamic:
@@ -258,12 +273,19 @@ def verify_reference(top, ptop, mapping, routes=None, *, claimed=None) -> Verify
         if mapping.get(v) != p:
             bad.append({"constraint": "fixed", "vnode": v, "pnode": p,
                         "got": mapping.get(v)})  # fmt: skip
-    count: Dict[str, int] = defaultdict(int)
-    for t in acting.values():
-        count[t] += 1
     for t, lim in ptop.type_limits.items():
-        if count[t] > lim:
-            bad.append({"constraint": "type_limit", "type": t, "used": count[t], "limit": lim})
+        c = in_use_weight[t]
+        if c > lim:
+            used = int(c) if c.is_integer() else c
+            bad.append({"constraint": "type_limit", "type": t, "used": used, "limit": lim})
+    for name, (kind, x) in ptop.policies.items():
+        weights = [nd.desires[name] for nd in top.nodes.values() if name in nd.desires]
+        if weights and kind == "disallow":
+            bad.append({"constraint": "policy", "desire": name, "policy": "disallow",
+                        "users": len(weights)})  # fmt: skip
+        elif weights and x is not None and sum(weights) > x + _EPS:
+            bad.append({"constraint": "policy", "desire": name, "policy": "limit",
+                        "total": sum(weights), "limit": x})  # fmt: skip
     for name, (w, _types) in top.vclasses.items():
         if w < 1.0:
             continue
@@ -273,8 +295,25 @@ def verify_reference(top, ptop, mapping, routes=None, *, claimed=None) -> Verify
                 chosen.add(acting[mapping[v]])
         if len(chosen) > 1:
             bad.append({"constraint": "vclass", "vclass": name, "types": sorted(chosen)})
-    if routes is None or any(b["constraint"] in ("unassigned", "unknown_pnode") for b in bad):
+    if any(b["constraint"] in ("unassigned", "unknown_pnode") for b in bad):
         return VerifyReport(bad, None, {}, claimed)
+    if routes is None:  # route it here (the old router), or say the links went unchecked
+        if bad:
+            return VerifyReport(bad, None, {}, claimed)
+        if top.links:
+            from coalloc.testbed.problem import build_problem
+
+            pr = build_problem(top, ptop)
+            pidx = {n: i for i, n in enumerate(pr.pnames)}
+            found = route_reference(pr, np.array([pidx[mapping[v]] for v in pr.vnames]))
+            if found.failure is not None:
+                bad.append({"constraint": "links_unchecked",
+                            "why": "no routes were given and the router found none for this "
+                                   "mapping: its links could not be checked"})  # fmt: skip
+                return VerifyReport(bad, None, {}, claimed)
+            routes = dict(found.routes)
+        else:
+            routes = {}
 
     switches = frozenset(n for n, node in ptop.nodes.items() if node.is_switch)
     exclusive: Dict[str, str] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 from .. import testbed
@@ -10,6 +11,20 @@ from .._shared.result import relative_gap
 from . import _common as common
 
 __all__ = ["add_commands"]
+
+
+def _check_args(args, whole=(), positive=()) -> None:
+    """Options in range, or one ValueError naming the option (one line, exit 2): ``whole``
+    holds ``(attribute, low)`` pairs (at most 100,000), ``positive`` attributes that must be
+    finite and > 0 when given."""
+    for name, lo in whole:
+        n = getattr(args, name)
+        if not lo <= n <= 100_000:
+            raise ValueError(f"--{name} must be {lo} to 100_000, got {n}")
+    for name in positive:
+        x = getattr(args, name)
+        if x is not None and not (math.isfinite(x) and x > 0):
+            raise ValueError(f"--{name.replace('_', '-')} must be a finite number > 0, got {x}")
 
 
 def _assign_quality(top, ptop, result, args) -> tuple:
@@ -72,6 +87,7 @@ def _exact_params(args) -> dict:
 
 
 def _cmd_assign(args) -> int:
+    _check_args(args, positive=("exact_bound",))
     params = _exact_params(args)
     top = testbed.read_top(args.top)
     ptop = testbed.read_ptop(args.ptop)
@@ -129,6 +145,7 @@ def _cmd_verify(args) -> int:
 def _cmd_generate(args) -> int:
     from ..testbed import generators as g
 
+    _check_args(args, whole=(("size", 1), ("switches", 1)))
     if args.kind == "deterlab":
         testbed.write_ptop(args.output, g.deterlab(args.size, args.switches, seed=args.seed))
     elif args.kind == "grid5000":
@@ -144,6 +161,8 @@ def _cmd_simulate(args) -> int:
 
     from ..testbed import generators as g
 
+    _check_args(args, whole=(("pcs", 1), ("switches", 1), ("experiments", 0)),
+                positive=("duration",))  # fmt: skip
     ptop = (testbed.read_ptop(args.ptop) if args.ptop
             else g.deterlab(args.pcs, args.switches, seed=args.seed))  # fmt: skip
     wl = g.workload(args.experiments, seed=args.seed, mean_duration=args.duration)
@@ -175,7 +194,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("ptop", help="physical topology (.ptop)")
     p.add_argument("--method", default=testbed.DEFAULT_METHOD, choices=sorted(testbed.METHODS))
     common.add_seed(p, "seed of the annealer")
-    common.add_params(p, "scoring=\"2m\"")
+    common.add_params(p, 'scoring="2m"')
     common.add_exact_options(p, EXACT_BACKENDS)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument(

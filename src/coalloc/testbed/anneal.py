@@ -60,10 +60,17 @@ def kernel_data(pr: Problem) -> Dict[str, np.ndarray]:
         path_ptr, path_idx = _csr(paths)
         hops = np.full(ns * ns, -1, dtype=np.int64)
         if len(pr.switches):
-            hops[:] = pr.hops[: ns, : ns].reshape(-1)
-        for arr in (path_ptr, path_idx, hops):
+            hops[:] = pr.hops[:ns, :ns].reshape(-1)
+        # hosts joined by a direct (host-host) link: each host's peers, ascending
+        peers = [set() for _ in pr.pnames]
+        for a, b in pr.direct:
+            peers[a].add(b)
+            peers[b].add(a)
+        dir_ptr, dir_idx = _csr([sorted(s) for s in peers])
+        for arr in (path_ptr, path_idx, hops, dir_ptr, dir_idx):
             arr.flags.writeable = False
-        cache.update(path_ptr=path_ptr, path_idx=path_idx, hops=hops)
+        cache.update(path_ptr=path_ptr, path_idx=path_idx, hops=hops, dir_ptr=dir_ptr,
+                     dir_idx=dir_idx)  # fmt: skip
     path_ptr, path_idx, hops = cache["path_ptr"], cache["path_idx"], cache["hops"]
     na = len(pr.add_names)
     return {
@@ -79,13 +86,14 @@ def kernel_data(pr: Problem) -> Dict[str, np.ndarray]:
         "vstatic": _arr(pr.vstatic, np.int64),
         "fcost": _arr(pr.fcost, np.float64),
         "vslots": _arr(pr.vslots, np.float64), "cap": np.ascontiguousarray(pr.cap),
-        "tlimit": _arr(pr.tlimit, np.int64),
+        "tlimit": _arr(pr.tlimit, np.int64), "tweight": np.ascontiguousarray(pr.tweight),
         "vadd": np.ascontiguousarray(pr.vadd.reshape(pr.nv, na)),
         "padd": np.ascontiguousarray(pr.padd.reshape(len(pr.pnames), na)),
         "fixed": _arr(pr.fixed, np.int64), "vclass": _arr(pr.vclass, np.int64),
         "vclass_w": _arr(pr.vclass_w, np.float64),
         "hops": hops, "path_ptr": path_ptr, "path_idx": path_idx,
         "tcap": _arr(pr.tcap, np.float64),
+        "dir_ptr": cache["dir_ptr"], "dir_idx": cache["dir_idx"],
     }  # fmt: skip
 
 

@@ -13,6 +13,7 @@ then found by :func:`.routing.route`, on the trunks the model chose.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Optional
 
@@ -49,6 +50,47 @@ def exact_mapping(pr: Problem, *, time_limit: Optional[float] = 60.0, threads: i
             "no solution found", nodes=None, time_limit_hit=True, infeasible=False, rows=0,
             time_limit=time_limit,
         ), {}  # fmt: skip
+
+
+def _bandwidth_unit(bws, caps, ns: int):
+    """``(unit, up, down)``: bandwidths in CP-SAT's integers. Whole numbers of kbit/s whose
+    sums fit are taken as they are (unit 1, ``up`` rounds, ``down`` floors: the model as it
+    always was); otherwise they are counted in units of ``max / 2**40``, link bandwidths
+    rounded to the nearest unit and capacities given half a unit per link of slack, so that
+    the rounding cannot make a fitting set of links not fit (the router then checks the real
+    bandwidths; the model is no longer exact: its optimum and infeasibility prove nothing)."""
+    finite = [abs(x) for x in list(bws) + list(caps) if math.isfinite(x)]
+    top = max(finite, default=0.0)
+    whole = all(x == int(x) for x in bws)
+    if whole and top * max(len(bws), 1) * max(ns, 1) <= 2.0**53:
+        return 1.0, lambda x: int(round(x)), lambda c: int(math.floor(c + 1e-9))
+    unit = top / 2.0**40 if top > 0 else 1.0
+    slack = 0.5 * len(bws) + 1e-9
+    return (
+        unit,
+        lambda x: int(round(x / unit)),
+        lambda c: int(math.floor(c / unit + slack)),
+    )
+
+
+def _capacity(m, terms, cap: float) -> None:
+    """``sum(demand x var) <= cap`` in CP-SAT's integers: demands and capacity in thousandths
+    (as always), or scaled down to fit 2**50 when that would not fit; an unlimited capacity
+    (``*``) adds nothing, a demand above the capacity (``*`` included) fixes its var at 0.
+    No ``int(inf)`` and no coefficient beyond int64."""
+    if math.isinf(cap):
+        return
+    fit = []
+    for var, d in terms:
+        if d > cap + 1e-9:
+            m.Add(var == 0)
+        else:
+            fit.append((var, d))
+    if not fit:
+        return
+    top = max(max(d for _, d in fit), cap, 1e-300)
+    scale = 1000.0 if top * 1000 <= 2.0**50 else 2.0**50 / top
+    m.Add(sum(int(round(d * scale)) * var for var, d in fit) <= int(round(cap * scale)))
 
 
 def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
@@ -96,17 +138,17 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
             m.AddAtMostOne([y[p, t] for t in types])
             for t in types:
                 cap = min(pr.cap[p, t], 1e6)
-                terms = [(var, pr.vslots[v]) for v, var in lst
-                         if not pr.vstatic[v, pr.pclass[p]] and pr.vtype[v, pr.pclass[p]] == t]
-                scale = 1000
-                m.Add(sum(int(round(s * scale)) * var for var, s in terms)
-                      <= int(round(cap * scale)))  # fmt: skip
+                terms = [
+                    (var, pr.vslots[v])
+                    for v, var in lst
+                    if not pr.vstatic[v, pr.pclass[p]] and pr.vtype[v, pr.pclass[p]] == t
+                ]
+                _capacity(m, terms, cap)
                 rows += 2
         for a in range(len(pr.add_names)):
             dem = [(var, pr.vadd[v, a]) for v, var in lst if pr.vadd[v, a] > 0]
             if dem:
-                m.Add(sum(int(round(d * 1000)) * var for var, d in dem)
-                      <= int(round(pr.padd[p, a] * 1000)))  # fmt: skip
+                _capacity(m, dem, float(pr.padd[p, a]))
                 rows += 1
         if not pr.pis_switch[p]:
             need = [(var, sum(1 for e in pr.inc[v] if not pr.lemu[e] and not pr.ltriv[e]))
@@ -114,11 +156,41 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
             if any(n for _, n in need):
                 m.Add(sum(n * var for var, n in need) <= int(pr.pifaces[p]))
                 rows += 1
+    # a host wired only to other hosts (no switch interface) reaches nothing but its direct
+    # peers: a link with one end there has its other end on a peer (or on the same host
+    # when the link may be trivial)
+    if pr.direct:
+        peers: dict = {}
+        for a, b in pr.direct:
+            peers.setdefault(a, set()).add(b)
+            peers.setdefault(b, set()).add(a)
+        sidx = pr.sidx
+        lonely = {p for p in peers if not pr.pis_switch[p] and not any(
+            (lk.b if lk.a == pr.pnames[p] else lk.a) in sidx
+            for lk in pr.ptop.interfaces(pr.pnames[p]))}  # fmt: skip
+        for e in range(len(pr.la)):
+            u, w = int(pr.la[e]), int(pr.lb[e])
+            for s, t in ((u, w), (w, u)):
+                for p in lonely:
+                    if (s, p) not in x:
+                        continue
+                    ok = [x[t, q] for q in sorted(peers[p]) if (t, q) in x]
+                    if pr.ltriv[e] and (t, p) in x:
+                        ok.append(x[t, p])
+                    if ok:
+                        m.Add(sum(ok) >= x[s, p])
+                    else:
+                        m.Add(x[s, p] == 0)
+                    rows += 1
+    # set-type-limit as Emulab counts it: a used node (acting as any type: sum of its y, at
+    # most one) adds its slots of every type it lists (pr.tweight) to that type's count
     for t, lim in enumerate(pr.tlimit):
         if lim >= 0:
-            vars_t = [var for (p, tt), var in y.items() if tt == t]
-            if vars_t:
-                m.Add(sum(vars_t) <= int(lim))
+            terms = [(var, int(round(pr.tweight[p, t] * 1000))) for (p, tt), var in y.items()
+                     if pr.tweight[p, t] > 0]  # fmt: skip
+            # a limit above every node's weight together cannot bind (and may not fit int64)
+            if terms and sum(w for _, w in terms) > int(lim) * 1000:
+                m.Add(sum(w * var for var, w in terms) <= int(lim) * 1000)
                 rows += 1
     obj = []
     plan: dict = {}  # (e, g, trunk name) -> u: link e takes that trunk of group g
@@ -138,14 +210,24 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
         load = {g: [] for g in range(len(pr.tcap))}
         cross: dict = {}  # (e, g) -> the w of e whose switch path uses trunk group g
         link_bws = []
+        bws = []
         for e in range(len(pr.la)):
-            clock()
-            a, b = int(pr.la[e]), int(pr.lb[e])
             bw = pr.lbw[e]
             if bw < 0:  # native bandwidth: the largest it can be
                 bw = link_bw(pr, e, int(np.argmax(pr.pifbw * ~pr.pis_switch)),
                              int(np.argmax(pr.pifbw * ~pr.pis_switch)))  # fmt: skip
-            bwi = int(round(bw))
+            bws.append(float(bw))
+        caps = [float(c) for c in pr.tcap] + [
+            pr.ptop.links[n].bw - pr.trunk_used.get(n, 0.0) for names in pr.tlinks for n in names
+        ]
+        unit, up, down = _bandwidth_unit(bws, caps, ns)
+        if unit != 1.0:
+            pr.exact_rescaled = (f"bandwidths not whole numbers of kbit/s or too large for "
+                                 f"CP-SAT's integers: counted in units of {unit:g}")  # fmt: skip
+        for e in range(len(pr.la)):
+            clock()
+            a, b = int(pr.la[e]), int(pr.lb[e])
+            bwi = up(bws[e])
             link_bws.append(bwi)
             ws = []
             for s in range(ns):
@@ -171,7 +253,7 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
                 rows += 1
         for g, terms in load.items():
             if terms:
-                m.Add(sum(terms) <= int(pr.tcap[g]))
+                m.Add(sum(terms) <= down(pr.tcap[g]))
                 rows += 1
         # Each link takes ONE trunk of every group it crosses (as the router routes it), so
         # the parallel trunks of a group are packed one by one: a group's total free
@@ -194,7 +276,7 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
             rows += 1
         for n, terms in per_trunk.items():
             free = pr.ptop.links[n].bw - pr.trunk_used.get(n, 0.0)
-            m.Add(sum(terms) <= int(np.floor(free + 1e-9)))
+            m.Add(sum(terms) <= down(free))
             rows += 1
     m.Minimize(sum(obj) if obj else 0)
     keys = list(plan)
@@ -203,8 +285,8 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
     if out.x is None:
         return None, out, {}
     where = np.full(nv, -1, dtype=np.int64)
-    for (v, p), val in zip(x.keys(), out.x[:len(x)]):
+    for (v, p), val in zip(x.keys(), out.x[: len(x)]):
         if val > 0.5:
             where[v] = p
-    trunks = {(e, g): n for (e, g, n), val in zip(keys, out.x[len(x):]) if val > 0.5}
+    trunks = {(e, g): n for (e, g, n), val in zip(keys, out.x[len(x) :]) if val > 0.5}
     return where, out, trunks

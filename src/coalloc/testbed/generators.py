@@ -8,6 +8,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._shared.params import integer, number
 from .._shared.seeding import check_seed
 from .model import PhysicalTopology, PLink, PNode, VirtualTopology, VLink, VNode
 
@@ -23,14 +24,26 @@ HARDWARE = (
     ("pc3000", 0.35, 4, GBIT, {"fast-disk": 0.2, "bios-waittime": 0.1}, 3000, 2048),
     ("pc2133", 0.25, 4, GBIT, {"bios-waittime": 0.1}, 2133, 2048),
     ("pc850", 0.20, 4, MBIT100, {}, 850, 512),
-    ("bpc2800", 0.12, 5, GBIT, {"fast-disk": 0.2, "tpm": 0.3, "bios-waittime": 0.1}, 2800,
-     4096),
+    ("bpc2800", 0.12, 5, GBIT, {"fast-disk": 0.2, "tpm": 0.3, "bios-waittime": 0.1}, 2800, 4096),
     ("microcloud", 0.08, 2, GBIT, {"ssd": 0.3, "tpm": 0.3}, 3400, 8192),
 )
 
 
+#: The most nodes (physical or virtual) or experiments a generator makes: sizes are bounded so
+#: that a typo cannot ask for more memory and time than a machine has.
+MAX_GENERATED = 100_000
+
+
 def _rng(seed):
     return np.random.default_rng(check_seed(seed))
+
+
+def _size(value, name: str, lo: int = 1, hi: int = MAX_GENERATED) -> int:
+    """A whole number ``lo <= value <= hi`` (ValueError/TypeError naming ``name``)."""
+    n = integer(value, name, lo)
+    if n > hi:
+        raise ValueError(f"{name} must be at most {hi:_}, got {n}")
+    return n
 
 
 def deterlab(n_pcs: int = 255, n_switches: int = 5, *, trunk_bw: float = 2 * GBIT,
@@ -63,6 +76,9 @@ def deterlab(n_pcs: int = 255, n_switches: int = 5, *, trunk_bw: float = 2 * GBI
     >>> len([n for n in t.nodes if not t.nodes[n].is_switch])
     40
     """
+    n_pcs, n_switches = _size(n_pcs, "n_pcs"), _size(n_switches, "n_switches")
+    trunks_per_pair = _size(trunks_per_pair, "trunks_per_pair", hi=64)
+    trunk_bw = number(trunk_bw, "trunk_bw")
     rng = _rng(seed)
     nodes = [PNode("core", {"switch": 1}, {"lan": float("inf")})]
     nodes += [PNode(f"sw{s}", {"switch": 1}, {"lan": float("inf")}) for s in range(n_switches)]
@@ -84,8 +100,9 @@ def deterlab(n_pcs: int = 255, n_switches: int = 5, *, trunk_bw: float = 2 * GBI
             nodes.append(PNode(pc, {"pc": 1, name: 1}, {}, f))
             sw = home[j % len(home)]
             for k in range(nif):
-                links.append(PLink(f"{pc}:eth{k}", pc, f"sw{sw}", bw, types=("ethernet",),
-                                   a_iface=f"eth{k}"))
+                links.append(
+                    PLink(f"{pc}:eth{k}", pc, f"sw{sw}", bw, types=("ethernet",), a_iface=f"eth{k}")
+                )
             i += 1
     del rng
     return PhysicalTopology(nodes, links)
@@ -121,10 +138,18 @@ def grid5000(n_sites: int = 3, clusters_per_site: int = 2, nodes_per_cluster: in
     >>> grid5000(2, 1, 4)
     PhysicalTopology(12 nodes, 4 switches, 11 links)
     """
+    n_sites = _size(n_sites, "n_sites")
+    clusters_per_site = _size(clusters_per_site, "clusters_per_site")
+    nodes_per_cluster = _size(nodes_per_cluster, "nodes_per_cluster")
+    _size(n_sites * clusters_per_site * nodes_per_cluster, "n_sites x clusters_per_site x "
+          "nodes_per_cluster")  # fmt: skip
+    backbone_bw, uplink_bw = number(backbone_bw, "backbone_bw"), number(uplink_bw, "uplink_bw")
     rng = _rng(seed)
     nodes = [PNode(f"site{s}", {"switch": 1}, {"lan": float("inf")}) for s in range(n_sites)]
-    links = [PLink(f"backbone-{s}", f"site{s}", f"site{(s + 1) % n_sites}", backbone_bw)
-             for s in range(n_sites if n_sites > 2 else n_sites - 1)]
+    links = [
+        PLink(f"backbone-{s}", f"site{s}", f"site{(s + 1) % n_sites}", backbone_bw)
+        for s in range(n_sites if n_sites > 2 else n_sites - 1)
+    ]
     for s in range(n_sites):
         for c in range(clusters_per_site):
             sw = f"s{s}c{c}"
@@ -171,7 +196,7 @@ def lan(n: int, *, vtype: str = "pc", bw: float = MBIT100, name: str = "lan0",
     >>> lan(3)
     VirtualTopology(4 nodes, 3 links)
     """
-    nodes = _vnodes(n, "n", vtype, desires) + [VNode(name, "lan")]
+    nodes = _vnodes(_size(n, "n"), "n", vtype, desires) + [VNode(name, "lan")]
     links = [VLink(f"{name}-l{i}", f"n{i}", name, bw) for i in range(n)]
     return VirtualTopology(nodes, links)
 
@@ -201,6 +226,8 @@ def tree(depth: int, fanout: int, *, vtype: str = "pc", bw: float = MBIT100) -> 
     >>> tree(2, 2)
     VirtualTopology(7 nodes, 6 links)
     """
+    depth, fanout = _size(depth, "depth", 0), _size(fanout, "fanout")
+    _size(sum(fanout**k for k in range(min(depth, 64) + 1)), "the tree's nodes")
     nodes = [VNode("n0", vtype)]
     links = []
     frontier = [0]
@@ -240,6 +267,7 @@ def ring(n: int, *, vtype: str = "pc", bw: float = MBIT100) -> VirtualTopology:
     >>> ring(4)
     VirtualTopology(4 nodes, 4 links)
     """
+    n = _size(n, "n", 2)
     nodes = _vnodes(n, "n", vtype)
     links = [VLink(f"l{i}", f"n{i}", f"n{(i + 1) % n}", bw) for i in range(n if n > 2 else 1)]
     return VirtualTopology(nodes, links)
@@ -271,9 +299,13 @@ def dumbbell(n_left: int, n_right: int, *, vtype: str = "pc", bw: float = MBIT10
     >>> dumbbell(2, 3)
     VirtualTopology(9 nodes, 8 links)
     """
+    _size(n_left, "n_left", 0), _size(n_right, "n_right", 0)
     nodes = [VNode("rl", vtype), VNode("rr", vtype), VNode("lanL", "lan"), VNode("lanR", "lan")]
-    links = [VLink("bottleneck", "rl", "rr", bottleneck_bw),
-             VLink("lanL-r", "rl", "lanL", bw), VLink("lanR-r", "rr", "lanR", bw)]
+    links = [
+        VLink("bottleneck", "rl", "rr", bottleneck_bw),
+        VLink("lanL-r", "rl", "lanL", bw),
+        VLink("lanR-r", "rr", "lanR", bw),
+    ]
     for i in range(n_left):
         nodes.append(VNode(f"a{i}", vtype))
         links.append(VLink(f"lanL-{i}", f"a{i}", "lanL", bw))
@@ -313,6 +345,7 @@ def random_sparse(n: int, extra_edges: int = 2, *, vtype: str = "pc", bw: float 
     >>> random_sparse(6, 2, seed=0)
     VirtualTopology(6 nodes, 7 links)
     """
+    n, extra_edges = _size(n, "n"), _size(extra_edges, "extra_edges", 0)
     rng = _rng(seed)
     nodes = _vnodes(n, "n", vtype)
     deg = [0] * n
@@ -394,6 +427,7 @@ def random_topology(size: int, *, seed: Optional[int] = 0, hw_types=None,
     >>> random_topology(6, seed=1)
     VirtualTopology(6 nodes, 6 links)
     """
+    size = _size(size, "size")
     rng = _rng(seed)
     kind = int(rng.integers(5))
     size = max(2, int(size))
@@ -462,6 +496,11 @@ def workload(n: int, *, seed: Optional[int] = 0, mean_interarrival: float = 1.0,
     >>> [(round(t, 2), top.__class__.__name__) for t, _, top in workload(3, seed=0)]
     [(0.68, 'VirtualTopology'), (1.23, 'VirtualTopology'), (1.99, 'VirtualTopology')]
     """
+    n = _size(n, "n", 0)
+    mean_interarrival = number(mean_interarrival, "mean_interarrival")
+    mean_duration = number(mean_duration, "mean_duration")
+    size_scale = number(size_scale, "size_scale")
+    max_size = _size(max_size, "max_size", 2)
     rng = _rng(seed)
     t = 0.0
     out = []

@@ -1,27 +1,33 @@
 """Emulab's ``.ptop`` / ``.top`` files, networkx graphs and the package's JSON.
 
-Line formats (whitespace separated, ``#`` comments; see ``coalloc docs testbed``):
+Line formats (split on white space as Emulab's parser splits them: ``#`` is an ordinary
+character, ``link0#2`` a name; a line whose first token starts with ``#`` is skipped as a
+comment; see ``coalloc docs testbed``):
 
 ``.ptop``::
 
     node NAME TYPE:COUNT [TYPE:COUNT ...] [- FEATURE:WEIGHT ... [- FLAG ...]]
-    link NAME SRC[:mac[/iface]] DST[:mac[/iface]] BW DELAY LOSS [SLOTS] [TYPE ...]
-    link NAME SRC DST BW [MULTIPLICITY] [TYPE ...]            (older files)
+    link NAME SRC[:mac[/iface]] DST[:mac[/iface]] BW DELAY LOSS TYPE [TYPE ...]  (2011-2016)
+    link NAME SRC DST BW DELAY LOSS                           (2003: untyped)
+    link NAME SRC DST BW MULTIPLICITY                         (older: that many links)
     set-type-limit TYPE N
     policy desire NAME disallow|limit X
 
 ``.top``::
 
     node NAME TYPE[:SLOTS] [DESIRE:WEIGHT ...] [subnode_of:V] [disallow_trivial_mix]
-    link NAME A B BW|* DELAY LOSS [TYPE] [nodelay] [emulated] [trivial_ok] [fixsrciface:X]
-    link NAME A B BW [DELAY [LOSS]] [TYPE] [FLAG ...]         (older files)
+    link NAME A B BW|* DELAY LOSS TYPE [nodelay] [emulated] [trivial_ok] [fixsrciface:X]
+    link NAME A B BW|* DELAY LOSS [FLAG ...]                  (2003: untyped)
     make-vclass NAME WEIGHT TYPE ...
     fix-node V P
     node-hint V P
 
-A type written ``*name`` is static; a count ``*`` is unlimited. A malformed line raises one
-:class:`~coalloc._shared.jsonio.InstanceError` naming the file, the line number and what
-was expected.
+A type written ``*name`` is static; a count ``*`` is unlimited. The 8th token of a link
+line is its type whatever it looks like (``80211``); BW, DELAY and LOSS of a ``.top`` link
+may carry Emulab's ``:UNDER:OVER[:WEIGHT]`` tolerances (checked, not used). A repeated
+physical link name is one more link (as in Emulab), named ``NAME#k`` for its k-th use.
+A malformed line raises one :class:`~coalloc._shared.jsonio.InstanceError` naming the
+file, the line number and what was expected.
 """
 
 from __future__ import annotations
@@ -77,6 +83,10 @@ __all__ = [
 ]
 
 INSTANCE_FORMAT = "coalloc.testbed.instance"
+#: The node flags of a ``.ptop`` (after the second ``-``), the ones Emulab's assign takes.
+_PNODE_FLAGS = ("trivial_bw", "subnode_of", "unique")
+#: The most links one older ``link NAME SRC DST BW MULTIPLICITY`` line may stand for.
+MAX_MULTIPLICITY = 1000
 PathLike = Union[str, "os.PathLike[str]"]
 
 
@@ -98,30 +108,66 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _lines(text: str, source: str):
+    """Lines split on white space, as Emulab's parser splits them: ``#`` is an ordinary
+    character (``link0#2`` is a name); only a line whose first token starts with ``#`` is
+    skipped as a comment (Emulab refuses such a line; files written by hand carry them)."""
     for i, raw in enumerate(text.splitlines(), 1):
-        body = raw.split("#", 1)[0].strip()
-        if body:
-            yield _Line(source, i, raw), body.split()
+        tok = raw.split()
+        if tok and not tok[0].startswith("#"):
+            yield _Line(source, i, raw), tok
+
+
+def _count(tok: str, line: _Line, what: str, *, low: int = 0, high: int = 2**53) -> int:
+    """A whole number written in ASCII digits, ``low <= n <= high`` (no ``inf``, ``1e400``,
+    ``1.5`` or ``1_0``: Emulab reads these counts as C integers)."""
+    if not (tok.isascii() and tok.isdigit()):
+        raise line.fail(f"{what} (a whole number), not {_cut(repr(tok), 40)}")
+    n = int(tok) if len(tok) < 30 else high + 1
+    if not low <= n <= high:
+        top = "2**53" if high == 2**53 else str(high)
+        raise line.fail(f"{what} between {low} and {top}, not {_cut(tok, 40)}")
+    return n
+
+
+def _link_name(name: str, taken: Dict[str, int]) -> str:
+    """A repeated link name (Emulab accepts them: each line is one more link) gets the
+    suffix ``#k`` for its k-th use, so that routes and mappings can name every link."""
+    if name not in taken:
+        return name
+    k = 2
+    while f"{name}#{k}" in taken:
+        k += 1
+    return f"{name}#{k}"
 
 
 def _number(tok: str, line: _Line, what: str, *, star: bool = False) -> float:
+    """A finite non-negative number in ASCII (``*`` = unlimited where ``star``): ``inf``,
+    ``1e400``, ``1_0`` and non-ASCII digits are refused, not read as numbers."""
     if star and tok == "*":
         return math.inf
     try:
+        if not tok.isascii() or "_" in tok:
+            raise ValueError(tok)
         x = float(tok)
     except ValueError:
-        raise line.fail(f"{what} (a number{' or *' if star else ''}), not {tok!r}") from None
-    if math.isnan(x) or x < 0:
-        raise line.fail(f"{what} (a non-negative number), not {tok!r}")
+        raise line.fail(f"{what} (a number{' or *' if star else ''}), not "
+                        f"{_cut(repr(tok), 40)}") from None  # fmt: skip
+    if not math.isfinite(x) or x < 0:
+        raise line.fail(f"{what} (a finite non-negative number), not {_cut(repr(tok), 40)}")
     return x
 
 
-def _is_number(tok: str) -> bool:
-    try:
-        float(tok)
-    except ValueError:
-        return False
-    return True
+def _tolerance(tok: str, line: _Line, what: str, *, star: bool = False) -> Optional[float]:
+    """``X`` or Emulab's ``X:UNDER:OVER[:WEIGHT]`` (the tolerances are checked, not kept);
+    ``*`` (None) where ``star``."""
+    parts = tok.split(":")
+    if len(parts) not in (1, 3, 4):
+        raise line.fail(f"{what} written X or X:UNDER:OVER[:WEIGHT], not {_cut(repr(tok), 40)}")
+    for extra in parts[1:]:
+        _number(extra, line, f"a tolerance of {what}")
+    if star and parts[0] == "*":
+        return None
+    return _number(parts[0], line, f"{what}{' (or *)' if star else ''}")
 
 
 def _pair(tok: str, line: _Line, what: str) -> Tuple[str, float]:
@@ -185,6 +231,7 @@ def parse_ptop(text: str, source: str = "<ptop>") -> PhysicalTopology:
     limits: Dict[str, int] = {}
     policies: Dict[str, Tuple[str, Optional[float]]] = {}
     names: Dict[str, int] = {}
+    link_names: Dict[str, int] = {}
     last = None
     for line, tok in _lines(text, source):
         last = line
@@ -215,6 +262,11 @@ def parse_ptop(text: str, source: str = "<ptop>") -> PhysicalTopology:
                     features[k] = w
                 else:
                     k, _, v = t.partition(":")
+                    if k not in _PNODE_FLAGS:  # as assign: "Bad flag given"
+                        raise line.fail(f"a node flag ({', '.join(_PNODE_FLAGS)}), not "
+                                        f"{_cut(repr(t), 40)}")  # fmt: skip
+                    if k == "trivial_bw":
+                        _number(v, line, "the trivial_bw bandwidth")
                     flags[k] = v
             if not types and not static:
                 raise line.fail("at least one TYPE:COUNT after the node name")
@@ -224,8 +276,12 @@ def parse_ptop(text: str, source: str = "<ptop>") -> PhysicalTopology:
             names[tok[1]] = line.lineno
             nodes.append(_build(line, PNode, tok[1], types, static, features, flags))
         elif kw == "link":
-            if len(tok) < 5:
-                raise line.fail("'link NAME SRC DST BW [DELAY LOSS [SLOTS]] [TYPE ...]'")
+            # Emulab 2011-2016: link NAME SRC DST BW DELAY LOSS TYPE [TYPE ...] (the 8th
+            # token is the link type, whatever it looks like: 80211 is a type); 2003:
+            # the same without types; older: link NAME SRC DST BW MULTIPLICITY
+            if len(tok) not in (6, 7) and len(tok) < 8:
+                raise line.fail("'link NAME SRC DST BW DELAY LOSS TYPE [TYPE ...]' (or the "
+                                "older 'BW DELAY LOSS' or 'BW MULTIPLICITY')")  # fmt: skip
             ends = []
             for t in tok[2:4]:
                 node, _, iface = t.partition(":")
@@ -233,31 +289,25 @@ def parse_ptop(text: str, source: str = "<ptop>") -> PhysicalTopology:
                     raise line.fail(f"a defined node as link end, not {node!r} (nodes come "
                                     f"before the links that name them)")  # fmt: skip
                 ends.append((node, iface))
-            nums = []
-            rest = tok[4:]
-            while rest and _is_number(rest[0]) and len(nums) < 4:
-                nums.append(rest.pop(0))
-            if not nums:
-                raise line.fail(f"the bandwidth (a number) after the link ends, not {tok[4]!r}")
-            bw = _number(nums[0], line, "the bandwidth")
+            bw = _number(tok[4], line, "the bandwidth")
+            if bw <= 0:  # as assign: "Bad link line - negative or zero bandwidth."
+                raise line.fail(f"a bandwidth > 0, not {_cut(repr(tok[4]), 40)}")
+            copies = 1
             delay = loss = 0.0
-            slots = None
-            if len(nums) >= 3:  # BW DELAY LOSS [SLOTS]
-                delay = _number(nums[1], line, "the delay")
-                loss = _number(nums[2], line, "the loss")
-                if len(nums) == 4:
-                    slots = int(_number(nums[3], line, "the slot count"))
-            elif len(nums) == 2:  # older files: BW MULTIPLICITY
-                slots = int(_number(nums[1], line, "the multiplicity"))
-            for t in rest:
-                if _is_number(t):
-                    raise line.fail(f"a link type name, not the number {t!r}")
-            links.append(_build(line, PLink, tok[1], ends[0][0], ends[1][0], bw, delay, loss,
-                                tuple(rest), ends[0][1], ends[1][1], slots))  # fmt: skip
+            if len(tok) == 6:
+                copies = _count(tok[5], line, "the multiplicity", low=1, high=MAX_MULTIPLICITY)
+            else:
+                delay = _number(tok[5], line, "the delay")
+                loss = _number(tok[6], line, "the loss")
+            for _ in range(copies):
+                name = _link_name(tok[1], link_names)
+                link_names[name] = line.lineno
+                links.append(_build(line, PLink, name, ends[0][0], ends[1][0], bw, delay, loss,
+                                    tuple(tok[7:]), ends[0][1], ends[1][1]))  # fmt: skip
         elif kw == "set-type-limit":
             if len(tok) != 3:
                 raise line.fail("'set-type-limit TYPE N'")
-            limits[tok[1]] = int(_number(tok[2], line, "the type limit N"))
+            limits[tok[1]] = _count(tok[2], line, "the type limit N")
         elif kw == "policy":
             if len(tok) < 4 or tok[1] != "desire" or tok[3] not in ("disallow", "limit"):
                 raise line.fail("'policy desire NAME disallow' or 'policy desire NAME limit X'")
@@ -320,9 +370,9 @@ def format_ptop(ptop: PhysicalTopology) -> str:
     for lk in ptop.links.values():
         a = f"{lk.a}:{lk.a_iface}" if lk.a_iface else lk.a
         b = f"{lk.b}:{lk.b_iface}" if lk.b_iface else lk.b
+        # (a link's slots are not written: Emulab's current format has no such field, its
+        # 8th token is the link type; no solver uses them)
         parts = ["link", lk.name, a, b, _fmt(lk.bw), _fmt(lk.delay), _fmt(lk.loss)]
-        if lk.slots is not None:
-            parts.append(str(lk.slots))
         parts += list(lk.types)
         out.append(" ".join(parts))
     for t, n in ptop.type_limits.items():
@@ -429,6 +479,7 @@ def parse_top(text: str, source: str = "<top>") -> VirtualTopology:
     fixed: Dict[str, str] = {}
     hints: Dict[str, str] = {}
     names: Dict[str, int] = {}
+    vlink_names: Dict[str, int] = {}
     last = None
     for line, tok in _lines(text, source):
         last = line
@@ -454,7 +505,9 @@ def parse_top(text: str, source: str = "<top>") -> VirtualTopology:
             names[tok[1]] = line.lineno
             nodes.append(_build(line, VNode, tok[1], vtype, nslots, desires, flags))
         elif kw == "link":
-            if len(tok) < 5:
+            # Emulab: link NAME A B BW|* DELAY LOSS TYPE [FLAG ...] (2003 files: no TYPE);
+            # a shorter line is a cut one
+            if len(tok) < 7:
                 raise line.fail("'link NAME A B BW|* DELAY LOSS [TYPE] [FLAG ...]'")
             ends = []
             for t in tok[2:4]:
@@ -463,27 +516,26 @@ def parse_top(text: str, source: str = "<top>") -> VirtualTopology:
                     raise line.fail(f"a defined node as link end, not {node!r} (nodes come "
                                     f"before the links that name them)")  # fmt: skip
                 ends.append(node)
-            bw = None if tok[4] == "*" else _number(tok[4], line, "the bandwidth (or *)")
-            # older files stop after the bandwidth or the delay: numbers are read while numbers
-            nums = [t for t in tok[5:7] if _is_number(t)]
-            nums = nums if tok[5:5 + len(nums)] == nums else []
-            delay = _number(nums[0], line, "the delay") if len(nums) > 0 else 0.0
-            loss = _number(nums[1], line, "the loss") if len(nums) > 1 else 0.0
+            bw = _tolerance(tok[4], line, "the bandwidth", star=True)
+            delay = _tolerance(tok[5], line, "the delay")
+            loss = _tolerance(tok[6], line, "the loss")
             ltype = None
             flags_set = set()
             options: Dict[str, str] = {}
-            for i, t in enumerate(tok[5 + len(nums):]):
+            for i, t in enumerate(tok[7:]):
                 key = t.split(":", 1)[0]
                 if t in LINK_FLAGS:
                     flags_set.add(t)
                 elif key in _LINK_OPTIONS and ":" in t:
                     options[key] = t.split(":", 1)[1]
-                elif i == 0 and not _is_number(t):
+                elif i == 0:  # the link type, whatever it looks like (80211 is one)
                     ltype = t
                 else:
                     raise line.fail(f"a link flag ({', '.join(LINK_FLAGS)}, fixsrciface:X, "
                                     f"fixdstiface:X), not {t!r}")  # fmt: skip
-            links.append(_build(line, VLink, tok[1], ends[0], ends[1], bw, delay, loss, ltype,
+            name = _link_name(tok[1], vlink_names)  # repeated: one more link, as in assign
+            vlink_names[name] = line.lineno
+            links.append(_build(line, VLink, name, ends[0], ends[1], bw, delay, loss, ltype,
                                 frozenset(flags_set), options))  # fmt: skip
         elif kw == "make-vclass":
             if len(tok) < 4:
@@ -656,8 +708,6 @@ def ptop_to_dict(ptop: PhysicalTopology) -> dict:
     }  # fmt: skip
 
 
-
-
 class _Star(Str):
     """The string ``"*"`` (unlimited) where a number may also stand."""
 
@@ -743,9 +793,7 @@ def _unique(items: list, key: str, path: str, source: str) -> None:
         value = item[key] if key else item
         if value in first:
             where = f"{path}[{i}].{key}" if key else f"{path}[{i}]"
-            raise InstanceError(
-                f"{source}: {where}: {value!r} repeats {path}[{first[value]}]"
-            )
+            raise InstanceError(f"{source}: {where}: {value!r} repeats {path}[{first[value]}]")
         first[value] = i
 
 
@@ -1067,8 +1115,18 @@ def top_to_networkx(top: VirtualTopology):
         g.add_node(v.name, type=v.type, slots=v.slots, desires=dict(v.desires),
                    flags=dict(v.flags))  # fmt: skip
     for lk in top.links.values():
-        g.add_edge(lk.a, lk.b, key=lk.name, bw=lk.bw, delay=lk.delay, loss=lk.loss,
-                   type=lk.type, flags=sorted(lk.flags), options=dict(lk.options), a=lk.a)
+        g.add_edge(
+            lk.a,
+            lk.b,
+            key=lk.name,
+            bw=lk.bw,
+            delay=lk.delay,
+            loss=lk.loss,
+            type=lk.type,
+            flags=sorted(lk.flags),
+            options=dict(lk.options),
+            a=lk.a,
+        )
     return g
 
 

@@ -17,6 +17,7 @@ like ordinary ones).
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
@@ -38,6 +39,9 @@ LINK_FLAGS = ("nodelay", "emulated", "trivial_ok")
 #: Desires (and vclasses) of at least this weight are hard constraints.
 HARD_WEIGHT = 1.0
 INF = math.inf
+#: The largest bandwidth a link may have (kbit/s: 10**15 is an exabit per second); the
+#: solvers keep sentinels above it.
+MAX_BANDWIDTH = 1e15
 
 
 def feature_kind(name: str) -> str:
@@ -84,11 +88,37 @@ def _nonneg(value: Any, argname: str, *, allow_inf: bool = False) -> float:
     return x
 
 
+def _bandwidth(value: Any, argname: str) -> float:
+    x = _nonneg(value, argname)
+    if x > MAX_BANDWIDTH:
+        raise ValueError(f"{argname} must be at most {MAX_BANDWIDTH:g} (kbit/s), got {value!r}")
+    return x
+
+
 def _type_limit(value: Any, vtype: str) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"type limit of {vtype} must be a whole number, got {value!r}")
     x = _nonneg(value, f"type limit of {vtype}")
     if x > 2**53:  # the solvers hold limits as int64; more nodes than that cannot exist
         raise ValueError(f"type limit of {vtype} must be at most 2**53, got {value!r}")
+    if x != int(x):
+        raise ValueError(f"type limit of {vtype} must be a whole number, got {value!r}")
     return int(x)
+
+
+def _policy(name: Any, spec: Any) -> Tuple[str, Optional[float]]:
+    """``policy desire NAME disallow | limit X`` as ``("disallow", None)``/``("limit", X)``."""
+    _name(name, "policy desire name")
+    try:
+        kind, x = spec
+    except (TypeError, ValueError):
+        raise ValueError(f"policy {name!r} must be ('disallow', None) or ('limit', X), "
+                         f"got {spec!r}") from None  # fmt: skip
+    if kind == "disallow" and x is None:
+        return ("disallow", None)
+    if kind == "limit":
+        return ("limit", _nonneg(x, f"policy {name}: limit"))
+    raise ValueError(f"policy {name!r} must be ('disallow', None) or ('limit', X), got {spec!r}")
 
 
 class _Pickles:
@@ -220,11 +250,22 @@ class PLink:
         _name(self.name, "link name")
         _name(self.a, f"link {self.name}: source")
         _name(self.b, f"link {self.name}: destination")
-        object.__setattr__(self, "bw", _nonneg(self.bw, f"link {self.name}: bandwidth"))
+        object.__setattr__(self, "bw", _bandwidth(self.bw, f"link {self.name}: bandwidth"))
         object.__setattr__(self, "delay", _nonneg(self.delay, f"link {self.name}: delay"))
         object.__setattr__(self, "loss", _nonneg(self.loss, f"link {self.name}: loss"))
         object.__setattr__(self, "types", tuple(_name(t, f"link {self.name}: type")
                                                 for t in self.types))  # fmt: skip
+        if self.slots is not None:
+            try:
+                if isinstance(self.slots, bool):
+                    raise TypeError
+                n = operator.index(self.slots)
+            except TypeError:
+                n = -1
+            if n < 0:
+                raise ValueError(f"link {self.name}: slots must be None or a whole number "
+                                 f">= 0, got {self.slots!r}")  # fmt: skip
+            object.__setattr__(self, "slots", n)
 
 
 class PhysicalTopology(_Pickles):
@@ -286,7 +327,7 @@ class PhysicalTopology(_Pickles):
             {_name(t, "type_limits key"): _type_limit(n, t)
              for t, n in (type_limits or {}).items()}
         )  # fmt: skip
-        self.policies = MappingProxyType(dict(policies or {}))
+        self.policies = MappingProxyType({k: _policy(k, v) for k, v in (policies or {}).items()})
         self._ifaces: Dict[str, list] = {n: [] for n in self.nodes}
         for link in self.links.values():
             self._ifaces[link.a].append(link)
@@ -478,7 +519,7 @@ class VLink(_Pickles):
         _name(self.a, f"link {self.name}: source")
         _name(self.b, f"link {self.name}: destination")
         if self.bw is not None:
-            object.__setattr__(self, "bw", _nonneg(self.bw, f"link {self.name}: bandwidth"))
+            object.__setattr__(self, "bw", _bandwidth(self.bw, f"link {self.name}: bandwidth"))
         object.__setattr__(self, "delay", _nonneg(self.delay, f"link {self.name}: delay"))
         object.__setattr__(self, "loss", _nonneg(self.loss, f"link {self.name}: loss"))
         if self.type is not None:

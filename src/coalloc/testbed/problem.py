@@ -32,6 +32,9 @@ from .model import HARD_WEIGHT, PhysicalTopology, VirtualTopology, feature_kind
 __all__ = ["Problem", "build_problem", "NATIVE_BW"]
 
 BIG = 1e18
+#: What a used node listing a type with an unlimited count (``*``) adds to that type's
+#: count under ``set-type-limit`` (Emulab's ``assign`` reads ``*`` as 10000 slots).
+TYPE_LIMIT_STAR = 10000.0
 #: Bandwidth assumed for a ``*`` link when no interface is known.
 NATIVE_BW = 100000.0
 
@@ -66,6 +69,9 @@ class Problem:
     vslots : float array (nv,)
     cap : float array (np_, ntypes) slots of each type (0 if not offered)
     tlimit : int array (ntypes,) type limits (-1: none)
+    tweight : float array (np_, ntypes) what a used physical node adds to each type's count
+                                 under ``set-type-limit`` (Emulab's rule: the node's slots of
+                                 every type it lists, ``*`` counting 10000; 0 if not listed)
     add_names : list of str; vadd (nv, na); padd (np_, na)   additive features
     vclass : int array (nv,) vclass id (-1); vclass_w : float array
     path : dict (s1, s2) -> list of trunk group ids; tcap : float array (nt,)
@@ -174,6 +180,7 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
             type_names.setdefault(t, len(type_names))
     nty = len(type_names)
     cap = np.zeros((npn, nty))
+    tweight = np.zeros((npn, nty))
     static = np.zeros((npn, nty), dtype=bool)
     sigs = []
     direct_nodes = {i for pair in direct for i in pair}
@@ -181,8 +188,10 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
         p = ptop.nodes[n]
         for t, c in p.types.items():
             cap[i, type_names[t]] = min(c, BIG)
+            tweight[i, type_names[t]] = TYPE_LIMIT_STAR if math.isinf(c) else c
         for t, c in p.static.items():
             cap[i, type_names[t]] = min(c, BIG)
+            tweight[i, type_names[t]] = TYPE_LIMIT_STAR if math.isinf(c) else c
             static[i, type_names[t]] = True
         if pis_switch[i] or i in direct_nodes or p.flags:
             sigs.append(("own", i))
@@ -200,7 +209,8 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
         "pswitch": pswitch, "pifaces": pifaces, "pifbw": pifbw, "pis_switch": pis_switch,
         "iface_types": iface_types, "direct": dict(direct), "tgroups": tgroups,
         "tcap": tcap, "tlinks": tlinks, "paths": paths, "hops": hop,
-        "type_names": type_names, "cap": cap, "static": static, "sigs": sigs, "kinds": kinds,
+        "type_names": type_names, "cap": cap, "tweight": tweight, "static": static,
+        "sigs": sigs, "kinds": kinds,
         "sig_id": sig_id, "sig_rep": sig_rep.astype(np.int64), "cand_memo": {}, "pclasses": {},
         "local_weight": [float(sum(w for k, w in ptop.nodes[n].features.items()
                                    if kinds[i][k] == "local")) for i, n in enumerate(pnames)],
@@ -208,7 +218,7 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
         "feature_count": [sum(1 for k in kinds[i].values() if k == "local")
                           for i in range(npn)],
     }  # fmt: skip
-    for arr in (pswitch, pifaces, pifbw, pis_switch, hop, cap, static):
+    for arr in (pswitch, pifaces, pifbw, pis_switch, hop, cap, tweight, static):
         arr.flags.writeable = False
     object.__setattr__(ptop, "_tb_cache", cached)
     return cached
@@ -280,13 +290,14 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     for names in allowed_names.values():
         for t in names:
             type_names.setdefault(t, len(type_names))
-    cap, static = T["cap"], T["static"]
+    cap, static, tweight = T["cap"], T["static"], T["tweight"]
     if len(type_names) > cap.shape[1]:
         extra = len(type_names) - cap.shape[1]
         cap = np.hstack([cap, np.zeros((npn, extra))])
+        tweight = np.hstack([tweight, np.zeros((npn, extra))])
         static = np.hstack([static, np.zeros((npn, extra), dtype=bool)])
     pr.type_names = list(type_names)
-    pr.cap, pr.static = cap, static
+    pr.cap, pr.static, pr.tweight = cap, static, tweight
     pr.tlimit = np.array([ptop.type_limits.get(t, -1) for t in type_names], dtype=np.int64)
 
     # additive features (the testbed's and the experiment's)
@@ -336,7 +347,7 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
         order = np.argsort(pclass[usable], kind="stable")
         srt = usable[order]
         bounds = np.searchsorted(pclass[srt], np.arange(len(uniq) + 1))
-        members = [srt[bounds[c]:bounds[c + 1]] for c in range(len(uniq))]
+        members = [srt[bounds[c] : bounds[c + 1]] for c in range(len(uniq))]
         crep = np.array([m[0] for m in members], dtype=np.int64)
         cswitch = pswitch[crep] if len(members) else np.zeros(0, dtype=np.int64)
         for arr in [uniq, pclass, crep, cswitch, *members]:
@@ -417,8 +428,9 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
         if need_types:
             for c in range(nr):
                 r = reps[c]
-                m_lt[c] = not swR[c] and any(iface_types[r].get(t, 0) < n
-                                             for t, n in need_types.items())
+                m_lt[c] = not swR[c] and any(
+                    iface_types[r].get(t, 0) < n for t, n in need_types.items()
+                )
         good = m_fix & m_type & ~m_feat & ~m_add & ~m_lt & ~m_if & ~m_bw
         frow = np.zeros(nr)
         trow = np.full(nr, -1, dtype=np.int64)
@@ -590,6 +602,7 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     else:
         pr.hint = np.full(nv, -1, dtype=np.int64)
     return pr
+
 
 def link_bw(pr: Problem, e: int, pa: int, pb: int) -> float:
     """Bandwidth of virtual link ``e`` when its ends sit on ``pa`` and ``pb``."""

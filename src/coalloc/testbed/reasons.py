@@ -37,7 +37,18 @@ _TEMPLATES: Dict[str, Any] = {
     "one_type_at_a_time": "{pnode} hosts {vnodes} as more than one type at a time",
     "additive": "{pnode} uses {used:g} of its {capacity:g} {feature}",
     "desire": "virtual node {vnode} desires {feature}, which {pnode} does not have",
-    "type_limit": "{used} nodes of type {type} are used, the limit is {limit}",
+    "type_limit": (
+        "the used nodes listing type {type} count {used:g} slots of it, the limit is {limit:g}",
+        "the used nodes listing type {type} count {used} slots of it, the limit is {limit}",
+    ),
+    "policy": (
+        "the testbed's policy limits desire {desire} to {limit:g} in all and the experiment "
+        "asks for {total:g}",
+        "the testbed's policy disallows desire {desire}, which {vnodes} ask for",
+        "the testbed's policy disallows desire {desire}, which {users} virtual nodes ask for",
+    ),
+    "links_unchecked": "the links could not be checked: {why}",
+    "unproven": "no mapping found, and none excluded: {why}",
     "vclass": "the nodes of vclass {vclass} are of several types: {types}",
     "unrouted": "link {link} has no route",
     "trivial_on_two_nodes": "link {link} is routed inside one node but joins two",

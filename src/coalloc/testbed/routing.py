@@ -30,7 +30,8 @@ class Placement:
         self.cur = np.full(npn, -1, dtype=np.int64)
         self.used = np.zeros(npn)
         self.add = np.zeros((npn, len(pr.add_names)))
-        self.tcount = np.zeros(len(pr.type_names), dtype=np.int64)
+        self.tcount = np.zeros(len(pr.type_names))
+        self.limited = np.flatnonzero(pr.tlimit >= 0)
         self.vctype: Dict[int, Dict[int, int]] = defaultdict(lambda: defaultdict(int))
         self.hosted: List[List[int]] = [[] for _ in range(npn)]
         self.cand_sets = [set(c) for c in pr.cand]
@@ -39,7 +40,7 @@ class Placement:
         out = Placement.__new__(Placement)
         out.pr = self.pr
         out.where, out.cur, out.used = self.where.copy(), self.cur.copy(), self.used.copy()
-        out.add, out.tcount = self.add.copy(), self.tcount.copy()
+        out.add, out.tcount, out.limited = self.add.copy(), self.tcount.copy(), self.limited
         out.vctype = defaultdict(lambda: defaultdict(int))
         for k, d in self.vctype.items():
             out.vctype[k].update(d)
@@ -61,7 +62,7 @@ class Placement:
                 return False
             if self.used[p] + pr.vslots[v] > pr.cap[p, t] + 1e-9:
                 return False
-            if self.cur[p] < 0 and 0 <= pr.tlimit[t] <= self.tcount[t]:
+            if self.cur[p] < 0 and not self._limits_allow(p):
                 return False
         if len(pr.add_names) and np.any(self.add[p] + pr.vadd[v] > pr.padd[p] + 1e-9):
             return False
@@ -72,13 +73,23 @@ class Placement:
                 return False
         return True
 
+    def _limits_allow(self, p: int) -> bool:
+        """``set-type-limit`` as Emulab counts it: a used node adds its slots of every type
+        it lists to that type's count, whichever type it acts as."""
+        lim = self.limited
+        if not len(lim):
+            return True
+        w = self.pr.tweight[p, lim]
+        over = (w > 0) & (self.tcount[lim] + w > self.pr.tlimit[lim] + 1e-9)
+        return not over.any()
+
     def place(self, v: int, p: int) -> None:
         pr = self.pr
         c = pr.pclass[p]
         t = pr.vtype[v, c]
         if not pr.vstatic[v, c]:
             if self.cur[p] < 0:
-                self.tcount[t] += 1
+                self.tcount[self.limited] += pr.tweight[p, self.limited]
             self.cur[p] = t
             self.used[p] += pr.vslots[v]
         if len(pr.add_names):
@@ -98,7 +109,7 @@ class Placement:
             if not any(not pr.vstatic[u, c] for u in self.hosted[p] if u != v):
                 self.cur[p] = -1
                 self.used[p] = 0.0
-                self.tcount[t] -= 1
+                self.tcount[self.limited] -= pr.tweight[p, self.limited]
         if len(pr.add_names):
             self.add[p] -= pr.vadd[v]
         if pr.vclass[v] >= 0:
@@ -213,8 +224,9 @@ def route(pr: Problem, where: np.ndarray,
             # key (other switch, -bandwidth, index), ranked once per testbed
             rank = ranks.get((p, prefer))
             if rank is None:
-                rank = ranks[(p, prefer)] = tuple(sorted(
-                    range(len(full)), key=lambda i: (sws[i] != prefer, -full[i], i)))
+                rank = ranks[(p, prefer)] = tuple(
+                    sorted(range(len(full)), key=lambda i: (sws[i] != prefer, -full[i], i))
+                )
             for i in rank:
                 if free[i] < full[i] or full[i] + 1e-9 < bw or i == exclude:
                     continue

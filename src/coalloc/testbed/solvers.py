@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
@@ -22,6 +23,39 @@ from .verify import VerifyReport, verify_mapping
 
 __all__ = ["assign", "solve", "METHODS", "DEFAULT_METHOD", "Instance"]
 
+#: The most moves an annealing parameter may ask for (melting, per temperature, run limit):
+#: a run makes at most melt_moves + max_moves moves, whatever the cooling.
+MAX_ANNEAL_MOVES = 10**9
+#: Failures that prove no mapping exists: a virtual node no free physical node can take, a
+#: fix-node that cannot hold, a policy line the experiment breaks. Any other failure of a
+#: search (assign+, the annealer) leaves the question open: status ``time_limit``, as the
+#: package's status table says for an undecided heuristic, never ``infeasible``.
+PROVEN_FAILURES = ("no_candidate", "fixed", "policy")
+#: The most CP-SAT workers the exact method may ask for.
+MAX_THREADS = 1024
+
+
+def _pigeonhole(pr: Problem, reason: Optional[dict]) -> bool:
+    """Does a ``capacity`` failure prove that no mapping exists? Yes when its virtual nodes
+    are more than the free nodes of all the pclasses they may use, each taking a node of
+    its own (a whole slot of a type of one slot, not through a static type)."""
+    if not reason or reason.get("constraint") != "capacity" or "vnodes" not in reason:
+        return False
+    vs = [pr.vidx[n] for n in reason["vnodes"] if n in pr.vidx]
+    if len(vs) != len(reason["vnodes"]):
+        return False
+    pcs = {int(c) for v in vs for c in pr.cand[v]}
+    for v in vs:
+        if pr.vslots[v] < 1:
+            return False
+        for c in pcs:
+            t = pr.vtype[v, c]
+            if t < 0:
+                continue
+            if pr.vstatic[v, c] or pr.cap[int(pr.members[c][0]), t] > 1:
+                return False
+    return len(vs) > sum(len(pr.members[c]) for c in pcs)
+
 
 def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings, counters,
             score=None, failure=None, status=None, message="", bound=None):  # fmt: skip
@@ -31,8 +65,13 @@ def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings,
         reason = failure if failure is not None else (routing.failure if routing else None)
         if status in ("optimal", "feasible"):  # a success status without a mapping: never
             status = "error"
+        if status is None:  # a search that found nothing: infeasible only when proven
+            proven = (reason or {}).get("constraint") in PROVEN_FAILURES or _pigeonhole(pr, reason)
+            status = "infeasible" if proven else "time_limit"
+            if not proven and not message:
+                message = f"no mapping found (not proven impossible): {reason_text(reason)}"
         return MappingResult(
-            status=status or "infeasible", method=method, seed=seed, params=params,
+            status=status, method=method, seed=seed, params=params,
             message=message or f"no mapping: {reason_text(reason)}", timings=timings,
             iterations=counters, reason=reason or {"constraint": "unknown"},
         )  # fmt: skip
@@ -66,6 +105,27 @@ def _problem(top, ptop, available, trunk_used=None):
     return build_problem(top, ptop, available, trunk_used)
 
 
+def policy_breach(top: VirtualTopology, ptop: PhysicalTopology) -> Optional[dict]:
+    """The first ``policy desire`` line of the testbed the experiment breaks, or None.
+
+    As Emulab's ``assign`` checks them before mapping (its policy precheck, an unretryable
+    failure): ``disallow`` forbids any virtual node desiring the feature; ``limit X`` caps
+    the sum of the weights with which the virtual nodes desire it.
+    """
+    for name, (kind, limit) in ptop.policies.items():
+        users = [v for v, node in top.nodes.items() if name in node.desires]
+        if not users:
+            continue
+        if kind == "disallow":
+            return {"constraint": "policy", "desire": name, "policy": "disallow",
+                    "vnodes": users}  # fmt: skip
+        total = math.fsum(top.nodes[v].desires[name] for v in users)
+        if limit is not None and total > limit + 1e-9:
+            return {"constraint": "policy", "desire": name, "policy": "limit",
+                    "total": total, "limit": limit, "vnodes": users}  # fmt: skip
+    return None
+
+
 def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
                        scoring: str = "1", memory: Optional[RequestMemory] = None,
                        exchange: bool = True, available=None, trunk_used=None,
@@ -84,6 +144,10 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     pr = _problem(top, ptop, available, trunk_used)
     t1 = time.perf_counter()
     backend = choice(backend, ("compiled", "python"), "backend")
+    breach = policy_breach(pr.top, pr.ptop)
+    if breach is not None:
+        return _result(pr, method_name, seed, {"scoring": scoring}, None, None, t0,
+                       {"setup": t1 - t0}, {}, failure=breach)  # fmt: skip
     out = assign_plus(
         pr,
         scoring=scoring,
@@ -139,12 +203,20 @@ def anneal_method(
         params[k] = number(params[k], k)
     for k in ("melt_moves", "min_moves", "frozen", "max_moves"):
         params[k] = integer(params[k], k, 0)
+        # bounded: max_moves ends every run (cooling near 1 included), and the kernel counts
+        # in int64; the default run limit is 2 x 10**7
+        if params[k] > MAX_ANNEAL_MOVES:
+            raise ValueError(f"{k} must be at most {MAX_ANNEAL_MOVES:_}, got {params[k]}")
     if not 0 < params["cooling"] < 1 or not 0 < params["melt_accept"] < 1:
         raise ValueError("cooling and melt_accept must be in (0, 1)")
     backend = choice(backend, ("compiled", "python"), "backend")
     pr = _problem(top, ptop, available, trunk_used)
     missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
     t1 = time.perf_counter()
+    breach = policy_breach(pr.top, pr.ptop)
+    if breach is not None:
+        return _result(pr, "anneal", seed, params, None, None, t0, {"setup": t1 - t0}, {},
+                       failure=breach)  # fmt: skip
     if missing:
         reason = {"constraint": "no_candidate", "vnodes": missing,
                   "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
@@ -176,6 +248,35 @@ def anneal_method(
     )
 
 
+def _not_exact_for(pr: Problem) -> Optional[str]:
+    """Why the integer program is not exact for this problem (None when it is).
+
+    It places a host at its home switch and routes every link through switches: a host
+    that may be used and has switch interfaces on several switches, or direct links to
+    other hosts, has routes the program does not see, so neither its "infeasible" nor its
+    "optimal" is a proof there. Nor where it counts bandwidths in coarser units (fractional
+    or huge values) or a ``*`` link at the fastest interface of hosts of several speeds.
+    """
+    rescaled = getattr(pr, "exact_rescaled", None)
+    if rescaled:
+        return rescaled
+    used = sorted({int(p) for cands in pr.cand for c in cands for p in pr.members[c]})
+    hosts = [p for p in used if not pr.pis_switch[p]]
+    if (pr.lbw < 0).any() and len({float(pr.pifbw[p]) for p in hosts}) > 1:
+        return "a link of native bandwidth (*) is counted at the fastest interface's"
+    sidx, pn, ptop = pr.sidx, pr.pnames, pr.ptop
+    direct = {p for pair in pr.direct for p in pair}
+    for p in used:
+        if pr.pis_switch[p]:
+            continue
+        if p in direct:
+            return f"host {pn[p]} has direct links to other hosts"
+        sws = {lk.b if lk.a == pn[p] else lk.a for lk in ptop.interfaces(pn[p])} & set(sidx)
+        if len(sws) > 1:
+            return f"host {pn[p]} has interfaces on several switches ({', '.join(sorted(sws))})"
+    return None
+
+
 def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
                  time_limit_s: Optional[float] = 60.0, threads: int = 1,
                  available=None, trunk_used=None,
@@ -191,9 +292,14 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
     choice(solver, ("cpsat",), "solver")
     tl = time_limit(time_limit_s, "time_limit_s")
     threads = integer(threads, "threads", 1)
+    if threads > MAX_THREADS:  # CP-SAT takes an int32
+        raise ValueError(f"threads must be at most {MAX_THREADS}, got {threads}")
     pr = _problem(top, ptop, available, trunk_used)
     missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
     params = {"time_limit_s": tl, "threads": threads}
+    breach = policy_breach(pr.top, pr.ptop)
+    if breach is not None:
+        return _result(pr, "exact", seed, params, None, None, t0, {}, {}, failure=breach)
     if missing:
         reason = {"constraint": "no_candidate", "vnodes": missing,
                   "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
@@ -203,6 +309,19 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
                                        seed=seed if seed is not None else 0,  # from the call
                                        started=t0)  # fmt: skip
     t2 = time.perf_counter()
+    unproven = _not_exact_for(pr)
+    if unproven is not None and (where is not None or out.infeasible):
+        # the model is a restriction here: its "infeasible" and "optimal" prove nothing
+        params["unproven"] = unproven
+        if where is None:
+            return _result(pr, "exact", seed, params, None, None, t0,
+                           {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
+                           failure={"constraint": "unproven", "why": unproven,
+                                    "solver": out.message},
+                           status="time_limit",
+                           message=f"no mapping found, and none excluded: {unproven}")  # fmt: skip
+        out.status = "feasible" if out.status == "optimal" else out.status
+        out.bound = None
     if where is None:
         return _result(pr, "exact", seed, params, None, None, t0,
                        {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
@@ -222,7 +341,9 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
     return _result(pr, "exact", seed, params, where, rt, t0,
                    {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
                    status=out.status if out.status in ("optimal", "time_limit") else "feasible",
-                   message="" if out.status != "time_limit" else "incumbent mapping: the solver "
+                   message=f"mapped {pr.nv} nodes; optimality not proven: {unproven}"
+                   if unproven is not None and out.status != "time_limit" else
+                   "" if out.status != "time_limit" else "incumbent mapping: the solver "
                    f"was stopped before optimality was proven ({out.message})",
                    bound=out.bound)  # fmt: skip
 

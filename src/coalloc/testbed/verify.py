@@ -64,7 +64,8 @@ class VerifyReport(Report):
         if self.claimed is None or self.interswitch_bandwidth is None:
             return True
         return abs(self.claimed - self.interswitch_bandwidth) <= 1e-6 * max(
-            1.0, abs(self.interswitch_bandwidth))
+            1.0, abs(self.interswitch_bandwidth)
+        )
 
     @property
     def valid(self) -> bool:
@@ -91,9 +92,9 @@ class VerifyReport(Report):
         >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
         ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
         >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
-        >>> tb.verify_mapping(top, ptop, {"x": "a", "y": "b"}).to_dict()
-        {'ok': True, 'valid': True, 'matches': True, 'violations': [],
-         'interswitch_bandwidth': None, 'trunk_load': {}, 'claimed': None}
+        >>> d = tb.verify_mapping(top, ptop, {"x": "a", "y": "b"}).to_dict()
+        >>> d["ok"], d["valid"], d["violations"], d["interswitch_bandwidth"], d["trunk_load"]
+        (True, True, [], 0.0, {})
         """
         return {"ok": self.ok, "valid": self.valid, "matches": self.matches,
                 "violations": self.violations,
@@ -111,6 +112,24 @@ class VerifyReport(Report):
         return text
 
 
+def _route_here(top: VirtualTopology, ptop: PhysicalTopology, mapping: Mapping[str, str]):
+    """Routes for a mapping given without them (None when the router finds none).
+
+    The routes come from the package's router; the checker then judges them like routes it
+    was given, so a mapping is valid only when routes exist that the checker accepts.
+    """
+    if not top.links:
+        return {}
+    from .problem import build_problem
+    from .routing import route
+
+    pr = build_problem(top, ptop)
+    pidx = {n: i for i, n in enumerate(pr.pnames)}
+    where = [pidx[mapping[v]] for v in pr.vnames]
+    found = route(pr, where)
+    return None if found.failure is not None else dict(found.routes)
+
+
 def _native(ptop: PhysicalTopology, p: str) -> float:
     node = ptop.nodes[p]
     if node.is_switch:
@@ -125,8 +144,10 @@ def _check_shapes(mapping: Any, routes: Any) -> None:
         raise TypeError(f"mapping must be a dict of virtual -> physical node names, got "
                         f"{type(mapping).__name__}")  # fmt: skip
     # the usual case in two C-level passes; the loop below finds what to report otherwise
-    if not (all(map(isinstance, mapping.keys(), repeat(str)))
-            and all(map(isinstance, mapping.values(), repeat((str, type(None)))))):
+    if not (
+        all(map(isinstance, mapping.keys(), repeat(str)))
+        and all(map(isinstance, mapping.values(), repeat((str, type(None)))))
+    ):
         for v, p in mapping.items():
             if not isinstance(v, str) or not (p is None or isinstance(p, str)):
                 raise TypeError(f"mapping[{v!r}] must map a node name to a node name (or "
@@ -144,16 +165,19 @@ def _check_shapes(mapping: Any, routes: Any) -> None:
     for name, r in routes.items():
         if type(r) is list and all(map(isinstance, r, repeat(str))):
             continue
-        ok = r is None or r == "trivial" or (
-            isinstance(r, (list, tuple)) and all(map(isinstance, r, repeat(str)))
+        ok = (
+            r is None
+            or r == "trivial"
+            or (isinstance(r, (list, tuple)) and all(map(isinstance, r, repeat(str))))
         )
         if not ok:
             raise TypeError(f"routes[{name!r}] must be a list of physical link names or "
                             f"'trivial', got {type(r).__name__}")  # fmt: skip
 
 
-def _alone(types: Mapping[str, float], static: Mapping[str, float], allowed: tuple,
-           slots: float) -> tuple:
+def _alone(
+    types: Mapping[str, float], static: Mapping[str, float], allowed: tuple, slots: float
+) -> tuple:
     """The type check of a physical node hosting one virtual node (types ``allowed``).
 
     ``("static",)``: a static type takes it; ``("type",)``: no type of the node allowed;
@@ -215,7 +239,10 @@ def verify_mapping(
     mapping : dict of str to str
         Virtual node -> physical node.
     routes : dict of str to (list of str or "trivial"), optional
-        Virtual link -> physical links crossed in order (or ``"trivial"``).
+        Virtual link -> physical links crossed in order (or ``"trivial"``). Without them
+        the package's router routes the mapping and the routes it finds are checked; when
+        it finds none the report has the violation ``links_unchecked`` (never valid: the
+        links could not be checked).
     claimed : float, optional
         An inter-switch bandwidth to compare with the recomputed one.
 
@@ -257,6 +284,7 @@ def verify_mapping(
             else:
                 hosted[p] = [v]
     acting: Dict[str, str] = {}
+    in_use: List[str] = []  # nodes hosting a virtual node not taken by a static type
     alone: Dict[tuple, tuple] = {}  # a node hosting one virtual node: by the pair's kinds
     for p, vs in hosted.items():
         node = pnodes[p]
@@ -268,6 +296,8 @@ def verify_mapping(
             res = alone.get(key)
             if res is None:
                 res = alone[key] = _alone(types, static, allowed_of[nd.type], nd.slots)
+            if res[0] != "static":
+                in_use.append(p)
             if res[0] == "acting":
                 acting[p] = res[1]
             elif res[0] == "type":
@@ -282,6 +312,7 @@ def verify_mapping(
             wants = [a] if a else []
         else:
             dynamic = []
+            mistyped = False
             for v in vs:
                 allowed = allowed_of[vnodes[v].type]
                 offered = False
@@ -294,8 +325,11 @@ def verify_mapping(
                 if not offered:
                     bad.append({"constraint": "type", "vnode": v, "pnode": p,
                                 "allowed": list(allowed)})  # fmt: skip
+                    mistyped = True
                     continue
                 dynamic.append(v)
+            if dynamic or mistyped:
+                in_use.append(p)
             if dynamic:
                 common = set(types)
                 for v in dynamic:
@@ -337,13 +371,29 @@ def verify_mapping(
         if mapping.get(v) != p:
             bad.append({"constraint": "fixed", "vnode": v, "pnode": p,
                         "got": mapping.get(v)})  # fmt: skip
-    count: Dict[str, int] = defaultdict(int)
+    # set-type-limit as Emulab's assign counts it: every node in use adds its slots of each
+    # type it lists (static ones too; `*` counts 10000), whatever type it acts as
+    count: Dict[str, float] = defaultdict(float)
     if ptop.type_limits:
-        for t in acting.values():
-            count[t] += 1
+        for p in in_use:
+            node = pnodes[p]
+            for table in (node.types, node.static):
+                for t, n in table.items():
+                    if t in ptop.type_limits:
+                        count[t] += 10000.0 if math.isinf(n) else n
     for t, lim in ptop.type_limits.items():
         if count[t] > lim:
-            bad.append({"constraint": "type_limit", "type": t, "used": count[t], "limit": lim})
+            used = int(count[t]) if count[t].is_integer() else count[t]
+            bad.append({"constraint": "type_limit", "type": t, "used": used, "limit": lim})
+    # Emulab's policy precheck: `policy desire NAME disallow | limit X` on the experiment
+    for name, (kind, x) in ptop.policies.items():
+        weights = [nd.desires[name] for nd in vnodes.values() if name in nd.desires]
+        if weights and kind == "disallow":
+            bad.append({"constraint": "policy", "desire": name, "policy": "disallow",
+                        "users": len(weights)})  # fmt: skip
+        elif weights and x is not None and sum(weights) > x + _EPS:
+            bad.append({"constraint": "policy", "desire": name, "policy": "limit",
+                        "total": sum(weights), "limit": x})  # fmt: skip
     for name, (w, _types) in top.vclasses.items():
         if w < 1.0:
             continue
@@ -353,8 +403,17 @@ def verify_mapping(
                 chosen.add(acting[mapping[v]])
         if len(chosen) > 1:
             bad.append({"constraint": "vclass", "vclass": name, "types": sorted(chosen)})
-    if routes is None or any(b["constraint"] in ("unassigned", "unknown_pnode") for b in bad):
+    if any(b["constraint"] in ("unassigned", "unknown_pnode") for b in bad):
         return VerifyReport(bad, None, {}, claimed)
+    if routes is None:
+        if bad:  # invalid already; the links of a broken placement are not routed
+            return VerifyReport(bad, None, {}, claimed)
+        routes = _route_here(top, ptop, mapping)
+        if routes is None:
+            bad.append({"constraint": "links_unchecked",
+                        "why": "no routes were given and the router found none for this "
+                               "mapping: its links could not be checked"})  # fmt: skip
+            return VerifyReport(bad, None, {}, claimed)
 
     exclusive: Dict[str, str] = {}
     shared: Dict[str, float] = defaultdict(float)

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from ..._shared import interrupt
+from .anneal import count_types, limits_allow
 
 __all__ = ["allocate_all"]
 
@@ -38,7 +39,8 @@ class _State:
         self.cur = [-1] * npn
         self.used = [0.0] * npn
         self.add = [0.0] * (npn * na)
-        self.tcount = [0] * nty
+        self.tcount = [0.0] * nty
+        self.limited = [t for t in range(nty) if d["tlimit"][t] >= 0]
         self.vcount = [0] * (d["nvc"] * nty)
         self.hosted = [[] for _ in range(npn)]
 
@@ -59,7 +61,9 @@ class _State:
                 return False
             if self.used[p] + d["vslots"][v] > d["cap"][p * nty + t] + 1e-9:
                 return False
-            if self.cur[p] < 0 and 0 <= d["tlimit"][t] <= self.tcount[t]:
+            if self.cur[p] < 0 and not limits_allow(
+                self.limited, d["tlimit"], d["tweight"], nty, self.tcount, p
+            ):
                 return False
         for a in range(na):
             if self.add[p * na + a] + d["vadd"][v * na + a] > d["padd"][p * na + a] + 1e-9:
@@ -78,7 +82,7 @@ class _State:
         t = d["vtype"][k]
         if not d["vstatic"][k]:
             if self.cur[p] < 0:
-                self.tcount[t] += 1
+                count_types(self.limited, d["tweight"], d["nty"], self.tcount, p, 1.0)
             self.cur[p] = t
             self.used[p] += d["vslots"][v]
         na = d["na"]
@@ -106,7 +110,7 @@ class _State:
             if not others:
                 self.cur[p] = -1
                 self.used[p] = 0.0
-                self.tcount[t] -= 1
+                count_types(self.limited, d["tweight"], d["nty"], self.tcount, p, -1.0)
         na = d["na"]
         for a in range(na):
             self.add[p * na + a] -= d["vadd"][v * na + a]
@@ -369,8 +373,10 @@ def _exchange(d: dict, st: _State, max_rounds: int, trunk_aware: bool) -> int:
                 seen.add(d["pswitch"][st.where[w]])
             for k in range(d["cand_ptr"][v], d["cand_ptr"][v + 1]):
                 c = d["cand_idx"][k]
-                if (d["cswitch"][c] not in seen  # switches (LAN nodes): every candidate
-                        and not d["pis_switch"][d["mem_idx"][d["mem_ptr"][c]]]):
+                if (
+                    d["cswitch"][c] not in seen  # switches (LAN nodes): every candidate
+                    and not d["pis_switch"][d["mem_idx"][d["mem_ptr"][c]]]
+                ):
                     continue
                 st.remove(v)
                 p_new = st.first_free(c, v)
@@ -384,13 +390,16 @@ def _exchange(d: dict, st: _State, max_rounds: int, trunk_aware: bool) -> int:
                         best_gain, best = gain, (0, v, p_new)
                 for u in range(nv):  # swaps with the virtual nodes on pclass c
                     p = st.where[u]
-                    if (p < 0 or not bnd[u] or d["pclass"][p] != c or u == v
-                            or d["fixed"][u] >= 0):
+                    if p < 0 or not bnd[u] or d["pclass"][p] != c or u == v or d["fixed"][u] >= 0:
                         continue
                     if d["vtype"][u * nc + d["pclass"][pv]] < 0:
                         continue
-                    g = (cur + _local(d, st, u, p, -1, -1)
-                         - _local(d, st, v, p, u, pv) - _local(d, st, u, pv, v, p))
+                    g = (
+                        cur
+                        + _local(d, st, u, p, -1, -1)
+                        - _local(d, st, v, p, u, pv)
+                        - _local(d, st, u, pv, v, p)
+                    )
                     if trunk_aware and (over_now > 0 or g > best_gain):
                         g -= TRUNK_W * _over_delta(d, st, tl, v, p, u, pv)
                     if g > best_gain:

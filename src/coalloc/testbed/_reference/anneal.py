@@ -37,6 +37,25 @@ WEIGHTS = {"direct": 0.01, "intraswitch": 0.02, "interswitch": 0.2, "pnode": 0.2
            "violation": 1.0}  # fmt: skip
 
 
+def limits_allow(limited, tlimit, tweight, nty, tcount, p) -> bool:
+    """``set-type-limit`` as Emulab counts it: may physical node ``p`` start being used?
+
+    A used node adds its weight (its slots) of every type it lists to that type's count,
+    whichever type it acts as; no limited type may go over its limit.
+    """
+    for t in limited:
+        w = tweight[p * nty + t]
+        if w > 0 and tcount[t] + w > tlimit[t] + 1e-9:
+            return False
+    return True
+
+
+def count_types(limited, tweight, nty, tcount, p, sign) -> None:
+    """Node ``p`` starts (``sign`` 1.0) or stops (-1.0) being used: update the counts."""
+    for t in limited:
+        tcount[t] += sign * tweight[p * nty + t]
+
+
 def anneal(data: dict, seed: int, params: dict) -> dict:
     """Simulated annealing of one mapping problem (see the module docstring).
 
@@ -68,9 +87,11 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
     pif, pifbw = data["pifaces"], data["pifbw"]
     vtype, vstatic, fcost = data["vtype"], data["vstatic"], data["fcost"]
     vslots, cap, tlimit = data["vslots"], data["cap"], data["tlimit"]
+    tweight = data["tweight"]
     vadd, padd = data["vadd"], data["padd"]
     fixed, vclass, vclass_w = data["fixed"], data["vclass"], data["vclass_w"]
     hops, path_ptr, path_idx, tcap = data["hops"], data["path_ptr"], data["path_idx"], data["tcap"]
+    dir_ptr, dir_idx = data["dir_ptr"], data["dir_idx"]
     nv, npn = len(vslots), len(pclass)
     nc = len(mem_ptr) - 1
     nty = len(tlimit)
@@ -86,7 +107,8 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
     used = [0.0] * npn
     used_if = [0] * npn
     add_used = [0.0] * (npn * na)
-    tcount = [0] * nty
+    tcount = [0.0] * nty
+    limited = [t for t in range(nty) if tlimit[t] >= 0]
     ccount = [0] * nc
     scount = [0] * ns
     vcount = [0] * (nvc * nty)
@@ -141,7 +163,9 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
                 ifa = 0 if pis_sw[pa] else 1
                 ifb = 0 if pis_sw[pb] else 1
             sa, sb = pswitch[pa], pswitch[pb]
-            if sa < 0 or sb < 0 or hops[sa * ns + sb] < 0:
+            if not pis_sw[pa] and not pis_sw[pb] and pb in dir_idx[dir_ptr[pa] : dir_ptr[pa + 1]]:
+                cost = W["direct"]  # the router takes a direct link first
+            elif sa < 0 or sb < 0 or hops[sa * ns + sb] < 0:
                 cost = W["violation"]
                 st["viol"] += sign
             elif sa == sb:
@@ -175,7 +199,7 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
                 return False
             if used[p] + vslots[v] > cap_f[p * nty + t] + 1e-9:
                 return False
-            if cur[p] < 0 and 0 <= tlimit[t] <= tcount[t]:
+            if cur[p] < 0 and not limits_allow(limited, tlimit, tweight, nty, tcount, p):
                 return False
         for a in range(na):
             if add_used[p * na + a] + vadd_f[v * na + a] > padd_f[p * na + a] + 1e-9:
@@ -196,7 +220,7 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
         if not vstatic_f[k]:
             if nstat[p] == 0:
                 cur[p] = t
-                tcount[t] += 1
+                count_types(limited, tweight, nty, tcount, p, 1.0)
             nstat[p] += 1
             used[p] += vslots[v]
         for a in range(na):
@@ -257,7 +281,7 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
             if nstat[p] == 0:
                 cur[p] = -1
                 used[p] = 0.0
-                tcount[t] -= 1
+                count_types(limited, tweight, nty, tcount, p, -1.0)
         for a in range(na):
             add_used[p * na + a] -= vadd_f[v * na + a]
         pnode_terms(p, 1)

@@ -39,15 +39,15 @@ class State {
         cur.assign(d.npn, -1);
         used.assign(d.npn, 0.0);
         add.assign(d.npn * d.na, 0.0);
-        tcount.assign(d.nty, 0);
+        tcount.assign(d.nty, 0.0);
         vcount.assign(d.nvc * d.nty, 0);
         hosted.assign(d.npn, {});
         // members of each pclass that are free (used 0) or switches: Allocator::size_of
         nsize.assign(d.nc, 0);
         for (i64 c = 0; c < d.nc; ++c) nsize[c] = d.mem_ptr[c + 1] - d.mem_ptr[c];
     }
-    std::vector<i64> where, cur, tcount, vcount, nsize;
-    std::vector<double> used, add;
+    std::vector<i64> where, cur, vcount, nsize;
+    std::vector<double> used, add, tcount;
     std::vector<std::vector<i64>> hosted;
 
     bool fits(i64 v, i64 p) const {
@@ -61,7 +61,7 @@ class State {
         if (!d.vstatic[k]) {
             if (cur[p] >= 0 && cur[p] != t) return false;
             if (used[p] + d.vslots[v] > d.cap[p * d.nty + t] + 1e-9) return false;
-            if (cur[p] < 0 && 0 <= d.tlimit[t] && d.tlimit[t] <= tcount[t]) return false;
+            if (cur[p] < 0 && !anneal::limits_allow(d, tcount, p)) return false;
         }
         for (i64 a = 0; a < d.na; ++a)
             if (add[p * d.na + a] + d.vadd[v * d.na + a] > d.padd[p * d.na + a] + 1e-9) return false;
@@ -79,7 +79,7 @@ class State {
         i64 k = v * d.nc + c;
         i64 t = d.vtype[k];
         if (!d.vstatic[k]) {
-            if (cur[p] < 0) tcount[t] += 1;
+            if (cur[p] < 0) anneal::count_types(d, tcount, p, 1.0);
             cur[p] = t;
             const bool was_free = used[p] == 0;
             used[p] += d.vslots[v];
@@ -111,7 +111,7 @@ class State {
             if (!others) {
                 cur[p] = -1;
                 used[p] = 0.0;
-                tcount[t] -= 1;
+                anneal::count_types(d, tcount, p, -1.0);
             }
             count_free(p, c, was_free);
         }

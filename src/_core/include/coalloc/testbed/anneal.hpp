@@ -33,12 +33,43 @@ struct Data {
     const i64 *vtype, *vstatic;
     const double *fcost, *vslots, *cap;
     const i64* tlimit;
+    const double* tweight;  // npn x nty: what a used node adds to each type's count
+    bool has_limits = false;  // some type has a set-type-limit
     const double *vadd, *padd;
     const i64 *fixed, *vclass;
     const double* vclass_w;
     const i64 *hops, *path_ptr, *path_idx;
     const double* tcap;
+    const i64 *dir_ptr, *dir_idx;  // each host's peers over a direct link (CSR, ascending)
 };
+
+// Are hosts a and b joined by a direct (host-host) link?
+inline bool direct_pair(const Data& d, i64 a, i64 b) {
+    for (i64 q = d.dir_ptr[a]; q < d.dir_ptr[a + 1]; ++q)
+        if (d.dir_idx[q] == b) return true;
+    return false;
+}
+
+// set-type-limit as Emulab's assign counts it: a physical node in use adds its weight
+// (its slots) of every type it lists, whichever type it acts as.  May node p start being
+// used without a limited type going over its limit?
+inline bool limits_allow(const Data& d, const std::vector<double>& tcount, i64 p) {
+    if (!d.has_limits) return true;
+    for (i64 t = 0; t < d.nty; ++t) {
+        if (d.tlimit[t] < 0) continue;
+        double w = d.tweight[p * d.nty + t];
+        if (w > 0 && tcount[t] + w > (double)d.tlimit[t] + 1e-9) return false;
+    }
+    return true;
+}
+
+// Node p starts (sign 1) or stops (sign -1) being used: its weights join or leave the counts
+// of the limited types.
+inline void count_types(const Data& d, std::vector<double>& tcount, i64 p, double sign) {
+    if (!d.has_limits) return;
+    for (i64 t = 0; t < d.nty; ++t)
+        if (d.tlimit[t] >= 0) tcount[t] += sign * d.tweight[p * d.nty + t];
+}
 
 struct Params {
     double t0, melt_accept, cooling, t_stop;
@@ -62,7 +93,7 @@ class Annealer {
         used_.assign(d.npn, 0.0);
         used_if_.assign(d.npn, 0);
         add_used_.assign(d.npn * d.na, 0.0);
-        tcount_.assign(d.nty, 0);
+        tcount_.assign(d.nty, 0.0);
         ccount_.assign(d.nc, 0);
         scount_.assign(d.ns, 0);
         vcount_.assign(d.nvc * d.nty, 0);
@@ -107,7 +138,9 @@ class Annealer {
 
         double up_sum = 0.0;
         i64 up_n = 0;
+        Poll poll(4096);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
         for (i64 k = 0; k < prm.melt_moves; ++k) {
+            poll.tick();
             double dl = move(-1.0);
             if (dl == dl && dl > 1e-12) {
                 up_sum += dl;
@@ -121,7 +154,6 @@ class Annealer {
         i64 n_per = std::max<i64>(prm.min_moves, (i64)free_v_.size() * d.nc);
         i64 temps = 0, still = 0;
         bool run_limit = false;
-        Poll poll(4096);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
         while (T >= prm.t_stop && !free_v_.empty()) {
             bool changed = false;
             for (i64 k = 0; k < n_per; ++k) {
@@ -163,7 +195,8 @@ class Annealer {
     const Data& d_;
     Xoshiro256ss rng_;
     Weights W_;
-    std::vector<i64> where_, pcount_, nstat_, cur_, used_if_, tcount_, ccount_, scount_, vcount_;
+    std::vector<i64> where_, pcount_, nstat_, cur_, used_if_, ccount_, scount_, vcount_;
+    std::vector<double> tcount_;  // per type: the weights of the used nodes listing it
     std::vector<double> used_, add_used_, tload_;
     std::vector<i64> free_v_, best_where_;
     double score_ = 0, best_score_ = 0;
@@ -226,7 +259,9 @@ class Annealer {
                 ifb = d.pis_sw[pb] ? 0 : 1;
             }
             i64 sa = d.pswitch[pa], sb = d.pswitch[pb];
-            if (sa < 0 || sb < 0 || d.hops[sa * d.ns + sb] < 0) {
+            if (!d.pis_sw[pa] && !d.pis_sw[pb] && direct_pair(d, pa, pb)) {
+                cost = W_.direct;  // the router takes a direct link first
+            } else if (sa < 0 || sb < 0 || d.hops[sa * d.ns + sb] < 0) {
                 cost = W_.violation;
                 viol_ += sign;
             } else if (sa == sb) {
@@ -263,7 +298,7 @@ class Annealer {
         if (!d.vstatic[k]) {
             if (cur_[p] >= 0 && cur_[p] != t) return false;
             if (used_[p] + d.vslots[v] > d.cap[p * d.nty + t] + 1e-9) return false;
-            if (cur_[p] < 0 && 0 <= d.tlimit[t] && d.tlimit[t] <= tcount_[t]) return false;
+            if (cur_[p] < 0 && !limits_allow(d, tcount_, p)) return false;
         }
         for (i64 a = 0; a < d.na; ++a)
             if (add_used_[p * d.na + a] + d.vadd[v * d.na + a] > d.padd[p * d.na + a] + 1e-9)
@@ -286,7 +321,7 @@ class Annealer {
         if (!d.vstatic[k]) {
             if (nstat_[p] == 0) {
                 cur_[p] = t;
-                tcount_[t] += 1;
+                count_types(d, tcount_, p, 1.0);
             }
             nstat_[p] += 1;
             used_[p] += d.vslots[v];
@@ -350,7 +385,7 @@ class Annealer {
             if (nstat_[p] == 0) {
                 cur_[p] = -1;
                 used_[p] = 0.0;
-                tcount_[t] -= 1;
+                count_types(d, tcount_, p, -1.0);
             }
         }
         for (i64 a = 0; a < d.na; ++a) add_used_[p * d.na + a] -= d.vadd[v * d.na + a];

@@ -47,11 +47,13 @@ inline void fill_data(const py::dict& data, anneal::Data& d, std::vector<py::obj
     Arr<i64> vtype = I("vtype"), vstatic = I("vstatic");
     Arr<double> fcost = D("fcost"), vslots = D("vslots"), cap = D("cap");
     Arr<i64> tlimit = I("tlimit");
+    Arr<double> tweight = D("tweight");
     Arr<double> vadd = D("vadd"), padd = D("padd");
     Arr<i64> fixed = I("fixed"), vclass = I("vclass");
     Arr<double> vclass_w = D("vclass_w");
     Arr<i64> hops = I("hops"), path_ptr = I("path_ptr"), path_idx = I("path_idx");
     Arr<double> tcap = D("tcap");
+    Arr<i64> dir_ptr = I("dir_ptr"), dir_idx = I("dir_idx");
     d.nv = vslots.shape(0);
     d.npn = pclass.shape(0);
     d.nc = mem_ptr.shape(0) - 1;
@@ -68,7 +70,8 @@ inline void fill_data(const py::dict& data, anneal::Data& d, std::vector<py::obj
     need(vtype.size() == d.nv * d.nc && fcost.size() == d.nv * d.nc &&
              vstatic.size() == d.nv * d.nc,
          "vtype, vstatic and fcost must have nv x nc entries");
-    need(cap.size() == d.npn * d.nty, "cap must have npn x ntypes entries");
+    need(cap.size() == d.npn * d.nty && tweight.size() == d.npn * d.nty,
+         "cap and tweight must have npn x ntypes entries");
     need(path_ptr.shape(0) == ns * ns + 1, "path_ptr must have ns * ns + 1 entries");
     d.la = la.data(); d.lb = lb.data(); d.ltriv = ltriv.data(); d.lemu = lemu.data();
     d.lbw = lbw.data();
@@ -79,10 +82,16 @@ inline void fill_data(const py::dict& data, anneal::Data& d, std::vector<py::obj
     d.pif = pif.data(); d.pifbw = pifbw.data();
     d.vtype = vtype.data(); d.vstatic = vstatic.data(); d.fcost = fcost.data();
     d.vslots = vslots.data(); d.cap = cap.data(); d.tlimit = tlimit.data();
+    d.tweight = tweight.data();
+    d.has_limits = false;
+    for (i64 t = 0; t < d.nty; ++t) d.has_limits = d.has_limits || d.tlimit[t] >= 0;
     d.vadd = vadd.data(); d.padd = padd.data();
     d.fixed = fixed.data(); d.vclass = vclass.data(); d.vclass_w = vclass_w.data();
     d.hops = hops.data(); d.path_ptr = path_ptr.data(); d.path_idx = path_idx.data();
     d.tcap = tcap.data();
+    need(dir_ptr.shape(0) == d.npn + 1, "dir_ptr must have npn + 1 entries");
+    d.dir_ptr = dir_ptr.data();
+    d.dir_idx = dir_idx.data();
 }
 
 }  // namespace testbed_bind
