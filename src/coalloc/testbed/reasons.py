@@ -47,7 +47,7 @@ _TEMPLATES: Dict[str, Any] = {
         "the testbed's policy disallows desire {desire}, which {vnodes} ask for",
         "the testbed's policy disallows desire {desire}, which {users} virtual nodes ask for",
     ),
-    "links_unchecked": "the links could not be checked: {why}",
+    "links_unchecked": "{why}",
     "unproven": "no mapping found, and none excluded: {why}",
     "vclass": "the nodes of vclass {vclass} are of several types: {types}",
     "unrouted": "link {link} has no route",
