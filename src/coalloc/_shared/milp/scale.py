@@ -109,11 +109,21 @@ def model_scaling(c: Any, A: Any, integrality: Any, lb: Any = 0.0, ub: Any = 1.0
     cols = csr.indices
     csc_order = np.lexsort((row_of, cols))
     col_ptr = np.searchsorted(cols[csc_order], np.arange(nv + 1))
+    # Centre each row's (column's) range of magnitudes on 1, but never lift its largest
+    # entry above sane[1]: a row spanning 3 to 1e-300 centred on 2**-497 would hand the
+    # solver 1e150, which CBC reads as infinity; its tiny entries stay tiny instead.
+    top = np.floor(np.log2(sane[1]))
     for _ in range(6):
         lo_r, hi_r = _segment_extremes(logs + k[cols], csr.indptr)
-        new_r = np.where(np.isnan(lo_r), 0.0, -np.rint((lo_r + hi_r) / 2))
+        new_r = np.where(
+            np.isnan(lo_r), 0.0, np.minimum(-np.rint((lo_r + hi_r) / 2), top - np.ceil(hi_r))
+        )
         lo_c, hi_c = _segment_extremes((logs + new_r[row_of])[csc_order], col_ptr)
-        new_k = np.where(np.isnan(lo_c) | ~cont, 0.0, -np.rint((lo_c + hi_c) / 2))
+        new_k = np.where(
+            np.isnan(lo_c) | ~cont,
+            0.0,
+            np.minimum(-np.rint((lo_c + hi_c) / 2), top - np.ceil(hi_c)),
+        )
         if np.array_equal(new_r, r) and np.array_equal(new_k, k):
             break
         r, k = new_r, new_k
