@@ -1,5 +1,9 @@
 """Process supervision of a batch on a process pool solve_many owns.
 
+The process helpers it shares with the MILP runner's child processes (killing a process
+tree, temporary folders named by their process and swept after a kill) are in
+:mod:`coalloc._shared.milp.supervise`.
+
 :class:`_Watchdog` enforces the per-instance timeouts (it kills the worker of an overdue
 instance with what it started, and removes the temporary folder it leaves);
 :func:`_isolate_crash` and :func:`_resubmit` replace a pool broken by a dead worker, so that
@@ -10,50 +14,15 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing
-import os
 import queue as _queue
 import shutil
-import signal
 import time
 from concurrent.futures.process import BrokenProcessPool
-from typing import Deque, Iterable, List, Optional
+from typing import Deque, Iterable, Optional
 
+from .._shared.milp.supervise import kill_tree
 from .errors import _chunk_failed, _source, _TimedOut, _timeout_message
 from .worker import _init_worker, _solve_chunk, _worker_temp_dir
-
-_KILL = getattr(signal, "SIGKILL", signal.SIGTERM)
-
-
-def _descendants(pid: int) -> List[int]:
-    """The processes started by ``pid`` and theirs (Linux /proc; elsewhere none known)."""
-    found: List[int] = []
-    todo = [pid]
-    while todo:
-        parent = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{parent}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                with open(f"/proc/{parent}/task/{task}/children") as handle:
-                    kids = [int(k) for k in handle.read().split()]
-            except (OSError, ValueError):
-                continue
-            found.extend(kids)
-            todo.extend(kids)
-    return found
-
-
-def _kill_worker(pid: int) -> None:
-    """Kill a worker and what it started (e.g. a CBC process), so that nothing is orphaned."""
-    children = _descendants(pid)
-    os.kill(pid, _KILL)
-    for child in children:
-        try:
-            os.kill(child, _KILL)
-        except OSError:
-            pass
 
 
 class _Watchdog:
@@ -109,7 +78,7 @@ class _Watchdog:
                 continue
             del self.running[index]
             try:
-                _kill_worker(pid)
+                kill_tree(pid)  # the worker and what it started (its CBC)
             except OSError:
                 continue
             if self.temp_root is not None:  # what it (or its CBC) left in its temp folder

@@ -17,6 +17,7 @@ from typing import Any, List, Optional, Tuple
 from .._shared import interrupt
 from .._shared.family import kind_of_format, problem_kinds
 from .._shared.jsonio import InstanceError, load_json
+from .._shared.milp.supervise import new_owned_temp_dir
 from .errors import BatchError, _Invalid, _source, _TimedOut, _timeout_message
 
 
@@ -68,7 +69,7 @@ def _worker_temp_dir(temp_root: str, pid: int) -> str:
 
 def _new_temp_root() -> str:
     """The folder of a process pool's temporary folders, removed when the batch ends."""
-    return tempfile.mkdtemp(prefix="coalloc_batch_")
+    return new_owned_temp_dir("batch")  # coalloc_batch_<pid>_*: swept if this process dies
 
 
 def _report(index: int, start: Optional[float]) -> None:
