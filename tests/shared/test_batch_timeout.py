@@ -79,6 +79,38 @@ def test_processes_kill_an_instance_in_cbc_and_leave_no_temporary_file(tmp_path,
     assert sorted(os.listdir(tmp_path)) == []  # not even the batch's own folder
 
 
+def test_the_folder_of_a_killed_batch_is_swept_by_the_next(tmp_path, monkeypatch):
+    """A process batch whose own process is SIGKILLed cannot remove its workers' folder; the
+    next process batch removes it (its owner's pid is in its name), and leaves alone the
+    folders of a process that still runs and those of another kind (CBC's)."""
+    from coalloc.batch.worker import _new_temp_root
+
+    code = (
+        "import os, signal, sys, tempfile; sys.path.insert(0, sys.argv[1]); "
+        "tempfile.tempdir = sys.argv[2]; from coalloc.batch.worker import _new_temp_root; "
+        "open(os.path.join(_new_temp_root(), 'left'), 'w').close(); "
+        "os.kill(os.getpid(), signal.SIGKILL)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, SRC, str(tmp_path)])
+    assert proc.wait(timeout=120) == -signal.SIGKILL
+    dead = [p.name for p in tmp_path.iterdir()]
+    assert len(dead) == 1 and dead[0].startswith(f"coalloc_batch_{proc.pid}_"), dead
+    assert (tmp_path / dead[0] / "left").exists()
+    alive = tmp_path / f"coalloc_batch_{os.getppid()}_x"  # a running process's folder
+    cbc = tmp_path / f"coalloc_cbc_{proc.pid}_x"  # another kind: swept by CBC, not here
+    alive.mkdir()
+    cbc.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    mine = Path(_new_temp_root())
+    try:
+        assert mine.name.startswith(f"coalloc_batch_{os.getpid()}_")
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            [mine.name, alive.name, cbc.name]
+        )
+    finally:
+        mine.rmdir()
+
+
 def test_timeout_is_validated():
     batch = _small(1)
     for bad, exc in [(0, ValueError), (-1.0, ValueError), (float("inf"), ValueError),

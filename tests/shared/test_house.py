@@ -28,7 +28,7 @@ PACKAGE = pathlib.Path(coalloc.__file__).resolve().parent
 FAMILIES = sorted(
     p.name
     for p in PACKAGE.iterdir()
-    if p.is_dir() and not p.name.startswith(("_", ".")) and p.name != "cli"
+    if p.is_dir() and not p.name.startswith(("_", ".")) and p.name not in ("cli", "batch")
     if (p / "__init__.py").exists()
 )
 #: What setup.py builds: one compiled module coalloc.<family>.<stem> per source

@@ -23,6 +23,7 @@ import pytest
 import scipy.sparse as sp
 
 from coalloc._shared import milp, progress
+from coalloc._shared.milp import cbc, highs
 from tests._optional import skip_unless_ci
 
 BACKENDS = ["highs", "cbc", "cpsat"]
@@ -326,7 +327,7 @@ def test_cbc_log_reader_parses_incumbent_and_bound(tmp_path):
         "Cbc0012I Integer solution of -9 found by feasibility pump after 0 iterations\n"
         "Cbc0010I After 100 nodes, 7 on tree, -10 best solution, best possible -11.2 (1.5 s"
     )
-    watch = milp._CbcLog(str(log), flip=-1.0)  # a maximisation, solved as a minimisation
+    watch = cbc._CbcLog(str(log), flip=-1.0)  # a maximisation, solved as a minimisation
     watch.read()
     assert watch.incumbent == 9.0 and watch.bound == 12.5  # the unfinished line waits
     with open(log, "a") as fh:
@@ -424,7 +425,7 @@ def test_highs_long_root_ends_within_the_limit_with_a_normal_result():
     limit plus 1.2 s, and the call still returns its last incumbent (or none)."""
     pkg = package("highs")
     c, A, lo, hi = dense_knapsack(60, 3000)
-    assert milp._highs_in_process(c.size + A.nnz)  # large: a child
+    assert highs._highs_in_process(c.size + A.nnz)  # large: a child
     t0 = time.perf_counter()
     # 3 s: the child's start (~0.6 s) and presolve (~1 s) end before the limit, and the
     # root cut rounds (~5 s) run past it
@@ -443,16 +444,16 @@ def test_highs_long_root_ends_within_the_limit_with_a_normal_result():
 def test_small_models_stay_in_the_thread(monkeypatch):
     monkeypatch.delenv("COALLOC_HIGHS_PROCESS", raising=False)
     size = milp.HIGHS_PROCESS_MIN_SIZE
-    assert not milp._highs_in_process(size - 1)  # the many small per-start programs
-    assert milp._highs_in_process(size)
+    assert not highs._highs_in_process(size - 1)  # the many small per-start programs
+    assert highs._highs_in_process(size)
     monkeypatch.setattr(sys, "stdin", io.StringIO())
     monkeypatch.setattr(sys, "stderr", io.StringIO())
     # no limit and no terminal: a notebook's Ctrl-C or a batch timeout may still stop it
-    assert milp._highs_in_process(size)
+    assert highs._highs_in_process(size)
     monkeypatch.setenv("COALLOC_HIGHS_PROCESS", "always")
-    assert milp._highs_in_process(1)
+    assert highs._highs_in_process(1)
     monkeypatch.setenv("COALLOC_HIGHS_PROCESS", "never")
-    assert not milp._highs_in_process(10**9)
+    assert not highs._highs_in_process(10**9)
 
 
 @pytest.mark.slow  # three child-process starts

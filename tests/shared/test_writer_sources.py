@@ -25,10 +25,12 @@ ALLOWED = {
     ("_shared/jsonio.py", "atomic_output"): "the writer: its nameless temporary file, "
     "and devices or pipes (no rename possible) opened in place",
     ("_shared/plotting.py", "save_figure"): "savefig into the writer's file object",
-    ("_shared/milp.py", None): "scratch files of CBC (model, solution, log) inside its own "
-    "TemporaryDirectory, and os.devnull; never a user's file",
-    ("_shared/_highs_child.py", None): "the HiGHS child's pipe to its parent (pickle over an "
-    "inherited descriptor); no file",
+    ("_shared/milp/cbc.py", None): "scratch files of CBC (model, solution, log) inside its "
+    "own TemporaryDirectory; never a user's file",
+    ("_shared/milp/highs.py", None): "os.devnull (HiGHS's banner) and the pipes to and from "
+    "the HiGHS child (pickle); no file",
+    ("_shared/milp/_highs_child.py", None): "the HiGHS child's pipe to its parent (pickle over "
+    "an inherited descriptor); no file",
     ("cli/__init__.py", "_broken_pipe"): "standard output pointed at os.devnull after its "
     "reader went away",
 }

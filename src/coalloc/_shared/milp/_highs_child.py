@@ -1,6 +1,6 @@
 """HiGHS set-up and read-out, shared by the in-thread path and the child process.
 
-:mod:`coalloc._shared.milp` imports this module for :func:`setup` and :func:`read_out`, and
+:mod:`coalloc._shared.milp.highs` imports this module for :func:`setup` and :func:`read_out`, and
 runs its source as a child process (``python -c <this file> <fd> <parent pid>``) for the
 models whose presolve or root cut rounds could outlast a time limit (HiGHS does not look at
 its interrupt callback there). The module imports nothing of coalloc, so that the child

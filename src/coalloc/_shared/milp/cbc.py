@@ -1,0 +1,373 @@
+"""CBC as a child process the runner owns: an MPS file written from the arrays, a hard
+wall-clock deadline, SIGINT (CBC's own 'stop and report the incumbent') on the deadline or on
+Ctrl-C, SIGKILL if it does not stop, its log read for the progress display, and its
+temporary folder always removed (:mod:`.supervise`)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+import warnings
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import interrupt
+from .outcome import MilpOutcome, _finite, _left, _progress_bar
+from .supervise import dying_with_us, owned_temp_dir, watch_child
+
+
+def cbc_command(pulp: Any, **kwargs: Any) -> Any:
+    """PuLP's bundled CBC (``PULP_CBC_CMD``, PuLP 3), else ``COIN_CMD`` (a ``cbc`` on the PATH
+    or, with PuLP 4, cbcbox's), else None.
+
+    ``PULP_CBC_CMD`` is deprecated from PuLP 3.3 on (removed in 4.0, where ``COIN_CMD`` with
+    ``pulp[cbc]`` replaces it); its deprecation warning is silenced here.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for name in ("PULP_CBC_CMD", "COIN_CMD"):
+            cls = getattr(pulp, name, None)
+            if cls is None:
+                continue
+            try:
+                solver = cls(**kwargs)
+                if solver.available():
+                    return solver
+            except Exception:  # a broken installation: try the next one
+                continue
+    return None
+
+
+#: Seconds CBC has to stop after SIGINT (past its limit, on Ctrl-C, when a batch's timeout
+#: ends its instance) before it is killed.
+_CBC_GRACE = 2.0
+
+
+def _run_cbc(pulp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit, mip_gap,
+             threads, seed, verbose, name, show, t_entry, unit=1.0) -> MilpOutcome:  # fmt: skip
+    """CBC as a child process this module owns: an MPS file written from the arrays, a hard
+    wall-clock deadline, SIGINT (CBC's own 'stop and report the incumbent') on the deadline
+    or on Ctrl-C, SIGKILL if it does not stop, and its temporary files always removed."""
+    solver = cbc_command(pulp)
+    if solver is None:
+        raise ImportError("no CBC executable found (pip install 'coalloc[cbc]')")
+    nv = int(np.asarray(c).shape[0])
+    flip = -1.0 if sense == "max" else 1.0
+    bar = _progress_bar("CBC", sense, time_limit, show, unit)
+    try:
+        out = _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit,
+                          mip_gap, threads, seed, verbose, show, t_entry, nv, flip,
+                          bar)  # fmt: skip
+    finally:
+        bar.close()
+    return out
+
+
+def _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit, mip_gap,
+                threads, seed, verbose, show, t_entry, nv, flip, bar) -> MilpOutcome:  # fmt: skip
+    with owned_temp_dir("cbc") as folder:  # and the folders of killed processes swept
+        mps, sol, log_path = (os.path.join(folder, f) for f in ("m.mps", "m.sol", "m.log"))
+        _write_mps(mps, flip * np.asarray(c, dtype=np.float64), A, row_lb, row_ub,
+                   integrality, lb, ub, nv)  # fmt: skip
+        args = [solver.path, mps, "-timeMode", "elapsed", "-ratio", repr(float(mip_gap))]
+        left = _left(t_entry, time_limit)  # writing the file counts against the limit
+        if left is not None:
+            args += ["-sec", repr(round(left, 3))]
+        if threads > 1:
+            args += ["-threads", str(int(threads))]
+        if seed is not None:
+            args += ["-randomCbcSeed", str(int(seed) % 2147483647)]
+        args += ["-solve", "-solution", sol]
+        if show and shutil.which("stdbuf"):  # CBC's log line by line, for the progress
+            args = [shutil.which("stdbuf"), "-oL", *args]
+        watch = _CbcLog(log_path, flip)
+        with open(log_path, "w") as log_fh:
+            # CBC may not look at the clock for a long time (its root node): past the limit
+            # and half a second, it is asked to stop, and killed _CBC_GRACE seconds later.
+            hard = None if time_limit is None else t_entry + time_limit + 0.5
+            if hard is not None and time.perf_counter() > hard:  # no time left to start it
+                return MilpOutcome(
+                    x=None, bound=None, status="time_limit", solver_status=-1,
+                    message="CBC: not started, the time limit ran out while its model file "
+                    "was written; no solution found", nodes=None, time_limit_hit=True,
+                    infeasible=False, rows=int(A.shape[0]), time_limit=time_limit,
+                )  # fmt: skip
+            proc = subprocess.Popen(dying_with_us(args), stdout=log_fh, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+
+            def tick() -> None:
+                watch.read()
+                bar.update(time.perf_counter() - t_entry, incumbent=watch.incumbent,
+                           bound=watch.bound)  # fmt: skip
+
+            end = watch_child(proc, stop_at=hard, grace=_CBC_GRACE, poll=0.2,
+                              kill_at=None if hard is None else hard + _CBC_GRACE,
+                              tick=tick if show else None)  # fmt: skip
+            interrupted, killed, cancelled = end.interrupted, end.killed, end.cancelled
+            if cancelled:
+                bar.close("time_limit")
+                interrupt.check()  # leaving the temporary folder removes CBC's files
+            if show:
+                tick()
+        with open(log_path, errors="replace") as fh:
+            log = fh.read()
+        head, values = _read_cbc_solution(sol, nv)
+    if verbose:
+        print(log)
+    out = _cbc_outcome(head, values, log, flip, mip_gap, time_limit, interrupted, killed,
+                       int(A.shape[0]), proc.returncode)  # fmt: skip
+    out.interrupted = interrupted
+    bar.close(out.status)
+    return out
+
+
+class _CbcLog:
+    """Incumbent and bound read from CBC's log while it runs (in the model's sense).
+
+    CBC prints, in the minimisation it solves, ``Continuous objective value is V`` (the
+    root bound), ``Integer solution of V found ...`` and ``After N nodes, ..., V best
+    solution, best possible B (... seconds)``.
+    """
+
+    _SOLUTION = re.compile(r"Integer solution of\s+(-?[0-9.eE+]+)")
+    _NODES = re.compile(r"(-?[0-9.eE+]+) best solution, best possible (-?[0-9.eE+]+)")
+    _ROOT = re.compile(r"Continuous objective value is\s+(-?[0-9.eE+]+)")
+    _FINAL = re.compile(r"^Objective value:\s+(-?[0-9.eE+]+)")
+    _FINAL_BOUND = re.compile(r"^Lower bound:\s+(-?[0-9.eE+]+)")
+
+    def __init__(self, path: str, flip: float) -> None:
+        self.path = path
+        self.flip = flip
+        self.offset = 0
+        self.rest = ""
+        self.incumbent: Optional[float] = None
+        self.bound: Optional[float] = None
+
+    def read(self) -> None:
+        try:
+            with open(self.path, errors="replace") as fh:
+                fh.seek(self.offset)
+                text = fh.read()
+                self.offset = fh.tell()
+        except OSError:
+            return
+        lines = (self.rest + text).split("\n")
+        self.rest = lines.pop()
+        for line in lines:
+            self.parse(line)
+
+    def parse(self, line: str) -> None:
+        m = self._SOLUTION.search(line)
+        if m:
+            self.incumbent = _finite(self.flip * float(m.group(1)))
+        m = self._NODES.search(line)
+        if m:
+            found = _finite(self.flip * float(m.group(1)))
+            self.incumbent = self.incumbent if found is None else found
+            self.bound = _finite(self.flip * float(m.group(2)))
+        m = self._ROOT.search(line)
+        if m and self.bound is None:
+            self.bound = _finite(self.flip * float(m.group(1)))
+        m = self._FINAL.search(line)  # the summary CBC prints when it ends
+        if m and self.incumbent is not None:  # (with no solution it is the relaxation's)
+            found = _finite(self.flip * float(m.group(1)))
+            self.incumbent = self.incumbent if found is None else found
+        m = self._FINAL_BOUND.search(line)
+        if m:
+            self.bound = _finite(self.flip * float(m.group(1)))
+
+
+def _write_mps(path, c, A, row_lb, row_ub, integrality, lb, ub, nv) -> None:
+    """A minimisation model in fixed MPS (8-character names X0000000 / R0000000).
+
+    The COLUMNS and BOUNDS sections, the bulk of the file, are assembled as byte arrays
+    (a million coefficients take about a second, not ten); values are written with 17
+    significant digits, padded to one width per section.
+    """
+    A = A.tocsc()
+    A.sort_indices()
+    lo = np.broadcast_to(np.asarray(lb, dtype=np.float64), (nv,))
+    hi = np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,))
+    rlo = np.asarray(row_lb, dtype=np.float64)
+    rhi = np.asarray(row_ub, dtype=np.float64)
+    if nv >= 10**7 or A.shape[0] >= 10**7:
+        raise ValueError("CBC's file format holds at most 10,000,000 variables and rows")
+    kinds, rhs, ranges = [], [], []
+    for r in range(A.shape[0]):
+        a, b = rlo[r], rhi[r]
+        if a == b:
+            kinds.append("E")
+            rhs.append((r, b))
+        elif np.isfinite(b):
+            kinds.append("L")
+            rhs.append((r, b))
+            if np.isfinite(a):
+                ranges.append((r, b - a))
+        elif np.isfinite(a):
+            kinds.append("G")
+            rhs.append((r, a))
+        else:
+            kinds.append("N")
+    head = ["NAME          COALLOC", "ROWS", " N  OBJ"]
+    head += [f" {k}  R{r:07d}" for r, k in enumerate(kinds) if k != "N"]
+    head.append("COLUMNS")
+    # COLUMNS: per column its objective line, then its coefficients (free rows left out).
+    free = np.array([k == "N" for k in kinds], dtype=bool)
+    col_of = np.repeat(np.arange(nv), np.diff(A.indptr))
+    keep = ~free[A.indices] if free.size else np.ones(A.nnz, dtype=bool)
+    cols = np.concatenate([np.arange(nv), col_of[keep]])
+    rows = np.concatenate([np.full(nv, -1), A.indices[keep].astype(np.int64)])
+    vals = np.concatenate([np.asarray(c, dtype=np.float64), A.data[keep]])
+    order = np.argsort(cols, kind="stable")  # objective first within a column
+    cols, rows, vals = cols[order], rows[order], vals[order]
+    row_field = np.where(rows[:, None] >= 0, _names(b"R", np.maximum(rows, 0)),
+                         np.frombuffer(b"OBJ     ", np.uint8)[None, :])  # fmt: skip
+    lines = _join_fields(b"    ", _names(b"X", cols), b"  ", row_field, b"  ", _numbers(vals))
+    starts = np.searchsorted(cols, np.arange(nv + 1))
+    integ = np.asarray(integrality).astype(bool)
+    with open(path, "wb") as fh:
+        fh.write(("\n".join(head) + "\n").encode())
+        marker = False
+        run = 0
+        for v in [*np.flatnonzero(np.diff(integ)) + 1, nv]:  # runs of equal integrality
+            if run < nv and integ[run] != marker:
+                marker = bool(integ[run])
+                tag = "INTORG" if marker else "INTEND"
+                fh.write(f"    MARK      'MARKER'                 '{tag}'\n".encode())
+            fh.write(lines[starts[run] : starts[v]].tobytes())
+            run = int(v)
+        if marker:
+            fh.write(b"    MARK      'MARKER'                 'INTEND'\n")
+        out = ["RHS"]
+        out += [f"    RHS       R{r:07d}  {val: .17g}" for r, val in rhs]
+        if ranges:
+            out.append("RANGES")
+            out += [f"    RNG       R{r:07d}  {val: .17g}" for r, val in ranges]
+        out.append("BOUNDS")
+        fh.write(("\n".join(out) + "\n").encode())
+        binary = integ & (lo == 0) & (hi == 1)
+        rest = np.flatnonzero(~binary)
+        if rest.size == 0:  # every variable binary: one vectorised block
+            fh.write(_join_fields(b" BV BND       ", _names(b"X", np.arange(nv))).tobytes())
+        else:
+            out = []
+            for v in range(nv):
+                a, b = lo[v], hi[v]
+                if binary[v]:
+                    out.append(f" BV BND       X{v:07d}")
+                elif a == b:
+                    out.append(f" FX BND       X{v:07d}  {a: .17g}")
+                else:
+                    out.append(f" LO BND       X{v:07d}  {a: .17g}" if np.isfinite(a)
+                               else f" MI BND       X{v:07d}")  # fmt: skip
+                    out.append(f" UP BND       X{v:07d}  {b: .17g}" if np.isfinite(b)
+                               else f" PL BND       X{v:07d}")  # fmt: skip
+            fh.write(("\n".join(out) + "\n").encode())
+        fh.write(b"ENDATA\n")
+
+
+def _names(letter: bytes, index: np.ndarray) -> np.ndarray:
+    """``letter`` and 7 digits per index, as an (k, 8) array of ASCII bytes."""
+    index = np.asarray(index, dtype=np.int64)
+    out = np.empty((index.size, 8), dtype=np.uint8)
+    out[:, 0] = letter[0]
+    rest = index.copy()
+    for p in range(7, 0, -1):
+        out[:, p] = 48 + rest % 10
+        rest //= 10
+    return out
+
+
+def _numbers(values: np.ndarray) -> np.ndarray:
+    """``f"{v: .17g}"`` of each value, left-aligned in one width, as (k, w) ASCII bytes."""
+    uniq, inverse = np.unique(values, return_inverse=True)
+    text = [f"{u: .17g}" for u in uniq]
+    width = max((len(t) for t in text), default=1)
+    table = np.frombuffer("".join(t.ljust(width) for t in text).encode(), dtype=np.uint8)
+    return table.reshape(max(len(text), 1) if text else 0, width)[inverse.reshape(-1)]
+
+
+def _join_fields(*fields: Any) -> np.ndarray:
+    """Lines made of byte constants and (k, w) byte arrays, each ended by a newline."""
+    k = next(f.shape[0] for f in fields if isinstance(f, np.ndarray))
+    parts = [
+        np.broadcast_to(np.frombuffer(f, dtype=np.uint8)[None, :], (k, len(f)))
+        if isinstance(f, bytes) else f
+        for f in fields
+    ]  # fmt: skip
+    parts.append(np.full((k, 1), ord("\n"), dtype=np.uint8))
+    return np.ascontiguousarray(np.concatenate(parts, axis=1))
+
+
+def _read_cbc_solution(path: str, nv: int):
+    """(first line, values) of CBC's solution file; (None, None) when it wrote none."""
+    try:
+        with open(path, errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None, None
+    if not lines:
+        return None, None
+    x = np.zeros(nv)
+    for line in lines[1:]:
+        parts = line.split()
+        if parts and parts[0] == "**":
+            parts = parts[1:]
+        if len(parts) >= 3 and parts[1].startswith("X"):
+            x[int(parts[1][1:])] = float(parts[2])
+    return lines[0].strip(), x
+
+
+def _cbc_outcome(head, x, log, flip, mip_gap, time_limit, interrupted, killed, rows, code):
+    text = (head or "").lower()
+    value = re.search(r"objective value\s*(-?[0-9.eE+]+)", head or "")
+    has_solution = (
+        x is not None and value is not None and abs(float(value.group(1))) < 1e49
+        and not text.startswith(("infeasible", "integer infeasible", "unbounded"))
+        and "no integer solution" not in text  # CBC then writes the LP relaxation
+    )  # fmt: skip
+    if not has_solution:
+        x = None
+    stopped = interrupted or killed or text.startswith("stopped")
+    infeasible = text.startswith(("infeasible", "integer infeasible"))
+    bound = None
+    match = re.search(r"Lower bound:\s*(-?[0-9.eE+]+)", log)
+    if match and not killed:
+        bound = flip * float(match.group(1))  # the bound of the minimisation CBC solved
+    optimal = text.startswith("optimal") and not stopped
+    if optimal and x is not None and value is not None:
+        proven = flip * float(value.group(1))  # within CBC's gap tolerance of the optimum
+        bound = proven if mip_gap == 0 or bound is None else bound
+    if optimal and mip_gap == 0 and x is not None:
+        status = "optimal"
+    elif x is not None:
+        status = "time_limit" if stopped else "feasible"
+    elif infeasible:
+        status = "infeasible"
+    elif stopped or time_limit is not None:
+        status = "time_limit"
+    else:
+        status = "error"
+    nodes = re.search(r"Enumerated nodes:\s*([0-9]+)", log)
+    why = (
+        "interrupted (Ctrl-C)" if interrupted
+        else "killed after overrunning its time limit" if killed
+        else (head or f"no solution file (exit code {code})")
+    )  # fmt: skip
+    if status == "time_limit":
+        why += (
+            "; no solution found"
+            if x is None
+            else "; incumbent kept"
+            if bound is None
+            else "; incumbent and bound kept"
+        )
+    return MilpOutcome(
+        x=x, bound=bound, status=status, solver_status=int(code if code is not None else -1),
+        message=f"CBC: {why}", nodes=int(nodes.group(1)) if nodes else None,
+        time_limit_hit=bool(stopped), infeasible=infeasible, rows=rows, time_limit=time_limit,
+    )  # fmt: skip

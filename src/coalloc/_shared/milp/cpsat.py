@@ -1,0 +1,166 @@
+"""CP-SAT: :func:`run_cpsat` solves a ``CpModel`` a family built (from integers,
+:func:`.scale.integer_scaling`) in a worker thread, stopped through ``StopSearch``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Optional
+
+import numpy as np
+
+from ..progress import exact_progress_wanted
+from .outcome import MilpOutcome, _closed, _finite, _judge, _left, _progress_bar
+from .supervise import supervise_thread
+
+
+def run_cpsat(
+    cp_model: Any,
+    model: Any,
+    variables: list,
+    *,
+    rows: int,
+    time_limit: Optional[float] = None,
+    mip_gap: float = 0.0,
+    threads: int = 1,
+    seed: Optional[int] = None,
+    verbose: bool = False,
+    progress: Optional[bool] = None,
+    started: Optional[float] = None,
+    check: Optional[Any] = None,
+    objective_scale: float = 1.0,
+) -> MilpOutcome:
+    """Solve a built CP-SAT model (objective already set) with the common options.
+
+    Parameters
+    ----------
+    cp_model : module
+        ``ortools.sat.python.cp_model`` (from :func:`import_backend`).
+    model : CpModel
+    variables : list of BoolVar or IntVar
+        The variables whose values form ``MilpOutcome.x``.
+    rows : int
+        Number of constraints, for the report.
+    time_limit, mip_gap, threads, seed, verbose, progress, started
+        As for :func:`run_milp`; ``threads`` is ``num_search_workers``. Pass ``started``
+        (when the model building began) so that building counts against the limit.
+    check : callable, optional
+        As for :func:`run_milp`: the family's check of a solution against its original data
+        (CP-SAT computes in integers, so only a model built from rounded data can fail it).
+    objective_scale : float, default 1
+        The user's unit of one unit of the model's integer objective (the ``s`` of
+        :func:`integer_scaling`): ``bound`` and the progress display are given in the
+        user's units.
+
+    Returns
+    -------
+    MilpOutcome
+        Ctrl-C during the search is not raised: the search stops and the outcome holds the
+        incumbent and its bound, with ``interrupted`` set.
+    """
+    t_entry = time.perf_counter() if started is None else float(started)
+    show = exact_progress_wanted(progress)
+    solver = cp_model.CpSolver()
+    prm = solver.parameters
+    prm.num_search_workers = int(threads)
+    if seed is not None:
+        prm.random_seed = int(seed) % 2147483647
+    given = _left(t_entry, time_limit)
+    if given is not None:
+        prm.max_time_in_seconds = float(given)
+    prm.relative_gap_limit = float(mip_gap)
+    prm.log_search_progress = bool(verbose)
+    if hasattr(prm, "catch_sigint_signal"):  # CP-SAT's own handler would replace Python's
+        prm.catch_sigint_signal = False  # (and abort outside the main thread): ours stops it
+    state: dict = {"incumbent": None, "bound": None}
+    callback = None
+    if show:  # the callbacks run in the solver's threads: they only record
+        callback = _cpsat_recorder(cp_model, state)
+        if hasattr(solver, "best_bound_callback"):
+            solver.best_bound_callback = lambda b: state.__setitem__("bound", _finite(b))
+
+    def stop() -> None:
+        halt = getattr(solver, "stop_search", None) or solver.StopSearch
+        halt()
+
+    def work():
+        return solver.Solve(model) if callback is None else solver.Solve(model, callback)
+
+    hard = None if time_limit is None else t_entry + float(time_limit) + 0.5
+    scale = float(objective_scale)
+    with _progress_bar("CP-SAT", _cpsat_sense(model), time_limit, show,
+                       1.0 / scale) as bar:  # fmt: skip
+
+        def tick() -> None:
+            bar.update(time.perf_counter() - t_entry, incumbent=state["incumbent"],
+                       bound=state["bound"])  # fmt: skip
+
+        code, interrupted, overran = supervise_thread(work, stop, hard, tick if show else None)
+        x = None
+        if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            x = np.array([solver.Value(v) for v in variables], dtype=np.float64)
+        # The bound is only meaningful with a solution (UNKNOWN reports a placeholder 0).
+        bound = float(solver.BestObjectiveBound()) if x is not None else None
+        table = {
+            cp_model.OPTIMAL: "optimal",
+            cp_model.FEASIBLE: "feasible",
+            cp_model.UNKNOWN: "time_limit",
+            cp_model.INFEASIBLE: "infeasible",
+        }
+        status = table.get(code, "error")
+        if code == cp_model.FEASIBLE and (interrupted or overran or time_limit is not None):
+            status = "time_limit"  # stopped before the proof, with its incumbent
+        elif code == cp_model.OPTIMAL and mip_gap > 0:  # CP-SAT says OPTIMAL at the gap
+            value = _finite(solver.ObjectiveValue())
+            if not _closed(value, bound, _cpsat_sense(model)):
+                status = "feasible"
+        if show:
+            if x is not None:
+                state["incumbent"] = _finite(solver.ObjectiveValue())
+                state["bound"] = bound
+            tick()
+        bar.close(status)
+    message = f"CP-SAT: {solver.StatusName(code)}"
+    if interrupted:
+        message += " (interrupted: Ctrl-C)"
+    elif overran:
+        message += " (stopped half a second past its time limit)"
+    if code == cp_model.MODEL_INVALID:
+        message += ": " + model.Validate()
+    elif status == "time_limit":
+        message += ": no solution found" if x is None else ": incumbent and bound kept"
+    out = MilpOutcome(
+        x=x,
+        bound=None if bound is None else bound * scale,
+        status=status,
+        solver_status=int(code),
+        message=message,
+        nodes=int(solver.NumBranches()),
+        time_limit_hit=code in (cp_model.FEASIBLE, cp_model.UNKNOWN) or interrupted or overran,
+        infeasible=code == cp_model.INFEASIBLE,
+        rows=int(rows),
+        time_limit=time_limit,
+        interrupted=interrupted,
+    )
+    if check is None:
+        return out
+    # CP-SAT is exact on its integers: what remains is the rounding of the user's data.
+    return _judge(out, check, _cpsat_sense(model), 1e-6 * abs(scale), 1e-9)
+
+
+def _cpsat_sense(model: Any) -> str:
+    """``"max"`` when the model maximises (CP-SAT stores a negated scaling factor)."""
+    try:
+        return "max" if model.Proto().objective.scaling_factor < 0 else "min"
+    except Exception:  # no objective, or not a CpModel
+        return "min"
+
+
+def _cpsat_recorder(cp_model: Any, state: dict) -> Any:
+    """A solution callback that records the objective and the bound of each solution."""
+
+    class Recorder(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self) -> None:
+            state["incumbent"] = _finite(self.ObjectiveValue())
+            state["bound"] = _finite(self.BestObjectiveBound())
+
+    return Recorder()

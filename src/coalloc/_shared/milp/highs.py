@@ -1,0 +1,373 @@
+"""HiGHS: through ``highspy`` in a worker thread (small models) or in a child process
+(large ones, :data:`HIGHS_PROCESS_MIN_SIZE`; the child is :mod:`._highs_child`), and the
+:func:`scipy.optimize.milp` fallback without ``highspy``. See :mod:`coalloc._shared.milp` for
+the status table and the stopping guarantees."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import interrupt
+from . import _highs_child
+from .outcome import MilpOutcome, _closed, _finite, _left, _progress_bar
+from .supervise import reap, supervise_thread, watch_child
+
+_HIGHS_BANNER_SILENCED = False
+
+
+_HIGHS_LOCK = threading.Lock()
+
+
+def _new_highs(hs: Any, verbose: bool) -> Any:
+    """A ``highspy.Highs`` whose start-up banner (printed once per process, by the C++
+    library on file descriptor 1) does not reach standard output unless ``verbose``."""
+    global _HIGHS_BANNER_SILENCED
+    with _HIGHS_LOCK:
+        if _HIGHS_BANNER_SILENCED or verbose:
+            _HIGHS_BANNER_SILENCED = True
+            return hs.Highs()
+        _HIGHS_BANNER_SILENCED = True
+        import sys
+
+        try:
+            sys.stdout.flush()
+            saved = os.dup(1)
+        except (OSError, ValueError, AttributeError):  # no usable descriptor 1
+            return hs.Highs()
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 1)
+                return hs.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+#: Models of at least this many nonzeros plus variables go to a child process when stopping
+#: matters (:func:`_highs_in_process`): from about this size HiGHS's presolve and root cut
+#: rounds, where it does not look at its interrupt callback, overran a 1 s limit by a
+#: quarter of a second or more (a dense 60 x 3000 knapsack: by 4 s), while a child costs
+#: the start of a Python process with NumPy and highspy (0.2-0.6 s).
+HIGHS_PROCESS_MIN_SIZE = 20_000
+
+
+#: After the limit plus ``_HIGHS_SOFT`` seconds the child is asked to stop (SIGINT); after
+#: the limit plus ``_HIGHS_HARD`` seconds, or ``_HIGHS_GRACE`` after Ctrl-C, it is killed.
+_HIGHS_SOFT, _HIGHS_HARD, _HIGHS_GRACE = 0.3, 1.2, 0.8
+
+
+def _highs_in_process(size: int) -> bool:
+    """Whether HiGHS runs in a child process: ``COALLOC_HIGHS_PROCESS`` = ``always`` /
+    ``never``, else (``auto``) for every model of at least :data:`HIGHS_PROCESS_MIN_SIZE`
+    nonzeros plus variables. A large model may be stopped in many ways -- its time limit,
+    Ctrl-C at a terminal or in a notebook (no terminal there), a batch's timeout -- and only a
+    child can be stopped inside presolve or a root cut round."""
+    mode = os.environ.get("COALLOC_HIGHS_PROCESS", "auto").strip().lower()
+    if not sys.executable:  # an embedded interpreter: no Python to start
+        return False
+    if mode in ("always", "1", "yes"):
+        return True
+    return mode not in ("never", "0", "no") and size >= HIGHS_PROCESS_MIN_SIZE
+
+
+def _run_highspy(hs, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit, mip_gap,
+                 seed, verbose, show, t_entry, unit=1.0, start=None) -> MilpOutcome:  # fmt: skip
+    """HiGHS through ``highspy``, from the arrays, in a worker thread or a child process
+    (module docstring)."""
+    import scipy.sparse as sp
+
+    nv = int(np.asarray(c).shape[0])
+    A = sp.csc_matrix(A)
+    rows = int(A.shape[0])
+    A.sort_indices()
+    model = {
+        "nv": nv, "rows": rows, "nnz": int(A.nnz), "max": sense == "max",
+        "c": np.ascontiguousarray(c, dtype=np.float64),
+        "lb": np.ascontiguousarray(np.broadcast_to(np.asarray(lb, dtype=np.float64), (nv,))),
+        "ub": np.ascontiguousarray(np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,))),
+        "row_lb": np.ascontiguousarray(row_lb, dtype=np.float64),
+        "row_ub": np.ascontiguousarray(row_ub, dtype=np.float64),
+        "start": A.indptr.astype(np.int32), "index": A.indices.astype(np.int32),
+        "value": np.ascontiguousarray(A.data, dtype=np.float64),
+        "integrality": np.ascontiguousarray(integrality, dtype=np.int32),
+        "verbose": bool(verbose), "mip_gap": float(mip_gap), "seed": seed,
+        "x0": None if start is None else np.ascontiguousarray(start, dtype=np.float64),
+    }  # fmt: skip
+    if _highs_in_process(nv + int(A.nnz)):
+        return _run_highs_process(hs, model, sense, time_limit, mip_gap, show, t_entry, unit)
+    h = _new_highs(hs, verbose)
+    if not _highs_child.setup(hs, h, model):
+        return _highs_rejected(rows, time_limit)
+    given = _left(t_entry, time_limit)  # converting the arrays counted against the limit
+    if given is not None:
+        h.setOptionValue("time_limit", float(given))
+    # The callbacks run in the solver's thread: they only record and read flags.
+    state: dict = {"stop": False, "primal": None, "dual": None, "nodes": None}
+    _highs_child.watch(hs, h, state)
+
+    def stop() -> None:
+        state["stop"] = True
+
+    hard = None if time_limit is None else t_entry + float(time_limit) + 0.5
+    with _progress_bar("HiGHS", sense, time_limit, show, unit) as bar:
+
+        def tick() -> None:
+            bar.update(time.perf_counter() - t_entry, incumbent=state["primal"],
+                       bound=state["dual"])  # fmt: skip
+
+        _, interrupted, overran = supervise_thread(h.run, stop, hard, tick if show else None)
+        raw = _highs_child.read_out(hs, h, nv)
+        if show:
+            tick()
+        out = _highs_outcome(hs, raw, sense, mip_gap, time_limit, rows, interrupted, overran)
+        bar.close(out.status)
+    return out
+
+
+def _highs_rejected(rows: int, time_limit: Optional[float]) -> MilpOutcome:
+    return MilpOutcome(x=None, bound=None, status="error", solver_status=-1,
+                       message="HiGHS: the model was rejected (passModel)", nodes=None,
+                       time_limit_hit=False, infeasible=False, rows=rows,
+                       time_limit=time_limit)  # fmt: skip
+
+
+def _highs_outcome(hs, raw: dict, sense: str, mip_gap: float, time_limit, rows: int,
+                   interrupted: bool, overran: bool, killed: bool = False):  # fmt: skip
+    """The outcome of a HiGHS run from :func:`_highs_child.read_out`'s dict (or, when the
+    child was killed, from its last incumbent: ``raw["code"]`` None)."""
+    ms = hs.HighsModelStatus
+    code, x, value, bound = raw["code"], raw["x"], raw["value"], raw["bound"]
+    stopped_codes = {int(ms.kTimeLimit), int(ms.kInterrupt)}
+    other_limits = {int(ms.kIterationLimit), int(ms.kSolutionLimit), int(ms.kObjectiveBound),
+                    int(ms.kObjectiveTarget)}  # fmt: skip
+    if code is None:  # killed: the last incumbent the child sent, if any
+        status = "time_limit"
+    elif code == int(ms.kOptimal):
+        status = "optimal" if mip_gap == 0 or _closed(value, bound, sense) else "feasible"
+        if x is None:
+            status = "error"
+    elif code == int(ms.kInfeasible):
+        status = "infeasible"
+    elif code in stopped_codes:
+        status = "optimal" if x is not None and _closed(value, bound, sense) else "time_limit"
+    elif code in other_limits:
+        status = "feasible" if x is not None else "time_limit"
+    else:
+        status = "feasible" if x is not None else "error"
+    stopped = code is None or code in stopped_codes or interrupted or overran
+    text = raw["text"]
+    why = (text if killed
+           else "interrupted (Ctrl-C)" if interrupted
+           else f"stopped half a second past its time limit ({text})" if overran
+           else text)  # fmt: skip
+    if status == "time_limit":
+        why += (
+            "; no solution found"
+            if x is None
+            else "; incumbent kept"
+            if bound is None
+            else "; incumbent and bound kept"
+        )
+    elif x is None and status == "error":
+        why += "; no solution found"
+    return MilpOutcome(
+        x=x, bound=bound, status=status, solver_status=-1 if code is None else int(code),
+        message=f"HiGHS: {why}", nodes=raw["nodes"], time_limit_hit=bool(stopped),
+        infeasible=status == "infeasible", rows=rows, time_limit=time_limit,
+        interrupted=interrupted,
+    )  # fmt: skip
+
+
+_CHILD_SOURCE: Optional[str] = None
+
+
+def _child_source() -> str:
+    """The source of :mod:`._highs_child`, run as ``python -c`` (no coalloc import)."""
+    global _CHILD_SOURCE
+    if _CHILD_SOURCE is None:
+        with open(_highs_child.__file__, encoding="utf-8") as fh:
+            _CHILD_SOURCE = fh.read()
+    return _CHILD_SOURCE
+
+
+def _run_highs_process(hs, model: dict, sense: str, time_limit, mip_gap: float, show: bool,
+                       t_entry: float, unit: float = 1.0) -> MilpOutcome:  # fmt: skip
+    """HiGHS in a child process that sends every incumbent back, so that killing it (past
+    the limit, or after Ctrl-C and a grace) still leaves the incumbent and the bound."""
+    left = _left(t_entry, time_limit)
+    model["deadline"] = None if left is None else time.monotonic() + left
+    model["progress"] = bool(show)
+    bar = _progress_bar("HiGHS", sense, time_limit, show, unit)
+    with bar:
+        return _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar)
+
+
+def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar):
+    """:func:`_run_highs_process` inside its progress display."""
+    import pickle
+
+    rows = model["rows"]
+    box: dict = {"x": None, "primal": None, "dual": None, "nodes": None, "final": None,
+                 "error": None, "rejected": False}  # fmt: skip
+    quiet = None if model["verbose"] else subprocess.DEVNULL
+    soft = hard = None
+    if time_limit is not None:
+        soft = t_entry + float(time_limit) + _HIGHS_SOFT
+        hard = t_entry + float(time_limit) + _HIGHS_HARD
+
+    def tick() -> None:
+        bar.update(time.perf_counter() - t_entry, incumbent=box["primal"], bound=box["dual"])
+
+    rfd, wfd = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _child_source(), str(wfd), str(os.getpid())],
+            stdin=subprocess.PIPE, stdout=quiet, stderr=quiet, pass_fds=(wfd,),
+            start_new_session=True,  # Ctrl-C at the terminal reaches this process only
+        )  # fmt: skip
+    except BaseException:
+        os.close(rfd)
+        raise
+    finally:
+        os.close(wfd)
+
+    def read() -> None:
+        with os.fdopen(rfd, "rb") as fh:
+            while True:
+                try:
+                    msg = pickle.load(fh)
+                except Exception:  # EOF, or a message cut short by a kill
+                    return
+                if msg[0] == "inc":
+                    box["x"] = msg[1]
+                    box["primal"], box["dual"], box["nodes"] = msg[2:]
+                elif msg[0] == "bound":
+                    box["primal"], box["dual"], box["nodes"] = msg[1:]
+                elif msg[0] == "done":
+                    box["final"] = msg[1]
+                elif msg[0] == "rejected":
+                    box["rejected"] = True
+                elif msg[0] == "error":
+                    box["error"] = msg[1:]
+
+    def write() -> None:
+        try:
+            pickle.dump([p for p in sys.path if p], proc.stdin)
+            pickle.dump(model, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            proc.stdin.close()
+        except (OSError, ValueError):  # the child is gone: its exit code tells
+            pass
+
+    threads = [threading.Thread(target=f, name=f"coalloc-highs-{f.__name__}", daemon=True)
+               for f in (read, write)]  # fmt: skip
+    started: list = []
+    try:
+        try:
+            for t in threads:
+                t.start()
+                started.append(t)
+        except BaseException:
+            proc.kill()
+            reap(proc, started)
+            raise
+        end = watch_child(proc, stop_at=soft, kill_at=hard, grace=_HIGHS_GRACE, poll=0.1,
+                          tick=tick if show else None, threads=threads)  # fmt: skip
+    finally:
+        if box["final"] is not None:
+            box["primal"], box["dual"] = box["final"]["value"], box["final"]["bound"]
+        if show:
+            tick()
+    interrupted, overran, cancelled = end.interrupted, end.overran, end.cancelled
+    killed = end.killed and box["final"] is None  # else it had finished when it was killed
+    if cancelled:
+        bar.close("time_limit")
+        interrupt.check()
+    if box["error"] is not None:
+        bar.close("error")
+        raise RuntimeError(f"HiGHS failed in its child process: {box['error'][0]}")
+    if box["rejected"]:
+        bar.close("error")
+        return _highs_rejected(rows, time_limit)
+    raw = box["final"]
+    if raw is None:
+        if not killed:  # it died on its own (out of memory, a signal from outside)
+            bar.close("error")
+            return MilpOutcome(
+                x=None, bound=box["dual"], status="error", solver_status=-1,
+                message=f"HiGHS: its child process ended with code {proc.returncode} "
+                "without an answer", nodes=box["nodes"], time_limit_hit=False,
+                infeasible=False, rows=rows, time_limit=time_limit, interrupted=interrupted,
+            )  # fmt: skip
+        late = time.perf_counter() - t_entry - (0.0 if time_limit is None else time_limit)
+        what = (
+            f"interrupted (Ctrl-C) and killed {_HIGHS_GRACE:g} s later"
+            if interrupted
+            else f"killed {late:.1f} s past its time limit"
+        )
+        what += " (presolve or a root cut round does not look at its interrupt callback)"
+        x = box["x"]
+        value = None if x is None else _finite(float(model["c"] @ x))  # the incumbent's
+        raw = {"code": None, "text": what, "x": x, "value": value, "bound": box["dual"],
+               "nodes": box["nodes"]}  # fmt: skip
+    out = _highs_outcome(hs, raw, sense, mip_gap, time_limit, rows, interrupted, overran,
+                         killed=raw["code"] is None)  # fmt: skip
+    bar.close(out.status)
+    return out
+
+
+def _run_highs_scipy(milp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit,
+                     mip_gap, verbose, t_entry) -> MilpOutcome:  # fmt: skip
+    """The fallback without ``highspy``: :func:`scipy.optimize.milp`, in this thread."""
+    from scipy.optimize import Bounds, LinearConstraint
+
+    options: dict = {"disp": bool(verbose), "mip_rel_gap": float(mip_gap)}
+    given = _left(t_entry, time_limit)
+    if given is not None:
+        options["time_limit"] = float(given)
+    sign = -1.0 if sense == "max" else 1.0
+    res = milp(
+        c=sign * np.asarray(c, dtype=np.float64),
+        integrality=integrality,
+        bounds=Bounds(lb, ub),
+        constraints=[LinearConstraint(A, row_lb, row_ub)] if A.shape[0] else [],
+        options=options,
+    )
+    x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
+    dual = getattr(res, "mip_dual_bound", None)
+    bound = None if dual is None or not np.isfinite(dual) else sign * float(dual)
+    nodes = getattr(res, "mip_node_count", None)
+    if res.status == 0:
+        status = "optimal" if mip_gap == 0 else "feasible"
+        if status == "feasible" and bound is not None and x is not None:
+            value = sign * float(res.fun)
+            closed = bound >= value * (1 - 1e-9) if sense == "min" else bound <= value
+            if closed:
+                status = "optimal"
+    elif res.status == 1:  # a limit stopped it: with its incumbent, if any
+        status = "time_limit"
+        if x is not None and _closed(sign * float(res.fun), bound, sense):
+            status = "optimal"
+    elif res.status == 2:
+        status = "infeasible"
+    else:
+        status = "error"
+    return MilpOutcome(
+        x=x,
+        bound=bound,
+        status=status,
+        solver_status=int(res.status),
+        message=f"HiGHS: {res.message} (SciPy fallback without highspy: Ctrl-C cannot "
+        "interrupt it and model building is not timed by the solver)",
+        nodes=None if nodes is None else int(nodes),
+        time_limit_hit=res.status == 1,
+        infeasible=res.status == 2,
+        rows=int(A.shape[0]),
+        time_limit=time_limit,
+    )

@@ -1,0 +1,196 @@
+"""The runner's entry point for HiGHS and CBC: :func:`run_milp` (scaling, the solver, the
+user's units, the check) and :func:`import_backend`."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Optional
+
+import numpy as np
+
+from ..progress import exact_progress_wanted
+from .cbc import _run_cbc, cbc_command
+from .highs import _run_highs_scipy, _run_highspy
+from .outcome import BACKENDS, MilpOutcome, _empty_outcome, _finite, _judge
+from .scale import model_scaling
+
+
+def import_backend(backend: str) -> Any:
+    """Import the package a back-end needs; a clear ImportError when it is missing.
+
+    Returns the ``highspy`` module for ``"highs"`` (:func:`scipy.optimize.milp`, which
+    cannot be interrupted, when ``highspy`` is not installed), the ``pulp`` module for
+    ``"cbc"`` and ``ortools.sat.python.cp_model`` for ``"cpsat"``.
+    """
+    if backend == "highs":
+        try:
+            import highspy
+
+            if hasattr(highspy, "Highs") and hasattr(highspy, "cb"):
+                return highspy
+        except ImportError:
+            pass
+        from scipy.optimize import milp
+
+        return milp
+    if backend == "cbc":
+        try:
+            import pulp
+        except ImportError as exc:
+            raise ImportError("backend 'cbc' needs PuLP: pip install 'coalloc[cbc]'") from exc
+        if cbc_command(pulp, msg=False) is None:
+            raise ImportError(
+                "backend 'cbc' found PuLP but no runnable CBC binary: reinstall with "
+                "pip install 'coalloc[cbc]' (PuLP 3 bundles CBC; with PuLP 4 the extra pulls "
+                "cbcbox) or put cbc on the PATH"
+            )
+        return pulp
+    if backend == "cpsat":
+        try:
+            from ortools.sat.python import cp_model
+        except ImportError as exc:
+            raise ImportError(
+                "backend 'cpsat' needs OR-Tools: pip install 'coalloc[cpsat]'"
+            ) from exc
+        return cp_model
+    raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+
+
+def run_milp(
+    backend: str,
+    solver_pkg: Any,
+    c: np.ndarray,
+    A: Any,
+    row_lb: np.ndarray,
+    row_ub: np.ndarray,
+    *,
+    integrality: np.ndarray,
+    lb: Any = 0.0,
+    ub: Any = 1.0,
+    sense: str = "min",
+    time_limit: Optional[float] = None,
+    mip_gap: float = 0.0,
+    threads: int = 1,
+    seed: Optional[int] = None,
+    verbose: bool = False,
+    name: str = "coalloc",
+    progress: Optional[bool] = None,
+    started: Optional[float] = None,
+    check: Optional[Any] = None,
+    scale: bool = True,
+    start: Optional[np.ndarray] = None,
+) -> MilpOutcome:
+    """Solve ``min|max c x`` s.t. ``row_lb <= A x <= row_ub``, ``lb <= x <= ub`` on HiGHS or CBC.
+
+    Parameters
+    ----------
+    backend : {"highs", "cbc"}
+    solver_pkg : module
+        What :func:`import_backend` returned for ``backend`` (for ``"highs"``: ``highspy``,
+        or :func:`scipy.optimize.milp` as the fallback).
+    c : ndarray, shape (nv,)
+        Objective coefficients, in the sense of ``sense``.
+    A : scipy.sparse matrix, shape (rows, nv)
+    row_lb, row_ub : ndarray, shape (rows,)
+        Row bounds (``-inf`` / ``inf`` for one-sided rows).
+    integrality : ndarray, shape (nv,)
+        1 for integer variables, 0 for continuous ones.
+    lb, ub : float or ndarray
+        Variable bounds.
+    sense : {"min", "max"}
+    time_limit : float, optional
+        Wall-clock seconds for the call (from ``started``): converting the model counts, the
+        solver gets the rest, and it is stopped half a second past the limit.
+    mip_gap : float
+        Relative gap at which the solver may stop.
+    threads : int
+        Threads (CBC; HiGHS runs its own default).
+    seed : int, optional
+        CBC's ``randomCbcSeed``, HiGHS's ``random_seed`` (not the SciPy fallback).
+    verbose : bool
+        Print the solver log.
+    name : str
+        Name of the model (CBC).
+    progress : bool, optional
+        Show incumbent, bound and gap over time on standard error; None: the default set
+        by :func:`coalloc._shared.progress.set_exact_progress` (the CLI), on a terminal only.
+    started : float, optional
+        ``time.perf_counter()`` from which ``time_limit`` counts (default: this call).
+    check : callable, optional
+        ``check(x) -> float``: the family's check of a solution (``x`` in the user's
+        variables) against its original, unscaled data, returning the solution's objective
+        as the family computes it, or raising :class:`Rejected`. A rejected solution, a bound
+        on the wrong side of that value, or an "optimal" whose bound does not meet it, by
+        more than the solver's tolerances explain, gives status ``error`` (no solution)
+        with a message that says which: never "optimal".
+    scale : bool, default True
+        Rescale a badly scaled model first (:func:`model_scaling`; a model whose magnitudes
+        lie in :data:`SANE_RANGE` is solved as it is).
+    start : ndarray, shape (nv,), optional
+        A feasible solution (in the user's variables) for HiGHS to start from, so that a
+        stopped solve holds an incumbent at least as good; CBC and the SciPy fallback
+        ignore it (the family compares their answer with its own).
+
+    Returns
+    -------
+    MilpOutcome
+        ``x`` and ``bound`` in the user's units whatever scaling was applied; ``bound``
+        assumes a non-negative objective for CBC (its log prints the magnitude). Ctrl-C
+        during the solve is not raised: the outcome holds the incumbent, with
+        ``interrupted`` set.
+    """
+    t_entry = time.perf_counter() if started is None else float(started)
+    if sense not in ("min", "max"):
+        raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
+    show = exact_progress_wanted(progress)
+    if backend not in ("highs", "cbc"):
+        raise ValueError(f"run_milp takes backend 'highs' or 'cbc', got {backend!r}")
+    if int(np.asarray(c).shape[0]) == 0:
+        out = _empty_outcome(backend, row_lb, row_ub, time_limit)
+        return out if check is None else _judge(out, check, sense, 1e-9, 1e-9)
+    user_c = np.asarray(c, dtype=np.float64)
+    scaling = model_scaling(user_c, A, integrality, lb, ub) if scale else None
+    unit = 1.0
+    if scaling is not None:
+        import scipy.sparse as sp
+
+        nv = user_c.shape[0]
+        unit = scaling.obj
+        c = unit * user_c * scaling.col
+        A = (sp.diags(scaling.row) @ sp.csr_matrix(A, dtype=np.float64)
+             @ sp.diags(scaling.col)).tocsr()  # fmt: skip
+        row_lb = scaling.row * np.asarray(row_lb, dtype=np.float64)
+        row_ub = scaling.row * np.asarray(row_ub, dtype=np.float64)
+        lb = np.broadcast_to(np.asarray(lb, dtype=np.float64), (nv,)) / scaling.col
+        ub = np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,)) / scaling.col
+        if start is not None:
+            start = np.asarray(start, dtype=np.float64) / scaling.col
+    if backend == "highs":
+        if callable(solver_pkg):  # scipy.optimize.milp: the fallback without highspy
+            out = _run_highs_scipy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub,
+                                   sense, time_limit, mip_gap, verbose, t_entry)  # fmt: skip
+        else:
+            out = _run_highspy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
+                               time_limit, mip_gap, seed, verbose, show, t_entry,
+                               unit, start)  # fmt: skip
+    else:
+        out = _run_cbc(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
+                       time_limit, mip_gap, threads, seed, verbose, name, show, t_entry,
+                       unit)  # fmt: skip
+    if scaling is not None:
+        out.scaled = True
+        if out.x is not None:
+            out.x = out.x * scaling.col
+        if out.bound is not None:
+            out.bound = out.bound / unit
+    if out.x is not None:
+        out.objective = _finite(float(user_c @ out.x))
+    if check is None:
+        return out
+    # What the solver's tolerances explain, in the user's units: its absolute optimality
+    # gap (1e-6) and feasibility tolerance on the continuous variables (1e-7 per row) in
+    # the units it solved in, and a relative 1e-7 of the values.
+    cont = ~np.asarray(integrality).astype(bool).reshape(-1)
+    scaled_c = np.asarray(c, dtype=np.float64)
+    slack_abs = 1e-6 * (1.0 + float(np.abs(scaled_c[cont]).sum())) / unit
+    return _judge(out, check, sense, slack_abs, 1e-7)

@@ -1,0 +1,330 @@
+"""Supervision of the work a solve or a batch hands to a thread or another process.
+
+One place for what the MILP runner's solvers and the batch layer's process workers share:
+
+* :func:`supervise_thread`: run a solver in a worker thread while the caller waits in slices,
+  asking it to stop on Ctrl-C, past a hard deadline or when the caller's cancellation scope
+  (:mod:`coalloc._shared.interrupt`: a batch's per-instance timeout) ends (CP-SAT, HiGHS in
+  a thread);
+* child processes: started so that they die with the process that started them
+  (:func:`dying_with_us`, ``PR_SET_PDEATHSIG`` on Linux) and watched by one wait loop
+  (:func:`watch_child`): waited for in slices, asked to stop with SIGINT past a deadline,
+  on Ctrl-C or when the caller's scope ends, killed when they do not stop in time, and
+  reaped through Ctrl-C -- CBC and the HiGHS child;
+* process trees: :func:`kill_tree` kills a process and everything it started (a batch's
+  overdue worker and its CBC);
+* temporary folders named by the process that owns them (:func:`owned_temp_dir`), so that
+  the folders of a process killed before it could remove them are swept by the next one
+  (:func:`sweep_orphans`): CBC's model files, a process batch's worker folders.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Sequence
+
+from .. import interrupt
+
+
+def scope_cancelled() -> bool:
+    """True when the calling thread's cancellation scope (a batch's per-instance timeout, a
+    cancelled batch: :mod:`coalloc._shared.interrupt`) asks the solve to end. The wait loops
+    then stop the solver as for Ctrl-C and, once it has ended and its files are gone, raise
+    the scope's error through :func:`interrupt.check`."""
+    scope = interrupt.current()
+    return scope is not None and scope.cancelled
+
+
+def supervise_thread(work, stop, hard: Optional[float], tick=None, poll: float = 0.1):
+    """Run ``work()`` in a worker thread while this thread waits in slices of ``poll``.
+
+    ``tick()`` runs after every slice (progress). Ctrl-C here, or the clock passing
+    ``hard``, calls ``stop()`` (the solver's own 'stop and keep the incumbent'); the wait
+    goes on until ``work`` returns, and a third Ctrl-C is re-raised. Returns ``(value,
+    interrupted, overran)``; an exception of ``work`` is raised here.
+    """
+    box: dict = {}
+    done = threading.Event()  # not Thread.join: a Ctrl-C inside join() can leave a live
+    # thread looking finished (Python < 3.12), and the solver would be read while it runs
+
+    def run() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=run, name="coalloc-solver", daemon=True)
+    interrupted = overran = cancelled = False
+    presses = 0
+    worker.start()
+    while not done.is_set():
+        try:
+            if done.wait(poll):
+                break
+            if tick is not None:
+                tick()
+            if (hard is not None and not (overran or interrupted)
+                    and time.perf_counter() > hard):  # fmt: skip
+                overran = True
+                stop()
+            if not (cancelled or interrupted) and scope_cancelled():
+                cancelled = True
+                stop()
+        except KeyboardInterrupt:
+            presses += 1
+            if presses >= 3:
+                raise
+            if not interrupted:
+                interrupted = True
+                stop()
+    while worker.is_alive():  # it has returned: only its last instructions remain
+        try:
+            worker.join(0.05)
+        except KeyboardInterrupt:
+            pass
+    if cancelled:
+        interrupt.check()  # the scope's TimeoutError/Cancelled, the solver stopped
+    if "error" in box:
+        raise box["error"]
+    return box.get("value"), interrupted, overran
+
+
+# ------------------------------------------------------------------ child processes
+
+
+#: Run as ``python -I -S -c``: ask Linux to SIGKILL this process when its parent dies
+#: (``PR_SET_PDEATHSIG``, kept across ``execv`` for an ordinary binary), give up if the
+#: parent is already gone, then become the program (CBC).
+EXEC_SHIM = """
+import ctypes, os, signal, sys
+try:
+    ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+except (OSError, AttributeError):
+    pass
+if os.getppid() != int(sys.argv[1]):
+    os._exit(3)
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def dying_with_us(args: list) -> list:
+    """``args`` started so that the program dies with this process (Linux; elsewhere as is).
+
+    A small Python launcher sets ``PR_SET_PDEATHSIG`` and execs the program (about 20 ms),
+    rather than a ``preexec_fn``, which is unsafe when the caller has threads.
+    """
+    if not sys.platform.startswith("linux") or not sys.executable:
+        return list(args)
+    return [sys.executable, "-I", "-S", "-c", EXEC_SHIM, str(os.getpid()), *args]
+
+
+def signal_child(proc: subprocess.Popen, sig: int) -> None:
+    """Send ``sig`` to ``proc`` unless it has ended."""
+    try:
+        if proc.poll() is None:
+            proc.send_signal(sig)
+    except (OSError, ProcessLookupError):
+        pass
+
+
+@dataclass
+class ChildEnd:
+    """How :func:`watch_child` ended: what asked the child to stop, and whether it was killed.
+
+    Attributes
+    ----------
+    interrupted : bool
+        Ctrl-C in the calling thread.
+    overran : bool
+        The clock passed ``stop_at``.
+    cancelled : bool
+        The calling thread's cancellation scope ended (a batch's timeout); the caller raises
+        its error through :func:`coalloc._shared.interrupt.check` once it has cleaned up.
+    killed : bool
+        The child was killed (SIGKILL) rather than left to end.
+    """
+
+    interrupted: bool = False
+    overran: bool = False
+    cancelled: bool = False
+    killed: bool = False
+
+
+def _sooner(at: Optional[float], other: float) -> float:
+    return other if at is None else min(at, other)
+
+
+def watch_child(
+    proc: subprocess.Popen,
+    *,
+    stop_at: Optional[float] = None,
+    kill_at: Optional[float] = None,
+    grace: float,
+    poll: float,
+    tick: Optional[Callable[[], None]] = None,
+    threads: Sequence[threading.Thread] = (),
+) -> ChildEnd:
+    """Wait for the child ``proc`` in slices of at most ``poll`` seconds; the one wait loop of
+    CBC and of the HiGHS child.
+
+    The child is asked to stop with SIGINT (the solver's own 'stop and keep the incumbent')
+    when the clock (``time.perf_counter()``) passes ``stop_at``, when the calling thread's
+    cancellation scope ends (:func:`scope_cancelled`) or on Ctrl-C; it is killed when the
+    clock passes ``kill_at`` or ``grace`` seconds after the SIGINT of a cancellation or a
+    Ctrl-C, whichever comes first. A third Ctrl-C is re-raised (the child is killed first).
+    ``tick()`` runs after every slice (progress). On the way out the child is killed if it
+    still runs, and it and ``threads`` (its pipe readers) are waited for through Ctrl-C.
+    """
+    end = ChildEnd()
+    presses = 0
+    try:
+        while proc.poll() is None:
+            try:
+                now = time.perf_counter()
+                if kill_at is not None and now >= kill_at:
+                    proc.kill()
+                    end.killed = True
+                    break
+                if stop_at is not None and now >= stop_at and not (end.overran or end.interrupted):
+                    end.overran = True
+                    signal_child(proc, signal.SIGINT)
+                if not (end.cancelled or end.interrupted) and scope_cancelled():
+                    end.cancelled = True  # as Ctrl-C: asked to stop, killed after the grace
+                    signal_child(proc, signal.SIGINT)
+                    kill_at = _sooner(kill_at, now + grace)
+                wait = poll
+                for at in (kill_at, None if end.overran else stop_at):
+                    if at is not None:
+                        wait = min(wait, max(0.0, at - now))
+                try:
+                    proc.wait(wait)
+                except subprocess.TimeoutExpired:
+                    pass
+                if tick is not None:
+                    tick()
+            except KeyboardInterrupt:
+                presses += 1
+                if presses >= 3:
+                    raise
+                if not end.interrupted:
+                    end.interrupted = True
+                    signal_child(proc, signal.SIGINT)
+                    kill_at = _sooner(kill_at, time.perf_counter() + grace)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            end.killed = True
+        reap(proc, list(threads))
+    return end
+
+
+def reap(proc: subprocess.Popen, threads: list) -> None:
+    """Wait for the killed or finished child and its pipe threads, through Ctrl-C."""
+    for wait in [proc.wait] + [t.join for t in threads]:
+        while True:
+            try:
+                wait()
+                break
+            except KeyboardInterrupt:
+                continue
+    if proc.stdin is not None:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+
+
+# ------------------------------------------------------------------ process trees
+
+
+_KILL = getattr(signal, "SIGKILL", signal.SIGTERM)
+
+
+def descendants(pid: int) -> List[int]:
+    """The processes started by ``pid`` and theirs (Linux /proc; elsewhere none known)."""
+    found: List[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children") as handle:
+                    kids = [int(k) for k in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+            found.extend(kids)
+            todo.extend(kids)
+    return found
+
+
+def kill_tree(pid: int) -> None:
+    """Kill ``pid`` and what it started (e.g. a batch worker and its CBC), so that nothing is
+    orphaned. Raises OSError when ``pid`` itself cannot be killed (already gone)."""
+    children = descendants(pid)
+    os.kill(pid, _KILL)
+    for child in children:
+        try:
+            os.kill(child, _KILL)
+        except OSError:
+            pass
+
+
+# ------------------------------------------------------------------ temporary folders
+
+
+def _owner_prefix(kind: str, pid: Optional[int] = None) -> str:
+    return f"coalloc_{kind}_{os.getpid() if pid is None else pid}_"
+
+
+def owned_temp_dir(kind: str) -> tempfile.TemporaryDirectory:
+    """A temporary folder ``coalloc_<kind>_<pid>_*`` of this process (removed on leaving the
+    ``with``), after sweeping those of ``kind`` whose process is gone (:func:`sweep_orphans`).
+    """
+    sweep_orphans(kind)
+    return tempfile.TemporaryDirectory(prefix=_owner_prefix(kind))
+
+
+def new_owned_temp_dir(kind: str) -> str:
+    """As :func:`owned_temp_dir`, but the path of a folder the caller removes itself."""
+    sweep_orphans(kind)
+    return tempfile.mkdtemp(prefix=_owner_prefix(kind))
+
+
+def sweep_orphans(kind: str) -> None:
+    """Remove the folders ``coalloc_<kind>_<pid>_*`` of processes that were killed before
+    they could (a process killed by SIGKILL cannot clean up after itself, and the children
+    that wrote there died with it). A folder whose process runs, or that belongs to another
+    user, is left alone."""
+    root = tempfile.gettempdir()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    pattern = re.compile(rf"coalloc_{re.escape(kind)}_([0-9]+)_\w+")
+    for name in names:
+        m = pattern.fullmatch(name)
+        if m is None or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+            continue  # its owner runs
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, OSError):
+            continue  # another user's, or not a pid
+        shutil.rmtree(os.path.join(root, name), ignore_errors=True)

@@ -1,0 +1,80 @@
+"""Solving many instances at once: :func:`solve_many` and :func:`solve_many_iter`.
+
+A batch is an iterable of problems of any family: a family's ``Instance`` (for example
+:class:`coalloc.ctaap.Instance` or :class:`coalloc.taskmap.Instance`), the plain pair it
+wraps (``(Request, Offer)``, ``(TaskGraph, ResourceGraph)``), or the path of an instance file
+of a family (read in the worker; its ``"format"`` names the family). Each problem is solved by
+its family's ``solve`` and, for ``coalloc <family> solve-batch``, checked by its ``verify``.
+
+The instances are solved by a pool of threads (the default: the compiled kernels release
+the GIL), a pool of processes, serially, or by any
+:class:`concurrent.futures.Executor` the caller passes -- for example
+``distributed.Client(...).get_executor()`` to spread a batch over the machines of a Dask
+cluster (``pip install coalloc[dask]``).
+
+Guarantees, whatever runs the batch:
+
+- **Order.** Results come back in input order.
+- **Determinism.** Instance ``i`` is solved with the seed :func:`instance_seed(seed, i)
+  <instance_seed>`, which depends only on the batch seed and the position ``i`` -- never on
+  the executor, ``n_jobs``, ``chunksize`` or the order in which workers finish -- so the
+  same batch seed gives the same answers serially, on threads, on processes and on Dask.
+- **Isolation.** An instance that fails (an unreadable file, a malformed instance, a
+  parameter the solver rejects) gives a :class:`BatchError` record in its place; the other
+  instances are unaffected.
+- **Bounded memory.** The iterable is consumed lazily, with at most ``max_in_flight``
+  chunks submitted and not yet returned, so a generator of a million instances is never
+  materialised.
+
+Timeouts and interrupts (``timeout=`` seconds per instance), per executor:
+
+- ``backend="processes"`` (the pool solve_many creates): every instance runs under a
+  cancellation scope (:mod:`coalloc._shared.interrupt`), so the compiled kernels and the
+  families' long Python loops stop it with ``TimeoutError`` at their next poll (about
+  50 ms), and a running MILP solve is stopped by its runner; an instance still running
+  ``timeout + grace`` seconds after it started (a long step that does not poll) has its
+  worker process killed and replaced, exactly as a crash: the other instances are solved
+  again if they were lost with it.
+  Either way the instance is a :class:`BatchError` with ``exc_type="TimeoutError"`` and a
+  message saying so. Every worker keeps its temporary files (CBC's model files included)
+  in a folder of its own that the batch removes, so a killed worker leaves none behind.
+- threads, ``backend="serial"``, a caller's executor (a ``ProcessPoolExecutor``, Dask):
+  cooperative only. The compiled kernels stop within about 50 ms of the deadline (plus one
+  iteration of their outer loop), the families' long Python loops (the ``backend="numpy"``
+  twins included) at their next check of :func:`coalloc._shared.interrupt.check`, and a
+  chunk checks between its instances; a running MILP solve (HiGHS, CBC, CP-SAT) is stopped
+  as for Ctrl-C within its wait loop's 0.1-0.2 s slice (plus the solver's own stop: a HiGHS
+  child is killed after its grace) and then raises the timeout. Single steps that do not
+  poll run on until they return: a thread cannot be killed.
+- Ctrl-C (``KeyboardInterrupt`` in the calling thread): the chunks not started are
+  cancelled, the running instances of a thread pool are cancelled through the same scope
+  (they stop at the kernels' next poll), a process pool solve_many created has its workers
+  terminated, and ``KeyboardInterrupt`` is raised.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._shared.family import families
+from .._shared.seeding import instance_seed
+from .errors import BatchError
+from .progress import ProgressBar
+from .run import BACKENDS as BACKENDS
+from .run import ON_ERROR as ON_ERROR
+from .run import Instance as Instance
+from .run import _batch_iter as _batch_iter  # the CLI's solve-batch
+from .run import _check_item as _check_item
+from .run import _executor_workers as _executor_workers
+from .run import merge_options as merge_options
+from .run import solve_many, solve_many_iter
+from .worker import read_problem as read_problem
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FAMILY_INSTANCES":  # derived from the list of families, never written by hand
+        return {name: spec.kinds[0] for name, spec in families().items()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["solve_many", "solve_many_iter", "BatchError", "instance_seed", "ProgressBar"]

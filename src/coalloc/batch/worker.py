@@ -1,0 +1,126 @@
+"""The worker side of a batch: read a problem, solve a chunk of ``(index, item, seed)``
+under each instance's cancellation scope, and (in a process pool solve_many owns) report
+when each instance starts and ends, and keep temporary files in a folder of the worker's own.
+
+:func:`_solve_chunk` is what every executor runs; it is a top-level function so that it
+pickles by reference.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+import traceback as _traceback
+from typing import Any, List, Optional, Tuple
+
+from .._shared import interrupt
+from .._shared.family import kind_of_format, problem_kinds
+from .._shared.jsonio import InstanceError, load_json
+from .._shared.milp.supervise import new_owned_temp_dir
+from .errors import BatchError, _Invalid, _source, _TimedOut, _timeout_message
+
+
+def read_problem(path: Any) -> Any:
+    """Read an instance file of any family; its ``"format"`` names the family.
+
+    A file without ``"format"`` is read as a CTAAP instance (``coalloc.instance``).
+
+    Raises
+    ------
+    InstanceError
+        When the file is unreadable, not an instance of a family, or invalid.
+    """
+    data, name = load_json(path)
+    kind = kind_of_format(data.get("format")) if isinstance(data, dict) else None
+    if kind is not None:
+        return kind.from_dict(data, source=name)
+    fmt = data.get("format") if isinstance(data, dict) else None
+    known = sorted(kind.format for kind in problem_kinds())
+    raise InstanceError(
+        f"{name}: not an instance file of a family (format {fmt!r}; known: {known})"
+    )
+
+
+_WORKER_REPORTS: Any = None
+_WORKER_GENERATION = 0
+
+
+def _init_worker(reports: Any, generation: int, temp_root: Optional[str] = None) -> None:
+    global _WORKER_REPORTS, _WORKER_GENERATION
+    _WORKER_REPORTS, _WORKER_GENERATION = reports, generation
+    if temp_root is not None:
+        _use_temp_dir(temp_root)
+
+
+def _use_temp_dir(temp_root: str) -> None:
+    """Make ``<temp_root>/<pid>`` this worker's temporary folder (Python's ``tempfile`` and,
+    through ``TMPDIR``, the processes it starts, e.g. CBC): when the worker is killed, the
+    parent removes what it left there (see :func:`_worker_temp_dir`)."""
+    path = _worker_temp_dir(temp_root, os.getpid())
+    os.makedirs(path, exist_ok=True)
+    os.environ["TMPDIR"] = path
+    tempfile.tempdir = path
+
+
+def _worker_temp_dir(temp_root: str, pid: int) -> str:
+    return os.path.join(temp_root, str(pid))
+
+
+def _new_temp_root() -> str:
+    """The folder of a process pool's temporary folders, removed when the batch ends."""
+    return new_owned_temp_dir("batch")  # coalloc_batch_<pid>_*: swept if this process dies
+
+
+def _report(index: int, start: Optional[float]) -> None:
+    if _WORKER_REPORTS is not None:
+        try:
+            _WORKER_REPORTS.put((_WORKER_GENERATION, index, os.getpid(), start))
+        except Exception:  # pragma: no cover - the parent is gone
+            pass
+
+
+def _solve_one(index, item, seed, method, params, with_report, family, timeout=None,
+               cancel=None):  # fmt: skip
+    if isinstance(item, _TimedOut):
+        return BatchError(index, "TimeoutError", item.message, source=item.source, seed=seed)
+    source = _source(item)
+    scope = interrupt.Scope(
+        timeout, message=None if timeout is None else _timeout_message(timeout), parent=cancel
+    )
+    _report(index, time.monotonic())
+    try:
+        with scope:
+            scope.raise_if_cancelled()
+            if isinstance(item, _Invalid):
+                raise TypeError(item.message)
+            problem = read_problem(source) if source is not None else item
+            if family is not None and problem.family != family:
+                raise TypeError(f"a {problem.family} problem in a batch for family {family!r}")
+            result = problem.solve(method, seed=seed, **params)
+            if with_report:
+                return result, problem.verify(result).to_dict()
+            return result
+    except Exception as exc:
+        return BatchError(
+            index, type(exc).__name__, str(exc), source=source, seed=seed,
+            traceback=_traceback.format_exc(),
+        )  # fmt: skip
+    finally:
+        _report(index, None)
+
+
+def _solve_chunk(
+    chunk: List[Tuple[int, Any, Optional[int]]],
+    method: Optional[str],
+    params: dict,
+    with_report: bool,
+    family: Optional[str],
+    timeout: Optional[float] = None,
+    cancel: Optional[interrupt.Scope] = None,
+) -> list:
+    """Solve a chunk of ``(index, item, seed)``; top level so that it pickles by reference."""
+    return [
+        _solve_one(index, item, seed, method, params, with_report, family, timeout, cancel)
+        for index, item, seed in chunk
+    ]
