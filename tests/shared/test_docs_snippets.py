@@ -11,7 +11,7 @@ from __future__ import annotations
 import doctest
 import re
 from pathlib import Path
-from typing import List, Tuple
+from typing import Dict, List, Tuple
 
 import pytest
 
@@ -24,14 +24,9 @@ SLOW = {
     "README.md:import coalloc",  # the batch of 300 Fig. 2 instances
 }
 
-#: Blocks of pages other helpers of issue 23 own, known not to run today; each is an xfail
-#: that fails as soon as the block runs (strict), so the entry is removed with the fix.
-KNOWN_BROKEN = {
-    "loadshare.md:from coalloc.loadshare import LoadSharingProblem": "capacity etc. undefined",
-    "loadshare.md:from coalloc.loadshare import GapInstance, read_gap, solve_gap, "
-    "generate_gap, verify_gap": 'a signature sketch (method="heuristic" | "exact")',
-    "testbed.md:import coalloc.testbed as tb": "exp.top and testbed.ptop do not exist",
-}
+#: Blocks known not to run today (none now); each would be a strict xfail
+#: that fails as soon as the block runs, so its entry goes with the fix.
+KNOWN_BROKEN: Dict[str, str] = {}
 
 
 def _blocks() -> List[Tuple[str, int, str]]:
