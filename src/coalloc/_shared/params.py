@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -12,6 +13,11 @@ __all__ = [
     "integer",
     "choice",
     "time_limit",
+    "deadline",
+    "remaining",
+    "expired",
+    "BACKENDS",
+    "check_backend",
     "fraction",
     "check_exact_options",
     "check_keywords",
@@ -57,6 +63,113 @@ def time_limit(value: Any, argname: str = "time_limit") -> Optional[float]:
     if not (math.isfinite(float(value)) and float(value) > 0):
         raise ValueError(f"{argname} must be a positive finite number of seconds, got {value!r}")
     return float(value)
+
+
+def deadline(
+    limit: Any, started: Optional[float] = None, argname: str = "time_limit"
+) -> Optional[float]:
+    """The one deadline rule: the instant a call must stop, counted from the call's start.
+
+    Every method of every family takes ``time_limit`` (seconds, default None) and turns it
+    into a deadline with this function, on the :func:`time.perf_counter` clock, counted
+    from ``started`` (the ``time.perf_counter()`` value the method read on entry; None: now).
+
+    Parameters
+    ----------
+    limit : float or None
+        Seconds the call may take (validated by :func:`time_limit`: a ``ValueError`` naming
+        ``argname`` for a negative, zero, NaN or infinite value).
+    started : float, optional
+        The call's start, a :func:`time.perf_counter` value.
+    argname : str
+        The name the error message gives the argument.
+
+    Returns
+    -------
+    float or None
+        ``started + limit``, or None without a limit.
+
+    Examples
+    --------
+    >>> deadline(None) is None
+    True
+    >>> deadline(2.5, started=10.0)
+    12.5
+    """
+    limit = time_limit(limit, argname)
+    if limit is None:
+        return None
+    return (time.perf_counter() if started is None else float(started)) + limit
+
+
+def remaining(when: Optional[float]) -> Optional[float]:
+    """Seconds left until the deadline ``when`` (None: no deadline; never below 0).
+
+    Examples
+    --------
+    >>> remaining(None) is None
+    True
+    >>> remaining(0.0)
+    0.0
+    """
+    if when is None:
+        return None
+    return max(0.0, when - time.perf_counter())
+
+
+def expired(when: Optional[float]) -> bool:
+    """True when the deadline ``when`` has passed (never without a deadline).
+
+    Examples
+    --------
+    >>> expired(None), expired(0.0)
+    (False, True)
+    """
+    return when is not None and time.perf_counter() >= when
+
+
+#: The kernel choices of every family's ``backend=``: the compiled kernels or their NumPy
+#: twins (the reference implementations that give the same answers).
+BACKENDS = ("compiled", "numpy")
+#: Older spellings still accepted (the testbed and the task mapper's clustering said
+#: ``"python"`` for their twins).
+_BACKEND_ALIASES = {"python": "numpy"}
+
+
+def check_backend(backend: Any, argname: str = "backend") -> str:
+    """The one check of a kernel choice: ``"compiled"`` or ``"numpy"`` (``"python"`` is an
+    accepted older name of ``"numpy"``).
+
+    Parameters
+    ----------
+    backend : str
+        What the caller passed.
+    argname : str
+        The name the error message gives the argument.
+
+    Returns
+    -------
+    str
+        ``"compiled"`` or ``"numpy"``.
+
+    Raises
+    ------
+    ValueError
+        For anything else; the message names ``argname`` and both choices.
+
+    Examples
+    --------
+    >>> check_backend("compiled"), check_backend("python")
+    ('compiled', 'numpy')
+    """
+    if isinstance(backend, str):
+        backend = _BACKEND_ALIASES.get(backend, backend)
+        if backend in BACKENDS:
+            return backend
+    raise ValueError(
+        f"{argname} must be one of {BACKENDS} (the compiled kernels or their NumPy twins), "
+        f"got {backend!r}"
+    )
 
 
 def fraction(value: Any, argname: str) -> float:

@@ -10,6 +10,7 @@ from typing import Optional
 import numpy as np
 
 from .._shared import params as checks
+from .._shared.result import relative_gap
 from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult
 
@@ -120,9 +121,7 @@ def solution(prob: Problem, method: str, start: float, nodes: np.ndarray, tmax: 
     avail = cap - tmax
     amt = amounts_for(avail, prob.e, prob.d)
     u = factor(prob.d, tmax, cap)
-    gap = None
-    if bound is not None:
-        gap = max(0.0, (bound - u) / max(bound, 1e-300))
+    gap = relative_gap(u, bound, sense="max")
     return CoallocationResult(
         start=float(start), duration=prob.request.duration, resources=np.asarray(nodes, np.int64),
         amounts=amt, utilisation=u, names=prob.pool.names, proven=proven, status=status,

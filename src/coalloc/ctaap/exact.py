@@ -62,6 +62,7 @@ import scipy.sparse as sp
 from .._shared import milp
 from .._shared import params as checks
 from .._shared.milp import BACKENDS
+from .._shared.result import relative_gap
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
 from .verify import verify
@@ -505,9 +506,7 @@ def solve_exact(
 
     def result(status, message, *, objective=None, bound=None, nodes=None, t_built, t_solved):
         t_end = time.perf_counter()
-        gap = None
-        if objective is not None and bound is not None:
-            gap = (bound - objective) / max(1.0, bound)
+        gap = relative_gap(objective, bound, sense="max")
         iterations = {} if nodes is None else {"nodes": int(nodes)}
         return SolveResult(
             assignment=assignment,

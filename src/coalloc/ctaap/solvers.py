@@ -8,6 +8,7 @@ import numpy as np
 
 from .._shared.family import FamilyInstance, solver_keyword
 from .._shared.params import check_method
+from .._shared.result import relative_gap
 from .._shared.seeding import resolve_seed
 from .exact import solve_exact, upper_bound
 from .greedy import solve_greedy
@@ -88,7 +89,7 @@ def solve(
     if bound:
         cheap = upper_bound(request, offer)
         result.bound = float(cheap if result.bound is None else min(result.bound, cheap))
-        result.gap = (result.bound - result.n_allocated) / max(1.0, result.bound)
+        result.gap = relative_gap(result.n_allocated, result.bound, sense="max")
     return result
 
 

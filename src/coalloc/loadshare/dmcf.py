@@ -23,6 +23,7 @@ import numpy as np
 from .._shared import interrupt
 from .._shared.params import integer, number
 from .._shared.progress import progress as _progress
+from .._shared.result import relative_gap
 from .._shared.seeding import check_seed, kernel_seed, resolve_seed
 from . import _dmcf
 from ._reference import dmcf as _twin
@@ -539,7 +540,7 @@ def _cutoff(problem: LoadSharingProblem, th_i: float) -> np.ndarray:
 
 
 def _gap(throughput: float, bound: float) -> float:
-    return 0.0 if bound <= 0 else max(0.0, (bound - throughput) / bound)
+    return relative_gap(throughput, bound, sense="max")
 
 
 def _simple(problem, method, placement, t0, seed, params, coalition=None, iterations=None):

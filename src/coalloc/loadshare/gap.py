@@ -35,7 +35,7 @@ from .._shared.milp import (
 )
 from .._shared.params import choice, integer
 from .._shared.params import time_limit as _time_limit
-from .._shared.result import Result, jsonable
+from .._shared.result import Result, jsonable, relative_gap
 from .._shared.seeding import check_seed, kernel_seed, resolve_seed
 from .._shared.validation import check_memory, readonly
 from . import _gapls
@@ -196,12 +196,6 @@ class GapResult(Result):
     def _payload(self) -> dict:
         return {"assignment": None if self.assignment is None else jsonable(self.assignment),
                 "sense": self.sense, "assign_all": self.assign_all}  # fmt: skip
-
-
-def _gap(objective: Optional[float], bound: Optional[float]) -> Optional[float]:
-    if objective is None or bound is None:
-        return None
-    return abs(objective - bound) / max(1.0, abs(objective))
 
 
 def _objective(inst: GapInstance, assign: np.ndarray) -> float:
@@ -389,9 +383,10 @@ def solve_gap(
                              None, sense, bool(assign_all), seed, params, {"total": t},
                              {"tabu_iterations": iters})  # fmt: skip
         obj = _objective(instance, assign)
-        status = "optimal" if bound is not None and _gap(obj, bound) == 0 else "feasible"
+        gap = relative_gap(obj, bound, sense=sense)
+        status = "optimal" if gap == 0 else "feasible"
         return GapResult(status, "tabu search", "heuristic", assign, obj, bound,
-                         _gap(obj, bound), sense, bool(assign_all), seed, params,
+                         gap, sense, bool(assign_all), seed, params,
                          {"total": t}, {"tabu_iterations": iters})  # fmt: skip
     raise AssertionError(f"unreachable: method {method!r}")  # pragma: no cover
 
@@ -643,7 +638,8 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
     if heur is not None and heur[1]:  # never worse than the heuristic it started from
         status, assign, obj, bound, message = _not_worse(
             inst, sense, assign_all, heur[0], status, assign, obj, bound, message)  # fmt: skip
-    return GapResult(status, message, "exact", assign, obj, bound, _gap(obj, bound), sense,
+    gap = relative_gap(obj, bound, sense=sense)
+    return GapResult(status, message, "exact", assign, obj, bound, gap, sense,
                      assign_all, seed, params,
                      {"hint": t_hint, "solve": t_solve, "total": time.perf_counter() - t0},
                      {"nodes": int(out.nodes or 0)})  # fmt: skip

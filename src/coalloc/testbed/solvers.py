@@ -9,6 +9,7 @@ import numpy as np
 
 from .._shared.family import FamilyInstance
 from .._shared.params import check_method, choice, integer, number, time_limit
+from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
 from .anneal import ANNEAL_DEFAULTS, run_anneal
 from .assignplus import SCORINGS, STRATEGIES, RequestMemory, assign_plus
@@ -49,9 +50,7 @@ def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings,
             f"independent check ({report.violations[:3]}); not reported as a success",
             reason={"constraint": "internal_check", "violations": report.violations[:10]},
         )  # fmt: skip
-    gap = None
-    if bound is not None:
-        gap = 0.0 if isw <= 0 else max(0.0, (isw - bound) / isw)
+    gap = relative_gap(isw, bound, sense="min")
     return MappingResult(
         status=status or "feasible", method=method, seed=seed, params=params,
         message=message or f"mapped {pr.nv} nodes; inter-switch bandwidth {isw:g}",
