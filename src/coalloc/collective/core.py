@@ -27,7 +27,7 @@ def kernels(backend: str):
         from ._reference import search
 
         return search
-    raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    return kernels(checks.check_backend(backend))
 
 
 def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -168,6 +168,5 @@ def bounded(value, argname: str, lo: int, hi: int) -> int:
 
 
 def check_backend(backend: Optional[str]) -> str:
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    return backend
+    """The shared kernel-choice check (:func:`coalloc._shared.params.check_backend`)."""
+    return checks.check_backend(backend)

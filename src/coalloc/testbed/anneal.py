@@ -90,9 +90,9 @@ def kernel_data(pr: Problem) -> Dict[str, np.ndarray]:
 
 
 def run_anneal(pr: Problem, seed: int, params: Dict[str, Any], backend: str = "compiled"):
-    """Run the annealer (``backend="compiled"`` or ``"python"``, the twin)."""
+    """Run the annealer (``backend="compiled"``, or ``"numpy"`` for the twin)."""
     data = kernel_data(pr)
-    if backend == "python":
+    if backend != "compiled":
         from ._reference.anneal import anneal
     else:
         from ._anneal import anneal

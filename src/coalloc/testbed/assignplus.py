@@ -279,7 +279,7 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
                 strategies=STRATEGIES, use_exchange: bool = True, max_rounds: int = 50,
                 backend: str = "compiled", trunk_aware: bool = False):  # fmt: skip
     """Run assign+ on a compiled problem (allocate and exchange in the compiled kernel
-    ``coalloc.testbed._allocate``, or its Python twin with ``backend="python"``).
+    ``coalloc.testbed._allocate``, or its Python twin with ``backend="numpy"``).
 
     Returns
     -------
@@ -298,7 +298,7 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     part = partition(pr)
     data = plus_data(pr, scores, part)
     codes = [STRATEGIES.index(s) for s in strategies]
-    if backend == "python":
+    if backend != "compiled":
         from ._reference.allocate import allocate_all
     else:
         from ._allocate import allocate_all

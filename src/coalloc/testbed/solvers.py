@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 import numpy as np
 
 from .._shared.family import FamilyInstance
-from .._shared.params import check_method, choice, integer, number, time_limit
+from .._shared.params import check_backend, check_method, choice, integer, number, time_limit
 from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
 from .anneal import ANNEAL_DEFAULTS, run_anneal
@@ -82,7 +82,7 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     scoring = choice(scoring, SCORINGS, "scoring")
     pr = _problem(top, ptop, available, trunk_used)
     t1 = time.perf_counter()
-    backend = choice(backend, ("compiled", "python"), "backend")
+    backend = check_backend(backend)
     out = assign_plus(
         pr,
         scoring=scoring,
@@ -140,7 +140,7 @@ def anneal_method(
         params[k] = integer(params[k], k, 0)
     if not 0 < params["cooling"] < 1 or not 0 < params["melt_accept"] < 1:
         raise ValueError("cooling and melt_accept must be in (0, 1)")
-    backend = choice(backend, ("compiled", "python"), "backend")
+    backend = check_backend(backend)
     pr = _problem(top, ptop, available, trunk_used)
     missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
     t1 = time.perf_counter()
