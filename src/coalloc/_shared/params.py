@@ -221,11 +221,15 @@ def check_keywords(func: Any, method: str, names: Any, n_problem_args: int = 2) 
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
         return
     problem = set(list(sig.parameters)[:n_problem_args])
-    known = {
-        name
-        for name, p in sig.parameters.items()
-        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
-    } - problem - {"seed"}
+    known = (
+        {
+            name
+            for name, p in sig.parameters.items()
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+        }
+        - problem
+        - {"seed"}
+    )
     unknown = sorted(set(names) - known)
     if unknown:
         raise TypeError(

@@ -40,7 +40,7 @@ def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class Problem:
+class CollectiveProblem:
     """A request resolved against a pool (vectors, the label/capacity match) and the
     family's tolerance rule: ``elo = e - tau`` for one amount, ``dlo = d - N tau`` for the
     sum of ``N`` amounts (:data:`~coalloc.collective.model.TOLERANCE`)."""
@@ -68,6 +68,10 @@ class Problem:
         cap_ok = np.all(pool.capacity >= elo[None, :], axis=1)
         return cls(pool, request, e, d, np.flatnonzero(label_ok & cap_ok), label_ok, tol, elo,
                    dlo)  # fmt: skip
+
+
+#: The older name of :class:`CollectiveProblem`.
+Problem = CollectiveProblem
 
 
 def decrease_starts(pool: ResourcePool, nodes: np.ndarray, lo: float, hi: float) -> np.ndarray:

@@ -116,7 +116,7 @@ class _Parts(NamedTuple):
     request: CollectiveRequest
 
 
-class Instance(FamilyInstance, _Parts):
+class CollectiveInstance(FamilyInstance, _Parts):
     """A co-allocation problem as one object: what :func:`coalloc.solve_many` takes.
 
     Parameters
@@ -154,3 +154,7 @@ class Instance(FamilyInstance, _Parts):
         from .io import instance_from_dict
 
         return instance_from_dict(data, source=source)
+
+
+#: The name the family protocol gives every family's instance (``<family>.Instance``).
+Instance = CollectiveInstance

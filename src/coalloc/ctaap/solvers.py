@@ -98,7 +98,7 @@ class _Parts(NamedTuple):
     offer: Offer
 
 
-class Instance(FamilyInstance, _Parts):
+class CtaapInstance(FamilyInstance, _Parts):
     """A CTAAP problem as one object: what :func:`coalloc.solve_many` takes for this family.
 
     A plain ``(request, offer)`` pair (it unpacks as one), with the family protocol's calls
@@ -170,3 +170,7 @@ class Instance(FamilyInstance, _Parts):
         from .io import instance_from_dict
 
         return instance_from_dict(data, source=source)
+
+
+#: The name the family protocol gives every family's instance (``<family>.Instance``).
+Instance = CtaapInstance

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 from typing import Any, List, Optional
 
 import numpy as np
@@ -35,10 +34,11 @@ from .._shared.milp import (
 )
 from .._shared.params import choice, integer
 from .._shared.params import time_limit as _time_limit
-from .._shared.result import Result, jsonable, relative_gap
+from .._shared.result import relative_gap
 from .._shared.seeding import check_seed, kernel_seed, resolve_seed
 from .._shared.validation import check_memory, readonly
 from . import _gapls
+from .result import GapResult
 from .verify import verify_gap
 
 __all__ = ["GapInstance", "GapResult", "solve_gap", "generate_gap", "GAP_TYPES", "gap_bound"]
@@ -143,59 +143,6 @@ def _int_array(values: Any, argname: str, ndim: int) -> np.ndarray:
     if arr.size and arr.min() < 0:
         raise ValueError(f"{argname} must be non-negative")
     return arr
-
-
-@dataclass
-class GapResult(Result):
-    """What :func:`solve_gap` returns.
-
-    Parameters
-    ----------
-    assignment : ndarray of int64, shape (n,)
-        Agent of every item, -1 when unassigned (None without a solution).
-    objective : float or None
-        Total cost (``sense="min"``) or profit (``"max"``).
-    bound : float or None
-        A proven bound (lower for ``min``, upper for ``max``).
-    gap : float or None
-        ``|objective - bound| / max(1, |objective|)``.
-    sense : str
-        ``"min"`` (cost) or ``"max"`` (profit).
-    assign_all : bool
-        Whether every item had to be assigned.
-    status, message, method, seed, params, timings, iterations : object
-        As for :class:`coalloc.Result`.
-
-    Examples
-    --------
-    >>> import coalloc.loadshare as ls
-    >>> gap = ls.GapInstance([[1, 3], [2, 1]], [[2, 2], [2, 2]], [2, 2])
-    >>> result = ls.solve_gap(gap, "heuristic")
-    >>> result.status, result.assignment.tolist(), result.objective, result.bound
-    ('optimal', [0, 1], 2.0, 2.0)
-    """
-
-    status: str
-    message: str
-    method: str
-    assignment: Optional[np.ndarray] = field(repr=False)
-    objective: Optional[float]
-    bound: Optional[float]
-    gap: Optional[float]
-    sense: str = "min"
-    assign_all: bool = True
-    seed: Optional[int] = None
-    params: dict = field(default_factory=dict)
-    timings: dict = field(default_factory=dict)
-    iterations: dict = field(default_factory=dict)
-
-    def _holds_solution(self) -> bool:
-        """An assignment is there (``time_limit`` with the stopped solver's incumbent)."""
-        return self.assignment is not None
-
-    def _payload(self) -> dict:
-        return {"assignment": None if self.assignment is None else jsonable(self.assignment),
-                "sense": self.sense, "assign_all": self.assign_all}  # fmt: skip
 
 
 def _objective(inst: GapInstance, assign: np.ndarray) -> float:

@@ -107,7 +107,7 @@ class _Parts(NamedTuple):
     problem: LoadSharingProblem
 
 
-class Instance(FamilyInstance, _Parts):
+class LoadShareInstance(FamilyInstance, _Parts):
     """A load-sharing problem as one object: what :func:`coalloc.solve_many` takes.
 
     Parameters
@@ -142,6 +142,10 @@ class Instance(FamilyInstance, _Parts):
         from .io import problem_from_dict
 
         return (problem_from_dict(data, source=source),)
+
+
+#: The name the family protocol gives every family's instance (``<family>.Instance``).
+Instance = LoadShareInstance
 
 
 # ------------------------------------------------------------------ the GAP as a problem kind

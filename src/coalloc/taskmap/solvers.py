@@ -92,7 +92,7 @@ class _Parts(NamedTuple):
     resource_graph: ResourceGraph
 
 
-class Instance(FamilyInstance, _Parts):
+class TaskMapInstance(FamilyInstance, _Parts):
     """A task-mapping problem as one object: what :func:`coalloc.solve_many` takes.
 
     A plain ``(task_graph, resource_graph)`` pair with the family's calls attached.
@@ -134,3 +134,7 @@ class Instance(FamilyInstance, _Parts):
         from .io import instance_from_dict
 
         return instance_from_dict(data, source=source)
+
+
+#: The name the family protocol gives every family's instance (``<family>.Instance``).
+Instance = TaskMapInstance

@@ -40,7 +40,7 @@ def _iface_types(types) -> Tuple[str, ...]:
     return tuple(types) if types else ("ethernet",)
 
 
-class Problem:
+class TestbedProblem:
     """Arrays describing ``(top, ptop)`` for the solvers (built by :func:`build_problem`).
 
     Attributes (``nv`` virtual nodes, ``ne`` virtual links, ``np_`` physical nodes, ``nc``
@@ -88,6 +88,10 @@ class Problem:
     @property
     def nc(self) -> int:
         return len(self.members)
+
+
+#: The older name of :class:`TestbedProblem`.
+Problem = TestbedProblem
 
 
 def _testbed_part(ptop: PhysicalTopology) -> dict:

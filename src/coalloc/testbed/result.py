@@ -11,7 +11,7 @@ __all__ = ["MappingResult"]
 
 
 @dataclass
-class MappingResult(Result):
+class TestbedMappingResult(Result):
     """A testbed mapping (shared :class:`coalloc.Result` conventions).
 
     Parameters
@@ -126,3 +126,8 @@ class MappingResult(Result):
                 lines.append(" ".join([e, kind, *r]))
         lines.append("End Edges")
         return "\n".join(lines)
+
+
+#: The older name of :class:`TestbedMappingResult` (the task mapper's result is
+#: :class:`coalloc.taskmap.TaskMappingResult`).
+MappingResult = TestbedMappingResult

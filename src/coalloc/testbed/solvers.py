@@ -323,7 +323,7 @@ class _Parts(NamedTuple):
     ptop: PhysicalTopology
 
 
-class Instance(FamilyInstance, _Parts):
+class TestbedInstance(FamilyInstance, _Parts):
     """A testbed-mapping problem as one object (what :func:`coalloc.solve_many` takes).
 
     Parameters
@@ -397,3 +397,7 @@ class Instance(FamilyInstance, _Parts):
         from .io import instance_from_dict
 
         return instance_from_dict(data, source=source)
+
+
+#: The name the family protocol gives every family's instance (``<family>.Instance``).
+Instance = TestbedInstance

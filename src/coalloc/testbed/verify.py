@@ -26,7 +26,7 @@ __all__ = ["VerifyReport", "verify_mapping"]
 _EPS = 1e-6
 
 
-class VerifyReport(Report):
+class TestbedMappingReport(Report):
     """What :func:`verify_mapping` found.
 
     Parameters
@@ -109,6 +109,10 @@ class VerifyReport(Report):
         for v in self.violations[:10]:
             text += f"\n  {reason_text(v)}"
         return text
+
+
+#: The older name of :class:`TestbedMappingReport`.
+VerifyReport = TestbedMappingReport
 
 
 def _native(ptop: PhysicalTopology, p: str) -> float:
