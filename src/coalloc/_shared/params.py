@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
+
+from . import interrupt
 
 __all__ = [
     "number",
@@ -16,6 +20,7 @@ __all__ = [
     "deadline",
     "remaining",
     "expired",
+    "with_time_limit",
     "BACKENDS",
     "check_backend",
     "fraction",
@@ -126,6 +131,83 @@ def expired(when: Optional[float]) -> bool:
     (False, True)
     """
     return when is not None and time.perf_counter() >= when
+
+
+class _TimeLimitReached(Exception):
+    """Raised inside a :func:`with_time_limit` call when its own deadline passes."""
+
+
+class _Until(interrupt.Scope):
+    """An interrupt scope (the compiled kernels and the Python loops poll it) that raises
+    :class:`_TimeLimitReached` once ``when`` (a :func:`time.perf_counter` value) passes;
+    the error of an outer scope (a batch's timeout, Ctrl-C) still goes through unchanged."""
+
+    def __init__(self, when: float) -> None:
+        super().__init__()
+        self.when = when
+
+    def raise_if_cancelled(self) -> None:
+        if time.perf_counter() >= self.when:
+            raise _TimeLimitReached()
+        super().raise_if_cancelled()
+
+
+def with_time_limit(func: Callable[..., Any], stopped: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` (a method without a time limit of its own) taking ``time_limit`` too.
+
+    The method runs as before when ``time_limit`` is None (its answer is unchanged, and so
+    it is whenever it ends before the deadline). With a limit, the deadline is
+    :func:`deadline` from the call's start and the method stops at it between iterations:
+    the compiled kernels poll it about every 50 ms and the Python loops at each step
+    (:mod:`coalloc._shared.interrupt`); the call then returns ``stopped(*args,
+    method_params=kwargs, time_limit=limit, elapsed=seconds)``, the family's result with
+    status ``"time_limit"`` and no solution.
+
+    Parameters
+    ----------
+    func : callable
+        The method: its problem arguments positionally, its parameters by keyword.
+    stopped : callable
+        The family's builder of a stopped result.
+
+    Returns
+    -------
+    callable
+        The method with a keyword-only ``time_limit=None`` added to its signature.
+
+    Examples
+    --------
+    >>> def count(n, *, seed=0):
+    ...     return sum(range(n))
+    >>> timed = with_time_limit(count, lambda *a, **k: "stopped")
+    >>> timed(4, time_limit=60), timed(4)
+    (6, 6)
+    """
+
+    @functools.wraps(func)
+    def run(*args: Any, time_limit: Any = None, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        when = deadline(time_limit, started)
+        if when is None:
+            return func(*args, **kwargs)
+        try:
+            with _Until(when):
+                return func(*args, **kwargs)
+        except _TimeLimitReached:
+            return stopped(*args, method_params=kwargs, time_limit=float(time_limit),
+                           elapsed=time.perf_counter() - started)  # fmt: skip
+
+    sig = inspect.signature(func)
+    if "time_limit" not in sig.parameters:
+        params = list(sig.parameters.values())
+        extra = inspect.Parameter(
+            "time_limit", inspect.Parameter.KEYWORD_ONLY, default=None,
+            annotation="Optional[float]",
+        )  # fmt: skip
+        tail = [p for p in params if p.kind is p.VAR_KEYWORD]
+        params = [p for p in params if p.kind is not p.VAR_KEYWORD] + [extra] + tail
+        run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    return run
 
 
 #: The kernel choices of every family's ``backend=``: the compiled kernels or their NumPy

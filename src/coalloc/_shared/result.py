@@ -36,7 +36,15 @@ import numpy as np
 
 from .jsonio import num
 
-__all__ = ["STATUSES", "RESULT_FIELDS", "Result", "Report", "jsonable", "relative_gap"]
+__all__ = [
+    "STATUSES",
+    "RESULT_FIELDS",
+    "Result",
+    "Report",
+    "jsonable",
+    "relative_gap",
+    "stopped_fields",
+]
 
 #: Statuses a solver may report, for every family.
 STATUSES = ("optimal", "feasible", "time_limit", "infeasible", "error")
@@ -123,6 +131,48 @@ def relative_gap(
         return 0.0
     diff = bound - objective if sense == "max" else objective - bound
     return max(0.0, diff) / scale
+
+
+def stopped_fields(method: str, method_params: dict, time_limit: float, elapsed: float) -> dict:
+    """The common fields of a result stopped at its ``time_limit`` before any solution.
+
+    What every family's stopped-result builder (used by
+    :func:`coalloc._shared.params.with_time_limit`) passes to its result class: status
+    ``"time_limit"``, a message naming the limit, the method, the seed and parameters it ran
+    with, and the seconds it took.
+
+    Parameters
+    ----------
+    method : str
+        The method's name.
+    method_params : dict
+        The keyword arguments the method was called with (``seed`` among them).
+    time_limit : float
+        The limit, in seconds.
+    elapsed : float
+        Seconds from the call's start to the stop.
+
+    Returns
+    -------
+    dict
+        ``status``, ``message``, ``method``, ``seed``, ``params``, ``timings``.
+
+    Examples
+    --------
+    >>> out = stopped_fields("greedy", {"seed": 3, "order": "index"}, 0.5, 0.51)
+    >>> out["status"], out["seed"], out["params"]
+    ('time_limit', 3, {'order': 'index', 'time_limit': 0.5})
+    """
+    params = {k: v for k, v in method_params.items() if k != "seed"}
+    params["time_limit"] = float(time_limit)
+    return {
+        "status": "time_limit",
+        "message": f"stopped at the time limit ({time_limit:g} s) before a solution",
+        "method": method,
+        "seed": method_params.get("seed"),
+        "params": params,
+        "timings": {"total": float(elapsed)},
+    }
 
 
 class Result:

@@ -535,7 +535,7 @@ def solve_exact(
             t_solved=t_now,
         )
 
-    deadline = None if time_limit is None else t0 + float(time_limit)
+    deadline = checks.deadline(time_limit, t0)  # the one rule: from the call's start
     try:
         outcome, t_built = _run(
             backend, solver_pkg, model, form, deadline, mip_gap, threads, seed, verbose

@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
 import numpy as np
 
 from .._shared.family import FamilyInstance, solver_keyword
-from .._shared.params import check_method
+from .._shared.params import check_method, with_time_limit
 from .._shared.result import relative_gap
 from .._shared.seeding import resolve_seed
 from .exact import solve_exact, upper_bound
 from .greedy import solve_greedy
 from .model import Offer, Request, check_compatible
-from .result import SolveResult
+from .result import SolveResult, stopped_result
 from .solver import solve_ctaap
 from .verify import VerifyReport, verify
 
 __all__ = ["solve", "METHODS", "DEFAULT_METHOD", "Instance"]
 
+
+def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
+    return with_time_limit(func, functools.partial(stopped_result, method=name))
+
+
 #: Registered methods: name -> function(request, offer, *, seed, **params).
 METHODS: Dict[str, Callable[..., SolveResult]] = {
-    "ctaap": solve_ctaap,
-    "greedy": solve_greedy,
+    "ctaap": _timed(solve_ctaap, "ctaap"),
+    "greedy": _timed(solve_greedy, "greedy"),
     "exact": solver_keyword(solve_exact),  # solver="highs"|"cbc"|"cpsat"
 }
 #: The method :func:`solve` uses when none is named.

@@ -33,6 +33,7 @@ from .._shared.milp import (
     run_milp,
 )
 from .._shared.params import choice, integer
+from .._shared.params import deadline as _deadline
 from .._shared.params import time_limit as _time_limit
 from .._shared.result import relative_gap
 from .._shared.seeding import check_seed, kernel_seed, resolve_seed
@@ -304,7 +305,7 @@ def solve_gap(
                 " (use time_limit to let the search run as long as you wish)"
             )
     params = {"sense": sense, "assign_all": bool(assign_all), "time_limit": limit}
-    deadline = None if limit is None else t0 + limit  # the limit counts from the call
+    deadline = _deadline(limit, t0)  # the one rule: the limit counts from the call
     if method == "exact":
         heur = None
         if hint and limit is None:
@@ -464,7 +465,7 @@ def _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads, s
     rows: :class:`_OutOfTime` past the limit) and solve it; the limit counts from ``t0``.
     ``costs`` are the integer costs of the pairs ``(ii, jj)``, in units of ``unit``
     (:func:`integer_scaling`)."""
-    deadline = None if limit is None else t0 + limit
+    deadline = _deadline(limit, t0)
 
     def on_time(k: int) -> None:
         if k % 4096 == 0:

@@ -8,9 +8,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._shared.result import Result, jsonable
+from .._shared.result import Result, jsonable, stopped_fields
 
-__all__ = ["ShareResult", "GapResult"]
+__all__ = ["ShareResult", "GapResult", "stopped_result"]
 
 
 @dataclass
@@ -188,3 +188,17 @@ class GapResult(Result):
     def _payload(self) -> dict:
         return {"assignment": None if self.assignment is None else jsonable(self.assignment),
                 "sense": self.sense, "assign_all": self.assign_all}  # fmt: skip
+
+
+def stopped_result(problem: Any, **stop: Any) -> ShareResult:
+    """A load-sharing method stopped at its ``time_limit`` before a placement: the jobs
+    stay at their origins (as the exact method leaves them without a solution), no
+    objective, status ``"time_limit"`` (``stop``: what
+    :func:`coalloc._shared.result.stopped_fields` takes)."""
+    from .model import throughput_of
+
+    placement = problem.job_origin.copy()
+    return ShareResult(
+        placement=placement, throughput=throughput_of(problem, placement), bound=problem.bound,
+        **stopped_fields(**stop),
+    )  # fmt: skip

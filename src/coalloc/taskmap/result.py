@@ -4,14 +4,14 @@ name, kept as an alias) and, in :mod:`coalloc.taskmap.exact`, its exact subclass
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
-from .._shared.result import Result
+from .._shared.result import Result, stopped_fields
 from .model import Bottleneck
 
-__all__ = ["TaskMappingResult", "MappingResult"]
+__all__ = ["TaskMappingResult", "MappingResult", "stopped_result"]
 
 
 @dataclass
@@ -107,3 +107,12 @@ class TaskMappingResult(Result):
 #: The older name of :class:`TaskMappingResult` (the testbed's result is
 #: :class:`coalloc.testbed.TestbedMappingResult`).
 MappingResult = TaskMappingResult
+
+
+def stopped_result(task_graph: Any, resource_graph: Any, **stop: Any) -> TaskMappingResult:
+    """A mapping method stopped at its ``time_limit`` before a mapping (``mapping`` None,
+    status ``"time_limit"``; ``stop``: what :func:`coalloc._shared.result.stopped_fields`
+    takes)."""
+    return TaskMappingResult(
+        mapping=None, max_occupancy=None, bottleneck=None, **stopped_fields(**stop)
+    )

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
 import numpy as np
 
 from .._shared.family import FamilyInstance
-from .._shared.params import check_backend, check_method, choice, integer, number, time_limit
+from .._shared.params import (
+    check_backend,
+    check_method,
+    choice,
+    integer,
+    number,
+    with_time_limit,
+)
+from .._shared.params import time_limit as _limit
 from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
 from .anneal import ANNEAL_DEFAULTS, run_anneal
@@ -17,7 +26,7 @@ from .io import as_ptop, as_top
 from .model import PhysicalTopology, VirtualTopology
 from .problem import Problem, build_problem
 from .reasons import reason_text
-from .result import MappingResult
+from .result import MappingResult, stopped_result
 from .routing import route
 from .verify import VerifyReport, verify_mapping
 
@@ -176,23 +185,32 @@ def anneal_method(
 
 
 def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
-                 time_limit_s: Optional[float] = 60.0, threads: int = 1,
-                 available=None, trunk_used=None,
-                 solver: str = "cpsat") -> MappingResult:  # fmt: skip
+                 time_limit: Optional[float] = 60.0, threads: int = 1,
+                 available=None, trunk_used=None, solver: str = "cpsat",
+                 time_limit_s: Optional[float] = None) -> MappingResult:  # fmt: skip
     """The CP-SAT optimum of the inter-switch bandwidth (small experiments).
 
     ``solver`` names the integer-programming solver as in every family; CP-SAT is the one
-    this model is written for.
+    this model is written for. ``time_limit`` (seconds, default 60; None: no limit) counts
+    from the call's start, as in every family; ``time_limit_s`` is its older name (when
+    given, it is the limit, and must agree with ``time_limit`` if both are given).
     """
     from .exact import exact_mapping
 
     t0 = time.perf_counter()
     choice(solver, ("cpsat",), "solver")
-    tl = time_limit(time_limit_s, "time_limit_s")
+    if time_limit_s is not None:
+        old = _limit(time_limit_s, "time_limit_s")
+        if time_limit not in (None, 60.0) and _limit(time_limit, "time_limit") != old:
+            raise ValueError(
+                f"time_limit={time_limit!r} and time_limit_s={time_limit_s!r} disagree"
+            )
+        time_limit = old
+    tl = _limit(time_limit, "time_limit")
     threads = integer(threads, "threads", 1)
     pr = _problem(top, ptop, available, trunk_used)
     missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
-    params = {"time_limit_s": tl, "threads": threads}
+    params = {"time_limit": tl, "time_limit_s": tl, "threads": threads}
     if missing:
         reason = {"constraint": "no_candidate", "vnodes": missing,
                   "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
@@ -259,13 +277,18 @@ def _variant(scoring: str, name: str, fallback_default: bool = False
     return run
 
 
+def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
+    return with_time_limit(func, functools.partial(stopped_result, method=name))
+
+
 #: Registered mappers.
 METHODS: Dict[str, Callable[..., MappingResult]] = {
-    "assign+": _variant("1m", "assign+", True),
-    "assign+.1": _variant("1", "assign+.1"),
-    "assign+.1m": _variant("1m", "assign+.1m"),
-    "assign+.2m": _variant("2m", "assign+.2m"),
-    "anneal": anneal_method,
+    "assign+": _timed(_variant("1m", "assign+", True), "assign+"),
+    "assign+.1": _timed(_variant("1", "assign+.1"), "assign+.1"),
+    "assign+.1m": _timed(_variant("1m", "assign+.1m"), "assign+.1m"),
+    "assign+.2m": _timed(_variant("2m", "assign+.2m"), "assign+.2m"),
+    "anneal": _timed(anneal_method, "anneal"),
     "exact": exact_method,
 }
 #: What :func:`assign` uses when no method is named.
