@@ -261,3 +261,47 @@ def test_one_kernel_choice_check_everywhere():
                 np.asarray(_answer(b).get("objective", 0)),
             )
     assert {f for f, _ in calls} == {"ctaap", "collective", "testbed", "loadshare"}
+
+
+# --- models stay read-only: caches beside them, never on them ------------------------
+
+
+def _state(obj) -> dict:
+    return {k: id(v) for k, v in vars(obj).items()}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_no_method_writes_onto_a_model_and_pickles_carry_no_cache(family):
+    import pickle
+
+    make, methods = FAMILIES[family]
+    solve, _ = make()
+    models = [c.cell_contents for c in solve.__closure__ or ()
+              if hasattr(c.cell_contents, "__dict__")
+              and type(c.cell_contents).__module__.startswith("coalloc.")]  # fmt: skip
+    assert models
+    before = [_state(m) for m in models]
+    sizes = [len(pickle.dumps(m)) for m in models]
+    for method in methods:
+        if family == "collective" and method != "scan":
+            continue  # a pool is mutable by design (reserve=True); scan covers the readers
+        solve(method, seed=0)
+    assert [_state(m) for m in models] == before
+    assert [len(pickle.dumps(m)) for m in models] == sizes  # no warm cache travels
+
+
+def test_cache_of_is_per_object_and_dies_with_it():
+    import gc
+
+    from coalloc._shared import caches
+
+    class Model:
+        pass
+
+    a, b = Model(), Model()
+    caches.cache_of(a)["x"] = 1
+    assert caches.cache_of(a) == {"x": 1} and caches.cache_of(b) == {}
+    n = len(caches._caches)
+    del a
+    gc.collect()
+    assert len(caches._caches) == n - 1

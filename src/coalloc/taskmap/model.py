@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
+from .._shared.caches import cache_of
 from .._shared.validation import nonnegative_vector, readonly, square_sparse
 
 __all__ = [
@@ -441,8 +442,8 @@ class ResourceGraph:
             ln[:, 1], weights=bw, minlength=r
         )
         readonly(self.adjacent_bandwidth)
-        self._routes: dict = {}
-        self._max_hops: Optional[int] = None
+        # the route tables routes_from computes are kept beside the graph (cache_of), never
+        # on it: the graph stays read-only and a pickled graph carries no warm cache
 
     # -- constructors -----------------------------------------------------------------
     @classmethod
@@ -680,7 +681,8 @@ class ResourceGraph:
         >>> res.routes_from(1).tolist()
         [[0, -1, -1], [-1, -1, -1], [1, 0, -1], [2, 1, 0]]
         """
-        table = self._routes.get(a)
+        routes = cache_of(self).setdefault("routes", {})
+        table = routes.get(a)
         if table is not None:
             return table
         ra = int(self._proc_row[a])
@@ -707,7 +709,7 @@ class ResourceGraph:
             keep = (table >= 0).any(axis=0)
             table = table[:, keep]
         table.setflags(write=False)
-        self._routes[a] = table
+        routes[a] = table
         return table
 
     def route(self, a: int, b: int) -> np.ndarray:

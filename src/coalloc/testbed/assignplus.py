@@ -30,6 +30,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from .._shared import interrupt
+from .._shared.caches import cache_of
 from .anneal import kernel_data
 from .problem import Problem
 from .routing import route
@@ -119,7 +120,7 @@ class RequestMemory:
 
 
 def _supply(pr: Problem) -> Dict[str, int]:
-    cache = pr.ptop.__dict__.setdefault("_tb_supply", {})
+    cache = cache_of(pr.ptop).setdefault("supply", {})  # beside the model
     if not cache:
         for p in pr.ptop.nodes.values():
             if not p.is_switch:

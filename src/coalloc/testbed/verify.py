@@ -17,6 +17,7 @@ from collections import defaultdict
 from itertools import chain, repeat
 from typing import Any, Dict, List, Mapping, Optional
 
+from .._shared.caches import cache_of
 from .._shared.result import Report
 from .model import PhysicalTopology, VirtualTopology
 from .reasons import reason_text
@@ -185,7 +186,7 @@ def _testbed_tables(ptop: PhysicalTopology) -> tuple:
     ``tsig``: each node's type signature (nodes with the same types and static types, in the
     same order, share it).
     """
-    cached = ptop.__dict__.get("_tb_verify")
+    cached = cache_of(ptop).get("verify")  # kept beside the model, never on it
     if cached is None:
         switches = frozenset(n for n, node in ptop.nodes.items() if node.is_switch)
         additive = {n: [(k, c) for k, c in nd.features.items() if k.startswith("?+")]
@@ -198,7 +199,7 @@ def _testbed_tables(ptop: PhysicalTopology) -> tuple:
                                    len(sigs)) for n, nd in ptop.nodes.items()}  # fmt: skip
         negative = {n: [(k, c) for k, c in feats if 0 > c + _EPS] for n, feats in additive.items()}
         cached = (switches, additive, negative, links, tsig)
-        ptop.__dict__["_tb_verify"] = cached
+        cache_of(ptop)["verify"] = cached
     return cached
 
 
