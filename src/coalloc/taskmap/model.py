@@ -681,7 +681,10 @@ class ResourceGraph:
         >>> res.routes_from(1).tolist()
         [[0, -1, -1], [-1, -1, -1], [1, 0, -1], [2, 1, 0]]
         """
-        routes = cache_of(self).setdefault("routes", {})
+        cache = cache_of(self)
+        routes = cache.get("routes")
+        if routes is None:
+            routes = cache.setdefault("routes", {})
         table = routes.get(a)
         if table is not None:
             return table
