@@ -454,9 +454,9 @@ def solve_exact(
         False) or ``"error"`` (solver failure, or a solution that failed
         :func:`coalloc.ctaap.verify` after rounding -- never returned as a success).
         ``objective`` is the allocation size, ``bound`` a proven upper bound, ``gap`` is
-        ``(bound - objective) / max(1, bound)``; ``timings`` has ``"build"``, ``"solve"``,
-        ``"total"``; ``iterations["nodes"]`` the branch-and-bound nodes (CP-SAT: branches)
-        when the solver reports them.
+        ``(bound - objective) / bound`` (:func:`coalloc._shared.result.relative_gap`);
+        ``timings`` has ``"build"``, ``"solve"``, ``"total"``; ``iterations["nodes"]`` the
+        branch-and-bound nodes (CP-SAT: branches) when the solver reports them.
 
     Raises
     ------

@@ -64,7 +64,8 @@ def solve(
     bound : bool, default False
         Also compute the cheap upper bound of :func:`coalloc.upper_bound` (a b-matching
         that ignores the bandwidth between clusters) and report it with the gap
-        ``(bound - n_allocated) / max(1, bound)`` in ``result.bound`` / ``result.gap``
+        ``relative_gap(n_allocated, bound, sense="max")`` (the one gap formula,
+        :func:`coalloc._shared.result.relative_gap`) in ``result.bound`` / ``result.gap``
         (exact solvers report their own proven bound, which is never weaker).
     **params
         Method-specific parameters.
