@@ -567,12 +567,9 @@ def test_has_solution_follows_each_familys_solution_fields():
             return ExactMappingResult(np.array([0]) if solved else None, 1.0 if solved else None,
                                       None, "exact", status=status)  # fmt: skip
         if kind == "collective":
-            return CoallocationResult(
-                start=0.0 if solved else None,
-                status=status,
-                resources=np.array([1]) if solved else None,
-                rejection=None if solved else {"reason": "time_limit"},
-            )
+            return CoallocationResult(start=0.0 if solved else None, status=status,
+                                      resources=np.array([1]) if solved else None,
+                                      rejection=None if solved else {"reason": "time_limit"})
         if kind == "testbed":
             return MappingResult(status, "", "exact", mapping={"a": "p"} if solved else None)
         if kind == "share":  # placement at the origins without a solution: objective None

@@ -134,7 +134,8 @@ def _check_params(p: dict) -> None:
         raise ValueError(f"local_search must be a non-negative integer, got {p['local_search']!r}")
     if p["local_search"] < 0 or p["local_search"] > MAX_LOCAL_SEARCH:
         raise ValueError(
-            f"local_search must be an integer in [0, {MAX_LOCAL_SEARCH}], got {p['local_search']!r}"
+            f"local_search must be an integer in [0, {MAX_LOCAL_SEARCH}], "
+            f"got {p['local_search']!r}"
         )
     if p["matching"] not in ("cardinality", "weight"):
         raise ValueError(f"matching must be 'cardinality' or 'weight', got {p['matching']!r}")

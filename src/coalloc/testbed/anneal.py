@@ -61,7 +61,7 @@ def kernel_data(pr: Problem) -> Dict[str, np.ndarray]:
         path_ptr, path_idx = _csr(paths)
         hops = np.full(ns * ns, -1, dtype=np.int64)
         if len(pr.switches):
-            hops[:] = pr.hops[:ns, :ns].reshape(-1)
+            hops[:] = pr.hops[: ns, : ns].reshape(-1)
         for arr in (path_ptr, path_idx, hops):
             arr.flags.writeable = False
         cache.update(path_ptr=path_ptr, path_idx=path_idx, hops=hops)

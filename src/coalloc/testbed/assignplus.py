@@ -311,7 +311,7 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     for f in out["fail"]:
         if f[0] and failure is None:
             ptr, idx = data["list_ptr"].tolist(), data["list_idx"].tolist()
-            failure = _failure(pr, f, [idx[ptr[i] : ptr[i + 1]] for i in range(len(ptr) - 1)])
+            failure = _failure(pr, f, [idx[ptr[i]:ptr[i + 1]] for i in range(len(ptr) - 1)])
     # distinct solutions, by the lowest inter-switch bandwidth, ties by the lowest score
     # (computed only where bandwidths tie), then by row; the first that routes wins
     isw_all = out["isw"].tolist()
@@ -328,11 +328,8 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     n_cands = len(seen)
     for val in sorted(groups):
         group = groups[val]
-        ranked = (
-            sorted((_score(pr, where, scores), row, where) for row, where in group)
-            if len(group) > 1
-            else [(None, group[0][0], group[0][1])]
-        )
+        ranked = sorted((_score(pr, where, scores), row, where) for row, where in group) \
+            if len(group) > 1 else [(None, group[0][0], group[0][1])]
         for sc, row, where in ranked:
             interrupt.check()  # a batch's timeout or cancellation
             rt = route(pr, where)

@@ -342,7 +342,7 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
         order = np.argsort(pclass[usable], kind="stable")
         srt = usable[order]
         bounds = np.searchsorted(pclass[srt], np.arange(len(uniq) + 1))
-        members = [srt[bounds[c] : bounds[c + 1]] for c in range(len(uniq))]
+        members = [srt[bounds[c]:bounds[c + 1]] for c in range(len(uniq))]
         crep = np.array([m[0] for m in members], dtype=np.int64)
         cswitch = pswitch[crep] if len(members) else np.zeros(0, dtype=np.int64)
         for arr in [uniq, pclass, crep, cswitch, *members]:
@@ -423,9 +423,8 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
         if need_types:
             for c in range(nr):
                 r = reps[c]
-                m_lt[c] = not swR[c] and any(
-                    iface_types[r].get(t, 0) < n for t, n in need_types.items()
-                )
+                m_lt[c] = not swR[c] and any(iface_types[r].get(t, 0) < n
+                                             for t, n in need_types.items())
         good = m_fix & m_type & ~m_feat & ~m_add & ~m_lt & ~m_if & ~m_bw
         frow = np.zeros(nr)
         trow = np.full(nr, -1, dtype=np.int64)
@@ -597,7 +596,6 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
     else:
         pr.hint = np.full(nv, -1, dtype=np.int64)
     return pr
-
 
 def link_bw(pr: Problem, e: int, pa: int, pb: int) -> float:
     """Bandwidth of virtual link ``e`` when its ends sit on ``pa`` and ``pb``."""

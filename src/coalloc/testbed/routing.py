@@ -214,9 +214,8 @@ def route(pr: Problem, where: np.ndarray,
             # key (other switch, -bandwidth, index), ranked once per testbed
             rank = ranks.get((p, prefer))
             if rank is None:
-                rank = ranks[(p, prefer)] = tuple(
-                    sorted(range(len(full)), key=lambda i: (sws[i] != prefer, -full[i], i))
-                )
+                rank = ranks[(p, prefer)] = tuple(sorted(
+                    range(len(full)), key=lambda i: (sws[i] != prefer, -full[i], i)))
             for i in rank:
                 if free[i] < full[i] or full[i] + 1e-9 < bw or i == exclude:
                     continue

@@ -112,7 +112,7 @@ class TestbedSimulationResult:
         """
         s = ~self.success[method]
         n = len(s) // window + (len(s) % window > 0)
-        return np.array([s[i * window : (i + 1) * window].mean() for i in range(n)])
+        return np.array([s[i * window:(i + 1) * window].mean() for i in range(n)])
 
 
 #: The older name of :class:`TestbedSimulationResult`.
@@ -173,12 +173,8 @@ def simulate(ptop: PhysicalTopology, workload: Sequence[tuple], methods: Sequenc
     order = sorted(range(len(workload)), key=lambda i: workload[i][0])
     res = SimulationResult(list(methods), np.array([workload[i][0] for i in order]))
     total = len(order) * len(methods)
-    bar = progress(
-        total=total,
-        desc="simulate",
-        unit="exp",
-        disable=None if show_progress is None else not show_progress,
-    )
+    bar = progress(total=total, desc="simulate", unit="exp",
+                   disable=None if show_progress is None else not show_progress)
     for m in methods:
         used: set = set()
         trunk: Dict[str, float] = {}
@@ -203,15 +199,8 @@ def simulate(ptop: PhysicalTopology, workload: Sequence[tuple], methods: Sequenc
             if memory is not None:
                 extra.setdefault("memory", memory)
             t0 = time.perf_counter()
-            r = assign(
-                top,
-                ptop,
-                m,
-                seed=(seed or 0) + i,
-                available=available,
-                trunk_used=dict(trunk),
-                **extra,
-            )
+            r = assign(top, ptop, m, seed=(seed or 0) + i, available=available,
+                       trunk_used=dict(trunk), **extra)
             secs[k] = time.perf_counter() - t0
             if r.success:
                 ok[k] = True

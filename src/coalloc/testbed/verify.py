@@ -65,8 +65,7 @@ class TestbedMappingReport(Report):
         if self.claimed is None or self.interswitch_bandwidth is None:
             return True
         return abs(self.claimed - self.interswitch_bandwidth) <= 1e-6 * max(
-            1.0, abs(self.interswitch_bandwidth)
-        )
+            1.0, abs(self.interswitch_bandwidth))
 
     @property
     def valid(self) -> bool:
@@ -131,10 +130,8 @@ def _check_shapes(mapping: Any, routes: Any) -> None:
         raise TypeError(f"mapping must be a dict of virtual -> physical node names, got "
                         f"{type(mapping).__name__}")  # fmt: skip
     # the usual case in two C-level passes; the loop below finds what to report otherwise
-    if not (
-        all(map(isinstance, mapping.keys(), repeat(str)))
-        and all(map(isinstance, mapping.values(), repeat((str, type(None)))))
-    ):
+    if not (all(map(isinstance, mapping.keys(), repeat(str)))
+            and all(map(isinstance, mapping.values(), repeat((str, type(None)))))):
         for v, p in mapping.items():
             if not isinstance(v, str) or not (p is None or isinstance(p, str)):
                 raise TypeError(f"mapping[{v!r}] must map a node name to a node name (or "
@@ -152,19 +149,16 @@ def _check_shapes(mapping: Any, routes: Any) -> None:
     for name, r in routes.items():
         if type(r) is list and all(map(isinstance, r, repeat(str))):
             continue
-        ok = (
-            r is None
-            or r == "trivial"
-            or (isinstance(r, (list, tuple)) and all(map(isinstance, r, repeat(str))))
+        ok = r is None or r == "trivial" or (
+            isinstance(r, (list, tuple)) and all(map(isinstance, r, repeat(str)))
         )
         if not ok:
             raise TypeError(f"routes[{name!r}] must be a list of physical link names or "
                             f"'trivial', got {type(r).__name__}")  # fmt: skip
 
 
-def _alone(
-    types: Mapping[str, float], static: Mapping[str, float], allowed: tuple, slots: float
-) -> tuple:
+def _alone(types: Mapping[str, float], static: Mapping[str, float], allowed: tuple,
+           slots: float) -> tuple:
     """The type check of a physical node hosting one virtual node (types ``allowed``).
 
     ``("static",)``: a static type takes it; ``("type",)``: no type of the node allowed;
