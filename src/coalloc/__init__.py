@@ -37,6 +37,7 @@ from .batch import BatchError, solve_many, solve_many_iter  # noqa: E402
 # The main job, one step away: aliases of coalloc.ctaap.
 from .ctaap import (  # noqa: E402
     METHODS,
+    AssignmentReport,
     Offer,
     Request,
     SolveResult,
@@ -68,6 +69,7 @@ __all__ = [
     "STATUSES",
     "verify",
     "VerifyReport",
+    "AssignmentReport",
     "read_instance",
     "write_instance",
     "read_result",

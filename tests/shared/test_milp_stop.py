@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from coalloc._shared import milp, progress
+from coalloc._shared import milp, progress, result
 from coalloc._shared.milp import cbc, highs
 from tests._optional import skip_unless_ci
 
@@ -311,10 +311,12 @@ def test_solve_progress_lines_and_gap():
     lines = [t.strip() for t in text.replace("\r", "\n").splitlines() if t.strip().endswith("%")]
     history = [t for t in lines if t.split()[1] == "s"]
     assert [t.split()[0] for t in history] == ["0.50", "1.50"], text
-    assert "incumbent 8, bound 10, gap 25.00%" in history[0]  # |10 - 8| / 8
+    # the results' one formula (relative_gap): (10 - 8) / max(8, 10)
+    assert "incumbent 8, bound 10, gap 20.00%" in history[0]
+    assert progress.relative_gap is result.relative_gap
     assert "incumbent 9, bound 9, gap 0.00%" in history[1]
-    assert progress.relative_gap(None, 3.0) is None
-    assert progress.relative_gap(0.0, 0.5) == 0.5  # floored denominator
+    assert progress.relative_gap(None, 3.0, sense="max") is None
+    assert progress.relative_gap(0.0, 0.5, sense="max") == 1.0  # no floor: any unit alike
     silent = progress.SolveProgress("X", enabled=False)
     silent.update(1.0, incumbent=1.0)
     assert silent.incumbent is None

@@ -146,7 +146,9 @@ def test_jsonable():
 
 def test_relative_gap():
     assert relative_gap(10, 12, sense="max") == pytest.approx(2 / 12)
-    assert relative_gap(0, 0.5, sense="max") == pytest.approx(0.5)  # max(1, bound)
+    # unit-free: relative to the larger of the two, no floor at 1
+    assert relative_gap(0, 0.5, sense="max") == pytest.approx(1.0)
+    assert relative_gap(0.2, 0.5, sense="max") == relative_gap(2e6, 5e6, sense="max")
     assert relative_gap(4.0, 3.0, sense="min") == pytest.approx(0.25)
     assert relative_gap(0.0, 0.0, sense="min") == 0.0
     assert relative_gap(None, 3.0, sense="min") is None

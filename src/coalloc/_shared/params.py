@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
-from typing import Any, Optional, Sequence
+import time
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
+
+from . import interrupt
 
 __all__ = [
     "number",
     "integer",
     "choice",
     "time_limit",
+    "deadline",
+    "remaining",
+    "expired",
+    "with_time_limit",
+    "BACKENDS",
+    "check_backend",
     "fraction",
     "check_exact_options",
     "check_keywords",
@@ -57,6 +68,190 @@ def time_limit(value: Any, argname: str = "time_limit") -> Optional[float]:
     if not (math.isfinite(float(value)) and float(value) > 0):
         raise ValueError(f"{argname} must be a positive finite number of seconds, got {value!r}")
     return float(value)
+
+
+def deadline(
+    limit: Any, started: Optional[float] = None, argname: str = "time_limit"
+) -> Optional[float]:
+    """The one deadline rule: the instant a call must stop, counted from the call's start.
+
+    Every method of every family takes ``time_limit`` (seconds, default None) and turns it
+    into a deadline with this function, on the :func:`time.perf_counter` clock, counted
+    from ``started`` (the ``time.perf_counter()`` value the method read on entry; None: now).
+
+    Parameters
+    ----------
+    limit : float or None
+        Seconds the call may take (validated by :func:`time_limit`: a ``ValueError`` naming
+        ``argname`` for a negative, zero, NaN or infinite value).
+    started : float, optional
+        The call's start, a :func:`time.perf_counter` value.
+    argname : str
+        The name the error message gives the argument.
+
+    Returns
+    -------
+    float or None
+        ``started + limit``, or None without a limit.
+
+    Examples
+    --------
+    >>> deadline(None) is None
+    True
+    >>> deadline(2.5, started=10.0)
+    12.5
+    """
+    limit = time_limit(limit, argname)
+    if limit is None:
+        return None
+    return (time.perf_counter() if started is None else float(started)) + limit
+
+
+def remaining(when: Optional[float]) -> Optional[float]:
+    """Seconds left until the deadline ``when`` (None: no deadline; never below 0).
+
+    Examples
+    --------
+    >>> remaining(None) is None
+    True
+    >>> remaining(0.0)
+    0.0
+    """
+    if when is None:
+        return None
+    return max(0.0, when - time.perf_counter())
+
+
+def expired(when: Optional[float]) -> bool:
+    """True when the deadline ``when`` has passed (never without a deadline).
+
+    Examples
+    --------
+    >>> expired(None), expired(0.0)
+    (False, True)
+    """
+    return when is not None and time.perf_counter() >= when
+
+
+class _TimeLimitReached(Exception):
+    """Raised inside a :func:`with_time_limit` call when its own deadline passes."""
+
+
+class _Until(interrupt.Scope):
+    """An interrupt scope (the compiled kernels and the Python loops poll it) that raises
+    :class:`_TimeLimitReached` once ``when`` (a :func:`time.perf_counter` value) passes;
+    the error of an outer scope (a batch's timeout, Ctrl-C) still goes through unchanged."""
+
+    def __init__(self, when: float) -> None:
+        super().__init__()
+        self.when = when
+
+    def raise_if_cancelled(self) -> None:
+        if time.perf_counter() >= self.when:
+            raise _TimeLimitReached()
+        super().raise_if_cancelled()
+
+
+def with_time_limit(func: Callable[..., Any], stopped: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` (a method without a time limit of its own) taking ``time_limit`` too.
+
+    The method runs as before when ``time_limit`` is None (its answer is unchanged, and so
+    it is whenever it ends before the deadline). With a limit, the deadline is
+    :func:`deadline` from the call's start and the method stops at it between iterations:
+    the compiled kernels poll it about every 50 ms and the Python loops at each step
+    (:mod:`coalloc._shared.interrupt`); the call then returns ``stopped(*args,
+    method_params=kwargs, time_limit=limit, elapsed=seconds)``, the family's result with
+    status ``"time_limit"`` and no solution.
+
+    Parameters
+    ----------
+    func : callable
+        The method: its problem arguments positionally, its parameters by keyword.
+    stopped : callable
+        The family's builder of a stopped result.
+
+    Returns
+    -------
+    callable
+        The method with a keyword-only ``time_limit=None`` added to its signature.
+
+    Examples
+    --------
+    >>> def count(n, *, seed=0):
+    ...     return sum(range(n))
+    >>> timed = with_time_limit(count, lambda *a, **k: "stopped")
+    >>> timed(4, time_limit=60), timed(4)
+    (6, 6)
+    """
+
+    @functools.wraps(func)
+    def run(*args: Any, time_limit: Any = None, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        when = deadline(time_limit, started)
+        if when is None:
+            return func(*args, **kwargs)
+        try:
+            with _Until(when):
+                return func(*args, **kwargs)
+        except _TimeLimitReached:
+            return stopped(*args, method_params=kwargs, time_limit=float(time_limit),
+                           elapsed=time.perf_counter() - started)  # fmt: skip
+
+    sig = inspect.signature(func)
+    if "time_limit" not in sig.parameters:
+        params = list(sig.parameters.values())
+        extra = inspect.Parameter(
+            "time_limit", inspect.Parameter.KEYWORD_ONLY, default=None,
+            annotation="Optional[float]",
+        )  # fmt: skip
+        tail = [p for p in params if p.kind is p.VAR_KEYWORD]
+        params = [p for p in params if p.kind is not p.VAR_KEYWORD] + [extra] + tail
+        run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    return run
+
+
+#: The kernel choices of every family's ``backend=``: the compiled kernels or their NumPy
+#: twins (the reference implementations that give the same answers).
+BACKENDS = ("compiled", "numpy")
+#: Older spellings still accepted (the testbed and the task mapper's clustering said
+#: ``"python"`` for their twins).
+_BACKEND_ALIASES = {"python": "numpy"}
+
+
+def check_backend(backend: Any, argname: str = "backend") -> str:
+    """The one check of a kernel choice: ``"compiled"`` or ``"numpy"`` (``"python"`` is an
+    accepted older name of ``"numpy"``).
+
+    Parameters
+    ----------
+    backend : str
+        What the caller passed.
+    argname : str
+        The name the error message gives the argument.
+
+    Returns
+    -------
+    str
+        ``"compiled"`` or ``"numpy"``.
+
+    Raises
+    ------
+    ValueError
+        For anything else; the message names ``argname`` and both choices.
+
+    Examples
+    --------
+    >>> check_backend("compiled"), check_backend("python")
+    ('compiled', 'numpy')
+    """
+    if isinstance(backend, str):
+        backend = _BACKEND_ALIASES.get(backend, backend)
+        if backend in BACKENDS:
+            return backend
+    raise ValueError(
+        f"{argname} must be one of {BACKENDS} (the compiled kernels or their NumPy twins), "
+        f"got {backend!r}"
+    )
 
 
 def fraction(value: Any, argname: str) -> float:
@@ -108,11 +303,15 @@ def check_keywords(func: Any, method: str, names: Any, n_problem_args: int = 2) 
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
         return
     problem = set(list(sig.parameters)[:n_problem_args])
-    known = {
-        name
-        for name, p in sig.parameters.items()
-        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
-    } - problem - {"seed"}
+    known = (
+        {
+            name
+            for name, p in sig.parameters.items()
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+        }
+        - problem
+        - {"seed"}
+    )
     unknown = sorted(set(names) - known)
     if unknown:
         raise TypeError(

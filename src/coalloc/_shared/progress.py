@@ -19,6 +19,8 @@ import math
 import sys
 from typing import Any, Iterable, Optional
 
+from .result import relative_gap
+
 __all__ = [
     "progress",
     "SolveProgress",
@@ -119,16 +121,6 @@ def _number(value: Optional[float]) -> str:
     return f"{value:.6g}"
 
 
-def relative_gap(incumbent: Optional[float], bound: Optional[float]) -> Optional[float]:
-    """``|bound - incumbent| / max(|incumbent|, 1)``, None without both (HiGHS's measure,
-    floored so that a zero incumbent gives a finite gap)."""
-    if incumbent is None or bound is None:
-        return None
-    if not (math.isfinite(incumbent) and math.isfinite(bound)):
-        return None
-    return abs(bound - incumbent) / max(abs(incumbent), 1.0)
-
-
 class SolveProgress:
     """Progress of one exact solve on standard error: time, incumbent, bound, gap.
 
@@ -181,7 +173,7 @@ class SolveProgress:
         )  # fmt: skip
 
     def _text(self) -> str:
-        gap = relative_gap(self.incumbent, self.bound)
+        gap = relative_gap(self.incumbent, self.bound, sense=self.sense)
         return (
             f"incumbent {_number(self.incumbent)}, bound {_number(self.bound)}, "
             f"gap {'-' if gap is None else f'{100 * gap:.2f}%'}"

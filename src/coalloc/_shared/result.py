@@ -36,7 +36,15 @@ import numpy as np
 
 from .jsonio import num
 
-__all__ = ["STATUSES", "RESULT_FIELDS", "Result", "Report", "jsonable", "relative_gap"]
+__all__ = [
+    "STATUSES",
+    "RESULT_FIELDS",
+    "Result",
+    "Report",
+    "jsonable",
+    "relative_gap",
+    "stopped_fields",
+]
 
 #: Statuses a solver may report, for every family.
 STATUSES = ("optimal", "feasible", "time_limit", "infeasible", "error")
@@ -77,16 +85,94 @@ def jsonable(value: Any, *, compact: bool = False) -> Any:
 def relative_gap(
     objective: Optional[float], bound: Optional[float], *, sense: str
 ) -> Optional[float]:
-    """The relative gap between an objective and a proven bound (None when one is missing).
+    """The one gap formula: how far an objective is from a proven bound, relatively.
 
-    ``sense="max"``: ``(bound - objective) / max(1, bound)`` (counts of allocated tasks);
-    ``sense="min"``: ``(objective - bound) / objective`` (0 when the objective is 0).
+    Every family's result, the integer-programming runner's progress bar and the command
+    line print this number::
+
+        gap = max(0, bound - objective) / max(|objective|, |bound|)   (sense="max")
+        gap = max(0, objective - bound) / max(|objective|, |bound|)   (sense="min")
+
+    and 0 when both are 0. Dividing by the larger of the two magnitudes makes the gap
+    independent of the objective's unit (a utilisation factor below 1 and a count of tasks
+    are judged alike) and keeps it in ``[0, 1]`` when both have the same sign; a bound on
+    the wrong side of the objective (a solver's tolerance) gives 0.
+
+    Parameters
+    ----------
+    objective, bound : float or None
+        The solution's objective value and a proven bound on the optimum.
+    sense : {"min", "max"}
+        Direction of the objective.
+
+    Returns
+    -------
+    float or None
+        None when either value is missing or not finite.
+
+    Examples
+    --------
+    >>> relative_gap(17.0, 20.0, sense="max")
+    0.15
+    >>> relative_gap(8.0, 6.0, sense="min")
+    0.25
+    >>> relative_gap(None, 1.0, sense="min") is None
+    True
     """
+    if sense not in ("min", "max"):
+        raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
     if objective is None or bound is None:
         return None
-    if sense == "max":
-        return (bound - objective) / max(1.0, bound)
-    return 0.0 if objective == 0 else (objective - bound) / objective
+    objective, bound = float(objective), float(bound)
+    if not (np.isfinite(objective) and np.isfinite(bound)):
+        return None
+    scale = max(abs(objective), abs(bound))
+    if scale == 0:
+        return 0.0
+    diff = bound - objective if sense == "max" else objective - bound
+    return max(0.0, diff) / scale
+
+
+def stopped_fields(method: str, method_params: dict, time_limit: float, elapsed: float) -> dict:
+    """The common fields of a result stopped at its ``time_limit`` before any solution.
+
+    What every family's stopped-result builder (used by
+    :func:`coalloc._shared.params.with_time_limit`) passes to its result class: status
+    ``"time_limit"``, a message naming the limit, the method, the seed and parameters it ran
+    with, and the seconds it took.
+
+    Parameters
+    ----------
+    method : str
+        The method's name.
+    method_params : dict
+        The keyword arguments the method was called with (``seed`` among them).
+    time_limit : float
+        The limit, in seconds.
+    elapsed : float
+        Seconds from the call's start to the stop.
+
+    Returns
+    -------
+    dict
+        ``status``, ``message``, ``method``, ``seed``, ``params``, ``timings``.
+
+    Examples
+    --------
+    >>> out = stopped_fields("greedy", {"seed": 3, "order": "index"}, 0.5, 0.51)
+    >>> out["status"], out["seed"], out["params"]
+    ('time_limit', 3, {'order': 'index', 'time_limit': 0.5})
+    """
+    params = {k: v for k, v in method_params.items() if k != "seed"}
+    params["time_limit"] = float(time_limit)
+    return {
+        "status": "time_limit",
+        "message": f"stopped at the time limit ({time_limit:g} s) before a solution",
+        "method": method,
+        "seed": method_params.get("seed"),
+        "params": params,
+        "timings": {"total": float(elapsed)},
+    }
 
 
 class Result:

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import ctaap
 from .._shared.jsonio import check_output, protect_inputs
-from .._shared.result import jsonable
+from .._shared.result import jsonable, relative_gap
 from ..ctaap import generators
 from ..ctaap.io import read_instance, read_result, write_instance, write_result
 from . import _common as common
@@ -218,7 +218,7 @@ def _verified_quality(request, offer, result: dict, n_allocated: int, feasible: 
         status = "infeasible"
     elif status == "optimal" and n_allocated < bound:
         status = "feasible"
-    gap = (bound - n_allocated) / max(1.0, bound)
+    gap = relative_gap(n_allocated, bound, sense="max")
     return SimpleNamespace(n_allocated=n_allocated, bound=bound, gap=gap, status=status)
 
 

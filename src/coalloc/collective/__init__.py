@@ -35,7 +35,15 @@ from .model import DEFAULT_HORIZON, DEFAULT_MINIMUM, CollectiveRequest, Resource
 from .plot import plot_timetable
 from .result import CoallocationResult
 from .scan import scan
-from .solvers import DEFAULT_METHOD, METHODS, Instance, coallocate, solve, verify
+from .solvers import (
+    DEFAULT_METHOD,
+    METHODS,
+    CollectiveInstance,
+    Instance,
+    coallocate,
+    solve,
+    verify,
+)
 from .verify import CoallocationReport, verify_coallocation
 
 
@@ -58,6 +66,7 @@ __all__ = [
     "METHODS",
     "DEFAULT_METHOD",
     "Instance",
+    "CollectiveInstance",
     "CoallocationResult",
     "CoallocationReport",
     "verify",

@@ -10,6 +10,7 @@ from typing import Optional
 import numpy as np
 
 from .._shared import params as checks
+from .._shared.result import relative_gap
 from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult
 
@@ -26,7 +27,7 @@ def kernels(backend: str):
         from ._reference import search
 
         return search
-    raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    return kernels(checks.check_backend(backend))
 
 
 def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -39,7 +40,7 @@ def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class Problem:
+class CollectiveProblem:
     """A request resolved against a pool (vectors, the label/capacity match) and the
     family's tolerance rule: ``elo = e - tau`` for one amount, ``dlo = d - N tau`` for the
     sum of ``N`` amounts (:data:`~coalloc.collective.model.TOLERANCE`)."""
@@ -67,6 +68,10 @@ class Problem:
         cap_ok = np.all(pool.capacity >= elo[None, :], axis=1)
         return cls(pool, request, e, d, np.flatnonzero(label_ok & cap_ok), label_ok, tol, elo,
                    dlo)  # fmt: skip
+
+
+#: The older name of :class:`CollectiveProblem`.
+Problem = CollectiveProblem
 
 
 def decrease_starts(pool: ResourcePool, nodes: np.ndarray, lo: float, hi: float) -> np.ndarray:
@@ -120,9 +125,7 @@ def solution(prob: Problem, method: str, start: float, nodes: np.ndarray, tmax: 
     avail = cap - tmax
     amt = amounts_for(avail, prob.e, prob.d)
     u = factor(prob.d, tmax, cap)
-    gap = None
-    if bound is not None:
-        gap = max(0.0, (bound - u) / max(bound, 1e-300))
+    gap = relative_gap(u, bound, sense="max")
     return CoallocationResult(
         start=float(start), duration=prob.request.duration, resources=np.asarray(nodes, np.int64),
         amounts=amt, utilisation=u, names=prob.pool.names, proven=proven, status=status,
@@ -169,6 +172,5 @@ def bounded(value, argname: str, lo: int, hi: int) -> int:
 
 
 def check_backend(backend: Optional[str]) -> str:
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    return backend
+    """The shared kernel-choice check (:func:`coalloc._shared.params.check_backend`)."""
+    return checks.check_backend(backend)

@@ -298,7 +298,7 @@ def exact(
     tol, elo, dlo = prob.tol, prob.elo, prob.dlo
     nodes = prob.matching
     counters = {"starts": 0, "solver_calls": 0, "enumerated": 0, "time_limit_hit": 0}
-    deadline = None if time_limit is None else t_entry + time_limit
+    deadline = checks.deadline(time_limit, t_entry)
     if nodes.size < n:
         reason = {
             "reason": "too_few_matching",

@@ -7,9 +7,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._shared.result import Result, jsonable
+from .._shared.result import Result, jsonable, stopped_fields
 
-__all__ = ["CoallocationResult"]
+__all__ = ["CoallocationResult", "stopped_result"]
 
 
 @dataclass
@@ -96,3 +96,14 @@ class CoallocationResult(Result):
             f"{self.method}: start {self.start:g} s on {len(self.resources)} resources "
             f"{self.resources.tolist()}, utilisation factor {self.utilisation:.4f} ({self.status})"
         )
+
+
+def stopped_result(pool: Any, request: Any, **stop: Any) -> CoallocationResult:
+    """A co-allocation method stopped at its ``time_limit`` before deciding the request:
+    rejected, not proven (status ``"time_limit"``; ``stop``: what
+    :func:`coalloc._shared.result.stopped_fields` takes)."""
+    fields = stopped_fields(**stop)
+    return CoallocationResult(
+        duration=request.duration, names=pool.names, proven=False,
+        rejection={"reason": "time_limit", "message": fields["message"]}, **fields,
+    )  # fmt: skip

@@ -23,6 +23,7 @@ random choice is made: the answer does not depend on the seed.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Optional
 
@@ -44,9 +45,10 @@ from .core import (
 )
 from .exact import best_subset, feasible_subset
 from .model import CollectiveRequest, ResourcePool
-from .result import CoallocationResult
+from .result import CoallocationResult, stopped_result
 
 __all__ = ["scan"]
+
 
 _MAX_LISTED = 50
 
@@ -67,7 +69,7 @@ def _starts(avail, tmax, cap, d, n, e):
     return out
 
 
-def scan(
+def _scan(
     pool: ResourcePool,
     request: CollectiveRequest,
     *,
@@ -75,7 +77,7 @@ def scan(
     backend: str = "compiled",
     enumerate_limit: int = 20_000,
     solver: str = "highs",
-    time_limit: Optional[float] = 10.0,
+    program_time_limit: Optional[float] = 10.0,
     max_rounds: int = 100_000,
     block: int = 8,
     reserve: bool = False,
@@ -95,8 +97,8 @@ def scan(
         ``10**8``).
     solver : {"highs", "cbc", "cpsat"}
         Back-end of the integer program deciding hard starts.
-    time_limit : float, optional
-        Seconds per integer program.
+    program_time_limit : float, optional
+        Seconds per integer program (an undecided start counts as ``"time_limit"``).
     max_rounds : int
         Cap on swaps per search (at most ``10**9``).
     block : int
@@ -104,6 +106,10 @@ def scan(
         the earliest start is usually among the first).
     reserve : bool
         Reserve the solution on ``pool`` (atomically).
+    time_limit : float, optional
+        Seconds for the whole call (default None: no limit), counted from its start as in
+        every family; the scan stops at the deadline between steps (and stops a running
+        integer program) and returns status ``"time_limit"``, the request undecided.
 
     Returns
     -------
@@ -123,12 +129,12 @@ def scan(
     check_backend(backend)
     enumerate_limit = bounded(enumerate_limit, "enumerate_limit", 0, 10**8)
     checks.choice(solver, ("highs", "cbc", "cpsat"), "solver")
-    time_limit = checks.time_limit(time_limit)
+    program_time_limit = checks.time_limit(program_time_limit, "program_time_limit")
     max_rounds = bounded(max_rounds, "max_rounds", 0, 10**9)
     block = bounded(block, "block", 1, 10**6)
     prob = Problem.of(pool, request)
     params = {"backend": backend, "enumerate_limit": enumerate_limit, "solver": solver,
-              "time_limit": time_limit, "max_rounds": max_rounds}  # fmt: skip
+              "program_time_limit": program_time_limit, "max_rounds": max_rounds}  # fmt: skip
     ker = kernels(backend)
     clock = Clock()
     n, e, d = request.count, prob.e, prob.d
@@ -225,7 +231,7 @@ def scan(
                 # the repair from the best-coverage start failed: the integer program
                 # decides whether any set exists at this start
                 counters["solver_calls"] += 1
-                status, r = feasible_subset(a, d, n, backend=solver, time_limit=time_limit,
+                status, r = feasible_subset(a, d, n, backend=solver, time_limit=program_time_limit,
                                             tol=tol)  # fmt: skip
                 if status == "infeasible":
                     note({"start": float(t), "check": "combination", "property": None})
@@ -280,3 +286,7 @@ def scan(
         proven=unknown == 0,
         status="infeasible" if unknown == 0 else "time_limit",
     )
+
+
+#: The scan with ``time_limit``, the call's deadline (:func:`coalloc._shared.params.deadline`).
+scan = checks.with_time_limit(_scan, functools.partial(stopped_result, method="scan"))

@@ -25,7 +25,7 @@ __all__ = ["simulate", "SimulationResult"]
 
 
 @dataclass
-class SimulationResult:
+class CollectiveSimulationResult:
     """What :func:`simulate` measured.
 
     Parameters
@@ -100,6 +100,10 @@ class SimulationResult:
                          "mean_utilisation": float(np.mean([r["utilisation"] for r in acc]))
                          if acc else 0.0}  # fmt: skip
         return out
+
+
+#: The older name of :class:`CollectiveSimulationResult`.
+SimulationResult = CollectiveSimulationResult
 
 
 def _sample(pool: ResourcePool, slot_times: np.ndarray) -> np.ndarray:

@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
 from .._shared.family import FamilyInstance, solver_keyword
-from .._shared.params import check_keywords, check_method
+from .._shared.params import check_keywords, check_method, with_time_limit
 from .._shared.seeding import check_seed
 from .cankar import cankar
 from .exact import brute_force, exact
 from .model import CollectiveRequest, ResourcePool
-from .result import CoallocationResult
+from .result import CoallocationResult, stopped_result
 from .scan import scan
 from .verify import CoallocationReport, verify_coallocation
 
 __all__ = ["coallocate", "solve", "METHODS", "DEFAULT_METHOD", "Instance", "verify"]
 
+
+def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
+    return with_time_limit(func, functools.partial(stopped_result, method=name))
+
+
 #: Registered methods: the default ``"scan"``, the paper's ``"cankar"``, ``"exact"`` (shared
 #: integer-programming runner) and ``"brute_force"`` (referee for small cases).
 METHODS: Dict[str, Callable[..., CoallocationResult]] = {
     "scan": scan,
-    "cankar": cankar,
+    "cankar": _timed(cankar, "cankar"),
     "exact": solver_keyword(exact),  # solver="highs"|"cbc"|"cpsat"
-    "brute_force": brute_force,
+    "brute_force": _timed(brute_force, "brute_force"),
 }
 #: The method :func:`coallocate` uses when none is named.
 DEFAULT_METHOD = "scan"
@@ -116,7 +123,7 @@ class _Parts(NamedTuple):
     request: CollectiveRequest
 
 
-class Instance(FamilyInstance, _Parts):
+class CollectiveInstance(FamilyInstance, _Parts):
     """A co-allocation problem as one object: what :func:`coalloc.solve_many` takes.
 
     Parameters
@@ -154,3 +161,7 @@ class Instance(FamilyInstance, _Parts):
         from .io import instance_from_dict
 
         return instance_from_dict(data, source=source)
+
+
+#: The name the family protocol gives every family's instance (``<family>.Instance``).
+Instance = CollectiveInstance

@@ -32,18 +32,20 @@ from .model import Offer, Request, check_compatible, compatibility
 from .plot import plot_allocation
 from .result import SolveResult
 from .solver import solve_ctaap
-from .solvers import METHODS, Instance, solve
-from .verify import VerifyReport, verify
+from .solvers import METHODS, CtaapInstance, Instance, solve
+from .verify import AssignmentReport, VerifyReport, verify
 
 __all__ = [
     "Request",
     "Offer",
     "Instance",
+    "CtaapInstance",
     "solve",
     "METHODS",
     "SolveResult",
     "verify",
     "VerifyReport",
+    "AssignmentReport",
     "solve_ctaap",
     "solve_greedy",
     "solve_exact",

@@ -62,6 +62,7 @@ import scipy.sparse as sp
 from .._shared import milp
 from .._shared import params as checks
 from .._shared.milp import BACKENDS
+from .._shared.result import relative_gap
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
 from .verify import verify
@@ -453,9 +454,9 @@ def solve_exact(
         False) or ``"error"`` (solver failure, or a solution that failed
         :func:`coalloc.ctaap.verify` after rounding -- never returned as a success).
         ``objective`` is the allocation size, ``bound`` a proven upper bound, ``gap`` is
-        ``(bound - objective) / max(1, bound)``; ``timings`` has ``"build"``, ``"solve"``,
-        ``"total"``; ``iterations["nodes"]`` the branch-and-bound nodes (CP-SAT: branches)
-        when the solver reports them.
+        ``(bound - objective) / bound`` (:func:`coalloc._shared.result.relative_gap`);
+        ``timings`` has ``"build"``, ``"solve"``, ``"total"``; ``iterations["nodes"]`` the
+        branch-and-bound nodes (CP-SAT: branches) when the solver reports them.
 
     Raises
     ------
@@ -505,9 +506,7 @@ def solve_exact(
 
     def result(status, message, *, objective=None, bound=None, nodes=None, t_built, t_solved):
         t_end = time.perf_counter()
-        gap = None
-        if objective is not None and bound is not None:
-            gap = (bound - objective) / max(1.0, bound)
+        gap = relative_gap(objective, bound, sense="max")
         iterations = {} if nodes is None else {"nodes": int(nodes)}
         return SolveResult(
             assignment=assignment,
@@ -536,7 +535,7 @@ def solve_exact(
             t_solved=t_now,
         )
 
-    deadline = None if time_limit is None else t0 + float(time_limit)
+    deadline = checks.deadline(time_limit, t0)  # the one rule: from the call's start
     try:
         outcome, t_built = _run(
             backend, solver_pkg, model, form, deadline, mip_gap, threads, seed, verbose

@@ -18,6 +18,7 @@ from typing import Any, Mapping, Optional
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared.caches import cache_of
 from .._shared.validation import check_nonnegative, nonnegative_vector, square_sparse
 
 __all__ = ["Request", "Offer", "check_compatible"]
@@ -252,20 +253,22 @@ class Request(_ReadOnlyPickle):
         self.properties = props
         diff = self.bandwidth - self.bandwidth.T
         self.symmetric = bool(diff.nnz == 0 or np.all(diff.data == 0))
-        self._transpose: Optional[sp.csr_array] = None
         self._frozen = True
 
     @property
     def bandwidth_transpose(self) -> sp.csr_array:
-        """CSR of ``B.T`` (the in-edges of every task), computed once."""
-        if self._transpose is None:
+        """CSR of ``B.T`` (the in-edges of every task), computed once (kept beside the request
+        by :func:`coalloc._shared.caches.cache_of`: the request itself stays read-only)."""
+        cache = cache_of(self)
+        transpose = cache.get("transpose")
+        if transpose is None:
             t = sp.csr_array(self.bandwidth.T)
             t.sort_indices()
             t.indptr = t.indptr.astype(np.int64, copy=False)
             t.indices = t.indices.astype(np.int64, copy=False)
             _freeze_csr(t)
-            object.__setattr__(self, "_transpose", self.bandwidth if self.symmetric else t)
-        return self._transpose
+            transpose = cache["transpose"] = self.bandwidth if self.symmetric else t
+        return transpose
 
     @property
     def n_edges(self) -> int:

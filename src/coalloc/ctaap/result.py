@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
-from .._shared.result import STATUSES, Result
+from .._shared.result import STATUSES, Result, stopped_fields
 
-__all__ = ["SolveResult", "STATUSES"]
+__all__ = ["SolveResult", "STATUSES", "stopped_result"]
 
 
 @dataclass
@@ -94,3 +94,11 @@ class SolveResult(Result):
             f"n_allocated={self.n_allocated}/{self.n_tasks}{t})"
         )
 
+
+def stopped_result(request: Any, offer: Any, **stop: Any) -> SolveResult:
+    """A CTAAP method stopped at its ``time_limit`` before a solution: no task allocated,
+    status ``"time_limit"`` (``stop``: what :func:`coalloc._shared.result.stopped_fields`
+    takes)."""
+    return SolveResult(
+        assignment=np.full(request.n, -1, dtype=np.int64), n_allocated=0, **stopped_fields(**stop)
+    )

@@ -24,6 +24,7 @@ from typing import Optional, Tuple, Union
 import numpy as np
 
 from .._shared import interrupt
+from .._shared.params import check_backend
 from .._shared.seeding import kernel_seed, resolve_seed
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
@@ -138,8 +139,7 @@ def _check_params(p: dict) -> None:
         )
     if p["matching"] not in ("cardinality", "weight"):
         raise ValueError(f"matching must be 'cardinality' or 'weight', got {p['matching']!r}")
-    if p["backend"] not in ("compiled", "numpy"):
-        raise ValueError(f"backend must be 'compiled' or 'numpy', got {p['backend']!r}")
+    check_backend(p["backend"])
 
 
 def solve_ctaap(

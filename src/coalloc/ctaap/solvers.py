@@ -2,26 +2,34 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
 import numpy as np
 
 from .._shared.family import FamilyInstance, solver_keyword
-from .._shared.params import check_method
+from .._shared.params import check_method, with_time_limit
+from .._shared.result import relative_gap
 from .._shared.seeding import resolve_seed
 from .exact import solve_exact, upper_bound
 from .greedy import solve_greedy
 from .model import Offer, Request, check_compatible
-from .result import SolveResult
+from .result import SolveResult, stopped_result
 from .solver import solve_ctaap
 from .verify import VerifyReport, verify
 
 __all__ = ["solve", "METHODS", "DEFAULT_METHOD", "Instance"]
 
+
+def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
+    return with_time_limit(func, functools.partial(stopped_result, method=name))
+
+
 #: Registered methods: name -> function(request, offer, *, seed, **params).
 METHODS: Dict[str, Callable[..., SolveResult]] = {
-    "ctaap": solve_ctaap,
-    "greedy": solve_greedy,
+    "ctaap": _timed(solve_ctaap, "ctaap"),
+    "greedy": _timed(solve_greedy, "greedy"),
     "exact": solver_keyword(solve_exact),  # solver="highs"|"cbc"|"cpsat"
 }
 #: The method :func:`solve` uses when none is named.
@@ -56,7 +64,8 @@ def solve(
     bound : bool, default False
         Also compute the cheap upper bound of :func:`coalloc.upper_bound` (a b-matching
         that ignores the bandwidth between clusters) and report it with the gap
-        ``(bound - n_allocated) / max(1, bound)`` in ``result.bound`` / ``result.gap``
+        ``relative_gap(n_allocated, bound, sense="max")`` (the one gap formula,
+        :func:`coalloc._shared.result.relative_gap`) in ``result.bound`` / ``result.gap``
         (exact solvers report their own proven bound, which is never weaker).
     **params
         Method-specific parameters.
@@ -88,7 +97,7 @@ def solve(
     if bound:
         cheap = upper_bound(request, offer)
         result.bound = float(cheap if result.bound is None else min(result.bound, cheap))
-        result.gap = (result.bound - result.n_allocated) / max(1.0, result.bound)
+        result.gap = relative_gap(result.n_allocated, result.bound, sense="max")
     return result
 
 
@@ -97,7 +106,7 @@ class _Parts(NamedTuple):
     offer: Offer
 
 
-class Instance(FamilyInstance, _Parts):
+class CtaapInstance(FamilyInstance, _Parts):
     """A CTAAP problem as one object: what :func:`coalloc.solve_many` takes for this family.
 
     A plain ``(request, offer)`` pair (it unpacks as one), with the family protocol's calls
@@ -169,3 +178,7 @@ class Instance(FamilyInstance, _Parts):
         from .io import instance_from_dict
 
         return instance_from_dict(data, source=source)
+
+
+#: The name the family protocol gives every family's instance (``<family>.Instance``).
+Instance = CtaapInstance

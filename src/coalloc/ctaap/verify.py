@@ -31,7 +31,7 @@ _CHUNK = 1 << 22
 
 
 @dataclass(frozen=True)
-class VerifyReport(Report):
+class AssignmentReport(Report):
     """What :func:`verify` found.
 
     Parameters
@@ -112,6 +112,10 @@ class VerifyReport(Report):
             if v:
                 parts.append(f"  ({c}) {CONSTRAINTS[c]}: {v}")
         return "\n".join(parts)
+
+
+#: The older name of :class:`AssignmentReport`.
+VerifyReport = AssignmentReport
 
 
 def as_assignment(assignment: Any, n: int, m: int, argname: str = "assignment") -> np.ndarray:

@@ -21,8 +21,9 @@ from typing import Any, Optional
 import numpy as np
 
 from .._shared import interrupt
-from .._shared.params import integer, number
+from .._shared.params import check_backend, integer, number
 from .._shared.progress import progress as _progress
+from .._shared.result import relative_gap
 from .._shared.seeding import check_seed, kernel_seed, resolve_seed
 from . import _dmcf
 from ._reference import dmcf as _twin
@@ -66,16 +67,13 @@ DEFAULTS = {
 #: The most generations (and the largest patience) a run may be asked for: every generation
 #: costs milliseconds on the paper's grids, so this bounds a run to hours, not for ever.
 MAX_GENERATIONS = 10**7
-_BACKENDS = ("compiled", "numpy")
 _INITS = ("arrival", "random", "round-robin")
 STREAMS = ("init", "migrate")  # the seed's named streams (new ones go at the end)
 _PHASE2 = ("ff", "ffd")
 
 
 def _kernels(backend: str):
-    if backend not in _BACKENDS:
-        raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
-    return _dmcf if backend == "compiled" else _twin
+    return _dmcf if check_backend(backend) == "compiled" else _twin
 
 
 def _n_coalitions(problem: LoadSharingProblem, coalition_size: Any) -> int:
@@ -539,7 +537,7 @@ def _cutoff(problem: LoadSharingProblem, th_i: float) -> np.ndarray:
 
 
 def _gap(throughput: float, bound: float) -> float:
-    return 0.0 if bound <= 0 else max(0.0, (bound - throughput) / bound)
+    return relative_gap(throughput, bound, sense="max")
 
 
 def _simple(problem, method, placement, t0, seed, params, coalition=None, iterations=None):

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from .._shared.milp import Rejected, import_backend, run_milp
 from .._shared.params import check_exact_options
+from .._shared.result import relative_gap
 from .model import LoadSharingProblem, throughput_of
 from .result import ShareResult
 from .verify import verify_placement
@@ -116,7 +117,7 @@ def share_exact(
     bound = min(float(bound), problem.bound)
     if status == "optimal":
         bound = tput
-    gap = None if bound <= 0 else max(0.0, (bound - tput) / bound)
+    gap = relative_gap(tput, bound, sense="max")
     return ShareResult(
         status=status, message=message, method="exact", placement=placement,
         throughput=tput, bound=bound, seed=seed,

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 from typing import Any, List, Optional
 
 import numpy as np
@@ -34,11 +33,13 @@ from .._shared.milp import (
     run_milp,
 )
 from .._shared.params import choice, integer
+from .._shared.params import deadline as _deadline
 from .._shared.params import time_limit as _time_limit
-from .._shared.result import Result, jsonable
+from .._shared.result import relative_gap
 from .._shared.seeding import check_seed, kernel_seed, resolve_seed
 from .._shared.validation import check_memory, readonly
 from . import _gapls
+from .result import GapResult
 from .verify import verify_gap
 
 __all__ = ["GapInstance", "GapResult", "solve_gap", "generate_gap", "GAP_TYPES", "gap_bound"]
@@ -143,65 +144,6 @@ def _int_array(values: Any, argname: str, ndim: int) -> np.ndarray:
     if arr.size and arr.min() < 0:
         raise ValueError(f"{argname} must be non-negative")
     return arr
-
-
-@dataclass
-class GapResult(Result):
-    """What :func:`solve_gap` returns.
-
-    Parameters
-    ----------
-    assignment : ndarray of int64, shape (n,)
-        Agent of every item, -1 when unassigned (None without a solution).
-    objective : float or None
-        Total cost (``sense="min"``) or profit (``"max"``).
-    bound : float or None
-        A proven bound (lower for ``min``, upper for ``max``).
-    gap : float or None
-        ``|objective - bound| / max(1, |objective|)``.
-    sense : str
-        ``"min"`` (cost) or ``"max"`` (profit).
-    assign_all : bool
-        Whether every item had to be assigned.
-    status, message, method, seed, params, timings, iterations : object
-        As for :class:`coalloc.Result`.
-
-    Examples
-    --------
-    >>> import coalloc.loadshare as ls
-    >>> gap = ls.GapInstance([[1, 3], [2, 1]], [[2, 2], [2, 2]], [2, 2])
-    >>> result = ls.solve_gap(gap, "heuristic")
-    >>> result.status, result.assignment.tolist(), result.objective, result.bound
-    ('optimal', [0, 1], 2.0, 2.0)
-    """
-
-    status: str
-    message: str
-    method: str
-    assignment: Optional[np.ndarray] = field(repr=False)
-    objective: Optional[float]
-    bound: Optional[float]
-    gap: Optional[float]
-    sense: str = "min"
-    assign_all: bool = True
-    seed: Optional[int] = None
-    params: dict = field(default_factory=dict)
-    timings: dict = field(default_factory=dict)
-    iterations: dict = field(default_factory=dict)
-
-    def _holds_solution(self) -> bool:
-        """An assignment is there (``time_limit`` with the stopped solver's incumbent)."""
-        return self.assignment is not None
-
-    def _payload(self) -> dict:
-        return {"assignment": None if self.assignment is None else jsonable(self.assignment),
-                "sense": self.sense, "assign_all": self.assign_all}  # fmt: skip
-
-
-def _gap(objective: Optional[float], bound: Optional[float]) -> Optional[float]:
-    if objective is None or bound is None:
-        return None
-    return abs(objective - bound) / max(1.0, abs(objective))
 
 
 def _objective(inst: GapInstance, assign: np.ndarray) -> float:
@@ -363,7 +305,7 @@ def solve_gap(
                 " (use time_limit to let the search run as long as you wish)"
             )
     params = {"sense": sense, "assign_all": bool(assign_all), "time_limit": limit}
-    deadline = None if limit is None else t0 + limit  # the limit counts from the call
+    deadline = _deadline(limit, t0)  # the one rule: the limit counts from the call
     if method == "exact":
         heur = None
         if hint and limit is None:
@@ -389,9 +331,10 @@ def solve_gap(
                              None, sense, bool(assign_all), seed, params, {"total": t},
                              {"tabu_iterations": iters})  # fmt: skip
         obj = _objective(instance, assign)
-        status = "optimal" if bound is not None and _gap(obj, bound) == 0 else "feasible"
+        gap = relative_gap(obj, bound, sense=sense)
+        status = "optimal" if gap == 0 else "feasible"
         return GapResult(status, "tabu search", "heuristic", assign, obj, bound,
-                         _gap(obj, bound), sense, bool(assign_all), seed, params,
+                         gap, sense, bool(assign_all), seed, params,
                          {"total": t}, {"tabu_iterations": iters})  # fmt: skip
     raise AssertionError(f"unreachable: method {method!r}")  # pragma: no cover
 
@@ -522,7 +465,7 @@ def _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads, s
     rows: :class:`_OutOfTime` past the limit) and solve it; the limit counts from ``t0``.
     ``costs`` are the integer costs of the pairs ``(ii, jj)``, in units of ``unit``
     (:func:`integer_scaling`)."""
-    deadline = None if limit is None else t0 + limit
+    deadline = _deadline(limit, t0)
 
     def on_time(k: int) -> None:
         if k % 4096 == 0:
@@ -643,7 +586,8 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
     if heur is not None and heur[1]:  # never worse than the heuristic it started from
         status, assign, obj, bound, message = _not_worse(
             inst, sense, assign_all, heur[0], status, assign, obj, bound, message)  # fmt: skip
-    return GapResult(status, message, "exact", assign, obj, bound, _gap(obj, bound), sense,
+    gap = relative_gap(obj, bound, sense=sense)
+    return GapResult(status, message, "exact", assign, obj, bound, gap, sense,
                      assign_all, seed, params,
                      {"hint": t_hint, "solve": t_solve, "total": time.perf_counter() - t0},
                      {"nodes": int(out.nodes or 0)})  # fmt: skip

@@ -1,4 +1,5 @@
-"""The result of every load-sharing method (:class:`ShareResult`)."""
+"""The results of the family: every load-sharing method's :class:`ShareResult` and the
+generalized assignment problem's :class:`GapResult`."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._shared.result import Result, jsonable
+from .._shared.result import Result, jsonable, stopped_fields
 
-__all__ = ["ShareResult"]
+__all__ = ["ShareResult", "GapResult", "stopped_result"]
 
 
 @dataclass
@@ -134,3 +135,70 @@ class ShareResult(Result):
         if self.coalition is not None:
             out["coalition"] = jsonable(self.coalition)
         return out
+
+
+@dataclass
+class GapResult(Result):
+    """What :func:`solve_gap` returns.
+
+    Parameters
+    ----------
+    assignment : ndarray of int64, shape (n,)
+        Agent of every item, -1 when unassigned (None without a solution).
+    objective : float or None
+        Total cost (``sense="min"``) or profit (``"max"``).
+    bound : float or None
+        A proven bound (lower for ``min``, upper for ``max``).
+    gap : float or None
+        The relative gap (:func:`coalloc._shared.result.relative_gap` with ``sense``).
+    sense : str
+        ``"min"`` (cost) or ``"max"`` (profit).
+    assign_all : bool
+        Whether every item had to be assigned.
+    status, message, method, seed, params, timings, iterations : object
+        As for :class:`coalloc.Result`.
+
+    Examples
+    --------
+    >>> import coalloc.loadshare as ls
+    >>> gap = ls.GapInstance([[1, 3], [2, 1]], [[2, 2], [2, 2]], [2, 2])
+    >>> result = ls.solve_gap(gap, "heuristic")
+    >>> result.status, result.assignment.tolist(), result.objective, result.bound
+    ('optimal', [0, 1], 2.0, 2.0)
+    """
+
+    status: str
+    message: str
+    method: str
+    assignment: Optional[np.ndarray] = field(repr=False)
+    objective: Optional[float]
+    bound: Optional[float]
+    gap: Optional[float]
+    sense: str = "min"
+    assign_all: bool = True
+    seed: Optional[int] = None
+    params: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+    iterations: dict = field(default_factory=dict)
+
+    def _holds_solution(self) -> bool:
+        """An assignment is there (``time_limit`` with the stopped solver's incumbent)."""
+        return self.assignment is not None
+
+    def _payload(self) -> dict:
+        return {"assignment": None if self.assignment is None else jsonable(self.assignment),
+                "sense": self.sense, "assign_all": self.assign_all}  # fmt: skip
+
+
+def stopped_result(problem: Any, **stop: Any) -> ShareResult:
+    """A load-sharing method stopped at its ``time_limit`` before a placement: the jobs
+    stay at their origins (as the exact method leaves them without a solution), no
+    objective, status ``"time_limit"`` (``stop``: what
+    :func:`coalloc._shared.result.stopped_fields` takes)."""
+    from .model import throughput_of
+
+    placement = problem.job_origin.copy()
+    return ShareResult(
+        placement=placement, throughput=throughput_of(problem, placement), bound=problem.bound,
+        **stopped_fields(**stop),
+    )  # fmt: skip

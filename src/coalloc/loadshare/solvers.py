@@ -8,14 +8,14 @@ from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
 from .._shared.family import FamilyInstance, solver_keyword
 from .._shared.jsonio import InstanceError, check_envelope
-from .._shared.params import check_keywords, check_method
+from .._shared.params import check_keywords, check_method, with_time_limit
 from .._shared.schema import AnyValue, Int, ListOf, Num, Obj, Str, check
 from .._shared.seeding import check_seed
 from .dmcf import best_fit, dmcf_gga, fcfs, fcfs_ff, round_robin
 from .exact import share_exact
 from .gap import GapInstance, GapResult, solve_gap
 from .model import LoadSharingProblem
-from .result import ShareResult
+from .result import ShareResult, stopped_result
 from .verify import GapReport, PlacementReport, verify_gap, verify_placement
 
 __all__ = [
@@ -37,13 +37,19 @@ def _exact(problem, *, seed=None, **params):
 
 _exact.__signature__ = inspect.signature(share_exact)  # type: ignore[attr-defined]
 
+
+def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
+    return with_time_limit(func, functools.partial(stopped_result, method=name))
+
+
 #: Registered methods (name -> function of the problem).
 METHODS: Dict[str, Callable[..., ShareResult]] = {
-    "bfd": best_fit,
-    "dmcf-gga": dmcf_gga,
-    "fcfs": fcfs,
-    "fcfs-ff": fcfs_ff,
-    "round-robin": round_robin,
+    "bfd": _timed(best_fit, "bfd"),
+    "dmcf-gga": _timed(dmcf_gga, "dmcf-gga"),
+    "fcfs": _timed(fcfs, "fcfs"),
+    "fcfs-ff": _timed(fcfs_ff, "fcfs-ff"),
+    "round-robin": _timed(round_robin, "round-robin"),
     "exact": solver_keyword(_exact),  # solver="highs"|"cbc"
 }
 #: The method :func:`share` uses when none is named: the central best-fit balancer.
@@ -107,7 +113,7 @@ class _Parts(NamedTuple):
     problem: LoadSharingProblem
 
 
-class Instance(FamilyInstance, _Parts):
+class LoadShareInstance(FamilyInstance, _Parts):
     """A load-sharing problem as one object: what :func:`coalloc.solve_many` takes.
 
     Parameters
@@ -142,6 +148,10 @@ class Instance(FamilyInstance, _Parts):
         from .io import problem_from_dict
 
         return (problem_from_dict(data, source=source),)
+
+
+#: The name the family protocol gives every family's instance (``<family>.Instance``).
+Instance = LoadShareInstance
 
 
 # ------------------------------------------------------------------ the GAP as a problem kind

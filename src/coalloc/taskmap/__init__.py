@@ -27,6 +27,7 @@ from .io import (
 )
 from .mapper import (
     MappingResult,
+    TaskMappingResult,
     comp_occupancy,
     improve,
     map_tasks,
@@ -45,7 +46,7 @@ from .model import (
     occupancy_graph,
 )
 from .plot import plot_cluster_tree, plot_mapping
-from .solvers import DEFAULT_METHOD, METHODS, Instance, solve
+from .solvers import DEFAULT_METHOD, METHODS, Instance, TaskMapInstance, solve
 from .verify import MappingReport, verify_mapping
 
 #: The four heuristic variants of section 5.2: name -> (open metric, improvement phase).
@@ -84,10 +85,12 @@ __all__ = [
     "comp_occupancy",
     "open_occupancy",
     "MappingResult",
+    "TaskMappingResult",
     "METHODS",
     "VARIANTS",
     "DEFAULT_METHOD",
     "Instance",
+    "TaskMapInstance",
     "solve",
     "flow_injection",
     "FlowInjectionResult",

@@ -450,7 +450,7 @@ def flow_injection(
     node_weight : array_like, shape (n,), optional
         Overrides the node weights (end points are drawn proportionally to them; when
         fewer than two tasks of a cluster have a positive weight all count as 1).
-    backend : {"compiled", "python"}, default "compiled"
+    backend : {"compiled", "numpy"}, default "compiled"
         The C++ kernel or its slow pure-Python twin (identical results).
 
     Returns
@@ -475,8 +475,7 @@ def flow_injection(
     """
     if not isinstance(metric, str) or metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-    if backend not in ("compiled", "python"):
-        raise ValueError(f"backend must be 'compiled' or 'python', got {backend!r}")
+    backend = checks.check_backend(backend)
     if not isinstance(inherit, (bool, np.bool_)):
         raise TypeError(f"inherit must be a bool, got {type(inherit).__name__}")
     delta_abs = 0.0 if delta is None else checks.number(delta, "delta")

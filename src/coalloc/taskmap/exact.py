@@ -38,6 +38,7 @@ import scipy.sparse as sp
 
 from .._shared import milp
 from .._shared import params as checks
+from .._shared.result import relative_gap
 from .mapper import MappingResult
 from .model import ResourceGraph, TaskGraph
 from .model import max_occupancy as _max_occupancy
@@ -307,7 +308,7 @@ def solve_exact_mapping(
         objective, bottleneck = _max_occupancy(task_graph, resource_graph, mapping)
         if bound is not None:
             bound = min(bound, objective)
-            gap = 0.0 if objective == 0 else (objective - bound) / objective
+            gap = relative_gap(objective, bound, sense="min")
         if status == "optimal" and bound is None:
             bound = objective
             gap = 0.0

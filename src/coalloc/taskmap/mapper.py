@@ -25,7 +25,6 @@ acceptance of an improvement, which bottleneck is removed first, directed graphs
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
@@ -33,10 +32,8 @@ from scipy.sparse import csgraph
 
 from .._shared import interrupt
 from .._shared.params import check_method
-from .._shared.result import Result
 from .._shared.seeding import kernel_seed, resolve_seed
 from .model import (
-    Bottleneck,
     OccupancyState,
     ResourceGraph,
     TaskGraph,
@@ -44,11 +41,13 @@ from .model import (
     occupancy_graph,
 )
 from .model import max_occupancy as _plain_max_occupancy
+from .result import MappingResult, TaskMappingResult
 
 __all__ = [
     "METHODS",
     "PROCESSOR_ORDERS",
     "MappingResult",
+    "TaskMappingResult",
     "map_tasks",
     "map_tasks_on",
     "improve",
@@ -70,96 +69,6 @@ PROCESSOR_ORDERS = ("capacity", "index", "locality", "random")
 STREAMS = ("clustering", "processors")  # the seed's named streams (new ones go at the end)
 
 _TIE = 1e-12  # relative tolerance when comparing M_i values (incremental float updates)
-
-
-@dataclass
-class MappingResult(Result):
-    """Outcome of :func:`map_tasks` (a :class:`coalloc.Result`; ``objective`` is the
-    maximum occupancy).
-
-    Parameters
-    ----------
-    mapping : ndarray of int64, shape (n,)
-        Processor (resource-graph node index) of each task.
-    max_occupancy : float
-        ``max(O(G, P, mapping))``, recomputed from scratch; the inverse of the throughput.
-    bottleneck : Bottleneck
-        Node or link where the maximum is reached (``kind``, ``index``, ``occupancy``).
-    method : str
-        ``"base"``, ``"base+improve"``, ``"open"`` or ``"open+improve"``.
-    seed : int or None
-    timings : dict of str to float
-        Seconds: ``"clustering"``, ``"initial"``, ``"improve"``, ``"total"``.
-    iterations : dict of str to int
-        ``"improve_rounds"`` (calls of ``improve``), ``"improve_accepted"`` (those that
-        lowered the occupancy), ``"initial_occupancy"`` is in :attr:`history`.
-    params : dict
-        Parameters used, defaults filled in.
-    node_occupancy, link_occupancy : ndarray
-        The occupancy graph of the mapping.
-    order : ndarray of int64
-        Task order used (depth-first order of the cluster tree).
-    history : list of float
-        Maximum occupancy after the initial mapping and after each accepted improvement.
-    status : str
-        ``"feasible"`` for a heuristic mapping (every task is placed).
-    message : str
-    bound, gap : float or None
-        A proven lower bound on the optimal maximum occupancy and the relative gap, where
-        known (the heuristics report none).
-
-    Examples
-    --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> result = tm.map_tasks(tasks, res, method="open+improve", seed=0)
-    >>> result.mapping.tolist(), result.max_occupancy, result.status
-    ([2, 2, 1], 0.6, 'feasible')
-    >>> result.bottleneck.kind, round(result.throughput, 4)
-    ('node', 1.6667)
-    """
-
-    mapping: np.ndarray
-    max_occupancy: float
-    bottleneck: Bottleneck
-    method: str
-    seed: Optional[int] = None
-    timings: dict = field(default_factory=dict)
-    iterations: dict = field(default_factory=dict)
-    params: dict = field(default_factory=dict)
-    node_occupancy: Optional[np.ndarray] = field(default=None, repr=False)
-    link_occupancy: Optional[np.ndarray] = field(default=None, repr=False)
-    order: Optional[np.ndarray] = field(default=None, repr=False)
-    history: list = field(default_factory=list)
-    status: str = "feasible"
-    message: str = ""
-    bound: Optional[float] = None
-    gap: Optional[float] = None
-
-    @property
-    def objective(self) -> Optional[float]:
-        """The maximum occupancy (minimised)."""
-        return None if self.max_occupancy is None else float(self.max_occupancy)
-
-    def _holds_solution(self) -> bool:
-        """A mapping is there (``time_limit`` with the stopped solver's incumbent)."""
-        return self.mapping is not None
-
-    def _payload(self) -> dict:
-        return {
-            "n_tasks": None if self.mapping is None else int(self.mapping.shape[0]),
-            "mapping": None if self.mapping is None else [int(x) for x in self.mapping],
-            "max_occupancy": self.objective,
-            "bottleneck": None if self.bottleneck is None else self.bottleneck.to_dict(),
-        }
-
-    @property
-    def throughput(self) -> float:
-        """Units of progress per unit time, ``1 / max_occupancy``."""
-        if self.max_occupancy is None:
-            return float("nan")
-        return float("inf") if self.max_occupancy == 0 else 1.0 / self.max_occupancy
 
 
 # --------------------------------------------------------------------------------------

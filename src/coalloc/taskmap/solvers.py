@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
 from .._shared.family import FamilyInstance, solver_keyword
-from .._shared.params import check_method
+from .._shared.params import check_method, with_time_limit
 from .._shared.seeding import check_seed
 from .exact import solve_exact_mapping
 from .mapper import METHODS as VARIANTS
 from .mapper import MappingResult, map_tasks
 from .model import ResourceGraph, TaskGraph
+from .result import stopped_result
 from .verify import MappingReport, verify_mapping
 
 __all__ = ["solve", "METHODS", "DEFAULT_METHOD", "Instance"]
@@ -40,9 +42,15 @@ def _exact(task_graph, resource_graph, *, seed=None, **params):
 
 _exact.__signature__ = inspect.signature(solve_exact_mapping)  # type: ignore[attr-defined]
 
+
+def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
+    return with_time_limit(func, functools.partial(stopped_result, method=name))
+
+
 #: Registered methods: the four variants of section 5.2 and the exact MILP.
 METHODS: Dict[str, Callable[..., MappingResult]] = {
-    **{name: _variant(name) for name in VARIANTS},
+    **{name: _timed(_variant(name), name) for name in VARIANTS},
     "exact": solver_keyword(_exact),  # solver="highs"|"cbc"
 }
 #: The method :func:`solve` uses when none is named.
@@ -92,7 +100,7 @@ class _Parts(NamedTuple):
     resource_graph: ResourceGraph
 
 
-class Instance(FamilyInstance, _Parts):
+class TaskMapInstance(FamilyInstance, _Parts):
     """A task-mapping problem as one object: what :func:`coalloc.solve_many` takes.
 
     A plain ``(task_graph, resource_graph)`` pair with the family's calls attached.
@@ -134,3 +142,7 @@ class Instance(FamilyInstance, _Parts):
         from .io import instance_from_dict
 
         return instance_from_dict(data, source=source)
+
+
+#: The name the family protocol gives every family's instance (``<family>.Instance``).
+Instance = TaskMapInstance

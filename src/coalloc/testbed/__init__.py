@@ -43,15 +43,16 @@ from .io import (
 from .model import PhysicalTopology, PLink, PNode, VirtualTopology, VLink, VNode
 from .plot import plot_mapping
 from .problem import build_problem
-from .result import MappingResult
-from .simulate import SimulationResult, simulate
-from .solvers import DEFAULT_METHOD, METHODS, Instance, assign, solve
-from .verify import VerifyReport, verify_mapping
+from .result import MappingResult, TestbedMappingResult
+from .simulate import SimulationResult, TestbedSimulationResult, simulate
+from .solvers import DEFAULT_METHOD, METHODS, Instance, TestbedInstance, assign, solve
+from .verify import TestbedMappingReport, VerifyReport, verify_mapping
 
 __all__ = [
     "plot_mapping",
     "PNode", "PLink", "PhysicalTopology", "VNode", "VLink", "VirtualTopology",
     "assign", "solve", "METHODS", "DEFAULT_METHOD", "Instance", "MappingResult",
+    "TestbedInstance", "TestbedMappingResult", "TestbedMappingReport", "TestbedSimulationResult",
     "verify_mapping", "VerifyReport", "build_problem", "partition", "RequestMemory",
     "STRATEGIES", "SCORINGS", "ANNEAL_DEFAULTS",
     "read_ptop", "write_ptop", "parse_ptop", "format_ptop", "read_top", "write_top",

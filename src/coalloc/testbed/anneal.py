@@ -13,6 +13,7 @@ from typing import Any, Dict
 
 import numpy as np
 
+from .._shared.caches import cache_of
 from .problem import Problem
 
 __all__ = ["kernel_data", "run_anneal", "ANNEAL_DEFAULTS"]
@@ -51,7 +52,7 @@ def kernel_data(pr: Problem) -> Dict[str, np.ndarray]:
     mem_ptr, mem_idx = _csr(pr.members)
     inc_ptr, inc_idx = _csr(pr.inc)
     # the switch paths depend on the testbed only: flattened once per testbed object
-    cache = pr.ptop.__dict__.setdefault("_tb_kernel_paths", {})
+    cache = cache_of(pr.ptop).setdefault("kernel_paths", {})  # beside the model
     if not cache:
         paths = []
         for s in range(ns):
@@ -98,9 +99,9 @@ def kernel_data(pr: Problem) -> Dict[str, np.ndarray]:
 
 
 def run_anneal(pr: Problem, seed: int, params: Dict[str, Any], backend: str = "compiled"):
-    """Run the annealer (``backend="compiled"`` or ``"python"``, the twin)."""
+    """Run the annealer (``backend="compiled"``, or ``"numpy"`` for the twin)."""
     data = kernel_data(pr)
-    if backend == "python":
+    if backend != "compiled":
         from ._reference.anneal import anneal
     else:
         from ._anneal import anneal

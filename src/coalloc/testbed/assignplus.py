@@ -30,6 +30,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from .._shared import interrupt
+from .._shared.caches import cache_of
 from .anneal import kernel_data
 from .problem import Problem
 from .routing import route
@@ -119,7 +120,7 @@ class RequestMemory:
 
 
 def _supply(pr: Problem) -> Dict[str, int]:
-    cache = pr.ptop.__dict__.setdefault("_tb_supply", {})
+    cache = cache_of(pr.ptop).setdefault("supply", {})  # beside the model
     if not cache:
         for p in pr.ptop.nodes.values():
             if not p.is_switch:
@@ -279,7 +280,7 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
                 strategies=STRATEGIES, use_exchange: bool = True, max_rounds: int = 50,
                 backend: str = "compiled", trunk_aware: bool = False):  # fmt: skip
     """Run assign+ on a compiled problem (allocate and exchange in the compiled kernel
-    ``coalloc.testbed._allocate``, or its Python twin with ``backend="python"``).
+    ``coalloc.testbed._allocate``, or its Python twin with ``backend="numpy"``).
 
     Returns
     -------
@@ -298,7 +299,7 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     part = partition(pr)
     data = plus_data(pr, scores, part)
     codes = [STRATEGIES.index(s) for s in strategies]
-    if backend == "python":
+    if backend != "compiled":
         from ._reference.allocate import allocate_all
     else:
         from ._allocate import allocate_all

@@ -27,6 +27,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
+from .._shared.caches import cache_of
 from .model import HARD_WEIGHT, PhysicalTopology, VirtualTopology, feature_kind
 
 __all__ = ["Problem", "build_problem", "NATIVE_BW"]
@@ -43,7 +44,7 @@ def _iface_types(types) -> Tuple[str, ...]:
     return tuple(types) if types else ("ethernet",)
 
 
-class Problem:
+class TestbedProblem:
     """Arrays describing ``(top, ptop)`` for the solvers (built by :func:`build_problem`).
 
     Attributes (``nv`` virtual nodes, ``ne`` virtual links, ``np_`` physical nodes, ``nc``
@@ -96,9 +97,14 @@ class Problem:
         return len(self.members)
 
 
+#: The older name of :class:`TestbedProblem`.
+Problem = TestbedProblem
+
+
 def _testbed_part(ptop: PhysicalTopology) -> dict:
-    """What depends on the testbed only (computed once per PhysicalTopology, cached on it)."""
-    cached = getattr(ptop, "_tb_cache", None)
+    """What depends on the testbed only (computed once per PhysicalTopology, kept beside it
+    by :func:`coalloc._shared.caches.cache_of`, never written onto it)."""
+    cached = cache_of(ptop).get("tables")
     if cached is not None:
         return cached
     pnames = list(ptop.nodes)
@@ -220,7 +226,7 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
     }  # fmt: skip
     for arr in (pswitch, pifaces, pifbw, pis_switch, hop, cap, tweight, static):
         arr.flags.writeable = False
-    object.__setattr__(ptop, "_tb_cache", cached)
+    cache_of(ptop)["tables"] = cached
     return cached
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
-from .._shared.result import Result, jsonable
+from .._shared.result import Result, jsonable, stopped_fields
 
-__all__ = ["MappingResult"]
+__all__ = ["TestbedMappingResult", "MappingResult", "stopped_result"]
 
 
 @dataclass
-class MappingResult(Result):
+class TestbedMappingResult(Result):
     """A testbed mapping (shared :class:`coalloc.Result` conventions).
 
     Parameters
@@ -126,3 +126,15 @@ class MappingResult(Result):
                 lines.append(" ".join([e, kind, *r]))
         lines.append("End Edges")
         return "\n".join(lines)
+
+
+#: The older name of :class:`TestbedMappingResult` (the task mapper's result is
+#: :class:`coalloc.taskmap.TaskMappingResult`).
+MappingResult = TestbedMappingResult
+
+
+def stopped_result(top: Any, ptop: Any, **stop: Any) -> TestbedMappingResult:
+    """A testbed mapper stopped at its ``time_limit`` before a mapping (``mapping`` None,
+    status ``"time_limit"``; ``stop``: what :func:`coalloc._shared.result.stopped_fields`
+    takes)."""
+    return TestbedMappingResult(reason={"constraint": "time_limit"}, **stopped_fields(**stop))

@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
+from .._shared.caches import cache_of
 from .problem import BIG, Problem, link_bw
 
 __all__ = ["Placement", "route", "Routing", "estimate_isw"]
@@ -161,7 +162,7 @@ def _route_tables(pr: Problem) -> tuple:
     an empty dict that :func:`route` fills with interface rankings by (host, switch).
     """
     ptop = pr.ptop
-    cached = ptop.__dict__.get("_tb_route")
+    cached = cache_of(ptop).get("route")  # kept beside the model, never on it
     if cached is not None:
         return cached
     pn, sidx = pr.pnames, pr.sidx
@@ -178,7 +179,7 @@ def _route_tables(pr: Problem) -> tuple:
     direct = {key: tuple((n, links[n].bw, links[n].types or ("ethernet",)) for n in names)
               for key, names in pr.direct.items()}  # fmt: skip
     cached = (ifaces, trunks, direct, {})
-    ptop.__dict__["_tb_route"] = cached
+    cache_of(ptop)["route"] = cached
     return cached
 
 

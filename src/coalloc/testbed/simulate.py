@@ -24,7 +24,7 @@ __all__ = ["simulate", "SimulationResult"]
 
 
 @dataclass
-class SimulationResult:
+class TestbedSimulationResult:
     """Per mapper: ``success`` (bool per experiment), ``isw`` (inter-switch bandwidth of
     each success, NaN on failure), ``isw_in_use`` (testbed-wide after each arrival),
     ``seconds`` (mapper time per experiment) and ``reasons`` of the failures.
@@ -113,6 +113,10 @@ class SimulationResult:
         s = ~self.success[method]
         n = len(s) // window + (len(s) % window > 0)
         return np.array([s[i * window:(i + 1) * window].mean() for i in range(n)])
+
+
+#: The older name of :class:`TestbedSimulationResult`.
+SimulationResult = TestbedSimulationResult
 
 
 def simulate(ptop: PhysicalTopology, workload: Sequence[tuple], methods: Sequence[str] = (

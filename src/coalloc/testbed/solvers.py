@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
@@ -9,7 +10,16 @@ from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 import numpy as np
 
 from .._shared.family import FamilyInstance
-from .._shared.params import check_method, choice, integer, number, time_limit
+from .._shared.params import (
+    check_backend,
+    check_method,
+    choice,
+    integer,
+    number,
+    with_time_limit,
+)
+from .._shared.params import time_limit as _limit
+from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
 from .anneal import ANNEAL_DEFAULTS, run_anneal
 from .assignplus import SCORINGS, STRATEGIES, RequestMemory, assign_plus
@@ -17,7 +27,7 @@ from .io import as_ptop, as_top
 from .model import PhysicalTopology, VirtualTopology
 from .problem import Problem, build_problem
 from .reasons import reason_text
-from .result import MappingResult
+from .result import MappingResult, stopped_result
 from .routing import route
 from .verify import VerifyReport, verify_mapping
 
@@ -88,9 +98,7 @@ def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings,
             f"independent check ({report.violations[:3]}); not reported as a success",
             reason={"constraint": "internal_check", "violations": report.violations[:10]},
         )  # fmt: skip
-    gap = None
-    if bound is not None:
-        gap = 0.0 if isw <= 0 else max(0.0, (isw - bound) / isw)
+    gap = relative_gap(isw, bound, sense="min")
     return MappingResult(
         status=status or "feasible", method=method, seed=seed, params=params,
         message=message or f"mapped {pr.nv} nodes; inter-switch bandwidth {isw:g}",
@@ -143,7 +151,7 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     scoring = choice(scoring, SCORINGS, "scoring")
     pr = _problem(top, ptop, available, trunk_used)
     t1 = time.perf_counter()
-    backend = choice(backend, ("compiled", "python"), "backend")
+    backend = check_backend(backend)
     breach = policy_breach(pr.top, pr.ptop)
     if breach is not None:
         return _result(pr, method_name, seed, {"scoring": scoring}, None, None, t0,
@@ -209,7 +217,7 @@ def anneal_method(
             raise ValueError(f"{k} must be at most {MAX_ANNEAL_MOVES:_}, got {params[k]}")
     if not 0 < params["cooling"] < 1 or not 0 < params["melt_accept"] < 1:
         raise ValueError("cooling and melt_accept must be in (0, 1)")
-    backend = choice(backend, ("compiled", "python"), "backend")
+    backend = check_backend(backend)
     pr = _problem(top, ptop, available, trunk_used)
     missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
     t1 = time.perf_counter()
@@ -278,25 +286,34 @@ def _not_exact_for(pr: Problem) -> Optional[str]:
 
 
 def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
-                 time_limit_s: Optional[float] = 60.0, threads: int = 1,
-                 available=None, trunk_used=None,
-                 solver: str = "cpsat") -> MappingResult:  # fmt: skip
+                 time_limit: Optional[float] = 60.0, threads: int = 1,
+                 available=None, trunk_used=None, solver: str = "cpsat",
+                 time_limit_s: Optional[float] = None) -> MappingResult:  # fmt: skip
     """The CP-SAT optimum of the inter-switch bandwidth (small experiments).
 
     ``solver`` names the integer-programming solver as in every family; CP-SAT is the one
-    this model is written for.
+    this model is written for. ``time_limit`` (seconds, default 60; None: no limit) counts
+    from the call's start, as in every family; ``time_limit_s`` is its older name (when
+    given, it is the limit, and must agree with ``time_limit`` if both are given).
     """
     from .exact import exact_mapping
 
     t0 = time.perf_counter()
     choice(solver, ("cpsat",), "solver")
-    tl = time_limit(time_limit_s, "time_limit_s")
+    if time_limit_s is not None:
+        old = _limit(time_limit_s, "time_limit_s")
+        if time_limit not in (None, 60.0) and _limit(time_limit, "time_limit") != old:
+            raise ValueError(
+                f"time_limit={time_limit!r} and time_limit_s={time_limit_s!r} disagree"
+            )
+        time_limit = old
+    tl = _limit(time_limit, "time_limit")
     threads = integer(threads, "threads", 1)
     if threads > MAX_THREADS:  # CP-SAT takes an int32
         raise ValueError(f"threads must be at most {MAX_THREADS}, got {threads}")
     pr = _problem(top, ptop, available, trunk_used)
     missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
-    params = {"time_limit_s": tl, "threads": threads}
+    params = {"time_limit": tl, "time_limit_s": tl, "threads": threads}
     breach = policy_breach(pr.top, pr.ptop)
     if breach is not None:
         return _result(pr, "exact", seed, params, None, None, t0, {}, {}, failure=breach)
@@ -381,13 +398,18 @@ def _variant(scoring: str, name: str, fallback_default: bool = False
     return run
 
 
+def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
+    return with_time_limit(func, functools.partial(stopped_result, method=name))
+
+
 #: Registered mappers.
 METHODS: Dict[str, Callable[..., MappingResult]] = {
-    "assign+": _variant("1m", "assign+", True),
-    "assign+.1": _variant("1", "assign+.1"),
-    "assign+.1m": _variant("1m", "assign+.1m"),
-    "assign+.2m": _variant("2m", "assign+.2m"),
-    "anneal": anneal_method,
+    "assign+": _timed(_variant("1m", "assign+", True), "assign+"),
+    "assign+.1": _timed(_variant("1", "assign+.1"), "assign+.1"),
+    "assign+.1m": _timed(_variant("1m", "assign+.1m"), "assign+.1m"),
+    "assign+.2m": _timed(_variant("2m", "assign+.2m"), "assign+.2m"),
+    "anneal": _timed(anneal_method, "anneal"),
     "exact": exact_method,
 }
 #: What :func:`assign` uses when no method is named.
@@ -445,7 +467,7 @@ class _Parts(NamedTuple):
     ptop: PhysicalTopology
 
 
-class Instance(FamilyInstance, _Parts):
+class TestbedInstance(FamilyInstance, _Parts):
     """A testbed-mapping problem as one object (what :func:`coalloc.solve_many` takes).
 
     Parameters
@@ -519,3 +541,7 @@ class Instance(FamilyInstance, _Parts):
         from .io import instance_from_dict
 
         return instance_from_dict(data, source=source)
+
+
+#: The name the family protocol gives every family's instance (``<family>.Instance``).
+Instance = TestbedInstance

@@ -17,6 +17,7 @@ from collections import defaultdict
 from itertools import chain, repeat
 from typing import Any, Dict, List, Mapping, Optional
 
+from .._shared.caches import cache_of
 from .._shared.result import Report
 from .model import PhysicalTopology, VirtualTopology
 from .reasons import reason_text
@@ -26,7 +27,7 @@ __all__ = ["VerifyReport", "verify_mapping"]
 _EPS = 1e-6
 
 
-class VerifyReport(Report):
+class TestbedMappingReport(Report):
     """What :func:`verify_mapping` found.
 
     Parameters
@@ -130,6 +131,10 @@ def _route_here(top: VirtualTopology, ptop: PhysicalTopology, mapping: Mapping[s
     return None if found.failure is not None else dict(found.routes)
 
 
+#: The older name of :class:`TestbedMappingReport`.
+VerifyReport = TestbedMappingReport
+
+
 def _native(ptop: PhysicalTopology, p: str) -> float:
     node = ptop.nodes[p]
     if node.is_switch:
@@ -205,7 +210,7 @@ def _testbed_tables(ptop: PhysicalTopology) -> tuple:
     ``tsig``: each node's type signature (nodes with the same types and static types, in the
     same order, share it).
     """
-    cached = ptop.__dict__.get("_tb_verify")
+    cached = cache_of(ptop).get("verify")  # kept beside the model, never on it
     if cached is None:
         switches = frozenset(n for n, node in ptop.nodes.items() if node.is_switch)
         additive = {n: [(k, c) for k, c in nd.features.items() if k.startswith("?+")]
@@ -218,7 +223,7 @@ def _testbed_tables(ptop: PhysicalTopology) -> tuple:
                                    len(sigs)) for n, nd in ptop.nodes.items()}  # fmt: skip
         negative = {n: [(k, c) for k, c in feats if 0 > c + _EPS] for n, feats in additive.items()}
         cached = (switches, additive, negative, links, tsig)
-        ptop.__dict__["_tb_verify"] = cached
+        cache_of(ptop)["verify"] = cached
     return cached
 
 

@@ -1,0 +1,307 @@
+"""One vocabulary in every family (issue 23 item 2): distinct class names, one gap formula
+(results and the progress bar), ``time_limit`` on every method with one deadline rule, and
+one kernel-choice check."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import io
+import math
+import pkgutil
+import time
+
+import numpy as np
+import pytest
+
+import coalloc
+from coalloc import collective, loadshare, testbed
+from coalloc import ctaap as ct
+from coalloc import taskmap as tm
+from coalloc._shared import interrupt, params, progress
+from coalloc._shared.result import relative_gap
+
+# --- small instances, one per family: (solve(method, **kw), the family's sense) ----------
+
+
+def _ctaap():
+    r, o = ct.generators.random_instance(8, 2, edge_probability=0.3, seed=101)
+    return (lambda m, **kw: ct.solve(r, o, m, **kw)), "max"
+
+
+def _taskmap():
+    tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    return (lambda m, **kw: tm.solve(tasks, res, m, **kw)), "min"
+
+
+def _collective():
+    pool, req = collective.generators.random_instance(12, 3, seed=301)
+    return (lambda m, **kw: collective.solve(pool, req, m, **kw)), "max"
+
+
+def _testbed():
+    top = testbed.generators.random_sparse(5, seed=4)
+    ptop = testbed.generators.deterlab(8, 2, seed=4)
+    return (lambda m, **kw: testbed.solve(top, ptop, m, **kw)), "min"
+
+
+def _loadshare():
+    prob = loadshare.generators.paper_setup(8, seed=5)
+    return (lambda m, **kw: loadshare.solve(prob, m, **kw)), "max"
+
+
+FAMILIES = {
+    "ctaap": (_ctaap, ct.METHODS),
+    "taskmap": (_taskmap, tm.METHODS),
+    "collective": (_collective, collective.METHODS),
+    "testbed": (_testbed, testbed.METHODS),
+    "loadshare": (_loadshare, loadshare.METHODS),
+}
+CASES = [(f, m) for f, (_, methods) in FAMILIES.items() for m in methods]
+
+
+def _answer(result) -> dict:
+    """What a result says about the problem (without timings and the limit it ran under)."""
+    d = result.to_dict()
+    d.pop("timings")
+    d["params"].pop("time_limit", None)
+    d["params"].pop("time_limit_s", None)
+    d["params"].pop("solver_time_limit", None)
+    return d
+
+
+# --- distinct names ------------------------------------------------------------------
+
+
+def test_no_two_public_classes_of_the_package_share_a_name():
+    owners: dict = {}
+    for info in pkgutil.walk_packages(coalloc.__path__, "coalloc."):
+        if "._reference" in info.name or info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for obj in vars(module).values():
+            if inspect.isclass(obj) and obj.__module__.startswith("coalloc."):
+                if not obj.__name__.startswith("_"):
+                    owners.setdefault(obj.__name__, set()).add(obj.__module__)
+    shared = {name: mods for name, mods in owners.items() if len(mods) > 1}
+    assert not shared, shared
+    assert len(owners) > 40  # the scan saw the package
+
+
+def test_old_class_names_are_aliases_of_the_new_ones():
+    assert tm.MappingResult is tm.TaskMappingResult
+    assert testbed.MappingResult is testbed.TestbedMappingResult
+    assert testbed.VerifyReport is testbed.TestbedMappingReport
+    assert ct.VerifyReport is ct.AssignmentReport is coalloc.VerifyReport
+    assert testbed.SimulationResult is testbed.TestbedSimulationResult
+    from coalloc.collective.simulate import SimulationResult
+
+    assert SimulationResult.__name__ == "CollectiveSimulationResult"
+    for family, name in [("ctaap", "CtaapInstance"), ("taskmap", "TaskMapInstance"),
+                         ("collective", "CollectiveInstance"), ("testbed", "TestbedInstance"),
+                         ("loadshare", "LoadShareInstance")]:  # fmt: skip
+        module = getattr(coalloc, family)
+        assert module.Instance is getattr(module, name)
+    # every family's results live in its result.py
+    assert tm.TaskMappingResult.__module__ == "coalloc.taskmap.result"
+    assert loadshare.GapResult.__module__ == "coalloc.loadshare.result"
+    assert loadshare.ShareResult.__module__ == "coalloc.loadshare.result"
+
+
+# --- one gap formula ------------------------------------------------------------------
+
+
+def test_relative_gap_is_one_unit_free_formula():
+    assert relative_gap(17.0, 20.0, sense="max") == pytest.approx(0.15)
+    assert relative_gap(8.0, 6.0, sense="min") == pytest.approx(0.25)
+    # the same gap whatever the unit (a utilisation factor, a count, a throughput)
+    for scale in (1e-6, 1.0, 1e9):
+        assert relative_gap(0.4 * scale, 0.5 * scale, sense="max") == pytest.approx(0.2)
+    assert relative_gap(0.0, 0.0, sense="min") == 0.0
+    assert relative_gap(5.0, 5.0 + 1e-12, sense="min") == 0.0  # a bound past the objective
+    assert relative_gap(None, 1.0, sense="max") is None
+    assert relative_gap(1.0, math.inf, sense="max") is None
+    with pytest.raises(ValueError, match="sense"):
+        relative_gap(1.0, 2.0, sense="up")
+
+
+@pytest.mark.parametrize("family,method", CASES)
+def test_every_result_gap_is_relative_gap_of_its_objective_and_bound(family, method):
+    make, _ = FAMILIES[family]
+    solve, sense = make()
+    result = solve(method, seed=0)
+    objective = result.objective
+    if family == "ctaap" and objective is None:
+        objective = result.n_allocated  # the heuristics' objective is the count
+    if result.gap is None:
+        assert result.bound is None or objective is None or not result.has_solution
+    else:
+        assert result.gap == relative_gap(objective, result.bound, sense=sense)
+
+
+def test_ctaap_heuristic_with_a_bound_reports_the_shared_gap():
+    r, o = ct.generators.random_instance(30, 3, edge_probability=0.5, seed=7)
+    result = ct.solve(r, o, "greedy", seed=0, bound=True)
+    assert result.bound is not None and result.gap is not None
+    assert result.gap == relative_gap(result.n_allocated, result.bound, sense="max")
+
+
+def test_the_progress_bar_prints_the_results_gap():
+    for sense, inc, bound in (("max", 8.0, 10.0), ("min", 12.0, 9.0), ("max", 0.31, 0.5)):
+        buf = io.StringIO()
+        with progress.SolveProgress("X", sense=sense, time_limit=4.0, file=buf) as bar:
+            bar.update(0.5, incumbent=inc, bound=bound)
+        shown = f"gap {100 * relative_gap(inc, bound, sense=sense):.2f}%"
+        assert shown in buf.getvalue(), (shown, buf.getvalue())
+
+
+# --- time_limit everywhere, one deadline rule ---------------------------------------------
+
+
+@pytest.mark.parametrize("family,method", CASES)
+def test_every_method_takes_time_limit_and_refuses_a_bad_one(family, method):
+    make, methods = FAMILIES[family]
+    solve, _ = make()
+    sig = inspect.signature(methods[method])
+    assert "time_limit" in sig.parameters
+    plain = solve(method, seed=0, time_limit=None)
+    limited = solve(method, seed=0, time_limit=120.0)
+    # a limit the call does not reach changes no answer
+    assert _answer(limited) == _answer(plain)
+    for bad in (-1.0, 0.0, math.nan, math.inf):
+        with pytest.raises(ValueError, match="time_limit"):
+            solve(method, seed=0, time_limit=bad)
+
+
+@pytest.mark.parametrize("family,method", CASES)
+def test_a_passed_deadline_stops_a_method_or_leaves_its_answer(family, method):
+    make, _ = FAMILIES[family]
+    solve, _ = make()
+    plain = solve(method, seed=0)
+    result = solve(method, seed=0, time_limit=1e-9)
+    if result.status == "time_limit" and plain.status != "time_limit":
+        assert "time_limit" in result.params or "time_limit_s" in result.params
+    else:  # finished before its first poll of the deadline: the answer is unchanged
+        assert _answer(result) == _answer(plain)
+
+
+def test_mapper_heuristics_stop_at_a_passed_deadline_without_a_solution():
+    # the task mapper's loops poll the deadline at every step: deterministic
+    solve, _ = _taskmap()
+    for method in ("base", "base+improve", "open", "open+improve"):
+        result = solve(method, seed=3, time_limit=1e-9)
+        assert result.status == "time_limit" and not result.has_solution
+        assert result.seed == 3 and result.params["time_limit"] == 1e-9
+        assert "time limit" in result.message
+        tasks, res = (tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]]),
+                      tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]],
+                                                  [50.0, 50.0]))  # fmt: skip
+        assert not tm.Instance(tasks, res).verify(result).ok
+
+
+def test_with_time_limit_counts_from_the_call_and_lets_outer_errors_through():
+    calls = []
+
+    def loop(n, *, seed=0):
+        for i in range(n):
+            calls.append(i)
+            interrupt.check()
+        return "done"
+
+    timed = params.with_time_limit(loop, lambda *a, **stop: ("stopped", stop["time_limit"]))
+    assert timed(3) == "done" and timed(3, time_limit=60) == "done"
+    calls.clear()
+    assert timed(10, time_limit=1e-9) == ("stopped", 1e-9)
+    assert calls == [0]  # stopped at the first poll after the deadline
+    # an outer scope's error (a batch's timeout, a cancel) is not turned into a result
+    with interrupt.Scope() as outer:
+        outer.cancel(KeyError("outer"))
+        with pytest.raises(KeyError):
+            timed(10, time_limit=60)
+    assert "time_limit" in inspect.signature(timed).parameters
+
+
+def test_deadline_is_the_one_rule():
+    t0 = time.perf_counter()
+    assert params.deadline(None, t0) is None
+    assert params.deadline(2.0, t0) == t0 + 2.0
+    assert params.expired(params.deadline(1e-9, t0 - 1.0))
+    assert not params.expired(None) and params.remaining(None) is None
+    for bad in (-1, 0, math.nan, math.inf, "5"):
+        with pytest.raises(ValueError, match="time_limit"):
+            params.deadline(bad)
+
+
+# --- one kernel-choice check -------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_one_kernel_choice_check_everywhere():
+    assert params.check_backend("compiled") == "compiled"
+    assert params.check_backend("numpy") == "numpy"
+    assert params.check_backend("python") == "numpy"  # the testbed's older name
+    calls = []
+    for family, (make, methods) in FAMILIES.items():
+        solve, _ = make()
+        for method, func in methods.items():
+            if "backend" not in inspect.signature(func).parameters or method == "exact":
+                continue
+            calls.append((family, method))
+            with pytest.raises(ValueError) as err:
+                solve(method, seed=0, backend="gpu")
+            assert str(err.value) == (
+                "backend must be one of ('compiled', 'numpy') (the compiled kernels or "
+                "their NumPy twins), got 'gpu'"
+            )
+            a = solve(method, seed=0, backend="numpy")
+            b = solve(method, seed=0, backend="compiled")
+            assert np.array_equal(
+                np.asarray(_answer(a).get("objective", 0)),
+                np.asarray(_answer(b).get("objective", 0)),
+            )
+    assert {f for f, _ in calls} == {"ctaap", "collective", "testbed", "loadshare"}
+
+
+# --- models stay read-only: caches beside them, never on them ------------------------
+
+
+def _state(obj) -> dict:
+    return {k: id(v) for k, v in vars(obj).items()}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_no_method_writes_onto_a_model_and_pickles_carry_no_cache(family):
+    import pickle
+
+    make, methods = FAMILIES[family]
+    solve, _ = make()
+    models = [c.cell_contents for c in solve.__closure__ or ()
+              if hasattr(c.cell_contents, "__dict__")
+              and type(c.cell_contents).__module__.startswith("coalloc.")]  # fmt: skip
+    assert models
+    before = [_state(m) for m in models]
+    sizes = [len(pickle.dumps(m)) for m in models]
+    for method in methods:
+        if family == "collective" and method != "scan":
+            continue  # a pool is mutable by design (reserve=True); scan covers the readers
+        solve(method, seed=0)
+    assert [_state(m) for m in models] == before
+    assert [len(pickle.dumps(m)) for m in models] == sizes  # no warm cache travels
+
+
+def test_cache_of_is_per_object_and_dies_with_it():
+    import gc
+
+    from coalloc._shared import caches
+
+    class Model:
+        pass
+
+    a, b = Model(), Model()
+    caches.cache_of(a)["x"] = 1
+    assert caches.cache_of(a) == {"x": 1} and caches.cache_of(b) == {}
+    n = len(caches._caches)
+    del a
+    gc.collect()
+    assert len(caches._caches) == n - 1
