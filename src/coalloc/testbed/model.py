@@ -54,7 +54,8 @@ def feature_kind(name: str) -> str:
 
 
 def _name(value: Any, argname: str) -> str:
-    if not isinstance(value, str) or not value or any(c.isspace() for c in value):
+    # (value.split() == [value]: no white space, as str.isspace has it, and not empty)
+    if not isinstance(value, str) or value.split() != [value]:
         raise ValueError(f"{argname} must be a non-empty name without spaces, got {value!r}")
     return value
 
