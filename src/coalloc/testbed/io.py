@@ -964,6 +964,21 @@ def _ends(data: Any, at: str, source: str) -> None:
             raise InstanceError(f"{source}: {at}links[{i}].b: the link joins {d['a']!r} to itself")
 
 
+def _checked_topology(data: Any, schema: Obj, source: str, root: str, link_list: str) -> str:
+    """Check a topology object of either side against its schema, then what a schema does
+    not say: unique node and link names, links joining two different listed nodes, no
+    repeats in each link's ``link_list`` (``types`` or ``flags``). Returns the field-path
+    prefix (``"ptop."``, ``"top."`` or ``""``)."""
+    check(data, schema, source, root=root)
+    at = f"{root}." if root else ""
+    _unique(data["nodes"], "name", f"{at}nodes", source)
+    _unique(data["links"], "name", f"{at}links", source)
+    _ends(data, at, source)
+    for i, d in enumerate(data["links"]):
+        _unique(d.get(link_list, []), "", f"{at}links[{i}].{link_list}", source)
+    return at
+
+
 def _model(source: str, what: str, factory, *args, **kwargs):
     try:
         return factory(*args, **kwargs)
@@ -982,13 +997,7 @@ def ptop_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> Phys
         ``"<source>: <field path>: <what was expected>"`` for unknown keys, wrong types,
         repeated names and contradictions.
     """
-    check(data, PTOP_SCHEMA, source, root=root)
-    at = f"{root}." if root else ""
-    _unique(data["nodes"], "name", f"{at}nodes", source)
-    _unique(data["links"], "name", f"{at}links", source)
-    _ends(data, at, source)
-    for i, d in enumerate(data["links"]):
-        _unique(d.get("types", []), "", f"{at}links[{i}].types", source)
+    at = _checked_topology(data, PTOP_SCHEMA, source, root, "types")
     for k, (kind, x) in data.get("policies", {}).items():
         if (kind == "limit") != (x is not None):
             need = "a number" if kind == "limit" else "null"
@@ -1050,13 +1059,7 @@ def top_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> Virtu
         ``"<source>: <field path>: <what was expected>"`` for unknown keys, wrong types,
         repeated names and contradictions.
     """
-    check(data, TOP_SCHEMA, source, root=root)
-    at = f"{root}." if root else ""
-    _unique(data["nodes"], "name", f"{at}nodes", source)
-    _unique(data["links"], "name", f"{at}links", source)
-    _ends(data, at, source)
-    for i, d in enumerate(data["links"]):
-        _unique(d.get("flags", []), "", f"{at}links[{i}].flags", source)
+    at = _checked_topology(data, TOP_SCHEMA, source, root, "flags")
     for k, (_, types) in data.get("vclasses", {}).items():
         _unique(types, "", f"{at}vclasses.{k}[1]", source)
     nodes = [_model(source, f"{at}nodes[{i}]", VNode, d["name"], d["type"],
@@ -1161,6 +1164,31 @@ def read_instance(src: Any):
 # ---------------------------------------------------------------------------- networkx
 
 
+def _to_networkx(topo: Any, graph_attrs: dict, node_attrs, link_attrs):
+    """A ``networkx.MultiGraph`` of either side: ``graph_attrs`` on the graph, each node
+    with ``node_attrs(node)``, one edge per link keyed by its name with its bandwidth,
+    delay, loss, then ``link_attrs(link)`` and ``a`` (which end is the source)."""
+    import networkx as nx
+
+    g = nx.MultiGraph(**graph_attrs)
+    for v in topo.nodes.values():
+        g.add_node(v.name, **node_attrs(v))
+    for lk in topo.links.values():
+        g.add_edge(lk.a, lk.b, key=lk.name, bw=lk.bw, delay=lk.delay, loss=lk.loss,
+                   **link_attrs(lk), a=lk.a)  # fmt: skip
+    return g
+
+
+def _edges(graph: Any):
+    """``(name, a, b, attributes)`` of each edge of a graph of either side: the edge's key
+    where it is a string (else ``link<i>``), its ends in the order ``a`` records."""
+    edges = graph.edges(keys=True, data=True) if graph.is_multigraph() else (
+        (u, v, None, d) for u, v, d in graph.edges(data=True))  # fmt: skip
+    for i, (u, v, key, d) in enumerate(edges):
+        a, b = (str(u), str(v)) if d.get("a", u) == u else (str(v), str(u))
+        yield (str(key) if isinstance(key, str) else f"link{i}"), a, b, d
+
+
 def ptop_to_networkx(ptop: PhysicalTopology):
     """A ``networkx.MultiGraph``: node attributes ``types, static, features, flags``; one
     edge per link keyed by its name with ``bw, delay, loss, types, a_iface, b_iface``;
@@ -1185,17 +1213,14 @@ def ptop_to_networkx(ptop: PhysicalTopology):
     >>> sorted(g.nodes), g.number_of_edges(), g.nodes["sw"]["types"]
     (['a', 'b', 'sw'], 2, {'switch': 1.0})
     """
-    import networkx as nx
-
-    g = nx.MultiGraph(type_limits=dict(ptop.type_limits), policies=dict(ptop.policies))
-    for p in ptop.nodes.values():
-        g.add_node(p.name, types=dict(p.types), static=dict(p.static),
-                   features=dict(p.features), flags=dict(p.flags))  # fmt: skip
-    for lk in ptop.links.values():
-        g.add_edge(lk.a, lk.b, key=lk.name, bw=lk.bw, delay=lk.delay, loss=lk.loss,
-                   types=list(lk.types), a_iface=lk.a_iface, b_iface=lk.b_iface,
-                   slots=lk.slots, a=lk.a)  # fmt: skip
-    return g
+    return _to_networkx(
+        ptop,
+        {"type_limits": dict(ptop.type_limits), "policies": dict(ptop.policies)},
+        lambda p: {"types": dict(p.types), "static": dict(p.static),
+                   "features": dict(p.features), "flags": dict(p.flags)},
+        lambda lk: {"types": list(lk.types), "a_iface": lk.a_iface, "b_iface": lk.b_iface,
+                    "slots": lk.slots},
+    )  # fmt: skip
 
 
 def ptop_from_networkx(graph: Any) -> PhysicalTopology:
@@ -1224,15 +1249,9 @@ def ptop_from_networkx(graph: Any) -> PhysicalTopology:
     nodes = [PNode(str(n), d.get("types", {"pc": 1}), d.get("static", {}),
                    d.get("features", {}), d.get("flags", {}))
              for n, d in graph.nodes(data=True)]  # fmt: skip
-    links = []
-    edges = graph.edges(keys=True, data=True) if graph.is_multigraph() else (
-        (u, v, None, d) for u, v, d in graph.edges(data=True))  # fmt: skip
-    for i, (u, v, key, d) in enumerate(edges):
-        a, b = (str(u), str(v)) if d.get("a", u) == u else (str(v), str(u))
-        links.append(PLink(str(key) if isinstance(key, str) else f"link{i}", a, b,
-                           d.get("bw", 100000), d.get("delay", 0), d.get("loss", 0),
-                           tuple(d.get("types", ())), d.get("a_iface", ""),
-                           d.get("b_iface", ""), d.get("slots")))  # fmt: skip
+    links = [PLink(name, a, b, d.get("bw", 100000), d.get("delay", 0), d.get("loss", 0),
+                   tuple(d.get("types", ())), d.get("a_iface", ""), d.get("b_iface", ""),
+                   d.get("slots")) for name, a, b, d in _edges(graph)]  # fmt: skip
     return PhysicalTopology(nodes, links, type_limits=graph.graph.get("type_limits", {}),
                             policies=graph.graph.get("policies", {}))  # fmt: skip
 
@@ -1260,27 +1279,13 @@ def top_to_networkx(top: VirtualTopology):
     >>> sorted(g.nodes), list(g.edges(keys=True))
     (['x', 'y'], [('x', 'y', 'l')])
     """
-    import networkx as nx
-
-    g = nx.MultiGraph(vclasses=dict(top.vclasses), fixed=dict(top.fixed),
-                      hints=dict(top.hints))  # fmt: skip
-    for v in top.nodes.values():
-        g.add_node(v.name, type=v.type, slots=v.slots, desires=dict(v.desires),
-                   flags=dict(v.flags))  # fmt: skip
-    for lk in top.links.values():
-        g.add_edge(
-            lk.a,
-            lk.b,
-            key=lk.name,
-            bw=lk.bw,
-            delay=lk.delay,
-            loss=lk.loss,
-            type=lk.type,
-            flags=sorted(lk.flags),
-            options=dict(lk.options),
-            a=lk.a,
-        )
-    return g
+    return _to_networkx(
+        top,
+        {"vclasses": dict(top.vclasses), "fixed": dict(top.fixed), "hints": dict(top.hints)},
+        lambda v: {"type": v.type, "slots": v.slots, "desires": dict(v.desires),
+                   "flags": dict(v.flags)},
+        lambda lk: {"type": lk.type, "flags": sorted(lk.flags), "options": dict(lk.options)},
+    )  # fmt: skip
 
 
 def top_from_networkx(graph: Any) -> VirtualTopology:
@@ -1306,15 +1311,9 @@ def top_from_networkx(graph: Any) -> VirtualTopology:
     """
     nodes = [VNode(str(n), d.get("type", "pc"), d.get("slots", 1), d.get("desires", {}),
                    d.get("flags", {})) for n, d in graph.nodes(data=True)]  # fmt: skip
-    links = []
-    edges = graph.edges(keys=True, data=True) if graph.is_multigraph() else (
-        (u, v, None, d) for u, v, d in graph.edges(data=True))  # fmt: skip
-    for i, (u, v, key, d) in enumerate(edges):
-        a, b = (str(u), str(v)) if d.get("a", u) == u else (str(v), str(u))
-        links.append(VLink(str(key) if isinstance(key, str) else f"link{i}", a, b,
-                           d.get("bw", 100000), d.get("delay", 0), d.get("loss", 0),
-                           d.get("type"), frozenset(d.get("flags", ())),
-                           d.get("options", {})))  # fmt: skip
+    links = [VLink(name, a, b, d.get("bw", 100000), d.get("delay", 0), d.get("loss", 0),
+                   d.get("type"), frozenset(d.get("flags", ())), d.get("options", {}))
+             for name, a, b, d in _edges(graph)]  # fmt: skip
     return VirtualTopology(nodes, links, vclasses=graph.graph.get("vclasses", {}),
                            fixed=graph.graph.get("fixed", {}),
                            hints=graph.graph.get("hints", {}))  # fmt: skip
@@ -1322,19 +1321,18 @@ def top_from_networkx(graph: Any) -> VirtualTopology:
 
 def as_ptop(obj: Any) -> PhysicalTopology:
     """A testbed from a PhysicalTopology, a path to a ``.ptop`` file or a text stream."""
-    if isinstance(obj, PhysicalTopology):
-        return obj
-    if isinstance(obj, (str, os.PathLike, _io.IOBase)):
-        return read_ptop(obj)
-    raise TypeError(f"ptop must be a PhysicalTopology or a .ptop file path, got "
-                    f"{type(obj).__name__}")  # fmt: skip
+    return _as(obj, PhysicalTopology, read_ptop, "ptop")
 
 
 def as_top(obj: Any) -> VirtualTopology:
     """An experiment from a VirtualTopology, a path to a ``.top`` file or a text stream."""
-    if isinstance(obj, VirtualTopology):
+    return _as(obj, VirtualTopology, read_top, "top")
+
+
+def _as(obj: Any, cls: type, read, what: str):
+    if isinstance(obj, cls):
         return obj
     if isinstance(obj, (str, os.PathLike, _io.IOBase)):
-        return read_top(obj)
-    raise TypeError(f"top must be a VirtualTopology or a .top file path, got "
+        return read(obj)
+    raise TypeError(f"{what} must be a {cls.__name__} or a .{what} file path, got "
                     f"{type(obj).__name__}")  # fmt: skip
