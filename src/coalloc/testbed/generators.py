@@ -46,6 +46,18 @@ def _size(value, name: str, lo: int = 1, hi: int = MAX_GENERATED) -> int:
     return n
 
 
+def _switch(name: str) -> PNode:
+    """A switch node (type ``switch``, static ``lan`` without limit), as both fabrics have."""
+    return PNode(name, {"switch": 1}, {"lan": float("inf")})
+
+
+def _linked(n: int, edges, vtype: str, bw: float) -> VirtualTopology:
+    """Nodes ``n0..n{n-1}`` of ``vtype`` and one link ``name`` per ``(name, i, j)`` of
+    ``edges`` (the point-to-point shapes: tree, ring, random sparse graph)."""
+    links = [VLink(name, f"n{i}", f"n{j}", bw) for name, i, j in edges]
+    return VirtualTopology(_vnodes(n, "n", vtype), links)
+
+
 def deterlab(n_pcs: int = 255, n_switches: int = 5, *, trunk_bw: float = 2 * GBIT,
              trunks_per_pair: int = 2, seed: Optional[int] = 0) -> PhysicalTopology:  # fmt: skip
     """A DeterLab-like testbed: ``n_pcs`` PCs of the :data:`HARDWARE` types, each type's
@@ -80,8 +92,7 @@ def deterlab(n_pcs: int = 255, n_switches: int = 5, *, trunk_bw: float = 2 * GBI
     trunks_per_pair = _size(trunks_per_pair, "trunks_per_pair", hi=64)
     trunk_bw = number(trunk_bw, "trunk_bw")
     rng = _rng(seed)
-    nodes = [PNode("core", {"switch": 1}, {"lan": float("inf")})]
-    nodes += [PNode(f"sw{s}", {"switch": 1}, {"lan": float("inf")}) for s in range(n_switches)]
+    nodes = [_switch("core")] + [_switch(f"sw{s}") for s in range(n_switches)]
     links = []
     for s in range(n_switches):
         for k in range(trunks_per_pair):
@@ -145,7 +156,7 @@ def grid5000(n_sites: int = 3, clusters_per_site: int = 2, nodes_per_cluster: in
           "nodes_per_cluster")  # fmt: skip
     backbone_bw, uplink_bw = number(backbone_bw, "backbone_bw"), number(uplink_bw, "uplink_bw")
     rng = _rng(seed)
-    nodes = [PNode(f"site{s}", {"switch": 1}, {"lan": float("inf")}) for s in range(n_sites)]
+    nodes = [_switch(f"site{s}") for s in range(n_sites)]
     links = [
         PLink(f"backbone-{s}", f"site{s}", f"site{(s + 1) % n_sites}", backbone_bw)
         for s in range(n_sites if n_sites > 2 else n_sites - 1)
@@ -153,7 +164,7 @@ def grid5000(n_sites: int = 3, clusters_per_site: int = 2, nodes_per_cluster: in
     for s in range(n_sites):
         for c in range(clusters_per_site):
             sw = f"s{s}c{c}"
-            nodes.append(PNode(sw, {"switch": 1}, {"lan": float("inf")}))
+            nodes.append(_switch(sw))
             links.append(PLink(f"uplink-{sw}", sw, f"site{s}", uplink_bw))
             ctype = f"cl{s}{c}"
             cores = int(rng.choice([8, 16, 32]))
@@ -228,20 +239,18 @@ def tree(depth: int, fanout: int, *, vtype: str = "pc", bw: float = MBIT100) -> 
     """
     depth, fanout = _size(depth, "depth", 0), _size(fanout, "fanout")
     _size(sum(fanout**k for k in range(min(depth, 64) + 1)), "the tree's nodes")
-    nodes = [VNode("n0", vtype)]
-    links = []
+    edges = []
     frontier = [0]
     k = 1
     for _ in range(depth):
         nxt = []
         for p in frontier:
             for _ in range(fanout):
-                nodes.append(VNode(f"n{k}", vtype))
-                links.append(VLink(f"l{k}", f"n{p}", f"n{k}", bw))
+                edges.append((f"l{k}", p, k))
                 nxt.append(k)
                 k += 1
         frontier = nxt
-    return VirtualTopology(nodes, links)
+    return _linked(k, edges, vtype, bw)
 
 
 def ring(n: int, *, vtype: str = "pc", bw: float = MBIT100) -> VirtualTopology:
@@ -268,9 +277,7 @@ def ring(n: int, *, vtype: str = "pc", bw: float = MBIT100) -> VirtualTopology:
     VirtualTopology(4 nodes, 4 links)
     """
     n = _size(n, "n", 2)
-    nodes = _vnodes(n, "n", vtype)
-    links = [VLink(f"l{i}", f"n{i}", f"n{(i + 1) % n}", bw) for i in range(n if n > 2 else 1)]
-    return VirtualTopology(nodes, links)
+    return _linked(n, [(f"l{i}", i, (i + 1) % n) for i in range(n if n > 2 else 1)], vtype, bw)
 
 
 def dumbbell(n_left: int, n_right: int, *, vtype: str = "pc", bw: float = MBIT100,
@@ -347,7 +354,6 @@ def random_sparse(n: int, extra_edges: int = 2, *, vtype: str = "pc", bw: float 
     """
     n, extra_edges = _size(n, "n"), _size(extra_edges, "extra_edges", 0)
     rng = _rng(seed)
-    nodes = _vnodes(n, "n", vtype)
     deg = [0] * n
     edges = set()
     for i in range(1, n):
@@ -366,8 +372,7 @@ def random_sparse(n: int, extra_edges: int = 2, *, vtype: str = "pc", bw: float 
         deg[a] += 1
         deg[b] += 1
         extra_edges -= 1
-    links = [VLink(f"l{k}", f"n{a}", f"n{b}", bw) for k, (a, b) in enumerate(sorted(edges))]
-    return VirtualTopology(nodes, links)
+    return _linked(n, [(f"l{k}", a, b) for k, (a, b) in enumerate(sorted(edges))], vtype, bw)
 
 
 def _retype(top: VirtualTopology, rng, hw_types: Sequence[str], p_typed: float,

@@ -35,7 +35,8 @@ from __future__ import annotations
 import io as _io
 import math
 import os
-from typing import Any, Dict, List, Optional, Tuple, Union
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from .._shared.jsonio import (
     InstanceError,
@@ -91,6 +92,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 class _Line:
+    __slots__ = ("source", "lineno", "text")
+
     def __init__(self, source: str, lineno: int, text: str) -> None:
         self.source, self.lineno, self.text = source, lineno, text
 
@@ -143,6 +146,8 @@ def _link_name(name: str, taken: Dict[str, int]) -> str:
 def _number(tok: str, line: _Line, what: str, *, star: bool = False) -> float:
     """A finite non-negative number in ASCII (``*`` = unlimited where ``star``): ``inf``,
     ``1e400``, ``1_0`` and non-ASCII digits are refused, not read as numbers."""
+    if tok.isdigit() and tok.isascii() and len(tok) < 300:  # the common case: finite
+        return float(tok)
     if star and tok == "*":
         return math.inf
     try:
@@ -160,6 +165,10 @@ def _number(tok: str, line: _Line, what: str, *, star: bool = False) -> float:
 def _tolerance(tok: str, line: _Line, what: str, *, star: bool = False) -> Optional[float]:
     """``X`` or Emulab's ``X:UNDER:OVER[:WEIGHT]`` (the tolerances are checked, not kept);
     ``*`` (None) where ``star``."""
+    if ":" not in tok:  # the common case: a plain number
+        if star and tok == "*":
+            return None
+        return _number(tok, line, f"{what}{' (or *)' if star else ''}")
     parts = tok.split(":")
     if len(parts) not in (1, 3, 4):
         raise line.fail(f"{what} written X or X:UNDER:OVER[:WEIGHT], not {_cut(repr(tok), 40)}")
@@ -199,6 +208,330 @@ def _build(line: _Line, factory, *args, **kwargs):
         raise InstanceError(f"{line.source}:{line.lineno}: {exc}") from None
 
 
+# ------------------------------------------------------------------- the line table
+#
+# Both readers are one loop over one table: each row is a line kind of one file kind
+# (keyword, the usage the line must follow, its leading fields with their converters and
+# how many tokens it takes) and the handler that adds what the converted fields say to
+# the file's _Reader. A converter or a handler refuses a token with _Line.fail; the table
+# keeps the order in which the fields are checked (and so which error a bad line gets).
+
+_LINK_OPTIONS = ("fixsrciface", "fixdstiface")
+
+
+class _Reader:
+    """What the lines of one file have built so far (the two file kinds share it)."""
+
+    __slots__ = ("nodes", "links", "names", "link_names", "limits", "policies", "vclasses",
+                 "fixed", "hints")  # fmt: skip
+
+    def __init__(self) -> None:
+        self.nodes: list = []
+        self.links: list = []
+        self.names: Dict[str, int] = {}  # node name -> the line defining it
+        self.link_names: Dict[str, int] = {}
+        self.limits: Dict[str, int] = {}
+        self.policies: Dict[str, Tuple[str, Optional[float]]] = {}
+        self.vclasses: Dict[str, Tuple[float, Tuple[str, ...]]] = {}
+        self.fixed: Dict[str, str] = {}
+        self.hints: Dict[str, str] = {}
+
+    def node_name(self, line: _Line, name: str) -> str:
+        """``name`` for a new node (a repeated one is refused, naming its first line)."""
+        if name in self.names:
+            raise line.fail(f"a new node name ({name!r} already defined on line "
+                            f"{self.names[name]})")  # fmt: skip
+        self.names[name] = line.lineno
+        return name
+
+    def link_name(self, line: _Line, name: str) -> str:
+        """The name of one more link called ``name``: ``name#k`` for its k-th use (assign
+        accepts a repeated link name as one more link)."""
+        name = _link_name(name, self.link_names)
+        self.link_names[name] = line.lineno
+        return name
+
+
+@dataclass(frozen=True)
+class _Field:
+    """A leading field of a line: its name (for the reader) and its converter
+    ``convert(token, line, reader) -> value`` (None: the token as written)."""
+
+    name: str
+    convert: Optional[Callable[[str, _Line, _Reader], Any]]
+
+
+@dataclass(frozen=True)
+class _LineKind:
+    """One row of the table: a line kind of one file kind.
+
+    ``fields`` are converted in order and passed to ``handler(reader, line, values,
+    rest)`` with the tokens after them; a line with fewer than ``min_tokens`` tokens
+    (default: the keyword and every field), or more than ``max_tokens``, is refused with
+    ``usage``.
+    """
+
+    keyword: str
+    file: str  # "ptop" or "top"
+    usage: str
+    fields: Tuple[_Field, ...]
+    handler: Callable[[_Reader, _Line, list, List[str]], None]
+    min_tokens: int = 0
+    max_tokens: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "min_tokens", max(self.min_tokens, len(self.fields) + 1))
+        conv = tuple((i, f.convert) for i, f in enumerate(self.fields) if f.convert is not None)
+        object.__setattr__(self, "converters", conv)
+
+
+def _name_field(name: str) -> _Field:
+    return _Field(name, None)  # kept as written
+
+
+def _number_field(name: str, what: str) -> _Field:
+    return _Field(name, lambda tok, line, r: _number(tok, line, what))
+
+
+def _tolerance_field(name: str, what: str, *, star: bool = False) -> _Field:
+    return _Field(name, lambda tok, line, r: _tolerance(tok, line, what, star=star))
+
+
+def _choice_field(name: str, choices: Tuple[str, ...], usage: str) -> _Field:
+    def convert(tok: str, line: _Line, r: _Reader) -> str:
+        if tok not in choices:
+            raise line.fail(usage)
+        return tok
+
+    return _Field(name, convert)
+
+
+def _end(tok: str, line: _Line, r: _Reader) -> Tuple[str, str]:
+    """A link end ``NODE[:mac[/iface]]`` naming a node defined above: ``(node, iface)``."""
+    node, _, iface = tok.partition(":")
+    if node not in r.names:
+        raise line.fail(f"a defined node as link end, not {node!r} (nodes come "
+                        f"before the links that name them)")  # fmt: skip
+    return node, iface
+
+
+def _defined_vnode(kw: str) -> _Field:
+    def convert(tok: str, line: _Line, r: _Reader) -> str:
+        if tok not in r.names:
+            raise line.fail(f"a defined virtual node after {kw}, not {tok!r}")
+        return tok
+
+    return _Field("VIRTUAL", convert)
+
+
+def _positive_bw(tok: str, line: _Line, r: _Reader) -> float:
+    bw = _number(tok, line, "the bandwidth")
+    if bw <= 0:  # as assign: "Bad link line - negative or zero bandwidth."
+        raise line.fail(f"a bandwidth > 0, not {_cut(repr(tok), 40)}")
+    return bw
+
+
+def _ptop_node(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
+    """``TYPE:COUNT ... [- FEATURE:WEIGHT ... [- FLAG ...]]``."""
+    types: Dict[str, float] = {}
+    static: Dict[str, float] = {}
+    features: Dict[str, float] = {}
+    flags: Dict[str, str] = {}
+    part = 0
+    for t in rest:
+        if t == "-":
+            part += 1
+            if part > 2:
+                raise line.fail("at most two '-' separators (types - features - flags)")
+            continue
+        if part == 0:
+            name, count = (t.rsplit(":", 1) + ["1"])[:2] if ":" in t else (t, "1")
+            value = _number(count, line, f"the slot count of type {name}", star=True)
+            if name.startswith("*"):
+                static[name[1:]] = value
+            else:
+                types[name] = value
+        elif part == 1:
+            k, w = _pair(t, line, "a feature")
+            features[k] = w
+        else:
+            k, _, v = t.partition(":")
+            if k not in _PNODE_FLAGS:  # as assign: "Bad flag given"
+                raise line.fail(f"a node flag ({', '.join(_PNODE_FLAGS)}), not "
+                                f"{_cut(repr(t), 40)}")  # fmt: skip
+            if k == "trivial_bw":
+                _number(v, line, "the trivial_bw bandwidth")
+            flags[k] = v
+    if not types and not static:
+        raise line.fail("at least one TYPE:COUNT after the node name")
+    r.nodes.append(_build(line, PNode, r.node_name(line, values[0]), types, static, features,
+                          flags))  # fmt: skip
+
+
+def _ptop_link(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
+    """``DELAY LOSS [TYPE ...]`` (2011-2016 with types, 2003 without: the 8th token is the
+    link type whatever it looks like, 80211 is one) or the older ``MULTIPLICITY``."""
+    name, (a, a_iface), (b, b_iface), bw = values
+    copies = 1
+    delay = loss = 0.0
+    if len(rest) == 1:
+        copies = _count(rest[0], line, "the multiplicity", low=1, high=MAX_MULTIPLICITY)
+    else:
+        delay = _number(rest[0], line, "the delay")
+        loss = _number(rest[1], line, "the loss")
+    types = tuple(rest[2:])
+    for _ in range(copies):
+        r.links.append(_build(line, PLink, r.link_name(line, name), a, b, bw, delay, loss,
+                              types, a_iface, b_iface))  # fmt: skip
+
+
+def _type_limit(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
+    r.limits[values[0]] = values[1]
+
+
+def _policy(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
+    _, name, kind = values
+    if kind == "limit":
+        if len(rest) != 1:
+            raise line.fail("'policy desire NAME limit X'")
+        r.policies[name] = ("limit", _number(rest[0], line, "the policy limit X"))
+    else:  # as assign, words after disallow are ignored
+        r.policies[name] = ("disallow", None)
+
+
+def _top_node(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
+    """``[DESIRE:WEIGHT ...] [subnode_of:V] [disallow_trivial_mix]``."""
+    name, (vtype, nslots) = values
+    desires: Dict[str, float] = {}
+    flags: Dict[str, str] = {}
+    for t in rest:
+        if t == "disallow_trivial_mix":
+            flags[t] = ""
+        elif t.startswith("subnode_of:"):
+            flags["subnode_of"] = t.split(":", 1)[1]
+        else:
+            k, w = _pair(t, line, "a desire")
+            desires[k] = w
+    r.nodes.append(_build(line, VNode, r.node_name(line, name), vtype, nslots, desires, flags))
+
+
+def _typed_slots(tok: str, line: _Line, r: _Reader) -> Tuple[str, float]:
+    vtype, _, slots = tok.partition(":")
+    return vtype, (_number(slots, line, "the slot count") if slots else 1.0)
+
+
+def _top_link(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
+    """``[TYPE] [FLAG ...]``: the first token after LOSS that is no flag or option is the
+    link type, whatever it looks like (80211 is one)."""
+    name, (a, _), (b, _), bw, delay, loss = values
+    ltype = None
+    flags = set()
+    options: Dict[str, str] = {}
+    for i, t in enumerate(rest):
+        key = t.split(":", 1)[0]
+        if t in LINK_FLAGS:
+            flags.add(t)
+        elif key in _LINK_OPTIONS and ":" in t:
+            options[key] = t.split(":", 1)[1]
+        elif i == 0:
+            ltype = t
+        else:
+            raise line.fail(f"a link flag ({', '.join(LINK_FLAGS)}, fixsrciface:X, "
+                            f"fixdstiface:X), not {t!r}")  # fmt: skip
+    r.links.append(_build(line, VLink, r.link_name(line, name), a, b, bw, delay, loss, ltype,
+                          frozenset(flags), options))  # fmt: skip
+
+
+def _vclass(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
+    r.vclasses[values[0]] = (values[1], tuple(rest))
+
+
+def _placement(table: str) -> Callable[[_Reader, _Line, list, List[str]], None]:
+    def handler(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
+        getattr(r, table)[values[0]] = values[1]
+
+    return handler
+
+
+_POLICY_USAGE = "'policy desire NAME disallow' or 'policy desire NAME limit X'"
+_NAME_FIELD, _END_A, _END_B = _name_field("NAME"), _Field("SRC", _end), _Field("DST", _end)
+
+#: The line kinds of the two files, in the order the refusal of an unknown keyword names them.
+_LINE_KINDS: Tuple[_LineKind, ...] = (
+    _LineKind("node", "ptop", "'node NAME TYPE:COUNT ... [- FEATURE:WEIGHT ... [- FLAG ...]]'",
+              (_NAME_FIELD,), _ptop_node, min_tokens=3),
+    _LineKind("link", "ptop", "'link NAME SRC DST BW DELAY LOSS TYPE [TYPE ...]' (or the "
+              "older 'BW DELAY LOSS' or 'BW MULTIPLICITY')",
+              (_NAME_FIELD, _END_A, _END_B, _Field("BW", _positive_bw)), _ptop_link,
+              min_tokens=6),
+    _LineKind("set-type-limit", "ptop", "'set-type-limit TYPE N'",
+              (_name_field("TYPE"),
+               _Field("N", lambda tok, line, r: _count(tok, line, "the type limit N"))),
+              _type_limit, max_tokens=3),
+    _LineKind("policy", "ptop", _POLICY_USAGE,
+              (_choice_field("desire", ("desire",), _POLICY_USAGE), _NAME_FIELD,
+               _choice_field("KIND", ("disallow", "limit"), _POLICY_USAGE)), _policy),
+    _LineKind("node", "top", "'node NAME TYPE[:SLOTS] [DESIRE:WEIGHT ...]'",
+              (_NAME_FIELD, _Field("TYPE", _typed_slots)), _top_node),
+    _LineKind("link", "top", "'link NAME A B BW|* DELAY LOSS [TYPE] [FLAG ...]'",
+              (_NAME_FIELD, _END_A, _END_B,
+               _tolerance_field("BW", "the bandwidth", star=True),
+               _tolerance_field("DELAY", "the delay"), _tolerance_field("LOSS", "the loss")),
+              _top_link),
+    _LineKind("make-vclass", "top", "'make-vclass NAME WEIGHT TYPE ...'",
+              (_NAME_FIELD, _number_field("WEIGHT", "the vclass weight")), _vclass,
+              min_tokens=4),
+    _LineKind("fix-node", "top", "'fix-node VIRTUAL PHYSICAL'",
+              (_defined_vnode("fix-node"), _name_field("PHYSICAL")), _placement("fixed"),
+              max_tokens=3),
+    _LineKind("node-hint", "top", "'node-hint VIRTUAL PHYSICAL'",
+              (_defined_vnode("node-hint"), _name_field("PHYSICAL")), _placement("hints"),
+              max_tokens=3),
+)  # fmt: skip
+
+
+def _kinds(file: str) -> Tuple[Dict[str, tuple], str]:
+    """The rows of ``file``'s line kinds by keyword, unpacked for the reading loop, and
+    the refusal of an unknown keyword (naming the keywords in the table's order)."""
+    rows = {k.keyword: (k.min_tokens, k.max_tokens or math.inf, len(k.fields), k.converters,
+                        k.handler, k.usage) for k in _LINE_KINDS if k.file == file}  # fmt: skip
+    words = list(rows)
+    return rows, f"a line starting with {', '.join(words[:-1])} or {words[-1]}"
+
+
+#: What the reader of each file kind builds from its lines.
+_FILES = {
+    "ptop": (_kinds("ptop"), lambda r: PhysicalTopology(
+        r.nodes, r.links, type_limits=r.limits, policies=r.policies)),
+    "top": (_kinds("top"), lambda r: VirtualTopology(
+        r.nodes, r.links, vclasses=r.vclasses, fixed=r.fixed, hints=r.hints)),
+}  # fmt: skip
+
+
+def _parse(text: str, source: str, file: str):
+    """The topology of a ``.ptop`` or ``.top`` text, read line by line through the table."""
+    (rows, unknown), build = _FILES[file]
+    r = _Reader()
+    last = None
+    for line, tok in _lines(text, source):
+        last = line
+        row = rows.get(tok[0])
+        if row is None:
+            raise line.fail(unknown)
+        low, high, n, converters, handler, usage = row
+        if not low <= len(tok) <= high:
+            raise line.fail(usage)
+        values = tok[1 : n + 1]
+        for i, convert in converters:  # (name fields are kept as written)
+            values[i] = convert(values[i], line, r)
+        handler(r, line, values, tok[n + 1 :])
+    try:
+        return build(r)
+    except (ValueError, TypeError) as exc:
+        where = f"{source}:{last.lineno}" if last else source
+        raise InstanceError(f"{where}: {exc}") from None
+
+
 # -------------------------------------------------------------------------------- ptop
 
 
@@ -226,104 +559,7 @@ def parse_ptop(text: str, source: str = "<ptop>") -> PhysicalTopology:
     >>> sorted(t.nodes)
     ['pc1', 'sw']
     """
-    nodes: List[PNode] = []
-    links: List[PLink] = []
-    limits: Dict[str, int] = {}
-    policies: Dict[str, Tuple[str, Optional[float]]] = {}
-    names: Dict[str, int] = {}
-    link_names: Dict[str, int] = {}
-    last = None
-    for line, tok in _lines(text, source):
-        last = line
-        kw = tok[0]
-        if kw == "node":
-            if len(tok) < 3:
-                raise line.fail("'node NAME TYPE:COUNT ... [- FEATURE:WEIGHT ... [- FLAG ...]]'")
-            types: Dict[str, float] = {}
-            static: Dict[str, float] = {}
-            features: Dict[str, float] = {}
-            flags: Dict[str, str] = {}
-            part = 0
-            for t in tok[2:]:
-                if t == "-":
-                    part += 1
-                    if part > 2:
-                        raise line.fail("at most two '-' separators (types - features - flags)")
-                    continue
-                if part == 0:
-                    name, count = (t.rsplit(":", 1) + ["1"])[:2] if ":" in t else (t, "1")
-                    value = _number(count, line, f"the slot count of type {name}", star=True)
-                    if name.startswith("*"):
-                        static[name[1:]] = value
-                    else:
-                        types[name] = value
-                elif part == 1:
-                    k, w = _pair(t, line, "a feature")
-                    features[k] = w
-                else:
-                    k, _, v = t.partition(":")
-                    if k not in _PNODE_FLAGS:  # as assign: "Bad flag given"
-                        raise line.fail(f"a node flag ({', '.join(_PNODE_FLAGS)}), not "
-                                        f"{_cut(repr(t), 40)}")  # fmt: skip
-                    if k == "trivial_bw":
-                        _number(v, line, "the trivial_bw bandwidth")
-                    flags[k] = v
-            if not types and not static:
-                raise line.fail("at least one TYPE:COUNT after the node name")
-            if tok[1] in names:
-                raise line.fail(f"a new node name ({tok[1]!r} already defined on line "
-                                f"{names[tok[1]]})")  # fmt: skip
-            names[tok[1]] = line.lineno
-            nodes.append(_build(line, PNode, tok[1], types, static, features, flags))
-        elif kw == "link":
-            # Emulab 2011-2016: link NAME SRC DST BW DELAY LOSS TYPE [TYPE ...] (the 8th
-            # token is the link type, whatever it looks like: 80211 is a type); 2003:
-            # the same without types; older: link NAME SRC DST BW MULTIPLICITY
-            if len(tok) not in (6, 7) and len(tok) < 8:
-                raise line.fail("'link NAME SRC DST BW DELAY LOSS TYPE [TYPE ...]' (or the "
-                                "older 'BW DELAY LOSS' or 'BW MULTIPLICITY')")  # fmt: skip
-            ends = []
-            for t in tok[2:4]:
-                node, _, iface = t.partition(":")
-                if node not in names:
-                    raise line.fail(f"a defined node as link end, not {node!r} (nodes come "
-                                    f"before the links that name them)")  # fmt: skip
-                ends.append((node, iface))
-            bw = _number(tok[4], line, "the bandwidth")
-            if bw <= 0:  # as assign: "Bad link line - negative or zero bandwidth."
-                raise line.fail(f"a bandwidth > 0, not {_cut(repr(tok[4]), 40)}")
-            copies = 1
-            delay = loss = 0.0
-            if len(tok) == 6:
-                copies = _count(tok[5], line, "the multiplicity", low=1, high=MAX_MULTIPLICITY)
-            else:
-                delay = _number(tok[5], line, "the delay")
-                loss = _number(tok[6], line, "the loss")
-            for _ in range(copies):
-                name = _link_name(tok[1], link_names)
-                link_names[name] = line.lineno
-                links.append(_build(line, PLink, name, ends[0][0], ends[1][0], bw, delay, loss,
-                                    tuple(tok[7:]), ends[0][1], ends[1][1]))  # fmt: skip
-        elif kw == "set-type-limit":
-            if len(tok) != 3:
-                raise line.fail("'set-type-limit TYPE N'")
-            limits[tok[1]] = _count(tok[2], line, "the type limit N")
-        elif kw == "policy":
-            if len(tok) < 4 or tok[1] != "desire" or tok[3] not in ("disallow", "limit"):
-                raise line.fail("'policy desire NAME disallow' or 'policy desire NAME limit X'")
-            if tok[3] == "limit":
-                if len(tok) != 5:
-                    raise line.fail("'policy desire NAME limit X'")
-                policies[tok[2]] = ("limit", _number(tok[4], line, "the policy limit X"))
-            else:
-                policies[tok[2]] = ("disallow", None)
-        else:
-            raise line.fail("a line starting with node, link, set-type-limit or policy")
-    try:
-        return PhysicalTopology(nodes, links, type_limits=limits, policies=policies)
-    except (ValueError, TypeError) as exc:
-        where = f"{source}:{last.lineno}" if last else source
-        raise InstanceError(f"{where}: {exc}") from None
+    return _parse(text, source, "ptop")
 
 
 def _fmt(x: float) -> str:
@@ -446,8 +682,6 @@ def _write_text(dst: Any, text: str) -> None:
 
 # --------------------------------------------------------------------------------- top
 
-_LINK_OPTIONS = ("fixsrciface", "fixdstiface")
-
 
 def parse_top(text: str, source: str = "<top>") -> VirtualTopology:
     """Parse the text of a ``.top`` file (see the module docstring).
@@ -473,88 +707,7 @@ def parse_top(text: str, source: str = "<top>") -> VirtualTopology:
     >>> v.links["l"].bw
     100000.0
     """
-    nodes: List[VNode] = []
-    links: List[VLink] = []
-    vclasses: Dict[str, Tuple[float, Tuple[str, ...]]] = {}
-    fixed: Dict[str, str] = {}
-    hints: Dict[str, str] = {}
-    names: Dict[str, int] = {}
-    vlink_names: Dict[str, int] = {}
-    last = None
-    for line, tok in _lines(text, source):
-        last = line
-        kw = tok[0]
-        if kw == "node":
-            if len(tok) < 3:
-                raise line.fail("'node NAME TYPE[:SLOTS] [DESIRE:WEIGHT ...]'")
-            vtype, _, slots = tok[2].partition(":")
-            nslots = _number(slots, line, "the slot count") if slots else 1.0
-            desires: Dict[str, float] = {}
-            flags: Dict[str, str] = {}
-            for t in tok[3:]:
-                if t == "disallow_trivial_mix":
-                    flags[t] = ""
-                elif t.startswith("subnode_of:"):
-                    flags["subnode_of"] = t.split(":", 1)[1]
-                else:
-                    k, w = _pair(t, line, "a desire")
-                    desires[k] = w
-            if tok[1] in names:
-                raise line.fail(f"a new node name ({tok[1]!r} already defined on line "
-                                f"{names[tok[1]]})")  # fmt: skip
-            names[tok[1]] = line.lineno
-            nodes.append(_build(line, VNode, tok[1], vtype, nslots, desires, flags))
-        elif kw == "link":
-            # Emulab: link NAME A B BW|* DELAY LOSS TYPE [FLAG ...] (2003 files: no TYPE);
-            # a shorter line is a cut one
-            if len(tok) < 7:
-                raise line.fail("'link NAME A B BW|* DELAY LOSS [TYPE] [FLAG ...]'")
-            ends = []
-            for t in tok[2:4]:
-                node = t.split(":", 1)[0]
-                if node not in names:
-                    raise line.fail(f"a defined node as link end, not {node!r} (nodes come "
-                                    f"before the links that name them)")  # fmt: skip
-                ends.append(node)
-            bw = _tolerance(tok[4], line, "the bandwidth", star=True)
-            delay = _tolerance(tok[5], line, "the delay")
-            loss = _tolerance(tok[6], line, "the loss")
-            ltype = None
-            flags_set = set()
-            options: Dict[str, str] = {}
-            for i, t in enumerate(tok[7:]):
-                key = t.split(":", 1)[0]
-                if t in LINK_FLAGS:
-                    flags_set.add(t)
-                elif key in _LINK_OPTIONS and ":" in t:
-                    options[key] = t.split(":", 1)[1]
-                elif i == 0:  # the link type, whatever it looks like (80211 is one)
-                    ltype = t
-                else:
-                    raise line.fail(f"a link flag ({', '.join(LINK_FLAGS)}, fixsrciface:X, "
-                                    f"fixdstiface:X), not {t!r}")  # fmt: skip
-            name = _link_name(tok[1], vlink_names)  # repeated: one more link, as in assign
-            vlink_names[name] = line.lineno
-            links.append(_build(line, VLink, name, ends[0], ends[1], bw, delay, loss, ltype,
-                                frozenset(flags_set), options))  # fmt: skip
-        elif kw == "make-vclass":
-            if len(tok) < 4:
-                raise line.fail("'make-vclass NAME WEIGHT TYPE ...'")
-            vclasses[tok[1]] = (_number(tok[2], line, "the vclass weight"), tuple(tok[3:]))
-        elif kw in ("fix-node", "node-hint"):
-            if len(tok) != 3:
-                raise line.fail(f"'{kw} VIRTUAL PHYSICAL'")
-            if tok[1] not in names:
-                raise line.fail(f"a defined virtual node after {kw}, not {tok[1]!r}")
-            (fixed if kw == "fix-node" else hints)[tok[1]] = tok[2]
-        else:
-            raise line.fail("a line starting with node, link, make-vclass, fix-node or "
-                            "node-hint")  # fmt: skip
-    try:
-        return VirtualTopology(nodes, links, vclasses=vclasses, fixed=fixed, hints=hints)
-    except (ValueError, TypeError) as exc:
-        where = f"{source}:{last.lineno}" if last else source
-        raise InstanceError(f"{where}: {exc}") from None
+    return _parse(text, source, "top")
 
 
 def format_top(top: VirtualTopology) -> str:
@@ -811,6 +964,21 @@ def _ends(data: Any, at: str, source: str) -> None:
             raise InstanceError(f"{source}: {at}links[{i}].b: the link joins {d['a']!r} to itself")
 
 
+def _checked_topology(data: Any, schema: Obj, source: str, root: str, link_list: str) -> str:
+    """Check a topology object of either side against its schema, then what a schema does
+    not say: unique node and link names, links joining two different listed nodes, no
+    repeats in each link's ``link_list`` (``types`` or ``flags``). Returns the field-path
+    prefix (``"ptop."``, ``"top."`` or ``""``)."""
+    check(data, schema, source, root=root)
+    at = f"{root}." if root else ""
+    _unique(data["nodes"], "name", f"{at}nodes", source)
+    _unique(data["links"], "name", f"{at}links", source)
+    _ends(data, at, source)
+    for i, d in enumerate(data["links"]):
+        _unique(d.get(link_list, []), "", f"{at}links[{i}].{link_list}", source)
+    return at
+
+
 def _model(source: str, what: str, factory, *args, **kwargs):
     try:
         return factory(*args, **kwargs)
@@ -829,13 +997,7 @@ def ptop_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> Phys
         ``"<source>: <field path>: <what was expected>"`` for unknown keys, wrong types,
         repeated names and contradictions.
     """
-    check(data, PTOP_SCHEMA, source, root=root)
-    at = f"{root}." if root else ""
-    _unique(data["nodes"], "name", f"{at}nodes", source)
-    _unique(data["links"], "name", f"{at}links", source)
-    _ends(data, at, source)
-    for i, d in enumerate(data["links"]):
-        _unique(d.get("types", []), "", f"{at}links[{i}].types", source)
+    at = _checked_topology(data, PTOP_SCHEMA, source, root, "types")
     for k, (kind, x) in data.get("policies", {}).items():
         if (kind == "limit") != (x is not None):
             need = "a number" if kind == "limit" else "null"
@@ -897,13 +1059,7 @@ def top_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> Virtu
         ``"<source>: <field path>: <what was expected>"`` for unknown keys, wrong types,
         repeated names and contradictions.
     """
-    check(data, TOP_SCHEMA, source, root=root)
-    at = f"{root}." if root else ""
-    _unique(data["nodes"], "name", f"{at}nodes", source)
-    _unique(data["links"], "name", f"{at}links", source)
-    _ends(data, at, source)
-    for i, d in enumerate(data["links"]):
-        _unique(d.get("flags", []), "", f"{at}links[{i}].flags", source)
+    at = _checked_topology(data, TOP_SCHEMA, source, root, "flags")
     for k, (_, types) in data.get("vclasses", {}).items():
         _unique(types, "", f"{at}vclasses.{k}[1]", source)
     nodes = [_model(source, f"{at}nodes[{i}]", VNode, d["name"], d["type"],
@@ -1008,6 +1164,31 @@ def read_instance(src: Any):
 # ---------------------------------------------------------------------------- networkx
 
 
+def _to_networkx(topo: Any, graph_attrs: dict, node_attrs, link_attrs):
+    """A ``networkx.MultiGraph`` of either side: ``graph_attrs`` on the graph, each node
+    with ``node_attrs(node)``, one edge per link keyed by its name with its bandwidth,
+    delay, loss, then ``link_attrs(link)`` and ``a`` (which end is the source)."""
+    import networkx as nx
+
+    g = nx.MultiGraph(**graph_attrs)
+    for v in topo.nodes.values():
+        g.add_node(v.name, **node_attrs(v))
+    for lk in topo.links.values():
+        g.add_edge(lk.a, lk.b, key=lk.name, bw=lk.bw, delay=lk.delay, loss=lk.loss,
+                   **link_attrs(lk), a=lk.a)  # fmt: skip
+    return g
+
+
+def _edges(graph: Any):
+    """``(name, a, b, attributes)`` of each edge of a graph of either side: the edge's key
+    where it is a string (else ``link<i>``), its ends in the order ``a`` records."""
+    edges = graph.edges(keys=True, data=True) if graph.is_multigraph() else (
+        (u, v, None, d) for u, v, d in graph.edges(data=True))  # fmt: skip
+    for i, (u, v, key, d) in enumerate(edges):
+        a, b = (str(u), str(v)) if d.get("a", u) == u else (str(v), str(u))
+        yield (str(key) if isinstance(key, str) else f"link{i}"), a, b, d
+
+
 def ptop_to_networkx(ptop: PhysicalTopology):
     """A ``networkx.MultiGraph``: node attributes ``types, static, features, flags``; one
     edge per link keyed by its name with ``bw, delay, loss, types, a_iface, b_iface``;
@@ -1032,17 +1213,14 @@ def ptop_to_networkx(ptop: PhysicalTopology):
     >>> sorted(g.nodes), g.number_of_edges(), g.nodes["sw"]["types"]
     (['a', 'b', 'sw'], 2, {'switch': 1.0})
     """
-    import networkx as nx
-
-    g = nx.MultiGraph(type_limits=dict(ptop.type_limits), policies=dict(ptop.policies))
-    for p in ptop.nodes.values():
-        g.add_node(p.name, types=dict(p.types), static=dict(p.static),
-                   features=dict(p.features), flags=dict(p.flags))  # fmt: skip
-    for lk in ptop.links.values():
-        g.add_edge(lk.a, lk.b, key=lk.name, bw=lk.bw, delay=lk.delay, loss=lk.loss,
-                   types=list(lk.types), a_iface=lk.a_iface, b_iface=lk.b_iface,
-                   slots=lk.slots, a=lk.a)  # fmt: skip
-    return g
+    return _to_networkx(
+        ptop,
+        {"type_limits": dict(ptop.type_limits), "policies": dict(ptop.policies)},
+        lambda p: {"types": dict(p.types), "static": dict(p.static),
+                   "features": dict(p.features), "flags": dict(p.flags)},
+        lambda lk: {"types": list(lk.types), "a_iface": lk.a_iface, "b_iface": lk.b_iface,
+                    "slots": lk.slots},
+    )  # fmt: skip
 
 
 def ptop_from_networkx(graph: Any) -> PhysicalTopology:
@@ -1071,15 +1249,9 @@ def ptop_from_networkx(graph: Any) -> PhysicalTopology:
     nodes = [PNode(str(n), d.get("types", {"pc": 1}), d.get("static", {}),
                    d.get("features", {}), d.get("flags", {}))
              for n, d in graph.nodes(data=True)]  # fmt: skip
-    links = []
-    edges = graph.edges(keys=True, data=True) if graph.is_multigraph() else (
-        (u, v, None, d) for u, v, d in graph.edges(data=True))  # fmt: skip
-    for i, (u, v, key, d) in enumerate(edges):
-        a, b = (str(u), str(v)) if d.get("a", u) == u else (str(v), str(u))
-        links.append(PLink(str(key) if isinstance(key, str) else f"link{i}", a, b,
-                           d.get("bw", 100000), d.get("delay", 0), d.get("loss", 0),
-                           tuple(d.get("types", ())), d.get("a_iface", ""),
-                           d.get("b_iface", ""), d.get("slots")))  # fmt: skip
+    links = [PLink(name, a, b, d.get("bw", 100000), d.get("delay", 0), d.get("loss", 0),
+                   tuple(d.get("types", ())), d.get("a_iface", ""), d.get("b_iface", ""),
+                   d.get("slots")) for name, a, b, d in _edges(graph)]  # fmt: skip
     return PhysicalTopology(nodes, links, type_limits=graph.graph.get("type_limits", {}),
                             policies=graph.graph.get("policies", {}))  # fmt: skip
 
@@ -1107,27 +1279,13 @@ def top_to_networkx(top: VirtualTopology):
     >>> sorted(g.nodes), list(g.edges(keys=True))
     (['x', 'y'], [('x', 'y', 'l')])
     """
-    import networkx as nx
-
-    g = nx.MultiGraph(vclasses=dict(top.vclasses), fixed=dict(top.fixed),
-                      hints=dict(top.hints))  # fmt: skip
-    for v in top.nodes.values():
-        g.add_node(v.name, type=v.type, slots=v.slots, desires=dict(v.desires),
-                   flags=dict(v.flags))  # fmt: skip
-    for lk in top.links.values():
-        g.add_edge(
-            lk.a,
-            lk.b,
-            key=lk.name,
-            bw=lk.bw,
-            delay=lk.delay,
-            loss=lk.loss,
-            type=lk.type,
-            flags=sorted(lk.flags),
-            options=dict(lk.options),
-            a=lk.a,
-        )
-    return g
+    return _to_networkx(
+        top,
+        {"vclasses": dict(top.vclasses), "fixed": dict(top.fixed), "hints": dict(top.hints)},
+        lambda v: {"type": v.type, "slots": v.slots, "desires": dict(v.desires),
+                   "flags": dict(v.flags)},
+        lambda lk: {"type": lk.type, "flags": sorted(lk.flags), "options": dict(lk.options)},
+    )  # fmt: skip
 
 
 def top_from_networkx(graph: Any) -> VirtualTopology:
@@ -1153,15 +1311,9 @@ def top_from_networkx(graph: Any) -> VirtualTopology:
     """
     nodes = [VNode(str(n), d.get("type", "pc"), d.get("slots", 1), d.get("desires", {}),
                    d.get("flags", {})) for n, d in graph.nodes(data=True)]  # fmt: skip
-    links = []
-    edges = graph.edges(keys=True, data=True) if graph.is_multigraph() else (
-        (u, v, None, d) for u, v, d in graph.edges(data=True))  # fmt: skip
-    for i, (u, v, key, d) in enumerate(edges):
-        a, b = (str(u), str(v)) if d.get("a", u) == u else (str(v), str(u))
-        links.append(VLink(str(key) if isinstance(key, str) else f"link{i}", a, b,
-                           d.get("bw", 100000), d.get("delay", 0), d.get("loss", 0),
-                           d.get("type"), frozenset(d.get("flags", ())),
-                           d.get("options", {})))  # fmt: skip
+    links = [VLink(name, a, b, d.get("bw", 100000), d.get("delay", 0), d.get("loss", 0),
+                   d.get("type"), frozenset(d.get("flags", ())), d.get("options", {}))
+             for name, a, b, d in _edges(graph)]  # fmt: skip
     return VirtualTopology(nodes, links, vclasses=graph.graph.get("vclasses", {}),
                            fixed=graph.graph.get("fixed", {}),
                            hints=graph.graph.get("hints", {}))  # fmt: skip
@@ -1169,19 +1321,18 @@ def top_from_networkx(graph: Any) -> VirtualTopology:
 
 def as_ptop(obj: Any) -> PhysicalTopology:
     """A testbed from a PhysicalTopology, a path to a ``.ptop`` file or a text stream."""
-    if isinstance(obj, PhysicalTopology):
-        return obj
-    if isinstance(obj, (str, os.PathLike, _io.IOBase)):
-        return read_ptop(obj)
-    raise TypeError(f"ptop must be a PhysicalTopology or a .ptop file path, got "
-                    f"{type(obj).__name__}")  # fmt: skip
+    return _as(obj, PhysicalTopology, read_ptop, "ptop")
 
 
 def as_top(obj: Any) -> VirtualTopology:
     """An experiment from a VirtualTopology, a path to a ``.top`` file or a text stream."""
-    if isinstance(obj, VirtualTopology):
+    return _as(obj, VirtualTopology, read_top, "top")
+
+
+def _as(obj: Any, cls: type, read, what: str):
+    if isinstance(obj, cls):
         return obj
     if isinstance(obj, (str, os.PathLike, _io.IOBase)):
-        return read_top(obj)
-    raise TypeError(f"top must be a VirtualTopology or a .top file path, got "
+        return read(obj)
+    raise TypeError(f"{what} must be a {cls.__name__} or a .{what} file path, got "
                     f"{type(obj).__name__}")  # fmt: skip

@@ -20,7 +20,7 @@ import math
 import operator
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
+from typing import Any, ClassVar, Dict, Iterable, Mapping, Optional, Tuple
 
 __all__ = [
     "PNode",
@@ -54,7 +54,8 @@ def feature_kind(name: str) -> str:
 
 
 def _name(value: Any, argname: str) -> str:
-    if not isinstance(value, str) or not value or any(c.isspace() for c in value):
+    # (value.split() == [value]: no white space, as str.isspace has it, and not empty)
+    if not isinstance(value, str) or value.split() != [value]:
         raise ValueError(f"{argname} must be a non-empty name without spaces, got {value!r}")
     return value
 
@@ -139,11 +140,111 @@ class _Pickles:
             object.__setattr__(self, k, MappingProxyType(v) if k in state["read_only"] else v)
 
 
+# --------------------------------------------------------------- what the two halves share
+#
+# A testbed and an experiment are the same kind of object: named nodes (with flags as
+# written), named links joining two different nodes with a bandwidth, a delay and a loss,
+# and each node's links. _Node, _Link and _Topology hold that once; the physical and the
+# virtual classes add what differs (types and features against a type and desires, link
+# types against one type and flags, type limits and policies against vclasses and
+# placements) and name their side in the messages.
+
+
+class _Node:
+    """A node's name and flags, checked the same way on both sides."""
+
+    def _check_name(self) -> None:
+        _name(self.name, "node name")
+
+    def _seal_flags(self) -> None:
+        if not isinstance(self.flags, Mapping):
+            raise TypeError(f"node {self.name}: flags must be a mapping")
+        object.__setattr__(self, "flags", MappingProxyType({str(k): str(v) for k, v in
+                                                            self.flags.items()}))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Link:
+    """The fields every link has: its name, its ends, bandwidth, delay and loss.
+
+    ``bw=None`` is allowed where the subclass says ``STAR_BW`` (a virtual ``*`` link).
+    """
+
+    STAR_BW: ClassVar[bool] = False
+
+    name: str
+    a: str
+    b: str
+    bw: Optional[float]
+    delay: float = 0.0
+    loss: float = 0.0
+
+    def __post_init__(self) -> None:
+        _name(self.name, "link name")
+        _name(self.a, f"link {self.name}: source")
+        _name(self.b, f"link {self.name}: destination")
+        if self.bw is not None or not self.STAR_BW:
+            object.__setattr__(self, "bw", _bandwidth(self.bw, f"link {self.name}: bandwidth"))
+        object.__setattr__(self, "delay", _nonneg(self.delay, f"link {self.name}: delay"))
+        object.__setattr__(self, "loss", _nonneg(self.loss, f"link {self.name}: loss"))
+
+
+class _Topology(_Pickles):
+    """Nodes and links by name, each link joining two different listed nodes, and each
+    node's links in the order of the description (the base of both topologies).
+
+    Subclasses name their ``NODE`` and ``LINK`` classes, their ``SIDE`` (``"physical"``
+    or ``"virtual"``, in messages) and the attribute ``ADJ`` that holds each node's links.
+    """
+
+    NODE: ClassVar[type]
+    LINK: ClassVar[type]
+    SIDE: ClassVar[str]
+    ADJ: ClassVar[str]
+
+    def _index(self, nodes: Iterable[Any], links: Iterable[Any]) -> None:
+        """``self.nodes`` and ``self.links`` (dicts until :meth:`_seal`), checked."""
+        side, node_cls, link_cls = self.SIDE, self.NODE.__name__, self.LINK.__name__
+        self.nodes = {}
+        for n in nodes:
+            if not isinstance(n, self.NODE):
+                raise TypeError(f"nodes must hold {node_cls} objects, got {type(n).__name__}")
+            if n.name in self.nodes:
+                raise ValueError(f"duplicate {side} node {n.name!r}")
+            self.nodes[n.name] = n
+        self.links = {}
+        for link in links:
+            if not isinstance(link, self.LINK):
+                raise TypeError(f"links must hold {link_cls} objects, got "
+                                f"{type(link).__name__}")  # fmt: skip
+            if link.name in self.links:
+                raise ValueError(f"duplicate {side} link {link.name!r}")
+            for end in (link.a, link.b):
+                if end not in self.nodes:
+                    raise ValueError(f"{side} link {link.name!r} names unknown node {end!r}")
+            if link.a == link.b:
+                raise ValueError(f"{side} link {link.name!r} joins {link.a!r} to itself")
+            self.links[link.name] = link
+
+    def _seal(self) -> None:
+        """Each node's links, and the node and link tables made read-only."""
+        adj: Dict[str, list] = {n: [] for n in self.nodes}
+        for link in self.links.values():
+            adj[link.a].append(link)
+            adj[link.b].append(link)
+        setattr(self, self.ADJ, adj)
+        self.nodes = MappingProxyType(self.nodes)
+        self.links = MappingProxyType(self.links)
+
+    def _links_at(self, node: str) -> list:
+        return list(getattr(self, self.ADJ)[node])
+
+
 # ------------------------------------------------------------------------------- physical
 
 
 @dataclass(frozen=True)
-class PNode(_Pickles):
+class PNode(_Node, _Pickles):
     """A physical node: a PC (or any host) or a switch.
 
     Parameters
@@ -174,7 +275,7 @@ class PNode(_Pickles):
     flags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _name(self.name, "node name")
+        self._check_name()
         for attr in ("types", "static"):
             val = getattr(self, attr)
             if not isinstance(val, Mapping):
@@ -188,10 +289,7 @@ class PNode(_Pickles):
             raise ValueError(f"node {self.name}: needs at least one type")
         object.__setattr__(self, "features", _weight_map(self.features, f"node {self.name}: "
                                                          "features"))  # fmt: skip
-        if not isinstance(self.flags, Mapping):
-            raise TypeError(f"node {self.name}: flags must be a mapping")
-        object.__setattr__(self, "flags", MappingProxyType({str(k): str(v) for k, v in
-                                                            self.flags.items()}))  # fmt: skip
+        self._seal_flags()
 
     @property
     def is_switch(self) -> bool:
@@ -200,7 +298,7 @@ class PNode(_Pickles):
 
 
 @dataclass(frozen=True)
-class PLink:
+class PLink(_Link):
     """A physical link: a PC interface wired to a switch, a trunk, or a direct cable.
 
     ``a_iface``/``b_iface`` keep the ``mac/iface`` part of ``node:mac/iface`` ("" if none).
@@ -235,24 +333,13 @@ class PLink:
     (100.0, (), None)
     """
 
-    name: str
-    a: str
-    b: str
-    bw: float
-    delay: float = 0.0
-    loss: float = 0.0
     types: Tuple[str, ...] = ()
     a_iface: str = ""
     b_iface: str = ""
     slots: Optional[int] = None
 
     def __post_init__(self) -> None:
-        _name(self.name, "link name")
-        _name(self.a, f"link {self.name}: source")
-        _name(self.b, f"link {self.name}: destination")
-        object.__setattr__(self, "bw", _bandwidth(self.bw, f"link {self.name}: bandwidth"))
-        object.__setattr__(self, "delay", _nonneg(self.delay, f"link {self.name}: delay"))
-        object.__setattr__(self, "loss", _nonneg(self.loss, f"link {self.name}: loss"))
+        super().__post_init__()
         object.__setattr__(self, "types", tuple(_name(t, f"link {self.name}: type")
                                                 for t in self.types))  # fmt: skip
         if self.slots is not None:
@@ -268,7 +355,7 @@ class PLink:
             object.__setattr__(self, "slots", n)
 
 
-class PhysicalTopology(_Pickles):
+class PhysicalTopology(_Topology):
     """A testbed: physical nodes, links and policies (what a ``.ptop`` file holds).
 
     Parameters
@@ -296,6 +383,8 @@ class PhysicalTopology(_Pickles):
     'l1'
     """
 
+    NODE, LINK, SIDE, ADJ = PNode, PLink, "physical", "_ifaces"
+
     def __init__(
         self,
         nodes: Iterable[PNode],
@@ -304,36 +393,13 @@ class PhysicalTopology(_Pickles):
         type_limits: Optional[Mapping[str, int]] = None,
         policies: Optional[Mapping[str, Tuple[str, Optional[float]]]] = None,
     ) -> None:
-        self.nodes: Dict[str, PNode] = {}
-        for n in nodes:
-            if not isinstance(n, PNode):
-                raise TypeError(f"nodes must hold PNode objects, got {type(n).__name__}")
-            if n.name in self.nodes:
-                raise ValueError(f"duplicate physical node {n.name!r}")
-            self.nodes[n.name] = n
-        self.links: Dict[str, PLink] = {}
-        for link in links:
-            if not isinstance(link, PLink):
-                raise TypeError(f"links must hold PLink objects, got {type(link).__name__}")
-            if link.name in self.links:
-                raise ValueError(f"duplicate physical link {link.name!r}")
-            for end in (link.a, link.b):
-                if end not in self.nodes:
-                    raise ValueError(f"physical link {link.name!r} names unknown node {end!r}")
-            if link.a == link.b:
-                raise ValueError(f"physical link {link.name!r} joins {link.a!r} to itself")
-            self.links[link.name] = link
+        self._index(nodes, links)
         self.type_limits = MappingProxyType(
             {_name(t, "type_limits key"): _type_limit(n, t)
              for t, n in (type_limits or {}).items()}
         )  # fmt: skip
         self.policies = MappingProxyType({k: _policy(k, v) for k, v in (policies or {}).items()})
-        self._ifaces: Dict[str, list] = {n: [] for n in self.nodes}
-        for link in self.links.values():
-            self._ifaces[link.a].append(link)
-            self._ifaces[link.b].append(link)
-        self.nodes = MappingProxyType(self.nodes)  # type: ignore[assignment]
-        self.links = MappingProxyType(self.links)  # type: ignore[assignment]
+        self._seal()
 
     @property
     def switches(self) -> Tuple[str, ...]:
@@ -362,7 +428,7 @@ class PhysicalTopology(_Pickles):
         >>> [lk.name for lk in ptop.interfaces("sw1")]
         ['la', 't']
         """
-        return list(self._ifaces[node])
+        return self._links_at(node)
 
     def trunks(self) -> list:
         """Links whose two ends are switches.
@@ -423,7 +489,7 @@ class PhysicalTopology(_Pickles):
 
 
 @dataclass(frozen=True)
-class VNode(_Pickles):
+class VNode(_Node, _Pickles):
     """A virtual node: one type (or a vclass name), its slots and desires.
 
     Parameters
@@ -459,19 +525,16 @@ class VNode(_Pickles):
     flags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _name(self.name, "node name")
+        self._check_name()
         _name(self.type, f"node {self.name}: type")
         object.__setattr__(self, "slots", _nonneg(self.slots, f"node {self.name}: slots"))
         object.__setattr__(self, "desires", _weight_map(self.desires, f"node {self.name}: "
                                                         "desires"))  # fmt: skip
-        if not isinstance(self.flags, Mapping):
-            raise TypeError(f"node {self.name}: flags must be a mapping")
-        object.__setattr__(self, "flags", MappingProxyType({str(k): str(v) for k, v in
-                                                            self.flags.items()}))  # fmt: skip
+        self._seal_flags()
 
 
 @dataclass(frozen=True)
-class VLink(_Pickles):
+class VLink(_Link, _Pickles):
     """A virtual link. ``bw=None`` is ``*``: the native bandwidth of the interfaces chosen.
 
     Parameters
@@ -504,24 +567,14 @@ class VLink(_Pickles):
     (100.0, None)
     """
 
-    name: str
-    a: str
-    b: str
-    bw: Optional[float]
-    delay: float = 0.0
-    loss: float = 0.0
+    STAR_BW: ClassVar[bool] = True
+
     type: Optional[str] = None
     flags: frozenset = frozenset()
     options: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _name(self.name, "link name")
-        _name(self.a, f"link {self.name}: source")
-        _name(self.b, f"link {self.name}: destination")
-        if self.bw is not None:
-            object.__setattr__(self, "bw", _bandwidth(self.bw, f"link {self.name}: bandwidth"))
-        object.__setattr__(self, "delay", _nonneg(self.delay, f"link {self.name}: delay"))
-        object.__setattr__(self, "loss", _nonneg(self.loss, f"link {self.name}: loss"))
+        super().__post_init__()
         if self.type is not None:
             _name(self.type, f"link {self.name}: type")
         flags = frozenset(self.flags)
@@ -543,7 +596,7 @@ class VLink(_Pickles):
         return "trivial_ok" in self.flags
 
 
-class VirtualTopology(_Pickles):
+class VirtualTopology(_Topology):
     """An experiment: virtual nodes and links plus placement directives (a ``.top`` file).
 
     Parameters
@@ -572,6 +625,8 @@ class VirtualTopology(_Pickles):
     1
     """
 
+    NODE, LINK, SIDE, ADJ = VNode, VLink, "virtual", "_adj"
+
     def __init__(
         self,
         nodes: Iterable[VNode],
@@ -581,25 +636,7 @@ class VirtualTopology(_Pickles):
         fixed: Optional[Mapping[str, str]] = None,
         hints: Optional[Mapping[str, str]] = None,
     ) -> None:
-        self.nodes: Dict[str, VNode] = {}
-        for n in nodes:
-            if not isinstance(n, VNode):
-                raise TypeError(f"nodes must hold VNode objects, got {type(n).__name__}")
-            if n.name in self.nodes:
-                raise ValueError(f"duplicate virtual node {n.name!r}")
-            self.nodes[n.name] = n
-        self.links: Dict[str, VLink] = {}
-        for link in links:
-            if not isinstance(link, VLink):
-                raise TypeError(f"links must hold VLink objects, got {type(link).__name__}")
-            if link.name in self.links:
-                raise ValueError(f"duplicate virtual link {link.name!r}")
-            for end in (link.a, link.b):
-                if end not in self.nodes:
-                    raise ValueError(f"virtual link {link.name!r} names unknown node {end!r}")
-            if link.a == link.b:
-                raise ValueError(f"virtual link {link.name!r} joins {link.a!r} to itself")
-            self.links[link.name] = link
+        self._index(nodes, links)
         vc = {}
         for name, spec in (vclasses or {}).items():
             try:
@@ -618,12 +655,7 @@ class VirtualTopology(_Pickles):
                 _name(p, f"{what} {v}: physical node")
         self.fixed = MappingProxyType(dict(fixed or {}))
         self.hints = MappingProxyType(dict(hints or {}))
-        self._adj: Dict[str, list] = {n: [] for n in self.nodes}
-        for link in self.links.values():
-            self._adj[link.a].append(link)
-            self._adj[link.b].append(link)
-        self.nodes = MappingProxyType(self.nodes)  # type: ignore[assignment]
-        self.links = MappingProxyType(self.links)  # type: ignore[assignment]
+        self._seal()
 
     def degree(self, node: str) -> int:
         """Number of virtual links at ``node``.
@@ -671,7 +703,7 @@ class VirtualTopology(_Pickles):
         >>> [lk.name for lk in top.incident("x")]
         ['l1', 'l2']
         """
-        return list(self._adj[node])
+        return self._links_at(node)
 
     def allowed_types(self, node: str) -> Tuple[str, ...]:
         """The physical types ``node`` may take (the vclass members, or its own type).

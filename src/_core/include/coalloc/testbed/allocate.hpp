@@ -26,6 +26,7 @@ struct PlusData {
     const double* cscore;
     const i64 *vscore, *parent, *list_ptr, *list_idx, *vlist, *cswitch;
     i64 nlists;
+    i64 ntrunks = 0;  // trunks (the length of anneal::Data::tcap)
 };
 
 struct Fail {
@@ -818,6 +819,95 @@ class Allocator {
         return true;
     }
 };
+
+// What allocate_all returns: the placement of every strategy before (row 2 i) and after
+// (row 2 i + 1) the exchange, then the refined best (row 2 ns); -1 rows and NaN values where
+// there is none.
+struct Outcome {
+    std::vector<i64> where;   // (2 ns + 1) x nv
+    std::vector<double> isw;  // 2 ns + 1: the inter-switch bandwidth of each row
+    std::vector<i64> fail;    // ns x 5: code, v, list, need, avail of a failed allocate
+    i64 exchanges = 0;        // moves made by the exchanges, group moves and passes
+};
+
+// assign+'s strategy loop: allocate once per strategy (codes 0..4), exchange each placement
+// (a placement an earlier strategy produced reuses that exchange) and, where trunk_aware,
+// refine the best exchanged one by group moves and Kernighan-Lin passes.  The twin is
+// coalloc.testbed._reference.allocate.allocate_all.
+inline Outcome allocate_all(const anneal::Data& d, const PlusData& x,
+                            const std::vector<int>& strategies, bool use_exchange,
+                            i64 max_rounds, bool trunk_aware) {
+    const i64 ns = (i64)strategies.size();
+    Outcome out;
+    out.where.assign((2 * ns + 1) * d.nv, -1);
+    out.fail.assign(ns * 5, 0);
+    out.isw.assign(2 * ns + 1, std::nan(""));
+    std::vector<i64>& where = out.where;
+    std::vector<double>& isw = out.isw;
+    std::vector<i64> xmoves(ns, 0);
+    Allocator A(d, x);
+    A.ntrunks_ = x.ntrunks;
+    for (i64 i = 0; i < ns; ++i) {
+        State st(d);
+        Fail f;
+        if (!A.allocate(strategies[i], st, f)) {
+            out.fail[i * 5] = f.code;
+            out.fail[i * 5 + 1] = f.v;
+            out.fail[i * 5 + 2] = f.list;
+            out.fail[i * 5 + 3] = f.need;
+            out.fail[i * 5 + 4] = f.avail;
+            continue;
+        }
+        std::copy(st.where.begin(), st.where.end(), where.begin() + 2 * i * d.nv);
+        isw[2 * i] = A.isw(st.where);
+        if (use_exchange) {
+            // a placement an earlier strategy produced: reuse its exchange
+            i64 same = -1;
+            for (i64 j = 0; j < i && same < 0; ++j)
+                if (!std::isnan(isw[2 * j]) &&
+                    std::equal(st.where.begin(), st.where.end(), where.begin() + 2 * j * d.nv))
+                    same = j;
+            if (same >= 0) {
+                out.exchanges += xmoves[same];
+                std::copy(where.begin() + (2 * same + 1) * d.nv,
+                          where.begin() + (2 * same + 2) * d.nv,
+                          where.begin() + (2 * i + 1) * d.nv);
+                isw[2 * i + 1] = isw[2 * same + 1];
+                continue;
+            }
+            xmoves[i] = A.exchange(st, max_rounds, trunk_aware);
+            out.exchanges += xmoves[i];
+            std::copy(st.where.begin(), st.where.end(), where.begin() + (2 * i + 1) * d.nv);
+            isw[2 * i + 1] = A.isw(st.where);
+        }
+    }
+    if (trunk_aware && use_exchange) {
+        // refine the best exchanged solution: group moves, Kernighan-Lin passes
+        i64 best = -1;
+        double best_val = HUGE_VAL;
+        for (i64 i = 0; i < ns; ++i) {
+            if (std::isnan(isw[2 * i + 1])) continue;
+            std::vector<i64> w(where.begin() + (2 * i + 1) * d.nv,
+                               where.begin() + (2 * i + 2) * d.nv);
+            double val = A.objective(w, true);
+            if (val < best_val) {
+                best = i;
+                best_val = val;
+            }
+        }
+        if (best >= 0) {
+            State st(d);
+            for (i64 v = 0; v < d.nv; ++v) st.place(v, where[(2 * best + 1) * d.nv + v]);
+            i64 gm = A.group_moves(st, true);
+            gm += A.kl_passes(st, true);
+            out.exchanges += gm;
+            if (gm) out.exchanges += A.exchange(st, max_rounds, true);
+            std::copy(st.where.begin(), st.where.end(), where.begin() + 2 * ns * d.nv);
+            isw[2 * ns] = A.isw(st.where);
+        }
+    }
+    return out;
+}
 
 }  // namespace allocate
 }  // namespace coalloc

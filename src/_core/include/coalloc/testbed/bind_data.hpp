@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "coalloc/common/pybind.hpp"
+#include "coalloc/testbed/allocate.hpp"
 #include "coalloc/testbed/anneal.hpp"
 
 namespace coalloc {
@@ -92,6 +93,32 @@ inline void fill_data(const py::dict& data, anneal::Data& d, std::vector<py::obj
     need(dir_ptr.shape(0) == d.npn + 1, "dir_ptr must have npn + 1 entries");
     d.dir_ptr = dir_ptr.data();
     d.dir_idx = dir_idx.data();
+}
+
+// Fills x, assign+'s arrays beyond the annealer's, from data (after fill_data filled d); the
+// arrays stay alive in keep.
+inline void fill_plus(const py::dict& data, const anneal::Data& d, allocate::PlusData& x,
+                      std::vector<py::object>& keep) {
+    Arr<double> cscore = get<double>(data, "cscore");
+    Arr<i64> vscore = get<i64>(data, "vscore"), parent = get<i64>(data, "parent"),
+             list_ptr = get<i64>(data, "list_ptr"), list_idx = get<i64>(data, "list_idx"),
+             vlist = get<i64>(data, "vlist"), cswitch = get<i64>(data, "cswitch");
+    need(cscore.size() == d.nc && cswitch.size() == d.nc, "cscore/cswitch need nc entries");
+    need(vscore.size() == d.nv && parent.size() == d.nv && vlist.size() == d.nv,
+         "vscore/parent/vlist need nv entries");
+    for (const py::object& a : {py::object(cscore), py::object(vscore), py::object(parent),
+                                py::object(list_ptr), py::object(list_idx), py::object(vlist),
+                                py::object(cswitch)})
+        keep.push_back(a);
+    x.cscore = cscore.data();
+    x.vscore = vscore.data();
+    x.parent = parent.data();
+    x.list_ptr = list_ptr.data();
+    x.list_idx = list_idx.data();
+    x.vlist = vlist.data();
+    x.cswitch = cswitch.data();
+    x.nlists = list_ptr.shape(0) - 1;
+    x.ntrunks = get<double>(data, "tcap").shape(0);
 }
 
 }  // namespace testbed_bind
