@@ -314,10 +314,16 @@ cdef _check_outs(Py_ssize_t S, int64_t[::1] code, int64_t[::1] elig, int64_t[::1
         raise ValueError("code, eligible, prop and value must have one entry per start")
 
 
-def _dlo(const double[::1] dd, const double[::1] tl, Py_ssize_t count, Py_ssize_t m):
+cdef vector[double] _dlo(const double[::1] dd, const double[::1] tl, Py_ssize_t count,
+                         Py_ssize_t m) except *:
     """The totals' thresholds d_i - count tau_i (the tolerance rule)."""
     _check_tol(tl, m)
-    return np.ascontiguousarray(np.asarray(dd) - <double>count * np.asarray(tl))
+    cdef vector[double] dl
+    cdef Py_ssize_t i
+    dl.resize(m + 1)
+    for i in range(m):
+        dl[i] = dd[i] - <double>count * tl[i]
+    return dl
 
 
 cdef inline double _factor(const double[::1] d, double* st, double* sp, Py_ssize_t m) noexcept nogil:
@@ -329,7 +335,7 @@ cdef inline double _factor(const double[::1] d, double* st, double* sp, Py_ssize
     return u
 
 
-cdef inline double _deficit(const double[::1] d, const double[::1] dlo, double* sa,
+cdef inline double _deficit(const double[::1] d, const double* dlo, double* sa,
                             Py_ssize_t m) noexcept nogil:
     cdef double f = 0.0
     cdef Py_ssize_t i
@@ -354,7 +360,7 @@ def select_and_swap(const double[:, ::1] a,    # IN  (r, m) available amounts
         raise ValueError("select_and_swap needs 1 <= len(sel) <= rows and at least one property")
     if tm.shape[0] != r or p.shape[0] != r or tm.shape[1] != m or p.shape[1] != m or dd.shape[0] != m:
         raise ValueError("avail, tmax and cap must be (r, m), d of length m")
-    cdef const double[::1] dl = _dlo(dd, tl, count, m)
+    cdef vector[double] dl = _dlo(dd, tl, count, m)
     cdef uint64_t sd = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
     cdef vector[char] in_a
     cdef vector[double] sa, st, sp, na, util
@@ -484,7 +490,7 @@ def phase5(const double[:, ::1] a,    # IN    (r, m) available amounts
         raise ValueError("phase5 needs 1 <= len(sel) <= rows")
     if tm.shape[0] != r or p.shape[0] != r or tm.shape[1] != m or p.shape[1] != m or dd.shape[0] != m:
         raise ValueError("avail, tmax and cap must be (r, m), d of length m")
-    cdef const double[::1] dl = _dlo(dd, tl, count, m)
+    cdef vector[double] dl = _dlo(dd, tl, count, m)
     cdef uint64_t sd = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
     cdef vector[char] chosen
     cdef vector[int64_t] rest
@@ -565,7 +571,7 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
         raise ValueError("swap_search needs 1 <= len(sel) <= rows")
     if tm.shape[0] != r or p.shape[0] != r or tm.shape[1] != m or p.shape[1] != m or dd.shape[0] != m:
         raise ValueError("avail, tmax and cap must be (r, m), d of length m")
-    cdef const double[::1] dl = _dlo(dd, tl, count, m)
+    cdef vector[double] dl = _dlo(dd, tl, count, m)
     cdef vector[char] chosen
     cdef vector[double] sa, st, sp, na, nt, np_
     cdef Py_ssize_t rounds = 0, pp, q, i, j, out, bp, bq
@@ -590,7 +596,7 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
         while rounds < max_rounds:
             if poll.stop():
                 break
-            deficit = _deficit(dd, dl, &sa[0], m)
+            deficit = _deficit(dd, &dl[0], &sa[0], m)
             feasible = deficit == 0.0
             if feasible:
                 cur = _factor(dd, &st[0], &sp[0], m)
@@ -606,7 +612,7 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
                         continue
                     for i in range(m):
                         na[i] = (sa[i] - a[out, i]) + a[q, i]
-                    nd = _deficit(dd, dl, &na[0], m)
+                    nd = _deficit(dd, &dl[0], &na[0], m)
                     if feasible:
                         if nd != 0.0:
                             continue
