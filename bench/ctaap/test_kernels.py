@@ -69,13 +69,15 @@ def test_graduated_assignment(benchmark, n, impl):
     c = CASES[n]
     B, off = c["B"], c["off"]
     args = (B.indptr, B.indices, c["rank"], c["order"], B.indptr, B.indices, c["rank"],
-            c["order"], True, c["compat"], off.capacity)  # fmt: skip
-    tail = (0.0, -1.0, 1.0, 0.5, 10.0, 1.075, 4, 30, 1e-2, 1e-2)
+            c["order"], c["compat"], off.capacity)  # fmt: skip
+    plan = {"symmetric": True, "f_ok": 0.0, "f_bad": -1.0, "q_scale": 1.0, "beta0": 0.5,
+            "beta_f": 10.0, "beta_r": 1.075, "max_outer": 4, "max_inner": 30,
+            "tol_outer": 1e-2, "tol_inner": 1e-2}  # fmt: skip
     if impl == "compiled":
-        benchmark(lambda: _softassign.graduated_assignment(*args, c["X"].copy(), *tail))
+        benchmark(lambda: _softassign.graduated_assignment(*args, c["X"].copy(), plan))
     else:
         benchmark.pedantic(ref_softassign.graduated_assignment_reference,
-                           args=(*args, c["X"], *tail), rounds=3)  # fmt: skip
+                           args=(*args, c["X"], plan), rounds=3)  # fmt: skip
 
 
 @pytest.mark.parametrize("impl", IMPLS)

@@ -329,16 +329,14 @@ TWINS = {
 
 #: Compiled functions whose twin is not (yet) exact. The b-matcher's twin is SciPy's
 #: assignment solver: equal assignments where the optimum is unique (continuous weights,
-#: ``test_b_matching_matches_twin``), equal objectives where optima tie. The local search's
-#: twin draws from NumPy's generator, not the kernel's xoshiro stream: equal quality (size,
-#: local optimality), not equal allocations. Making them exact means porting the kernels'
-#: tie-breaking and scan orders into the twins, and it changes what ``backend="numpy"``
-#: returns for a seed (issue 23 asks for no changed answer), so it is left to its own change.
+#: ``test_b_matching_matches_twin``), equal objectives where optima tie. Making it exact
+#: means porting the kernel's tie-breaking (condensed graph, Bellman-Ford, Dijkstra with
+#: potentials) into the twin, which changes what ``backend="numpy"`` returns where optima
+#: tie. (The local search's twin follows its kernel move for move since issue 23.)
 #: Every entry must be a compiled function of TWINS.
 NOT_EXACT = {
     "coalloc.ctaap._bmatching.BMatcher",
     "coalloc.ctaap._bmatching.b_matching",
-    "coalloc.ctaap._localsearch.improve",
 }
 
 TESTS = pathlib.Path(__file__).resolve().parents[1]

@@ -79,7 +79,7 @@ from coalloc.collective import _search
 rng = np.random.default_rng(0)
 avail, tmax, cap = rng.random((2000, 3)), rng.random((2000, 3)), rng.random((2000, 3)) + 1
 arm("coalloc.collective._search", "phase5")
-report(lambda: _search.phase5(avail, tmax, cap, np.zeros(3), np.arange(100), 10**7, 1))
+report(lambda: _search.phase5(avail, tmax, cap, np.zeros(3), 10**7, 1, np.zeros(3), np.arange(100)))
 """,
         "_search.pyx",
     ),

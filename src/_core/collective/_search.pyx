@@ -10,8 +10,13 @@ deterministic best-improvement swaps). Every loop runs without the GIL. The NumP
 is coalloc.collective._reference.search (same signatures, equal results bit for bit); random
 choices come from the xoshiro256** generator of coalloc/common/xoshiro.hpp.
 
+One interface (docs/architecture.md, "Kernel arguments"): every array is a typed memoryview,
+C-contiguous, tagged IN (const, read only), OUT (caller-allocated, every entry written) or
+INOUT (read, then overwritten); the Python caller (coalloc.collective.core.Kernels) converts
+and allocates, the kernels only check shapes. They return scalars only.
+
 The family's tolerance rule (coalloc.collective.model.TOLERANCE): every kernel that compares
-amounts takes tol (per property, tau_i; None: zeros); an amount meets a minimum e_i when
+amounts takes tol (per property, tau_i; zeros: none); an amount meets a minimum e_i when
 a >= e_i - tau_i and count amounts meet a total d_i when their sum is >= d_i - count tau_i.
 The utilisation factor takes 1 for a property the set has none of (0/0: nothing needed,
 nothing wasted), so that no NaN reaches a comparison.
@@ -111,27 +116,28 @@ cdef inline void _row_maxima(const double* r, Py_ssize_t kmin, Py_ssize_t span, 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def window_max(times, reserved, starts, double duration):
-    """out[s, j, i] = max of reserved[j, i, k] over the segments meeting
-    [starts[s], starts[s] + duration); shape (S, n, m). GIL released.
+def window_max(const double[::1] t,             # IN  (K,) breakpoints, ascending
+               const double[:, :, ::1] res,     # IN  (n, m, K) reserved amounts
+               const double[::1] st,            # IN  (S,) starts
+               double duration,                 # IN
+               double[:, :, ::1] out):          # OUT (S, n, m)
+    """out[s, j, i] = max of res[j, i, k] over the segments meeting
+    [st[s], st[s] + duration). GIL released.
 
     A sparse table per node and property over the segments the windows cover (any order of
     starts), each window the larger of two entries: no data-dependent branches."""
-    cdef const double[::1] t = np.ascontiguousarray(times, dtype=np.float64)
-    cdef const double[:, :, ::1] res = np.ascontiguousarray(reserved, dtype=np.float64)
-    cdef const double[::1] st = np.ascontiguousarray(starts, dtype=np.float64)
     cdef Py_ssize_t S = st.shape[0], n = res.shape[0], m = res.shape[1]
     if S and t.shape[0] == 0:
         raise ValueError("times must not be empty")
     if res.shape[2] != t.shape[0]:
         raise ValueError("reserved must have one column per breakpoint of times")
-    out_arr = np.empty((S, n, m), dtype=np.float64)
-    cdef double[:, :, ::1] out = out_arr
+    if out.shape[0] != S or out.shape[1] != n or out.shape[2] != m:
+        raise ValueError("out must be (len(starts), n, m)")
     cdef Py_ssize_t s, j, i, kmin, kmax, levels
     cdef vector[Py_ssize_t] lo, hi, lev, off
     cdef vector[double] tab
     if S == 0 or n == 0 or m == 0:
-        return out_arr
+        return
     with nogil:
         lo.resize(S); hi.resize(S); lev.resize(S); off.resize(S)
         levels = _windows(t, st, duration, &lo[0], &hi[0], &lev[0], &off[0])
@@ -147,7 +153,6 @@ def window_max(times, reserved, starts, double duration):
             for i in range(m):
                 _row_maxima(&res[j, i, 0], kmin, kmax - kmin, levels, &lo[0], &lev[0],
                             &off[0], 0, S, &tab[0], &out[0, j, i], n * m)
-    return out_arr
 
 
 @cython.boundscheck(False)
@@ -256,29 +261,33 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def screen(tmax, cap, e, d, Py_ssize_t count, tol=None):
+def screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
+           const double[:, ::1] p,       # IN  (n, m) capacities
+           const double[::1] ee,         # IN  (m,) minimums e
+           const double[::1] dd,         # IN  (m,) totals d
+           Py_ssize_t count,             # IN
+           const double[::1] tl,         # IN  (m,) tolerance tau
+           int64_t[::1] code,            # OUT (S,)
+           int64_t[::1] elig,            # OUT (S,)
+           int64_t[::1] prop,            # OUT (S,)
+           double[::1] val):             # OUT (S,)
     """Per start s: code[s] = 0 (passes), 1 (fewer than count nodes meet every minimum) or
-    2 (the count largest amounts of a property miss its total), with eligible[s], prop[s]
-    and value[s] (see the twin coalloc.collective._reference.search.screen). GIL released."""
-    cdef const double[:, :, ::1] tm = np.ascontiguousarray(tmax, dtype=np.float64)
-    cdef const double[:, ::1] p = np.ascontiguousarray(cap, dtype=np.float64)
-    cdef const double[::1] ee = np.ascontiguousarray(e, dtype=np.float64)
-    cdef const double[::1] dd = np.ascontiguousarray(d, dtype=np.float64)
+    2 (the count largest amounts of a property miss its total), with elig[s], prop[s]
+    and val[s] (see the twin coalloc.collective._reference.search.screen). GIL released."""
     cdef Py_ssize_t S = tm.shape[0], n = tm.shape[1], m = tm.shape[2]
-    cdef const double[::1] tl = _tol(tol, m)
     if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
         raise ValueError("cap must be (n, m), e and d of length m")
-    code_arr = np.zeros(S, dtype=np.int64)
-    elig_arr = np.zeros(S, dtype=np.int64)
-    prop_arr = np.full(S, -1, dtype=np.int64)
-    val_arr = np.zeros(S, dtype=np.float64)
-    cdef int64_t[::1] code = code_arr, elig = elig_arr, prop = prop_arr
-    cdef double[::1] val = val_arr
+    _check_tol(tl, m)
+    _check_outs(S, code, elig, prop, val)
     cdef vector[double] pt, tt, av, vals, thr
     cdef vector[int64_t] ok
     cdef Py_ssize_t s, j, i
+    code[:] = 0
+    elig[:] = 0
+    prop[:] = -1
+    val[:] = 0.0
     if S == 0 or n == 0 or m == 0:
-        return code_arr, elig_arr, prop_arr, val_arr
+        return
     with nogil:
         pt.resize(m * n); tt.resize(m * n); av.resize(m * n); vals.resize(n)
         ok.resize(n)
@@ -292,27 +301,29 @@ def screen(tmax, cap, e, d, Py_ssize_t count, tol=None):
                     tt[i * n + j] = tm[s, j, i]
             code[s] = _screen_one(&tt[0], &pt[0], n, m, &ee[0], &dd[0], &tl[0], count, &av[0],
                                   &ok[0], &vals[0], &thr[0], &elig[s], &prop[s], &val[s])
-    return code_arr, elig_arr, prop_arr, val_arr
 
 
-def _tol(tol, Py_ssize_t m):
-    """The per-property tolerance as a contiguous array of length m (None: zeros)."""
-    if tol is None:
-        return np.zeros(max(m, 1), dtype=np.float64)
-    arr = np.ascontiguousarray(tol, dtype=np.float64)
-    if arr.ndim != 1 or arr.shape[0] != m:
+cdef _check_tol(const double[::1] tl, Py_ssize_t m):
+    if tl.shape[0] != m:
         raise ValueError("tol must have one value per property")
-    if m == 0:
-        return np.zeros(1, dtype=np.float64)
-    return arr
 
 
-def _dlo(d, tol, Py_ssize_t count, Py_ssize_t m):
+cdef _check_outs(Py_ssize_t S, int64_t[::1] code, int64_t[::1] elig, int64_t[::1] prop,
+                 double[::1] val):
+    if code.shape[0] != S or elig.shape[0] != S or prop.shape[0] != S or val.shape[0] != S:
+        raise ValueError("code, eligible, prop and value must have one entry per start")
+
+
+cdef vector[double] _dlo(const double[::1] dd, const double[::1] tl, Py_ssize_t count,
+                         Py_ssize_t m) except *:
     """The totals' thresholds d_i - count tau_i (the tolerance rule)."""
-    dd = np.ascontiguousarray(d, dtype=np.float64)
-    if tol is None:
-        return dd
-    return np.ascontiguousarray(dd - <double>count * _tol(tol, m)[:m])
+    _check_tol(tl, m)
+    cdef vector[double] dl
+    cdef Py_ssize_t i
+    dl.resize(m + 1)
+    for i in range(m):
+        dl[i] = dd[i] - <double>count * tl[i]
+    return dl
 
 
 cdef inline double _factor(const double[::1] d, double* st, double* sp, Py_ssize_t m) noexcept nogil:
@@ -324,7 +335,7 @@ cdef inline double _factor(const double[::1] d, double* st, double* sp, Py_ssize
     return u
 
 
-cdef inline double _deficit(const double[::1] d, const double[::1] dlo, double* sa,
+cdef inline double _deficit(const double[::1] d, const double* dlo, double* sa,
                             Py_ssize_t m) noexcept nogil:
     cdef double f = 0.0
     cdef Py_ssize_t i
@@ -334,20 +345,23 @@ cdef inline double _deficit(const double[::1] d, const double[::1] dlo, double* 
     return f
 
 
-def select_and_swap(avail, tmax, cap, d, Py_ssize_t count, Py_ssize_t l1, seed, tol=None):
-    """SelectAndSwap (Phase IV) over the rows of avail; returns (sel, ok, attempts).
+def select_and_swap(const double[:, ::1] a,    # IN  (r, m) available amounts
+                    const double[:, ::1] tm,   # IN  (r, m) window maxima
+                    const double[:, ::1] p,    # IN  (r, m) capacities
+                    const double[::1] dd,      # IN  (m,) totals d
+                    Py_ssize_t l1,             # IN
+                    seed,                      # IN  int, taken modulo 2**64
+                    const double[::1] tl,      # IN  (m,) tolerance tau
+                    int64_t[::1] sel):         # OUT (count,) the selected rows
+    """SelectAndSwap (Phase IV) of count = len(sel) rows of a; returns (ok, attempts).
     See coalloc.collective._reference.search.select_and_swap. GIL released."""
-    cdef const double[:, ::1] a = np.ascontiguousarray(avail, dtype=np.float64)
-    cdef const double[:, ::1] tm = np.ascontiguousarray(tmax, dtype=np.float64)
-    cdef const double[:, ::1] p = np.ascontiguousarray(cap, dtype=np.float64)
-    cdef const double[::1] dd = np.ascontiguousarray(d, dtype=np.float64)
-    cdef Py_ssize_t r = a.shape[0], m = a.shape[1]
+    cdef Py_ssize_t r = a.shape[0], m = a.shape[1], count = sel.shape[0]
     if count < 1 or count > r or m < 1:
-        raise ValueError("select_and_swap needs 1 <= count <= rows and at least one property")
-    cdef const double[::1] dl = _dlo(d, tol, count, m)
+        raise ValueError("select_and_swap needs 1 <= len(sel) <= rows and at least one property")
+    if tm.shape[0] != r or p.shape[0] != r or tm.shape[1] != m or p.shape[1] != m or dd.shape[0] != m:
+        raise ValueError("avail, tmax and cap must be (r, m), d of length m")
+    cdef vector[double] dl = _dlo(dd, tl, count, m)
     cdef uint64_t sd = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
-    sel_arr = np.empty(count, dtype=np.int64)
-    cdef int64_t[::1] sel = sel_arr
     cdef vector[char] in_a
     cdef vector[double] sa, st, sp, na, util
     cdef vector[Py_ssize_t] ties, perm, props
@@ -458,22 +472,25 @@ def select_and_swap(avail, tmax, cap, d, Py_ssize_t count, Py_ssize_t l1, seed, 
         del rng
     if poll.stopped():
         coalloc_raise_interrupt()
-    return sel_arr, bool(ok), int(c - 1)
+    return bool(ok), int(c - 1)
 
 
-def phase5(avail, tmax, cap, d, sel_in, Py_ssize_t l2, seed, tol=None):
-    """Phase V: N*l2 random swaps kept when admissible and not worse; returns (sel, accepted).
+def phase5(const double[:, ::1] a,    # IN    (r, m) available amounts
+           const double[:, ::1] tm,   # IN    (r, m) window maxima
+           const double[:, ::1] p,    # IN    (r, m) capacities
+           const double[::1] dd,      # IN    (m,) totals d
+           Py_ssize_t l2,             # IN
+           seed,                      # IN    int, taken modulo 2**64
+           const double[::1] tl,      # IN    (m,) tolerance tau
+           int64_t[::1] sel):         # INOUT (count,) distinct rows -> the improved set
+    """Phase V: N*l2 random swaps kept when admissible and not worse; returns accepted.
     See coalloc.collective._reference.search.phase5. GIL released."""
-    cdef const double[:, ::1] a = np.ascontiguousarray(avail, dtype=np.float64)
-    cdef const double[:, ::1] tm = np.ascontiguousarray(tmax, dtype=np.float64)
-    cdef const double[:, ::1] p = np.ascontiguousarray(cap, dtype=np.float64)
-    cdef const double[::1] dd = np.ascontiguousarray(d, dtype=np.float64)
-    sel_arr = np.array(sel_in, dtype=np.int64, copy=True).ravel()
-    cdef int64_t[::1] sel = sel_arr
     cdef Py_ssize_t r = a.shape[0], m = a.shape[1], count = sel.shape[0]
     if count < 1 or count > r:
         raise ValueError("phase5 needs 1 <= len(sel) <= rows")
-    cdef const double[::1] dl = _dlo(d, tol, count, m)
+    if tm.shape[0] != r or p.shape[0] != r or tm.shape[1] != m or p.shape[1] != m or dd.shape[0] != m:
+        raise ValueError("avail, tmax and cap must be (r, m), d of length m")
+    cdef vector[double] dl = _dlo(dd, tl, count, m)
     cdef uint64_t sd = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
     cdef vector[char] chosen
     cdef vector[int64_t] rest
@@ -536,23 +553,25 @@ def phase5(avail, tmax, cap, d, sel_in, Py_ssize_t l2, seed, tol=None):
             del rng
     if poll.stopped():
         coalloc_raise_interrupt()
-    return sel_arr, int(accepted)
+    return int(accepted)
 
 
-def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds, tol=None):
+def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
+                const double[:, ::1] tm,   # IN    (r, m) window maxima
+                const double[:, ::1] p,    # IN    (r, m) capacities
+                const double[::1] dd,      # IN    (m,) totals d
+                Py_ssize_t max_rounds,     # IN
+                const double[::1] tl,      # IN    (m,) tolerance tau
+                int64_t[::1] sel):         # INOUT (count,) distinct rows -> the improved set
     """Deterministic best-improvement swaps (repair the totals, then maximise the estimated
-    utilisation factor); returns (sel, rounds). See
+    utilisation factor); returns the rounds. See
     coalloc.collective._reference.search.swap_search. GIL released."""
-    cdef const double[:, ::1] a = np.ascontiguousarray(avail, dtype=np.float64)
-    cdef const double[:, ::1] tm = np.ascontiguousarray(tmax, dtype=np.float64)
-    cdef const double[:, ::1] p = np.ascontiguousarray(cap, dtype=np.float64)
-    cdef const double[::1] dd = np.ascontiguousarray(d, dtype=np.float64)
-    sel_arr = np.array(sel_in, dtype=np.int64, copy=True).ravel()
-    cdef int64_t[::1] sel = sel_arr
     cdef Py_ssize_t r = a.shape[0], m = a.shape[1], count = sel.shape[0]
     if count < 1 or count > r:
         raise ValueError("swap_search needs 1 <= len(sel) <= rows")
-    cdef const double[::1] dl = _dlo(d, tol, count, m)
+    if tm.shape[0] != r or p.shape[0] != r or tm.shape[1] != m or p.shape[1] != m or dd.shape[0] != m:
+        raise ValueError("avail, tmax and cap must be (r, m), d of length m")
+    cdef vector[double] dl = _dlo(dd, tl, count, m)
     cdef vector[char] chosen
     cdef vector[double] sa, st, sp, na, nt, np_
     cdef Py_ssize_t rounds = 0, pp, q, i, j, out, bp, bq
@@ -577,7 +596,7 @@ def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds, tol=None):
         while rounds < max_rounds:
             if poll.stop():
                 break
-            deficit = _deficit(dd, dl, &sa[0], m)
+            deficit = _deficit(dd, &dl[0], &sa[0], m)
             feasible = deficit == 0.0
             if feasible:
                 cur = _factor(dd, &st[0], &sp[0], m)
@@ -593,7 +612,7 @@ def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds, tol=None):
                         continue
                     for i in range(m):
                         na[i] = (sa[i] - a[out, i]) + a[q, i]
-                    nd = _deficit(dd, dl, &na[0], m)
+                    nd = _deficit(dd, &dl[0], &na[0], m)
                     if feasible:
                         if nd != 0.0:
                             continue
@@ -620,52 +639,62 @@ def swap_search(avail, tmax, cap, d, sel_in, Py_ssize_t max_rounds, tol=None):
             rounds += 1
     if poll.stopped():
         coalloc_raise_interrupt()
-    return sel_arr, int(rounds)
+    return int(rounds)
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.initializedcheck(False)
 @cython.cdivision(True)
-def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
-                Py_ssize_t count, Py_ssize_t first_block=8, Py_ssize_t max_block=64, tol=None):
+def scan_screen(const double[::1] t,            # IN  (K,) breakpoints, ascending
+                const double[:, :, ::1] res,    # IN  (N, m, K) reserved amounts
+                const int64_t[::1] nd,          # IN  (n,) rows of res to screen
+                const double[::1] st,           # IN  (S,) starts
+                double duration,                # IN
+                const double[:, ::1] p,         # IN  (n, m) capacities of those rows
+                const double[::1] ee,           # IN  (m,) minimums e
+                const double[::1] dd,           # IN  (m,) totals d
+                Py_ssize_t count,               # IN
+                Py_ssize_t first_block,         # IN
+                Py_ssize_t max_block,           # IN
+                const double[::1] tl,           # IN  (m,) tolerance tau
+                int64_t[::1] code,              # OUT (S,)
+                int64_t[::1] elig,              # OUT (S,)
+                int64_t[::1] prop,              # OUT (S,)
+                double[::1] val,                # OUT (S,)
+                double[:, ::1] tout):           # OUT (n, m)
     """The screening loop of the default method in one call (GIL released).
 
     Starts are taken in order, a first block of first_block starts, then blocks of max_block
     starts; for a block the window maxima of the rows ``nodes`` of ``reserved`` are computed
     (as window_max: one sparse table per row over the block's segments) and each start is
-    screened (as screen) until the first start that passes. Returns (stop, code, eligible,
-    prop, value, tmax): stop = index of the first passing start (S if none), the screen
-    outputs of length S (filled for starts 0..stop) and the window maxima (len(nodes), m) at
-    starts[stop] (zeros when stop == S). Twin:
+    screened (as screen) until the first start that passes. Returns stop, the index of the
+    first passing start (S if none); the screen outputs code, elig, prop, val (as screen's)
+    are filled for starts 0..stop (code 0, elig 0, prop -1, val 0 after it) and tout receives
+    the window maxima at st[stop] (zeros when stop == S). Twin:
     coalloc.collective._reference.search.scan_screen."""
-    cdef const double[::1] t = np.ascontiguousarray(times, dtype=np.float64)
-    cdef const double[:, :, ::1] res = np.ascontiguousarray(reserved, dtype=np.float64)
-    cdef const int64_t[::1] nd = np.ascontiguousarray(nodes, dtype=np.int64)
-    cdef const double[::1] st = np.ascontiguousarray(starts, dtype=np.float64)
-    cdef const double[:, ::1] p = np.ascontiguousarray(cap, dtype=np.float64)
-    cdef const double[::1] ee = np.ascontiguousarray(e, dtype=np.float64)
-    cdef const double[::1] dd = np.ascontiguousarray(d, dtype=np.float64)
     cdef Py_ssize_t S = st.shape[0], n = nd.shape[0], m = res.shape[1]
-    cdef const double[::1] tl = _tol(tol, m)
+    cdef Py_ssize_t q
+    _check_tol(tl, m)
+    _check_outs(S, code, elig, prop, val)
+    if tout.shape[0] != n or tout.shape[1] != m:
+        raise ValueError("tmax out must be (len(nodes), m)")
     if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
         raise ValueError("cap must be (len(nodes), m), e and d of length m")
     if first_block < 1 or max_block < first_block:
         raise ValueError("need 1 <= first_block <= max_block")
-    if n and (np.min(nodes) < 0 or np.max(nodes) >= res.shape[0]):
-        raise ValueError("nodes must index rows of reserved")
+    for q in range(n):
+        if nd[q] < 0 or nd[q] >= res.shape[0]:
+            raise ValueError("nodes must index rows of reserved")
     if S and t.shape[0] == 0:
         raise ValueError("times must not be empty")
     if res.shape[2] != t.shape[0]:
         raise ValueError("reserved must have one column per breakpoint of times")
-    code_arr = np.zeros(S, dtype=np.int64)
-    elig_arr = np.zeros(S, dtype=np.int64)
-    prop_arr = np.full(S, -1, dtype=np.int64)
-    val_arr = np.zeros(S, dtype=np.float64)
-    tmax_arr = np.zeros((n, m), dtype=np.float64)
-    cdef int64_t[::1] code = code_arr, elig = elig_arr, prop = prop_arr
-    cdef double[::1] val = val_arr
-    cdef double[:, ::1] tout = tmax_arr
+    code[:] = 0
+    elig[:] = 0
+    prop[:] = -1
+    val[:] = 0.0
+    tout[:, :] = 0.0
     cdef vector[Py_ssize_t] lo, hi, lev, off
     cdef vector[double] buf, tab, pt, av, vals, thr
     cdef vector[int64_t] ok
@@ -674,7 +703,7 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
     cdef int c
     cdef Poll poll = Poll(1)
     if S == 0 or m == 0:
-        return stop, code_arr, elig_arr, prop_arr, val_arr, tmax_arr
+        return stop
     with nogil:
         lo.resize(S); hi.resize(S); lev.resize(S); off.resize(S)
         top = _windows(t, st, duration, &lo[0], &hi[0], &lev[0], &off[0])
@@ -727,29 +756,32 @@ def scan_screen(times, reserved, nodes, starts, double duration, cap, e, d,
             B = max_block
     if poll.stopped():
         coalloc_raise_interrupt()
-    return stop, code_arr, elig_arr, prop_arr, val_arr, tmax_arr
+    return stop
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.initializedcheck(False)
-def decrease_starts(times, reserved, nodes, double lo, double hi):
-    """lo and the breakpoints times[k] in (lo, hi] where a reserved amount of a row in
-    nodes falls (reserved[j, i, k] < reserved[j, i, k - 1]), ascending (GIL released).
-    Twin: coalloc.collective._reference.search.decrease_starts."""
-    cdef const double[::1] t = np.ascontiguousarray(times, dtype=np.float64)
-    cdef const double[:, :, ::1] res = np.ascontiguousarray(reserved, dtype=np.float64)
-    cdef const int64_t[::1] nd = np.ascontiguousarray(nodes, dtype=np.int64)
+def decrease_starts(const double[::1] t,           # IN  (K,) breakpoints, ascending
+                    const double[:, :, ::1] res,   # IN  (N, m, K) reserved amounts
+                    const int64_t[::1] nd,         # IN  (n,) rows of res
+                    double lo,                     # IN
+                    double hi,                     # IN
+                    double[::1] out):              # OUT (K + 1,) out[:c] the starts
+    """lo and the breakpoints t[k] in (lo, hi] where a reserved amount of a row in nd
+    falls (res[j, i, k] < res[j, i, k - 1]), ascending, into out[:c]; returns c
+    (GIL released). Twin: coalloc.collective._reference.search.decrease_starts."""
     cdef Py_ssize_t K = t.shape[0], n = nd.shape[0], m = res.shape[1], jj, i, k, c = 1
     if res.shape[2] != K:
         raise ValueError("reserved must have one column per breakpoint of times")
-    if n and (np.min(nodes) < 0 or np.max(nodes) >= res.shape[0]):
-        raise ValueError("nodes must index rows of reserved")
+    for jj in range(n):
+        if nd[jj] < 0 or nd[jj] >= res.shape[0]:
+            raise ValueError("nodes must index rows of reserved")
+    if out.shape[0] != K + 1:
+        raise ValueError("out must have len(times) + 1 entries")
     cdef vector[int] drop  # int, not char: its stores cannot alias the rows (vectorised)
     cdef const double* rowp
     cdef int* dp
-    out_arr = np.empty(K + 1, dtype=np.float64)
-    cdef double[::1] out = out_arr
     with nogil:
         drop.assign(K + 1, 0)
         dp = &drop[0]
@@ -763,4 +795,4 @@ def decrease_starts(times, reserved, nodes, double lo, double hi):
             if drop[k] and t[k] > lo and t[k] <= hi:
                 out[c] = t[k]
                 c += 1
-    return out_arr[:c].copy()
+    return int(c)

@@ -287,6 +287,21 @@ cdef void _q_table_cls(
             g[t] = V[gidx[t]]
 
 
+cdef extern from "coalloc/ctaap/softassign_plan.h":
+    ctypedef struct coalloc_ga_plan:
+        int symmetric
+        double f_ok
+        double f_bad
+        double q_scale
+        double beta0
+        double beta_f
+        double beta_r
+        int max_outer
+        int max_inner
+        double tol_outer
+        double tol_inner
+
+
 cdef extern from "coalloc/ctaap/softassign_cpu.h":
     int coalloc_simd_cap
     bint coalloc_has_sse2() noexcept nogil
@@ -1391,20 +1406,10 @@ def graduated_assignment(
     const int64_t[::1] t_indices,   # IN    (nnz,)
     const int32_t[:, ::1] t_rank,   # IN    (nnz, m)  edge_ranks(.., t_data, bhat.T)
     const int32_t[:, ::1] t_order,  # IN    (m, m)
-    bint symmetric,                 # IN    True: skip the in-edge pass (t_* ignored)
     const uint8_t[:, ::1] compat,   # IN    (n, m)
     const int64_t[::1] capacity,    # IN    (m,)
     double[:, ::1] X,               # INOUT (n + 1, m + 1) initial value -> result
-    double f_ok,
-    double f_bad,
-    double q_scale,
-    double beta0,
-    double beta_f,
-    double beta_r,
-    int max_outer,
-    int max_inner,
-    double tol_outer,
-    double tol_inner,
+    coalloc_ga_plan plan,           # IN    the scalars (a dict, converted once)
 ):
     """Run the whole graduated-assignment loop (Alg. 1, step 1) without the GIL.
 
@@ -1432,26 +1437,30 @@ def graduated_assignment(
         CSR structure of ``b.T`` (in-edges). Ignored when ``symmetric``.
     t_rank, t_order : ndarray of int32
         :func:`edge_ranks` of ``b.T`` against ``bhat.T``. Ignored when ``symmetric``.
-    symmetric : bool
-        Whether ``b`` and ``bhat`` are symmetric (then the in-edge pass equals the
-        out-edge pass and is skipped).
     compat : ndarray of uint8, shape (n, m)
         Nonzero where task ``i`` may be placed in cluster ``j``.
     capacity : ndarray of int64, shape (m,)
         Number of machines of every cluster.
     X : ndarray of float64, shape (n + 1, m + 1)
-        Input/output: the initial soft assignment on entry, the final one on exit.
-    f_ok, f_bad : float
-        Edge compatibility scores.
-    q_scale : float
-        ``Q`` is divided by this (nonzero) number before exponentiation.
-    beta0, beta_f, beta_r : float
-        Initial and final inverse temperature and growth rate; ``beta0 > 0`` and
-        ``beta_r > 1`` are required (checked: otherwise the loop would not end).
-    max_outer, max_inner : int
-        Iteration limits of the softassign loop and of Sinkhorn.
-    tol_outer, tol_inner : float
-        Max-norm convergence thresholds of the two loops.
+        INOUT: the initial soft assignment on entry, the final one on exit.
+    plan : dict
+        IN: the loop's scalars, the fields of ``coalloc_ga_plan``
+        (``coalloc/ctaap/softassign_plan.h``), converted to the C struct once:
+
+        ``symmetric`` (bool)
+            Whether ``b`` and ``bhat`` are symmetric (then the in-edge pass equals the
+            out-edge pass and is skipped; ``t_*`` are ignored).
+        ``f_ok``, ``f_bad`` (float)
+            Edge compatibility scores.
+        ``q_scale`` (float)
+            ``Q`` is divided by this (nonzero) number before exponentiation.
+        ``beta0``, ``beta_f``, ``beta_r`` (float)
+            Initial and final inverse temperature and growth rate; ``beta0 > 0`` and
+            ``beta_r > 1`` are required (checked: otherwise the loop would not end).
+        ``max_outer``, ``max_inner`` (int)
+            Iteration limits of the softassign loop and of Sinkhorn.
+        ``tol_outer``, ``tol_inner`` (float)
+            Max-norm convergence thresholds of the two loops.
 
     Returns
     -------
@@ -1465,9 +1474,10 @@ def graduated_assignment(
     """
     cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef Py_ssize_t m = order.shape[0]
+    cdef bint symmetric = plan.symmetric != 0
     if n < 0:
         n = 0
-    if not (beta0 > 0.0 and beta_r > 1.0):
+    if not (plan.beta0 > 0.0 and plan.beta_r > 1.0):
         raise ValueError("graduated_assignment needs beta0 > 0 and beta_r > 1")
     if (X.shape[0] != n + 1 or X.shape[1] != m + 1 or order.shape[1] != m
             or capacity.shape[0] < m or compat.shape[0] != n
@@ -1502,17 +1512,17 @@ def graduated_assignment(
     g.q_out = &plan_out.plan if n > 0 and m > 0 else NULL
     g.q_in = &plan_in.plan if n > 0 and m > 0 and not symmetric else NULL
     g.compat = &compat[0, 0] if n > 0 and m > 0 else NULL
-    g.f_ok = f_ok
-    g.f_bad = f_bad
-    g.w_out = 1.0 / q_scale if symmetric else 0.5 / q_scale
-    g.w_in = 0.5 / q_scale
-    g.beta0 = beta0
-    g.beta_limit = beta_f * (1.0 + 1e-12)
-    g.beta_r = beta_r
-    g.max_outer = max_outer
-    g.max_inner = max_inner
-    g.tol_outer = tol_outer
-    g.tol_inner = tol_inner
+    g.f_ok = plan.f_ok
+    g.f_bad = plan.f_bad
+    g.w_out = 1.0 / plan.q_scale if symmetric else 0.5 / plan.q_scale
+    g.w_in = 0.5 / plan.q_scale
+    g.beta0 = plan.beta0
+    g.beta_limit = plan.beta_f * (1.0 + 1e-12)
+    g.beta_r = plan.beta_r
+    g.max_outer = plan.max_outer
+    g.max_inner = plan.max_inner
+    g.tol_outer = plan.tol_outer
+    g.tol_inner = plan.tol_inner
     g.X = &X[0, 0]
     g.sk = &sk.sk
     g.table = table.data()

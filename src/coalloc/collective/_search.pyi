@@ -1,73 +1,107 @@
 """Type stub for ``coalloc.collective._search`` (src/_core/collective/_search.pyx).
 
 Window maxima of the timetables, SelectAndSwap (Phase IV), Phase V and the default method's
-swap search, all without the GIL; twin in :mod:`coalloc.collective._reference.search`.
-``tol``: the family's tolerance ``tau_i`` per property (None: zeros).
+swap search, all without the GIL; twin in :mod:`coalloc.collective._reference.search` (same
+signatures). One interface (``docs/architecture.md``, "Kernel arguments"): every array is a
+C-contiguous typed memoryview (float64 or int64 as annotated), tagged IN (read only; a
+read-only array is accepted), OUT (allocated by the caller, every entry written) or INOUT
+(read, then overwritten); the kernels return scalars only. The caller that converts and
+allocates is :class:`coalloc.collective.core.Kernels`. ``tol``: the family's tolerance
+``tau_i`` per property (zeros: none).
 """
 
-from typing import Optional, Tuple
-
 import numpy as np
-import numpy.typing as npt
+from numpy.typing import NDArray
+
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
 
 def window_max(
-    times: npt.ArrayLike, reserved: npt.ArrayLike, starts: npt.ArrayLike, duration: float
-) -> np.ndarray:
-    """(S, n, m) maxima of ``reserved`` over ``[starts[s], starts[s] + duration)``."""
+    times: F64,  # IN (K,)
+    reserved: F64,  # IN (n, m, K)
+    starts: F64,  # IN (S,)
+    duration: float,  # IN
+    out: F64,  # OUT (S, n, m)
+) -> None:
+    """``out[s, j, i]``: maxima of ``reserved[j, i]`` over ``[starts[s], starts[s] + duration)``."""
+
+def screen(
+    tmax: F64,  # IN (S, n, m)
+    cap: F64,  # IN (n, m)
+    e: F64,  # IN (m,)
+    d: F64,  # IN (m,)
+    count: int,  # IN
+    tol: F64,  # IN (m,)
+    code: I64,  # OUT (S,)
+    elig: I64,  # OUT (S,)
+    prop: I64,  # OUT (S,)
+    value: F64,  # OUT (S,)
+) -> None:
+    """The screens of every start."""
 
 def select_and_swap(
-    avail: npt.ArrayLike,
-    tmax: npt.ArrayLike,
-    cap: npt.ArrayLike,
-    d: npt.ArrayLike,
-    count: int,
-    l1: int,
-    seed: int,
-    tol: Optional[npt.ArrayLike] = ...,
-) -> Tuple[np.ndarray, bool, int]:
-    """(selected rows, admissible, swap attempts)."""
+    avail: F64,  # IN (r, m)
+    tmax: F64,  # IN (r, m)
+    cap: F64,  # IN (r, m)
+    d: F64,  # IN (m,)
+    l1: int,  # IN
+    seed: int,  # IN
+    tol: F64,  # IN (m,)
+    sel: I64,  # OUT (count,)
+) -> tuple[bool, int]:
+    """(admissible, swap attempts); the selected rows in ``sel``."""
 
 def phase5(
-    avail: npt.ArrayLike,
-    tmax: npt.ArrayLike,
-    cap: npt.ArrayLike,
-    d: npt.ArrayLike,
-    sel: npt.ArrayLike,
-    l2: int,
-    seed: int,
-    tol: Optional[npt.ArrayLike] = ...,
-) -> Tuple[np.ndarray, int]:
-    """(selected rows, swaps accepted)."""
+    avail: F64,  # IN (r, m)
+    tmax: F64,  # IN (r, m)
+    cap: F64,  # IN (r, m)
+    d: F64,  # IN (m,)
+    l2: int,  # IN
+    seed: int,  # IN
+    tol: F64,  # IN (m,)
+    sel: I64,  # INOUT (count,)
+) -> int:
+    """Swaps accepted; the improved rows in ``sel``."""
 
 def swap_search(
-    avail: npt.ArrayLike,
-    tmax: npt.ArrayLike,
-    cap: npt.ArrayLike,
-    d: npt.ArrayLike,
-    sel: npt.ArrayLike,
-    max_rounds: int,
-    tol: Optional[npt.ArrayLike] = ...,
-) -> Tuple[np.ndarray, int]:
-    """(selected rows, swaps applied)."""
+    avail: F64,  # IN (r, m)
+    tmax: F64,  # IN (r, m)
+    cap: F64,  # IN (r, m)
+    d: F64,  # IN (m,)
+    max_rounds: int,  # IN
+    tol: F64,  # IN (m,)
+    sel: I64,  # INOUT (count,)
+) -> int:
+    """Swaps applied; the improved rows in ``sel``."""
 
 def scan_screen(
-    times: npt.ArrayLike,
-    reserved: npt.ArrayLike,
-    nodes: npt.ArrayLike,
-    starts: npt.ArrayLike,
-    duration: float,
-    cap: npt.ArrayLike,
-    e: npt.ArrayLike,
-    d: npt.ArrayLike,
-    count: int,
-    first_block: int = ...,
-    max_block: int = ...,
-    tol: Optional[npt.ArrayLike] = ...,
-) -> Tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(stop, code, eligible, prop, value, tmax at starts[stop]): window maxima and screens
-    of the starts in order, up to the first that passes."""
+    times: F64,  # IN (K,)
+    reserved: F64,  # IN (N, m, K)
+    nodes: I64,  # IN (n,)
+    starts: F64,  # IN (S,)
+    duration: float,  # IN
+    cap: F64,  # IN (n, m)
+    e: F64,  # IN (m,)
+    d: F64,  # IN (m,)
+    count: int,  # IN
+    first_block: int,  # IN
+    max_block: int,  # IN
+    tol: F64,  # IN (m,)
+    code: I64,  # OUT (S,)
+    elig: I64,  # OUT (S,)
+    prop: I64,  # OUT (S,)
+    value: F64,  # OUT (S,)
+    tmax: F64,  # OUT (n, m)
+) -> int:
+    """The first start that passes (``S`` if none); screens and window maxima in the OUTs."""
 
 def decrease_starts(
-    times: npt.ArrayLike, reserved: npt.ArrayLike, nodes: npt.ArrayLike, lo: float, hi: float
-) -> np.ndarray:
-    """``lo`` and the breakpoints in ``(lo, hi]`` where a reserved amount of ``nodes`` falls."""
+    times: F64,  # IN (K,)
+    reserved: F64,  # IN (N, m, K)
+    nodes: I64,  # IN (n,)
+    lo: float,  # IN
+    hi: float,  # IN
+    out: F64,  # OUT (K + 1,)
+) -> int:
+    """``c``: ``lo`` and the breakpoints in ``(lo, hi]`` where a reserved amount of ``nodes``
+    falls go to ``out[:c]``."""

@@ -17,17 +17,111 @@ from .result import CoallocationResult
 BACKENDS = ("compiled", "numpy")
 
 
-def kernels(backend: str):
-    """The compiled kernels (``"compiled"``) or their NumPy twins (``"numpy"``)."""
+def kernels(backend: str) -> Kernels:
+    """The compiled kernels (``"compiled"``) or their NumPy twins (``"numpy"``), behind
+    :class:`Kernels` (which converts the inputs and allocates the outputs)."""
     if backend == "compiled":
         from . import _search
 
-        return _search
+        return Kernels(_search)
     if backend == "numpy":
         from ._reference import search
 
-        return search
+        return Kernels(search)
     return kernels(checks.check_backend(backend))
+
+
+def _f64(x) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype=np.float64)
+
+
+def _i64(x) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype=np.int64)
+
+
+class Kernels:
+    """The Python caller of the search kernels (``_search`` or its twin ``_reference.search``).
+
+    The kernels take C-contiguous typed arrays tagged IN (read only), OUT (allocated here,
+    written by the kernel) or INOUT (a fresh copy made here, overwritten), and return
+    scalars only (``docs/architecture.md``, "Kernel arguments"). Each method converts its
+    inputs once, allocates the outputs and returns them; ``tol=None`` means zeros (no
+    tolerance). The kernel is looked up at each call (a test may wrap it).
+
+    Parameters
+    ----------
+    module : module
+        :mod:`coalloc.collective._search` or :mod:`coalloc.collective._reference.search`.
+    """
+
+    def __init__(self, module):
+        self.module = module
+
+    def window_max(self, times, reserved, starts, duration):
+        """The ``(S, n, m)`` window maxima (kernel ``window_max``)."""
+        reserved, starts = _f64(reserved), _f64(starts)
+        out = np.empty((starts.shape[0], reserved.shape[0], reserved.shape[1]))
+        self.module.window_max(_f64(times), reserved, starts, float(duration), out)
+        return out
+
+    @staticmethod
+    def _tol(tol, m):
+        return np.zeros(m) if tol is None else _f64(tol)
+
+    def screen(self, tmax, cap, e, d, count, tol=None):
+        """``(code, eligible, prop, value)`` per start (kernel ``screen``)."""
+        tmax = _f64(tmax)
+        S = tmax.shape[0]
+        outs = (np.empty(S, np.int64), np.empty(S, np.int64), np.empty(S, np.int64),
+                np.empty(S))  # fmt: skip
+        self.module.screen(tmax, _f64(cap), _f64(e), _f64(d), count,
+                           self._tol(tol, tmax.shape[2]), *outs)  # fmt: skip
+        return outs
+
+    def select_and_swap(self, avail, tmax, cap, d, count, l1, seed, tol=None):
+        """``(sel, ok, attempts)``: SelectAndSwap of ``count`` rows (kernel ``select_and_swap``)."""
+        avail = _f64(avail)
+        sel = np.empty(count, dtype=np.int64)
+        ok, attempts = self.module.select_and_swap(
+            avail, _f64(tmax), _f64(cap), _f64(d), l1, seed, self._tol(tol, avail.shape[1]), sel
+        )
+        return sel, ok, attempts
+
+    def phase5(self, avail, tmax, cap, d, sel, l2, seed, tol=None):
+        """``(sel, accepted)``: Phase V from a copy of ``sel`` (kernel ``phase5``)."""
+        avail = _f64(avail)
+        sel = np.array(sel, dtype=np.int64, copy=True).ravel()
+        accepted = self.module.phase5(avail, _f64(tmax), _f64(cap), _f64(d), l2, seed,
+                                      self._tol(tol, avail.shape[1]), sel)  # fmt: skip
+        return sel, accepted
+
+    def swap_search(self, avail, tmax, cap, d, sel, max_rounds, tol=None):
+        """``(sel, rounds)``: the swap search from a copy of ``sel`` (kernel ``swap_search``)."""
+        avail = _f64(avail)
+        sel = np.array(sel, dtype=np.int64, copy=True).ravel()
+        rounds = self.module.swap_search(avail, _f64(tmax), _f64(cap), _f64(d), max_rounds,
+                                         self._tol(tol, avail.shape[1]), sel)  # fmt: skip
+        return sel, rounds
+
+    def scan_screen(self, times, reserved, nodes, starts, duration, cap, e, d, count,
+                    first_block=8, max_block=64, tol=None):  # fmt: skip
+        """``(stop, code, eligible, prop, value, tmax)`` (kernel ``scan_screen``)."""
+        reserved, nodes, starts = _f64(reserved), _i64(nodes), _f64(starts)
+        S, n, m = starts.shape[0], nodes.shape[0], reserved.shape[1]
+        outs = (np.empty(S, np.int64), np.empty(S, np.int64), np.empty(S, np.int64),
+                np.empty(S), np.empty((n, m)))  # fmt: skip
+        stop = self.module.scan_screen(
+            _f64(times), reserved, nodes, starts, float(duration), _f64(cap), _f64(e), _f64(d),
+            count, first_block, max_block, self._tol(tol, m), *outs)  # fmt: skip
+        return (stop, *outs)
+
+    def decrease_starts(self, times, reserved, nodes, lo, hi):
+        """The candidate starts, ascending (kernel ``decrease_starts``)."""
+        times = _f64(times)
+        out = np.empty(times.shape[0] + 1)
+        c = self.module.decrease_starts(times, _f64(reserved), _i64(nodes), float(lo),
+                                        float(hi), out)  # fmt: skip
+        return out[:c].copy()
 
 
 def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:

@@ -1,5 +1,7 @@
 """Type stubs for the compiled module ``coalloc.ctaap._softassign``."""
 
+from typing import TypedDict
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -31,28 +33,35 @@ def sinkhorn(
     max_iter: int,
     tol: float,
 ) -> int: ...
+
+class GraduatedPlan(TypedDict):
+    """The step-1 kernel's scalars (all IN), the fields of ``coalloc_ga_plan`` in
+    ``src/_core/include/coalloc/ctaap/softassign_plan.h``."""
+
+    symmetric: bool
+    f_ok: float
+    f_bad: float
+    q_scale: float
+    beta0: float
+    beta_f: float
+    beta_r: float
+    max_outer: int
+    max_inner: int
+    tol_outer: float
+    tol_inner: float
+
 def graduated_assignment(
-    indptr: NDArray[np.int64],
-    indices: NDArray[np.int64],
-    rank: NDArray[np.int32],
-    order: NDArray[np.int32],
-    t_indptr: NDArray[np.int64],
-    t_indices: NDArray[np.int64],
-    t_rank: NDArray[np.int32],
-    t_order: NDArray[np.int32],
-    symmetric: bool,
-    compat: NDArray[np.uint8],
-    capacity: NDArray[np.int64],
-    X: NDArray[np.float64],
-    f_ok: float,
-    f_bad: float,
-    q_scale: float,
-    beta0: float,
-    beta_f: float,
-    beta_r: float,
-    max_outer: int,
-    max_inner: int,
-    tol_outer: float,
-    tol_inner: float,
+    indptr: NDArray[np.int64],  # IN
+    indices: NDArray[np.int64],  # IN
+    rank: NDArray[np.int32],  # IN
+    order: NDArray[np.int32],  # IN
+    t_indptr: NDArray[np.int64],  # IN
+    t_indices: NDArray[np.int64],  # IN
+    t_rank: NDArray[np.int32],  # IN
+    t_order: NDArray[np.int32],  # IN
+    compat: NDArray[np.uint8],  # IN
+    capacity: NDArray[np.int64],  # IN
+    X: NDArray[np.float64],  # INOUT
+    plan: GraduatedPlan,  # IN
 ) -> tuple[int, int, int]: ...
 def _simd_level(level: int | None = None) -> int: ...

@@ -280,13 +280,15 @@ def solve_ctaap(
         t_rank, t_order = kernels.edge_ranks(
             BT.indptr, BT.indices, BT.data, np.ascontiguousarray(bhat.T)
         )
+    plan = {  # the step-1 kernel's scalars (coalloc/ctaap/softassign_plan.h)
+        "symmetric": bool(symmetric), "f_ok": f_ok, "f_bad": f_bad, "q_scale": scale,
+        "beta0": params["beta0"], "beta_f": params["beta_f"], "beta_r": params["beta_r"],
+        "max_outer": int(max_outer), "max_inner": int(max_inner),
+        "tol_outer": params["tol_outer"], "tol_inner": params["tol_inner"],
+    }  # fmt: skip
     beta_steps, q_evals, sinkhorn_iters = kernels.graduated_assignment(
-        B.indptr, B.indices, rank, order,
-        BT.indptr, BT.indices, t_rank, t_order,
-        symmetric, compat.view(np.uint8), offer.capacity, X,
-        f_ok, f_bad, scale,
-        params["beta0"], params["beta_f"], params["beta_r"],
-        int(max_outer), int(max_inner), params["tol_outer"], params["tol_inner"],
+        B.indptr, B.indices, rank, order, BT.indptr, BT.indices, t_rank, t_order,
+        compat.view(np.uint8), offer.capacity, X, plan,
     )  # fmt: skip
     weights = np.ascontiguousarray(X[:n, :m])
     t_step1 = time.perf_counter()
@@ -414,7 +416,7 @@ class _NumPy:
     def graduated_assignment(*args):
         from ._reference.softassign import graduated_assignment_reference
 
-        X = args[11]
+        X = args[10]
         out_X, *counters = graduated_assignment_reference(*args)
         X[...] = out_X
         return tuple(counters)

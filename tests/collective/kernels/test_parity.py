@@ -7,6 +7,16 @@ from hypothesis import strategies as st
 
 from coalloc.collective import _search as C
 from coalloc.collective._reference import search as R
+from coalloc.collective.core import Kernels
+
+
+def call(fn, *args, **kwargs):
+    """Call a kernel (or its twin) as the methods do: through the caller
+    :class:`~coalloc.collective.core.Kernels`, which converts the IN arrays and allocates
+    the OUT ones, and return what it returns."""
+    module = C if getattr(C, fn.__name__, None) is fn else R
+    assert getattr(module, fn.__name__) is fn
+    return getattr(Kernels(module), fn.__name__)(*args, **kwargs)
 
 
 def random_rows(rng, r, m, ties=False):
@@ -28,8 +38,8 @@ def test_window_max_parity(seed):
     res = rng.random((n, m, k)) * (rng.random((n, m, k)) < 0.7)
     starts = np.sort(rng.choice(np.concatenate([times, rng.uniform(0, times[-1] + 500, 5)]), 6))
     dur = float(rng.choice([50.0, 100.0, 250.0, 1000.0]))
-    a = C.window_max(times, res, starts, dur)
-    b = R.window_max(times, res, starts, dur)
+    a = call(C.window_max, times, res, starts, dur)
+    b = call(R.window_max, times, res, starts, dur)
     assert np.array_equal(a, b)
     # referee: direct definition on a fine sample of the window
     for s, t in enumerate(starts):
@@ -45,8 +55,8 @@ def test_select_and_swap_parity(case):
     a, t, p = random_rows(rng, r, m, ties=case % 3 == 0)
     d = count * a.mean(axis=0) * rng.uniform(0.5, 1.6, m)
     seed = int(rng.integers(0, 2**63))
-    s1, ok1, c1 = C.select_and_swap(a, t, p, d, count, 7, seed)
-    s2, ok2, c2 = R.select_and_swap(a, t, p, d, count, 7, seed)
+    s1, ok1, c1 = call(C.select_and_swap, a, t, p, d, count, 7, seed)
+    s2, ok2, c2 = call(R.select_and_swap, a, t, p, d, count, 7, seed)
     assert np.array_equal(s1, s2) and ok1 == ok2 and c1 == c2
     assert len(set(s1.tolist())) == count
     assert ok1 == bool(np.all(a[s1].sum(axis=0) >= d))
@@ -61,8 +71,8 @@ def test_phase5_parity_and_monotone(case):
     sel = rng.permutation(r)[:count]
     d = a[sel].sum(axis=0) * rng.uniform(0.5, 1.0, m)
     seed = int(rng.integers(0, 2**63))
-    s1, n1 = C.phase5(a, t, p, d, sel, 10, seed)
-    s2, n2 = R.phase5(a, t, p, d, sel, 10, seed)
+    s1, n1 = call(C.phase5, a, t, p, d, sel, 10, seed)
+    s2, n2 = call(R.phase5, a, t, p, d, sel, 10, seed)
     assert np.array_equal(s1, s2) and n1 == n2
     assert np.all(a[s1].sum(axis=0) >= d)
 
@@ -80,8 +90,8 @@ def test_swap_search_parity(case):
     a, t, p = random_rows(rng, r, m, ties=case % 5 == 0)
     d = count * a.mean(axis=0) * rng.uniform(0.5, 1.3, m) + 1e-3
     sel = rng.permutation(r)[:count]
-    s1, k1 = C.swap_search(a, t, p, d, sel, 1000)
-    s2, k2 = R.swap_search(a, t, p, d, sel, 1000)
+    s1, k1 = call(C.swap_search, a, t, p, d, sel, 1000)
+    s2, k2 = call(R.swap_search, a, t, p, d, sel, 1000)
     assert np.array_equal(s1, s2) and k1 == k2
     assert len(set(s1.tolist())) == count
 
@@ -90,19 +100,21 @@ def test_xoshiro_twin_matches_known_stream():
     # the kernel and twin must draw the same stream: a selection with all ties is decided by it
     a = np.ones((10, 1))
     for seed in range(5):
-        s1, _, _ = C.select_and_swap(a, 0 * a, a, np.array([1.0]), 3, 7, seed)
-        s2, _, _ = R.select_and_swap(a, 0 * a, a, np.array([1.0]), 3, 7, seed)
+        s1, _, _ = call(C.select_and_swap, a, 0 * a, a, np.array([1.0]), 3, 7, seed)
+        s2, _, _ = call(R.select_and_swap, a, 0 * a, a, np.array([1.0]), 3, 7, seed)
         assert np.array_equal(s1, s2)
-    draws = {tuple(C.select_and_swap(a, 0 * a, a, np.array([1.0]), 3, 7, s)[0]) for s in range(8)}
+    draws = {
+        tuple(call(C.select_and_swap, a, 0 * a, a, np.array([1.0]), 3, 7, s)[0]) for s in range(8)
+    }
     assert len(draws) > 1  # the seed matters
 
 
 def test_kernels_reject_bad_sizes():
     a = np.ones((3, 2))
     with pytest.raises(ValueError):
-        C.select_and_swap(a, a, a, np.ones(2), 4, 7, 0)
+        call(C.select_and_swap, a, a, a, np.ones(2), 4, 7, 0)
     with pytest.raises(ValueError):
-        C.swap_search(a, a, a, np.ones(2), np.arange(4), 10)
+        call(C.swap_search, a, a, a, np.ones(2), np.arange(4), 10)
 
 
 @pytest.mark.parametrize("case", range(40))
@@ -116,8 +128,8 @@ def test_screen_parity_and_referee(case):
     e = rng.uniform(0, 3, m)
     count = int(rng.integers(1, n + 1))
     d = count * e + rng.uniform(0, 8, m) * count
-    got = C.screen(tmax, cap, e, d, count)
-    ref = R.screen(tmax, cap, e, d, count)
+    got = call(C.screen, tmax, cap, e, d, count)
+    ref = call(R.screen, tmax, cap, e, d, count)
     for x, y in zip(got, ref):
         assert np.array_equal(x, y)
     code, elig = got[0], got[1]
@@ -137,11 +149,11 @@ def test_window_max_unsorted_starts_same_values():
     times = np.arange(20) * 60.0
     res = rng.random((4, 2, 20))
     starts = rng.uniform(0, 1300, 15)
-    a = C.window_max(times, res, starts, 200.0)
+    a = call(C.window_max, times, res, starts, 200.0)
     order = np.argsort(starts)
-    b = C.window_max(times, res, starts[order], 200.0)
+    b = call(C.window_max, times, res, starts[order], 200.0)
     assert np.array_equal(a[order], b)
-    assert np.array_equal(a, R.window_max(times, res, starts, 200.0))
+    assert np.array_equal(a, call(R.window_max, times, res, starts, 200.0))
 
 
 @settings(max_examples=60, deadline=None)
@@ -164,14 +176,14 @@ def test_scan_screen_parity_and_referee(seed):
     fb = int(rng.integers(1, 4))
     mb = fb + int(rng.integers(0, 5))
     args = (times, res, nodes, starts, dur, cap[nodes], e, d, count, fb, mb)
-    got = C.scan_screen(*args)
-    ref = R.scan_screen(*args)
+    got = call(C.scan_screen, *args)
+    ref = call(R.scan_screen, *args)
     assert got[0] == ref[0]
     for x, y in zip(got[1:], ref[1:]):
         assert np.array_equal(x, y)
     # referee: window_max then screen of every start; stop = the first start that passes
-    tm = C.window_max(times, res[nodes], starts, dur)
-    code, elig, prop, val = C.screen(tm, cap[nodes], e, d, count)
+    tm = call(C.window_max, times, res[nodes], starts, dur)
+    code, elig, prop, val = call(C.screen, tm, cap[nodes], e, d, count)
     passing = np.flatnonzero(code == 0)
     stop = int(passing[0]) if passing.size else starts.size
     assert got[0] == stop
@@ -188,13 +200,13 @@ def test_scan_screen_rejects_bad_arguments():
     times, res = np.arange(3) * 10.0, np.zeros((2, 1, 3))
     ok = (times, res, np.arange(2), np.zeros(1), 5.0, np.ones((2, 1)), np.ones(1), np.ones(1), 1)
     for kern in (C.scan_screen, R.scan_screen):
-        assert kern(*ok)[0] == 0
+        assert call(kern, *ok)[0] == 0
         with pytest.raises(ValueError):
-            kern(*ok[:2], np.array([0, 2]), *ok[3:])
+            call(kern, *ok[:2], np.array([0, 2]), *ok[3:])
         with pytest.raises(ValueError):
-            kern(*ok[:5], np.ones((3, 1)), *ok[6:])
+            call(kern, *ok[:5], np.ones((3, 1)), *ok[6:])
         with pytest.raises(ValueError):
-            kern(*ok, 2, 1)
+            call(kern, *ok, 2, 1)
 
 
 @pytest.mark.parametrize("case", range(30))
@@ -211,8 +223,8 @@ def test_decrease_starts_parity_and_referee(case):
     nodes = np.sort(rng.choice(N, int(rng.integers(0, N + 1)), replace=False))
     lo = float(rng.uniform(0, times[-1] + 50))
     hi = lo + float(rng.uniform(0, times[-1]))
-    got = C.decrease_starts(pool.times, pool.reserved, nodes, lo, hi)
-    assert np.array_equal(got, R.decrease_starts(pool.times, pool.reserved, nodes, lo, hi))
+    got = call(C.decrease_starts, pool.times, pool.reserved, nodes, lo, hi)
+    assert np.array_equal(got, call(R.decrease_starts, pool.times, pool.reserved, nodes, lo, hi))
     assert np.array_equal(got, decrease_starts(pool, nodes, lo, hi))  # referee: the helper
 
 
@@ -238,8 +250,8 @@ def test_screen_parity_over_many_starts(case):
                      for s in range(S)])  # fmt: skip
     d = tops.min(axis=0)  # every property passes at every start ...
     d[0] = np.median(tops[:, 0])  # ... but the first, at about half of them
-    got = C.screen(tmax, cap, e, d, count)
-    ref = R.screen(tmax, cap, e, d, count)
+    got = call(C.screen, tmax, cap, e, d, count)
+    ref = call(R.screen, tmax, cap, e, d, count)
     for x, y in zip(got, ref):
         assert np.array_equal(x, y)
     code, prop, val = got[0], got[2], got[3]
@@ -260,8 +272,8 @@ def test_screen_total_decided_by_the_ordered_sum():
     for x in sorted(a, reverse=True):
         total = total + x
     for d in (total, np.nextafter(total, 2.0), np.nextafter(total, 0.0)):
-        got = C.screen(tmax, cap, e, np.array([d]), a.size)
-        ref = R.screen(tmax, cap, e, np.array([d]), a.size)
+        got = call(C.screen, tmax, cap, e, np.array([d]), a.size)
+        ref = call(R.screen, tmax, cap, e, np.array([d]), a.size)
         for x, y in zip(got, ref):
             assert np.array_equal(x, y)
         assert (got[0][0] == 0) == (total >= d)
@@ -277,8 +289,76 @@ def test_window_max_wide_windows_parity(case):
     res = rng.random((3, 2, k))
     starts = np.sort(np.concatenate([[0.0], rng.uniform(0, times[-1], 24)]))
     dur = float(rng.uniform(30, times[-1] / 2))
-    a = C.window_max(times, res, starts, dur)
-    assert np.array_equal(a, R.window_max(times, res, starts, dur))
+    a = call(C.window_max, times, res, starts, dur)
+    assert np.array_equal(a, call(R.window_max, times, res, starts, dur))
     for s, t in enumerate(starts):  # referee: the definition
         ks = [q for q in range(k) if times[q] < t + dur and (q + 1 == k or times[q + 1] > t)]
         assert np.array_equal(a[s], res[:, :, ks].max(axis=2))
+
+
+def _readonly(*arrays):
+    out = []
+    for x in arrays:
+        x = np.array(x)
+        x.setflags(write=False)
+        out.append(x)
+    return out
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_raw_interface_in_out(case):
+    """The kernels' own interface (IN read-only arrays, caller-allocated OUT arrays, INOUT
+    sel): the compiled kernel and its twin write every entry of a poisoned OUT buffer with
+    equal values, leave IN arrays untouched, and refuse an OUT buffer of the wrong shape."""
+    rng = np.random.default_rng(500 + case)
+    n, m, k, S = int(rng.integers(1, 6)), int(rng.integers(1, 4)), int(rng.integers(2, 10)), 5
+    times, res, starts = _readonly(
+        np.concatenate([[0.0], np.cumsum(rng.integers(1, 5, k - 1) * 100.0)]),
+        rng.random((n, m, k)) * (rng.random((n, m, k)) < 0.7),
+        np.sort(rng.uniform(0, 900, S)),
+    )
+    before = [x.copy() for x in (times, res, starts)]
+    outs = []
+    for mod in (C, R):
+        out = np.full((S, n, m), np.nan)
+        assert mod.window_max(times, res, starts, 150.0, out) is None
+        outs.append(out)
+        with pytest.raises(ValueError):
+            mod.window_max(times, res, starts, 150.0, np.empty((S + 1, n, m)))
+    assert not np.isnan(outs[0]).any() and np.array_equal(outs[0], outs[1])
+    tm = outs[0]
+    cap, e, d, tol = _readonly(1.0 + 0.5 * rng.random((n, m)), 0.1 * rng.random(m),
+                               n * 0.3 * rng.random(m), np.zeros(m))  # fmt: skip
+    nodes = _readonly(np.arange(n, dtype=np.int64))[0]
+    got = []
+    for mod in (C, R):
+        bufs = [np.full(S, -7, np.int64), np.full(S, -7, np.int64), np.full(S, -7, np.int64),
+                np.full(S, np.nan)]  # fmt: skip
+        assert mod.screen(tm, cap, e, d, 1, tol, *bufs) is None
+        tout = np.full((n, m), np.nan)
+        sbufs = [np.full(S, -7, np.int64), np.full(S, -7, np.int64), np.full(S, -7, np.int64),
+                 np.full(S, np.nan), tout]  # fmt: skip
+        stop = mod.scan_screen(times, res, nodes, starts, 150.0, cap, e, d, 1, 2, 4, tol, *sbufs)
+        starts_out = np.full(k + 1, np.nan)
+        c = mod.decrease_starts(times, res, nodes, 0.0, 1e9, starts_out)
+        got.append((bufs, stop, sbufs, starts_out[:c]))
+        with pytest.raises(ValueError):
+            mod.screen(tm, cap, e, d, 1, tol, *bufs[:3], np.empty(S + 1))
+        with pytest.raises(ValueError):
+            mod.decrease_starts(times, res, nodes, 0.0, 1e9, np.empty(k))
+    (b1, s1, sb1, st1), (b2, s2, sb2, st2) = got
+    assert s1 == s2 and np.array_equal(st1, st2)
+    for x, y in zip(b1 + sb1, b2 + sb2, strict=True):
+        assert not (x == -7).any() and not np.isnan(x).any() and np.array_equal(x, y)
+    assert all(np.array_equal(a, b) for a, b in zip(before, (times, res, starts), strict=True))
+    # sel: OUT of select_and_swap, INOUT of phase5 and swap_search
+    a, t, p = _readonly(*random_rows(rng, 8, 2))
+    d2, tol2 = _readonly(3 * a.mean(axis=0), np.zeros(2))
+    sels = []
+    for mod in (C, R):
+        sel = np.full(3, -1, np.int64)
+        ok, att = mod.select_and_swap(a, t, p, d2, 7, 11, tol2, sel)
+        acc = mod.phase5(a, t, p, d2, 4, 12, tol2, sel)
+        rounds = mod.swap_search(a, t, p, d2, 50, tol2, sel)
+        sels.append((sel.tolist(), ok, att, acc, rounds))
+    assert sels[0] == sels[1] and len(set(sels[0][0])) == 3 and min(sels[0][0]) >= 0

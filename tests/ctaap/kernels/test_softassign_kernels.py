@@ -343,7 +343,7 @@ def test_sinkhorn_leaves_zero_rows():
 # ------------------------------------------------------------------ graduated_assignment
 
 
-def _ga_args(p, symmetric):
+def _ga_args(p):
     return (
         p["indptr"],
         p["indices"],
@@ -353,10 +353,18 @@ def _ga_args(p, symmetric):
         p["t_indices"],
         p["t_rank"],
         p["t_order"],
-        symmetric,
         p["compat"],
         p["capacity"],
     )
+
+
+_PLAN_FIELDS = ("f_ok", "f_bad", "q_scale", "beta0", "beta_f", "beta_r", "max_outer",
+                "max_inner", "tol_outer", "tol_inner")  # fmt: skip
+
+
+def _plan(symmetric, consts):
+    """The step-1 plan (coalloc/ctaap/softassign_plan.h) from the ten scalars in order."""
+    return {"symmetric": symmetric, **dict(zip(_PLAN_FIELDS, consts, strict=True))}
 
 
 def test_graduated_assignment_matches_twin_fixed_iterations():
@@ -368,8 +376,8 @@ def test_graduated_assignment_matches_twin_fixed_iterations():
         X0 = 1.0 + 1e-3 * rng.random((n + 1, m + 1))
         consts = (f_ok, f_bad, q_scale, 0.5, 10.0, 1.5, 2, 5, 0.0, 0.0)
         X = X0.copy()
-        counters = graduated_assignment(*_ga_args(p, symmetric), X, *consts)
-        X_ref, *c_ref = graduated_assignment_reference(*_ga_args(p, symmetric), X0, *consts)
+        counters = graduated_assignment(*_ga_args(p), X, _plan(symmetric, consts))
+        X_ref, *c_ref = graduated_assignment_reference(*_ga_args(p), X0, _plan(symmetric, consts))
         steps = len([b for b in 0.5 * 1.5 ** np.arange(20) if b <= 10.0 * (1 + 1e-12)])
         assert counters == tuple(c_ref) == (steps, 2 * steps, 10 * steps)
         np.testing.assert_allclose(X, X_ref, rtol=1e-6, atol=1e-9)
@@ -382,8 +390,8 @@ def test_graduated_assignment_default_constants():
         X0 = 1.0 + 1e-3 * rng.random((n + 1, m + 1))
         consts = (1.0, 0.0, float(n * m), 0.5, 10.0, 1.075, 4, 30, 1e-4, 1e-4)
         X = X0.copy()
-        counters = graduated_assignment(*_ga_args(p, symmetric), X, *consts)
-        X_ref, *c_ref = graduated_assignment_reference(*_ga_args(p, symmetric), X0, *consts)
+        counters = graduated_assignment(*_ga_args(p), X, _plan(symmetric, consts))
+        X_ref, *c_ref = graduated_assignment_reference(*_ga_args(p), X0, _plan(symmetric, consts))
         assert counters == tuple(c_ref)
         assert counters[0] == 42  # 0.5 * 1.075**41 <= 10 < 0.5 * 1.075**42
         np.testing.assert_allclose(X, X_ref, rtol=1e-6, atol=1e-9)
@@ -397,8 +405,8 @@ def test_graduated_assignment_symmetric_equals_explicit_in_pass():
     X0 = 1.0 + 1e-3 * rng.random((21, 5))
     consts = (1.0, -0.5, 80.0, 0.5, 10.0, 1.2, 3, 10, 1e-4, 1e-4)
     X1, X2 = X0.copy(), X0.copy()
-    graduated_assignment(*_ga_args(p, True), X1, *consts)
-    graduated_assignment(*_ga_args(p, False), X2, *consts)
+    graduated_assignment(*_ga_args(p), X1, _plan(True, consts))
+    graduated_assignment(*_ga_args(p), X2, _plan(False, consts))
     np.testing.assert_allclose(X1, X2, rtol=1e-9, atol=1e-12)
 
 
@@ -422,20 +430,10 @@ def test_graduated_assignment_huge_q_stays_finite():
         indices,
         rank,
         order,
-        True,
         compat,
         capacity,
         X,
-        1e4,
-        -1e4,
-        1.0,
-        0.5,
-        10.0,
-        1.075,
-        4,
-        30,
-        1e-4,
-        1e-4,
+        _plan(True, (1e4, -1e4, 1.0, 0.5, 10.0, 1.075, 4, 30, 1e-4, 1e-4)),
     )
     assert np.all(np.isfinite(X))
     assert X.min() >= 0.0 and X[:n].max() <= 1.0
@@ -451,8 +449,8 @@ def test_graduated_assignment_mixed_summation_paths():
     X0 = 1.0 + 1e-3 * rng.random((n + 1, m + 1))
     consts = (0.0, -1.0, float(n * m), 0.5, 10.0, 1.5, 2, 5, 0.0, 0.0)
     X = X0.copy()
-    counters = graduated_assignment(*_ga_args(p, False), X, *consts)
-    X_ref, *c_ref = graduated_assignment_reference(*_ga_args(p, False), X0, *consts)
+    counters = graduated_assignment(*_ga_args(p), X, _plan(False, consts))
+    X_ref, *c_ref = graduated_assignment_reference(*_ga_args(p), X0, _plan(False, consts))
     assert counters == tuple(c_ref)
     np.testing.assert_allclose(X, X_ref, rtol=1e-6, atol=1e-9)
 
@@ -463,7 +461,9 @@ def test_graduated_assignment_rejects_endless_schedule():
     for beta0, beta_r in ((0.5, 1.0), (0.0, 1.1), (-1.0, 1.1)):
         with pytest.raises(ValueError):
             graduated_assignment(
-                *_ga_args(p, True), X, 1.0, 0.0, 1.0, beta0, 10.0, beta_r, 4, 30, 1e-4, 1e-4
+                *_ga_args(p),
+                X,
+                _plan(True, (1.0, 0.0, 1.0, beta0, 10.0, beta_r, 4, 30, 1e-4, 1e-4)),
             )
 
 
@@ -498,20 +498,10 @@ def test_empty_problem():
         indices,
         rank,
         order,
-        False,
         np.zeros((0, m), dtype=np.uint8),
         cap,
         X,
-        1.0,
-        0.0,
-        1.0,
-        0.5,
-        10.0,
-        1.075,
-        4,
-        30,
-        1e-4,
-        1e-4,
+        _plan(False, (1.0, 0.0, 1.0, 0.5, 10.0, 1.075, 4, 30, 1e-4, 1e-4)),
     )
     X_ref, *c_ref = graduated_assignment_reference(
         indptr,
@@ -522,20 +512,10 @@ def test_empty_problem():
         indices,
         rank,
         order,
-        False,
         np.zeros((0, m), dtype=np.uint8),
         cap,
         np.ones((1, m + 1)),
-        1.0,
-        0.0,
-        1.0,
-        0.5,
-        10.0,
-        1.075,
-        4,
-        30,
-        1e-4,
-        1e-4,
+        _plan(False, (1.0, 0.0, 1.0, 0.5, 10.0, 1.075, 4, 30, 1e-4, 1e-4)),
     )
     assert counters == tuple(c_ref)
     np.testing.assert_array_equal(X, X_ref)
@@ -550,3 +530,16 @@ def test_tasks_without_edges():
     Q = np.full((n, m), np.nan)
     compute_q(indptr, indices, rank, order, rng.random((n + 1, m + 1)), 1.0, -1.0, Q)
     assert np.all(Q == 0)
+
+
+def test_graduated_assignment_plan_needs_every_field():
+    # the plan is converted to the C struct field by field: a missing scalar is refused by
+    # name by the kernel and by its twin, instead of being read as garbage
+    p = _problem(np.random.default_rng(1), 3, 2, 1.0, True, True)
+    full = _plan(True, (1.0, 0.0, 1.0, 0.5, 10.0, 1.075, 4, 30, 1e-4, 1e-4))
+    for field in full:
+        plan = {k: v for k, v in full.items() if k != field}
+        with pytest.raises((TypeError, ValueError, KeyError), match=field):
+            graduated_assignment(*_ga_args(p), np.ones((4, 3)), plan)
+        with pytest.raises(KeyError, match=field):
+            graduated_assignment_reference(*_ga_args(p), np.ones((4, 3)), plan)

@@ -12,10 +12,14 @@ Same signatures and the same arithmetic, in the same order, as
 * :func:`swap_search`: the deterministic best-improvement swap search of the default method
   (first repair the totals, then maximise the utilisation factor).
 
+Same interface as the kernels (``docs/architecture.md``, "Kernel arguments"): arguments
+tagged IN are read only, OUT arrays are allocated by the caller and written, INOUT arrays are
+read and overwritten; the functions return scalars only.
+
 Column sums are kept incrementally: ``s_i <- (s_i - x[out, i]) + x[in, i]`` for a swap.
 
 The family's tolerance rule (:data:`coalloc.collective.model.TOLERANCE`): every function that
-compares amounts takes ``tol`` (``tau_i`` per property; None: zeros); an amount meets a
+compares amounts takes ``tol`` (``tau_i`` per property; zeros: none); an amount meets a
 minimum ``e_i`` when ``a >= e_i - tau_i``, ``count`` amounts meet a total ``d_i`` when their
 sum is ``>= d_i - count tau_i``. The utilisation factor takes 1 for a property the set has
 none of (``0/0``: nothing needed, nothing wasted), so no NaN reaches a comparison.
@@ -32,37 +36,36 @@ __all__ = ["Xoshiro256", "window_max", "screen", "scan_screen", "select_and_swap
            "swap_search", "decrease_starts"]  # fmt: skip
 
 
-def window_max(times, reserved, starts, duration):
+def window_max(times, reserved, starts, duration, out):
     """``out[s, j, i]``: maximum of ``reserved[j, i]`` over ``[starts[s], starts[s] + duration)``.
 
     Parameters
     ----------
     times : ndarray, shape (K,)
-        Sorted breakpoints, ``times[0] <= min(starts)``.
+        IN: sorted breakpoints, ``times[0] <= min(starts)``.
     reserved : ndarray, shape (n, m, K)
+        IN.
     starts : ndarray, shape (S,)
+        IN.
     duration : float (> 0)
-
-    Returns
-    -------
-    ndarray, shape (S, n, m)
+        IN.
+    out : ndarray of float64, shape (S, n, m)
+        OUT: the maxima.
     """
     times = np.asarray(times, dtype=np.float64)
     reserved = np.asarray(reserved, dtype=np.float64)
     starts = np.asarray(starts, dtype=np.float64)
     n, m, _ = reserved.shape
-    out = np.empty((starts.shape[0], n, m))
+    if out.shape != (starts.shape[0], n, m):
+        raise ValueError("out must be (len(starts), n, m)")
     for s, t in enumerate(starts):
         interrupt.check()  # the compiled kernel's poll (twin)
         k0 = int(np.searchsorted(times, t, side="right")) - 1
         k1 = int(np.searchsorted(times, t + duration, side="left"))
         out[s] = reserved[:, :, k0 : max(k1, k0 + 1)].max(axis=2)
-    return out
 
 
 def _tol(tol, m):
-    if tol is None:
-        return np.zeros(m)
     arr = np.asarray(tol, dtype=np.float64)
     if arr.shape != (m,):
         raise ValueError("tol must have one value per property")
@@ -71,12 +74,15 @@ def _tol(tol, m):
 
 def _dlo(d, tol, count):
     d = np.asarray(d, dtype=np.float64)
-    if tol is None:
-        return d
     return d - float(count) * _tol(tol, d.shape[0])
 
 
-def screen(tmax, cap, e, d, count, tol=None):
+def _outs(S, *arrays):
+    if any(a.shape != (S,) for a in arrays):
+        raise ValueError("code, eligible, prop and value must have one entry per start")
+
+
+def screen(tmax, cap, e, d, count, tol, code, elig, prop, value):
     """The quick tests of every start (twin of the kernel's ``screen``).
 
     For each start ``s`` (``tmax[s]`` the window maxima, ``a = cap - tmax[s]``): the nodes
@@ -87,19 +93,29 @@ def screen(tmax, cap, e, d, count, tol=None):
     misses ``d_i``, ``code[s] = 2`` with the property of the largest relative shortfall
     (the first on ties) and its sum in ``value[s]``; else ``code[s] = 0``.
 
-    Returns
-    -------
-    code, eligible, prop : ndarray of int64, shape (S,)
+    Parameters
+    ----------
+    tmax : ndarray, shape (S, n, m)
+        IN: window maxima per start.
+    cap : ndarray, shape (n, m)
+        IN: capacities.
+    e, d : ndarray, shape (m,)
+        IN: minimums and totals.
+    count : int
+        IN: ``N``.
+    tol : ndarray, shape (m,)
+        IN: the tolerance ``tau_i`` (zeros: none).
+    code, elig, prop : ndarray of int64, shape (S,)
+        OUT: the screen's code, eligible count and property per start.
     value : ndarray of float64, shape (S,)
+        OUT.
     """
     tmax = np.asarray(tmax, dtype=np.float64)
     cap = np.asarray(cap, dtype=np.float64)
     S, n, m = tmax.shape
     tl = _tol(tol, m)
-    code = np.zeros(S, dtype=np.int64)
-    elig = np.zeros(S, dtype=np.int64)
-    prop = np.full(S, -1, dtype=np.int64)
-    value = np.zeros(S)
+    _outs(S, code, elig, prop, value)
+    code[:], elig[:], prop[:], value[:] = 0, 0, -1, 0.0
     for s in range(S):
         interrupt.check()  # the compiled kernel's poll (twin)
         meet = [0] * m
@@ -132,7 +148,6 @@ def screen(tmax, cap, e, d, count, tol=None):
                     value[s] = tot
         if bi >= 0:
             code[s], prop[s] = 2, bi
-    return code, elig, prop, value
 
 
 def _sums(x, rows):
@@ -144,26 +159,27 @@ def _sums(x, rows):
     return s
 
 
-def select_and_swap(avail, tmax, cap, d, count, l1, seed, tol=None):
+def select_and_swap(avail, tmax, cap, d, l1, seed, tol, sel):
     """SelectAndSwap of Phase IV over the available resources (rows of ``avail``).
 
     Parameters
     ----------
     avail, tmax, cap : ndarray, shape (r, m)
-        ``a_ij^t``, ``T_ij^t`` and ``p_ij`` of the available resources ``R_a``.
+        IN: ``a_ij^t``, ``T_ij^t`` and ``p_ij`` of the available resources ``R_a``.
     d : ndarray, shape (m,)
-        Totals ``d_i``.
-    count : int
-        ``N`` (``r >= N``).
+        IN: totals ``d_i``.
     l1 : int
-        ``L_1``: at most ``N L_1`` swap attempts.
+        IN: ``L_1``: at most ``N L_1`` swap attempts.
     seed : int
-        64-bit seed of the xoshiro256** stream.
+        IN: 64-bit seed of the xoshiro256** stream.
+    tol : ndarray, shape (m,)
+        IN: the tolerance ``tau_i`` (zeros: none).
+    sel : ndarray of int64, shape (N,)
+        OUT: rows of the selected set ``R_s`` (in selection order); ``N = len(sel)``,
+        ``1 <= N <= r``.
 
     Returns
     -------
-    sel : ndarray of int64, shape (N,)
-        Rows of the selected set ``R_s`` (in selection order).
     ok : bool
         Whether every total is met (``sum a_ij >= d_i``).
     attempts : int
@@ -174,6 +190,10 @@ def select_and_swap(avail, tmax, cap, d, count, l1, seed, tol=None):
     cap = np.asarray(cap, dtype=np.float64)
     d = np.asarray(d, dtype=np.float64)
     r, m = avail.shape
+    count = sel.shape[0]
+    if count < 1 or count > r or m < 1:
+        raise ValueError("select_and_swap needs 1 <= len(sel) <= rows and at least one property")
+    out_sel = sel
     dl = _dlo(d, tol, count)
     rng = Xoshiro256(seed)
     in_a = [True] * r
@@ -223,7 +243,8 @@ def select_and_swap(avail, tmax, cap, d, count, l1, seed, tol=None):
             if not (k < count and c <= limit and not canswap):
                 break
     ok = all(sa[i] >= dl[i] for i in range(m))
-    return np.array(sel, dtype=np.int64), bool(ok), c - 1
+    out_sel[:] = sel
+    return bool(ok), c - 1
 
 
 def _factor(d, st, sp):
@@ -234,23 +255,27 @@ def _factor(d, st, sp):
     return u
 
 
-def phase5(avail, tmax, cap, d, sel, l2, seed, tol=None):
+def phase5(avail, tmax, cap, d, l2, seed, tol, sel):
     """Phase V: ``N L_2`` random swaps between ``R_s`` and ``R_a``, kept when admissible and
     the estimated utilisation factor does not decrease.
 
     Parameters
     ----------
     avail, tmax, cap : ndarray, shape (r, m)
-        All available resources (``R_s`` and ``R_a``).
+        IN: all available resources (``R_s`` and ``R_a``).
     d : ndarray, shape (m,)
-    sel : ndarray of int64, shape (N,)
-        The admissible set from Phase IV (rows).
+        IN.
     l2 : int
+        IN.
     seed : int
+        IN.
+    tol : ndarray, shape (m,)
+        IN: the tolerance ``tau_i`` (zeros: none).
+    sel : ndarray of int64, shape (N,)
+        INOUT: the admissible set from Phase IV (rows) -> the set after the swaps.
 
     Returns
     -------
-    sel : ndarray of int64, shape (N,)
     accepted : int
         Swaps accepted.
     """
@@ -259,14 +284,17 @@ def phase5(avail, tmax, cap, d, sel, l2, seed, tol=None):
     cap = np.asarray(cap, dtype=np.float64)
     d = np.asarray(d, dtype=np.float64)
     r, m = avail.shape
+    out_sel = sel
     sel = [int(j) for j in sel]
     count = len(sel)
+    if count < 1 or count > r:
+        raise ValueError("phase5 needs 1 <= len(sel) <= rows")
     dl = _dlo(d, tol, count)
     chosen = set(sel)
     rest = [j for j in range(r) if j not in chosen]
     accepted = 0
     if not rest:
-        return np.array(sel, dtype=np.int64), 0
+        return 0
     rng = Xoshiro256(seed)
     sa, st, sp = _sums(avail, sel), _sums(tmax, sel), _sums(cap, sel)
     cur = _factor(d, st, sp)
@@ -285,7 +313,8 @@ def phase5(avail, tmax, cap, d, sel, l2, seed, tol=None):
             sel[ps], rest[pa] = inn, out
             sa, st, sp, cur = na, nt, np_, f
             accepted += 1
-    return np.array(sel, dtype=np.int64), accepted
+    out_sel[:] = sel
+    return accepted
 
 
 def _deficit(d, dl, sa):
@@ -296,7 +325,7 @@ def _deficit(d, dl, sa):
     return f
 
 
-def swap_search(avail, tmax, cap, d, sel, max_rounds, tol=None):
+def swap_search(avail, tmax, cap, d, max_rounds, tol, sel):
     """Deterministic best-improvement swap search (the default method's Phase IV-V).
 
     Each round tries every swap of a selected row with an unselected one and applies the
@@ -309,15 +338,18 @@ def swap_search(avail, tmax, cap, d, sel, max_rounds, tol=None):
     Parameters
     ----------
     avail, tmax, cap : ndarray, shape (r, m)
+        IN.
     d : ndarray, shape (m,)
-        Totals (> 0).
-    sel : ndarray of int64, shape (N,)
-        Starting rows.
+        IN: totals (> 0).
     max_rounds : int
+        IN.
+    tol : ndarray, shape (m,)
+        IN: the tolerance ``tau_i`` (zeros: none).
+    sel : ndarray of int64, shape (N,)
+        INOUT: starting rows -> the rows after the swaps.
 
     Returns
     -------
-    sel : ndarray of int64, shape (N,)
     rounds : int
         Swaps applied.
     """
@@ -326,8 +358,11 @@ def swap_search(avail, tmax, cap, d, sel, max_rounds, tol=None):
     cap = np.asarray(cap, dtype=np.float64)
     d = np.asarray(d, dtype=np.float64)
     r, m = avail.shape
+    out_sel = sel
     sel = [int(j) for j in sel]
     count = len(sel)
+    if count < 1 or count > r:
+        raise ValueError("swap_search needs 1 <= len(sel) <= rows")
     dl = _dlo(d, tol, count)
     chosen = [False] * r
     for j in sel:
@@ -367,7 +402,8 @@ def swap_search(avail, tmax, cap, d, sel, max_rounds, tol=None):
         chosen[bq] = True
         sel[bp] = bq
         rounds += 1
-    return np.array(sel, dtype=np.int64), rounds
+    out_sel[:] = sel
+    return rounds
 
 
 def scan_screen(
@@ -380,9 +416,14 @@ def scan_screen(
     e,
     d,
     count,
-    first_block=8,
-    max_block=64,
-    tol=None,
+    first_block,
+    max_block,
+    tol,
+    code,
+    elig,
+    prop,
+    value,
+    tmax,
 ):
     """The default method's screening loop (twin of the kernel's ``scan_screen``).
 
@@ -391,15 +432,21 @@ def scan_screen(
     are computed (as :func:`window_max`, a segment index below 0 taken as 0) and each start
     is screened (as :func:`screen`) until the first start that passes.
 
+    Parameters
+    ----------
+    times, reserved, nodes, starts, duration, cap, e, d, count, first_block, max_block, tol
+        IN (``tol``: ``tau_i`` per property, zeros: none).
+    code, elig, prop : ndarray of int64, shape (S,)
+        OUT: the screen outputs for starts ``0 .. stop`` (0, 0, -1 after it).
+    value : ndarray of float64, shape (S,)
+        OUT: likewise (0 after ``stop``).
+    tmax : ndarray of float64, shape (len(nodes), m)
+        OUT: window maxima at ``starts[stop]`` (zeros when ``stop == S``).
+
     Returns
     -------
     stop : int
         Index of the first start that passes (``S`` if none).
-    code, eligible, prop : ndarray of int64, shape (S,)
-    value : ndarray of float64, shape (S,)
-        The screen outputs, filled for starts ``0 .. stop``.
-    tmax : ndarray, shape (len(nodes), m)
-        Window maxima at ``starts[stop]`` (zeros when ``stop == S``).
     """
     times = np.asarray(times, dtype=np.float64)
     reserved = np.asarray(reserved, dtype=np.float64)
@@ -415,11 +462,13 @@ def scan_screen(
         raise ValueError("need 1 <= first_block <= max_block")
     if n and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
         raise ValueError("nodes must index rows of reserved")
-    code = np.zeros(S, dtype=np.int64)
-    elig = np.zeros(S, dtype=np.int64)
-    prop = np.full(S, -1, dtype=np.int64)
-    value = np.zeros(S)
-    tmax = np.zeros((n, m))
+    _tol(tol, m)
+    _outs(S, code, elig, prop, value)
+    if tmax.shape != (n, m):
+        raise ValueError("tmax out must be (len(nodes), m)")
+    code[:], elig[:], prop[:], value[:], tmax[:] = 0, 0, -1, 0.0, 0.0
+    c, el, pr, va = (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                     np.zeros(1, dtype=np.int64), np.zeros(1))  # fmt: skip
     sub = reserved[nodes]
     b0, B = 0, first_block
     while b0 < S:
@@ -431,19 +480,22 @@ def scan_screen(
             k1 = int(np.searchsorted(times, starts[s] + duration, side="left"))
             block[s - b0] = sub[:, :, k0 : max(k1, k0 + 1)].max(axis=2)
         for s in range(b0, b1):
-            c, el, pr, va = screen(block[s - b0 : s - b0 + 1], cap, e, d, count, tol)
+            screen(block[s - b0 : s - b0 + 1], cap, e, d, count, tol, c, el, pr, va)
             code[s], elig[s], prop[s], value[s] = c[0], el[0], pr[0], va[0]
             if c[0] == 0:
                 tmax[:] = block[s - b0]
-                return s, code, elig, prop, value, tmax
+                return s
         b0, B = b1, max_block
-    return S, code, elig, prop, value, tmax
+    return S
 
 
-def decrease_starts(times, reserved, nodes, lo, hi):
+def decrease_starts(times, reserved, nodes, lo, hi, out):
     """``lo`` and the breakpoints ``times[k]`` in ``(lo, hi]`` where a reserved amount of a row
     in ``nodes`` falls (``reserved[j, i, k] < reserved[j, i, k - 1]``), ascending (twin of the
-    kernel's ``decrease_starts``)."""
+    kernel's ``decrease_starts``).
+
+    ``times``, ``reserved``, ``nodes``, ``lo``, ``hi`` are IN; ``out`` (float64, shape
+    ``(len(times) + 1,)``) is OUT: the starts go to ``out[:c]``. Returns ``c``."""
     times = np.asarray(times, dtype=np.float64)
     reserved = np.asarray(reserved, dtype=np.float64)
     nodes = np.asarray(nodes, dtype=np.int64)
@@ -451,10 +503,13 @@ def decrease_starts(times, reserved, nodes, lo, hi):
         raise ValueError("reserved must have one column per breakpoint of times")
     if nodes.size and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
         raise ValueError("nodes must index rows of reserved")
-    out = [float(lo)]
+    if out.shape != (times.shape[0] + 1,):
+        raise ValueError("out must have len(times) + 1 entries")
+    got = [float(lo)]
     if nodes.size and times.shape[0] > 1:
         sub = reserved[nodes]
         drop = np.any(sub[:, :, 1:] < sub[:, :, :-1], axis=(0, 1))
         t = times[np.flatnonzero(drop) + 1]
-        out.extend(t[(t > lo) & (t <= hi)].tolist())
-    return np.array(out, dtype=np.float64)
+        got.extend(t[(t > lo) & (t <= hi)].tolist())
+    out[: len(got)] = got
+    return len(got)

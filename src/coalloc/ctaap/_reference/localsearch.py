@@ -11,9 +11,9 @@ A move is checked by building the allocation it leads to and calling :func:`is_f
 * :func:`find_moves_reference` lists, by brute force, every (0,1) insertion and (1,2) swap
   of an allocation (the moves that ``coalloc.ctaap._localsearch.count_moves`` counts);
 * :func:`is_local_optimum_reference` says whether there is none;
-* :func:`improve_reference` runs the same iterated local search as
-  ``coalloc.ctaap._localsearch.improve`` (same move rules and acceptance rule, NumPy's generator
-  instead of xoshiro256**, so the two do not return the same allocation).
+* :func:`improve_reference` runs the iterated local search of
+  ``coalloc.ctaap._localsearch.improve`` move for move (the kernel's scan orders, list orders
+  and xoshiro256** stream), so the two return the same allocation and counters.
 
 The move definitions (shared with the kernel):
 
@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._shared import interrupt
+from ..._shared.xoshiro import Xoshiro256
 
 __all__ = [
     "conflict_tensor",
@@ -207,70 +208,199 @@ def is_local_optimum_reference(
 # ------------------------------------------------------------------------------ search
 
 
-class _State:
-    """An allocation plus the recount helpers of the search (no incremental structures)."""
+class _Search:
+    """The kernel's search state (``Search`` of ``coalloc/ctaap/localsearch.hpp``), kept in
+    plain Python lists so that every choice follows the kernel's order.
 
-    def __init__(self, conflict, allowed, capacity, priority, assign, rng):
-        self.conflict, self.allowed, self.capacity = conflict, allowed, capacity
-        self.priority, self.assign, self.rng = priority, assign.copy(), rng
-        self.n, self.m = allowed.shape
+    ``tight[p]`` (``p = k * m + l``): placed tasks ``x != k`` whose placement conflicts with
+    ``(k, l)``; ``owner[p]``: the xor of their ids. An allowed pair of an unplaced task sits
+    in the free list of its cluster when ``tight == 0`` and in the bucket of its owner when
+    ``tight == 1``; lists append and remove by moving their last entry into the hole (the
+    kernel's ``enlist``/``unlist``), so that their order, which decides ties, is the
+    kernel's. The pairs conflicting with ``(k, l)`` are visited by neighbour ascending, then
+    cluster ascending (the kernel's adjacency order).
+    """
 
-    @property
-    def size(self):
-        return int((self.assign >= 0).sum())
+    def __init__(self, conflict, allowed, capacity, prio, assign0, seed):
+        n, m = allowed.shape
+        self.n, self.m = n, m
+        self.conflict = conflict
+        self.allowed = allowed
+        self.cap = [int(c) for c in capacity]
+        self.prio = prio
+        self.rng = Xoshiro256(seed)
+        nm = n * m
+        self.assign = [-1] * n
+        self.load = [0] * m
+        self.size = 0
+        self.tight = [0] * nm
+        self.owner = [0] * nm
+        self.pos = [-1] * nm
+        self.free = [[] for _ in range(m)]
+        self.bucket = [[] for _ in range(n)]
+        self.members = [[] for _ in range(m)]
+        self.mpos = [-1] * n
+        self.allowed_flat = allowed.reshape(-1).tolist()
+        self._pairs = {}
+        for p in range(nm):
+            self.attach(p)
+        for k in range(n):
+            if assign0[k] >= 0:
+                self.place(k, int(assign0[k]))
 
-    def load(self):
-        a = self.assign
-        return np.bincount(a[a >= 0], minlength=self.m)
+    # -- lists (the kernel's home / enlist / unlist / attach / detach)
+    def home(self, p):
+        k = p // self.m
+        if self.assign[k] >= 0 or not self.allowed_flat[p]:
+            return None
+        if self.tight[p] == 0:
+            return self.free[p % self.m]
+        if self.tight[p] == 1:
+            return self.bucket[self.owner[p]]
+        return None
 
-    def tightness(self, a=None):
-        """(n, m): number of placed tasks conflicting with each placement."""
-        a = self.assign if a is None else a
-        placed = np.flatnonzero(a >= 0)
-        return self.conflict[:, :, placed, a[placed]].sum(axis=2)
+    def enlist(self, lst, p):
+        self.pos[p] = len(lst)
+        lst.append(p)
 
+    def unlist(self, lst, p):
+        q = lst[-1]
+        lst[self.pos[p]] = q
+        self.pos[q] = self.pos[p]
+        lst.pop()
+        self.pos[p] = -1
+
+    def attach(self, p):
+        h = self.home(p)
+        if h is not None:
+            self.enlist(h, p)
+
+    def detach(self, p):
+        if self.pos[p] >= 0:
+            self.unlist(self.home(p), p)
+
+    def pairs(self, k, l):
+        """The allowed placements ``x * m + j`` conflicting with ``(k, l)``, in visit order."""
+        q = k * self.m + l
+        got = self._pairs.get(q)
+        if got is None:
+            hit = self.conflict[k, l] & self.allowed  # (n, m), row-major: x, then j
+            got = self._pairs[q] = np.flatnonzero(hit).tolist()
+        return got
+
+    def tighten(self, k, l, add):
+        m, assign = self.m, self.assign
+        for p in self.pairs(k, l):
+            t = self.tight[p]
+            if assign[p // m] < 0:  # only pairs of unplaced tasks change lists
+                if add and t == 0:
+                    self.unlist(self.free[p % m], p)
+                    self.enlist(self.bucket[k], p)
+                elif add and t == 1:
+                    self.unlist(self.bucket[self.owner[p]], p)
+                elif not add and t == 1:
+                    self.unlist(self.bucket[k], p)
+                    self.enlist(self.free[p % m], p)
+                elif not add and t == 2:
+                    self.enlist(self.bucket[self.owner[p] ^ k], p)
+            self.tight[p] = t + 1 if add else t - 1
+            self.owner[p] ^= k
+
+    def place(self, k, l):
+        m = self.m
+        for q in range(m):
+            self.detach(k * m + q)
+        self.assign[k] = l
+        self.load[l] += 1
+        self.size += 1
+        self.mpos[k] = len(self.members[l])
+        self.members[l].append(k)
+        self.tighten(k, l, True)
+
+    def remove(self, k):
+        m, l = self.m, self.assign[k]
+        # the kernel marks k unplaced only after its counters: k's own pairs never move
+        self.tighten(k, l, False)
+        last = self.members[l][-1]
+        self.members[l][self.mpos[k]] = last
+        self.mpos[last] = self.mpos[k]
+        self.members[l].pop()
+        self.mpos[k] = -1
+        self.assign[k] = -1
+        self.load[l] -= 1
+        self.size -= 1
+        for q in range(m):
+            self.attach(k * m + q)
+
+    # -- moves
     def insert_one(self):
-        """(0,1): the insertable pair of highest priority, ties at random."""
-        a, load = self.assign, self.load()
-        ok = (a < 0)[:, None] & self.allowed & (self.tightness() == 0)
-        ok &= (load < self.capacity)[None, :]
-        if not ok.any():
+        best, ties, best_prio = -1, 0, 0.0
+        m = self.m
+        for l in range(m):
+            if self.load[l] >= self.cap[l]:
+                continue
+            for p in self.free[l]:
+                k = p // m
+                pr = self.prio[k, l]
+                if best < 0 or pr > best_prio:
+                    best, best_prio, ties = k * m + l, pr, 1
+                elif pr == best_prio:
+                    ties += 1
+                    if self.rng.below(ties) == 0:
+                        best = k * m + l
+        if best < 0:
             return False
-        prio = np.where(ok, self.priority, -np.inf)
-        best = np.flatnonzero(ok.ravel() & (prio.ravel() == prio[ok].max()))
-        p = int(self.rng.choice(best))
-        a[p // self.m] = p % self.m
+        self.place(best // m, best % m)
         return True
 
+    def swap_around(self, i):
+        """The first (1,2) swap around placed task ``i`` in the kernel's order, or None."""
+        m, j = self.m, self.assign[i]
+        groups, room = [[] for _ in range(m)], [0] * m
+        for l in range(m):
+            room[l] = self.cap[l] - self.load[l] + (1 if l == j else 0)
+            if room[l] <= 0:
+                continue
+            groups[l] = [p // m for p in self.free[l]]
+            if l != j and self.allowed_flat[i * m + l] and self.tight[i * m + l] == 0:
+                groups[l].append(i)
+        for p in self.bucket[i]:
+            if room[p % m] > 0:
+                groups[p % m].append(p // m)
+        if sum(len(g) for g in groups) < 2:
+            return None
+        for l1 in range(m):
+            g1 = groups[l1]
+            if not g1:
+                continue
+            for l2 in range(l1, m):
+                g2 = groups[l2]
+                if not g2 or (l1 == l2 and room[l1] < 2):
+                    continue
+                for a, ka in enumerate(g1):
+                    for b in range(a + 1 if l1 == l2 else 0, len(g2)):
+                        kb = g2[b]
+                        if ka == kb or self.conflict[ka, l1, kb, l2]:
+                            continue
+                        return (i, ka, l1, kb, l2) if ka < kb else (i, kb, l2, ka, l1)
+        return None
+
     def swap_one(self):
-        """(1,2): the first swap found, scanning the placed tasks from a random one."""
-        a, n, m = self.assign, self.n, self.m
         if self.size == 0:
             return False
-        start = int(self.rng.integers(n))
-        for s in range(n):
-            i = (start + s) % n
-            if a[i] < 0:
-                continue
-            j = a[i]
-            base = a.copy()
-            base[i] = -1
-            load = np.bincount(base[base >= 0], minlength=m)
-            fit = (base < 0)[:, None] & self.allowed & (self.tightness(base) == 0)
-            fit &= (load < self.capacity)[None, :]
-            fit[i, j] = False
-            cand = np.argwhere(fit)
-            for x in range(len(cand)):
-                for y in range(x + 1, len(cand)):
-                    (k1, l1), (k2, l2) = cand[x], cand[y]
-                    if k1 == k2 or self.conflict[k1, l1, k2, l2]:
-                        continue
-                    if l1 == l2 and load[l1] + 2 > self.capacity[l1]:
-                        continue
-                    a[i] = -1
-                    a[k1], a[k2] = l1, l2
-                    return True
-        return False
+        start = self.rng.below(self.n)
+        mv = None
+        for i in [*range(start, self.n), *range(start)]:
+            if self.assign[i] >= 0:
+                mv = self.swap_around(i)
+                if mv is not None:
+                    break
+        if mv is None:
+            return False
+        self.remove(mv[0])
+        self.place(mv[1], mv[2])
+        self.place(mv[3], mv[4])
+        return True
 
     def descend(self, counters):
         while True:
@@ -280,33 +410,40 @@ class _State:
             elif self.swap_one():
                 counters["swaps_1_2"] += 1
             else:
-                return
-
-    def random_pair(self):
-        a = self.assign
-        eligible = self.allowed.copy()
-        placed = np.flatnonzero(a >= 0)
-        eligible[placed, a[placed]] = False
-        pairs = np.flatnonzero(eligible.ravel())
-        return int(self.rng.choice(pairs)) if pairs.size else -1
+                break
 
     def force(self, k, l):
-        """Place (k, l), removing k's old placement, every conflicting placement and, if
-        cluster l is still full, one random task of it."""
-        a = self.assign
-        a[k] = -1
-        placed = np.flatnonzero(a >= 0)
-        a[placed[self.conflict[k, l, placed, a[placed]]]] = -1
-        members = np.flatnonzero(a == l)
-        if members.size >= self.capacity[l]:
-            a[int(self.rng.choice(members))] = -1
-        a[k] = l
+        if self.assign[k] >= 0:
+            self.remove(k)
+        for x in range(self.n):
+            if self.assign[x] >= 0 and self.conflict[k, l, x, self.assign[x]]:
+                self.remove(x)
+        if self.load[l] >= self.cap[l]:
+            self.remove(self.members[l][self.rng.below(self.load[l])])
+        self.place(k, l)
+
+    def random_pair(self):
+        n, m = self.n, self.m
+        if n == 0 or m == 0:
+            return -1
+        for _ in range(32):
+            k = self.rng.below(n)
+            l = self.rng.below(m)
+            if self.allowed_flat[k * m + l] and self.assign[k] != l:
+                return k * m + l
+        p, seen = -1, 0  # sparse allowed: scan
+        for q in range(n * m):
+            if self.allowed_flat[q] and self.assign[q // m] != q % m:
+                seen += 1
+                if self.rng.below(seen) == 0:
+                    p = q
+        return p
 
     def perturb(self, counters):
         count = 1
-        if self.size > 0 and self.rng.random() * 2.0 * self.size < 1.0:
+        if self.size > 0 and self.rng.uniform() * 2.0 * float(self.size) < 1.0:
             count = 2
-            while count < self.n and self.rng.random() < 0.5:
+            while count < self.n and (self.rng.next() & 1):
                 count += 1
         done = False
         for _ in range(count):
@@ -318,16 +455,25 @@ class _State:
             done = True
         return done
 
+    def restore(self, target):
+        for k in range(self.n):
+            if self.assign[k] >= 0 and self.assign[k] != target[k]:
+                self.remove(k)
+        for k in range(self.n):
+            if target[k] >= 0 and self.assign[k] < 0:
+                self.place(k, target[k])
+
 
 def improve_reference(
     indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity, assign,
     max_iters=500, seed=0, priority=None,
 ):  # fmt: skip
-    """Twin of ``coalloc.ctaap._localsearch.improve``: same moves, same acceptance rule.
+    """Twin of ``coalloc.ctaap._localsearch.improve``: the same search, move for move.
 
     ``assign`` (int64, writable) is updated in place with the best allocation found; the
-    counters dict is returned.  Uses :func:`numpy.random.default_rng` (``seed``), so the
-    result is reproducible but differs from the kernel's.
+    counters dict is returned. The random choices come from the kernel's xoshiro256**
+    stream (``seed`` modulo 2**64) and every scan follows the kernel's order, so the
+    allocation and the counters equal the kernel's (ties included).
     """
     out = assign
     conflict, allowed, capacity, start = _setup(
@@ -338,20 +484,26 @@ def improve_reference(
     n, m = allowed.shape
     prio = np.zeros((n, m)) if priority is None else np.array(priority, dtype=np.float64)
     prio[np.isnan(prio)] = -np.inf
-    st = _State(conflict, allowed, capacity, prio, start, np.random.default_rng(seed))
+    st = _Search(conflict, allowed, capacity, prio, start, int(seed) & (2**64 - 1))
     counters = dict.fromkeys(
         ["insertions", "swaps_1_2", "plateau_moves", "perturbations", "iterations",
          "accepted"], 0,
     )  # fmt: skip
     counters["initial_size"] = st.size
-    upper = min(int(allowed.any(axis=1).sum()), int(capacity.sum()))
-    st.descend(counters)
-    best, current = st.assign.copy(), st.assign.copy()
-    best_size = cur_size = st.size
-    for _ in range(max_iters):
-        interrupt.check()  # the compiled kernel's poll (twin)
-        if best_size >= upper:
+    tasks = int(allowed.any(axis=1).sum())
+    slots = 0
+    for l in range(m):
+        if slots >= tasks:
             break
+        slots += min(int(capacity[l]), tasks)
+    upper = min(tasks, slots)
+    st.descend(counters)
+    best, current = list(st.assign), list(st.assign)
+    best_size = cur_size = st.size
+    it = 0
+    while it < max_iters and best_size < upper:
+        interrupt.check()  # the compiled kernel's poll (twin)
+        it += 1
         counters["iterations"] += 1
         before = st.size
         if not st.perturb(counters):
@@ -362,15 +514,16 @@ def improve_reference(
         size = st.size
         accept = size >= cur_size
         if not accept:
-            d, d_best = cur_size - size, best_size - size
-            accept = st.rng.random() < 1.0 / (1.0 + d * d_best)
+            d, d_best = float(cur_size - size), float(best_size - size)
+            accept = st.rng.uniform() < 1.0 / (1.0 + d * d_best)
         if size > best_size:
-            best_size, best = size, st.assign.copy()
+            best_size, best = size, list(st.assign)
         if accept:
             counters["accepted"] += 1
-            cur_size, current = size, st.assign.copy()
+            cur_size, current = size, list(st.assign)
         else:
-            st.assign = current.copy()
-    out[:] = best
-    counters["best_size"] = int((best >= 0).sum())
+            st.restore(current)
+    st.restore(best)
+    out[:] = st.assign
+    counters["best_size"] = st.size
     return counters

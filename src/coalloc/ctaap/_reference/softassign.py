@@ -10,7 +10,7 @@ kernel                             twin returns
 ``compute_q(..., Q)``              ``Q``
 ``softassign_exp(Q, compat, b, X)`` a new ``X``
 ``sinkhorn(X, ...)``               ``(X_new, iterations)``
-``graduated_assignment(..., X..)`` ``(X_new, beta_steps, q_evaluations, sinkhorn_its)``
+``graduated_assignment(.., X, p)`` ``(X_new, beta_steps, q_evaluations, sinkhorn_its)``
 =================================  ==================================================
 
 :func:`q_matrix_reference` computes ``Q`` straight from the definition (request
@@ -260,44 +260,32 @@ def graduated_assignment_reference(
     t_indices,
     t_rank,
     t_order,
-    symmetric,
     compat,
     capacity,
     X,
-    f_ok,
-    f_bad,
-    q_scale,
-    beta0,
-    beta_f,
-    beta_r,
-    max_outer,
-    max_inner,
-    tol_outer,
-    tol_inner,
+    plan,
 ) -> tuple[np.ndarray, int, int, int]:
     """Twin of :func:`coalloc.ctaap._softassign.graduated_assignment`.
 
     Parameters
     ----------
     indptr, indices, rank, order :
-        Out-edge CSR structure and its :func:`edge_ranks_reference` against ``bhat``.
+        IN: out-edge CSR structure and its :func:`edge_ranks_reference` against ``bhat``.
     t_indptr, t_indices, t_rank, t_order :
-        In-edge (transposed) CSR structure and its ranks against ``bhat.T``; ignored
-        when ``symmetric``.
-    symmetric : bool
-        Skip the in-edge pass.
+        IN: in-edge (transposed) CSR structure and its ranks against ``bhat.T``; ignored
+        when ``plan["symmetric"]``.
     compat, capacity :
-        Allowed placements ``(n, m)`` and cluster capacities ``(m,)``.
+        IN: allowed placements ``(n, m)`` and cluster capacities ``(m,)``.
     X : array_like, shape (n + 1, m + 1)
-        Initial soft assignment (not modified).
-    f_ok, f_bad, q_scale : float
-        Compatibility scores and the divisor of ``Q``.
-    beta0, beta_f, beta_r : float
-        Annealing schedule.
-    max_outer, max_inner : int
-        Iteration limits of the softassign loop and of Sinkhorn.
-    tol_outer, tol_inner : float
-        Convergence thresholds.
+        IN: initial soft assignment (not modified; the kernel overwrites its ``X``).
+    plan : dict
+        IN: the loop's scalars, the same dict the kernel takes (its fields are those of
+        ``coalloc_ga_plan``, ``src/_core/include/coalloc/ctaap/softassign_plan.h``):
+        ``symmetric`` (skip the in-edge pass), ``f_ok``, ``f_bad`` (compatibility
+        scores), ``q_scale`` (the divisor of ``Q``), ``beta0``, ``beta_f``, ``beta_r``
+        (annealing schedule), ``max_outer``, ``max_inner`` (iteration limits of the
+        softassign loop and of Sinkhorn), ``tol_outer``, ``tol_inner`` (convergence
+        thresholds).
 
     Returns
     -------
@@ -306,6 +294,11 @@ def graduated_assignment_reference(
     beta_steps, q_evaluations, sinkhorn_iterations : int
         Counters, as in the kernel.
     """
+    symmetric = bool(plan["symmetric"])
+    f_ok, f_bad, q_scale = float(plan["f_ok"]), float(plan["f_bad"]), float(plan["q_scale"])
+    beta0, beta_f, beta_r = float(plan["beta0"]), float(plan["beta_f"]), float(plan["beta_r"])
+    max_outer, max_inner = int(plan["max_outer"]), int(plan["max_inner"])
+    tol_outer, tol_inner = float(plan["tol_outer"]), float(plan["tol_inner"])
     if not (beta0 > 0 and beta_r > 1):
         raise ValueError("graduated_assignment needs beta0 > 0 and beta_r > 1")
     X = np.array(X, dtype=np.float64)
