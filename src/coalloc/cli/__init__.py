@@ -106,7 +106,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:
         return _broken_pipe()
     except (InstanceError, ValueError, TypeError, OSError, ImportError) as exc:
-        print(f"coalloc: error: {exc}", file=sys.stderr)
+        text = " ".join(str(exc).split())  # one line, whatever the message (a library's too)
+        print(f"coalloc: error: {text}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("coalloc: interrupted", file=sys.stderr)

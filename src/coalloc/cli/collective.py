@@ -187,14 +187,18 @@ def _cmd_verify(args) -> int:
 
     data, name = load_json(args.result)
     start = get_key(data, "start", name)
-    report = collective.verify_coallocation(
-        pool,
-        request,
-        start,
-        get_key(data, "resources", name),
-        get_key(data, "amounts", name),
-        claimed_utilisation=data.get("utilisation"),
-    )
+    try:
+        report = collective.verify_coallocation(
+            pool,
+            request,
+            start,
+            get_key(data, "resources", name),
+            get_key(data, "amounts", name),
+            claimed_utilisation=data.get("utilisation"),
+        )
+    except (ValueError, TypeError) as exc:  # a value verify cannot judge: name the file
+        kind = TypeError if isinstance(exc, TypeError) else ValueError
+        raise kind(f"{name}: {exc}") from None
     print(str(report))
     return 0 if report.ok else 1
 
