@@ -225,3 +225,17 @@ def test_the_strict_types_read_decimal_numbers(kind, text, value):
 def test_the_strict_types_refuse_out_of_range(kind, text):
     with pytest.raises(argparse.ArgumentTypeError):
         kind(text)
+
+
+def test_a_multi_line_message_is_printed_on_one_line(monkeypatch, capsys):
+    """A library's message spread over lines (OR-Tools' 'incompatible function arguments')
+    still ends the command with one line."""
+    from coalloc.cli import loadshare as loadshare_cli
+
+    def fails(args):
+        raise TypeError("(): incompatible function arguments.\n    1. (arg0: int) -> None\n")
+
+    monkeypatch.setattr(loadshare_cli, "_cmd_generate", fails)
+    assert main(["loadshare", "generate", "a", "-o", "x.txt"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "incompatible function arguments. 1. (arg0" in err, err
