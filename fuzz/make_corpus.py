@@ -52,20 +52,20 @@ def seeds() -> dict:
         b'{"duration": 600, "count": 2, "earliest_start": 0, "latest_start": 900, '
         b'"minimum": {"cores": 1}, "arrival": 0}]}\n'
     )
-    out["collective_csv"]["pool.csv"] = (
-        b"node,cores,mem,label:site\nn0,4,8,a\nn1,2,4,a\nn2,1,2,b\n"
-    )
+    out["collective_csv"]["pool.csv"] = b"node,cores,mem,label:site\nn0,4,8,a\nn1,2,4,a\nn2,1,2,b\n"
     out["swf"]["jobs.swf"] = (
         b"; Version: 2.2\n; MaxProcs: 8\n"
         b"1 0 5 100 4 -1 -1 4 120 -1 1 1 1 1 1 -1 -1 -1\n"
         b"2 10 0 50 2 -1 2048 2 60 4096 1 1 1 1 1 -1 -1 -1\n"
     )
     out["testbed_top"]["small.top"] = targets.TOP.encode()
-    out["testbed_top"]["random.top"] = _text(testbed.write_top,
-                                             testbed.generators.random_topology(4, seed=1))
+    out["testbed_top"]["random.top"] = _text(
+        testbed.write_top, testbed.generators.random_topology(4, seed=1)
+    )
     out["testbed_ptop"]["small.ptop"] = targets.PTOP.encode()
-    out["testbed_ptop"]["deterlab.ptop"] = _text(testbed.write_ptop,
-                                                 testbed.generators.deterlab(4, 2, seed=1))
+    out["testbed_ptop"]["deterlab.ptop"] = _text(
+        testbed.write_ptop, testbed.generators.deterlab(4, 2, seed=1)
+    )
     top, ptop = testbed.parse_top(targets.TOP), testbed.parse_ptop(targets.PTOP)
     out["testbed_json"]["instance.json"] = _text(testbed.write_instance, top, ptop)
     prob = targets._loadshare_small()
@@ -100,8 +100,9 @@ def seeds() -> dict:
     res_p = tio.read_resource_graph(targets.partner("resources"))
     mres = coalloc.taskmap.solve(tasks_p, res_p, seed=0)
     out["results"]["taskmap"] = bytes([1]) + _text(tio.write_mapping_result, mres)
-    cres = collective.Instance(cio.read_pool(targets.partner("pool")),
-                               cio.read_request(targets.partner("request"))).solve(seed=0)
+    cres = collective.Instance(
+        cio.read_pool(targets.partner("pool")), cio.read_request(targets.partner("request"))
+    ).solve(seed=0)
     out["results"]["collective"] = bytes([2]) + _text(cio.write_result, cres)
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
@@ -110,7 +111,74 @@ def seeds() -> dict:
     out["results"]["testbed"] = bytes([3]) + buf.getvalue().encode()
     lres = loadshare.Instance(prob).solve(seed=0)
     out["results"]["loadshare"] = bytes([4]) + _json(lres).encode()
+    _issue30_seeds(out, g1, g2, cres)
     return out
+
+
+#: The numbers of issue 30's reproducers: an underscore, Unicode digits (Arabic-Indic and
+#: fullwidth), infinity, a decimal that overflows to it, NaN and a 400-digit integer.
+ISSUE30 = {
+    "underscore": "1_0",
+    "arabic": "\u0661\u0662",
+    "fullwidth": "\uff11\uff10",
+    "inf": "inf",
+    "overflow": "1e400",
+    "nan": "nan",
+    "400digits": "1" + "0" * 399,
+}
+
+
+def _issue30_seeds(out: dict, g1, g2, cres) -> None:
+    """Seeds for the targets of issue 30 item 6: the GAP's JSON format, and the option values
+    of the collective, testbed and load-sharing commands (``targets.t_options``: first byte
+    the command), with the issue's reproducers in the files and options they broke."""
+    out["gap_json"]["gap-d.json"] = json.dumps(loadshare.gap_to_dict(g2)).encode()
+    out["gap_json"]["gap-a-max.json"] = json.dumps(loadshare.gap_to_dict(g1)).encode()
+    doc = loadshare.gap_to_dict(g1)
+    text = json.dumps(doc)
+    first = str(doc["cost"][0][0])
+    out["gap_json"]["issue30-overflow.json"] = text.replace(first, "1e400", 1).encode()
+    out["gap_json"]["issue30-400digits.json"] = text.replace(first, ISSUE30["400digits"],
+                                                             1).encode()  # fmt: skip
+    cmds = targets._option_commands()
+    valid = {"number": "3", "param": "2"}
+    for k, (_, option, kind) in enumerate(cmds):
+        name = option.strip("-") if kind == "number" else kind.split(":")[1]
+        out["options"][f"cmd{k:02d}-{name}"] = bytes([k]) + valid[kind.split(":")[0]].encode()
+    for k, (_, option, kind) in enumerate(cmds):
+        if option in ("--slot-seconds", "--limit", "--instance", "--time-limit") or kind in (
+            "param:th_c",
+            "param:l2",
+        ):
+            name = option.strip("-") if kind == "number" else kind.split(":")[1]
+            for what, value in ISSUE30.items():
+                out["options"][f"issue30-{k:02d}-{name}-{what}"] = bytes([k]) + value.encode()
+    # the same numbers in the files whose readers took them
+    swf_line = "3 400 0 300 1 -1 -1 1 600 -1 1 1 1 1 1 -1 -1 -1\n"
+    for what in ("underscore", "arabic", "overflow", "400digits"):
+        bad = swf_line.replace("300", ISSUE30[what], 1)
+        out["swf"][f"issue30-{what}.swf"] = (out["swf"]["jobs.swf"].decode() + bad).encode()
+    gap_text = out["gap"]["single.txt"].decode()
+    for what in ("underscore", "arabic", "fullwidth", "400digits"):
+        head, rest = gap_text.split("\n", 1)
+        parts = rest.split(" ", 3)
+        parts[2] = ISSUE30[what]
+        out["gap"][f"issue30-{what}.txt"] = (head + "\n" + " ".join(parts)).encode()
+    ptop = targets.PTOP
+    out["testbed_ptop"]["issue30-inf-slots.ptop"] = (ptop + "set-type-limit pc3000 inf\n").encode()
+    out["testbed_ptop"]["issue30-overflow-limit.ptop"] = (
+        ptop + "set-type-limit pc3000 1e400\n"
+    ).encode()
+    out["testbed_ptop"]["issue30-type-limit.ptop"] = (ptop + "set-type-limit pc3000 1\n").encode()
+    underscore = ptop.replace("pc:1 pc3000:1", "pc:1_0 pc3000:1", 1)
+    out["testbed_ptop"]["issue30-underscore.ptop"] = underscore.encode()
+    prob_text = out["loadshare_json"]["problem.json"].decode()
+    out["loadshare_json"]["issue30-overflow.json"] = prob_text.replace("5.0", "1e400", 1).encode()
+    result = json.loads(_text(cio.write_result, cres))
+    result["start"] = int(ISSUE30["400digits"])
+    out["results"]["issue30-collective-400digit-start"] = bytes([2]) + json.dumps(result).encode()
+    result["start"] = 1e400
+    out["results"]["issue30-collective-inf-start"] = bytes([2]) + json.dumps(result).encode()
 
 
 def _json(result) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import shutil
 import tempfile
 from typing import Callable, Dict
@@ -124,6 +125,15 @@ def _partners() -> Dict[str, str]:
     prob = _loadshare_small()
     out["problem"] = os.path.join(_DIR, "p-problem.json")
     lio.write_problem(out["problem"], prob)
+    out["swf"] = os.path.join(_DIR, "p-jobs.swf")
+    with open(out["swf"], "w", encoding="ascii") as fh:
+        fh.write(SWF)
+    out["gap"] = os.path.join(_DIR, "p-gap.txt")
+    lio.write_gap(out["gap"], [loadshare.generate_gap("a", 2, 4, seed=0),
+                               loadshare.generate_gap("d", 3, 3, seed=1)])  # fmt: skip
+    out["out"] = os.path.join(_DIR, "p-output")  # what a fuzzed command may write
+    out["top_ok"] = os.path.join(_DIR, "p-ok.top")  # an experiment PTOP's PCs can host
+    testbed.write_top(out["top_ok"], testbed.parse_top(TOP_OK))
     return out
 
 
@@ -168,6 +178,19 @@ node b pc
 node c pc850
 link ab a b 100000 0 0
 link bc b c 50000 0 0
+"""
+
+SWF = """\
+; Version: 2.2
+1 0 5 100 4 -1 -1 4 120 -1 1 1 1 1 1 -1 -1 -1
+2 10 0 50 2 -1 2048 2 60 4096 1 1 1 1 1 -1 -1 -1
+3 400 0 300 1 -1 -1 1 600 -1 1 1 1 1 1 -1 -1 -1
+"""
+
+TOP_OK = """\
+node a pc ?+mem:1024
+node b pc3000
+link ab a b 100000 0 0
 """
 
 _P: Dict[str, str] = {}
@@ -224,8 +247,9 @@ def t_collective_json(data: bytes) -> None:
         _solve_verify(collective.Instance(cio.read_pool(partner("pool")), req),
                       req.count <= 50)  # fmt: skip
     if inst is not None:
-        _solve_verify(collective.Instance(*inst),
-                      _collective_small_enough(inst[0]) and inst[1].count <= 50)
+        _solve_verify(
+            collective.Instance(*inst), _collective_small_enough(inst[0]) and inst[1].count <= 50
+        )
 
 
 def t_collective_csv(data: bytes) -> None:
@@ -241,8 +265,9 @@ def t_swf(data: bytes) -> None:
     jobs = _read(cio.read_swf, path)
     if jobs is not None:
         try:
-            cio.swf_requests(jobs[:50], memory_property="mem", procs_property="cores",
-                             source=path)  # as the command line passes it
+            cio.swf_requests(
+                jobs[:50], memory_property="mem", procs_property="cores", source=path
+            )  # as the command line passes it
         except Exception as exc:  # noqa: BLE001
             _refused(exc, path)
 
@@ -361,6 +386,99 @@ def t_results(data: bytes) -> None:
     _run_cli(cmds[data[0] % len(cmds)], path)
 
 
+def t_gap_json(data: bytes) -> None:
+    """A GAP instance in its JSON format (``coalloc.loadshare.gap``), read through the list of
+    families as the batch layer reads it; a small one is solved and must pass verify."""
+    from coalloc.batch import read_problem
+
+    path = _write("fuzz-gap.json", data)
+    problem = _read(read_problem, path)
+    if problem is not None:
+        _solve_verify(problem, len(data) <= 1500)
+
+
+#: The numeric and parameter options of the three newer families' commands (issue 30 item
+#: 6), each on small valid partner files: ``(command line, option, kind)``, the fuzzed value
+#: is given as ``OPTION=VALUE``. ``number``: a strict number type (a value the command takes
+#: must be an ASCII decimal numeral); ``param``: ``-p KEY=VALUE`` (a JSON value).
+def _option_commands() -> list:
+    pool, req, swf = partner("pool"), partner("request"), partner("swf")
+    top, ptop, prob, gap, out = (partner(k) for k in ("top_ok", "ptop", "problem", "gap", "out"))
+    sim = ["collective", "simulate", pool, swf, "--limit=3"]
+    return [
+        (["collective", "solve", pool, req], "--seed", "number"),
+        (["collective", "solve", pool, req, "--method", "exact"], "--time-limit", "number"),
+        (["collective", "solve", pool, req, "--method", "scan"], "-p", "param:max_rounds"),
+        (["collective", "solve", pool, req, "--method", "cankar"], "-p", "param:l2"),
+        (["collective", "solve", pool, req, "--method", "cankar"], "-p", "param:m_init"),
+        (["collective", "solve", pool, req, "--method", "exact"], "-p", "param:enumerate_limit"),
+        (sim, "--slot-seconds", "number"),
+        (sim, "--procs-per-node", "number"),
+        (sim, "--max-wait", "number"),
+        (["collective", "simulate", pool, swf], "--limit", "number"),
+        (["collective", "generate", "request", "-o", out], "--count", "number"),
+        (["testbed", "assign", top, ptop], "--seed", "number"),
+        (["testbed", "assign", top, ptop, "--method", "exact"], "--time-limit", "number"),
+        (["testbed", "assign", top, ptop], "--exact-bound", "number"),
+        (["testbed", "assign", top, ptop, "--method", "exact"], "-p", "param:threads"),
+        (["testbed", "assign", top, ptop, "--method", "exact"], "-p", "param:time_limit_s"),
+        (["loadshare", "share", prob, "--method", "bfd"], "--coalition-size", "number"),
+        (["loadshare", "share", prob, "--method", "bfd"], "--latency", "number"),
+        (["loadshare", "share", prob, "--method", "dmcf-gga"], "-p", "param:th_c"),
+        (["loadshare", "share", prob, "--method", "dmcf-gga"], "-p", "param:max_generations"),
+        (["loadshare", "share", prob, "--method", "dmcf-gga"], "-p", "param:patience"),
+        (["loadshare", "share", prob, "--method", "exact"], "--time-limit", "number"),
+        (["loadshare", "share", prob, "--method", "exact"], "-p", "param:max_variables"),
+        (["loadshare", "gap", gap], "--instance", "number"),
+        (["loadshare", "gap", gap], "--seed", "number"),
+        (["loadshare", "gap", gap, "--method", "exact"], "--time-limit", "number"),
+    ]
+
+
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def t_options(data: bytes) -> None:
+    """An option value of a collective, testbed or load-sharing command: the first byte picks
+    the command and option, the rest (UTF-8) is the value. The command exits 0, 1 or 2 with
+    no traceback; a refusal (2) is one line ``coalloc: error: ...``; a numeric option never
+    takes a value that is not an ASCII decimal numeral (``1_0``, ``١٢``, ``inf``, ``nan``)."""
+    if not data:
+        return
+    cmds = _option_commands()
+    argv, option, kind = cmds[data[0] % len(cmds)]
+    value = data[1:].decode("utf-8", errors="replace").replace("\x00", "")
+    if kind.startswith("param:"):
+        argv = [*argv, f"--param={kind[6:]}={value}"]
+    else:
+        argv = [*argv, f"{option}={value}"]
+    code, err = _exit_and_stderr(argv)
+    lines = err.strip().splitlines()
+    if code == 2 and (len(lines) != 1 or not lines[0].startswith("coalloc: error: ")):
+        raise Finding(f"coalloc {' '.join(argv)}: a refusal that is not one line: {err!r}")
+    if kind == "number" and code != 2 and not _DECIMAL.fullmatch(value):
+        raise Finding(f"coalloc {' '.join(argv)}: took {value!r} as a number (exit {code})")
+
+
+def _exit_and_stderr(argv) -> tuple:
+    """Run ``coalloc ARGV`` in this process: (exit code, stderr); a traceback, another
+    exception or an exit code other than 0, 1, 2 is a :class:`Finding`."""
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    except BaseException as exc:  # noqa: BLE001 - anything else is a finding
+        raise Finding(f"coalloc {' '.join(argv)}: {type(exc).__name__}: {exc}") from exc
+    text = err.getvalue()
+    if code not in (0, 1, 2):
+        raise Finding(f"coalloc {' '.join(argv)}: exit code {code!r}; stderr {text[-500:]!r}")
+    if "Traceback" in text:
+        raise Finding(f"coalloc {' '.join(argv)}: a traceback: {text[-1000:]}")
+    return code, text
+
+
 TARGETS: Dict[str, Callable[[bytes], None]] = {
     "ctaap": t_ctaap,
     "taskmap": t_taskmap,
@@ -372,7 +490,9 @@ TARGETS: Dict[str, Callable[[bytes], None]] = {
     "testbed_json": t_testbed_json,
     "loadshare_json": t_loadshare_json,
     "gap": t_gap,
+    "gap_json": t_gap_json,
     "instances": t_instances,
+    "options": t_options,
     "results": t_results,
     "cli": t_cli,
 }

@@ -8,7 +8,9 @@ advance reservations, Cankar et al.), ``coalloc testbed assign|verify|generate|s
 share|gap|generate|verify|solve-batch`` (coalition load sharing, Hovey & Jung; the GAP). The main
 job stays one step away: ``coalloc demo``, ``coalloc solve``, ``coalloc verify``,
 ``coalloc generate`` and ``coalloc solve-batch`` are the CTAAP commands, ``coalloc map`` the
-task mapper's. Errors in the input are reported as one line on stderr with exit status 2.
+task mapper's. Errors in the input are reported as one line on stderr with exit status 2,
+command-line errors too (numeric options take ASCII decimal numbers within their range
+only: ``1_0``, Unicode digits, ``inf``, ``nan`` are refused).
 Every option that writes a file (``-o``, ``--reserve-to``, ``--records``, pictures) writes it
 atomically and refuses, with status 2 and before any work, a path that is also an input of
 the command (the same file through another spelling, a symlink or a hard link too).
@@ -38,7 +40,7 @@ from . import docs as docs_cli
 from . import plot as plot_cli
 from . import schema as schema_cli
 from . import taskmap as taskmap_cli
-from ._common import OutputPath
+from ._common import OutputPath, Parser
 from ._generic import GenericGroup
 
 __all__ = ["main", "build_parser"]
@@ -67,7 +69,7 @@ def __getattr__(name: str) -> Any:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``coalloc`` command."""
     group_table = groups()
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="coalloc",
         description="Co-allocation of parallel jobs onto grid, cluster and testbed resources.",
         epilog="Families: "
@@ -104,7 +106,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:
         return _broken_pipe()
     except (InstanceError, ValueError, TypeError, OSError, ImportError) as exc:
-        print(f"coalloc: error: {exc}", file=sys.stderr)
+        text = " ".join(str(exc).split())  # one line, whatever the message (a library's too)
+        print(f"coalloc: error: {text}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("coalloc: interrupted", file=sys.stderr)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
+import re
 import sys
 import time
 from typing import Any, Optional, Sequence
@@ -12,6 +14,12 @@ from typing import Any, Optional, Sequence
 from .._shared.jsonio import atomic_output
 
 __all__ = [
+    "Parser",
+    "Integer",
+    "Real",
+    "count",
+    "seconds",
+    "SEED",
     "OutputPath",
     "add_output_option",
     "param",
@@ -29,26 +37,194 @@ __all__ = [
 ]
 
 
+class Parser(argparse.ArgumentParser):
+    """The ``coalloc`` command's parser (and, through ``add_subparsers``, every subparser's).
+
+    A command-line error is one line on standard error, ``coalloc: error: ...`` (the
+    subcommand named), and exit status 2, like every other input error of the command;
+    argparse's own prints a usage block first. ``--help`` is unchanged.
+    """
+
+    def error(self, message: str):  # type: ignore[override]
+        """Print ``message`` as one line and exit with status 2."""
+        where = self.prog.split(" ", 1)[1] + ": " if " " in self.prog else ""
+        text = " ".join(f"{where}{message}".split())
+        self.exit(2, f"coalloc: error: {text}\n")
+
+
+#: The ASCII decimal notations the numeric options take: Python's ``int()`` and ``float()``
+#: also read ``1_0``, Unicode digits (``١٢``), surrounding spaces, ``inf`` and ``nan``.
+_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+#: Longest numeral read (a 400-digit number is refused before it is converted).
+_MAX_DIGITS = 40
+
+INT64_MAX = 2**63 - 1
+
+
+def _range_text(lo: Any, hi: Any, lo_open: bool = False) -> str:
+    if lo is not None and hi is not None:
+        return f"in [{lo:g}, {hi:g}]" if not lo_open else f"in ({lo:g}, {hi:g}]"
+    if lo is not None:
+        return f"{'>' if lo_open else '>='} {lo:g}"
+    if hi is not None:
+        return f"<= {hi:g}"
+    return "finite"
+
+
+class Integer:
+    """An argparse ``type``: an integer in ASCII decimal digits within ``[lo, hi]``.
+
+    Parameters
+    ----------
+    lo, hi : int, optional
+        The range (``hi`` defaults to the largest 64-bit integer, so nothing wraps).
+    what : str
+        What the number is, for the message (``"a count"``).
+    count : bool
+        A count (of items, workers, seconds ...): ``-1`` is refused (the tests check it).
+    """
+
+    def __init__(self, lo: Optional[int] = None, hi: Optional[int] = INT64_MAX, *,
+                 what: str = "an integer", count: bool = False) -> None:  # fmt: skip
+        self.lo, self.hi, self.what, self.count = lo, hi, what, count
+        self.__name__ = "integer"
+
+    def expectation(self) -> str:
+        hi = {INT64_MAX: None, 2**64 - 1: None}.get(self.hi, self.hi)
+        lo = "" if self.lo is None else f"{self.lo:d}"
+        if hi is None:
+            top = {INT64_MAX: "2**63", 2**64 - 1: "2**64"}.get(self.hi)
+            where = f">= {lo} and < {top}" if lo else f"< {top}"
+        else:
+            where = f"in [{lo}, {hi:d}]" if lo else f"<= {hi:d}"
+        return f"{self.what} {where} in ASCII decimal digits"
+
+    def __call__(self, text: str) -> int:
+        t = str(text)
+        if len(t) > _MAX_DIGITS + 1 or not _INT.fullmatch(t):
+            raise argparse.ArgumentTypeError(f"expected {self.expectation()}, got {t[:50]!r}")
+        value = int(t)
+        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+            raise argparse.ArgumentTypeError(f"expected {self.expectation()}, got {value}")
+        return value
+
+    def __repr__(self) -> str:
+        return f"Integer(lo={self.lo}, hi={self.hi})"
+
+
+class Real:
+    """An argparse ``type``: a finite number in ASCII decimal notation (``0.5``, ``1e-3``)
+    within a range; ``inf``, ``nan``, ``1e400`` (which overflows), ``1_0`` and Unicode
+    digits are refused.
+
+    Parameters
+    ----------
+    lo, hi : float, optional
+        The range.
+    lo_open : bool
+        ``lo`` itself is refused (a positive number: ``Real(0, lo_open=True)``).
+    what : str
+        What the number is, for the message.
+    """
+
+    def __init__(self, lo: Optional[float] = None, hi: Optional[float] = None, *,
+                 lo_open: bool = False, what: str = "a number") -> None:  # fmt: skip
+        self.lo, self.hi, self.lo_open, self.what = lo, hi, lo_open, what
+        self.count = False
+        self.__name__ = "number"
+
+    def expectation(self) -> str:
+        return (
+            f"{self.what} {_range_text(self.lo, self.hi, self.lo_open)} in ASCII decimal notation"
+        )
+
+    def __call__(self, text: str) -> float:
+        t = str(text)
+        if len(t) > _MAX_DIGITS + 10 or not _FLOAT.fullmatch(t):
+            raise argparse.ArgumentTypeError(f"expected {self.expectation()}, got {t[:50]!r}")
+        value = float(t)
+        bad = not math.isfinite(value)
+        if self.lo is not None:
+            bad = bad or value < self.lo or (self.lo_open and value == self.lo)
+        if self.hi is not None:
+            bad = bad or value > self.hi
+        if bad:
+            raise argparse.ArgumentTypeError(f"expected {self.expectation()}, got {t[:50]!r}")
+        return value
+
+    def __repr__(self) -> str:
+        return f"Real(lo={self.lo}, hi={self.hi}, lo_open={self.lo_open})"
+
+
+def count(lo: int = 1, hi: int = INT64_MAX, what: str = "a count") -> Integer:
+    """A count option's type: an integer in ``[lo, hi]`` (``lo`` 1 unless given)."""
+    return Integer(lo, hi, what=what, count=True)
+
+
+def seconds(what: str = "seconds") -> Real:
+    """A duration option's type: a positive finite number of seconds."""
+    return Real(0.0, lo_open=True, what=what)
+
+
+#: ``--seed``: the seeds :mod:`numpy.random` takes, ``[0, 2**64)``.
+SEED = Integer(0, 2**64 - 1, what="a seed", count=True)
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is not a finite number")
+    return value
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_DIGITS:
+        raise ValueError(f"{text[:20]}... has more than {_MAX_DIGITS} digits")
+    value = int(text)
+    if not -(2**63) <= value < 2**64:
+        raise ValueError(f"{value} does not fit in 64 bits")
+    return value
+
+
+def _json_constant(text: str):
+    raise ValueError(f"{text} is not a finite number")
+
+
 def param(text: str):
-    """``KEY=VALUE`` with a JSON value (a plain string when it is not JSON)."""
+    """``KEY=VALUE`` with a JSON value (a plain string when it is not JSON).
+
+    Numbers are JSON's (ASCII decimal): ``NaN``, ``Infinity``, ``1e400`` (infinite) and
+    integers beyond 64 bits are refused, and so is a value that is not JSON but that Python
+    would read as a number (``1_0``, ``١٢``, ``inf``, ``nan``): it is neither a number nor
+    meant as a word.
+    """
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
     key, value = text.split("=", 1)
     try:
-        return key, json.loads(value)
-    except json.JSONDecodeError:
+        return key, json.loads(value, parse_float=_json_float, parse_int=_json_int,
+                               parse_constant=_json_constant)  # fmt: skip
+    except ValueError as exc:
+        if not isinstance(exc, json.JSONDecodeError):
+            raise argparse.ArgumentTypeError(f"{key}={value[:50]}: {exc}") from None
+    try:
+        float(value)
+    except ValueError:
         return key, value
+    except OverflowError:  # pragma: no cover - float() of a str does not overflow
+        pass
+    raise argparse.ArgumentTypeError(
+        f"{key}={value[:50]}: not a finite number in ASCII decimal notation (JSON)"
+    )
 
 
 def jobs(text: str) -> int:
-    """A number of workers: positive, or -1 for every CPU."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of workers, got {text!r}") from None
-    if value < 1 and value != -1:
-        raise argparse.ArgumentTypeError(f"must be a positive number or -1 (all CPUs), got {value}")
-    return value
+    """A number of workers: 1 to 65536, or -1 for every CPU (ASCII decimal digits)."""
+    t = str(text)
+    if t == "-1":
+        return -1
+    return Integer(1, 65536, what="a number of workers (or -1: all CPUs)")(t)
 
 
 def add_params(p: argparse.ArgumentParser, example: str) -> None:
@@ -61,7 +237,7 @@ def add_params(p: argparse.ArgumentParser, example: str) -> None:
 
 def add_seed(p: argparse.ArgumentParser, help: str = "seed of every random choice") -> None:
     """``--seed N`` (default 0)."""
-    p.add_argument("--seed", type=int, default=0, help=help)
+    p.add_argument("--seed", type=SEED, default=0, help=help)
 
 
 class OutputPath(argparse._StoreAction):
@@ -94,7 +270,7 @@ def add_exact_options(p: argparse.ArgumentParser, backends: Sequence[str]) -> No
     """``--time-limit SECONDS``, ``--solver NAME`` (alias ``--backend``, its former name) and
     ``--quiet`` for the exact method."""
     p.add_argument(
-        "--time-limit", type=float, default=None, metavar="SECONDS",
+        "--time-limit", type=seconds(), default=None, metavar="SECONDS",
         help="wall-clock limit of an exact solve (model building included)",
     )  # fmt: skip
     p.add_argument(
@@ -174,7 +350,8 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
     )
     add_seed(p, "batch seed; instance i is solved with coalloc.batch.instance_seed(SEED, i)")
     add_params(p, example)
-    p.add_argument("--chunksize", type=int, default=1, help="instances per task (default 1)")
+    p.add_argument("--chunksize", type=count(1, 2**31 - 1), default=1,
+                   help="instances per task (default 1)")  # fmt: skip
     add_output(
         p, "write one JSON line per instance, in input order, to this file ('-': stdout)",
         required=True,
@@ -184,7 +361,7 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
         help="no progress bar on stderr (it is also hidden when stderr is not a terminal)",
     )  # fmt: skip
     p.add_argument(
-        "--timeout", type=float, default=None, metavar="SECONDS",
+        "--timeout", type=seconds(), default=None, metavar="SECONDS",
         help="per-instance time limit: an instance still running is recorded as failed "
         "(enforced by killing its worker with --processes; cooperative with threads)",
     )  # fmt: skip

@@ -88,9 +88,11 @@ def _cmd_solve(args) -> int:
               f"resources {list(map(int, result.resources))} in {ms:.2f} ms; utilisation "
               f"factor {result.utilisation:.6g} ({result.status})")  # fmt: skip
         print(_start_quality(result, request))
-        print(f"  window: start in [{request.earliest_start:g}, {request.latest_start:g}] s "
-              f"for {request.duration:g} s; utilisation factor {result.utilisation:.4g} "
-              "(paper eqs. 1-3: worst-case reserved share after the job, over properties)")
+        print(
+            f"  window: start in [{request.earliest_start:g}, {request.latest_start:g}] s "
+            f"for {request.duration:g} s; utilisation factor {result.utilisation:.4g} "
+            "(paper eqs. 1-3: worst-case reserved share after the job, over properties)"
+        )
         print("  amount reserved / capacity per resource:")
         names = pool.names
         for j, row in zip(result.resources, result.amounts):
@@ -185,10 +187,18 @@ def _cmd_verify(args) -> int:
 
     data, name = load_json(args.result)
     start = get_key(data, "start", name)
-    report = collective.verify_coallocation(
-        pool, request, start, get_key(data, "resources", name), get_key(data, "amounts", name),
-        claimed_utilisation=data.get("utilisation"),
-    )
+    try:
+        report = collective.verify_coallocation(
+            pool,
+            request,
+            start,
+            get_key(data, "resources", name),
+            get_key(data, "amounts", name),
+            claimed_utilisation=data.get("utilisation"),
+        )
+    except (ValueError, TypeError) as exc:  # a value verify cannot judge: name the file
+        kind = TypeError if isinstance(exc, TypeError) else ValueError
+        raise kind(f"{name}: {exc}") from None
     print(str(report))
     return 0 if report.ok else 1
 
@@ -231,11 +241,13 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("--simple", action="store_true", help="SWF jobs as simple requests")
     p.add_argument("--procs-property", default="cores", help="property SWF processors map to")
     p.add_argument("--memory-property", default=None, help="property SWF memory maps to (GB)")
-    p.add_argument("--procs-per-node", type=float, default=1.0)
-    p.add_argument("--max-wait", type=float, default=86400.0, help="t_l - t_e of SWF jobs (s)")
-    p.add_argument("--limit", default="0",
+    p.add_argument("--procs-per-node", type=common.Real(0.0, lo_open=True), default=1.0)
+    p.add_argument(
+        "--max-wait", type=common.Real(0.0), default=86400.0, help="t_l - t_e of SWF jobs (s)"
+    )
+    p.add_argument("--limit", type=common.count(0, what="a number of jobs (0: all)"), default=0,
                    help="only the first LIMIT SWF jobs (0: all)")  # fmt: skip
-    p.add_argument("--slot-seconds", type=float, default=300.0)
+    p.add_argument("--slot-seconds", type=common.seconds(), default=300.0)
     common.add_output_option(p, "--records", help="write one JSON line per request to this file")
     common.add_seed(p)
     common.add_params(p, "time_limit=5")
@@ -244,8 +256,8 @@ def add_commands(sub, *, aliases: bool = False) -> None:
 
     p = sub.add_parser("generate", help="write a Table 1 pool, a section 4.2 request or both")
     p.add_argument("what", choices=("pool", "request", "instance"))
-    p.add_argument("--nodes", type=int, default=606)
-    p.add_argument("--count", type=int, default=5, help="N of the request")
+    p.add_argument("--nodes", type=common.count(), default=606)
+    p.add_argument("--count", type=common.count(), default=5, help="N of the request")
     p.add_argument("--simple", action="store_true", help="a simple request (e_i = d_i / N)")
     common.add_seed(p)
     common.add_output(p, "file to write", required=True)

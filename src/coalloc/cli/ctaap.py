@@ -82,8 +82,11 @@ def cluster_table(request, offer, assignment) -> list:
         }  # fmt: skip
         for kind, sel in (("in", (ai == j) & (ak == j)), ("out", (ai == j) & (ak != j))):
             if kind == "in":
-                n_links = int(np.count_nonzero(sel & (i < k))) if request.symmetric else int(
-                    np.count_nonzero(sel))
+                n_links = (
+                    int(np.count_nonzero(sel & (i < k)))
+                    if request.symmetric
+                    else int(np.count_nonzero(sel))
+                )
             else:
                 n_links = int(np.count_nonzero(sel))
             peak = None
@@ -309,8 +312,10 @@ def add_commands(sub, *, aliases: bool = False) -> None:
 
     p = sub.add_parser("generate", help="write an instance of the paper's experiments")
     p.add_argument("setup", choices=["fig2", "fig3"])
-    p.add_argument("--range-factor", type=int, default=1, help="fig2: offer range 1..100*r")
-    p.add_argument("--n-tasks", type=int, default=None, help="number of tasks")
+    p.add_argument(
+        "--range-factor", type=common.count(), default=1, help="fig2: offer range 1..100*r"
+    )
+    p.add_argument("--n-tasks", type=common.count(), default=None, help="number of tasks")
     common.add_seed(p)
     common.add_output(p, "instance file to write", required=True)
     p.set_defaults(func=_cmd_generate)

@@ -148,16 +148,8 @@ def _cmd_solve_batch(args) -> int:
     return common.run_batch(args, "loadshare")
 
 
-def _positive_int(text: str) -> int:
-    import argparse
-
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
-    return v
+#: Sizes and counts: integers >= 1 in ASCII decimal digits.
+_positive_int = common.count()
 
 
 def add_commands(sub) -> None:
@@ -167,15 +159,18 @@ def add_commands(sub) -> None:
     p.add_argument("--method", default=loadshare.DEFAULT_METHOD, choices=sorted(loadshare.METHODS))
     p.add_argument("--coalition-size", type=_positive_int, default=None,
                    help="nodes per coalition (coalition methods; default 23)")  # fmt: skip
-    p.add_argument("--latency", type=float, default=0.7e-3,
+    p.add_argument("--latency", type=common.Real(0.0), default=0.7e-3,
                    help="seconds per message in the cost model (default: DAS-3)")  # fmt: skip
     common.add_seed(p)
     common.add_params(p, "th_c=0.1")
     common.add_exact_options(p, ("highs", "cbc"))
     common.add_output(p, "write the result (with the placement) as JSON")
     common.add_verbose(p)
-    p.add_argument("--json", action="store_true",
-                   help="print the full result (with node loads and verification) as JSON")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the full result (with node loads and verification) as JSON",
+    )
     p.set_defaults(func=_cmd_share)
 
     p = sub.add_parser("gap", help="solve OR-Library GAP instances (exact or heuristic)")
@@ -183,8 +178,11 @@ def add_commands(sub) -> None:
     p.add_argument("--method", default="heuristic", choices=["heuristic", "exact"])
     p.add_argument("--sense", default="min", choices=["min", "max"])
     p.add_argument("--partial", action="store_true", help="items may stay unassigned")
-    p.add_argument("--instance", type=int, default=None, help="solve only instance K (1-based)")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds per instance")
+    p.add_argument(
+        "--instance", type=common.count(), default=None, help="solve only instance K (1-based)"
+    )
+    p.add_argument("--time-limit", type=common.seconds(), default=None,
+                   help="seconds per instance")  # fmt: skip
     common.add_seed(p)
     common.add_output(p, "write one JSON line per instance")
     p.set_defaults(func=_cmd_gap)

@@ -190,7 +190,9 @@ def _common_options(p: argparse.ArgumentParser, example: str) -> None:
     p.add_argument("--method", default=None, help="method used when no RESULT is given")
     common.add_seed(p)
     common.add_params(p, example)
-    p.add_argument("--dpi", type=int, default=120, help="resolution of raster pictures")
+    p.add_argument(
+        "--dpi", type=common.count(1, 10_000), default=120, help="resolution of raster pictures"
+    )
 
 
 def add_commands(sub) -> None:
@@ -233,7 +235,7 @@ def add_commands(sub) -> None:
     p.add_argument("result", nargs="?", help="result file of 'collective solve -o' (optional)")
     p.add_argument("--property", default=None, help="property drawn (default: the first "
                    "the request asks a total of)")  # fmt: skip
-    p.add_argument("--max-nodes", type=int, default=30, help="nodes drawn at most")
+    p.add_argument("--max-nodes", type=common.count(), default=30, help="nodes drawn at most")
     _common_options(p, "backend=numpy")
     p.set_defaults(func=_cmd_collective)
 
@@ -254,10 +256,10 @@ def add_commands(sub) -> None:
         action="store_true",
         help="draw node loads against capacity instead of the coalitions",
     )
-    p.add_argument("--coalition-size", type=int, default=23, help="nodes per coalition")
+    p.add_argument("--coalition-size", type=common.count(), default=23, help="nodes per coalition")
     p.add_argument(
         "--every",
-        type=int,
+        type=common.count(),
         default=1,
         help="keep the coalitions every EVERY generations (default 1)",
     )

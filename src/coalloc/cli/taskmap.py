@@ -73,8 +73,11 @@ def _map_quality(result, cheap: float) -> tuple:
     if got <= bound:
         line = f"  quality: optimal: max occupancy {got:.6g} equals the lower bound {bound:.6g}"
     else:
-        kind = "the exact solver's" if result.bound is not None and result.bound >= cheap else (
-            "a cheap")
+        kind = (
+            "the exact solver's"
+            if result.bound is not None and result.bound >= cheap
+            else ("a cheap")
+        )
         line = (
             f"  quality: gap {common.describe_gap(gap)} against {kind} lower bound {bound:.6g} "
             f"(no mapping has max occupancy below it"
@@ -174,9 +177,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
         "resources", nargs="?", default=None, metavar="RESOURCES",
         help="resource graph file, when the first file is a task graph",
     )  # fmt: skip
-    p.add_argument(
-        "--method", default=taskmap.DEFAULT_METHOD, choices=sorted(taskmap.METHODS)
-    )
+    p.add_argument("--method", default=taskmap.DEFAULT_METHOD, choices=sorted(taskmap.METHODS))
     common.add_seed(p, "seed of the clustering")
     common.add_params(p, "processor_order=index")
     common.add_exact_options(p, taskmap.exact.BACKENDS)
@@ -200,7 +201,9 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p = sub.add_parser(
         "generate", help="write a Table 1 instance of section 5 (both graphs in one file)"
     )
-    p.add_argument("--c", type=float, default=1.0, help="communication intensity (1 to 16)")
+    p.add_argument(
+        "--c", type=common.Real(1.0), default=1.0, help="communication intensity (1 to 16)"
+    )
     common.add_seed(p)
     common.add_output(p, "instance file to write", required=True)
     p.set_defaults(func=_cmd_generate)
@@ -208,7 +211,5 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p = sub.add_parser(
         "solve-batch", help="map many instance files in parallel, one JSON line per instance"
     )
-    common.add_batch_options(
-        p, taskmap.METHODS, taskmap.DEFAULT_METHOD, "processor_order=index"
-    )
+    common.add_batch_options(p, taskmap.METHODS, taskmap.DEFAULT_METHOD, "processor_order=index")
     p.set_defaults(func=_cmd_solve_batch)

@@ -198,7 +198,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     common.add_exact_options(p, EXACT_BACKENDS)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument(
-        "--exact-bound", type=float, default=None, metavar="SECONDS",
+        "--exact-bound", type=common.seconds(), default=None, metavar="SECONDS",
         help="also run the exact CP-SAT model for up to SECONDS: its optimum or lower bound "
         "says how good the mapping is (needs the [exact] extra)",
     )  # fmt: skip
@@ -214,8 +214,8 @@ def add_commands(sub, *, aliases: bool = False) -> None:
 
     p = sub.add_parser("generate", help="write a generated testbed (.ptop) or experiment (.top)")
     p.add_argument("kind", choices=["deterlab", "grid5000", "top"])
-    p.add_argument("--size", type=int, default=255, help="PCs (deterlab) or nodes (top)")
-    p.add_argument("--switches", type=int, default=5)
+    p.add_argument("--size", type=common.count(), default=255, help="PCs (deterlab) or nodes (top)")
+    p.add_argument("--switches", type=common.count(), default=5)
     common.add_seed(p)
     common.add_output(p, "file to write", required=True)
     p.set_defaults(func=_cmd_generate)
@@ -223,10 +223,15 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p = sub.add_parser("simulate", help="replay a generated workload on a testbed, mappers "
                        "side by side")  # fmt: skip
     p.add_argument("--ptop", help="testbed file (default: a generated DeterLab-like one)")
-    p.add_argument("--pcs", type=int, default=255)
-    p.add_argument("--switches", type=int, default=5)
-    p.add_argument("--experiments", type=int, default=500)
-    p.add_argument("--duration", type=float, default=20.0, help="mean duration (arrivals 1/s)")
+    p.add_argument("--pcs", type=common.count(), default=255)
+    p.add_argument("--switches", type=common.count(), default=5)
+    p.add_argument("--experiments", type=common.count(0), default=500)
+    p.add_argument(
+        "--duration",
+        type=common.Real(0.0, lo_open=True),
+        default=20.0,
+        help="mean duration (arrivals 1/s)",
+    )
     p.add_argument("--methods", nargs="+", default=["assign+", "anneal"],
                    choices=sorted(testbed.METHODS))  # fmt: skip
     common.add_seed(p)

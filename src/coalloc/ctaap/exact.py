@@ -40,8 +40,13 @@ the integers.
 
 Results
 -------
-The solution is rounded (``x > 0.5``) and checked with :func:`coalloc.ctaap.verify`; an
-allocation that fails the check is never returned as a success (status ``"error"``). The
+The solution is rounded (``x > 0.5``) and checked with :func:`coalloc.ctaap.verify` on the
+original request and offer, as the shared runner's ``check`` (so a solution it refuses, or a
+bound the solver's tolerances cannot reconcile with the checked value, makes the outcome
+``"error"``); an allocation that fails the check is never returned as a success. The model's
+coefficients are 0/1 and the capacities (the data's bandwidths and properties only decide
+which variables and conflicts exist, compared exactly as verify compares them), so the
+answer is the same in any unit. The
 status is ``"optimal"`` only when the proven bound, rounded down (the objective is an
 integer), equals the objective -- so a positive ``mip_gap`` that stops the search early
 gives ``"feasible"`` unless the bound closes anyway. A time limit or Ctrl-C that stops the
@@ -340,12 +345,43 @@ def upper_bound(request: Request, offer: Offer) -> int:
 # --------------------------------------------------------------------------------------
 
 
+def _checker(model: _Model, request: Request, offer: Offer):
+    """The runner's check (``check=`` of :func:`~coalloc._shared.milp.run_milp` and
+    :func:`~coalloc._shared.milp.run_cpsat`): the solution rounded and judged by
+    :func:`coalloc.ctaap.verify` on the original request and offer; its value is the number of
+    tasks placed. A value far from 0 or 1, a task placed twice or a violated constraint
+    raises :class:`~coalloc._shared.milp.Rejected`, so that such a solution is never
+    reported "optimal"."""
+
+    def check(x: np.ndarray) -> float:
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != (model.nvar,):
+            raise milp.Rejected(f"{x.shape[0] if x.ndim else 0} values for {model.nvar} variables")
+        off = np.abs(x - np.rint(x))
+        if not np.all(np.isfinite(x)) or off.max(initial=0.0) > 1e-4:
+            v = int(np.argmax(np.where(np.isfinite(off), off, np.inf)))
+            raise milp.Rejected(f"variable {v} is {x[v]!r}, not binary")
+        chosen = np.flatnonzero(x > 0.5)
+        tasks, clusters = model.task[chosen], model.cluster[chosen]
+        if np.unique(tasks).size != tasks.size:
+            raise milp.Rejected("the rounded solution places a task twice")
+        candidate = np.full(request.n, -1, dtype=np.int64)
+        candidate[tasks] = clusters
+        report = verify(request, offer, candidate)
+        if not report.feasible:
+            broken = {k: v for k, v in report.violations.items() if v}
+            raise milp.Rejected(f"the rounded solution violates constraints {broken}")
+        return float(report.n_allocated)
+
+    return check
+
+
 def _run(backend, solver_pkg, model: _Model, formulation, deadline, mip_gap, threads, seed,
-         verbose):  # fmt: skip
+         verbose, check=None):  # fmt: skip
     """Build the chosen linearisation and solve it on the shared runner."""
     if backend == "cpsat":
         return _run_cpsat(solver_pkg, model, formulation, deadline, mip_gap, threads, seed,
-                          verbose)  # fmt: skip
+                          verbose, check)  # fmt: skip
     A, ub = model.constraint_matrix(formulation)
     nv = model.nvar
     t_built = time.perf_counter()
@@ -353,12 +389,13 @@ def _run(backend, solver_pkg, model: _Model, formulation, deadline, mip_gap, thr
         backend, solver_pkg, np.ones(nv), A, np.full(A.shape[0], -np.inf), ub,
         integrality=np.ones(nv), lb=0.0, ub=1.0, sense="max",
         time_limit=milp.remaining(deadline), mip_gap=mip_gap, threads=threads, seed=seed,
-        verbose=verbose, name="coalloc_exact",
+        verbose=verbose, name="coalloc_exact", check=check,
     )  # fmt: skip
     return outcome, t_built
 
 
-def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads, seed, verbose):
+def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads, seed, verbose,
+               check=None):  # fmt: skip
     nv = model.nvar
     mdl = cp_model.CpModel()
     xs = [mdl.NewBoolVar(f"x{v}") for v in range(nv)]
@@ -391,7 +428,7 @@ def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads,
     t_built = time.perf_counter()
     outcome = milp.run_cpsat(
         cp_model, mdl, xs, rows=n_rows, time_limit=milp.remaining(deadline), mip_gap=mip_gap,
-        threads=threads, seed=seed, verbose=verbose,
+        threads=threads, seed=seed, verbose=verbose, check=check,
     )  # fmt: skip
     return outcome, t_built
 
@@ -538,10 +575,20 @@ def solve_exact(
     deadline = checks.deadline(time_limit, t0)  # the one rule: from the call's start
     try:
         outcome, t_built = _run(
-            backend, solver_pkg, model, form, deadline, mip_gap, threads, seed, verbose
+            backend,
+            solver_pkg,
+            model,
+            form,
+            deadline,
+            mip_gap,
+            threads,
+            seed,
+            verbose,
+            _checker(model, request, offer),
         )
         x, bound = outcome.x, outcome.bound
         info = {
+            "status": outcome.status,
             "solver_message": outcome.message,
             "infeasible": outcome.infeasible,
             "time_limit_hit": outcome.time_limit_hit,
@@ -573,6 +620,15 @@ def solve_exact(
     msg_solver = info["solver_message"]
 
     if x is None:
+        if info["status"] == "error":  # the solver failed, or the check refused its answer
+            return result(
+                "error",
+                f"{msg_solver}; no allocation returned",
+                bound=float(ub_comb),
+                nodes=info["nodes"],
+                t_built=t_built,
+                t_solved=t_solved,
+            )
         if info["infeasible"]:
             return result(
                 "error",

@@ -22,9 +22,13 @@ occupancy, minimised). Rows:
     over processor pairs whose route uses ``l``. ``E_tasks x P^2`` extra variables: small
     instances only.
 
-Back-ends: HiGHS through highspy (default) and CBC through PuLP. The
+Back-ends: HiGHS through highspy (default) and CBC through PuLP, on the shared runner, which
+rescales a model whose weights, volumes, capacities or bandwidths leave its sane range. The
+solution is checked there by :func:`coalloc.taskmap.verify_mapping` on the original graphs
+(the runner's ``check``): a solution it refuses, or a bound the solver's tolerances cannot
+reconcile with the recomputed occupancy, gives status ``"error"``, never ``"optimal"``. The
 returned mapping's occupancy is recomputed from scratch; the status is ``"optimal"`` only when
-the solver proved it.
+the solver proved it, and the bound is given in the data's units.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from .._shared.result import relative_gap
 from .mapper import MappingResult
 from .model import ResourceGraph, TaskGraph
 from .model import max_occupancy as _max_occupancy
+from .verify import verify_mapping
 
 __all__ = ["ExactMappingResult", "solve_exact_mapping", "BACKENDS", "FORMULATIONS"]
 
@@ -144,7 +149,29 @@ class _Builder:
         return a, np.array(self.lb, dtype=float), np.array(self.ub, dtype=float)
 
 
-def _build(tasks: TaskGraph, resources: ResourceGraph, formulation: str):
+def _occupancy_unit(tasks: TaskGraph, resources: ResourceGraph) -> float:
+    """The unit ``s`` of the model's ``z`` (the maximum occupancy is ``s z``): 1, unless the
+    optimum is so small that the solvers' absolute optimality gap (1e-6) would swallow it.
+
+    Every task on the fastest processor is a mapping without link load, so ``U = sum(w) /
+    max(cap)`` bounds the optimum from above, and spreading the work bounds it from below by
+    ``U / k``. When ``U`` is below ``2**-6`` the unit is the power of two ``2**-10`` below
+    ``U``, so that ``z`` is at least about ``2**10 / k`` and the gap is relative to 1e-9 or
+    so; a power of two, so that the model is the same one, exactly, in other units. Larger
+    optima keep the unit 1 and the model as it always was.
+    """
+    w = float(np.sum(tasks.node_weight))
+    cap = resources.capacity[resources.processors]
+    top = float(cap.max()) if cap.size else 0.0
+    if not (w > 0 and top > 0):
+        return 1.0
+    upper = w / top
+    if not np.isfinite(upper) or upper >= 2.0**-6:
+        return 1.0
+    return float(np.exp2(np.floor(np.log2(upper)) - 10))
+
+
+def _build(tasks: TaskGraph, resources: ResourceGraph, formulation: str, unit: float = 1.0):
     n, procs = tasks.n, resources.processors
     k = procs.shape[0]
     s, t, vol = tasks.edges()
@@ -161,7 +188,7 @@ def _build(tasks: TaskGraph, resources: ResourceGraph, formulation: str):
     for i, p in enumerate(procs):
         b.add(
             [x(task, i) for task in range(n)] + [z],
-            np.r_[tasks.node_weight, -resources.capacity[p]],
+            np.r_[tasks.node_weight, -resources.capacity[p] * unit],
             -np.inf,
             0.0,
         )
@@ -189,7 +216,7 @@ def _build(tasks: TaskGraph, resources: ResourceGraph, formulation: str):
                 b.add(cs + ct + [d], np.r_[-ones, ones, -1.0], -np.inf, 0.0)
                 terms_cols.append(d)
                 terms_vals.append(vol[e])
-            b.add(terms_cols + [z], np.r_[terms_vals, -resources.bandwidth[l]], -np.inf, 0.0)
+            b.add(terms_cols + [z], np.r_[terms_vals, -resources.bandwidth[l] * unit], -np.inf, 0.0)
     else:
         y0 = nv
         nv += ne * k * k
@@ -209,8 +236,33 @@ def _build(tasks: TaskGraph, resources: ResourceGraph, formulation: str):
                 continue
             cols = [y(e, int(i), int(j)) for e in range(ne) for i, j in zip(ii, jj)]
             vals = [vol[e] for e in range(ne) for _ in range(ii.shape[0])]
-            b.add(cols + [z], np.r_[vals, -resources.bandwidth[l]], -np.inf, 0.0)
+            b.add(cols + [z], np.r_[vals, -resources.bandwidth[l] * unit], -np.inf, 0.0)
     return b, nv, form
+
+
+def _checker(tasks: TaskGraph, resources: ResourceGraph, unit: float = 1.0):
+    """The runner's check (``check=`` of :func:`~coalloc._shared.milp.run_milp`): one processor
+    per task (its ``x[t, p]`` near 1, the others near 0), and the mapping's maximum occupancy
+    recomputed from scratch by :func:`coalloc.taskmap.verify_mapping` on the original graphs,
+    not the solver's ``z`` (which its tolerances may leave below the true occupancy in a badly
+    scaled model). Anything else raises :class:`~coalloc._shared.milp.Rejected`."""
+    n, k = tasks.n, resources.n_processors
+
+    def check(x: np.ndarray) -> float:
+        xs = np.asarray(x, dtype=np.float64)[: n * k].reshape(n, k)
+        if not np.all(np.isfinite(xs)) or np.abs(xs - np.rint(xs)).max(initial=0.0) > 1e-4:
+            raise milp.Rejected("an assignment variable is not binary")
+        on = (xs > 0.5).sum(axis=1)
+        if np.any(on != 1):
+            t = int(np.flatnonzero(on != 1)[0])
+            raise milp.Rejected(f"task {t} is on {int(on[t])} processors")
+        mapping = resources.processors[np.argmax(xs, axis=1)]
+        report = verify_mapping(tasks, resources, mapping)
+        if not report.valid:
+            raise milp.Rejected("; ".join(report.problems))
+        return float(report.max_occupancy) / unit  # in the model's unit of z (exact)
+
+    return check
 
 
 def solve_exact_mapping(
@@ -282,7 +334,8 @@ def solve_exact_mapping(
             f"model too large (about {est} variables > max_variables={max_variables}); the "
             "exact solver is meant for small instances"
         )
-    builder, nv, form = _build(task_graph, resource_graph, formulation)
+    unit = _occupancy_unit(task_graph, resource_graph)
+    builder, nv, form = _build(task_graph, resource_graph, formulation, unit)
     a, lb, ub = builder.matrix(nv)
     if form == "pairs" and nv > max_variables:
         raise ValueError(f"model too large ({nv} variables > max_variables={max_variables})")
@@ -292,12 +345,21 @@ def solve_exact_mapping(
     cost[task_graph.n * k] = 1.0
     t1 = time.perf_counter()
     hi = np.where(integrality == 1, 1.0, np.inf)
+    if backend == "cbc":
+        # Every variable but z is at most 1 (each d of "cut" and y of "pairs" is a crossing
+        # indicator): implied by the rows, but without it CBC's preprocessing can turn a
+        # presolved optimum into a wrong one ("Cgl0014I Postprocessing changed objective ...
+        # possible tolerance issue": 4.0 reported optimal where 1.6 is, on two tasks).
+        # HiGHS keeps the model it always had (same answers; the bound changes its ties).
+        hi[task_graph.n * k + 1 :] = 1.0
     outcome = milp.run_milp(
         backend, milp.import_backend(backend), cost, a, lb, ub, integrality=integrality,
         lb=0.0, ub=hi, sense="min", time_limit=time_limit, mip_gap=mip_gap, verbose=verbose,
-        name="taskmap_exact", started=t0,
+        name="taskmap_exact", started=t0, check=_checker(task_graph, resource_graph, unit),
     )  # fmt: skip
     xval, bound, message = outcome.x, outcome.bound, outcome.message
+    if bound is not None:
+        bound = bound * unit  # the user's units (a power of two: exact)
     # The model always has a solution (any mapping): "infeasible" means the solver failed.
     status = "error" if outcome.status == "infeasible" else outcome.status
     t2 = time.perf_counter()
@@ -312,10 +374,6 @@ def solve_exact_mapping(
         if status == "optimal" and bound is None:
             bound = objective
             gap = 0.0
-        if status == "optimal" and abs(objective - float(xval[task_graph.n * k])) > 1e-6 * max(
-            1.0, objective
-        ):
-            status, message = "error", f"solver objective disagrees with recomputation: {message}"
     elif status in ("optimal", "feasible"):
         status = "error"
     return ExactMappingResult(
