@@ -223,3 +223,53 @@ def test_runner_any_scale_against_brute_force(backend, n, jobs, seed, scale):
                         time_limit=30, check=lambda x: throughput(cap, size, x))  # fmt: skip
     assert out.status == "optimal", out.message
     assert abs(out.objective - best) <= 1e-9 * best
+
+
+def _tiny_bottleneck(rng, n=5, m=3):
+    """min z s.t. each task on one processor and cap_p z >= sum_i w_i x_ip: coefficients
+    inside the sane range (1e-3 ... 1e3), optimum of a few 1e-6 (an occupancy)."""
+    w = rng.integers(1, 9, size=n) * 1e-3
+    cap = rng.integers(1, 4, size=m) * 1e3
+    nv = n * m + 1
+    rows, lo, hi = [], [], []
+    for i in range(n):
+        r = np.zeros(nv)
+        r[i * m:(i + 1) * m] = 1
+        rows.append(r), lo.append(1.0), hi.append(1.0)
+    for p in range(m):
+        r = np.zeros(nv)
+        r[-1] = cap[p]
+        r[p:n * m:m] = -w
+        rows.append(r), lo.append(0.0), hi.append(np.inf)
+    c = np.zeros(nv)
+    c[-1] = 1.0
+    integ = np.ones(nv)
+    integ[-1] = 0
+    ub = np.ones(nv)
+    ub[-1] = np.inf
+    best = min(
+        max(sum(w[i] for i in range(n) if a[i] == p) / cap[p] for p in range(m))
+        for a in itertools.product(range(m), repeat=n)
+    )
+    return (c, sp.csr_matrix(np.array(rows)), np.array(lo), np.array(hi), integ, ub), best
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["highs", "cbc"])
+def test_a_tiny_optimum_inside_the_solvers_absolute_tolerances_is_proven_or_not_claimed(
+    backend,
+):
+    """HiGHS (even with mip_abs_gap 0) and CBC prune at about 1e-6 in their own units: on
+    these models they said "optimal" 5-30 % above the optimum (16 and 20 of 30 before the
+    re-solve with the objective scaled to about 1)."""
+    pkg = milp.import_backend(backend)
+    rng = np.random.default_rng(5)
+    for _ in range(12):
+        (c, A, lo, hi, integ, ub), best = _tiny_bottleneck(rng)
+        out = milp.run_milp(backend, pkg, c, A, lo, hi, integrality=integ, lb=0.0, ub=ub,
+                            progress=False)  # fmt: skip
+        assert out.x is not None
+        assert out.objective >= best * (1 - 1e-6)  # CBC writes 8 significant digits
+        if out.status == "optimal":
+            assert out.objective <= best * (1 + 1e-7), (out.objective, best)
+            assert out.bound <= best * (1 + 1e-7)

@@ -110,10 +110,20 @@ def _written_examples(tmp: Path) -> Dict[str, List[Any]]:
     return out
 
 
+#: Corpus files kept as the fuzzers' reproducers (issue 30: a 400-digit number, an
+#: overflow): examples where the readers accept them, else refusals that the published
+#: schema must refuse too.
+REPRODUCERS = [p for p in FIXTURES if p.name.startswith("issue30-")]
+REFUSED = [p for p in REPRODUCERS
+           if not _checker_accepts((d := json.loads(p.read_text()))["format"], d)]  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory) -> Dict[str, List[Any]]:
     out: Dict[str, List[Any]] = {}
     for p in FIXTURES:
+        if p in REFUSED:
+            continue
         data = json.loads(p.read_text())
         out.setdefault(data["format"], []).append(data)
     for fmt, docs in _written_examples(tmp_path_factory.mktemp("written")).items():
@@ -149,6 +159,13 @@ def test_every_example_is_valid_under_jsonschema_and_the_checker(fmt, examples):
         errors = [e.message for e in validator.iter_errors(data)]
         assert errors == [], errors[:3]
         assert _checker_accepts(fmt, data)
+
+
+@pytest.mark.parametrize("path", REFUSED, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_corpus_reproducers_are_refused_by_both(path):
+    data = json.loads(path.read_text())
+    fmt = data["format"]
+    assert not _validator(fmt, strict_integers=True).is_valid(data)
 
 
 def test_a_wrong_format_name_is_refused_by_both():

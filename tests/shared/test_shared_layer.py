@@ -287,7 +287,7 @@ def fake_highs(status, x=None, fun=None, dual=None):
     ],
 )
 def test_highs_status_table(status, has_x, fun, dual, gap, sense, expected):
-    x = np.array([1.0, 0.0]) if has_x else None
+    x = np.array([5.0, 0.0]) if has_x else None  # c @ x is the fake's value, 5
     A = sp.csr_matrix(np.ones((1, 2)))
     out = milp.run_milp(
         "highs", fake_highs(status, x, fun, dual), np.ones(2), A, np.zeros(1), np.ones(1),

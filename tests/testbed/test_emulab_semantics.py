@@ -191,6 +191,15 @@ _TWO = ("node sw switch:1\nnode a pc:1\nnode b pc:1\n"
         "link la a sw 100000 0 0\nlink lb b sw 100000 0 0\n")  # fmt: skip
 
 
+def _status(argv) -> int:
+    """The exit status of the command: parse errors exit (one line, status 2) before main
+    returns, the others are returned."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
 @pytest.mark.parametrize("method, param", [
     ("anneal", "max_moves=1000000000000000000000000000000"),
     ("anneal", "melt_moves=10000000000"),
@@ -206,7 +215,7 @@ def test_out_of_range_parameters_are_one_line_errors(tmp_path, capsys, method, p
     t, p = tmp_path / "x.top", tmp_path / "x.ptop"
     t.write_text("node x pc\nnode y pc\nlink l x y 1000 0 0\n")
     p.write_text(_TWO)
-    assert main(["testbed", "assign", str(t), str(p), "--method", method, "-p", param]) == 2
+    assert _status(["testbed", "assign", str(t), str(p), "--method", method, "-p", param]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and param.split("=")[0] in err[0], err
 
@@ -261,7 +270,7 @@ def test_cli_options_out_of_range_are_one_line_errors(tmp_path, capsys, argv, wo
     --experiments -1 and --duration nan were silently accepted."""
     if argv[0] == "generate":
         argv = argv + ["-o", str(tmp_path / "out")]
-    assert main(["testbed", *argv]) == 2
+    assert _status(["testbed", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words in err[0], err
 

@@ -25,6 +25,7 @@ accepts it.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 from .jsonio import InstanceError
@@ -139,7 +140,7 @@ class Num(Spec):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.fail(value, path)
         if isinstance(value, int):
-            ok = _within(value, self.lo, self.hi) and abs(value) <= 2**1023
+            ok = _within(value, self.lo, self.hi) and abs(value) <= sys.float_info.max
         else:
             ok = math.isfinite(value) and _within(value, self.lo, self.hi)
         if not ok:
@@ -347,7 +348,8 @@ def _node(spec: Spec, envelopes: Mapping[int, Tuple[str, int, bool]]) -> Dict[st
             out["enum"] = list(spec.choices)
         return out
     if isinstance(spec, Num):
-        out = {"type": "number"}
+        # finite: a JSON integer of 400 digits is a number to JSON Schema, not to the readers
+        out = {"type": "number", "minimum": -sys.float_info.max, "maximum": sys.float_info.max}
         if spec.lo is not None:
             out["minimum"] = spec.lo
         if spec.hi is not None:
