@@ -149,6 +149,9 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     """
     t0 = time.perf_counter()
     scoring = choice(scoring, SCORINGS, "scoring")
+    if memory is not None and not isinstance(memory, RequestMemory):
+        raise TypeError(f"memory must be a RequestMemory (the request counts shared by "
+                        f"successive calls) or None, got {type(memory).__name__}")
     pr = _problem(top, ptop, available, trunk_used)
     t1 = time.perf_counter()
     backend = check_backend(backend)
