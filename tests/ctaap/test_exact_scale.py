@@ -21,18 +21,12 @@ import coalloc
 from coalloc._shared import milp
 from coalloc.ctaap import exact
 from coalloc.ctaap.exact import solve_exact, upper_bound
-from tests._optional import skip_unless_ci
+from tests._optional import require_solver
 
 SCALES = [1e-9, 1e-6, 1e-3, 1.0, 1e3, 1e6, 1e9, 1e12]
 
 
-def available(backend: str) -> None:
-    try:
-        pkg = milp.import_backend(backend)
-    except ImportError as exc:
-        skip_unless_ci(f"{backend}: {exc}")
-    if backend == "highs" and callable(pkg):
-        skip_unless_ci("highspy is not installed")
+available = require_solver
 
 
 def brute_force(req, off) -> int:

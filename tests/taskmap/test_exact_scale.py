@@ -19,18 +19,12 @@ from hypothesis import strategies as st
 
 from coalloc._shared import milp
 from coalloc.taskmap import ResourceGraph, TaskGraph, exact, solve_exact_mapping, verify_mapping
-from tests._optional import skip_unless_ci
+from tests._optional import require_solver
 
 SCALES = [1e-9, 1e-6, 1e-3, 1.0, 1e3, 1e6, 1e9, 1e12]
 
 
-def available(backend: str) -> None:
-    try:
-        pkg = milp.import_backend(backend)
-    except ImportError as exc:
-        skip_unless_ci(f"{backend}: {exc}")
-    if backend == "highs" and callable(pkg):
-        skip_unless_ci("highspy is not installed")
+available = require_solver
 
 
 def brute_force(tasks: TaskGraph, res: ResourceGraph) -> float:
