@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import coalloc
 from coalloc._shared import jsonio
 from coalloc._shared.jsonio import (
     OutputIsInputError,
@@ -228,7 +229,10 @@ _CHILD = textwrap.dedent(
 
 
 def _run_until(code: str, args: list, marker: str) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    # the child imports the coalloc this process runs (installed, or a source tree with
+    # its compiled modules), not the checkout's src/ (no compiled modules in a fresh clone)
+    here = Path(coalloc.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(here), str(ROOT)])}
     child = subprocess.Popen(
         [sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True, env=env
     )

@@ -26,6 +26,7 @@ from typing import Callable, Dict, Iterator, List, Tuple
 
 import pytest
 
+import coalloc
 from coalloc._shared import jsonio
 from coalloc.cli import build_parser, main
 from coalloc.cli._common import OutputPath
@@ -533,7 +534,10 @@ def test_command_killed_mid_write_keeps_the_old_output_and_leaves_nothing(tmp_pa
     argv, _ = _build(("ctaap", "solve-batch"), d, None)
     out = tmp_path / "results.jsonl"
     out.write_bytes(b"the old results\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    # the child imports the coalloc this process runs (installed, or a source tree with
+    # its compiled modules), not the checkout's src/ (no compiled modules in a fresh clone)
+    here = Path(coalloc.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(here), str(ROOT)])}
     child = subprocess.Popen(
         [sys.executable, "-c", _BATCH_CHILD, *argv, "-o", str(out)],
         stdout=subprocess.PIPE, text=True, env=env,
