@@ -30,6 +30,8 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from bench.shared._progress import add_quiet, bar
+
 SCALES = [1e-9, 1e-7, 1e-6, 1e-3, 1.0, 1e3, 1e6, 1e9, 1e11, 1e12]
 
 
@@ -72,7 +74,7 @@ def loadshare(trials, seed, tally):
     from coalloc.loadshare import LoadSharingProblem, share_exact
 
     rng = np.random.default_rng(seed)
-    for _ in range(trials):
+    for _ in bar(range(trials), desc="loadshare", unit="instance"):
         n, jobs = int(rng.integers(2, 4)), int(rng.integers(2, 6))
         cap = rng.integers(1, 30, n).astype(float)
         size = rng.integers(1, 30, jobs).astype(float)
@@ -88,7 +90,7 @@ def loadshare(trials, seed, tally):
 def gap(trials, seed, tally):
     from coalloc.loadshare import GapInstance, generate_gap, solve_gap
 
-    for t in range(trials):
+    for t in bar(range(trials), desc="GAP", unit="instance"):
         g = generate_gap("abcd"[t % 4], 2 + t % 2, 6 + t % 3, seed=seed + t)
         truth = _brute_gap(g.cost, g.weight, g.capacity)
         for cs, ws in itertools.product([1e-9, 1e-7, 1e-3, 1e12], [1, 10**11]):
@@ -104,7 +106,7 @@ def runner(trials, seed, tally):
 
     rng = np.random.default_rng(seed)
     n, m = 5, 3
-    for _ in range(trials):
+    for _ in bar(range(trials), desc="runner", unit="model"):
         w = rng.integers(1, 9, size=n) * 1e-3
         cap = rng.integers(1, 4, size=m) * 1e3
         nv = n * m + 1
@@ -138,6 +140,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trials", type=int, default=10, help="instances per family (x scales)")
     ap.add_argument("--seed", type=int, default=0)
+    add_quiet(ap)
     args = ap.parse_args(argv)
     import coalloc
 
