@@ -48,10 +48,13 @@ def documented_classes() -> Dict[str, type]:
             if inspect.isclass(obj):
                 out[f"coalloc.{family}.{name}"] = obj
             elif inspect.ismodule(obj):
-                names = getattr(obj, "__all__", None) or [n for n in vars(obj) if n[:1] != "_"]
+                # autodoc documents every name of a submodule's __all__ (a class it
+                # re-exports from its family's result.py too), else the classes it defines
+                listed = getattr(obj, "__all__", None)
+                names = listed or [n for n in vars(obj) if n[:1] != "_"]
                 for cname in names:
                     cls = getattr(obj, cname, None)
-                    if inspect.isclass(cls) and cls.__module__ == obj.__name__:
+                    if inspect.isclass(cls) and (listed or cls.__module__ == obj.__name__):
                         out[f"{obj.__name__}.{cname}"] = cls
     return out
 

@@ -8,6 +8,7 @@ import importlib
 import inspect
 import io
 import math
+import pickle
 import pkgutil
 import time
 
@@ -110,6 +111,82 @@ def test_old_class_names_are_aliases_of_the_new_ones():
 
 
 # --- one gap formula ------------------------------------------------------------------
+
+
+def _family_result_classes() -> dict:
+    """Every public result class the package defines, by the family whose modules hold it:
+    a subclass of :class:`coalloc.Result` or a class whose name ends in ``Result``."""
+    from coalloc._shared.family import families
+
+    found: dict = {}
+    for family in families():
+        package = importlib.import_module(f"coalloc.{family}")
+        names = [package.__name__] + [
+            info.name
+            for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")
+            if "._reference" not in info.name
+        ]
+        for name in names:
+            for obj in vars(importlib.import_module(name)).values():
+                if not inspect.isclass(obj) or obj.__name__.startswith("_"):
+                    continue
+                if not obj.__module__.startswith(f"coalloc.{family}"):
+                    continue  # the shared base, a library's class
+                if issubclass(obj, coalloc.Result) or obj.__name__.endswith("Result"):
+                    found.setdefault(family, set()).add(obj)
+    return found
+
+
+def test_every_family_result_class_is_defined_in_the_familys_result_module():
+    found = _family_result_classes()
+    outside = {
+        f"{cls.__module__}.{cls.__qualname__}"
+        for family, classes in found.items()
+        for cls in classes
+        if cls.__module__ != f"coalloc.{family}.result"
+    }
+    assert not outside, sorted(outside)
+    # the scan saw every family's results, the moved ones among them
+    assert set(found) == set(FAMILIES)
+    names = {cls.__name__ for classes in found.values() for cls in classes}
+    assert {"ExactMappingResult", "FlowInjectionResult", "CollectiveSimulationResult",
+            "TestbedSimulationResult", "GapResult", "SolveResult"} <= names  # fmt: skip
+
+
+def test_moved_result_classes_stay_importable_and_unpickle_from_their_old_modules():
+    from coalloc.collective import result as cres
+    from coalloc.collective import simulate as csim
+    from coalloc.taskmap import clustering, exact
+    from coalloc.taskmap import result as tres
+    from coalloc.testbed import result as bres
+
+    tsim = importlib.import_module("coalloc.testbed.simulate")
+    pairs = [(exact, tres, "ExactMappingResult"), (clustering, tres, "FlowInjectionResult"),
+             (csim, cres, "CollectiveSimulationResult"), (csim, cres, "SimulationResult"),
+             (tsim, bres, "TestbedSimulationResult"), (tsim, bres, "SimulationResult")]  # fmt: skip
+    for old, new, name in pairs:
+        assert getattr(old, name) is getattr(new, name), name
+    # a pickle written before the move names the old module: it still loads, to an equal result
+    tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    sims = [
+        (exact, tm.solve_exact_mapping(tasks, res)),
+        (csim, csim.SimulationResult(records=[{"accepted": True, "delay": 2.0}])),
+        (tsim, bres.TestbedSimulationResult(["assign+"], np.arange(3.0))),
+    ]
+    for old, obj in sims:
+        data = pickle.dumps(obj, protocol=0)  # protocol 0 names a class as "module\nname"
+        new_name = f"{type(obj).__module__}\n{type(obj).__name__}".encode()
+        assert new_name in data
+        data = data.replace(new_name, f"{old.__name__}\n{type(obj).__name__}".encode())
+        back = pickle.loads(data)
+        assert type(back) is type(obj)
+        assert back.__dict__.keys() == obj.__dict__.keys()
+        for key, value in obj.__dict__.items():
+            if isinstance(value, np.ndarray):
+                assert np.array_equal(getattr(back, key), value), key
+            else:
+                assert getattr(back, key) == value, key
 
 
 def test_relative_gap_is_one_unit_free_formula():

@@ -1,15 +1,22 @@
-"""The result of every co-allocation method: :class:`CoallocationResult`."""
+"""The collective family's results: :class:`CoallocationResult`, which every co-allocation
+method returns, and :class:`CollectiveSimulationResult`, which
+:func:`coalloc.collective.simulate.simulate` returns (``SimulationResult`` is its older name)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import numpy as np
 
 from .._shared.result import Result, jsonable, stopped_fields
 
-__all__ = ["CoallocationResult", "stopped_result"]
+__all__ = [
+    "CoallocationResult",
+    "CollectiveSimulationResult",
+    "SimulationResult",
+    "stopped_result",
+]
 
 
 @dataclass
@@ -107,3 +114,85 @@ def stopped_result(pool: Any, request: Any, **stop: Any) -> CoallocationResult:
         duration=request.duration, names=pool.names, proven=False,
         rejection={"reason": "time_limit", "message": fields["message"]}, **fields,
     )  # fmt: skip
+
+
+@dataclass
+class CollectiveSimulationResult:
+    """What :func:`simulate` measured.
+
+    Parameters
+    ----------
+    records : list of dict
+        Per request: ``arrival``, ``count``, ``collective``, ``accepted``, ``start``,
+        ``delay`` (start - earliest start), ``utilisation``, ``reason``.
+    slot_times : ndarray
+        Start of each usage slot (seconds).
+    usage : ndarray, shape (slots, m)
+        Fraction of each property's total capacity reserved in each slot (background and
+        jobs), sampled at the slot start.
+    job_usage : ndarray, shape (slots, m)
+        The part of ``usage`` due to the simulated jobs.
+    names : tuple of str
+        The property names (columns of ``usage``).
+
+    Examples
+    --------
+    >>> from coalloc.collective.simulate import SimulationResult
+    >>> sim = SimulationResult(records=[{"accepted": True, "delay": 0.0},
+    ...                                 {"accepted": False, "delay": None}])
+    >>> sim.acceptance_rate
+    0.5
+    """
+
+    records: List[dict] = field(default_factory=list)
+    slot_times: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    usage: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    job_usage: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    names: tuple = ()
+
+    @property
+    def acceptance_rate(self) -> float:
+        """Accepted requests / requests."""
+        return float(np.mean([r["accepted"] for r in self.records])) if self.records else 0.0
+
+    @property
+    def mean_delay(self) -> float:
+        """Mean start delay of the accepted requests (seconds)."""
+        d = [r["delay"] for r in self.records if r["accepted"]]
+        return float(np.mean(d)) if d else 0.0
+
+    def summary(self) -> dict:
+        """Acceptance rate, mean delay and mean utilisation factor, overall and by kind.
+
+        Returns
+        -------
+        dict
+            ``requests``, ``acceptance_rate``, ``mean_delay`` and, under ``simple`` and
+            ``collective``, the same for that kind of request with ``mean_utilisation``.
+
+        Examples
+        --------
+        >>> from coalloc.collective import CollectiveRequest, ResourcePool
+        >>> from coalloc.collective.simulate import simulate
+        >>> pool = ResourcePool([[4.0], [4.0]], ["cores"])
+        >>> reqs = [(0.0, CollectiveRequest(600, 2, minimum={"cores": 3})),
+        ...         (10.0, CollectiveRequest(600, 1, minimum={"cores": 2}, total={"cores": 2}))]
+        >>> s = simulate(pool, reqs).summary()
+        >>> s["requests"], s["acceptance_rate"], s["mean_delay"], s["collective"]["mean_delay"]
+        (2, 1.0, 295.0, 590.0)
+        """
+        out = {"requests": len(self.records), "acceptance_rate": self.acceptance_rate,
+               "mean_delay": self.mean_delay}  # fmt: skip
+        for kind in ("simple", "collective"):
+            rec = [r for r in self.records if r["collective"] == (kind == "collective")]
+            acc = [r for r in rec if r["accepted"]]
+            out[kind] = {"requests": len(rec),
+                         "acceptance_rate": len(acc) / len(rec) if rec else 0.0,
+                         "mean_delay": float(np.mean([r["delay"] for r in acc])) if acc else 0.0,
+                         "mean_utilisation": float(np.mean([r["utilisation"] for r in acc]))
+                         if acc else 0.0}  # fmt: skip
+        return out
+
+
+#: The older name of :class:`CollectiveSimulationResult`.
+SimulationResult = CollectiveSimulationResult

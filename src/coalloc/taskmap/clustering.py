@@ -22,7 +22,7 @@ documented and measured in ``coalloc docs taskmap`` and ``bench/taskmap/flow_inj
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from .._shared import params as checks
 from .._shared.seeding import kernel_seed
 from .._shared.validation import check_nonnegative
+from .result import FlowInjectionResult
 
 __all__ = [
     "FlowInjectionResult",
@@ -185,99 +186,6 @@ class ClusterTree:
             if self.parent[x] >= 0:
                 g.add_edge(int(self.parent[x]), x)
         return g
-
-
-@dataclass(frozen=True, eq=False)
-class FlowInjectionResult:
-    """Result of :func:`flow_injection`.
-
-    Parameters
-    ----------
-    order : ndarray of int64, shape (n,)
-        Depth-first order of the cluster tree: a permutation of ``0 .. n - 1``; every
-        cluster of the tree is a contiguous block.
-    tree : ClusterTree
-    n_injections : int
-        Flows injected in total.
-    n_splits : int
-        Clusters split by flow injection (not counting splits into already disconnected
-        components, see ``counters``).
-    counters : dict
-        ``injections``, ``path_edges`` (total path length), ``removed_edges``,
-        ``forced_removals``, ``flow_splits``, ``component_splits``, ``flat_nodes``.
-    params : dict
-        The parameters used (``seed`` as the 64-bit integer given to the kernel).
-    backend : str
-        ``"compiled"`` or ``"numpy"`` (the twin).
-
-    Examples
-    --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> fi = tm.flow_injection(tasks, seed=0)
-    >>> sorted(fi.order.tolist()), [c.tolist() for c in fi.clusters(1)]
-    ([0, 1, 2], [[0, 1], [2]])
-    """
-
-    order: np.ndarray
-    tree: ClusterTree
-    n_injections: int
-    n_splits: int
-    counters: dict = field(default_factory=dict)
-    params: dict = field(default_factory=dict)
-    backend: str = "compiled"
-
-    def __repr__(self) -> str:
-        return (
-            f"FlowInjectionResult(n={self.order.shape[0]}, tree_nodes={self.tree.n_nodes}, "
-            f"injections={self.n_injections}, splits={self.n_splits}, backend={self.backend!r})"
-        )
-
-    def clusters(self, level: int = 1) -> list:
-        """Shortcut for ``tree.clusters(level)``.
-
-        Parameters
-        ----------
-        level : int, default 1
-            Depth in the cluster tree (1: the top-level split).
-
-        Returns
-        -------
-        list of ndarray of int64
-            The task sets of the clusters at that depth.
-
-        Examples
-        --------
-        >>> import coalloc.taskmap as tm
-        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-        >>> fi = tm.flow_injection(tasks, seed=0)
-        >>> [c.tolist() for c in fi.clusters(1)], [c.tolist() for c in fi.clusters(2)]
-        ([[0, 1], [2]], [[0], [1], [2]])
-        """
-        return self.tree.clusters(level)
-
-    def labels(self, level: int = 1) -> np.ndarray:
-        """Shortcut for ``tree.labels(level)``.
-
-        Parameters
-        ----------
-        level : int, default 1
-            Depth in the cluster tree (1: the top-level split).
-
-        Returns
-        -------
-        ndarray of int64, shape (n_tasks,)
-            The cluster number (position in :meth:`clusters`) of each task.
-
-        Examples
-        --------
-        >>> import coalloc.taskmap as tm
-        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-        >>> fi = tm.flow_injection(tasks, seed=0)
-        >>> fi.labels(1).tolist()
-        [0, 0, 1]
-        """
-        return self.tree.labels(level)
 
 
 # --------------------------------------------------------------------------------------

@@ -34,7 +34,6 @@ the solver proved it, and the bound is given in the data's units.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -43,53 +42,15 @@ import scipy.sparse as sp
 from .._shared import milp
 from .._shared import params as checks
 from .._shared.result import relative_gap
-from .mapper import MappingResult
 from .model import ResourceGraph, TaskGraph
 from .model import max_occupancy as _max_occupancy
+from .result import ExactMappingResult
 from .verify import verify_mapping
 
 __all__ = ["ExactMappingResult", "solve_exact_mapping", "BACKENDS", "FORMULATIONS"]
 
 BACKENDS = ("highs", "cbc")
 FORMULATIONS = ("auto", "cut", "pairs")
-
-
-@dataclass
-class ExactMappingResult(MappingResult):
-    """Outcome of :func:`solve_exact_mapping`: a :class:`MappingResult` (method ``"exact"``).
-
-    ``mapping`` is the best mapping found (None when none was found in time), ``objective``
-    (= ``max_occupancy``) its maximum occupancy recomputed from scratch, ``bound`` a proven
-    lower bound on the optimum, ``gap`` = ``(objective - bound) / objective``, ``status``
-    ``"optimal"``, ``"feasible"`` (a mapping, optimality not proven: a positive
-    ``mip_gap``), ``"time_limit"`` (a time limit or Ctrl-C stopped the solver before the
-    proof: the incumbent mapping when there was one, else ``mapping`` None) or
-    ``"error"``; ``timings`` has ``"build"``, ``"solve"``, ``"total"``.
-
-    Parameters
-    ----------
-    mapping, max_occupancy, bottleneck, method, seed, timings, iterations, params : object
-        As in :class:`MappingResult`.
-    node_occupancy, link_occupancy, order, history, status, message, bound, gap : object
-        As in :class:`MappingResult`.
-    backend, formulation : str
-        The solver and the linearisation used.
-    model : dict
-        Sizes of the model (variables, rows).
-
-    Examples
-    --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> result = tm.solve_exact_mapping(tasks, res)
-    >>> result.status, result.mapping.tolist(), result.max_occupancy, result.bound
-    ('optimal', [2, 2, 1], 0.6, 0.6)
-    """
-
-    backend: str = ""
-    formulation: str = ""
-    model: dict = field(default_factory=dict)
 
 
 def _route_usage(resources: ResourceGraph) -> np.ndarray:

@@ -1,17 +1,28 @@
 """The task mapper's results: :class:`TaskMappingResult` (``MappingResult`` is its older
-name, kept as an alias) and, in :mod:`coalloc.taskmap.exact`, its exact subclass."""
+name, kept as an alias) and its exact subclass :class:`ExactMappingResult`, which
+:func:`coalloc.taskmap.solve_exact_mapping` returns, and the clustering step's
+:class:`FlowInjectionResult` (of :func:`coalloc.taskmap.flow_injection`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
 from .._shared.result import Result, stopped_fields
 from .model import Bottleneck
 
-__all__ = ["TaskMappingResult", "MappingResult", "stopped_result"]
+if TYPE_CHECKING:  # the clustering module is imported on first use (coalloc.taskmap)
+    from .clustering import ClusterTree
+
+__all__ = [
+    "TaskMappingResult",
+    "MappingResult",
+    "ExactMappingResult",
+    "FlowInjectionResult",
+    "stopped_result",
+]
 
 
 @dataclass
@@ -107,6 +118,137 @@ class TaskMappingResult(Result):
 #: The older name of :class:`TaskMappingResult` (the testbed's result is
 #: :class:`coalloc.testbed.TestbedMappingResult`).
 MappingResult = TaskMappingResult
+
+
+@dataclass
+class ExactMappingResult(MappingResult):
+    """Outcome of :func:`solve_exact_mapping`: a :class:`MappingResult` (method ``"exact"``).
+
+    ``mapping`` is the best mapping found (None when none was found in time), ``objective``
+    (= ``max_occupancy``) its maximum occupancy recomputed from scratch, ``bound`` a proven
+    lower bound on the optimum, ``gap`` = ``(objective - bound) / objective``, ``status``
+    ``"optimal"``, ``"feasible"`` (a mapping, optimality not proven: a positive
+    ``mip_gap``), ``"time_limit"`` (a time limit or Ctrl-C stopped the solver before the
+    proof: the incumbent mapping when there was one, else ``mapping`` None) or
+    ``"error"``; ``timings`` has ``"build"``, ``"solve"``, ``"total"``.
+
+    Parameters
+    ----------
+    mapping, max_occupancy, bottleneck, method, seed, timings, iterations, params : object
+        As in :class:`MappingResult`.
+    node_occupancy, link_occupancy, order, history, status, message, bound, gap : object
+        As in :class:`MappingResult`.
+    backend, formulation : str
+        The solver and the linearisation used.
+    model : dict
+        Sizes of the model (variables, rows).
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> result = tm.solve_exact_mapping(tasks, res)
+    >>> result.status, result.mapping.tolist(), result.max_occupancy, result.bound
+    ('optimal', [2, 2, 1], 0.6, 0.6)
+    """
+
+    backend: str = ""
+    formulation: str = ""
+    model: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class FlowInjectionResult:
+    """Result of :func:`flow_injection`.
+
+    Parameters
+    ----------
+    order : ndarray of int64, shape (n,)
+        Depth-first order of the cluster tree: a permutation of ``0 .. n - 1``; every
+        cluster of the tree is a contiguous block.
+    tree : ClusterTree
+    n_injections : int
+        Flows injected in total.
+    n_splits : int
+        Clusters split by flow injection (not counting splits into already disconnected
+        components, see ``counters``).
+    counters : dict
+        ``injections``, ``path_edges`` (total path length), ``removed_edges``,
+        ``forced_removals``, ``flow_splits``, ``component_splits``, ``flat_nodes``.
+    params : dict
+        The parameters used (``seed`` as the 64-bit integer given to the kernel).
+    backend : str
+        ``"compiled"`` or ``"numpy"`` (the twin).
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> fi = tm.flow_injection(tasks, seed=0)
+    >>> sorted(fi.order.tolist()), [c.tolist() for c in fi.clusters(1)]
+    ([0, 1, 2], [[0, 1], [2]])
+    """
+
+    order: np.ndarray
+    tree: ClusterTree
+    n_injections: int
+    n_splits: int
+    counters: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    backend: str = "compiled"
+
+    def __repr__(self) -> str:
+        return (
+            f"FlowInjectionResult(n={self.order.shape[0]}, tree_nodes={self.tree.n_nodes}, "
+            f"injections={self.n_injections}, splits={self.n_splits}, backend={self.backend!r})"
+        )
+
+    def clusters(self, level: int = 1) -> list:
+        """Shortcut for ``tree.clusters(level)``.
+
+        Parameters
+        ----------
+        level : int, default 1
+            Depth in the cluster tree (1: the top-level split).
+
+        Returns
+        -------
+        list of ndarray of int64
+            The task sets of the clusters at that depth.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> fi = tm.flow_injection(tasks, seed=0)
+        >>> [c.tolist() for c in fi.clusters(1)], [c.tolist() for c in fi.clusters(2)]
+        ([[0, 1], [2]], [[0], [1], [2]])
+        """
+        return self.tree.clusters(level)
+
+    def labels(self, level: int = 1) -> np.ndarray:
+        """Shortcut for ``tree.labels(level)``.
+
+        Parameters
+        ----------
+        level : int, default 1
+            Depth in the cluster tree (1: the top-level split).
+
+        Returns
+        -------
+        ndarray of int64, shape (n_tasks,)
+            The cluster number (position in :meth:`clusters`) of each task.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> fi = tm.flow_injection(tasks, seed=0)
+        >>> fi.labels(1).tolist()
+        [0, 0, 1]
+        """
+        return self.tree.labels(level)
 
 
 def stopped_result(task_graph: Any, resource_graph: Any, **stop: Any) -> TaskMappingResult:

@@ -1,13 +1,23 @@
-"""The result every testbed mapper returns."""
+"""The testbed's results: :class:`TestbedMappingResult`, which every mapper returns, and
+:class:`TestbedSimulationResult`, which :func:`coalloc.testbed.simulate` returns (their older
+names ``MappingResult`` and ``SimulationResult`` are aliases)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
+
+import numpy as np
 
 from .._shared.result import Result, jsonable, stopped_fields
 
-__all__ = ["TestbedMappingResult", "MappingResult", "stopped_result"]
+__all__ = [
+    "TestbedMappingResult",
+    "MappingResult",
+    "TestbedSimulationResult",
+    "SimulationResult",
+    "stopped_result",
+]
 
 
 @dataclass
@@ -138,3 +148,99 @@ def stopped_result(top: Any, ptop: Any, **stop: Any) -> TestbedMappingResult:
     status ``"time_limit"``; ``stop``: what :func:`coalloc._shared.result.stopped_fields`
     takes)."""
     return TestbedMappingResult(reason={"constraint": "time_limit"}, **stopped_fields(**stop))
+
+
+@dataclass
+class TestbedSimulationResult:
+    """Per mapper: ``success`` (bool per experiment), ``isw`` (inter-switch bandwidth of
+    each success, NaN on failure), ``isw_in_use`` (testbed-wide after each arrival),
+    ``seconds`` (mapper time per experiment) and ``reasons`` of the failures.
+
+    Parameters
+    ----------
+    methods : list of str
+        The mappers replayed.
+    arrivals : ndarray
+        Arrival time of each experiment, in replay order.
+    success, isw, isw_in_use, seconds : dict of str to ndarray
+        Per mapper, one entry per experiment (see above).
+    reasons : dict of str to list
+        Per mapper, ``(experiment, reason)`` of each failure.
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+    >>> workload = [(0.0, 10.0, top), (1.0, 10.0, top), (20.0, 10.0, top)]
+    >>> sim = tb.simulate(ptop, workload, ["assign+"])
+    >>> sim.success["assign+"].tolist(), sim.failures("assign+")
+    ([True, False, True], 1)
+    """
+
+    methods: List[str]
+    arrivals: np.ndarray
+    success: Dict[str, np.ndarray] = field(default_factory=dict)
+    isw: Dict[str, np.ndarray] = field(default_factory=dict)
+    isw_in_use: Dict[str, np.ndarray] = field(default_factory=dict)
+    seconds: Dict[str, np.ndarray] = field(default_factory=dict)
+    reasons: Dict[str, List[Any]] = field(default_factory=dict)
+
+    def failures(self, method: str) -> int:
+        """Number of experiments ``method`` failed to map.
+
+        Parameters
+        ----------
+        method : str
+            One of :attr:`methods`.
+
+        Returns
+        -------
+        int
+            The count of unsuccessful experiments.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+        ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+        >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+        >>> sim = tb.simulate(ptop, [(0.0, 10.0, top), (1.0, 10.0, top)], ["assign+"])
+        >>> sim.failures("assign+")
+        1
+        """
+        return int((~self.success[method]).sum())
+
+    def failure_rate(self, method: str, window: int = 1000) -> np.ndarray:
+        """Failure rate over consecutive windows of ``window`` experiments.
+
+        Parameters
+        ----------
+        method : str
+            One of :attr:`methods`.
+        window : int, default 1000
+            Experiments per window (the last window may be shorter).
+
+        Returns
+        -------
+        ndarray of float64
+            The fraction of failures in each window, in replay order.
+
+        Examples
+        --------
+        >>> import coalloc.testbed as tb
+        >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+        ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+        >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
+        >>> workload = [(0.0, 10.0, top), (1.0, 10.0, top), (20.0, 10.0, top)]
+        >>> tb.simulate(ptop, workload, ["assign+"]).failure_rate("assign+", window=2).tolist()
+        [0.5, 0.0]
+        """
+        s = ~self.success[method]
+        n = len(s) // window + (len(s) % window > 0)
+        return np.array([s[i * window : (i + 1) * window].mean() for i in range(n)])
+
+
+#: The older name of :class:`TestbedSimulationResult`.
+SimulationResult = TestbedSimulationResult
