@@ -61,7 +61,7 @@ def test_zero_demand_on_zero_capacity_is_no_nan(method, kw, request_kw):
     assert res.start == 0.0, res.message
     assert res.resources.size == 2 and np.all(np.isfinite(res.amounts))
     assert math.isfinite(res.utilisation)
-    report = verify(pool, req, res)
+    report = verify(req, pool, res)
     assert report.ok, report.violations
     if method != "cankar":  # a proven answer: the best factor is the brute force's
         ref = coallocate(pool, req, "brute_force")
@@ -101,7 +101,7 @@ def test_exact_never_returns_more_than_n_resources():
     for backend in ("highs", "cbc", "cpsat"):
         res = coallocate(pool, req, "exact", **{SOLVER: backend})
         assert res.status == "optimal" and res.resources.size == 3
-        assert verify(pool, req, res).ok
+        assert verify(req, pool, res).ok
 
 
 # ------------------------------------------------------------------------------ item 2
@@ -114,7 +114,7 @@ def test_cpsat_no_longer_rounds_the_wrong_way(method, kw):
     res = coallocate(pool, req, method, **kw)
     assert res.start == 0.0, res.message
     assert sorted(res.resources.tolist()) in ([0, 1], [0, 2])
-    assert verify(pool, req, res).ok
+    assert verify(req, pool, res).ok
 
 
 @pytest.mark.parametrize("scale", [1e-9, 1e-3, 1.0, 7.0, 1e6, 1e12])
@@ -165,12 +165,12 @@ def test_free_memory_8_minus_6_2_meets_a_minimum_of_1_8_everywhere(method, kw):
     req = CollectiveRequest(60, 2, minimum={"mem": 1.8})
     res = coallocate(pool, req, method, **kw)
     assert res.start == 0.0, res.message
-    assert verify(pool, req, res).ok
+    assert verify(req, pool, res).ok
     pool.copy().reserve(res.start, req.duration, res.resources, res.amounts)
     # and the collective total: 2 x 1.7999999999999998 against 3.6
     req = CollectiveRequest(60, 2, minimum={"mem": 1.0}, total={"mem": 3.6})
     res = coallocate(pool, req, method, **kw)
-    assert res.start == 0.0 and verify(pool, req, res).ok
+    assert res.start == 0.0 and verify(req, pool, res).ok
 
 
 @pytest.mark.parametrize("method,kw", METHODS)

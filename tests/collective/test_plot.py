@@ -17,7 +17,7 @@ def _fills(fig):
 def test_timetable_marks_the_reservation(tmp_path):
     pool, request = collective.generators.random_instance(14, 4, seed=4, load=0.7, n_slots=24)
     result = collective.coallocate(pool, request)
-    assert collective.verify(pool, request, result).ok
+    assert collective.verify(request, pool, result).ok
     assert result.start > request.earliest_start  # a start the picture must place right
     path = tmp_path / "tt.png"
     fig = collective.plot_timetable(pool, request, result, property="p0", path=path)

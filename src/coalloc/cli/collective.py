@@ -117,7 +117,7 @@ def _cmd_solve(args) -> int:
         if args.verbose and result.rejection:
             print(json.dumps(result.rejection, indent=1))
         return 1
-    report = collective.verify(pool, request, result)
+    report = collective.verify(request, pool, result)
     if args.json:
         out = {"request": args.request, **result.to_dict(),
                "earliest_start": request.earliest_start, "latest_start": request.latest_start,

@@ -159,16 +159,17 @@ def solve(
     return coallocate(pool, request, method or DEFAULT_METHOD, seed=seed, **params)
 
 
-def verify(pool: ResourcePool, request: CollectiveRequest,
+def verify(request: CollectiveRequest, pool: ResourcePool,
            result: CoallocationResult) -> CoallocationReport:  # fmt: skip
     """:func:`verify_coallocation` of a result, checking its claimed utilisation factor.
 
     Parameters
     ----------
-    pool : ResourcePool
-        The pool the result was computed on (before reserving it).
     request : CollectiveRequest
         The request.
+    pool : ResourcePool
+        The pool the result was computed on (before reserving it). The old order
+        ``verify(pool, request, result)`` still works, with a :class:`DeprecationWarning`.
     result : CoallocationResult
         A result with a solution (``result.start`` not None).
 
@@ -182,13 +183,20 @@ def verify(pool: ResourcePool, request: CollectiveRequest,
     >>> import coalloc.collective as co
     >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
     >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
-    >>> result = co.coallocate(pool, req)
-    >>> report = co.verify(pool, req, result)
+    >>> result = co.solve(req, pool)
+    >>> report = co.verify(req, pool, result)
     >>> print(report)
     admissible; utilisation factor 0.666667
     >>> report.ok
     True
     """
+    if isinstance(request, ResourcePool) and isinstance(pool, CollectiveRequest):
+        warnings.warn(
+            "coalloc.collective.verify(pool, request, result) is deprecated: pass the demand "
+            "first, verify(request, pool, result)",
+            DeprecationWarning, stacklevel=2,
+        )  # fmt: skip
+        request, pool = pool, request
     return verify_coallocation(pool, request, result.start, result.resources, result.amounts,
                                claimed_utilisation=result.utilisation)  # fmt: skip
 
@@ -241,7 +249,7 @@ class CollectiveInstance(FamilyInstance, _Parts):
     _solve_function = staticmethod(solve)
 
     def _verify_solution(self, result: CoallocationResult) -> CoallocationReport:
-        return verify(self.pool, self.request, result)
+        return verify(self.request, self.pool, result)
 
     @staticmethod
     def _fields_from_dict(data: Any, *, source: str) -> tuple:

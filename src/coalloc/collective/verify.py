@@ -38,7 +38,7 @@ class CoallocationReport(Report):
     >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
     >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
     >>> result = co.coallocate(pool, req)
-    >>> report = co.verify(pool, req, result)
+    >>> report = co.verify(req, pool, result)
     >>> report.admissible, report.violations, report.matches
     (True, [], True)
     """
@@ -66,7 +66,7 @@ class CoallocationReport(Report):
         >>> import coalloc.collective as co
         >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0]], ["cores", "ram"])
         >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1})
-        >>> data = co.verify(pool, req, co.coallocate(pool, req)).to_dict()
+        >>> data = co.verify(req, pool, co.coallocate(pool, req)).to_dict()
         >>> data["ok"], data["admissible"], data["violations"]
         (True, True, [])
         """
