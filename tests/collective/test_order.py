@@ -105,6 +105,37 @@ def test_old_order_warns_with_the_new_order_and_points_at_the_caller():
         ctx.__exit__(None, None, None)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_method_functions_take_the_demand_first(seed):
+    pool, request = co.generators.random_instance(7, 2, seed=seed, load=0.5, n_slots=10)
+    funcs = {"scan": co.scan, "cankar": co.cankar, "brute_force": co.brute_force}
+    from coalloc._shared import milp
+
+    if not callable(milp.import_backend("highs")):  # highspy itself, not SciPy's fallback
+        funcs["exact"] = co.exact
+    for name, func in funcs.items():
+        ref = co.coallocate(pool, request, name, seed=seed)
+        ctx = _no_deprecation()
+        try:
+            new = func(request, pool, seed=seed)
+        finally:
+            ctx.__exit__(None, None, None)
+        _same(new, ref)
+        with pytest.warns(DeprecationWarning, match=rf"{name}\(request, pool, \.\.\.\)"):
+            old = func(pool, request, seed=seed)
+        _same(old, ref)
+
+
+def test_a_stopped_result_reads_either_order():
+    from coalloc.collective.result import stopped_result
+
+    pool, request = co.generators.random_instance(5, 2, seed=0, load=0.3)
+    stop = {"method": "scan", "method_params": {}, "time_limit": 1.0, "elapsed": 1.0}
+    a, b = stopped_result(request, pool, **stop), stopped_result(pool, request, **stop)
+    assert a.status == b.status == "time_limit" and a.start is None
+    assert a.duration == b.duration == request.duration and a.names == b.names == pool.names
+
+
 def test_wrong_types_are_not_swapped():
     pool, request = co.generators.random_instance(6, 2, seed=3, load=0.3)
     with pytest.raises(TypeError):

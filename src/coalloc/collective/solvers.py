@@ -8,12 +8,12 @@ the pool, then the request) as the documented domain alias.
 from __future__ import annotations
 
 import functools
-import warnings
-from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional
 
 from .._shared.family import FamilyInstance, solver_keyword
 from .._shared.params import check_keywords, check_method, with_time_limit
 from .._shared.seeding import check_seed
+from ._order import demand_first
 from .cankar import cankar
 from .exact import brute_force, exact
 from .model import CollectiveRequest, ResourcePool
@@ -87,25 +87,7 @@ def coallocate(
     """
     check_method(method, METHODS)
     check_keywords(METHODS[method], method, set(params))
-    return METHODS[method](pool, request, seed=check_seed(seed), **params)
-
-
-def _demand_first(first: Any, second: Any, *, warn: bool) -> Tuple[Any, Any]:
-    """``(request, pool)`` from two parts given in either order, told apart by type.
-
-    A :class:`ResourcePool` first and a :class:`CollectiveRequest` second is the old
-    (supply-first) order: the parts are swapped, with a :class:`DeprecationWarning` when
-    ``warn``. Anything else is returned as given (the model's checks name a wrong type).
-    """
-    if isinstance(first, ResourcePool) and isinstance(second, CollectiveRequest):
-        if warn:
-            warnings.warn(
-                "coalloc.collective.solve(pool, request) is deprecated: pass the demand first, "
-                "solve(request, pool) (coallocate(pool, request) keeps the paper's order)",
-                DeprecationWarning, stacklevel=3,
-            )  # fmt: skip
-        return second, first
-    return first, second
+    return METHODS[method](request, pool, seed=check_seed(seed), **params)
 
 
 def solve(
@@ -155,7 +137,8 @@ def solve(
     >>> result.start, result.resources.tolist() == co.coallocate(pool, req).resources.tolist()
     (0.0, True)
     """
-    request, pool = _demand_first(request, pool, warn=True)
+    note = " (coallocate(pool, request) keeps the paper's order)"
+    request, pool = demand_first(request, pool, "solve", rest="", note=note)
     return coallocate(pool, request, method or DEFAULT_METHOD, seed=seed, **params)
 
 
@@ -190,13 +173,7 @@ def verify(request: CollectiveRequest, pool: ResourcePool,
     >>> report.ok
     True
     """
-    if isinstance(request, ResourcePool) and isinstance(pool, CollectiveRequest):
-        warnings.warn(
-            "coalloc.collective.verify(pool, request, result) is deprecated: pass the demand "
-            "first, verify(request, pool, result)",
-            DeprecationWarning, stacklevel=2,
-        )  # fmt: skip
-        request, pool = pool, request
+    request, pool = demand_first(request, pool, "verify", rest=", result")
     return verify_coallocation(pool, request, result.start, result.resources, result.amounts,
                                claimed_utilisation=result.utilisation)  # fmt: skip
 
@@ -238,7 +215,7 @@ class CollectiveInstance(FamilyInstance, _Parts):
 
     def __new__(cls, request: CollectiveRequest, pool: ResourcePool) -> CollectiveInstance:
         # The old field order (pool, request), from a caller or an old pickle: swap by type.
-        request, pool = _demand_first(request, pool, warn=False)
+        request, pool = demand_first(request, pool)
         return _Parts.__new__(cls, request, pool)
 
     family = "collective"
@@ -262,7 +239,7 @@ class CollectiveInstance(FamilyInstance, _Parts):
     def _coerced(cls, obj: Any) -> Optional[FamilyInstance]:
         # A pair in either order: (request, pool) or the old (pool, request), by type.
         if isinstance(obj, (tuple, list)) and len(obj) == 2:
-            request, pool = _demand_first(obj[0], obj[1], warn=False)
+            request, pool = demand_first(obj[0], obj[1])
             if isinstance(request, CollectiveRequest) and isinstance(pool, ResourcePool):
                 return cls(request, pool)
         return super()._coerced(obj)
