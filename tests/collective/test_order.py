@@ -23,6 +23,7 @@ from coalloc._shared.family import coerce_problem
 from coalloc.batch.worker import read_problem
 from coalloc.cli import main
 from coalloc.collective import io as cio
+from tests._plots import mpl, png_is_picture  # noqa: F401
 from tests.strategies import collective_instances
 
 FAST = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -266,3 +267,17 @@ def test_cli_two_requests_are_refused_naming_the_file(files, capsys):
     assert main(["collective", "solve", rp, rp]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and rp in err[0] and "coalloc.collective.pool" in err[0]
+
+
+@pytest.mark.usefixtures("mpl")
+def test_cli_plot_takes_the_request_first_and_the_old_order(files, tmp_path, capsys):
+    pool, request, pp, rp, ip = files
+    res = str(tmp_path / "res.json")
+    assert main(["collective", "solve", rp, pp, "-o", res]) == 0
+    capsys.readouterr()
+    for argv, note in (([rp, pp, res], False), ([pp, rp, res], True), ([rp, pp], False)):
+        out = tmp_path / f"tt{len(argv)}{int(note)}.png"
+        assert main(["plot", "collective", *argv, "-o", str(out)]) == 0
+        cap = capsys.readouterr()
+        assert ("deprecated" in cap.err) == note, cap.err
+        png_is_picture(out)
