@@ -180,7 +180,7 @@ def test_a_real_shortfall_is_refused_everywhere(method, kw):
     req = CollectiveRequest(60, 2, 0, 2000, minimum={"mem": 1.8})
     res = coallocate(pool, req, method, **kw)
     assert res.start == 1000.0  # the earliest start after the reservation ends
-    report = verify_coallocation(pool, req, 0.0, [0, 1], [[1.8], [1.8]])
+    report = verify_coallocation(req, pool, 0.0, [0, 1], [[1.8], [1.8]])
     assert not report.ok
     with pytest.raises(ValueError, match="cannot reserve"):
         pool.copy().reserve(0, 60, [0], [[1.8]])
@@ -197,8 +197,8 @@ def test_verify_and_reserve_state_one_rule_at_every_scale():
         with pytest.raises(ValueError, match="cannot reserve"):
             pool.copy().reserve(0, 1, [0], [[4.0 * scale + 2 * tau]])
         req = CollectiveRequest(1, 1, minimum={"x": 4.0 * scale})
-        assert verify_coallocation(pool, req, 0.0, [0], [[4.0 * scale + 0.5 * tau]]).ok
-        assert not verify_coallocation(pool, req, 0.0, [0], [[4.0 * scale + 2 * tau]]).ok
+        assert verify_coallocation(req, pool, 0.0, [0], [[4.0 * scale + 0.5 * tau]]).ok
+        assert not verify_coallocation(req, pool, 0.0, [0], [[4.0 * scale + 2 * tau]]).ok
 
 
 # ------------------------------------------------------------------------------ item 8
@@ -267,7 +267,7 @@ def test_threads_solving_and_reserving_never_overbook():
     assert acks
     ledger = original.copy()
     for req, res in sorted(acks, key=lambda x: x[1].start):
-        report = verify_coallocation(ledger, req, res.start, res.resources, res.amounts)
+        report = verify_coallocation(req, ledger, res.start, res.resources, res.amounts)
         assert report.admissible, report.violations
         ledger.reserve(res.start, req.duration, res.resources, res.amounts)
     for t in np.union1d(ledger.times, pool.times):

@@ -127,6 +127,31 @@ def test_method_functions_take_the_demand_first(seed):
         _same(old, ref)
 
 
+def test_verify_coallocation_and_plot_timetable_take_the_demand_first():
+    pool, request = co.generators.random_instance(7, 2, seed=1, load=0.3)
+    res = co.coallocate(pool, request)
+    args = (res.start, res.resources, res.amounts)
+    new = co.verify_coallocation(request, pool, *args, claimed_utilisation=res.utilisation)
+    assert new.ok
+    with pytest.warns(DeprecationWarning, match=r"verify_coallocation\(request, pool, "):
+        old = co.verify_coallocation(pool, request, *args, claimed_utilisation=res.utilisation)
+    assert old.to_dict() == new.to_dict()
+    bad = co.verify_coallocation(request, pool, res.start, res.resources, 0 * res.amounts)
+    assert not bad.ok  # the referee judges, in the new order too
+
+
+@pytest.mark.usefixtures("mpl")
+def test_plot_timetable_in_both_orders():
+    pool, request = co.generators.random_instance(7, 2, seed=1, load=0.3)
+    res = co.solve(request, pool)
+    new = co.plot_timetable(request, pool, res)
+    with pytest.warns(DeprecationWarning, match=r"plot_timetable\(request, pool, "):
+        old = co.plot_timetable(pool, request, res)
+    assert [a.get_title() for a in new.axes] == [a.get_title() for a in old.axes]
+    boxes = [len(a.patches) for a in new.axes]
+    assert boxes == [len(a.patches) for a in old.axes] and sum(boxes) > 0
+
+
 def test_a_stopped_result_reads_either_order():
     from coalloc.collective.result import stopped_result
 

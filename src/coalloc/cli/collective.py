@@ -231,8 +231,8 @@ def _cmd_verify(args) -> int:
     start = get_key(data, "start", name)
     try:
         report = collective.verify_coallocation(
-            pool,
             request,
+            pool,
             start,
             get_key(data, "resources", name),
             get_key(data, "amounts", name),

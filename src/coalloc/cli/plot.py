@@ -125,7 +125,7 @@ def _cmd_collective(args) -> int:
             print(f"the request is rejected ({result.status}): {result.message}; drawing the "
                   "timetables only")  # fmt: skip
             result = None
-    fig = collective.plot_timetable(pool, request, result, property=args.property,
+    fig = collective.plot_timetable(request, pool, result, property=args.property,
                                     max_nodes=args.max_nodes)  # fmt: skip
     return _done(fig, args)
 

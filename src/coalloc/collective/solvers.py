@@ -174,7 +174,7 @@ def verify(request: CollectiveRequest, pool: ResourcePool,
     True
     """
     request, pool = demand_first(request, pool, "verify", rest=", result")
-    return verify_coallocation(pool, request, result.start, result.resources, result.amounts,
+    return verify_coallocation(request, pool, result.start, result.resources, result.amounts,
                                claimed_utilisation=result.utilisation)  # fmt: skip
 
 
