@@ -241,14 +241,15 @@ def t_collective_json(data: bytes) -> None:
     inst = _read(cio.read_instance, path)
     _read(cio.read_workload, path)
     if pool is not None:
-        _solve_verify(collective.Instance(pool, cio.read_request(partner("request"))),
+        _solve_verify(collective.Instance(cio.read_request(partner("request")), pool),
                       _collective_small_enough(pool))  # fmt: skip
     if req is not None:
-        _solve_verify(collective.Instance(cio.read_pool(partner("pool")), req),
+        _solve_verify(collective.Instance(req, cio.read_pool(partner("pool"))),
                       req.count <= 50)  # fmt: skip
     if inst is not None:
         _solve_verify(
-            collective.Instance(*inst), _collective_small_enough(inst[0]) and inst[1].count <= 50
+            collective.Instance(inst[1], inst[0]),
+            _collective_small_enough(inst[0]) and inst[1].count <= 50,
         )
 
 
@@ -256,7 +257,7 @@ def t_collective_csv(data: bytes) -> None:
     path = _write("fuzz-pool.csv", data)
     pool = _read(cio.read_pool, path)
     if pool is not None:
-        _solve_verify(collective.Instance(pool, cio.read_request(partner("request"))),
+        _solve_verify(collective.Instance(cio.read_request(partner("request")), pool),
                       _collective_small_enough(pool))  # fmt: skip
 
 
@@ -352,8 +353,8 @@ def _cli_commands(p: str) -> list:
         ["ctaap", "solve", p],
         ["taskmap", "map", p, partner("resources")],
         ["taskmap", "map", partner("tasks"), p],
-        ["collective", "solve", p, partner("request")],
-        ["collective", "solve", partner("pool"), p],
+        ["collective", "solve", partner("request"), p],  # p: a pool (REQUEST POOL)
+        ["collective", "solve", p, partner("pool")],  # p: a request
         ["testbed", "assign", p, partner("ptop")],
         ["testbed", "assign", partner("top"), p],
         ["loadshare", "share", p, "--method", "bfd"],
@@ -379,7 +380,7 @@ def t_results(data: bytes) -> None:
     cmds = [
         ["ctaap", "verify", partner("ctaap"), path],
         ["taskmap", "verify", partner("tasks"), partner("resources"), path],
-        ["collective", "verify", partner("pool"), partner("request"), path],
+        ["collective", "verify", partner("request"), partner("pool"), path],
         ["testbed", "verify", partner("top"), partner("ptop"), path],
         ["loadshare", "verify", partner("problem"), path],
     ]

@@ -158,4 +158,4 @@ def collective_tiny():
         [[4.0], [2.0], [1.0]], [[[1.0, 0.0]], [[0.0, 0.0]], [[0.0, 1.0]]], 300, ["cores"]
     )
     request = collective.CollectiveRequest(600, 2, 0, 1200, {"cores": 0.5}, {"cores": 3.0})
-    return collective.Instance(pool, request)
+    return collective.Instance(request, pool)

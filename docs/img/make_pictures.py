@@ -31,7 +31,7 @@ def main() -> None:
     # collective co-allocation: a small random pool with usage
     pool, req = collective.generators.random_instance(14, 4, seed=4, load=0.7, n_slots=24)
     coal = collective.coallocate(pool, req)
-    collective.plot_timetable(pool, req, coal, property="p0",
+    collective.plot_timetable(req, pool, coal, property="p0",
                               path=OUT / "collective_timetable.png")  # fmt: skip
 
     # testbed mapping: 14 virtual nodes on a 24-PC DeterLab-like testbed with 3 switches

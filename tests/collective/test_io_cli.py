@@ -81,7 +81,7 @@ def test_swf_job_with_overflowing_memory_is_refused_by_name(tmp_path):
     jobs = io.read_swf(path)
     with pytest.raises(ValueError, match=r"huge\.swf: SWF job 1: .*not a finite amount"):
         io.swf_requests(jobs, memory_property="ram", source=str(path))
-    (_, req), = io.swf_requests(jobs[1:], memory_property="ram")  # the sane job maps
+    ((_, req),) = io.swf_requests(jobs[1:], memory_property="ram")  # the sane job maps
     path.write_text("7 0 5 100 4 2 -1 1e308 20 -1 1 1 1 1 1 -1 -1 -1\n")  # processors too
     with pytest.raises(ValueError, match=r"huge\.swf: SWF job 7: 1e\+308 processors"):
         io.swf_requests(io.read_swf(path), source=str(path))
@@ -125,11 +125,11 @@ def test_cli_solve_generate_verify_simulate(tmp_path, capsys):
     pool, req = random_instance(8, 2, seed=3, load=0.3)
     io.write_pool(tmp_path / "p.json", pool)
     io.write_request(tmp_path / "r.json", req)
-    assert main(["collective", "solve", str(tmp_path / "p.json"), str(tmp_path / "r.json"),
+    assert main(["collective", "solve", str(tmp_path / "r.json"), str(tmp_path / "p.json"),
                  "-o", str(tmp_path / "out.json"), "-v"]) == 0  # fmt: skip
     out = json.loads((tmp_path / "out.json").read_text())
-    assert verify(pool, req, coallocate(pool, req)).ok and out["verify"]["ok"]
-    assert main(["collective", "verify", str(tmp_path / "p.json"), str(tmp_path / "r.json"),
+    assert verify(req, pool, coallocate(pool, req)).ok and out["verify"]["ok"]
+    assert main(["collective", "verify", str(tmp_path / "r.json"), str(tmp_path / "p.json"),
                  str(tmp_path / "out.json")]) == 0  # fmt: skip
     assert main(["collective", "generate", "instance", "--nodes", "20", "--count", "2",
                  "-o", str(tmp_path / "i.json")]) == 0  # fmt: skip
@@ -153,7 +153,7 @@ def test_cli_reserve_to_is_atomic(tmp_path):
     pool, req = random_instance(8, 2, seed=3, load=0.3)
     io.write_pool(tmp_path / "p.json", pool)
     io.write_request(tmp_path / "r.json", req)
-    assert main(["collective", "solve", str(tmp_path / "p.json"), str(tmp_path / "r.json"),
+    assert main(["collective", "solve", str(tmp_path / "r.json"), str(tmp_path / "p.json"),
                  "--reserve-to", str(tmp_path / "p2.json")]) == 0  # fmt: skip
     p2 = io.read_pool(tmp_path / "p2.json")
     res = coallocate(pool, req)
@@ -199,7 +199,7 @@ def test_solve_says_how_the_start_compares_and_json(tmp_path, capsys):
     pp, rp = tmp_path / "pool.json", tmp_path / "req.json"
     col.write_pool(pp, pool)
     col.write_request(rp, request)
-    assert main(["collective", "solve", str(pp), str(rp)]) == 0
+    assert main(["collective", "solve", str(rp), str(pp)]) == 0
     lines = capsys.readouterr().out.splitlines()
     # referee: the exact brute force says whether an earlier start exists
     best = col.coallocate(pool, request, "brute_force")
@@ -207,11 +207,11 @@ def test_solve_says_how_the_start_compares_and_json(tmp_path, capsys):
     assert wait > 0
     assert f"proven earliest start: {best.start:g} s, {wait:g} s after" in lines[1]
     assert len([x for x in lines if x.startswith("  n")]) == request.count
-    assert main(["collective", "solve", str(pp), str(rp), "--method", "cankar", "--json"]) == 0
+    assert main(["collective", "solve", str(rp), str(pp), "--method", "cankar", "--json"]) == 0
     data = _json.loads(capsys.readouterr().out)
     assert data["start"] >= best.start and data["earliest_start"] == request.earliest_start
     res = col.coallocate(pool, request, "cankar")
-    assert col.verify(pool, request, res).ok == data["verify"]["ok"]
+    assert col.verify(request, pool, res).ok == data["verify"]["ok"]
 
 
 def test_workload_window_opens_at_the_arrival_as_for_an_swf_job(tmp_path):
@@ -241,5 +241,6 @@ def test_workload_window_opens_at_the_arrival_as_for_an_swf_job(tmp_path):
     assert windows[(60.0, 300.0)] == (60.0, 60.0 + DEFAULT_HORIZON)
     explicit = [r for t, r in got if t == 30.0]
     assert sorted((r.earliest_start, r.latest_start) for r in explicit) == [
-        (10.0, 500.0), (30.0, 5000.0)
+        (10.0, 500.0),
+        (30.0, 5000.0),
     ]

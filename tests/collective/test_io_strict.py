@@ -104,9 +104,18 @@ def test_round_trips_are_exact_including_an_empty_pool(n_nodes):
 
 
 def test_workload_items_name_their_index(tmp_path):
-    (tmp_path / "w.json").write_text(json.dumps({
-        "format": "coalloc.collective.workload", "version": 1,
-        "requests": [{"duration": 1, "count": 1}, {"duration": 1, "count": 1, "arrival": "0"}]}))
+    (tmp_path / "w.json").write_text(
+        json.dumps(
+            {
+                "format": "coalloc.collective.workload",
+                "version": 1,
+                "requests": [
+                    {"duration": 1, "count": 1},
+                    {"duration": 1, "count": 1, "arrival": "0"},
+                ],
+            }
+        )
+    )
     with pytest.raises(InstanceError, match=r"w\.json: requests\[1\]\.arrival: expected"):
         cio.read_workload(tmp_path / "w.json")
 
@@ -131,9 +140,15 @@ def test_a_workload_too_long_to_log_is_refused_up_front(tmp_path, capsys):
     with pytest.raises(ValueError, match="usage logs of 3.33e.* slots .* refused"):
         simulate(pool, [(0.0, req)])
     cio.write_pool(tmp_path / "p.json", pool)
-    (tmp_path / "w.json").write_text(json.dumps({
-        "format": "coalloc.collective.workload", "version": 1,
-        "requests": [{"duration": 1e300, "count": 1, "arrival": 1e300}]}))
+    (tmp_path / "w.json").write_text(
+        json.dumps(
+            {
+                "format": "coalloc.collective.workload",
+                "version": 1,
+                "requests": [{"duration": 1e300, "count": 1, "arrival": 1e300}],
+            }
+        )
+    )
     assert main(["collective", "simulate", str(tmp_path / "p.json"),
                  str(tmp_path / "w.json")]) == 2  # fmt: skip
     err = capsys.readouterr().err
@@ -155,8 +170,7 @@ def test_cli_names_both_files_when_the_request_needs_a_missing_property(tmp_path
     from coalloc.cli import main
 
     cio.write_pool(tmp_path / "p.json", collective.ResourcePool([[4.0]], ["gpu"]))
-    cio.write_request(tmp_path / "r.json", collective.CollectiveRequest(10, 1, 0, 10,
-                                                                        {"cores": 1}))
-    assert main(["collective", "solve", str(tmp_path / "p.json"), str(tmp_path / "r.json")]) == 2
+    cio.write_request(tmp_path / "r.json", collective.CollectiveRequest(10, 1, 0, 10, {"cores": 1}))
+    assert main(["collective", "solve", str(tmp_path / "r.json"), str(tmp_path / "p.json")]) == 2
     err = capsys.readouterr().err
     assert "r.json: minimum.cores: not a property of the pool" in err and "p.json" in err

@@ -61,7 +61,7 @@ def test_zero_demand_on_zero_capacity_is_no_nan(method, kw, request_kw):
     assert res.start == 0.0, res.message
     assert res.resources.size == 2 and np.all(np.isfinite(res.amounts))
     assert math.isfinite(res.utilisation)
-    report = verify(pool, req, res)
+    report = verify(req, pool, res)
     assert report.ok, report.violations
     if method != "cankar":  # a proven answer: the best factor is the brute force's
         ref = coallocate(pool, req, "brute_force")
@@ -101,7 +101,7 @@ def test_exact_never_returns_more_than_n_resources():
     for backend in ("highs", "cbc", "cpsat"):
         res = coallocate(pool, req, "exact", **{SOLVER: backend})
         assert res.status == "optimal" and res.resources.size == 3
-        assert verify(pool, req, res).ok
+        assert verify(req, pool, res).ok
 
 
 # ------------------------------------------------------------------------------ item 2
@@ -114,7 +114,7 @@ def test_cpsat_no_longer_rounds_the_wrong_way(method, kw):
     res = coallocate(pool, req, method, **kw)
     assert res.start == 0.0, res.message
     assert sorted(res.resources.tolist()) in ([0, 1], [0, 2])
-    assert verify(pool, req, res).ok
+    assert verify(req, pool, res).ok
 
 
 @pytest.mark.parametrize("scale", [1e-9, 1e-3, 1.0, 7.0, 1e6, 1e12])
@@ -165,12 +165,12 @@ def test_free_memory_8_minus_6_2_meets_a_minimum_of_1_8_everywhere(method, kw):
     req = CollectiveRequest(60, 2, minimum={"mem": 1.8})
     res = coallocate(pool, req, method, **kw)
     assert res.start == 0.0, res.message
-    assert verify(pool, req, res).ok
+    assert verify(req, pool, res).ok
     pool.copy().reserve(res.start, req.duration, res.resources, res.amounts)
     # and the collective total: 2 x 1.7999999999999998 against 3.6
     req = CollectiveRequest(60, 2, minimum={"mem": 1.0}, total={"mem": 3.6})
     res = coallocate(pool, req, method, **kw)
-    assert res.start == 0.0 and verify(pool, req, res).ok
+    assert res.start == 0.0 and verify(req, pool, res).ok
 
 
 @pytest.mark.parametrize("method,kw", METHODS)
@@ -180,7 +180,7 @@ def test_a_real_shortfall_is_refused_everywhere(method, kw):
     req = CollectiveRequest(60, 2, 0, 2000, minimum={"mem": 1.8})
     res = coallocate(pool, req, method, **kw)
     assert res.start == 1000.0  # the earliest start after the reservation ends
-    report = verify_coallocation(pool, req, 0.0, [0, 1], [[1.8], [1.8]])
+    report = verify_coallocation(req, pool, 0.0, [0, 1], [[1.8], [1.8]])
     assert not report.ok
     with pytest.raises(ValueError, match="cannot reserve"):
         pool.copy().reserve(0, 60, [0], [[1.8]])
@@ -197,8 +197,8 @@ def test_verify_and_reserve_state_one_rule_at_every_scale():
         with pytest.raises(ValueError, match="cannot reserve"):
             pool.copy().reserve(0, 1, [0], [[4.0 * scale + 2 * tau]])
         req = CollectiveRequest(1, 1, minimum={"x": 4.0 * scale})
-        assert verify_coallocation(pool, req, 0.0, [0], [[4.0 * scale + 0.5 * tau]]).ok
-        assert not verify_coallocation(pool, req, 0.0, [0], [[4.0 * scale + 2 * tau]]).ok
+        assert verify_coallocation(req, pool, 0.0, [0], [[4.0 * scale + 0.5 * tau]]).ok
+        assert not verify_coallocation(req, pool, 0.0, [0], [[4.0 * scale + 2 * tau]]).ok
 
 
 # ------------------------------------------------------------------------------ item 8
@@ -267,7 +267,7 @@ def test_threads_solving_and_reserving_never_overbook():
     assert acks
     ledger = original.copy()
     for req, res in sorted(acks, key=lambda x: x[1].start):
-        report = verify_coallocation(ledger, req, res.start, res.resources, res.amounts)
+        report = verify_coallocation(req, ledger, res.start, res.resources, res.amounts)
         assert report.admissible, report.violations
         ledger.reserve(res.start, req.duration, res.resources, res.amounts)
     for t in np.union1d(ledger.times, pool.times):

@@ -49,7 +49,7 @@ def test_exact_time_limit_stops_the_utilisation_enumeration():
     t0 = time.perf_counter()
     res = coallocate(pool, request, "exact", time_limit=0.3)  # C(80, 4) subsets: seconds
     assert time.perf_counter() - t0 < 0.3 + 1.5
-    assert res.start is not None and verify(pool, request, res).ok
+    assert res.start is not None and verify(request, pool, res).ok
     assert res.status in ("feasible", "time_limit")  # not proven optimal
     assert res.iterations["time_limit_hit"] == 1 and "time limit" in res.message
     full = coallocate(pool, request, "exact", enumerate_limit=10)  # no enumeration: referee
@@ -65,7 +65,7 @@ def test_cli_exact_options(tmp_path, capsys):
     pp, rp, out = tmp_path / "p.json", tmp_path / "r.json", tmp_path / "o.json"
     cio.write_pool(pp, pool)
     cio.write_request(rp, request)
-    solve = ["collective", "solve", str(pp), str(rp)]
+    solve = ["collective", "solve", str(rp), str(pp)]
     t0 = time.perf_counter()
     code = main([*solve, "--method", "exact", "--time-limit", "0.4", "--backend", "cbc",
                  "--quiet", "--json"])  # fmt: skip
@@ -105,4 +105,4 @@ def test_a_thread_batch_timeout_stops_the_python_scan():
 
     pool = table1_pool(606, seed=1)
     request = section42_requests(pool, 30, 1, seed=1)[0][1]
-    assert_times_out(Instance(pool, request), "scan", backend="numpy")  # seconds: the twins
+    assert_times_out(Instance(request, pool), "scan", backend="numpy")  # seconds: the twins

@@ -32,7 +32,7 @@ def test_outputs_admissible_and_against_brute_force(method):
         ref = coallocate(pool, req, "brute_force")
         res = coallocate(pool, req, method, seed=3)
         if res.start is not None:
-            rep = verify(pool, req, res)
+            rep = verify(req, pool, res)
             assert rep.ok, (method, rep)
             assert ref.start is not None and res.start >= ref.start - 1e-9
             assert res.utilisation <= ref.utilisation * (1 + 1e-9) or res.start > ref.start
@@ -59,7 +59,7 @@ def test_scan_quality_without_enumeration():
         assert (ref.start is None) == (res.start is None)
         if ref.start is not None:
             assert res.start == pytest.approx(ref.start)
-            assert verify(pool, req, res).ok
+            assert verify(req, pool, res).ok
             ratios.append(res.utilisation / ref.utilisation)
     assert ratios and np.mean(ratios) >= 0.95
 
@@ -84,7 +84,7 @@ def test_cankar_on_paper_scale_is_admissible():
                 res = coallocate(pool, req, method, seed=0, m_max=3) if method == "cankar" else \
                     coallocate(pool, req, method)  # fmt: skip
                 if res.start is not None:
-                    assert verify(pool, req, res).ok
+                    assert verify(req, pool, res).ok
 
 
 def test_rejection_reasons_are_explained():
@@ -123,7 +123,7 @@ def test_reserve_through_coallocate_and_failure_is_atomic():
 
 def test_result_dict_and_instance():
     pool, req = random_instance(6, 2, seed=7, load=0.2)
-    inst = Instance(pool, req)
+    inst = Instance(req, pool)
     for m in METHODS:
         r = inst.solve(m, seed=0)
         d = r.to_dict()
@@ -149,7 +149,7 @@ def test_exact_plain_and_cpsat_agree_with_pruned():
         if a.start is not None:
             assert c.start is None or c.start >= a.start  # CP-SAT rounds conservatively
             if c.start is not None:
-                assert verify(pool, req, c).ok
+                assert verify(req, pool, c).ok
 
 
 def test_generators_follow_table1_and_section42():

@@ -17,10 +17,10 @@ def _fills(fig):
 def test_timetable_marks_the_reservation(tmp_path):
     pool, request = collective.generators.random_instance(14, 4, seed=4, load=0.7, n_slots=24)
     result = collective.coallocate(pool, request)
-    assert collective.verify(pool, request, result).ok
+    assert collective.verify(request, pool, result).ok
     assert result.start > request.earliest_start  # a start the picture must place right
     path = tmp_path / "tt.png"
-    fig = collective.plot_timetable(pool, request, result, property="p0", path=path)
+    fig = collective.plot_timetable(request, pool, result, property="p0", path=path)
     fills = _fills(fig)
     assert sum(k.startswith("lane-") for k in fills) == pool.n_nodes
     new = {k: v for k, v in fills.items() if k.startswith("new-")}
@@ -38,7 +38,7 @@ def test_timetable_marks_the_reservation(tmp_path):
 
 def test_timetable_without_result_and_bad_property(collective_tiny):
     pool, request = collective_tiny.pool, collective_tiny.request
-    fig = collective.plot_timetable(pool, request)
+    fig = collective.plot_timetable(request, pool)
     assert not any(k.startswith("new-") for k in _fills(fig))
     with pytest.raises(ValueError, match="property"):
-        collective.plot_timetable(pool, request, property="nope")
+        collective.plot_timetable(request, pool, property="nope")

@@ -39,7 +39,7 @@ def test_methods_admissible_and_scan_earliest(problem, seed):
     for method in ("scan", "cankar", "exact"):
         res = coallocate(pool, req, method, seed=seed)
         if res.start is not None:
-            assert verify(pool, req, res).ok, (method, verify(pool, req, res))
+            assert verify(req, pool, res).ok, (method, verify(req, pool, res))
             assert ref.start is not None and res.start >= ref.start
         if method != "cankar":
             assert res.start == ref.start
@@ -48,4 +48,4 @@ def test_methods_admissible_and_scan_earliest(problem, seed):
     scan_plain = coallocate(pool, req, "scan", enumerate_limit=0)
     assert scan_plain.start == ref.start
     if scan_plain.start is not None:
-        assert verify(pool, req, scan_plain).ok
+        assert verify(req, pool, scan_plain).ok

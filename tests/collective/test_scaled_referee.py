@@ -83,7 +83,7 @@ def check_against_referee(pool, req):
     ref = coallocate(pool, req, "brute_force")
     assert ref.status in ("optimal", "infeasible")
     if ref.start is not None:
-        assert verify(pool, req, ref).ok
+        assert verify(req, pool, ref).ok
     for method, kw in METHODS:
         res = coallocate(pool, req, method, **kw)
         label = f"{method} {kw}: {res.status} {res.message}"
@@ -93,7 +93,7 @@ def check_against_referee(pool, req):
             continue
         assert ref.start is not None, label
         assert res.resources.size == req.count, label
-        report = verify(pool, req, res)
+        report = verify(req, pool, res)
         assert report.ok, (label, report.violations)
         assert math.isfinite(res.utilisation), label
         if method == "cankar":
@@ -125,4 +125,4 @@ def test_default_method_against_brute_force_quick(inst):
     res = coallocate(pool, req, "scan")
     assert res.start == ref.start, res.message
     if res.start is not None:
-        assert verify(pool, req, res).ok
+        assert verify(req, pool, res).ok

@@ -84,7 +84,7 @@ def _taskmap():
 
 def _collective():
     pool, req = collective.generators.random_instance(30, 6, seed=301)
-    return lambda seed: collective.solve(pool, req, "cankar", seed=seed), "resources"
+    return lambda seed: collective.solve(req, pool, "cankar", seed=seed), "resources"
 
 
 def _testbed():

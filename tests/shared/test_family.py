@@ -349,7 +349,7 @@ def _no_solution_cases() -> List[Any]:
     gap = ls.GapInstance([[1, 1]], [[2, 2]], [1])  # no item fits
     return [
         (tb.Instance(top, ptop), "assign+"),
-        (co.Instance(pool, req), "scan"),
+        (co.Instance(req, pool), "scan"),
         (ls.GapProblem(gap), "exact"),
         (tm.Instance(tasks, res), None),
         (ct.Instance(*ct.generators.fig2(1, n_tasks=5, seed=1)), None),
@@ -388,7 +388,7 @@ def _exact_cases():
     return [
         (ct.Instance(*ct.generators.fig2(1, n_tasks=8, seed=1)), ("highs", "cbc", "cpsat")),
         (tm.Instance(tasks, res), ("highs", "cbc")),
-        (co.Instance(pool, req), ("highs", "cpsat")),
+        (co.Instance(req, pool), ("highs", "cpsat")),
         (
             ls.Instance(ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1])),
             ("highs", "cbc"),

@@ -40,7 +40,7 @@ def test_collective_every_method_is_admissible_and_the_exact_ones_earliest(probl
         if res.start is None:
             assert "{" not in res.message  # a sentence, not a dict
         else:
-            assert co.verify(pool, request, res).ok, (method, str(co.verify(pool, request, res)))
+            assert co.verify(request, pool, res).ok, (method, str(co.verify(request, pool, res)))
             assert ref.start is not None and res.start >= ref.start
         if method != "cankar":  # proven earliest start: the brute force's
             assert res.start == ref.start, method

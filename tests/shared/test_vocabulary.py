@@ -38,7 +38,7 @@ def _taskmap():
 
 def _collective():
     pool, req = collective.generators.random_instance(12, 3, seed=301)
-    return (lambda m, **kw: collective.solve(pool, req, m, **kw)), "max"
+    return (lambda m, **kw: collective.solve(req, pool, m, **kw)), "max"
 
 
 def _testbed():

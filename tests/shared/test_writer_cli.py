@@ -223,7 +223,7 @@ def case_taskmap_solve_batch(d: Path) -> Case:
 
 def case_collective_solve(d: Path) -> Case:
     pool, req = _collective_pool_request(d)
-    return ["collective", "solve", pool, req], {"pool": pool, "request": req}
+    return ["collective", "solve", req, pool], {"request": req, "pool": pool}
 
 
 def case_collective_simulate(d: Path) -> Case:
@@ -289,9 +289,9 @@ def case_plot_taskmap(d: Path) -> Case:
 def case_plot_collective(d: Path) -> Case:
     pool, req = _collective_pool_request(d)
     res = d / "result.json"
-    _run(["collective", "solve", pool, req, "-o", res])
-    return (["plot", "collective", pool, req, res],
-            {"pool": pool, "request": req, "result": res})  # fmt: skip
+    _run(["collective", "solve", req, pool, "-o", res])
+    return (["plot", "collective", req, pool, res],
+            {"request": req, "pool": pool, "result": res})  # fmt: skip
 
 
 def case_plot_testbed(d: Path) -> Case:

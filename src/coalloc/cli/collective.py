@@ -6,7 +6,7 @@ import json
 import sys
 
 from .. import collective
-from .._shared.jsonio import atomic_output
+from .._shared.jsonio import atomic_output, load_json
 from .._shared.result import jsonable
 from ..collective import io as cio
 from ..collective.exact import EXACT_BACKENDS
@@ -44,11 +44,53 @@ def _limit(text: str) -> int:
     return int(t)
 
 
+def _file_kind(path: str):
+    """``(kind, data, name)`` of a command's file: kind ``"pool"``, ``"request"``,
+    ``"instance"`` (its ``"format"``; a ``.csv`` is a pool, data None) or None (unknown:
+    the file's position decides); data is the parsed JSON, read once."""
+    if str(path).lower().endswith(".csv"):
+        return "pool", None, str(path)
+    data, name = load_json(path)
+    fmt = data.get("format") if isinstance(data, dict) else None
+    kinds = {cio.POOL_FORMAT: "pool", cio.REQUEST_FORMAT: "request",
+             cio.INSTANCE_FORMAT: "instance"}  # fmt: skip
+    if fmt in kinds:
+        return kinds[fmt], data, name
+    if isinstance(data, dict) and fmt is None:  # a file without "format": by its fields
+        if "capacity" in data:
+            return "pool", data, name
+        if "duration" in data:
+            return "request", data, name
+    return None, data, name
+
+
 def _read_pair(args):
-    """The pool and the request of a command; a request naming properties the pool lacks is
-    refused naming both files (not later by the solver, without a file name)."""
-    pool = cio.read_pool(args.pool)
-    request = cio.read_request(args.request)
+    """The request and the pool of a command, given as ``REQUEST POOL`` (demand first, as
+    ``collective.solve``); the old order ``POOL REQUEST`` is told apart by the files' kinds
+    and swapped with a one-line note on stderr (an instance file given twice, or standing
+    for either part, keeps working). A request naming properties the pool lacks is refused
+    naming both files (not later by the solver, without a file name)."""
+    first, second = _file_kind(args.request), _file_kind(args.pool)
+    if (first[0] == "pool" and second[0] != "pool") or (
+        second[0] == "request" and first[0] != "request"
+    ):
+        print(f"coalloc collective: POOL REQUEST is deprecated, give REQUEST POOL "
+              f"(read {args.pool} as the request and {args.request} as the pool)",
+              file=sys.stderr)  # fmt: skip
+        first, second = second, first
+        args.request, args.pool = args.pool, args.request
+    _, req_data, req_name = first
+    kind, pool_data, pool_name = second
+    if kind == "pool" and pool_data is None:
+        pool = cio.read_pool_csv(args.pool)
+    elif kind == "instance":
+        pool = cio.instance_from_dict(pool_data, source=pool_name)[0]
+    else:
+        pool = cio.pool_from_dict(pool_data, source=pool_name)
+    if first[0] == "instance":
+        request = cio.instance_from_dict(req_data, source=req_name)[1]
+    else:
+        request = cio.request_from_dict(req_data, source=req_name)
     for key, table in (("minimum", request.minimum), ("total", request.total)):
         unknown = sorted(set(table) - set(pool.names))
         if unknown:
@@ -56,15 +98,15 @@ def _read_pair(args):
                 f"{args.request}: {key}.{unknown[0]}: not a property of the pool {args.pool} "
                 f"(names: {list(pool.names)})"
             )
-    return pool, request
+    return request, pool
 
 
 def _cmd_solve(args) -> int:
-    pool, request = _read_pair(args)
+    request, pool = _read_pair(args)
     # --backend / --time-limit are the exact method's (its integer-programming back-end and
     # its one deadline); the kernels' backend of scan and cankar stays -p backend=numpy.
     params = common.exact_params(args)
-    result = collective.coallocate(pool, request, args.method, seed=args.seed, **params)
+    result = collective.solve(request, pool, args.method, seed=args.seed, **params)
     if result.start is None:
         if args.output:
             cio.write_result(args.output, result)
@@ -75,7 +117,7 @@ def _cmd_solve(args) -> int:
         if args.verbose and result.rejection:
             print(json.dumps(result.rejection, indent=1))
         return 1
-    report = collective.verify(pool, request, result)
+    report = collective.verify(request, pool, result)
     if args.json:
         out = {"request": args.request, **result.to_dict(),
                "earliest_start": request.earliest_start, "latest_start": request.latest_start,
@@ -182,15 +224,15 @@ def _cmd_generate(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    pool, request = _read_pair(args)
-    from .._shared.jsonio import get_key, load_json
+    request, pool = _read_pair(args)
+    from .._shared.jsonio import get_key
 
     data, name = load_json(args.result)
     start = get_key(data, "start", name)
     try:
         report = collective.verify_coallocation(
-            pool,
             request,
+            pool,
             start,
             get_key(data, "resources", name),
             get_key(data, "amounts", name),
@@ -210,8 +252,9 @@ def _cmd_solve_batch(args) -> int:
 def add_commands(sub, *, aliases: bool = False) -> None:
     """Add the collective co-allocation subcommands to ``sub``."""
     p = sub.add_parser("solve", help="co-allocate a request on a pool (Cankar et al.)")
-    p.add_argument("pool", help="pool file (JSON or CSV; see 'coalloc docs collective')")
     p.add_argument("request", help="request file (JSON) or an instance file")
+    p.add_argument("pool", help="pool file (JSON or CSV; see 'coalloc docs collective') or "
+                   "an instance file; the old order POOL REQUEST works (deprecated)")  # fmt: skip
     p.add_argument("--method", default=collective.DEFAULT_METHOD,
                    choices=sorted(collective.METHODS))  # fmt: skip
     common.add_seed(p)
@@ -226,9 +269,9 @@ def add_commands(sub, *, aliases: bool = False) -> None:
                    help="print the full result (with the verification) as JSON")  # fmt: skip
     p.set_defaults(func=_cmd_solve)
 
-    p = sub.add_parser("verify", help="check a result file against its pool and request")
-    p.add_argument("pool")
-    p.add_argument("request")
+    p = sub.add_parser("verify", help="check a result file against its request and pool")
+    p.add_argument("request", help="request file (JSON) or an instance file")
+    p.add_argument("pool", help="pool file (JSON or CSV) or an instance file")
     p.add_argument("result")
     p.set_defaults(func=_cmd_verify)
 

@@ -1,7 +1,7 @@
 """``coalloc plot FAMILY INPUT... [RESULT] -o picture.png``: a picture of a result.
 
 ``INPUT...`` are the input files of the family's solve command, in its order (``coalloc
-plot collective POOL REQUEST`` as ``coalloc collective solve POOL REQUEST``, ``coalloc plot
+plot collective REQUEST POOL`` as ``coalloc collective solve REQUEST POOL``, ``coalloc plot
 testbed TOP PTOP`` as ``coalloc testbed assign TOP PTOP``), then the optional RESULT file.
 Without a RESULT file the instance is solved first (``--method``, ``--seed``, ``-p``). The
 format of the picture follows the suffix of ``-o`` (``.png``, ``.svg``, ``.pdf``). Needs the
@@ -115,18 +115,17 @@ def _cmd_collective(args) -> int:
     from .. import collective
     from .collective import _read_pair
 
-    pool, request = _read_pair(args)
+    request, pool = _read_pair(args)
     if args.result:
         result: Any = _collective_result(args.result, pool, request)
     else:
-        result = collective.coallocate(pool, request,
-                                       args.method or collective.DEFAULT_METHOD,
-                                       seed=args.seed, **_params(args))  # fmt: skip
+        result = collective.solve(request, pool, args.method, seed=args.seed,
+                                  **_params(args))  # fmt: skip
         if result.start is None:
             print(f"the request is rejected ({result.status}): {result.message}; drawing the "
                   "timetables only")  # fmt: skip
             result = None
-    fig = collective.plot_timetable(pool, request, result, property=args.property,
+    fig = collective.plot_timetable(request, pool, result, property=args.property,
                                     max_nodes=args.max_nodes)  # fmt: skip
     return _done(fig, args)
 
@@ -228,10 +227,11 @@ def add_commands(sub) -> None:
     p.set_defaults(func=_cmd_taskmap)
 
     p = fams.add_parser("collective", help="timetables with the new reservation",
-                        description="POOL REQUEST [RESULT], as 'coalloc collective solve' "
-                        "(an instance file stands for both: INST INST).")  # fmt: skip
-    p.add_argument("pool", help="pool file (JSON or CSV) or an instance file")
+                        description="REQUEST POOL [RESULT], as 'coalloc collective solve' "
+                        "(an instance file stands for both: INST INST; the old order "
+                        "POOL REQUEST still works, deprecated).")  # fmt: skip
     p.add_argument("request", help="request file (JSON) or an instance file")
+    p.add_argument("pool", help="pool file (JSON or CSV) or an instance file")
     p.add_argument("result", nargs="?", help="result file of 'collective solve -o' (optional)")
     p.add_argument("--property", default=None, help="property drawn (default: the first "
                    "the request asks a total of)")  # fmt: skip

@@ -4,8 +4,9 @@ A job asks for ``N`` resources of a :class:`ResourcePool` for a duration within 
 window; a :class:`CollectiveRequest` gives a per-resource minimum ``e_i`` and a total ``d_i``
 per quantitative property, resources are partially reserved and each has a timetable::
 
-    from coalloc.collective import ResourcePool, CollectiveRequest, coallocate
-    result = coallocate(pool, request)              # default "scan": earliest start
+    from coalloc.collective import ResourcePool, CollectiveRequest, solve
+    result = solve(request, pool)                   # default "scan": earliest start
+    # coallocate(pool, request): the same call in the paper's order (the domain name)
     result.start, result.resources, result.amounts, result.utilisation
     pool.reserve(result.start, request.duration, result.resources, result.amounts)
 

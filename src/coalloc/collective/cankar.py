@@ -28,6 +28,7 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared.seeding import kernel_seed, resolve_seed, streams
+from ._order import demand_first
 from .core import Clock, Problem, bounded, check_backend, kernels, rejected, solution
 from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult
@@ -40,8 +41,8 @@ STREAMS = ("discovery", "phase4", "phase5")
 
 
 def cankar(
-    pool: ResourcePool,
     request: CollectiveRequest,
+    pool: ResourcePool,
     *,
     seed: Optional[int] = 0,
     backend: str = "compiled",
@@ -56,8 +57,10 @@ def cankar(
 
     Parameters
     ----------
-    pool : ResourcePool
     request : CollectiveRequest
+        The request (demand first; the old order ``(pool, request)`` still works, with a
+        ``DeprecationWarning``).
+    pool : ResourcePool
     seed : int, optional
         Seed of every random choice.
     backend : {"compiled", "numpy"}
@@ -89,9 +92,10 @@ def cankar(
     --------
     >>> pool = ResourcePool([[4.0], [2.0], [1.0]], ["cores"])
     >>> req = CollectiveRequest(60, 2, minimum={"cores": 1}, total={"cores": 5})
-    >>> cankar(pool, req, seed=1).resources.size
+    >>> cankar(req, pool, seed=1).resources.size
     2
     """
+    request, pool = demand_first(request, pool, "cankar", stacklevel=3)
     seed = resolve_seed(seed)  # None: fresh, and the result says which
     check_backend(backend)
     m_init = bounded(m_init, "m_init", 1, 10**9)

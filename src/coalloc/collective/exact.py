@@ -31,6 +31,7 @@ import numpy as np
 from .._shared import interrupt, milp, progress
 from .._shared import params as checks
 from .._shared.seeding import check_seed
+from ._order import demand_first
 from .core import Clock, Problem, bounded, decrease_starts, kernels, ratio, rejected, solution
 from .model import TOLERANCE, CollectiveRequest, ResourcePool
 from .result import CoallocationResult
@@ -235,8 +236,8 @@ def _take(it, n):
 
 
 def exact(
-    pool: ResourcePool,
     request: CollectiveRequest,
+    pool: ResourcePool,
     *,
     seed: Optional[int] = None,
     backend: str = "highs",
@@ -248,8 +249,10 @@ def exact(
 
     Parameters
     ----------
-    pool : ResourcePool
     request : CollectiveRequest
+        The request (demand first; the old order ``(pool, request)`` still works, with a
+        ``DeprecationWarning``).
+    pool : ResourcePool
     seed : int, optional
         Unused (the method is deterministic); validated for a uniform signature.
     backend : {"highs", "cbc", "cpsat"}
@@ -281,10 +284,11 @@ def exact(
     --------
     >>> pool = ResourcePool([[4.0], [2.0], [1.0]], ["cores"])
     >>> req = CollectiveRequest(60, 2, minimum={"cores": 1}, total={"cores": 3})
-    >>> r = exact(pool, req)
+    >>> r = exact(req, pool)
     >>> r.status, sorted(r.resources.tolist())
     ('optimal', [1, 2])
     """
+    request, pool = demand_first(request, pool, "exact", stacklevel=3)
     t_entry = time.perf_counter()  # the time limit counts from here
     seed = check_seed(seed)
     checks.choice(backend, EXACT_BACKENDS, "backend")
@@ -404,8 +408,8 @@ def _by_solver(count: int) -> str:
 
 
 def brute_force(
-    pool: ResourcePool,
     request: CollectiveRequest,
+    pool: ResourcePool,
     *,
     seed: Optional[int] = None,
     max_combinations: int = 200_000,
@@ -419,7 +423,8 @@ def brute_force(
 
     Parameters
     ----------
-    pool, request
+    request, pool
+        The request and the pool (demand first; the old order warns).
     seed : int, optional
         Unused.
     max_combinations : int
@@ -439,9 +444,10 @@ def brute_force(
     --------
     >>> pool = ResourcePool([[4.0], [2.0], [1.0]], ["cores"])
     >>> req = CollectiveRequest(60, 2, minimum={"cores": 1}, total={"cores": 3})
-    >>> brute_force(pool, req).utilisation
+    >>> brute_force(req, pool).utilisation
     1.0
     """
+    request, pool = demand_first(request, pool, "brute_force", stacklevel=3)
     seed = check_seed(seed)
     max_combinations = bounded(max_combinations, "max_combinations", 1, 10**8)
     prob = Problem.of(pool, request)

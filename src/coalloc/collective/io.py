@@ -556,7 +556,7 @@ def write_result(dst: PathOrFile, result: Any, verify: Optional[dict] = None) ->
     >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
     >>> result = co.coallocate(pool, req)
     >>> f = io.StringIO()
-    >>> co.write_result(f, result, verify=co.verify(pool, req, result).to_dict())
+    >>> co.write_result(f, result, verify=co.verify(req, pool, result).to_dict())
     >>> data = json.loads(f.getvalue())
     >>> data["format"], data["start"], data["resources"], data["verify"]["admissible"]
     ('coalloc.collective.result', 0.0, [1, 2], True)

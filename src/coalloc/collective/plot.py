@@ -8,6 +8,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._shared import plotting
+from ._order import demand_first
 from .model import CollectiveRequest, ResourcePool
 
 __all__ = ["plot_timetable"]
@@ -20,8 +21,8 @@ def _field(result: Any, name: str) -> Any:
 
 
 def plot_timetable(
-    pool: ResourcePool,
     request: CollectiveRequest,
+    pool: ResourcePool,
     result: Any = None,
     *,
     property: Optional[str] = None,
@@ -41,9 +42,11 @@ def plot_timetable(
 
     Parameters
     ----------
+    request : CollectiveRequest
+        The request (demand first, as ``solve``; the old order ``(pool, request)`` still
+        works, with a ``DeprecationWarning``).
     pool : ResourcePool
         The pool the result was computed on (before the reservation was made).
-    request : CollectiveRequest
     result : CoallocationResult or dict, optional
         A result (or its JSON); None draws the timetables and the window only.
     property : str, optional
@@ -76,10 +79,10 @@ def plot_timetable(
 
     Examples
     --------
-    >>> from coalloc.collective import ResourcePool, CollectiveRequest, coallocate
+    >>> from coalloc.collective import ResourcePool, CollectiveRequest, solve
     >>> pool = ResourcePool([[4, 8.0], [2, 4.0]], ["cores", "ram"])
     >>> req = CollectiveRequest(3600, 2, total={"ram": 6})
-    >>> fig = plot_timetable(pool, req, coallocate(pool, req))
+    >>> fig = plot_timetable(req, pool, solve(req, pool))
     >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = pathlib.Path(tmp) / "timetable.png"
@@ -87,6 +90,7 @@ def plot_timetable(
     ...     path.read_bytes()[:4]
     b'\\x89PNG'
     """
+    request, pool = demand_first(request, pool, "plot_timetable")
     names = list(pool.names)
     if property is None:
         property = next((p for p in request.total if p in names), names[0])

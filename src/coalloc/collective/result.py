@@ -105,10 +105,14 @@ class CoallocationResult(Result):
         )
 
 
-def stopped_result(pool: Any, request: Any, **stop: Any) -> CoallocationResult:
+def stopped_result(request: Any, pool: Any, **stop: Any) -> CoallocationResult:
     """A co-allocation method stopped at its ``time_limit`` before deciding the request:
     rejected, not proven (status ``"time_limit"``; ``stop``: what
-    :func:`coalloc._shared.result.stopped_fields` takes)."""
+    :func:`coalloc._shared.result.stopped_fields` takes). The parts come as the method
+    was called: the request first, or the old order (told apart by type)."""
+    from ._order import demand_first
+
+    request, pool = demand_first(request, pool)
     fields = stopped_fields(**stop)
     return CoallocationResult(
         duration=request.duration, names=pool.names, proven=False,

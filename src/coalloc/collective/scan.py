@@ -32,6 +32,7 @@ import numpy as np
 from .._shared import interrupt
 from .._shared import params as checks
 from .._shared.seeding import check_seed
+from ._order import demand_first
 from .core import (
     Clock,
     Problem,
@@ -70,8 +71,8 @@ def _starts(avail, tmax, cap, d, n, e):
 
 
 def _scan(
-    pool: ResourcePool,
     request: CollectiveRequest,
+    pool: ResourcePool,
     *,
     seed: Optional[int] = 0,
     backend: str = "compiled",
@@ -86,8 +87,10 @@ def _scan(
 
     Parameters
     ----------
-    pool : ResourcePool
     request : CollectiveRequest
+        The request (demand first; the old order ``(pool, request)`` still works, with a
+        ``DeprecationWarning``).
+    pool : ResourcePool
     seed : int, optional
         Accepted for a uniform signature; the method is deterministic.
     backend : {"compiled", "numpy"}
@@ -122,9 +125,10 @@ def _scan(
     --------
     >>> pool = ResourcePool([[4.0], [2.0], [1.0]], ["cores"])
     >>> req = CollectiveRequest(60, 2, minimum={"cores": 1}, total={"cores": 3})
-    >>> scan(pool, req).status
+    >>> scan(req, pool).status
     'optimal'
     """
+    request, pool = demand_first(request, pool, "scan", stacklevel=4)
     seed = check_seed(seed)
     check_backend(backend)
     enumerate_limit = bounded(enumerate_limit, "enumerate_limit", 0, 10**8)

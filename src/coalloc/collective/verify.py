@@ -12,6 +12,7 @@ from typing import Any, List, Optional
 import numpy as np
 
 from .._shared.result import Report
+from ._order import demand_first
 from .model import TOLERANCE, CollectiveRequest, ResourcePool
 
 __all__ = ["CoallocationReport", "verify_coallocation"]
@@ -38,7 +39,7 @@ class CoallocationReport(Report):
     >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0], [1.0, 4.0]], ["cores", "ram"])
     >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1}, total={"ram": 6})
     >>> result = co.coallocate(pool, req)
-    >>> report = co.verify(pool, req, result)
+    >>> report = co.verify(req, pool, result)
     >>> report.admissible, report.violations, report.matches
     (True, [], True)
     """
@@ -66,7 +67,7 @@ class CoallocationReport(Report):
         >>> import coalloc.collective as co
         >>> pool = co.ResourcePool([[4.0, 8.0], [2.0, 2.0]], ["cores", "ram"])
         >>> req = co.CollectiveRequest(3600, 2, minimum={"cores": 1, "ram": 1})
-        >>> data = co.verify(pool, req, co.coallocate(pool, req)).to_dict()
+        >>> data = co.verify(req, pool, co.coallocate(pool, req)).to_dict()
         >>> data["ok"], data["admissible"], data["violations"]
         (True, True, [])
         """
@@ -92,8 +93,8 @@ def _peak(times: np.ndarray, series: np.ndarray, lo: float, hi: float) -> float:
 
 
 def verify_coallocation(
-    pool: ResourcePool,
     request: CollectiveRequest,
+    pool: ResourcePool,
     start: Optional[float],
     resources: Any,
     amounts: Any,
@@ -116,8 +117,11 @@ def verify_coallocation(
 
     Parameters
     ----------
-    pool : ResourcePool
     request : CollectiveRequest
+        The request (demand first, as ``solve``; the old order ``(pool, request, ...)``
+        still works, with a ``DeprecationWarning``).
+    pool : ResourcePool
+        The pool before the reservation.
     start : float
     resources : array_like of int, shape (N,)
     amounts : array_like, shape (N, m)
@@ -139,9 +143,10 @@ def verify_coallocation(
     --------
     >>> pool = ResourcePool([[4.0], [2.0]], ["cores"])
     >>> req = CollectiveRequest(60, 2, minimum={"cores": 1}, total={"cores": 5})
-    >>> verify_coallocation(pool, req, 0.0, [0, 1], [[3.0], [2.0]]).ok
+    >>> verify_coallocation(req, pool, 0.0, [0, 1], [[3.0], [2.0]]).ok
     True
     """
+    request, pool = demand_first(request, pool, "verify_coallocation")
     v: List[str] = []
     rtol = TOLERANCE if rtol is None else float(rtol)
     if not (math.isfinite(rtol) and rtol >= 0):
