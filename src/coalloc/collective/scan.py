@@ -70,7 +70,7 @@ def _starts(avail, tmax, cap, d, n, e):
     return out
 
 
-def _scan(
+def scan(
     request: CollectiveRequest,
     pool: ResourcePool,
     *,
@@ -293,4 +293,5 @@ def _scan(
 
 
 #: The scan with ``time_limit``, the call's deadline (:func:`coalloc._shared.params.deadline`).
-scan = checks.with_time_limit(_scan, functools.partial(stopped_result, method="scan"))
+# the name stays "scan" (Sphinx and numpydoc resolve the function by it, not the module)
+scan = checks.with_time_limit(scan, functools.partial(stopped_result, method="scan"))
