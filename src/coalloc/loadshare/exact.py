@@ -33,7 +33,7 @@ def share_exact(
     problem: LoadSharingProblem,
     *,
     backend: str = "highs",
-    time_limit: Optional[float] = 60.0,
+    time_limit: Optional[float] = None,
     mip_gap: float = 0.0,
     threads: int = 1,
     seed: Optional[int] = None,
@@ -46,7 +46,9 @@ def share_exact(
     ----------
     problem : LoadSharingProblem
     backend : {"highs", "cbc"}, default "highs"
-    time_limit : float, optional, default 60
+    time_limit : float, optional
+        Seconds from the call's start; None (the default, as in every method of every
+        family): no limit.
     mip_gap : float, default 0
     threads : int, default 1
     seed : int, optional

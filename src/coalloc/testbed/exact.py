@@ -29,7 +29,7 @@ class _OutOfTime(Exception):
     """The time limit ran out while the model was being built."""
 
 
-def exact_mapping(pr: Problem, *, time_limit: Optional[float] = 60.0, threads: int = 1,
+def exact_mapping(pr: Problem, *, time_limit: Optional[float] = None, threads: int = 1,
                   seed: Optional[int] = 0, started: Optional[float] = None):  # fmt: skip
     """Solve the mapping problem exactly; returns ``(where or None, outcome, trunks)``.
 

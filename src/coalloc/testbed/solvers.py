@@ -289,13 +289,13 @@ def _not_exact_for(pr: Problem) -> Optional[str]:
 
 
 def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
-                 time_limit: Optional[float] = 60.0, threads: int = 1,
+                 time_limit: Optional[float] = None, threads: int = 1,
                  available=None, trunk_used=None, solver: str = "cpsat",
                  time_limit_s: Optional[float] = None) -> MappingResult:  # fmt: skip
     """The CP-SAT optimum of the inter-switch bandwidth (small experiments).
 
     ``solver`` names the integer-programming solver as in every family; CP-SAT is the one
-    this model is written for. ``time_limit`` (seconds, default 60; None: no limit) counts
+    this model is written for. ``time_limit`` (seconds, default None: no limit) counts
     from the call's start, as in every family; ``time_limit_s`` is its older name (when
     given, it is the limit, and must agree with ``time_limit`` if both are given).
     """
@@ -305,7 +305,7 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
     choice(solver, ("cpsat",), "solver")
     if time_limit_s is not None:
         old = _limit(time_limit_s, "time_limit_s")
-        if time_limit not in (None, 60.0) and _limit(time_limit, "time_limit") != old:
+        if time_limit is not None and _limit(time_limit, "time_limit") != old:
             raise ValueError(
                 f"time_limit={time_limit!r} and time_limit_s={time_limit_s!r} disagree"
             )
