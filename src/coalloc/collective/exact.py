@@ -159,9 +159,14 @@ def feasible_subset(
     import scipy.sparse as sp
 
     cost = np.zeros(k) if weights is None else weights
-    passes = [lo_first, lo_rule] if np.any(lo_first != lo_rule) else [lo_rule]
+    # The rule's thresholds first: most starts a scan asks about are infeasible, and their
+    # proof is this one solve. A feasible one is then asked with the plain thresholds, and
+    # a set meeting those is preferred (the answer the plain model alone gave before).
+    plain = bool(np.any(lo_first != lo_rule))
+    passes = [lo_rule]
     status = "error"
     margin = False
+    found = None
     while passes:
         lo_rows = passes.pop(0)
         lo = np.concatenate([[count], lo_rows])
@@ -172,12 +177,21 @@ def feasible_subset(
         if out.x is not None and out.status in ("optimal", "feasible", "time_limit"):
             rows = np.flatnonzero(np.round(out.x[:k]) > 0.5)
             if _check(avail, rows, dlo, count):
+                if lo_rows is lo_first:
+                    return "feasible", rows
+                if plain and not margin and found is None:
+                    found, passes = rows, [lo_first]
+                    continue
                 return "feasible", rows
+            if found is not None:  # the plain thresholds' set fails the rule: keep the rule's
+                return "feasible", found
             # a set within the solver's own tolerances only: undecided, never "infeasible";
             # once more with the thresholds raised above those tolerances
             status = "error"
             if not margin:
                 margin, passes = True, [lo_rule + 1e-6 * np.maximum(1.0, np.abs(lo_rule))]
+        elif found is not None:  # the plain thresholds admit nothing: the rule's set
+            return "feasible", found
         elif out.status == "infeasible":
             # the rule's own thresholds decide; a raised threshold's infeasibility proves nothing
             status = "error" if margin else "infeasible"
