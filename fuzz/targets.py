@@ -407,12 +407,12 @@ def _option_commands() -> list:
     top, ptop, prob, gap, out = (partner(k) for k in ("top_ok", "ptop", "problem", "gap", "out"))
     sim = ["collective", "simulate", pool, swf, "--limit=3"]
     return [
-        (["collective", "solve", pool, req], "--seed", "number"),
-        (["collective", "solve", pool, req, "--method", "exact"], "--time-limit", "number"),
-        (["collective", "solve", pool, req, "--method", "scan"], "-p", "param:max_rounds"),
-        (["collective", "solve", pool, req, "--method", "cankar"], "-p", "param:l2"),
-        (["collective", "solve", pool, req, "--method", "cankar"], "-p", "param:m_init"),
-        (["collective", "solve", pool, req, "--method", "exact"], "-p", "param:enumerate_limit"),
+        (["collective", "solve", req, pool], "--seed", "number"),
+        (["collective", "solve", req, pool, "--method", "exact"], "--time-limit", "number"),
+        (["collective", "solve", req, pool, "--method", "scan"], "-p", "param:max_rounds"),
+        (["collective", "solve", req, pool, "--method", "cankar"], "-p", "param:l2"),
+        (["collective", "solve", req, pool, "--method", "cankar"], "-p", "param:m_init"),
+        (["collective", "solve", req, pool, "--method", "exact"], "-p", "param:enumerate_limit"),
         (sim, "--slot-seconds", "number"),
         (sim, "--procs-per-node", "number"),
         (sim, "--max-wait", "number"),
