@@ -234,7 +234,10 @@ def _cmd_verify(args) -> int:
             f"{args.result}: the assignment has {assignment.shape[0]} entries but the instance "
             f"has {request.n} tasks"
         )
-    report = ctaap.verify(request, offer, assignment)
+    try:
+        report = ctaap.verify(request, offer, assignment)
+    except ValueError as exc:  # an entry that is no cluster index: the result file's fault
+        raise ValueError(f"{args.result}: {exc}") from None
     claims = {"n_tasks": request.n, "n_allocated": int(np.count_nonzero(assignment >= 0))}
     for key, actual in claims.items():
         if result.get(key) is not None and result[key] != actual:
