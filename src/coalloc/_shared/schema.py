@@ -69,7 +69,17 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _join(path: str, key: Any) -> str:
+def join_path(path: str, key: Any) -> str:
+    r"""``path`` and ``key`` as a field path in a message: ``a.b``, ``a[3]``, or ``a['x\ny']``
+    for a key that would not print on one line.
+
+    Examples
+    --------
+    >>> join_path("request.total", "cores")
+    'request.total.cores'
+    >>> print(join_path("request.total", "a\nb"))
+    request.total['a\nb']
+    """
     if isinstance(key, int):
         return f"{path}[{key}]"
     if not str(key).isprintable():  # a newline or control character: quoted, one line
@@ -226,7 +236,7 @@ class MapOf(Spec):
         if not isinstance(value, dict):
             self.fail(value, path)
         for key, item in value.items():
-            self.value.validate(item, _join(path, key))
+            self.value.validate(item, join_path(path, key))
 
 
 class Obj(Spec):
@@ -248,14 +258,14 @@ class Obj(Spec):
             unknown = [k for k in value if k not in self.fields]
             if unknown:
                 raise _Mismatch(
-                    _join(path, unknown[0]),
+                    join_path(path, unknown[0]),
                     f"unknown key {unknown[0]!r} (allowed here: {', '.join(self.fields)})",
                 )
         for key, (spec, required) in self.fields.items():
             if key in value:
-                spec.validate(value[key], _join(path, key))
+                spec.validate(value[key], join_path(path, key))
             elif required:
-                raise _Mismatch(_join(path, key), "missing (required)")
+                raise _Mismatch(join_path(path, key), "missing (required)")
 
 
 class OneOf(Spec):

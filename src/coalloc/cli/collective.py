@@ -8,6 +8,7 @@ import sys
 from .. import collective
 from .._shared.jsonio import atomic_output, load_json
 from .._shared.result import jsonable
+from .._shared.schema import join_path
 from ..collective import io as cio
 from ..collective.exact import EXACT_BACKENDS
 from . import _common as common
@@ -95,8 +96,8 @@ def _read_pair(args):
         unknown = sorted(set(table) - set(pool.names))
         if unknown:
             raise ValueError(
-                f"{args.request}: {key}.{unknown[0]}: not a property of the pool {args.pool} "
-                f"(names: {list(pool.names)})"
+                f"{args.request}: {join_path(key, unknown[0])}: not a property of the pool "
+                f"{args.pool} (names: {list(pool.names)})"
             )
     return request, pool
 

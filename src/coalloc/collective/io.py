@@ -31,7 +31,19 @@ from .._shared.jsonio import (
     load_json,
 )
 from .._shared.result import jsonable
-from .._shared.schema import AnyValue, Bool, Int, ListOf, MapOf, Num, Obj, OneOf, Str, check
+from .._shared.schema import (
+    AnyValue,
+    Bool,
+    Int,
+    ListOf,
+    MapOf,
+    Num,
+    Obj,
+    OneOf,
+    Str,
+    check,
+    join_path,
+)
 from .model import CollectiveRequest, ResourcePool
 
 __all__ = [
@@ -465,7 +477,7 @@ def instance_from_dict(
         unknown = sorted(set(data["request"].get(key) or {}) - set(pool.names))
         if unknown:  # a contradiction between the two parts of one file
             raise InstanceError(
-                f"{source}: request.{key}.{unknown[0]}: not a property of the pool "
+                f"{source}: {join_path(f'request.{key}', unknown[0])}: not a property of the pool "
                 f"(pool.names: {list(pool.names)})"
             )
     return pool, req
