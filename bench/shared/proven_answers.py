@@ -101,36 +101,44 @@ def gap(trials, seed, tally):
                 _judge(tally, ("gap", backend), r.status, value, truth)
 
 
+def bottleneck_model(rng, n: int = 5, m: int = 3):
+    """``min z`` with every task on one processor and ``cap_p z >= sum_i w_i x_ip``:
+    coefficients inside the runner's sane range (1e-3 ... 1e3), an optimum of a few 1e-6 (an
+    occupancy). Returns ``((c, A, row_lb, row_ub, integrality, ub), optimum)``, the optimum
+    by enumeration (also used by ``tests/shared/test_milp_scale.py``)."""
+    w = rng.integers(1, 9, size=n) * 1e-3
+    cap = rng.integers(1, 4, size=m) * 1e3
+    nv = n * m + 1
+    rows, lo, hi = [], [], []
+    for i in range(n):
+        r = np.zeros(nv)
+        r[i * m:(i + 1) * m] = 1
+        rows.append(r), lo.append(1.0), hi.append(1.0)
+    for p in range(m):
+        r = np.zeros(nv)
+        r[-1] = cap[p]
+        r[p:n * m:m] = -w
+        rows.append(r), lo.append(0.0), hi.append(np.inf)
+    c = np.zeros(nv)
+    c[-1] = 1.0
+    integ, ub = np.ones(nv), np.ones(nv)
+    integ[-1], ub[-1] = 0, np.inf
+    truth = min(
+        max(sum(w[i] for i in range(n) if a[i] == p) / cap[p] for p in range(m))
+        for a in itertools.product(range(m), repeat=n)
+    )
+    model = (c, sp.csr_matrix(np.array(rows)), np.array(lo), np.array(hi), integ, ub)
+    return model, truth
+
+
 def runner(trials, seed, tally):
     from coalloc._shared import milp
 
     rng = np.random.default_rng(seed)
-    n, m = 5, 3
     for _ in bar(range(trials), desc="runner", unit="model"):
-        w = rng.integers(1, 9, size=n) * 1e-3
-        cap = rng.integers(1, 4, size=m) * 1e3
-        nv = n * m + 1
-        rows, lo, hi = [], [], []
-        for i in range(n):
-            r = np.zeros(nv)
-            r[i * m:(i + 1) * m] = 1
-            rows.append(r), lo.append(1.0), hi.append(1.0)
-        for p in range(m):
-            r = np.zeros(nv)
-            r[-1] = cap[p]
-            r[p:n * m:m] = -w
-            rows.append(r), lo.append(0.0), hi.append(np.inf)
-        c = np.zeros(nv)
-        c[-1] = 1.0
-        integ, ub = np.ones(nv), np.ones(nv)
-        integ[-1], ub[-1] = 0, np.inf
-        truth = min(
-            max(sum(w[i] for i in range(n) if a[i] == p) / cap[p] for p in range(m))
-            for a in itertools.product(range(m), repeat=n)
-        )
+        (c, A, lo, hi, integ, ub), truth = bottleneck_model(rng)
         for backend in ("highs", "cbc"):
-            out = milp.run_milp(backend, milp.import_backend(backend), c,
-                                sp.csr_matrix(np.array(rows)), np.array(lo), np.array(hi),
+            out = milp.run_milp(backend, milp.import_backend(backend), c, A, lo, hi,
                                 integrality=integ, lb=0.0, ub=ub, progress=False)  # fmt: skip
             value = None if out.x is None else float(c @ out.x)  # (older outcomes: no .objective)
             _judge(tally, ("runner", backend), out.status, value, truth, rel=1e-5)

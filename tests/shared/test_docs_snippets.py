@@ -11,7 +11,7 @@ from __future__ import annotations
 import doctest
 import re
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import List, Tuple
 
 import pytest
 
@@ -23,11 +23,6 @@ FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.S | re.M)
 SLOW = {
     "README.md:import coalloc",  # the batch of 300 Fig. 2 instances
 }
-
-#: Blocks known not to run today (none now); each would be a strict xfail
-#: that fails as soon as the block runs, so its entry goes with the fix.
-KNOWN_BROKEN: Dict[str, str] = {}
-
 
 def _blocks() -> List[Tuple[str, int, str]]:
     out = []
@@ -53,8 +48,6 @@ def _params():
         marks = []
         if key in SLOW:
             marks.append(pytest.mark.slow)
-        if key in KNOWN_BROKEN:
-            marks.append(pytest.mark.xfail(reason=KNOWN_BROKEN[key], strict=True))
         yield pytest.param(page, line, code, id=f"{page}:{line}", marks=marks)
 
 
@@ -65,7 +58,7 @@ def test_the_pages_have_python_blocks():
 
 def test_every_marked_block_exists():
     keys = {_key(page, code) for page, _, code in BLOCKS}
-    assert SLOW <= keys and set(KNOWN_BROKEN) <= keys, (SLOW | set(KNOWN_BROKEN)) - keys
+    assert SLOW <= keys, SLOW - keys
 
 
 @pytest.mark.parametrize("page, line, code", list(_params()))

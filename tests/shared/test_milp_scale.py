@@ -13,6 +13,7 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from bench.shared.proven_answers import bottleneck_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -225,35 +226,6 @@ def test_runner_any_scale_against_brute_force(backend, n, jobs, seed, scale):
     assert abs(out.objective - best) <= 1e-9 * best
 
 
-def _tiny_bottleneck(rng, n=5, m=3):
-    """min z s.t. each task on one processor and cap_p z >= sum_i w_i x_ip: coefficients
-    inside the sane range (1e-3 ... 1e3), optimum of a few 1e-6 (an occupancy)."""
-    w = rng.integers(1, 9, size=n) * 1e-3
-    cap = rng.integers(1, 4, size=m) * 1e3
-    nv = n * m + 1
-    rows, lo, hi = [], [], []
-    for i in range(n):
-        r = np.zeros(nv)
-        r[i * m:(i + 1) * m] = 1
-        rows.append(r), lo.append(1.0), hi.append(1.0)
-    for p in range(m):
-        r = np.zeros(nv)
-        r[-1] = cap[p]
-        r[p:n * m:m] = -w
-        rows.append(r), lo.append(0.0), hi.append(np.inf)
-    c = np.zeros(nv)
-    c[-1] = 1.0
-    integ = np.ones(nv)
-    integ[-1] = 0
-    ub = np.ones(nv)
-    ub[-1] = np.inf
-    best = min(
-        max(sum(w[i] for i in range(n) if a[i] == p) / cap[p] for p in range(m))
-        for a in itertools.product(range(m), repeat=n)
-    )
-    return (c, sp.csr_matrix(np.array(rows)), np.array(lo), np.array(hi), integ, ub), best
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["highs", "cbc"])
 def test_a_tiny_optimum_inside_the_solvers_absolute_tolerances_is_proven_or_not_claimed(
@@ -265,7 +237,7 @@ def test_a_tiny_optimum_inside_the_solvers_absolute_tolerances_is_proven_or_not_
     pkg = milp.import_backend(backend)
     rng = np.random.default_rng(5)
     for _ in range(12):
-        (c, A, lo, hi, integ, ub), best = _tiny_bottleneck(rng)
+        (c, A, lo, hi, integ, ub), best = bottleneck_model(rng)
         out = milp.run_milp(backend, pkg, c, A, lo, hi, integrality=integ, lb=0.0, ub=ub,
                             progress=False)  # fmt: skip
         assert out.x is not None
