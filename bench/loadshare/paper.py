@@ -55,7 +55,10 @@ def main(argv=None):
     ap.add_argument("--trials", type=int, default=30)
     ap.add_argument("--sizes", type=int, nargs="+", default=[23, 33, 45, 83, 100])
     ap.add_argument("--seed", type=int, default=2024)
-    ap.add_argument("--latency", type=float, default=0.7e-3)
+    ap.add_argument("--arrival", default="staggered", choices=generators.ARRIVALS,
+                    help="arrival model of paper_setup (bench/loadshare/baselines.py compares)")
+    ap.add_argument("--latency", type=float, default=0.7e-3,
+                    help="seconds per sequential round of messages (the paper: 0.7 ms)")
     ap.add_argument("--no-sweep", action="store_true")
     ap.add_argument("--sweep-trials", type=int, default=5)
     args = ap.parse_args(argv)
@@ -63,7 +66,7 @@ def main(argv=None):
     rows, trace, cost_rows = [], [], []
     pbar = bar(total=args.trials * len(args.sizes), desc="fig8", unit="run")
     for t in range(args.trials):
-        prob = generators.paper_setup(args.nodes, seed=args.seed + t)
+        prob = generators.paper_setup(args.nodes, seed=args.seed + t, arrival=args.arrival)
         for size in args.sizes:
             for m in METHODS:
                 r, dt = run(prob, m, size, seed=t)
@@ -119,8 +122,9 @@ def main(argv=None):
         cells = [statistics.median(r[f"migrations_to_{lv}"] for r in sel)
                  for lv in (980, 985, 990)]  # fmt: skip
         print(f"  {size:4d} " + " ".join(f"{c:6.0f}" for c in cells))
-    print("search cost (median, s): size, generations, migrations, phase I overhead, "
-          "migration, phase II, total")
+    print(f"search cost (median, s; {args.latency * 1e3:g} ms per sequential round of messages, "
+          "as the paper's Fig. 9, not per message): size, generations, migrations, "
+          "phase I overhead, migration, phase II, total")
     for size in args.sizes:
         sel = [r for r in cost_rows if r["size"] == size]
         med = {k: statistics.median(r[k] for r in sel) for k in
@@ -136,7 +140,8 @@ def main(argv=None):
         for th in ths:
             for size in args.sizes:
                 for t in range(args.sweep_trials):
-                    prob = generators.paper_setup(args.nodes, seed=args.seed + t)
+                    prob = generators.paper_setup(args.nodes, seed=args.seed + t,
+                                                  arrival=args.arrival)
                     r, _ = run(prob, "dmcf-gga", size, seed=t, th_c=th)
                     sweep.append({"th_c": th, "size": size, "trial": t, "ratio": r.ratio,
                                   "throughput": r.throughput, "migrations": r.migrations,

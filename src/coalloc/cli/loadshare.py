@@ -101,8 +101,9 @@ def _cmd_gap(args) -> int:
 
 def _cmd_generate(args) -> int:
     if args.kind == "paper":
-        prob = loadshare.generators.paper_setup(args.nodes, seed=args.seed)
-        write_problem(args.output, prob, metadata={"setup": "fig5", "seed": args.seed})
+        prob = loadshare.generators.paper_setup(args.nodes, seed=args.seed, arrival=args.arrival)
+        write_problem(args.output, prob,
+                      metadata={"setup": "fig5", "seed": args.seed, "arrival": args.arrival})
         print(f"wrote load-sharing problem ({prob.n_nodes} nodes, {prob.n_jobs} jobs) "
               f"to {args.output}")  # fmt: skip
         return 0
@@ -160,7 +161,8 @@ def add_commands(sub) -> None:
     p.add_argument("--coalition-size", type=_positive_int, default=None,
                    help="nodes per coalition (coalition methods; default 23)")  # fmt: skip
     p.add_argument("--latency", type=common.Real(0.0), default=0.7e-3,
-                   help="seconds per message in the cost model (default: DAS-3)")  # fmt: skip
+                   help="seconds per sequential round of messages in the cost model "
+                   "(default: DAS-3's 0.7 ms)")  # fmt: skip
     common.add_seed(p)
     common.add_params(p, "th_c=0.1")
     common.add_exact_options(p, ("highs", "cbc"))
@@ -190,6 +192,9 @@ def add_commands(sub) -> None:
     p = sub.add_parser("generate", help="write a Fig. 5 grid or GAP instances of type A-D")
     p.add_argument("kind", choices=["paper", "a", "b", "c", "d"])
     p.add_argument("--nodes", type=_positive_int, default=500, help="nodes (paper setup)")
+    p.add_argument("--arrival", default=loadshare.generators.ARRIVALS[0],
+                   choices=loadshare.generators.ARRIVALS,
+                   help="when jobs arrive (paper setup; coalloc docs loadshare)")  # fmt: skip
     p.add_argument("--agents", type=_positive_int, default=5, help="agents (GAP)")
     p.add_argument("--items", type=_positive_int, default=100, help="items (GAP)")
     p.add_argument("--count", type=_positive_int, default=1, help="instances (GAP)")

@@ -67,7 +67,8 @@ DEFAULTS = {
 #: The most generations (and the largest patience) a run may be asked for: every generation
 #: costs milliseconds on the paper's grids, so this bounds a run to hours, not for ever.
 MAX_GENERATIONS = 10**7
-_INITS = ("arrival", "random", "round-robin")
+_INITS = ("arrival", "random", "round-robin", "ring")
+_DEALS = ("ring", "turn")
 STREAMS = ("init", "migrate")  # the seed's named streams (new ones go at the end)
 _PHASE2 = ("ff", "ffd")
 
@@ -92,11 +93,15 @@ def initial_coalitions(
     problem : LoadSharingProblem
     coalition_size : int
         Nodes per coalition; ``ceil(n / coalition_size)`` coalitions.
-    how : {"arrival", "random", "round-robin"}
+    how : {"arrival", "random", "round-robin", "ring"}
         ``"arrival"``: consecutive blocks of the report order (first come first served,
         :meth:`LoadSharingProblem.report_order`); ``"round-robin"``: the nodes dealt to the
         coalitions in turn, in node order (node ``i`` joins coalition ``i mod k``);
-        ``"random"``: blocks of a random permutation.
+        ``"ring"``: consecutive blocks of ``coalition_size`` nodes in node order (a token
+        passed once round the ring of nodes, each coalition taking the nodes it visits until
+        it holds ``coalition_size``; the last one holds the rest); ``"random"``: blocks of a
+        random permutation. The blocks of ``"arrival"`` and ``"random"`` are near-equal: the
+        node at position ``q`` of the order joins coalition ``q * k // n``.
     seed : int, optional
         Seed of the permutation (``"random"``).
 
@@ -123,13 +128,18 @@ def initial_coalitions(
     n = problem.n_nodes
     if how == "random":
         order = np.random.default_rng(seed).permutation(n)
-    elif how == "round-robin":
+    elif how in ("round-robin", "ring"):
         order = np.arange(n)
     else:
         order = problem.report_order()
     coal = np.empty(n, dtype=np.int64)
     k = np.arange(n, dtype=np.int64)
-    coal[order] = k % nc if how == "round-robin" else k * nc // n
+    if how == "round-robin":
+        coal[order] = k % nc
+    elif how == "ring":
+        coal[order] = k // integer(coalition_size, "coalition_size", 1)
+    else:
+        coal[order] = k * nc // n
     return coal
 
 
@@ -324,7 +334,7 @@ def dmcf_gga(
         (at most ``MAX_GENERATIONS``, 10**7).
     max_generations : int, default 20000
         Hard limit on generations (at most ``MAX_GENERATIONS``, 10**7).
-    init : {"arrival", "random", "round-robin"}, default "arrival"
+    init : {"arrival", "random", "round-robin", "ring"}, default "arrival"
         Initial coalition structure (:func:`initial_coalitions`).
     phase2 : {"ffd", "ff"}, default "ffd"
         Phase II (and the fitness of every generation): first fit with each coalition's
@@ -575,12 +585,12 @@ def fcfs(problem: LoadSharingProblem, *, seed: Optional[int] = None) -> ShareRes
     return _simple(problem, "fcfs", problem.job_origin.copy(), t0, check_seed(seed), {})
 
 
-def _coalition_ff(problem, method, how, coalition_size, seed, backend):
+def _coalition_ff(problem, method, how, coalition_size, seed, backend, **extra):
     t0 = time.perf_counter()
     coal = initial_coalitions(problem, coalition_size, how)
     placement, _, probes, moved = first_fit(problem, coal, backend=backend)
     return _simple(problem, method, placement, t0, check_seed(seed),
-                   {"coalition_size": int(coalition_size), "backend": backend}, coal,
+                   {"coalition_size": int(coalition_size), "backend": backend, **extra}, coal,
                    {"ff_probes": probes, "jobs_moved": moved})  # fmt: skip
 
 
@@ -620,9 +630,18 @@ def fcfs_ff(problem: LoadSharingProblem, *, coalition_size: int = 23, seed: Opti
 
 
 def round_robin(problem: LoadSharingProblem, *, coalition_size: int = 23,
-                seed: Optional[int] = None, backend: str = "compiled") -> ShareResult:  # fmt: skip
-    """Nodes dealt to the coalitions in turn (node ``i`` to coalition ``i mod k``), first fit
-    inside.
+                seed: Optional[int] = None, backend: str = "compiled",
+                deal: str = "ring") -> ShareResult:  # fmt: skip
+    """Round robin (the paper's RR baseline): coalitions formed by a pass round the ring of
+    nodes, first fit inside.
+
+    The paper does not say how round robin forms coalitions. ``deal="ring"`` (the default,
+    which reproduces the paper's Fig. 8b within 3 %) passes a token once round the ring of
+    nodes in node-id order, where the nodes of an administrative domain are consecutive; the
+    coalition being formed takes every node the token visits until it holds
+    ``coalition_size`` (the last holds the rest). It does not depend on when
+    jobs arrive. ``deal="turn"`` deals the nodes to the coalitions in turn instead (node ``i``
+    to coalition ``i mod k``); ``docs/loadshare.md`` tabulates both.
 
     Parameters
     ----------
@@ -634,6 +653,8 @@ def round_robin(problem: LoadSharingProblem, *, coalition_size: int = 23,
         Recorded in the result (the method draws nothing at random).
     backend : {"compiled", "numpy"}
         The compiled first fit or its NumPy twin.
+    deal : {"ring", "turn"}, default "ring"
+        How the nodes are dealt to the coalitions (above).
 
     Returns
     -------
@@ -643,7 +664,7 @@ def round_robin(problem: LoadSharingProblem, *, coalition_size: int = 23,
     Raises
     ------
     ValueError, TypeError
-        A bad ``coalition_size``, ``seed`` or ``backend``.
+        A bad ``coalition_size``, ``seed``, ``backend`` or ``deal``.
 
     Examples
     --------
@@ -652,7 +673,10 @@ def round_robin(problem: LoadSharingProblem, *, coalition_size: int = 23,
     >>> round_robin(prob).throughput <= prob.bound
     True
     """
-    return _coalition_ff(problem, "round-robin", "round-robin", coalition_size, seed, backend)
+    if deal not in _DEALS:
+        raise ValueError(f"deal must be one of {_DEALS}, got {deal!r}")
+    how = "ring" if deal == "ring" else "round-robin"
+    return _coalition_ff(problem, "round-robin", how, coalition_size, seed, backend, deal=deal)
 
 
 def best_fit(problem: LoadSharingProblem, *, coalition_size: Optional[int] = None,

@@ -3,9 +3,22 @@
 Fig. 5: 500 nodes of 1000 Mflops/s; per 20 nodes, 19 receive jobs totalling 526 +- 500 Mflops
 and one receives 10000 +- 500 Mflops (uniform). The paper does not give job sizes; here a
 node's total is split into jobs of size uniform on ``job_size`` (default 10-100 Mflops), the
-last one cut to the total. Jobs reach every node as a Poisson stream of the same rate, so a
-node's arrivals end (and it reports "Mflops ok") later the more jobs it receives; the job
-list is in global arrival order.
+last one cut to the total. When jobs arrive is not in the paper either; it decides the order in
+which nodes report "Mflops ok" and so the coalitions first come first served forms. Three arrival
+models (``arrival=``):
+
+``"staggered"`` (the default)
+    Every node's jobs arrive within a short window of its own (a twentieth of the period),
+    starting at a uniformly random time: nodes report in an order independent of their load.
+    This is the model under which the paper's FCFS-FF figures are reproduced.
+``"same-window"``
+    Every node's jobs arrive at uniformly random times over the same period: a node reports
+    with its last job, so heavy nodes (many jobs) tend to report late, light nodes spread.
+``"same-rate"``
+    Jobs reach every node as a Poisson stream of the same rate, so a node's arrivals end later
+    the more jobs it receives: the heavy nodes report last (the only model before 2026-11-27).
+
+The job list is in global arrival order.
 """
 
 from __future__ import annotations
@@ -19,7 +32,10 @@ from .._shared.seeding import check_seed
 from .._shared.validation import check_memory
 from .model import LoadSharingProblem
 
-__all__ = ["paper_setup", "gap_instance"]
+__all__ = ["paper_setup", "gap_instance", "ARRIVALS"]
+
+#: The arrival models of :func:`paper_setup` (the first is the default).
+ARRIVALS = ("staggered", "same-window", "same-rate")
 
 
 def paper_setup(
@@ -31,6 +47,7 @@ def paper_setup(
     block: int = 20,
     job_size: Tuple[float, float] = (10.0, 100.0),
     seed: Optional[int] = 0,
+    arrival: str = "staggered",
 ) -> LoadSharingProblem:
     """The load-sharing grid of Fig. 5.
 
@@ -48,6 +65,9 @@ def paper_setup(
     job_size : (low, high), default (10, 100)
         Job sizes, uniform (Mflops).
     seed : int, optional
+    arrival : {"staggered", "same-window", "same-rate"}, default "staggered"
+        When every node's jobs arrive (module docstring): it orders the job list and the
+        nodes' reports (:meth:`LoadSharingProblem.report_order`), nothing else.
 
     Returns
     -------
@@ -61,6 +81,8 @@ def paper_setup(
     >>> prob.n_nodes, 2.5e5 < prob.fcfs_throughput < 3.1e5
     (500, True)
     """
+    if arrival not in ARRIVALS:
+        raise ValueError(f"arrival must be one of {ARRIVALS}, got {arrival!r}")
     n = integer(n_nodes, "n_nodes", 1)
     block = integer(block, "block", 1)
     capacity = number(capacity, "capacity")
@@ -102,7 +124,13 @@ def paper_setup(
         k = len(draws)
         sizes.extend(draws)
         origin.extend([i] * k)
-        times.extend(np.cumsum(rng.exponential(1.0, size=k)).tolist())
+        if arrival == "same-rate":
+            times.extend(np.cumsum(rng.exponential(1.0, size=k)).tolist())
+        elif arrival == "same-window":
+            times.extend(np.sort(rng.random(k)).tolist())
+        else:  # staggered: a window of 1/20 of the period from a random start
+            start = float(rng.random())
+            times.extend((start + np.sort(rng.random(k)) / 20.0).tolist())
     order = np.argsort(np.asarray(times), kind="stable")
     groups = np.arange(n) // block
     return LoadSharingProblem(np.full(n, capacity), np.asarray(sizes)[order],

@@ -85,17 +85,18 @@ class ShareResult(Result):
         return 1.0 if self.bound <= 0 else self.throughput / self.bound
 
     def cost(self, latency: float = 0.7e-3) -> dict:
-        """The communication-cost model of Fig. 9: message rounds times a link latency.
+        """The communication-cost model of Fig. 9: sequential message rounds times a latency.
 
-        Phase I costs ``latency`` per overhead round (9 per generation: Fig. 9a) plus one per
-        migration (Fig. 9b); Phase II costs one per load-sharing state change (a job placed
-        away from its origin, Fig. 9c) of the coalition with the most of them (coalitions
-        share in parallel). Seconds.
+        The unit is the paper's: ``latency`` (0.7 ms) per *sequential round* of messages, the
+        messages of one round travelling in parallel; not per message. Phase I costs one round
+        per overhead step (9 per generation: Fig. 9a) plus one per migration (Fig. 9b); Phase II
+        costs one per load-sharing state change (a job placed away from its origin, Fig. 9c) of
+        the coalition with the most of them (coalitions share in parallel). Seconds.
 
         Parameters
         ----------
         latency : float, default 0.7e-3
-            Seconds per message (DAS-3's worst node-to-node latency).
+            Seconds per sequential round of messages (DAS-3's worst node-to-node latency).
 
         Returns
         -------
