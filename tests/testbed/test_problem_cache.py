@@ -14,8 +14,12 @@ FIELDS = ("cand", "cand_why", "fixed", "fcost", "vtype", "vstatic", "pfeature_co
 def _odd_top(i: int) -> tb.VirtualTopology:
     """Types the testbed lacks (type ids that differ from call to call), additive desires of
     names it lacks, a fixed node, hard and soft desires."""
-    extra = {1: " ?+mem:256", 3: " ?+mem:256" + (" ?+gpu:1" if i % 2 else ""),
-             4: " fast-disk:0.4", 5: " ?+mem:256 bios-waittime:1"}
+    extra = {
+        1: " ?+mem:256",
+        3: " ?+mem:256" + (" ?+gpu:1" if i % 2 else ""),
+        4: " fast-disk:0.4",
+        5: " ?+mem:256 bios-waittime:1",
+    }
     nodes = "".join(f"node v{j} {('pc', 'ghost' + str(i), 'pc3000')[j % 3]}{extra.get(j, '')}\n"
                     for j in range(6))  # fmt: skip
     links = "".join(f"link l{j} v{j} v{j + 1} 100000 0 0\n" for j in range(5))
