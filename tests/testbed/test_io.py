@@ -19,7 +19,6 @@ node pc2 pc3000:1 pc:1
 link pc1:e0 pc1:00aa/eth0 sw0 1000000 0 0 ethernet
 link pc2:e0 pc2 sw1:port4 100000 0 0 1
 link t0 sw0 sw1 1000000 2 0.01 ethernet
-link old pc2 sw0 100000 1
 set-type-limit pc3000 3
 policy desire fast limit 2
 """
@@ -46,8 +45,9 @@ def test_ptop_fields():
     assert t.links["t0"].delay == 2 and t.links["t0"].loss == 0.01
     # the 8th token is the link type (Emulab 2011-2016), even when it looks like a number
     assert t.links["pc2:e0"].types == ("1",) and t.links["pc2:e0"].slots is None
-    # the older 'BW MULTIPLICITY' line: MULTIPLICITY links (here one)
-    assert t.links["old"].slots is None and t.links["old"].delay == 0
+    # the older 'BW MULTIPLICITY' line (in a file written in that form): MULTIPLICITY links
+    old = tb.parse_ptop("node sw0 switch:1\nnode pc2 pc:1\nlink old pc2 sw0 100000 1\n")
+    assert old.links["old"].slots is None and old.links["old"].delay == 0
     assert t.type_limits == {"pc3000": 3} and t.policies["fast"] == ("limit", 2.0)
     assert [lk.name for lk in t.trunks()] == ["t0"]
 

@@ -88,8 +88,10 @@ BASES = [
     ("ptop", "node sw switch:1 *lan:*\nnode a pc:1 pcvm:* - ?+mem:512 fast:0.5 - trivial_bw:9\n"
              "node b pc:2 - special:1\nlink la a:eth0/e0 sw 100000 0 0 ethernet\n"
              "link la a sw 100000 1 0.5 ethernet 80211\nlink lb b sw 1000 2 0\n"
-             "link ab a b 100 0 0 ethernet\nlink m b sw 100 3\nset-type-limit pc 2\n"
+             "link ab a b 100 0 0 ethernet\nset-type-limit pc 2\n"
              "policy desire special limit 2\n"),
+    ("ptop", "node sw switch:1\nnode a pc:1\nnode b pc:1\nlink m a sw 100000 3\n"
+             "link n b sw 1000 1\nlink o a b 100 2\n"),  # the older BW MULTIPLICITY form
     ("top", tb.format_top(g.random_topology(12, seed=3, p_typed=0.5, p_desire=0.5))),
     ("top", "make-vclass big 0.5 pc pc3000\nnode x big ?+mem:256 fast:0.5\nnode y pc:2\n"
             "node z pc subnode_of:x disallow_trivial_mix\nnode lan lan\n"

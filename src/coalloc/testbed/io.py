@@ -9,7 +9,7 @@ comment; see ``coalloc docs testbed``):
     node NAME TYPE:COUNT [TYPE:COUNT ...] [- FEATURE:WEIGHT ... [- FLAG ...]]
     link NAME SRC[:mac[/iface]] DST[:mac[/iface]] BW DELAY LOSS TYPE [TYPE ...]  (2011-2016)
     link NAME SRC DST BW DELAY LOSS                           (2003: untyped)
-    link NAME SRC DST BW MULTIPLICITY                         (older: that many links)
+    link NAME SRC DST BW MULTIPLICITY       (older: that many links; a file in that form)
     set-type-limit TYPE N
     policy desire NAME disallow|limit X
 
@@ -239,7 +239,7 @@ class _Reader:
     """What the lines of one file have built so far (the two file kinds share it)."""
 
     __slots__ = ("nodes", "links", "names", "link_names", "limits", "policies", "vclasses",
-                 "fixed", "hints")  # fmt: skip
+                 "fixed", "hints", "full_link")  # fmt: skip
 
     def __init__(self) -> None:
         self.nodes: list = []
@@ -251,6 +251,8 @@ class _Reader:
         self.vclasses: Dict[str, Tuple[float, Tuple[str, ...]]] = {}
         self.fixed: Dict[str, str] = {}
         self.hints: Dict[str, str] = {}
+        # the first line of a .ptop whose link line has DELAY and LOSS (0: none has)
+        self.full_link = 0
 
     def node_name(self, line: _Line, name: str) -> str:
         """``name`` for a new node (a repeated one is refused, naming its first line)."""
@@ -398,6 +400,10 @@ def _ptop_link(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
     copies = 1
     delay = loss = 0.0
     if len(rest) == 1:
+        if r.full_link:  # a file of the later forms: this line was cut after its DELAY
+            raise line.fail(f"'DELAY LOSS TYPE' after the bandwidth as on line {r.full_link} "
+                            f"(the older 'BW MULTIPLICITY' form is read in files whose link "
+                            f"lines all take it)")  # fmt: skip
         copies = _count(rest[0], line, "the multiplicity", low=1, high=MAX_MULTIPLICITY)
     else:
         delay = _number(rest[0], line, "the delay")
@@ -783,6 +789,10 @@ def _parse_lines(lines: List[str], source: str, file: str):
     """The topology of a ``.ptop`` or ``.top`` text, read line by line through the table."""
     (rows, unknown), build = _FILES[file]
     r = _Reader()
+    if file == "ptop":  # is the file of the later forms (link lines with DELAY and LOSS)?
+        tokens = (raw.split() for raw in lines)
+        r.full_link = next((i for i, tok in enumerate(tokens, 1) if len(tok) >= 7
+                            and tok[0] == "link"), 0)  # fmt: skip
     last = 0
     for lineno, raw in enumerate(lines, 1):
         tok = raw.split()
