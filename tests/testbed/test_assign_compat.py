@@ -311,3 +311,20 @@ def test_module_runs_as_a_process():
     proc = subprocess.run([sys.executable, "-m", "coalloc.cli.assign_compat", "-z"],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert proc.returncode == 255
+
+
+def test_generated_experiments_with_lans_on_a_deterlab_like_testbed(tmp_path):
+    """LANs (a virtual LAN node on a switch: 'direct' links to it), inter-switch paths and
+    typed nodes: every printed mapping passes verify_mapping, every kind is the path's."""
+    from coalloc.testbed import generators as g
+
+    (tmp_path / "t.ptop").write_text(tb.format_ptop(g.deterlab(60, 3, seed=2)))
+    kinds = set()
+    for s in range(12):
+        (tmp_path / "x.top").write_text(tb.format_top(
+            g.random_topology(3 + s, seed=s, p_typed=0.3, p_desire=0.3)))  # fmt: skip
+        status, text = run_text("-s", s + 1, tmp_path / "t.ptop", tmp_path / "x.top")
+        assert status == 0, text
+        out = check_mapped(tmp_path / "t.ptop", tmp_path / "x.top", text)
+        kinds |= {v[0] for v in out["edges"].values()}
+    assert kinds == {"direct", "intraswitch", "interswitch"}
