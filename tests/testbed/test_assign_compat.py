@@ -328,3 +328,39 @@ def test_generated_experiments_with_lans_on_a_deterlab_like_testbed(tmp_path):
         out = check_mapped(tmp_path / "t.ptop", tmp_path / "x.top", text)
         kinds |= {v[0] for v in out["edges"].values()}
     assert kinds == {"direct", "intraswitch", "interswitch"}
+
+
+def test_signals_end_it_as_assign_does(monkeypatch, capsys):
+    """SIGUSR1 or SIGINT: '*** Killed with signal N - exiting!' and status 2; the previous
+    handlers are put back."""
+    import os
+    import signal
+
+    import coalloc.cli.assign_compat as ac
+
+    before = signal.getsignal(signal.SIGUSR1)
+    for sig in (signal.SIGUSR1, signal.SIGINT):
+        monkeypatch.setattr(ac, "run", lambda argv, sig=sig: os.kill(os.getpid(), sig))
+        assert ac.main(["x", "y"]) == 2
+        assert capsys.readouterr().out == f"*** Killed with signal {int(sig)} - exiting!\n"
+    assert signal.getsignal(signal.SIGUSR1) == before
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_closed_pipe_and_an_internal_refusal(monkeypatch):
+    import coalloc.cli.assign_compat as ac
+
+    def closed(argv):
+        raise BrokenPipeError
+
+    monkeypatch.setattr(ac, "run", closed)
+    assert ac.main([]) == 141
+    monkeypatch.undo()
+
+    def refuses(*args, **kwargs):
+        raise ValueError("a value the mapper refuses\nin two lines")
+
+    monkeypatch.setattr(tb, "assign", refuses)
+    status, text = run_text("-s", "1", DATA / "test.ptop", DATA / "test.top")
+    assert status == 255
+    assert text.splitlines()[-1] == "*** Internal error: a value the mapper refuses in two lines"

@@ -332,7 +332,11 @@ def run(argv: Sequence[str], out: Optional[IO[str]] = None) -> int:
     except _Fatal as exc:
         print(exc, file=out)
         return EXIT_FATAL
-    return _map(cfg, top, ptop, out)
+    try:
+        return _map(cfg, top, ptop, out)
+    except (ValueError, TypeError) as exc:  # what the files hold that the mapper refuses
+        print(f"*** Internal error: {' '.join(str(exc).split())}", file=out)
+        return EXIT_FATAL
 
 
 def _map(cfg: Dict[str, Any], top: Any, ptop: Any, out: IO[str]) -> int:
@@ -416,6 +420,10 @@ def _map(cfg: Dict[str, Any], top: Any, ptop: Any, out: IO[str]) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """The ``coalloc-assign`` console command: :func:`run` on the command line.
 
+    As ``assign``: SIGINT and SIGUSR1 end it with ``*** Killed with signal N - exiting!``
+    and status 2 (unretryable); a reader of its output that stops early ends it quietly
+    (status 141, as a process killed by SIGPIPE).
+
     Parameters
     ----------
     argv : sequence of str, optional
@@ -426,12 +434,39 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     int
         assign's exit status (see :func:`run`).
     """
-    status = run(sys.argv[1:] if argv is None else argv)
+    import signal
+
+    def killed(signum: int, frame: Any) -> None:
+        raise _Killed(signum)
+
+    import threading
+
+    handled = [getattr(signal, n) for n in ("SIGINT", "SIGUSR1") if hasattr(signal, n)]
+    if threading.current_thread() is not threading.main_thread():
+        handled = []  # (signal handlers belong to the main thread)
+    before = {sig: signal.signal(sig, killed) for sig in handled}
     try:
+        status = run(sys.argv[1:] if argv is None else argv)
         sys.stdout.flush()
-    except BrokenPipeError:  # a reader that stopped early: nothing more to say
-        pass
-    return status
+        return status
+    except _Killed as exc:
+        print(f"*** Killed with signal {exc.args[0]} - exiting!", flush=True)
+        return EXIT_UNRETRYABLE
+    except BrokenPipeError:  # the reader went away: nothing more to say
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 141
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+class _Killed(Exception):
+    """A signal that ends the run as assign's handler ends it."""
 
 
 if __name__ == "__main__":  # pragma: no cover
