@@ -27,7 +27,7 @@ make-vclass A 1.0 pc pc3000
 node a A ?+cpu:500 fast:0.5
 node b pcvm:2 subnode_of:a
 node lan0 lan
-link l1 a lan0 * 0 0 ethernet emulated trivial_ok
+link l1 a lan0 100000 0 0 ethernet emulated trivial_ok
 link l2 b lan0 100000 5 0.1 nodelay fixsrciface:eth0
 fix-node a pc1
 node-hint b pc1
@@ -58,7 +58,7 @@ def test_top_fields():
     assert v.allowed_types("a") == ("pc", "pc3000")
     assert v.nodes["b"].slots == 2 and v.nodes["b"].flags["subnode_of"] == "a"
     l1, l2 = v.links["l1"], v.links["l2"]
-    assert l1.bw is None and l1.type == "ethernet" and l1.emulated and l1.trivial_ok
+    assert l1.bw == 100000 and l1.type == "ethernet" and l1.emulated and l1.trivial_ok
     assert l2.type is None and l2.flags == {"nodelay"} and l2.options == {"fixsrciface": "eth0"}
     assert v.fixed == {"a": "pc1"} and v.hints == {"b": "pc1"}
 

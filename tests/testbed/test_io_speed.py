@@ -95,7 +95,7 @@ BASES = [
     ("top", tb.format_top(g.random_topology(12, seed=3, p_typed=0.5, p_desire=0.5))),
     ("top", "make-vclass big 0.5 pc pc3000\nnode x big ?+mem:256 fast:0.5\nnode y pc:2\n"
             "node z pc subnode_of:x disallow_trivial_mix\nnode lan lan\n"
-            "link l1 x y * 0 0 ethernet emulated\nlink l1 y z 100:10:20 0 0 trivial_ok\n"
+            "link l1 x y * 0 0 ethernet nodelay\nlink l1 y z 100:10:20 0 0 trivial_ok\n"
             "link l3 x lan 100 0 0 80211 nodelay fixsrciface:e0\nfix-node x a\n"
             "node-hint y b\n"),
 ]  # fmt: skip
@@ -198,9 +198,9 @@ def test_read_models_are_equal_to_the_constructors_and_pickle_alike():
         assert built == p and repr(built) == repr(p)
         with pytest.raises(TypeError):
             p.types["pc"] = 3  # read-only as the constructor makes it
-    top = tb.parse_top("node x pc fast:0.5\nnode y pc\nlink l x y * 0 0 ethernet emulated\n")
+    top = tb.parse_top("node x pc fast:0.5\nnode y pc\nlink l x y * 0 0 ethernet nodelay\n")
     lk = top.links["l"]
-    assert lk == tb.VLink("l", "x", "y", None, 0, 0, "ethernet", frozenset({"emulated"}))
+    assert lk == tb.VLink("l", "x", "y", None, 0, 0, "ethernet", frozenset({"nodelay"}))
     assert top.nodes["x"] == tb.VNode("x", "pc", 1, {"fast": 0.5})
     assert pickle.loads(pickle.dumps(top)).links["l"] == lk
 

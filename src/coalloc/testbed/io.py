@@ -370,7 +370,9 @@ def _ptop_node(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
                 raise line.fail("at most two '-' separators (types - features - flags)")
             continue
         if part == 0:
-            name, count = (t.rsplit(":", 1) + ["1"])[:2] if ":" in t else (t, "1")
+            if ":" not in t:  # as assign: "Bad node line, no load for type"
+                raise line.fail(f"TYPE:COUNT (a count after each type), not {_cut(repr(t), 40)}")
+            name, count = t.rsplit(":", 1)
             value = _number(count, line, f"the slot count of type {name}", star=True)
             if name.startswith("*"):
                 static[name[1:]] = value
@@ -469,6 +471,9 @@ def _top_link(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
         else:
             raise line.fail(f"a link flag ({', '.join(LINK_FLAGS)}, fixsrciface:X, "
                             f"fixdstiface:X), not {t!r}")  # fmt: skip
+    if bw is None and flags & {"emulated", "trivial_ok"}:  # as assign refuses it
+        raise line.fail("a bandwidth, not '*', on an emulated or trivial_ok link "
+                        "(as assign: no auto-assigned bandwidth on those)")  # fmt: skip
     lname = r.link_name(line, name)
     _two_ends(line, "virtual", lname, a, b)
     r.links.append(_build(line, VLink, lname, a, b, bw, delay, loss, ltype, frozenset(flags),
@@ -554,7 +559,7 @@ def _fast_ptop_node(r: _Reader, tok: List[str], lineno: int) -> bool:
         key, colon, value = t.rpartition(":")
         if part == 0:
             if not colon:
-                key, value = t, "1"
+                return False
             x = _INF if value == "*" else _plain(value)
             table = types
             if key.startswith("*"):
@@ -622,6 +627,8 @@ def _fast_top_link(r: _Reader, tok: List[str], lineno: int) -> bool:
             ltype = t
         else:
             return False
+    if bw is None and flags:  # ('*' with emulated or trivial_ok: the table refuses it)
+        return False
     taken = r.link_names
     if name in taken:
         name = _link_name(name, taken)
