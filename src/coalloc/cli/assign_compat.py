@@ -452,14 +452,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except _Killed as exc:
         print(f"*** Killed with signal {exc.args[0]} - exiting!", flush=True)
         return EXIT_UNRETRYABLE
-    except BrokenPipeError:  # the reader went away: nothing more to say
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
-        except (OSError, ValueError, AttributeError):
-            pass
-        return 141
+    except BrokenPipeError:  # the reader went away: nothing more to say (as coalloc's)
+        from . import _broken_pipe
+
+        return _broken_pipe()
     finally:
         for sig, handler in before.items():
             signal.signal(sig, handler)
