@@ -16,11 +16,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coalloc import testbed as tb
 from coalloc.cli import main as coalloc_main
 from coalloc.cli.assign_compat import main as assign_main
 from coalloc.cli.assign_compat import run
+
+from .test_io_speed import _mutate
 
 DATA = Path(__file__).parent / "data" / "emulab"
 COUNTERS = ("unassigned", "pnode_load", "no_connect", "link_users", "bandwidth", "desires",
@@ -364,3 +368,30 @@ def test_a_closed_pipe_and_an_internal_refusal(monkeypatch):
     status, text = run_text("-s", "1", DATA / "test.ptop", DATA / "test.top")
     assert status == 255
     assert text.splitlines()[-1] == "*** Internal error: a value the mapper refuses in two lines"
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(["ptop", "top"]), st.integers(0, 2**32 - 1))
+def test_mutated_emulab_files_give_one_of_assigns_answers(which, seed):
+    """Emulab's test.ptop/test.top with tokens replaced, dropped or lines repeated: the exit
+    status is one of assign's, bad input is one line after the seed, a mapping is valid."""
+    import random
+    import tempfile
+
+    texts = {k: (DATA / f"test.{k}").read_text() for k in ("ptop", "top")}
+    texts[which] = _mutate(random.Random(seed), texts[which])
+    with tempfile.TemporaryDirectory() as d:
+        paths = {k: Path(d) / f"m.{k}" for k in texts}
+        for k, text in texts.items():
+            paths[k].write_text(text)
+        status, out = run_text("-s", "1", paths["ptop"], paths["top"])
+        assert status in (0, 1, 2, 255), out
+        lines = out.splitlines()
+        if status == 255:
+            assert len(lines) == 2 and lines[1].startswith(f"{paths[which]}:"), out
+        elif status == 0:
+            check_mapped(paths["ptop"], paths["top"], out)
+        elif status == 2:
+            assert lines[-1].startswith("***"), out
+        else:
+            parse_assign_output(out)
