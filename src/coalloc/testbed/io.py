@@ -126,16 +126,6 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
-def _lines(text: str, source: str):
-    """Lines split on white space, as Emulab's parser splits them: ``#`` is an ordinary
-    character (``link0#2`` is a name); only a line whose first token starts with ``#`` is
-    skipped as a comment (Emulab refuses such a line; files written by hand carry them)."""
-    for i, raw in enumerate(text.splitlines(), 1):
-        tok = raw.split()
-        if tok and not tok[0].startswith("#"):
-            yield _Line(source, i, raw), tok
-
-
 def _count(tok: str, line: _Line, what: str, *, low: int = 0, high: int = 2**53) -> int:
     """A whole number written in ASCII digits, ``low <= n <= high`` (no ``inf``, ``1e400``,
     ``1.5`` or ``1_0``: Emulab reads these counts as C integers)."""
@@ -803,7 +793,10 @@ def _parse_lines(lines: List[str], source: str, file: str):
     last = 0
     for lineno, raw in enumerate(lines, 1):
         tok = raw.split()
-        if not tok or tok[0][0] == "#":  # (see _lines)
+        # split on white space as Emulab's parser splits: '#' is an ordinary character
+        # (link0#2 is a name); only a line whose first token starts with '#' is skipped as
+        # a comment (Emulab refuses such a line; files written by hand carry them)
+        if not tok or tok[0][0] == "#":
             continue
         last = lineno
         row = rows.get(tok[0])
