@@ -395,3 +395,33 @@ def test_mutated_emulab_files_give_one_of_assigns_answers(which, seed):
             assert lines[-1].startswith("***"), out
         else:
             parse_assign_output(out)
+
+
+@pytest.mark.parametrize("flags", [
+    ["-s", "123456", "-uod", "-c", ".75", "-H", "3", "-F", "-P"],
+    ["-S", "pack", "-F", "-P"], ["-R", "-P"], ["-f", "text", "-F"],
+])  # fmt: skip
+def test_the_command_lines_emulabs_mapper_builds(flags):
+    """tbsetup/mapper builds assign's command line from these switches (and a trailing
+    PN=1.0 parameter with -R): each maps Emulab's test files as without them."""
+    extra = ["PN=1.0"] if "-R" in flags else []
+    status, text = run_text(*flags, DATA / "test2.ptop", DATA / "test2a.top", *extra)
+    assert status == 0, text
+    check_mapped(DATA / "test2.ptop", DATA / "test2a.top", text)
+    assert ("Summary:" in text) == any(f.startswith("-u") for f in flags)
+
+
+def test_summary_lines_as_assign_prints_them():
+    """The -u summary of Emulab's test files, in the shape assign prints it (its 2016 build
+    prints the same lines for its own mapping of these files: A, B, C on pa, pb, pc)."""
+    status, text = run_text("-u", "-s", "1", DATA / "test.ptop", DATA / "test.top")
+    assert status == 0
+    out = parse_assign_output(text)
+    summary = text.split("End solution\n", 1)[1].splitlines()
+    used = sorted(set(out["nodes"].values()))
+    expected = ["Summary:", "S 0 vnodes, 600 nontrivial BW, 0 trivial BW, type=(null)"]
+    ptop = tb.read_ptop(DATA / "test.ptop")
+    for p in used:
+        expected.append(f"{p} 1 vnodes, 200 nontrivial BW, 0 trivial BW, type=pc")
+        expected += [f"    100 {lk.name}" for lk in ptop.interfaces(p)]
+    assert summary == [*expected, "Total physical nodes used: 3", "End summary"]

@@ -268,7 +268,7 @@ def _summary(top: Any, ptop: Any, result: Any) -> List[str]:
             continue
         used += 0 if p.is_switch else 1
         total = sum(bw.get(lk.name, 0.0) for lk in mine)
-        kind = acting.get(name, "switch" if p.is_switch else "")
+        kind = acting.get(name, "(null)")  # (as assign: a switch hosting nothing has no type)
         lines.append(f"{name} {load.get(name, 0)} vnodes, {_num(total)} nontrivial BW, "
                      f"0 trivial BW, type={kind}")  # fmt: skip
         for lk in mine:
