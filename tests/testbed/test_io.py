@@ -19,7 +19,6 @@ node pc2 pc3000:1 pc:1
 link pc1:e0 pc1:00aa/eth0 sw0 1000000 0 0 ethernet
 link pc2:e0 pc2 sw1:port4 100000 0 0 1
 link t0 sw0 sw1 1000000 2 0.01 ethernet
-link old pc2 sw0 100000 1
 set-type-limit pc3000 3
 policy desire fast limit 2
 """
@@ -28,7 +27,7 @@ make-vclass A 1.0 pc pc3000
 node a A ?+cpu:500 fast:0.5
 node b pcvm:2 subnode_of:a
 node lan0 lan
-link l1 a lan0 * 0 0 ethernet emulated trivial_ok
+link l1 a lan0 100000 0 0 ethernet emulated trivial_ok
 link l2 b lan0 100000 5 0.1 nodelay fixsrciface:eth0
 fix-node a pc1
 node-hint b pc1
@@ -46,8 +45,9 @@ def test_ptop_fields():
     assert t.links["t0"].delay == 2 and t.links["t0"].loss == 0.01
     # the 8th token is the link type (Emulab 2011-2016), even when it looks like a number
     assert t.links["pc2:e0"].types == ("1",) and t.links["pc2:e0"].slots is None
-    # the older 'BW MULTIPLICITY' line: MULTIPLICITY links (here one)
-    assert t.links["old"].slots is None and t.links["old"].delay == 0
+    # the older 'BW MULTIPLICITY' line (in a file written in that form): MULTIPLICITY links
+    old = tb.parse_ptop("node sw0 switch:1\nnode pc2 pc:1\nlink old pc2 sw0 100000 1\n")
+    assert old.links["old"].slots is None and old.links["old"].delay == 0
     assert t.type_limits == {"pc3000": 3} and t.policies["fast"] == ("limit", 2.0)
     assert [lk.name for lk in t.trunks()] == ["t0"]
 
@@ -58,7 +58,7 @@ def test_top_fields():
     assert v.allowed_types("a") == ("pc", "pc3000")
     assert v.nodes["b"].slots == 2 and v.nodes["b"].flags["subnode_of"] == "a"
     l1, l2 = v.links["l1"], v.links["l2"]
-    assert l1.bw is None and l1.type == "ethernet" and l1.emulated and l1.trivial_ok
+    assert l1.bw == 100000 and l1.type == "ethernet" and l1.emulated and l1.trivial_ok
     assert l2.type is None and l2.flags == {"nodelay"} and l2.options == {"fixsrciface": "eth0"}
     assert v.fixed == {"a": "pc1"} and v.hints == {"b": "pc1"}
 

@@ -135,3 +135,42 @@ def test_a_long_garbled_line_gives_one_short_message():
     text = str(err.value)
     assert text.startswith("x.ptop:3: expected") and "\n" not in text and len(text) < 600
     assert "characters)" in text
+
+
+@pytest.mark.parametrize("lines, bad", [
+    (["link e a sw 100000 3", "link f a sw 100 0 0 ethernet"], 3),
+    (["link f a sw 100 0 0 ethernet", "link e a sw 100000 3"], 4),
+    (["link f a sw 100 0 0", "link e a\tsw 100000 3"], 4),
+])  # fmt: skip
+def test_a_line_cut_after_its_delay_is_refused_in_a_file_of_the_later_forms(lines, bad):
+    """``link NAME SRC DST BW X`` is the older ``BW MULTIPLICITY`` form only in a file whose
+    link lines all take it; beside lines with DELAY and LOSS it is a cut line (issue 25: a
+    cut line must not pass as another form)."""
+    text = "node sw switch:1\nnode a pc:1\n" + "\n".join(lines) + "\n"
+    full = 3 if lines[0].split()[-1] != "3" else 4
+    with pytest.raises(InstanceError, match=rf"^f:{bad}: expected 'DELAY LOSS TYPE' after the "
+                                            rf"bandwidth as on line {full} "):  # fmt: skip
+        tb.parse_ptop(text, "f")
+    old = "node sw switch:1\nnode a pc:1\nlink e a sw 100000 3\nlink g a sw 1000 2\n"
+    assert [lk.name for lk in tb.parse_ptop(old).interfaces("a")] == ["e", "e#2", "e#3", "g",
+                                                                      "g#2"]  # fmt: skip
+
+
+def test_what_assign_refuses_on_node_and_link_lines():
+    """assign refuses a .ptop type without its count ("Bad node line, no load for type")
+    and a '*' bandwidth on an emulated or trivial_ok link ("Auto-assigning bandwidth on
+    trivial or emulated links not allowed!"): one line naming the file, line and token."""
+    with pytest.raises(InstanceError, match=r"^p:2: expected TYPE:COUNT \(a count after each "
+                                            r"type\), not 'pc'; got 'node a pc'$"):  # fmt: skip
+        tb.parse_ptop("node sw switch:1\nnode a pc\n", "p")
+    with pytest.raises(InstanceError, match=r"^p:1: expected TYPE:COUNT .* not 'switch'"):
+        tb.parse_ptop("node sw pc:1 switch\n", "p")
+    for flag in ("emulated", "trivial_ok"):
+        star = r"expected a bandwidth, not '\*', on an emulated or trivial_ok link"
+        with pytest.raises(InstanceError, match=rf"^t:3: {star} .*{flag}'$"):
+            tb.parse_top(f"node x pc\nnode y pc\nlink l x y * 0 0 ethernet {flag}\n", "t")
+    # '*' alone, and counts and bandwidths given, are read
+    top = tb.parse_top("node x pc\nnode y pc\nlink l x y * 0 0 ethernet nodelay\n")
+    assert top.links["l"].bw is None
+    assert tb.parse_ptop("node sw switch:1\nnode a pc:1 *lan:*\n").nodes["a"].static == {
+        "lan": float("inf")}  # fmt: skip

@@ -84,7 +84,9 @@ def test_reader_round_trips_any_mix_of_rows(keys):
     for file in ("ptop", "top"):
         lines = [PRELUDE[file].strip(), "node p pc:1" if file == "ptop" else "node v pc"]
         lines += [GOOD[k] for k in keys if k[0] == file and k[1] != "node"]
-        lines += ["policy desire e limit 2.5", "link m p0 sw 1000 0 0 ethernet"] * (file == "ptop")
+        # (a file's link lines take one form: the sample 'BW MULTIPLICITY' or the later one)
+        extra = "link m p0 sw 1000 1" if ("ptop", "link") in keys else "link m p0 sw 1000 0 0 e"
+        lines += ["policy desire e limit 2.5", extra] * (file == "ptop")
         parse = PARSERS[file]
         first = parse("\n".join(lines) + "\n")
         fmt = tb.format_ptop if file == "ptop" else tb.format_top

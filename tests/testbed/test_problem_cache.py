@@ -6,6 +6,7 @@ import numpy as np
 
 from coalloc import testbed as tb
 from coalloc.testbed import generators as g
+from coalloc.testbed import io as tbio
 
 FIELDS = ("cand", "cand_why", "fixed", "fcost", "vtype", "vstatic", "pfeature_count", "pclass")
 
@@ -13,8 +14,12 @@ FIELDS = ("cand", "cand_why", "fixed", "fcost", "vtype", "vstatic", "pfeature_co
 def _odd_top(i: int) -> tb.VirtualTopology:
     """Types the testbed lacks (type ids that differ from call to call), additive desires of
     names it lacks, a fixed node, hard and soft desires."""
-    extra = {1: " ?+mem:256", 3: " ?+mem:256" + (" ?+gpu:1" if i % 2 else ""),
-             4: " fast-disk:0.4", 5: " ?+mem:256 bios-waittime:1"}
+    extra = {
+        1: " ?+mem:256",
+        3: " ?+mem:256" + (" ?+gpu:1" if i % 2 else ""),
+        4: " fast-disk:0.4",
+        5: " ?+mem:256 bios-waittime:1",
+    }
     nodes = "".join(f"node v{j} {('pc', 'ghost' + str(i), 'pc3000')[j % 3]}{extra.get(j, '')}\n"
                     for j in range(6))  # fmt: skip
     links = "".join(f"link l{j} v{j} v{j + 1} 100000 0 0\n" for j in range(5))
@@ -47,6 +52,8 @@ def test_warm_caches_give_the_cold_answer():
         top = g.random_topology(12, seed=100 + i, p_typed=0.5, p_desire=0.5) if i % 2 else \
             _odd_top(i + 1)  # fmt: skip
         free = None if i % 3 == 0 else set(rng.choice(names, size=30, replace=False).tolist())
+        tbio.clear_read_cache()  # (else the reader returns the testbed it read last time)
         cold = tb.parse_ptop(text)  # a new object: empty caches
+        assert cold is not warm
         _same(_arrays(tb.build_problem(top, cold, free)),
               _arrays(tb.build_problem(top, warm, free)))  # fmt: skip

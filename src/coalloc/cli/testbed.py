@@ -186,6 +186,12 @@ def _cmd_simulate(args) -> int:
     return 0
 
 
+def _cmd_assign_compat(args) -> int:
+    from .assign_compat import run
+
+    return run(args.assign_args)
+
+
 def add_commands(sub, *, aliases: bool = False) -> None:
     """Add the testbed subcommands to ``sub``."""
     p = sub.add_parser("assign", help="map a .top experiment onto a .ptop testbed "
@@ -205,6 +211,17 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.set_defaults(func=_cmd_assign)
     if aliases:
         return
+
+    # assign's own command line, read by its getopt loop: every token goes to it as written
+    # (prefix '+' so that argparse leaves assign's '-s 1' alone; no --help of argparse's)
+    p = sub.add_parser("assign-compat", prefix_chars="+", add_help=False,
+                       help="a drop-in for Emulab's assign: [-s SEED] [options] PTOP TOP, "
+                       "its output and exit codes (0, 1 retryable, 2 impossible, 255 bad "
+                       "input); also the command coalloc-assign",
+                       usage="coalloc testbed assign-compat [-s SEED] [options] PTOP TOP "
+                       "[NAME=VALUE ...]")  # fmt: skip
+    p.add_argument("assign_args", nargs="*", metavar="ARG", help="assign's arguments")
+    p.set_defaults(func=_cmd_assign_compat)
 
     p = sub.add_parser("verify", help="check the JSON of 'assign --json' against the files")
     p.add_argument("top")

@@ -9,7 +9,7 @@ comment; see ``coalloc docs testbed``):
     node NAME TYPE:COUNT [TYPE:COUNT ...] [- FEATURE:WEIGHT ... [- FLAG ...]]
     link NAME SRC[:mac[/iface]] DST[:mac[/iface]] BW DELAY LOSS TYPE [TYPE ...]  (2011-2016)
     link NAME SRC DST BW DELAY LOSS                           (2003: untyped)
-    link NAME SRC DST BW MULTIPLICITY                         (older: that many links)
+    link NAME SRC DST BW MULTIPLICITY       (older: that many links; a file in that form)
     set-type-limit TYPE N
     policy desire NAME disallow|limit X
 
@@ -32,10 +32,14 @@ file, the line number and what was expected.
 
 from __future__ import annotations
 
+import hashlib
 import io as _io
 import math
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from .._shared.jsonio import (
@@ -58,7 +62,17 @@ from .._shared.schema import (
     TupleOf,
     check,
 )
-from .model import LINK_FLAGS, PhysicalTopology, PLink, PNode, VirtualTopology, VLink, VNode
+from .model import (
+    LINK_FLAGS,
+    MAX_BANDWIDTH,
+    PhysicalTopology,
+    PLink,
+    PNode,
+    VirtualTopology,
+    VLink,
+    VNode,
+    _checked,
+)
 
 __all__ = [
     "read_ptop",
@@ -81,6 +95,8 @@ __all__ = [
     "write_instance",
     "instance_from_dict",
     "INSTANCE_FORMAT",
+    "clear_read_cache",
+    "READ_CACHE_SIZE",
 ]
 
 INSTANCE_FORMAT = "coalloc.testbed.instance"
@@ -108,16 +124,6 @@ class _Line:
 def _cut(text: str, limit: int) -> str:
     """``text`` shortened to about ``limit`` characters (a garbled line can be megabytes)."""
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
-
-
-def _lines(text: str, source: str):
-    """Lines split on white space, as Emulab's parser splits them: ``#`` is an ordinary
-    character (``link0#2`` is a name); only a line whose first token starts with ``#`` is
-    skipped as a comment (Emulab refuses such a line; files written by hand carry them)."""
-    for i, raw in enumerate(text.splitlines(), 1):
-        tok = raw.split()
-        if tok and not tok[0].startswith("#"):
-            yield _Line(source, i, raw), tok
 
 
 def _count(tok: str, line: _Line, what: str, *, low: int = 0, high: int = 2**53) -> int:
@@ -223,7 +229,7 @@ class _Reader:
     """What the lines of one file have built so far (the two file kinds share it)."""
 
     __slots__ = ("nodes", "links", "names", "link_names", "limits", "policies", "vclasses",
-                 "fixed", "hints")  # fmt: skip
+                 "fixed", "hints", "full_link")  # fmt: skip
 
     def __init__(self) -> None:
         self.nodes: list = []
@@ -235,6 +241,8 @@ class _Reader:
         self.vclasses: Dict[str, Tuple[float, Tuple[str, ...]]] = {}
         self.fixed: Dict[str, str] = {}
         self.hints: Dict[str, str] = {}
+        # the first line of a .ptop whose link line has DELAY and LOSS (0: none has)
+        self.full_link = 0
 
     def node_name(self, line: _Line, name: str) -> str:
         """``name`` for a new node (a repeated one is refused, naming its first line)."""
@@ -324,6 +332,13 @@ def _defined_vnode(kw: str) -> _Field:
     return _Field("VIRTUAL", convert)
 
 
+def _two_ends(line: _Line, side: str, name: str, a: str, b: str) -> None:
+    """A link joins two different nodes (refused at its own line)."""
+    if a == b:
+        raise InstanceError(f"{line.source}:{line.lineno}: {side} link {name!r} joins {a!r} "
+                            f"to itself")  # fmt: skip
+
+
 def _positive_bw(tok: str, line: _Line, r: _Reader) -> float:
     bw = _number(tok, line, "the bandwidth")
     if bw <= 0:  # as assign: "Bad link line - negative or zero bandwidth."
@@ -345,7 +360,9 @@ def _ptop_node(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
                 raise line.fail("at most two '-' separators (types - features - flags)")
             continue
         if part == 0:
-            name, count = (t.rsplit(":", 1) + ["1"])[:2] if ":" in t else (t, "1")
+            if ":" not in t:  # as assign: "Bad node line, no load for type"
+                raise line.fail(f"TYPE:COUNT (a count after each type), not {_cut(repr(t), 40)}")
+            name, count = t.rsplit(":", 1)
             value = _number(count, line, f"the slot count of type {name}", star=True)
             if name.startswith("*"):
                 static[name[1:]] = value
@@ -375,14 +392,20 @@ def _ptop_link(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
     copies = 1
     delay = loss = 0.0
     if len(rest) == 1:
+        if r.full_link:  # a file of the later forms: this line was cut after its DELAY
+            raise line.fail(f"'DELAY LOSS TYPE' after the bandwidth as on line {r.full_link} "
+                            f"(the older 'BW MULTIPLICITY' form is read in files whose link "
+                            f"lines all take it)")  # fmt: skip
         copies = _count(rest[0], line, "the multiplicity", low=1, high=MAX_MULTIPLICITY)
     else:
         delay = _number(rest[0], line, "the delay")
         loss = _number(rest[1], line, "the loss")
     types = tuple(rest[2:])
     for _ in range(copies):
-        r.links.append(_build(line, PLink, r.link_name(line, name), a, b, bw, delay, loss,
-                              types, a_iface, b_iface))  # fmt: skip
+        lname = r.link_name(line, name)
+        _two_ends(line, "physical", lname, a, b)
+        r.links.append(_build(line, PLink, lname, a, b, bw, delay, loss, types, a_iface,
+                              b_iface))  # fmt: skip
 
 
 def _type_limit(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
@@ -438,8 +461,13 @@ def _top_link(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
         else:
             raise line.fail(f"a link flag ({', '.join(LINK_FLAGS)}, fixsrciface:X, "
                             f"fixdstiface:X), not {t!r}")  # fmt: skip
-    r.links.append(_build(line, VLink, r.link_name(line, name), a, b, bw, delay, loss, ltype,
-                          frozenset(flags), options))  # fmt: skip
+    if bw is None and flags & {"emulated", "trivial_ok"}:  # as assign refuses it
+        raise line.fail("a bandwidth, not '*', on an emulated or trivial_ok link "
+                        "(as assign: no auto-assigned bandwidth on those)")  # fmt: skip
+    lname = r.link_name(line, name)
+    _two_ends(line, "virtual", lname, a, b)
+    r.links.append(_build(line, VLink, lname, a, b, bw, delay, loss, ltype, frozenset(flags),
+                          options))  # fmt: skip
 
 
 def _vclass(r: _Reader, line: _Line, values: list, rest: List[str]) -> None:
@@ -451,6 +479,158 @@ def _placement(table: str) -> Callable[[_Reader, _Line, list, List[str]], None]:
         getattr(r, table)[values[0]] = values[1]
 
     return handler
+
+
+# ---------------------------------------------------------------- the lines read at speed
+#
+# Most lines of a testbed are plain ``link`` and ``node`` lines. For them a fast reader
+# checks the tokens as the table's converters and handlers would (and as the model's
+# constructors would: names without white space, finite non-negative ASCII numbers, a
+# bandwidth in (0, MAX_BANDWIDTH], ends naming two different nodes defined above) and
+# builds the objects without checking them a second time. A line it does not recognise as
+# plain (a tolerance, a flag, a unusual number, any fault) goes through the table's
+# general path, which reads it or refuses it with its message: every value is checked
+# once, and the language read and the messages are the table's.
+
+_INF = math.inf
+_NO_MAP = MappingProxyType({})
+
+
+def _plain(tok: str) -> Optional[float]:
+    """A finite non-negative number written in ASCII, as :func:`_number` reads it (None:
+    anything else, for the general path to read or refuse)."""
+    if tok.isascii() and "_" not in tok:
+        try:
+            x = float(tok)
+        except ValueError:
+            return None
+        if 0.0 <= x < _INF:
+            return x
+    return None
+
+
+def _fast_ptop_link(r: _Reader, tok: List[str], lineno: int) -> bool:
+    """``link NAME SRC[:mac] DST[:mac] BW DELAY LOSS [TYPE ...]`` with plain numbers."""
+    if len(tok) < 7:
+        return False
+    name, src, dst, bw_t, delay_t, loss_t = tok[1:7]
+    a, _, a_iface = src.partition(":")
+    b, _, b_iface = dst.partition(":")
+    names = r.names
+    if a == b or a not in names or b not in names:
+        return False
+    bw, delay, loss = _plain(bw_t), _plain(delay_t), _plain(loss_t)
+    if bw is None or delay is None or loss is None or not 0.0 < bw <= MAX_BANDWIDTH:
+        return False
+    taken = r.link_names
+    if name in taken:
+        name = _link_name(name, taken)
+    taken[name] = lineno
+    r.links.append(_checked(PLink, name, a, b, bw, delay, loss, tuple(tok[7:]), a_iface,
+                            b_iface, None))  # fmt: skip
+    return True
+
+
+def _fast_ptop_node(r: _Reader, tok: List[str], lineno: int) -> bool:
+    """``node NAME TYPE:COUNT ... [- FEATURE:WEIGHT ...]`` (no flags) with plain numbers."""
+    name = tok[1]
+    if name in r.names:
+        return False
+    types: Dict[str, float] = {}
+    static: Dict[str, float] = {}
+    features: Dict[str, float] = {}
+    part = 0
+    for t in tok[2:]:
+        if t == "-":
+            if part:  # (flags: the general path)
+                return False
+            part = 1
+            continue
+        key, colon, value = t.rpartition(":")
+        if part == 0:
+            if not colon:
+                return False
+            x = _INF if value == "*" else _plain(value)
+            table = types
+            if key.startswith("*"):
+                key, table = key[1:], static
+            if x is None or not key:
+                return False
+            table[key] = x
+        else:
+            x = _INF if value == "*" else _plain(value)
+            if x is None or not key:
+                return False
+            features[key] = x
+    if not types and not static:
+        return False
+    r.names[name] = lineno
+    r.nodes.append(_checked(PNode, name, MappingProxyType(types), MappingProxyType(static),
+                            MappingProxyType(features), _NO_MAP))  # fmt: skip
+    return True
+
+
+def _fast_top_node(r: _Reader, tok: List[str], lineno: int) -> bool:
+    """``node NAME TYPE[:SLOTS] [DESIRE:WEIGHT ...]`` (no flags) with plain numbers."""
+    name = tok[1]
+    vtype, colon, slots_t = tok[2].partition(":")
+    slots = _plain(slots_t) if colon else 1.0
+    if name in r.names or not vtype or slots is None:
+        return False
+    desires: Dict[str, float] = {}
+    for t in tok[3:]:
+        key, colon, value = t.rpartition(":")
+        x = _INF if value == "*" else _plain(value)
+        if not colon or not key or x is None or key == "subnode_of":
+            return False
+        desires[key] = x
+    r.names[name] = lineno
+    r.nodes.append(_checked(VNode, name, vtype, slots, MappingProxyType(desires), _NO_MAP))
+    return True
+
+
+_FLAG_SET = frozenset(LINK_FLAGS)
+
+
+def _fast_top_link(r: _Reader, tok: List[str], lineno: int) -> bool:
+    """``link NAME A B BW|* DELAY LOSS [TYPE] [nodelay|emulated|trivial_ok ...]`` with plain
+    numbers (no tolerances, no ``fix*iface`` options)."""
+    if len(tok) < 7:
+        return False
+    name, a_t, b_t, bw_t, delay_t, loss_t = tok[1:7]
+    a, b = a_t.partition(":")[0], b_t.partition(":")[0]
+    names = r.names
+    if a == b or a not in names or b not in names:
+        return False
+    bw = None if bw_t == "*" else _plain(bw_t)
+    delay, loss = _plain(delay_t), _plain(loss_t)
+    if delay is None or loss is None or (bw is None and bw_t != "*"):
+        return False
+    if bw is not None and bw > MAX_BANDWIDTH:
+        return False
+    ltype = None
+    flags = []
+    for i, t in enumerate(tok[7:]):
+        if t in _FLAG_SET:
+            flags.append(t)
+        elif i == 0 and ":" not in t:
+            ltype = t
+        else:
+            return False
+    if bw is None and flags:  # ('*' with emulated or trivial_ok: the table refuses it)
+        return False
+    taken = r.link_names
+    if name in taken:
+        name = _link_name(name, taken)
+    taken[name] = lineno
+    r.links.append(_checked(VLink, name, a, b, bw, delay, loss, ltype, frozenset(flags),
+                            _NO_MAP))  # fmt: skip
+    return True
+
+
+#: The fast readers of the plain lines, by (file, keyword).
+_FAST = {("ptop", "link"): _fast_ptop_link, ("ptop", "node"): _fast_ptop_node,
+         ("top", "node"): _fast_top_node, ("top", "link"): _fast_top_link}  # fmt: skip
 
 
 _POLICY_USAGE = "'policy desire NAME disallow' or 'policy desire NAME limit X'"
@@ -494,31 +674,139 @@ def _kinds(file: str) -> Tuple[Dict[str, tuple], str]:
     """The rows of ``file``'s line kinds by keyword, unpacked for the reading loop, and
     the refusal of an unknown keyword (naming the keywords in the table's order)."""
     rows = {k.keyword: (k.min_tokens, k.max_tokens or math.inf, len(k.fields), k.converters,
-                        k.handler, k.usage) for k in _LINE_KINDS if k.file == file}  # fmt: skip
+                        k.handler, k.usage, _FAST.get((file, k.keyword)))
+            for k in _LINE_KINDS if k.file == file}  # fmt: skip
     words = list(rows)
     return rows, f"a line starting with {', '.join(words[:-1])} or {words[-1]}"
 
 
 #: What the reader of each file kind builds from its lines.
 _FILES = {
-    "ptop": (_kinds("ptop"), lambda r: PhysicalTopology(
+    "ptop": (_kinds("ptop"), lambda r: PhysicalTopology._from_reader(
         r.nodes, r.links, type_limits=r.limits, policies=r.policies)),
-    "top": (_kinds("top"), lambda r: VirtualTopology(
+    "top": (_kinds("top"), lambda r: VirtualTopology._from_reader(
         r.nodes, r.links, vclasses=r.vclasses, fixed=r.fixed, hints=r.hints)),
 }  # fmt: skip
 
 
 def _parse(text: str, source: str, file: str):
+    """The topology of a ``.ptop`` or ``.top`` text: a testbed first in one sweep over its
+    columns (:func:`_sweep_ptop`), anything that sweep does not take line by line through
+    the table (which reads it the same way or refuses its first faulty line)."""
+    lines = text.splitlines()
+    if file == "ptop":
+        topo = _sweep_ptop(lines, source)
+        if topo is not None:
+            return topo
+    return _parse_lines(lines, source, file)
+
+
+def _sweep_ptop(lines: List[str], source: str) -> Optional[PhysicalTopology]:
+    """A ``.ptop`` whose link lines are all plain (seven tokens or more, plain numbers,
+    ends naming two different nodes defined on earlier lines), read with its link lines
+    taken as columns: each column checked at once (ASCII digits, bandwidths in range) and
+    the links built without checking them again. None when anything is not plain or not
+    right: the line-by-line reader then reads the file (or refuses it at its first fault),
+    so the result and the messages are the table's."""
+    (rows, _), build = _FILES["ptop"]
+    r = _Reader()
+    links: List[List[str]] = []
+    linenos: List[int] = []
+    for lineno, raw in enumerate(lines, 1):
+        tok = raw.split()
+        if not tok or tok[0][0] == "#":
+            continue
+        if tok[0] == "link":
+            links.append(tok)
+            linenos.append(lineno)
+            continue
+        row = rows.get(tok[0])
+        if row is None:
+            return None
+        low, high, n, converters, handler, usage, fast = row
+        if not low <= len(tok) <= high:
+            return None
+        if fast is not None and fast(r, tok, lineno):
+            continue
+        line = _Line(source, lineno, raw)
+        values = tok[1 : n + 1]
+        try:
+            for i, convert in converters:
+                values[i] = convert(values[i], line, r)
+            handler(r, line, values, tok[n + 1 :])
+        except InstanceError:
+            return None
+    if links and min(map(len, links)) < 7:
+        return None
+    names = r.names
+    ends = []
+    for lineno, tok in zip(linenos, links):
+        a, _, a_iface = tok[2].partition(":")
+        b, _, b_iface = tok[3].partition(":")
+        if a == b or names.get(a, lineno) >= lineno or names.get(b, lineno) >= lineno:
+            return None  # (an end unknown, defined later or the same node twice)
+        ends.append((a, b, a_iface, b_iface))
+    columns = []
+    for j in (4, 5, 6):  # BW DELAY LOSS
+        col = [tok[j] for tok in links]
+        digits = "".join(col)
+        if digits.isdigit() and digits.isascii() and max(map(len, col)) < 300:
+            values = list(map(float, col))
+        else:
+            values = [_plain(t) for t in col]
+            if None in values:
+                return None
+        columns.append(values)
+    bws, delays, losses = columns
+    if links and not (min(bws) > 0.0 and max(bws) <= MAX_BANDWIDTH):
+        return None
+    lnames = [tok[1] for tok in links]
+    if len(set(lnames)) != len(lnames):  # repeated names: NAME#k, in the order of the lines
+        taken = r.link_names
+        for k, name in enumerate(lnames):
+            if name in taken:
+                lnames[k] = name = _link_name(name, taken)
+            taken[name] = linenos[k]
+    new = object.__new__
+    out = r.links
+    for name, (a, b, a_iface, b_iface), bw, delay, loss, tok in zip(lnames, ends, bws, delays,
+                                                                    losses, links):  # fmt: skip
+        link = new(PLink)
+        link.__dict__.update({"name": name, "a": a, "b": b, "bw": bw, "delay": delay,
+                              "loss": loss, "types": tuple(tok[7:]), "a_iface": a_iface,
+                              "b_iface": b_iface, "slots": None})  # fmt: skip
+        out.append(link)
+    try:
+        return build(r)
+    except (ValueError, TypeError):
+        return None
+
+
+def _parse_lines(lines: List[str], source: str, file: str):
     """The topology of a ``.ptop`` or ``.top`` text, read line by line through the table."""
     (rows, unknown), build = _FILES[file]
     r = _Reader()
-    last = None
-    for line, tok in _lines(text, source):
-        last = line
+    if file == "ptop":  # is the file of the later forms (link lines with DELAY and LOSS)?
+        tokens = (raw.split() for raw in lines)
+        r.full_link = next((i for i, tok in enumerate(tokens, 1) if len(tok) >= 7
+                            and tok[0] == "link"), 0)  # fmt: skip
+    last = 0
+    for lineno, raw in enumerate(lines, 1):
+        tok = raw.split()
+        # split on white space as Emulab's parser splits: '#' is an ordinary character
+        # (link0#2 is a name); only a line whose first token starts with '#' is skipped as
+        # a comment (Emulab refuses such a line; files written by hand carry them)
+        if not tok or tok[0][0] == "#":
+            continue
+        last = lineno
         row = rows.get(tok[0])
+        if row is not None:
+            low, high, n, converters, handler, usage, fast = row
+            if low <= len(tok) <= high and fast is not None and fast(r, tok, lineno):
+                continue  # a plain line, read and checked by its fast reader
+        line = _Line(source, lineno, raw)
         if row is None:
             raise line.fail(unknown)
-        low, high, n, converters, handler, usage = row
         if not low <= len(tok) <= high:
             raise line.fail(usage)
         values = tok[1 : n + 1]
@@ -528,7 +816,7 @@ def _parse(text: str, source: str, file: str):
     try:
         return build(r)
     except (ValueError, TypeError) as exc:
-        where = f"{source}:{last.lineno}" if last else source
+        where = f"{source}:{last}" if last else source
         raise InstanceError(f"{where}: {exc}") from None
 
 
@@ -559,7 +847,50 @@ def parse_ptop(text: str, source: str = "<ptop>") -> PhysicalTopology:
     >>> sorted(t.nodes)
     ['pc1', 'sw']
     """
-    return _parse(text, source, "ptop")
+    if not isinstance(text, str):
+        return _parse(text, source, "ptop")
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+    with _recent_lock:
+        hit = _recent.get(key)
+        if hit is not None:
+            _recent.move_to_end(key)
+            return hit
+    topo = _parse(text, source, "ptop")
+    with _recent_lock:
+        _recent[key] = topo
+        while len(_recent) > READ_CACHE_SIZE:
+            _recent.popitem(last=False)
+    return topo
+
+
+#: How many testbeds :func:`parse_ptop` (and :func:`read_ptop`) remember by the digest of
+#: their text: reading the same text again returns the same read-only
+#: :class:`PhysicalTopology`, so that the tables the solvers compile once per testbed (kept
+#: beside it by :func:`coalloc._shared.caches.cache_of`) serve every experiment of a
+#: replay, a batch or a long-running service that reads the testbed file again each time.
+READ_CACHE_SIZE = 8
+_recent: OrderedDict[bytes, PhysicalTopology] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
+def clear_read_cache() -> None:
+    """Forget the testbeds :func:`parse_ptop` remembers (the next read builds a new object,
+    whose compiled tables are built again on its first solve).
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> from coalloc.testbed.io import clear_read_cache
+    >>> text = "node sw switch:1\\nnode a pc:1\\nlink la a sw 100 0 0"
+    >>> tb.parse_ptop(text) is tb.parse_ptop(text)
+    True
+    >>> first = tb.parse_ptop(text)
+    >>> clear_read_cache()
+    >>> tb.parse_ptop(text) is first
+    False
+    """
+    with _recent_lock:
+        _recent.clear()
 
 
 def _fmt(x: float) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, ClassVar, Dict, Iterable, Mapping, Optional, Tuple
 
@@ -120,6 +120,17 @@ def _policy(name: Any, spec: Any) -> Tuple[str, Optional[float]]:
     if kind == "limit":
         return ("limit", _nonneg(x, f"policy {name}: limit"))
     raise ValueError(f"policy {name!r} must be ('disallow', None) or ('limit', X), got {spec!r}")
+
+
+def _checked(cls: type, *values: Any) -> Any:
+    """A ``cls`` object (a frozen dataclass of this module) holding ``values``, its fields in
+    order, built without running its checks again: for the ``.ptop``/``.top`` readers only,
+    which have checked every value as the constructor would (names without white space,
+    finite non-negative numbers, bandwidths at most :data:`MAX_BANDWIDTH`, read-only
+    mappings of the right kinds) and so validate each value once."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(zip(cls._FIELD_NAMES, values))
+    return obj
 
 
 class _Pickles:
@@ -225,6 +236,19 @@ class _Topology(_Pickles):
             if link.a == link.b:
                 raise ValueError(f"{side} link {link.name!r} joins {link.a!r} to itself")
             self.links[link.name] = link
+
+    @classmethod
+    def _from_reader(cls, nodes: list, links: list, **directives: Any) -> Any:
+        """The topology of a ``.ptop``/``.top`` reader's nodes and links, which the reader
+        has checked as :meth:`_index` checks them (unique node names, unique link names,
+        link ends naming two different nodes defined before), so they are checked once;
+        the directives (type limits, policies, vclasses, placements) are checked here."""
+        obj = cls.__new__(cls)
+        obj.nodes = {n.name: n for n in nodes}
+        obj.links = {lk.name: lk for lk in links}
+        obj._directives(**directives)
+        obj._seal()
+        return obj
 
     def _seal(self) -> None:
         """Each node's links, and the node and link tables made read-only."""
@@ -394,12 +418,15 @@ class PhysicalTopology(_Topology):
         policies: Optional[Mapping[str, Tuple[str, Optional[float]]]] = None,
     ) -> None:
         self._index(nodes, links)
+        self._directives(type_limits=type_limits, policies=policies)
+        self._seal()
+
+    def _directives(self, *, type_limits: Any = None, policies: Any = None) -> None:
         self.type_limits = MappingProxyType(
             {_name(t, "type_limits key"): _type_limit(n, t)
              for t, n in (type_limits or {}).items()}
         )  # fmt: skip
         self.policies = MappingProxyType({k: _policy(k, v) for k, v in (policies or {}).items()})
-        self._seal()
 
     @property
     def switches(self) -> Tuple[str, ...]:
@@ -637,6 +664,10 @@ class VirtualTopology(_Topology):
         hints: Optional[Mapping[str, str]] = None,
     ) -> None:
         self._index(nodes, links)
+        self._directives(vclasses=vclasses, fixed=fixed, hints=hints)
+        self._seal()
+
+    def _directives(self, *, vclasses: Any = None, fixed: Any = None, hints: Any = None) -> None:
         vc = {}
         for name, spec in (vclasses or {}).items():
             try:
@@ -655,7 +686,6 @@ class VirtualTopology(_Topology):
                 _name(p, f"{what} {v}: physical node")
         self.fixed = MappingProxyType(dict(fixed or {}))
         self.hints = MappingProxyType(dict(hints or {}))
-        self._seal()
 
     def degree(self, node: str) -> int:
         """Number of virtual links at ``node``.
@@ -734,3 +764,9 @@ class VirtualTopology(_Topology):
 
     def __repr__(self) -> str:
         return f"VirtualTopology({len(self.nodes)} nodes, {len(self.links)} links)"
+
+
+# the field names of each dataclass, in order, for _checked
+for _cls in (PNode, PLink, VNode, VLink):
+    _cls._FIELD_NAMES = tuple(f.name for f in fields(_cls))
+del _cls

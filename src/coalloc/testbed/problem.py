@@ -112,10 +112,12 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
     switches = [n for n in pnames if ptop.nodes[n].is_switch]
     sidx = {n: i for i, n in enumerate(switches)}
     npn, ns = len(pnames), len(switches)
-    pswitch = np.full(npn, -1, dtype=np.int64)
-    pifaces = np.zeros(npn, dtype=np.int64)
-    pifbw = np.zeros(npn)
-    pis_switch = np.array([ptop.nodes[n].is_switch for n in pnames], dtype=bool)
+    # (the loops below work on Python lists, made arrays at the end: one element of a NumPy
+    # array costs several times a list's to read or write from Python)
+    is_sw = [ptop.nodes[n].is_switch for n in pnames]
+    pis_switch = np.array(is_sw, dtype=bool)
+    ifaces = [0] * npn
+    ifbw = [0.0] * npn
     iface_types: List[Dict[str, int]] = [defaultdict(int) for _ in pnames]
     per_switch: List[Dict[int, int]] = [defaultdict(int) for _ in pnames]
     tgroups: Dict[Tuple[int, int], int] = {}
@@ -124,7 +126,7 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
     direct: Dict[Tuple[int, int], List[str]] = defaultdict(list)
     for lk in ptop.links.values():
         a, b = pidx[lk.a], pidx[lk.b]
-        sa, sb = pis_switch[a], pis_switch[b]
+        sa, sb = is_sw[a], is_sw[b]
         if sa and sb:
             key = (min(sidx[lk.a], sidx[lk.b]), max(sidx[lk.a], sidx[lk.b]))
             if key not in tgroups:
@@ -136,21 +138,28 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
             continue
         if not sa and not sb:
             direct[(min(a, b), max(a, b))].append(lk.name)
+        types = _iface_types(lk.types)
         for p, other, o_sw in ((a, b, sb), (b, a, sa)):
-            if pis_switch[p]:
+            if is_sw[p]:
                 continue
-            pifaces[p] += 1
-            pifbw[p] = max(pifbw[p], lk.bw)
-            for t in _iface_types(lk.types):
-                iface_types[p][t] += 1
+            ifaces[p] += 1
+            if lk.bw > ifbw[p]:
+                ifbw[p] = lk.bw
+            counts = iface_types[p]
+            for t in types:
+                counts[t] += 1
             if o_sw:
                 per_switch[p][sidx[pnames[other]]] += 1
+    home = [-1] * npn
     for p in range(npn):
-        if pis_switch[p]:
-            pswitch[p] = sidx[pnames[p]]
-            pifbw[p] = BIG
+        if is_sw[p]:
+            home[p] = sidx[pnames[p]]
+            ifbw[p] = BIG
         elif per_switch[p]:
-            pswitch[p] = max(per_switch[p].items(), key=lambda kv: (kv[1], -kv[0]))[0]
+            home[p] = max(per_switch[p].items(), key=lambda kv: (kv[1], -kv[0]))[0]
+    pswitch = np.array(home, dtype=np.int64)
+    pifaces = np.array(ifaces, dtype=np.int64)
+    pifbw = np.array(ifbw, dtype=float)
     # fewest-hop paths between switches (BFS from each, ties by switch index)
     adj: List[List[Tuple[int, int]]] = [[] for _ in range(ns)]
     for (s1, s2), g in sorted(tgroups.items()):
@@ -199,12 +208,12 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
             cap[i, type_names[t]] = min(c, BIG)
             tweight[i, type_names[t]] = TYPE_LIMIT_STAR if math.isinf(c) else c
             static[i, type_names[t]] = True
-        if pis_switch[i] or i in direct_nodes or p.flags:
+        if is_sw[i] or i in direct_nodes or p.flags:
             sigs.append(("own", i))
         else:
             sigs.append((tuple(sorted(p.types.items())), tuple(sorted(p.static.items())),
-                         tuple(sorted(p.features.items())), int(pswitch[i]), int(pifaces[i]),
-                         float(pifbw[i]), tuple(sorted(iface_types[i].items()))))  # fmt: skip
+                         tuple(sorted(p.features.items())), home[i], ifaces[i],
+                         float(ifbw[i]), tuple(sorted(iface_types[i].items()))))  # fmt: skip
     kinds = [{k: feature_kind(k) for k in ptop.nodes[n].features} for n in pnames]
     sig_ids: Dict[tuple, int] = {}
     sig_id = np.array([sig_ids.setdefault(sg, len(sig_ids)) for sg in sigs], dtype=np.int64)
