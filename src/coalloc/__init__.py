@@ -21,36 +21,36 @@ __version__ = "0.1.0"
 
 import importlib as _importlib
 
-#: The problem families, by name: the folders ``coalloc/<name>/`` imported here, each of which
-#: registers itself (:func:`coalloc._shared.family.register_family`) in the one list that
-#: the batch layer, the ``coalloc`` command and the API reference read. Adding a sixth
-#: family is its folder plus its name here.
+#: The problem families, by name: the folders ``coalloc/<name>/``, each of which registers
+#: itself (:func:`coalloc._shared.family.register_family`) in the one list that the batch
+#: layer, the ``coalloc`` command and the API reference read. A family is imported on first
+#: use (``coalloc.testbed``, or anything that lists the families), so that a command using
+#: one family does not pay for the others' imports. Adding a sixth family is its folder plus
+#: its name here.
 FAMILIES = ("ctaap", "taskmap", "collective", "testbed", "loadshare")
 
-for _name in FAMILIES:
-    _importlib.import_module(f"{__name__}.{_name}")  # binds coalloc.<name>
-del _name
 
-from ._shared import STATUSES, FamilyInstance, InstanceError, Report, Result  # noqa: E402
-from .batch import BatchError, solve_many, solve_many_iter  # noqa: E402
+def _load_families() -> None:
+    """Import every family once (each registers itself): whoever lists the families."""
+    for name in FAMILIES:
+        _importlib.import_module(f"{__name__}.{name}")
 
-# The main job, one step away: aliases of coalloc.ctaap.
-from .ctaap import (  # noqa: E402
-    METHODS,
-    AssignmentReport,
-    Offer,
-    Request,
-    SolveResult,
-    VerifyReport,
-    generators,
-    read_instance,
-    read_result,
-    solve,
-    upper_bound,
-    verify,
-    write_instance,
-    write_result,
-)
+
+from ._shared.family import set_family_loader as _set_family_loader  # noqa: E402
+
+_set_family_loader(_load_families, FAMILIES)
+
+#: Names this package provides on first use, and the module each comes from.
+_LAZY = {
+    **dict.fromkeys(("STATUSES", "FamilyInstance", "InstanceError", "Report", "Result"),
+                    "._shared"),
+    **dict.fromkeys(("BatchError", "solve_many", "solve_many_iter"), ".batch"),
+    # The main job, one step away: aliases of coalloc.ctaap.
+    **dict.fromkeys(("METHODS", "AssignmentReport", "Offer", "Request", "SolveResult",
+                     "VerifyReport", "generators", "read_instance", "read_result", "solve",
+                     "upper_bound", "verify", "write_instance", "write_result"), ".ctaap"),
+    "flow_injection": ".taskmap",
+}  # fmt: skip
 
 __all__ = [
     *FAMILIES,
@@ -83,6 +83,14 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    if name == "flow_injection":  # coalloc.taskmap.flow_injection, imported on first use
-        return _importlib.import_module(f"{__name__}.taskmap").flow_injection
+    if name in FAMILIES:  # binds coalloc.<name> as a side effect of the import
+        return _importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value  # once
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -446,6 +446,33 @@ class FamilySpec:
 
 
 _REGISTRY: Dict[str, FamilySpec] = {}
+_LOADER: Dict[str, Any] = {"load": None, "order": ()}
+
+
+def set_family_loader(load: Callable[[], None], order: Tuple[str, ...]) -> None:
+    """How to import every family, and their order (the package sets both at import).
+
+    The package imports a family on first use; whoever lists the families needs them all,
+    so :func:`families` and :func:`problem_kinds` call ``load`` first (it imports each family
+    once, and each registers itself). The shared layer imports no family itself.
+
+    Parameters
+    ----------
+    load : callable
+        Imports every family (``coalloc.__init__`` passes its own).
+    order : tuple of str
+        The families' order in every listing (``coalloc.FAMILIES``).
+    """
+    _LOADER["load"], _LOADER["order"] = load, tuple(order)
+
+
+def _ordered() -> List[FamilySpec]:
+    """The registered families: the package's order, then others as registered."""
+    if _LOADER["load"] is not None:
+        _LOADER["load"]()
+    rank = {name: k for k, name in enumerate(_LOADER["order"])}
+    names = sorted(_REGISTRY, key=lambda n: rank.get(n, len(rank)))  # stable: others in order
+    return [_REGISTRY[n] for n in names]
 
 
 def register_family(spec: FamilySpec) -> FamilySpec:
@@ -502,7 +529,8 @@ def unregister_family(name: str) -> None:
 
 
 def families() -> Dict[str, FamilySpec]:
-    """The registered families, name -> :class:`FamilySpec`, in registration order.
+    """The registered families, name -> :class:`FamilySpec`: ``coalloc.FAMILIES``'s order,
+    then any other family in registration order.
 
     Returns
     -------
@@ -515,7 +543,7 @@ def families() -> Dict[str, FamilySpec]:
     >>> sorted(families())[:3]
     ['collective', 'ctaap', 'loadshare']
     """
-    return dict(_REGISTRY)
+    return {spec.name: spec for spec in _ordered()}
 
 
 def problem_kinds(family: Optional[str] = None) -> List[type]:
@@ -542,11 +570,12 @@ def problem_kinds(family: Optional[str] = None) -> List[type]:
     >>> [k.kind for k in problem_kinds("loadshare")]
     ['loadshare', 'gap']
     """
+    specs = _ordered()
     if family is not None:
         if family not in _REGISTRY:
             raise ValueError(f"family must be one of {sorted(_REGISTRY)}, got {family!r}")
         return list(_REGISTRY[family].kinds)
-    return [kind for spec in _REGISTRY.values() for kind in spec.kinds]
+    return [kind for spec in specs for kind in spec.kinds]
 
 
 def kind_of_format(fmt: Any) -> Optional[type]:

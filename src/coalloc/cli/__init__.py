@@ -35,11 +35,6 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 from .. import __version__
 from .._shared.family import families
 from .._shared.jsonio import InstanceError, check_output, protect_inputs, same_file
-from . import ctaap as ctaap_cli
-from . import docs as docs_cli
-from . import plot as plot_cli
-from . import schema as schema_cli
-from . import taskmap as taskmap_cli
 from ._common import OutputPath, Parser
 from ._generic import GenericGroup
 
@@ -68,6 +63,14 @@ def __getattr__(name: str) -> Any:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``coalloc`` command."""
+    # Imported here, not at the top: ``coalloc-assign`` (coalloc.cli.assign_compat) imports
+    # this package and should not pay for every family's command-line module.
+    from . import ctaap as ctaap_cli
+    from . import docs as docs_cli
+    from . import plot as plot_cli
+    from . import schema as schema_cli
+    from . import taskmap as taskmap_cli
+
     group_table = groups()
     parser = Parser(
         prog="coalloc",
