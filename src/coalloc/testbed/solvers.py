@@ -23,7 +23,7 @@ from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
 from .anneal import ANNEAL_DEFAULTS, kernel_data, run_anneal
 from .assignplus import SCORINGS, STRATEGIES, RequestMemory, assign_plus
-from .io import as_ptop, as_top
+from .io import as_ptop, as_top, top_from_dict, top_to_dict
 from .model import HARD_WEIGHT, PhysicalTopology, VirtualTopology
 from .problem import Problem, build_problem
 from .reasons import reason_text
@@ -207,8 +207,25 @@ def _scored(pr: Problem, data: dict, where) -> Optional[float]:
     return float(out["score"]) if out["valid"] else None
 
 
+def _offered_desires_hard(pr: Problem, available) -> Optional[VirtualTopology]:
+    """The experiment with each soft desire that a usable physical node offers made hard
+    (weight 1), or None when no such desire exists."""
+    offered = set()
+    for name, node in pr.ptop.nodes.items():
+        if available is None or name in available:
+            offered.update(node.features)
+    d = top_to_dict(pr.top)
+    changed = False
+    for nd in d["nodes"]:
+        for k, w in list(nd["desires"].items()):
+            if w < HARD_WEIGHT and not k.startswith("?+") and k in offered:
+                nd["desires"][k] = HARD_WEIGHT
+                changed = True
+    return top_from_dict(d) if changed else None
+
+
 def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
-               backend: str) -> tuple:  # fmt: skip
+               backend: str, available=None) -> tuple:  # fmt: skip
     """The default's improvement of assign+'s mapping ``first``: a quick anneal seeded
     from it, and the exact method on small experiments; the best candidate by
     ``(unmet soft desires, inter-switch bandwidth, assign's score)``.
@@ -240,6 +257,19 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
                 k = key(where, rt)
                 if k < best[0]:
                     best = (k, where, rt, "quick anneal")
+    if best[0][0] > 0:  # a soft desire unmet: the strategies with offered desires made hard
+        top2 = _offered_desires_hard(pr, available)
+        if top2 is not None:
+            pr2 = build_problem(top2, pr.ptop, available, pr.trunk_used or None)
+            out2 = assign_plus(pr2, scoring="1m", use_exchange=True, backend=backend,
+                               trunk_aware=True)  # fmt: skip
+            if out2["where"] is not None:
+                where = np.asarray(out2["where"], dtype=np.int64)
+                rt = route(pr, where)
+                if rt.failure is None:
+                    k = key(where, rt)
+                    if k < best[0]:
+                        best = (k, where, rt, "assign+ (offered desires)")
     exact = None
     if pr.nv <= PORTFOLIO_EXACT_NODES and best[0][1] > 0 and _not_exact_for(pr) is None:
         from .exact import exact_mapping
@@ -313,7 +343,9 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
                                        f"(assign+: {reason_text(out['failure'])})")  # fmt: skip
     if out["where"] is not None and fallback:  # the default: the portfolio
         t2 = time.perf_counter()
-        where, rt, key, label, exact = _portfolio(pr, seed, out, params, counters, backend)
+        where, rt, key, label, exact = _portfolio(
+            pr, seed, out, params, counters, backend, available
+        )
         params["portfolio"] = label
         params["unmet_desires"] = key[0]
         status, bound, msg = None, None, ""
