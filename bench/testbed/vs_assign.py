@@ -166,7 +166,7 @@ def make_generator(name: str, n: int, seed: int):
     """``(ptop, workload)`` of one generator."""
     if name == "deterlab":  # DeterLab-like: 5 hardware types, leaves on a core
         ptop = g.deterlab(160, 4, seed=seed)
-        wl = g.workload(n, seed=seed, mean_duration=18.0, size_scale=6.0, max_size=60,
+        wl = g.workload(n, seed=seed, mean_duration=8.0, size_scale=6.0, max_size=60,
                         hw_types=[h[0] for h in g.HARDWARE])  # fmt: skip
         return ptop, wl
     if name == "grid5000":  # clusters behind 4:1 oversubscribed uplinks (16 x 10G on 40G)
@@ -175,7 +175,7 @@ def make_generator(name: str, n: int, seed: int):
         wl, t = [], 0.0
         for _ in range(n):  # one VLAN of nodes per experiment (one 10G interface a node)
             t += float(rng.exponential(1.0))
-            dur = float(rng.lognormal(np.log(12.0), 1.0))
+            dur = float(rng.lognormal(np.log(5.0), 1.0))
             m = int(min(40, max(2, round(rng.lognormal(np.log(7.0), 0.8)))))
             wl.append((t, dur, g.lan(m, bw=10 * g.GBIT)))
         return ptop, wl
@@ -186,7 +186,7 @@ def make_generator(name: str, n: int, seed: int):
         t = 0.0
         for i in range(n):
             t += float(rng.exponential(1.0))
-            dur = float(rng.lognormal(np.log(14.0), 1.0))
+            dur = float(rng.lognormal(np.log(5.0), 1.0))
             wl.append((t, dur, _lan_experiment(rng, i)))
         return ptop, wl
     raise ValueError(f"unknown generator {name!r}; known: {GENERATORS}")

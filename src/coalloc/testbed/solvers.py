@@ -22,7 +22,7 @@ from .._shared.params import time_limit as _limit
 from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
 from .anneal import ANNEAL_DEFAULTS, kernel_data, run_anneal
-from .assignplus import SCORINGS, STRATEGIES, RequestMemory, assign_plus
+from .assignplus import ALL_STRATEGIES, SCORINGS, STRATEGIES, RequestMemory, assign_plus
 from .io import as_ptop, as_top, top_from_dict, top_to_dict
 from .model import HARD_WEIGHT, PhysicalTopology, VirtualTopology
 from .problem import Problem, build_problem
@@ -321,8 +321,10 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
         use_exchange=bool(exchange),
         backend=backend,
         trunk_aware=bool(fallback),
+        strategies=ALL_STRATEGIES if fallback else STRATEGIES,
     )
-    params = {"scoring": scoring, "exchange": bool(exchange), "strategies": list(STRATEGIES),
+    params = {"scoring": scoring, "exchange": bool(exchange),
+              "strategies": list(ALL_STRATEGIES if fallback else STRATEGIES),
               "fallback": bool(fallback), "trunk_aware": bool(fallback)}  # fmt: skip
     counters = {"solutions": out.get("solutions", 0), "exchanges": out.get("exchanges", 0)}
     fail = out["failure"] or {}
@@ -362,7 +364,7 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
         return _result(pr, method_name, seed, params, where, rt, t0,
                        {"setup": t1 - t0, "search": t2 - t1,
                         "portfolio": time.perf_counter() - t2}, counters,
-                       score=key[2] if math.isfinite(key[2]) else None, status=status,
+                       score=key[-1] if math.isfinite(key[-1]) else None, status=status,
                        bound=bound, message=msg)  # fmt: skip
     return _result(pr, method_name, seed, params, out["where"], out["routing"], t0,
                    {"setup": t1 - t0, "search": time.perf_counter() - t1}, counters,

@@ -80,8 +80,8 @@ def test_allocate_parity(gseed, size, kind, scoring):
         return
     data = plus_data(pr, _pclass_scores(pr, scoring, None), partition(pr))
     aware = bool(gseed % 2)
-    a = compiled(data, [0, 1, 2, 3, 4], True, 50, aware)
-    b = twin(data, [0, 1, 2, 3, 4], True, 50, aware)
+    a = compiled(data, [0, 1, 2, 3, 4, 5], True, 50, aware)
+    b = twin(data, [0, 1, 2, 3, 4, 5], True, 50, aware)
     assert np.array_equal(a["where"], b["where"])
     assert np.array_equal(a["fail"], b["fail"])
     assert np.array_equal(np.isnan(a["isw"]), np.isnan(b["isw"]))
@@ -202,3 +202,26 @@ def test_start_refused_when_malformed():
     for bad in (np.zeros(pr.nv + 1, dtype=np.int64), np.full(pr.nv, len(pr.pnames))):
         with pytest.raises(ValueError, match="start"):
             anneal(data, 1, dict(FAST, start=bad))
+
+
+def test_fit_takes_the_smallest_pclass_where_isw_takes_the_largest():
+    """FIT (5) and ISW (2) differ only in the size order: on a testbed with a large and a
+    small switch, a lone pair goes to the large one under ISW and the small one under FIT
+    (the referee: the switch sizes, not a kernel)."""
+    from coalloc.testbed._allocate import allocate_all as compiled
+    from coalloc.testbed._reference.allocate import allocate_all as twin
+    from coalloc.testbed.assignplus import _pclass_scores, partition, plus_data
+
+    text = "node big switch:1\nnode small switch:1\nlink t big small 1000 0 0\n"
+    for i in range(6):
+        sw = "big" if i < 4 else "small"
+        text += f"node p{i} pc:1\nlink e{i} p{i} {sw} 100 0 0\n"
+    pt = tb.parse_ptop(text)
+    pr = build_problem(tb.parse_top("node x pc\nnode y pc\nlink l x y 50 0 0\n"), pt)
+    data = plus_data(pr, _pclass_scores(pr, "1", None), partition(pr))
+    for run in (compiled, twin):
+        out = run(data, [2, 5], False, 50, False)
+        isw_hosts = {pr.pnames[p] for p in out["where"][0].tolist()}
+        fit_hosts = {pr.pnames[p] for p in out["where"][2].tolist()}
+        assert isw_hosts <= {"p0", "p1", "p2", "p3"}
+        assert fit_hosts == {"p4", "p5"}
