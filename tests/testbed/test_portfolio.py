@@ -58,20 +58,23 @@ def test_special_desire_honoured_when_a_free_node_offers_it():
 
 
 def test_optimal_only_when_proven():
-    """Small experiments get the exact method: status optimal with a bound the exact
-    method confirms; a mapping with no inter-switch bandwidth has bound 0 but stays
-    feasible unless proven."""
+    """With exact_nodes, small experiments get the exact method: status optimal with a
+    bound the exact method confirms; without it, or above the size, never optimal."""
     pt = g.utah2000(n_pcs=10)  # two PCs per switch: a ring of 5 must cross switches
     top = g.ring(5)
-    d = tb.assign(top, pt, seed=1)
+    plain = tb.assign(top, pt, seed=1)
+    assert plain.success and plain.status == "feasible" and "exact_status" not in plain.params
+    d = tb.assign(top, pt, seed=1, exact_nodes=8)
     e = tb.assign(top, pt, "exact")
     assert e.status == "optimal"
     assert d.status == "optimal" and d.interswitch_bandwidth == e.interswitch_bandwidth
     assert d.bound == pytest.approx(e.interswitch_bandwidth)
     big = g.ring(12)
     pt2 = g.utah2000(n_pcs=15)
-    d2 = tb.assign(big, pt2, seed=1)
+    d2 = tb.assign(big, pt2, seed=1, exact_nodes=8)
     assert d2.success and d2.status == "feasible"
+    with pytest.raises(ValueError, match="exact_nodes"):
+        tb.assign(top, pt, exact_nodes=-1)
 
 
 def test_unmet_desires_ignores_hard_and_additive():

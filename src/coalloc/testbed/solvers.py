@@ -147,10 +147,12 @@ QUICK_ANNEAL: Dict[str, Any] = {
     "frozen": 0,
     "max_moves": 30_000,
 }
-#: The default runs the exact method on experiments of at most this many virtual nodes
-#: (with :data:`PORTFOLIO_EXACT_SECONDS` of time), after the heuristics and only when their
-#: best mapping sends bandwidth across switches.
-PORTFOLIO_EXACT_NODES = 8
+#: The default's ``exact_nodes``: it runs the exact method on experiments of at most this
+#: many virtual nodes (with :data:`PORTFOLIO_EXACT_SECONDS` of time), after the heuristics
+#: and only when their best mapping sends bandwidth across switches. 0 (off) by default:
+#: importing CP-SAT takes about 1.5 s and a solve 0.05-0.5 s, a hundred times the
+#: milliseconds the heuristics take; ``exact_nodes=8`` asks for it.
+PORTFOLIO_EXACT_NODES = 0
 PORTFOLIO_EXACT_SECONDS = 0.5
 
 
@@ -225,7 +227,7 @@ def _offered_desires_hard(pr: Problem, available) -> Optional[VirtualTopology]:
 
 
 def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
-               backend: str, available=None) -> tuple:  # fmt: skip
+               backend: str, available=None, exact_nodes: int = 0) -> tuple:  # fmt: skip
     """The default's improvement of assign+'s mapping ``first``: a quick anneal seeded
     from it, and the exact method on small experiments; the best candidate by
     ``(unmet soft desires, inter-switch bandwidth, assign's score)``.
@@ -271,7 +273,7 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
                     if k < best[0]:
                         best = (k, where, rt, "assign+ (offered desires)")
     exact = None
-    if pr.nv <= PORTFOLIO_EXACT_NODES and best[0][1] > 0 and _not_exact_for(pr) is None:
+    if pr.nv <= exact_nodes and best[0][1] > 0 and _not_exact_for(pr) is None:
         from .exact import exact_mapping
 
         where, out, trunks = exact_mapping(pr, time_limit=PORTFOLIO_EXACT_SECONDS, threads=1,
@@ -291,8 +293,14 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
                        scoring: str = "1", memory: Optional[RequestMemory] = None,
                        exchange: bool = True, available=None, trunk_used=None,
                        backend: str = "compiled", fallback: bool = False,
-                       method_name: str = "assign+") -> MappingResult:  # fmt: skip
+                       method_name: str = "assign+",
+                       exact_nodes: int = PORTFOLIO_EXACT_NODES) -> MappingResult:  # fmt: skip
     """assign+ (deterministic; ``seed`` only seeds the annealing ``fallback``).
+
+    With ``fallback`` (the default method) a mapping found is improved by the portfolio
+    (a quick anneal from it; the strategies with offered soft desires made hard; the exact
+    method on experiments of at most ``exact_nodes`` virtual nodes, 0: never) and the best
+    by (unmet soft desires, inter-switch bandwidth, assign's score) is kept.
 
     With ``fallback`` (the default method), the exchange also lowers trunk overload, and
     when the five strategies find nothing that routes for a reason other
@@ -302,6 +310,7 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     """
     t0 = time.perf_counter()
     scoring = choice(scoring, SCORINGS, "scoring")
+    exact_nodes = integer(exact_nodes, "exact_nodes", 0)
     if memory is not None and not isinstance(memory, RequestMemory):
         raise TypeError(
             f"memory must be a RequestMemory (the request counts shared by "
@@ -346,7 +355,7 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     if out["where"] is not None and fallback:  # the default: the portfolio
         t2 = time.perf_counter()
         where, rt, key, label, exact = _portfolio(
-            pr, seed, out, params, counters, backend, available
+            pr, seed, out, params, counters, backend, available, exact_nodes
         )
         params["portfolio"] = label
         params["unmet_desires"] = key[0]
@@ -561,6 +570,7 @@ def _variant(scoring: str, name: str, fallback_default: bool = False
         trunk_used=None,
         backend="compiled",
         fallback=fallback_default,
+        exact_nodes=PORTFOLIO_EXACT_NODES,
     ):
         return assign_plus_method(
             top,
@@ -574,6 +584,7 @@ def _variant(scoring: str, name: str, fallback_default: bool = False
             backend=backend,
             fallback=fallback,
             method_name=name,
+            exact_nodes=exact_nodes,
         )
 
     run.__name__ = f"assign_plus[{name}]"
