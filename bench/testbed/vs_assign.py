@@ -39,6 +39,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 import coalloc.testbed as tb
+from bench.shared._progress import add_quiet, bar
 from coalloc.testbed import generators as g
 from coalloc.testbed.model import PhysicalTopology, VirtualTopology
 
@@ -239,12 +240,12 @@ class Mapper:
 
 
 def replay(name: str, binary: Optional[str], n: int, seed: int, assign_seeds,
-           workdir: str, quiet: bool) -> dict:  # fmt: skip
+           workdir: str) -> dict:  # fmt: skip
     ptop, wl = make_generator(name, n, seed)
     wl = sorted(wl, key=lambda x: x[0])
     names = (["assign"] if binary else []) + ["default", "anneal"]
     mappers = {m: Mapper(m) for m in names}
-    for k, (arrival, duration, top) in enumerate(wl):
+    for k, (arrival, duration, top) in enumerate(bar(wl, desc=name, unit="exp")):
         for m in names:
             mp = mappers[m]
             mp.release(arrival)
@@ -295,8 +296,6 @@ def replay(name: str, binary: Optional[str], n: int, seed: int, assign_seeds,
             for t, b in loads.items():
                 mp.trunk[t] = mp.trunk.get(t, 0.0) + b
             mp.running.append((arrival + duration, nodes, loads))
-        if not quiet and (k + 1) % 50 == 0:
-            print(f"  {name}: {k + 1}/{len(wl)}", file=sys.stderr, flush=True)
     out = {"generator": name, "experiments": len(wl), "testbed": repr(ptop)}
     ok_all = np.ones(len(wl), dtype=bool)
     for m in names:
@@ -383,7 +382,7 @@ def main(argv=None) -> int:
         help="folder of Emulab's assign/ test files (test.ptop, test_ugly.top, ...)",
     )
     ap.add_argument("--json", default=None, help="write the figures as JSON here")
-    ap.add_argument("--quiet", action="store_true")
+    add_quiet(ap)
     args = ap.parse_args(argv)
     binary = args.assign
     if not binary or not os.access(binary, os.X_OK):
@@ -396,7 +395,7 @@ def main(argv=None) -> int:
            "load_before": os.getloadavg(), "replays": [], "emulab_files": []}  # fmt: skip
     with tempfile.TemporaryDirectory() as wd:
         for name in args.generators:
-            r = replay(name, binary, args.n, args.seed, args.assign_seeds, wd, args.quiet)
+            r = replay(name, binary, args.n, args.seed, args.assign_seeds, wd)
             res["replays"].append(r)
             a, d, an = r["assign"], r["default"], r["anneal"]
 
