@@ -30,7 +30,7 @@ PYBIND11_MODULE(_allocate, mod) {
             al::PlusData x;
             coalloc::testbed_bind::fill_data(data, d, keep);
             coalloc::testbed_bind::fill_plus(data, d, x, keep);
-            for (int s : strategies) need(s >= 0 && s <= 4, "strategies must be in 0..4");
+            for (int s : strategies) need(s >= 0 && s <= 5, "strategies must be in 0..5");
             const i64 ns = (i64)strategies.size();
             al::Outcome out;
             {

@@ -43,6 +43,18 @@ PYBIND11_MODULE(_anneal, mod) {
             p.min_moves = params["min_moves"].cast<i64>();
             p.frozen = params["frozen"].cast<i64>();
             p.max_moves = params["max_moves"].cast<i64>();
+            // optional start mapping: int64, one entry per virtual node (-1: none)
+            if (params.contains("start") && !params["start"].is_none()) {
+                Arr<i64> start = coalloc::bind::ensure_array<i64>(params["start"]);
+                if (start.ndim() != 1 || start.shape(0) != d.nv)
+                    throw std::invalid_argument(
+                        "params['start'] must have one entry per virtual node");
+                for (i64 v = 0; v < d.nv; ++v)
+                    if (start.data()[v] < -1 || start.data()[v] >= d.npn)
+                        throw std::invalid_argument("params['start'] names no physical node");
+                keep.push_back(start);  // alive until the search ends
+                p.start = start.data();
+            }
             const std::uint64_t seed = coalloc::bind::seed_u64(seed_obj);
             an::Output out;
             {

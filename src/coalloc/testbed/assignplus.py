@@ -39,6 +39,9 @@ __all__ = ["STRATEGIES", "SCORINGS", "partition", "candidate_lists", "plus_data"
            "RequestMemory"]  # fmt: skip
 
 STRATEGIES = ("PART", "SCORE", "ISW", "PREF", "FRAG")
+#: Every strategy the kernel knows: the paper's five and FIT (ISW's order, the smallest
+#: pclass first among equals: best fit, which the default adds).
+ALL_STRATEGIES = STRATEGIES + ("FIT",)
 SCORINGS = ("1", "1m", "2m")
 
 
@@ -298,7 +301,7 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     scores = _pclass_scores(pr, scoring, memory)
     part = partition(pr)
     data = plus_data(pr, scores, part)
-    codes = [STRATEGIES.index(s) for s in strategies]
+    codes = [ALL_STRATEGIES.index(s) for s in strategies]
     if backend != "compiled":
         from ._reference.allocate import allocate_all
     else:
@@ -311,7 +314,7 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     for f in out["fail"]:
         if f[0] and failure is None:
             ptr, idx = data["list_ptr"].tolist(), data["list_idx"].tolist()
-            failure = _failure(pr, f, [idx[ptr[i]:ptr[i + 1]] for i in range(len(ptr) - 1)])
+            failure = _failure(pr, f, [idx[ptr[i] : ptr[i + 1]] for i in range(len(ptr) - 1)])
     # distinct solutions, by the lowest inter-switch bandwidth, ties by the lowest score
     # (computed only where bandwidths tie), then by row; the first that routes wins
     isw_all = out["isw"].tolist()
@@ -328,8 +331,11 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     n_cands = len(seen)
     for val in sorted(groups):
         group = groups[val]
-        ranked = sorted((_score(pr, where, scores), row, where) for row, where in group) \
-            if len(group) > 1 else [(None, group[0][0], group[0][1])]
+        ranked = (
+            sorted((_score(pr, where, scores), row, where) for row, where in group)
+            if len(group) > 1
+            else [(None, group[0][0], group[0][1])]
+        )
         for sc, row, where in ranked:
             interrupt.check()  # a batch's timeout or cancellation
             rt = route(pr, where)

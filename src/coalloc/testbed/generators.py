@@ -12,7 +12,7 @@ from .._shared.params import integer, number
 from .._shared.seeding import check_seed
 from .model import PhysicalTopology, PLink, PNode, VirtualTopology, VLink, VNode
 
-__all__ = ["deterlab", "grid5000", "lan", "tree", "ring", "dumbbell", "random_sparse",
+__all__ = ["deterlab", "grid5000", "utah2000", "lan", "tree", "ring", "dumbbell", "random_sparse",
            "random_topology", "workload", "Experiment", "HARDWARE"]  # fmt: skip
 
 GBIT = 1_000_000  # kbps
@@ -172,6 +172,56 @@ def grid5000(n_sites: int = 3, clusters_per_site: int = 2, nodes_per_cluster: in
                 n = f"{sw}-n{j}"
                 nodes.append(PNode(n, {"pc": 1, ctype: 1}, {}, {"?+cpu": cores}))
                 links.append(PLink(f"{n}:eth0", n, sw, 10 * GBIT, a_iface="eth0"))
+    return PhysicalTopology(nodes, links)
+
+
+def utah2000(
+    *, n_pcs: int = 40, n_switches: int = 5, trunk_bw: float = 4 * MBIT100, special: int = 1
+) -> PhysicalTopology:
+    """The Utah Emulab of July 2000 as a testbed: ``n_pcs`` PCs spread evenly over
+    ``n_switches`` switches joined in a full mesh of ``trunk_bw`` trunks (400 Mb/s), each PC
+    with four 100 Mb/s Ethernet interfaces on its switch. The first ``special`` PCs of the
+    last switch offer the feature ``special`` (weight 0.2, as in Emulab's ``dtest.ptop``).
+
+    Deterministic (no seed): the case of issue 25, where a 20-PC experiment is mapped with
+    inter-switch bandwidth 200 by the annealer and the exact method (proven) and had 400 from
+    the default.
+
+    Parameters
+    ----------
+    n_pcs : int
+        PCs (``pc0``, ``pc1``, ...; PC ``i`` on switch ``i % n_switches``).
+    n_switches : int
+        Switches (``sw0`` ...), each pair joined by one trunk.
+    trunk_bw : float
+        Bandwidth of a trunk (kbit/s).
+    special : int
+        PCs offering the feature ``special``.
+
+    Returns
+    -------
+    PhysicalTopology
+        The testbed.
+
+    Examples
+    --------
+    >>> from coalloc.testbed.generators import utah2000
+    >>> utah2000()
+    PhysicalTopology(45 nodes, 5 switches, 170 links)
+    """
+    n_pcs, n_switches = _size(n_pcs, "n_pcs"), _size(n_switches, "n_switches", hi=1000)
+    special = integer(special, "special", 0)
+    trunk_bw = number(trunk_bw, "trunk_bw")
+    nodes = [_switch(f"sw{s}") for s in range(n_switches)]
+    links = [PLink(f"trunk{s}-{t}", f"sw{s}", f"sw{t}", trunk_bw, types=("ethernet",))
+             for s in range(n_switches) for t in range(s + 1, n_switches)]  # fmt: skip
+    last = [i for i in range(n_pcs) if i % n_switches == n_switches - 1][:special]
+    for i in range(n_pcs):
+        feats = {"special": 0.2} if i in last else {}
+        nodes.append(PNode(f"pc{i}", {"pc": 1}, {}, feats))
+        for k in range(4):
+            links.append(PLink(f"pc{i}:eth{k}", f"pc{i}", f"sw{i % n_switches}", MBIT100,
+                               types=("ethernet",), a_iface=f"eth{k}"))  # fmt: skip
     return PhysicalTopology(nodes, links)
 
 

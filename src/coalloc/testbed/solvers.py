@@ -21,10 +21,10 @@ from .._shared.params import (
 from .._shared.params import time_limit as _limit
 from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
-from .anneal import ANNEAL_DEFAULTS, run_anneal
-from .assignplus import SCORINGS, STRATEGIES, RequestMemory, assign_plus
-from .io import as_ptop, as_top
-from .model import PhysicalTopology, VirtualTopology
+from .anneal import ANNEAL_DEFAULTS, kernel_data, run_anneal
+from .assignplus import ALL_STRATEGIES, SCORINGS, STRATEGIES, RequestMemory, assign_plus
+from .io import as_ptop, as_top, top_from_dict, top_to_dict
+from .model import HARD_WEIGHT, PhysicalTopology, VirtualTopology
 from .problem import Problem, build_problem
 from .reasons import reason_text
 from .result import MappingResult, stopped_result
@@ -134,12 +134,175 @@ def policy_breach(top: VirtualTopology, ptop: PhysicalTopology) -> Optional[dict
     return None
 
 
+#: The quick anneal of the default portfolio: it starts from the best strategy's mapping
+#: (no melting, a low start temperature, fast cooling) and makes at most ``max_moves``
+#: moves, a few milliseconds; the best valid mapping it meets (its start included) is kept.
+QUICK_ANNEAL: Dict[str, Any] = {
+    "t0": 1.0,
+    "melt_moves": 0,
+    "melt_accept": 0.95,
+    "cooling": 0.9,
+    "min_moves": 200,
+    "t_stop": 0.005,
+    "frozen": 0,
+    "max_moves": 30_000,
+}
+#: The default's ``exact_nodes``: it runs the exact method on experiments of at most this
+#: many virtual nodes (with :data:`PORTFOLIO_EXACT_SECONDS` of time), after the heuristics
+#: and only when their best mapping sends bandwidth across switches. 0 (off) by default:
+#: importing CP-SAT takes about 1.5 s and a solve 0.05-0.5 s, a hundred times the
+#: milliseconds the heuristics take; ``exact_nodes=8`` asks for it.
+PORTFOLIO_EXACT_NODES = 0
+PORTFOLIO_EXACT_SECONDS = 0.5
+
+
+def unmet_desires(top: VirtualTopology, ptop: PhysicalTopology, mapping: Mapping[str, str]
+                  ) -> float:  # fmt: skip
+    """The summed weight of the soft desires a mapping leaves unmet.
+
+    A soft desire (weight below 1, not an additive ``?+`` one) is met when the physical
+    node hosting its virtual node offers the feature.
+
+    Parameters
+    ----------
+    top : VirtualTopology
+        The experiment.
+    ptop : PhysicalTopology
+        The testbed.
+    mapping : mapping of str to str
+        Virtual node -> physical node.
+
+    Returns
+    -------
+    float
+        The sum of the unmet soft desires' weights (0 when every one is met).
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1 - special:0.2\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> top = tb.parse_top("node x pc special:0.5")
+    >>> tb.solvers.unmet_desires(top, ptop, {"x": "a"}), tb.solvers.unmet_desires(
+    ...     top, ptop, {"x": "b"})
+    (0.5, 0.0)
+    """
+    total = 0.0
+    for v, node in top.nodes.items():
+        if not node.desires:
+            continue
+        feats = ptop.nodes[mapping[v]].features
+        for k, w in node.desires.items():
+            if w < HARD_WEIGHT and not k.startswith("?+") and k not in feats:
+                total += w
+    return math.fsum([total])
+
+
+def _scored(pr: Problem, data: dict, where) -> Optional[float]:
+    """assign's score (the published weights) of a complete mapping, None when it has
+    violations: the annealing kernel placed at ``where`` without making a move."""
+    from ._anneal import anneal
+
+    params = dict(ANNEAL_DEFAULTS, melt_moves=0, t0=1.0, t_stop=2.0,
+                  start=np.asarray(where, dtype=np.int64))  # fmt: skip
+    out = anneal(data, 0, params)
+    return float(out["score"]) if out["valid"] else None
+
+
+def _offered_desires_hard(pr: Problem, available) -> Optional[VirtualTopology]:
+    """The experiment with each soft desire that a usable physical node offers made hard
+    (weight 1), or None when no such desire exists."""
+    offered = set()
+    for name, node in pr.ptop.nodes.items():
+        if available is None or name in available:
+            offered.update(node.features)
+    d = top_to_dict(pr.top)
+    changed = False
+    for nd in d["nodes"]:
+        for k, w in list(nd["desires"].items()):
+            if w < HARD_WEIGHT and not k.startswith("?+") and k in offered:
+                nd["desires"][k] = HARD_WEIGHT
+                changed = True
+    return top_from_dict(d) if changed else None
+
+
+def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
+               backend: str, available=None, exact_nodes: int = 0) -> tuple:  # fmt: skip
+    """The default's improvement of assign+'s mapping ``first``: a quick anneal seeded
+    from it, and the exact method on small experiments; the best candidate by
+    ``(unmet soft desires, inter-switch bandwidth, assign's score)``.
+
+    Returns ``(where, routing, key, label, exact result or None)``.
+    """
+    data = kernel_data(pr)
+    rt0 = first["routing"]
+
+    def key(where, rt):
+        mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in np.asarray(where).tolist()]))
+        sc = _scored(pr, data, where)
+        return (unmet_desires(pr.top, pr.ptop, mapping), float(rt.interswitch_bandwidth),
+                sc if sc is not None else math.inf)  # fmt: skip
+
+    best = (key(first["where"], rt0), first["where"], rt0, "assign+")
+    qa = dict(QUICK_ANNEAL, start=np.asarray(first["where"], dtype=np.int64))
+    if backend != "compiled":
+        from ._reference.anneal import anneal as kernel
+    else:
+        from ._anneal import anneal as kernel
+    out = kernel(data, kernel_seed(seed) & ((1 << 64) - 1), qa)
+    counters["quick_moves"] = int(out["moves"])
+    if out["valid"]:
+        where = np.asarray(out["where"], dtype=np.int64)
+        if not np.array_equal(where, first["where"]):
+            rt = route(pr, where)
+            if rt.failure is None:
+                k = key(where, rt)
+                if k < best[0]:
+                    best = (k, where, rt, "quick anneal")
+    if best[0][0] > 0:  # a soft desire unmet: the strategies with offered desires made hard
+        top2 = _offered_desires_hard(pr, available)
+        if top2 is not None:
+            pr2 = build_problem(top2, pr.ptop, available, pr.trunk_used or None)
+            out2 = assign_plus(pr2, scoring="1m", use_exchange=True, backend=backend,
+                               trunk_aware=True)  # fmt: skip
+            if out2["where"] is not None:
+                where = np.asarray(out2["where"], dtype=np.int64)
+                rt = route(pr, where)
+                if rt.failure is None:
+                    k = key(where, rt)
+                    if k < best[0]:
+                        best = (k, where, rt, "assign+ (offered desires)")
+    exact = None
+    if pr.nv <= exact_nodes and best[0][1] > 0 and _not_exact_for(pr) is None:
+        from .._shared.milp.run import import_backend
+        from .exact import exact_mapping
+
+        import_backend("cpsat")  # imported before the clock starts (about 1 s the first time)
+        where, out, trunks = exact_mapping(pr, time_limit=PORTFOLIO_EXACT_SECONDS, threads=1,
+                                           seed=seed if seed is not None else 0,
+                                           started=time.perf_counter())  # fmt: skip
+        exact = out
+        if where is not None:
+            rt = route(pr, where, trunks=trunks)
+            if rt.failure is None:
+                k = key(where, rt)
+                if k < best[0]:
+                    best = (k, np.asarray(where, dtype=np.int64), rt, "exact")
+    return best[1], best[2], best[0], best[3], exact
+
+
 def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
                        scoring: str = "1", memory: Optional[RequestMemory] = None,
                        exchange: bool = True, available=None, trunk_used=None,
                        backend: str = "compiled", fallback: bool = False,
-                       method_name: str = "assign+") -> MappingResult:  # fmt: skip
+                       method_name: str = "assign+",
+                       exact_nodes: int = PORTFOLIO_EXACT_NODES) -> MappingResult:  # fmt: skip
     """assign+ (deterministic; ``seed`` only seeds the annealing ``fallback``).
+
+    With ``fallback`` (the default method) a mapping found is improved by the portfolio
+    (a quick anneal from it; the strategies with offered soft desires made hard; the exact
+    method on experiments of at most ``exact_nodes`` virtual nodes, 0: never) and the best
+    by (unmet soft desires, inter-switch bandwidth, assign's score) is kept.
 
     With ``fallback`` (the default method), the exchange also lowers trunk overload, and
     when the five strategies find nothing that routes for a reason other
@@ -149,9 +312,12 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     """
     t0 = time.perf_counter()
     scoring = choice(scoring, SCORINGS, "scoring")
+    exact_nodes = integer(exact_nodes, "exact_nodes", 0)
     if memory is not None and not isinstance(memory, RequestMemory):
-        raise TypeError(f"memory must be a RequestMemory (the request counts shared by "
-                        f"successive calls) or None, got {type(memory).__name__}")
+        raise TypeError(
+            f"memory must be a RequestMemory (the request counts shared by "
+            f"successive calls) or None, got {type(memory).__name__}"
+        )
     pr = _problem(top, ptop, available, trunk_used)
     t1 = time.perf_counter()
     backend = check_backend(backend)
@@ -166,8 +332,10 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
         use_exchange=bool(exchange),
         backend=backend,
         trunk_aware=bool(fallback),
+        strategies=ALL_STRATEGIES if fallback else STRATEGIES,
     )
-    params = {"scoring": scoring, "exchange": bool(exchange), "strategies": list(STRATEGIES),
+    params = {"scoring": scoring, "exchange": bool(exchange),
+              "strategies": list(ALL_STRATEGIES if fallback else STRATEGIES),
               "fallback": bool(fallback), "trunk_aware": bool(fallback)}  # fmt: skip
     counters = {"solutions": out.get("solutions", 0), "exchanges": out.get("exchanges", 0)}
     fail = out["failure"] or {}
@@ -186,6 +354,29 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
                                score=an["score"],
                                message=f"mapped {pr.nv} nodes by the annealing fallback "
                                        f"(assign+: {reason_text(out['failure'])})")  # fmt: skip
+    if out["where"] is not None and fallback:  # the default: the portfolio
+        t2 = time.perf_counter()
+        where, rt, key, label, exact = _portfolio(
+            pr, seed, out, params, counters, backend, available, exact_nodes
+        )
+        params["portfolio"] = label
+        params["unmet_desires"] = key[0]
+        status, bound, msg = None, None, ""
+        if exact is not None:
+            params["exact_status"] = exact.status
+            if exact.status == "optimal" and exact.bound is not None:
+                bound = float(exact.bound)
+                # proven: no mapping crosses less bandwidth, and this one meets every
+                # soft desire a free node offers (none left unmet)
+                if key[1] <= bound + 1e-9 and key[0] == 0:
+                    status = "optimal"
+        elif key[1] == 0:
+            bound = 0.0
+        return _result(pr, method_name, seed, params, where, rt, t0,
+                       {"setup": t1 - t0, "search": t2 - t1,
+                        "portfolio": time.perf_counter() - t2}, counters,
+                       score=key[-1] if math.isfinite(key[-1]) else None, status=status,
+                       bound=bound, message=msg)  # fmt: skip
     return _result(pr, method_name, seed, params, out["where"], out["routing"], t0,
                    {"setup": t1 - t0, "search": time.perf_counter() - t1}, counters,
                    score=out["score"], failure=out["failure"],
@@ -381,6 +572,7 @@ def _variant(scoring: str, name: str, fallback_default: bool = False
         trunk_used=None,
         backend="compiled",
         fallback=fallback_default,
+        exact_nodes=PORTFOLIO_EXACT_NODES,
     ):
         return assign_plus_method(
             top,
@@ -394,6 +586,7 @@ def _variant(scoring: str, name: str, fallback_default: bool = False
             backend=backend,
             fallback=fallback,
             method_name=name,
+            exact_nodes=exact_nodes,
         )
 
     run.__name__ = f"assign_plus[{name}]"

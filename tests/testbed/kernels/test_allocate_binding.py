@@ -79,5 +79,5 @@ def test_wrong_sizes_are_refused(key, words):
     data[key] = np.asarray(data[key])[:-1]
     with pytest.raises(ValueError, match=words):
         compiled(data, [0], True, 5, False)
-    with pytest.raises(ValueError, match="strategies must be in 0..4"):
-        compiled(_data(3, 6), [0, 5], True, 5, False)
+    with pytest.raises(ValueError, match="strategies must be in 0..5"):
+        compiled(_data(3, 6), [0, 6], True, 5, False)

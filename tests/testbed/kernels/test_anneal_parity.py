@@ -80,8 +80,8 @@ def test_allocate_parity(gseed, size, kind, scoring):
         return
     data = plus_data(pr, _pclass_scores(pr, scoring, None), partition(pr))
     aware = bool(gseed % 2)
-    a = compiled(data, [0, 1, 2, 3, 4], True, 50, aware)
-    b = twin(data, [0, 1, 2, 3, 4], True, 50, aware)
+    a = compiled(data, [0, 1, 2, 3, 4, 5], True, 50, aware)
+    b = twin(data, [0, 1, 2, 3, 4, 5], True, 50, aware)
     assert np.array_equal(a["where"], b["where"])
     assert np.array_equal(a["fail"], b["fail"])
     assert np.array_equal(np.isnan(a["isw"]), np.isnan(b["isw"]))
@@ -156,3 +156,72 @@ def test_anneal_matches_twin(gseed, size, kind, seed):
     assert np.array_equal(np.asarray(a["where"]), np.asarray(b["where"]))
     for key in set(a) - {"where"}:
         assert a[key] == b[key], key
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**31), st.integers(2, 9), st.integers(0, 2**63), st.integers(0, 2**31))
+def test_start_parity(gseed, size, seed, sseed):
+    """A start mapping (some entries -1, some that may not fit) is read alike by both."""
+    pt = g.deterlab(20, 3, seed=gseed)
+    top = g.random_topology(size, seed=gseed)
+    pr = build_problem(top, pt)
+    if any(not c for c in pr.cand):
+        return
+    rng = np.random.default_rng(sseed)
+    start = rng.integers(-1, len(pr.pnames), size=pr.nv)
+    params = dict(FAST, start=start)
+    a = run_anneal(pr, seed, params, "compiled")
+    b = run_anneal(pr, seed, params, "python")
+    assert np.array_equal(a["where"], b["where"])
+    for key in ("score", "violations", "moves", "accepted", "temperatures"):
+        assert a[key] == b[key], key
+
+
+def test_start_is_kept_without_moves():
+    """With no move made, the result is the start itself, scored (a valid start mapping:
+    the independent checker accepts it) and the start's score is what the kernel reports."""
+    pt = g.deterlab(20, 3, seed=1)
+    top = g.random_topology(6, seed=4)
+    pr = build_problem(top, pt)
+    first = run_anneal(pr, 7, FAST, "compiled")
+    assert first["valid"]
+    still = dict(FAST, melt_moves=0, t0=1.0, t_stop=2.0, start=first["where"])
+    for backend in ("compiled", "python"):
+        out = run_anneal(pr, 99, still, backend)
+        assert out["moves"] == 0 and out["valid"]
+        assert np.array_equal(out["where"], first["where"])
+        assert out["score"] == pytest.approx(first["score"], abs=1e-9)
+
+
+def test_start_refused_when_malformed():
+    pt = g.deterlab(20, 3, seed=1)
+    pr = build_problem(g.random_topology(4, seed=4), pt)
+    data = kernel_data(pr)
+    from coalloc.testbed._anneal import anneal
+
+    for bad in (np.zeros(pr.nv + 1, dtype=np.int64), np.full(pr.nv, len(pr.pnames))):
+        with pytest.raises(ValueError, match="start"):
+            anneal(data, 1, dict(FAST, start=bad))
+
+
+def test_fit_takes_the_smallest_pclass_where_isw_takes_the_largest():
+    """FIT (5) and ISW (2) differ only in the size order: on a testbed with a large and a
+    small switch, a lone pair goes to the large one under ISW and the small one under FIT
+    (the referee: the switch sizes, not a kernel)."""
+    from coalloc.testbed._allocate import allocate_all as compiled
+    from coalloc.testbed._reference.allocate import allocate_all as twin
+    from coalloc.testbed.assignplus import _pclass_scores, partition, plus_data
+
+    text = "node big switch:1\nnode small switch:1\nlink t big small 1000 0 0\n"
+    for i in range(6):
+        sw = "big" if i < 4 else "small"
+        text += f"node p{i} pc:1\nlink e{i} p{i} {sw} 100 0 0\n"
+    pt = tb.parse_ptop(text)
+    pr = build_problem(tb.parse_top("node x pc\nnode y pc\nlink l x y 50 0 0\n"), pt)
+    data = plus_data(pr, _pclass_scores(pr, "1", None), partition(pr))
+    for run in (compiled, twin):
+        out = run(data, [2, 5], False, 50, False)
+        isw_hosts = {pr.pnames[p] for p in out["where"][0].tolist()}
+        fit_hosts = {pr.pnames[p] for p in out["where"][2].tolist()}
+        assert isw_hosts <= {"p0", "p1", "p2", "p3"}
+        assert fit_hosts == {"p4", "p5"}

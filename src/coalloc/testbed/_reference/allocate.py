@@ -7,7 +7,7 @@ plus the assign+ inputs :func:`coalloc.testbed.assignplus.plus_data` adds: ``csc
 ``list_ptr``/``list_idx`` (candidate lists, most restricted first), ``vlist`` (the list of
 each virtual node), ``cswitch`` (home switch of each pclass).
 
-For each strategy (0 PART, 1 SCORE, 2 ISW, 3 PREF, 4 FRAG) :func:`allocate` walks the
+For each strategy (0 PART, 1 SCORE, 2 ISW, 3 PREF, 4 FRAG, 5 FIT) :func:`allocate` walks the
 candidate lists; each virtual node of the list (highest partition score first) is placed
 with its maximum pool (its unallocated descendants that may use the pclass), else its
 minimum pool (those whose list is this list), else alone, on the first pclass (strategy
@@ -211,7 +211,8 @@ def _allocate(d: dict, strategy: int, children: list, neighbours: list):
                         total += n * m
             return total
 
-        return sorted(L, key=lambda c: (-pc.get(c, 0), -isw(c), -size[c], cscore[c], c))
+        sgn = 1 if strategy == 5 else -1  # ISW: the largest pclass among equals; FIT: smallest
+        return sorted(L, key=lambda c: (-pc.get(c, 0), -isw(c), sgn * size[c], cscore[c], c))
 
     def try_group(c: int, group: list) -> bool:
         placed = []
@@ -590,7 +591,8 @@ def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int,
     data : dict of str to ndarray
         See the module docstring.
     strategies : sequence of int
-        0 PART, 1 SCORE, 2 ISW, 3 PREF, 4 FRAG.
+        0 PART, 1 SCORE, 2 ISW, 3 PREF, 4 FRAG, 5 FIT (ISW's order with the smallest pclass
+        first among equals: best fit; the default's).
     use_exchange : bool
     max_rounds : int
         Exchanges at most per solution.

@@ -66,7 +66,10 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
     seed : int
         64-bit seed of the xoshiro256** stream.
     params : dict
-        ``t0, melt_moves, melt_accept, cooling, min_moves, t_stop, frozen, max_moves``.
+        ``t0, melt_moves, melt_accept, cooling, min_moves, t_stop, frozen, max_moves``;
+        optionally ``start`` (one physical node per virtual node, -1 none): free virtual
+        nodes whose start node fits are placed there first, in index order, and the random
+        initial assignment places the rest.
 
     Returns
     -------
@@ -298,11 +301,23 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
                 add(v, fixed[v])
         else:
             free_v.append(v)
+    start = params.get("start")
+    if start is not None:  # a start mapping: free nodes whose start fits go there first
+        start = np.asarray(start, dtype=np.int64).reshape(-1).tolist()
+        if len(start) != nv:
+            raise ValueError("params['start'] must have one entry per virtual node")
+        if any(p < -1 or p >= npn for p in start):
+            raise ValueError("params['start'] names no physical node")
+        for v in free_v:
+            if start[v] >= 0 and fits(v, start[v]):
+                add(v, start[v])
     order = list(free_v)
     for i in range(len(order) - 1, 0, -1):
         j = rng.below(i + 1)
         order[i], order[j] = order[j], order[i]
     for v in order:
+        if where[v] >= 0:  # placed at its start
+            continue
         nca = cand_ptr[v + 1] - cand_ptr[v]
         if nca == 0:
             continue

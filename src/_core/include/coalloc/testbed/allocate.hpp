@@ -801,8 +801,10 @@ class Allocator {
             }
             return total;
         };
+        // ISW (2) takes the largest pclass among equals, FIT (5) the smallest (best fit)
+        const double sgn = strategy == 5 ? 1.0 : -1.0;
         for (i64 i = 0; i < n; ++i)
-            keys[i] = {-(double)get(pc, L[i]), -iswf(L[i]), -(double)size_of(L[i], st),
+            keys[i] = {-(double)get(pc, L[i]), -iswf(L[i]), sgn * (double)size_of(L[i], st),
                        x_.cscore[L[i]], (double)L[i]};
         finish();
     }
@@ -830,7 +832,7 @@ struct Outcome {
     i64 exchanges = 0;        // moves made by the exchanges, group moves and passes
 };
 
-// assign+'s strategy loop: allocate once per strategy (codes 0..4), exchange each placement
+// assign+'s strategy loop: allocate once per strategy (codes 0..5), exchange each placement
 // (a placement an earlier strategy produced reuses that exchange) and, where trunk_aware,
 // refine the best exchanged one by group moves and Kernighan-Lin passes.  The twin is
 // coalloc.testbed._reference.allocate.allocate_all.

@@ -74,6 +74,10 @@ inline void count_types(const Data& d, std::vector<double>& tcount, i64 p, doubl
 struct Params {
     double t0, melt_accept, cooling, t_stop;
     i64 melt_moves, min_moves, frozen, max_moves;
+    // optional start (nv entries, -1: none): each free virtual node whose start node fits
+    // is placed there first, in index order, before the random initial assignment places
+    // the others (nullptr: the random initial assignment of every free node, as published)
+    const i64* start = nullptr;
 };
 
 struct Output {
@@ -111,12 +115,16 @@ class Annealer {
                 free_v_.push_back(v);
             }
         }
+        if (prm.start != nullptr)
+            for (i64 v : free_v_)
+                if (prm.start[v] >= 0 && fits(v, prm.start[v])) add(v, prm.start[v]);
         std::vector<i64> order = free_v_;
         for (i64 i = (i64)order.size() - 1; i > 0; --i) {
             i64 j = rng_.below(i + 1);
             std::swap(order[i], order[j]);
         }
         for (i64 v : order) {
+            if (where_[v] >= 0) continue;  // placed at its start
             i64 nca = d.cand_ptr[v + 1] - d.cand_ptr[v];
             if (nca == 0) continue;
             i64 o = rng_.below(nca);
