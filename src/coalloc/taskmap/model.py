@@ -34,6 +34,8 @@ from scipy.sparse import csgraph
 
 from .._shared.caches import cache_of
 from .._shared.validation import nonnegative_vector, readonly, square_sparse
+from . import _occupancy
+from .routing import route_table
 
 __all__ = [
     "TaskGraph",
@@ -404,37 +406,26 @@ class ResourceGraph:
             raise ValueError(f"names has length {len(self.names)}, expected {r}")
         readonly(self.capacity, self.links, self.bandwidth, self.is_processor)
         readonly(self.processors, self.route_length)
-        # link id of each (u, v), both orientations
-        self._link_id = sp.csr_matrix(
-            (
-                np.concatenate([np.arange(e), np.arange(e)]) + 1.0,
-                (np.concatenate([ln[:, 0], ln[:, 1]]), np.concatenate([ln[:, 1], ln[:, 0]])),
-            ),
-            shape=(r, r),
-        )
+        # Connectivity is checked here (one pass); the routes themselves -- one Dijkstra from
+        # every processor -- are computed on first use by routing.route_table and shared by
+        # every graph with the same links, lengths and processors.
         adj = sp.csr_matrix(
-            (np.concatenate([length, length]),
+            (np.ones(2 * e),
              (np.concatenate([ln[:, 0], ln[:, 1]]), np.concatenate([ln[:, 1], ln[:, 0]]))),
             shape=(r, r),
         )  # fmt: skip
-        dist, pred = csgraph.shortest_path(
-            adj, method="D", directed=False, return_predecessors=True, indices=self.processors
-        )
-        sub = dist[:, self.processors]
-        if not np.all(np.isfinite(sub)):
-            i, j = np.argwhere(~np.isfinite(sub))[0]
-            raise ValueError(
-                f"links: processors {self.processors[i]} and {self.processors[j]} are not connected"
-            )
-        if dist.shape[0] and not np.all(np.isfinite(dist[0])):
-            v = int(np.flatnonzero(~np.isfinite(dist[0]))[0])
+        _, label = csgraph.connected_components(adj, directed=False)
+        first = int(self.processors[0])
+        apart = label != label[first]
+        if apart[self.processors].any():
+            j = int(self.processors[np.flatnonzero(apart[self.processors])[0]])
+            raise ValueError(f"links: processors {first} and {j} are not connected")
+        if apart.any():
+            v = int(np.flatnonzero(apart)[0])
             raise ValueError(
                 f"links: node {v} is not connected to the processors (every router must be "
                 "reachable: routes and flows are walked through the whole graph)"
             )
-        # pred[k, v]: predecessor of v on the shortest path from processor k (row order)
-        self._pred = pred.astype(np.int64)
-        readonly(self._pred)
         self._proc_row = np.full(r, -1, dtype=np.int64)
         self._proc_row[self.processors] = np.arange(self.processors.shape[0])
         # adjacent link capacity of each node (the denominator of the open metric)
@@ -629,27 +620,10 @@ class ResourceGraph:
 
         The fixed route between processors ``a`` and ``b`` is read from the row of the one
         that comes first in ``processors`` (the smaller index), so it is the same both ways.
+        Computed on first use, once per graph (:func:`coalloc.taskmap.routing.route_table`);
+        int32, ``-1`` at the row's own processor.
         """
-        return self._pred
-
-    def _walk(self, src_rows: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        """Padded link ids (k, hops) of the paths from processors[src_rows] to dst."""
-        k = dst.shape[0]
-        cols = []
-        cur = dst.copy()
-        src = self.processors[src_rows]
-        active = cur != src
-        while active.any():
-            prev = np.where(active, self._pred[src_rows, cur], cur)
-            col = np.full(k, -1, dtype=np.int64)
-            ids = np.asarray(self._link_id[prev[active], cur[active]]).ravel()
-            col[active] = ids.astype(np.int64) - 1
-            cols.append(col)
-            cur = prev
-            active = cur != src
-        if not cols:
-            return np.full((k, 0), -1, dtype=np.int64)
-        return np.stack(cols, axis=1)
+        return route_table(self).pred
 
     def routes_from(self, a: int) -> np.ndarray:
         """Padded route table of processor ``a``: row ``b`` lists the link ids to node ``b``.
@@ -688,32 +662,11 @@ class ResourceGraph:
         table = routes.get(a)
         if table is not None:
             return table
-        ra = int(self._proc_row[a])
-        if ra < 0:
+        if not (0 <= int(a) < self.n_nodes and self.is_processor[int(a)]):
             raise ValueError(f"node {a} is not a processor")
-        r = self.n_nodes
-        dst = np.arange(r, dtype=np.int64)
-        row_a = self._proc_row
-        # route(a, b) is read from the row of min(a, b) among processors
-        use_b = (row_a >= 0) & (row_a < ra)
-        out_a = self._walk(np.full(r, ra, dtype=np.int64), dst)
-        if use_b.any():
-            bs = dst[use_b]
-            rev = self._walk(row_a[bs], np.full(bs.shape[0], a, dtype=np.int64))
-            width = max(out_a.shape[1], rev.shape[1])
-            table = np.full((r, width), -1, dtype=np.int64)
-            table[:, : out_a.shape[1]] = out_a
-            table[use_b] = -1
-            table[use_b, : rev.shape[1]] = rev
-        else:
-            table = out_a
-        # drop all-padding columns
-        if table.shape[1]:
-            keep = (table >= 0).any(axis=0)
-            table = table[:, keep]
+        table = route_table(self).table(int(a))
         table.setflags(write=False)
-        routes[a] = table
-        return table
+        return routes.setdefault(a, table)
 
     def route(self, a: int, b: int) -> np.ndarray:
         """Link ids of the fixed route between processors ``a`` and ``b`` (empty if equal).
@@ -771,10 +724,11 @@ class ResourceGraph:
         ra, rb = int(self._proc_row[a]), int(self._proc_row[b])
         if ra < 0 or rb < 0:
             raise ValueError("route_nodes: both ends must be processors")
+        pred = route_table(self).pred
         src, dst, row = (a, b, ra) if ra <= rb else (b, a, rb)
         path = [dst]
         while path[-1] != src:
-            path.append(int(self._pred[row, path[-1]]))
+            path.append(int(pred[row, path[-1]]))
         path.reverse()
         return path if ra <= rb else path[::-1]
 
@@ -903,15 +857,8 @@ def load_graph(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> tupl
     m = check_mapping(tasks, resources, mapping, partial=True)
     mapped = m >= 0
     node = np.bincount(m[mapped], weights=tasks.node_weight[mapped], minlength=resources.n_nodes)
-    link = np.zeros(resources.n_links)
     s, t, vol = tasks.edges()
-    keep = mapped[s] & mapped[t] & (m[s] != m[t])
-    for a in np.unique(m[s[keep]]):
-        sel = keep & (m[s] == a)
-        ids = resources.routes_from(int(a))[m[t[sel]]]
-        w = np.broadcast_to(vol[sel, None], ids.shape)
-        ok = ids >= 0
-        link += np.bincount(ids[ok], weights=w[ok], minlength=resources.n_links)
+    link = _occupancy.link_loads(route_table(resources).kernel, m, s, t, vol)
     return node.astype(np.float64), link
 
 
