@@ -325,6 +325,7 @@ _TWINS = {
     "taskmap._occupancy.move": "occupancy.move",
     "taskmap._occupancy.place": "occupancy.place",
     "taskmap._occupancy.remove": "occupancy.remove",
+    "taskmap._occupancy.route_uses": "occupancy.route_uses",
     "testbed._allocate.allocate_all": "allocate.allocate_all",
     "testbed._anneal.anneal": "anneal.anneal",
 }

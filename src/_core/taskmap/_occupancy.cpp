@@ -243,6 +243,29 @@ PYBIND11_MODULE(_occupancy, mod) {
         py::arg("p"), "Move task t (mapped or not) to processor p.");
 
     mod.def(
+        "route_uses",
+        [](const RoutesView& Rt, Arr<i64> a, Arr<i64> b, i64 link) {
+            need(a.ndim() == 1, "a must be 1-D, got shape " + shape_of(a));
+            const i64 n = a.shape(0);
+            need_length(b, n, "b", "len(a)");
+            need(link >= 0 && link < Rt.n_links, "link must be in [0, n_links)");
+            const i64* pa = a.data();
+            const i64* pb = b.data();
+            for (i64 i = 0; i < n; ++i) {
+                Rt.processor(pa[i], "a[i]");
+                Rt.processor(pb[i], "b[i]");
+            }
+            py::array_t<bool> out(n);
+            {
+                py::gil_scoped_release release;
+                tk::route_uses(Rt.r, n, pa, pb, link, out.mutable_data());
+            }
+            return out;
+        },
+        py::arg("routes"), py::arg("a"), py::arg("b"), py::arg("link"),
+        "Whether the route between processors a[i] and b[i] crosses link (a bool array).");
+
+    mod.def(
         "link_loads",
         [](const RoutesView& Rt, Arr<i64> mapping, Arr<i64> s, Arr<i64> t, Arr<double> vol) {
             need(mapping.ndim() == 1, "mapping must be 1-D, got shape " + shape_of(mapping));

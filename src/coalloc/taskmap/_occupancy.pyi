@@ -66,6 +66,11 @@ def move(
 ) -> None:
     """Move task t (mapped or not) to processor p."""
 
+def route_uses(
+    routes: Routes, a: npt.ArrayLike, b: npt.ArrayLike, link: int
+) -> npt.NDArray[np.bool_]:
+    """Whether the route between processors a[i] and b[i] crosses link."""
+
 def link_loads(
     routes: Routes,
     mapping: npt.ArrayLike,

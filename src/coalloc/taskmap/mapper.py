@@ -33,6 +33,7 @@ from scipy.sparse import csgraph
 from .._shared import interrupt
 from .._shared.params import check_method
 from .._shared.seeding import kernel_seed, resolve_seed
+from . import _occupancy
 from .model import (
     OccupancyState,
     ResourceGraph,
@@ -42,6 +43,7 @@ from .model import (
 )
 from .model import max_occupancy as _plain_max_occupancy
 from .result import MappingResult, TaskMappingResult
+from .routing import route_table
 
 __all__ = [
     "METHODS",
@@ -259,6 +261,7 @@ class _Engine:
         np.divide(1.0, resources.capacity, out=self.inv_cap, where=resources.is_processor)
         self.inv_bw = 1.0 / resources.bandwidth
         self.adj_bw = resources.adjacent_bandwidth
+        self.routes = route_table(resources).kernel
         self.moves = 0
 
     # -- section 4.4 ----------------------------------------------------------------------
@@ -351,11 +354,7 @@ class _Engine:
                 mp = state.mapping
                 a, b = mp[s_all], mp[t_all]
                 live = np.flatnonzero((a >= 0) & (b >= 0) & (a != b))
-                uses = np.zeros(live.shape[0], dtype=bool)
-                for src in np.unique(a[live]):
-                    sel = a[live] == src
-                    table = self.res.routes_from(int(src))[b[live[sel]]]
-                    uses[sel] = (table == l_best).any(axis=1)
+                uses = _occupancy.route_uses(self.routes, a[live], b[live], l_best)
                 cand = live[uses]
                 e = int(cand[np.argmax(vol_all[cand])])
                 state.remove(int(s_all[e]))

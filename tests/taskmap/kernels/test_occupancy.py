@@ -293,3 +293,20 @@ def test_the_views_check_their_tables_once_like_their_twins():
             Pairs([0, 1, 2], [1, 2], [1.0, 1.0], [1.0, 1.0])
         with pytest.raises(ValueError, match="indptr"):
             Pairs([0, 1], [1, 0], [1.0, 1.0], [1.0, 1.0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(seeds)
+def test_route_uses_matches_the_twin_and_the_former_tables(seed):
+    rng = np.random.default_rng(seed)
+    res = random_resources(rng)
+    if res.n_links == 0:
+        return
+    a = rng.choice(res.processors, 30).astype(np.int64)
+    b = rng.choice(res.processors, 30).astype(np.int64)
+    link = int(rng.integers(0, res.n_links))
+    got = K.route_uses(route_table(res).kernel, a, b, link)
+    assert np.array_equal(got, R.route_uses(twin_routes(res), a, b, link))
+    # referee: the former walk's tables, as remove_bottlenecks read them
+    want = [(routes_from_walk(res, int(x))[int(y)] == link).any() for x, y in zip(a, b)]
+    assert got.tolist() == want

@@ -1,10 +1,11 @@
 """Pure Python/NumPy twin of coalloc.taskmap._occupancy (src/_core/taskmap/_occupancy.cpp).
 
-The routes of a resource graph expanded from its predecessor tables (:class:`Routes`), and
-the occupancy updates of placing, removing and moving one task (:func:`place`,
-:func:`remove`, :func:`move`) and of recounting every link load (:func:`link_loads`), with
-the kernel's signatures, checks and floating-point operation order: the parity tests in
-``tests/taskmap/kernels/test_occupancy.py`` require bit-identical results.
+The routes of a resource graph expanded from its predecessor tables (:class:`Routes`), the
+occupancy updates of placing, removing and moving one task (:func:`place`, :func:`remove`,
+:func:`move`), the routes crossing a link (:func:`route_uses`) and the recount of every
+link load (:func:`link_loads`), with the kernel's signatures, checks and floating-point
+operation order: the parity tests in ``tests/taskmap/kernels/test_occupancy.py`` require
+bit-identical results.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["Routes", "Pairs", "place", "remove", "move", "link_loads"]
+__all__ = ["Routes", "Pairs", "place", "remove", "move", "route_uses", "link_loads"]
 
 
 def _need(ok: bool, msg: str) -> None:
@@ -182,6 +183,22 @@ def move(pairs: Pairs, routes: Routes, mapping, node_load, link_load, t: int, p:
         routes.processor(mapping[t], "mapping[t]")
         _remove(pairs, routes, mapping, node_load, link_load, t, [])
     _place(pairs, routes, mapping, node_load, link_load, t, p, [])
+
+
+def route_uses(routes: Routes, a, b, link: int) -> np.ndarray:
+    """Whether the route between processors ``a[i]`` and ``b[i]`` crosses ``link``."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    _need(a.ndim == 1, "a must be 1-D")
+    _need(b.shape == a.shape, "b must have shape (len(a),)")
+    _need(0 <= int(link) < routes.n_links, "link must be in [0, n_links)")
+    for x, y in zip(a.tolist(), b.tolist()):
+        routes.processor(x, "a[i]")
+        routes.processor(y, "b[i]")
+    return np.array(
+        [x != y and int(link) in routes.walk(x, y) for x, y in zip(a.tolist(), b.tolist())],
+        dtype=bool,
+    )
 
 
 def link_loads(routes: Routes, mapping, s, t, vol) -> np.ndarray:

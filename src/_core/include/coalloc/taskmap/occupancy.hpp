@@ -103,6 +103,17 @@ inline void remove(const Pairs& g, const Routes& r, i64* mapping, double* node_l
     comm_update(g, r, mapping, link_load, t, p, -1.0, touched);
 }
 
+// out[i] = 1 when the route between processors a[i] and b[i] crosses `link` (0 when a[i] ==
+// b[i]).
+inline void route_uses(const Routes& r, i64 n, const i64* a, const i64* b, i64 link,
+                       bool* out) {
+    for (i64 i = 0; i < n; ++i) {
+        bool hit = false;
+        if (a[i] != b[i]) for_route(r, a[i], b[i], [&](i64 k) { hit = hit || k == link; });
+        out[i] = hit;
+    }
+}
+
 // The link loads of a (partial) mapping from scratch, over the pairs (s[e], t[e], vol[e]),
 // s[e] < t[e]: pairs with both ends mapped on different processors, grouped by the node of
 // s (ascending, stable), each group summed apart and then added to link_load.
