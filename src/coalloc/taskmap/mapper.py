@@ -424,10 +424,9 @@ def _check_procs(resources: ResourceGraph, procs: Any, argname: str) -> np.ndarr
 
 def _task_order(tasks: TaskGraph, order: Any, seed: Any, clustering: Optional[dict]):
     if order is None or (isinstance(order, str) and order == "cluster"):
-        from .clustering import flow_injection
+        from .coarsen import cluster_order  # flow injection, coarsened above 4,096 tasks
 
-        fi = flow_injection(tasks, seed=seed, **(clustering or {}))
-        return _check_order(fi.order, tasks.n)
+        return _check_order(cluster_order(tasks, seed, clustering), tasks.n)
     if isinstance(order, str):
         if order == "index":
             return np.arange(tasks.n, dtype=np.int64)
