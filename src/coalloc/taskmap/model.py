@@ -63,6 +63,40 @@ def _square_csr(matrix: Any, n: int, argname: str) -> sp.csr_matrix:
     return mat
 
 
+def _check_names(names: Any, n: int, argname: str) -> Optional[list]:
+    """A list copy of ``n`` distinct hashable names, or None."""
+    if names is None:
+        return None
+    if isinstance(names, (str, bytes)):
+        raise TypeError(f"{argname} must be a sequence of names, got a string")
+    out = list(names)
+    if len(out) != n:
+        raise ValueError(f"{argname} has length {len(out)}, expected {n}")
+    seen: dict = {}
+    for i, x in enumerate(out):
+        try:
+            j = seen.setdefault(x, i)
+        except TypeError:
+            raise TypeError(f"{argname}[{i}] = {x!r} is not hashable") from None
+        if j != i:
+            raise ValueError(f"{argname}[{i}] = {x!r} repeats {argname}[{j}]")
+    return out
+
+
+def _attribute(data: dict, key: Optional[str], default: float, where: str) -> float:
+    """``data[key]`` (or ``default``) as a finite non-negative float, or ValueError."""
+    value = default if key is None else data.get(key, default)
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        x = float("nan")
+    if isinstance(value, bool) or not np.isfinite(x) or x < 0:
+        raise ValueError(
+            f"{where}: attribute {key!r} = {value!r} is not a finite non-negative number"
+        )
+    return x
+
+
 # --------------------------------------------------------------------------------------
 # Task graph
 # --------------------------------------------------------------------------------------
@@ -81,6 +115,9 @@ class TaskGraph:
     directed : bool, optional
         None (default): undirected when ``comm`` is symmetric, directed otherwise.
         ``False`` with an asymmetric ``comm`` is an error.
+    names : sequence, optional
+        A distinct, hashable name for every task (kept end to end: files, results); e.g.
+        the nodes of a networkx graph or the labels of a Scotch graph file.
 
     Attributes
     ----------
@@ -90,12 +127,14 @@ class TaskGraph:
     indptr, indices, data : ndarray
         CSR arrays of ``comm`` as given (int64, int64, float64), diagonal removed.
     directed : bool
+    names : list or None
+        The task names, or None.
 
     Raises
     ------
     ValueError
-        No task, a negative or non-finite value, a wrong shape, or ``directed=False`` with
-        an asymmetric ``comm``.
+        No task, a negative or non-finite value, a wrong shape, ``directed=False`` with
+        an asymmetric ``comm``, or names of the wrong length, repeated or unhashable.
     TypeError
         ``directed`` is not a bool or None.
 
@@ -111,7 +150,14 @@ class TaskGraph:
     ([1.0, 2.0, 1.5], 2)
     """
 
-    def __init__(self, node_weight: Any, comm: Any = None, *, directed: Optional[bool] = None):
+    def __init__(
+        self,
+        node_weight: Any,
+        comm: Any = None,
+        *,
+        directed: Optional[bool] = None,
+        names: Any = None,
+    ):
         w = nonnegative_vector(node_weight, "node_weight")
         n = int(w.shape[0])
         if n == 0:
@@ -128,6 +174,7 @@ class TaskGraph:
             raise TypeError(f"directed must be a bool or None, got {type(directed).__name__}")
         elif not directed and not symmetric:
             raise ValueError("comm is not symmetric but directed=False")
+        self.names = _check_names(names, n, "names")
         self.n = n
         self.directed = bool(directed)
         self.node_weight = w
@@ -160,21 +207,27 @@ class TaskGraph:
         cls,
         graph: Any,
         *,
-        weight: str = "weight",
-        comm: str = "weight",
+        weight: Optional[str] = "weight",
+        comm: Optional[str] = "weight",
         default_weight: float = 1.0,
         default_comm: float = 1.0,
     ) -> TaskGraph:
-        """A task graph from a networkx (Di)Graph; nodes are numbered in ``graph.nodes`` order.
+        """A task graph from a networkx (Di)Graph; tasks keep the graph's nodes as names.
+
+        Tasks are numbered in ``graph.nodes`` order and :attr:`names` holds the nodes, so a
+        mapping can be reported by name (:func:`coalloc.taskmap.named_mapping`).
 
         Parameters
         ----------
         graph : networkx.Graph or networkx.DiGraph
-            A DiGraph gives a directed task graph, a Graph an undirected one.
-        weight : str
-            Node attribute holding the compute requirement (``default_weight`` if absent).
-        comm : str
-            Edge attribute holding the communication volume (``default_comm`` if absent).
+            A DiGraph gives a directed task graph, a Graph an undirected one. Self-loops
+            are ignored (a task talking to itself uses no link).
+        weight : str or None
+            Node attribute holding the compute requirement (``default_weight`` where a node
+            lacks it; None: every task gets ``default_weight``).
+        comm : str or None
+            Edge attribute holding the communication volume (``default_comm`` where an edge
+            lacks it; None: every edge gets ``default_comm``).
         default_weight : float, default 1.0
             Compute requirement of a node without the ``weight`` attribute.
         default_comm : float, default 1.0
@@ -183,23 +236,26 @@ class TaskGraph:
         Returns
         -------
         TaskGraph
-            Directed when ``graph`` is a DiGraph.
+            Directed when ``graph`` is a DiGraph, with ``names`` = the graph's nodes.
 
         Raises
         ------
         TypeError
             ``graph`` is not a networkx graph, or is a multigraph.
+        ValueError
+            A node or edge whose attribute is not a finite non-negative number (named), or
+            a graph without nodes.
 
         Examples
         --------
         >>> import networkx as nx
         >>> from coalloc.taskmap import TaskGraph
-        >>> g = nx.path_graph(3)
-        >>> g.nodes[1]["weight"] = 2.5
-        >>> g.edges[0, 1]["weight"] = 4.0
-        >>> tasks = TaskGraph.from_networkx(g)
-        >>> tasks.node_weight.tolist(), tasks.comm.toarray().tolist()
-        ([1.0, 2.5, 1.0], [[0.0, 4.0, 0.0], [4.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+        >>> g = nx.path_graph(["a", "b", "c"])
+        >>> g.nodes["b"]["flops"] = 2.5
+        >>> g.edges["a", "b"]["bytes"] = 4.0
+        >>> tasks = TaskGraph.from_networkx(g, weight="flops", comm="bytes")
+        >>> tasks.names, tasks.node_weight.tolist(), tasks.comm.toarray().tolist()
+        (['a', 'b', 'c'], [1.0, 2.5, 1.0], [[0.0, 4.0, 0.0], [4.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
         """
         import networkx as nx
 
@@ -209,17 +265,24 @@ class TaskGraph:
             raise TypeError("graph: multigraphs are not supported")
         nodes = list(graph.nodes)
         index = {v: i for i, v in enumerate(nodes)}
-        w = [graph.nodes[v].get(weight, default_weight) for v in nodes]
+        w = [
+            _attribute(graph.nodes[v], weight, default_weight, f"graph: node {v!r}") for v in nodes
+        ]
         rows, cols, vals = [], [], []
         for u, v, d in graph.edges(data=True):
+            vol = _attribute(d, comm, default_comm, f"graph: edge ({u!r}, {v!r})")
+            if u == v:
+                continue
             rows.append(index[u])
             cols.append(index[v])
-            vals.append(d.get(comm, default_comm))
+            vals.append(vol)
         n = len(nodes)
+        if n == 0:
+            raise ValueError("graph: a task graph needs at least one task (the graph is empty)")
         mat = sp.coo_matrix((np.array(vals, dtype=np.float64), (rows, cols)), shape=(n, n))
         if not graph.is_directed():
             mat = mat + sp.coo_matrix((mat.data, (mat.col, mat.row)), shape=(n, n))
-        return cls(w, mat.tocsr(), directed=graph.is_directed())
+        return cls(w, mat.tocsr(), directed=graph.is_directed(), names=nodes)
 
     # -- views ------------------------------------------------------------------------
     @property
@@ -540,23 +603,32 @@ class ResourceGraph:
         capacity: str = "capacity",
         bandwidth: str = "bandwidth",
         route_length: RouteLength = "hops",
+        processor: str = "is_processor",
+        length: Optional[str] = None,
     ) -> ResourceGraph:
-        """A resource graph from an undirected networkx Graph.
+        """A resource graph from an undirected networkx Graph; nodes keep their names.
 
         Node attribute ``capacity`` (default 0: a router), optional boolean node attribute
-        ``is_processor`` (default ``capacity > 0``), edge attribute ``bandwidth`` (required).
+        ``processor`` (default ``capacity > 0``), edge attribute ``bandwidth`` (required),
+        optional edge attribute ``length`` (the link lengths of the routes).
 
         Parameters
         ----------
         graph : networkx.Graph
             The undirected resource graph; nodes are numbered in ``graph.nodes`` order and
-            keep their names.
+            keep their names (:attr:`names`).
         capacity : str, default "capacity"
             Node attribute holding the compute capacity.
         bandwidth : str, default "bandwidth"
             Edge attribute holding the link bandwidth.
         route_length : {"hops", "inverse_bandwidth"} or array_like of float, default "hops"
-            Length of a link for the fixed shortest routes.
+            Length of a link for the fixed shortest routes (ignored when ``length`` is
+            given).
+        processor : str, default "is_processor"
+            Boolean node attribute saying which nodes take tasks.
+        length : str, optional
+            Edge attribute holding each link's length for the routes (e.g. a latency);
+            every edge must have it.
 
         Returns
         -------
@@ -568,7 +640,9 @@ class ResourceGraph:
         TypeError
             ``graph`` is not an undirected, simple networkx Graph.
         ValueError
-            An edge without ``bandwidth``.
+            An edge without ``bandwidth`` (or ``length``), or an attribute that is not a
+            finite non-negative number (a boolean for ``processor``), naming the node or
+            edge.
 
         Examples
         --------
@@ -590,22 +664,32 @@ class ResourceGraph:
             raise TypeError("graph must be an undirected networkx.Graph")
         nodes = list(graph.nodes)
         index = {v: i for i, v in enumerate(nodes)}
-        cap = [graph.nodes[v].get(capacity, 0.0) for v in nodes]
-        flags = [graph.nodes[v].get("is_processor") for v in nodes]
+        cap = [_attribute(graph.nodes[v], capacity, 0.0, f"graph: node {v!r}") for v in nodes]
+        flags = [graph.nodes[v].get(processor) for v in nodes]
+        for v, f in zip(nodes, flags):
+            if f is not None and not isinstance(f, (bool, np.bool_)):
+                raise ValueError(
+                    f"graph: node {v!r}: attribute {processor!r} = {f!r} is not a bool"
+                )
         proc = None
         if any(f is not None for f in flags):
             proc = np.array(
                 [bool(f) if f is not None else c > 0 for f, c in zip(flags, cap)], dtype=bool
             )
-        edges, bws = [], []
+        edges, bws, lengths = [], [], []
         for u, v, d in graph.edges(data=True):
-            if bandwidth not in d:
-                raise ValueError(f"graph: edge ({u!r}, {v!r}) has no {bandwidth!r} attribute")
+            where = f"graph: edge ({u!r}, {v!r})"
+            for key in (bandwidth, length):
+                if key is not None and key not in d:
+                    raise ValueError(f"{where} has no {key!r} attribute")
             edges.append((index[u], index[v]))
-            bws.append(d[bandwidth])
+            bws.append(_attribute(d, bandwidth, 0.0, where))
+            if length is not None:
+                lengths.append(_attribute(d, length, 0.0, where))
         return cls(
             cap, np.array(edges, dtype=np.int64).reshape(-1, 2), bandwidth=bws,
-            is_processor=proc, route_length=route_length, names=nodes,
+            is_processor=proc, route_length=route_length if length is None else lengths,
+            names=nodes,
         )  # fmt: skip
 
     # -- routes -----------------------------------------------------------------------
