@@ -22,6 +22,7 @@ placement      the first mapping (``timings["initial"]``)
 refinement     the improvement rounds (``timings["improve"]``)
 solve          ``map_tasks`` in all (``timings["total"]``)
 verify         the independent ``verify_mapping`` of the result
+total          routing + solve + verify (imports left out)
 peak RSS       ``ru_maxrss`` of the process (Python, NumPy and SciPy included)
 =============  ===========================================================================
 
@@ -170,17 +171,20 @@ def run(src: str, kind: str, args) -> dict:
 
 def median_row(rows: list) -> dict:
     out = dict(rows[0])
-    for k in (*STAGES, "import", "peak_mib"):
+    for r in rows:
+        r["total"] = r["routing"] + r["solve"] + r["verify"]
+    for k in (*STAGES, "total", "import", "peak_mib"):
         out[k] = statistics.median(r[k] for r in rows)
     return out
 
 
 def table(title: str, rows: dict) -> str:
-    head = "| instance | " + " | ".join(f"{s} (s)" for s in STAGES) + " | peak RSS (MiB) |"
-    lines = [f"**{title}**", "", head, "|---" * (len(STAGES) + 2) + "|"]
+    cols = (*STAGES, "total")
+    head = "| instance | " + " | ".join(f"{s} (s)" for s in cols) + " | peak RSS (MiB) |"
+    lines = [f"**{title}**", "", head, "|---" + "|---:" * (len(cols) + 1) + "|"]
     for kind, r in rows.items():
         name = f"{kind}: {r['tasks']} tasks, {r['pairs']} pairs, {r['processors']} processors"
-        cells = " | ".join(f"{r[s]:.3f}" for s in STAGES)
+        cells = " | ".join(f"{r[s]:.3f}" for s in cols)
         lines.append(f"| {name} | {cells} | {r['peak_mib']:.0f} |")
     return "\n".join(lines)
 
@@ -218,15 +222,17 @@ def main(argv=None) -> None:
         print(table(f"{code} ({codes[code]})", rows))
     if "baseline" in med:
         print()
-        print("| instance | solve after/before | verify after/before | peak RSS after/before "
-              "| same mapping | max occupancy |")  # fmt: skip
-        print("|---|---:|---:|---:|---|---:|")
+        print("| instance | total after/before | solve after/before | verify after/before "
+              "| peak RSS after/before | same mapping "
+              "| max occupancy before / after |")  # fmt: skip
+        print("|---|---:|---:|---:|---:|---|---:|")
         for kind in kinds:
             a, b = med["this"][kind], med["baseline"][kind]
-            same = "yes" if a["digest"] == b["digest"] else "NO"
-            ratios = [a[k] / b[k] for k in ("solve", "verify", "peak_mib")]
-            print(f"| {kind} | {ratios[0]:.3f} | {ratios[1]:.3f} | {ratios[2]:.2f} | {same} "
-                  f"| {a['max_occupancy']:.6g} |")  # fmt: skip
+            same = "yes" if a["digest"] == b["digest"] else "no"
+            ratios = [a[k] / b[k] for k in ("total", "solve", "verify", "peak_mib")]
+            print(f"| {kind} | {ratios[0]:.3f} | {ratios[1]:.3f} | {ratios[2]:.3f} "
+                  f"| {ratios[3]:.2f} | {same} "
+                  f"| {b['max_occupancy']:.6g} / {a['max_occupancy']:.6g} |")  # fmt: skip
 
 
 if __name__ == "__main__":
