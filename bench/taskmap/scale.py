@@ -47,6 +47,8 @@ import subprocess
 import sys
 import time
 
+from bench.shared._progress import add_quiet, bar
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 STAGES = ("routing", "clustering", "placement", "refinement", "solve", "verify")
@@ -199,6 +201,7 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=1, help="fresh processes per cell (median)")
     ap.add_argument("--baseline", help="src folder of another coalloc to compare with")
     ap.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
+    add_quiet(ap)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(child(args.child, args.tasks, args.procs, args.method, args.seed)))
@@ -211,10 +214,9 @@ def main(argv=None) -> None:
             raise SystemExit(f"--baseline {args.baseline}: no coalloc package there")
         codes = {"baseline": args.baseline, "this": here}
     results = {c: {k: [] for k in kinds} for c in codes}
-    for _ in range(args.repeat):
-        for kind in kinds:
-            for code, src in codes.items():  # interleaved: the same load for both
-                results[code][kind].append(run(src, kind, args))
+    cells = [(kind, code) for _ in range(args.repeat) for kind in kinds for code in codes]
+    for kind, code in bar(cells, desc="cold solves", unit="run"):  # interleaved codes
+        results[code][kind].append(run(codes[code], kind, args))
     med = {c: {k: median_row(v) for k, v in per.items()} for c, per in results.items()}
     print(f"method {args.method}, seed {args.seed}, median of {args.repeat} fresh process(es)")
     for code, rows in med.items():
