@@ -327,3 +327,30 @@ def test_the_cli_maps_a_metis_and_a_scotch_file_and_reports_names(tmp_path, caps
     bad.write_text("2 1\n2\n1 x\n")
     assert main(["taskmap", "map", str(bad), str(rp)]) == 2
     assert f"{bad}:3: token 'x'" in capsys.readouterr().err
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 3))
+def test_mangled_files_give_instance_errors_and_nothing_else(seed, kind):
+    # referee: any outcome but InstanceError (e.g. IndexError, OverflowError) is a reader bug
+    rng = np.random.default_rng(seed)
+    g = random_nx(rng, 6)
+    text = metis_text(g, rng)[0] if kind < 2 else scotch_text(g, rng)[0]
+    chars = list(text)
+    for _ in range(int(rng.integers(1, 4))):
+        pos = int(rng.integers(0, len(chars) + 1))
+        op = int(rng.integers(0, 3))
+        junk = str(rng.choice(["0", "1", "9", " ", "\n", "-", "x", "1" * 25, "%", ".5"]))
+        if op == 0 and chars:
+            del chars[min(pos, len(chars) - 1)]
+        elif op == 1:
+            chars.insert(pos, junk)
+        elif chars:
+            chars[min(pos, len(chars) - 1)] = junk
+    reader = tm.read_metis_graph if kind < 2 else tm.read_scotch_graph
+    try:
+        tasks = reader(io.StringIO("".join(chars)))
+    except InstanceError as exc:
+        assert str(exc).startswith("<stream>")
+    else:  # still a valid file: a valid task graph
+        assert tasks.n >= 1 and np.all(np.isfinite(tasks.node_weight))

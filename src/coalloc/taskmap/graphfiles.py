@@ -58,6 +58,8 @@ def _int(tok: str, where: str, what: str, lo: int = 0) -> int:
     if not _INT.match(tok):
         raise InstanceError(f"{where}: token {tok!r} ({what}) is not an integer")
     x = int(tok)
+    if x >= 1 << 63:
+        raise InstanceError(f"{where}: token {tok!r} ({what}) is too large (at most 2^63 - 1)")
     if x < lo:
         raise InstanceError(f"{where}: token {tok!r} ({what}) must be >= {lo}")
     return x
