@@ -110,3 +110,24 @@ def test_ten_thousand_tasks_are_mapped_and_verified():
     r = tm.map_tasks(tasks, res, method="open", seed=0)
     report = tm.verify_mapping(tasks, res, r.mapping, claimed=r.max_occupancy)
     assert report.valid and report.matches
+
+
+@pytest.mark.slow
+def test_a_solve_imports_no_heavy_module():
+    # networkx used to be imported inside the first flow injection (0.1-0.2 s of a cold solve)
+    import ast
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import coalloc.taskmap as tm\n"
+        "from coalloc.taskmap import generators as g\n"
+        "tasks, res = g.table1_instance(1.0, 1)\n"
+        "before = set(sys.modules)\n"
+        "tm.solve(tasks, res, seed=0)\n"
+        "print(sorted(set(sys.modules) - before))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    new = ast.literal_eval(out.stdout.strip())
+    assert all(m.startswith("coalloc.taskmap.") for m in new), new
