@@ -7,6 +7,8 @@ Two instances of about 10,000 tasks on about 1,000 processors (``--tasks``, ``--
 * ``stencil``: a 2-D five-point stencil (square grid, unit compute and volume) on a
   hierarchical cluster: racks of nodes of cores, core-node links of bandwidth 100, node-rack
   links 10, rack-top links 20; core speeds 1 or 2 by node (heterogeneous).
+* ``stencil3d`` (only with ``--kinds``): a 3-D seven-point stencil (cube grid) on the same
+  kind of cluster -- issue 26's largest case is ``--kinds stencil3d --tasks 4096 --procs 256``.
 
 Each (code, instance) runs in a fresh Python process (a cold solve: imports, routes,
 clustering and all), which reports the time of every stage and its peak resident memory:
@@ -34,6 +36,7 @@ answers are the same.
     python -m bench.taskmap.scale                           # this code, both instances
     python -m bench.taskmap.scale --baseline /work/main/src --repeat 3
     python -m bench.taskmap.scale --tasks 1000 --procs 100  # smaller
+    python -m bench.taskmap.scale --kinds stencil3d --tasks 4096 --procs 256
 """
 
 from __future__ import annotations
@@ -53,21 +56,29 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 STAGES = ("routing", "clustering", "placement", "refinement", "solve", "verify")
 KINDS = ("pipeline", "stencil")
+ALL_KINDS = (*KINDS, "stencil3d")
 
 
 # ----------------------------------------------------------------------------- instances
 
 
-def stencil_cluster(n_tasks: int, n_procs: int, seed: int):
-    """A square five-point stencil and a three-level cluster (arrays only: any coalloc)."""
+def stencil_cluster(n_tasks: int, n_procs: int, seed: int, dims: int = 2):
+    """A square (cube) stencil and a three-level cluster (arrays only: any coalloc)."""
     import numpy as np
     import scipy.sparse as sp
 
-    side = max(2, int(round(n_tasks**0.5)))
+    side = max(2, int(round(n_tasks ** (1.0 / dims))))
     grid = sp.diags([1.0, 1.0], [-1, 1], shape=(side, side))
     eye = sp.identity(side)
-    comm = (sp.kron(eye, grid) + sp.kron(grid, eye)).tocsr()
-    weight = np.ones(side * side)
+    if dims == 2:
+        comm = (sp.kron(eye, grid) + sp.kron(grid, eye)).tocsr()
+    else:
+        comm = (
+            sp.kron(sp.kron(eye, eye), grid)
+            + sp.kron(sp.kron(eye, grid), eye)
+            + sp.kron(sp.kron(grid, eye), eye)
+        ).tocsr()
+    weight = np.ones(side**dims)
     cores, nodes_per_rack = 10, 10
     n_nodes = max(1, n_procs // cores)
     racks = max(1, -(-n_nodes // nodes_per_rack))
@@ -107,7 +118,9 @@ def build(kind: str, n_tasks: int, n_procs: int, seed: int):
         )
         arrays = (res.capacity, res.links, res.bandwidth)
         return tasks, tuple(np.array(a) for a in arrays)
-    (weight, comm), arrays = stencil_cluster(n_tasks, n_procs, seed)
+    (weight, comm), arrays = stencil_cluster(
+        n_tasks, n_procs, seed, dims=3 if kind == "stencil3d" else 2
+    )
     return TaskGraph(weight, comm), arrays
 
 
@@ -182,12 +195,13 @@ def median_row(rows: list) -> dict:
 
 def table(title: str, rows: dict) -> str:
     cols = (*STAGES, "total")
-    head = "| instance | " + " | ".join(f"{s} (s)" for s in cols) + " | peak RSS (MiB) |"
-    lines = [f"**{title}**", "", head, "|---" + "|---:" * (len(cols) + 1) + "|"]
+    head = "| instance | " + " | ".join(f"{s} (s)" for s in cols)
+    head += " | peak RSS (MiB) | max occupancy |"
+    lines = [f"**{title}**", "", head, "|---" + "|---:" * (len(cols) + 2) + "|"]
     for kind, r in rows.items():
         name = f"{kind}: {r['tasks']} tasks, {r['pairs']} pairs, {r['processors']} processors"
         cells = " | ".join(f"{r[s]:.3f}" for s in cols)
-        lines.append(f"| {name} | {cells} | {r['peak_mib']:.0f} |")
+        lines.append(f"| {name} | {cells} | {r['peak_mib']:.0f} | {r['max_occupancy']:.6g} |")
     return "\n".join(lines)
 
 
@@ -200,13 +214,16 @@ def main(argv=None) -> None:
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated instances")
     ap.add_argument("--repeat", type=int, default=1, help="fresh processes per cell (median)")
     ap.add_argument("--baseline", help="src folder of another coalloc to compare with")
-    ap.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=ALL_KINDS, help=argparse.SUPPRESS)
     add_quiet(ap)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(child(args.child, args.tasks, args.procs, args.method, args.seed)))
         return
     kinds = [k for k in args.kinds.split(",") if k]
+    unknown = sorted(set(kinds) - set(ALL_KINDS))
+    if unknown:
+        raise SystemExit(f"--kinds: unknown {unknown}; choose from {list(ALL_KINDS)}")
     here = os.path.join(ROOT, "src")
     codes = {"this": here}
     if args.baseline:

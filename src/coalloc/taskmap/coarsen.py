@@ -1,16 +1,18 @@
 """The cluster order of a large task graph: flow injection on a coarsened graph.
 
 Flow injection (:func:`coalloc.taskmap.flow_injection`) finds every path by a breadth-first
-search over the cluster being split, so on a large mesh (a 100 x 100 stencil) a split costs
-``O(injections x cluster size)`` and the whole tree about 15 s: the one stage that kept the
-mapper of 10,000 tasks over 10 s (``bench/taskmap/scale.py``). Above :data:`COARSEN_ABOVE`
-tasks, :func:`cluster_order` therefore first halves the graph by heavy-edge matching
+search over the cluster being split, so on a mesh a split costs ``O(injections x cluster
+size)``: a 100 x 100 stencil's tree takes 12-18 s, a 16 x 16 x 16 one 96 s and even a
+10 x 10 x 10 one 2.4 s -- the stage that kept the mapper of 10,000 tasks over 10 s
+(``bench/taskmap/scale.py``). Above :data:`COARSEN_ABOVE` tasks, :func:`cluster_order`
+therefore first halves the graph by heavy-edge matching
 (deterministic: tasks visited in index order, each unmatched task paired with its unmatched
 neighbour of largest pair weight, ties to the smaller index) until it has at most
 ``COARSEN_ABOVE`` nodes, runs flow injection on that graph (compute requirements and pair
 weights summed), and expands its order: the tasks of a coarse node stay together, in the
 order of the finer levels. Graphs of at most ``COARSEN_ABOVE`` tasks -- the paper's
-instances and Figs. 12-13 among them -- get exactly the order they always got.
+instances and Figs. 12-13 among them -- get exactly the order they always got. On stencils
+the coarsened order also maps better (``docs/taskmap.md``, "Large graphs").
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from .clustering import flow_injection
 
 __all__ = ["COARSEN_ABOVE", "heavy_edge_matching", "coarsen", "cluster_order"]
 
-#: Task graphs with more tasks than this are clustered on a coarsened graph.
-COARSEN_ABOVE = 4096
+#: Task graphs with more tasks than this are clustered on a coarsened graph (of at most
+#: this many nodes).
+COARSEN_ABOVE = 512
 
 
 def heavy_edge_matching(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray) -> np.ndarray:

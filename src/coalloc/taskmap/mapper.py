@@ -424,7 +424,7 @@ def _check_procs(resources: ResourceGraph, procs: Any, argname: str) -> np.ndarr
 
 def _task_order(tasks: TaskGraph, order: Any, seed: Any, clustering: Optional[dict]):
     if order is None or (isinstance(order, str) and order == "cluster"):
-        from .coarsen import cluster_order  # flow injection, coarsened above 4,096 tasks
+        from .coarsen import cluster_order  # flow injection, coarsened above 512 tasks
 
         return _check_order(cluster_order(tasks, seed, clustering), tasks.n)
     if isinstance(order, str):
