@@ -319,6 +319,13 @@ _TWINS = {
     "loadshare._dmcf.migrate": "dmcf.migrate",
     "loadshare._gapls.tabu_search": "gapls.tabu_search",
     "taskmap._flowinject.cluster": "flowinject.flow_injection_reference",
+    "taskmap._occupancy.Pairs": "occupancy.Pairs",
+    "taskmap._occupancy.Routes": "occupancy.Routes",
+    "taskmap._occupancy.link_loads": "occupancy.link_loads",
+    "taskmap._occupancy.move": "occupancy.move",
+    "taskmap._occupancy.place": "occupancy.place",
+    "taskmap._occupancy.remove": "occupancy.remove",
+    "taskmap._occupancy.route_uses": "occupancy.route_uses",
     "testbed._allocate.allocate_all": "allocate.allocate_all",
     "testbed._anneal.anneal": "anneal.anneal",
 }

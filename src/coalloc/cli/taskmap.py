@@ -7,6 +7,7 @@ from typing import Optional
 
 from .. import taskmap
 from .._shared.result import jsonable, relative_gap
+from ..taskmap.graphfiles import is_graph_file, read_graph_file
 from ..taskmap.io import (
     read_instance,
     read_mapping_result,
@@ -25,10 +26,14 @@ def read_graphs(instance: str, resources: Optional[str] = None) -> tuple:
 
     With ``resources`` given, ``instance`` is a task graph (``coalloc.taskgraph``) and
     ``resources`` a resource graph; without it, ``instance`` holds both graphs (the
-    ``coalloc.taskmap.instance`` file ``coalloc taskmap generate`` writes). ``coalloc taskmap
+    ``coalloc.taskmap.instance`` file ``coalloc taskmap generate`` writes). A task graph
+    named ``*.graph`` / ``*.metis`` is read as METIS, ``*.grf`` / ``*.src`` as Scotch
+    (:mod:`coalloc.taskmap.graphfiles`). ``coalloc taskmap
     map``, ``verify`` and ``coalloc plot taskmap`` read their input through this function.
     """
     if resources is not None:
+        if is_graph_file(instance):  # a METIS .graph or Scotch .grf task graph
+            return read_graph_file(instance), read_resource_graph(resources)
         return read_task_graph(instance), read_resource_graph(resources)
     return read_instance(instance)
 
@@ -102,7 +107,7 @@ def _cmd_map(args) -> int:
     summary = {"valid": report.valid, "max_occupancy": report.max_occupancy,
                "matches": report.matches}  # fmt: skip
     if args.output:
-        write_mapping_result(args.output, result, verify=summary)
+        write_mapping_result(args.output, result, verify=summary, tasks=tasks, resources=resources)
     ok = 0 if report.valid and report.matches else 1
     if args.json:
         out = {"tasks": args.tasks, "resources": args.resources, **result.to_dict(),
@@ -171,7 +176,8 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument(
         "tasks", metavar="INSTANCE|TASKS",
         help="instance file with both graphs (what 'coalloc taskmap generate' writes), or a task "
-        "graph file followed by RESOURCES (JSON; see 'coalloc docs formats')",
+        "graph file followed by RESOURCES (JSON; see 'coalloc docs formats'; a task graph may "
+        "also be a METIS .graph or Scotch .grf file)",
     )  # fmt: skip
     p.add_argument(
         "resources", nargs="?", default=None, metavar="RESOURCES",

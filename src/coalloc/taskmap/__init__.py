@@ -18,10 +18,14 @@ from .._shared.family import register_family as _register
 from . import mapper
 from .exact import ExactMappingResult, solve_exact_mapping
 from .io import (
+    named_mapping,
     read_mapping_result,
+    read_metis_graph,
     read_resource_graph,
+    read_scotch_graph,
     read_task_graph,
     write_mapping_result,
+    write_metis_graph,
     write_resource_graph,
     write_task_graph,
 )
@@ -68,6 +72,10 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "named_mapping",
+    "read_metis_graph",
+    "read_scotch_graph",
+    "write_metis_graph",
     "plot_cluster_tree",
     "plot_mapping",
     "TaskGraph",

@@ -7,7 +7,14 @@
   optional ``"is_processor"``, ``"route_length"`` and ``"names"``.
 * ``coalloc.taskmap.instance`` v1: ``{"tasks": <taskgraph>, "resources": <resourcegraph>}``,
   both graphs of one problem in one file (what batches read).
-* ``coalloc.mapping`` v1: a :class:`~coalloc.taskmap.mapper.MappingResult`.
+* ``coalloc.mapping`` v1: a :class:`~coalloc.taskmap.mapper.MappingResult`; with the graphs
+  given, also ``task_names`` and ``processor_names`` (the name of each task's processor).
+* METIS ``.graph`` and Scotch ``.grf`` task graphs: :mod:`coalloc.taskmap.graphfiles`
+  (:func:`read_metis_graph`, :func:`read_scotch_graph`, :func:`write_metis_graph`).
+
+A task graph file may carry ``"names"`` (strings or integers, one per task): task graphs
+built from networkx or from a labelled Scotch file keep their names through files and into
+the results (:func:`named_mapping`).
 
 Reading errors are :class:`coalloc.InstanceError` (a ``ValueError``) naming the file and
 the field.
@@ -31,8 +38,9 @@ from .._shared.jsonio import (
 )
 from .._shared.result import jsonable
 from .._shared.schema import AnyValue, Bool, Int, ListOf, Num, Obj, OneOf, Str, TupleOf, check
+from .graphfiles import read_graph_file, read_metis_graph, read_scotch_graph, write_metis_graph
 from .mapper import MappingResult
-from .model import ResourceGraph, TaskGraph
+from .model import ResourceGraph, TaskGraph, check_mapping
 
 __all__ = [
     "TASKGRAPH_FORMAT",
@@ -54,6 +62,11 @@ __all__ = [
     "instance_from_dict",
     "read_instance",
     "write_instance",
+    "named_mapping",
+    "read_metis_graph",
+    "read_scotch_graph",
+    "write_metis_graph",
+    "read_graph_file",
 ]
 
 TASKGRAPH_FORMAT = "coalloc.taskgraph"
@@ -68,6 +81,7 @@ TASKGRAPH_SCHEMA = Obj(
         "n_tasks": (Int(0), False),
         "directed": (OneOf((bool, Bool()), _NULL), False),
         "weights": (ListOf(Num(0)), True),
+        "names": (ListOf(OneOf((str, Str()), (int, Int()))), False),
         "comm": (
             OneOf(
                 (list, ListOf(ListOf(Num(0)))), (dict, Obj({"edges": (ListOf(_EDGE), True)})), _NULL
@@ -132,6 +146,8 @@ def task_graph_to_dict(
         "weights": vec(tasks.node_weight),
         "comm": comm,
     }
+    if tasks.names is not None:
+        out["names"] = [x if isinstance(x, (str, int)) else str(x) for x in tasks.names]
     if metadata:
         out["metadata"] = dict(metadata)
     return out
@@ -160,8 +176,8 @@ def task_graph_from_dict(data: Any, *, source: str = "<dict>") -> TaskGraph:
             else:
                 mat = sp.coo_matrix((np.r_[vol, vol], (np.r_[s, t], np.r_[t, s])), shape=(n, n))
                 directed = False
-            return TaskGraph(weights, mat.tocsr(), directed=directed)
-        return TaskGraph(weights, comm, directed=directed)
+            return TaskGraph(weights, mat.tocsr(), directed=directed, names=data.get("names"))
+        return TaskGraph(weights, comm, directed=directed, names=data.get("names"))
     except InstanceError:
         raise
     except (TypeError, ValueError) as exc:
@@ -396,8 +412,68 @@ def read_instance(src: PathOrFile) -> tuple:
 # --------------------------------------------------------------------------------------
 
 
-def mapping_result_to_dict(result: MappingResult, *, verify: Optional[dict] = None) -> dict:
-    """A JSON-ready dict in the ``coalloc.mapping`` format."""
+def named_mapping(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> dict:
+    """The mapping by name: ``{task name: processor name}``.
+
+    A graph without names stands for itself by index (task ``i``, node ``p``).
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+        The task graph (its :attr:`~TaskGraph.names`, if any).
+    resources : ResourceGraph
+        The resource graph (its ``names``, if any).
+    mapping : array_like of int or MappingResult
+        The processor node of every task, or a result holding it.
+
+    Returns
+    -------
+    dict
+        Task name (or index) -> processor name (or node index), in task order.
+
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid mapping.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> import coalloc.taskmap as tm
+    >>> app = nx.Graph([("read", "work", {"weight": 4.0}), ("work", "write", {"weight": 1.0})])
+    >>> net = nx.Graph()
+    >>> net.add_node("sw")
+    >>> net.add_node("a", capacity=3.0)
+    >>> net.add_node("b", capacity=5.0)
+    >>> net.add_edges_from([("sw", "a"), ("sw", "b")], bandwidth=50.0)
+    >>> tasks, res = tm.TaskGraph.from_networkx(app), tm.ResourceGraph.from_networkx(net)
+    >>> tm.named_mapping(tasks, res, tm.solve(tasks, res, seed=0))
+    {'read': 'b', 'work': 'b', 'write': 'a'}
+    """
+    m = getattr(mapping, "mapping", mapping)
+    m = check_mapping(tasks, resources, m)
+    tnames = tasks.names if tasks.names is not None else range(tasks.n)
+    rnames = resources.names
+    return {t: (rnames[p] if rnames is not None else p) for t, p in zip(tnames, m.tolist())}
+
+
+def _jsonable_name(x: Any) -> Any:
+    return x if isinstance(x, (str, int)) else str(x)
+
+
+def mapping_result_to_dict(
+    result: MappingResult,
+    *,
+    verify: Optional[dict] = None,
+    tasks: Optional[TaskGraph] = None,
+    resources: Optional[ResourceGraph] = None,
+) -> dict:
+    """A JSON-ready dict in the ``coalloc.mapping`` format.
+
+    With the graphs given, names are added where they have them: ``task_names`` (one per
+    task), ``processor_names`` (the name of each task's processor) and the bottleneck's
+    ``name`` (a node's, or ``[u, v]`` for a link).
+    """
     out = {
         "format": MAPPING_FORMAT,
         "version": VERSION,
@@ -413,13 +489,29 @@ def mapping_result_to_dict(result: MappingResult, *, verify: Optional[dict] = No
         "history": jsonable(result.history, compact=True),
         "params": jsonable(result.params, compact=True),
     }
+    if tasks is not None and tasks.names is not None:
+        out["task_names"] = [_jsonable_name(x) for x in tasks.names]
+    if resources is not None and resources.names is not None:
+        names = resources.names
+        out["processor_names"] = [_jsonable_name(names[p]) for p in result.mapping.tolist()]
+        b = result.bottleneck
+        if b.kind == "node":
+            out["bottleneck"]["name"] = _jsonable_name(names[b.index])
+        else:
+            u, v = (int(x) for x in resources.links[b.index])
+            out["bottleneck"]["name"] = [_jsonable_name(names[u]), _jsonable_name(names[v])]
     if verify is not None:
         out["verify"] = jsonable(verify, compact=True)
     return out
 
 
 def write_mapping_result(
-    dst: PathOrFile, result: MappingResult, *, verify: Optional[dict] = None
+    dst: PathOrFile,
+    result: MappingResult,
+    *,
+    verify: Optional[dict] = None,
+    tasks: Optional[TaskGraph] = None,
+    resources: Optional[ResourceGraph] = None,
 ) -> None:
     """Write a mapping result as JSON (optionally with a verification summary).
 
@@ -431,6 +523,9 @@ def write_mapping_result(
         The result of a task-mapping method.
     verify : dict, optional
         A verification summary stored under ``"verify"``.
+    tasks, resources : TaskGraph, ResourceGraph, optional
+        The graphs: their names are written beside the mapping
+        (:func:`mapping_result_to_dict`).
 
     Examples
     --------
@@ -445,7 +540,7 @@ def write_mapping_result(
     >>> data["mapping"].tolist(), data["max_occupancy"], data["verify"]
     ([2, 2, 1], 0.6, {'valid': True})
     """
-    dump_json(mapping_result_to_dict(result, verify=verify), dst)
+    dump_json(mapping_result_to_dict(result, verify=verify, tasks=tasks, resources=resources), dst)
 
 
 def read_mapping_result(src: PathOrFile) -> dict:

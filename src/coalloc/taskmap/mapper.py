@@ -33,6 +33,7 @@ from scipy.sparse import csgraph
 from .._shared import interrupt
 from .._shared.params import check_method
 from .._shared.seeding import kernel_seed, resolve_seed
+from . import _occupancy
 from .model import (
     OccupancyState,
     ResourceGraph,
@@ -42,6 +43,7 @@ from .model import (
 )
 from .model import max_occupancy as _plain_max_occupancy
 from .result import MappingResult, TaskMappingResult
+from .routing import route_table
 
 __all__ = [
     "METHODS",
@@ -259,6 +261,7 @@ class _Engine:
         np.divide(1.0, resources.capacity, out=self.inv_cap, where=resources.is_processor)
         self.inv_bw = 1.0 / resources.bandwidth
         self.adj_bw = resources.adjacent_bandwidth
+        self.routes = route_table(resources).kernel
         self.moves = 0
 
     # -- section 4.4 ----------------------------------------------------------------------
@@ -351,11 +354,7 @@ class _Engine:
                 mp = state.mapping
                 a, b = mp[s_all], mp[t_all]
                 live = np.flatnonzero((a >= 0) & (b >= 0) & (a != b))
-                uses = np.zeros(live.shape[0], dtype=bool)
-                for src in np.unique(a[live]):
-                    sel = a[live] == src
-                    table = self.res.routes_from(int(src))[b[live[sel]]]
-                    uses[sel] = (table == l_best).any(axis=1)
+                uses = _occupancy.route_uses(self.routes, a[live], b[live], l_best)
                 cand = live[uses]
                 e = int(cand[np.argmax(vol_all[cand])])
                 state.remove(int(s_all[e]))
@@ -425,10 +424,9 @@ def _check_procs(resources: ResourceGraph, procs: Any, argname: str) -> np.ndarr
 
 def _task_order(tasks: TaskGraph, order: Any, seed: Any, clustering: Optional[dict]):
     if order is None or (isinstance(order, str) and order == "cluster"):
-        from .clustering import flow_injection
+        from .coarsen import cluster_order  # flow injection, coarsened above 512 tasks
 
-        fi = flow_injection(tasks, seed=seed, **(clustering or {}))
-        return _check_order(fi.order, tasks.n)
+        return _check_order(cluster_order(tasks, seed, clustering), tasks.n)
     if isinstance(order, str):
         if order == "index":
             return np.arange(tasks.n, dtype=np.int64)

@@ -34,6 +34,8 @@ from scipy.sparse import csgraph
 
 from .._shared.caches import cache_of
 from .._shared.validation import nonnegative_vector, readonly, square_sparse
+from . import _occupancy
+from .routing import route_table
 
 __all__ = [
     "TaskGraph",
@@ -61,6 +63,40 @@ def _square_csr(matrix: Any, n: int, argname: str) -> sp.csr_matrix:
     return mat
 
 
+def _check_names(names: Any, n: int, argname: str) -> Optional[list]:
+    """A list copy of ``n`` distinct hashable names, or None."""
+    if names is None:
+        return None
+    if isinstance(names, (str, bytes)):
+        raise TypeError(f"{argname} must be a sequence of names, got a string")
+    out = list(names)
+    if len(out) != n:
+        raise ValueError(f"{argname} has length {len(out)}, expected {n}")
+    seen: dict = {}
+    for i, x in enumerate(out):
+        try:
+            j = seen.setdefault(x, i)
+        except TypeError:
+            raise TypeError(f"{argname}[{i}] = {x!r} is not hashable") from None
+        if j != i:
+            raise ValueError(f"{argname}[{i}] = {x!r} repeats {argname}[{j}]")
+    return out
+
+
+def _attribute(data: dict, key: Optional[str], default: float, where: str) -> float:
+    """``data[key]`` (or ``default``) as a finite non-negative float, or ValueError."""
+    value = default if key is None else data.get(key, default)
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        x = float("nan")
+    if isinstance(value, bool) or not np.isfinite(x) or x < 0:
+        raise ValueError(
+            f"{where}: attribute {key!r} = {value!r} is not a finite non-negative number"
+        )
+    return x
+
+
 # --------------------------------------------------------------------------------------
 # Task graph
 # --------------------------------------------------------------------------------------
@@ -79,6 +115,9 @@ class TaskGraph:
     directed : bool, optional
         None (default): undirected when ``comm`` is symmetric, directed otherwise.
         ``False`` with an asymmetric ``comm`` is an error.
+    names : sequence, optional
+        A distinct, hashable name for every task (kept end to end: files, results); e.g.
+        the nodes of a networkx graph or the labels of a Scotch graph file.
 
     Attributes
     ----------
@@ -88,12 +127,14 @@ class TaskGraph:
     indptr, indices, data : ndarray
         CSR arrays of ``comm`` as given (int64, int64, float64), diagonal removed.
     directed : bool
+    names : list or None
+        The task names, or None.
 
     Raises
     ------
     ValueError
-        No task, a negative or non-finite value, a wrong shape, or ``directed=False`` with
-        an asymmetric ``comm``.
+        No task, a negative or non-finite value, a wrong shape, ``directed=False`` with
+        an asymmetric ``comm``, or names of the wrong length, repeated or unhashable.
     TypeError
         ``directed`` is not a bool or None.
 
@@ -109,7 +150,14 @@ class TaskGraph:
     ([1.0, 2.0, 1.5], 2)
     """
 
-    def __init__(self, node_weight: Any, comm: Any = None, *, directed: Optional[bool] = None):
+    def __init__(
+        self,
+        node_weight: Any,
+        comm: Any = None,
+        *,
+        directed: Optional[bool] = None,
+        names: Any = None,
+    ):
         w = nonnegative_vector(node_weight, "node_weight")
         n = int(w.shape[0])
         if n == 0:
@@ -126,6 +174,7 @@ class TaskGraph:
             raise TypeError(f"directed must be a bool or None, got {type(directed).__name__}")
         elif not directed and not symmetric:
             raise ValueError("comm is not symmetric but directed=False")
+        self.names = _check_names(names, n, "names")
         self.n = n
         self.directed = bool(directed)
         self.node_weight = w
@@ -158,21 +207,27 @@ class TaskGraph:
         cls,
         graph: Any,
         *,
-        weight: str = "weight",
-        comm: str = "weight",
+        weight: Optional[str] = "weight",
+        comm: Optional[str] = "weight",
         default_weight: float = 1.0,
         default_comm: float = 1.0,
     ) -> TaskGraph:
-        """A task graph from a networkx (Di)Graph; nodes are numbered in ``graph.nodes`` order.
+        """A task graph from a networkx (Di)Graph; tasks keep the graph's nodes as names.
+
+        Tasks are numbered in ``graph.nodes`` order and :attr:`names` holds the nodes, so a
+        mapping can be reported by name (:func:`coalloc.taskmap.named_mapping`).
 
         Parameters
         ----------
         graph : networkx.Graph or networkx.DiGraph
-            A DiGraph gives a directed task graph, a Graph an undirected one.
-        weight : str
-            Node attribute holding the compute requirement (``default_weight`` if absent).
-        comm : str
-            Edge attribute holding the communication volume (``default_comm`` if absent).
+            A DiGraph gives a directed task graph, a Graph an undirected one. Self-loops
+            are ignored (a task talking to itself uses no link).
+        weight : str or None
+            Node attribute holding the compute requirement (``default_weight`` where a node
+            lacks it; None: every task gets ``default_weight``).
+        comm : str or None
+            Edge attribute holding the communication volume (``default_comm`` where an edge
+            lacks it; None: every edge gets ``default_comm``).
         default_weight : float, default 1.0
             Compute requirement of a node without the ``weight`` attribute.
         default_comm : float, default 1.0
@@ -181,23 +236,26 @@ class TaskGraph:
         Returns
         -------
         TaskGraph
-            Directed when ``graph`` is a DiGraph.
+            Directed when ``graph`` is a DiGraph, with ``names`` = the graph's nodes.
 
         Raises
         ------
         TypeError
             ``graph`` is not a networkx graph, or is a multigraph.
+        ValueError
+            A node or edge whose attribute is not a finite non-negative number (named), or
+            a graph without nodes.
 
         Examples
         --------
         >>> import networkx as nx
         >>> from coalloc.taskmap import TaskGraph
-        >>> g = nx.path_graph(3)
-        >>> g.nodes[1]["weight"] = 2.5
-        >>> g.edges[0, 1]["weight"] = 4.0
-        >>> tasks = TaskGraph.from_networkx(g)
-        >>> tasks.node_weight.tolist(), tasks.comm.toarray().tolist()
-        ([1.0, 2.5, 1.0], [[0.0, 4.0, 0.0], [4.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+        >>> g = nx.path_graph(["a", "b", "c"])
+        >>> g.nodes["b"]["flops"] = 2.5
+        >>> g.edges["a", "b"]["bytes"] = 4.0
+        >>> tasks = TaskGraph.from_networkx(g, weight="flops", comm="bytes")
+        >>> tasks.names, tasks.node_weight.tolist(), tasks.comm.toarray().tolist()
+        (['a', 'b', 'c'], [1.0, 2.5, 1.0], [[0.0, 4.0, 0.0], [4.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
         """
         import networkx as nx
 
@@ -207,17 +265,24 @@ class TaskGraph:
             raise TypeError("graph: multigraphs are not supported")
         nodes = list(graph.nodes)
         index = {v: i for i, v in enumerate(nodes)}
-        w = [graph.nodes[v].get(weight, default_weight) for v in nodes]
+        w = [
+            _attribute(graph.nodes[v], weight, default_weight, f"graph: node {v!r}") for v in nodes
+        ]
         rows, cols, vals = [], [], []
         for u, v, d in graph.edges(data=True):
+            vol = _attribute(d, comm, default_comm, f"graph: edge ({u!r}, {v!r})")
+            if u == v:
+                continue
             rows.append(index[u])
             cols.append(index[v])
-            vals.append(d.get(comm, default_comm))
+            vals.append(vol)
         n = len(nodes)
+        if n == 0:
+            raise ValueError("graph: a task graph needs at least one task (the graph is empty)")
         mat = sp.coo_matrix((np.array(vals, dtype=np.float64), (rows, cols)), shape=(n, n))
         if not graph.is_directed():
             mat = mat + sp.coo_matrix((mat.data, (mat.col, mat.row)), shape=(n, n))
-        return cls(w, mat.tocsr(), directed=graph.is_directed())
+        return cls(w, mat.tocsr(), directed=graph.is_directed(), names=nodes)
 
     # -- views ------------------------------------------------------------------------
     @property
@@ -404,37 +469,26 @@ class ResourceGraph:
             raise ValueError(f"names has length {len(self.names)}, expected {r}")
         readonly(self.capacity, self.links, self.bandwidth, self.is_processor)
         readonly(self.processors, self.route_length)
-        # link id of each (u, v), both orientations
-        self._link_id = sp.csr_matrix(
-            (
-                np.concatenate([np.arange(e), np.arange(e)]) + 1.0,
-                (np.concatenate([ln[:, 0], ln[:, 1]]), np.concatenate([ln[:, 1], ln[:, 0]])),
-            ),
-            shape=(r, r),
-        )
+        # Connectivity is checked here (one pass); the routes themselves -- one Dijkstra from
+        # every processor -- are computed on first use by routing.route_table and shared by
+        # every graph with the same links, lengths and processors.
         adj = sp.csr_matrix(
-            (np.concatenate([length, length]),
+            (np.ones(2 * e),
              (np.concatenate([ln[:, 0], ln[:, 1]]), np.concatenate([ln[:, 1], ln[:, 0]]))),
             shape=(r, r),
         )  # fmt: skip
-        dist, pred = csgraph.shortest_path(
-            adj, method="D", directed=False, return_predecessors=True, indices=self.processors
-        )
-        sub = dist[:, self.processors]
-        if not np.all(np.isfinite(sub)):
-            i, j = np.argwhere(~np.isfinite(sub))[0]
-            raise ValueError(
-                f"links: processors {self.processors[i]} and {self.processors[j]} are not connected"
-            )
-        if dist.shape[0] and not np.all(np.isfinite(dist[0])):
-            v = int(np.flatnonzero(~np.isfinite(dist[0]))[0])
+        _, label = csgraph.connected_components(adj, directed=False)
+        first = int(self.processors[0])
+        apart = label != label[first]
+        if apart[self.processors].any():
+            j = int(self.processors[np.flatnonzero(apart[self.processors])[0]])
+            raise ValueError(f"links: processors {first} and {j} are not connected")
+        if apart.any():
+            v = int(np.flatnonzero(apart)[0])
             raise ValueError(
                 f"links: node {v} is not connected to the processors (every router must be "
                 "reachable: routes and flows are walked through the whole graph)"
             )
-        # pred[k, v]: predecessor of v on the shortest path from processor k (row order)
-        self._pred = pred.astype(np.int64)
-        readonly(self._pred)
         self._proc_row = np.full(r, -1, dtype=np.int64)
         self._proc_row[self.processors] = np.arange(self.processors.shape[0])
         # adjacent link capacity of each node (the denominator of the open metric)
@@ -549,23 +603,32 @@ class ResourceGraph:
         capacity: str = "capacity",
         bandwidth: str = "bandwidth",
         route_length: RouteLength = "hops",
+        processor: str = "is_processor",
+        length: Optional[str] = None,
     ) -> ResourceGraph:
-        """A resource graph from an undirected networkx Graph.
+        """A resource graph from an undirected networkx Graph; nodes keep their names.
 
         Node attribute ``capacity`` (default 0: a router), optional boolean node attribute
-        ``is_processor`` (default ``capacity > 0``), edge attribute ``bandwidth`` (required).
+        ``processor`` (default ``capacity > 0``), edge attribute ``bandwidth`` (required),
+        optional edge attribute ``length`` (the link lengths of the routes).
 
         Parameters
         ----------
         graph : networkx.Graph
             The undirected resource graph; nodes are numbered in ``graph.nodes`` order and
-            keep their names.
+            keep their names (:attr:`names`).
         capacity : str, default "capacity"
             Node attribute holding the compute capacity.
         bandwidth : str, default "bandwidth"
             Edge attribute holding the link bandwidth.
         route_length : {"hops", "inverse_bandwidth"} or array_like of float, default "hops"
-            Length of a link for the fixed shortest routes.
+            Length of a link for the fixed shortest routes (ignored when ``length`` is
+            given).
+        processor : str, default "is_processor"
+            Boolean node attribute saying which nodes take tasks.
+        length : str, optional
+            Edge attribute holding each link's length for the routes (e.g. a latency);
+            every edge must have it.
 
         Returns
         -------
@@ -577,7 +640,9 @@ class ResourceGraph:
         TypeError
             ``graph`` is not an undirected, simple networkx Graph.
         ValueError
-            An edge without ``bandwidth``.
+            An edge without ``bandwidth`` (or ``length``), or an attribute that is not a
+            finite non-negative number (a boolean for ``processor``), naming the node or
+            edge.
 
         Examples
         --------
@@ -599,22 +664,32 @@ class ResourceGraph:
             raise TypeError("graph must be an undirected networkx.Graph")
         nodes = list(graph.nodes)
         index = {v: i for i, v in enumerate(nodes)}
-        cap = [graph.nodes[v].get(capacity, 0.0) for v in nodes]
-        flags = [graph.nodes[v].get("is_processor") for v in nodes]
+        cap = [_attribute(graph.nodes[v], capacity, 0.0, f"graph: node {v!r}") for v in nodes]
+        flags = [graph.nodes[v].get(processor) for v in nodes]
+        for v, f in zip(nodes, flags):
+            if f is not None and not isinstance(f, (bool, np.bool_)):
+                raise ValueError(
+                    f"graph: node {v!r}: attribute {processor!r} = {f!r} is not a bool"
+                )
         proc = None
         if any(f is not None for f in flags):
             proc = np.array(
                 [bool(f) if f is not None else c > 0 for f, c in zip(flags, cap)], dtype=bool
             )
-        edges, bws = [], []
+        edges, bws, lengths = [], [], []
         for u, v, d in graph.edges(data=True):
-            if bandwidth not in d:
-                raise ValueError(f"graph: edge ({u!r}, {v!r}) has no {bandwidth!r} attribute")
+            where = f"graph: edge ({u!r}, {v!r})"
+            for key in (bandwidth, length):
+                if key is not None and key not in d:
+                    raise ValueError(f"{where} has no {key!r} attribute")
             edges.append((index[u], index[v]))
-            bws.append(d[bandwidth])
+            bws.append(_attribute(d, bandwidth, 0.0, where))
+            if length is not None:
+                lengths.append(_attribute(d, length, 0.0, where))
         return cls(
             cap, np.array(edges, dtype=np.int64).reshape(-1, 2), bandwidth=bws,
-            is_processor=proc, route_length=route_length, names=nodes,
+            is_processor=proc, route_length=route_length if length is None else lengths,
+            names=nodes,
         )  # fmt: skip
 
     # -- routes -----------------------------------------------------------------------
@@ -629,27 +704,10 @@ class ResourceGraph:
 
         The fixed route between processors ``a`` and ``b`` is read from the row of the one
         that comes first in ``processors`` (the smaller index), so it is the same both ways.
+        Computed on first use, once per graph (:func:`coalloc.taskmap.routing.route_table`);
+        int32, ``-1`` at the row's own processor.
         """
-        return self._pred
-
-    def _walk(self, src_rows: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        """Padded link ids (k, hops) of the paths from processors[src_rows] to dst."""
-        k = dst.shape[0]
-        cols = []
-        cur = dst.copy()
-        src = self.processors[src_rows]
-        active = cur != src
-        while active.any():
-            prev = np.where(active, self._pred[src_rows, cur], cur)
-            col = np.full(k, -1, dtype=np.int64)
-            ids = np.asarray(self._link_id[prev[active], cur[active]]).ravel()
-            col[active] = ids.astype(np.int64) - 1
-            cols.append(col)
-            cur = prev
-            active = cur != src
-        if not cols:
-            return np.full((k, 0), -1, dtype=np.int64)
-        return np.stack(cols, axis=1)
+        return route_table(self).pred
 
     def routes_from(self, a: int) -> np.ndarray:
         """Padded route table of processor ``a``: row ``b`` lists the link ids to node ``b``.
@@ -688,32 +746,11 @@ class ResourceGraph:
         table = routes.get(a)
         if table is not None:
             return table
-        ra = int(self._proc_row[a])
-        if ra < 0:
+        if not (0 <= int(a) < self.n_nodes and self.is_processor[int(a)]):
             raise ValueError(f"node {a} is not a processor")
-        r = self.n_nodes
-        dst = np.arange(r, dtype=np.int64)
-        row_a = self._proc_row
-        # route(a, b) is read from the row of min(a, b) among processors
-        use_b = (row_a >= 0) & (row_a < ra)
-        out_a = self._walk(np.full(r, ra, dtype=np.int64), dst)
-        if use_b.any():
-            bs = dst[use_b]
-            rev = self._walk(row_a[bs], np.full(bs.shape[0], a, dtype=np.int64))
-            width = max(out_a.shape[1], rev.shape[1])
-            table = np.full((r, width), -1, dtype=np.int64)
-            table[:, : out_a.shape[1]] = out_a
-            table[use_b] = -1
-            table[use_b, : rev.shape[1]] = rev
-        else:
-            table = out_a
-        # drop all-padding columns
-        if table.shape[1]:
-            keep = (table >= 0).any(axis=0)
-            table = table[:, keep]
+        table = route_table(self).table(int(a))
         table.setflags(write=False)
-        routes[a] = table
-        return table
+        return routes.setdefault(a, table)
 
     def route(self, a: int, b: int) -> np.ndarray:
         """Link ids of the fixed route between processors ``a`` and ``b`` (empty if equal).
@@ -771,10 +808,11 @@ class ResourceGraph:
         ra, rb = int(self._proc_row[a]), int(self._proc_row[b])
         if ra < 0 or rb < 0:
             raise ValueError("route_nodes: both ends must be processors")
+        pred = route_table(self).pred
         src, dst, row = (a, b, ra) if ra <= rb else (b, a, rb)
         path = [dst]
         while path[-1] != src:
-            path.append(int(self._pred[row, path[-1]]))
+            path.append(int(pred[row, path[-1]]))
         path.reverse()
         return path if ra <= rb else path[::-1]
 
@@ -903,15 +941,8 @@ def load_graph(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> tupl
     m = check_mapping(tasks, resources, mapping, partial=True)
     mapped = m >= 0
     node = np.bincount(m[mapped], weights=tasks.node_weight[mapped], minlength=resources.n_nodes)
-    link = np.zeros(resources.n_links)
     s, t, vol = tasks.edges()
-    keep = mapped[s] & mapped[t] & (m[s] != m[t])
-    for a in np.unique(m[s[keep]]):
-        sel = keep & (m[s] == a)
-        ids = resources.routes_from(int(a))[m[t[sel]]]
-        w = np.broadcast_to(vol[sel, None], ids.shape)
-        ok = ids >= 0
-        link += np.bincount(ids[ok], weights=w[ok], minlength=resources.n_links)
+    link = _occupancy.link_loads(route_table(resources).kernel, m, s, t, vol)
     return node.astype(np.float64), link
 
 

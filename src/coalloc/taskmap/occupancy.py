@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .._shared.caches import cache_of
+from . import _occupancy
 from .model import (
     Bottleneck,
     ResourceGraph,
@@ -21,8 +23,32 @@ from .model import (
     check_mapping,
     load_graph,
 )
+from .routing import route_table
 
-__all__ = ["OccupancyState"]
+__all__ = ["OccupancyState", "pairs_of"]
+
+
+def pairs_of(tasks: TaskGraph) -> _occupancy.Pairs:
+    """The compiled view of a task graph's pair weights, built once per graph.
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+        The task graph.
+
+    Returns
+    -------
+    coalloc.taskmap._occupancy.Pairs
+        What the occupancy kernels take (kept beside the graph, never on it).
+    """
+    cache = cache_of(tasks)
+    pairs = cache.get("occupancy_pairs")
+    if pairs is None:
+        indptr, indices, weights = tasks.undirected_csr()
+        pairs = cache.setdefault(
+            "occupancy_pairs", _occupancy.Pairs(indptr, indices, weights, tasks.node_weight)
+        )
+    return pairs
 
 
 class OccupancyState:
@@ -57,6 +83,8 @@ class OccupancyState:
         self.tasks = tasks
         self.resources = resources
         self.indptr, self.indices, self.weights = tasks.undirected_csr()
+        self._pairs = pairs_of(tasks)
+        self._routes = route_table(resources).kernel
         self._inv_cap = np.zeros(resources.n_nodes)
         np.divide(1.0, resources.capacity, out=self._inv_cap, where=resources.is_processor)
         self._inv_bw = 1.0 / resources.bandwidth
@@ -111,24 +139,6 @@ class OccupancyState:
         """
         self.node_load, self.link_load = load_graph(self.tasks, self.resources, self.mapping)
 
-    def _comm_update(self, t: int, p: int, sign: float) -> np.ndarray:
-        """Add (sign=+1) or remove (-1) the communication of task t placed on p.
-
-        Returns the link ids touched.
-        """
-        lo, hi = self.indptr[t], self.indptr[t + 1]
-        nb = self.indices[lo:hi]
-        where = self.mapping[nb]
-        sel = (where >= 0) & (where != p)
-        if not sel.any():
-            return np.zeros(0, dtype=np.int64)
-        ids = self.resources.routes_from(p)[where[sel]]
-        w = np.broadcast_to(self.weights[lo:hi][sel, None], ids.shape)
-        ok = ids >= 0
-        ids = ids[ok]
-        np.add.at(self.link_load, ids, sign * w[ok])
-        return ids
-
     def place(self, t: int, p: int) -> np.ndarray:
         """Map the unmapped task ``t`` on processor ``p``; returns the link ids touched.
 
@@ -153,10 +163,9 @@ class OccupancyState:
         >>> sorted(state.place(1, 1).tolist()), state.link_load.tolist()
         ([0, 1], [1.0, 1.0])
         """
-        self.node_load[p] += self.tasks.node_weight[t]
-        ids = self._comm_update(t, p, 1.0)
-        self.mapping[t] = p
-        return ids
+        return _occupancy.place(
+            self._pairs, self._routes, self.mapping, self.node_load, self.link_load, t, p
+        )
 
     def remove(self, t: int) -> np.ndarray:
         """Unmap task ``t``; returns the link ids touched.
@@ -180,10 +189,9 @@ class OccupancyState:
         >>> sorted(state.remove(0).tolist()), state.mapping.tolist(), state.link_load.tolist()
         ([0, 1], [-1, 2, 2], [0.0, 0.0])
         """
-        p = int(self.mapping[t])
-        self.mapping[t] = -1
-        self.node_load[p] -= self.tasks.node_weight[t]
-        return self._comm_update(t, p, -1.0)
+        return _occupancy.remove(
+            self._pairs, self._routes, self.mapping, self.node_load, self.link_load, t
+        )
 
     def move(self, t: int, p: int) -> None:
         """Move task ``t`` (mapped or not) to processor ``p``.
@@ -205,9 +213,9 @@ class OccupancyState:
         >>> state.mapping.tolist(), state.node_load.tolist(), state.link_load.tolist()
         ([1, 1, 1], [0.0, 4.5, 0.0], [0.0, 0.0])
         """
-        if self.mapping[t] >= 0:
-            self.remove(t)
-        self.place(t, p)
+        _occupancy.move(
+            self._pairs, self._routes, self.mapping, self.node_load, self.link_load, t, p
+        )
 
     # -- occupancies ------------------------------------------------------------------
     def node_occupancy(self) -> np.ndarray:
