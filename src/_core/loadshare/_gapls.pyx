@@ -51,7 +51,8 @@ def tabu_search(
 
     Search value: ``cost + sum_i alpha_i * excess_i`` (``excess_i``: agent ``i``'s
     overload). Each iteration applies the best non-tabu shift or swap (aspiration: a move to
-    a feasible assignment better than the best); the item leaving agent ``i`` may not return
+    a feasible assignment better than the best; none admissible: the iteration passes); the
+    item leaving agent ``i`` may not return
     for ``tenure`` (+ a random ``0 .. tenure // 2``) iterations. Then the penalty weights
     oscillate: while the assignment is infeasible the overloaded agents' weights are
     multiplied by ``growth``, while it is feasible every weight is divided by it. After
@@ -186,10 +187,11 @@ def tabu_search(
                             bk = k
                     j += step
                 start = (start + 1) % step
-            if bj < 0:  # no move at all: not an iteration
-                done -= 1
-                it -= 1
-                break
+            if bj < 0:  # no admissible move: the iteration passes, tabu tenures run out
+                since += 1
+                if since >= restart:
+                    since = 0
+                continue
             # apply
             a = assign[bj]
             tabu_until[a * n + bj] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))

@@ -515,6 +515,15 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
     best_obj = None
     rate = None  # tabu iterations per second, measured
     t_search = time.perf_counter()
+    knobs = (_TENURE, _restart(n), _SWAP_ITEMS, _GROWTH, _SHAKE, _PER_AGENT)
+    # set the state up (feasible or not: the start's excess); one agent: nothing to search
+    _gapls.tabu_search(cost, weight, cap, assign, best, alpha, tabu, istate, dstate, rng, 0,
+                       *knobs)  # fmt: skip
+    if istate[4]:
+        feasible, best_obj = True, _objective_of(inst, best, assign_all)
+        trajectory.append((now(), best_obj, best_bound()))
+    if m_all == 1:
+        iterations = 0
     while done < iterations and n:
         if deadline is None:
             k = min(_ROUND_ITERATIONS, iterations - done)
@@ -526,8 +535,7 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
             k = min(k, iterations - done)
         t1 = time.perf_counter()
         got = _gapls.tabu_search(cost, weight, cap, assign, best, alpha, tabu, istate, dstate,
-                                 rng, k, _TENURE, _restart(n), _SWAP_ITEMS,
-                                 _GROWTH, _SHAKE, _PER_AGENT)  # fmt: skip
+                                 rng, k, *knobs)  # fmt: skip
         spent = time.perf_counter() - t1
         done += got
         if got:
@@ -547,8 +555,6 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
         b = best_bound()
         if feasible and b is not None and (b >= best_obj if sense == "min" else b <= best_obj):
             break  # proven optimal
-        if got < k:
-            break  # no move left
         if out_of_time():
             break
         interrupt.check()  # a batch's timeout or cancellation, between two rounds
@@ -584,6 +590,8 @@ def _timed_hint(inst, sense, assign_all, seed, iterations, until, limit, t0):
     Lagrangian relaxation's assignment. None when no time was left."""
     if until - time.perf_counter() <= 0 or inst.n == 0:
         return None
+    if iterations is None:  # the full heuristic, cut at its share of the limit
+        iterations = max(3000, 15 * inst.n)
     x_start, lp_bound = None, None
     if _LP_SECONDS_PER_PAIR * inst.m * inst.n <= 0.1 * limit:
         lp_bound, x_start = _lp(inst, sense, assign_all)
@@ -759,7 +767,8 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
     return GapResult(status, message, "exact", assign, obj, bound, gap, sense,
                      assign_all, seed, params,
                      {"hint": t_hint, "solve": t_solve, "total": time.perf_counter() - t0},
-                     {"nodes": int(out.nodes or 0)})  # fmt: skip
+                     {"nodes": int(out.nodes or 0),
+                      "hint_tabu_iterations": int(heur.iterations) if heur else 0})  # fmt: skip
 
 
 def _not_worse(inst, sense, assign_all, h_assign, status, assign, obj, bound, message):

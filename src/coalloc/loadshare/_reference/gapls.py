@@ -103,10 +103,11 @@ def tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate,
                         bd, bdc, bdex, bi, bj, bk = d, d_cost, d_ex, b, j, k
                 j += step
             start = (start + 1) % step
-        if bj < 0:  # no move at all: not an iteration
-            done -= 1
-            it -= 1
-            break
+        if bj < 0:  # no admissible move: the iteration passes, tabu tenures run out
+            since += 1
+            if since >= restart:
+                since = 0
+            continue
         a = a_[bj]
         tabu[a * n + bj] = it + tenure + gen.next() % (tenure // 2 + 1)
         if bk < 0:
