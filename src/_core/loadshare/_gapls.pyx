@@ -54,8 +54,9 @@ def tabu_search(
     a feasible assignment better than the best; none admissible: the iteration passes); the
     item leaving agent ``i`` may not return
     for ``tenure`` (+ a random ``0 .. tenure // 2``) iterations. Then the penalty weights
-    oscillate: while the assignment is infeasible the overloaded agents' weights are
-    multiplied by ``growth``, while it is feasible every weight is divided by it. After
+    oscillate: while the assignment is infeasible the overloaded agents' weights
+    (``per_agent``) or all weights are multiplied by ``growth``, while it is feasible every
+    weight is divided by it. After
     ``restart`` iterations without a new best the search restarts from the best assignment,
     every weight back at its first value, with one item in ``shake`` (about; none when
     ``shake`` is 0) moved to a random agent. Swaps are tried for the items ``start,

@@ -8,10 +8,13 @@ Every item goes to exactly one agent (``assign_all=True``) or to at most one
 * :func:`read_gap` / :func:`write_gap`: the OR-Library format (module docstring of
   :mod:`coalloc.loadshare.io` and ``coalloc docs loadshare``).
 * :func:`solve_gap`: ``method="exact"`` (CP-SAT or HiGHS on the shared runner: proven
-  optimum, bound, gap) or ``"heuristic"`` (the LP relaxation rounded, or a regret-greedy
-  start after Martello & Toth when the LP has no solution, then a tabu search over shifts
-  and swaps with a penalised capacity excess; its bound is the LP relaxation, equal to the
-  Lagrangian bound of the capacity constraints).
+  optimum, bound, gap; started from the heuristic and never worse than it) or
+  ``"heuristic"``, anytime: the rounded LP relaxation (or the Lagrangian relaxation's
+  assignment, or Martello & Toth's regret greedy) as the start, then a resumable compiled
+  tabu search over shifts and swaps with a penalised capacity excess in rounds that stop at
+  ``time_limit``, with subgradient steps on the Lagrangian relaxation of the capacities
+  between them; the bound is the best of the LP and the Lagrangian, and
+  ``result.trajectory`` records (time, objective, bound).
 * :func:`generate_gap`: Chu & Beasley's types A-D.
 """
 
@@ -246,24 +249,27 @@ def solve_gap(
     assign_all : bool, default True
         Every item must be assigned; False lets items stay unassigned (``-1``, no cost).
     time_limit : float, optional
-        Seconds for the whole call, from its entry. Exact: the hint's tabu search (started
-        from the rounded LP relaxation when the LP, which cannot be interrupted, is budgeted
-        at most a tenth of the limit by the instance's size, else from the cheapest agent of
-        every item) gets at most a quarter of it and is dropped if it does not finish; the
-        model building counts; the solver gets the rest, and the answer is never worse than
-        the hint's assignment. Heuristic: stops the tabu
-        search in rounds.
+        Seconds for the whole call, from its entry. Heuristic: the search runs in rounds of
+        about 0.1 s and stops at the limit with the best assignment so far (it uses the
+        whole limit unless ``iterations`` ends it first or the bound proves the assignment
+        optimal); the LP relaxation, which cannot be interrupted, is solved only when its
+        budget (2.5e-5 s per pair) fits 0.4 of the limit. Exact: the hint (the heuristic
+        with its default iterations) gets at most a quarter of the limit and keeps the best
+        assignment it reached; the model building counts; the solver gets the rest, and the
+        answer is never worse than the hint's assignment.
     seed : int, optional
     backend : {"cpsat", "highs", "cbc"}, default "cpsat"
         Exact method's solver (non-integer costs: HiGHS is used instead of CP-SAT).
     threads : int, default 1
         Exact method's workers.
     iterations : int, optional
-        Heuristic: tabu iterations (default ``max(3000, 15 n)``; at most
-        ``MAX_ITERATIONS``, 10**9).
+        Heuristic: tabu iterations (default ``max(3000, 15 n)`` without a time limit,
+        unbounded with one; at most ``MAX_ITERATIONS``, 10**9). The answer depends on the
+        seed and the iterations only: a timed run's ``iterations["tabu_iterations"]``
+        given here replays it.
     with_bound : bool, default True
-        Heuristic: report the LP bound (the LP is solved either way: its rounding is the
-        start of the tabu search).
+        Heuristic: report the bound (the best of the LP relaxation, when solved, and the
+        Lagrangian relaxation of the capacities; the message says which).
     hint : bool, default True
         Exact: start the solver from the heuristic's assignment.
 
@@ -546,11 +552,11 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
                 feasible, best_obj = True, obj
                 trajectory.append((now(), obj, best_bound()))
         if lag_open and l_dstate[1] > 1e-6 and not out_of_time():
-            before, k_sub = lag, sub_done
+            before, k_sub = best_bound(), sub_done
             target = sign * best_obj if feasible else -1e300
             lag_steps(_LAGR_ROUND, target)
             lag_open = sub_done - k_sub == _LAGR_ROUND
-            if lag != before:
+            if best_bound() != before:
                 trajectory.append((now(), best_obj, best_bound()))
         b = best_bound()
         if feasible and b is not None and (b >= best_obj if sense == "min" else b <= best_obj):
