@@ -319,6 +319,7 @@ _TWINS = {
     "loadshare._dmcf.migrate": "dmcf.migrate",
     "loadshare._gapls.tabu_search": "gapls.tabu_search",
     "loadshare._gapls.subgradient": "gapls.subgradient",
+    "loadshare._gapls.shift_descent": "gapls.shift_descent",
     "taskmap._flowinject.cluster": "flowinject.flow_injection_reference",
     "testbed._allocate.allocate_all": "allocate.allocate_all",
     "testbed._anneal.anneal": "anneal.anneal",

@@ -38,3 +38,10 @@ def subgradient(
     iterations: int,
     target: float,
 ) -> int: ...
+def shift_descent(
+    cost: npt.ArrayLike,
+    weight: npt.ArrayLike,
+    capacity: npt.ArrayLike,
+    assign: npt.ArrayLike,
+    sweeps: int,
+) -> int: ...

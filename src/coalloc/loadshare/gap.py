@@ -400,7 +400,7 @@ class _Heur(NamedTuple):
 _TENURE, _SWAP_ITEMS, _GROWTH = 5, 100, 1.05
 #: Subgradient iterations before the search (they give its start when the LP is not
 #: solved) and after every round of it.
-_LAGR_START, _LAGR_ROUND = 100, 5
+_LAGR_START, _LAGR_ROUND = 300, 5
 #: Tabu iterations per round without a time limit (rounds resume the search: the answer
 #: depends on the iterations only) and the seconds a round aims at under one.
 _ROUND_ITERATIONS, _ROUND_SECONDS = 1000, 0.1
@@ -430,7 +430,8 @@ def _integral_bound(value: float, sense: str, integral: bool) -> float:
 def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t0=None,
                lp_bound=None):  # fmt: skip
     """The anytime heuristic. A start (the rounded LP relaxation ``x_lp`` when given, else
-    the Lagrangian relaxation's assignment at its best multipliers, else a regret greedy),
+    :func:`_reduced_cost_greedy` at the best Lagrangian multipliers polished by
+    :func:`_gapls.shift_descent`, else a regret greedy),
     then the resumable tabu search (:func:`_gapls.tabu_search`) in rounds, with a few
     subgradient steps (:func:`_gapls.subgradient`, towards the best objective found) after
     each round. ``deadline`` (a ``time.perf_counter()`` value, or None) stops it between
@@ -504,7 +505,8 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
         if not assign_all:
             start[x_lp.sum(axis=0) < 0.5] = inst.m
     elif can_lag and sub_done:
-        start = x_lag.copy()
+        start = _reduced_cost_greedy(cost, weight, cap, best_lam)
+        _gapls.shift_descent(cost, weight, cap, start, 50)
     else:
         start = _regret_greedy(cost, weight, cap)
     if iterations is None:
@@ -584,7 +586,7 @@ def _objective_of(inst: GapInstance, assign: np.ndarray, assign_all: bool) -> fl
 #: which cannot be interrupted: 80 x 1600 took 2.8 s on a loaded two-core machine).
 _LP_SECONDS_PER_PAIR = 2.5e-5
 #: The share of a heuristic's time limit the LP's budget may take (else the search starts
-#: from the Lagrangian relaxation's assignment).
+#: from the Lagrangian multipliers' greedy start).
 _LP_SHARE = 0.4
 
 
@@ -593,7 +595,7 @@ def _timed_hint(inst, sense, assign_all, seed, iterations, until, limit, t0):
     best assignment it reached by then). It starts, as the heuristic method does, from the
     rounded LP relaxation when the LP's budget (``_LP_SECONDS_PER_PAIR`` per pair, a rule of
     the instance's size, not of the clock) is at most a tenth of ``limit``, else from the
-    Lagrangian relaxation's assignment. None when no time was left."""
+    Lagrangian multipliers' greedy start. None when no time was left."""
     if until - time.perf_counter() <= 0 or inst.n == 0:
         return None
     if iterations is None:  # the full heuristic, cut at its share of the limit
@@ -602,6 +604,33 @@ def _timed_hint(inst, sense, assign_all, seed, iterations, until, limit, t0):
     if _LP_SECONDS_PER_PAIR * inst.m * inst.n <= 0.1 * limit:
         lp_bound, x_start = _lp(inst, sense, assign_all)
     return _heuristic(inst, sense, assign_all, until, seed, iterations, x_start, t0, lp_bound)
+
+
+def _reduced_cost_greedy(
+    cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, lam: np.ndarray
+) -> np.ndarray:
+    """A start from the Lagrangian multipliers: reduced costs ``c_ij + lam_i w_ij``; the
+    items in decreasing regret (second least reduced cost minus the least), each to the
+    agent of least reduced cost among those it still fits, else to the one with the most
+    room left (the search repairs it). O(n m) in all, unlike :func:`_regret_greedy`."""
+    m, n = cost.shape
+    red = cost + lam[:, None] * weight
+    if m > 1:
+        two = np.partition(red, 1, axis=0)[:2]
+        regret = two[1] - two[0]
+    else:
+        regret = np.zeros(n)
+    order = np.argsort(-regret, kind="stable")
+    rem = cap.astype(np.int64).copy()
+    assign = np.empty(n, dtype=np.int64)
+    for j in order.tolist():
+        col = np.where(weight[:, j] <= rem, red[:, j], np.inf)
+        i = int(np.argmin(col))
+        if not np.isfinite(col[i]):
+            i = int(np.argmax(rem - weight[:, j]))
+        assign[j] = i
+        rem[i] -= weight[i, j]
+    return assign
 
 
 def _regret_greedy(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray) -> np.ndarray:

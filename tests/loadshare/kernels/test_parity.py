@@ -177,3 +177,28 @@ def test_subgradient_parity_and_bound(seed, m, n, first, second):
             used = np.bincount(a, weights=weight[a, np.arange(n)], minlength=m)
             if np.all(used <= cap):
                 assert dstate[0] <= cost[a, np.arange(n)].sum() + 1e-9
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(0, 25), st.integers(0, 6))
+def test_shift_descent_parity(seed, m, n, sweeps):
+    """Kernel and twin make the same moves; a start within capacity stays within it and
+    its cost never rises (the descent's promise), checked on the data."""
+    rng = np.random.default_rng(seed)
+    cost, weight, cap = _gap_data(rng, m, n)
+    start = rng.integers(0, m, size=n).astype(np.int64)
+    outs = []
+    for mod in (_gapls, gtwin):
+        a = start.copy()
+        outs.append((mod.shift_descent(cost, weight, cap, a, sweeps), a))
+    assert outs[0][0] == outs[1][0]
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    a = outs[0][1]
+    cols = np.arange(n)
+
+    def over(x):
+        return np.bincount(x, weights=weight[x, cols], minlength=m) > cap
+
+    if not over(start).any():
+        assert not over(a).any()
+        assert cost[a, cols].sum() <= cost[start, cols].sum() + 1e-9
+    assert (outs[0][0] == 0) == np.array_equal(a, start) or outs[0][0] > 0

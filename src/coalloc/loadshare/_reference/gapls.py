@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..._shared import interrupt
 from ..._shared.xoshiro import SplitMix64
 
-__all__ = ["tabu_search", "subgradient"]
+__all__ = ["tabu_search", "subgradient", "shift_descent"]
 
 
 def _ex(used: int, cap: int) -> int:
@@ -219,7 +219,7 @@ def subgradient(cost, weight, capacity, lam, best_lam, x, dstate, istate, iterat
                 norm += g[i] * g[i]
         if norm == 0.0:
             break
-        t = target if target > L else L + 0.01 * (L if L > 0 else -L) + 1.0
+        t = target if target > L else L + 0.1 * (L if L > 0 else -L) + 1.0
         stepsize = theta * (t - L) / norm
         for i in range(m):
             la[i] += stepsize * g[i]
@@ -240,3 +240,41 @@ def subgradient(cost, weight, capacity, lam, best_lam, x, dstate, istate, iterat
     dstate[:3] = [best, theta, 1.0]
     istate[0] = since
     return int(done)
+
+
+def shift_descent(cost, weight, capacity, assign, sweeps):
+    """Twin of ``_gapls.shift_descent``; returns the moves made."""
+    m, n = cost.shape
+    if m == 0 or n == 0:
+        return 0
+    C = [[float(v) for v in row] for row in cost.tolist()]
+    W = [[int(v) for v in row] for row in weight.tolist()]
+    cap = [int(v) for v in capacity.tolist()]
+    a_ = [int(v) for v in assign.tolist()]
+    used = [0] * m
+    for j in range(n):
+        used[a_[j]] += W[a_[j]][j]
+    total = 0
+    for _ in range(sweeps):
+        interrupt.check()
+        moved = 0
+        for j in range(n):
+            a = a_[j]
+            bi, bv = -1, 0.0
+            if used[a] <= cap[a]:
+                bi, bv = a, C[a][j] - 1e-12
+            for i in range(m):
+                if i == a or used[i] + W[i][j] > cap[i]:
+                    continue
+                if bi < 0 or C[i][j] < bv:
+                    bi, bv = i, C[i][j]
+            if bi >= 0 and bi != a:
+                used[a] -= W[a][j]
+                used[bi] += W[bi][j]
+                a_[j] = bi
+                moved += 1
+        total += moved
+        if moved == 0:
+            break
+    assign[:] = a_
+    return int(total)
