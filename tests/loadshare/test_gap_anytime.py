@@ -123,3 +123,5 @@ def test_timed_exact_is_never_worse_than_its_hint_and_never_empty(monkeypatch):
     assert res.objective <= h_obj
     assert res.timings["hint"] <= res.timings["total"] and res.timings["solve"] > 0
     assert res.iterations["hint_tabu_iterations"] == hints[0].iterations > 0
+    # the bound is the tighter of the solver's and the hint's relaxation (both valid)
+    assert hints[0].bound is not None and hints[0].bound <= res.bound <= res.objective

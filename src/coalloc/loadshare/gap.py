@@ -382,8 +382,8 @@ def solve_gap(
 class _Heur(NamedTuple):
     """What :func:`_heuristic` found: the best assignment (``-1``: unassigned), whether it
     is feasible, the tabu and subgradient iterations done, the Lagrangian bound (None
-    when not computed) and the trajectory rows ``(seconds from t0, objective or None,
-    bound or None)``."""
+    when not computed), the trajectory rows ``(seconds from t0, objective or None,
+    bound or None)``, the search's seconds and the best bound (LP or Lagrangian)."""
 
     assign: np.ndarray
     feasible: bool
@@ -392,6 +392,7 @@ class _Heur(NamedTuple):
     subgradient_iterations: int
     trajectory: list
     search_seconds: float
+    bound: Optional[float] = None
 
 
 #: Tabu parameters: tenure (+ a random 0 .. tenure // 2), items whose swaps are tried per
@@ -571,7 +572,9 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
         out[out == inst.m] = -1
     if not n:
         feasible = True
-    return _Heur(out, feasible, done, lag, sub_done, trajectory, time.perf_counter() - t_search)
+    return _Heur(
+        out, feasible, done, lag, sub_done, trajectory, time.perf_counter() - t_search, best_bound()
+    )
 
 
 def _objective_of(inst: GapInstance, assign: np.ndarray, assign_all: bool) -> float:
@@ -798,6 +801,13 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
     if heur is not None and heur[1]:  # never worse than the heuristic it started from
         status, assign, obj, bound, message = _not_worse(
             inst, sense, assign_all, heur[0], status, assign, obj, bound, message)  # fmt: skip
+    if (
+        heur is not None and heur.bound is not None and obj is not None and status == ("time_limit")
+    ):  # a stopped solver: the hint's LP or Lagrangian bound, if tighter
+        hb = heur.bound
+        if bound is None or (hb > bound if sense == "min" else hb < bound):
+            bound = hb
+            message += "; bound: the hint's LP or Lagrangian relaxation"
     gap = relative_gap(obj, bound, sense=sense)
     return GapResult(status, message, "exact", assign, obj, bound, gap, sense,
                      assign_all, seed, params,
