@@ -497,29 +497,16 @@ def dmcf_gga(
         throughput=throughput,
         bound=bound,
         seed=seed,
-        params={
-            "coalition_size": int(coalition_size),
-            "p": p,
-            "th_c": th_c,
-            "th_i": th_i,
-            "patience": patience,
-            "max_generations": max_generations,
-            "init": init,
-            "phase2": phase2,
-            "backend": backend,
-            "executor": executor is not None,
-        },  # fmt: skip
+        params={"coalition_size": int(coalition_size), "p": p, "th_c": th_c, "th_i": th_i,
+                "patience": patience, "max_generations": max_generations, "init": init,
+                "phase2": phase2,
+                "backend": backend, "executor": executor is not None},  # fmt: skip
         timings={"phase1": t_phase1, "phase2": t_end - t2, "total": t_end - t0},
-        iterations={
-            "generations": g,
-            "attempts": attempts,
-            "migrations": migrations,
-            "ff_probes": int(ff_probes + probes_final),
-            "ff_probes_final": int(probes_final),
-            "jobs_moved": int(moved),
-            "jobs_moved_max_coalition": critical,
-            "deferred_jobs": int((~shared).sum()),
-        },  # fmt: skip
+        iterations={"generations": g, "attempts": attempts, "migrations": migrations,
+                    "ff_probes": int(ff_probes + probes_final),
+                    "ff_probes_final": int(probes_final), "jobs_moved": int(moved),
+                    "jobs_moved_max_coalition": critical,
+                    "deferred_jobs": int((~shared).sum())},  # fmt: skip
         objective=throughput,
         gap=_gap(throughput, bound),
         coalition=best_coal,

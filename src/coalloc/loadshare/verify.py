@@ -128,9 +128,8 @@ def verify_placement(problem: Any, placement: Any, *, claimed: Optional[float] =
     if isinstance(placement, (str, bytes, dict)) or not hasattr(placement, "__iter__"):
         raise TypeError(f"placement must be a sequence of node indices, got "
                         f"{type(placement).__name__}")  # fmt: skip
-    if claimed is not None and (
-        isinstance(claimed, bool) or not isinstance(claimed, (int, float, np.number))
-    ):
+    if claimed is not None and (isinstance(claimed, bool)
+                                or not isinstance(claimed, (int, float, np.number))):
         raise TypeError(f"claimed must be a number, got {type(claimed).__name__}")
     if claimed is not None and isinstance(claimed, int) and abs(claimed) > 2**1023:
         raise ValueError("claimed is too large for a float")
