@@ -125,3 +125,16 @@ def test_timed_exact_is_never_worse_than_its_hint_and_never_empty(monkeypatch):
     assert res.iterations["hint_tabu_iterations"] == hints[0].iterations > 0
     # the bound is the tighter of the solver's and the hint's relaxation (both valid)
     assert hints[0].bound is not None and hints[0].bound <= res.bound <= res.objective
+
+
+def test_a_very_short_limit_on_a_large_instance_still_gives_an_answer_quickly():
+    """80 x 1600 with 0.05 s: no LP, few subgradient steps, an O(m n) start (the old
+    regret greedy's O(m n^2) alone took seconds); an assignment or an honest time_limit."""
+    inst = generate_gap("c", 80, 1600, seed=2)
+    res = solve_gap(inst, "heuristic", time_limit=0.05, seed=0)
+    assert res.timings["lp"] == 0.0 and "LP" not in res.message
+    assert res.timings["total"] < 3.0  # a quadratic step would take far longer
+    if res.assignment is not None:
+        assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    else:
+        assert res.status == "time_limit"

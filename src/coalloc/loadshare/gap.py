@@ -9,8 +9,8 @@ Every item goes to exactly one agent (``assign_all=True``) or to at most one
   :mod:`coalloc.loadshare.io` and ``coalloc docs loadshare``).
 * :func:`solve_gap`: ``method="exact"`` (CP-SAT or HiGHS on the shared runner: proven
   optimum, bound, gap; started from the heuristic and never worse than it) or
-  ``"heuristic"``, anytime: the rounded LP relaxation (or the Lagrangian relaxation's
-  assignment, or Martello & Toth's regret greedy) as the start, then a resumable compiled
+  ``"heuristic"``, anytime: the rounded LP relaxation (or a greedy on the Lagrangian
+  relaxation's reduced costs) as the start, then a resumable compiled
   tabu search over shifts and swaps with a penalised capacity excess in rounds that stop at
   ``time_limit``, with subgradient steps on the Lagrangian relaxation of the capacities
   between them; the bound is the best of the LP and the Lagrangian, and
@@ -431,8 +431,8 @@ def _integral_bound(value: float, sense: str, integral: bool) -> float:
 def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t0=None,
                lp_bound=None):  # fmt: skip
     """The anytime heuristic. A start (the rounded LP relaxation ``x_lp`` when given, else
-    :func:`_reduced_cost_greedy` at the best Lagrangian multipliers polished by
-    :func:`_gapls.shift_descent`, else a regret greedy),
+    :func:`_reduced_cost_greedy` at the best Lagrangian multipliers, or on the costs when no
+    subgradient step ran, polished by :func:`_gapls.shift_descent`),
     then the resumable tabu search (:func:`_gapls.tabu_search`) in rounds, with a few
     subgradient steps (:func:`_gapls.subgradient`, towards the best objective found) after
     each round. ``deadline`` (a ``time.perf_counter()`` value, or None) stops it between
@@ -505,11 +505,9 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
         start = np.argmax(x_lp, axis=0).astype(np.int64)
         if not assign_all:
             start[x_lp.sum(axis=0) < 0.5] = inst.m
-    elif can_lag and sub_done:
+    else:  # the multipliers' greedy (on the costs alone when no step ran), then a descent
         start = _reduced_cost_greedy(cost, weight, cap, best_lam)
         _gapls.shift_descent(cost, weight, cap, start, 50)
-    else:
-        start = _regret_greedy(cost, weight, cap)
     if iterations is None:
         iterations = max(3000, 15 * n) if deadline is None else MAX_ITERATIONS
     assign = np.ascontiguousarray(start, dtype=np.int64)
@@ -615,7 +613,7 @@ def _reduced_cost_greedy(
     """A start from the Lagrangian multipliers: reduced costs ``c_ij + lam_i w_ij``; the
     items in decreasing regret (second least reduced cost minus the least), each to the
     agent of least reduced cost among those it still fits, else to the one with the most
-    room left (the search repairs it). O(n m) in all, unlike :func:`_regret_greedy`."""
+    room left (the search repairs it). O(n m) in all."""
     m, n = cost.shape
     red = cost + lam[:, None] * weight
     if m > 1:
@@ -633,40 +631,6 @@ def _reduced_cost_greedy(
             i = int(np.argmax(rem - weight[:, j]))
         assign[j] = i
         rem[i] -= weight[i, j]
-    return assign
-
-
-def _regret_greedy(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray) -> np.ndarray:
-    """Martello & Toth's regret heuristic with desirability ``-cost``: repeatedly assign the
-    item whose best feasible agent beats its second best by the most; an item that fits no
-    agent goes to the one with the most room left (the tabu search repairs it)."""
-    m, n = cost.shape
-    rem = cap.astype(np.int64).copy()
-    assign = np.full(n, -1, dtype=np.int64)
-    left = np.ones(n, dtype=bool)
-    cols = np.arange(n)
-    for _ in range(n):
-        fits = (weight <= rem[:, None]) & left[None, :]
-        c = np.where(fits, cost, np.inf)
-        if m > 1:
-            two = np.partition(c, 1, axis=0)[:2]
-            first, second = two[0], two[1]
-        else:
-            first, second = c[0], np.full(n, np.inf)
-        ok = left & np.isfinite(first)
-        if not ok.any():
-            j = int(np.flatnonzero(left)[0])
-            i = int(np.argmax(rem))
-        else:
-            with np.errstate(invalid="ignore"):
-                gap2 = np.where(np.isfinite(second), second - first, 1e300)
-            regret = np.where(ok, gap2, -1.0)
-            j = int(np.argmax(regret))
-            i = int(np.argmin(c[:, j]))
-        assign[j] = i
-        rem[i] -= weight[i, j]
-        left[j] = False
-    del cols
     return assign
 
 
