@@ -318,6 +318,8 @@ _TWINS = {
     "loadshare._dmcf.first_fit_all": "dmcf.first_fit_all",
     "loadshare._dmcf.migrate": "dmcf.migrate",
     "loadshare._gapls.tabu_search": "gapls.tabu_search",
+    "loadshare._gapls.subgradient": "gapls.subgradient",
+    "loadshare._gapls.shift_descent": "gapls.shift_descent",
     "taskmap._flowinject.cluster": "flowinject.flow_injection_reference",
     "taskmap._occupancy.Pairs": "occupancy.Pairs",
     "taskmap._occupancy.Routes": "occupancy.Routes",

@@ -103,7 +103,10 @@ m, n = 20, 400
 cost, weight = rng.random((m, n)), rng.integers(1, 10, (m, n))
 cap, assign = np.full(m, 5 * n // m), np.zeros(n, dtype=np.int64)
 arm("coalloc.loadshare._gapls", "tabu_search")
-report(lambda: _gapls.tabu_search(cost, weight, cap, assign, 10**7, 5, 10**9, 100, 1))
+state = (np.zeros(n, np.int64), np.zeros(m), np.zeros(m * n, np.int64), np.zeros(6, np.int64),
+         np.zeros(3), np.ones(1, np.uint64))
+report(lambda: _gapls.tabu_search(cost, weight, cap, assign, *state, 10**7, 5, 10**9, 100, 1.05,
+                                  0, False))
 """,
         "_gapls.pyx",
     ),
@@ -172,7 +175,25 @@ def test_a_cancelled_scope_stops_a_kernel_in_another_thread():
     def work():
         with scope:
             try:
-                _gapls.tabu_search(cost, weight, cap, assign, 10**7, 5, 10**9, 100, 1)
+                _gapls.tabu_search(
+                    cost,
+                    weight,
+                    cap,
+                    assign,
+                    np.zeros(n, np.int64),
+                    np.zeros(m),
+                    np.zeros(m * n, np.int64),
+                    np.zeros(6, np.int64),
+                    np.zeros(3),
+                    np.ones(1, np.uint64),
+                    10**7,
+                    5,
+                    10**9,
+                    100,
+                    1.05,
+                    0,
+                    False,
+                )
                 outcome["error"] = None
             except BaseException as exc:  # noqa: BLE001 - recorded for the assertion
                 outcome["error"] = exc

@@ -1,18 +1,20 @@
 # cython: language_level=3
 # distutils: language = c++
-"""Tabu search with a penalised capacity excess for the generalized assignment problem.
+"""Compiled kernels of the generalized assignment problem (minimisation; the caller negates
+profits and adds a free dummy agent when items may stay out).
 
-Minimisation (the caller negates profits). The state is an assignment of every item to an
-agent; the search value is ``cost + alpha * excess`` where ``excess`` is the summed
-capacity overload (weights are int64, usage sums never overflow for validated input) and
-``alpha`` adapts (times 1.05 while infeasible, divided by 1.05 while feasible, as in
-Yagiura et al.'s strategic oscillation). Each iteration applies the best non-tabu shift or
-swap (aspiration: a move giving a feasible assignment better than the best one); the item
-that leaves agent ``i`` may not return to ``i`` for ``tenure`` iterations (plus a random 0..
-``tenure // 2``). After ``restart`` iterations without a new best, the search restarts from
-the best assignment with random shifts. Ties are broken by the first move found; the random
-draws come from splitmix64 of ``seed``. The NumPy twin is
-:mod:`coalloc.loadshare._reference.gapls`.
+* :func:`tabu_search`: a tabu search over shifts and swaps with a penalised capacity
+  excess, **resumable**: its whole state (current and best assignment, per-agent penalty
+  weights, tabu list, counters, random state) lives in arrays the caller keeps, so ``k``
+  calls of ``t`` iterations give exactly what one call of ``k * t`` iterations gives. The
+  caller runs it in rounds, looks at the clock between them and records the trajectory.
+* :func:`subgradient`: the Lagrangian relaxation of the capacity constraints
+  (``L(lam) = sum_j min_{i: w_ij <= b_i} (c_ij + lam_i w_ij) - sum_i lam_i b_i``, a lower
+  bound for every ``lam >= 0``), improved by subgradient steps (Polyak's step towards a
+  target value), also resumable.
+
+The NumPy/Python twins are in :mod:`coalloc.loadshare._reference.gapls`; both kernels
+trust their input (shapes checked, values validated by :class:`GapInstance`).
 """
 
 from libc.stdint cimport int64_t, uint64_t
@@ -30,65 +32,107 @@ def tabu_search(
     const double[:, ::1] cost,      # IN  (m, n)
     const int64_t[:, ::1] weight,   # IN  (m, n)
     const int64_t[::1] capacity,    # IN  (m,)
-    int64_t[::1] assign,            # IN/OUT (n,) start; on return the best assignment found
+    int64_t[::1] assign,            # IN/OUT (n,) the current assignment
+    int64_t[::1] best,              # IN/OUT (n,) the best assignment found
+    double[::1] alpha,              # IN/OUT (m,) the agents' penalty weights
+    int64_t[::1] tabu_until,        # IN/OUT (m * n,) iteration until which (i, j) is tabu
+    int64_t[::1] istate,            # IN/OUT (6,) it, since, start, best_ex, feasible, started
+    double[::1] dstate,             # IN/OUT (3,) current cost, best cost, first weight
+    uint64_t[::1] rng,              # IN/OUT (1,) splitmix64 state
     int64_t iterations,
     int64_t tenure,
     int64_t restart,
     int64_t swap_items,
-    uint64_t seed,
+    double growth,
+    int64_t shake,
+    bint per_agent,
 ):
-    """Run the search; returns ``(best_cost, feasible, iterations_done)``.
+    """Run ``iterations`` more iterations; returns the iterations done in this call.
 
-    ``assign`` holds the start (any agents) and receives the best feasible assignment
-    found (or, when none was feasible, the one with the least excess, then cost).
-    ``swap_items``: swaps are tried for the items ``t, t + step, ...`` (``step = max(1,
-    n // swap_items)``, ``t`` cycling) against every other item.
+    Search value: ``cost + sum_i alpha_i * excess_i`` (``excess_i``: agent ``i``'s
+    overload). Each iteration applies the best non-tabu shift or swap (aspiration: a move to
+    a feasible assignment better than the best; none admissible: the iteration passes); the
+    item leaving agent ``i`` may not return
+    for ``tenure`` (+ a random ``0 .. tenure // 2``) iterations. Then the penalty weights
+    oscillate: while the assignment is infeasible the overloaded agents' weights
+    (``per_agent``) or all weights are multiplied by ``growth``, while it is feasible every
+    weight is divided by it. After
+    ``restart`` iterations without a new best the search restarts from the best assignment,
+    every weight back at its first value, with one item in ``shake`` (about; none when
+    ``shake`` is 0) moved to a random agent. Swaps are tried for the items ``start,
+    start + step, ...`` (``step = max(1, n // swap_items)``, ``start`` cycling) against
+    every item. Ties go to the first move found.
+
+    A fresh state (``istate[5] == 0``) is set up from ``assign``: ``best = assign``, the
+    weights ``(sum |c| + 1) / (sum w + 1)`` (kept in ``dstate[2]``). ``best`` is the best feasible assignment found
+    (``istate[4] == 1``), or, while none is, the one with the least excess, then cost;
+    ``dstate[1]`` its cost.
     """
     cdef Py_ssize_t m = cost.shape[0]
     cdef Py_ssize_t n = cost.shape[1]
     cdef Py_ssize_t i, j, k, a, b, bi, bj, bk
-    cdef int64_t it, excess, d_ex, best_ex, step, start, since
-    cdef double cur, alpha, d, bd, best_cost, d_cost, bdc
-    cdef int64_t bdex, moves_kind
-    cdef uint64_t state = seed
-    cdef bint feasible_found = False, tabu, ok
-    cdef vector[int64_t] used, best_assign, tabu_until
-    cdef double csum = 0.0
-    cdef double wsum = 0.0
-    if weight.shape[0] != m or weight.shape[1] != n or capacity.shape[0] != m:
+    cdef int64_t it, excess, d_ex, best_ex, step, start, since, done, ea, eb, e2a, e2b
+    cdef double cur, d, bd, best_cost, d_cost, bdc, csum, wsum, a0
+    cdef int64_t bdex
+    cdef uint64_t state
+    cdef bint feasible_found, tabu, ok
+    cdef vector[int64_t] used
+    if (weight.shape[0] != m or weight.shape[1] != n or capacity.shape[0] != m
+            or assign.shape[0] != n or best.shape[0] != n or alpha.shape[0] != m
+            or tabu_until.shape[0] != m * n or istate.shape[0] < 6 or dstate.shape[0] < 3
+            or rng.shape[0] < 1):
         raise ValueError("tabu_search: inconsistent shapes")
-    if assign.shape[0] != n:
-        raise ValueError("tabu_search: assign must have one entry per item")
     if n == 0 or m == 0:
-        return 0.0, True, 0
+        return 0
     cdef Poll poll = Poll(1)
     with nogil:
         used.assign(m, 0)
-        tabu_until.assign(m * n, 0)
-        best_assign.assign(n, 0)
-        cur = 0.0
         for j in range(n):
             used[assign[j]] += weight[assign[j], j]
-            cur += cost[assign[j], j]
-            best_assign[j] = assign[j]
         excess = 0
         for i in range(m):
             excess += _ex(used[i], capacity[i])
-        for i in range(m):
+        if istate[5] == 0:
+            cur = 0.0
             for j in range(n):
-                csum += cost[i, j] if cost[i, j] > 0 else -cost[i, j]
-                wsum += <double>weight[i, j]
-        alpha = (csum + 1.0) / (wsum + 1.0)
-        best_cost = cur
-        best_ex = excess
-        feasible_found = excess == 0
+                cur += cost[assign[j], j]
+                best[j] = assign[j]
+            csum = 0.0
+            wsum = 0.0
+            for i in range(m):
+                for j in range(n):
+                    csum += cost[i, j] if cost[i, j] > 0 else -cost[i, j]
+                    wsum += <double>weight[i, j]
+            a0 = (csum + 1.0) / (wsum + 1.0)
+            for i in range(m):
+                alpha[i] = a0
+            for k in range(m * n):
+                tabu_until[k] = 0
+            istate[0] = 0
+            istate[1] = 0
+            istate[2] = 0
+            istate[3] = excess
+            istate[4] = excess == 0
+            istate[5] = 1
+            dstate[0] = cur
+            dstate[1] = cur
+            dstate[2] = a0
+        it = istate[0]
+        since = istate[1]
+        start = istate[2]
+        best_ex = istate[3]
+        feasible_found = istate[4] != 0
+        cur = dstate[0]
+        best_cost = dstate[1]
+        state = rng[0]
         step = n // swap_items if swap_items > 0 and n > swap_items else 1
-        start = 0
-        since = 0
-        it = 0
-        while it < iterations:
+        if start >= step:
+            start = 0
+        done = 0
+        while done < iterations:
             if poll.stop():
                 break
+            done += 1
             it += 1
             bd = 1e300
             bdc = 0.0
@@ -99,13 +143,15 @@ def tabu_search(
             # shifts: item j to agent i
             for j in range(n):
                 a = assign[j]
+                ea = _ex(used[a], capacity[a])
+                e2a = _ex(used[a] - weight[a, j], capacity[a]) - ea
                 for i in range(m):
                     if i == a:
                         continue
                     d_cost = cost[i, j] - cost[a, j]
-                    d_ex = (_ex(used[i] + weight[i, j], capacity[i]) - _ex(used[i], capacity[i])
-                            + _ex(used[a] - weight[a, j], capacity[a]) - _ex(used[a], capacity[a]))
-                    d = d_cost + alpha * d_ex
+                    e2b = _ex(used[i] + weight[i, j], capacity[i]) - _ex(used[i], capacity[i])
+                    d_ex = e2b + e2a
+                    d = d_cost + alpha[i] * e2b + alpha[a] * e2a
                     tabu = tabu_until[i * n + j] > it
                     ok = (not tabu) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
                     if ok and d < bd:
@@ -120,16 +166,17 @@ def tabu_search(
                 j = start
                 while j < n:
                     a = assign[j]
+                    ea = _ex(used[a], capacity[a])
                     for k in range(n):
                         b = assign[k]
                         if b == a:
                             continue
                         d_cost = cost[b, j] - cost[a, j] + cost[a, k] - cost[b, k]
-                        d_ex = (_ex(used[a] - weight[a, j] + weight[a, k], capacity[a])
-                                - _ex(used[a], capacity[a])
-                                + _ex(used[b] - weight[b, k] + weight[b, j], capacity[b])
-                                - _ex(used[b], capacity[b]))
-                        d = d_cost + alpha * d_ex
+                        e2a = _ex(used[a] - weight[a, j] + weight[a, k], capacity[a]) - ea
+                        e2b = (_ex(used[b] - weight[b, k] + weight[b, j], capacity[b])
+                               - _ex(used[b], capacity[b]))
+                        d_ex = e2a + e2b
+                        d = d_cost + alpha[a] * e2a + alpha[b] * e2b
                         tabu = tabu_until[b * n + j] > it or tabu_until[a * n + k] > it
                         ok = (not tabu) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
                         if ok and d < bd:
@@ -141,8 +188,11 @@ def tabu_search(
                             bk = k
                     j += step
                 start = (start + 1) % step
-            if bj < 0:
-                break
+            if bj < 0:  # no admissible move: the iteration passes, tabu tenures run out
+                since += 1
+                if since >= restart:
+                    since = 0
+                continue
             # apply
             a = assign[bj]
             tabu_until[a * n + bj] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
@@ -166,32 +216,220 @@ def tabu_search(
                 best_cost = cur
                 best_ex = excess
                 for j in range(n):
-                    best_assign[j] = assign[j]
+                    best[j] = assign[j]
                 since = 0
             if excess > 0:
-                alpha *= 1.05
+                for i in range(m):
+                    if used[i] > capacity[i] or not per_agent:
+                        alpha[i] *= growth
+                        if alpha[i] > 1e100:
+                            alpha[i] = 1e100
             else:
-                alpha /= 1.05
-                if alpha < 1e-9:
-                    alpha = 1e-9
+                for i in range(m):
+                    alpha[i] /= growth
+                    if alpha[i] < 1e-9:
+                        alpha[i] = 1e-9
             if since >= restart:
                 since = 0
                 for i in range(m):
                     used[i] = 0
                 cur = 0.0
                 for j in range(n):
-                    assign[j] = best_assign[j]
-                for j in range(n):
-                    if splitmix64(state) % 20 == 0:
-                        assign[j] = <int64_t>(splitmix64(state) % <uint64_t>m)
+                    assign[j] = best[j]
+                for i in range(m):
+                    alpha[i] = dstate[2]
+                if shake > 0:
+                    for j in range(n):
+                        if splitmix64(state) % <uint64_t>shake == 0:
+                            assign[j] = <int64_t>(splitmix64(state) % <uint64_t>m)
                 for j in range(n):
                     used[assign[j]] += weight[assign[j], j]
                     cur += cost[assign[j], j]
                 excess = 0
                 for i in range(m):
                     excess += _ex(used[i], capacity[i])
-        for j in range(n):
-            assign[j] = best_assign[j]
+        istate[0] = it
+        istate[1] = since
+        istate[2] = start
+        istate[3] = best_ex
+        istate[4] = feasible_found
+        dstate[0] = cur
+        dstate[1] = best_cost
+        rng[0] = state
     if poll.stopped():
         coalloc_raise_interrupt()
-    return float(best_cost), bool(feasible_found), int(it)
+    return int(done)
+
+
+def subgradient(
+    const double[:, ::1] cost,      # IN  (m, n)
+    const int64_t[:, ::1] weight,   # IN  (m, n)
+    const int64_t[::1] capacity,    # IN  (m,)
+    double[::1] lam,                # IN/OUT (m,) the multipliers (>= 0)
+    double[::1] best_lam,           # IN/OUT (m,) the multipliers of the best bound
+    int64_t[::1] x,                 # OUT (n,) the relaxation's agent of every item at best_lam
+    double[::1] dstate,             # IN/OUT (3,) best bound, step factor theta, started
+    int64_t[::1] istate,            # IN/OUT (1,) iterations since the bound last rose
+    int64_t iterations,
+    double target,
+):
+    """Run ``iterations`` subgradient steps; returns the iterations done in this call.
+
+    Every item must fit some agent (``w_ij <= b_i``; the caller checks). An iteration
+    evaluates ``L(lam)`` (each item to its first agent of least ``c_ij + lam_i w_ij`` among
+    those it fits), keeps it (with ``lam`` and the relaxation's assignment) when it beats
+    ``dstate[0]``, halves ``theta`` after 20 iterations without a better bound, and steps
+    ``lam_i <- max(0, lam_i + theta (T - L) g_i / |g|^2)`` along the subgradient
+    ``g_i = sum_{j -> i} w_ij - b_i`` (components that would stay at 0 left out of the
+    norm), with ``T = target`` when it is above ``L``, else ``L + 0.1 |L| + 1``. Stops
+    early when the norm is 0 (the relaxation's assignment is feasible and complementary).
+    A fresh state (``dstate[2] == 0``) starts with ``theta = 2`` and ``best = -inf``.
+    """
+    cdef Py_ssize_t m = cost.shape[0]
+    cdef Py_ssize_t n = cost.shape[1]
+    cdef Py_ssize_t i, j, bi
+    cdef double L, v, bv, norm, t, stepsize, theta, best
+    cdef int64_t since, done
+    cdef vector[double] g
+    if (weight.shape[0] != m or weight.shape[1] != n or capacity.shape[0] != m
+            or lam.shape[0] != m or best_lam.shape[0] != m or x.shape[0] != n
+            or dstate.shape[0] < 3 or istate.shape[0] < 1):
+        raise ValueError("subgradient: inconsistent shapes")
+    if m == 0:
+        return 0
+    cdef Poll poll = Poll(1)
+    with nogil:
+        g.assign(m, 0.0)
+        if dstate[2] == 0.0:
+            dstate[0] = -1e300
+            dstate[1] = 2.0
+            dstate[2] = 1.0
+            istate[0] = 0
+            for i in range(m):
+                best_lam[i] = lam[i]
+        best = dstate[0]
+        theta = dstate[1]
+        since = istate[0]
+        done = 0
+        while done < iterations:
+            if poll.stop():
+                break
+            done += 1
+            L = 0.0
+            for i in range(m):
+                L -= lam[i] * <double>capacity[i]
+                g[i] = -<double>capacity[i]
+            for j in range(n):
+                bi = -1
+                bv = 0.0
+                for i in range(m):
+                    if weight[i, j] > capacity[i]:
+                        continue
+                    v = cost[i, j] + lam[i] * <double>weight[i, j]
+                    if bi < 0 or v < bv:
+                        bv = v
+                        bi = i
+                L += bv
+                g[bi] += <double>weight[bi, j]
+                x[j] = bi
+            if L > best:
+                best = L
+                since = 0
+                for i in range(m):
+                    best_lam[i] = lam[i]
+            else:
+                since += 1
+                if since >= 20:
+                    theta *= 0.5
+                    since = 0
+            norm = 0.0
+            for i in range(m):
+                if lam[i] > 0.0 or g[i] > 0.0:
+                    norm += g[i] * g[i]
+            if norm == 0.0:
+                break
+            t = target if target > L else L + 0.1 * (L if L > 0 else -L) + 1.0
+            stepsize = theta * (t - L) / norm
+            for i in range(m):
+                lam[i] += stepsize * g[i]
+                if lam[i] < 0.0:
+                    lam[i] = 0.0
+        # the relaxation's assignment at the best multipliers
+        for j in range(n):
+            bi = -1
+            bv = 0.0
+            for i in range(m):
+                if weight[i, j] > capacity[i]:
+                    continue
+                v = cost[i, j] + best_lam[i] * <double>weight[i, j]
+                if bi < 0 or v < bv:
+                    bv = v
+                    bi = i
+            x[j] = bi
+        dstate[0] = best
+        dstate[1] = theta
+        istate[0] = since
+    if poll.stopped():
+        coalloc_raise_interrupt()
+    return int(done)
+
+
+def shift_descent(
+    const double[:, ::1] cost,      # IN  (m, n)
+    const int64_t[:, ::1] weight,   # IN  (m, n)
+    const int64_t[::1] capacity,    # IN  (m,)
+    int64_t[::1] assign,            # IN/OUT (n,)
+    int64_t sweeps,
+):
+    """A quick repair and descent by shifts; returns the moves made.
+
+    Each sweep visits the items in order: an item on an overloaded agent moves to the
+    cheapest agent it fits (if any), an item on an agent within capacity moves to the
+    cheapest agent it fits if that costs less (by more than 1e-12). Stops after ``sweeps``
+    sweeps or a sweep without a move. Costs O(m n) per sweep: the cheap first polish of a
+    greedy start on large instances, before the tabu search.
+    """
+    cdef Py_ssize_t m = cost.shape[0]
+    cdef Py_ssize_t n = cost.shape[1]
+    cdef Py_ssize_t i, j, a, bi
+    cdef int64_t s, moved, total = 0
+    cdef double bv
+    cdef vector[int64_t] used
+    if (weight.shape[0] != m or weight.shape[1] != n or capacity.shape[0] != m
+            or assign.shape[0] != n):
+        raise ValueError("shift_descent: inconsistent shapes")
+    if m == 0 or n == 0:
+        return 0
+    cdef Poll poll = Poll(1)
+    with nogil:
+        used.assign(m, 0)
+        for j in range(n):
+            used[assign[j]] += weight[assign[j], j]
+        for s in range(sweeps):
+            if poll.stop():
+                break
+            moved = 0
+            for j in range(n):
+                a = assign[j]
+                bi = -1
+                bv = 0.0
+                if used[a] <= capacity[a]:
+                    bi = a
+                    bv = cost[a, j] - 1e-12
+                for i in range(m):
+                    if i == a or used[i] + weight[i, j] > capacity[i]:
+                        continue
+                    if bi < 0 or cost[i, j] < bv:
+                        bi = i
+                        bv = cost[i, j]
+                if bi >= 0 and bi != a:
+                    used[a] -= weight[a, j]
+                    used[bi] += weight[bi, j]
+                    assign[j] = bi
+                    moved += 1
+            total += moved
+            if moved == 0:
+                break
+    if poll.stopped():
+        coalloc_raise_interrupt()
+    return int(total)

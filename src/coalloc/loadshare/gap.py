@@ -8,10 +8,13 @@ Every item goes to exactly one agent (``assign_all=True``) or to at most one
 * :func:`read_gap` / :func:`write_gap`: the OR-Library format (module docstring of
   :mod:`coalloc.loadshare.io` and ``coalloc docs loadshare``).
 * :func:`solve_gap`: ``method="exact"`` (CP-SAT or HiGHS on the shared runner: proven
-  optimum, bound, gap) or ``"heuristic"`` (the LP relaxation rounded, or a regret-greedy
-  start after Martello & Toth when the LP has no solution, then a tabu search over shifts
-  and swaps with a penalised capacity excess; its bound is the LP relaxation, equal to the
-  Lagrangian bound of the capacity constraints).
+  optimum, bound, gap; started from the heuristic and never worse than it) or
+  ``"heuristic"``, anytime: the rounded LP relaxation (or a greedy on the Lagrangian
+  relaxation's reduced costs) as the start, then a resumable compiled
+  tabu search over shifts and swaps with a penalised capacity excess in rounds that stop at
+  ``time_limit``, with subgradient steps on the Lagrangian relaxation of the capacities
+  between them; the bound is the best of the LP and the Lagrangian, and
+  ``result.trajectory`` records (time, objective, bound).
 * :func:`generate_gap`: Chu & Beasley's types A-D.
 """
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, List, Optional
+from typing import Any, List, NamedTuple, Optional
 
 import numpy as np
 
@@ -45,6 +48,8 @@ from .verify import verify_gap
 __all__ = ["GapInstance", "GapResult", "solve_gap", "generate_gap", "GAP_TYPES", "gap_bound"]
 
 _LIMIT = 2**62
+#: The share of an exact call's time limit its hint (the heuristic) may take.
+HINT_SHARE = 0.25
 #: The most tabu iterations a heuristic run may be asked for (the search runs in rounds
 #: that ``time_limit`` stops; without one, this bounds its time).
 MAX_ITERATIONS = 10**9
@@ -244,24 +249,27 @@ def solve_gap(
     assign_all : bool, default True
         Every item must be assigned; False lets items stay unassigned (``-1``, no cost).
     time_limit : float, optional
-        Seconds for the whole call, from its entry. Exact: the hint's tabu search (started
-        from the rounded LP relaxation when the LP, which cannot be interrupted, is budgeted
-        at most a tenth of the limit by the instance's size, else from the cheapest agent of
-        every item) gets at most a quarter of it and is dropped if it does not finish; the
-        model building counts; the solver gets the rest, and the answer is never worse than
-        the hint's assignment. Heuristic: stops the tabu
-        search in rounds.
+        Seconds for the whole call, from its entry. Heuristic: the search runs in rounds of
+        about 0.1 s and stops at the limit with the best assignment so far (it uses the
+        whole limit unless ``iterations`` ends it first or the bound proves the assignment
+        optimal); the LP relaxation, which cannot be interrupted, is solved only when its
+        budget (2.5e-5 s per pair) fits 0.4 of the limit. Exact: the hint (the heuristic
+        with its default iterations) gets at most a quarter of the limit and keeps the best
+        assignment it reached; the model building counts; the solver gets the rest, and the
+        answer is never worse than the hint's assignment.
     seed : int, optional
     backend : {"cpsat", "highs", "cbc"}, default "cpsat"
         Exact method's solver (non-integer costs: HiGHS is used instead of CP-SAT).
     threads : int, default 1
         Exact method's workers.
     iterations : int, optional
-        Heuristic: tabu iterations (default ``max(3000, 15 n)``; at most
-        ``MAX_ITERATIONS``, 10**9).
+        Heuristic: tabu iterations (default ``max(3000, 15 n)`` without a time limit,
+        unbounded with one; at most ``MAX_ITERATIONS``, 10**9). The answer depends on the
+        seed and the iterations only: a timed run's ``iterations["tabu_iterations"]``
+        given here replays it.
     with_bound : bool, default True
-        Heuristic: report the LP bound (the LP is solved either way: its rounding is the
-        start of the tabu search).
+        Heuristic: report the bound (the best of the LP relaxation, when solved, and the
+        Lagrangian relaxation of the capacities; the message says which).
     hint : bool, default True
         Exact: start the solver from the heuristic's assignment.
 
@@ -309,149 +317,320 @@ def solve_gap(
     if method == "exact":
         heur = None
         if hint and limit is None:
-            _, x_lp = _lp(instance, sense, bool(assign_all))
-            heur = _heuristic(instance, sense, bool(assign_all), None, seed, iterations, x_lp)
+            lp_bound, x_lp = _lp(instance, sense, bool(assign_all))
+            heur = _heuristic(instance, sense, bool(assign_all), None, seed, iterations, x_lp,
+                              t0, lp_bound)  # fmt: skip
         elif hint:  # the hint's search may take a quarter of the limit, the solver the rest
             heur = _timed_hint(instance, sense, bool(assign_all), seed, iterations,
-                               t0 + 0.25 * limit, limit)  # fmt: skip
+                               t0 + HINT_SHARE * limit, limit, t0)  # fmt: skip
         return _exact(instance, sense, bool(assign_all), limit, seed, backend, threads, heur,
                       params, t0, time.perf_counter() - t0)  # fmt: skip
-    bound, x_lp = _lp(instance, sense, bool(assign_all))
-    heur = _heuristic(instance, sense, bool(assign_all), deadline, seed, iterations, x_lp)
-    if method == "heuristic":
-        assign, feasible, iters = heur
-        bound = bound if with_bound else None
-        t = time.perf_counter() - t0
-        params["iterations"] = iterations
-        if not feasible:
-            infeasible = with_bound and bound is None
-            return GapResult("infeasible" if infeasible else "time_limit",
-                             "LP relaxation infeasible" if infeasible else
-                             "no feasible assignment found", "heuristic", None, None, bound,
-                             None, sense, bool(assign_all), seed, params, {"total": t},
-                             {"tabu_iterations": iters})  # fmt: skip
-        obj = _objective(instance, assign)
-        gap = relative_gap(obj, bound, sense=sense)
-        status = "optimal" if gap == 0 else "feasible"
-        return GapResult(status, "tabu search", "heuristic", assign, obj, bound,
-                         gap, sense, bool(assign_all), seed, params,
-                         {"total": t}, {"tabu_iterations": iters})  # fmt: skip
+    # the LP (HiGHS, not interruptible) when its budget fits a tenth of the limit
+    lp_bound, x_lp, t_lp = None, None, 0.0
+    lp_solved = limit is None or _LP_SECONDS_PER_PAIR * instance.m * instance.n <= _LP_SHARE * limit
+    if lp_solved:
+        lp_bound, x_lp = _lp(instance, sense, bool(assign_all))
+        t_lp = time.perf_counter() - t0
+    heur = _heuristic(instance, sense, bool(assign_all), deadline, seed, iterations, x_lp, t0,
+                      lp_bound if with_bound else None)  # fmt: skip
+    t = time.perf_counter() - t0
+    params["iterations"] = iterations
+    bounds = [v for v in (lp_bound, heur.lagrangian) if v is not None]
+    bound = (max(bounds) if sense == "min" else min(bounds)) if bounds and with_bound else None
+    kinds = [
+        name
+        for name, v in (("LP relaxation", lp_bound), ("Lagrangian relaxation", heur.lagrangian))
+        if v is not None
+    ]
+    timings = {"lp": t_lp, "search": heur.search_seconds, "total": t}
+    counters = {
+        "tabu_iterations": heur.iterations,
+        "subgradient_iterations": heur.subgradient_iterations,
+    }
+    trajectory = np.array(
+        [
+            (a, np.nan if b is None else b, np.nan if c is None else c)
+            for a, b, c in heur.trajectory
+        ],
+        dtype=np.float64,
+    ).reshape(-1, 3)
+    if not with_bound:
+        trajectory[:, 2] = np.nan
+    fits_none = bool(
+        assign_all
+        and instance.n
+        and not np.all((instance.weight <= instance.capacity[:, None]).any(axis=0))
+    )
+    if not heur.feasible:
+        infeasible = (lp_solved and lp_bound is None) or fits_none
+        return GapResult("infeasible" if infeasible else "time_limit",
+                         ("LP relaxation infeasible" if lp_solved and lp_bound is None else
+                          "an item fits no agent") if infeasible else
+                         "no feasible assignment found", "heuristic", None, None, bound,
+                         None, sense, bool(assign_all), seed, params, timings, counters,
+                         trajectory)  # fmt: skip
+    obj = _objective(instance, heur.assign)
+    gap = relative_gap(obj, bound, sense=sense)
+    status = "optimal" if gap == 0 else "feasible"
+    message = "tabu search" + (f"; bound: {' and '.join(kinds)}" if bound is not None else "")
+    return GapResult(status, message, "heuristic", heur.assign, obj, bound, gap, sense,
+                     bool(assign_all), seed, params, timings, counters,
+                     trajectory)  # fmt: skip
     raise AssertionError(f"unreachable: method {method!r}")  # pragma: no cover
 
 
-def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None):
-    """LP-rounding (else regret greedy) start + tabu search, in rounds that stop at
-    ``deadline`` (a ``time.perf_counter()`` value, or None); returns (assignment, feasible,
-    iterations)."""
+class _Heur(NamedTuple):
+    """What :func:`_heuristic` found: the best assignment (``-1``: unassigned), whether it
+    is feasible, the tabu and subgradient iterations done, the Lagrangian bound (None
+    when not computed), the trajectory rows ``(seconds from t0, objective or None,
+    bound or None)``, the search's seconds and the best bound (LP or Lagrangian)."""
+
+    assign: np.ndarray
+    feasible: bool
+    iterations: int
+    lagrangian: Optional[float]
+    subgradient_iterations: int
+    trajectory: list
+    search_seconds: float
+    bound: Optional[float] = None
+
+
+#: Tabu parameters: tenure (+ a random 0 .. tenure // 2), items whose swaps are tried per
+#: iteration, the penalty weights' factor; restart after ``max(1000, 5 n)`` iterations
+#: without a new best.
+_TENURE, _SWAP_ITEMS, _GROWTH = 5, 100, 1.05
+#: Subgradient iterations before the search (they give its start when the LP is not
+#: solved) and after every round of it.
+_LAGR_START, _LAGR_ROUND = 300, 5
+#: Tabu iterations per round without a time limit (rounds resume the search: the answer
+#: depends on the iterations only) and the seconds a round aims at under one.
+_ROUND_ITERATIONS, _ROUND_SECONDS = 1000, 0.1
+
+
+def _restart(n: int) -> int:
+    """Tabu iterations without a new best after which the search restarts from the best."""
+    return _RESTART
+
+
+_RESTART = 200
+_SHAKE = 0
+_PER_AGENT = 0
+
+
+def _integral_bound(value: float, sense: str, integral: bool) -> float:
+    """A bound computed in floating point, made safe (and rounded inwards for integer
+    costs): a minimum's lower bound moves down by the rounding slack, then up to the next
+    integer."""
+    slack = 1e-9 * max(1.0, abs(value))
+    if integral:
+        return float(math.ceil(value - slack)) if sense == "min" else float(
+            math.floor(value + slack))  # fmt: skip
+    return value - slack if sense == "min" else value + slack
+
+
+def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t0=None,
+               lp_bound=None):  # fmt: skip
+    """The anytime heuristic. A start (the rounded LP relaxation ``x_lp`` when given, else
+    :func:`_reduced_cost_greedy` at the best Lagrangian multipliers, or on the costs when no
+    subgradient step ran, polished by :func:`_gapls.shift_descent`),
+    then the resumable tabu search (:func:`_gapls.tabu_search`) in rounds, with a few
+    subgradient steps (:func:`_gapls.subgradient`, towards the best objective found) after
+    each round. ``deadline`` (a ``time.perf_counter()`` value, or None) stops it between
+    rounds, which are sized from the measured speed to end before it; ``iterations`` (None:
+    ``max(3000, 15 n)`` without a deadline, unbounded with one) caps the tabu iterations.
+    The search stops early when the bound proves the best assignment optimal. ``t0``: the
+    call's start, for the trajectory's times; ``lp_bound``: the LP bound in the caller's
+    sense, for the trajectory and the early stop."""
+    t_start = time.perf_counter()
+    t0 = t_start if t0 is None else t0
     sign = 1.0 if sense == "min" else -1.0
     cost = sign * inst.cost
     weight = inst.weight
     cap = inst.capacity
-    if not assign_all:  # a dummy agent (index m) that takes anything at no cost
-        cost = np.vstack([cost, np.zeros((1, inst.n))])
-        weight = np.vstack([weight, np.zeros((1, inst.n), dtype=np.int64)])
-        cap = np.concatenate([cap, [0]]).astype(np.int64)
     n = inst.n
+    if not assign_all:  # a dummy agent (index m) that takes anything at no cost
+        cost = np.vstack([cost, np.zeros((1, n))])
+        weight = np.vstack([weight, np.zeros((1, n), dtype=np.int64)])
+        cap = np.concatenate([cap, [0]]).astype(np.int64)
+    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    weight = np.ascontiguousarray(weight, dtype=np.int64)
+    cap = np.ascontiguousarray(cap, dtype=np.int64)
+    m_all = cost.shape[0]
+    integral = inst.integral_cost
+    trajectory: list = []
+
+    def now() -> float:
+        return time.perf_counter() - t0
+
+    def out_of_time() -> bool:
+        return deadline is not None and time.perf_counter() >= deadline
+
+    # the Lagrangian relaxation of the capacities (every item must fit some agent)
+    lag = None
+    sub_done = 0
+    lam = np.zeros(m_all)
+    best_lam = np.zeros(m_all)
+    x_lag = np.zeros(n, dtype=np.int64)
+    l_dstate = np.zeros(3)
+    l_istate = np.zeros(1, dtype=np.int64)
+    can_lag = n > 0 and bool(np.all((weight <= cap[:, None]).any(axis=0)))
+
+    def lag_steps(k: int, target: float) -> None:
+        nonlocal lag, sub_done
+        sub_done += _gapls.subgradient(cost, weight, cap, lam, best_lam, x_lag, l_dstate,
+                                       l_istate, k, target)  # fmt: skip
+        value = sign * _integral_bound(float(l_dstate[0]), "min", integral)
+        if lag is None or (value > lag if sense == "min" else value < lag):
+            lag = value
+
+    def best_bound():
+        known = [v for v in (lp_bound, lag) if v is not None]
+        if not known:
+            return None
+        return max(known) if sense == "min" else min(known)
+
+    lag_open = can_lag  # False once a zero subgradient ends the subgradient steps
+    if can_lag:
+        while sub_done < _LAGR_START and not out_of_time():
+            k = min(25, _LAGR_START - sub_done)
+            before = sub_done
+            lag_steps(k, -1e300)
+            if sub_done - before < k:
+                lag_open = False
+                break
+    trajectory.append((now(), None, best_bound()))
     if x_lp is not None and n:
         # every item to the agent with the largest LP share (the dummy agent when the LP
         # leaves more than half of it unassigned)
         start = np.argmax(x_lp, axis=0).astype(np.int64)
         if not assign_all:
             start[x_lp.sum(axis=0) < 0.5] = inst.m
-    else:
-        start = _regret_greedy(cost, weight, cap)
-    iters = iterations if iterations is not None else max(3000, 15 * n)
+    else:  # the multipliers' greedy (on the costs alone when no step ran), then a descent
+        start = _reduced_cost_greedy(cost, weight, cap, best_lam)
+        _gapls.shift_descent(cost, weight, cap, start, 50)
+    if iterations is None:
+        iterations = max(3000, 15 * n) if deadline is None else MAX_ITERATIONS
     assign = np.ascontiguousarray(start, dtype=np.int64)
-    ks = kernel_seed(seed)
+    best = assign.copy()
+    alpha = np.zeros(m_all)
+    tabu = np.zeros(m_all * n, dtype=np.int64)
+    istate = np.zeros(6, dtype=np.int64)
+    dstate = np.zeros(3)
+    rng = np.array([kernel_seed(seed)], dtype=np.uint64)
     done = 0
     feasible = False
-    best_assign = assign.copy()
-    best_val = math.inf
-    rounds = 1 if deadline is None else max(1, iters // 500)
-    per = iters if deadline is None else max(1, iters // rounds)
-    for r in range(rounds):
-        cur = best_assign.copy() if r else assign
-        _, feas, it = _gapls.tabu_search(np.ascontiguousarray(cost), np.ascontiguousarray(weight),
-                                         np.ascontiguousarray(cap), cur, per,
-                                         5, max(1000, 5 * n),
-                                         100, (ks + r) & (2**64 - 1))  # fmt: skip
-        done += it
-        val = float(cost[cur, np.arange(n)].sum()) if n else 0.0
-        if feas and (not feasible or val < best_val):
-            feasible, best_val, best_assign = True, val, cur.copy()
-        elif not feasible:
-            best_assign = cur.copy()
-        if deadline is not None and time.perf_counter() >= deadline:
+    best_obj = None
+    rate = None  # tabu iterations per second, measured
+    t_search = time.perf_counter()
+    knobs = (_TENURE, _restart(n), _SWAP_ITEMS, _GROWTH, _SHAKE, _PER_AGENT)
+    # set the state up (feasible or not: the start's excess); one agent: nothing to search
+    _gapls.tabu_search(cost, weight, cap, assign, best, alpha, tabu, istate, dstate, rng, 0,
+                       *knobs)  # fmt: skip
+    if istate[4]:
+        feasible, best_obj = True, _objective_of(inst, best, assign_all)
+        trajectory.append((now(), best_obj, best_bound()))
+    if m_all == 1:
+        iterations = 0
+    while done < iterations and n:
+        if deadline is None:
+            k = min(_ROUND_ITERATIONS, iterations - done)
+        else:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                break
+            k = 20 if rate is None else max(1, int(rate * min(_ROUND_SECONDS, 0.5 * left)))
+            k = min(k, iterations - done)
+        t1 = time.perf_counter()
+        got = _gapls.tabu_search(cost, weight, cap, assign, best, alpha, tabu, istate, dstate,
+                                 rng, k, *knobs)  # fmt: skip
+        spent = time.perf_counter() - t1
+        done += got
+        if got:
+            rate = got / max(spent, 1e-6)
+        if istate[4]:
+            obj = _objective_of(inst, best, assign_all)
+            if not feasible or (obj < best_obj if sense == "min" else obj > best_obj):
+                feasible, best_obj = True, obj
+                trajectory.append((now(), obj, best_bound()))
+        if lag_open and l_dstate[1] > 1e-6 and not out_of_time():
+            before, k_sub = best_bound(), sub_done
+            target = sign * best_obj if feasible else -1e300
+            lag_steps(_LAGR_ROUND, target)
+            lag_open = sub_done - k_sub == _LAGR_ROUND
+            if best_bound() != before:
+                trajectory.append((now(), best_obj, best_bound()))
+        b = best_bound()
+        if feasible and b is not None and (b >= best_obj if sense == "min" else b <= best_obj):
+            break  # proven optimal
+        if out_of_time():
             break
         interrupt.check()  # a batch's timeout or cancellation, between two rounds
-    out = best_assign.copy()
+    out = best.copy()
     if not assign_all:
         out[out == inst.m] = -1
-    return out, feasible, done
+    if not n:
+        feasible = True
+    return _Heur(
+        out, feasible, done, lag, sub_done, trajectory, time.perf_counter() - t_search, best_bound()
+    )
+
+
+def _objective_of(inst: GapInstance, assign: np.ndarray, assign_all: bool) -> float:
+    """The objective of the kernel's assignment (the dummy agent ``m``: unassigned)."""
+    if assign_all:
+        return float(inst.cost[assign, np.arange(inst.n)].sum())
+    on = assign < inst.m
+    return float(inst.cost[assign[on], np.flatnonzero(on)].sum())
 
 
 #: Seconds per (agent, item) pair that the LP relaxation is budgeted (HiGHS through SciPy,
 #: which cannot be interrupted: 80 x 1600 took 2.8 s on a loaded two-core machine).
 _LP_SECONDS_PER_PAIR = 2.5e-5
+#: The share of a heuristic's time limit the LP's budget may take (else the search starts
+#: from the Lagrangian multipliers' greedy start).
+_LP_SHARE = 0.4
 
 
-def _timed_hint(inst, sense, assign_all, seed, iterations, until, limit):
-    """The exact method's hint under a time limit: the tabu search, stopped (its kernel
-    included) at ``until``; None when it did not end. It starts, as the heuristic method
-    does, from the rounded LP relaxation when the LP's budget (``_LP_SECONDS_PER_PAIR`` per
-    pair, a rule of the instance's size, not of the clock) is at most a tenth of ``limit``,
-    else from the cheapest agent of every item."""
-    left = until - time.perf_counter()
-    if left <= 0 or inst.n == 0:
+def _timed_hint(inst, sense, assign_all, seed, iterations, until, limit, t0):
+    """The exact method's hint under a time limit: the heuristic stopped at ``until`` (the
+    best assignment it reached by then). It starts, as the heuristic method does, from the
+    rounded LP relaxation when the LP's budget (``_LP_SECONDS_PER_PAIR`` per pair, a rule of
+    the instance's size, not of the clock) is at most a tenth of ``limit``, else from the
+    Lagrangian multipliers' greedy start. None when no time was left."""
+    if until - time.perf_counter() <= 0 or inst.n == 0:
         return None
-    x_start = None
+    if iterations is None:  # the full heuristic, cut at its share of the limit
+        iterations = max(3000, 15 * inst.n)
+    x_start, lp_bound = None, None
     if _LP_SECONDS_PER_PAIR * inst.m * inst.n <= 0.1 * limit:
-        x_start = _lp(inst, sense, assign_all)[1]
-    if x_start is None:
-        cheapest = np.argmin(inst.cost if sense == "min" else -inst.cost, axis=0)
-        x_start = np.zeros((inst.m, inst.n))
-        x_start[cheapest, np.arange(inst.n)] = 1.0  # read by _heuristic as an LP solution
-    scope = interrupt.Scope(timeout=left)
-    try:
-        with scope:
-            return _heuristic(inst, sense, assign_all, until, seed, iterations, x_start)
-    except TimeoutError:
-        if scope.deadline is not None and time.monotonic() < scope.deadline:
-            raise  # an enclosing scope's timeout (a batch's), not the hint's
-        return None
+        lp_bound, x_start = _lp(inst, sense, assign_all)
+    return _heuristic(inst, sense, assign_all, until, seed, iterations, x_start, t0, lp_bound)
 
 
-def _regret_greedy(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray) -> np.ndarray:
-    """Martello & Toth's regret heuristic with desirability ``-cost``: repeatedly assign the
-    item whose best feasible agent beats its second best by the most; an item that fits no
-    agent goes to the one with the most room left (the tabu search repairs it)."""
+def _reduced_cost_greedy(
+    cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, lam: np.ndarray
+) -> np.ndarray:
+    """A start from the Lagrangian multipliers: reduced costs ``c_ij + lam_i w_ij``; the
+    items in decreasing regret (second least reduced cost minus the least), each to the
+    agent of least reduced cost among those it still fits, else to the one with the most
+    room left (the search repairs it). O(n m) in all."""
     m, n = cost.shape
+    red = cost + lam[:, None] * weight
+    if m > 1:
+        two = np.partition(red, 1, axis=0)[:2]
+        regret = two[1] - two[0]
+    else:
+        regret = np.zeros(n)
+    order = np.argsort(-regret, kind="stable")
     rem = cap.astype(np.int64).copy()
-    assign = np.full(n, -1, dtype=np.int64)
-    left = np.ones(n, dtype=bool)
-    cols = np.arange(n)
-    for _ in range(n):
-        fits = (weight <= rem[:, None]) & left[None, :]
-        c = np.where(fits, cost, np.inf)
-        if m > 1:
-            two = np.partition(c, 1, axis=0)[:2]
-            first, second = two[0], two[1]
-        else:
-            first, second = c[0], np.full(n, np.inf)
-        ok = left & np.isfinite(first)
-        if not ok.any():
-            j = int(np.flatnonzero(left)[0])
-            i = int(np.argmax(rem))
-        else:
-            with np.errstate(invalid="ignore"):
-                gap2 = np.where(np.isfinite(second), second - first, 1e300)
-            regret = np.where(ok, gap2, -1.0)
-            j = int(np.argmax(regret))
-            i = int(np.argmin(c[:, j]))
+    assign = np.empty(n, dtype=np.int64)
+    for j in order.tolist():
+        col = np.where(weight[:, j] <= rem, red[:, j], np.inf)
+        i = int(np.argmin(col))
+        if not np.isfinite(col[i]):
+            i = int(np.argmax(rem - weight[:, j]))
         assign[j] = i
         rem[i] -= weight[i, j]
-        left[j] = False
-    del cols
     return assign
 
 
@@ -586,11 +765,19 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
     if heur is not None and heur[1]:  # never worse than the heuristic it started from
         status, assign, obj, bound, message = _not_worse(
             inst, sense, assign_all, heur[0], status, assign, obj, bound, message)  # fmt: skip
+    if (
+        heur is not None and heur.bound is not None and obj is not None and status == ("time_limit")
+    ):  # a stopped solver: the hint's LP or Lagrangian bound, if tighter
+        hb = heur.bound
+        if bound is None or (hb > bound if sense == "min" else hb < bound):
+            bound = hb
+            message += "; bound: the hint's LP or Lagrangian relaxation"
     gap = relative_gap(obj, bound, sense=sense)
     return GapResult(status, message, "exact", assign, obj, bound, gap, sense,
                      assign_all, seed, params,
                      {"hint": t_hint, "solve": t_solve, "total": time.perf_counter() - t0},
-                     {"nodes": int(out.nodes or 0)})  # fmt: skip
+                     {"nodes": int(out.nodes or 0),
+                      "hint_tabu_iterations": int(heur.iterations) if heur else 0})  # fmt: skip
 
 
 def _not_worse(inst, sense, assign_all, h_assign, status, assign, obj, bound, message):

@@ -156,6 +156,11 @@ class GapResult(Result):
         ``"min"`` (cost) or ``"max"`` (profit).
     assign_all : bool
         Whether every item had to be assigned.
+    trajectory : ndarray of float64, shape (k, 3), optional
+        Heuristic (also the exact method's hint): rows ``(seconds since the call,
+        objective, bound)``, one when the search starts and one whenever the best
+        objective or the bound improves (NaN: none yet); for plots of the anytime
+        behaviour. None for the exact method.
     status, message, method, seed, params, timings, iterations : object
         As for :class:`coalloc.Result`.
 
@@ -181,6 +186,7 @@ class GapResult(Result):
     params: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
     iterations: dict = field(default_factory=dict)
+    trajectory: Optional[np.ndarray] = field(default=None, repr=False)
 
     def _holds_solution(self) -> bool:
         """An assignment is there (``time_limit`` with the stopped solver's incumbent)."""

@@ -82,20 +82,123 @@ def test_best_fit_parity(seed, n, J, keep):
     assert np.all((res[0][1] >= 0) & (res[0][1] < n))
 
 
-@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(1, 14), st.integers(0, 60))
-def test_tabu_search_parity(seed, m, n, iters):
-    rng = np.random.default_rng(seed)
+def _gap_data(rng, m, n):
     cost = rng.integers(-20, 50, size=(m, n)).astype(np.float64)
     weight = rng.integers(0, 30, size=(m, n)).astype(np.int64)
     cap = rng.integers(0, 15 * n // m + 5, size=m).astype(np.int64)
+    return cost, weight, cap
+
+
+def _tabu_state(start, m, n, seed):
+    return [start.copy(), np.zeros(n, np.int64), np.zeros(m), np.zeros(m * n, np.int64),
+            np.zeros(6, np.int64), np.zeros(3), np.array([seed], dtype=np.uint64)]  # fmt: skip
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(1, 14), st.integers(0, 60),
+       st.integers(0, 40), st.sampled_from([(3, 7, 4, 1.05, 0, False), (2, 5, 100, 1.2, 3, True),
+                                            (5, 1000, 2, 1.01, 20, True)]))  # fmt: skip
+def test_tabu_search_parity(seed, m, n, first, second, knobs):
+    """Kernel and twin leave the same state after two calls (a resumed search)."""
+    rng = np.random.default_rng(seed)
+    cost, weight, cap = _gap_data(rng, m, n)
     start = rng.integers(0, m, size=n).astype(np.int64)
     res = []
     for mod in (_gapls, gtwin):
+        state = _tabu_state(start, m, n, seed)
+        done = [mod.tabu_search(cost, weight, cap, *state, k, *knobs) for k in (first, second)]
+        res.append((done, state))
+    assert res[0][0] == res[1][0]
+    for a, b in zip(res[0][1], res[1][1]):
+        np.testing.assert_array_equal(a, b)  # floats too: the same arithmetic in one order
+    assign, best, _, _, istate, dstate, _ = res[0][1]
+    # the state's costs are the costs of its assignments; a feasible best is feasible
+    assert dstate[0] == pytest.approx(cost[assign, np.arange(n)].sum(), abs=1e-6)
+    assert dstate[1] == pytest.approx(cost[best, np.arange(n)].sum(), abs=1e-6)
+    if istate[4]:
+        used = np.bincount(best, weights=weight[best, np.arange(n)], minlength=m)
+        assert np.all(used <= cap)
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(1, 12), st.integers(1, 50))
+def test_tabu_search_resumes_exactly(seed, m, n, total):
+    """Rounds change nothing: k calls of t iterations leave what one call of k t leaves
+    (what makes the heuristic's answer depend on its iterations only)."""
+    rng = np.random.default_rng(seed)
+    cost, weight, cap = _gap_data(rng, m, n)
+    start = rng.integers(0, m, size=n).astype(np.int64)
+    knobs = (3, 9, 4, 1.05, 5, bool(seed % 2))
+    one = _tabu_state(start, m, n, seed)
+    d1 = _gapls.tabu_search(cost, weight, cap, *one, total, *knobs)
+    split = _tabu_state(start, m, n, seed)
+    d2, cut = 0, int(rng.integers(0, total + 1))
+    for k in (cut, total - cut):
+        d2 += _gapls.tabu_search(cost, weight, cap, *split, k, *knobs)
+    assert d1 == d2
+    for a, b in zip(one, split):
+        np.testing.assert_array_equal(a, b)
+
+
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 6),
+    st.integers(1, 20),
+    st.integers(1, 60),
+    st.integers(0, 30),
+)
+def test_subgradient_parity_and_bound(seed, m, n, first, second):
+    """Kernel and twin leave the same multipliers, bound and relaxed assignment; the bound
+    is below the optimum (brute force on tiny instances)."""
+    rng = np.random.default_rng(seed)
+    cost, weight, cap = _gap_data(rng, m, n)
+    weight[0] = np.minimum(weight[0], cap[0])  # every item fits agent 0
+    res = []
+    for mod in (_gapls, gtwin):
+        state = [np.zeros(m), np.zeros(m), np.zeros(n, np.int64), np.zeros(3),
+                 np.zeros(1, np.int64)]  # fmt: skip
+        done = [
+            mod.subgradient(cost, weight, cap, *state, first, -1e300),
+            mod.subgradient(cost, weight, cap, *state, second, float(cost.sum())),
+        ]
+        res.append((done, state))
+    assert res[0][0] == res[1][0]
+    for a, b in zip(res[0][1], res[1][1]):
+        np.testing.assert_array_equal(a, b)
+    lam, best_lam, x, dstate, _ = res[0][1]
+    assert np.all(lam >= 0) and np.all(best_lam >= 0)
+    # the bound is L(best_lam), recomputed independently
+    red = np.where(weight <= cap[:, None], cost + best_lam[:, None] * weight, np.inf)
+    assert dstate[0] == pytest.approx(red.min(axis=0).sum() - best_lam @ cap, rel=1e-9, abs=1e-9)
+    assert np.array_equal(x, np.argmin(red, axis=0))
+    if m**n <= 4096:  # below every feasible assignment's cost
+        import itertools
+
+        for a in itertools.product(range(m), repeat=n):
+            a = np.array(a)
+            used = np.bincount(a, weights=weight[a, np.arange(n)], minlength=m)
+            if np.all(used <= cap):
+                assert dstate[0] <= cost[a, np.arange(n)].sum() + 1e-9
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(0, 25), st.integers(0, 6))
+def test_shift_descent_parity(seed, m, n, sweeps):
+    """Kernel and twin make the same moves; a start within capacity stays within it and
+    its cost never rises (the descent's promise), checked on the data."""
+    rng = np.random.default_rng(seed)
+    cost, weight, cap = _gap_data(rng, m, n)
+    start = rng.integers(0, m, size=n).astype(np.int64)
+    outs = []
+    for mod in (_gapls, gtwin):
         a = start.copy()
-        out = mod.tabu_search(cost, weight, cap, a, iters, 3, 7, 4, seed)
-        res.append((out, a))
-    assert res[0][0][1:] == res[1][0][1:]
-    assert res[0][0][0] == res[1][0][0]  # same arithmetic in the same order: equal floats
-    np.testing.assert_array_equal(res[0][1], res[1][1])
-    # the reported cost is the cost of the returned assignment
-    assert res[0][0][0] == pytest.approx(cost[res[0][1], np.arange(n)].sum(), abs=1e-6)
+        outs.append((mod.shift_descent(cost, weight, cap, a, sweeps), a))
+    assert outs[0][0] == outs[1][0]
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    a = outs[0][1]
+    cols = np.arange(n)
+
+    def over(x):
+        return np.bincount(x, weights=weight[x, cols], minlength=m) > cap
+
+    if not over(start).any():
+        assert not over(a).any()
+        assert cost[a, cols].sum() <= cost[start, cols].sum() + 1e-9
+    assert (outs[0][0] == 0) == np.array_equal(a, start) or outs[0][0] > 0

@@ -1,8 +1,9 @@
-"""Plain-Python twin of :mod:`coalloc.loadshare._gapls` (tabu search for the GAP).
+"""Plain-Python twins of :mod:`coalloc.loadshare._gapls` (the GAP kernels).
 
 The same moves in the same order (shifts by item then agent, then the sampled swaps), the
-same arithmetic on Python floats and ints, and the same splitmix64 draws, so
-:func:`tabu_search` returns exactly what the compiled kernel returns.
+same arithmetic on Python floats and ints in the same order, the same splitmix64 draws and
+the same state arrays, updated in place, so :func:`tabu_search` and :func:`subgradient`
+return and leave exactly what the compiled kernels return and leave.
 """
 
 from __future__ import annotations
@@ -10,88 +11,112 @@ from __future__ import annotations
 from ..._shared import interrupt
 from ..._shared.xoshiro import SplitMix64
 
-__all__ = ["tabu_search"]
+__all__ = ["tabu_search", "subgradient", "shift_descent"]
 
 
 def _ex(used: int, cap: int) -> int:
     return used - cap if used > cap else 0
 
 
-def tabu_search(cost, weight, capacity, assign, iterations, tenure, restart, swap_items, seed):
-    """Twin of ``_gapls.tabu_search``; returns ``(best_cost, feasible, iterations_done)``."""
+def tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate, dstate, rng,
+                iterations, tenure, restart, swap_items, growth, shake,
+                per_agent):  # fmt: skip
+    """Twin of ``_gapls.tabu_search``; returns the iterations done in this call."""
     m, n = cost.shape
     if n == 0 or m == 0:
-        return 0.0, True, 0
+        return 0
     C = [[float(x) for x in row] for row in cost.tolist()]
     W = [[int(x) for x in row] for row in weight.tolist()]
     cap = [int(x) for x in capacity.tolist()]
     a_ = [int(x) for x in assign.tolist()]
-    rng = SplitMix64(int(seed))
+    bst = [int(x) for x in best.tolist()]
+    al = [float(x) for x in alpha.tolist()]
+    tabu = [int(x) for x in tabu_until.tolist()]
     used = [0] * m
-    tabu_until = [0] * (m * n)
-    cur = 0.0
     for j in range(n):
         used[a_[j]] += W[a_[j]][j]
-        cur += C[a_[j]][j]
-    best_assign = list(a_)
-    excess = sum(_ex(used[i], cap[i]) for i in range(m))
-    csum = wsum = 0.0
+    excess = 0
     for i in range(m):
+        excess += _ex(used[i], cap[i])
+    if int(istate[5]) == 0:
+        cur = 0.0
         for j in range(n):
-            csum += C[i][j] if C[i][j] > 0 else -C[i][j]
-            wsum += float(W[i][j])
-    alpha = (csum + 1.0) / (wsum + 1.0)
-    best_cost, best_ex = cur, excess
-    feasible_found = excess == 0
+            cur += C[a_[j]][j]
+        bst = list(a_)
+        csum = wsum = 0.0
+        for i in range(m):
+            for j in range(n):
+                csum += C[i][j] if C[i][j] > 0 else -C[i][j]
+                wsum += float(W[i][j])
+        a0 = (csum + 1.0) / (wsum + 1.0)
+        al = [a0] * m
+        tabu = [0] * (m * n)
+        it, since, start, best_ex, feasible_found = 0, 0, 0, excess, excess == 0
+        best_cost = cur
+    else:
+        a0 = float(dstate[2])
+        it, since, start, best_ex = (int(v) for v in istate[:4].tolist())
+        feasible_found = int(istate[4]) != 0
+        cur, best_cost = float(dstate[0]), float(dstate[1])
+    gen = SplitMix64(int(rng[0]))
     step = n // swap_items if swap_items > 0 and n > swap_items else 1
-    start = since = it = 0
-    while it < iterations:
+    if start >= step:
+        start = 0
+    done = 0
+    while done < iterations:
         interrupt.check()  # the compiled kernel's poll (twin)
+        done += 1
         it += 1
         bd, bdc, bdex, bi, bj, bk = 1e300, 0.0, 0, -1, -1, -1
         for j in range(n):
             a = a_[j]
+            ea = _ex(used[a], cap[a])
+            e2a = _ex(used[a] - W[a][j], cap[a]) - ea
             for i in range(m):
                 if i == a:
                     continue
                 d_cost = C[i][j] - C[a][j]
-                d_ex = (_ex(used[i] + W[i][j], cap[i]) - _ex(used[i], cap[i])
-                        + _ex(used[a] - W[a][j], cap[a]) - _ex(used[a], cap[a]))  # fmt: skip
-                d = d_cost + alpha * d_ex
-                tabu = tabu_until[i * n + j] > it
-                ok = (not tabu) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
+                e2b = _ex(used[i] + W[i][j], cap[i]) - _ex(used[i], cap[i])
+                d_ex = e2b + e2a
+                d = d_cost + al[i] * e2b + al[a] * e2a
+                tb = tabu[i * n + j] > it
+                ok = (not tb) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
                 if ok and d < bd:
                     bd, bdc, bdex, bi, bj, bk = d, d_cost, d_ex, i, j, -1
         if m > 1:
             j = start
             while j < n:
                 a = a_[j]
+                ea = _ex(used[a], cap[a])
                 for k in range(n):
                     b = a_[k]
                     if b == a:
                         continue
                     d_cost = C[b][j] - C[a][j] + C[a][k] - C[b][k]
-                    d_ex = (_ex(used[a] - W[a][j] + W[a][k], cap[a]) - _ex(used[a], cap[a])
-                            + _ex(used[b] - W[b][k] + W[b][j], cap[b])
-                            - _ex(used[b], cap[b]))  # fmt: skip
-                    d = d_cost + alpha * d_ex
-                    tabu = tabu_until[b * n + j] > it or tabu_until[a * n + k] > it
-                    ok = (not tabu) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
+                    e2a = _ex(used[a] - W[a][j] + W[a][k], cap[a]) - ea
+                    e2b = _ex(used[b] - W[b][k] + W[b][j], cap[b]) - _ex(used[b], cap[b])
+                    d_ex = e2a + e2b
+                    d = d_cost + al[a] * e2a + al[b] * e2b
+                    tb = tabu[b * n + j] > it or tabu[a * n + k] > it
+                    ok = (not tb) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
                     if ok and d < bd:
                         bd, bdc, bdex, bi, bj, bk = d, d_cost, d_ex, b, j, k
                 j += step
             start = (start + 1) % step
-        if bj < 0:
-            break
+        if bj < 0:  # no admissible move: the iteration passes, tabu tenures run out
+            since += 1
+            if since >= restart:
+                since = 0
+            continue
         a = a_[bj]
-        tabu_until[a * n + bj] = it + tenure + rng.next() % (tenure // 2 + 1)
+        tabu[a * n + bj] = it + tenure + gen.next() % (tenure // 2 + 1)
         if bk < 0:
             used[a] -= W[a][bj]
             used[bi] += W[bi][bj]
             a_[bj] = bi
         else:
             b = a_[bk]
-            tabu_until[b * n + bk] = it + tenure + rng.next() % (tenure // 2 + 1)
+            tabu[b * n + bk] = it + tenure + gen.next() % (tenure // 2 + 1)
             used[a] += W[a][bk] - W[a][bj]
             used[b] += W[b][bj] - W[b][bk]
             a_[bj], a_[bk] = b, a
@@ -104,26 +129,152 @@ def tabu_search(cost, weight, capacity, assign, iterations, tenure, restart, swa
         ):
             feasible_found = feasible_found or excess == 0
             best_cost, best_ex = cur, excess
-            best_assign = list(a_)
+            bst = list(a_)
             since = 0
         if excess > 0:
-            alpha *= 1.05
+            for i in range(m):
+                if used[i] > cap[i] or not per_agent:
+                    al[i] *= growth
+                    if al[i] > 1e100:
+                        al[i] = 1e100
         else:
-            alpha /= 1.05
-            if alpha < 1e-9:
-                alpha = 1e-9
+            for i in range(m):
+                al[i] /= growth
+                if al[i] < 1e-9:
+                    al[i] = 1e-9
         if since >= restart:
             since = 0
             used = [0] * m
             cur = 0.0
-            a_ = list(best_assign)
-            for j in range(n):
-                if rng.next() % 20 == 0:
-                    a_[j] = rng.next() % m
+            a_ = list(bst)
+            al = [a0] * m
+            if shake > 0:
+                for j in range(n):
+                    if gen.next() % shake == 0:
+                        a_[j] = gen.next() % m
             for j in range(n):
                 used[a_[j]] += W[a_[j]][j]
                 cur += C[a_[j]][j]
-            excess = sum(_ex(used[i], cap[i]) for i in range(m))
+            excess = 0
+            for i in range(m):
+                excess += _ex(used[i], cap[i])
+    assign[:] = a_
+    best[:] = bst
+    alpha[:] = al
+    tabu_until[:] = tabu
+    istate[:6] = [it, since, start, best_ex, int(feasible_found), 1]
+    dstate[:3] = [cur, best_cost, a0]
+    rng[0] = gen.state
+    return int(done)
+
+
+def subgradient(cost, weight, capacity, lam, best_lam, x, dstate, istate, iterations, target):
+    """Twin of ``_gapls.subgradient``; returns the iterations done in this call."""
+    m, n = cost.shape
+    if m == 0:
+        return 0
+    C = [[float(v) for v in row] for row in cost.tolist()]
+    W = [[int(v) for v in row] for row in weight.tolist()]
+    cap = [int(v) for v in capacity.tolist()]
+    la = [float(v) for v in lam.tolist()]
+    if float(dstate[2]) == 0.0:
+        best, theta, since = -1e300, 2.0, 0
+        bl = list(la)
+    else:
+        best, theta, since = float(dstate[0]), float(dstate[1]), int(istate[0])
+        bl = [float(v) for v in best_lam.tolist()]
+    xs = [int(v) for v in x.tolist()]
+    target = float(target)
+    done = 0
+    while done < iterations:
+        interrupt.check()
+        done += 1
+        L = 0.0
+        g = [0.0] * m
+        for i in range(m):
+            L -= la[i] * float(cap[i])
+            g[i] = -float(cap[i])
+        for j in range(n):
+            bi, bv = -1, 0.0
+            for i in range(m):
+                if W[i][j] > cap[i]:
+                    continue
+                v = C[i][j] + la[i] * float(W[i][j])
+                if bi < 0 or v < bv:
+                    bv, bi = v, i
+            L += bv
+            g[bi] += float(W[bi][j])
+            xs[j] = bi
+        if L > best:
+            best, since = L, 0
+            bl = list(la)
+        else:
+            since += 1
+            if since >= 20:
+                theta *= 0.5
+                since = 0
+        norm = 0.0
+        for i in range(m):
+            if la[i] > 0.0 or g[i] > 0.0:
+                norm += g[i] * g[i]
+        if norm == 0.0:
+            break
+        t = target if target > L else L + 0.1 * (L if L > 0 else -L) + 1.0
+        stepsize = theta * (t - L) / norm
+        for i in range(m):
+            la[i] += stepsize * g[i]
+            if la[i] < 0.0:
+                la[i] = 0.0
     for j in range(n):
-        assign[j] = best_assign[j]
-    return float(best_cost), bool(feasible_found), int(it)
+        bi, bv = -1, 0.0
+        for i in range(m):
+            if W[i][j] > cap[i]:
+                continue
+            v = C[i][j] + bl[i] * float(W[i][j])
+            if bi < 0 or v < bv:
+                bv, bi = v, i
+        xs[j] = bi
+    lam[:] = la
+    best_lam[:] = bl
+    x[:] = xs
+    dstate[:3] = [best, theta, 1.0]
+    istate[0] = since
+    return int(done)
+
+
+def shift_descent(cost, weight, capacity, assign, sweeps):
+    """Twin of ``_gapls.shift_descent``; returns the moves made."""
+    m, n = cost.shape
+    if m == 0 or n == 0:
+        return 0
+    C = [[float(v) for v in row] for row in cost.tolist()]
+    W = [[int(v) for v in row] for row in weight.tolist()]
+    cap = [int(v) for v in capacity.tolist()]
+    a_ = [int(v) for v in assign.tolist()]
+    used = [0] * m
+    for j in range(n):
+        used[a_[j]] += W[a_[j]][j]
+    total = 0
+    for _ in range(sweeps):
+        interrupt.check()
+        moved = 0
+        for j in range(n):
+            a = a_[j]
+            bi, bv = -1, 0.0
+            if used[a] <= cap[a]:
+                bi, bv = a, C[a][j] - 1e-12
+            for i in range(m):
+                if i == a or used[i] + W[i][j] > cap[i]:
+                    continue
+                if bi < 0 or C[i][j] < bv:
+                    bi, bv = i, C[i][j]
+            if bi >= 0 and bi != a:
+                used[a] -= W[a][j]
+                used[bi] += W[bi][j]
+                a_[j] = bi
+                moved += 1
+        total += moved
+        if moved == 0:
+            break
+    assign[:] = a_
+    return int(total)

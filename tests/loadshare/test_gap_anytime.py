@@ -1,0 +1,140 @@
+"""The anytime GAP heuristic (issue 27 items 2 and 3): time limit, best so far, trajectory,
+the Lagrangian bound, reproducibility by iterations, and the exact method's floor."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coalloc.loadshare import GapInstance, gap, generate_gap, read_gap, solve_gap, verify_gap
+
+# OR-Library gap1, its first instance (Cattrysse et al. 1994, via OR-Library): 5 agents x 15
+# items; published optimum 261 as a minimisation (fontanf/generalizedassignmentsolver's
+# data.csv; 336 as the classical maximisation).
+GAP1_1 = """ 5 15
+ 17 21 22 18 24 15 20 18 19 18 16 22 24 24 16
+ 23 16 21 16 17 16 19 25 18 21 17 15 25 17 24
+ 16 20 16 25 24 16 17 19 19 18 20 16 17 21 24
+ 19 19 22 22 20 16 19 17 21 19 25 23 25 25 25
+ 18 19 15 15 21 25 16 16 23 15 22 17 19 22 24
+ 8 15 14 23 8 16 8 25 9 17 25 15 10 8 24
+ 15 7 23 22 11 11 12 10 17 16 7 16 10 18 22
+ 21 20 6 22 24 10 24 9 21 14 11 14 11 19 16
+ 20 11 8 14 9 5 6 19 19 7 6 6 13 9 18
+ 8 13 13 13 10 20 25 16 16 17 10 10 5 12 23
+ 36 34 38 27 33
+"""
+
+
+def test_orlibrary_gap1_published_optima_both_senses():
+    inst = read_gap(io.StringIO(GAP1_1))[0]
+    for sense, best in (("min", 261), ("max", 336)):
+        ex = solve_gap(inst, "exact", sense=sense, time_limit=60)
+        h = solve_gap(inst, "heuristic", sense=sense, seed=0)
+        assert ex.status == "optimal" and ex.objective == best
+        assert verify_gap(inst, h.assignment, claimed=h.objective).ok
+        assert (h.objective - best) * (1 if sense == "min" else -1) >= 0
+        assert (h.bound <= best) if sense == "min" else (h.bound >= best)
+
+
+def test_time_limit_is_honoured_and_the_best_so_far_returned():
+    inst = generate_gap("d", 10, 200, seed=1)
+    res = solve_gap(inst, "heuristic", time_limit=0.3, seed=0)
+    # without the limit, MAX_ITERATIONS would run for days: the limit stopped it
+    assert res.timings["total"] < 5.0
+    assert res.iterations["tabu_iterations"] < gap.MAX_ITERATIONS
+    assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    traj = res.trajectory
+    assert traj.shape[1] == 3 and np.all(np.diff(traj[:, 0]) >= 0)
+    objs = traj[~np.isnan(traj[:, 1]), 1]
+    assert objs.size and np.all(np.diff(objs) <= 0) and objs[-1] == res.objective
+    bounds = traj[~np.isnan(traj[:, 2]), 2]
+    assert np.all(np.diff(bounds) >= 0) and bounds[-1] == res.bound
+
+
+def test_answer_depends_on_the_iterations_only():
+    """A timed run reports its tabu iterations; an untimed run of that many gives the same
+    assignment (the kernel resumes exactly, rounds change nothing)."""
+    inst = generate_gap("c", 5, 60, seed=3)
+    timed = solve_gap(inst, "heuristic", time_limit=0.2, seed=7)
+    k = timed.iterations["tabu_iterations"]
+    again = solve_gap(inst, "heuristic", iterations=k, seed=7)
+    assert again.iterations["tabu_iterations"] == k
+    assert np.array_equal(timed.assignment, again.assignment)
+    assert np.array_equal(again.assignment, solve_gap(inst, iterations=k, seed=7).assignment)
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.sampled_from("abcd"), st.integers(2, 4), st.integers(6, 14), st.integers(0, 99),
+       st.sampled_from(["min", "max"]))  # fmt: skip
+def test_lagrangian_bound_is_a_bound(kind, m, n, seed, sense):
+    """With the LP skipped (its share of the limit set to 0), the bound is the Lagrangian
+    one; CP-SAT's proven optimum is the referee."""
+    inst = generate_gap(kind, m, n, seed=seed)
+    ex = solve_gap(inst, "exact", sense=sense, time_limit=30)
+    old = gap._LP_SHARE
+    gap._LP_SHARE = 0.0
+    try:
+        h = solve_gap(inst, "heuristic", sense=sense, time_limit=30, iterations=500, seed=0)
+    finally:
+        gap._LP_SHARE = old
+    if ex.status == "infeasible":
+        assert h.assignment is None
+        return
+    assert ex.status == "optimal"
+    assert "Lagrangian" in h.message and "LP" not in h.message
+    assert h.iterations["subgradient_iterations"] > 0
+    sign = 1 if sense == "min" else -1
+    assert sign * h.bound <= sign * ex.objective + 1e-9
+    assert sign * h.objective >= sign * ex.objective - 1e-9
+    assert verify_gap(inst, h.assignment, claimed=h.objective).ok
+
+
+def test_bound_proves_optimality_and_stops_early():
+    inst = GapInstance([[1, 9, 9], [9, 1, 9], [9, 9, 1]], np.ones((3, 3), int), [1, 1, 1])
+    res = solve_gap(inst, "heuristic", time_limit=60)
+    assert res.status == "optimal" and res.objective == res.bound == 3
+    assert res.timings["total"] < 30  # stopped by the proof, not by the limit
+
+
+@pytest.mark.slow
+def test_timed_exact_is_never_worse_than_its_hint_and_never_empty(monkeypatch):
+    """Item 2 with a time limit: the hint is the heuristic's best within its share; the
+    exact answer is at least as good, holds an assignment, and says each part's time."""
+    hints = []
+    real = gap._heuristic
+
+    def record(*args, **kwargs):
+        out = real(*args, **kwargs)
+        hints.append(out)
+        return out
+
+    monkeypatch.setattr(gap, "_heuristic", record)
+    inst = generate_gap("d", 20, 200, seed=5)
+    res = solve_gap(inst, "exact", time_limit=4, seed=0)
+    assert len(hints) == 1 and hints[0].feasible
+    h_obj = verify_gap(inst, hints[0].assign).objective
+    assert res.has_solution
+    assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    assert res.objective <= h_obj
+    assert res.timings["hint"] <= res.timings["total"] and res.timings["solve"] > 0
+    assert res.iterations["hint_tabu_iterations"] == hints[0].iterations > 0
+    # the bound is the tighter of the solver's and the hint's relaxation (both valid)
+    assert hints[0].bound is not None and hints[0].bound <= res.bound <= res.objective
+
+
+def test_a_very_short_limit_on_a_large_instance_still_gives_an_answer_quickly():
+    """80 x 1600 with 0.05 s: no LP, few subgradient steps, an O(m n) start (the old
+    regret greedy's O(m n^2) alone took seconds); an assignment or an honest time_limit."""
+    inst = generate_gap("c", 80, 1600, seed=2)
+    res = solve_gap(inst, "heuristic", time_limit=0.05, seed=0)
+    assert res.timings["lp"] == 0.0 and "LP" not in res.message
+    assert res.timings["total"] < 3.0  # a quadratic step would take far longer
+    if res.assignment is not None:
+        assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    else:
+        assert res.status == "time_limit"
