@@ -158,15 +158,17 @@ def main(argv=None):
         panels.append((name, got, traj.get(max(args.budgets)), t_d, n_d))
         for r in got:
             say(r)
-    with open(os.path.join(OUT, "vs_ip_budget.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    plot(os.path.join(OUT, "vs_ip_budget.png"), panels)
+    if rows:
+        with open(os.path.join(OUT, "vs_ip_budget.csv"), "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        plot(os.path.join(OUT, "vs_ip_budget.png"), panels)
     # the table: one row per instance and budget
-    print("\n| instance | links | T (s) | default | anytime (bound, gap) | CP-SAT (bound) "
-          "| HiGHS (bound) | flow bound |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|")
+    if rows:
+        print("\n| instance | links | T (s) | default | anytime (bound, gap) | CP-SAT (bound) "
+              "| HiGHS (bound) | flow bound |")  # fmt: skip
+        print("|---|---|---|---|---|---|---|---|")
     for name, got, _, t_d, n_d in panels:
         flow = got[0]["bound"]
         for T in args.budgets:
@@ -180,8 +182,13 @@ def main(argv=None):
                 return f"{r['allocated']} ({b}, {r['status']})"
 
             a = cell.get("anytime")
-            gap = "" if a is None else f", gap {(a['bound'] - a['allocated']) / a['bound']:.1%}"
-            any_cell = "-" if a is None else f"{a['allocated']} ({a['bound']:.0f}{gap})"
+            if a is None:
+                any_cell = "-"
+            elif a["bound"] is None:  # the default had not answered within T
+                any_cell = f"{a['allocated']} ({a['status']}, no answer yet)"
+            else:
+                gap = (a["bound"] - a["allocated"]) / a["bound"]
+                any_cell = f"{a['allocated']} ({a['bound']:.0f}, gap {gap:.1%}, {a['status']})"
             print(f"| {name} | {got[0]['links']} | {T:g} | {n_d} ({t_d:.2f} s) | {any_cell} "
                   f"| {fmt('cpsat')} | {fmt('highs')} | {flow} |")  # fmt: skip
     if args.fig2:

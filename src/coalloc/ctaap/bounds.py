@@ -82,8 +82,10 @@ def lp_bound(request: Request, offer: Offer, *, time_limit: Optional[float] = No
     request : Request
     offer : Offer
     time_limit : float, optional
-        Seconds for HiGHS (building the LP is not counted). An LP stopped early still
-        gives a valid bound (its current prices), usually a weaker one.
+        Seconds for the whole call, building the LP included (HiGHS gets what is left;
+        with less than 10 ms left the flow bound is returned, status ``"time_limit"``).
+        An LP stopped early still gives a valid bound (its current prices), usually a
+        weaker one.
 
     Returns
     -------
@@ -138,6 +140,12 @@ def lp_bound(request: Request, offer: Offer, *, time_limit: Optional[float] = No
     A.data[:] = 1.0
     upper = np.concatenate([np.ones(n_star + n), cap.astype(np.float64)])
     out["rows"], out["columns"] = int(n_rows), nv
+    if limit is not None:
+        limit = limit - (time.perf_counter() - t0)
+        if limit < 0.01:
+            out["status"] = "time_limit"
+            out["seconds"] = time.perf_counter() - t0
+            return out
     try:
         y, status = _solve_dual(A, upper, limit)
     except Exception as exc:  # the flow bound stays valid
@@ -162,7 +170,7 @@ def _solve_dual(A: sp.csr_array, upper: np.ndarray, limit: Optional[float]):
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    h.setOptionValue("solver", "ipm")
+    h.setOptionValue("solver", "ipx")  # interior point (HiPO and PDLP were slower here)
     h.setOptionValue("run_crossover", "off")
     h.setOptionValue("threads", 1)
     if limit is not None:
