@@ -103,6 +103,22 @@ def test_always_valid_monotone_and_never_above_the_optimum(n, m, p, seed, sub_so
         assert res.n_allocated == best and res.gap == 0
 
 
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), keep=st.sampled_from([0.3, 0.6]))
+def test_neighbourhoods_of_asymmetric_requests_are_solved_right(seed, keep):
+    # every larger allocation a sub-solve returns must pass verify (none rejected), and
+    # re-solving a neighbourhood exactly never loses tasks against the optimum's referee
+    r, o = _sparse(40, 4, 0.3, seed=seed)
+    rng = np.random.default_rng(seed)
+    B = r.bandwidth.toarray()
+    r = ct.Request(r.properties, B * (rng.random(B.shape) < keep))
+    res = ct.solve(r, o, seed=seed, rounds=9, sub_solver="highs", neighbourhood=12)
+    assert res.iterations["rejected"] == 0
+    assert res.status == "optimal" or res.iterations["sub_solves"] >= 3
+    assert ct.verify(r, o, res.assignment).feasible
+    assert res.n_allocated <= _optimum(r, o) <= res.bound
+
+
 def test_ctrl_c_returns_the_best_so_far(monkeypatch):
     r, o = _sparse(300, 6, 10 / 299, seed=5)
     default = ct.solve(r, o, seed=0)

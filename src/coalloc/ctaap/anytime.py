@@ -331,7 +331,8 @@ def solve_anytime(
         after ``rounds`` rounds. ``bound``/``gap``: the best proven bound (flow or LP).
         ``trajectory``: rows ``(seconds, allocated, bound)``, one per improvement.
         ``iterations``: the default's counters plus ``rounds``, ``improvements``,
-        ``sub_solves``, ``sub_optimal``, ``sub_limit_hits``.
+        ``sub_solves``, ``sub_optimal``, ``sub_limit_hits`` and ``rejected`` (larger
+        allocations that ``verify`` refused, never expected).
 
     Raises
     ------
@@ -393,7 +394,8 @@ def solve_anytime(
     now = time.perf_counter() - started
     trajectory: List[Tuple[float, int, int]] = [(now, n_best, bound)]
     counters: Dict[str, int] = dict.fromkeys(
-        ("rounds", "improvements", "sub_solves", "sub_optimal", "sub_limit_hits"), 0
+        ("rounds", "improvements", "sub_solves", "sub_optimal", "sub_limit_hits", "rejected"),
+        0,
     )
     lp_info = None
     how = "rounds"
@@ -451,10 +453,13 @@ def solve_anytime(
             counters["rounds"] = k
             if candidate is not None:
                 size_new = int((candidate >= 0).sum())
-                if size_new > n_best and verify(request, offer, candidate).feasible:
-                    best, n_best = candidate, size_new
-                    counters["improvements"] += 1
-                    trajectory.append((time.perf_counter() - started, n_best, bound))
+                if size_new > n_best:
+                    if verify(request, offer, candidate).feasible:
+                        best, n_best = candidate, size_new
+                        counters["improvements"] += 1
+                        trajectory.append((time.perf_counter() - started, n_best, bound))
+                    else:  # never expected: the sub-model or a kernel is wrong
+                        counters["rejected"] += 1
             if proven:
                 bound = n_best
             proven = proven or n_best >= bound
