@@ -62,6 +62,9 @@ BOUND_SHARE = 0.3
 #: (restarts gained more per second than neighbourhoods of 30 tasks on sparse requests).
 _SCHEDULE = (0, 0, 1, 0, 0, 2)
 
+#: The round before which the LP bound is computed.
+_LP_ROUND = 2
+
 
 class _Stop(Exception):
     """The anytime loop's own deadline passed inside a kernel."""
@@ -317,7 +320,7 @@ def solve_anytime(
         Safety limit of one sub-solve, seconds (see Determinism).
     lp_bound_share : float, default 0.3
         Share of ``time_limit`` that the LP bound (:func:`coalloc.ctaap.bounds.lp_bound`)
-        may use, after the default's answer; 0 keeps the flow bound only. Without a time
+        may use, computed after the first two rounds; 0 keeps the flow bound only. Without a time
         limit the LP gets 10 s.
     **params
         Parameters of the default (:func:`coalloc.ctaap.solver.solve_ctaap`).
@@ -405,8 +408,11 @@ def solve_anytime(
         return None if when is None else when - time.perf_counter()
 
     try:
-        # The LP bound, within its share of the budget.
-        if not proven and lp_bound_share > 0:
+
+        def run_lp() -> None:  # the LP bound, within its share of the budget
+            nonlocal lp_info, bound, proven
+            if proven or lp_bound_share <= 0 or lp_info is not None:
+                return
             share = 10.0 if limit is None else lp_bound_share * limit
             if limit is not None:
                 share = min(share, max(0.0, left() or 0.0))
@@ -416,6 +422,7 @@ def solve_anytime(
                     bound = int(lp_info["bound"])
                     trajectory.append((time.perf_counter() - started, n_best, bound))
                 proven = n_best >= bound
+
         ls_iters = 2 * (auto_local_search(request.n) if params.get("local_search", "auto")
                         == "auto" else max(1, int(params["local_search"])))  # fmt: skip
         priority = first.weights
@@ -424,6 +431,10 @@ def solve_anytime(
             if when is not None and time.perf_counter() >= when:
                 how = "time"
                 break
+            if k == _LP_ROUND:  # after two restarts, so that the first gains come first
+                run_lp()
+                if proven:
+                    break
             round_seed = kernel_seed(np.random.default_rng([seed, 29, k]), bits=63)
             rng = np.random.default_rng(round_seed)
             kind = _SCHEDULE[k % len(_SCHEDULE)] if backend is not None else 0
@@ -463,6 +474,8 @@ def solve_anytime(
             if proven:
                 bound = n_best
             proven = proven or n_best >= bound
+        if how == "rounds":  # fewer rounds than _LP_ROUND: the bound still comes
+            run_lp()
     except _Stop:
         how = "time"
     except KeyboardInterrupt:
