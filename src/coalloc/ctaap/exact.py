@@ -268,6 +268,29 @@ def _clique_cover_size(adj: np.ndarray) -> int:
     return n_cliques
 
 
+def tightened_capacity(request: Request, offer: Offer, compat: np.ndarray) -> np.ndarray:
+    """Cluster capacities tightened by intra-cluster conflicts (:func:`upper_bound`).
+
+    ``min(cap[j], n, #cliques of a greedy clique partition of the tasks that fit j and
+    conflict inside j)``: no feasible allocation places more tasks on cluster ``j``.
+    """
+    n, m = request.n, offer.m
+    # no cluster can take more than the n tasks: the flow capacities then fit in int32
+    cap = np.minimum(offer.capacity, n).astype(np.int64)
+    B = request.bandwidth
+    for j in range(m):
+        cand = np.flatnonzero(compat[:, j])
+        if cand.size <= 1 or cand.size > _CLIQUE_LIMIT or cap[j] <= 1 or B.nnz == 0:
+            continue
+        sub = B[cand][:, cand].toarray()
+        adj = (sub > offer.bandwidth[j, j]) | (sub.T > offer.bandwidth[j, j])
+        np.fill_diagonal(adj, False)
+        if not adj.any():
+            continue
+        cap[j] = min(cap[j], _clique_cover_size(adj))
+    return cap
+
+
 def upper_bound(request: Request, offer: Offer) -> int:
     """A cheap, provably valid upper bound on the optimum.
 
@@ -315,19 +338,7 @@ def upper_bound(request: Request, offer: Offer) -> int:
     compat = compatibility(request, offer)
     if n == 0 or m == 0 or not compat.any():
         return 0
-    # no cluster can take more than the n tasks: the flow capacities then fit in int32
-    cap = np.minimum(offer.capacity, n).astype(np.int64)
-    B = request.bandwidth
-    for j in range(m):
-        cand = np.flatnonzero(compat[:, j])
-        if cand.size <= 1 or cand.size > _CLIQUE_LIMIT or cap[j] <= 1 or B.nnz == 0:
-            continue
-        sub = B[cand][:, cand].toarray()
-        adj = (sub > offer.bandwidth[j, j]) | (sub.T > offer.bandwidth[j, j])
-        np.fill_diagonal(adj, False)
-        if not adj.any():
-            continue
-        cap[j] = min(cap[j], _clique_cover_size(adj))
+    cap = tightened_capacity(request, offer, compat)
     # Nodes: 0 source, 1..n tasks, n+1..n+m clusters, n+m+1 sink.
     t_idx, c_idx = np.nonzero(compat)
     tasks = np.unique(t_idx)

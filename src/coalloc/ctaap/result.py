@@ -44,7 +44,12 @@ class SolveResult(Result):
     weights : ndarray, optional
         Step-1 weight matrix ``X`` (``n x m``) for CTAAP, else None.
     objective, bound, gap : float, optional
-        For exact solvers: objective value, proven upper bound and relative gap.
+        For exact solvers and the anytime search: objective value, proven upper bound and
+        relative gap.
+    trajectory : ndarray of float, shape (k, 3), optional
+        The anytime search (``"ctaap"`` with ``time_limit`` or ``rounds``): one row
+        ``(seconds since the call, allocated, upper bound)`` per improvement of either,
+        monotone (allocated never falls, the bound never rises); None for other runs.
 
     Examples
     --------
@@ -72,6 +77,7 @@ class SolveResult(Result):
     objective: Optional[float] = None
     bound: Optional[float] = None
     gap: Optional[float] = None
+    trajectory: Optional[np.ndarray] = field(default=None, repr=False)
 
     @property
     def n_tasks(self) -> int:
@@ -84,6 +90,11 @@ class SolveResult(Result):
             "n_allocated": int(self.n_allocated),
             "assignment": [int(a) for a in self.assignment],
             "n_removals": int(self.n_removals),
+            **(
+                {}
+                if self.trajectory is None
+                else {"trajectory": [[float(t), int(a), int(b)] for t, a, b in self.trajectory]}
+            ),
         }
 
     def __repr__(self) -> str:

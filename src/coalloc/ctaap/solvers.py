@@ -11,11 +11,12 @@ from .._shared.family import FamilyInstance, solver_keyword
 from .._shared.params import check_method, with_time_limit
 from .._shared.result import relative_gap
 from .._shared.seeding import resolve_seed
+from .anytime import BOUND_SHARE, ctaap_method
+from .bounds import lp_bound
 from .exact import solve_exact, upper_bound
 from .greedy import solve_greedy
 from .model import Offer, Request, check_compatible
 from .result import SolveResult, stopped_result
-from .solver import solve_ctaap
 from .verify import VerifyReport, verify
 
 __all__ = ["solve", "METHODS", "DEFAULT_METHOD", "Instance"]
@@ -28,10 +29,13 @@ def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
 
 #: Registered methods: name -> function(request, offer, *, seed, **params).
 METHODS: Dict[str, Callable[..., SolveResult]] = {
-    "ctaap": _timed(solve_ctaap, "ctaap"),
+    # without time_limit/rounds: solve_ctaap, today's answer; with them, the anytime search
+    "ctaap": ctaap_method,
     "greedy": _timed(solve_greedy, "greedy"),
     "exact": solver_keyword(solve_exact),  # solver="highs"|"cbc"|"cpsat"
 }
+#: Seconds the LP bound of ``bound=True`` may take when the call has no time limit.
+LP_BOUND_SECONDS = 10.0
 #: The method :func:`solve` uses when none is named.
 DEFAULT_METHOD = "ctaap"
 
@@ -59,14 +63,22 @@ def solve(
         baseline (:func:`coalloc.ctaap.greedy.solve_greedy`); ``"exact"``: the integer program,
         solved by HiGHS, CBC or CP-SAT (:func:`coalloc.ctaap.exact.solve_exact`: ``solver``,
         ``time_limit``, ``formulation``, ...; ``backend=`` for the solver is deprecated).
+        ``"ctaap"`` with ``time_limit=T`` (or ``rounds=k``) is the anytime search
+        (:func:`coalloc.ctaap.anytime.solve_anytime`): the default's answer, improved
+        until ``T``, with a trajectory; without either, the default exactly.
     seed : int, optional
         Seed of every random choice: the same seed gives the same answer.
     bound : bool, default False
-        Also compute the cheap upper bound of :func:`coalloc.upper_bound` (a b-matching
-        that ignores the bandwidth between clusters) and report it with the gap
+        Also compute an upper bound and report it with the gap
         ``relative_gap(n_allocated, bound, sense="max")`` (the one gap formula,
-        :func:`coalloc._shared.result.relative_gap`) in ``result.bound`` / ``result.gap``
-        (exact solvers report their own proven bound, which is never weaker).
+        :func:`coalloc._shared.result.relative_gap`) in ``result.bound`` / ``result.gap``.
+        Heuristics get the tighter of the flow bound (:func:`coalloc.upper_bound`) and the
+        clique LP's dual bound (:func:`coalloc.ctaap.bounds.lp_bound`), the LP given
+        ``0.3 * time_limit`` seconds (10 s without a limit; an LP stopped early still gives
+        a valid, weaker bound, so then the value depends on the machine); the anytime
+        search (``time_limit`` or ``rounds`` with ``"ctaap"``) reports the bound it
+        computed within its budget; exact solvers report their own proven bound capped by
+        the flow bound.
     **params
         Method-specific parameters.
 
@@ -95,7 +107,14 @@ def solve(
             raise TypeError(f"method {method!r}: {exc}") from None
         raise
     if bound:
-        cheap = upper_bound(request, offer)
+        if method == "exact":  # the solver's proven bound, capped by the flow bound
+            cheap = upper_bound(request, offer)
+        elif result.trajectory is not None:  # the anytime search's bound (flow or LP)
+            cheap = result.bound
+        else:  # the LP bound, within its share of the limit (10 s without one)
+            limit = params.get("time_limit")
+            share = LP_BOUND_SECONDS if limit is None else max(0.05, BOUND_SHARE * limit)
+            cheap = lp_bound(request, offer, time_limit=share)["bound"]
         result.bound = float(cheap if result.bound is None else min(result.bound, cheap))
         result.gap = relative_gap(result.n_allocated, result.bound, sense="max")
     return result

@@ -1,0 +1,570 @@
+"""CTAAP with a time budget: the default's answer first, then better with every round.
+
+``coalloc.solve(request, offer, method="ctaap", time_limit=T)`` runs the default
+CTAAP-Solver (:func:`coalloc.ctaap.solver.solve_ctaap`, the same answer as without a
+limit), then improves its allocation in *rounds* until ``T`` seconds from the call's start,
+Ctrl-C, a proven optimum, or ``rounds`` rounds:
+
+* **restart** (rounds ``0, 1, 3, 4, 6, ...``): the compiled iterated local search
+  (:mod:`coalloc.ctaap._localsearch`) from the best allocation, on a fresh seed, with
+  ``2 x`` the default's iterations;
+* **graph neighbourhood** (rounds ``2, 8, 14, ...``): the tasks of a breadth-first region of
+  the request graph around an unplaced task are freed, everything else stays where it is,
+  and that part is re-solved exactly (CP-SAT, else HiGHS, through the shared MILP runner
+  :mod:`coalloc._shared.milp`, hinted with the current placement where the solver takes a
+  hint);
+* **cluster-pair neighbourhood** (rounds ``5, 11, ...``): the tasks on two clusters and
+  unplaced tasks that fit them are freed and re-solved the same way.
+
+A round's allocation replaces the best only when it places more tasks and
+:func:`coalloc.ctaap.verify` accepts it, so the best allocation is always valid and the
+trajectory ``(seconds, allocated, bound)`` is monotone. A neighbourhood covering every
+task that the sub-solver proves optimal proves the whole allocation optimal.
+
+Determinism: the rounds draw their seeds and regions from ``seed`` alone, and the local
+search is bounded by iterations, not time. Sub-solves run on one thread with a fixed seed
+and end at their proven optimum; they also carry a wall-clock safety limit
+(``sub_time_limit``), and only a sub-solve that reaches it can make two runs differ.
+Hence: the allocation after round ``k`` is a function of (instance, seed, parameters, k)
+as long as ``iterations["sub_limit_hits"]`` is 0; where the run stops (how many rounds fit
+in ``T``) depends on the machine. ``rounds=k`` (without ``time_limit``) stops after ``k``
+rounds: a fully reproducible run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .._shared import interrupt, milp
+from .._shared import params as checks
+from .._shared.seeding import kernel_seed, resolve_seed
+from .bounds import lp_bound
+from .exact import upper_bound
+from .model import Offer, Request, check_compatible, compatibility
+from .result import SolveResult, stopped_result
+from .solver import auto_local_search, solve_ctaap
+from .verify import verify
+
+__all__ = ["solve_anytime", "SUB_SOLVERS"]
+
+#: Exact solvers of the neighbourhoods: "auto" (CP-SAT when OR-Tools is installed, else
+#: HiGHS), "cpsat", "highs", or "none" (local-search restarts only).
+SUB_SOLVERS = ("auto", "cpsat", "highs", "none")
+
+#: Share of the time limit the LP bound may use.
+BOUND_SHARE = 0.3
+
+#: Round kinds, in turn: 0 local-search restart, 1 graph neighbourhood, 2 cluster pair
+#: (restarts gained more per second than neighbourhoods of 30 tasks on sparse requests).
+_SCHEDULE = (0, 0, 1, 0, 0, 2)
+
+#: The round before which the LP bound is computed.
+_LP_ROUND = 2
+
+
+class _Stop(Exception):
+    """The anytime loop's own deadline passed inside a kernel."""
+
+
+class _Deadline(interrupt.Scope):
+    """A scope the compiled kernels poll: raises :class:`_Stop` at ``when``
+    (:func:`time.perf_counter`); an outer scope's error (a batch timeout) goes through."""
+
+    def __init__(self, when: float) -> None:
+        super().__init__()
+        self.when = when
+
+    def raise_if_cancelled(self) -> None:
+        if time.perf_counter() >= self.when:
+            raise _Stop()
+        super().raise_if_cancelled()
+
+
+class _Context:
+    """The instance as the rounds use it (read-only arrays, built once)."""
+
+    def __init__(self, request: Request, offer: Offer) -> None:
+        self.request, self.offer = request, offer
+        self.n, self.m = request.n, offer.m
+        self.compat = compatibility(request, offer)
+        self.compat_u8 = self.compat.view(np.uint8)
+        B, BT = request.bandwidth, request.bandwidth_transpose
+        self.links = (B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data)
+        self.B, self.BT = B, BT
+        self.bhat = offer.bandwidth
+        self.cap = np.asarray(offer.capacity, dtype=np.int64)
+        self.fits = self.compat.any(axis=1)
+
+
+def _entries(M, rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Stored entries ``(row, col, value)`` of the CSR rows ``rows`` of ``M``."""
+    starts, ends = M.indptr[rows], M.indptr[rows + 1]
+    counts = ends - starts
+    total = int(counts.sum())
+    if total == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0)
+    offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    pos = np.arange(total, dtype=np.int64) + offsets
+    return np.repeat(rows, counts), M.indices[pos].astype(np.int64), M.data[pos]
+
+
+def _subproblem(ctx: _Context, assign: np.ndarray, region: np.ndarray):
+    """The neighbourhood ``region`` freed, everything else fixed.
+
+    Returns
+    -------
+    var_task, var_cluster : ndarray
+        The sub-problem's variables (local task index, cluster).
+    rescap : ndarray
+        Machines left on each cluster by the fixed placements.
+    cliques : list of ndarray
+        Sets of variables of which at most one may be 1 (per task, and the star cliques of
+        every link inside the region).
+    """
+    R = region
+    nr, m, bhat = R.size, ctx.m, ctx.bhat
+    local = np.full(ctx.n, -1, dtype=np.int64)
+    local[R] = np.arange(nr, dtype=np.int64)
+    fixed = assign.copy()
+    fixed[R] = -1
+    rescap = ctx.cap - np.bincount(fixed[fixed >= 0], minlength=m)
+    allowed = ctx.compat[R] & (rescap > 0)[None, :]
+    # Placements that conflict with a fixed task are left out.
+    forbid = np.zeros((nr, m), dtype=np.int64)
+    r, c, w = _entries(ctx.B, R)
+    sel = (fixed[c] >= 0) & (r != c)
+    if sel.any():  # B[i,k] > bhat[j, l]
+        np.add.at(forbid, local[r[sel]], w[sel][:, None] > bhat[:, fixed[c[sel]]].T)
+    r2, c2, w2 = _entries(ctx.BT, R)
+    sel2 = (fixed[c2] >= 0) & (r2 != c2)
+    if sel2.any():  # B[k,i] > bhat[l, j]
+        np.add.at(forbid, local[r2[sel2]], w2[sel2][:, None] > bhat[fixed[c2[sel2]], :])
+    allowed &= forbid == 0
+    vt, vc = np.nonzero(allowed)
+    var = np.full((nr, m), -1, dtype=np.int64)
+    var[vt, vc] = np.arange(vt.size, dtype=np.int64)
+    order = np.argsort(vt, kind="stable")
+    bounds = np.searchsorted(vt[order], np.arange(nr + 1))
+    cliques = [order[bounds[a] : bounds[a + 1]] for a in range(nr) if bounds[a + 1] - bounds[a] > 1]
+    # Star cliques of the links inside the region (either direction of B covers (4)).
+    inside = (local[c] >= 0) & (r != c)
+    a, b, wv = local[r[inside]], local[c[inside]], w[inside]
+    if a.size:
+        conf = allowed[a][:, :, None] & allowed[b][:, None, :] & (wv[:, None, None] > bhat[None])
+        e, j, l = np.nonzero(conf)
+        if e.size:
+            key = e * m + j
+            starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+            ends = np.r_[starts[1:], key.size]
+            for s, t in zip(starts.tolist(), ends.tolist()):
+                head = var[a[e[s]], j[s]]
+                cliques.append(np.concatenate([[head], var[b[e[s]], l[s:t]]]))
+    return vt, vc, rescap, cliques, var
+
+
+def _solve_region(ctx, assign, region, backend, pkg, limit, seed):
+    """Re-solve ``region`` exactly; the new assignment (or None) and whether it is proven."""
+    vt, vc, rescap, cliques, var = _subproblem(ctx, assign, region)
+    nv = vt.size
+    current = assign[region]
+    if nv == 0:
+        return None, True, False
+    hint = np.zeros(nv)
+    placed = np.flatnonzero(current >= 0)
+    hint[var[placed, current[placed]]] = 1.0
+    per_cluster = np.bincount(vc, minlength=ctx.m)
+    full = np.flatnonzero(per_cluster > rescap)
+    if backend == "cpsat":
+        mdl = pkg.CpModel()
+        xs = [mdl.NewBoolVar(f"x{v}") for v in range(nv)]
+        for q in cliques:
+            mdl.AddAtMostOne([xs[v] for v in q.tolist()])
+        for j in full.tolist():
+            mdl.Add(sum(xs[v] for v in np.flatnonzero(vc == j).tolist()) <= int(rescap[j]))
+        for v in range(nv):
+            mdl.AddHint(xs[v], int(hint[v]))
+        mdl.Maximize(sum(xs))
+        out = milp.run_cpsat(pkg, mdl, xs, rows=len(cliques) + full.size, time_limit=limit,
+                             threads=1, seed=seed)  # fmt: skip
+    else:
+        import scipy.sparse as sp
+
+        rows = [np.full(q.size, k, dtype=np.int64) for k, q in enumerate(cliques)]
+        cols = list(cliques)
+        k0 = len(cliques)
+        for k, j in enumerate(full.tolist()):
+            members = np.flatnonzero(vc == j)
+            rows.append(np.full(members.size, k0 + k, dtype=np.int64))
+            cols.append(members)
+        n_rows = k0 + full.size
+        if n_rows == 0:  # nothing constrains the region: every variable's task once
+            return None, False, False
+        A = sp.csr_array(
+            (np.ones(sum(x.size for x in rows)), (np.concatenate(rows), np.concatenate(cols))),
+            shape=(n_rows, nv),
+        )
+        ub = np.concatenate([np.ones(k0), rescap[full].astype(np.float64)])
+        out = milp.run_milp(backend, pkg, np.ones(nv), A, np.full(n_rows, -np.inf), ub,
+                            integrality=np.ones(nv), lb=0.0, ub=1.0, sense="max",
+                            time_limit=limit, threads=1, seed=seed)  # fmt: skip
+    hit = bool(out.time_limit_hit and not out.interrupted)
+    if out.interrupted:
+        raise KeyboardInterrupt
+    if out.x is None:
+        return None, False, hit
+    chosen = np.flatnonzero(out.x > 0.5)
+    new = assign.copy()
+    new[region] = -1
+    new[region[vt[chosen]]] = vc[chosen]
+    return new, out.status == "optimal", hit
+
+
+def _bfs_region(ctx, assign, rng, size):
+    """Up to ``size`` tasks breadth-first around an unplaced task that fits somewhere."""
+    free = np.flatnonzero((assign < 0) & ctx.fits)
+    pool = free if free.size else np.flatnonzero(ctx.fits)
+    start = int(pool[rng.integers(pool.size)])
+    seen = {start}
+    queue = [start]
+    head = 0
+    while head < len(queue) and len(queue) < size:
+        t = queue[head]
+        head += 1
+        nbrs = np.concatenate([
+            ctx.B.indices[ctx.B.indptr[t] : ctx.B.indptr[t + 1]],
+            ctx.BT.indices[ctx.BT.indptr[t] : ctx.BT.indptr[t + 1]],
+        ])  # fmt: skip
+        nbrs = np.unique(nbrs)
+        rng.shuffle(nbrs)
+        for k in nbrs.tolist():
+            if k not in seen and ctx.fits[k]:
+                seen.add(k)
+                queue.append(k)
+                if len(queue) >= size:
+                    break
+        if head == len(queue) and len(queue) < size:  # component exhausted: jump
+            rest = np.flatnonzero(ctx.fits & (assign < 0))
+            rest = rest[~np.isin(rest, queue)]
+            if rest.size:
+                k = int(rest[rng.integers(rest.size)])
+                seen.add(k)
+                queue.append(k)
+    return np.array(sorted(queue), dtype=np.int64)
+
+
+def _pair_region(ctx, assign, rng, size):
+    """Tasks on two clusters plus unplaced tasks that fit one of them, up to ``size``."""
+    m = ctx.m
+    j = int(rng.integers(m))
+    l = int(rng.integers(m)) if m > 1 else j
+    on = np.flatnonzero((assign == j) | (assign == l))
+    free = np.flatnonzero((assign < 0) & (ctx.compat[:, j] | ctx.compat[:, l]))
+    if on.size > size:
+        on = rng.choice(on, size=size, replace=False)
+    room = size - on.size
+    if free.size > room:
+        free = rng.choice(free, size=room, replace=False)
+    return np.unique(np.concatenate([on, free]).astype(np.int64))
+
+
+def _solver_backend(sub_solver: str):
+    if sub_solver == "none":
+        return None, None
+    if sub_solver in ("auto", "cpsat"):
+        try:
+            return "cpsat", milp.import_backend("cpsat")
+        except ImportError:
+            if sub_solver == "cpsat":
+                raise
+    return "highs", milp.import_backend("highs")
+
+
+def solve_anytime(
+    request: Request,
+    offer: Offer,
+    *,
+    seed: Optional[int] = 0,
+    time_limit: Optional[float] = None,
+    rounds: Optional[int] = None,
+    neighbourhood: int = 30,
+    sub_solver: str = "auto",
+    sub_time_limit: float = 2.0,
+    lp_bound_share: float = BOUND_SHARE,
+    **params: Any,
+) -> SolveResult:
+    """The CTAAP-Solver's answer, improved until ``time_limit`` (module docstring).
+
+    Parameters
+    ----------
+    request : Request
+    offer : Offer
+    seed : int, optional
+        Seeds the default's step 1 (as without a limit) and every round.
+    time_limit : float, optional
+        Seconds from the call's start. The default runs under it (stopped before its
+        answer: status ``"time_limit"`` without a solution, as before); the rounds run
+        until it passes.
+    rounds : int, optional
+        Stop after this many improvement rounds (at least one of ``time_limit`` and
+        ``rounds`` is needed).
+    neighbourhood : int, default 30
+        Tasks freed by a neighbourhood round.
+    sub_solver : {"auto", "cpsat", "highs", "none"}, default "auto"
+        Exact solver of the neighbourhoods (``"none"``: local-search restarts only).
+    sub_time_limit : float, default 2.0
+        Safety limit of one sub-solve, seconds (see Determinism).
+    lp_bound_share : float, default 0.3
+        Share of ``time_limit`` that the LP bound (:func:`coalloc.ctaap.bounds.lp_bound`)
+        may use, computed after the first two rounds; 0 keeps the flow bound only. Without a time
+        limit the LP gets 10 s.
+    **params
+        Parameters of the default (:func:`coalloc.ctaap.solver.solve_ctaap`).
+
+    Returns
+    -------
+    SolveResult
+        The best allocation found, verified. ``status`` is ``"optimal"`` when it meets
+        the bound or a whole-instance sub-solve proved it, ``"time_limit"`` when the
+        time limit or Ctrl-C ended the rounds (the message says which), ``"feasible"``
+        after ``rounds`` rounds. ``bound``/``gap``: the best proven bound (flow or LP).
+        ``trajectory``: rows ``(seconds, allocated, bound)``, one per improvement.
+        ``iterations``: the default's counters plus ``rounds``, ``improvements``,
+        ``sub_solves``, ``sub_optimal``, ``sub_limit_hits`` and ``rejected`` (larger
+        allocations that ``verify`` refused, never expected).
+
+    Raises
+    ------
+    ValueError, TypeError
+        A bad parameter (named in the message).
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> request, offer = ct.generators.fig2(4, seed=7)
+    >>> res = ct.solve(request, offer, rounds=6, sub_solver="highs")
+    >>> ct.verify(request, offer, res.assignment).feasible, res.status
+    (True, 'optimal')
+    """
+    started = time.perf_counter()
+    check_compatible(request, offer)
+    limit = checks.time_limit(time_limit)
+    if rounds is not None:
+        rounds = checks.integer(rounds, "rounds", 0)
+    if limit is None and rounds is None:
+        raise ValueError("the anytime search needs time_limit or rounds")
+    neighbourhood = checks.integer(neighbourhood, "neighbourhood", 1)
+    sub_solver = checks.choice(sub_solver, SUB_SOLVERS, "sub_solver")
+    sub_time_limit = checks.time_limit(sub_time_limit, "sub_time_limit")
+    if sub_time_limit is None:
+        raise ValueError("sub_time_limit must be a positive number of seconds")
+    lp_bound_share = checks.fraction(lp_bound_share, "lp_bound_share")
+    backend, pkg = _solver_backend(sub_solver)
+    seed = resolve_seed(seed)
+    when = None if limit is None else started + limit
+    anytime_params = {
+        "time_limit": limit, "rounds": rounds, "neighbourhood": neighbourhood,
+        "sub_solver": sub_solver, "sub_time_limit": sub_time_limit,
+        "lp_bound_share": lp_bound_share,
+    }  # fmt: skip
+
+    # The default's answer, under the same deadline.
+    try:
+        if when is None:
+            first = solve_ctaap(request, offer, seed=seed, **params)
+        else:
+            with _Deadline(when):
+                first = solve_ctaap(request, offer, seed=seed, **params)
+    except (_Stop, KeyboardInterrupt) as exc:
+        res = stopped_result(
+            request, offer, method="ctaap", method_params=params,
+            time_limit=limit or 0.0, elapsed=time.perf_counter() - started,
+        )  # fmt: skip
+        if isinstance(exc, KeyboardInterrupt):
+            res.message = "Ctrl-C stopped the CTAAP-Solver before its first answer"
+        res.seed = seed
+        res.params = {**res.params, **anytime_params}
+        return res
+
+    ctx = _Context(request, offer)
+    best = first.assignment.copy()
+    n_best = int(first.n_allocated)
+    bound = int(upper_bound(request, offer))
+    now = time.perf_counter() - started
+    trajectory: List[Tuple[float, int, int]] = [(now, n_best, bound)]
+    counters: Dict[str, int] = dict.fromkeys(
+        ("rounds", "improvements", "sub_solves", "sub_optimal", "sub_limit_hits", "rejected"),
+        0,
+    )
+    lp_info = None
+    how = "rounds"
+    proven = n_best >= bound
+
+    def left() -> Optional[float]:
+        return None if when is None else when - time.perf_counter()
+
+    try:
+
+        def run_lp() -> None:  # the LP bound, within its share of the budget
+            nonlocal lp_info, bound, proven
+            if proven or lp_bound_share <= 0 or lp_info is not None:
+                return
+            share = 10.0 if limit is None else lp_bound_share * limit
+            if limit is not None:
+                share = min(share, max(0.0, left() or 0.0))
+            if share > 0.05:
+                lp_info = lp_bound(request, offer, time_limit=share)
+                if lp_info["bound"] < bound:
+                    bound = int(lp_info["bound"])
+                    trajectory.append((time.perf_counter() - started, n_best, bound))
+                proven = n_best >= bound
+
+        ls_iters = 2 * (auto_local_search(request.n) if params.get("local_search", "auto")
+                        == "auto" else max(1, int(params["local_search"])))  # fmt: skip
+        priority = first.weights
+        k = 0
+        while not proven and (rounds is None or k < rounds):
+            if when is not None and time.perf_counter() >= when:
+                how = "time"
+                break
+            if k == _LP_ROUND:  # after two restarts, so that the first gains come first
+                run_lp()
+                if proven:
+                    break
+            round_seed = kernel_seed(np.random.default_rng([seed, 29, k]), bits=63)
+            rng = np.random.default_rng(round_seed)
+            kind = _SCHEDULE[k % len(_SCHEDULE)] if backend is not None else 0
+            candidate = None
+            with _Deadline(when if when is not None else float("inf")):
+                if kind == 0:
+                    from ._localsearch import improve
+
+                    candidate = best.copy()
+                    improve(*ctx.links, ctx.bhat, ctx.compat_u8, ctx.cap, candidate,
+                            ls_iters, round_seed, priority)  # fmt: skip
+                else:
+                    size = min(neighbourhood, request.n)
+                    region = (_bfs_region if kind == 1 else _pair_region)(ctx, best, rng, size)
+                    sub_limit = sub_time_limit
+                    if when is not None:
+                        sub_limit = min(sub_limit, max(0.01, when - time.perf_counter()))
+                    candidate, optimal, hit = _solve_region(
+                        ctx, best, region, backend, pkg, sub_limit, int(round_seed % 2**31)
+                    )
+                    counters["sub_solves"] += 1
+                    counters["sub_optimal"] += int(optimal)
+                    counters["sub_limit_hits"] += int(hit)
+                    if optimal and region.size == request.n:
+                        proven = True
+            k += 1
+            counters["rounds"] = k
+            if candidate is not None:
+                size_new = int((candidate >= 0).sum())
+                if size_new > n_best:
+                    if verify(request, offer, candidate).feasible:
+                        best, n_best = candidate, size_new
+                        counters["improvements"] += 1
+                        trajectory.append((time.perf_counter() - started, n_best, bound))
+                    else:  # never expected: the sub-model or a kernel is wrong
+                        counters["rejected"] += 1
+            if proven:
+                bound = n_best
+            proven = proven or n_best >= bound
+        if how == "rounds":  # fewer rounds than _LP_ROUND: the bound still comes
+            run_lp()
+    except _Stop:
+        how = "time"
+    except KeyboardInterrupt:
+        how = "ctrl-c"
+    elapsed = time.perf_counter() - started
+    if proven:
+        bound = n_best
+    trajectory.append((elapsed, n_best, bound))
+
+    if proven:
+        status = "optimal"
+        message = f"optimal allocation of {n_best} of {request.n} tasks (bound met)"
+    elif how == "rounds":
+        status = "feasible"
+        message = f"allocated {n_best} of {request.n} tasks after {counters['rounds']} rounds"
+    else:
+        status = "time_limit"
+        why = "Ctrl-C" if how == "ctrl-c" else "the time limit"
+        message = (
+            f"stopped by {why} after {counters['rounds']} rounds; best allocation of "
+            f"{n_best} of {request.n} tasks, upper bound {bound}"
+        )
+    message += f" (the default allocated {first.n_allocated}); all constraints hold"
+    iterations = {**first.iterations, **counters}
+    timings = {**{f"default_{k}": v for k, v in first.timings.items()}, "total": elapsed}
+    if lp_info is not None:
+        timings["lp_bound"] = float(lp_info["seconds"])
+    out_params = {**first.params, **anytime_params}
+    if lp_info is not None:
+        out_params["lp_bound_status"] = lp_info["status"]
+    from .._shared.result import relative_gap
+
+    return SolveResult(
+        assignment=best,
+        n_allocated=n_best,
+        status=status,
+        message=message,
+        method="ctaap",
+        timings=timings,
+        iterations=iterations,
+        n_removals=first.n_removals,
+        seed=seed,
+        params=out_params,
+        weights=first.weights,
+        objective=float(n_best),
+        bound=float(bound),
+        gap=relative_gap(n_best, bound, sense="max"),
+        trajectory=np.array(trajectory, dtype=np.float64).reshape(-1, 3),
+    )
+
+
+def _signature_with(func, extra: Dict[str, Any]) -> inspect.Signature:
+    """``func``'s signature with the keyword-only parameters ``extra`` added."""
+    sig = inspect.signature(func)
+    params = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    names = {p.name for p in params}
+    for name, default in extra.items():
+        if name not in names:
+            params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default))
+    return sig.replace(parameters=params)
+
+
+_ANYTIME_KEYWORDS = {
+    "time_limit": None,
+    "rounds": None,
+    "neighbourhood": 30,
+    "sub_solver": "auto",
+    "sub_time_limit": 2.0,
+    "lp_bound_share": BOUND_SHARE,
+}
+
+
+def ctaap_method(request: Request, offer: Offer, **params: Any) -> SolveResult:
+    """The ``"ctaap"`` method: :func:`solve_ctaap` without ``time_limit`` and ``rounds``
+    (today's answer, bit for bit), :func:`solve_anytime` with either."""
+    if params.get("time_limit") is None and params.get("rounds") is None:
+        extra = {k: params.pop(k) for k in list(params) if k in _ANYTIME_KEYWORDS}
+        extra.pop("time_limit", None)
+        extra.pop("rounds", None)
+        if extra:
+            raise TypeError(
+                f"{sorted(extra)} only apply with time_limit or rounds (the anytime search)"
+            )
+        params.pop("time_limit", None)
+        params.pop("rounds", None)
+        return solve_ctaap(request, offer, **params)
+    return solve_anytime(request, offer, **params)
+
+
+#: Marks a method whose ``time_limit`` is a budget it spends improving (never worse).
+ctaap_method.anytime = True  # type: ignore[attr-defined]
+ctaap_method.__signature__ = _signature_with(solve_ctaap, _ANYTIME_KEYWORDS)  # type: ignore[attr-defined]
