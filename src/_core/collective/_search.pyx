@@ -796,3 +796,120 @@ def decrease_starts(const double[::1] t,           # IN  (K,) breakpoints, ascen
                 out[c] = t[k]
                 c += 1
     return int(c)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.initializedcheck(False)
+def window_max_rows(const double[::1] t,            # IN  (K,) breakpoints, ascending
+                    const double[:, :, ::1] res,    # IN  (N, m, K) reserved amounts
+                    const int64_t[::1] nd,          # IN  (n,) rows of res
+                    const double[::1] st,           # IN  (S,) starts, non-decreasing
+                    double duration,                # IN
+                    double[:, :, ::1] out):         # OUT (S, n, m)
+    """out[s, jj, i] = max of res[nd[jj], i, k] over the segments meeting
+    [st[s], st[s] + duration) (the segment holding st[s], segment 0 before the first
+    breakpoint, at least one segment). GIL released.
+
+    Per row O(span + S) whatever the windows' length (span: the segments the windows cover;
+    the sparse table of window_max costs span log2(window)). When the longest window is at
+    most twice the shortest (W segments; a grid of equal slots: always), van Herk /
+    Gil-Werman: the running maxima of the row forwards and backwards within blocks of W
+    segments give the maximum of any W consecutive segments from two entries, and a window
+    is the union of its first and last W segments (no branch on the data, vectorised).
+    Otherwise one monotone deque per row (starts in order, so both ends of the windows only
+    move forward; each segment enters and leaves once). Twin:
+    coalloc.collective._reference.search.window_max_rows."""
+    cdef Py_ssize_t S = st.shape[0], n = nd.shape[0], m = res.shape[1], K = t.shape[0]
+    cdef Py_ssize_t s, jj, i, k, kmin, kmax, head, tail, nxt, nm = n * m
+    if res.shape[2] != K:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if out.shape[0] != S or out.shape[1] != n or out.shape[2] != m:
+        raise ValueError("out must be (len(starts), len(nodes), m)")
+    if S and K == 0:
+        raise ValueError("times must not be empty")
+    for jj in range(n):
+        if nd[jj] < 0 or nd[jj] >= res.shape[0]:
+            raise ValueError("nodes must index rows of reserved")
+    for s in range(1, S):
+        if not (st[s] >= st[s - 1]):
+            raise ValueError("starts must be non-decreasing")
+    if S == 0 or n == 0 or m == 0:
+        return
+    cdef vector[Py_ssize_t] lo, hi, lev, off, dq
+    cdef vector[double] buf, fw, bw
+    cdef const double* r
+    cdef double* o
+    cdef Py_ssize_t g0, g1, q, x, x1, span, W, Lmax, G = 64  # rows per group
+    cdef double a, b
+    with nogil:
+        lo.resize(S); hi.resize(S); lev.resize(S); off.resize(S)
+        _windows(t, st, duration, &lo[0], &hi[0], &lev[0], &off[0])
+        kmin = lo[0]
+        kmax = hi[S - 1]
+        span = kmax - kmin
+        W = hi[0] - lo[0]
+        Lmax = W
+        for s in range(S):
+            if hi[s] - lo[s] < W:
+                W = hi[s] - lo[s]
+            if hi[s] - lo[s] > Lmax:
+                Lmax = hi[s] - lo[s]
+        dq.resize(span + 1)
+        fw.resize(span + 1)
+        bw.resize(span + 1)
+        buf.resize(G * m * S)
+        g0 = 0
+        while g0 < n:
+            g1 = g0 + G if g0 + G < n else n
+            for jj in range(g0, g1):
+                for i in range(m):
+                    r = &res[nd[jj], i, kmin]
+                    o = &buf[((jj - g0) * m + i) * S]
+                    if Lmax <= 2 * W:
+                        # running maxima within blocks of W: fw forwards, bw backwards
+                        x = 0
+                        while x < span:
+                            x1 = x + W if x + W < span else span
+                            fw[x] = r[x]
+                            for q in range(x + 1, x1):
+                                a = fw[q - 1]
+                                b = r[q]
+                                fw[q] = a if a > b else b
+                            bw[x1 - 1] = r[x1 - 1]
+                            for q in range(x1 - 2, x - 1, -1):
+                                a = bw[q + 1]
+                                b = r[q]
+                                bw[q] = a if a > b else b
+                            x = x1
+                        for s in range(S):
+                            # [x, x + W) = bw[x] (to its block's end) and fw[x + W - 1]
+                            x = lo[s] - kmin
+                            a = bw[x]
+                            b = fw[x + W - 1]
+                            a = a if a > b else b
+                            x = hi[s] - W - kmin
+                            b = bw[x]
+                            a = a if a > b else b
+                            b = fw[x + W - 1]
+                            o[s] = a if a > b else b
+                    else:
+                        head = 0
+                        tail = 0
+                        nxt = 0
+                        for s in range(S):
+                            while nxt < hi[s] - kmin:  # push: drop what the new one dominates
+                                while tail > head and r[dq[tail - 1]] <= r[nxt]:
+                                    tail -= 1
+                                dq[tail] = nxt
+                                tail += 1
+                                nxt += 1
+                            while dq[head] < lo[s] - kmin:  # pop what the window has left
+                                head += 1
+                            o[s] = r[dq[head]]
+            # out[s, g0:g1, :] is one contiguous run per start
+            for s in range(S):
+                o = &out[s, g0, 0]
+                for q in range((g1 - g0) * m):
+                    o[q] = buf[q * S + s]
+            g0 = g1

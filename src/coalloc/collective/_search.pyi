@@ -25,6 +25,17 @@ def window_max(
 ) -> None:
     """``out[s, j, i]``: maxima of ``reserved[j, i]`` over ``[starts[s], starts[s] + duration)``."""
 
+def window_max_rows(
+    times: F64,  # IN (K,)
+    reserved: F64,  # IN (N, m, K)
+    nodes: I64,  # IN (n,)
+    starts: F64,  # IN (S,) non-decreasing
+    duration: float,  # IN
+    out: F64,  # OUT (S, n, m)
+) -> None:
+    """``out[s, jj, i]``: maxima of ``reserved[nodes[jj], i]`` over the window of ``starts[s]``
+    (one monotone deque per row)."""
+
 def screen(
     tmax: F64,  # IN (S, n, m)
     cap: F64,  # IN (n, m)

@@ -52,6 +52,8 @@ __all__ = ["scan"]
 
 
 _MAX_LISTED = 50
+#: The largest block of candidate starts whose window maxima are held at once.
+_MAX_BLOCK = 512
 
 
 def _starts(avail, tmax, cap, d, n, e):
@@ -68,6 +70,138 @@ def _starts(avail, tmax, cap, d, n, e):
         for i in range(per.shape[1]):
             out.append(np.argsort(-np.where(fits, per[:, i], per[:, i] - 1e9), kind="stable")[:n])
     return out
+
+
+#: ``N`` times the eligible nodes above which a start's set is searched by :func:`_large_search`
+#: (the paper's sizes, ``N <= 60`` on 606 nodes, stay below it and keep their answers).
+_LARGE = 50_000
+#: Subgradient steps of :func:`_lagrange` per start.
+_LAGRANGE_STEPS = 40
+#: Nodes outside the set offered to the factor's swaps in :func:`_improve`, and their rounds.
+_SHORTLIST = 256
+_IMPROVE_ROUNDS = 32
+
+
+def _top(score, n):
+    """The ``n`` rows of largest ``score`` (ties: the lower row), as sorted row indices."""
+    if n >= score.size:
+        return np.arange(score.size)
+    part = np.argpartition(-score, n - 1, kind="introselect")[:n]
+    # ties at the cut: the lowest rows among the equal scores, so the answer is deterministic
+    cut = score[part].min()
+    above = np.flatnonzero(score > cut)
+    at = np.flatnonzero(score == cut)[: n - above.size]
+    return np.sort(np.concatenate([above, at]))
+
+
+def _lagrange(a, d, dlo, n, steps=_LAGRANGE_STEPS):
+    """Decide "is there a set of ``n`` rows of ``a`` whose sums reach ``dlo``" by weighted
+    sums, without an integer program where possible.
+
+    For weights ``lam >= 0`` on the properties (scaled by ``d``) the ``n`` rows of largest
+    ``sum_i lam_i a_ij / d_i`` maximise that weighted sum over every set of ``n`` rows: when
+    its maximum misses ``sum_i lam_i dlo_i / d_i`` no set meets every total (a proof: an
+    admissible set would reach it); when the top rows meet every total they are a set. The
+    weights follow a projected subgradient from equal weights (the LP dual of the
+    relaxation), towards the properties the top rows miss.
+
+    Returns
+    -------
+    verdict : {"feasible", "infeasible", "unknown"}
+    sets : list of ndarray
+        The admissible sets met on the way (row indices).
+    steps : int
+    """
+    pos = d > 0  # a property with no total (d = 0) is met by any set
+    if not np.any(pos):
+        return "feasible", [np.arange(n)], 0
+    g = a[:, pos] / d[pos][None, :]
+    b = dlo[pos] / d[pos]
+    k = g.shape[1]
+    lam = np.full(k, 1.0 / k)
+    sets, seen = [], set()
+    step = 1.0
+    for it in range(steps):
+        score = g @ lam
+        rows = _top(score, n)
+        key = rows.tobytes()
+        sums = a[rows].sum(axis=0)
+        if np.all(sums >= dlo):
+            if key not in seen:
+                sets.append(rows)
+            return "feasible", sets, it + 1
+        seen.add(key)
+        top = float(score[rows].sum())
+        bound = float(lam @ b)
+        # rounding of the weighted sums is far below this margin (relative 1e-12)
+        margin = 1e-12 * (abs(top) + abs(bound) + float(np.abs(g[rows]).sum(axis=0) @ lam))
+        if top + margin < bound:
+            return "infeasible", sets, it + 1
+        slack = g[rows].sum(axis=0) - b  # a subgradient of max_S lam . (g_S - b)
+        lam = lam - step * slack / max(float(np.abs(slack).max()), 1e-300)
+        lam = np.maximum(lam, 0.0)
+        if lam.sum() <= 0:
+            lam = (slack < 0).astype(np.float64)
+        lam = lam / lam.sum()
+        step *= 0.85
+    return "unknown", sets, steps
+
+
+def _fill(a, d, dlo, n):
+    """A set of ``n`` rows chosen one at a time, each covering the most of what the totals
+    still miss (scaled by ``d``; ties: the larger scaled sum, then the lower row)."""
+    pos = d > 0
+    g = a[:, pos] / d[pos][None, :]
+    rem = dlo[pos] / d[pos]
+    free = np.ones(a.shape[0], dtype=bool)
+    total = g.sum(axis=1)
+    rows = []
+    for _ in range(n):
+        cover = np.minimum(g, np.maximum(rem, 0.0)[None, :]).sum(axis=1)
+        key = np.where(free, cover + 1e-9 * total / max(float(total.max()), 1e-300), -np.inf)
+        j = int(np.argmax(key))
+        rows.append(j)
+        free[j] = False
+        rem = rem - g[j]
+    return np.sort(np.array(rows, dtype=np.int64))
+
+
+def _large_search(ker, a, tm, cp, d, n, e, dlo, tol, max_rounds):
+    """A start's set when ``n`` and the eligible nodes are many: the greedy starting sets of
+    :func:`_starts` that already meet every total, then :func:`_lagrange` (which can also
+    prove that no set exists), then :func:`_fill`. Returns ``(verdict, sets, steps)``; no
+    set and no proof: the caller's integer program decides."""
+    cands = [r for r in _starts(a, tm, cp, d, n, e) if np.all(a[r].sum(axis=0) >= dlo)]
+    verdict, sets, k = _lagrange(a, d, dlo, n)
+    if verdict == "infeasible":
+        return verdict, [], k
+    cands += sets
+    if not cands and np.any(d > 0):
+        rows = _fill(a, d, dlo, n)
+        if np.all(a[rows].sum(axis=0) >= dlo):
+            cands.append(rows)
+    return ("feasible" if cands else verdict), cands, k
+
+
+def _improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds):
+    """The best factor of the admissible ``cands``, raised by the compiled swaps among the
+    set and a shortlist of the :data:`_SHORTLIST` tightest-fitting other nodes
+    (:data:`_IMPROVE_ROUNDS` rounds at most): a cost that grows with ``N``, not with the pool.
+    Returns ``(rows, rounds)``."""
+    us = [factor(d, tm[r], cp[r]) for r in cands]
+    best = np.asarray(cands[int(np.argmax(us))], dtype=np.int64)
+    inside = np.zeros(a.shape[0], dtype=bool)
+    inside[best] = True
+    per = ratio(tm, cp).sum(axis=1)  # busy nodes first: they waste the least
+    outside = np.flatnonzero(~inside)
+    order = outside[np.argsort(-per[outside], kind="stable")[:_SHORTLIST]]
+    short = np.concatenate([best, order])
+    r, k = ker.swap_search(a[short], tm[short], cp[short], d, np.arange(best.size),
+                           min(max_rounds, _IMPROVE_ROUNDS), tol)  # fmt: skip
+    rows = short[r]
+    if np.all(a[rows].sum(axis=0) >= dlo) and factor(d, tm[rows], cp[rows]) >= max(us):
+        return rows, k
+    return best, k
 
 
 def scan(
@@ -199,20 +333,31 @@ def scan(
                 listed.append({"start": t, "check": "total", "property": names[i],
                                "best": float(vals[c]), "total": float(d[i])})  # fmt: skip
 
-    pos = 0
-    while pos < starts.size:
-        interrupt.check()  # a batch's timeout or cancellation
-        rest = starts[pos:]
-        stop, codes, elig, props, vals, tmax = ker.scan_screen(
-            pool.times, pool.reserved, nodes, rest, request.duration, cap, e, d, n, block,
-            max(block, rest.size - block), tol=tol)  # fmt: skip
-        counters["starts"] += min(stop + 1, rest.size)
-        note_screened(rest[:stop], codes[:stop], elig[:stop], props[:stop], vals[:stop])
-        clock.lap("window_max")
-        if stop >= rest.size:
-            break
-        pos += stop + 1
-        t = rest[stop]
+    def passing():
+        """The starts that pass the screens, in order, with their window maxima: blocks of
+        ``block`` starts, then blocks eight times larger (up to :data:`_MAX_BLOCK`), the
+        window maxima of a block computed once (compiled monotone deques) and screened at
+        once; the failing starts are recorded as they are passed."""
+        pos, size = 0, block
+        while pos < starts.size:
+            interrupt.check()  # a batch's timeout or cancellation
+            b = starts[pos : pos + size]
+            tm_block = ker.window_max_rows(pool.times, pool.reserved, nodes, b, request.duration)
+            codes, elig, props, vals = ker.screen(tm_block, cap, e, d, n, tol=tol)
+            clock.lap("window_max")
+            q = 0
+            for s in np.flatnonzero(codes == 0).tolist():
+                note_screened(b[q:s], codes[q:s], elig[q:s], props[q:s], vals[q:s])
+                counters["starts"] += s - q + 1
+                q = s + 1
+                yield b[s], tm_block[s]
+            note_screened(b[q:], codes[q:], elig[q:], props[q:], vals[q:])
+            counters["starts"] += b.size - q
+            clock.lap("window_max")
+            pos += size
+            size = min(size * 8, max(_MAX_BLOCK, block))
+
+    for t, tmax in passing():
         avail = cap - tmax
         el = np.flatnonzero(np.all(avail >= elo[None, :], axis=1))
         a, tm, cp = avail[el], tmax[el], cap[el]
@@ -226,6 +371,26 @@ def scan(
             else:
                 note({"start": float(t), "check": "combination", "property": None})
                 continue
+        elif n * el.size > _LARGE:
+            verdict, cands, k = _large_search(ker, a, tm, cp, d, n, e, dlo, tol, max_rounds)
+            counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + k
+            if verdict == "infeasible":
+                note({"start": float(t), "check": "combination", "property": None})
+                continue
+            if not cands:
+                counters["solver_calls"] += 1
+                status, r = feasible_subset(a, d, n, backend=solver, time_limit=program_time_limit,
+                                            tol=tol)  # fmt: skip
+                if status == "infeasible":
+                    note({"start": float(t), "check": "combination", "property": None})
+                    continue
+                if r is None:
+                    unknown += 1
+                    note({"start": float(t), "check": "undecided", "property": None})
+                    continue
+                cands = [np.asarray(r, dtype=np.int64)]
+            rows, k = _improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds)
+            counters["swap_rounds"] += k
         else:
             starts_ = _starts(a, tm, cp, d, n, e)
             r, k = ker.swap_search(a, tm, cp, d, starts_[0], max_rounds, tol)
