@@ -297,8 +297,11 @@ def scan(
                   "best": float(top[i]), "message": f"no solution at any time: the {n} largest "
                   f"capacities of {names[i]!r} sum to {top[i]:g} < total {d[i]:g}"}  # fmt: skip
         return rejected(prob, "scan", reason, seed, params, clock.done(), counters, proven=True)
-    starts = ker.decrease_starts(pool.times, pool.reserved, nodes, request.earliest_start,
-                                 request.latest_start)  # fmt: skip
+    if backend == "compiled":  # the pool's bits of falling amounts, kept up to date by bookings
+        starts = pool.candidate_starts(nodes, request.earliest_start, request.latest_start)
+    else:
+        starts = ker.decrease_starts(pool.times, pool.reserved, nodes, request.earliest_start,
+                                     request.latest_start)  # fmt: skip
     cap = np.ascontiguousarray(cap)
     clock.lap("prepare")
     listed, summary, unknown = [], {"minimum": 0, "total": 0, "combination": 0, "undecided": 0}, 0
