@@ -129,3 +129,33 @@ def test_candidate_starts_equal_the_kernel_through_bookings(seed, sequence):
             hi = lo + float(rng.choice([0.0, 100.0, 1000.0, 5000.0]))
             want = ker.decrease_starts(p.times, p.reserved, nodes_, lo, hi)
             assert np.array_equal(p.candidate_starts(nodes_, lo, hi), want)
+
+
+def test_simulate_on_the_grid_books_in_place_and_never_overbooks():
+    from coalloc.collective import CollectiveRequest
+    from coalloc.collective.generators import random_instance
+    from coalloc.collective.simulate import simulate
+
+    pool, _ = random_instance(12, 2, n_slots=40, slot_seconds=300.0, load=0.3, seed=5)
+    rng = np.random.default_rng(5)
+    reqs = []
+    for _ in range(40):
+        n = int(rng.integers(1, 5))
+        reqs.append((float(rng.uniform(0, 6000)),
+                     CollectiveRequest(float(rng.uniform(100, 2000)), n,
+                                       minimum={"p0": 0.5}, total={"p0": 1.5 * n})))  # fmt: skip
+    ledger = pool.copy()
+    grid = ledger.times.copy()
+    sim = simulate(ledger, reqs, align=300.0, in_place=True)
+    plain = simulate(pool, reqs)
+    assert np.array_equal(ledger.times, grid)  # every booking fell on the grid
+    assert np.all(ledger.reserved <= ledger.capacity[:, :, None] + ledger.tolerance[None, :, None])
+    accepted = [r for r in sim.records if r["accepted"]]
+    assert accepted and all(r["start"] % 300.0 == 0 and r["delay"] >= 0 for r in accepted)
+    # the plain run (no grid) books the same requests exactly; its pool is untouched
+    assert pool.times.size == grid.size
+    assert len(plain.records) == len(sim.records)
+    for (arrival, req), rec in zip(sorted(reqs, key=lambda x: x[0]), sim.records):
+        assert rec["arrival"] == arrival
+        if rec["accepted"]:
+            assert rec["start"] >= max(arrival, req.earliest_start)
