@@ -16,6 +16,11 @@ every matching node come from the compiled kernel in blocks; then
    swaps also run from the tightest-fit greedy sets (overall and per property) and the best
    factor is kept.
 
+When ``N`` times the eligible nodes exceeds :data:`_LARGE`, step 3 is :func:`_large_search`
+instead (weighted top-``N`` sets that also prove a start infeasible, a one-at-a-time fill,
+then the integer program) and the factor is raised by swaps on a shortlist
+(:func:`_improve`); see ``docs/collective.md``, "Large N".
+
 The first start with a set wins: the start is the earliest (proven unless a test was
 undecided), the factor is the local optimum of the swaps (or the enumerated optimum). No
 random choice is made: the answer does not depend on the seed.
@@ -239,8 +244,9 @@ def scan(
     max_rounds : int
         Cap on swaps per search (at most ``10**9``).
     block : int
-        Candidate starts screened first (the kernel then takes the remaining starts at once:
-        the earliest start is usually among the first).
+        Candidate starts screened first (then blocks eight times larger, up to 512 starts or
+        ``block``: the earliest start is usually among the first; a block's window maxima are
+        computed once).
     reserve : bool
         Reserve the solution on ``pool`` (atomically).
     time_limit : float, optional
