@@ -159,3 +159,63 @@ def test_simulate_on_the_grid_books_in_place_and_never_overbooks():
         assert rec["arrival"] == arrival
         if rec["accepted"]:
             assert rec["start"] >= max(arrival, req.earliest_start)
+
+
+def test_threads_booking_in_place_never_overbook():
+    """Threads share one slotted pool and book on its grid (the in-place path), each solving
+    with reserve=True; every acknowledged booking is replayed on a fresh ledger, checked by
+    verify first, and the shared pool must hold exactly the replayed ledger, never above
+    capacity (releases from threads: test_issue30's balance test)."""
+    import threading
+
+    from coalloc.collective import CollectiveRequest, coallocate
+    from coalloc.collective.verify import verify_coallocation
+
+    rng = np.random.default_rng(28)
+    cap = rng.integers(2, 9, (8, 2)).astype(float)
+    background = np.floor(cap[:, :, None] * rng.uniform(0, 0.6, (8, 2, 20)))
+    pool = ResourcePool.from_slots(cap, background, 60.0, ["cores", "ram"])
+    original = pool.copy()
+    pool.reserve(0, 60, [0], [[0.0, 0.0]])  # the pool's own amounts from here: in place
+    grid = pool.times.copy()
+    reqs = [
+        CollectiveRequest(
+            float(60 * rng.integers(1, 4)),
+            int(rng.integers(1, 4)),
+            0.0,
+            900.0,
+            minimum={"cores": 1.0, "ram": 0.5},
+        )  # fmt: skip
+        for _ in range(64)
+    ]
+    acks, lock = [], threading.Lock()
+    barrier = threading.Barrier(8)
+
+    def worker(k):
+        barrier.wait()
+        for q in range(k, len(reqs), 8):
+            try:
+                res = coallocate(pool, reqs[q], "scan", reserve=True)
+            except ValueError:  # lost a race between solving and booking: nothing booked
+                continue
+            if res.start is None:
+                continue
+            with lock:
+                acks.append((reqs[q], res))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(acks) > 8
+    assert np.array_equal(pool.times, grid)  # every booking was on the grid: in place
+    ledger = original.copy()
+    for req, res in sorted(acks, key=lambda x: x[1].start):
+        report = verify_coallocation(req, ledger, res.start, res.resources, res.amounts)
+        assert report.admissible, report.violations
+        ledger.reserve(res.start, req.duration, res.resources, res.amounts)
+    tol = pool.tolerance
+    for t in grid:
+        np.testing.assert_allclose(pool.reserved_at(t), ledger.reserved_at(t), rtol=0, atol=1e-9)
+        assert np.all(pool.reserved_at(t) <= cap + tol)

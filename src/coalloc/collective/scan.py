@@ -351,7 +351,8 @@ def scan(
         while pos < starts.size:
             interrupt.check()  # a batch's timeout or cancellation
             b = starts[pos : pos + size]
-            tm_block = ker.window_max_rows(pool.times, pool.reserved, nodes, b, request.duration)
+            times, res = pool._state  # one read: the grid and its amounts together
+            tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
             codes, elig, props, vals = ker.screen(tm_block, cap, e, d, n, tol=tol)
             clock.lap("window_max")
             q = 0
