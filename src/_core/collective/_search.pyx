@@ -35,6 +35,10 @@ from coalloc.common.xoshiro cimport Xoshiro256ss
 from libc.math cimport INFINITY, fabs
 
 
+cdef inline double _mx(double a, double b) noexcept nogil:
+    return a if a > b else b
+
+
 cdef inline Py_ssize_t _bisect_right(const double[::1] a, double x) noexcept nogil:
     cdef Py_ssize_t lo = 0, hi = a.shape[0], mid
     while lo < hi:
@@ -840,8 +844,24 @@ def window_max_rows(const double[::1] t,            # IN  (K,) breakpoints, asce
     cdef vector[double] buf, fw, bw
     cdef const double* r
     cdef double* o
-    cdef Py_ssize_t g0, g1, q, x, x1, span, W, Lmax, G = 64  # rows per group
-    cdef double a, b
+    cdef Py_ssize_t g0, g1, q, x, x1, span, W, Lmax, G = 16  # rows per group
+    cdef Py_ssize_t c, u, v, nrp
+    cdef const double* rp[4]
+    cdef double* op[4]
+    cdef const double* r0
+    cdef const double* r1
+    cdef const double* r2
+    cdef const double* r3
+    cdef double* f0
+    cdef double* f1
+    cdef double* f2
+    cdef double* f3
+    cdef double* b0
+    cdef double* b1
+    cdef double* b2
+    cdef double* b3
+    cdef double* fu
+    cdef double* bu
     with nogil:
         lo.resize(S); hi.resize(S); lev.resize(S); off.resize(S)
         _windows(t, st, duration, &lo[0], &hi[0], &lev[0], &off[0])
@@ -856,44 +876,69 @@ def window_max_rows(const double[::1] t,            # IN  (K,) breakpoints, asce
             if hi[s] - lo[s] > Lmax:
                 Lmax = hi[s] - lo[s]
         dq.resize(span + 1)
-        fw.resize(span + 1)
-        bw.resize(span + 1)
+        fw.resize(4 * (span + 1))
+        bw.resize(4 * (span + 1))
         buf.resize(G * m * S)
+        f0 = &fw[0]
+        f1 = &fw[span + 1]
+        f2 = &fw[2 * (span + 1)]
+        f3 = &fw[3 * (span + 1)]
+        b0 = &bw[0]
+        b1 = &bw[span + 1]
+        b2 = &bw[2 * (span + 1)]
+        b3 = &bw[3 * (span + 1)]
         g0 = 0
         while g0 < n:
             g1 = g0 + G if g0 + G < n else n
-            for jj in range(g0, g1):
-                for i in range(m):
-                    r = &res[nd[jj], i, kmin]
-                    o = &buf[((jj - g0) * m + i) * S]
-                    if Lmax <= 2 * W:
-                        # running maxima within blocks of W: fw forwards, bw backwards
-                        x = 0
-                        while x < span:
-                            x1 = x + W if x + W < span else span
-                            fw[x] = r[x]
-                            for q in range(x + 1, x1):
-                                a = fw[q - 1]
-                                b = r[q]
-                                fw[q] = a if a > b else b
-                            bw[x1 - 1] = r[x1 - 1]
-                            for q in range(x1 - 2, x - 1, -1):
-                                a = bw[q + 1]
-                                b = r[q]
-                                bw[q] = a if a > b else b
-                            x = x1
+            nrp = (g1 - g0) * m  # rows (node, property) of the group, four at a time
+            for c in range(0, nrp, 4):
+                for u in range(4):
+                    v = c + u if c + u < nrp else nrp - 1  # the last chunk repeats its last row
+                    rp[u] = &res[nd[g0 + v // m], v % m, kmin]
+                    op[u] = &buf[v * S]
+                if Lmax <= 2 * W:
+                    # running maxima within blocks of W, forwards (f) and backwards (b), four
+                    # independent rows at once (four dependency chains)
+                    r0 = rp[0]
+                    r1 = rp[1]
+                    r2 = rp[2]
+                    r3 = rp[3]
+                    x = 0
+                    while x < span:
+                        x1 = x + W if x + W < span else span
+                        f0[x] = r0[x]
+                        f1[x] = r1[x]
+                        f2[x] = r2[x]
+                        f3[x] = r3[x]
+                        for q in range(x + 1, x1):
+                            f0[q] = _mx(f0[q - 1], r0[q])
+                            f1[q] = _mx(f1[q - 1], r1[q])
+                            f2[q] = _mx(f2[q - 1], r2[q])
+                            f3[q] = _mx(f3[q - 1], r3[q])
+                        q = x1 - 1
+                        b0[q] = r0[q]
+                        b1[q] = r1[q]
+                        b2[q] = r2[q]
+                        b3[q] = r3[q]
+                        for q in range(x1 - 2, x - 1, -1):
+                            b0[q] = _mx(b0[q + 1], r0[q])
+                            b1[q] = _mx(b1[q + 1], r1[q])
+                            b2[q] = _mx(b2[q + 1], r2[q])
+                            b3[q] = _mx(b3[q + 1], r3[q])
+                        x = x1
+                    for u in range(4):
+                        fu = &fw[u * (span + 1)]
+                        bu = &bw[u * (span + 1)]
+                        o = op[u]
                         for s in range(S):
-                            # [x, x + W) = bw[x] (to its block's end) and fw[x + W - 1]
+                            # [x, x + W) = bu[x] (to its block's end) and fu[x + W - 1]
                             x = lo[s] - kmin
-                            a = bw[x]
-                            b = fw[x + W - 1]
-                            a = a if a > b else b
-                            x = hi[s] - W - kmin
-                            b = bw[x]
-                            a = a if a > b else b
-                            b = fw[x + W - 1]
-                            o[s] = a if a > b else b
-                    else:
+                            x1 = hi[s] - W - kmin
+                            o[s] = _mx(_mx(bu[x], fu[x + W - 1]), _mx(bu[x1], fu[x1 + W - 1]))
+                else:
+                    for u in range(4):
+                        r = rp[u]
+                        o = op[u]
                         head = 0
                         tail = 0
                         nxt = 0
