@@ -12,8 +12,8 @@ bookings on the 5-minute grid (``align=300``), so every booking updates the ledg
 
 Measured per variant: wall time (all jobs, one core), per job, acceptance rate, mean start
 delay, the jobs' share of the cores over time; after the run the ledger is checked (never above
-capacity) and a snapshot is written through the guarded writer (``io.write_pool``) and read
-back, compared bit for bit (``--snapshot``).
+capacity) and a snapshot is written through the guarded writer (``io.write_pool_snapshot``,
+``.npz``) and read back, compared bit for bit (``--snapshot``).
 
 Run:  PYTHONPATH=src nice -n 10 python -u -m bench.collective.replay [--nodes 10000 --jobs 10000]
 """
@@ -30,7 +30,7 @@ import numpy as np
 
 from bench.shared._progress import add_quiet, bar, say
 from coalloc.collective.generators import table1_pool
-from coalloc.collective.io import read_pool, read_swf, swf_requests, write_pool
+from coalloc.collective.io import read_pool_snapshot, read_swf, swf_requests, write_pool_snapshot
 from coalloc.collective.simulate import simulate
 
 DAY = 86400.0
@@ -102,10 +102,10 @@ def main(argv=None):
               f"{share.max():.4f} | {pool.times.size - grid} breakpoints |")  # fmt: skip
         if args.snapshot:
             with tempfile.TemporaryDirectory() as tmp:
-                path = os.path.join(tmp, "ledger.json")
+                path = os.path.join(tmp, "ledger.npz")
                 t0 = time.perf_counter()
-                write_pool(path, pool)  # the guarded writer
-                back = read_pool(path)
+                write_pool_snapshot(path, pool)  # through the guarded writer
+                back = read_pool_snapshot(path)
                 same = (np.array_equal(back.times, pool.times) and
                         np.array_equal(back.reserved, pool.reserved) and
                         np.array_equal(back.capacity, pool.capacity))  # fmt: skip
