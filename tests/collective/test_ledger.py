@@ -103,10 +103,12 @@ def test_bookings_on_the_grid_do_not_copy_the_timetables():
 def test_candidate_starts_equal_the_kernel_through_bookings(seed, sequence):
     """The pool's bits of falling amounts, updated by each booking, give the kernel's starts."""
     from coalloc.collective import _search
+    from coalloc.collective._reference.search import block_maxima
     from coalloc.collective.core import Kernels
+    from coalloc.collective.model import BLOCK
 
     rng = np.random.default_rng(seed)
-    k = int(rng.integers(1, 30))
+    k = int(rng.integers(1, 40))
     cap = np.full((5, 2), 4.0)
     background = np.floor(rng.uniform(0, 4, (5, 2, k)))
     pool = ResourcePool.from_slots(cap, background, 100.0, ["p", "q"])
@@ -129,6 +131,10 @@ def test_candidate_starts_equal_the_kernel_through_bookings(seed, sequence):
             hi = lo + float(rng.choice([0.0, 100.0, 1000.0, 5000.0]))
             want = ker.decrease_starts(p.times, p.reserved, nodes_, lo, hi)
             assert np.array_equal(p.candidate_starts(nodes_, lo, hi), want)
+            # the block maxima the first block of a scan reads, kept by the same bookings
+            times, res, bm = p._block_maxima()
+            assert np.array_equal(times, p.times) and np.array_equal(res, p.reserved)
+            assert np.array_equal(bm, block_maxima(p.reserved, BLOCK))
 
 
 def test_simulate_on_the_grid_books_in_place_and_never_overbooks():

@@ -958,3 +958,70 @@ def window_max_rows(const double[::1] t,            # IN  (K,) breakpoints, asce
                 for q in range((g1 - g0) * m):
                     o[q] = buf[q * S + s]
             g0 = g1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.initializedcheck(False)
+def window_max_blocks(const double[::1] t,            # IN  (K,) breakpoints, ascending
+                      const double[:, :, ::1] res,    # IN  (N, m, K) reserved amounts
+                      const double[:, :, ::1] bm,     # IN  (N, m, ceil(K / B)) block maxima
+                      Py_ssize_t B,                   # IN  segments per block (>= 1)
+                      const int64_t[::1] nd,          # IN  (n,) rows of res
+                      const double[::1] st,           # IN  (S,) starts
+                      double duration,                # IN
+                      double[:, :, ::1] out):         # OUT (S, n, m)
+    """out[s, jj, i] = max of res[nd[jj], i, k] over the window of st[s] (as window_max_rows),
+    from the maxima of blocks of B segments (bm[j, i, b]: segments b B .. (b + 1) B - 1):
+    the window's whole blocks from bm, its partial blocks at both ends from res, so a start
+    reads about 2 B + len / B amounts per row instead of len (a few starts over long windows:
+    the first block of the default method's scan). GIL released. Twin:
+    coalloc.collective._reference.search.window_max_blocks."""
+    cdef Py_ssize_t S = st.shape[0], n = nd.shape[0], m = res.shape[1], K = t.shape[0]
+    cdef Py_ssize_t s, jj, i, k, k0, k1, b0, b1, nb
+    if res.shape[2] != K:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if B < 1:
+        raise ValueError("B must be >= 1")
+    nb = (K + B - 1) // B
+    if bm.shape[0] != res.shape[0] or bm.shape[1] != m or bm.shape[2] != nb:
+        raise ValueError("block maxima must be (N, m, ceil(K / B))")
+    if out.shape[0] != S or out.shape[1] != n or out.shape[2] != m:
+        raise ValueError("out must be (len(starts), len(nodes), m)")
+    if S and K == 0:
+        raise ValueError("times must not be empty")
+    for jj in range(n):
+        if nd[jj] < 0 or nd[jj] >= res.shape[0]:
+            raise ValueError("nodes must index rows of reserved")
+    if S == 0 or n == 0 or m == 0:
+        return
+    cdef vector[Py_ssize_t] lo, hi, lev, off
+    cdef const double* r
+    cdef const double* q
+    cdef double* o
+    cdef double a
+    with nogil:
+        lo.resize(S); hi.resize(S); lev.resize(S); off.resize(S)
+        _windows(t, st, duration, &lo[0], &hi[0], &lev[0], &off[0])
+        for jj in range(n):  # row by row: the starts of a block share its cache lines
+            for i in range(m):
+                r = &res[nd[jj], i, 0]
+                q = &bm[nd[jj], i, 0]
+                o = &out[0, jj, i]
+                for s in range(S):
+                    k0 = lo[s]
+                    k1 = hi[s]
+                    b0 = (k0 + B - 1) // B  # the whole blocks: b0 .. b1 - 1
+                    b1 = k1 // B
+                    a = r[k0]
+                    if b0 >= b1:  # no whole block: the segments themselves
+                        for k in range(k0 + 1, k1):
+                            a = _mx(a, r[k])
+                    else:
+                        for k in range(k0 + 1, b0 * B):
+                            a = _mx(a, r[k])
+                        for k in range(b0, b1):
+                            a = _mx(a, q[k])
+                        for k in range(b1 * B, k1):
+                            a = _mx(a, r[k])
+                    o[s * n * m] = a

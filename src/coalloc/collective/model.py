@@ -196,6 +196,10 @@ class ResourcePool:
         # (state, bits): per node, packed bits of the breakpoints where one of its reserved
         # amounts falls, for the state it was computed on (see candidate_starts)
         self._falls: Optional[Tuple[Any, np.ndarray]] = None
+        # (state, block maxima of BLOCK segments) for the state it was computed on, and whether
+        # the array is this pool's own (updated in place by bookings) or shared with a copy
+        self._bm: Optional[Tuple[Any, np.ndarray]] = None
+        self._bm_own = False
 
     # ----------------------------------------------------------------- constructors
     @classmethod
@@ -290,11 +294,13 @@ class ResourcePool:
         del state["_lock"]  # a lock cannot be pickled; the copy gets its own
         state["_buf"] = None  # the pickled amounts are a copy: the next booking copies again
         state["_falls"] = None
+        state["_bm"], state["_bm_own"] = None, False
         return state
 
     def __setstate__(self, state: dict) -> None:
         state.setdefault("_buf", None)  # a pool pickled before the ledger
         state["_falls"] = None
+        state["_bm"], state["_bm_own"] = None, False
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
@@ -329,7 +335,9 @@ class ResourcePool:
         with self._lock:
             new.__dict__.update(self.__dict__)
             self._buf = None  # the amounts are shared now: each pool copies at its next booking
+            self._bm_own = False
         new._buf = None
+        new._bm_own = False
         new._labels = dict(self._labels)
         new._lock = threading.Lock()
         return new
@@ -542,6 +550,14 @@ class ResourcePool:
                 readonly(times, view)
                 self._buf = buf
                 self._state = (times, view)
+            bm = self._bm
+            if bm is not None and bm[0] is old_state and not new_points:
+                arr = bm[1] if self._bm_own else np.array(bm[1], copy=True)
+                b0, b1 = k0 // BLOCK, (k1 - 1) // BLOCK + 1
+                arr[idx, :, b0:b1] = _block_maxima(buf[idx][:, :, b0 * BLOCK : b1 * BLOCK])
+                self._bm, self._bm_own = (self._state, arr), True
+            elif new_points:
+                self._bm, self._bm_own = None, False
             falls = self._falls
             if falls is not None and falls[0] is old_state and not new_points:
                 # the same grid: only the booked rows' bits change (a new array: readers of
@@ -551,6 +567,17 @@ class ResourcePool:
                 readonly(bits)
                 self._falls = (self._state, bits)
         return self
+
+    def _block_maxima(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(times, reserved, bm)`` read together: ``bm[j, i, b]`` the maximum of
+        ``reserved[j, i]`` over the segments ``b BLOCK .. (b + 1) BLOCK - 1``, computed once
+        per grid (under the lock) and kept up to date by every booking on it (the kernel
+        ``window_max_blocks`` reads the whole blocks of a window from it)."""
+        with self._lock:
+            state = self._state
+            if self._bm is None or self._bm[0] is not state:
+                self._bm, self._bm_own = (state, _block_maxima(state[1])), True
+            return state[0], state[1], self._bm[1]
 
     def candidate_starts(self, nodes: Any, lo: float, hi: float) -> np.ndarray:
         """``lo`` and the breakpoints in ``(lo, hi]`` where a reserved amount of ``nodes`` falls.
@@ -636,6 +663,23 @@ class ResourcePool:
             self._state = (times, res)
             self._buf = None
         return self
+
+
+#: Segments per block of :meth:`ResourcePool._block_maxima`.
+BLOCK = 16
+
+
+def _block_maxima(res: np.ndarray) -> np.ndarray:
+    """Per row of ``res`` (rows, m, K), the maxima of blocks of :data:`BLOCK` segments (the
+    last block may be shorter), shape (rows, m, ceil(K / BLOCK))."""
+    rows, m, K = res.shape
+    full = K // BLOCK
+    out = np.empty((rows, m, -(-K // BLOCK)))
+    if full:
+        out[:, :, :full] = res[:, :, : full * BLOCK].reshape(rows, m, full, BLOCK).max(axis=3)
+    if K > full * BLOCK:
+        out[:, :, full] = res[:, :, full * BLOCK :].max(axis=2)
+    return out
 
 
 def _fall_bits(res: np.ndarray) -> np.ndarray:

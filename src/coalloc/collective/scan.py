@@ -50,7 +50,7 @@ from .core import (
     solution,
 )
 from .exact import best_subset, feasible_subset
-from .model import CollectiveRequest, ResourcePool
+from .model import BLOCK, CollectiveRequest, ResourcePool
 from .result import CoallocationResult, stopped_result
 
 __all__ = ["scan"]
@@ -244,9 +244,9 @@ def scan(
     max_rounds : int
         Cap on swaps per search (at most ``10**9``).
     block : int
-        Candidate starts screened first (then blocks eight times larger, up to 512 starts or
-        ``block``: the earliest start is usually among the first; a block's window maxima are
-        computed once).
+        Candidate starts screened after the first (then blocks eight times larger, up to 512
+        starts or ``block``: the earliest start is usually among the first; a block's window
+        maxima are computed once).
     reserve : bool
         Reserve the solution on ``pool`` (atomically).
     time_limit : float, optional
@@ -343,16 +343,23 @@ def scan(
                                "best": float(vals[c]), "total": float(d[i])})  # fmt: skip
 
     def passing():
-        """The starts that pass the screens, in order, with their window maxima: blocks of
-        ``block`` starts, then blocks eight times larger (up to :data:`_MAX_BLOCK`), the
-        window maxima of a block computed once (compiled monotone deques) and screened at
-        once; the failing starts are recorded as they are passed."""
-        pos, size = 0, block
+        """The starts that pass the screens, in order, with their window maxima: the first
+        start alone, then ``block`` starts (window maxima from the pool's block maxima:
+        ``window_max_blocks``), then blocks eight times larger up to :data:`_MAX_BLOCK`
+        (``window_max_rows``, linear in the segments), a block's maxima computed once and
+        screened at once; the failing starts are recorded as they are passed."""
+        pos, size = 0, 1  # the earliest start alone (it usually passes), then block, ...
         while pos < starts.size:
             interrupt.check()  # a batch's timeout or cancellation
             b = starts[pos : pos + size]
-            times, res = pool._state  # one read: the grid and its amounts together
-            tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
+            if size <= block and backend == "compiled":
+                # the first starts: whole blocks of the windows from the pool's block maxima
+                times, res, bm = pool._block_maxima()
+                tm_block = ker.window_max_blocks(times, res, bm, BLOCK, nodes, b,
+                                                 request.duration)  # fmt: skip
+            else:
+                times, res = pool._state  # one read: the grid and its amounts together
+                tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
             codes, elig, props, vals = ker.screen(tm_block, cap, e, d, n, tol=tol)
             clock.lap("window_max")
             q = 0
@@ -365,7 +372,7 @@ def scan(
             counters["starts"] += b.size - q
             clock.lap("window_max")
             pos += size
-            size = min(size * 8, max(_MAX_BLOCK, block))
+            size = block if pos == 1 else min(size * 8, max(_MAX_BLOCK, block))
 
     for t, tmax in passing():
         avail = cap - tmax

@@ -77,3 +77,37 @@ def test_window_max_rows_rejects_bad_arguments(module):
     with pytest.raises(ValueError, match="out must be"):
         module.window_max_rows(times, res, np.array([0]), np.array([0.0]), 10.0,
                                np.empty((1, 2, 1)))  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 9))
+def test_window_max_blocks_matches_twin(seed, B):
+    rng = np.random.default_rng(seed)
+    n, m, k = int(rng.integers(1, 7)), int(rng.integers(1, 4)), int(rng.integers(1, 60))
+    times = np.concatenate([[0.0], np.cumsum(rng.integers(1, 5, k - 1) * 100.0)])
+    res = np.floor(rng.random((n, m, k)) * 4) * (rng.random((n, m, k)) < 0.8)
+    nodes = rng.integers(0, n, int(rng.integers(0, 2 * n)))
+    pool = np.concatenate([times, rng.uniform(0, times[-1] + 900, 6)])
+    starts = rng.choice(pool, int(rng.integers(0, 10)))  # any order: each start on its own
+    dur = float(rng.choice([50.0, 100.0, 700.0, 3000.0, 20000.0]))
+    bm = R.block_maxima(res, B)
+    a = Kernels(C).window_max_blocks(times, res, bm, B, nodes, starts, dur)
+    assert np.array_equal(a, Kernels(R).window_max_blocks(times, res, bm, B, nodes, starts, dur))
+    assert np.array_equal(a, _definition(times, res, nodes, starts, dur))
+    raw = [np.full(a.shape, np.nan), np.full(a.shape, np.nan)]
+    args = (times, res, bm, B, nodes.astype(np.int64), starts, dur)
+    C.window_max_blocks(*args, raw[0])
+    R.window_max_blocks(*args, raw[1])
+    assert np.array_equal(raw[0], a) and np.array_equal(raw[1], a)
+
+
+@pytest.mark.parametrize("module", [C, R], ids=["compiled", "twin"])
+def test_window_max_blocks_rejects_bad_arguments(module):
+    times, res = np.array([0.0, 100.0, 200.0]), np.zeros((2, 1, 3))
+    ker = Kernels(module)
+    with pytest.raises(ValueError, match="block maxima"):
+        ker.window_max_blocks(times, res, np.zeros((2, 1, 1)), 2, [0], [0.0], 10.0)
+    with pytest.raises(ValueError, match="B must be"):
+        ker.window_max_blocks(times, res, np.zeros((2, 1, 3)), 0, [0], [0.0], 10.0)
+    with pytest.raises(ValueError, match="index rows"):
+        ker.window_max_blocks(times, res, np.zeros((2, 1, 2)), 2, [5], [0.0], 10.0)
