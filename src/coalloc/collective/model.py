@@ -554,7 +554,7 @@ class ResourcePool:
             if bm is not None and bm[0] is old_state and not new_points:
                 arr = bm[1] if self._bm_own else np.array(bm[1], copy=True)
                 b0, b1 = k0 // BLOCK, (k1 - 1) // BLOCK + 1
-                arr[idx, :, b0:b1] = _block_maxima(buf[idx][:, :, b0 * BLOCK : b1 * BLOCK])
+                arr[idx, :, b0:b1] = _block_maxima(buf[idx, :, b0 * BLOCK : b1 * BLOCK])
                 self._bm, self._bm_own = (self._state, arr), True
             elif new_points:
                 self._bm, self._bm_own = None, False
