@@ -300,6 +300,8 @@ _TWINS = {
     "collective._search.select_and_swap": "search.select_and_swap",
     "collective._search.swap_search": "search.swap_search",
     "collective._search.window_max": "search.window_max",
+    "collective._search.window_max_rows": "search.window_max_rows",
+    "collective._search.window_max_blocks": "search.window_max_blocks",
     "ctaap._bmatching.BMatcher": "matching.b_matching_reference",
     "ctaap._bmatching.b_matching": "matching.b_matching_reference",
     "ctaap._cleanup.fill_free": "cleanup.fill_free_reference",

@@ -35,6 +35,10 @@ from coalloc.common.xoshiro cimport Xoshiro256ss
 from libc.math cimport INFINITY, fabs
 
 
+cdef inline double _mx(double a, double b) noexcept nogil:
+    return a if a > b else b
+
+
 cdef inline Py_ssize_t _bisect_right(const double[::1] a, double x) noexcept nogil:
     cdef Py_ssize_t lo = 0, hi = a.shape[0], mid
     while lo < hi:
@@ -796,3 +800,228 @@ def decrease_starts(const double[::1] t,           # IN  (K,) breakpoints, ascen
                 out[c] = t[k]
                 c += 1
     return int(c)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.initializedcheck(False)
+def window_max_rows(const double[::1] t,            # IN  (K,) breakpoints, ascending
+                    const double[:, :, ::1] res,    # IN  (N, m, K) reserved amounts
+                    const int64_t[::1] nd,          # IN  (n,) rows of res
+                    const double[::1] st,           # IN  (S,) starts, non-decreasing
+                    double duration,                # IN
+                    double[:, :, ::1] out):         # OUT (S, n, m)
+    """out[s, jj, i] = max of res[nd[jj], i, k] over the segments meeting
+    [st[s], st[s] + duration) (the segment holding st[s], segment 0 before the first
+    breakpoint, at least one segment). GIL released.
+
+    Per row O(span + S) whatever the windows' length (span: the segments the windows cover;
+    the sparse table of window_max costs span log2(window)). When the longest window is at
+    most twice the shortest (W segments; a grid of equal slots: always), van Herk /
+    Gil-Werman: the running maxima of the row forwards and backwards within blocks of W
+    segments give the maximum of any W consecutive segments from two entries, and a window
+    is the union of its first and last W segments (no branch on the data, vectorised).
+    Otherwise one monotone deque per row (starts in order, so both ends of the windows only
+    move forward; each segment enters and leaves once). Twin:
+    coalloc.collective._reference.search.window_max_rows."""
+    cdef Py_ssize_t S = st.shape[0], n = nd.shape[0], m = res.shape[1], K = t.shape[0]
+    cdef Py_ssize_t s, jj, i, k, kmin, kmax, head, tail, nxt, nm = n * m
+    if res.shape[2] != K:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if out.shape[0] != S or out.shape[1] != n or out.shape[2] != m:
+        raise ValueError("out must be (len(starts), len(nodes), m)")
+    if S and K == 0:
+        raise ValueError("times must not be empty")
+    for jj in range(n):
+        if nd[jj] < 0 or nd[jj] >= res.shape[0]:
+            raise ValueError("nodes must index rows of reserved")
+    for s in range(1, S):
+        if not (st[s] >= st[s - 1]):
+            raise ValueError("starts must be non-decreasing")
+    if S == 0 or n == 0 or m == 0:
+        return
+    cdef vector[Py_ssize_t] lo, hi, lev, off, dq
+    cdef vector[double] buf, fw, bw
+    cdef const double* r
+    cdef double* o
+    cdef Py_ssize_t g0, g1, q, x, x1, span, W, Lmax, G = 16  # rows per group
+    cdef Py_ssize_t c, u, v, nrp
+    cdef const double* rp[4]
+    cdef double* op[4]
+    cdef const double* r0
+    cdef const double* r1
+    cdef const double* r2
+    cdef const double* r3
+    cdef double* f0
+    cdef double* f1
+    cdef double* f2
+    cdef double* f3
+    cdef double* b0
+    cdef double* b1
+    cdef double* b2
+    cdef double* b3
+    cdef double* fu
+    cdef double* bu
+    with nogil:
+        lo.resize(S); hi.resize(S); lev.resize(S); off.resize(S)
+        _windows(t, st, duration, &lo[0], &hi[0], &lev[0], &off[0])
+        kmin = lo[0]
+        kmax = hi[S - 1]
+        span = kmax - kmin
+        W = hi[0] - lo[0]
+        Lmax = W
+        for s in range(S):
+            if hi[s] - lo[s] < W:
+                W = hi[s] - lo[s]
+            if hi[s] - lo[s] > Lmax:
+                Lmax = hi[s] - lo[s]
+        dq.resize(span + 1)
+        fw.resize(4 * (span + 1))
+        bw.resize(4 * (span + 1))
+        buf.resize(G * m * S)
+        f0 = &fw[0]
+        f1 = &fw[span + 1]
+        f2 = &fw[2 * (span + 1)]
+        f3 = &fw[3 * (span + 1)]
+        b0 = &bw[0]
+        b1 = &bw[span + 1]
+        b2 = &bw[2 * (span + 1)]
+        b3 = &bw[3 * (span + 1)]
+        g0 = 0
+        while g0 < n:
+            g1 = g0 + G if g0 + G < n else n
+            nrp = (g1 - g0) * m  # rows (node, property) of the group, four at a time
+            for c in range(0, nrp, 4):
+                for u in range(4):
+                    v = c + u if c + u < nrp else nrp - 1  # the last chunk repeats its last row
+                    rp[u] = &res[nd[g0 + v // m], v % m, kmin]
+                    op[u] = &buf[v * S]
+                if Lmax <= 2 * W:
+                    # running maxima within blocks of W, forwards (f) and backwards (b), four
+                    # independent rows at once (four dependency chains)
+                    r0 = rp[0]
+                    r1 = rp[1]
+                    r2 = rp[2]
+                    r3 = rp[3]
+                    x = 0
+                    while x < span:
+                        x1 = x + W if x + W < span else span
+                        f0[x] = r0[x]
+                        f1[x] = r1[x]
+                        f2[x] = r2[x]
+                        f3[x] = r3[x]
+                        for q in range(x + 1, x1):
+                            f0[q] = _mx(f0[q - 1], r0[q])
+                            f1[q] = _mx(f1[q - 1], r1[q])
+                            f2[q] = _mx(f2[q - 1], r2[q])
+                            f3[q] = _mx(f3[q - 1], r3[q])
+                        q = x1 - 1
+                        b0[q] = r0[q]
+                        b1[q] = r1[q]
+                        b2[q] = r2[q]
+                        b3[q] = r3[q]
+                        for q in range(x1 - 2, x - 1, -1):
+                            b0[q] = _mx(b0[q + 1], r0[q])
+                            b1[q] = _mx(b1[q + 1], r1[q])
+                            b2[q] = _mx(b2[q + 1], r2[q])
+                            b3[q] = _mx(b3[q + 1], r3[q])
+                        x = x1
+                    for u in range(4):
+                        fu = &fw[u * (span + 1)]
+                        bu = &bw[u * (span + 1)]
+                        o = op[u]
+                        for s in range(S):
+                            # [x, x + W) = bu[x] (to its block's end) and fu[x + W - 1]
+                            x = lo[s] - kmin
+                            x1 = hi[s] - W - kmin
+                            o[s] = _mx(_mx(bu[x], fu[x + W - 1]), _mx(bu[x1], fu[x1 + W - 1]))
+                else:
+                    for u in range(4):
+                        r = rp[u]
+                        o = op[u]
+                        head = 0
+                        tail = 0
+                        nxt = 0
+                        for s in range(S):
+                            while nxt < hi[s] - kmin:  # push: drop what the new one dominates
+                                while tail > head and r[dq[tail - 1]] <= r[nxt]:
+                                    tail -= 1
+                                dq[tail] = nxt
+                                tail += 1
+                                nxt += 1
+                            while dq[head] < lo[s] - kmin:  # pop what the window has left
+                                head += 1
+                            o[s] = r[dq[head]]
+            # out[s, g0:g1, :] is one contiguous run per start
+            for s in range(S):
+                o = &out[s, g0, 0]
+                for q in range((g1 - g0) * m):
+                    o[q] = buf[q * S + s]
+            g0 = g1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.initializedcheck(False)
+def window_max_blocks(const double[::1] t,            # IN  (K,) breakpoints, ascending
+                      const double[:, :, ::1] res,    # IN  (N, m, K) reserved amounts
+                      const double[:, :, ::1] bm,     # IN  (N, m, ceil(K / B)) block maxima
+                      Py_ssize_t B,                   # IN  segments per block (>= 1)
+                      const int64_t[::1] nd,          # IN  (n,) rows of res
+                      const double[::1] st,           # IN  (S,) starts
+                      double duration,                # IN
+                      double[:, :, ::1] out):         # OUT (S, n, m)
+    """out[s, jj, i] = max of res[nd[jj], i, k] over the window of st[s] (as window_max_rows),
+    from the maxima of blocks of B segments (bm[j, i, b]: segments b B .. (b + 1) B - 1):
+    the window's whole blocks from bm, its partial blocks at both ends from res, so a start
+    reads about 2 B + len / B amounts per row instead of len (a few starts over long windows:
+    the first block of the default method's scan). GIL released. Twin:
+    coalloc.collective._reference.search.window_max_blocks."""
+    cdef Py_ssize_t S = st.shape[0], n = nd.shape[0], m = res.shape[1], K = t.shape[0]
+    cdef Py_ssize_t s, jj, i, k, k0, k1, b0, b1, nb
+    if res.shape[2] != K:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if B < 1:
+        raise ValueError("B must be >= 1")
+    nb = (K + B - 1) // B
+    if bm.shape[0] != res.shape[0] or bm.shape[1] != m or bm.shape[2] != nb:
+        raise ValueError("block maxima must be (N, m, ceil(K / B))")
+    if out.shape[0] != S or out.shape[1] != n or out.shape[2] != m:
+        raise ValueError("out must be (len(starts), len(nodes), m)")
+    if S and K == 0:
+        raise ValueError("times must not be empty")
+    for jj in range(n):
+        if nd[jj] < 0 or nd[jj] >= res.shape[0]:
+            raise ValueError("nodes must index rows of reserved")
+    if S == 0 or n == 0 or m == 0:
+        return
+    cdef vector[Py_ssize_t] lo, hi, lev, off
+    cdef const double* r
+    cdef const double* q
+    cdef double* o
+    cdef double a
+    with nogil:
+        lo.resize(S); hi.resize(S); lev.resize(S); off.resize(S)
+        _windows(t, st, duration, &lo[0], &hi[0], &lev[0], &off[0])
+        for jj in range(n):  # row by row: the starts of a block share its cache lines
+            for i in range(m):
+                r = &res[nd[jj], i, 0]
+                q = &bm[nd[jj], i, 0]
+                o = &out[0, jj, i]
+                for s in range(S):
+                    k0 = lo[s]
+                    k1 = hi[s]
+                    b0 = (k0 + B - 1) // B  # the whole blocks: b0 .. b1 - 1
+                    b1 = k1 // B
+                    a = r[k0]
+                    if b0 >= b1:  # no whole block: the segments themselves
+                        for k in range(k0 + 1, k1):
+                            a = _mx(a, r[k])
+                    else:
+                        for k in range(k0 + 1, b0 * B):
+                            a = _mx(a, r[k])
+                        for k in range(b0, b1):
+                            a = _mx(a, q[k])
+                        for k in range(b1 * B, k1):
+                            a = _mx(a, r[k])
+                    o[s * n * m] = a

@@ -25,6 +25,29 @@ def window_max(
 ) -> None:
     """``out[s, j, i]``: maxima of ``reserved[j, i]`` over ``[starts[s], starts[s] + duration)``."""
 
+def window_max_rows(
+    times: F64,  # IN (K,)
+    reserved: F64,  # IN (N, m, K)
+    nodes: I64,  # IN (n,)
+    starts: F64,  # IN (S,) non-decreasing
+    duration: float,  # IN
+    out: F64,  # OUT (S, n, m)
+) -> None:
+    """``out[s, jj, i]``: maxima of ``reserved[nodes[jj], i]`` over the window of ``starts[s]``
+    (one monotone deque per row)."""
+
+def window_max_blocks(
+    times: F64,  # IN (K,)
+    reserved: F64,  # IN (N, m, K)
+    bm: F64,  # IN (N, m, ceil(K / B))
+    B: int,  # IN
+    nodes: I64,  # IN (n,)
+    starts: F64,  # IN (S,)
+    duration: float,  # IN
+    out: F64,  # OUT (S, n, m)
+) -> None:
+    """Window maxima from the maxima of blocks of ``B`` segments and the partial blocks."""
+
 def screen(
     tmax: F64,  # IN (S, n, m)
     cap: F64,  # IN (n, m)

@@ -64,6 +64,23 @@ class Kernels:
         self.module.window_max(_f64(times), reserved, starts, float(duration), out)
         return out
 
+    def window_max_rows(self, times, reserved, nodes, starts, duration):
+        """The ``(S, len(nodes), m)`` window maxima of the rows ``nodes`` for ascending
+        ``starts`` (kernel ``window_max_rows``)."""
+        reserved, nodes, starts = _f64(reserved), _i64(nodes), _f64(starts)
+        out = np.empty((starts.shape[0], nodes.shape[0], reserved.shape[1]))
+        self.module.window_max_rows(_f64(times), reserved, nodes, starts, float(duration), out)
+        return out
+
+    def window_max_blocks(self, times, reserved, bm, B, nodes, starts, duration):
+        """The ``(S, len(nodes), m)`` window maxima from block maxima ``bm`` of ``B`` segments
+        (kernel ``window_max_blocks``)."""
+        reserved, nodes, starts = _f64(reserved), _i64(nodes), _f64(starts)
+        out = np.empty((starts.shape[0], nodes.shape[0], reserved.shape[1]))
+        self.module.window_max_blocks(_f64(times), reserved, _f64(bm), int(B), nodes, starts,
+                                      float(duration), out)  # fmt: skip
+        return out
+
     @staticmethod
     def _tol(tol, m):
         return np.zeros(m) if tol is None else _f64(tol)

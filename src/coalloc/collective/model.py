@@ -190,6 +190,16 @@ class ResourcePool:
         self._capacity, self._tolerance = cap, tol
         self._state = (t, res)  # one attribute: a reader never sees new times, old amounts
         self._lock = threading.Lock()
+        # the ledger: _buf is the writable array behind _state[1] once a booking has made the
+        # pool its own copy (None: shared with a copy or a caller, copied at the next booking)
+        self._buf: Optional[np.ndarray] = None
+        # (state, bits): per node, packed bits of the breakpoints where one of its reserved
+        # amounts falls, for the state it was computed on (see candidate_starts)
+        self._falls: Optional[Tuple[Any, np.ndarray]] = None
+        # (state, block maxima of BLOCK segments) for the state it was computed on, and whether
+        # the array is this pool's own (updated in place by bookings) or shared with a copy
+        self._bm: Optional[Tuple[Any, np.ndarray]] = None
+        self._bm_own = False
 
     # ----------------------------------------------------------------- constructors
     @classmethod
@@ -282,9 +292,15 @@ class ResourcePool:
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         del state["_lock"]  # a lock cannot be pickled; the copy gets its own
+        state["_buf"] = None  # the pickled amounts are a copy: the next booking copies again
+        state["_falls"] = None
+        state["_bm"], state["_bm_own"] = None, False
         return state
 
     def __setstate__(self, state: dict) -> None:
+        state.setdefault("_buf", None)  # a pool pickled before the ledger
+        state["_falls"] = None
+        state["_bm"], state["_bm_own"] = None, False
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
@@ -318,6 +334,10 @@ class ResourcePool:
         new = object.__new__(ResourcePool)
         with self._lock:
             new.__dict__.update(self.__dict__)
+            self._buf = None  # the amounts are shared now: each pool copies at its next booking
+            self._bm_own = False
+        new._buf = None
+        new._bm_own = False
         new._labels = dict(self._labels)
         new._lock = threading.Lock()
         return new
@@ -484,7 +504,8 @@ class ResourcePool:
             raise ValueError(f"amounts has shape {amt.shape}, expected {want}")
         cap, tol = self._capacity[idx], self._tolerance
         with self._lock:  # read, check and write as one step: no lost or double booking
-            times, res = self._state
+            old_state = self._state
+            times, res = old_state
             new_points = [x for x in (start, end) if x not in set(times.tolist())]
             if new_points:
                 old = times
@@ -513,14 +534,96 @@ class ResourcePool:
                         f"{int(idx[r])} for [{start:g}, {end:g}): only {held[r, i]:g} is "
                         "reserved there; nothing was released"
                     )
-            res = np.array(res, dtype=np.float64, copy=True)
-            res[idx, :, k0:k1] += sign * amt[:, :, None]
-            if sign < 0:  # a release within the tolerance of all that is held leaves 0
-                np.maximum(res, 0.0, out=res)
-            times = np.array(times, dtype=np.float64)
-            readonly(times, res)
-            self._state = (times, res)
+            if new_points:  # a new grid: a fresh array (the old one stays with its readers)
+                buf = np.ascontiguousarray(res, dtype=np.float64)
+            elif self._buf is not None:  # the pool's own amounts: updated in place
+                buf = self._buf
+            else:  # shared with a copy (or never booked): copied once, then its own
+                buf = np.array(res, dtype=np.float64, copy=True)
+            if sign > 0:
+                buf[idx, :, k0:k1] = window + amt[:, :, None]
+            else:  # a release within the tolerance of all that is held leaves 0
+                buf[idx, :, k0:k1] = np.maximum(window - amt[:, :, None], 0.0)
+            if buf is not self._buf:
+                view = buf.view()
+                times = np.array(times, dtype=np.float64)
+                readonly(times, view)
+                self._buf = buf
+                self._state = (times, view)
+            bm = self._bm
+            if bm is not None and bm[0] is old_state and not new_points:
+                arr = bm[1] if self._bm_own else np.array(bm[1], copy=True)
+                b0, b1 = k0 // BLOCK, (k1 - 1) // BLOCK + 1
+                arr[idx, :, b0:b1] = _block_maxima(buf[idx, :, b0 * BLOCK : b1 * BLOCK])
+                self._bm, self._bm_own = (self._state, arr), True
+            elif new_points:
+                self._bm, self._bm_own = None, False
+            falls = self._falls
+            if falls is not None and falls[0] is old_state and not new_points:
+                # the same grid: only the booked rows' bits change (a new array: readers of
+                # the old one keep it)
+                bits = falls[1].copy()
+                bits[idx] = _fall_bits(buf[idx])
+                readonly(bits)
+                self._falls = (self._state, bits)
         return self
+
+    def _block_maxima(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(times, reserved, bm)`` read together: ``bm[j, i, b]`` the maximum of
+        ``reserved[j, i]`` over the segments ``b BLOCK .. (b + 1) BLOCK - 1``, computed once
+        per grid (under the lock) and kept up to date by every booking on it (the kernel
+        ``window_max_blocks`` reads the whole blocks of a window from it)."""
+        with self._lock:
+            state = self._state
+            if self._bm is None or self._bm[0] is not state:
+                self._bm, self._bm_own = (state, _block_maxima(state[1])), True
+            return state[0], state[1], self._bm[1]
+
+    def candidate_starts(self, nodes: Any, lo: float, hi: float) -> np.ndarray:
+        """``lo`` and the breakpoints in ``(lo, hi]`` where a reserved amount of ``nodes`` falls.
+
+        The only possible earliest starts (Phase III), as the kernel ``decrease_starts``
+        finds them, from per-node bits of the breakpoints where an amount falls: computed
+        once per grid (under the pool's lock) and kept up to date by every booking on it, so
+        a request reads ``len(nodes)`` rows of bits over its window, not the timetables.
+
+        Parameters
+        ----------
+        nodes : array_like of int
+            Node indices.
+        lo, hi : float
+            The window of starts.
+
+        Returns
+        -------
+        ndarray of float64
+            The starts, ascending, ``lo`` first.
+
+        Examples
+        --------
+        >>> pool = ResourcePool.from_slots([[4.0], [4.0]], [[[3.0, 1.0, 2.0]], [[0.0, 0.0, 0.0]]],
+        ...                                60, ["cores"])
+        >>> pool.candidate_starts([0], 0.0, 500.0).tolist()
+        [0.0, 60.0, 180.0]
+        """
+        with self._lock:
+            state = self._state
+            if self._falls is None or self._falls[0] is not state:
+                bits = _fall_bits(state[1])
+                readonly(bits)
+                self._falls = (state, bits)
+            bits = self._falls[1]
+        times = state[0]
+        lo, hi = float(lo), float(hi)
+        k0 = max(int(np.searchsorted(times, lo, side="right")), 1)  # first k with t_k > lo
+        k1 = int(np.searchsorted(times, hi, side="right"))  # t_k <= hi for k < k1
+        nodes = np.asarray(nodes, dtype=np.int64)
+        if k1 <= k0 or nodes.size == 0:
+            return np.array([lo])
+        c0, c1 = k0 - 1, k1 - 1  # bit c is breakpoint c + 1
+        any_fall = np.bitwise_or.reduce(bits[nodes, c0 // 8 : (c1 + 7) // 8], axis=0)
+        flags = np.unpackbits(any_fall)[c0 % 8 : c0 % 8 + (c1 - c0)]
+        return np.concatenate([[lo], times[np.flatnonzero(flags) + k0]])
 
     def trim(self, before: float) -> ResourcePool:
         """Drop breakpoints before ``before`` (the past), keeping the timetables after it.
@@ -558,7 +661,35 @@ class ResourcePool:
             # keep absolute times: the first segment now covers [0, times[1])
             readonly(times, res)
             self._state = (times, res)
+            self._buf = None
         return self
+
+
+#: Segments per block of :meth:`ResourcePool._block_maxima`.
+BLOCK = 16
+
+
+def _block_maxima(res: np.ndarray) -> np.ndarray:
+    """Per row of ``res`` (rows, m, K), the maxima of blocks of :data:`BLOCK` segments (the
+    last block may be shorter), shape (rows, m, ceil(K / BLOCK))."""
+    rows, m, K = res.shape
+    full = K // BLOCK
+    out = np.empty((rows, m, -(-K // BLOCK)))
+    if full:
+        out[:, :, :full] = res[:, :, : full * BLOCK].reshape(rows, m, full, BLOCK).max(axis=3)
+    if K > full * BLOCK:
+        out[:, :, full] = res[:, :, full * BLOCK :].max(axis=2)
+    return out
+
+
+def _fall_bits(res: np.ndarray) -> np.ndarray:
+    """Per row of ``res`` (rows, m, K), packed bits (big-endian, :func:`numpy.packbits`) of
+    the breakpoints ``k >= 1`` where some amount falls: bit ``k - 1`` is
+    ``any_i res[., i, k] < res[., i, k - 1]``."""
+    falls = np.zeros((res.shape[0], max(res.shape[2] - 1, 0)), dtype=bool)
+    for i in range(res.shape[1]):
+        falls |= res[:, i, 1:] < res[:, i, :-1]
+    return np.packbits(falls, axis=1)
 
 
 def _mapping(value: Any, argname: str) -> Dict[str, float]:

@@ -16,6 +16,11 @@ every matching node come from the compiled kernel in blocks; then
    swaps also run from the tightest-fit greedy sets (overall and per property) and the best
    factor is kept.
 
+When ``N`` times the eligible nodes exceeds :data:`_LARGE`, step 3 is :func:`_large_search`
+instead (weighted top-``N`` sets that also prove a start infeasible, a one-at-a-time fill,
+then the integer program) and the factor is raised by swaps on a shortlist
+(:func:`_improve`); see ``docs/collective.md``, "Large N".
+
 The first start with a set wins: the start is the earliest (proven unless a test was
 undecided), the factor is the local optimum of the swaps (or the enumerated optimum). No
 random choice is made: the answer does not depend on the seed.
@@ -45,13 +50,15 @@ from .core import (
     solution,
 )
 from .exact import best_subset, feasible_subset
-from .model import CollectiveRequest, ResourcePool
+from .model import BLOCK, CollectiveRequest, ResourcePool
 from .result import CoallocationResult, stopped_result
 
 __all__ = ["scan"]
 
 
 _MAX_LISTED = 50
+#: The largest block of candidate starts whose window maxima are held at once.
+_MAX_BLOCK = 512
 
 
 def _starts(avail, tmax, cap, d, n, e):
@@ -68,6 +75,138 @@ def _starts(avail, tmax, cap, d, n, e):
         for i in range(per.shape[1]):
             out.append(np.argsort(-np.where(fits, per[:, i], per[:, i] - 1e9), kind="stable")[:n])
     return out
+
+
+#: ``N`` times the eligible nodes above which a start's set is searched by :func:`_large_search`
+#: (the paper's sizes, ``N <= 60`` on 606 nodes, stay below it and keep their answers).
+_LARGE = 50_000
+#: Subgradient steps of :func:`_lagrange` per start.
+_LAGRANGE_STEPS = 40
+#: Nodes outside the set offered to the factor's swaps in :func:`_improve`, and their rounds.
+_SHORTLIST = 256
+_IMPROVE_ROUNDS = 32
+
+
+def _top(score, n):
+    """The ``n`` rows of largest ``score`` (ties: the lower row), as sorted row indices."""
+    if n >= score.size:
+        return np.arange(score.size)
+    part = np.argpartition(-score, n - 1, kind="introselect")[:n]
+    # ties at the cut: the lowest rows among the equal scores, so the answer is deterministic
+    cut = score[part].min()
+    above = np.flatnonzero(score > cut)
+    at = np.flatnonzero(score == cut)[: n - above.size]
+    return np.sort(np.concatenate([above, at]))
+
+
+def _lagrange(a, d, dlo, n, steps=_LAGRANGE_STEPS):
+    """Decide "is there a set of ``n`` rows of ``a`` whose sums reach ``dlo``" by weighted
+    sums, without an integer program where possible.
+
+    For weights ``lam >= 0`` on the properties (scaled by ``d``) the ``n`` rows of largest
+    ``sum_i lam_i a_ij / d_i`` maximise that weighted sum over every set of ``n`` rows: when
+    its maximum misses ``sum_i lam_i dlo_i / d_i`` no set meets every total (a proof: an
+    admissible set would reach it); when the top rows meet every total they are a set. The
+    weights follow a projected subgradient from equal weights (the LP dual of the
+    relaxation), towards the properties the top rows miss.
+
+    Returns
+    -------
+    verdict : {"feasible", "infeasible", "unknown"}
+    sets : list of ndarray
+        The admissible sets met on the way (row indices).
+    steps : int
+    """
+    pos = d > 0  # a property with no total (d = 0) is met by any set
+    if not np.any(pos):
+        return "feasible", [np.arange(n)], 0
+    g = a[:, pos] / d[pos][None, :]
+    b = dlo[pos] / d[pos]
+    k = g.shape[1]
+    lam = np.full(k, 1.0 / k)
+    sets, seen = [], set()
+    step = 1.0
+    for it in range(steps):
+        score = g @ lam
+        rows = _top(score, n)
+        key = rows.tobytes()
+        sums = a[rows].sum(axis=0)
+        if np.all(sums >= dlo):
+            if key not in seen:
+                sets.append(rows)
+            return "feasible", sets, it + 1
+        seen.add(key)
+        top = float(score[rows].sum())
+        bound = float(lam @ b)
+        # rounding of the weighted sums is far below this margin (relative 1e-12)
+        margin = 1e-12 * (abs(top) + abs(bound) + float(np.abs(g[rows]).sum(axis=0) @ lam))
+        if top + margin < bound:
+            return "infeasible", sets, it + 1
+        slack = g[rows].sum(axis=0) - b  # a subgradient of max_S lam . (g_S - b)
+        lam = lam - step * slack / max(float(np.abs(slack).max()), 1e-300)
+        lam = np.maximum(lam, 0.0)
+        if lam.sum() <= 0:
+            lam = (slack < 0).astype(np.float64)
+        lam = lam / lam.sum()
+        step *= 0.85
+    return "unknown", sets, steps
+
+
+def _fill(a, d, dlo, n):
+    """A set of ``n`` rows chosen one at a time, each covering the most of what the totals
+    still miss (scaled by ``d``; ties: the larger scaled sum, then the lower row)."""
+    pos = d > 0
+    g = a[:, pos] / d[pos][None, :]
+    rem = dlo[pos] / d[pos]
+    free = np.ones(a.shape[0], dtype=bool)
+    total = g.sum(axis=1)
+    rows = []
+    for _ in range(n):
+        cover = np.minimum(g, np.maximum(rem, 0.0)[None, :]).sum(axis=1)
+        key = np.where(free, cover + 1e-9 * total / max(float(total.max()), 1e-300), -np.inf)
+        j = int(np.argmax(key))
+        rows.append(j)
+        free[j] = False
+        rem = rem - g[j]
+    return np.sort(np.array(rows, dtype=np.int64))
+
+
+def _large_search(ker, a, tm, cp, d, n, e, dlo, tol, max_rounds):
+    """A start's set when ``n`` and the eligible nodes are many: the greedy starting sets of
+    :func:`_starts` that already meet every total, then :func:`_lagrange` (which can also
+    prove that no set exists), then :func:`_fill`. Returns ``(verdict, sets, steps)``; no
+    set and no proof: the caller's integer program decides."""
+    cands = [r for r in _starts(a, tm, cp, d, n, e) if np.all(a[r].sum(axis=0) >= dlo)]
+    verdict, sets, k = _lagrange(a, d, dlo, n)
+    if verdict == "infeasible":
+        return verdict, [], k
+    cands += sets
+    if not cands and np.any(d > 0):
+        rows = _fill(a, d, dlo, n)
+        if np.all(a[rows].sum(axis=0) >= dlo):
+            cands.append(rows)
+    return ("feasible" if cands else verdict), cands, k
+
+
+def _improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds):
+    """The best factor of the admissible ``cands``, raised by the compiled swaps among the
+    set and a shortlist of the :data:`_SHORTLIST` tightest-fitting other nodes
+    (:data:`_IMPROVE_ROUNDS` rounds at most): a cost that grows with ``N``, not with the pool.
+    Returns ``(rows, rounds)``."""
+    us = [factor(d, tm[r], cp[r]) for r in cands]
+    best = np.asarray(cands[int(np.argmax(us))], dtype=np.int64)
+    inside = np.zeros(a.shape[0], dtype=bool)
+    inside[best] = True
+    per = ratio(tm, cp).sum(axis=1)  # busy nodes first: they waste the least
+    outside = np.flatnonzero(~inside)
+    order = outside[np.argsort(-per[outside], kind="stable")[:_SHORTLIST]]
+    short = np.concatenate([best, order])
+    r, k = ker.swap_search(a[short], tm[short], cp[short], d, np.arange(best.size),
+                           min(max_rounds, _IMPROVE_ROUNDS), tol)  # fmt: skip
+    rows = short[r]
+    if np.all(a[rows].sum(axis=0) >= dlo) and factor(d, tm[rows], cp[rows]) >= max(us):
+        return rows, k
+    return best, k
 
 
 def scan(
@@ -105,8 +244,9 @@ def scan(
     max_rounds : int
         Cap on swaps per search (at most ``10**9``).
     block : int
-        Candidate starts screened first (the kernel then takes the remaining starts at once:
-        the earliest start is usually among the first).
+        Candidate starts screened after the first (then blocks eight times larger, up to 512
+        starts or ``block``: the earliest start is usually among the first; a block's window
+        maxima are computed once).
     reserve : bool
         Reserve the solution on ``pool`` (atomically).
     time_limit : float, optional
@@ -163,8 +303,11 @@ def scan(
                   "best": float(top[i]), "message": f"no solution at any time: the {n} largest "
                   f"capacities of {names[i]!r} sum to {top[i]:g} < total {d[i]:g}"}  # fmt: skip
         return rejected(prob, "scan", reason, seed, params, clock.done(), counters, proven=True)
-    starts = ker.decrease_starts(pool.times, pool.reserved, nodes, request.earliest_start,
-                                 request.latest_start)  # fmt: skip
+    if backend == "compiled":  # the pool's bits of falling amounts, kept up to date by bookings
+        starts = pool.candidate_starts(nodes, request.earliest_start, request.latest_start)
+    else:
+        starts = ker.decrease_starts(pool.times, pool.reserved, nodes, request.earliest_start,
+                                     request.latest_start)  # fmt: skip
     cap = np.ascontiguousarray(cap)
     clock.lap("prepare")
     listed, summary, unknown = [], {"minimum": 0, "total": 0, "combination": 0, "undecided": 0}, 0
@@ -199,20 +342,39 @@ def scan(
                 listed.append({"start": t, "check": "total", "property": names[i],
                                "best": float(vals[c]), "total": float(d[i])})  # fmt: skip
 
-    pos = 0
-    while pos < starts.size:
-        interrupt.check()  # a batch's timeout or cancellation
-        rest = starts[pos:]
-        stop, codes, elig, props, vals, tmax = ker.scan_screen(
-            pool.times, pool.reserved, nodes, rest, request.duration, cap, e, d, n, block,
-            max(block, rest.size - block), tol=tol)  # fmt: skip
-        counters["starts"] += min(stop + 1, rest.size)
-        note_screened(rest[:stop], codes[:stop], elig[:stop], props[:stop], vals[:stop])
-        clock.lap("window_max")
-        if stop >= rest.size:
-            break
-        pos += stop + 1
-        t = rest[stop]
+    def passing():
+        """The starts that pass the screens, in order, with their window maxima: the first
+        start alone, then ``block`` starts (window maxima from the pool's block maxima:
+        ``window_max_blocks``), then blocks eight times larger up to :data:`_MAX_BLOCK`
+        (``window_max_rows``, linear in the segments), a block's maxima computed once and
+        screened at once; the failing starts are recorded as they are passed."""
+        pos, size = 0, 1  # the earliest start alone (it usually passes), then block, ...
+        while pos < starts.size:
+            interrupt.check()  # a batch's timeout or cancellation
+            b = starts[pos : pos + size]
+            if size <= block and backend == "compiled":
+                # the first starts: whole blocks of the windows from the pool's block maxima
+                times, res, bm = pool._block_maxima()
+                tm_block = ker.window_max_blocks(times, res, bm, BLOCK, nodes, b,
+                                                 request.duration)  # fmt: skip
+            else:
+                times, res = pool._state  # one read: the grid and its amounts together
+                tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
+            codes, elig, props, vals = ker.screen(tm_block, cap, e, d, n, tol=tol)
+            clock.lap("window_max")
+            q = 0
+            for s in np.flatnonzero(codes == 0).tolist():
+                note_screened(b[q:s], codes[q:s], elig[q:s], props[q:s], vals[q:s])
+                counters["starts"] += s - q + 1
+                q = s + 1
+                yield b[s], tm_block[s]
+            note_screened(b[q:], codes[q:], elig[q:], props[q:], vals[q:])
+            counters["starts"] += b.size - q
+            clock.lap("window_max")
+            pos += size
+            size = block if pos == 1 else min(size * 8, max(_MAX_BLOCK, block))
+
+    for t, tmax in passing():
         avail = cap - tmax
         el = np.flatnonzero(np.all(avail >= elo[None, :], axis=1))
         a, tm, cp = avail[el], tmax[el], cap[el]
@@ -226,6 +388,26 @@ def scan(
             else:
                 note({"start": float(t), "check": "combination", "property": None})
                 continue
+        elif n * el.size > _LARGE:
+            verdict, cands, k = _large_search(ker, a, tm, cp, d, n, e, dlo, tol, max_rounds)
+            counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + k
+            if verdict == "infeasible":
+                note({"start": float(t), "check": "combination", "property": None})
+                continue
+            if not cands:
+                counters["solver_calls"] += 1
+                status, r = feasible_subset(a, d, n, backend=solver, time_limit=program_time_limit,
+                                            tol=tol)  # fmt: skip
+                if status == "infeasible":
+                    note({"start": float(t), "check": "combination", "property": None})
+                    continue
+                if r is None:
+                    unknown += 1
+                    note({"start": float(t), "check": "undecided", "property": None})
+                    continue
+                cands = [np.asarray(r, dtype=np.int64)]
+            rows, k = _improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds)
+            counters["swap_rounds"] += k
         else:
             starts_ = _starts(a, tm, cp, d, n, e)
             r, k = ker.swap_search(a, tm, cp, d, starts_[0], max_rounds, tol)

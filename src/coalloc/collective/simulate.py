@@ -41,6 +41,8 @@ def simulate(
     slot_seconds: float = 300.0,
     horizon: Optional[float] = None,
     show_progress: bool = False,
+    align: Optional[float] = None,
+    in_place: bool = False,
     **params: Any,
 ) -> SimulationResult:
     """Run a stream of ``(arrival, request)`` against a copy of ``pool``.
@@ -59,6 +61,16 @@ def simulate(
     horizon : float, optional
         End of the usage log (default: the latest end of any reservation or breakpoint).
     show_progress : bool
+    align : float, optional
+        Book on a grid of ``align`` seconds (for example the pool's 5-minute slots): each
+        request's earliest start is rounded up to a multiple of ``align`` and its duration
+        up to whole multiples (a job holds its nodes for at least its duration: never less
+        than it asked for), so that the bookings fall on the pool's breakpoints and update
+        its timetables in place, without growing the grid. ``delay`` still counts from the
+        request's own earliest start; a window with no grid point keeps its start. Default
+        None: the requests as they are.
+    in_place : bool
+        Book on ``pool`` itself (the ledger after the run), not on a copy.
     **params
         Parameters of the method.
 
@@ -76,6 +88,8 @@ def simulate(
     if not isinstance(pool, ResourcePool):
         raise TypeError(f"pool must be a ResourcePool, got {type(pool).__name__}")
     slot_seconds = checks.number(slot_seconds, "slot_seconds")
+    if align is not None:
+        align = checks.number(align, "align")
     if horizon is not None:
         horizon = checks.number(horizon, "horizon", allow_zero=True)
     for q, item in enumerate(requests):
@@ -90,23 +104,29 @@ def simulate(
         if not isinstance(item[1], CollectiveRequest):
             raise TypeError(f"requests[{q}] must hold a CollectiveRequest, got "
                             f"{type(item[1]).__name__}")  # fmt: skip
-    work = pool.copy()
     background = pool.copy()
+    work = pool if in_place else pool.copy()
     items = sorted(requests, key=lambda x: x[0])
     records = []
     for q, (arrival, req) in enumerate(progress(items, desc="simulate", unit="req",
                                                  disable=not show_progress)):  # fmt: skip
         te = max(req.earliest_start, float(arrival))
         tl = max(req.latest_start, te)
-        r2 = CollectiveRequest(req.duration, req.count, te, tl, req.minimum, req.total or None,
+        dur, te0 = req.duration, te
+        if align is not None:  # on the grid: never earlier, never shorter than asked
+            dur = math.ceil(dur / align) * align
+            on_grid = math.ceil(te / align) * align
+            if on_grid <= tl:  # (a window between two grid points keeps its own start)
+                te, tl = on_grid, max(math.floor(tl / align) * align, on_grid)
+        r2 = CollectiveRequest(dur, req.count, te, tl, req.minimum, req.total or None,
                                req.labels or None)  # fmt: skip
         res = coallocate(work, r2, method, seed=None if seed is None else seed + q, **params)
         rec = {"arrival": float(arrival), "count": req.count, "collective": req.collective,
                "accepted": res.start is not None, "start": res.start, "delay": None,
                "utilisation": res.utilisation, "reason": None}  # fmt: skip
         if res.start is not None:
-            work.reserve(res.start, req.duration, res.resources, res.amounts)
-            rec["delay"] = res.start - te
+            work.reserve(res.start, dur, res.resources, res.amounts)
+            rec["delay"] = res.start - te0
         else:
             rec["reason"] = (res.rejection or {}).get("reason")
         records.append(rec)

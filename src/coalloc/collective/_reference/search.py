@@ -32,8 +32,9 @@ import numpy as np
 from ..._shared import interrupt
 from ..._shared.xoshiro import Xoshiro256
 
-__all__ = ["Xoshiro256", "window_max", "screen", "scan_screen", "select_and_swap", "phase5",
-           "swap_search", "decrease_starts"]  # fmt: skip
+__all__ = ["Xoshiro256", "window_max", "window_max_rows", "window_max_blocks", "screen",
+           "scan_screen",
+           "select_and_swap", "phase5", "swap_search", "decrease_starts"]  # fmt: skip
 
 
 def window_max(times, reserved, starts, duration, out):
@@ -513,3 +514,83 @@ def decrease_starts(times, reserved, nodes, lo, hi, out):
         got.extend(t[(t > lo) & (t <= hi)].tolist())
     out[: len(got)] = got
     return len(got)
+
+
+def window_max_rows(times, reserved, nodes, starts, duration, out):
+    """``out[s, jj, i]``: the maximum of ``reserved[nodes[jj], i]`` over the segments meeting
+    ``[starts[s], starts[s] + duration)`` (twin of the kernel's ``window_max_rows``, which
+    runs one monotone deque per row; here one NumPy reduction per start).
+
+    ``times``, ``reserved``, ``nodes`` and ``starts`` (non-decreasing) are IN; ``out``
+    (float64, shape ``(len(starts), len(nodes), m)``) is OUT. The window of a start is the
+    segment holding it (segment 0 before the first breakpoint) to the last segment starting
+    before its end, at least one segment.
+    """
+    times = np.asarray(times, dtype=np.float64)
+    reserved = np.asarray(reserved, dtype=np.float64)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.float64)
+    S, n, m = starts.shape[0], nodes.shape[0], reserved.shape[1]
+    if reserved.shape[2] != times.shape[0]:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if out.shape != (S, n, m):
+        raise ValueError("out must be (len(starts), len(nodes), m)")
+    if S and times.shape[0] == 0:
+        raise ValueError("times must not be empty")
+    if n and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
+        raise ValueError("nodes must index rows of reserved")
+    if S > 1 and not np.all(starts[1:] >= starts[:-1]):
+        raise ValueError("starts must be non-decreasing")
+    if S == 0 or n == 0 or m == 0:
+        return
+    for s in range(S):
+        interrupt.check()  # the compiled kernel's poll (twin)
+        k0 = max(int(np.searchsorted(times, starts[s], side="right")) - 1, 0)
+        k1 = int(np.searchsorted(times, starts[s] + duration, side="left"))
+        out[s] = reserved[nodes, :, k0 : max(k1, k0 + 1)].max(axis=2)
+
+
+def block_maxima(reserved, B):
+    """``bm[j, i, b]``: the maximum of ``reserved[j, i]`` over segments ``b B .. (b + 1) B - 1``
+    (the last block may be shorter): what :func:`window_max_blocks` reads."""
+    reserved = np.asarray(reserved, dtype=np.float64)
+    n, m, K = reserved.shape
+    nb = -(-K // B)
+    pad = np.full((n, m, nb * B), -np.inf)
+    pad[:, :, :K] = reserved
+    return np.ascontiguousarray(pad.reshape(n, m, nb, B).max(axis=3))
+
+
+def window_max_blocks(times, reserved, bm, B, nodes, starts, duration, out):
+    """``out[s, jj, i]``: the window maxima of the rows ``nodes`` (twin of the kernel's
+    ``window_max_blocks``, which reads the whole blocks from ``bm``; here one NumPy
+    reduction per start over the segments: the maximum is the same in any order).
+
+    ``times``, ``reserved``, ``bm`` (``block_maxima(reserved, B)``), ``B``, ``nodes``,
+    ``starts`` are IN; ``out`` (float64, ``(len(starts), len(nodes), m)``) is OUT.
+    """
+    times = np.asarray(times, dtype=np.float64)
+    reserved = np.asarray(reserved, dtype=np.float64)
+    bm = np.asarray(bm, dtype=np.float64)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.float64)
+    S, n, m, K = starts.shape[0], nodes.shape[0], reserved.shape[1], reserved.shape[2]
+    if K != times.shape[0]:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if B < 1:
+        raise ValueError("B must be >= 1")
+    if bm.shape != (reserved.shape[0], m, -(-K // B)):
+        raise ValueError("block maxima must be (N, m, ceil(K / B))")
+    if out.shape != (S, n, m):
+        raise ValueError("out must be (len(starts), len(nodes), m)")
+    if S and K == 0:
+        raise ValueError("times must not be empty")
+    if n and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
+        raise ValueError("nodes must index rows of reserved")
+    if S == 0 or n == 0 or m == 0:
+        return
+    for s in range(S):
+        interrupt.check()  # the compiled kernel's poll (twin)
+        k0 = max(int(np.searchsorted(times, starts[s], side="right")) - 1, 0)
+        k1 = int(np.searchsorted(times, starts[s] + duration, side="left"))
+        out[s] = reserved[nodes, :, k0 : max(k1, k0 + 1)].max(axis=2)

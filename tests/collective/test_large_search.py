@@ -1,0 +1,135 @@
+"""Issue 28: the default method's search for large N (weighted top-N sets and their proofs),
+checked against brute force and the independent verify on instances small enough to
+enumerate (the large-N path forced on them)."""
+
+import importlib
+from itertools import combinations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from coalloc.collective import _search, coallocate, verify
+from coalloc.collective.core import Kernels
+from coalloc.collective.generators import random_instance
+from coalloc.collective.scan import _fill, _lagrange, _large_search, _top
+
+from .test_scaled_referee import build, instances
+
+scan_module = importlib.import_module("coalloc.collective.scan")
+
+
+def _any_set(a, dlo, n):
+    return any(np.all(a[list(c)].sum(axis=0) >= dlo) for c in combinations(range(a.shape[0]), n))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_lagrange_proofs_and_sets_against_enumeration(seed, ties):
+    rng = np.random.default_rng(seed)
+    r, m = int(rng.integers(1, 10)), int(rng.integers(1, 4))
+    n = int(rng.integers(1, r + 1))
+    a = rng.uniform(0, 8, (r, m))
+    if ties:
+        a = np.floor(a)
+    # totals around what the top rows reach: feasible and infeasible cases both
+    top = -np.sort(-a, axis=0)[:n].sum(axis=0)
+    d = top * rng.uniform(0.5, 1.05, m) * (rng.random(m) < 0.9)
+    dlo = d - n * 1e-9 * 8
+    verdict, sets, steps = _lagrange(a, d, dlo, n)
+    truth = _any_set(a, dlo, n)
+    assert 1 <= steps or not np.any(d > 0)
+    if verdict == "infeasible":
+        assert not truth and not sets
+    if verdict == "feasible":
+        assert truth and sets
+    for rows in sets:  # every set offered is admissible: n distinct rows meeting every total
+        assert rows.size == n and np.unique(rows).size == n
+        assert np.all(a[rows].sum(axis=0) >= dlo)
+
+
+def test_lagrange_proves_what_no_single_property_shows():
+    # two properties that trade off: the 2 largest of each reach its total, no 2 rows reach
+    # both (the per-property screens pass, the weighted sum proves there is no set)
+    a = np.array([[10.0, 0.0], [10.0, 0.0], [0.0, 10.0], [0.0, 10.0]])
+    d = np.array([15.0, 15.0])
+    assert -np.sort(-a, axis=0)[:2].sum(axis=0).min() >= 15
+    verdict, sets, _ = _lagrange(a, d, d, 2)
+    assert verdict == "infeasible" and not sets
+    # a mixed set exists for totals of 10: the weights tie (every row scores the same), the
+    # one-at-a-time fill finds it
+    d = np.array([10.0, 10.0])
+    verdict, sets, _ = _lagrange(a, d, d, 2)
+    assert verdict in ("feasible", "unknown")
+    zeros = np.zeros_like(a)
+    verdict, sets, _ = _large_search(Kernels(_search), a, zeros, a, d, 2, d / 4, d, d * 0, 10)
+    assert verdict == "feasible"
+    assert all(sorted(r.tolist()) in ([0, 2], [0, 3], [1, 2], [1, 3]) for r in sets)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_fill_gives_n_distinct_rows(seed):
+    rng = np.random.default_rng(seed)
+    r, m = int(rng.integers(1, 12)), int(rng.integers(1, 4))
+    n = int(rng.integers(1, r + 1))
+    a = np.floor(rng.uniform(0, 5, (r, m)))
+    d = a.sum(axis=0) * rng.uniform(0.1, 0.6, m) + (rng.random(m) < 0.2)
+    rows = _fill(a, d, d, n)
+    assert rows.size == n and np.unique(rows).size == n and rows.min() >= 0 and rows.max() < r
+
+
+def test_top_breaks_ties_by_row():
+    score = np.array([1.0, 3.0, 3.0, 3.0, 2.0])
+    assert _top(score, 2).tolist() == [1, 2]
+    assert _top(score, 4).tolist() == [1, 2, 3, 4]
+    assert _top(score, 5).tolist() == [0, 1, 2, 3, 4]
+
+
+@pytest.fixture
+def large_path(monkeypatch):
+    """Every start with enough eligible nodes takes the large-N search."""
+    monkeypatch.setattr(scan_module, "_LARGE", -1)
+
+
+def _check(pool, req):
+    ref = coallocate(pool, req, "brute_force")
+    res = coallocate(pool, req, "scan", enumerate_limit=0)
+    label = f"{res.status} {res.message} / referee {ref.status} {ref.start}"
+    if ref.start is None:
+        assert res.start is None and res.status in ("infeasible", "time_limit"), label
+        return
+    assert res.start == ref.start, label  # the earliest start, as the referee's
+    assert res.proven
+    report = verify(req, pool, res)
+    assert report.ok, (label, report.violations)
+    assert res.utilisation <= ref.utilisation * (1 + 1e-9) + 1e-300
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(instances())
+def test_large_path_earliest_start_against_brute_force(large_path, inst):
+    _check(*build(*inst))
+
+
+@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("collective", [True, False])
+def test_large_path_on_random_instances(large_path, seed, collective):
+    pool, req = random_instance(9, 4, n_slots=10, collective=collective, seed=seed)
+    _check(pool, req)
+
+
+def test_large_path_is_taken(large_path, monkeypatch):
+    calls = []
+    real = scan_module._large_search
+    monkeypatch.setattr(scan_module, "_large_search",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))  # fmt: skip
+    pool, req = random_instance(9, 4, n_slots=10, seed=3)
+    res = coallocate(pool, req, "scan", enumerate_limit=0)
+    assert calls and res.iterations["lagrange_steps"] >= 1
