@@ -21,6 +21,7 @@ from coalloc.loadshare import (
     GapInstance,
     LoadSharingProblem,
     generate_gap,
+    share,
     share_exact,
     solve_gap,
     verify_gap,
@@ -250,3 +251,27 @@ def test_gap_exact_contradicted_proof_is_dropped(monkeypatch):
     assert res.status == "feasible" and res.bound is None
     assert verify_gap(inst, res.assignment, claimed=res.objective).ok
     assert "contradicted" in res.message
+
+
+@pytest.mark.slow
+@settings(max_examples=10, deadline=None)
+@given(
+    n=st.integers(1, 5),
+    sizes=st.lists(st.integers(1, 30), min_size=1, max_size=9),
+    caps=st.lists(st.integers(1, 40), min_size=5, max_size=5),
+    data=st.data(),
+)
+def test_share_exact_is_never_worse_than_best_fit(n, sizes, caps, data):
+    """The exact method starts from best fit decreasing and ends no worse than it, with or
+    without a time limit (issue 27 item 2); brute force referees the optimum."""
+    origin = data.draw(st.lists(st.integers(0, n - 1), min_size=len(sizes), max_size=len(sizes)))
+    problem = LoadSharingProblem(caps[:n], sizes, origin)
+    bfd = share(problem, "bfd").throughput
+    for limit in (None, 1e-6):
+        res = share_exact(problem, time_limit=limit)
+        assert res.has_solution
+        rep = verify_placement(problem, res.placement, claimed=res.throughput)
+        assert rep.ok, rep
+        assert res.throughput >= bfd - 1e-9
+        if res.status == "optimal":
+            assert res.throughput == pytest.approx(brute_share(caps[:n], sizes, origin))

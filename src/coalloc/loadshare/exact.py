@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from .._shared.milp import Rejected, import_backend, run_milp
 from .._shared.params import check_exact_options
 from .._shared.result import relative_gap
+from .dmcf import best_fit
 from .model import LoadSharingProblem, throughput_of
 from .result import ShareResult
 from .verify import verify_placement
@@ -60,11 +61,12 @@ def share_exact(
     Returns
     -------
     ShareResult
-        ``bound`` is the solver's proven upper bound (``min(load, capacity)`` without one);
-        a time limit or Ctrl-C that stops the solver before the proof gives status
-        ``time_limit``, with the incumbent placement when the solver had one; without one
-        the placement is every job at its origin, ``objective`` None and ``has_solution``
-        False.
+        ``bound`` is the solver's proven upper bound (``min(load, capacity)`` without one).
+        The solver starts from best fit decreasing's placement (the default method, computed
+        first; ``timings["hint"]``) and the answer is never worse than it: a time limit or
+        Ctrl-C that stops the solver before the proof gives status ``time_limit`` with the
+        better of the solver's incumbent and that placement; a solver error, status
+        ``feasible`` with that placement and the error in ``message``.
 
     Raises
     ------
@@ -101,19 +103,40 @@ def share_exact(
     ub = np.concatenate([np.ones(nx), problem.capacity])
     integrality = np.concatenate([np.ones(nx), np.zeros(n)])
     pkg = import_backend(backend)
+    # The heuristic first (best fit decreasing, milliseconds): the solver starts from it
+    # (HiGHS) and the answer is never worse than it, whatever stops the solver.
+    t_hint = time.perf_counter()
+    hint = best_fit(problem, backend="compiled").placement
+    hint_tput = throughput_of(problem, hint)
+    t_hint = time.perf_counter() - t_hint
+    start = np.zeros(nx + n)
+    if J:
+        start[hint * J + np.arange(J)] = 1.0
+    start[nx:] = np.minimum(np.bincount(hint, weights=problem.job_size, minlength=n),
+                            problem.capacity)  # fmt: skip
     out = run_milp(backend, pkg, c, A, lo, hi, integrality=integrality, lb=0.0, ub=ub,
                    sense="max", time_limit=time_limit, mip_gap=mip_gap, threads=threads,
                    seed=seed, verbose=verbose, name="loadshare", started=t0,
-                   check=lambda x: _check(problem, x))  # fmt: skip
+                   check=lambda x: _check(problem, x), start=start)  # fmt: skip
     message = out.message
+    placement = None
+    status = out.status
     if out.x is not None:  # status optimal, feasible, or time_limit with the incumbent
         x = out.x[:nx].reshape(n, J)
         placement = np.argmax(x, axis=0).astype(np.int64)
-        status = out.status
-    else:
-        placement = problem.job_origin.copy()
-        status = out.status if out.status in ("infeasible", "error") else "time_limit"
-        message += "; placement left at the jobs' origins (no solution)"
+    if status != "infeasible" and (
+        placement is None or throughput_of(problem, placement) < hint_tput
+    ):
+        # The solver ended worse than the heuristic it started from, or with nothing: the
+        # heuristic's placement, with the solver's status when it stopped early (an error
+        # stays an error in the message, the placement is still a valid one).
+        if out.x is None:
+            message += "; the solver returned no placement: best fit decreasing's"
+        else:
+            message += "; the solver's placement was worse than best fit decreasing's: that one"
+        placement = hint.copy()
+        if status in ("optimal", "error"):
+            status = "feasible"
     tput = throughput_of(problem, placement)
     bound = out.bound if out.bound is not None else problem.bound
     bound = min(float(bound), problem.bound)
@@ -125,8 +148,9 @@ def share_exact(
         throughput=tput, bound=bound, seed=seed,
         params={"backend": backend, "time_limit": time_limit, "mip_gap": mip_gap,
                 "threads": threads},
-        timings={"total": time.perf_counter() - t0}, iterations={"nodes": int(out.nodes or 0)},
-        objective=tput if out.x is not None else None, gap=gap,
+        timings={"hint": t_hint, "total": time.perf_counter() - t0},
+        iterations={"nodes": int(out.nodes or 0), "hint_throughput": hint_tput},
+        objective=tput, gap=gap,
     )  # fmt: skip
 
 
