@@ -21,6 +21,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._shared.caches import cache_of
 from .._shared.validation import check_nonnegative, readonly
 
 __all__ = [
@@ -193,13 +194,13 @@ class ResourcePool:
         # the ledger: _buf is the writable array behind _state[1] once a booking has made the
         # pool its own copy (None: shared with a copy or a caller, copied at the next booking)
         self._buf: Optional[np.ndarray] = None
-        # (state, bits): per node, packed bits of the breakpoints where one of its reserved
-        # amounts falls, for the state it was computed on (see candidate_starts)
-        self._falls: Optional[Tuple[Any, np.ndarray]] = None
-        # (state, block maxima of BLOCK segments) for the state it was computed on, and whether
-        # the array is this pool's own (updated in place by bookings) or shared with a copy
-        self._bm: Optional[Tuple[Any, np.ndarray]] = None
-        self._bm_own = False
+        # Derived from the state, kept beside the pool (coalloc._shared.caches: a query never
+        # writes onto the model and a pickle carries none), read and written under the lock:
+        # "falls": (state, bits), per node, packed bits of the breakpoints where one of its
+        # reserved amounts falls, for the state it was computed on (see candidate_starts);
+        # "bm": (state, block maxima of BLOCK segments) for the state it was computed on, and
+        # "bm_own": whether that array is this pool's own (updated in place by bookings) or
+        # shared with a copy.
 
     # ----------------------------------------------------------------- constructors
     @classmethod
@@ -293,14 +294,12 @@ class ResourcePool:
         state = dict(self.__dict__)
         del state["_lock"]  # a lock cannot be pickled; the copy gets its own
         state["_buf"] = None  # the pickled amounts are a copy: the next booking copies again
-        state["_falls"] = None
-        state["_bm"], state["_bm_own"] = None, False
         return state
 
     def __setstate__(self, state: dict) -> None:
         state.setdefault("_buf", None)  # a pool pickled before the ledger
-        state["_falls"] = None
-        state["_bm"], state["_bm_own"] = None, False
+        for stale in ("_falls", "_bm", "_bm_own"):  # derived data of an older pickle
+            state.pop(stale, None)
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
@@ -335,9 +334,10 @@ class ResourcePool:
         with self._lock:
             new.__dict__.update(self.__dict__)
             self._buf = None  # the amounts are shared now: each pool copies at its next booking
-            self._bm_own = False
+            mine = self._derived()
+            mine["bm_own"] = False
+            cache_of(new).update(mine)  # the derived arrays are shared too, read-only
         new._buf = None
-        new._bm_own = False
         new._labels = dict(self._labels)
         new._lock = threading.Lock()
         return new
@@ -550,22 +550,23 @@ class ResourcePool:
                 readonly(times, view)
                 self._buf = buf
                 self._state = (times, view)
-            bm = self._bm
+            derived = self._derived()
+            bm = derived["bm"]
             if bm is not None and bm[0] is old_state and not new_points:
-                arr = bm[1] if self._bm_own else np.array(bm[1], copy=True)
+                arr = bm[1] if derived["bm_own"] else np.array(bm[1], copy=True)
                 b0, b1 = k0 // BLOCK, (k1 - 1) // BLOCK + 1
                 arr[idx, :, b0:b1] = _block_maxima(buf[idx, :, b0 * BLOCK : b1 * BLOCK])
-                self._bm, self._bm_own = (self._state, arr), True
+                derived["bm"], derived["bm_own"] = (self._state, arr), True
             elif new_points:
-                self._bm, self._bm_own = None, False
-            falls = self._falls
+                derived["bm"], derived["bm_own"] = None, False
+            falls = derived["falls"]
             if falls is not None and falls[0] is old_state and not new_points:
                 # the same grid: only the booked rows' bits change (a new array: readers of
                 # the old one keep it)
                 bits = falls[1].copy()
                 bits[idx] = _fall_bits(buf[idx])
                 readonly(bits)
-                self._falls = (self._state, bits)
+                derived["falls"] = (self._state, bits)
         return self
 
     def _block_maxima(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -575,9 +576,18 @@ class ResourcePool:
         ``window_max_blocks`` reads the whole blocks of a window from it)."""
         with self._lock:
             state = self._state
-            if self._bm is None or self._bm[0] is not state:
-                self._bm, self._bm_own = (state, _block_maxima(state[1])), True
-            return state[0], state[1], self._bm[1]
+            derived = self._derived()
+            if derived["bm"] is None or derived["bm"][0] is not state:
+                derived["bm"], derived["bm_own"] = (state, _block_maxima(state[1])), True
+            return state[0], state[1], derived["bm"][1]
+
+    def _derived(self) -> dict:
+        """The pool's derived data (``falls``, ``bm``, ``bm_own``; see ``__init__``), kept
+        beside it in :func:`coalloc._shared.caches.cache_of`; call under the lock."""
+        derived = cache_of(self)
+        if "bm" not in derived:
+            derived.update(falls=None, bm=None, bm_own=False)
+        return derived
 
     def candidate_starts(self, nodes: Any, lo: float, hi: float) -> np.ndarray:
         """``lo`` and the breakpoints in ``(lo, hi]`` where a reserved amount of ``nodes`` falls.
@@ -608,11 +618,12 @@ class ResourcePool:
         """
         with self._lock:
             state = self._state
-            if self._falls is None or self._falls[0] is not state:
+            derived = self._derived()
+            if derived["falls"] is None or derived["falls"][0] is not state:
                 bits = _fall_bits(state[1])
                 readonly(bits)
-                self._falls = (state, bits)
-            bits = self._falls[1]
+                derived["falls"] = (state, bits)
+            bits = derived["falls"][1]
         times = state[0]
         lo, hi = float(lo), float(hi)
         k0 = max(int(np.searchsorted(times, lo, side="right")), 1)  # first k with t_k > lo
