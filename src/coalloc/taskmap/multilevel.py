@@ -2,41 +2,49 @@
 
 :func:`map_multilevel` minimises the maximum occupancy (over processors and links) of a
 mapping of a :class:`~coalloc.taskmap.TaskGraph` onto a
-:class:`~coalloc.taskmap.ResourceGraph` in three stages:
+:class:`~coalloc.taskmap.ResourceGraph`:
 
 1. **Coarsening.** Heavy-edge matching (tasks visited in a seeded random order, each
    matched with the unmatched neighbour it exchanges most with, under a weight cap)
-   contracts the task graph level by level until it has about ``4 x`` as many vertices as
-   there are processors. A stream inside a coarse vertex stays on one processor, so every
-   coarse mapping has exactly the loads of its projection.
-2. **Initial mapping** of the coarsest graph by recursive bisection along the resource
-   hierarchy: processors are listed depth-first from the centre of the resource graph,
-   heavier subtrees first, so that each prefix and each block of the list is a compact part
-   of the machine; a block is split where two consecutive processors are farthest apart
-   (the slowest uplink), and the tasks are split in proportion to the two halves' compute
-   capacity by greedy graph growing from a peripheral task (gain: volume to the grown side
-   minus volume to the rest). The bisection runs on nested prefixes of the processor list
-   (all processors, half, a quarter, ..., one), since the bottleneck objective may prefer
-   fewer processors when the links are slow; the two best prefixes are refined.
-3. **Refinement at every level** (coarsest to finest): the current bottleneck -- the
-   processor or link of highest occupancy -- is relieved by the single task move that
-   leaves every resource it loads more below the current maximum and lowers the bottleneck
-   most (candidates: tasks on the processor, or tasks whose streams cross the link;
-   destinations: the processors of the task's neighbours, the least occupied processors,
-   and the processors next to it in the list). Every accepted move strictly reduces the
-   number of resources at the maximum, or the maximum itself, so the loop ends; it stops
-   when the bottleneck has no such move. Moves are evaluated for all candidates at once
-   (vectorised), with incremental node and link loads.
+   contracts the task graph level by level until it has about ``coarse_factor x`` as many
+   vertices as there are processors. A stream inside a coarse vertex stays on one
+   processor, so a coarse mapping has exactly the loads of its projection.
+2. **Initial mapping by recursive bisection along the resource hierarchy.** Processors
+   are listed depth-first from the centre of the resource graph, heavier subtrees first
+   (:func:`hierarchy_order`), so that every prefix and every block of the list is a compact
+   part of the machine. A block is split where two consecutive processors are farthest
+   apart (the slowest links between them), and the tasks are split in proportion to the
+   two halves' shares by graph growing (gain: volume to the grown side minus volume to the
+   rest) followed by Fiduccia-Mattheyses passes; across links slower than the fastest ones
+   three growing seeds (the ends of a pseudo-diameter and the task farthest from both) and
+   a spectral split (Fiedler vector) are tried and the smallest cut kept. A processor's
+   share is ``capacity ** alpha`` for each ``alpha`` of ``speed_exponents``: 1 balances
+   compute, 0 cuts the task graph into equal parts (lighter on the links).
+3. **Which processors.** The bisection runs on the coarsest graph for nested prefixes of
+   the processor list (all, half, a quarter, ..., one: the bottleneck objective may prefer
+   fewer processors when links are slow) and each ``alpha``; the ``keep`` starts of lowest
+   maximum occupancy go on. The best one is also bisected again on the finest graph.
+4. **Refinement at every level** (coarsest to finest): greedy k-way moves of boundary tasks
+   that lower the route cost of the streams (volume x sum of ``1 / bandwidth`` over the
+   route) within the balance, then moves off the current bottleneck -- the processor or link
+   of highest occupancy -- each move the one that leaves every resource it loads more below
+   the current maximum and lowers the bottleneck most (candidates: the tasks on the
+   processor, or the tasks whose streams cross the link; destinations: the processors of
+   the task's neighbours, the least occupied processors and the processors next to it in
+   the list). Every accepted move lowers the number of resources at the maximum, or the
+   maximum itself, so the loop ends; it stops when the bottleneck has no such move. Moves
+   are evaluated for all candidates at once (vectorised), with incremental node and link
+   loads.
 
-The occupancies are those of :func:`coalloc.taskmap.max_occupancy`, which computes the
-returned objective from scratch.
+The objective returned is recomputed from scratch by
+:func:`coalloc.taskmap.max_occupancy` (the family's helper).
 """
 
 from __future__ import annotations
 
 import heapq
 import time
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -82,7 +90,7 @@ def hierarchy_order(resources: ResourceGraph) -> np.ndarray:
     >>> res = hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=2,
     ...                            speed=(1.0, 2.0), seed=3)
     >>> res.capacity[hierarchy_order(res)].round(2).tolist()
-    [1.51, 1.51, 1.06, 1.06]
+    [1.24, 1.24, 1.09, 1.09]
     """
     return _topology(resources).order_nodes.copy()
 
@@ -190,17 +198,16 @@ def _coarsen(level: _Level, max_w: float, rng: np.random.Generator) -> Optional[
         if match[v] >= 0:
             continue
         lo, hi = ip[v], ip[v + 1]
-        best, best_w = v, 0.0
+        best = v
         if hi > lo:
             nb = ix[lo:hi]
             ok = (match[nb] < 0) & (nb != v) & (vw[nb] + vw[v] <= max_w)
             if ok.any():
                 w = np.where(ok, iw[lo:hi], -1.0)
                 k = int(np.argmax(w))
-                best, best_w = int(nb[k]), float(w[k])
+                best = int(nb[k])
         match[v] = best
         match[best] = v
-        del best_w
     rep = np.minimum(np.arange(n), match)
     roots, cmap = np.unique(rep, return_inverse=True)
     nc = roots.shape[0]
@@ -268,7 +275,7 @@ def _grow(
         seeds.append(int(np.argmax(both)))
     best, best_cut = None, np.inf
     tries = [("grow", s0) for s0 in seeds[:trials]]
-    if spectral and n_loc >= 24 and siw.shape[0]:
+    if spectral and n_loc >= 64 and siw.shape[0]:
         tries.append(("spectral", 0))
     for how, s0 in tries:
         if how == "grow":
@@ -285,7 +292,7 @@ def _grow(
 def _spectral(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> np.ndarray:
     """Prefix of weight ``target`` of the tasks sorted by the Fiedler vector.
 
-    Dense eigensolver up to 96 tasks, else ARPACK in shift-invert mode with a fixed
+    ARPACK in shift-invert mode with a fixed
     start vector (deterministic); a failure falls back to growing from task 0.
     """
     from scipy.sparse.linalg import eigsh
@@ -294,14 +301,10 @@ def _spectral(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> np.ndarray
     deg = np.asarray(sub.sum(axis=1)).ravel()
     lap = (sp.diags(deg) - sub).tocsc()
     try:
-        if n <= 96:
-            _, vec = np.linalg.eigh(lap.toarray())
-            f = vec[:, 1]
-        else:
-            shift = 1e-3 * max(float(deg.mean()), 1e-12)
-            v0 = np.cos(np.arange(n) * 0.7548776662466927)  # fixed, not constant
-            _, vec = eigsh(lap, k=2, sigma=-shift, which="LM", v0=v0, tol=1e-4, maxiter=200)
-            f = vec[:, 1]
+        shift = 1e-3 * max(float(deg.mean()), 1e-12)
+        v0 = np.cos(np.arange(n) * 0.7548776662466927)  # fixed, not constant
+        _, vec = eigsh(lap, k=2, sigma=-shift, which="LM", v0=v0, tol=1e-4, maxiter=200)
+        f = vec[:, 1]
     except Exception:  # noqa: BLE001 - an ill-conditioned subgraph: fall back to growing
         return _grow_from(sub.indptr, sub.indices, sub.data, wloc, target, 0)
     order = np.argsort(f, kind="stable")
@@ -428,7 +431,6 @@ def _bisect_map(
     level: _Level,
     k: int,
     share: np.ndarray,
-    splits: Optional[list] = None,
     full: bool = True,
 ) -> np.ndarray:
     """Recursive bisection of ``level`` onto processors ``0..k-1`` (hierarchy order).
@@ -445,8 +447,6 @@ def _bisect_map(
             m[verts] = lo
             continue
         s = _split_point(topo, lo, hi)
-        if splits is not None:
-            splits.append((lo, s, hi))
         left_cap, total_cap = share[lo:s].sum(), share[lo:hi].sum()
         target = level.vw[verts].sum() * left_cap / total_cap
         slow = full and topo.gap[s - 1] > fast * (1 + 1e-9)
@@ -522,46 +522,6 @@ class _State:
         self.nload[a] -= w
         self.nload[b] += w
         self.m[t] = b
-
-
-def _tree_fm(state: _State, splits: list, share: np.ndarray) -> int:
-    """FM on every split of the bisection tree, top down: tasks cross a split (to the
-    processor of the other half they exchange most with) when that lowers the volume
-    across it, within the balance of the split's shares."""
-    lv, m = state.level, state.m
-    moved = 0
-    for lo, s, hi in splits:
-        interrupt.check()
-        verts = np.flatnonzero((m >= lo) & (m < hi))
-        if verts.shape[0] < 2:
-            continue
-        inside = m[verts] < s
-        before = inside.copy()
-        sub = _subgraph(lv, verts)
-        wloc = lv.vw[verts]
-        target = wloc.sum() * share[lo:s].sum() / share[lo:hi].sum()
-        _fm(sub.indptr, sub.indices, sub.data, wloc, inside, target)
-        changed = np.flatnonzero(inside != before)
-        if changed.shape[0] == 0:
-            continue
-        moved += int(changed.shape[0])
-        load = np.bincount(m[verts], weights=wloc, minlength=hi)[lo:hi]
-        for c in changed.tolist():
-            t = int(verts[c])
-            a, b = (lo, s) if inside[c] else (s, hi)
-            nb = m[lv.ix[lv.ip[t] : lv.ip[t + 1]]]
-            w = lv.iw[lv.ip[t] : lv.ip[t + 1]]
-            sel = (nb >= a) & (nb < b)
-            if sel.any():
-                conn = np.bincount(nb[sel] - a, weights=w[sel], minlength=b - a)
-                dest = a + int(np.argmax(conn))
-            else:
-                dest = a + int(np.argmin(load[a - lo : b - lo] / share[a:b]))
-            load[m[t] - lo] -= lv.vw[t]
-            load[dest - lo] += lv.vw[t]
-            m[t] = dest
-    state.refresh()
-    return moved
 
 
 def _cut_refine(
@@ -830,10 +790,6 @@ def map_multilevel(
     speed_exponents = exps
     t0 = time.perf_counter()
     topo = _topology(resources)
-    n = tasks.n
-    if n == 0:
-        mapping = np.zeros(0, dtype=np.int64)
-        return _result(tasks, resources, mapping, seed, params, {"total": 0.0}, {}, [])
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     ip, ix, iw = tasks.undirected_csr()
     fine = _Level(
@@ -863,18 +819,17 @@ def map_multilevel(
             continue  # equal capacities: every exponent gives the same shares
         seen_shares.append(share)
         for k in ks if len(seen_shares) == 1 else ks[:1]:
-            splits: list = []
-            st = _State(topo, coarse, _bisect_map(topo, coarse, k, share, splits, full=False))
+            st = _State(topo, coarse, _bisect_map(topo, coarse, k, share, full=False))
             _cut_refine(st, k, share)
-            starts.append((st.maximum(), k, -alpha, st, share, splits))
+            starts.append((st.maximum(), k, -alpha, st, share))
     starts.sort(key=lambda x: x[:3])
     t2 = time.perf_counter()
     best = None
     total_moves = 0
     tried = set()
-    for rank, (occ0, k, alpha, st, share, _) in enumerate(starts[:keep]):
+    for rank, (occ0, k, alpha, st, share) in enumerate(starts[:keep]):
         # every kept start through all levels; the best one also bisected on the finest
-        tops = start_levels(len(levels)) if rank == 0 else (len(levels) - 1,)
+        tops = _start_levels(len(levels)) if rank == 0 else (len(levels) - 1,)
         for top in tops:
             if (k, alpha, top) in tried:
                 continue
@@ -909,17 +864,14 @@ def map_multilevel(
     return _result(tasks, resources, mapping, seed, params, timings, iterations, best[2])
 
 
-def start_levels(n_levels: int) -> tuple:
+def _start_levels(n_levels: int) -> tuple:
+    """Levels whose graph is bisected: the coarsest and the finest."""
     return tuple(sorted({n_levels - 1, 0}, reverse=True))
 
 
 def _result(tasks, resources, mapping, seed, params, timings, iterations, history):
-    if mapping.shape[0]:
-        occ, bott = max_occupancy(tasks, resources, mapping)
-        node_occ, link_occ = occupancy_graph(tasks, resources, mapping)
-    else:
-        occ, bott = max_occupancy(tasks, resources, mapping)
-        node_occ, link_occ = occupancy_graph(tasks, resources, mapping)
+    occ, bott = max_occupancy(tasks, resources, mapping)  # from scratch, the family's helper
+    node_occ, link_occ = occupancy_graph(tasks, resources, mapping)
     return TaskMappingResult(
         mapping=mapping,
         max_occupancy=occ,
@@ -933,7 +885,3 @@ def _result(tasks, resources, mapping, seed, params, timings, iterations, histor
         link_occupancy=link_occ,
         history=[float(h) for h in history],
     )
-
-
-def _describe(_: Any) -> str:  # pragma: no cover - kept for symmetry with the other modules
-    return "multilevel"
