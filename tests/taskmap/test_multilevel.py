@@ -168,7 +168,9 @@ def test_options_and_errors():
     tasks, res = gen.table1_instance(1.0, seed=3)
     one = map_multilevel(tasks, res, subsets=False, keep=1, speed_exponents=(1.0,))
     _check(tasks, res, one)
-    assert one.params["subsets"] is False and one.iterations["initial_prefix"] == res.n_processors
+    assert (
+        one.params["subsets"] is False and one.iterations["initial_processors"] == res.n_processors
+    )
     capped = map_multilevel(tasks, res, max_moves=0)
     _check(tasks, res, capped)
     with pytest.raises(TypeError, match="tasks"):

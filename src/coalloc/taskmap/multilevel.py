@@ -238,9 +238,10 @@ def _subgraph(level: _Level, verts: np.ndarray) -> tuple:
     ent, own = _expand(level.ip[verts], level.ip[verts + 1] - level.ip[verts])
     nb = loc[level.ix[ent]]
     ok = nb >= 0
-    sub = sp.csr_matrix((level.iw[ent][ok], (own[ok], nb[ok])), shape=(n_loc, n_loc))
-    sub.sum_duplicates()
-    return sub
+    indptr = np.zeros(n_loc + 1, dtype=np.int64)
+    np.cumsum(np.bincount(own[ok], minlength=n_loc), out=indptr[1:])
+    # rows come in order (own is sorted) and a level's CSR has no duplicate entries
+    return sp.csr_matrix((level.iw[ent][ok], nb[ok], indptr), shape=(n_loc, n_loc))
 
 
 def _grow(
@@ -412,7 +413,9 @@ def _fm(sip, six, siw, wloc, inside, target, passes: int = 4) -> None:
     inside[:] = side.astype(bool)
 
 
-def _split_point(topo: _Topology, lo: int, hi: int) -> int:
+def _split_point(gap: np.ndarray, lo: int, hi: int) -> int:
+    """Where to split positions ``lo..hi-1`` of a list: the largest ``gap`` (between
+    positions ``i - 1`` and ``i``) in the middle half, the one nearest the middle."""
     k = hi - lo
     a, b = lo + max(1, k // 4), lo + max(1, k - k // 4)
     if b <= a:
@@ -420,7 +423,7 @@ def _split_point(topo: _Topology, lo: int, hi: int) -> int:
     cand = np.arange(a, b + 1) if b < hi else np.arange(a, b)
     if cand.shape[0] == 0:
         return lo + k // 2
-    g = topo.gap[cand - 1]
+    g = gap[cand - 1]
     best = np.flatnonzero(g >= g.max() * (1 - 1e-9))
     mid = lo + k / 2
     return int(cand[best[np.argmin(np.abs(cand[best] - mid))]])
@@ -429,27 +432,34 @@ def _split_point(topo: _Topology, lo: int, hi: int) -> int:
 def _bisect_map(
     topo: _Topology,
     level: _Level,
-    k: int,
+    subset: np.ndarray,
     share: np.ndarray,
     full: bool = True,
 ) -> np.ndarray:
-    """Recursive bisection of ``level`` onto processors ``0..k-1`` (hierarchy order).
+    """Recursive bisection of ``level`` onto the processors ``subset`` (increasing indices,
+    i.e. in hierarchy order); returns the processor index of every vertex.
 
     ``full``: splits across links slower than the fastest ones get three growing seeds and
     the spectral split; otherwise (and always across the fastest links) one seed.
     """
     fast = float(topo.gap.min()) if topo.gap.shape[0] else 0.0
+    gap = topo.cost[subset[:-1], subset[1:]]
+    sh = share[subset]
     m = np.zeros(level.n, dtype=np.int64)
-    stack = [(np.arange(level.n), 0, k)]
+    stack = [(np.arange(level.n), 0, subset.shape[0])]
     while stack:
         verts, lo, hi = stack.pop()
         if hi - lo == 1 or verts.shape[0] == 0:
-            m[verts] = lo
+            m[verts] = subset[lo]
             continue
-        s = _split_point(topo, lo, hi)
-        left_cap, total_cap = share[lo:s].sum(), share[lo:hi].sum()
+        if verts.shape[0] == 1:  # one task: the processor of the largest share in the block
+            m[verts] = subset[lo + int(np.argmax(sh[lo:hi]))]
+            continue
+        s = _split_point(gap, lo, hi)
+        left_cap, total_cap = sh[lo:s].sum(), sh[lo:hi].sum()
         target = level.vw[verts].sum() * left_cap / total_cap
-        slow = full and topo.gap[s - 1] > fast * (1 + 1e-9)
+        slow = full and gap[s - 1] > fast * (1 + 1e-9)
+        slow = slow and verts.shape[0] > 8  # a few tasks: one seed and FM suffice
         inside = _grow(level, verts, target, 3 if slow else 1, slow)
         stack.append((verts[~inside], s, hi))
         stack.append((verts[inside], lo, s))
@@ -525,21 +535,21 @@ class _State:
 
 
 def _cut_refine(
-    state: _State, used: int, share: np.ndarray, slack: float = 0.03, passes: int = 8
+    state: _State, used: np.ndarray, share: np.ndarray, slack: float = 0.03, passes: int = 8
 ) -> int:
     """Greedy k-way moves of boundary tasks lowering the route cost of the streams.
 
     The cost of a stream is its volume times the sum of ``1 / bandwidth`` over its route
     (the occupancy it adds to the links); a move is taken when it lowers the total and keeps
     its destination's compute under ``(1 + slack)`` times its ``share`` of the total over
-    the first ``used`` processors (or under its present load when that is higher).
+    the processors ``used`` (or under its present load when that is higher).
     """
     topo, lv = state.topo, state.level
     p = topo.P
     cost = topo.cost
     total = float(lv.vw.sum())
     ub = np.zeros(p)
-    ub[:used] = (1 + slack) * total * share[:used] / share[:used].sum()
+    ub[used] = (1 + slack) * total * share[used] / share[used].sum()
     moved = 0
     rows, ix, iw, ip = state.rows, lv.ix, lv.iw, lv.ip
     for _ in range(passes):
@@ -712,6 +722,7 @@ def map_multilevel(
     keep: int = 2,
     max_moves: Optional[int] = None,
     speed_exponents: tuple = (1.0, 0.5, 0.0),
+    paper_start: int = 300,
 ) -> TaskMappingResult:
     """Map ``tasks`` onto ``resources`` minimising the maximum occupancy (multilevel).
 
@@ -739,14 +750,19 @@ def map_multilevel(
         The initial mappings give processor ``p`` a share of the compute proportional to
         ``capacity[p] ** alpha`` for each ``alpha`` here (1: proportional to speed; 0: equal
         shares, which cut the task graph into equal parts and may load slow links less).
+    paper_start : int, default 300
+        Up to this many tasks, the mapping of the paper's ``"open+improve"``
+        (:func:`~coalloc.taskmap.map_tasks`) is one more start, refined by bottleneck moves
+        (it is quick there and wins on some pipelines; its time grows fast beyond).
 
     Returns
     -------
     TaskMappingResult
         ``method`` "multilevel"; ``timings`` has ``"coarsen"``, ``"initial"``,
         ``"refine"``, ``"total"``; ``iterations`` ``"levels"``, ``"moves"``,
-        ``"processors_used"``; ``history`` the maximum occupancy after the initial mapping
-        and after each level's refinement.
+        ``"processors_used"``, ``"initial_processors"``, ``"initial_level"`` (-1: the
+        paper's mapping was the best start); ``history`` the maximum occupancy after the
+        initial mapping and after each level's refinement.
 
     Raises
     ------
@@ -787,6 +803,9 @@ def map_multilevel(
     if not exps or not all(np.isfinite(exps)) or min(exps) < 0:
         raise ValueError(f"speed_exponents must be non-negative numbers, got {speed_exponents!r}")
     params["speed_exponents"] = exps
+    if isinstance(paper_start, bool) or not isinstance(paper_start, (int, np.integer)):
+        raise TypeError(f"paper_start must be an int, got {paper_start!r}")
+    params["paper_start"] = int(paper_start)
     speed_exponents = exps
     t0 = time.perf_counter()
     topo = _topology(resources)
@@ -810,6 +829,14 @@ def map_multilevel(
     t1 = time.perf_counter()
     coarse = levels[-1]
     ks = _prefixes(topo.P) if subsets else [topo.P]
+    # processor subsets: prefixes of the hierarchy order, and the k fastest processors
+    # (ties: hierarchy order), each kept in hierarchy order for the bisection
+    fastest = np.argsort(-topo.cap, kind="stable")
+    sets: list = []
+    for k in ks:
+        for sub in (np.arange(k), np.sort(fastest[:k])):
+            if not any(np.array_equal(sub, other) for other in sets):
+                sets.append(sub)
     starts = []
     seen_shares: list = []
     for alpha in speed_exponents:
@@ -818,39 +845,49 @@ def map_multilevel(
         if any(np.array_equal(share, other) for other in seen_shares):
             continue  # equal capacities: every exponent gives the same shares
         seen_shares.append(share)
-        for k in ks if len(seen_shares) == 1 else ks[:1]:
-            st = _State(topo, coarse, _bisect_map(topo, coarse, k, share, full=False))
-            _cut_refine(st, k, share)
-            starts.append((st.maximum(), k, -alpha, st, share))
-    starts.sort(key=lambda x: x[:3])
+        for i, sub in enumerate(sets if len(seen_shares) == 1 else sets[:1]):
+            st = _State(topo, coarse, _bisect_map(topo, coarse, sub, share, full=False))
+            _cut_refine(st, sub, share)
+            starts.append((st.maximum(), -sub.shape[0], -alpha, i, st, share, sub))
+    starts.sort(key=lambda x: x[:4])
     t2 = time.perf_counter()
     best = None
     total_moves = 0
-    tried = set()
-    for rank, (occ0, k, alpha, st, share) in enumerate(starts[:keep]):
+    for rank, (occ0, _, _, _, st, share, sub) in enumerate(starts[:keep]):
         # every kept start through all levels; the best one also bisected on the finest
         tops = _start_levels(len(levels)) if rank == 0 else (len(levels) - 1,)
         for top in tops:
-            if (k, alpha, top) in tried:
-                continue
-            tried.add((k, alpha, top))
             if top == len(levels) - 1:
                 m, history = st.m, [occ0]
             else:
-                m = _bisect_map(topo, levels[top], k, share)
+                m = _bisect_map(topo, levels[top], sub, share)
                 history = []
             for depth in range(top, -1, -1):
                 lv = levels[depth]
                 if depth < top:
                     m = m[lv.cmap]
                 state = _State(topo, lv, m)
-                total_moves += _cut_refine(state, int(m.max()) + 1, share)
+                total_moves += _cut_refine(state, sub, share)
                 cap = max_moves if max_moves is not None else max(200, 4 * lv.n)
                 total_moves += _refine(state, cap)
                 m = state.m
                 history.append(state.maximum())
             if best is None or history[-1] < best[0] * (1 - 1e-12):
-                best = (history[-1], m, history, k, top)
+                best = (history[-1], m, history, sub.shape[0], top)
+    if tasks.n <= paper_start:
+        # the paper's open+improve (unchanged) as one more start, refined by bottleneck moves
+        from .mapper import map_tasks
+
+        paper = map_tasks(tasks, resources, method="open+improve", seed=seed)
+        where = np.empty(resources.n_nodes, dtype=np.int64)
+        where[topo.order_nodes] = np.arange(topo.P)
+        state = _State(topo, levels[0], where[paper.mapping])
+        history = [state.maximum()]
+        cap = max_moves if max_moves is not None else max(200, 4 * tasks.n)
+        total_moves += _refine(state, cap)
+        history.append(state.maximum())
+        if history[-1] < best[0] * (1 - 1e-12):
+            best = (history[-1], state.m, history, int(np.unique(state.m).shape[0]), -1)
     t3 = time.perf_counter()
     mapping = topo.order_nodes[best[1]]
     timings = {"coarsen": t1 - t0, "initial": t2 - t1, "refine": t3 - t2, "total": t3 - t0}
@@ -858,7 +895,7 @@ def map_multilevel(
         "levels": len(levels),
         "moves": total_moves,
         "processors_used": int(np.unique(best[1]).shape[0]),
-        "initial_prefix": int(best[3]),
+        "initial_processors": int(best[3]),
         "initial_level": int(best[4]),
     }
     return _result(tasks, resources, mapping, seed, params, timings, iterations, best[2])
