@@ -394,22 +394,19 @@ def picture(rows, path) -> Optional[str]:
     colors = {"pipeline": "tab:blue", "stencil": "tab:orange", "geometric": "tab:green"}
     x = np.arange(len(rows))
     ax.bar(x, [r["ratio"] for r in rows], color=[colors[r["kind"]] for r in rows])
-    ax.scatter(
-        x,
-        [r["ratio_single"] for r in rows],
-        color="k",
-        marker="_",
-        s=80,
-        zorder=3,
-        label="vs single runs of the peers",
-    )
+    ax.scatter(x, [r["ratio_single"] for r in rows], color="k", marker="_", s=80, zorder=3)
     ax.axhline(1.0, color="k", lw=0.8)
     ax.set_xticks(x)
     ax.set_xticklabels([r["instance"] for r in rows], rotation=75, fontsize=6)
     ax.set_ylabel("max occupancy: coalloc / best peer")
-    for k, c in colors.items():
-        ax.bar([], [], color=c, label=k)
-    ax.legend(fontsize=7)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=c, label=k) for k, c in colors.items()]
+    handles.append(
+        Line2D([], [], color="k", marker="_", ls="", label="vs single runs of the peers")
+    )
+    ax.legend(handles=handles, fontsize=7)
     ax.set_title(
         "coalloc (multilevel, open+improve) vs best of Scotch, KaHIP, METIS (+ subset sweeps)"
     )

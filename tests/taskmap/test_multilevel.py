@@ -173,6 +173,10 @@ def test_options_and_errors():
     )
     capped = map_multilevel(tasks, res, max_moves=0)
     _check(tasks, res, capped)
+    # without the paper's start (paper_start=0) the method runs on its own starts only
+    alone = map_multilevel(tasks, res, paper_start=0)
+    assert _check(tasks, res, alone) >= _check(tasks, res, map_multilevel(tasks, res)) - 1e-12
+    assert alone.iterations["initial_level"] >= 0
     with pytest.raises(TypeError, match="tasks"):
         map_multilevel(res, res)
     with pytest.raises(TypeError, match="resources"):
@@ -187,6 +191,8 @@ def test_options_and_errors():
         map_multilevel(tasks, res, speed_exponents=(-1.0,))
     with pytest.raises(TypeError, match="subsets"):
         map_multilevel(tasks, res, subsets="yes")
+    with pytest.raises(TypeError, match="paper_start"):
+        map_multilevel(tasks, res, paper_start=2.5)
 
 
 def test_caller_data_unchanged():
