@@ -40,6 +40,7 @@ import numpy as np
 
 from bench.shared._plot import pyplot
 from bench.shared._progress import add_quiet, bar, say
+from coalloc._shared.jsonio import atomic_output
 from coalloc.taskmap import generators as gen
 from coalloc.taskmap import map_tasks, max_occupancy, verify_mapping
 from coalloc.taskmap.multilevel import hierarchy_order, map_multilevel
@@ -411,7 +412,9 @@ def picture(rows, path) -> Optional[str]:
         "coalloc (multilevel, open+improve) vs best of Scotch, KaHIP, METIS (+ subset sweeps)"
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_output(path, binary=True) as fh:
+        fig.savefig(fh, dpi=110, format="png")
+    plt.close(fig)
     return path
 
 
@@ -444,7 +447,7 @@ def main(argv=None) -> None:
     keys = []
     for r in rows:
         keys += [k for k in r if k not in keys]
-    with open(os.path.join(args.out, "vs_peers.csv"), "w", newline="") as fh:
+    with atomic_output(os.path.join(args.out, "vs_peers.csv"), newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=keys)
         w.writeheader()
         w.writerows(rows)
