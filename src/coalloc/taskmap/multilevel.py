@@ -23,7 +23,8 @@ mapping of a :class:`~coalloc.taskmap.TaskGraph` onto a
 3. **Which processors.** The bisection runs on the coarsest graph for nested prefixes of
    the processor list (all, half, a quarter, ..., one: the bottleneck objective may prefer
    fewer processors when links are slow) and each ``alpha``; the ``keep`` starts of lowest
-   maximum occupancy go on. The best one is also bisected again on the finest graph.
+   maximum occupancy go on. The best two and every start on all processors are also
+   bisected again on the finest graph.
 4. **Refinement at every level** (coarsest to finest): greedy k-way moves of boundary tasks
    that lower the route cost of the streams (volume x sum of ``1 / bandwidth`` over the
    route) within the balance, then moves off the current bottleneck -- the processor or link
@@ -59,6 +60,8 @@ from .result import TaskMappingResult
 __all__ = ["map_multilevel", "hierarchy_order"]
 
 _TINY = 1e-12
+#: How many of the kept starts are also bisected again on the finest graph.
+_FINE_STARTS = 2
 
 
 # --------------------------------------------------------------------------------------
@@ -853,11 +856,22 @@ def map_multilevel(
     t2 = time.perf_counter()
     best = None
     total_moves = 0
-    for rank, (occ0, _, _, _, st, share, sub) in enumerate(starts[:keep]):
-        # every kept start through all levels; the best one also bisected on the finest
-        tops = _start_levels(len(levels)) if rank == 0 else (len(levels) - 1,)
+    coarsest = len(levels) - 1
+    plan = []
+    for rank, start in enumerate(starts):
+        # the kept starts through all levels, the best of them also bisected again on the
+        # finest graph; every start on all processors (one per speed exponent) is bisected
+        # on the finest graph too (the coarse ranking is a weak predictor there)
+        tops = []
+        if rank < keep:
+            tops.append(coarsest)
+        if (rank < _FINE_STARTS or start[6].shape[0] == topo.P) and coarsest > 0:
+            tops.append(0)
+        if tops:
+            plan.append((start, tops))
+    for (occ0, _, _, _, st, share, sub), tops in plan:
         for top in tops:
-            if top == len(levels) - 1:
+            if top == coarsest:
                 m, history = st.m, [occ0]
             else:
                 m = _bisect_map(topo, levels[top], sub, share)
@@ -899,11 +913,6 @@ def map_multilevel(
         "initial_level": int(best[4]),
     }
     return _result(tasks, resources, mapping, seed, params, timings, iterations, best[2])
-
-
-def _start_levels(n_levels: int) -> tuple:
-    """Levels whose graph is bisected: the coarsest and the finest."""
-    return tuple(sorted({n_levels - 1, 0}, reverse=True))
 
 
 def _result(tasks, resources, mapping, seed, params, timings, iterations, history):
