@@ -881,9 +881,15 @@ def map_multilevel(
                 if depth < top:
                     m = m[lv.cmap]
                 state = _State(topo, lv, m)
+                before = state.maximum()
                 total_moves += _cut_refine(state, sub, share)
                 cap = max_moves if max_moves is not None else max(200, 4 * lv.n)
                 total_moves += _refine(state, cap)
+                if state.maximum() > before * (1 + 1e-12):
+                    # the route-cost pass raised a load the bottleneck moves did not undo:
+                    # bottleneck moves alone from the mapping the level started with
+                    state = _State(topo, lv, m)
+                    total_moves += _refine(state, cap)
                 m = state.m
                 history.append(state.maximum())
             if best is None or history[-1] < best[0] * (1 - 1e-12):
