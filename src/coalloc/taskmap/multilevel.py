@@ -599,7 +599,7 @@ def _cut_refine(
     return moved
 
 
-def _refine(state: _State, max_moves: int, n_cand: int = 24, n_light: int = 3) -> int:
+def _refine(state: _State, max_moves: int, n_cand: int = 24, n_light: int = 8) -> int:
     """Bottleneck moves until none helps; returns the number of moves."""
     topo, lv = state.topo, state.level
     p = topo.P
