@@ -38,10 +38,10 @@ def test_map_summary_and_output(files, tmp_path, capsys):
     out = tmp_path / "map.json"
     assert main(["map", str(tp), str(rp), "--seed", "1", "-o", str(out), "-v"]) == 0
     text = capsys.readouterr().out
-    assert "open+improve mapped 6 tasks" in text and "max occupancy" in text
+    assert "multilevel mapped 6 tasks" in text and "max occupancy" in text  # the default
     assert "time total" in text
     data = read_mapping_result(out)
-    assert data["method"] == "open+improve" and data["seed"] == 1
+    assert data["method"] == "multilevel" and data["seed"] == 1
     report = verify_mapping(tasks, res, data["mapping"], claimed=data["max_occupancy"])
     assert report.valid and report.matches and data["verify"]["matches"]
     assert data["bottleneck"]["kind"] in ("node", "link")
@@ -51,8 +51,11 @@ def test_map_params_and_methods(files, capsys):
     _, _, tp, rp = files
     for method in ("base", "base+improve", "open"):
         assert main(["map", str(tp), str(rp), "--method", method]) == 0
-    assert main(["map", str(tp), str(rp), "-p", "processor_order=index", "-p", "order=index"]) == 0
+    argv = ["--method", "open+improve", "-p", "processor_order=index", "-p", "order=index"]
+    assert main(["map", str(tp), str(rp), *argv]) == 0
     assert "open+improve" in capsys.readouterr().out
+    assert main(["map", str(tp), str(rp), "-p", "keep=1", "-p", "subsets=false"]) == 0
+    assert "multilevel" in capsys.readouterr().out
 
 
 def test_map_bad_input(files, tmp_path, capsys):

@@ -176,3 +176,82 @@ def test_table1_instance():
     t3, _ = gen.table1_instance(8.0, seed=4)
     assert not np.array_equal(tasks.node_weight, t3.node_weight) or tasks.n != t3.n
     assert gen.TABLE1["lan_bandwidth"] == 50.0
+
+
+# ------------------------------------------------- beyond Table 1 (issue 26)
+
+
+@pytest.mark.parametrize("speed", [1.5, (1.0, 3.0)])
+def test_hierarchical_cluster_structure(speed):
+    res = gen.hierarchical_cluster(
+        n_racks=3, nodes_per_rack=2, cores_per_node=4, speed=speed, node_bandwidth=7.0, seed=5
+    )
+    g = as_networkx(res)
+    assert nx.is_tree(g)
+    assert res.n_nodes == 1 + 3 * (1 + 2 * (1 + 4)) and res.n_processors == 24
+    # every core hangs off its node router by a fast link; a router's uplink is slower
+    for p in res.processors.tolist():
+        (router,) = list(g.neighbors(p))
+        assert g.edges[p, router]["bandwidth"] == 100.0
+        assert not res.is_processor[router]
+        cores = [c for c in g.neighbors(router) if res.is_processor[c]]
+        assert len(cores) == 4 and len({res.capacity[c] for c in cores}) == 1  # one speed
+        uplinks = [g.edges[router, x]["bandwidth"] for x in g.neighbors(router) if x not in cores]
+        assert uplinks == [7.0]
+    speeds = set(res.capacity[res.processors].tolist())
+    if isinstance(speed, tuple):
+        assert len(speeds) == 6 and min(speeds) >= 1.0 and max(speeds) <= 3.0
+    else:
+        assert speeds == {1.5}
+    again = gen.hierarchical_cluster(
+        n_racks=3, nodes_per_rack=2, cores_per_node=4, speed=speed, node_bandwidth=7.0, seed=5
+    )
+    np.testing.assert_array_equal(res.capacity, again.capacity)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 4), (5, 1), (2, 3, 4), (4, 4, 4)])
+def test_stencil_task_graph_is_the_grid(shape):
+    tasks = gen.stencil_task_graph(shape, compute=(1.0, 2.0), volume=(1.0, 5.0), seed=1)
+    assert tasks.n == int(np.prod(shape)) and not tasks.directed
+    ref = nx.grid_graph(dim=list(reversed(shape)))  # node tuples in C order of `shape`
+    s, t, vol = tasks.edges()
+    ours = {(int(a), int(b)) for a, b in zip(s, t)}
+    flat = {node: i for i, node in enumerate(sorted(ref.nodes))}
+    theirs = {tuple(sorted((flat[u], flat[v]))) for u, v in ref.edges}
+    assert ours == theirs
+    assert np.all((vol >= 1.0) & (vol <= 5.0))
+    assert np.all((tasks.node_weight >= 1.0) & (tasks.node_weight <= 2.0))
+
+
+def test_geometric_task_graph_is_geometric_and_seeded():
+    a = gen.geometric_task_graph((150, 2000), seed=3)
+    b = gen.geometric_task_graph((150, 2000), seed=3)
+    assert 150 <= a.n <= 2000 and not a.directed
+    np.testing.assert_array_equal(a.node_weight, b.node_weight)
+    np.testing.assert_array_equal(a.indices, b.indices)
+    # the expected degree is about `degree` away from the border
+    mean_deg = 2 * a.n_edges / a.n
+    assert 5.0 < mean_deg < 9.0
+    c = gen.geometric_task_graph(500, degree=16.0, seed=3)
+    assert 2 * c.n_edges / c.n > 11.0
+
+
+def test_new_generators_refuse_bad_arguments():
+    with pytest.raises(ValueError, match="n_racks"):
+        gen.hierarchical_cluster(n_racks=0)
+    with pytest.raises(TypeError, match="cores_per_node"):
+        gen.hierarchical_cluster(cores_per_node=2.5)
+    with pytest.raises(ValueError, match="node_bandwidth"):
+        gen.hierarchical_cluster(node_bandwidth=0.0)
+    with pytest.raises(ValueError, match="speed"):
+        gen.hierarchical_cluster(speed=(3.0, 1.0))
+    with pytest.raises(ValueError, match="shape"):
+        gen.stencil_task_graph((4,))
+    with pytest.raises(ValueError, match="shape"):
+        gen.stencil_task_graph((4, 0))
+    with pytest.raises(ValueError, match="volume"):
+        gen.stencil_task_graph((4, 4), volume=-1.0)
+    with pytest.raises(ValueError, match="n_tasks"):
+        gen.geometric_task_graph(0)
+    with pytest.raises(ValueError, match="degree"):
+        gen.geometric_task_graph(100, degree=0.0)

@@ -11,6 +11,14 @@
 * :func:`table1_instance` -- one (task graph, resource graph) pair with the parameters of
   Table 1.
 
+Beyond the paper (issue 26), for benchmarks against graph partitioners and mappers:
+
+* :func:`hierarchical_cluster` -- racks of nodes of several cores: fast intra-node links,
+  slower node and rack uplinks, homogeneous or heterogeneous node speeds.
+* :func:`stencil_task_graph` -- a 2-D (5-point) or 3-D (7-point) stencil.
+* :func:`geometric_task_graph` -- a random geometric graph (tasks at random points of the
+  unit square, a stream between every two closer than a radius).
+
 Ranges ``(lo, hi)`` are drawn uniformly for each instance (integers: both ends included);
 a single number fixes the value. Everything is seeded (``seed``: anything
 :func:`numpy.random.default_rng` accepts) and reproducible.
@@ -38,6 +46,9 @@ __all__ = [
     "pipeline_task_graph",
     "table1_instance",
     "TABLE1",
+    "hierarchical_cluster",
+    "stencil_task_graph",
+    "geometric_task_graph",
 ]
 
 Range = Union[float, int, tuple]
@@ -327,3 +338,212 @@ def table1_instance(c: float = 1.0, seed: Any = 0) -> tuple:
         children=t["children"], capacity=t["capacity"], seed=np.random.default_rng(s_res),
     )  # fmt: skip
     return tasks, res
+
+
+def hierarchical_cluster(
+    *,
+    n_racks: int = 2,
+    nodes_per_rack: int = 4,
+    cores_per_node: int = 4,
+    speed: Range = 1.0,
+    core_bandwidth: float = 100.0,
+    node_bandwidth: float = 10.0,
+    rack_bandwidth: float = 20.0,
+    seed: Any = 0,
+) -> ResourceGraph:
+    """Hierarchical cluster: racks of nodes of several cores (a tree of links).
+
+    A root switch is linked to ``n_racks`` rack switches (``rack_bandwidth`` each); each rack
+    switch to ``nodes_per_rack`` node routers (``node_bandwidth``: the node's uplink); each
+    node router to its ``cores_per_node`` cores (``core_bandwidth``: the fast intra-node
+    links). Cores are the processors; every core of a node has the node's speed, drawn from
+    ``speed`` per node (a single number: homogeneous). Nodes: root, then per rack its
+    switch, then per node its router followed by its cores. Routes are unique (a tree).
+
+    Parameters
+    ----------
+    n_racks, nodes_per_rack, cores_per_node : int
+        Shape of the tree (each at least 1).
+    speed : float or (low, high)
+        Core capacity, drawn uniformly per node.
+    core_bandwidth, node_bandwidth, rack_bandwidth : float
+        Bandwidths of the core-node, node-rack and rack-root links (positive).
+    seed : int, optional
+        Seed of the speeds.
+
+    Returns
+    -------
+    ResourceGraph
+        ``1 + n_racks * (1 + nodes_per_rack * (1 + cores_per_node))`` nodes.
+
+    Raises
+    ------
+    ValueError, TypeError
+        A shape below 1, a non-positive bandwidth or speed.
+
+    Examples
+    --------
+    >>> from coalloc.taskmap.generators import hierarchical_cluster
+    >>> res = hierarchical_cluster(n_racks=2, nodes_per_rack=2, cores_per_node=2)
+    >>> res.n_nodes, res.n_processors, res.n_links
+    (15, 8, 14)
+    """
+    n_racks = _int_range(n_racks, "n_racks", 1)[0]
+    nodes_per_rack = _int_range(nodes_per_rack, "nodes_per_rack", 1)[0]
+    cores_per_node = _int_range(cores_per_node, "cores_per_node", 1)[0]
+    speed_r = _float_range(speed, "speed")
+    bws = (
+        _positive(core_bandwidth, "core_bandwidth"),
+        _positive(node_bandwidth, "node_bandwidth"),
+        _positive(rack_bandwidth, "rack_bandwidth"),
+    )
+    rng = np.random.default_rng(seed)
+    capacity = [0.0]
+    edges, bandwidth = [], []
+    for _ in range(n_racks):
+        rack = len(capacity)
+        capacity.append(0.0)
+        edges.append((0, rack))
+        bandwidth.append(bws[2])
+        for _ in range(nodes_per_rack):
+            node = len(capacity)
+            capacity.append(0.0)
+            edges.append((rack, node))
+            bandwidth.append(bws[1])
+            s = _draw_float(rng, speed_r)
+            for _ in range(cores_per_node):
+                edges.append((node, len(capacity)))
+                bandwidth.append(bws[0])
+                capacity.append(s)
+    cap = np.asarray(capacity)
+    return ResourceGraph.from_edges(
+        cap, np.asarray(edges), np.asarray(bandwidth), is_processor=cap > 0
+    )
+
+
+def stencil_task_graph(
+    shape: Any = (16, 16),
+    *,
+    compute: Range = 1.0,
+    volume: Range = 1.0,
+    seed: Any = 0,
+) -> TaskGraph:
+    """A 2-D (5-point) or 3-D (7-point) stencil: one task per grid point.
+
+    Task ``i`` is the grid point of C-order index ``i``; each point exchanges ``volume``
+    with its axis neighbours (not periodic). Weights and volumes are drawn per task and per
+    edge from their ranges (single numbers: uniform stencil).
+
+    Parameters
+    ----------
+    shape : tuple of int
+        Grid sides, two or three, each at least 1.
+    compute, volume : float or (low, high)
+        Task weights and stream volumes (positive).
+    seed : int, optional
+
+    Returns
+    -------
+    TaskGraph
+        Undirected, ``prod(shape)`` tasks.
+
+    Raises
+    ------
+    ValueError, TypeError
+        A shape that is not 2 or 3 positive ints, a non-positive range.
+
+    Examples
+    --------
+    >>> from coalloc.taskmap.generators import stencil_task_graph
+    >>> g = stencil_task_graph((3, 4))
+    >>> g.n, g.n_edges
+    (12, 17)
+    """
+    if not isinstance(shape, (tuple, list)) or len(shape) not in (2, 3):
+        raise ValueError(f"shape must be a tuple of 2 or 3 ints, got {shape!r}")
+    dims = tuple(_int_range(d, "shape", 1)[0] for d in shape)
+    comp_r = _float_range(compute, "compute")
+    vol_r = _float_range(volume, "volume")
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(dims))
+    idx = np.arange(n).reshape(dims)
+    src, dst = [], []
+    for ax in range(len(dims)):
+        lo = [slice(None)] * len(dims)
+        hi = [slice(None)] * len(dims)
+        lo[ax] = slice(0, -1)
+        hi[ax] = slice(1, None)
+        src.append(idx[tuple(lo)].ravel())
+        dst.append(idx[tuple(hi)].ravel())
+    s = np.concatenate(src)
+    t = np.concatenate(dst)
+    w = _uniform(rng, vol_r, s.shape[0])
+    weight = _uniform(rng, comp_r, n)
+    return TaskGraph(weight, _symmetric(n, s, t, w))
+
+
+def geometric_task_graph(
+    n_tasks: Range = (150, 2000),
+    *,
+    degree: float = 8.0,
+    compute: Range = (1.0, 3.0),
+    volume: Range = (1.0, 10.0),
+    seed: Any = 0,
+) -> TaskGraph:
+    """A random geometric task graph: tasks at uniform points of the unit square.
+
+    Two tasks exchange a stream when their distance is below the radius
+    ``sqrt(degree / (pi n))`` (about ``degree`` neighbours each, fewer near the border);
+    weights and volumes are drawn uniformly per task and per stream.
+
+    Parameters
+    ----------
+    n_tasks : int or (low, high)
+        Number of tasks (drawn once), at least 1.
+    degree : float, default 8
+        Expected number of neighbours away from the border (positive).
+    compute, volume : float or (low, high)
+        Task weights and stream volumes (positive).
+    seed : int, optional
+
+    Returns
+    -------
+    TaskGraph
+        Undirected; may be disconnected.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Invalid ranges.
+
+    Examples
+    --------
+    >>> from coalloc.taskmap.generators import geometric_task_graph
+    >>> g = geometric_task_graph(200, seed=1)
+    >>> g.n, 500 < g.n_edges < 900
+    (200, True)
+    """
+    n_r = _int_range(n_tasks, "n_tasks", 1)
+    deg = _positive(degree, "degree")
+    comp_r = _float_range(compute, "compute")
+    vol_r = _float_range(volume, "volume")
+    rng = np.random.default_rng(seed)
+    n = _draw_int(rng, n_r)
+    pts = rng.random((n, 2))
+    from scipy.spatial import cKDTree
+
+    pairs = cKDTree(pts).query_pairs(np.sqrt(deg / (np.pi * n)), output_type="ndarray")
+    pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+    w = _uniform(rng, vol_r, pairs.shape[0])
+    weight = _uniform(rng, comp_r, n)
+    return TaskGraph(weight, _symmetric(n, pairs[:, 0], pairs[:, 1], w))
+
+
+def _uniform(rng: np.random.Generator, r: tuple, size: int) -> np.ndarray:
+    if r[0] == r[1]:
+        return np.full(size, float(r[0]))
+    return rng.uniform(r[0], r[1], size)
+
+
+def _symmetric(n: int, s: np.ndarray, t: np.ndarray, w: np.ndarray) -> sp.csr_matrix:
+    return sp.csr_matrix((np.r_[w, w], (np.r_[s, t], np.r_[t, s])), shape=(n, n))
