@@ -145,8 +145,13 @@ def test_exact_cli_options_and_a_limit_without_solution(tmp_path, capsys):
     out = capsys.readouterr().out
     assert ": upper bound 3" in out and ", gap " in out  # CBC's root bound is 33 here
     assert "time_limit" in out and "no solution: CBC" in out, out
-    assert main(["ctaap", "solve", str(small), "--time-limit", "3"]) == 2
-    assert "applies to --method exact only" in capsys.readouterr().err
+    assert main(["ctaap", "solve", str(small), "--method", "greedy", "--time-limit", "3"]) == 2
+    assert "--time-limit applies to --method exact or --method ctaap only" in (
+        capsys.readouterr().err
+    )
+    # the default method with a time limit: the anytime search (exit 0: a verified answer)
+    assert main(["ctaap", "solve", str(small), "--time-limit", "0.5"]) == 0
+    assert "quality: " in capsys.readouterr().out
     assert main([*args, "--time-limit", "1", "-p", "time_limit=2"]) == 2
 
 

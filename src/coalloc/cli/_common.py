@@ -306,13 +306,16 @@ def solver_params(args: argparse.Namespace) -> dict:
     return params
 
 
-def exact_params(args: argparse.Namespace) -> dict:
-    """:func:`solver_params`, refusing ``--time-limit``/``--solver`` without ``--method exact``."""
+def exact_params(args: argparse.Namespace, timed: Sequence[str] = ("exact",)) -> dict:
+    """:func:`solver_params`, refusing ``--solver`` without ``--method exact`` and
+    ``--time-limit`` with a method outside ``timed`` (the methods that take a time limit)."""
     params = solver_params(args)
-    if getattr(args, "method", None) != "exact":
-        for key in ("time_limit", "solver"):
-            if getattr(args, key, None) is not None:
-                raise ValueError(f"--{key.replace('_', '-')} applies to --method exact only")
+    method = getattr(args, "method", None)
+    if method != "exact" and getattr(args, "solver", None) is not None:
+        raise ValueError("--solver applies to --method exact only")
+    if method not in timed and getattr(args, "time_limit", None) is not None:
+        names = " or ".join(f"--method {m}" for m in timed)
+        raise ValueError(f"--time-limit applies to {names} only")
     return params
 
 

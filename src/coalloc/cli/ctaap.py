@@ -125,7 +125,7 @@ def _format_table(rows) -> list:
 
 
 def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = None) -> int:
-    params = common.exact_params(args)
+    params = common.exact_params(args, timed=("exact", "ctaap"))  # ctaap: the anytime search
     result = ctaap.solve(request, offer, args.method, seed=args.seed, bound=args.bound, **params)
     report = ctaap.verify(request, offer, result.assignment)
     table = cluster_table(request, offer, result.assignment)

@@ -168,7 +168,9 @@ def _solve_dual(A: sp.csr_array, upper: np.ndarray, limit: Optional[float]):
     """Row prices of ``max 1.x, A x <= upper, 0 <= x <= 1`` from HiGHS (IPM), and a status."""
     import highspy
 
-    h = highspy.Highs()
+    from .._shared.milp import quiet_highs
+
+    h = quiet_highs()  # no start-up banner on standard output
     h.setOptionValue("output_flag", False)
     h.setOptionValue("solver", "ipx")  # interior point (HiPO and PDLP were slower here)
     h.setOptionValue("run_crossover", "off")

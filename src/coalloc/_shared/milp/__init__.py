@@ -98,6 +98,7 @@ from __future__ import annotations
 from .cbc import cbc_command
 from .cpsat import run_cpsat
 from .highs import HIGHS_PROCESS_MIN_SIZE as HIGHS_PROCESS_MIN_SIZE
+from .highs import quiet_highs
 from .outcome import BACKENDS, MilpOutcome, Rejected, remaining
 from .run import import_backend, run_milp
 from .scale import SANE_RANGE, Scaling, integer_scaling, model_scaling
@@ -115,4 +116,5 @@ __all__ = [
     "remaining",
     "run_milp",
     "run_cpsat",
+    "quiet_highs",
 ]

@@ -50,6 +50,25 @@ def _new_highs(hs: Any, verbose: bool) -> Any:
             os.close(saved)
 
 
+def quiet_highs(verbose: bool = False) -> Any:
+    """A new ``highspy.Highs`` without HiGHS's start-up banner on standard output (printed
+    once per process by the C++ library, whatever ``output_flag`` says later), for a family
+    that drives HiGHS itself (an LP bound) rather than through :func:`run_milp`.
+
+    Parameters
+    ----------
+    verbose : bool, default False
+        Let the banner through.
+
+    Returns
+    -------
+    highspy.Highs
+    """
+    import highspy
+
+    return _new_highs(highspy, verbose)
+
+
 #: Models of at least this many nonzeros plus variables go to a child process when stopping
 #: matters (:func:`_highs_in_process`): from about this size HiGHS's presolve and root cut
 #: rounds, where it does not look at its interrupt callback, overran a 1 s limit by a
