@@ -185,7 +185,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     )  # fmt: skip
     p.add_argument("--method", default=taskmap.DEFAULT_METHOD, choices=sorted(taskmap.METHODS))
     common.add_seed(p, "seed of the clustering")
-    common.add_params(p, "processor_order=index")
+    common.add_params(p, "paper_start=0")
     common.add_exact_options(p, taskmap.exact.BACKENDS)
     common.add_output(p, "write the mapping as JSON to this file")
     common.add_verbose(p)
@@ -217,5 +217,5 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p = sub.add_parser(
         "solve-batch", help="map many instance files in parallel, one JSON line per instance"
     )
-    common.add_batch_options(p, taskmap.METHODS, taskmap.DEFAULT_METHOD, "processor_order=index")
+    common.add_batch_options(p, taskmap.METHODS, taskmap.DEFAULT_METHOD, "paper_start=0")
     p.set_defaults(func=_cmd_solve_batch)

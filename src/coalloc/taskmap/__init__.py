@@ -5,11 +5,13 @@ A :class:`TaskGraph` (compute requirements, communication volumes) is mapped ont
 maximum occupancy -- the inverse of the pipeline's throughput -- is small::
 
     import coalloc.taskmap as tm
-    result = tm.solve(tasks, resources, method="open+improve", seed=0)
+    result = tm.solve(tasks, resources, seed=0)          # the default, "multilevel"
     result.mapping, result.max_occupancy, result.bottleneck
 
-Methods (:data:`METHODS`): the four variants of section 5.2 (:data:`VARIANTS`, run by
-:func:`map_tasks`) and ``"exact"`` (the MILP of :func:`solve_exact_mapping`); all return a
+Methods (:data:`METHODS`): ``"multilevel"`` (the default: coarsening, a bisection along the
+resource hierarchy, refinement off the bottleneck at every level; :func:`map_multilevel`),
+the four variants of section 5.2 (:data:`VARIANTS`, run by :func:`map_tasks`; the paper's
+reference) and ``"exact"`` (the MILP of :func:`solve_exact_mapping`); all return a
 :class:`MappingResult`. See ``coalloc docs taskmap``.
 """
 
@@ -49,6 +51,7 @@ from .model import (
     max_occupancy,
     occupancy_graph,
 )
+from .multilevel import hierarchy_order, map_multilevel
 from .plot import plot_cluster_tree, plot_mapping
 from .solvers import DEFAULT_METHOD, METHODS, Instance, TaskMapInstance, solve
 from .verify import MappingReport, verify_mapping
@@ -72,6 +75,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "map_multilevel",
+    "hierarchy_order",
     "named_mapping",
     "read_metis_graph",
     "read_scotch_graph",
