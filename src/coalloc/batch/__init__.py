@@ -39,7 +39,8 @@ Timeouts and interrupts (``timeout=`` seconds per instance), per executor:
   message saying so -- even when the family caught the timeout and returned a result (an
   exact method reports a solver failure as status ``"error"``): the instance's scope
   remembers that it fired, and that decides. A MILP solve stopped by its scope adds what
-  the solver had found ("CBC was stopped with an incumbent of 42 and a bound of 56"). Every worker keeps its temporary files (CBC's model files included)
+  the solver had found ("CBC was stopped with an incumbent of 42 and a bound of 56").
+  Every worker keeps its temporary files (CBC's model files included)
   in a folder of its own that the batch removes, so a killed worker leaves none behind.
 - threads, ``backend="serial"``, a caller's executor (a ``ProcessPoolExecutor``, Dask):
   cooperative only. The compiled kernels stop within about 50 ms of the deadline (plus one

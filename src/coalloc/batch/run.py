@@ -30,10 +30,12 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared.family import FamilyInstance, coerce_problem, problem_kinds
+from .._shared.milp.supervise import new_owned_temp_dir
 from .._shared.result import Result
 from .._shared.seeding import instance_seed
 from .errors import BatchError, _chunk_failed, _Invalid
 from .progress import ProgressBar
+from .shipping import Shipper
 from .supervise import _isolate_crash, _new_process_pool, _resubmit, _Watchdog
 from .worker import _new_temp_root, _solve_chunk
 
@@ -75,6 +77,23 @@ def _executor_workers(executor: cf.Executor) -> Optional[int]:
     except Exception:
         return None
     return total if isinstance(total, int) and total > 0 else None
+
+
+def _shipper_for(executor: cf.Executor, temp_root: Optional[str]):
+    """``(shipper, folder to remove)`` for an executor whose workers unpickle their chunks:
+    a process pool (shared models as files of the batch's folder) or a Dask client
+    (scattered to every worker); ``(None, None)`` for threads and unknown executors."""
+    if isinstance(executor, cf.ProcessPoolExecutor):
+        if temp_root is not None:  # the pool solve_many owns: its folder goes with it
+            folder = os.path.join(temp_root, "shared")
+            os.makedirs(folder, exist_ok=True)
+            return Shipper(folder=folder), None
+        folder = new_owned_temp_dir("shared")
+        return Shipper(folder=folder), folder
+    client = getattr(executor, "_client", None)
+    if client is not None and callable(getattr(client, "scatter", None)):
+        return Shipper(client=client), None
+    return None, None
 
 
 def _positive_int(value: Any, name: str, *, allow_none: bool = False) -> Optional[int]:
@@ -453,6 +472,8 @@ def _run(
     temp_root: Optional[str] = None  # the temporary folders of an owned process pool
     interrupted = False
     pending: Deque[Tuple[list, cf.Future]] = deque()
+    shipper: Optional[Shipper] = None
+    shared_root: Optional[str] = None
     try:
         if backend == "serial":
             while True:
@@ -473,6 +494,14 @@ def _run(
             executor = owned = _new_process_pool(None, workers, watchdog, temp_root)
         elif executor is None:
             executor = owned = cf.ThreadPoolExecutor(max_workers=workers)
+        shipper, shared_root = _shipper_for(executor, temp_root)
+
+        def submit(pool: cf.Executor, chunk: list) -> cf.Future:
+            if shipper is None:
+                return pool.submit(_solve_chunk, chunk, *args)
+            payload, keywords = shipper.pack(chunk)
+            return pool.submit(_solve_chunk, payload, *args, **keywords)
+
         sizes = {}  # future -> chunk size, for the futures not yet counted as done
         exhausted = False
 
@@ -484,7 +513,7 @@ def _run(
                     exhausted = True
                     return
                 try:
-                    future = executor.submit(_solve_chunk, chunk, *args)
+                    future = submit(executor, chunk)
                 except Exception as exc:  # e.g. a shut-down executor or a broken pool
                     future = cf.Future()
                     future.set_exception(exc)
@@ -538,6 +567,10 @@ def _run(
             owned.shutdown(wait=True, cancel_futures=True)
         if watchdog is not None:
             watchdog.close()
+        if shipper is not None:
+            shipper.close()
+        if shared_root is not None:  # the caller's process pool: our files only
+            shutil.rmtree(shared_root, ignore_errors=True)
         if temp_root is not None:  # after the pool: no worker writes there any more
             shutil.rmtree(temp_root, ignore_errors=True)
         if progress is not None and hasattr(progress, "close"):

@@ -19,6 +19,7 @@ from .._shared.family import kind_of_format, problem_kinds
 from .._shared.jsonio import InstanceError, load_json
 from .._shared.milp.supervise import new_owned_temp_dir
 from .errors import BatchError, _Invalid, _source, _TimedOut, _timeout_message
+from .shipping import unpack
 
 
 def read_problem(path: Any) -> Any:
@@ -134,8 +135,14 @@ def _solve_chunk(
     family: Optional[str],
     timeout: Optional[float] = None,
     cancel: Optional[interrupt.Scope] = None,
+    shared: Optional[dict] = None,
 ) -> list:
-    """Solve a chunk of ``(index, item, seed)``; top level so that it pickles by reference."""
+    """Solve a chunk of ``(index, item, seed)``; top level so that it pickles by reference.
+
+    ``chunk`` may come packed by a :class:`~coalloc.batch.shipping.Shipper` (its shared
+    models as digests), with ``shared`` the objects Dask handed over for them.
+    """
+    chunk = unpack(chunk, shared)
     return [
         _solve_one(index, item, seed, method, params, with_report, family, timeout, cancel)
         for index, item, seed in chunk
