@@ -142,8 +142,17 @@ def _solve_chunk(
     ``chunk`` may come packed by a :class:`~coalloc.batch.shipping.Shipper` (its shared
     models as digests), with ``shared`` the objects Dask handed over for them.
     """
+    start = time.perf_counter()
     chunk = unpack(chunk, shared)
-    return [
+    records = _Records(
         _solve_one(index, item, seed, method, params, with_report, family, timeout, cancel)
         for index, item, seed in chunk
-    ]
+    )
+    records.seconds = time.perf_counter() - start  # what chunksize="auto" sizes chunks by
+    return records
+
+
+class _Records(list):
+    """The records of a chunk, and the seconds the worker took to solve it."""
+
+    seconds: Optional[float] = None

@@ -351,8 +351,9 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
     )
     add_seed(p, "batch seed; instance i is solved with coalloc.batch.instance_seed(SEED, i)")
     add_params(p, example)
-    p.add_argument("--chunksize", type=count(1, 2**31 - 1), default=1,
-                   help="instances per task (default 1)")  # fmt: skip
+    p.add_argument("--chunksize", type=_chunksize, default=1,
+                   help="instances per task (default 1), or 'auto': sized from the measured "
+                   "cost of the first instances")  # fmt: skip
     add_output(
         p, "write one JSON line per instance, in input order, to this file ('-': stdout)",
         required=True,
@@ -372,6 +373,13 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
         "lines are already there (same file content and seed): rerun the same command after "
         "a crash or Ctrl-C to finish the batch",
     )  # fmt: skip
+
+
+def _chunksize(text: str) -> Any:
+    """``--chunksize``: a count, or ``auto``."""
+    if text == "auto":
+        return "auto"
+    return count(1, 2**31 - 1, what="a count or 'auto'")(text)
 
 
 def _batch_line(index: int, name: str, record: Any) -> dict:
