@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -368,6 +369,11 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
         "(enforced by killing its worker with --processes; cooperative with threads)",
     )  # fmt: skip
     p.add_argument(
+        "--scheduler", default=None, metavar="ADDRESS",
+        help="run on a Dask cluster: its scheduler's address (tcp://host:8786) or scheduler "
+        "file (pip install 'coalloc[dask]'; see 'coalloc docs batch')",
+    )  # fmt: skip
+    p.add_argument(
         "--resume", action="store_true",
         help="append each line to the output as it arrives, and skip the instances whose "
         "lines are already there (same file content and seed): rerun the same command after "
@@ -439,7 +445,7 @@ def run_batch(args: argparse.Namespace, family: str, params: Optional[dict] = No
     ``instance_seed(SEED, i)`` whatever was skipped, so the file ends as one run writes it
     (in another order when runs were interrupted).
     """
-    from ..batch import ProgressBar, _batch_iter, instance_seed
+    from ..batch import instance_seed
 
     resume = bool(getattr(args, "resume", False))
     to_stdout = args.output == "-"
@@ -457,11 +463,50 @@ def run_batch(args: argparse.Namespace, family: str, params: Optional[dict] = No
                 todo.append(i)
         seeds = [instance_seed(args.seed, i) for i in todo]
     skipped = len(args.files) - len(todo)
+    with _dask_executor(args) as executor:
+        return _run_batch_on(args, family, params, executor, todo, seeds, digests, skipped)
+
+
+@contextlib.contextmanager
+def _dask_executor(args: argparse.Namespace) -> Any:
+    """The executor of ``--scheduler``'s Dask cluster (None without it), closed after."""
+    address = getattr(args, "scheduler", None)
+    if address is None:
+        yield None
+        return
+    if args.processes:
+        raise ValueError("--scheduler runs the batch on a Dask cluster: drop --processes")
+    try:
+        import distributed
+    except ImportError:
+        raise ValueError(
+            "--scheduler needs dask.distributed: pip install 'coalloc[dask]'"
+        ) from None
+    try:
+        if os.path.isfile(address):  # a scheduler file (dask scheduler --scheduler-file)
+            client = distributed.Client(scheduler_file=address, timeout=30)
+        else:
+            client = distributed.Client(address, timeout=30)
+    except OSError as exc:
+        raise ValueError(f"--scheduler {address}: no Dask scheduler answered ({exc})") from None
+    try:
+        yield client.get_executor()
+    finally:
+        client.close()
+
+
+def _run_batch_on(args, family, params, executor, todo, seeds, digests, skipped) -> int:
+    """:func:`run_batch` once the instances to solve and the executor are known."""
+    resume = bool(getattr(args, "resume", False))
+    to_stdout = args.output == "-"
+    from ..batch import ProgressBar, _batch_iter
+
     show = not args.no_progress and sys.stderr.isatty()
     desc = "solved" if not skipped else f"solved ({skipped} skipped: done before)"
     records = _batch_iter(
         [args.files[i] for i in todo], args.method, family=family, n_jobs=args.jobs,
-        executor=None, backend="processes" if args.processes else "threads", seed=seeds,
+        executor=executor, seed=seeds,
+        backend=None if executor is not None else "processes" if args.processes else "threads",
         chunksize=args.chunksize, max_in_flight=None, on_error="record",
         progress=ProgressBar(sys.stderr, desc=desc) if show else None,
         params={**dict(args.param or []), **(params or {})}, with_report=True,
