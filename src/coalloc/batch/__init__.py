@@ -22,6 +22,11 @@ Guarantees, whatever runs the batch:
 - **Isolation.** An instance that fails (an unreadable file, a malformed instance, a
   parameter the solver rejects) gives a :class:`BatchError` record in its place; the other
   instances are unaffected.
+- **Shared inputs cross once.** On processes and Dask, a model that several instances
+  hold (the same pool, testbed, offer, resource graph object) is sent to each worker once,
+  keyed by its digest, and kept there for the batch (:mod:`coalloc.batch.shipping`);
+  ``chunksize="auto"`` sizes the chunks from the cost the workers measure. The guide:
+  ``coalloc docs batch``.
 - **Bounded memory.** The iterable is consumed lazily, with at most ``max_in_flight``
   chunks submitted and not yet returned, so a generator of a million instances is never
   materialised.
