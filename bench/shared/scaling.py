@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import contextlib
 import os
 import pickle
 import resource
@@ -122,8 +123,30 @@ def _worker_peak(_: int = 0) -> float:
     return _peak_rss_mib()
 
 
+@contextlib.contextmanager
+def _as_before(before: bool):
+    """With ``before``: the batch layer as on main before issue 24 -- every chunk pickled
+    whole (no shared models sent once); the caller also passes chunksize 1, main's default."""
+    if not before:
+        yield
+        return
+    import coalloc.batch.run as run
+
+    saved = run._shipper_for
+    run._shipper_for = lambda executor, temp_root: (None, None)
+    try:
+        yield
+    finally:
+        run._shipper_for = saved
+
+
 def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksize: Any) -> dict:
-    """Solve a fresh batch with ``kind`` ("serial", "threads", "processes", "dask")."""
+    """Solve a fresh batch with ``kind`` ("serial", "threads", "processes", "dask"; a
+    trailing ``"-before"``: main's batch layer, chunks pickled whole, one instance each)."""
+    before = kind.endswith("-before")
+    kind = kind.removesuffix("-before")
+    if before:
+        chunksize = 1
     batch = family_batch(family, k, seed=seed)
     client = cluster = executor = None
     try:
@@ -138,14 +161,8 @@ def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
             client = distributed.Client(cluster)
             executor = client.get_executor()
         start = time.perf_counter()
-        if kind == "serial":
-            results = coalloc.solve_many(batch, backend="serial", seed=seed)
-        elif kind == "threads":
-            results = coalloc.solve_many(batch, backend="threads", n_jobs=workers, seed=seed,
-                                         chunksize=chunksize)  # fmt: skip
-        else:
-            results = coalloc.solve_many(batch, executor=executor, n_jobs=workers, seed=seed,
-                                         chunksize=chunksize)  # fmt: skip
+        with _as_before(before):
+            results = _solve(batch, kind, executor, workers, seed, chunksize)
         wall = time.perf_counter() - start
         if kind == "processes":
             peak = max(executor.map(_worker_peak, range(4 * workers)))
@@ -161,6 +178,16 @@ def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
         elif executor is not None:
             executor.shutdown()
     return {"wall": wall, "answers": [answer(r) for r in results], "peak": peak}
+
+
+def _solve(batch, kind, executor, workers, seed, chunksize):
+    if kind == "serial":
+        return coalloc.solve_many(batch, backend="serial", seed=seed)
+    if kind == "threads":
+        return coalloc.solve_many(batch, backend="threads", n_jobs=workers, seed=seed,
+                                  chunksize=chunksize)  # fmt: skip
+    return coalloc.solve_many(batch, executor=executor, n_jobs=workers, seed=seed,
+                              chunksize=chunksize)  # fmt: skip
 
 
 def bytes_per_instance(family: str, k: int, seed: int = 0) -> Dict[str, float]:
@@ -192,6 +219,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--chunksize", default="auto", help="'auto' or a number")
     ap.add_argument("--bytes", action="store_true", help="only the bytes per instance")
+    ap.add_argument("--before", action="store_true",
+                    help="also processes and Dask at the most workers with main's batch layer "
+                    "(chunks pickled whole, chunksize 1), interleaved in the same run")  # fmt: skip
     ap.add_argument("--seed", type=int, default=2024)
     add_quiet(ap)
     args = ap.parse_args(argv)
@@ -208,6 +238,9 @@ def main(argv=None) -> int:
                   f"{b['plain'] / b['shipped']:.1f}x |")  # fmt: skip
         return 0
     configs = [("serial", 1)] + [(kind, w) for kind in args.kinds for w in args.workers]
+    if args.before:
+        most = max(args.workers)
+        configs += [(f"{kind}-before", most) for kind in args.kinds if kind != "threads"]
     print("\n| family (instances) | executor | workers | inst/s | speed-up | efficiency | "
           "overhead ms/inst | peak MiB/worker | same answers |")  # fmt: skip
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")
@@ -241,13 +274,14 @@ def main(argv=None) -> int:
     return 0
 
 
-#: Instances per batch at the benchmark's size (several seconds of serial work on 2 cores).
+#: Instances per batch at the benchmark's size (about 1.5 s of serial work on a 2-core VM:
+#: CTAAP Fig. 3 n = 500 70 ms, task mapping 55 ms, the others 1.5-2 ms per instance).
 SIZES: Dict[str, int] = {
-    "ctaap": 64,
-    "taskmap": 32,
-    "collective": 128,
-    "testbed": 128,
-    "loadshare": 32,
+    "ctaap": 20,
+    "taskmap": 24,
+    "collective": 800,
+    "testbed": 600,
+    "loadshare": 600,
 }
 
 

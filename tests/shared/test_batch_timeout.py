@@ -264,6 +264,15 @@ def test_a_scope_remembers_the_error_it_raised_with_its_detail():
     with child, pytest.raises(interrupt.Cancelled):
         interrupt.check()
     assert isinstance(child.fired, interrupt.Cancelled)
+    # A scope inside the fired one (a method's own time limit inside a batch's timeout):
+    # the outer scope, the one the batch reads, keeps the detail too.
+    from coalloc._shared.params import _Until
+
+    outer = interrupt.Scope()
+    outer.cancel(TimeoutError("late"))
+    with outer, _Until(time.perf_counter() + 60), pytest.raises(TimeoutError):
+        interrupt.check("HiGHS had 2")
+    assert str(outer.fired) == "late; HiGHS had 2"
 
 
 @pytest.mark.slow

@@ -127,7 +127,12 @@ class Scope:
         if error is None:
             return
         if detail:
-            error = _with_detail(error, detail)
+            plain, error = error, _with_detail(error, detail)
+            outer = self._outer
+            while outer is not None:  # the outer scope that fired keeps the detail too
+                if outer.fired is plain:
+                    outer.fired = error
+                outer = outer._outer
         self.fired = error
         raise error.with_traceback(None)
 
@@ -154,4 +159,7 @@ def check(detail: Optional[str] = None) -> None:
     """
     scope = getattr(_local, "scope", None)
     if scope is not None:
-        scope.raise_if_cancelled(detail)
+        if detail is None:  # the kernels' poll: the plain call every scope class takes
+            scope.raise_if_cancelled()
+        else:
+            scope.raise_if_cancelled(detail)
