@@ -92,3 +92,20 @@ def test_models_held_once_are_sent_inline(tmp_path):
     for i, item in enumerate(unique):
         shipper.pack([(i, item, i)])
     assert list(tmp_path.iterdir()) == []  # nothing shared, nothing written
+
+
+def test_the_caller_keeps_a_bounded_set_of_shared_models(tmp_path, monkeypatch):
+    from coalloc.batch import shipping
+
+    monkeypatch.setattr(shipping, "KEEP", 2)
+    pools = [family_batch("collective", 2, seed=s, small=True) for s in range(4)]
+    shipper = Shipper(folder=str(tmp_path))
+    for k, batch in enumerate(pools):  # four pools, each held by two instances
+        for i, item in enumerate(batch):
+            shipper.pack([(2 * k + i, item, 0)])
+    assert len(shipper.shared) == 2 and len(shipper.files) == 2
+    again = pools[0][0]  # forgotten, then back: shared again under the same digest
+    payload, _ = shipper.pack([(8, again, 0)])
+    shipper.pack([(9, again, 0)])
+    assert digest_of(again.pool) in shipper.files
+    assert unpack(pickle.loads(pickle.dumps(payload)))[0][1].pool is not None

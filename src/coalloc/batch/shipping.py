@@ -41,6 +41,9 @@ CACHE_SIZE = 32
 #: How many recently shipped model objects the calling process remembers (by identity)
 #: to notice that one is shared.
 RECENT = 64
+#: How many shared objects the calling process keeps sending by digest (least recently
+#: used forgotten first: a batch of a million instances holds a bounded set of models).
+KEEP = 256
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
@@ -97,7 +100,7 @@ class Shipper:
         self.client = client
         self.types = _model_types()
         self.recent: OrderedDict[int, Any] = OrderedDict()  # id -> object (kept alive)
-        self.shared: Dict[int, Tuple[Any, str]] = {}  # id -> (object, digest)
+        self.shared: OrderedDict[int, Tuple[Any, str]] = OrderedDict()  # id -> (obj, digest)
         self.files: Dict[str, Optional[str]] = {}  # digest -> file (or None with Dask)
         self.futures: Dict[str, Any] = {}  # digest -> Dask future of the object
         self.bytes_sent = 0  # pickled chunks, plus each shared object once
@@ -117,6 +120,11 @@ class Shipper:
                 self.files[digest] = path
             self.bytes_sent += len(blob)
         self.shared[id(obj)] = (obj, digest)
+        while len(self.shared) > KEEP:  # a long batch of ever new models: bounded memory
+            _, (_, old) = self.shared.popitem(last=False)
+            if all(d != old for _, d in self.shared.values()):
+                self.files.pop(old, None)  # sent again (same digest) if it comes back
+                self.futures.pop(old, None)  # chunks already submitted hold theirs
         return digest
 
     def _persistent_id(self, obj: Any) -> Optional[str]:
@@ -125,6 +133,7 @@ class Shipper:
         key = id(obj)
         entry = self.shared.get(key)
         if entry is not None and entry[0] is obj:
+            self.shared.move_to_end(key)
             return entry[1]
         if key in self.recent and self.recent[key] is obj:  # the second time: shared
             del self.recent[key]
