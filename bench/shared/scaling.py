@@ -8,8 +8,9 @@ every answer is compared with the serial run's (the results' dictionaries withou
 timings). The table gives throughput (instances per second), speed-up against the serial
 loop, efficiency (speed-up / workers), the per-instance overhead (wall time x workers /
 instances, less the serial time per instance) and the peak resident memory of a worker
-(processes: the largest ``ru_maxrss`` a worker reports at the end; threads and serial: the
-calling process's; Dask: the largest worker's, from its own report).
+(processes, spawned: the largest ``ru_maxrss`` a worker reports at the end; Dask: the
+largest a worker reports through ``Client.run``; threads and serial: not measured, "nan":
+the calling process's peak is the benchmark's own).
 
     python -m bench.shared.scaling                        # every family, 1 and 2 workers
     python -m bench.shared.scaling --families collective testbed --workers 1 2 4 8 16
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import contextlib
+import multiprocessing as mp
 import os
 import pickle
 import resource
@@ -151,7 +153,8 @@ def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
     client = cluster = executor = None
     try:
         if kind == "processes":
-            executor = cf.ProcessPoolExecutor(workers)
+            # spawned: a worker's peak memory is its own, not the pages of this process
+            executor = cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
             list(executor.map(_worker_peak, range(workers)))  # started: not timed
         elif kind == "dask":
             import distributed
@@ -169,7 +172,7 @@ def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
         elif kind == "dask":
             peak = max(client.run(_peak_rss_mib).values())
         else:
-            peak = _peak_rss_mib()
+            peak = None  # this process's peak is the benchmark's own (every batch it built)
     finally:
         if client is not None:
             client.close()
@@ -255,7 +258,8 @@ def main(argv=None) -> int:
             for config in configs:  # interleaved: background load hits all alike
                 out = run_config(family, k, config[0], config[1], args.seed + rep, chunksize)
                 walls[config].append(out["wall"])
-                peaks[config] = max(peaks.get(config, 0.0), out["peak"])
+                if out["peak"] is not None:
+                    peaks[config] = max(peaks.get(config, 0.0), out["peak"])
                 if config == ("serial", 1):
                     reference = out["answers"]
                 else:
@@ -269,7 +273,8 @@ def main(argv=None) -> int:
             overhead = (wall * workers - serial) / k * 1e3
             say(f"| {family} ({k}) | {config[0]} | {workers} | {k / wall:,.1f} | "
                 f"{speed:.2f}x | {speed / workers:.2f} | {overhead:+.2f} | "
-                f"{peaks[config]:.0f} | {'yes' if same[config] else 'NO'} |")  # fmt: skip
+                f"{peaks.get(config, float('nan')):.0f} | "
+                f"{'yes' if same[config] else 'NO'} |")  # fmt: skip
     progress.close()
     return 0
 
