@@ -8,7 +8,7 @@ every answer is compared with the serial run's (the results' dictionaries withou
 timings). The table gives throughput (instances per second), speed-up against the serial
 loop, efficiency (speed-up / workers), the per-instance overhead (wall time x workers /
 instances, less the serial time per instance) and the peak resident memory of a worker
-(processes, spawned: the largest ``ru_maxrss`` a worker reports at the end; Dask: the
+(processes, spawned: the largest peak (VmHWM) a worker reports at the end; Dask: the
 largest a worker reports through ``Client.run``; threads and serial: not measured, "nan":
 the calling process's peak is the benchmark's own).
 
@@ -117,6 +117,15 @@ def answer(result: Any) -> Any:
 
 
 def _peak_rss_mib() -> float:
+    """This process's peak resident memory (MiB): Linux's VmHWM, which exec resets
+    (``ru_maxrss`` keeps the peak of the process a worker was forked from, across exec)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
