@@ -514,6 +514,28 @@ def test_dask_cluster_matches_serial(dask_client, batch, reference, files, bad_f
     assert coalloc.batch._executor_workers(executor) == 2  # sizes the default window
 
 
+@pytest.mark.slow  # a local cluster of two processes
+def test_dask_workers_receive_each_shared_model_once_unchanged(dask_client):
+    """Issue 24 item 1 on Dask: the shared models are scattered once to every worker (by
+    their digest), the answers are the serial run's, and no solve changed a model."""
+    from bench.shared.scaling import FAMILIES, answer, family_batch
+
+    from coalloc.batch.shipping import _cached_digests, digest_of
+
+    families = [family_batch(family, 4, seed=5, small=True) for family in FAMILIES]
+    batch = [b[i] for i in range(4) for b in families]
+    digests = {digest_of(b[0][-1]) for b in families}  # the supply part of each family
+    serial = [answer(r) for r in solve_many(batch, backend="serial", seed=SEED)]
+    results = solve_many(batch, executor=dask_client.get_executor(), seed=SEED, chunksize=2)
+    assert [answer(r) for r in results] == serial
+    held = dask_client.run(_cached_digests)
+    assert set().union(*({d for d, _, _ in rows} for rows in held.values())) <= digests
+    assert any(held.values())  # something was shipped by digest
+    for rows in held.values():
+        for _, arrived, now in rows:
+            assert now == arrived  # the object the worker solved on is still that content
+
+
 def test_options_reach_the_solver_where_backend_names_the_executor():
     try:
         import ortools  # noqa: F401

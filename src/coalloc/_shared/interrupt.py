@@ -70,6 +70,10 @@ class Scope:
         self.deadline: Optional[float] = None
         self._error: Optional[BaseException] = None
         self._outer: Optional[Scope] = None
+        #: The error this scope last raised into the code it runs (None until it fires): a
+        #: caller learns from it that its work was stopped even when that work caught the
+        #: error and returned something else (a solver failure 'reported, not raised').
+        self.fired: Optional[BaseException] = None
 
     def __enter__(self) -> Scope:
         if self.timeout is not None:
@@ -98,18 +102,39 @@ class Scope:
     def __getstate__(self) -> dict:  # a scope crosses to processes without its thread link
         state = dict(self.__dict__)
         state["_outer"] = None
+        state["fired"] = None
         return state
 
-    def raise_if_cancelled(self) -> None:
-        """Raise this scope's error if it is cancelled or past its deadline."""
+    def raise_if_cancelled(self, detail: Optional[str] = None) -> None:
+        """Raise this scope's error if it is cancelled or past its deadline.
+
+        ``detail`` (what the stopped work had achieved, e.g. a solver's incumbent) is
+        appended to the error's message. The error raised is kept in :attr:`fired`.
+        """
+        error: Optional[BaseException] = None
         if self._error is not None:
-            raise self._error.with_traceback(None)
-        if self.deadline is not None and time.monotonic() >= self.deadline:
-            raise TimeoutError(self.message or f"timed out after {self.timeout:g} s")
-        if self.parent is not None:
-            self.parent.raise_if_cancelled()
-        if self._outer is not None:
-            self._outer.raise_if_cancelled()
+            error = self._error
+        elif self.deadline is not None and time.monotonic() >= self.deadline:
+            error = TimeoutError(self.message or f"timed out after {self.timeout:g} s")
+        else:
+            try:
+                if self.parent is not None:
+                    self.parent.raise_if_cancelled()
+                if self._outer is not None:
+                    self._outer.raise_if_cancelled()
+            except BaseException as exc:
+                error = exc
+        if error is None:
+            return
+        if detail:
+            plain, error = error, _with_detail(error, detail)
+            outer = self._outer
+            while outer is not None:  # the outer scope that fired keeps the detail too
+                if outer.fired is plain:
+                    outer.fired = error
+                outer = outer._outer
+        self.fired = error
+        raise error.with_traceback(None)
 
 
 def current() -> Optional[Scope]:
@@ -117,11 +142,24 @@ def current() -> Optional[Scope]:
     return getattr(_local, "scope", None)
 
 
-def check() -> None:
+def _with_detail(error: BaseException, detail: str) -> BaseException:
+    """A copy of ``error`` (same class) whose message ends with ``; detail``."""
+    try:
+        return type(error)(f"{error}; {detail}")
+    except Exception:  # a class that takes other arguments: keep it as it is
+        return error
+
+
+def check(detail: Optional[str] = None) -> None:
     """Raise the error of the calling thread's scope if it is cancelled or expired.
 
     Called by the compiled kernels at their polling interval; cheap when no scope is set.
+    ``detail`` is appended to the error's message (the MILP runners say what the stopped
+    solver had found: its incumbent and bound).
     """
     scope = getattr(_local, "scope", None)
     if scope is not None:
-        scope.raise_if_cancelled()
+        if detail is None:  # the kernels' poll: the plain call every scope class takes
+            scope.raise_if_cancelled()
+        else:
+            scope.raise_if_cancelled(detail)

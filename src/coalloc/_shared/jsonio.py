@@ -343,6 +343,7 @@ def atomic_output(
     newline: Optional[str] = None,
     inputs: Iterable[Any] = (),
     option: Optional[str] = None,
+    append: bool = False,
 ) -> Iterator[IO[Any]]:
     """Open a file for writing that appears at ``path`` only when complete: the one writer.
 
@@ -375,6 +376,12 @@ def atomic_output(
         Files that must not be overwritten: paths or ``(label, path)`` pairs.
     option : str, optional
         The command-line option that named ``path``, for the refusal's message.
+    append : bool, default False
+        Grow the file in place instead (created when missing): for a command's own output of
+        JSON lines that must survive a crash line by line (``solve-batch --resume``). A last
+        line left incomplete by a writer that was killed is cut first, so what is appended
+        starts a line. Not atomic: each line is there once written and flushed. Inputs are
+        refused as in the default mode.
 
     Yields
     ------
@@ -403,6 +410,21 @@ def atomic_output(
     if os.path.isdir(target):
         raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", os.fspath(path))
     text_args = {} if binary else {"encoding": "utf-8", "newline": newline}
+    if append:
+        folder = os.path.dirname(target)
+        if not os.path.isdir(folder):
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory (its folder)", folder)
+        with open(target, "ab+") as raw:
+            if stat.S_ISREG(os.fstat(raw.fileno()).st_mode):
+                _cut_incomplete_line(raw)
+            out: IO[Any] = raw if binary else io.TextIOWrapper(raw, **text_args)
+            try:
+                yield out
+                out.flush()
+            finally:
+                if out is not raw:
+                    out.detach()
+        return
     if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
         with open(target, "wb" if binary else "w", **text_args) as fh:  # a device, a pipe
             yield fh
@@ -419,6 +441,25 @@ def atomic_output(
         _publish(buf, target, mode)
     finally:
         fh.close()
+
+
+def _cut_incomplete_line(raw: IO[bytes]) -> None:
+    """Truncate an appendable file after its last newline (a killed writer's partial line)."""
+    size = raw.seek(0, os.SEEK_END)
+    end = size
+    while end > 0:
+        start = max(0, end - 65536)
+        raw.seek(start)
+        block = raw.read(end - start)
+        cut = block.rfind(b"\n")
+        if cut >= 0:
+            end = start + cut + 1
+            break
+        end = start
+    if end < size:
+        raw.truncate(end)
+        raw.flush()
+    raw.seek(0, os.SEEK_END)
 
 
 def write_text_atomic(path: Union[str, os.PathLike[str]], text: str, *,

@@ -146,10 +146,10 @@ class _Until(interrupt.Scope):
         super().__init__()
         self.when = when
 
-    def raise_if_cancelled(self) -> None:
+    def raise_if_cancelled(self, detail: Optional[str] = None) -> None:
         if time.perf_counter() >= self.when:
             raise _TimeLimitReached()
-        super().raise_if_cancelled()
+        super().raise_if_cancelled(detail)
 
 
 def with_time_limit(func: Callable[..., Any], stopped: Callable[..., Any]) -> Callable[..., Any]:

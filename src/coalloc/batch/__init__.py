@@ -22,6 +22,11 @@ Guarantees, whatever runs the batch:
 - **Isolation.** An instance that fails (an unreadable file, a malformed instance, a
   parameter the solver rejects) gives a :class:`BatchError` record in its place; the other
   instances are unaffected.
+- **Shared inputs cross once.** On processes and Dask, a model that several instances
+  hold (the same pool, testbed, offer, resource graph object) is sent to each worker once,
+  keyed by its digest, and kept there for the batch (:mod:`coalloc.batch.shipping`);
+  ``chunksize="auto"`` sizes the chunks from the cost the workers measure. The guide:
+  ``coalloc docs batch``.
 - **Bounded memory.** The iterable is consumed lazily, with at most ``max_in_flight``
   chunks submitted and not yet returned, so a generator of a million instances is never
   materialised.
@@ -36,7 +41,11 @@ Timeouts and interrupts (``timeout=`` seconds per instance), per executor:
   worker process killed and replaced, exactly as a crash: the other instances are solved
   again if they were lost with it.
   Either way the instance is a :class:`BatchError` with ``exc_type="TimeoutError"`` and a
-  message saying so. Every worker keeps its temporary files (CBC's model files included)
+  message saying so -- even when the family caught the timeout and returned a result (an
+  exact method reports a solver failure as status ``"error"``): the instance's scope
+  remembers that it fired, and that decides. A MILP solve stopped by its scope adds what
+  the solver had found ("CBC was stopped with an incumbent of 42 and a bound of 56").
+  Every worker keeps its temporary files (CBC's model files included)
   in a folder of its own that the batch removes, so a killed worker leaves none behind.
 - threads, ``backend="serial"``, a caller's executor (a ``ProcessPoolExecutor``, Dask):
   cooperative only. The compiled kernels stop within about 50 ms of the deadline (plus one

@@ -30,10 +30,12 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared.family import FamilyInstance, coerce_problem, problem_kinds
+from .._shared.milp.supervise import new_owned_temp_dir
 from .._shared.result import Result
 from .._shared.seeding import instance_seed
 from .errors import BatchError, _chunk_failed, _Invalid
 from .progress import ProgressBar
+from .shipping import Shipper
 from .supervise import _isolate_crash, _new_process_pool, _resubmit, _Watchdog
 from .worker import _new_temp_root, _solve_chunk
 
@@ -75,6 +77,66 @@ def _executor_workers(executor: cf.Executor) -> Optional[int]:
     except Exception:
         return None
     return total if isinstance(total, int) and total > 0 else None
+
+
+#: The wall time a chunk of ``chunksize="auto"`` aims at: long enough that the dispatch of
+#: a chunk (about a millisecond to a process or a Dask worker) is a few per cent of it,
+#: short enough that a batch's last chunks do not leave workers idle for long.
+AUTO_CHUNK_SECONDS = 0.05
+
+
+class _AutoChunks:
+    """Chunk sizes for ``chunksize="auto"``: one instance per chunk until chunks have come
+    back, then as many as fit in :data:`AUTO_CHUNK_SECONDS` at the median cost per instance
+    the workers measured on their recent chunks (the solve alone: a pool's start-up and the
+    dispatch do not count), at most a quarter of a worker's share of what is left of a
+    batch of known length, and at most :data:`MAX`."""
+
+    MAX = 4096
+    WINDOW = 64  # chunks whose cost is remembered
+
+    def __init__(self, workers: int, total: Optional[int]):
+        self.workers = workers
+        self.total = total
+        self.costs: Deque[float] = deque(maxlen=self.WINDOW)
+        self.chosen: Optional[int] = None
+
+    def finished(self, future: cf.Future) -> None:
+        try:
+            records = future.result(timeout=0)
+        except BaseException:  # failed chunks say nothing about the cost
+            return
+        seconds = getattr(records, "seconds", None)
+        if seconds is None or not records:
+            return
+        self.costs.append(seconds / len(records))
+        cost = float(np.median(self.costs))
+        self.chosen = max(1, min(self.MAX, int(AUTO_CHUNK_SECONDS / max(cost, 1e-7))))
+
+    def size(self, taken: int) -> int:
+        if self.chosen is None:
+            return 1
+        if self.total is None:
+            return self.chosen
+        share = (self.total - taken) // (4 * self.workers)
+        return max(1, min(self.chosen, share))
+
+
+def _shipper_for(executor: cf.Executor, temp_root: Optional[str]):
+    """``(shipper, folder to remove)`` for an executor whose workers unpickle their chunks:
+    a process pool (shared models as files of the batch's folder) or a Dask client
+    (scattered to every worker); ``(None, None)`` for threads and unknown executors."""
+    if isinstance(executor, cf.ProcessPoolExecutor):
+        if temp_root is not None:  # the pool solve_many owns: its folder goes with it
+            folder = os.path.join(temp_root, "shared")
+            os.makedirs(folder, exist_ok=True)
+            return Shipper(folder=folder), None
+        folder = new_owned_temp_dir("shared")
+        return Shipper(folder=folder), folder
+    client = getattr(executor, "_client", None)
+    if client is not None and callable(getattr(client, "scatter", None)):
+        return Shipper(client=client), None
+    return None, None
 
 
 def _positive_int(value: Any, name: str, *, allow_none: bool = False) -> Optional[int]:
@@ -169,7 +231,7 @@ def solve_many(
     executor: Optional[cf.Executor] = None,
     backend: Optional[str] = None,
     seed: Union[int, None, Sequence[Optional[int]]] = 0,
-    chunksize: int = 1,
+    chunksize: Union[int, str] = 1,
     max_in_flight: Optional[int] = None,
     on_error: str = "record",
     progress: Union[None, bool, Callable[[int, Optional[int]], None]] = None,
@@ -216,9 +278,13 @@ def solve_many(
         ``n_jobs``, ``chunksize`` or completion order. None draws a fresh batch seed (the
         seed each instance used is in ``result.seed``). A sequence gives the seed of every
         instance explicitly (its length must match the batch).
-    chunksize : int, default 1
+    chunksize : int or "auto", default 1
         Instances per submitted task. Larger chunks cut the per-task overhead of processes
-        and remote executors on small instances.
+        and remote executors on small instances. ``"auto"``: the first chunks hold one
+        instance each, and the chunks after them are sized from their measured cost so that
+        a chunk takes about :data:`AUTO_CHUNK_SECONDS` (instances of a millisecond travel by
+        the dozen, instances of a second one by one), while every worker still gets several
+        chunks of a batch of known length.
     max_in_flight : int, optional
         Most chunks submitted and not yet returned (default ``2 * n_jobs``); bounds the
         memory held for a long iterable.
@@ -300,7 +366,7 @@ def solve_many_iter(
     executor: Optional[cf.Executor] = None,
     backend: Optional[str] = None,
     seed: Union[int, None, Sequence[Optional[int]]] = 0,
-    chunksize: int = 1,
+    chunksize: Union[int, str] = 1,
     max_in_flight: Optional[int] = None,
     on_error: str = "record",
     progress: Union[None, bool, Callable[[int, Optional[int]], None]] = None,
@@ -400,7 +466,8 @@ def _batch_iter(
     if backend == "serial" and n_jobs not in (None, 1):
         raise ValueError(f"n_jobs must be None or 1 with backend='serial', got {n_jobs}")
     workers = n_jobs or (executor is not None and _executor_workers(executor)) or _cpu_count()
-    chunksize = _positive_int(chunksize, "chunksize")
+    if not (isinstance(chunksize, str) and chunksize == "auto"):
+        chunksize = _positive_int(chunksize, 'chunksize (or "auto")')
     max_in_flight = _positive_int(max_in_flight, "max_in_flight", allow_none=True)
     if max_in_flight is None:
         max_in_flight = 2 * workers
@@ -438,9 +505,15 @@ def _run(
 ) -> Iterator[Any]:  # fmt: skip
     items = enumerate(instances)
     done = 0
+    sizer = _AutoChunks(workers, total) if chunksize == "auto" else None
+    taken = 0
 
     def next_chunk() -> list:
-        return [(i, _check_item(item), seed_of(i)) for i, item in islice(items, chunksize)]
+        nonlocal taken
+        size = chunksize if sizer is None else sizer.size(taken)
+        chunk = [(i, _check_item(item), seed_of(i)) for i, item in islice(items, size)]
+        taken += len(chunk)
+        return chunk
 
     def emit(records: list) -> Iterator[Any]:
         for record in records:
@@ -453,6 +526,8 @@ def _run(
     temp_root: Optional[str] = None  # the temporary folders of an owned process pool
     interrupted = False
     pending: Deque[Tuple[list, cf.Future]] = deque()
+    shipper: Optional[Shipper] = None
+    shared_root: Optional[str] = None
     try:
         if backend == "serial":
             while True:
@@ -473,6 +548,14 @@ def _run(
             executor = owned = _new_process_pool(None, workers, watchdog, temp_root)
         elif executor is None:
             executor = owned = cf.ThreadPoolExecutor(max_workers=workers)
+        shipper, shared_root = _shipper_for(executor, temp_root)
+
+        def submit(pool: cf.Executor, chunk: list) -> cf.Future:
+            if shipper is None:
+                return pool.submit(_solve_chunk, chunk, *args)
+            payload, keywords = shipper.pack(chunk)
+            return pool.submit(_solve_chunk, payload, *args, **keywords)
+
         sizes = {}  # future -> chunk size, for the futures not yet counted as done
         exhausted = False
 
@@ -484,7 +567,7 @@ def _run(
                     exhausted = True
                     return
                 try:
-                    future = executor.submit(_solve_chunk, chunk, *args)
+                    future = submit(executor, chunk)
                 except Exception as exc:  # e.g. a shut-down executor or a broken pool
                     future = cf.Future()
                     future.set_exception(exc)
@@ -495,6 +578,8 @@ def _run(
             nonlocal done
             for future in finished:
                 done += sizes.pop(future, 0)
+                if sizer is not None:
+                    sizer.finished(future)
             if progress is not None:
                 progress(done, total)
 
@@ -538,6 +623,10 @@ def _run(
             owned.shutdown(wait=True, cancel_futures=True)
         if watchdog is not None:
             watchdog.close()
+        if shipper is not None:
+            shipper.close()
+        if shared_root is not None:  # the caller's process pool: our files only
+            shutil.rmtree(shared_root, ignore_errors=True)
         if temp_root is not None:  # after the pool: no worker writes there any more
             shutil.rmtree(temp_root, ignore_errors=True)
         if progress is not None and hasattr(progress, "close"):

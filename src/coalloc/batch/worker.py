@@ -19,6 +19,7 @@ from .._shared.family import kind_of_format, problem_kinds
 from .._shared.jsonio import InstanceError, load_json
 from .._shared.milp.supervise import new_owned_temp_dir
 from .errors import BatchError, _Invalid, _source, _TimedOut, _timeout_message
+from .shipping import unpack
 
 
 def read_problem(path: Any) -> Any:
@@ -98,16 +99,32 @@ def _solve_one(index, item, seed, method, params, with_report, family, timeout=N
             if family is not None and problem.family != family:
                 raise TypeError(f"a {problem.family} problem in a batch for family {family!r}")
             result = problem.solve(method, seed=seed, **params)
-            if with_report:
-                return result, problem.verify(result).to_dict()
-            return result
+            if scope.fired is None and with_report:
+                report = problem.verify(result).to_dict()
+        if scope.fired is not None:  # stopped, even if the solve caught it and returned
+            return _stopped(index, scope.fired, source, seed)
+        return (result, report) if with_report else result
     except Exception as exc:
+        if scope.fired is not None:  # the scope's error, or what the family made of it
+            return _stopped(index, scope.fired, source, seed, _traceback.format_exc())
         return BatchError(
             index, type(exc).__name__, str(exc), source=source, seed=seed,
             traceback=_traceback.format_exc(),
         )  # fmt: skip
     finally:
         _report(index, None)
+
+
+def _stopped(index: int, error: BaseException, source: Optional[str], seed: Optional[int],
+             traceback: str = "") -> BatchError:  # fmt: skip
+    """The record of an instance its scope stopped (its timeout, a cancelled batch).
+
+    The scope's error decides, whatever the solve did with it: a family that reports a
+    solver failure rather than raising it ("reported, not raised": an exact method's
+    ``except Exception``) would otherwise turn a timeout into a result of status ``error``.
+    """
+    return BatchError(index, type(error).__name__, str(error), source=source, seed=seed,
+                      traceback=traceback)  # fmt: skip
 
 
 def _solve_chunk(
@@ -118,9 +135,24 @@ def _solve_chunk(
     family: Optional[str],
     timeout: Optional[float] = None,
     cancel: Optional[interrupt.Scope] = None,
+    shared: Optional[dict] = None,
 ) -> list:
-    """Solve a chunk of ``(index, item, seed)``; top level so that it pickles by reference."""
-    return [
+    """Solve a chunk of ``(index, item, seed)``; top level so that it pickles by reference.
+
+    ``chunk`` may come packed by a :class:`~coalloc.batch.shipping.Shipper` (its shared
+    models as digests), with ``shared`` the objects Dask handed over for them.
+    """
+    start = time.perf_counter()
+    chunk = unpack(chunk, shared)
+    records = _Records(
         _solve_one(index, item, seed, method, params, with_report, family, timeout, cancel)
         for index, item, seed in chunk
-    ]
+    )
+    records.seconds = time.perf_counter() - start  # what chunksize="auto" sizes chunks by
+    return records
+
+
+class _Records(list):
+    """The records of a chunk, and the seconds the worker took to solve it."""
+
+    seconds: Optional[float] = None

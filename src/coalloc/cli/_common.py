@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -353,8 +355,9 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
     )
     add_seed(p, "batch seed; instance i is solved with coalloc.batch.instance_seed(SEED, i)")
     add_params(p, example)
-    p.add_argument("--chunksize", type=count(1, 2**31 - 1), default=1,
-                   help="instances per task (default 1)")  # fmt: skip
+    p.add_argument("--chunksize", type=_chunksize, default=1,
+                   help="instances per task (default 1), or 'auto': sized from the measured "
+                   "cost of the first instances")  # fmt: skip
     add_output(
         p, "write one JSON line per instance, in input order, to this file ('-': stdout)",
         required=True,
@@ -368,6 +371,24 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
         help="per-instance time limit: an instance still running is recorded as failed "
         "(enforced by killing its worker with --processes; cooperative with threads)",
     )  # fmt: skip
+    p.add_argument(
+        "--scheduler", default=None, metavar="ADDRESS",
+        help="run on a Dask cluster: its scheduler's address (tcp://host:8786) or scheduler "
+        "file (pip install 'coalloc[dask]'; see 'coalloc docs batch')",
+    )  # fmt: skip
+    p.add_argument(
+        "--resume", action="store_true",
+        help="append each line to the output as it arrives, and skip the instances whose "
+        "lines are already there (same file content and seed): rerun the same command after "
+        "a crash or Ctrl-C to finish the batch",
+    )  # fmt: skip
+
+
+def _chunksize(text: str) -> Any:
+    """``--chunksize``: a count, or ``auto``."""
+    if text == "auto":
+        return "auto"
+    return count(1, 2**31 - 1, what="a count or 'auto'")(text)
 
 
 def _batch_line(index: int, name: str, record: Any) -> dict:
@@ -383,30 +404,129 @@ def _batch_line(index: int, name: str, record: Any) -> dict:
     return {"index": index, "file": name, "ok": ok, **result.to_dict(), "verify": report}
 
 
+def _file_digest(path: str) -> Optional[str]:
+    """SHA-256 of an instance file's bytes (None when it cannot be read: the worker says why)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _lines_done(path: str) -> set:
+    """``(sha256, seed)`` of every complete line of an earlier ``--resume`` run in ``path``
+    (a record of an instance the batch cancelled is not done: it runs again)."""
+    done: set = set()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for text in fh:
+                if not text.endswith("\n"):
+                    break  # cut short by a kill: the writer drops it
+                try:
+                    line = json.loads(text)
+                except ValueError:
+                    continue
+                if not isinstance(line, dict) or "sha256" not in line:
+                    continue
+                if (line.get("error") or {}).get("type") == "Cancelled":
+                    continue
+                done.add((line["sha256"], line.get("seed")))
+    except FileNotFoundError:
+        pass
+    return done
+
+
 def run_batch(args: argparse.Namespace, family: str, params: Optional[dict] = None) -> int:
-    """Solve ``args.files`` of one family in parallel; one JSON line per instance."""
+    """Solve ``args.files`` of one family in parallel; one JSON line per instance.
+
+    With ``--resume`` the lines are appended to the output as they arrive (each with the
+    ``sha256`` of its instance file), and the instances whose line is already there with
+    the same file content and seed are skipped; instance ``i`` keeps the seed
+    ``instance_seed(SEED, i)`` whatever was skipped, so the file ends as one run writes it
+    (in another order when runs were interrupted).
+    """
+    from ..batch import instance_seed
+
+    resume = bool(getattr(args, "resume", False))
+    to_stdout = args.output == "-"
+    if resume and to_stdout:
+        raise ValueError("--resume appends to an output file: give -o FILE, not '-'")
+    todo = list(range(len(args.files)))
+    seeds: Any = args.seed
+    digests: dict = {}
+    if resume:
+        done = _lines_done(args.output)
+        todo = []
+        for i, name in enumerate(args.files):
+            digests[i] = _file_digest(name)
+            if (digests[i], instance_seed(args.seed, i)) not in done:
+                todo.append(i)
+        seeds = [instance_seed(args.seed, i) for i in todo]
+    skipped = len(args.files) - len(todo)
+    with _dask_executor(args) as executor:
+        return _run_batch_on(args, family, params, executor, todo, seeds, digests, skipped)
+
+
+@contextlib.contextmanager
+def _dask_executor(args: argparse.Namespace) -> Any:
+    """The executor of ``--scheduler``'s Dask cluster (None without it), closed after."""
+    address = getattr(args, "scheduler", None)
+    if address is None:
+        yield None
+        return
+    if args.processes:
+        raise ValueError("--scheduler runs the batch on a Dask cluster: drop --processes")
+    try:
+        import distributed
+    except ImportError:
+        raise ValueError(
+            "--scheduler needs dask.distributed: pip install 'coalloc[dask]'"
+        ) from None
+    try:
+        if os.path.isfile(address):  # a scheduler file (dask scheduler --scheduler-file)
+            client = distributed.Client(scheduler_file=address, timeout=30)
+        else:
+            client = distributed.Client(address, timeout=30)
+    except OSError as exc:
+        raise ValueError(f"--scheduler {address}: no Dask scheduler answered ({exc})") from None
+    try:
+        yield client.get_executor()
+    finally:
+        client.close()
+
+
+def _run_batch_on(args, family, params, executor, todo, seeds, digests, skipped) -> int:
+    """:func:`run_batch` once the instances to solve and the executor are known."""
+    resume = bool(getattr(args, "resume", False))
+    to_stdout = args.output == "-"
     from ..batch import ProgressBar, _batch_iter
 
     show = not args.no_progress and sys.stderr.isatty()
+    desc = "solved" if not skipped else f"solved ({skipped} skipped: done before)"
     records = _batch_iter(
-        args.files, args.method, family=family, n_jobs=args.jobs, executor=None,
-        backend="processes" if args.processes else "threads", seed=args.seed,
+        [args.files[i] for i in todo], args.method, family=family, n_jobs=args.jobs,
+        executor=executor, seed=seeds,
+        backend=None if executor is not None else "processes" if args.processes else "threads",
         chunksize=args.chunksize, max_in_flight=None, on_error="record",
-        progress=ProgressBar(sys.stderr) if show else None,
+        progress=ProgressBar(sys.stderr, desc=desc) if show else None,
         params={**dict(args.param or []), **(params or {})}, with_report=True,
         timeout=args.timeout,
     )  # fmt: skip
-    to_stdout = args.output == "-"
     failed = []
     t0 = time.perf_counter()
-    with (
-        contextlib.closing(records),
-        (  # closing: the progress bar ends before the summary
-            contextlib.nullcontext(sys.stdout) if to_stdout else atomic_output(args.output)
-        ) as out,
-    ):
-        for index, (name, record) in enumerate(zip(args.files, records)):
+    if to_stdout:
+        sink: Any = contextlib.nullcontext(sys.stdout)
+    else:
+        sink = atomic_output(args.output, append=resume)
+    with contextlib.closing(records), sink as out:  # closing: the bar ends before the summary
+        for index, record in zip(todo, records):
+            name = args.files[index]
             line = _batch_line(index, name, record)
+            if resume:
+                line = {**line, "sha256": digests[index]}
             out.write(json.dumps(line, separators=(",", ":")) + "\n")
             out.flush()
             if not line["ok"]:
@@ -419,8 +539,10 @@ def run_batch(args: argparse.Namespace, family: str, params: Optional[dict] = No
         print(f"coalloc: failed: {text}", file=sys.stderr)
     if len(failed) > 10:
         print(f"coalloc: ... and {len(failed) - 10} more failures", file=sys.stderr)
-    n = len(args.files)
+    n = len(todo)
     where = "" if to_stdout else f"; results written to {args.output}"
+    if skipped:
+        where += f" ({skipped} instances already there, skipped)"
     print(
         f"solved {n - len(failed)}/{n} instances ({len(failed)} failed) in {elapsed:.2f} s "
         f"({n / max(elapsed, 1e-9):.1f} instances/s){where}",

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import interrupt
 from .outcome import MilpOutcome, _finite, _left, _progress_bar
-from .supervise import dying_with_us, owned_temp_dir, watch_child
+from .supervise import dying_with_us, owned_temp_dir, stopped_detail, watch_child
 
 
 def cbc_command(pulp: Any, **kwargs: Any) -> Any:
@@ -61,14 +61,15 @@ def _run_cbc(pulp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit,
     try:
         out = _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit,
                           mip_gap, threads, seed, verbose, show, t_entry, nv, flip,
-                          bar)  # fmt: skip
+                          bar, unit)  # fmt: skip
     finally:
         bar.close()
     return out
 
 
 def _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit, mip_gap,
-                threads, seed, verbose, show, t_entry, nv, flip, bar) -> MilpOutcome:  # fmt: skip
+                threads, seed, verbose, show, t_entry, nv, flip, bar,
+                unit=1.0) -> MilpOutcome:  # fmt: skip
     with owned_temp_dir("cbc") as folder:  # and the folders of killed processes swept
         mps, sol, log_path = (os.path.join(folder, f) for f in ("m.mps", "m.sol", "m.log"))
         _write_mps(mps, flip * np.asarray(c, dtype=np.float64), A, row_lb, row_ub,
@@ -110,7 +111,9 @@ def _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit, m
             interrupted, killed, cancelled = end.interrupted, end.killed, end.cancelled
             if cancelled:
                 bar.close("time_limit")
-                interrupt.check()  # leaving the temporary folder removes CBC's files
+                watch.read()  # its last incumbent and bound, for the scope's error
+                # leaving the temporary folder removes CBC's files
+                interrupt.check(stopped_detail("CBC", watch.incumbent, watch.bound, unit))
             if show:
                 tick()
         with open(log_path, errors="replace") as fh:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..progress import exact_progress_wanted
 from .outcome import MilpOutcome, _closed, _finite, _judge, _left, _progress_bar
-from .supervise import supervise_thread
+from .supervise import stopped_detail, supervise_thread
 
 
 def run_cpsat(
@@ -94,7 +94,14 @@ def run_cpsat(
             bar.update(time.perf_counter() - t_entry, incumbent=state["incumbent"],
                        bound=state["bound"])  # fmt: skip
 
-        code, interrupted, overran = supervise_thread(work, stop, hard, tick if show else None)
+        def detail(code: Any) -> str:
+            if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                return stopped_detail("CP-SAT", solver.ObjectiveValue() * scale,
+                                      solver.BestObjectiveBound() * scale)  # fmt: skip
+            return stopped_detail("CP-SAT", None, None)
+
+        code, interrupted, overran = supervise_thread(work, stop, hard, tick if show else None,
+                                                      detail=detail)  # fmt: skip
         x = None
         if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             x = np.array([solver.Value(v) for v in variables], dtype=np.float64)

@@ -17,7 +17,7 @@ import numpy as np
 from .. import interrupt
 from . import _highs_child
 from .outcome import MilpOutcome, _closed, _finite, _left, _progress_bar
-from .supervise import reap, supervise_thread, watch_child
+from .supervise import reap, stopped_detail, supervise_thread, watch_child
 
 _HIGHS_BANNER_SILENCED = False
 
@@ -141,7 +141,10 @@ def _run_highspy(hs, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limi
             bar.update(time.perf_counter() - t_entry, incumbent=state["primal"],
                        bound=state["dual"])  # fmt: skip
 
-        _, interrupted, overran = supervise_thread(h.run, stop, hard, tick if show else None)
+        _, interrupted, overran = supervise_thread(
+            h.run, stop, hard, tick if show else None,
+            detail=lambda _: stopped_detail("HiGHS", state["primal"], state["dual"], unit),
+        )  # fmt: skip
         raw = _highs_child.read_out(hs, h, nv)
         if show:
             tick()
@@ -225,10 +228,11 @@ def _run_highs_process(hs, model: dict, sense: str, time_limit, mip_gap: float, 
     model["progress"] = bool(show)
     bar = _progress_bar("HiGHS", sense, time_limit, show, unit)
     with bar:
-        return _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar)
+        return _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar,
+                                 unit)  # fmt: skip
 
 
-def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar):
+def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar, unit=1.0):
     """:func:`_run_highs_process` inside its progress display."""
     import pickle
 
@@ -307,7 +311,7 @@ def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar)
     killed = end.killed and box["final"] is None  # else it had finished when it was killed
     if cancelled:
         bar.close("time_limit")
-        interrupt.check()
+        interrupt.check(stopped_detail("HiGHS", box["primal"], box["dual"], unit))
     if box["error"] is not None:
         bar.close("error")
         raise RuntimeError(f"HiGHS failed in its child process: {box['error'][0]}")

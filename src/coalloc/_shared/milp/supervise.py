@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence
 
 from .. import interrupt
 
@@ -44,13 +44,33 @@ def scope_cancelled() -> bool:
     return scope is not None and scope.cancelled
 
 
-def supervise_thread(work, stop, hard: Optional[float], tick=None, poll: float = 0.1):
+def stopped_detail(solver: str, incumbent: Optional[float], bound: Optional[float],
+                   unit: float = 1.0) -> str:  # fmt: skip
+    """What a solver stopped by a cancellation scope had found, for the scope's error
+    (``unit``: the solver's objective per unit of the model's, as the progress bar takes it).
+
+    Examples
+    --------
+    >>> stopped_detail("CBC", 12.0, 15.5)
+    'CBC was stopped with an incumbent of 12 and a bound of 15.5'
+    >>> stopped_detail("HiGHS", None, 3.0, unit=2.0)
+    'HiGHS was stopped with no solution found and a bound of 1.5'
+    """
+    found = "no solution found" if incumbent is None else f"an incumbent of {incumbent / unit:.10g}"
+    proven = "" if bound is None else f" and a bound of {bound / unit:.10g}"
+    return f"{solver} was stopped with {found}{proven}"
+
+
+def supervise_thread(work, stop, hard: Optional[float], tick=None, poll: float = 0.1,
+                     detail: Optional[Callable[[Any], Optional[str]]] = None):  # fmt: skip
     """Run ``work()`` in a worker thread while this thread waits in slices of ``poll``.
 
     ``tick()`` runs after every slice (progress). Ctrl-C here, or the clock passing
     ``hard``, calls ``stop()`` (the solver's own 'stop and keep the incumbent'); the wait
     goes on until ``work`` returns, and a third Ctrl-C is re-raised. Returns ``(value,
-    interrupted, overran)``; an exception of ``work`` is raised here.
+    interrupted, overran)``; an exception of ``work`` is raised here. When the caller's
+    cancellation scope stopped the solver, its error is raised, with ``detail(value)`` (what
+    the solver had found, :func:`stopped_detail`) appended to its message.
     """
     box: dict = {}
     done = threading.Event()  # not Thread.join: a Ctrl-C inside join() can leave a live
@@ -93,8 +113,14 @@ def supervise_thread(work, stop, hard: Optional[float], tick=None, poll: float =
             worker.join(0.05)
         except KeyboardInterrupt:
             pass
-    if cancelled:
-        interrupt.check()  # the scope's TimeoutError/Cancelled, the solver stopped
+    if cancelled:  # the scope's TimeoutError/Cancelled, the solver stopped
+        said = None
+        if detail is not None and "error" not in box:
+            try:
+                said = detail(box.get("value"))
+            except Exception:  # the figures are a courtesy: the timeout is what counts
+                said = None
+        interrupt.check(said)
     if "error" in box:
         raise box["error"]
     return box.get("value"), interrupted, overran

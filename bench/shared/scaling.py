@@ -1,0 +1,303 @@
+"""Scaling of ``coalloc.solve_many`` per family: serial against threads, processes and Dask.
+
+For every family a batch of many instances sharing one large model (the usual case: many
+requests against one system) is generated afresh for every configuration (no warm cache
+carried from one configuration to the next: a new batch of new objects each time), solved
+serially and with 1, 2, ... N workers on threads, processes and a local Dask cluster, and
+every answer is compared with the serial run's (the results' dictionaries without their
+timings). The table gives throughput (instances per second), speed-up against the serial
+loop, efficiency (speed-up / workers), the per-instance overhead (wall time x workers /
+instances, less the serial time per instance) and the peak resident memory of a worker
+(processes, spawned: the largest peak (VmHWM) a worker reports at the end; Dask: the
+largest a worker reports through ``Client.run``; threads and serial: not measured, "nan":
+the calling process's peak is the benchmark's own).
+
+    python -m bench.shared.scaling                        # every family, 1 and 2 workers
+    python -m bench.shared.scaling --families collective testbed --workers 1 2 4 8 16
+    python -m bench.shared.scaling --bytes                # bytes shipped per instance only
+
+It runs on any core count (``--workers`` up to the CPUs). ``--bytes`` measures what crosses
+to a process or Dask worker per instance, with the shared models sent once
+(:class:`coalloc.batch.shipping.Shipper`) and as a plain pickle of each chunk (main's code
+before issue 24).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import contextlib
+import multiprocessing as mp
+import os
+import pickle
+import resource
+import statistics
+import sys
+import time
+from typing import Any, Dict, List
+
+import coalloc
+from bench.shared._progress import add_quiet, bar, say
+
+#: family -> (instances per batch, builder) at the benchmark's size.
+FAMILIES = ("ctaap", "taskmap", "collective", "testbed", "loadshare")
+
+
+def family_batch(family: str, k: int, *, seed: int = 0, small: bool = False) -> List[Any]:
+    """``k`` instances of ``family`` sharing one supply model, built afresh.
+
+    Parameters
+    ----------
+    family : str
+        One of :data:`FAMILIES`.
+    k : int
+        Instances in the batch.
+    seed : int
+        Seed of the generators.
+    small : bool
+        Test-sized models (milliseconds per instance) instead of the benchmark's.
+
+    Returns
+    -------
+    list
+        The family's ``Instance`` objects; all hold the same supply object.
+    """
+    if family == "ctaap":
+        from coalloc.ctaap import Instance
+        from coalloc.ctaap.generators import fig2, fig3
+
+        if small:
+            offer = fig2(1, n_tasks=20, n_clusters=4, seed=seed)[1]
+            return [Instance(fig2(1, n_tasks=20, n_clusters=4, seed=seed + 1 + i)[0], offer)
+                    for i in range(k)]  # fmt: skip
+        offer = fig3(500, seed=seed)[1]
+        return [Instance(fig3(500, seed=seed + 1 + i)[0], offer) for i in range(k)]
+    if family == "taskmap":
+        from coalloc.taskmap import Instance
+        from coalloc.taskmap import generators as g
+
+        if small:
+            graph = g.internet_resource_graph(n_wan=2, n_lan=2, lan_size=(3, 5), seed=seed)
+            shape = {"n_clusters": (2, 3), "cluster_size": (2, 4)}
+        else:
+            graph = g.internet_resource_graph(seed=seed)
+            shape = {}
+        return [Instance(g.pipeline_task_graph(seed=seed + 1 + i, **shape), graph)
+                for i in range(k)]  # fmt: skip
+    if family == "collective":
+        from coalloc.collective import Instance
+        from coalloc.collective import generators as g
+
+        pool = g.table1_pool(40, n_slots=48, seed=seed) if small else g.table1_pool(seed=seed)
+        cases = g.section42_requests(pool, 4 if small else 8, n_cases=k, seed=seed + 1)
+        return [Instance(case[0], pool) for case in cases[:k]]
+    if family == "testbed":
+        from coalloc.testbed import Instance
+        from coalloc.testbed import generators as g
+
+        ptop = g.deterlab(30, 2, seed=seed) if small else g.deterlab(255, 5, seed=seed)
+        work = g.workload(k, seed=seed + 1, max_size=6 if small else 80)
+        return [Instance(item[2], ptop) for item in work]
+    if family == "loadshare":
+        from coalloc.loadshare import Instance
+        from coalloc.loadshare import generators as g
+
+        problem = g.paper_setup(40 if small else 500, seed=seed)
+        return [Instance(problem) for _ in range(k)]  # one problem, a seed per instance
+    raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+
+
+def answer(result: Any) -> Any:
+    """What must equal the serial run's: the result's dictionary without its timings."""
+    if isinstance(result, coalloc.BatchError):
+        return ("error", result.exc_type, result.message)
+    data = result.to_dict()
+    data.pop("timings", None)
+    return data
+
+
+def _peak_rss_mib() -> float:
+    """This process's peak resident memory (MiB): Linux's VmHWM, which exec resets
+    (``ru_maxrss`` keeps the peak of the process a worker was forked from, across exec)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _worker_peak(_: int = 0) -> float:
+    time.sleep(0.05)  # so that every worker takes one
+    return _peak_rss_mib()
+
+
+@contextlib.contextmanager
+def _as_before(before: bool):
+    """With ``before``: the batch layer as on main before issue 24 -- every chunk pickled
+    whole (no shared models sent once); the caller also passes chunksize 1, main's default."""
+    if not before:
+        yield
+        return
+    import coalloc.batch.run as run
+
+    saved = run._shipper_for
+    run._shipper_for = lambda executor, temp_root: (None, None)
+    try:
+        yield
+    finally:
+        run._shipper_for = saved
+
+
+def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksize: Any) -> dict:
+    """Solve a fresh batch with ``kind`` ("serial", "threads", "processes", "dask"; a
+    trailing ``"-before"``: main's batch layer, chunks pickled whole, one instance each)."""
+    before = kind.endswith("-before")
+    kind = kind.removesuffix("-before")
+    if before:
+        chunksize = 1
+    batch = family_batch(family, k, seed=seed)
+    client = cluster = executor = None
+    try:
+        if kind == "processes":
+            # spawned: a worker's peak memory is its own, not the pages of this process
+            executor = cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
+            list(executor.map(_worker_peak, range(workers)))  # started: not timed
+        elif kind == "dask":
+            import distributed
+
+            cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                               processes=True, dashboard_address=None)  # fmt: skip
+            client = distributed.Client(cluster)
+            executor = client.get_executor()
+        start = time.perf_counter()
+        with _as_before(before):
+            results = _solve(batch, kind, executor, workers, seed, chunksize)
+        wall = time.perf_counter() - start
+        if kind == "processes":
+            peak = max(executor.map(_worker_peak, range(4 * workers)))
+        elif kind == "dask":
+            peak = max(client.run(_peak_rss_mib).values())
+        else:
+            peak = None  # this process's peak is the benchmark's own (every batch it built)
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+        elif executor is not None:
+            executor.shutdown()
+    return {"wall": wall, "answers": [answer(r) for r in results], "peak": peak}
+
+
+def _solve(batch, kind, executor, workers, seed, chunksize):
+    if kind == "serial":
+        return coalloc.solve_many(batch, backend="serial", seed=seed)
+    if kind == "threads":
+        return coalloc.solve_many(batch, backend="threads", n_jobs=workers, seed=seed,
+                                  chunksize=chunksize)  # fmt: skip
+    return coalloc.solve_many(batch, executor=executor, n_jobs=workers, seed=seed,
+                              chunksize=chunksize)  # fmt: skip
+
+
+def bytes_per_instance(family: str, k: int, seed: int = 0) -> Dict[str, float]:
+    """Bytes that cross to the workers per instance: plain pickles against the Shipper."""
+    import tempfile
+
+    from coalloc.batch.run import _check_item
+    from coalloc.batch.shipping import Shipper
+
+    batch = family_batch(family, k, seed=seed)
+    chunks = [[(i, _check_item(item), i)] for i, item in enumerate(batch)]
+    plain = sum(len(pickle.dumps(c, protocol=pickle.HIGHEST_PROTOCOL)) for c in chunks)
+    with tempfile.TemporaryDirectory() as folder:
+        shipper = Shipper(folder=folder)
+        for chunk in chunks:
+            shipper.pack(chunk)
+        shipped = shipper.bytes_sent
+    return {"plain": plain / k, "shipped": shipped / k}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
+    ap.add_argument("--workers", nargs="+", type=int, default=[1, 2])
+    ap.add_argument("--kinds", nargs="+", default=["threads", "processes", "dask"],
+                    choices=["threads", "processes", "dask"])  # fmt: skip
+    ap.add_argument("--instances", type=int, default=None,
+                    help="instances per batch (default: per family, see SIZES)")  # fmt: skip
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--chunksize", default="auto", help="'auto' or a number")
+    ap.add_argument("--bytes", action="store_true", help="only the bytes per instance")
+    ap.add_argument("--before", action="store_true",
+                    help="also processes and Dask at the most workers with main's batch layer "
+                    "(chunks pickled whole, chunksize 1), interleaved in the same run")  # fmt: skip
+    ap.add_argument("--seed", type=int, default=2024)
+    add_quiet(ap)
+    args = ap.parse_args(argv)
+    chunksize = args.chunksize if args.chunksize == "auto" else int(args.chunksize)
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()}, "
+          f"Python {sys.version.split()[0]}")  # fmt: skip
+    if args.bytes:
+        print("\n| family | instances | bytes/instance, plain pickle | shipped once | ratio |")
+        print("|---|---:|---:|---:|---:|")
+        for family in args.families:
+            k = args.instances or SIZES[family]
+            b = bytes_per_instance(family, k, args.seed)
+            print(f"| {family} | {k} | {b['plain']:,.0f} | {b['shipped']:,.0f} | "
+                  f"{b['plain'] / b['shipped']:.1f}x |")  # fmt: skip
+        return 0
+    configs = [("serial", 1)] + [(kind, w) for kind in args.kinds for w in args.workers]
+    if args.before:
+        most = max(args.workers)
+        configs += [(f"{kind}-before", most) for kind in args.kinds if kind != "threads"]
+    print("\n| family (instances) | executor | workers | inst/s | speed-up | efficiency | "
+          "overhead ms/inst | peak MiB/worker | same answers |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    progress = bar(total=len(args.families) * len(configs) * args.repeats)
+    for family in args.families:
+        k = args.instances or SIZES[family]
+        walls: Dict[tuple, list] = {c: [] for c in configs}
+        peaks: Dict[tuple, float] = {}
+        same: Dict[tuple, bool] = {c: True for c in configs}
+        reference = None
+        for rep in range(args.repeats):
+            for config in configs:  # interleaved: background load hits all alike
+                out = run_config(family, k, config[0], config[1], args.seed + rep, chunksize)
+                walls[config].append(out["wall"])
+                if out["peak"] is not None:
+                    peaks[config] = max(peaks.get(config, 0.0), out["peak"])
+                if config == ("serial", 1):
+                    reference = out["answers"]
+                else:
+                    same[config] &= out["answers"] == reference
+                progress.update(1)
+        serial = statistics.median(walls[("serial", 1)])
+        for config in configs:
+            wall = statistics.median(walls[config])
+            speed = serial / wall
+            workers = config[1]
+            overhead = (wall * workers - serial) / k * 1e3
+            say(f"| {family} ({k}) | {config[0]} | {workers} | {k / wall:,.1f} | "
+                f"{speed:.2f}x | {speed / workers:.2f} | {overhead:+.2f} | "
+                f"{peaks.get(config, float('nan')):.0f} | "
+                f"{'yes' if same[config] else 'NO'} |")  # fmt: skip
+    progress.close()
+    return 0
+
+
+#: Instances per batch at the benchmark's size (about 1.5 s of serial work on a 2-core VM:
+#: CTAAP Fig. 3 n = 500 70 ms, task mapping 55 ms, the others 1.5-2 ms per instance).
+SIZES: Dict[str, int] = {
+    "ctaap": 20,
+    "taskmap": 24,
+    "collective": 800,
+    "testbed": 600,
+    "loadshare": 600,
+}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

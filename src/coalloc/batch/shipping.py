@@ -1,0 +1,232 @@
+"""Shared inputs cross once: how a batch ships its chunks to process and Dask workers.
+
+Many instances of a batch usually share a large model: requests against one pool, one
+testbed, one offer, one resource graph. Pickled as they are, every chunk would carry the
+shared model again (a 606-node collective pool is 4 MB), and every worker would unpickle,
+rebuild and re-derive it for every instance. A :class:`Shipper` pickles each chunk with a
+persistent id for every model object the batch has already sent once (by identity, in the
+calling process): the object itself crosses once, keyed by the SHA-256 digest of its
+pickle, and a chunk carries only the digest.
+
+* Process pools: the shared object's pickle is written once to a file of the batch's own
+  temporary folder; each worker reads it on first use and keeps the object.
+* Dask: the object is scattered once to every worker (``Client.scatter(broadcast=True)``)
+  and the chunk's task receives it from the worker's memory.
+* Threads and a serial loop pass the objects themselves: nothing is pickled.
+
+Each worker keeps the objects it received in a small digest-keyed cache
+(:data:`CACHE_SIZE` objects), so what the solvers derive from a model and keep beside it
+(:func:`coalloc._shared.caches.cache_of`: routes, per-testbed tables) is built once per
+worker and reused by the next instance on the same object. The solvers never write to a
+model (house rule; ``tests/shared/test_batch_shipping.py`` checks the digests of the
+shared models before and after a batch), so sharing one object between instances cannot
+change an answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+import threading
+from collections import OrderedDict
+from typing import Any, Dict, Optional, Tuple
+
+from .._shared.family import problem_kinds
+from .._shared.jsonio import atomic_output
+
+#: How many shared objects a worker keeps (least recently used dropped first).
+CACHE_SIZE = 32
+#: How many recently shipped model objects the calling process remembers (by identity)
+#: to notice that one is shared.
+RECENT = 64
+#: How many shared objects the calling process keeps sending by digest (least recently
+#: used forgotten first: a batch of a million instances holds a bounded set of models).
+KEEP = 256
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
+
+
+def _model_types() -> tuple:
+    return tuple({t for kind in problem_kinds() for t in kind._field_types if isinstance(t, type)})
+
+
+def digest_of(obj: Any) -> str:
+    """The content digest of a model object: SHA-256 of its pickle (hex).
+
+    Parameters
+    ----------
+    obj : object
+        A picklable object (a family's model).
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits; equal for the same object pickled twice.
+
+    Examples
+    --------
+    >>> from coalloc.batch.shipping import digest_of
+    >>> digest_of((1, 2)) == digest_of((1, 2)), len(digest_of((1, 2)))
+    (True, 64)
+    """
+    return hashlib.sha256(pickle.dumps(obj, protocol=_PROTOCOL)).hexdigest()
+
+
+class _Packed:
+    """A chunk pickled with persistent ids for its shared models (what crosses)."""
+
+    __slots__ = ("blob", "files")
+
+    def __init__(self, blob: bytes, files: Dict[str, Optional[str]]):
+        self.blob = blob
+        self.files = files  # digest -> file of its pickle (None: Dask hands it over)
+
+
+class Shipper:
+    """Pack a batch's chunks so that each shared model crosses once per worker.
+
+    Parameters
+    ----------
+    folder : str, optional
+        Where the pickles of shared objects go (process pools: the batch's temporary
+        folder, removed with it).
+    client : distributed.Client, optional
+        Scatter shared objects to every worker of this Dask client instead.
+    """
+
+    def __init__(self, folder: Optional[str] = None, client: Any = None):
+        self.folder = folder
+        self.client = client
+        self.types = _model_types()
+        self.recent: OrderedDict[int, Any] = OrderedDict()  # id -> object (kept alive)
+        self.shared: OrderedDict[int, Tuple[Any, str]] = OrderedDict()  # id -> (obj, digest)
+        self.files: Dict[str, Optional[str]] = {}  # digest -> file (or None with Dask)
+        self.futures: Dict[str, Any] = {}  # digest -> Dask future of the object
+        self.bytes_sent = 0  # pickled chunks, plus each shared object once
+        self.instances = 0
+
+    def _share(self, obj: Any) -> str:
+        blob = pickle.dumps(obj, protocol=_PROTOCOL)
+        digest = hashlib.sha256(blob).hexdigest()
+        if digest not in self.files:
+            if self.client is not None:
+                self.futures[digest] = self.client.scatter(obj, broadcast=True, hash=False)
+                self.files[digest] = None
+            else:
+                path = os.path.join(self.folder, f"{digest}.pickle")
+                with atomic_output(path, binary=True) as fh:
+                    fh.write(blob)
+                self.files[digest] = path
+            self.bytes_sent += len(blob)
+        self.shared[id(obj)] = (obj, digest)
+        while len(self.shared) > KEEP:  # a long batch of ever new models: bounded memory
+            _, (_, old) = self.shared.popitem(last=False)
+            if all(d != old for _, d in self.shared.values()):
+                self.files.pop(old, None)  # sent again (same digest) if it comes back
+                self.futures.pop(old, None)  # chunks already submitted hold theirs
+        return digest
+
+    def _persistent_id(self, obj: Any) -> Optional[str]:
+        if not isinstance(obj, self.types):
+            return None
+        key = id(obj)
+        entry = self.shared.get(key)
+        if entry is not None and entry[0] is obj:
+            self.shared.move_to_end(key)
+            return entry[1]
+        if key in self.recent and self.recent[key] is obj:  # the second time: shared
+            del self.recent[key]
+            return self._share(obj)
+        self.recent[key] = obj
+        if len(self.recent) > RECENT:
+            self.recent.popitem(last=False)
+        return None
+
+    def pack(self, chunk: list) -> Tuple[_Packed, dict]:
+        """``(payload, keywords)`` for ``submit(_solve_chunk, payload, *args, **keywords)``."""
+        buffer = io.BytesIO()
+        pickler = pickle.Pickler(buffer, protocol=_PROTOCOL)
+        used: list = []
+
+        def persistent_id(obj: Any) -> Optional[str]:
+            digest = self._persistent_id(obj)
+            if digest is not None:
+                used.append(digest)
+            return digest
+
+        pickler.persistent_id = persistent_id
+        pickler.dump(chunk)
+        blob = buffer.getvalue()
+        self.bytes_sent += len(blob)
+        self.instances += len(chunk)
+        files = {d: self.files[d] for d in dict.fromkeys(used)}
+        keywords = {}
+        if self.client is not None and files:
+            keywords["shared"] = {d: self.futures[d] for d in files}
+        return _Packed(blob, files), keywords
+
+    def close(self) -> None:
+        """Let the batch's shared objects go (Dask releases them when their futures go)."""
+        self.futures.clear()
+        self.shared.clear()
+        self.recent.clear()
+
+
+# ----------------------------------------------------------------- the worker side
+
+_cache: OrderedDict[str, Any] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _remember(digest: str, obj: Any) -> Any:
+    # Its digest as this process pickles it on arrival, before any solve: the parent's may
+    # differ for the same content (a set's order follows the process's string hashing).
+    arrived = digest_of(obj)
+    with _cache_lock:
+        kept = _cache.get(digest)
+        if kept is not None:  # another thread of this worker was first: one object
+            _cache.move_to_end(digest)
+            return kept[0]
+        _cache[digest] = (obj, arrived)
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return obj
+
+
+def _lookup(digest: str) -> Any:
+    with _cache_lock:
+        entry = _cache.get(digest)
+        if entry is None:
+            return None
+        _cache.move_to_end(digest)
+        return entry[0]
+
+
+def unpack(payload: Any, shared: Optional[dict] = None) -> list:
+    """The chunk a :class:`Shipper` packed, its shared objects from this worker's cache
+    (else from ``shared``, what Dask handed over, or the file the parent wrote)."""
+    if not isinstance(payload, _Packed):
+        return payload  # threads, serial, a plain chunk resubmitted after a crash
+    got: Dict[str, Any] = {}
+    for digest, path in payload.files.items():
+        obj = _lookup(digest)
+        if obj is None:
+            if shared is not None and digest in shared:
+                obj = shared[digest]
+            else:
+                with open(path, "rb") as fh:
+                    obj = pickle.load(fh)
+            obj = _remember(digest, obj)
+        got[digest] = obj
+    unpickler = pickle.Unpickler(io.BytesIO(payload.blob))
+    unpickler.persistent_load = got.__getitem__
+    return unpickler.load()
+
+
+def _cached_digests() -> list:
+    """``(digest, digest on arrival, digest now)`` of every object this worker holds: the
+    solves left it unchanged when the last two are equal (tests)."""
+    with _cache_lock:
+        items = list(_cache.items())
+    return [(d, arrived, digest_of(obj)) for d, (obj, arrived) in items]

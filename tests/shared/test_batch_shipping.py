@@ -1,0 +1,111 @@
+"""Shared inputs cross once (issue 24 item 1): a batch of instances sharing a model sends
+the model to each process or Dask worker once, keyed by its digest; the answers are those
+of the serial run, and no solve changes a shared model."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import pickle
+
+import pytest
+from bench.shared.scaling import FAMILIES, answer, family_batch
+
+import coalloc
+from coalloc.batch.run import _check_item
+from coalloc.batch.shipping import Shipper, _cached_digests, digest_of, unpack
+
+
+def _mixed(k: int = 4) -> list:
+    """``k`` instances of every family, each family's sharing one supply model, mixed."""
+    batches = [family_batch(family, k, seed=3, small=True) for family in FAMILIES]
+    return [b[i] for i in range(k) for b in batches]
+
+
+def _shared_models(batch) -> dict:
+    """id -> model for every part that more than one instance holds."""
+    seen: dict = {}
+    shared: dict = {}
+    for inst in batch:
+        for part in inst:
+            if id(part) in seen:
+                shared[id(part)] = part
+            seen[id(part)] = part
+    return shared
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    batch = _mixed()
+    before = {key: digest_of(m) for key, m in _shared_models(batch).items()}
+    assert len(before) == len(FAMILIES)  # one shared model per family
+    serial = [answer(r) for r in coalloc.solve_many(batch, backend="serial", seed=11)]
+    return batch, before, serial
+
+
+def test_threads_share_the_models_and_leave_them_unchanged(mixed):
+    batch, before, serial = mixed
+    got = coalloc.solve_many(batch, backend="threads", n_jobs=2, seed=11)
+    assert [answer(r) for r in got] == serial
+    after = {key: digest_of(m) for key, m in _shared_models(batch).items()}
+    assert after == before  # no solve (serial or threads) wrote to a shared model
+
+
+def test_a_process_worker_receives_each_shared_model_once_and_keeps_it_unchanged(mixed):
+    batch, before, serial = mixed
+    with cf.ProcessPoolExecutor(1) as pool:  # one worker: every instance lands there
+        got = coalloc.solve_many(batch, executor=pool, seed=11)
+        held = pool.submit(_cached_digests).result()
+    assert [answer(r) for r in got] == serial
+    shipped = {digest for digest, _, _ in held}
+    assert shipped == set(before.values())  # each shared model, by its content digest
+    for digest, arrived, now in held:  # after every instance was solved on that object
+        assert arrived == digest  # a forked worker pickles as its parent does
+        assert now == arrived
+
+
+def test_a_shared_model_is_pickled_once(tmp_path):
+    batch = family_batch("collective", 12, seed=1, small=True)
+    pool = batch[0].pool
+    size = len(pickle.dumps(pool, protocol=pickle.HIGHEST_PROTOCOL))
+    shipper = Shipper(folder=str(tmp_path))
+    packed = [shipper.pack([(i, _check_item(item), i)])[0] for i, item in enumerate(batch)]
+    plain = [len(pickle.dumps([(i, item, i)])) for i, item in enumerate(batch)]
+    # The first chunk carries the pool; from the second on, a digest stands for it.
+    assert len(packed[0].blob) > size
+    assert all(len(p.blob) < size / 4 for p in packed[1:])
+    assert sum(plain) > 10 * size > shipper.bytes_sent - len(packed[0].blob)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [digest_of(pool) + ".pickle"]
+    # What a worker unpacks holds one pool object for every instance, equal to the pool.
+    chunks = [unpack(pickle.loads(pickle.dumps(p)))[0] for p in packed]
+    pools = {id(chunk[1].pool) for chunk in chunks[1:]}
+    assert len(pools) == 1
+    assert digest_of(chunks[1][1].pool) == digest_of(pool)
+    assert [answer(c[1].solve(seed=0)) for c in chunks] == [
+        answer(item.solve(seed=0)) for item in batch
+    ]
+
+
+def test_models_held_once_are_sent_inline(tmp_path):
+    batch = family_batch("ctaap", 3, seed=1, small=True)
+    unique = [coalloc.ctaap.Instance(b.request, pickle.loads(pickle.dumps(b.offer))) for b in batch]
+    shipper = Shipper(folder=str(tmp_path))
+    for i, item in enumerate(unique):
+        shipper.pack([(i, item, i)])
+    assert list(tmp_path.iterdir()) == []  # nothing shared, nothing written
+
+
+def test_the_caller_keeps_a_bounded_set_of_shared_models(tmp_path, monkeypatch):
+    from coalloc.batch import shipping
+
+    monkeypatch.setattr(shipping, "KEEP", 2)
+    pools = [family_batch("collective", 2, seed=s, small=True) for s in range(4)]
+    shipper = Shipper(folder=str(tmp_path))
+    for k, batch in enumerate(pools):  # four pools, each held by two instances
+        for i, item in enumerate(batch):
+            shipper.pack([(2 * k + i, item, 0)])
+    assert len(shipper.shared) == 2 and len(shipper.files) == 2
+    again = pools[0][0]  # forgotten, then back: shared again under the same digest
+    payload, _ = shipper.pack([(8, again, 0)])
+    shipper.pack([(9, again, 0)])
+    assert digest_of(again.pool) in shipper.files
+    assert unpack(pickle.loads(pickle.dumps(payload)))[0][1].pool is not None
