@@ -36,7 +36,7 @@ NUMERIC_TYPES = (common.Integer, common.Real)
 
 
 def is_numeric(action: argparse.Action) -> bool:
-    return isinstance(action.type, NUMERIC_TYPES) or action.type is common.jobs
+    return isinstance(action.type, NUMERIC_TYPES) or action.type in (common.jobs, common.chunksize)
 
 
 def looks_numeric(action: argparse.Action) -> bool:

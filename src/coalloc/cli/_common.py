@@ -355,7 +355,7 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
     )
     add_seed(p, "batch seed; instance i is solved with coalloc.batch.instance_seed(SEED, i)")
     add_params(p, example)
-    p.add_argument("--chunksize", type=_chunksize, default=1,
+    p.add_argument("--chunksize", type=chunksize, default=1,
                    help="instances per task (default 1), or 'auto': sized from the measured "
                    "cost of the first instances")  # fmt: skip
     add_output(
@@ -384,7 +384,7 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
     )  # fmt: skip
 
 
-def _chunksize(text: str) -> Any:
+def chunksize(text: str) -> Any:
     """``--chunksize``: a count, or ``auto``."""
     if text == "auto":
         return "auto"
