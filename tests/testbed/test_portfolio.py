@@ -145,3 +145,22 @@ def test_packing_is_the_sum_of_squares_of_free_hosts_per_switch():
     where = np.array([pr.pidx[r.mapping[v]] for v in pr.vnames])
     want = sum(n * n for n in _free_per_switch(ptop, r.mapping).values())
     assert packing(pr, where) == want
+
+
+@pytest.mark.parametrize("method", ["assign+", "anneal"])
+def test_a_small_link_takes_the_fullest_trunk_that_carries_it(method):
+    """Best fit on parallel trunks: a 100 link crossing two switches takes the trunk with
+    300 already in use, so that the other stays whole for a 1000 link (the referee: the
+    checker's trunk loads, and the 1000 link mapped afterwards)."""
+    ptop = tb.parse_ptop(
+        "node s0 switch:1\nnode s1 switch:1\nlink t1 s0 s1 1000 0 0\nlink t2 s0 s1 1000 0 0\n"
+        "node a pc:1\nnode b pc:1\nlink la a s0 1000 0 0\nlink lb b s1 1000 0 0\n"
+    )
+    small = tb.parse_top("node x pc\nnode y pc\nlink l x y 100 0 0\n")
+    r = tb.assign(small, ptop, method, seed=1, trunk_used={"t1": 300.0})
+    assert r.success
+    rep = tb.verify_mapping(small, ptop, r.mapping, r.routes)
+    assert rep.ok and dict(rep.trunk_load) == {"t1": 100.0}
+    wide = tb.parse_top("node x pc\nnode y pc\nlink l x y 1000 0 0\n")
+    r2 = tb.assign(wide, ptop, method, seed=1, trunk_used={"t1": 400.0})
+    assert r2.success and dict(r2.trunk_load) == {"t2": 1000.0}
