@@ -164,3 +164,16 @@ def test_a_small_link_takes_the_fullest_trunk_that_carries_it(method):
     wide = tb.parse_top("node x pc\nnode y pc\nlink l x y 1000 0 0\n")
     r2 = tb.assign(wide, ptop, method, seed=1, trunk_used={"t1": 400.0})
     assert r2.success and dict(r2.trunk_load) == {"t2": 1000.0}
+
+
+def test_best_fit_moves_nothing_a_type_limit_forbids():
+    """The fuller switch's PCs also count as type ``y``, limited to 1: moving a 2-node LAN
+    there would break ``set-type-limit``; the default keeps a mapping the checker accepts."""
+    text = _two_switches(5, 3).replace("node b0 pc:1", "node b0 pc:1 y:1")
+    text = text.replace("node b1 pc:1", "node b1 pc:1 y:1").replace(
+        "node b2 pc:1", "node b2 pc:1 y:1"
+    )
+    ptop = tb.parse_ptop(text + "set-type-limit y 1\n")
+    top = g.lan(2, bw=1000)
+    r = tb.assign(top, ptop, seed=0)
+    assert r.success and tb.verify_mapping(top, ptop, r.mapping, r.routes).ok

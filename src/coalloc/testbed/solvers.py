@@ -327,7 +327,16 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
             rt = route(pr, where)
             if rt.failure is None:
                 k = key(where, rt)
-                if k < best[0]:
+                # (the checker too: a move changes pclasses, which type limits count)
+                if (
+                    k < best[0]
+                    and verify_mapping(
+                        pr.top,
+                        pr.ptop,
+                        dict(zip(pr.vnames, [pr.pnames[p] for p in where.tolist()])),
+                        rt.routes,
+                    ).ok
+                ):
                     best = (k, where, rt, best[3] + " (best fit)")
                     break
     if best[0][0] > 0:  # a soft desire unmet: the strategies with offered desires made hard
