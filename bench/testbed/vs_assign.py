@@ -10,6 +10,18 @@ PCs, every switch, the trunks with the bandwidth not in use; the experiment's ``
 * ``default`` / ``anneal``: the package's methods reading the same two files (time: reading
   both files and mapping; ``median map ms``: the mapping alone).
 
+Time: wall seconds *and* CPU seconds of each side (assign's: the child process's user +
+system time from ``getrusage``; ours: ``time.process_time`` of this warm process, which is
+how a long-running service pays for an experiment: reading both files from their text and
+mapping, nothing kept from the last experiment but the reader's and the tables' caches).
+``--compat-sample K`` also runs ``coalloc-assign`` (the drop-in, a process per experiment,
+as Emulab's wrapper would call it) on the first K experiments' files of each replay and
+reports its cost apart: start, imports, reading and mapping.
+
+Experiments no mapper can map, whatever the state (proven impossible on the *empty*
+testbed: :func:`impossible_on_empty`), are counted apart, and the failure ratios are also
+given over the other experiments.
+
 Every mapping (assign's included) is re-checked by ``coalloc.testbed.verify_mapping`` on the
 mapping and the routes the mapper gave, against the free testbed (link types included); one
 the checker rejects counts as a failure (and is counted apart). Inter-switch bandwidth is the
@@ -19,6 +31,7 @@ Usage::
 
     python -m bench.testbed.vs_assign --assign /work/peers/assign/assign-2016 [--n 250]
         [--generators deterlab grid5000 lanheavy] [--emulab-files DIR] [--json OUT]
+        [--compat-sample K]
 
 ``--assign`` defaults to ``$COALLOC_ASSIGN``; without a binary the script says so and exits 2.
 """
@@ -29,6 +42,8 @@ import argparse
 import dataclasses
 import json
 import os
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -141,11 +156,24 @@ def walk_order(ptop: PhysicalTopology, start: str, path: List[str]) -> List[str]
     return out
 
 
-def run_assign(binary: str, ptop_path: str, top_path: str, seed: int):
-    t0 = time.perf_counter()
-    proc = subprocess.run([binary, "-s", str(seed), ptop_path, top_path],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
-    secs = time.perf_counter() - t0
+def _child_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def run_process(cmd: List[str]) -> Tuple[subprocess.CompletedProcess, float, float]:
+    """``(completed process, wall seconds, CPU seconds of the child)``."""
+    c0, t0 = _child_cpu(), time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    return proc, time.perf_counter() - t0, _child_cpu() - c0
+
+
+def run_assign(binary: str, ptop_path: str, top_path: str, seed: int, cpu: Optional[list] = None):
+    """assign's ``(mapping, routes, wall seconds, exit code)``; its CPU seconds are
+    appended to ``cpu`` when given."""
+    proc, secs, cpu_s = run_process([binary, "-s", str(seed), ptop_path, top_path])
+    if cpu is not None:
+        cpu.append(cpu_s)
     if proc.returncode != 0:
         return None, None, secs, proc.returncode
     mapping, routes = parse_assign(proc.stdout)
@@ -160,6 +188,97 @@ def _oriented(top, ptop, mapping, routes):
             path = walk_order(ptop, mapping[lk.a], path)
         out[name] = path
     return out
+
+
+# ----------------------------------------------------------------------------- proofs
+def _offers(node, vtype: str) -> float:
+    return max(node.types.get(vtype, 0.0), node.static.get(vtype, 0.0))
+
+
+def hub_bound(top: VirtualTopology, ptop: PhysicalTopology, hub: str) -> Optional[int]:
+    """An upper bound on how many of ``hub``'s neighbours any mapping can connect to it,
+    or None where the bound does not apply.
+
+    It applies where every physical node that may host ``hub`` is a switch, every neighbour
+    is a host-typed node (one slot of its type a host, no switch offering it), and the
+    hub's links all ask the same bandwidth ``b``: a neighbour then takes a host of its own
+    with an interface of at least ``b`` to a switch, and its link crosses every trunk on
+    the way to the hub's switch. For each switch the hub may take, a maximum flow from the
+    hosts (one unit each, entering at their switch) to it over the trunks (``floor(bw /
+    b)`` units each way: both directions in full, any path, so an over-estimate) bounds
+    the neighbours; the bound is the largest over those switches.
+    """
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_flow
+
+    h = top.nodes[hub]
+    links = [lk for lk in top.links.values() if hub in (lk.a, lk.b)]
+    bws = {lk.bw for lk in links}
+    if not links or len(bws) != 1 or None in bws:
+        return None
+    b = float(bws.pop())
+    peers = [lk.b if lk.a == hub else lk.a for lk in links]
+    if len(set(peers)) != len(peers):
+        return None
+    hosts_of = [p for p in ptop.nodes.values() if _offers(p, h.type) > 0]
+    if not hosts_of or not all(p.is_switch for p in hosts_of):
+        return None
+    switches = [n for n, p in ptop.nodes.items() if p.is_switch]
+    sidx = {n: i + 1 for i, n in enumerate(switches)}  # 0: the source
+    supply = np.zeros(len(switches) + 1, dtype=np.int64)
+    for v in peers:
+        vt = top.nodes[v].type
+        if any(p.is_switch and _offers(p, vt) > 0 for p in ptop.nodes.values()):
+            return None
+        if any(0 < _offers(p, vt) != 1 for p in ptop.nodes.values()):
+            return None
+    vtypes = {top.nodes[v].type for v in peers}
+    counted = set()
+    cap: Dict[Tuple[int, int], int] = {}
+    for lk in ptop.links.values():
+        pa, pb = ptop.nodes[lk.a], ptop.nodes[lk.b]
+        if pa.is_switch and pb.is_switch:
+            u = int(lk.bw // b)
+            for x, y in ((lk.a, lk.b), (lk.b, lk.a)):
+                cap[(sidx[x], sidx[y])] = cap.get((sidx[x], sidx[y]), 0) + u
+        elif pa.is_switch != pb.is_switch and lk.bw >= b:
+            host, sw = (lk.b, lk.a) if pa.is_switch else (lk.a, lk.b)
+            if host not in counted and any(_offers(ptop.nodes[host], t) for t in vtypes):
+                counted.add(host)
+                supply[sidx[sw]] += 1
+    best = 0
+    for hp in hosts_of:
+        t = sidx[hp.name]
+        arcs = dict(cap)
+        for sw in range(1, len(switches) + 1):
+            if supply[sw]:
+                arcs[(0, sw)] = int(supply[sw])
+        if not arcs:
+            continue
+        rows, cols = zip(*arcs)
+        n = len(switches) + 1
+        m = csr_matrix((np.array(list(arcs.values()), dtype=np.int32), (rows, cols)),
+                       shape=(n, n))  # fmt: skip
+        best = max(best, int(maximum_flow(m, 0, t).flow_value) if t != 0 else 0)
+    return best
+
+
+def impossible_on_empty(top: VirtualTopology, ptop: PhysicalTopology) -> Optional[str]:
+    """Why no mapper can map ``top`` even on the whole, empty testbed, or None (no proof).
+
+    Proofs: the default's own (status ``infeasible``: a node no physical node can take,
+    more nodes of a class than the testbed has); :func:`hub_bound` below a hub's degree."""
+    r = tb.assign(top, ptop, seed=0)
+    if r.success:
+        return None
+    if r.status == "infeasible":
+        return f"the default proves it: {r.reason.get('constraint')}"
+    for name in top.nodes:
+        deg = sum(1 for lk in top.links.values() if name in (lk.a, lk.b))
+        bound = hub_bound(top, ptop, name)
+        if bound is not None and bound < deg:
+            return f"{name} has {deg} links; the trunks carry at most {bound} of them"
+    return None
 
 
 # ----------------------------------------------------------------------------- workloads
@@ -224,6 +343,9 @@ class Mapper:
         self.ok: List[bool] = []
         self.isw: List[float] = []
         self.secs: List[float] = []
+        self.cpu: List[float] = []  # CPU seconds (assign: its process; ours: read + map)
+        self.svc_cpu: List[float] = []  # ours as a service: the testbed read once
+        self.svc_ok: List[bool] = []
         self.map_secs: List[float] = []  # ours: the mapping alone (files already read)
         self.rejected = 0  # mappings the checker refused
 
@@ -239,10 +361,24 @@ class Mapper:
         self.running = keep
 
 
+def run_compat(ptop_path: str, top_path: str, seed: int) -> Tuple[int, float, float]:
+    """``coalloc-assign -s SEED PTOP TOP`` as a process: ``(exit code, wall, CPU)``."""
+    exe = shutil.which("coalloc-assign")
+    cmd = ([exe] if exe else [sys.executable, "-c", "import sys; from coalloc.cli."
+           "assign_compat import main; sys.exit(main())"])  # fmt: skip
+    proc, secs, cpu = run_process(cmd + ["-s", str(seed), ptop_path, top_path])
+    return proc.returncode, secs, cpu
+
+
 def replay(name: str, binary: Optional[str], n: int, seed: int, assign_seeds,
-           workdir: str) -> dict:  # fmt: skip
+           workdir: str, compat_sample: int = 0) -> dict:  # fmt: skip
     ptop, wl = make_generator(name, n, seed)
     wl = sorted(wl, key=lambda x: x[0])
+    impossible = [impossible_on_empty(top, ptop) for _, _, top in wl]
+    whole = os.path.join(workdir, "whole.ptop")  # the service's testbed, read once
+    Path(whole).write_text(_typed(tb.format_ptop(ptop), "ptop"))
+    service_ptop = tb.read_ptop(whole)
+    compat: List[Tuple[int, float, float]] = []
     names = (["assign"] if binary else []) + ["default", "anneal"]
     mappers = {m: Mapper(m) for m in names}
     for k, (arrival, duration, top) in enumerate(bar(wl, desc=name, unit="exp")):
@@ -257,8 +393,9 @@ def replay(name: str, binary: Optional[str], n: int, seed: int, assign_seeds,
             mapping = routes = None
             if m == "assign":
                 best = None
+                cpus: List[float] = []
                 for s in assign_seeds:
-                    mapping, routes, secs, rc = run_assign(binary, pp, tp, s)
+                    mapping, routes, secs, rc = run_assign(binary, pp, tp, s, cpus)
                     if mapping is not None:
                         routes = _oriented(top, free, mapping, routes)
                         rep = tb.verify_mapping(top, free, mapping, routes)
@@ -270,16 +407,29 @@ def replay(name: str, binary: Optional[str], n: int, seed: int, assign_seeds,
                     mapping = None
                 else:
                     mapping, routes, secs = best
+                cpu = cpus[-1]  # (the run that mapped, or the last one tried)
             else:
-                t0 = time.perf_counter()
+                if m == "default" and k < compat_sample:
+                    compat.append(run_compat(pp, tp, seed + k))
+                c0, t0 = time.process_time(), time.perf_counter()
                 ft, fp = tb.read_top(tp), tb.read_ptop(pp)
                 t1 = time.perf_counter()
                 r = tb.assign(ft, fp, "assign+" if m == "default" else "anneal", seed=seed + k)
                 secs = time.perf_counter() - t0
+                cpu = time.process_time() - c0
                 mp.map_secs.append(time.perf_counter() - t1)
                 if r.success:
                     mapping, routes = r.mapping, r.routes
+                if m == "default":  # the same experiment, as a service keeping the testbed
+                    avail = [nm for nm in free.nodes if not free.nodes[nm].is_switch]
+                    c1 = time.process_time()
+                    r2 = tb.assign(tb.read_top(tp), service_ptop, "assign+", seed=seed + k,
+                                   available=avail, trunk_used=dict(mp.trunk))  # fmt: skip
+                    mp.svc_cpu.append(time.process_time() - c1)
+                    mp.svc_ok.append(bool(r2.success) and tb.verify_mapping(
+                        top, free, r2.mapping, r2.routes).ok)  # fmt: skip
             mp.secs.append(secs)
+            mp.cpu.append(cpu)
             rep = tb.verify_mapping(top, free, mapping, routes) if mapping else None
             if rep is not None and not rep.ok:
                 mp.rejected += 1
@@ -296,7 +446,16 @@ def replay(name: str, binary: Optional[str], n: int, seed: int, assign_seeds,
             for t, b in loads.items():
                 mp.trunk[t] = mp.trunk.get(t, 0.0) + b
             mp.running.append((arrival + duration, nodes, loads))
-    out = {"generator": name, "experiments": len(wl), "testbed": repr(ptop)}
+    out = {"generator": name, "experiments": len(wl), "testbed": repr(ptop),
+           "impossible": sum(1 for x in impossible if x),
+           "impossible_why": sorted({x for x in impossible if x})[:5]}  # fmt: skip
+    if compat:
+        codes, walls, cpus = zip(*compat)
+        out["coalloc_assign_process"] = {
+            "experiments": len(compat), "exit_codes": sorted(set(codes)),
+            "median_ms": float(np.median(walls) * 1000),
+            "median_cpu_ms": float(np.median(cpus) * 1000)}  # fmt: skip
+    possible = np.array([not x for x in impossible], dtype=bool)
     ok_all = np.ones(len(wl), dtype=bool)
     for m in names:
         ok_all &= np.array(mappers[m].ok)
@@ -305,10 +464,17 @@ def replay(name: str, binary: Optional[str], n: int, seed: int, assign_seeds,
         isw = np.array(mp.isw)
         out[m] = {
             "failures": int(len(mp.ok) - sum(mp.ok)),
+            "failures_possible": int((~np.array(mp.ok, dtype=bool) & possible).sum()),
+            "ok": [bool(x) for x in mp.ok],
             "rejected_by_checker": mp.rejected,
             "isw_sum_where_all_mapped": float(np.nansum(isw[ok_all])),
             "median_ms": float(np.median(mp.secs) * 1000),
             "mean_ms": float(np.mean(mp.secs) * 1000),
+            "median_cpu_ms": float(np.median(mp.cpu) * 1000),
+            "mean_cpu_ms": float(np.mean(mp.cpu) * 1000),
+            "service_median_cpu_ms": float(np.median(mp.svc_cpu) * 1000) if mp.svc_cpu else None,
+            "service_mean_cpu_ms": float(np.mean(mp.svc_cpu) * 1000) if mp.svc_cpu else None,
+            "service_mapped_and_checked": int(sum(mp.svc_ok)),
             "median_map_ms": float(np.median(mp.map_secs) * 1000) if mp.map_secs else None,
         }
     return out
@@ -382,6 +548,12 @@ def main(argv=None) -> int:
         help="folder of Emulab's assign/ test files (test.ptop, test_ugly.top, ...)",
     )
     ap.add_argument("--json", default=None, help="write the figures as JSON here")
+    ap.add_argument(
+        "--compat-sample",
+        type=int,
+        default=0,
+        help="also run coalloc-assign as a process on the first K experiments of each replay",
+    )
     add_quiet(ap)
     args = ap.parse_args(argv)
     binary = args.assign
@@ -395,23 +567,28 @@ def main(argv=None) -> int:
            "load_before": os.getloadavg(), "replays": [], "emulab_files": []}  # fmt: skip
     with tempfile.TemporaryDirectory() as wd:
         for name in args.generators:
-            r = replay(name, binary, args.n, args.seed, args.assign_seeds, wd)
+            r = replay(name, binary, args.n, args.seed, args.assign_seeds, wd,
+                       args.compat_sample)  # fmt: skip
             res["replays"].append(r)
             a, d, an = r["assign"], r["default"], r["anneal"]
 
             def ratio(x, y):
                 return f"{x / y:.2f}x" if y else ("=" if x == y else "inf")
 
-            print(f"{name} ({r['experiments']} experiments, {r['testbed']}):")
-            print(f"  {'':8} {'failures':>8} {'rejected':>8} {'isw (all mapped)':>17} "
-                  f"{'median ms':>10} {'mean ms':>9} {'median map ms':>14}")  # fmt: skip
+            print(f"{name} ({r['experiments']} experiments, {r['testbed']}; "
+                  f"{r['impossible']} impossible on the empty testbed: "
+                  f"{'; '.join(r['impossible_why'][:2])}):")  # fmt: skip
+            print(f"  {'':8} {'failures':>8} {'possible':>8} {'rejected':>8} "
+                  f"{'isw (all mapped)':>17} {'median ms':>10} {'mean ms':>9} "
+                  f"{'median map ms':>14} {'med CPU ms':>10} {'mean CPU ms':>11}")  # fmt: skip
             for m in ("assign", "default", "anneal"):
                 x = r[m]
                 mm = x["median_map_ms"] if x["median_map_ms"] is not None else float("nan")
-                print(f"  {m:8} {x['failures']:8d} {x['rejected_by_checker']:8d} "
+                print(f"  {m:8} {x['failures']:8d} {x['failures_possible']:8d} "
+                      f"{x['rejected_by_checker']:8d} "
                       f"{x['isw_sum_where_all_mapped']:17.4g} {x['median_ms']:10.1f} "
-                      f"{x['mean_ms']:9.1f} "
-                      f"{mm:14.1f}")  # fmt: skip
+                      f"{x['mean_ms']:9.1f} {mm:14.1f} {x['median_cpu_ms']:10.2f} "
+                      f"{x['mean_cpu_ms']:11.2f}")  # fmt: skip
             print(f"  default/assign: failures {ratio(d['failures'], a['failures'])}, isw "
                   f"{ratio(d['isw_sum_where_all_mapped'], a['isw_sum_where_all_mapped'])}, "
                   f"median time {ratio(d['median_ms'], a['median_ms'])} "
@@ -419,6 +596,25 @@ def main(argv=None) -> int:
                   f"default/anneal failures {ratio(d['failures'], an['failures'])}, "
                   f"isw {ratio(d['isw_sum_where_all_mapped'], an['isw_sum_where_all_mapped'])}",
                   flush=True)  # fmt: skip
+            print(f"  over possible experiments: default/assign failures "
+                  f"{ratio(d['failures_possible'], a['failures_possible'])}, default/anneal "
+                  f"{ratio(d['failures_possible'], an['failures_possible'])}; CPU per "
+                  f"experiment (median) assign/default "
+                  f"{a['median_cpu_ms'] / max(d['median_cpu_ms'], 1e-9):.1f}x, mean "
+                  f"{a['mean_cpu_ms'] / max(d['mean_cpu_ms'], 1e-9):.1f}x")  # fmt: skip
+            print(f"  default as a service (the whole testbed read once; per experiment: "
+                  f"read the .top, map on the free PCs and trunk loads): median "
+                  f"{d['service_median_cpu_ms']:.2f} ms CPU, mean "
+                  f"{d['service_mean_cpu_ms']:.2f} (assign/service median "
+                  f"{a['median_cpu_ms'] / max(d['service_median_cpu_ms'], 1e-9):.1f}x, mean "
+                  f"{a['mean_cpu_ms'] / max(d['service_mean_cpu_ms'], 1e-9):.1f}x); mapped and "
+                  f"checked {d['service_mapped_and_checked']} of {r['experiments']} states "
+                  f"(the replay's own: {r['experiments'] - d['failures']})")  # fmt: skip
+            if "coalloc_assign_process" in r:
+                c = r["coalloc_assign_process"]
+                print(f"  coalloc-assign as a process ({c['experiments']} experiments, exit "
+                      f"codes {c['exit_codes']}): median {c['median_ms']:.1f} ms wall, "
+                      f"{c['median_cpu_ms']:.1f} ms CPU")  # fmt: skip
         if args.emulab_files:
             res["emulab_files"] = emulab_files(binary, args.emulab_files, wd)
             print("Emulab's test files (seed 1):")

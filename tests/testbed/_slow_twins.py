@@ -84,7 +84,7 @@ def route_reference(pr: Problem, where: np.ndarray) -> Routing:
                 if ltype and ltype not in (tl.types or ("ethernet",)):
                     continue
                 if trunk_free[tname] + 1e-9 >= bw and (
-                    best is None or trunk_free[tname] > trunk_free[best]
+                    best is None or trunk_free[tname] < trunk_free[best]
                 ):
                     best = tname
             if best is None:

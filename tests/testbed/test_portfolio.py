@@ -3,10 +3,13 @@ the exact method on small experiments) against the annealer and the exact method
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from coalloc import testbed as tb
 from coalloc.testbed import generators as g
+from coalloc.testbed.assignplus import packing
+from coalloc.testbed.problem import build_problem
 from coalloc.testbed.solvers import unmet_desires
 
 # experiments of 20 PCs onto the Utah testbed of July 2000 where the assign+ strategies alone
@@ -85,3 +88,92 @@ def test_unmet_desires_ignores_hard_and_additive():
     top = tb.parse_top("node x pc f:0.3 g:0.4 ?+mem:5\n")
     assert unmet_desires(top, pt, {"x": "a"}) == pytest.approx(0.4)
     assert unmet_desires(top, pt, {"x": "b"}) == pytest.approx(0.7)
+
+
+def _two_switches(left: int, right: int, *, right_type: str = "pc") -> str:
+    lines = ["node s0 switch:1 *lan:*", "node s1 switch:1 *lan:*", "link t s0 s1 100000 0 0"]
+    for i in range(left):
+        lines += [f"node a{i} pc:1", f"link la{i} a{i} s0 1000 0 0"]
+    for i in range(right):
+        lines += [f"node b{i} {right_type}:1", f"link lb{i} b{i} s1 1000 0 0"]
+    return "\n".join(lines) + "\n"
+
+
+def _free_per_switch(ptop, mapping) -> dict:
+    """Free hosts left behind each switch, counted from the testbed's own links."""
+    used = set(mapping.values())
+    out = {}
+    for lk in ptop.links.values():
+        for host, sw in ((lk.a, lk.b), (lk.b, lk.a)):
+            if not ptop.nodes[host].is_switch and ptop.nodes[sw].is_switch:
+                out[sw] = out.get(sw, 0) + (host not in used)
+    return out
+
+
+@pytest.mark.parametrize("left,right,m", [(5, 3, 2), (5, 3, 3), (5, 3, 4), (3, 5, 2), (6, 6, 3),
+                                          (4, 2, 2)])  # fmt: skip
+def test_default_takes_the_fullest_switch_that_fits(left, right, m):
+    """Best fit: a LAN that fits behind one switch goes behind the switch with the fewest
+    free hosts that can take it (the larger block stays whole); the referee counts the free
+    hosts from the testbed's links and checks the mapping independently."""
+    ptop = tb.parse_ptop(_two_switches(left, right))
+    top = g.lan(m, bw=1000)
+    r = tb.assign(top, ptop, seed=0)
+    assert r.success and tb.verify_mapping(top, ptop, r.mapping, r.routes).ok
+    assert r.interswitch_bandwidth == 0
+    fits = [n for n in (left, right) if n >= m]
+    chosen = min(fits)
+    assert sorted(_free_per_switch(ptop, r.mapping).values()) == sorted(
+        [left + right - chosen, chosen - m]
+    )
+
+
+def test_best_fit_keeps_the_types_asked_for():
+    """The fuller switch offers another type only: the experiment stays where its type is."""
+    ptop = tb.parse_ptop(_two_switches(5, 2, right_type="other"))
+    top = g.lan(2, bw=1000)
+    r = tb.assign(top, ptop, seed=0)
+    assert r.success and tb.verify_mapping(top, ptop, r.mapping, r.routes).ok
+    assert all(p.startswith("a") or p == "s0" for p in r.mapping.values())
+
+
+def test_packing_is_the_sum_of_squares_of_free_hosts_per_switch():
+    ptop = tb.parse_ptop(_two_switches(5, 3))
+    top = g.lan(3, bw=1000)
+    r = tb.assign(top, ptop, "anneal", seed=1)
+    pr = build_problem(top, ptop)
+    where = np.array([pr.pidx[r.mapping[v]] for v in pr.vnames])
+    want = sum(n * n for n in _free_per_switch(ptop, r.mapping).values())
+    assert packing(pr, where) == want
+
+
+@pytest.mark.parametrize("method", ["assign+", "anneal"])
+def test_a_small_link_takes_the_fullest_trunk_that_carries_it(method):
+    """Best fit on parallel trunks: a 100 link crossing two switches takes the trunk with
+    300 already in use, so that the other stays whole for a 1000 link (the referee: the
+    checker's trunk loads, and the 1000 link mapped afterwards)."""
+    ptop = tb.parse_ptop(
+        "node s0 switch:1\nnode s1 switch:1\nlink t1 s0 s1 1000 0 0\nlink t2 s0 s1 1000 0 0\n"
+        "node a pc:1\nnode b pc:1\nlink la a s0 1000 0 0\nlink lb b s1 1000 0 0\n"
+    )
+    small = tb.parse_top("node x pc\nnode y pc\nlink l x y 100 0 0\n")
+    r = tb.assign(small, ptop, method, seed=1, trunk_used={"t1": 300.0})
+    assert r.success
+    rep = tb.verify_mapping(small, ptop, r.mapping, r.routes)
+    assert rep.ok and dict(rep.trunk_load) == {"t1": 100.0}
+    wide = tb.parse_top("node x pc\nnode y pc\nlink l x y 1000 0 0\n")
+    r2 = tb.assign(wide, ptop, method, seed=1, trunk_used={"t1": 400.0})
+    assert r2.success and dict(r2.trunk_load) == {"t2": 1000.0}
+
+
+def test_best_fit_moves_nothing_a_type_limit_forbids():
+    """The fuller switch's PCs also count as type ``y``, limited to 1: moving a 2-node LAN
+    there would break ``set-type-limit``; the default keeps a mapping the checker accepts."""
+    text = _two_switches(5, 3).replace("node b0 pc:1", "node b0 pc:1 y:1")
+    text = text.replace("node b1 pc:1", "node b1 pc:1 y:1").replace(
+        "node b2 pc:1", "node b2 pc:1 y:1"
+    )
+    ptop = tb.parse_ptop(text + "set-type-limit y 1\n")
+    top = g.lan(2, bw=1000)
+    r = tb.assign(top, ptop, seed=0)
+    assert r.success and tb.verify_mapping(top, ptop, r.mapping, r.routes).ok

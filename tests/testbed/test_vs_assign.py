@@ -88,3 +88,25 @@ def test_replay_of_our_methods_checks_every_mapping(name, tmp_path):
 def test_missing_binary_is_said(capsys, tmp_path):
     assert V.main(["--assign", str(tmp_path / "nope"), "--n", "1"]) == 2
     assert "assign binary not found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sites,clusters,nodes,up", [(2, 1, 3, 2), (2, 2, 3, 1), (3, 1, 3, 2)])
+def test_hub_bound_is_the_largest_lan_the_exact_method_maps(sites, clusters, nodes, up):
+    """The bench's proof of impossibility on the empty testbed against CP-SAT: a LAN of the
+    bound's size maps (exact: optimal), one more member is proven infeasible."""
+    ptop = g.grid5000(sites, clusters, nodes, backbone_bw=up * 1000, uplink_bw=up * 1000)
+    bound = V.hub_bound(g.lan(2, bw=1000), ptop, "lan0")
+    assert bound is not None and 2 <= bound < sites * clusters * nodes
+    fits = tb.assign(g.lan(bound, bw=1000), ptop, "exact", time_limit=20)
+    assert fits.status == "optimal"
+    assert tb.verify_mapping(g.lan(bound, bw=1000), ptop, fits.mapping, fits.routes).ok
+    over = g.lan(bound + 1, bw=1000)
+    assert tb.assign(over, ptop, "exact", time_limit=20).status == "infeasible"
+    assert V.impossible_on_empty(over, ptop) is not None
+    assert V.impossible_on_empty(g.lan(bound, bw=1000), ptop) is None
+
+
+def test_hub_bound_does_not_apply_to_mixed_bandwidths():
+    ptop = g.grid5000(2, 1, 3)
+    top = tb.parse_top("node a pc\nnode b pc\nnode l lan\nlink x a l 100 0 0\nlink y b l 200 0 0\n")
+    assert V.hub_bound(top, ptop, "l") is None

@@ -265,6 +265,36 @@ def _score(pr: Problem, where: np.ndarray, scores: np.ndarray) -> float:
     return float(sum(scores[pr.pclass[used]].tolist()))
 
 
+def packing(pr: Problem, where: np.ndarray) -> float:
+    """How whole the free testbed stays after a mapping: the sum over switches of the
+    square of the usable hosts left free behind each (higher is better: a mapping that
+    fills a switch's partly used hosts keeps large blocks of free hosts together for the
+    next experiments, the best fit of bin packing).
+
+    Parameters
+    ----------
+    pr : Problem
+        The compiled problem.
+    where : int array (nv,)
+        Virtual -> physical index of a complete mapping.
+
+    Returns
+    -------
+    float
+        The sum of squares (hosts on no switch count as a switch of their own each).
+    """
+    usable = np.flatnonzero((pr.pclass >= 0) & ~pr.pis_switch)
+    home = pr.pswitch[usable].copy()
+    lone = home < 0  # hosts on no switch: a block of one each, numbered after the switches
+    home[lone] = int(home.max(initial=-1)) + 1 + np.arange(int(lone.sum()))
+    total = np.bincount(home)
+    w = np.asarray(where, dtype=np.int64)
+    taken = np.zeros(len(pr.pnames), dtype=bool)
+    taken[w[w >= 0]] = True
+    left = total - np.bincount(home[taken[usable]], minlength=len(total))
+    return float(np.dot(left, left))
+
+
 def _failure(pr: Problem, row, lists_idx) -> dict:
     code, v, li, need, avail = (int(x) for x in row)
     if code == 1:
@@ -281,7 +311,8 @@ def _failure(pr: Problem, row, lists_idx) -> dict:
 
 def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemory] = None,
                 strategies=STRATEGIES, use_exchange: bool = True, max_rounds: int = 50,
-                backend: str = "compiled", trunk_aware: bool = False):  # fmt: skip
+                backend: str = "compiled", trunk_aware: bool = False,
+                pack: bool = False):  # fmt: skip
     """Run assign+ on a compiled problem (allocate and exchange in the compiled kernel
     ``coalloc.testbed._allocate``, or its Python twin with ``backend="numpy"``).
 
@@ -290,6 +321,10 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     dict
         ``where`` (array or None), ``routing``, ``score``, ``strategy``, ``failure``,
         ``solutions`` (candidate solutions scored), ``exchanges``.
+
+    With ``pack`` (the default method), solutions of equal inter-switch bandwidth and
+    score are ranked by :func:`packing` (the most whole free testbed left), not by the
+    order of the strategies.
     """
     missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
     if missing:
@@ -331,11 +366,14 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     n_cands = len(seen)
     for val in sorted(groups):
         group = groups[val]
-        ranked = (
-            sorted((_score(pr, where, scores), row, where) for row, where in group)
-            if len(group) > 1
-            else [(None, group[0][0], group[0][1])]
-        )
+        if len(group) == 1:
+            ranked = [(None, group[0][0], group[0][1])]
+        elif pack:
+            ranked = [(sc, row, where) for sc, _, row, where in sorted(
+                (_score(pr, where, scores), -packing(pr, where), row, where)
+                for row, where in group)]  # fmt: skip
+        else:
+            ranked = sorted((_score(pr, where, scores), row, where) for row, where in group)
         for sc, row, where in ranked:
             interrupt.check()  # a batch's timeout or cancellation
             rt = route(pr, where)

@@ -190,7 +190,8 @@ def route(pr: Problem, where: np.ndarray,
     Links are routed widest first (non-emulated before emulated); a host end takes the
     interface, among those wide enough and of the link's type, that faces the other end's
     switch, then the one with the most free bandwidth (the first of them in the testbed's
-    order); a trunk hop takes the trunk of its group with the most free bandwidth, or the
+    order); a trunk hop takes the trunk of its group with the least free bandwidth that
+    carries the link (best fit: whole trunks stay free for wide links), or the
     one ``trunks[(link index, trunk group)]`` names when it has room (the exact method's
     packing of the links into parallel trunks).
 
@@ -265,7 +266,7 @@ def route(pr: Problem, where: np.ndarray,
                 if ltype and ltype not in ttypes:
                     continue
                 f = trunk_free[tname]
-                if f + 1e-9 >= bw and (best is None or f > best_free or tname == planned):
+                if f + 1e-9 >= bw and (best is None or f < best_free or tname == planned):
                     best, best_free = tname, f
                     if tname == planned:
                         break

@@ -22,7 +22,14 @@ from .._shared.params import time_limit as _limit
 from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
 from .anneal import ANNEAL_DEFAULTS, kernel_data, run_anneal
-from .assignplus import ALL_STRATEGIES, SCORINGS, STRATEGIES, RequestMemory, assign_plus
+from .assignplus import (
+    ALL_STRATEGIES,
+    SCORINGS,
+    STRATEGIES,
+    RequestMemory,
+    assign_plus,
+    packing,
+)
 from .io import as_ptop, as_top, top_from_dict, top_to_dict
 from .model import HARD_WEIGHT, PhysicalTopology, VirtualTopology
 from .problem import Problem, build_problem
@@ -226,11 +233,65 @@ def _offered_desires_hard(pr: Problem, available) -> Optional[VirtualTopology]:
     return top_from_dict(d) if changed else None
 
 
+def _best_fit_moves(pr: Problem, where: np.ndarray) -> list:
+    """The mapping ``where`` moved whole to another switch, for each switch with fewer
+    free hosts than the one it uses now (fewest first) that can take it: the best fit of
+    bin packing, which keeps the larger blocks of free hosts for the next experiments.
+
+    Applies to a mapping whose hosts hang off one switch, one virtual node a host, no
+    node fixed; a virtual node on that switch itself (a LAN) moves to the new switch, each
+    other to a free host behind it of one of its candidate pclasses. Returns the moved
+    mappings (none where the rule does not apply).
+    """
+    w = np.asarray(where, dtype=np.int64)
+    if pr.nv == 0 or (pr.fixed >= 0).any():
+        return []
+    on_sw = pr.pis_switch[w]
+    hosts = w[~on_sw]
+    if len(hosts) == 0 or len(np.unique(hosts)) != len(hosts):
+        return []
+    home = np.unique(pr.pswitch[w])
+    if len(home) != 1 or home[0] < 0:
+        return []
+    s = int(home[0])
+    taken = np.zeros(len(pr.pnames), dtype=bool)
+    taken[hosts] = True
+    usable = (pr.pclass >= 0) & ~pr.pis_switch
+    free = np.bincount(pr.pswitch[usable & ~taken & (pr.pswitch >= 0)],
+                       minlength=len(pr.switches))  # fmt: skip
+    here = int(free[s]) + len(hosts)  # free behind s before this experiment
+    out = []
+    vs = np.flatnonzero(~on_sw).tolist()
+    for t in sorted(range(len(pr.switches)), key=lambda t: (int(free[t]), t)):
+        if t == s or free[t] < len(hosts) or free[t] >= here:
+            continue
+        tp = pr.pidx[pr.switches[t]]
+        moved = w.copy()
+        if on_sw.any():  # the nodes on the switch itself must be able to go on t
+            if not all(int(pr.pclass[tp]) in pr.cand[v] for v in np.flatnonzero(on_sw)):
+                continue
+            moved[on_sw] = tp
+        busy = set()
+        for v in vs:
+            free_here = (int(q) for c in pr.cand[v] if pr.cswitch[c] == t
+                         for q in pr.members[c] if not taken[q])  # fmt: skip
+            p = next((q for q in free_here if q not in busy), -1)
+            if p < 0:
+                break
+            busy.add(p)
+            moved[v] = p
+        else:
+            out.append(moved)
+    return out
+
+
 def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
                backend: str, available=None, exact_nodes: int = 0) -> tuple:  # fmt: skip
     """The default's improvement of assign+'s mapping ``first``: a quick anneal seeded
     from it, and the exact method on small experiments; the best candidate by
-    ``(unmet soft desires, inter-switch bandwidth, assign's score)``.
+    ``(unmet soft desires, inter-switch bandwidth, assign's score, -packing)`` (packing:
+    :func:`.assignplus.packing`, the best fit that keeps free hosts together). The quick
+    anneal runs only where a desire is unmet or bandwidth crosses switches.
 
     Returns ``(where, routing, key, label, exact result or None)``.
     """
@@ -241,16 +302,18 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
         mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in np.asarray(where).tolist()]))
         sc = _scored(pr, data, where)
         return (unmet_desires(pr.top, pr.ptop, mapping), float(rt.interswitch_bandwidth),
-                sc if sc is not None else math.inf)  # fmt: skip
+                sc if sc is not None else math.inf, -packing(pr, where))  # fmt: skip
 
     best = (key(first["where"], rt0), first["where"], rt0, "assign+")
-    qa = dict(QUICK_ANNEAL, start=np.asarray(first["where"], dtype=np.int64))
-    if backend != "compiled":
-        from ._reference.anneal import anneal as kernel
-    else:
-        from ._anneal import anneal as kernel
-    out = kernel(data, kernel_seed(seed) & ((1 << 64) - 1), qa)
-    counters["quick_moves"] = int(out["moves"])
+    out = {"valid": False}
+    if best[0][0] > 0 or best[0][1] > 0:  # (nothing to gain where both are already 0)
+        qa = dict(QUICK_ANNEAL, start=np.asarray(first["where"], dtype=np.int64))
+        if backend != "compiled":
+            from ._reference.anneal import anneal as kernel
+        else:
+            from ._anneal import anneal as kernel
+        out = kernel(data, kernel_seed(seed) & ((1 << 64) - 1), qa)
+        counters["quick_moves"] = int(out["moves"])
     if out["valid"]:
         where = np.asarray(out["where"], dtype=np.int64)
         if not np.array_equal(where, first["where"]):
@@ -259,6 +322,23 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
                 k = key(where, rt)
                 if k < best[0]:
                     best = (k, where, rt, "quick anneal")
+    if best[0][1] == 0:  # on one switch: the same experiment behind a fuller switch
+        for where in _best_fit_moves(pr, best[1]):
+            rt = route(pr, where)
+            if rt.failure is None:
+                k = key(where, rt)
+                # (the checker too: a move changes pclasses, which type limits count)
+                if (
+                    k < best[0]
+                    and verify_mapping(
+                        pr.top,
+                        pr.ptop,
+                        dict(zip(pr.vnames, [pr.pnames[p] for p in where.tolist()])),
+                        rt.routes,
+                    ).ok
+                ):
+                    best = (k, where, rt, best[3] + " (best fit)")
+                    break
     if best[0][0] > 0:  # a soft desire unmet: the strategies with offered desires made hard
         top2 = _offered_desires_hard(pr, available)
         if top2 is not None:
@@ -333,6 +413,7 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
         backend=backend,
         trunk_aware=bool(fallback),
         strategies=ALL_STRATEGIES if fallback else STRATEGIES,
+        pack=bool(fallback),
     )
     params = {"scoring": scoring, "exchange": bool(exchange),
               "strategies": list(ALL_STRATEGIES if fallback else STRATEGIES),
@@ -375,7 +456,7 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
         return _result(pr, method_name, seed, params, where, rt, t0,
                        {"setup": t1 - t0, "search": t2 - t1,
                         "portfolio": time.perf_counter() - t2}, counters,
-                       score=key[-1] if math.isfinite(key[-1]) else None, status=status,
+                       score=key[2] if math.isfinite(key[2]) else None, status=status,
                        bound=bound, message=msg)  # fmt: skip
     return _result(pr, method_name, seed, params, out["where"], out["routing"], t0,
                    {"setup": t1 - t0, "search": time.perf_counter() - t1}, counters,
