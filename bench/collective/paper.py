@@ -58,13 +58,30 @@ def table1(pool):
         c = pool.capacity[:, i]
         pm, ps, pmin, pmax = TABLE1[name]
         rows.append([name, c.mean(), pm, c.std(), ps, c.min(), pmin, c.max(), pmax])
-        print(f"| {name} | {c.mean():.2f} | {pm:.2f} | {c.std():.2f} | {ps:.2f} | {c.min():.2f} "
-              f"| {pmin:.2f} | {c.max():.2f} | {pmax:.2f} |")
+        print(
+            f"| {name} | {c.mean():.2f} | {pm:.2f} | {c.std():.2f} | {ps:.2f} | {c.min():.2f} "
+            f"| {pmin:.2f} | {c.max():.2f} | {pmax:.2f} |"
+        )
     load = pool.reserved.sum(axis=0)[:, :-1] / pool.capacity.sum(axis=0)[:, None]
-    print("\nmean reserved fraction per property over the day: "
-          + ", ".join(f"{n} {load[i].mean():.2f}" for i, n in enumerate(pool.names)))
-    _csv("collective_table1.csv", ["property", "mean", "paper_mean", "std", "paper_std", "min",
-                                   "paper_min", "max", "paper_max"], rows)
+    print(
+        "\nmean reserved fraction per property over the day: "
+        + ", ".join(f"{n} {load[i].mean():.2f}" for i, n in enumerate(pool.names))
+    )
+    _csv(
+        "collective_table1.csv",
+        [
+            "property",
+            "mean",
+            "paper_mean",
+            "std",
+            "paper_std",
+            "min",
+            "paper_min",
+            "max",
+            "paper_max",
+        ],
+        rows,
+    )
     plt = pyplot()
     if plt:
         fig, ax = plt.subplots(1, 4, figsize=(14, 3))
@@ -88,7 +105,7 @@ def _cankar_best(pool, req, repeats, m_max):
         res = coallocate(pool, req, "cankar", seed=r, m_max=m_max)
         if res.start is None:
             continue
-        assert verify(pool, req, res).ok, "inadmissible cankar output"
+        assert verify(req, pool, res).ok, "inadmissible cankar output"
         solved += 1
         if best is None or (res.start, -res.utilisation) < (best.start, -best.utilisation):
             best = res
@@ -107,7 +124,7 @@ def table2(pool, repeats, exact_check, seed):
             for kind, req in (("simple", simple), ("collective", coll)):
                 best, frac = _cankar_best(pool, req, repeats, 3)
                 sc = coallocate(pool, req, "scan")
-                if sc.start is not None and not verify(pool, req, sc).ok:
+                if sc.start is not None and not verify(req, pool, sc).ok:
                     inadmissible += 1
                 if q < exact_check:
                     ex = coallocate(pool, req, "exact")
@@ -119,8 +136,11 @@ def table2(pool, repeats, exact_check, seed):
                 rec[f"{kind}_scan_start"] = sc.start
                 rec[f"{kind}_scan_u"] = sc.utilisation
                 rec[f"{kind}_scan_proven"] = sc.proven
-                rec[f"{kind}_reason"] = None if sc.rejection is None else sc.rejection.get(
-                    "binding", {}).get("check", sc.rejection.get("reason"))
+                rec[f"{kind}_reason"] = (
+                    None
+                    if sc.rejection is None
+                    else sc.rejection.get("binding", {}).get("check", sc.rejection.get("reason"))
+                )
             rows.append(rec)
             per_n.setdefault(n, []).append(rec)
     keys = list(rows[0])
@@ -158,19 +178,26 @@ def table2(pool, repeats, exact_check, seed):
         print("|---|" + "---:|" * (len(COUNTS) + 1))
         for k, lab in enumerate(labels):
             vals = [st[n][k] for n in COUNTS]
-            print(f"| {lab} | " + " | ".join(f"{v} ({p})" for v, p in zip(vals, paper[lab]))
-                  + f" | {sum(vals)} ({sum(paper[lab])}) |")
+            print(
+                f"| {lab} | "
+                + " | ".join(f"{v} ({p})" for v, p in zip(vals, paper[lab]))
+                + f" | {sum(vals)} ({sum(paper[lab])}) |"
+            )
     # the judging view: solvable cases (scan proves the earliest start)
     for kind in ("simple", "collective"):
         solvable = [r for r in rows if r[f"{kind}_scan_start"] is not None]
         ck = [r for r in solvable if r[f"{kind}_cankar_start"] is not None]
         ck_early = [r for r in ck if r[f"{kind}_cankar_start"] == r[f"{kind}_scan_start"]]
         proven = sum(bool(r[f"{kind}_scan_proven"]) for r in solvable)
-        print(f"\n{kind}: solvable (scan, earliest start proven in {proven}) {len(solvable)}/540;"
-              f" cankar (best of {repeats} seeds) solves {len(ck)}, {len(ck_early)} of them at "
-              f"the earliest start")
-    print(f"\nexact earliest start agrees with scan on {checks['exact_agree']}/"
-          f"{checks['exact_checked']} checked requests; inadmissible scan outputs: {inadmissible}")
+        print(
+            f"\n{kind}: solvable (scan, earliest start proven in {proven}) {len(solvable)}/540;"
+            f" cankar (best of {repeats} seeds) solves {len(ck)}, {len(ck_early)} of them at "
+            f"the earliest start"
+        )
+    print(
+        f"\nexact earliest start agrees with scan on {checks['exact_agree']}/"
+        f"{checks['exact_checked']} checked requests; inadmissible scan outputs: {inadmissible}"
+    )
     plt = pyplot()
     if plt:
         fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -200,16 +227,35 @@ def table3(pool, repeats, seed, label, proven):
             sc = coallocate(pool, req, "scan")
             ref_u = ex.utilisation
             if not proven:  # best known at the exact earliest start
-                ref_u = max([ex.utilisation] + [r.utilisation for r in (ck, sc)
-                                                if r is not None and r.start == ex.start])
-            rows.append([q, kind, ex.start, ref_u, None if ck is None else ck.start,
-                         None if ck is None else ck.utilisation, sc.start, sc.utilisation])
-    _csv(f"collective_table3_{label}.csv", ["case", "kind", "opt_start", "opt_u", "cankar_start",
-                                           "cankar_u", "scan_start", "scan_u"], rows)
-    print(f"\n### Table 3 ({label}; reference factor "
-          f"{'proven optimal' if proven else 'best known at the proven earliest start'})\n")
-    print("| | cankar collective | cankar simple | scan collective | scan simple | paper coll. "
-          "| paper simple |")
+                ref_u = max(
+                    [ex.utilisation]
+                    + [r.utilisation for r in (ck, sc) if r is not None and r.start == ex.start]
+                )
+            rows.append(
+                [
+                    q,
+                    kind,
+                    ex.start,
+                    ref_u,
+                    None if ck is None else ck.start,
+                    None if ck is None else ck.utilisation,
+                    sc.start,
+                    sc.utilisation,
+                ]
+            )
+    _csv(
+        f"collective_table3_{label}.csv",
+        ["case", "kind", "opt_start", "opt_u", "cankar_start", "cankar_u", "scan_start", "scan_u"],
+        rows,
+    )
+    print(
+        f"\n### Table 3 ({label}; reference factor "
+        f"{'proven optimal' if proven else 'best known at the proven earliest start'})\n"
+    )
+    print(
+        "| | cankar collective | cankar simple | scan collective | scan simple | paper coll. "
+        "| paper simple |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|")
     res = {}
     for m, si, ui in (("cankar", 4, 5), ("scan", 6, 7)):
@@ -231,8 +277,11 @@ def table3(pool, repeats, seed, label, proven):
              ("factor at same start (of optimum)", lambda v: f"{v[4]:.3f}", ("0.92", "0.84")),
              ("factor above 99% of optimum", lambda v: v[5], ("22", "4"))]  # fmt: skip
     for name, f, paper in lines:
-        print(f"| {name} | " + " | ".join(str(f(res[c])) for c in cols)
-              + f" | {paper[0]} | {paper[1]} |")
+        print(
+            f"| {name} | "
+            + " | ".join(str(f(res[c])) for c in cols)
+            + f" | {paper[0]} | {paper[1]} |"
+        )
 
 
 # the compiled scan's own timers (core.Clock laps): Python preparation and the candidate
@@ -243,10 +292,14 @@ _PARTS = ("prepare", "window_max", "search")
 
 def timing(pool, n_cases, seed, max_rounds=300, counts=COUNTS, clock=time.perf_counter):
     rows = []
-    methods = (("scan", {}), ("scan", {"backend": "numpy"}), ("cankar", {"m_max": 3}),
-               ("cankar", {"m_max": 3, "backend": "numpy"}),
-               ("exact", {"enumerate_limit": 1, "time_limit": 20.0}),
-               ("exact", {"enumerate_limit": 1, "prune": False, "time_limit": 20.0}))
+    methods = (
+        ("scan", {}),
+        ("scan", {"backend": "numpy"}),
+        ("cankar", {"m_max": 3}),
+        ("cankar", {"m_max": 3, "backend": "numpy"}),
+        ("exact", {"enumerate_limit": 1, "time_limit": 20.0}),
+        ("exact", {"enumerate_limit": 1, "prune": False, "time_limit": 20.0}),
+    )
     warm = section42_requests(pool, 2, 1, seed=seed + 2)[0][1]
     for method, kw in methods:  # untimed: imports and first-call set-up of every method
         coallocate(pool, warm, method, seed=0, **kw)
@@ -276,11 +329,15 @@ def timing(pool, n_cases, seed, max_rounds=300, counts=COUNTS, clock=time.perf_c
     ns = np.array([r[0] for r in rows])
     skipped = int(np.isnan(arr["scan_numpy"]).sum())
     solved = np.array([r[4] for r in rows])
-    print(f"\n### Table 4 / Fig. 2: search time, {n_cases} cases x 2 kinds per N (median ms; "
-          "ratios = median of per-request ratios)\n")
-    print("| N | scan | scan twin | twin/scan | twin/scan (solved) | exact | exact/scan | "
-          "exact/scan (solved) | plain exact | plain/scan | cankar | cankar twin | "
-          "twin/cankar |")
+    print(
+        f"\n### Table 4 / Fig. 2: search time, {n_cases} cases x 2 kinds per N (median ms; "
+        "ratios = median of per-request ratios)\n"
+    )
+    print(
+        "| N | scan | scan twin | twin/scan | twin/scan (solved) | exact | exact/scan | "
+        "exact/scan (solved) | plain exact | plain/scan | cankar | cankar twin | "
+        "twin/cankar |"
+    )
     print("|---:|" + "---:|" * 12)
     for n in counts:
         s = ns == n
@@ -294,26 +351,32 @@ def timing(pool, n_cases, seed, max_rounds=300, counts=COUNTS, clock=time.perf_c
             mask = mask & ~np.isnan(a) & ~np.isnan(b)
             return np.median(a[mask] / b[mask]) if mask.any() else float("nan")
 
-        print(f"| {n} | {med(arr['scan'], s):.2f} | {med(arr['scan_numpy'], s):.1f} | "
-              f"{rat(arr['scan_numpy'], arr['scan'], s):.0f}x | "
-              f"{rat(arr['scan_numpy'], arr['scan'], ss):.0f}x | {med(arr['exact'], s):.1f} | "
-              f"{rat(arr['exact'], arr['scan'], s):.1f}x | "
-              f"{rat(arr['exact'], arr['scan'], ss):.1f}x"
-              f" | {med(arr['exact_plain'], s):.1f} | "
-              f"{rat(arr['exact_plain'], arr['scan'], s):.0f}x"
-              f" | {med(arr['cankar'], s):.2f} | {med(arr['cankar_numpy'], s):.1f} | "
-              f"{rat(arr['cankar_numpy'], arr['cankar'], s):.0f}x |")
+        print(
+            f"| {n} | {med(arr['scan'], s):.2f} | {med(arr['scan_numpy'], s):.1f} | "
+            f"{rat(arr['scan_numpy'], arr['scan'], s):.0f}x | "
+            f"{rat(arr['scan_numpy'], arr['scan'], ss):.0f}x | {med(arr['exact'], s):.1f} | "
+            f"{rat(arr['exact'], arr['scan'], s):.1f}x | "
+            f"{rat(arr['exact'], arr['scan'], ss):.1f}x"
+            f" | {med(arr['exact_plain'], s):.1f} | "
+            f"{rat(arr['exact_plain'], arr['scan'], s):.0f}x"
+            f" | {med(arr['cankar'], s):.2f} | {med(arr['cankar_numpy'], s):.1f} | "
+            f"{rat(arr['cankar_numpy'], arr['cankar'], s):.0f}x |"
+        )
     print("\ncompiled scan, its own timers (median ms over the N's requests): "
           + "; ".join(f"N = {n}: " + ", ".join(
               f"{k} {np.median([r[15 + q] for r in rows if r[0] == n]) * 1e3:.2f}"
               for q, k in enumerate(_PARTS)) for n in counts))  # fmt: skip
     c5 = ns == (5 if 5 in counts else counts[0])
-    print(f"\nscan twin skipped on {skipped} requests whose compiled search made more than "
-          f"{max_rounds} swaps (the pure-Python twin would take hours; ratios exclude them)")
+    print(
+        f"\nscan twin skipped on {skipped} requests whose compiled search made more than "
+        f"{max_rounds} swaps (the pure-Python twin would take hours; ratios exclude them)"
+    )
     ck5 = arr["cankar"][c5]
-    print(f"\nN = {ns[c5][0]}, cankar Phases II-V (compiled) [ms]: min {ck5.min() * 1e3:.3f}, "
-          f"max {ck5.max() * 1e3:.3f}, mean {ck5.mean() * 1e3:.3f}, "
-          f"std {ck5.std() * 1e3:.3f} (paper: 0.008 / 9.167 / 1.004 / 1.664)")
+    print(
+        f"\nN = {ns[c5][0]}, cankar Phases II-V (compiled) [ms]: min {ck5.min() * 1e3:.3f}, "
+        f"max {ck5.max() * 1e3:.3f}, mean {ck5.mean() * 1e3:.3f}, "
+        f"std {ck5.std() * 1e3:.3f} (paper: 0.008 / 9.167 / 1.004 / 1.664)"
+    )
     plt = pyplot()
     if plt:
         fig, ax = plt.subplots(figsize=(6, 3.5))

@@ -225,3 +225,56 @@ def test_threads_booking_in_place_never_overbook():
     for t in grid:
         np.testing.assert_allclose(pool.reserved_at(t), ledger.reserved_at(t), rtol=0, atol=1e-9)
         assert np.all(pool.reserved_at(t) <= cap + tol)
+
+
+def test_simulate_hands_every_booking_to_on_booking_before_reserving():
+    """``on_booking`` sees each accepted request as booked and the timetables it was solved
+    on: verify accepts every one there, those timetables are the background plus the earlier
+    bookings exactly (recomputed here), and the usage log equals one recomputed from the
+    bookings seen."""
+    from coalloc.collective import CollectiveRequest
+    from coalloc.collective.generators import random_instance
+    from coalloc.collective.simulate import simulate
+    from coalloc.collective.verify import verify_coallocation
+
+    pool, _ = random_instance(6, 1, n_slots=30, slot_seconds=300.0, load=0.5, seed=3)
+    rng = np.random.default_rng(3)
+    reqs = []
+    for a in rng.uniform(0, 3000, 30):  # windows of 10 minutes: some are refused
+        dur, n, e = rng.uniform(300, 1500), int(rng.integers(1, 4)), rng.uniform(0.5, 3)
+        reqs.append((float(a), CollectiveRequest(float(dur), n, a, a + 600, {"p0": float(e)})))
+    seen = []
+
+    def hook(q, req, res, ledger):
+        report = verify_coallocation(req, ledger, res.start, res.resources, res.amounts)
+        assert report.ok, report.violations
+        seen.append((q, req, res, ledger.reserved.copy()))
+
+    ledger = pool.copy()
+    sim = simulate(ledger, reqs, align=300.0, in_place=True, on_booking=hook)
+    accepted = [q for q, r in enumerate(sim.records) if r["accepted"]]
+    assert [s[0] for s in seen] == accepted and len(accepted) >= 5
+    assert len(accepted) < len(reqs)  # some refused: the pool was tight
+    t = pool.times
+    want = pool.reserved.copy()
+    for _, req, res, before in seen:
+        np.testing.assert_allclose(before, want, rtol=0, atol=1e-12)  # not yet booked
+        k0, k1 = np.searchsorted(t, [res.start, res.start + req.duration])
+        want[np.asarray(res.resources), :, k0:k1] += np.asarray(res.amounts)[:, :, None]
+    np.testing.assert_allclose(ledger.reserved, want, rtol=0, atol=1e-12)
+    # the usage log: the background plus the bookings seen, summed over nodes, per slot
+    cap = pool.capacity.sum(axis=0)[0]
+    for s, at in enumerate(sim.slot_times):
+        k = np.searchsorted(t, at, side="right") - 1
+        jobs = sum(float(np.sum(res.amounts, axis=0)[0]) for _, req, res, _ in seen
+                   if res.start <= at < res.start + req.duration)  # fmt: skip
+        base = pool.reserved[:, 0, k].sum()
+        assert sim.usage[s, 0] == pytest.approx((base + jobs) / cap, abs=1e-12)
+        assert sim.job_usage[s, 0] == pytest.approx(jobs / cap, abs=1e-12)
+
+
+def test_simulate_refuses_an_on_booking_that_is_not_callable():
+    from coalloc.collective.simulate import simulate
+
+    with pytest.raises(TypeError, match="on_booking"):
+        simulate(ResourcePool([[1.0]], ["p"]), [], on_booking=3)

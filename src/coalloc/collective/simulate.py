@@ -10,7 +10,7 @@ it was accepted, its start delay and utilisation factor, and the pool's usage pe
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -24,10 +24,19 @@ from .solvers import DEFAULT_METHOD, coallocate
 __all__ = ["simulate", "SimulationResult"]
 
 
-def _sample(pool: ResourcePool, slot_times: np.ndarray) -> np.ndarray:
-    k = np.searchsorted(pool.times, slot_times, side="right") - 1
+def _totals(pool: ResourcePool) -> Tuple[np.ndarray, np.ndarray]:
+    """The pool's breakpoints and its reserved amounts summed over nodes (m x K)."""
+    return pool.times.copy(), pool.reserved.sum(axis=0)
+
+
+def _sample(pool: ResourcePool, totals: Tuple[np.ndarray, np.ndarray],
+            slot_times: np.ndarray) -> np.ndarray:  # fmt: skip
+    # the node sums first, then the slots (indexing every node's row at every slot copied the
+    # whole timetable: 0.7 GB and 2.4 s at 10,000 nodes x 10 days of 5-minute slots)
+    times, summed = totals
+    k = np.searchsorted(times, slot_times, side="right") - 1
     tot = pool.capacity.sum(axis=0)
-    used = pool.reserved[:, :, k].sum(axis=0)
+    used = summed[:, k]
     # a property the pool has none of is used 0 (0/0: no NaN in the usage log)
     return np.divide(used, tot[:, None], out=np.zeros_like(used), where=tot[:, None] > 0).T
 
@@ -43,6 +52,7 @@ def simulate(
     show_progress: bool = False,
     align: Optional[float] = None,
     in_place: bool = False,
+    on_booking: Optional[Callable[[int, CollectiveRequest, Any, ResourcePool], None]] = None,
     **params: Any,
 ) -> SimulationResult:
     """Run a stream of ``(arrival, request)`` against a copy of ``pool``.
@@ -71,6 +81,14 @@ def simulate(
         None: the requests as they are.
     in_place : bool
         Book on ``pool`` itself (the ledger after the run), not on a copy.
+    on_booking : callable, optional
+        Called as ``on_booking(q, request, result, pool)`` for every accepted request just
+        before it is reserved: ``q`` its position in order of arrival, ``request`` the request
+        as booked (window clipped to the arrival, on the grid with ``align``), ``result`` its
+        co-allocation, ``pool`` the timetables it was computed on (read them, do not change
+        them). For an independent check of every booking, for example
+        :func:`~coalloc.collective.verify.verify_coallocation`; an exception it raises stops
+        the run.
     **params
         Parameters of the method.
 
@@ -92,6 +110,8 @@ def simulate(
         align = checks.number(align, "align")
     if horizon is not None:
         horizon = checks.number(horizon, "horizon", allow_zero=True)
+    if on_booking is not None and not callable(on_booking):
+        raise TypeError(f"on_booking must be callable, got {type(on_booking).__name__}")
     for q, item in enumerate(requests):
         if not (isinstance(item, (tuple, list)) and len(item) == 2):
             raise TypeError(f"requests[{q}] must be an (arrival, CollectiveRequest) pair")
@@ -104,7 +124,7 @@ def simulate(
         if not isinstance(item[1], CollectiveRequest):
             raise TypeError(f"requests[{q}] must hold a CollectiveRequest, got "
                             f"{type(item[1]).__name__}")  # fmt: skip
-    background = pool.copy()
+    background = _totals(pool)  # the usage before the stream (not a copy of the timetables)
     work = pool if in_place else pool.copy()
     items = sorted(requests, key=lambda x: x[0])
     records = []
@@ -125,6 +145,8 @@ def simulate(
                "accepted": res.start is not None, "start": res.start, "delay": None,
                "utilisation": res.utilisation, "reason": None}  # fmt: skip
         if res.start is not None:
+            if on_booking is not None:
+                on_booking(q, r2, res, work)
             work.reserve(res.start, dur, res.resources, res.amounts)
             rec["delay"] = res.start - te0
         else:
@@ -135,6 +157,6 @@ def simulate(
     check_memory(4.0 * 8 * n_slots * max(work.n_properties, 1),
                  f"usage logs of {n_slots:.3g} slots of {slot_seconds:g} s")  # fmt: skip
     slot_times = np.arange(0.0, end, float(slot_seconds))
-    usage = _sample(work, slot_times)
-    return SimulationResult(records, slot_times, usage, usage - _sample(background, slot_times),
-                            pool.names)  # fmt: skip
+    usage = _sample(work, _totals(work), slot_times)
+    jobs = usage - _sample(work, background, slot_times)
+    return SimulationResult(records, slot_times, usage, jobs, pool.names)
