@@ -374,6 +374,22 @@ def scan(
             pos += size
             size = block if pos == 1 else min(size * 8, max(_MAX_BLOCK, block))
 
+    def program(t, a):
+        """The integer program decides whether any set of the eligible nodes (available
+        amounts ``a``) exists at start ``t``: its rows, or None with the start noted
+        (infeasible, or undecided within the program's time limit)."""
+        nonlocal unknown
+        counters["solver_calls"] += 1
+        status, r = feasible_subset(a, d, n, backend=solver, time_limit=program_time_limit,
+                                    tol=tol)  # fmt: skip
+        if status == "infeasible":
+            note({"start": float(t), "check": "combination", "property": None})
+            return None
+        if r is None:
+            unknown += 1
+            note({"start": float(t), "check": "undecided", "property": None})
+        return r
+
     for t, tmax in passing():
         avail = cap - tmax
         el = np.flatnonzero(np.all(avail >= elo[None, :], axis=1))
@@ -395,15 +411,8 @@ def scan(
                 note({"start": float(t), "check": "combination", "property": None})
                 continue
             if not cands:
-                counters["solver_calls"] += 1
-                status, r = feasible_subset(a, d, n, backend=solver, time_limit=program_time_limit,
-                                            tol=tol)  # fmt: skip
-                if status == "infeasible":
-                    note({"start": float(t), "check": "combination", "property": None})
-                    continue
+                r = program(t, a)
                 if r is None:
-                    unknown += 1
-                    note({"start": float(t), "check": "undecided", "property": None})
                     continue
                 cands = [np.asarray(r, dtype=np.int64)]
             rows, k = _improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds)
@@ -416,15 +425,8 @@ def scan(
             if not cands:
                 # the repair from the best-coverage start failed: the integer program
                 # decides whether any set exists at this start
-                counters["solver_calls"] += 1
-                status, r = feasible_subset(a, d, n, backend=solver, time_limit=program_time_limit,
-                                            tol=tol)  # fmt: skip
-                if status == "infeasible":
-                    note({"start": float(t), "check": "combination", "property": None})
-                    continue
+                r = program(t, a)
                 if r is None:
-                    unknown += 1
-                    note({"start": float(t), "check": "undecided", "property": None})
                     continue
                 r, k = ker.swap_search(a, tm, cp, d, r, max_rounds, tol)
                 counters["swap_rounds"] += k
