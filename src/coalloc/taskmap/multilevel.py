@@ -54,8 +54,10 @@ from scipy.sparse import csgraph
 from .._shared import interrupt
 from .._shared.caches import cache_of
 from .._shared.seeding import check_seed
+from . import _multilevel
 from .model import ResourceGraph, TaskGraph, max_occupancy, occupancy_graph
 from .result import TaskMappingResult
+from .routing import route_table
 
 __all__ = ["map_multilevel", "hierarchy_order"]
 
@@ -142,16 +144,12 @@ class _Topology:
         self.E = res.n_links
         self.cap = res.capacity[node].astype(np.float64)
         self.bw = res.bandwidth.astype(np.float64)
-        lens = np.zeros(p * p, dtype=np.int64)
-        chunks = []
-        for a in range(p):
-            tab = res.routes_from(int(node[a]))[node]
-            ok = tab >= 0
-            lens[a * p : (a + 1) * p] = ok.sum(axis=1)
-            chunks.append(tab[ok])
-        self.rptr = np.zeros(p * p + 1, dtype=np.int64)
-        np.cumsum(lens, out=self.rptr[1:])
-        self.rlink = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
+        table = route_table(res)
+        self.rptr, self.rlink = _multilevel.pair_routes(
+            table.pred, table.pred_link, table.proc_row, node
+        )
+        self.routes = _multilevel.PairRoutes(self.rptr, self.rlink, self.E)
+        lens = np.diff(self.rptr)
         self.hops = lens.reshape(p, p)
         # link -> pairs using it (inverse CSR)
         pair_of = np.repeat(np.arange(p * p, dtype=np.int64), lens)
@@ -191,6 +189,14 @@ class _Level:
         self.ip, self.ix, self.iw, self.vw = ip, ix, iw, vw
         self.n = vw.shape[0]
         self.cmap: Optional[np.ndarray] = None
+        self._kern = None
+
+    @property
+    def kern(self) -> _multilevel.Level:
+        """The compiled view of the CSR (checked once, on first use)."""
+        if self._kern is None:
+            self._kern = _multilevel.Level(self.ip, self.ix, self.iw)
+        return self._kern
 
 
 def _coarsen(level: _Level, max_w: float, rng: np.random.Generator) -> Optional[_Level]:
@@ -663,26 +669,24 @@ def _refine(state: _State, max_moves: int, n_cand: int = 24, n_light: int = 8) -
             break
         rt_a = np.asarray(rt, dtype=np.int64)
         rb_a = np.asarray(rb, dtype=np.int64)
-        nrow = rt_a.shape[0]
-        row, link, val = state._row_deltas(rt_a, rb_a)
-        ulink, li = np.unique(link, return_inverse=True)
-        d = np.zeros((nrow, ulink.shape[0]))
-        np.add.at(d, (row, li), val)
-        new_l = (state.lload[ulink] + d) / topo.bw[ulink]
-        up = np.where(d > _TINY * (1 + state.lload[ulink]), new_l, -np.inf)
-        score = up.max(axis=1) if ulink.shape[0] else np.full(nrow, -np.inf)
+        up, dv = _multilevel.score_moves(
+            lv.kern,
+            topo.routes,
+            m,
+            state.lload,
+            topo.bw,
+            rt_a,
+            rb_a,
+            idx if kind == "link" else -1,
+            _TINY,
+        )
         w = lv.vw[rt_a]
         a_of = m[rt_a]
-        score = np.maximum(score, (state.nload[rb_a] + w) / topo.cap[rb_a])
+        score = np.maximum(up, (state.nload[rb_a] + w) / topo.cap[rb_a])
         if kind == "node":
             relief = (state.nload[idx] - w) / topo.cap[idx]
             ok = w > 0
         else:
-            col = np.searchsorted(ulink, idx)
-            if col < ulink.shape[0] and ulink[col] == idx:
-                dv = d[:, col]
-            else:
-                dv = np.zeros(nrow)
             relief = (state.lload[idx] + dv) / topo.bw[idx]
             ok = dv < -_TINY * (1 + state.lload[idx])
         score = np.maximum(score, relief)

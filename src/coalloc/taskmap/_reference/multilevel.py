@@ -1,0 +1,194 @@
+"""Pure Python/NumPy twin of coalloc.taskmap._multilevel (src/_core/taskmap/_multilevel.cpp).
+
+All routes between processors as one CSR (:func:`pair_routes`) and the scores of candidate
+bottleneck moves (:func:`score_moves`), with the kernel's signatures, checks and
+floating-point operation order: the parity tests in ``tests/taskmap/test_multilevel.py``
+require bit-identical results. :func:`score_moves` is the vectorised NumPy code the
+multilevel mapper ran before the kernel existed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .occupancy import Routes
+
+__all__ = ["PairRoutes", "Level", "pair_routes", "score_moves"]
+
+
+def _need(ok: bool, msg: str) -> None:
+    if not ok:
+        raise ValueError(msg)
+
+
+def pair_routes(pred, pred_link, proc_row, nodes) -> tuple:
+    """CSR ``(rptr, rlink)`` of the routes between ``nodes[a]`` and ``nodes[b]``.
+
+    Pair ``a * P + b``; the links of each route in the order the predecessor walk meets
+    them (:meth:`coalloc.taskmap._reference.occupancy.Routes.route`).
+
+    Parameters
+    ----------
+    pred, pred_link : ndarray of int32, shape (P0, R)
+        The routing tables of a resource graph.
+    proc_row : ndarray of int64, shape (R,)
+        Row of each processor, ``-1`` for a router.
+    nodes : ndarray of int64, shape (P,)
+        Processors, in the order of the pairs.
+
+    Returns
+    -------
+    rptr : ndarray of int64, shape (P * P + 1,)
+    rlink : ndarray of int64
+    """
+    proc_row = np.ascontiguousarray(proc_row, dtype=np.int64)
+    nodes = np.ascontiguousarray(nodes, dtype=np.int64)
+    _need(nodes.ndim == 1, "nodes must be 1-D")
+    r = proc_row.shape[0]
+    for v in nodes.tolist():
+        _need(0 <= v < r and proc_row[v] >= 0, f"nodes must hold processors, got {v}")
+    routes = Routes(pred, pred_link, proc_row, int(np.max(pred_link, initial=-1)) + 1)
+    p = nodes.shape[0]
+    rptr = np.zeros(p * p + 1, dtype=np.int64)
+    chunks = []
+    for a in range(p):
+        for b in range(p):
+            links = (
+                routes.route(int(nodes[a]), int(nodes[b]))
+                if a != b
+                else np.zeros(0, dtype=np.int64)
+            )
+            chunks.append(links)
+            rptr[a * p + b + 1] = rptr[a * p + b] + links.shape[0]
+    rlink = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
+    return rptr, rlink.astype(np.int64)
+
+
+class PairRoutes:
+    """The CSR of :func:`pair_routes`, checked once.
+
+    Parameters
+    ----------
+    rptr, rlink : ndarray of int64
+        The routes (pair ``a * P + b``).
+    n_links : int
+        The number of links ``E``.
+    """
+
+    def __init__(self, rptr, rlink, n_links: int):
+        self.rptr = np.ascontiguousarray(rptr, dtype=np.int64)
+        self.rlink = np.ascontiguousarray(rlink, dtype=np.int64)
+        _need(self.rptr.ndim == 1 and self.rptr.shape[0] >= 1, "rptr must be 1-D and non-empty")
+        pp = self.rptr.shape[0] - 1
+        self.P = int(round(pp**0.5))
+        _need(self.P * self.P == pp, "rptr must have P * P + 1 entries")
+        _need(n_links >= 0, "n_links must be >= 0")
+        self.E = int(n_links)
+        _need(self.rptr[0] == 0, "rptr must start at 0")
+        _need(bool(np.all(np.diff(self.rptr) >= 0)), "rptr must be non-decreasing")
+        _need(self.rlink.shape == (self.rptr[-1],), "rlink must have shape (rptr[-1],)")
+        _need(
+            bool(np.all((self.rlink >= 0) & (self.rlink < self.E))),
+            "rlink must hold link ids in [0, n_links)",
+        )
+
+
+class Level:
+    """A symmetric task graph as CSR ``(ip, ix, iw)``, checked once.
+
+    Parameters
+    ----------
+    ip, ix : ndarray of int64
+    iw : ndarray of float64
+    """
+
+    def __init__(self, ip, ix, iw):
+        self.ip = np.ascontiguousarray(ip, dtype=np.int64)
+        self.ix = np.ascontiguousarray(ix, dtype=np.int64)
+        self.iw = np.ascontiguousarray(iw, dtype=np.float64)
+        _need(self.ip.ndim == 1 and self.ip.shape[0] >= 1, "ip must be 1-D and non-empty")
+        self.n = self.ip.shape[0] - 1
+        _need(self.ix.ndim == 1 and self.iw.shape == self.ix.shape, "ix, iw: bad shapes")
+        _need(self.ip[0] == 0 and self.ip[-1] == self.ix.shape[0], "ip must span ix")
+        _need(bool(np.all(np.diff(self.ip) >= 0)), "ip must be non-decreasing")
+        _need(bool(np.all((self.ix >= 0) & (self.ix < self.n))), "ix must be in [0, n)")
+
+
+def _expand(starts: np.ndarray, lens: np.ndarray) -> tuple:
+    total = int(lens.sum())
+    owner = np.repeat(np.arange(lens.shape[0]), lens)
+    if total == 0:
+        return np.zeros(0, dtype=np.int64), owner
+    first = np.cumsum(lens) - lens
+    return np.repeat(starts, lens) + (np.arange(total) - first[owner]), owner
+
+
+def score_moves(level, routes, m, lload, bw, rt, rb, link: int, tiny: float) -> tuple:
+    """Scores of moving task ``rt[i]`` to processor ``rb[i]`` (mapping ``m``).
+
+    Parameters
+    ----------
+    level : Level
+        The task graph.
+    routes : PairRoutes
+        The routes between processors.
+    m : ndarray of int64, shape (n,)
+        The processor of every task.
+    lload, bw : ndarray of float64, shape (E,)
+        Link loads and bandwidths.
+    rt, rb : ndarray of int64, shape (k,)
+        The candidate moves.
+    link : int
+        A link whose load change is reported, or ``-1``.
+    tiny : float
+        A link's load "rises" when its change exceeds ``tiny * (1 + load)``.
+
+    Returns
+    -------
+    up : ndarray of float64, shape (k,)
+        The largest occupancy ``(load + change) / bandwidth`` over the links whose load
+        rises; ``-inf`` when none does.
+    dv : ndarray of float64, shape (k,)
+        The change of the load of ``link`` (0 when ``link`` is ``-1``).
+    """
+    m = np.ascontiguousarray(m, dtype=np.int64)
+    lload = np.ascontiguousarray(lload, dtype=np.float64)
+    bw = np.ascontiguousarray(bw, dtype=np.float64)
+    rt = np.ascontiguousarray(rt, dtype=np.int64)
+    rb = np.ascontiguousarray(rb, dtype=np.int64)
+    n, p, e = level.n, routes.P, routes.E
+    _need(m.shape == (n,), "m must have shape (n,)")
+    _need(lload.shape == (e,) and bw.shape == (e,), "lload and bw must have shape (n_links,)")
+    _need(rt.ndim == 1 and rb.shape == rt.shape, "rb must have the shape of rt")
+    _need(-1 <= link < e, "link must be -1 or in [0, n_links)")
+    ip, ix, iw = level.ip, level.ix, level.iw
+    for t, b in zip(rt.tolist(), rb.tolist()):
+        _need(0 <= t < n, "rt must hold tasks in [0, n)")
+        _need(0 <= b < p, "rb must hold processors in [0, P)")
+        for u in [t, *ix[ip[t] : ip[t + 1]].tolist()]:
+            _need(0 <= m[u] < p, "m must hold processors in [0, P)")
+    nrow = rt.shape[0]
+    deg = ip[rt + 1] - ip[rt]
+    ent, row = _expand(ip[rt], deg)
+    q = m[ix[ent]]
+    w = iw[ent]
+    a = m[rt][row]
+    b = rb[row]
+    pairs = np.concatenate([b * p + q, a * p + q])
+    vals = np.concatenate([w, -w])
+    prow = np.concatenate([row, row])
+    lens = routes.rptr[pairs + 1] - routes.rptr[pairs]
+    lent, own = _expand(routes.rptr[pairs], lens)
+    row, lk, val = prow[own], routes.rlink[lent], vals[own]
+    ulink, li = np.unique(lk, return_inverse=True)
+    d = np.zeros((nrow, ulink.shape[0]))
+    np.add.at(d, (row, li), val)
+    new_l = (lload[ulink] + d) / bw[ulink]
+    rise = np.where(d > tiny * (1 + lload[ulink]), new_l, -np.inf)
+    up = rise.max(axis=1) if ulink.shape[0] else np.full(nrow, -np.inf)
+    dv = np.zeros(nrow)
+    if link >= 0:
+        col = np.searchsorted(ulink, link)
+        if col < ulink.shape[0] and ulink[col] == link:
+            dv = d[:, col].copy()
+    return up, dv
