@@ -250,7 +250,42 @@ def _subgraph(level: _Level, verts: np.ndarray) -> tuple:
     indptr = np.zeros(n_loc + 1, dtype=np.int64)
     np.cumsum(np.bincount(own[ok], minlength=n_loc), out=indptr[1:])
     # rows come in order (own is sorted) and a level's CSR has no duplicate entries
-    return sp.csr_matrix((level.iw[ent][ok], nb[ok], indptr), shape=(n_loc, n_loc))
+    return indptr, nb[ok], level.iw[ent][ok]
+
+
+#: Up to this many vertices, hop distances come from a Python breadth-first search (the
+#: same distances as SciPy's, without its per-call overhead).
+_SMALL_BFS = 128
+
+
+def _hops(csr: tuple, src: int) -> np.ndarray:
+    """Hop distances from ``src`` in the graph of the CSR triple (``-1``: unreachable);
+    every stored entry is an edge, as for :func:`scipy.sparse.csgraph.shortest_path`."""
+    sip, six, siw = csr
+    n = sip.shape[0] - 1
+    if n > _SMALL_BFS:
+        d = csgraph.shortest_path(
+            sp.csr_matrix((siw, six, sip), shape=(n, n)),
+            unweighted=True,
+            directed=False,
+            indices=src,
+        )
+        d[~np.isfinite(d)] = -1
+        return d
+    ptr, idx = sip.tolist(), six.tolist()
+    dist = [-1] * n
+    dist[src] = 0
+    frontier = [src]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            dv = dist[v] + 1
+            for u in idx[ptr[v] : ptr[v + 1]]:
+                if dist[u] < 0:
+                    dist[u] = dv
+                    nxt.append(u)
+        frontier = nxt
+    return np.asarray(dist, dtype=np.float64)
 
 
 def _grow(
@@ -264,22 +299,20 @@ def _grow(
     """
     n_loc = verts.shape[0]
     sub = _subgraph(level, verts)
-    sip, six, siw = sub.indptr, sub.indices, sub.data
+    sip, six, siw = sub
     wloc = level.vw[verts]
     rows = np.repeat(np.arange(n_loc), np.diff(sip))
-    d0 = csgraph.shortest_path(sub, unweighted=True, directed=False, indices=0)
-    d0[~np.isfinite(d0)] = -1
+    d0 = _hops(sub, 0)
     a = int(np.argmax(d0))
     if trials == 1 and not spectral:
         inside = _grow_from(sip, six, siw, wloc, target, a)
         _fm(sip, six, siw, wloc, inside, target)
         return inside
-    da = csgraph.shortest_path(sub, unweighted=True, directed=False, indices=a)
-    da[~np.isfinite(da)] = -1
+    da = _hops(sub, a)
     b = int(np.argmax(da))
     seeds = [a, b]
     if trials > 2:
-        db = csgraph.shortest_path(sub, unweighted=True, directed=False, indices=b)
+        db = _hops(sub, b)
         both = np.minimum(np.where(da < 0, np.inf, da), np.where(db < 0, np.inf, db))
         both[~np.isfinite(both)] = -1
         seeds.append(int(np.argmax(both)))
@@ -291,7 +324,7 @@ def _grow(
         if how == "grow":
             inside = _grow_from(sip, six, siw, wloc, target, s0)
         else:
-            inside = _spectral(sub, wloc, target)
+            inside = _spectral(sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc)), wloc, target)
         _fm(sip, six, siw, wloc, inside, target)
         cut = float(siw[inside[rows] != inside[six]].sum())
         if cut < best_cut - 1e-12:
@@ -728,7 +761,7 @@ def map_multilevel(
     subsets: bool = True,
     keep: int = 2,
     max_moves: Optional[int] = None,
-    speed_exponents: tuple = (1.0, 0.5, 0.0),
+    speed_exponents: Optional[tuple] = None,
     paper_start: int = 300,
 ) -> TaskMappingResult:
     """Map ``tasks`` onto ``resources`` minimising the maximum occupancy (multilevel).
@@ -753,10 +786,14 @@ def map_multilevel(
         How many of the best initial mappings are refined through all levels (at least 1).
     max_moves : int, optional
         Refinement moves per level (default ``max(200, 4 x vertices)``).
-    speed_exponents : tuple of float, default (1.0, 0.5, 0.0)
+    speed_exponents : tuple of float, optional
         The initial mappings give processor ``p`` a share of the compute proportional to
         ``capacity[p] ** alpha`` for each ``alpha`` here (1: proportional to speed; 0: equal
         shares, which cut the task graph into equal parts and may load slow links less).
+        Default ``(1.0, 0.5, 0.0)`` above ``paper_start`` tasks, ``(1.0,)`` up to there
+        (where the paper's start is one more: the other exponents changed none of 33 small
+        instances of ``bench/taskmap/vs_peers.py`` and Table 1, and cost a quarter of the
+        time).
     paper_start : int, default 300
         Up to this many tasks, the mapping of the paper's ``"open+improve"``
         (:func:`~coalloc.taskmap.map_tasks`) is one more start, refined by bottleneck moves
@@ -796,6 +833,10 @@ def map_multilevel(
         raise ValueError(f"coarse_factor must be positive, got {coarse_factor!r}")
     if not isinstance(subsets, (bool, np.bool_)):
         raise TypeError("subsets must be a bool")
+    if isinstance(paper_start, bool) or not isinstance(paper_start, (int, np.integer)):
+        raise TypeError(f"paper_start must be an int, got {paper_start!r}")
+    if speed_exponents is None:  # up to paper_start tasks the paper's start is one more
+        speed_exponents = (1.0,) if tasks.n <= paper_start else (1.0, 0.5, 0.0)
     if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or keep < 1:
         raise ValueError(f"keep must be an int >= 1, got {keep!r}")
     if max_moves is not None and (
@@ -810,8 +851,6 @@ def map_multilevel(
     if not exps or not all(np.isfinite(exps)) or min(exps) < 0:
         raise ValueError(f"speed_exponents must be non-negative numbers, got {speed_exponents!r}")
     params["speed_exponents"] = exps
-    if isinstance(paper_start, bool) or not isinstance(paper_start, (int, np.integer)):
-        raise TypeError(f"paper_start must be an int, got {paper_start!r}")
     params["paper_start"] = int(paper_start)
     speed_exponents = exps
     t0 = time.perf_counter()
