@@ -6,7 +6,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <queue>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -66,6 +69,126 @@ struct LevelView {
         for (i64 q = 0; q < p[n]; ++q) need(x[q] >= 0 && x[q] < n, "ix must be in [0, n)");
     }
 };
+
+// One bisection of a small graph (local CSR sip, six, siw; vertex weights wloc): graph
+// growing from `seed` to about `target` (gain = volume to the grown side - volume to the
+// rest; a vertex that would overshoot by more than half of itself is skipped), then `passes`
+// Fiduccia-Mattheyses passes within `tol` of the target, each rolled back to its best prefix.
+// The twin's heapq holds (-gain, vertex) pairs; a min-heap of the same pairs pops them in the
+// same order (the pairs are totally ordered), so the answers are identical.
+using Entry = std::pair<double, i64>;
+using MinHeap = std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>>;
+
+void grow_fm_kernel(i64 n, const i64* sip, const i64* six, const double* siw, const double* wloc,
+                    double target, i64 seed, double tol, int passes, std::uint8_t* inside) {
+    // seed < 0: no growing, the FM passes start from `inside` as given
+    const double tiny = 1e-12;
+    std::vector<double> gain(n, 0.0);
+    for (i64 v = 0; v < n; ++v) {
+        double g = 0.0;
+        for (i64 k = sip[v]; k < sip[v + 1]; ++k) g += siw[k];
+        gain[v] = -g;
+    }
+    std::vector<char> done(n, 0);
+    MinHeap heap;
+    double got = 0.0;
+    if (seed >= 0) {
+        std::fill(inside, inside + n, std::uint8_t{0});
+        heap.push({-gain[seed], seed});
+    }
+    while (seed >= 0 && got < target - tiny) {
+        if (heap.empty()) {
+            i64 s = -1;
+            for (i64 v = 0; v < n; ++v)
+                if (!inside[v] && !done[v] && (s < 0 || gain[v] > gain[s])) s = v;
+            if (s < 0) break;
+            heap.push({-gain[s], s});
+        }
+        const Entry top = heap.top();
+        heap.pop();
+        const i64 v = top.second;
+        if (inside[v] || done[v] || -top.first != gain[v]) continue;
+        if (got + wloc[v] > target && got + wloc[v] / 2 > target && got > 0) {
+            done[v] = 1;
+            continue;
+        }
+        inside[v] = 1;
+        got += wloc[v];
+        for (i64 k = sip[v]; k < sip[v + 1]; ++k) {
+            const i64 u = six[k];
+            if (!inside[u]) {
+                gain[u] += 2 * siw[k];
+                if (!done[u]) heap.push({-gain[u], u});
+            }
+        }
+    }
+    if (n < 2) return;
+    std::vector<std::uint8_t> side(inside, inside + n);
+    std::vector<double> ext(n), intl(n);
+    std::vector<char> locked(n);
+    std::vector<i64> moves;
+    for (int pass = 0; pass < passes; ++pass) {
+        for (i64 v = 0; v < n; ++v) {
+            double e = 0.0, in = 0.0;
+            for (i64 k = sip[v]; k < sip[v + 1]; ++k) {
+                const bool same = side[v] == side[six[k]];
+                e += same ? 0.0 : siw[k];
+                in += same ? siw[k] : 0.0;
+            }
+            ext[v] = e;
+            intl[v] = in;
+            gain[v] = e - in;
+        }
+        double cut = 0.0, w_in = 0.0;
+        for (i64 v = 0; v < n; ++v) cut += ext[v];
+        cut /= 2;
+        for (i64 v = 0; v < n; ++v)
+            if (side[v]) w_in += wloc[v];
+        std::vector<Entry> init;
+        for (i64 v = 0; v < n; ++v)
+            if (ext[v] > 0) init.push_back({-gain[v], v});
+        MinHeap h(std::greater<Entry>(), std::move(init));
+        std::fill(locked.begin(), locked.end(), 0);
+        moves.clear();
+        double best_cut = cut, best_dev = std::fabs(w_in - target);
+        std::size_t best_k = 0;
+        int bad = 0;
+        while (!h.empty() && bad < 64) {
+            const Entry top = h.top();
+            h.pop();
+            const i64 v = top.second;
+            if (locked[v] || -top.first != gain[v]) continue;
+            const double dw = side[v] ? -wloc[v] : wloc[v];
+            const double dev_new = std::fabs(w_in + dw - target);
+            if (dev_new > tol && dev_new >= std::fabs(w_in - target)) continue;
+            locked[v] = 1;
+            side[v] ^= 1;
+            w_in += dw;
+            cut -= gain[v];
+            gain[v] = -gain[v];
+            for (i64 k = sip[v]; k < sip[v + 1]; ++k) {
+                const i64 u = six[k];
+                if (locked[u]) continue;
+                gain[u] += side[u] != side[v] ? 2 * siw[k] : -2 * siw[k];
+                h.push({-gain[u], u});
+            }
+            moves.push_back(v);
+            const double dev = std::fabs(w_in - target);
+            if ((dev <= tol || dev < best_dev) &&
+                (cut < best_cut - 1e-12 || (cut <= best_cut + 1e-12 && dev < best_dev))) {
+                best_cut = cut;
+                best_dev = dev;
+                best_k = moves.size();
+                bad = 0;
+            } else {
+                ++bad;
+            }
+        }
+        for (std::size_t j = best_k; j < moves.size(); ++j) side[moves[j]] ^= 1;
+        if (best_k == 0) break;
+    }
+    std::copy(side.begin(), side.end(), inside);
+}
 
 }  // namespace
 
@@ -204,4 +327,35 @@ PYBIND11_MODULE(_multilevel, mod) {
         py::arg("rt"), py::arg("rb"), py::arg("link"), py::arg("tiny"),
         "For moving task rt[i] to processor rb[i]: the largest occupancy of a link whose load "
         "rises (-inf: none) and the change of the load of `link` (0 when link = -1).");
+    mod.def(
+        "grow_fm",
+        [](Arr<i64> sip, Arr<i64> six, Arr<double> siw, Arr<double> wloc, double target,
+           i64 seed, double tol, int passes, Arr<bool> start) {
+            need(wloc.ndim() == 1, "wloc must be 1-D, got shape " + shape_of(wloc));
+            const i64 n = wloc.shape(0);
+            coalloc::bind::need_csr_shapes(sip, six, siw, n);
+            const i64* p = sip.data();
+            const i64* x = six.data();
+            need(p[0] == 0 && p[n] == six.shape(0), "indptr must start at 0 and end at len(indices)");
+            for (i64 v = 0; v < n; ++v) need(p[v] <= p[v + 1], "indptr must be non-decreasing");
+            for (i64 q = 0; q < p[n]; ++q) need(x[q] >= 0 && x[q] < n, "indices must be in [0, n)");
+            need(seed >= -1 && seed < n, "seed must be -1 or a vertex in [0, n)");
+            need_length(start, n, "start");
+            need(passes >= 0, "passes must be >= 0");
+            py::array_t<bool> out(n);
+            static_assert(sizeof(bool) == 1, "bool must be one byte");
+            auto* o = reinterpret_cast<std::uint8_t*>(out.mutable_data());
+            const bool* st = start.data();
+            for (i64 v = 0; v < n; ++v) o[v] = st[v] ? 1 : 0;
+            {
+                py::gil_scoped_release release;
+                grow_fm_kernel(n, p, x, siw.data(), wloc.data(), target, seed, tol, passes, o);
+            }
+            return out;
+        },
+        py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("wloc"),
+        py::arg("target"), py::arg("seed"), py::arg("tol"), py::arg("passes"), py::arg("start"),
+        "Bisection of a small graph: growing from seed to about target (seed = -1: from the "
+        "bool array start as given), then FM passes within tol of the target; returns the "
+        "side of the target as a bool array.");
 }

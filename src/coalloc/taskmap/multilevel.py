@@ -43,7 +43,6 @@ The objective returned is recomputed from scratch by
 
 from __future__ import annotations
 
-import heapq
 import time
 from typing import Optional
 
@@ -294,8 +293,10 @@ def _grow(
     """Boolean mask over ``verts``: a part of weight about ``target`` with a small cut.
 
     Greedy graph growing from ``trials`` seeds (the two ends of a pseudo-diameter, then the
-    task farthest from both), each followed by :func:`_fm`; the smallest cut wins (ties:
-    the earlier seed).
+    task farthest from both) and, across slow links, the spectral split, each followed by
+    Fiduccia-Mattheyses passes (the compiled ``grow_fm``, twin
+    :func:`coalloc.taskmap._reference.multilevel.grow_fm`); the smallest cut wins (ties: the
+    earlier try).
     """
     n_loc = verts.shape[0]
     sub = _subgraph(level, verts)
@@ -304,10 +305,10 @@ def _grow(
     rows = np.repeat(np.arange(n_loc), np.diff(sip))
     d0 = _hops(sub, 0)
     a = int(np.argmax(d0))
+    tol = max(float(wloc.max()), 0.02 * float(wloc.sum()))  # balance of the FM passes
+    none = np.zeros(n_loc, dtype=bool)
     if trials == 1 and not spectral:
-        inside = _grow_from(sip, six, siw, wloc, target, a)
-        _fm(sip, six, siw, wloc, inside, target)
-        return inside
+        return _multilevel.grow_fm(sip, six, siw, wloc, target, a, tol, 4, none)
     da = _hops(sub, a)
     b = int(np.argmax(da))
     seeds = [a, b]
@@ -321,22 +322,24 @@ def _grow(
     if spectral and n_loc >= 64 and siw.shape[0]:
         tries.append(("spectral", 0))
     for how, s0 in tries:
-        if how == "grow":
-            inside = _grow_from(sip, six, siw, wloc, target, s0)
+        start = None
+        if how == "spectral":
+            start = _spectral(sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc)), wloc, target)
+        if start is None:  # growing (also where the spectral split failed: from task 0)
+            inside = _multilevel.grow_fm(sip, six, siw, wloc, target, s0, tol, 4, none)
         else:
-            inside = _spectral(sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc)), wloc, target)
-        _fm(sip, six, siw, wloc, inside, target)
+            inside = _multilevel.grow_fm(sip, six, siw, wloc, target, -1, tol, 4, start)
         cut = float(siw[inside[rows] != inside[six]].sum())
         if cut < best_cut - 1e-12:
             best, best_cut = inside, cut
     return best
 
 
-def _spectral(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> np.ndarray:
+def _spectral(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> Optional[np.ndarray]:
     """Prefix of weight ``target`` of the tasks sorted by the Fiedler vector.
 
     ARPACK in shift-invert mode with a fixed
-    start vector (deterministic); a failure falls back to growing from task 0.
+    start vector (deterministic); ``None`` where ARPACK fails (the caller grows from task 0).
     """
     from scipy.sparse.linalg import eigsh
 
@@ -348,111 +351,14 @@ def _spectral(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> np.ndarray
         v0 = np.cos(np.arange(n) * 0.7548776662466927)  # fixed, not constant
         _, vec = eigsh(lap, k=2, sigma=-shift, which="LM", v0=v0, tol=1e-4, maxiter=200)
         f = vec[:, 1]
-    except Exception:  # noqa: BLE001 - an ill-conditioned subgraph: fall back to growing
-        return _grow_from(sub.indptr, sub.indices, sub.data, wloc, target, 0)
+    except Exception:  # noqa: BLE001 - an ill-conditioned subgraph: the caller grows instead
+        return None
     order = np.argsort(f, kind="stable")
     inside = np.zeros(n, dtype=bool)
     csum = np.cumsum(wloc[order])
     k = int(np.searchsorted(csum - wloc[order] / 2, target))
     inside[order[:k]] = True
     return inside
-
-
-def _grow_from(sip, six, siw, wloc, target: float, seed_vertex: int) -> np.ndarray:
-    n_loc = wloc.shape[0]
-    inside = np.zeros(n_loc, dtype=bool)
-    # gain = volume to the grown side - volume to the rest
-    gain = -np.bincount(np.repeat(np.arange(n_loc), np.diff(sip)), weights=siw, minlength=n_loc)
-    done = np.zeros(n_loc, dtype=bool)
-    heap: list = [(-gain[seed_vertex], seed_vertex)]
-    got = 0.0
-    while got < target - _TINY:
-        if not heap:
-            free = np.flatnonzero(~inside & ~done)
-            if free.shape[0] == 0:
-                break
-            s = int(free[np.argmax(gain[free])])
-            heapq.heappush(heap, (-gain[s], s))
-        g, v = heapq.heappop(heap)
-        if inside[v] or done[v] or -g != gain[v]:
-            continue
-        # do not overshoot by more than half the vertex
-        if got + wloc[v] > target and got + wloc[v] / 2 > target and got > 0:
-            done[v] = True
-            continue
-        inside[v] = True
-        got += wloc[v]
-        for k in range(sip[v], sip[v + 1]):
-            u = six[k]
-            if not inside[u]:
-                gain[u] += 2 * siw[k]
-                if not done[u]:
-                    heapq.heappush(heap, (-gain[u], u))
-    return inside
-
-
-def _fm(sip, six, siw, wloc, inside, target, passes: int = 4) -> None:
-    """Fiduccia-Mattheyses passes on a bisection (``inside`` is updated in place).
-
-    Moves the free vertex of highest gain (cut decrease) whose move keeps the inside weight
-    within ``tol`` of ``target`` (or brings it closer), negative gains included, each vertex
-    once per pass; the pass is rolled back to its best prefix (smallest cut, then closest
-    to the target).
-    """
-    n = inside.shape[0]
-    if n < 2:
-        return
-    total = float(wloc.sum())
-    tol = max(float(wloc.max()), 0.02 * total)
-    side = inside.astype(np.int8)
-    rows = np.repeat(np.arange(n), np.diff(sip))
-    for _ in range(passes):
-        same = side[rows] == side[six]
-        ext = np.bincount(rows, weights=np.where(same, 0.0, siw), minlength=n)
-        intl = np.bincount(rows, weights=np.where(same, siw, 0.0), minlength=n)
-        gain = ext - intl
-        cut = float(ext.sum()) / 2
-        w_in = float(wloc[side == 1].sum())
-        heap = [(-gain[v], v) for v in range(n) if ext[v] > 0]
-        heapq.heapify(heap)
-        locked = np.zeros(n, dtype=bool)
-        moves = []
-        best_cut, best_dev, best_k = cut, abs(w_in - target), 0
-        bad = 0
-        while heap and bad < 64:
-            g, v = heapq.heappop(heap)
-            if locked[v] or -g != gain[v]:
-                continue
-            dw = -wloc[v] if side[v] else wloc[v]
-            dev_new = abs(w_in + dw - target)
-            if dev_new > tol and dev_new >= abs(w_in - target):
-                continue
-            locked[v] = True
-            side[v] ^= 1
-            w_in += dw
-            cut -= gain[v]
-            gain[v] = -gain[v]
-            for k in range(sip[v], sip[v + 1]):
-                u = six[k]
-                if locked[u]:
-                    continue
-                # u's edge to v flips between internal and external
-                gain[u] += 2 * siw[k] if side[u] != side[v] else -2 * siw[k]
-                heapq.heappush(heap, (-gain[u], u))
-            moves.append(v)
-            dev = abs(w_in - target)
-            if (dev <= tol or dev < best_dev) and (
-                cut < best_cut - 1e-12 or (cut <= best_cut + 1e-12 and dev < best_dev)
-            ):
-                best_cut, best_dev, best_k = cut, dev, len(moves)
-                bad = 0
-            else:
-                bad += 1
-        for v in moves[best_k:]:
-            side[v] ^= 1
-        if best_k == 0:
-            break
-    inside[:] = side.astype(bool)
 
 
 def _split_point(gap: np.ndarray, lo: int, hi: int) -> int:

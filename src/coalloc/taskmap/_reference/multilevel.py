@@ -13,7 +13,7 @@ import numpy as np
 
 from .occupancy import Routes
 
-__all__ = ["PairRoutes", "Level", "pair_routes", "score_moves"]
+__all__ = ["PairRoutes", "Level", "pair_routes", "score_moves", "grow_fm"]
 
 
 def _need(ok: bool, msg: str) -> None:
@@ -192,3 +192,132 @@ def score_moves(level, routes, m, lload, bw, rt, rb, link: int, tiny: float) -> 
         if col < ulink.shape[0] and ulink[col] == link:
             dv = d[:, col].copy()
     return up, dv
+
+
+def grow_fm(indptr, indices, data, wloc, target, seed, tol, passes, start) -> np.ndarray:
+    """One bisection of a small graph: graph growing, then Fiduccia-Mattheyses passes.
+
+    Growing from ``seed`` (gain = volume to the grown side minus volume to the rest; a
+    vertex that would overshoot ``target`` by more than half of itself is skipped) to
+    about ``target``; then ``passes`` FM passes: the free vertex of highest gain whose move
+    keeps the grown side within ``tol`` of ``target`` (or brings it closer) moves, negative
+    gains included, each vertex once per pass, and the pass is rolled back to its best
+    prefix (smallest cut, then closest to the target).
+
+    Parameters
+    ----------
+    indptr, indices, data : ndarray
+        The symmetric graph as CSR (every stored entry an edge of weight ``data``).
+    wloc : ndarray of float64, shape (n,)
+        Vertex weights.
+    target : float
+        Weight of the grown side.
+    seed : int
+        First vertex grown; ``-1``: no growing, the passes start from ``start``.
+    tol : float
+        Balance tolerance of the passes.
+    passes : int
+        At most this many FM passes (they stop when one improves nothing).
+    start : ndarray of bool, shape (n,)
+        The side to start from when ``seed`` is ``-1`` (ignored otherwise).
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        The grown side.
+    """
+    import heapq
+
+    sip = np.ascontiguousarray(indptr, dtype=np.int64)
+    six = np.ascontiguousarray(indices, dtype=np.int64)
+    siw = np.ascontiguousarray(data, dtype=np.float64)
+    wloc = np.ascontiguousarray(wloc, dtype=np.float64)
+    n = wloc.shape[0]
+    _need(sip.shape == (n + 1,) and six.shape == siw.shape, "bad CSR shapes")
+    _need(sip[0] == 0 and sip[-1] == six.shape[0], "indptr must start at 0 and span indices")
+    _need(bool(np.all(np.diff(sip) >= 0)), "indptr must be non-decreasing")
+    _need(bool(np.all((six >= 0) & (six < n))), "indices must be in [0, n)")
+    _need(-1 <= seed < n, "seed must be -1 or a vertex in [0, n)")
+    _need(passes >= 0, "passes must be >= 0")
+    start = np.ascontiguousarray(start, dtype=bool)
+    _need(start.shape == (n,), "start must have shape (n,)")
+    rows = np.repeat(np.arange(n), np.diff(sip))
+    gain = -np.bincount(rows, weights=siw, minlength=n)
+    inside = start.copy()
+    if seed >= 0:
+        inside[:] = False
+        done = np.zeros(n, dtype=bool)
+        heap: list = [(-gain[seed], seed)]
+        got = 0.0
+        while got < target - 1e-12:
+            if not heap:
+                free = np.flatnonzero(~inside & ~done)
+                if free.shape[0] == 0:
+                    break
+                s = int(free[np.argmax(gain[free])])
+                heapq.heappush(heap, (-gain[s], s))
+            g, v = heapq.heappop(heap)
+            if inside[v] or done[v] or -g != gain[v]:
+                continue
+            if got + wloc[v] > target and got + wloc[v] / 2 > target and got > 0:
+                done[v] = True
+                continue
+            inside[v] = True
+            got += wloc[v]
+            for k in range(sip[v], sip[v + 1]):
+                u = six[k]
+                if not inside[u]:
+                    gain[u] += 2 * siw[k]
+                    if not done[u]:
+                        heapq.heappush(heap, (-gain[u], u))
+    if n < 2:
+        return inside
+    side = inside.astype(np.int8)
+    for _ in range(passes):
+        same = side[rows] == side[six]
+        ext = np.bincount(rows, weights=np.where(same, 0.0, siw), minlength=n)
+        intl = np.bincount(rows, weights=np.where(same, siw, 0.0), minlength=n)
+        gain = ext - intl
+        # plain left-to-right sums (the kernel's order)
+        cut = float(np.cumsum(ext)[-1]) / 2
+        w_in = float(np.cumsum(np.where(side == 1, wloc, 0.0))[-1])
+        heap = [(-gain[v], v) for v in range(n) if ext[v] > 0]
+        heapq.heapify(heap)
+        locked = np.zeros(n, dtype=bool)
+        moves = []
+        best_cut, best_dev, best_k = cut, abs(w_in - target), 0
+        bad = 0
+        while heap and bad < 64:
+            g, v = heapq.heappop(heap)
+            if locked[v] or -g != gain[v]:
+                continue
+            dw = -wloc[v] if side[v] else wloc[v]
+            dev_new = abs(w_in + dw - target)
+            if dev_new > tol and dev_new >= abs(w_in - target):
+                continue
+            locked[v] = True
+            side[v] ^= 1
+            w_in += dw
+            cut -= gain[v]
+            gain[v] = -gain[v]
+            for k in range(sip[v], sip[v + 1]):
+                u = six[k]
+                if locked[u]:
+                    continue
+                # u's edge to v flips between internal and external
+                gain[u] += 2 * siw[k] if side[u] != side[v] else -2 * siw[k]
+                heapq.heappush(heap, (-gain[u], u))
+            moves.append(v)
+            dev = abs(w_in - target)
+            if (dev <= tol or dev < best_dev) and (
+                cut < best_cut - 1e-12 or (cut <= best_cut + 1e-12 and dev < best_dev)
+            ):
+                best_cut, best_dev, best_k = cut, dev, len(moves)
+                bad = 0
+            else:
+                bad += 1
+        for v in moves[best_k:]:
+            side[v] ^= 1
+        if best_k == 0:
+            break
+    return side.astype(bool)
