@@ -342,3 +342,43 @@ def test_grow_fm_matches_twin(seed, start_vertex, passes):
         assert got.shape == (n,)
     with pytest.raises(ValueError, match="seed"):
         K.grow_fm(ip, ix, iw, wloc, target, n, tol, passes, start)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_bisect_small_matches_twin(seed):
+    """The compiled bisection of an induced subgraph equals its twin bit for bit; referee:
+    with the subgraph built by SciPy and the farthest vertex found by SciPy's BFS,
+    ``grow_fm`` gives the same side."""
+    import scipy.sparse as sp
+    from scipy.sparse import csgraph
+
+    from coalloc.taskmap import _multilevel as K
+    from coalloc.taskmap._reference import multilevel as R
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    ip, ix, iw = _random_level(rng, n)
+    verts = rng.permutation(n)[: int(rng.integers(1, n + 1))].astype(np.int64)
+    wloc = rng.choice([0.0, 1.0, 2.5], verts.shape[0])
+    target = float(rng.uniform(0, 1) * wloc.sum())
+    tol = max(float(wloc.max()), 0.02 * float(wloc.sum()))
+    got = K.bisect_small(K.Level(ip, ix, iw), verts, wloc, target, tol, 4)
+    want = R.bisect_small(R.Level(ip, ix, iw), verts, wloc, target, tol, 4)
+    assert np.array_equal(got, want)
+    full = sp.csr_matrix((iw, ix, ip), shape=(n, n))
+    sub = full[verts][:, verts]  # explicit zeros stay (they are edges)
+    d = csgraph.shortest_path(sub, unweighted=True, directed=False, indices=0)
+    d[~np.isfinite(d)] = -1
+    ref = K.grow_fm(
+        sub.indptr.astype(np.int64),
+        sub.indices.astype(np.int64),
+        sub.data,
+        wloc,
+        target,
+        int(np.argmax(d)),
+        tol,
+        4,
+        np.zeros(verts.shape[0], dtype=bool),
+    )
+    assert np.array_equal(got, ref)

@@ -190,6 +190,40 @@ void grow_fm_kernel(i64 n, const i64* sip, const i64* six, const double* siw, co
     std::copy(side.begin(), side.end(), inside);
 }
 
+// One bisection of the subgraph induced by `verts` (global ids of a level's CSR, in order):
+// the subgraph in local ids (rows in the order of verts, each row's entries in CSR order),
+// growing from the vertex farthest (hops; first of the farthest) from local vertex 0, then
+// grow_fm_kernel's passes.
+void bisect_small_kernel(const i64* ip, const i64* ix, const double* iw, i64 n_level,
+                         const i64* verts, i64 k, const double* wloc, double target, double tol,
+                         int passes, std::uint8_t* inside) {
+    std::vector<i64> loc(static_cast<std::size_t>(n_level), -1);
+    for (i64 i = 0; i < k; ++i) loc[verts[i]] = i;
+    std::vector<i64> sip(static_cast<std::size_t>(k + 1), 0), six;
+    std::vector<double> siw;
+    for (i64 i = 0; i < k; ++i) {
+        const i64 v = verts[i];
+        for (i64 q = ip[v]; q < ip[v + 1]; ++q) {
+            const i64 u = loc[ix[q]];
+            if (u >= 0) six.push_back(u), siw.push_back(iw[q]);
+        }
+        sip[i + 1] = static_cast<i64>(six.size());
+    }
+    std::vector<i64> dist(static_cast<std::size_t>(k), -1), frontier{0}, next;
+    dist[0] = 0;
+    while (!frontier.empty()) {
+        next.clear();
+        for (i64 v : frontier)
+            for (i64 q = sip[v]; q < sip[v + 1]; ++q)
+                if (dist[six[q]] < 0) dist[six[q]] = dist[v] + 1, next.push_back(six[q]);
+        frontier.swap(next);
+    }
+    i64 a = 0;
+    for (i64 v = 1; v < k; ++v)
+        if (dist[v] > dist[a]) a = v;
+    grow_fm_kernel(k, sip.data(), six.data(), siw.data(), wloc, target, a, tol, passes, inside);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_multilevel, mod) {
@@ -358,4 +392,33 @@ PYBIND11_MODULE(_multilevel, mod) {
         "Bisection of a small graph: growing from seed to about target (seed = -1: from the "
         "bool array start as given), then FM passes within tol of the target; returns the "
         "side of the target as a bool array.");
+    mod.def(
+        "bisect_small",
+        [](const LevelView& G, Arr<i64> verts, Arr<double> wloc, double target, double tol,
+           int passes) {
+            need(verts.ndim() == 1, "verts must be 1-D, got shape " + shape_of(verts));
+            const i64 k = verts.shape(0);
+            need(k >= 1, "verts must not be empty");
+            need_length(wloc, k, "wloc", "len(verts)");
+            need(passes >= 0, "passes must be >= 0");
+            const i64* pv = verts.data();
+            std::vector<char> seen(static_cast<std::size_t>(G.n), 0);
+            for (i64 i = 0; i < k; ++i) {
+                need(pv[i] >= 0 && pv[i] < G.n && !seen[pv[i]],
+                     "verts must hold distinct vertices in [0, n)");
+                seen[pv[i]] = 1;
+            }
+            py::array_t<bool> out(k);
+            auto* o = reinterpret_cast<std::uint8_t*>(out.mutable_data());
+            {
+                py::gil_scoped_release release;
+                bisect_small_kernel(G.ip.data(), G.ix.data(), G.iw.data(), G.n, pv, k,
+                                    wloc.data(), target, tol, passes, o);
+            }
+            return out;
+        },
+        py::arg("level"), py::arg("verts"), py::arg("wloc"), py::arg("target"), py::arg("tol"),
+        py::arg("passes"),
+        "grow_fm on the subgraph induced by verts, growing from the vertex farthest from "
+        "verts[0] (hops); returns the grown side over verts.");
 }

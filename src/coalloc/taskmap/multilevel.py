@@ -299,16 +299,16 @@ def _grow(
     earlier try).
     """
     n_loc = verts.shape[0]
+    wloc = level.vw[verts]
+    tol = max(float(wloc.max()), 0.02 * float(wloc.sum()))  # balance of the FM passes
+    if trials == 1 and not spectral:  # all of it compiled (twin: _reference's bisect_small)
+        return _multilevel.bisect_small(level.kern, verts, wloc, target, tol, 4)
     sub = _subgraph(level, verts)
     sip, six, siw = sub
-    wloc = level.vw[verts]
     rows = np.repeat(np.arange(n_loc), np.diff(sip))
     d0 = _hops(sub, 0)
     a = int(np.argmax(d0))
-    tol = max(float(wloc.max()), 0.02 * float(wloc.sum()))  # balance of the FM passes
     none = np.zeros(n_loc, dtype=bool)
-    if trials == 1 and not spectral:
-        return _multilevel.grow_fm(sip, six, siw, wloc, target, a, tol, 4, none)
     da = _hops(sub, a)
     b = int(np.argmax(da))
     seeds = [a, b]

@@ -13,7 +13,7 @@ import numpy as np
 
 from .occupancy import Routes
 
-__all__ = ["PairRoutes", "Level", "pair_routes", "score_moves", "grow_fm"]
+__all__ = ["PairRoutes", "Level", "pair_routes", "score_moves", "grow_fm", "bisect_small"]
 
 
 def _need(ok: bool, msg: str) -> None:
@@ -321,3 +321,70 @@ def grow_fm(indptr, indices, data, wloc, target, seed, tol, passes, start) -> np
         if best_k == 0:
             break
     return side.astype(bool)
+
+
+def bisect_small(level, verts, wloc, target, tol, passes) -> np.ndarray:
+    """:func:`grow_fm` on the subgraph of ``level`` induced by ``verts``.
+
+    The subgraph in local ids (rows in the order of ``verts``, each row's entries in CSR
+    order); growing starts from the vertex farthest in hops from ``verts[0]`` (the first of
+    the farthest; every stored entry is an edge).
+
+    Parameters
+    ----------
+    level : Level
+        The graph.
+    verts : ndarray of int64, shape (k,)
+        Distinct vertices, ``k >= 1``.
+    wloc : ndarray of float64, shape (k,)
+        Their weights.
+    target, tol : float
+        As for :func:`grow_fm`.
+    passes : int
+        As for :func:`grow_fm`.
+
+    Returns
+    -------
+    ndarray of bool, shape (k,)
+        The grown side over ``verts``.
+    """
+    verts = np.ascontiguousarray(verts, dtype=np.int64)
+    k = verts.shape[0]
+    _need(verts.ndim == 1 and k >= 1, "verts must not be empty")
+    _need(
+        bool(np.all((verts >= 0) & (verts < level.n))) and np.unique(verts).shape[0] == k,
+        "verts must hold distinct vertices in [0, n)",
+    )
+    loc = np.full(level.n, -1, dtype=np.int64)
+    loc[verts] = np.arange(k)
+    sip, six, siw = [0], [], []
+    for v in verts.tolist():
+        for q in range(level.ip[v], level.ip[v + 1]):
+            u = int(loc[level.ix[q]])
+            if u >= 0:
+                six.append(u)
+                siw.append(float(level.iw[q]))
+        sip.append(len(six))
+    dist = [-1] * k
+    dist[0] = 0
+    frontier = [0]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for u in six[sip[v] : sip[v + 1]]:
+                if dist[u] < 0:
+                    dist[u] = dist[v] + 1
+                    nxt.append(u)
+        frontier = nxt
+    a = int(np.argmax(dist))
+    return grow_fm(
+        np.asarray(sip, dtype=np.int64),
+        np.asarray(six, dtype=np.int64),
+        np.asarray(siw, dtype=np.float64),
+        wloc,
+        target,
+        a,
+        tol,
+        passes,
+        np.zeros(k, dtype=bool),
+    )
