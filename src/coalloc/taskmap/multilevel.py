@@ -608,32 +608,41 @@ def _refine(state: _State, max_moves: int, n_cand: int = 24, n_light: int = 8) -
             break
         rt_a = np.asarray(rt, dtype=np.int64)
         rb_a = np.asarray(rb, dtype=np.int64)
+        limit = big * (1 - 1e-12)  # a move is taken only when its score is below this
+        w = lv.vw[rt_a]
+        a_of = m[rt_a]
+        # the processors' part of the score first: moves it already rules out are not scored
+        # on the links (the same move wins: the others score >= limit)
+        node_part = np.maximum(
+            (state.nload[rb_a] + w) / topo.cap[rb_a], (state.nload[a_of] - w) / topo.cap[a_of]
+        )
+        if kind == "node":
+            node_part = np.maximum(node_part, (state.nload[idx] - w) / topo.cap[idx])
+            live = (node_part < limit) & (w > 0)
+        else:
+            live = node_part < limit
+        sel = np.flatnonzero(live)
+        if sel.shape[0] == 0:
+            break
         up, dv = _multilevel.score_moves(
             lv.kern,
             topo.routes,
             m,
             state.lload,
             topo.bw,
-            rt_a,
-            rb_a,
+            rt_a[sel],
+            rb_a[sel],
             idx if kind == "link" else -1,
             _TINY,
         )
-        w = lv.vw[rt_a]
-        a_of = m[rt_a]
-        score = np.maximum(up, (state.nload[rb_a] + w) / topo.cap[rb_a])
-        if kind == "node":
-            relief = (state.nload[idx] - w) / topo.cap[idx]
-            ok = w > 0
-        else:
-            relief = (state.lload[idx] + dv) / topo.bw[idx]
-            ok = dv < -_TINY * (1 + state.lload[idx])
-        score = np.maximum(score, relief)
-        score = np.maximum(score, (state.nload[a_of] - w) / topo.cap[a_of])
-        score = np.where(ok, score, np.inf)
-        best = int(np.argmin(score))
-        if not score[best] < big * (1 - 1e-12):
+        score = np.maximum(up, node_part[sel])
+        if kind == "link":
+            score = np.maximum(score, (state.lload[idx] + dv) / topo.bw[idx])
+            score = np.where(dv < -_TINY * (1 + state.lload[idx]), score, np.inf)
+        pick = int(np.argmin(score))
+        if not score[pick] < limit:
             break
+        best = int(sel[pick])
         state.move(int(rt_a[best]), int(rb_a[best]))
         moves += 1
         stall += 1
