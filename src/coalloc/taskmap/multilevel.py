@@ -37,6 +37,12 @@ mapping of a :class:`~coalloc.taskmap.TaskGraph` onto a
    are evaluated for all candidates at once (vectorised), with incremental node and link
    loads.
 
+Compiled (``coalloc.taskmap._multilevel``; twins in
+``coalloc.taskmap._reference.multilevel``): the routes between processors as one CSR, the
+one-seed bisections whole, growing + FM of the other tries, and the scores of the moves.
+Above 6,000 tasks the fine re-bisections take one seed and no spectral split, and at most
+``max(2, 24000 / tasks)`` of them run.
+
 The objective returned is recomputed from scratch by
 :func:`coalloc.taskmap.max_occupancy` (the family's helper).
 """
