@@ -382,3 +382,24 @@ def test_bisect_small_matches_twin(seed):
         np.zeros(verts.shape[0], dtype=bool),
     )
     assert np.array_equal(got, ref)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from([0.01, 0.1, 0.5, 1.0]), min_size=1, max_size=40), st.data())
+def test_split_point_is_the_largest_gap_nearest_the_middle(gaps, data):
+    """Referee: the rule written out with NumPy (the former implementation)."""
+    from coalloc.taskmap.multilevel import _split_point
+
+    hi = data.draw(st.integers(2, len(gaps) + 1))
+    lo = data.draw(st.integers(0, hi - 2))
+    gap = np.asarray(gaps)
+    k = hi - lo
+    a, b = lo + max(1, k // 4), lo + max(1, k - k // 4)
+    cand = np.arange(a, b + 1) if b < hi else np.arange(a, b)
+    if b <= a or cand.shape[0] == 0:
+        want = lo + k // 2
+    else:
+        g = gap[cand - 1]
+        best = np.flatnonzero(g >= g.max() * (1 - 1e-9))
+        want = int(cand[best[np.argmin(np.abs(cand[best] - (lo + k / 2)))]])
+    assert _split_point(gaps, lo, hi) == want

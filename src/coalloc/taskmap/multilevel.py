@@ -372,20 +372,24 @@ def _spectral(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> Optional[n
     return inside
 
 
-def _split_point(gap: np.ndarray, lo: int, hi: int) -> int:
+def _split_point(gap: list, lo: int, hi: int) -> int:
     """Where to split positions ``lo..hi-1`` of a list: the largest ``gap`` (between
-    positions ``i - 1`` and ``i``) in the middle half, the one nearest the middle."""
+    positions ``i - 1`` and ``i``) in the middle half, the one nearest the middle (the
+    first of those). Plain Python: it runs once per split, on a few values."""
     k = hi - lo
     a, b = lo + max(1, k // 4), lo + max(1, k - k // 4)
     if b <= a:
         return lo + k // 2
-    cand = np.arange(a, b + 1) if b < hi else np.arange(a, b)
-    if cand.shape[0] == 0:
+    cand = range(a, b + 1) if b < hi else range(a, b)
+    if not cand:
         return lo + k // 2
-    g = gap[cand - 1]
-    best = np.flatnonzero(g >= g.max() * (1 - 1e-9))
+    top = max(gap[c - 1] for c in cand) * (1 - 1e-9)
     mid = lo + k / 2
-    return int(cand[best[np.argmin(np.abs(cand[best] - mid))]])
+    best, best_d = lo + k // 2, float("inf")
+    for c in cand:
+        if gap[c - 1] >= top and abs(c - mid) < best_d:
+            best, best_d = c, abs(c - mid)
+    return best
 
 
 def _bisect_map(
@@ -402,7 +406,7 @@ def _bisect_map(
     the spectral split; otherwise (and always across the fastest links) one seed.
     """
     fast = float(topo.gap.min()) if topo.gap.shape[0] else 0.0
-    gap = topo.cost[subset[:-1], subset[1:]]
+    gap = topo.cost[subset[:-1], subset[1:]].tolist()
     sh = share[subset]
     m = np.zeros(level.n, dtype=np.int64)
     stack = [(np.arange(level.n), 0, subset.shape[0])]
