@@ -536,22 +536,24 @@ def _cut_refine(
         order = np.flatnonzero(good)[np.argsort(-gain[good], kind="stable")]
         touched = np.zeros(lv.n, dtype=bool)
         applied = 0
-        limit = np.maximum(ub, state.nload)
+        limit = np.maximum(ub, state.nload).tolist()
+        # Python floats and lists in the loop (the same IEEE operations as on NumPy scalars)
+        ctl, cbl, nload, mt = ct.tolist(), cb.tolist(), state.nload.tolist(), state.m
         for k in order.tolist():
-            t, b = int(ct[k]), int(cb[k])
+            t, b = ctl[k], cbl[k]
             if touched[t]:
                 continue
-            w = lv.vw[t]
-            if state.nload[b] + w > limit[b] + 1e-12:
+            w = float(lv.vw[t])
+            if nload[b] + w > limit[b] + 1e-12:
                 continue
-            nb = ix[ip[t] : ip[t + 1]]
-            if touched[nb].any():
+            if touched[ix[ip[t] : ip[t + 1]]].any():
                 continue
-            state.nload[state.m[t]] -= w
-            state.nload[b] += w
-            state.m[t] = b
+            nload[int(mt[t])] -= w
+            nload[b] += w
+            mt[t] = b
             touched[t] = True
             applied += 1
+        state.nload = np.asarray(nload, dtype=np.float64)
         moved += applied
         if applied == 0:
             break
