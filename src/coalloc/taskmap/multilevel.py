@@ -606,13 +606,13 @@ def _refine(state: _State, max_moves: int, n_cand: int = 24, n_light: int = 8) -
                 tasks = tasks[np.argsort(-vol[tasks], kind="stable")[:n_cand]]
         if tasks.shape[0] == 0:
             break
-        light = np.argpartition(nocc, min(n_light, p - 1))[: n_light + 1] if p > 1 else []
+        light = np.argpartition(nocc, min(n_light, p - 1))[: n_light + 1].tolist() if p > 1 else []
         rt, rb = [], []
         for t in tasks.tolist():
             a = int(m[t])
             nbp = m[lv.ix[lv.ip[t] : lv.ip[t + 1]]]
             dest = set(nbp.tolist())
-            dest.update(int(x) for x in light)
+            dest.update(light)
             if a > 0:
                 dest.add(a - 1)
             if a < p - 1:
@@ -811,9 +811,11 @@ def map_multilevel(
     # (ties: hierarchy order), each kept in hierarchy order for the bisection
     fastest = np.argsort(-topo.cap, kind="stable")
     sets: list = []
+    seen_sets: set = set()
     for k in ks:
-        for sub in (np.arange(k), np.sort(fastest[:k])):
-            if not any(np.array_equal(sub, other) for other in sets):
+        for sub in (np.arange(k, dtype=np.int64), np.sort(fastest[:k]).astype(np.int64)):
+            if sub.tobytes() not in seen_sets:  # equal subsets (int64 alike): equal bytes
+                seen_sets.add(sub.tobytes())
                 sets.append(sub)
     starts = []
     seen_shares: list = []
