@@ -37,13 +37,18 @@ mapping of a :class:`~coalloc.taskmap.TaskGraph` onto a
    are evaluated for all candidates at once (vectorised), with incremental node and link
    loads.
 
+Compiled (``coalloc.taskmap._multilevel``; twins in
+``coalloc.taskmap._reference.multilevel``): the routes between processors as one CSR, the
+one-seed bisections whole, growing + FM of the other tries, and the scores of the moves.
+Above 6,000 tasks the fine re-bisections take one seed and no spectral split, and at most
+``max(2, 24000 / tasks)`` of them run.
+
 The objective returned is recomputed from scratch by
 :func:`coalloc.taskmap.max_occupancy` (the family's helper).
 """
 
 from __future__ import annotations
 
-import heapq
 import time
 from typing import Optional
 
@@ -54,14 +59,21 @@ from scipy.sparse import csgraph
 from .._shared import interrupt
 from .._shared.caches import cache_of
 from .._shared.seeding import check_seed
+from . import _multilevel
 from .model import ResourceGraph, TaskGraph, max_occupancy, occupancy_graph
 from .result import TaskMappingResult
+from .routing import route_table
 
 __all__ = ["map_multilevel", "hierarchy_order"]
 
 _TINY = 1e-12
 #: How many of the kept starts are also bisected again on the finest graph.
 _FINE_STARTS = 2
+#: Fine re-bisections of at most this many tasks in all (at least _FINE_STARTS of them),
+#: and above this many tasks they take one growing seed and no spectral split: with three
+#: seeds and the spectral splits across slow links each costs about a second per thousand
+#: tasks on 1,000 processors (10,000 tasks: 29 s instead of 2-5 s).
+_FINE_WORK = 24_000
 
 
 # --------------------------------------------------------------------------------------
@@ -142,16 +154,12 @@ class _Topology:
         self.E = res.n_links
         self.cap = res.capacity[node].astype(np.float64)
         self.bw = res.bandwidth.astype(np.float64)
-        lens = np.zeros(p * p, dtype=np.int64)
-        chunks = []
-        for a in range(p):
-            tab = res.routes_from(int(node[a]))[node]
-            ok = tab >= 0
-            lens[a * p : (a + 1) * p] = ok.sum(axis=1)
-            chunks.append(tab[ok])
-        self.rptr = np.zeros(p * p + 1, dtype=np.int64)
-        np.cumsum(lens, out=self.rptr[1:])
-        self.rlink = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
+        table = route_table(res)
+        self.rptr, self.rlink = _multilevel.pair_routes(
+            table.pred, table.pred_link, table.proc_row, node
+        )
+        self.routes = _multilevel.PairRoutes(self.rptr, self.rlink, self.E)
+        lens = np.diff(self.rptr)
         self.hops = lens.reshape(p, p)
         # link -> pairs using it (inverse CSR)
         pair_of = np.repeat(np.arange(p * p, dtype=np.int64), lens)
@@ -191,6 +199,14 @@ class _Level:
         self.ip, self.ix, self.iw, self.vw = ip, ix, iw, vw
         self.n = vw.shape[0]
         self.cmap: Optional[np.ndarray] = None
+        self._kern = None
+
+    @property
+    def kern(self) -> _multilevel.Level:
+        """The compiled view of the CSR (checked once, on first use)."""
+        if self._kern is None:
+            self._kern = _multilevel.Level(self.ip, self.ix, self.iw)
+        return self._kern
 
 
 def _coarsen(level: _Level, max_w: float, rng: np.random.Generator) -> Optional[_Level]:
@@ -244,7 +260,42 @@ def _subgraph(level: _Level, verts: np.ndarray) -> tuple:
     indptr = np.zeros(n_loc + 1, dtype=np.int64)
     np.cumsum(np.bincount(own[ok], minlength=n_loc), out=indptr[1:])
     # rows come in order (own is sorted) and a level's CSR has no duplicate entries
-    return sp.csr_matrix((level.iw[ent][ok], nb[ok], indptr), shape=(n_loc, n_loc))
+    return indptr, nb[ok], level.iw[ent][ok]
+
+
+#: Up to this many vertices, hop distances come from a Python breadth-first search (the
+#: same distances as SciPy's, without its per-call overhead).
+_SMALL_BFS = 128
+
+
+def _hops(csr: tuple, src: int) -> np.ndarray:
+    """Hop distances from ``src`` in the graph of the CSR triple (``-1``: unreachable);
+    every stored entry is an edge, as for :func:`scipy.sparse.csgraph.shortest_path`."""
+    sip, six, siw = csr
+    n = sip.shape[0] - 1
+    if n > _SMALL_BFS:
+        d = csgraph.shortest_path(
+            sp.csr_matrix((siw, six, sip), shape=(n, n)),
+            unweighted=True,
+            directed=False,
+            indices=src,
+        )
+        d[~np.isfinite(d)] = -1
+        return d
+    ptr, idx = sip.tolist(), six.tolist()
+    dist = [-1] * n
+    dist[src] = 0
+    frontier = [src]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            dv = dist[v] + 1
+            for u in idx[ptr[v] : ptr[v + 1]]:
+                if dist[u] < 0:
+                    dist[u] = dv
+                    nxt.append(u)
+        frontier = nxt
+    return np.asarray(dist, dtype=np.float64)
 
 
 def _grow(
@@ -253,27 +304,27 @@ def _grow(
     """Boolean mask over ``verts``: a part of weight about ``target`` with a small cut.
 
     Greedy graph growing from ``trials`` seeds (the two ends of a pseudo-diameter, then the
-    task farthest from both), each followed by :func:`_fm`; the smallest cut wins (ties:
-    the earlier seed).
+    task farthest from both) and, across slow links, the spectral split, each followed by
+    Fiduccia-Mattheyses passes (the compiled ``grow_fm``, twin
+    :func:`coalloc.taskmap._reference.multilevel.grow_fm`); the smallest cut wins (ties: the
+    earlier try).
     """
     n_loc = verts.shape[0]
-    sub = _subgraph(level, verts)
-    sip, six, siw = sub.indptr, sub.indices, sub.data
     wloc = level.vw[verts]
+    tol = max(float(wloc.max()), 0.02 * float(wloc.sum()))  # balance of the FM passes
+    if trials == 1 and not spectral:  # all of it compiled (twin: _reference's bisect_small)
+        return _multilevel.bisect_small(level.kern, verts, wloc, target, tol, 4)
+    sub = _subgraph(level, verts)
+    sip, six, siw = sub
     rows = np.repeat(np.arange(n_loc), np.diff(sip))
-    d0 = csgraph.shortest_path(sub, unweighted=True, directed=False, indices=0)
-    d0[~np.isfinite(d0)] = -1
+    d0 = _hops(sub, 0)
     a = int(np.argmax(d0))
-    if trials == 1 and not spectral:
-        inside = _grow_from(sip, six, siw, wloc, target, a)
-        _fm(sip, six, siw, wloc, inside, target)
-        return inside
-    da = csgraph.shortest_path(sub, unweighted=True, directed=False, indices=a)
-    da[~np.isfinite(da)] = -1
+    none = np.zeros(n_loc, dtype=bool)
+    da = _hops(sub, a)
     b = int(np.argmax(da))
     seeds = [a, b]
     if trials > 2:
-        db = csgraph.shortest_path(sub, unweighted=True, directed=False, indices=b)
+        db = _hops(sub, b)
         both = np.minimum(np.where(da < 0, np.inf, da), np.where(db < 0, np.inf, db))
         both[~np.isfinite(both)] = -1
         seeds.append(int(np.argmax(both)))
@@ -282,22 +333,24 @@ def _grow(
     if spectral and n_loc >= 64 and siw.shape[0]:
         tries.append(("spectral", 0))
     for how, s0 in tries:
-        if how == "grow":
-            inside = _grow_from(sip, six, siw, wloc, target, s0)
+        start = None
+        if how == "spectral":
+            start = _spectral(sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc)), wloc, target)
+        if start is None:  # growing (also where the spectral split failed: from task 0)
+            inside = _multilevel.grow_fm(sip, six, siw, wloc, target, s0, tol, 4, none)
         else:
-            inside = _spectral(sub, wloc, target)
-        _fm(sip, six, siw, wloc, inside, target)
+            inside = _multilevel.grow_fm(sip, six, siw, wloc, target, -1, tol, 4, start)
         cut = float(siw[inside[rows] != inside[six]].sum())
         if cut < best_cut - 1e-12:
             best, best_cut = inside, cut
     return best
 
 
-def _spectral(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> np.ndarray:
+def _spectral(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> Optional[np.ndarray]:
     """Prefix of weight ``target`` of the tasks sorted by the Fiedler vector.
 
     ARPACK in shift-invert mode with a fixed
-    start vector (deterministic); a failure falls back to growing from task 0.
+    start vector (deterministic); ``None`` where ARPACK fails (the caller grows from task 0).
     """
     from scipy.sparse.linalg import eigsh
 
@@ -309,8 +362,8 @@ def _spectral(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> np.ndarray
         v0 = np.cos(np.arange(n) * 0.7548776662466927)  # fixed, not constant
         _, vec = eigsh(lap, k=2, sigma=-shift, which="LM", v0=v0, tol=1e-4, maxiter=200)
         f = vec[:, 1]
-    except Exception:  # noqa: BLE001 - an ill-conditioned subgraph: fall back to growing
-        return _grow_from(sub.indptr, sub.indices, sub.data, wloc, target, 0)
+    except Exception:  # noqa: BLE001 - an ill-conditioned subgraph: the caller grows instead
+        return None
     order = np.argsort(f, kind="stable")
     inside = np.zeros(n, dtype=bool)
     csum = np.cumsum(wloc[order])
@@ -319,117 +372,24 @@ def _spectral(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> np.ndarray
     return inside
 
 
-def _grow_from(sip, six, siw, wloc, target: float, seed_vertex: int) -> np.ndarray:
-    n_loc = wloc.shape[0]
-    inside = np.zeros(n_loc, dtype=bool)
-    # gain = volume to the grown side - volume to the rest
-    gain = -np.bincount(np.repeat(np.arange(n_loc), np.diff(sip)), weights=siw, minlength=n_loc)
-    done = np.zeros(n_loc, dtype=bool)
-    heap: list = [(-gain[seed_vertex], seed_vertex)]
-    got = 0.0
-    while got < target - _TINY:
-        if not heap:
-            free = np.flatnonzero(~inside & ~done)
-            if free.shape[0] == 0:
-                break
-            s = int(free[np.argmax(gain[free])])
-            heapq.heappush(heap, (-gain[s], s))
-        g, v = heapq.heappop(heap)
-        if inside[v] or done[v] or -g != gain[v]:
-            continue
-        # do not overshoot by more than half the vertex
-        if got + wloc[v] > target and got + wloc[v] / 2 > target and got > 0:
-            done[v] = True
-            continue
-        inside[v] = True
-        got += wloc[v]
-        for k in range(sip[v], sip[v + 1]):
-            u = six[k]
-            if not inside[u]:
-                gain[u] += 2 * siw[k]
-                if not done[u]:
-                    heapq.heappush(heap, (-gain[u], u))
-    return inside
-
-
-def _fm(sip, six, siw, wloc, inside, target, passes: int = 4) -> None:
-    """Fiduccia-Mattheyses passes on a bisection (``inside`` is updated in place).
-
-    Moves the free vertex of highest gain (cut decrease) whose move keeps the inside weight
-    within ``tol`` of ``target`` (or brings it closer), negative gains included, each vertex
-    once per pass; the pass is rolled back to its best prefix (smallest cut, then closest
-    to the target).
-    """
-    n = inside.shape[0]
-    if n < 2:
-        return
-    total = float(wloc.sum())
-    tol = max(float(wloc.max()), 0.02 * total)
-    side = inside.astype(np.int8)
-    rows = np.repeat(np.arange(n), np.diff(sip))
-    for _ in range(passes):
-        same = side[rows] == side[six]
-        ext = np.bincount(rows, weights=np.where(same, 0.0, siw), minlength=n)
-        intl = np.bincount(rows, weights=np.where(same, siw, 0.0), minlength=n)
-        gain = ext - intl
-        cut = float(ext.sum()) / 2
-        w_in = float(wloc[side == 1].sum())
-        heap = [(-gain[v], v) for v in range(n) if ext[v] > 0]
-        heapq.heapify(heap)
-        locked = np.zeros(n, dtype=bool)
-        moves = []
-        best_cut, best_dev, best_k = cut, abs(w_in - target), 0
-        bad = 0
-        while heap and bad < 64:
-            g, v = heapq.heappop(heap)
-            if locked[v] or -g != gain[v]:
-                continue
-            dw = -wloc[v] if side[v] else wloc[v]
-            dev_new = abs(w_in + dw - target)
-            if dev_new > tol and dev_new >= abs(w_in - target):
-                continue
-            locked[v] = True
-            side[v] ^= 1
-            w_in += dw
-            cut -= gain[v]
-            gain[v] = -gain[v]
-            for k in range(sip[v], sip[v + 1]):
-                u = six[k]
-                if locked[u]:
-                    continue
-                # u's edge to v flips between internal and external
-                gain[u] += 2 * siw[k] if side[u] != side[v] else -2 * siw[k]
-                heapq.heappush(heap, (-gain[u], u))
-            moves.append(v)
-            dev = abs(w_in - target)
-            if (dev <= tol or dev < best_dev) and (
-                cut < best_cut - 1e-12 or (cut <= best_cut + 1e-12 and dev < best_dev)
-            ):
-                best_cut, best_dev, best_k = cut, dev, len(moves)
-                bad = 0
-            else:
-                bad += 1
-        for v in moves[best_k:]:
-            side[v] ^= 1
-        if best_k == 0:
-            break
-    inside[:] = side.astype(bool)
-
-
-def _split_point(gap: np.ndarray, lo: int, hi: int) -> int:
+def _split_point(gap: list, lo: int, hi: int) -> int:
     """Where to split positions ``lo..hi-1`` of a list: the largest ``gap`` (between
-    positions ``i - 1`` and ``i``) in the middle half, the one nearest the middle."""
+    positions ``i - 1`` and ``i``) in the middle half, the one nearest the middle (the
+    first of those). Plain Python: it runs once per split, on a few values."""
     k = hi - lo
     a, b = lo + max(1, k // 4), lo + max(1, k - k // 4)
     if b <= a:
         return lo + k // 2
-    cand = np.arange(a, b + 1) if b < hi else np.arange(a, b)
-    if cand.shape[0] == 0:
+    cand = range(a, b + 1) if b < hi else range(a, b)
+    if not cand:
         return lo + k // 2
-    g = gap[cand - 1]
-    best = np.flatnonzero(g >= g.max() * (1 - 1e-9))
+    top = max(gap[c - 1] for c in cand) * (1 - 1e-9)
     mid = lo + k / 2
-    return int(cand[best[np.argmin(np.abs(cand[best] - mid))]])
+    best, best_d = lo + k // 2, float("inf")
+    for c in cand:
+        if gap[c - 1] >= top and abs(c - mid) < best_d:
+            best, best_d = c, abs(c - mid)
+    return best
 
 
 def _bisect_map(
@@ -446,7 +406,7 @@ def _bisect_map(
     the spectral split; otherwise (and always across the fastest links) one seed.
     """
     fast = float(topo.gap.min()) if topo.gap.shape[0] else 0.0
-    gap = topo.cost[subset[:-1], subset[1:]]
+    gap = topo.cost[subset[:-1], subset[1:]].tolist()
     sh = share[subset]
     m = np.zeros(level.n, dtype=np.int64)
     stack = [(np.arange(level.n), 0, subset.shape[0])]
@@ -576,22 +536,24 @@ def _cut_refine(
         order = np.flatnonzero(good)[np.argsort(-gain[good], kind="stable")]
         touched = np.zeros(lv.n, dtype=bool)
         applied = 0
-        limit = np.maximum(ub, state.nload)
+        limit = np.maximum(ub, state.nload).tolist()
+        # Python floats and lists in the loop (the same IEEE operations as on NumPy scalars)
+        ctl, cbl, nload, mt = ct.tolist(), cb.tolist(), state.nload.tolist(), state.m
         for k in order.tolist():
-            t, b = int(ct[k]), int(cb[k])
+            t, b = ctl[k], cbl[k]
             if touched[t]:
                 continue
-            w = lv.vw[t]
-            if state.nload[b] + w > limit[b] + 1e-12:
+            w = float(lv.vw[t])
+            if nload[b] + w > limit[b] + 1e-12:
                 continue
-            nb = ix[ip[t] : ip[t + 1]]
-            if touched[nb].any():
+            if touched[ix[ip[t] : ip[t + 1]]].any():
                 continue
-            state.nload[state.m[t]] -= w
-            state.nload[b] += w
-            state.m[t] = b
+            nload[int(mt[t])] -= w
+            nload[b] += w
+            mt[t] = b
             touched[t] = True
             applied += 1
+        state.nload = np.asarray(nload, dtype=np.float64)
         moved += applied
         if applied == 0:
             break
@@ -644,13 +606,13 @@ def _refine(state: _State, max_moves: int, n_cand: int = 24, n_light: int = 8) -
                 tasks = tasks[np.argsort(-vol[tasks], kind="stable")[:n_cand]]
         if tasks.shape[0] == 0:
             break
-        light = np.argpartition(nocc, min(n_light, p - 1))[: n_light + 1] if p > 1 else []
+        light = np.argpartition(nocc, min(n_light, p - 1))[: n_light + 1].tolist() if p > 1 else []
         rt, rb = [], []
         for t in tasks.tolist():
             a = int(m[t])
             nbp = m[lv.ix[lv.ip[t] : lv.ip[t + 1]]]
             dest = set(nbp.tolist())
-            dest.update(int(x) for x in light)
+            dest.update(light)
             if a > 0:
                 dest.add(a - 1)
             if a < p - 1:
@@ -663,34 +625,41 @@ def _refine(state: _State, max_moves: int, n_cand: int = 24, n_light: int = 8) -
             break
         rt_a = np.asarray(rt, dtype=np.int64)
         rb_a = np.asarray(rb, dtype=np.int64)
-        nrow = rt_a.shape[0]
-        row, link, val = state._row_deltas(rt_a, rb_a)
-        ulink, li = np.unique(link, return_inverse=True)
-        d = np.zeros((nrow, ulink.shape[0]))
-        np.add.at(d, (row, li), val)
-        new_l = (state.lload[ulink] + d) / topo.bw[ulink]
-        up = np.where(d > _TINY * (1 + state.lload[ulink]), new_l, -np.inf)
-        score = up.max(axis=1) if ulink.shape[0] else np.full(nrow, -np.inf)
+        limit = big * (1 - 1e-12)  # a move is taken only when its score is below this
         w = lv.vw[rt_a]
         a_of = m[rt_a]
-        score = np.maximum(score, (state.nload[rb_a] + w) / topo.cap[rb_a])
+        # the processors' part of the score first: moves it already rules out are not scored
+        # on the links (the same move wins: the others score >= limit)
+        node_part = np.maximum(
+            (state.nload[rb_a] + w) / topo.cap[rb_a], (state.nload[a_of] - w) / topo.cap[a_of]
+        )
         if kind == "node":
-            relief = (state.nload[idx] - w) / topo.cap[idx]
-            ok = w > 0
+            node_part = np.maximum(node_part, (state.nload[idx] - w) / topo.cap[idx])
+            live = (node_part < limit) & (w > 0)
         else:
-            col = np.searchsorted(ulink, idx)
-            if col < ulink.shape[0] and ulink[col] == idx:
-                dv = d[:, col]
-            else:
-                dv = np.zeros(nrow)
-            relief = (state.lload[idx] + dv) / topo.bw[idx]
-            ok = dv < -_TINY * (1 + state.lload[idx])
-        score = np.maximum(score, relief)
-        score = np.maximum(score, (state.nload[a_of] - w) / topo.cap[a_of])
-        score = np.where(ok, score, np.inf)
-        best = int(np.argmin(score))
-        if not score[best] < big * (1 - 1e-12):
+            live = node_part < limit
+        sel = np.flatnonzero(live)
+        if sel.shape[0] == 0:
             break
+        up, dv = _multilevel.score_moves(
+            lv.kern,
+            topo.routes,
+            m,
+            state.lload,
+            topo.bw,
+            rt_a[sel],
+            rb_a[sel],
+            idx if kind == "link" else -1,
+            _TINY,
+        )
+        score = np.maximum(up, node_part[sel])
+        if kind == "link":
+            score = np.maximum(score, (state.lload[idx] + dv) / topo.bw[idx])
+            score = np.where(dv < -_TINY * (1 + state.lload[idx]), score, np.inf)
+        pick = int(np.argmin(score))
+        if not score[pick] < limit:
+            break
+        best = int(sel[pick])
         state.move(int(rt_a[best]), int(rb_a[best]))
         moves += 1
         stall += 1
@@ -724,7 +693,7 @@ def map_multilevel(
     subsets: bool = True,
     keep: int = 2,
     max_moves: Optional[int] = None,
-    speed_exponents: tuple = (1.0, 0.5, 0.0),
+    speed_exponents: Optional[tuple] = None,
     paper_start: int = 300,
 ) -> TaskMappingResult:
     """Map ``tasks`` onto ``resources`` minimising the maximum occupancy (multilevel).
@@ -749,10 +718,14 @@ def map_multilevel(
         How many of the best initial mappings are refined through all levels (at least 1).
     max_moves : int, optional
         Refinement moves per level (default ``max(200, 4 x vertices)``).
-    speed_exponents : tuple of float, default (1.0, 0.5, 0.0)
+    speed_exponents : tuple of float, optional
         The initial mappings give processor ``p`` a share of the compute proportional to
         ``capacity[p] ** alpha`` for each ``alpha`` here (1: proportional to speed; 0: equal
         shares, which cut the task graph into equal parts and may load slow links less).
+        Default ``(1.0, 0.5, 0.0)`` above ``paper_start`` tasks, ``(1.0,)`` up to there
+        (where the paper's start is one more: the other exponents changed none of 33 small
+        instances of ``bench/taskmap/vs_peers.py`` and Table 1, and cost a quarter of the
+        time).
     paper_start : int, default 300
         Up to this many tasks, the mapping of the paper's ``"open+improve"``
         (:func:`~coalloc.taskmap.map_tasks`) is one more start, refined by bottleneck moves
@@ -792,6 +765,10 @@ def map_multilevel(
         raise ValueError(f"coarse_factor must be positive, got {coarse_factor!r}")
     if not isinstance(subsets, (bool, np.bool_)):
         raise TypeError("subsets must be a bool")
+    if isinstance(paper_start, bool) or not isinstance(paper_start, (int, np.integer)):
+        raise TypeError(f"paper_start must be an int, got {paper_start!r}")
+    if speed_exponents is None:  # up to paper_start tasks the paper's start is one more
+        speed_exponents = (1.0,) if tasks.n <= paper_start else (1.0, 0.5, 0.0)
     if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or keep < 1:
         raise ValueError(f"keep must be an int >= 1, got {keep!r}")
     if max_moves is not None and (
@@ -806,8 +783,6 @@ def map_multilevel(
     if not exps or not all(np.isfinite(exps)) or min(exps) < 0:
         raise ValueError(f"speed_exponents must be non-negative numbers, got {speed_exponents!r}")
     params["speed_exponents"] = exps
-    if isinstance(paper_start, bool) or not isinstance(paper_start, (int, np.integer)):
-        raise TypeError(f"paper_start must be an int, got {paper_start!r}")
     params["paper_start"] = int(paper_start)
     speed_exponents = exps
     t0 = time.perf_counter()
@@ -836,9 +811,11 @@ def map_multilevel(
     # (ties: hierarchy order), each kept in hierarchy order for the bisection
     fastest = np.argsort(-topo.cap, kind="stable")
     sets: list = []
+    seen_sets: set = set()
     for k in ks:
-        for sub in (np.arange(k), np.sort(fastest[:k])):
-            if not any(np.array_equal(sub, other) for other in sets):
+        for sub in (np.arange(k, dtype=np.int64), np.sort(fastest[:k]).astype(np.int64)):
+            if sub.tobytes() not in seen_sets:  # equal subsets (int64 alike): equal bytes
+                seen_sets.add(sub.tobytes())
                 sets.append(sub)
     starts = []
     seen_shares: list = []
@@ -858,6 +835,7 @@ def map_multilevel(
     total_moves = 0
     coarsest = len(levels) - 1
     plan = []
+    fine_left = max(_FINE_STARTS, _FINE_WORK // max(tasks.n, 1))
     for rank, start in enumerate(starts):
         # the kept starts through all levels, the best of them also bisected again on the
         # finest graph; every start on all processors (one per speed exponent) is bisected
@@ -866,7 +844,9 @@ def map_multilevel(
         if rank < keep:
             tops.append(coarsest)
         if (rank < _FINE_STARTS or start[6].shape[0] == topo.P) and coarsest > 0:
-            tops.append(0)
+            if fine_left > 0:
+                tops.append(0)
+                fine_left -= 1
         if tops:
             plan.append((start, tops))
     for (occ0, _, _, _, st, share, sub), tops in plan:
@@ -874,7 +854,7 @@ def map_multilevel(
             if top == coarsest:
                 m, history = st.m, [occ0]
             else:
-                m = _bisect_map(topo, levels[top], sub, share)
+                m = _bisect_map(topo, levels[top], sub, share, full=tasks.n <= _FINE_WORK // 4)
                 history = []
             for depth in range(top, -1, -1):
                 lv = levels[depth]
