@@ -408,8 +408,12 @@ _LAGR_START, _LAGR_ROUND = 300, 5
 #: runs between rounds when one of its steps, ``n * sum_i (b_i + 1)`` cells of dynamic
 #: programme, is at most ``_KNAP_STEP_CELLS`` (and its choice table,
 #: ``n * (max_i b_i + 1)`` bytes, at most ``_KNAP_TABLE_BYTES``); a round takes
-#: ``max(1, _KNAP_ROUND_CELLS // cells)`` steps (about 6 ms here, against a round's 0.1 s).
+#: ``max(1, _KNAP_ROUND_CELLS // cells)`` steps (about 6 ms here, against a round's 0.1 s);
+#: under a time limit only while its steps have taken at most ``_KNAP_SHARE`` of the
+#: search's time so far (the rounds shrink near the limit: the share keeps the steps from
+#: taking the search's last tenths).
 _KNAP_STEP_CELLS, _KNAP_TABLE_BYTES, _KNAP_ROUND_CELLS = 3 * 10**7, 10**8, 4 * 10**6
+_KNAP_SHARE = 0.05
 #: Tabu iterations per round without a time limit (rounds resume the search: the answer
 #: depends on the iterations only) and the seconds a round aims at under one.
 _ROUND_ITERATIONS, _ROUND_SECONDS = 1000, 0.1
@@ -509,11 +513,15 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
     k_istate = np.zeros(1, dtype=np.int64)
     k_round = max(1, _KNAP_ROUND_CELLS // max(cells, 1))
 
+    k_time = 0.0
+
     def knap_steps(k: int, target: float) -> bool:
         """``k`` knapsack steps; False when they ended early (a zero subgradient)."""
-        nonlocal lag, k_done
+        nonlocal lag, k_done, k_time
+        t_k = time.perf_counter()
         got = _gapls.knapsack_lagrangian(cost, weight, cap, u, best_u, cover, k_dstate,
                                          k_istate, k, target)  # fmt: skip
+        k_time += time.perf_counter() - t_k
         k_done += got
         value = sign * _integral_bound(float(k_dstate[0]), "min", integral)
         if lag is None or (value > lag if sense == "min" else value < lag):
@@ -593,7 +601,13 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
             lag_open = sub_done - k_sub == _LAGR_ROUND
             if best_bound() != before:
                 trajectory.append((now(), best_obj, best_bound()))
-        if knap_open and (k_dstate[2] == 0 or k_dstate[1] > 1e-6) and not out_of_time():
+        knap_due = deadline is None or k_time <= _KNAP_SHARE * (time.perf_counter() - t_search)
+        if (
+            knap_open
+            and knap_due
+            and (k_dstate[2] == 0 or k_dstate[1] > 1e-6)
+            and not out_of_time()
+        ):
             before = best_bound()
             knap_open = knap_steps(k_round, sign * best_obj if feasible else -1e300)
             if best_bound() != before:
