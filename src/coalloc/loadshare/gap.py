@@ -523,10 +523,12 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
                                          k_istate, k, target)  # fmt: skip
         k_time += time.perf_counter() - t_k
         k_done += got
+        if not math.isfinite(float(k_dstate[0])):  # overflowed multipliers: no bound
+            return False
         value = sign * _integral_bound(float(k_dstate[0]), "min", integral)
         if lag is None or (value > lag if sense == "min" else value < lag):
             lag = value
-        return got == k
+        return got == k and bool(np.all(np.isfinite(u)))
 
     lag_open = can_lag  # False once a zero subgradient ends the subgradient steps
     if can_lag:
@@ -540,6 +542,8 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
     if knap_open:  # from the capacity multipliers: L(u) >= their Lagrangian bound
         fit = weight <= cap[:, None]
         u[:] = np.where(fit, cost + best_lam[:, None] * weight, np.inf).min(axis=0)
+        # the capacity multipliers grow without bound where the capacities cannot be met
+        knap_open = bool(np.all(np.abs(u) < 1e15))
     trajectory.append((now(), None, best_bound()))
     if x_lp is not None and n:
         # every item to the agent with the largest LP share (the dummy agent when the LP
