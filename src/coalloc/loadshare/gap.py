@@ -269,7 +269,8 @@ def solve_gap(
         given here replays it.
     with_bound : bool, default True
         Heuristic: report the bound (the best of the LP relaxation, when solved, and the
-        Lagrangian relaxation of the capacities; the message says which).
+        Lagrangian relaxations of the capacities and of the assignment rows, the latter
+        by knapsacks; the message says which).
     hint : bool, default True
         Exact: start the solver from the heuristic's assignment.
 
