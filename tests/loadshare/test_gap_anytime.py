@@ -88,10 +88,34 @@ def test_lagrangian_bound_is_a_bound(kind, m, n, seed, sense):
     assert ex.status == "optimal"
     assert "Lagrangian" in h.message and "LP" not in h.message
     assert h.iterations["subgradient_iterations"] > 0
+    assert h.iterations["knapsack_iterations"] > 0  # the knapsack bound ran too
     sign = 1 if sense == "min" else -1
     assert sign * h.bound <= sign * ex.objective + 1e-9
     assert sign * h.objective >= sign * ex.objective - 1e-9
     assert verify_gap(inst, h.assignment, claimed=h.objective).ok
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_knapsack_bound_passes_the_lp_and_stays_below_the_optimum(seed):
+    """On type D (tight capacities) the LP bound leaves a gap the knapsack Lagrangian
+    closes in part: the reported bound is above ``gap_bound`` (the LP) and at most the
+    optimum CP-SAT proves; the assignment is the one the same seed and iterations gave
+    before the knapsack bound existed (it changes the bound only)."""
+    inst = generate_gap("d", 4, 20, seed=seed)
+    ex = solve_gap(inst, "exact", time_limit=60)
+    assert ex.status == "optimal"
+    h = solve_gap(inst, iterations=2000, seed=3)
+    lp = gap.gap_bound(inst)
+    assert h.iterations["knapsack_iterations"] > 0
+    assert lp < h.bound <= ex.objective
+    old = gap._KNAP_STEP_CELLS
+    gap._KNAP_STEP_CELLS = -1  # no knapsack steps
+    try:
+        plain = solve_gap(inst, iterations=2000, seed=3)
+    finally:
+        gap._KNAP_STEP_CELLS = old
+    assert plain.iterations["knapsack_iterations"] == 0 and plain.bound == lp
+    assert np.array_equal(plain.assignment, h.assignment)
 
 
 def test_bound_proves_optimality_and_stops_early():

@@ -322,6 +322,7 @@ _TWINS = {
     "loadshare._gapls.tabu_search": "gapls.tabu_search",
     "loadshare._gapls.subgradient": "gapls.subgradient",
     "loadshare._gapls.shift_descent": "gapls.shift_descent",
+    "loadshare._gapls.knapsack_lagrangian": "gapls.knapsack_lagrangian",
     "taskmap._flowinject.cluster": "flowinject.flow_injection_reference",
     "taskmap._multilevel.Level": "multilevel.Level",
     "taskmap._multilevel.PairRoutes": "multilevel.PairRoutes",

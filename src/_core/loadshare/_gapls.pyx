@@ -433,3 +433,124 @@ def shift_descent(
     if poll.stopped():
         coalloc_raise_interrupt()
     return int(total)
+
+
+def knapsack_lagrangian(
+    const double[:, ::1] cost,      # IN  (m, n)
+    const int64_t[:, ::1] weight,   # IN  (m, n)
+    const int64_t[::1] capacity,    # IN  (m,) each at most the caller's DP budget
+    double[::1] u,                  # IN/OUT (n,) the multipliers of the assignment rows
+    double[::1] best_u,             # IN/OUT (n,) the multipliers of the best bound
+    int64_t[::1] cover,             # OUT (n,) agents taking each item at the last step
+    double[::1] dstate,             # IN/OUT (3,) best bound, step factor theta, started
+    int64_t[::1] istate,            # IN/OUT (1,) iterations since the bound last rose
+    int64_t iterations,
+    double target,
+):
+    """Run ``iterations`` subgradient steps on the Lagrangian relaxation of the assignment
+    constraints; returns the iterations done in this call.
+
+    ``L(u) = sum_j u_j - sum_i K_i(u)`` with ``K_i(u)`` the 0-1 knapsack of agent ``i``:
+    the most ``sum_j (u_j - c_ij) x_j`` with ``sum_j w_ij x_j <= b_i`` (items with
+    ``w_ij > b_i`` or a value of 0 or less left out), a lower bound of the GAP's minimum for
+    every ``u`` and never below the LP bound at its best ``u`` (the knapsacks keep their
+    integrality). Each knapsack is a dynamic programme over the capacities ``0 .. b_i``
+    (O(n b_i) time, ``n (b_i + 1)`` bytes of choices, reused), items in index order, a
+    capacity taking an item only when that is strictly better. An iteration keeps ``L``
+    (and ``u``) when it beats ``dstate[0]``, halves ``theta`` after 20 iterations without a
+    better bound and steps ``u_j <- u_j + theta (T - L) g_j / |g|^2`` along
+    ``g_j = 1 - cover_j`` (``T = target`` when above ``L``, else ``L + 0.1 |L| + 1``);
+    it stops early when ``g = 0`` (the knapsacks form an assignment: an optimal one). A
+    fresh state (``dstate[2] == 0``) starts with ``theta = 2`` and ``best = -inf``.
+    """
+    cdef Py_ssize_t m = cost.shape[0]
+    cdef Py_ssize_t n = cost.shape[1]
+    cdef Py_ssize_t i, j, t, nt
+    cdef int64_t B, c, w, since, done
+    cdef double L, K, v, norm, tt, stepsize, theta, best, gj
+    cdef vector[double] dp
+    cdef vector[char] take
+    cdef vector[Py_ssize_t] items
+    if (weight.shape[0] != m or weight.shape[1] != n or capacity.shape[0] != m
+            or u.shape[0] != n or best_u.shape[0] != n or cover.shape[0] != n
+            or dstate.shape[0] < 3 or istate.shape[0] < 1):
+        raise ValueError("knapsack_lagrangian: inconsistent shapes")
+    if m == 0 or n == 0:
+        return 0
+    cdef Poll poll = Poll(1)
+    with nogil:
+        items.reserve(n)
+        if dstate[2] == 0.0:
+            dstate[0] = -1e300
+            dstate[1] = 2.0
+            dstate[2] = 1.0
+            istate[0] = 0
+            for j in range(n):
+                best_u[j] = u[j]
+        best = dstate[0]
+        theta = dstate[1]
+        since = istate[0]
+        done = 0
+        while done < iterations:
+            if poll.stop():
+                break
+            done += 1
+            L = 0.0
+            for j in range(n):
+                L += u[j]
+                cover[j] = 0
+            for i in range(m):
+                B = capacity[i]
+                dp.assign(B + 1, 0.0)
+                items.clear()
+                for j in range(n):
+                    if weight[i, j] <= B and u[j] - cost[i, j] > 0.0:
+                        items.push_back(j)
+                nt = <Py_ssize_t>items.size()
+                take.assign(nt * (B + 1), 0)
+                for t in range(nt):
+                    j = items[t]
+                    w = weight[i, j]
+                    v = u[j] - cost[i, j]
+                    c = B
+                    while c >= w:
+                        if dp[c - w] + v > dp[c]:
+                            dp[c] = dp[c - w] + v
+                            take[t * (B + 1) + c] = 1
+                        c -= 1
+                K = dp[B]
+                L -= K
+                c = B
+                t = nt - 1
+                while t >= 0:
+                    if take[t * (B + 1) + c]:
+                        j = items[t]
+                        cover[j] += 1
+                        c -= weight[i, j]
+                    t -= 1
+            if L > best:
+                best = L
+                since = 0
+                for j in range(n):
+                    best_u[j] = u[j]
+            else:
+                since += 1
+                if since >= 20:
+                    theta *= 0.5
+                    since = 0
+            norm = 0.0
+            for j in range(n):
+                gj = 1.0 - <double>cover[j]
+                norm += gj * gj
+            if norm == 0.0:
+                break
+            tt = target if target > L else L + 0.1 * (L if L > 0 else -L) + 1.0
+            stepsize = theta * (tt - L) / norm
+            for j in range(n):
+                u[j] += stepsize * (1.0 - <double>cover[j])
+        dstate[0] = best
+        dstate[1] = theta
+        istate[0] = since
+    if poll.stopped():
+        coalloc_raise_interrupt()
+    return int(done)

@@ -269,7 +269,8 @@ def solve_gap(
         given here replays it.
     with_bound : bool, default True
         Heuristic: report the bound (the best of the LP relaxation, when solved, and the
-        Lagrangian relaxation of the capacities; the message says which).
+        Lagrangian relaxations of the capacities and of the assignment rows, the latter
+        by knapsacks; the message says which).
     hint : bool, default True
         Exact: start the solver from the heuristic's assignment.
 
@@ -346,6 +347,7 @@ def solve_gap(
     counters = {
         "tabu_iterations": heur.iterations,
         "subgradient_iterations": heur.subgradient_iterations,
+        "knapsack_iterations": heur.knapsack_iterations,
     }
     trajectory = np.array(
         [
@@ -393,6 +395,7 @@ class _Heur(NamedTuple):
     trajectory: list
     search_seconds: float
     bound: Optional[float] = None
+    knapsack_iterations: int = 0
 
 
 #: Tabu parameters: tenure (+ a random 0 .. tenure // 2), items whose swaps are tried per
@@ -402,6 +405,16 @@ _TENURE, _SWAP_ITEMS, _GROWTH = 5, 100, 1.05
 #: Subgradient iterations before the search (they give its start when the LP is not
 #: solved) and after every round of it.
 _LAGR_START, _LAGR_ROUND = 300, 5
+#: The knapsack Lagrangian (the assignment rows relaxed, :func:`_gapls.knapsack_lagrangian`)
+#: runs between rounds when one of its steps, ``n * sum_i (b_i + 1)`` cells of dynamic
+#: programme, is at most ``_KNAP_STEP_CELLS`` (and its choice table,
+#: ``n * (max_i b_i + 1)`` bytes, at most ``_KNAP_TABLE_BYTES``); a round takes
+#: ``max(1, _KNAP_ROUND_CELLS // cells)`` steps (about 6 ms here, against a round's 0.1 s);
+#: under a time limit only while its steps have taken at most ``_KNAP_SHARE`` of the
+#: search's time so far (the rounds shrink near the limit: the share keeps the steps from
+#: taking the search's last tenths).
+_KNAP_STEP_CELLS, _KNAP_TABLE_BYTES, _KNAP_ROUND_CELLS = 3 * 10**7, 10**8, 4 * 10**6
+_KNAP_SHARE = 0.05
 #: Tabu iterations per round without a time limit (rounds resume the search: the answer
 #: depends on the iterations only) and the seconds a round aims at under one.
 _ROUND_ITERATIONS, _ROUND_SECONDS = 1000, 0.1
@@ -489,6 +502,35 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
             return None
         return max(known) if sense == "min" else min(known)
 
+    # the knapsack Lagrangian: a tighter bound (the knapsacks keep their integrality)
+    k_done = 0
+    cells = n * int((cap + 1).sum()) if n else 0
+    knap_open = (can_lag and cells <= _KNAP_STEP_CELLS
+                 and n * (int(cap.max()) + 1) <= _KNAP_TABLE_BYTES)  # fmt: skip
+    u = np.zeros(n)
+    best_u = np.zeros(n)
+    cover = np.zeros(n, dtype=np.int64)
+    k_dstate = np.zeros(3)
+    k_istate = np.zeros(1, dtype=np.int64)
+    k_round = max(1, _KNAP_ROUND_CELLS // max(cells, 1))
+
+    k_time = 0.0
+
+    def knap_steps(k: int, target: float) -> bool:
+        """``k`` knapsack steps; False when they ended early (a zero subgradient)."""
+        nonlocal lag, k_done, k_time
+        t_k = time.perf_counter()
+        got = _gapls.knapsack_lagrangian(cost, weight, cap, u, best_u, cover, k_dstate,
+                                         k_istate, k, target)  # fmt: skip
+        k_time += time.perf_counter() - t_k
+        k_done += got
+        if not math.isfinite(float(k_dstate[0])):  # overflowed multipliers: no bound
+            return False
+        value = sign * _integral_bound(float(k_dstate[0]), "min", integral)
+        if lag is None or (value > lag if sense == "min" else value < lag):
+            lag = value
+        return got == k and bool(np.all(np.isfinite(u)))
+
     lag_open = can_lag  # False once a zero subgradient ends the subgradient steps
     if can_lag:
         while sub_done < _LAGR_START and not out_of_time():
@@ -498,6 +540,11 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
             if sub_done - before < k:
                 lag_open = False
                 break
+    if knap_open:  # from the capacity multipliers: L(u) >= their Lagrangian bound
+        fit = weight <= cap[:, None]
+        u[:] = np.where(fit, cost + best_lam[:, None] * weight, np.inf).min(axis=0)
+        # the capacity multipliers grow without bound where the capacities cannot be met
+        knap_open = bool(np.all(np.abs(u) < 1e15))
     trajectory.append((now(), None, best_bound()))
     if x_lp is not None and n:
         # every item to the agent with the largest LP share (the dummy agent when the LP
@@ -559,6 +606,17 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
             lag_open = sub_done - k_sub == _LAGR_ROUND
             if best_bound() != before:
                 trajectory.append((now(), best_obj, best_bound()))
+        knap_due = deadline is None or k_time <= _KNAP_SHARE * (time.perf_counter() - t_search)
+        if (
+            knap_open
+            and knap_due
+            and (k_dstate[2] == 0 or k_dstate[1] > 1e-6)
+            and not out_of_time()
+        ):
+            before = best_bound()
+            knap_open = knap_steps(k_round, sign * best_obj if feasible else -1e300)
+            if best_bound() != before:
+                trajectory.append((now(), best_obj, best_bound()))
         b = best_bound()
         if feasible and b is not None and (b >= best_obj if sense == "min" else b <= best_obj):
             break  # proven optimal
@@ -571,7 +629,15 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
     if not n:
         feasible = True
     return _Heur(
-        out, feasible, done, lag, sub_done, trajectory, time.perf_counter() - t_search, best_bound()
+        out,
+        feasible,
+        done,
+        lag,
+        sub_done,
+        trajectory,
+        time.perf_counter() - t_search,
+        best_bound(),
+        k_done,
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..._shared import interrupt
 from ..._shared.xoshiro import SplitMix64
 
-__all__ = ["tabu_search", "subgradient", "shift_descent"]
+__all__ = ["tabu_search", "subgradient", "shift_descent", "knapsack_lagrangian"]
 
 
 def _ex(used: int, cap: int) -> int:
@@ -278,3 +278,74 @@ def shift_descent(cost, weight, capacity, assign, sweeps):
             break
     assign[:] = a_
     return int(total)
+
+
+def knapsack_lagrangian(cost, weight, capacity, u, best_u, cover, dstate, istate, iterations,
+                        target):  # fmt: skip
+    """Twin of ``_gapls.knapsack_lagrangian``; returns the iterations done in this call."""
+    m, n = cost.shape
+    if m == 0 or n == 0:
+        return 0
+    C = [[float(v) for v in row] for row in cost.tolist()]
+    W = [[int(v) for v in row] for row in weight.tolist()]
+    cap = [int(v) for v in capacity.tolist()]
+    us = [float(v) for v in u.tolist()]
+    if float(dstate[2]) == 0.0:
+        best, theta, since = -1e300, 2.0, 0
+        bu = list(us)
+    else:
+        best, theta, since = float(dstate[0]), float(dstate[1]), int(istate[0])
+        bu = [float(v) for v in best_u.tolist()]
+    cov = [int(v) for v in cover.tolist()]
+    target = float(target)
+    done = 0
+    while done < iterations:
+        interrupt.check()
+        done += 1
+        L = 0.0
+        for j in range(n):
+            L += us[j]
+        cov = [0] * n
+        for i in range(m):
+            B = cap[i]
+            dp = [0.0] * (B + 1)
+            items = [j for j in range(n) if W[i][j] <= B and us[j] - C[i][j] > 0.0]
+            take = []
+            for j in items:
+                w, v = W[i][j], us[j] - C[i][j]
+                row = [False] * (B + 1)
+                for c in range(B, w - 1, -1):
+                    if dp[c - w] + v > dp[c]:
+                        dp[c] = dp[c - w] + v
+                        row[c] = True
+                take.append(row)
+            L -= dp[B]
+            c = B
+            for t in range(len(items) - 1, -1, -1):
+                if take[t][c]:
+                    cov[items[t]] += 1
+                    c -= W[i][items[t]]
+        if L > best:
+            best, since = L, 0
+            bu = list(us)
+        else:
+            since += 1
+            if since >= 20:
+                theta *= 0.5
+                since = 0
+        norm = 0.0
+        for j in range(n):
+            gj = 1.0 - float(cov[j])
+            norm += gj * gj
+        if norm == 0.0:
+            break
+        t = target if target > L else L + 0.1 * (L if L > 0 else -L) + 1.0
+        stepsize = theta * (t - L) / norm
+        for j in range(n):
+            us[j] += stepsize * (1.0 - float(cov[j]))
+    u[:] = us
+    best_u[:] = bu
+    cover[:] = cov
+    dstate[:3] = [best, theta, 1.0]
+    istate[0] = since
+    return int(done)
