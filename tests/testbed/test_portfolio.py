@@ -8,7 +8,7 @@ import pytest
 
 from coalloc import testbed as tb
 from coalloc.testbed import generators as g
-from coalloc.testbed.assignplus import packing
+from coalloc.testbed.assignplus import packing, scarcity
 from coalloc.testbed.problem import build_problem
 from coalloc.testbed.solvers import unmet_desires
 
@@ -177,3 +177,92 @@ def test_best_fit_moves_nothing_a_type_limit_forbids():
     top = g.lan(2, bw=1000)
     r = tb.assign(top, ptop, seed=0)
     assert r.success and tb.verify_mapping(top, ptop, r.mapping, r.routes).ok
+
+
+# ----------------------------------------------------------------- scarce types (third run)
+def _one_switch(rare: int, common: int, rare_switch: str = "s0", common_switch: str = "s0"):
+    """``rare`` PCs of type ``rare`` (no unwanted feature: assign's score prefers them) and
+    ``common`` PCs of type ``common`` with an unwanted feature, behind the given switches."""
+    lines = ["node s0 switch:1 *lan:*", "node s1 switch:1 *lan:*", "link t s0 s1 100000 0 0"]
+    for i in range(rare):
+        lines += [f"node r{i} pc:1 rare:1", f"link lr{i} r{i} {rare_switch} 1000 0 0"]
+    for i in range(common):
+        lines += [f"node c{i} pc:1 common:1 - fast-disk:0.2",
+                  f"link lc{i} c{i} {common_switch} 1000 0 0"]  # fmt: skip
+    return tb.parse_ptop("\n".join(lines) + "\n")
+
+
+def _scarcity_referee(ptop, mapping, counted) -> float:
+    """Sum over the counted types of 1 / (free hosts offering it after the mapping + 1),
+    counted from the testbed's nodes."""
+    used = set(mapping.values())
+    total = 0.0
+    for t in counted:
+        left = sum(1 for n, p in ptop.nodes.items()
+                   if not p.is_switch and n not in used and p.types.get(t, 0) > 0)  # fmt: skip
+        total += 1.0 / (left + 1.0)
+    return total
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_plain_nodes_leave_the_scarce_type_free(m):
+    """Plain ``pc`` nodes on one switch with 3 ``rare`` and 6 ``common`` PCs: the default
+    takes the common ones, though assign's score prefers the rare (no unwanted feature), so
+    that an experiment asking for the 3 rare PCs still maps afterwards (the referee: that
+    experiment mapped on what is left, both checked independently)."""
+    ptop = _one_switch(3, 6)
+    top = g.lan(m, bw=1000)
+    r = tb.assign(top, ptop, seed=0)
+    assert r.success and tb.verify_mapping(top, ptop, r.mapping, r.routes).ok
+    assert r.interswitch_bandwidth == 0
+    assert all(not p.startswith("r") for p in r.mapping.values())
+    left = {n for n in ptop.nodes if n not in r.mapping.values()}
+    rare = g.lan(3, bw=1000, vtype="rare")
+    r2 = tb.assign(rare, ptop, seed=0, available=left)
+    assert r2.success and tb.verify_mapping(rare, ptop, r2.mapping, r2.routes).ok
+    # the annealer, scoring by assign's weights alone, takes rare PCs (the contrast)
+    a = tb.assign(top, ptop, "anneal", seed=1)
+    assert a.success and any(p.startswith("r") for p in a.mapping.values())
+
+
+def test_scarce_types_never_cost_interswitch_bandwidth():
+    """The only placement without inter-switch bandwidth uses the rare PCs (behind s0 with
+    one common PC; the other commons behind s1): the default keeps bandwidth first."""
+    ptop = _one_switch(2, 3, "s0", "s0")
+    text = tb.format_ptop(ptop).replace("lc1 c1 s0", "lc1 c1 s1").replace("lc2 c2 s0", "lc2 c2 s1")
+    ptop = tb.parse_ptop(text)
+    top = g.lan(3, bw=1000)
+    r = tb.assign(top, ptop, seed=0)
+    assert r.success and tb.verify_mapping(top, ptop, r.mapping, r.routes).ok
+    assert r.interswitch_bandwidth == 0
+    assert sorted(p for p in r.mapping.values() if p not in ("s0", "s1")) == ["c0", "r0", "r1"]
+
+
+def test_scarcity_counts_types_but_not_a_switchs_own():
+    """``scarcity`` against a count from the testbed's nodes: ``rare`` and ``common`` share
+    switch s0 and count; ``solo`` is exactly the hosts behind s1 (a switch's own type, as a
+    Grid'5000 cluster's) and does not; ``pc`` is everywhere and counts."""
+    text = tb.format_ptop(_one_switch(2, 3))
+    text += "node d0 pc:1 solo:1\nnode d1 pc:1 solo:1\n"
+    text += "link ld0 d0 s1 1000 0 0\nlink ld1 d1 s1 1000 0 0\n"
+    ptop = tb.parse_ptop(text)
+    top = tb.parse_top("node x pc\nnode y pc\n")
+    pr = build_problem(top, ptop)
+    for hosts in (["r0", "c0"], ["c1", "c2"], ["d0", "d1"], ["r0", "r1"], ["d0", "c2"]):
+        mapping = dict(zip(["x", "y"], hosts))
+        where = np.array([pr.pidx[mapping[v]] for v in pr.vnames])
+        want = _scarcity_referee(ptop, mapping, ["pc", "rare", "common"])
+        assert scarcity(pr, where) == pytest.approx(want, abs=1e-12)
+
+
+def test_best_fit_unchanged_by_cluster_types():
+    """Each switch's hosts carry a type of their own (Grid'5000 clusters): best fit still
+    takes the fuller switch (the types say where, which packing weighs)."""
+    text = _two_switches(5, 3).replace("pc:1", "pc:1 cla:1", 5)
+    ptop = tb.parse_ptop(text.replace("node b0 pc:1", "node b0 pc:1 clb:1")
+                         .replace("node b1 pc:1", "node b1 pc:1 clb:1")
+                         .replace("node b2 pc:1", "node b2 pc:1 clb:1"))  # fmt: skip
+    top = g.lan(3, bw=1000)
+    r = tb.assign(top, ptop, seed=0)
+    assert r.success and tb.verify_mapping(top, ptop, r.mapping, r.routes).ok
+    assert sorted(_free_per_switch(ptop, r.mapping).values()) == [0, 5]

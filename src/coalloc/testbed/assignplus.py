@@ -36,7 +36,7 @@ from .problem import Problem
 from .routing import route
 
 __all__ = ["STRATEGIES", "SCORINGS", "partition", "candidate_lists", "plus_data", "assign_plus",
-           "RequestMemory"]  # fmt: skip
+           "RequestMemory", "scarcity"]  # fmt: skip
 
 STRATEGIES = ("PART", "SCORE", "ISW", "PREF", "FRAG")
 #: Every strategy the kernel knows: the paper's five and FIT (ISW's order, the smallest
@@ -295,6 +295,71 @@ def packing(pr: Problem, where: np.ndarray) -> float:
     return float(np.dot(left, left))
 
 
+def _scarce_offers(pr: Problem) -> np.ndarray:
+    """The usable hosts x counted types boolean table of :func:`scarcity` (kept on ``pr``)."""
+    got = getattr(pr, "_scarce_offers", None)
+    if got is not None:
+        return got
+    usable = (pr.pclass >= 0) & ~pr.pis_switch
+    offers = (pr.cap[:, : len(pr.type_names)] > 0) & usable[:, None]
+    count = offers.sum(axis=0)
+    keep = count > 0
+    # a switch's own type (offered by exactly the usable hosts behind one switch) says
+    # where a node goes, not what it is: packing weighs where
+    for sw in np.unique(pr.pswitch[usable]).tolist():
+        if sw < 0:
+            continue
+        behind = usable & (pr.pswitch == sw)
+        same = (offers[behind].sum(axis=0) == count) & (count == int(behind.sum()))
+        keep &= ~same
+    pr._scarce_offers = offers[:, keep]
+    return pr._scarce_offers
+
+
+def scarcity(pr: Problem, where: np.ndarray) -> float:
+    """How much of the scarce node types a mapping takes: the sum over node types of
+    ``1 / (usable hosts offering it left free after the mapping + 1)`` (lower is better).
+
+    A mapping that takes its hosts from the plentiful types and leaves the types with few
+    free hosts free keeps the testbed able to take the next experiments that ask for them
+    (on the DeterLab-like replay, plain ``pc`` nodes had taken most of the scarce
+    ``pc2133`` and ``microcloud`` PCs, which the experiments asking for them then lacked).
+    Types that no usable host offers are not counted, nor a switch's own type (offered by
+    exactly the usable hosts behind one switch, as a Grid'5000 cluster's: it says where a
+    node goes, which :func:`packing` weighs).
+
+    Parameters
+    ----------
+    pr : Problem
+        The compiled problem.
+    where : int array (nv,)
+        Virtual -> physical index of a complete mapping.
+
+    Returns
+    -------
+    float
+        The sum (0 when no type is counted).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1 rare:1\\nnode b pc:1\\n"
+    ...                      "node c pc:1\\nlink la a sw 100 0 0\\nlink lb b sw 100 0 0\\n"
+    ...                      "link lc c sw 100 0 0")
+    >>> pr = tb.build_problem(tb.parse_top("node x pc"), ptop)
+    >>> on_a, on_b = np.array([pr.pidx["a"]]), np.array([pr.pidx["b"]])
+    >>> tb.assignplus.scarcity(pr, on_a) > tb.assignplus.scarcity(pr, on_b)
+    True
+    """
+    offers = _scarce_offers(pr)
+    w = np.asarray(where, dtype=np.int64)
+    taken = np.zeros(len(pr.pnames), dtype=bool)
+    taken[w[w >= 0]] = True
+    left = offers[~taken].sum(axis=0)
+    return float(np.sum(1.0 / (left + 1.0)))
+
+
 def _failure(pr: Problem, row, lists_idx) -> dict:
     code, v, li, need, avail = (int(x) for x in row)
     if code == 1:
@@ -370,8 +435,8 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
             ranked = [(None, group[0][0], group[0][1])]
         elif pack:
             ranked = [(sc, row, where) for sc, _, row, where in sorted(
-                (_score(pr, where, scores), -packing(pr, where), row, where)
-                for row, where in group)]  # fmt: skip
+                    (_score(pr, where, scores), -packing(pr, where), row, where)
+                    for row, where in group)]  # fmt: skip
         else:
             ranked = sorted((_score(pr, where, scores), row, where) for row, where in group)
         for sc, row, where in ranked:

@@ -29,6 +29,7 @@ from .assignplus import (
     RequestMemory,
     assign_plus,
     packing,
+    scarcity,
 )
 from .io import as_ptop, as_top, top_from_dict, top_to_dict
 from .model import HARD_WEIGHT, PhysicalTopology, VirtualTopology
@@ -285,11 +286,73 @@ def _best_fit_moves(pr: Problem, where: np.ndarray) -> list:
     return out
 
 
+def _scarce_move(pr: Problem, where: np.ndarray) -> Optional[np.ndarray]:
+    """The mapping ``where`` with each virtual node moved to the free host behind the same
+    switch whose node types are the most plentiful (None when nothing moves).
+
+    Each virtual node that has a host of its own (one virtual node a host, not fixed) may
+    take any free host of one of its candidate pclasses behind the switch of its host,
+    with at least as many interfaces and as fast a fastest interface; the hosts are chosen
+    greedily, the virtual nodes with the fewest choices first, each taking the host whose
+    types leave the most free hosts of every type it offers (the smallest sum of
+    ``1 / free`` over its types; the current host on ties). The switches do not change,
+    so neither do the trunks crossed.
+    """
+    w = np.asarray(where, dtype=np.int64)
+    if pr.nv == 0:
+        return None
+    on_sw = pr.pis_switch[w]
+    hosts = w[~on_sw]
+    if len(hosts) == 0 or len(np.unique(hosts)) != len(hosts):
+        return None
+    usable = (pr.pclass >= 0) & ~pr.pis_switch
+    taken = np.zeros(len(pr.pnames), dtype=bool)
+    taken[hosts] = True
+    offers = pr.cap[:, : len(pr.type_names)] > 0
+    left = offers[usable & ~taken].sum(axis=0).astype(float)  # before this experiment's
+    movable = [v for v in np.flatnonzero(~on_sw).tolist() if pr.fixed[v] < 0]
+    if not movable:
+        return None
+    for v in range(pr.nv):  # the fixed ones keep their hosts
+        if not on_sw[v] and pr.fixed[v] >= 0:
+            left -= offers[w[v]]
+    left += offers[[w[v] for v in movable]].sum(axis=0)
+    pool = usable & ~taken
+    pool[[w[v] for v in movable]] = True
+    options = {}
+    for v in movable:
+        p = int(w[v])
+        cands = np.flatnonzero(
+            pool
+            & (pr.pswitch == pr.pswitch[p])
+            & (pr.pifaces >= pr.pifaces[p])
+            & (pr.pifbw >= pr.pifbw[p])
+        )
+        ok = set(pr.cand[v])
+        options[v] = [int(q) for q in cands.tolist() if int(pr.pclass[q]) in ok]
+    moved = w.copy()
+    for v in sorted(movable, key=lambda v: (len(options[v]), v)):
+        best, best_cost = -1, math.inf
+        for q in options[v]:
+            if not pool[q]:
+                continue
+            cost = float(np.sum(1.0 / np.maximum(left[offers[q]], 1.0)))
+            if cost < best_cost - 1e-12 or (abs(cost - best_cost) <= 1e-12 and q == w[v]):
+                best, best_cost = q, cost
+        if best < 0:
+            return None
+        moved[v] = best
+        pool[best] = False
+        left -= offers[best]
+    return None if np.array_equal(moved, w) else moved
+
+
 def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
                backend: str, available=None, exact_nodes: int = 0) -> tuple:  # fmt: skip
     """The default's improvement of assign+'s mapping ``first``: a quick anneal seeded
     from it, and the exact method on small experiments; the best candidate by
-    ``(unmet soft desires, inter-switch bandwidth, assign's score, -packing)`` (packing:
+    ``(unmet soft desires, inter-switch bandwidth, scarcity, assign's score, -packing)``
+    (scarcity: :func:`.assignplus.scarcity`, the scarce node types taken; packing:
     :func:`.assignplus.packing`, the best fit that keeps free hosts together). The quick
     anneal runs only where a desire is unmet or bandwidth crosses switches.
 
@@ -301,8 +364,10 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
     def key(where, rt):
         mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in np.asarray(where).tolist()]))
         sc = _scored(pr, data, where)
-        return (unmet_desires(pr.top, pr.ptop, mapping), float(rt.interswitch_bandwidth),
-                sc if sc is not None else math.inf, -packing(pr, where))  # fmt: skip
+        sc = sc if sc is not None else math.inf
+        u, i = unmet_desires(pr.top, pr.ptop, mapping), float(rt.interswitch_bandwidth)
+        # (scarcity rounded: sums of floats in another order must not decide)
+        return (u, i, round(scarcity(pr, where), 9), sc, -packing(pr, where))
 
     best = (key(first["where"], rt0), first["where"], rt0, "assign+")
     out = {"valid": False}
@@ -339,6 +404,14 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
                 ):
                     best = (k, where, rt, best[3] + " (best fit)")
                     break
+    where = _scarce_move(pr, best[1])  # the same switches, the plentiful types
+    if where is not None:
+        rt = route(pr, where)
+        if rt.failure is None:
+            k = key(where, rt)
+            mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in where.tolist()]))
+            if k < best[0] and verify_mapping(pr.top, pr.ptop, mapping, rt.routes).ok:
+                best = (k, where, rt, best[3] + " (plentiful types)")
     if best[0][0] > 0:  # a soft desire unmet: the strategies with offered desires made hard
         top2 = _offered_desires_hard(pr, available)
         if top2 is not None:
@@ -456,7 +529,7 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
         return _result(pr, method_name, seed, params, where, rt, t0,
                        {"setup": t1 - t0, "search": t2 - t1,
                         "portfolio": time.perf_counter() - t2}, counters,
-                       score=key[2] if math.isfinite(key[2]) else None, status=status,
+                       score=key[3] if math.isfinite(key[3]) else None, status=status,
                        bound=bound, message=msg)  # fmt: skip
     return _result(pr, method_name, seed, params, out["where"], out["routing"], t0,
                    {"setup": t1 - t0, "search": time.perf_counter() - t1}, counters,
