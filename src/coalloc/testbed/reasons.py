@@ -63,6 +63,10 @@ _TEMPLATES: Dict[str, Any] = {
     "empty_route": "link {link} joins two physical nodes but its route is empty",
     "interface_bandwidth": "interface {plink} carries {load:g} of its {capacity:g}",
     "trunk_bandwidth": "the trunks {trunks} have {free:g} free, link {link} needs {bandwidth:g}",
+    "hub_bandwidth": (
+        "{vnode} has {links} links of {bandwidth:g}; the free hosts and the trunks' free "
+        "bandwidth carry at most {bound} of them to any switch that can host it"
+    ),
 }
 
 _SHOWN = 5  # names listed before "and N more"

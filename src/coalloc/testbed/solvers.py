@@ -31,6 +31,7 @@ from .assignplus import (
     packing,
     scarcity,
 )
+from .bounds import hub_proof
 from .io import as_ptop, as_top, top_from_dict, top_to_dict
 from .model import HARD_WEIGHT, PhysicalTopology, VirtualTopology
 from .problem import Problem, build_problem
@@ -45,10 +46,11 @@ __all__ = ["assign", "solve", "METHODS", "DEFAULT_METHOD", "Instance"]
 #: a run makes at most melt_moves + max_moves moves, whatever the cooling.
 MAX_ANNEAL_MOVES = 10**9
 #: Failures that prove no mapping exists: a virtual node no free physical node can take, a
-#: fix-node that cannot hold, a policy line the experiment breaks. Any other failure of a
+#: fix-node that cannot hold, a policy line the experiment breaks, a hub whose links the free
+#: hosts and trunks cannot carry (:func:`.bounds.hub_proof`). Any other failure of a
 #: search (assign+, the annealer) leaves the question open: status ``time_limit``, as the
 #: package's status table says for an undecided heuristic, never ``infeasible``.
-PROVEN_FAILURES = ("no_candidate", "fixed", "policy")
+PROVEN_FAILURES = ("no_candidate", "fixed", "policy", "hub_bandwidth")
 #: The most CP-SAT workers the exact method may ask for.
 MAX_THREADS = 1024
 
@@ -85,6 +87,11 @@ def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings,
             status = "error"
         if status is None:  # a search that found nothing: infeasible only when proven
             proven = (reason or {}).get("constraint") in PROVEN_FAILURES or _pigeonhole(pr, reason)
+            if not proven:  # a cheap proof of the search's open failure (a hub's max flow)
+                hub = hub_proof(pr)
+                if hub is not None:
+                    reason, proven = hub, True
+                    message = f"no mapping exists: {reason_text(hub)}"
             status = "infeasible" if proven else "time_limit"
             if not proven and not message:
                 message = f"no mapping found (not proven impossible): {reason_text(reason)}"
