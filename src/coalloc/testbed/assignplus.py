@@ -303,15 +303,16 @@ def _scarce_offers(pr: Problem) -> np.ndarray:
     usable = (pr.pclass >= 0) & ~pr.pis_switch
     offers = (pr.cap[:, : len(pr.type_names)] > 0) & usable[:, None]
     count = offers.sum(axis=0)
-    keep = count > 0
     # a switch's own type (offered by exactly the usable hosts behind one switch) says
     # where a node goes, not what it is: packing weighs where
-    for sw in np.unique(pr.pswitch[usable]).tolist():
-        if sw < 0:
-            continue
-        behind = usable & (pr.pswitch == sw)
-        same = (offers[behind].sum(axis=0) == count) & (count == int(behind.sum()))
-        keep &= ~same
+    sw = pr.pswitch[usable]
+    on = sw >= 0
+    ns = int(sw.max(initial=-1)) + 1
+    per = np.zeros((ns, offers.shape[1]), dtype=np.int64)  # hosts offering t behind s
+    np.add.at(per, sw[on], offers[usable][on].astype(np.int64))
+    behind = np.bincount(sw[on], minlength=ns)[:, None]
+    own = ((per == count[None, :]) & (per == behind) & (behind > 0)).any(axis=0)
+    keep = (count > 0) & ~own
     pr._scarce_offers = offers[:, keep]
     return pr._scarce_offers
 

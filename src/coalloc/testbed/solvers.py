@@ -28,6 +28,7 @@ from .assignplus import (
     STRATEGIES,
     RequestMemory,
     assign_plus,
+    _scarce_offers,
     packing,
     scarcity,
 )
@@ -302,8 +303,9 @@ def _scarce_move(pr: Problem, where: np.ndarray) -> Optional[np.ndarray]:
     with at least as many interfaces and as fast a fastest interface; the hosts are chosen
     greedily, the virtual nodes with the fewest choices first, each taking the host whose
     types leave the most free hosts of every type it offers (the smallest sum of
-    ``1 / free`` over its types; the current host on ties). The switches do not change,
-    so neither do the trunks crossed.
+    ``1 / free`` over its types counted by :func:`.assignplus.scarcity`; on ties the
+    current host, else the first). The switches do not change, so neither do the trunks
+    crossed.
     """
     w = np.asarray(where, dtype=np.int64)
     if pr.nv == 0:
@@ -312,42 +314,37 @@ def _scarce_move(pr: Problem, where: np.ndarray) -> Optional[np.ndarray]:
     hosts = w[~on_sw]
     if len(hosts) == 0 or len(np.unique(hosts)) != len(hosts):
         return None
-    usable = (pr.pclass >= 0) & ~pr.pis_switch
-    taken = np.zeros(len(pr.pnames), dtype=bool)
-    taken[hosts] = True
-    offers = pr.cap[:, : len(pr.type_names)] > 0
-    left = offers[usable & ~taken].sum(axis=0).astype(float)  # before this experiment's
     movable = [v for v in np.flatnonzero(~on_sw).tolist() if pr.fixed[v] < 0]
     if not movable:
         return None
-    for v in range(pr.nv):  # the fixed ones keep their hosts
-        if not on_sw[v] and pr.fixed[v] >= 0:
-            left -= offers[w[v]]
-    left += offers[[w[v] for v in movable]].sum(axis=0)
-    pool = usable & ~taken
-    pool[[w[v] for v in movable]] = True
+    offers = _scarce_offers(pr).astype(float)
+    usable = (pr.pclass >= 0) & ~pr.pis_switch
+    pool = usable.copy()
+    pool[hosts] = False
+    pool[[w[v] for v in movable]] = True  # (the movable nodes' hosts are free to take)
+    left = offers[pool].sum(axis=0)  # free hosts per type, this experiment's movable out
     options = {}
     for v in movable:
         p = int(w[v])
-        cands = np.flatnonzero(
+        ok = np.zeros(pr.nc, dtype=bool)
+        ok[pr.cand[v]] = True
+        mask = (
             pool
             & (pr.pswitch == pr.pswitch[p])
             & (pr.pifaces >= pr.pifaces[p])
             & (pr.pifbw >= pr.pifbw[p])
         )
-        ok = set(pr.cand[v])
-        options[v] = [int(q) for q in cands.tolist() if int(pr.pclass[q]) in ok]
+        q = np.flatnonzero(mask)
+        options[v] = q[ok[pr.pclass[q]]]
     moved = w.copy()
     for v in sorted(movable, key=lambda v: (len(options[v]), v)):
-        best, best_cost = -1, math.inf
-        for q in options[v]:
-            if not pool[q]:
-                continue
-            cost = float(np.sum(1.0 / np.maximum(left[offers[q]], 1.0)))
-            if cost < best_cost - 1e-12 or (abs(cost - best_cost) <= 1e-12 and q == w[v]):
-                best, best_cost = q, cost
-        if best < 0:
+        q = options[v]
+        q = q[pool[q]]
+        if len(q) == 0:
             return None
+        cost = offers[q] @ (1.0 / np.maximum(left, 1.0))
+        ties = q[cost <= cost.min() + 1e-12]
+        best = int(w[v]) if int(w[v]) in ties.tolist() else int(ties[0])
         moved[v] = best
         pool[best] = False
         left -= offers[best]
