@@ -238,20 +238,26 @@ def test_scarce_types_never_cost_interswitch_bandwidth():
     assert sorted(p for p in r.mapping.values() if p not in ("s0", "s1")) == ["c0", "r0", "r1"]
 
 
-def test_scarcity_counts_types_but_not_a_switchs_own():
-    """``scarcity`` against a count from the testbed's nodes: ``rare`` and ``common`` share
-    switch s0 and count; ``solo`` is exactly the hosts behind s1 (a switch's own type, as a
-    Grid'5000 cluster's) and does not; ``pc`` is everywhere and counts."""
-    text = tb.format_ptop(_one_switch(2, 3))
+@pytest.mark.parametrize("mixed", [True, False])
+def test_scarcity_counts_hardware_types_not_cluster_labels(mixed):
+    """``scarcity`` against a count from the testbed's nodes. ``solo`` is exactly the hosts
+    behind s1 (a switch's own type). With ``rare`` and ``common`` sharing s0 (types that
+    say what a host is), every type counts, ``solo`` too; with s0's hosts all ``common``
+    (every type says only where), the switches' own types do not count, ``pc`` does."""
+    text = tb.format_ptop(_one_switch(2 if mixed else 0, 3))
     text += "node d0 pc:1 solo:1\nnode d1 pc:1 solo:1\n"
     text += "link ld0 d0 s1 1000 0 0\nlink ld1 d1 s1 1000 0 0\n"
     ptop = tb.parse_ptop(text)
     top = tb.parse_top("node x pc\nnode y pc\n")
     pr = build_problem(top, ptop)
-    for hosts in (["r0", "c0"], ["c1", "c2"], ["d0", "d1"], ["r0", "r1"], ["d0", "c2"]):
-        mapping = dict(zip(["x", "y"], hosts))
+    counted = ["pc", "rare", "common", "solo"] if mixed else ["pc"]
+    hosts = [["c0", "c1"], ["c1", "c2"], ["d0", "d1"], ["d0", "c2"]]
+    if mixed:
+        hosts += [["r0", "c0"], ["r0", "r1"]]
+    for pair in hosts:
+        mapping = dict(zip(["x", "y"], pair))
         where = np.array([pr.pidx[mapping[v]] for v in pr.vnames])
-        want = _scarcity_referee(ptop, mapping, ["pc", "rare", "common"])
+        want = _scarcity_referee(ptop, mapping, counted)
         assert scarcity(pr, where) == pytest.approx(want, abs=1e-12)
 
 

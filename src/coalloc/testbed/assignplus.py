@@ -303,8 +303,7 @@ def _scarce_offers(pr: Problem) -> np.ndarray:
     usable = (pr.pclass >= 0) & ~pr.pis_switch
     offers = (pr.cap[:, : len(pr.type_names)] > 0) & usable[:, None]
     count = offers.sum(axis=0)
-    # a switch's own type (offered by exactly the usable hosts behind one switch) says
-    # where a node goes, not what it is: packing weighs where
+    # a switch's own type: offered by exactly the usable hosts behind one switch
     sw = pr.pswitch[usable]
     on = sw >= 0
     ns = int(sw.max(initial=-1)) + 1
@@ -312,7 +311,11 @@ def _scarce_offers(pr: Problem) -> np.ndarray:
     np.add.at(per, sw[on], offers[usable][on].astype(np.int64))
     behind = np.bincount(sw[on], minlength=ns)[:, None]
     own = ((per == count[None, :]) & (per == behind) & (behind > 0)).any(axis=0)
-    keep = (count > 0) & ~own
+    everywhere = count == int(usable.sum())
+    if ((count == 0) | own | everywhere).all():  # types say only where (clusters): not counted
+        keep = (count > 0) & ~own
+    else:  # types say what (hardware): every one counted
+        keep = count > 0
     pr._scarce_offers = offers[:, keep]
     return pr._scarce_offers
 
@@ -325,9 +328,13 @@ def scarcity(pr: Problem, where: np.ndarray) -> float:
     free hosts free keeps the testbed able to take the next experiments that ask for them
     (on the DeterLab-like replay, plain ``pc`` nodes had taken most of the scarce
     ``pc2133`` and ``microcloud`` PCs, which the experiments asking for them then lacked).
-    Types that no usable host offers are not counted, nor a switch's own type (offered by
-    exactly the usable hosts behind one switch, as a Grid'5000 cluster's: it says where a
-    node goes, which :func:`packing` weighs).
+    Types that no usable host offers are not counted. Where the types only say where a
+    host is (each is offered by every usable host, or is a switch's own: offered by exactly
+    the usable hosts behind one switch, as Grid'5000 clusters' types), the switches' own
+    types are not counted either: which switch a node goes to is what :func:`packing`
+    weighs, and nobody asks for a cluster by its type there. Where some type says what a
+    host is (hosts of two types behind one switch, or a type behind two switches, as
+    DeterLab's hardware types), every type is counted.
 
     Parameters
     ----------

@@ -27,8 +27,8 @@ from .assignplus import (
     SCORINGS,
     STRATEGIES,
     RequestMemory,
-    assign_plus,
     _scarce_offers,
+    assign_plus,
     packing,
     scarcity,
 )
