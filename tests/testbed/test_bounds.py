@@ -13,13 +13,16 @@ from coalloc.testbed.bounds import hub_bound, hub_proof
 from coalloc.testbed.problem import build_problem
 
 
-def _fabric(hosts, trunks) -> tb.PhysicalTopology:
-    """Switches s0..sk with ``hosts[s]`` hosts of interface bandwidth from the list, and
-    the trunks ``(a, b, bw)``."""
+def _fabric(hosts, trunks, dual=()) -> tb.PhysicalTopology:
+    """Switches s0..sk with ``hosts[s]`` hosts of interface bandwidth from the list, the
+    trunks ``(a, b, bw)`` and hosts with an interface to each of two switches ``(a, b)``."""
     lines = [f"node s{s} switch:1 *lan:*" for s in range(len(hosts))]
     for s, bws in enumerate(hosts):
         for i, bw in enumerate(bws):
             lines += [f"node h{s}_{i} pc:1", f"link l{s}_{i} h{s}_{i} s{s} {bw} 0 0"]
+    for i, (a, b) in enumerate(dual):
+        lines += [f"node d{i} pc:1", f"link da{i} d{i}:eth0 s{a} 100 0 0",
+                  f"link db{i} d{i}:eth1 s{b} 100 0 0"]  # fmt: skip
     for k, (a, b, bw) in enumerate(trunks):
         lines.append(f"link t{k} s{a} s{b} {bw} 0 0")
     return tb.parse_ptop("\n".join(lines) + "\n")
@@ -94,3 +97,22 @@ def test_hub_bound_applies_only_where_it_is_sound():
     pr = build_problem(g.lan(3, bw=100), ptop)
     assert hub_bound(pr, pr.vidx["n0"]) is None  # a host node is no hub
     assert hub_proof(pr) is None  # 3 hosts, one trunk of 100: it maps
+
+
+@pytest.mark.parametrize("trunk_free,bound", [(0, 2), (100, 3)])
+def test_a_host_on_two_switches_counts_once(trunk_free, bound):
+    """Host d has an interface on s0 and one on s1 (the exact model is not exact there, so
+    the referee is the count by hand and the checker): a on s0, b on s1, one trunk with
+    ``trunk_free`` left. At either switch d and the local host, plus b or a over the trunk
+    when it carries one link: 2 or 3, never d twice. A LAN of the bound maps (checked), one
+    more member is proven infeasible."""
+    ptop = _fabric([[100], [100]], [(0, 1, 100)], dual=[(0, 1)])
+    used = {"t0": 100.0 - trunk_free}
+    pr = build_problem(g.lan(3, bw=100), ptop, trunk_used=used)
+    assert hub_bound(pr, pr.vidx["lan0"]) == bound
+    fits = g.lan(bound, bw=100)
+    r = tb.assign(fits, ptop, seed=0, trunk_used=used)
+    assert r.success and tb.verify_mapping(fits, ptop, r.mapping, r.routes).ok
+    if bound < 3:
+        over = tb.assign(g.lan(3, bw=100), ptop, seed=0, trunk_used=used)
+        assert over.status == "infeasible" and over.reason["constraint"] == "hub_bandwidth"

@@ -134,6 +134,7 @@ def hub_bound(pr: Problem, hub: int) -> Optional[int]:
     source = nh
     cap: Dict[int, Dict[int, int]] = {source: {}}
     used = pr.trunk_used or {}
+    homes: Dict[int, set] = {}  # eligible host -> switches it reaches by a link of >= b
     for lk in ptop.links.values():
         i, j = pidx[lk.a], pidx[lk.b]
         si, sj = bool(pr.pis_switch[i]), bool(pr.pis_switch[j])
@@ -146,8 +147,14 @@ def hub_bound(pr: Problem, hub: int) -> Optional[int]:
         elif si != sj and lk.bw >= b:
             host, sw = (j, i) if si else (i, j)
             if eligible[host]:
-                cap[source][host] = 1
-                cap.setdefault(host, {})[sw] = 1
+                homes.setdefault(host, set()).add(sw)
+    for host, sws in homes.items():
+        if len(sws) == 1:  # one way out: the host is one more unit entering its switch
+            (sw,) = sws
+            cap[source][sw] = cap[source].get(sw, 0) + 1
+        else:
+            cap[source][host] = 1
+            cap.setdefault(host, {}).update({sw: 1 for sw in sws})
     targets: List[int] = sorted({int(p) for c in pr.cand[hub] for p in pr.members[c]})
     best = 0
     for t in targets:
