@@ -430,9 +430,9 @@ _SHAKE = 0
 _PER_AGENT = 0
 #: Ejection chains in the tabu search: the most ejections per move (0: shifts and swaps
 #: only). One ejection (item j to agent b, b's item k to a third agent) measured better
-#: than none at equal CPU time on Chu-Beasley d and Yagiura d; two measured no better
-#: than one on Chu-Beasley d and worse on Yagiura d40400 (bench/RESULTS.md, issue 27,
-#: third run).
+#: than none at equal CPU time on Chu-Beasley d and Yagiura d; two measured within the
+#: seeds' spread of one on Chu-Beasley d and worse on Yagiura d40400 and e801600
+#: (bench/RESULTS.md, issue 27, third run).
 _CHAIN = 1
 
 
