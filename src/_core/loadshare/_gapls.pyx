@@ -46,6 +46,7 @@ def tabu_search(
     double growth,
     int64_t shake,
     bint per_agent,
+    int64_t chain=0,
 ):
     """Run ``iterations`` more iterations; returns the iterations done in this call.
 
@@ -63,6 +64,22 @@ def tabu_search(
     start + step, ...`` (``step = max(1, n // swap_items)``, ``start`` cycling) against
     every item. Ties go to the first move found.
 
+    ``chain``: the most ejections of an ejection chain (Yagiura, Ibaraki & Glover 2004;
+    0: none). ``chain >= 1``: item ``j`` (a sampled one, as for swaps) moves from agent
+    ``a`` to agent ``b``, ejecting an item ``k`` of ``b``, which moves to a third agent
+    ``c`` (not ``a``, not ``b``). For every ``k``, ``c`` is the first of its (at most)
+    three best non-tabu shift targets (least ``c_ck + alpha_c * (excess added to c)``,
+    ties to the lower agent, computed once an iteration) that is neither ``a`` nor ``b``.
+    ``chain >= 2``: also ``k`` to ``c`` ejecting an item ``l`` of ``c``, which moves to a
+    fourth agent ``d``: for every ``k``, its three best such pairs of moves (``c`` among
+    its three best targets, ``l`` any item of ``c``, ``d`` the first of ``l``'s best
+    targets that is not ``b``; least ``c_ck - c_bk + alpha_c * (excess change of c) +
+    c_dl - c_cl + alpha_d * (excess added to d)``, ties to the first found, computed once
+    an iteration) and the chain takes the first whose ``c`` and ``d`` are not ``a``.
+    After each pair's swap, its chains are evaluated (the tabu rule and aspiration on
+    ``(b, j)``, as for a shift). Applying one makes every moved item tabu on the agent it
+    left (one draw each, in the chain's order).
+
     A fresh state (``istate[5] == 0``) is set up from ``assign``: ``best = assign``, the
     weights ``(sum |c| + 1) / (sum w + 1)`` (kept in ``dstate[2]``). ``best`` is the best feasible assignment found
     (``istate[4] == 1``), or, while none is, the one with the least excess, then cost;
@@ -70,13 +87,20 @@ def tabu_search(
     """
     cdef Py_ssize_t m = cost.shape[0]
     cdef Py_ssize_t n = cost.shape[1]
-    cdef Py_ssize_t i, j, k, a, b, bi, bj, bk
-    cdef int64_t it, excess, d_ex, best_ex, step, start, since, done, ea, eb, e2a, e2b
-    cdef double cur, d, bd, best_cost, d_cost, bdc, csum, wsum, a0
+    cdef Py_ssize_t i, j, k, a, b, bi, bj, bk, c, bc, q, r, l, dd, bl, bdd, p, t
+    cdef int64_t it, excess, d_ex, best_ex, step, start, since, done, ea, eb, e2a, e2b, e2c
+    cdef int64_t e2d
+    cdef double cur, d, bd, best_cost, d_cost, bdc, csum, wsum, a0, v
     cdef int64_t bdex
     cdef uint64_t state
     cdef bint feasible_found, tabu, ok
     cdef vector[int64_t] used
+    cdef vector[Py_ssize_t] top       # (n, 3) the best non-tabu shift targets per item
+    cdef vector[double] topv          # (n, 3) their values
+    cdef vector[Py_ssize_t] two       # (n, 3, 3) every item's three best (c, l, d)
+    cdef vector[double] twov          # (n, 3) their values
+    cdef vector[Py_ssize_t] first     # (m + 1,) the agents' items, by agent (counting sort)
+    cdef vector[Py_ssize_t] members   # (n,)
     if (weight.shape[0] != m or weight.shape[1] != n or capacity.shape[0] != m
             or assign.shape[0] != n or best.shape[0] != n or alpha.shape[0] != m
             or tabu_until.shape[0] != m * n or istate.shape[0] < 6 or dstate.shape[0] < 3
@@ -87,6 +111,14 @@ def tabu_search(
     cdef Poll poll = Poll(1)
     with nogil:
         used.assign(m, 0)
+        if chain >= 1:
+            top.assign(3 * n, -1)
+            topv.assign(3 * n, 0.0)
+        if chain >= 2:
+            two.assign(9 * n, -1)
+            twov.assign(3 * n, 0.0)
+            first.assign(m + 1, 0)
+            members.assign(n, 0)
         for j in range(n):
             used[assign[j]] += weight[assign[j], j]
         excess = 0
@@ -140,11 +172,18 @@ def tabu_search(
             bi = -1
             bj = -1
             bk = -1
+            bc = -1
+            bl = -1
+            bdd = -1
             # shifts: item j to agent i
             for j in range(n):
                 a = assign[j]
                 ea = _ex(used[a], capacity[a])
                 e2a = _ex(used[a] - weight[a, j], capacity[a]) - ea
+                if chain >= 1:
+                    top[3 * j] = -1
+                    top[3 * j + 1] = -1
+                    top[3 * j + 2] = -1
                 for i in range(m):
                     if i == a:
                         continue
@@ -153,6 +192,19 @@ def tabu_search(
                     d_ex = e2b + e2a
                     d = d_cost + alpha[i] * e2b + alpha[a] * e2a
                     tabu = tabu_until[i * n + j] > it
+                    if chain >= 1 and not tabu:  # keep the three best targets, sorted
+                        v = cost[i, j] + alpha[i] * e2b
+                        q = 3
+                        while q > 0 and (top[3 * j + q - 1] < 0 or v < topv[3 * j + q - 1]):
+                            q -= 1
+                        if q < 3:
+                            r = 2
+                            while r > q:
+                                top[3 * j + r] = top[3 * j + r - 1]
+                                topv[3 * j + r] = topv[3 * j + r - 1]
+                                r -= 1
+                            top[3 * j + q] = i
+                            topv[3 * j + q] = v
                     ok = (not tabu) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
                     if ok and d < bd:
                         bd = d
@@ -161,6 +213,60 @@ def tabu_search(
                         bi = i
                         bj = j
                         bk = -1
+            if chain >= 2:  # every item's three best pairs (k to c, l of c to d)
+                for i in range(m + 1):
+                    first[i] = 0
+                for j in range(n):
+                    first[assign[j] + 1] += 1
+                for i in range(m):
+                    first[i + 1] += first[i]
+                for j in range(n):  # items by agent, in index order (first[i]: next slot)
+                    members[first[assign[j]]] = j
+                    first[assign[j]] += 1
+                i = m
+                while i > 0:
+                    first[i] = first[i - 1]
+                    i -= 1
+                first[0] = 0
+                for k in range(n):
+                    b = assign[k]
+                    two[9 * k] = -1
+                    two[9 * k + 3] = -1
+                    two[9 * k + 6] = -1
+                    for q in range(3):
+                        c = top[3 * k + q]
+                        if c < 0:
+                            break
+                        for p in range(first[c], first[c + 1]):
+                            l = members[p]
+                            dd = -1
+                            for r in range(3):
+                                t = top[3 * l + r]
+                                if t >= 0 and t != b:
+                                    dd = t
+                                    break
+                            if dd < 0:
+                                continue
+                            v = (cost[c, k] - cost[b, k] + cost[dd, l] - cost[c, l]
+                                 + alpha[c] * (_ex(used[c] + weight[c, k] - weight[c, l],
+                                                   capacity[c]) - _ex(used[c], capacity[c]))
+                                 + alpha[dd] * (_ex(used[dd] + weight[dd, l], capacity[dd])
+                                                - _ex(used[dd], capacity[dd])))
+                            r = 3
+                            while r > 0 and (two[9 * k + 3 * (r - 1)] < 0 or v < twov[3 * k + r - 1]):
+                                r -= 1
+                            if r < 3:
+                                t = 2
+                                while t > r:
+                                    two[9 * k + 3 * t] = two[9 * k + 3 * (t - 1)]
+                                    two[9 * k + 3 * t + 1] = two[9 * k + 3 * (t - 1) + 1]
+                                    two[9 * k + 3 * t + 2] = two[9 * k + 3 * (t - 1) + 2]
+                                    twov[3 * k + t] = twov[3 * k + t - 1]
+                                    t -= 1
+                                two[9 * k + 3 * r] = c
+                                two[9 * k + 3 * r + 1] = l
+                                two[9 * k + 3 * r + 2] = dd
+                                twov[3 * k + r] = v
             # swaps: items j (sampled) and k exchange agents
             if m > 1:
                 j = start
@@ -186,6 +292,73 @@ def tabu_search(
                             bi = b
                             bj = j
                             bk = k
+                            bc = -1
+                        if chain < 1:
+                            continue
+                        # the chain: j from a to b, k from b to its best other agent c
+                        c = -1
+                        for q in range(3):
+                            r = top[3 * k + q]
+                            if r >= 0 and r != a and r != b:
+                                c = r
+                                break
+                        if c >= 0:
+                            d_cost = cost[b, j] - cost[a, j] + cost[c, k] - cost[b, k]
+                            e2a = _ex(used[a] - weight[a, j], capacity[a]) - ea
+                            e2b = (_ex(used[b] - weight[b, k] + weight[b, j], capacity[b])
+                                   - _ex(used[b], capacity[b]))
+                            e2c = (_ex(used[c] + weight[c, k], capacity[c])
+                                   - _ex(used[c], capacity[c]))
+                            d_ex = e2a + e2b + e2c
+                            d = d_cost + alpha[a] * e2a + alpha[b] * e2b + alpha[c] * e2c
+                            tabu = tabu_until[b * n + j] > it
+                            ok = (not tabu) or (excess + d_ex == 0
+                                                and cur + d_cost < best_cost - 1e-9)
+                            if ok and d < bd:
+                                bd = d
+                                bdc = d_cost
+                                bdex = d_ex
+                                bi = b
+                                bj = j
+                                bk = k
+                                bc = c
+                                bl = -1
+                        if chain < 2:
+                            continue
+                        # two ejections: j from a to b, k from b to c, l from c to dd
+                        c = -1
+                        for q in range(3):
+                            r = two[9 * k + 3 * q]
+                            if r >= 0 and r != a and two[9 * k + 3 * q + 2] != a:
+                                c = r
+                                l = two[9 * k + 3 * q + 1]
+                                dd = two[9 * k + 3 * q + 2]
+                                break
+                        if c < 0:
+                            continue
+                        d_cost = (cost[b, j] - cost[a, j] + cost[c, k] - cost[b, k]
+                                  + cost[dd, l] - cost[c, l])
+                        e2a = _ex(used[a] - weight[a, j], capacity[a]) - ea
+                        e2b = (_ex(used[b] - weight[b, k] + weight[b, j], capacity[b])
+                               - _ex(used[b], capacity[b]))
+                        e2c = (_ex(used[c] + weight[c, k] - weight[c, l], capacity[c])
+                               - _ex(used[c], capacity[c]))
+                        e2d = _ex(used[dd] + weight[dd, l], capacity[dd]) - _ex(used[dd], capacity[dd])
+                        d_ex = e2a + e2b + e2c + e2d
+                        d = (d_cost + alpha[a] * e2a + alpha[b] * e2b + alpha[c] * e2c
+                             + alpha[dd] * e2d)
+                        tabu = tabu_until[b * n + j] > it
+                        ok = (not tabu) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
+                        if ok and d < bd:
+                            bd = d
+                            bdc = d_cost
+                            bdex = d_ex
+                            bi = b
+                            bj = j
+                            bk = k
+                            bc = c
+                            bl = l
+                            bdd = dd
                     j += step
                 start = (start + 1) % step
             if bj < 0:  # no admissible move: the iteration passes, tabu tenures run out
@@ -200,6 +373,18 @@ def tabu_search(
                 used[a] -= weight[a, bj]
                 used[bi] += weight[bi, bj]
                 assign[bj] = bi
+            elif bc >= 0:  # an ejection chain: bj from a to bi, bk from bi to bc (bl to bdd)
+                tabu_until[bi * n + bk] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
+                used[a] -= weight[a, bj]
+                used[bi] += weight[bi, bj] - weight[bi, bk]
+                used[bc] += weight[bc, bk]
+                assign[bj] = bi
+                assign[bk] = bc
+                if bl >= 0:
+                    tabu_until[bc * n + bl] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
+                    used[bc] -= weight[bc, bl]
+                    used[bdd] += weight[bdd, bl]
+                    assign[bl] = bdd
             else:
                 b = assign[bk]
                 tabu_until[b * n + bk] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))

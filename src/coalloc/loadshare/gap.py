@@ -10,9 +10,9 @@ Every item goes to exactly one agent (``assign_all=True``) or to at most one
 * :func:`solve_gap`: ``method="exact"`` (CP-SAT or HiGHS on the shared runner: proven
   optimum, bound, gap; started from the heuristic and never worse than it) or
   ``"heuristic"``, anytime: the rounded LP relaxation (or a greedy on the Lagrangian
-  relaxation's reduced costs) as the start, then a resumable compiled
-  tabu search over shifts and swaps with a penalised capacity excess in rounds that stop at
-  ``time_limit``, with subgradient steps on the Lagrangian relaxation of the capacities
+  relaxation's reduced costs) as the start, then a resumable compiled tabu search over
+  shifts, swaps and ejection chains with a penalised capacity excess in rounds that stop
+  at ``time_limit``, with subgradient steps on the Lagrangian relaxation of the capacities
   between them; the bound is the best of the LP and the Lagrangian, and
   ``result.trajectory`` records (time, objective, bound).
 * :func:`generate_gap`: Chu & Beasley's types A-D.
@@ -428,6 +428,12 @@ def _restart(n: int) -> int:
 _RESTART = 200
 _SHAKE = 0
 _PER_AGENT = 0
+#: Ejection chains in the tabu search: the most ejections per move (0: shifts and swaps
+#: only). One ejection (item j to agent b, b's item k to a third agent) measured better
+#: than none at equal CPU time on Chu-Beasley d and Yagiura d; two measured within the
+#: seeds' spread of one on Chu-Beasley d and worse on Yagiura d40400 and e801600
+#: (bench/RESULTS.md, issue 27, third run).
+_CHAIN = 1
 
 
 def _integral_bound(value: float, sense: str, integral: bool) -> float:
@@ -569,7 +575,7 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
     best_obj = None
     rate = None  # tabu iterations per second, measured
     t_search = time.perf_counter()
-    knobs = (_TENURE, _restart(n), _SWAP_ITEMS, _GROWTH, _SHAKE, _PER_AGENT)
+    knobs = (_TENURE, _restart(n), _SWAP_ITEMS, _GROWTH, _SHAKE, _PER_AGENT, _CHAIN)
     # set the state up (feasible or not: the start's excess); one agent: nothing to search
     _gapls.tabu_search(cost, weight, cap, assign, best, alpha, tabu, istate, dstate, rng, 0,
                        *knobs)  # fmt: skip

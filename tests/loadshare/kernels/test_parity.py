@@ -96,7 +96,13 @@ def _tabu_state(start, m, n, seed):
 
 @given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(1, 14), st.integers(0, 60),
        st.integers(0, 40), st.sampled_from([(3, 7, 4, 1.05, 0, False), (2, 5, 100, 1.2, 3, True),
-                                            (5, 1000, 2, 1.01, 20, True)]))  # fmt: skip
+                                            (5, 1000, 2, 1.01, 20, True),
+                                            (3, 7, 4, 1.05, 0, False, True),
+                                            (2, 5, 100, 1.2, 3, True, True),
+                                            (5, 1000, 2, 1.01, 20, False, True),
+                                            (3, 7, 4, 1.05, 0, False, 2),
+                                            (2, 5, 100, 1.2, 3, True, 2),
+                                            (5, 1000, 2, 1.01, 20, False, 2)]))  # fmt: skip
 def test_tabu_search_parity(seed, m, n, first, second, knobs):
     """Kernel and twin leave the same state after two calls (a resumed search)."""
     rng = np.random.default_rng(seed)
@@ -126,7 +132,7 @@ def test_tabu_search_resumes_exactly(seed, m, n, total):
     rng = np.random.default_rng(seed)
     cost, weight, cap = _gap_data(rng, m, n)
     start = rng.integers(0, m, size=n).astype(np.int64)
-    knobs = (3, 9, 4, 1.05, 5, bool(seed % 2))
+    knobs = (3, 9, 4, 1.05, 5, bool(seed % 2), seed // 2 % 3)
     one = _tabu_state(start, m, n, seed)
     d1 = _gapls.tabu_search(cost, weight, cap, *one, total, *knobs)
     split = _tabu_state(start, m, n, seed)
@@ -136,6 +142,58 @@ def test_tabu_search_resumes_exactly(seed, m, n, total):
     assert d1 == d2
     for a, b in zip(one, split):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("mod", [_gapls, gtwin])
+def test_ejection_chain_reaches_what_no_shift_or_swap_reaches(mod):
+    """Three agents of room 10, items of weight 10: item 0 on agent 0 wants agent 1, whose
+    item 1 is cheapest on agent 2 (empty). Only the chain (0 -> 1, 1 -> 2) reaches the
+    optimum in one move: a shift overloads agent 1 and the swap sends item 1 to its
+    dearest agent. Brute force is the referee."""
+    import itertools
+
+    cost = np.array([[10.0, 20.0], [0.0, 5.0], [10.0, 5.0]])
+    weight = np.full((3, 2), 10, dtype=np.int64)
+    cap = np.full(3, 10, dtype=np.int64)
+    feasible = [
+        a for a in itertools.product(range(3), repeat=2)
+        if np.all(np.bincount(a, weights=weight[list(a), [0, 1]], minlength=3) <= cap)
+    ]  # fmt: skip
+    opt = min(cost[list(a), [0, 1]].sum() for a in feasible)
+    ends = {}
+    for chain in (False, True):
+        state = _tabu_state(np.array([0, 1], dtype=np.int64), 3, 2, 7)
+        assert mod.tabu_search(cost, weight, cap, *state, 1, 5, 100, 100, 1.05, 0, False,
+                               chain) == 1  # fmt: skip
+        ends[chain] = (state[1].tolist(), float(state[5][1]), bool(state[4][4]))
+    assert ends[True] == ([1, 2], opt, True)
+    assert ends[False][1] > opt  # one shift or swap cannot get there
+
+
+@pytest.mark.parametrize("mod", [_gapls, gtwin])
+def test_two_ejections_reach_what_one_does_not(mod):
+    """Four agents of room 10, items of weight 10 on agents 0, 1, 2, agent 3 empty; the
+    optimum moves every item one agent up (0 -> 1, 1 -> 2, 2 -> 3): one move of a chain
+    with two ejections, while one ejection (or a shift or swap) ends elsewhere."""
+    import itertools
+
+    cost = np.array([[10.0, 20.0, 20.0], [0.0, 10.0, 20.0], [10.0, 0.0, 10.0],
+                     [10.0, 20.0, 0.0]])  # fmt: skip
+    weight = np.full((4, 3), 10, dtype=np.int64)
+    cap = np.full(4, 10, dtype=np.int64)
+    cols = [0, 1, 2]
+    opt = min(
+        cost[list(a), cols].sum() for a in itertools.product(range(4), repeat=3)
+        if np.all(np.bincount(a, weights=weight[list(a), cols], minlength=4) <= cap)
+    )  # fmt: skip
+    ends = {}
+    for chain in (1, 2):
+        state = _tabu_state(np.array([0, 1, 2], dtype=np.int64), 4, 3, 3)
+        assert mod.tabu_search(cost, weight, cap, *state, 1, 5, 100, 100, 1.05, 0, False,
+                               chain) == 1  # fmt: skip
+        ends[chain] = (state[1].tolist(), float(state[5][1]), bool(state[4][4]))
+    assert ends[2] == ([1, 2, 3], opt, True)
+    assert ends[1][1] > opt
 
 
 @given(

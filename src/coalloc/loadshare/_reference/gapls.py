@@ -20,7 +20,7 @@ def _ex(used: int, cap: int) -> int:
 
 def tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate, dstate, rng,
                 iterations, tenure, restart, swap_items, growth, shake,
-                per_agent):  # fmt: skip
+                per_agent, chain=0):  # fmt: skip
     """Twin of ``_gapls.tabu_search``; returns the iterations done in this call."""
     m, n = cost.shape
     if n == 0 or m == 0:
@@ -67,7 +67,8 @@ def tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate,
         interrupt.check()  # the compiled kernel's poll (twin)
         done += 1
         it += 1
-        bd, bdc, bdex, bi, bj, bk = 1e300, 0.0, 0, -1, -1, -1
+        bd, bdc, bdex, bi, bj, bk, bc, bl, bdd = 1e300, 0.0, 0, -1, -1, -1, -1, -1, -1
+        top = [[] for _ in range(n)] if chain >= 1 else None  # (value, agent), the best three
         for j in range(n):
             a = a_[j]
             ea = _ex(used[a], cap[a])
@@ -80,9 +81,41 @@ def tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate,
                 d_ex = e2b + e2a
                 d = d_cost + al[i] * e2b + al[a] * e2a
                 tb = tabu[i * n + j] > it
+                if chain >= 1 and not tb:
+                    v = C[i][j] + al[i] * e2b
+                    q = len(top[j])
+                    while q > 0 and v < top[j][q - 1][0]:
+                        q -= 1
+                    if q < 3:
+                        top[j].insert(q, (v, i))
+                        del top[j][3:]
                 ok = (not tb) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
                 if ok and d < bd:
                     bd, bdc, bdex, bi, bj, bk = d, d_cost, d_ex, i, j, -1
+        two = None
+        if chain >= 2:  # every item's three best (value, c, l, d): k to c, l of c to d
+            members = [[] for _ in range(m)]
+            for j in range(n):
+                members[a_[j]].append(j)
+            two = [[] for _ in range(n)]
+            for k in range(n):
+                b = a_[k]
+                for _, c in top[k]:
+                    for l in members[c]:
+                        dd = next((t for _, t in top[l] if t != b), -1)
+                        if dd < 0:
+                            continue
+                        v = (C[c][k] - C[b][k] + C[dd][l] - C[c][l]
+                             + al[c] * (_ex(used[c] + W[c][k] - W[c][l], cap[c])
+                                        - _ex(used[c], cap[c]))
+                             + al[dd] * (_ex(used[dd] + W[dd][l], cap[dd])
+                                         - _ex(used[dd], cap[dd])))  # fmt: skip
+                        q = len(two[k])
+                        while q > 0 and v < two[k][q - 1][0]:
+                            q -= 1
+                        if q < 3:
+                            two[k].insert(q, (v, c, l, dd))
+                            del two[k][3:]
         if m > 1:
             j = start
             while j < n:
@@ -100,7 +133,39 @@ def tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate,
                     tb = tabu[b * n + j] > it or tabu[a * n + k] > it
                     ok = (not tb) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
                     if ok and d < bd:
-                        bd, bdc, bdex, bi, bj, bk = d, d_cost, d_ex, b, j, k
+                        bd, bdc, bdex, bi, bj, bk, bc = d, d_cost, d_ex, b, j, k, -1
+                    if chain < 1:
+                        continue
+                    c = next((r for _, r in top[k] if r != a and r != b), -1)
+                    if c >= 0:
+                        d_cost = C[b][j] - C[a][j] + C[c][k] - C[b][k]
+                        e2a = _ex(used[a] - W[a][j], cap[a]) - ea
+                        e2b = _ex(used[b] - W[b][k] + W[b][j], cap[b]) - _ex(used[b], cap[b])
+                        e2c = _ex(used[c] + W[c][k], cap[c]) - _ex(used[c], cap[c])
+                        d_ex = e2a + e2b + e2c
+                        d = d_cost + al[a] * e2a + al[b] * e2b + al[c] * e2c
+                        tb = tabu[b * n + j] > it
+                        ok = (not tb) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
+                        if ok and d < bd:
+                            bd, bdc, bdex, bi, bj, bk, bc, bl = d, d_cost, d_ex, b, j, k, c, -1
+                    if chain < 2:
+                        continue
+                    pick = next((x for x in two[k] if x[1] != a and x[3] != a), None)
+                    if pick is None:
+                        continue
+                    _, c, l, dd = pick
+                    d_cost = C[b][j] - C[a][j] + C[c][k] - C[b][k] + C[dd][l] - C[c][l]
+                    e2a = _ex(used[a] - W[a][j], cap[a]) - ea
+                    e2b = _ex(used[b] - W[b][k] + W[b][j], cap[b]) - _ex(used[b], cap[b])
+                    e2c = _ex(used[c] + W[c][k] - W[c][l], cap[c]) - _ex(used[c], cap[c])
+                    e2d = _ex(used[dd] + W[dd][l], cap[dd]) - _ex(used[dd], cap[dd])
+                    d_ex = e2a + e2b + e2c + e2d
+                    d = d_cost + al[a] * e2a + al[b] * e2b + al[c] * e2c + al[dd] * e2d
+                    tb = tabu[b * n + j] > it
+                    ok = (not tb) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
+                    if ok and d < bd:
+                        bd, bdc, bdex, bi, bj, bk, bc, bl, bdd = (d, d_cost, d_ex, b, j, k, c,
+                                                                  l, dd)  # fmt: skip
                 j += step
             start = (start + 1) % step
         if bj < 0:  # no admissible move: the iteration passes, tabu tenures run out
@@ -114,6 +179,17 @@ def tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate,
             used[a] -= W[a][bj]
             used[bi] += W[bi][bj]
             a_[bj] = bi
+        elif bc >= 0:  # an ejection chain: bj from a to bi, bk from bi to bc
+            tabu[bi * n + bk] = it + tenure + gen.next() % (tenure // 2 + 1)
+            used[a] -= W[a][bj]
+            used[bi] += W[bi][bj] - W[bi][bk]
+            used[bc] += W[bc][bk]
+            a_[bj], a_[bk] = bi, bc
+            if bl >= 0:
+                tabu[bc * n + bl] = it + tenure + gen.next() % (tenure // 2 + 1)
+                used[bc] -= W[bc][bl]
+                used[bdd] += W[bdd][bl]
+                a_[bl] = bdd
         else:
             b = a_[bk]
             tabu[b * n + bk] = it + tenure + gen.next() % (tenure // 2 + 1)
