@@ -162,3 +162,33 @@ def test_a_very_short_limit_on_a_large_instance_still_gives_an_answer_quickly():
         assert verify_gap(inst, res.assignment, claimed=res.objective).ok
     else:
         assert res.status == "time_limit"
+
+
+def test_an_lp_stopped_at_its_cap_leaves_the_search_its_time(monkeypatch):
+    """Under load the LP can need far more than its share of the limit (80 x 1600 once used
+    all 10 s and the search returned nothing). HiGHS is now stopped at the share: an LP cut
+    there proves nothing, so the answer is the search's, with the Lagrangian bound only,
+    never ``infeasible``."""
+    import scipy.optimize
+
+    real = scipy.optimize.linprog
+    caps = []
+
+    def stopped(*args, options=None, **kwargs):
+        caps.append((options or {}).get("time_limit"))
+        out = real(*args, options=options, **kwargs)
+        out.status = 1  # as HiGHS reports a time limit
+        return out
+
+    monkeypatch.setattr(scipy.optimize, "linprog", stopped)
+    inst = generate_gap("d", 10, 100, seed=4)
+    res = solve_gap(inst, "heuristic", time_limit=2, seed=0)
+    assert caps and caps[0] == pytest.approx(gap._LP_SHARE * 2)
+    assert res.status in ("feasible", "optimal") and "LP relaxation" not in res.message
+    assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    assert res.bound is not None and res.bound <= res.objective
+    # without a limit the LP runs uncapped, as before
+    caps.clear()
+    monkeypatch.setattr(scipy.optimize, "linprog", real)
+    free = solve_gap(inst, "heuristic", iterations=200, seed=0)
+    assert "LP relaxation" in free.message

@@ -188,8 +188,15 @@ def gap_bound(
     return _lp(instance, sense, assign_all)[0]
 
 
-def _lp(instance: GapInstance, sense: str, assign_all: bool):
-    """``(bound or None, x or None)``: the LP bound and its (m, n) solution."""
+class _LpTimedOut(Exception):
+    """HiGHS stopped the LP relaxation at its wall-clock cap (no bound, no start)."""
+
+
+def _lp(instance: GapInstance, sense: str, assign_all: bool, time_limit: Optional[float] = None):
+    """``(bound or None, x or None)``: the LP bound and its (m, n) solution; ``None`` when
+    the LP is infeasible. With ``time_limit`` (seconds), HiGHS stops there and
+    :class:`_LpTimedOut` is raised: the size rule that decides whether the LP runs at all
+    cannot see the machine's load, the cap can."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
@@ -205,15 +212,19 @@ def _lp(instance: GapInstance, sense: str, assign_all: bool):
     c = sign * instance.cost[ii, jj]
     a_cap = coo_matrix((instance.weight[ii, jj].astype(float), (ii, np.arange(k))), shape=(m, k))
     a_one = coo_matrix((np.ones(k), (jj, np.arange(k))), shape=(n, k))
+    options = {} if time_limit is None else {"time_limit": max(float(time_limit), 1e-3)}
     if assign_all:
         res = linprog(c, A_ub=a_cap, b_ub=instance.capacity.astype(float), A_eq=a_one,
-                      b_eq=np.ones(n), bounds=(0, 1), method="highs")  # fmt: skip
+                      b_eq=np.ones(n), bounds=(0, 1), method="highs",
+                      options=options)  # fmt: skip
     else:
         from scipy.sparse import vstack
 
         res = linprog(c, A_ub=vstack([a_cap, a_one]),
                       b_ub=np.concatenate([instance.capacity.astype(float), np.ones(n)]),
-                      bounds=(0, 1), method="highs")  # fmt: skip
+                      bounds=(0, 1), method="highs", options=options)  # fmt: skip
+    if res.status == 1 and time_limit is not None:  # stopped at the cap: nothing proven
+        raise _LpTimedOut
     if res.status != 0:
         return None, None
     value = sign * float(res.fun)
@@ -329,8 +340,12 @@ def solve_gap(
     # the LP (HiGHS, not interruptible) when its budget fits a tenth of the limit
     lp_bound, x_lp, t_lp = None, None, 0.0
     lp_solved = limit is None or _LP_SECONDS_PER_PAIR * instance.m * instance.n <= _LP_SHARE * limit
-    if lp_solved:
-        lp_bound, x_lp = _lp(instance, sense, bool(assign_all))
+    if lp_solved:  # capped at its share of the limit: under load it may need far more
+        try:
+            lp_bound, x_lp = _lp(instance, sense, bool(assign_all),
+                                 None if limit is None else _LP_SHARE * limit)  # fmt: skip
+        except _LpTimedOut:
+            lp_solved = False
         t_lp = time.perf_counter() - t0
     heur = _heuristic(instance, sense, bool(assign_all), deadline, seed, iterations, x_lp, t0,
                       lp_bound if with_bound else None)  # fmt: skip
@@ -656,7 +671,8 @@ def _objective_of(inst: GapInstance, assign: np.ndarray, assign_all: bool) -> fl
 
 
 #: Seconds per (agent, item) pair that the LP relaxation is budgeted (HiGHS through SciPy,
-#: which cannot be interrupted: 80 x 1600 took 2.8 s on a loaded two-core machine).
+#: which cannot be interrupted: 80 x 1600 took 2.8 s on a loaded two-core machine). Under
+#: heavier load it took the whole 10 s limit, so HiGHS is also stopped at the share itself.
 _LP_SECONDS_PER_PAIR = 2.5e-5
 #: The share of a heuristic's time limit the LP's budget may take (else the search starts
 #: from the Lagrangian multipliers' greedy start).
@@ -675,7 +691,10 @@ def _timed_hint(inst, sense, assign_all, seed, iterations, until, limit, t0):
         iterations = max(3000, 15 * inst.n)
     x_start, lp_bound = None, None
     if _LP_SECONDS_PER_PAIR * inst.m * inst.n <= 0.1 * limit:
-        lp_bound, x_start = _lp(inst, sense, assign_all)
+        try:
+            lp_bound, x_start = _lp(inst, sense, assign_all, 0.1 * limit)
+        except _LpTimedOut:
+            pass
     return _heuristic(inst, sense, assign_all, until, seed, iterations, x_start, t0, lp_bound)
 
 
