@@ -16,7 +16,7 @@ the anytime search with a 1 s budget against the optimum (CP-SAT, 60 s, proven).
 
     python -m bench.ctaap.vs_ip_budget --budgets 1 10                 # the modest run
     python -m bench.ctaap.vs_ip_budget --budgets 10 60 300 --fig3 200 500 1000 2000 \\
-        --sparse 1000 2000 5000 10000 --fig2 100                        # the full run
+        --sparse 1000 2000 5000 10000 --clusters 10 20 --fig2 100       # the full run
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ def run_instance(name, req, off, budgets, methods):
             t_a = time.perf_counter() - t0
             rows.append({**base, "method": "anytime", "budget": T,
                          "allocated": checked(req, off, a, "anytime"), "bound": a.bound,
-                         "status": a.status, "seconds": t_a})  # fmt: skip
+                         "status": a.status, "seconds": t_a,
+                         "bound_kind": (a.params or {}).get("lp_bound_kind", "flow")})  # fmt: skip
             trajectories[T] = a.trajectory
         for solver in ("cpsat", "highs"):
             if solver not in methods:
@@ -138,7 +139,8 @@ def main(argv=None):
     ap.add_argument("--fig3", type=int, nargs="*", default=[200, 500], help="Fig. 3 sizes")
     ap.add_argument("--sparse", type=int, nargs="*", default=[1000, 2000, 5000],
                     help="sparse sizes")  # fmt: skip
-    ap.add_argument("--clusters", type=int, default=10, help="clusters of the sparse instances")
+    ap.add_argument("--clusters", type=int, nargs="+", default=[10],
+                    help="clusters of the sparse instances (a set of instances each)")  # fmt: skip
     ap.add_argument("--instances", type=int, default=1)
     ap.add_argument("--methods", nargs="+", default=["anytime", "cpsat", "highs"])
     ap.add_argument("--fig2", type=int, default=0, help="Fig. 2 instances per range factor")
@@ -147,9 +149,10 @@ def main(argv=None):
     say(f"load average {os.getloadavg()}")
     jobs = [(f"fig3 n={n} #{k}", lambda n=n, k=k: ct.generators.fig3(n, seed=60_000 + 100 * n + k))
             for n in args.fig3 for k in range(args.instances)]  # fmt: skip
-    jobs += [(f"sparse n={n} M={args.clusters} #{k}",
-              lambda n=n, k=k: sparse_instance(n, args.clusters, 70_000 + 100 * n + k))
-             for n in args.sparse for k in range(args.instances)]  # fmt: skip
+    jobs += [(f"sparse n={n} M={m} #{k}",
+              lambda n=n, k=k, m=m: sparse_instance(n, m, 70_000 + 100 * n + k))
+             for m in args.clusters for n in args.sparse
+             for k in range(args.instances)]  # fmt: skip
     rows, panels = [], []
     for name, make in bar(jobs, desc="instances", unit="inst"):
         req, off = make()
@@ -160,7 +163,8 @@ def main(argv=None):
             say(r)
     if rows:
         with open(os.path.join(OUT, "vs_ip_budget.csv"), "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            fields = list(dict.fromkeys(k for r in rows for k in r))
+            w = csv.DictWriter(fh, fieldnames=fields, restval="")
             w.writeheader()
             w.writerows(rows)
         plot(os.path.join(OUT, "vs_ip_budget.png"), panels)
@@ -188,7 +192,8 @@ def main(argv=None):
                 any_cell = f"{a['allocated']} ({a['status']}, no answer yet)"
             else:
                 gap = (a["bound"] - a["allocated"]) / a["bound"]
-                any_cell = f"{a['allocated']} ({a['bound']:.0f}, gap {gap:.1%}, {a['status']})"
+                any_cell = (f"{a['allocated']} ({a['bound']:.0f} {a['bound_kind']}, gap {gap:.1%}, "
+                            f"{a['status']})")  # fmt: skip
             print(f"| {name} | {got[0]['links']} | {T:g} | {n_d} ({t_d:.2f} s) | {any_cell} "
                   f"| {fmt('cpsat')} | {fmt('highs')} | {flow} |")  # fmt: skip
     if args.fig2:

@@ -670,8 +670,9 @@ def best_bound(request: Request, offer: Offer, *, time_limit: Optional[float] = 
 
     Sparse requests: the clique LP (:func:`lp_bound`). Dense requests (at least
     :data:`DENSE_FRACTION` of the task pairs linked, as in the paper's Fig. 2 and Fig. 3):
-    the cluster sets' bound (:func:`cluster_set_bound`) with 70 % of the time, then, when
-    the star-clique LP is small, that LP with the cluster sets' rows added, with the rest.
+    the cluster sets' bound (:func:`cluster_set_bound`); when the star-clique LP is small
+    (at most 2e6 links x m x (m + 1)), with 70 % of the time, and then that LP with the
+    cluster sets' rows added, with the rest.
 
     Parameters
     ----------
@@ -703,11 +704,12 @@ def best_bound(request: Request, offer: Offer, *, time_limit: Optional[float] = 
     t0 = time.perf_counter()
     if limit is None:
         limit = DEFAULT_SECONDS
-    info = cluster_set_bound(request, offer, time_limit=0.7 * limit)
-    out = {**info, "kind": "cluster sets"}
     m = offer.m
+    small_lp = request.bandwidth.nnz * m * (m + 1) <= _SMALL_LP
+    info = cluster_set_bound(request, offer, time_limit=(0.7 if small_lp else 1.0) * limit)
+    out = {**info, "kind": "cluster sets"}
     left = limit - (time.perf_counter() - t0)
-    if request.bandwidth.nnz * m * (m + 1) <= _SMALL_LP and left > 0.05 and info["flow"] > 0:
+    if small_lp and left > 0.05 and info["flow"] > 0:
         rows = [(W, beta) for W, _, beta, _ in info["sets"]]
         lp = lp_bound(request, offer, time_limit=left, set_rows=rows)
         if lp["bound"] <= out["bound"]:
