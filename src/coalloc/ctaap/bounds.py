@@ -1,5 +1,9 @@
-"""An upper bound on the CTAAP optimum tighter than the flow bound: the LP of the
-clique-strengthened formulation, judged by its dual.
+"""Upper bounds on the CTAAP optimum tighter than the flow bound.
+
+Two of them, and :func:`best_bound` to pick: the LP of the clique-strengthened
+formulation, judged by its dual (:func:`lp_bound`, for sparse requests, below), and the
+cluster sets' bound (:func:`cluster_set_bound`, for dense requests: capped maximum cliques
+of the compatibility graph of each cluster and each pair of clusters, combined by an LP).
 
 The flow bound (:func:`coalloc.ctaap.upper_bound`) drops constraint (4) between clusters.
 This bound keeps it in the strongest cheap linear form. For every stored link
