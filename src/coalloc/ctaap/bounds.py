@@ -184,15 +184,19 @@ def lp_bound(
     return out
 
 
-def _solve_dual(A: sp.csr_array, upper: np.ndarray, limit: Optional[float]):
-    """Row prices of ``max 1.x, A x <= upper, 0 <= x <= 1`` from HiGHS (IPM), and a status."""
+def _solve_dual(A: sp.csr_array, upper: np.ndarray, limit: Optional[float], solver: str = "ipx"):
+    """Row prices of ``max 1.x, A x <= upper, 0 <= x <= 1`` from HiGHS, and a status.
+
+    ``solver``: ``"ipx"`` (interior point, no crossover: the large star-clique LPs) or
+    ``"simplex"`` (the small cluster-set LPs).
+    """
     import highspy
 
     from .._shared.milp import quiet_highs
 
     h = quiet_highs()  # no start-up banner on standard output
     h.setOptionValue("output_flag", False)
-    h.setOptionValue("solver", "ipx")  # interior point (HiPO and PDLP were slower here)
+    h.setOptionValue("solver", solver)  # ipx: HiPO and PDLP were slower on the star LPs
     h.setOptionValue("run_crossover", "off")
     h.setOptionValue("threads", 1)
     if limit is not None:
@@ -424,11 +428,33 @@ def _set_adjacency(request: Request, offer: Offer, compat: np.ndarray, clusters,
     return adj, group
 
 
-def _search(adj: np.ndarray, group: np.ndarray, caps, deadline: float) -> _CappedClique:
-    """A capped-clique search on ``adj``, vertices by falling degree (the colouring's order)."""
+def _greedy_clique(adj: np.ndarray, group: np.ndarray, caps) -> int:
+    """Size of a capped clique grown greedily (largest degree among the candidates first)."""
+    left = np.asarray(caps, dtype=np.int64).copy()
+    cand = left[group] > 0
+    deg = adj[:, cand].sum(axis=1, dtype=np.int64)  # neighbours among the candidates
+    size = 0
+    while cand.any():
+        v = int(np.flatnonzero(cand)[int(np.argmax(deg[cand]))])
+        size += 1
+        left[group[v]] -= 1
+        keep = cand & adj[v] & (left[group] > 0)
+        gone = cand & ~keep
+        deg -= adj[:, gone].sum(axis=1, dtype=np.int64)
+        cand = keep
+    return size
+
+
+def _search(
+    adj: np.ndarray, group: np.ndarray, caps, deadline: float, found: int = 0
+) -> _CappedClique:
+    """A capped-clique search on ``adj``, vertices by falling degree (the colouring's order);
+    ``found``: the size of a capped clique known to exist (pruning starts from it)."""
     order = np.argsort(-adj.sum(axis=1), kind="stable")
     adj = adj[np.ix_(order, order)]
-    return _CappedClique(_to_bits(adj), group[order], np.asarray(caps, np.int64), deadline)
+    search = _CappedClique(_to_bits(adj), group[order], np.asarray(caps, np.int64), deadline)
+    search.best = int(found)
+    return search
 
 
 def _pair_count_bound(adj: np.ndarray, group: np.ndarray, beta: tuple) -> int:
@@ -509,6 +535,24 @@ def capped_clique(adj_rows: np.ndarray, group: np.ndarray, caps, *, time_limit=N
     return _CappedClique(_to_bits(adj), group[order], caps, deadline).run()
 
 
+def _flow_with_caps(compat: np.ndarray, caps) -> int:
+    """Largest b-matching of tasks to compatible clusters with capacities ``caps``."""
+    from scipy.sparse.csgraph import maximum_flow
+
+    n, m = compat.shape
+    t_idx, c_idx = np.nonzero(compat)
+    if t_idx.size == 0:
+        return 0
+    tasks = np.unique(t_idx)
+    src = np.concatenate([np.zeros(tasks.size, np.int64), 1 + t_idx, n + 1 + np.arange(m)])
+    dst = np.concatenate([1 + tasks, n + 1 + c_idx, np.full(m, n + m + 1)])
+    capy = np.concatenate(
+        [np.ones(tasks.size + t_idx.size, np.int64), np.minimum(np.asarray(caps), n)]
+    ).astype(np.int32)
+    graph = sp.csr_array((capy, (src, dst)), shape=(n + m + 2, n + m + 2))
+    return int(maximum_flow(graph, 0, n + m + 1, method="dinic").flow_value)
+
+
 def _set_lp(compat: np.ndarray, sets: list, limits: list, time_limit) -> Optional[float]:
     """Dual bound of ``max sum x``: task rows, and ``sum_{j in W} sum_i x[i,j] <= beta_W``."""
     ti, cj = np.nonzero(compat)
@@ -525,7 +569,7 @@ def _set_lp(compat: np.ndarray, sets: list, limits: list, time_limit) -> Optiona
         shape=(n + len(sets), nv),
     )
     upper = np.concatenate([np.ones(n), np.asarray(limits, dtype=np.float64)])
-    y, _ = _solve_dual(A, upper, time_limit)
+    y, _ = _solve_dual(A, upper, time_limit, solver="simplex")
     if y is None:
         return None
     y = np.where(np.isfinite(y), np.maximum(y, 0.0), 0.0)
@@ -594,6 +638,7 @@ def cluster_set_bound(
     max_set_size = checks.integer(max_set_size, "max_set_size", 1)
     t0 = time.perf_counter()
     deadline = math.inf if limit is None else t0 + limit
+    stop = math.inf if limit is None else t0 + 0.85 * limit  # the rest: the final LP
     flow = int(upper_bound(request, offer))
     out = {"bound": flow, "flow": flow, "sets": [], "status": "trivial", "seconds": 0.0}
     m = offer.m
@@ -625,20 +670,24 @@ def cluster_set_bound(
                         simple = min(simple, beta[part] + beta[rest])
             nv = int(compat[:, list(W)].sum())
             now = time.perf_counter()
-            if now >= deadline or nv > _MAX_SET_VERTICES:
+            if now >= stop or nv > _MAX_SET_VERTICES:
                 finished = False
                 beta[W] = simple
                 continue
-            share = (deadline - now) / (len(todo) - a) if math.isfinite(deadline) else math.inf
-            if size == 1 and math.isfinite(deadline):  # singles first: they matter most
-                share = (deadline - now) * 0.5 / (len(todo) - a)
+            share = (stop - now) / (len(todo) - a) if math.isfinite(stop) else math.inf
+            if size == 1 and math.isfinite(stop):  # singles first: they matter most
+                share = (stop - now) * 0.5 / (len(todo) - a)
             caps = [beta.get((j,), cap[j]) for j in W]  # singles' bounds cap the parts
             adj, group = _set_adjacency(request, offer, compat, list(W), dense)
             if size == 2 and nv * nv * max(np.bincount(group)) <= _MAX_COUNT_WORK:
                 simple = min(simple, _pair_count_bound(adj, group, tuple(caps)))
-            search = _search(adj, group, caps, min(deadline, now + share))
-            best, upper = search.run()
-            finished &= not search.stopped
+            found = _greedy_clique(adj, group, caps)
+            if found >= min(simple, sum(caps), nv):  # the greedy clique meets a bound
+                best = upper = found
+            else:
+                search = _search(adj, group, caps, min(stop, now + share), found)
+                best, upper = search.run()
+                finished &= not search.stopped
             beta[W] = int(min(simple, upper))
             out["sets"].append((W, int(best), beta[W], round(time.perf_counter() - now, 3)))
     sets = [list(W) for W in beta]
@@ -652,6 +701,8 @@ def cluster_set_bound(
         return out
     if value is not None:
         out["bound"] = int(min(flow, math.floor(value + 1e-6)))
+    else:  # no LP answer in time: the flow bound with the singles' bounds as capacities
+        out["bound"] = min(flow, _flow_with_caps(compat, [beta.get((j,), 0) for j in range(m)]))
     out["status"] = "optimal" if finished else "time_limit"
     out["seconds"] = time.perf_counter() - t0
     return out
