@@ -62,6 +62,9 @@ BOUND_SHARE = 0.3
 #: (restarts gained more per second than neighbourhoods of 30 tasks on sparse requests).
 _SCHEDULE = (0, 0, 1, 0, 0, 2)
 
+#: Share of the time limit after which a default counts as slow: the bound comes first.
+_SLOW_DEFAULT = 0.1
+
 #: The round before which the LP bound is computed.
 _LP_ROUND = 2
 
@@ -432,7 +435,10 @@ def solve_anytime(
             if when is not None and time.perf_counter() >= when:
                 how = "time"
                 break
-            if k == _LP_ROUND:  # after two restarts, so that the first gains come first
+            slow = k == 0 and limit is not None and now > _SLOW_DEFAULT * limit
+            if k == _LP_ROUND or slow:  # after two restarts, so that the first gains come
+                # first; at once when the default took a tenth of the budget (large
+                # requests, loaded machines): two restarts would then take the bound's time
                 run_lp()
                 if proven:
                     break

@@ -267,7 +267,7 @@ def strong_upper_bound(
 # Largest number of (task, cluster) vertices a cluster set's search builds.
 _MAX_SET_VERTICES = 6000
 # Largest matrix product (multiply-adds) the pair count bound does.
-_MAX_COUNT_WORK = 4e9
+_MAX_COUNT_WORK = 1e10
 # Fraction of stored links (of n (n - 1)) from which a request counts as dense.
 DENSE_FRACTION = 0.2
 
@@ -679,7 +679,9 @@ def cluster_set_bound(
                 share = (stop - now) * 0.5 / (len(todo) - a)
             caps = [beta.get((j,), cap[j]) for j in W]  # singles' bounds cap the parts
             adj, group = _set_adjacency(request, offer, compat, list(W), dense)
-            if size == 2 and nv * nv * max(np.bincount(group)) <= _MAX_COUNT_WORK:
+            counts = np.bincount(group, minlength=2)
+            work = max(counts[0] ** 2 * counts[1], counts[1] ** 2 * counts[0])
+            if size == 2 and work <= _MAX_COUNT_WORK:
                 simple = min(simple, _pair_count_bound(adj, group, tuple(caps)))
             found = _greedy_clique(adj, group, caps)
             if found >= min(simple, sum(caps), nv):  # the greedy clique meets a bound
