@@ -416,15 +416,25 @@ def _set_adjacency(request: Request, offer: Offer, compat: np.ndarray, clusters,
     parts = [np.flatnonzero(compat[:, j]) for j in clusters]
     sizes = [p.size for p in parts]
     nv = int(sum(sizes))
-    tasks = np.concatenate(parts) if parts else np.zeros(0, np.int64)
     group = np.repeat(np.arange(len(clusters)), sizes)
-    if dense is not None:
-        sub = dense[np.ix_(tasks, tasks)]
-    else:
-        sub = request.bandwidth[tasks][:, tasks].toarray() if nv else np.zeros((0, 0))
-    lim = offer.bandwidth[np.ix_(clusters, clusters)][group][:, group]
-    adj = (sub <= lim) & (sub.T <= lim.T)
-    adj &= tasks[:, None] != tasks[None, :]
+    bhat = offer.bandwidth
+    B = request.bandwidth
+
+    def part(rows, cols):  # B[rows][:, cols] as a dense array
+        return dense[np.ix_(rows, cols)] if dense is not None else B[rows][:, cols].toarray()
+
+    adj = np.zeros((nv, nv), dtype=bool)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    for a, j in enumerate(clusters):  # block by block: bounded temporary memory
+        ta = parts[a]
+        for b in range(a, len(clusters)):
+            l, tb = clusters[b], parts[b]
+            out_ = part(ta, tb)  # B[i, k]: i on j, k on l
+            back = part(tb, ta)  # B[k, i]
+            block = (out_ <= bhat[j, l]) & (back.T <= bhat[l, j])
+            block &= ta[:, None] != tb[None, :]
+            adj[starts[a] : starts[a + 1], starts[b] : starts[b + 1]] = block
+            adj[starts[b] : starts[b + 1], starts[a] : starts[a + 1]] = block.T
     return adj, group
 
 
