@@ -16,8 +16,8 @@ most), so::
 
 is valid, and much stronger than the pairwise rows ``x[i,j] + x[k,l] <= 1``. With the
 rows of (1) and (2) (capacities tightened by the flow bound's clique covers) the LP
-``max sum x`` over ``0 <= x <= 1`` is solved by HiGHS's first-order PDLP (2.5-4.5x less
-CPU than its interior point IPX, same bound, on six sparse requests of 1,000-2,000 tasks;
+``max sum x`` over ``0 <= x <= 1`` is solved by HiGHS's first-order PDLP (2.2-4.5x less
+CPU than its interior point IPX, same bound, on five sparse requests of 1,000-2,000 tasks;
 bench/RESULTS.md, issue 29, third run).
 
 The bound is computed from the LP's *dual*, never from its primal objective: for any row
