@@ -16,7 +16,7 @@ the anytime search with a 1 s budget against the optimum (CP-SAT, 60 s, proven).
 
     python -m bench.ctaap.vs_ip_budget --budgets 1 10                 # the modest run
     python -m bench.ctaap.vs_ip_budget --budgets 10 60 300 --fig3 200 500 1000 2000 \\
-        --sparse 1000 2000 5000 10000 --fig2 100                        # the full run
+        --sparse 1000 2000 5000 10000 --clusters 10 20 --fig2 100       # the full run
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ def run_instance(name, req, off, budgets, methods):
             t_a = time.perf_counter() - t0
             rows.append({**base, "method": "anytime", "budget": T,
                          "allocated": checked(req, off, a, "anytime"), "bound": a.bound,
-                         "status": a.status, "seconds": t_a})  # fmt: skip
+                         "status": a.status, "seconds": t_a,
+                         "bound_kind": (a.params or {}).get("lp_bound_kind", "flow")})  # fmt: skip
             trajectories[T] = a.trajectory
         for solver in ("cpsat", "highs"):
             if solver not in methods:
@@ -83,11 +84,11 @@ def run_instance(name, req, off, budgets, methods):
     return rows, trajectories, t_d, d.n_allocated
 
 
-def fig2_check(count: int):
+def fig2_check(count: int, start: int = 0):
     out = []
     for r in range(1, 6):
         hits = total = 0
-        for k in bar(range(count), desc=f"fig2 r={r}", unit="inst", leave=False):
+        for k in bar(range(start, start + count), desc=f"fig2 r={r}", unit="inst", leave=False):
             req, off = ct.generators.fig2(r, seed=910000 + 1000 * r + k)
             ex = coalloc.solve(req, off, "exact", solver="cpsat", time_limit=60)
             if ex.status != "optimal":
@@ -138,18 +139,22 @@ def main(argv=None):
     ap.add_argument("--fig3", type=int, nargs="*", default=[200, 500], help="Fig. 3 sizes")
     ap.add_argument("--sparse", type=int, nargs="*", default=[1000, 2000, 5000],
                     help="sparse sizes")  # fmt: skip
-    ap.add_argument("--clusters", type=int, default=10, help="clusters of the sparse instances")
+    ap.add_argument("--clusters", type=int, nargs="+", default=[10],
+                    help="clusters of the sparse instances (a set of instances each)")  # fmt: skip
     ap.add_argument("--instances", type=int, default=1)
     ap.add_argument("--methods", nargs="+", default=["anytime", "cpsat", "highs"])
     ap.add_argument("--fig2", type=int, default=0, help="Fig. 2 instances per range factor")
+    ap.add_argument("--fig2-start", type=int, default=0,
+                    help="first Fig. 2 instance k (seed 910000 + 1000 r + k)")  # fmt: skip
     args = ap.parse_args(argv)
     os.makedirs(OUT, exist_ok=True)
     say(f"load average {os.getloadavg()}")
     jobs = [(f"fig3 n={n} #{k}", lambda n=n, k=k: ct.generators.fig3(n, seed=60_000 + 100 * n + k))
             for n in args.fig3 for k in range(args.instances)]  # fmt: skip
-    jobs += [(f"sparse n={n} M={args.clusters} #{k}",
-              lambda n=n, k=k: sparse_instance(n, args.clusters, 70_000 + 100 * n + k))
-             for n in args.sparse for k in range(args.instances)]  # fmt: skip
+    jobs += [(f"sparse n={n} M={m} #{k}",
+              lambda n=n, k=k, m=m: sparse_instance(n, m, 70_000 + 100 * n + k))
+             for m in args.clusters for n in args.sparse
+             for k in range(args.instances)]  # fmt: skip
     rows, panels = [], []
     for name, make in bar(jobs, desc="instances", unit="inst"):
         req, off = make()
@@ -160,7 +165,8 @@ def main(argv=None):
             say(r)
     if rows:
         with open(os.path.join(OUT, "vs_ip_budget.csv"), "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            fields = list(dict.fromkeys(k for r in rows for k in r))
+            w = csv.DictWriter(fh, fieldnames=fields, restval="")
             w.writeheader()
             w.writerows(rows)
         plot(os.path.join(OUT, "vs_ip_budget.png"), panels)
@@ -188,13 +194,14 @@ def main(argv=None):
                 any_cell = f"{a['allocated']} ({a['status']}, no answer yet)"
             else:
                 gap = (a["bound"] - a["allocated"]) / a["bound"]
-                any_cell = f"{a['allocated']} ({a['bound']:.0f}, gap {gap:.1%}, {a['status']})"
+                any_cell = (f"{a['allocated']} ({a['bound']:.0f} {a['bound_kind']}, gap {gap:.1%}, "
+                            f"{a['status']})")  # fmt: skip
             print(f"| {name} | {got[0]['links']} | {T:g} | {n_d} ({t_d:.2f} s) | {any_cell} "
                   f"| {fmt('cpsat')} | {fmt('highs')} | {flow} |")  # fmt: skip
     if args.fig2:
         print("\n| range factor | anytime, 1 s: optimum found |")
         print("|---|---|")
-        for r, hits, total in fig2_check(args.fig2):
+        for r, hits, total in fig2_check(args.fig2, args.fig2_start):
             print(f"| {r} | {hits}/{total} ({hits / max(1, total):.0%}) |")
     say(f"load average {os.getloadavg()}")
 

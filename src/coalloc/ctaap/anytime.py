@@ -42,7 +42,7 @@ import numpy as np
 from .._shared import interrupt, milp
 from .._shared import params as checks
 from .._shared.seeding import kernel_seed, resolve_seed
-from .bounds import lp_bound
+from .bounds import best_bound
 from .exact import upper_bound
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult, stopped_result
@@ -61,6 +61,9 @@ BOUND_SHARE = 0.3
 #: Round kinds, in turn: 0 local-search restart, 1 graph neighbourhood, 2 cluster pair
 #: (restarts gained more per second than neighbourhoods of 30 tasks on sparse requests).
 _SCHEDULE = (0, 0, 1, 0, 0, 2)
+
+#: Share of the time limit after which a default counts as slow: the bound comes first.
+_SLOW_DEFAULT = 0.1
 
 #: The round before which the LP bound is computed.
 _LP_ROUND = 2
@@ -319,9 +322,10 @@ def solve_anytime(
     sub_time_limit : float, default 2.0
         Safety limit of one sub-solve, seconds (see Determinism).
     lp_bound_share : float, default 0.3
-        Share of ``time_limit`` that the LP bound (:func:`coalloc.ctaap.bounds.lp_bound`)
-        may use, computed after the first two rounds; 0 keeps the flow bound only. Without a time
-        limit the LP gets 10 s.
+        Share of ``time_limit`` that the bound (:func:`coalloc.ctaap.bounds.best_bound`:
+        the clique LP on sparse requests, the cluster sets on dense ones) may use, computed
+        after the first two rounds; 0 keeps the flow bound only. Without a time limit the
+        bound gets 10 s.
     **params
         Parameters of the default (:func:`coalloc.ctaap.solver.solve_ctaap`).
 
@@ -417,7 +421,7 @@ def solve_anytime(
             if limit is not None:
                 share = min(share, max(0.0, left() or 0.0))
             if share > 0.05:
-                lp_info = lp_bound(request, offer, time_limit=share)
+                lp_info = best_bound(request, offer, time_limit=share)
                 if lp_info["bound"] < bound:
                     bound = int(lp_info["bound"])
                     trajectory.append((time.perf_counter() - started, n_best, bound))
@@ -431,7 +435,10 @@ def solve_anytime(
             if when is not None and time.perf_counter() >= when:
                 how = "time"
                 break
-            if k == _LP_ROUND:  # after two restarts, so that the first gains come first
+            slow = k == 0 and limit is not None and now > _SLOW_DEFAULT * limit
+            if k == _LP_ROUND or slow:  # after two restarts, so that the first gains come
+                # first; at once when the default took a tenth of the budget (large
+                # requests, loaded machines): two restarts would then take the bound's time
                 run_lp()
                 if proven:
                     break
@@ -506,6 +513,7 @@ def solve_anytime(
     out_params = {**first.params, **anytime_params}
     if lp_info is not None:
         out_params["lp_bound_status"] = lp_info["status"]
+        out_params["lp_bound_kind"] = lp_info["kind"]
     from .._shared.result import relative_gap
 
     return SolveResult(

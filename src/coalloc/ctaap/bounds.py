@@ -1,5 +1,9 @@
-"""An upper bound on the CTAAP optimum tighter than the flow bound: the LP of the
-clique-strengthened formulation, judged by its dual.
+"""Upper bounds on the CTAAP optimum tighter than the flow bound.
+
+Two of them, and :func:`best_bound` to pick: the LP of the clique-strengthened
+formulation, judged by its dual (:func:`lp_bound`, for sparse requests, below), and the
+cluster sets' bound (:func:`cluster_set_bound`, for dense requests: capped maximum cliques
+of the compatibility graph of each cluster and each pair of clusters, combined by an LP).
 
 The flow bound (:func:`coalloc.ctaap.upper_bound`) drops constraint (4) between clusters.
 This bound keeps it in the strongest cheap linear form. For every stored link
@@ -12,7 +16,9 @@ most), so::
 
 is valid, and much stronger than the pairwise rows ``x[i,j] + x[k,l] <= 1``. With the
 rows of (1) and (2) (capacities tightened by the flow bound's clique covers) the LP
-``max sum x`` over ``0 <= x <= 1`` is solved by HiGHS (interior point, no crossover).
+``max sum x`` over ``0 <= x <= 1`` is solved by HiGHS's first-order PDLP (2.2-4.5x less
+CPU than its interior point IPX, same bound, on five sparse requests of 1,000-2,000 tasks;
+bench/RESULTS.md, issue 29, third run).
 
 The bound is computed from the LP's *dual*, never from its primal objective: for any row
 prices ``y >= 0``, weak duality gives ``sum_r y_r u_r + sum_v max(0, 1 - (A^T y)_v)``
@@ -36,7 +42,7 @@ from .._shared import params as checks
 from .exact import tightened_capacity, upper_bound
 from .model import Offer, Request, check_compatible, compatibility
 
-__all__ = ["lp_bound", "strong_upper_bound"]
+__all__ = ["lp_bound", "strong_upper_bound", "cluster_set_bound", "capped_clique", "best_bound"]
 
 # Largest LP (non-zeros) the bound builds; beyond it the flow bound is returned.
 _MAX_NONZEROS = 30_000_000
@@ -74,7 +80,13 @@ def _star_rows(request: Request, offer: Offer, compat: np.ndarray, var: np.ndarr
     return rows, cols, n_rows
 
 
-def lp_bound(request: Request, offer: Offer, *, time_limit: Optional[float] = None) -> dict:
+def lp_bound(
+    request: Request,
+    offer: Offer,
+    *,
+    time_limit: Optional[float] = None,
+    set_rows: Optional[list] = None,
+) -> dict:
     """The dual bound of the clique-strengthened LP (module docstring), with its details.
 
     Parameters
@@ -86,6 +98,10 @@ def lp_bound(request: Request, offer: Offer, *, time_limit: Optional[float] = No
         with less than 10 ms left the flow bound is returned, status ``"time_limit"``).
         An LP stopped early still gives a valid bound (its current prices), usually a
         weaker one.
+    set_rows : list of (sequence of int, int), optional
+        Extra rows ``sum_{j in W} sum_i x[i,j] <= beta`` for pairs ``(W, beta)``; each
+        ``beta`` must bound the tasks any feasible allocation places on the clusters ``W``
+        (as :func:`cluster_set_bound` computes them).
 
     Returns
     -------
@@ -128,17 +144,23 @@ def lp_bound(request: Request, offer: Offer, *, time_limit: Optional[float] = No
     cap = tightened_capacity(request, offer, compat)
     rows += [n_star + ti, n_star + n + cj]
     cols += [np.arange(nv, dtype=np.int64)] * 2
+    extra = []
+    for W, beta in set_rows or ():
+        sel = np.flatnonzero(np.isin(cj, np.asarray(list(W), dtype=np.int64)))
+        rows.append(np.full(sel.size, n_star + n + m + len(extra), dtype=np.int64))
+        cols.append(sel)
+        extra.append(float(beta))
     r = np.concatenate(rows)
     c = np.concatenate(cols)
     if r.size > _MAX_NONZEROS:
         out["status"] = "too_large"
         out["seconds"] = time.perf_counter() - t0
         return out
-    n_rows = n_star + n + m
+    n_rows = n_star + n + m + len(extra)
     A = sp.csr_array((np.ones(r.size), (r, c)), shape=(n_rows, nv))
     A.sum_duplicates()
     A.data[:] = 1.0
-    upper = np.concatenate([np.ones(n_star + n), cap.astype(np.float64)])
+    upper = np.concatenate([np.ones(n_star + n), cap.astype(np.float64), np.asarray(extra)])
     out["rows"], out["columns"] = int(n_rows), nv
     if limit is not None:
         limit = limit - (time.perf_counter() - t0)
@@ -147,7 +169,7 @@ def lp_bound(request: Request, offer: Offer, *, time_limit: Optional[float] = No
             out["seconds"] = time.perf_counter() - t0
             return out
     try:
-        y, status = _solve_dual(A, upper, limit)
+        y, status = _solve_dual(A, upper, limit, solver="pdlp")
     except Exception as exc:  # the flow bound stays valid
         out["status"] = f"error: {type(exc).__name__}: {exc}"
         out["seconds"] = time.perf_counter() - t0
@@ -164,15 +186,19 @@ def lp_bound(request: Request, offer: Offer, *, time_limit: Optional[float] = No
     return out
 
 
-def _solve_dual(A: sp.csr_array, upper: np.ndarray, limit: Optional[float]):
-    """Row prices of ``max 1.x, A x <= upper, 0 <= x <= 1`` from HiGHS (IPM), and a status."""
+def _solve_dual(A: sp.csr_array, upper: np.ndarray, limit: Optional[float], solver: str = "ipx"):
+    """Row prices of ``max 1.x, A x <= upper, 0 <= x <= 1`` from HiGHS, and a status.
+
+    ``solver``: ``"pdlp"`` (first order: the large star-clique LPs), ``"ipx"`` (interior
+    point, no crossover) or ``"simplex"`` (the small cluster-set LPs).
+    """
     import highspy
 
     from .._shared.milp import quiet_highs
 
     h = quiet_highs()  # no start-up banner on standard output
     h.setOptionValue("output_flag", False)
-    h.setOptionValue("solver", "ipx")  # interior point (HiPO and PDLP were slower here)
+    h.setOptionValue("solver", solver)
     h.setOptionValue("run_crossover", "off")
     h.setOptionValue("threads", 1)
     if limit is not None:
@@ -211,14 +237,14 @@ def _solve_dual(A: sp.csr_array, upper: np.ndarray, limit: Optional[float]):
 def strong_upper_bound(
     request: Request, offer: Offer, *, time_limit: Optional[float] = None
 ) -> int:
-    """The tighter of the flow bound and the clique LP's dual bound (:func:`lp_bound`).
+    """The bound of :func:`best_bound` (the flow bound, the clique LP's or the cluster sets').
 
     Parameters
     ----------
     request : Request
     offer : Offer
     time_limit : float, optional
-        Seconds for the LP solver.
+        Seconds for the bound (:func:`best_bound`'s default without one).
 
     Returns
     -------
@@ -233,4 +259,531 @@ def strong_upper_bound(
     >>> strong_upper_bound(request, offer) <= ct.upper_bound(request, offer)
     True
     """
-    return int(lp_bound(request, offer, time_limit=time_limit)["bound"])
+    return int(best_bound(request, offer, time_limit=time_limit)["bound"])
+
+
+# --------------------------------------------------------------------------------------
+# Cluster-set bound: capped maximum cliques of the compatibility graph (issue 29)
+# --------------------------------------------------------------------------------------
+
+# Largest number of (task, cluster) vertices a cluster set's search builds.
+_MAX_SET_VERTICES = 6000
+# Largest matrix product (multiply-adds) the pair count bound does.
+_MAX_COUNT_WORK = 1e10
+# Fraction of stored links (of n (n - 1)) from which a request counts as dense.
+DENSE_FRACTION = 0.2
+
+
+def _to_bits(rows: np.ndarray) -> list:
+    """Each boolean row as a Python integer bitset (bit v set: column v true)."""
+    packed = np.packbits(rows, axis=1, bitorder="little")
+    return [int.from_bytes(packed[r].tobytes(), "little") for r in range(rows.shape[0])]
+
+
+def _lowbit(q: int) -> int:
+    return (q & -q).bit_length() - 1
+
+
+class _CappedClique:
+    """Largest clique of a graph with at most ``caps[g]`` vertices of each group ``g``.
+
+    Branch and bound after Tomita's MCQ: at every node the candidates are coloured greedily
+    (each colour class is an independent set, so a clique takes at most one vertex of each
+    class), and the bound of a node is ``|C| + min(colours(P), sum_g min(caps left,
+    colours(P_g)))``. :meth:`run` returns ``(best, upper)``: the largest capped clique found
+    and an upper bound on every capped clique, exact (``best == upper``) when the search
+    ends before ``deadline``; a node reached after the deadline contributes its colouring
+    bound, so ``upper`` is valid however early the search stops.
+    """
+
+    def __init__(self, adj: list, group: np.ndarray, caps: np.ndarray, deadline: float):
+        self.adj = adj
+        self.nv = len(adj)
+        self.caps = [int(c) for c in caps]
+        self.n_groups = len(self.caps)
+        self.group = [int(g) for g in group]
+        masks = [0] * self.n_groups
+        for v, g in enumerate(self.group):
+            masks[g] |= 1 << v
+        self.masks = masks
+        self.deadline = deadline
+        self.best = 0
+        self.nodes = 0
+        self.stopped = False
+
+    def _colour(self, p: int):
+        """Greedy colouring of ``p`` in index order: vertices and colours, colours rising."""
+        adj = self.adj
+        verts, cols = [], []
+        k = 0
+        u = p
+        while u:
+            k += 1
+            if (k & 15) == 0 and time.perf_counter() > self.deadline:
+                self.stopped = True
+                return None, None
+            q = u
+            while q:
+                v = _lowbit(q)
+                q &= ~adj[v]
+                q &= ~(1 << v)
+                u &= ~(1 << v)
+                verts.append(v)
+                cols.append(k)
+        return verts, cols
+
+    def _group_bound(self, p: int, left: list) -> int:
+        total = 0
+        for g in range(self.n_groups):
+            q = p & self.masks[g]
+            if not q or left[g] <= 0:
+                continue
+            _, cols = self._colour(q)
+            if cols is None:
+                return sum(left)
+            total += min(left[g], cols[-1])
+        return total
+
+    def _expand(self, size: int, p: int, left: list) -> int:
+        self.nodes += 1
+        if not p:
+            if size > self.best:
+                self.best = size
+            return size
+        room = sum(x for g, x in enumerate(left) if x > 0 and p & self.masks[g])
+        if size + room <= self.best:  # the caps alone close the node
+            return size + room
+        verts, cols = self._colour(p)
+        if cols is None:  # the deadline passed while colouring
+            self.best = max(self.best, size)
+            return size + room
+        ub = size + cols[-1]
+        if self.n_groups > 1:
+            ub = min(ub, size + self._group_bound(p, left))
+        else:
+            ub = min(ub, size + left[0])
+        if ub <= self.best:
+            return ub
+        if self.stopped or time.perf_counter() > self.deadline:
+            self.stopped = True
+            if size > self.best:
+                self.best = size
+            return ub
+        res = size  # the clique C itself
+        if size > self.best:
+            self.best = size
+        for t in range(len(verts) - 1, -1, -1):
+            v, c = verts[t], cols[t]
+            if size + min(c, room) <= self.best:  # every vertex left has a colour <= c
+                res = max(res, size + min(c, room))
+                break
+            g = self.group[v]
+            left[g] -= 1
+            q = p & self.adj[v]
+            if left[g] <= 0:
+                q &= ~self.masks[g]
+            res = max(res, self._expand(size + 1, q, left))
+            left[g] += 1
+            p &= ~(1 << v)
+        return res
+
+    def run(self) -> tuple:
+        import sys
+
+        if self.nv == 0:
+            return 0, 0
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, 10 * self.nv + 1000))
+        try:
+            p = (1 << self.nv) - 1
+            for g, c in enumerate(self.caps):  # groups without room take no vertex
+                if c <= 0:
+                    p &= ~self.masks[g]
+            upper = self._expand(0, p, list(self.caps))
+        finally:
+            sys.setrecursionlimit(old)
+        return self.best, max(upper, self.best)
+
+
+def _set_adjacency(request: Request, offer: Offer, compat: np.ndarray, clusters, dense=None):
+    """The compatibility graph of the (task, cluster) pairs of a cluster set.
+
+    Vertices: compatible pairs ``(i, j)``, ``j`` in ``clusters`` (cluster by cluster, tasks
+    rising); ``(i, j)`` and ``(k, l)`` are adjacent when ``i != k`` and constraint (4) lets
+    ``i`` sit on ``j`` beside ``k`` on ``l`` (``B[i,k] <= Bhat[j,l]`` and
+    ``B[k,i] <= Bhat[l,j]``). A feasible allocation's pairs on ``clusters`` are a clique with
+    at most ``cap[j]`` vertices of cluster ``j``. Returns the boolean adjacency and the
+    position in ``clusters`` of each vertex.
+    """
+    parts = [np.flatnonzero(compat[:, j]) for j in clusters]
+    sizes = [p.size for p in parts]
+    nv = int(sum(sizes))
+    group = np.repeat(np.arange(len(clusters)), sizes)
+    bhat = offer.bandwidth
+    B = request.bandwidth
+
+    def part(rows, cols):  # B[rows][:, cols] as a dense array
+        return dense[np.ix_(rows, cols)] if dense is not None else B[rows][:, cols].toarray()
+
+    adj = np.zeros((nv, nv), dtype=bool)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    for a, j in enumerate(clusters):  # block by block: bounded temporary memory
+        ta = parts[a]
+        for b in range(a, len(clusters)):
+            l, tb = clusters[b], parts[b]
+            out_ = part(ta, tb)  # B[i, k]: i on j, k on l
+            back = part(tb, ta)  # B[k, i]
+            block = (out_ <= bhat[j, l]) & (back.T <= bhat[l, j])
+            block &= ta[:, None] != tb[None, :]
+            adj[starts[a] : starts[a + 1], starts[b] : starts[b + 1]] = block
+            adj[starts[b] : starts[b + 1], starts[a] : starts[a + 1]] = block.T
+    return adj, group
+
+
+def _greedy_clique(adj: np.ndarray, group: np.ndarray, caps) -> int:
+    """Size of a capped clique grown greedily (largest degree among the candidates first)."""
+    left = np.asarray(caps, dtype=np.int64).copy()
+    cand = left[group] > 0
+    deg = adj[:, cand].sum(axis=1, dtype=np.int64)  # neighbours among the candidates
+    size = 0
+    while cand.any():
+        v = int(np.flatnonzero(cand)[int(np.argmax(deg[cand]))])
+        size += 1
+        left[group[v]] -= 1
+        keep = cand & adj[v] & (left[group] > 0)
+        gone = cand & ~keep
+        deg -= adj[:, gone].sum(axis=1, dtype=np.int64)
+        cand = keep
+    return size
+
+
+def _search(
+    adj: np.ndarray, group: np.ndarray, caps, deadline: float, found: int = 0
+) -> _CappedClique:
+    """A capped-clique search on ``adj``, vertices by falling degree (the colouring's order);
+    ``found``: the size of a capped clique known to exist (pruning starts from it)."""
+    order = np.argsort(-adj.sum(axis=1), kind="stable")
+    adj = adj[np.ix_(order, order)]
+    search = _CappedClique(_to_bits(adj), group[order], np.asarray(caps, np.int64), deadline)
+    search.best = int(found)
+    return search
+
+
+def _pair_count_bound(adj: np.ndarray, group: np.ndarray, beta: tuple) -> int:
+    """Bound on a capped clique of a two-cluster graph by the size of its smaller side.
+
+    With ``k`` vertices on side ``b`` the clique's side ``a`` lies in the common
+    neighbourhood of any of them: ``k = 0`` gives ``beta_a``; ``k = 1`` gives ``1 +
+    min(beta_a, D1)`` with ``D1`` the largest side-``a`` degree of a side-``b`` vertex;
+    ``k >= 2`` gives ``beta_b + min(beta_a, D2)`` with ``D2`` the largest common side-``a``
+    neighbourhood of two adjacent side-``b`` vertices. The bound is the worst case, taken
+    for both choices of ``b``, the smaller kept.
+    """
+    best = beta[0] + beta[1]
+    for b in (0, 1):
+        a = 1 - b
+        sb, sa = group == b, group == a
+        X = adj[np.ix_(sb, sa)]
+        if X.shape[0] == 0:
+            best = min(best, beta[a])
+            continue
+        deg = X.sum(axis=1)
+        d1 = int(deg.max()) if deg.size else 0
+        cases = [beta[a], min(1, beta[b]) + min(beta[a], d1)]
+        if beta[b] >= 2:
+            Ab = adj[np.ix_(sb, sb)]
+            if Ab.any():
+                Xf = X.astype(np.float32)
+                common = Xf @ Xf.T
+                d2 = int(round(float(common[Ab].max())))
+                cases.append(beta[b] + min(beta[a], d2))
+        best = min(best, max(cases))
+    return int(best)
+
+
+def capped_clique(adj_rows: np.ndarray, group: np.ndarray, caps, *, time_limit=None) -> tuple:
+    """Largest clique with at most ``caps[g]`` vertices of group ``g``: ``(best, upper)``.
+
+    Parameters
+    ----------
+    adj_rows : ndarray of bool, shape (V, V)
+        Symmetric adjacency, no loops.
+    group : ndarray of int, shape (V,)
+        Group of each vertex, ``0 .. len(caps) - 1``.
+    caps : sequence of int
+        Most vertices of each group in the clique.
+    time_limit : float, optional
+        Seconds; the search then returns a valid (possibly larger) ``upper``.
+
+    Returns
+    -------
+    (int, int)
+        The largest capped clique found, and an upper bound on every capped clique (equal
+        when the search finished).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from coalloc.ctaap.bounds import capped_clique
+    >>> adj = np.ones((4, 4), bool) & ~np.eye(4, dtype=bool)      # K4
+    >>> capped_clique(adj, np.array([0, 0, 1, 1]), [1, 2])
+    (3, 3)
+    """
+    adj_rows = np.asarray(adj_rows, dtype=bool)
+    if adj_rows.ndim != 2 or adj_rows.shape[0] != adj_rows.shape[1]:
+        raise ValueError(f"adj_rows must be a square matrix, got shape {adj_rows.shape}")
+    group = np.asarray(group, dtype=np.int64)
+    caps = np.asarray(caps, dtype=np.int64)
+    if group.shape != (adj_rows.shape[0],):
+        raise ValueError("group must have one entry per vertex")
+    if group.size and (group.min() < 0 or group.max() >= caps.size):
+        raise ValueError("group entries must index caps")
+    limit = checks.time_limit(time_limit)
+    deadline = math.inf if limit is None else time.perf_counter() + limit
+    adj = adj_rows & adj_rows.T
+    np.fill_diagonal(adj, False)
+    order = np.argsort(-adj.sum(axis=1), kind="stable")
+    adj = adj[np.ix_(order, order)]
+    return _CappedClique(_to_bits(adj), group[order], caps, deadline).run()
+
+
+def _flow_with_caps(compat: np.ndarray, caps) -> int:
+    """Largest b-matching of tasks to compatible clusters with capacities ``caps``."""
+    from scipy.sparse.csgraph import maximum_flow
+
+    n, m = compat.shape
+    t_idx, c_idx = np.nonzero(compat)
+    if t_idx.size == 0:
+        return 0
+    tasks = np.unique(t_idx)
+    src = np.concatenate([np.zeros(tasks.size, np.int64), 1 + t_idx, n + 1 + np.arange(m)])
+    dst = np.concatenate([1 + tasks, n + 1 + c_idx, np.full(m, n + m + 1)])
+    capy = np.concatenate(
+        [np.ones(tasks.size + t_idx.size, np.int64), np.minimum(np.asarray(caps), n)]
+    ).astype(np.int32)
+    graph = sp.csr_array((capy, (src, dst)), shape=(n + m + 2, n + m + 2))
+    return int(maximum_flow(graph, 0, n + m + 1, method="dinic").flow_value)
+
+
+def _set_lp(compat: np.ndarray, sets: list, limits: list, time_limit) -> Optional[float]:
+    """Dual bound of ``max sum x``: task rows, and ``sum_{j in W} sum_i x[i,j] <= beta_W``."""
+    ti, cj = np.nonzero(compat)
+    nv = int(ti.size)
+    n = compat.shape[0]
+    rows = [ti]
+    cols = [np.arange(nv, dtype=np.int64)]
+    for r, W in enumerate(sets):
+        sel = np.flatnonzero(np.isin(cj, W))
+        rows.append(np.full(sel.size, n + r, dtype=np.int64))
+        cols.append(sel)
+    A = sp.csr_array(
+        (np.ones(sum(c.size for c in cols)), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(n + len(sets), nv),
+    )
+    upper = np.concatenate([np.ones(n), np.asarray(limits, dtype=np.float64)])
+    y, _ = _solve_dual(A, upper, time_limit, solver="simplex")
+    if y is None:
+        return None
+    y = np.where(np.isfinite(y), np.maximum(y, 0.0), 0.0)
+    reduced = 1.0 - A.T @ y
+    value = float(y @ upper + np.maximum(reduced, 0.0).sum())
+    return value if math.isfinite(value) else None
+
+
+def cluster_set_bound(
+    request: Request,
+    offer: Offer,
+    *,
+    time_limit: Optional[float] = None,
+    max_set_size: int = 2,
+) -> dict:
+    """An upper bound from the cluster sets that can host tasks together (dense requests).
+
+    The tasks a feasible allocation places on a set ``W`` of clusters form, as
+    ``(task, cluster)`` pairs, a clique of the compatibility graph of ``W`` (pairs of
+    different tasks that constraint (4) lets sit together; constraint (3) decides the
+    vertices) with at most ``cap[j]`` pairs of each cluster ``j``. So ``beta_W``, the
+    largest such capped clique (or any upper bound on it), bounds the tasks on ``W``. For
+    every single cluster, then every pair (then triple ... up to ``max_set_size``) a branch
+    and bound with colouring bounds (:func:`capped_clique`) computes ``beta_W`` within an
+    equal share of the time left; a search cut short still gives a valid ``beta_W``. The
+    bound is the LP ``max sum x`` over the compatible pairs with one row per task and
+    ``sum_{j in W} sum_i x[i,j] <= beta_W``, judged by its dual (as :func:`lp_bound`),
+    rounded down, capped by the flow bound.
+
+    On complete request graphs (the paper's Fig. 3) a cluster whose own bandwidth is low
+    holds a small clique of the task graph, far below its machine count, and two clusters
+    linked by a low bandwidth cannot both be full; the flow bound and the star-clique LP
+    see neither.
+
+    Parameters
+    ----------
+    request : Request
+    offer : Offer
+    time_limit : float, optional
+        Seconds for the whole call (without: every search runs to its end, which can take
+        very long on large sparse requests: use it on dense ones).
+    max_set_size : int, default 2
+        Largest cluster set searched.
+
+    Returns
+    -------
+    dict
+        ``bound`` (int, valid upper bound, never above the flow bound), ``flow``,
+        ``sets`` (list of ``(clusters, best, beta, seconds)``: the largest capped clique
+        found, the bound used and the search's time), ``status`` (``"optimal"`` when
+        every search finished, ``"time_limit"`` otherwise, ``"trivial"``), ``seconds``.
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> from coalloc.ctaap.bounds import cluster_set_bound
+    >>> request, offer = ct.generators.fig3(60, seed=2)
+    >>> info = cluster_set_bound(request, offer)
+    >>> info["bound"] <= info["flow"], info["status"]
+    (True, 'optimal')
+    """
+    from itertools import combinations
+
+    check_compatible(request, offer)
+    limit = checks.time_limit(time_limit)
+    max_set_size = checks.integer(max_set_size, "max_set_size", 1)
+    t0 = time.perf_counter()
+    deadline = math.inf if limit is None else t0 + limit
+    stop = math.inf if limit is None else t0 + 0.85 * limit  # the rest: the final LP
+    flow = int(upper_bound(request, offer))
+    out = {"bound": flow, "flow": flow, "sets": [], "status": "trivial", "seconds": 0.0}
+    m = offer.m
+    compat = compatibility(request, offer)
+    if flow == 0 or request.bandwidth.nnz == 0:
+        out["seconds"] = time.perf_counter() - t0
+        return out
+    cap = tightened_capacity(request, offer, compat)
+    used = [j for j in range(m) if compat[:, j].any() and cap[j] > 0]
+    beta: dict = {}
+    finished = True
+    # The request as a dense matrix once, when it is dense and small enough.
+    dense = None
+    if request.bandwidth.nnz >= DENSE_FRACTION * request.n * (request.n - 1) and request.n <= 4000:
+        dense = request.bandwidth.toarray()
+    top = float(request.bandwidth.max()) if request.bandwidth.nnz else 0.0
+    bhat = offer.bandwidth
+    for size in range(1, min(max_set_size, len(used)) + 1):
+        todo = list(combinations(used, size))
+        if size > 1:  # links with no conflict gain nothing over the sums of smaller sets
+            todo = [W for W in todo if min(bhat[j, l] for j in W for l in W if j != l) < top]
+            todo.sort(key=lambda W: min(bhat[j, l] for j in W for l in W if j != l))
+        for a, W in enumerate(todo):
+            simple = sum(beta.get((j,), cap[j]) for j in W)
+            for s in range(1, size):  # the sums of smaller sets' bounds
+                for part in combinations(W, s):
+                    rest = tuple(j for j in W if j not in part)
+                    if part in beta and rest in beta:
+                        simple = min(simple, beta[part] + beta[rest])
+            nv = int(compat[:, list(W)].sum())
+            now = time.perf_counter()
+            if now >= stop or nv > _MAX_SET_VERTICES:
+                finished = False
+                beta[W] = simple
+                continue
+            share = (stop - now) / (len(todo) - a) if math.isfinite(stop) else math.inf
+            if size == 1 and math.isfinite(stop):  # singles first: they matter most
+                share = (stop - now) * 0.5 / (len(todo) - a)
+            caps = [beta.get((j,), cap[j]) for j in W]  # singles' bounds cap the parts
+            adj, group = _set_adjacency(request, offer, compat, list(W), dense)
+            counts = np.bincount(group, minlength=2)
+            work = max(counts[0] ** 2 * counts[1], counts[1] ** 2 * counts[0])
+            if size == 2 and work <= _MAX_COUNT_WORK:
+                simple = min(simple, _pair_count_bound(adj, group, tuple(caps)))
+            found = _greedy_clique(adj, group, caps)
+            if found >= min(simple, sum(caps), nv):  # the greedy clique meets a bound
+                best = upper = found
+            else:
+                search = _search(adj, group, caps, min(stop, now + share), found)
+                best, upper = search.run()
+                finished &= not search.stopped
+            beta[W] = int(min(simple, upper))
+            out["sets"].append((W, int(best), beta[W], round(time.perf_counter() - now, 3)))
+    sets = [list(W) for W in beta]
+    limits = [beta[W] for W in beta]
+    left = None if not math.isfinite(deadline) else max(0.05, deadline - time.perf_counter())
+    try:
+        value = _set_lp(compat, sets, limits, left)
+    except Exception as exc:  # the flow bound stays valid
+        out["status"] = f"error: {type(exc).__name__}: {exc}"
+        out["seconds"] = time.perf_counter() - t0
+        return out
+    if value is not None:
+        out["bound"] = int(min(flow, math.floor(value + 1e-6)))
+    else:  # no LP answer in time: the flow bound with the singles' bounds as capacities
+        out["bound"] = min(flow, _flow_with_caps(compat, [beta.get((j,), 0) for j in range(m)]))
+    out["status"] = "optimal" if finished else "time_limit"
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+#: Seconds :func:`best_bound` spends on a dense request when no time limit is given.
+DEFAULT_SECONDS = 10.0
+# Largest star-clique LP (stored links x m x (m + 1)) added to the cluster sets' rows.
+_SMALL_LP = 2_000_000
+
+
+def is_dense(request: Request) -> bool:
+    """Whether a request stores at least :data:`DENSE_FRACTION` of all ordered task pairs."""
+    n = request.n
+    return n >= 2 and request.bandwidth.nnz >= DENSE_FRACTION * n * (n - 1)
+
+
+def best_bound(request: Request, offer: Offer, *, time_limit: Optional[float] = None) -> dict:
+    """The tightest proven bound this module computes within ``time_limit``.
+
+    Sparse requests: the clique LP (:func:`lp_bound`). Dense requests (at least
+    :data:`DENSE_FRACTION` of the task pairs linked, as in the paper's Fig. 2 and Fig. 3):
+    the cluster sets' bound (:func:`cluster_set_bound`); when the star-clique LP is small
+    (at most 2e6 links x m x (m + 1)), with 70 % of the time, and then that LP with the
+    cluster sets' rows added, with the rest.
+
+    Parameters
+    ----------
+    request : Request
+    offer : Offer
+    time_limit : float, optional
+        Seconds for the whole call; on a dense request without one, :data:`DEFAULT_SECONDS`
+        (the cluster sets' searches are maximum-clique problems and may not end).
+
+    Returns
+    -------
+    dict
+        As :func:`lp_bound` (``bound``, ``flow``, ``status``, ``seconds``, ...) with ``kind``:
+        ``"clique LP"``, ``"cluster sets"`` or ``"cluster sets + clique LP"``.
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> from coalloc.ctaap.bounds import best_bound
+    >>> request, offer = ct.generators.fig3(60, seed=2)
+    >>> info = best_bound(request, offer, time_limit=5)
+    >>> info["kind"], info["bound"] <= info["flow"]
+    ('cluster sets + clique LP', True)
+    """
+    check_compatible(request, offer)
+    limit = checks.time_limit(time_limit)
+    if not is_dense(request):
+        return {**lp_bound(request, offer, time_limit=limit), "kind": "clique LP"}
+    t0 = time.perf_counter()
+    if limit is None:
+        limit = DEFAULT_SECONDS
+    m = offer.m
+    small_lp = request.bandwidth.nnz * m * (m + 1) <= _SMALL_LP
+    info = cluster_set_bound(request, offer, time_limit=(0.7 if small_lp else 1.0) * limit)
+    out = {**info, "kind": "cluster sets"}
+    left = limit - (time.perf_counter() - t0)
+    if small_lp and left > 0.05 and info["flow"] > 0:
+        rows = [(W, beta) for W, _, beta, _ in info["sets"]]
+        lp = lp_bound(request, offer, time_limit=left, set_rows=rows)
+        if lp["bound"] <= out["bound"]:
+            out["bound"] = int(lp["bound"])
+            out["kind"] = "cluster sets + clique LP"
+            out["lp"] = lp["lp"]
+    out["seconds"] = time.perf_counter() - t0
+    return out

@@ -12,7 +12,7 @@ from .._shared.params import check_method, with_time_limit
 from .._shared.result import relative_gap
 from .._shared.seeding import resolve_seed
 from .anytime import BOUND_SHARE, ctaap_method
-from .bounds import lp_bound
+from .bounds import best_bound
 from .exact import solve_exact, upper_bound
 from .greedy import solve_greedy
 from .model import Offer, Request, check_compatible
@@ -72,10 +72,11 @@ def solve(
         Also compute an upper bound and report it with the gap
         ``relative_gap(n_allocated, bound, sense="max")`` (the one gap formula,
         :func:`coalloc._shared.result.relative_gap`) in ``result.bound`` / ``result.gap``.
-        Heuristics get the tighter of the flow bound (:func:`coalloc.upper_bound`) and the
-        clique LP's dual bound (:func:`coalloc.ctaap.bounds.lp_bound`), the LP given
-        ``0.3 * time_limit`` seconds (10 s without a limit; an LP stopped early still gives
-        a valid, weaker bound, so then the value depends on the machine); the anytime
+        Heuristics get :func:`coalloc.ctaap.bounds.best_bound` (never above the flow bound
+        :func:`coalloc.upper_bound`: the clique LP's dual bound on sparse requests, the
+        cluster sets' bound on dense ones), given ``0.3 * time_limit`` seconds (10 s without
+        a limit; a bound stopped early is still valid, and weaker, so then the value depends
+        on the machine); the anytime
         search (``time_limit`` or ``rounds`` with ``"ctaap"``) reports the bound it
         computed within its budget; exact solvers report their own proven bound capped by
         the flow bound.
@@ -114,7 +115,7 @@ def solve(
         else:  # the LP bound, within its share of the limit (10 s without one)
             limit = params.get("time_limit")
             share = LP_BOUND_SECONDS if limit is None else max(0.05, BOUND_SHARE * limit)
-            cheap = lp_bound(request, offer, time_limit=share)["bound"]
+            cheap = best_bound(request, offer, time_limit=share)["bound"]
         result.bound = float(cheap if result.bound is None else min(result.bound, cheap))
         result.gap = relative_gap(result.n_allocated, result.bound, sense="max")
     return result

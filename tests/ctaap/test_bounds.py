@@ -1,0 +1,151 @@
+"""Issue 29: the cluster sets' bound of dense requests (``coalloc.ctaap.bounds``).
+
+Referees: brute force for the capped cliques, the exact method (HiGHS, proven optimal and
+checked by ``ctaap.verify``) for optima. A bound must never fall below a verified optimum,
+whether its searches finished or were cut short.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import coalloc.ctaap as ct
+from coalloc.ctaap.bounds import best_bound, capped_clique, cluster_set_bound, is_dense
+
+
+def _optimum(request, offer) -> int:
+    exact = ct.solve(request, offer, "exact", solver="highs", time_limit=60)
+    assert exact.status == "optimal", exact.message
+    assert ct.verify(request, offer, exact.assignment).feasible
+    return int(exact.n_allocated)
+
+
+def _brute_capped_clique(adj, group, caps) -> int:
+    nv = adj.shape[0]
+    for k in range(nv, 0, -1):
+        for sub in combinations(range(nv), k):
+            idx = list(sub)
+            if not adj[np.ix_(idx, idx)][~np.eye(k, dtype=bool)].all():
+                continue
+            if np.all(np.bincount(group[idx], minlength=len(caps)) <= caps):
+                return k
+    return 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    nv=st.integers(0, 11),
+    groups=st.integers(1, 3),
+    p=st.sampled_from([0.2, 0.5, 0.8, 1.0]),
+    seed=st.integers(0, 10_000),
+)
+def test_capped_clique_is_exact_when_it_finishes(nv, groups, p, seed):
+    rng = np.random.default_rng(seed)
+    upper = np.triu(rng.random((nv, nv)) < p, 1)
+    adj = upper | upper.T
+    group = rng.integers(0, groups, nv)
+    caps = rng.integers(0, 5, groups)
+    want = _brute_capped_clique(adj, group, caps)
+    assert capped_clique(adj, group, caps) == (want, want)
+    best, top = capped_clique(adj, group, caps, time_limit=1e-9)  # stopped at once
+    assert best <= want <= top
+
+
+def test_capped_clique_checks_its_arguments():
+    adj = np.zeros((3, 3), bool)
+    with pytest.raises(ValueError, match="adj_rows"):
+        capped_clique(np.zeros((2, 3), bool), [0, 0], [1])
+    with pytest.raises(ValueError, match="group"):
+        capped_clique(adj, [0, 0], [1])
+    with pytest.raises(ValueError, match="group"):
+        capped_clique(adj, [0, 0, 2], [1, 1])
+
+
+def _instance(kind, n, m, seed, asym):
+    if kind == "fig2":
+        r, o = ct.generators.fig2(1 + seed % 5, n_tasks=n, n_clusters=m, seed=seed)
+    elif kind == "fig3":
+        r, o = ct.generators.fig3(n, n_clusters=m, seed=seed)
+    else:  # half the pairs linked, capacities near n / m
+        r, o = ct.generators.random_instance(
+            n, m, edge_probability=0.5, capacity_range=(1, max(1, 2 * n // m)), seed=seed
+        )
+    if asym:  # an asymmetric request: each direction constrains separately
+        B = r.bandwidth.toarray()
+        B = B * (np.random.default_rng(seed).random(B.shape) < 0.8)
+        r = ct.Request(r.properties, B)
+    return r, o
+
+
+@pytest.mark.slow  # over ~1.5 s: CI runs it (-m 'slow or not slow')
+@settings(max_examples=40, deadline=None)
+@given(
+    kind=st.sampled_from(["fig2", "fig3", "half"]),
+    n=st.integers(1, 24),
+    m=st.integers(1, 4),
+    asym=st.booleans(),
+    cut=st.booleans(),
+    seed=st.integers(0, 10_000),
+)
+def test_cluster_set_bound_is_never_below_the_optimum(kind, n, m, asym, cut, seed):
+    r, o = _instance(kind, n, m, seed, asym)
+    info = cluster_set_bound(r, o, max_set_size=3, time_limit=1e-9 if cut else None)
+    opt = _optimum(r, o)
+    assert opt <= info["bound"] <= info["flow"] == ct.upper_bound(r, o)
+    for _, best, beta, _ in info["sets"]:  # every set's search: a clique found, a bound
+        assert best <= beta
+    if not cut:
+        assert info["status"] in ("optimal", "trivial")
+    assert opt <= best_bound(r, o, time_limit=None if cut else 5)["bound"]
+
+
+@pytest.mark.slow  # over ~1.5 s: CI runs it (-m 'slow or not slow')
+def test_the_cluster_sets_close_most_of_the_flow_bounds_excess_on_fig3_requests():
+    flow, sets, opt = [], [], []
+    for seed in range(6):
+        r, o = ct.generators.fig3(30, seed=seed)
+        info = cluster_set_bound(r, o)
+        assert info["status"] == "optimal"
+        flow.append(info["flow"])
+        sets.append(info["bound"])
+        opt.append(_optimum(r, o))
+    assert all(b >= x for b, x in zip(sets, opt))
+    assert np.mean(sets) - np.mean(opt) < 0.5 * (np.mean(flow) - np.mean(opt))
+
+
+def test_best_bound_picks_the_cluster_sets_on_dense_requests_only():
+    r, o = ct.generators.fig3(40, seed=1)
+    assert is_dense(r)
+    info = best_bound(r, o, time_limit=10)
+    assert info["kind"].startswith("cluster sets") and info["bound"] <= info["flow"]
+    sparse = ct.generators.random_instance(40, 4, edge_probability=0.1, seed=1)
+    assert not is_dense(sparse[0])
+    assert best_bound(*sparse)["kind"] == "clique LP"
+
+
+def test_the_anytime_search_and_bound_true_report_the_cluster_sets_bound():
+    r, o = ct.generators.fig3(40, seed=8)
+    want = best_bound(r, o, time_limit=10)["bound"]
+    assert want < ct.upper_bound(r, o)  # this instance: the flow bound is looser
+    res = ct.solve(r, o, "greedy", bound=True)
+    assert res.bound == want and res.gap == pytest.approx((want - res.n_allocated) / want)
+    got = ct.solve(r, o, seed=0, rounds=3, sub_solver="none")
+    assert got.bound <= want or got.status == "optimal"
+    assert got.params["lp_bound_kind"].startswith("cluster sets") or got.status == "optimal"
+
+
+@pytest.mark.slow  # over ~1.5 s: CI runs it (-m 'slow or not slow')
+@pytest.mark.parametrize("kind", ["fig2", "fig3", "half"])
+def test_the_bounds_stay_above_verified_optima_on_many_instances(kind):
+    for seed in range(15):
+        n, m = 14 + seed % 9, 3 + seed % 3
+        r, o = _instance(kind, n, m, 7000 + seed, asym=seed % 4 == 3)
+        opt = _optimum(r, o)
+        full = cluster_set_bound(r, o)
+        assert opt <= full["bound"] <= full["flow"]
+        assert opt <= best_bound(r, o, time_limit=5)["bound"]
