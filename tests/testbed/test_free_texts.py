@@ -1,0 +1,83 @@
+"""Free-testbed texts read one after the other (a replay's file workflow): the line memo of
+the ``.ptop`` reader and the per-testbed tables reused across texts give exactly what a cold
+read and a cold build give."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from bench.testbed import vs_assign as V
+
+from coalloc import testbed as tb
+from coalloc.testbed import generators as g
+from coalloc.testbed import io as tbio
+from coalloc.testbed.io import InstanceError
+
+from .test_io_speed import _canon, _table_only
+
+
+def _states(ptop, k: int, seed: int):
+    """``k`` free-testbed texts of ``ptop``: random PCs in use, random trunk loads (some
+    trunks used up, so that they are left out of the text)."""
+    rng = random.Random(seed)
+    pcs = [n for n, x in ptop.nodes.items() if not x.is_switch]
+    trunks = [lk.name for lk in ptop.links.values()
+              if ptop.nodes[lk.a].is_switch and ptop.nodes[lk.b].is_switch]  # fmt: skip
+    for _ in range(k):
+        used = set(rng.sample(pcs, rng.randrange(0, len(pcs))))
+        load = {}
+        for t in rng.sample(trunks, rng.randrange(0, len(trunks) + 1)):
+            bw = ptop.links[t].bw
+            load[t] = bw if rng.random() < 0.3 else round(bw * rng.random(), 3)
+        yield V._typed(tb.format_ptop(V.free_testbed(ptop, used, load)), "ptop")
+
+
+FABRICS = {
+    "deterlab": lambda: g.deterlab(60, 3, seed=2),
+    "grid5000": lambda: g.grid5000(
+        2, 2, 6, backbone_bw=40 * g.GBIT, uplink_bw=20 * g.GBIT, seed=3
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("fabric", sorted(FABRICS))
+def test_warm_line_memo_reads_as_the_table(fabric):
+    tbio.clear_read_cache()
+    texts = list(_states(FABRICS[fabric](), 12, seed=len(fabric)))
+    warm = [_canon(tbio._parse(t, "f", "ptop")) for t in texts]  # memo filled as it goes
+    assert len(tbio._line_memo) > 0
+    with _table_only():
+        cold = [_canon(tbio._parse(t, "f", "ptop")) for t in texts]
+    assert warm == cold
+
+
+def _error(text: str) -> str:
+    with pytest.raises(InstanceError) as exc:
+        tbio._parse(text, "f", "ptop")
+    return str(exc.value)
+
+
+def test_remembered_lines_out_of_place_are_refused_as_cold():
+    """Lines the memo holds, put where they are wrong (a node twice, a link before its
+    ends, a link with no node), give the cold reader's refusal."""
+    text = next(_states(g.deterlab(20, 2, seed=1), 1, seed=0))
+    lines = text.splitlines()
+    node = next(x for x in lines if x.startswith("node") and "switch" not in x)
+    link = next(x for x in lines if x.startswith("link"))
+    bad = [
+        "\n".join(lines + [node]),  # a node defined twice
+        "\n".join([link] + lines),  # a link before its ends
+        "\n".join([x for x in lines if x != node]),  # a link naming a node not defined
+    ]
+    tbio.clear_read_cache()
+    cold = [_error(b) for b in bad]
+    tbio._parse(text, "f", "ptop")  # every line of the text remembered
+    assert all(x in tbio._line_memo for x in lines if x.split())
+    assert [_error(b) for b in bad] == cold
+    # a repeated link name: the second is NAME#2, as the cold reader names it
+    twice = text + link + "\n"
+    tbio.clear_read_cache()
+    first = _canon(tbio._parse(twice, "f", "ptop"))
+    tbio._parse(text, "f", "ptop")
+    assert _canon(tbio._parse(twice, "f", "ptop")) == first
