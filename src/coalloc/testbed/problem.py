@@ -101,6 +101,32 @@ class TestbedProblem:
 Problem = TestbedProblem
 
 
+#: id(node) -> (node, its facts): what :func:`_testbed_part` derives from one physical node
+#: alone (a pure function of the read-only :class:`PNode`). The ``.ptop`` reader returns the
+#: same node object for the same line of the free-testbed texts a replay or a service reads
+#: for each experiment, so these facts are derived once per node line, not once per text.
+#: The node is kept in the entry (its id cannot be reused while the entry lives). Bounded.
+_node_facts: Dict[int, tuple] = {}
+NODE_FACTS_SIZE = 1 << 16
+
+
+def _facts_of(node) -> tuple:
+    """``(sorted types, sorted static types, sorted features, feature kinds, summed local
+    weight, local feature count)`` of a physical node (memoized by identity)."""
+    hit = _node_facts.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    kinds = {k: feature_kind(k) for k in node.features}
+    facts = (tuple(sorted(node.types.items())), tuple(sorted(node.static.items())),
+             tuple(sorted(node.features.items())), kinds,
+             float(sum(w for k, w in node.features.items() if kinds[k] == "local")),
+             sum(1 for k in kinds.values() if k == "local"))  # fmt: skip
+    if len(_node_facts) >= NODE_FACTS_SIZE:
+        _node_facts.clear()
+    _node_facts[id(node)] = (node, facts)
+    return facts
+
+
 def _testbed_part(ptop: PhysicalTopology) -> dict:
     """What depends on the testbed only (computed once per PhysicalTopology, kept beside it
     by :func:`coalloc._shared.caches.cache_of`, never written onto it)."""
@@ -199,6 +225,7 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
     static = np.zeros((npn, nty), dtype=bool)
     sigs = []
     direct_nodes = {i for pair in direct for i in pair}
+    facts = [_facts_of(p) for p in ptop.nodes.values()]
     for i, n in enumerate(pnames):
         p = ptop.nodes[n]
         for t, c in p.types.items():
@@ -211,10 +238,10 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
         if is_sw[i] or i in direct_nodes or p.flags:
             sigs.append(("own", i))
         else:
-            sigs.append((tuple(sorted(p.types.items())), tuple(sorted(p.static.items())),
-                         tuple(sorted(p.features.items())), home[i], ifaces[i],
-                         float(ifbw[i]), tuple(sorted(iface_types[i].items()))))  # fmt: skip
-    kinds = [{k: feature_kind(k) for k in ptop.nodes[n].features} for n in pnames]
+            f = facts[i]
+            sigs.append((f[0], f[1], f[2], home[i], ifaces[i], float(ifbw[i]),
+                         tuple(sorted(iface_types[i].items()))))  # fmt: skip
+    kinds = [f[3] for f in facts]
     sig_ids: Dict[tuple, int] = {}
     sig_id = np.array([sig_ids.setdefault(sg, len(sig_ids)) for sg in sigs], dtype=np.int64)
     # the first physical node of each signature (its representative, as a pclass's first)
@@ -227,11 +254,9 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
         "type_names": type_names, "cap": cap, "tweight": tweight, "static": static,
         "sigs": sigs, "kinds": kinds,
         "sig_id": sig_id, "sig_rep": sig_rep.astype(np.int64), "cand_memo": {}, "pclasses": {},
-        "local_weight": [float(sum(w for k, w in ptop.nodes[n].features.items()
-                                   if kinds[i][k] == "local")) for i, n in enumerate(pnames)],
+        "local_weight": [f[4] for f in facts],
         "additive": {k for kd in kinds for k, kind in kd.items() if kind == "additive"},
-        "feature_count": [sum(1 for k in kinds[i].values() if k == "local")
-                          for i in range(npn)],
+        "feature_count": [f[5] for f in facts],
     }  # fmt: skip
     for arr in (pswitch, pifaces, pifbw, pis_switch, hop, cap, tweight, static):
         arr.flags.writeable = False
