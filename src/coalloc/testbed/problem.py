@@ -23,7 +23,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict, deque
 from operator import attrgetter
-from typing import Dict, List, Optional, Tuple
+from types import MappingProxyType
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -127,6 +128,38 @@ def _facts_of(node) -> tuple:
     return facts
 
 
+_NO_TYPES: Mapping[str, int] = MappingProxyType({})
+#: id(host) -> (host, its links, its facts): what :func:`_testbed_part` derives from a host
+#: and its links alone (memoized as :data:`_node_facts`; links equal to the remembered
+#: ones give the same facts).
+_host_memo: Dict[int, tuple] = {}
+
+
+def _host_facts(node, links: list) -> tuple:
+    """``(interfaces, fastest interface bandwidth, read-only link type counts, [(other end,
+    links to it)])`` of a host over ``links``, its links in order (memoized)."""
+    links = tuple(links)
+    hit = _host_memo.get(id(node))
+    if hit is not None and hit[0] is node and hit[1] == links:
+        return hit[2]
+    name = node.name
+    bw = 0.0
+    counts: Dict[str, int] = {}
+    others: Dict[str, int] = {}
+    for lk in links:
+        if lk.bw > bw:
+            bw = lk.bw
+        for t in _iface_types(lk.types):
+            counts[t] = counts.get(t, 0) + 1
+        other = lk.b if lk.a == name else lk.a
+        others[other] = others.get(other, 0) + 1
+    facts = (len(links), bw, MappingProxyType(counts), tuple(others.items()))
+    if len(_host_memo) >= NODE_FACTS_SIZE:
+        _host_memo.clear()
+    _host_memo[id(node)] = (node, links, facts)
+    return facts
+
+
 def _testbed_part(ptop: PhysicalTopology) -> dict:
     """What depends on the testbed only (computed once per PhysicalTopology, kept beside it
     by :func:`coalloc._shared.caches.cache_of`, never written onto it)."""
@@ -144,16 +177,14 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
     pis_switch = np.array(is_sw, dtype=bool)
     ifaces = [0] * npn
     ifbw = [0.0] * npn
-    iface_types: List[Dict[str, int]] = [defaultdict(int) for _ in pnames]
-    per_switch: List[Dict[int, int]] = [defaultdict(int) for _ in pnames]
+    iface_types: List[Mapping[str, int]] = [_NO_TYPES] * npn
     tgroups: Dict[Tuple[int, int], int] = {}
     tcap: List[float] = []
     tlinks: List[List[str]] = []
     direct: Dict[Tuple[int, int], List[str]] = defaultdict(list)
-    for lk in ptop.links.values():
-        a, b = pidx[lk.a], pidx[lk.b]
-        sa, sb = is_sw[a], is_sw[b]
-        if sa and sb:
+    for lk in ptop.links.values():  # trunks and host-to-host links, in the links' order
+        a_sw, b_sw = lk.a in sidx, lk.b in sidx
+        if a_sw and b_sw:
             key = (min(sidx[lk.a], sidx[lk.b]), max(sidx[lk.a], sidx[lk.b]))
             if key not in tgroups:
                 tgroups[key] = len(tcap)
@@ -161,28 +192,26 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
                 tlinks.append([])
             tcap[tgroups[key]] += lk.bw
             tlinks[tgroups[key]].append(lk.name)
-            continue
-        if not sa and not sb:
+        elif not a_sw and not b_sw:
+            a, b = pidx[lk.a], pidx[lk.b]
             direct[(min(a, b), max(a, b))].append(lk.name)
-        types = _iface_types(lk.types)
-        for p, other, o_sw in ((a, b, sb), (b, a, sa)):
-            if is_sw[p]:
-                continue
-            ifaces[p] += 1
-            if lk.bw > ifbw[p]:
-                ifbw[p] = lk.bw
-            counts = iface_types[p]
-            for t in types:
-                counts[t] += 1
-            if o_sw:
-                per_switch[p][sidx[pnames[other]]] += 1
+    # each host's interfaces: its links in the links' order (as ``ptop.interfaces``)
+    adjacency = getattr(ptop, ptop.ADJ)
     home = [-1] * npn
-    for p in range(npn):
+    for p, (name, node) in enumerate(ptop.nodes.items()):
         if is_sw[p]:
-            home[p] = sidx[pnames[p]]
+            home[p] = sidx[name]
             ifbw[p] = BIG
-        elif per_switch[p]:
-            home[p] = max(per_switch[p].items(), key=lambda kv: (kv[1], -kv[0]))[0]
+            continue
+        ifaces[p], bw, iface_types[p], others = _host_facts(node, adjacency[name])
+        ifbw[p] = bw
+        best = None  # the switch holding most of its interfaces (ties: the lowest index)
+        for other, count in others:
+            s = sidx.get(other)
+            if s is not None and (best is None or (count, -s) > best):
+                best = (count, -s)
+        if best is not None:
+            home[p] = -best[1]
     pswitch = np.array(home, dtype=np.int64)
     pifaces = np.array(ifaces, dtype=np.int64)
     pifbw = np.array(ifbw, dtype=float)
