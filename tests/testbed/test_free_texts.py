@@ -15,6 +15,8 @@ from coalloc.testbed import generators as g
 from coalloc.testbed import io as tbio
 from coalloc.testbed import model as tbm
 from coalloc.testbed import problem as tbp
+from coalloc.testbed import routing as tbr
+from coalloc.testbed import verify as tbv
 from coalloc.testbed.io import InstanceError
 
 from ._slow_twins import tables_reference
@@ -106,6 +108,8 @@ def _cold() -> None:
     tbio.clear_read_cache()
     tbp._node_facts.clear()
     tbp._host_memo.clear()
+    tbr._row_memo.clear()
+    tbv._node_views.clear()
 
 
 @pytest.mark.parametrize("fabric", sorted(FABRICS))
@@ -189,3 +193,34 @@ def test_tables_of_direct_links_and_emulab_files_are_the_straight_loops():
             tbio.clear_read_cache()
             ptop = tb.parse_ptop(text)
             assert _tables(tbp._testbed_part(ptop)) == tables_reference(ptop)
+
+
+@pytest.mark.parametrize("fabric", sorted(FABRICS))
+def test_router_and_checker_tables_of_texts_read_in_turn(fabric):
+    """The router's interface rows and the checker's view of free texts read in turn (rows
+    and node views memoized across texts) are those of each text's own interfaces and
+    nodes, and the checker's reports on a mapping are a cold process's."""
+    _cold()
+    top = g.ring(4)
+    for k, text in enumerate(_states(FABRICS[fabric](), 8, seed=31)):
+        ptop = tb.parse_ptop(text)
+        pr = tbp.build_problem(top, ptop)
+        ifaces = tbr._route_tables(pr)[0]
+        for p, name in enumerate(pr.pnames):
+            rows = [(lk.name, pr.sidx[o], lk.bw, lk.types or ("ethernet",))
+                    for lk in ptop.interfaces(name)
+                    for o in [lk.b if lk.a == name else lk.a] if o in pr.sidx]  # fmt: skip
+            assert ifaces[p] == (tuple(zip(*rows)) if rows else ((), (), (), ()))
+        switches, additive, negative, _links, tsig = tbv._testbed_tables(ptop)
+        for name, node in ptop.nodes.items():
+            assert additive[name] == [(f, c) for f, c in node.features.items() if f[:2] == "?+"]
+            assert negative[name] == [(f, c) for f, c in additive[name] if c < -1e-6]
+        same = {(tuple(n.types.items()), tuple(n.static.items())) for n in ptop.nodes.values()}
+        assert len(set(tsig.values())) == len(same)
+        r = tb.assign(top, ptop, "assign+", seed=k)
+        if r.success:
+            warm = tb.verify_mapping(top, ptop, r.mapping, r.routes)
+            _cold()
+            cold = tb.verify_mapping(top, tb.parse_ptop(text), r.mapping, r.routes)
+            assert (warm.ok, warm.interswitch_bandwidth, warm.trunk_load) == (
+                cold.ok, cold.interswitch_bandwidth, cold.trunk_load)  # fmt: skip

@@ -152,6 +152,28 @@ class Routing:
         self.failure: Optional[dict] = None
 
 
+#: id(node) -> (node, its links, their rows): memoized as ``problem._host_memo`` (the
+#: ``.ptop`` reader keeps node and link objects across successive free-testbed texts).
+_row_memo: Dict[int, tuple] = {}
+
+
+def _link_rows(node, links: list) -> tuple:
+    """``(link name, other end, bandwidth, link types)`` of each of ``node``'s links, in
+    order (memoized by the node and its link objects; links equal to the remembered ones
+    give the same rows)."""
+    links = tuple(links)
+    hit = _row_memo.get(id(node))
+    if hit is not None and hit[0] is node and hit[1] == links:
+        return hit[2]
+    name = node.name
+    rows = tuple((lk.name, lk.b if lk.a == name else lk.a, lk.bw, lk.types or ("ethernet",))
+                 for lk in links)  # fmt: skip
+    if len(_row_memo) >= 1 << 16:
+        _row_memo.clear()
+    _row_memo[id(node)] = (node, links, rows)
+    return rows
+
+
 def _route_tables(pr: Problem) -> tuple:
     """What :func:`route` reads that depends on the testbed only, cached on it.
 
@@ -166,13 +188,13 @@ def _route_tables(pr: Problem) -> tuple:
     if cached is not None:
         return cached
     pn, sidx = pr.pnames, pr.sidx
+    adjacency = getattr(ptop, ptop.ADJ)  # each node's links in order (ptop.interfaces)
+    nodes = ptop.nodes
     ifaces = []
     for name in pn:
-        rows = []
-        for lk in ptop.interfaces(name):
-            sw = sidx.get(lk.b if lk.a == name else lk.a, -1)
-            if sw >= 0:  # links to another host are never an interface to a switch
-                rows.append((lk.name, sw, lk.bw, lk.types or ("ethernet",)))
+        # links to another host are never an interface to a switch
+        rows = [(n, sidx[o], bw, ty) for n, o, bw, ty in _link_rows(nodes[name], adjacency[name])
+                if o in sidx]  # fmt: skip
         ifaces.append(tuple(tuple(col) for col in zip(*rows)) if rows else ((), (), (), ()))
     links = ptop.links
     trunks = [tuple((t, links[t].types or ("ethernet",)) for t in names) for names in pr.tlinks]
