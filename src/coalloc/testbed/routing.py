@@ -190,10 +190,18 @@ def _route_tables(pr: Problem) -> tuple:
     pn, sidx = pr.pnames, pr.sidx
     adjacency = getattr(ptop, ptop.ADJ)  # each node's links in order (ptop.interfaces)
     nodes = ptop.nodes
+    # a switch's interfaces to a switch: the trunks touching it, in the links' order (its
+    # many links to hosts change from one free-testbed text to the next: not remembered)
+    trunks_at: Dict[str, list] = {n: [] for n in sidx}
+    for lk in ptop.links.values():
+        if lk.a in sidx and lk.b in sidx:
+            trunks_at[lk.a].append(lk)
+            trunks_at[lk.b].append(lk)
     ifaces = []
     for name in pn:
+        links = trunks_at[name] if name in sidx else adjacency[name]
         # links to another host are never an interface to a switch
-        rows = [(n, sidx[o], bw, ty) for n, o, bw, ty in _link_rows(nodes[name], adjacency[name])
+        rows = [(n, sidx[o], bw, ty) for n, o, bw, ty in _link_rows(nodes[name], links)
                 if o in sidx]  # fmt: skip
         ifaces.append(tuple(tuple(col) for col in zip(*rows)) if rows else ((), (), (), ()))
     links = ptop.links
