@@ -723,14 +723,16 @@ def _memo_ptop(lines: List[str]) -> Optional[PhysicalTopology]:
     file, so the result and the messages are theirs."""
     memo = _line_memo
     (rows, _), build = _FILES["ptop"]
-    if rows["node"][6] is None or rows["link"][6] is None:  # (no fast readers: no memo)
-        return None
+    if not memo or rows["node"][6] is None or rows["link"][6] is None:
+        return None  # (nothing remembered, or no fast readers)
     r = _Reader()
     names, taken, nodes, links = r.names, r.link_names, r.nodes, r.links
     fresh = []
     for lineno, raw in enumerate(lines, 1):
         obj = memo.get(raw)
         if obj is None:
+            if len(fresh) > 32 and 2 * len(fresh) > lineno:
+                return None  # mostly new lines: the column sweep reads (and remembers) them
             tok = raw.split()
             if not tok or tok[0][0] == "#":
                 continue
@@ -778,6 +780,7 @@ def _sweep_ptop(lines: List[str], source: str) -> Optional[PhysicalTopology]:
     r = _Reader()
     links: List[List[str]] = []
     linenos: List[int] = []
+    fresh = []  # (line, node) of the node lines read by the fast reader, for the line memo
     for lineno, raw in enumerate(lines, 1):
         tok = raw.split()
         if not tok or tok[0][0] == "#":
@@ -793,6 +796,8 @@ def _sweep_ptop(lines: List[str], source: str) -> Optional[PhysicalTopology]:
         if not low <= len(tok) <= high:
             return None
         if fast is not None and fast(r, tok, lineno):
+            if tok[0] == "node":
+                fresh.append((raw, r.nodes[-1]))
             continue
         line = _Line(source, lineno, raw)
         values = tok[1 : n + 1]
@@ -843,9 +848,16 @@ def _sweep_ptop(lines: List[str], source: str) -> Optional[PhysicalTopology]:
                               "b_iface": b_iface, "slots": None})  # fmt: skip
         out.append(link)
     try:
-        return build(r)
+        topo = build(r)
     except (ValueError, TypeError):
         return None
+    # the link lines read as the fast reader reads them (a renamed repeat: not remembered)
+    fresh.extend((lines[k - 1], link) for k, tok, link in zip(linenos, links, out)
+                 if link.name == tok[1])  # fmt: skip
+    if len(_line_memo) + len(fresh) > LINE_MEMO_SIZE:
+        _line_memo.clear()
+    _line_memo.update(fresh)
+    return topo
 
 
 def _parse_lines(lines: List[str], source: str, file: str):
