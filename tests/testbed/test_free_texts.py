@@ -211,7 +211,11 @@ def test_router_and_checker_tables_of_texts_read_in_turn(fabric):
                     for lk in ptop.interfaces(name)
                     for o in [lk.b if lk.a == name else lk.a] if o in pr.sidx]  # fmt: skip
             assert ifaces[p] == (tuple(zip(*rows)) if rows else ((), (), (), ()))
-        switches, additive, negative, _links, tsig = tbv._testbed_tables(ptop)
+        switches, additive, negative, links, tsig = tbv._testbed_tables(ptop)
+        assert links.get("no such link") is None
+        for name, lk in ptop.links.items():
+            trunk = ptop.nodes[lk.a].is_switch and ptop.nodes[lk.b].is_switch
+            assert links[name] == (lk.a, lk.b, lk.bw, lk.types or ("ethernet",), trunk)
         for name, node in ptop.nodes.items():
             assert additive[name] == [(f, c) for f, c in node.features.items() if f[:2] == "?+"]
             assert negative[name] == [(f, c) for f, c in additive[name] if c < -1e-6]

@@ -222,6 +222,31 @@ def _node_view(node) -> tuple:
     return view
 
 
+class _LinkViews(dict):
+    """Each physical link's ``(a, b, bandwidth, link types, trunk)`` by name, made when first
+    asked for (a check reads the links of one mapping's routes, a small part of a testbed's
+    links; a replay's free-testbed texts are a new testbed each)."""
+
+    __slots__ = ("_links", "_switches")
+
+    def __init__(self, links: Mapping[str, Any], switches: frozenset) -> None:
+        super().__init__()
+        self._links, self._switches = links, switches
+
+    def __missing__(self, name: str) -> tuple:
+        lk = self._links[name]  # (KeyError: no such link)
+        sw = self._switches
+        view = self[name] = (lk.a, lk.b, lk.bw, lk.types or ("ethernet",),
+                             lk.a in sw and lk.b in sw)  # fmt: skip
+        return view
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+
 def _testbed_tables(ptop: PhysicalTopology) -> tuple:
     """The checker's own view of a testbed, cached on it (the testbed is immutable).
 
@@ -236,9 +261,7 @@ def _testbed_tables(ptop: PhysicalTopology) -> tuple:
         switches = frozenset(n for n, node in ptop.nodes.items() if node.is_switch)
         facts = [_node_view(nd) for nd in ptop.nodes.values()]
         additive = {n: f[0] for n, f in zip(ptop.nodes, facts)}
-        links = {n: (lk.a, lk.b, lk.bw, lk.types or ("ethernet",),
-                     lk.a in switches and lk.b in switches)
-                 for n, lk in ptop.links.items()}  # fmt: skip
+        links = _LinkViews(ptop.links, switches)
         sigs: Dict[tuple, int] = {}
         tsig = {n: sigs.setdefault(f[2], len(sigs)) for n, f in zip(ptop.nodes, facts)}
         negative = {n: f[1] for n, f in zip(ptop.nodes, facts)}
