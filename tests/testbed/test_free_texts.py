@@ -228,3 +228,24 @@ def test_router_and_checker_tables_of_texts_read_in_turn(fabric):
             cold = tb.verify_mapping(top, tb.parse_ptop(text), r.mapping, r.routes)
             assert (warm.ok, warm.interswitch_bandwidth, warm.trunk_load) == (
                 cold.ok, cold.interswitch_bandwidth, cold.trunk_load)  # fmt: skip
+
+
+def test_remembered_lines_under_switches_in_another_order():
+    """The same node and link lines (the same objects, from the line memo) in a text that
+    lists the switches in another order: the switch indices are that text's own."""
+    a = "node sw1 switch:1\nnode sw2 switch:1\n"
+    b = "node sw2 switch:1\nnode sw1 switch:1\n"
+    rest = ("node h pc:1\nnode k pc:1\nlink h1 h sw2 100 0 0\nlink h2 h sw1 100 0 0\n"
+            "link k1 k sw2 100 0 0\nlink t sw1 sw2 1000 0 0\n")  # fmt: skip
+    _cold()
+    for text in (a + rest, b + rest, a + rest):
+        ptop = tb.parse_ptop(text)
+        pr = tbp.build_problem(g.ring(2), ptop)
+        ifaces = tbr._route_tables(pr)[0]
+        for p, name in enumerate(pr.pnames):
+            rows = [(lk.name, pr.sidx[o], lk.bw, lk.types or ("ethernet",))
+                    for lk in ptop.interfaces(name)
+                    for o in [lk.b if lk.a == name else lk.a] if o in pr.sidx]  # fmt: skip
+            assert ifaces[p] == (tuple(zip(*rows)) if rows else ((), (), (), ()))
+        assert _tables(tbp._testbed_part(ptop)) == tables_reference(ptop)
+    assert ptop.nodes["h"] is tb.parse_ptop(b + rest).nodes["h"]  # (the memo did serve)
