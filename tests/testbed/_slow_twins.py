@@ -441,6 +441,20 @@ def tables_reference(ptop) -> dict:
             home.append(min(s for s, c in per_switch[p].items() if c == most))
         else:
             home.append(-1)
-    return {"pswitch": home, "pifaces": ifaces, "pifbw": ifbw,
+    names: Dict[str, int] = {}
+    for node in ptop.nodes.values():
+        for t in [*node.types, *node.static]:
+            names.setdefault(t, len(names))
+    cap = np.zeros((npn, len(names)))
+    tweight = np.zeros((npn, len(names)))
+    static = np.zeros((npn, len(names)), dtype=bool)
+    for i, node in enumerate(ptop.nodes.values()):
+        for table, is_static in ((node.types, False), (node.static, True)):
+            for t, c in table.items():
+                cap[i, names[t]] = min(c, 1e18)
+                tweight[i, names[t]] = 10000.0 if math.isinf(c) else c
+                static[i, names[t]] |= is_static
+    return {"cap": cap.tolist(), "tweight": tweight.tolist(), "static": static.tolist(),
+            "type_names": names, "pswitch": home, "pifaces": ifaces, "pifbw": ifbw,
             "iface_types": [dict(x) for x in types], "tgroups": tgroups, "tcap": tcap,
             "tlinks": tlinks, "direct": dict(direct)}  # fmt: skip

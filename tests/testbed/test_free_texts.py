@@ -109,6 +109,7 @@ def _cold() -> None:
     tbp._node_facts.clear()
     tbp._host_memo.clear()
     tbr._row_memo.clear()
+    tbp._row_memo.clear()
     tbv._node_views.clear()
 
 
@@ -154,8 +155,8 @@ def test_node_facts_are_the_nodes_own():
 
 
 def _tables(T: dict) -> dict:
-    out = {k: T[k] for k in ("tgroups", "tcap", "tlinks", "direct")}
-    for k in ("pswitch", "pifaces", "pifbw"):
+    out = {k: T[k] for k in ("tgroups", "tcap", "tlinks", "direct", "type_names")}
+    for k in ("pswitch", "pifaces", "pifbw", "cap", "tweight", "static"):
         out[k] = T[k].tolist()
     out["iface_types"] = [dict(x) for x in T["iface_types"]]
     return out

@@ -128,6 +128,34 @@ def _facts_of(node) -> tuple:
     return facts
 
 
+#: id(node) -> (node, the testbed's type names, its rows): memoized as :data:`_node_facts`
+#: (successive free texts of one testbed number the same types alike).
+_row_memo: Dict[int, tuple] = {}
+
+
+def _type_rows(node, names: tuple, type_names: Dict[str, int]) -> tuple:
+    """``(slots, type-limit weights, static)`` of a physical node over the testbed's type
+    names ``names`` (``type_names``: their indices), as three rows (a static type's entry
+    after the plain one's), memoized by the node and ``names``."""
+    hit = _row_memo.get(id(node))
+    if hit is not None and hit[0] is node and hit[1] == names:
+        return hit[2]
+    n = len(names)
+    cap, weight, static = [0.0] * n, [0.0] * n, [False] * n
+    for table, is_static in ((node.types, False), (node.static, True)):
+        for t, c in table.items():
+            j = type_names[t]
+            cap[j] = min(c, BIG)
+            weight[j] = TYPE_LIMIT_STAR if math.isinf(c) else c
+            if is_static:
+                static[j] = True
+    rows = (cap, weight, static)
+    if len(_row_memo) >= NODE_FACTS_SIZE:
+        _row_memo.clear()
+    _row_memo[id(node)] = (node, names, rows)
+    return rows
+
+
 _NO_TYPES: Mapping[str, int] = MappingProxyType({})
 #: id(host) -> (host, its links, its facts): what :func:`_testbed_part` derives from a host
 #: and its links alone (memoized as :data:`_node_facts`; links equal to the remembered
@@ -249,21 +277,15 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
         for t in list(p.types) + list(p.static):
             type_names.setdefault(t, len(type_names))
     nty = len(type_names)
-    cap = np.zeros((npn, nty))
-    tweight = np.zeros((npn, nty))
-    static = np.zeros((npn, nty), dtype=bool)
+    tn_key = tuple(type_names)
+    rows = [_type_rows(p, tn_key, type_names) for p in ptop.nodes.values()]
+    cap = np.array([r[0] for r in rows], dtype=float).reshape(npn, nty)
+    tweight = np.array([r[1] for r in rows], dtype=float).reshape(npn, nty)
+    static = np.array([r[2] for r in rows], dtype=bool).reshape(npn, nty)
     sigs = []
     direct_nodes = {i for pair in direct for i in pair}
     facts = [_facts_of(p) for p in ptop.nodes.values()]
-    for i, n in enumerate(pnames):
-        p = ptop.nodes[n]
-        for t, c in p.types.items():
-            cap[i, type_names[t]] = min(c, BIG)
-            tweight[i, type_names[t]] = TYPE_LIMIT_STAR if math.isinf(c) else c
-        for t, c in p.static.items():
-            cap[i, type_names[t]] = min(c, BIG)
-            tweight[i, type_names[t]] = TYPE_LIMIT_STAR if math.isinf(c) else c
-            static[i, type_names[t]] = True
+    for i, p in enumerate(ptop.nodes.values()):
         if is_sw[i] or i in direct_nodes or p.flags:
             sigs.append(("own", i))
         else:
