@@ -391,3 +391,70 @@ def verify_reference(top, ptop, mapping, routes=None, *, claimed=None) -> Verify
             bad.append({"constraint": "trunk_bandwidth", "plink": pl, "load": load,
                         "capacity": cap})  # fmt: skip
     return VerifyReport(bad, isw, dict(trunk_load), claimed)
+
+
+def tables_reference(ptop) -> dict:
+    """The interface and trunk part of :func:`coalloc.testbed.problem._testbed_part` as it
+    was (one pass over the links, each end counted in turn, nothing memoized)."""
+    pnames = list(ptop.nodes)
+    pidx = {n: i for i, n in enumerate(pnames)}
+    switches = [n for n in pnames if ptop.nodes[n].is_switch]
+    sidx = {n: i for i, n in enumerate(switches)}
+    is_sw = [ptop.nodes[n].is_switch for n in pnames]
+    npn = len(pnames)
+    ifaces, ifbw = [0] * npn, [0.0] * npn
+    types: List[Dict[str, int]] = [defaultdict(int) for _ in pnames]
+    per_switch: List[Dict[int, int]] = [defaultdict(int) for _ in pnames]
+    tgroups: Dict[tuple, int] = {}
+    tcap: List[float] = []
+    tlinks: List[List[str]] = []
+    direct: Dict[tuple, List[str]] = defaultdict(list)
+    for lk in ptop.links.values():
+        a, b = pidx[lk.a], pidx[lk.b]
+        if is_sw[a] and is_sw[b]:
+            key = tuple(sorted((sidx[lk.a], sidx[lk.b])))
+            g = tgroups.setdefault(key, len(tcap))
+            if g == len(tcap):
+                tcap.append(0.0)
+                tlinks.append([])
+            tcap[g] += lk.bw
+            tlinks[g].append(lk.name)
+            continue
+        if not is_sw[a] and not is_sw[b]:
+            direct[(min(a, b), max(a, b))].append(lk.name)
+        for p, other in ((a, b), (b, a)):
+            if is_sw[p]:
+                continue
+            ifaces[p] += 1
+            ifbw[p] = max(ifbw[p], lk.bw)
+            for t in lk.types or ("ethernet",):
+                types[p][t] += 1
+            if is_sw[other]:
+                per_switch[p][sidx[pnames[other]]] += 1
+    home = []
+    for p in range(npn):
+        if is_sw[p]:
+            home.append(sidx[pnames[p]])
+            ifbw[p] = 1e18
+        elif per_switch[p]:
+            most = max(per_switch[p].values())
+            home.append(min(s for s, c in per_switch[p].items() if c == most))
+        else:
+            home.append(-1)
+    names: Dict[str, int] = {}
+    for node in ptop.nodes.values():
+        for t in [*node.types, *node.static]:
+            names.setdefault(t, len(names))
+    cap = np.zeros((npn, len(names)))
+    tweight = np.zeros((npn, len(names)))
+    static = np.zeros((npn, len(names)), dtype=bool)
+    for i, node in enumerate(ptop.nodes.values()):
+        for table, is_static in ((node.types, False), (node.static, True)):
+            for t, c in table.items():
+                cap[i, names[t]] = min(c, 1e18)
+                tweight[i, names[t]] = 10000.0 if math.isinf(c) else c
+                static[i, names[t]] |= is_static
+    return {"cap": cap.tolist(), "tweight": tweight.tolist(), "static": static.tolist(),
+            "type_names": names, "pswitch": home, "pifaces": ifaces, "pifbw": ifbw,
+            "iface_types": [dict(x) for x in types], "tgroups": tgroups, "tcap": tcap,
+            "tlinks": tlinks, "direct": dict(direct)}  # fmt: skip

@@ -695,10 +695,78 @@ def _parse(text: str, source: str, file: str):
     the table (which reads it the same way or refuses its first faulty line)."""
     lines = text.splitlines()
     if file == "ptop":
+        topo = _memo_ptop(lines)
+        if topo is not None:
+            return topo
         topo = _sweep_ptop(lines, source)
         if topo is not None:
             return topo
     return _parse_lines(lines, source, file)
+
+
+#: Plain ``node``/``link`` lines of the ``.ptop`` texts read lately -> the read-only
+#: :class:`PNode` or :class:`PLink` each reads as (a line's object depends on its text only;
+#: what depends on the other lines -- a repeated node or link name, an end not defined
+#: before -- is checked on every read). The free-testbed texts a replay or a service writes
+#: for each experiment repeat most lines of the last one (the free nodes and their links;
+#: only the trunks' residual bandwidths change), so such a text is read at a dictionary
+#: look-up per line. Bounded: cleared when it holds :data:`LINE_MEMO_SIZE` lines.
+_line_memo: Dict[str, Any] = {}
+LINE_MEMO_SIZE = 1 << 16
+
+
+def _memo_ptop(lines: List[str]) -> Optional[PhysicalTopology]:
+    """A ``.ptop`` whose lines are all plain ``node`` and ``link`` lines (and blank or
+    comment lines), each taken from :data:`_line_memo` or read by its line kind's fast
+    reader. None when any line is not plain or not right in its place (a repeated name, an
+    end not defined before): :func:`_sweep_ptop` or the line-by-line reader then reads the
+    file, so the result and the messages are theirs."""
+    memo = _line_memo
+    (rows, _), build = _FILES["ptop"]
+    if not memo or rows["node"][6] is None or rows["link"][6] is None:
+        return None  # (nothing remembered, or no fast readers)
+    r = _Reader()
+    names, taken, nodes, links = r.names, r.link_names, r.nodes, r.links
+    fresh = []
+    for lineno, raw in enumerate(lines, 1):
+        obj = memo.get(raw)
+        if obj is None:
+            if len(fresh) > 32 and 2 * len(fresh) > lineno:
+                return None  # mostly new lines: the column sweep reads (and remembers) them
+            tok = raw.split()
+            if not tok or tok[0][0] == "#":
+                continue
+            row = rows.get(tok[0])
+            if row is None or tok[0] not in ("node", "link"):
+                return None
+            low, high, fast = row[0], row[1], row[6]
+            if not low <= len(tok) <= high or not fast(r, tok, lineno):
+                return None
+            if tok[0] == "node":
+                fresh.append((raw, nodes[-1]))
+            elif links[-1].name == tok[1]:  # (a repeated name, renamed: not remembered)
+                fresh.append((raw, links[-1]))
+            continue
+        name = obj.name
+        if type(obj) is PNode:
+            if name in names:
+                return None
+            names[name] = lineno
+            nodes.append(obj)
+        else:
+            if name in taken or obj.a not in names or obj.b not in names:
+                return None
+            taken[name] = lineno
+            links.append(obj)
+    try:
+        topo = build(r)
+    except (ValueError, TypeError):
+        return None
+    if fresh:
+        if len(memo) + len(fresh) > LINE_MEMO_SIZE:
+            memo.clear()
+        memo.update(fresh)
+    return topo
 
 
 def _sweep_ptop(lines: List[str], source: str) -> Optional[PhysicalTopology]:
@@ -712,6 +780,7 @@ def _sweep_ptop(lines: List[str], source: str) -> Optional[PhysicalTopology]:
     r = _Reader()
     links: List[List[str]] = []
     linenos: List[int] = []
+    fresh = []  # (line, node) of the node lines read by the fast reader, for the line memo
     for lineno, raw in enumerate(lines, 1):
         tok = raw.split()
         if not tok or tok[0][0] == "#":
@@ -727,6 +796,8 @@ def _sweep_ptop(lines: List[str], source: str) -> Optional[PhysicalTopology]:
         if not low <= len(tok) <= high:
             return None
         if fast is not None and fast(r, tok, lineno):
+            if tok[0] == "node":
+                fresh.append((raw, r.nodes[-1]))
             continue
         line = _Line(source, lineno, raw)
         values = tok[1 : n + 1]
@@ -777,9 +848,16 @@ def _sweep_ptop(lines: List[str], source: str) -> Optional[PhysicalTopology]:
                               "b_iface": b_iface, "slots": None})  # fmt: skip
         out.append(link)
     try:
-        return build(r)
+        topo = build(r)
     except (ValueError, TypeError):
         return None
+    # the link lines read as the fast reader reads them (a renamed repeat: not remembered)
+    fresh.extend((lines[k - 1], link) for k, tok, link in zip(linenos, links, out)
+                 if link.name == tok[1])  # fmt: skip
+    if len(_line_memo) + len(fresh) > LINE_MEMO_SIZE:
+        _line_memo.clear()
+    _line_memo.update(fresh)
+    return topo
 
 
 def _parse_lines(lines: List[str], source: str, file: str):
@@ -891,6 +969,7 @@ def clear_read_cache() -> None:
     """
     with _recent_lock:
         _recent.clear()
+        _line_memo.clear()
 
 
 def _fmt(x: float) -> str:

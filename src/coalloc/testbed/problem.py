@@ -23,7 +23,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict, deque
 from operator import attrgetter
-from typing import Dict, List, Optional, Tuple
+from types import MappingProxyType
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -101,6 +102,92 @@ class TestbedProblem:
 Problem = TestbedProblem
 
 
+#: id(node) -> (node, its facts): what :func:`_testbed_part` derives from one physical node
+#: alone (a pure function of the read-only :class:`PNode`). The ``.ptop`` reader returns the
+#: same node object for the same line of the free-testbed texts a replay or a service reads
+#: for each experiment, so these facts are derived once per node line, not once per text.
+#: The node is kept in the entry (its id cannot be reused while the entry lives). Bounded.
+_node_facts: Dict[int, tuple] = {}
+NODE_FACTS_SIZE = 1 << 16
+
+
+def _facts_of(node) -> tuple:
+    """``(sorted types, sorted static types, sorted features, feature kinds, summed local
+    weight, local feature count)`` of a physical node (memoized by identity)."""
+    hit = _node_facts.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    kinds = {k: feature_kind(k) for k in node.features}
+    facts = (tuple(sorted(node.types.items())), tuple(sorted(node.static.items())),
+             tuple(sorted(node.features.items())), kinds,
+             float(sum(w for k, w in node.features.items() if kinds[k] == "local")),
+             sum(1 for k in kinds.values() if k == "local"))  # fmt: skip
+    if len(_node_facts) >= NODE_FACTS_SIZE:
+        _node_facts.clear()
+    _node_facts[id(node)] = (node, facts)
+    return facts
+
+
+#: id(node) -> (node, the testbed's type names, its rows): memoized as :data:`_node_facts`
+#: (successive free texts of one testbed number the same types alike).
+_row_memo: Dict[int, tuple] = {}
+
+
+def _type_rows(node, names: tuple, type_names: Dict[str, int]) -> tuple:
+    """``(slots, type-limit weights, static)`` of a physical node over the testbed's type
+    names ``names`` (``type_names``: their indices), as three rows (a static type's entry
+    after the plain one's), memoized by the node and ``names``."""
+    hit = _row_memo.get(id(node))
+    if hit is not None and hit[0] is node and hit[1] == names:
+        return hit[2]
+    n = len(names)
+    cap, weight, static = [0.0] * n, [0.0] * n, [False] * n
+    for table, is_static in ((node.types, False), (node.static, True)):
+        for t, c in table.items():
+            j = type_names[t]
+            cap[j] = min(c, BIG)
+            weight[j] = TYPE_LIMIT_STAR if math.isinf(c) else c
+            if is_static:
+                static[j] = True
+    rows = (cap, weight, static)
+    if len(_row_memo) >= NODE_FACTS_SIZE:
+        _row_memo.clear()
+    _row_memo[id(node)] = (node, names, rows)
+    return rows
+
+
+_NO_TYPES: Mapping[str, int] = MappingProxyType({})
+#: id(host) -> (host, its links, its facts): what :func:`_testbed_part` derives from a host
+#: and its links alone (memoized as :data:`_node_facts`; links equal to the remembered
+#: ones give the same facts).
+_host_memo: Dict[int, tuple] = {}
+
+
+def _host_facts(node, links: list) -> tuple:
+    """``(interfaces, fastest interface bandwidth, read-only link type counts, [(other end,
+    links to it)])`` of a host over ``links``, its links in order (memoized)."""
+    links = tuple(links)
+    hit = _host_memo.get(id(node))
+    if hit is not None and hit[0] is node and hit[1] == links:
+        return hit[2]
+    name = node.name
+    bw = 0.0
+    counts: Dict[str, int] = {}
+    others: Dict[str, int] = {}
+    for lk in links:
+        if lk.bw > bw:
+            bw = lk.bw
+        for t in _iface_types(lk.types):
+            counts[t] = counts.get(t, 0) + 1
+        other = lk.b if lk.a == name else lk.a
+        others[other] = others.get(other, 0) + 1
+    facts = (len(links), bw, MappingProxyType(counts), tuple(others.items()))
+    if len(_host_memo) >= NODE_FACTS_SIZE:
+        _host_memo.clear()
+    _host_memo[id(node)] = (node, links, facts)
+    return facts
+
+
 def _testbed_part(ptop: PhysicalTopology) -> dict:
     """What depends on the testbed only (computed once per PhysicalTopology, kept beside it
     by :func:`coalloc._shared.caches.cache_of`, never written onto it)."""
@@ -118,16 +205,14 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
     pis_switch = np.array(is_sw, dtype=bool)
     ifaces = [0] * npn
     ifbw = [0.0] * npn
-    iface_types: List[Dict[str, int]] = [defaultdict(int) for _ in pnames]
-    per_switch: List[Dict[int, int]] = [defaultdict(int) for _ in pnames]
+    iface_types: List[Mapping[str, int]] = [_NO_TYPES] * npn
     tgroups: Dict[Tuple[int, int], int] = {}
     tcap: List[float] = []
     tlinks: List[List[str]] = []
     direct: Dict[Tuple[int, int], List[str]] = defaultdict(list)
-    for lk in ptop.links.values():
-        a, b = pidx[lk.a], pidx[lk.b]
-        sa, sb = is_sw[a], is_sw[b]
-        if sa and sb:
+    for lk in ptop.links.values():  # trunks and host-to-host links, in the links' order
+        a_sw, b_sw = lk.a in sidx, lk.b in sidx
+        if a_sw and b_sw:
             key = (min(sidx[lk.a], sidx[lk.b]), max(sidx[lk.a], sidx[lk.b]))
             if key not in tgroups:
                 tgroups[key] = len(tcap)
@@ -135,28 +220,26 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
                 tlinks.append([])
             tcap[tgroups[key]] += lk.bw
             tlinks[tgroups[key]].append(lk.name)
-            continue
-        if not sa and not sb:
+        elif not a_sw and not b_sw:
+            a, b = pidx[lk.a], pidx[lk.b]
             direct[(min(a, b), max(a, b))].append(lk.name)
-        types = _iface_types(lk.types)
-        for p, other, o_sw in ((a, b, sb), (b, a, sa)):
-            if is_sw[p]:
-                continue
-            ifaces[p] += 1
-            if lk.bw > ifbw[p]:
-                ifbw[p] = lk.bw
-            counts = iface_types[p]
-            for t in types:
-                counts[t] += 1
-            if o_sw:
-                per_switch[p][sidx[pnames[other]]] += 1
+    # each host's interfaces: its links in the links' order (as ``ptop.interfaces``)
+    adjacency = getattr(ptop, ptop.ADJ)
     home = [-1] * npn
-    for p in range(npn):
+    for p, (name, node) in enumerate(ptop.nodes.items()):
         if is_sw[p]:
-            home[p] = sidx[pnames[p]]
+            home[p] = sidx[name]
             ifbw[p] = BIG
-        elif per_switch[p]:
-            home[p] = max(per_switch[p].items(), key=lambda kv: (kv[1], -kv[0]))[0]
+            continue
+        ifaces[p], bw, iface_types[p], others = _host_facts(node, adjacency[name])
+        ifbw[p] = bw
+        best = None  # the switch holding most of its interfaces (ties: the lowest index)
+        for other, count in others:
+            s = sidx.get(other)
+            if s is not None and (best is None or (count, -s) > best):
+                best = (count, -s)
+        if best is not None:
+            home[p] = -best[1]
     pswitch = np.array(home, dtype=np.int64)
     pifaces = np.array(ifaces, dtype=np.int64)
     pifbw = np.array(ifbw, dtype=float)
@@ -194,27 +277,22 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
         for t in list(p.types) + list(p.static):
             type_names.setdefault(t, len(type_names))
     nty = len(type_names)
-    cap = np.zeros((npn, nty))
-    tweight = np.zeros((npn, nty))
-    static = np.zeros((npn, nty), dtype=bool)
+    tn_key = tuple(type_names)
+    rows = [_type_rows(p, tn_key, type_names) for p in ptop.nodes.values()]
+    cap = np.array([r[0] for r in rows], dtype=float).reshape(npn, nty)
+    tweight = np.array([r[1] for r in rows], dtype=float).reshape(npn, nty)
+    static = np.array([r[2] for r in rows], dtype=bool).reshape(npn, nty)
     sigs = []
     direct_nodes = {i for pair in direct for i in pair}
-    for i, n in enumerate(pnames):
-        p = ptop.nodes[n]
-        for t, c in p.types.items():
-            cap[i, type_names[t]] = min(c, BIG)
-            tweight[i, type_names[t]] = TYPE_LIMIT_STAR if math.isinf(c) else c
-        for t, c in p.static.items():
-            cap[i, type_names[t]] = min(c, BIG)
-            tweight[i, type_names[t]] = TYPE_LIMIT_STAR if math.isinf(c) else c
-            static[i, type_names[t]] = True
+    facts = [_facts_of(p) for p in ptop.nodes.values()]
+    for i, p in enumerate(ptop.nodes.values()):
         if is_sw[i] or i in direct_nodes or p.flags:
             sigs.append(("own", i))
         else:
-            sigs.append((tuple(sorted(p.types.items())), tuple(sorted(p.static.items())),
-                         tuple(sorted(p.features.items())), home[i], ifaces[i],
-                         float(ifbw[i]), tuple(sorted(iface_types[i].items()))))  # fmt: skip
-    kinds = [{k: feature_kind(k) for k in ptop.nodes[n].features} for n in pnames]
+            f = facts[i]
+            sigs.append((f[0], f[1], f[2], home[i], ifaces[i], float(ifbw[i]),
+                         tuple(sorted(iface_types[i].items()))))  # fmt: skip
+    kinds = [f[3] for f in facts]
     sig_ids: Dict[tuple, int] = {}
     sig_id = np.array([sig_ids.setdefault(sg, len(sig_ids)) for sg in sigs], dtype=np.int64)
     # the first physical node of each signature (its representative, as a pclass's first)
@@ -227,11 +305,9 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
         "type_names": type_names, "cap": cap, "tweight": tweight, "static": static,
         "sigs": sigs, "kinds": kinds,
         "sig_id": sig_id, "sig_rep": sig_rep.astype(np.int64), "cand_memo": {}, "pclasses": {},
-        "local_weight": [float(sum(w for k, w in ptop.nodes[n].features.items()
-                                   if kinds[i][k] == "local")) for i, n in enumerate(pnames)],
+        "local_weight": [f[4] for f in facts],
         "additive": {k for kd in kinds for k, kind in kd.items() if kind == "additive"},
-        "feature_count": [sum(1 for k in kinds[i].values() if k == "local")
-                          for i in range(npn)],
+        "feature_count": [f[5] for f in facts],
     }  # fmt: skip
     for arr in (pswitch, pifaces, pifbw, pis_switch, hop, cap, tweight, static):
         arr.flags.writeable = False

@@ -152,6 +152,35 @@ class Routing:
         self.failure: Optional[dict] = None
 
 
+#: id(node) -> (node, its links, the switches, its interface columns): memoized as
+#: ``problem._host_memo`` (the ``.ptop`` reader keeps node and link objects across
+#: successive free-testbed texts; their switches are the same names in the same order).
+_row_memo: Dict[int, tuple] = {}
+_NO_IFACES: tuple = ((), (), (), ())
+
+
+def _iface_columns(node, links: list, switches: tuple, sidx: Dict[str, int]) -> tuple:
+    """``(link names, switch indices, bandwidths, link types)`` of ``node``'s links to a
+    switch, in order (``sidx``: the index of each of ``switches``), memoized by the node,
+    its link objects and the switches (links equal to the remembered ones, or the same
+    switch names in the same order, give the same columns)."""
+    links = tuple(links)
+    hit = _row_memo.get(id(node))
+    if hit is not None and hit[0] is node and hit[1] == links and hit[2] == switches:
+        return hit[3]
+    name = node.name
+    rows = []
+    for lk in links:
+        other = lk.b if lk.a == name else lk.a
+        if other in sidx:  # links to another host are never an interface to a switch
+            rows.append((lk.name, sidx[other], lk.bw, lk.types or ("ethernet",)))
+    columns = tuple(tuple(col) for col in zip(*rows)) if rows else _NO_IFACES
+    if len(_row_memo) >= 1 << 16:
+        _row_memo.clear()
+    _row_memo[id(node)] = (node, links, switches, columns)
+    return columns
+
+
 def _route_tables(pr: Problem) -> tuple:
     """What :func:`route` reads that depends on the testbed only, cached on it.
 
@@ -166,14 +195,18 @@ def _route_tables(pr: Problem) -> tuple:
     if cached is not None:
         return cached
     pn, sidx = pr.pnames, pr.sidx
-    ifaces = []
-    for name in pn:
-        rows = []
-        for lk in ptop.interfaces(name):
-            sw = sidx.get(lk.b if lk.a == name else lk.a, -1)
-            if sw >= 0:  # links to another host are never an interface to a switch
-                rows.append((lk.name, sw, lk.bw, lk.types or ("ethernet",)))
-        ifaces.append(tuple(tuple(col) for col in zip(*rows)) if rows else ((), (), (), ()))
+    adjacency = getattr(ptop, ptop.ADJ)  # each node's links in order (ptop.interfaces)
+    nodes = ptop.nodes
+    # a switch's interfaces to a switch: the trunks touching it, in the links' order (its
+    # many links to hosts change from one free-testbed text to the next: not remembered)
+    trunks_at: Dict[str, list] = {n: [] for n in sidx}
+    for lk in ptop.links.values():
+        if lk.a in sidx and lk.b in sidx:
+            trunks_at[lk.a].append(lk)
+            trunks_at[lk.b].append(lk)
+    switches = tuple(pr.switches)
+    ifaces = [_iface_columns(nodes[name], trunks_at[name] if name in sidx else adjacency[name],
+                             switches, sidx) for name in pn]  # fmt: skip
     links = ptop.links
     trunks = [tuple((t, links[t].types or ("ethernet",)) for t in names) for names in pr.tlinks]
     direct = {key: tuple((n, links[n].bw, links[n].types or ("ethernet",)) for n in names)

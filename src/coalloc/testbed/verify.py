@@ -201,6 +201,52 @@ def _alone(
     return ("acting", fits[0])
 
 
+#: id(node) -> (node, its view): what the checker's tables take from one physical node
+#: (a pure function of the read-only node; the ``.ptop`` reader gives the same node object
+#: for the same line of successive free-testbed texts). Bounded.
+_node_views: Dict[int, tuple] = {}
+
+
+def _node_view(node) -> tuple:
+    """``(additive features [(name, capacity)], those of a negative capacity, (types,
+    static types) as written)`` of a physical node (memoized by identity; read only)."""
+    hit = _node_views.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    additive = [(k, c) for k, c in node.features.items() if k.startswith("?+")]
+    view = (additive, [(k, c) for k, c in additive if 0 > c + _EPS],
+            (tuple(node.types.items()), tuple(node.static.items())))  # fmt: skip
+    if len(_node_views) >= 1 << 16:
+        _node_views.clear()
+    _node_views[id(node)] = (node, view)
+    return view
+
+
+class _LinkViews(dict):
+    """Each physical link's ``(a, b, bandwidth, link types, trunk)`` by name, made when first
+    asked for (a check reads the links of one mapping's routes, a small part of a testbed's
+    links; a replay's free-testbed texts are a new testbed each)."""
+
+    __slots__ = ("_links", "_switches")
+
+    def __init__(self, links: Mapping[str, Any], switches: frozenset) -> None:
+        super().__init__()
+        self._links, self._switches = links, switches
+
+    def __missing__(self, name: str) -> tuple:
+        lk = self._links[name]  # (KeyError: no such link)
+        sw = self._switches
+        view = self[name] = (lk.a, lk.b, lk.bw, lk.types or ("ethernet",),
+                             lk.a in sw and lk.b in sw)  # fmt: skip
+        return view
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+
 def _testbed_tables(ptop: PhysicalTopology) -> tuple:
     """The checker's own view of a testbed, cached on it (the testbed is immutable).
 
@@ -213,15 +259,12 @@ def _testbed_tables(ptop: PhysicalTopology) -> tuple:
     cached = cache_of(ptop).get("verify")  # kept beside the model, never on it
     if cached is None:
         switches = frozenset(n for n, node in ptop.nodes.items() if node.is_switch)
-        additive = {n: [(k, c) for k, c in nd.features.items() if k.startswith("?+")]
-                    for n, nd in ptop.nodes.items()}  # fmt: skip
-        links = {n: (lk.a, lk.b, lk.bw, lk.types or ("ethernet",),
-                     lk.a in switches and lk.b in switches)
-                 for n, lk in ptop.links.items()}  # fmt: skip
+        facts = [_node_view(nd) for nd in ptop.nodes.values()]
+        additive = {n: f[0] for n, f in zip(ptop.nodes, facts)}
+        links = _LinkViews(ptop.links, switches)
         sigs: Dict[tuple, int] = {}
-        tsig = {n: sigs.setdefault((tuple(nd.types.items()), tuple(nd.static.items())),
-                                   len(sigs)) for n, nd in ptop.nodes.items()}  # fmt: skip
-        negative = {n: [(k, c) for k, c in feats if 0 > c + _EPS] for n, feats in additive.items()}
+        tsig = {n: sigs.setdefault(f[2], len(sigs)) for n, f in zip(ptop.nodes, facts)}
+        negative = {n: f[1] for n, f in zip(ptop.nodes, facts)}
         cached = (switches, additive, negative, links, tsig)
         cache_of(ptop)["verify"] = cached
     return cached
