@@ -34,6 +34,7 @@ import statistics
 import time
 
 import coalloc.testbed as tb
+from bench.shared._progress import add_quiet, bar
 from bench.testbed.vs_assign import _typed, free_testbed, make_generator
 from coalloc.testbed import problem as tbp
 
@@ -61,11 +62,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--texts", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
+    add_quiet(ap)
     args = ap.parse_args(argv)
     pairs = states(args.texts, args.seed)
     times = {k: [] for k in ("read .ptop", "read .top", "tables", "first solve", "mapping")}
     digest = hashlib.blake2b(digest_size=8)
-    for k, (ptext, ttext) in enumerate(pairs):
+    for k, (ptext, ttext) in enumerate(bar(pairs, desc="free texts", unit="text")):
         c0 = time.process_time()
         ptop = tb.parse_ptop(ptext)
         c1 = time.process_time()
