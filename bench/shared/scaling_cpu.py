@@ -9,9 +9,10 @@ that starting a pool or a cluster is not counted (as in the wall-clock benchmark
 per instance:
 
 * the serial CPU;
-* the parent's CPU (generation excluded: the batch is built before; checking the items,
-  pickling, digests, unpickling results, ordering, the progress callback, and on Dask the
-  scheduler and the client, which run in the calling process);
+* the parent's CPU, and that of its main thread alone (generation excluded: the batch is
+  built before; checking the items, pickling, digests, unpickling results, ordering, the
+  progress callback, and on Dask the scheduler and the client, which run in the calling
+  process);
 * the workers' CPU, in all and relative to the serial CPU (the extra work a worker does:
   unpickling, first-use caches, results pickled back), and the Dask nannies' CPU;
 * the imbalance between workers (busiest worker's CPU / the mean);
@@ -34,6 +35,7 @@ import multiprocessing as mp
 import os
 import pstats
 import sys
+import threading
 import time
 from typing import Any, Dict, List, Optional
 
@@ -64,6 +66,16 @@ def _children_cpu(me: Any) -> Dict[int, float]:
         except Exception:  # gone meanwhile
             pass
     return out
+
+
+def _main_thread_cpu(me: Any) -> float:
+    """CPU seconds of this process's main thread (the rest of ``parent``: the pool's
+    threads that pickle and send the chunks, Dask's event loop: client and scheduler)."""
+    tid = threading.main_thread().native_id
+    for thread in me.threads():
+        if thread.id == tid:
+            return thread.user_time + thread.system_time
+    return float("nan")
 
 
 class _ChunkLog:
@@ -117,6 +129,7 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
         time.sleep(0.2)  # let start-up work settle
         kids0 = _children_cpu(me)
         parent0 = _cpu(me.cpu_times())
+        main0 = _main_thread_cpu(me)
         profiler = cProfile.Profile() if profile else None
         with _ChunkLog() as log:
             if profiler is not None:
@@ -127,6 +140,7 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
             if profiler is not None:
                 profiler.disable()
         parent = _cpu(me.cpu_times()) - parent0
+        main = _main_thread_cpu(me) - main0
         kids1 = _children_cpu(me)
     finally:
         if client is not None:
@@ -148,7 +162,7 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
         pstats.Stats(profiler, stream=buffer).sort_stats("tottime").print_stats(18)
         text = buffer.getvalue()
     return {
-        "wall": wall, "parent": parent, "workers": worker_cpu, "other": other,
+        "wall": wall, "parent": parent, "main": main, "workers": worker_cpu, "other": other,
         "chunks": log.sizes, "answers": [answer(r) for r in results], "profile": text,
     }  # fmt: skip
 
@@ -251,7 +265,7 @@ def main(argv=None) -> int:
         return 0
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()}, "
           f"Python {sys.version.split()[0]}, coalloc {coalloc.__version__}")  # fmt: skip
-    print(f"\n| family (instances) | executor | serial ms/inst | parent ms/inst | "
+    print(f"\n| family (instances) | executor | serial ms/inst | parent ms/inst (main thread) | "
           f"workers ms/inst (x serial) | nannies ms/inst | busiest/mean worker | "
           f"bound on {w} cores | chunks (n: first..max..last) | same answers |")  # fmt: skip
     print("|---|---|---:|---:|---:|---:|---:|---:|---|---|")
@@ -271,7 +285,8 @@ def main(argv=None) -> int:
             bound = base / max(total / w, busiest)
             wsum = sum(out["workers"]) if out["workers"] else out["parent"]
             say(f"| {family} ({k}) | {kind} | {base / k * 1e3:.3f} | "
-                f"{out['parent'] / k * 1e3:.3f} | {wsum / k * 1e3:.3f} ({wsum / base:.2f}x) | "
+                f"{out['parent'] / k * 1e3:.3f} ({out['main'] / k * 1e3:.3f}) | "
+                f"{wsum / k * 1e3:.3f} ({wsum / base:.2f}x) | "
                 f"{out['other'] / k * 1e3:.3f} | {busiest / mean:.2f} | {bound:.2f}x | "
                 f"{_chunks_text(out['chunks'])} | "
                 f"{'yes' if out['answers'] == serial['answers'] else 'NO'} |")  # fmt: skip

@@ -135,3 +135,35 @@ def test_packing_swaps_the_shared_parts_for_digests_and_copies_nothing(tmp_path)
     assert digest_of(rebuilt[0][1][1]) == digest
     assert [(i, s) for i, _, s in rebuilt] == [(1, 6), (2, 7)]
     assert answer(rebuilt[1][1].solve(seed=3)) == answer(batch[2].solve(seed=3))
+
+
+def test_a_dask_chunk_travels_as_bytes_with_its_shared_model_scattered_once():
+    from coalloc.batch.shipping import _cache
+
+    class Client:  # the part of distributed.Client a Shipper uses
+        def __init__(self):
+            self.scattered = []
+
+        def scatter(self, obj, broadcast, hash):
+            assert broadcast is True
+            self.scattered.append(obj)
+            return ("future", len(self.scattered))
+
+    batch = family_batch("collective", 4, seed=5, small=True)
+    client = Client()
+    shipper = Shipper(client=client)
+    packed = [shipper.pack([(i, item, i)]) for i, item in enumerate(batch)]
+    assert client.scattered == [batch[0].pool]  # once, at its second use
+    digest = digest_of(batch[0].pool)
+    for payload, keywords in packed[1:]:
+        assert isinstance(payload.chunk, bytes)  # the scheduler forwards it unopened
+        assert keywords == {"shared": {digest: ("future", 1)}}
+    # On the worker, Dask hands over the scattered object in place of its future.
+    _cache.clear()
+    pool = pickle.loads(pickle.dumps(batch[0].pool))
+    chunks = [unpack(p, {digest: pool} if kw else None) for p, kw in packed]
+    _cache.clear()
+    assert all(chunk[0][1].pool is pool for chunk in chunks[1:])
+    assert [answer(c[0][1].solve(seed=0)) for c in chunks] == [
+        answer(item.solve(seed=0)) for item in batch
+    ]
