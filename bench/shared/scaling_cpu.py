@@ -41,7 +41,14 @@ from typing import Any, Dict, List, Optional
 
 import coalloc
 from bench.shared._progress import add_quiet, say
-from bench.shared.scaling import FAMILIES, _solve, _worker_peak, answer, family_batch
+from bench.shared.scaling import (
+    FAMILIES,
+    _solve,
+    _worker_peak,
+    answer,
+    family_batch,
+    local_cluster,
+)
 
 #: Instances per batch: about 3-5 s of serial CPU each on the 2-core VM.
 CPU_SIZES: Dict[str, int] = {
@@ -105,7 +112,7 @@ class _ChunkLog:
 
 
 def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksize: Any,
-               profile: bool = False) -> dict:  # fmt: skip
+               profile: bool = False, dask_defaults: bool = False) -> dict:  # fmt: skip
     """Solve a fresh batch with ``kind`` and read the CPU of this process and its children."""
     import psutil
 
@@ -121,8 +128,7 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
         elif kind == "dask":
             import distributed
 
-            cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
-                                               processes=True, dashboard_address=None)  # fmt: skip
+            cluster = local_cluster(workers, dask_defaults)
             client = distributed.Client(cluster)
             executor = client.get_executor()
             worker_pids = set(client.run(os.getpid).values())
@@ -237,6 +243,11 @@ def main(argv=None) -> int:
     ap.add_argument("--worker", type=int, default=None, metavar="CHUNK",
                     help="only the work of a process worker in this process, chunks of CHUNK "
                     "(see worker_cpu)")  # fmt: skip
+    ap.add_argument(
+        "--dask-defaults",
+        action="store_true",
+        help="the local Dask cluster as installed, not with DASK_BATCH_CONFIG",
+    )
     ap.add_argument("--seed", type=int, default=2024)
     add_quiet(ap)
     args = ap.parse_args(argv)
@@ -278,7 +289,8 @@ def main(argv=None) -> int:
         if serial["profile"]:
             profiles.append((family, "serial", serial["profile"]))
         for kind in args.kinds:
-            out = cpu_config(family, k, kind, w, args.seed, chunksize, profile=kind in profile)
+            out = cpu_config(family, k, kind, w, args.seed, chunksize, profile=kind in profile,
+                             dask_defaults=args.dask_defaults)  # fmt: skip
             total = out["parent"] + sum(out["workers"]) + out["other"]
             busiest = max(out["workers"]) if out["workers"] else out["parent"]
             mean = sum(out["workers"]) / len(out["workers"]) if out["workers"] else busiest
