@@ -16,6 +16,8 @@ per instance:
 * the workers' CPU, in all and relative to the serial CPU (the extra work a worker does:
   unpickling, first-use caches, results pickled back), and the Dask nannies' CPU;
 * the imbalance between workers (busiest worker's CPU / the mean);
+* the overhead: all that CPU less the serial CPU, per instance (the CPU counterpart of
+  the wall-clock overhead of :mod:`bench.shared.scaling`);
 * the speed-up bound these imply on ``w`` cores of which the batch has all:
   ``serial / max(total CPU / w, busiest worker)``;
 * the chunks the batch was cut into (count, sizes of the first, the largest, the last).
@@ -278,8 +280,9 @@ def main(argv=None) -> int:
           f"Python {sys.version.split()[0]}, coalloc {coalloc.__version__}")  # fmt: skip
     print(f"\n| family (instances) | executor | serial ms/inst | parent ms/inst (main thread) | "
           f"workers ms/inst (x serial) | nannies ms/inst | busiest/mean worker | "
-          f"bound on {w} cores | chunks (n: first..max..last) | same answers |")  # fmt: skip
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|---|")
+          f"bound on {w} cores | overhead CPU ms/inst | chunks (n: first..max..last) | "
+          f"same answers |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
     profiles = []
     for family in args.families:
         k = args.instances or CPU_SIZES[family]
@@ -292,7 +295,8 @@ def main(argv=None) -> int:
             out = cpu_config(family, k, kind, w, args.seed, chunksize, profile=kind in profile,
                              dask_defaults=args.dask_defaults)  # fmt: skip
             total = out["parent"] + sum(out["workers"]) + out["other"]
-            busiest = max(out["workers"]) if out["workers"] else out["parent"]
+            # threads: one process, its threads' shares unknown (taken as even)
+            busiest = max(out["workers"]) if out["workers"] else total / w
             mean = sum(out["workers"]) / len(out["workers"]) if out["workers"] else busiest
             bound = base / max(total / w, busiest)
             wsum = sum(out["workers"]) if out["workers"] else out["parent"]
@@ -300,6 +304,7 @@ def main(argv=None) -> int:
                 f"{out['parent'] / k * 1e3:.3f} ({out['main'] / k * 1e3:.3f}) | "
                 f"{wsum / k * 1e3:.3f} ({wsum / base:.2f}x) | "
                 f"{out['other'] / k * 1e3:.3f} | {busiest / mean:.2f} | {bound:.2f}x | "
+                f"{(total - base) / k * 1e3:+.3f} | "
                 f"{_chunks_text(out['chunks'])} | "
                 f"{'yes' if out['answers'] == serial['answers'] else 'NO'} |")  # fmt: skip
             if out["profile"]:
