@@ -42,7 +42,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 import coalloc
-from bench.shared._progress import add_quiet, say
+from bench.shared._progress import add_quiet, bar, say
 from bench.shared.scaling import (
     FAMILIES,
     _solve,
@@ -284,11 +284,13 @@ def main(argv=None) -> int:
           f"same answers |")  # fmt: skip
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
     profiles = []
+    progress = bar(total=len(args.families) * (1 + len(args.kinds)))
     for family in args.families:
         k = args.instances or CPU_SIZES[family]
         serial = cpu_config(family, k, "serial", 1, args.seed, chunksize,
                             profile="serial" in profile)  # fmt: skip
         base = serial["parent"]
+        progress.update(1)
         if serial["profile"]:
             profiles.append((family, "serial", serial["profile"]))
         for kind in args.kinds:
@@ -307,8 +309,10 @@ def main(argv=None) -> int:
                 f"{(total - base) / k * 1e3:+.3f} | "
                 f"{_chunks_text(out['chunks'])} | "
                 f"{'yes' if out['answers'] == serial['answers'] else 'NO'} |")  # fmt: skip
+            progress.update(1)
             if out["profile"]:
                 profiles.append((family, kind, out["profile"]))
+    progress.close()
     for family, kind, text in profiles:
         print(f"\n### cProfile of the calling process: {family}, {kind}\n")
         print(text)
