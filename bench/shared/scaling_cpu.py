@@ -46,6 +46,7 @@ from bench.shared._progress import add_quiet, bar, say
 from bench.shared.scaling import (
     FAMILIES,
     _solve,
+    _warm,
     _worker_peak,
     answer,
     family_batch,
@@ -132,6 +133,7 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
 
             cluster = local_cluster(workers, dask_defaults)
             client = distributed.Client(cluster)
+            client.run(_warm)  # coalloc imported in every worker: not counted
             executor = client.get_executor()
             worker_pids = set(client.run(os.getpid).values())
         time.sleep(0.2)  # let start-up work settle
