@@ -105,8 +105,9 @@ class _Parts:
 class _Packed:
     """A chunk whose shared models are :class:`_Ref` digests (what crosses). For a process
     pool the chunk itself: the pool pickles it once, with its own pickler (no Python
-    callback per object, no second copy of a large unshared part). For Dask its pickle
-    (bytes): the scheduler, which runs in the calling process of a local cluster, would
+    callback per object, no second copy of a large unshared part). For Dask its pickle,
+    as a :class:`pickle.PickleBuffer` (Dask sends it out of band, without a copy): the
+    scheduler, which runs in the calling process of a local cluster, would
     otherwise unpickle the instances of every task and pickle them again for the worker
     (a testbed's experiments cost 2 ms a piece that way); bytes it passes on as they are."""
 
@@ -204,8 +205,8 @@ class Shipper:
                     item = _Parts(type(item), tuple(parts))
             out.append((index, item, seed))
         self.instances += len(chunk)
-        if self.client is not None:
-            out = pickle.dumps(out, protocol=_PROTOCOL)
+        if self.client is not None:  # out of band: Dask sends its frames without a copy
+            out = pickle.PickleBuffer(pickle.dumps(out, protocol=_PROTOCOL))
         files = {d: self.files[d] for d in used}
         keywords = {}
         if self.client is not None and files:
@@ -267,7 +268,7 @@ def unpack(payload: Any, shared: Optional[dict] = None) -> list:
         got[digest] = obj
     chunk = []
     packed = payload.chunk
-    if isinstance(packed, bytes):  # from a Dask client
+    if isinstance(packed, (bytes, bytearray, memoryview, pickle.PickleBuffer)):  # from Dask
         packed = pickle.loads(packed)
     for index, item, seed in packed:
         if isinstance(item, _Parts):
