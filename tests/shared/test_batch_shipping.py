@@ -153,22 +153,26 @@ def test_a_dask_chunk_travels_as_bytes_with_its_shared_model_scattered_once():
     client = Client()
     shipper = Shipper(client=client)
     packed = [shipper.pack([(i, item, i)]) for i, item in enumerate(batch)]
-    assert client.scattered == [batch[0].pool]  # once, at its second use
+    # once, at its second use, as its pickle (unpickled by the task's thread, not Dask's)
+    assert len(client.scattered) == 1 and isinstance(client.scattered[0], bytes)
+    assert digest_of(pickle.loads(client.scattered[0])) == digest_of(batch[0].pool)
     digest = digest_of(batch[0].pool)
     for payload, keywords in packed[1:]:
         # bytes the scheduler forwards unopened, out of band (no copy of a large chunk)
         assert isinstance(payload.chunk, pickle.PickleBuffer)
         assert payload.chunk.raw().nbytes < len(pickle.dumps(batch[0].pool)) / 4
         assert keywords == {"shared": {digest: ("future", 1)}}
-    # On the worker, Dask hands over the scattered object in place of its future.
+    # On the worker, Dask hands over what was scattered (the pickle) in place of its future.
     _cache.clear()
-    pool = pickle.loads(pickle.dumps(batch[0].pool))
+    given = {digest: client.scattered[0]}
     # what arrives: the buffer as Dask delivers it (a memoryview of its frame) or in band
     arrived = [pickle.loads(pickle.dumps(p, protocol=5)) for p, _ in packed]
     arrived[1].chunk = memoryview(arrived[1].chunk)
-    chunks = [unpack(p, {digest: pool} if kw else None) for p, (_, kw) in zip(arrived, packed)]
+    chunks = [unpack(p, given if kw else None) for p, (_, kw) in zip(arrived, packed)]
     _cache.clear()
-    assert all(chunk[0][1].pool is pool for chunk in chunks[1:])
+    pools = {id(chunk[0][1].pool) for chunk in chunks[1:]}
+    assert len(pools) == 1  # unpickled once, then kept by the worker
+    assert digest_of(chunks[1][0][1].pool) == digest
     assert [answer(c[0][1].solve(seed=0)) for c in chunks] == [
         answer(item.solve(seed=0)) for item in batch
     ]

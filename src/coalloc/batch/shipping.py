@@ -13,8 +13,10 @@ pickler: what the calling process spends per instance is that pickle and little 
 
 * Process pools: the shared object's pickle is written once to a file of the batch's own
   temporary folder; each worker reads it on first use and keeps the object.
-* Dask: the object is scattered once to every worker (``Client.scatter(broadcast=True)``)
-  and the chunk's task receives it from the worker's memory; the chunk itself travels as
+* Dask: the object's pickle is scattered once to every worker
+  (``Client.scatter(broadcast=True)``) and the chunk's task receives it from the worker's
+  memory and unpickles it (in the task's thread, one unpickling at a time: see
+  ``_unpickling``); the chunk itself travels as
   its pickle (bytes), which the scheduler forwards without unpickling it.
 * Threads and a serial loop pass the objects themselves: nothing is pickled.
 
@@ -150,7 +152,9 @@ class Shipper:
         digest = hashlib.sha256(blob).hexdigest()
         if digest not in self.files:
             if self.client is not None:
-                self.futures[digest] = self.client.scatter(obj, broadcast=True, hash=False)
+                # its pickle, not the object: a Dask worker stores bytes as they come, and
+                # the task's thread unpickles them (see unpack)
+                self.futures[digest] = self.client.scatter(blob, broadcast=True, hash=False)
                 self.files[digest] = None
             else:
                 path = os.path.join(self.folder, f"{digest}.pickle")
@@ -224,6 +228,12 @@ class Shipper:
 
 _cache: OrderedDict[str, Any] = OrderedDict()
 _cache_lock = threading.Lock()
+#: One unpickling at a time in a worker process. Unpickling imports the classes' modules;
+#: two threads importing a package whose modules import each other can see one of them
+#: partially initialized ("cannot import name ... from partially initialized module",
+#: seen on a Dask worker that unpickled a scattered model in its event loop while the task
+#: thread unpickled a chunk: the scattered models now travel as pickles, unpickled here).
+_unpickling = threading.RLock()
 
 
 def _remember(digest: str, obj: Any) -> Any:
@@ -255,21 +265,22 @@ def unpack(payload: Any, shared: Optional[dict] = None) -> list:
     (else from ``shared``, what Dask handed over, or the file the parent wrote)."""
     if not isinstance(payload, _Packed):
         return payload  # threads, serial, a plain chunk resubmitted after a crash
-    got: Dict[str, Any] = {}
-    for digest, path in payload.files.items():
-        obj = _lookup(digest)
-        if obj is None:
-            if shared is not None and digest in shared:
-                obj = shared[digest]
-            else:
-                with open(path, "rb") as fh:
-                    obj = pickle.load(fh)
-            obj = _remember(digest, obj)
-        got[digest] = obj
+    with _unpickling:
+        got: Dict[str, Any] = {}
+        for digest, path in payload.files.items():
+            obj = _lookup(digest)
+            if obj is None:
+                if shared is not None and digest in shared:
+                    obj = pickle.loads(shared[digest])  # Dask: the pickle it was scattered as
+                else:
+                    with open(path, "rb") as fh:
+                        obj = pickle.load(fh)
+                obj = _remember(digest, obj)
+            got[digest] = obj
+        packed = payload.chunk
+        if isinstance(packed, (bytes, bytearray, memoryview, pickle.PickleBuffer)):  # Dask
+            packed = pickle.loads(packed)
     chunk = []
-    packed = payload.chunk
-    if isinstance(packed, (bytes, bytearray, memoryview, pickle.PickleBuffer)):  # from Dask
-        packed = pickle.loads(packed)
     for index, item, seed in packed:
         if isinstance(item, _Parts):
             parts = [got[p.digest] if isinstance(p, _Ref) else p for p in item.parts]
