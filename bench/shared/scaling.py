@@ -10,11 +10,13 @@ loop, efficiency (speed-up / workers), the per-instance overhead (wall time x wo
 instances, less the serial time per instance) and the peak resident memory of a worker
 (processes, spawned: the largest peak (VmHWM) a worker reports at the end; Dask: the
 largest a worker reports through ``Client.run``; threads and serial: not measured, "nan":
-the calling process's peak is the benchmark's own).
+the calling process's peak is the benchmark's own). The local Dask cluster runs with
+:data:`DASK_BATCH_CONFIG` (``--dask-defaults``: as installed).
 
     python -m bench.shared.scaling                        # every family, 1 and 2 workers
     python -m bench.shared.scaling --families collective testbed --workers 1 2 4 8 16
     python -m bench.shared.scaling --bytes                # bytes shipped per instance only
+    python -m bench.shared.scaling --large --repeats 1    # >= 10 s of serial work per family
 
 It runs on any core count (``--workers`` up to the CPUs). ``--bytes`` measures what crosses
 to a process or Dask worker per instance, with the shared models sent once
@@ -129,6 +131,15 @@ def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def _warm(_: int = 0) -> bool:
+    """Import the package and its families in a worker (0.44 s of CPU on the 2-core VM): part
+    of starting a pool or a cluster, not of the batch. A process worker does it on
+    unpickling :func:`_worker_peak` (this module imports coalloc); a Dask worker is told."""
+    from coalloc._shared.family import problem_kinds
+
+    return bool(problem_kinds())
+
+
 def _worker_peak(_: int = 0) -> float:
     time.sleep(0.05)  # so that every worker takes one
     return _peak_rss_mib()
@@ -151,7 +162,36 @@ def _as_before(before: bool):
         run._shipper_for = saved
 
 
-def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksize: Any) -> dict:
+#: The Dask settings of the benchmark's local cluster (docs/batch.md recommends them for a
+#: batch cluster): the worker's statistical profiler off (it samples the solving thread's
+#: stack every 10 ms) and glibc's trim threshold back from the nanny's 64 KiB to 128 MiB
+#: (memory handed back to the system after every freed array, then page-faulted in again).
+#: Together they took a worker's CPU per collective instance from 1.81-2.02 to 1.51-1.54
+#: ms (2 workers, 3,000 requests, the 2-core VM under load; bench/RESULTS.md, issue 24,
+#: third run). ``--dask-defaults`` measures Dask as installed instead.
+DASK_BATCH_CONFIG: Dict[str, Any] = {
+    "distributed.worker.profile.enabled": False,
+    "MALLOC_TRIM_THRESHOLD_": 128 * 2**20,  # in distributed.nanny.pre-spawn-environ
+}
+
+
+def local_cluster(workers: int, defaults: bool = False) -> Any:
+    """A local Dask cluster of ``workers`` single-thread worker processes, with
+    :data:`DASK_BATCH_CONFIG` unless ``defaults``."""
+    import dask
+    import distributed
+
+    settings = dict(DASK_BATCH_CONFIG)
+    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
+    environ["MALLOC_TRIM_THRESHOLD_"] = settings.pop("MALLOC_TRIM_THRESHOLD_")
+    settings["distributed.nanny.pre-spawn-environ"] = environ  # the others kept
+    with dask.config.set({} if defaults else settings):
+        return distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                        processes=True, dashboard_address=None)  # fmt: skip
+
+
+def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksize: Any,
+               dask_defaults: bool = False) -> dict:  # fmt: skip
     """Solve a fresh batch with ``kind`` ("serial", "threads", "processes", "dask"; a
     trailing ``"-before"``: main's batch layer, chunks pickled whole, one instance each)."""
     before = kind.endswith("-before")
@@ -168,9 +208,9 @@ def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
         elif kind == "dask":
             import distributed
 
-            cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
-                                               processes=True, dashboard_address=None)  # fmt: skip
+            cluster = local_cluster(workers, dask_defaults)
             client = distributed.Client(cluster)
+            client.run(_warm)  # started, coalloc imported: not timed
             executor = client.get_executor()
         start = time.perf_counter()
         with _as_before(before):
@@ -214,9 +254,9 @@ def bytes_per_instance(family: str, k: int, seed: int = 0) -> Dict[str, float]:
     plain = sum(len(pickle.dumps(c, protocol=pickle.HIGHEST_PROTOCOL)) for c in chunks)
     with tempfile.TemporaryDirectory() as folder:
         shipper = Shipper(folder=folder)
-        for chunk in chunks:
-            shipper.pack(chunk)
-        shipped = shipper.bytes_sent
+        packed = sum(len(pickle.dumps(shipper.pack(c)[0], protocol=pickle.HIGHEST_PROTOCOL))
+                     for c in chunks)  # fmt: skip
+        shipped = packed + shipper.bytes_sent
     return {"plain": plain / k, "shipped": shipped / k}
 
 
@@ -234,9 +274,18 @@ def main(argv=None) -> int:
     ap.add_argument("--before", action="store_true",
                     help="also processes and Dask at the most workers with main's batch layer "
                     "(chunks pickled whole, chunksize 1), interleaved in the same run")  # fmt: skip
+    ap.add_argument("--large", action="store_true",
+                    help="batches of at least 10 s of serial work each on the 2-core VM "
+                    "(LARGE_SIZES), for the quiet-machine run")  # fmt: skip
+    ap.add_argument(
+        "--dask-defaults",
+        action="store_true",
+        help="the local Dask cluster as installed, not with DASK_BATCH_CONFIG",
+    )
     ap.add_argument("--seed", type=int, default=2024)
     add_quiet(ap)
     args = ap.parse_args(argv)
+    sizes = LARGE_SIZES if args.large else SIZES
     chunksize = args.chunksize if args.chunksize == "auto" else int(args.chunksize)
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()}, "
           f"Python {sys.version.split()[0]}")  # fmt: skip
@@ -244,7 +293,7 @@ def main(argv=None) -> int:
         print("\n| family | instances | bytes/instance, plain pickle | shipped once | ratio |")
         print("|---|---:|---:|---:|---:|")
         for family in args.families:
-            k = args.instances or SIZES[family]
+            k = args.instances or sizes[family]
             b = bytes_per_instance(family, k, args.seed)
             print(f"| {family} | {k} | {b['plain']:,.0f} | {b['shipped']:,.0f} | "
                   f"{b['plain'] / b['shipped']:.1f}x |")  # fmt: skip
@@ -258,14 +307,15 @@ def main(argv=None) -> int:
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     progress = bar(total=len(args.families) * len(configs) * args.repeats)
     for family in args.families:
-        k = args.instances or SIZES[family]
+        k = args.instances or sizes[family]
         walls: Dict[tuple, list] = {c: [] for c in configs}
         peaks: Dict[tuple, float] = {}
         same: Dict[tuple, bool] = {c: True for c in configs}
         reference = None
         for rep in range(args.repeats):
             for config in configs:  # interleaved: background load hits all alike
-                out = run_config(family, k, config[0], config[1], args.seed + rep, chunksize)
+                out = run_config(family, k, config[0], config[1], args.seed + rep, chunksize,
+                                 args.dask_defaults)  # fmt: skip
                 walls[config].append(out["wall"])
                 if out["peak"] is not None:
                     peaks[config] = max(peaks.get(config, 0.0), out["peak"])
@@ -296,6 +346,18 @@ SIZES: Dict[str, int] = {
     "collective": 800,
     "testbed": 600,
     "loadshare": 600,
+}
+
+
+#: Instances per batch with ``--large``: at least 10 s of serial work on the 2-core VM
+#: (CTAAP 60 ms, task mapping 26 ms, collective 0.8 ms, testbed 1.6 ms, loadshare 0.9 ms
+#: per instance, quiet).
+LARGE_SIZES: Dict[str, int] = {
+    "ctaap": 170,
+    "taskmap": 450,
+    "collective": 13000,
+    "testbed": 7000,
+    "loadshare": 11000,
 }
 
 

@@ -75,3 +75,43 @@ def test_the_command_takes_auto(tmp_path, capsys):
         main(["solve-batch", str(path), "--chunksize", "big", "-o", str(out)])
     assert stop.value.code == 2
     assert "'auto'" in capsys.readouterr().err
+
+
+def test_the_target_of_a_chunk_follows_the_cost_of_its_dispatch():
+    from coalloc.batch.run import (
+        AUTO_CHUNK_SECONDS_DASK,
+        AUTO_CHUNK_SECONDS_PROCESSES,
+        _chunk_seconds,
+    )
+
+    class DaskLike(cf.Executor):  # what distributed's ClientExecutor looks like to us
+        _client = object()
+
+    assert _chunk_seconds(None) == AUTO_CHUNK_SECONDS
+    with cf.ThreadPoolExecutor(1) as threads:
+        assert _chunk_seconds(threads) == AUTO_CHUNK_SECONDS
+    with cf.ProcessPoolExecutor(1) as processes:
+        assert _chunk_seconds(processes) == AUTO_CHUNK_SECONDS_PROCESSES
+    assert _chunk_seconds(DaskLike()) == AUTO_CHUNK_SECONDS_DASK
+    assert AUTO_CHUNK_SECONDS < AUTO_CHUNK_SECONDS_PROCESSES < AUTO_CHUNK_SECONDS_DASK
+    sizer = _AutoChunks(workers=2, total=None, seconds=AUTO_CHUNK_SECONDS_PROCESSES)
+    sizer.finished(_done(5, 0.005))  # a millisecond per instance
+    assert sizer.size(0) == round(AUTO_CHUNK_SECONDS_PROCESSES / 0.001)
+
+
+def test_the_default_window_holds_four_chunks_per_worker():
+    batch = family_batch("ctaap", 12, small=True)
+    pulled = []
+
+    def gen():
+        for k, inst in enumerate(batch):
+            pulled.append(k)
+            yield inst
+
+    it = coalloc.solve_many_iter(gen(), n_jobs=1, seed=0)
+    first = next(it)
+    # four chunks submitted before the first came back, and one more once it had
+    assert len(pulled) == 4 * 1 + 1
+    rest = list(it)
+    serial = coalloc.solve_many(batch, backend="serial", seed=0)
+    assert [answer(r) for r in [first, *rest]] == [answer(r) for r in serial]

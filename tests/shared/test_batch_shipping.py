@@ -69,11 +69,13 @@ def test_a_shared_model_is_pickled_once(tmp_path):
     size = len(pickle.dumps(pool, protocol=pickle.HIGHEST_PROTOCOL))
     shipper = Shipper(folder=str(tmp_path))
     packed = [shipper.pack([(i, _check_item(item), i)])[0] for i, item in enumerate(batch)]
+    sent = [len(pickle.dumps(p)) for p in packed]
     plain = [len(pickle.dumps([(i, item, i)])) for i, item in enumerate(batch)]
     # The first chunk carries the pool; from the second on, a digest stands for it.
-    assert len(packed[0].blob) > size
-    assert all(len(p.blob) < size / 4 for p in packed[1:])
-    assert sum(plain) > 10 * size > shipper.bytes_sent - len(packed[0].blob)
+    assert sent[0] > size
+    assert all(s < size / 4 for s in sent[1:])
+    assert shipper.bytes_sent == size  # the pool's pickle, once (its file)
+    assert sum(plain) > 10 * size > sum(sent[1:]) + shipper.bytes_sent
     assert sorted(p.name for p in tmp_path.iterdir()) == [digest_of(pool) + ".pickle"]
     # What a worker unpacks holds one pool object for every instance, equal to the pool.
     chunks = [unpack(pickle.loads(pickle.dumps(p)))[0] for p in packed]
@@ -109,3 +111,68 @@ def test_the_caller_keeps_a_bounded_set_of_shared_models(tmp_path, monkeypatch):
     shipper.pack([(9, again, 0)])
     assert digest_of(again.pool) in shipper.files
     assert unpack(pickle.loads(pickle.dumps(payload)))[0][1].pool is not None
+
+
+def test_packing_swaps_the_shared_parts_for_digests_and_copies_nothing(tmp_path):
+    from coalloc.batch.shipping import _Parts, _Ref
+
+    batch = family_batch("testbed", 3, seed=2, small=True)
+    shipper = Shipper(folder=str(tmp_path))
+    first, _ = shipper.pack([(0, batch[0], 5)])
+    second, _ = shipper.pack([(1, batch[1], 6), (2, batch[2], 7)])
+    assert first.chunk == [(0, batch[0], 5)] and first.files == {}  # seen once: inline
+    assert first.chunk[0][1] is batch[0]  # nothing pickled in the calling thread
+    digest = digest_of(batch[0][1])  # (experiment, testbed): the testbed is shared
+    assert set(second.files) == {digest}
+    for (_, item, _), inst in zip(second.chunk, batch[1:]):
+        assert isinstance(item, _Parts) and item.cls is type(inst)
+        assert item.parts[0] is inst[0]  # the experiment itself, not a copy
+        assert isinstance(item.parts[1], _Ref) and item.parts[1].digest == digest
+    # A worker rebuilds instances of the same class, on one testbed object equal to ptop.
+    rebuilt = unpack(pickle.loads(pickle.dumps(second)))
+    assert [type(item) for _, item, _ in rebuilt] == [type(b) for b in batch[1:]]
+    assert rebuilt[0][1][1] is rebuilt[1][1][1]
+    assert digest_of(rebuilt[0][1][1]) == digest
+    assert [(i, s) for i, _, s in rebuilt] == [(1, 6), (2, 7)]
+    assert answer(rebuilt[1][1].solve(seed=3)) == answer(batch[2].solve(seed=3))
+
+
+def test_a_dask_chunk_travels_as_bytes_with_its_shared_model_scattered_once():
+    from coalloc.batch.shipping import _cache
+
+    class Client:  # the part of distributed.Client a Shipper uses
+        def __init__(self):
+            self.scattered = []
+
+        def scatter(self, obj, broadcast, hash):
+            assert broadcast is True
+            self.scattered.append(obj)
+            return ("future", len(self.scattered))
+
+    batch = family_batch("collective", 4, seed=5, small=True)
+    client = Client()
+    shipper = Shipper(client=client)
+    packed = [shipper.pack([(i, item, i)]) for i, item in enumerate(batch)]
+    # once, at its second use, as its pickle (unpickled by the task's thread, not Dask's)
+    assert len(client.scattered) == 1 and isinstance(client.scattered[0], bytes)
+    assert digest_of(pickle.loads(client.scattered[0])) == digest_of(batch[0].pool)
+    digest = digest_of(batch[0].pool)
+    for payload, keywords in packed[1:]:
+        # bytes the scheduler forwards unopened, out of band (no copy of a large chunk)
+        assert isinstance(payload.chunk, pickle.PickleBuffer)
+        assert payload.chunk.raw().nbytes < len(pickle.dumps(batch[0].pool)) / 4
+        assert keywords == {"shared": {digest: ("future", 1)}}
+    # On the worker, Dask hands over what was scattered (the pickle) in place of its future.
+    _cache.clear()
+    given = {digest: client.scattered[0]}
+    # what arrives: the buffer as Dask delivers it (a memoryview of its frame) or in band
+    arrived = [pickle.loads(pickle.dumps(p, protocol=5)) for p, _ in packed]
+    arrived[1].chunk = memoryview(arrived[1].chunk)
+    chunks = [unpack(p, given if kw else None) for p, (_, kw) in zip(arrived, packed)]
+    _cache.clear()
+    pools = {id(chunk[0][1].pool) for chunk in chunks[1:]}
+    assert len(pools) == 1  # unpickled once, then kept by the worker
+    assert digest_of(chunks[1][0][1].pool) == digest
+    assert [answer(c[0][1].solve(seed=0)) for c in chunks] == [
+        answer(item.solve(seed=0)) for item in batch
+    ]

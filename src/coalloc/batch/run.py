@@ -9,6 +9,7 @@ import collections.abc as abc
 import concurrent.futures as cf
 import os
 import shutil
+import statistics
 from collections import deque
 from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
@@ -79,25 +80,42 @@ def _executor_workers(executor: cf.Executor) -> Optional[int]:
     return total if isinstance(total, int) and total > 0 else None
 
 
-#: The wall time a chunk of ``chunksize="auto"`` aims at: long enough that the dispatch of
-#: a chunk (about a millisecond to a process or a Dask worker) is a few per cent of it,
-#: short enough that a batch's last chunks do not leave workers idle for long.
+#: The wall time a chunk of ``chunksize="auto"`` aims at on threads (and serially): a
+#: thread's dispatch costs microseconds, so short chunks keep the end of a batch balanced.
 AUTO_CHUNK_SECONDS = 0.05
+#: ... on a process pool: a chunk costs about 1 ms of the calling process's CPU (its pickle,
+#: the pool's queues) and 1-2 ms of its worker's (measured on the 2-core VM,
+#: ``bench.shared.scaling_cpu``), about 1.5 % of a 0.2 s chunk (6 % of a 0.05 s one).
+AUTO_CHUNK_SECONDS_PROCESSES = 0.2
+#: ... on Dask: a task costs about 5 ms of the client's and the scheduler's CPU and as much
+#: of its worker's, 2 % of a 0.5 s chunk; with 16 workers the scheduler then handles 32
+#: chunks a second (a sixth of a core), not 320.
+AUTO_CHUNK_SECONDS_DASK = 0.5
+
+
+def _chunk_seconds(executor: Optional[cf.Executor]) -> float:
+    """The chunk duration ``chunksize="auto"`` aims at on ``executor`` (None: serial)."""
+    if executor is None or isinstance(executor, cf.ThreadPoolExecutor):
+        return AUTO_CHUNK_SECONDS
+    if getattr(executor, "_client", None) is not None:
+        return AUTO_CHUNK_SECONDS_DASK
+    return AUTO_CHUNK_SECONDS_PROCESSES  # a process pool, or another remote executor
 
 
 class _AutoChunks:
     """Chunk sizes for ``chunksize="auto"``: one instance per chunk until chunks have come
-    back, then as many as fit in :data:`AUTO_CHUNK_SECONDS` at the median cost per instance
-    the workers measured on their recent chunks (the solve alone: a pool's start-up and the
-    dispatch do not count), at most a quarter of a worker's share of what is left of a
-    batch of known length, and at most :data:`MAX`."""
+    back, then as many as fit in ``seconds`` (:func:`_chunk_seconds`) at the median cost
+    per instance the workers measured on their recent chunks (the solve alone: a pool's
+    start-up and the dispatch do not count), at most a quarter of a worker's share of what
+    is left of a batch of known length, and at most :data:`MAX`."""
 
     MAX = 4096
     WINDOW = 64  # chunks whose cost is remembered
 
-    def __init__(self, workers: int, total: Optional[int]):
+    def __init__(self, workers: int, total: Optional[int], seconds: float = AUTO_CHUNK_SECONDS):
         self.workers = workers
         self.total = total
+        self.seconds = seconds
         self.costs: Deque[float] = deque(maxlen=self.WINDOW)
         self.chosen: Optional[int] = None
 
@@ -110,8 +128,8 @@ class _AutoChunks:
         if seconds is None or not records:
             return
         self.costs.append(seconds / len(records))
-        cost = float(np.median(self.costs))
-        self.chosen = max(1, min(self.MAX, int(AUTO_CHUNK_SECONDS / max(cost, 1e-7))))
+        cost = statistics.median(self.costs)  # a few values: cheaper than NumPy's
+        self.chosen = max(1, min(self.MAX, int(self.seconds / max(cost, 1e-7))))
 
     def size(self, taken: int) -> int:
         if self.chosen is None:
@@ -282,12 +300,17 @@ def solve_many(
         Instances per submitted task. Larger chunks cut the per-task overhead of processes
         and remote executors on small instances. ``"auto"``: the first chunks hold one
         instance each, and the chunks after them are sized from their measured cost so that
-        a chunk takes about :data:`AUTO_CHUNK_SECONDS` (instances of a millisecond travel by
-        the dozen, instances of a second one by one), while every worker still gets several
-        chunks of a batch of known length.
+        a chunk takes about 0.05 s on threads, 0.2 s on processes and 0.5 s on Dask
+        (:data:`AUTO_CHUNK_SECONDS` and its siblings: a few per cent of a chunk goes to its
+        dispatch; instances of a millisecond travel by the hundred, instances of a second
+        one by one), while every worker still gets several chunks of a batch of known
+        length.
     max_in_flight : int, optional
-        Most chunks submitted and not yet returned (default ``2 * n_jobs``); bounds the
-        memory held for a long iterable.
+        Most chunks submitted and not yet returned in order (default ``4 * n_jobs``); bounds
+        the memory held for a long iterable. A chunk that came back waits for the earlier
+        ones, so the window must leave room for them: with ``2 * n_jobs`` a chunk slower
+        than its neighbours left the other workers idle once they had finished the rest of
+        the window.
     on_error : {"record", "raise"}, default "record"
         ``"record"``: a failed instance gives a :class:`BatchError` in its place and the
         others go on. ``"raise"``: the first failure (in input order) is raised as a
@@ -470,7 +493,7 @@ def _batch_iter(
         chunksize = _positive_int(chunksize, 'chunksize (or "auto")')
     max_in_flight = _positive_int(max_in_flight, "max_in_flight", allow_none=True)
     if max_in_flight is None:
-        max_in_flight = 2 * workers
+        max_in_flight = 4 * workers
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error must be one of {list(ON_ERROR)}, got {on_error!r}")
     if progress is True:
@@ -549,6 +572,8 @@ def _run(
         elif executor is None:
             executor = owned = cf.ThreadPoolExecutor(max_workers=workers)
         shipper, shared_root = _shipper_for(executor, temp_root)
+        if sizer is not None:
+            sizer.seconds = _chunk_seconds(executor)
 
         def submit(pool: cf.Executor, chunk: list) -> cf.Future:
             if shipper is None:

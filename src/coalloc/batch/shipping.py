@@ -3,15 +3,21 @@
 Many instances of a batch usually share a large model: requests against one pool, one
 testbed, one offer, one resource graph. Pickled as they are, every chunk would carry the
 shared model again (a 606-node collective pool is 4 MB), and every worker would unpickle,
-rebuild and re-derive it for every instance. A :class:`Shipper` pickles each chunk with a
-persistent id for every model object the batch has already sent once (by identity, in the
-calling process): the object itself crosses once, keyed by the SHA-256 digest of its
-pickle, and a chunk carries only the digest.
+rebuild and re-derive it for every instance. A :class:`Shipper` replaces, in each chunk,
+every part of an instance (its models, the fields of the family's ``Instance``) that an
+earlier instance of the batch already held (the same object, by identity, in the calling
+process) by its digest: the object itself crosses once, keyed by the SHA-256 digest of its
+pickle, and a chunk carries only the digest. Only the instances' parts are looked at (no
+Python callback per pickled object), and the executor pickles the chunk once with its own
+pickler: what the calling process spends per instance is that pickle and little more.
 
 * Process pools: the shared object's pickle is written once to a file of the batch's own
   temporary folder; each worker reads it on first use and keeps the object.
-* Dask: the object is scattered once to every worker (``Client.scatter(broadcast=True)``)
-  and the chunk's task receives it from the worker's memory.
+* Dask: the object's pickle is scattered once to every worker
+  (``Client.scatter(broadcast=True)``) and the chunk's task receives it from the worker's
+  memory and unpickles it (in the task's thread, one unpickling at a time: see
+  ``_unpickling``); the chunk itself travels as
+  its pickle (bytes), which the scheduler forwards without unpickling it.
 * Threads and a serial loop pass the objects themselves: nothing is pickled.
 
 Each worker keeps the objects it received in a small digest-keyed cache
@@ -26,14 +32,13 @@ change an answer.
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import pickle
 import threading
 from collections import OrderedDict
 from typing import Any, Dict, Optional, Tuple
 
-from .._shared.family import problem_kinds
+from .._shared.family import FamilyInstance, problem_kinds
 from .._shared.jsonio import atomic_output
 
 #: How many shared objects a worker keeps (least recently used dropped first).
@@ -73,14 +78,49 @@ def digest_of(obj: Any) -> str:
     return hashlib.sha256(pickle.dumps(obj, protocol=_PROTOCOL)).hexdigest()
 
 
+class _Ref:
+    """A shared model in a packed chunk: its digest (the object crosses once, apart)."""
+
+    __slots__ = ("digest",)
+
+    def __init__(self, digest: str):
+        self.digest = digest
+
+    def __reduce__(self):
+        return (_Ref, (self.digest,))
+
+
+class _Parts:
+    """An instance whose shared parts travel as :class:`_Ref`; rebuilt in the worker as
+    unpickling builds any instance (``cls.__new__(cls, *parts)``: no validation again)."""
+
+    __slots__ = ("cls", "parts")
+
+    def __init__(self, cls: type, parts: tuple):
+        self.cls = cls
+        self.parts = parts
+
+    def __reduce__(self):
+        return (_Parts, (self.cls, self.parts))
+
+
 class _Packed:
-    """A chunk pickled with persistent ids for its shared models (what crosses)."""
+    """A chunk whose shared models are :class:`_Ref` digests (what crosses). For a process
+    pool the chunk itself: the pool pickles it once, with its own pickler (no Python
+    callback per object, no second copy of a large unshared part). For Dask its pickle,
+    as a :class:`pickle.PickleBuffer` (Dask sends it out of band, without a copy): the
+    scheduler, which runs in the calling process of a local cluster, would
+    otherwise unpickle the instances of every task and pickle them again for the worker
+    (a testbed's experiments cost 2 ms a piece that way); bytes it passes on as they are."""
 
-    __slots__ = ("blob", "files")
+    __slots__ = ("chunk", "files")
 
-    def __init__(self, blob: bytes, files: Dict[str, Optional[str]]):
-        self.blob = blob
+    def __init__(self, chunk: list, files: Dict[str, Optional[str]]):
+        self.chunk = chunk
         self.files = files  # digest -> file of its pickle (None: Dask hands it over)
+
+    def __reduce__(self):
+        return (_Packed, (self.chunk, self.files))
 
 
 class Shipper:
@@ -99,11 +139,12 @@ class Shipper:
         self.folder = folder
         self.client = client
         self.types = _model_types()
+        self.instance_type = FamilyInstance
         self.recent: OrderedDict[int, Any] = OrderedDict()  # id -> object (kept alive)
         self.shared: OrderedDict[int, Tuple[Any, str]] = OrderedDict()  # id -> (obj, digest)
         self.files: Dict[str, Optional[str]] = {}  # digest -> file (or None with Dask)
         self.futures: Dict[str, Any] = {}  # digest -> Dask future of the object
-        self.bytes_sent = 0  # pickled chunks, plus each shared object once
+        self.bytes_sent = 0  # each shared object's pickle, once
         self.instances = 0
 
     def _share(self, obj: Any) -> str:
@@ -111,7 +152,9 @@ class Shipper:
         digest = hashlib.sha256(blob).hexdigest()
         if digest not in self.files:
             if self.client is not None:
-                self.futures[digest] = self.client.scatter(obj, broadcast=True, hash=False)
+                # its pickle, not the object: a Dask worker stores bytes as they come, and
+                # the task's thread unpickles them (see unpack)
+                self.futures[digest] = self.client.scatter(blob, broadcast=True, hash=False)
                 self.files[digest] = None
             else:
                 path = os.path.join(self.folder, f"{digest}.pickle")
@@ -127,7 +170,7 @@ class Shipper:
                 self.futures.pop(old, None)  # chunks already submitted hold theirs
         return digest
 
-    def _persistent_id(self, obj: Any) -> Optional[str]:
+    def _digest_if_shared(self, obj: Any) -> Optional[str]:
         if not isinstance(obj, self.types):
             return None
         key = id(obj)
@@ -144,27 +187,35 @@ class Shipper:
         return None
 
     def pack(self, chunk: list) -> Tuple[_Packed, dict]:
-        """``(payload, keywords)`` for ``submit(_solve_chunk, payload, *args, **keywords)``."""
-        buffer = io.BytesIO()
-        pickler = pickle.Pickler(buffer, protocol=_PROTOCOL)
-        used: list = []
+        """``(payload, keywords)`` for ``submit(_solve_chunk, payload, *args, **keywords)``.
 
-        def persistent_id(obj: Any) -> Optional[str]:
-            digest = self._persistent_id(obj)
-            if digest is not None:
-                used.append(digest)
-            return digest
-
-        pickler.persistent_id = persistent_id
-        pickler.dump(chunk)
-        blob = buffer.getvalue()
-        self.bytes_sent += len(blob)
+        Only the parts of each instance (its fields: the models) are looked at: an instance
+        whose part an earlier instance of the batch also held travels as a :class:`_Parts`
+        with that part's digest in its place.
+        """
+        out = []
+        used: Dict[str, None] = {}
+        for index, item, seed in chunk:
+            if isinstance(item, self.instance_type):
+                parts = None
+                for k, part in enumerate(item):
+                    digest = self._digest_if_shared(part)
+                    if digest is not None:
+                        if parts is None:
+                            parts = list(item)
+                        parts[k] = _Ref(digest)
+                        used[digest] = None
+                if parts is not None:
+                    item = _Parts(type(item), tuple(parts))
+            out.append((index, item, seed))
         self.instances += len(chunk)
-        files = {d: self.files[d] for d in dict.fromkeys(used)}
+        if self.client is not None:  # out of band: Dask sends its frames without a copy
+            out = pickle.PickleBuffer(pickle.dumps(out, protocol=_PROTOCOL))
+        files = {d: self.files[d] for d in used}
         keywords = {}
         if self.client is not None and files:
             keywords["shared"] = {d: self.futures[d] for d in files}
-        return _Packed(blob, files), keywords
+        return _Packed(out, files), keywords
 
     def close(self) -> None:
         """Let the batch's shared objects go (Dask releases them when their futures go)."""
@@ -177,6 +228,12 @@ class Shipper:
 
 _cache: OrderedDict[str, Any] = OrderedDict()
 _cache_lock = threading.Lock()
+#: One unpickling at a time in a worker process. Unpickling imports the classes' modules;
+#: two threads importing a package whose modules import each other can see one of them
+#: partially initialized ("cannot import name ... from partially initialized module",
+#: seen on a Dask worker that unpickled a scattered model in its event loop while the task
+#: thread unpickled a chunk: the scattered models now travel as pickles, unpickled here).
+_unpickling = threading.RLock()
 
 
 def _remember(digest: str, obj: Any) -> Any:
@@ -208,20 +265,28 @@ def unpack(payload: Any, shared: Optional[dict] = None) -> list:
     (else from ``shared``, what Dask handed over, or the file the parent wrote)."""
     if not isinstance(payload, _Packed):
         return payload  # threads, serial, a plain chunk resubmitted after a crash
-    got: Dict[str, Any] = {}
-    for digest, path in payload.files.items():
-        obj = _lookup(digest)
-        if obj is None:
-            if shared is not None and digest in shared:
-                obj = shared[digest]
-            else:
-                with open(path, "rb") as fh:
-                    obj = pickle.load(fh)
-            obj = _remember(digest, obj)
-        got[digest] = obj
-    unpickler = pickle.Unpickler(io.BytesIO(payload.blob))
-    unpickler.persistent_load = got.__getitem__
-    return unpickler.load()
+    with _unpickling:
+        got: Dict[str, Any] = {}
+        for digest, path in payload.files.items():
+            obj = _lookup(digest)
+            if obj is None:
+                if shared is not None and digest in shared:
+                    obj = pickle.loads(shared[digest])  # Dask: the pickle it was scattered as
+                else:
+                    with open(path, "rb") as fh:
+                        obj = pickle.load(fh)
+                obj = _remember(digest, obj)
+            got[digest] = obj
+        packed = payload.chunk
+        if isinstance(packed, (bytes, bytearray, memoryview, pickle.PickleBuffer)):  # Dask
+            packed = pickle.loads(packed)
+    chunk = []
+    for index, item, seed in packed:
+        if isinstance(item, _Parts):
+            parts = [got[p.digest] if isinstance(p, _Ref) else p for p in item.parts]
+            item = item.cls.__new__(item.cls, *parts)
+        chunk.append((index, item, seed))
+    return chunk
 
 
 def _cached_digests() -> list:

@@ -1,0 +1,325 @@
+"""Where a batch's CPU goes: the calling process, each worker, against the serial loop.
+
+Wall-clock speed-ups mean nothing on a machine other jobs share; CPU times do. For each
+family's batch of :mod:`bench.shared.scaling` (generated afresh for every configuration),
+this solves it serially and with ``--workers`` workers on processes and on a local Dask
+cluster, and reads the CPU time (user + system, all threads) of the calling process and of
+every process it started (``psutil``), from just before the batch to just after it, so
+that starting a pool or a cluster is not counted (as in the wall-clock benchmark). It prints
+per instance:
+
+* the serial CPU;
+* the parent's CPU, and that of its main thread alone (generation excluded: the batch is
+  built before; checking the items, pickling, digests, unpickling results, ordering, the
+  progress callback, and on Dask the scheduler and the client, which run in the calling
+  process);
+* the workers' CPU, in all and relative to the serial CPU (the extra work a worker does:
+  unpickling, first-use caches, results pickled back), and the Dask nannies' CPU;
+* the imbalance between workers (busiest worker's CPU / the mean);
+* the overhead: all that CPU less the serial CPU, per instance (the CPU counterpart of
+  the wall-clock overhead of :mod:`bench.shared.scaling`);
+* the speed-up bound these imply on ``w`` cores of which the batch has all:
+  ``serial / max(total CPU / w, busiest worker)``;
+* the chunks the batch was cut into (count, sizes of the first, the largest, the last).
+
+    python -m bench.shared.scaling_cpu                       # every family, 2 workers
+    python -m bench.shared.scaling_cpu --families testbed --instances 3000
+    python -m bench.shared.scaling_cpu --profile processes   # cProfile of the parent
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import cProfile
+import io
+import multiprocessing as mp
+import os
+import pstats
+import sys
+import threading
+import time
+from typing import Any, Dict, List, Optional
+
+import coalloc
+from bench.shared._progress import add_quiet, bar, say
+from bench.shared.scaling import (
+    FAMILIES,
+    _solve,
+    _warm,
+    _worker_peak,
+    answer,
+    family_batch,
+    local_cluster,
+)
+
+#: Instances per batch: about 3-5 s of serial CPU each on the 2-core VM.
+CPU_SIZES: Dict[str, int] = {
+    "ctaap": 60,
+    "taskmap": 160,
+    "collective": 5000,
+    "testbed": 3000,
+    "loadshare": 4000,
+}
+
+
+def _cpu(times: Any) -> float:
+    return times.user + times.system
+
+
+def _children_cpu(me: Any) -> Dict[int, float]:
+    """pid -> CPU seconds of every live descendant of this process."""
+    out = {}
+    for child in me.children(recursive=True):
+        try:
+            out[child.pid] = _cpu(child.cpu_times())
+        except Exception:  # gone meanwhile
+            pass
+    return out
+
+
+def _main_thread_cpu(me: Any) -> float:
+    """CPU seconds of this process's main thread (the rest of ``parent``: the pool's
+    threads that pickle and send the chunks, Dask's event loop: client and scheduler)."""
+    tid = threading.main_thread().native_id
+    for thread in me.threads():
+        if thread.id == tid:
+            return thread.user_time + thread.system_time
+    return float("nan")
+
+
+class _ChunkLog:
+    """Record the chunk sizes ``chunksize="auto"`` picks (a wrapper of its ``size``)."""
+
+    def __init__(self):
+        import coalloc.batch.run as run
+
+        self.run = run
+        self.sizes: List[int] = []
+        self.saved = run._AutoChunks.size
+
+    def __enter__(self):
+        saved, sizes = self.saved, self.sizes
+
+        def size(sizer, taken):
+            n = saved(sizer, taken)
+            if sizer.total is None or taken < sizer.total:
+                sizes.append(min(n, sizer.total - taken) if sizer.total else n)
+            return n
+
+        self.run._AutoChunks.size = size
+        return self
+
+    def __exit__(self, *exc):
+        self.run._AutoChunks.size = self.saved
+
+
+def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksize: Any,
+               profile: bool = False, dask_defaults: bool = False) -> dict:  # fmt: skip
+    """Solve a fresh batch with ``kind`` and read the CPU of this process and its children."""
+    import psutil
+
+    batch = family_batch(family, k, seed=seed)
+    me = psutil.Process()
+    client = cluster = executor = None
+    worker_pids: Optional[set] = None
+    try:
+        if kind == "processes":
+            executor = cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
+            list(executor.map(_worker_peak, range(workers)))  # started: not counted
+            worker_pids = set(executor._processes)
+        elif kind == "dask":
+            import distributed
+
+            cluster = local_cluster(workers, dask_defaults)
+            client = distributed.Client(cluster)
+            client.run(_warm)  # coalloc imported in every worker: not counted
+            executor = client.get_executor()
+            worker_pids = set(client.run(os.getpid).values())
+        time.sleep(0.2)  # let start-up work settle
+        kids0 = _children_cpu(me)
+        parent0 = _cpu(me.cpu_times())
+        main0 = _main_thread_cpu(me)
+        profiler = cProfile.Profile() if profile else None
+        with _ChunkLog() as log:
+            if profiler is not None:
+                profiler.enable()
+            start = time.perf_counter()
+            results = _solve(batch, kind, executor, workers, seed, chunksize)
+            wall = time.perf_counter() - start
+            if profiler is not None:
+                profiler.disable()
+        parent = _cpu(me.cpu_times()) - parent0
+        main = _main_thread_cpu(me) - main0
+        kids1 = _children_cpu(me)
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+        elif executor is not None:
+            executor.shutdown()
+    per_kid = {pid: kids1[pid] - kids0.get(pid, 0.0) for pid in kids1}
+    if worker_pids is None:
+        worker_cpu: List[float] = []
+        other = sum(per_kid.values())
+    else:
+        worker_cpu = [per_kid.get(pid, 0.0) for pid in sorted(worker_pids)]
+        other = sum(v for pid, v in per_kid.items() if pid not in worker_pids)
+    text = None
+    if profiler is not None:
+        buffer = io.StringIO()
+        pstats.Stats(profiler, stream=buffer).sort_stats("tottime").print_stats(18)
+        text = buffer.getvalue()
+    return {
+        "wall": wall, "parent": parent, "main": main, "workers": worker_cpu, "other": other,
+        "chunks": log.sizes, "answers": [answer(r) for r in results], "profile": text,
+    }  # fmt: skip
+
+
+def worker_cpu(family: str, k: int, seed: int, chunk: int, profile: bool = False) -> dict:
+    """The work of a process worker, in this process: each chunk of ``chunk`` instances
+    packed as the calling process packs it, its bytes unpickled, solved and the records
+    pickled back, against the serial loop on another fresh batch (both start cold)."""
+    import pickle
+    import tempfile
+
+    from coalloc.batch.run import _check_item
+    from coalloc.batch.shipping import Shipper, _cache
+    from coalloc.batch.worker import _solve_chunk
+
+    args = (None, {}, False, None)
+    batch = family_batch(family, k, seed=seed)
+    items = [(i, _check_item(item), i) for i, item in enumerate(batch)]
+    chunks = [items[j : j + chunk] for j in range(0, k, chunk)]
+    _cache.clear()
+    with tempfile.TemporaryDirectory() as folder:
+        shipper = Shipper(folder=folder)
+        t0 = time.process_time()
+        blobs = [pickle.dumps(shipper.pack(c)[0], protocol=pickle.HIGHEST_PROTOCOL)
+                 for c in chunks]  # fmt: skip
+        pack = time.process_time() - t0
+        profiler = cProfile.Profile() if profile else None
+        if profiler is not None:
+            profiler.enable()
+        t0 = time.process_time()
+        back = [pickle.dumps(_solve_chunk(pickle.loads(b), *args), protocol=pickle.HIGHEST_PROTOCOL)
+                for b in blobs]  # fmt: skip
+        work = time.process_time() - t0
+        if profiler is not None:
+            profiler.disable()
+        t0 = time.process_time()
+        results = [r for b in back for r in pickle.loads(b)]
+        unpack = time.process_time() - t0
+    _cache.clear()
+    batch = family_batch(family, k, seed=seed)
+    t0 = time.process_time()
+    serial = _solve_chunk([(i, _check_item(item), i) for i, item in enumerate(batch)], *args)
+    serial_cpu = time.process_time() - t0
+    text = None
+    if profiler is not None:
+        buffer = io.StringIO()
+        pstats.Stats(profiler, stream=buffer).sort_stats("tottime").print_stats(25)
+        text = buffer.getvalue()
+    return {
+        "serial": serial_cpu, "pack": pack, "work": work, "unpack": unpack,
+        "same": [answer(r) for r in results] == [answer(r) for r in serial], "profile": text,
+    }  # fmt: skip
+
+
+def _chunks_text(sizes: List[int]) -> str:
+    if not sizes:
+        return "-"
+    return f"{len(sizes)}: {sizes[0]}..{max(sizes)}..{sizes[-1]}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--kinds", nargs="+", default=["processes", "dask"],
+                    choices=["threads", "processes", "dask"])  # fmt: skip
+    ap.add_argument("--instances", type=int, default=None,
+                    help="instances per batch (default: per family, CPU_SIZES)")  # fmt: skip
+    ap.add_argument("--chunksize", default="auto", help="'auto' or a number")
+    ap.add_argument("--profile", nargs="*", default=None, metavar="KIND",
+                    help="print a cProfile of the calling process for these kinds")  # fmt: skip
+    ap.add_argument("--worker", type=int, default=None, metavar="CHUNK",
+                    help="only the work of a process worker in this process, chunks of CHUNK "
+                    "(see worker_cpu)")  # fmt: skip
+    ap.add_argument(
+        "--dask-defaults",
+        action="store_true",
+        help="the local Dask cluster as installed, not with DASK_BATCH_CONFIG",
+    )
+    ap.add_argument("--seed", type=int, default=2024)
+    add_quiet(ap)
+    args = ap.parse_args(argv)
+    chunksize = args.chunksize if args.chunksize == "auto" else int(args.chunksize)
+    profile = set(args.profile or [])
+    w = args.workers
+    if args.worker is not None:
+        print(
+            "| family (instances) | chunk | serial ms/inst | pack ms/inst | worker ms/inst "
+            "(x serial) | results unpickled ms/inst | same answers |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---|")
+        texts = []
+        for family in args.families:
+            k = args.instances or CPU_SIZES[family]
+            o = worker_cpu(family, k, args.seed, args.worker, profile=args.profile is not None)
+            print(f"| {family} ({k}) | {args.worker} | {o['serial'] / k * 1e3:.3f} | "
+                  f"{o['pack'] / k * 1e3:.3f} | {o['work'] / k * 1e3:.3f} "
+                  f"({o['work'] / o['serial']:.2f}x) | {o['unpack'] / k * 1e3:.3f} | "
+                  f"{'yes' if o['same'] else 'NO'} |")  # fmt: skip
+            if o["profile"]:
+                texts.append((family, o["profile"]))
+        for family, text in texts:
+            print(f"\n### cProfile of the worker's work: {family}\n")
+            print(text)
+        return 0
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()}, "
+          f"Python {sys.version.split()[0]}, coalloc {coalloc.__version__}")  # fmt: skip
+    print(f"\n| family (instances) | executor | serial ms/inst | parent ms/inst (main thread) | "
+          f"workers ms/inst (x serial) | nannies ms/inst | busiest/mean worker | "
+          f"bound on {w} cores | overhead CPU ms/inst | chunks (n: first..max..last) | "
+          f"same answers |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    profiles = []
+    progress = bar(total=len(args.families) * (1 + len(args.kinds)))
+    for family in args.families:
+        k = args.instances or CPU_SIZES[family]
+        serial = cpu_config(family, k, "serial", 1, args.seed, chunksize,
+                            profile="serial" in profile)  # fmt: skip
+        base = serial["parent"]
+        progress.update(1)
+        if serial["profile"]:
+            profiles.append((family, "serial", serial["profile"]))
+        for kind in args.kinds:
+            out = cpu_config(family, k, kind, w, args.seed, chunksize, profile=kind in profile,
+                             dask_defaults=args.dask_defaults)  # fmt: skip
+            total = out["parent"] + sum(out["workers"]) + out["other"]
+            # threads: one process, its threads' shares unknown (taken as even)
+            busiest = max(out["workers"]) if out["workers"] else total / w
+            mean = sum(out["workers"]) / len(out["workers"]) if out["workers"] else busiest
+            bound = base / max(total / w, busiest)
+            wsum = sum(out["workers"]) if out["workers"] else out["parent"]
+            say(f"| {family} ({k}) | {kind} | {base / k * 1e3:.3f} | "
+                f"{out['parent'] / k * 1e3:.3f} ({out['main'] / k * 1e3:.3f}) | "
+                f"{wsum / k * 1e3:.3f} ({wsum / base:.2f}x) | "
+                f"{out['other'] / k * 1e3:.3f} | {busiest / mean:.2f} | {bound:.2f}x | "
+                f"{(total - base) / k * 1e3:+.3f} | "
+                f"{_chunks_text(out['chunks'])} | "
+                f"{'yes' if out['answers'] == serial['answers'] else 'NO'} |")  # fmt: skip
+            progress.update(1)
+            if out["profile"]:
+                profiles.append((family, kind, out["profile"]))
+    progress.close()
+    for family, kind, text in profiles:
+        print(f"\n### cProfile of the calling process: {family}, {kind}\n")
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
