@@ -85,6 +85,10 @@ CASES = [
     (0, 1, False, 1e-3, 1e3, "highs"),  # occupancies ~1e-6: inside HiGHS's absolute gap
     (70121, 2, False, 1.0, 1.0, "cbc"),  # 4.0 "optimal" for 1.6 (CBC's preprocessing)
     (70121, 2, False, 1e-9, 1e-9, "cbc"),
+    # HiGHS stopped at its absolute gap (1e-6): bound 1.3333323 for 1.3333333, "feasible"
+    (14999, 4, True, 1e3, 1e3, "highs"),
+    (14999, 4, True, 1e6, 1e-9, "highs"),
+    (14999, 4, True, 1e12, 1.0, "highs"),
 ]
 
 
