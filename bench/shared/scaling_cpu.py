@@ -78,6 +78,15 @@ def _children_cpu(me: Any) -> Dict[int, float]:
     return out
 
 
+def _profile_text(profiler: Optional[cProfile.Profile], lines: int) -> Optional[str]:
+    """The ``lines`` costliest functions (own time) of ``profiler``; None without one."""
+    if profiler is None:
+        return None
+    buffer = io.StringIO()
+    pstats.Stats(profiler, stream=buffer).sort_stats("tottime").print_stats(lines)
+    return buffer.getvalue()
+
+
 def _main_thread_cpu(me: Any) -> float:
     """CPU seconds of this process's main thread (the rest of ``parent``: the pool's
     threads that pickle and send the chunks, Dask's event loop: client and scheduler)."""
@@ -166,11 +175,7 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
     else:
         worker_cpu = [per_kid.get(pid, 0.0) for pid in sorted(worker_pids)]
         other = sum(v for pid, v in per_kid.items() if pid not in worker_pids)
-    text = None
-    if profiler is not None:
-        buffer = io.StringIO()
-        pstats.Stats(profiler, stream=buffer).sort_stats("tottime").print_stats(18)
-        text = buffer.getvalue()
+    text = _profile_text(profiler, 18)
     return {
         "wall": wall, "parent": parent, "main": main, "workers": worker_cpu, "other": other,
         "chunks": log.sizes, "answers": [answer(r) for r in results], "profile": text,
@@ -216,11 +221,7 @@ def worker_cpu(family: str, k: int, seed: int, chunk: int, profile: bool = False
     t0 = time.process_time()
     serial = _solve_chunk([(i, _check_item(item), i) for i, item in enumerate(batch)], *args)
     serial_cpu = time.process_time() - t0
-    text = None
-    if profiler is not None:
-        buffer = io.StringIO()
-        pstats.Stats(profiler, stream=buffer).sort_stats("tottime").print_stats(25)
-        text = buffer.getvalue()
+    text = _profile_text(profiler, 25)
     return {
         "serial": serial_cpu, "pack": pack, "work": work, "unpack": unpack,
         "same": [answer(r) for r in results] == [answer(r) for r in serial], "profile": text,

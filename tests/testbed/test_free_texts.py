@@ -196,6 +196,16 @@ def test_tables_of_direct_links_and_emulab_files_are_the_straight_loops():
             assert _tables(tbp._testbed_part(ptop)) == tables_reference(ptop)
 
 
+def _assert_router_rows(pr, ptop) -> None:
+    """The router's interface rows of every node equal its own links read straight."""
+    ifaces = tbr._route_tables(pr)[0]
+    for p, name in enumerate(pr.pnames):
+        rows = [(lk.name, pr.sidx[o], lk.bw, lk.types or ("ethernet",))
+                for lk in ptop.interfaces(name)
+                for o in [lk.b if lk.a == name else lk.a] if o in pr.sidx]  # fmt: skip
+        assert ifaces[p] == (tuple(zip(*rows)) if rows else ((), (), (), ()))
+
+
 @pytest.mark.parametrize("fabric", sorted(FABRICS))
 def test_router_and_checker_tables_of_texts_read_in_turn(fabric):
     """The router's interface rows and the checker's view of free texts read in turn (rows
@@ -206,12 +216,7 @@ def test_router_and_checker_tables_of_texts_read_in_turn(fabric):
     for k, text in enumerate(_states(FABRICS[fabric](), 8, seed=31)):
         ptop = tb.parse_ptop(text)
         pr = tbp.build_problem(top, ptop)
-        ifaces = tbr._route_tables(pr)[0]
-        for p, name in enumerate(pr.pnames):
-            rows = [(lk.name, pr.sidx[o], lk.bw, lk.types or ("ethernet",))
-                    for lk in ptop.interfaces(name)
-                    for o in [lk.b if lk.a == name else lk.a] if o in pr.sidx]  # fmt: skip
-            assert ifaces[p] == (tuple(zip(*rows)) if rows else ((), (), (), ()))
+        _assert_router_rows(pr, ptop)
         switches, additive, negative, links, tsig = tbv._testbed_tables(ptop)
         assert links.get("no such link") is None
         for name, lk in ptop.links.items():
@@ -242,11 +247,6 @@ def test_remembered_lines_under_switches_in_another_order():
     for text in (a + rest, b + rest, a + rest):
         ptop = tb.parse_ptop(text)
         pr = tbp.build_problem(g.ring(2), ptop)
-        ifaces = tbr._route_tables(pr)[0]
-        for p, name in enumerate(pr.pnames):
-            rows = [(lk.name, pr.sidx[o], lk.bw, lk.types or ("ethernet",))
-                    for lk in ptop.interfaces(name)
-                    for o in [lk.b if lk.a == name else lk.a] if o in pr.sidx]  # fmt: skip
-            assert ifaces[p] == (tuple(zip(*rows)) if rows else ((), (), (), ()))
+        _assert_router_rows(pr, ptop)
         assert _tables(tbp._testbed_part(ptop)) == tables_reference(ptop)
     assert ptop.nodes["h"] is tb.parse_ptop(b + rest).nodes["h"]  # (the memo did serve)
