@@ -70,6 +70,32 @@ def vec(a: np.ndarray) -> list:
     return [num(v) for v in a.tolist()]
 
 
+def read_text(src: PathOrFile) -> Tuple[str, str]:
+    """A text file or stream read whole; returns ``(text, name)``.
+
+    The one place the readers of every family open an input file, so that a file that
+    cannot be read or is not UTF-8 is always an :class:`InstanceError` naming it.
+
+    Raises
+    ------
+    InstanceError
+        When the file cannot be opened or read, or is not UTF-8 text.
+    """
+    stream = hasattr(src, "read")
+    name = str(getattr(src, "name", "<stream>")) if stream else os.fspath(src)
+    try:
+        if stream:
+            return src.read(), name  # type: ignore[union-attr]
+        with open(name, encoding="utf-8") as fh:
+            return fh.read(), name
+    except OSError as exc:
+        raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InstanceError(
+            f"{name}: not a UTF-8 text file (byte {exc.start}: {exc.reason})"
+        ) from None
+
+
 def load_json(src: PathOrFile) -> Tuple[Any, str]:
     """Parse a JSON file or stream; returns ``(data, name)``.
 
@@ -78,20 +104,7 @@ def load_json(src: PathOrFile) -> Tuple[Any, str]:
     InstanceError
         When the file cannot be read or is not valid JSON (the message names the file).
     """
-    if hasattr(src, "read"):
-        name = getattr(src, "name", "<stream>")
-        text = src.read()
-    else:
-        name = os.fspath(src)
-        try:
-            with open(name, encoding="utf-8") as fh:
-                text = fh.read()
-        except OSError as exc:
-            raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise InstanceError(
-                f"{name}: not a UTF-8 text file (byte {exc.start}: {exc.reason})"
-            ) from None
+    text, name = read_text(src)
     try:
         return json.loads(text, parse_constant=_no_constant, parse_float=_finite), str(name)
     except json.JSONDecodeError as exc:

@@ -30,6 +30,7 @@ from .._shared.jsonio import (
     check_envelope,
     dump_json,
     load_json,
+    read_text,
 )
 from .._shared.result import jsonable
 from .._shared.schema import (
@@ -763,17 +764,7 @@ def read_swf(src: PathOrFile) -> np.ndarray:
     >>> jobs.shape, jobs[:, 1].tolist()
     ((2, 18), [0.0, 60.0])
     """
-    name = getattr(src, "name", "<stream>") if hasattr(src, "read") else os.fspath(src)
-    try:
-        if hasattr(src, "read"):
-            text = src.read()
-        else:
-            with open(name, encoding="utf-8") as fh:
-                text = fh.read()
-    except OSError as exc:
-        raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InstanceError(f"{name}: not a UTF-8 text file (byte {exc.start})") from None
+    text, name = read_text(src)
     rows = []
     for ln, line in enumerate(text.splitlines(), start=1):
         s = line.strip()

@@ -29,7 +29,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from .._shared.jsonio import InstanceError, PathOrFile, write_text
+from .._shared.jsonio import InstanceError, PathOrFile, read_text, write_text
 from .model import TaskGraph
 
 __all__ = ["read_metis_graph", "read_scotch_graph", "write_metis_graph", "read_graph_file"]
@@ -37,21 +37,6 @@ __all__ = ["read_metis_graph", "read_scotch_graph", "write_metis_graph", "read_g
 _INT = re.compile(r"[+-]?\d+\Z")
 METIS_SUFFIXES = (".graph", ".metis")
 SCOTCH_SUFFIXES = (".grf", ".src")
-
-
-def _read_text(src: PathOrFile) -> Tuple[str, str]:
-    if hasattr(src, "read"):
-        return src.read(), getattr(src, "name", "<stream>")  # type: ignore[union-attr]
-    name = os.fspath(src)
-    try:
-        with open(name, encoding="utf-8") as fh:
-            return fh.read(), name
-    except OSError as exc:
-        raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InstanceError(
-            f"{name}: not a UTF-8 text file (byte {exc.start}: {exc.reason})"
-        ) from None
 
 
 def _int(tok: str, where: str, what: str, lo: int = 0) -> int:
@@ -139,7 +124,7 @@ def read_metis_graph(src: PathOrFile, *, weight_index: int = 0) -> TaskGraph:
     >>> tasks.node_weight.tolist(), tasks.comm.toarray()[0].tolist()
     ([2.0, 1.0, 3.0, 1.0], [0.0, 5.0, 1.0, 0.0])
     """
-    text, name = _read_text(src)
+    text, name = read_text(src)
     rows: List[Tuple[int, List[str]]] = [
         (k + 1, line.split())
         for k, line in enumerate(text.splitlines())
@@ -311,7 +296,7 @@ def read_scotch_graph(src: PathOrFile) -> TaskGraph:
     >>> tasks.names, tasks.node_weight.tolist(), tasks.comm.toarray()[0].tolist()
     ([10, 20, 30], [2.0, 1.0, 3.0], [0.0, 5.0, 1.0])
     """
-    text, name = _read_text(src)
+    text, name = read_text(src)
     it = _tokens(text)
     last = [1]
 

@@ -48,6 +48,7 @@ from .._shared.jsonio import (
     dump_json,
     load_json,
     num,
+    read_text,
     write_text,
 )
 from .._shared.schema import (
@@ -192,19 +193,6 @@ def _pair(tok: str, line: _Line, what: str) -> Tuple[str, float]:
     if not name:
         raise line.fail(f"{what} written NAME:WEIGHT, not {tok!r}")
     return name, _number(value, line, f"the weight of {name}", star=True)
-
-
-def _read_text(src: Any) -> Tuple[str, str]:
-    if hasattr(src, "read"):
-        return src.read(), getattr(src, "name", "<stream>")
-    name = os.fspath(src)
-    try:
-        with open(name, encoding="utf-8") as fh:
-            return fh.read(), name
-    except OSError as exc:
-        raise InstanceError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InstanceError(f"{name}: not a UTF-8 text file (byte {exc.start})") from None
 
 
 def _build(line: _Line, factory, *args, **kwargs):
@@ -1058,7 +1046,7 @@ def read_ptop(src: Any) -> PhysicalTopology:
     >>> tb.read_ptop(f)
     PhysicalTopology(3 nodes, 1 switches, 2 links)
     """
-    text, name = _read_text(src)
+    text, name = read_text(src)
     return parse_ptop(text, name)
 
 
@@ -1195,7 +1183,7 @@ def read_top(src: Any) -> VirtualTopology:
     >>> tb.read_top(f)
     VirtualTopology(2 nodes, 1 links)
     """
-    text, name = _read_text(src)
+    text, name = read_text(src)
     return parse_top(text, name)
 
 
