@@ -1,0 +1,113 @@
+"""The GAP heuristic's core phase (issue 27): the LP's reduced costs, the core they cut out,
+and the three searches (core, every pair from the core's best, every pair afresh)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coalloc.loadshare import gap, generate_gap, solve_gap, verify_gap
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from("abcd"), st.integers(2, 6), st.integers(4, 30), st.integers(0, 999),
+       st.sampled_from(["min", "max"]), st.booleans())  # fmt: skip
+def test_lp_reduced_costs_are_dual_feasible_and_complementary(kind, m, n, seed, sense, assign_all):
+    """The reduced costs read from HiGHS's duals satisfy the LP's optimality conditions
+    against its own primal solution: at least 0 where ``x_ij = 0``, 0 where it is
+    fractional, at most 0 where it is 1; ``+inf`` exactly where the item does not fit; the
+    dummy agent's (items may stay out) at least 0, and 0 where its row has slack. A wrong
+    sign or a swapped dual block breaks them."""
+    inst = generate_gap(kind, m, n, seed=seed)
+    bound, x, rc = gap._lp(inst, sense, assign_all)
+    if bound is None:
+        return
+    sign = 1.0 if sense == "min" else -1.0
+    tol = 1e-6 * (1.0 + float(np.abs(inst.cost).max()))
+    fits = inst.weight <= inst.capacity[:, None]
+    real = rc[:m]
+    assert np.array_equal(np.isinf(real), ~fits)
+    low, mid, high = x <= 1e-9, (x > 1e-9) & (x < 1 - 1e-9), x >= 1 - 1e-9
+    assert np.all(real[fits & low] >= -tol)
+    assert np.all(np.abs(real[fits & mid]) <= tol)
+    assert np.all(real[fits & high] <= tol)
+    # the LP value is sum(c x) in the caller's sense: the duals belong to that LP
+    assert abs(sign * float((sign * inst.cost * x).sum()) - bound) <= 1.0 + tol
+    if assign_all:
+        assert rc.shape == (m, n)
+    else:
+        assert rc.shape == (m + 1, n)
+        dummy = rc[m]
+        assert np.all(dummy >= -tol)
+        slack = 1.0 - x.sum(axis=0)
+        assert np.all(np.abs(dummy[slack > 1e-9]) <= tol)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from("abcd"), st.integers(3, 12), st.integers(20, 80), st.integers(0, 999),
+       st.booleans())  # fmt: skip
+def test_the_core_holds_the_lp_support_and_prices_the_rest_out(kind, m, n, seed, assign_all):
+    inst = generate_gap(kind, m, n, seed=seed)
+    bound, x, rc = gap._lp(inst, "min", assign_all)
+    if bound is None:
+        return
+    cost = inst.cost.astype(np.float64)
+    if not assign_all:
+        cost = np.vstack([cost, np.zeros((1, n))])
+    core = gap._core_costs(cost, x, rc, assign_all, m)
+    if core is None:  # nothing to cut: every pair that fits is in the core
+        return
+    inside = core == cost
+    support = x > 1e-9
+    if not assign_all:
+        support = np.vstack([support, x.sum(axis=0) < 1 - 1e-9])
+    assert np.all(inside[support])  # the rounded LP starts inside the core
+    assert np.all(inside.any(axis=0))  # every item keeps an agent
+    assert not np.all(inside)
+    assert core[~inside].min() > 100 * np.abs(cost).max()  # out of reach of any real move
+    finite = np.isfinite(rc)
+    # the cut is a percentile of the positive reduced costs: every pair below it is in
+    positive = rc[finite & (rc > 1e-9 * (np.abs(cost).max() + 1))]
+    tau = np.percentile(positive, gap._CORE_PERCENTILE)
+    assert np.all(inside[finite & (rc <= tau)])
+
+
+def test_the_core_phase_takes_its_share_and_the_answer_checks_out():
+    """Untimed, the core phase runs ``_CORE_SHARE`` of the iterations; the answer is a
+    feasible assignment whose objective the referee recomputes, no worse than the rounded
+    LP it started from when that one is feasible, and the same for the same seed."""
+    inst = generate_gap("d", 10, 100, seed=4)
+    res = solve_gap(inst, "heuristic", iterations=3000, seed=2)
+    assert res.iterations["tabu_iterations"] == 3000
+    assert res.iterations["core_iterations"] == int(gap._CORE_SHARE * 3000)
+    assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    _, x, _ = gap._lp(inst, "min", True)
+    start = np.argmax(x, axis=0)
+    if verify_gap(inst, start).ok:
+        assert res.objective <= inst.cost[start, np.arange(inst.n)].sum()
+    again = solve_gap(inst, "heuristic", iterations=3000, seed=2)
+    assert np.array_equal(again.assignment, res.assignment)
+
+
+def test_timed_runs_report_their_core_phase():
+    """Timed, the phases end on the clock (a limit generous enough for the LP, capped at
+    0.4 of it, even on a loaded machine); the core phase's iterations are part of the
+    total (all of it when the bound proves an assignment optimal within the core phase)."""
+    inst = generate_gap("d", 8, 60, seed=1)
+    res = solve_gap(inst, "heuristic", time_limit=1.0, seed=0)
+    assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    assert 0 < res.iterations["core_iterations"] <= res.iterations["tabu_iterations"]
+
+
+def test_no_lp_no_core():
+    """Without the LP (its share of the limit set to 0) there is no core phase."""
+    inst = generate_gap("d", 5, 40, seed=0)
+    old = gap._LP_SHARE
+    gap._LP_SHARE = 0.0
+    try:
+        res = solve_gap(inst, "heuristic", time_limit=0.3, seed=0)
+    finally:
+        gap._LP_SHARE = old
+    assert res.iterations["core_iterations"] == 0
+    assert verify_gap(inst, res.assignment, claimed=res.objective).ok
