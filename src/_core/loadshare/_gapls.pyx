@@ -17,7 +17,8 @@ The NumPy/Python twins are in :mod:`coalloc.loadshare._reference.gapls`; both ke
 trust their input (shapes checked, values validated by :class:`GapInstance`).
 """
 
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport INT64_MAX, int64_t, uint64_t
+from libc.math cimport INFINITY
 from libcpp.vector cimport vector
 
 from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt
@@ -26,6 +27,21 @@ from coalloc.common.xoshiro cimport splitmix64
 
 cdef inline int64_t _ex(int64_t used, int64_t cap) noexcept nogil:
     return used - cap if used > cap else 0
+
+
+cdef extern from *:
+    """
+    static inline int coalloc_gapls_ctz64(unsigned long long x) {
+    #if defined(__GNUC__) || defined(__clang__)
+        return __builtin_ctzll(x);
+    #else
+        int r = 0;
+        while (!(x & 1ULL)) { x >>= 1; ++r; }
+        return r;
+    #endif
+    }
+    """
+    int _ctz64 "coalloc_gapls_ctz64"(unsigned long long x) noexcept nogil
 
 
 def tabu_search(
@@ -101,6 +117,33 @@ def tabu_search(
     cdef vector[double] twov          # (n, 3) their values
     cdef vector[Py_ssize_t] first     # (m + 1,) the agents' items, by agent (counting sort)
     cdef vector[Py_ssize_t] members   # (n,)
+    # speed only (the moves and their order are those described above):
+    cdef vector[int64_t] ex0          # (m,) every agent's excess, once an iteration
+    cdef vector[double] cT            # (n, m) the costs, item-major
+    cdef vector[int64_t] wT           # (n, m) the weights, item-major
+    cdef vector[double] cb            # (n,) every item's cost on its agent
+    cdef vector[double] minS          # (m, m) min over b's items k of cost[a, k] - cost[b, k]
+    cdef vector[double] minC          # (m,) min over b's items k of a chain's c_ck - c_bk
+    cdef vector[int64_t] minW         # (m, m) min over b's items k of weight[a, k]
+    cdef vector[int64_t] maxW         # (m,) max over b's items k of weight[b, k]
+    cdef vector[char] dirty           # (m,) agent b's items changed since minS[:, b]
+    cdef vector[int64_t] tabuT        # (n, m) tabu_until, item-major
+    cdef Py_ssize_t cnt
+    cdef Py_ssize_t t0, t1, t2
+    cdef double v0, v1, v2, pa
+    cdef vector[double] Pb            # (m,) cost[b, j] - cost[a, j] of the item j in hand
+    cdef vector[uint64_t] bits        # (m, W) every agent's items, as bit sets
+    cdef vector[uint64_t] acc         # (W,) the items whose swaps are evaluated
+    cdef vector[uint64_t] accc        # (W,) the items whose chains are evaluated
+    cdef vector[double] tc            # (n, 2) the costs of the items' two first targets
+    cdef vector[int64_t] te           # (n, 2) the excess they add to them
+    cdef vector[double] tp            # (n, 2) its penalty
+    cdef uint64_t words, wordc
+    cdef Py_ssize_t W, w, c0, c1
+    cdef uint64_t word
+    cdef int64_t e2ac
+    cdef double cmax, slack, pa_lo, pa_c, pb_lo, lb, g
+    cdef bint fast, fast_it
     if (weight.shape[0] != m or weight.shape[1] != n or capacity.shape[0] != m
             or assign.shape[0] != n or best.shape[0] != n or alpha.shape[0] != m
             or tabu_until.shape[0] != m * n or istate.shape[0] < 6 or dstate.shape[0] < 3
@@ -119,6 +162,38 @@ def tabu_search(
             twov.assign(3 * n, 0.0)
             first.assign(m + 1, 0)
             members.assign(n, 0)
+        ex0.assign(m, 0)
+        cT.assign(n * m, 0.0)
+        wT.assign(n * m, 0)
+        cmax = 0.0
+        fast = chain <= 1
+        for i in range(m):
+            for j in range(n):
+                cT[j * m + i] = cost[i, j]
+                wT[j * m + i] = weight[i, j]
+                v = cost[i, j] if cost[i, j] > 0 else -cost[i, j]
+                if not (v <= 1e290) or weight[i, j] < 0:  # no pruning (huge, NaN, < 0)
+                    fast = False
+                elif v > cmax:
+                    cmax = v
+        # see the swaps below: a safe margin for the rounding of the bounds
+        slack = 5e-12 * cmax + 1e-300
+        W = (n + 63) // 64
+        if fast:
+            cb.assign(n, 0.0)
+            minS.assign(m * m, 0.0)
+            minW.assign(m * m, 0)
+            maxW.assign(m, 0)
+            minC.assign(m, 0.0)
+            dirty.assign(m, 1)
+            Pb.assign(m, 0.0)
+            bits.assign(m * W, 0)
+            acc.assign(W, 0)
+            accc.assign(W, 0)
+            if chain >= 1:
+                tc.assign(2 * n, 0.0)
+                te.assign(2 * n, 0)
+                tp.assign(2 * n, 0.0)
         for j in range(n):
             used[assign[j]] += weight[assign[j], j]
         excess = 0
@@ -149,6 +224,10 @@ def tabu_search(
             dstate[0] = cur
             dstate[1] = cur
             dstate[2] = a0
+        tabuT.assign(n * m, 0)
+        for i in range(m):
+            for j in range(n):
+                tabuT[j * m + i] = tabu_until[i * n + j]
         it = istate[0]
         since = istate[1]
         start = istate[2]
@@ -175,44 +254,79 @@ def tabu_search(
             bc = -1
             bl = -1
             bdd = -1
+            fast_it = fast
+            for i in range(m):
+                ex0[i] = _ex(used[i], capacity[i])
+                if not (alpha[i] >= 0.0 and alpha[i] <= 1e300):
+                    fast_it = False
             # shifts: item j to agent i
             for j in range(n):
                 a = assign[j]
-                ea = _ex(used[a], capacity[a])
-                e2a = _ex(used[a] - weight[a, j], capacity[a]) - ea
-                if chain >= 1:
-                    top[3 * j] = -1
-                    top[3 * j + 1] = -1
-                    top[3 * j + 2] = -1
+                ea = ex0[a]
+                e2a = _ex(used[a] - wT[j * m + a], capacity[a]) - ea
+                pa = alpha[a] * e2a
+                # the three best targets, sorted (cnt of them; t: agents, v: values)
+                cnt = 0
+                t0 = t1 = t2 = -1
+                v0 = v1 = v2 = 0.0
                 for i in range(m):
                     if i == a:
                         continue
-                    d_cost = cost[i, j] - cost[a, j]
-                    e2b = _ex(used[i] + weight[i, j], capacity[i]) - _ex(used[i], capacity[i])
+                    d_cost = cT[j * m + i] - cT[j * m + a]
+                    # d >= d_cost + pa and v >= cost (the added penalty is >= 0): when
+                    # neither can matter, the rest is left out (only when fast_it: the
+                    # weights are >= 0)
+                    if (fast_it and not (d_cost + pa < bd)
+                            and (chain < 1 or (cnt == 3 and not (cT[j * m + i] < v2)))):
+                        continue
+                    e2b = _ex(used[i] + wT[j * m + i], capacity[i]) - ex0[i]
                     d_ex = e2b + e2a
-                    d = d_cost + alpha[i] * e2b + alpha[a] * e2a
-                    tabu = tabu_until[i * n + j] > it
+                    d = d_cost + alpha[i] * e2b + pa
+                    tabu = tabuT[j * m + i] > it
                     if chain >= 1 and not tabu:  # keep the three best targets, sorted
-                        v = cost[i, j] + alpha[i] * e2b
-                        q = 3
-                        while q > 0 and (top[3 * j + q - 1] < 0 or v < topv[3 * j + q - 1]):
-                            q -= 1
-                        if q < 3:
-                            r = 2
-                            while r > q:
-                                top[3 * j + r] = top[3 * j + r - 1]
-                                topv[3 * j + r] = topv[3 * j + r - 1]
-                                r -= 1
-                            top[3 * j + q] = i
-                            topv[3 * j + q] = v
-                    ok = (not tabu) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
-                    if ok and d < bd:
-                        bd = d
-                        bdc = d_cost
-                        bdex = d_ex
-                        bi = i
-                        bj = j
-                        bk = -1
+                        v = cT[j * m + i] + alpha[i] * e2b
+                        # q = 3; while q > 0 and (slot q - 1 empty or v < its value): q -= 1
+                        q = cnt
+                        if q == 3 and v < v2:
+                            q = 2
+                        if q == 2 and v < v1:
+                            q = 1
+                        if q == 1 and v < v0:
+                            q = 0
+                        if q == 0:
+                            t2 = t1
+                            v2 = v1
+                            t1 = t0
+                            v1 = v0
+                            t0 = i
+                            v0 = v
+                        elif q == 1:
+                            t2 = t1
+                            v2 = v1
+                            t1 = i
+                            v1 = v
+                        elif q == 2:
+                            t2 = i
+                            v2 = v
+                        if q < 3 and cnt < 3:
+                            cnt += 1
+                    if d < bd:
+                        ok = (not tabu) or (excess + d_ex == 0
+                                            and cur + d_cost < best_cost - 1e-9)
+                        if ok:
+                            bd = d
+                            bdc = d_cost
+                            bdex = d_ex
+                            bi = i
+                            bj = j
+                            bk = -1
+                if chain >= 1:
+                    top[3 * j] = t0
+                    top[3 * j + 1] = t1
+                    top[3 * j + 2] = t2
+                    topv[3 * j] = v0
+                    topv[3 * j + 1] = v1
+                    topv[3 * j + 2] = v2
             if chain >= 2:  # every item's three best pairs (k to c, l of c to d)
                 for i in range(m + 1):
                     first[i] = 0
@@ -268,7 +382,146 @@ def tabu_search(
                                 two[9 * k + 3 * r + 2] = dd
                                 twov[3 * k + r] = v
             # swaps: items j (sampled) and k exchange agents
-            if m > 1:
+            if m > 1 and fast_it:
+                # The same moves, in the same order, with the same arithmetic; only the
+                # items k that cannot beat ``bd`` are left out. For the item j in hand (on
+                # agent a) and an agent b, every swap with an item k of b has the value
+                # ((P + c_ak) - c_bk) + alpha_a e2a + alpha_b e2b (P = c_bj - c_aj, in that
+                # order of operations), where e2a >= -ex_a and e2b >= -ex_b; every chain
+                # ((P + c_ck) - c_bk) + alpha_a e2a' + alpha_b e2b + alpha_c e2c with
+                # e2c >= 0. Rounded additions and products with a weight >= 0 are monotone,
+                # and (P + x_k) - y_k rounded is at least P + min_k (x_k - y_k) rounded,
+                # less 4e-15 max|c| (a few roundings of terms of at most 4 max|c|; the
+                # margin is 5e-12 max|c|): a bound >= bd proves that none of b's items
+                # gives a move with d < bd (acceptance is strict).
+                for w in range(m * W):
+                    bits[w] = 0
+                for k in range(n):
+                    b = assign[k]
+                    cb[k] = cT[k * m + b]
+                    bits[b * W + (k >> 6)] |= (<uint64_t>1) << (k & 63)
+                # minS, minW, maxW of the agents whose items changed (they depend on the
+                # items of b only)
+                for b in range(m):
+                    if not dirty[b]:
+                        continue
+                    dirty[b] = 0
+                    maxW[b] = 0
+                    for a in range(m):
+                        minS[a * m + b] = INFINITY
+                        minW[a * m + b] = INT64_MAX
+                    for w in range(W):
+                        word = bits[b * W + w]
+                        while word != 0:
+                            k = (w << 6) + _ctz64(word)
+                            word &= word - 1
+                            if wT[k * m + b] > maxW[b]:
+                                maxW[b] = wT[k * m + b]
+                            for a in range(m):
+                                v = cT[k * m + a] - cb[k]
+                                if v < minS[a * m + b]:
+                                    minS[a * m + b] = v
+                                if wT[k * m + a] < minW[a * m + b]:
+                                    minW[a * m + b] = wT[k * m + a]
+                if chain == 1:
+                    for i in range(m):
+                        minC[i] = INFINITY
+                    for k in range(n):
+                        c0 = top[3 * k]
+                        if c0 < 0:
+                            continue
+                        tc[2 * k] = cT[k * m + c0]
+                        te[2 * k] = _ex(used[c0] + wT[k * m + c0], capacity[c0]) - ex0[c0]
+                        tp[2 * k] = alpha[c0] * te[2 * k]
+                        g = tc[2 * k] - cb[k]
+                        c1 = top[3 * k + 1]
+                        if c1 >= 0:
+                            tc[2 * k + 1] = cT[k * m + c1]
+                            te[2 * k + 1] = _ex(used[c1] + wT[k * m + c1], capacity[c1]) - ex0[c1]
+                            tp[2 * k + 1] = alpha[c1] * te[2 * k + 1]
+                            v = tc[2 * k + 1] - cb[k]
+                            if v < g:
+                                g = v
+                        b = assign[k]
+                        if g < minC[b]:
+                            minC[b] = g
+                j = start
+                while j < n:
+                    a = assign[j]
+                    ea = ex0[a]
+                    e2ac = _ex(used[a] - wT[j * m + a], capacity[a]) - ea
+                    pa_c = alpha[a] * <double>e2ac
+                    for w in range(W):
+                        acc[w] = 0
+                        accc[w] = 0
+                    for b in range(m):
+                        if b == a:
+                            continue
+                        Pb[b] = cT[j * m + b] - cT[j * m + a]
+                        if minW[a * m + b] == INT64_MAX:  # b has no items
+                            continue
+                        e2b = _ex(used[b] - maxW[b] + wT[j * m + b], capacity[b]) - ex0[b]
+                        pb_lo = alpha[b] * <double>e2b
+                        e2a = _ex(used[a] - wT[j * m + a] + minW[a * m + b], capacity[a]) - ea
+                        pa_lo = alpha[a] * <double>e2a
+                        lb = Pb[b] + minS[a * m + b] - slack + pa_lo + pb_lo
+                        if not (lb < bd) and chain == 1:
+                            lb = Pb[b] + minC[b] - slack + pa_c + pb_lo
+                        if lb < bd:
+                            for w in range(W):
+                                acc[w] |= bits[b * W + w]
+                    for w in range(W):
+                        word = acc[w]
+                        while word != 0:
+                            t = _ctz64(word)
+                            k = (w << 6) + t
+                            word &= word - 1
+                            b = assign[k]
+                            e2b = _ex(used[b] - weight[b, k] + wT[j * m + b], capacity[b]) - ex0[b]
+                            pb_lo = alpha[b] * e2b
+                            d_cost = Pb[b] + cost[a, k] - cb[k]
+                            e2a = _ex(used[a] - wT[j * m + a] + weight[a, k], capacity[a]) - ea
+                            d_ex = e2a + e2b
+                            d = d_cost + alpha[a] * e2a + pb_lo
+                            if d < bd:
+                                tabu = tabu_until[b * n + j] > it or tabu_until[a * n + k] > it
+                                ok = (not tabu) or (excess + d_ex == 0
+                                                    and cur + d_cost < best_cost - 1e-9)
+                                if ok:
+                                    bd = d
+                                    bdc = d_cost
+                                    bdex = d_ex
+                                    bi = b
+                                    bj = j
+                                    bk = k
+                                    bc = -1
+                            if chain < 1:
+                                continue
+                            # the chain: j from a to b, k from b to its best other agent c
+                            q = 0
+                            if top[3 * k] == a:
+                                q = 1
+                            c = top[3 * k + q]
+                            if c >= 0:
+                                d_cost = Pb[b] + tc[2 * k + q] - cb[k]
+                                d_ex = e2ac + e2b + te[2 * k + q]
+                                d = d_cost + pa_c + pb_lo + tp[2 * k + q]
+                                if d < bd:
+                                    tabu = tabu_until[b * n + j] > it
+                                    ok = (not tabu) or (excess + d_ex == 0
+                                                        and cur + d_cost < best_cost - 1e-9)
+                                    if ok:
+                                        bd = d
+                                        bdc = d_cost
+                                        bdex = d_ex
+                                        bi = b
+                                        bj = j
+                                        bk = k
+                                        bc = c
+                                        bl = -1
+                    j += step
+                start = (start + 1) % step
+            elif m > 1:
                 j = start
                 while j < n:
                     a = assign[j]
@@ -368,13 +621,22 @@ def tabu_search(
                 continue
             # apply
             a = assign[bj]
+            if fast:  # these agents' items change
+                dirty[a] = 1
+                dirty[bi] = 1
+                if bc >= 0:
+                    dirty[bc] = 1
+                if bl >= 0:
+                    dirty[bdd] = 1
             tabu_until[a * n + bj] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
+            tabuT[bj * m + a] = tabu_until[a * n + bj]
             if bk < 0:
                 used[a] -= weight[a, bj]
                 used[bi] += weight[bi, bj]
                 assign[bj] = bi
             elif bc >= 0:  # an ejection chain: bj from a to bi, bk from bi to bc (bl to bdd)
                 tabu_until[bi * n + bk] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
+                tabuT[bk * m + bi] = tabu_until[bi * n + bk]
                 used[a] -= weight[a, bj]
                 used[bi] += weight[bi, bj] - weight[bi, bk]
                 used[bc] += weight[bc, bk]
@@ -382,12 +644,14 @@ def tabu_search(
                 assign[bk] = bc
                 if bl >= 0:
                     tabu_until[bc * n + bl] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
+                    tabuT[bl * m + bc] = tabu_until[bc * n + bl]
                     used[bc] -= weight[bc, bl]
                     used[bdd] += weight[bdd, bl]
                     assign[bl] = bdd
             else:
                 b = assign[bk]
                 tabu_until[b * n + bk] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
+                tabuT[bk * m + b] = tabu_until[b * n + bk]
                 used[a] += weight[a, bk] - weight[a, bj]
                 used[b] += weight[b, bj] - weight[b, bk]
                 assign[bj] = b
@@ -430,6 +694,9 @@ def tabu_search(
                 for j in range(n):
                     used[assign[j]] += weight[assign[j], j]
                     cur += cost[assign[j], j]
+                if fast:
+                    for i in range(m):
+                        dirty[i] = 1
                 excess = 0
                 for i in range(m):
                     excess += _ex(used[i], capacity[i])
