@@ -73,8 +73,15 @@ def knobs(n: int) -> tuple:
 def run(mod, cost, weight, cap, start, iterations, seed=1):
     """Time ``iterations`` tabu iterations of ``mod``; returns (seconds, final state)."""
     m, n = cost.shape
-    state = [start.copy(), start.copy(), np.zeros(m), np.zeros(m * n, dtype=np.int64),
-             np.zeros(6, dtype=np.int64), np.zeros(3), np.array([seed], dtype=np.uint64)]  # fmt: skip
+    state = [
+        start.copy(),
+        start.copy(),
+        np.zeros(m),
+        np.zeros(m * n, dtype=np.int64),
+        np.zeros(6, dtype=np.int64),
+        np.zeros(3),
+        np.array([seed], dtype=np.uint64),
+    ]
     k = knobs(n)
     mod.tabu_search(cost, weight, cap, *state, 0, *k)  # the state's set-up, not timed
     t = time.perf_counter()
@@ -101,8 +108,13 @@ def main(argv=None):
     ap.add_argument("--only", nargs="+", default=list(INSTANCES), metavar="SET/NAME")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--scale", type=float, default=1.0, help="times the default iterations")
-    ap.add_argument("--solve", type=float, default=None, metavar="T",
-                    help="also solve_gap(heuristic, time_limit=T) on the first instance")  # fmt: skip
+    ap.add_argument(
+        "--solve",
+        type=float,
+        default=None,
+        metavar="T",
+        help="also solve_gap(heuristic, time_limit=T) on the first instance",
+    )
     args = ap.parse_args(argv)
     if not args.data or not os.path.isdir(args.data):
         raise SystemExit(

@@ -44,6 +44,20 @@ cdef extern from *:
     int _ctz64 "coalloc_gapls_ctz64"(unsigned long long x) noexcept nogil
 
 
+cdef struct _Agent:  # agent b's terms for the item j in hand (tabu_search's swap loop)
+    double P          # cost[b, j] - cost[a, j]
+    double alpha      # alpha[b]
+    int64_t ub        # used[b] + weight[b, j] - capacity[b]
+    int64_t ex        # b's excess
+
+
+cdef struct _Target:  # one of item k's two first shift targets (tabu_search's chains)
+    double cost       # cost[c, k]
+    double pen        # alpha[c] * excess
+    int64_t excess    # the excess k adds to c
+    Py_ssize_t c      # the agent (-1: none)
+
+
 def tabu_search(
     const double[:, ::1] cost,      # IN  (m, n)
     const int64_t[:, ::1] weight,   # IN  (m, n)
@@ -100,6 +114,10 @@ def tabu_search(
     weights ``(sum |c| + 1) / (sum w + 1)`` (kept in ``dstate[2]``). ``best`` is the best feasible assignment found
     (``istate[4] == 1``), or, while none is, the one with the least excess, then cost;
     ``dstate[1]`` its cost.
+
+    With ``chain <= 1`` (and costs, weights and weights alpha in range) the kernel skips
+    the swaps and chains that a bound proves cannot beat the best move so far; the moves
+    made are exactly those of the plain scan (the twin in ``_reference.gapls``).
     """
     cdef Py_ssize_t m = cost.shape[0]
     cdef Py_ssize_t n = cost.shape[1]
@@ -117,33 +135,29 @@ def tabu_search(
     cdef vector[double] twov          # (n, 3) their values
     cdef vector[Py_ssize_t] first     # (m + 1,) the agents' items, by agent (counting sort)
     cdef vector[Py_ssize_t] members   # (n,)
-    # speed only (the moves and their order are those described above):
+    # speed only (the moves, their values and their order are those described above):
+    cdef bint fast, fast_it           # the shortcuts below apply (all values in range)
     cdef vector[int64_t] ex0          # (m,) every agent's excess, once an iteration
     cdef vector[double] cT            # (n, m) the costs, item-major
     cdef vector[int64_t] wT           # (n, m) the weights, item-major
+    cdef vector[int64_t] tabuT        # (n, m) tabu_until, item-major
     cdef vector[double] cb            # (n,) every item's cost on its agent
+    cdef vector[int64_t] wown         # (n,) every item's weight on its agent
+    cdef vector[uint64_t] bits        # (m, W) every agent's items, as bit sets
     cdef vector[double] minS          # (m, m) min over b's items k of cost[a, k] - cost[b, k]
-    cdef vector[double] minC          # (m,) min over b's items k of a chain's c_ck - c_bk
     cdef vector[int64_t] minW         # (m, m) min over b's items k of weight[a, k]
     cdef vector[int64_t] maxW         # (m,) max over b's items k of weight[b, k]
-    cdef vector[char] dirty           # (m,) agent b's items changed since minS[:, b]
-    cdef vector[int64_t] tabuT        # (n, m) tabu_until, item-major
-    cdef Py_ssize_t cnt
-    cdef Py_ssize_t t0, t1, t2
-    cdef double v0, v1, v2, pa
-    cdef vector[double] Pb            # (m,) cost[b, j] - cost[a, j] of the item j in hand
-    cdef vector[uint64_t] bits        # (m, W) every agent's items, as bit sets
-    cdef vector[uint64_t] acc         # (W,) the items whose swaps are evaluated
-    cdef vector[uint64_t] accc        # (W,) the items whose chains are evaluated
-    cdef vector[double] tc            # (n, 2) the costs of the items' two first targets
-    cdef vector[int64_t] te           # (n, 2) the excess they add to them
-    cdef vector[double] tp            # (n, 2) its penalty
-    cdef uint64_t words, wordc
-    cdef Py_ssize_t W, w, c0, c1
+    cdef vector[char] dirty           # (m,) b's items changed since minS[:, b] was computed
+    cdef vector[double] minC          # (m,) min over b's items k of cost[c, k] - cost[b, k]
+    cdef vector[_Target] tg           # (n, 2) the items' two first shift targets
+    cdef vector[_Agent] ag            # (m,) the agents' terms for the item j in hand
+    cdef vector[uint64_t] acc         # (W,) the items k whose swaps and chains with j count
+    cdef _Target* tgk
+    cdef _Agent* agb
+    cdef Py_ssize_t W, w, c0, c1, cnt, t0, t1, t2
     cdef uint64_t word
-    cdef int64_t e2ac
-    cdef double cmax, slack, pa_lo, pa_c, pb_lo, lb, g
-    cdef bint fast, fast_it
+    cdef int64_t e2ac, ua
+    cdef double cmax, slack, pa, pb, pa_lo, pa_c, pb_lo, lb, g, v0, v1, v2, caj, ci
     if (weight.shape[0] != m or weight.shape[1] != n or capacity.shape[0] != m
             or assign.shape[0] != n or best.shape[0] != n or alpha.shape[0] != m
             or tabu_until.shape[0] != m * n or istate.shape[0] < 6 or dstate.shape[0] < 3
@@ -186,14 +200,11 @@ def tabu_search(
             maxW.assign(m, 0)
             minC.assign(m, 0.0)
             dirty.assign(m, 1)
-            Pb.assign(m, 0.0)
             bits.assign(m * W, 0)
             acc.assign(W, 0)
-            accc.assign(W, 0)
-            if chain >= 1:
-                tc.assign(2 * n, 0.0)
-                te.assign(2 * n, 0)
-                tp.assign(2 * n, 0.0)
+            tg.resize(2 * n)
+            ag.resize(m)
+            wown.assign(n, 0)
         for j in range(n):
             used[assign[j]] += weight[assign[j], j]
         excess = 0
@@ -257,10 +268,78 @@ def tabu_search(
             fast_it = fast
             for i in range(m):
                 ex0[i] = _ex(used[i], capacity[i])
-                if not (alpha[i] >= 0.0 and alpha[i] <= 1e300):
+                if not (alpha[i] >= 0.0 and alpha[i] <= 1e250):  # finite penalties
                     fast_it = False
             # shifts: item j to agent i
-            for j in range(n):
+            if fast_it:
+                # as below, with the empty slots of the three best at +inf (every value is
+                # finite here: |c| <= 1e290, alpha <= 1e250): a target that neither beats
+                # the third best nor the best move is left at that
+                for j in range(n):
+                    a = assign[j]
+                    ea = ex0[a]
+                    e2a = _ex(used[a] - wT[j * m + a], capacity[a]) - ea
+                    pa = alpha[a] * e2a
+                    caj = cT[j * m + a]
+                    cnt = 0
+                    t0 = t1 = t2 = -1
+                    v0 = v1 = v2 = INFINITY
+                    for i in range(m):
+                        if i == a:
+                            continue
+                        ci = cT[j * m + i]
+                        e2b = _ex(used[i] + wT[j * m + i], capacity[i]) - ex0[i]
+                        pb = alpha[i] * e2b
+                        d_cost = ci - caj
+                        d = d_cost + pb + pa
+                        v = ci + pb
+                        if not (d < bd) and (chain < 1 or not (v < v2)):
+                            continue
+                        tabu = tabuT[j * m + i] > it
+                        if chain >= 1 and not tabu and v < v2:  # the three best, sorted
+                            q = cnt
+                            if q == 3 and v < v2:
+                                q = 2
+                            if q == 2 and v < v1:
+                                q = 1
+                            if q == 1 and v < v0:
+                                q = 0
+                            if q == 0:
+                                t2 = t1
+                                v2 = v1
+                                t1 = t0
+                                v1 = v0
+                                t0 = i
+                                v0 = v
+                            elif q == 1:
+                                t2 = t1
+                                v2 = v1
+                                t1 = i
+                                v1 = v
+                            elif q == 2:
+                                t2 = i
+                                v2 = v
+                            if cnt < 3:
+                                cnt += 1
+                        if d < bd:
+                            d_ex = e2b + e2a
+                            ok = (not tabu) or (excess + d_ex == 0
+                                                and cur + d_cost < best_cost - 1e-9)
+                            if ok:
+                                bd = d
+                                bdc = d_cost
+                                bdex = d_ex
+                                bi = i
+                                bj = j
+                                bk = -1
+                    if chain >= 1:
+                        top[3 * j] = t0
+                        top[3 * j + 1] = t1
+                        top[3 * j + 2] = t2
+                        topv[3 * j] = v0
+                        topv[3 * j + 1] = v1
+                        topv[3 * j + 2] = v2
+            for j in range(n if not fast_it else 0):
                 a = assign[j]
                 ea = ex0[a]
                 e2a = _ex(used[a] - wT[j * m + a], capacity[a]) - ea
@@ -273,12 +352,6 @@ def tabu_search(
                     if i == a:
                         continue
                     d_cost = cT[j * m + i] - cT[j * m + a]
-                    # d >= d_cost + pa and v >= cost (the added penalty is >= 0): when
-                    # neither can matter, the rest is left out (only when fast_it: the
-                    # weights are >= 0)
-                    if (fast_it and not (d_cost + pa < bd)
-                            and (chain < 1 or (cnt == 3 and not (cT[j * m + i] < v2)))):
-                        continue
                     e2b = _ex(used[i] + wT[j * m + i], capacity[i]) - ex0[i]
                     d_ex = e2b + e2a
                     d = d_cost + alpha[i] * e2b + pa
@@ -383,22 +456,25 @@ def tabu_search(
                                 twov[3 * k + r] = v
             # swaps: items j (sampled) and k exchange agents
             if m > 1 and fast_it:
-                # The same moves, in the same order, with the same arithmetic; only the
-                # items k that cannot beat ``bd`` are left out. For the item j in hand (on
-                # agent a) and an agent b, every swap with an item k of b has the value
-                # ((P + c_ak) - c_bk) + alpha_a e2a + alpha_b e2b (P = c_bj - c_aj, in that
-                # order of operations), where e2a >= -ex_a and e2b >= -ex_b; every chain
-                # ((P + c_ck) - c_bk) + alpha_a e2a' + alpha_b e2b + alpha_c e2c with
-                # e2c >= 0. Rounded additions and products with a weight >= 0 are monotone,
-                # and (P + x_k) - y_k rounded is at least P + min_k (x_k - y_k) rounded,
-                # less 4e-15 max|c| (a few roundings of terms of at most 4 max|c|; the
-                # margin is 5e-12 max|c|): a bound >= bd proves that none of b's items
-                # gives a move with d < bd (acceptance is strict).
+                # The same moves in the same order with the same arithmetic as below; only
+                # the items k that cannot beat ``bd`` are left out. For the item j in hand
+                # (on agent a) and an agent b, a swap with an item k of b has the value
+                # ((P + c_ak) - c_bk) + alpha_a e2a + alpha_b e2b (P = c_bj - c_aj, in this
+                # order of operations), e2a at least its value for b's lightest item on a
+                # (minW) and e2b at least its value for b's heaviest item on b (maxW): the
+                # excess grows with the load. A chain has ((P + c_ck) - c_bk) + alpha_a e2a'
+                # + alpha_b e2b + alpha_c e2c with e2c >= 0. Rounded additions, and products
+                # with a weight >= 0, are monotone, and (P + x_k) - y_k rounded is at least
+                # P + min_k (x_k - y_k), rounded, less 4e-15 max|c| (a few roundings of
+                # terms of at most 4 max|c|; the margin is 5e-12 max|c|): a bound >= bd
+                # proves that no swap or chain with b's items has d < bd (acceptance is
+                # strict; bd only falls).
                 for w in range(m * W):
                     bits[w] = 0
                 for k in range(n):
                     b = assign[k]
                     cb[k] = cT[k * m + b]
+                    wown[k] = wT[k * m + b]
                     bits[b * W + (k >> 6)] |= (<uint64_t>1) << (k & 63)
                 # minS, minW, maxW of the agents whose items changed (they depend on the
                 # items of b only)
@@ -428,18 +504,21 @@ def tabu_search(
                         minC[i] = INFINITY
                     for k in range(n):
                         c0 = top[3 * k]
+                        c1 = top[3 * k + 1]
+                        tg[2 * k].c = c0
+                        tg[2 * k + 1].c = c1
                         if c0 < 0:
                             continue
-                        tc[2 * k] = cT[k * m + c0]
-                        te[2 * k] = _ex(used[c0] + wT[k * m + c0], capacity[c0]) - ex0[c0]
-                        tp[2 * k] = alpha[c0] * te[2 * k]
-                        g = tc[2 * k] - cb[k]
-                        c1 = top[3 * k + 1]
+                        tg[2 * k].cost = cT[k * m + c0]
+                        tg[2 * k].excess = _ex(used[c0] + wT[k * m + c0], capacity[c0]) - ex0[c0]
+                        tg[2 * k].pen = alpha[c0] * tg[2 * k].excess
+                        g = tg[2 * k].cost - cb[k]
                         if c1 >= 0:
-                            tc[2 * k + 1] = cT[k * m + c1]
-                            te[2 * k + 1] = _ex(used[c1] + wT[k * m + c1], capacity[c1]) - ex0[c1]
-                            tp[2 * k + 1] = alpha[c1] * te[2 * k + 1]
-                            v = tc[2 * k + 1] - cb[k]
+                            tg[2 * k + 1].cost = cT[k * m + c1]
+                            tg[2 * k + 1].excess = (_ex(used[c1] + wT[k * m + c1], capacity[c1])
+                                                    - ex0[c1])
+                            tg[2 * k + 1].pen = alpha[c1] * tg[2 * k + 1].excess
+                            v = tg[2 * k + 1].cost - cb[k]
                             if v < g:
                                 g = v
                         b = assign[k]
@@ -451,22 +530,25 @@ def tabu_search(
                     ea = ex0[a]
                     e2ac = _ex(used[a] - wT[j * m + a], capacity[a]) - ea
                     pa_c = alpha[a] * <double>e2ac
+                    ua = used[a] - wT[j * m + a] - capacity[a]
                     for w in range(W):
                         acc[w] = 0
-                        accc[w] = 0
                     for b in range(m):
                         if b == a:
                             continue
-                        Pb[b] = cT[j * m + b] - cT[j * m + a]
+                        ag[b].P = cT[j * m + b] - cT[j * m + a]
+                        ag[b].alpha = alpha[b]
+                        ag[b].ub = used[b] + wT[j * m + b] - capacity[b]
+                        ag[b].ex = ex0[b]
                         if minW[a * m + b] == INT64_MAX:  # b has no items
                             continue
                         e2b = _ex(used[b] - maxW[b] + wT[j * m + b], capacity[b]) - ex0[b]
                         pb_lo = alpha[b] * <double>e2b
                         e2a = _ex(used[a] - wT[j * m + a] + minW[a * m + b], capacity[a]) - ea
                         pa_lo = alpha[a] * <double>e2a
-                        lb = Pb[b] + minS[a * m + b] - slack + pa_lo + pb_lo
+                        lb = ag[b].P + minS[a * m + b] - slack + pa_lo + pb_lo
                         if not (lb < bd) and chain == 1:
-                            lb = Pb[b] + minC[b] - slack + pa_c + pb_lo
+                            lb = ag[b].P + minC[b] - slack + pa_c + pb_lo
                         if lb < bd:
                             for w in range(W):
                                 acc[w] |= bits[b * W + w]
@@ -477,12 +559,13 @@ def tabu_search(
                             k = (w << 6) + t
                             word &= word - 1
                             b = assign[k]
-                            e2b = _ex(used[b] - weight[b, k] + wT[j * m + b], capacity[b]) - ex0[b]
-                            pb_lo = alpha[b] * e2b
-                            d_cost = Pb[b] + cost[a, k] - cb[k]
-                            e2a = _ex(used[a] - wT[j * m + a] + weight[a, k], capacity[a]) - ea
+                            agb = &ag[b]
+                            e2b = _ex(agb.ub - wown[k], 0) - agb.ex
+                            pb = agb.alpha * e2b
+                            d_cost = agb.P + cost[a, k] - cb[k]
+                            e2a = _ex(ua + weight[a, k], 0) - ea
                             d_ex = e2a + e2b
-                            d = d_cost + alpha[a] * e2a + pb_lo
+                            d = d_cost + alpha[a] * e2a + pb
                             if d < bd:
                                 tabu = tabu_until[b * n + j] > it or tabu_until[a * n + k] > it
                                 ok = (not tabu) or (excess + d_ex == 0
@@ -498,14 +581,14 @@ def tabu_search(
                             if chain < 1:
                                 continue
                             # the chain: j from a to b, k from b to its best other agent c
-                            q = 0
-                            if top[3 * k] == a:
-                                q = 1
-                            c = top[3 * k + q]
+                            tgk = &tg[2 * k]
+                            if tgk.c == a:
+                                tgk += 1
+                            c = tgk.c
                             if c >= 0:
-                                d_cost = Pb[b] + tc[2 * k + q] - cb[k]
-                                d_ex = e2ac + e2b + te[2 * k + q]
-                                d = d_cost + pa_c + pb_lo + tp[2 * k + q]
+                                d_cost = agb.P + tgk.cost - cb[k]
+                                d_ex = e2ac + e2b + tgk.excess
+                                d = d_cost + pa_c + pb + tgk.pen
                                 if d < bd:
                                     tabu = tabu_until[b * n + j] > it
                                     ok = (not tabu) or (excess + d_ex == 0
