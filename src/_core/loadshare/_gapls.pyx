@@ -154,7 +154,7 @@ def tabu_search(
     cdef vector[uint64_t] acc         # (W,) the items k whose swaps and chains with j count
     cdef _Target* tgk
     cdef _Agent* agb
-    cdef Py_ssize_t W, w, c0, c1, cnt, t0, t1, t2
+    cdef Py_ssize_t W, w, c0, c1, cnt, t0, t1, t2, s0, s1, s2
     cdef uint64_t word
     cdef int64_t e2ac, ua
     cdef double cmax, slack, pa, pb, pa_lo, pa_c, pb_lo, lb, g, v0, v1, v2, caj, ci
@@ -272,9 +272,11 @@ def tabu_search(
                     fast_it = False
             # shifts: item j to agent i
             if fast_it:
-                # as below, with the empty slots of the three best at +inf (every value is
-                # finite here: |c| <= 1e290, alpha <= 1e250): a target that neither beats
-                # the third best nor the best move is left at that
+                # As below. The three best targets are the three least (value, agent)
+                # (every value is finite here: |c| <= 1e290, alpha <= 1e250), so they may
+                # be found in any order: j's three of the last iteration first (a good third
+                # best early), then the rest by index, empty slots at +inf; a target that
+                # neither beats the third best nor the best move is left at that.
                 for j in range(n):
                     a = assign[j]
                     ea = ex0[a]
@@ -284,25 +286,23 @@ def tabu_search(
                     cnt = 0
                     t0 = t1 = t2 = -1
                     v0 = v1 = v2 = INFINITY
-                    for i in range(m):
-                        if i == a:
-                            continue
-                        ci = cT[j * m + i]
-                        e2b = _ex(used[i] + wT[j * m + i], capacity[i]) - ex0[i]
-                        pb = alpha[i] * e2b
-                        d_cost = ci - caj
-                        d = d_cost + pb + pa
-                        v = ci + pb
-                        if not (d < bd) and (chain < 1 or not (v < v2)):
-                            continue
-                        tabu = tabuT[j * m + i] > it
-                        if chain >= 1 and not tabu and v < v2:  # the three best, sorted
+                    s0 = s1 = s2 = -1
+                    if chain >= 1:
+                        s0 = top[3 * j]
+                        s1 = top[3 * j + 1]
+                        s2 = top[3 * j + 2]
+                        for r in range(3):
+                            i = s0 if r == 0 else s1 if r == 1 else s2
+                            if i < 0 or i == a or tabuT[j * m + i] > it:
+                                continue
+                            v = cT[j * m + i] + alpha[i] * (
+                                _ex(used[i] + wT[j * m + i], capacity[i]) - ex0[i])
                             q = cnt
-                            if q == 3 and v < v2:
+                            if q == 3 and (v < v2 or (v == v2 and i < t2)):
                                 q = 2
-                            if q == 2 and v < v1:
+                            if q == 2 and (v < v1 or (v == v1 and i < t1)):
                                 q = 1
-                            if q == 1 and v < v0:
+                            if q == 1 and (v < v0 or (v == v0 and i < t0)):
                                 q = 0
                             if q == 0:
                                 t2 = t1
@@ -319,7 +319,45 @@ def tabu_search(
                             elif q == 2:
                                 t2 = i
                                 v2 = v
-                            if cnt < 3:
+                            if q < 3 and cnt < 3:
+                                cnt += 1
+                    for i in range(m):
+                        if i == a:
+                            continue
+                        ci = cT[j * m + i]
+                        e2b = _ex(used[i] + wT[j * m + i], capacity[i]) - ex0[i]
+                        pb = alpha[i] * e2b
+                        d_cost = ci - caj
+                        d = d_cost + pb + pa
+                        v = ci + pb
+                        if not (d < bd) and (chain < 1 or not (v < v2 or (v == v2 and i < t2))):
+                            continue
+                        tabu = tabuT[j * m + i] > it
+                        if (chain >= 1 and not tabu and i != s0 and i != s1 and i != s2
+                                and (v < v2 or (v == v2 and i < t2))):  # the three best
+                            q = cnt
+                            if q == 3 and (v < v2 or (v == v2 and i < t2)):
+                                q = 2
+                            if q == 2 and (v < v1 or (v == v1 and i < t1)):
+                                q = 1
+                            if q == 1 and (v < v0 or (v == v0 and i < t0)):
+                                q = 0
+                            if q == 0:
+                                t2 = t1
+                                v2 = v1
+                                t1 = t0
+                                v1 = v0
+                                t0 = i
+                                v0 = v
+                            elif q == 1:
+                                t2 = t1
+                                v2 = v1
+                                t1 = i
+                                v1 = v
+                            elif q == 2:
+                                t2 = i
+                                v2 = v
+                            if q < 3 and cnt < 3:
                                 cnt += 1
                         if d < bd:
                             d_ex = e2b + e2a
