@@ -4,8 +4,9 @@ build of the kernel when one is given.
 The search runs as ``solve_gap(method="heuristic")`` runs it (minimisation, every item
 assigned: float64 costs, int64 weights and capacities; the knobs of
 :mod:`coalloc.loadshare.gap`: tenure, swap items, growth, restart, shake, per-agent weights,
-chain), from the costs' greedy start polished by ``shift_descent``, for ``--iterations``
-iterations after the state is set up. With ``--old PATH`` (a copy of an older
+chain), from the costs' greedy start polished by ``shift_descent``: ``--warmup`` times the
+instance's iterations untimed (past the start's first descent), then its iterations timed
+(``--scale`` times the table below). With ``--old PATH`` (a copy of an older
 ``_gapls*.so``) the old and the current kernel run the same iterations in turn
 (interleaved, ``--repeats`` times each, median reported), and their final states (current
 and best assignments, weights, tabu list, counters, random state) are compared: the speed-up
@@ -70,8 +71,9 @@ def knobs(n: int) -> tuple:
             bool(gap._PER_AGENT), gap._CHAIN)  # fmt: skip
 
 
-def run(mod, cost, weight, cap, start, iterations, seed=1):
-    """Time ``iterations`` tabu iterations of ``mod``; returns (seconds, final state)."""
+def run(mod, cost, weight, cap, start, iterations, warmup, seed=1):
+    """Time ``iterations`` tabu iterations of ``mod`` after ``warmup`` untimed ones; returns
+    (seconds, final state)."""
     m, n = cost.shape
     state = [
         start.copy(),
@@ -83,7 +85,7 @@ def run(mod, cost, weight, cap, start, iterations, seed=1):
         np.array([seed], dtype=np.uint64),
     ]
     k = knobs(n)
-    mod.tabu_search(cost, weight, cap, *state, 0, *k)  # the state's set-up, not timed
+    mod.tabu_search(cost, weight, cap, *state, warmup, *k)  # set-up and warm-up, untimed
     t = time.perf_counter()
     done = mod.tabu_search(cost, weight, cap, *state, iterations, *k)
     spent = time.perf_counter() - t
@@ -108,6 +110,8 @@ def main(argv=None):
     ap.add_argument("--only", nargs="+", default=list(INSTANCES), metavar="SET/NAME")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--scale", type=float, default=1.0, help="times the default iterations")
+    ap.add_argument("--warmup", type=float, default=1.0,
+                    help="untimed iterations first, in units of the timed ones")  # fmt: skip
     ap.add_argument(
         "--solve",
         type=float,
@@ -136,7 +140,8 @@ def main(argv=None):
         states = {}
         for _ in range(args.repeats):
             for name, mod in kernels:
-                spent, states[name] = run(mod, cost, weight, cap, start, iterations)
+                warm = int(args.warmup * iterations)
+                spent, states[name] = run(mod, cost, weight, cap, start, iterations, warm)
                 rates[name].append(iterations / spent)
                 pbar.update(1)
         med = {name: statistics.median(v) for name, v in rates.items()}
@@ -144,6 +149,7 @@ def main(argv=None):
         rows.append((key, inst.m, inst.n, iterations, med, equal))
     pbar.close()
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"warm-up {args.warmup:g} x the timed iterations, median of {args.repeats}")
     print("| instance | m x n | iterations | old it/s | new it/s | new/old | same state |")
     print("|---|---|---|---|---|---|---|")
     for key, m, n, its, med, equal in rows:
