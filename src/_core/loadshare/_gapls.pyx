@@ -570,6 +570,9 @@ def tabu_search(
                         b = assign[k]
                         if g < minC[b]:
                             minC[b] = g
+                for b in range(m):
+                    ag[b].alpha = alpha[b]
+                    ag[b].ex = ex0[b]
                 # A group's bound costs about what two of its moves cost: the bounds are
                 # used while they leave out at least two items per group bounded, checked
                 # every 16 iterations when they do not (speed only: the moves are the same).
@@ -583,20 +586,19 @@ def tabu_search(
                     e2ac = _ex(used[a] - wT[j * m + a], capacity[a]) - ea
                     pa_c = alpha[a] * <double>e2ac
                     ua = used[a] - wT[j * m + a] - capacity[a]
-                    for w in range(W):
-                        acc[w] = 0
                     for b in range(m):
-                        if b == a:
-                            continue
                         ag[b].P = cT[j * m + b] - cT[j * m + a]
-                        ag[b].alpha = alpha[b]
                         ag[b].ub = used[b] + wT[j * m + b] - capacity[b]
-                        ag[b].ex = ex0[b]
-                        if minW[a * m + b] == INT64_MAX:  # b has no items
-                            continue
-                        if not probe:
-                            for w in range(W):
-                                acc[w] |= bits[b * W + w]
+                    if not probe:  # every item not on a
+                        for w in range(W):
+                            acc[w] = ~bits[a * W + w]
+                        if n & 63:
+                            acc[W - 1] &= ((<uint64_t>1) << (n & 63)) - 1
+                    else:
+                        for w in range(W):
+                            acc[w] = 0
+                    for b in range(m if probe else 0):
+                        if b == a or minW[a * m + b] == INT64_MAX:  # (b has no items)
                             continue
                         tested += 1
                         e2b = _ex(used[b] - maxW[b] + wT[j * m + b], capacity[b]) - ex0[b]
