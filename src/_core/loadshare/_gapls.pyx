@@ -158,6 +158,9 @@ def tabu_search(
     cdef vector[int64_t] nitems       # (m,) every agent's item count
     cdef bint probe, bounds_pay       # bound the groups this iteration; it paid last time
     cdef int64_t tested, saved        # groups bounded, items left out by the bounds
+    cdef const double* crow           # cost[a, :] of the item j in hand
+    cdef const int64_t* wrowa         # weight[a, :]
+    cdef double aa                    # alpha[a]
     cdef uint64_t word
     cdef int64_t e2ac, ua
     cdef double cmax, slack, pa, pb, pa_lo, pa_c, pb_lo, lb, g, v0, v1, v2, caj, ci
@@ -586,6 +589,9 @@ def tabu_search(
                     e2ac = _ex(used[a] - wT[j * m + a], capacity[a]) - ea
                     pa_c = alpha[a] * <double>e2ac
                     ua = used[a] - wT[j * m + a] - capacity[a]
+                    crow = &cost[a, 0]
+                    wrowa = &weight[a, 0]
+                    aa = alpha[a]
                     for b in range(m):
                         ag[b].P = cT[j * m + b] - cT[j * m + a]
                         ag[b].ub = used[b] + wT[j * m + b] - capacity[b]
@@ -623,10 +629,10 @@ def tabu_search(
                             agb = &ag[b]
                             e2b = _ex(agb.ub - wown[k], 0) - agb.ex
                             pb = agb.alpha * e2b
-                            d_cost = agb.P + cost[a, k] - cb[k]
-                            e2a = _ex(ua + weight[a, k], 0) - ea
+                            d_cost = agb.P + crow[k] - cb[k]
+                            e2a = _ex(ua + wrowa[k], 0) - ea
                             d_ex = e2a + e2b
-                            d = d_cost + alpha[a] * e2a + pb
+                            d = d_cost + aa * e2a + pb
                             if d < bd:
                                 tabu = tabu_until[b * n + j] > it or tabu_until[a * n + k] > it
                                 ok = (not tabu) or (excess + d_ex == 0
