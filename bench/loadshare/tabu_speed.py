@@ -11,8 +11,8 @@ instance's iterations untimed (past the start's first descent), then its iterati
 (interleaved, ``--repeats`` times each, median reported), and their final states (current
 and best assignments, weights, tabu list, counters, random state) are compared: the speed-up
 only counts when they are equal. ``--solve`` also runs ``solve_gap(method="heuristic",
-time_limit=T)`` on the first instance and reports the tabu iterations it reached, with each
-kernel (the old one swapped in for the call).
+time_limit=T)`` on the first instance ``--repeats`` times with each kernel (the old one
+swapped in for the call, in turn) and reports the median tabu iterations reached.
 
 The instances are not in the repository: the data directory is a copy of
 ``fontanf/generalizedassignmentsolver``'s ``data/`` folder (see gap_published.py); give it
@@ -160,16 +160,22 @@ def main(argv=None):
         print(f"| {key} | {m} x {n} | {its} | {o_s} | {nw:,.0f} | {ratio} | {eq} |")
     if args.solve is not None:
         inst = read_gap(os.path.join(args.data, args.only[0]))[0]
-        for name, mod in kernels:
-            saved = gap._gapls
-            gap._gapls = mod  # the old kernel for this call only
-            try:
-                res = solve_gap(inst, method="heuristic", time_limit=args.solve, seed=0)
-            finally:
-                gap._gapls = saved
-            print(f"solve_gap({args.only[0]}, heuristic, time_limit={args.solve:g}) with the "
-                  f"{name} kernel: {res.iterations['tabu_iterations']:,} tabu iterations, "
-                  f"objective {res.objective:g}")  # fmt: skip
+        got = {name: [] for name, _ in kernels}
+        for _ in bar(range(args.repeats), desc="solve_gap", unit="round"):
+            for name, mod in kernels:
+                saved = gap._gapls
+                gap._gapls = mod  # this kernel for this call only
+                try:
+                    res = solve_gap(inst, method="heuristic", time_limit=args.solve, seed=0)
+                finally:
+                    gap._gapls = saved
+                got[name].append((res.iterations["tabu_iterations"], res.objective))
+        for name, runs in got.items():
+            its = statistics.median(r[0] for r in runs)
+            objs = " ".join(f"{r[1]:g}" for r in runs)
+            print(f"solve_gap({args.only[0]}, heuristic, time_limit={args.solve:g}), {name} "
+                  f"kernel: median {its:,.0f} tabu iterations of {args.repeats} runs "
+                  f"(objectives {objs})")  # fmt: skip
     if old is not None and not all(r[5] for r in rows):
         raise SystemExit("the kernels' final states differ")
 
