@@ -140,7 +140,6 @@ def tabu_search(
     cdef vector[int64_t] ex0          # (m,) every agent's excess, once an iteration
     cdef vector[double] cT            # (n, m) the costs, item-major
     cdef vector[int64_t] wT           # (n, m) the weights, item-major
-    cdef vector[int64_t] tabuT        # (n, m) tabu_until, item-major
     cdef vector[double] cb            # (n,) every item's cost on its agent
     cdef vector[int64_t] wown         # (n,) every item's weight on its agent
     cdef vector[uint64_t] bits        # (m, W) every agent's items, as bit sets
@@ -243,10 +242,6 @@ def tabu_search(
             dstate[0] = cur
             dstate[1] = cur
             dstate[2] = a0
-        tabuT.assign(n * m, 0)
-        for i in range(m):
-            for j in range(n):
-                tabuT[j * m + i] = tabu_until[i * n + j]
         it = istate[0]
         since = istate[1]
         start = istate[2]
@@ -301,7 +296,7 @@ def tabu_search(
                         s2 = top[3 * j + 2]
                         for r in range(3):
                             i = s0 if r == 0 else s1 if r == 1 else s2
-                            if i < 0 or i == a or tabuT[j * m + i] > it:
+                            if i < 0 or i == a or tabu_until[i * n + j] > it:
                                 continue
                             v = cT[j * m + i] + alpha[i] * (
                                 _ex(used[i] + wT[j * m + i], capacity[i]) - ex0[i])
@@ -340,7 +335,7 @@ def tabu_search(
                         v = ci + pb
                         if not (d < bd) and (chain < 1 or not (v < v2 or (v == v2 and i < t2))):
                             continue
-                        tabu = tabuT[j * m + i] > it
+                        tabu = tabu_until[i * n + j] > it
                         if (chain >= 1 and not tabu and i != s0 and i != s1 and i != s2
                                 and (v < v2 or (v == v2 and i < t2))):  # the three best
                             q = cnt
@@ -401,7 +396,7 @@ def tabu_search(
                     e2b = _ex(used[i] + wT[j * m + i], capacity[i]) - ex0[i]
                     d_ex = e2b + e2a
                     d = d_cost + alpha[i] * e2b + pa
-                    tabu = tabuT[j * m + i] > it
+                    tabu = tabu_until[i * n + j] > it
                     if chain >= 1 and not tabu:  # keep the three best targets, sorted
                         v = cT[j * m + i] + alpha[i] * e2b
                         # q = 3; while q > 0 and (slot q - 1 empty or v < its value): q -= 1
@@ -781,14 +776,12 @@ def tabu_search(
                 if bl >= 0:
                     dirty[bdd] = 1
             tabu_until[a * n + bj] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
-            tabuT[bj * m + a] = tabu_until[a * n + bj]
             if bk < 0:
                 used[a] -= weight[a, bj]
                 used[bi] += weight[bi, bj]
                 assign[bj] = bi
             elif bc >= 0:  # an ejection chain: bj from a to bi, bk from bi to bc (bl to bdd)
                 tabu_until[bi * n + bk] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
-                tabuT[bk * m + bi] = tabu_until[bi * n + bk]
                 used[a] -= weight[a, bj]
                 used[bi] += weight[bi, bj] - weight[bi, bk]
                 used[bc] += weight[bc, bk]
@@ -796,14 +789,12 @@ def tabu_search(
                 assign[bk] = bc
                 if bl >= 0:
                     tabu_until[bc * n + bl] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
-                    tabuT[bl * m + bc] = tabu_until[bc * n + bl]
                     used[bc] -= weight[bc, bl]
                     used[bdd] += weight[bdd, bl]
                     assign[bl] = bdd
             else:
                 b = assign[bk]
                 tabu_until[b * n + bk] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
-                tabuT[bk * m + b] = tabu_until[b * n + bk]
                 used[a] += weight[a, bk] - weight[a, bj]
                 used[b] += weight[b, bj] - weight[b, bk]
                 assign[bj] = b
