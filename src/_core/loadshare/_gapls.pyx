@@ -17,7 +17,8 @@ The NumPy/Python twins are in :mod:`coalloc.loadshare._reference.gapls`; both ke
 trust their input (shapes checked, values validated by :class:`GapInstance`).
 """
 
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport INT64_MAX, int64_t, uint64_t
+from libc.math cimport INFINITY
 from libcpp.vector cimport vector
 
 from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt
@@ -26,6 +27,35 @@ from coalloc.common.xoshiro cimport splitmix64
 
 cdef inline int64_t _ex(int64_t used, int64_t cap) noexcept nogil:
     return used - cap if used > cap else 0
+
+
+cdef extern from *:
+    """
+    static inline int coalloc_gapls_ctz64(unsigned long long x) {
+    #if defined(__GNUC__) || defined(__clang__)
+        return __builtin_ctzll(x);
+    #else
+        int r = 0;
+        while (!(x & 1ULL)) { x >>= 1; ++r; }
+        return r;
+    #endif
+    }
+    """
+    int _ctz64 "coalloc_gapls_ctz64"(unsigned long long x) noexcept nogil
+
+
+cdef struct _Agent:  # agent b's terms for the item j in hand (tabu_search's swap loop)
+    double P          # cost[b, j] - cost[a, j]
+    double alpha      # alpha[b]
+    int64_t ub        # used[b] + weight[b, j] - capacity[b]
+    int64_t ex        # b's excess
+
+
+cdef struct _Target:  # one of item k's two first shift targets (tabu_search's chains)
+    double cost       # cost[c, k]
+    double pen        # alpha[c] * excess
+    int64_t excess    # the excess k adds to c
+    Py_ssize_t c      # the agent (-1: none)
 
 
 def tabu_search(
@@ -84,6 +114,10 @@ def tabu_search(
     weights ``(sum |c| + 1) / (sum w + 1)`` (kept in ``dstate[2]``). ``best`` is the best feasible assignment found
     (``istate[4] == 1``), or, while none is, the one with the least excess, then cost;
     ``dstate[1]`` its cost.
+
+    With ``chain <= 1`` (and costs, weights and weights alpha in range) the kernel skips
+    the swaps and chains that a bound proves cannot beat the best move so far; the moves
+    made are exactly those of the plain scan (the twin in ``_reference.gapls``).
     """
     cdef Py_ssize_t m = cost.shape[0]
     cdef Py_ssize_t n = cost.shape[1]
@@ -101,6 +135,34 @@ def tabu_search(
     cdef vector[double] twov          # (n, 3) their values
     cdef vector[Py_ssize_t] first     # (m + 1,) the agents' items, by agent (counting sort)
     cdef vector[Py_ssize_t] members   # (n,)
+    # speed only (the moves, their values and their order are those described above):
+    cdef bint fast, fast_it           # the shortcuts below apply (all values in range)
+    cdef vector[int64_t] ex0          # (m,) every agent's excess, once an iteration
+    cdef vector[double] cT            # (n, m) the costs, item-major
+    cdef vector[int64_t] wT           # (n, m) the weights, item-major
+    cdef vector[double] cb            # (n,) every item's cost on its agent
+    cdef vector[int64_t] wown         # (n,) every item's weight on its agent
+    cdef vector[uint64_t] bits        # (m, W) every agent's items, as bit sets
+    cdef vector[double] minS          # (m, m) min over b's items k of cost[a, k] - cost[b, k]
+    cdef vector[int64_t] minW         # (m, m) min over b's items k of weight[a, k]
+    cdef vector[int64_t] maxW         # (m,) max over b's items k of weight[b, k]
+    cdef vector[char] dirty           # (m,) b's items changed since minS[:, b] was computed
+    cdef vector[double] minC          # (m,) min over b's items k of cost[c, k] - cost[b, k]
+    cdef vector[_Target] tg           # (n, 2) the items' two first shift targets
+    cdef vector[_Agent] ag            # (m,) the agents' terms for the item j in hand
+    cdef vector[uint64_t] acc         # (W,) the items k whose swaps and chains with j count
+    cdef _Target* tgk
+    cdef _Agent* agb
+    cdef Py_ssize_t W, w, c0, c1, cnt, t0, t1, t2, s0, s1, s2
+    cdef vector[int64_t] nitems       # (m,) every agent's item count
+    cdef bint probe, bounds_pay       # bound the groups this iteration; it paid last time
+    cdef int64_t tested, saved        # groups bounded, items left out by the bounds
+    cdef const double* crow           # cost[a, :] of the item j in hand
+    cdef const int64_t* wrowa         # weight[a, :]
+    cdef double aa                    # alpha[a]
+    cdef uint64_t word
+    cdef int64_t e2ac, ua
+    cdef double cmax, slack, pa, pb, pa_lo, pa_c, pb_lo, lb, g, v0, v1, v2, caj, ci
     if (weight.shape[0] != m or weight.shape[1] != n or capacity.shape[0] != m
             or assign.shape[0] != n or best.shape[0] != n or alpha.shape[0] != m
             or tabu_until.shape[0] != m * n or istate.shape[0] < 6 or dstate.shape[0] < 3
@@ -119,6 +181,37 @@ def tabu_search(
             twov.assign(3 * n, 0.0)
             first.assign(m + 1, 0)
             members.assign(n, 0)
+        ex0.assign(m, 0)
+        cT.assign(n * m, 0.0)
+        wT.assign(n * m, 0)
+        cmax = 0.0
+        fast = chain <= 1
+        for i in range(m):
+            for j in range(n):
+                cT[j * m + i] = cost[i, j]
+                wT[j * m + i] = weight[i, j]
+                v = cost[i, j] if cost[i, j] > 0 else -cost[i, j]
+                if not (v <= 1e290) or weight[i, j] < 0:  # no pruning (huge, NaN, < 0)
+                    fast = False
+                elif v > cmax:
+                    cmax = v
+        # see the swaps below: a safe margin for the rounding of the bounds
+        slack = 5e-12 * cmax + 1e-300
+        W = (n + 63) // 64
+        if fast:
+            cb.assign(n, 0.0)
+            minS.assign(m * m, 0.0)
+            minW.assign(m * m, 0)
+            maxW.assign(m, 0)
+            minC.assign(m, 0.0)
+            dirty.assign(m, 1)
+            bits.assign(m * W, 0)
+            acc.assign(W, 0)
+            tg.resize(2 * n)
+            ag.resize(m)
+            wown.assign(n, 0)
+            nitems.assign(m, 0)
+        bounds_pay = True
         for j in range(n):
             used[assign[j]] += weight[assign[j], j]
         excess = 0
@@ -175,44 +268,179 @@ def tabu_search(
             bc = -1
             bl = -1
             bdd = -1
+            fast_it = fast
+            for i in range(m):
+                ex0[i] = _ex(used[i], capacity[i])
+                if not (alpha[i] >= 0.0 and alpha[i] <= 1e250):  # finite penalties
+                    fast_it = False
             # shifts: item j to agent i
-            for j in range(n):
+            if fast_it:
+                # As below. The three best targets are the three least (value, agent)
+                # (every value is finite here: |c| <= 1e290, alpha <= 1e250), so they may
+                # be found in any order: j's three of the last iteration first (a good third
+                # best early), then the rest by index, empty slots at +inf; a target that
+                # neither beats the third best nor the best move is left at that.
+                for j in range(n):
+                    a = assign[j]
+                    ea = ex0[a]
+                    e2a = _ex(used[a] - wT[j * m + a], capacity[a]) - ea
+                    pa = alpha[a] * e2a
+                    caj = cT[j * m + a]
+                    cnt = 0
+                    t0 = t1 = t2 = -1
+                    v0 = v1 = v2 = INFINITY
+                    s0 = s1 = s2 = -1
+                    if chain >= 1:
+                        s0 = top[3 * j]
+                        s1 = top[3 * j + 1]
+                        s2 = top[3 * j + 2]
+                        for r in range(3):
+                            i = s0 if r == 0 else s1 if r == 1 else s2
+                            if i < 0 or i == a or tabu_until[i * n + j] > it:
+                                continue
+                            v = cT[j * m + i] + alpha[i] * (
+                                _ex(used[i] + wT[j * m + i], capacity[i]) - ex0[i])
+                            q = cnt
+                            if q == 3 and (v < v2 or (v == v2 and i < t2)):
+                                q = 2
+                            if q == 2 and (v < v1 or (v == v1 and i < t1)):
+                                q = 1
+                            if q == 1 and (v < v0 or (v == v0 and i < t0)):
+                                q = 0
+                            if q == 0:
+                                t2 = t1
+                                v2 = v1
+                                t1 = t0
+                                v1 = v0
+                                t0 = i
+                                v0 = v
+                            elif q == 1:
+                                t2 = t1
+                                v2 = v1
+                                t1 = i
+                                v1 = v
+                            elif q == 2:
+                                t2 = i
+                                v2 = v
+                            if q < 3 and cnt < 3:
+                                cnt += 1
+                    for i in range(m):
+                        if i == a:
+                            continue
+                        ci = cT[j * m + i]
+                        e2b = _ex(used[i] + wT[j * m + i], capacity[i]) - ex0[i]
+                        pb = alpha[i] * e2b
+                        d_cost = ci - caj
+                        d = d_cost + pb + pa
+                        v = ci + pb
+                        if not (d < bd) and (chain < 1 or not (v < v2 or (v == v2 and i < t2))):
+                            continue
+                        tabu = tabu_until[i * n + j] > it
+                        if (chain >= 1 and not tabu and i != s0 and i != s1 and i != s2
+                                and (v < v2 or (v == v2 and i < t2))):  # the three best
+                            q = cnt
+                            if q == 3 and (v < v2 or (v == v2 and i < t2)):
+                                q = 2
+                            if q == 2 and (v < v1 or (v == v1 and i < t1)):
+                                q = 1
+                            if q == 1 and (v < v0 or (v == v0 and i < t0)):
+                                q = 0
+                            if q == 0:
+                                t2 = t1
+                                v2 = v1
+                                t1 = t0
+                                v1 = v0
+                                t0 = i
+                                v0 = v
+                            elif q == 1:
+                                t2 = t1
+                                v2 = v1
+                                t1 = i
+                                v1 = v
+                            elif q == 2:
+                                t2 = i
+                                v2 = v
+                            if q < 3 and cnt < 3:
+                                cnt += 1
+                        if d < bd:
+                            d_ex = e2b + e2a
+                            ok = (not tabu) or (excess + d_ex == 0
+                                                and cur + d_cost < best_cost - 1e-9)
+                            if ok:
+                                bd = d
+                                bdc = d_cost
+                                bdex = d_ex
+                                bi = i
+                                bj = j
+                                bk = -1
+                    if chain >= 1:
+                        top[3 * j] = t0
+                        top[3 * j + 1] = t1
+                        top[3 * j + 2] = t2
+                        topv[3 * j] = v0
+                        topv[3 * j + 1] = v1
+                        topv[3 * j + 2] = v2
+            for j in range(n if not fast_it else 0):
                 a = assign[j]
-                ea = _ex(used[a], capacity[a])
-                e2a = _ex(used[a] - weight[a, j], capacity[a]) - ea
-                if chain >= 1:
-                    top[3 * j] = -1
-                    top[3 * j + 1] = -1
-                    top[3 * j + 2] = -1
+                ea = ex0[a]
+                e2a = _ex(used[a] - wT[j * m + a], capacity[a]) - ea
+                pa = alpha[a] * e2a
+                # the three best targets, sorted (cnt of them; t: agents, v: values)
+                cnt = 0
+                t0 = t1 = t2 = -1
+                v0 = v1 = v2 = 0.0
                 for i in range(m):
                     if i == a:
                         continue
-                    d_cost = cost[i, j] - cost[a, j]
-                    e2b = _ex(used[i] + weight[i, j], capacity[i]) - _ex(used[i], capacity[i])
+                    d_cost = cT[j * m + i] - cT[j * m + a]
+                    e2b = _ex(used[i] + wT[j * m + i], capacity[i]) - ex0[i]
                     d_ex = e2b + e2a
-                    d = d_cost + alpha[i] * e2b + alpha[a] * e2a
+                    d = d_cost + alpha[i] * e2b + pa
                     tabu = tabu_until[i * n + j] > it
                     if chain >= 1 and not tabu:  # keep the three best targets, sorted
-                        v = cost[i, j] + alpha[i] * e2b
-                        q = 3
-                        while q > 0 and (top[3 * j + q - 1] < 0 or v < topv[3 * j + q - 1]):
-                            q -= 1
-                        if q < 3:
-                            r = 2
-                            while r > q:
-                                top[3 * j + r] = top[3 * j + r - 1]
-                                topv[3 * j + r] = topv[3 * j + r - 1]
-                                r -= 1
-                            top[3 * j + q] = i
-                            topv[3 * j + q] = v
-                    ok = (not tabu) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
-                    if ok and d < bd:
-                        bd = d
-                        bdc = d_cost
-                        bdex = d_ex
-                        bi = i
-                        bj = j
-                        bk = -1
+                        v = cT[j * m + i] + alpha[i] * e2b
+                        # q = 3; while q > 0 and (slot q - 1 empty or v < its value): q -= 1
+                        q = cnt
+                        if q == 3 and v < v2:
+                            q = 2
+                        if q == 2 and v < v1:
+                            q = 1
+                        if q == 1 and v < v0:
+                            q = 0
+                        if q == 0:
+                            t2 = t1
+                            v2 = v1
+                            t1 = t0
+                            v1 = v0
+                            t0 = i
+                            v0 = v
+                        elif q == 1:
+                            t2 = t1
+                            v2 = v1
+                            t1 = i
+                            v1 = v
+                        elif q == 2:
+                            t2 = i
+                            v2 = v
+                        if q < 3 and cnt < 3:
+                            cnt += 1
+                    if d < bd:
+                        ok = (not tabu) or (excess + d_ex == 0
+                                            and cur + d_cost < best_cost - 1e-9)
+                        if ok:
+                            bd = d
+                            bdc = d_cost
+                            bdex = d_ex
+                            bi = i
+                            bj = j
+                            bk = -1
+                if chain >= 1:
+                    top[3 * j] = t0
+                    top[3 * j + 1] = t1
+                    top[3 * j + 2] = t2
+                    topv[3 * j] = v0
+                    topv[3 * j + 1] = v1
+                    topv[3 * j + 2] = v2
             if chain >= 2:  # every item's three best pairs (k to c, l of c to d)
                 for i in range(m + 1):
                     first[i] = 0
@@ -268,7 +496,179 @@ def tabu_search(
                                 two[9 * k + 3 * r + 2] = dd
                                 twov[3 * k + r] = v
             # swaps: items j (sampled) and k exchange agents
-            if m > 1:
+            if m > 1 and fast_it:
+                # The same moves in the same order with the same arithmetic as below; only
+                # the items k that cannot beat ``bd`` are left out. For the item j in hand
+                # (on agent a) and an agent b, a swap with an item k of b has the value
+                # ((P + c_ak) - c_bk) + alpha_a e2a + alpha_b e2b (P = c_bj - c_aj, in this
+                # order of operations), e2a at least its value for b's lightest item on a
+                # (minW) and e2b at least its value for b's heaviest item on b (maxW): the
+                # excess grows with the load. A chain has ((P + c_ck) - c_bk) + alpha_a e2a'
+                # + alpha_b e2b + alpha_c e2c with e2c >= 0. Rounded additions, and products
+                # with a weight >= 0, are monotone, and (P + x_k) - y_k rounded is at least
+                # P + min_k (x_k - y_k), rounded, less 4e-15 max|c| (a few roundings of
+                # terms of at most 4 max|c|; the margin is 5e-12 max|c|): a bound >= bd
+                # proves that no swap or chain with b's items has d < bd (acceptance is
+                # strict; bd only falls).
+                for w in range(m * W):
+                    bits[w] = 0
+                for i in range(m):
+                    nitems[i] = 0
+                for k in range(n):
+                    b = assign[k]
+                    nitems[b] += 1
+                    cb[k] = cT[k * m + b]
+                    wown[k] = wT[k * m + b]
+                    bits[b * W + (k >> 6)] |= (<uint64_t>1) << (k & 63)
+                # minS, minW, maxW of the agents whose items changed (they depend on the
+                # items of b only)
+                for b in range(m):
+                    if not dirty[b]:
+                        continue
+                    dirty[b] = 0
+                    maxW[b] = 0
+                    for a in range(m):
+                        minS[a * m + b] = INFINITY
+                        minW[a * m + b] = INT64_MAX
+                    for w in range(W):
+                        word = bits[b * W + w]
+                        while word != 0:
+                            k = (w << 6) + _ctz64(word)
+                            word &= word - 1
+                            if wT[k * m + b] > maxW[b]:
+                                maxW[b] = wT[k * m + b]
+                            for a in range(m):
+                                v = cT[k * m + a] - cb[k]
+                                if v < minS[a * m + b]:
+                                    minS[a * m + b] = v
+                                if wT[k * m + a] < minW[a * m + b]:
+                                    minW[a * m + b] = wT[k * m + a]
+                if chain == 1:
+                    for i in range(m):
+                        minC[i] = INFINITY
+                    for k in range(n):
+                        c0 = top[3 * k]
+                        c1 = top[3 * k + 1]
+                        tg[2 * k].c = c0
+                        tg[2 * k + 1].c = c1
+                        if c0 < 0:
+                            continue
+                        tg[2 * k].cost = cT[k * m + c0]
+                        tg[2 * k].excess = _ex(used[c0] + wT[k * m + c0], capacity[c0]) - ex0[c0]
+                        tg[2 * k].pen = alpha[c0] * tg[2 * k].excess
+                        g = tg[2 * k].cost - cb[k]
+                        if c1 >= 0:
+                            tg[2 * k + 1].cost = cT[k * m + c1]
+                            tg[2 * k + 1].excess = (_ex(used[c1] + wT[k * m + c1], capacity[c1])
+                                                    - ex0[c1])
+                            tg[2 * k + 1].pen = alpha[c1] * tg[2 * k + 1].excess
+                            v = tg[2 * k + 1].cost - cb[k]
+                            if v < g:
+                                g = v
+                        b = assign[k]
+                        if g < minC[b]:
+                            minC[b] = g
+                for b in range(m):
+                    ag[b].alpha = alpha[b]
+                    ag[b].ex = ex0[b]
+                # A group's bound costs about what two of its moves cost: the bounds are
+                # used while they leave out at least two items per group bounded, checked
+                # every 16 iterations when they do not (speed only: the moves are the same).
+                probe = bounds_pay or (it & 15) == 0
+                tested = 0
+                saved = 0
+                j = start
+                while j < n:
+                    a = assign[j]
+                    ea = ex0[a]
+                    e2ac = _ex(used[a] - wT[j * m + a], capacity[a]) - ea
+                    pa_c = alpha[a] * <double>e2ac
+                    ua = used[a] - wT[j * m + a] - capacity[a]
+                    crow = &cost[a, 0]
+                    wrowa = &weight[a, 0]
+                    aa = alpha[a]
+                    for b in range(m):
+                        ag[b].P = cT[j * m + b] - cT[j * m + a]
+                        ag[b].ub = used[b] + wT[j * m + b] - capacity[b]
+                    if not probe:  # every item not on a
+                        for w in range(W):
+                            acc[w] = ~bits[a * W + w]
+                        if n & 63:
+                            acc[W - 1] &= ((<uint64_t>1) << (n & 63)) - 1
+                    else:
+                        for w in range(W):
+                            acc[w] = 0
+                    for b in range(m if probe else 0):
+                        if b == a or minW[a * m + b] == INT64_MAX:  # (b has no items)
+                            continue
+                        tested += 1
+                        e2b = _ex(used[b] - maxW[b] + wT[j * m + b], capacity[b]) - ex0[b]
+                        pb_lo = alpha[b] * <double>e2b
+                        e2a = _ex(used[a] - wT[j * m + a] + minW[a * m + b], capacity[a]) - ea
+                        pa_lo = alpha[a] * <double>e2a
+                        lb = ag[b].P + minS[a * m + b] - slack + pa_lo + pb_lo
+                        if not (lb < bd) and chain == 1:
+                            lb = ag[b].P + minC[b] - slack + pa_c + pb_lo
+                        if lb < bd:
+                            for w in range(W):
+                                acc[w] |= bits[b * W + w]
+                        else:
+                            saved += nitems[b]
+                    for w in range(W):
+                        word = acc[w]
+                        while word != 0:
+                            t = _ctz64(word)
+                            k = (w << 6) + t
+                            word &= word - 1
+                            b = assign[k]
+                            agb = &ag[b]
+                            e2b = _ex(agb.ub - wown[k], 0) - agb.ex
+                            pb = agb.alpha * e2b
+                            d_cost = agb.P + crow[k] - cb[k]
+                            e2a = _ex(ua + wrowa[k], 0) - ea
+                            d_ex = e2a + e2b
+                            d = d_cost + aa * e2a + pb
+                            if d < bd:
+                                tabu = tabu_until[b * n + j] > it or tabu_until[a * n + k] > it
+                                ok = (not tabu) or (excess + d_ex == 0
+                                                    and cur + d_cost < best_cost - 1e-9)
+                                if ok:
+                                    bd = d
+                                    bdc = d_cost
+                                    bdex = d_ex
+                                    bi = b
+                                    bj = j
+                                    bk = k
+                                    bc = -1
+                            if chain < 1:
+                                continue
+                            # the chain: j from a to b, k from b to its best other agent c
+                            tgk = &tg[2 * k]
+                            if tgk.c == a:
+                                tgk += 1
+                            c = tgk.c
+                            if c >= 0:
+                                d_cost = agb.P + tgk.cost - cb[k]
+                                d_ex = e2ac + e2b + tgk.excess
+                                d = d_cost + pa_c + pb + tgk.pen
+                                if d < bd:
+                                    tabu = tabu_until[b * n + j] > it
+                                    ok = (not tabu) or (excess + d_ex == 0
+                                                        and cur + d_cost < best_cost - 1e-9)
+                                    if ok:
+                                        bd = d
+                                        bdc = d_cost
+                                        bdex = d_ex
+                                        bi = b
+                                        bj = j
+                                        bk = k
+                                        bc = c
+                                        bl = -1
+                    j += step
+                start = (start + 1) % step
+                if probe:
+                    bounds_pay = saved >= 2 * tested
+            elif m > 1:
                 j = start
                 while j < n:
                     a = assign[j]
@@ -368,6 +768,13 @@ def tabu_search(
                 continue
             # apply
             a = assign[bj]
+            if fast:  # these agents' items change
+                dirty[a] = 1
+                dirty[bi] = 1
+                if bc >= 0:
+                    dirty[bc] = 1
+                if bl >= 0:
+                    dirty[bdd] = 1
             tabu_until[a * n + bj] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
             if bk < 0:
                 used[a] -= weight[a, bj]
@@ -430,6 +837,9 @@ def tabu_search(
                 for j in range(n):
                     used[assign[j]] += weight[assign[j], j]
                     cur += cost[assign[j], j]
+                if fast:
+                    for i in range(m):
+                        dirty[i] = 1
                 excess = 0
                 for i in range(m):
                     excess += _ex(used[i], capacity[i])
