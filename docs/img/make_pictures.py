@@ -45,6 +45,12 @@ def main() -> None:
     loadshare.plot_coalitions(prob, shared, path=OUT / "loadshare_coalitions.png")
     loadshare.plot_loads(prob, shared, path=OUT / "loadshare_loads.png")
 
+    # the GAP heuristic against time on a Chu-Beasley type d instance, 20 x 200 (the
+    # values are seeded; where they fall in time depends on the machine)
+    gap = loadshare.generate_gap("d", 20, 200, seed=0)
+    run = loadshare.solve_gap(gap, time_limit=2.0, seed=0)
+    loadshare.plot_gap_trajectory(run, logx=True, path=OUT / "loadshare_gap_trajectory.png")
+
 
 if __name__ == "__main__":
     main()

@@ -74,3 +74,33 @@ def test_coalitions_need_a_history():
     res = loadshare.share(prob, "bfd")
     with pytest.raises(ValueError, match="coalition_history"):
         loadshare.plot_coalitions(prob, res)
+
+
+def test_gap_trajectory_picture_is_the_run(tmp_path):
+    """The drawn steps are the recorded trajectory (read back from the lines, checked
+    against the result's own objective and bound), held to the run's end."""
+    inst = loadshare.generate_gap("d", 6, 60, seed=2)
+    res = loadshare.solve_gap(inst, iterations=3000, seed=0)
+    path = tmp_path / "traj.png"
+    fig = loadshare.plot_gap_trajectory(res, path=path, best_known=res.objective - 1)
+    png_is_picture(path)
+    lines = {line.get_label(): line for line in fig.axes[0].lines}
+    obj, bound = lines["objective"], lines["bound"]
+    traj = res.trajectory
+    recorded = traj[~np.isnan(traj[:, 1]), 1]
+    assert np.array_equal(obj.get_ydata()[:-1], recorded)
+    assert obj.get_ydata()[-1] == res.objective == recorded[-1]
+    assert bound.get_ydata()[-1] == res.bound
+    assert obj.get_xdata()[-1] == max(res.timings["total"], traj[:, 0].max())
+    assert np.all(np.diff(obj.get_ydata()) <= 0)  # a minimum: the best only falls
+    assert "best known" in lines and fig.axes[0].get_ylabel() == "cost"
+
+
+def test_gap_trajectory_needs_one():
+    inst = loadshare.generate_gap("c", 3, 10, seed=0)
+    exact = loadshare.solve_gap(inst, "exact", time_limit=30)
+    with pytest.raises(ValueError, match="trajectory"):
+        loadshare.plot_gap_trajectory(exact)
+    profit = loadshare.solve_gap(inst, sense="max", iterations=200)
+    fig = loadshare.plot_gap_trajectory(profit, logx=True)
+    assert fig.axes[0].get_ylabel() == "profit" and fig.axes[0].get_xscale() == "log"

@@ -36,7 +36,7 @@ from .exact import share_exact
 from .gap import GAP_TYPES, GapInstance, GapResult, gap_bound, generate_gap, solve_gap
 from .io import read_gap, read_problem, write_gap, write_problem
 from .model import LoadSharingProblem, node_loads, throughput_of
-from .plot import plot_coalitions, plot_loads
+from .plot import plot_coalitions, plot_gap_trajectory, plot_loads
 from .result import ShareResult
 from .solvers import (
     DEFAULT_METHOD,
@@ -54,6 +54,7 @@ from .verify import GapReport, PlacementReport, verify_gap, verify_placement
 
 __all__ = [
     "plot_coalitions",
+    "plot_gap_trajectory",
     "plot_loads",
     "LoadSharingProblem",
     "node_loads",

@@ -1,5 +1,6 @@
-"""Pictures of load sharing: coalitions over the generations of DMCF-GGA and node loads
-against capacity (needs the ``[plot]`` extra: matplotlib)."""
+"""Pictures of load sharing: coalitions over the generations of DMCF-GGA, node loads
+against capacity, and the GAP heuristic's objective and bound against time (needs the
+``[plot]`` extra: matplotlib)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 from .._shared import plotting
 from .model import LoadSharingProblem, node_loads
 
-__all__ = ["plot_coalitions", "plot_loads", "coalition_matrix"]
+__all__ = ["plot_coalitions", "plot_loads", "plot_gap_trajectory", "coalition_matrix"]
 
 
 def coalition_matrix(result: Any) -> tuple:
@@ -236,4 +237,97 @@ def plot_loads(
             f"({100 * tp / problem.bound if problem.bound else 100:.2f}%); "
             f"{int(over.sum())} nodes over capacity"
         )
+    return plotting.finish(fig, path, title=title, ax=ax)
+
+
+def plot_gap_trajectory(
+    result: Any,
+    *,
+    ax: Any = None,
+    path: Any = None,
+    best_known: Optional[float] = None,
+    label: str = "",
+    logx: bool = False,
+    title: Optional[str] = None,
+) -> Any:
+    """Draw the GAP heuristic's best objective and proven bound against time.
+
+    Parameters
+    ----------
+    result : GapResult
+        A heuristic result of :func:`solve_gap` (its ``trajectory``: rows ``(seconds,
+        objective, bound)``, NaN where none yet).
+    ax : matplotlib.axes.Axes, optional
+        Draw there (several results on one axes: give each a ``label``).
+    path : str or path-like, optional
+        Also save the figure there.
+    best_known : float, optional
+        A reference value (e.g. the literature's best known), drawn as a dotted line.
+    label : str, default ""
+        Prefix of the line labels.
+    logx : bool, default False
+        Time on a logarithmic axis.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Step lines ``label + "objective"`` (the best assignment so far, from its first
+        one) and ``label + "bound"`` (from the first bound), each held to the end of the
+        run (``timings["total"]``).
+
+    Raises
+    ------
+    ImportError
+        Without matplotlib.
+    ValueError
+        When the result has no trajectory (the exact method's).
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import generate_gap, solve_gap, plot_gap_trajectory
+    >>> res = solve_gap(generate_gap("d", 5, 40, seed=0), iterations=2000)
+    >>> fig = plot_gap_trajectory(res)
+    >>> [line.get_label() for line in fig.axes[0].lines]
+    ['objective', 'bound']
+    """
+    traj = getattr(result, "trajectory", None)
+    if traj is None:
+        raise ValueError("result: no trajectory (only the heuristic records one)")
+    traj = np.asarray(traj, dtype=np.float64)
+    if traj.ndim != 2 or traj.shape[1] != 3:
+        raise ValueError("result: the trajectory must have shape (k, 3)")
+    end = float((getattr(result, "timings", None) or {}).get("total", 0.0))
+    if traj.size:
+        end = max(end, float(traj[:, 0].max()))
+    fig, ax = plotting.figure_and_axes(ax, figsize=(8.0, 4.5))
+    drawn = False
+    for col, name, color in ((1, "objective", "#4c72b0"), (2, "bound", "#dd8452")):
+        keep = ~np.isnan(traj[:, col])
+        if not keep.any():
+            continue
+        t = np.append(traj[keep, 0], end)
+        v = np.append(traj[keep, col], traj[keep, col][-1])
+        if logx:  # a first point at time 0 has no place on a log axis
+            t = np.maximum(t, 1e-4)
+        ax.step(t, v, where="post", color=color, linewidth=1.5, label=label + name)
+        drawn = True
+    if best_known is not None:
+        ax.axhline(float(best_known), color="black", linestyle=":", linewidth=1.0,
+                   label="best known")  # fmt: skip
+    if logx:
+        ax.set_xscale("log")
+    ax.set_xlabel("seconds since the call")
+    sense = getattr(result, "sense", "min")
+    ax.set_ylabel("cost" if sense == "min" else "profit")
+    if drawn or best_known is not None:
+        ax.legend(loc="best", fontsize=8)
+    if title is None:
+        obj, bound = getattr(result, "objective", None), getattr(result, "bound", None)
+        parts = [f"objective {obj:.8g}" if obj is not None else "no assignment"]
+        if bound is not None:
+            parts.append(f"bound {bound:.8g}")
+        if best_known is not None and obj is not None and best_known:
+            parts.append(f"{100 * (obj - best_known) / abs(best_known):+.3f}% from the best known")
+        title = "; ".join(parts) + f" ({end:.3g} s)"
     return plotting.finish(fig, path, title=title, ax=ax)
