@@ -58,6 +58,41 @@ cdef struct _Target:  # one of item k's two first shift targets (tabu_search's c
     Py_ssize_t c      # the agent (-1: none)
 
 
+cdef struct _Best3:  # the three least (value, agent) pairs so far, sorted; cnt of them
+    double v0, v1, v2
+    Py_ssize_t t0, t1, t2
+    Py_ssize_t cnt
+
+
+cdef inline void _best3_put(_Best3* s, Py_ssize_t i, double v, bint by_agent) noexcept nogil:
+    """Put agent ``i`` of value ``v`` among the three best: it goes before every slot whose
+    value it beats (``by_agent``: or equals, with a lower agent), the last one falling out."""
+    cdef Py_ssize_t q = s.cnt
+    if q == 3 and (v < s.v2 or (by_agent and v == s.v2 and i < s.t2)):
+        q = 2
+    if q == 2 and (v < s.v1 or (by_agent and v == s.v1 and i < s.t1)):
+        q = 1
+    if q == 1 and (v < s.v0 or (by_agent and v == s.v0 and i < s.t0)):
+        q = 0
+    if q == 0:
+        s.t2 = s.t1
+        s.v2 = s.v1
+        s.t1 = s.t0
+        s.v1 = s.v0
+        s.t0 = i
+        s.v0 = v
+    elif q == 1:
+        s.t2 = s.t1
+        s.v2 = s.v1
+        s.t1 = i
+        s.v1 = v
+    elif q == 2:
+        s.t2 = i
+        s.v2 = v
+    if q < 3 and s.cnt < 3:
+        s.cnt += 1
+
+
 def tabu_search(
     const double[:, ::1] cost,      # IN  (m, n)
     const int64_t[:, ::1] weight,   # IN  (m, n)
@@ -153,7 +188,8 @@ def tabu_search(
     cdef vector[uint64_t] acc         # (W,) the items k whose swaps and chains with j count
     cdef _Target* tgk
     cdef _Agent* agb
-    cdef Py_ssize_t W, w, c0, c1, cnt, t0, t1, t2, s0, s1, s2
+    cdef Py_ssize_t W, w, c0, c1, s0, s1, s2
+    cdef _Best3 b3  # an item's three best shift targets in the iteration at hand
     cdef vector[int64_t] nitems       # (m,) every agent's item count
     cdef bint probe, bounds_pay       # bound the groups this iteration; it paid last time
     cdef int64_t tested, saved        # groups bounded, items left out by the bounds
@@ -162,7 +198,7 @@ def tabu_search(
     cdef double aa                    # alpha[a]
     cdef uint64_t word
     cdef int64_t e2ac, ua
-    cdef double cmax, slack, pa, pb, pa_lo, pa_c, pb_lo, lb, g, v0, v1, v2, caj, ci
+    cdef double cmax, slack, pa, pb, pa_lo, pa_c, pb_lo, lb, g, caj, ci
     if (weight.shape[0] != m or weight.shape[1] != n or capacity.shape[0] != m
             or assign.shape[0] != n or best.shape[0] != n or alpha.shape[0] != m
             or tabu_until.shape[0] != m * n or istate.shape[0] < 6 or dstate.shape[0] < 3
@@ -286,9 +322,9 @@ def tabu_search(
                     e2a = _ex(used[a] - wT[j * m + a], capacity[a]) - ea
                     pa = alpha[a] * e2a
                     caj = cT[j * m + a]
-                    cnt = 0
-                    t0 = t1 = t2 = -1
-                    v0 = v1 = v2 = INFINITY
+                    b3.cnt = 0
+                    b3.t0 = b3.t1 = b3.t2 = -1
+                    b3.v0 = b3.v1 = b3.v2 = INFINITY
                     s0 = s1 = s2 = -1
                     if chain >= 1:
                         s0 = top[3 * j]
@@ -300,30 +336,7 @@ def tabu_search(
                                 continue
                             v = cT[j * m + i] + alpha[i] * (
                                 _ex(used[i] + wT[j * m + i], capacity[i]) - ex0[i])
-                            q = cnt
-                            if q == 3 and (v < v2 or (v == v2 and i < t2)):
-                                q = 2
-                            if q == 2 and (v < v1 or (v == v1 and i < t1)):
-                                q = 1
-                            if q == 1 and (v < v0 or (v == v0 and i < t0)):
-                                q = 0
-                            if q == 0:
-                                t2 = t1
-                                v2 = v1
-                                t1 = t0
-                                v1 = v0
-                                t0 = i
-                                v0 = v
-                            elif q == 1:
-                                t2 = t1
-                                v2 = v1
-                                t1 = i
-                                v1 = v
-                            elif q == 2:
-                                t2 = i
-                                v2 = v
-                            if q < 3 and cnt < 3:
-                                cnt += 1
+                            _best3_put(&b3, i, v, True)
                     for i in range(m):
                         if i == a:
                             continue
@@ -333,35 +346,12 @@ def tabu_search(
                         d_cost = ci - caj
                         d = d_cost + pb + pa
                         v = ci + pb
-                        if not (d < bd) and (chain < 1 or not (v < v2 or (v == v2 and i < t2))):
+                        if not (d < bd) and (chain < 1 or not (v < b3.v2 or (v == b3.v2 and i < b3.t2))):
                             continue
                         tabu = tabu_until[i * n + j] > it
                         if (chain >= 1 and not tabu and i != s0 and i != s1 and i != s2
-                                and (v < v2 or (v == v2 and i < t2))):  # the three best
-                            q = cnt
-                            if q == 3 and (v < v2 or (v == v2 and i < t2)):
-                                q = 2
-                            if q == 2 and (v < v1 or (v == v1 and i < t1)):
-                                q = 1
-                            if q == 1 and (v < v0 or (v == v0 and i < t0)):
-                                q = 0
-                            if q == 0:
-                                t2 = t1
-                                v2 = v1
-                                t1 = t0
-                                v1 = v0
-                                t0 = i
-                                v0 = v
-                            elif q == 1:
-                                t2 = t1
-                                v2 = v1
-                                t1 = i
-                                v1 = v
-                            elif q == 2:
-                                t2 = i
-                                v2 = v
-                            if q < 3 and cnt < 3:
-                                cnt += 1
+                                and (v < b3.v2 or (v == b3.v2 and i < b3.t2))):  # the three best
+                            _best3_put(&b3, i, v, True)
                         if d < bd:
                             d_ex = e2b + e2a
                             ok = (not tabu) or (excess + d_ex == 0
@@ -374,21 +364,21 @@ def tabu_search(
                                 bj = j
                                 bk = -1
                     if chain >= 1:
-                        top[3 * j] = t0
-                        top[3 * j + 1] = t1
-                        top[3 * j + 2] = t2
-                        topv[3 * j] = v0
-                        topv[3 * j + 1] = v1
-                        topv[3 * j + 2] = v2
+                        top[3 * j] = b3.t0
+                        top[3 * j + 1] = b3.t1
+                        top[3 * j + 2] = b3.t2
+                        topv[3 * j] = b3.v0
+                        topv[3 * j + 1] = b3.v1
+                        topv[3 * j + 2] = b3.v2
             for j in range(n if not fast_it else 0):
                 a = assign[j]
                 ea = ex0[a]
                 e2a = _ex(used[a] - wT[j * m + a], capacity[a]) - ea
                 pa = alpha[a] * e2a
                 # the three best targets, sorted (cnt of them; t: agents, v: values)
-                cnt = 0
-                t0 = t1 = t2 = -1
-                v0 = v1 = v2 = 0.0
+                b3.cnt = 0
+                b3.t0 = b3.t1 = b3.t2 = -1
+                b3.v0 = b3.v1 = b3.v2 = 0.0
                 for i in range(m):
                     if i == a:
                         continue
@@ -399,31 +389,7 @@ def tabu_search(
                     tabu = tabu_until[i * n + j] > it
                     if chain >= 1 and not tabu:  # keep the three best targets, sorted
                         v = cT[j * m + i] + alpha[i] * e2b
-                        # q = 3; while q > 0 and (slot q - 1 empty or v < its value): q -= 1
-                        q = cnt
-                        if q == 3 and v < v2:
-                            q = 2
-                        if q == 2 and v < v1:
-                            q = 1
-                        if q == 1 and v < v0:
-                            q = 0
-                        if q == 0:
-                            t2 = t1
-                            v2 = v1
-                            t1 = t0
-                            v1 = v0
-                            t0 = i
-                            v0 = v
-                        elif q == 1:
-                            t2 = t1
-                            v2 = v1
-                            t1 = i
-                            v1 = v
-                        elif q == 2:
-                            t2 = i
-                            v2 = v
-                        if q < 3 and cnt < 3:
-                            cnt += 1
+                        _best3_put(&b3, i, v, False)
                     if d < bd:
                         ok = (not tabu) or (excess + d_ex == 0
                                             and cur + d_cost < best_cost - 1e-9)
@@ -435,12 +401,12 @@ def tabu_search(
                             bj = j
                             bk = -1
                 if chain >= 1:
-                    top[3 * j] = t0
-                    top[3 * j + 1] = t1
-                    top[3 * j + 2] = t2
-                    topv[3 * j] = v0
-                    topv[3 * j + 1] = v1
-                    topv[3 * j + 2] = v2
+                    top[3 * j] = b3.t0
+                    top[3 * j + 1] = b3.t1
+                    top[3 * j + 2] = b3.t2
+                    topv[3 * j] = b3.v0
+                    topv[3 * j + 1] = b3.v1
+                    topv[3 * j + 2] = b3.v2
             if chain >= 2:  # every item's three best pairs (k to c, l of c to d)
                 for i in range(m + 1):
                     first[i] = 0
