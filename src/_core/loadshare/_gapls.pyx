@@ -93,6 +93,16 @@ cdef inline void _best3_put(_Best3* s, Py_ssize_t i, double v, bint by_agent) no
         s.cnt += 1
 
 
+cdef inline void _best3_store(const _Best3* s, Py_ssize_t* t, double* v) noexcept nogil:
+    """Write the three best out (agents to ``t[0..2]``, values to ``v[0..2]``)."""
+    t[0] = s.t0
+    t[1] = s.t1
+    t[2] = s.t2
+    v[0] = s.v0
+    v[1] = s.v1
+    v[2] = s.v2
+
+
 def tabu_search(
     const double[:, ::1] cost,      # IN  (m, n)
     const int64_t[:, ::1] weight,   # IN  (m, n)
@@ -364,12 +374,7 @@ def tabu_search(
                                 bj = j
                                 bk = -1
                     if chain >= 1:
-                        top[3 * j] = b3.t0
-                        top[3 * j + 1] = b3.t1
-                        top[3 * j + 2] = b3.t2
-                        topv[3 * j] = b3.v0
-                        topv[3 * j + 1] = b3.v1
-                        topv[3 * j + 2] = b3.v2
+                        _best3_store(&b3, &top[3 * j], &topv[3 * j])
             for j in range(n if not fast_it else 0):
                 a = assign[j]
                 ea = ex0[a]
@@ -401,12 +406,7 @@ def tabu_search(
                             bj = j
                             bk = -1
                 if chain >= 1:
-                    top[3 * j] = b3.t0
-                    top[3 * j + 1] = b3.t1
-                    top[3 * j + 2] = b3.t2
-                    topv[3 * j] = b3.v0
-                    topv[3 * j + 1] = b3.v1
-                    topv[3 * j + 2] = b3.v2
+                    _best3_store(&b3, &top[3 * j], &topv[3 * j])
             if chain >= 2:  # every item's three best pairs (k to c, l of c to d)
                 for i in range(m + 1):
                     first[i] = 0
