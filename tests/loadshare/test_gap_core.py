@@ -111,3 +111,14 @@ def test_no_lp_no_core():
         gap._LP_SHARE = old
     assert res.iterations["core_iterations"] == 0
     assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+
+
+def test_restart_threshold_grows_with_the_run_in_whole_steps():
+    """200 iterations without a new best at first, then one in 60 of those done, counted
+    in whole steps of 1000 (so every round inside a step uses the same rule)."""
+    values = [gap._restart(100, d) for d in range(0, 400_000, 250)]
+    assert values[0] == gap._RESTART == 200
+    assert all(b >= a for a, b in zip(values, values[1:]))
+    assert gap._restart(100, 11_999) == 200 and gap._restart(100, 12_000) == 200
+    assert gap._restart(100, 13_000) == 216 and gap._restart(100, 13_999) == 216
+    assert gap._restart(100, 300_000) == 5000
