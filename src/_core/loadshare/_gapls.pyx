@@ -103,6 +103,32 @@ cdef inline void _best3_store(const _Best3* s, Py_ssize_t* t, double* v) noexcep
     v[2] = s.v2
 
 
+cdef struct _Move:  # a move of tabu_search: its value, cost and excess changes, its items
+    double d          # the search value's change (cost plus weighted excess)
+    double cost       # the cost's change
+    int64_t ex        # the total excess's change
+    Py_ssize_t i      # the agent item j goes to
+    Py_ssize_t j      # the item moved first (-1: no move)
+    Py_ssize_t k      # the second item (-1: a shift); for a swap it goes to j's agent
+    Py_ssize_t c      # the agent k goes to in a chain (-1: a swap)
+    Py_ssize_t l      # the third item of a chain of two ejections (-1: none)
+    Py_ssize_t dd     # the agent l goes to
+
+
+cdef inline void _move_set(_Move* mv, double d, double cost, int64_t ex, Py_ssize_t i,
+                           Py_ssize_t j, Py_ssize_t k, Py_ssize_t c, Py_ssize_t l,
+                           Py_ssize_t dd) noexcept nogil:
+    mv.d = d
+    mv.cost = cost
+    mv.ex = ex
+    mv.i = i
+    mv.j = j
+    mv.k = k
+    mv.c = c
+    mv.l = l
+    mv.dd = dd
+
+
 def tabu_search(
     const double[:, ::1] cost,      # IN  (m, n)
     const int64_t[:, ::1] weight,   # IN  (m, n)
@@ -166,11 +192,11 @@ def tabu_search(
     """
     cdef Py_ssize_t m = cost.shape[0]
     cdef Py_ssize_t n = cost.shape[1]
-    cdef Py_ssize_t i, j, k, a, b, bi, bj, bk, c, bc, q, r, l, dd, bl, bdd, p, t
+    cdef Py_ssize_t i, j, k, a, b, c, q, r, l, dd, p, t
+    cdef _Move mv  # the best admissible move of the iteration so far
     cdef int64_t it, excess, d_ex, best_ex, step, start, since, done, ea, eb, e2a, e2b, e2c
     cdef int64_t e2d
-    cdef double cur, d, bd, best_cost, d_cost, bdc, csum, wsum, a0, v
-    cdef int64_t bdex
+    cdef double cur, d, best_cost, d_cost, csum, wsum, a0, v
     cdef uint64_t state
     cdef bint feasible_found, tabu, ok
     cdef vector[int64_t] used
@@ -305,15 +331,7 @@ def tabu_search(
                 break
             done += 1
             it += 1
-            bd = 1e300
-            bdc = 0.0
-            bdex = 0
-            bi = -1
-            bj = -1
-            bk = -1
-            bc = -1
-            bl = -1
-            bdd = -1
+            _move_set(&mv, 1e300, 0.0, 0, -1, -1, -1, -1, -1, -1)
             fast_it = fast
             for i in range(m):
                 ex0[i] = _ex(used[i], capacity[i])
@@ -356,23 +374,18 @@ def tabu_search(
                         d_cost = ci - caj
                         d = d_cost + pb + pa
                         v = ci + pb
-                        if not (d < bd) and (chain < 1 or not (v < b3.v2 or (v == b3.v2 and i < b3.t2))):
+                        if not (d < mv.d) and (chain < 1 or not (v < b3.v2 or (v == b3.v2 and i < b3.t2))):
                             continue
                         tabu = tabu_until[i * n + j] > it
                         if (chain >= 1 and not tabu and i != s0 and i != s1 and i != s2
                                 and (v < b3.v2 or (v == b3.v2 and i < b3.t2))):  # the three best
                             _best3_put(&b3, i, v, True)
-                        if d < bd:
+                        if d < mv.d:
                             d_ex = e2b + e2a
                             ok = (not tabu) or (excess + d_ex == 0
                                                 and cur + d_cost < best_cost - 1e-9)
                             if ok:
-                                bd = d
-                                bdc = d_cost
-                                bdex = d_ex
-                                bi = i
-                                bj = j
-                                bk = -1
+                                _move_set(&mv, d, d_cost, d_ex, i, j, -1, -1, -1, -1)
                     if chain >= 1:
                         _best3_store(&b3, &top[3 * j], &topv[3 * j])
             for j in range(n if not fast_it else 0):
@@ -395,16 +408,11 @@ def tabu_search(
                     if chain >= 1 and not tabu:  # keep the three best targets, sorted
                         v = cT[j * m + i] + alpha[i] * e2b
                         _best3_put(&b3, i, v, False)
-                    if d < bd:
+                    if d < mv.d:
                         ok = (not tabu) or (excess + d_ex == 0
                                             and cur + d_cost < best_cost - 1e-9)
                         if ok:
-                            bd = d
-                            bdc = d_cost
-                            bdex = d_ex
-                            bi = i
-                            bj = j
-                            bk = -1
+                            _move_set(&mv, d, d_cost, d_ex, i, j, -1, -1, -1, -1)
                 if chain >= 1:
                     _best3_store(&b3, &top[3 * j], &topv[3 * j])
             if chain >= 2:  # every item's three best pairs (k to c, l of c to d)
@@ -464,7 +472,7 @@ def tabu_search(
             # swaps: items j (sampled) and k exchange agents
             if m > 1 and fast_it:
                 # The same moves in the same order with the same arithmetic as below; only
-                # the items k that cannot beat ``bd`` are left out. For the item j in hand
+                # the items k that cannot beat ``mv.d`` are left out. For the item j in hand
                 # (on agent a) and an agent b, a swap with an item k of b has the value
                 # ((P + c_ak) - c_bk) + alpha_a e2a + alpha_b e2b (P = c_bj - c_aj, in this
                 # order of operations), e2a at least its value for b's lightest item on a
@@ -473,9 +481,9 @@ def tabu_search(
                 # + alpha_b e2b + alpha_c e2c with e2c >= 0. Rounded additions, and products
                 # with a weight >= 0, are monotone, and (P + x_k) - y_k rounded is at least
                 # P + min_k (x_k - y_k), rounded, less 4e-15 max|c| (a few roundings of
-                # terms of at most 4 max|c|; the margin is 5e-12 max|c|): a bound >= bd
-                # proves that no swap or chain with b's items has d < bd (acceptance is
-                # strict; bd only falls).
+                # terms of at most 4 max|c|; the margin is 5e-12 max|c|): a bound >= mv.d
+                # proves that no swap or chain with b's items has d < mv.d (acceptance is
+                # strict; mv.d only falls).
                 for w in range(m * W):
                     bits[w] = 0
                 for i in range(m):
@@ -573,9 +581,9 @@ def tabu_search(
                         e2a = _ex(used[a] - wT[j * m + a] + minW[a * m + b], capacity[a]) - ea
                         pa_lo = alpha[a] * <double>e2a
                         lb = ag[b].P + minS[a * m + b] - slack + pa_lo + pb_lo
-                        if not (lb < bd) and chain == 1:
+                        if not (lb < mv.d) and chain == 1:
                             lb = ag[b].P + minC[b] - slack + pa_c + pb_lo
-                        if lb < bd:
+                        if lb < mv.d:
                             for w in range(W):
                                 acc[w] |= bits[b * W + w]
                         else:
@@ -594,18 +602,12 @@ def tabu_search(
                             e2a = _ex(ua + wrowa[k], 0) - ea
                             d_ex = e2a + e2b
                             d = d_cost + aa * e2a + pb
-                            if d < bd:
+                            if d < mv.d:
                                 tabu = tabu_until[b * n + j] > it or tabu_until[a * n + k] > it
                                 ok = (not tabu) or (excess + d_ex == 0
                                                     and cur + d_cost < best_cost - 1e-9)
                                 if ok:
-                                    bd = d
-                                    bdc = d_cost
-                                    bdex = d_ex
-                                    bi = b
-                                    bj = j
-                                    bk = k
-                                    bc = -1
+                                    _move_set(&mv, d, d_cost, d_ex, b, j, k, -1, -1, -1)
                             if chain < 1:
                                 continue
                             # the chain: j from a to b, k from b to its best other agent c
@@ -617,19 +619,12 @@ def tabu_search(
                                 d_cost = agb.P + tgk.cost - cb[k]
                                 d_ex = e2ac + e2b + tgk.excess
                                 d = d_cost + pa_c + pb + tgk.pen
-                                if d < bd:
+                                if d < mv.d:
                                     tabu = tabu_until[b * n + j] > it
                                     ok = (not tabu) or (excess + d_ex == 0
                                                         and cur + d_cost < best_cost - 1e-9)
                                     if ok:
-                                        bd = d
-                                        bdc = d_cost
-                                        bdex = d_ex
-                                        bi = b
-                                        bj = j
-                                        bk = k
-                                        bc = c
-                                        bl = -1
+                                        _move_set(&mv, d, d_cost, d_ex, b, j, k, c, -1, -1)
                     j += step
                 start = (start + 1) % step
                 if probe:
@@ -651,14 +646,8 @@ def tabu_search(
                         d = d_cost + alpha[a] * e2a + alpha[b] * e2b
                         tabu = tabu_until[b * n + j] > it or tabu_until[a * n + k] > it
                         ok = (not tabu) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
-                        if ok and d < bd:
-                            bd = d
-                            bdc = d_cost
-                            bdex = d_ex
-                            bi = b
-                            bj = j
-                            bk = k
-                            bc = -1
+                        if ok and d < mv.d:
+                            _move_set(&mv, d, d_cost, d_ex, b, j, k, -1, -1, -1)
                         if chain < 1:
                             continue
                         # the chain: j from a to b, k from b to its best other agent c
@@ -680,15 +669,8 @@ def tabu_search(
                             tabu = tabu_until[b * n + j] > it
                             ok = (not tabu) or (excess + d_ex == 0
                                                 and cur + d_cost < best_cost - 1e-9)
-                            if ok and d < bd:
-                                bd = d
-                                bdc = d_cost
-                                bdex = d_ex
-                                bi = b
-                                bj = j
-                                bk = k
-                                bc = c
-                                bl = -1
+                            if ok and d < mv.d:
+                                _move_set(&mv, d, d_cost, d_ex, b, j, k, c, -1, -1)
                         if chain < 2:
                             continue
                         # two ejections: j from a to b, k from b to c, l from c to dd
@@ -715,58 +697,50 @@ def tabu_search(
                              + alpha[dd] * e2d)
                         tabu = tabu_until[b * n + j] > it
                         ok = (not tabu) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
-                        if ok and d < bd:
-                            bd = d
-                            bdc = d_cost
-                            bdex = d_ex
-                            bi = b
-                            bj = j
-                            bk = k
-                            bc = c
-                            bl = l
-                            bdd = dd
+                        if ok and d < mv.d:
+                            _move_set(&mv, d, d_cost, d_ex, b, j, k, c, l, dd)
                     j += step
                 start = (start + 1) % step
-            if bj < 0:  # no admissible move: the iteration passes, tabu tenures run out
+            if mv.j < 0:  # no admissible move: the iteration passes, tabu tenures run out
                 since += 1
                 if since >= restart:
                     since = 0
                 continue
             # apply
-            a = assign[bj]
+            a = assign[mv.j]
             if fast:  # these agents' items change
                 dirty[a] = 1
-                dirty[bi] = 1
-                if bc >= 0:
-                    dirty[bc] = 1
-                if bl >= 0:
-                    dirty[bdd] = 1
-            tabu_until[a * n + bj] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
-            if bk < 0:
-                used[a] -= weight[a, bj]
-                used[bi] += weight[bi, bj]
-                assign[bj] = bi
-            elif bc >= 0:  # an ejection chain: bj from a to bi, bk from bi to bc (bl to bdd)
-                tabu_until[bi * n + bk] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
-                used[a] -= weight[a, bj]
-                used[bi] += weight[bi, bj] - weight[bi, bk]
-                used[bc] += weight[bc, bk]
-                assign[bj] = bi
-                assign[bk] = bc
-                if bl >= 0:
-                    tabu_until[bc * n + bl] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
-                    used[bc] -= weight[bc, bl]
-                    used[bdd] += weight[bdd, bl]
-                    assign[bl] = bdd
+                dirty[mv.i] = 1
+                if mv.c >= 0:
+                    dirty[mv.c] = 1
+                if mv.l >= 0:
+                    dirty[mv.dd] = 1
+            tabu_until[a * n + mv.j] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
+            if mv.k < 0:
+                used[a] -= weight[a, mv.j]
+                used[mv.i] += weight[mv.i, mv.j]
+                assign[mv.j] = mv.i
+            elif mv.c >= 0:  # a chain: j from a to i, k from i to c (l from c to dd)
+                tabu_until[mv.i * n + mv.k] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
+                used[a] -= weight[a, mv.j]
+                used[mv.i] += weight[mv.i, mv.j] - weight[mv.i, mv.k]
+                used[mv.c] += weight[mv.c, mv.k]
+                assign[mv.j] = mv.i
+                assign[mv.k] = mv.c
+                if mv.l >= 0:
+                    tabu_until[mv.c * n + mv.l] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
+                    used[mv.c] -= weight[mv.c, mv.l]
+                    used[mv.dd] += weight[mv.dd, mv.l]
+                    assign[mv.l] = mv.dd
             else:
-                b = assign[bk]
-                tabu_until[b * n + bk] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
-                used[a] += weight[a, bk] - weight[a, bj]
-                used[b] += weight[b, bj] - weight[b, bk]
-                assign[bj] = b
-                assign[bk] = a
-            cur += bdc
-            excess += bdex
+                b = assign[mv.k]
+                tabu_until[b * n + mv.k] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
+                used[a] += weight[a, mv.k] - weight[a, mv.j]
+                used[b] += weight[b, mv.j] - weight[b, mv.k]
+                assign[mv.j] = b
+                assign[mv.k] = a
+            cur += mv.cost
+            excess += mv.ex
             since += 1
             if (excess == 0 and (not feasible_found or cur < best_cost - 1e-9)) or (
                     not feasible_found and (excess < best_ex or (excess == best_ex and cur < best_cost - 1e-9))):
