@@ -21,6 +21,8 @@ __all__ = [
     "remaining",
     "expired",
     "with_time_limit",
+    "offer_incumbent",
+    "time_up",
     "BACKENDS",
     "check_backend",
     "fraction",
@@ -140,16 +142,102 @@ class _TimeLimitReached(Exception):
 class _Until(interrupt.Scope):
     """An interrupt scope (the compiled kernels and the Python loops poll it) that raises
     :class:`_TimeLimitReached` once ``when`` (a :func:`time.perf_counter` value) passes;
-    the error of an outer scope (a batch's timeout, Ctrl-C) still goes through unchanged."""
+    the error of an outer scope (a batch's timeout, Ctrl-C) still goes through unchanged.
+
+    It also holds the method's incumbent: the builder of the best answer found so far,
+    set by :func:`offer_incumbent`, which :func:`with_time_limit` returns when the
+    deadline stops the method."""
 
     def __init__(self, when: float) -> None:
         super().__init__()
         self.when = when
+        self.best: Optional[Callable[[], Any]] = None
 
     def raise_if_cancelled(self, detail: Optional[str] = None) -> None:
         if time.perf_counter() >= self.when:
             raise _TimeLimitReached()
         super().raise_if_cancelled(detail)
+
+
+def _budget() -> Optional[_Until]:
+    """The innermost :func:`with_time_limit` scope of the calling thread, or None."""
+    scope = interrupt.current()
+    while scope is not None and not isinstance(scope, _Until):
+        scope = scope._outer
+    return scope
+
+
+def offer_incumbent(build: Callable[[], Any]) -> None:
+    """Tell the time limit in force the best answer found so far.
+
+    A method run under :func:`with_time_limit` calls this each time it holds a better
+    complete answer (after a phase, a restart, a level of a multilevel scheme ...).
+    ``build`` is a function of no arguments that returns the family's result holding
+    that answer; it is called only if the deadline stops the method before it returns
+    (so offering costs a closure, not a result), and the result it builds is returned
+    with status ``"time_limit"``. The builder must not depend on state the method
+    changes afterwards: capture copies. Without a time limit this does nothing.
+
+    Parameters
+    ----------
+    build : callable
+        ``build() -> Result``.
+
+    Examples
+    --------
+    >>> from coalloc._shared.result import Result
+    >>> class Answer(Result):
+    ...     def __init__(self, value):
+    ...         self.status, self.message, self.objective, self.bound = "feasible", "", value, None
+    >>> def count(n, *, seed=0):
+    ...     offer_incumbent(lambda: Answer(n))
+    ...     while True:             # a method that never ends by itself
+    ...         interrupt.check()
+    >>> timed = with_time_limit(count, lambda *a, **k: "nothing")
+    >>> answer = timed(3, time_limit=0.01)
+    >>> answer.status, answer.objective
+    ('time_limit', 3)
+    """
+    scope = _budget()
+    if scope is not None:
+        scope.best = build
+
+
+def time_up() -> bool:
+    """True once the deadline of the :func:`with_time_limit` call in force has passed.
+
+    For Python loops that stop by themselves and return their best answer (with status
+    ``"time_limit"``) rather than let the deadline's error unwind them. False without a
+    time limit.
+
+    Examples
+    --------
+    >>> time_up()
+    False
+    """
+    scope = _budget()
+    return scope is not None and time.perf_counter() >= scope.when
+
+
+def mark_stopped(result: Any, time_limit: float, elapsed: float) -> Any:
+    """``result`` (an incumbent) as the answer of a method its ``time_limit`` stopped.
+
+    Status ``"time_limit"``, a message that says the answer is the best found so far,
+    ``params["time_limit"]`` and ``timings["total"]`` set; then the one status rule
+    (:func:`coalloc._shared.result.settle`), so an incumbent that meets a proven bound is
+    ``"optimal"``.
+    """
+    from .result import settle
+
+    result.status = "time_limit"
+    result.message = (
+        f"stopped at the time limit ({time_limit:g} s); the answer is the best found so far"
+    )
+    if isinstance(getattr(result, "params", None), dict):
+        result.params["time_limit"] = float(time_limit)
+    if isinstance(getattr(result, "timings", None), dict):
+        result.timings["total"] = float(elapsed)
+    return settle(result)
 
 
 def with_time_limit(func: Callable[..., Any], stopped: Callable[..., Any]) -> Callable[..., Any]:
@@ -159,7 +247,9 @@ def with_time_limit(func: Callable[..., Any], stopped: Callable[..., Any]) -> Ca
     it is whenever it ends before the deadline). With a limit, the deadline is
     :func:`deadline` from the call's start and the method stops at it between iterations:
     the compiled kernels poll it about every 50 ms and the Python loops at each step
-    (:mod:`coalloc._shared.interrupt`); the call then returns ``stopped(*args,
+    (:mod:`coalloc._shared.interrupt`). The call then returns the best answer the method
+    had offered with :func:`offer_incumbent`, with status ``"time_limit"``
+    (:func:`mark_stopped`); when it had offered none, ``stopped(*args,
     method_params=kwargs, time_limit=limit, elapsed=seconds)``, the family's result with
     status ``"time_limit"`` and no solution.
 
@@ -168,7 +258,7 @@ def with_time_limit(func: Callable[..., Any], stopped: Callable[..., Any]) -> Ca
     func : callable
         The method: its problem arguments positionally, its parameters by keyword.
     stopped : callable
-        The family's builder of a stopped result.
+        The family's builder of a stopped result without a solution.
 
     Returns
     -------
@@ -190,12 +280,16 @@ def with_time_limit(func: Callable[..., Any], stopped: Callable[..., Any]) -> Ca
         when = deadline(time_limit, started)
         if when is None:
             return func(*args, **kwargs)
+        scope = _Until(when)
         try:
-            with _Until(when):
+            with scope:
                 return func(*args, **kwargs)
         except _TimeLimitReached:
+            elapsed = time.perf_counter() - started
+            if scope.best is not None:
+                return mark_stopped(scope.best(), float(time_limit), elapsed)
             return stopped(*args, method_params=kwargs, time_limit=float(time_limit),
-                           elapsed=time.perf_counter() - started)  # fmt: skip
+                           elapsed=elapsed)  # fmt: skip
 
     sig = inspect.signature(func)
     if "time_limit" not in sig.parameters:

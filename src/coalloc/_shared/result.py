@@ -5,27 +5,32 @@ fields of :data:`RESULT_FIELDS`; its exact and heuristic methods share that type
 gives the common behaviour: the status vocabulary, :attr:`Result.has_solution` (=
 :attr:`Result.success`), :meth:`Result.to_dict` (JSON-ready), and :attr:`Result.counters`.
 
-The statuses, for every family and method (after :func:`scipy.optimize.milp`, whose status
-1 returns ``x`` when a solution was found):
+The statuses, for every family and method, follow **one rule** (:func:`settle` applies it
+at every family's exit, so no method sets them by its own convention):
 
-==============  =================================================  ==================
-status          meaning                                            ``has_solution``
-==============  =================================================  ==================
-``optimal``     a solution, proven optimal                         True
-``feasible``    a solution, optimality not proven (a heuristic,    True
-                or an exact solver stopped at a positive gap)
-``time_limit``  a time limit or Ctrl-C stopped the solver before   True with the
-                it proved optimality or infeasibility; the         incumbent, else
-                result holds the incumbent (objective, bound,      False
-                gap) when there was one, and says which in its
-                message; for a heuristic, undecided
-``infeasible``  no solution exists (proven), or the request was    False
-                rejected
-``error``       the solver failed                                  False
-==============  =================================================  ==================
+===============  ================================================  ==================
+status           meaning                                           ``has_solution``
+===============  ================================================  ==================
+``optimal``      an answer whose objective meets a valid bound     True
+                 (within :data:`OPTIMALITY_TOL`, relative), from
+                 any method, heuristic or exact
+``feasible``     an answer, not proven optimal, from a method      True
+                 that ended by itself
+``time_limit``   the time limit (or Ctrl-C) ended the method: it   True with the
+                 holds the best answer found so far when there     best answer so
+                 was one (verified like any other), else none      far, else False
+``infeasible``   no answer exists, with a proof (an exact          False
+                 solver's, or a combinatorial certificate)
+``no_solution``  the method ended by itself with neither an        False
+                 answer nor a proof (a heuristic that found
+                 nothing, a request a heuristic rejected)
+``error``        the method failed                                 False
+===============  ================================================  ==================
 
-A result with a solution is verified like any other (the families' ``verify``), and the
-command line exits 0 when it wrote a verified solution, 1 when it has none.
+``objective`` is set whenever there is an answer; ``bound`` is finite or absent; ``gap``
+is :func:`relative_gap` of the two. A result with a solution is verified like any other
+(the families' ``verify``), and the command line prints the status the result holds and
+exits 0 when it wrote a verified solution, 1 when it has none.
 """
 
 from __future__ import annotations
@@ -44,10 +49,16 @@ __all__ = [
     "jsonable",
     "relative_gap",
     "stopped_fields",
+    "settle",
+    "OPTIMALITY_TOL",
 ]
 
 #: Statuses a solver may report, for every family.
-STATUSES = ("optimal", "feasible", "time_limit", "infeasible", "error")
+STATUSES = ("optimal", "feasible", "time_limit", "infeasible", "no_solution", "error")
+
+#: The relative gap (:func:`relative_gap`) at or below which an answer meets its bound and
+#: is ``"optimal"`` (an exact solver's own ``mip_gap``, when larger, is used instead).
+OPTIMALITY_TOL = 1e-9
 
 #: Fields every family's result declares.
 RESULT_FIELDS = (
@@ -173,6 +184,88 @@ def stopped_fields(method: str, method_params: dict, time_limit: float, elapsed:
         "params": params,
         "timings": {"total": float(elapsed)},
     }
+
+
+def settle(result: Any) -> Any:
+    """Apply the one status rule to ``result`` (in place) and return it.
+
+    The rule (the module docstring's table), for any family and method:
+
+    1. A bound that is not finite is dropped (a bound is finite or absent).
+    2. ``error`` stays ``error``.
+    3. An answer (:meth:`Result._holds_solution`) whose ``objective`` meets a bound within
+       the tolerance (:data:`OPTIMALITY_TOL`, or the ``mip_gap`` the method ran with when
+       larger) is ``"optimal"``, however the method ended.
+    4. ``"optimal"`` claimed without a bound (an exact solver's own proof) gets the
+       objective as its bound; claimed with a bound it does not meet, it is ``"feasible"``
+       (or stays ``"time_limit"``).
+    5. ``"optimal"`` or ``"feasible"`` without an answer is ``"no_solution"``; an
+       ``"infeasible"`` or ``"no_solution"`` result carries no bound (there is nothing it
+       bounds).
+    6. ``gap`` is recomputed from ``objective`` and ``bound``.
+
+    The result's objective direction is its ``sense`` attribute (``"min"`` or ``"max"``).
+
+    Parameters
+    ----------
+    result : Result
+        A family's result, with ``sense``.
+
+    Returns
+    -------
+    Result
+        The same object.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass, field
+    >>> @dataclass
+    ... class R(Result):
+    ...     status: str = "feasible"
+    ...     objective: float = 5.0
+    ...     bound: float = 5.0
+    ...     gap: float = None
+    ...     params: dict = field(default_factory=dict)
+    ...     sense = "max"
+    >>> settle(R()).status, settle(R(bound=7.0)).status, settle(R(bound=float("inf"))).bound
+    ('optimal', 'feasible', None)
+    """
+    bound = getattr(result, "bound", None)
+    if bound is not None and not np.isfinite(float(bound)):
+        result.bound = bound = None
+    status = result.status
+    if status == "error":
+        return result
+    has = result._holds_solution()
+    sense = getattr(result, "sense", None)
+    objective = getattr(result, "objective", None)
+    if has and objective is not None and bound is not None and sense in ("min", "max"):
+        gap = relative_gap(objective, bound, sense=sense)
+        result.gap = gap
+        params = getattr(result, "params", None) or {}
+        mip_gap = params.get("mip_gap") if isinstance(params, dict) else None
+        tol = OPTIMALITY_TOL
+        if isinstance(mip_gap, (int, float)) and not isinstance(mip_gap, bool):
+            tol = max(tol, float(mip_gap))
+        if gap is not None and gap <= tol:
+            result.status = "optimal"
+            return result
+        if status == "optimal":
+            result.status = "feasible"
+        return result
+    if has and status == "optimal" and objective is not None:
+        result.bound = objective
+        result.gap = 0.0
+        return result
+    if not has:
+        if status in ("optimal", "feasible"):
+            result.status = "no_solution"
+        if result.status in ("infeasible", "no_solution"):
+            result.bound = None
+            result.gap = None
+        elif result.bound is None:
+            result.gap = None
+    return result
 
 
 class Result:
