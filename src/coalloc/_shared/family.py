@@ -44,6 +44,7 @@ __all__ = [
     "kind_of_format",
     "coerce_problem",
     "solver_keyword",
+    "renamed_keyword",
 ]
 
 
@@ -393,6 +394,57 @@ def solver_keyword(func: Callable[..., Result]) -> Callable[..., Result]:
         return func(*args, **kwargs)
 
     run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    return run
+
+
+def renamed_keyword(func: Callable[..., Any], old: str, new: str) -> Callable[..., Any]:
+    """``func`` (which takes ``new=``) also taking its old spelling ``old=``, deprecated.
+
+    The one way an old parameter name survives: at the public boundary only. Inside the
+    package every function uses the new name; the wrapper passes ``old=value`` on as
+    ``new=value`` with a :class:`DeprecationWarning` (both, with different values, are a
+    ``TypeError``). The old name is hidden from the wrapper's signature, so
+    :meth:`FamilyInstance.check_params`, the CLI and the docs know only the new one.
+
+    Parameters
+    ----------
+    func : callable
+        The function; it takes ``new`` as a keyword.
+    old, new : str
+        The deprecated spelling and the one to use.
+
+    Returns
+    -------
+    callable
+        The wrapper (same answers, same signature as ``func``).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> def exact(problem, *, solver="highs"):
+    ...     return solver
+    >>> run = renamed_keyword(exact, "backend", "solver")
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     answer = run(None, backend="cbc")
+    >>> answer, caught[0].category.__name__
+    ('cbc', 'DeprecationWarning')
+    """
+    marker = object()
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        value = kwargs.pop(old, marker)
+        if value is not marker:
+            if new in kwargs and kwargs[new] != value:
+                raise TypeError(f"{new}={kwargs[new]!r} and {old}={value!r} (its deprecated "
+                                f"name) disagree: pass {new}= only")  # fmt: skip
+            warnings.warn(f"{old}= is deprecated: pass {new}={value!r}", DeprecationWarning,
+                          stacklevel=2)  # fmt: skip
+            kwargs[new] = value
+        return func(*args, **kwargs)
+
+    run.__signature__ = inspect.signature(func)  # type: ignore[attr-defined]
     return run
 
 
