@@ -236,6 +236,9 @@ def settle(result: Any) -> Any:
     status = result.status
     if status == "error":
         return result
+    if status in ("infeasible", "no_solution"):
+        result.bound = result.gap = None
+        return result
     has = result._holds_solution()
     sense = getattr(result, "sense", None)
     objective = getattr(result, "objective", None)
