@@ -164,3 +164,24 @@ def test_settle_uses_the_solvers_own_gap_when_larger():
     strict = Answer(status="optimal", objective=100.0, bound=99.995)
     assert settle(relaxed).status == "optimal"
     assert settle(strict).status == "feasible"
+
+
+def test_the_kernels_see_the_earliest_deadline_in_force():
+    from coalloc._shared.params import _Until
+
+    assert interrupt.deadline_ns() == -1 and interrupt.poll() == -1
+    with interrupt.Scope(timeout=100) as outer:
+        far = interrupt.deadline_ns()
+        assert far == int(outer.deadline * 1e9)
+        soon = time.perf_counter() + 1.0
+        with _Until(soon):
+            assert interrupt.deadline_ns() == int(soon * 1e9) < far  # the nearer one
+        with _Until(time.perf_counter() + 1000.0):
+            assert interrupt.deadline_ns() == far  # the outer one is nearer
+        assert interrupt.deadline_ns() == far
+    parent = interrupt.Scope(timeout=50)
+    parent.__enter__()
+    parent.__exit__(None, None, None)
+    with interrupt.Scope(parent=parent):
+        assert interrupt.deadline_ns() == int(parent.deadline * 1e9)
+    assert interrupt.deadline_ns() == -1

@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Optional
 
-__all__ = ["Cancelled", "Scope", "check", "current"]
+__all__ = ["Cancelled", "Scope", "check", "current", "poll", "deadline_ns"]
 
 
 class _Local(threading.local):
@@ -163,3 +163,36 @@ def check(detail: Optional[str] = None) -> None:
             scope.raise_if_cancelled()
         else:
             scope.raise_if_cancelled(detail)
+
+
+def deadline_ns() -> int:
+    """The earliest deadline in force for the calling thread, in nanoseconds of the
+    ``CLOCK_MONOTONIC`` clock (the clock of :func:`time.monotonic`, :func:`time.perf_counter`
+    and C++'s ``std::chrono::steady_clock`` on Linux), or -1 without one.
+
+    Every scope's own deadline counts (a :class:`Scope`'s ``timeout``, the ``when`` of a
+    time limit's scope), with those of its parent and of the scopes it is nested in.
+    """
+    best = None
+    seen = set()
+    todo = [getattr(_local, "scope", None)]
+    while todo:
+        scope = todo.pop()
+        if scope is None or id(scope) in seen:
+            continue
+        seen.add(id(scope))
+        for when in (getattr(scope, "when", None), scope.deadline):
+            if when is not None and (best is None or when < best):
+                best = when
+        todo.append(scope.parent)
+        todo.append(scope._outer)
+    return -1 if best is None else int(best * 1e9)
+
+
+def poll() -> int:
+    """What the compiled kernels call at their polling interval: :func:`check` (raises the
+    scope's error once it is cancelled or past its deadline), then :func:`deadline_ns`, so
+    that the kernel compares the clock with the deadline itself, without the GIL, between
+    two calls (``coalloc/common/interrupt.h``)."""
+    check()
+    return deadline_ns()

@@ -18,9 +18,14 @@
 //   2. the cancellation scope of this thread, if coalloc._shared.interrupt is imported:
 //      its check() raises the scope's error (TimeoutError past the deadline, or the error
 //      it was cancelled with).
-// Either leaves that Python error set and the poll says stop.  So a kernel stops within
-// about kInterval + one iteration batch of the event; nothing is leaked (the kernels own
-// their buffers in RAII containers) and models are untouched (they are read-only).
+// Either leaves that Python error set and the poll says stop.  The same call returns the
+// earliest deadline in force (interrupt.poll(): a time limit's or a batch timeout's, as a
+// CLOCK_MONOTONIC instant in ns, the clock of std::chrono::steady_clock on Linux); the poll
+// keeps it in a plain thread-local and, between two asks, compares the clock with it at each
+// look, without the GIL: a deadline is met within one iteration batch, not kInterval.  Past
+// it, the poll asks Python at once (which raises the scope's error).  Ctrl-C and explicit
+// cancellation are still seen within about kInterval + one iteration batch.  Nothing is
+// leaked (the kernels own their buffers in RAII containers) and models are untouched.
 //
 // How the stop reaches Python:
 //   - C++ (tick() throws coalloc::Interrupted): pybind11 modules translate it with
@@ -62,6 +67,14 @@ inline Clock::time_point& last_check() {
     return t;
 }
 
+// The deadline Python gave at this thread's last ask (time_point::max(): none).  A stale
+// value is harmless: an earlier one only makes the poll ask Python, which decides, and
+// refreshes it; a later one or none falls back to asking every kInterval.
+inline Clock::time_point& known_deadline() {
+    static thread_local Clock::time_point t = Clock::time_point::max();
+    return t;
+}
+
 // With the GIL held: 0 to go on, -1 with a Python error set to stop.
 inline int ask_python() {
     if (PyErr_Occurred()) return -1;
@@ -73,10 +86,14 @@ inline int ask_python() {
     }
     PyObject* mod = PyImport_GetModule(name);  // new reference, NULL if not imported (no scope then)
     if (mod == nullptr) return PyErr_Occurred() ? -1 : 0;
-    PyObject* res = PyObject_CallMethod(mod, "check", nullptr);
+    PyObject* res = PyObject_CallMethod(mod, "poll", nullptr);
     Py_DECREF(mod);
     if (res == nullptr) return -1;
+    const long long ns = PyLong_Check(res) ? PyLong_AsLongLong(res) : -1;
     Py_DECREF(res);
+    if (ns == -1 && PyErr_Occurred()) PyErr_Clear();
+    known_deadline() = ns < 0 ? Clock::time_point::max()
+                              : Clock::time_point(std::chrono::nanoseconds(ns));
     return 0;
 }
 
@@ -114,7 +131,7 @@ class Poll {
         using namespace interrupt_detail;
         const auto now = Clock::now();
         auto& last = last_check();
-        if (now - last < kInterval) return false;
+        if (now - last < kInterval && now < known_deadline()) return false;
         last = now;
         ask();
         return stopped_;
