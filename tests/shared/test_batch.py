@@ -367,6 +367,7 @@ def test_backend_is_the_kernels_and_its_old_executor_meaning_is_deprecated():
     plain = solve_many(insts, "scan", executor="serial", seed=2)
     with pytest.warns(DeprecationWarning, match="pass executor='serial'"):
         old = solve_many(insts, "scan", backend="serial", seed=2)
+    assert len(solve_many(insts, "scan", backend=None, executor="serial")) == 3  # old default
     with pytest.warns(DeprecationWarning, match="pass executor='threads'"):
         old_iter = list(solve_many_iter(insts, "scan", backend="threads", n_jobs=2, seed=2))
     for a, b, c in zip(plain, old, old_iter):

@@ -284,7 +284,9 @@ def _executor_keyword(func: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(func)
     def run(*args: Any, **kwargs: Any) -> Any:
         value = kwargs.get("backend")
-        if isinstance(value, str) and value in EXECUTORS:
+        if "backend" in kwargs and value is None:  # the old default: the executor's
+            del kwargs["backend"]
+        elif isinstance(value, str) and value in EXECUTORS:
             del kwargs["backend"]
             given = kwargs.get("executor")
             if given is not None and given != value:
