@@ -19,7 +19,7 @@ def require_solver(backend: str) -> None:
     from coalloc._shared import milp
 
     try:
-        pkg = milp.import_backend(backend)
+        pkg = milp.import_solver(backend)
     except ImportError as exc:
         skip_unless_ci(f"{backend}: {exc}")
     if backend == "highs" and callable(pkg):

@@ -18,7 +18,7 @@ def assert_times_out(problem, method, **options):
     """``solve_many`` on threads with ``timeout=TIMEOUT`` stops ``problem`` (which runs for
     seconds in Python code) with a ``TimeoutError`` record within ``TIMEOUT + SLACK`` s."""
     t0 = time.monotonic()
-    [result] = coalloc.solve_many([problem], method, backend="threads", n_jobs=1,
+    [result] = coalloc.solve_many([problem], method, executor="threads", n_jobs=1,
                                   timeout=TIMEOUT, options=options)  # fmt: skip
     elapsed = time.monotonic() - t0
     assert isinstance(result, BatchError) and result.exc_type == "TimeoutError", result

@@ -138,7 +138,7 @@ def runner(trials, seed, tally):
     for _ in bar(range(trials), desc="runner", unit="model"):
         (c, A, lo, hi, integ, ub), truth = bottleneck_model(rng)
         for backend in ("highs", "cbc"):
-            out = milp.run_milp(backend, milp.import_backend(backend), c, A, lo, hi,
+            out = milp.run_milp(backend, milp.import_solver(backend), c, A, lo, hi,
                                 integrality=integ, lb=0.0, ub=ub, progress=False)  # fmt: skip
             value = None if out.x is None else float(c @ out.x)  # (older outcomes: no .objective)
             _judge(tally, ("runner", backend), out.status, value, truth, rel=1e-5)

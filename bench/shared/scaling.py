@@ -234,9 +234,9 @@ def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
 
 def _solve(batch, kind, executor, workers, seed, chunksize):
     if kind == "serial":
-        return coalloc.solve_many(batch, backend="serial", seed=seed)
+        return coalloc.solve_many(batch, executor="serial", seed=seed)
     if kind == "threads":
-        return coalloc.solve_many(batch, backend="threads", n_jobs=workers, seed=seed,
+        return coalloc.solve_many(batch, executor="threads", n_jobs=workers, seed=seed,
                                   chunksize=chunksize)  # fmt: skip
     return coalloc.solve_many(batch, executor=executor, n_jobs=workers, seed=seed,
                               chunksize=chunksize)  # fmt: skip

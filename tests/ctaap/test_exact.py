@@ -319,7 +319,7 @@ def _block(monkeypatch, *names):
 def test_missing_pulp(monkeypatch):
     _block(monkeypatch, "pulp")
     req, off, _ = bandwidth_only()
-    expected = r"backend 'cbc' needs PuLP: pip install 'coalloc\[cbc\]'"
+    expected = r"solver 'cbc' needs PuLP: pip install 'coalloc\[cbc\]'"
     with pytest.raises(ImportError, match=expected):
         solve_exact(req, off, backend="cbc")
 
@@ -329,7 +329,7 @@ def test_missing_ortools(monkeypatch):
         monkeypatch, "ortools", "ortools.sat", "ortools.sat.python", "ortools.sat.python.cp_model"
     )
     req, off, _ = bandwidth_only()
-    with pytest.raises(ImportError, match=r"backend 'cpsat' needs OR-Tools.*coalloc\[cpsat\]"):
+    with pytest.raises(ImportError, match=r"solver 'cpsat' needs OR-Tools.*coalloc\[cpsat\]"):
         solve_exact(req, off, backend="cpsat")
 
 

@@ -5,12 +5,14 @@ the end of the module, and the process-pool tests before them fork.
 """
 
 import concurrent.futures as cf
+import inspect
 import io
 import itertools
 import json
 import os
 import pathlib
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -95,7 +97,7 @@ def test_instance_seed_is_the_spawned_child():
 
 def test_serial_matches_solve(batch, reference):
     assert len({r.n_allocated for r in reference}) > 2  # the instances differ
-    same_answers(solve_many(batch, backend="serial", seed=SEED), reference, batch)
+    same_answers(solve_many(batch, executor="serial", seed=SEED), reference, batch)
 
 
 @pytest.mark.parametrize("n_jobs, chunksize", [(1, 1), (2, 1), (2, 3), (3, 2), (-1, 5)])
@@ -147,7 +149,7 @@ def test_results_in_input_order_when_completion_order_differs():
     batch = [big, *small]
     results = solve_many(batch, n_jobs=2, seed=3)
     assert [r.n_tasks for r in results] == [300] + [10] * 6
-    serial = solve_many(batch, backend="serial", seed=3)
+    serial = solve_many(batch, executor="serial", seed=3)
     for a, b in zip(results, serial):
         np.testing.assert_array_equal(a.assignment, b.assignment)
 
@@ -173,8 +175,8 @@ def test_error_isolation(batch, reference, bad_files):
         (batch[2][0],),
         batch[3],
     ]
-    for backend in ("serial", "threads"):
-        results = solve_many(items, backend=backend, n_jobs=None, seed=SEED, chunksize=2)
+    for executor in ("serial", "threads"):
+        results = solve_many(items, executor=executor, n_jobs=None, seed=SEED, chunksize=2)
         assert [r.ok for r in results if isinstance(r, BatchError)] == [False] * 5
         assert [r.success for r in results] == [True, False, True] + [False] * 4 + [True]
         for i in (0, 2):
@@ -199,7 +201,7 @@ def test_on_error_raise(batch, bad_files):
         solve_many(items, n_jobs=2, seed=SEED, on_error="raise")
     assert info.value.index == 2 and info.value.exc_type == "InstanceError"
     with pytest.raises(BatchError, match="instance 1"):
-        solve_many([batch[0], mismatched_instance()], backend="serial", on_error="raise")
+        solve_many([batch[0], mismatched_instance()], executor="serial", on_error="raise")
 
 
 def test_batch_error_pickles_and_compares():
@@ -214,7 +216,7 @@ def test_batch_error_pickles_and_compares():
 
 def test_empty_batch():
     assert solve_many([]) == []
-    assert solve_many(iter([]), backend="processes") == []
+    assert solve_many(iter([]), executor="processes") == []
 
 
 # ---------------------------------------------------------------- laziness and progress
@@ -259,7 +261,7 @@ def test_progress_callback(batch):
     assert calls[-1] == (len(batch), len(batch))
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
     calls.clear()
-    solve_many(iter(batch), backend="serial", progress=lambda d, t: calls.append((d, t)))
+    solve_many(iter(batch), executor="serial", progress=lambda d, t: calls.append((d, t)))
     assert calls == [(k, None) for k in range(1, len(batch) + 1)]
 
 
@@ -307,9 +309,10 @@ def test_caller_executor_is_left_running(batch, reference):
         ({"n_jobs": -2}, ValueError, "n_jobs"),
         ({"n_jobs": 1.5}, TypeError, "n_jobs"),
         ({"n_jobs": True}, TypeError, "n_jobs"),
-        ({"executor": object()}, TypeError, "executor must be a concurrent.futures.Executor"),
-        ({"backend": "gpu"}, ValueError, "backend must be one of"),
-        ({"backend": "serial", "n_jobs": 2}, ValueError, "n_jobs"),
+        ({"executor": object()}, TypeError, r"executor must be one of \[.*\] or a concurrent"),
+        ({"executor": "gpu"}, ValueError, r"executor must be one of \['threads', 'processes'"),
+        ({"backend": "gpu"}, ValueError, r"backend must be one of \('compiled', 'numpy'\)"),
+        ({"executor": "serial", "n_jobs": 2}, ValueError, "n_jobs"),
         ({"chunksize": 0}, ValueError, "chunksize"),
         ({"max_in_flight": 0}, ValueError, "max_in_flight"),
         ({"on_error": "ignore"}, ValueError, "on_error"),
@@ -349,8 +352,41 @@ def test_bad_instances_argument_and_executor_conflicts(batch):
     with pytest.raises(TypeError, match="client.get_executor"):
         solve_many(batch, executor=LooksLikeClient())
     with cf.ThreadPoolExecutor(1) as pool:
-        with pytest.raises(ValueError, match="either executor or backend"):
+        with pytest.raises(TypeError, match="disagree: pass executor= only"):
             solve_many(batch, executor=pool, backend="threads")
+    with pytest.raises(TypeError, match="disagree"):
+        solve_many(batch, executor="serial", backend="processes")
+
+
+def test_backend_is_the_kernels_and_its_old_executor_meaning_is_deprecated():
+    from coalloc import collective
+
+    insts = [collective.Instance(*reversed(collective.generators.random_instance(12, 3, seed=s)))
+             for s in range(3)]  # fmt: skip
+    # the old spelling of the executor still works, with a warning, and gives the same answers
+    plain = solve_many(insts, "scan", executor="serial", seed=2)
+    with pytest.warns(DeprecationWarning, match="pass executor='serial'"):
+        old = solve_many(insts, "scan", backend="serial", seed=2)
+    assert len(solve_many(insts, "scan", backend=None, executor="serial")) == 3  # old default
+    with pytest.warns(DeprecationWarning, match="pass executor='threads'"):
+        old_iter = list(solve_many_iter(insts, "scan", backend="threads", n_jobs=2, seed=2))
+    for a, b, c in zip(plain, old, old_iter):
+        assert a.to_dict()["resources"] == b.to_dict()["resources"] == c.to_dict()["resources"]
+    # backend= is the kernels' choice, passed to the method (the NumPy twins here)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        twins = solve_many(insts, "scan", executor="serial", backend="numpy", seed=2)
+    assert [r.params["backend"] for r in twins] == ["numpy"] * 3
+    assert [r.params["backend"] for r in plain] == ["compiled"] * 3
+    for a, b in zip(plain, twins):
+        assert a.to_dict()["resources"] == b.to_dict()["resources"]
+    # the signatures and the names show the executor only
+    for func in (solve_many, solve_many_iter, coalloc.solve_many):
+        assert "executor" in inspect.signature(func).parameters
+        assert "backend" not in inspect.signature(func).parameters
+    assert coalloc.batch.EXECUTORS == ("threads", "processes", "serial")
+    with pytest.warns(DeprecationWarning, match="EXECUTORS"):
+        assert coalloc.batch.BACKENDS == coalloc.batch.EXECUTORS
 
 
 # ---------------------------------------------------------------- processes and pickling
@@ -380,7 +416,7 @@ def test_model_and_results_pickle(batch):
 
 def test_processes_match_serial(batch, reference, files, bad_files):
     items = [*batch[:4], files[4], bad_files["malformed"], *batch[6:]]
-    results = solve_many(items, backend="processes", n_jobs=2, chunksize=2, seed=SEED)
+    results = solve_many(items, executor="processes", n_jobs=2, chunksize=2, seed=SEED)
     err = results[5]
     assert isinstance(err, BatchError) and err.exc_type == "InstanceError" and err.index == 5
     ok = [i for i in range(len(batch)) if i != 5]
@@ -398,7 +434,7 @@ def test_a_chunk_that_cannot_be_sent_fails_alone(batch):
 
     bad = Unpicklable(off.properties, off.capacity, off.bandwidth)
     items = [odd, (req, bad), batch[1]]
-    results = solve_many(items, backend="processes", n_jobs=2, seed=SEED)
+    results = solve_many(items, executor="processes", n_jobs=2, seed=SEED)
     assert results[0].success and results[2].success
     assert isinstance(results[1], BatchError) and "pickl" in str(results[1]).lower()
 
@@ -525,7 +561,7 @@ def test_dask_workers_receive_each_shared_model_once_unchanged(dask_client):
     families = [family_batch(family, 4, seed=5, small=True) for family in FAMILIES]
     batch = [b[i] for i in range(4) for b in families]
     digests = {digest_of(b[0][-1]) for b in families}  # the supply part of each family
-    serial = [answer(r) for r in solve_many(batch, backend="serial", seed=SEED)]
+    serial = [answer(r) for r in solve_many(batch, executor="serial", seed=SEED)]
     results = solve_many(batch, executor=dask_client.get_executor(), seed=SEED, chunksize=2)
     assert [answer(r) for r in results] == serial
     held = dask_client.run(_cached_digests)
@@ -536,20 +572,22 @@ def test_dask_workers_receive_each_shared_model_once_unchanged(dask_client):
             assert now == arrived  # the object the worker solved on is still that content
 
 
-def test_options_reach_the_solver_where_backend_names_the_executor():
+def test_the_exact_methods_solver_reaches_them_as_a_keyword_or_in_options():
     try:
         import ortools  # noqa: F401
     except ImportError:
         skip_unless_ci("ortools (the exact extra) is not installed")
     pairs = [coalloc.generators.fig2(1, seed=s) for s in range(3)]
-    res = coalloc.solve_many(
-        pairs, "exact", backend="serial", options={"backend": "cpsat", "time_limit": 20}
+    res = coalloc.solve_many(pairs, "exact", executor="serial", solver="cpsat", time_limit=20)
+    via_options = coalloc.solve_many(
+        pairs, "exact", executor="serial", options={"solver": "cpsat", "time_limit": 20}
     )
-    for (r, o), one in zip(pairs, res):
-        assert one.status == "optimal"
-        assert one.params["backend"] == "cpsat"
+    for (r, o), one, other in zip(pairs, res, via_options):
+        assert one.status == other.status == "optimal"
+        assert one.message.startswith("CP-SAT") and other.message.startswith("CP-SAT")
         assert coalloc.verify(r, o, one.assignment).feasible
-        assert one.n_allocated == coalloc.solve(r, o, "exact", backend="highs").n_allocated
+        assert one.n_allocated == coalloc.solve(r, o, "exact", solver="highs").n_allocated
+        assert other.n_allocated == one.n_allocated
 
 
 def test_options_are_checked():
@@ -583,7 +621,7 @@ def test_a_crashing_worker_costs_only_its_own_instance(monkeypatch, chunksize):
     seeds = [1, 2, 13, 4, 5, 6, 7, 8]
     ticks = []
     res = coalloc.solve_many(
-        pairs, backend="processes", n_jobs=2, seed=seeds, chunksize=chunksize,
+        pairs, executor="processes", n_jobs=2, seed=seeds, chunksize=chunksize,
         progress=lambda done, total: ticks.append(done),
     )  # fmt: skip
     assert isinstance(res[2], coalloc.BatchError) and "worker process" in res[2].message

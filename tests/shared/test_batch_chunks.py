@@ -48,14 +48,14 @@ def test_the_chunks_grow_to_the_target_time_and_leave_every_worker_a_share():
 def mixed():
     parts = [family_batch(family, 6, seed=2, small=True) for family in FAMILIES]
     batch = [p[i] for i in range(6) for p in parts]
-    return batch, [answer(r) for r in coalloc.solve_many(batch, backend="serial", seed=4)]
+    return batch, [answer(r) for r in coalloc.solve_many(batch, executor="serial", seed=4)]
 
 
-@pytest.mark.parametrize("backend", ["serial", "threads", "processes"])
-def test_auto_chunks_give_the_serial_answers(mixed, backend):
+@pytest.mark.parametrize("executor", ["serial", "threads", "processes"])
+def test_auto_chunks_give_the_serial_answers(mixed, executor):
     batch, serial = mixed
-    n_jobs = None if backend == "serial" else 2
-    got = coalloc.solve_many(batch, backend=backend, n_jobs=n_jobs, seed=4, chunksize="auto")
+    n_jobs = None if executor == "serial" else 2
+    got = coalloc.solve_many(batch, executor=executor, n_jobs=n_jobs, seed=4, chunksize="auto")
     assert [answer(r) for r in got] == serial
 
 
@@ -113,5 +113,5 @@ def test_the_default_window_holds_four_chunks_per_worker():
     # four chunks submitted before the first came back, and one more once it had
     assert len(pulled) == 4 * 1 + 1
     rest = list(it)
-    serial = coalloc.solve_many(batch, backend="serial", seed=0)
+    serial = coalloc.solve_many(batch, executor="serial", seed=0)
     assert [answer(r) for r in [first, *rest]] == [answer(r) for r in serial]

@@ -91,7 +91,7 @@ def test_a_batch_of_the_five_families_on_a_command_line_cluster_matches_serial(c
     _, client = cluster
     parts = [family_batch(family, 5, seed=8, small=True) for family in FAMILIES]
     batch = [p[i] for i in range(5) for p in parts]  # mixed: every family, in turn
-    serial = [answer(r) for r in coalloc.solve_many(batch, backend="serial", seed=SEED)]
+    serial = [answer(r) for r in coalloc.solve_many(batch, executor="serial", seed=SEED)]
     executor = client.get_executor()
     for chunksize in (1, "auto"):
         got = coalloc.solve_many(batch, executor=executor, seed=SEED, chunksize=chunksize)

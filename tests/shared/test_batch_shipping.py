@@ -38,13 +38,13 @@ def mixed():
     batch = _mixed()
     before = {key: digest_of(m) for key, m in _shared_models(batch).items()}
     assert len(before) == len(FAMILIES)  # one shared model per family
-    serial = [answer(r) for r in coalloc.solve_many(batch, backend="serial", seed=11)]
+    serial = [answer(r) for r in coalloc.solve_many(batch, executor="serial", seed=11)]
     return batch, before, serial
 
 
 def test_threads_share_the_models_and_leave_them_unchanged(mixed):
     batch, before, serial = mixed
-    got = coalloc.solve_many(batch, backend="threads", n_jobs=2, seed=11)
+    got = coalloc.solve_many(batch, executor="threads", n_jobs=2, seed=11)
     assert [answer(r) for r in got] == serial
     after = {key: digest_of(m) for key, m in _shared_models(batch).items()}
     assert after == before  # no solve (serial or threads) wrote to a shared model

@@ -66,13 +66,13 @@ def _check_others(batch, results, slow_index):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["threads", "processes", "serial"])
-def test_a_slow_instance_times_out_in_the_kernels_and_the_others_are_solved(backend):
+@pytest.mark.parametrize("executor", ["threads", "processes", "serial"])
+def test_a_slow_instance_times_out_in_the_kernels_and_the_others_are_solved(executor):
     small = _small(3)
     batch = [small[0], _slow(), small[1], small[2]]
     start = time.monotonic()
     results = coalloc.solve_many(
-        batch, backend=backend, n_jobs=None if backend == "serial" else 2, timeout=1.0
+        batch, executor=executor, n_jobs=None if executor == "serial" else 2, timeout=1.0
     )
     elapsed = time.monotonic() - start
     slow = results[1]
@@ -80,7 +80,7 @@ def test_a_slow_instance_times_out_in_the_kernels_and_the_others_are_solved(back
     assert "exceeded its timeout of 1 s" in slow.message
     # Stopped by the kernels' deadline check; a process worker starved of CPU past the
     # grace (ci/load.sh) may be killed instead, which is the same TimeoutError record.
-    if backend != "processes":
+    if executor != "processes":
         assert "killed" not in slow.message
     _check_others(batch, results, 1)
     assert elapsed < 10.0, elapsed  # the slow instance alone takes far longer
@@ -98,7 +98,7 @@ def test_processes_kill_an_instance_in_cbc_and_leave_no_temporary_file(tmp_path,
     batch = [small[0], slow, small[1], small[2]]
     start = time.monotonic()
     results = coalloc.solve_many(
-        batch, "exact", backend="processes", n_jobs=2, timeout=1.0,
+        batch, "exact", executor="processes", n_jobs=2, timeout=1.0,
         solver="cbc", time_limit=60,
     )  # fmt: skip
     elapsed = time.monotonic() - start
@@ -174,7 +174,7 @@ def announced(*args):
 _softassign.graduated_assignment = announced
 big = [coalloc.generators.fig2(2, n_tasks=800, n_clusters=20, seed=s) for s in (1, 2, 3)]
 try:
-    coalloc.solve_many(big, backend="threads", n_jobs=2)
+    coalloc.solve_many(big, executor="threads", n_jobs=2)
 except KeyboardInterrupt:
     print("interrupted", flush=True)
     sys.exit(0)
@@ -227,8 +227,8 @@ def _stopped_inside_the_runner(monkeypatch):
     monkeypatch.setattr(milp_run, "_run_highs_scipy", stopped)
 
 
-@pytest.mark.parametrize("backend", ["serial", "threads"])
-def test_a_timeout_the_family_catches_is_still_a_timeout_record(backend, monkeypatch):
+@pytest.mark.parametrize("executor", ["serial", "threads"])
+def test_a_timeout_the_family_catches_is_still_a_timeout_record(executor, monkeypatch):
     _stopped_inside_the_runner(monkeypatch)
     problem = coalloc.generators.fig2(1, n_tasks=20, n_clusters=4, seed=0)
     from coalloc._shared import interrupt
@@ -237,7 +237,7 @@ def test_a_timeout_the_family_catches_is_still_a_timeout_record(backend, monkeyp
         alone = coalloc.solve(*problem, method="exact", solver="highs")
     assert alone.status == "error"  # the family swallows the runner's TimeoutError...
     (result,) = coalloc.solve_many(
-        [problem], "exact", backend=backend, timeout=0.05, solver="highs"
+        [problem], "exact", executor=executor, timeout=0.05, solver="highs"
     )
     assert isinstance(result, BatchError), result  # ...the batch does not
     assert result.exc_type == "TimeoutError"
@@ -283,7 +283,7 @@ def test_the_incumbent_of_a_stopped_cbc_is_in_the_timeout_record():
     pytest.importorskip("pulp")
     problem = coalloc.generators.fig3(100, seed=1)
     (result,) = coalloc.solve_many(
-        [problem], "exact", backend="serial", timeout=1.5,
+        [problem], "exact", executor="serial", timeout=1.5,
         solver="cbc", time_limit=60,
     )  # fmt: skip
     assert isinstance(result, BatchError) and result.exc_type == "TimeoutError", result

@@ -186,7 +186,7 @@ def test_solve_many_over_mixed_families(
         ctaap.Instance(*ctaap.read_instance(ctaap_file)),
         taskmap.Instance(*read_taskmap_instance(tm_file)),
     ]
-    for kwargs in ({"backend": "serial"}, {"n_jobs": 2, "chunksize": 2}):
+    for kwargs in ({"executor": "serial"}, {"n_jobs": 2, "chunksize": 2}):
         results = solve_many(batch, seed=21, **kwargs)
         assert len(results) == len(batch)
         for i, (inst, result) in enumerate(zip(alone, results)):
@@ -205,7 +205,7 @@ def test_solve_many_over_mixed_families(
 
 
 def test_mixed_batch_with_a_method_of_one_family(ctaap_small, taskmap_small):
-    results = solve_many([ctaap_small, taskmap_small], "greedy", backend="serial", seed=1)
+    results = solve_many([ctaap_small, taskmap_small], "greedy", executor="serial", seed=1)
     assert results[0].method == "greedy" and results[0].success
     assert isinstance(results[1], BatchError)  # task mapping has no greedy method
     with pytest.raises(ValueError, match="method must be one of"):

@@ -212,10 +212,10 @@ def test_toy_family_is_registered_and_batched(toy_family, tmp_path):
         path.write_text(json.dumps(to_dict(inst)))
         files.append(str(path))
     runs = {
-        "serial": solve_many(batch, "greedy", backend="serial", seed=3, shuffle=True),
+        "serial": solve_many(batch, "greedy", executor="serial", seed=3, shuffle=True),
         "threads": solve_many(pairs, "greedy", n_jobs=2, seed=3, shuffle=True),
         "files": solve_many(files, "greedy", family="knapsack", seed=3, shuffle=True),
-        "processes": solve_many(batch, "greedy", backend="processes", n_jobs=2, seed=3,
+        "processes": solve_many(batch, "greedy", executor="processes", n_jobs=2, seed=3,
                                 shuffle=True),
     }  # fmt: skip
     for i, inst in enumerate(batch):
@@ -228,7 +228,7 @@ def test_toy_family_is_registered_and_batched(toy_family, tmp_path):
         solve_many(batch, "greedy", family="knapsack", speed=3)
     # a problem of another family in a batch for this family is recorded, not solved
     ctaap_inst = coalloc.ctaap.Instance(*coalloc.ctaap.generators.fig2(1, n_tasks=5, seed=1))
-    mixed = solve_many([batch[0], ctaap_inst], family="knapsack", backend="serial")
+    mixed = solve_many([batch[0], ctaap_inst], family="knapsack", executor="serial")
     assert isinstance(mixed[1], BatchError) and "ctaap problem" in mixed[1].message
 
 
@@ -296,7 +296,7 @@ def test_the_gap_is_a_batch_kind(tmp_path):
     path = tmp_path / "g.json"
     path.write_text(json.dumps(ls.gap_to_dict(gaps[2])))
     batch = [gaps[0], ls.GapProblem(gaps[1]), str(path), problem, ls.Instance(problem)]
-    results = solve_many(batch, family="loadshare", backend="serial", seed=4)
+    results = solve_many(batch, family="loadshare", executor="serial", seed=4)
     assert [r.method for r in results] == ["heuristic"] * 3 + ["bfd"] * 2
     for i, (item, result) in enumerate(zip(batch, results)):
         inst = coerce_problem(item) if not isinstance(item, str) else ls.GapProblem(gaps[2])
@@ -310,7 +310,7 @@ def test_the_gap_is_a_batch_kind(tmp_path):
         else:
             alone = ls.share(problem, seed=instance_seed(4, i))
             assert result.placement.tolist() == alone.placement.tolist()
-    exact = solve_many(gaps, "exact", backend="serial", sense="max")
+    exact = solve_many(gaps, "exact", executor="serial", sense="max")
     for g, result in zip(gaps, exact):
         assert result.status == "optimal" and ls.GapProblem(g).verify(result).ok
         assert result.objective == ls.solve_gap(g, "exact", sense="max").objective
@@ -419,8 +419,8 @@ def test_solver_chooses_the_ip_solver_in_every_family(case):
         if solver != solvers[0]:
             with pytest.raises(TypeError, match="disagree"):
                 inst.solve("exact", solver=solvers[0], backend=solver)
-    # through a batch, without options=: backend= there is the executor
-    batch = solve_many([inst, inst], "exact", backend="serial", solver=solvers[-1])
+    # through a batch, as a keyword (no options= detour)
+    batch = solve_many([inst, inst], "exact", executor="serial", solver=solvers[-1])
     assert [r.objective for r in batch] == [new.objective] * 2
 
 
@@ -430,10 +430,19 @@ def test_the_command_line_says_solver(tmp_path, capsys):
     ls.write_problem(path, ls.LoadSharingProblem([10, 10, 10], [8, 7, 6, 3], [0, 0, 0, 1]))
     base = ["loadshare", "share", str(path), "--method", "exact", "--quiet", "--json"]
     assert main([*base, "--solver", "cbc"]) == 0
-    assert json.loads(capsys.readouterr().out)["params"]["backend"] == "cbc"
-    assert main([*base, "--backend", "highs"]) == 0  # the former name still works
-    assert json.loads(capsys.readouterr().out)["params"]["backend"] == "highs"
-    assert main([*base, "--solver", "cbc", "-p", "backend=highs"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["params"]["solver"] == "cbc" and "deprecated" not in err
+    assert main([*base, "--backend", "highs"]) == 0  # the former name still works, with a note
+    out, err = capsys.readouterr()
+    assert json.loads(out)["params"]["solver"] == "highs"
+    assert err == "coalloc: note: --backend is deprecated: use --solver\n"
+    assert main([*base, "--solver", "cbc", "-p", "backend=highs"]) == 2  # checked by the method
     assert "disagree" in capsys.readouterr().err
+    assert main([*base, "--solver", "cbc", "-p", "solver=highs"]) == 2
+    assert "--solver and -p solver=... disagree" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*base, "--help"])
+    shown = capsys.readouterr().out
+    assert "--solver" in shown and "--backend" not in shown  # the old name is not offered
     assert main(["loadshare", "share", str(path), "--solver", "cbc"]) == 2
     assert "--solver applies to --method exact only" in capsys.readouterr().err

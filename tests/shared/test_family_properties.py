@@ -54,7 +54,7 @@ def test_collective_every_method_is_admissible_and_the_exact_ones_earliest(probl
 def test_testbed_every_mapping_passes_verify_and_exact_infeasibility_binds_all(problem, seed):
     top, ptop = problem
     results = {m: tb.assign(top, ptop, m, seed=seed) for m in tb.METHODS if m != "exact"}
-    results["exact"] = tb.assign(top, ptop, "exact", seed=seed, time_limit_s=5)
+    results["exact"] = tb.assign(top, ptop, "exact", seed=seed, time_limit=5)
     for method, r in results.items():
         if r.mapping is None:
             assert r.reason is not None and "{" not in r.message

@@ -23,7 +23,7 @@ from tests._optional import skip_unless_ci
 
 def package(backend):
     try:
-        pkg = milp.import_backend(backend)
+        pkg = milp.import_solver(backend)
     except ImportError as exc:
         skip_unless_ci(f"{backend}: {exc}")
     if backend == "highs" and callable(pkg):
@@ -234,7 +234,7 @@ def test_a_tiny_optimum_inside_the_solvers_absolute_tolerances_is_proven_or_not_
     """HiGHS (even with mip_abs_gap 0) and CBC prune at about 1e-6 in their own units: on
     these models they said "optimal" 5-30 % above the optimum (16 and 20 of 30 before the
     re-solve with the objective scaled to about 1)."""
-    pkg = milp.import_backend(backend)
+    pkg = milp.import_solver(backend)
     rng = np.random.default_rng(5)
     for _ in range(12):
         (c, A, lo, hi, integ, ub), best = bottleneck_model(rng)

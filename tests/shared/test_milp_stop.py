@@ -44,7 +44,7 @@ def market_split(m, n, seed=1, slack=True):
 
 def package(backend):
     try:
-        pkg = milp.import_backend(backend)
+        pkg = milp.import_solver(backend)
     except ImportError as exc:
         skip_unless_ci(f"{backend}: {exc} (optional extra; CI installs coalloc[exact])")
     if backend == "highs" and callable(pkg):
@@ -134,7 +134,7 @@ import numpy as np
 from tests.shared.test_milp_stop import dense_knapsack, market_split, solve
 from coalloc._shared import milp
 backend = {backend!r}
-pkg = milp.import_backend(backend)
+pkg = milp.import_solver(backend)
 if {root!r}:  # a long root phase, where HiGHS does not poll: the child is killed
     c, A, lo, hi = dense_knapsack(60, 3000)
     print("ready", flush=True)
@@ -350,7 +350,7 @@ def test_mixed_model_agrees_with_brute_force(backend):
     pkg = package(backend) if backend == "highs" else None
     if backend == "cbc":
         try:
-            pkg = milp.import_backend("cbc")
+            pkg = milp.import_solver("cbc")
         except ImportError as exc:
             skip_unless_ci(f"cbc: {exc}")
     A = sp.csr_matrix(np.array([
@@ -493,7 +493,7 @@ from tests.shared.test_milp_stop import dense_knapsack
 from coalloc._shared import milp
 c, A, lo, hi = dense_knapsack(60, 3000)
 print("ready", flush=True)
-milp.run_milp({backend!r}, milp.import_backend({backend!r}), c, A, lo, hi,
+milp.run_milp({backend!r}, milp.import_solver({backend!r}), c, A, lo, hi,
               integrality=np.ones(c.size), time_limit=120.0)
 """
 

@@ -194,11 +194,11 @@ def assignment_optimum():
     return min(sum(COST[i, p[i]] for i in range(k)) for p in itertools.permutations(range(k)))
 
 
-def backend_pkg(backend):
+def backend_pkg(solver):
     try:
-        return milp.import_backend(backend)
+        return milp.import_solver(solver)
     except ImportError as exc:
-        skip_unless_ci(f"{backend}: {exc} (optional extra; CI installs coalloc[exact])")
+        skip_unless_ci(f"{solver}: {exc} (optional extra; CI installs coalloc[exact])")
 
 
 @pytest.mark.parametrize("backend", ["highs", "cbc"])
@@ -207,6 +207,7 @@ def test_run_milp_knapsack_and_assignment(backend):
     c, A, lo, hi = knapsack()
     out = milp.run_milp(backend, pkg, c, A, lo, hi, integrality=np.ones(6), sense="max", seed=1)
     assert out.status == "optimal", out.message
+    assert out.solver == backend  # the outcome names the solver that ran
     assert out.x is not None and np.all(np.isin(np.round(out.x), (0, 1)))
     x = np.round(out.x)
     assert WEIGHTS @ x <= CAPACITY
@@ -303,7 +304,7 @@ def test_highs_status_table(status, has_x, fun, dual, gap, sense, expected):
 
 def test_run_cpsat_tiny_model():
     try:
-        cp_model = milp.import_backend("cpsat")
+        cp_model = milp.import_solver("cpsat")
     except ImportError as exc:
         skip_unless_ci(f"cpsat: {exc} (optional extra; CI installs coalloc[exact])")
     model = cp_model.CpModel()
@@ -313,7 +314,7 @@ def test_run_cpsat_tiny_model():
     out = milp.run_cpsat(cp_model, model, xs, rows=1, seed=3, time_limit=30.0)
     assert out.status == "optimal", out.message
     assert float(VALUES @ out.x) == knapsack_optimum() == out.bound
-    assert out.message == "CP-SAT: OPTIMAL" and out.rows == 1
+    assert out.message == "CP-SAT: OPTIMAL" and out.rows == 1 and out.solver == "cpsat"
     model.Add(sum(xs) >= 7)  # more items than there are
     out = milp.run_cpsat(cp_model, model, xs, rows=2)
     assert out.status == "infeasible" and out.x is None and out.infeasible
@@ -358,13 +359,13 @@ def test_cpsat_status_table():
     assert "bad model" in milp.run_cpsat(fake(1), model, [], rows=0).message
 
 
-def test_unknown_backends_and_senses():
-    with pytest.raises(ValueError, match="gurobi"):
-        milp.import_backend("gurobi")
+def test_unknown_solvers_and_senses():
+    with pytest.raises(ValueError, match="^solver must be one of .*'gurobi'"):
+        milp.import_solver("gurobi")
     c, A, lo, hi = knapsack()
     with pytest.raises(ValueError, match="sense"):
         milp.run_milp("highs", None, c, A, lo, hi, integrality=np.ones(6), sense="maximise")
-    with pytest.raises(ValueError, match="cpsat"):
+    with pytest.raises(ValueError, match="takes solver 'highs' or 'cbc', got 'cpsat'"):
         milp.run_milp("cpsat", None, c, A, lo, hi, integrality=np.ones(6))
     assert milp.remaining(None) is None
     assert milp.remaining(0.0) == pytest.approx(0.01)

@@ -1,15 +1,23 @@
 """One vocabulary in every family (issue 23 item 2): distinct class names, one gap formula
 (results and the progress bar), ``time_limit`` on every method with one deadline rule, and
-one kernel-choice check."""
+one kernel-choice check; and one vocabulary inside, not through wrappers (issue 36 item 5):
+``solver`` is the integer-programming solver, ``backend`` only the kernels' choice,
+``executor`` what runs a batch, ``time_limit`` the seconds, and an old spelling survives only
+at the public boundary, hidden from signatures (see docs/architecture.md, "One vocabulary").
+"""
 
 from __future__ import annotations
 
+import argparse
+import ast
 import importlib
 import inspect
 import io
 import math
+import pathlib
 import pickle
 import pkgutil
+import re
 import time
 
 import numpy as np
@@ -67,7 +75,6 @@ def _answer(result) -> dict:
     d = result.to_dict()
     d.pop("timings")
     d["params"].pop("time_limit", None)
-    d["params"].pop("time_limit_s", None)
     d["params"].pop("solver_time_limit", None)
     return d
 
@@ -260,7 +267,7 @@ def test_a_passed_deadline_stops_a_method_or_leaves_its_answer(family, method):
     plain = solve(method, seed=0)
     result = solve(method, seed=0, time_limit=1e-9)
     if result.status == "time_limit" and plain.status != "time_limit":
-        assert "time_limit" in result.params or "time_limit_s" in result.params
+        assert "time_limit" in result.params
     elif getattr(methods[method], "anytime", False):  # the default's answer, or better
         assert result.n_allocated >= plain.n_allocated and result.params["time_limit"] == 1e-9
     else:  # finished before its first poll of the deadline: the answer is unchanged
@@ -382,7 +389,213 @@ def test_cache_of_is_per_object_and_dies_with_it():
     a, b = Model(), Model()
     caches.cache_of(a)["x"] = 1
     assert caches.cache_of(a) == {"x": 1} and caches.cache_of(b) == {}
+    gc.collect()  # earlier tests' models (a failed test's traceback held some) die first
     n = len(caches._caches)
     del a
     gc.collect()
     assert len(caches._caches) == n - 1
+
+
+# --- one vocabulary inside (issue 36 item 5) ---------------------------------------------
+#
+# The referee here is the source itself: every file of the package is read, and each line
+# that uses an old word in its old meaning is listed with its file and number, so that a
+# failure says exactly where to look.
+
+PACKAGE = pathlib.Path(coalloc.__file__).resolve().parent  # src/coalloc
+CORE = PACKAGE.parent / "_core"  # the compiled sources, in a source checkout
+SOLVERS = ("highs", "cbc", "cpsat")
+EXECUTORS = ("threads", "processes", "serial")
+_WORD = "(?:" + "|".join(SOLVERS + EXECUTORS) + ")"
+
+#: The one place ``time_limit_s`` may survive: the call that maps the old keyword onto
+#: ``time_limit`` at a public boundary (:func:`coalloc._shared.family.renamed_keyword`).
+_TIME_LIMIT_S_SHIM = re.compile(
+    r"""renamed_keyword\(.*["']time_limit_s["']\s*,\s*["']time_limit["']"""
+)
+
+#: ``backend`` (or a list of them) naming an integer-programming solver or a batch executor:
+#: a keyword, a default, a comparison, a dict entry, a numpydoc line, a membership test, a
+#: tuple of solvers called BACKENDS, or the runner's old import function.
+_BACKEND_AS_SOLVER = [
+    re.compile(rf"""\bbackends?\s*(?::\s*[\w\[\], .]+?\s*)?(?:=|==|!=)\s*\(?\s*["']{_WORD}["']"""),
+    re.compile(rf"""["']{_WORD}["']\s*(?:==|!=)\s*\w*backend\b"""),
+    re.compile(rf"""["']backend["']\s*:\s*["']{_WORD}["']"""),
+    re.compile(rf"""\bbackends?\s*:\s*\{{\s*["']{_WORD}["']"""),  # numpydoc: {{"highs", ...}}
+    re.compile(rf"""\bbackend\b["')\]]*\s+(?:not\s+)?in\s*[(\[{{]\s*["']{_WORD}["']"""),
+    re.compile(r"""\bbackend\b["')\]]*\s+(?:not\s+)?in\s+\w*(?:SOLVERS|EXACT_BACKENDS)\b"""),
+    re.compile(rf"""\b\w*BACKENDS\s*=\s*[(\[]\s*["']{_WORD}["']"""),
+    re.compile(r"""\bSOLVERS\s+as\s+\w*BACKENDS\b"""),
+    re.compile(r"""(?<!["'])\bimport_backend\b(?!["'\w])"""),
+    re.compile(r"""\bchoice\(\s*backend\s*,\s*\w*(?:SOLVERS|EXACT_BACKENDS)\b"""),
+]
+
+
+#: The documented deprecation shims: functions whose text must name the old spellings
+#: (their docstrings show them) and are exempt from the scans.
+SHIMS = ("renamed_keyword", "_executor_keyword")
+
+
+def _shim_lines(path) -> set:
+    """Line numbers of the :data:`SHIMS` defined in ``path`` (a Python file)."""
+    if path.suffix != ".py":
+        return set()
+    lines: set = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef) and node.name in SHIMS:
+            lines.update(range(node.lineno, node.end_lineno + 1))
+    return lines
+
+
+def _source_files(*suffixes):
+    roots = [PACKAGE] + ([CORE] if CORE.is_dir() else [])
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and path.suffix in suffixes and "__pycache__" not in path.parts:
+                yield path
+
+
+def _where(path, number, line) -> str:
+    return f"{path.relative_to(PACKAGE.parent)}:{number}: {line.strip()}"
+
+
+def test_time_limit_s_appears_nowhere_but_in_one_documented_shim():
+    hits, shims = [], []
+    for path in _source_files(".py", ".pyx", ".pxd", ".h", ".hpp", ".cpp"):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"\btime_limit_s\b", line):
+                found = _where(path, number, line)
+                (shims if _TIME_LIMIT_S_SHIM.search(line) else hits).append(found)
+    assert not hits, "time_limit_s outside its one shim:\n" + "\n".join(hits)
+    assert len(shims) <= 1, shims
+
+
+def test_backend_never_names_a_solver_or_an_executor_in_the_package():
+    hits = []
+    for path in _source_files(".py", ".pyx"):
+        shim = _shim_lines(path)
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if number not in shim and any(p.search(line) for p in _BACKEND_AS_SOLVER):
+                hits.append(_where(path, number, line))
+    assert not hits, "backend meaning a solver or an executor:\n" + "\n".join(hits)
+
+
+def test_the_vocabulary_scan_finds_what_it_is_meant_to_find():
+    # each old usage the scans must catch, and new ones they must let through
+    old = [
+        'run(backend="cbc")', "def exact(p, *, backend: str = 'highs'):", 'if backend == "cpsat":',
+        '"cbc" != backend', '{"backend": "cpsat"}', '    backend : {"highs", "cbc"}',
+        'if params.get("backend") in EXACT_BACKENDS:', 'backend in ("highs", "cbc")',
+        'EXACT_BACKENDS = ("highs", "cbc", "cpsat")',
+        "from .._shared.milp import SOLVERS as BACKENDS",
+        "pkg = milp.import_backend(backend)", "checks.choice(backend, EXACT_BACKENDS, 'backend')",
+        'solve_many(batch, backend="processes")', "BACKENDS = ('threads', 'processes', 'serial')",
+    ]  # fmt: skip
+    new = [
+        "if backend in BACKENDS:",  # the kernels' list (coalloc._shared.params)
+        'run(solver="cbc")', 'backend="numpy"', 'if solver == "cpsat":', '{"solver": "cpsat"}',
+        'backend : {"compiled", "numpy"}', "pkg = milp.import_solver(solver)",
+        'executor="processes"', 'BACKENDS = ("compiled", "numpy")',
+        '    new = {"BACKENDS": "SOLVERS", "import_backend": "import_solver"}.get(name)',
+        'warnings.warn("import_backend is deprecated: call import_solver")',
+        "params.check_backend(backend)",
+    ]  # fmt: skip
+    assert [t for t in old if not any(p.search(t) for p in _BACKEND_AS_SOLVER)] == []
+    assert [t for t in new if any(p.search(t) for p in _BACKEND_AS_SOLVER)] == []
+    shim = 'assign = renamed_keyword(_assign, "time_limit_s", "time_limit")'
+    assert _TIME_LIMIT_S_SHIM.search(shim)
+    assert not _TIME_LIMIT_S_SHIM.search("def f(time_limit_s=None):")
+
+
+def _public_modules():
+    for info in pkgutil.walk_packages(coalloc.__path__, "coalloc."):
+        parts = info.name.split(".")
+        if any(p.startswith("_") for p in parts[1:]) or info.name.endswith("__main__"):
+            continue  # private modules (the shared layer, the NumPy twins) have no boundary
+        yield importlib.import_module(info.name)
+
+
+def _deprecated_parameters(func, exact: bool = False) -> list:
+    """The parameters of ``func``'s signature that carry an old spelling."""
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return []
+    bad = []
+    for name, p in sig.parameters.items():
+        if name == "time_limit_s":
+            bad.append(name)
+        elif name == "backend" and (exact or (isinstance(p.default, str)
+                                              and p.default in SOLVERS + EXECUTORS)):  # fmt: skip
+            bad.append(name)
+    return bad
+
+
+def test_no_public_signature_or_all_shows_a_deprecated_name():
+    hits = []
+    for module in _public_modules():
+        names = getattr(module, "__all__", None)
+        if names is None:
+            names = [n for n in vars(module) if not n.startswith("_")]
+        for name in names:
+            obj = getattr(module, name, None)
+            if name in ("time_limit_s", "import_backend") or (
+                "BACKENDS" in name and isinstance(obj, (tuple, list)) and obj
+                and all(isinstance(v, str) and v in SOLVERS + EXECUTORS for v in obj)
+            ):  # fmt: skip
+                hits.append(f"{module.__name__}.{name} (in its public names)")
+            targets = [obj] if callable(obj) and not inspect.isclass(obj) else []
+            if inspect.isclass(obj) and obj.__module__.startswith("coalloc"):
+                members = vars(obj).items()
+                targets += [m for k, m in members if callable(m) and not k.startswith("_")]
+                targets += [m for k, m in members if k == "__init__"]
+            for func in targets:
+                if getattr(func, "__module__", "").startswith("coalloc"):
+                    where = f"{module.__name__}.{name}: {getattr(func, '__qualname__', name)}"
+                    hits += [f"{where}({bad}=...)" for bad in _deprecated_parameters(func)]
+    for family, (_, methods) in FAMILIES.items():  # every method of every family
+        for method, func in methods.items():
+            for bad in _deprecated_parameters(func, exact=method == "exact"):
+                hits.append(f"coalloc.{family}.METHODS[{method!r}]({bad}=...)")
+            if method == "exact" and "solver" not in inspect.signature(func).parameters:
+                hits.append(f"coalloc.{family}.METHODS['exact'] takes no solver=")
+    for func in (coalloc.solve_many, coalloc.solve_many_iter):
+        hits += [f"{func.__name__}({bad}=...)" for bad in ("backend", "time_limit_s")
+                 if bad in inspect.signature(func).parameters]  # fmt: skip
+    assert not sorted(set(hits)), "\n".join(sorted(set(hits)))
+
+
+def test_the_command_line_offers_no_deprecated_option():
+    from coalloc.cli import build_parser
+
+    def walk(parser, path=()):
+        yield path, parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    yield from walk(sub, path + (name,))
+
+    hits, solvers = [], 0
+    for path, parser in walk(build_parser()):
+        for action in parser._actions:
+            shown = action.help is not argparse.SUPPRESS
+            spelled = " ".join(action.option_strings)
+            if action.dest == "time_limit_s" or "time-limit-s" in spelled:
+                hits.append(f"coalloc {' '.join(path)} {action.option_strings}")
+            if "--backend" in action.option_strings and shown and action.dest == "solver":
+                hits.append(f"coalloc {' '.join(path)}: --backend shown as the solver")
+            solvers += "--solver" in action.option_strings
+    assert not hits, "\n".join(hits)
+    assert solvers >= 5  # the scan saw the exact methods' options
+
+
+@pytest.mark.parametrize("family,method", CASES)
+def test_results_record_the_solver_as_solver_and_backend_only_as_the_kernels(family, method):
+    make, _ = FAMILIES[family]
+    solve, _ = make()
+    result = solve(method, seed=0)
+    params = result.to_dict()["params"]
+    assert params.get("backend", "compiled") in ("compiled", "numpy"), params
+    assert "time_limit_s" not in params, params
+    if method == "exact":
+        assert params.get("solver") in SOLVERS, params

@@ -6,9 +6,10 @@ wraps (``(Request, Offer)``, ``(TaskGraph, ResourceGraph)``), or the path of an 
 of a family (read in the worker; its ``"format"`` names the family). Each problem is solved by
 its family's ``solve`` and, for ``coalloc <family> solve-batch``, checked by its ``verify``.
 
-The instances are solved by a pool of threads (the default: the compiled kernels release
-the GIL), a pool of processes, serially, or by any
-:class:`concurrent.futures.Executor` the caller passes -- for example
+The instances are solved by a pool of threads (``executor="threads"``, the default: the
+compiled kernels release the GIL), a pool of processes (``executor="processes"``),
+serially (``executor="serial"``), or by any
+:class:`concurrent.futures.Executor` the caller passes as ``executor=`` -- for example
 ``distributed.Client(...).get_executor()`` to spread a batch over the machines of a Dask
 cluster (``pip install coalloc[dask]``).
 
@@ -33,7 +34,7 @@ Guarantees, whatever runs the batch:
 
 Timeouts and interrupts (``timeout=`` seconds per instance), per executor:
 
-- ``backend="processes"`` (the pool solve_many creates): every instance runs under a
+- ``executor="processes"`` (the pool solve_many creates): every instance runs under a
   cancellation scope (:mod:`coalloc._shared.interrupt`), so the compiled kernels and the
   families' long Python loops stop it with ``TimeoutError`` at their next poll (about
   50 ms), and a running MILP solve is stopped by its runner; an instance still running
@@ -47,7 +48,7 @@ Timeouts and interrupts (``timeout=`` seconds per instance), per executor:
   the solver had found ("CBC was stopped with an incumbent of 42 and a bound of 56").
   Every worker keeps its temporary files (CBC's model files included)
   in a folder of its own that the batch removes, so a killed worker leaves none behind.
-- threads, ``backend="serial"``, a caller's executor (a ``ProcessPoolExecutor``, Dask):
+- threads, ``executor="serial"``, a caller's executor (a ``ProcessPoolExecutor``, Dask):
   cooperative only. The compiled kernels stop within about 50 ms of the deadline (plus one
   iteration of their outer loop), the families' long Python loops (the ``backend="numpy"``
   twins included) at their next check of :func:`coalloc._shared.interrupt.check`, and a
@@ -63,13 +64,14 @@ Timeouts and interrupts (``timeout=`` seconds per instance), per executor:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from .._shared.family import families
 from .._shared.seeding import instance_seed
 from .errors import BatchError
 from .progress import ProgressBar
-from .run import BACKENDS as BACKENDS
+from .run import EXECUTORS as EXECUTORS
 from .run import ON_ERROR as ON_ERROR
 from .run import Instance as Instance
 from .run import _batch_iter as _batch_iter  # the CLI's solve-batch
@@ -83,6 +85,10 @@ from .worker import read_problem as read_problem
 def __getattr__(name: str) -> Any:
     if name == "FAMILY_INSTANCES":  # derived from the list of families, never written by hand
         return {name: spec.kinds[0] for name, spec in families().items()}
+    if name == "BACKENDS":  # the executors' words, while backend= also named them
+        warnings.warn("coalloc.batch.BACKENDS is deprecated: use coalloc.batch.EXECUTORS",
+                      DeprecationWarning, stacklevel=2)  # fmt: skip
+        return EXECUTORS
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import collections.abc as abc
 import concurrent.futures as cf
+import functools
+import inspect
 import os
 import shutil
 import statistics
+import warnings
 from collections import deque
 from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
@@ -31,7 +34,9 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared.family import FamilyInstance, coerce_problem, problem_kinds
+from .._shared.milp.outcome import SOLVERS
 from .._shared.milp.supervise import new_owned_temp_dir
+from .._shared.params import check_backend
 from .._shared.result import Result
 from .._shared.seeding import instance_seed
 from .errors import BatchError, _chunk_failed, _Invalid
@@ -43,7 +48,9 @@ from .worker import _new_temp_root, _solve_chunk
 #: What a batch may contain: a family's Instance, the pair it wraps, or an instance file path.
 Instance = Union[FamilyInstance, Tuple[Any, ...], Any, str, "os.PathLike[str]"]
 
-BACKENDS = ("threads", "processes", "serial")
+#: The executors a batch names by a word (``executor=``); any
+#: :class:`concurrent.futures.Executor` object may be passed instead.
+EXECUTORS = ("threads", "processes", "serial")
 ON_ERROR = ("record", "raise")
 
 
@@ -240,14 +247,71 @@ def merge_options(options: Optional[Mapping[str, Any]], params: Mapping[str, Any
     return {**options, **params}
 
 
+def _check_executor(executor: Any) -> Tuple[Optional[str], Optional[cf.Executor]]:
+    """``(the word, None)`` for an executor named by a word (None: ``"threads"``), or
+    ``(None, the executor)`` for a :class:`concurrent.futures.Executor`."""
+    if executor is None:
+        return "threads", None
+    if isinstance(executor, str):
+        if executor not in EXECUTORS:
+            raise ValueError(
+                f"executor must be one of {list(EXECUTORS)} or a concurrent.futures.Executor, "
+                f"got {executor!r}"
+            )
+        return executor, None
+    if not isinstance(executor, cf.Executor):
+        hint = " (for Dask, pass client.get_executor())" if hasattr(executor, "submit") else ""
+        raise TypeError(
+            f"executor must be one of {list(EXECUTORS)} or a concurrent.futures.Executor, "
+            f"got {type(executor).__name__}{hint}"
+        )
+    return None, executor
+
+
+def _executor_keyword(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` also taking ``backend=`` in its old meaning, the executor named by a word.
+
+    The pattern of :func:`coalloc._shared.family.renamed_keyword`, for a name that has two
+    meanings in a batch: ``backend="threads" | "processes" | "serial"`` is passed on as
+    ``executor=`` with a :class:`DeprecationWarning` (both, naming different executors, are
+    a ``TypeError``); any other ``backend=`` (``"compiled"``, ``"numpy"``: the kernels) is a
+    parameter of the family's method, like every ``**params`` entry (checked here: a word
+    that is neither is refused before any work; an exact method's deprecated
+    ``backend="cbc"``, its solver, is left to the method). The wrapper's signature is
+    ``func``'s, without ``backend``.
+    """
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        value = kwargs.get("backend")
+        if "backend" in kwargs and value is None:  # the old default: the executor's
+            del kwargs["backend"]
+        elif isinstance(value, str) and value in EXECUTORS:
+            del kwargs["backend"]
+            given = kwargs.get("executor")
+            if given is not None and given != value:
+                raise TypeError(f"executor={given!r} and backend={value!r} (its deprecated "
+                                "name) disagree: pass executor= only")  # fmt: skip
+            warnings.warn(f"backend= naming the batch's executor is deprecated: pass "
+                          f"executor={value!r} (backend= is the kernels' choice, 'compiled' "
+                          "or 'numpy')", DeprecationWarning, stacklevel=2)  # fmt: skip
+            kwargs["executor"] = value
+        elif value is not None and not (isinstance(value, str) and value in SOLVERS):
+            check_backend(value)  # the kernels' choice: a bad one fails before any work
+        return func(*args, **kwargs)
+
+    run.__signature__ = inspect.signature(func)  # type: ignore[attr-defined]
+    return run
+
+
+@_executor_keyword
 def solve_many(
     instances: Iterable[Instance],
     method: Optional[str] = None,
     *,
     family: Optional[str] = None,
     n_jobs: Optional[int] = None,
-    executor: Optional[cf.Executor] = None,
-    backend: Optional[str] = None,
+    executor: Union[str, cf.Executor, None] = None,
     seed: Union[int, None, Sequence[Optional[int]]] = 0,
     chunksize: Union[int, str] = 1,
     max_in_flight: Optional[int] = None,
@@ -278,18 +342,19 @@ def solve_many(
         Workers of the pool solve_many creates: a positive number, or None / -1 for every
         CPU this process may use. With ``executor``, it only sizes the in-flight window:
         say how many workers the executor has (by default the worker count a standard pool
-        or a Dask client reports, else the local CPU count); with ``backend="serial"`` it
+        or a Dask client reports, else the local CPU count); with ``executor="serial"`` it
         must be None or 1.
-    executor : concurrent.futures.Executor, optional
-        Run the batch on this executor (left running afterwards), e.g. a
-        ``ThreadPoolExecutor``, a ``ProcessPoolExecutor`` with the start method of your
-        choice, or ``distributed.Client(...).get_executor()`` for a Dask cluster. Excludes
-        ``backend``.
-    backend : {"threads", "processes", "serial"}, optional
-        Without ``executor``: a ``ThreadPoolExecutor`` (default), a ``ProcessPoolExecutor``
-        (default start method of the platform; scripts need the usual
-        ``if __name__ == "__main__":`` guard where that is spawn), or a plain loop in the
-        calling thread. The pool lives as long as the call.
+    executor : {"threads", "processes", "serial"} or concurrent.futures.Executor, optional
+        What runs the instances. A word: a ``ThreadPoolExecutor`` (``"threads"``, the
+        default), a ``ProcessPoolExecutor`` (``"processes"``: default start method of the
+        platform; scripts need the usual ``if __name__ == "__main__":`` guard where that is
+        spawn), or a plain loop in the calling thread (``"serial"``); that pool lives as long
+        as the call. An executor object: the batch runs on it and leaves it running, e.g.
+        a ``ThreadPoolExecutor``, a ``ProcessPoolExecutor`` with the start method of your
+        choice, or ``distributed.Client(...).get_executor()`` for a Dask cluster.
+        (``backend=`` was this argument's name for the words; it still works, with a
+        :class:`DeprecationWarning`. ``backend="compiled"`` or ``"numpy"``, the kernels'
+        choice, goes to the family's method as any other parameter.)
     seed : int, None or sequence of int, default 0
         The batch seed: instance ``i`` is solved with ``instance_seed(seed, i)``
         (see :func:`instance_seed`), so the answers do not depend on the executor,
@@ -315,7 +380,7 @@ def solve_many(
         ``"record"``: a failed instance gives a :class:`BatchError` in its place and the
         others go on. ``"raise"``: the first failure (in input order) is raised as a
         :class:`BatchError` and the rest of the batch is cancelled.
-        With ``backend="processes"``, a worker process that dies (a crash, a kill, the
+        With ``executor="processes"``, a worker process that dies (a crash, a kill, the
         out-of-memory killer) costs only the instance it was solving: the pool is replaced,
         the other instances lost with it are solved again, and the culprit is recorded.
     progress : bool or callable, optional
@@ -325,14 +390,14 @@ def solve_many(
         at the end.
     options : mapping, optional
         Solver parameters as one dictionary, like SciPy's ``options=``: the way to pass a
-        solver keyword that solve_many takes for itself (``backend=``, ``seed=``, ...).
+        solver keyword that solve_many takes for itself (``seed=``, ``timeout=``, ...).
         Merged with ``**params``; a key given in both is an error. The integer-programming
         solver of the exact methods is ``solver=`` in every family, so it needs no detour:
         ``solve_many(batch, "exact", solver="cpsat", time_limit=10)``.
     timeout : float, optional
         Seconds each instance may take; one that runs longer is a :class:`BatchError` with
         ``exc_type="TimeoutError"`` and the others are unaffected. With
-        ``backend="processes"`` it is enforced (the compiled kernels stop it within about
+        ``executor="processes"`` it is enforced (the compiled kernels stop it within about
         50 ms, else its worker process is killed and replaced after a grace of
         ``max(1, timeout / 10)`` s); with threads, serially and on a caller's executor it is
         cooperative: the compiled kernels and the families' Python loops stop within about
@@ -373,21 +438,21 @@ def solve_many(
     True
     """
     results = solve_many_iter(
-        instances, method, family=family, n_jobs=n_jobs, executor=executor, backend=backend,
-        seed=seed, chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
+        instances, method, family=family, n_jobs=n_jobs, executor=executor, seed=seed,
+        chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
         progress=progress, options=options, timeout=timeout, **params,
     )  # fmt: skip
     return list(results)
 
 
+@_executor_keyword
 def solve_many_iter(
     instances: Iterable[Instance],
     method: Optional[str] = None,
     *,
     family: Optional[str] = None,
     n_jobs: Optional[int] = None,
-    executor: Optional[cf.Executor] = None,
-    backend: Optional[str] = None,
+    executor: Union[str, cf.Executor, None] = None,
     seed: Union[int, None, Sequence[Optional[int]]] = 0,
     chunksize: Union[int, str] = 1,
     max_in_flight: Optional[int] = None,
@@ -406,7 +471,7 @@ def solve_many_iter(
 
     Parameters
     ----------
-    instances, method, family, n_jobs, executor, backend, seed, chunksize : object
+    instances, method, family, n_jobs, executor, seed, chunksize : object
         As in :func:`solve_many`.
     max_in_flight, on_error, progress, options, timeout : object
         As in :func:`solve_many`.
@@ -435,8 +500,8 @@ def solve_many_iter(
     6 feasible
     """
     return _batch_iter(
-        instances, method, family=family, n_jobs=n_jobs, executor=executor, backend=backend,
-        seed=seed, chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
+        instances, method, family=family, n_jobs=n_jobs, executor=executor, seed=seed,
+        chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
         progress=progress, params=merge_options(options, params), with_report=False,
         timeout=timeout,
     )  # fmt: skip
@@ -449,7 +514,6 @@ def _batch_iter(
     family=None,
     n_jobs,
     executor,
-    backend,
     seed,
     chunksize,
     max_in_flight,
@@ -470,24 +534,12 @@ def _batch_iter(
             f"got {type(instances).__name__}"
         )
     _check_params(method, params, family)
-    if executor is not None:
-        if not isinstance(executor, cf.Executor):
-            hint = " (for Dask, pass client.get_executor())" if hasattr(executor, "submit") else ""
-            raise TypeError(
-                "executor must be a concurrent.futures.Executor, "
-                f"got {type(executor).__name__}{hint}"
-            )
-        if backend is not None:
-            raise ValueError("pass either executor or backend, not both")
-    elif backend is None:
-        backend = "threads"
-    if backend is not None and backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
+    pool_kind, executor = _check_executor(executor)
     if n_jobs is not None and not isinstance(n_jobs, bool) and n_jobs == -1:
         n_jobs = None
     n_jobs = _positive_int(n_jobs, "n_jobs (or None / -1 for all CPUs)", allow_none=True)
-    if backend == "serial" and n_jobs not in (None, 1):
-        raise ValueError(f"n_jobs must be None or 1 with backend='serial', got {n_jobs}")
+    if pool_kind == "serial" and n_jobs not in (None, 1):
+        raise ValueError(f"n_jobs must be None or 1 with executor='serial', got {n_jobs}")
     workers = n_jobs or (executor is not None and _executor_workers(executor)) or _cpu_count()
     if not (isinstance(chunksize, str) and chunksize == "auto"):
         chunksize = _positive_int(chunksize, 'chunksize (or "auto")')
@@ -516,14 +568,14 @@ def _batch_iter(
     cancel = interrupt.Scope()  # cancelled when the batch ends early: stops running kernels
     args = (method, dict(params), with_report, family, timeout, cancel)
     return _run(
-        instances, args, seed_of, executor=executor, backend=backend, workers=workers,
+        instances, args, seed_of, executor=executor, pool_kind=pool_kind, workers=workers,
         chunksize=chunksize, max_in_flight=max_in_flight, raise_errors=on_error == "raise",
         progress=progress, total=total, timeout=timeout, cancel=cancel,
     )  # fmt: skip
 
 
 def _run(
-    instances, args, seed_of, *, executor, backend, workers, chunksize, max_in_flight,
+    instances, args, seed_of, *, executor, pool_kind, workers, chunksize, max_in_flight,
     raise_errors, progress, total, timeout=None, cancel=None,
 ) -> Iterator[Any]:  # fmt: skip
     items = enumerate(instances)
@@ -552,7 +604,7 @@ def _run(
     shipper: Optional[Shipper] = None
     shared_root: Optional[str] = None
     try:
-        if backend == "serial":
+        if pool_kind == "serial":
             while True:
                 chunk = next_chunk()
                 if not chunk:
@@ -564,7 +616,7 @@ def _run(
                 yield from emit(records)
             return
 
-        if executor is None and backend == "processes":
+        if executor is None and pool_kind == "processes":
             temp_root = _new_temp_root()
             if timeout is not None:
                 watchdog = _Watchdog(timeout, temp_root)

@@ -31,6 +31,7 @@ __all__ = [
     "add_output",
     "add_verbose",
     "add_exact_options",
+    "DeprecatedAlias",
     "solver_params",
     "describe_bound",
     "describe_gap",
@@ -268,16 +269,36 @@ def add_output(p: argparse.ArgumentParser, help: str, required: bool = False) ->
     add_output_option(p, "-o", "--output", help=help, required=required)
 
 
-def add_exact_options(p: argparse.ArgumentParser, backends: Sequence[str]) -> None:
-    """``--time-limit SECONDS``, ``--solver NAME`` (alias ``--backend``, its former name) and
-    ``--quiet`` for the exact method."""
+class DeprecatedAlias(argparse._StoreAction):
+    """The action of an option's former spelling: stores like ``store`` into the new
+    option's ``dest`` and prints one line on standard error naming the new spelling
+    (``coalloc: note: --backend is deprecated: use --solver``). The alias is hidden from
+    ``--help``; give it ``help=argparse.SUPPRESS`` and ``new="--solver"``."""
+
+    def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.new = new
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: Optional[str] = None) -> None:  # fmt: skip
+        print(f"coalloc: note: {option_string} is deprecated: use {self.new}", file=sys.stderr)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def add_exact_options(p: argparse.ArgumentParser, solvers: Sequence[str]) -> None:
+    """``--time-limit SECONDS``, ``--solver NAME`` and ``--quiet`` for the exact method
+    (``--backend``, the solver's former name, still works with a note on standard error)."""
     p.add_argument(
         "--time-limit", type=seconds(), default=None, metavar="SECONDS",
         help="wall-clock limit of an exact solve (model building included)",
     )  # fmt: skip
     p.add_argument(
-        "--solver", "--backend", dest="solver", choices=list(backends), default=None,
-        help="integer-programming solver of the exact method (--backend: its former name)",
+        "--solver", dest="solver", choices=list(solvers), default=None,
+        help="integer-programming solver of the exact method",
+    )  # fmt: skip
+    p.add_argument(
+        "--backend", dest="solver", choices=list(solvers), default=None,
+        action=DeprecatedAlias, new="--solver", help=argparse.SUPPRESS,
     )  # fmt: skip
     p.add_argument(
         "--quiet", action="store_true",
@@ -298,13 +319,14 @@ def solver_params(args: argparse.Namespace) -> dict:
         getattr(args, "method", None) == "exact" and not getattr(args, "quiet", False)
     )
     params = dict(getattr(args, "param", None) or [])
-    for key, aliases in (("time_limit", ("time_limit",)), ("solver", ("solver", "backend"))):
+    for key in ("time_limit", "solver"):
         value = getattr(args, key, None)
         if value is not None:
-            for name in aliases:  # -p backend=... is the solver's deprecated name
-                if name in params and params[name] != value:
-                    raise ValueError(f"--{key.replace('_', '-')} and -p {name}=... disagree")
+            if key in params and params[key] != value:
+                raise ValueError(f"--{key.replace('_', '-')} and -p {key}=... disagree")
             params[key] = value
+    # -p backend=... is the method's: its kernels, or an exact method's deprecated name of
+    # its solver, which the method itself checks against solver= (a TypeError: exit 2)
     return params
 
 
@@ -508,8 +530,8 @@ def _run_batch_on(args, family, params, executor, todo, seeds, digests, skipped)
     desc = "solved" if not skipped else f"solved ({skipped} skipped: done before)"
     records = _batch_iter(
         [args.files[i] for i in todo], args.method, family=family, n_jobs=args.jobs,
-        executor=executor, seed=seeds,
-        backend=None if executor is not None else "processes" if args.processes else "threads",
+        executor=executor if executor is not None else "processes" if args.processes else "threads",
+        seed=seeds,
         chunksize=args.chunksize, max_in_flight=None, on_error="record",
         progress=ProgressBar(sys.stderr, desc=desc) if show else None,
         params={**dict(args.param or []), **(params or {})}, with_report=True,

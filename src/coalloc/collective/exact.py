@@ -124,7 +124,7 @@ def feasible_subset(
     d = np.asarray(d, dtype=np.float64)
     dlo = d if tol is None else d - count * np.asarray(tol, dtype=np.float64)
     if backend == "cpsat":
-        cp = milp.import_backend("cpsat")
+        cp = milp.import_solver("cpsat")
         cols = [_dyadic(avail[:, i], float(dlo[i])) for i in range(m)]
         exact_ints = all(sum(abs(v) for v in c) + abs(nd) < _CPSAT_LIMIT for c, _, nd in cols)
         modes = ["exact"] if exact_ints else ["relaxed", "conservative"]
@@ -170,7 +170,7 @@ def feasible_subset(
     while passes:
         lo_rows = passes.pop(0)
         lo = np.concatenate([[count], lo_rows])
-        out = milp.run_milp(backend, milp.import_backend(backend), cost, sp.csr_matrix(a), lo,
+        out = milp.run_milp(backend, milp.import_solver(backend), cost, sp.csr_matrix(a), lo,
                             hi, integrality=np.ones(k), lb=0.0, ub=1.0, sense="min",
                             time_limit=time_limit, mip_gap=0.0, started=started,
                             progress=False)  # fmt: skip
@@ -201,7 +201,7 @@ def feasible_subset(
             return "time_limit", None
     if status == "error":  # CP-SAT on exact integers decides what float tolerances cannot
         try:
-            milp.import_backend("cpsat")
+            milp.import_solver("cpsat")
         except ImportError:
             return status, None
         return feasible_subset(avail, d, count, backend="cpsat", time_limit=time_limit,

@@ -280,11 +280,11 @@ def _solver_backend(sub_solver: str):
         return None, None
     if sub_solver in ("auto", "cpsat"):
         try:
-            return "cpsat", milp.import_backend("cpsat")
+            return "cpsat", milp.import_solver("cpsat")
         except ImportError:
             if sub_solver == "cpsat":
                 raise
-    return "highs", milp.import_backend("highs")
+    return "highs", milp.import_solver("highs")
 
 
 def solve_anytime(

@@ -66,7 +66,7 @@ import scipy.sparse as sp
 
 from .._shared import milp
 from .._shared import params as checks
-from .._shared.milp import BACKENDS
+from .._shared.milp import SOLVERS as BACKENDS
 from .._shared.result import relative_gap
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
@@ -530,7 +530,7 @@ def solve_exact(
         seed = int(seed)
     threads = int(threads)
     mip_gap = float(mip_gap)
-    solver_pkg = milp.import_backend(backend)  # (import time is not counted in the timings)
+    solver_pkg = milp.import_solver(backend)  # (import time is not counted in the timings)
     t0 = time.perf_counter()
     form = formulation
     if form == "auto":

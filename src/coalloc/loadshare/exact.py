@@ -19,7 +19,7 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-from .._shared.milp import Rejected, import_backend, run_milp
+from .._shared.milp import Rejected, import_solver, run_milp
 from .._shared.params import check_exact_options
 from .._shared.result import relative_gap
 from .dmcf import best_fit
@@ -102,7 +102,7 @@ def share_exact(
     hi = np.concatenate([np.zeros(n), np.ones(J)])
     ub = np.concatenate([np.ones(nx), problem.capacity])
     integrality = np.concatenate([np.ones(nx), np.zeros(n)])
-    pkg = import_backend(backend)
+    pkg = import_solver(backend)
     # The heuristic first (best fit decreasing, milliseconds): the solver starts from it
     # (HiGHS) and the answer is never worse than it, whatever stops the solver.
     t_hint = time.perf_counter()

@@ -30,7 +30,7 @@ from .._shared import interrupt
 from .._shared.milp import (
     MilpOutcome,
     Rejected,
-    import_backend,
+    import_solver,
     integer_scaling,
     run_cpsat,
     run_milp,
@@ -910,7 +910,7 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
         if scaled is None:
             backend = "highs"
     params = {**params, "backend": backend, "threads": threads}
-    pkg = import_backend(backend)
+    pkg = import_solver(backend)
     t1 = time.perf_counter()
     if backend == "cpsat":
         try:

@@ -314,7 +314,7 @@ def solve_exact_mapping(
         # HiGHS keeps the model it always had (same answers; the bound changes its ties).
         hi[task_graph.n * k + 1 :] = 1.0
     outcome = milp.run_milp(
-        backend, milp.import_backend(backend), cost, a, lb, ub, integrality=integrality,
+        backend, milp.import_solver(backend), cost, a, lb, ub, integrality=integrality,
         lb=0.0, ub=hi, sense="min", time_limit=time_limit, mip_gap=mip_gap, verbose=verbose,
         name="taskmap_exact", started=t0, check=_checker(task_graph, resource_graph, unit),
     )  # fmt: skip

@@ -19,7 +19,7 @@ from typing import Optional
 
 import numpy as np
 
-from .._shared.milp import MilpOutcome, import_backend, run_cpsat
+from .._shared.milp import MilpOutcome, import_solver, run_cpsat
 from .problem import Problem, link_bw
 
 __all__ = ["exact_mapping"]
@@ -100,7 +100,7 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
         if deadline is not None and time.perf_counter() > deadline:
             raise _OutOfTime
 
-    cp = import_backend("cpsat")
+    cp = import_solver("cpsat")
     m = cp.CpModel()
     nv = pr.nv
     ns = len(pr.switches)

@@ -431,10 +431,10 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
                         best = (k, where, rt, "assign+ (offered desires)")
     exact = None
     if pr.nv <= exact_nodes and best[0][1] > 0 and _not_exact_for(pr) is None:
-        from .._shared.milp.run import import_backend
+        from .._shared.milp.run import import_solver
         from .exact import exact_mapping
 
-        import_backend("cpsat")  # imported before the clock starts (about 1 s the first time)
+        import_solver("cpsat")  # imported before the clock starts (about 1 s the first time)
         where, out, trunks = exact_mapping(pr, time_limit=PORTFOLIO_EXACT_SECONDS, threads=1,
                                            seed=seed if seed is not None else 0,
                                            started=time.perf_counter())  # fmt: skip

@@ -84,7 +84,7 @@ HiGHS is driven through ``highspy`` (a core dependency). If ``highspy`` is missi
 honours the time limit of the solver only, cannot be interrupted, and says so in its
 message.
 
-The package: :mod:`.run` (:func:`run_milp`, :func:`import_backend`), one module per solver
+The package: :mod:`.run` (:func:`run_milp`, :func:`import_solver`), one module per solver
 (:mod:`.highs` with its child :mod:`._highs_child`, :mod:`.cbc`, :mod:`.cpsat`),
 :mod:`.outcome` (:class:`MilpOutcome`, :class:`Rejected`, the check), :mod:`.scale`
 (:func:`model_scaling`, :func:`integer_scaling`) and :mod:`.supervise`, the supervision of
@@ -95,26 +95,40 @@ importable from :mod:`coalloc._shared.milp` itself.
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 from .cbc import cbc_command
 from .cpsat import run_cpsat
 from .highs import HIGHS_PROCESS_MIN_SIZE as HIGHS_PROCESS_MIN_SIZE
 from .highs import quiet_highs
-from .outcome import BACKENDS, MilpOutcome, Rejected, remaining
-from .run import import_backend, run_milp
+from .outcome import SOLVERS, MilpOutcome, Rejected, remaining
+from .run import import_solver, run_milp
 from .scale import SANE_RANGE, Scaling, integer_scaling, model_scaling
 
 __all__ = [
-    "BACKENDS",
+    "SOLVERS",
     "MilpOutcome",
     "Rejected",
     "SANE_RANGE",
     "Scaling",
     "integer_scaling",
     "model_scaling",
-    "import_backend",
+    "import_solver",
     "cbc_command",
     "remaining",
     "run_milp",
     "run_cpsat",
     "quiet_highs",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # Merge shim (issue 36): the names the runner had while ``backend`` also meant the
+    # integer-programming solver. Remove once no family uses them.
+    new = {"BACKENDS": "SOLVERS", "import_backend": "import_solver"}.get(name)
+    if new is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"coalloc._shared.milp.{name} is deprecated: use {new}", DeprecationWarning,
+                  stacklevel=2)  # fmt: skip
+    return globals()[new]

@@ -34,7 +34,7 @@ def run_cpsat(
     Parameters
     ----------
     cp_model : module
-        ``ortools.sat.python.cp_model`` (from :func:`import_backend`).
+        ``ortools.sat.python.cp_model`` (from :func:`import_solver`).
     model : CpModel
     variables : list of BoolVar or IntVar
         The variables whose values form ``MilpOutcome.x``.
@@ -147,6 +147,7 @@ def run_cpsat(
         rows=int(rows),
         time_limit=time_limit,
         interrupted=interrupted,
+        solver="cpsat",
     )
     if check is None:
         return out

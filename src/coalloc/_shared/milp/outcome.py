@@ -17,8 +17,8 @@ import numpy as np
 
 from ..progress import SolveProgress
 
-#: Solver back-ends the runner knows.
-BACKENDS = ("highs", "cbc", "cpsat")
+#: The integer-programming solvers the runner knows (a family's ``solver=``).
+SOLVERS = ("highs", "cbc", "cpsat")
 
 
 @dataclass
@@ -58,6 +58,9 @@ class MilpOutcome:
     scaled : bool
         The runner solved a rescaled copy of the model (:func:`model_scaling`); ``x`` and
         ``bound`` are given back in the user's units either way.
+    solver : str or None
+        The solver that ran (one of :data:`SOLVERS`; set by :func:`run_milp` and
+        :func:`run_cpsat`, None in an outcome a family builds itself).
     """
 
     x: Optional[np.ndarray]
@@ -73,6 +76,7 @@ class MilpOutcome:
     interrupted: bool = False
     objective: Optional[float] = None
     scaled: bool = False
+    solver: Optional[str] = None
 
 
 class Rejected(Exception):
@@ -169,14 +173,14 @@ def _left(t_entry: float, time_limit: Optional[float]) -> Optional[float]:
     return max(0.01, float(time_limit) - (time.perf_counter() - t_entry))
 
 
-def _empty_outcome(backend, row_lb, row_ub, time_limit) -> MilpOutcome:
+def _empty_outcome(solver, row_lb, row_ub, time_limit) -> MilpOutcome:
     """A model without variables: optimal (value 0) when every row admits 0."""
     lo, hi = np.asarray(row_lb, dtype=np.float64), np.asarray(row_ub, dtype=np.float64)
     fits = bool(np.all(lo <= 0) and np.all(hi >= 0))
     return MilpOutcome(
         x=np.zeros(0) if fits else None, bound=0.0 if fits else None,
         status="optimal" if fits else "infeasible", solver_status=0,
-        message=f"{'HiGHS' if backend == 'highs' else 'CBC'}: no variables, not solved "
+        message=f"{'HiGHS' if solver == 'highs' else 'CBC'}: no variables, not solved "
         f"({'every row admits 0' if fits else 'a row excludes 0: infeasible'})",
         nodes=0, time_limit_hit=False, infeasible=not fits, rows=int(lo.shape[0]),
         time_limit=time_limit,

@@ -1,10 +1,11 @@
 """The runner's entry point for HiGHS and CBC: :func:`run_milp` (scaling, the solver, the
-user's units, the check) and :func:`import_backend`."""
+user's units, the check) and :func:`import_solver`."""
 
 from __future__ import annotations
 
 import math
 import time
+import warnings
 from typing import Any, Optional
 
 import numpy as np
@@ -12,18 +13,25 @@ import numpy as np
 from ..progress import exact_progress_wanted
 from .cbc import _run_cbc, cbc_command
 from .highs import _run_highs_scipy, _run_highspy
-from .outcome import BACKENDS, MilpOutcome, _empty_outcome, _finite, _judge
+from .outcome import SOLVERS, MilpOutcome, _empty_outcome, _finite, _judge
 from .scale import model_scaling
 
 
-def import_backend(backend: str) -> Any:
-    """Import the package a back-end needs; a clear ImportError when it is missing.
+def import_solver(solver: str) -> Any:
+    """Import the package a solver needs; a clear ImportError when it is missing.
 
     Returns the ``highspy`` module for ``"highs"`` (:func:`scipy.optimize.milp`, which
     cannot be interrupted, when ``highspy`` is not installed), the ``pulp`` module for
     ``"cbc"`` and ``ortools.sat.python.cp_model`` for ``"cpsat"``.
+
+    Examples
+    --------
+    >>> import_solver("gurobi")
+    Traceback (most recent call last):
+    ...
+    ValueError: solver must be one of ('highs', 'cbc', 'cpsat'), got 'gurobi'
     """
-    if backend == "highs":
+    if solver == "highs":
         try:
             import highspy
 
@@ -34,31 +42,41 @@ def import_backend(backend: str) -> Any:
         from scipy.optimize import milp
 
         return milp
-    if backend == "cbc":
+    if solver == "cbc":
         try:
             import pulp
         except ImportError as exc:
-            raise ImportError("backend 'cbc' needs PuLP: pip install 'coalloc[cbc]'") from exc
+            raise ImportError("solver 'cbc' needs PuLP: pip install 'coalloc[cbc]'") from exc
         if cbc_command(pulp, msg=False) is None:
             raise ImportError(
-                "backend 'cbc' found PuLP but no runnable CBC binary: reinstall with "
+                "solver 'cbc' found PuLP but no runnable CBC binary: reinstall with "
                 "pip install 'coalloc[cbc]' (PuLP 3 bundles CBC; with PuLP 4 the extra pulls "
                 "cbcbox) or put cbc on the PATH"
             )
         return pulp
-    if backend == "cpsat":
+    if solver == "cpsat":
         try:
             from ortools.sat.python import cp_model
         except ImportError as exc:
             raise ImportError(
-                "backend 'cpsat' needs OR-Tools: pip install 'coalloc[cpsat]'"
+                "solver 'cpsat' needs OR-Tools: pip install 'coalloc[cpsat]'"
             ) from exc
         return cp_model
-    raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+
+
+def __getattr__(name: str) -> Any:
+    # Merge shim (issue 36): the name this function had while ``backend`` also meant the
+    # solver; families call import_solver. Remove once no family calls the old name.
+    if name == "import_backend":
+        warnings.warn("import_backend is deprecated: call import_solver", DeprecationWarning,
+                      stacklevel=2)  # fmt: skip
+        return import_solver
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run_milp(
-    backend: str,
+    solver: str,
     solver_pkg: Any,
     c: np.ndarray,
     A: Any,
@@ -86,9 +104,10 @@ def run_milp(
 
     Parameters
     ----------
-    backend : {"highs", "cbc"}
+    solver : {"highs", "cbc"}
+        The integer-programming solver (:func:`run_cpsat` runs CP-SAT).
     solver_pkg : module
-        What :func:`import_backend` returned for ``backend`` (for ``"highs"``: ``highspy``,
+        What :func:`import_solver` returned for ``solver`` (for ``"highs"``: ``highspy``,
         or :func:`scipy.optimize.milp` as the fallback).
     c : ndarray, shape (nv,)
         Objective coefficients, in the sense of ``sense``.
@@ -146,10 +165,11 @@ def run_milp(
     if sense not in ("min", "max"):
         raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
     show = exact_progress_wanted(progress)
-    if backend not in ("highs", "cbc"):
-        raise ValueError(f"run_milp takes backend 'highs' or 'cbc', got {backend!r}")
+    if solver not in ("highs", "cbc"):
+        raise ValueError(f"run_milp takes solver 'highs' or 'cbc', got {solver!r}")
     if int(np.asarray(c).shape[0]) == 0:
-        out = _empty_outcome(backend, row_lb, row_ub, time_limit)
+        out = _empty_outcome(solver, row_lb, row_ub, time_limit)
+        out.solver = solver
         return out if check is None else _judge(out, check, sense, 1e-9, 1e-9)
     user_c = np.asarray(c, dtype=np.float64)
     scaling = model_scaling(user_c, A, integrality, lb, ub) if scale else None
@@ -171,7 +191,7 @@ def run_milp(
     if _objective_unit is not None:  # the re-solve below: the objective about 1 in size
         unit *= _objective_unit
         c = np.asarray(c, dtype=np.float64) * _objective_unit
-    if backend == "highs":
+    if solver == "highs":
         if callable(solver_pkg):  # scipy.optimize.milp: the fallback without highspy
             out = _run_highs_scipy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub,
                                    sense, time_limit, mip_gap, verbose, t_entry)  # fmt: skip
@@ -183,6 +203,7 @@ def run_milp(
         out = _run_cbc(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
                        time_limit, mip_gap, threads, seed, verbose, name, show, t_entry,
                        unit)  # fmt: skip
+    out.solver = solver
     if scaling is not None:
         out.scaled = True
         if out.x is not None:
@@ -202,7 +223,7 @@ def run_milp(
     if (mip_gap == 0 and out.status == "optimal" and out.x is not None
             and out.bound is not None and out.objective is not None):  # fmt: skip
         out = _reprove_small_optimum(out, sense, unit, _objective_unit is None, lambda f: run_milp(
-            backend, solver_pkg, given[0], given[1], given[2], given[3],
+            solver, solver_pkg, given[0], given[1], given[2], given[3],
             integrality=integrality, lb=given[4], ub=given[5], sense=sense,
             time_limit=time_limit, mip_gap=mip_gap, threads=threads, seed=seed,
             verbose=verbose, name=name, progress=progress, started=t_entry, check=None,
