@@ -71,7 +71,7 @@ def test_assign_says_how_good_against_the_exact_optimum(tmp_path, capsys):
     assert main(["testbed", "assign", str(t), str(p), "--exact-bound", "20"]) == 0
     out = capsys.readouterr().out.splitlines()
     heur = testbed.assign(top, ptop, "assign+")
-    exact = testbed.assign(top, ptop, "exact", time_limit_s=20)  # the referee
+    exact = testbed.assign(top, ptop, "exact", time_limit=20)  # the referee
     assert exact.status == "optimal"
     (quality,) = [x for x in out if x.startswith("# quality:")]
     if heur.interswitch_bandwidth == 0:

@@ -8,15 +8,18 @@ documents the moves, the score and the schedule.
 from __future__ import annotations
 
 import math
+import time
 from itertools import chain
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import numpy as np
 
+from .._shared import interrupt
 from .._shared.caches import cache_of
+from .._shared.params import _budget
 from .problem import Problem
 
-__all__ = ["kernel_data", "run_anneal", "ANNEAL_DEFAULTS"]
+__all__ = ["kernel_data", "run_anneal", "ANNEAL_DEFAULTS", "kernel_deadline", "raise_stop"]
 
 #: The published schedule: start at 10, melt for 1,000 moves to accept ~95 %, cool by 0.9,
 #: at least 1,000 moves per temperature (or free nodes x pclasses when larger).
@@ -98,14 +101,47 @@ def kernel_data(pr: Problem) -> Dict[str, np.ndarray]:
     }  # fmt: skip
 
 
+def kernel_deadline() -> Optional[float]:
+    """Seconds left until the deadline of the ``time_limit`` in force (None: no limit).
+
+    The testbed's kernels take it (``deadline``) and stop there by themselves, without the
+    GIL, returning their best answer so far with ``stopped`` (the common poll still stops
+    them on Ctrl-C or a cancelled scope, also with their best answer). The kernel's clock
+    (``std::chrono::steady_clock``) and :func:`time.perf_counter` are the same monotonic
+    clock, so once a kernel stops there the time limit's own check has passed too.
+    """
+    scope = _budget()
+    if scope is None:
+        return None
+    return max(0.0, scope.when - time.perf_counter())
+
+
+def raise_stop(out: Dict[str, Any]) -> None:
+    """After a kernel returned ``stopped``: raise what stopped it.
+
+    The Python error the poll left (Ctrl-C, a cancelled scope), or, for the kernel's own
+    deadline, the time limit's (:func:`coalloc._shared.interrupt.check`, which
+    :func:`coalloc._shared.params.with_time_limit` turns into the best answer offered).
+    Returns only when nothing is pending (the caller then goes on as if the kernel ended).
+    """
+    err = out.pop("error", None)
+    out["error"] = None
+    if err is not None:
+        raise err
+    interrupt.check()
+
+
 def run_anneal(pr: Problem, seed: int, params: Dict[str, Any], backend: str = "compiled"):
-    """Run the annealer (``backend="compiled"``, or ``"numpy"`` for the twin)."""
+    """Run the annealer (``backend="compiled"``, or ``"numpy"`` for the twin), stopping at
+    the deadline of the time limit in force (``stopped`` in the output: the best so far)."""
     data = kernel_data(pr)
     if backend != "compiled":
         from ._reference.anneal import anneal
     else:
         from ._anneal import anneal
-    out = anneal(data, int(seed) & ((1 << 64) - 1), dict(params))
+    params = dict(params)
+    params["deadline"] = kernel_deadline()
+    out = anneal(data, int(seed) & ((1 << 64) - 1), params)
     out["where"] = np.asarray(out["where"], dtype=np.int64)
     if not math.isfinite(out["score"]):
         out["score"] = None

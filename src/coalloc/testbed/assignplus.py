@@ -393,7 +393,10 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     -------
     dict
         ``where`` (array or None), ``routing``, ``score``, ``strategy``, ``failure``,
-        ``solutions`` (candidate solutions scored), ``exchanges``.
+        ``solutions`` (candidate solutions scored), ``exchanges``, ``stopped`` and
+        ``error`` (the deadline of the time limit in force, Ctrl-C or a cancelled scope
+        stopped the kernel: ``where`` is the best of what it had done, and the caller
+        raises the stop with :func:`.anneal.raise_stop` after offering it).
 
     With ``pack`` (the default method), solutions of equal inter-switch bandwidth and
     score are ranked by :func:`packing` (the most whole free testbed left), not by the
@@ -415,7 +418,11 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     else:
         from ._allocate import allocate_all
     rounds = max(int(max_rounds), pr.nv) if trunk_aware else int(max_rounds)
-    out = allocate_all(data, codes, bool(use_exchange), rounds, bool(trunk_aware))
+    from .anneal import kernel_deadline
+
+    out = allocate_all(data, codes, bool(use_exchange), rounds, bool(trunk_aware),
+                       kernel_deadline())  # fmt: skip
+    stop = {"stopped": bool(out.get("stopped")), "error": out.get("error")}
     if memory is not None:
         memory.record(pr)
     failure = None
@@ -448,7 +455,8 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
         else:
             ranked = sorted((_score(pr, where, scores), row, where) for row, where in group)
         for sc, row, where in ranked:
-            interrupt.check()  # a batch's timeout or cancellation
+            if not stop["stopped"]:  # (stopped: the best row so far, then the stop is raised)
+                interrupt.check()  # a batch's timeout or cancellation
             rt = route(pr, where)
             if rt.failure is None:
                 if sc is None:
@@ -456,8 +464,9 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
                 return {"where": where, "routing": rt, "score": sc,
                         "strategy": strategies[row // 2] + ("" if row % 2 == 0 else "+exchange")
                         if row < 2 * len(strategies) else "refined", "failure": None,
-                        "solutions": n_cands, "exchanges": int(out["exchanges"])}  # fmt: skip
+                        "solutions": n_cands, "exchanges": int(out["exchanges"]),
+                        **stop}  # fmt: skip
             failure = failure or rt.failure
     return {"where": None, "failure": failure or {"constraint": "unknown"},
             "solutions": n_cands, "score": None, "routing": None, "strategy": None,
-            "exchanges": int(out["exchanges"])}  # fmt: skip
+            "exchanges": int(out["exchanges"]), **stop}  # fmt: skip
