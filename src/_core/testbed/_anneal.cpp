@@ -77,12 +77,13 @@ PYBIND11_MODULE(_anneal, mod) {
             res["t_start"] = out.t_start;
             res["run_limit"] = out.run_limit;
             res["stopped"] = out.stopped;
+            res["first_valid"] = out.first_valid;
             res["error"] = err;
             return res;
         },
         py::arg("data"), py::arg("seed"), py::arg("params"),
         "Anneal one mapping problem; returns where, score, violations, valid, moves, accepted, "
-        "temperatures, t_start, run_limit, stopped and error (GIL released during the search).\n\n"
+        "temperatures, t_start, run_limit, first_valid, stopped and error (GIL released during the search).\n\n"
         "params['deadline'] (seconds, optional): the search stops there by itself.  A search "
         "stopped (deadline, Ctrl-C, a cancelled scope) returns its best so far with stopped "
         "True; error is the Python error to raise then (None for the deadline).");

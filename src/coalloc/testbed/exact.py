@@ -16,6 +16,7 @@ then found by :func:`.routing.route`, on the trunks the model chose.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from typing import Optional
 
@@ -25,6 +26,12 @@ from .._shared.milp import MilpOutcome, import_backend, run_cpsat
 from .problem import Problem, link_bw
 
 __all__ = ["exact_mapping"]
+
+
+#: About what a process's first import of CP-SAT (OR-Tools) takes: with less time left, a
+#: time-limited call does not start it (status time_limit, no mapping), rather than return
+#: that long after its limit.
+CPSAT_IMPORT_SECONDS = 1.0
 
 
 class _OutOfTime(Exception):
@@ -118,19 +125,15 @@ def _whole_node_classes(pr: Problem) -> set:
         mem = [int(p) for p in pr.members[c]]
         if len(mem) < 2 or any(p in fixed or p in direct or pr.pis_switch[p] for p in mem):
             continue
+        if any(pr.vstatic[v, c] or pr.vtype[v, c] < 0 for v in vs):
+            continue
         p = mem[0]
-        ok = True
+        # per type, the two smallest slot counts of its users: the smallest two must not
+        # fit on one node together (then no two do)
+        slots: dict = {}
         for v in vs:
-            t = int(pr.vtype[v, c])
-            if pr.vstatic[v, c] or t < 0:
-                ok = False
-                break
-            # the smallest slot count of another user of that type must not fit beside v
-            rest = [pr.vslots[u] for u in vs if u != v and int(pr.vtype[u, c]) == t]
-            if rest and pr.vslots[v] + min(rest) <= pr.cap[p, t] + 1e-9:
-                ok = False
-                break
-        if ok:
+            slots.setdefault(int(pr.vtype[v, c]), []).append(float(pr.vslots[v]))
+        if all(len(s) < 2 or sum(sorted(s)[:2]) > pr.cap[p, t] + 1e-9 for t, s in slots.items()):
             whole.add(c)
     return whole
 
@@ -155,6 +158,9 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
         if deadline is not None and time.perf_counter() > deadline:
             raise _OutOfTime
 
+    if (deadline is not None and "ortools.sat.python.cp_model" not in sys.modules
+            and deadline - time.perf_counter() < CPSAT_IMPORT_SECONDS):  # fmt: skip
+        raise _OutOfTime  # (a first import would overrun the limit by itself)
     cp = import_backend("cpsat")
     m = cp.CpModel()
     nv = pr.nv
@@ -162,6 +168,7 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
     x = {}
     rows = 0
     whole = _whole_node_classes(pr)
+    clock()
     agg = {}  # (v, c) -> v on some node of the whole-node pclass c (see _whole_node_classes)
     for v in range(nv):
         clock()

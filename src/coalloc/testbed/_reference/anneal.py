@@ -82,6 +82,7 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
     dict
         ``where`` (int64 array, -1 unassigned), ``score``, ``violations``, ``valid``,
         ``moves``, ``accepted``, ``temperatures``, ``t_start``, ``run_limit``,
+        ``first_valid`` (the moves made when the first valid mapping was met; -1: never),
         ``stopped`` (the deadline, Ctrl-C or a cancelled scope stopped the search: the best
         so far is returned) and ``error`` (the error to raise then; None for the deadline).
     """
@@ -344,7 +345,7 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
     best_where = list(where)
     best_score = st["score"]
     best_viol = st["viol"]
-    counters = {"moves": 0, "accepted": 0}
+    counters = {"moves": 0, "accepted": 0, "first_valid": 0 if best_viol == 0 else -1}
 
     def move(T: float) -> float:
         """One move at temperature T (T < 0: always accept). Returns delta (nan: none)."""
@@ -400,6 +401,8 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
         if T < 0 or delta <= 0 or rng.uniform() < math.exp(-delta / T):
             counters["accepted"] += 1
             if st["viol"] == 0 and (best_viol > 0 or st["score"] < best_score - 1e-12):
+                if counters["first_valid"] < 0:
+                    counters["first_valid"] = counters["moves"]
                 best_score, best_viol = st["score"], 0
                 best_where = list(where)
             elif best_viol > 0 and st["viol"] < best_viol:
@@ -479,6 +482,7 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
         "temperatures": int(temps),
         "t_start": float(t_start),
         "run_limit": bool(run_limit),
+        "first_valid": int(counters["first_valid"]),
         "stopped": stopped,
         "error": error,
     }

@@ -226,6 +226,7 @@ class Allocator {
             });
             for (i64 v : todo) {
                 if (st.where[v] >= 0) continue;
+                deadline_.check();  // (a stop abandons this strategy's partial placement)
                 std::vector<i64> desc = descendants(v, st);
                 std::vector<i64>& cl = cl_;
                 order(strategy, L, v, st, cl);

@@ -114,6 +114,7 @@ struct Output {
     // stopped by the deadline or the poll (Ctrl-C, a cancelled scope): `where` is the best
     // found before the stop
     bool stopped = false;
+    i64 first_valid = -1;  // moves made when the first valid mapping was met (-1: never)
 };
 
 class Annealer {
@@ -172,6 +173,7 @@ class Annealer {
         best_where_ = where_;
         best_score_ = score_;
         best_viol_ = viol_;
+        if (viol_ == 0) first_valid_ = 0;
 
         Output out;
         i64 temps = 0;
@@ -189,6 +191,7 @@ class Annealer {
         out.accepted = accepted_;
         out.temperatures = temps;
         out.run_limit = run_limit;
+        out.first_valid = first_valid_;
         return out;
     }
 
@@ -259,6 +262,7 @@ class Annealer {
     std::vector<i64> free_v_, best_where_;
     double score_ = 0, best_score_ = 0;
     i64 viol_ = 0, best_viol_ = 0, moves_ = 0, accepted_ = 0;
+    i64 first_valid_ = -1;  // moves made when the first valid mapping was met (-1: none)
 
     double bw_of(i64 e, i64 pa, i64 pb) const {
         if (d_.lbw[e] >= 0) return d_.lbw[e];
@@ -513,6 +517,7 @@ class Annealer {
         if (T < 0 || delta <= 0 || rng_.uniform() < std::exp(-delta / T)) {
             accepted_ += 1;
             if (viol_ == 0 && (best_viol_ > 0 || score_ < best_score_ - 1e-12)) {
+                if (first_valid_ < 0) first_valid_ = moves_;
                 best_score_ = score_;
                 best_viol_ = 0;
                 best_where_ = where_;
