@@ -16,7 +16,7 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared.caches import cache_of
-from .._shared.params import _budget
+from .._shared.params import _budget, _TimeLimitReached
 from .problem import Problem
 
 __all__ = ["kernel_data", "run_anneal", "ANNEAL_DEFAULTS", "kernel_deadline", "raise_stop"]
@@ -101,34 +101,45 @@ def kernel_data(pr: Problem) -> Dict[str, np.ndarray]:
     }  # fmt: skip
 
 
-def kernel_deadline() -> Optional[float]:
+#: Seconds per virtual node and link kept back from a kernel's deadline for what follows
+#: its stop (routing, scoring and verifying the mapping it hands back: about 25 ms for an
+#: 800-node ring on an idle core), so that the call returns near its limit.
+RESERVE_PER_ITEM = 3e-5
+
+
+def kernel_deadline(pr: Optional[Problem] = None) -> Optional[float]:
     """Seconds left until the deadline of the ``time_limit`` in force (None: no limit).
 
     The testbed's kernels take it (``deadline``) and stop there by themselves, without the
     GIL, returning their best answer so far with ``stopped`` (the common poll still stops
-    them on Ctrl-C or a cancelled scope, also with their best answer). The kernel's clock
-    (``std::chrono::steady_clock``) and :func:`time.perf_counter` are the same monotonic
-    clock, so once a kernel stops there the time limit's own check has passed too.
+    them on Ctrl-C or a cancelled scope, also with their best answer). With ``pr``, the
+    time the stopped mapping's routing and checking will take (:data:`RESERVE_PER_ITEM`
+    per virtual node and link, at most a quarter of the time left) is kept back.
     """
     scope = _budget()
     if scope is None:
         return None
-    return max(0.0, scope.when - time.perf_counter())
+    left = max(0.0, scope.when - time.perf_counter())
+    if pr is not None:
+        left -= min(0.25 * left, RESERVE_PER_ITEM * (pr.nv + len(pr.la)))
+    return left
 
 
 def raise_stop(out: Dict[str, Any]) -> None:
     """After a kernel returned ``stopped``: raise what stopped it.
 
     The Python error the poll left (Ctrl-C, a cancelled scope), or, for the kernel's own
-    deadline, the time limit's (:func:`coalloc._shared.interrupt.check`, which
-    :func:`coalloc._shared.params.with_time_limit` turns into the best answer offered).
-    Returns only when nothing is pending (the caller then goes on as if the kernel ended).
+    deadline, the time limit's (which :func:`coalloc._shared.params.with_time_limit`
+    turns into the best answer offered; raised at once, the kernel's deadline being the
+    limit's less the reserve of :func:`kernel_deadline`).
     """
     err = out.pop("error", None)
     out["error"] = None
     if err is not None:
         raise err
-    interrupt.check()
+    interrupt.check()  # an outer scope's error first, if it has one
+    if _budget() is not None:
+        raise _TimeLimitReached()
 
 
 def run_anneal(pr: Problem, seed: int, params: Dict[str, Any], backend: str = "compiled"):
@@ -140,7 +151,7 @@ def run_anneal(pr: Problem, seed: int, params: Dict[str, Any], backend: str = "c
     else:
         from ._anneal import anneal
     params = dict(params)
-    params["deadline"] = kernel_deadline()
+    params["deadline"] = kernel_deadline(pr)
     out = anneal(data, int(seed) & ((1 << 64) - 1), params)
     out["where"] = np.asarray(out["where"], dtype=np.int64)
     if not math.isfinite(out["score"]):
