@@ -79,6 +79,11 @@ def test_anneal_time_limit_returns_the_best_mapping_verified():
     assert r.params["time_limit"] == 0.3 and "best found so far" in r.message
 
 
+def test_every_method_takes_time_limit_in_a_batch_check():
+    for method in tb.METHODS:
+        tb.Instance.check_params(method, {"time_limit": 1.0})
+
+
 def test_a_cancelled_scope_still_raises_its_error():
     """The poll's pending Python error (here a scope's timeout, as Ctrl-C) is raised, not
     swallowed by the kernel's catch: without a time limit nothing is returned."""

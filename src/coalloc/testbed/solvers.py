@@ -946,7 +946,8 @@ class TestbedInstance(FamilyInstance, _Parts):
         TypeError: method ... takes no parameter(s) ['speed']; ...
         """
         if check_method(method or DEFAULT_METHOD, METHODS) == "anneal":
-            bad = set(params) - set(ANNEAL_DEFAULTS) - {"backend", "available", "trunk_used"}
+            known = {"backend", "available", "trunk_used", "time_limit"}
+            bad = set(params) - set(ANNEAL_DEFAULTS) - known
             if bad:
                 raise ValueError(f"method 'anneal' takes no parameters {sorted(bad)}")
             return
