@@ -115,6 +115,21 @@ def kernel_deadline(pr: Optional[Problem] = None) -> Optional[float]:
     them on Ctrl-C or a cancelled scope, also with their best answer). With ``pr``, the
     time the stopped mapping's routing and checking will take (:data:`RESERVE_PER_ITEM`
     per virtual node and link, at most a quarter of the time left) is kept back.
+
+    Parameters
+    ----------
+    pr : Problem, optional
+        The problem the kernel runs on (its size sets the reserve).
+
+    Returns
+    -------
+    float or None
+        Seconds (never below 0), or None without a time limit.
+
+    Examples
+    --------
+    >>> kernel_deadline() is None  # no time limit in force
+    True
     """
     scope = _budget()
     if scope is None:
@@ -132,6 +147,23 @@ def raise_stop(out: Dict[str, Any]) -> None:
     deadline, the time limit's (which :func:`coalloc._shared.params.with_time_limit`
     turns into the best answer offered; raised at once, the kernel's deadline being the
     limit's less the reserve of :func:`kernel_deadline`).
+
+    Parameters
+    ----------
+    out : dict
+        The kernel's output (``stopped`` true); its ``error`` is cleared.
+
+    Raises
+    ------
+    BaseException
+        The kernel's pending error, an outer scope's, or the time limit's.
+
+    Examples
+    --------
+    >>> raise_stop({"stopped": True, "error": TimeoutError("a batch's timeout")})
+    Traceback (most recent call last):
+    ...
+    TimeoutError: a batch's timeout
     """
     err = out.pop("error", None)
     out["error"] = None
