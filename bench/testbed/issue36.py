@@ -11,6 +11,7 @@ writes the raw rows):
   its untimed moves made when its first valid mapping came);
 * ``utah``: Emulab's ``test_big`` (2003) on the Utah testbed of July 2000
   (``bench/testbed/data``): the default, ``anneal`` and ``exact`` (2 workers), with times;
+* ``sweep``: random experiments under random limits of 0.02-0.4 s (overruns, checks);
 * ``statuses``: the annealer and the default given no limit on 40-96-node experiments onto
   the 255-PC testbed (the seeds the issue's report used): the status each ends with.
 
@@ -97,6 +98,33 @@ def utah(repeats: int) -> list:
     return rows
 
 
+def sweep(runs: int = 12) -> list:
+    """Random experiments (30-100 nodes on 255 PCs, 100-300 on 2,000) under random limits
+    of 0.02-0.4 s, the default and the annealer: overrun against the target, every mapping
+    verified."""
+    import random
+
+    rng = random.Random(5)
+    rows = []
+    for pcs in (255, 2000):
+        pt = g.deterlab(pcs, 5, seed=1)
+        tb.assign(g.ring(4), pt)
+        for _ in range(runs):
+            n = rng.choice([100, 200, 300] if pcs == 2000 else [30, 60, 100])
+            top = g.random_topology(n, seed=rng.randrange(1000))
+            for m in ("assign+", "anneal"):
+                T = rng.choice([0.02, 0.05, 0.1, 0.2, 0.4])
+                r, el, ok = _run(top, pt, m, time_limit=T)
+                assert ok in (None, True), (pcs, n, m, T)
+                rows.append({"pcs": pcs, "nodes": n, "method": m, "T": T, "status": r.status,
+                             "overrun": el - T, "target": max(0.05, 0.05 * T),
+                             "verified": ok})  # fmt: skip
+    over = [r for r in rows if r["overrun"] > r["target"]]
+    print(f"{len(rows)} runs, {len(over)} past the target; worst overrun "
+          f"{max(r['overrun'] for r in rows):+.3f} s", flush=True)  # fmt: skip
+    return rows
+
+
 def statuses() -> list:
     pt = g.deterlab(255, 5, seed=1)
     rows = []
@@ -113,7 +141,8 @@ def statuses() -> list:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=["overrun", "utah", "statuses", "all"], default="all")
+    ap.add_argument("--part", choices=["overrun", "utah", "statuses", "sweep", "all"],
+                    default="all")  # fmt: skip
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--methods", nargs="+", default=list(tb.METHODS))
     ap.add_argument("--json", default=None)
@@ -123,6 +152,8 @@ def main(argv=None) -> int:
         out["utah"] = utah(args.repeats)
     if args.part in ("statuses", "all"):
         out["statuses"] = statuses()
+    if args.part in ("sweep", "all"):
+        out["sweep"] = sweep()
     if args.part in ("overrun", "all"):
         out["overrun"] = overrun(args.repeats, args.methods)
     out["load_after"] = os.getloadavg()
