@@ -71,7 +71,7 @@ def test_assign_says_how_good_against_the_exact_optimum(tmp_path, capsys):
     assert main(["testbed", "assign", str(t), str(p), "--exact-bound", "20"]) == 0
     out = capsys.readouterr().out.splitlines()
     heur = testbed.assign(top, ptop, "assign+")
-    exact = testbed.assign(top, ptop, "exact", time_limit_s=20)  # the referee
+    exact = testbed.assign(top, ptop, "exact", time_limit=20)  # the referee
     assert exact.status == "optimal"
     (quality,) = [x for x in out if x.startswith("# quality:")]
     if heur.interswitch_bandwidth == 0:
@@ -91,3 +91,22 @@ def test_assign_says_how_good_against_the_exact_optimum(tmp_path, capsys):
     assert data["exact_optimum"] in (None, exact.interswitch_bandwidth)
     if data["interswitch_bandwidth"] > 0:
         assert data["exact_optimum"] == exact.interswitch_bandwidth
+
+
+def test_assign_prints_the_status_the_result_holds(tmp_path, capsys):
+    """Issue 36: the command line prints exactly ``result.status`` (here the JSON of the same
+    call is the referee): optimal for a mapping that crosses no switch, no_solution for a
+    heuristic that ends without a mapping or a proof, infeasible for a proof."""
+    cases = [
+        ("node a pc\nnode b pc\nlink l a b 100000 0 0\n", "assign+", 0),
+        ("node a pc\nnode b pc\nnode c pc\n", "assign+", 1),  # three PCs for two: proven
+        ("node a pc\nnode b pc\nnode c pc\n", "anneal", 1),  # the annealer proves nothing
+    ]
+    for top, method, code in cases:
+        t, p = _files(tmp_path, top)
+        assert main(["testbed", "assign", t, p, "--method", method, "--json"]) == code
+        status = json.loads(capsys.readouterr().out)["status"]
+        assert main(["testbed", "assign", t, p, "--method", method]) == code
+        out = capsys.readouterr().out.splitlines()
+        assert f"# status: {status}" in out, (method, out)
+    assert status == "no_solution"

@@ -209,7 +209,7 @@ def _status(argv) -> int:
     ("anneal", "cooling=1.5"),
     ("anneal", "t0=0"),
     ("exact", "threads=100000000000000000000"),
-    ("exact", "time_limit_s=0"),
+    ("exact", "time_limit=0"),
     ("assign+", "memory=3"),  # was an AttributeError traceback
 ])  # fmt: skip
 def test_out_of_range_parameters_are_one_line_errors(tmp_path, capsys, method, param):

@@ -23,7 +23,7 @@ PYBIND11_MODULE(_allocate, mod) {
     mod.def(
         "allocate_all",
         [](py::dict data, std::vector<int> strategies, bool use_exchange, i64 max_rounds,
-           bool trunk_aware) {
+           bool trunk_aware, py::object deadline) {
             // marshalling only: the arrays into typed views, the loop in allocate.hpp
             std::vector<py::object> keep;
             coalloc::anneal::Data d;
@@ -32,20 +32,30 @@ PYBIND11_MODULE(_allocate, mod) {
             coalloc::testbed_bind::fill_plus(data, d, x, keep);
             for (int s : strategies) need(s >= 0 && s <= 5, "strategies must be in 0..5");
             const i64 ns = (i64)strategies.size();
+            const coalloc::anneal::Deadline dl = coalloc::anneal::Deadline::in(
+                deadline.is_none() ? -1.0 : deadline.cast<double>());
             al::Outcome out;
             {
                 py::gil_scoped_release release;
-                out = al::allocate_all(d, x, strategies, use_exchange, max_rounds, trunk_aware);
+                out = al::allocate_all(d, x, strategies, use_exchange, max_rounds, trunk_aware,
+                                       dl);
             }
+            // first, before any other Python call: the error a stop left pending
+            py::object err = out.stopped ? coalloc::testbed_bind::stop_error() : py::none();
             py::dict res;
             res["where"] = coalloc::bind::to_array(out.where).reshape({2 * ns + 1, d.nv});
             res["isw"] = coalloc::bind::to_array(out.isw);
             res["fail"] = coalloc::bind::to_array(out.fail).reshape({ns, (i64)5});
             res["exchanges"] = out.exchanges;
+            res["stopped"] = out.stopped;
+            res["error"] = err;
             return res;
         },
         py::arg("data"), py::arg("strategies"), py::arg("use_exchange"), py::arg("max_rounds"),
-        py::arg("trunk_aware") = false,
+        py::arg("trunk_aware") = false, py::arg("deadline") = py::none(),
         "allocate (and exchange) once per strategy; returns where (2 x strategies, nv), isw, "
-        "fail (strategies, 5) and exchanges (GIL released during the search).");
+        "fail (strategies, 5), exchanges, stopped and error (GIL released during the "
+        "search).  deadline (seconds, optional): the search stops there by itself.  A search "
+        "stopped (deadline, Ctrl-C, a cancelled scope) returns the rows done so far with "
+        "stopped True; error is the Python error to raise then (None for the deadline).");
 }

@@ -55,6 +55,7 @@ PYBIND11_MODULE(_anneal, mod) {
                 keep.push_back(start);  // alive until the search ends
                 p.start = start.data();
             }
+            p.deadline = coalloc::testbed_bind::deadline_of(params);
             const std::uint64_t seed = coalloc::bind::seed_u64(seed_obj);
             an::Output out;
             {
@@ -63,6 +64,8 @@ PYBIND11_MODULE(_anneal, mod) {
                 a.set_ntrunks(tcap.shape(0));
                 out = a.run(p);
             }
+            // first, before any other Python call: the error a stop left pending
+            py::object err = out.stopped ? coalloc::testbed_bind::stop_error() : py::none();
             py::dict res;
             res["where"] = coalloc::bind::to_array(out.where);
             res["score"] = out.score;
@@ -73,9 +76,15 @@ PYBIND11_MODULE(_anneal, mod) {
             res["temperatures"] = out.temperatures;
             res["t_start"] = out.t_start;
             res["run_limit"] = out.run_limit;
+            res["stopped"] = out.stopped;
+            res["first_valid"] = out.first_valid;
+            res["error"] = err;
             return res;
         },
         py::arg("data"), py::arg("seed"), py::arg("params"),
         "Anneal one mapping problem; returns where, score, violations, valid, moves, accepted, "
-        "temperatures, t_start, run_limit (GIL released during the search).");
+        "temperatures, t_start, run_limit, first_valid, stopped and error (GIL released during the search).\n\n"
+        "params['deadline'] (seconds, optional): the search stops there by itself.  A search "
+        "stopped (deadline, Ctrl-C, a cancelled scope) returns its best so far with stopped "
+        "True; error is the Python error to raise then (None for the deadline).");
 }

@@ -39,7 +39,7 @@ def _assign_quality(top, ptop, result, args) -> tuple:
         return ["# quality: proven optimal (exact method)"], info
     bound = result.bound
     if args.exact_bound is not None and result.method != "exact":
-        exact = testbed.assign(top, ptop, "exact", seed=args.seed, time_limit_s=args.exact_bound)
+        exact = testbed.assign(top, ptop, "exact", seed=args.seed, time_limit=args.exact_bound)
         if exact.status == "optimal" and exact.interswitch_bandwidth is not None:
             best = float(exact.interswitch_bandwidth)
             info.update(exact_optimum=best, lower_bound=best)
@@ -72,19 +72,10 @@ EXACT_BACKENDS = ("cpsat",)
 
 
 def _exact_params(args) -> dict:
-    """The method's parameters with ``--time-limit``/``--backend`` (exact method only).
-
-    ``--time-limit`` is the exact method's ``time_limit_s``; ``--backend`` can only name its
-    one back-end, CP-SAT, and is not passed on.
-    """
-    params = common.exact_params(args)
-    if "time_limit" in params and args.method == "exact":
-        if "time_limit_s" in params and params["time_limit_s"] != params["time_limit"]:
-            raise ValueError("--time-limit and -p time_limit_s=... disagree")
-        params["time_limit_s"] = params.pop("time_limit")
-    if args.method == "exact" and params.get("backend") in EXACT_BACKENDS:
-        del params["backend"]
-    return params
+    """The method's parameters with ``--time-limit`` (every method's ``time_limit``: the
+    best mapping found by then) and ``--solver`` (the exact method's ``solver``; CP-SAT is
+    its one solver)."""
+    return common.exact_params(args, timed=tuple(testbed.METHODS))
 
 
 def _cmd_assign(args) -> int:
@@ -108,10 +99,12 @@ def _cmd_assign(args) -> int:
     else:
         if result.mapping is None:
             print(result.assign_text(list(top.nodes)))
+            print(f"# status: {result.status}")
             print(f"No mapping: {result.message}", file=sys.stderr)
         else:
             print(result.assign_text(list(top.nodes)))
             ms = result.timings.get("total", 0.0) * 1e3
+            print(f"# status: {result.status}")
             print(f"# {result.method}: inter-switch bandwidth {result.interswitch_bandwidth:g}"
                   f" in {ms:.2f} ms; verify: {'ok' if report.ok else 'FAILED'}")  # fmt: skip
             for line in quality + _trunk_lines(ptop, result):

@@ -8,15 +8,18 @@ documents the moves, the score and the schedule.
 from __future__ import annotations
 
 import math
+import time
 from itertools import chain
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import numpy as np
 
+from .._shared import interrupt
 from .._shared.caches import cache_of
+from .._shared.params import _budget, _TimeLimitReached
 from .problem import Problem
 
-__all__ = ["kernel_data", "run_anneal", "ANNEAL_DEFAULTS"]
+__all__ = ["kernel_data", "run_anneal", "ANNEAL_DEFAULTS", "kernel_deadline", "raise_stop"]
 
 #: The published schedule: start at 10, melt for 1,000 moves to accept ~95 %, cool by 0.9,
 #: at least 1,000 moves per temperature (or free nodes x pclasses when larger).
@@ -98,14 +101,90 @@ def kernel_data(pr: Problem) -> Dict[str, np.ndarray]:
     }  # fmt: skip
 
 
+#: Seconds per virtual node and link kept back from a kernel's deadline for what follows
+#: its stop (routing, scoring and verifying the mapping it hands back: about 25 ms for an
+#: 800-node ring on an idle core), so that the call returns near its limit.
+RESERVE_PER_ITEM = 3e-5
+
+
+def kernel_deadline(pr: Optional[Problem] = None) -> Optional[float]:
+    """Seconds left until the deadline of the ``time_limit`` in force (None: no limit).
+
+    The testbed's kernels take it (``deadline``) and stop there by themselves, without the
+    GIL, returning their best answer so far with ``stopped`` (the common poll still stops
+    them on Ctrl-C or a cancelled scope, also with their best answer). With ``pr``, the
+    time the stopped mapping's routing and checking will take (:data:`RESERVE_PER_ITEM`
+    per virtual node and link, at most a quarter of the time left) is kept back.
+
+    Parameters
+    ----------
+    pr : Problem, optional
+        The problem the kernel runs on (its size sets the reserve).
+
+    Returns
+    -------
+    float or None
+        Seconds (never below 0), or None without a time limit.
+
+    Examples
+    --------
+    >>> kernel_deadline() is None  # no time limit in force
+    True
+    """
+    scope = _budget()
+    if scope is None:
+        return None
+    left = max(0.0, scope.when - time.perf_counter())
+    if pr is not None:
+        left -= min(0.25 * left, RESERVE_PER_ITEM * (pr.nv + len(pr.la)))
+    return left
+
+
+def raise_stop(out: Dict[str, Any]) -> None:
+    """After a kernel returned ``stopped``: raise what stopped it.
+
+    The Python error the poll left (Ctrl-C, a cancelled scope), or, for the kernel's own
+    deadline, the time limit's (which :func:`coalloc._shared.params.with_time_limit`
+    turns into the best answer offered; raised at once, the kernel's deadline being the
+    limit's less the reserve of :func:`kernel_deadline`).
+
+    Parameters
+    ----------
+    out : dict
+        The kernel's output (``stopped`` true); its ``error`` is cleared.
+
+    Raises
+    ------
+    BaseException
+        The kernel's pending error, an outer scope's, or the time limit's.
+
+    Examples
+    --------
+    >>> raise_stop({"stopped": True, "error": TimeoutError("a batch's timeout")})
+    Traceback (most recent call last):
+    ...
+    TimeoutError: a batch's timeout
+    """
+    err = out.pop("error", None)
+    out["error"] = None
+    if err is not None:
+        raise err
+    interrupt.check()  # an outer scope's error first, if it has one
+    if _budget() is not None:
+        raise _TimeLimitReached()
+
+
 def run_anneal(pr: Problem, seed: int, params: Dict[str, Any], backend: str = "compiled"):
-    """Run the annealer (``backend="compiled"``, or ``"numpy"`` for the twin)."""
+    """Run the annealer (``backend="compiled"``, or ``"numpy"`` for the twin), stopping at
+    the deadline of the time limit in force (``stopped`` in the output: the best so far)."""
     data = kernel_data(pr)
     if backend != "compiled":
         from ._reference.anneal import anneal
     else:
         from ._anneal import anneal
-    out = anneal(data, int(seed) & ((1 << 64) - 1), dict(params))
+    params = dict(params)
+    params["deadline"] = kernel_deadline(pr)
+    out = anneal(data, int(seed) & ((1 << 64) - 1), params)
     out["where"] = np.asarray(out["where"], dtype=np.int64)
     if not math.isfinite(out["score"]):
         out["score"] = None

@@ -382,6 +382,11 @@ def _failure(pr: Problem, row, lists_idx) -> dict:
     return {"constraint": "capacity", "vnodes": [pr.vnames[v]], "candidate_pclasses": pcs}
 
 
+#: How many of its solutions a stopped ``assign_plus`` routes at most (each routing of an
+#: 800-node experiment takes 10-40 ms, all past the deadline), best first.
+STOPPED_ROUTES = 2
+
+
 def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemory] = None,
                 strategies=STRATEGIES, use_exchange: bool = True, max_rounds: int = 50,
                 backend: str = "compiled", trunk_aware: bool = False,
@@ -393,7 +398,10 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     -------
     dict
         ``where`` (array or None), ``routing``, ``score``, ``strategy``, ``failure``,
-        ``solutions`` (candidate solutions scored), ``exchanges``.
+        ``solutions`` (candidate solutions scored), ``exchanges``, ``stopped`` and
+        ``error`` (the deadline of the time limit in force, Ctrl-C or a cancelled scope
+        stopped the kernel: ``where`` is the best of what it had done, and the caller
+        raises the stop with :func:`.anneal.raise_stop` after offering it).
 
     With ``pack`` (the default method), solutions of equal inter-switch bandwidth and
     score are ranked by :func:`packing` (the most whole free testbed left), not by the
@@ -415,7 +423,11 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     else:
         from ._allocate import allocate_all
     rounds = max(int(max_rounds), pr.nv) if trunk_aware else int(max_rounds)
-    out = allocate_all(data, codes, bool(use_exchange), rounds, bool(trunk_aware))
+    from .anneal import kernel_deadline
+
+    out = allocate_all(data, codes, bool(use_exchange), rounds, bool(trunk_aware),
+                       kernel_deadline(pr))  # fmt: skip
+    stop = {"stopped": bool(out.get("stopped")), "error": out.get("error")}
     if memory is not None:
         memory.record(pr)
     failure = None
@@ -437,18 +449,25 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
             seen.add(key)
             groups.setdefault(val, []).append((row, where))
     n_cands = len(seen)
+    tried = 0
     for val in sorted(groups):
         group = groups[val]
-        if len(group) == 1:
-            ranked = [(None, group[0][0], group[0][1])]
+        if len(group) == 1 or stop["stopped"]:  # (stopped: no time to rank by score)
+            ranked = [(None, row, where) for row, where in group]
         elif pack:
             ranked = [(sc, row, where) for sc, _, row, where in sorted(
                     (_score(pr, where, scores), -packing(pr, where), row, where)
                     for row, where in group)]  # fmt: skip
         else:
             ranked = sorted((_score(pr, where, scores), row, where) for row, where in group)
+        if stop["stopped"] and tried >= STOPPED_ROUTES:
+            break
         for sc, row, where in ranked:
-            interrupt.check()  # a batch's timeout or cancellation
+            if not stop["stopped"]:  # (stopped: the best row so far, then the stop is raised)
+                interrupt.check()  # a batch's timeout or cancellation
+            elif tried >= STOPPED_ROUTES:  # past the deadline: a few routings at most
+                break
+            tried += 1
             rt = route(pr, where)
             if rt.failure is None:
                 if sc is None:
@@ -456,8 +475,9 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
                 return {"where": where, "routing": rt, "score": sc,
                         "strategy": strategies[row // 2] + ("" if row % 2 == 0 else "+exchange")
                         if row < 2 * len(strategies) else "refined", "failure": None,
-                        "solutions": n_cands, "exchanges": int(out["exchanges"])}  # fmt: skip
+                        "solutions": n_cands, "exchanges": int(out["exchanges"]),
+                        **stop}  # fmt: skip
             failure = failure or rt.failure
     return {"where": None, "failure": failure or {"constraint": "unknown"},
             "solutions": n_cands, "score": None, "routing": None, "strategy": None,
-            "exchanges": int(out["exchanges"])}  # fmt: skip
+            "exchanges": int(out["exchanges"]), **stop}  # fmt: skip

@@ -5,7 +5,9 @@ every hard constraint the heuristics obey: candidate physical nodes, one type at
 with slot counts, additive features, interfaces (non-trivial non-emulated links), type
 limits, fixed nodes, trunk bandwidth (each link takes one trunk of every trunk group it
 crosses, so parallel trunks are packed one by one). Variables: ``x[v, p]`` (virtual node on
-physical node), ``y[p, t]`` (p acts as type t), ``z[v, s]`` (v behind switch s) and
+physical node; ``n[v, c]``, virtual node on pclass, where the pclass's nodes each host one
+virtual node: see ``_whole_node_classes``), ``y[p, t]`` (p acts as type t), ``z[v, s]``
+(v behind switch s) and
 ``w[e, s, t]`` (link e between switches s and t, the product of two z's; only pairs on
 different switches), ``u[e, trunk]`` (link e takes that trunk of a group). The routes are
 then found by :func:`.routing.route`, on the trunks the model chose.
@@ -14,6 +16,7 @@ then found by :func:`.routing.route`, on the trunks the model chose.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from typing import Optional
 
@@ -23,6 +26,12 @@ from .._shared.milp import MilpOutcome, import_solver, run_cpsat
 from .problem import Problem, link_bw
 
 __all__ = ["exact_mapping"]
+
+
+#: About what a process's first import of CP-SAT (OR-Tools) takes: with less time left, a
+#: time-limited call does not start it (status time_limit, no mapping), rather than return
+#: that long after its limit.
+CPSAT_IMPORT_SECONDS = 1.0
 
 
 class _OutOfTime(Exception):
@@ -93,6 +102,61 @@ def _capacity(m, terms, cap: float) -> None:
     m.Add(sum(int(round(d * scale)) * var for var, d in fit) <= int(round(cap * scale)))
 
 
+def _weighted(cp, terms):
+    """``sum(coef x var)`` of ``(var, coef)`` pairs as one CP-SAT expression (built at once:
+    Python's ``sum`` of 16,000 products took a good part of a second)."""
+    return cp.LinearExpr.WeightedSum([v for v, _ in terms], [c for _, c in terms])
+
+
+def _whole_node_classes(pr: Problem) -> set:
+    """The pclasses whose nodes each host at most one virtual node, whoever uses them.
+
+    A pclass's members are interchangeable (one signature: types, features, interfaces,
+    home switch), so where every virtual node that may use one takes it whole, the model
+    needs only *which pclass* a virtual node is on (``n[v, c]``, at most ``|members|`` per
+    pclass) and the members are handed out afterwards: the same optimum and the same
+    proof, without the ``|members|!`` interchangeable placements that kept the per-node
+    model's bound at 0 (Emulab's test_big on the Utah testbed of 2000: 20 virtual nodes,
+    32 PCs in 5 pclasses). Whole: no static type there, and each of its virtual nodes fills
+    its type's slots (two of them would not fit); no fixed node, no direct link into it.
+    """
+    fixed = {int(p) for p in pr.fixed if p >= 0}
+    direct = {p for pair in pr.direct for p in pair}
+    users: dict = {}
+    for v in range(pr.nv):
+        for c in pr.cand[v]:
+            users.setdefault(int(c), []).append(v)
+    whole = set()
+    for c, vs in users.items():
+        mem = [int(p) for p in pr.members[c]]
+        if len(mem) < 2 or any(p in fixed or p in direct or pr.pis_switch[p] for p in mem):
+            continue
+        if any(pr.vstatic[v, c] or pr.vtype[v, c] < 0 for v in vs):
+            continue
+        p = mem[0]
+        # per type, the two smallest slot counts of its users: the smallest two must not
+        # fit on one node together (then no two do)
+        slots: dict = {}
+        for v in vs:
+            slots.setdefault(int(pr.vtype[v, c]), []).append(float(pr.vslots[v]))
+        if all(len(s) < 2 or sum(sorted(s)[:2]) > pr.cap[p, t] + 1e-9 for t, s in slots.items()):
+            whole.add(c)
+    return whole
+
+
+def _fits_alone(pr: Problem, v: int, c: int, p: int) -> bool:
+    """May virtual node ``v`` sit alone on node ``p`` of pclass ``c`` (slots, additive
+    features, interfaces)?"""
+    t = int(pr.vtype[v, c])
+    if pr.vslots[v] > min(pr.cap[p, t], 1e6) + 1e-9:
+        return False
+    for a in range(len(pr.add_names)):
+        if pr.vadd[v, a] > pr.padd[p, a] + 1e-9:
+            return False
+    need = sum(1 for e in pr.inc[v] if not pr.lemu[e] and not pr.ltriv[e])
+    return need <= int(pr.pifaces[p])
+
+
 def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
     deadline = None if time_limit is None else t0 + float(time_limit)
 
@@ -100,16 +164,28 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
         if deadline is not None and time.perf_counter() > deadline:
             raise _OutOfTime
 
+    if (deadline is not None and "ortools.sat.python.cp_model" not in sys.modules
+            and deadline - time.perf_counter() < CPSAT_IMPORT_SECONDS):  # fmt: skip
+        raise _OutOfTime  # (a first import would overrun the limit by itself)
     cp = import_solver("cpsat")
     m = cp.CpModel()
     nv = pr.nv
     ns = len(pr.switches)
     x = {}
     rows = 0
+    whole = _whole_node_classes(pr)
+    clock()
+    agg = {}  # (v, c) -> v on some node of the whole-node pclass c (see _whole_node_classes)
     for v in range(nv):
         clock()
         opts = []
         for c in pr.cand[v]:
+            if c in whole and pr.fixed[v] < 0:
+                p = int(pr.members[c][0])  # (the members are alike: one stands for all)
+                if _fits_alone(pr, v, c, p):
+                    agg[v, c] = m.NewBoolVar(f"n{v}_{c}")
+                    opts.append(agg[v, c])
+                continue
             for p in pr.members[c]:
                 p = int(p)
                 if pr.fixed[v] >= 0 and pr.fixed[v] != p:
@@ -118,6 +194,13 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
                 opts.append(x[v, p])
         m.AddExactlyOne(opts)
         rows += 1
+    per_c: dict = {}
+    for (_v, c), var in agg.items():
+        per_c.setdefault(c, []).append(var)
+    for c, lst in per_c.items():  # each takes a node of its own: at most one per member
+        if len(lst) > len(pr.members[c]):
+            m.Add(sum(lst) <= len(pr.members[c]))
+            rows += 1
     by_p = {}
     for (v, p), var in x.items():
         by_p.setdefault(p, []).append((v, var))
@@ -188,6 +271,10 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
         if lim >= 0:
             terms = [(var, int(round(pr.tweight[p, t] * 1000))) for (p, tt), var in y.items()
                      if pr.tweight[p, t] > 0]  # fmt: skip
+            # a virtual node on a whole-node pclass uses a node of its own
+            terms += [(var, int(round(pr.tweight[int(pr.members[c][0]), t] * 1000)))
+                      for (v, c), var in agg.items()
+                      if pr.tweight[int(pr.members[c][0]), t] > 0]  # fmt: skip
             # a limit above every node's weight together cannot bind (and may not fit int64)
             if terms and sum(w for _, w in terms) > int(lim) * 1000:
                 m.Add(sum(w * var for var, w in terms) <= int(lim) * 1000)
@@ -198,6 +285,10 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
         z = {}
         per_vs: dict = {}  # (v, switch) -> the x[v, p] of the p behind that switch
         for (v, p), var in x.items():
+            if pr.pswitch[p] >= 0:
+                per_vs.setdefault(v, {}).setdefault(int(pr.pswitch[p]), []).append(var)
+        for (v, c), var in agg.items():
+            p = int(pr.members[c][0])
             if pr.pswitch[p] >= 0:
                 per_vs.setdefault(v, {}).setdefault(int(pr.pswitch[p]), []).append(var)
         for v in range(nv):
@@ -244,16 +335,17 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
                         m.Add(w == 0)
                         continue
                     ws.append(w)
-                    obj.append(bwi * len(hops) * w)
+                    obj.append((w, bwi * len(hops)))
                     for g in hops:
-                        load[g].append(bwi * w)
+                        load[g].append((w, bwi))
                         cross.setdefault((e, g), []).append(w)
             if len(ws) > 1:
                 m.Add(sum(ws) <= 1)  # one pair of switches per link
                 rows += 1
         for g, terms in load.items():
             if terms:
-                m.Add(sum(terms) <= down(pr.tcap[g]))
+                clock()
+                m.Add(_weighted(cp, terms) <= down(pr.tcap[g]))
                 rows += 1
         # Each link takes ONE trunk of every group it crosses (as the router routes it), so
         # the parallel trunks of a group are packed one by one: a group's total free
@@ -271,22 +363,34 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
                 u = m.NewBoolVar(f"u{e}_{n}")
                 plan[e, g, n] = u
                 use.append(u)
-                per_trunk.setdefault(n, []).append(link_bws[e] * u)
+                per_trunk.setdefault(n, []).append((u, link_bws[e]))
             m.Add(sum(use) == sum(ws))
             rows += 1
         for n, terms in per_trunk.items():
             free = pr.ptop.links[n].bw - pr.trunk_used.get(n, 0.0)
-            m.Add(sum(terms) <= down(free))
+            clock()
+            m.Add(_weighted(cp, terms) <= down(free))
             rows += 1
-    m.Minimize(sum(obj) if obj else 0)
+    clock()
+    m.Minimize(_weighted(cp, obj) if obj else 0)
     keys = list(plan)
-    out = run_cpsat(cp, m, list(x.values()) + [plan[k] for k in keys], rows=rows,
-                    time_limit=time_limit, threads=threads, seed=seed, started=t0)  # fmt: skip
+    nkeys = list(agg)
+    out = run_cpsat(cp, m, list(x.values()) + [agg[k] for k in nkeys] + [plan[k] for k in keys],
+                    rows=rows, time_limit=time_limit, threads=threads, seed=seed,
+                    started=t0)  # fmt: skip
     if out.x is None:
         return None, out, {}
     where = np.full(nv, -1, dtype=np.int64)
     for (v, p), val in zip(x.keys(), out.x[: len(x)]):
         if val > 0.5:
             where[v] = p
-    trunks = {(e, g): n for (e, g, n), val in zip(keys, out.x[len(x) :]) if val > 0.5}
+    # a whole-node pclass's virtual nodes take its members in order, one each
+    taken: dict = {}
+    for (v, c), val in zip(nkeys, out.x[len(x) : len(x) + len(agg)]):
+        if val > 0.5:
+            k = taken.get(c, 0)
+            where[v] = int(pr.members[c][k])
+            taken[c] = k + 1
+    off = len(x) + len(agg)
+    trunks = {(e, g): name for (e, g, name), val in zip(keys, out.x[off:]) if val > 0.5}
     return where, out, trunks

@@ -44,7 +44,10 @@ class TestbedMappingResult(Result):
         ``"trunk_bandwidth"`` and the trunks, ``"interfaces"`` and the physical node.
     status, message, method, seed, params, timings, iterations, objective, bound, gap : object
         The shared result fields (:class:`coalloc.Result`); ``objective`` is the
-        inter-switch bandwidth.
+        inter-switch bandwidth (set whenever there is a mapping; minimised: ``sense`` is
+        ``"min"``). A mapping that sends nothing across switches is proven optimal (bound
+        0); a method that ends by itself without a mapping or a proof says
+        ``"no_solution"`` (``reason`` says why); ``"infeasible"`` needs a proof.
 
     Examples
     --------
@@ -54,7 +57,7 @@ class TestbedMappingResult(Result):
     >>> top = tb.parse_top("node x pc\\nnode y pc\\nlink l x y 100 0 0")
     >>> result = tb.assign(top, ptop, method="assign+")
     >>> result.status, result.mapping, result.routes
-    ('feasible', {'x': 'a', 'y': 'b'}, {'l': ['la', 'lb']})
+    ('optimal', {'x': 'a', 'y': 'b'}, {'l': ['la', 'lb']})
     >>> result.kinds, result.interswitch_bandwidth
     ({'l': 'intraswitch'}, 0.0)
     """
@@ -76,6 +79,10 @@ class TestbedMappingResult(Result):
     trunk_load: Dict[str, float] = field(default_factory=dict)
     score: Optional[float] = None
     reason: Optional[Dict[str, Any]] = None
+
+    #: The objective's direction (:func:`coalloc._shared.result.settle`): the inter-switch
+    #: bandwidth is minimised.
+    sense = "min"
 
     def _holds_solution(self) -> bool:
         """A mapping is there (``time_limit`` with the stopped solver's incumbent)."""

@@ -18,6 +18,8 @@ while the inter-switch bandwidth (bandwidth x trunk hops by home switch) drops.
 from __future__ import annotations
 
 import math
+import time
+from typing import Optional
 
 import numpy as np
 
@@ -228,7 +230,7 @@ def _allocate(d: dict, strategy: int, children: list, neighbours: list):
 
     nl = len(d["list_ptr"]) - 1
     for li in range(nl):
-        interrupt.check()  # the compiled kernel's poll (twin)
+        d.get("_poll", interrupt.check)()  # the compiled kernel's poll (twin)
         L = [d["list_idx"][q] for q in range(d["list_ptr"][li], d["list_ptr"][li + 1])]
         todo = [v for v in range(nv) if vlist[v] == li and st.where[v] < 0]
         if not todo:
@@ -349,7 +351,7 @@ def _exchange(d: dict, st: _State, max_rounds: int, trunk_aware: bool) -> int:
     nv, nc = d["nv"], d["nc"]
     moves = 0
     for _ in range(max_rounds):
-        interrupt.check()  # the compiled kernel's poll (twin)
+        d.get("_poll", interrupt.check)()  # the compiled kernel's poll (twin)
         tl = _loads(d, st.where) if trunk_aware else None
         # swap partners: virtual nodes with a link across switches
         bnd = [_local(d, st, u, st.where[u], -1, -1) > 0 for u in range(nv)]
@@ -445,7 +447,7 @@ def _kl_passes(d: dict, st: _State, trunk_aware: bool, max_passes: int = 3) -> i
         applied = []
         cum, best_cum, best_len = 0.0, 1e-9, 0
         for _step in range(min(nv, KL_STEPS)):
-            interrupt.check()  # the compiled kernel's poll (twin)
+            d.get("_poll", interrupt.check)()  # the compiled kernel's poll (twin)
             tl = _loads(d, st.where) if trunk_aware else None
             over_now = 0.0
             if trunk_aware:
@@ -521,7 +523,7 @@ def _group_moves(d: dict, st: _State, children: list, trunk_aware: bool) -> int:
     for _ in range(3):
         improved = False
         for v in range(nv):
-            interrupt.check()  # the compiled kernel's poll (twin)
+            d.get("_poll", interrupt.check)()  # the compiled kernel's poll (twin)
             if d["fixed"][v] >= 0:
                 continue
             group = [v] + [u for u in children[v] if not children[u] and d["fixed"][u] < 0]
@@ -582,8 +584,13 @@ def _isw(d: dict, where: list) -> float:
     return total
 
 
+class _Stop(Exception):
+    """The twin's deadline passed (the kernel's own deadline check)."""
+
+
 def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int,
-                 trunk_aware: bool = False) -> dict:  # fmt: skip
+                 trunk_aware: bool = False, deadline: Optional[float] = None
+                 ) -> dict:  # fmt: skip
     """Run allocate (and the exchange) for each strategy.
 
     Parameters
@@ -637,46 +644,67 @@ def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int,
     fail = np.zeros((ns_, 5), dtype=np.int64)
     exchanges = 0
     xdone: dict = {}
-    for i, s in enumerate(strategies):
-        interrupt.check()  # the compiled kernel's poll (twin)
-        st, f = _allocate(d, int(s), children, neighbours)
-        if f is not None:
-            fail[i] = f
-            continue
-        where[2 * i] = st.where
-        isw[2 * i] = _isw(d, st.where)
-        if use_exchange:
-            # the exchange is a function of the placement: a placement an earlier strategy
-            # already produced gets that strategy's exchanged solution (and move count)
-            key = tuple(st.where)
-            if key in xdone:
-                j, m = xdone[key]
-                exchanges += m
-                where[2 * i + 1] = where[2 * j + 1]
-                isw[2 * i + 1] = isw[2 * j + 1]
+    until = None if deadline is None or deadline < 0 else time.perf_counter() + float(deadline)
+
+    def poll() -> None:  # the compiled kernel's poll and deadline (twin)
+        interrupt.check()
+        if until is not None and time.perf_counter() >= until:
+            raise _Stop
+
+    d["_poll"] = poll
+    live = None  # the placement being improved when a stop comes, and its row
+    stopped, error = False, None
+    try:
+        for i, s in enumerate(strategies):
+            poll()
+            st, f = _allocate(d, int(s), children, neighbours)
+            if f is not None:
+                fail[i] = f
                 continue
-            m = _exchange(d, st, max_rounds, bool(trunk_aware))
-            xdone[key] = (i, m)
-            exchanges += m
-            where[2 * i + 1] = st.where
-            isw[2 * i + 1] = _isw(d, st.where)
-    if trunk_aware and use_exchange:
-        # refine the best exchanged solution: group moves, then Kernighan-Lin passes
-        best, best_val = -1, math.inf
-        for i in range(ns_):
-            if not math.isnan(isw[2 * i + 1]):
-                val = _objective(d, where[2 * i + 1].tolist(), True)
-                if val < best_val:
-                    best, best_val = i, val
-        if best >= 0:
-            st = _State(d)
-            for v, p in enumerate(where[2 * best + 1].tolist()):
-                st.place(v, p)
-            g = _group_moves(d, st, children, True)
-            g += _kl_passes(d, st, True)
-            exchanges += g
-            if g:
-                exchanges += _exchange(d, st, max_rounds, True)
-            where[2 * ns_] = st.where
-            isw[2 * ns_] = _isw(d, st.where)
-    return {"where": where, "isw": isw, "fail": fail, "exchanges": exchanges}
+            where[2 * i] = st.where
+            isw[2 * i] = _isw(d, st.where)
+            if use_exchange:
+                # the exchange is a function of the placement: a placement an earlier strategy
+                # already produced gets that strategy's exchanged solution (and move count)
+                key = tuple(st.where)
+                if key in xdone:
+                    j, m = xdone[key]
+                    exchanges += m
+                    where[2 * i + 1] = where[2 * j + 1]
+                    isw[2 * i + 1] = isw[2 * j + 1]
+                    continue
+                live = (st, 2 * i + 1)
+                m = _exchange(d, st, max_rounds, bool(trunk_aware))
+                live = None
+                xdone[key] = (i, m)
+                exchanges += m
+                where[2 * i + 1] = st.where
+                isw[2 * i + 1] = _isw(d, st.where)
+        if trunk_aware and use_exchange:
+            # refine the best exchanged solution: group moves, then Kernighan-Lin passes
+            best, best_val = -1, math.inf
+            for i in range(ns_):
+                if not math.isnan(isw[2 * i + 1]):
+                    val = _objective(d, where[2 * i + 1].tolist(), True)
+                    if val < best_val:
+                        best, best_val = i, val
+            if best >= 0:
+                st = _State(d)
+                for v, p in enumerate(where[2 * best + 1].tolist()):
+                    st.place(v, p)
+                live = (st, 2 * ns_)
+                g = _group_moves(d, st, children, True)
+                g += _kl_passes(d, st, True)
+                exchanges += g
+                if g:
+                    exchanges += _exchange(d, st, max_rounds, True)
+                live = None
+                where[2 * ns_] = st.where
+                isw[2 * ns_] = _isw(d, st.where)
+    except BaseException as err:  # the deadline, Ctrl-C, a cancelled scope
+        stopped, error = True, None if isinstance(err, _Stop) else err
+        if live is not None and min(live[0].where) >= 0:  # complete: a check between moves
+            where[live[1]] = live[0].where
+            isw[live[1]] = _isw(d, live[0].where)
+    return {"where": where, "isw": isw, "fail": fail, "exchanges": exchanges,
+            "stopped": stopped, "error": error}  # fmt: skip

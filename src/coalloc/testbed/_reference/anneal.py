@@ -21,6 +21,7 @@ t_stop``, after ``frozen`` steps without an energy change, or at ``max_moves``.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -56,6 +57,10 @@ def count_types(limited, tweight, nty, tcount, p, sign) -> None:
         tcount[t] += sign * tweight[p * nty + t]
 
 
+class _Stop(Exception):
+    """The twin's deadline passed (the kernel's own deadline check)."""
+
+
 def anneal(data: dict, seed: int, params: dict) -> dict:
     """Simulated annealing of one mapping problem (see the module docstring).
 
@@ -69,13 +74,17 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
         ``t0, melt_moves, melt_accept, cooling, min_moves, t_stop, frozen, max_moves``;
         optionally ``start`` (one physical node per virtual node, -1 none): free virtual
         nodes whose start node fits are placed there first, in index order, and the random
-        initial assignment places the rest.
+        initial assignment places the rest; optionally ``deadline`` (seconds from the
+        call; None or negative: none), where the search stops by itself.
 
     Returns
     -------
     dict
         ``where`` (int64 array, -1 unassigned), ``score``, ``violations``, ``valid``,
-        ``moves``, ``accepted``, ``temperatures``, ``t_start``, ``run_limit``.
+        ``moves``, ``accepted``, ``temperatures``, ``t_start``, ``run_limit``,
+        ``first_valid`` (the moves made when the first valid mapping was met; -1: never),
+        ``stopped`` (the deadline, Ctrl-C or a cancelled scope stopped the search: the best
+        so far is returned) and ``error`` (the error to raise then; None for the deadline).
     """
     W = WEIGHTS
     nvc = len(data["vclass_w"])
@@ -336,7 +345,7 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
     best_where = list(where)
     best_score = st["score"]
     best_viol = st["viol"]
-    counters = {"moves": 0, "accepted": 0}
+    counters = {"moves": 0, "accepted": 0, "first_valid": 0 if best_viol == 0 else -1}
 
     def move(T: float) -> float:
         """One move at temperature T (T < 0: always accept). Returns delta (nan: none)."""
@@ -392,6 +401,8 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
         if T < 0 or delta <= 0 or rng.uniform() < math.exp(-delta / T):
             counters["accepted"] += 1
             if st["viol"] == 0 and (best_viol > 0 or st["score"] < best_score - 1e-12):
+                if counters["first_valid"] < 0:
+                    counters["first_valid"] = counters["moves"]
                 best_score, best_viol = st["score"], 0
                 best_where = list(where)
             elif best_viol > 0 and st["viol"] < best_viol:
@@ -410,41 +421,57 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
                 add(v, old)
         return math.nan
 
+    until = params.get("deadline")
+    until = None if until is None or until < 0 else time.perf_counter() + float(until)
+
+    def poll() -> None:  # the compiled kernel's poll and deadline (twin)
+        interrupt.check()
+        if until is not None and time.perf_counter() >= until:
+            raise _Stop
+
     # melting: accept everything, measure the uphill deltas
     up_sum, up_n = 0.0, 0
-    for k in range(int(params["melt_moves"])):
-        if not k & 255:
-            interrupt.check()  # the compiled kernel's poll (twin)
-        d = move(-1.0)
-        if d == d and d > 1e-12:
-            up_sum += d
-            up_n += 1
-    T = float(params["t0"])
-    if up_n > 0:
-        T = (up_sum / up_n) / -math.log(float(params["melt_accept"]))
-    t_start = T
-    n_per = max(int(params["min_moves"]), len(free_v) * nc)
-    temps, still = 0, 0
+    t_start = float(params["t0"])
+    temps = 0
     run_limit = False
-    max_moves = int(params["max_moves"])
-    while T >= float(params["t_stop"]) and len(free_v) > 0:
-        changed = False
-        for k in range(n_per):
+    stopped, error = False, None
+    try:
+        for k in range(int(params["melt_moves"])):
             if not k & 255:
-                interrupt.check()  # the compiled kernel's poll (twin)
-            d = move(T)
-            if d == d and abs(d) > 1e-12:
-                changed = True
-            if counters["moves"] >= max_moves:
-                run_limit = True
+                poll()
+            d = move(-1.0)
+            if d == d and d > 1e-12:
+                up_sum += d
+                up_n += 1
+        T = float(params["t0"])
+        if up_n > 0:
+            T = (up_sum / up_n) / -math.log(float(params["melt_accept"]))
+        t_start = T
+        n_per = max(int(params["min_moves"]), len(free_v) * nc)
+        still = 0
+        max_moves = int(params["max_moves"])
+        while T >= float(params["t_stop"]) and len(free_v) > 0:
+            changed = False
+            for k in range(n_per):
+                if not k & 255:
+                    poll()
+                d = move(T)
+                if d == d and abs(d) > 1e-12:
+                    changed = True
+                if counters["moves"] >= max_moves:
+                    run_limit = True
+                    break
+            temps += 1
+            if run_limit:
                 break
-        temps += 1
-        if run_limit:
-            break
-        still = 0 if changed else still + 1
-        if int(params["frozen"]) > 0 and still >= int(params["frozen"]):
-            break
-        T *= float(params["cooling"])
+            still = 0 if changed else still + 1
+            if int(params["frozen"]) > 0 and still >= int(params["frozen"]):
+                break
+            T *= float(params["cooling"])
+    except _Stop:  # the deadline: the best so far is the answer
+        stopped = True
+    except BaseException as err:  # Ctrl-C, a cancelled scope: the caller raises it
+        stopped, error = True, err
     return {
         "where": np.array(best_where, dtype=np.int64),
         "score": float(best_score),
@@ -455,4 +482,7 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
         "temperatures": int(temps),
         "t_start": float(t_start),
         "run_limit": bool(run_limit),
+        "first_valid": int(counters["first_valid"]),
+        "stopped": stopped,
+        "error": error,
     }

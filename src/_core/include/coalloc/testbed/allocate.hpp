@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -225,6 +226,7 @@ class Allocator {
             });
             for (i64 v : todo) {
                 if (st.where[v] >= 0) continue;
+                deadline_.check();  // (a stop abandons this strategy's partial placement)
                 std::vector<i64> desc = descendants(v, st);
                 std::vector<i64>& cl = cl_;
                 order(strategy, L, v, st, cl);
@@ -378,6 +380,7 @@ class Allocator {
     }
 
     i64 ntrunks_ = 0;
+    anneal::Deadline deadline_;  // checked beside each poll (see anneal::Deadline)
     static constexpr double TRUNK_W = 1000.0;
 
     i64 exchange(State& st, i64 max_rounds, bool trunk_aware) const {
@@ -424,6 +427,7 @@ class Allocator {
             i64 bv = -1, bx = -1;
             for (i64 v = 0; v < d.nv; ++v) {
                 poll.tick();
+                deadline_.check();
                 if (d.fixed[v] >= 0) continue;
                 i64 pv = st.where[v];
                 double cur = now[v];
@@ -542,6 +546,7 @@ class Allocator {
                 const bool prune = !(trunk_aware && over_now > 0);  // as in exchange()
                 for (i64 v = 0; v < d.nv; ++v) {
                     poll.tick();
+                    deadline_.check();
                     if (locked[v] || d.fixed[v] >= 0) continue;
                     i64 pv = st.where[v];
                     double cur = local(st, v, pv, -1, -1);
@@ -619,6 +624,7 @@ class Allocator {
             bool improved = false;
             for (i64 v = 0; v < d.nv; ++v) {
                 poll.tick();
+                deadline_.check();
                 if (d.fixed[v] >= 0) continue;
                 std::vector<i64> group{v};
                 for (i64 u : children_[v])
@@ -830,6 +836,10 @@ struct Outcome {
     std::vector<double> isw;  // 2 ns + 1: the inter-switch bandwidth of each row
     std::vector<i64> fail;    // ns x 5: code, v, list, need, avail of a failed allocate
     i64 exchanges = 0;        // moves made by the exchanges, group moves and passes
+    // stopped by the deadline or the poll: the rows hold what was done before the stop (the
+    // row being improved holds its placement at the stop, complete and not worse than
+    // allocate's); the others are -1 / NaN
+    bool stopped = false;
 };
 
 // assign+'s strategy loop: allocate once per strategy (codes 0..5), exchange each placement
@@ -838,7 +848,8 @@ struct Outcome {
 // coalloc.testbed._reference.allocate.allocate_all.
 inline Outcome allocate_all(const anneal::Data& d, const PlusData& x,
                             const std::vector<int>& strategies, bool use_exchange,
-                            i64 max_rounds, bool trunk_aware) {
+                            i64 max_rounds, bool trunk_aware,
+                            anneal::Deadline deadline = {}) {
     const i64 ns = (i64)strategies.size();
     Outcome out;
     out.where.assign((2 * ns + 1) * d.nv, -1);
@@ -849,8 +860,17 @@ inline Outcome allocate_all(const anneal::Data& d, const PlusData& x,
     std::vector<i64> xmoves(ns, 0);
     Allocator A(d, x);
     A.ntrunks_ = x.ntrunks;
+    A.deadline_ = deadline;
+    // the placement being improved when a stop comes, and its row
+    // (owned out here, so that it outlives the unwinding of a stop)
+    std::unique_ptr<State> cur;
+    const State* live = nullptr;
+    i64 live_row = -1;
+    try {
     for (i64 i = 0; i < ns; ++i) {
-        State st(d);
+        deadline.check();
+        cur = std::make_unique<State>(d);
+        State& st = *cur;
         Fail f;
         if (!A.allocate(strategies[i], st, f)) {
             out.fail[i * 5] = f.code;
@@ -877,7 +897,10 @@ inline Outcome allocate_all(const anneal::Data& d, const PlusData& x,
                 isw[2 * i + 1] = isw[2 * same + 1];
                 continue;
             }
+            live = &st;
+            live_row = 2 * i + 1;
             xmoves[i] = A.exchange(st, max_rounds, trunk_aware);
+            live = nullptr;
             out.exchanges += xmoves[i];
             std::copy(st.where.begin(), st.where.end(), where.begin() + (2 * i + 1) * d.nv);
             isw[2 * i + 1] = A.isw(st.where);
@@ -898,14 +921,27 @@ inline Outcome allocate_all(const anneal::Data& d, const PlusData& x,
             }
         }
         if (best >= 0) {
-            State st(d);
+            cur = std::make_unique<State>(d);
+            State& st = *cur;
             for (i64 v = 0; v < d.nv; ++v) st.place(v, where[(2 * best + 1) * d.nv + v]);
+            live = &st;
+            live_row = 2 * ns;
             i64 gm = A.group_moves(st, true);
             gm += A.kl_passes(st, true);
             out.exchanges += gm;
             if (gm) out.exchanges += A.exchange(st, max_rounds, true);
+            live = nullptr;
             std::copy(st.where.begin(), st.where.end(), where.begin() + 2 * ns * d.nv);
             isw[2 * ns] = A.isw(st.where);
+        }
+    }
+    } catch (const Interrupted&) {
+        out.stopped = true;
+        // the checks sit between two moves: the live placement is complete
+        if (live != nullptr &&
+            std::none_of(live->where.begin(), live->where.end(), [](i64 p) { return p < 0; })) {
+            std::copy(live->where.begin(), live->where.end(), where.begin() + live_row * d.nv);
+            isw[live_row] = A.isw(live->where);
         }
     }
     return out;

@@ -5,6 +5,7 @@
 
 #pragma once
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -20,6 +21,30 @@ using i64 = std::int64_t;
 struct Weights {
     double direct = 0.01, intraswitch = 0.02, interswitch = 0.2, pnode = 0.2, sw = 0.5,
            pclass = 0.5, unused_interface = 0.04, unassigned = 1.0, violation = 1.0;
+};
+
+// A deadline the kernels check themselves (no GIL, no Python): the clock is read at each
+// check() call; past the instant, check() throws Interrupted with no Python error set, and the
+// kernel returns its best answer so far with `stopped` (the binding tells a deadline, where
+// no Python error is pending, from Ctrl-C or a cancelled scope, where one is).
+struct Deadline {
+    using Clock = std::chrono::steady_clock;
+    bool on = false;
+    Clock::time_point at{};
+    // seconds from now; a negative value: no deadline
+    static Deadline in(double seconds) {
+        Deadline dl;
+        if (seconds >= 0) {
+            dl.on = true;
+            dl.at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(seconds));
+        }
+        return dl;
+    }
+    bool passed() const { return on && Clock::now() >= at; }
+    void check() const {
+        if (passed()) throw Interrupted();
+    }
 };
 
 // Flat input arrays (owned by the caller; see coalloc.testbed.anneal.kernel_data).
@@ -78,6 +103,7 @@ struct Params {
     // is placed there first, in index order, before the random initial assignment places
     // the others (nullptr: the random initial assignment of every free node, as published)
     const i64* start = nullptr;
+    Deadline deadline;  // checked every 256 moves
 };
 
 struct Output {
@@ -85,6 +111,10 @@ struct Output {
     double score = 0, t_start = 0;
     i64 violations = 0, moves = 0, accepted = 0, temperatures = 0;
     bool run_limit = false;
+    // stopped by the deadline or the poll (Ctrl-C, a cancelled scope): `where` is the best
+    // found before the stop
+    bool stopped = false;
+    i64 first_valid = -1;  // moves made when the first valid mapping was met (-1: never)
 };
 
 class Annealer {
@@ -143,12 +173,46 @@ class Annealer {
         best_where_ = where_;
         best_score_ = score_;
         best_viol_ = viol_;
+        if (viol_ == 0) first_valid_ = 0;
 
+        Output out;
+        i64 temps = 0;
+        bool run_limit = false;
+        try {
+            search(prm, out, temps, run_limit);
+        } catch (const Interrupted&) {
+            // the deadline or the poll stopped the search: the best so far is the answer
+            out.stopped = true;
+        }
+        out.where = best_where_;
+        out.score = best_score_;
+        out.violations = best_viol_;
+        out.moves = moves_;
+        out.accepted = accepted_;
+        out.temperatures = temps;
+        out.run_limit = run_limit;
+        out.first_valid = first_valid_;
+        return out;
+    }
+
+   private:
+    // Melting then cooling; throws Interrupted when stopped (the state stays consistent:
+    // the checks sit between two moves).
+    void search(const Params& prm, Output& out, i64& temps, bool& run_limit) {
+        const Data& d = d_;
         double up_sum = 0.0;
         i64 up_n = 0;
         Poll poll(4096);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
-        for (i64 k = 0; k < prm.melt_moves; ++k) {
+        std::uint32_t clock_left = 256;
+        auto tick = [&]() {
             poll.tick();
+            if (prm.deadline.on && --clock_left == 0) {
+                clock_left = 256;
+                prm.deadline.check();
+            }
+        };
+        for (i64 k = 0; k < prm.melt_moves; ++k) {
+            tick();
             double dl = move(-1.0);
             if (dl == dl && dl > 1e-12) {
                 up_sum += dl;
@@ -157,15 +221,13 @@ class Annealer {
         }
         double T = prm.t0;
         if (up_n > 0) T = (up_sum / (double)up_n) / -std::log(prm.melt_accept);
-        Output out;
         out.t_start = T;
         i64 n_per = std::max<i64>(prm.min_moves, (i64)free_v_.size() * d.nc);
-        i64 temps = 0, still = 0;
-        bool run_limit = false;
+        i64 still = 0;
         while (T >= prm.t_stop && !free_v_.empty()) {
             bool changed = false;
             for (i64 k = 0; k < n_per; ++k) {
-                poll.tick();
+                tick();
                 double dl = move(T);
                 if (dl == dl && std::fabs(dl) > 1e-12) changed = true;
                 if (moves_ >= prm.max_moves) {
@@ -179,17 +241,8 @@ class Annealer {
             if (prm.frozen > 0 && still >= prm.frozen) break;
             T *= prm.cooling;
         }
-        out.where = best_where_;
-        out.score = best_score_;
-        out.violations = best_viol_;
-        out.moves = moves_;
-        out.accepted = accepted_;
-        out.temperatures = temps;
-        out.run_limit = run_limit;
-        return out;
     }
 
-   private:
     i64 tcap_len() const { return tcap_n_; }
 
    public:
@@ -209,6 +262,7 @@ class Annealer {
     std::vector<i64> free_v_, best_where_;
     double score_ = 0, best_score_ = 0;
     i64 viol_ = 0, best_viol_ = 0, moves_ = 0, accepted_ = 0;
+    i64 first_valid_ = -1;  // moves made when the first valid mapping was met (-1: none)
 
     double bw_of(i64 e, i64 pa, i64 pb) const {
         if (d_.lbw[e] >= 0) return d_.lbw[e];
@@ -463,6 +517,7 @@ class Annealer {
         if (T < 0 || delta <= 0 || rng_.uniform() < std::exp(-delta / T)) {
             accepted_ += 1;
             if (viol_ == 0 && (best_viol_ > 0 || score_ < best_score_ - 1e-12)) {
+                if (first_valid_ < 0) first_valid_ = moves_;
                 best_score_ = score_;
                 best_viol_ = 0;
                 best_where_ = where_;

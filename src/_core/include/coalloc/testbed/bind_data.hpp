@@ -25,6 +25,28 @@ Arr<T> get(const py::dict& data, const char* key) {
     return coalloc::bind::ensure_array<T>(data[key]);
 }
 
+// What a kernel stopped before its end hands back beside its best answer: the Python error
+// the poll left pending (Ctrl-C, a cancelled scope), fetched and cleared so that the call can
+// return its answer, for the Python caller to raise; None when the kernel's own deadline
+// stopped it (no error is pending then).  Call with the GIL held.
+inline py::object stop_error() {
+    if (!PyErr_Occurred()) return py::none();
+    PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
+    PyErr_Fetch(&type, &value, &trace);
+    PyErr_NormalizeException(&type, &value, &trace);
+    if (value != nullptr && trace != nullptr) PyException_SetTraceback(value, trace);
+    Py_XDECREF(type);
+    Py_XDECREF(trace);
+    if (value == nullptr) return py::none();
+    return py::reinterpret_steal<py::object>(value);
+}
+
+// The kernel deadline of params["deadline"] (seconds from now; absent, None or negative: none).
+inline anneal::Deadline deadline_of(const py::dict& params) {
+    if (!params.contains("deadline") || params["deadline"].is_none()) return {};
+    return anneal::Deadline::in(params["deadline"].cast<double>());
+}
+
 // Fills d from data; the arrays stay alive in keep.
 inline void fill_data(const py::dict& data, anneal::Data& d, std::vector<py::object>& keep) {
     namespace an = coalloc::anneal;
