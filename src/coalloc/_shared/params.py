@@ -23,6 +23,8 @@ __all__ = [
     "with_time_limit",
     "offer_incumbent",
     "time_up",
+    "time_left",
+    "stop_now",
     "BACKENDS",
     "check_backend",
     "fraction",
@@ -217,6 +219,34 @@ def time_up() -> bool:
     """
     scope = _budget()
     return scope is not None and time.perf_counter() >= scope.when
+
+
+def time_left() -> Optional[float]:
+    """Seconds left until the deadline of the :func:`with_time_limit` call in force (never
+    below 0), or None without a time limit: what a kernel that checks its own deadline is
+    given.
+
+    Examples
+    --------
+    >>> time_left() is None
+    True
+    """
+    scope = _budget()
+    return None if scope is None else max(0.0, scope.when - time.perf_counter())
+
+
+def stop_now() -> None:
+    """Stop the method now as its time limit does (for a kernel that returned at its own
+    copy of the deadline, a moment before the shared clock says so): raises the stop that
+    :func:`with_time_limit` turns into the best answer offered so far. Does nothing without
+    a time limit.
+
+    Examples
+    --------
+    >>> stop_now()  # no time limit in force: nothing happens
+    """
+    if _budget() is not None:
+        raise _TimeLimitReached()
 
 
 def mark_stopped(result: Any, time_limit: float, elapsed: float) -> Any:

@@ -8,7 +8,6 @@ documents the moves, the score and the schedule.
 from __future__ import annotations
 
 import math
-import time
 from itertools import chain
 from typing import Any, Dict, Optional
 
@@ -16,7 +15,7 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared.caches import cache_of
-from .._shared.params import _budget, _TimeLimitReached
+from .._shared.params import stop_now, time_left
 from .problem import Problem
 
 __all__ = ["kernel_data", "run_anneal", "ANNEAL_DEFAULTS", "kernel_deadline", "raise_stop"]
@@ -131,10 +130,9 @@ def kernel_deadline(pr: Optional[Problem] = None) -> Optional[float]:
     >>> kernel_deadline() is None  # no time limit in force
     True
     """
-    scope = _budget()
-    if scope is None:
+    left = time_left()
+    if left is None:
         return None
-    left = max(0.0, scope.when - time.perf_counter())
     if pr is not None:
         left -= min(0.25 * left, RESERVE_PER_ITEM * (pr.nv + len(pr.la)))
     return left
@@ -170,8 +168,7 @@ def raise_stop(out: Dict[str, Any]) -> None:
     if err is not None:
         raise err
     interrupt.check()  # an outer scope's error first, if it has one
-    if _budget() is not None:
-        raise _TimeLimitReached()
+    stop_now()
 
 
 def run_anneal(pr: Problem, seed: int, params: Dict[str, Any], backend: str = "compiled"):
