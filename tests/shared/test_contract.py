@@ -177,6 +177,11 @@ def _gap_d() -> Any:
     return ls.generators.gap_instance("d", 4, 12, seed=1)
 
 
+def _gap_b() -> Any:
+    """Type B (tight): the heuristic, untimed, ended ``time_limit`` on main at 8d3d5e2."""
+    return ls.generators.gap_instance("b", 2, 5, seed=3)
+
+
 def _gap_infeasible() -> Any:
     """Every item weighs more than every agent's capacity (assign_all: infeasible)."""
     cost = np.arange(12, dtype=float).reshape(3, 4)
@@ -208,6 +213,7 @@ CASES: Dict[str, Dict[str, tuple]] = {
     "gap": {
         "type_a": (_gap_a, False),
         "type_d": (_gap_d, False),
+        "type_b": (_gap_b, False),
         "infeasible": (_gap_infeasible, True),
     },
 }
