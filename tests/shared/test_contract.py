@@ -71,13 +71,13 @@ GENEROUS, TINY = 2.0, 1e-3
 LIMITS = {"untimed": None, "generous": GENEROUS, "tiny": TINY}
 
 #: The objective's direction per kind, from the families' definitions (not from the
-#: results): tasks allocated (max), the bottleneck occupancy (min), inter-switch bandwidth
-#: (min), throughput (max); the GAP's is the ``sense`` it was solved with; the collective
-#: family documents its own (any of the two, read from the result).
+#: results): tasks allocated (max), the bottleneck occupancy (min), the start of the
+#: co-allocation (min: Cankar et al. seek the earliest), inter-switch bandwidth (min),
+#: throughput (max); the GAP's is the ``sense`` it was solved with.
 SENSES: Dict[str, Optional[str]] = {
     "ctaap": "max",
     "taskmap": "min",
-    "collective": None,
+    "collective": "min",
     "testbed": "min",
     "loadshare": "max",
     "gap": "min",
