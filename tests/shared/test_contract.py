@@ -18,7 +18,8 @@ never calls ``settle``):
 * ``time_limit`` only when a time limit was given; an untimed run on an infeasible instance
   ends ``infeasible`` or ``no_solution``;
 * every result that holds a solution passes the family's ``verify``; no method's answer beats
-  another method's proven optimum on the same instance;
+  another method's proven optimum on the same instance; an untimed run repeated gives the
+  same status, objective and bound (a bound is capped by counts, not by the clock);
 * ``to_dict()`` names its bound and gap ``bound``/``gap`` (never ``lower_bound``/
   ``bound_gap``) with the result's values.
 
@@ -510,6 +511,24 @@ def test_result_keeps_the_contract(kind, case, method, limit_name):
     else:
         result = solved(kind, case, method, limit_name)
     _judge(kind, inst, method, limit, result, infeasible)
+
+
+def _repeat_params():
+    for kind, cls in KINDS.items():
+        for case in CASES.get(kind, {}):
+            for method in cls.methods:
+                marks = [pytest.mark.slow] if is_exact(kind, method) else []
+                yield pytest.param(kind, case, method, marks=marks, id=f"{kind}-{case}-{method}")
+
+
+@pytest.mark.parametrize("kind, case, method", list(_repeat_params()))
+def test_untimed_result_reproduces(kind, case, method):
+    """Same call, same answer: an untimed run's status, objective and bound do not depend
+    on the clock (issue 36: a bound is capped by a count, never by time)."""
+    first = solved(kind, case, method, "untimed")
+    again = _run(instance(kind, case), method, None)
+    got = [(r.status, r.objective, r.bound) for r in (first, again)]
+    assert got[0] == got[1], f"{kind}/{case}/{method}: {got[0]} then {got[1]}"
 
 
 @pytest.mark.slow
