@@ -558,7 +558,7 @@ def test_no_answer_beats_a_proven_optimum(kind, case):
 #: No shrinking: a failing example is reported as drawn (shrinking reruns every solver many
 #: times, minutes on a shared machine); the seed printed reproduces it.
 FAST = settings(
-    max_examples=8,
+    max_examples=15,
     deadline=None,
     database=None,
     phases=(Phase.explicit, Phase.reuse, Phase.generate),
