@@ -60,6 +60,8 @@ KINDS = ("ctaap", "taskmap", "collective", "testbed", "loadshare", "gap")
 FAMILY_KINDS = {"loadshare": ("loadshare", "gap")}
 SIZES = ("small", "medium", "large")
 DEFAULT_LIMITS = (0.05, 0.5, 5.0)
+#: What a run records when it gave no result: the call raised, hung (killed) or crashed.
+FAILED = ("raised", "hung", "crashed")
 
 
 # ------------------------------------------------------------------------ instances
@@ -610,7 +612,11 @@ def _one_method(
     repeats = 0 if size == "large" else args.repeats
     untimed = [first_call] + [ask(cap, hang) for _ in range(repeats)]
     warm = untimed[1:] or untimed
-    times = [r["elapsed"] for r in warm if isinstance(r.get("elapsed"), (int, float))]
+    times = [
+        r["elapsed"]
+        for r in warm
+        if isinstance(r.get("elapsed"), (int, float)) and r.get("status") not in FAILED
+    ]
     entry["untimed"] = statistics.median(times) if times else None
     entry["untimed_status"] = warm[-1].get("status")
     entry["untimed_has_solution"] = warm[-1].get("has_solution")
