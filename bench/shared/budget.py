@@ -60,6 +60,16 @@ KINDS = ("ctaap", "taskmap", "collective", "testbed", "loadshare", "gap")
 FAMILY_KINDS = {"loadshare": ("loadshare", "gap")}
 SIZES = ("small", "medium", "large")
 DEFAULT_LIMITS = (0.05, 0.5, 5.0)
+#: How lines are printed: ``bench.shared._progress.say`` in the benchmark (it keeps the
+#: progress bar intact); plain ``print`` in a worker.
+_PRINTER: List[Callable[..., None]] = [print]
+
+
+def _say(*parts: Any) -> None:
+    _PRINTER[0](*parts)
+    sys.stdout.flush()
+
+
 #: What a run records when it gave no result: the call raised, hung (killed) or crashed.
 FAILED = ("raised", "hung", "crashed")
 
@@ -515,6 +525,8 @@ def _kinds(families: Optional[List[str]]) -> List[str]:
 
 def run_benchmark(args: argparse.Namespace) -> dict:
     """Everything the options ask for; returns the JSON record."""
+    from bench.shared._progress import bar
+
     kinds = _kinds(args.families)
     record: dict = {
         "command": " ".join(
@@ -542,7 +554,7 @@ def run_benchmark(args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory(prefix="coalloc-budget-") as tmp, Load(args.load):
         record["loadavg_loaded"] = loadavg()
         try:
-            for kind in kinds:
+            for kind in bar(kinds, desc="budget", unit="kind"):
                 for size in args.sizes:
                     if size == "large" and kind != "ctaap":
                         continue
@@ -552,7 +564,7 @@ def run_benchmark(args: argparse.Namespace) -> dict:
                         {"op": "dump", "kind": kind, "size": size, "path": path}, timeout=600
                     )
                     if not info.get("ok"):
-                        print(f"{kind}/{size}: cannot build ({info.get('error')})", flush=True)
+                        _say(f"{kind}/{size}: cannot build ({info.get('error')})")
                         continue
                     build = time.perf_counter() - t0
                     methods = [
@@ -679,23 +691,25 @@ def _print_entry(entry: dict, modes: List[str]) -> None:
         statuses = ",".join(f"{k}:{v}" for k, v in sorted(s["statuses"].items(), key=str))
         label = "process" if mode == "fresh_process" else mode
         untimed = _ms(entry["untimed"]) + ("c" if entry["untimed_capped"] else "")
-        print(
+        _say(
             f"{name:34} {label:7} {untimed:>8} {_ms(entry['first_answer']):>7} "
             f"{(entry['first_source'] or '-')[:10]:10} {s['runs']:>4} "
             f"{_rate(s['answer_rate']):>8} {_ms(s['overrun_median']):>8} "
             f"{_ms(s['overrun_p99']):>7} {_ms(s['overrun_max']):>7} "
-            f"{_rate(s['within_share']):>7} {met:>5}  {statuses}",
-            flush=True,
+            f"{_rate(s['within_share']):>7} {met:>5}  {statuses}"
         )
         if s["verify_failures"]:
-            print(
-                f"{'':34} !! {s['verify_failures']} run(s) whose solution fails verify", flush=True
-            )
+            _say(f"{'':34} !! {s['verify_failures']} run(s) whose solution fails verify")
     if entry.get("untimed_error"):
-        print(f"{'':34} untimed: {entry['untimed_error'][:120]}", flush=True)
+        _say(f"{'':34} untimed: {entry['untimed_error'][:120]}")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    """The benchmark's command line (``--worker``: the warm worker's loop)."""
+    if "--worker" in (sys.argv[1:] if argv is None else argv):
+        return worker_main()  # a worker runs as a script: no bench package to import
+    from bench.shared._progress import add_quiet, say
+
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -750,10 +764,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         help="smoke mode: small instances, limits 0.05 0.5, one repeat, fresh "
         "runs of each default method at 0.05 s only (under a minute)",
     )
+    add_quiet(ap)
     ap.add_argument("--out", default=None, help="JSON file (default bench/out/budget-<time>.json)")
     args = ap.parse_args(argv)
     if args.worker:
         return worker_main()
+    _PRINTER[0] = say
     if args.quick:
         args.sizes = args.sizes or ["small"]
         args.limits = args.limits or [0.05, 0.5]
@@ -767,8 +783,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     args.repeats = args.repeats or 3
     args.untimed_cap = args.untimed_cap or 60.0
     started = time.perf_counter()
-    print(f"load average {loadavg()} on {os.cpu_count()} CPUs; busy loops: {args.load}")
-    print(HEADER, flush=True)
+    _say(f"load average {loadavg()} on {os.cpu_count()} CPUs; busy loops: {args.load}")
+    _say(HEADER)
     record = run_benchmark(args)
     record["seconds"] = time.perf_counter() - started
     out = args.out
@@ -777,7 +793,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         out = os.path.join("bench", "out", time.strftime("budget-%Y%m%d-%H%M%S.json"))
     with open(out, "w") as fh:
         json.dump(record, fh, indent=1, default=str)
-    print(
+    _say(
         f"{record['seconds']:.1f} s; load average {record['loadavg_start']} -> "
         f"{record['loadavg_end']}; written to {out}"
     )
