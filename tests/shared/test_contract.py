@@ -593,11 +593,21 @@ def test_random_instances_keep_the_contract(kind, method):
     cls = KINDS[kind]
 
     @FAST
-    @given(STRATEGIES[kind](), st.sampled_from([None, TINY, 0.05, 0.3]), st.integers(0, 3))
-    def check(parts, limit, seed):
+    @given(
+        STRATEGIES[kind](),
+        st.sampled_from([None, TINY, 0.05, 0.3]),
+        st.integers(0, 3),
+        st.sampled_from(["min", "max"]),
+        st.booleans(),
+    )
+    def check(parts, limit, seed, sense, assign_all):
         inst = cls.coerce(parts)
         params = {} if limit is None else {"time_limit": limit}
+        if kind == "gap":  # both directions, and items that may stay unassigned
+            params.update(sense=sense, assign_all=assign_all)
         result = inst.solve(method, seed=seed, **params)
+        if kind == "gap":
+            assert result.sense == sense, f"gap/{method}: solved {sense}, says {result.sense}"
         _judge(kind, inst, method, limit, result)
 
     check()
