@@ -821,7 +821,7 @@ METHODS: Dict[str, Callable[..., MappingResult]] = {
     "assign+.1m": _timed(_variant("1m", "assign+.1m"), "assign+.1m"),
     "assign+.2m": _timed(_variant("2m", "assign+.2m"), "assign+.2m"),
     "anneal": _timed(anneal_method, "anneal"),
-    # (the older spellings: backend= for the solver, time_limit_s= for the limit)
+    # (the older spellings, backend= for the solver and the limit in seconds, as shims)
     "exact": renamed_keyword(
         renamed_keyword(exact_method, "backend", "solver"), "time_limit_s", "time_limit"
     ),
