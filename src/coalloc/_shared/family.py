@@ -213,7 +213,7 @@ class FamilyInstance:
         >>> inst.verify(inst.solve(seed=0)).ok
         True
         """
-        if getattr(result, self.SOLUTION_FIELD, None) is None:
+        if getattr(result, self.SOLUTION_FIELD, None) is None or not result.has_solution:
             return NoSolutionReport(str(result.status), str(getattr(result, "message", "")))
         return self._verify_solution(result)
 
