@@ -51,6 +51,7 @@ def test_the_deadline_returns_the_last_answer_offered():
     assert result.params["time_limit"] == 0.05
     assert result.timings["total"] >= 0.05
     assert "best found so far" in result.message
+    assert 0 <= result.timings["first_answer"] < result.timings["total"]
 
 
 def test_no_offer_gives_the_family_stopped_result():

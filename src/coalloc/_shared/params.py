@@ -154,6 +154,8 @@ class _Until(interrupt.Scope):
         super().__init__()
         self.when = when
         self.best: Optional[Callable[[], Any]] = None
+        #: When the first answer was offered (a perf_counter value), None before.
+        self.first: Optional[float] = None
 
     def raise_if_cancelled(self, detail: Optional[str] = None) -> None:
         if time.perf_counter() >= self.when:
@@ -203,6 +205,8 @@ def offer_incumbent(build: Callable[[], Any]) -> None:
     scope = _budget()
     if scope is not None:
         scope.best = build
+        if scope.first is None:
+            scope.first = time.perf_counter()
 
 
 def time_up() -> bool:
@@ -279,7 +283,8 @@ def with_time_limit(func: Callable[..., Any], stopped: Callable[..., Any]) -> Ca
     the compiled kernels poll it about every 50 ms and the Python loops at each step
     (:mod:`coalloc._shared.interrupt`). The call then returns the best answer the method
     had offered with :func:`offer_incumbent`, with status ``"time_limit"``
-    (:func:`mark_stopped`); when it had offered none, ``stopped(*args,
+    (:func:`mark_stopped`), and ``timings["first_answer"]`` says when the first answer was
+    offered (seconds from the call's start); when it had offered none, ``stopped(*args,
     method_params=kwargs, time_limit=limit, elapsed=seconds)``, the family's result with
     status ``"time_limit"`` and no solution.
 
@@ -313,13 +318,17 @@ def with_time_limit(func: Callable[..., Any], stopped: Callable[..., Any]) -> Ca
         scope = _Until(when)
         try:
             with scope:
-                return func(*args, **kwargs)
+                result = func(*args, **kwargs)
         except _TimeLimitReached:
             elapsed = time.perf_counter() - started
-            if scope.best is not None:
-                return mark_stopped(scope.best(), float(time_limit), elapsed)
-            return stopped(*args, method_params=kwargs, time_limit=float(time_limit),
-                           elapsed=elapsed)  # fmt: skip
+            if scope.best is None:
+                return stopped(*args, method_params=kwargs, time_limit=float(time_limit),
+                               elapsed=elapsed)  # fmt: skip
+            result = mark_stopped(scope.best(), float(time_limit), elapsed)
+        timings = getattr(result, "timings", None)
+        if scope.first is not None and isinstance(timings, dict):
+            timings.setdefault("first_answer", scope.first - started)
+        return result
 
     sig = inspect.signature(func)
     if "time_limit" not in sig.parameters:
