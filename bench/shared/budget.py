@@ -5,9 +5,9 @@ For every problem kind (ctaap, taskmap, collective, testbed, loadshare, gap) and
 * the **untimed** run's time (median over ``--repeats`` warm runs, after one first call whose
   time is recorded too: lazy imports such as CP-SAT's land there) and **when its first answer
   comes**: from the result's ``trajectory`` (rows ``(seconds, objective, bound)``) where the
-  method records one, else from the first :func:`coalloc._shared.params.offer_incumbent`
-  of a run under a limit that does not bind, else the untimed run's time (the column
-  ``source`` says which);
+  method records one, else from ``timings["first_answer"]`` (the first
+  :func:`coalloc._shared.params.offer_incumbent`) of a run under a limit that does not bind,
+  else the untimed run's time (the column ``source`` says which);
 * runs with ``time_limit`` T in ``--limits`` (default 0.05, 0.5, 5 s) and at 0.6 of the
   untimed time, **warm** (a worker process that has solved the instance once already: the
   time of the ``solve`` call) and **fresh** (a new ``python -c`` process per run: the whole
@@ -174,32 +174,6 @@ def is_exact(method: str) -> bool:
 # keeps every method warm. The parent waits for an answer with a timeout and replaces a
 # worker that overran it (a method that ignores its limit cannot stall the benchmark).
 
-_FIRST_OFFER: List[Optional[float]] = [None]
-
-
-def _hook_offers() -> bool:
-    """Record the time of the first ``offer_incumbent`` of a run (the first answer)."""
-    try:
-        from coalloc._shared import params as P
-
-        cls = P._Until
-    except (ImportError, AttributeError):
-        return False
-    if isinstance(cls.__dict__.get("best"), property):
-        return True
-
-    def get(self: Any) -> Any:
-        return self.__dict__.get("_bench_best")
-
-    def put(self: Any, value: Any) -> None:
-        self.__dict__["_bench_best"] = value
-        if value is not None and _FIRST_OFFER[0] is None:
-            _FIRST_OFFER[0] = time.perf_counter()
-
-    cls.best = property(get, put)
-    return True
-
-
 def _first_from_trajectory(result: Any) -> Optional[float]:
     traj = getattr(result, "trajectory", None)
     if traj is None:
@@ -238,7 +212,6 @@ def _solve_once(inst: Any, method: str, params: dict, limit: Optional[float]) ->
     kwargs = dict(params)
     if limit is not None:
         kwargs["time_limit"] = limit
-    _FIRST_OFFER[0] = None
     t0 = time.perf_counter()
     try:
         result = inst.solve(method, seed=0, **kwargs)
@@ -255,14 +228,14 @@ def _solve_once(inst: Any, method: str, params: dict, limit: Optional[float]) ->
     first = _first_from_trajectory(result)
     if first is not None:
         out["first_answer"], out["first_source"] = first, "trajectory"
-    elif _FIRST_OFFER[0] is not None:
-        out["first_answer"], out["first_source"] = _FIRST_OFFER[0] - t0, "offer"
+    elif (getattr(result, "timings", None) or {}).get("first_answer") is not None:
+        # with_time_limit's record of the method's first offer_incumbent
+        out["first_answer"], out["first_source"] = result.timings["first_answer"], "offer"
     return out
 
 
 def worker_main() -> int:
     """The warm worker's loop (``--worker``)."""
-    _hook_offers()
     cache: Dict[Tuple[str, str], Any] = {}
     for line in sys.stdin:
         req = json.loads(line)
