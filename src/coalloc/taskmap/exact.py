@@ -22,8 +22,18 @@ occupancy, minimised). Rows:
     over processor pairs whose route uses ``l``. ``E_tasks x P^2`` extra variables: small
     instances only.
 
-Back-ends: HiGHS through highspy (default) and CBC through PuLP, on the shared runner, which
-rescales a model whose weights, volumes, capacities or bandwidths leave its sane range. The
+Solvers (``solver=``): HiGHS through highspy (default) and CBC through PuLP, on the shared
+runner, which rescales a model whose weights, volumes, capacities or bandwidths leave its sane
+range; and CP-SAT (OR-Tools), on the shared :func:`~coalloc._shared.milp.run_cpsat`, which
+takes integers. For CP-SAT the same rows are given integer coefficients that make a
+*relaxation* (each row's loads rounded down, its capacity rounded up, in units of
+``2**-24`` of the row's largest coefficient) and the occupancy an integer ``Z`` in units
+``u`` of about ``2**-20`` times an upper bound (every task on the fastest processor): every
+mapping keeps a value at most ``ceil(occupancy / u)``, so CP-SAT's bound ``B`` proves that no
+mapping is below ``(B - 1) u``, the bound reported; the mapping's occupancy is recomputed
+from scratch. That bound is within about ``2**-20`` of the optimum, so a CP-SAT answer is
+``"optimal"`` only with a ``mip_gap`` at least that large (else ``"feasible"`` with its
+gap). The
 solution is checked there by :func:`coalloc.taskmap.verify_mapping` on the original graphs
 (the runner's ``check``): a solution it refuses, or a bound the solver's tolerances cannot
 reconcile with the recomputed occupancy, gives status ``"error"``, never ``"optimal"``. The
@@ -41,15 +51,19 @@ import scipy.sparse as sp
 
 from .._shared import milp
 from .._shared import params as checks
+from .._shared.family import renamed_keyword
 from .._shared.result import relative_gap
 from .model import ResourceGraph, TaskGraph
 from .model import max_occupancy as _max_occupancy
 from .result import ExactMappingResult
 from .verify import verify_mapping
 
-__all__ = ["ExactMappingResult", "solve_exact_mapping", "BACKENDS", "FORMULATIONS"]
+__all__ = ["ExactMappingResult", "solve_exact_mapping", "SOLVERS", "FORMULATIONS"]
 
-BACKENDS = ("highs", "cbc")
+#: The integer-programming solvers of the exact method (``solver=``).
+SOLVERS = ("highs", "cbc", "cpsat")
+#: The older name of :data:`SOLVERS` (kept for readers of the module; not exported).
+BACKENDS = SOLVERS
 FORMULATIONS = ("auto", "cut", "pairs")
 
 
@@ -226,11 +240,80 @@ def _checker(tasks: TaskGraph, resources: ResourceGraph, unit: float = 1.0):
     return check
 
 
+def _run_cpsat(tasks, resources, a, lb, ub, nv, unit, time_limit, mip_gap, verbose, t0,
+               check):  # fmt: skip
+    """The model of :func:`_build` (rows ``a``, ``lb <= a v <= ub``, ``z`` at column
+    ``n k``) on CP-SAT as an integer relaxation (module docstring); returns
+    ``(outcome, bound)``, the bound in the user's units."""
+    cp_model = milp.import_backend("cpsat")
+    n, k = tasks.n, resources.n_processors
+    zcol = n * k
+    cap = resources.capacity[resources.processors]
+    top = float(cap.max()) if cap.size else 0.0
+    upper = float(np.sum(tasks.node_weight)) / top if top > 0 else 0.0  # all on the fastest
+    model = cp_model.CpModel()
+    # z is unit * (occupancy); the integer Z is occupancy / u with u = upper / 2**20
+    u = upper / 2.0**20 if upper > 0 else 1.0
+    zmax = 2**20 + 1
+    xs = [model.NewBoolVar("") for _ in range(nv)]
+    big_z = model.NewIntVar(0, zmax, "Z")
+    xs[zcol] = big_z
+    csr = a.tocsr()
+    for r in range(csr.shape[0]):
+        cols = csr.indices[csr.indptr[r] : csr.indptr[r + 1]]
+        vals = csr.data[csr.indptr[r] : csr.indptr[r + 1]]
+        on_z = cols == zcol
+        if not on_z.any():  # assignment, cut and pairs rows: coefficients 0, 1 or -1
+            expr = sum(int(v) * xs[c] for c, v in zip(cols.tolist(), vals.tolist()))
+            lo = None if not np.isfinite(lb[r]) else int(round(lb[r]))
+            hi = None if not np.isfinite(ub[r]) else int(round(ub[r]))
+            if lo is not None and lo == hi:
+                model.Add(expr == lo)
+            else:
+                if lo is not None:
+                    model.Add(expr >= lo)
+                if hi is not None:
+                    model.Add(expr <= hi)
+            continue
+        # a capacity row: sum(a_j v_j) <= c z (c = capacity * unit): relaxed to integers
+        load_c, load_v = cols[~on_z], vals[~on_z]
+        c = -float(vals[on_z][0]) / unit  # the capacity or bandwidth, in the data's units
+        keep = load_v > 0
+        load_c, load_v = load_c[keep], load_v[keep]
+        if load_v.shape[0] == 0:
+            continue
+        s = float(load_v.max()) / 2.0**24
+        coef = np.floor(load_v / s).astype(np.int64)
+        kz = int(np.ceil(c * u / s))
+        model.Add(sum(int(q) * xs[j] for j, q in zip(load_c.tolist(), coef.tolist()))
+                  <= kz * big_z)  # fmt: skip
+    model.Minimize(big_z)
+    # CP-SAT's objective is in units u of occupancy; the runner's check works in the model's
+    # z (occupancy / unit): scale z by u / unit
+    outcome = milp.run_cpsat(
+        cp_model, model, xs, rows=int(csr.shape[0]), time_limit=time_limit, mip_gap=mip_gap,
+        verbose=verbose, started=t0, objective_scale=u,
+    )  # fmt: skip
+    bound = None
+    if outcome.bound is not None and outcome.x is not None:
+        bound = max(0.0, float(outcome.bound) - u)  # (B - 1) u: the rounding's margin
+    if outcome.x is not None:
+        try:
+            check(outcome.x)  # the mapping on the original graphs (verify_mapping)
+        except milp.Rejected as exc:
+            outcome.status, outcome.x = "error", None
+            outcome.message += f"; not trusted: {exc}"
+            bound = None
+    if outcome.status == "optimal":
+        outcome.status = "feasible"  # optimal in CP-SAT's rounding; settle() judges the gap
+    return outcome, bound
+
+
 def solve_exact_mapping(
     task_graph: TaskGraph,
     resource_graph: ResourceGraph,
     *,
-    backend: str = "highs",
+    solver: str = "highs",
     formulation: str = "auto",
     time_limit: Optional[float] = None,
     mip_gap: float = 0.0,
@@ -243,8 +326,10 @@ def solve_exact_mapping(
     ----------
     task_graph, resource_graph : TaskGraph, ResourceGraph
         The graphs.
-    backend : {"highs", "cbc"}
-        HiGHS via highspy (a core dependency) or CBC via PuLP (``coalloc[exact]``).
+    solver : {"highs", "cbc", "cpsat"}
+        HiGHS via highspy (a core dependency), CBC via PuLP (``coalloc[cbc]``) or CP-SAT
+        via OR-Tools (``coalloc[cpsat]``; an integer relaxation within about ``2**-20`` of
+        the optimum, module docstring). ``backend=`` is its deprecated name.
     formulation : {"auto", "cut", "pairs"}
         Linearisation of the link loads (module docstring); ``"auto"`` picks ``"cut"``
         when it is exact for the routes, else ``"pairs"``.
@@ -270,7 +355,7 @@ def solve_exact_mapping(
     ValueError
         Bad options, or a model larger than ``max_variables``.
     ImportError
-        ``backend="cbc"`` without PuLP.
+        ``solver="cbc"`` without PuLP, ``solver="cpsat"`` without OR-Tools.
 
     Examples
     --------
@@ -283,7 +368,9 @@ def solve_exact_mapping(
     """
     if not isinstance(task_graph, TaskGraph) or not isinstance(resource_graph, ResourceGraph):
         raise TypeError("solve_exact_mapping needs a TaskGraph and a ResourceGraph")
-    checks.check_exact_options(backend, BACKENDS, time_limit, mip_gap)
+    checks.choice(solver, SOLVERS, "solver")
+    checks.time_limit(time_limit)
+    checks.fraction(mip_gap, "mip_gap")
     checks.choice(formulation, FORMULATIONS, "formulation")
     t0 = time.perf_counter()
     k = resource_graph.n_processors
@@ -306,21 +393,27 @@ def solve_exact_mapping(
     cost[task_graph.n * k] = 1.0
     t1 = time.perf_counter()
     hi = np.where(integrality == 1, 1.0, np.inf)
-    if backend == "cbc":
-        # Every variable but z is at most 1 (each d of "cut" and y of "pairs" is a crossing
-        # indicator): implied by the rows, but without it CBC's preprocessing can turn a
-        # presolved optimum into a wrong one ("Cgl0014I Postprocessing changed objective ...
-        # possible tolerance issue": 4.0 reported optimal where 1.6 is, on two tasks).
-        # HiGHS keeps the model it always had (same answers; the bound changes its ties).
-        hi[task_graph.n * k + 1 :] = 1.0
-    outcome = milp.run_milp(
-        backend, milp.import_backend(backend), cost, a, lb, ub, integrality=integrality,
-        lb=0.0, ub=hi, sense="min", time_limit=time_limit, mip_gap=mip_gap, verbose=verbose,
-        name="taskmap_exact", started=t0, check=_checker(task_graph, resource_graph, unit),
-    )  # fmt: skip
-    xval, bound, message = outcome.x, outcome.bound, outcome.message
-    if bound is not None:
-        bound = bound * unit  # the user's units (a power of two: exact)
+    check = _checker(task_graph, resource_graph, unit)
+    if solver == "cpsat":
+        outcome, bound = _run_cpsat(task_graph, resource_graph, a, lb, ub, nv, unit,
+                                    time_limit, mip_gap, verbose, t0, check)  # fmt: skip
+    else:
+        if solver == "cbc":
+            # Every variable but z is at most 1 (each d of "cut" and y of "pairs" is a
+            # crossing indicator): implied by the rows, but without it CBC's preprocessing
+            # can turn a presolved optimum into a wrong one ("Cgl0014I Postprocessing changed
+            # objective ... possible tolerance issue": 4.0 reported optimal where 1.6 is, on
+            # two tasks). HiGHS keeps the model it always had (same answers).
+            hi[task_graph.n * k + 1 :] = 1.0
+        outcome = milp.run_milp(
+            solver, milp.import_backend(solver), cost, a, lb, ub, integrality=integrality,
+            lb=0.0, ub=hi, sense="min", time_limit=time_limit, mip_gap=mip_gap,
+            verbose=verbose, name="taskmap_exact", started=t0, check=check,
+        )  # fmt: skip
+        bound = outcome.bound
+        if bound is not None:
+            bound = bound * unit  # the user's units (a power of two: exact)
+    xval, message = outcome.x, outcome.message
     # The model always has a solution (any mapping): "infeasible" means the solver failed.
     status = "error" if outcome.status == "infeasible" else outcome.status
     t2 = time.perf_counter()
@@ -332,9 +425,8 @@ def solve_exact_mapping(
         if bound is not None:
             bound = min(bound, objective)
             gap = relative_gap(objective, bound, sense="min")
-        if status == "optimal" and bound is None:
-            bound = objective
-            gap = 0.0
+        if status == "optimal":  # the solver's proof, within its tolerances (1e-6 absolute
+            bound, gap = objective, 0.0  # on z): the bound is the optimum's value
     elif status in ("optimal", "feasible"):
         status = "error"
     return ExactMappingResult(
@@ -343,7 +435,7 @@ def solve_exact_mapping(
         bottleneck=bottleneck,
         method="exact",
         params={
-            "backend": backend,
+            "solver": solver,
             "formulation": form,
             "time_limit": time_limit,
             "mip_gap": float(mip_gap),
@@ -352,9 +444,13 @@ def solve_exact_mapping(
         bound=None if bound is None else float(bound),
         status=status,
         gap=gap,
-        backend=backend,
+        solver=solver,
         formulation=form,
         timings={"build": t1 - t0, "solve": t2 - t1, "total": time.perf_counter() - t0},
         model={"variables": int(nv), "rows": int(a.shape[0]), "integers": task_graph.n * k},
         message=message,
     )
+
+
+#: ``solver=``'s deprecated spelling ``backend=`` accepted here, at the public boundary.
+solve_exact_mapping = renamed_keyword(solve_exact_mapping, "backend", "solver")
