@@ -176,3 +176,23 @@ def test_cpsat_bound_and_mapping_against_brute_force(inst):
     upper = float(tasks.node_weight.sum()) / float(res.capacity[res.processors].max())
     assert got <= best + 2.0**-19 * upper + 1e-12
     assert result.status == _rule(result)
+
+
+@settings(max_examples=10, deadline=None)
+@given(inst=taskmap_instances(max_tasks=4, max_nodes=4))
+def test_the_default_portfolio_is_optimal_on_tiny_instances(inst):
+    tasks, res = inst
+    result = taskmap.solve(tasks, res, seed=0)
+    assert result.method == "portfolio" == taskmap.DEFAULT_METHOD
+    assert _verified(tasks, res, result) <= _brute_force(tasks, res) * (1 + 1e-7) + 1e-12
+    assert result.status == "optimal" == _rule(result)
+
+
+@pytest.mark.parametrize("c, seed", [(1, 1), (16, 2)])
+def test_the_default_is_no_worse_than_any_heuristic(c, seed):
+    tasks, res = gen.table1_instance(c, seed)
+    default = _verified(tasks, res, taskmap.solve(tasks, res, seed=0))
+    for method in HEURISTICS:
+        other = _verified(tasks, res, taskmap.solve(tasks, res, method, seed=0))
+        if method in ("multilevel", "open+improve", "open"):  # the portfolio runs these
+            assert default <= other * (1 + 1e-12), method

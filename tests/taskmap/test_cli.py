@@ -38,10 +38,10 @@ def test_map_summary_and_output(files, tmp_path, capsys):
     out = tmp_path / "map.json"
     assert main(["map", str(tp), str(rp), "--seed", "1", "-o", str(out), "-v"]) == 0
     text = capsys.readouterr().out
-    assert "multilevel mapped 6 tasks" in text and "max occupancy" in text  # the default
+    assert "portfolio mapped 6 tasks" in text and "max occupancy" in text  # the default
     assert "time total" in text
     data = read_mapping_result(out)
-    assert data["method"] == "multilevel" and data["seed"] == 1
+    assert data["method"] == "portfolio" and data["seed"] == 1
     report = verify_mapping(tasks, res, data["mapping"], claimed=data["max_occupancy"])
     assert report.valid and report.matches and data["verify"]["matches"]
     assert data["bottleneck"]["kind"] in ("node", "link")
@@ -55,7 +55,7 @@ def test_map_params_and_methods(files, capsys):
     assert main(["map", str(tp), str(rp), *argv]) == 0
     assert "open+improve" in capsys.readouterr().out
     assert main(["map", str(tp), str(rp), "-p", "keep=1", "-p", "subsets=false"]) == 0
-    assert "multilevel" in capsys.readouterr().out
+    assert "portfolio" in capsys.readouterr().out  # the default takes the multilevel's
 
 
 def test_map_bad_input(files, tmp_path, capsys):

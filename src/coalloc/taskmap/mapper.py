@@ -511,15 +511,17 @@ def map_tasks(
                       clustering=clustering, offer=True)  # fmt: skip
 
 
-def map_tasks_quietly(task_graph: TaskGraph, resource_graph: ResourceGraph, **params: Any
-                      ) -> MappingResult:  # fmt: skip
+def map_tasks_quietly(task_graph: TaskGraph, resource_graph: ResourceGraph,
+                      on_mapping: Any = None, **params: Any) -> MappingResult:  # fmt: skip
     """:func:`map_tasks` offering nothing to the time limit in force: for a method that
-    runs it as one of its own starts and keeps its own incumbent (the multilevel mapper)."""
+    runs it as one of its own starts and keeps its own incumbent (the multilevel mapper):
+    ``on_mapping(mapping, max_occupancy)``, when given, is called instead with each mapping
+    :func:`map_tasks` would offer."""
     args = dict(method="open+improve", seed=0, initial=None, order=None,
                 processor_order="capacity", acceleration=0.75, bound_factor=0.9,
                 max_rounds=100, early_exit=True, clustering=None)  # fmt: skip
     args.update(params)
-    return _map_tasks(task_graph, resource_graph, offer=False, **args)
+    return _map_tasks(task_graph, resource_graph, offer=on_mapping or False, **args)
 
 
 def _map_tasks(task_graph, resource_graph, *, method, seed, initial, order, processor_order,
@@ -589,7 +591,9 @@ def _map_tasks(task_graph, resource_graph, *, method, seed, initial, order, proc
         )  # fmt: skip
 
     def offered() -> None:  # the mapping now held, as the time limit's incumbent
-        if offer:
+        if callable(offer):  # the caller keeps the incumbent (the multilevel mapper)
+            offer(state.mapping.copy(), history[-1])
+        elif offer:
             args = (
                 state.mapping.copy(),
                 {"clustering": t2 - t1},

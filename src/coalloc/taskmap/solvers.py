@@ -18,6 +18,7 @@ from .mapper import METHODS as VARIANTS
 from .mapper import MappingResult, map_tasks
 from .model import ResourceGraph, TaskGraph
 from .multilevel import map_multilevel
+from .portfolio import map_portfolio
 from .result import stopped_result
 from .verify import MappingReport, verify_mapping
 
@@ -53,17 +54,22 @@ def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
     return with_time_limit(func, functools.partial(stopped_result, method=name))
 
 
-#: Registered methods: the multilevel bottleneck mapper (issue 26), the four variants of
-#: section 5.2 (the paper's reference, unchanged) and the exact MILP.
+#: Registered methods: the portfolio (the default, issue 36), the multilevel bottleneck
+#: mapper (issue 26), the four variants of section 5.2 (the paper's reference, unchanged)
+#: and the exact MILP.
 METHODS: Dict[str, Callable[..., MappingResult]] = {
+    "portfolio": map_portfolio,  # takes time_limit itself
     "multilevel": _timed(map_multilevel, "multilevel"),
     **{name: _timed(_variant(name), name) for name in VARIANTS},
     "exact": renamed_keyword(_exact, "backend", "solver"),  # solver="highs"|"cbc"|"cpsat"
 }
-#: The method :func:`solve` uses when none is named: the multilevel mapper, which beats the
+#: The method :func:`solve` uses when none is named: the portfolio
+#: (:func:`~coalloc.taskmap.portfolio.map_portfolio`): the multilevel mapper, which beats the
 #: paper's variants and Scotch, KaHIP and METIS on the maximum occupancy
-#: (``bench/taskmap/vs_peers.py``).
-DEFAULT_METHOD = "multilevel"
+#: (``bench/taskmap/vs_peers.py``) and runs the paper's ``open+improve`` first on up to 300
+#: tasks, then the exact MILP on tiny instances, one incumbent shared
+#: (``bench/taskmap/budget.py``).
+DEFAULT_METHOD = "portfolio"
 
 
 def solve(
@@ -89,7 +95,9 @@ def solve(
     ----------
     task_graph : TaskGraph
     resource_graph : ResourceGraph
-    method : str, default "multilevel"
+    method : str, default "portfolio"
+        ``"portfolio"`` (:func:`~coalloc.taskmap.portfolio.map_portfolio`: the
+        multilevel mapper with the paper's start, and the exact MILP on tiny instances),
         ``"multilevel"`` (:func:`~coalloc.taskmap.multilevel.map_multilevel`),
         ``"open+improve"``, ``"open"``, ``"base+improve"``, ``"base"`` (the heuristics of
         Taura & Chien, :func:`map_tasks`) or ``"exact"`` (:func:`solve_exact_mapping`).
