@@ -196,3 +196,15 @@ def test_the_default_is_no_worse_than_any_heuristic(c, seed):
         other = _verified(tasks, res, taskmap.solve(tasks, res, method, seed=0))
         if method in ("multilevel", "open+improve", "open"):  # the portfolio runs these
             assert default <= other * (1 + 1e-12), method
+
+
+def test_exact_stopped_while_building_its_model_says_so(monkeypatch):
+    """The model's building counts against the limit and stops at it (before issue 36 a
+    35-task, 158-processor model took 3-10 s to build under time_limit=0.05)."""
+    tasks, res = gen.table1_instance(16, 0)
+    clock = iter(range(10**6))
+    monkeypatch.setattr(taskmap.exact.time, "perf_counter", lambda: float(next(clock)))
+    result = taskmap.solve(tasks, res, "exact", time_limit=2.5, bound=True)
+    assert result.status == "time_limit" and result.mapping is None
+    assert "building the model" in result.message and result.params["solver"] == "highs"
+    assert result.bound == pytest.approx(lower_bound(tasks, res))

@@ -74,9 +74,8 @@ def _route_usage(resources: ResourceGraph) -> np.ndarray:
     uses = np.zeros((resources.n_links, k, k), dtype=bool)
     for i, a in enumerate(procs):
         table = resources.routes_from(int(a))[procs]
-        for j in range(k):
-            ids = table[j][table[j] >= 0]
-            uses[ids, i, j] = True
+        jj, pos = np.nonzero(table >= 0)
+        uses[table[jj, pos], i, jj] = True
     return uses
 
 
@@ -101,18 +100,30 @@ def _cut_sides(uses: np.ndarray):
 
 
 class _Builder:
-    def __init__(self):
+    """Rows of a sparse matrix, added one at a time or as blocks of rows of equal width
+    (entries kept in the order given: the model is the same whichever way it was built)."""
+
+    def __init__(self, deadline: Optional[float] = None):
         self.rows, self.cols, self.vals, self.lb, self.ub = [], [], [], [], []
         self.n_rows = 0
+        self.deadline = deadline
 
     def add(self, cols, vals, lb, ub):
         cols = np.asarray(cols, dtype=np.int64)
-        self.rows.append(np.full(cols.shape[0], self.n_rows, dtype=np.int64))
-        self.cols.append(cols)
-        self.vals.append(np.asarray(vals, dtype=np.float64))
-        self.lb.append(lb)
-        self.ub.append(ub)
-        self.n_rows += 1
+        self.add_block(cols[None, :], np.asarray(vals, dtype=np.float64)[None, :], lb, ub)
+
+    def add_block(self, cols: np.ndarray, vals: np.ndarray, lb: float, ub: float) -> None:
+        """``cols.shape[0]`` rows: row ``r`` has columns ``cols[r]`` and values ``vals[r]``
+        (``vals`` broadcast to the shape of ``cols``)."""
+        m, w = cols.shape
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            raise _OutOfTime()
+        self.rows.append(np.repeat(np.arange(self.n_rows, self.n_rows + m, dtype=np.int64), w))
+        self.cols.append(np.ascontiguousarray(cols, dtype=np.int64).reshape(-1))
+        self.vals.append(np.broadcast_to(np.asarray(vals, dtype=np.float64), (m, w)).reshape(-1))
+        self.lb.append(np.full(m, lb, dtype=float))
+        self.ub.append(np.full(m, ub, dtype=float))
+        self.n_rows += m
 
     def matrix(self, n_vars):
         if not self.rows:
@@ -121,7 +132,11 @@ class _Builder:
             (np.concatenate(self.vals), (np.concatenate(self.rows), np.concatenate(self.cols))),
             shape=(self.n_rows, n_vars),
         )
-        return a, np.array(self.lb, dtype=float), np.array(self.ub, dtype=float)
+        return a, np.concatenate(self.lb), np.concatenate(self.ub)
+
+
+class _OutOfTime(Exception):
+    """The time limit passed while the model was being built."""
 
 
 def _occupancy_unit(tasks: TaskGraph, resources: ResourceGraph) -> float:
@@ -146,27 +161,25 @@ def _occupancy_unit(tasks: TaskGraph, resources: ResourceGraph) -> float:
     return float(np.exp2(np.floor(np.log2(upper)) - 10))
 
 
-def _build(tasks: TaskGraph, resources: ResourceGraph, formulation: str, unit: float = 1.0):
+def _build(
+    tasks: TaskGraph,
+    resources: ResourceGraph,
+    formulation: str,
+    unit: float = 1.0,
+    deadline: Optional[float] = None,
+):
     n, procs = tasks.n, resources.processors
     k = procs.shape[0]
     s, t, vol = tasks.edges()
     ne = s.shape[0]
-
-    def x(task, i):
-        return task * k + i
-
-    z = n * k
+    z = n * k  # x[task, i] is column task * k + i
     nv = z + 1
-    b = _Builder()
-    for task in range(n):
-        b.add([x(task, i) for i in range(k)], np.ones(k), 1.0, 1.0)
+    b = _Builder(deadline)
+    grid = np.arange(n * k, dtype=np.int64).reshape(n, k)
+    b.add_block(grid, np.ones(k), 1.0, 1.0)  # each task on one processor
     for i, p in enumerate(procs):
-        b.add(
-            [x(task, i) for task in range(n)] + [z],
-            np.r_[tasks.node_weight, -resources.capacity[p] * unit],
-            -np.inf,
-            0.0,
-        )
+        b.add(np.r_[grid[:, i], z], np.r_[tasks.node_weight, -resources.capacity[p] * unit],
+              -np.inf, 0.0)  # fmt: skip
     uses = _route_usage(resources) if ne else np.zeros((resources.n_links, k, k), dtype=bool)
     cut = _cut_sides(uses) if formulation in ("auto", "cut") else None
     if formulation == "cut" and cut is None:
@@ -180,38 +193,32 @@ def _build(tasks: TaskGraph, resources: ResourceGraph, formulation: str, unit: f
         nv += ne * len(links)
         for li, (l, side) in enumerate(zip(links, sides)):
             a_idx = np.flatnonzero(side)
-            terms_cols, terms_vals = [], []
-            for e in range(ne):
-                d = d0 + li * ne + e
-                cs = [x(int(s[e]), i) for i in a_idx]
-                ct = [x(int(t[e]), i) for i in a_idx]
-                ones = np.ones(len(a_idx))
-                # d >= X_s(A) - X_t(A) and d >= X_t(A) - X_s(A)
-                b.add(cs + ct + [d], np.r_[ones, -ones, -1.0], -np.inf, 0.0)
-                b.add(cs + ct + [d], np.r_[-ones, ones, -1.0], -np.inf, 0.0)
-                terms_cols.append(d)
-                terms_vals.append(vol[e])
-            b.add(terms_cols + [z], np.r_[terms_vals, -resources.bandwidth[l] * unit], -np.inf, 0.0)
+            na = a_idx.shape[0]
+            d = d0 + li * ne + np.arange(ne, dtype=np.int64)
+            # per stream e, two rows d >= X_s(A) - X_t(A) and d >= X_t(A) - X_s(A)
+            one = np.concatenate([grid[s][:, a_idx], grid[t][:, a_idx], d[:, None]], axis=1)
+            cols = np.repeat(one, 2, axis=0)
+            ones = np.ones(na)
+            vals = np.tile(np.stack([np.r_[ones, -ones, -1.0], np.r_[-ones, ones, -1.0]]),
+                           (ne, 1))  # fmt: skip
+            b.add_block(cols, vals, -np.inf, 0.0)
+            b.add(np.r_[d, z], np.r_[vol, -resources.bandwidth[l] * unit], -np.inf, 0.0)
     else:
         y0 = nv
         nv += ne * k * k
-
-        def y(e, i, j):
-            return y0 + (e * k + i) * k + j
-
-        for e in range(ne):
-            for i in range(k):
-                b.add([y(e, i, j) for j in range(k)] + [x(int(s[e]), i)],
-                      np.r_[np.ones(k), -1.0], 0.0, 0.0)  # fmt: skip
-                b.add([y(e, j, i) for j in range(k)] + [x(int(t[e]), i)],
-                      np.r_[np.ones(k), -1.0], 0.0, 0.0)  # fmt: skip
+        ys = y0 + np.arange(ne * k * k, dtype=np.int64).reshape(ne, k, k)  # y[e, a, b]
+        # per stream e and processor i: sum_j y[e, i, j] = x[s, i], sum_j y[e, j, i] = x[t, i]
+        row_a = np.concatenate([ys, grid[s][:, :, None]], axis=2)
+        row_b = np.concatenate([ys.transpose(0, 2, 1), grid[t][:, :, None]], axis=2)
+        cols = np.stack([row_a, row_b], axis=2).reshape(ne * k * 2, k + 1)
+        b.add_block(cols, np.r_[np.ones(k), -1.0], 0.0, 0.0)
         for l in range(resources.n_links):
             ii, jj = np.nonzero(uses[l])
             if ii.shape[0] == 0:
                 continue
-            cols = [y(e, int(i), int(j)) for e in range(ne) for i, j in zip(ii, jj)]
-            vals = [vol[e] for e in range(ne) for _ in range(ii.shape[0])]
-            b.add(cols + [z], np.r_[vals, -resources.bandwidth[l] * unit], -np.inf, 0.0)
+            cols = ys[:, ii, jj].reshape(-1)
+            vals = np.repeat(vol, ii.shape[0])
+            b.add(np.r_[cols, z], np.r_[vals, -resources.bandwidth[l] * unit], -np.inf, 0.0)
     return b, nv, form
 
 
@@ -383,7 +390,20 @@ def solve_exact_mapping(
             "exact solver is meant for small instances"
         )
     unit = _occupancy_unit(task_graph, resource_graph)
-    builder, nv, form = _build(task_graph, resource_graph, formulation, unit)
+    try:
+        builder, nv, form = _build(task_graph, resource_graph, formulation, unit,
+                                   None if time_limit is None else t0 + time_limit)  # fmt: skip
+    except _OutOfTime:
+        elapsed = time.perf_counter() - t0
+        return ExactMappingResult(
+            mapping=None, max_occupancy=None, bottleneck=None, method="exact",
+            params={"solver": solver, "formulation": formulation, "time_limit": time_limit,
+                    "mip_gap": float(mip_gap)},
+            status="time_limit", solver=solver, formulation=formulation,
+            timings={"build": elapsed, "total": elapsed},
+            message=f"stopped at the time limit ({time_limit:g} s) while building the model, "
+            "before a solution",
+        )  # fmt: skip
     a, lb, ub = builder.matrix(nv)
     if form == "pairs" and nv > max_variables:
         raise ValueError(f"model too large ({nv} variables > max_variables={max_variables})")
