@@ -30,10 +30,13 @@ takes integers. For CP-SAT the same rows are given integer coefficients that mak
 ``2**-24`` of the row's largest coefficient) and the occupancy an integer ``Z`` in units
 ``u`` of about ``2**-20`` times an upper bound (every task on the fastest processor): every
 mapping keeps a value at most ``ceil(occupancy / u)``, so CP-SAT's bound ``B`` proves that no
-mapping is below ``(B - 1) u``, the bound reported; the mapping's occupancy is recomputed
-from scratch. That bound is within about ``2**-20`` of the optimum, so a CP-SAT answer is
-``"optimal"`` only with a ``mip_gap`` at least that large (else ``"feasible"`` with its
-gap). The
+mapping is below ``(B - 1) u``; the mapping's occupancy ``v`` is recomputed from scratch.
+Then decision models ask for a mapping below ``w = v (1 - 5e-10)`` (loads in units of
+``2**-40`` of each row's largest, rounded down; capacities ``c w`` rounded up: again a
+relaxation): infeasible proves ``w`` a lower bound (``"optimal"``: a gap of 5e-10); a
+feasible answer is a better mapping, and the question is asked again below it (at most 20
+times); an answer no better than ``v`` (the rounding's slack) ends the proof attempt with
+the first bound, within about ``2**-20`` of the optimum (``"feasible"``). The
 solution is checked there by :func:`coalloc.taskmap.verify_mapping` on the original graphs
 (the runner's ``check``): a solution it refuses, or a bound the solver's tolerances cannot
 reconcile with the recomputed occupancy, gives status ``"error"``, never ``"optimal"``. The
@@ -247,25 +250,12 @@ def _checker(tasks: TaskGraph, resources: ResourceGraph, unit: float = 1.0):
     return check
 
 
-def _run_cpsat(tasks, resources, a, lb, ub, nv, unit, time_limit, mip_gap, verbose, t0,
-               check):  # fmt: skip
-    """The model of :func:`_build` (rows ``a``, ``lb <= a v <= ub``, ``z`` at column
-    ``n k``) on CP-SAT as an integer relaxation (module docstring); returns
-    ``(outcome, bound)``, the bound in the user's units."""
-    cp_model = milp.import_backend("cpsat")
-    n, k = tasks.n, resources.n_processors
-    zcol = n * k
-    cap = resources.capacity[resources.processors]
-    top = float(cap.max()) if cap.size else 0.0
-    upper = float(np.sum(tasks.node_weight)) / top if top > 0 else 0.0  # all on the fastest
+def _cp_model(cp_model, csr, lb, ub, nv, zcol, unit, capacity_row):
+    """The rows of :func:`_build` on CP-SAT: the 0/1/-1 rows as they are, each capacity row
+    ``sum(a_j v_j) <= c z`` through ``capacity_row(model, xs, cols, values, c)`` (``c`` the
+    capacity or bandwidth in the data's units); every variable but ``z`` Boolean."""
     model = cp_model.CpModel()
-    # z is unit * (occupancy); the integer Z is occupancy / u with u = upper / 2**20
-    u = upper / 2.0**20 if upper > 0 else 1.0
-    zmax = 2**20 + 1
     xs = [model.NewBoolVar("") for _ in range(nv)]
-    big_z = model.NewIntVar(0, zmax, "Z")
-    xs[zcol] = big_z
-    csr = a.tocsr()
     for r in range(csr.shape[0]):
         cols = csr.indices[csr.indptr[r] : csr.indptr[r + 1]]
         vals = csr.data[csr.indptr[r] : csr.indptr[r + 1]]
@@ -282,21 +272,43 @@ def _run_cpsat(tasks, resources, a, lb, ub, nv, unit, time_limit, mip_gap, verbo
                 if hi is not None:
                     model.Add(expr <= hi)
             continue
-        # a capacity row: sum(a_j v_j) <= c z (c = capacity * unit): relaxed to integers
         load_c, load_v = cols[~on_z], vals[~on_z]
-        c = -float(vals[on_z][0]) / unit  # the capacity or bandwidth, in the data's units
         keep = load_v > 0
-        load_c, load_v = load_c[keep], load_v[keep]
-        if load_v.shape[0] == 0:
-            continue
-        s = float(load_v.max()) / 2.0**24
-        coef = np.floor(load_v / s).astype(np.int64)
-        kz = int(np.ceil(c * u / s))
-        model.Add(sum(int(q) * xs[j] for j, q in zip(load_c.tolist(), coef.tolist()))
-                  <= kz * big_z)  # fmt: skip
-    model.Minimize(big_z)
-    # CP-SAT's objective is in units u of occupancy; the runner's check works in the model's
-    # z (occupancy / unit): scale z by u / unit
+        if keep.any():
+            c = -float(vals[on_z][0]) / unit
+            capacity_row(model, xs, load_c[keep].tolist(), load_v[keep], c)
+    return model, xs
+
+
+def _run_cpsat(tasks, resources, a, lb, ub, nv, unit, time_limit, mip_gap, verbose, t0,
+               check):  # fmt: skip
+    """The model of :func:`_build` (rows ``a``, ``lb <= a v <= ub``, ``z`` at column
+    ``n k``) on CP-SAT (module docstring): the integer relaxation minimising ``Z``, then
+    decision solves "a mapping below the incumbent's occupancy?" until one is infeasible
+    (the proof) or the limit; returns ``(outcome, bound)``, the bound in the user's units."""
+    cp_model = milp.import_backend("cpsat")
+    n, k = tasks.n, resources.n_processors
+    zcol = n * k
+    cap = resources.capacity[resources.processors]
+    top = float(cap.max()) if cap.size else 0.0
+    upper = float(np.sum(tasks.node_weight)) / top if top > 0 else 0.0  # all on the fastest
+    # the integer Z is the occupancy in units u = upper / 2**20
+    u = upper / 2.0**20 if upper > 0 else 1.0
+    csr = a.tocsr()
+    big_z = []
+
+    def relaxed(model, xs, cols, values, c):  # loads rounded down, capacity rounded up
+        if not big_z:
+            big_z.append(model.NewIntVar(0, 2**20 + 1, "Z"))
+            xs[zcol] = big_z[0]
+        scale = float(values.max()) / 2.0**24
+        coef = np.floor(values / scale).astype(np.int64).tolist()
+        model.Add(sum(q * xs[j] for j, q in zip(cols, coef))
+                  <= int(np.ceil(c * u / scale)) * big_z[0])  # fmt: skip
+
+    model, xs = _cp_model(cp_model, csr, lb, ub, nv, zcol, unit, relaxed)
+    if big_z:
+        model.Minimize(big_z[0])
     outcome = milp.run_cpsat(
         cp_model, model, xs, rows=int(csr.shape[0]), time_limit=time_limit, mip_gap=mip_gap,
         verbose=verbose, started=t0, objective_scale=u,
@@ -304,15 +316,54 @@ def _run_cpsat(tasks, resources, a, lb, ub, nv, unit, time_limit, mip_gap, verbo
     bound = None
     if outcome.bound is not None and outcome.x is not None:
         bound = max(0.0, float(outcome.bound) - u)  # (B - 1) u: the rounding's margin
+    value = None
     if outcome.x is not None:
         try:
-            check(outcome.x)  # the mapping on the original graphs (verify_mapping)
+            value = check(outcome.x) * unit  # the mapping on the original graphs
         except milp.Rejected as exc:
             outcome.status, outcome.x = "error", None
             outcome.message += f"; not trusted: {exc}"
-            bound = None
+            return outcome, None
     if outcome.status == "optimal":
         outcome.status = "feasible"  # optimal in CP-SAT's rounding; settle() judges the gap
+    if outcome.x is None or outcome.time_limit_hit:  # no mapping, or no time left for more
+        return outcome, bound
+    # The proof: is there a mapping whose occupancy is below w = value (1 - 5e-10)? Rows
+    # in units of 2**-40 of their largest load, rounded down, capacities c w rounded up: a
+    # relaxation, so "infeasible" proves that none is; a feasible answer is a new mapping.
+    for _ in range(20):
+        if not value > 0:
+            break
+        w = value * (1 - 5e-10)
+
+        def below(model, xs, cols, values, c, w=w):
+            scale = float(values.max()) / 2.0**40
+            coef = np.floor(values / scale).astype(np.int64).tolist()
+            model.Add(sum(q * xs[j] for j, q in zip(cols, coef))
+                      <= int(np.floor(c * w * (1 + 1e-12) / scale)))  # fmt: skip
+
+        dmodel, dxs = _cp_model(cp_model, csr, lb, ub, nv, zcol, unit, below)
+        dxs[zcol] = dmodel.NewConstant(0)
+        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        if left is not None and left <= 0:
+            break
+        step = milp.run_cpsat(cp_model, dmodel, dxs, rows=int(csr.shape[0]), time_limit=left,
+                              verbose=verbose)  # fmt: skip
+        if step.status == "infeasible":  # proven: no mapping below w
+            bound = max(bound or 0.0, w)
+            outcome.message += "; optimality proven by an infeasible decision model"
+            break
+        if step.x is None:  # stopped, or failed: keep what we have
+            if step.status == "time_limit":
+                outcome.status = "time_limit"
+            break
+        try:
+            new = check(step.x) * unit
+        except milp.Rejected:
+            break
+        if not new < value:  # the rounding's slack let an equal mapping through: no proof
+            break
+        value, outcome.x = new, step.x
     return outcome, bound
 
 
