@@ -902,8 +902,13 @@ def map_multilevel(
             found = map_tasks_quietly(tasks, resources, offer_from(-3), method="base", seed=seed)
             value = _State(topo, levels[0], where[found.mapping]).maximum()
             first = (value, where[found.mapping], [value], len(set(found.mapping.tolist())), -3)
-            found = map_tasks_quietly(
-                tasks, resources, offer_from(-1), method="open+improve", seed=seed
+            found = map_tasks_quietly(  # the same task order (clustering) as base's
+                tasks,
+                resources,
+                offer_from(-1),
+                method="open+improve",
+                seed=seed,
+                order=found.order,
             )
             state = _State(topo, levels[0], where[found.mapping])
             history = [state.maximum()]
