@@ -337,6 +337,7 @@ def _grow(
     if spectral and n_loc >= 64 and siw.shape[0]:
         tries.append(("spectral", 0))
     for how, s0 in tries:
+        interrupt.check()
         start = None
         if how == "spectral":
             start = _spectral(sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc)), wloc, target)
@@ -415,6 +416,7 @@ def _bisect_map(
     m = np.zeros(level.n, dtype=np.int64)
     stack = [(np.arange(level.n), 0, subset.shape[0])]
     while stack:
+        interrupt.check()  # a split may take a spectral solve and FM passes: poll each
         verts, lo, hi = stack.pop()
         if hi - lo == 1 or verts.shape[0] == 0:
             m[verts] = subset[lo]
@@ -573,7 +575,7 @@ def _refine(state: _State, max_moves: int, n_cand: int = 24, n_light: int = 8) -
     pair_mark = np.zeros(p * p, dtype=bool)
     stall = 0
     while moves < max_moves:
-        if moves % 64 == 0:
+        if moves % 8 == 0:  # a move costs up to a few ms on large levels: poll often
             interrupt.check()
         nocc, locc = state.occ()
         i = int(np.argmax(nocc))
