@@ -441,9 +441,12 @@ def solve_exact_mapping(
             "exact solver is meant for small instances"
         )
     unit = _occupancy_unit(task_graph, resource_graph)
+    deadline = None if time_limit is None else t0 + time_limit
     try:
-        builder, nv, form = _build(task_graph, resource_graph, formulation, unit,
-                                   None if time_limit is None else t0 + time_limit)  # fmt: skip
+        builder, nv, form = _build(task_graph, resource_graph, formulation, unit, deadline)
+        a, lb, ub = builder.matrix(nv)
+        if deadline is not None and time.perf_counter() >= deadline:
+            raise _OutOfTime()  # no time left for the solver: do not start it
     except _OutOfTime:
         elapsed = time.perf_counter() - t0
         return ExactMappingResult(
@@ -455,7 +458,6 @@ def solve_exact_mapping(
             message=f"stopped at the time limit ({time_limit:g} s) while building the model, "
             "before a solution",
         )  # fmt: skip
-    a, lb, ub = builder.matrix(nv)
     if form == "pairs" and nv > max_variables:
         raise ValueError(f"model too large ({nv} variables > max_variables={max_variables})")
     integrality = np.zeros(nv)
