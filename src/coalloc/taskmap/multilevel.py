@@ -131,6 +131,7 @@ class _Topology:
                 adj, unweighted=True, directed=False, indices=procs[:: max(1, len(procs) // 64)]
             )
             ecc = far.max(axis=0)
+        interrupt.check()  # the first call on a resource graph: poll between its steps
         root = int(np.argmin(ecc))
         bfs, pred = csgraph.breadth_first_order(adj, root, directed=False)
         subcap = res.capacity.astype(np.float64).copy()
@@ -156,7 +157,9 @@ class _Topology:
         self.E = res.n_links
         self.cap = res.capacity[node].astype(np.float64)
         self.bw = res.bandwidth.astype(np.float64)
+        interrupt.check()
         table = route_table(res)
+        interrupt.check()
         self.rptr, self.rlink = _multilevel.pair_routes(
             table.pred, table.pred_link, table.proc_row, node
         )
