@@ -70,19 +70,27 @@ BACKENDS = SOLVERS
 FORMULATIONS = ("auto", "cut", "pairs")
 
 
-def _route_usage(resources: ResourceGraph) -> np.ndarray:
+def _poll(deadline: Optional[float]) -> None:
+    """Raise :class:`_OutOfTime` once ``deadline`` (a ``time.perf_counter`` value) passed."""
+    if deadline is not None and time.perf_counter() >= deadline:
+        raise _OutOfTime()
+
+
+def _route_usage(resources: ResourceGraph, deadline: Optional[float] = None) -> np.ndarray:
     """uses[l, i, j]: the fixed route between processors i and j (row order) uses link l."""
     procs = resources.processors
     k = procs.shape[0]
     uses = np.zeros((resources.n_links, k, k), dtype=bool)
     for i, a in enumerate(procs):
+        if not i & 15:
+            _poll(deadline)
         table = resources.routes_from(int(a))[procs]
         jj, pos = np.nonzero(table >= 0)
         uses[table[jj, pos], i, jj] = True
     return uses
 
 
-def _cut_sides(uses: np.ndarray):
+def _cut_sides(uses: np.ndarray, deadline: Optional[float] = None):
     """Per link, a processor bipartition whose crossing pairs are exactly the route users.
 
     Returns (links, sides) for links that carry any route, or None if some link is not a
@@ -90,6 +98,8 @@ def _cut_sides(uses: np.ndarray):
     """
     links, sides = [], []
     for l in range(uses.shape[0]):
+        if not l & 15:
+            _poll(deadline)
         u = uses[l]
         if not u.any():
             continue
@@ -119,8 +129,7 @@ class _Builder:
         """``cols.shape[0]`` rows: row ``r`` has columns ``cols[r]`` and values ``vals[r]``
         (``vals`` broadcast to the shape of ``cols``)."""
         m, w = cols.shape
-        if self.deadline is not None and time.perf_counter() >= self.deadline:
-            raise _OutOfTime()
+        _poll(self.deadline)
         self.rows.append(np.repeat(np.arange(self.n_rows, self.n_rows + m, dtype=np.int64), w))
         self.cols.append(np.ascontiguousarray(cols, dtype=np.int64).reshape(-1))
         self.vals.append(np.broadcast_to(np.asarray(vals, dtype=np.float64), (m, w)).reshape(-1))
@@ -183,8 +192,10 @@ def _build(
     for i, p in enumerate(procs):
         b.add(np.r_[grid[:, i], z], np.r_[tasks.node_weight, -resources.capacity[p] * unit],
               -np.inf, 0.0)  # fmt: skip
-    uses = _route_usage(resources) if ne else np.zeros((resources.n_links, k, k), dtype=bool)
-    cut = _cut_sides(uses) if formulation in ("auto", "cut") else None
+    uses = (
+        _route_usage(resources, deadline) if ne else np.zeros((resources.n_links, k, k), dtype=bool)
+    )
+    cut = _cut_sides(uses, deadline) if formulation in ("auto", "cut") else None
     if formulation == "cut" and cut is None:
         raise ValueError("formulation='cut' needs routes that are cuts (e.g. a tree network)")
     form = "cut" if cut is not None else "pairs"
@@ -250,13 +261,18 @@ def _checker(tasks: TaskGraph, resources: ResourceGraph, unit: float = 1.0):
     return check
 
 
-def _cp_model(cp_model, csr, lb, ub, nv, zcol, unit, capacity_row):
+def _cp_model(cp_model, csr, lb, ub, nv, zcol, unit, capacity_row, deadline=None):
     """The rows of :func:`_build` on CP-SAT: the 0/1/-1 rows as they are, each capacity row
     ``sum(a_j v_j) <= c z`` through ``capacity_row(model, xs, cols, values, c)`` (``c`` the
     capacity or bandwidth in the data's units); every variable but ``z`` Boolean."""
     model = cp_model.CpModel()
-    xs = [model.NewBoolVar("") for _ in range(nv)]
+    xs = []
+    for start in range(0, nv, 2048):
+        _poll(deadline)
+        xs.extend(model.NewBoolVar("") for _ in range(start, min(nv, start + 2048)))
     for r in range(csr.shape[0]):
+        if not r & 255:  # CP-SAT's model is built row by row: poll the limit
+            _poll(deadline)
         cols = csr.indices[csr.indptr[r] : csr.indptr[r + 1]]
         vals = csr.data[csr.indptr[r] : csr.indptr[r + 1]]
         on_z = cols == zcol
@@ -286,7 +302,8 @@ def _run_cpsat(tasks, resources, a, lb, ub, nv, unit, time_limit, mip_gap, verbo
     ``n k``) on CP-SAT (module docstring): the integer relaxation minimising ``Z``, then
     decision solves "a mapping below the incumbent's occupancy?" until one is infeasible
     (the proof) or the limit; returns ``(outcome, bound)``, the bound in the user's units."""
-    cp_model = milp.import_backend("cpsat")
+    cp_model = milp.import_backend("cpsat")  # OR-Tools' first import: 0.3-0.7 s
+    _poll(None if time_limit is None else t0 + time_limit)
     n, k = tasks.n, resources.n_processors
     zcol = n * k
     cap = resources.capacity[resources.processors]
@@ -306,7 +323,8 @@ def _run_cpsat(tasks, resources, a, lb, ub, nv, unit, time_limit, mip_gap, verbo
         model.Add(sum(q * xs[j] for j, q in zip(cols, coef))
                   <= int(np.ceil(c * u / scale)) * big_z[0])  # fmt: skip
 
-    model, xs = _cp_model(cp_model, csr, lb, ub, nv, zcol, unit, relaxed)
+    deadline = None if time_limit is None else t0 + time_limit
+    model, xs = _cp_model(cp_model, csr, lb, ub, nv, zcol, unit, relaxed, deadline)
     if big_z:
         model.Minimize(big_z[0])
     outcome = milp.run_cpsat(
@@ -342,7 +360,11 @@ def _run_cpsat(tasks, resources, a, lb, ub, nv, unit, time_limit, mip_gap, verbo
             model.Add(sum(q * xs[j] for j, q in zip(cols, coef))
                       <= int(np.floor(c * w * (1 + 1e-12) / scale)))  # fmt: skip
 
-        dmodel, dxs = _cp_model(cp_model, csr, lb, ub, nv, zcol, unit, below)
+        try:
+            dmodel, dxs = _cp_model(cp_model, csr, lb, ub, nv, zcol, unit, below, deadline)
+        except _OutOfTime:
+            outcome.status = "time_limit"  # the incumbent stays, unproven
+            break
         dxs[zcol] = dmodel.NewConstant(0)
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
         if left is not None and left <= 0:
@@ -365,6 +387,20 @@ def _run_cpsat(tasks, resources, a, lb, ub, nv, unit, time_limit, mip_gap, verbo
             break
         value, outcome.x = new, step.x
     return outcome, bound
+
+
+def _stopped_building(solver, formulation, time_limit, mip_gap, t0) -> ExactMappingResult:
+    """The result of a call whose time limit passed while its model was being built."""
+    elapsed = time.perf_counter() - t0
+    return ExactMappingResult(
+        mapping=None, max_occupancy=None, bottleneck=None, method="exact",
+        params={"solver": solver, "formulation": formulation, "time_limit": time_limit,
+                "mip_gap": float(mip_gap)},
+        status="time_limit", solver=solver, formulation=formulation,
+        timings={"build": elapsed, "total": elapsed},
+        message=f"stopped at the time limit ({time_limit:g} s) while building the model, "
+        "before a solution",
+    )  # fmt: skip
 
 
 def solve_exact_mapping(
@@ -448,16 +484,7 @@ def solve_exact_mapping(
         if deadline is not None and time.perf_counter() >= deadline:
             raise _OutOfTime()  # no time left for the solver: do not start it
     except _OutOfTime:
-        elapsed = time.perf_counter() - t0
-        return ExactMappingResult(
-            mapping=None, max_occupancy=None, bottleneck=None, method="exact",
-            params={"solver": solver, "formulation": formulation, "time_limit": time_limit,
-                    "mip_gap": float(mip_gap)},
-            status="time_limit", solver=solver, formulation=formulation,
-            timings={"build": elapsed, "total": elapsed},
-            message=f"stopped at the time limit ({time_limit:g} s) while building the model, "
-            "before a solution",
-        )  # fmt: skip
+        return _stopped_building(solver, formulation, time_limit, mip_gap, t0)
     if form == "pairs" and nv > max_variables:
         raise ValueError(f"model too large ({nv} variables > max_variables={max_variables})")
     integrality = np.zeros(nv)
@@ -468,8 +495,11 @@ def solve_exact_mapping(
     hi = np.where(integrality == 1, 1.0, np.inf)
     check = _checker(task_graph, resource_graph, unit)
     if solver == "cpsat":
-        outcome, bound = _run_cpsat(task_graph, resource_graph, a, lb, ub, nv, unit,
-                                    time_limit, mip_gap, verbose, t0, check)  # fmt: skip
+        try:
+            outcome, bound = _run_cpsat(task_graph, resource_graph, a, lb, ub, nv, unit,
+                                        time_limit, mip_gap, verbose, t0, check)  # fmt: skip
+        except _OutOfTime:
+            return _stopped_building(solver, formulation, time_limit, mip_gap, t0)
     else:
         if solver == "cbc":
             # Every variable but z is at most 1 (each d of "cut" and y of "pairs" is a
