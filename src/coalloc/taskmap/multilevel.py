@@ -887,6 +887,7 @@ def map_multilevel(
         quick = _quick_start(topo, fine)
         quick_occ = _State(topo, fine, quick).maximum()
         inc.offer(quick_occ, quick, 0, [quick_occ], initial_level=-2)
+        interrupt.check()  # the next steps may import and build the clustering first
         paper = None
         if tasks.n <= paper_start:
             # the paper's open+improve (unchanged) as one more start, refined by bottleneck
