@@ -101,7 +101,7 @@ def test_taskmap_map_and_verify(tmp_path, capsys, taskmap_small, taskmap_graph_f
     res = tmp_path / "map.json"
     assert main(["taskmap", "map", str(tp), str(rp), "--seed", "2", "-o", str(res)]) == 0
     out = capsys.readouterr().out
-    assert "multilevel mapped 6 tasks" in out and "max occupancy" in out  # the default
+    assert "portfolio mapped 6 tasks" in out and "max occupancy" in out  # the default
     data = taskmap.read_mapping_result(res)
     alone = taskmap_small.solve(seed=2)
     np.testing.assert_array_equal(data["mapping"], alone.mapping)

@@ -38,10 +38,10 @@ def test_map_summary_and_output(files, tmp_path, capsys):
     out = tmp_path / "map.json"
     assert main(["map", str(tp), str(rp), "--seed", "1", "-o", str(out), "-v"]) == 0
     text = capsys.readouterr().out
-    assert "multilevel mapped 6 tasks" in text and "max occupancy" in text  # the default
+    assert "portfolio mapped 6 tasks" in text and "max occupancy" in text  # the default
     assert "time total" in text
     data = read_mapping_result(out)
-    assert data["method"] == "multilevel" and data["seed"] == 1
+    assert data["method"] == "portfolio" and data["seed"] == 1
     report = verify_mapping(tasks, res, data["mapping"], claimed=data["max_occupancy"])
     assert report.valid and report.matches and data["verify"]["matches"]
     assert data["bottleneck"]["kind"] in ("node", "link")
@@ -55,7 +55,7 @@ def test_map_params_and_methods(files, capsys):
     assert main(["map", str(tp), str(rp), *argv]) == 0
     assert "open+improve" in capsys.readouterr().out
     assert main(["map", str(tp), str(rp), "-p", "keep=1", "-p", "subsets=false"]) == 0
-    assert "multilevel" in capsys.readouterr().out
+    assert "portfolio" in capsys.readouterr().out  # the default takes the multilevel's
 
 
 def test_map_bad_input(files, tmp_path, capsys):
@@ -126,20 +126,22 @@ def test_map_prints_quality_and_json(tmp_path, capsys, taskmap_tiny):
     write_resource_graph(rp, taskmap_tiny.resource_graph)
     assert main(["map", str(tp), str(rp)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1].startswith("  quality: ") and lines[2].startswith("  busiest: ")
+    assert lines[1].startswith("  status: ") and lines[2].startswith("  busiest: ")
     assert main(["map", str(tp), str(rp), "--json"]) == 0
     data = _json.loads(capsys.readouterr().out)
     report = taskmap.verify_mapping(taskmap_tiny.task_graph, taskmap_tiny.resource_graph,
                                     data["mapping"], claimed=data["max_occupancy"])  # fmt: skip
     assert report.valid and report.matches
-    assert data["lower_bound"] <= data["max_occupancy"]
-    if data["lower_bound"] == data["max_occupancy"]:
-        assert "equals the lower bound" in lines[1]
-    else:
-        assert "gap" in lines[1]
+    # one field set (bound, gap), the printed status is the file's, and the rule holds
+    assert "lower_bound" not in data and "bound_gap" not in data
+    assert lines[1].split()[1].rstrip(":") == data["status"]
+    exact = taskmap.solve(taskmap_tiny.task_graph, taskmap_tiny.resource_graph, "exact")
+    assert data["bound"] <= exact.max_occupancy + 1e-9 <= data["max_occupancy"] + 2e-9
+    gap = (data["max_occupancy"] - data["bound"]) / data["max_occupancy"]
+    assert data["status"] == ("optimal" if gap <= 1e-9 else "feasible")
     assert max(data["node_occupancy"] + data["link_occupancy"]) == data["max_occupancy"]
     assert main(["map", str(tp), str(rp), "--method", "exact"]) == 0
-    assert "proven optimal" in capsys.readouterr().out.splitlines()[1]
+    assert "status: optimal" in capsys.readouterr().out.splitlines()[1]
 
 
 def test_map_exact_options(files, tmp_path, capsys):
@@ -149,13 +151,18 @@ def test_map_exact_options(files, tmp_path, capsys):
     argv = ["taskmap", "map", str(tp), str(rp), "--method", "exact", "--time-limit", "30"]
     assert main([*argv, "--backend", "highs", "--quiet", "-o", str(out)]) == 0
     data = read_mapping_result(out)
-    assert data["params"]["time_limit"] == 30 and data["params"]["backend"] == "highs"
+    assert data["params"]["time_limit"] == 30 and data["params"]["solver"] == "highs"
     report = verify_mapping(tasks, res, data["mapping"], claimed=data["max_occupancy"])
     assert report.valid and report.matches
     heuristic = taskmap.solve(tasks, res, "open+improve", seed=0)
     assert data["max_occupancy"] <= heuristic.max_occupancy + 1e-9  # the optimum is no worse
     capsys.readouterr()
-    assert main(["taskmap", "map", str(tp), str(rp), "--time-limit", "5"]) == 2
+    # every method takes --time-limit; --solver is the exact method's only
+    assert main(["taskmap", "map", str(tp), str(rp), "--time-limit", "5", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["params"]["time_limit"] == 5 if data["status"] == "time_limit" else True
+    assert verify_mapping(tasks, res, data["mapping"], claimed=data["max_occupancy"]).ok
+    assert main(["taskmap", "map", str(tp), str(rp), "--solver", "cbc"]) == 2
     assert "applies to --method exact only" in capsys.readouterr().err
 
 

@@ -58,16 +58,18 @@ def test_cbc_agrees():
         skip_unless_ci("PuLP not installed (optional extra; CI installs coalloc[exact])")
     rng = np.random.default_rng(5)
     tasks, res = random_instance(rng)
-    a = solve_exact_mapping(tasks, res, backend="highs")
-    b = solve_exact_mapping(tasks, res, backend="cbc")
+    a = solve_exact_mapping(tasks, res, solver="highs")
+    b = solve_exact_mapping(tasks, res, solver="cbc")
     assert b.status == "optimal" and b.objective == pytest.approx(a.objective, rel=1e-7)
 
 
 def test_exact_arguments():
     rng = np.random.default_rng(0)
     tasks, res = random_instance(rng, cycle=True)
-    with pytest.raises(ValueError, match="backend"):
-        solve_exact_mapping(tasks, res, backend="glpk")
+    with pytest.raises(ValueError, match="solver"):
+        solve_exact_mapping(tasks, res, solver="glpk")
+    with pytest.warns(DeprecationWarning, match="backend"), pytest.raises(ValueError):
+        solve_exact_mapping(tasks, res, backend="glpk")  # the old name, still understood
     with pytest.raises(ValueError, match="cuts"):
         solve_exact_mapping(tasks, res, formulation="cut")
     with pytest.raises(ValueError, match="too large"):

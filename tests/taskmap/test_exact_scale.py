@@ -69,7 +69,7 @@ def test_exact_any_scale_against_brute_force(backend, seed, n, cycle, load, spee
     available(backend)
     tasks, res = instance(seed, n, cycle, load, speed)
     best = brute_force(tasks, res)
-    ex = solve_exact_mapping(tasks, res, backend=backend, time_limit=30)
+    ex = solve_exact_mapping(tasks, res, solver=backend, time_limit=30)
     assert ex.status == "optimal", ex.message  # never "error" on a model this small
     rep = verify_mapping(tasks, res, ex.mapping, claimed=ex.objective)
     assert rep.ok, rep
@@ -97,7 +97,7 @@ def test_exact_reproducers(seed, n, cycle, load, speed, backend):
     available(backend)
     tasks, res = instance(seed, n, cycle, load, speed)
     best = brute_force(tasks, res)
-    ex = solve_exact_mapping(tasks, res, backend=backend, time_limit=30)
+    ex = solve_exact_mapping(tasks, res, solver=backend, time_limit=30)
     assert ex.status == "optimal", ex.message
     assert close(ex.objective, best), (ex.objective, best)
     assert ex.bound <= ex.objective and abs(ex.bound - best) <= 1e-6 * best
@@ -111,7 +111,7 @@ def test_exact_scaled_instances_same_mapping_value(backend, load, speed):
     base_tasks, base_res = instance(7, 4, False, 1.0, 1.0)
     best = brute_force(base_tasks, base_res)
     tasks, res = instance(7, 4, False, load, speed)
-    ex = solve_exact_mapping(tasks, res, backend=backend, time_limit=30)
+    ex = solve_exact_mapping(tasks, res, solver=backend, time_limit=30)
     assert ex.status == "optimal", ex.message
     assert abs(ex.objective / (load / speed) - best) <= 1e-9 * best
     assert verify_mapping(tasks, res, ex.mapping, claimed=ex.objective).ok

@@ -6,7 +6,7 @@ import json
 from typing import Optional
 
 from .. import taskmap
-from .._shared.result import jsonable, relative_gap
+from .._shared.result import jsonable
 from ..taskmap.graphfiles import is_graph_file, read_graph_file
 from ..taskmap.io import (
     read_instance,
@@ -39,17 +39,11 @@ def read_graphs(instance: str, resources: Optional[str] = None) -> tuple:
 
 
 def occupancy_lower_bound(tasks, resources) -> float:
-    """A cheap lower bound on the maximum occupancy of every mapping (communication ignored).
+    """A cheap lower bound on the maximum occupancy of every mapping:
+    :func:`coalloc.taskmap.bounds.lower_bound` (kept here under its older name)."""
+    from ..taskmap.bounds import lower_bound
 
-    The processors together carry the whole compute load, so some processor has occupancy at
-    least ``sum(weights) / sum(capacities)``; the heaviest task sits on some processor, so
-    some occupancy is at least ``max(weight) / max(capacity)``.
-    """
-    cap = resources.capacity[resources.processors]
-    w = tasks.node_weight
-    if tasks.n == 0:
-        return 0.0
-    return float(max(w.sum() / cap.sum(), w.max() / cap.max()))
+    return lower_bound(tasks, resources)
 
 
 def _where(resources, kind: str, index: int) -> str:
@@ -68,33 +62,23 @@ def _busiest(resources, node_occ, link_occ, k: int = 5) -> str:
     return "; ".join(f"{_where(resources, kind, i)} {o:.4g}" for o, kind, i in items[:k])
 
 
-def _map_quality(result, cheap: float) -> tuple:
-    """``(line, bound, gap)``: the best lower bound known and what it says."""
-    got = float(result.max_occupancy)
-    bound = cheap if result.bound is None else max(float(result.bound), cheap)
-    gap = relative_gap(got, bound, sense="min")
+def _map_quality(result) -> str:
+    """The line that says how good the mapping is: its status and its gap to the bound."""
+    got, bound = float(result.max_occupancy), result.bound
+    if bound is None:
+        return f"  status: {result.status} (no lower bound)"
     if result.status == "optimal":
-        return "  quality: proven optimal (exact method)", bound, gap
-    if got <= bound:
-        line = f"  quality: optimal: max occupancy {got:.6g} equals the lower bound {bound:.6g}"
-    else:
-        kind = (
-            "the exact solver's"
-            if result.bound is not None and result.bound >= cheap
-            else ("a cheap")
-        )
-        line = (
-            f"  quality: gap {common.describe_gap(gap)} against {kind} lower bound {bound:.6g} "
-            f"(no mapping has max occupancy below it"
-            + ("; the bound ignores communication)" if kind == "a cheap" else ")")
-        )
-    return line, bound, gap
+        return f"  status: optimal: max occupancy {got:.6g} meets the lower bound {bound:.6g}"
+    return (
+        f"  status: {result.status}: gap {common.describe_gap(result.gap)} against the lower "
+        f"bound {bound:.6g} (no mapping has max occupancy below it)"
+    )
 
 
 def _cmd_map(args) -> int:
     tasks, resources = read_graphs(args.tasks, args.resources)
-    params = common.exact_params(args)
-    result = taskmap.solve(tasks, resources, args.method, seed=args.seed, **params)
+    params = common.exact_params(args, timed=tuple(taskmap.METHODS))
+    result = taskmap.solve(tasks, resources, args.method, seed=args.seed, bound=True, **params)
     if result.mapping is None:
         if args.json:
             print(json.dumps(jsonable({"tasks": args.tasks, **result.to_dict()})))
@@ -102,7 +86,6 @@ def _cmd_map(args) -> int:
         print(f"{args.tasks}: {result.method}: no mapping ({result.status}): {result.message}")
         return 1
     report = taskmap.verify_mapping(tasks, resources, result.mapping, claimed=result.max_occupancy)
-    quality, bound, gap = _map_quality(result, occupancy_lower_bound(tasks, resources))
     node_occ, link_occ = taskmap.occupancy_graph(tasks, resources, result.mapping)
     summary = {"valid": report.valid, "max_occupancy": report.max_occupancy,
                "matches": report.matches}  # fmt: skip
@@ -111,9 +94,8 @@ def _cmd_map(args) -> int:
     ok = 0 if report.valid and report.matches else 1
     if args.json:
         out = {"tasks": args.tasks, "resources": args.resources, **result.to_dict(),
-               "throughput": result.throughput, "lower_bound": bound, "bound_gap": gap,
-               "node_occupancy": node_occ, "link_occupancy": link_occ,
-               "verify": summary}  # fmt: skip
+               "throughput": result.throughput, "node_occupancy": node_occ,
+               "link_occupancy": link_occ, "verify": summary}  # fmt: skip
         print(json.dumps(jsonable(out)))
         return ok
     b = result.bottleneck
@@ -124,7 +106,7 @@ def _cmd_map(args) -> int:
         f"max occupancy {result.max_occupancy:.6g} (throughput {result.throughput:.6g}) at "
         f"{_where(resources, b.kind, b.index)}"
     )
-    print(quality)
+    print(_map_quality(result))
     print(f"  busiest: {_busiest(resources, node_occ, link_occ)}")
     if args.verbose:
         for key, value in result.timings.items():
@@ -186,7 +168,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("--method", default=taskmap.DEFAULT_METHOD, choices=sorted(taskmap.METHODS))
     common.add_seed(p, "seed of the clustering")
     common.add_params(p, "paper_start=0")
-    common.add_exact_options(p, taskmap.exact.BACKENDS)
+    common.add_exact_options(p, taskmap.exact.SOLVERS)
     common.add_output(p, "write the mapping as JSON to this file")
     common.add_verbose(p)
     p.add_argument(

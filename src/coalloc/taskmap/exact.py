@@ -22,8 +22,21 @@ occupancy, minimised). Rows:
     over processor pairs whose route uses ``l``. ``E_tasks x P^2`` extra variables: small
     instances only.
 
-Back-ends: HiGHS through highspy (default) and CBC through PuLP, on the shared runner, which
-rescales a model whose weights, volumes, capacities or bandwidths leave its sane range. The
+Solvers (``solver=``): HiGHS through highspy (default) and CBC through PuLP, on the shared
+runner, which rescales a model whose weights, volumes, capacities or bandwidths leave its sane
+range; and CP-SAT (OR-Tools), on the shared :func:`~coalloc._shared.milp.run_cpsat`, which
+takes integers. For CP-SAT the same rows are given integer coefficients that make a
+*relaxation* (each row's loads rounded down, its capacity rounded up, in units of
+``2**-24`` of the row's largest coefficient) and the occupancy an integer ``Z`` in units
+``u`` of about ``2**-20`` times an upper bound (every task on the fastest processor): every
+mapping keeps a value at most ``ceil(occupancy / u)``, so CP-SAT's bound ``B`` proves that no
+mapping is below ``(B - 1) u``; the mapping's occupancy ``v`` is recomputed from scratch.
+Then decision models ask for a mapping below ``w = v (1 - 5e-10)`` (loads in units of
+``2**-40`` of each row's largest, rounded down; capacities ``c w`` rounded up: again a
+relaxation): infeasible proves ``w`` a lower bound (``"optimal"``: a gap of 5e-10); a
+feasible answer is a better mapping, and the question is asked again below it (at most 20
+times); an answer no better than ``v`` (the rounding's slack) ends the proof attempt with
+the first bound, within about ``2**-20`` of the optimum (``"feasible"``). The
 solution is checked there by :func:`coalloc.taskmap.verify_mapping` on the original graphs
 (the runner's ``check``): a solution it refuses, or a bound the solver's tolerances cannot
 reconcile with the recomputed occupancy, gives status ``"error"``, never ``"optimal"``. The
@@ -41,32 +54,43 @@ import scipy.sparse as sp
 
 from .._shared import milp
 from .._shared import params as checks
+from .._shared.family import renamed_keyword
 from .._shared.result import relative_gap
 from .model import ResourceGraph, TaskGraph
 from .model import max_occupancy as _max_occupancy
 from .result import ExactMappingResult
 from .verify import verify_mapping
 
-__all__ = ["ExactMappingResult", "solve_exact_mapping", "BACKENDS", "FORMULATIONS"]
+__all__ = ["ExactMappingResult", "solve_exact_mapping", "SOLVERS", "FORMULATIONS"]
 
-BACKENDS = ("highs", "cbc")
+#: The integer-programming solvers of the exact method (``solver=``).
+SOLVERS = ("highs", "cbc", "cpsat")
+#: The older name of :data:`SOLVERS` (kept for readers of the module; not exported).
+BACKENDS = SOLVERS
 FORMULATIONS = ("auto", "cut", "pairs")
 
 
-def _route_usage(resources: ResourceGraph) -> np.ndarray:
+def _poll(deadline: Optional[float]) -> None:
+    """Raise :class:`_OutOfTime` once ``deadline`` (a ``time.perf_counter`` value) passed."""
+    if deadline is not None and time.perf_counter() >= deadline:
+        raise _OutOfTime()
+
+
+def _route_usage(resources: ResourceGraph, deadline: Optional[float] = None) -> np.ndarray:
     """uses[l, i, j]: the fixed route between processors i and j (row order) uses link l."""
     procs = resources.processors
     k = procs.shape[0]
     uses = np.zeros((resources.n_links, k, k), dtype=bool)
     for i, a in enumerate(procs):
+        if not i & 15:
+            _poll(deadline)
         table = resources.routes_from(int(a))[procs]
-        for j in range(k):
-            ids = table[j][table[j] >= 0]
-            uses[ids, i, j] = True
+        jj, pos = np.nonzero(table >= 0)
+        uses[table[jj, pos], i, jj] = True
     return uses
 
 
-def _cut_sides(uses: np.ndarray):
+def _cut_sides(uses: np.ndarray, deadline: Optional[float] = None):
     """Per link, a processor bipartition whose crossing pairs are exactly the route users.
 
     Returns (links, sides) for links that carry any route, or None if some link is not a
@@ -74,6 +98,8 @@ def _cut_sides(uses: np.ndarray):
     """
     links, sides = [], []
     for l in range(uses.shape[0]):
+        if not l & 15:
+            _poll(deadline)
         u = uses[l]
         if not u.any():
             continue
@@ -87,18 +113,29 @@ def _cut_sides(uses: np.ndarray):
 
 
 class _Builder:
-    def __init__(self):
+    """Rows of a sparse matrix, added one at a time or as blocks of rows of equal width
+    (entries kept in the order given: the model is the same whichever way it was built)."""
+
+    def __init__(self, deadline: Optional[float] = None):
         self.rows, self.cols, self.vals, self.lb, self.ub = [], [], [], [], []
         self.n_rows = 0
+        self.deadline = deadline
 
     def add(self, cols, vals, lb, ub):
         cols = np.asarray(cols, dtype=np.int64)
-        self.rows.append(np.full(cols.shape[0], self.n_rows, dtype=np.int64))
-        self.cols.append(cols)
-        self.vals.append(np.asarray(vals, dtype=np.float64))
-        self.lb.append(lb)
-        self.ub.append(ub)
-        self.n_rows += 1
+        self.add_block(cols[None, :], np.asarray(vals, dtype=np.float64)[None, :], lb, ub)
+
+    def add_block(self, cols: np.ndarray, vals: np.ndarray, lb: float, ub: float) -> None:
+        """``cols.shape[0]`` rows: row ``r`` has columns ``cols[r]`` and values ``vals[r]``
+        (``vals`` broadcast to the shape of ``cols``)."""
+        m, w = cols.shape
+        _poll(self.deadline)
+        self.rows.append(np.repeat(np.arange(self.n_rows, self.n_rows + m, dtype=np.int64), w))
+        self.cols.append(np.ascontiguousarray(cols, dtype=np.int64).reshape(-1))
+        self.vals.append(np.broadcast_to(np.asarray(vals, dtype=np.float64), (m, w)).reshape(-1))
+        self.lb.append(np.full(m, lb, dtype=float))
+        self.ub.append(np.full(m, ub, dtype=float))
+        self.n_rows += m
 
     def matrix(self, n_vars):
         if not self.rows:
@@ -107,7 +144,11 @@ class _Builder:
             (np.concatenate(self.vals), (np.concatenate(self.rows), np.concatenate(self.cols))),
             shape=(self.n_rows, n_vars),
         )
-        return a, np.array(self.lb, dtype=float), np.array(self.ub, dtype=float)
+        return a, np.concatenate(self.lb), np.concatenate(self.ub)
+
+
+class _OutOfTime(Exception):
+    """The time limit passed while the model was being built."""
 
 
 def _occupancy_unit(tasks: TaskGraph, resources: ResourceGraph) -> float:
@@ -132,29 +173,29 @@ def _occupancy_unit(tasks: TaskGraph, resources: ResourceGraph) -> float:
     return float(np.exp2(np.floor(np.log2(upper)) - 10))
 
 
-def _build(tasks: TaskGraph, resources: ResourceGraph, formulation: str, unit: float = 1.0):
+def _build(
+    tasks: TaskGraph,
+    resources: ResourceGraph,
+    formulation: str,
+    unit: float = 1.0,
+    deadline: Optional[float] = None,
+):
     n, procs = tasks.n, resources.processors
     k = procs.shape[0]
     s, t, vol = tasks.edges()
     ne = s.shape[0]
-
-    def x(task, i):
-        return task * k + i
-
-    z = n * k
+    z = n * k  # x[task, i] is column task * k + i
     nv = z + 1
-    b = _Builder()
-    for task in range(n):
-        b.add([x(task, i) for i in range(k)], np.ones(k), 1.0, 1.0)
+    b = _Builder(deadline)
+    grid = np.arange(n * k, dtype=np.int64).reshape(n, k)
+    b.add_block(grid, np.ones(k), 1.0, 1.0)  # each task on one processor
     for i, p in enumerate(procs):
-        b.add(
-            [x(task, i) for task in range(n)] + [z],
-            np.r_[tasks.node_weight, -resources.capacity[p] * unit],
-            -np.inf,
-            0.0,
-        )
-    uses = _route_usage(resources) if ne else np.zeros((resources.n_links, k, k), dtype=bool)
-    cut = _cut_sides(uses) if formulation in ("auto", "cut") else None
+        b.add(np.r_[grid[:, i], z], np.r_[tasks.node_weight, -resources.capacity[p] * unit],
+              -np.inf, 0.0)  # fmt: skip
+    uses = (
+        _route_usage(resources, deadline) if ne else np.zeros((resources.n_links, k, k), dtype=bool)
+    )
+    cut = _cut_sides(uses, deadline) if formulation in ("auto", "cut") else None
     if formulation == "cut" and cut is None:
         raise ValueError("formulation='cut' needs routes that are cuts (e.g. a tree network)")
     form = "cut" if cut is not None else "pairs"
@@ -166,38 +207,32 @@ def _build(tasks: TaskGraph, resources: ResourceGraph, formulation: str, unit: f
         nv += ne * len(links)
         for li, (l, side) in enumerate(zip(links, sides)):
             a_idx = np.flatnonzero(side)
-            terms_cols, terms_vals = [], []
-            for e in range(ne):
-                d = d0 + li * ne + e
-                cs = [x(int(s[e]), i) for i in a_idx]
-                ct = [x(int(t[e]), i) for i in a_idx]
-                ones = np.ones(len(a_idx))
-                # d >= X_s(A) - X_t(A) and d >= X_t(A) - X_s(A)
-                b.add(cs + ct + [d], np.r_[ones, -ones, -1.0], -np.inf, 0.0)
-                b.add(cs + ct + [d], np.r_[-ones, ones, -1.0], -np.inf, 0.0)
-                terms_cols.append(d)
-                terms_vals.append(vol[e])
-            b.add(terms_cols + [z], np.r_[terms_vals, -resources.bandwidth[l] * unit], -np.inf, 0.0)
+            na = a_idx.shape[0]
+            d = d0 + li * ne + np.arange(ne, dtype=np.int64)
+            # per stream e, two rows d >= X_s(A) - X_t(A) and d >= X_t(A) - X_s(A)
+            one = np.concatenate([grid[s][:, a_idx], grid[t][:, a_idx], d[:, None]], axis=1)
+            cols = np.repeat(one, 2, axis=0)
+            ones = np.ones(na)
+            vals = np.tile(np.stack([np.r_[ones, -ones, -1.0], np.r_[-ones, ones, -1.0]]),
+                           (ne, 1))  # fmt: skip
+            b.add_block(cols, vals, -np.inf, 0.0)
+            b.add(np.r_[d, z], np.r_[vol, -resources.bandwidth[l] * unit], -np.inf, 0.0)
     else:
         y0 = nv
         nv += ne * k * k
-
-        def y(e, i, j):
-            return y0 + (e * k + i) * k + j
-
-        for e in range(ne):
-            for i in range(k):
-                b.add([y(e, i, j) for j in range(k)] + [x(int(s[e]), i)],
-                      np.r_[np.ones(k), -1.0], 0.0, 0.0)  # fmt: skip
-                b.add([y(e, j, i) for j in range(k)] + [x(int(t[e]), i)],
-                      np.r_[np.ones(k), -1.0], 0.0, 0.0)  # fmt: skip
+        ys = y0 + np.arange(ne * k * k, dtype=np.int64).reshape(ne, k, k)  # y[e, a, b]
+        # per stream e and processor i: sum_j y[e, i, j] = x[s, i], sum_j y[e, j, i] = x[t, i]
+        row_a = np.concatenate([ys, grid[s][:, :, None]], axis=2)
+        row_b = np.concatenate([ys.transpose(0, 2, 1), grid[t][:, :, None]], axis=2)
+        cols = np.stack([row_a, row_b], axis=2).reshape(ne * k * 2, k + 1)
+        b.add_block(cols, np.r_[np.ones(k), -1.0], 0.0, 0.0)
         for l in range(resources.n_links):
             ii, jj = np.nonzero(uses[l])
             if ii.shape[0] == 0:
                 continue
-            cols = [y(e, int(i), int(j)) for e in range(ne) for i, j in zip(ii, jj)]
-            vals = [vol[e] for e in range(ne) for _ in range(ii.shape[0])]
-            b.add(cols + [z], np.r_[vals, -resources.bandwidth[l] * unit], -np.inf, 0.0)
+            cols = ys[:, ii, jj].reshape(-1)
+            vals = np.repeat(vol, ii.shape[0])
+            b.add(np.r_[cols, z], np.r_[vals, -resources.bandwidth[l] * unit], -np.inf, 0.0)
     return b, nv, form
 
 
@@ -226,11 +261,153 @@ def _checker(tasks: TaskGraph, resources: ResourceGraph, unit: float = 1.0):
     return check
 
 
+def _cp_model(cp_model, csr, lb, ub, nv, zcol, unit, capacity_row, deadline=None):
+    """The rows of :func:`_build` on CP-SAT: the 0/1/-1 rows as they are, each capacity row
+    ``sum(a_j v_j) <= c z`` through ``capacity_row(model, xs, cols, values, c)`` (``c`` the
+    capacity or bandwidth in the data's units); every variable but ``z`` Boolean."""
+    model = cp_model.CpModel()
+    xs = []
+    for start in range(0, nv, 2048):
+        _poll(deadline)
+        xs.extend(model.NewBoolVar("") for _ in range(start, min(nv, start + 2048)))
+    for r in range(csr.shape[0]):
+        if not r & 255:  # CP-SAT's model is built row by row: poll the limit
+            _poll(deadline)
+        cols = csr.indices[csr.indptr[r] : csr.indptr[r + 1]]
+        vals = csr.data[csr.indptr[r] : csr.indptr[r + 1]]
+        on_z = cols == zcol
+        if not on_z.any():  # assignment, cut and pairs rows: coefficients 0, 1 or -1
+            expr = sum(int(v) * xs[c] for c, v in zip(cols.tolist(), vals.tolist()))
+            lo = None if not np.isfinite(lb[r]) else int(round(lb[r]))
+            hi = None if not np.isfinite(ub[r]) else int(round(ub[r]))
+            if lo is not None and lo == hi:
+                model.Add(expr == lo)
+            else:
+                if lo is not None:
+                    model.Add(expr >= lo)
+                if hi is not None:
+                    model.Add(expr <= hi)
+            continue
+        load_c, load_v = cols[~on_z], vals[~on_z]
+        keep = load_v > 0
+        if keep.any():
+            c = -float(vals[on_z][0]) / unit
+            capacity_row(model, xs, load_c[keep].tolist(), load_v[keep], c)
+    return model, xs
+
+
+def _run_cpsat(tasks, resources, a, lb, ub, nv, unit, time_limit, mip_gap, verbose, t0,
+               check):  # fmt: skip
+    """The model of :func:`_build` (rows ``a``, ``lb <= a v <= ub``, ``z`` at column
+    ``n k``) on CP-SAT (module docstring): the integer relaxation minimising ``Z``, then
+    decision solves "a mapping below the incumbent's occupancy?" until one is infeasible
+    (the proof) or the limit; returns ``(outcome, bound)``, the bound in the user's units."""
+    cp_model = milp.import_solver("cpsat")  # OR-Tools' first import: 0.3-0.7 s
+    _poll(None if time_limit is None else t0 + time_limit)
+    n, k = tasks.n, resources.n_processors
+    zcol = n * k
+    cap = resources.capacity[resources.processors]
+    top = float(cap.max()) if cap.size else 0.0
+    upper = float(np.sum(tasks.node_weight)) / top if top > 0 else 0.0  # all on the fastest
+    # the integer Z is the occupancy in units u = upper / 2**20
+    u = upper / 2.0**20 if upper > 0 else 1.0
+    csr = a.tocsr()
+    big_z = []
+
+    def relaxed(model, xs, cols, values, c):  # loads rounded down, capacity rounded up
+        if not big_z:
+            big_z.append(model.NewIntVar(0, 2**20 + 1, "Z"))
+            xs[zcol] = big_z[0]
+        scale = float(values.max()) / 2.0**24
+        coef = np.floor(values / scale).astype(np.int64).tolist()
+        model.Add(sum(q * xs[j] for j, q in zip(cols, coef))
+                  <= int(np.ceil(c * u / scale)) * big_z[0])  # fmt: skip
+
+    deadline = None if time_limit is None else t0 + time_limit
+    model, xs = _cp_model(cp_model, csr, lb, ub, nv, zcol, unit, relaxed, deadline)
+    if big_z:
+        model.Minimize(big_z[0])
+    outcome = milp.run_cpsat(
+        cp_model, model, xs, rows=int(csr.shape[0]), time_limit=time_limit, mip_gap=mip_gap,
+        verbose=verbose, started=t0, objective_scale=u,
+    )  # fmt: skip
+    bound = None
+    if outcome.bound is not None and outcome.x is not None:
+        bound = max(0.0, float(outcome.bound) - u)  # (B - 1) u: the rounding's margin
+    value = None
+    if outcome.x is not None:
+        try:
+            value = check(outcome.x) * unit  # the mapping on the original graphs
+        except milp.Rejected as exc:
+            outcome.status, outcome.x = "error", None
+            outcome.message += f"; not trusted: {exc}"
+            return outcome, None
+    if outcome.status == "optimal":
+        outcome.status = "feasible"  # optimal in CP-SAT's rounding; settle() judges the gap
+    if outcome.x is None or outcome.time_limit_hit:  # no mapping, or no time left for more
+        return outcome, bound
+    # The proof: is there a mapping whose occupancy is below w = value (1 - 5e-10)? Rows
+    # in units of 2**-40 of their largest load, rounded down, capacities c w rounded up: a
+    # relaxation, so "infeasible" proves that none is; a feasible answer is a new mapping.
+    for _ in range(20):
+        if not value > 0:
+            break
+        w = value * (1 - 5e-10)
+
+        def below(model, xs, cols, values, c, w=w):
+            scale = float(values.max()) / 2.0**40
+            coef = np.floor(values / scale).astype(np.int64).tolist()
+            model.Add(sum(q * xs[j] for j, q in zip(cols, coef))
+                      <= int(np.floor(c * w * (1 + 1e-12) / scale)))  # fmt: skip
+
+        try:
+            dmodel, dxs = _cp_model(cp_model, csr, lb, ub, nv, zcol, unit, below, deadline)
+        except _OutOfTime:
+            outcome.status = "time_limit"  # the incumbent stays, unproven
+            break
+        dxs[zcol] = dmodel.NewConstant(0)
+        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        if left is not None and left <= 0:
+            break
+        step = milp.run_cpsat(cp_model, dmodel, dxs, rows=int(csr.shape[0]), time_limit=left,
+                              verbose=verbose)  # fmt: skip
+        if step.status == "infeasible":  # proven: no mapping below w
+            bound = max(bound or 0.0, w)
+            outcome.message += "; optimality proven by an infeasible decision model"
+            break
+        if step.x is None:  # stopped, or failed: keep what we have
+            if step.status == "time_limit":
+                outcome.status = "time_limit"
+            break
+        try:
+            new = check(step.x) * unit
+        except milp.Rejected:
+            break
+        if not new < value:  # the rounding's slack let an equal mapping through: no proof
+            break
+        value, outcome.x = new, step.x
+    return outcome, bound
+
+
+def _stopped_building(solver, formulation, time_limit, mip_gap, t0) -> ExactMappingResult:
+    """The result of a call whose time limit passed while its model was being built."""
+    elapsed = time.perf_counter() - t0
+    return ExactMappingResult(
+        mapping=None, max_occupancy=None, bottleneck=None, method="exact",
+        params={"solver": solver, "formulation": formulation, "time_limit": time_limit,
+                "mip_gap": float(mip_gap)},
+        status="time_limit", solver=solver, formulation=formulation,
+        timings={"build": elapsed, "total": elapsed},
+        message=f"stopped at the time limit ({time_limit:g} s) while building the model, "
+        "before a solution",
+    )  # fmt: skip
+
+
 def solve_exact_mapping(
     task_graph: TaskGraph,
     resource_graph: ResourceGraph,
     *,
-    backend: str = "highs",
+    solver: str = "highs",
     formulation: str = "auto",
     time_limit: Optional[float] = None,
     mip_gap: float = 0.0,
@@ -243,8 +420,10 @@ def solve_exact_mapping(
     ----------
     task_graph, resource_graph : TaskGraph, ResourceGraph
         The graphs.
-    backend : {"highs", "cbc"}
-        HiGHS via highspy (a core dependency) or CBC via PuLP (``coalloc[exact]``).
+    solver : {"highs", "cbc", "cpsat"}
+        HiGHS via highspy (a core dependency), CBC via PuLP (``coalloc[cbc]``) or CP-SAT
+        via OR-Tools (``coalloc[cpsat]``; an integer relaxation within about ``2**-20`` of
+        the optimum, module docstring). ``backend=`` is its deprecated name.
     formulation : {"auto", "cut", "pairs"}
         Linearisation of the link loads (module docstring); ``"auto"`` picks ``"cut"``
         when it is exact for the routes, else ``"pairs"``.
@@ -270,7 +449,7 @@ def solve_exact_mapping(
     ValueError
         Bad options, or a model larger than ``max_variables``.
     ImportError
-        ``backend="cbc"`` without PuLP.
+        ``solver="cbc"`` without PuLP, ``solver="cpsat"`` without OR-Tools.
 
     Examples
     --------
@@ -283,7 +462,9 @@ def solve_exact_mapping(
     """
     if not isinstance(task_graph, TaskGraph) or not isinstance(resource_graph, ResourceGraph):
         raise TypeError("solve_exact_mapping needs a TaskGraph and a ResourceGraph")
-    checks.check_exact_options(backend, BACKENDS, time_limit, mip_gap)
+    checks.choice(solver, SOLVERS, "solver")
+    checks.time_limit(time_limit)
+    checks.fraction(mip_gap, "mip_gap")
     checks.choice(formulation, FORMULATIONS, "formulation")
     t0 = time.perf_counter()
     k = resource_graph.n_processors
@@ -296,8 +477,14 @@ def solve_exact_mapping(
             "exact solver is meant for small instances"
         )
     unit = _occupancy_unit(task_graph, resource_graph)
-    builder, nv, form = _build(task_graph, resource_graph, formulation, unit)
-    a, lb, ub = builder.matrix(nv)
+    deadline = None if time_limit is None else t0 + time_limit
+    try:
+        builder, nv, form = _build(task_graph, resource_graph, formulation, unit, deadline)
+        a, lb, ub = builder.matrix(nv)
+        if deadline is not None and time.perf_counter() >= deadline:
+            raise _OutOfTime()  # no time left for the solver: do not start it
+    except _OutOfTime:
+        return _stopped_building(solver, formulation, time_limit, mip_gap, t0)
     if form == "pairs" and nv > max_variables:
         raise ValueError(f"model too large ({nv} variables > max_variables={max_variables})")
     integrality = np.zeros(nv)
@@ -306,21 +493,30 @@ def solve_exact_mapping(
     cost[task_graph.n * k] = 1.0
     t1 = time.perf_counter()
     hi = np.where(integrality == 1, 1.0, np.inf)
-    if backend == "cbc":
-        # Every variable but z is at most 1 (each d of "cut" and y of "pairs" is a crossing
-        # indicator): implied by the rows, but without it CBC's preprocessing can turn a
-        # presolved optimum into a wrong one ("Cgl0014I Postprocessing changed objective ...
-        # possible tolerance issue": 4.0 reported optimal where 1.6 is, on two tasks).
-        # HiGHS keeps the model it always had (same answers; the bound changes its ties).
-        hi[task_graph.n * k + 1 :] = 1.0
-    outcome = milp.run_milp(
-        backend, milp.import_solver(backend), cost, a, lb, ub, integrality=integrality,
-        lb=0.0, ub=hi, sense="min", time_limit=time_limit, mip_gap=mip_gap, verbose=verbose,
-        name="taskmap_exact", started=t0, check=_checker(task_graph, resource_graph, unit),
-    )  # fmt: skip
-    xval, bound, message = outcome.x, outcome.bound, outcome.message
-    if bound is not None:
-        bound = bound * unit  # the user's units (a power of two: exact)
+    check = _checker(task_graph, resource_graph, unit)
+    if solver == "cpsat":
+        try:
+            outcome, bound = _run_cpsat(task_graph, resource_graph, a, lb, ub, nv, unit,
+                                        time_limit, mip_gap, verbose, t0, check)  # fmt: skip
+        except _OutOfTime:
+            return _stopped_building(solver, formulation, time_limit, mip_gap, t0)
+    else:
+        if solver == "cbc":
+            # Every variable but z is at most 1 (each d of "cut" and y of "pairs" is a
+            # crossing indicator): implied by the rows, but without it CBC's preprocessing
+            # can turn a presolved optimum into a wrong one ("Cgl0014I Postprocessing changed
+            # objective ... possible tolerance issue": 4.0 reported optimal where 1.6 is, on
+            # two tasks). HiGHS keeps the model it always had (same answers).
+            hi[task_graph.n * k + 1 :] = 1.0
+        outcome = milp.run_milp(
+            solver, milp.import_solver(solver), cost, a, lb, ub, integrality=integrality,
+            lb=0.0, ub=hi, sense="min", time_limit=time_limit, mip_gap=mip_gap,
+            verbose=verbose, name="taskmap_exact", started=t0, check=check,
+        )  # fmt: skip
+        bound = outcome.bound
+        if bound is not None:
+            bound = bound * unit  # the user's units (a power of two: exact)
+    xval, message = outcome.x, outcome.message
     # The model always has a solution (any mapping): "infeasible" means the solver failed.
     status = "error" if outcome.status == "infeasible" else outcome.status
     t2 = time.perf_counter()
@@ -332,9 +528,8 @@ def solve_exact_mapping(
         if bound is not None:
             bound = min(bound, objective)
             gap = relative_gap(objective, bound, sense="min")
-        if status == "optimal" and bound is None:
-            bound = objective
-            gap = 0.0
+        if status == "optimal":  # the solver's proof, within its tolerances (1e-6 absolute
+            bound, gap = objective, 0.0  # on z): the bound is the optimum's value
     elif status in ("optimal", "feasible"):
         status = "error"
     return ExactMappingResult(
@@ -343,7 +538,7 @@ def solve_exact_mapping(
         bottleneck=bottleneck,
         method="exact",
         params={
-            "backend": backend,
+            "solver": solver,
             "formulation": form,
             "time_limit": time_limit,
             "mip_gap": float(mip_gap),
@@ -352,9 +547,13 @@ def solve_exact_mapping(
         bound=None if bound is None else float(bound),
         status=status,
         gap=gap,
-        backend=backend,
+        solver=solver,
         formulation=form,
         timings={"build": t1 - t0, "solve": t2 - t1, "total": time.perf_counter() - t0},
         model={"variables": int(nv), "rows": int(a.shape[0]), "integers": task_graph.n * k},
         message=message,
     )
+
+
+#: ``solver=``'s deprecated spelling ``backend=`` accepted here, at the public boundary.
+solve_exact_mapping = renamed_keyword(solve_exact_mapping, "backend", "solver")

@@ -31,7 +31,7 @@ import numpy as np
 from scipy.sparse import csgraph
 
 from .._shared import interrupt
-from .._shared.params import check_method
+from .._shared.params import check_method, offer_incumbent
 from .._shared.seeding import kernel_seed, resolve_seed
 from . import _occupancy
 from .model import (
@@ -505,6 +505,31 @@ def map_tasks(
     >>> tm.map_tasks(tasks, res, method="base", seed=0).mapping.tolist()
     [2, 2, 1]
     """
+    return _map_tasks(task_graph, resource_graph, method=method, seed=seed, initial=initial,
+                      order=order, processor_order=processor_order, acceleration=acceleration,
+                      bound_factor=bound_factor, max_rounds=max_rounds, early_exit=early_exit,
+                      clustering=clustering, offer=True)  # fmt: skip
+
+
+def map_tasks_quietly(task_graph: TaskGraph, resource_graph: ResourceGraph,
+                      on_mapping: Any = None, **params: Any) -> MappingResult:  # fmt: skip
+    """:func:`map_tasks` offering nothing to the time limit in force: for a method that
+    runs it as one of its own starts and keeps its own incumbent (the multilevel mapper):
+    ``on_mapping(mapping, max_occupancy)``, when given, is called instead with each mapping
+    :func:`map_tasks` would offer."""
+    args = dict(method="open+improve", seed=0, initial=None, order=None,
+                processor_order="capacity", acceleration=0.75, bound_factor=0.9,
+                max_rounds=100, early_exit=True, clustering=None)  # fmt: skip
+    args.update(params)
+    return _map_tasks(task_graph, resource_graph, offer=on_mapping or False, **args)
+
+
+def _map_tasks(task_graph, resource_graph, *, method, seed, initial, order, processor_order,
+               acceleration, bound_factor, max_rounds, early_exit, clustering,
+               offer) -> MappingResult:  # fmt: skip
+    """:func:`map_tasks`; with ``offer``, every complete mapping better than the last is
+    offered to the time limit in force (:func:`coalloc._shared.params.offer_incumbent`);
+    the multilevel mapper, which runs it as one of its starts, passes False."""
     t0 = time.perf_counter()
     _check_graphs(task_graph, resource_graph)
     check_method(method, METHODS)
@@ -541,19 +566,6 @@ def map_tasks(
     history = [state.max_occupancy()]
     t3 = time.perf_counter()
     rounds = accepted = 0
-    if do_improve:
-        while rounds < int(max_rounds):
-            interrupt.check()  # a batch's timeout or cancellation
-            rounds += 1
-            if not eng.improve(state, float(acceleration), bound_factor):
-                break
-            accepted += 1
-            history.append(state.max_occupancy())
-    t4 = time.perf_counter()
-    mapping = state.mapping.copy()
-    occ, bott = _plain_max_occupancy(task_graph, resource_graph, mapping)
-    node_occ, link_occ = occupancy_graph(task_graph, resource_graph, mapping)
-    t5 = time.perf_counter()
     params = {
         "processor_order": processor_order if isinstance(processor_order, str) else "given",
         "order": order if isinstance(order, str) or order is None else "given",
@@ -565,29 +577,45 @@ def map_tasks(
         "open_metric": open_metric,
         "improve": do_improve,
     }
-    return MappingResult(
-        mapping=mapping,
-        max_occupancy=float(occ),
-        bottleneck=bott,
-        method=method,
-        seed=None if seed is None else int(seed),
-        timings={
-            "clustering": t2 - t1,
-            "initial": t3 - t2,
-            "improve": t4 - t3,
-            "total": t5 - t0,
-        },
-        iterations={
-            "improve_rounds": rounds,
-            "improve_accepted": accepted,
-            "moves": eng.moves,
-        },
-        params=params,
-        node_occupancy=node_occ,
-        link_occupancy=link_occ,
-        order=task_order,
-        history=history,
-    )
+    seed = None if seed is None else int(seed)
+
+    def build(mapping, timings, iterations, history) -> MappingResult:
+        occ, bott = _plain_max_occupancy(task_graph, resource_graph, mapping)
+        node_occ, link_occ = occupancy_graph(task_graph, resource_graph, mapping)
+        timings["total"] = time.perf_counter() - t0
+        return MappingResult(
+            mapping=mapping, max_occupancy=float(occ), bottleneck=bott, method=method,
+            seed=seed, timings=timings, iterations=iterations, params=dict(params),
+            node_occupancy=node_occ, link_occupancy=link_occ, order=task_order,
+            history=history,
+        )  # fmt: skip
+
+    def offered() -> None:  # the mapping now held, as the time limit's incumbent
+        if callable(offer):  # the caller keeps the incumbent (the multilevel mapper)
+            offer(state.mapping.copy(), history[-1])
+        elif offer:
+            args = (
+                state.mapping.copy(),
+                {"clustering": t2 - t1},
+                {"improve_rounds": rounds, "improve_accepted": accepted},
+                list(history),
+            )
+            offer_incumbent(lambda: build(*args))  # fmt: skip
+
+    offered()
+    if do_improve:
+        while rounds < int(max_rounds):
+            interrupt.check()  # a batch's timeout or cancellation
+            rounds += 1
+            if not eng.improve(state, float(acceleration), bound_factor):
+                break
+            accepted += 1
+            history.append(state.max_occupancy())
+            offered()
+    t4 = time.perf_counter()
+    timings = {"clustering": t2 - t1, "initial": t3 - t2, "improve": t4 - t3}
+    iterations = {"improve_rounds": rounds, "improve_accepted": accepted, "moves": eng.moves}
+    return build(state.mapping.copy(), timings, iterations, history)
 
 
 def _procs_by_kind(resources: ResourceGraph, kind: str, seed: Any) -> np.ndarray:

@@ -58,8 +58,10 @@ from scipy.sparse import csgraph
 
 from .._shared import interrupt
 from .._shared.caches import cache_of
+from .._shared.params import offer_incumbent
 from .._shared.seeding import check_seed
 from . import _multilevel
+from .bounds import lower_bound
 from .model import ResourceGraph, TaskGraph, max_occupancy, occupancy_graph
 from .result import TaskMappingResult
 from .routing import route_table
@@ -129,6 +131,7 @@ class _Topology:
                 adj, unweighted=True, directed=False, indices=procs[:: max(1, len(procs) // 64)]
             )
             ecc = far.max(axis=0)
+        interrupt.check()  # the first call on a resource graph: poll between its steps
         root = int(np.argmin(ecc))
         bfs, pred = csgraph.breadth_first_order(adj, root, directed=False)
         subcap = res.capacity.astype(np.float64).copy()
@@ -154,7 +157,9 @@ class _Topology:
         self.E = res.n_links
         self.cap = res.capacity[node].astype(np.float64)
         self.bw = res.bandwidth.astype(np.float64)
+        interrupt.check()
         table = route_table(res)
+        interrupt.check()
         self.rptr, self.rlink = _multilevel.pair_routes(
             table.pred, table.pred_link, table.proc_row, node
         )
@@ -163,7 +168,9 @@ class _Topology:
         self.hops = lens.reshape(p, p)
         # link -> pairs using it (inverse CSR)
         pair_of = np.repeat(np.arange(p * p, dtype=np.int64), lens)
-        by = np.argsort(self.rlink, kind="stable")
+        # stable: the same order as on int64, by radix sort on small link ids (10x faster)
+        small = np.uint16 if self.E < 2**16 else np.uint32 if self.E < 2**32 else np.int64
+        by = np.argsort(self.rlink.astype(small), kind="stable")
         self.lptr = np.zeros(self.E + 1, dtype=np.int64)
         np.cumsum(np.bincount(self.rlink, minlength=self.E), out=self.lptr[1:])
         self.lpairs = pair_of[by]
@@ -173,10 +180,8 @@ class _Topology:
             np.repeat(np.arange(p * p), lens), weights=inv_bw[self.rlink], minlength=p * p
         ).reshape(p, p)
         # distance along the list: the slowest link between consecutive processors
-        self.gap = np.zeros(max(p - 1, 0))
-        for i in range(p - 1):
-            ids = self.rlink[self.rptr[i * p + i + 1] : self.rptr[i * p + i + 2]]
-            self.gap[i] = inv_bw[ids].sum()
+        idx = np.arange(max(p - 1, 0))
+        self.gap = self.cost[idx, idx + 1].copy()
 
 
 def _topology(res: ResourceGraph) -> _Topology:
@@ -213,7 +218,9 @@ def _coarsen(level: _Level, max_w: float, rng: np.random.Generator) -> Optional[
     n = level.n
     ip, ix, iw, vw = level.ip, level.ix, level.iw, level.vw
     match = np.full(n, -1, dtype=np.int64)
-    for v in rng.permutation(n).tolist():
+    for i, v in enumerate(rng.permutation(n).tolist()):
+        if not i & 255:
+            interrupt.check()  # a time limit or a batch's timeout (about 3 ms apart)
         if match[v] >= 0:
             continue
         lo, hi = ip[v], ip[v + 1]
@@ -333,6 +340,7 @@ def _grow(
     if spectral and n_loc >= 64 and siw.shape[0]:
         tries.append(("spectral", 0))
     for how, s0 in tries:
+        interrupt.check()
         start = None
         if how == "spectral":
             start = _spectral(sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc)), wloc, target)
@@ -411,6 +419,7 @@ def _bisect_map(
     m = np.zeros(level.n, dtype=np.int64)
     stack = [(np.arange(level.n), 0, subset.shape[0])]
     while stack:
+        interrupt.check()  # a split may take a spectral solve and FM passes: poll each
         verts, lo, hi = stack.pop()
         if hi - lo == 1 or verts.shape[0] == 0:
             m[verts] = subset[lo]
@@ -569,7 +578,7 @@ def _refine(state: _State, max_moves: int, n_cand: int = 24, n_light: int = 8) -
     pair_mark = np.zeros(p * p, dtype=bool)
     stall = 0
     while moves < max_moves:
-        if moves % 64 == 0:
+        if moves % 8 == 0:  # a move costs up to a few ms on large levels: poll often
             interrupt.check()
         nocc, locc = state.occ()
         i = int(np.argmax(nocc))
@@ -675,6 +684,77 @@ def _refine(state: _State, max_moves: int, n_cand: int = 24, n_light: int = 8) -
 # --------------------------------------------------------------------------------------
 
 
+def _quick_start(topo: _Topology, fine: _Level) -> np.ndarray:
+    """The tasks in index order cut into blocks, one per processor in hierarchy order, each
+    block's compute proportional to its processor's capacity: a complete mapping in
+    microseconds (the first answer a time limit can return; on stencils in row-major order
+    it is often a fair one)."""
+    w = fine.vw
+    total = float(w.sum())
+    if fine.n == 0 or total <= 0:
+        return np.zeros(fine.n, dtype=np.int64)
+    ccap = np.cumsum(topo.cap)
+    mid = (np.cumsum(w) - w / 2) / total
+    return np.searchsorted(ccap / ccap[-1], mid, side="right").clip(0, topo.P - 1)
+
+
+class _Incumbent:
+    """The best complete mapping the run has held so far, offered to the time limit in
+    force (:func:`coalloc._shared.params.offer_incumbent`): a level's mapping is projected
+    to the tasks (a coarse mapping has exactly the loads of its projection) only if the
+    deadline stops the run."""
+
+    def __init__(self, tasks, resources, topo, levels, seed, params, started):
+        self.args = (tasks, resources, topo, levels, seed, params, started)
+        self.value = np.inf
+        self.floor = lower_bound(tasks, resources)
+        self.best: Optional[tuple] = None
+
+    def offer(self, value: float, m: np.ndarray, depth: int, history: list, **counts) -> None:
+        """Offer ``m`` (processor positions of the vertices of level ``depth``) when its
+        maximum occupancy ``value`` is below the best offered so far."""
+        if not value < self.value * (1 - 1e-12):
+            return
+        self.value = value
+        m, history = m.copy(), [float(h) for h in history]
+        tasks, resources, topo, levels, seed, params, started = self.args
+        self.best = (m, depth, history, counts)
+
+        def build() -> TaskMappingResult:
+            fine = m
+            for d in range(depth - 1, -1, -1):
+                fine = fine[levels[d].cmap]
+            iterations = {"levels": len(levels), **counts,
+                          "processors_used": int(np.unique(fine).shape[0])}  # fmt: skip
+            timings = {"total": time.perf_counter() - started}
+            return _result(tasks, resources, topo.order_nodes[fine], seed, dict(params),
+                           timings, iterations, history)  # fmt: skip
+
+        offer_incumbent(build)
+        if value <= self.floor * (1 + 1e-12):  # it meets the lower bound: nothing is better
+            raise _AtBound()
+
+    def result(self, timings: dict, moves: int) -> TaskMappingResult:
+        """The mapping last offered, as the method's answer (it met the lower bound)."""
+        m, depth, history, counts = self.best
+        tasks, resources, topo, levels, seed, params, _ = self.args
+        for d in range(depth - 1, -1, -1):
+            m = m[levels[d].cmap]
+        iterations = {"levels": len(levels), "moves": moves,
+                      "processors_used": int(np.unique(m).shape[0]),
+                      "initial_processors": int(counts.get("initial_processors", topo.P)),
+                      "initial_level": int(counts.get("initial_level", -2)),
+                      "stopped_at_bound": 1}  # fmt: skip
+        out = _result(tasks, resources, topo.order_nodes[m], seed, params, timings,
+                      iterations, history)  # fmt: skip
+        out.bound = min(self.floor, float(out.max_occupancy))  # the proof it stopped on
+        return out
+
+
+class _AtBound(Exception):
+    """Raised when a mapping meets :func:`~coalloc.taskmap.bounds.lower_bound`."""
+
+
 def _prefixes(p: int) -> list:
     ks = {p}
     k = p
@@ -737,8 +817,13 @@ def map_multilevel(
         ``method`` "multilevel"; ``timings`` has ``"coarsen"``, ``"initial"``,
         ``"refine"``, ``"total"``; ``iterations`` ``"levels"``, ``"moves"``,
         ``"processors_used"``, ``"initial_processors"``, ``"initial_level"`` (-1: the
-        paper's mapping was the best start); ``history`` the maximum occupancy after the
-        initial mapping and after each level's refinement.
+        paper's open+improve was the best start, -2 the quick block start, -3 the paper's
+        base), and ``"stopped_at_bound"`` 1 when a mapping met
+        :func:`~coalloc.taskmap.bounds.lower_bound` (then ``bound`` is set: it is optimal);
+        ``history`` the maximum occupancy after the initial mapping and after each level's
+        refinement. Under a time limit (:func:`coalloc.taskmap.solve`) every better mapping
+        is offered as it comes: the quick start, the paper's base and open+improve (up to
+        ``paper_start`` tasks), each initial start, each level's refinement.
 
     Raises
     ------
@@ -796,98 +881,138 @@ def map_multilevel(
         tasks.node_weight.astype(np.float64),
     )
     levels = [fine]
-    target = max(int(coarse_factor * topo.P), 16)
-    total_w = float(fine.vw.sum())
-    max_w = 1.5 * total_w / target if total_w > 0 else np.inf
-    while levels[-1].n > target:
-        nxt = _coarsen(levels[-1], max_w, rng)
-        if nxt is None:
-            break
-        levels.append(nxt)
-    t1 = time.perf_counter()
-    coarse = levels[-1]
-    ks = _prefixes(topo.P) if subsets else [topo.P]
-    # processor subsets: prefixes of the hierarchy order, and the k fastest processors
-    # (ties: hierarchy order), each kept in hierarchy order for the bisection
-    fastest = np.argsort(-topo.cap, kind="stable")
-    sets: list = []
-    seen_sets: set = set()
-    for k in ks:
-        for sub in (np.arange(k, dtype=np.int64), np.sort(fastest[:k]).astype(np.int64)):
-            if sub.tobytes() not in seen_sets:  # equal subsets (int64 alike): equal bytes
-                seen_sets.add(sub.tobytes())
-                sets.append(sub)
-    starts = []
-    seen_shares: list = []
-    for alpha in speed_exponents:
-        share = topo.cap**alpha
-        share = share / share.max()
-        if any(np.array_equal(share, other) for other in seen_shares):
-            continue  # equal capacities: every exponent gives the same shares
-        seen_shares.append(share)
-        for i, sub in enumerate(sets if len(seen_shares) == 1 else sets[:1]):
-            st = _State(topo, coarse, _bisect_map(topo, coarse, sub, share, full=False))
-            _cut_refine(st, sub, share)
-            starts.append((st.maximum(), -sub.shape[0], -alpha, i, st, share, sub))
-    starts.sort(key=lambda x: x[:4])
-    t2 = time.perf_counter()
-    best = None
-    total_moves = 0
-    coarsest = len(levels) - 1
-    plan = []
-    fine_left = max(_FINE_STARTS, _FINE_WORK // max(tasks.n, 1))
-    for rank, start in enumerate(starts):
-        # the kept starts through all levels, the best of them also bisected again on the
-        # finest graph; every start on all processors (one per speed exponent) is bisected
-        # on the finest graph too (the coarse ranking is a weak predictor there)
-        tops = []
-        if rank < keep:
-            tops.append(coarsest)
-        if (rank < _FINE_STARTS or start[6].shape[0] == topo.P) and coarsest > 0:
-            if fine_left > 0:
-                tops.append(0)
-                fine_left -= 1
-        if tops:
-            plan.append((start, tops))
-    for (occ0, _, _, _, st, share, sub), tops in plan:
-        for top in tops:
-            if top == coarsest:
-                m, history = st.m, [occ0]
-            else:
-                m = _bisect_map(topo, levels[top], sub, share, full=tasks.n <= _FINE_WORK // 4)
-                history = []
-            for depth in range(top, -1, -1):
-                lv = levels[depth]
-                if depth < top:
-                    m = m[lv.cmap]
-                state = _State(topo, lv, m)
-                before = state.maximum()
-                total_moves += _cut_refine(state, sub, share)
-                cap = max_moves if max_moves is not None else max(200, 4 * lv.n)
-                total_moves += _refine(state, cap)
-                if state.maximum() > before * (1 + 1e-12):
-                    # the route-cost pass raised a load the bottleneck moves did not undo:
-                    # bottleneck moves alone from the mapping the level started with
-                    state = _State(topo, lv, m)
-                    total_moves += _refine(state, cap)
-                m = state.m
-                history.append(state.maximum())
-            if best is None or history[-1] < best[0] * (1 - 1e-12):
-                best = (history[-1], m, history, sub.shape[0], top)
-    if tasks.n <= paper_start:
-        # the paper's open+improve (unchanged) as one more start, refined by bottleneck moves
-        from .mapper import map_tasks
+    inc = _Incumbent(tasks, resources, topo, levels, seed, params, t0)
+    total_moves, t1 = 0, None
+    try:
+        quick = _quick_start(topo, fine)
+        quick_occ = _State(topo, fine, quick).maximum()
+        inc.offer(quick_occ, quick, 0, [quick_occ], initial_level=-2)
+        interrupt.check()  # the next steps may import and build the clustering first
+        paper = None
+        if tasks.n <= paper_start:
+            # the paper's open+improve (unchanged) as one more start, refined by bottleneck
+            # moves; first, since it is quick there (its mappings are offered as they come),
+            # and weighed against the others last (ties go to the multilevel's starts)
+            from .mapper import map_tasks_quietly
 
-        paper = map_tasks(tasks, resources, method="open+improve", seed=seed)
-        where = np.empty(resources.n_nodes, dtype=np.int64)
-        where[topo.order_nodes] = np.arange(topo.P)
-        state = _State(topo, levels[0], where[paper.mapping])
-        history = [state.maximum()]
-        cap = max_moves if max_moves is not None else max(200, 4 * tasks.n)
-        total_moves += _refine(state, cap)
-        history.append(state.maximum())
-        if history[-1] < best[0] * (1 - 1e-12):
-            best = (history[-1], state.m, history, int(np.unique(state.m).shape[0]), -1)
+            where = np.empty(resources.n_nodes, dtype=np.int64)
+            where[topo.order_nodes] = np.arange(topo.P)
+
+            def offer_from(level: int):
+                def on_mapping(mapping: np.ndarray, value: float) -> None:
+                    inc.offer(value, where[mapping], 0, [value], initial_level=level)
+
+                return on_mapping
+
+            # the paper's "base" first: its clustering and one greedy pass take milliseconds
+            found = map_tasks_quietly(tasks, resources, offer_from(-3), method="base", seed=seed)
+            value = _State(topo, levels[0], where[found.mapping]).maximum()
+            first = (value, where[found.mapping], [value], len(set(found.mapping.tolist())), -3)
+            found = map_tasks_quietly(  # the same task order (clustering) as base's
+                tasks,
+                resources,
+                offer_from(-1),
+                method="open+improve",
+                seed=seed,
+                order=found.order,
+            )
+            state = _State(topo, levels[0], where[found.mapping])
+            history = [state.maximum()]
+            cap = max_moves if max_moves is not None else max(200, 4 * tasks.n)
+            total_moves += _refine(state, cap)
+            history.append(state.maximum())
+            inc.offer(history[-1], state.m, 0, history, moves=total_moves, initial_level=-1)
+            paper = (history[-1], state.m, history, int(np.unique(state.m).shape[0]), -1)
+        target = max(int(coarse_factor * topo.P), 16)
+        total_w = float(fine.vw.sum())
+        max_w = 1.5 * total_w / target if total_w > 0 else np.inf
+        while levels[-1].n > target:
+            nxt = _coarsen(levels[-1], max_w, rng)
+            if nxt is None:
+                break
+            levels.append(nxt)
+        t1 = time.perf_counter()
+        coarse = levels[-1]
+        coarsest = len(levels) - 1
+        ks = _prefixes(topo.P) if subsets else [topo.P]
+        # processor subsets: prefixes of the hierarchy order, and the k fastest processors
+        # (ties: hierarchy order), each kept in hierarchy order for the bisection
+        fastest = np.argsort(-topo.cap, kind="stable")
+        sets: list = []
+        seen_sets: set = set()
+        for k in ks:
+            for sub in (np.arange(k, dtype=np.int64), np.sort(fastest[:k]).astype(np.int64)):
+                if sub.tobytes() not in seen_sets:  # equal subsets (int64 alike): equal bytes
+                    seen_sets.add(sub.tobytes())
+                    sets.append(sub)
+        starts = []
+        seen_shares: list = []
+        for alpha in speed_exponents:
+            share = topo.cap**alpha
+            share = share / share.max()
+            if any(np.array_equal(share, other) for other in seen_shares):
+                continue  # equal capacities: every exponent gives the same shares
+            seen_shares.append(share)
+            for i, sub in enumerate(sets if len(seen_shares) == 1 else sets[:1]):
+                st = _State(topo, coarse, _bisect_map(topo, coarse, sub, share, full=False))
+                _cut_refine(st, sub, share)
+                starts.append((st.maximum(), -sub.shape[0], -alpha, i, st, share, sub))
+                inc.offer(st.maximum(), st.m, coarsest, [st.maximum()], initial_level=coarsest)
+        starts.sort(key=lambda x: x[:4])
+        t2 = time.perf_counter()
+        best = None
+        plan = []
+        fine_left = max(_FINE_STARTS, _FINE_WORK // max(tasks.n, 1))
+        for rank, start in enumerate(starts):
+            # the kept starts through all levels, the best of them also bisected again on the
+            # finest graph; every start on all processors (one per speed exponent) is bisected
+            # on the finest graph too (the coarse ranking is a weak predictor there)
+            tops = []
+            if rank < keep:
+                tops.append(coarsest)
+            if (rank < _FINE_STARTS or start[6].shape[0] == topo.P) and coarsest > 0:
+                if fine_left > 0:
+                    tops.append(0)
+                    fine_left -= 1
+            if tops:
+                plan.append((start, tops))
+        for (occ0, _, _, _, st, share, sub), tops in plan:
+            for top in tops:
+                if top == coarsest:
+                    m, history = st.m, [occ0]
+                else:
+                    m = _bisect_map(topo, levels[top], sub, share, full=tasks.n <= _FINE_WORK // 4)
+                    history = []
+                for depth in range(top, -1, -1):
+                    lv = levels[depth]
+                    if depth < top:
+                        m = m[lv.cmap]
+                    state = _State(topo, lv, m)
+                    before = state.maximum()
+                    total_moves += _cut_refine(state, sub, share)
+                    cap = max_moves if max_moves is not None else max(200, 4 * lv.n)
+                    total_moves += _refine(state, cap)
+                    if state.maximum() > before * (1 + 1e-12):
+                        # the route-cost pass raised a load the bottleneck moves did not undo:
+                        # bottleneck moves alone from the mapping the level started with
+                        state = _State(topo, lv, m)
+                        total_moves += _refine(state, cap)
+                    m = state.m
+                    history.append(state.maximum())
+                    inc.offer(history[-1], m, depth, history, moves=total_moves,
+                              initial_processors=int(sub.shape[0]), initial_level=top)  # fmt: skip
+                if best is None or history[-1] < best[0] * (1 - 1e-12):
+                    best = (history[-1], m, history, sub.shape[0], top)
+        if paper is not None and paper[0] < best[0] * (1 - 1e-12):
+            best = paper
+        if paper is not None and first[0] < best[0] * (1 - 1e-12):
+            best = first  # the paper's plain "base" mapping is the best (rare)
+        if quick_occ < best[0] * (1 - 1e-12):  # the quick start is the best (rare)
+            best = (quick_occ, quick, [quick_occ], topo.P, -2)
+    except _AtBound:  # a mapping met the lower bound: it is optimal, stop here
+        now = time.perf_counter()
+        timings = {"coarsen": (t1 or now) - t0, "total": now - t0}
+        return inc.result(timings, total_moves)
     t3 = time.perf_counter()
     mapping = topo.order_nodes[best[1]]
     timings = {"coarsen": t1 - t0, "initial": t2 - t1, "refine": t3 - t2, "total": t3 - t0}

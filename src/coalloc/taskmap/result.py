@@ -90,6 +90,10 @@ class TaskMappingResult(Result):
     bound: Optional[float] = None
     gap: Optional[float] = None
 
+    #: The objective's direction (:func:`coalloc._shared.result.settle`): the maximum
+    #: occupancy is minimised.
+    sense = "min"
+
     @property
     def objective(self) -> Optional[float]:
         """The maximum occupancy (minimised)."""
@@ -127,8 +131,9 @@ class ExactMappingResult(MappingResult):
     ``mapping`` is the best mapping found (None when none was found in time), ``objective``
     (= ``max_occupancy``) its maximum occupancy recomputed from scratch, ``bound`` a proven
     lower bound on the optimum, ``gap`` = ``(objective - bound) / objective``, ``status``
-    ``"optimal"``, ``"feasible"`` (a mapping, optimality not proven: a positive
-    ``mip_gap``), ``"time_limit"`` (a time limit or Ctrl-C stopped the solver before the
+    ``"optimal"`` (the objective meets the bound: :func:`coalloc._shared.result.settle`),
+    ``"feasible"`` (a mapping, optimality not proven: a positive ``mip_gap``, or CP-SAT's
+    rounding), ``"time_limit"`` (a time limit or Ctrl-C stopped the solver before the
     proof: the incumbent mapping when there was one, else ``mapping`` None) or
     ``"error"``; ``timings`` has ``"build"``, ``"solve"``, ``"total"``.
 
@@ -138,8 +143,9 @@ class ExactMappingResult(MappingResult):
         As in :class:`MappingResult`.
     node_occupancy, link_occupancy, order, history, status, message, bound, gap : object
         As in :class:`MappingResult`.
-    backend, formulation : str
-        The solver and the linearisation used.
+    solver, formulation : str
+        The integer-programming solver (``"highs"``, ``"cbc"`` or ``"cpsat"``) and the
+        linearisation used (``backend`` is a deprecated read-only alias of ``solver``).
     model : dict
         Sizes of the model (variables, rows).
 
@@ -153,9 +159,18 @@ class ExactMappingResult(MappingResult):
     ('optimal', [2, 2, 1], 0.6, 0.6)
     """
 
-    backend: str = ""
+    solver: str = ""
     formulation: str = ""
     model: dict = field(default_factory=dict)
+
+    @property
+    def backend(self) -> str:
+        """Deprecated: the solver's name (:attr:`solver`; ``backend`` names kernels now)."""
+        import warnings
+
+        warnings.warn("ExactMappingResult.backend is deprecated: read .solver",
+                      DeprecationWarning, stacklevel=2)  # fmt: skip
+        return self.solver
 
 
 @dataclass(frozen=True, eq=False)

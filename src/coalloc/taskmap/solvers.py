@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Dict, NamedTuple, Optional
+from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
-from .._shared.family import FamilyInstance, solver_keyword
+import numpy as np
+
+from .._shared.family import FamilyInstance, renamed_keyword
 from .._shared.params import check_method, with_time_limit
+from .._shared.result import relative_gap, settle
 from .._shared.seeding import check_seed
+from .bounds import lower_bound
 from .exact import solve_exact_mapping
 from .mapper import METHODS as VARIANTS
 from .mapper import MappingResult, map_tasks
 from .model import ResourceGraph, TaskGraph
 from .multilevel import map_multilevel
+from .portfolio import map_portfolio
 from .result import stopped_result
 from .verify import MappingReport, verify_mapping
 
@@ -49,17 +54,22 @@ def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
     return with_time_limit(func, functools.partial(stopped_result, method=name))
 
 
-#: Registered methods: the multilevel bottleneck mapper (issue 26), the four variants of
-#: section 5.2 (the paper's reference, unchanged) and the exact MILP.
+#: Registered methods: the portfolio (the default, issue 36), the multilevel bottleneck
+#: mapper (issue 26), the four variants of section 5.2 (the paper's reference, unchanged)
+#: and the exact MILP.
 METHODS: Dict[str, Callable[..., MappingResult]] = {
+    "portfolio": map_portfolio,  # takes time_limit itself
     "multilevel": _timed(map_multilevel, "multilevel"),
     **{name: _timed(_variant(name), name) for name in VARIANTS},
-    "exact": solver_keyword(_exact),  # solver="highs"|"cbc"
+    "exact": renamed_keyword(_exact, "backend", "solver"),  # solver="highs"|"cbc"|"cpsat"
 }
-#: The method :func:`solve` uses when none is named: the multilevel mapper, which beats the
+#: The method :func:`solve` uses when none is named: the portfolio
+#: (:func:`~coalloc.taskmap.portfolio.map_portfolio`): the multilevel mapper, which beats the
 #: paper's variants and Scotch, KaHIP and METIS on the maximum occupancy
-#: (``bench/taskmap/vs_peers.py``).
-DEFAULT_METHOD = "multilevel"
+#: (``bench/taskmap/vs_peers.py``) and runs the paper's ``open+improve`` first on up to 300
+#: tasks, then the exact MILP on tiny instances, one incumbent shared
+#: (``bench/taskmap/budget.py``).
+DEFAULT_METHOD = "portfolio"
 
 
 def solve(
@@ -68,20 +78,35 @@ def solve(
     method: str = DEFAULT_METHOD,
     *,
     seed: Optional[int] = 0,
+    bound: bool = False,
     **params: Any,
 ) -> MappingResult:
     """Map ``task_graph`` onto ``resource_graph`` with any method of the family.
+
+    Every method takes ``time_limit`` (seconds, default None): at the deadline it returns
+    the best mapping it had found, with status ``"time_limit"`` (or no mapping, when it had
+    found none). The result's status follows the one rule of
+    :func:`coalloc._shared.result.settle`: ``"optimal"`` when the maximum occupancy meets a
+    proven lower bound (the exact solver's, or :func:`~coalloc.taskmap.bounds.lower_bound`
+    with ``bound=True``), ``"feasible"`` for a mapping of a method that ended by itself,
+    ``"time_limit"`` when the budget ended it.
 
     Parameters
     ----------
     task_graph : TaskGraph
     resource_graph : ResourceGraph
-    method : str, default "multilevel"
+    method : str, default "portfolio"
+        ``"portfolio"`` (:func:`~coalloc.taskmap.portfolio.map_portfolio`: the
+        multilevel mapper with the paper's start, and the exact MILP on tiny instances),
         ``"multilevel"`` (:func:`~coalloc.taskmap.multilevel.map_multilevel`),
         ``"open+improve"``, ``"open"``, ``"base+improve"``, ``"base"`` (the heuristics of
         Taura & Chien, :func:`map_tasks`) or ``"exact"`` (:func:`solve_exact_mapping`).
     seed : int, optional
         Seed of the clustering or of the matching (the exact method is deterministic).
+    bound : bool, default False
+        Attach a proven lower bound on the optimal maximum occupancy and the gap:
+        :func:`~coalloc.taskmap.bounds.lower_bound` (a function of the graphs: the same on
+        any machine), or the exact solver's bound when that is higher.
     **params
         Parameters of the method.
 
@@ -98,7 +123,18 @@ def solve(
     True
     """
     check_method(method, METHODS)
-    return METHODS[method](task_graph, resource_graph, seed=check_seed(seed), **params)
+    if not isinstance(bound, (bool, np.bool_)):
+        raise TypeError(f"bound must be a bool, got {type(bound).__name__}")
+    result = METHODS[method](task_graph, resource_graph, seed=check_seed(seed), **params)
+    if bound:
+        cheap = lower_bound(task_graph, resource_graph)
+        if result.mapping is not None:  # never above the answer (the exact bound is capped)
+            cheap = min(cheap, float(result.max_occupancy))
+        result.bound = cheap if result.bound is None else max(float(result.bound), cheap)
+        result.params["bound"] = True
+    if result.mapping is not None and result.bound is not None:
+        result.gap = relative_gap(result.max_occupancy, result.bound, sense="min")
+    return settle(result)
 
 
 class _Parts(NamedTuple):
@@ -136,7 +172,39 @@ class TaskMapInstance(FamilyInstance, _Parts):
     METHODS = METHODS
     DEFAULT_METHOD = DEFAULT_METHOD
     SOLUTION_FIELD = "mapping"
+    SOLVE_KEYWORDS = frozenset({"bound"})  # taken by solve() itself
     _solve_function = staticmethod(solve)
+
+    @classmethod
+    def check_params(cls, method: Optional[str], params: Mapping[str, Any]) -> None:
+        """Reject an unknown method or parameter names it does not take, before any work.
+
+        Parameters
+        ----------
+        method : str or None
+            A name of :data:`METHODS` (None: :data:`DEFAULT_METHOD`).
+        params : mapping
+            The keyword parameters a batch would pass to :meth:`solve`.
+
+        Raises
+        ------
+        ValueError
+            An unknown method.
+        TypeError
+            A parameter name the method does not take, or ``bound`` that is not a bool.
+
+        Examples
+        --------
+        >>> from coalloc.taskmap import Instance
+        >>> Instance.check_params("multilevel", {"bound": True, "time_limit": 1.0})
+        >>> Instance.check_params("open", {"speed": 3})
+        Traceback (most recent call last):
+        ...
+        TypeError: method ... takes no parameter(s) ['speed']; ...
+        """
+        super().check_params(method, params)
+        if "bound" in params and not isinstance(params["bound"], (bool, np.bool_)):
+            raise TypeError(f"bound must be a bool, got {type(params['bound']).__name__}")
 
     def _verify_solution(self, result: MappingResult) -> MappingReport:
         return verify_mapping(
