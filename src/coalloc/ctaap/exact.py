@@ -59,20 +59,25 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._shared import milp
+from .._shared import interrupt, milp
 from .._shared import params as checks
+from .._shared.caches import cache_of
 from .._shared.milp import BACKENDS
 from .._shared.result import relative_gap
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
 from .verify import verify
 
-__all__ = ["solve_exact", "upper_bound", "BACKENDS", "FORMULATIONS"]
+__all__ = ["solve_exact", "upper_bound", "SOLVERS", "BACKENDS", "FORMULATIONS"]
+
+#: The integer-programming solvers of :func:`solve_exact` (``solver=``).
+SOLVERS = BACKENDS
 
 #: Linearisations of constraint (4).
 FORMULATIONS = ("auto", "pairwise", "aggregated")
@@ -255,7 +260,9 @@ def _clique_cover_size(adj: np.ndarray) -> int:
     order = np.argsort(adj.sum(axis=1), kind="stable")
     common = np.zeros((0, nv), dtype=bool)  # common[c, v]: v adjacent to all of clique c
     n_cliques = 0
-    for v in order.tolist():
+    for step, v in enumerate(order.tolist()):
+        if not step & 63:
+            interrupt.check()  # a solve's deadline, Ctrl-C (the anytime search's bound)
         hits = np.flatnonzero(common[:n_cliques, v])
         if hits.size:
             c = hits[0]
@@ -274,15 +281,29 @@ def tightened_capacity(request: Request, offer: Offer, compat: np.ndarray) -> np
     ``min(cap[j], n, #cliques of a greedy clique partition of the tasks that fit j and
     conflict inside j)``: no feasible allocation places more tasks on cluster ``j``.
     """
+    # Computed once per (request, offer) pair and kept beside the offer (never on it): the
+    # bounds ask for it several times per call.
+    store = cache_of(offer).setdefault("tightened_capacity", {})
+    hit = store.get(id(request))
+    if hit is not None and hit[0]() is request and np.array_equal(hit[1], compat):
+        return hit[2].copy()
+    cap = _tightened_capacity(request, offer, compat)
+    store[id(request)] = (weakref.ref(request), compat.copy(), cap.copy())
+    return cap
+
+
+def _tightened_capacity(request: Request, offer: Offer, compat: np.ndarray) -> np.ndarray:
     n, m = request.n, offer.m
     # no cluster can take more than the n tasks: the flow capacities then fit in int32
     cap = np.minimum(offer.capacity, n).astype(np.int64)
     B = request.bandwidth
+    dense = B.toarray() if B.nnz and n <= 2000 else None  # one conversion, not m
     for j in range(m):
+        interrupt.check()
         cand = np.flatnonzero(compat[:, j])
         if cand.size <= 1 or cand.size > _CLIQUE_LIMIT or cap[j] <= 1 or B.nnz == 0:
             continue
-        sub = B[cand][:, cand].toarray()
+        sub = dense[np.ix_(cand, cand)] if dense is not None else B[cand][:, cand].toarray()
         adj = (sub > offer.bandwidth[j, j]) | (sub.T > offer.bandwidth[j, j])
         np.fill_diagonal(adj, False)
         if not adj.any():
@@ -387,17 +408,17 @@ def _checker(model: _Model, request: Request, offer: Offer):
     return check
 
 
-def _run(backend, solver_pkg, model: _Model, formulation, deadline, mip_gap, threads, seed,
+def _run(solver, solver_pkg, model: _Model, formulation, deadline, mip_gap, threads, seed,
          verbose, check=None):  # fmt: skip
     """Build the chosen linearisation and solve it on the shared runner."""
-    if backend == "cpsat":
+    if solver == "cpsat":
         return _run_cpsat(solver_pkg, model, formulation, deadline, mip_gap, threads, seed,
                           verbose, check)  # fmt: skip
     A, ub = model.constraint_matrix(formulation)
     nv = model.nvar
     t_built = time.perf_counter()
     outcome = milp.run_milp(
-        backend, solver_pkg, np.ones(nv), A, np.full(A.shape[0], -np.inf), ub,
+        solver, solver_pkg, np.ones(nv), A, np.full(A.shape[0], -np.inf), ub,
         integrality=np.ones(nv), lb=0.0, ub=1.0, sense="max",
         time_limit=milp.remaining(deadline), mip_gap=mip_gap, threads=threads, seed=seed,
         verbose=verbose, name="coalloc_exact", check=check,
@@ -454,7 +475,7 @@ def solve_exact(
     offer: Offer,
     *,
     seed: Optional[int] = 0,
-    backend: str = "highs",
+    solver: str = "highs",
     time_limit: Optional[float] = None,
     formulation: str = "auto",
     mip_gap: float = 0.0,
@@ -470,7 +491,7 @@ def solve_exact(
     seed : int, optional
         Random seed of CBC (``randomCbcSeed``) and CP-SAT (``random_seed``). HiGHS through
         SciPy exposes no seed and is deterministic.
-    backend : {"highs", "cbc", "cpsat"}, default "highs"
+    solver : {"highs", "cbc", "cpsat"}, default "highs"
         ``"highs"``: HiGHS through highspy; ``"cbc"``: PuLP's ``PULP_CBC_CMD``;
         ``"cpsat"``: OR-Tools CP-SAT. The last two need ``pip install 'coalloc[exact]'``.
     time_limit : float, optional
@@ -509,7 +530,7 @@ def solve_exact(
     Raises
     ------
     ValueError
-        On an unknown ``backend`` or ``formulation``, a non-positive ``time_limit``, or
+        On an unknown ``solver`` or ``formulation``, a non-positive ``time_limit``, or
         other malformed arguments (the message names the argument).
     ImportError
         When the back-end's optional package is missing.
@@ -523,20 +544,22 @@ def solve_exact(
     >>> result.status, result.assignment.tolist(), result.objective, result.bound
     ('optimal', [-1, 1, 1], 2.0, 2.0)
     """
+    started = time.perf_counter()  # the time limit counts from here, the import included
     check_compatible(request, offer)
-    checks.check_exact_options(backend, BACKENDS, time_limit, mip_gap, threads, seed)
+    checks.choice(solver, SOLVERS, "solver")
+    checks.check_exact_options(solver, SOLVERS, time_limit, mip_gap, threads, seed)
     checks.choice(formulation, FORMULATIONS, "formulation")
     if seed is not None:
         seed = int(seed)
     threads = int(threads)
     mip_gap = float(mip_gap)
-    solver_pkg = milp.import_backend(backend)  # (import time is not counted in the timings)
+    solver_pkg = milp.import_backend(solver)  # counted in the time limit, not in the timings
     t0 = time.perf_counter()
     form = formulation
     if form == "auto":
-        form = "pairwise" if backend == "cpsat" else "aggregated"
+        form = "pairwise" if solver == "cpsat" else "aggregated"
     params = {
-        "backend": backend,
+        "solver": solver,
         "formulation": form,
         "time_limit": None if time_limit is None else float(time_limit),
         "mip_gap": mip_gap,
@@ -583,10 +606,10 @@ def solve_exact(
             t_solved=t_now,
         )
 
-    deadline = checks.deadline(time_limit, t0)  # the one rule: from the call's start
+    deadline = checks.deadline(time_limit, started)  # the one rule: from the call's start
     try:
         outcome, t_built = _run(
-            backend,
+            solver,
             solver_pkg,
             model,
             form,
@@ -612,7 +635,7 @@ def solve_exact(
         t_now = time.perf_counter()
         return result(
             "error",
-            f"{backend} failed: {type(exc).__name__}: {exc}",
+            f"{solver} failed: {type(exc).__name__}: {exc}",
             bound=ub_comb,
             t_built=t_now,
             t_solved=t_now,
