@@ -297,17 +297,27 @@ def _tightened_capacity(request: Request, offer: Offer, compat: np.ndarray) -> n
     # no cluster can take more than the n tasks: the flow capacities then fit in int32
     cap = np.minimum(offer.capacity, n).astype(np.int64)
     B = request.bandwidth
-    dense = B.toarray() if B.nnz and n <= 2000 else None  # one conversion, not m
+    # The stored links once (off the diagonal): a cluster's conflicts are those of its
+    # candidates above its own bandwidth, O(links) per cluster, not O(candidates^2).
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(B.indptr))
+    cols = B.indices.astype(np.int64, copy=False)
+    off_diag = rows != cols
+    rows, cols, data = rows[off_diag], cols[off_diag], B.data[off_diag]
+    local = np.full(n, -1, dtype=np.int64)
     for j in range(m):
         interrupt.check()
         cand = np.flatnonzero(compat[:, j])
         if cand.size <= 1 or cand.size > _CLIQUE_LIMIT or cap[j] <= 1 or B.nnz == 0:
             continue
-        sub = dense[np.ix_(cand, cand)] if dense is not None else B[cand][:, cand].toarray()
-        adj = (sub > offer.bandwidth[j, j]) | (sub.T > offer.bandwidth[j, j])
-        np.fill_diagonal(adj, False)
-        if not adj.any():
+        bites = (data > offer.bandwidth[j, j]) & compat[rows, j] & compat[cols, j]
+        if not bites.any():
             continue
+        local[cand] = np.arange(cand.size, dtype=np.int64)
+        adj = np.zeros((cand.size, cand.size), dtype=bool)
+        a, b = local[rows[bites]], local[cols[bites]]
+        adj[a, b] = True
+        adj[b, a] = True  # either direction of a link conflicts
+        local[cand] = -1
         cap[j] = min(cap[j], _clique_cover_size(adj))
     return cap
 
@@ -568,6 +578,7 @@ def solve_exact(
     n = request.n
     assignment = np.full(n, -1, dtype=np.int64)
 
+    deadline = checks.deadline(time_limit, started)  # the one rule: from the call's start
     model = _Model(request, offer)
     ub_comb = upper_bound(request, offer)
     params["model"] = {
@@ -606,7 +617,16 @@ def solve_exact(
             t_solved=t_now,
         )
 
-    deadline = checks.deadline(time_limit, started)  # the one rule: from the call's start
+    if checks.expired(deadline):  # building the model took the whole budget
+        t_now = time.perf_counter()
+        return result(
+            "time_limit",
+            f"the time limit ({time_limit:g} s) passed while the model was built; no "
+            f"allocation; proven upper bound {int(ub_comb)}",
+            bound=float(ub_comb),
+            t_built=t_now,
+            t_solved=t_now,
+        )
     try:
         outcome, t_built = _run(
             solver,
