@@ -436,11 +436,17 @@ def _run(solver, solver_pkg, model: _Model, formulation, deadline, mip_gap, thre
     return outcome, t_built
 
 
+class _BuildStopped(Exception):
+    """The time limit passed while a model was posted to the solver (before it ran)."""
+
+
 def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads, seed, verbose,
                check=None):  # fmt: skip
     nv = model.nvar
     mdl = cp_model.CpModel()
     xs = [mdl.NewBoolVar(f"x{v}") for v in range(nv)]
+    if checks.expired(deadline):
+        raise _BuildStopped()
     task_rows, cl_rows = model.base_rows()
     order = np.argsort(model.task, kind="stable")
     starts = np.searchsorted(model.task[order], np.arange(model.n + 1))
@@ -454,7 +460,9 @@ def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads,
         )
     n_rows = task_rows.size + cl_rows.size
     if formulation == "pairwise":
-        for u, v in zip(model.pair_u.tolist(), model.pair_v.tolist()):
+        for k, (u, v) in enumerate(zip(model.pair_u.tolist(), model.pair_v.tolist())):
+            if not k & 8191 and checks.expired(deadline):
+                raise _BuildStopped()  # posting millions of rows takes seconds
             mdl.AddAtMostOne([xs[u], xs[v]])
         n_rows += model.n_pairs
     else:
@@ -463,6 +471,8 @@ def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads,
         starts = np.searchsorted(ent_row[order], np.arange(row_u.size + 1))
         ent_v = ent_v[order]
         for r, u in enumerate(row_u.tolist()):
+            if not r & 8191 and checks.expired(deadline):
+                raise _BuildStopped()
             members = ent_v[starts[r] : starts[r + 1]].tolist()
             mdl.Add(sum(xs[v] for v in members) <= 0).OnlyEnforceIf(xs[u])
         n_rows += row_u.size
@@ -651,6 +661,16 @@ def solve_exact(
             "rows": outcome.rows,
             "time_limit": outcome.time_limit,
         }
+    except _BuildStopped:  # the deadline passed while CP-SAT's model was posted
+        t_now = time.perf_counter()
+        return result(
+            "time_limit",
+            f"the time limit ({time_limit:g} s) passed while the model was built; no "
+            f"allocation; proven upper bound {int(ub_comb)}",
+            bound=float(ub_comb),
+            t_built=t_now,
+            t_solved=t_now,
+        )
     except Exception as exc:  # a solver crash is reported, not raised
         t_now = time.perf_counter()
         return result(
