@@ -93,8 +93,8 @@ def main(argv=None):
             print(f"bounds differing between the two --bound runs: {len(differ)} of {len(b1)}"
                   + (f" (instances {differ[:10]})" if differ else ""))  # fmt: skip
         for lines in runs:
-            bad = [x["index"] for x in lines
-                   if x["status"] != ("optimal" if x["n_allocated"] >= x["bound"] else "feasible")]  # fmt: skip
+            rule = ["optimal" if x["n_allocated"] >= x["bound"] else "feasible" for x in lines]
+            bad = [x["index"] for x, want in zip(lines, rule) if x["status"] != want]
             opt = sum(x["status"] == "optimal" for x in lines)
             print(f"statuses: {opt} optimal, {len(lines) - opt} feasible; "
                   f"{len(bad)} disagree with the rule")  # fmt: skip

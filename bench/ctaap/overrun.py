@@ -119,7 +119,8 @@ def main(argv=None):
                               f"{statistics.median(walls):+.3f} | {max(calls):+.3f} / "
                               f"{max(walls):+.3f} | {ok}/{len(runs)} | "
                               f"{','.join(sorted({s for _, _, s, _ in runs}))} | "
-                              f"{sorted({a for *_, a in runs}, key=str)} |", flush=True)  # fmt: skip
+                              f"{sorted({a for *_, a in runs}, key=str)} |",
+                              flush=True)  # fmt: skip
     finally:
         for p in procs:
             p.terminate()

@@ -145,7 +145,8 @@ def test_exact_cli_options_and_a_limit_without_solution(tmp_path, capsys):
     assert main([*args, "--time-limit", "0.05"]) == 1
     out = capsys.readouterr().out
     assert ": upper bound 3" in out and ", gap " in out  # CBC's root bound is 33 here
-    assert "time_limit" in out and "no solution: CBC" in out, out
+    # (CBC's own stop, or the limit passed while the model was built, under load)
+    assert "time_limit" in out and re.search(r"no solution: (CBC|the time limit)", out), out
     # every method takes a time limit (issue 36), greedy too
     assert main(["ctaap", "solve", str(small), "--method", "greedy", "--time-limit", "3"]) == 0
     assert re.search(r"quality: (optimal|feasible)", capsys.readouterr().out)

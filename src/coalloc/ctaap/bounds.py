@@ -69,11 +69,17 @@ _MAX_NONZEROS = 30_000_000
 #: Vertices one capped-clique search of :func:`cluster_set_bound` may colour (its work) at
 #: ``effort=1`` (a single cluster's search gets twice as many).
 CLIQUE_WORK = 5_000
-#: Iterations of the clique LP (:func:`lp_bound`) at ``effort=1``: PDLP's on large LPs,
-#: the dual simplex's (x 10) on those of at most :data:`SIMPLEX_NONZEROS` non-zeros.
-LP_ITERATIONS = 4_000
+#: Work of the clique LP (:func:`lp_bound`) at ``effort=1``, in non-zeros x iterations:
+#: its iteration cap is ``effort * LP_WORK / nnz`` (at least :data:`LP_MIN_ITERATIONS`,
+#: at most :data:`LP_ITERATIONS`), PDLP's on large LPs, the dual simplex's on those of at
+#: most :data:`SIMPLEX_NONZEROS` non-zeros. About a second on 5,000 sparse tasks.
+LP_WORK = 50_000_000
+#: Most iterations of the clique LP at ``effort=1`` (small LPs).
+LP_ITERATIONS = 40_000
+#: Fewest iterations of the clique LP.
+LP_MIN_ITERATIONS = 20
 #: Largest clique LP (non-zeros) solved by the simplex method rather than PDLP.
-SIMPLEX_NONZEROS = 200_000
+SIMPLEX_NONZEROS = 20_000
 #: Simplex iterations of the cluster sets' LP at ``effort=1``.
 SET_LP_ITERATIONS = 50_000
 
@@ -210,14 +216,17 @@ def lp_bound(
         out["seconds"] = time.perf_counter() - t0
         return out
     n_rows = n_star + n + m + len(extra)
+    _poll(stop_at)
     A = sp.csr_array((np.ones(r.size), (r, c)), shape=(n_rows, nv))
+    _poll(stop_at)
     A.sum_duplicates()
     A.data[:] = 1.0
     upper = np.concatenate([np.ones(n_star + n), cap.astype(np.float64), np.asarray(extra)])
     out["rows"], out["columns"] = int(n_rows), nv
     _poll(stop_at)
     small = A.nnz <= SIMPLEX_NONZEROS
-    iterations = max(1, int(round(effort * LP_ITERATIONS * (10 if small else 1))))
+    work = effort * LP_WORK / max(1, A.nnz)
+    iterations = int(max(LP_MIN_ITERATIONS, min(effort * LP_ITERATIONS, work)))
     try:
         y, status = _solve_dual(A, upper, iterations, solver="simplex" if small else "pdlp",
                                 stop_at=stop_at)  # fmt: skip
@@ -257,6 +266,7 @@ def _solve_dual(A: sp.csr_array, upper: np.ndarray, iterations: int, solver: str
     h.setOptionValue("output_flag", False)
     h.setOptionValue("solver", solver)
     h.setOptionValue("run_crossover", "off")
+    h.setOptionValue("presolve", "off")  # its work is not capped by the iteration limits
     h.setOptionValue("threads", 1)
     for option in ("pdlp_iteration_limit", "simplex_iteration_limit", "ipm_iteration_limit"):
         h.setOptionValue(option, int(iterations))
