@@ -30,8 +30,9 @@ covers are already the stronger part (bench/RESULTS.md, issue 29).
 
 Reproducible work (issue 36). Every bound here caps its work by counts, never by the
 clock: the clique searches by vertices coloured (:data:`CLIQUE_WORK`), the LPs by
-iterations (:data:`LP_ITERATIONS` for PDLP, :data:`SET_LP_ITERATIONS` for the simplex), all
-multiplied by ``effort`` (default 1, cheap; larger is stronger and slower). So the same
+iterations (the clique LP's cap scales with its size, :data:`LP_WORK`;
+:data:`SET_LP_ITERATIONS` for the cluster sets' LP), all multiplied by ``effort`` (default 1, cheap;
+larger is stronger and slower). So the same
 call gives the same bound on any machine and under any load. A solve with a time limit
 that runs out while a bound is computed drops that bound (it keeps the flow bound, or
 none) rather than report a value cut by the clock.
@@ -59,6 +60,7 @@ __all__ = [
     "best_bound",
     "BoundStopped",
     "CLIQUE_WORK",
+    "LP_WORK",
     "LP_ITERATIONS",
     "SET_LP_ITERATIONS",
 ]
@@ -149,8 +151,9 @@ def lp_bound(
     request : Request
     offer : Offer
     effort : float, default 1
-        Multiplies the LP's iteration cap (:data:`LP_ITERATIONS` PDLP iterations): an LP
-        stopped at its cap still gives a valid bound (its current prices), usually a weaker
+        Multiplies the LP's iteration cap (``effort * LP_WORK / nnz``, between
+        :data:`LP_MIN_ITERATIONS` and ``effort * LP_ITERATIONS``): an LP stopped at its cap
+        still gives a valid bound (its current prices), usually a weaker
         one, and the same one on every run.
     set_rows : list of (sequence of int, int), optional
         Extra rows ``sum_{j in W} sum_i x[i,j] <= beta`` for pairs ``(W, beta)``; each
