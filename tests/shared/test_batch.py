@@ -547,7 +547,7 @@ def test_options_reach_the_solver_where_backend_names_the_executor():
     )
     for (r, o), one in zip(pairs, res):
         assert one.status == "optimal"
-        assert one.params["backend"] == "cpsat"
+        assert one.params["solver"] == "cpsat"  # issue 36: the MILP solver is "solver"
         assert coalloc.verify(r, o, one.assignment).feasible
         assert one.n_allocated == coalloc.solve(r, o, "exact", backend="highs").n_allocated
 
