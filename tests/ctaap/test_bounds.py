@@ -176,7 +176,7 @@ def _busy(stop):
         lambda: ct.generators.random_instance(300, 6, edge_probability=0.03, seed=5),  # clique LP
     ],
 )
-@pytest.mark.parametrize("effort", [0.2, 1.0, 10.0])
+@pytest.mark.parametrize("effort", [0.2, 1.0, pytest.param(10.0, marks=pytest.mark.slow)])
 def test_the_same_call_gives_the_same_bound_twice_and_under_load(make, effort):
     import threading
 
