@@ -288,6 +288,8 @@ def tightened_capacity(request: Request, offer: Offer, compat: np.ndarray) -> np
     if hit is not None and hit[0]() is request and np.array_equal(hit[1], compat):
         return hit[2].copy()
     cap = _tightened_capacity(request, offer, compat)
+    for key in [k for k, entry in store.items() if entry[0]() is None]:
+        store.pop(key, None)  # requests gone since: one offer serves a whole batch
     store[id(request)] = (weakref.ref(request), compat.copy(), cap.copy())
     return cap
 
