@@ -49,9 +49,11 @@ which variables and conflicts exist, compared exactly as verify compares them), 
 answer is the same in any unit. The
 status is ``"optimal"`` only when the proven bound, rounded down (the objective is an
 integer), equals the objective -- so a positive ``mip_gap`` that stops the search early
-gives ``"feasible"`` unless the bound closes anyway. A time limit or Ctrl-C that stops the
-solver before the proof gives ``"time_limit"``, with the incumbent allocation (checked like
-any other) when the solver had one and an empty one otherwise. ``bound`` is the solver's
+gives ``"feasible"`` here unless the bound closes anyway (``coalloc.ctaap.solve``, which
+applies the package's one status rule, counts an answer within ``mip_gap`` as optimal). A
+time limit or Ctrl-C that stops the solver before the proof gives ``"time_limit"``, with the
+incumbent allocation (checked like any other) when the solver had one and an empty one
+otherwise. ``bound`` is the solver's
 proven upper bound, intersected with :func:`upper_bound`.
 """
 
@@ -527,8 +529,11 @@ def solve_exact(
         Linearisation of constraint (4), see the module docstring. ``"auto"`` is
         ``"aggregated"`` for HiGHS and CBC and ``"pairwise"`` for CP-SAT.
     mip_gap : float, default 0.0
-        Relative gap at which the solver may stop. With a positive gap the status is still
-        ``"optimal"`` only when optimality is proven.
+        Relative gap at which the solver may stop. This function then says ``"optimal"``
+        only when optimality is proven; :func:`coalloc.ctaap.solve` applies the package's
+        one status rule (:func:`coalloc._shared.result.settle`), whose tolerance is the
+        ``mip_gap`` the method ran with: there an answer within ``mip_gap`` of its bound is
+        ``"optimal"``.
     threads : int, default 1
         Threads for CBC and CP-SAT (``num_search_workers``); HiGHS runs its own
         default and ignores it.
