@@ -68,7 +68,7 @@ def run(args):
             for req, off in bar(insts, desc=f"{label} {backend} {form}", leave=False):
                 t0 = time.perf_counter()
                 res = solve_exact(
-                    req, off, backend=backend, formulation=form, time_limit=args.time_limit
+                    req, off, solver=backend, formulation=form, time_limit=args.time_limit
                 )
                 times.append(time.perf_counter() - t0)
                 n_opt += res.status == "optimal"

@@ -43,7 +43,7 @@ def seed_of(r: int, k: int) -> int:
 def _optimum(job):
     r, k, backend, time_limit = job
     req, off = fig2(r, seed=seed_of(r, k))
-    res = solve_exact(req, off, backend=backend, time_limit=time_limit)
+    res = solve_exact(req, off, solver=backend, time_limit=time_limit)
     assert coalloc.verify(req, off, res.assignment).feasible
     return r, k, res.status, res.n_allocated, res.bound, res.timings["total"]
 

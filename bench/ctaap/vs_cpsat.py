@@ -60,7 +60,7 @@ def main(argv=None):
             key = f"{n}/{k}/{args.time_limit:g}"
             if key not in cache:
                 t0 = time.perf_counter()
-                ex = coalloc.solve(req, off, "exact", backend="cpsat", time_limit=args.time_limit)
+                ex = coalloc.solve(req, off, "exact", solver="cpsat", time_limit=args.time_limit)
                 t_ex = time.perf_counter() - t0
                 if not coalloc.verify(req, off, ex.assignment).feasible:
                     sys.exit("INFEASIBLE CP-SAT output")

@@ -52,7 +52,7 @@ def test_capped_clique_is_exact_when_it_finishes(nv, groups, p, seed):
     caps = rng.integers(0, 5, groups)
     want = _brute_capped_clique(adj, group, caps)
     assert capped_clique(adj, group, caps) == (want, want)
-    best, top = capped_clique(adj, group, caps, time_limit=1e-9)  # stopped at once
+    best, top = capped_clique(adj, group, caps, max_work=0)  # stopped at once
     assert best <= want <= top
 
 
@@ -94,14 +94,14 @@ def _instance(kind, n, m, seed, asym):
 )
 def test_cluster_set_bound_is_never_below_the_optimum(kind, n, m, asym, cut, seed):
     r, o = _instance(kind, n, m, seed, asym)
-    info = cluster_set_bound(r, o, max_set_size=3, time_limit=1e-9 if cut else None)
+    info = cluster_set_bound(r, o, max_set_size=3, effort=1e-9 if cut else 1000)
     opt = _optimum(r, o)
     assert opt <= info["bound"] <= info["flow"] == ct.upper_bound(r, o)
     for _, best, beta, _ in info["sets"]:  # every set's search: a clique found, a bound
         assert best <= beta
     if not cut:
         assert info["status"] in ("optimal", "trivial")
-    assert opt <= best_bound(r, o, time_limit=None if cut else 5)["bound"]
+    assert opt <= best_bound(r, o, effort=1e-9 if cut else 10)["bound"]
 
 
 @pytest.mark.slow  # over ~1.5 s: CI runs it (-m 'slow or not slow')
@@ -109,7 +109,7 @@ def test_the_cluster_sets_close_most_of_the_flow_bounds_excess_on_fig3_requests(
     flow, sets, opt = [], [], []
     for seed in range(6):
         r, o = ct.generators.fig3(30, seed=seed)
-        info = cluster_set_bound(r, o)
+        info = cluster_set_bound(r, o, effort=10)  # stronger on request: searches finish
         assert info["status"] == "optimal"
         flow.append(info["flow"])
         sets.append(info["bound"])
@@ -121,7 +121,7 @@ def test_the_cluster_sets_close_most_of_the_flow_bounds_excess_on_fig3_requests(
 def test_best_bound_picks_the_cluster_sets_on_dense_requests_only():
     r, o = ct.generators.fig3(40, seed=1)
     assert is_dense(r)
-    info = best_bound(r, o, time_limit=10)
+    info = best_bound(r, o)
     assert info["kind"].startswith("cluster sets") and info["bound"] <= info["flow"]
     sparse = ct.generators.random_instance(40, 4, edge_probability=0.1, seed=1)
     assert not is_dense(sparse[0])
@@ -130,7 +130,7 @@ def test_best_bound_picks_the_cluster_sets_on_dense_requests_only():
 
 def test_the_anytime_search_and_bound_true_report_the_cluster_sets_bound():
     r, o = ct.generators.fig3(40, seed=8)
-    want = best_bound(r, o, time_limit=10)["bound"]
+    want = best_bound(r, o)["bound"]
     assert want < ct.upper_bound(r, o)  # this instance: the flow bound is looser
     res = ct.solve(r, o, "greedy", bound=True)
     assert res.bound == want and res.gap == pytest.approx((want - res.n_allocated) / want)
@@ -146,6 +146,76 @@ def test_the_bounds_stay_above_verified_optima_on_many_instances(kind):
         n, m = 14 + seed % 9, 3 + seed % 3
         r, o = _instance(kind, n, m, 7000 + seed, asym=seed % 4 == 3)
         opt = _optimum(r, o)
-        full = cluster_set_bound(r, o)
+        full = cluster_set_bound(r, o, effort=10)
         assert opt <= full["bound"] <= full["flow"]
-        assert opt <= best_bound(r, o, time_limit=5)["bound"]
+        assert opt <= best_bound(r, o)["bound"]
+        assert opt <= best_bound(r, o, effort=10)["bound"]
+
+
+# --------------------------------------------------------------------------------------
+# Issue 36: bounds capped by counts reproduce, whatever the load; a deadline drops them
+# --------------------------------------------------------------------------------------
+
+
+def _busy(stop):
+    """A thread that keeps the interpreter busy (a loaded machine, seen from Python)."""
+    x = 0
+    while not stop.is_set():
+        x = (x * 31 + 7) % 1_000_003
+        np.dot(np.ones(2000), np.ones(2000))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ct.generators.fig2(
+            2, seed=2001
+        ),  # dense: cluster sets (searches stop at their cap)
+        lambda: ct.generators.fig2(3, seed=3002),
+        lambda: ct.generators.fig3(40, seed=8),
+        lambda: ct.generators.random_instance(300, 6, edge_probability=0.03, seed=5),  # clique LP
+    ],
+)
+@pytest.mark.parametrize("effort", [0.2, 1.0, pytest.param(10.0, marks=pytest.mark.slow)])
+def test_the_same_call_gives_the_same_bound_twice_and_under_load(make, effort):
+    import threading
+
+    r, o = make()
+    first = best_bound(r, o, effort=effort)
+    again = best_bound(r, o, effort=effort)
+    stop = threading.Event()
+    worker = threading.Thread(target=_busy, args=(stop,))
+    worker.start()
+    try:
+        loaded = best_bound(r, o, effort=effort)
+        solved = ct.solve(r, o, "greedy", bound=True, bound_effort=effort)
+    finally:
+        stop.set()
+        worker.join()
+    assert first["bound"] == again["bound"] == loaded["bound"] == solved.bound
+    assert first["status"] == loaded["status"] and first["kind"] == loaded["kind"]
+    assert first.get("lp") == loaded.get("lp")  # the LP's dual value too, to the last bit
+
+
+def test_a_search_stopped_at_its_work_cap_stays_valid_and_reproduces():
+    r, o = ct.generators.fig2(2, seed=2001)  # a pair search here needs ~1e5 colourings
+    cut = cluster_set_bound(r, o, effort=0.2)
+    full = cluster_set_bound(r, o, effort=40)
+    assert cut["status"] == "work_limit" and full["status"] == "optimal"
+    assert full["bound"] <= cut["bound"] == cluster_set_bound(r, o, effort=0.2)["bound"]
+    assert ct.solve(r, o, seed=0).n_allocated <= full["bound"]  # an answer never exceeds it
+
+
+def test_a_bound_past_its_stop_instant_raises_rather_than_cut_short():
+    import time
+
+    from coalloc.ctaap.bounds import BoundStopped
+
+    r, o = ct.generators.fig3(40, seed=8)
+    with pytest.raises(BoundStopped):
+        best_bound(r, o, stop_at=time.perf_counter())
+    sparse = ct.generators.random_instance(200, 5, edge_probability=0.05, seed=2)
+    with pytest.raises(BoundStopped):
+        best_bound(*sparse, stop_at=time.perf_counter())
+    with pytest.raises(ValueError, match="effort"):
+        best_bound(r, o, effort=0)

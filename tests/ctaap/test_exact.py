@@ -148,26 +148,26 @@ HAND_MADE = [
 @pytest.mark.parametrize("formulation", ["auto", "pairwise", "aggregated"])
 def test_hand_made_optimum(make, formulation, backend):
     req, off, optimum = make()
-    res = solve_exact(req, off, backend=backend, formulation=formulation)
+    res = solve_exact(req, off, solver=backend, formulation=formulation)
     check_optimal(req, off, res, optimum)
     assert upper_bound(req, off) >= optimum
 
 
 def test_asymmetric_orientation(backend):
     req, off, _ = asymmetric()
-    res = solve_exact(req, off, backend=backend)
+    res = solve_exact(req, off, solver=backend)
     assert res.assignment.tolist() == [1, 0]
 
 
 def test_zero_capacity_cluster_unused(backend):
     req, off, _ = zero_capacity()
-    res = solve_exact(req, off, backend=backend)
+    res = solve_exact(req, off, solver=backend)
     assert not np.any(res.assignment == 0)
 
 
 def test_empty_request_shape(backend):
     req, off, _ = empty_request()
-    res = solve_exact(req, off, backend=backend)
+    res = solve_exact(req, off, solver=backend)
     assert res.assignment.shape == (0,) and res.n_allocated == 0
 
 
@@ -199,7 +199,7 @@ def small_instances():
 @pytest.fixture(scope="module")
 def highs_optima():
     return [
-        solve_exact(req, off, backend="highs", formulation="pairwise").n_allocated
+        solve_exact(req, off, solver="highs", formulation="pairwise").n_allocated
         for req, off in small_instances()
     ]
 
@@ -208,7 +208,7 @@ def highs_optima():
 @pytest.mark.parametrize("backend", ["highs", SLOW_CBC, "cpsat"], indirect=True)
 def test_backends_agree_on_small_random(backend, formulation, highs_optima):
     for (req, off), optimum in zip(small_instances(), highs_optima):
-        res = solve_exact(req, off, backend=backend, formulation=formulation)
+        res = solve_exact(req, off, solver=backend, formulation=formulation)
         check_optimal(req, off, res, optimum)
 
 
@@ -258,10 +258,10 @@ def test_formulations_agree_fig2():
 
 def test_auto_formulation(backend):
     req, off = fig2(2, n_tasks=12, seed=0)
-    res = solve_exact(req, off, backend=backend)
+    res = solve_exact(req, off, solver=backend)
     expected = "pairwise" if backend == "cpsat" else "aggregated"
     assert res.params["formulation"] == expected
-    assert res.params["backend"] == backend
+    assert res.params["solver"] == backend and "backend" not in res.params
 
 
 @pytest.mark.slow  # over ~1.5 s: CI runs it (-m 'slow or not slow')
@@ -291,7 +291,7 @@ def test_time_limit_honoured(backend):
     req, off = fig3(300, seed=0)
     limit = 0.5
     t0 = time.perf_counter()
-    res = solve_exact(req, off, backend=backend, time_limit=limit)
+    res = solve_exact(req, off, solver=backend, time_limit=limit)
     elapsed = time.perf_counter() - t0
     # Solvers check the clock only now and then: allow slack. CBC also starts a process and
     # does not look at the clock in its root node (~5 s here alone, ~14 s seen under
@@ -321,7 +321,7 @@ def test_missing_pulp(monkeypatch):
     req, off, _ = bandwidth_only()
     expected = r"solver 'cbc' needs PuLP: pip install 'coalloc\[cbc\]'"
     with pytest.raises(ImportError, match=expected):
-        solve_exact(req, off, backend="cbc")
+        solve_exact(req, off, solver="cbc")
 
 
 def test_missing_ortools(monkeypatch):
@@ -330,7 +330,7 @@ def test_missing_ortools(monkeypatch):
     )
     req, off, _ = bandwidth_only()
     with pytest.raises(ImportError, match=r"solver 'cpsat' needs OR-Tools.*coalloc\[cpsat\]"):
-        solve_exact(req, off, backend="cpsat")
+        solve_exact(req, off, solver="cpsat")
 
 
 def test_infeasible_solver_output_is_an_error(monkeypatch):
@@ -368,8 +368,8 @@ def test_almost_binary_values_are_rounded(monkeypatch):
 @pytest.mark.parametrize(
     "kwargs, name",
     [
-        ({"backend": "gurobi"}, "backend"),
-        ({"backend": None}, "backend"),
+        ({"solver": "gurobi"}, "solver"),
+        ({"solver": None}, "solver"),
         ({"formulation": "quadratic"}, "formulation"),
         ({"time_limit": 0}, "time_limit"),
         ({"time_limit": -1.0}, "time_limit"),

@@ -71,7 +71,7 @@ def test_exact_any_scale_against_brute_force(backend, seed, n, m, prop, band, di
     req, off = instance(seed, n, m, prop, band, directed)
     best = brute_force(req, off)
     assert best == brute_force(*instance(seed, n, m, 1.0, 1.0, directed))  # same problem
-    res = solve_exact(req, off, backend=backend, formulation=formulation, time_limit=30)
+    res = solve_exact(req, off, solver=backend, formulation=formulation, time_limit=30)
     assert res.status == "optimal", res.message
     rep = coalloc.verify(req, off, res.assignment)
     assert rep.feasible, rep
@@ -90,7 +90,7 @@ def test_a_solution_the_check_refuses_is_an_error(monkeypatch):
         return real(*args, check=lambda x: check(np.ones_like(x)), **kwargs)
 
     monkeypatch.setattr(exact.milp, "run_milp", all_ones)
-    res = solve_exact(req, off, backend="highs")
+    res = solve_exact(req, off, solver="highs")
     assert res.status == "error" and not res.success, res.message
     assert np.all(res.assignment == -1) and "fails the check" in res.message
 
@@ -108,6 +108,6 @@ def test_a_bound_below_the_checked_value_is_an_error(monkeypatch, backend):
         return real(*args, check=lambda x: 2 * check(x), **kwargs)
 
     monkeypatch.setattr(exact.milp, name, doubled)
-    res = solve_exact(req, off, backend=backend)
+    res = solve_exact(req, off, solver=backend)
     assert res.status == "error" and not res.success, res.message
     assert "bound" in res.message

@@ -585,6 +585,7 @@ def test_the_exact_methods_solver_reaches_them_as_a_keyword_or_in_options():
     for (r, o), one, other in zip(pairs, res, via_options):
         assert one.status == other.status == "optimal"
         assert one.message.startswith("CP-SAT") and other.message.startswith("CP-SAT")
+        assert one.params["solver"] == "cpsat"  # issue 36: the MILP solver is "solver"
         assert coalloc.verify(r, o, one.assignment).feasible
         assert one.n_allocated == coalloc.solve(r, o, "exact", solver="highs").n_allocated
         assert other.n_allocated == one.n_allocated

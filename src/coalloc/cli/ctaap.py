@@ -21,7 +21,9 @@ __all__ = ["add_commands"]
 
 
 def _summary(name: str, request, offer, result, report) -> str:
-    state = "feasible" if report.feasible else f"INFEASIBLE ({report.n_violations} violations)"
+    # what verify found (the status is on the quality line, exactly as the result holds it)
+    bad = f"INFEASIBLE ({report.n_violations} violations)"
+    state = "verified feasible" if report.feasible else bad
     ms = result.timings.get("total", float("nan")) * 1e3
     return (
         f"{name}: {result.method} allocated {result.n_allocated} of {request.n} tasks on "
@@ -30,20 +32,23 @@ def _summary(name: str, request, offer, result, report) -> str:
 
 
 def _quality(result) -> str:
-    """One line a newcomer reads first: is this allocation good?"""
+    """One line a newcomer reads first: is this allocation good?
+
+    It starts with the status the result holds, exactly (``quality: <status>``): the line
+    explains it, it never re-derives it.
+    """
     got = int(result.n_allocated)
-    if result.status == "optimal":
-        return f"  quality: proven optimal (no allocation places more than {got} tasks)"
+    status = result.status
+    if status == "optimal":
+        return f"  quality: optimal (proven: no allocation places more than {got} tasks)"
+    if not result.has_solution:
+        proven = "" if result.bound is None else f": upper bound {float(result.bound):g}"
+        return f"  quality: {status} (no allocation){proven}, gap unknown"
     if result.bound is None:
-        return "  quality: unknown (no bound computed; drop --no-bound to get one)"
+        return f"  quality: {status} (no bound computed; drop --no-bound to get one)"
     bound = float(result.bound)
-    if got >= bound:
-        return (
-            f"  quality: optimal: {got} equals the upper bound {bound:g} (no allocation can "
-            f"place more than {bound:g} tasks)"
-        )
     return (
-        f"  quality: {result.status}: upper bound {bound:g}, gap "
+        f"  quality: {status}: upper bound {bound:g}, gap "
         f"{common.describe_gap(result.gap)} (the optimum is between {got} and {bound:g} tasks)"
     )
 
@@ -125,8 +130,10 @@ def _format_table(rows) -> list:
 
 
 def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = None) -> int:
-    params = common.exact_params(args, timed=("exact", "ctaap"))  # ctaap: the anytime search
-    result = ctaap.solve(request, offer, args.method, seed=args.seed, bound=args.bound, **params)
+    # every method takes a time limit (ctaap: the anytime search)
+    params = common.exact_params(args, timed=("exact", "ctaap", "greedy"))
+    result = ctaap.solve(request, offer, args.method, seed=args.seed, bound=args.bound,
+                         bound_effort=args.bound_effort, **params)  # fmt: skip
     report = ctaap.verify(request, offer, result.assignment)
     table = cluster_table(request, offer, result.assignment)
     if args.output:
@@ -202,12 +209,14 @@ def _cmd_generate(args) -> int:
 
 
 def _verified_quality(request, offer, result: dict, n_allocated: int, feasible: bool):
-    """The bound, gap and status of a result file, re-derived from its instance.
+    """The bound, gap and status of a result file, judged again from its instance.
 
     The bound is the cheap upper bound computed here (:func:`coalloc.ctaap.upper_bound`),
     or the file's own bound when that is tighter and consistent (an exact solver's proven
-    bound: at least the allocated count). A file claiming ``optimal`` keeps that status only
-    when its assignment is feasible and reaches its bound.
+    bound: at least the allocated count). The status follows the one rule
+    (:func:`coalloc._shared.result.settle`): ``optimal`` when the assignment is feasible
+    and reaches that bound, whatever the file claims; a file claiming ``optimal`` that does
+    not reach it is ``feasible``; an infeasible assignment is ``infeasible``.
     """
     from ..ctaap.exact import upper_bound
 
@@ -219,10 +228,15 @@ def _verified_quality(request, offer, result: dict, n_allocated: int, feasible: 
     status = result.get("status") if isinstance(result.get("status"), str) else "feasible"
     if not feasible:
         status = "infeasible"
-    elif status == "optimal" and n_allocated < bound:
+    elif n_allocated >= bound:
+        status = "optimal"
+    elif status == "optimal":
         status = "feasible"
     gap = relative_gap(n_allocated, bound, sense="max")
-    return SimpleNamespace(n_allocated=n_allocated, bound=bound, gap=gap, status=status)
+    return SimpleNamespace(
+        n_allocated=n_allocated, bound=bound, gap=gap, status=status,
+        has_solution=status in ("optimal", "feasible", "time_limit"),
+    )  # fmt: skip
 
 
 def _cmd_verify(args) -> int:
@@ -271,20 +285,30 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_solve_batch(args) -> int:
-    return common.run_batch(args, "ctaap", {"bound": True} if args.bound else None)
+    extra = {"bound": True, "bound_effort": args.bound_effort} if args.bound else None
+    return common.run_batch(args, "ctaap", extra)
+
+
+def _bound_effort(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--bound-effort", type=common.seconds("a positive number"), default=1.0, metavar="EFFORT",
+        help="work of the bound, capped by counts so that it reproduces: 1 (default) is "
+        "cheap, 10 or 100 search further for a tighter bound",
+    )  # fmt: skip
 
 
 def _solver_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default=ctaap.solvers.DEFAULT_METHOD, choices=sorted(ctaap.METHODS))
     common.add_seed(p)
     common.add_params(p, "compat_fn=threshold")
-    common.add_exact_options(p, ctaap.exact.BACKENDS)
+    common.add_exact_options(p, ctaap.exact.SOLVERS)
     common.add_output(p, "write the result as JSON to this file")
     common.add_verbose(p)
     p.add_argument(
         "--bound", action=argparse.BooleanOptionalAction, default=True,
         help="compute the cheap upper bound and the gap (default; --no-bound skips it)",
     )  # fmt: skip
+    _bound_effort(p)
     p.add_argument(
         "--json", action="store_true",
         help="print the full result (with the verification and the per-cluster table) as JSON",
@@ -307,6 +331,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     )
     common.add_batch_options(p, ctaap.METHODS, ctaap.solvers.DEFAULT_METHOD, "compat_fn=threshold")
     p.add_argument("--bound", action="store_true", help="also compute upper bounds and gaps")
+    _bound_effort(p)
     p.set_defaults(func=_cmd_solve_batch)
 
     p = sub.add_parser("demo", help="solve the built-in example instance")

@@ -10,15 +10,17 @@ maximising the number of allocated tasks::
     ctaap.verify(request, offer, result.assignment).feasible
 
 Methods (:data:`METHODS`): ``"ctaap"`` (the CTAAP-Solver, compiled), ``"greedy"`` (first
-fit), ``"exact"`` (the integer program on HiGHS, CBC or CP-SAT). ``coalloc.solve``,
+fit), ``"exact"`` (the integer program on HiGHS, CBC or CP-SAT: ``solver=``). ``coalloc.solve``,
 ``coalloc.Request``, ``coalloc.Offer`` and ``coalloc.verify`` are aliases of this family.
 See ``coalloc docs ctaap``.
 """
 
 from .._shared.family import FamilySpec as _Spec
 from .._shared.family import register_family as _register
+from .._shared.family import renamed_keyword as _renamed
 from . import generators
-from .exact import solve_exact, upper_bound
+from .exact import solve_exact as _solve_exact
+from .exact import upper_bound
 from .greedy import solve_greedy
 from .io import (
     instance_from_dict,
@@ -61,6 +63,10 @@ __all__ = [
     "generators",
     "plot_allocation",
 ]
+
+#: :func:`coalloc.ctaap.exact.solve_exact`, also taking ``backend=``, the deprecated name of
+#: ``solver=`` (a DeprecationWarning).
+solve_exact = _renamed(_solve_exact, "backend", "solver")
 
 # The family's entry in the one list of families (batch layer, CLI group, API reference).
 _register(

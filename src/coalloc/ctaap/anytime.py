@@ -33,7 +33,9 @@ rounds: a fully reproducible run.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -41,8 +43,9 @@ import numpy as np
 
 from .._shared import interrupt, milp
 from .._shared import params as checks
+from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
-from .bounds import best_bound
+from .bounds import BoundStopped, best_bound
 from .exact import upper_bound
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult, stopped_result
@@ -67,24 +70,6 @@ _SLOW_DEFAULT = 0.1
 
 #: The round before which the LP bound is computed.
 _LP_ROUND = 2
-
-
-class _Stop(Exception):
-    """The anytime loop's own deadline passed inside a kernel."""
-
-
-class _Deadline(interrupt.Scope):
-    """A scope the compiled kernels poll: raises :class:`_Stop` at ``when``
-    (:func:`time.perf_counter`); an outer scope's error (a batch timeout) goes through."""
-
-    def __init__(self, when: float) -> None:
-        super().__init__()
-        self.when = when
-
-    def raise_if_cancelled(self) -> None:
-        if time.perf_counter() >= self.when:
-            raise _Stop()
-        super().raise_if_cancelled()
 
 
 class _Context:
@@ -170,7 +155,7 @@ def _subproblem(ctx: _Context, assign: np.ndarray, region: np.ndarray):
     return vt, vc, rescap, cliques, var
 
 
-def _solve_region(ctx, assign, region, backend, pkg, limit, seed):
+def _solve_region(ctx, assign, region, solver, pkg, limit, seed):
     """Re-solve ``region`` exactly; the new assignment (or None) and whether it is proven."""
     vt, vc, rescap, cliques, var = _subproblem(ctx, assign, region)
     nv = vt.size
@@ -182,7 +167,7 @@ def _solve_region(ctx, assign, region, backend, pkg, limit, seed):
     hint[var[placed, current[placed]]] = 1.0
     per_cluster = np.bincount(vc, minlength=ctx.m)
     full = np.flatnonzero(per_cluster > rescap)
-    if backend == "cpsat":
+    if solver == "cpsat":
         mdl = pkg.CpModel()
         xs = [mdl.NewBoolVar(f"x{v}") for v in range(nv)]
         for q in cliques:
@@ -212,7 +197,7 @@ def _solve_region(ctx, assign, region, backend, pkg, limit, seed):
             shape=(n_rows, nv),
         )
         ub = np.concatenate([np.ones(k0), rescap[full].astype(np.float64)])
-        out = milp.run_milp(backend, pkg, np.ones(nv), A, np.full(n_rows, -np.inf), ub,
+        out = milp.run_milp(solver, pkg, np.ones(nv), A, np.full(n_rows, -np.inf), ub,
                             integrality=np.ones(nv), lb=0.0, ub=1.0, sense="max",
                             time_limit=limit, threads=1, seed=seed)  # fmt: skip
     hit = bool(out.time_limit_hit and not out.interrupted)
@@ -275,7 +260,7 @@ def _pair_region(ctx, assign, rng, size):
     return np.unique(np.concatenate([on, free]).astype(np.int64))
 
 
-def _solver_backend(sub_solver: str):
+def _import_solver(sub_solver: str):
     if sub_solver == "none":
         return None, None
     if sub_solver in ("auto", "cpsat"):
@@ -298,6 +283,7 @@ def solve_anytime(
     sub_solver: str = "auto",
     sub_time_limit: float = 2.0,
     lp_bound_share: float = BOUND_SHARE,
+    bound_effort: float = 1.0,
     **params: Any,
 ) -> SolveResult:
     """The CTAAP-Solver's answer, improved until ``time_limit`` (module docstring).
@@ -310,22 +296,29 @@ def solve_anytime(
         Seeds the default's step 1 (as without a limit) and every round.
     time_limit : float, optional
         Seconds from the call's start. The default runs under it (stopped before its
-        answer: status ``"time_limit"`` without a solution, as before); the rounds run
-        until it passes.
+        answer: the best allocation it had, after its matching and cleanup, else status
+        ``"time_limit"`` without a solution); the rounds run until it passes, and the call
+        returns the best allocation found so far.
     rounds : int, optional
         Stop after this many improvement rounds (at least one of ``time_limit`` and
         ``rounds`` is needed).
     neighbourhood : int, default 30
         Tasks freed by a neighbourhood round.
     sub_solver : {"auto", "cpsat", "highs", "none"}, default "auto"
-        Exact solver of the neighbourhoods (``"none"``: local-search restarts only).
+        Exact solver of the neighbourhoods (``"none"``: local-search restarts only). It is
+        imported after the default's answer, in the background, while the first rounds
+        (local-search restarts) run.
     sub_time_limit : float, default 2.0
         Safety limit of one sub-solve, seconds (see Determinism).
     lp_bound_share : float, default 0.3
-        Share of ``time_limit`` that the bound (:func:`coalloc.ctaap.bounds.best_bound`:
-        the clique LP on sparse requests, the cluster sets on dense ones) may use, computed
-        after the first two rounds; 0 keeps the flow bound only. Without a time limit the
-        bound gets 10 s.
+        The bound (:func:`coalloc.ctaap.bounds.best_bound` with ``bound_effort``: the
+        clique LP on sparse requests, the cluster sets on dense ones; its work capped by
+        counts, so its value reproduces) is computed after the first two rounds and may
+        take this share of ``time_limit``: one that has not ended by then is dropped (the
+        flow bound stays). 0 keeps the flow bound only. Without a time limit the bound
+        always runs to its end.
+    bound_effort : float, default 1
+        ``effort`` of that bound.
     **params
         Parameters of the default (:func:`coalloc.ctaap.solver.solve_ctaap`).
 
@@ -367,29 +360,87 @@ def solve_anytime(
     if sub_time_limit is None:
         raise ValueError("sub_time_limit must be a positive number of seconds")
     lp_bound_share = checks.fraction(lp_bound_share, "lp_bound_share")
-    backend, pkg = _solver_backend(sub_solver)
+    bound_effort = checks.number(bound_effort, "bound_effort")
     seed = resolve_seed(seed)
-    when = None if limit is None else started + limit
     anytime_params = {
         "time_limit": limit, "rounds": rounds, "neighbourhood": neighbourhood,
         "sub_solver": sub_solver, "sub_time_limit": sub_time_limit,
-        "lp_bound_share": lp_bound_share,
+        "lp_bound_share": lp_bound_share, "bound_effort": bound_effort,
     }  # fmt: skip
+    search = functools.partial(_search, started=started, anytime_params=anytime_params)
+    if limit is None:
+        return search(request, offer, seed=seed, **params)
 
-    # The default's answer, under the same deadline.
+    def stopped(request, offer, *, method_params, time_limit, elapsed):
+        res = stopped_result(request, offer, method="ctaap", method_params=method_params,
+                             time_limit=time_limit, elapsed=elapsed)  # fmt: skip
+        res.params = {**res.params, **anytime_params}
+        return res
+
+    # The shared deadline: the compiled kernels poll it, and a stop inside one returns the
+    # best allocation offered so far (params.offer_incumbent).
+    timed = checks.with_time_limit(search, stopped)
+    return timed(request, offer, seed=seed, time_limit=limit, **params)
+
+
+class _Import(threading.Thread):
+    """The neighbourhoods' solver, imported in the background (CP-SAT takes 0.3-0.7 s to
+    import: the default's answer and the first rounds do not wait for it)."""
+
+    def __init__(self, sub_solver: str) -> None:
+        super().__init__(name="coalloc-ctaap-import", daemon=True)
+        self.sub_solver = sub_solver
+        self.value: Any = None
+        self.error: Optional[BaseException] = None
+
+    def run(self) -> None:
+        try:
+            self.value = _import_solver(self.sub_solver)
+        except BaseException as exc:  # handed to the search when it needs the solver
+            self.error = exc
+
+    def get(self, when: Optional[float]):
+        """``(solver, package)``, or None when ``when`` passes first."""
+        while self.is_alive():
+            wait = 0.05 if when is None else min(0.05, when - time.perf_counter())
+            if wait <= 0:
+                return None
+            self.join(wait)
+            interrupt.check()  # Ctrl-C, a batch's cancellation
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+def _search(
+    request: Request,
+    offer: Offer,
+    *,
+    seed: int,
+    started: float,
+    anytime_params: Dict[str, Any],
+    **params: Any,
+) -> SolveResult:
+    """The anytime search itself (:func:`solve_anytime` after its checks)."""
+    limit = anytime_params["time_limit"]
+    rounds = anytime_params["rounds"]
+    neighbourhood = anytime_params["neighbourhood"]
+    sub_solver = anytime_params["sub_solver"]
+    sub_time_limit = anytime_params["sub_time_limit"]
+    lp_bound_share = anytime_params["lp_bound_share"]
+    bound_effort = anytime_params["bound_effort"]
+    when = None if limit is None else started + limit
+
+    # The default's answer, under the same deadline (it offers its allocation after its
+    # matching and cleanup, and after the fill, so a stop in its local search keeps it).
     try:
-        if when is None:
-            first = solve_ctaap(request, offer, seed=seed, **params)
-        else:
-            with _Deadline(when):
-                first = solve_ctaap(request, offer, seed=seed, **params)
-    except (_Stop, KeyboardInterrupt) as exc:
+        first = solve_ctaap(request, offer, seed=seed, **params)
+    except KeyboardInterrupt:
         res = stopped_result(
             request, offer, method="ctaap", method_params=params,
             time_limit=limit or 0.0, elapsed=time.perf_counter() - started,
         )  # fmt: skip
-        if isinstance(exc, KeyboardInterrupt):
-            res.message = "Ctrl-C stopped the CTAAP-Solver before its first answer"
+        res.message = "Ctrl-C stopped the CTAAP-Solver before its first answer"
         res.seed = seed
         res.params = {**res.params, **anytime_params}
         return res
@@ -397,39 +448,72 @@ def solve_anytime(
     ctx = _Context(request, offer)
     best = first.assignment.copy()
     n_best = int(first.n_allocated)
-    bound = int(upper_bound(request, offer))
-    now = time.perf_counter() - started
-    trajectory: List[Tuple[float, int, int]] = [(now, n_best, bound)]
+    # A bound known at once: every task that fits a cluster, at most the machines.
+    bound = int(min(int(ctx.fits.sum()), int(ctx.cap.sum())))
+    trajectory: List[Tuple[float, int, int]] = [(time.perf_counter() - started, n_best, bound)]
     counters: Dict[str, int] = dict.fromkeys(
         ("rounds", "improvements", "sub_solves", "sub_optimal", "sub_limit_hits", "rejected"),
         0,
     )
-    lp_info = None
-    how = "rounds"
+    lp_info: Optional[dict] = None
+    lp_note = ""
     proven = n_best >= bound
 
-    def left() -> Optional[float]:
-        return None if when is None else when - time.perf_counter()
+    def build(how: str) -> SolveResult:
+        """The result of the search as it stands (what a stop returns, too)."""
+        return _result(request, first, best, n_best, bound, proven, how, trajectory,
+                       counters, lp_info, lp_note, started, anytime_params)  # fmt: skip
+
+    def offer_best() -> None:  # the builder takes copies: the search goes on
+        state = (best, n_best, bound, proven, list(trajectory), dict(counters), lp_info,
+                 lp_note)  # fmt: skip
+
+        def rebuild() -> SolveResult:
+            b, n, ub, pr, tr, co, li, ln = state
+            return _result(request, first, b, n, ub, pr, "time", tr, co, li, ln, started,
+                           anytime_params)  # fmt: skip
+
+        checks.offer_incumbent(rebuild)
+
+    offer_best()
+    how = "rounds"
+    importer = None
+    if sub_solver != "none" and not proven:
+        importer = _Import(sub_solver)
+        importer.start()
+    solver = pkg = None
 
     try:
+        if not proven:  # the flow bound (the kernels' deadline polls reach it too)
+            flow = int(upper_bound(request, offer))
+            if flow < bound:
+                bound = flow
+                trajectory.append((time.perf_counter() - started, n_best, bound))
+            proven = n_best >= bound
+            offer_best()
 
-        def run_lp() -> None:  # the LP bound, within its share of the budget
-            nonlocal lp_info, bound, proven
-            if proven or lp_bound_share <= 0 or lp_info is not None:
+        def run_lp() -> None:  # the bound, within its share of the budget
+            nonlocal lp_info, bound, proven, lp_note
+            if proven or lp_bound_share <= 0 or lp_info is not None or lp_note:
                 return
-            share = 10.0 if limit is None else lp_bound_share * limit
+            stop_at = None
             if limit is not None:
-                share = min(share, max(0.0, left() or 0.0))
-            if share > 0.05:
-                lp_info = best_bound(request, offer, time_limit=share)
-                if lp_info["bound"] < bound:
-                    bound = int(lp_info["bound"])
-                    trajectory.append((time.perf_counter() - started, n_best, bound))
-                proven = n_best >= bound
+                stop_at = min(when, time.perf_counter() + lp_bound_share * limit)
+            try:
+                lp_info = best_bound(request, offer, effort=bound_effort, stop_at=stop_at)
+            except BoundStopped:
+                lp_note = "stopped (its share of the time limit passed first)"
+                return
+            if lp_info["bound"] < bound:
+                bound = int(lp_info["bound"])
+                trajectory.append((time.perf_counter() - started, n_best, bound))
+            proven = n_best >= bound
+            offer_best()
 
         ls_iters = 2 * (auto_local_search(request.n) if params.get("local_search", "auto")
                         == "auto" else max(1, int(params["local_search"])))  # fmt: skip
         priority = first.weights
+        now = trajectory[0][0]
         k = 0
         while not proven and (rounds is None or k < rounds):
             if when is not None and time.perf_counter() >= when:
@@ -444,29 +528,34 @@ def solve_anytime(
                     break
             round_seed = kernel_seed(np.random.default_rng([seed, 29, k]), bits=63)
             rng = np.random.default_rng(round_seed)
-            kind = _SCHEDULE[k % len(_SCHEDULE)] if backend is not None else 0
+            kind = _SCHEDULE[k % len(_SCHEDULE)] if importer is not None else 0
+            if kind != 0 and solver is None:
+                got = importer.get(when)
+                if got is None:  # the deadline passed while the solver was imported
+                    how = "time"
+                    break
+                solver, pkg = got
             candidate = None
-            with _Deadline(when if when is not None else float("inf")):
-                if kind == 0:
-                    from ._localsearch import improve
+            if kind == 0:
+                from ._localsearch import improve
 
-                    candidate = best.copy()
-                    improve(*ctx.links, ctx.bhat, ctx.compat_u8, ctx.cap, candidate,
-                            ls_iters, round_seed, priority)  # fmt: skip
-                else:
-                    size = min(neighbourhood, request.n)
-                    region = (_bfs_region if kind == 1 else _pair_region)(ctx, best, rng, size)
-                    sub_limit = sub_time_limit
-                    if when is not None:
-                        sub_limit = min(sub_limit, max(0.01, when - time.perf_counter()))
-                    candidate, optimal, hit = _solve_region(
-                        ctx, best, region, backend, pkg, sub_limit, int(round_seed % 2**31)
-                    )
-                    counters["sub_solves"] += 1
-                    counters["sub_optimal"] += int(optimal)
-                    counters["sub_limit_hits"] += int(hit)
-                    if optimal and region.size == request.n:
-                        proven = True
+                candidate = best.copy()
+                improve(*ctx.links, ctx.bhat, ctx.compat_u8, ctx.cap, candidate,
+                        ls_iters, round_seed, priority)  # fmt: skip
+            else:
+                size = min(neighbourhood, request.n)
+                region = (_bfs_region if kind == 1 else _pair_region)(ctx, best, rng, size)
+                sub_limit = sub_time_limit
+                if when is not None:
+                    sub_limit = min(sub_limit, max(0.01, when - time.perf_counter()))
+                candidate, optimal, hit = _solve_region(
+                    ctx, best, region, solver, pkg, sub_limit, int(round_seed % 2**31)
+                )
+                counters["sub_solves"] += 1
+                counters["sub_optimal"] += int(optimal)
+                counters["sub_limit_hits"] += int(hit)
+                if optimal and region.size == request.n:
+                    proven = True
             k += 1
             counters["rounds"] = k
             if candidate is not None:
@@ -481,43 +570,47 @@ def solve_anytime(
             if proven:
                 bound = n_best
             proven = proven or n_best >= bound
-        if how == "rounds":  # fewer rounds than _LP_ROUND: the bound still comes
+            offer_best()
+        if how == "rounds" and not proven:  # fewer rounds than _LP_ROUND: the bound
             run_lp()
-    except _Stop:
-        how = "time"
     except KeyboardInterrupt:
         how = "ctrl-c"
+    return build(how)
+
+
+def _result(request, first, best, n_best, bound, proven, how, trajectory, counters, lp_info,
+            lp_note, started, anytime_params) -> SolveResult:  # fmt: skip
+    """The anytime search's result from its state (``how``: "rounds", "time", "ctrl-c")."""
     elapsed = time.perf_counter() - started
     if proven:
         bound = n_best
-    trajectory.append((elapsed, n_best, bound))
-
+    trajectory = [*trajectory, (elapsed, n_best, bound)]
+    n = request.n
     if proven:
         status = "optimal"
-        message = f"optimal allocation of {n_best} of {request.n} tasks (bound met)"
+        message = f"optimal allocation of {n_best} of {n} tasks (bound met)"
     elif how == "rounds":
         status = "feasible"
-        message = f"allocated {n_best} of {request.n} tasks after {counters['rounds']} rounds"
+        message = f"allocated {n_best} of {n} tasks after {counters['rounds']} rounds"
     else:
         status = "time_limit"
         why = "Ctrl-C" if how == "ctrl-c" else "the time limit"
         message = (
             f"stopped by {why} after {counters['rounds']} rounds; best allocation of "
-            f"{n_best} of {request.n} tasks, upper bound {bound}"
+            f"{n_best} of {n} tasks, upper bound {bound}"
         )
     message += f" (the default allocated {first.n_allocated}); all constraints hold"
     iterations = {**first.iterations, **counters}
     timings = {**{f"default_{k}": v for k, v in first.timings.items()}, "total": elapsed}
-    if lp_info is not None:
-        timings["lp_bound"] = float(lp_info["seconds"])
     out_params = {**first.params, **anytime_params}
     if lp_info is not None:
+        timings["lp_bound"] = float(lp_info["seconds"])
         out_params["lp_bound_status"] = lp_info["status"]
         out_params["lp_bound_kind"] = lp_info["kind"]
-    from .._shared.result import relative_gap
-
+    elif lp_note:
+        out_params["lp_bound_status"] = lp_note
     return SolveResult(
-        assignment=best,
+        assignment=best.copy(),
         n_allocated=n_best,
         status=status,
         message=message,
@@ -525,7 +618,7 @@ def solve_anytime(
         timings=timings,
         iterations=iterations,
         n_removals=first.n_removals,
-        seed=seed,
+        seed=first.seed,
         params=out_params,
         weights=first.weights,
         objective=float(n_best),
@@ -553,6 +646,7 @@ _ANYTIME_KEYWORDS = {
     "sub_solver": "auto",
     "sub_time_limit": 2.0,
     "lp_bound_share": BOUND_SHARE,
+    "bound_effort": 1.0,
 }
 
 

@@ -49,9 +49,11 @@ which variables and conflicts exist, compared exactly as verify compares them), 
 answer is the same in any unit. The
 status is ``"optimal"`` only when the proven bound, rounded down (the objective is an
 integer), equals the objective -- so a positive ``mip_gap`` that stops the search early
-gives ``"feasible"`` unless the bound closes anyway. A time limit or Ctrl-C that stops the
-solver before the proof gives ``"time_limit"``, with the incumbent allocation (checked like
-any other) when the solver had one and an empty one otherwise. ``bound`` is the solver's
+gives ``"feasible"`` here unless the bound closes anyway (``coalloc.ctaap.solve``, which
+applies the package's one status rule, counts an answer within ``mip_gap`` as optimal). A
+time limit or Ctrl-C that stops the solver before the proof gives ``"time_limit"``, with the
+incumbent allocation (checked like any other) when the solver had one and an empty one
+otherwise. ``bound`` is the solver's
 proven upper bound, intersected with :func:`upper_bound`.
 """
 
@@ -59,20 +61,24 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._shared import milp
+from .._shared import interrupt, milp
 from .._shared import params as checks
-from .._shared.milp import SOLVERS as BACKENDS
+from .._shared.caches import cache_of
+from .._shared.milp import SOLVERS
 from .._shared.result import relative_gap
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
 from .verify import verify
 
-__all__ = ["solve_exact", "upper_bound", "BACKENDS", "FORMULATIONS"]
+__all__ = ["solve_exact", "upper_bound", "SOLVERS", "FORMULATIONS"]
+
+#: The integer-programming solvers of :func:`solve_exact` (``solver=``): :data:`SOLVERS`.
 
 #: Linearisations of constraint (4).
 FORMULATIONS = ("auto", "pairwise", "aggregated")
@@ -255,7 +261,9 @@ def _clique_cover_size(adj: np.ndarray) -> int:
     order = np.argsort(adj.sum(axis=1), kind="stable")
     common = np.zeros((0, nv), dtype=bool)  # common[c, v]: v adjacent to all of clique c
     n_cliques = 0
-    for v in order.tolist():
+    for step, v in enumerate(order.tolist()):
+        if not step & 63:
+            interrupt.check()  # a solve's deadline, Ctrl-C (the anytime search's bound)
         hits = np.flatnonzero(common[:n_cliques, v])
         if hits.size:
             c = hits[0]
@@ -274,19 +282,45 @@ def tightened_capacity(request: Request, offer: Offer, compat: np.ndarray) -> np
     ``min(cap[j], n, #cliques of a greedy clique partition of the tasks that fit j and
     conflict inside j)``: no feasible allocation places more tasks on cluster ``j``.
     """
+    # Computed once per (request, offer) pair and kept beside the offer (never on it): the
+    # bounds ask for it several times per call.
+    store = cache_of(offer).setdefault("tightened_capacity", {})
+    hit = store.get(id(request))
+    if hit is not None and hit[0]() is request and np.array_equal(hit[1], compat):
+        return hit[2].copy()
+    cap = _tightened_capacity(request, offer, compat)
+    for key in [k for k, entry in store.items() if entry[0]() is None]:
+        store.pop(key, None)  # requests gone since: one offer serves a whole batch
+    store[id(request)] = (weakref.ref(request), compat.copy(), cap.copy())
+    return cap
+
+
+def _tightened_capacity(request: Request, offer: Offer, compat: np.ndarray) -> np.ndarray:
     n, m = request.n, offer.m
     # no cluster can take more than the n tasks: the flow capacities then fit in int32
     cap = np.minimum(offer.capacity, n).astype(np.int64)
     B = request.bandwidth
+    # The stored links once (off the diagonal): a cluster's conflicts are those of its
+    # candidates above its own bandwidth, O(links) per cluster, not O(candidates^2).
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(B.indptr))
+    cols = B.indices.astype(np.int64, copy=False)
+    off_diag = rows != cols
+    rows, cols, data = rows[off_diag], cols[off_diag], B.data[off_diag]
+    local = np.full(n, -1, dtype=np.int64)
     for j in range(m):
+        interrupt.check()
         cand = np.flatnonzero(compat[:, j])
         if cand.size <= 1 or cand.size > _CLIQUE_LIMIT or cap[j] <= 1 or B.nnz == 0:
             continue
-        sub = B[cand][:, cand].toarray()
-        adj = (sub > offer.bandwidth[j, j]) | (sub.T > offer.bandwidth[j, j])
-        np.fill_diagonal(adj, False)
-        if not adj.any():
+        bites = (data > offer.bandwidth[j, j]) & compat[rows, j] & compat[cols, j]
+        if not bites.any():
             continue
+        local[cand] = np.arange(cand.size, dtype=np.int64)
+        adj = np.zeros((cand.size, cand.size), dtype=bool)
+        a, b = local[rows[bites]], local[cols[bites]]
+        adj[a, b] = True
+        adj[b, a] = True  # either direction of a link conflicts
+        local[cand] = -1
         cap[j] = min(cap[j], _clique_cover_size(adj))
     return cap
 
@@ -387,17 +421,17 @@ def _checker(model: _Model, request: Request, offer: Offer):
     return check
 
 
-def _run(backend, solver_pkg, model: _Model, formulation, deadline, mip_gap, threads, seed,
+def _run(solver, solver_pkg, model: _Model, formulation, deadline, mip_gap, threads, seed,
          verbose, check=None):  # fmt: skip
     """Build the chosen linearisation and solve it on the shared runner."""
-    if backend == "cpsat":
+    if solver == "cpsat":
         return _run_cpsat(solver_pkg, model, formulation, deadline, mip_gap, threads, seed,
                           verbose, check)  # fmt: skip
     A, ub = model.constraint_matrix(formulation)
     nv = model.nvar
     t_built = time.perf_counter()
     outcome = milp.run_milp(
-        backend, solver_pkg, np.ones(nv), A, np.full(A.shape[0], -np.inf), ub,
+        solver, solver_pkg, np.ones(nv), A, np.full(A.shape[0], -np.inf), ub,
         integrality=np.ones(nv), lb=0.0, ub=1.0, sense="max",
         time_limit=milp.remaining(deadline), mip_gap=mip_gap, threads=threads, seed=seed,
         verbose=verbose, name="coalloc_exact", check=check,
@@ -405,11 +439,17 @@ def _run(backend, solver_pkg, model: _Model, formulation, deadline, mip_gap, thr
     return outcome, t_built
 
 
+class _BuildStopped(Exception):
+    """The time limit passed while a model was posted to the solver (before it ran)."""
+
+
 def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads, seed, verbose,
                check=None):  # fmt: skip
     nv = model.nvar
     mdl = cp_model.CpModel()
     xs = [mdl.NewBoolVar(f"x{v}") for v in range(nv)]
+    if checks.expired(deadline):
+        raise _BuildStopped()
     task_rows, cl_rows = model.base_rows()
     order = np.argsort(model.task, kind="stable")
     starts = np.searchsorted(model.task[order], np.arange(model.n + 1))
@@ -423,7 +463,9 @@ def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads,
         )
     n_rows = task_rows.size + cl_rows.size
     if formulation == "pairwise":
-        for u, v in zip(model.pair_u.tolist(), model.pair_v.tolist()):
+        for k, (u, v) in enumerate(zip(model.pair_u.tolist(), model.pair_v.tolist())):
+            if not k & 8191 and checks.expired(deadline):
+                raise _BuildStopped()  # posting millions of rows takes seconds
             mdl.AddAtMostOne([xs[u], xs[v]])
         n_rows += model.n_pairs
     else:
@@ -432,6 +474,8 @@ def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads,
         starts = np.searchsorted(ent_row[order], np.arange(row_u.size + 1))
         ent_v = ent_v[order]
         for r, u in enumerate(row_u.tolist()):
+            if not r & 8191 and checks.expired(deadline):
+                raise _BuildStopped()
             members = ent_v[starts[r] : starts[r + 1]].tolist()
             mdl.Add(sum(xs[v] for v in members) <= 0).OnlyEnforceIf(xs[u])
         n_rows += row_u.size
@@ -454,7 +498,7 @@ def solve_exact(
     offer: Offer,
     *,
     seed: Optional[int] = 0,
-    backend: str = "highs",
+    solver: str = "highs",
     time_limit: Optional[float] = None,
     formulation: str = "auto",
     mip_gap: float = 0.0,
@@ -470,7 +514,7 @@ def solve_exact(
     seed : int, optional
         Random seed of CBC (``randomCbcSeed``) and CP-SAT (``random_seed``). HiGHS through
         SciPy exposes no seed and is deterministic.
-    backend : {"highs", "cbc", "cpsat"}, default "highs"
+    solver : {"highs", "cbc", "cpsat"}, default "highs"
         ``"highs"``: HiGHS through highspy; ``"cbc"``: PuLP's ``PULP_CBC_CMD``;
         ``"cpsat"``: OR-Tools CP-SAT. The last two need ``pip install 'coalloc[exact]'``.
     time_limit : float, optional
@@ -484,8 +528,11 @@ def solve_exact(
         Linearisation of constraint (4), see the module docstring. ``"auto"`` is
         ``"aggregated"`` for HiGHS and CBC and ``"pairwise"`` for CP-SAT.
     mip_gap : float, default 0.0
-        Relative gap at which the solver may stop. With a positive gap the status is still
-        ``"optimal"`` only when optimality is proven.
+        Relative gap at which the solver may stop. This function then says ``"optimal"``
+        only when optimality is proven; :func:`coalloc.ctaap.solve` applies the package's
+        one status rule (:func:`coalloc._shared.result.settle`), whose tolerance is the
+        ``mip_gap`` the method ran with: there an answer within ``mip_gap`` of its bound is
+        ``"optimal"``.
     threads : int, default 1
         Threads for CBC and CP-SAT (``num_search_workers``); HiGHS runs its own
         default and ignores it.
@@ -509,7 +556,7 @@ def solve_exact(
     Raises
     ------
     ValueError
-        On an unknown ``backend`` or ``formulation``, a non-positive ``time_limit``, or
+        On an unknown ``solver`` or ``formulation``, a non-positive ``time_limit``, or
         other malformed arguments (the message names the argument).
     ImportError
         When the back-end's optional package is missing.
@@ -523,20 +570,22 @@ def solve_exact(
     >>> result.status, result.assignment.tolist(), result.objective, result.bound
     ('optimal', [-1, 1, 1], 2.0, 2.0)
     """
+    started = time.perf_counter()  # the time limit counts from here, the import included
     check_compatible(request, offer)
-    checks.check_exact_options(backend, BACKENDS, time_limit, mip_gap, threads, seed)
+    checks.choice(solver, SOLVERS, "solver")
+    checks.check_exact_options(solver, SOLVERS, time_limit, mip_gap, threads, seed)
     checks.choice(formulation, FORMULATIONS, "formulation")
     if seed is not None:
         seed = int(seed)
     threads = int(threads)
     mip_gap = float(mip_gap)
-    solver_pkg = milp.import_solver(backend)  # (import time is not counted in the timings)
+    solver_pkg = milp.import_solver(solver)  # counted in the time limit, not in the timings
     t0 = time.perf_counter()
     form = formulation
     if form == "auto":
-        form = "pairwise" if backend == "cpsat" else "aggregated"
+        form = "pairwise" if solver == "cpsat" else "aggregated"
     params = {
-        "backend": backend,
+        "solver": solver,
         "formulation": form,
         "time_limit": None if time_limit is None else float(time_limit),
         "mip_gap": mip_gap,
@@ -545,6 +594,7 @@ def solve_exact(
     n = request.n
     assignment = np.full(n, -1, dtype=np.int64)
 
+    deadline = checks.deadline(time_limit, started)  # the one rule: from the call's start
     model = _Model(request, offer)
     ub_comb = upper_bound(request, offer)
     params["model"] = {
@@ -583,10 +633,19 @@ def solve_exact(
             t_solved=t_now,
         )
 
-    deadline = checks.deadline(time_limit, t0)  # the one rule: from the call's start
+    if checks.expired(deadline):  # building the model took the whole budget
+        t_now = time.perf_counter()
+        return result(
+            "time_limit",
+            f"the time limit ({time_limit:g} s) passed while the model was built; no "
+            f"allocation; proven upper bound {int(ub_comb)}",
+            bound=float(ub_comb),
+            t_built=t_now,
+            t_solved=t_now,
+        )
     try:
         outcome, t_built = _run(
-            backend,
+            solver,
             solver_pkg,
             model,
             form,
@@ -608,11 +667,21 @@ def solve_exact(
             "rows": outcome.rows,
             "time_limit": outcome.time_limit,
         }
+    except _BuildStopped:  # the deadline passed while CP-SAT's model was posted
+        t_now = time.perf_counter()
+        return result(
+            "time_limit",
+            f"the time limit ({time_limit:g} s) passed while the model was built; no "
+            f"allocation; proven upper bound {int(ub_comb)}",
+            bound=float(ub_comb),
+            t_built=t_now,
+            t_solved=t_now,
+        )
     except Exception as exc:  # a solver crash is reported, not raised
         t_now = time.perf_counter()
         return result(
             "error",
-            f"{backend} failed: {type(exc).__name__}: {exc}",
+            f"{solver} failed: {type(exc).__name__}: {exc}",
             bound=ub_comb,
             t_built=t_now,
             t_solved=t_now,

@@ -16,6 +16,7 @@ from typing import Optional
 import numpy as np
 
 from .._shared import interrupt
+from .._shared.params import offer_incumbent
 from .._shared.seeding import resolve_seed
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
@@ -25,7 +26,7 @@ __all__ = ["solve_greedy", "first_fit"]
 ORDERS = ("index", "random", "degree")
 
 
-def first_fit(request: Request, offer: Offer, order: np.ndarray) -> np.ndarray:
+def first_fit(request: Request, offer: Offer, order: np.ndarray, on_progress=None) -> np.ndarray:
     """Place tasks first-fit in the given order.
 
     Parameters
@@ -34,6 +35,9 @@ def first_fit(request: Request, offer: Offer, order: np.ndarray) -> np.ndarray:
     offer : Offer
     order : ndarray of int
         Permutation of the task indices.
+    on_progress : callable, optional
+        Called with the allocation so far (a valid one: the first tasks of ``order``
+        placed first-fit) before each poll of the time limit, every 256 tasks.
 
     Returns
     -------
@@ -47,7 +51,9 @@ def first_fit(request: Request, offer: Offer, order: np.ndarray) -> np.ndarray:
     free = offer.capacity.copy()
     for k, i in enumerate(order.tolist()):
         if not k & 255:
-            interrupt.check()  # a batch's timeout or cancellation
+            if on_progress is not None and k:
+                on_progress(assign)
+            interrupt.check()  # the time limit, a batch's timeout or cancellation
         cand = fits[i] & (free > 0)
         if not cand.any():
             continue
@@ -125,11 +131,27 @@ def solve_greedy(
     else:
         deg = np.diff(request.bandwidth.indptr) + np.diff(request.bandwidth_transpose.indptr)
         first = np.argsort(-deg, kind="stable")
-    best = first_fit(request, offer, first)
-    for _ in range(int(restarts) - 1):
-        cand = first_fit(request, offer, rng.permutation(n))
-        if (cand >= 0).sum() > (best >= 0).sum():
-            best = cand
+    best = None
+    n_best = -1
+    offered = [-1]  # size of the allocation last offered
+
+    def keep(assign: np.ndarray) -> None:
+        """Under a time limit, the largest allocation so far is what a stop returns."""
+        got = int((assign >= 0).sum())
+        if got > offered[0]:
+            offered[0] = got
+            snapshot = assign.copy()
+            offer_incumbent(lambda: _result(snapshot, n, seed, order, restarts, t0))
+
+    for run in range(int(restarts)):
+        cand = first_fit(request, offer, first if run == 0 else rng.permutation(n), keep)
+        if (cand >= 0).sum() > n_best:
+            best, n_best = cand, int((cand >= 0).sum())
+            keep(best)
+    return _result(best, n, seed, order, restarts, t0)
+
+
+def _result(best, n, seed, order, restarts, t0) -> SolveResult:
     n_alloc = int((best >= 0).sum())
     return SolveResult(
         assignment=best,
@@ -141,4 +163,5 @@ def solve_greedy(
         iterations={"restarts": int(restarts)},
         seed=seed,
         params={"order": order, "restarts": int(restarts)},
+        objective=float(n_alloc),
     )

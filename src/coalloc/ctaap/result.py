@@ -23,10 +23,15 @@ class SolveResult(Result):
     n_allocated : int
         Number of allocated tasks (the objective).
     status : str
-        ``"feasible"`` for a heuristic allocation, ``"optimal"`` when proven optimal,
-        ``"time_limit"`` when a time limit or Ctrl-C stopped the exact solver before the
-        proof (with its incumbent allocation when it had one: :attr:`has_solution`; all
-        -1 otherwise), ``"infeasible"`` or ``"error"``.
+        The one status rule (:func:`coalloc._shared.result.settle`, applied by
+        :func:`coalloc.ctaap.solve`): ``"optimal"`` when the allocation meets a proven
+        bound (any method: a heuristic's answer that meets the bound of ``bound=True`` is
+        optimal), ``"feasible"`` for an allocation without that proof from a method that
+        ended by itself, ``"time_limit"`` when the time limit (or Ctrl-C) ended the method
+        (with the best allocation found so far when there was one: :attr:`has_solution`;
+        all -1 otherwise), ``"error"`` for a failure. (A CTAAP instance always has an
+        answer, the empty allocation, so ``"infeasible"`` and ``"no_solution"`` do not
+        occur.)
     message : str
         Human-readable explanation.
     method : str
@@ -43,9 +48,12 @@ class SolveResult(Result):
         Parameters the solver ran with, defaults filled in.
     weights : ndarray, optional
         Step-1 weight matrix ``X`` (``n x m``) for CTAAP, else None.
-    objective, bound, gap : float, optional
-        For exact solvers and the anytime search: objective value, proven upper bound and
-        relative gap.
+    objective : float, optional
+        The number of allocated tasks, set whenever there is an allocation (every method);
+        None only for a method stopped before any answer, or an error.
+    bound, gap : float, optional
+        A proven upper bound on the optimum (exact solvers, the anytime search, or
+        ``bound=True``) and the relative gap to it.
     trajectory : ndarray of float, shape (k, 3), optional
         The anytime search (``"ctaap"`` with ``time_limit`` or ``rounds``): one row
         ``(seconds since the call, allocated, upper bound)`` per improvement of either,
@@ -78,6 +86,9 @@ class SolveResult(Result):
     bound: Optional[float] = None
     gap: Optional[float] = None
     trajectory: Optional[np.ndarray] = field(default=None, repr=False)
+
+    #: The objective (tasks allocated) is maximised: what the status rule reads.
+    sense = "max"
 
     @property
     def n_tasks(self) -> int:

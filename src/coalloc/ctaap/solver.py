@@ -24,7 +24,7 @@ from typing import Optional, Tuple, Union
 import numpy as np
 
 from .._shared import interrupt
-from .._shared.params import check_backend
+from .._shared.params import check_backend, offer_incumbent
 from .._shared.seeding import kernel_seed, resolve_seed
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
@@ -297,6 +297,24 @@ def solve_ctaap(
     assign, n_removals, stats, t2, t3 = kernels.match_and_clean(
         request, offer, weights, compat, params["matching"] == "cardinality"
     )
+
+    def offer_so_far(phase: str) -> None:
+        """Under a time limit, the allocation so far is the answer a stop returns."""
+        snapshot, removals = assign.copy(), int(n_removals)
+
+        def build() -> SolveResult:
+            got = int((snapshot >= 0).sum())
+            return SolveResult(
+                assignment=snapshot.copy(), n_allocated=got, status="feasible",
+                message=f"allocated {got} of {n} tasks ({phase}); all constraints hold",
+                method="ctaap", timings={"total": time.perf_counter() - t_start},
+                n_removals=removals, seed=seed, params=dict(params), weights=weights,
+                objective=float(got),
+            )  # fmt: skip
+
+        offer_incumbent(build)
+
+    offer_so_far("after the matching and cleanup")
     t_fill = time.perf_counter()
     n_filled = 0
     if params["fill"]:
@@ -305,6 +323,7 @@ def solve_ctaap(
         assign, n_filled = kernels.fill_free(
             request, offer, compat, task_order, cluster_order, assign
         )
+        offer_so_far("after the fill, before the local search")
     t_search = time.perf_counter()
     search_stats = {}
     if params["local_search"] > 0:
@@ -347,6 +366,7 @@ def solve_ctaap(
         seed=seed,
         params=params,
         weights=weights,
+        objective=float(n_alloc),
     )
 
 

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import functools
+import time
 from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
 import numpy as np
 
-from .._shared.family import FamilyInstance, solver_keyword
-from .._shared.params import check_method, with_time_limit
-from .._shared.result import relative_gap
+from .._shared.family import FamilyInstance, renamed_keyword
+from .._shared.params import check_method, number, with_time_limit
+from .._shared.result import settle
 from .._shared.seeding import resolve_seed
-from .anytime import BOUND_SHARE, ctaap_method
-from .bounds import best_bound
-from .exact import solve_exact, upper_bound
+from .anytime import ctaap_method
+from .bounds import BoundStopped, best_bound
+from .exact import solve_exact
 from .greedy import solve_greedy
 from .model import Offer, Request, check_compatible
 from .result import SolveResult, stopped_result
@@ -32,10 +33,9 @@ METHODS: Dict[str, Callable[..., SolveResult]] = {
     # without time_limit/rounds: solve_ctaap, today's answer; with them, the anytime search
     "ctaap": ctaap_method,
     "greedy": _timed(solve_greedy, "greedy"),
-    "exact": solver_keyword(solve_exact),  # solver="highs"|"cbc"|"cpsat"
+    # solver="highs"|"cbc"|"cpsat"; backend= is its deprecated name
+    "exact": renamed_keyword(solve_exact, "backend", "solver"),
 }
-#: Seconds the LP bound of ``bound=True`` may take when the call has no time limit.
-LP_BOUND_SECONDS = 10.0
 #: The method :func:`solve` uses when none is named.
 DEFAULT_METHOD = "ctaap"
 
@@ -47,6 +47,7 @@ def solve(
     *,
     seed: Optional[int] = 0,
     bound: bool = False,
+    bound_effort: float = 1.0,
     **params: Any,
 ) -> SolveResult:
     """Allocate the tasks of ``request`` onto the clusters of ``offer``.
@@ -65,7 +66,9 @@ def solve(
         ``time_limit``, ``formulation``, ...; ``backend=`` for the solver is deprecated).
         ``"ctaap"`` with ``time_limit=T`` (or ``rounds=k``) is the anytime search
         (:func:`coalloc.ctaap.anytime.solve_anytime`): the default's answer, improved
-        until ``T``, with a trajectory; without either, the default exactly.
+        until ``T``, with a trajectory; without either, the default exactly. With
+        ``time_limit`` every method returns its best allocation found so far when the
+        limit passes (status ``"time_limit"``, verified like any other).
     seed : int, optional
         Seed of every random choice: the same seed gives the same answer.
     bound : bool, default False
@@ -74,12 +77,19 @@ def solve(
         :func:`coalloc._shared.result.relative_gap`) in ``result.bound`` / ``result.gap``.
         Heuristics get :func:`coalloc.ctaap.bounds.best_bound` (never above the flow bound
         :func:`coalloc.upper_bound`: the clique LP's dual bound on sparse requests, the
-        cluster sets' bound on dense ones), given ``0.3 * time_limit`` seconds (10 s without
-        a limit; a bound stopped early is still valid, and weaker, so then the value depends
-        on the machine); the anytime
+        cluster sets' bound on dense ones), its work capped by counts (``bound_effort``),
+        so the same call gives the same bound on any machine; with a ``time_limit`` that
+        passes before the bound is done, no bound (never one cut by the clock). The anytime
         search (``time_limit`` or ``rounds`` with ``"ctaap"``) reports the bound it
         computed within its budget; exact solvers report their own proven bound capped by
-        the flow bound.
+        the flow bound. The status then follows the one rule
+        (:func:`coalloc._shared.result.settle`): an allocation that meets the bound is
+        ``"optimal"``, whichever method found it.
+    bound_effort : float, default 1
+        The work of the bound of ``bound=True`` (and of the anytime search's bound):
+        ``effort`` of :func:`coalloc.ctaap.bounds.best_bound`. 1 is cheap (on the paper's
+        Fig. 2 instances about the solve's own time); 10 or 100 search further for a
+        tighter bound at up to that many times the cost.
     **params
         Method-specific parameters.
 
@@ -97,28 +107,34 @@ def solve(
     >>> coalloc.verify(req, off, res.assignment).feasible
     True
     """
+    started = time.perf_counter()
     check_compatible(request, offer)
     check_method(method, METHODS)
+    bound_effort = number(bound_effort, "bound_effort")
     seed = resolve_seed(seed)  # None: fresh, and the result says which
     func = METHODS[method]
+    if method == "ctaap" and (params.get("time_limit") or params.get("rounds")) is not None:
+        params.setdefault("bound_effort", bound_effort)  # the anytime search's own bound
     try:
         result = func(request, offer, seed=seed, **params)
     except TypeError as exc:
         if "unexpected keyword argument" in str(exc):
             raise TypeError(f"method {method!r}: {exc}") from None
         raise
-    if bound:
-        if method == "exact":  # the solver's proven bound, capped by the flow bound
-            cheap = upper_bound(request, offer)
-        elif result.trajectory is not None:  # the anytime search's bound (flow or LP)
-            cheap = result.bound
-        else:  # the LP bound, within its share of the limit (10 s without one)
-            limit = params.get("time_limit")
-            share = LP_BOUND_SECONDS if limit is None else max(0.05, BOUND_SHARE * limit)
-            cheap = best_bound(request, offer, time_limit=share)["bound"]
-        result.bound = float(cheap if result.bound is None else min(result.bound, cheap))
-        result.gap = relative_gap(result.n_allocated, result.bound, sense="max")
-    return result
+    # exact: the solver's proven bound is already capped by the flow bound; the anytime
+    # search (a trajectory) reports the bound it computed.
+    if bound and method != "exact" and result.trajectory is None and result.has_solution:
+        limit = params.get("time_limit")
+        stop_at = None if limit is None else started + float(limit)
+        try:
+            info = best_bound(request, offer, effort=bound_effort, stop_at=stop_at)
+        except BoundStopped:  # the time limit passed first: no bound rather than a cut one
+            result.params["bound"] = "stopped by the time limit"
+        else:
+            cheap = float(info["bound"])
+            result.bound = cheap if result.bound is None else min(float(result.bound), cheap)
+            result.params["bound_effort"] = bound_effort
+    return settle(result)
 
 
 class _Parts(NamedTuple):
@@ -156,7 +172,7 @@ class CtaapInstance(FamilyInstance, _Parts):
     METHODS = METHODS
     DEFAULT_METHOD = DEFAULT_METHOD
     SOLUTION_FIELD = "assignment"
-    SOLVE_KEYWORDS = frozenset({"bound"})  # taken by solve() itself
+    SOLVE_KEYWORDS = frozenset({"bound", "bound_effort"})  # taken by solve() itself
     _solve_function = staticmethod(solve)
 
     def _verify_solution(self, result: SolveResult) -> VerifyReport:
