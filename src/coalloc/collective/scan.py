@@ -45,8 +45,10 @@ from .core import (
     check_backend,
     factor,
     kernels,
+    offer,
     ratio,
     rejected,
+    settled,
     solution,
 )
 from .exact import best_subset, feasible_subset
@@ -311,6 +313,7 @@ def scan(
     cap = np.ascontiguousarray(cap)
     clock.lap("prepare")
     listed, summary, unknown = [], {"minimum": 0, "total": 0, "combination": 0, "undecided": 0}, 0
+    first_undecided = None  # the first start an integer program left undecided
     binding: dict = {}
     checks_ = ("minimum", "total")
 
@@ -378,17 +381,38 @@ def scan(
         """The integer program decides whether any set of the eligible nodes (available
         amounts ``a``) exists at start ``t``: its rows, or None with the start noted
         (infeasible, or undecided within the program's time limit)."""
-        nonlocal unknown
+        nonlocal unknown, first_undecided
         counters["solver_calls"] += 1
-        status, r = feasible_subset(a, d, n, backend=solver, time_limit=program_time_limit,
+        status, r = feasible_subset(a, d, n, solver=solver, time_limit=program_time_limit,
                                     tol=tol)  # fmt: skip
         if status == "infeasible":
             note({"start": float(t), "check": "combination", "property": None})
             return None
         if r is None:
             unknown += 1
+            if first_undecided is None:
+                first_undecided = float(t)
             note({"start": float(t), "check": "undecided", "property": None})
         return r
+
+    def make(t, rows_abs, tm_rows, proven, status="feasible", message=""):
+        """A result for the set ``rows_abs`` (pool rows) at ``t``: the start is proven
+        earliest when no earlier start was left undecided, else bounded below by the first
+        undecided one."""
+        return solution(prob, "scan", float(t), rows_abs, tm_rows, seed, params,
+                        clock.done(), dict(counters), status=status, proven=proven,
+                        bound=first_undecided, message=message)  # fmt: skip
+
+    def offer_rows(t, rows_abs, tm_rows):
+        """Offer the set as the incumbent of the time limit in force (copies)."""
+        rows_abs, tm_rows, proven = rows_abs.copy(), tm_rows.copy(), unknown == 0
+        offer(lambda: make(t, rows_abs, tm_rows, proven), pool, reserve)
+
+    def offer_best(t, el, tm, cp, cands):
+        """Offer the best factor among the admissible ``cands`` (rows of ``el``) at ``t``."""
+        us = [factor(d, tm[r], cp[r]) for r in cands]
+        r = np.asarray(cands[int(np.argmax(us))], dtype=np.int64)
+        offer_rows(t, nodes[el[r]], tm[r])
 
     for t, tmax in passing():
         avail = cap - tmax
@@ -396,6 +420,7 @@ def scan(
         a, tm, cp = avail[el], tmax[el], cap[el]
         rows = None
         exact_u = False
+
         if math.comb(int(el.size), n) <= enumerate_limit:
             got = best_subset(a, tm, cp, d, n, enumerate_limit, tol=tol)
             counters["enumerated"] += math.comb(int(el.size), n)
@@ -415,6 +440,7 @@ def scan(
                 if r is None:
                     continue
                 cands = [np.asarray(r, dtype=np.int64)]
+            offer_best(t, el, tm, cp, cands)  # an answer: what the deadline returns from now on
             rows, k = _improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds)
             counters["swap_rounds"] += k
         else:
@@ -428,23 +454,34 @@ def scan(
                 r = program(t, a)
                 if r is None:
                     continue
+                offer_best(t, el, tm, cp, [np.asarray(r, dtype=np.int64)])
                 r, k = ker.swap_search(a, tm, cp, d, r, max_rounds, tol)
                 counters["swap_rounds"] += k
                 cands.append(r)
+            offer_best(t, el, tm, cp, cands)
             for s0 in starts_[1:]:  # this start is feasible: more starts for the factor
                 interrupt.check()  # a batch's timeout or cancellation
                 r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds, tol)
                 counters["swap_rounds"] += k
                 if np.all(a[r].sum(axis=0) >= dlo):
                     cands.append(r)
+                    offer_best(t, el, tm, cp, cands)
             clock.lap("search")
             us = [factor(d, tm[r], cp[r]) for r in cands]
             rows = cands[int(np.argmax(us))]
         clock.lap("search")
         proven = unknown == 0
-        status = "optimal" if (exact_u and proven) else "feasible"
-        result = solution(prob, "scan", float(t), nodes[el[rows]], tm[rows], seed, params,
-                          {}, counters, status=status, proven=proven)  # fmt: skip
+        u = factor(d, tm[rows], cp[rows])
+        message = (f"start {float(t):g} s "
+                   + ("proven earliest (every earlier candidate start fails a screen, the "
+                      "enumeration or the integer program)" if proven else
+                      f"found; not proven earliest ({unknown} earlier start(s) undecided by "
+                      f"the integer program within program_time_limit; none is earlier than "
+                      f"{first_undecided:g} s)")
+                   + f"; utilisation factor {u:.6g}"
+                   + (" (maximal there: every set enumerated)" if exact_u else
+                      " (not proven maximal)"))  # fmt: skip
+        result = make(t, nodes[el[rows]], tm[rows], proven, message=message)
         if reserve:
             pool.reserve(result.start, request.duration, result.resources, result.amounts)
         result.timings = clock.done()
@@ -452,7 +489,7 @@ def scan(
     (kind, prop), _ = max(binding.items(), key=lambda kv: kv[1]) if binding else ((None, None), 0)
     words = {"minimum": "per-resource minimum", "total": "total", "combination":
              "no combination of N eligible resources meets every total", "undecided":
-             "undecided (time limit)"}  # fmt: skip
+             "undecided (program_time_limit)"}  # fmt: skip
     what = words.get(kind, "")
     if prop is not None:
         what = f"{what} of {prop!r}"
@@ -463,19 +500,23 @@ def scan(
               f"no admissible solution at any of {starts.size} candidate starts in "
               f"[{request.earliest_start:g}, {request.latest_start:g}]; most often binding: "
               f"{what}"}  # fmt: skip
-    return rejected(
-        prob,
-        "scan",
-        reason,
-        seed,
-        params,
-        clock.done(),
-        counters,
-        proven=unknown == 0,
-        status="infeasible" if unknown == 0 else "time_limit",
-    )
+    if unknown == 0:  # the proof: every candidate start was decided
+        reason["message"] += (
+            f". Proof: the scan is exhaustive: every one of the {starts.size} candidate "
+            "starts (the window's opening and each time a reserved amount falls, the only "
+            "possible earliest starts) fails a necessary screen (per-resource minimum, the N "
+            "largest amounts against a total), a complete enumeration of the eligible sets, "
+            "a weighted-sum (Lagrangian) certificate or an integer program proven infeasible"
+        )  # fmt: skip
+    else:
+        reason["message"] += (
+            f"; not a proof: {unknown} start(s) left undecided by the integer program within "
+            "program_time_limit"
+        )  # fmt: skip
+    return rejected(prob, "scan", reason, seed, params, clock.done(), counters,
+                    proven=unknown == 0)  # fmt: skip
 
 
 #: The scan with ``time_limit``, the call's deadline (:func:`coalloc._shared.params.deadline`).
 # the name stays "scan" (Sphinx and numpydoc resolve the function by it, not the module)
-scan = checks.with_time_limit(scan, functools.partial(stopped_result, method="scan"))
+scan = settled(checks.with_time_limit(scan, functools.partial(stopped_result, method="scan")))
