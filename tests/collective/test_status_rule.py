@@ -223,3 +223,64 @@ def test_cli_prints_the_status_the_json_holds(tmp_path, capsys, method):
         assert code == (0 if doc["status"] in ("optimal", "feasible") else 1)
         statuses.add(doc["status"])
     assert len(statuses) >= 2  # both an answer and a rejection were printed
+
+
+def _hard_starts(slots: int = 60):
+    """Every other slot a start whose integer program is infeasible although the screens
+    pass (20 nodes rich in one property, 20 in the other; four must meet both totals); a last
+    node, busy until the last slot, completes a set there."""
+    k = 40
+    cap = np.vstack([np.tile([10.0, 0.5], (20, 1)), np.tile([0.5, 10.0], (20, 1)),
+                     [[30.0, 30.0]]])  # fmt: skip
+    times = np.arange(slots) * 10.0
+    reserved = np.zeros((k + 1, 2, slots))
+    reserved[0, 0, 0::2] = 0.2
+    reserved[k, :, :-1] = 29.95
+    pool = co.ResourcePool(cap, ["a", "b"], times, reserved)
+    req = co.CollectiveRequest(1.0, 4, 0.0, float(times[-1]), minimum={"a": 0.1, "b": 0.1},
+                               total={"a": 25.0, "b": 25.0})  # fmt: skip
+    return pool, req
+
+
+def test_the_portfolio_keeps_the_heuristics_answer_while_the_scan_proves(monkeypatch):
+    import importlib
+
+    scan_module = importlib.import_module("coalloc.collective.scan")
+
+    pool, req = _hard_starts()
+    plain = coallocate(pool, req, "scan", portfolio=False)
+    assert plain.status == "optimal" and "portfolio_cankar" not in plain.iterations
+    full = coallocate(pool, req, "scan", portfolio=True)
+    assert full.start == plain.start and full.iterations["portfolio_cankar"] == 1
+    assert full.utilisation >= plain.utilisation - 1e-12 and verify(req, pool, full).ok
+
+    real, calls = scan_module.feasible_subset, {"n": 0}
+
+    def stall(*args, **kwargs):  # the integer programs never end: the deadline stops them
+        calls["n"] += 1
+        if calls["n"] > 2:
+            while True:
+                interrupt.check()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scan_module, "feasible_subset", stall)
+    res = coallocate(pool, req, "scan", time_limit=0.5)
+    assert res.status == "time_limit" and res.has_solution and verify(req, pool, res).ok
+    assert res.method == "scan" and res.start == plain.start  # the heuristic's start here
+    assert res.iterations["portfolio_cankar"] == 1 and res.bound < res.start  # the frontier
+    assert res.bound >= 10.0  # past the starts the first programs decided
+
+
+def test_the_portfolio_at_a_budget_is_at_least_as_good_as_exact():
+    rng = np.random.default_rng(3)
+    pool = co.ResourcePool(rng.uniform(1, 10, size=(30, 3)), ["a", "b", "c"])
+    req = co.CollectiveRequest(1.0, 4, minimum={"a": 0.5, "b": 0.5, "c": 0.5},
+                               total={"a": 20, "b": 20, "c": 20})  # fmt: skip
+    ex = coallocate(pool, req, "exact")  # C(30, 4) = 27,405 sets: the factor enumerated
+    assert "proven maximal" in ex.message
+    timed = coallocate(pool, req, "scan", time_limit=60)
+    assert timed.status == "optimal" and verify(req, pool, timed).ok
+    assert timed.start == ex.start and timed.utilisation >= ex.utilisation * (1 - 1e-12)
+    assert "every set enumerated" in timed.message
+    plain = coallocate(pool, req, "scan")  # untimed: the plain scan (no enumeration here)
+    assert "portfolio" in plain.params and plain.params["portfolio"] is False

@@ -236,11 +236,12 @@ def best_subset(avail, tmax, cap, d, count, limit, deadline=None, tol=None):
     return (rows, u) if complete else None
 
 
-def enumerate_best(avail, tmax, cap, d, count, deadline=None, tol=None):
+def enumerate_best(avail, tmax, cap, d, count, deadline=None, tol=None, on_better=None):
     """:func:`best_subset`'s enumeration, keeping what it found when ``deadline`` (a
     :func:`time.perf_counter` value) stops it: ``(rows, factor, complete)``, rows None
     (factor -1) when no admissible subset was met; ``complete`` False when the deadline cut
-    the enumeration (the factor is then not proven maximal)."""
+    the enumeration (the factor is then not proven maximal). ``on_better(rows, factor)`` is
+    called at each better subset (a time limit's incumbent)."""
     k = avail.shape[0]
     dlo = d if tol is None else d - count * np.asarray(tol, dtype=np.float64)
     best_rows, best_u = None, -1.0
@@ -262,6 +263,8 @@ def enumerate_best(avail, tmax, cap, d, count, deadline=None, tol=None):
         q = int(np.argmax(u))
         if u[q] > best_u:
             best_u, best_rows = float(u[q]), b[q]
+            if on_better is not None:
+                on_better(best_rows, best_u)
     return best_rows, best_u, True
 
 

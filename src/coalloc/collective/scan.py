@@ -36,6 +36,7 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared import params as checks
+from .._shared.result import settle
 from .._shared.seeding import check_seed
 from ._order import demand_first
 from .core import (
@@ -48,10 +49,9 @@ from .core import (
     offer,
     ratio,
     rejected,
-    settled,
     solution,
 )
-from .exact import best_subset, feasible_subset
+from .exact import best_subset, enumerate_best, feasible_subset
 from .model import BLOCK, CollectiveRequest, ResourcePool
 from .result import CoallocationResult, stopped_result
 
@@ -82,6 +82,12 @@ def _starts(avail, tmax, cap, d, n, e):
 #: ``N`` times the eligible nodes above which a start's set is searched by :func:`_large_search`
 #: (the paper's sizes, ``N <= 60`` on 606 nodes, stay below it and keep their answers).
 _LARGE = 50_000
+#: The most sets the portfolio enumerates at the earliest start (the exact method's default).
+_PORTFOLIO_ENUMERATE = 2_000_000
+#: Seconds the portfolio must have left to start the exact method's integer program at the
+#: earliest start: HiGHS does not stop within its first tenths of a second on the paper's
+#: 600-node pool (0.2 s for a 0.05 s limit), so a later start would overrun the deadline.
+_PORTFOLIO_PROGRAM = 0.5
 #: Subgradient steps of :func:`_lagrange` per start.
 _LAGRANGE_STEPS = 40
 #: Nodes outside the set offered to the factor's swaps in :func:`_improve`, and their rounds.
@@ -211,7 +217,7 @@ def _improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds):
     return best, k
 
 
-def scan(
+def _scan(
     request: CollectiveRequest,
     pool: ResourcePool,
     *,
@@ -223,6 +229,8 @@ def scan(
     max_rounds: int = 100_000,
     block: int = 8,
     reserve: bool = False,
+    portfolio: Optional[bool] = None,
+    _deadline: Optional[float] = None,
 ) -> CoallocationResult:
     """Co-allocate at the earliest admissible start with a high utilisation factor.
 
@@ -250,18 +258,32 @@ def scan(
         starts or ``block``: the earliest start is usually among the first; a block's window
         maxima are computed once).
     reserve : bool
-        Reserve the solution on ``pool`` (atomically).
+        Reserve the solution on ``pool`` (atomically; also the answer a stopped call returns).
+    portfolio : bool, optional
+        Run the family's other methods inside the scan, sharing its incumbent (default None:
+        on when ``time_limit`` is given, the budget the caller grants): before the first
+        start that needs the integer program, the paper's heuristic (``cankar``, seeded by
+        ``seed``), whose answer at a later start is the incumbent until the scan finds the
+        earliest; at the earliest start, the enumeration of every set when there are at
+        most 2,000,000 (the exact method's limit), else the exact method's set (the integer
+        program's set raised by the swaps) when half a second is left, keeping the best
+        factor. Off: the plain scan (milliseconds).
     time_limit : float, optional
         Seconds for the whole call (default None: no limit), counted from its start as in
-        every family; the scan stops at the deadline between steps (and stops a running
-        integer program) and returns status ``"time_limit"``, the request undecided.
+        every family; the scan stops at the deadline between steps (and each integer program
+        gets at most what is left) and returns the best answer found so far with status
+        ``"time_limit"`` (``"optimal"`` when its start is proven earliest), or no answer.
 
     Returns
     -------
     CoallocationResult
-        ``"optimal"`` (earliest start proven, factor by enumeration), ``"feasible"`` or a
-        rejection (``"infeasible"`` proven, ``"time_limit"`` undecided) whose ``rejection``
-        says which check failed at which starts.
+        An answer: ``"optimal"`` (the start is proven earliest: ``bound`` equals it; the
+        message says whether the factor is enumerated), ``"feasible"`` (an integer program
+        left an earlier start undecided within ``program_time_limit``: ``bound`` is the first
+        such start) or ``"time_limit"``; or a rejection: ``"infeasible"`` (the exhaustive
+        scan is the proof, and the message says so), ``"no_solution"`` (starts left
+        undecided) or ``"time_limit"``, whose ``rejection`` says which check failed at which
+        starts.
 
     Examples
     --------
@@ -270,7 +292,7 @@ def scan(
     >>> scan(req, pool).status
     'optimal'
     """
-    request, pool = demand_first(request, pool, "scan", stacklevel=4)
+    request, pool = demand_first(request, pool, "scan", stacklevel=4)  # (already swapped)
     seed = check_seed(seed)
     check_backend(backend)
     enumerate_limit = bounded(enumerate_limit, "enumerate_limit", 0, 10**8)
@@ -279,8 +301,10 @@ def scan(
     max_rounds = bounded(max_rounds, "max_rounds", 0, 10**9)
     block = bounded(block, "block", 1, 10**6)
     prob = Problem.of(pool, request)
+    portfolio = bool(portfolio)  # the public scan resolves None (on with a time limit)
     params = {"backend": backend, "enumerate_limit": enumerate_limit, "solver": solver,
-              "program_time_limit": program_time_limit, "max_rounds": max_rounds}  # fmt: skip
+              "program_time_limit": program_time_limit, "max_rounds": max_rounds,
+              "portfolio": portfolio}  # fmt: skip
     ker = kernels(backend)
     clock = Clock()
     n, e, d = request.count, prob.e, prob.d
@@ -382,8 +406,10 @@ def scan(
         amounts ``a``) exists at start ``t``: its rows, or None with the start noted
         (infeasible, or undecided within the program's time limit)."""
         nonlocal unknown, first_undecided
+        if portfolio and helper is None:
+            run_helper()  # a quick answer at a later start before the first hard start
         counters["solver_calls"] += 1
-        status, r = feasible_subset(a, d, n, solver=solver, time_limit=program_time_limit,
+        status, r = feasible_subset(a, d, n, solver=solver, time_limit=program_limit(),
                                     tol=tol)  # fmt: skip
         if status == "infeasible":
             note({"start": float(t), "check": "combination", "property": None})
@@ -394,6 +420,44 @@ def scan(
                 first_undecided = float(t)
             note({"start": float(t), "check": "undecided", "property": None})
         return r
+
+    def program_limit():
+        """``program_time_limit``, cut to what is left before the call's deadline."""
+        left = checks.remaining(_deadline)
+        if left is None:
+            return program_time_limit
+        left = max(left, 1e-3)
+        return left if program_time_limit is None else min(program_time_limit, left)
+
+    helper = None  # the paper's heuristic's answer (portfolio), once it has run
+    frontier = [float(request.earliest_start)]  # every candidate start before it is decided
+
+    def run_helper():
+        """Run the paper's heuristic once (``portfolio``): its answer, at a start no earlier
+        than the scan's, is the incumbent until the scan finds its own; the bound is the
+        scan's frontier when the time limit returns it."""
+        nonlocal helper
+        from .cankar import cankar
+
+        got = cankar(request, pool, seed=0 if seed is None else seed, backend=backend)
+        counters["portfolio_cankar"] = 1
+        helper = got if got.start is not None else False
+        if helper:
+            h_start, h_rows = float(helper.start), helper.resources.copy()
+            times_, res_ = pool._state
+            tm_h = ker.window_max_rows(times_, res_, h_rows, np.array([h_start]),
+                                       request.duration)[0]  # fmt: skip
+
+            def build():
+                bound = (
+                    frontier[0] if first_undecided is None else min(frontier[0], first_undecided)
+                )
+                return solution(prob, "scan", h_start, h_rows, tm_h, seed, params,
+                                clock.done(), dict(counters), bound=bound,
+                                message=f"start {h_start:g} s found by the paper's heuristic "
+                                "(the scan's portfolio); not proven earliest")  # fmt: skip
+
+            offer(build, pool, reserve)
 
     def make(t, rows_abs, tm_rows, proven, status="feasible", message=""):
         """A result for the set ``rows_abs`` (pool rows) at ``t``: the start is proven
@@ -414,7 +478,50 @@ def scan(
         r = np.asarray(cands[int(np.argmax(us))], dtype=np.int64)
         offer_rows(t, nodes[el[r]], tm[r])
 
+    def polish(t, el, a, tm, cp, rows):
+        """The portfolio's work at the earliest start ``t`` once the scan has its set
+        ``rows`` (rows of ``el``): the paper's heuristic's set when it starts at ``t``; the
+        enumeration of every set when there are at most :data:`_PORTFOLIO_ENUMERATE`
+        (cut by the deadline: its best so far); unless it ended, the exact method's set (the
+        integer program's set raised by the swaps) when :data:`_PORTFOLIO_PROGRAM` seconds
+        are left. Each better set is the incumbent at once. Returns ``(rows, proven
+        maximal)``."""
+        best = [np.asarray(rows, dtype=np.int64), factor(d, tm[rows], cp[rows])]
+
+        def consider(r, u=None):
+            r = np.asarray(r, dtype=np.int64)
+            if not np.all(a[r].sum(axis=0) >= dlo):
+                return
+            u = factor(d, tm[r], cp[r]) if u is None else u
+            if u > best[1]:
+                best[:] = [r.copy(), u]
+                offer_rows(t, nodes[el[r]], tm[r])
+
+        if helper and helper.start == t:
+            pos = np.searchsorted(nodes[el], helper.resources)
+            if np.all(pos < el.size) and np.array_equal(nodes[el][np.minimum(pos, el.size - 1)],
+                                                        helper.resources):  # fmt: skip
+                consider(pos)
+        total = math.comb(int(el.size), n)
+        if total <= _PORTFOLIO_ENUMERATE:
+            got, u, complete = enumerate_best(a, tm, cp, d, n, _deadline, tol, on_better=consider)
+            if complete:
+                counters["enumerated"] += total
+                if got is not None:
+                    best[:] = [np.asarray(got, dtype=np.int64), u]
+                    return best[0], True
+        left = checks.remaining(_deadline)
+        if left is None or left >= _PORTFOLIO_PROGRAM:
+            counters["solver_calls"] += 1
+            _, r = feasible_subset(a, d, n, solver=solver, time_limit=program_limit(), tol=tol)
+            if r is not None:
+                r, k = ker.swap_search(a, tm, cp, d, r, 10**6, tol)
+                counters["swap_rounds"] += k
+                consider(r)
+        return best[0], False
+
     for t, tmax in passing():
+        frontier[0] = float(t)
         avail = cap - tmax
         el = np.flatnonzero(np.all(avail >= elo[None, :], axis=1))
         a, tm, cp = avail[el], tmax[el], cap[el]
@@ -470,6 +577,9 @@ def scan(
             us = [factor(d, tm[r], cp[r]) for r in cands]
             rows = cands[int(np.argmax(us))]
         clock.lap("search")
+        if portfolio and not exact_u:
+            rows, exact_u = polish(t, el, a, tm, cp, rows)
+            clock.lap("portfolio")
         proven = unknown == 0
         u = factor(d, tm[rows], cp[rows])
         message = (f"start {float(t):g} s "
@@ -517,6 +627,42 @@ def scan(
                     proven=unknown == 0)  # fmt: skip
 
 
-#: The scan with ``time_limit``, the call's deadline (:func:`coalloc._shared.params.deadline`).
-# the name stays "scan" (Sphinx and numpydoc resolve the function by it, not the module)
-scan = settled(checks.with_time_limit(scan, functools.partial(stopped_result, method="scan")))
+_scan_timed = checks.with_time_limit(_scan, functools.partial(stopped_result, method="scan"))
+
+
+def scan(
+    request: CollectiveRequest,
+    pool: ResourcePool,
+    *,
+    seed: Optional[int] = 0,
+    backend: str = "compiled",
+    enumerate_limit: int = 20_000,
+    solver: str = "highs",
+    program_time_limit: Optional[float] = 10.0,
+    max_rounds: int = 100_000,
+    block: int = 8,
+    reserve: bool = False,
+    portfolio: Optional[bool] = None,
+    time_limit: Optional[float] = None,
+) -> CoallocationResult:
+    request, pool = demand_first(request, pool, "scan", stacklevel=3)
+    limit = checks.time_limit(time_limit)
+    when = checks.deadline(limit)
+    use = (limit is not None) if portfolio is None else bool(portfolio)
+    result = _scan_timed(request, pool, seed=seed, backend=backend,
+                         enumerate_limit=enumerate_limit, solver=solver,
+                         program_time_limit=program_time_limit, max_rounds=max_rounds,
+                         block=block, reserve=reserve, portfolio=use, _deadline=when,
+                         time_limit=limit)  # fmt: skip
+    if result.status == "time_limit" and not result._holds_solution():
+        if result.rejection is not None and result.rejection.get("message"):
+            result.message = result.rejection["message"]
+    if isinstance(result.params, dict):
+        result.params.pop("_deadline", None)
+    if result.method != "scan":  # the paper's heuristic, stopped inside the portfolio
+        result.message += f" (found by {result.method} in the scan's portfolio)"
+        result.method = "scan"
+    return settle(result)
+
+
+scan.__doc__ = _scan.__doc__
