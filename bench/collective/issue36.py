@@ -36,6 +36,7 @@ import warnings
 
 import numpy as np
 
+from bench.shared._progress import add_quiet, bar
 from coalloc.collective import CollectiveRequest, ResourcePool, coallocate, verify
 from coalloc.collective.generators import COUNTS, section42_requests, table1_pool
 
@@ -144,6 +145,7 @@ def main(argv=None):
     ap.add_argument("--fresh", type=int, default=2,
                     help="fresh-process repeats per (instance, method, T) on a subset")  # fmt: skip
     ap.add_argument("--fresh-names", nargs="*", default=None)
+    add_quiet(ap)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "out",
                                                   "collective_issue36.json"))  # fmt: skip
     args = ap.parse_args(argv)
@@ -151,12 +153,12 @@ def main(argv=None):
           f"load {os.getloadavg()}")  # fmt: skip
     insts = instances(args.cases)
     rows = []
-    for name, pool, req in insts:  # warm: every method once, untimed
+    for name, pool, req in bar(insts, desc="untimed", unit="instance"):  # warm: each once
         for m in METHODS:
             r = run_one(m, pool, req, None)
             rows.append({"mode": "warm", "T": None, "name": name, "method": m, **r})
     for limit in args.limits:
-        for name, pool, req in insts:
+        for name, pool, req in bar(insts, desc=f"T={limit:g}", unit="instance"):
             for m in METHODS:
                 r = run_one(m, pool, req, limit)
                 rows.append({"mode": "warm", "T": limit, "name": name, "method": m, **r})

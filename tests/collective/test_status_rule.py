@@ -283,4 +283,4 @@ def test_the_portfolio_at_a_budget_is_at_least_as_good_as_exact():
     assert timed.start == ex.start and timed.utilisation >= ex.utilisation * (1 - 1e-12)
     assert "every set enumerated" in timed.message
     plain = coallocate(pool, req, "scan")  # untimed: the plain scan (no enumeration here)
-    assert "portfolio" in plain.params and plain.params["portfolio"] is False
+    assert "portfolio" in plain.params and plain.params["portfolio"] is None  # as given

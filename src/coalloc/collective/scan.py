@@ -230,6 +230,7 @@ def _scan(
     block: int = 8,
     reserve: bool = False,
     portfolio: Optional[bool] = None,
+    _portfolio_on: bool = False,
     _deadline: Optional[float] = None,
 ) -> CoallocationResult:
     """Co-allocate at the earliest admissible start with a high utilisation factor.
@@ -301,10 +302,11 @@ def _scan(
     max_rounds = bounded(max_rounds, "max_rounds", 0, 10**9)
     block = bounded(block, "block", 1, 10**6)
     prob = Problem.of(pool, request)
-    portfolio = bool(portfolio)  # the public scan resolves None (on with a time limit)
     params = {"backend": backend, "enumerate_limit": enumerate_limit, "solver": solver,
               "program_time_limit": program_time_limit, "max_rounds": max_rounds,
               "portfolio": portfolio}  # fmt: skip
+    # as given (None: on with a time limit); the public scan passes the decision
+    portfolio = bool(_portfolio_on)
     ker = kernels(backend)
     clock = Clock()
     n, e, d = request.count, prob.e, prob.d
@@ -652,13 +654,14 @@ def scan(
     result = _scan_timed(request, pool, seed=seed, backend=backend,
                          enumerate_limit=enumerate_limit, solver=solver,
                          program_time_limit=program_time_limit, max_rounds=max_rounds,
-                         block=block, reserve=reserve, portfolio=use, _deadline=when,
-                         time_limit=limit)  # fmt: skip
+                         block=block, reserve=reserve, portfolio=portfolio, _portfolio_on=use,
+                         _deadline=when, time_limit=limit)  # fmt: skip
     if result.status == "time_limit" and not result._holds_solution():
         if result.rejection is not None and result.rejection.get("message"):
             result.message = result.rejection["message"]
     if isinstance(result.params, dict):
         result.params.pop("_deadline", None)
+        result.params.pop("_portfolio_on", None)
     if result.method != "scan":  # the paper's heuristic, stopped inside the portfolio
         result.message += f" (found by {result.method} in the scan's portfolio)"
         result.method = "scan"
