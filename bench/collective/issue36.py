@@ -131,6 +131,11 @@ def _worker(argv):
     print(json.dumps(run_one(method, pool, req, limit)))
 
 
+def late(r, limit) -> bool:
+    """Whether run ``r`` returned past the target ``T + max(0.05, 0.05 T)`` (another budget)."""
+    return limit is not None and r["seconds"] > limit + max(0.05, 0.05 * limit)
+
+
 def _q(xs, q):
     return float(np.percentile(xs, q)) if xs else float("nan")
 
@@ -229,6 +234,7 @@ def report(rows, limits):
         for other in ("cankar", "exact"):
             worse = [n for n, d in by.items() if better(d[other], d["scan"])]
             cells.append(worse)
+
         wins = [sum(better(d["scan"], d[o]) for d in by.values()) for o in ("cankar", "exact")]
         print(f"| {limit} | {len(by)} | {len(cells[0])} | {len(cells[1])} | {wins[0]} "
               f"| {wins[1]} |")  # fmt: skip
@@ -236,8 +242,10 @@ def report(rows, limits):
             for n in worse:
                 d = by[n]
                 print(f"  - T={limit} {n}: scan {d['scan']['start']} u={d['scan']['u']} "
-                      f"({d['scan']['status']}) < {other} {d[other]['start']} "
-                      f"u={d[other]['u']} ({d[other]['status']})")  # fmt: skip
+                      f"({d['scan']['status']}, {d['scan']['seconds']:.3f} s) < {other} "
+                      f"{d[other]['start']} u={d[other]['u']} ({d[other]['status']}, "
+                      f"{d[other]['seconds']:.3f} s"
+                      f"{', past the target' if late(d[other], limit) else ''})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -85,9 +85,12 @@ _LARGE = 50_000
 #: The most sets the portfolio enumerates at the earliest start (the exact method's default).
 _PORTFOLIO_ENUMERATE = 2_000_000
 #: Seconds the portfolio must have left to start the exact method's integer program at the
-#: earliest start: HiGHS does not stop within its first tenths of a second on the paper's
-#: 600-node pool (0.2 s for a 0.05 s limit), so a later start would overrun the deadline.
-_PORTFOLIO_PROGRAM = 0.5
+#: earliest start: HiGHS does not stop within its first 0.2 s on the paper's 600-node pool
+#: (0.2 s for a 0.05 s limit), so a later start would overrun the deadline.
+_PORTFOLIO_PROGRAM = 0.25
+#: Swap searches from random sets (seeded by ``seed``) the portfolio runs at the earliest
+#: start when the factor is not enumerated: about 0.5 s at ``N = 60`` on the paper's pool.
+_PORTFOLIO_RESTARTS = 32
 #: Subgradient steps of :func:`_lagrange` per start.
 _LAGRANGE_STEPS = 40
 #: Nodes outside the set offered to the factor's swaps in :func:`_improve`, and their rounds.
@@ -267,8 +270,9 @@ def _scan(
         ``seed``), whose answer at a later start is the incumbent until the scan finds the
         earliest; at the earliest start, the enumeration of every set when there are at
         most 2,000,000 (the exact method's limit), else the exact method's set (the integer
-        program's set raised by the swaps) when half a second is left, keeping the best
-        factor. Off: the plain scan (milliseconds).
+        program's set raised by the swaps) when a quarter of a second is left, then 32 swap
+        searches from random sets (seeded by ``seed``), keeping the best factor. Off: the
+        plain scan (milliseconds).
     time_limit : float, optional
         Seconds for the whole call (default None: no limit), counted from its start as in
         every family; the scan stops at the deadline between steps (and each integer program
@@ -480,14 +484,32 @@ def _scan(
         r = np.asarray(cands[int(np.argmax(us))], dtype=np.int64)
         offer_rows(t, nodes[el[r]], tm[r])
 
+    program_done = [False]
+
+    def program_set(a, tm, cp):
+        """The exact method's set at a feasible start (portfolio): the integer program's
+        set raised by the swaps, when :data:`_PORTFOLIO_PROGRAM` seconds are left (None
+        otherwise, or when the program found none in time)."""
+        program_done[0] = True
+        left = checks.remaining(_deadline)
+        if left is not None and left < _PORTFOLIO_PROGRAM:
+            return None
+        counters["solver_calls"] += 1
+        _, r = feasible_subset(a, d, n, solver=solver, time_limit=program_limit(), tol=tol)
+        if r is None:
+            return None
+        r, k = ker.swap_search(a, tm, cp, d, r, 10**6, tol)
+        counters["swap_rounds"] += k
+        return r
+
     def polish(t, el, a, tm, cp, rows):
         """The portfolio's work at the earliest start ``t`` once the scan has its set
         ``rows`` (rows of ``el``): the paper's heuristic's set when it starts at ``t``; the
         enumeration of every set when there are at most :data:`_PORTFOLIO_ENUMERATE`
         (cut by the deadline: its best so far); unless it ended, the exact method's set (the
         integer program's set raised by the swaps) when :data:`_PORTFOLIO_PROGRAM` seconds
-        are left. Each better set is the incumbent at once. Returns ``(rows, proven
-        maximal)``."""
+        are left, then :data:`_PORTFOLIO_RESTARTS` swap searches from seeded random sets.
+        Each better set is the incumbent at once. Returns ``(rows, proven maximal)``."""
         best = [np.asarray(rows, dtype=np.int64), factor(d, tm[rows], cp[rows])]
 
         def consider(r, u=None):
@@ -512,14 +534,18 @@ def _scan(
                 if got is not None:
                     best[:] = [np.asarray(got, dtype=np.int64), u]
                     return best[0], True
-        left = checks.remaining(_deadline)
-        if left is None or left >= _PORTFOLIO_PROGRAM:
-            counters["solver_calls"] += 1
-            _, r = feasible_subset(a, d, n, solver=solver, time_limit=program_limit(), tol=tol)
+        if not program_done[0]:
+            r = program_set(a, tm, cp)
             if r is not None:
-                r, k = ker.swap_search(a, tm, cp, d, r, 10**6, tol)
-                counters["swap_rounds"] += k
                 consider(r)
+        rng = np.random.default_rng([0 if seed is None else seed, 36])
+        for _ in range(_PORTFOLIO_RESTARTS):  # swaps from random sets (repaired, then raised)
+            interrupt.check()  # the deadline: the best set so far is the incumbent
+            s0 = np.sort(rng.choice(el.size, n, replace=False))
+            r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds, tol)
+            counters["swap_rounds"] += k
+            counters["portfolio_restarts"] = counters.get("portfolio_restarts", 0) + 1
+            consider(r)
         return best[0], False
 
     for t, tmax in passing():
@@ -568,6 +594,11 @@ def _scan(
                 counters["swap_rounds"] += k
                 cands.append(r)
             offer_best(t, el, tm, cp, cands)
+            if portfolio and math.comb(int(el.size), n) > _PORTFOLIO_ENUMERATE:
+                r = program_set(a, tm, cp)  # first: the slowest member of the portfolio
+                if r is not None and np.all(a[r].sum(axis=0) >= dlo):
+                    cands.append(r)
+                    offer_best(t, el, tm, cp, cands)
             for s0 in starts_[1:]:  # this start is feasible: more starts for the factor
                 interrupt.check()  # a batch's timeout or cancellation
                 r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds, tol)
