@@ -542,6 +542,8 @@ def _scan(
                 if got is not None:
                     best[:] = [np.asarray(got, dtype=np.int64), u]
                     return best[0], True
+        if n * el.size > _LARGE:  # large N: the weighted sums' shortlist, not whole-pool swaps
+            return best[0], False
         if not program_done[0]:
             r = program_set(a, tm, cp)
             if r is not None:
