@@ -29,10 +29,15 @@ def _start_quality(result, request) -> str:
             f"  quality: proven earliest start: {result.start:g} s, {wait:g} s after the window "
             f"opens at {request.earliest_start:g} s (no admissible set of resources earlier)"
         )
+    known = ""
+    if result.bound is not None and result.bound > request.earliest_start:
+        known = f"; no admissible start before {result.bound:g} s (proven)"
+    how = ("--method scan with a longer --time-limit proves it" if result.status == "time_limit"
+           else "--method scan or exact proves it")  # fmt: skip
     return (
         f"  quality: starts {wait:g} s after the earliest possible start "
         f"{request.earliest_start:g} s (when the window opens); not proven earliest "
-        "(--method scan or exact proves it)"
+        f"({how}){known}"
     )
 
 
