@@ -128,9 +128,9 @@ def test_cpsat_decides_scaled_and_unrepresentable_columns(scale):
     d = np.array([4.0]) * scale
     tol = TOLERANCE * avail.max(axis=0)
     for backend in ("highs", "cbc", "cpsat"):
-        status, rows = feasible_subset(avail, d, 2, backend=backend, tol=tol)
+        status, rows = feasible_subset(avail, d, 2, solver=backend, tol=tol)
         assert status == "feasible" and sorted(rows.tolist()) in ([0, 1], [0, 2])
-        status, rows = feasible_subset(avail, d * 1.01, 2, backend=backend, tol=tol)
+        status, rows = feasible_subset(avail, d * 1.01, 2, solver=backend, tol=tol)
         assert status == "infeasible" and rows is None
 
 
@@ -144,8 +144,8 @@ def test_float_solvers_never_take_their_own_tolerance_for_the_rule(eps):
     avail, d = np.array([[1.1], [1.1], [0.55]]), np.array([2.2 + 1.1 * eps])
     tol = TOLERANCE * avail.max(axis=0)
     for backend in ("highs", "cbc", "cpsat"):
-        assert feasible_subset(avail, d, 2, backend=backend, tol=tol) == ("infeasible", None)
-    status, rows = feasible_subset(avail, d - 1.1 * eps, 2, backend="highs", tol=tol)
+        assert feasible_subset(avail, d, 2, solver=backend, tol=tol) == ("infeasible", None)
+    status, rows = feasible_subset(avail, d - 1.1 * eps, 2, solver="highs", tol=tol)
     assert status == "feasible" and rows.tolist() == [0, 1]
 
 

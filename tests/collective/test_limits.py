@@ -29,10 +29,10 @@ def many_hard_starts(slots: int):
 @pytest.mark.parametrize("backend", ["highs", "cbc", pytest.param("cpsat", marks=pytest.mark.slow)])
 def test_exact_time_limit_is_one_deadline_for_all_starts(backend):
     pool, request = many_hard_starts(4000)  # ~2000 programs: seconds to tens of seconds
-    milp.import_backend(backend)  # a first import of OR-Tools (a second or more) not timed
+    milp.import_solver(backend)  # a first import of OR-Tools (a second or more) not timed
     limit = 0.4
     t0 = time.perf_counter()
-    res = coallocate(pool, request, "exact", backend=backend, time_limit=limit)
+    res = coallocate(pool, request, "exact", solver=backend, time_limit=limit)
     elapsed = time.perf_counter() - t0
     assert elapsed < limit + 1.5, elapsed
     assert res.status == "time_limit" and res.start is None
@@ -50,7 +50,10 @@ def test_exact_time_limit_stops_the_utilisation_enumeration():
     res = coallocate(pool, request, "exact", time_limit=0.3)  # C(80, 4) subsets: seconds
     assert time.perf_counter() - t0 < 0.3 + 1.5
     assert res.start is not None and verify(request, pool, res).ok
-    assert res.status in ("feasible", "time_limit")  # not proven optimal
+    # the start is proven earliest (at the window's opening): "optimal" by the one status
+    # rule (issue 36), the objective being the start; the factor is not proven maximal
+    assert res.status == "optimal" and res.objective == res.start == res.bound
+    assert "not proven maximal" in res.message
     assert res.iterations["time_limit_hit"] == 1 and "time limit" in res.message
     full = coallocate(pool, request, "exact", enumerate_limit=10)  # no enumeration: referee
     assert res.start == full.start  # the earliest start is proven either way
@@ -72,13 +75,13 @@ def test_cli_exact_options(tmp_path, capsys):
     assert time.perf_counter() - t0 < 0.4 + 2.0
     doc = json_line(capsys.readouterr().out)
     assert code == 1 and doc["status"] == "time_limit"  # rejected: undecided in time
-    assert doc["params"]["backend"] == "cbc" and doc["params"]["time_limit"] == 0.4
+    assert doc["params"]["solver"] == "cbc" and doc["params"]["time_limit"] == 0.4
+    assert "backend" not in doc["params"]  # one word: the solver (issue 36)
     assert doc["iterations"]["time_limit_hit"] == 1
 
-    # the exact options are refused for the heuristic methods; -p backend= stays the kernels'
-    for extra in (["--time-limit", "1"], ["--backend", "highs"]):
-        assert main([*solve, "--method", "scan", *extra]) == 2
-        assert "--method exact only" in capsys.readouterr().err
+    # --solver is refused for the heuristic methods; -p backend= stays the kernels'
+    assert main([*solve, "--method", "scan", "--backend", "highs"]) == 2
+    assert "--method exact only" in capsys.readouterr().err
     assert main([*solve, "--method", "exact", "--backend", "cbc", "-p", "backend=highs"]) == 2
     assert "disagree" in capsys.readouterr().err
     small = ResourcePool([[4.0], [2.0], [1.0]], ["cores"])

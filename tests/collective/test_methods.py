@@ -144,7 +144,7 @@ def test_exact_plain_and_cpsat_agree_with_pruned():
     for pool, req in instances(10, base=200):
         a = coallocate(pool, req, "exact")
         b = coallocate(pool, req, "exact", prune=False)
-        c = coallocate(pool, req, "exact", backend="cpsat", enumerate_limit=1)
+        c = coallocate(pool, req, "exact", solver="cpsat", enumerate_limit=1)
         assert a.start == b.start and a.status == b.status
         if a.start is not None:
             assert c.start is None or c.start >= a.start  # CP-SAT rounds conservatively

@@ -112,7 +112,7 @@ def test_method_functions_take_the_demand_first(seed):
     funcs = {"scan": co.scan, "cankar": co.cankar, "brute_force": co.brute_force}
     from coalloc._shared import milp
 
-    if not callable(milp.import_backend("highs")):  # highspy itself, not SciPy's fallback
+    if not callable(milp.import_solver("highs")):  # highspy itself, not SciPy's fallback
         funcs["exact"] = co.exact
     for name, func in funcs.items():
         ref = co.coallocate(pool, request, name, seed=seed)

@@ -10,7 +10,7 @@ from .._shared.jsonio import atomic_output, load_json
 from .._shared.result import jsonable
 from .._shared.schema import join_path
 from ..collective import io as cio
-from ..collective.exact import EXACT_BACKENDS
+from ..collective.exact import EXACT_SOLVERS
 from . import _common as common
 
 __all__ = ["add_commands"]
@@ -29,10 +29,15 @@ def _start_quality(result, request) -> str:
             f"  quality: proven earliest start: {result.start:g} s, {wait:g} s after the window "
             f"opens at {request.earliest_start:g} s (no admissible set of resources earlier)"
         )
+    known = ""
+    if result.bound is not None and result.bound > request.earliest_start:
+        known = f"; no admissible start before {result.bound:g} s (proven)"
+    how = ("--method scan with a longer --time-limit proves it" if result.status == "time_limit"
+           else "--method scan or exact proves it")  # fmt: skip
     return (
         f"  quality: starts {wait:g} s after the earliest possible start "
         f"{request.earliest_start:g} s (when the window opens); not proven earliest "
-        "(--method scan or exact proves it)"
+        f"({how}){known}"
     )
 
 
@@ -104,9 +109,10 @@ def _read_pair(args):
 
 def _cmd_solve(args) -> int:
     request, pool = _read_pair(args)
-    # --backend / --time-limit are the exact method's (its integer-programming back-end and
-    # its one deadline); the kernels' backend of scan and cankar stays -p backend=numpy.
-    params = common.exact_params(args)
+    # --time-limit is every method's one deadline (the best answer found by then comes back,
+    # status "time_limit"); --solver (--backend: its old name) is the exact method's
+    # integer-programming solver; the kernels' backend of scan and cankar is -p backend=numpy.
+    params = common.exact_params(args, timed=tuple(collective.METHODS))
     result = collective.solve(request, pool, args.method, seed=args.seed, **params)
     if result.start is None:
         if args.output:
@@ -260,7 +266,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
                    choices=sorted(collective.METHODS))  # fmt: skip
     common.add_seed(p)
     common.add_params(p, "backend=numpy")
-    common.add_exact_options(p, EXACT_BACKENDS)
+    common.add_exact_options(p, EXACT_SOLVERS)
     common.add_output(p, "write the result as JSON to this file")
     common.add_output_option(
         p, "--reserve-to", help="reserve the solution and write the updated pool here"

@@ -22,16 +22,28 @@ seed; the kernels (``backend="compiled"``) and their twins (``"numpy"``) give eq
 
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
 import numpy as np
 
 from .._shared import interrupt
+from .._shared import params as checks
 from .._shared.seeding import kernel_seed, resolve_seed, streams
 from ._order import demand_first
-from .core import Clock, Problem, bounded, check_backend, kernels, rejected, solution
+from .core import (
+    Clock,
+    Problem,
+    bounded,
+    check_backend,
+    kernels,
+    offer,
+    rejected,
+    settled,
+    solution,
+)
 from .model import CollectiveRequest, ResourcePool
-from .result import CoallocationResult
+from .result import CoallocationResult, stopped_result
 
 __all__ = ["cankar", "M_INIT", "L1", "L2"]
 
@@ -78,10 +90,18 @@ def cankar(
     max_retries : int
         Returns to Phase I after a failed reservation before giving up (at most ``10**4``).
 
+    time_limit : float, optional
+        Seconds for the whole call (default None), counted from its start: the phases stop
+        at the deadline and the call returns the best answer found so far (the Phase IV set,
+        before Phase V ends) with status ``"time_limit"``, or no answer.
+
     Returns
     -------
     CoallocationResult
-        Status ``"feasible"`` with a solution, or ``"infeasible"`` (rejected; not a proof).
+        A solution (``"feasible"``; ``"optimal"`` when it starts when the window opens, the
+        only bound the heuristic knows), or a rejection: ``"no_solution"`` (the heuristic
+        found nothing; not a proof) or ``"infeasible"`` (fewer than ``N`` resources match,
+        or their ``N`` largest capacities miss a total: proofs), or ``"time_limit"``.
 
     Raises
     ------
@@ -121,10 +141,15 @@ def cankar(
     previous = None
     retries = 0
 
-    def reject(reason: dict) -> CoallocationResult:
+    def reject(reason: dict, proven: bool = False) -> CoallocationResult:
+        """A rejection: ``"no_solution"`` (the heuristic found nothing: not a proof), or
+        ``"infeasible"`` with ``proven`` (the message says what the proof is)."""
         clock.lap("phase_other")
+        if not proven:
+            reason = {**reason, "message": reason["message"] + " (a heuristic's rejection, "
+                      "not a proof: method='scan' decides every start)"}  # fmt: skip
         return rejected(prob, "cankar", reason, seed, params, clock.done(), counters,
-                        proven=False)  # fmt: skip
+                        proven=proven)  # fmt: skip
 
     while True:
         interrupt.check()  # a batch's timeout or cancellation
@@ -146,8 +171,10 @@ def cankar(
                     "reason": "too_few_matching",
                     "matching": int(rjob.size),
                     "message": f"rejected: only {rjob.size} resources match the request "
-                    f"(labels, capacity >= minimum), {n} needed",
-                }
+                    f"(labels, capacity >= minimum), {n} needed (a proof: no set of {n} "
+                    "exists at any time)",
+                },
+                proven=True,
             )
         if previous is not None and np.array_equal(previous, rjob):
             return reject(
@@ -166,6 +193,19 @@ def cankar(
         clock.lap("phase2")
         if np.any(top < dlo):
             counters["phase2_fail"] += 1
+            if rjob.size == prob.matching.size:  # every matching node: a proof
+                i = int(np.flatnonzero(top < dlo)[0])
+                return reject(
+                    {
+                        "phase": "II",
+                        "reason": "capacity",
+                        "property": pool.names[i],
+                        "message": f"rejected: the {n} largest capacities of "
+                        f"{pool.names[i]!r} over every matching resource sum to {top[i]:g} "
+                        f"< total {d[i]:g} (a proof: no set of {n} reaches it at any time)",
+                    },
+                    proven=True,
+                )
             m *= 2
             continue
         # Phase III: start candidates.
@@ -210,6 +250,10 @@ def cankar(
             continue
         c, ra, sel = found
         avail, tmax, capa = avail_all[c, ra], tmax_all[c, ra], cap[ra]
+        # an answer: what the time limit returns if it stops Phase V (copies)
+        offer(functools.partial(solution, prob, "cankar", float(cand[c]), rjob[ra[sel]].copy(),
+                                tmax[sel].copy(), seed, params, {}, dict(counters)),
+              pool, reserve)  # fmt: skip
         if l2 > 0 and ra.size > n:
             sel, acc = ker.phase5(avail, tmax, capa, d, sel, l2, kernel_seed(g5), tol)
             counters["phase5_accepted"] += acc
@@ -236,3 +280,8 @@ def cankar(
         clock.lap("phase6")
         result.timings = clock.done()
         return result
+
+
+#: The paper's algorithm with ``time_limit`` (:func:`coalloc._shared.params.with_time_limit`)
+#: and the one status rule at its exit; the name stays "cankar" for Sphinx and numpydoc.
+cankar = settled(checks.with_time_limit(cankar, functools.partial(stopped_result, method="cankar")))

@@ -3,14 +3,15 @@ window availability (through the compiled kernel or its twin) and Phase VI amoun
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from .._shared import params as checks
-from .._shared.result import relative_gap
+from .._shared.result import relative_gap, settle
 from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult
 
@@ -231,28 +232,86 @@ def factor(d: np.ndarray, tmax: np.ndarray, cap: np.ndarray) -> float:
 def solution(prob: Problem, method: str, start: float, nodes: np.ndarray, tmax: np.ndarray,
              seed, params, timings, iterations, *, status="feasible", message="",
              proven=False, bound=None) -> CoallocationResult:  # fmt: skip
-    """A result for ``nodes`` (pool indices) at ``start`` with their window maxima."""
+    """A result for ``nodes`` (pool indices) at ``start`` with their window maxima.
+
+    ``objective`` is the start (the family minimises it first); ``bound`` is a proven
+    lower bound on the earliest admissible start: the start itself when ``proven``, else
+    the given one, else the window's opening ``t_e`` (no start is earlier). The status
+    rule (:func:`coalloc._shared.result.settle`) then makes a start that meets its bound
+    ``"optimal"``."""
     cap = prob.pool.capacity[nodes]
     avail = cap - tmax
     amt = amounts_for(avail, prob.e, prob.d)
     u = factor(prob.d, tmax, cap)
-    gap = relative_gap(u, bound, sense="max")
+    if proven:
+        bound = float(start)
+    elif bound is None:
+        bound = float(prob.request.earliest_start)
     return CoallocationResult(
         start=float(start), duration=prob.request.duration, resources=np.asarray(nodes, np.int64),
         amounts=amt, utilisation=u, names=prob.pool.names, proven=proven, status=status,
         message=message or f"start {start:g} s, utilisation factor {u:.6g}", method=method,
-        seed=seed, params=params, timings=timings, iterations=iterations, objective=u,
-        bound=bound, gap=gap,
+        seed=seed, params=params, timings=timings, iterations=iterations,
+        objective=float(start), bound=float(bound),
+        gap=relative_gap(float(start), float(bound), sense="min"),
     )  # fmt: skip
 
 
 def rejected(prob: Problem, method: str, reason: dict, seed, params, timings, iterations, *,
-             proven: bool, status: str = "infeasible") -> CoallocationResult:  # fmt: skip
+             proven: bool, status: Optional[str] = None) -> CoallocationResult:  # fmt: skip
+    """A rejection: ``"infeasible"`` when ``proven`` (its message says what the proof is),
+    else ``"no_solution"`` (the method ended by itself without an answer or a proof) unless
+    ``status`` says otherwise (``"time_limit"``: the budget ended it)."""
+    if status is None:
+        status = "infeasible" if proven else "no_solution"
     return CoallocationResult(
         duration=prob.request.duration, names=prob.pool.names, rejection=reason, proven=proven,
         status=status, message=reason.get("message", "rejected"), method=method, seed=seed,
         params=params, timings=timings, iterations=iterations,
     )  # fmt: skip
+
+
+def settled(func: Callable[..., CoallocationResult]) -> Callable[..., CoallocationResult]:
+    """``func`` (a method of the family) with the one status rule applied at its exit
+    (:func:`coalloc._shared.result.settle`): the family's exit point, so that no method
+    sets a status by its own convention. A method stopped by its time limit before any
+    answer keeps the rejection's own message (what was left undecided)."""
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> CoallocationResult:
+        result = func(*args, **kwargs)
+        if result.status == "time_limit" and not result._holds_solution():
+            if result.rejection is not None and result.rejection.get("message"):
+                result.message = result.rejection["message"]
+        return settle(result)
+
+    return run
+
+
+def offer(build: Callable[[], CoallocationResult], pool: ResourcePool,
+          reserve: bool) -> None:  # fmt: skip
+    """Offer the time limit in force (:func:`coalloc._shared.params.offer_incumbent`) the
+    answer ``build()`` returns; with ``reserve``, the answer is reserved on ``pool`` when
+    the deadline returns it (a reservation that fails returns a rejection instead)."""
+
+    def make() -> CoallocationResult:
+        result = build()
+        if reserve:
+            try:
+                pool.reserve(result.start, result.duration, result.resources, result.amounts)
+            except ValueError as exc:
+                reason = {"reason": "reservation_failed",
+                          "message": f"stopped at the time limit; reserving the best answer "
+                          f"so far failed: {exc}"}  # fmt: skip
+                return CoallocationResult(
+                    duration=result.duration, names=result.names, rejection=reason,
+                    status="time_limit", message=reason["message"], method=result.method,
+                    seed=result.seed, params=result.params, timings=result.timings,
+                    iterations=result.iterations,
+                )  # fmt: skip
+        return result
+
+    checks.offer_incumbent(make)
 
 
 class Clock:

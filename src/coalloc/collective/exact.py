@@ -30,15 +30,30 @@ import numpy as np
 
 from .._shared import interrupt, milp, progress
 from .._shared import params as checks
+from .._shared.family import renamed_keyword
 from .._shared.seeding import check_seed
 from ._order import demand_first
-from .core import Clock, Problem, bounded, decrease_starts, kernels, ratio, rejected, solution
+from .core import (
+    Clock,
+    Problem,
+    bounded,
+    decrease_starts,
+    factor,
+    kernels,
+    ratio,
+    rejected,
+    settled,
+    solution,
+)
 from .model import TOLERANCE, CollectiveRequest, ResourcePool
 from .result import CoallocationResult
 
-__all__ = ["exact", "brute_force", "feasible_subset", "best_subset", "EXACT_BACKENDS"]
+__all__ = ["exact", "brute_force", "feasible_subset", "best_subset", "EXACT_SOLVERS"]
 
-EXACT_BACKENDS = ("highs", "cbc", "cpsat")
+#: The integer-programming solvers of :func:`exact` (``solver=``).
+EXACT_SOLVERS = ("highs", "cbc", "cpsat")
+#: The older name of :data:`EXACT_SOLVERS`.
+EXACT_BACKENDS = EXACT_SOLVERS
 #: CP-SAT needs every linear expression's range inside int64: exact integer columns are used
 #: while the sum of their magnitudes stays below this.
 _CPSAT_LIMIT = 2**61
@@ -94,7 +109,7 @@ def feasible_subset(
     d: np.ndarray,
     count: int,
     *,
-    backend: str = "highs",
+    solver: str = "highs",
     time_limit: Optional[float] = None,
     weights: Optional[np.ndarray] = None,
     started: Optional[float] = None,
@@ -123,7 +138,7 @@ def feasible_subset(
     avail = np.asarray(avail, dtype=np.float64)
     d = np.asarray(d, dtype=np.float64)
     dlo = d if tol is None else d - count * np.asarray(tol, dtype=np.float64)
-    if backend == "cpsat":
+    if solver == "cpsat":
         cp = milp.import_solver("cpsat")
         cols = [_dyadic(avail[:, i], float(dlo[i])) for i in range(m)]
         exact_ints = all(sum(abs(v) for v in c) + abs(nd) < _CPSAT_LIMIT for c, _, nd in cols)
@@ -170,7 +185,7 @@ def feasible_subset(
     while passes:
         lo_rows = passes.pop(0)
         lo = np.concatenate([[count], lo_rows])
-        out = milp.run_milp(backend, milp.import_solver(backend), cost, sp.csr_matrix(a), lo,
+        out = milp.run_milp(solver, milp.import_solver(solver), cost, sp.csr_matrix(a), lo,
                             hi, integrality=np.ones(k), lb=0.0, ub=1.0, sense="min",
                             time_limit=time_limit, mip_gap=0.0, started=started,
                             progress=False)  # fmt: skip
@@ -204,7 +219,7 @@ def feasible_subset(
             milp.import_solver("cpsat")
         except ImportError:
             return status, None
-        return feasible_subset(avail, d, count, backend="cpsat", time_limit=time_limit,
+        return feasible_subset(avail, d, count, solver="cpsat", time_limit=time_limit,
                                started=started, tol=tol)  # fmt: skip
     return status, None
 
@@ -215,16 +230,26 @@ def best_subset(avail, tmax, cap, d, count, limit, deadline=None, tol=None):
     subsets (None when there are more than ``limit`` or when ``time.perf_counter()`` passes
     ``deadline`` before the enumeration ends; ``(None, -1.0)`` when none is admissible).
     Returns ``(rows, factor)``."""
+    if math.comb(avail.shape[0], count) > limit:
+        return None
+    rows, u, complete = enumerate_best(avail, tmax, cap, d, count, deadline, tol)
+    return (rows, u) if complete else None
+
+
+def enumerate_best(avail, tmax, cap, d, count, deadline=None, tol=None, on_better=None):
+    """:func:`best_subset`'s enumeration, keeping what it found when ``deadline`` (a
+    :func:`time.perf_counter` value) stops it: ``(rows, factor, complete)``, rows None
+    (factor -1) when no admissible subset was met; ``complete`` False when the deadline cut
+    the enumeration (the factor is then not proven maximal). ``on_better(rows, factor)`` is
+    called at each better subset (a time limit's incumbent)."""
     k = avail.shape[0]
     dlo = d if tol is None else d - count * np.asarray(tol, dtype=np.float64)
-    if math.comb(k, count) > limit:
-        return None
     best_rows, best_u = None, -1.0
     it = combinations(range(k), count)
     while True:
         interrupt.check()  # about every 4096 subsets: a batch's timeout, a cancelled batch
         if deadline is not None and time.perf_counter() >= deadline:
-            return None
+            return best_rows, best_u, False
         block = np.fromiter((j for c in _take(it, 4096) for j in c), dtype=np.int64)
         if block.size == 0:
             break
@@ -238,7 +263,9 @@ def best_subset(avail, tmax, cap, d, count, limit, deadline=None, tol=None):
         q = int(np.argmax(u))
         if u[q] > best_u:
             best_u, best_rows = float(u[q]), b[q]
-    return best_rows, best_u
+            if on_better is not None:
+                on_better(best_rows, best_u)
+    return best_rows, best_u, True
 
 
 def _take(it, n):
@@ -254,7 +281,7 @@ def exact(
     pool: ResourcePool,
     *,
     seed: Optional[int] = None,
-    backend: str = "highs",
+    solver: str = "highs",
     time_limit: Optional[float] = None,
     enumerate_limit: int = 2_000_000,
     prune: bool = True,
@@ -269,13 +296,15 @@ def exact(
     pool : ResourcePool
     seed : int, optional
         Unused (the method is deterministic); validated for a uniform signature.
-    backend : {"highs", "cbc", "cpsat"}
-        Integer-programming back-end of the feasibility tests (shared runner).
+    solver : {"highs", "cbc", "cpsat"}
+        Integer-programming solver of the feasibility tests (shared runner); ``backend=``
+        is its deprecated name.
     time_limit : float, optional
         Seconds for the whole call, from its entry: every feasibility test (its model
         building included) gets what is left, and the enumeration of the utilisation step
-        stops at the limit. A call stopped by the limit says so in its message and in
-        ``iterations["time_limit_hit"]`` (1).
+        stops at the limit, keeping the best set it met. A call stopped by the limit has
+        status ``"time_limit"`` (or ``"optimal"`` when its start is proven earliest: the
+        status rule), says so in its message and in ``iterations["time_limit_hit"]`` (1).
     enumerate_limit : int
         Largest number of subsets enumerated to prove the best utilisation (at most
         ``10**9``; ``time_limit`` bounds the enumeration's time).
@@ -288,11 +317,13 @@ def exact(
     Returns
     -------
     CoallocationResult
-        ``"optimal"`` (earliest start and maximum factor proven), ``"feasible"`` (earliest
-        start proven, factor not), ``"infeasible"`` (no admissible solution in the window,
-        proven) or ``"time_limit"`` (feasibility tests ran out of time: with a solution at a
-        start not proven earliest when a later start was found, ``has_solution`` True;
-        rejected, with no solution, when none was).
+        ``"optimal"`` (earliest start proven: ``bound`` equals the start; the message says
+        whether the factor is proven maximal there), ``"feasible"`` (a start not proven
+        earliest: a solver left an earlier start undecided; ``bound`` is the first such
+        start), ``"infeasible"`` (no admissible solution in the window, proven),
+        ``"time_limit"`` (the limit stopped the call: with the best answer found so far, or
+        rejected when it had none) or ``"no_solution"`` (a solver left starts undecided and
+        no later start admits a set).
 
     Examples
     --------
@@ -305,11 +336,11 @@ def exact(
     request, pool = demand_first(request, pool, "exact", stacklevel=3)
     t_entry = time.perf_counter()  # the time limit counts from here
     seed = check_seed(seed)
-    checks.choice(backend, EXACT_BACKENDS, "backend")
+    checks.choice(solver, EXACT_SOLVERS, "solver")
     time_limit = checks.time_limit(time_limit)
     enumerate_limit = bounded(enumerate_limit, "enumerate_limit", 1, 10**9)
     prob = Problem.of(pool, request)
-    params = {"backend": backend, "time_limit": time_limit, "enumerate_limit": enumerate_limit,
+    params = {"solver": solver, "time_limit": time_limit, "enumerate_limit": enumerate_limit,
               "prune": bool(prune)}  # fmt: skip
     clock = Clock()
     n, d = request.count, prob.d
@@ -322,7 +353,7 @@ def exact(
             "reason": "too_few_matching",
             "matching": int(nodes.size),
             "message": f"no solution: only {nodes.size} nodes match labels and minimums, "
-            f"{n} needed",
+            f"{n} needed (a proof: no set of {n} exists at any time)",
         }
         return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)
     starts = decrease_starts(pool, nodes, request.earliest_start, request.latest_start)
@@ -331,6 +362,7 @@ def exact(
     sub = pool.reserved[nodes]
     unknown = 0
     undecided = 0  # starts a solver could not decide (not the time limit)
+    first_undecided = None  # the first start left undecided: a lower bound on the earliest
     show = progress.exact_progress_wanted(None)  # the CLI, on a terminal
     with progress.progress(total=int(starts.size), desc="exact: candidate starts", unit="start",
                            disable=not show, leave=False) as bar:  # fmt: skip
@@ -339,6 +371,8 @@ def exact(
             if deadline is not None and time.perf_counter() >= deadline:
                 counters["time_limit_hit"] = 1
                 unknown += int(starts.size) - k_start  # the starts not looked at
+                if first_undecided is None:
+                    first_undecided = float(t)
                 break
             counters["starts"] += 1
             bar.update(1)
@@ -350,67 +384,83 @@ def exact(
             if prune and np.any(-np.sort(-avail[el], axis=0)[:n].sum(axis=0) < dlo):
                 continue
             counters["solver_calls"] += 1
-            status, rows = feasible_subset(avail[el], d, n, backend=backend, tol=tol,
+            status, rows = feasible_subset(avail[el], d, n, solver=solver, tol=tol,
                                            time_limit=time_limit, started=t_entry)  # fmt: skip
             clock.lap("earliest")
             if status == "infeasible":
                 continue
             if rows is None:
                 unknown += 1
+                if first_undecided is None:
+                    first_undecided = float(t)
                 if status == "time_limit":
                     counters["time_limit_hit"] = 1
                 else:
                     undecided += 1
                 continue
-            best = best_subset(avail[el], tmax[el], cap[el], d, n, enumerate_limit, deadline,
-                               tol=tol)  # fmt: skip
-            if best is not None and best[0] is None:  # summation order at the boundary
-                best = None  # keep the solver's checked set; the factor is not proven
-            clock.lap("utilisation")
-            cut = (best is None and deadline is not None and time.perf_counter() >= deadline
-                   and math.comb(int(el.size), n) <= enumerate_limit)  # fmt: skip
-            if cut:
-                counters["time_limit_hit"] = 1
-            if best is not None:
-                counters["enumerated"] = math.comb(int(el.size), n)
-                rows, u = best
-                st = "optimal" if unknown == 0 else "time_limit"  # earlier starts undecided
-                return solution(prob, "exact", t, nodes[el[rows]], tmax[el[rows]], seed, params,
-                                clock.done(), counters, status=st, proven=unknown == 0,
-                                bound=u if unknown == 0 else None,
-                                message="" if unknown == 0 else f"start {t:g} s not proven "
-                                f"earliest ({unknown} earlier start(s) undecided within the "
-                                f"time limit{_by_solver(undecided)}), utilisation factor "
-                                f"{u:.6g} proven maximal there")  # fmt: skip
-            ker = kernels("compiled")
-            rows, _ = ker.swap_search(avail[el], tmax[el], cap[el], d, rows, 10**6, tol)
-            why = ("the time limit stopped its enumeration" if cut
-                   else f"C({el.size}, {n}) > enumerate_limit")  # fmt: skip
-            message = (f"start {t:g} s {'proven earliest' if unknown == 0 else 'found'}; "
-                       f"utilisation factor not proven maximal ({why})")  # fmt: skip
-            if unknown:
-                message += (f"; {unknown} earlier start(s) undecided within the time limit"
-                            f"{_by_solver(undecided)}")  # fmt: skip
-            return solution(prob, "exact", t, nodes[el[rows]], tmax[el[rows]], seed, params,
-                            clock.done(), counters, proven=unknown == 0,
-                            status="time_limit" if unknown or cut else "feasible",
-                            message=message)  # fmt: skip
+            return _best_at(prob, t, nodes[el], avail[el], tmax[el], cap[el], rows, n,
+                            enumerate_limit, deadline, seed, params, clock, counters,
+                            unknown, undecided, first_undecided)  # fmt: skip
     if unknown:
+        hit = counters["time_limit_hit"] == 1
         reason = {
-            "reason": "time_limit",
+            "reason": "time_limit" if hit else "undecided",
             "undecided_starts": unknown,
-            "message": f"no solution found; {unknown} start(s) undecided within the time limit"
-            f"{_by_solver(undecided)}",
+            "message": f"no solution found; {unknown} start(s) undecided"
+            + (" within the time limit" if hit else "")
+            + _by_solver(undecided)
+            + ("" if hit else " (not a proof)"),
         }
         return rejected(prob, "exact", reason, seed, params, clock.done(), counters,
-                        proven=False, status="time_limit")  # fmt: skip
+                        proven=False, status="time_limit" if hit else None)  # fmt: skip
     reason = {
         "reason": "no_start",
         "starts_checked": int(starts.size),
         "message": f"no admissible solution: none of {starts.size} candidate starts in "
-        f"[{request.earliest_start:g}, {request.latest_start:g}] admits {n} resources",
+        f"[{request.earliest_start:g}, {request.latest_start:g}] admits {n} resources (a "
+        "proof: at each, a necessary condition fails or the integer program is infeasible)",
     }
     return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)
+
+
+def _best_at(prob, t, nodes, avail, tmax, cap, rows, n, enumerate_limit, deadline, seed, params,
+             clock, counters, unknown, undecided, first_undecided):  # fmt: skip
+    """The answer of :func:`exact` at the first start ``t`` with a set (``rows``, from the
+    integer program; ``nodes`` are the eligible pool rows): that set raised by the swaps,
+    then the enumeration of every set when there are at most ``enumerate_limit``; when the
+    deadline cuts the enumeration, the better of the two."""
+    d, tol = prob.d, prob.tol
+    ker = kernels("compiled")
+    swapped, _ = ker.swap_search(avail, tmax, cap, d, rows, 10**6, tol)
+    best_rows, best_u = swapped, factor(d, tmax[swapped], cap[swapped])
+    proven_u = False
+    cut = False
+    if math.comb(int(avail.shape[0]), n) <= enumerate_limit:
+        got, u, complete = enumerate_best(avail, tmax, cap, d, n, deadline, tol)
+        if complete:
+            counters["enumerated"] = math.comb(int(avail.shape[0]), n)
+        else:
+            counters["time_limit_hit"] = 1
+            cut = True
+        if got is not None and (complete or u > best_u):
+            best_rows, best_u, proven_u = got, u, complete
+        # (complete without a set: summation order at the boundary; the solver's set stays)
+    clock.lap("utilisation")
+    proven = unknown == 0
+    why = ("every set enumerated" if proven_u else
+           "the time limit stopped its enumeration" if cut else
+           f"C({avail.shape[0]}, {n}) > enumerate_limit")  # fmt: skip
+    message = (f"start {t:g} s {'proven earliest' if proven else 'found'}; utilisation "
+               f"factor {best_u:.6g} {'proven maximal there' if proven_u else 'not proven maximal'}"
+               f" ({why})")  # fmt: skip
+    if unknown:
+        message += (f"; {unknown} earlier start(s) undecided"
+                    f"{' within the time limit' if counters['time_limit_hit'] else ''}"
+                    f"{_by_solver(undecided)}")  # fmt: skip
+    status = "time_limit" if counters["time_limit_hit"] else "feasible"
+    return solution(prob, "exact", t, nodes[best_rows], tmax[best_rows], seed, params,
+                    clock.done(), counters, status=status, proven=proven,
+                    bound=first_undecided, message=message)  # fmt: skip
 
 
 def _by_solver(count: int) -> str:
@@ -504,8 +554,13 @@ def brute_force(
             tmax = np.array([tm[j] for j in best])
             return solution(prob, "brute_force", t, np.array(best), tmax, seed, params,
                             clock.done(), {"starts": starts.index(t) + 1}, status="optimal",
-                            proven=True, bound=best_u)  # fmt: skip
+                            proven=True)  # fmt: skip
     reason = {"reason": "no_start", "starts_checked": len(starts),
               "message": "no admissible solution in the window"}  # fmt: skip
     return rejected(prob, "brute_force", reason, seed, params, clock.done(),
                     {"starts": len(starts)}, proven=True)  # fmt: skip
+
+
+#: The exact method at the public boundary: the one status rule at its exit, and ``solver=``
+#: also taken by its deprecated name ``backend=`` (a :class:`DeprecationWarning`).
+exact = renamed_keyword(settled(exact), "backend", "solver")

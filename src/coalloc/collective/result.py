@@ -5,7 +5,7 @@ method returns, and :class:`CollectiveSimulationResult`, which
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List, Optional
+from typing import Any, ClassVar, List, Optional
 
 import numpy as np
 
@@ -36,7 +36,7 @@ class CoallocationResult(Result):
         N e_i)``); each column sums to ``d_i``.
     utilisation : float or None
         The utilisation factor ``U~ = prod_i u~_i`` (paper eqs. 1-3, worst case over the
-        reservation interval, after the job is placed); also ``objective``.
+        reservation interval, after the job is placed): the second criterion, at the start.
     names : tuple of str
         Property names (columns of ``amounts``).
     rejection : dict or None
@@ -45,7 +45,11 @@ class CoallocationResult(Result):
         For a rejection: True when no admissible solution exists in the window (exact
         methods); for a solution: True when its start is proven earliest.
     status, message, method, seed, params, timings, iterations, objective, bound, gap : object
-        The shared result fields (:class:`coalloc.Result`).
+        The shared result fields (:class:`coalloc.Result`). The family minimises the start
+        first (:attr:`sense` ``"min"``): ``objective`` is the ``start`` of an accepted
+        request and ``bound`` a proven lower bound on the earliest admissible start (the
+        window's opening ``t_e`` at least), so ``"optimal"`` means the start is proven
+        earliest; the utilisation factor, maximised at that start, is ``utilisation``.
 
     Examples
     --------
@@ -55,6 +59,8 @@ class CoallocationResult(Result):
     >>> result = co.coallocate(pool, req)
     >>> result.status, result.start, result.resources.tolist()
     ('optimal', 0.0, [1, 2])
+    >>> result.objective == result.start == result.bound, result.sense
+    (True, 'min')
     >>> result.amounts.tolist(), round(result.utilisation, 4)
     ([[1.0, 2.0], [1.0, 4.0]], 0.6667)
     """
@@ -77,6 +83,9 @@ class CoallocationResult(Result):
     objective: Optional[float] = None
     bound: Optional[float] = None
     gap: Optional[float] = None
+    #: The objective's direction for the one status rule (:func:`coalloc._shared.result.settle`):
+    #: the start is minimised.
+    sense: ClassVar[str] = "min"
 
     def _holds_solution(self) -> bool:
         """The request is accepted (``time_limit`` with a start not proven earliest)."""

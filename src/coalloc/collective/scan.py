@@ -36,6 +36,7 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared import params as checks
+from .._shared.result import settle
 from .._shared.seeding import check_seed
 from ._order import demand_first
 from .core import (
@@ -45,11 +46,12 @@ from .core import (
     check_backend,
     factor,
     kernels,
+    offer,
     ratio,
     rejected,
     solution,
 )
-from .exact import best_subset, feasible_subset
+from .exact import best_subset, enumerate_best, feasible_subset
 from .model import BLOCK, CollectiveRequest, ResourcePool
 from .result import CoallocationResult, stopped_result
 
@@ -80,6 +82,18 @@ def _starts(avail, tmax, cap, d, n, e):
 #: ``N`` times the eligible nodes above which a start's set is searched by :func:`_large_search`
 #: (the paper's sizes, ``N <= 60`` on 606 nodes, stay below it and keep their answers).
 _LARGE = 50_000
+#: The most sets the portfolio enumerates at the earliest start (the exact method's default).
+_PORTFOLIO_ENUMERATE = 2_000_000
+#: Seconds the portfolio must have left to start the exact method's integer program at the
+#: earliest start: HiGHS does not stop within its first 0.2 s on the paper's 600-node pool
+#: (0.2 s for a 0.05 s limit), so a later start would overrun the deadline.
+_PORTFOLIO_PROGRAM = 0.25
+#: Seconds HiGHS may run past its own time limit on those models (measured: 0.16 s), kept
+#: off the portfolio program's limit so that the call returns within its deadline.
+_HIGHS_LATENCY = 0.2
+#: Swap searches from random sets (seeded by ``seed``) the portfolio runs at the earliest
+#: start when the factor is not enumerated: about 0.5 s at ``N = 60`` on the paper's pool.
+_PORTFOLIO_RESTARTS = 32
 #: Subgradient steps of :func:`_lagrange` per start.
 _LAGRANGE_STEPS = 40
 #: Nodes outside the set offered to the factor's swaps in :func:`_improve`, and their rounds.
@@ -209,7 +223,7 @@ def _improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds):
     return best, k
 
 
-def scan(
+def _scan(
     request: CollectiveRequest,
     pool: ResourcePool,
     *,
@@ -221,6 +235,9 @@ def scan(
     max_rounds: int = 100_000,
     block: int = 8,
     reserve: bool = False,
+    portfolio: Optional[bool] = None,
+    _portfolio_on: bool = False,
+    _deadline: Optional[float] = None,
 ) -> CoallocationResult:
     """Co-allocate at the earliest admissible start with a high utilisation factor.
 
@@ -248,18 +265,33 @@ def scan(
         starts or ``block``: the earliest start is usually among the first; a block's window
         maxima are computed once).
     reserve : bool
-        Reserve the solution on ``pool`` (atomically).
+        Reserve the solution on ``pool`` (atomically; also the answer a stopped call returns).
+    portfolio : bool, optional
+        Run the family's other methods inside the scan, sharing its incumbent (default None:
+        on when ``time_limit`` is given, the budget the caller grants): before the first
+        start that needs the integer program, the paper's heuristic (``cankar``, seeded by
+        ``seed``), whose answer at a later start is the incumbent until the scan finds the
+        earliest; at the earliest start, the enumeration of every set when there are at
+        most 2,000,000 (the exact method's limit), else the exact method's set (the integer
+        program's set raised by the swaps) when 0.45 s are left, then 32 swap
+        searches from random sets (seeded by ``seed``), keeping the best factor. Off: the
+        plain scan (milliseconds).
     time_limit : float, optional
         Seconds for the whole call (default None: no limit), counted from its start as in
-        every family; the scan stops at the deadline between steps (and stops a running
-        integer program) and returns status ``"time_limit"``, the request undecided.
+        every family; the scan stops at the deadline between steps (and each integer program
+        gets at most what is left) and returns the best answer found so far with status
+        ``"time_limit"`` (``"optimal"`` when its start is proven earliest), or no answer.
 
     Returns
     -------
     CoallocationResult
-        ``"optimal"`` (earliest start proven, factor by enumeration), ``"feasible"`` or a
-        rejection (``"infeasible"`` proven, ``"time_limit"`` undecided) whose ``rejection``
-        says which check failed at which starts.
+        An answer: ``"optimal"`` (the start is proven earliest: ``bound`` equals it; the
+        message says whether the factor is enumerated), ``"feasible"`` (an integer program
+        left an earlier start undecided within ``program_time_limit``: ``bound`` is the first
+        such start) or ``"time_limit"``; or a rejection: ``"infeasible"`` (the exhaustive
+        scan is the proof, and the message says so), ``"no_solution"`` (starts left
+        undecided) or ``"time_limit"``, whose ``rejection`` says which check failed at which
+        starts.
 
     Examples
     --------
@@ -268,7 +300,7 @@ def scan(
     >>> scan(req, pool).status
     'optimal'
     """
-    request, pool = demand_first(request, pool, "scan", stacklevel=4)
+    request, pool = demand_first(request, pool, "scan", stacklevel=4)  # (already swapped)
     seed = check_seed(seed)
     check_backend(backend)
     enumerate_limit = bounded(enumerate_limit, "enumerate_limit", 0, 10**8)
@@ -278,7 +310,10 @@ def scan(
     block = bounded(block, "block", 1, 10**6)
     prob = Problem.of(pool, request)
     params = {"backend": backend, "enumerate_limit": enumerate_limit, "solver": solver,
-              "program_time_limit": program_time_limit, "max_rounds": max_rounds}  # fmt: skip
+              "program_time_limit": program_time_limit, "max_rounds": max_rounds,
+              "portfolio": portfolio}  # fmt: skip
+    # as given (None: on with a time limit); the public scan passes the decision
+    portfolio = bool(_portfolio_on)
     ker = kernels(backend)
     clock = Clock()
     n, e, d = request.count, prob.e, prob.d
@@ -311,6 +346,7 @@ def scan(
     cap = np.ascontiguousarray(cap)
     clock.lap("prepare")
     listed, summary, unknown = [], {"minimum": 0, "total": 0, "combination": 0, "undecided": 0}, 0
+    first_undecided = None  # the first start an integer program left undecided
     binding: dict = {}
     checks_ = ("minimum", "total")
 
@@ -378,24 +414,158 @@ def scan(
         """The integer program decides whether any set of the eligible nodes (available
         amounts ``a``) exists at start ``t``: its rows, or None with the start noted
         (infeasible, or undecided within the program's time limit)."""
-        nonlocal unknown
+        nonlocal unknown, first_undecided
+        if portfolio and helper is None:
+            run_helper()  # a quick answer at a later start before the first hard start
         counters["solver_calls"] += 1
-        status, r = feasible_subset(a, d, n, backend=solver, time_limit=program_time_limit,
+        status, r = feasible_subset(a, d, n, solver=solver, time_limit=program_limit(),
                                     tol=tol)  # fmt: skip
         if status == "infeasible":
             note({"start": float(t), "check": "combination", "property": None})
             return None
         if r is None:
             unknown += 1
+            if first_undecided is None:
+                first_undecided = float(t)
             note({"start": float(t), "check": "undecided", "property": None})
         return r
 
+    def program_limit():
+        """``program_time_limit``, cut to what is left before the call's deadline."""
+        left = checks.remaining(_deadline)
+        if left is None:
+            return program_time_limit
+        left = max(left, 1e-3)
+        return left if program_time_limit is None else min(program_time_limit, left)
+
+    helper = None  # the paper's heuristic's answer (portfolio), once it has run
+    frontier = [float(request.earliest_start)]  # every candidate start before it is decided
+
+    def run_helper():
+        """Run the paper's heuristic once (``portfolio``): its answer, at a start no earlier
+        than the scan's, is the incumbent until the scan finds its own; the bound is the
+        scan's frontier when the time limit returns it."""
+        nonlocal helper
+        from .cankar import cankar
+
+        got = cankar(request, pool, seed=0 if seed is None else seed, backend=backend)
+        counters["portfolio_cankar"] = 1
+        helper = got if got.start is not None else False
+        if helper:
+            h_start, h_rows = float(helper.start), helper.resources.copy()
+            times_, res_ = pool._state
+            tm_h = ker.window_max_rows(times_, res_, h_rows, np.array([h_start]),
+                                       request.duration)[0]  # fmt: skip
+
+            def build():
+                bound = (
+                    frontier[0] if first_undecided is None else min(frontier[0], first_undecided)
+                )
+                return solution(prob, "scan", h_start, h_rows, tm_h, seed, params,
+                                clock.done(), dict(counters), bound=bound,
+                                message=f"start {h_start:g} s found by the paper's heuristic "
+                                "(the scan's portfolio); not proven earliest")  # fmt: skip
+
+            offer(build, pool, reserve)
+
+    def make(t, rows_abs, tm_rows, proven, status="feasible", message=""):
+        """A result for the set ``rows_abs`` (pool rows) at ``t``: the start is proven
+        earliest when no earlier start was left undecided, else bounded below by the first
+        undecided one."""
+        return solution(prob, "scan", float(t), rows_abs, tm_rows, seed, params,
+                        clock.done(), dict(counters), status=status, proven=proven,
+                        bound=first_undecided, message=message)  # fmt: skip
+
+    def offer_rows(t, rows_abs, tm_rows):
+        """Offer the set as the incumbent of the time limit in force (copies)."""
+        rows_abs, tm_rows, proven = rows_abs.copy(), tm_rows.copy(), unknown == 0
+        offer(lambda: make(t, rows_abs, tm_rows, proven), pool, reserve)
+
+    def offer_best(t, el, tm, cp, cands):
+        """Offer the best factor among the admissible ``cands`` (rows of ``el``) at ``t``."""
+        us = [factor(d, tm[r], cp[r]) for r in cands]
+        r = np.asarray(cands[int(np.argmax(us))], dtype=np.int64)
+        offer_rows(t, nodes[el[r]], tm[r])
+
+    program_done = [False]
+
+    def program_set(a, tm, cp):
+        """The exact method's set at a feasible start (portfolio): the integer program's
+        set raised by the swaps, when :data:`_PORTFOLIO_PROGRAM` seconds and
+        :data:`_HIGHS_LATENCY` are left (None otherwise, or when the program found none in
+        time)."""
+        program_done[0] = True
+        left = checks.remaining(_deadline)
+        if left is not None and left < _PORTFOLIO_PROGRAM + _HIGHS_LATENCY:
+            return None
+        limit = program_time_limit
+        if left is not None:  # HiGHS returns up to _HIGHS_LATENCY past its own limit
+            limit = left - _HIGHS_LATENCY if limit is None else min(limit, left - _HIGHS_LATENCY)
+        counters["solver_calls"] += 1
+        _, r = feasible_subset(a, d, n, solver=solver, time_limit=limit, tol=tol)
+        if r is None:
+            return None
+        r, k = ker.swap_search(a, tm, cp, d, r, 10**6, tol)
+        counters["swap_rounds"] += k
+        return r
+
+    def polish(t, el, a, tm, cp, rows):
+        """The portfolio's work at the earliest start ``t`` once the scan has its set
+        ``rows`` (rows of ``el``): the paper's heuristic's set when it starts at ``t``; the
+        enumeration of every set when there are at most :data:`_PORTFOLIO_ENUMERATE`
+        (cut by the deadline: its best so far); unless it ended, the exact method's set (the
+        integer program's set raised by the swaps) when :data:`_PORTFOLIO_PROGRAM` seconds
+        (and HiGHS's latency) are left, then :data:`_PORTFOLIO_RESTARTS` swap searches
+        from seeded random sets. Each better set is the incumbent at once. Returns ``(rows,
+        proven maximal)``."""
+        best = [np.asarray(rows, dtype=np.int64), factor(d, tm[rows], cp[rows])]
+
+        def consider(r, u=None):
+            r = np.asarray(r, dtype=np.int64)
+            if not np.all(a[r].sum(axis=0) >= dlo):
+                return
+            u = factor(d, tm[r], cp[r]) if u is None else u
+            if u > best[1]:
+                best[:] = [r.copy(), u]
+                offer_rows(t, nodes[el[r]], tm[r])
+
+        if helper and helper.start == t:
+            pos = np.searchsorted(nodes[el], helper.resources)
+            if np.all(pos < el.size) and np.array_equal(nodes[el][np.minimum(pos, el.size - 1)],
+                                                        helper.resources):  # fmt: skip
+                consider(pos)
+        total = math.comb(int(el.size), n)
+        if total <= _PORTFOLIO_ENUMERATE:
+            got, u, complete = enumerate_best(a, tm, cp, d, n, _deadline, tol, on_better=consider)
+            if complete:
+                counters["enumerated"] += total
+                if got is not None:
+                    best[:] = [np.asarray(got, dtype=np.int64), u]
+                    return best[0], True
+        if n * el.size > _LARGE:  # large N: the weighted sums' shortlist, not whole-pool swaps
+            return best[0], False
+        if not program_done[0]:
+            r = program_set(a, tm, cp)
+            if r is not None:
+                consider(r)
+        rng = np.random.default_rng([0 if seed is None else seed, 36])
+        for _ in range(_PORTFOLIO_RESTARTS):  # swaps from random sets (repaired, then raised)
+            interrupt.check()  # the deadline: the best set so far is the incumbent
+            s0 = np.sort(rng.choice(el.size, n, replace=False))
+            r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds, tol)
+            counters["swap_rounds"] += k
+            counters["portfolio_restarts"] = counters.get("portfolio_restarts", 0) + 1
+            consider(r)
+        return best[0], False
+
     for t, tmax in passing():
+        frontier[0] = float(t)
         avail = cap - tmax
         el = np.flatnonzero(np.all(avail >= elo[None, :], axis=1))
         a, tm, cp = avail[el], tmax[el], cap[el]
         rows = None
         exact_u = False
+
         if math.comb(int(el.size), n) <= enumerate_limit:
             got = best_subset(a, tm, cp, d, n, enumerate_limit, tol=tol)
             counters["enumerated"] += math.comb(int(el.size), n)
@@ -415,6 +585,7 @@ def scan(
                 if r is None:
                     continue
                 cands = [np.asarray(r, dtype=np.int64)]
+            offer_best(t, el, tm, cp, cands)  # an answer: what the deadline returns from now on
             rows, k = _improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds)
             counters["swap_rounds"] += k
         else:
@@ -428,23 +599,42 @@ def scan(
                 r = program(t, a)
                 if r is None:
                     continue
+                offer_best(t, el, tm, cp, [np.asarray(r, dtype=np.int64)])
                 r, k = ker.swap_search(a, tm, cp, d, r, max_rounds, tol)
                 counters["swap_rounds"] += k
                 cands.append(r)
+            offer_best(t, el, tm, cp, cands)
+            if portfolio and math.comb(int(el.size), n) > _PORTFOLIO_ENUMERATE:
+                r = program_set(a, tm, cp)  # first: the slowest member of the portfolio
+                if r is not None and np.all(a[r].sum(axis=0) >= dlo):
+                    cands.append(r)
+                    offer_best(t, el, tm, cp, cands)
             for s0 in starts_[1:]:  # this start is feasible: more starts for the factor
                 interrupt.check()  # a batch's timeout or cancellation
                 r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds, tol)
                 counters["swap_rounds"] += k
                 if np.all(a[r].sum(axis=0) >= dlo):
                     cands.append(r)
+                    offer_best(t, el, tm, cp, cands)
             clock.lap("search")
             us = [factor(d, tm[r], cp[r]) for r in cands]
             rows = cands[int(np.argmax(us))]
         clock.lap("search")
+        if portfolio and not exact_u:
+            rows, exact_u = polish(t, el, a, tm, cp, rows)
+            clock.lap("portfolio")
         proven = unknown == 0
-        status = "optimal" if (exact_u and proven) else "feasible"
-        result = solution(prob, "scan", float(t), nodes[el[rows]], tm[rows], seed, params,
-                          {}, counters, status=status, proven=proven)  # fmt: skip
+        u = factor(d, tm[rows], cp[rows])
+        message = (f"start {float(t):g} s "
+                   + ("proven earliest (every earlier candidate start fails a screen, the "
+                      "enumeration or the integer program)" if proven else
+                      f"found; not proven earliest ({unknown} earlier start(s) undecided by "
+                      f"the integer program within program_time_limit; none is earlier than "
+                      f"{first_undecided:g} s)")
+                   + f"; utilisation factor {u:.6g}"
+                   + (" (maximal there: every set enumerated)" if exact_u else
+                      " (not proven maximal)"))  # fmt: skip
+        result = make(t, nodes[el[rows]], tm[rows], proven, message=message)
         if reserve:
             pool.reserve(result.start, request.duration, result.resources, result.amounts)
         result.timings = clock.done()
@@ -452,7 +642,7 @@ def scan(
     (kind, prop), _ = max(binding.items(), key=lambda kv: kv[1]) if binding else ((None, None), 0)
     words = {"minimum": "per-resource minimum", "total": "total", "combination":
              "no combination of N eligible resources meets every total", "undecided":
-             "undecided (time limit)"}  # fmt: skip
+             "undecided (program_time_limit)"}  # fmt: skip
     what = words.get(kind, "")
     if prop is not None:
         what = f"{what} of {prop!r}"
@@ -463,19 +653,60 @@ def scan(
               f"no admissible solution at any of {starts.size} candidate starts in "
               f"[{request.earliest_start:g}, {request.latest_start:g}]; most often binding: "
               f"{what}"}  # fmt: skip
-    return rejected(
-        prob,
-        "scan",
-        reason,
-        seed,
-        params,
-        clock.done(),
-        counters,
-        proven=unknown == 0,
-        status="infeasible" if unknown == 0 else "time_limit",
-    )
+    if unknown == 0:  # the proof: every candidate start was decided
+        reason["message"] += (
+            f". Proof: the scan is exhaustive: every one of the {starts.size} candidate "
+            "starts (the window's opening and each time a reserved amount falls, the only "
+            "possible earliest starts) fails a necessary screen (per-resource minimum, the N "
+            "largest amounts against a total), a complete enumeration of the eligible sets, "
+            "a weighted-sum (Lagrangian) certificate or an integer program proven infeasible"
+        )  # fmt: skip
+    else:
+        reason["message"] += (
+            f"; not a proof: {unknown} start(s) left undecided by the integer program within "
+            "program_time_limit"
+        )  # fmt: skip
+    return rejected(prob, "scan", reason, seed, params, clock.done(), counters,
+                    proven=unknown == 0)  # fmt: skip
 
 
-#: The scan with ``time_limit``, the call's deadline (:func:`coalloc._shared.params.deadline`).
-# the name stays "scan" (Sphinx and numpydoc resolve the function by it, not the module)
-scan = checks.with_time_limit(scan, functools.partial(stopped_result, method="scan"))
+_scan_timed = checks.with_time_limit(_scan, functools.partial(stopped_result, method="scan"))
+
+
+def scan(
+    request: CollectiveRequest,
+    pool: ResourcePool,
+    *,
+    seed: Optional[int] = 0,
+    backend: str = "compiled",
+    enumerate_limit: int = 20_000,
+    solver: str = "highs",
+    program_time_limit: Optional[float] = 10.0,
+    max_rounds: int = 100_000,
+    block: int = 8,
+    reserve: bool = False,
+    portfolio: Optional[bool] = None,
+    time_limit: Optional[float] = None,
+) -> CoallocationResult:
+    request, pool = demand_first(request, pool, "scan", stacklevel=3)
+    limit = checks.time_limit(time_limit)
+    when = checks.deadline(limit)
+    use = (limit is not None) if portfolio is None else bool(portfolio)
+    result = _scan_timed(request, pool, seed=seed, backend=backend,
+                         enumerate_limit=enumerate_limit, solver=solver,
+                         program_time_limit=program_time_limit, max_rounds=max_rounds,
+                         block=block, reserve=reserve, portfolio=portfolio, _portfolio_on=use,
+                         _deadline=when, time_limit=limit)  # fmt: skip
+    if result.status == "time_limit" and not result._holds_solution():
+        if result.rejection is not None and result.rejection.get("message"):
+            result.message = result.rejection["message"]
+    if isinstance(result.params, dict):
+        result.params.pop("_deadline", None)
+        result.params.pop("_portfolio_on", None)
+    if result.method != "scan":  # the paper's heuristic, stopped inside the portfolio
+        result.message += f" (found by {result.method} in the scan's portfolio)"
+        result.method = "scan"
+    return settle(result)
+
+
+scan.__doc__ = _scan.__doc__

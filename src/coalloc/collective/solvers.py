@@ -10,11 +10,12 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
-from .._shared.family import FamilyInstance, solver_keyword
+from .._shared.family import FamilyInstance
 from .._shared.params import check_keywords, check_method, with_time_limit
 from .._shared.seeding import check_seed
 from ._order import demand_first
 from .cankar import cankar
+from .core import settled
 from .exact import brute_force, exact
 from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult, stopped_result
@@ -25,18 +26,21 @@ __all__ = ["coallocate", "solve", "METHODS", "DEFAULT_METHOD", "Instance", "veri
 
 
 def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
-    return with_time_limit(func, functools.partial(stopped_result, method=name))
+    """``func`` taking ``time_limit`` (it stops at the deadline between iterations), with the
+    one status rule at its exit."""
+    return settled(with_time_limit(func, functools.partial(stopped_result, method=name)))
 
 
 #: Registered methods: the default ``"scan"``, the paper's ``"cankar"``, ``"exact"`` (shared
 #: integer-programming runner) and ``"brute_force"`` (referee for small cases).
 METHODS: Dict[str, Callable[..., CoallocationResult]] = {
     "scan": scan,
-    "cankar": _timed(cankar, "cankar"),
-    "exact": solver_keyword(exact),  # solver="highs"|"cbc"|"cpsat"
+    "cankar": cankar,
+    "exact": exact,  # solver="highs"|"cbc"|"cpsat" (backend=: its deprecated name)
     "brute_force": _timed(brute_force, "brute_force"),
 }
+#: Keywords a method still takes under an old name (deprecated, hidden from its signature).
+_RENAMED = {"exact": {"backend"}}
 #: The method :func:`coallocate` uses when none is named.
 DEFAULT_METHOD = "scan"
 
@@ -86,7 +90,7 @@ def coallocate(
     True
     """
     check_method(method, METHODS)
-    check_keywords(METHODS[method], method, set(params))
+    check_keywords(METHODS[method], method, set(params) - _RENAMED.get(method, set()))
     return METHODS[method](request, pool, seed=check_seed(seed), **params)
 
 
