@@ -8,7 +8,7 @@ import time
 import pytest
 
 from coalloc import testbed
-from coalloc._shared.milp import import_backend
+from coalloc._shared.milp import import_solver
 from coalloc.cli import main
 from coalloc.testbed import generators as g
 
@@ -18,7 +18,7 @@ def test_cli_exact_time_limit_and_backend(tmp_path, capsys):
     t, p = tmp_path / "x.top", tmp_path / "x.ptop"
     testbed.write_top(t, g.random_topology(30, seed=1))
     testbed.write_ptop(p, g.deterlab(60, 4, seed=1))  # CP-SAT runs far longer than 0.5 s
-    import_backend("cpsat")  # a first import of OR-Tools (a second or more) not timed
+    import_solver("cpsat")  # a first import of OR-Tools (a second or more) not timed
     t0 = time.perf_counter()
     code = main(["testbed", "assign", str(t), str(p), "--method", "exact", "--time-limit", "0.5",
                  "--backend", "cpsat", "--quiet", "--json"])  # fmt: skip
@@ -71,7 +71,7 @@ def test_exact_limit_counts_the_problem_and_model_building():
     experiment on 255 PCs builds its model for seconds; the call ends near its 0.3 s limit
     with a normal result, verified when it holds a mapping."""
     top, ptop = g.random_topology(120, seed=2), g.deterlab(255, 5, seed=2)
-    import_backend("cpsat")  # a first import of OR-Tools (a second or more) not timed
+    import_solver("cpsat")  # a first import of OR-Tools (a second or more) not timed
     t0 = time.perf_counter()
     r = testbed.assign(top, ptop, method="exact", time_limit=0.3)
     elapsed = time.perf_counter() - t0
