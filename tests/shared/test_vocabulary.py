@@ -46,7 +46,7 @@ def _taskmap():
 
 def _collective():
     pool, req = collective.generators.random_instance(12, 3, seed=301)
-    return (lambda m, **kw: collective.solve(req, pool, m, **kw)), "min"  # the earliest start (issue 36: objective = start)
+    return (lambda m, **kw: collective.solve(req, pool, m, **kw)), "min"  # the earliest start
 
 
 def _testbed():
