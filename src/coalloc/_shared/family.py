@@ -445,6 +445,8 @@ def renamed_keyword(func: Callable[..., Any], old: str, new: str) -> Callable[..
         return func(*args, **kwargs)
 
     run.__signature__ = inspect.signature(func)  # type: ignore[attr-defined]
+    # the old spellings the wrapper (and the ones it wraps) still take, for check_keywords
+    run.__renamed__ = {**getattr(func, "__renamed__", {}), old: new}  # type: ignore[attr-defined]
     return run
 
 

@@ -157,6 +157,12 @@ class _Until(interrupt.Scope):
         #: When the first answer was offered (a perf_counter value), None before.
         self.first: Optional[float] = None
 
+    @property
+    def cancelled(self) -> bool:
+        """True past the deadline too: what the solver supervisors of the MILP runner ask
+        before they stop a running HiGHS, CBC or CP-SAT (and keep its incumbent)."""
+        return time.perf_counter() >= self.when or super().cancelled
+
     def raise_if_cancelled(self, detail: Optional[str] = None) -> None:
         if time.perf_counter() >= self.when:
             raise _TimeLimitReached()
@@ -445,6 +451,7 @@ def check_keywords(func: Any, method: str, names: Any, n_problem_args: int = 2) 
         - problem
         - {"seed"}
     )
+    known |= set(getattr(func, "__renamed__", {}))  # old spellings a shim still takes
     unknown = sorted(set(names) - known)
     if unknown:
         raise TypeError(

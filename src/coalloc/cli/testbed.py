@@ -68,7 +68,7 @@ def _trunk_lines(ptop, result) -> list:
 
 
 #: Back-ends of the exact method: its CP-SAT model (coalloc.testbed.exact).
-EXACT_BACKENDS = ("cpsat",)
+EXACT_SOLVERS = ("cpsat",)
 
 
 def _exact_params(args) -> dict:
@@ -195,7 +195,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("--method", default=testbed.DEFAULT_METHOD, choices=sorted(testbed.METHODS))
     common.add_seed(p, "seed of the annealer")
     common.add_params(p, 'scoring="2m"')
-    common.add_exact_options(p, EXACT_BACKENDS)
+    common.add_exact_options(p, EXACT_SOLVERS)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument(
         "--exact-bound", type=common.seconds(), default=None, metavar="SECONDS",

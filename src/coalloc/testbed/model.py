@@ -136,7 +136,7 @@ def _checked(cls: type, *values: Any) -> Any:
 class _Pickles:
     """Pickling for the models, whose read-only mappings (``MappingProxyType``) do not pickle
     by themselves: they travel as plain dicts and are made read-only again on arrival, so a
-    model reaches a process worker (``solve_many(..., backend="processes")``) unchanged.
+    model reaches a process worker (``solve_many(..., executor="processes")``) unchanged.
     Caches the solvers attach (names starting ``_tb_``) stay behind: a worker builds its own.
     """
 

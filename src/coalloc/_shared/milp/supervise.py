@@ -61,6 +61,23 @@ def stopped_detail(solver: str, incumbent: Optional[float], bound: Optional[floa
     return f"{solver} was stopped with {found}{proven}"
 
 
+def _slice(poll: float, *instants: Optional[float], now: Optional[float] = None,
+           scoped: bool = True) -> float:  # fmt: skip
+    """How long a wait loop may sleep: ``poll`` seconds at most, and never past one of
+    ``instants`` (``time.perf_counter()`` values) or the deadline of the calling thread's
+    cancellation scope (a time limit's: the supervisor then stops the solver at once; not
+    with ``scoped`` False, once it has)."""
+    now = time.perf_counter() if now is None else now
+    wait = poll
+    when = interrupt.deadline_ns() if scoped else -1
+    if when >= 0:
+        instants = instants + (when / 1e9 + 1e-4,)
+    for at in instants:
+        if at is not None:
+            wait = min(wait, max(0.0, at - now))
+    return wait
+
+
 def supervise_thread(work, stop, hard: Optional[float], tick=None, poll: float = 0.1,
                      detail: Optional[Callable[[Any], Optional[str]]] = None):  # fmt: skip
     """Run ``work()`` in a worker thread while this thread waits in slices of ``poll``.
@@ -90,7 +107,7 @@ def supervise_thread(work, stop, hard: Optional[float], tick=None, poll: float =
     worker.start()
     while not done.is_set():
         try:
-            if done.wait(poll):
+            if done.wait(_slice(poll, None if overran else hard, scoped=not cancelled)):
                 break
             if tick is not None:
                 tick()
@@ -229,10 +246,8 @@ def watch_child(
                     end.cancelled = True  # as Ctrl-C: asked to stop, killed after the grace
                     signal_child(proc, signal.SIGINT)
                     kill_at = _sooner(kill_at, now + grace)
-                wait = poll
-                for at in (kill_at, None if end.overran else stop_at):
-                    if at is not None:
-                        wait = min(wait, max(0.0, at - now))
+                wait = _slice(poll, kill_at, None if end.overran else stop_at, now=now,
+                              scoped=not end.cancelled)  # fmt: skip
                 try:
                     proc.wait(wait)
                 except subprocess.TimeoutExpired:
