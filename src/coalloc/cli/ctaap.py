@@ -22,8 +22,8 @@ __all__ = ["add_commands"]
 
 def _summary(name: str, request, offer, result, report) -> str:
     # what verify found (the status is on the quality line, exactly as the result holds it)
-    bad = f"INFEASIBLE ({report.n_violations} violations)"
-    state = "verified feasible" if report.feasible else bad
+    bad = f"verify found {report.n_violations} violations"
+    state = "verified: every constraint holds" if report.feasible else bad
     ms = result.timings.get("total", float("nan")) * 1e3
     return (
         f"{name}: {result.method} allocated {result.n_allocated} of {request.n} tasks on "
