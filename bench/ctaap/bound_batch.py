@@ -25,6 +25,7 @@ import tempfile
 import time
 
 import coalloc.ctaap as ct
+from bench.shared._progress import add_quiet, bar
 
 
 def _busy(stop_at: float) -> None:  # pragma: no cover - a load generator
@@ -59,10 +60,11 @@ def main(argv=None):
     ap.add_argument("--src", default=None, help="PYTHONPATH of the package to time")
     ap.add_argument("--effort", type=float, default=None, help="--bound-effort")
     ap.add_argument("--no-load-run", action="store_true", help="skip the run under load")
+    add_quiet(ap)
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         files = []
-        for k in range(args.count):
+        for k in bar(range(args.count), desc="instances", unit="inst", leave=False):
             req, off = ct.generators.fig2(1 + k % 5, seed=360000 + k)
             path = os.path.join(tmp, f"fig2_{k:04d}.json")
             ct.write_instance(path, req, off)

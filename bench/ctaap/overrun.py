@@ -30,6 +30,7 @@ import time
 import coalloc
 import coalloc.ctaap as ct
 from bench.ctaap.vs_ip_budget import sparse_instance
+from bench.shared._progress import add_quiet, bar, say
 
 METHODS = {
     "greedy": ("greedy", {"order": "random", "restarts": 10**9}),
@@ -77,6 +78,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--fresh", action="store_true", help="also the CLI in fresh processes")
     ap.add_argument("--load", type=int, default=0, help="busy processes alongside")
+    add_quiet(ap)
     args = ap.parse_args(argv)
     insts = {
         f"sparse{args.sparse}": sparse_instance(args.sparse, 10, seed=0),
@@ -92,6 +94,8 @@ def main(argv=None):
     print("| instance | method | T (s) | overrun median (s) | overrun max (s) | within target "
           "| statuses | allocated |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")
+    rows = len(args.methods) * len(args.limits) + (len(args.limits) if args.fresh else 0)
+    pbar = bar(total=len(insts) * rows, desc="overrun", unit="row", leave=False)
     try:
         for name, (req, off) in insts.items():
             for key in args.methods:
@@ -101,10 +105,12 @@ def main(argv=None):
                             for _ in range(args.repeats)]  # fmt: skip
                     over = [e - T for e, _, _ in runs]
                     ok = sum(e <= allowed(T) for e, _, _ in runs)
-                    print(f"| {name} | {key} | {T:g} | {statistics.median(over):+.3f} | "
-                          f"{max(over):+.3f} | {ok}/{len(runs)} | "
-                          f"{','.join(sorted({s for _, s, _ in runs}))} | "
-                          f"{sorted({a for _, _, a in runs}, key=str)} |", flush=True)  # fmt: skip
+                    say(f"| {name} | {key} | {T:g} | {statistics.median(over):+.3f} | "
+                        f"{max(over):+.3f} | {ok}/{len(runs)} | "
+                        f"{','.join(sorted({s for _, s, _ in runs}))} | "
+                        f"{sorted({a for _, _, a in runs}, key=str)} |")  # fmt: skip
+                    sys.stdout.flush()
+                    pbar.update(1)
             if args.fresh:
                 with tempfile.TemporaryDirectory() as tmp:
                     path = os.path.join(tmp, "inst.json")
@@ -114,14 +120,16 @@ def main(argv=None):
                         walls = [w - T for w, _, _, _ in runs]
                         calls = [c - T for _, c, _, _ in runs]
                         ok = sum(c <= allowed(T) for _, c, _, _ in runs)
-                        print(f"| {name} | ctaap, fresh CLI process (call / process wall) | "
-                              f"{T:g} | {statistics.median(calls):+.3f} / "
-                              f"{statistics.median(walls):+.3f} | {max(calls):+.3f} / "
-                              f"{max(walls):+.3f} | {ok}/{len(runs)} | "
-                              f"{','.join(sorted({s for _, _, s, _ in runs}))} | "
-                              f"{sorted({a for *_, a in runs}, key=str)} |",
-                              flush=True)  # fmt: skip
+                        say(f"| {name} | ctaap, fresh CLI process (call / process wall) | "
+                            f"{T:g} | {statistics.median(calls):+.3f} / "
+                            f"{statistics.median(walls):+.3f} | {max(calls):+.3f} / "
+                            f"{max(walls):+.3f} | {ok}/{len(runs)} | "
+                            f"{','.join(sorted({s for _, _, s, _ in runs}))} | "
+                            f"{sorted({a for *_, a in runs}, key=str)} |")  # fmt: skip
+                        sys.stdout.flush()
+                        pbar.update(1)
     finally:
+        pbar.close()
         for p in procs:
             p.terminate()
     print(f"# load average at end: {os.getloadavg()}")

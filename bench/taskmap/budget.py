@@ -134,9 +134,11 @@ def _fresh(kind, name, method, limit) -> dict:
 
 
 def overrun(args) -> list:
+    from bench.shared._progress import bar, say  # not at the top: a fresh child times imports
+
     rows = []
     seen = _first_answer_hook()
-    for kind, name in OVERRUN:
+    for kind, name in bar(OVERRUN, desc="overrun", unit="instance", leave=False):
         tasks, res = _build(kind, name)
         for method in METHODS:
             if method not in args.methods:
@@ -145,7 +147,8 @@ def overrun(args) -> list:
             base = one_call(tasks, res, method, EXACT_UNTIMED if method == "exact" else None,
                             seen)  # fmt: skip
             if base["status"] == "refused":
-                print(f"{name:34s} {method:13s} refused: {base['why']}", flush=True)
+                say(f"{name:34s} {method:13s} refused: {base['why']}")
+                sys.stdout.flush()
                 continue
             limits = list(LIMITS)
             if base["status"] != "time_limit":  # 0.6 of a run that ended by itself
@@ -163,16 +166,20 @@ def overrun(args) -> list:
                            "over": out["elapsed"] - limit, **out}  # fmt: skip
                     rows.append(row)
                     first = "-" if out["first"] is None else f"{out['first']:.4f}"
-                    print(f"{name:34s} {method:13s} T={limit:<7g} elapsed {out['elapsed']:.4f} "
-                          f"over {row['over']:+.4f} {out['status']:10s} obj {out['objective']} "
-                          f"first {first}", flush=True)  # fmt: skip
+                    say(f"{name:34s} {method:13s} T={limit:<7g} elapsed {out['elapsed']:.4f} "
+                        f"over {row['over']:+.4f} {out['status']:10s} obj {out['objective']} "
+                        f"first {first}")  # fmt: skip
+                    sys.stdout.flush()
     return rows
 
 
 def default(args) -> list:
+    from bench.shared._progress import bar, say
+
     rows = []
     seen = _first_answer_hook()
-    for kind, name, build in _instances(quick=args.quick):
+    for kind, name, build in bar(_instances(quick=args.quick), desc="default", unit="instance",
+                                 leave=False):  # fmt: skip
         tasks, res = build()
         for method in args.methods:  # warm: each method's caches (route tables) built once
             one_call(tasks, res, method, 0.05, seen)
@@ -188,7 +195,8 @@ def default(args) -> list:
                      and (d is None or v < d * (1 - 1e-9))]  # fmt: skip
             cells = " ".join(f"{m}={'-' if v is None else f'{v:.5g}'}" for m, v in got.items())
             verdict = "DEFAULT BEATEN by " + ",".join(worse) if worse else "ok"
-            print(f"{name:34s} T={limit:<5g} {cells} {verdict}", flush=True)
+            say(f"{name:34s} T={limit:<5g} {cells} {verdict}")
+            sys.stdout.flush()
     return rows
 
 
@@ -212,6 +220,8 @@ def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "child":
         return child(argv[1:])
+    from bench.shared._progress import add_quiet
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("mode", choices=("overrun", "default"))
     ap.add_argument("--fresh", action="store_true", help="each call in a new process")
@@ -220,6 +230,7 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--methods", nargs="+", default=list(METHODS))
     ap.add_argument("--limits", nargs="+", type=float, default=[0.05, 0.5])
+    add_quiet(ap)
     args = ap.parse_args(argv)
     print(f"load average: {os.getloadavg()}", flush=True)
     rows = overrun(args) if args.mode == "overrun" else default(args)

@@ -26,9 +26,11 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 
+from bench.shared._progress import add_quiet, bar, say
 from coalloc import testbed as tb
 from coalloc.testbed import generators as g
 
@@ -50,7 +52,7 @@ def overrun(repeats: int, methods) -> list:
         ("random100@deterlab255", g.random_topology(100, seed=11), g.deterlab(255, 5, seed=1)),
     ]
     rows = []
-    for name, top, pt in cases:
+    for name, top, pt in bar(cases, desc="overrun", unit="case", leave=False):
         tb.assign(g.ring(4), pt, "anneal")  # warm-up: kernels, caches of this testbed
         for m in methods:
             first = None
@@ -76,7 +78,8 @@ def overrun(repeats: int, methods) -> list:
                              "overrun_median": statistics.median(over),
                              "overrun_max": max(over), "target": max(0.05, 0.05 * T),
                              "runs": stat})  # fmt: skip
-                print(json.dumps(rows[-1]), flush=True)
+                say(json.dumps(rows[-1]))
+                sys.stdout.flush()
     return rows
 
 
@@ -84,8 +87,9 @@ def utah(repeats: int) -> list:
     pt = tb.read_ptop(DATA / "utah2000.ptop")
     top = tb.read_top(DATA / "test_big.top")
     rows = []
-    for m, kw in (("assign+", {}), ("anneal", {}), ("assign+.1", {}),
-                  ("exact", {"threads": 2, "time_limit": 60})):  # fmt: skip
+    for m, kw in bar((("assign+", {}), ("anneal", {}), ("assign+.1", {}),
+                      ("exact", {"threads": 2, "time_limit": 60})),
+                     desc="utah", unit="method", leave=False):  # fmt: skip
         times, res = [], None
         for _ in range(repeats):
             res, el, ok = _run(top, pt, m, **kw)
@@ -94,7 +98,8 @@ def utah(repeats: int) -> list:
         rows.append({"method": m, "status": res.status, "isw": res.interswitch_bandwidth,
                      "bound": res.bound, "seconds_median": statistics.median(times),
                      "seconds": times, "portfolio": res.params.get("portfolio")})  # fmt: skip
-        print(json.dumps(rows[-1]), flush=True)
+        say(json.dumps(rows[-1]))
+        sys.stdout.flush()
     return rows
 
 
@@ -109,7 +114,7 @@ def sweep(runs: int = 12) -> list:
     for pcs in (255, 2000):
         pt = g.deterlab(pcs, 5, seed=1)
         tb.assign(g.ring(4), pt)
-        for _ in range(runs):
+        for _ in bar(range(runs), desc=f"sweep {pcs} PCs", unit="run", leave=False):
             n = rng.choice([100, 200, 300] if pcs == 2000 else [30, 60, 100])
             top = g.random_topology(n, seed=rng.randrange(1000))
             for m in ("assign+", "anneal"):
@@ -128,14 +133,15 @@ def sweep(runs: int = 12) -> list:
 def statuses() -> list:
     pt = g.deterlab(255, 5, seed=1)
     rows = []
-    for s in range(12):
+    for s in bar(range(12), desc="statuses", unit="seed", leave=False):
         top = g.random_topology(40 + 5 * s, seed=s)
         for m in ("anneal", "assign+"):
             r, el, ok = _run(top, pt, m)
             rows.append({"seed": s, "nodes": len(top.nodes), "method": m, "status": r.status,
                          "isw": r.objective, "seconds": el, "verified": ok,
                          "reason": (r.reason or {}).get("constraint")})  # fmt: skip
-            print(json.dumps(rows[-1]), flush=True)
+            say(json.dumps(rows[-1]))
+            sys.stdout.flush()
     return rows
 
 
@@ -146,6 +152,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--methods", nargs="+", default=list(tb.METHODS))
     ap.add_argument("--json", default=None)
+    add_quiet(ap)
     args = ap.parse_args(argv)
     out = {"load_before": os.getloadavg()}
     if args.part in ("utah", "all"):

@@ -654,8 +654,8 @@ HAS_JSON = {"ctaap", "taskmap", "collective", "testbed", "loadshare"}
 
 def _headline(text: str) -> List[str]:
     """The lines where a command states its outcome: the first line of its report, the
-    ``quality`` lines, and a testbed command's ``#`` summary lines (assign's ``Nodes:`` and
-    ``Edges:`` sections are the mapping, not a report)."""
+    ``quality`` and ``status`` lines, and a testbed command's ``#`` summary lines (assign's
+    ``Nodes:`` and ``Edges:`` sections are the mapping, not a report)."""
     lines, inside = [], False
     for ln in text.splitlines():
         if re.match(r"^(Nodes|Edges):", ln):
@@ -664,7 +664,8 @@ def _headline(text: str) -> List[str]:
             inside = False
         elif ln.strip() and not inside:
             lines.append(ln)
-    out = [ln for ln in lines if re.match(r"^\s*#", ln) or re.match(r"^\s*quality\b", ln)]
+    out = [ln for ln in lines
+           if re.match(r"^\s*#", ln) or re.match(r"^\s*(quality|status)\b", ln)]  # fmt: skip
     first = next((ln for ln in lines if not ln.startswith("#")), None)
     if first is not None and not re.match(r"^\s", first):
         out.insert(0, first)

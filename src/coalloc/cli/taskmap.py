@@ -80,6 +80,8 @@ def _cmd_map(args) -> int:
     params = common.exact_params(args, timed=tuple(taskmap.METHODS))
     result = taskmap.solve(tasks, resources, args.method, seed=args.seed, bound=True, **params)
     if result.mapping is None:
+        if args.output:
+            write_mapping_result(args.output, result)  # the status and why, for scripts
         if args.json:
             print(json.dumps(jsonable({"tasks": args.tasks, **result.to_dict()})))
             return 1

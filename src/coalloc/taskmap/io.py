@@ -478,6 +478,8 @@ def mapping_result_to_dict(
         "format": MAPPING_FORMAT,
         "version": VERSION,
         "method": result.method,
+        "status": result.status,
+        "message": result.message,
         "seed": result.seed,
         "n_tasks": int(result.mapping.shape[0]),
         "mapping": [int(x) for x in result.mapping],
@@ -489,6 +491,10 @@ def mapping_result_to_dict(
         "history": jsonable(result.history, compact=True),
         "params": jsonable(result.params, compact=True),
     }
+    for key in ("objective", "bound", "gap"):  # the one field set of every family's results
+        value = getattr(result, key, None)
+        if value is not None:
+            out[key] = num(value)
     if tasks is not None and tasks.names is not None:
         out["task_names"] = [_jsonable_name(x) for x in tasks.names]
     if resources is not None and resources.names is not None:
@@ -540,6 +546,11 @@ def write_mapping_result(
     >>> data["mapping"].tolist(), data["max_occupancy"], data["verify"]
     ([2, 2, 1], 0.6, {'valid': True})
     """
+    if result.mapping is None:  # no mapping: the file says why (its status and message)
+        data = {"format": MAPPING_FORMAT, "version": VERSION, **jsonable(result.to_dict()),
+                "mapping": None}  # fmt: skip
+        dump_json(data, dst)
+        return
     dump_json(mapping_result_to_dict(result, verify=verify, tasks=tasks, resources=resources), dst)
 
 
@@ -577,6 +588,9 @@ def read_mapping_result(src: PathOrFile) -> dict:
     data, name = load_json(src)
     if not isinstance(data, dict) or data.get("format") != MAPPING_FORMAT:
         raise InstanceError(f"{name}: not a coalloc mapping file (format {MAPPING_FORMAT!r})")
+    if data.get("mapping") is None and isinstance(data.get("status"), str):
+        raise InstanceError(f"{name}: holds no mapping (status {data['status']!r}: "
+                            f"{data.get('message', '')})")  # fmt: skip
     check(data.get("mapping"), ListOf(Int(0)), name, root="mapping")
     data["mapping"] = np.asarray(data["mapping"], dtype=np.int64).reshape(len(data["mapping"]))
     return data
