@@ -222,6 +222,11 @@ def time_up() -> bool:
     ``"time_limit"``) rather than let the deadline's error unwind them. False without a
     time limit.
 
+    Returns
+    -------
+    bool
+        Whether the deadline has passed.
+
     Examples
     --------
     >>> time_up()
@@ -235,6 +240,11 @@ def time_left() -> Optional[float]:
     """Seconds left until the deadline of the :func:`with_time_limit` call in force (never
     below 0), or None without a time limit: what a kernel that checks its own deadline is
     given.
+
+    Returns
+    -------
+    float or None
+        Seconds left, or None without a time limit.
 
     Examples
     --------
