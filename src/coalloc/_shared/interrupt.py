@@ -172,6 +172,19 @@ def deadline_ns() -> int:
 
     Every scope's own deadline counts (a :class:`Scope`'s ``timeout``, the ``when`` of a
     time limit's scope), with those of its parent and of the scopes it is nested in.
+
+    Returns
+    -------
+    int
+        The deadline in nanoseconds, or -1.
+
+    Examples
+    --------
+    >>> deadline_ns()
+    -1
+    >>> with Scope(timeout=60):
+    ...     deadline_ns() > 0
+    True
     """
     best = None
     seen = set()
@@ -193,6 +206,17 @@ def poll() -> int:
     """What the compiled kernels call at their polling interval: :func:`check` (raises the
     scope's error once it is cancelled or past its deadline), then :func:`deadline_ns`, so
     that the kernel compares the clock with the deadline itself, without the GIL, between
-    two calls (``coalloc/common/interrupt.h``)."""
+    two calls (``coalloc/common/interrupt.h``).
+
+    Returns
+    -------
+    int
+        :func:`deadline_ns`.
+
+    Examples
+    --------
+    >>> poll()  # no scope: nothing to raise, no deadline
+    -1
+    """
     check()
     return deadline_ns()
