@@ -446,3 +446,14 @@ def test_the_command_line_says_solver(tmp_path, capsys):
     assert "--solver" in shown and "--backend" not in shown  # the old name is not offered
     assert main(["loadshare", "share", str(path), "--solver", "cbc"]) == 2
     assert "--solver applies to --method exact only" in capsys.readouterr().err
+
+
+def test_a_family_whose_solve_takes_bound_refuses_a_bound_that_is_not_a_bool():
+    from coalloc._shared.family import problem_kinds
+
+    taking = [k for k in problem_kinds() if "bound" in k.SOLVE_KEYWORDS]
+    assert {k.family for k in taking} >= {"ctaap", "taskmap"}
+    for kind in taking:
+        kind.check_params(None, {"bound": True})
+        with pytest.raises(TypeError, match="bound must be a bool"):
+            kind.check_params(None, {"bound": 1})

@@ -30,6 +30,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
+import numpy as np
+
 from .params import check_keywords, check_method
 from .result import Report, Result
 
@@ -236,7 +238,8 @@ class FamilyInstance:
         ValueError
             An unknown method.
         TypeError
-            A parameter name the method does not take.
+            A parameter name the method does not take, or a ``bound`` (where the family's
+            solve takes one) that is not a bool.
 
         Examples
         --------
@@ -250,6 +253,9 @@ class FamilyInstance:
         method = check_method(method or cls.DEFAULT_METHOD, cls.METHODS)
         names = {k for k in params if k not in cls.SOLVE_KEYWORDS}
         check_keywords(cls.METHODS[method], method, names, n_problem_args=len(cls._fields))
+        bound = params.get("bound", False) if "bound" in cls.SOLVE_KEYWORDS else False
+        if not isinstance(bound, (bool, np.bool_)):  # solve()'s own bound=True of a family
+            raise TypeError(f"bound must be a bool, got {type(bound).__name__}")
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "<dict>") -> FamilyInstance:

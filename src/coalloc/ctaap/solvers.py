@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
-
-import numpy as np
+from typing import Any, Callable, Dict, NamedTuple, Optional
 
 from .._shared.family import FamilyInstance, renamed_keyword
 from .._shared.params import check_method, number, with_time_limit
@@ -177,37 +175,6 @@ class CtaapInstance(FamilyInstance, _Parts):
 
     def _verify_solution(self, result: SolveResult) -> VerifyReport:
         return verify(self.request, self.offer, result.assignment)
-
-    @classmethod
-    def check_params(cls, method: Optional[str], params: Mapping[str, Any]) -> None:
-        """Reject an unknown method or parameter names it does not take, before any work.
-
-        Parameters
-        ----------
-        method : str or None
-            A name of :data:`METHODS` (None: :data:`DEFAULT_METHOD`).
-        params : mapping
-            The keyword parameters a batch would pass to :meth:`solve`.
-
-        Raises
-        ------
-        ValueError
-            An unknown method.
-        TypeError
-            A parameter name the method does not take, or ``bound`` that is not a bool.
-
-        Examples
-        --------
-        >>> from coalloc.ctaap import Instance
-        >>> Instance.check_params("ctaap", {"compat_fn": "threshold"})
-        >>> Instance.check_params("ctaap", {"speed": 3})
-        Traceback (most recent call last):
-        ...
-        TypeError: method ... takes no parameter(s) ['speed']; ...
-        """
-        super().check_params(method, params)
-        if "bound" in params and not isinstance(params["bound"], (bool, np.bool_)):
-            raise TypeError(f"bound must be a bool, got {type(params['bound']).__name__}")
 
     @staticmethod
     def _fields_from_dict(data: Any, *, source: str) -> tuple:

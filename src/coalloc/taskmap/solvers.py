@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
+from typing import Any, Callable, Dict, NamedTuple, Optional
 
 import numpy as np
 
@@ -174,37 +174,6 @@ class TaskMapInstance(FamilyInstance, _Parts):
     SOLUTION_FIELD = "mapping"
     SOLVE_KEYWORDS = frozenset({"bound"})  # taken by solve() itself
     _solve_function = staticmethod(solve)
-
-    @classmethod
-    def check_params(cls, method: Optional[str], params: Mapping[str, Any]) -> None:
-        """Reject an unknown method or parameter names it does not take, before any work.
-
-        Parameters
-        ----------
-        method : str or None
-            A name of :data:`METHODS` (None: :data:`DEFAULT_METHOD`).
-        params : mapping
-            The keyword parameters a batch would pass to :meth:`solve`.
-
-        Raises
-        ------
-        ValueError
-            An unknown method.
-        TypeError
-            A parameter name the method does not take, or ``bound`` that is not a bool.
-
-        Examples
-        --------
-        >>> from coalloc.taskmap import Instance
-        >>> Instance.check_params("multilevel", {"bound": True, "time_limit": 1.0})
-        >>> Instance.check_params("open", {"speed": 3})
-        Traceback (most recent call last):
-        ...
-        TypeError: method ... takes no parameter(s) ['speed']; ...
-        """
-        super().check_params(method, params)
-        if "bound" in params and not isinstance(params["bound"], (bool, np.bool_)):
-            raise TypeError(f"bound must be a bool, got {type(params['bound']).__name__}")
 
     def _verify_solution(self, result: MappingResult) -> MappingReport:
         return verify_mapping(
