@@ -67,6 +67,7 @@ ATTRIBUTE_CHECKS = {"GL08", "SS01", "SS03"}
 numpydoc_validation_exclude = {
     r"\.__\w+__$",  # dunder methods
     r"\.[A-Z][A-Z0-9_]+$",  # constants (METHODS, STATUSES, ...): a #: comment, no Examples
+    r"Result\.sense$",  # a result class's objective direction: a #: comment, no Examples
     # Properties: held to ATTRIBUTE_CHECKS by _validate_attribute below instead.
     *(rf"^{re.escape(name)}$" for name, kind in MEMBERS.items() if kind == "attribute"),
     # Being rewritten on the strict-readers branch (s19-fuzz, new ``root`` parameter); their

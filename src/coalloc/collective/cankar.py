@@ -282,6 +282,6 @@ def cankar(
         return result
 
 
-#: The paper's algorithm with ``time_limit`` (:func:`coalloc._shared.params.with_time_limit`)
-#: and the one status rule at its exit; the name stays "cankar" for Sphinx and numpydoc.
+# The paper's algorithm with ``time_limit`` (:func:`coalloc._shared.params.with_time_limit`)
+# and the one status rule at its exit; the name stays "cankar" for Sphinx and numpydoc.
 cankar = settled(checks.with_time_limit(cankar, functools.partial(stopped_result, method="cankar")))

@@ -561,6 +561,6 @@ def brute_force(
                     {"starts": len(starts)}, proven=True)  # fmt: skip
 
 
-#: The exact method at the public boundary: the one status rule at its exit, and ``solver=``
-#: also taken by its deprecated name ``backend=`` (a :class:`DeprecationWarning`).
+# The exact method at the public boundary: the one status rule at its exit, and ``solver=``
+# also taken by its deprecated name ``backend=`` (a :class:`DeprecationWarning`).
 exact = renamed_keyword(settled(exact), "backend", "solver")

@@ -555,5 +555,5 @@ def solve_exact_mapping(
     )
 
 
-#: ``solver=``'s deprecated spelling ``backend=`` accepted here, at the public boundary.
+# ``solver=``'s deprecated spelling ``backend=`` accepted here, at the public boundary.
 solve_exact_mapping = renamed_keyword(solve_exact_mapping, "backend", "solver")
