@@ -6,9 +6,10 @@ import functools
 import inspect
 from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
-from .._shared.family import FamilyInstance, solver_keyword
+from .._shared.family import FamilyInstance, renamed_keyword
 from .._shared.jsonio import InstanceError, check_envelope
 from .._shared.params import check_keywords, check_method, with_time_limit
+from .._shared.result import settle
 from .._shared.schema import AnyValue, Int, ListOf, Num, Obj, Str, check
 from .._shared.seeding import check_seed
 from .dmcf import best_fit, dmcf_gga, fcfs, fcfs_ff, round_robin
@@ -50,7 +51,7 @@ METHODS: Dict[str, Callable[..., ShareResult]] = {
     "fcfs": _timed(fcfs, "fcfs"),
     "fcfs-ff": _timed(fcfs_ff, "fcfs-ff"),
     "round-robin": _timed(round_robin, "round-robin"),
-    "exact": solver_keyword(_exact),  # solver="highs"|"cbc"
+    "exact": renamed_keyword(_exact, "backend", "solver"),  # solver="highs"|"cbc"
 }
 #: The method :func:`share` uses when none is named: the central best-fit balancer.
 DEFAULT_METHOD = "bfd"
@@ -102,8 +103,10 @@ def share(
     seed = check_seed(seed)
     if coalition_size is not None and method in ("dmcf-gga", "fcfs-ff", "round-robin", "bfd"):
         params["coalition_size"] = coalition_size
-    check_keywords(METHODS[method], method, set(params), n_problem_args=1)
-    return METHODS[method](problem, seed=seed, **params)
+    # backend= is the exact method's deprecated name of solver= (its wrapper warns)
+    names = set(params) - ({"backend"} if method == "exact" else set())
+    check_keywords(METHODS[method], method, names, n_problem_args=1)
+    return settle(METHODS[method](problem, seed=seed, **params))
 
 
 solve = share
@@ -169,7 +172,7 @@ def _gap_method(method: str) -> Callable[..., GapResult]:
 #: The generalized assignment problem's methods (name -> function of the instance).
 GAP_METHODS: Dict[str, Callable[..., GapResult]] = {
     "heuristic": _gap_method("heuristic"),
-    "exact": solver_keyword(_gap_method("exact")),  # solver="cpsat"|"highs"|"cbc"
+    "exact": renamed_keyword(_gap_method("exact"), "backend", "solver"),  # solver=
 }
 #: The GAP method a :class:`GapProblem` runs when none is named.
 GAP_DEFAULT_METHOD = "heuristic"
