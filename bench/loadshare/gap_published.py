@@ -59,9 +59,9 @@ def runs(args, names):
         if any(key.endswith("/" + e) for e in args.exact):
             lim = args.exact_limit
             out.append((key, "exact", lim, {"method": "exact"}))
-            out.append((key, "cpsat", lim, {"method": "exact", "backend": "cpsat",
+            out.append((key, "cpsat", lim, {"method": "exact", "solver": "cpsat",
                                             "hint": False}))  # fmt: skip
-            out.append((key, "highs", lim, {"method": "exact", "backend": "highs",
+            out.append((key, "highs", lim, {"method": "exact", "solver": "highs",
                                             "hint": False}))  # fmt: skip
     return out
 

@@ -105,13 +105,24 @@ def share_exact(
     hi = np.concatenate([np.zeros(n), np.ones(J)])
     ub = np.concatenate([np.ones(nx), problem.capacity])
     integrality = np.concatenate([np.ones(nx), np.zeros(n)])
-    pkg = import_backend(solver)
     # The heuristic first (best fit decreasing, milliseconds): the solver starts from it
-    # (HiGHS) and the answer is never worse than it, whatever stops the solver.
+    # (HiGHS) and the answer is never worse than it, whatever stops the solver. When it
+    # meets the bound min(total load, total capacity) it is optimal: no solver is needed.
     t_hint = time.perf_counter()
     hint = best_fit(problem, backend="compiled").placement
     hint_tput = throughput_of(problem, hint)
     t_hint = time.perf_counter() - t_hint
+    params = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap, "threads": threads}
+    if hint_tput >= problem.bound * (1 - 1e-12):
+        return ShareResult(
+            status="optimal", placement=hint, throughput=hint_tput, bound=problem.bound,
+            message="best fit decreasing meets the bound min(total load, total capacity): "
+            "optimal, the solver was not needed", method="exact", seed=seed, params=params,
+            timings={"hint": t_hint, "total": time.perf_counter() - t0},
+            iterations={"nodes": 0, "hint_throughput": hint_tput}, objective=hint_tput,
+            gap=0.0,
+        )  # fmt: skip
+    pkg = import_backend(solver)
     start = np.zeros(nx + n)
     if J:
         start[hint * J + np.arange(J)] = 1.0
@@ -149,8 +160,7 @@ def share_exact(
     return ShareResult(
         status=status, message=message, method="exact", placement=placement,
         throughput=tput, bound=bound, seed=seed,
-        params={"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap,
-                "threads": threads},
+        params=params,
         timings={"hint": t_hint, "total": time.perf_counter() - t0},
         iterations={"nodes": int(out.nodes or 0), "hint_throughput": hint_tput},
         objective=tput, gap=gap,
