@@ -150,7 +150,7 @@ def job_order(problem: LoadSharingProblem, phase2: str = "ff") -> np.ndarray:
         raise ValueError(f"phase2 must be one of {_PHASE2}, got {phase2!r}")
     if phase2 == "ff":
         return np.arange(problem.n_jobs, dtype=np.int64)
-    return np.argsort(-problem.job_size, kind="stable").astype(np.int64)
+    return problem.size_order()
 
 
 def first_fit(problem: LoadSharingProblem, coalition: np.ndarray, *, phase2: str = "ff",
@@ -747,7 +747,8 @@ def best_fit(problem: LoadSharingProblem, *, coalition_size: Optional[int] = Non
         integer(coalition_size, "coalition_size", 1)
     seed = check_seed(seed)
     _offer_origins(problem, "bfd", seed, t0)
-    order = np.argsort(-problem.job_size, kind="stable").astype(np.int64)
+    order = problem.size_order()
+    interrupt.check()  # a time limit that passed while the jobs were sorted
     placement = np.empty(problem.n_jobs, dtype=np.int64)
     moved = kern.best_fit_decreasing(problem.capacity, problem.job_size, problem.job_origin,
                                      order, placement, True)  # fmt: skip
