@@ -557,14 +557,15 @@ def _cutoff(problem: LoadSharingProblem, th_i: float) -> np.ndarray:
     return keep
 
 
-def _offer_origins(problem: LoadSharingProblem, method: str, seed: Any, t0: float) -> None:
+def _offer_origins(problem: LoadSharingProblem, method: str, seed: Any, t0: float,
+                   params: Optional[dict] = None) -> None:  # fmt: skip
     """Offer a time limit in force the placement every method starts from: every job on
     its origin node (FCFS's). It is a placement :func:`verify_placement` accepts (one node
     for every job), so a method stopped before its own first placement still returns one,
     as good as no sharing at all; a method that places jobs one by one in a kernel does not
     offer its half-built placement (the kernel's state is lost when the limit stops it)."""
-    offer_incumbent(lambda: _simple(problem, method, problem.job_origin.copy(), t0, seed, {},
-                                    iterations={"jobs_moved": 0}))  # fmt: skip
+    offer_incumbent(lambda: _simple(problem, method, problem.job_origin.copy(), t0, seed,
+                                    dict(params or {}), iterations={"jobs_moved": 0}))  # fmt: skip
 
 
 def _gap(throughput: float, bound: float) -> float:
@@ -608,7 +609,8 @@ def fcfs(problem: LoadSharingProblem, *, seed: Optional[int] = None) -> ShareRes
 
 def _coalition_ff(problem, method, how, coalition_size, seed, backend, **extra):
     t0 = time.perf_counter()
-    _offer_origins(problem, method, check_seed(seed), t0)
+    params = {"coalition_size": int(coalition_size), "backend": backend, **extra}
+    _offer_origins(problem, method, check_seed(seed), t0, params)
     coal = initial_coalitions(problem, coalition_size, how)
     placement, _, probes, moved = first_fit(problem, coal, backend=backend)
     return _simple(problem, method, placement, t0, check_seed(seed),
@@ -746,7 +748,7 @@ def best_fit(problem: LoadSharingProblem, *, coalition_size: Optional[int] = Non
     if coalition_size is not None:
         integer(coalition_size, "coalition_size", 1)
     seed = check_seed(seed)
-    _offer_origins(problem, "bfd", seed, t0)
+    _offer_origins(problem, "bfd", seed, t0, {"backend": backend})
     order = problem.size_order()
     interrupt.check()  # a time limit that passed while the jobs were sorted
     placement = np.empty(problem.n_jobs, dtype=np.int64)

@@ -134,8 +134,10 @@ class LoadSharingProblem:
 
     def size_order(self) -> np.ndarray:
         """Every job, largest first (ties in arrival order): the order of best fit and
-        first fit decreasing. Sorted once per problem and kept (read-only): 563,000 jobs
-        took 0.4 s to sort on a loaded machine, more than a short time limit.
+        first fit decreasing. Sorted once per problem and kept beside it
+        (:func:`coalloc._shared.caches.cache_of`: not on the model, not in its pickles;
+        read-only): 563,000 jobs took 0.4 s to sort on a loaded machine, more than a short
+        time limit.
 
         Examples
         --------
@@ -143,11 +145,14 @@ class LoadSharingProblem:
         >>> LoadSharingProblem([10], [2, 5, 2], [0, 0, 0]).size_order().tolist()
         [1, 0, 2]
         """
-        order = self.__dict__.get("_size_order")
+        from .._shared.caches import cache_of
+
+        cache = cache_of(self)
+        order = cache.get("size_order")
         if order is None:
             order = np.argsort(-self.job_size, kind="stable").astype(np.int64)
             readonly(order)
-            self._size_order = order
+            cache["size_order"] = order
         return order
 
     def report_order(self) -> np.ndarray:
