@@ -29,10 +29,10 @@ def instances(seeds: int):
                 yield f"paper {arrival} n={n}", ls.generators.paper_setup(
                     n, seed=seed, arrival=arrival)  # fmt: skip
     rng = np.random.default_rng(36)
-    for _ in range(10 * seeds):  # a few nodes, whole jobs of up to 60 % of a node
-        n = int(rng.integers(3, 7))
-        cap = rng.integers(8, 15, size=n).astype(float)
-        sizes = rng.integers(2, 9, size=int(rng.integers(n, 4 * n))).astype(float)
+    for _ in range(40 * seeds):  # a few nodes, whole jobs large against them
+        n = int(rng.integers(2, 7))
+        cap = rng.uniform(5, 20, size=n)
+        sizes = rng.uniform(1, 12, size=int(rng.integers(n, 4 * n + 1)))
         origin = rng.integers(0, n, size=sizes.shape[0])
         yield "small, large jobs", ls.LoadSharingProblem(cap, sizes, origin)
 

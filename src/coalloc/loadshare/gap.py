@@ -652,6 +652,8 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
         nonlocal lag, sub_done
         sub_done += _gapls.subgradient(cost, weight, cap, lam, best_lam, x_lag, l_dstate,
                                        l_istate, k, target)  # fmt: skip
+        if not math.isfinite(float(l_dstate[0])):  # overflowed multipliers: no bound
+            return
         value = sign * _integral_bound(float(l_dstate[0]), "min", integral)
         if lag is None or (value > lag if sense == "min" else value < lag):
             lag = value
