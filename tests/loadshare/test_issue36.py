@@ -176,6 +176,19 @@ def test_a_stopped_dmcf_returns_phase_two_on_its_best_structure():
     assert full.throughput >= res.throughput
 
 
+@pytest.mark.parametrize("limit", [0.05, 0.3])
+def test_a_stopped_dmcf_answer_is_first_fit_on_the_structure_it_reports(limit):
+    """Wherever the limit stops it, the placement is Phase II (first fit decreasing) on the
+    coalitions the result reports, recomputed here, and at most the untimed answer."""
+    prob = ls.generators.paper_setup(3000, seed=3)
+    res = ls.share(prob, "dmcf-gga", coalition_size=45, time_limit=limit)
+    assert res.has_solution
+    assert ls.verify_placement(prob, res.placement, claimed=res.throughput).ok
+    if res.coalition is not None:
+        placement, tput, _, _ = ls.first_fit(prob, res.coalition, phase2="ffd")
+        assert np.array_equal(placement, res.placement) and tput == pytest.approx(res.throughput)
+
+
 @pytest.mark.parametrize("method", ["portfolio", "bfd", "fcfs", "fcfs-ff", "round-robin",
                                     "dmcf-gga"])  # fmt: skip
 def test_every_method_answers_under_a_time_limit(method):

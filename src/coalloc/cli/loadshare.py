@@ -221,7 +221,7 @@ def add_commands(sub) -> None:
         help="solve many problem files in parallel (JSON lines): load-sharing problems "
         "(coalloc.loadshare.instance) and GAP instances (coalloc.loadshare.gap), mixed freely",
     )  # fmt: skip
-    # --method: by default each file's kind runs its own default (bfd; the GAP: heuristic)
+    # --method: by default each file's kind runs its own default (portfolio; the GAP: heuristic)
     common.add_batch_options(p, [*loadshare.METHODS, *loadshare.GAP_METHODS], None,
                              "coalition_size=45")  # fmt: skip
     p.set_defaults(func=_cmd_solve_batch)

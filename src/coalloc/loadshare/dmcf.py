@@ -429,6 +429,7 @@ def dmcf_gga(
     ff_probes, _ = sharer.run(coal, np.ones(nc, dtype=np.uint8), placement, tp)
     best = float(tp.sum())
     best_coal = coal.copy()
+    best_place = placement.copy()  # Phase II on best_coal (what a time limit returns)
     history = [best]
     mig_history = [0]
     snapshots = [(0, coal.copy())] if every else None
@@ -443,15 +444,21 @@ def dmcf_gga(
     t_loop = time.perf_counter()
     t_phase1 = 0.0
 
-    def finish() -> ShareResult:
-        """Phase II on the best coalition structure so far, and the result."""
+    def finish(stopped: bool = False) -> ShareResult:
+        """Phase II on the best coalition structure so far, and the result; ``stopped``
+        (a time limit): the placement Phase II gave that structure when it was found (the
+        same first fit, already computed), not computed again."""
         t2 = time.perf_counter()
-        final = np.empty(sub.n_jobs, dtype=np.int64)
-        ftp = np.zeros(nc)
-        probes_final, moved = kern.first_fit_all(
-            best_coal, cap, sub.job_size, sub.job_origin, order, np.ones(nc, dtype=np.uint8),
-            final, ftp,
-        )  # fmt: skip
+        if stopped:
+            final = best_place
+            probes_final, moved = 0, int(np.count_nonzero(final != sub.job_origin))
+        else:
+            final = np.empty(sub.n_jobs, dtype=np.int64)
+            ftp = np.zeros(nc)
+            probes_final, moved = kern.first_fit_all(
+                best_coal, cap, sub.job_size, sub.job_origin, order,
+                np.ones(nc, dtype=np.uint8), final, ftp,
+            )  # fmt: skip
         full = problem.job_origin.copy()
         full[shared] = final
         away = (final != sub.job_origin).astype(np.float64)
@@ -495,9 +502,9 @@ def dmcf_gga(
         )
 
     # A time limit that stops Phase I gets Phase II on the best structure so far
-    # (``finish`` reads ``best_coal`` when the limit calls it: it is only ever replaced by a
-    # better one).
-    offer_incumbent(finish)
+    # (``finish`` reads ``best_coal`` and ``best_place`` when the limit calls it: they are
+    # only ever replaced by better ones).
+    offer_incumbent(lambda: finish(stopped=True))
     bar = _progress(total=max_generations, desc="dmcf-gga", unit="gen", disable=not progress)
     try:
         while g < max_generations and g - last_gain < patience:
@@ -527,6 +534,7 @@ def dmcf_gga(
                 if total > best * (1 + 1e-12) + 1e-12:
                     best = total
                     best_coal = coal.copy()
+                    best_place = placement.copy()
                     last_gain = g
             history.append(best)
             mig_history.append(migrations)
