@@ -19,6 +19,7 @@ import os
 import numpy as np
 
 import coalloc.loadshare as ls
+from bench.shared._progress import add_quiet, bar
 
 
 def instances(seeds: int):
@@ -41,10 +42,11 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--limit", type=float, default=1.0)
     ap.add_argument("--seeds", type=int, default=3)
+    add_quiet(ap)
     args = ap.parse_args(argv)
     print(f"load average at the start: {os.getloadavg()}")
     table: dict = {}
-    for name, prob in instances(args.seeds):
+    for name, prob in bar(list(instances(args.seeds)), desc="defaults", unit="instance"):
         got = {}
         for method in ls.METHODS:
             if method == "exact" and prob.n_nodes * prob.n_jobs > 500_000:

@@ -32,6 +32,8 @@ import subprocess
 import sys
 import time
 
+from bench.shared._progress import add_quiet, bar, say
+
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -107,11 +109,12 @@ def main(argv=None) -> None:
     ap.add_argument("--gapdata", default=os.environ.get("COALLOC_GAPDATA"))
     ap.add_argument("--only", nargs="*", default=[], help="methods to run (default all)")
     ap.add_argument("--out", default=os.path.join(OUT, "loadshare_overrun.csv"))
+    add_quiet(ap)
     args = ap.parse_args(argv)
     rows = []
     print(f"load average at the start: {os.getloadavg()}")
     untimed: dict = {}
-    for case, methods in CASES:
+    for case, methods in bar(CASES, desc="overrun", unit="instance"):
         for method in methods:
             if args.only and method not in args.only:
                 continue
@@ -141,12 +144,12 @@ def main(argv=None) -> None:
                     if not sel:
                         continue
                     ratio = [r["elapsed"] / limit for r in sel]
-                    print(f"{case:16s} {method:11s} u={u:6.3f}s T={limit:7.3f}s {how:5s} "
+                    say(f"{case:16s} {method:11s} u={u:6.3f}s T={limit:7.3f}s {how:5s} "
                           f"elapsed/T median {statistics.median(ratio):5.2f} max {max(ratio):5.2f}"
                           f"  max overrun {max(r['overrun_s'] for r in sel):+.3f}s  within "
                           f"{sum(r['within'] for r in sel)}/{len(sel)}  answers "
                           f"{sum(bool(r['answer']) for r in sel)}/{len(sel)}  "
-                          f"{sorted({r['status'] for r in sel})}", flush=True)  # fmt: skip
+                          f"{sorted({r['status'] for r in sel})}")  # fmt: skip
     print(f"load average at the end: {os.getloadavg()}")
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w", newline="") as fh:

@@ -226,7 +226,8 @@ def test_the_default_is_at_least_as_good_as_best_fit_and_reaches_the_optimum(see
                                  rng.integers(0, n, size=jobs))  # fmt: skip
     bfd = ls.share(prob, "bfd")
     plain = ls.share(prob)
-    assert plain.method == "bfd" and plain.throughput == bfd.throughput
+    assert plain.method == "portfolio" and plain.params["answer_from"] == "bfd"
+    assert plain.throughput == bfd.throughput
     timed = ls.share(prob, time_limit=30)
     assert ls.verify_placement(prob, timed.placement, claimed=timed.throughput).ok
     assert timed.throughput >= bfd.throughput

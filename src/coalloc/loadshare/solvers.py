@@ -69,8 +69,9 @@ def portfolio(
     model of at most ``_PORTFOLIO_MAX_VARIABLES`` variables, the exact model (``exact``,
     started from best fit decreasing's placement and never worse than it) gets the rest of
     the limit. Without a time limit the answer is best fit decreasing's: the exact model
-    has no bound on its time. ``result.method`` names the method whose answer is returned
-    (``"bfd"`` or ``"exact"``) and ``params["portfolio"]`` is True.
+    has no bound on its time. ``result.method`` is ``"portfolio"`` and
+    ``params["answer_from"]`` names the method whose answer is returned (``"bfd"`` or
+    ``"exact"``).
 
     Parameters
     ----------
@@ -94,14 +95,14 @@ def portfolio(
     >>> import coalloc.loadshare as ls
     >>> prob = ls.LoadSharingProblem([10, 10], [6, 6, 6], [0, 0, 1])
     >>> res = ls.share(prob, "portfolio", time_limit=30)
-    >>> res.throughput, res.method, res.status   # the bound, 18, needs divisible jobs
+    >>> res.throughput, res.params["answer_from"], res.status  # 18 needs divisible jobs
     (16.0, 'exact', 'optimal')
     """
     t0 = time.perf_counter()
     choice(solver, ("highs", "cbc"), "solver")
     first = METHODS["bfd"](problem, coalition_size=coalition_size, seed=seed, backend=backend,
                            time_limit=time_limit)  # fmt: skip
-    first.params["portfolio"] = True
+    first.method, first.params["answer_from"] = "portfolio", "bfd"
     if time_limit is None or not first.has_solution:
         return first
     if first.throughput >= problem.bound * (1 - 1e-12):
@@ -111,8 +112,8 @@ def portfolio(
     if not small or left < max(_PORTFOLIO_MIN_LEFT, 0.5 * float(time_limit)):
         return first
     second = share_exact(problem, solver=solver, time_limit=left, seed=seed)
-    second.params["portfolio"] = True
     if second.throughput >= first.throughput:
+        second.method, second.params["answer_from"] = "portfolio", "exact"
         second.message = "portfolio: best fit decreasing, then the exact model; " + second.message
         return second
     return first
