@@ -22,6 +22,11 @@ values (the literature's, the minimisation form of gap1-12 included). Give it wi
         --heuristic-limits --exact d20200 --exact-limit 60         # exact, CP-SAT, HiGHS
     python -m bench.loadshare.gap_published --sets yagiura2004 --only e20100 \\
         --heuristic-limits 10 --seeds 0 1 2 3 4                    # the spread over seeds
+    python -m bench.loadshare.gap_published --sets yagiura2004 --only c10400 c40400 \
+        c201600 c801600 d10400 d40400 d201600 d801600 e10400 e40400 e201600 e801600 \
+        --heuristic-limits 10 --exact c10400 c40400 c201600 c801600 d10400 d40400 \
+        d201600 d801600 e10400 e40400 e201600 e801600 --exact-limit 10 --no-bare
+                                           # issue 36: exact against heuristic at equal T
 
 Writes bench/out/loadshare_gap_published.csv.
 """
@@ -59,9 +64,11 @@ def runs(args, names):
         if any(key.endswith("/" + e) for e in args.exact):
             lim = args.exact_limit
             out.append((key, "exact", lim, {"method": "exact"}))
-            out.append((key, "cpsat", lim, {"method": "exact", "backend": "cpsat",
+            if args.no_bare:
+                continue
+            out.append((key, "cpsat", lim, {"method": "exact", "solver": "cpsat",
                                             "hint": False}))  # fmt: skip
-            out.append((key, "highs", lim, {"method": "exact", "backend": "highs",
+            out.append((key, "highs", lim, {"method": "exact", "solver": "highs",
                                             "hint": False}))  # fmt: skip
     return out
 
@@ -76,6 +83,8 @@ def main(argv=None):
     ap.add_argument("--heuristic-limits", nargs="*", type=float, default=[1.0, 10.0])
     ap.add_argument("--exact", nargs="*", default=[], help="instances for exact/CP-SAT/HiGHS")
     ap.add_argument("--exact-limit", type=float, default=60.0)
+    ap.add_argument("--no-bare", action="store_true",
+                    help="the exact method only, not the bare CP-SAT and HiGHS models")  # fmt: skip
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--seeds", nargs="+", type=int, default=None,
                     help="several seeds (each run once per seed; the summary adds, per method "

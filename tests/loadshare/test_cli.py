@@ -120,15 +120,16 @@ def test_share_says_how_good_and_json(tmp_path, capsys):
 
 
 def test_share_exact_options(tmp_path, capsys):
-    """--time-limit/--backend reach the exact MILP; without --method exact they are refused."""
+    """--time-limit/--solver reach the exact MILP (``params["solver"]``: issue 36 renamed it);
+    --solver without --method exact is refused, --time-limit is taken by every method."""
     prob_path, res_path = tmp_path / "p.json", tmp_path / "r.json"
     assert main(["loadshare", "generate", "paper", "--nodes", "12", "-o", str(prob_path)]) == 0
     code = main(["loadshare", "share", str(prob_path), "--method", "exact", "--time-limit", "20",
-                 "--backend", "highs", "--quiet", "-o", str(res_path)])  # fmt: skip
+                 "--solver", "highs", "--quiet", "-o", str(res_path)])  # fmt: skip
     data = json.loads(res_path.read_text())
     prob = read_problem(prob_path)
     assert code == 0 and verify_placement(prob, data["placement"], claimed=data["throughput"]).ok
-    assert data["params"]["time_limit"] == 20 and data["params"]["backend"] == "highs"
+    assert data["params"]["time_limit"] == 20 and data["params"]["solver"] == "highs"
     capsys.readouterr()
     assert main(["loadshare", "share", str(prob_path), "--backend", "cbc"]) == 2
     assert "applies to --method exact only" in capsys.readouterr().err

@@ -246,6 +246,9 @@ def best_fit_decreasing(
     cdef pair[double, int64_t] key
     if job_origin.shape[0] != J or placement.shape[0] != J or size_order.shape[0] != J:
         raise ValueError("best_fit_decreasing: inconsistent array lengths")
+    # a time limit or Ctrl-C stops the placement (about 1 us a job: 563,000 jobs took 0.6 s
+    # under load); the half-built placement is not an answer (issue 36), the error says so
+    cdef Poll poll = Poll(1024)
     with nogil:
         rem.assign(n, 0.0)
         kept.assign(J, 0)
@@ -261,6 +264,8 @@ def best_fit_decreasing(
             if rem[i] > 0:
                 free.insert(pair[double, int64_t](rem[i], i))
         for k in range(J):
+            if poll.stop():
+                break
             j = size_order[k]
             if kept[j]:
                 continue
@@ -283,6 +288,8 @@ def best_fit_decreasing(
                 free.insert(pair[double, int64_t](rem[i], i))
             if i != o:
                 moved += 1
+    if poll.stopped():
+        coalloc_raise_interrupt()
     return int(moved)
 
 

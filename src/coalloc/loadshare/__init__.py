@@ -10,7 +10,8 @@ throughput ``sum_i min(load_i, capacity_i)``::
     res = ls.share(prob, "dmcf-gga", coalition_size=23, seed=0)
     res.placement, res.throughput, res.bound, res.migrations, res.messages
 
-Methods (:data:`METHODS`): ``bfd`` (default), ``dmcf-gga``, ``fcfs``, ``fcfs-ff``,
+Methods (:data:`METHODS`): ``portfolio`` (default: ``bfd``, then with a time limit the
+exact model where it helps), ``bfd``, ``dmcf-gga``, ``fcfs``, ``fcfs-ff``,
 ``round-robin``, ``exact``. The generalized assignment problem: :class:`GapInstance`,
 :func:`read_gap`, :func:`solve_gap`, :func:`generate_gap`, and :class:`GapProblem`, its
 kind of the family protocol (what a batch solves; JSON format ``coalloc.loadshare.gap``).

@@ -21,7 +21,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._shared import interrupt
-from .._shared.params import check_backend, integer, number
+from .._shared.params import check_backend, integer, number, offer_incumbent
 from .._shared.progress import progress as _progress
 from .._shared.result import relative_gap
 from .._shared.seeding import check_seed, kernel_seed, resolve_seed
@@ -150,7 +150,7 @@ def job_order(problem: LoadSharingProblem, phase2: str = "ff") -> np.ndarray:
         raise ValueError(f"phase2 must be one of {_PHASE2}, got {phase2!r}")
     if phase2 == "ff":
         return np.arange(problem.n_jobs, dtype=np.int64)
-    return np.argsort(-problem.job_size, kind="stable").astype(np.int64)
+    return problem.size_order()
 
 
 def first_fit(problem: LoadSharingProblem, coalition: np.ndarray, *, phase2: str = "ff",
@@ -425,9 +425,11 @@ def dmcf_gga(
     sharer = _Sharer(sub, nc, backend, executor, chunks, order)
     placement = np.empty(sub.n_jobs, dtype=np.int64)
     tp = np.zeros(nc)
+    _offer_origins(problem, "dmcf-gga", seed, t0)
     ff_probes, _ = sharer.run(coal, np.ones(nc, dtype=np.uint8), placement, tp)
     best = float(tp.sum())
     best_coal = coal.copy()
+    best_place = placement.copy()  # Phase II on best_coal (what a time limit returns)
     history = [best]
     mig_history = [0]
     snapshots = [(0, coal.copy())] if every else None
@@ -440,6 +442,69 @@ def dmcf_gga(
         messages.setdefault(key, 0)
         rounds[key] = 0
     t_loop = time.perf_counter()
+    t_phase1 = 0.0
+
+    def finish(stopped: bool = False) -> ShareResult:
+        """Phase II on the best coalition structure so far, and the result; ``stopped``
+        (a time limit): the placement Phase II gave that structure when it was found (the
+        same first fit, already computed), not computed again."""
+        t2 = time.perf_counter()
+        if stopped:
+            final = best_place
+            probes_final, moved = 0, int(np.count_nonzero(final != sub.job_origin))
+        else:
+            final = np.empty(sub.n_jobs, dtype=np.int64)
+            ftp = np.zeros(nc)
+            probes_final, moved = kern.first_fit_all(
+                best_coal, cap, sub.job_size, sub.job_origin, order,
+                np.ones(nc, dtype=np.uint8), final, ftp,
+            )  # fmt: skip
+        full = problem.job_origin.copy()
+        full[shared] = final
+        away = (final != sub.job_origin).astype(np.float64)
+        per_coal = np.bincount(best_coal[sub.job_origin], weights=away, minlength=nc)
+        critical = int(per_coal.max()) if nc else 0
+        t_end = time.perf_counter()
+        throughput = throughput_of(problem, full)
+        messages["PhaseII"] = int(probes_final)
+        messages["total"] = int(sum(v for key, v in messages.items() if key != "total"))
+        rounds["total"] = int(sum(v for key, v in rounds.items() if key != "total"))
+        bound = problem.bound
+        return ShareResult(
+            status="feasible",
+            message=f"stopped after {g} generations ({g - last_gain} without a gain)",
+            method="dmcf-gga",
+            placement=full,
+            throughput=throughput,
+            bound=bound,
+            seed=seed,
+            params={"coalition_size": int(coalition_size), "p": p, "th_c": th_c, "th_i": th_i,
+                    "patience": patience, "max_generations": max_generations, "init": init,
+                    "phase2": phase2,
+                    "backend": backend, "executor": executor is not None},  # fmt: skip
+            timings={"phase1": t_phase1 or t2 - t_loop, "phase2": t_end - t2,
+                     "total": t_end - t0},
+            iterations={"generations": g, "attempts": attempts, "migrations": migrations,
+                        "ff_probes": int(ff_probes + probes_final),
+                        "ff_probes_final": int(probes_final), "jobs_moved": int(moved),
+                        "jobs_moved_max_coalition": critical,
+                        "deferred_jobs": int((~shared).sum())},  # fmt: skip
+            objective=throughput,
+            gap=_gap(throughput, bound),
+            coalition=best_coal,
+            migrations=migrations,
+            generations=g,
+            messages=messages,
+            rounds=rounds,
+            history=np.asarray(history),
+            migration_history=np.asarray(mig_history, dtype=np.int64),
+            coalition_history=snapshots,
+        )
+
+    # A time limit that stops Phase I gets Phase II on the best structure so far
+    # (``finish`` reads ``best_coal`` and ``best_place`` when the limit calls it: they are
+    # only ever replaced by better ones).
+    offer_incumbent(lambda: finish(stopped=True))
     bar = _progress(total=max_generations, desc="dmcf-gga", unit="gen", disable=not progress)
     try:
         while g < max_generations and g - last_gain < patience:
@@ -469,6 +534,7 @@ def dmcf_gga(
                 if total > best * (1 + 1e-12) + 1e-12:
                     best = total
                     best_coal = coal.copy()
+                    best_place = placement.copy()
                     last_gain = g
             history.append(best)
             mig_history.append(migrations)
@@ -480,54 +546,7 @@ def dmcf_gga(
     if every and snapshots[-1][0] != g:
         snapshots.append((g, coal.copy()))
 
-    # ---- Phase II on the best coalition structure
-    t2 = time.perf_counter()
-    final = np.empty(sub.n_jobs, dtype=np.int64)
-    ftp = np.zeros(nc)
-    probes_final, moved = kern.first_fit_all(
-        best_coal, cap, sub.job_size, sub.job_origin, order, np.ones(nc, dtype=np.uint8),
-        final, ftp,
-    )  # fmt: skip
-    full = problem.job_origin.copy()
-    full[shared] = final
-    away = (final != sub.job_origin).astype(np.float64)
-    per_coal = np.bincount(best_coal[sub.job_origin], weights=away, minlength=nc)
-    critical = int(per_coal.max()) if nc else 0
-    t_end = time.perf_counter()
-    throughput = throughput_of(problem, full)
-    messages["PhaseII"] = int(probes_final)
-    messages["total"] = int(sum(v for key, v in messages.items() if key != "total"))
-    rounds["total"] = int(sum(v for key, v in rounds.items() if key != "total"))
-    bound = problem.bound
-    return ShareResult(
-        status="feasible",
-        message=f"stopped after {g} generations ({g - last_gain} without a gain)",
-        method="dmcf-gga",
-        placement=full,
-        throughput=throughput,
-        bound=bound,
-        seed=seed,
-        params={"coalition_size": int(coalition_size), "p": p, "th_c": th_c, "th_i": th_i,
-                "patience": patience, "max_generations": max_generations, "init": init,
-                "phase2": phase2,
-                "backend": backend, "executor": executor is not None},  # fmt: skip
-        timings={"phase1": t_phase1, "phase2": t_end - t2, "total": t_end - t0},
-        iterations={"generations": g, "attempts": attempts, "migrations": migrations,
-                    "ff_probes": int(ff_probes + probes_final),
-                    "ff_probes_final": int(probes_final), "jobs_moved": int(moved),
-                    "jobs_moved_max_coalition": critical,
-                    "deferred_jobs": int((~shared).sum())},  # fmt: skip
-        objective=throughput,
-        gap=_gap(throughput, bound),
-        coalition=best_coal,
-        migrations=migrations,
-        generations=g,
-        messages=messages,
-        rounds=rounds,
-        history=np.asarray(history),
-        migration_history=np.asarray(mig_history, dtype=np.int64),
-        coalition_history=snapshots,
-    )
+    return finish()
 
 
 def _cutoff(problem: LoadSharingProblem, th_i: float) -> np.ndarray:
@@ -544,6 +563,17 @@ def _cutoff(problem: LoadSharingProblem, th_i: float) -> np.ndarray:
         if abs(t[o] - cap[o]) < th_i * cap[o]:
             closed[o] = True
     return keep
+
+
+def _offer_origins(problem: LoadSharingProblem, method: str, seed: Any, t0: float,
+                   params: Optional[dict] = None) -> None:  # fmt: skip
+    """Offer a time limit in force the placement every method starts from: every job on
+    its origin node (FCFS's). It is a placement :func:`verify_placement` accepts (one node
+    for every job), so a method stopped before its own first placement still returns one,
+    as good as no sharing at all; a method that places jobs one by one in a kernel does not
+    offer its half-built placement (the kernel's state is lost when the limit stops it)."""
+    offer_incumbent(lambda: _simple(problem, method, problem.job_origin.copy(), t0, seed,
+                                    dict(params or {}), iterations={"jobs_moved": 0}))  # fmt: skip
 
 
 def _gap(throughput: float, bound: float) -> float:
@@ -587,6 +617,8 @@ def fcfs(problem: LoadSharingProblem, *, seed: Optional[int] = None) -> ShareRes
 
 def _coalition_ff(problem, method, how, coalition_size, seed, backend, **extra):
     t0 = time.perf_counter()
+    params = {"coalition_size": int(coalition_size), "backend": backend, **extra}
+    _offer_origins(problem, method, check_seed(seed), t0, params)
     coal = initial_coalitions(problem, coalition_size, how)
     placement, _, probes, moved = first_fit(problem, coal, backend=backend)
     return _simple(problem, method, placement, t0, check_seed(seed),
@@ -723,15 +755,22 @@ def best_fit(problem: LoadSharingProblem, *, coalition_size: Optional[int] = Non
     kern = _kernels(backend)
     if coalition_size is not None:
         integer(coalition_size, "coalition_size", 1)
-    order = np.argsort(-problem.job_size, kind="stable").astype(np.int64)
+    seed = check_seed(seed)
+    _offer_origins(problem, "bfd", seed, t0, {"backend": backend})
+    order = problem.size_order()
+    interrupt.check()  # a time limit that passed while the jobs were sorted
     placement = np.empty(problem.n_jobs, dtype=np.int64)
     moved = kern.best_fit_decreasing(problem.capacity, problem.job_size, problem.job_origin,
                                      order, placement, True)  # fmt: skip
+    first = (placement.copy(), int(moved))
+    offer_incumbent(lambda: _simple(problem, "bfd", first[0].copy(), t0, seed,
+                                    {"backend": backend},
+                                    iterations={"jobs_moved": first[1]}))  # fmt: skip
     if throughput_of(problem, placement) < problem.bound * (1 - 1e-12):
         other = np.empty(problem.n_jobs, dtype=np.int64)
         moved2 = kern.best_fit_decreasing(problem.capacity, problem.job_size,
                                           problem.job_origin, order, other, False)  # fmt: skip
         if throughput_of(problem, other) > throughput_of(problem, placement):
             placement, moved = other, moved2
-    return _simple(problem, "bfd", placement, t0, check_seed(seed), {"backend": backend},
+    return _simple(problem, "bfd", placement, t0, seed, {"backend": backend},
                    iterations={"jobs_moved": int(moved)})  # fmt: skip

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._shared.milp import Rejected, import_solver, run_milp
-from .._shared.params import check_exact_options
+from .._shared.params import check_exact_options, choice
 from .._shared.result import relative_gap
 from .dmcf import best_fit
 from .model import LoadSharingProblem, throughput_of
@@ -33,7 +33,7 @@ __all__ = ["share_exact"]
 def share_exact(
     problem: LoadSharingProblem,
     *,
-    backend: str = "highs",
+    solver: str = "highs",
     time_limit: Optional[float] = None,
     mip_gap: float = 0.0,
     threads: int = 1,
@@ -46,7 +46,9 @@ def share_exact(
     Parameters
     ----------
     problem : LoadSharingProblem
-    backend : {"highs", "cbc"}, default "highs"
+    solver : {"highs", "cbc"}, default "highs"
+        The integer-programming solver (``backend=``, its old name, is still accepted by
+        :func:`coalloc.loadshare.share` with a DeprecationWarning).
     time_limit : float, optional
         Seconds from the call's start; None (the default, as in every method of every
         family): no limit.
@@ -79,7 +81,8 @@ def share_exact(
     >>> share_exact(LoadSharingProblem([5, 5], [4, 3, 3], [0, 0, 0])).throughput
     9.0
     """
-    check_exact_options(backend, ("highs", "cbc"), time_limit, mip_gap, threads, seed)
+    choice(solver, ("highs", "cbc"), "solver")
+    check_exact_options(solver, ("highs", "cbc"), time_limit, mip_gap, threads, seed)
     t0 = time.perf_counter()
     n, J = problem.n_nodes, problem.n_jobs
     nx = n * J  # x_ij at i * J + j, then y_i
@@ -102,19 +105,30 @@ def share_exact(
     hi = np.concatenate([np.zeros(n), np.ones(J)])
     ub = np.concatenate([np.ones(nx), problem.capacity])
     integrality = np.concatenate([np.ones(nx), np.zeros(n)])
-    pkg = import_solver(backend)
     # The heuristic first (best fit decreasing, milliseconds): the solver starts from it
-    # (HiGHS) and the answer is never worse than it, whatever stops the solver.
+    # (HiGHS) and the answer is never worse than it, whatever stops the solver. When it
+    # meets the bound min(total load, total capacity) it is optimal: no solver is needed.
     t_hint = time.perf_counter()
     hint = best_fit(problem, backend="compiled").placement
     hint_tput = throughput_of(problem, hint)
     t_hint = time.perf_counter() - t_hint
+    params = {"solver": solver, "time_limit": time_limit, "mip_gap": mip_gap, "threads": threads}
+    if hint_tput >= problem.bound * (1 - 1e-12):
+        return ShareResult(
+            status="optimal", placement=hint, throughput=hint_tput, bound=problem.bound,
+            message="best fit decreasing meets the bound min(total load, total capacity): "
+            "optimal, the solver was not needed", method="exact", seed=seed, params=params,
+            timings={"hint": t_hint, "total": time.perf_counter() - t0},
+            iterations={"nodes": 0, "hint_throughput": hint_tput}, objective=hint_tput,
+            gap=0.0,
+        )  # fmt: skip
+    pkg = import_solver(solver)
     start = np.zeros(nx + n)
     if J:
         start[hint * J + np.arange(J)] = 1.0
     start[nx:] = np.minimum(np.bincount(hint, weights=problem.job_size, minlength=n),
                             problem.capacity)  # fmt: skip
-    out = run_milp(backend, pkg, c, A, lo, hi, integrality=integrality, lb=0.0, ub=ub,
+    out = run_milp(solver, pkg, c, A, lo, hi, integrality=integrality, lb=0.0, ub=ub,
                    sense="max", time_limit=time_limit, mip_gap=mip_gap, threads=threads,
                    seed=seed, verbose=verbose, name="loadshare", started=t0,
                    check=lambda x: _check(problem, x), start=start)  # fmt: skip
@@ -146,8 +160,7 @@ def share_exact(
     return ShareResult(
         status=status, message=message, method="exact", placement=placement,
         throughput=tput, bound=bound, seed=seed,
-        params={"backend": backend, "time_limit": time_limit, "mip_gap": mip_gap,
-                "threads": threads},
+        params=params,
         timings={"hint": t_hint, "total": time.perf_counter() - t0},
         iterations={"nodes": int(out.nodes or 0), "hint_throughput": hint_tput},
         objective=tput, gap=gap,

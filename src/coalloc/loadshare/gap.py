@@ -21,12 +21,15 @@ Every item goes to exactly one agent (``assign_all=True``) or to at most one
 from __future__ import annotations
 
 import math
+import sys
+import threading
 import time
 from typing import Any, List, NamedTuple, Optional
 
 import numpy as np
 
 from .._shared import interrupt
+from .._shared.family import renamed_keyword
 from .._shared.milp import (
     MilpOutcome,
     Rejected,
@@ -38,14 +41,22 @@ from .._shared.milp import (
 from .._shared.params import choice, integer
 from .._shared.params import deadline as _deadline
 from .._shared.params import time_limit as _time_limit
-from .._shared.result import relative_gap
+from .._shared.result import relative_gap, settle
 from .._shared.seeding import check_seed, kernel_seed, resolve_seed
 from .._shared.validation import check_memory, readonly
 from . import _gapls
 from .result import GapResult
 from .verify import verify_gap
 
-__all__ = ["GapInstance", "GapResult", "solve_gap", "generate_gap", "GAP_TYPES", "gap_bound"]
+__all__ = [
+    "GapInstance",
+    "GapResult",
+    "solve_gap",
+    "generate_gap",
+    "GAP_TYPES",
+    "gap_bound",
+    "count_bound_infeasible",
+]
 
 _LIMIT = 2**62
 #: The share of an exact call's time limit its hint (the heuristic) may take.
@@ -192,7 +203,8 @@ class _LpTimedOut(Exception):
     """HiGHS stopped the LP relaxation at its wall-clock cap (no bound, no start)."""
 
 
-def _lp(instance: GapInstance, sense: str, assign_all: bool, time_limit: Optional[float] = None):
+def _lp(instance: GapInstance, sense: str, assign_all: bool, time_limit: Optional[float] = None,
+        until: Optional[float] = None):  # fmt: skip
     """``(bound or None, x or None, rc or None)``: the LP bound, its (m, n) solution and
     the reduced costs of the pairs in the minimisation of ``sign * cost`` (``c_ij - y_j -
     mu_i w_ij`` from HiGHS's duals: ``>= 0`` where ``x_ij = 0``, ``0`` where it is
@@ -200,9 +212,16 @@ def _lp(instance: GapInstance, sense: str, assign_all: bool, time_limit: Optiona
     dummy agent's ``-y_j``, when items may stay out; ``None`` when the LP is infeasible.
     With ``time_limit`` (seconds), HiGHS stops there and :class:`_LpTimedOut` is raised:
     the size rule that decides whether the LP runs at all cannot see the machine's load,
-    the cap can."""
+    the cap can. ``until`` (a :func:`time.perf_counter` value) caps it instead, counted
+    after SciPy's optimiser is imported (a first call in a process imports it: 0.35 s
+    idle, over a second under load)."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
+
+    if until is not None:
+        time_limit = until - time.perf_counter()
+        if time_limit <= 0:
+            raise _LpTimedOut
 
     m, n = instance.m, instance.n
     fits = instance.weight <= instance.capacity[:, None]
@@ -255,7 +274,7 @@ def solve_gap(
     assign_all: bool = True,
     time_limit: Optional[float] = None,
     seed: Optional[int] = 0,
-    backend: str = "cpsat",
+    solver: str = "cpsat",
     threads: int = 1,
     iterations: Optional[int] = None,
     with_bound: bool = True,
@@ -276,13 +295,18 @@ def solve_gap(
         about 0.1 s and stops at the limit with the best assignment so far (it uses the
         whole limit unless ``iterations`` ends it first or the bound proves the assignment
         optimal); the LP relaxation, which cannot be interrupted, is solved only when its
-        budget (2.5e-5 s per pair) fits 0.4 of the limit. Exact: the hint (the heuristic
-        with its default iterations) gets at most a quarter of the limit and keeps the best
-        assignment it reached; the model building counts; the solver gets the rest, and the
-        answer is never worse than the hint's assignment.
+        budget (2.5e-5 s per pair) fits 0.4 of the limit. Exact: the heuristic runs for the
+        whole limit exactly as the heuristic method would, and from a quarter of the limit
+        on (``HINT_SHARE``) the solver runs beside it in a second thread, started from the
+        heuristic's best assignment at that moment (importing the solver and building its
+        model count); the better answer of the two is returned, so the exact method at a
+        limit is never worse than the heuristic at that limit, and a proof from either
+        (the solver's optimum or infeasibility, the heuristic's bound) ends both.
     seed : int, optional
-    backend : {"cpsat", "highs", "cbc"}, default "cpsat"
-        Exact method's solver (non-integer costs: HiGHS is used instead of CP-SAT).
+    solver : {"cpsat", "highs", "cbc"}, default "cpsat"
+        The exact method's integer-programming solver (non-integer costs: HiGHS is used
+        instead of CP-SAT). ``backend=``, its old name, is accepted with a
+        DeprecationWarning.
     threads : int, default 1
         Exact method's workers.
     iterations : int, optional
@@ -295,17 +319,21 @@ def solve_gap(
         Lagrangian relaxations of the capacities and of the assignment rows, the latter
         by knapsacks; the message says which).
     hint : bool, default True
-        Exact: start the solver from the heuristic's assignment.
+        Exact: run the heuristic first (beside the solver under a time limit) and start
+        the solver from its assignment; False: the solver alone.
 
     Returns
     -------
     GapResult
-        ``status``: ``optimal`` (proven), ``feasible``, ``infeasible`` (proven, exact),
-        ``time_limit`` or ``error``. For ``"exact"``, ``time_limit`` means a time limit or
-        Ctrl-C stopped the solver before a proof, with its incumbent assignment when it had
-        one (``has_solution``) and none otherwise; a heuristic that finds no feasible
-        assignment reports ``infeasible`` only when the LP proves it, else ``time_limit``
-        (undecided, no assignment).
+        ``status`` (the one rule of :mod:`coalloc._shared.result`): ``optimal`` when the
+        objective meets a proven bound (the solver's, or the heuristic's LP or Lagrangian
+        bound), ``feasible`` for an assignment without that proof from a method that ended
+        by itself, ``time_limit`` when the limit ended the method (with the best
+        assignment found, when there is one: ``has_solution``), ``infeasible`` only with a
+        proof (the solver's, the LP relaxation's, an item that fits no agent, or the
+        count bound: the most items each agent can hold, its lightest ones, sum to fewer
+        than the items), ``no_solution`` when the heuristic ended by itself without an
+        assignment or a proof, ``error``.
 
     Raises
     ------
@@ -324,6 +352,7 @@ def solve_gap(
         raise TypeError(f"instance must be a GapInstance, got {type(instance).__name__}")
     choice(method, ("heuristic", "exact"), "method")
     choice(sense, ("min", "max"), "sense")
+    choice(solver, ("cpsat", "highs", "cbc"), "solver")
     if not isinstance(assign_all, (bool, np.bool_)):
         raise TypeError("assign_all must be a bool")
     limit = _time_limit(time_limit)
@@ -336,33 +365,79 @@ def solve_gap(
                 f"iterations must be at most {MAX_ITERATIONS:,}, got {iterations}"
                 " (use time_limit to let the search run as long as you wish)"
             )
-    params = {"sense": sense, "assign_all": bool(assign_all), "time_limit": limit}
-    deadline = _deadline(limit, t0)  # the one rule: the limit counts from the call
+    assign_all = bool(assign_all)
+    params = {"sense": sense, "assign_all": assign_all, "time_limit": limit}
     if method == "exact":
-        heur = None
-        if hint and limit is None:
-            lp_bound, x_lp, rc = _lp(instance, sense, bool(assign_all))
-            heur = _heuristic(instance, sense, bool(assign_all), None, seed, iterations, x_lp,
-                              t0, lp_bound, rc)  # fmt: skip
-        elif hint:  # the hint's search may take a quarter of the limit, the solver the rest
-            heur = _timed_hint(instance, sense, bool(assign_all), seed, iterations,
-                               t0 + HINT_SHARE * limit, limit, t0)  # fmt: skip
-        return _exact(instance, sense, bool(assign_all), limit, seed, backend, threads, heur,
-                      params, t0, time.perf_counter() - t0)  # fmt: skip
-    # the LP (HiGHS, not interruptible) when its budget fits a tenth of the limit
+        res = _solve_exact(instance, sense, assign_all, limit, seed, solver, threads,
+                           iterations, hint, params, t0)  # fmt: skip
+    else:
+        res = _solve_heuristic(instance, sense, assign_all, limit, seed, iterations,
+                               with_bound, params, t0)  # fmt: skip
+    return settle(res)
+
+
+solve_gap = renamed_keyword(solve_gap, "backend", "solver")
+
+
+def count_bound_infeasible(instance: GapInstance) -> bool:
+    """The count bound: True when the most items every agent can hold together are fewer
+    than the items, a proof that no assignment of every item exists.
+
+    Agent ``i`` holds at most ``k_i`` items, the length of the longest prefix of its
+    weights sorted increasingly that fits its capacity (any ``k`` items weigh at least its
+    ``k`` lightest); every item needs an agent, so ``sum_i k_i < n`` leaves one out. It
+    catches what the LP relaxation cannot (three items of weight 2 on two agents of
+    capacity 3: the LP spreads them, the count is 1 + 1 < 3).
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import GapInstance
+    >>> count_bound_infeasible(GapInstance([[1, 1, 1]] * 2, [[2, 2, 2]] * 2, [3, 3]))
+    True
+    """
+    n = instance.n
+    if n == 0:
+        return False
+    w = np.sort(instance.weight, axis=1)
+    csum = np.cumsum(w, axis=1)  # weights below 2**62 per agent: no overflow
+    most = (csum <= instance.capacity[:, None]).sum(axis=1)
+    return int(most.sum()) < n
+
+
+def _proof_of_infeasibility(instance: GapInstance, lp_solved: bool, lp_bound: Any) -> str:
+    """Why no assignment of every item exists, or "" (none of the cheap proofs holds)."""
+    if instance.n and not np.all((instance.weight <= instance.capacity[:, None]).any(axis=0)):
+        return "an item fits no agent"
+    if lp_solved and lp_bound is None:
+        return "the LP relaxation is infeasible"
+    if count_bound_infeasible(instance):
+        return ("the count bound: the most items the agents can hold (each its lightest) "
+                "are fewer than the items")  # fmt: skip
+    return ""
+
+
+def _solve_heuristic(instance, sense, assign_all, limit, seed, iterations, with_bound, params,
+                     t0, on_round=None, halt=None) -> GapResult:  # fmt: skip
+    """The heuristic method (``on_round``, ``halt``: what :func:`_heuristic` takes, for the
+    exact method that runs a solver beside it)."""
+    deadline = _deadline(limit, t0)  # the one rule: the limit counts from the call
+    # the LP (HiGHS, not interruptible) when its budget fits a share of the limit
     lp_bound, x_lp, rc, t_lp = None, None, None, 0.0
-    lp_solved = limit is None or _LP_SECONDS_PER_PAIR * instance.m * instance.n <= _LP_SHARE * limit
+    lp_need = _LP_SECONDS_PER_PAIR * instance.m * instance.n
+    if "scipy.optimize" not in sys.modules:  # a first call imports SciPy's optimiser
+        lp_need += _LP_IMPORT_SECONDS
+    lp_solved = limit is None or lp_need <= _LP_SHARE * limit
     if lp_solved:  # capped at its share of the limit: under load it may need far more
         try:
-            lp_bound, x_lp, rc = _lp(instance, sense, bool(assign_all),
-                                     None if limit is None else _LP_SHARE * limit)  # fmt: skip
+            lp_until = None if limit is None else t0 + _LP_SHARE * limit
+            lp_bound, x_lp, rc = _lp(instance, sense, assign_all, until=lp_until)
         except _LpTimedOut:
             lp_solved = False
         t_lp = time.perf_counter() - t0
-    heur = _heuristic(instance, sense, bool(assign_all), deadline, seed, iterations, x_lp, t0,
-                      lp_bound if with_bound else None, rc)  # fmt: skip
+    heur = _heuristic(instance, sense, assign_all, deadline, seed, iterations, x_lp, t0,
+                      lp_bound if with_bound else None, rc, on_round, halt)  # fmt: skip
     t = time.perf_counter() - t0
-    params["iterations"] = iterations
+    params = {**params, "iterations": iterations}
     bounds = [v for v in (lp_bound, heur.lagrangian) if v is not None]
     bound = (max(bounds) if sense == "min" else min(bounds)) if bounds and with_bound else None
     kinds = [
@@ -386,27 +461,28 @@ def solve_gap(
     ).reshape(-1, 3)
     if not with_bound:
         trajectory[:, 2] = np.nan
-    fits_none = bool(
-        assign_all
-        and instance.n
-        and not np.all((instance.weight <= instance.capacity[:, None]).any(axis=0))
-    )
     if not heur.feasible:
-        infeasible = (lp_solved and lp_bound is None) or fits_none
-        return GapResult("infeasible" if infeasible else "time_limit",
-                         ("LP relaxation infeasible" if lp_solved and lp_bound is None else
-                          "an item fits no agent") if infeasible else
-                         "no feasible assignment found", "heuristic", None, None, bound,
-                         None, sense, bool(assign_all), seed, params, timings, counters,
-                         trajectory)  # fmt: skip
+        proof = _proof_of_infeasibility(instance, lp_solved, lp_bound) if assign_all else ""
+        if proof:
+            status, message = "infeasible", proof
+        elif heur.stopped:
+            status, message = "time_limit", "stopped at the time limit without an assignment"
+        else:  # the search ended by itself: nothing found, nothing proven
+            status = "no_solution"
+            message = (
+                "the search found no assignment that keeps every capacity, and no proof "
+                "that none exists (LP relaxation, count bound): try the exact method"
+            )
+        return GapResult(status, message, "heuristic", None, None, None, None, sense,
+                         assign_all, seed, params, timings, counters, trajectory)  # fmt: skip
     obj = _objective(instance, heur.assign)
     gap = relative_gap(obj, bound, sense=sense)
-    status = "optimal" if gap == 0 else "feasible"
+    status = "time_limit" if heur.stopped else "feasible"
     message = "tabu search" + (f"; bound: {' and '.join(kinds)}" if bound is not None else "")
+    if heur.stopped:
+        message += f"; stopped at the time limit ({limit:g} s) with the best assignment found"
     return GapResult(status, message, "heuristic", heur.assign, obj, bound, gap, sense,
-                     bool(assign_all), seed, params, timings, counters,
-                     trajectory)  # fmt: skip
-    raise AssertionError(f"unreachable: method {method!r}")  # pragma: no cover
+                     assign_all, seed, params, timings, counters, trajectory)  # fmt: skip
 
 
 class _Heur(NamedTuple):
@@ -414,7 +490,8 @@ class _Heur(NamedTuple):
     is feasible, the tabu and subgradient iterations done, the Lagrangian bound (None
     when not computed), the trajectory rows ``(seconds from t0, objective or None,
     bound or None)``, the search's seconds, the best bound (LP or Lagrangian), the
-    knapsack steps and the tabu iterations of the core phase (0: none)."""
+    knapsack steps, the tabu iterations of the core phase (0: none) and whether the
+    deadline ended the search (not its iterations, a proof or ``halt``)."""
 
     assign: np.ndarray
     feasible: bool
@@ -426,6 +503,7 @@ class _Heur(NamedTuple):
     bound: Optional[float] = None
     knapsack_iterations: int = 0
     core_iterations: int = 0
+    stopped: bool = False
 
 
 #: Tabu parameters: tenure (+ a random 0 .. tenure // 2), items whose swaps are tried per
@@ -517,7 +595,7 @@ def _integral_bound(value: float, sense: str, integral: bool) -> float:
 
 
 def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t0=None,
-               lp_bound=None, rc=None):  # fmt: skip
+               lp_bound=None, rc=None, on_round=None, halt=None):  # fmt: skip
     """The anytime heuristic. A start (the rounded LP relaxation ``x_lp`` when given, else
     :func:`_reduced_cost_greedy` at the best Lagrangian multipliers, or on the costs when no
     subgradient step ran, polished by :func:`_gapls.shift_descent`),
@@ -530,7 +608,10 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
     call's start, for the trajectory's times; ``lp_bound``: the LP bound in the caller's
     sense, for the trajectory and the early stop; ``rc``: the LP's reduced costs (see
     :func:`_lp`), for the core phase (:func:`_core_costs`): with them, the search first runs
-    on the pairs of small reduced cost, then afresh on every pair."""
+    on the pairs of small reduced cost, then afresh on every pair. ``on_round(assignment,
+    feasible)``, when given, is called with the best assignment so far (the caller must
+    copy it) at the start and after every round; ``halt`` (a :class:`threading.Event`),
+    when set, ends the search between rounds."""
     t_start = time.perf_counter()
     t0 = t_start if t0 is None else t0
     sign = 1.0 if sense == "min" else -1.0
@@ -553,6 +634,8 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
         return time.perf_counter() - t0
 
     def out_of_time() -> bool:
+        if halt is not None and halt.is_set():
+            return True
         return deadline is not None and time.perf_counter() >= deadline
 
     # the Lagrangian relaxation of the capacities (every item must fit some agent)
@@ -569,6 +652,8 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
         nonlocal lag, sub_done
         sub_done += _gapls.subgradient(cost, weight, cap, lam, best_lam, x_lag, l_dstate,
                                        l_istate, k, target)  # fmt: skip
+        if not math.isfinite(float(l_dstate[0])):  # overflowed multipliers: no bound
+            return
         value = sign * _integral_bound(float(l_dstate[0]), "min", integral)
         if lag is None or (value > lag if sense == "min" else value < lag):
             lag = value
@@ -676,7 +761,11 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
                 incumbent = best.copy()
 
         take()
+        if on_round is not None:
+            on_round(incumbent, feasible)
         while done < cap_it and n and m_all > 1:
+            if halt is not None and halt.is_set():
+                break
             if until is None:
                 k = min(_ROUND_ITERATIONS, cap_it - done)
             else:
@@ -695,6 +784,8 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
             if got:
                 rate = got / max(spent, 1e-6)
             take()
+            if on_round is not None:
+                on_round(incumbent, feasible)
             bound_steps()
             b = best_bound()
             if feasible and b is not None and (b >= best_obj if sense == "min" else b <= best_obj):
@@ -734,7 +825,7 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
                   (cost, 1.0, False)]  # fmt: skip
     core_done = 0
     for phase_cost, end, from_best in phases:
-        if proven:
+        if proven or (halt is not None and halt.is_set()):
             break
         last = end >= 1.0
         until = deadline if last or deadline is None else t_search + end * (deadline - t_search)
@@ -748,6 +839,9 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
         out[out == inst.m] = -1
     if not n:
         feasible = True
+    halted = halt is not None and halt.is_set()
+    stopped = bool(deadline is not None and not proven and not halted
+                   and time.perf_counter() >= deadline)  # fmt: skip
     return _Heur(
         out,
         feasible,
@@ -759,6 +853,7 @@ def _heuristic(inst, sense, assign_all, deadline, seed, iterations, x_lp=None, t
         best_bound(),
         k_done,
         core_done,
+        stopped,
     )
 
 
@@ -774,29 +869,13 @@ def _objective_of(inst: GapInstance, assign: np.ndarray, assign_all: bool) -> fl
 #: which cannot be interrupted: 80 x 1600 took 2.8 s on a loaded two-core machine). Under
 #: heavier load it took the whole 10 s limit, so HiGHS is also stopped at the share itself.
 _LP_SECONDS_PER_PAIR = 2.5e-5
+#: The seconds the LP's budget counts for importing SciPy's optimiser when a process has
+#: not imported it yet (0.35 s on an idle machine; a time limit of 0.05 s on a first call
+#: ran 0.2 s past it before this was counted).
+_LP_IMPORT_SECONDS = 0.5
 #: The share of a heuristic's time limit the LP's budget may take (else the search starts
 #: from the Lagrangian multipliers' greedy start).
 _LP_SHARE = 0.4
-
-
-def _timed_hint(inst, sense, assign_all, seed, iterations, until, limit, t0):
-    """The exact method's hint under a time limit: the heuristic stopped at ``until`` (the
-    best assignment it reached by then). It starts, as the heuristic method does, from the
-    rounded LP relaxation when the LP's budget (``_LP_SECONDS_PER_PAIR`` per pair, a rule of
-    the instance's size, not of the clock) is at most a tenth of ``limit``, else from the
-    Lagrangian multipliers' greedy start. None when no time was left."""
-    if until - time.perf_counter() <= 0 or inst.n == 0:
-        return None
-    if iterations is None:  # the full heuristic, cut at its share of the limit
-        iterations = max(3000, 15 * inst.n)
-    x_start, lp_bound, rc = None, None, None
-    if _LP_SECONDS_PER_PAIR * inst.m * inst.n <= 0.1 * limit:
-        try:
-            lp_bound, x_start, rc = _lp(inst, sense, assign_all, 0.1 * limit)
-        except _LpTimedOut:
-            pass
-    return _heuristic(inst, sense, assign_all, until, seed, iterations, x_start, t0, lp_bound,
-                      rc)  # fmt: skip
 
 
 def _reduced_cost_greedy(
@@ -862,20 +941,23 @@ def _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads, s
             model.AddExactlyOne(terms)
         elif terms:
             model.AddAtMostOne(terms)
+    weights = inst.weight[ii, jj].tolist()
     for i in range(m):
         on_time(0)
         if by_agent[i]:
-            model.Add(sum(int(inst.weight[i, jj[k]]) * xs[k] for k in by_agent[i])
+            ks = by_agent[i]
+            model.Add(pkg.LinearExpr.WeightedSum([xs[k] for k in ks], [weights[k] for k in ks])
                       <= int(inst.capacity[i]))  # fmt: skip
-    obj = sum(int(z) * x for z, x in zip(costs.tolist(), xs))
+    obj = pkg.LinearExpr.WeightedSum(xs, [int(z) for z in costs.tolist()])
     on_time(0)
     if sense == "min":
         model.Minimize(obj)
     else:
         model.Maximize(obj)
-    if heur is not None and heur[1]:
-        for k, (i, j) in enumerate(zip(ii.tolist(), jj.tolist())):
-            model.AddHint(xs[k], int(heur[0][j] == i))
+    if heur is not None and heur[1]:  # the hint in one step (AddHint per variable: seconds)
+        hint = model.Proto().solution_hint
+        hint.vars.extend([x.Index() for x in xs])
+        hint.values.extend((heur[0][jj] == ii).astype(np.int64).tolist())
     return run_cpsat(pkg, model, xs, rows=n + m, time_limit=limit, threads=threads, seed=seed,
                      started=t0,  # the limit counts from the call (hint, import, model)
                      check=lambda x: _check(inst, assign_all, ii, jj, x),
@@ -899,20 +981,23 @@ def _check(inst, assign_all, ii, jj, x) -> float:
     return report.objective
 
 
-def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params, t0, t_hint):
-    choice(backend, ("cpsat", "highs", "cbc"), "backend")
+def _solver_outcome(inst, sense, assign_all, limit, seed, solver, threads, hint_assign, t0):
+    """Run the integer-programming solver on the GAP: ``(outcome, solver used, seconds)``.
+
+    ``limit`` counts from ``t0`` (the import, the model building and the solve); the
+    solver starts from ``hint_assign`` (a feasible assignment) when given."""
+    t1 = time.perf_counter()
     m, n = inst.m, inst.n
     fits = inst.weight <= inst.capacity[:, None]
     ii, jj = np.nonzero(fits)
     scaled = None
-    if backend == "cpsat":  # CP-SAT takes integers: the costs as integers times a unit
+    if solver == "cpsat":  # CP-SAT takes integers: the costs as integers times a unit
         scaled = integer_scaling(inst.cost[ii, jj])
         if scaled is None:
-            backend = "highs"
-    params = {**params, "backend": backend, "threads": threads}
-    pkg = import_solver(backend)
-    t1 = time.perf_counter()
-    if backend == "cpsat":
+            solver = "highs"
+    pkg = import_solver(solver)
+    heur = None if hint_assign is None else (hint_assign, True)
+    if solver == "cpsat":
         try:
             out = _run_cpsat_gap(pkg, inst, sense, assign_all, ii, jj, heur, limit, threads,
                                  seed, t0, scaled[0], scaled[1])  # fmt: skip
@@ -933,43 +1018,193 @@ def _exact(inst, sense, assign_all, limit, seed, backend, threads, heur, params,
         lo = np.concatenate([np.full(m, -np.inf), np.ones(n) if assign_all else np.zeros(n)])
         hi = np.concatenate([inst.capacity.astype(float), np.ones(n)])
         start = None
-        if heur is not None and heur[1]:  # HiGHS starts from the heuristic's assignment
-            start = (heur[0][jj] == ii).astype(np.float64)
-        out = run_milp(backend, pkg, inst.cost[ii, jj], A, lo, hi, integrality=np.ones(k),
+        if hint_assign is not None:  # HiGHS starts from the heuristic's assignment
+            start = (hint_assign[jj] == ii).astype(np.float64)
+        out = run_milp(solver, pkg, inst.cost[ii, jj], A, lo, hi, integrality=np.ones(k),
                        sense=sense, time_limit=limit, threads=threads, seed=seed,
                        started=t0, check=lambda x: _check(inst, assign_all, ii, jj, x),
                        start=start)  # fmt: skip
-    t_solve = time.perf_counter() - t1
-    assign = None
-    obj = None
+    out.assignment = None
     if out.x is not None:
         assign = np.full(n, -1, dtype=np.int64)
         chosen = np.flatnonzero(out.x > 0.5)
         assign[jj[chosen]] = ii[chosen]
-        obj = _objective(inst, assign)
-    status = out.status
-    bound = out.bound
-    message = out.message
-    if status == "optimal" and obj is not None:
-        bound = obj
-    elif status == "infeasible" or (assign_all and not np.all(fits.any(axis=0))):
-        status, assign, obj, bound = "infeasible", None, None, None
-    if heur is not None and heur[1]:  # never worse than the heuristic it started from
+        out.assignment = assign
+    return out, solver, time.perf_counter() - t1
+
+
+class _SolverThread(threading.Thread):
+    """The solver beside the heuristic: :func:`_solver_outcome` in its own thread, under
+    its own cancellation scope (cancelled: the solver stops, or never starts); ``halt`` is
+    set when it ends with a proof (optimal or infeasible), so that the heuristic stops."""
+
+    def __init__(self, args: tuple, halt: threading.Event) -> None:
+        super().__init__(name="coalloc-gap-solver", daemon=True)
+        self.args = args
+        self.halt = halt
+        self.scope = interrupt.Scope()
+        self.outcome: Any = None
+        self.error: Optional[BaseException] = None
+
+    def run(self) -> None:
+        try:
+            with self.scope:
+                self.outcome = _solver_outcome(*self.args)
+            if self.outcome[0].status in ("optimal", "infeasible"):
+                self.halt.set()
+        except BaseException as exc:  # noqa: BLE001 - cancelled, or the solver failed
+            self.error = exc
+
+
+def _solve_exact(inst, sense, assign_all, limit, seed, solver, threads, iterations, hint,
+                 params, t0) -> GapResult:  # fmt: skip
+    """The exact method: the heuristic and the solver, the better answer of the two.
+
+    Without a limit: the heuristic (its default iterations), then the solver from its
+    assignment. With one: the heuristic for the whole limit, and from ``HINT_SHARE`` of
+    it the solver beside it in a thread (the heuristic's best assignment as its start);
+    the solver gets the limit less ``_SOLVER_MARGIN`` (its own overrun: stopping, reading
+    the solution back), and a thread still busy at the limit (an import that cannot be
+    interrupted) is left to end by itself, its answer unused."""
+    params = {**params, "solver": solver, "threads": threads}
+    heur = None
+    t_hint = 0.0
+    if limit is None:
+        if hint:
+            heur = settle(_solve_heuristic(inst, sense, assign_all, None, seed, iterations,
+                                           True, params, t0))  # fmt: skip
+            t_hint = time.perf_counter() - t0
+        if heur is not None and heur.status in ("optimal", "infeasible"):
+            out = None  # proven by the heuristic's bound or its proof
+        else:
+            h = None if heur is None or heur.assignment is None else heur.assignment
+            out = _solver_outcome(inst, sense, assign_all, None, seed, solver, threads, h, t0)
+        return _combine(inst, sense, assign_all, limit, seed, out, heur, params, t0, t_hint)
+    grace = max(0.05, 0.05 * limit)
+    solver_limit = max(limit - _SOLVER_MARGIN * grace, 1e-3)
+    start_at = t0 + (HINT_SHARE * limit if hint else 0.0)
+    halt = threading.Event()
+    worker: list = []
+
+    def start(assignment: Optional[np.ndarray]) -> None:
+        args = (inst, sense, assign_all, solver_limit, seed, solver, threads,
+                None if assignment is None else assignment.copy(), t0)  # fmt: skip
+        worker.append(_SolverThread(args, halt))
+        worker[0].start()
+
+    pairs = int(np.count_nonzero(inst.weight <= inst.capacity[:, None]))
+    need = _SOLVER_SECONDS_PER_PAIR * pairs
+    if solver == "cpsat" and "ortools.sat.python.cp_model" not in sys.modules:
+        need += _SOLVER_IMPORT_SECONDS
+    skipped: list = []
+
+    def fits_in_time() -> bool:
+        """Whether the solver's import and model (a rule of the instance's size) fit
+        ``_SOLVER_FIT`` of the time it would have; else it is not started at all."""
+        left = t0 + solver_limit - time.perf_counter()
+        return need <= _SOLVER_FIT * left
+
+    def on_round(assignment: np.ndarray, feasible: bool) -> None:
+        if not worker and not skipped and time.perf_counter() >= start_at:
+            if fits_in_time():
+                start(assignment if feasible else None)
+            else:
+                skipped.append(True)
+
+    if not hint:
+        start(None)
+    try:
+        if hint:
+            heur = settle(_solve_heuristic(inst, sense, assign_all, limit, seed, iterations,
+                                           True, params, t0, on_round, halt))  # fmt: skip
+            t_hint = time.perf_counter() - t0
+            proven = heur.status in ("optimal", "infeasible") and not halt.is_set()
+            if not worker and not skipped and not proven and fits_in_time():
+                # the heuristic ended by itself (its iterations) before the solver's start
+                start(heur.assignment)
+        out = None
+        if worker:
+            thread = worker[0]
+            own_proof = heur is not None and heur.status in ("optimal", "infeasible")
+            if own_proof and not halt.is_set():  # the solver has nothing left to do
+                thread.scope.cancel()
+            thread.join(max(0.0, t0 + limit + 0.5 * grace - time.perf_counter()))
+            if thread.is_alive():  # past the limit: stop it, wait a little more
+                thread.scope.cancel()
+                thread.join(max(0.0, t0 + limit + 0.8 * grace - time.perf_counter()))
+            if not thread.is_alive() and thread.outcome is not None:
+                out = thread.outcome
+    finally:
+        if worker and worker[0].is_alive():  # cancelled from outside, or left behind
+            worker[0].scope.cancel()
+    res = _combine(inst, sense, assign_all, limit, seed, out, heur, params, t0, t_hint)
+    if not worker:
+        res.message += (f"; the solver was not started: its import and model ({pairs} pairs, "
+                        f"about {need:.2g} s) would not fit the time left")  # fmt: skip
+    res.iterations["solver_started"] = int(bool(worker))
+    return res
+
+
+#: The timed exact method starts its solver only when the solver's import (when not yet
+#: imported) and model building, estimated from the instance's size, take at most
+#: ``_SOLVER_FIT`` of the time the solver would have: on 80 x 1600 (128,000 pairs) the
+#: CP-SAT model took 7 s to build on a loaded two-core machine (21 us per variable), time
+#: the heuristic beside it uses better.
+_SOLVER_SECONDS_PER_PAIR, _SOLVER_IMPORT_SECONDS, _SOLVER_FIT = 4e-5, 0.5, 0.5
+#: The share of the overrun allowance (``max(0.05 s, 0.05 T)``) kept back from the solver's
+#: time limit for its own overrun (stopping, reading the solution back, the check).
+_SOLVER_MARGIN = 0.5
+
+
+def _combine(inst, sense, assign_all, limit, seed, out, heur, params, t0, t_hint) -> GapResult:
+    """The exact method's result: the solver's outcome ``out`` (``(outcome, solver,
+    seconds)`` or None: not run, or not done by the limit) and the heuristic's result
+    ``heur`` (or None), the better assignment of the two, the tighter valid bound."""
+    fits = inst.weight <= inst.capacity[:, None]
+    assign = obj = bound = None
+    t_solve = 0.0
+    nodes = 0
+    if out is not None:
+        outcome, used, t_solve = out
+        params = {**params, "solver": used}
+        status, message, bound = outcome.status, outcome.message, outcome.bound
+        nodes = int(outcome.nodes or 0)
+        if outcome.assignment is not None:
+            assign = outcome.assignment
+            obj = _objective(inst, assign)
+        if status == "optimal" and obj is not None:
+            bound = obj
+        elif status == "infeasible" or (assign_all and not np.all(fits.any(axis=0))):
+            status, assign, obj, bound = "infeasible", None, None, None
+    elif heur is not None:  # the heuristic's answer alone
+        status, assign, obj, bound = heur.status, heur.assignment, heur.objective, heur.bound
+        message = f"the heuristic's answer ({heur.message})"
+        if heur.status not in ("optimal", "infeasible"):
+            message += "; the solver did not end by the time limit"
+    else:
+        status, message = "time_limit", "the solver did not end by the time limit"
+    if out is not None and heur is not None and heur.assignment is not None:
+        # never worse than the heuristic
         status, assign, obj, bound, message = _not_worse(
-            inst, sense, assign_all, heur[0], status, assign, obj, bound, message)  # fmt: skip
-    if (
-        heur is not None and heur.bound is not None and obj is not None and status == ("time_limit")
-    ):  # a stopped solver: the hint's LP or Lagrangian bound, if tighter
+            inst, sense, assign_all, heur.assignment, status, assign, obj, bound, message
+        )
+    if out is not None and heur is not None and heur.status == "infeasible" and assign is None:
+        status, message = "infeasible", message + f"; {heur.message}"
+    if heur is not None and heur.bound is not None and obj is not None and status != "optimal":
+        # the heuristic's LP or Lagrangian bound, if tighter
         hb = heur.bound
         if bound is None or (hb > bound if sense == "min" else hb < bound):
             bound = hb
-            message += "; bound: the hint's LP or Lagrangian relaxation"
+            message += "; bound: the heuristic's LP or Lagrangian relaxation"
+    if limit is not None and status in ("feasible", "no_solution"):
+        status = "time_limit"  # the limit ended the exact method before a proof
     gap = relative_gap(obj, bound, sense=sense)
     return GapResult(status, message, "exact", assign, obj, bound, gap, sense,
                      assign_all, seed, params,
                      {"hint": t_hint, "solve": t_solve, "total": time.perf_counter() - t0},
-                     {"nodes": int(out.nodes or 0),
-                      "hint_tabu_iterations": int(heur.iterations) if heur else 0})  # fmt: skip
+                     {"nodes": nodes,
+                      "hint_tabu_iterations": int(heur.iterations.get("tabu_iterations", 0))
+                      if heur is not None else 0})  # fmt: skip
 
 
 def _not_worse(inst, sense, assign_all, h_assign, status, assign, obj, bound, message):

@@ -132,6 +132,29 @@ class LoadSharingProblem:
         """Throughput with no sharing (every job stays where it arrived)."""
         return float(np.minimum(self.load, self.capacity).sum())
 
+    def size_order(self) -> np.ndarray:
+        """Every job, largest first (ties in arrival order): the order of best fit and
+        first fit decreasing. Sorted once per problem and kept beside it
+        (:func:`coalloc._shared.caches.cache_of`: not on the model, not in its pickles;
+        read-only): 563,000 jobs took 0.4 s to sort on a loaded machine, more than a short
+        time limit.
+
+        Examples
+        --------
+        >>> from coalloc.loadshare import LoadSharingProblem
+        >>> LoadSharingProblem([10], [2, 5, 2], [0, 0, 0]).size_order().tolist()
+        [1, 0, 2]
+        """
+        from .._shared.caches import cache_of
+
+        cache = cache_of(self)
+        order = cache.get("size_order")
+        if order is None:
+            order = np.argsort(-self.job_size, kind="stable").astype(np.int64)
+            readonly(order)
+            cache["size_order"] = order
+        return order
+
     def report_order(self) -> np.ndarray:
         """The order in which node-agents report "Mflops ok" (their arrivals complete).
 

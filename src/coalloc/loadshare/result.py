@@ -4,7 +4,7 @@ generalized assignment problem's :class:`GapResult`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
 import numpy as np
 
@@ -78,6 +78,8 @@ class ShareResult(Result):
     history: Optional[np.ndarray] = field(default=None, repr=False)
     migration_history: Optional[np.ndarray] = field(default=None, repr=False)
     coalition_history: Optional[list] = field(default=None, repr=False)
+    #: The throughput is maximised (:func:`coalloc._shared.result.settle` reads it).
+    sense: ClassVar[str] = "max"
 
     @property
     def ratio(self) -> float:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
-from .._shared.family import FamilyInstance, solver_keyword
+from .._shared.family import FamilyInstance, renamed_keyword
 from .._shared.jsonio import InstanceError, check_envelope
-from .._shared.params import check_keywords, check_method, with_time_limit
+from .._shared.params import check_keywords, check_method, choice, with_time_limit
+from .._shared.result import settle
 from .._shared.schema import AnyValue, Int, ListOf, Num, Obj, Str, check
 from .._shared.seeding import check_seed
 from .dmcf import best_fit, dmcf_gga, fcfs, fcfs_ff, round_robin
@@ -43,17 +45,93 @@ def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
     return with_time_limit(func, functools.partial(stopped_result, method=name))
 
 
+#: The portfolio runs the exact model after best fit decreasing only on models of at most
+#: this many ``x_ij`` variables (nodes x jobs) and with at least ``_PORTFOLIO_MIN_LEFT`` of
+#: its limit left: HiGHS needs its import and model first, and on larger models it rarely
+#: improves on best fit decreasing within seconds.
+_PORTFOLIO_MAX_VARIABLES, _PORTFOLIO_MIN_LEFT = 20_000, 0.5
+
+
+def portfolio(
+    problem: LoadSharingProblem,
+    *,
+    coalition_size: Optional[int] = None,
+    seed: Optional[int] = None,
+    backend: str = "compiled",
+    time_limit: Optional[float] = None,
+    solver: str = "highs",
+) -> ShareResult:
+    """The default: best fit decreasing, then, with a time limit, the exact model.
+
+    Best fit decreasing first (``bfd``, milliseconds; optimal whenever it meets the bound
+    ``min(total load, total capacity)``). When it falls short of the bound and a
+    ``time_limit`` leaves at least half of it (and at least ``_PORTFOLIO_MIN_LEFT`` s) on a
+    model of at most ``_PORTFOLIO_MAX_VARIABLES`` variables, the exact model (``exact``,
+    started from best fit decreasing's placement and never worse than it) gets the rest of
+    the limit. Without a time limit the answer is best fit decreasing's: the exact model
+    has no bound on its time. ``result.method`` is ``"portfolio"`` and
+    ``params["answer_from"]`` names the method whose answer is returned (``"bfd"`` or
+    ``"exact"``).
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+    coalition_size : int, optional
+        Accepted and ignored (no coalitions), as by ``bfd``.
+    seed : int, optional
+    backend : {"compiled", "numpy"}
+        Best fit decreasing's kernel.
+    time_limit : float, optional
+        Seconds from the call.
+    solver : {"highs", "cbc"}
+        The exact model's solver.
+
+    Returns
+    -------
+    ShareResult
+
+    Examples
+    --------
+    >>> import coalloc.loadshare as ls
+    >>> prob = ls.LoadSharingProblem([10, 10], [6, 6, 6], [0, 0, 1])
+    >>> res = ls.share(prob, "portfolio", time_limit=30)
+    >>> res.throughput, res.params["answer_from"], res.status  # 18 needs divisible jobs
+    (16.0, 'exact', 'optimal')
+    """
+    t0 = time.perf_counter()
+    choice(solver, ("highs", "cbc"), "solver")
+    first = METHODS["bfd"](problem, coalition_size=coalition_size, seed=seed, backend=backend,
+                           time_limit=time_limit)  # fmt: skip
+    first.method, first.params["answer_from"] = "portfolio", "bfd"
+    if time_limit is None or not first.has_solution:
+        return first
+    if first.throughput >= problem.bound * (1 - 1e-12):
+        return first
+    left = t0 + float(time_limit) - time.perf_counter()
+    small = problem.n_nodes * problem.n_jobs <= _PORTFOLIO_MAX_VARIABLES
+    if not small or left < max(_PORTFOLIO_MIN_LEFT, 0.5 * float(time_limit)):
+        return first
+    second = share_exact(problem, solver=solver, time_limit=left, seed=seed)
+    if second.throughput >= first.throughput:
+        second.method, second.params["answer_from"] = "portfolio", "exact"
+        second.message = "portfolio: best fit decreasing, then the exact model; " + second.message
+        return second
+    return first
+
+
 #: Registered methods (name -> function of the problem).
 METHODS: Dict[str, Callable[..., ShareResult]] = {
+    "portfolio": portfolio,
     "bfd": _timed(best_fit, "bfd"),
     "dmcf-gga": _timed(dmcf_gga, "dmcf-gga"),
     "fcfs": _timed(fcfs, "fcfs"),
     "fcfs-ff": _timed(fcfs_ff, "fcfs-ff"),
     "round-robin": _timed(round_robin, "round-robin"),
-    "exact": solver_keyword(_exact),  # solver="highs"|"cbc"
+    "exact": renamed_keyword(_exact, "backend", "solver"),  # solver="highs"|"cbc"
 }
-#: The method :func:`share` uses when none is named: the central best-fit balancer.
-DEFAULT_METHOD = "bfd"
+#: The method :func:`share` uses when none is named: the portfolio (best fit decreasing,
+#: and with a time limit the exact model on small instances it does not solve).
+DEFAULT_METHOD = "portfolio"
 
 
 def share(
@@ -69,9 +147,10 @@ def share(
     Parameters
     ----------
     problem : LoadSharingProblem
-    method : str, default "bfd"
-        ``"bfd"`` (central best fit decreasing, the default), ``"dmcf-gga"`` (Hovey & Jung),
-        ``"fcfs"``, ``"fcfs-ff"``, ``"round-robin"`` or ``"exact"``.
+    method : str, default "portfolio"
+        ``"portfolio"`` (the default: best fit decreasing, then with a time limit the exact
+        model where that helps), ``"bfd"`` (central best fit decreasing), ``"dmcf-gga"``
+        (Hovey & Jung), ``"fcfs"``, ``"fcfs-ff"``, ``"round-robin"`` or ``"exact"``.
     coalition_size : int, optional
         Nodes per coalition for the coalition methods (default 23); ignored by ``fcfs``,
         ``bfd`` and ``exact``.
@@ -100,10 +179,13 @@ def share(
         raise TypeError(f"problem must be a LoadSharingProblem, got {type(problem).__name__}")
     check_method(method, METHODS)
     seed = check_seed(seed)
-    if coalition_size is not None and method in ("dmcf-gga", "fcfs-ff", "round-robin", "bfd"):
+    coalition_methods = ("dmcf-gga", "fcfs-ff", "round-robin", "bfd", "portfolio")
+    if coalition_size is not None and method in coalition_methods:
         params["coalition_size"] = coalition_size
-    check_keywords(METHODS[method], method, set(params), n_problem_args=1)
-    return METHODS[method](problem, seed=seed, **params)
+    # backend= is the exact method's deprecated name of solver= (its wrapper warns)
+    names = set(params) - ({"backend"} if method == "exact" else set())
+    check_keywords(METHODS[method], method, names, n_problem_args=1)
+    return settle(METHODS[method](problem, seed=seed, **params))
 
 
 solve = share
@@ -169,7 +251,7 @@ def _gap_method(method: str) -> Callable[..., GapResult]:
 #: The generalized assignment problem's methods (name -> function of the instance).
 GAP_METHODS: Dict[str, Callable[..., GapResult]] = {
     "heuristic": _gap_method("heuristic"),
-    "exact": solver_keyword(_gap_method("exact")),  # solver="cpsat"|"highs"|"cbc"
+    "exact": renamed_keyword(_gap_method("exact"), "backend", "solver"),  # solver=
 }
 #: The GAP method a :class:`GapProblem` runs when none is named.
 GAP_DEFAULT_METHOD = "heuristic"
