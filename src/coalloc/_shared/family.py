@@ -45,7 +45,6 @@ __all__ = [
     "problem_kinds",
     "kind_of_format",
     "coerce_problem",
-    "solver_keyword",
     "renamed_keyword",
 ]
 
@@ -339,68 +338,6 @@ class FamilyInstance:
 
 
 # ------------------------------------------------------------------ one vocabulary: solver=
-
-
-def solver_keyword(func: Callable[..., Result]) -> Callable[..., Result]:
-    """``func`` (an exact method whose ``backend`` names the integer-programming solver),
-    taking that choice as ``solver=`` instead.
-
-    Every family's exact method is registered in its ``METHODS`` through this wrapper, so
-    that ``backend`` keeps one meaning in the package (the kernel: ``"compiled"`` or
-    ``"numpy"``) and ``solve_many(batch, "exact", solver="cpsat")`` needs no ``options=``.
-    The old keyword still works: ``backend="cbc"`` is passed on as the solver with a
-    :class:`DeprecationWarning`; both, naming different solvers, are a ``TypeError``. The
-    wrapper's signature is ``func``'s with ``backend`` renamed ``solver`` (same default,
-    the names :meth:`FamilyInstance.check_params` accepts) plus the deprecated keyword.
-
-    Parameters
-    ----------
-    func : callable
-        The exact method; it takes ``backend=`` (its solver).
-
-    Returns
-    -------
-    callable
-        The wrapper (same answers: it only renames the keyword).
-
-    Examples
-    --------
-    >>> import inspect
-    >>> from coalloc._shared.family import solver_keyword
-    >>> def exact(problem, *, seed=0, backend="highs"):
-    ...     return backend
-    >>> run = solver_keyword(exact)
-    >>> run(None, solver="cbc"), list(inspect.signature(run).parameters)
-    ('cbc', ['problem', 'seed', 'solver', 'backend'])
-    """
-    sig = inspect.signature(func)
-    if "backend" not in sig.parameters:
-        raise TypeError(f"{func!r} takes no backend= to rename")
-    params = [p.replace(name="solver") if p.name == "backend" else p
-              for p in sig.parameters.values()]  # fmt: skip
-    old = inspect.Parameter("backend", inspect.Parameter.KEYWORD_ONLY, default=None)
-    at = next((k for k, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
-    params.insert(at, old)
-
-    @functools.wraps(func)
-    def run(*args: Any, solver: Optional[str] = None, backend: Optional[str] = None,
-            **kwargs: Any) -> Result:  # fmt: skip
-        if backend is not None:
-            if solver is not None and solver != backend:
-                raise TypeError(f"solver={solver!r} and backend={backend!r} (its deprecated "
-                                "name) disagree: pass solver= only")  # fmt: skip
-            warnings.warn(
-                "backend= naming the integer-programming solver is deprecated: pass "
-                f"solver={backend!r} (backend= is the kernel, 'compiled' or 'numpy')",
-                DeprecationWarning, stacklevel=3,
-            )  # fmt: skip
-            solver = backend
-        if solver is not None:
-            kwargs["backend"] = solver
-        return func(*args, **kwargs)
-
-    run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
-    return run
 
 
 def renamed_keyword(func: Callable[..., Any], old: str, new: str) -> Callable[..., Any]:
