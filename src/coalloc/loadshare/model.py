@@ -139,6 +139,11 @@ class LoadSharingProblem:
         read-only): 563,000 jobs took 0.4 s to sort on a loaded machine, more than a short
         time limit.
 
+        Returns
+        -------
+        numpy.ndarray
+            The job indices (int64, read-only).
+
         Examples
         --------
         >>> from coalloc.loadshare import LoadSharingProblem
