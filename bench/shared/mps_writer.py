@@ -78,11 +78,11 @@ def largest_models() -> dict:
 
     return capture({
         "ctaap fig3(500)": lambda: ctaap.solve_exact(*ctaap.generators.fig3(500, seed=0),
-                                                     backend="cbc"),
+                                                     solver="cbc"),
         "gap D 80x1600": lambda: solve_gap(generate_gap("D", 80, 1600, seed=0), "exact",
-                                           backend="cbc", hint=False, with_bound=False),
+                                           solver="cbc", hint=False, with_bound=False),
         "loadshare paper_setup(160)": lambda: loadshare.share_exact(
-            loadshare.generators.paper_setup(160, seed=0), backend="cbc"),
+            loadshare.generators.paper_setup(160, seed=0), solver="cbc"),
     })  # fmt: skip
 
 
@@ -93,11 +93,11 @@ def small_models() -> dict:
 
     return capture({
         "ctaap fig3(20)": lambda: ctaap.solve_exact(*ctaap.generators.fig3(20, seed=1),
-                                                    backend="cbc"),
+                                                    solver="cbc"),
         "gap C 5x30": lambda: solve_gap(generate_gap("C", 5, 30, seed=2), "exact",
-                                        backend="cbc", hint=False, with_bound=False),
+                                        solver="cbc", hint=False, with_bound=False),
         "loadshare paper_setup(6)": lambda: loadshare.share_exact(
-            loadshare.generators.paper_setup(6, seed=3), backend="cbc"),
+            loadshare.generators.paper_setup(6, seed=3), solver="cbc"),
     })  # fmt: skip
 
 

@@ -83,7 +83,7 @@ def loadshare(trials, seed, tally):
         for s in SCALES:
             prob = LoadSharingProblem(cap * s, size * s, origin)
             for backend in ("highs", "cbc"):
-                r = share_exact(prob, backend=backend, time_limit=20)
+                r = share_exact(prob, solver=backend, time_limit=20)
                 _judge(tally, ("loadshare", backend), r.status, r.throughput / s, truth)
 
 
@@ -96,7 +96,7 @@ def gap(trials, seed, tally):
         for cs, ws in itertools.product([1e-9, 1e-7, 1e-3, 1e12], [1, 10**11]):
             inst = GapInstance(g.cost * cs, g.weight * ws, g.capacity * ws)
             for backend in ("cpsat", "highs", "cbc"):
-                r = solve_gap(inst, "exact", backend=backend, time_limit=20, seed=0)
+                r = solve_gap(inst, "exact", solver=backend, time_limit=20, seed=0)
                 value = None if r.objective is None else r.objective / cs
                 _judge(tally, ("gap", backend), r.status, value, truth)
 

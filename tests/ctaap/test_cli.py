@@ -140,13 +140,12 @@ def test_exact_cli_options_and_a_limit_without_solution(tmp_path, capsys):
     assert main([*args, "--time-limit", "30"]) == 0
     assert "quality: optimal (proven" in capsys.readouterr().out
     # CBC stopped before its first solution: a normal result, no crash (it was a TypeError);
-    # no solution was written, so the exit status is 1
+    # its answer is the empty allocation (issue 36: allocating nothing is always feasible)
     args = ["ctaap", "solve", str(big), "--method", "exact", "--backend", "cbc"]
-    assert main([*args, "--time-limit", "0.05"]) == 1
+    assert main([*args, "--time-limit", "0.05"]) == 0
     out = capsys.readouterr().out
-    assert ": upper bound 3" in out and ", gap " in out  # CBC's root bound is 33 here
     # (CBC's own stop, or the limit passed while the model was built, under load)
-    assert "time_limit" in out and re.search(r"no solution: (CBC|the time limit)", out), out
+    assert "quality: time_limit: upper bound 3" in out and ", gap " in out, out  # CBC's: 33
     # every method takes a time limit (issue 36), greedy too
     assert main(["ctaap", "solve", str(small), "--method", "greedy", "--time-limit", "3"]) == 0
     assert re.search(r"quality: (optimal|feasible)", capsys.readouterr().out)

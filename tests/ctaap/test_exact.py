@@ -302,8 +302,8 @@ def test_time_limit_honoured(backend):
     assert res.params["time_limit"] == limit
     rep = coalloc.verify(req, off, res.assignment)
     assert rep.feasible and rep.n_allocated == res.n_allocated
-    if not res.has_solution:
-        assert res.n_allocated == 0 and res.objective is None and not res.success
+    if res.n_allocated == 0 and "empty allocation" in res.message:  # no incumbent yet
+        assert res.objective == 0 and res.success  # allocating nothing is an answer
         assert "no allocation" in res.message, res.message
     else:
         assert res.success and res.bound >= res.objective and res.gap > 0
@@ -457,8 +457,8 @@ def test_cbc_ctrl_c_returns_a_normal_result_and_leaves_nothing_behind(tmp_path):
 
     assert re.search(r"quality: time_limit( \(no allocation\))?: upper bound", out), out
 
-    allocated = int(re.search(r"allocated (\d+) of", out).group(1))
-    assert proc.returncode == (0 if allocated > 0 else 1), (out, err)
-    assert ("no solution:" in out) == (allocated == 0), out
+    assert re.search(r"allocated (\d+) of", out), out
+    assert proc.returncode == 0, (out, err)  # the incumbent, or the empty allocation
+    assert "no solution:" not in out, out
     assert not any(_alive(pid) for pid in mine)  # no orphan CBC
     assert list(scratch.iterdir()) == []  # the model file and CBC's folder are gone

@@ -28,28 +28,32 @@ def _check_args(args, whole=(), positive=()) -> None:
 
 
 def _assign_quality(top, ptop, result, args) -> tuple:
-    """``(comment lines, bound info dict)`` saying how good the inter-switch bandwidth is."""
+    """``(comment lines, bound info dict)`` saying how good the inter-switch bandwidth is.
+
+    The dict's ``quality_bound`` is the lower bound the quality line judges by (the
+    result's own ``bound``, or a better one that ``--exact-bound`` proved), beside the
+    result's ``bound``/``gap``, which it never overwrites."""
     isw = float(result.interswitch_bandwidth)
-    info = {"lower_bound": result.bound, "exact_optimum": None}
+    info = {"quality_bound": result.bound, "exact_optimum": None}
     if isw <= 0:
-        info["lower_bound"] = 0.0
+        info["quality_bound"] = 0.0
         return ["# quality: optimal: no bandwidth crosses switches"], info
     if result.status == "optimal":  # CP-SAT's proof (the exact method, or the default's)
-        info.update(exact_optimum=isw, lower_bound=isw)
+        info.update(exact_optimum=isw, quality_bound=isw)
         return ["# quality: proven optimal (exact method)"], info
     bound = result.bound
     if args.exact_bound is not None and result.method != "exact":
         exact = testbed.assign(top, ptop, "exact", seed=args.seed, time_limit=args.exact_bound)
         if exact.status == "optimal" and exact.interswitch_bandwidth is not None:
             best = float(exact.interswitch_bandwidth)
-            info.update(exact_optimum=best, lower_bound=best)
+            info.update(exact_optimum=best, quality_bound=best)
             if isw <= best:
                 return [f"# quality: optimal: equals the exact optimum {best:g}"], info
             gap = common.describe_gap(relative_gap(isw, best, sense="min"))
             return [f"# quality: gap {gap} against the exact optimum {best:g}"], info
         if exact.bound is not None:
             bound = exact.bound if bound is None else max(bound, exact.bound)
-            info["lower_bound"] = bound
+            info["quality_bound"] = bound
     if bound is not None and bound > 0:
         gap = relative_gap(isw, bound, sense="min")
         return [f"# quality: lower bound {bound:g}, gap {common.describe_gap(gap)}"], info

@@ -637,8 +637,9 @@ def solve_exact(
         t_now = time.perf_counter()
         return result(
             "time_limit",
-            f"the time limit ({time_limit:g} s) passed while the model was built; no "
-            f"allocation; proven upper bound {int(ub_comb)}",
+            f"the time limit ({time_limit:g} s) passed while the model was built, so the "
+            f"answer is the empty allocation (0 tasks); proven upper bound {int(ub_comb)}",
+            objective=0,
             bound=float(ub_comb),
             t_built=t_now,
             t_solved=t_now,
@@ -671,8 +672,9 @@ def solve_exact(
         t_now = time.perf_counter()
         return result(
             "time_limit",
-            f"the time limit ({time_limit:g} s) passed while the model was built; no "
-            f"allocation; proven upper bound {int(ub_comb)}",
+            f"the time limit ({time_limit:g} s) passed while the model was built, so the "
+            f"answer is the empty allocation (0 tasks); proven upper bound {int(ub_comb)}",
+            objective=0,
             bound=float(ub_comb),
             t_built=t_now,
             t_solved=t_now,
@@ -720,10 +722,11 @@ def solve_exact(
                 t_solved=t_solved,
             )
         if info["time_limit_hit"] or time_limit is not None:
-            return result(
+            return result(  # allocating nothing is always an answer (0 tasks, verified)
                 "time_limit",
-                f"{msg_solver}: no allocation found within the time limit; "
-                f"proven upper bound {int(proven)}",
+                f"{msg_solver}: no allocation found within the time limit, so the answer is "
+                f"the empty allocation (0 tasks); proven upper bound {int(proven)}",
+                objective=0,
                 bound=proven,
                 nodes=info["nodes"],
                 t_built=t_built,

@@ -118,9 +118,11 @@ class SolveResult(Result):
 
 
 def stopped_result(request: Any, offer: Any, **stop: Any) -> SolveResult:
-    """A CTAAP method stopped at its ``time_limit`` before a solution: no task allocated,
-    status ``"time_limit"`` (``stop``: what :func:`coalloc._shared.result.stopped_fields`
-    takes)."""
-    return SolveResult(
-        assignment=np.full(request.n, -1, dtype=np.int64), n_allocated=0, **stopped_fields(**stop)
-    )
+    """A CTAAP method stopped at its ``time_limit`` before it allocated anything: the empty
+    allocation (always feasible: objective 0) is its answer, status ``"time_limit"``
+    (``stop``: what :func:`coalloc._shared.result.stopped_fields` takes)."""
+    fields = stopped_fields(**stop)
+    fields["message"] = (f"stopped at the time limit ({stop['time_limit']:g} s) before any "
+                         "task was allocated: the answer is the empty allocation")  # fmt: skip
+    return SolveResult(assignment=np.full(request.n, -1, dtype=np.int64), n_allocated=0,
+                       objective=0.0, **fields)  # fmt: skip
