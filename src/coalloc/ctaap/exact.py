@@ -633,7 +633,7 @@ def solve_exact(
             t_solved=t_now,
         )
 
-    if checks.expired(deadline):  # building the model took the whole budget
+    def built_out():  # the deadline passed while the model was built: the empty allocation
         t_now = time.perf_counter()
         return result(
             "time_limit",
@@ -644,6 +644,9 @@ def solve_exact(
             t_built=t_now,
             t_solved=t_now,
         )
+
+    if checks.expired(deadline):  # building the model took the whole budget
+        return built_out()
     try:
         outcome, t_built = _run(
             solver,
@@ -669,16 +672,7 @@ def solve_exact(
             "time_limit": outcome.time_limit,
         }
     except _BuildStopped:  # the deadline passed while CP-SAT's model was posted
-        t_now = time.perf_counter()
-        return result(
-            "time_limit",
-            f"the time limit ({time_limit:g} s) passed while the model was built, so the "
-            f"answer is the empty allocation (0 tasks); proven upper bound {int(ub_comb)}",
-            objective=0,
-            bound=float(ub_comb),
-            t_built=t_now,
-            t_solved=t_now,
-        )
+        return built_out()
     except Exception as exc:  # a solver crash is reported, not raised
         t_now = time.perf_counter()
         return result(
