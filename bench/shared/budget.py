@@ -626,7 +626,7 @@ def _one_method(
     # the limits
     limits: List[Tuple[str, float]] = [(f"{t:g}", float(t)) for t in args.limits]
     if entry["untimed"]:
-        limits.append(("0.6x", round(0.6 * entry["untimed"], 4)))
+        limits.append(("0.6x", max(1e-4, round(0.6 * entry["untimed"], 4))))
     if "warm" in args.modes:
         for label, t in limits:
             for _ in range(args.repeats):
