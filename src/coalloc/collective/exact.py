@@ -406,7 +406,7 @@ def exact(
         reason = {
             "reason": "time_limit" if hit else "undecided",
             "undecided_starts": unknown,
-            "message": f"no solution found; {unknown} start(s) undecided"
+            "message": f"no admissible set found yet; {unknown} start(s) undecided"
             + (" within the time limit" if hit else "")
             + _by_solver(undecided)
             + ("" if hit else " (not a proof)"),
@@ -423,6 +423,33 @@ def exact(
     return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)
 
 
+def _swapped_until(avail, tmax, cap, d, rows, tol, deadline, counters):
+    """``rows`` raised by the swap search, which stops at ``deadline`` (the search is a long
+    kernel: 1.8 s on a 3,000-node pool, and the deadline was no scope it polled); stopped,
+    the solver's set ``rows`` is kept (admissible) and ``time_limit_hit`` set."""
+    left = checks.remaining(deadline)
+    if left is not None and left <= 0:
+        counters["time_limit_hit"] = 1
+        return rows
+    try:
+        with interrupt.Scope(timeout=left) if left is not None else _no_scope():
+            swapped, _ = kernels("compiled").swap_search(avail, tmax, cap, d, rows, 10**6, tol)
+        return swapped
+    except TimeoutError:
+        if not checks.expired(deadline):  # an outer scope's timeout (a batch's): not ours
+            raise
+        counters["time_limit_hit"] = 1
+        return rows
+
+
+class _no_scope:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
 def _best_at(prob, t, nodes, avail, tmax, cap, rows, n, enumerate_limit, deadline, seed, params,
              clock, counters, unknown, undecided, first_undecided):  # fmt: skip
     """The answer of :func:`exact` at the first start ``t`` with a set (``rows``, from the
@@ -430,8 +457,7 @@ def _best_at(prob, t, nodes, avail, tmax, cap, rows, n, enumerate_limit, deadlin
     then the enumeration of every set when there are at most ``enumerate_limit``; when the
     deadline cuts the enumeration, the better of the two."""
     d, tol = prob.d, prob.tol
-    ker = kernels("compiled")
-    swapped, _ = ker.swap_search(avail, tmax, cap, d, rows, 10**6, tol)
+    swapped = _swapped_until(avail, tmax, cap, d, rows, tol, deadline, counters)
     best_rows, best_u = swapped, factor(d, tmax[swapped], cap[swapped])
     proven_u = False
     cut = False
