@@ -1,0 +1,259 @@
+"""Why not: the explanation a negative answer carries, and the search for a minimal conflict.
+
+Every family that answers "no" (an item that fits nowhere, tasks left out, a request with no
+admissible start) can attach an :class:`Explanation`: the smallest set of demand elements
+that, with the named resource constraints, cannot be satisfied together (a *conflict*), how
+that was proved, whether it is minimal, and the nearest changes of the request that fit
+(:class:`Relaxation`), each one checked by solving the changed request.
+
+The search is generic: :func:`minimal_conflict` shrinks an infeasible set of elements by
+deletion filtering with a divide-and-conquer first pass (the chunked form of the deletion
+filter; QuickXplain, Junker 2004, finds the same kind of set), asking a family's
+feasibility oracle. The oracle answers True (feasible), False (infeasible, proved) or None
+(unknown within its budget); an unknown answer keeps the element and the set is then not
+claimed minimal. The search stops at a deadline (:func:`time.monotonic`) and says so.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+__all__ = ["Explanation", "Relaxation", "ConflictSearch", "minimal_conflict"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Relaxation:
+    """One change of a request that makes it feasible, checked by solving the changed request.
+
+    Parameters
+    ----------
+    kind : str
+        What changes, in the family's words (``"drop_items"``, ``"raise_capacity"``,
+        ``"later_start"`` ...).
+    sentence : str
+        The change, readable: ``"drop items 3 and 7"``.
+    changes : dict
+        The change, machine-readable (JSON-able).
+    cost : float
+        Its size in the family's measure (items dropped, capacity added ...); the
+        relaxation of its kind with the least cost, where ``optimal`` is True.
+    optimal : bool or None
+        Whether ``cost`` was proved the least for this kind of change (None: unknown).
+    checked : bool
+        The changed request was solved and found feasible.
+
+    Examples
+    --------
+    >>> r = Relaxation(kind="drop_items", sentence="drop item 2", changes={"items": [2]},
+    ...                cost=1.0, optimal=True, checked=True)
+    >>> r.to_dict()["kind"]
+    'drop_items'
+    """
+
+    kind: str
+    sentence: str
+    changes: Dict[str, Any] = field(default_factory=dict)
+    cost: float = 0.0
+    optimal: Optional[bool] = None
+    checked: bool = False
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The relaxation as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            ``kind``, ``sentence``, ``changes``, ``cost``, ``optimal``, ``checked``.
+
+        Examples
+        --------
+        >>> Relaxation(kind="k", sentence="s").to_dict()["checked"]
+        False
+        """
+        return {"kind": self.kind, "sentence": self.sentence, "changes": dict(self.changes),
+                "cost": float(self.cost), "optimal": self.optimal,
+                "checked": self.checked}  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True)
+class Explanation:
+    """Why a request (or part of it) cannot be satisfied: a conflict and what would fit.
+
+    Parameters
+    ----------
+    demand : tuple of str
+        The demand elements of the conflict, by name (``"item 7"``, ``"task t3"``).
+    resources : tuple of str
+        The resource constraints they violate together (``"capacity of agent 2 (40)"``).
+    certificate : str
+        How the conflict was proved: ``"exact"`` (an exact model found the set alone
+        infeasible), ``"pigeonhole"``, ``"fits-nowhere"`` ..., or ``""`` when not proved.
+    sound : bool or None
+        The conflict alone is infeasible (proved); None: not established in the budget.
+    minimal : bool or None
+        Dropping any one demand element makes the rest feasible (each drop proved); None:
+        not established in the budget.
+    sentence : str
+        One readable sentence: the conflict and the nearest fix.
+    relaxations : tuple of Relaxation
+        The nearest changes of the request that fit, cheapest first within each kind.
+    oracle_calls : int
+        How many feasibility checks the search made.
+    seconds : float
+        The explanation's own time.
+
+    Examples
+    --------
+    >>> e = Explanation(demand=("item 0",), resources=("capacity of agent 0 (1)",),
+    ...                 certificate="fits-nowhere", sound=True, minimal=True,
+    ...                 sentence="item 0 fits no agent")
+    >>> e.to_dict()["sound"], str(e)
+    (True, 'item 0 fits no agent')
+    """
+
+    demand: Tuple[str, ...]
+    resources: Tuple[str, ...]
+    certificate: str = ""
+    sound: Optional[bool] = None
+    minimal: Optional[bool] = None
+    sentence: str = ""
+    relaxations: Tuple[Relaxation, ...] = ()
+    oracle_calls: int = 0
+    seconds: float = 0.0
+
+    def __str__(self) -> str:
+        return self.sentence
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The explanation as a JSON-ready dict (what a result's ``to_dict()`` carries).
+
+        Returns
+        -------
+        dict
+            Every field, the relaxations as dicts.
+
+        Examples
+        --------
+        >>> Explanation(demand=(), resources=()).to_dict()["relaxations"]
+        []
+        """
+        return {"demand": list(self.demand), "resources": list(self.resources),
+                "certificate": self.certificate, "sound": self.sound,
+                "minimal": self.minimal, "sentence": self.sentence,
+                "relaxations": [r.to_dict() for r in self.relaxations],
+                "oracle_calls": int(self.oracle_calls), "seconds": float(self.seconds)}  # fmt: skip
+
+
+@dataclass
+class ConflictSearch:
+    """What :func:`minimal_conflict` found.
+
+    Parameters
+    ----------
+    conflict : list of int
+        The elements kept (indices into the candidates), in their original order.
+    sound : bool or None
+        The oracle proved the kept set infeasible (None: never asked or unknown).
+    minimal : bool or None
+        Every single drop of a kept element was proved feasible (None: some drop was
+        unknown or the deadline came first).
+    calls : int
+        Oracle calls made.
+    timed_out : bool
+        The deadline stopped the search.
+
+    Examples
+    --------
+    >>> ConflictSearch([1], True, True, 2, False).conflict
+    [1]
+    """
+
+    conflict: List[int]
+    sound: Optional[bool]
+    minimal: Optional[bool]
+    calls: int
+    timed_out: bool
+
+
+def minimal_conflict(
+    candidates: Sequence[int],
+    feasible: Callable[[List[int]], Optional[bool]],
+    *,
+    deadline: Optional[float] = None,
+    known_infeasible: bool = False,
+) -> ConflictSearch:
+    """Shrink an infeasible set of demand elements to a minimal conflict.
+
+    A chunked deletion filter: drop halves, then quarters ... then single elements, keeping
+    a drop whenever the rest stays infeasible. Each kept element is then one whose drop
+    made the rest feasible (proved) or unknown, so the result is minimal exactly when no
+    answer was unknown and the deadline did not stop the search.
+
+    Parameters
+    ----------
+    candidates : sequence of int
+        The demand elements to search over (their order guides the search: put the likely
+        culprits last, they are tried for removal last).
+    feasible : callable
+        ``feasible(subset) -> True | False | None``: whether the elements of ``subset``
+        (a list of candidates) can be satisfied together; None when unknown.
+    deadline : float, optional
+        A :func:`time.monotonic` instant after which the search stops (the set then is
+        sound but not claimed minimal).
+    known_infeasible : bool, default False
+        The caller has already proved the whole set infeasible (skips one call).
+
+    Returns
+    -------
+    ConflictSearch
+        The conflict (a subset of ``candidates``), whether it is proved sound and minimal.
+
+    Examples
+    --------
+    Items of weight 4, 5, 6 and 1 into one bin of 10: {4, 6, 1} and {5, 6} conflict;
+    the search keeps one of them.
+
+    >>> w = [4, 5, 6, 1]
+    >>> out = minimal_conflict(range(4), lambda s: sum(w[i] for i in s) <= 10)
+    >>> sorted(out.conflict), out.sound, out.minimal
+    ([1, 2], True, True)
+    """
+    keep = list(candidates)
+    calls = 0
+    if not known_infeasible:
+        calls += 1
+        first = feasible(keep)
+        if first is not False:
+            return ConflictSearch(keep, None if first is None else False, None, calls, False)
+
+    def late() -> bool:
+        return deadline is not None and time.monotonic() >= deadline
+
+    unknown = False
+    chunk = max(1, len(keep) // 2)
+    tried_single: set = set()
+    while True:
+        i = 0
+        while i < len(keep):
+            if late():
+                return ConflictSearch(keep, True, None, calls, True)
+            part = keep[i:i + chunk]
+            if chunk == 1 and part[0] in tried_single:
+                i += 1
+                continue
+            rest = keep[:i] + keep[i + chunk:]
+            calls += 1
+            got = feasible(rest) if rest else True
+            if got is False:  # the rest still conflicts: drop the part for good
+                keep = rest
+                continue
+            if chunk == 1:
+                tried_single.add(part[0])
+                unknown = unknown or got is None
+            i += chunk
+        if chunk == 1:
+            break
+        chunk = max(1, chunk // 2)
+    return ConflictSearch(keep, True, None if unknown else True, calls, False)

@@ -1,0 +1,285 @@
+"""Why a GAP instance has no assignment of every item: a minimal conflict and the nearest fix.
+
+:func:`explain_gap` answers the "no" of an infeasible generalized assignment problem (every
+item must be assigned, within the agents' capacities) with an
+:class:`~coalloc._shared.explain.Explanation`:
+
+* **the conflict**: a set of items that cannot all be assigned within the agents'
+  capacities. It is *sound* (an exact model, HiGHS through SciPy, finds the set alone
+  infeasible, or a cheap certificate does: an item heavier than every agent's capacity, the
+  count bound, the volume bound) and *minimal* (dropping any one item lets the rest fit,
+  each drop proved by an assignment that fits), or it says which of the two it could not
+  establish in its budget;
+* **the nearest requests that fit**: the fewest items to drop (the most items that can be
+  assigned, proved by the exact model) and the least total capacity to add to the agents
+  (an integer program), each changed instance solved again by the family's own
+  :func:`~coalloc.loadshare.solve_gap` and its assignment checked.
+
+The search (:func:`coalloc._shared.explain.minimal_conflict`) is a chunked deletion filter
+over the items, heaviest last; the feasibility oracle tries, in order, the cheap
+certificates, a first-fit-decreasing assignment (a witness of feasibility) and the exact
+model with the time left.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import List, Optional, Tuple
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from .._shared.explain import Explanation, Relaxation, minimal_conflict
+from .gap import GapInstance, solve_gap
+
+__all__ = ["explain_gap"]
+
+
+def _ffd(weight: np.ndarray, capacity: np.ndarray) -> Optional[np.ndarray]:
+    """A first-fit-decreasing assignment of every column of ``weight``, or None.
+
+    Items in decreasing order of their lightest weight, each onto the agent with the most
+    room left among those it fits; a witness of feasibility when it succeeds.
+    """
+    m, k = weight.shape
+    left = capacity.astype(np.int64).copy()
+    out = np.full(k, -1, dtype=np.int64)
+    for j in np.argsort(-weight.min(axis=0), kind="stable"):
+        fits = weight[:, j] <= left
+        if not fits.any():
+            return None
+        room = np.where(fits, left - weight[:, j], -1)
+        i = int(np.argmax(room))
+        out[j] = i
+        left[i] -= weight[i, j]
+    return out
+
+
+def _cheap_infeasible(weight: np.ndarray, capacity: np.ndarray) -> str:
+    """A combinatorial proof that the columns of ``weight`` cannot all be assigned, or ""."""
+    if weight.shape[1] == 0:
+        return ""
+    if not np.all((weight <= capacity[:, None]).any(axis=0)):
+        return "fits-nowhere"
+    csum = np.cumsum(np.sort(weight, axis=1), axis=1)
+    if int((csum <= capacity[:, None]).sum()) < weight.shape[1]:
+        return "count bound"
+    if int(weight.min(axis=0).sum()) > int(capacity.sum()):
+        return "volume bound"
+    return ""
+
+
+def _assignment_model(
+    weight: np.ndarray, capacity: np.ndarray, *, all_items: bool, slack: bool
+) -> Tuple[np.ndarray, LinearConstraint, Bounds, np.ndarray]:
+    """The integer program over ``x[i, j]`` (and a slack per agent when ``slack``).
+
+    ``all_items``: every item exactly once (else at most once, maximising the items placed);
+    ``slack``: capacities may grow by ``s_i >= 0`` (minimising their sum).
+    """
+    m, k = weight.shape
+    nx = m * k
+    ns = m if slack else 0
+    # one row per item: sum_i x[i, j] (== 1 or <= 1); one per agent: sum_j w x - s <= b
+    cols = np.arange(nx)
+    item_rows = sp.csr_matrix((np.ones(nx), (np.tile(np.arange(k), m), cols)), shape=(k, nx + ns))
+    agent = sp.csr_matrix((weight.ravel().astype(float), (np.repeat(np.arange(m), k), cols)),
+                          shape=(m, nx + ns))  # fmt: skip
+    if slack:
+        agent = agent + sp.csr_matrix((-np.ones(m), (np.arange(m), nx + np.arange(m))),
+                                      shape=(m, nx + ns))  # fmt: skip
+    a = sp.vstack([item_rows, agent]).tocsr()
+    lo = np.concatenate([np.ones(k) if all_items else np.zeros(k), np.full(m, -np.inf)])
+    hi = np.concatenate([np.ones(k), capacity.astype(float)])
+    c = np.concatenate([np.zeros(nx) if all_items else -np.ones(nx), np.ones(ns)])
+    upper = np.concatenate([np.ones(nx), np.full(ns, np.inf)])
+    return c, LinearConstraint(a, lo, hi), Bounds(np.zeros(nx + ns), upper), np.ones(nx + ns)
+
+
+def _exact(weight: np.ndarray, capacity: np.ndarray, limit: float, *, all_items: bool = True,
+           slack: bool = False):  # fmt: skip
+    """Solve :func:`_assignment_model` with HiGHS; (scipy status, result)."""
+    c, cons, bounds, integrality = _assignment_model(weight, capacity, all_items=all_items,
+                                                     slack=slack)  # fmt: skip
+    res = milp(c, constraints=cons, bounds=bounds, integrality=integrality,
+               options={"time_limit": max(1e-3, limit), "disp": False})  # fmt: skip
+    return res.status, res
+
+
+class _Oracle:
+    """Feasibility of a set of items (columns) within every agent's capacity."""
+
+    def __init__(self, weight: np.ndarray, capacity: np.ndarray, deadline: float) -> None:
+        self.weight, self.capacity, self.deadline = weight, capacity, deadline
+        self.certificates: dict = {}
+
+    def __call__(self, items: List[int]) -> Optional[bool]:
+        w = self.weight[:, items]
+        why = _cheap_infeasible(w, self.capacity)
+        if why:
+            self.certificates[tuple(items)] = why
+            return False
+        if _ffd(w, self.capacity) is not None:
+            return True
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            return None
+        status, _ = _exact(w, self.capacity, left)
+        if status == 2:  # infeasible, proved by the solver
+            self.certificates[tuple(items)] = "exact"
+            return False
+        return True if status == 0 else None
+
+
+def _names(items: List[int]) -> str:
+    words = [str(j) for j in items]
+    if len(words) <= 1:
+        return "item " + "".join(words)
+    if len(words) > 12:
+        words = words[:10] + [f"... ({len(items)} in all)"]
+        return "items " + ", ".join(words)
+    return "items " + ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _checked(instance: GapInstance, weight: np.ndarray, capacity: np.ndarray,
+             keep: np.ndarray, limit: float) -> bool:  # fmt: skip
+    """Solve the changed instance with the family's own method; True when it fits."""
+    changed = GapInstance(instance.cost[:, keep], weight[:, keep], capacity)
+    res = solve_gap(changed, "heuristic", time_limit=max(0.05, limit), seed=0)
+    if not res.has_solution:
+        return False
+    a = res.assignment
+    used = np.bincount(a[a >= 0], weights=changed.weight[a[a >= 0], np.flatnonzero(a >= 0)],
+                       minlength=changed.m)
+    return bool(np.all(a >= 0) and np.all(used <= capacity))
+
+
+def _drop_items(instance: GapInstance, deadline: float) -> Optional[Relaxation]:
+    """The fewest items to drop so that the rest fit (the most items placed, exactly)."""
+    w, b = instance.weight, instance.capacity
+    status, res = _exact(w, b, deadline - time.monotonic(), all_items=False)
+    if res.x is None:
+        return None
+    x = np.round(res.x[: w.size]).reshape(w.shape)
+    placed = x.sum(axis=0) > 0.5
+    drop = [int(j) for j in np.flatnonzero(~placed)]
+    keep = np.flatnonzero(placed)
+    ok = _checked(instance, w, b, keep, deadline - time.monotonic())
+    word = "item" if len(drop) == 1 else "items"
+    return Relaxation(kind="drop_items", sentence=f"drop {_names(drop)}",
+                      changes={"drop_items": drop}, cost=float(len(drop)),
+                      optimal=status == 0, checked=ok) if drop else Relaxation(
+        kind="drop_items", sentence=f"no {word} to drop", changes={"drop_items": []},
+        cost=0.0, optimal=status == 0, checked=ok)  # fmt: skip
+
+
+def _overflow_greedy(weight: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """Capacity to add so that a greedy assignment of every item fits (an upper bound).
+
+    Items in decreasing order of their lightest weight, each onto the agent where it adds
+    the least overflow (ties: the most room left).
+    """
+    m, k = weight.shape
+    load = np.zeros(m, dtype=np.int64)
+    for j in np.argsort(-weight.min(axis=0), kind="stable"):
+        over = np.maximum(load + weight[:, j] - capacity, 0) - np.maximum(load - capacity, 0)
+        room = capacity - load - weight[:, j]
+        i = int(np.lexsort((-room, over))[0])
+        load[i] += weight[i, j]
+    return np.maximum(load - capacity, 0)
+
+
+def _raise_capacity(instance: GapInstance, deadline: float) -> Optional[Relaxation]:
+    """The least total capacity to add to the agents so that every item fits.
+
+    The integer program (capacities grow by ``s_i >= 0``, minimise their sum) gets the time
+    left; a greedy overflow stands in when the program finds nothing better in time.
+    """
+    w, b = instance.weight, instance.capacity
+    add = _overflow_greedy(w, b)
+    status, res = _exact(w, b, deadline - time.monotonic(), slack=True)
+    optimal = False
+    if res.x is not None:
+        found = np.round(res.x[w.size:]).astype(np.int64)
+        if found.sum() <= add.sum():
+            add, optimal = found, status == 0
+    raised = b + add
+    ok = _checked(instance, w, raised, np.arange(instance.n), deadline - time.monotonic())
+    parts = [f"agent {i} by {int(add[i])}" for i in np.flatnonzero(add)]
+    return Relaxation(kind="raise_capacity",
+                      sentence="raise the capacity of " + ", ".join(parts),
+                      changes={"add_capacity": {int(i): int(add[i]) for i in np.flatnonzero(add)}},
+                      cost=float(add.sum()), optimal=optimal, checked=ok)  # fmt: skip
+
+
+def explain_gap(instance: GapInstance, *, time_limit: float = 10.0) -> Optional[Explanation]:
+    """Why no assignment of every item exists: a minimal conflict and the nearest fixes.
+
+    Parameters
+    ----------
+    instance : GapInstance
+        The instance (its costs play no part: feasibility is about weights and capacities).
+    time_limit : float, default 10.0
+        Seconds for the whole explanation: the conflict search gets 0.6 of it, the two
+        relaxations the rest. What does not finish is reported (``sound``/``minimal``
+        None, a relaxation not ``optimal``), never guessed.
+
+    Returns
+    -------
+    Explanation or None
+        None when every item can be assigned (nothing to explain) or when feasibility
+        could not be decided in the budget.
+
+    Examples
+    --------
+    Three items of weight 2 onto two agents of capacity 3: any two conflict (the count
+    bound), and dropping one item fits.
+
+    >>> from coalloc.loadshare import GapInstance
+    >>> inst = GapInstance([[1, 1, 1]] * 2, [[2, 2, 2]] * 2, [3, 3])
+    >>> e = explain_gap(inst)
+    >>> e.demand, e.sound, e.minimal
+    (('item 0', 'item 1', 'item 2'), True, True)
+    >>> [(r.kind, r.cost, r.checked) for r in e.relaxations]
+    [('drop_items', 1.0, True), ('raise_capacity', 1.0, True)]
+    """
+    if not isinstance(instance, GapInstance):
+        raise TypeError(f"instance must be a GapInstance, got {type(instance).__name__}")
+    if not (isinstance(time_limit, (int, float)) and time_limit > 0):
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    t0 = time.monotonic()
+    w, b = instance.weight, instance.capacity
+    oracle = _Oracle(w, b, t0 + 0.6 * time_limit)
+    items = [int(j) for j in np.argsort(w.min(axis=0), kind="stable")]  # heaviest last
+    whole = oracle(items)
+    if whole is not False:
+        return None
+    search = minimal_conflict(items, oracle, deadline=oracle.deadline, known_infeasible=True)
+    conflict = sorted(search.conflict)
+    proof = oracle.certificates.get(tuple(search.conflict), "")
+    if not proof:  # the kept set's own proof (it was proved when first kept)
+        proof = next((v for k, v in oracle.certificates.items() if sorted(k) == conflict), "")
+    deadline = t0 + time_limit
+    middle = time.monotonic() + 0.5 * max(0.0, deadline - time.monotonic())
+    relaxations = [r for r in (_drop_items(instance, middle), _raise_capacity(instance, deadline))
+                   if r is not None]  # fmt: skip
+    need = w[:, conflict].min(axis=0)
+    resources = tuple(f"capacity of agent {i} ({int(b[i])})" for i in range(instance.m))
+    fix = "; or ".join(r.sentence for r in relaxations if r.checked and r.cost > 0)
+    how = {"exact": "an exact model proves it", "fits-nowhere": "an item is heavier than every "
+           "agent's capacity", "count bound": "the agents cannot hold that many of them (count "
+           "bound)", "volume bound": "their lightest weights exceed the agents' total capacity"
+           }.get(proof, "not proved in the time given")  # fmt: skip
+    minimal = ("dropping any one of them lets the rest fit" if search.minimal
+               else "not proved minimal in the time given")  # fmt: skip
+    sentence = (f"{_names(conflict).capitalize()} (lightest weights "
+                f"{', '.join(str(int(x)) for x in need[:12])}{' ...' if need.size > 12 else ''})"
+                f" cannot all be assigned within the agents' capacities (total {int(b.sum())}): "
+                f"{how}; {minimal}.")  # fmt: skip
+    if fix:
+        sentence += f" Nearest fix: {fix}."
+    return Explanation(demand=tuple(f"item {j}" for j in conflict), resources=resources,
+                       certificate=proof, sound=search.sound, minimal=search.minimal,
+                       sentence=sentence, relaxations=tuple(relaxations),
+                       oracle_calls=search.calls + 1, seconds=time.monotonic() - t0)  # fmt: skip
