@@ -35,7 +35,8 @@ class Relaxation:
     sentence : str
         The change, readable: ``"drop items 3 and 7"``.
     changes : dict
-        The change, machine-readable (JSON-able).
+        The change, machine-readable (JSON-able); where the family can, ``"request"``
+        holds the whole changed request in its own terms.
     cost : float
         Its size in the family's measure (items dropped, capacity added ...); the
         relaxation of its kind with the least cost, where ``optimal`` is True.
@@ -99,6 +100,9 @@ class Explanation:
         One readable sentence: the conflict and the nearest fix.
     relaxations : tuple of Relaxation
         The nearest changes of the request that fit, cheapest first within each kind.
+    conflict : dict
+        The conflict as a request in the family's own terms (JSON-ready: the items of a
+        GAP conflict, the reduced request of a collective one), to re-check or re-solve.
     oracle_calls : int
         How many feasibility checks the search made.
     seconds : float
@@ -120,6 +124,7 @@ class Explanation:
     minimal: Optional[bool] = None
     sentence: str = ""
     relaxations: Tuple[Relaxation, ...] = ()
+    conflict: Dict[str, Any] = field(default_factory=dict)
     oracle_calls: int = 0
     seconds: float = 0.0
 
@@ -143,6 +148,7 @@ class Explanation:
                 "certificate": self.certificate, "sound": self.sound,
                 "minimal": self.minimal, "sentence": self.sentence,
                 "relaxations": [r.to_dict() for r in self.relaxations],
+                "conflict": dict(self.conflict),
                 "oracle_calls": int(self.oracle_calls), "seconds": float(self.seconds)}  # fmt: skip
 
 
@@ -198,7 +204,8 @@ def minimal_conflict(
         culprits last, they are tried for removal last).
     feasible : callable
         ``feasible(subset) -> True | False | None``: whether the elements of ``subset``
-        (a list of candidates) can be satisfied together; None when unknown.
+        (a list of candidates, possibly empty: the part of the request no search drops
+        may conflict alone) can be satisfied together; None when unknown.
     deadline : float, optional
         A :func:`time.monotonic` instant after which the search stops (the set then is
         sound but not claimed minimal).
@@ -245,7 +252,7 @@ def minimal_conflict(
                 continue
             rest = keep[:i] + keep[i + chunk:]
             calls += 1
-            got = feasible(rest) if rest else True
+            got = feasible(rest)
             if got is False:  # the rest still conflicts: drop the part for good
                 keep = rest
                 continue

@@ -280,6 +280,7 @@ def explain_gap(instance: GapInstance, *, time_limit: float = 10.0) -> Optional[
     if fix:
         sentence += f" Nearest fix: {fix}."
     return Explanation(demand=tuple(f"item {j}" for j in conflict), resources=resources,
+                       conflict={"items": conflict},
                        certificate=proof, sound=search.sound, minimal=search.minimal,
                        sentence=sentence, relaxations=tuple(relaxations),
                        oracle_calls=search.calls + 1, seconds=time.monotonic() - t0)  # fmt: skip
