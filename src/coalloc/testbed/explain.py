@@ -1,0 +1,242 @@
+"""Why an experiment cannot be mapped onto a testbed: a minimal conflict and the nearest fix.
+
+:func:`explain_mapping` answers a failed mapping with an
+:class:`~coalloc._shared.explain.Explanation`. The demand elements are the experiment's
+virtual nodes (a node taken out takes its links with it); the conflict is a set of them
+whose induced sub-experiment alone has no mapping onto the testbed. Each candidate set is
+judged by the family's methods: a mapping found by the default method is a witness that it
+fits, and the ``exact`` method's ``infeasible`` is the proof that it does not (its class
+model is exact: a rejection is a proof). So the conflict is **sound** and **minimal**
+(taking out any one of its nodes lets the rest map), or says which it could not establish
+before the deadline. The resources named are those the proof of the conflict cites.
+
+The nearest experiments that fit, each one mapped and so checked:
+
+* ``drop_nodes``: the fewest conflict nodes to take out (one at a time, greedily) so that
+  the whole remaining experiment maps;
+* ``less_bandwidth``: the conflict's links at a fraction of their bandwidth (3/4, 1/2,
+  1/4, 1/10: the largest that maps);
+* ``other_type``: one conflict node of another hardware type of the testbed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from .._shared.explain import Explanation, Relaxation, minimal_conflict
+from .model import PhysicalTopology, VirtualTopology
+from .reasons import reason_text
+from .solvers import Instance
+
+__all__ = ["explain_mapping"]
+
+#: Bandwidth fractions tried for ``less_bandwidth``, largest first.
+FRACTIONS = (0.75, 0.5, 0.25, 0.1)
+
+
+def _sub(top: VirtualTopology, keep: Sequence[str], *, bw: float = 1.0,
+         retype: Optional[Tuple[str, str]] = None) -> VirtualTopology:  # fmt: skip
+    """The experiment restricted to ``keep`` (links among them), links scaled by ``bw`` and
+    one node retyped (``(node, type)``)."""
+    kept = set(keep)
+    nodes = []
+    for name in keep:
+        node = top.nodes[name]
+        if retype is not None and retype[0] == name:
+            node = dataclasses.replace(node, type=retype[1])
+        nodes.append(node)
+    links = [lk if bw == 1.0 or lk.bw is None else dataclasses.replace(lk, bw=lk.bw * bw)
+             for lk in top.links.values() if lk.a in kept and lk.b in kept]  # fmt: skip
+    vclasses = {k: (w, tuple(t)) for k, (w, t) in top.vclasses.items()}
+    return VirtualTopology(nodes, links, vclasses=vclasses,
+                           fixed={v: p for v, p in top.fixed.items() if v in kept},
+                           hints={v: p for v, p in top.hints.items() if v in kept})  # fmt: skip
+
+
+def _maps(top: VirtualTopology, ptop: PhysicalTopology, deadline: float) -> Tuple[
+        Optional[bool], Any]:  # fmt: skip
+    """(True: a mapping found | False: proved impossible | None: unknown, the deciding result)."""
+    if not top.nodes:
+        return True, None
+    inst = Instance(top, ptop)
+    for method in (None, "exact"):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None, None
+        res = inst.solve(method, time_limit=left)
+        if res.has_solution and inst.verify(res).ok:
+            return True, res
+        if res.status == "infeasible":
+            return False, res
+    return None, None
+
+
+def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
+                    time_limit: float = 10.0) -> Optional[Explanation]:  # fmt: skip
+    """Why ``top`` cannot be mapped onto ``ptop``, and what nearby experiment maps.
+
+    Parameters
+    ----------
+    top : VirtualTopology
+        The experiment that failed to map.
+    ptop : PhysicalTopology
+        The testbed.
+    time_limit : float, default 10.0
+        Seconds for the whole explanation: the conflict search gets 0.6 of it, the
+        relaxations the rest; what does not finish is reported, never guessed.
+
+    Returns
+    -------
+    Explanation or None
+        None when the experiment maps (nothing to explain) or when its failure could not
+        be proved in the budget.
+
+    Examples
+    --------
+    Three PCs asked for on a testbed of two:
+
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1\\n"
+    ...                      "link la a sw 100000 0 0\\nlink lb b sw 100000 0 0")
+    >>> top = tb.VirtualTopology([tb.VNode(v, "pc") for v in "xyz"])
+    >>> e = explain_mapping(top, ptop)
+    >>> len(e.demand), e.sound, e.minimal
+    (3, True, True)
+    >>> [r.kind for r in e.relaxations if r.checked]
+    ['drop_nodes']
+    """
+    if not isinstance(top, VirtualTopology):
+        raise TypeError(f"top must be a VirtualTopology, got {type(top).__name__}")
+    if not isinstance(ptop, PhysicalTopology):
+        raise TypeError(f"ptop must be a PhysicalTopology, got {type(ptop).__name__}")
+    if not (isinstance(time_limit, (int, float)) and time_limit > 0):
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    t0 = time.monotonic()
+    search_end = t0 + 0.6 * time_limit
+    names = sorted(top.nodes, key=lambda v: (top.degree(v), v))  # most linked tried last
+    whole, first = _maps(top, ptop, search_end)
+    if whole is not False:
+        return None
+    proofs: Dict[tuple, Any] = {tuple(names): first}
+
+    def feasible(index: List[int]) -> Optional[bool]:
+        keep = [names[i] for i in index]
+        got, res = _maps(_sub(top, keep), ptop, search_end)
+        if got is False:
+            proofs[tuple(keep)] = res
+        return got
+
+    search = minimal_conflict(range(len(names)), feasible, deadline=search_end,
+                              known_infeasible=True)  # fmt: skip
+    conflict = [names[i] for i in search.conflict]
+    sub = _sub(top, conflict)
+    proof = proofs.get(tuple(conflict))
+    why = reason_text(proof.reason) if proof is not None and proof.reason else ""
+    relax = _relaxations(top, ptop, conflict, t0 + time_limit)
+    links = [lk.name for lk in sub.links.values()]
+    demand = tuple(f"virtual node {v}" for v in sorted(conflict)) + tuple(
+        f"virtual link {name}" for name in sorted(links))
+    fixes = "; or ".join(r.sentence for r in relax if r.checked)
+    listed = ", ".join(sorted(conflict)[:12]) + (" ..." if len(conflict) > 12 else "")
+    sentence = (f"Virtual nodes {listed} ({len(conflict)} of {len(top.nodes)}, with their "
+                f"{len(links)} links) cannot be mapped together"
+                f"{': ' + why if why else ''} (proved"
+                f"{'; taking out any one of them lets the rest map' if search.minimal else ''}"
+                f").")  # fmt: skip
+    sentence += (f" Nearest fix: {fixes}." if fixes else
+                 " No single change tried (fewer nodes, less bandwidth, another type) maps.")
+    resources = (why,) if why else (f"the testbed's {len(ptop.nodes)} nodes and "
+                                    f"{len(ptop.links)} links",)  # fmt: skip
+    return Explanation(demand=demand, resources=resources, certificate="exact",
+                       sound=True if proof is not None else search.sound,
+                       minimal=search.minimal, sentence=sentence, relaxations=tuple(relax),
+                       conflict={"vnodes": sorted(conflict), "vlinks": sorted(links)},
+                       oracle_calls=search.calls + 1, seconds=time.monotonic() - t0)  # fmt: skip
+
+
+def _relaxations(top: VirtualTopology, ptop: PhysicalTopology, conflict: List[str],
+                 deadline: float) -> List[Relaxation]:  # fmt: skip
+    """The nearest experiments that map, each mapped (see the module docstring)."""
+    out: List[Relaxation] = []
+    everyone = list(top.nodes)
+    dropped = _drop_nodes(top, ptop, conflict, deadline)
+    if dropped:
+        out.append(Relaxation(kind="drop_nodes", sentence="take out virtual node"
+                              + ("s " if len(dropped) > 1 else " ") + ", ".join(dropped),
+                              changes={"drop_vnodes": dropped}, cost=float(len(dropped)),
+                              optimal=len(dropped) == 1, checked=True))  # fmt: skip
+    cset = set(conflict)
+    if any(lk.a in cset and lk.b in cset and lk.bw for lk in top.links.values()):
+        for f in FRACTIONS:
+            scaled = _scaled(top, cset, f)
+            got = _maps(scaled, ptop, deadline)[0]
+            if got is None:
+                break
+            if got:
+                out.append(Relaxation(kind="less_bandwidth",
+                                      sentence=f"ask for {f:g} of the bandwidth on the links among "
+                                               "them",
+                                      changes={"bandwidth_fraction": f,
+                                               "vlinks": sorted(lk.name for lk in top.links.values()
+                                                                if lk.a in cset and lk.b in cset)},
+                                      cost=1.0 - f, optimal=None, checked=True))  # fmt: skip
+                break
+    types = sorted({t for p in ptop.nodes.values() for t in getattr(p, "types", {})} - {"switch"})
+    for v in sorted(conflict):
+        for t in types:
+            if t == top.nodes[v].type:
+                continue
+            got = _maps(_sub(top, everyone, retype=(v, t)), ptop, deadline)[0]
+            if got is None:
+                return out
+            if got:
+                out.append(Relaxation(kind="other_type",
+                                      sentence=f"make virtual node {v} a {t}",
+                                      changes={"vnode": v, "type": t}, cost=1.0, optimal=None,
+                                      checked=True))  # fmt: skip
+                return out
+    return out
+
+
+def _drop_nodes(top: VirtualTopology, ptop: PhysicalTopology, conflict: List[str],
+                deadline: float) -> Optional[List[str]]:  # fmt: skip
+    """Virtual nodes to take out so that the rest maps, or None (not found in time).
+
+    One node of each conflict in turn: first any single node of the conflict whose removal
+    lets the whole experiment map (fewest degree first); else the least linked node of the
+    conflict goes, the next conflict of what remains is found, and so on.
+    """
+    rest = list(top.nodes)
+    dropped: List[str] = []
+    while conflict and time.monotonic() < deadline:
+        order = sorted(conflict, key=lambda v: (top.degree(v), v))
+        for v in order:
+            got = _maps(_sub(top, [u for u in rest if u != v]), ptop, deadline)[0]
+            if got:
+                return dropped + [v]
+            if got is None:
+                return None
+        dropped.append(order[0])
+        rest.remove(order[0])
+        names = sorted(rest, key=lambda u: (top.degree(u), u))
+        search = minimal_conflict(
+            range(len(names)),
+            lambda index, names=names: _maps(_sub(top, [names[i] for i in index]), ptop,
+                                             deadline)[0],
+            deadline=deadline)  # fmt: skip
+        if search.sound is not True:
+            return None
+        conflict = [names[i] for i in search.conflict]
+    return None
+
+
+def _scaled(top: VirtualTopology, nodes: set, fraction: float) -> VirtualTopology:
+    """``top`` with the links among ``nodes`` at ``fraction`` of their bandwidth."""
+    links = [dataclasses.replace(lk, bw=lk.bw * fraction)
+             if lk.a in nodes and lk.b in nodes and lk.bw else lk
+             for lk in top.links.values()]  # fmt: skip
+    vclasses = {k: (w, tuple(t)) for k, (w, t) in top.vclasses.items()}
+    return VirtualTopology(list(top.nodes.values()), links, vclasses=vclasses,
+                           fixed=dict(top.fixed), hints=dict(top.hints))  # fmt: skip
