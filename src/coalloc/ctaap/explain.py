@@ -1,0 +1,206 @@
+"""Why tasks of a CTAAP request are left out: a minimal conflict and the nearest request that fits.
+
+A CTAAP allocation may leave tasks out (the objective is the number of tasks placed).
+:func:`explain_allocation` says why the whole request cannot be placed, as an
+:class:`~coalloc._shared.explain.Explanation`: a set of tasks that cannot all be placed
+together on the offer (machine counts, property minima, bandwidth between clusters and
+inside them), **sound** (the ``exact`` method's optimum on those tasks alone leaves one out,
+or a task fits no cluster at all) and **minimal** (without any one of them, the rest are all
+placed: a verified allocation is the witness), or it says which of the two it could not
+establish before the deadline.
+
+Each candidate set is judged first by the default method (an allocation of every task is a
+witness that they fit), then by the exact method (its optimum below the set's size is the
+proof that they do not).
+
+The nearest requests that fit, each solved again and checked:
+
+* ``drop_tasks``: the fewest tasks to leave out, from the exact optimum on the whole request
+  (``optimal`` when the exact method proved it);
+* ``less_bandwidth``: the conflict's bandwidth at a fraction (3/4, 1/2, 1/4, 1/10: the
+  largest that places every task);
+* ``more_machines``: one more machine in one cluster (the first cluster that helps).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .._shared.explain import Explanation, Relaxation, minimal_conflict
+from .model import Offer, Request, check_compatible
+
+__all__ = ["explain_allocation"]
+
+#: Bandwidth fractions tried for ``less_bandwidth``, largest first.
+FRACTIONS = (0.75, 0.5, 0.25, 0.1)
+
+
+def _sub(request: Request, tasks: List[int], *, scale: Optional[Tuple[List[int], float]] = None
+         ) -> Request:  # fmt: skip
+    """The request restricted to ``tasks`` (bandwidth among ``scale[0]`` times ``scale[1]``)."""
+    idx = np.asarray(tasks, dtype=np.int64)
+    bw = request.bandwidth.tocsr()[idx][:, idx].toarray()
+    if scale is not None:
+        mask = np.isin(idx, np.asarray(scale[0], dtype=np.int64))
+        bw[np.ix_(mask, mask)] *= scale[1]
+    props = {k: np.asarray(v)[idx] for k, v in request.properties.items()}
+    names = None if request.names is None else [request.names[i] for i in tasks]
+    return Request(props, bw, names=names)
+
+
+def _offer(offer: Offer, capacity: np.ndarray) -> Offer:
+    return Offer(dict(offer.properties), capacity, offer.bandwidth, names=offer.names)
+
+
+def _fits_nowhere(request: Request, offer: Offer) -> List[int]:
+    """Tasks whose property minima no cluster's machines meet."""
+    ok = np.ones((request.n, offer.m), dtype=bool)
+    for k, need in request.properties.items():
+        ok &= np.asarray(need)[:, None] <= np.asarray(offer.properties[k])[None, :]
+    ok &= (np.asarray(offer.capacity) > 0)[None, :]
+    return [int(i) for i in np.flatnonzero(~ok.any(axis=1))]
+
+
+def _placed(request: Request, offer: Offer, deadline: float) -> Tuple[Optional[bool], Any]:
+    """(True: every task placed | False: proved not | None: unknown, the deciding result)."""
+    from .solvers import solve
+
+    if request.n == 0:
+        return True, None
+    if _fits_nowhere(request, offer):
+        return False, None
+    for method in ("ctaap", "exact"):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None, None
+        res = solve(request, offer, method, time_limit=left, seed=0)
+        if res.has_solution and res.n_allocated == request.n:
+            return True, res
+        if method == "exact" and res.status == "optimal":
+            return False, res
+    return None, None
+
+
+def explain_allocation(request: Request, offer: Offer, *,
+                       time_limit: float = 10.0) -> Optional[Explanation]:  # fmt: skip
+    """Why not every task of ``request`` can be placed on ``offer``, and what would fit.
+
+    Parameters
+    ----------
+    request : Request
+        The request graph.
+    offer : Offer
+        The offer graph.
+    time_limit : float, default 10.0
+        Seconds for the whole explanation: the conflict search gets 0.6 of it, the
+        relaxations the rest; what does not finish is reported, never guessed.
+
+    Returns
+    -------
+    Explanation or None
+        None when every task can be placed (nothing to explain) or when that could not be
+        decided in the budget.
+
+    Examples
+    --------
+    Three tasks needing 30 CPU each, one cluster of two such machines:
+
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [30, 30, 30]})
+    >>> offer = ct.Offer({"cpu": [40]}, capacity=[2], bandwidth=[[10]])
+    >>> e = explain_allocation(request, offer)
+    >>> e.demand, e.sound, e.minimal
+    (('task 0', 'task 1', 'task 2'), True, True)
+    >>> [(r.kind, r.cost) for r in e.relaxations if r.checked]
+    [('drop_tasks', 1.0), ('more_machines', 1.0)]
+    """
+    check_compatible(request, offer)
+    if not (isinstance(time_limit, (int, float)) and time_limit > 0):
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    t0 = time.monotonic()
+    search_end = t0 + 0.6 * time_limit
+    alone = _fits_nowhere(request, offer)
+    everyone = list(range(request.n))
+    whole, first = _placed(request, offer, search_end)
+    if whole is not False:
+        return None
+    proofs: Dict[tuple, Any] = {tuple(everyone): first}
+    if alone:  # a task no cluster can hold is a conflict by itself
+        conflict, sound, minimal, calls, certificate = [alone[0]], True, True, 0, "fits-nowhere"
+    else:
+        def feasible(index: List[int]) -> Optional[bool]:
+            got, res = _placed(_sub(request, list(index)), offer, search_end)
+            if got is False:
+                proofs[tuple(index)] = res
+            return got
+
+        search = minimal_conflict(everyone, feasible, deadline=search_end, known_infeasible=True)
+        conflict, sound, minimal = search.conflict, search.sound, search.minimal
+        calls, certificate = search.calls, "exact"
+    relax = _relaxations(request, offer, conflict, first, t0 + time_limit)
+    label = (lambda i: f"task {request.names[i]}") if request.names is not None else (
+        lambda i: f"task {i}")  # fmt: skip
+    listed = ", ".join(label(i)[5:] for i in conflict[:12]) + (" ..." if len(conflict) > 12
+                                                                else "")  # fmt: skip
+    how = ("no cluster's machines meet its property minima" if certificate == "fits-nowhere"
+           else "the exact method's optimum on them alone leaves one out")  # fmt: skip
+    sentence = (f"Tasks {listed} ({len(conflict)} of {request.n}) cannot all be placed on "
+                f"the offer ({int(np.sum(offer.capacity))} machines in {offer.m} clusters): "
+                f"{how}{'; without any one of them the rest are all placed' if minimal else ''}.")
+    fixes = "; or ".join(r.sentence for r in relax if r.checked)
+    sentence += f" Nearest fix: {fixes}." if fixes else " No single change tried fits."
+    resources = tuple(f"cluster {offer.names[j] if offer.names is not None else j}: "
+                      f"{int(offer.capacity[j])} machines" for j in range(offer.m))  # fmt: skip
+    return Explanation(demand=tuple(label(i) for i in conflict), resources=resources,
+                       certificate=certificate, sound=sound, minimal=minimal,
+                       sentence=sentence, relaxations=tuple(relax),
+                       conflict={"tasks": [int(i) for i in conflict]},
+                       oracle_calls=calls + 1, seconds=time.monotonic() - t0)  # fmt: skip
+
+
+def _relaxations(request: Request, offer: Offer, conflict: List[int], whole: Any,
+                 deadline: float) -> List[Relaxation]:  # fmt: skip
+    """The nearest requests that fit, each solved again (see the module docstring)."""
+    from .solvers import solve
+
+    out: List[Relaxation] = []
+    best = whole
+    if best is None:  # the cheap certificate decided: ask the exact method for the optimum
+        left = deadline - time.monotonic()
+        best = solve(request, offer, "exact", time_limit=left, seed=0) if left > 0 else None
+    if best is not None and best.has_solution:
+        drop = [int(i) for i in np.flatnonzero(np.asarray(best.assignment) < 0)]
+        keep = [i for i in range(request.n) if i not in drop]
+        ok = _placed(_sub(request, keep), offer, deadline)[0] is True
+        out.append(Relaxation(kind="drop_tasks", sentence="leave out task" + (
+            "s " if len(drop) > 1 else " ") + ", ".join(str(i) for i in drop),
+            changes={"drop_tasks": drop}, cost=float(len(drop)),
+            optimal=best.status == "optimal", checked=ok))  # fmt: skip
+    everyone = list(range(request.n))
+    if request.bandwidth.nnz:
+        for f in FRACTIONS:
+            got = _placed(_sub(request, everyone, scale=(conflict, f)), offer, deadline)[0]
+            if got is None:
+                break
+            if got:
+                out.append(Relaxation(kind="less_bandwidth", sentence=f"ask for {f:g} of the "
+                                      "bandwidth among the conflicting tasks",
+                                      changes={"bandwidth_fraction": f, "tasks": conflict},
+                                      cost=1.0 - f, optimal=None, checked=True))  # fmt: skip
+                break
+    for j in range(offer.m):
+        cap = np.asarray(offer.capacity, dtype=np.int64).copy()
+        cap[j] += 1
+        got = _placed(request, _offer(offer, cap), deadline)[0]
+        if got is None:
+            break
+        if got:
+            name = offer.names[j] if offer.names is not None else j
+            out.append(Relaxation(kind="more_machines", sentence=f"add a machine to cluster "
+                                  f"{name}", changes={"cluster": int(j), "add": 1}, cost=1.0,
+                                  optimal=None, checked=True))  # fmt: skip
+            break
+    return out
