@@ -55,13 +55,16 @@ def _sub(top: VirtualTopology, keep: Sequence[str], *, bw: float = 1.0,
                            hints={v: p for v, p in top.hints.items() if v in kept})  # fmt: skip
 
 
-def _maps(top: VirtualTopology, ptop: PhysicalTopology, deadline: float) -> Tuple[
-        Optional[bool], Any]:  # fmt: skip
-    """(True: a mapping found | False: proved impossible | None: unknown, the deciding result)."""
+def _maps(top: VirtualTopology, ptop: PhysicalTopology, deadline: float, *,
+          prove: bool = True) -> Tuple[Optional[bool], Any]:  # fmt: skip
+    """(True: a mapping found | False: proved impossible | None: unknown, the deciding result).
+
+    ``prove=False`` asks the default method only (a fix needs a witness, not a proof).
+    """
     if not top.nodes:
         return True, None
     inst = Instance(top, ptop)
-    for method in (None, "exact"):
+    for method in (None, "exact") if prove else (None,):
         left = deadline - time.monotonic()
         if left <= 0:
             return None, None
@@ -71,6 +74,27 @@ def _maps(top: VirtualTopology, ptop: PhysicalTopology, deadline: float) -> Tupl
         if res.status == "infeasible":
             return False, res
     return None, None
+
+
+def _certified(result: Any, names: List[str]) -> Optional[List[int]]:
+    """The indices of the virtual nodes a failure's reason names, or None.
+
+    A counting proof (``capacity``: more nodes need a class than it has free) or a node no
+    physical node can host (``no_candidate``) names the nodes it is about; the conflict
+    search starts from them instead of the whole experiment.
+    """
+    reason = getattr(result, "reason", None) or {}
+    named = reason.get("vnodes") if reason.get("constraint") in ("capacity",
+                                                                 "no_candidate") else None
+    if not named:
+        return None
+    where = {v: i for i, v in enumerate(names)}
+    if isinstance(named, str):
+        named = [named]
+    index = sorted(where[v] for v in named if v in where)
+    if reason.get("constraint") == "no_candidate":
+        index = index[:1]  # one node no host takes is a conflict by itself
+    return index or None
 
 
 def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
@@ -128,8 +152,15 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
             proofs[tuple(keep)] = res
         return got
 
-    search = minimal_conflict(range(len(names)), feasible, deadline=search_end,
-                              known_infeasible=True)  # fmt: skip
+    search = None
+    seed = _certified(first, names)
+    if seed is not None and len(seed) < len(names) and feasible(seed) is False:
+        # the proof names its own nodes (a count or a node no host takes): start there
+        inner = minimal_conflict(seed, feasible, deadline=search_end, known_infeasible=True)
+        search = dataclasses.replace(inner, calls=inner.calls + 1)
+    if search is None:
+        search = minimal_conflict(range(len(names)), feasible, deadline=search_end,
+                                  known_infeasible=True)  # fmt: skip
     conflict = [names[i] for i in search.conflict]
     sub = _sub(top, conflict)
     proof = proofs.get(tuple(conflict))
@@ -170,11 +201,9 @@ def _relaxations(top: VirtualTopology, ptop: PhysicalTopology, conflict: List[st
     cset = set(conflict)
     if any(lk.a in cset and lk.b in cset and lk.bw for lk in top.links.values()):
         for f in FRACTIONS:
-            scaled = _scaled(top, cset, f)
-            got = _maps(scaled, ptop, deadline)[0]
-            if got is None:
+            if time.monotonic() >= deadline:
                 break
-            if got:
+            if _maps(_scaled(top, cset, f), ptop, deadline, prove=False)[0]:
                 out.append(Relaxation(kind="less_bandwidth",
                                       sentence=f"ask for {f:g} of the bandwidth on the links among "
                                                "them",
@@ -188,10 +217,9 @@ def _relaxations(top: VirtualTopology, ptop: PhysicalTopology, conflict: List[st
         for t in types:
             if t == top.nodes[v].type:
                 continue
-            got = _maps(_sub(top, everyone, retype=(v, t)), ptop, deadline)[0]
-            if got is None:
+            if time.monotonic() >= deadline:
                 return out
-            if got:
+            if _maps(_sub(top, everyone, retype=(v, t)), ptop, deadline, prove=False)[0]:
                 out.append(Relaxation(kind="other_type",
                                       sentence=f"make virtual node {v} a {t}",
                                       changes={"vnode": v, "type": t}, cost=1.0, optimal=None,
@@ -213,11 +241,10 @@ def _drop_nodes(top: VirtualTopology, ptop: PhysicalTopology, conflict: List[str
     while conflict and time.monotonic() < deadline:
         order = sorted(conflict, key=lambda v: (top.degree(v), v))
         for v in order:
-            got = _maps(_sub(top, [u for u in rest if u != v]), ptop, deadline)[0]
-            if got:
-                return dropped + [v]
-            if got is None:
+            if time.monotonic() >= deadline:
                 return None
+            if _maps(_sub(top, [u for u in rest if u != v]), ptop, deadline, prove=False)[0]:
+                return dropped + [v]
         dropped.append(order[0])
         rest.remove(order[0])
         names = sorted(rest, key=lambda u: (top.degree(u), u))
