@@ -17,7 +17,8 @@ The nearest requests that fit, each solved by the scan and so checked:
   fits (after ``t_l``);
 * ``fewer_nodes``: the most nodes ``N' < N`` that fit in the window (totals scaled by
   ``N'/N``);
-* ``shorter_duration``: the longest duration that fits in the window (to one second);
+* ``shorter_duration``: the longest duration that fits in the window (to the grain of the
+  timetables, their shortest gap between breakpoints);
 * ``drop_requirement``: the request without one requirement of the conflict.
 """
 
@@ -26,6 +27,8 @@ from __future__ import annotations
 import math
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
 
 from .._shared.explain import Explanation, Relaxation, minimal_conflict
 from .model import CollectiveRequest, ResourcePool
@@ -82,6 +85,13 @@ def _judge(pool: ResourcePool, request: CollectiveRequest, deadline: float) -> T
     if res.status == "infeasible":
         return False, res
     return None, res
+
+
+def _step(pool: ResourcePool) -> float:
+    """The timetables' grain: the shortest gap between breakpoints (at least 1 s)."""
+    gaps = np.diff(np.asarray(pool.times, dtype=float))
+    gaps = gaps[gaps > 0]
+    return float(max(1.0, gaps.min())) if gaps.size else 60.0
 
 
 def _largest(lo: int, hi: int, fits: Callable[[int], Optional[bool]]) -> Optional[int]:
@@ -205,16 +215,18 @@ def _relaxations(pool: ResourcePool, req: CollectiveRequest, conflict: List[Requ
                                       req, keep, count=k).to_dict()},
                                   cost=float(req.count - k),
                                   optimal=None, checked=True))  # fmt: skip
-    top = int(math.floor(req.duration)) - 1
+    step = _step(pool)  # durations to the timetables' own grain (a slot)
+    top = int(math.ceil(req.duration / step)) - 1
     if top >= 1:
-        d = _largest(1, top, lambda s: _judge(pool, _variant(req, keep, duration=float(s)),
+        k = _largest(1, top, lambda s: _judge(pool, _variant(req, keep, duration=s * step),
                                               deadline)[0])  # fmt: skip
+        d = None if k is None else k * step
         if d is not None:
-            out.append(Relaxation(kind="shorter_duration", sentence=f"ask for {d} s",
+            out.append(Relaxation(kind="shorter_duration", sentence=f"ask for {d:g} s",
                                   changes={"duration": float(d), "request": _variant(
                                       req, keep, duration=float(d)).to_dict()},
                                   cost=float(req.duration - d),
-                                  optimal=True, checked=True))  # fmt: skip
+                                  optimal=None, checked=True))  # fmt: skip
     for item in conflict:
         rest = [c for c in keep if c != item]
         if _judge(pool, _variant(req, rest), deadline)[0]:

@@ -64,15 +64,19 @@ def _fits_nowhere(request: Request, offer: Offer) -> List[int]:
     return [int(i) for i in np.flatnonzero(~ok.any(axis=1))]
 
 
-def _placed(request: Request, offer: Offer, deadline: float) -> Tuple[Optional[bool], Any]:
-    """(True: every task placed | False: proved not | None: unknown, the deciding result)."""
+def _placed(request: Request, offer: Offer, deadline: float, *,
+            prove: bool = True) -> Tuple[Optional[bool], Any]:  # fmt: skip
+    """(True: every task placed | False: proved not | None: unknown, the deciding result).
+
+    ``prove=False`` asks the default method only (a fix needs a witness, not a proof).
+    """
     from .solvers import solve
 
     if request.n == 0:
         return True, None
     if _fits_nowhere(request, offer):
         return False, None
-    for method in ("ctaap", "exact"):
+    for method in ("ctaap", "exact") if prove else ("ctaap",):
         left = deadline - time.monotonic()
         if left <= 0:
             return None, None
@@ -140,7 +144,8 @@ def explain_allocation(request: Request, offer: Offer, *,
         search = minimal_conflict(everyone, feasible, deadline=search_end, known_infeasible=True)
         conflict, sound, minimal = search.conflict, search.sound, search.minimal
         calls, certificate = search.calls, "exact"
-    relax = _relaxations(request, offer, conflict, first, t0 + time_limit)
+    relax = _relaxations(request, offer, conflict, first, t0 + time_limit,
+                         nowhere=certificate == "fits-nowhere")  # fmt: skip
     label = (lambda i: f"task {request.names[i]}") if request.names is not None else (
         lambda i: f"task {i}")  # fmt: skip
     listed = ", ".join(label(i)[5:] for i in conflict[:12]) + (" ..." if len(conflict) > 12
@@ -162,30 +167,40 @@ def explain_allocation(request: Request, offer: Offer, *,
 
 
 def _relaxations(request: Request, offer: Offer, conflict: List[int], whole: Any,
-                 deadline: float) -> List[Relaxation]:  # fmt: skip
-    """The nearest requests that fit, each solved again (see the module docstring)."""
+                 deadline: float, *, nowhere: bool = False) -> List[Relaxation]:  # fmt: skip
+    """The nearest requests that fit, each solved again (see the module docstring).
+
+    ``nowhere``: the conflict is a task no cluster holds, which neither bandwidth nor more
+    machines of the same clusters can fix: only tasks to leave out are looked for.
+    """
     from .solvers import solve
 
     out: List[Relaxation] = []
     best = whole
-    if best is None:  # the cheap certificate decided: ask the exact method for the optimum
+    if best is None:  # the cheap certificate decided: the default's allocation, then exact
+        best = solve(request, offer, seed=0)
         left = deadline - time.monotonic()
-        best = solve(request, offer, "exact", time_limit=left, seed=0) if left > 0 else None
+        if left > 0:
+            exact = solve(request, offer, "exact", time_limit=left, seed=0)
+            if exact.has_solution and exact.n_allocated >= best.n_allocated:
+                best = exact
     if best is not None and best.has_solution:
         drop = [int(i) for i in np.flatnonzero(np.asarray(best.assignment) < 0)]
         keep = [i for i in range(request.n) if i not in drop]
-        ok = _placed(_sub(request, keep), offer, deadline)[0] is True
+        ok = _placed(_sub(request, keep), offer, deadline, prove=False)[0] is True
         out.append(Relaxation(kind="drop_tasks", sentence="leave out task" + (
             "s " if len(drop) > 1 else " ") + ", ".join(str(i) for i in drop),
             changes={"drop_tasks": drop}, cost=float(len(drop)),
             optimal=best.status == "optimal", checked=ok))  # fmt: skip
     everyone = list(range(request.n))
+    if nowhere:
+        return out
     if request.bandwidth.nnz:
         for f in FRACTIONS:
-            got = _placed(_sub(request, everyone, scale=(conflict, f)), offer, deadline)[0]
-            if got is None:
+            if time.monotonic() >= deadline:
                 break
-            if got:
+            if _placed(_sub(request, everyone, scale=(conflict, f)), offer, deadline,
+                       prove=False)[0]:  # fmt: skip
                 out.append(Relaxation(kind="less_bandwidth", sentence=f"ask for {f:g} of the "
                                       "bandwidth among the conflicting tasks",
                                       changes={"bandwidth_fraction": f, "tasks": conflict},
@@ -194,10 +209,9 @@ def _relaxations(request: Request, offer: Offer, conflict: List[int], whole: Any
     for j in range(offer.m):
         cap = np.asarray(offer.capacity, dtype=np.int64).copy()
         cap[j] += 1
-        got = _placed(request, _offer(offer, cap), deadline)[0]
-        if got is None:
+        if time.monotonic() >= deadline:
             break
-        if got:
+        if _placed(request, _offer(offer, cap), deadline, prove=False)[0]:
             name = offer.names[j] if offer.names is not None else j
             out.append(Relaxation(kind="more_machines", sentence=f"add a machine to cluster "
                                   f"{name}", changes={"cluster": int(j), "add": 1}, cost=1.0,
