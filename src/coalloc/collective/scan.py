@@ -29,14 +29,15 @@ random choice is made: the answer does not depend on the seed.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
-from typing import Optional
+import time
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from .._shared import interrupt
 from .._shared import params as checks
-from .._shared.result import settle
 from .._shared.seeding import check_seed
 from ._order import demand_first
 from .core import (
@@ -49,6 +50,7 @@ from .core import (
     offer,
     ratio,
     rejected,
+    settled,
     solution,
 )
 from .exact import best_subset, enumerate_best, feasible_subset
@@ -223,7 +225,7 @@ def _improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds):
     return best, k
 
 
-def _scan(
+def scan(
     request: CollectiveRequest,
     pool: ResourcePool,
     *,
@@ -236,8 +238,6 @@ def _scan(
     block: int = 8,
     reserve: bool = False,
     portfolio: Optional[bool] = None,
-    _portfolio_on: bool = False,
-    _deadline: Optional[float] = None,
 ) -> CoallocationResult:
     """Co-allocate at the earliest admissible start with a high utilisation factor.
 
@@ -300,7 +300,6 @@ def _scan(
     >>> scan(req, pool).status
     'optimal'
     """
-    request, pool = demand_first(request, pool, "scan", stacklevel=4)  # (already swapped)
     seed = check_seed(seed)
     check_backend(backend)
     enumerate_limit = bounded(enumerate_limit, "enumerate_limit", 0, 10**8)
@@ -312,8 +311,10 @@ def _scan(
     params = {"backend": backend, "enumerate_limit": enumerate_limit, "solver": solver,
               "program_time_limit": program_time_limit, "max_rounds": max_rounds,
               "portfolio": portfolio}  # fmt: skip
-    # as given (None: on with a time limit); the public scan passes the decision
-    portfolio = bool(_portfolio_on)
+    # as given; None: on when the call has a time limit (the budget the caller grants)
+    left = checks.time_left()  # the deadline of the time limit in force (None: no limit)
+    deadline = None if left is None else time.perf_counter() + left
+    portfolio = (deadline is not None) if portfolio is None else bool(portfolio)
     ker = kernels(backend)
     clock = Clock()
     n, e, d = request.count, prob.e, prob.d
@@ -432,7 +433,7 @@ def _scan(
 
     def program_limit():
         """``program_time_limit``, cut to what is left before the call's deadline."""
-        left = checks.remaining(_deadline)
+        left = checks.remaining(deadline)
         if left is None:
             return program_time_limit
         left = max(left, 1e-3)
@@ -495,7 +496,7 @@ def _scan(
         :data:`_HIGHS_LATENCY` are left (None otherwise, or when the program found none in
         time)."""
         program_done[0] = True
-        left = checks.remaining(_deadline)
+        left = checks.remaining(deadline)
         if left is not None and left < _PORTFOLIO_PROGRAM + _HIGHS_LATENCY:
             return None
         limit = program_time_limit
@@ -536,7 +537,7 @@ def _scan(
                 consider(pos)
         total = math.comb(int(el.size), n)
         if total <= _PORTFOLIO_ENUMERATE:
-            got, u, complete = enumerate_best(a, tm, cp, d, n, _deadline, tol, on_better=consider)
+            got, u, complete = enumerate_best(a, tm, cp, d, n, deadline, tol, on_better=consider)
             if complete:
                 counters["enumerated"] += total
                 if got is not None:
@@ -670,43 +671,31 @@ def _scan(
                     proven=unknown == 0)  # fmt: skip
 
 
-_scan_timed = checks.with_time_limit(_scan, functools.partial(stopped_result, method="scan"))
+#: The scan's parameters and their defaults, all passed on: a call stopped before any answer
+#: reports every parameter it ran with.
+_DEFAULTS = {name: p.default for name, p in inspect.signature(scan).parameters.items()
+             if p.kind is p.KEYWORD_ONLY}  # fmt: skip
 
 
-def scan(
-    request: CollectiveRequest,
-    pool: ResourcePool,
-    *,
-    seed: Optional[int] = 0,
-    backend: str = "compiled",
-    enumerate_limit: int = 20_000,
-    solver: str = "highs",
-    program_time_limit: Optional[float] = 10.0,
-    max_rounds: int = 100_000,
-    block: int = 8,
-    reserve: bool = False,
-    portfolio: Optional[bool] = None,
-    time_limit: Optional[float] = None,
-) -> CoallocationResult:
-    request, pool = demand_first(request, pool, "scan", stacklevel=3)
-    limit = checks.time_limit(time_limit)
-    when = checks.deadline(limit)
-    use = (limit is not None) if portfolio is None else bool(portfolio)
-    result = _scan_timed(request, pool, seed=seed, backend=backend,
-                         enumerate_limit=enumerate_limit, solver=solver,
-                         program_time_limit=program_time_limit, max_rounds=max_rounds,
-                         block=block, reserve=reserve, portfolio=portfolio, _portfolio_on=use,
-                         _deadline=when, time_limit=limit)  # fmt: skip
-    if result.status == "time_limit" and not result._holds_solution():
-        if result.rejection is not None and result.rejection.get("message"):
-            result.message = result.rejection["message"]
-    if isinstance(result.params, dict):
-        result.params.pop("_deadline", None)
-        result.params.pop("_portfolio_on", None)
-    if result.method != "scan":  # the paper's heuristic, stopped inside the portfolio
-        result.message += f" (found by {result.method} in the scan's portfolio)"
-        result.method = "scan"
-    return settle(result)
+def _public(timed: Callable[..., CoallocationResult]) -> Callable[..., CoallocationResult]:
+    """The scan as users call it: the parts in either order (the old one warns, naming the
+    caller's line), every parameter passed on, and an answer that the paper's heuristic
+    found inside the portfolio (stopped there by the time limit) reported as the scan's."""
+
+    @functools.wraps(timed)
+    def run(request: Any, pool: Any, **params: Any) -> CoallocationResult:
+        request, pool = demand_first(request, pool, "scan")
+        result = timed(request, pool, **{**_DEFAULTS, **params})
+        if result.method != "scan":  # the paper's heuristic, stopped inside the portfolio
+            result.message += f" (found by {result.method} in the scan's portfolio)"
+            result.method = "scan"
+        return result
+
+    return run
 
 
-scan.__doc__ = _scan.__doc__
+# The scan with ``time_limit`` (:func:`coalloc._shared.params.with_time_limit`) and the one
+# status rule at its exit (:func:`.core.settled`), its signature written once, above; the name
+# stays "scan" for Sphinx and numpydoc.
+scan = _public(settled(checks.with_time_limit(scan, functools.partial(stopped_result,
+                                                                      method="scan"))))  # fmt: skip
