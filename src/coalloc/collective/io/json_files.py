@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
@@ -186,6 +186,15 @@ def pool_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> Reso
                  node_names=data.get("node_names"), clip=data.get("clip", False))  # fmt: skip
 
 
+def _read_part(src: PathOrFile, part: int, from_dict: Callable[..., Any]) -> Any:
+    """What ``from_dict`` reads from the JSON file ``src``, or part ``part`` (0: the pool, 1:
+    the request) of an instance file: either file stands for a pool or a request."""
+    data, name = load_json(src)
+    if isinstance(data, dict) and data.get("format") == INSTANCE_FORMAT:
+        return instance_from_dict(data, source=name)[part]
+    return from_dict(data, source=name)
+
+
 def read_pool(src: PathOrFile) -> ResourcePool:
     """Read a pool: JSON (``coalloc.collective.pool`` or an instance's pool) or CSV (``.csv``).
 
@@ -218,10 +227,7 @@ def read_pool(src: PathOrFile) -> ResourcePool:
     """
     if not hasattr(src, "read") and str(src).lower().endswith(".csv"):
         return read_pool_csv(src)
-    data, name = load_json(src)
-    if isinstance(data, dict) and data.get("format") == INSTANCE_FORMAT:
-        return instance_from_dict(data, source=name)[0]
-    return pool_from_dict(data, source=name)
+    return _read_part(src, 0, pool_from_dict)
 
 
 def write_pool(dst: PathOrFile, pool: ResourcePool) -> None:
@@ -297,10 +303,7 @@ def read_request(src: PathOrFile) -> CollectiveRequest:
     >>> co.read_request(f).count
     2
     """
-    data, name = load_json(src)
-    if isinstance(data, dict) and data.get("format") == INSTANCE_FORMAT:
-        return instance_from_dict(data, source=name)[1]
-    return request_from_dict(data, source=name)
+    return _read_part(src, 1, request_from_dict)
 
 
 def write_request(dst: PathOrFile, request: CollectiveRequest) -> None:

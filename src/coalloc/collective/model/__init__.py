@@ -1,20 +1,14 @@
 """The model of collective co-allocation (Cankar et al. 2013, section 2).
 
-A :class:`ResourcePool` holds ``n`` nodes (resources ``R_j``) with ``m`` named quantitative
-properties (capacities ``p_ij``), qualitative labels, and per node and property a timetable
-``T_ij(t)`` of the amount already reserved: a step function in continuous time (seconds from
-the pool's origin). The timetables share one sorted grid of breakpoints ``times`` (the first
-is 0); ``reserved[j, i, k]`` is the amount reserved on ``[times[k], times[k+1])`` and the last
-value holds for ever. Reservation intervals are half-open: a job on ``[t, t + t_res)`` does not
-conflict with one starting at ``t + t_res``.
+Three modules, one idea each; every name stays importable from ``coalloc.collective.model``:
 
-A :class:`CollectiveRequest` asks for ``count`` nodes for ``duration`` seconds, starting in
-``[earliest_start, latest_start]``, with a per-node minimum ``e_i`` and a total ``d_i`` per
-property (a *simple* request has no total: ``d_i = N e_i``).
-
-The model is three modules: :mod:`.pool` (:class:`ResourcePool` and its ledger),
-:mod:`.request` (:class:`CollectiveRequest` and its defaults) and :mod:`.tolerance` (the
-family's one tolerance rule); every name stays importable from ``coalloc.collective.model``.
+* :mod:`.pool`: :class:`ResourcePool`, ``n`` nodes with capacities, labels and a timetable
+  of reserved amounts per node and property (a step function in continuous time), with its
+  ledger (reserve, release, trim) and the candidate starts of a request;
+* :mod:`.request`: :class:`CollectiveRequest`, ``count`` nodes for ``duration`` seconds
+  starting in ``[earliest_start, latest_start]``, with a per-node minimum ``e_i`` and a total
+  ``d_i`` per property, and its defaults (:data:`DEFAULT_HORIZON`, :data:`DEFAULT_MINIMUM`);
+* :mod:`.tolerance`: the family's one tolerance rule (:data:`TOLERANCE`).
 """
 
 from .pool import BLOCK, ResourcePool
