@@ -10,14 +10,19 @@ their thresholds ``dlo`` (``d`` less the tolerance), ``n`` = ``N``.
 
 from __future__ import annotations
 
+from typing import List, Tuple
+
 import numpy as np
 
-from .core import factor, ratio
+from .core import Kernels, factor, ratio
+
+Array = np.ndarray
 
 __all__ = ["greedy_starts", "top_rows", "lagrange", "fill", "large_search", "improve"]
 
 
-def greedy_starts(avail, tmax, cap, d, n, e):
+def greedy_starts(avail: Array, tmax: Array, cap: Array, d: Array, n: int,
+                  e: Array) -> List[Array]:  # fmt: skip
     """Greedy starting sets (row indices): best coverage, tightest fit overall and tightest
     fit on each property."""
     need = np.maximum(d / n, e)
@@ -40,7 +45,7 @@ SHORTLIST = 256
 IMPROVE_ROUNDS = 32
 
 
-def top_rows(score, n):
+def top_rows(score: Array, n: int) -> Array:
     """The ``n`` rows of largest ``score`` (ties: the lower row), as sorted row indices."""
     if n >= score.size:
         return np.arange(score.size)
@@ -52,7 +57,8 @@ def top_rows(score, n):
     return np.sort(np.concatenate([above, at]))
 
 
-def lagrange(a, d, dlo, n, steps=LAGRANGE_STEPS):
+def lagrange(a: Array, d: Array, dlo: Array, n: int,
+             steps: int = LAGRANGE_STEPS) -> Tuple[str, List[Array], int]:  # fmt: skip
     """Decide "is there a set of ``n`` rows of ``a`` whose sums reach ``dlo``" by weighted
     sums, without an integer program where possible.
 
@@ -105,7 +111,7 @@ def lagrange(a, d, dlo, n, steps=LAGRANGE_STEPS):
     return "unknown", sets, steps
 
 
-def fill(a, d, dlo, n):
+def fill(a: Array, d: Array, dlo: Array, n: int) -> Array:
     """A set of ``n`` rows chosen one at a time, each covering the most of what the totals
     still miss (scaled by ``d``; ties: the larger scaled sum, then the lower row)."""
     pos = d > 0
@@ -124,7 +130,9 @@ def fill(a, d, dlo, n):
     return np.sort(np.array(rows, dtype=np.int64))
 
 
-def large_search(ker, a, tm, cp, d, n, e, dlo, tol, max_rounds):
+def large_search(ker: Kernels, a: Array, tm: Array, cp: Array, d: Array, n: int, e: Array,
+                 dlo: Array, tol: Array,
+                 max_rounds: int) -> Tuple[str, List[Array], int]:  # fmt: skip
     """A start's set when ``n`` and the eligible nodes are many: the greedy starting sets of
     :func:`greedy_starts` that already meet every total, then :func:`lagrange` (which can also
     prove that no set exists), then :func:`fill`. Returns ``(verdict, sets, steps)``; no
@@ -141,7 +149,8 @@ def large_search(ker, a, tm, cp, d, n, e, dlo, tol, max_rounds):
     return ("feasible" if cands else verdict), cands, k
 
 
-def improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds):
+def improve(ker: Kernels, a: Array, tm: Array, cp: Array, d: Array, n: int, dlo: Array,
+            tol: Array, cands: List[Array], max_rounds: int) -> Tuple[Array, int]:  # fmt: skip
     """The best factor of the admissible ``cands``, raised by the compiled swaps among the
     set and a shortlist of the :data:`SHORTLIST` tightest-fitting other nodes
     (:data:`IMPROVE_ROUNDS` rounds at most): a cost that grows with ``N``, not with the pool.

@@ -125,7 +125,26 @@ def _grid(value: Any, n: int, m: int, k: int, path: str, source: str) -> np.ndar
 
 
 def pool_to_dict(pool: ResourcePool) -> dict:
-    """The pool as a ``coalloc.collective.pool`` dictionary."""
+    """The pool as a ``coalloc.collective.pool`` dictionary.
+
+    Parameters
+    ----------
+    pool : ResourcePool
+        The pool, timetables included.
+
+    Returns
+    -------
+    dict
+        JSON-ready: the envelope, ``names``, ``node_names``, ``capacity``, ``labels``,
+        ``times`` and ``reserved``.
+
+    Examples
+    --------
+    >>> import coalloc.collective as co
+    >>> from coalloc.collective.io import pool_to_dict
+    >>> pool_to_dict(co.ResourcePool([[4.0], [2.0]], ["cores"]))["capacity"]
+    [[4], [2]]
+    """
     return {
         "format": POOL_FORMAT, "version": VERSION, "names": list(pool.names),
         "node_names": list(pool.node_names), "capacity": jsonable(pool.capacity, compact=True),
@@ -141,15 +160,27 @@ def pool_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> Reso
     Parameters
     ----------
     data : dict
+        The parsed document (or the ``pool`` part of an instance).
     source : str
         The file name, first in every message.
     root : str, optional
         The path of ``data`` in its document (``"pool"`` in an instance file).
 
+    Returns
+    -------
+    ResourcePool
+        The pool, validated by the model.
+
     Raises
     ------
     InstanceError
         On a malformed dictionary: ``"<source>: <field path>: <what was expected>"``.
+
+    Examples
+    --------
+    >>> from coalloc.collective.io import pool_from_dict
+    >>> pool_from_dict({"names": ["cores"], "capacity": [[4], [2]]}).n_nodes
+    2
     """
     check_envelope(data, POOL_FORMAT, VERSION, f"{source}: {root}" if root else source)
     check(data, POOL_SCHEMA, source, root=root)
@@ -255,17 +286,55 @@ def write_pool(dst: PathOrFile, pool: ResourcePool) -> None:
 
 
 def request_to_dict(request: CollectiveRequest) -> dict:
-    """The request as a ``coalloc.collective.request`` dictionary."""
+    """The request as a ``coalloc.collective.request`` dictionary.
+
+    Parameters
+    ----------
+    request : CollectiveRequest
+        The request.
+
+    Returns
+    -------
+    dict
+        JSON-ready: the envelope and the fields of :meth:`CollectiveRequest.to_dict`.
+
+    Examples
+    --------
+    >>> import coalloc.collective as co
+    >>> from coalloc.collective.io import request_to_dict
+    >>> request_to_dict(co.CollectiveRequest(600, 2))["count"]
+    2
+    """
     return {"format": REQUEST_FORMAT, "version": VERSION, **request.to_dict()}
 
 
 def request_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> CollectiveRequest:
     """A request from a parsed dictionary (missing fields take the paper's defaults).
 
+    Parameters
+    ----------
+    data : dict
+        The parsed document (a request file, an instance's ``request``, a workload item).
+    source : str
+        The file name, first in every message.
+    root : str, optional
+        The path of ``data`` in its document (``"request"`` in an instance file).
+
+    Returns
+    -------
+    CollectiveRequest
+        The request, validated by the model.
+
     Raises
     ------
     InstanceError
         ``"<source>: <field path>: <what was expected>"``.
+
+    Examples
+    --------
+    >>> from coalloc.collective.io import request_from_dict
+    >>> request_from_dict({"duration": 600, "count": 2}).latest_start
+    86400.0
     """
     check_envelope(data, REQUEST_FORMAT, VERSION, f"{source}: {root}" if root else source)
     check(data, REQUEST_SCHEMA, source, root=root)
@@ -334,7 +403,36 @@ def write_request(dst: PathOrFile, request: CollectiveRequest) -> None:
 def instance_from_dict(
     data: Any, *, source: str = "<dict>"
 ) -> Tuple[ResourcePool, CollectiveRequest]:
-    """``(pool, request)`` from a parsed ``coalloc.collective.instance`` dictionary."""
+    """``(pool, request)`` from a parsed ``coalloc.collective.instance`` dictionary.
+
+    Parameters
+    ----------
+    data : dict
+        The parsed instance document.
+    source : str
+        The file name, first in every message.
+
+    Returns
+    -------
+    pool : ResourcePool
+        The pool.
+    request : CollectiveRequest
+        The request, naming only properties of the pool.
+
+    Raises
+    ------
+    InstanceError
+        A malformed part, or a request naming a property the pool does not have.
+
+    Examples
+    --------
+    >>> from coalloc.collective.io import instance_from_dict
+    >>> pool, req = instance_from_dict({"format": "coalloc.collective.instance", "version": 1,
+    ...     "pool": {"names": ["cores"], "capacity": [[4]]},
+    ...     "request": {"duration": 60, "count": 1}})
+    >>> pool.names, req.count
+    (('cores',), 1)
+    """
     check_envelope(data, INSTANCE_FORMAT, VERSION, source, required=True)
     check(data, INSTANCE_SCHEMA, source)
     pool = pool_from_dict(data["pool"], source=source, root="pool")
