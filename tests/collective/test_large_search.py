@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from coalloc.collective import _search, coallocate, verify
-from coalloc.collective._sets import fill as _fill
-from coalloc.collective._sets import lagrange as _lagrange
-from coalloc.collective._sets import large_search as _large_search
-from coalloc.collective._sets import top_rows as _top
+from coalloc.collective._heuristic_sets import fill as _fill
+from coalloc.collective._heuristic_sets import lagrange as _lagrange
+from coalloc.collective._heuristic_sets import large_search as _large_search
+from coalloc.collective._heuristic_sets import top_rows as _top
 from coalloc.collective.core import Kernels
 from coalloc.collective.generators import random_instance
 

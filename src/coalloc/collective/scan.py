@@ -16,10 +16,11 @@ every matching node come from the compiled kernel in blocks; then
    swaps also run from the tightest-fit greedy sets (overall and per property) and the best
    factor is kept.
 
-When ``N`` times the eligible nodes exceeds :data:`_LARGE`, step 3 is :func:`._sets.large_search`
-instead (weighted top-``N`` sets that also prove a start infeasible, a one-at-a-time fill,
-then the integer program) and the factor is raised by swaps on a shortlist
-(:func:`._sets.improve`); see ``docs/collective.md``, "Large N".
+When ``N`` times the eligible nodes exceeds :data:`_LARGE`, step 3 is
+:func:`._heuristic_sets.large_search` instead (weighted top-``N`` sets that also prove a start
+infeasible, a one-at-a-time fill, then the integer program) and the factor is raised by swaps
+on a shortlist (:func:`._heuristic_sets.improve`); see ``docs/collective.md``, "Large N".
+The sets are searched by :mod:`._heuristic_sets` and decided exactly by :mod:`._exact_sets`.
 
 The first start with a set wins: the start is the earliest (proven unless a test was
 undecided), the factor is the local optimum of the swaps (or the enumerated optimum). No
@@ -39,8 +40,9 @@ import numpy as np
 from .._shared import interrupt
 from .._shared import params as checks
 from .._shared.seeding import check_seed
+from ._exact_sets import best_subset, enumerate_best, feasible_subset
+from ._heuristic_sets import greedy_starts, improve, large_search
 from ._order import demand_first
-from ._sets import greedy_starts, improve, large_search
 from .core import (
     Clock,
     Problem,
@@ -53,7 +55,6 @@ from .core import (
     settled,
     solution,
 )
-from .exact import best_subset, enumerate_best, feasible_subset
 from .model import BLOCK, CollectiveRequest, ResourcePool
 from .result import CoallocationResult, stopped_result
 
@@ -66,7 +67,7 @@ _MAX_BLOCK = 512
 
 
 #: ``N`` times the eligible nodes above which a start's set is searched by
-#: :func:`._sets.large_search`
+#: :func:`._heuristic_sets.large_search`
 #: (the paper's sizes, ``N <= 60`` on 606 nodes, stay below it and keep their answers).
 _LARGE = 50_000
 #: The most sets the portfolio enumerates at the earliest start (the exact method's default).

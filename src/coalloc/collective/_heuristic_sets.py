@@ -1,7 +1,8 @@
-"""How the scan searches a set at one start: greedy starting sets for the swaps, and, when
-``N`` and the eligible nodes are many ("Large N" in ``docs/collective.md``), weighted-sum
-(Lagrangian) top-``N`` sets that can also prove a start infeasible, a one-at-a-time fill and
-the swaps on a shortlist that raise the factor.
+"""Heuristic sets of ``N`` nodes at one start, for the scan: greedy starting sets for its
+swaps, and, when ``N`` and the eligible nodes are many ("Large N" in ``docs/collective.md``),
+weighted-sum (Lagrangian) top-``N`` sets that can also prove a start infeasible, a
+one-at-a-time fill and the swaps on a shortlist that raise the factor. The exact decisions
+(integer program, enumeration) are in :mod:`._exact_sets`.
 
 Every function is deterministic (ties: the lower row) and takes the eligible rows of one start:
 available amounts ``a`` (rows x m), window maxima ``tm``, capacities ``cp``, totals ``d`` and
