@@ -34,14 +34,9 @@ from .._shared import interrupt
 from .._shared.params import check_method, offer_incumbent
 from .._shared.seeding import kernel_seed, resolve_seed
 from . import _occupancy
-from .model import (
-    OccupancyState,
-    ResourceGraph,
-    TaskGraph,
-    check_mapping,
-    occupancy_graph,
-)
-from .model import max_occupancy as _plain_max_occupancy
+from .model import ResourceGraph, TaskGraph, check_mapping
+from .occupancy import OccupancyState, comp_occupancy, occupancy_graph, open_occupancy
+from .occupancy import max_occupancy as _plain_max_occupancy
 from .result import MappingResult, TaskMappingResult
 from .routing import route_table
 
@@ -71,101 +66,6 @@ PROCESSOR_ORDERS = ("capacity", "index", "locality", "random")
 STREAMS = ("clustering", "processors")  # the seed's named streams (new ones go at the end)
 
 _TIE = 1e-12  # relative tolerance when comparing M_i values (incremental float updates)
-
-
-# --------------------------------------------------------------------------------------
-# Metrics (public, plain)
-# --------------------------------------------------------------------------------------
-
-
-def comp_occupancy(
-    tasks: TaskGraph, resources: ResourceGraph, mapping: Any, remaining: Any
-) -> float:
-    """``O_comp(G, P, m, Q)``: unmapped compute requirement over the capacity of ``Q``.
-
-    Infinite when ``Q`` is empty and some task is unmapped, 0 when every task is mapped.
-
-    Parameters
-    ----------
-    tasks : TaskGraph
-        The task graph ``G``.
-    resources : ResourceGraph
-        The resource graph ``P``.
-    mapping : array_like of int, shape (n,)
-        Partial mapping (``-1`` = unmapped).
-    remaining : array_like of int
-        The processors ``Q`` still to be filled.
-
-    Returns
-    -------
-    float
-        The compute occupancy ``O_comp``.
-
-    Raises
-    ------
-    ValueError, TypeError
-        An invalid mapping (as in :func:`load_graph`).
-
-    Examples
-    --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> tm.comp_occupancy(tasks, res, [1, -1, -1], [2])    # (2.0 + 1.5) / 5
-    0.7
-    """
-    m = check_mapping(tasks, resources, mapping, partial=True)
-    rest = float(tasks.node_weight[m < 0].sum())
-    cap = float(resources.capacity[np.asarray(remaining, dtype=np.int64)].sum())
-    if rest == 0:
-        return 0.0
-    return rest / cap if cap > 0 else float("inf")
-
-
-def open_occupancy(tasks: TaskGraph, resources: ResourceGraph, mapping: Any, q: int) -> float:
-    """``O_open``: communication between tasks on ``q`` and unmapped tasks, over the
-    bandwidth of the links adjacent to ``q``.
-
-    This is the paper's ``O<->``; for a directed task graph it counts both directions
-    (``O-> + O<-`` of the paper), because a link's capacity is shared by both directions.
-
-    Parameters
-    ----------
-    tasks : TaskGraph
-        The task graph ``G``.
-    resources : ResourceGraph
-        The resource graph ``P``.
-    mapping : array_like of int, shape (n,)
-        Partial mapping (``-1`` = unmapped).
-    q : int
-        The processor being filled.
-
-    Returns
-    -------
-    float
-        The open-communication occupancy of ``q``.
-
-    Raises
-    ------
-    ValueError, TypeError
-        An invalid mapping (as in :func:`load_graph`).
-
-    Examples
-    --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> tm.open_occupancy(tasks, res, [1, -1, -1], 1)     # 4 / 50
-    0.08
-    """
-    m = check_mapping(tasks, resources, mapping, partial=True)
-    s, t, vol = tasks.edges()
-    cross = ((m[s] == q) & (m[t] < 0)) | ((m[t] == q) & (m[s] < 0))
-    total = float(vol[cross].sum())
-    denom = float(resources.adjacent_bandwidth[q])
-    if total == 0:
-        return 0.0
-    return total / denom if denom > 0 else float("inf")
 
 
 # --------------------------------------------------------------------------------------

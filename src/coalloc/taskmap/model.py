@@ -1,4 +1,4 @@
-"""Task graphs, resource graphs and the occupancy of a mapping (Taura & Chien, section 3).
+"""Task graphs and resource graphs: the models of a mapping problem (Taura & Chien, section 3).
 
 A :class:`TaskGraph` has ``n`` tasks with a compute requirement each (node weight) and a
 communication matrix ``W`` (``W[s, t]`` = data task ``s`` sends to task ``t`` per unit of
@@ -14,18 +14,17 @@ pair of processors has one fixed route (a list of link ids), by default a shorte
 hop count; ``route_length="inverse_bandwidth"`` or an array of link lengths picks another
 shortest path. The route of ``(a, b)`` and of ``(b, a)`` is always the same set of links.
 
-The load graph ``L(G, P, m)`` of a mapping ``m`` adds each task's weight to its processor
-and each communicating pair's volume to every link on the route between their processors;
-the occupancy graph is ``O = L / P`` (load over capacity, node- and link-wise) and the
-objective is ``max(O)``, the inverse of the throughput. :func:`load_graph` computes it
-plainly from scratch; :class:`OccupancyState` (in :mod:`coalloc.taskmap.occupancy`, the
-package's one mutable state, re-exported here) keeps it up to date as single tasks are
-placed or removed, in ``O(degree x route length)`` per move.
+A mapping ``m`` puts every task on a processor (:func:`check_mapping` validates one). Its
+load graph ``L(G, P, m)``, occupancy graph ``O = L / P`` and the objective ``max(O)`` -- the
+occupancy measures -- live in :mod:`coalloc.taskmap.occupancy`, which builds on the models
+here; this module imports none of it (no import cycle).
+
+Two classes, one idea (the read-only graph models and their validation): about 800 lines,
+most of them numpydoc.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -34,19 +33,10 @@ from scipy.sparse import csgraph
 
 from .._shared.caches import cache_of
 from .._shared.validation import nonnegative_vector, readonly, square_sparse
-from . import _occupancy
+from .result import Bottleneck  # noqa: F401 - its old home: old pickles name it here
 from .routing import route_table
 
-__all__ = [
-    "TaskGraph",
-    "ResourceGraph",
-    "OccupancyState",
-    "load_graph",
-    "occupancy_graph",
-    "max_occupancy",
-    "Bottleneck",
-    "check_mapping",
-]
+__all__ = ["TaskGraph", "ResourceGraph", "check_mapping"]
 
 
 # --------------------------------------------------------------------------------------
@@ -824,56 +814,8 @@ class ResourceGraph:
 
 
 # --------------------------------------------------------------------------------------
-# Plain load / occupancy
+# Mappings onto the two graphs
 # --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Bottleneck:
-    """Where the maximum occupancy is: ``kind`` is ``"node"`` or ``"link"``.
-
-    Parameters
-    ----------
-    kind : {"node", "link"}
-        Whether the maximum is on a resource-graph node or on a link.
-    index : int
-        The node index or the link index.
-    occupancy : float
-        The occupancy there (the maximum of the occupancy graph).
-
-    Examples
-    --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> value, where = tm.max_occupancy(tasks, res, [1, 1, 2])
-    >>> where
-    Bottleneck(kind='node', index=1, occupancy=1.0)
-    >>> where.to_dict()
-    {'kind': 'node', 'index': 1, 'occupancy': 1.0}
-    """
-
-    kind: str
-    index: int
-    occupancy: float
-
-    def to_dict(self) -> dict:
-        """A JSON-ready dictionary.
-
-        Returns
-        -------
-        dict
-            ``kind``, ``index`` and ``occupancy``.
-
-        Examples
-        --------
-        >>> import coalloc.taskmap as tm
-        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-        >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-        >>> tm.OccupancyState(tasks, res, [1, 1, 2]).bottleneck().to_dict()
-        {'kind': 'node', 'index': 1, 'occupancy': 1.0}
-        """
-        return {"kind": self.kind, "index": int(self.index), "occupancy": float(self.occupancy)}
 
 
 def check_mapping(
@@ -881,7 +823,37 @@ def check_mapping(
 ) -> np.ndarray:
     """Validate a mapping (task -> processor node index); returns an int64 copy.
 
-    With ``partial=True`` entries ``-1`` mean "not mapped".
+    Parameters
+    ----------
+    tasks : TaskGraph
+        The task graph (``n`` tasks).
+    resources : ResourceGraph
+        The resource graph.
+    mapping : array_like of int, shape (n,)
+        The processor node of each task; with ``partial=True`` ``-1`` means "not mapped".
+    partial : bool, default False
+        Whether unmapped tasks (``-1``) are allowed.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        A copy of ``mapping``.
+
+    Raises
+    ------
+    TypeError
+        Entries that are not integers.
+    ValueError
+        A wrong shape, an index out of range or a task on a node that is not a processor.
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> from coalloc.taskmap.model import check_mapping
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> check_mapping(tasks, res, [1, -1, 2], partial=True).tolist()
+    [1, -1, 2]
     """
     try:
         m = np.array(mapping)
@@ -900,139 +872,3 @@ def check_mapping(
         bad = int(np.flatnonzero(~resources.is_processor[np.where(mapped, m, 0)] & mapped)[0])
         raise ValueError(f"mapping: task {bad} is on node {int(m[bad])}, which is not a processor")
     return m
-
-
-def load_graph(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> tuple:
-    """The load graph ``L(G, P, m)``: ``(node_load (R,), link_load (E,))``.
-
-    Entries ``-1`` in ``mapping`` are unmapped tasks (they and their communication add no
-    load).
-
-    Parameters
-    ----------
-    tasks : TaskGraph
-        The task graph ``G``.
-    resources : ResourceGraph
-        The resource graph ``P``.
-    mapping : array_like of int, shape (n,)
-        Processor node of each task; ``-1`` = unmapped.
-
-    Returns
-    -------
-    node_load : ndarray of float64, shape (R,)
-        Compute requirement placed on each node.
-    link_load : ndarray of float64, shape (E,)
-        Communication volume crossing each link (both directions).
-
-    Raises
-    ------
-    ValueError, TypeError
-        A mapping of the wrong shape, with non-integer entries, or onto a non-processor.
-
-    Examples
-    --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> node, link = tm.load_graph(tasks, res, [1, 1, 2])
-    >>> node.tolist(), link.tolist()
-    ([0.0, 3.0, 1.5], [1.0, 1.0])
-    """
-    m = check_mapping(tasks, resources, mapping, partial=True)
-    mapped = m >= 0
-    node = np.bincount(m[mapped], weights=tasks.node_weight[mapped], minlength=resources.n_nodes)
-    s, t, vol = tasks.edges()
-    link = _occupancy.link_loads(route_table(resources).kernel, m, s, t, vol)
-    return node.astype(np.float64), link
-
-
-def occupancy_graph(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> tuple:
-    """The occupancy graph ``O = L / P``: ``(node_occupancy (R,), link_occupancy (E,))``.
-
-    Routers (capacity 0) never carry load and get occupancy 0.
-
-    Parameters
-    ----------
-    tasks : TaskGraph
-        The task graph ``G``.
-    resources : ResourceGraph
-        The resource graph ``P``.
-    mapping : array_like of int, shape (n,)
-        Processor node of each task; ``-1`` = unmapped.
-
-    Returns
-    -------
-    node_occupancy : ndarray of float64, shape (R,)
-        Node load over node capacity.
-    link_occupancy : ndarray of float64, shape (E,)
-        Link load over link bandwidth.
-
-    Raises
-    ------
-    ValueError, TypeError
-        An invalid mapping (as in :func:`load_graph`).
-
-    Examples
-    --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> node, link = tm.occupancy_graph(tasks, res, [1, 1, 2])
-    >>> node.tolist(), link.tolist()
-    ([0.0, 1.0, 0.3], [0.02, 0.02])
-    """
-    node, link = load_graph(tasks, resources, mapping)
-    cap = resources.capacity
-    node_occ = np.divide(node, cap, out=np.zeros_like(node), where=cap > 0)
-    return node_occ, link / resources.bandwidth
-
-
-def max_occupancy(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> tuple:
-    """``(max(O(G, P, m)), Bottleneck)`` of a mapping; node wins ties, then lower index.
-
-    Parameters
-    ----------
-    tasks : TaskGraph
-        The task graph ``G``.
-    resources : ResourceGraph
-        The resource graph ``P``.
-    mapping : array_like of int, shape (n,)
-        Processor node of each task; ``-1`` = unmapped.
-
-    Returns
-    -------
-    occupancy : float
-        The maximum occupancy (the inverse of the pipeline's throughput).
-    bottleneck : Bottleneck
-        Where it is reached.
-
-    Raises
-    ------
-    ValueError, TypeError
-        An invalid mapping (as in :func:`load_graph`).
-
-    Examples
-    --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> tm.max_occupancy(tasks, res, [2, 2, 1])
-    (0.6, Bottleneck(kind='node', index=2, occupancy=0.6))
-    """
-    node_occ, link_occ = occupancy_graph(tasks, resources, mapping)
-    return _max_of(node_occ, link_occ)
-
-
-def _max_of(node_occ: np.ndarray, link_occ: np.ndarray) -> tuple:
-    i = int(np.argmax(node_occ))
-    best = Bottleneck("node", i, float(node_occ[i]))
-    if link_occ.shape[0]:
-        j = int(np.argmax(link_occ))
-        if link_occ[j] > best.occupancy:
-            best = Bottleneck("link", j, float(link_occ[j]))
-    return best.occupancy, best
-
-
-# The mutable occupancy state lives in its own module (the models here stay read-only);
-# imported last, since it builds on the functions above.
-from .occupancy import OccupancyState  # noqa: E402

@@ -62,7 +62,8 @@ from .._shared.params import offer_incumbent
 from .._shared.seeding import check_seed
 from . import _multilevel
 from .bounds import lower_bound
-from .model import ResourceGraph, TaskGraph, max_occupancy, occupancy_graph
+from .model import ResourceGraph, TaskGraph
+from .occupancy import max_occupancy, occupancy_graph
 from .result import TaskMappingResult
 from .routing import route_table
 
