@@ -20,6 +20,10 @@ between tasks on ``q`` and unmapped tasks -- over the bandwidth of the links adj
 
 Choices the paper leaves open are documented in ``coalloc docs taskmap`` (processor order,
 acceptance of an improvement, which bottleneck is removed first, directed graphs).
+
+This module validates and drives; the procedures themselves run in
+:class:`coalloc.taskmap.engine.Engine`, and the measures ``O``, ``O_comp`` and ``O_open``
+live in :mod:`coalloc.taskmap.occupancy` (re-exported here).
 """
 
 from __future__ import annotations
@@ -33,12 +37,11 @@ from scipy.sparse import csgraph
 from .._shared import interrupt
 from .._shared.params import check_method, offer_incumbent
 from .._shared.seeding import kernel_seed, resolve_seed
-from . import _occupancy
+from .engine import Engine
 from .model import ResourceGraph, TaskGraph, check_mapping
 from .occupancy import OccupancyState, comp_occupancy, occupancy_graph, open_occupancy
 from .occupancy import max_occupancy as _plain_max_occupancy
 from .result import MappingResult, TaskMappingResult
-from .routing import route_table
 
 __all__ = [
     "METHODS",
@@ -64,8 +67,6 @@ METHODS = {
 #: Orders in which ``map_tasks`` visits the processors (the paper: "a processor in Q").
 PROCESSOR_ORDERS = ("capacity", "index", "locality", "random")
 STREAMS = ("clustering", "processors")  # the seed's named streams (new ones go at the end)
-
-_TIE = 1e-12  # relative tolerance when comparing M_i values (incremental float updates)
 
 
 # --------------------------------------------------------------------------------------
@@ -126,164 +127,6 @@ def processor_order(resources: ResourceGraph, kind: str = "capacity", *, seed: A
     if kind == "locality":
         return procs[np.argsort(rank[procs], kind="stable")]
     return procs[np.lexsort((rank[procs], -resources.capacity[procs]))]
-
-
-# --------------------------------------------------------------------------------------
-# The engine
-# --------------------------------------------------------------------------------------
-
-
-class _Engine:
-    """The paper's procedures on one mutable :class:`OccupancyState`."""
-
-    def __init__(
-        self,
-        tasks: TaskGraph,
-        resources: ResourceGraph,
-        order: np.ndarray,
-        procs: np.ndarray,
-        *,
-        open_metric: bool,
-        early_exit: bool = True,
-    ):
-        self.tasks = tasks
-        self.res = resources
-        self.order = order
-        self.procs = procs
-        self.open_metric = open_metric
-        self.early_exit = early_exit
-        self.w = tasks.node_weight
-        self.indptr, self.indices, self.pw = tasks.undirected_csr()
-        cap = resources.capacity[procs]
-        # capacity of Q = the processors after position k in procs
-        self.cap_after = np.concatenate([np.cumsum(cap[::-1])[::-1][1:], [0.0]])
-        self.inv_cap = np.zeros(resources.n_nodes)
-        np.divide(1.0, resources.capacity, out=self.inv_cap, where=resources.is_processor)
-        self.inv_bw = 1.0 / resources.bandwidth
-        self.adj_bw = resources.adjacent_bandwidth
-        self.routes = route_table(resources).kernel
-        self.moves = 0
-
-    # -- section 4.4 ----------------------------------------------------------------------
-    def map_tasks_on(self, state: OccupancyState, q: int, cap_q: float, u: Optional[float]) -> int:
-        """Put the best prefix of the unmapped tasks (in order) on q; returns how many."""
-        mp = state.mapping
-        unmapped = self.order[mp[self.order] < 0]
-        if unmapped.shape[0] == 0:
-            return 0
-        rest = float(self.w[unmapped].sum())
-        cur = state.max_occupancy()
-        on_q = np.flatnonzero(mp == q)
-        open_vol = 0.0
-        if self.open_metric and on_q.shape[0]:
-            for y in on_q:
-                lo, hi = self.indptr[y], self.indptr[y + 1]
-                nb = self.indices[lo:hi]
-                open_vol += float(self.pw[lo:hi][mp[nb] < 0].sum())
-        adj = float(self.adj_bw[q])
-        inv_cq = self.inv_cap[q]
-        best_m = np.inf
-        best_i = 0
-        placed = 0
-        n_u = unmapped.shape[0]
-        for i in range(n_u):
-            if not i & 63:
-                interrupt.check()  # a batch's timeout or cancellation
-            t = int(unmapped[i])
-            ids = state.place(t, q)
-            placed += 1
-            self.moves += 1
-            occ = state.node_load[q] * inv_cq
-            if occ > cur:
-                cur = occ
-            if ids.shape[0]:
-                lo_ = float((state.link_load[ids] * self.inv_bw[ids]).max())
-                if lo_ > cur:
-                    cur = lo_
-            rest -= self.w[t]
-            if i == n_u - 1:
-                comp = 0.0  # nothing left to place
-            else:
-                comp = max(rest, 0.0) / cap_q if cap_q > 0 else np.inf
-            m_i = max(cur, comp)
-            if self.open_metric:
-                lo, hi = self.indptr[t], self.indptr[t + 1]
-                nb = self.indices[lo:hi]
-                where = mp[nb]
-                vol = self.pw[lo:hi]
-                open_vol += float(vol[where < 0].sum()) - float(vol[where == q].sum())
-                if open_vol > 1e-12 * (1.0 + abs(open_vol)):
-                    o_open = open_vol / adj if adj > 0 else np.inf
-                    m_i = max(m_i, o_open)
-            # early exit / bound u: m_i can no longer be chosen, nor anything after it
-            if u is not None and cur > u * (1 + _TIE):
-                break
-            if self.early_exit and cur > best_m * (1 + _TIE):
-                break
-            if m_i <= best_m * (1 + _TIE):
-                best_m = min(best_m, m_i)
-                best_i = i + 1
-        for j in range(placed - 1, best_i - 1, -1):
-            state.remove(int(unmapped[j]))
-        return best_i
-
-    def map_tasks(self, state: OccupancyState, u: Optional[float] = None) -> bool:
-        """Map every unmapped task (Fig. 7); False when the bound u makes it give up."""
-        for k, q in enumerate(self.procs):
-            if not (state.mapping < 0).any():
-                return True
-            cap_q = float(self.cap_after[k])
-            self.map_tasks_on(state, int(q), cap_q, u)
-            if u is not None:
-                rest = float(self.w[state.mapping < 0].sum())
-                if rest > 0 and (cap_q <= 0 or rest / cap_q > u):
-                    return False
-        return not (state.mapping < 0).any()
-
-    # -- section 4.5 ----------------------------------------------------------------------
-    def remove_bottlenecks(self, state: OccupancyState, acceleration: float) -> None:
-        """Unmap bottleneck tasks until the maximum occupancy is at most acceleration x max."""
-        target = acceleration * state.max_occupancy()
-        s_all, t_all, vol_all = self.tasks.edges()
-        while True:
-            interrupt.check()  # a batch's timeout or cancellation
-            link_occ = state.link_occupancy()
-            node_occ = state.node_occupancy()
-            l_best = int(np.argmax(link_occ)) if link_occ.shape[0] else -1
-            if l_best >= 0 and link_occ[l_best] > target:
-                mp = state.mapping
-                a, b = mp[s_all], mp[t_all]
-                live = np.flatnonzero((a >= 0) & (b >= 0) & (a != b))
-                uses = _occupancy.route_uses(self.routes, a[live], b[live], l_best)
-                cand = live[uses]
-                e = int(cand[np.argmax(vol_all[cand])])
-                state.remove(int(s_all[e]))
-                state.remove(int(t_all[e]))
-                continue
-            p = int(np.argmax(node_occ))
-            if node_occ[p] > target:
-                on_p = np.flatnonzero(state.mapping == p)
-                t = int(on_p[np.argmax(self.w[on_p])])
-                state.remove(t)
-                continue
-            return
-
-    def improve(
-        self, state: OccupancyState, acceleration: float, bound_factor: Optional[float]
-    ) -> bool:
-        """One round of Fig. 10; keeps the result only if it lowers the occupancy."""
-        before = state.max_occupancy()
-        saved = state.mapping.copy()
-        self.remove_bottlenecks(state, acceleration)
-        u = None if bound_factor is None else bound_factor * before
-        ok = self.map_tasks(state, u)
-        if ok:
-            state.refresh()
-            if state.max_occupancy() < before * (1 - _TIE):
-                return True
-        state.mapping = saved
-        state.refresh()
-        return False
 
 
 # --------------------------------------------------------------------------------------
@@ -457,7 +300,7 @@ def _map_tasks(task_graph, resource_graph, *, method, seed, initial, order, proc
     t1 = time.perf_counter()
     task_order = _task_order(task_graph, order, seed_cluster, clustering)
     t2 = time.perf_counter()
-    eng = _Engine(
+    eng = Engine(
         task_graph, resource_graph, task_order, procs, open_metric=open_metric,
         early_exit=early_exit,
     )  # fmt: skip
@@ -582,7 +425,7 @@ def map_tasks_on(
     if int(q_arr[0]) in set(rem.tolist()):
         raise ValueError("remaining must not contain q")
     state = OccupancyState(task_graph, resource_graph, mapping)
-    eng = _Engine(
+    eng = Engine(
         task_graph, resource_graph, _check_order(order, task_graph.n), rem,
         open_metric=open_metric, early_exit=early_exit,
     )  # fmt: skip
@@ -631,7 +474,7 @@ def remove_bottlenecks(
     """
     _check_graphs(task_graph, resource_graph)
     state = OccupancyState(task_graph, resource_graph, mapping)
-    eng = _Engine(
+    eng = Engine(
         task_graph, resource_graph, np.arange(task_graph.n), resource_graph.processors,
         open_metric=False,
     )  # fmt: skip
@@ -705,7 +548,7 @@ def improve(
     else:
         procs = _check_procs(resource_graph, processor_order, "processor_order")
     state = OccupancyState(task_graph, resource_graph, m)
-    eng = _Engine(
+    eng = Engine(
         task_graph, resource_graph, _check_order(order, task_graph.n), procs,
         open_metric=open_metric,
     )  # fmt: skip
