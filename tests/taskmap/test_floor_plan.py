@@ -140,6 +140,6 @@ def test_no_module_over_800_lines_without_a_reason():
         text = path.read_text()
         n = text.count("\n")
         doc = ast.get_docstring(ast.parse(text)) or ""
-        if n > 850 or (n > 800 and "lines" not in doc):
+        if n > 800 and "over 800 lines" not in doc.lower():  # the reason, at its top
             long[name] = n
     assert not long, long

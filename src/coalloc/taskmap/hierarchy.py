@@ -11,13 +11,12 @@ costs (sum of ``1 / bandwidth``). :func:`topology` builds it once per resource g
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 from .._shared import interrupt
 from .._shared.caches import cache_of
 from . import _multilevel
-from .model import ResourceGraph
+from .model import ResourceGraph, link_adjacency
 from .routing import route_table
 
 __all__ = ["hierarchy_order", "Topology", "topology"]
@@ -57,11 +56,7 @@ class Topology:
 
     def __init__(self, res: ResourceGraph):
         r = res.n_nodes
-        ln = res.links
-        adj = sp.csr_matrix(
-            (np.ones(2 * ln.shape[0]), (np.r_[ln[:, 0], ln[:, 1]], np.r_[ln[:, 1], ln[:, 0]])),
-            shape=(r, r),
-        )
+        adj = link_adjacency(r, res.links)
         procs = res.processors
         # root: smallest eccentricity (on big graphs: from a sample of processors)
         if r <= 1500:

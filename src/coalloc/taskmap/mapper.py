@@ -38,7 +38,7 @@ from .._shared import interrupt
 from .._shared.params import check_method, offer_incumbent
 from .._shared.seeding import kernel_seed, resolve_seed
 from .engine import Engine
-from .model import ResourceGraph, TaskGraph, check_mapping
+from .model import ResourceGraph, TaskGraph, check_graphs, check_mapping, link_adjacency
 from .occupancy import OccupancyState, comp_occupancy, occupancy_graph, open_occupancy
 from .occupancy import max_occupancy as _plain_max_occupancy
 from .result import MappingResult, TaskMappingResult
@@ -114,13 +114,7 @@ def processor_order(resources: ResourceGraph, kind: str = "capacity", *, seed: A
         raise ValueError(f"processor_order must be one of {PROCESSOR_ORDERS}, got {kind!r}")
     start = int(procs[np.argmax(resources.capacity[procs])])
     r = resources.n_nodes
-    ln = resources.links
-    import scipy.sparse as sp
-
-    adj = sp.csr_matrix(
-        (np.ones(2 * ln.shape[0]), (np.r_[ln[:, 0], ln[:, 1]], np.r_[ln[:, 1], ln[:, 0]])),
-        shape=(r, r),
-    )
+    adj = link_adjacency(r, resources.links)
     walk = csgraph.depth_first_order(adj, start, directed=False, return_predecessors=False)
     rank = np.full(r, r, dtype=np.int64)
     rank[walk] = np.arange(walk.shape[0])
@@ -132,13 +126,6 @@ def processor_order(resources: ResourceGraph, kind: str = "capacity", *, seed: A
 # --------------------------------------------------------------------------------------
 # Public API
 # --------------------------------------------------------------------------------------
-
-
-def _check_graphs(tasks: Any, resources: Any) -> None:
-    if not isinstance(tasks, TaskGraph):
-        raise TypeError(f"task_graph must be a TaskGraph, got {type(tasks).__name__}")
-    if not isinstance(resources, ResourceGraph):
-        raise TypeError(f"resource_graph must be a ResourceGraph, got {type(resources).__name__}")
 
 
 def _check_order(order: Any, n: int) -> np.ndarray:
@@ -274,7 +261,7 @@ def _map_tasks(task_graph, resource_graph, *, method, seed, initial, order, proc
     offered to the time limit in force (:func:`coalloc._shared.params.offer_incumbent`);
     the multilevel mapper, which runs it as one of its starts, passes False."""
     t0 = time.perf_counter()
-    _check_graphs(task_graph, resource_graph)
+    check_graphs(task_graph, resource_graph)
     check_method(method, METHODS)
     seed = resolve_seed(seed)  # None: fresh, and the result says which
     if not 0 < float(acceleration) <= 1:
@@ -419,7 +406,7 @@ def map_tasks_on(
     >>> tm.map_tasks_on(tasks, res, [-1, -1, -1], 2, [1], order=[0, 1, 2]).tolist()
     [2, 2, -1]
     """
-    _check_graphs(task_graph, resource_graph)
+    check_graphs(task_graph, resource_graph)
     q_arr = _check_procs(resource_graph, [q], "q")
     rem = _check_procs(resource_graph, remaining, "remaining")
     if int(q_arr[0]) in set(rem.tolist()):
@@ -472,7 +459,7 @@ def remove_bottlenecks(
     >>> tm.remove_bottlenecks(tasks, res, [2, 2, 2]).tolist()
     [2, -1, 2]
     """
-    _check_graphs(task_graph, resource_graph)
+    check_graphs(task_graph, resource_graph)
     state = OccupancyState(task_graph, resource_graph, mapping)
     eng = Engine(
         task_graph, resource_graph, np.arange(task_graph.n), resource_graph.processors,
@@ -541,7 +528,7 @@ def improve(
     >>> better.tolist(), round(tm.max_occupancy(tasks, res, better)[0], 4)
     ([2, 1, 2], 0.6667)
     """
-    _check_graphs(task_graph, resource_graph)
+    check_graphs(task_graph, resource_graph)
     m = check_mapping(task_graph, resource_graph, mapping)
     if isinstance(processor_order, str):
         procs = _procs_by_kind(resource_graph, processor_order, seed)

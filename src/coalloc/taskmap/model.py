@@ -19,8 +19,10 @@ load graph ``L(G, P, m)``, occupancy graph ``O = L / P`` and the objective ``max
 occupancy measures -- live in :mod:`coalloc.taskmap.occupancy`, which builds on the models
 here; this module imports none of it (no import cycle).
 
-Two classes, one idea (the read-only graph models and their validation): about 800 lines,
-most of them numpydoc.
+Why over 800 lines: one idea, the two read-only graph models with their constructors from
+arrays, matrices and networkx, and the checks of what is handed to them (about 920 lines,
+half of them the numpydoc and examples of a public API). Splitting the two classes apart
+would split the validation helpers they share.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from .._shared.validation import nonnegative_vector, readonly, square_sparse
 from .result import Bottleneck  # noqa: F401 - its old home: old pickles name it here
 from .routing import route_table
 
-__all__ = ["TaskGraph", "ResourceGraph", "check_mapping"]
+__all__ = ["TaskGraph", "ResourceGraph", "check_mapping", "check_graphs", "link_adjacency"]
 
 
 # --------------------------------------------------------------------------------------
@@ -71,6 +73,31 @@ def _check_names(names: Any, n: int, argname: str) -> Optional[list]:
         if j != i:
             raise ValueError(f"{argname}[{i}] = {x!r} repeats {argname}[{j}]")
     return out
+
+
+def link_adjacency(n_nodes: int, links: np.ndarray) -> sp.csr_matrix:
+    """The symmetric ``n_nodes x n_nodes`` adjacency (ones) of undirected ``(E, 2)`` links.
+
+    Parameters
+    ----------
+    n_nodes : int
+        The number of nodes.
+    links : ndarray of int64, shape (E, 2)
+        Validated links (as :attr:`ResourceGraph.links`).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        A 1 at ``[u, v]`` and ``[v, u]`` for every link ``{u, v}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> link_adjacency(3, np.array([[0, 1], [0, 2]])).toarray().tolist()
+    [[0.0, 1.0, 1.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
+    """
+    ends = (np.r_[links[:, 0], links[:, 1]], np.r_[links[:, 1], links[:, 0]])
+    return sp.csr_matrix((np.ones(2 * links.shape[0]), ends), shape=(n_nodes, n_nodes))
 
 
 def _attribute(data: dict, key: Optional[str], default: float, where: str) -> float:
@@ -462,12 +489,7 @@ class ResourceGraph:
         # Connectivity is checked here (one pass); the routes themselves -- one Dijkstra from
         # every processor -- are computed on first use by routing.route_table and shared by
         # every graph with the same links, lengths and processors.
-        adj = sp.csr_matrix(
-            (np.ones(2 * e),
-             (np.concatenate([ln[:, 0], ln[:, 1]]), np.concatenate([ln[:, 1], ln[:, 0]]))),
-            shape=(r, r),
-        )  # fmt: skip
-        _, label = csgraph.connected_components(adj, directed=False)
+        _, label = csgraph.connected_components(link_adjacency(r, ln), directed=False)
         first = int(self.processors[0])
         apart = label != label[first]
         if apart[self.processors].any():
@@ -816,6 +838,37 @@ class ResourceGraph:
 # --------------------------------------------------------------------------------------
 # Mappings onto the two graphs
 # --------------------------------------------------------------------------------------
+
+
+def check_graphs(
+    tasks: Any, resources: Any, names: tuple = ("task_graph", "resource_graph")
+) -> None:
+    """Raise TypeError unless ``tasks`` is a :class:`TaskGraph` and ``resources`` a
+    :class:`ResourceGraph`, naming the argument (``names``: the caller's two names).
+
+    Parameters
+    ----------
+    tasks, resources : object
+        What the caller was given.
+    names : (str, str), default ("task_graph", "resource_graph")
+        The caller's names of the two arguments, for the message.
+
+    Raises
+    ------
+    TypeError
+        An argument of another type.
+
+    Examples
+    --------
+    >>> check_graphs([1.0], None)
+    Traceback (most recent call last):
+    ...
+    TypeError: task_graph must be a TaskGraph, got list
+    """
+    if not isinstance(tasks, TaskGraph):
+        raise TypeError(f"{names[0]} must be a TaskGraph, got {type(tasks).__name__}")
+    if not isinstance(resources, ResourceGraph):
+        raise TypeError(f"{names[1]} must be a ResourceGraph, got {type(resources).__name__}")
 
 
 def check_mapping(

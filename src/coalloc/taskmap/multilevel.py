@@ -66,7 +66,7 @@ from .bisection import bisect_map
 from .bounds import lower_bound
 from .hierarchy import Topology, hierarchy_order, topology
 from .levels import Level, coarsen_level
-from .model import ResourceGraph, TaskGraph
+from .model import ResourceGraph, TaskGraph, check_graphs
 from .occupancy import max_occupancy, occupancy_graph
 from .refinement import RefineState, cut_refine, refine
 from .result import TaskMappingResult
@@ -242,10 +242,7 @@ def map_multilevel(
     >>> result.max_occupancy, result.method
     (0.6, 'multilevel')
     """
-    if not isinstance(tasks, TaskGraph):
-        raise TypeError(f"tasks must be a TaskGraph, got {type(tasks).__name__}")
-    if not isinstance(resources, ResourceGraph):
-        raise TypeError(f"resources must be a ResourceGraph, got {type(resources).__name__}")
+    check_graphs(tasks, resources, ("tasks", "resources"))
     seed = check_seed(seed)
     if isinstance(coarse_factor, bool) or not isinstance(coarse_factor, (int, float)):
         raise TypeError("coarse_factor must be a number")
