@@ -18,7 +18,7 @@ from scipy.sparse import csgraph
 from .._shared import interrupt
 from . import _multilevel
 from .hierarchy import Topology
-from .levels import Level, subgraph
+from .levels import TaskLevel, subgraph
 
 __all__ = ["bisect_map", "grow", "spectral_split", "split_point", "hop_distances"]
 
@@ -59,7 +59,7 @@ def hop_distances(csr: tuple, src: int) -> np.ndarray:
 
 
 def grow(
-    level: Level, verts: np.ndarray, target: float, trials: int = 3, spectral: bool = True
+    level: TaskLevel, verts: np.ndarray, target: float, trials: int = 3, spectral: bool = True
 ) -> np.ndarray:
     """Boolean mask over ``verts``: a part of weight about ``target`` with a small cut.
 
@@ -156,7 +156,7 @@ def split_point(gap: list, lo: int, hi: int) -> int:
 
 def bisect_map(
     topo: Topology,
-    level: Level,
+    level: TaskLevel,
     subset: np.ndarray,
     share: np.ndarray,
     full: bool = True,

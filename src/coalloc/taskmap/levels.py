@@ -1,6 +1,6 @@
 """The task side of the multilevel mapper: the levels of the coarsening.
 
-A :class:`Level` is one task graph of the hierarchy (symmetric CSR of the pair weights,
+A :class:`TaskLevel` is one task graph of the hierarchy (symmetric CSR of the pair weights,
 vertex weights, and the map to the next coarser level). :func:`coarsen_level` contracts a
 level by heavy-edge matching (vertices in a seeded random order, each matched with the
 unmatched neighbour it exchanges most with, under a weight cap). A stream inside a coarse
@@ -17,10 +17,10 @@ import scipy.sparse as sp
 from .._shared import interrupt
 from . import _multilevel
 
-__all__ = ["Level", "coarsen_level", "expand", "subgraph"]
+__all__ = ["TaskLevel", "coarsen_level", "expand", "subgraph"]
 
 
-class Level:
+class TaskLevel:
     """One level: symmetric CSR (pair weights), vertex weights, map to the next coarser."""
 
     def __init__(self, ip, ix, iw, vw):
@@ -37,7 +37,7 @@ class Level:
         return self._kern
 
 
-def coarsen_level(level: Level, max_w: float, rng: np.random.Generator) -> Optional[Level]:
+def coarsen_level(level: TaskLevel, max_w: float, rng: np.random.Generator) -> Optional[TaskLevel]:
     n = level.n
     ip, ix, iw, vw = level.ip, level.ix, level.iw, level.vw
     match = np.full(n, -1, dtype=np.int64)
@@ -69,7 +69,7 @@ def coarsen_level(level: Level, max_w: float, rng: np.random.Generator) -> Optio
     a.eliminate_zeros()
     a.sort_indices()
     level.cmap = cmap
-    return Level(
+    return TaskLevel(
         a.indptr.astype(np.int64), a.indices.astype(np.int64), a.data.astype(np.float64), cvw
     )
 
@@ -84,7 +84,7 @@ def expand(starts: np.ndarray, lens: np.ndarray) -> tuple:
     return np.repeat(starts, lens) + (np.arange(total) - first[owner]), owner
 
 
-def subgraph(level: Level, verts: np.ndarray) -> tuple:
+def subgraph(level: TaskLevel, verts: np.ndarray) -> tuple:
     """CSR ``(indptr, indices, data)`` of the graph induced by ``verts`` (local ids)."""
     n_loc = verts.shape[0]
     loc = np.full(level.n, -1, dtype=np.int64)

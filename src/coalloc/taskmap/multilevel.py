@@ -65,7 +65,7 @@ from .._shared.seeding import check_seed
 from .bisection import bisect_map
 from .bounds import lower_bound
 from .hierarchy import Topology, hierarchy_order, topology
-from .levels import Level, coarsen_level
+from .levels import TaskLevel, coarsen_level
 from .model import ResourceGraph, TaskGraph, check_graphs
 from .occupancy import max_occupancy, occupancy_graph
 from .refinement import RefineState, cut_refine, refine
@@ -87,7 +87,7 @@ _FINE_WORK = 24_000
 # --------------------------------------------------------------------------------------
 
 
-def _quick_start(topo: Topology, fine: Level) -> np.ndarray:
+def _quick_start(topo: Topology, fine: TaskLevel) -> np.ndarray:
     """The tasks in index order cut into blocks, one per processor in hierarchy order, each
     block's compute proportional to its processor's capacity: a complete mapping in
     microseconds (the first answer a time limit can return; on stencils in row-major order
@@ -274,7 +274,7 @@ def map_multilevel(
     topo = topology(resources)
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     ip, ix, iw = tasks.undirected_csr()
-    fine = Level(
+    fine = TaskLevel(
         np.asarray(ip, dtype=np.int64),
         np.asarray(ix, dtype=np.int64),
         np.asarray(iw, dtype=np.float64),

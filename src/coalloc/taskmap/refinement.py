@@ -14,7 +14,7 @@ import numpy as np
 from .._shared import interrupt
 from . import _multilevel
 from .hierarchy import Topology
-from .levels import Level, expand
+from .levels import TaskLevel, expand
 
 __all__ = ["RefineState", "cut_refine", "refine", "TINY"]
 
@@ -23,7 +23,7 @@ TINY = 1e-12
 
 
 class RefineState:
-    def __init__(self, topo: Topology, level: Level, m: np.ndarray):
+    def __init__(self, topo: Topology, level: TaskLevel, m: np.ndarray):
         self.topo, self.level = topo, level
         self.m = m.astype(np.int64).copy()
         self.rows = np.repeat(np.arange(level.n), np.diff(level.ip))
