@@ -242,34 +242,11 @@ def map_multilevel(
     >>> result.max_occupancy, result.method
     (0.6, 'multilevel')
     """
-    check_graphs(tasks, resources, ("tasks", "resources"))
-    seed = check_seed(seed)
-    if isinstance(coarse_factor, bool) or not isinstance(coarse_factor, (int, float)):
-        raise TypeError("coarse_factor must be a number")
-    if not (np.isfinite(coarse_factor) and coarse_factor > 0):
-        raise ValueError(f"coarse_factor must be positive, got {coarse_factor!r}")
-    if not isinstance(subsets, (bool, np.bool_)):
-        raise TypeError("subsets must be a bool")
-    if isinstance(paper_start, bool) or not isinstance(paper_start, (int, np.integer)):
-        raise TypeError(f"paper_start must be an int, got {paper_start!r}")
-    if speed_exponents is None:  # up to paper_start tasks the paper's start is one more
-        speed_exponents = (1.0,) if tasks.n <= paper_start else (1.0, 0.5, 0.0)
-    if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or keep < 1:
-        raise ValueError(f"keep must be an int >= 1, got {keep!r}")
-    if max_moves is not None and (
-        isinstance(max_moves, bool) or not isinstance(max_moves, (int, np.integer)) or max_moves < 0
-    ):
-        raise ValueError(f"max_moves must be an int >= 0 or None, got {max_moves!r}")
-    if resources.n_processors == 0:
-        raise ValueError("resources has no processor")
-    params = {"coarse_factor": float(coarse_factor), "subsets": bool(subsets), "keep": int(keep)}
-    params["max_moves"] = max_moves
-    exps = tuple(float(a) for a in speed_exponents)
-    if not exps or not all(np.isfinite(exps)) or min(exps) < 0:
-        raise ValueError(f"speed_exponents must be non-negative numbers, got {speed_exponents!r}")
-    params["speed_exponents"] = exps
-    params["paper_start"] = int(paper_start)
-    speed_exponents = exps
+    seed, params = _checked_params(
+        tasks, resources, seed, coarse_factor, subsets, keep, max_moves, speed_exponents,
+        paper_start,
+    )  # fmt: skip
+    speed_exponents = params["speed_exponents"]
     t0 = time.perf_counter()
     topo = topology(resources)
     rng = np.random.default_rng(np.random.SeedSequence(seed))
@@ -293,34 +270,9 @@ def map_multilevel(
             # the paper's open+improve (unchanged) as one more start, refined by bottleneck
             # moves; first, since it is quick there (its mappings are offered as they come),
             # and weighed against the others last (ties go to the multilevel's starts)
-            from .mapper import map_tasks_quietly
-
-            where = np.empty(resources.n_nodes, dtype=np.int64)
-            where[topo.order_nodes] = np.arange(topo.P)
-
-            def offer_from(level: int):
-                def on_mapping(mapping: np.ndarray, value: float) -> None:
-                    inc.offer(value, where[mapping], 0, [value], initial_level=level)
-
-                return on_mapping
-
-            # the paper's "base" first: its clustering and one greedy pass take milliseconds
-            found = map_tasks_quietly(tasks, resources, offer_from(-3), method="base", seed=seed)
-            value = RefineState(topo, levels[0], where[found.mapping]).maximum()
-            first = (value, where[found.mapping], [value], len(set(found.mapping.tolist())), -3)
-            found = map_tasks_quietly(  # the same task order (clustering) as base's
-                tasks,
-                resources,
-                offer_from(-1),
-                method="open+improve",
-                seed=seed,
-                order=found.order,
-            )
-            state = RefineState(topo, levels[0], where[found.mapping])
-            history = [state.maximum()]
-            cap = max_moves if max_moves is not None else max(200, 4 * tasks.n)
-            total_moves += refine(state, cap)
-            history.append(state.maximum())
+            first, state, history, moves = _paper_starts(tasks, resources, topo, fine, inc,
+                                                         seed, max_moves)  # fmt: skip
+            total_moves += moves
             inc.offer(history[-1], state.m, 0, history, moves=total_moves, initial_level=-1)
             paper = (history[-1], state.m, history, int(np.unique(state.m).shape[0]), -1)
         target = max(int(coarse_factor * topo.P), 16)
@@ -334,48 +286,12 @@ def map_multilevel(
         t1 = time.perf_counter()
         coarse = levels[-1]
         coarsest = len(levels) - 1
-        ks = _prefixes(topo.P) if subsets else [topo.P]
-        # processor subsets: prefixes of the hierarchy order, and the k fastest processors
-        # (ties: hierarchy order), each kept in hierarchy order for the bisection
-        fastest = np.argsort(-topo.cap, kind="stable")
-        sets: list = []
-        seen_sets: set = set()
-        for k in ks:
-            for sub in (np.arange(k, dtype=np.int64), np.sort(fastest[:k]).astype(np.int64)):
-                if sub.tobytes() not in seen_sets:  # equal subsets (int64 alike): equal bytes
-                    seen_sets.add(sub.tobytes())
-                    sets.append(sub)
-        starts = []
-        seen_shares: list = []
-        for alpha in speed_exponents:
-            share = topo.cap**alpha
-            share = share / share.max()
-            if any(np.array_equal(share, other) for other in seen_shares):
-                continue  # equal capacities: every exponent gives the same shares
-            seen_shares.append(share)
-            for i, sub in enumerate(sets if len(seen_shares) == 1 else sets[:1]):
-                st = RefineState(topo, coarse, bisect_map(topo, coarse, sub, share, full=False))
-                cut_refine(st, sub, share)
-                starts.append((st.maximum(), -sub.shape[0], -alpha, i, st, share, sub))
-                inc.offer(st.maximum(), st.m, coarsest, [st.maximum()], initial_level=coarsest)
+        sets = _processor_sets(topo, subsets)
+        starts = _coarse_starts(topo, coarse, coarsest, sets, speed_exponents, inc)
         starts.sort(key=lambda x: x[:4])
         t2 = time.perf_counter()
         best = None
-        plan = []
-        fine_left = max(_FINE_STARTS, _FINE_WORK // max(tasks.n, 1))
-        for rank, start in enumerate(starts):
-            # the kept starts through all levels, the best of them also bisected again on the
-            # finest graph; every start on all processors (one per speed exponent) is bisected
-            # on the finest graph too (the coarse ranking is a weak predictor there)
-            tops = []
-            if rank < keep:
-                tops.append(coarsest)
-            if (rank < _FINE_STARTS or start[6].shape[0] == topo.P) and coarsest > 0:
-                if fine_left > 0:
-                    tops.append(0)
-                    fine_left -= 1
-            if tops:
-                plan.append((start, tops))
+        plan = _plan(starts, keep, coarsest, topo.P, tasks.n)
         for (occ0, _, _, _, st, share, sub), tops in plan:
             for top in tops:
                 if top == coarsest:
@@ -424,6 +340,140 @@ def map_multilevel(
         "initial_level": int(best[4]),
     }
     return _result(tasks, resources, mapping, seed, params, timings, iterations, best[2])
+
+
+def _checked_params(tasks, resources, seed, coarse_factor, subsets, keep, max_moves,
+                    speed_exponents, paper_start) -> tuple:  # fmt: skip
+    """The arguments of :func:`map_multilevel`, checked: ``(seed, params)``, the default
+    ``speed_exponents`` filled in."""
+    check_graphs(tasks, resources, ("tasks", "resources"))
+    seed = check_seed(seed)
+    if isinstance(coarse_factor, bool) or not isinstance(coarse_factor, (int, float)):
+        raise TypeError("coarse_factor must be a number")
+    if not (np.isfinite(coarse_factor) and coarse_factor > 0):
+        raise ValueError(f"coarse_factor must be positive, got {coarse_factor!r}")
+    if not isinstance(subsets, (bool, np.bool_)):
+        raise TypeError("subsets must be a bool")
+    if isinstance(paper_start, bool) or not isinstance(paper_start, (int, np.integer)):
+        raise TypeError(f"paper_start must be an int, got {paper_start!r}")
+    if speed_exponents is None:  # up to paper_start tasks the paper's start is one more
+        speed_exponents = (1.0,) if tasks.n <= paper_start else (1.0, 0.5, 0.0)
+    if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or keep < 1:
+        raise ValueError(f"keep must be an int >= 1, got {keep!r}")
+    if max_moves is not None and (
+        isinstance(max_moves, bool) or not isinstance(max_moves, (int, np.integer)) or max_moves < 0
+    ):
+        raise ValueError(f"max_moves must be an int >= 0 or None, got {max_moves!r}")
+    if resources.n_processors == 0:
+        raise ValueError("resources has no processor")
+    params = {"coarse_factor": float(coarse_factor), "subsets": bool(subsets), "keep": int(keep)}
+    params["max_moves"] = max_moves
+    exps = tuple(float(a) for a in speed_exponents)
+    if not exps or not all(np.isfinite(exps)) or min(exps) < 0:
+        raise ValueError(f"speed_exponents must be non-negative numbers, got {speed_exponents!r}")
+    params["speed_exponents"] = exps
+    params["paper_start"] = int(paper_start)
+    return seed, params
+
+
+def _paper_starts(tasks, resources, topo: Topology, fine: TaskLevel, inc: _Incumbent, seed,
+                  max_moves) -> tuple:  # fmt: skip
+    """The paper's ``"base"`` and ``"open+improve"`` mappings as starts (their mappings
+    offered as they come), the second refined by bottleneck moves: ``(first, state,
+    history, moves)``, ``first`` the base start as :func:`map_multilevel` weighs it. The
+    caller offers the refined mapping (so that its count of moves is the caller's)."""
+    from .mapper import map_tasks_quietly
+
+    where = np.empty(resources.n_nodes, dtype=np.int64)
+    where[topo.order_nodes] = np.arange(topo.P)
+
+    def offer_from(level: int):
+        def on_mapping(mapping: np.ndarray, value: float) -> None:
+            inc.offer(value, where[mapping], 0, [value], initial_level=level)
+
+        return on_mapping
+
+    # the paper's "base" first: its clustering and one greedy pass take milliseconds
+    found = map_tasks_quietly(tasks, resources, offer_from(-3), method="base", seed=seed)
+    value = RefineState(topo, fine, where[found.mapping]).maximum()
+    first = (value, where[found.mapping], [value], len(set(found.mapping.tolist())), -3)
+    found = map_tasks_quietly(  # the same task order (clustering) as base's
+        tasks,
+        resources,
+        offer_from(-1),
+        method="open+improve",
+        seed=seed,
+        order=found.order,
+    )
+    state = RefineState(topo, fine, where[found.mapping])
+    history = [state.maximum()]
+    cap = max_moves if max_moves is not None else max(200, 4 * tasks.n)
+    moves = refine(state, cap)
+    history.append(state.maximum())
+    return first, state, history, moves
+
+
+def _processor_sets(topo: Topology, subsets: bool) -> list:
+    """The processor subsets the coarse starts are bisected onto: nested prefixes of the
+    hierarchy order and the ``k`` fastest processors (ties: hierarchy order) for the same
+    sizes, each in hierarchy order, without repeats (only all processors without
+    ``subsets``)."""
+    ks = _prefixes(topo.P) if subsets else [topo.P]
+    fastest = np.argsort(-topo.cap, kind="stable")
+    sets: list = []
+    seen_sets: set = set()
+    for k in ks:
+        for sub in (np.arange(k, dtype=np.int64), np.sort(fastest[:k]).astype(np.int64)):
+            if sub.tobytes() not in seen_sets:  # equal subsets (int64 alike): equal bytes
+                seen_sets.add(sub.tobytes())
+                sets.append(sub)
+    return sets
+
+
+def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
+                   speed_exponents: tuple, inc: _Incumbent) -> list:  # fmt: skip
+    """The bisections of the coarsest graph, one per processor subset (with ``alpha`` = the
+    first exponent) and one on all processors per other exponent, each after its route-cost
+    moves and offered: ``(occupancy, -processors, -alpha, i, state, share, subset)``."""
+    starts = []
+    seen_shares: list = []
+    for alpha in speed_exponents:
+        share = topo.cap**alpha
+        share = share / share.max()
+        if any(np.array_equal(share, other) for other in seen_shares):
+            continue  # equal capacities: every exponent gives the same shares
+        seen_shares.append(share)
+        for i, sub in enumerate(sets if len(seen_shares) == 1 else sets[:1]):
+            st = RefineState(topo, coarse, bisect_map(topo, coarse, sub, share, full=False))
+            cut_refine(st, sub, share)
+            starts.append((st.maximum(), -sub.shape[0], -alpha, i, st, share, sub))
+            inc.offer(st.maximum(), st.m, coarsest, [st.maximum()], initial_level=coarsest)
+    return starts
+
+
+def _plan(starts: list, keep: int, coarsest: int, n_procs: int, n_tasks: int) -> list:
+    """Which starts go on, and from which level: ``[(start, tops)]``, ``tops`` the levels
+    each is refined down from (``coarsest``: its coarse mapping; 0: bisected again on the
+    finest graph).
+
+    The ``keep`` best starts go through all levels, the best of them are also bisected
+    again on the finest graph, and so is every start on all processors (one per speed
+    exponent: the coarse ranking is a weak predictor there), at most ``max(_FINE_STARTS,
+    _FINE_WORK / tasks)`` fine re-bisections in all.
+    """
+    plan = []
+    fine_left = max(_FINE_STARTS, _FINE_WORK // max(n_tasks, 1))
+    for rank, start in enumerate(starts):
+        tops = []
+        if rank < keep:
+            tops.append(coarsest)
+        if (rank < _FINE_STARTS or start[6].shape[0] == n_procs) and coarsest > 0:
+            if fine_left > 0:
+                tops.append(0)
+                fine_left -= 1
+        if tops:
+            plan.append((start, tops))
+    return plan
 
 
 def _result(tasks, resources, mapping, seed, params, timings, iterations, history):
