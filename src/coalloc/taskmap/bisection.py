@@ -30,7 +30,28 @@ _SMALL_BFS = 128
 
 def hop_distances(csr: tuple, src: int) -> np.ndarray:
     """Hop distances from ``src`` in the graph of the CSR triple (``-1``: unreachable);
-    every stored entry is an edge, as for :func:`scipy.sparse.csgraph.shortest_path`."""
+    every stored entry is an edge, as for :func:`scipy.sparse.csgraph.shortest_path`.
+
+    Parameters
+    ----------
+    csr : tuple of ndarray
+        ``(indptr, indices, data)`` of an undirected graph.
+    src : int
+        The source vertex.
+
+    Returns
+    -------
+    ndarray of float64
+        The distance of each vertex; SciPy's above ``_SMALL_BFS`` vertices, the same from a
+        plain breadth-first search below.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> csr = (np.array([0, 1, 3, 4, 4]), np.array([1, 0, 2, 1]), np.ones(4))
+    >>> hop_distances(csr, 0).tolist()
+    [0.0, 1.0, 2.0, -1.0]
+    """
     sip, six, siw = csr
     n = sip.shape[0] - 1
     if n > _SMALL_BFS:
@@ -68,6 +89,32 @@ def grow(
     Fiduccia-Mattheyses passes (the compiled ``grow_fm``, twin
     :func:`coalloc.taskmap._reference.multilevel.grow_fm`); the smallest cut wins (ties: the
     earlier try).
+
+    Parameters
+    ----------
+    level : TaskLevel
+        The level.
+    verts : ndarray of int64
+        The vertices to split.
+    target : float
+        The weight of the part to grow.
+    trials : int, default 3
+        Growing seeds (1: one seed, then all of it compiled when ``spectral`` is False).
+    spectral : bool, default True
+        Also try the spectral split (64 vertices or more).
+
+    Returns
+    -------
+    ndarray of bool
+        Over ``verts``: True for the grown part.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ip, ix = np.array([0, 1, 3, 5, 6]), np.array([1, 0, 2, 1, 3, 2])
+    >>> lv = TaskLevel(ip, ix, np.array([5.0, 5.0, 1.0, 1.0, 5.0, 5.0]), np.ones(4))
+    >>> grow(lv, np.arange(4), 2.0).tolist()  # the path 0 - 1 - 2 - 3 cut at its light edge
+    [False, False, True, True]
     """
     n_loc = verts.shape[0]
     wloc = level.vw[verts]
@@ -111,8 +158,21 @@ def grow(
 def spectral_split(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> Optional[np.ndarray]:
     """Prefix of weight ``target`` of the tasks sorted by the Fiedler vector.
 
-    ARPACK in shift-invert mode with a fixed
-    start vector (deterministic); ``None`` where ARPACK fails (the caller grows from task 0).
+    ARPACK in shift-invert mode with a fixed start vector (deterministic).
+
+    Parameters
+    ----------
+    sub : scipy.sparse.csr_matrix
+        The symmetric pair weights of the vertices to split.
+    wloc : ndarray of float64
+        Their weights.
+    target : float
+        The weight of the part.
+
+    Returns
+    -------
+    ndarray of bool or None
+        True for the part; None where ARPACK fails (the caller grows from task 0).
     """
     from scipy.sparse.linalg import eigsh
 
@@ -137,7 +197,25 @@ def spectral_split(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> Optio
 def split_point(gap: list, lo: int, hi: int) -> int:
     """Where to split positions ``lo..hi-1`` of a list: the largest ``gap`` (between
     positions ``i - 1`` and ``i``) in the middle half, the one nearest the middle (the
-    first of those). Plain Python: it runs once per split, on a few values."""
+    first of those). Plain Python: it runs once per split, on a few values.
+
+    Parameters
+    ----------
+    gap : list of float
+        ``gap[i - 1]``: the distance between positions ``i - 1`` and ``i``.
+    lo, hi : int
+        The block (``hi - lo >= 2``).
+
+    Returns
+    -------
+    int
+        The first position of the right half.
+
+    Examples
+    --------
+    >>> split_point([1.0, 1.0, 9.0, 1.0, 1.0, 1.0], 0, 7)
+    3
+    """
     k = hi - lo
     a, b = lo + max(1, k // 4), lo + max(1, k - k // 4)
     if b <= a:
@@ -164,8 +242,35 @@ def bisect_map(
     """Recursive bisection of ``level`` onto the processors ``subset`` (increasing indices,
     i.e. in hierarchy order); returns the processor index of every vertex.
 
-    ``full``: splits across links slower than the fastest ones get three growing seeds and
-    the spectral split; otherwise (and always across the fastest links) one seed.
+    Parameters
+    ----------
+    topo : Topology
+        The processors in hierarchy order.
+    level : TaskLevel
+        The task graph to map.
+    subset : ndarray of int64
+        Processor positions, increasing.
+    share : ndarray of float64, shape (P,)
+        The share of the compute each position should get (relative).
+    full : bool, default True
+        Splits across links slower than the fastest ones get three growing seeds and the
+        spectral split; otherwise (and always across the fastest links) one seed.
+
+    Returns
+    -------
+    ndarray of int64, shape (level.n,)
+        The processor position of each vertex.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from coalloc.taskmap.generators import hierarchical_cluster
+    >>> from coalloc.taskmap.hierarchy import topology
+    >>> topo = topology(hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1))
+    >>> ip, ix = np.array([0, 1, 3, 5, 6]), np.array([1, 0, 2, 1, 3, 2])
+    >>> lv = TaskLevel(ip, ix, np.array([5.0, 5.0, 1.0, 1.0, 5.0, 5.0]), np.ones(4))
+    >>> bisect_map(topo, lv, np.arange(2), np.ones(2)).tolist()  # cut at the light edge
+    [1, 1, 0, 0]
     """
     fast = float(topo.gap.min()) if topo.gap.shape[0] else 0.0
     gap = topo.cost[subset[:-1], subset[1:]].tolist()

@@ -25,7 +25,39 @@ TIE = 1e-12
 
 
 class Engine:
-    """The paper's procedures on one mutable :class:`OccupancyState`."""
+    """The paper's procedures on one mutable :class:`OccupancyState`.
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+        The task graph.
+    resources : ResourceGraph
+        The resource graph.
+    order : ndarray of int64
+        The task order (a permutation).
+    procs : ndarray of int64
+        The processors in the order they are filled.
+    open_metric : bool
+        Include ``O_open`` in ``M_i`` (the ``"open"`` variants).
+    early_exit : bool, default True
+        Stop an elementary move once ``O(m_i)`` exceeds the best ``M_j`` (same result).
+
+    Attributes
+    ----------
+    moves : int
+        Tasks placed so far (counting those taken back).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> eng = Engine(tasks, res, np.arange(3), np.array([2, 1]), open_metric=True)
+    >>> state = tm.OccupancyState(tasks, res)
+    >>> eng.map_tasks(state), state.mapping.tolist(), eng.moves
+    (True, [2, 2, 1], 4)
+    """
 
     def __init__(
         self,
@@ -57,7 +89,24 @@ class Engine:
 
     # -- section 4.4 ----------------------------------------------------------------------
     def map_tasks_on(self, state: OccupancyState, q: int, cap_q: float, u: Optional[float]) -> int:
-        """Put the best prefix of the unmapped tasks (in order) on q; returns how many."""
+        """Put the best prefix of the unmapped tasks (in order) on q; returns how many.
+
+        Parameters
+        ----------
+        state : OccupancyState
+            The partial mapping, changed in place.
+        q : int
+            The processor to fill.
+        cap_q : float
+            The capacity of the processors still to come (for ``O_comp``).
+        u : float or None
+            Stop once the occupancy exceeds ``u``.
+
+        Returns
+        -------
+        int
+            The tasks put on ``q`` (the prefix ``m_i`` minimising ``M_i``).
+        """
         mp = state.mapping
         unmapped = self.order[mp[self.order] < 0]
         if unmapped.shape[0] == 0:
@@ -119,7 +168,20 @@ class Engine:
         return best_i
 
     def map_tasks(self, state: OccupancyState, u: Optional[float] = None) -> bool:
-        """Map every unmapped task (Fig. 7); False when the bound u makes it give up."""
+        """Map every unmapped task (Fig. 7); False when the bound u makes it give up.
+
+        Parameters
+        ----------
+        state : OccupancyState
+            The partial mapping, completed in place.
+        u : float, optional
+            The bound of section 4.4.
+
+        Returns
+        -------
+        bool
+            Whether every task is mapped.
+        """
         for k, q in enumerate(self.procs):
             if not (state.mapping < 0).any():
                 return True
@@ -133,7 +195,15 @@ class Engine:
 
     # -- section 4.5 ----------------------------------------------------------------------
     def remove_bottlenecks(self, state: OccupancyState, acceleration: float) -> None:
-        """Unmap bottleneck tasks until the maximum occupancy is at most acceleration x max."""
+        """Unmap bottleneck tasks until the maximum occupancy is at most acceleration x max.
+
+        Parameters
+        ----------
+        state : OccupancyState
+            The mapping, changed in place.
+        acceleration : float
+            The fraction of the present maximum occupancy to get below.
+        """
         target = acceleration * state.max_occupancy()
         s_all, t_all, vol_all = self.tasks.edges()
         while True:
@@ -162,7 +232,22 @@ class Engine:
     def improve(
         self, state: OccupancyState, acceleration: float, bound_factor: Optional[float]
     ) -> bool:
-        """One round of Fig. 10; keeps the result only if it lowers the occupancy."""
+        """One round of Fig. 10; keeps the result only if it lowers the occupancy.
+
+        Parameters
+        ----------
+        state : OccupancyState
+            A complete mapping, changed in place only when the round lowers the occupancy.
+        acceleration : float
+            As in :meth:`remove_bottlenecks`.
+        bound_factor : float or None
+            The remapping's bound ``u``, as a fraction of the present occupancy.
+
+        Returns
+        -------
+        bool
+            Whether the round was kept.
+        """
         before = state.max_occupancy()
         saved = state.mapping.copy()
         self.remove_bottlenecks(state, acceleration)

@@ -52,7 +52,43 @@ def hierarchy_order(resources: ResourceGraph) -> np.ndarray:
 
 
 class Topology:
-    """Processors in hierarchy order (index 0..P-1), their capacities, routes as CSR."""
+    """Processors in hierarchy order (index 0..P-1), their capacities, routes as CSR.
+
+    Parameters
+    ----------
+    res : ResourceGraph
+        The resource graph.
+
+    Attributes
+    ----------
+    order_nodes : ndarray of int64, shape (P,)
+        The node index of each processor position (:func:`hierarchy_order`).
+    P, E : int
+        Processors and links.
+    cap : ndarray of float64, shape (P,)
+        Capacity of each position.
+    bw : ndarray of float64, shape (E,)
+        Link bandwidths.
+    rptr, rlink : ndarray of int64
+        CSR of the links of the route of each ordered pair ``a * P + b``.
+    routes : coalloc.taskmap._multilevel.PairRoutes
+        The compiled view of ``rptr`` / ``rlink``.
+    hops : ndarray of int64, shape (P, P)
+        Route lengths.
+    lptr, lpairs : ndarray of int64
+        CSR of the pairs whose route uses each link.
+    cost : ndarray of float64, shape (P, P)
+        Sum of ``1 / bandwidth`` over each route (occupancy added per unit volume).
+    gap : ndarray of float64, shape (P - 1,)
+        ``cost`` between consecutive positions (where a block of the list is split).
+
+    Examples
+    --------
+    >>> from coalloc.taskmap.generators import hierarchical_cluster
+    >>> topo = Topology(hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=2))
+    >>> topo.P, topo.hops[0].tolist()
+    (4, [0, 2, 4, 4])
+    """
 
     def __init__(self, res: ResourceGraph):
         r = res.n_nodes
@@ -120,6 +156,25 @@ class Topology:
 
 
 def topology(res: ResourceGraph) -> Topology:
+    """The :class:`Topology` of ``res``, built once and kept beside the graph.
+
+    Parameters
+    ----------
+    res : ResourceGraph
+        The resource graph.
+
+    Returns
+    -------
+    Topology
+        The same object on every call with the same graph.
+
+    Examples
+    --------
+    >>> from coalloc.taskmap.generators import hierarchical_cluster
+    >>> res = hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=2)
+    >>> topology(res) is topology(res)
+    True
+    """
     cache = cache_of(res)
     topo = cache.get("multilevel_topology")
     if topo is None:

@@ -21,9 +21,34 @@ __all__ = ["TaskLevel", "coarsen_level", "expand", "subgraph"]
 
 
 class TaskLevel:
-    """One level: symmetric CSR (pair weights), vertex weights, map to the next coarser."""
+    """One level: symmetric CSR (pair weights), vertex weights, map to the next coarser.
 
-    def __init__(self, ip, ix, iw, vw):
+    Parameters
+    ----------
+    ip, ix : ndarray of int64
+        ``indptr`` and ``indices`` of the symmetric CSR (no diagonal, no duplicates).
+    iw : ndarray of float64
+        The pair weights (``data`` of the CSR).
+    vw : ndarray of float64, shape (n,)
+        The vertex weights (compute requirements).
+
+    Attributes
+    ----------
+    n : int
+        Vertices.
+    cmap : ndarray of int64 or None
+        The coarse vertex of each vertex, once :func:`coarsen_level` has contracted it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lv = TaskLevel(np.array([0, 1, 2]), np.array([1, 0]), np.array([3.0, 3.0]),
+    ...                np.array([1.0, 2.0]))
+    >>> lv.n, lv.cmap
+    (2, None)
+    """
+
+    def __init__(self, ip: np.ndarray, ix: np.ndarray, iw: np.ndarray, vw: np.ndarray):
         self.ip, self.ix, self.iw, self.vw = ip, ix, iw, vw
         self.n = vw.shape[0]
         self.cmap: Optional[np.ndarray] = None
@@ -38,6 +63,36 @@ class TaskLevel:
 
 
 def coarsen_level(level: TaskLevel, max_w: float, rng: np.random.Generator) -> Optional[TaskLevel]:
+    """The next coarser level by heavy-edge matching, or None when it would shrink by less
+    than 5 %.
+
+    Vertices are visited in the order of a permutation drawn from ``rng``; each unmatched one
+    is matched with the unmatched neighbour of largest pair weight whose weight with it stays
+    at most ``max_w``. Sets ``level.cmap``.
+
+    Parameters
+    ----------
+    level : TaskLevel
+        The level to contract.
+    max_w : float
+        The largest weight of a coarse vertex.
+    rng : numpy.random.Generator
+        Draws the visiting order.
+
+    Returns
+    -------
+    TaskLevel or None
+        The coarse level (pair weights summed, no diagonal).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lv = TaskLevel(np.array([0, 1, 2]), np.array([1, 0]), np.array([3.0, 3.0]),
+    ...                np.array([1.0, 2.0]))
+    >>> coarse = coarsen_level(lv, 10.0, np.random.default_rng(0))
+    >>> coarse.n, coarse.vw.tolist(), lv.cmap.tolist()
+    (1, [3.0], [0, 0])
+    """
     n = level.n
     ip, ix, iw, vw = level.ip, level.ix, level.iw, level.vw
     match = np.full(n, -1, dtype=np.int64)
@@ -75,7 +130,26 @@ def coarsen_level(level: TaskLevel, max_w: float, rng: np.random.Generator) -> O
 
 
 def expand(starts: np.ndarray, lens: np.ndarray) -> tuple:
-    """Indices ``starts[i] + 0..lens[i]-1`` concatenated, and the owner ``i`` of each."""
+    """Indices ``starts[i] + 0..lens[i]-1`` concatenated, and the owner ``i`` of each.
+
+    Parameters
+    ----------
+    starts, lens : ndarray of int64, shape (k,)
+        The first index and the length of each run.
+
+    Returns
+    -------
+    index : ndarray of int64
+        The runs' indices, one after another.
+    owner : ndarray of int64
+        The run of each index.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> [a.tolist() for a in expand(np.array([5, 0]), np.array([2, 3]))]
+    [[5, 6, 0, 1, 2], [0, 0, 1, 1, 1]]
+    """
     total = int(lens.sum())
     owner = np.repeat(np.arange(lens.shape[0]), lens)
     if total == 0:
@@ -85,7 +159,28 @@ def expand(starts: np.ndarray, lens: np.ndarray) -> tuple:
 
 
 def subgraph(level: TaskLevel, verts: np.ndarray) -> tuple:
-    """CSR ``(indptr, indices, data)`` of the graph induced by ``verts`` (local ids)."""
+    """CSR ``(indptr, indices, data)`` of the graph induced by ``verts`` (local ids).
+
+    Parameters
+    ----------
+    level : TaskLevel
+        The level.
+    verts : ndarray of int64
+        Distinct vertices of the level; vertex ``verts[i]`` is local vertex ``i``.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(indptr, indices, data)`` over the local ids.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lv = TaskLevel(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]),
+    ...                np.array([3.0, 3.0, 5.0, 5.0]), np.ones(3))
+    >>> [a.tolist() for a in subgraph(lv, np.array([1, 2]))]
+    [[0, 1, 2], [1, 0], [5.0, 5.0]]
+    """
     n_loc = verts.shape[0]
     loc = np.full(level.n, -1, dtype=np.int64)
     loc[verts] = np.arange(n_loc)

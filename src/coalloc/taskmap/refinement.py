@@ -23,6 +23,32 @@ TINY = 1e-12
 
 
 class RefineState:
+    """A mapping of one level with its node and link loads, updated move by move.
+
+    Parameters
+    ----------
+    topo : Topology
+        The processors in hierarchy order and their routes.
+    level : TaskLevel
+        The level mapped.
+    m : ndarray of int64, shape (level.n,)
+        The processor position of each vertex (copied).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from coalloc.taskmap.generators import hierarchical_cluster
+    >>> from coalloc.taskmap.hierarchy import topology
+    >>> topo = topology(hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1))
+    >>> lv = TaskLevel(np.array([0, 1, 2]), np.array([1, 0]), np.array([4.0, 4.0]), np.ones(2))
+    >>> state = RefineState(topo, lv, np.array([0, 1]))
+    >>> [o.tolist() for o in state.occ()]   # 4 over the nodes' uplinks (10), the cores' (100)
+    [[1.0, 1.0], [0.0, 0.4, 0.04, 0.4, 0.04]]
+    >>> state.move(1, 0)
+    >>> state.maximum()
+    2.0
+    """
+
     def __init__(self, topo: Topology, level: TaskLevel, m: np.ndarray):
         self.topo, self.level = topo, level
         self.m = m.astype(np.int64).copy()
@@ -30,6 +56,7 @@ class RefineState:
         self.refresh()
 
     def refresh(self) -> None:
+        """Recompute the loads from scratch."""
         topo, lv, m = self.topo, self.level, self.m
         self.nload = np.bincount(m, weights=lv.vw, minlength=topo.P).astype(np.float64)
         s, u = self.rows, lv.ix
@@ -41,9 +68,11 @@ class RefineState:
         ).astype(np.float64)
 
     def occ(self) -> tuple:
+        """``(node occupancy (P,), link occupancy (E,))``."""
         return self.nload / self.topo.cap, self.lload / self.topo.bw
 
     def maximum(self) -> float:
+        """The largest node or link occupancy."""
         n, e = self.occ()
         return max(float(n.max()), float(e.max()) if e.shape[0] else 0.0)
 
@@ -66,6 +95,7 @@ class RefineState:
         return prow[own], topo.rlink[lent], vals[own]
 
     def move(self, t: int, b: int) -> None:
+        """Move vertex ``t`` to processor position ``b``, updating the loads."""
         row, link, val = self._row_deltas(np.array([t]), np.array([b]))
         np.add.at(self.lload, link, val)
         a = self.m[t]
@@ -84,6 +114,24 @@ def cut_refine(
     (the occupancy it adds to the links); a move is taken when it lowers the total and keeps
     its destination's compute under ``(1 + slack)`` times its ``share`` of the total over
     the processors ``used`` (or under its present load when that is higher).
+
+    Parameters
+    ----------
+    state : RefineState
+        The mapping, changed in place (its loads recomputed at the end).
+    used : ndarray of int64
+        The processor positions the level is balanced over.
+    share : ndarray of float64, shape (P,)
+        The relative share of the compute of each position.
+    slack : float, default 0.03
+        The balance tolerance.
+    passes : int, default 8
+        At most this many passes over the boundary.
+
+    Returns
+    -------
+    int
+        The moves made.
     """
     topo, lv = state.topo, state.level
     p = topo.P
@@ -140,7 +188,40 @@ def cut_refine(
 
 
 def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 8) -> int:
-    """Bottleneck moves until none helps; returns the number of moves."""
+    """Bottleneck moves until none helps; returns the number of moves.
+
+    While the processor or link of highest occupancy has a single-task move that leaves
+    every resource it loads more below the current maximum, the move that leaves the lowest
+    such maximum is made (candidates scored at once by the compiled ``score_moves``).
+
+    Parameters
+    ----------
+    state : RefineState
+        The mapping, changed in place (its loads recomputed at the end).
+    max_moves : int
+        At most this many moves.
+    n_cand : int, default 24
+        Candidate tasks per bottleneck (most volume across first).
+    n_light : int, default 8
+        Least occupied processors added to each task's destinations.
+
+    Returns
+    -------
+    int
+        The moves made.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from coalloc.taskmap.generators import hierarchical_cluster
+    >>> from coalloc.taskmap.hierarchy import topology
+    >>> topo = topology(hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1))
+    >>> lv = TaskLevel(np.array([0, 0, 0]), np.array([], dtype=np.int64), np.array([]),
+    ...                np.ones(2))
+    >>> state = RefineState(topo, lv, np.array([0, 0]))
+    >>> refine(state, 10), state.m.tolist()   # one task leaves the loaded processor
+    (1, [1, 0])
+    """
     topo, lv = state.topo, state.level
     p = topo.P
     moves = 0
