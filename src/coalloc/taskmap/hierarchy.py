@@ -57,7 +57,7 @@ class Topology:
     Parameters
     ----------
     res : ResourceGraph
-        The resource graph.
+        The resource graph (:func:`topology` builds one per graph and keeps it).
 
     Attributes
     ----------

@@ -36,12 +36,13 @@ class RefineState:
 
     Examples
     --------
+    Two tasks exchanging 4 units, on the two nodes of a rack (one core each):
+
     >>> import numpy as np
-    >>> from coalloc.taskmap.generators import hierarchical_cluster
-    >>> from coalloc.taskmap.hierarchy import topology
-    >>> topo = topology(hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1))
+    >>> from coalloc.taskmap import generators, hierarchy
+    >>> res = generators.hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1)
     >>> lv = TaskLevel(np.array([0, 1, 2]), np.array([1, 0]), np.array([4.0, 4.0]), np.ones(2))
-    >>> state = RefineState(topo, lv, np.array([0, 1]))
+    >>> state = RefineState(hierarchy.topology(res), lv, np.array([0, 1]))
     >>> [o.tolist() for o in state.occ()]   # 4 over the nodes' uplinks (10), the cores' (100)
     [[1.0, 1.0], [0.0, 0.4, 0.04, 0.4, 0.04]]
     >>> state.move(1, 0)
@@ -212,13 +213,13 @@ def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 
 
     Examples
     --------
+    Two tasks that do not communicate, both on one core of a cluster of equal cores:
+
     >>> import numpy as np
-    >>> from coalloc.taskmap.generators import hierarchical_cluster
-    >>> from coalloc.taskmap.hierarchy import topology
-    >>> topo = topology(hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1))
-    >>> lv = TaskLevel(np.array([0, 0, 0]), np.array([], dtype=np.int64), np.array([]),
-    ...                np.ones(2))
-    >>> state = RefineState(topo, lv, np.array([0, 0]))
+    >>> from coalloc.taskmap.generators import hierarchical_cluster as cluster
+    >>> no_pairs = TaskLevel(np.zeros(3, dtype=np.int64), np.zeros(0, dtype=np.int64),
+    ...                      np.zeros(0), np.ones(2))
+    >>> state = RefineState(Topology(cluster(n_racks=1, cores_per_node=2)), no_pairs, np.zeros(2))
     >>> refine(state, 10), state.m.tolist()   # one task leaves the loaded processor
     (1, [1, 0])
     """
