@@ -34,24 +34,23 @@ from .io import (
 from .mapper import (
     MappingResult,
     TaskMappingResult,
-    comp_occupancy,
     improve,
     map_tasks,
     map_tasks_on,
-    open_occupancy,
     processor_order,
     remove_bottlenecks,
 )
-from .model import (
+from .model import ResourceGraph, TaskGraph
+from .multilevel import hierarchy_order, map_multilevel
+from .occupancy import (
     Bottleneck,
     OccupancyState,
-    ResourceGraph,
-    TaskGraph,
+    comp_occupancy,
     load_graph,
     max_occupancy,
     occupancy_graph,
+    open_occupancy,
 )
-from .multilevel import hierarchy_order, map_multilevel
 from .plot import plot_cluster_tree, plot_mapping
 from .solvers import DEFAULT_METHOD, METHODS, Instance, TaskMapInstance, solve
 from .verify import MappingReport, verify_mapping
