@@ -18,7 +18,8 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from .model import ResourceGraph, TaskGraph, max_occupancy
+from .model import ResourceGraph, TaskGraph
+from .occupancy import max_occupancy
 
 __all__ = ["bound_witness", "explain_result"]
 
