@@ -17,7 +17,7 @@ from coalloc.testbed import model as tbm
 from coalloc.testbed import problem as tbp
 from coalloc.testbed import routing as tbr
 from coalloc.testbed import verify as tbv
-from coalloc.testbed.io import InstanceError
+from coalloc.testbed.io import InstanceError, fast, grammar
 
 from ._slow_twins import tables_reference
 from .test_io_speed import _canon, _table_only
@@ -51,16 +51,16 @@ FABRICS = {
 def test_warm_line_memo_reads_as_the_table(fabric):
     tbio.clear_read_cache()
     texts = list(_states(FABRICS[fabric](), 12, seed=len(fabric)))
-    warm = [_canon(tbio._parse(t, "f", "ptop")) for t in texts]  # memo filled as it goes
-    assert len(tbio._line_memo) > 0
+    warm = [_canon(grammar.parse(t, "f", "ptop")) for t in texts]  # memo filled as it goes
+    assert len(fast._line_memo) > 0
     with _table_only():
-        cold = [_canon(tbio._parse(t, "f", "ptop")) for t in texts]
+        cold = [_canon(grammar.parse(t, "f", "ptop")) for t in texts]
     assert warm == cold
 
 
 def _error(text: str) -> str:
     with pytest.raises(InstanceError) as exc:
-        tbio._parse(text, "f", "ptop")
+        grammar.parse(text, "f", "ptop")
     return str(exc.value)
 
 
@@ -78,15 +78,15 @@ def test_remembered_lines_out_of_place_are_refused_as_cold():
     ]
     tbio.clear_read_cache()
     cold = [_error(b) for b in bad]
-    tbio._parse(text, "f", "ptop")  # every line of the text remembered
-    assert all(x in tbio._line_memo for x in lines if x.split())
+    grammar.parse(text, "f", "ptop")  # every line of the text remembered
+    assert all(x in fast._line_memo for x in lines if x.split())
     assert [_error(b) for b in bad] == cold
     # a repeated link name: the second is NAME#2, as the cold reader names it
     twice = text + link + "\n"
     tbio.clear_read_cache()
-    first = _canon(tbio._parse(twice, "f", "ptop"))
-    tbio._parse(text, "f", "ptop")
-    assert _canon(tbio._parse(twice, "f", "ptop")) == first
+    first = _canon(grammar.parse(twice, "f", "ptop"))
+    grammar.parse(text, "f", "ptop")
+    assert _canon(grammar.parse(twice, "f", "ptop")) == first
 
 
 def _answer(r) -> tuple:
