@@ -28,6 +28,28 @@ def _unjnum(x: Any) -> Any:
     return math.inf if x == "*" else x
 
 
+def _jmap(values: Any) -> dict:
+    """A mapping of numbers as JSON (``"*"`` for unlimited)."""
+    return {k: _jnum(x) for k, x in values.items()}
+
+
+def _unjmap(d: dict, key: str) -> dict:
+    """The mapping ``d[key]`` (empty when absent) read back from JSON."""
+    return {k: _unjnum(x) for k, x in d.get(key, {}).items()}
+
+
+def _link_dict(lk: Any, **side: Any) -> dict:
+    """A link of either side as JSON: the fields every link has, then ``side``'s own."""
+    return {"name": lk.name, "a": lk.a, "b": lk.b, "bw": _jnum(lk.bw), "delay": _jnum(lk.delay),
+            "loss": _jnum(lk.loss), **side}  # fmt: skip
+
+
+def _link_fields(d: dict) -> tuple:
+    """``(name, a, b, bw, delay, loss)`` of a checked link dictionary of either side."""
+    return (d["name"], d["a"], d["b"], _unjnum(d.get("bw")), _unjnum(d.get("delay", 0)),
+            _unjnum(d.get("loss", 0)))  # fmt: skip
+
+
 def ptop_to_dict(ptop: PhysicalTopology) -> dict:
     """A JSON-ready dictionary of a testbed (``"*"`` for unlimited slots).
 
@@ -51,13 +73,11 @@ def ptop_to_dict(ptop: PhysicalTopology) -> dict:
     (['sw', 'a', 'b'], 100)
     """
     return {
-        "nodes": [{"name": p.name, "types": {t: _jnum(n) for t, n in p.types.items()},
-                   "static": {t: _jnum(n) for t, n in p.static.items()},
-                   "features": {k: _jnum(w) for k, w in p.features.items()},
-                   "flags": dict(p.flags)} for p in ptop.nodes.values()],
-        "links": [{"name": lk.name, "a": lk.a, "b": lk.b, "bw": _jnum(lk.bw),
-                   "delay": _jnum(lk.delay), "loss": _jnum(lk.loss), "types": list(lk.types),
-                   "a_iface": lk.a_iface, "b_iface": lk.b_iface, "slots": lk.slots}
+        "nodes": [{"name": p.name, "types": _jmap(p.types), "static": _jmap(p.static),
+                   "features": _jmap(p.features), "flags": dict(p.flags)}
+                  for p in ptop.nodes.values()],
+        "links": [_link_dict(lk, types=list(lk.types), a_iface=lk.a_iface,
+                             b_iface=lk.b_iface, slots=lk.slots)
                   for lk in ptop.links.values()],
         "type_limits": dict(ptop.type_limits),
         "policies": {k: [kind, x] for k, (kind, x) in ptop.policies.items()},
@@ -205,13 +225,10 @@ def ptop_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> Phys
         if (kind == "limit") != (x is not None):
             need = "a number" if kind == "limit" else "null"
             raise InstanceError(f"{source}: {at}policies.{k}[1]: a {kind!r} policy takes {need}")
-    nodes = [_model(source, f"{at}nodes[{i}]", PNode, d["name"],
-                    {t: _unjnum(n) for t, n in d.get("types", {}).items()},
-                    {t: _unjnum(n) for t, n in d.get("static", {}).items()},
-                    {k: _unjnum(w) for k, w in d.get("features", {}).items()},
-                    d.get("flags", {})) for i, d in enumerate(data["nodes"])]  # fmt: skip
-    links = [_model(source, f"{at}links[{i}]", PLink, d["name"], d["a"], d["b"],
-                    _unjnum(d["bw"]), _unjnum(d.get("delay", 0)), _unjnum(d.get("loss", 0)),
+    nodes = [_model(source, f"{at}nodes[{i}]", PNode, d["name"], _unjmap(d, "types"),
+                    _unjmap(d, "static"), _unjmap(d, "features"), d.get("flags", {}))
+             for i, d in enumerate(data["nodes"])]  # fmt: skip
+    links = [_model(source, f"{at}links[{i}]", PLink, *_link_fields(d),
                     tuple(d.get("types", ())), d.get("a_iface", ""), d.get("b_iface", ""),
                     d.get("slots")) for i, d in enumerate(data["links"])]  # fmt: skip
     pol = {k: (v[0], v[1]) for k, v in data.get("policies", {}).items()}
@@ -241,11 +258,9 @@ def top_to_dict(top: VirtualTopology) -> dict:
     """
     return {
         "nodes": [{"name": v.name, "type": v.type, "slots": _jnum(v.slots),
-                   "desires": {k: _jnum(w) for k, w in v.desires.items()},
-                   "flags": dict(v.flags)} for v in top.nodes.values()],
-        "links": [{"name": lk.name, "a": lk.a, "b": lk.b, "bw": _jnum(lk.bw),
-                   "delay": _jnum(lk.delay), "loss": _jnum(lk.loss), "type": lk.type,
-                   "flags": sorted(lk.flags), "options": dict(lk.options)}
+                   "desires": _jmap(v.desires), "flags": dict(v.flags)}
+                  for v in top.nodes.values()],
+        "links": [_link_dict(lk, type=lk.type, flags=sorted(lk.flags), options=dict(lk.options))
                   for lk in top.links.values()],
         "vclasses": {k: [_jnum(w), list(t)] for k, (w, t) in top.vclasses.items()},
         "fixed": dict(top.fixed),
@@ -266,12 +281,10 @@ def top_from_dict(data: Any, *, source: str = "<dict>", root: str = "") -> Virtu
     for k, (_, types) in data.get("vclasses", {}).items():
         _unique(types, "", f"{at}vclasses.{k}[1]", source)
     nodes = [_model(source, f"{at}nodes[{i}]", VNode, d["name"], d["type"],
-                    _unjnum(d.get("slots", 1)),
-                    {k: _unjnum(w) for k, w in d.get("desires", {}).items()},
-                    d.get("flags", {})) for i, d in enumerate(data["nodes"])]  # fmt: skip
-    links = [_model(source, f"{at}links[{i}]", VLink, d["name"], d["a"], d["b"],
-                    _unjnum(d.get("bw")), _unjnum(d.get("delay", 0)), _unjnum(d.get("loss", 0)),
-                    d.get("type"), frozenset(d.get("flags", ())), d.get("options", {}))
+                    _unjnum(d.get("slots", 1)), _unjmap(d, "desires"), d.get("flags", {}))
+             for i, d in enumerate(data["nodes"])]  # fmt: skip
+    links = [_model(source, f"{at}links[{i}]", VLink, *_link_fields(d), d.get("type"),
+                    frozenset(d.get("flags", ())), d.get("options", {}))
              for i, d in enumerate(data["links"])]  # fmt: skip
     vc = {k: (_unjnum(v[0]), tuple(v[1])) for k, v in data.get("vclasses", {}).items()}
     return _model(source, root or "top", VirtualTopology, nodes, links, vclasses=vc,

@@ -26,13 +26,16 @@ def _to_networkx(topo: Any, graph_attrs: dict, node_attrs, link_attrs):
 
 
 def _edges(graph: Any):
-    """``(name, a, b, attributes)`` of each edge of a graph of either side: the edge's key
-    where it is a string (else ``link<i>``), its ends in the order ``a`` records."""
+    """``((name, a, b, bw, delay, loss), attributes)`` of each edge of a graph of either
+    side: the fields every link has (the edge's key where it is a string, else
+    ``link<i>``; its ends in the order ``a`` records; bandwidth 100000, delay and loss 0
+    where absent), then the edge's attributes for the side's own fields."""
     edges = graph.edges(keys=True, data=True) if graph.is_multigraph() else (
         (u, v, None, d) for u, v, d in graph.edges(data=True))  # fmt: skip
     for i, (u, v, key, d) in enumerate(edges):
         a, b = (str(u), str(v)) if d.get("a", u) == u else (str(v), str(u))
-        yield (str(key) if isinstance(key, str) else f"link{i}"), a, b, d
+        name = str(key) if isinstance(key, str) else f"link{i}"
+        yield (name, a, b, d.get("bw", 100000), d.get("delay", 0), d.get("loss", 0)), d
 
 
 def ptop_to_networkx(ptop: PhysicalTopology):
@@ -95,9 +98,9 @@ def ptop_from_networkx(graph: Any) -> PhysicalTopology:
     nodes = [PNode(str(n), d.get("types", {"pc": 1}), d.get("static", {}),
                    d.get("features", {}), d.get("flags", {}))
              for n, d in graph.nodes(data=True)]  # fmt: skip
-    links = [PLink(name, a, b, d.get("bw", 100000), d.get("delay", 0), d.get("loss", 0),
-                   tuple(d.get("types", ())), d.get("a_iface", ""), d.get("b_iface", ""),
-                   d.get("slots")) for name, a, b, d in _edges(graph)]  # fmt: skip
+    links = [PLink(*common, tuple(d.get("types", ())), d.get("a_iface", ""),
+                   d.get("b_iface", ""), d.get("slots"))
+             for common, d in _edges(graph)]  # fmt: skip
     return PhysicalTopology(nodes, links, type_limits=graph.graph.get("type_limits", {}),
                             policies=graph.graph.get("policies", {}))  # fmt: skip
 
@@ -157,9 +160,8 @@ def top_from_networkx(graph: Any) -> VirtualTopology:
     """
     nodes = [VNode(str(n), d.get("type", "pc"), d.get("slots", 1), d.get("desires", {}),
                    d.get("flags", {})) for n, d in graph.nodes(data=True)]  # fmt: skip
-    links = [VLink(name, a, b, d.get("bw", 100000), d.get("delay", 0), d.get("loss", 0),
-                   d.get("type"), frozenset(d.get("flags", ())), d.get("options", {}))
-             for name, a, b, d in _edges(graph)]  # fmt: skip
+    links = [VLink(*common, d.get("type"), frozenset(d.get("flags", ())), d.get("options", {}))
+             for common, d in _edges(graph)]  # fmt: skip
     return VirtualTopology(nodes, links, vclasses=graph.graph.get("vclasses", {}),
                            fixed=graph.graph.get("fixed", {}),
                            hints=graph.graph.get("hints", {}))  # fmt: skip
