@@ -64,6 +64,20 @@ def _error(text: str) -> str:
     return str(exc.value)
 
 
+def test_top_lines_are_read_as_top_lines_and_not_remembered():
+    """The memo is the .ptop's: a .top line with the text of a remembered .ptop line is a
+    virtual node or link, and a .top read adds nothing to the memo."""
+    tbio.clear_read_cache()
+    text = "node a pc:1\nnode b pc:1\nlink l a b 100 0 0\n"
+    ptop = tb.parse_ptop(text)
+    assert type(ptop.nodes["a"]) is tb.PNode and "node a pc:1" in fast._line_memo
+    held = dict(fast._line_memo)
+    top = tb.parse_top(text)
+    assert type(top.nodes["a"]) is tb.VNode and top.nodes["a"].slots == 1.0
+    assert type(top.links["l"]) is tb.VLink and top.links["l"].type is None
+    assert fast._line_memo == held
+
+
 def test_remembered_lines_out_of_place_are_refused_as_cold():
     """Lines the memo holds, put where they are wrong (a node twice, a link before its
     ends, a link with no node), give the cold reader's refusal."""
