@@ -92,6 +92,8 @@ __all__ = [
 ]
 
 # The family's entry in the one list of families (batch layer, CLI group, API reference).
+from . import _spec  # noqa: E402 - what the house needs of the family
+
 _register(
     _Spec(
         name="collective",
@@ -99,5 +101,9 @@ _register(
         summary="collective co-allocation with advance reservations (Cankar et al.)",
         kinds=(Instance,),
         cli="coalloc.cli.collective",
+        formats=_spec.FORMATS,
+        plot="coalloc.cli.collective",
+        example=_spec.example,
+        fuzz_seeds=_spec.fuzz_seeds,
     )
 )

@@ -100,6 +100,8 @@ __all__ = [
 ]
 
 # The family's entry in the one list of families (batch layer, CLI group, API reference).
+from . import _spec  # noqa: E402 - what the house needs of the family
+
 _register(
     _Spec(
         name="loadshare",
@@ -108,5 +110,9 @@ _register(
         "assignment problem",
         kinds=(Instance, GapProblem),
         cli="coalloc.cli.loadshare",
+        formats=_spec.FORMATS,
+        plot="coalloc.cli.loadshare",
+        example=_spec.example,
+        fuzz_seeds=_spec.fuzz_seeds,
     )
 )

@@ -121,6 +121,8 @@ __all__ = [
 ]
 
 # The family's entry in the one list of families (batch layer, CLI group, API reference).
+from . import _spec  # noqa: E402 - what the house needs of the family
+
 _register(
     _Spec(
         name="taskmap",
@@ -128,5 +130,9 @@ _register(
         summary="mapping task graphs onto resource graphs (Taura & Chien)",
         kinds=(Instance,),
         cli="coalloc.cli.taskmap",
+        formats=_spec.FORMATS,
+        plot="coalloc.cli.taskmap",
+        example=_spec.example,
+        fuzz_seeds=_spec.fuzz_seeds,
     )
 )

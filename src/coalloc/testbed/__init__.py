@@ -63,6 +63,8 @@ __all__ = [
 ]  # fmt: skip
 
 # The family's entry in the one list of families (batch layer, CLI group, API reference).
+from . import _spec  # noqa: E402 - what the house needs of the family
+
 _register(
     _Spec(
         name="testbed",
@@ -70,5 +72,9 @@ _register(
         summary="mapping .top experiments onto .ptop testbeds (assign+, assign)",
         kinds=(Instance,),
         cli="coalloc.cli.testbed",
+        formats=_spec.FORMATS,
+        plot="coalloc.cli.testbed",
+        example=_spec.example,
+        fuzz_seeds=_spec.fuzz_seeds,
     )
 )
