@@ -9,6 +9,7 @@ batch layer or the CLI.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 from dataclasses import dataclass, field
@@ -286,7 +287,9 @@ def test_every_family_is_registered_once_with_its_cli_and_format():
         main_kind = specs[name].kinds[0]
         assert main_kind is getattr(coalloc, name).Instance
         assert main_kind.methods == tuple(getattr(coalloc, name).METHODS)
-        assert specs[name].cli == f"coalloc.cli.{name}"
+        assert specs[name].cli == specs[name].plot == f"coalloc.{name}.cli"  # in its folder
+        old = importlib.import_module(f"coalloc.cli.{name}")  # the old name: the same module
+        assert old is importlib.import_module(specs[name].cli)
 
 
 def test_the_gap_is_a_batch_kind(tmp_path):

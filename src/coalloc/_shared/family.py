@@ -537,7 +537,7 @@ class FamilySpec:
     >>> from coalloc._shared.family import families
     >>> spec = families()["taskmap"]
     >>> spec.kinds[0].format, spec.cli
-    ('coalloc.taskmap.instance', 'coalloc.cli.taskmap')
+    ('coalloc.taskmap.instance', 'coalloc.taskmap.cli')
     >>> [f.name for f in spec.formats][:2]
     ['coalloc.taskgraph', 'coalloc.resourcegraph']
     """

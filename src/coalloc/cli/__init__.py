@@ -47,7 +47,8 @@ EXIT_BROKEN_PIPE = 141
 def groups() -> Dict[str, Tuple[Any, str]]:
     """Family name -> (what adds its subcommands, one-line description), from the list of
     families (:func:`coalloc._shared.family.families`): the module its ``FamilySpec``
-    names, or the generic group (``solve``, ``solve-batch``) built from its protocol."""
+    names (``coalloc.<family>.cli``, in the family's folder), or the generic group
+    (``solve``, ``solve-batch``) built from its protocol."""
     out = {}
     for name, spec in families().items():
         adder = importlib.import_module(spec.cli) if spec.cli else GenericGroup(spec)
@@ -65,11 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``coalloc`` command."""
     # Imported here, not at the top: ``coalloc-assign`` (coalloc.cli.assign_compat) imports
     # this package and should not pay for every family's command-line module.
-    from . import ctaap as ctaap_cli
     from . import docs as docs_cli
     from . import plot as plot_cli
     from . import schema as schema_cli
-    from . import taskmap as taskmap_cli
 
     group_table = groups()
     parser = Parser(
@@ -86,9 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (module, text) in group_table.items():
         group = sub.add_parser(name, help=text, description=text)
         module.add_commands(group.add_subparsers(dest="subcommand", required=True))
-    # The main job, one step away.
-    ctaap_cli.add_commands(sub, aliases=True)
-    taskmap_cli.add_commands(sub, aliases=True)
+    # The main job, one step away: CTAAP's commands and the task mapper's ``map``.
+    for name in ("ctaap", "taskmap"):
+        group_table[name][0].add_commands(sub, aliases=True)
     plot_cli.add_commands(sub)
     docs_cli.add_commands(sub)
     schema_cli.add_commands(sub)

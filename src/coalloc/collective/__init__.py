@@ -100,9 +100,9 @@ _register(
         title="Collective co-allocation with advance reservations (Cankar et al.)",
         summary="collective co-allocation with advance reservations (Cankar et al.)",
         kinds=(Instance,),
-        cli="coalloc.cli.collective",
+        cli="coalloc.collective.cli",
         formats=_spec.FORMATS,
-        plot="coalloc.cli.collective",
+        plot="coalloc.collective.cli",
         example=_spec.example,
         fuzz_seeds=_spec.fuzz_seeds,
     )

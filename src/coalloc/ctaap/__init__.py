@@ -77,9 +77,9 @@ _register(
         title="CTAAP: co-allocation of request graphs onto clustered offers",
         summary="co-allocation of a request graph onto clustered offers (Kravtsov et al.)",
         kinds=(Instance,),
-        cli="coalloc.cli.ctaap",
+        cli="coalloc.ctaap.cli",
         formats=_spec.FORMATS,
-        plot="coalloc.cli.ctaap",
+        plot="coalloc.ctaap.cli",
         example=_spec.example,
         fuzz_seeds=_spec.fuzz_seeds,
     )

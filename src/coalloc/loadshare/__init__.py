@@ -109,9 +109,9 @@ _register(
         summary="coalition load sharing (DMCF-GGA, Hovey & Jung) and the generalized "
         "assignment problem",
         kinds=(Instance, GapProblem),
-        cli="coalloc.cli.loadshare",
+        cli="coalloc.loadshare.cli",
         formats=_spec.FORMATS,
-        plot="coalloc.cli.loadshare",
+        plot="coalloc.loadshare.cli",
         example=_spec.example,
         fuzz_seeds=_spec.fuzz_seeds,
     )

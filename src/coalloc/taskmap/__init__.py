@@ -129,9 +129,9 @@ _register(
         title="Task mapping (Taura & Chien)",
         summary="mapping task graphs onto resource graphs (Taura & Chien)",
         kinds=(Instance,),
-        cli="coalloc.cli.taskmap",
+        cli="coalloc.taskmap.cli",
         formats=_spec.FORMATS,
-        plot="coalloc.cli.taskmap",
+        plot="coalloc.taskmap.cli",
         example=_spec.example,
         fuzz_seeds=_spec.fuzz_seeds,
     )

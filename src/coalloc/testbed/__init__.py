@@ -71,9 +71,9 @@ _register(
         title="Testbed mapping: assign+ and assign",
         summary="mapping .top experiments onto .ptop testbeds (assign+, assign)",
         kinds=(Instance,),
-        cli="coalloc.cli.testbed",
+        cli="coalloc.testbed.cli",
         formats=_spec.FORMATS,
-        plot="coalloc.cli.testbed",
+        plot="coalloc.testbed.cli",
         example=_spec.example,
         fuzz_seeds=_spec.fuzz_seeds,
     )
