@@ -33,10 +33,18 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, Mapping, Optional, Tuple, Union
 
 from ._shared.family import FileFormat, families
-from ._shared.jsonio import write_text_atomic
-from ._shared.schema import Spec, to_json_schema
+from ._shared.jsonio import check_envelope, write_text_atomic
+from ._shared.schema import ListOf, MapOf, Obj, OneOf, Spec, TupleOf, check, to_json_schema
 
-__all__ = ["FORMATS", "schema_for", "schema_text", "build_schema", "write_schemas", "definitions"]
+__all__ = [
+    "FORMATS",
+    "schema_for",
+    "schema_text",
+    "build_schema",
+    "write_schemas",
+    "definitions",
+    "check_document",
+]
 
 class _Formats(Mapping):
     """Every registered family's file formats, name -> one-line description (read-only).
@@ -96,6 +104,69 @@ def definitions() -> Dict[str, Tuple[Spec, _Envelopes]]:
     return out
 
 
+def check_document(fmt: str, data: Any, source: str = "<document>") -> None:
+    """Check a parsed document of ``fmt`` as the readers' checker does: fields and envelopes.
+
+    What the published schema says, checked by the readers' own definition (the schema
+    tests compare the two); the readers check more (links to missing nodes ...).
+
+    Parameters
+    ----------
+    fmt : str
+        A format name of :data:`FORMATS`.
+    data : object
+        The parsed JSON document.
+    source : str, default "<document>"
+        Named in the error message.
+
+    Raises
+    ------
+    InstanceError
+        ``"<source>: <field path>: <what was expected>"``.
+    ValueError
+        An unknown format.
+
+    Examples
+    --------
+    >>> from coalloc._shared.jsonio import InstanceError
+    >>> check_document("coalloc.loadshare.gap", {"cost": [[1]], "weight": [[1]], "capacity": [1]})
+    >>> try:
+    ...     check_document("coalloc.loadshare.gap", {"cost": [[1]]}, "g.json")
+    ... except InstanceError as exc:
+    ...     print(str(exc).split(":")[0])
+    g.json
+    """
+    _check_format(fmt)
+    spec, envelopes = definitions()[fmt]
+    check(data, spec, source)
+    _envelopes(spec, data, envelopes, source)
+
+
+def _envelopes(spec: Spec, data: Any, envelopes: _Envelopes, source: str) -> None:
+    """Apply the readers' envelope checks to every object of ``data`` that has one."""
+    if isinstance(spec, Obj) and isinstance(data, dict):
+        if id(spec) in envelopes:
+            fmt, version, required = envelopes[id(spec)]
+            check_envelope(data, fmt, version, source, required=required)
+        for key, (sub, _) in spec.fields.items():
+            if key in data:
+                _envelopes(sub, data[key], envelopes, source)
+    elif isinstance(spec, ListOf) and isinstance(data, list):
+        for item in data:
+            _envelopes(spec.item, item, envelopes, source)
+    elif isinstance(spec, TupleOf) and isinstance(data, list):
+        for sub, item in zip(spec.items, data):
+            _envelopes(sub, item, envelopes, source)
+    elif isinstance(spec, MapOf) and isinstance(data, dict):
+        for item in data.values():
+            _envelopes(spec.value, item, envelopes, source)
+    elif isinstance(spec, OneOf):
+        for kind, sub in spec.options:
+            if isinstance(data, kind):
+                _envelopes(sub, data, envelopes, source)
+                break
+
+
 def _check_format(fmt: str) -> None:
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
@@ -147,7 +218,8 @@ def _dumps(doc: Dict[str, Any]) -> str:
 
 
 def schema_text(fmt: str) -> str:
-    """The shipped ``<fmt>.schema.json`` file's text (what ``coalloc schema FORMAT`` prints).
+    """The shipped ``<fmt>.schema.json`` file's text (what ``coalloc schema FORMAT`` prints);
+    generated from the definition for a family that ships no schema files.
 
     Parameters
     ----------
@@ -170,7 +242,10 @@ def schema_text(fmt: str) -> str:
     True
     """
     _check_format(fmt)
-    return _shipped(fmt).read_text(encoding="utf-8")
+    shipped = _shipped(fmt)
+    if not shipped.is_file():  # a family that ships no schema files: generated on demand
+        return _dumps(build_schema(fmt))
+    return shipped.read_text(encoding="utf-8")
 
 
 def schema_for(fmt: str) -> Dict[str, Any]:

@@ -24,9 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from coalloc._shared.family import families
-from coalloc._shared.jsonio import InstanceError, check_envelope
-from coalloc._shared.schema import ListOf, MapOf, Obj, OneOf, Spec, TupleOf, check
-from coalloc.formats import FORMATS, build_schema, definitions, schema_for, schema_text
+from coalloc._shared.jsonio import InstanceError
+from coalloc.formats import FORMATS, build_schema, check_document, schema_for, schema_text
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = sorted(ROOT.glob("fuzz/corpus/*/*.json")) + [
@@ -45,36 +44,9 @@ def _validator(fmt: str, *, strict_integers: bool = False):
     return cls(schema)
 
 
-def _envelopes(spec: Spec, data: Any, envelopes: dict) -> None:
-    """Apply the readers' envelope checks to every object of ``data`` that has one."""
-    if isinstance(spec, Obj) and isinstance(data, dict):
-        if id(spec) in envelopes:
-            fmt, version, required = envelopes[id(spec)]
-            check_envelope(data, fmt, version, "f", required=required)
-        for key, (sub, _) in spec.fields.items():
-            if key in data:
-                _envelopes(sub, data[key], envelopes)
-    elif isinstance(spec, ListOf) and isinstance(data, list):
-        for item in data:
-            _envelopes(spec.item, item, envelopes)
-    elif isinstance(spec, TupleOf) and isinstance(data, list):
-        for sub, item in zip(spec.items, data):
-            _envelopes(sub, item, envelopes)
-    elif isinstance(spec, MapOf) and isinstance(data, dict):
-        for item in data.values():
-            _envelopes(spec.value, item, envelopes)
-    elif isinstance(spec, OneOf):
-        for kind, sub in spec.options:
-            if isinstance(data, kind):
-                _envelopes(sub, data, envelopes)
-                break
-
-
 def _checker_accepts(fmt: str, data: Any) -> bool:
-    spec, envelopes = definitions()[fmt]
     try:
-        check(data, spec, "f")
-        _envelopes(spec, data, envelopes)
+        check_document(fmt, data, "f")
     except InstanceError:
         return False
     return True
