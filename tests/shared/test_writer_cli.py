@@ -114,7 +114,7 @@ def test_the_detector_flags_an_unregistered_writer():
 def test_every_group_has_its_writing_options():
     commands = {path for path, _ in WRITING}
     groups = {path[0] for path in commands}
-    assert {"ctaap", "taskmap", "collective", "testbed", "loadshare", "plot"} <= groups
+    assert {*coalloc.FAMILIES, "plot"} <= groups
     assert (("collective", "solve"), "--reserve-to") in WRITING
     assert (("collective", "simulate"), "--records") in WRITING
     assert {"solve", "demo", "generate", "solve-batch", "map"} <= {
