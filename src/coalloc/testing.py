@@ -24,8 +24,9 @@ contract from the spec alone, and :func:`check_family` runs them all:
     every kind's instance, written by its format's writer, read back (by its kind and by
     the batch layer's reader) gives the same answer;
 ``schemas``
-    every format: the published schema is a valid JSON Schema (and the shipped file is the
-    generated one), the examples are valid under it and accepted by the readers' checker,
+    every format: the published schema is a valid JSON Schema (a family of
+    :data:`coalloc.FAMILIES` ships it, ``<family>/schemas/<format>.schema.json``, and the
+    shipped file is the generated one), the examples are valid under it and accepted by the readers' checker,
     and on simple mutations (a field removed, an unknown field added) both agree;
 ``cli``
     ``coalloc <family> -h`` and every subcommand's ``-h`` exit 0, an unknown subcommand
@@ -316,8 +317,13 @@ def _check_schemas(spec: FamilySpec) -> None:
         doc = _dump(spec, inst)
         if doc is not None:
             examples[type(inst).format].append(json.loads(json.dumps(doc)))
+    from . import FAMILIES
+
     for fmt in spec.formats:
         generated = _dumps(build_schema(fmt.name))
+        if spec.name in FAMILIES and not _shipped(fmt.name).is_file():
+            _fail(spec, "schemas", f"{fmt.name}: coalloc.{spec.name} ships no schema file "
+                  f"(coalloc/{spec.name}/schemas/{fmt.name}.schema.json)")  # fmt: skip
         if _shipped(fmt.name).is_file() and schema_text(fmt.name) != generated:
             _fail(spec, "schemas", f"{fmt.name}: the shipped schema file is stale (run "
                   "coalloc.formats.write_schemas())")  # fmt: skip
