@@ -26,8 +26,9 @@ contract from the spec alone, and :func:`check_family` runs them all:
 ``schemas``
     every format: the published schema is a valid JSON Schema (a family of
     :data:`coalloc.FAMILIES` ships it, ``<family>/schemas/<format>.schema.json``, and the
-    shipped file is the generated one), the examples are valid under it and accepted by the readers' checker,
-    and on simple mutations (a field removed, an unknown field added) both agree;
+    shipped file is the generated one), the examples are valid under it and accepted by the
+    readers' checker, and on simple mutations (a field removed, an unknown field added) both
+    agree;
 ``cli``
     ``coalloc <family> -h`` and every subcommand's ``-h`` exit 0, an unknown subcommand
     exits 2, ``coalloc plot <family> -h`` exits 0, ``coalloc schema FORMAT`` prints each
