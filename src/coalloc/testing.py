@@ -59,7 +59,7 @@ import tempfile
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from ._shared.family import FamilyInstance, FamilySpec, NoSolutionReport, families
-from ._shared.jsonio import InstanceError
+from ._shared.jsonio import InstanceError, dump_json, write_text
 
 __all__ = ["check_family", "family_checks", "result_violations"]
 
@@ -257,8 +257,7 @@ def _check_solve_many(spec: FamilySpec) -> None:
             paths = []
             for i, doc in enumerate(docs):
                 paths.append(os.path.join(tmp, f"instance-{i}.json"))
-                with open(paths[-1], "w", encoding="utf-8") as fh:
-                    json.dump(doc, fh)
+                dump_json(doc, paths[-1])
             runs["files"] = solve_many(paths, executor="threads", n_jobs=2, seed=5,
                                        family=spec.name, progress=False)  # fmt: skip
     for name, results in runs.items():
@@ -285,8 +284,7 @@ def _check_file_round_trip(spec: FamilySpec) -> None:
         text = json.dumps(doc)
         with tempfile.TemporaryDirectory(prefix="coalloc-check-") as tmp:
             path = os.path.join(tmp, "instance.json")
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            write_text(path, text)
             from_file = read_problem(path)
         again = kind.from_dict(json.loads(text))
         if type(from_file) is not kind or type(again) is not kind:
@@ -396,8 +394,7 @@ def _check_cli(spec: FamilySpec) -> None:
         return
     with tempfile.TemporaryDirectory(prefix="coalloc-check-") as tmp:
         path, out = os.path.join(tmp, "example.json"), os.path.join(tmp, "out.jsonl")
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh)
+        dump_json(doc, path)
         argv = [spec.name, "solve-batch", path, "--no-progress", "-o", out]
         code, _, err = _cli(argv)
         if code != 0:
