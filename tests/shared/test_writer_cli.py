@@ -190,7 +190,7 @@ def case_ctaap_solve(d: Path) -> Case:
 
 
 def case_ctaap_demo(d: Path, monkeypatch) -> Case:
-    from coalloc.cli import ctaap as ctaap_cli
+    from coalloc.ctaap import cli as ctaap_cli
 
     demo = d / "demo.json"
     demo.write_bytes(ctaap_cli._demo_file().read_bytes())

@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.abc
+import importlib.util
 import os
 import sys
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-from .. import __version__
+from .. import FAMILIES, __version__
 from .._shared.family import families
 from .._shared.jsonio import InstanceError, check_output, protect_inputs, same_file
 from ._common import OutputPath, Parser
@@ -59,7 +61,34 @@ def groups() -> Dict[str, Tuple[Any, str]]:
 def __getattr__(name: str) -> Any:
     if name == "GROUPS":  # derived, never written by hand (a family registered late is in it)
         return groups()
+    if name in FAMILIES:  # the old name of a family's command line: coalloc.<name>.cli
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _OldNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``coalloc.cli.<family>``, the old name of ``coalloc.<family>.cli``: the same module.
+
+    A family's command line lives in its folder; ``import coalloc.cli.ctaap`` (and ``from
+    coalloc.cli.taskmap import ...``) keep working and give that very module (so that a
+    ``monkeypatch`` of one is a patch of the other), without a file in this folder.
+    """
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        parent, _, family = name.rpartition(".")
+        if parent == __name__ and family in FAMILIES:
+            return importlib.util.spec_from_loader(name, self)
+        return None
+
+    def create_module(self, spec: Any) -> Any:
+        return importlib.import_module(f"coalloc.{spec.name.rpartition('.')[2]}.cli")
+
+    def exec_module(self, module: Any) -> None:
+        """Nothing: the family's module is already executed."""
+
+
+if not any(isinstance(finder, _OldNames) for finder in sys.meta_path):
+    sys.meta_path.append(_OldNames())
 
 
 def build_parser() -> argparse.ArgumentParser:

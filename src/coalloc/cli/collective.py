@@ -1,8 +1,0 @@
-"""``coalloc collective``: the family's command-line group lives in its folder,
-:mod:`coalloc.collective.cli`; this name stays importable and is that very module."""
-
-import sys
-
-from ..collective import cli as _cli
-
-sys.modules[__name__] = _cli

@@ -1,8 +1,0 @@
-"""``coalloc ctaap``: the family's command-line group lives in its folder,
-:mod:`coalloc.ctaap.cli`; this name stays importable and is that very module."""
-
-import sys
-
-from ..ctaap import cli as _cli
-
-sys.modules[__name__] = _cli

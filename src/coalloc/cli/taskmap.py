@@ -1,8 +1,0 @@
-"""``coalloc taskmap``: the family's command-line group lives in its folder,
-:mod:`coalloc.taskmap.cli`; this name stays importable and is that very module."""
-
-import sys
-
-from ..taskmap import cli as _cli
-
-sys.modules[__name__] = _cli
