@@ -120,12 +120,18 @@ __all__ = [
 ]
 
 # The family's entry in the one list of families (batch layer, CLI group, API reference).
+from . import _spec  # noqa: E402 - what the house needs of the family
+
 _register(
     _Spec(
         name="taskmap",
         title="Task mapping (Taura & Chien)",
         summary="mapping task graphs onto resource graphs (Taura & Chien)",
         kinds=(Instance,),
-        cli="coalloc.cli.taskmap",
+        cli="coalloc.taskmap.cli",
+        formats=_spec.FORMATS,
+        plot="coalloc.taskmap.cli",
+        example=_spec.example,
+        fuzz_seeds=_spec.fuzz_seeds,
     )
 )
