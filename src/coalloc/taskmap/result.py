@@ -6,7 +6,7 @@ name, kept as an alias) and its exact subclass :class:`ExactMappingResult`, whic
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Optional
 
 import numpy as np
 
@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@dataclass(kw_only=True, eq=False)
 class TaskMappingResult(Result):
     """Outcome of :func:`map_tasks` (a :class:`coalloc.Result`; ``objective`` is the
     maximum occupancy); ``coalloc.taskmap.MappingResult`` is its older name (an alias).
@@ -73,31 +73,21 @@ class TaskMappingResult(Result):
     ('node', 1.6667)
     """
 
-    mapping: np.ndarray
-    max_occupancy: float
-    bottleneck: Bottleneck
-    method: str
-    seed: Optional[int] = None
-    timings: dict = field(default_factory=dict)
-    iterations: dict = field(default_factory=dict)
-    params: dict = field(default_factory=dict)
+    mapping: Optional[np.ndarray]
+    max_occupancy: Optional[float]
+    bottleneck: Optional[Bottleneck]
     node_occupancy: Optional[np.ndarray] = field(default=None, repr=False)
     link_occupancy: Optional[np.ndarray] = field(default=None, repr=False)
     order: Optional[np.ndarray] = field(default=None, repr=False)
     history: list = field(default_factory=list)
-    status: str = "feasible"
-    message: str = ""
-    bound: Optional[float] = None
-    gap: Optional[float] = None
 
     #: The objective's direction (:func:`coalloc._shared.result.settle`): the maximum
     #: occupancy is minimised.
-    sense = "min"
+    sense: ClassVar[str] = "min"
 
-    @property
-    def objective(self) -> Optional[float]:
-        """The maximum occupancy (minimised)."""
-        return None if self.max_occupancy is None else float(self.max_occupancy)
+    def __post_init__(self) -> None:
+        # the objective is the maximum occupancy (minimised), whatever was passed
+        self.objective = None if self.max_occupancy is None else float(self.max_occupancy)
 
     def _holds_solution(self) -> bool:
         """A mapping is there (``time_limit`` with the stopped solver's incumbent)."""
@@ -124,7 +114,7 @@ class TaskMappingResult(Result):
 MappingResult = TaskMappingResult
 
 
-@dataclass
+@dataclass(kw_only=True, eq=False)
 class ExactMappingResult(MappingResult):
     """Outcome of :func:`solve_exact_mapping`: a :class:`MappingResult` (method ``"exact"``).
 
