@@ -11,7 +11,7 @@ import functools
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
 from .._shared.family import FamilyInstance
-from .._shared.params import check_keywords, check_method, with_time_limit
+from .._shared.params import check_keywords, check_method, timed_method
 from .._shared.seeding import check_seed
 from ._order import demand_first
 from .cankar import cankar
@@ -25,10 +25,9 @@ from .verify import CoallocationReport, verify_coallocation
 __all__ = ["coallocate", "solve", "METHODS", "DEFAULT_METHOD", "Instance", "verify"]
 
 
-def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``func`` taking ``time_limit`` (it stops at the deadline between iterations), with the
-    one status rule at its exit."""
-    return settled(with_time_limit(func, functools.partial(stopped_result, method=name)))
+#: ``_timed(func, name)``: a method taking ``time_limit``, with the one status rule at its
+#: exit (the shared wrapper).
+_timed = functools.partial(timed_method, stopped=stopped_result, exit=settled)
 
 
 #: Registered methods: the default ``"scan"``, the paper's ``"cankar"``, ``"exact"`` (shared

@@ -7,7 +7,7 @@ import time
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
 from .._shared.family import FamilyInstance, renamed_keyword
-from .._shared.params import check_method, number, with_time_limit
+from .._shared.params import check_method, number, timed_method
 from .._shared.result import settle
 from .._shared.seeding import resolve_seed
 from .anytime import ctaap_method
@@ -21,9 +21,8 @@ from .verify import VerifyReport, verify
 __all__ = ["solve", "METHODS", "DEFAULT_METHOD", "Instance"]
 
 
-def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
-    return with_time_limit(func, functools.partial(stopped_result, method=name))
+#: ``_timed(func, name)``: a method taking ``time_limit`` (the shared wrapper).
+_timed = functools.partial(timed_method, stopped=stopped_result)
 
 
 #: Registered methods: name -> function(request, offer, *, seed, **params).

@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
 from .._shared.family import FamilyInstance, renamed_keyword
 from .._shared.jsonio import InstanceError, check_envelope
-from .._shared.params import check_keywords, check_method, choice, with_time_limit
+from .._shared.params import check_keywords, check_method, choice, timed_method
 from .._shared.result import settle
 from .._shared.schema import AnyValue, Int, ListOf, Num, Obj, Str, check
 from .._shared.seeding import check_seed
@@ -40,9 +40,8 @@ def _exact(problem, *, seed=None, **params):
 _exact.__signature__ = inspect.signature(share_exact)  # type: ignore[attr-defined]
 
 
-def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
-    return with_time_limit(func, functools.partial(stopped_result, method=name))
+#: ``_timed(func, name)``: a method taking ``time_limit`` (the shared wrapper).
+_timed = functools.partial(timed_method, stopped=stopped_result)
 
 
 #: The portfolio runs the exact model after best fit decreasing only on models of at most

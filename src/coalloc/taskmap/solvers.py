@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, NamedTuple, Optional
 import numpy as np
 
 from .._shared.family import FamilyInstance, renamed_keyword
-from .._shared.params import check_method, with_time_limit
+from .._shared.params import check_method, timed_method
 from .._shared.result import relative_gap, settle
 from .._shared.seeding import check_seed
 from .bounds import lower_bound
@@ -49,9 +49,8 @@ def _exact(task_graph, resource_graph, *, seed=None, **params):
 _exact.__signature__ = inspect.signature(solve_exact_mapping)  # type: ignore[attr-defined]
 
 
-def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
-    return with_time_limit(func, functools.partial(stopped_result, method=name))
+#: ``_timed(func, name)``: a method taking ``time_limit`` (the shared wrapper).
+_timed = functools.partial(timed_method, stopped=stopped_result)
 
 
 #: Registered methods: the portfolio (the default, issue 36), the multilevel bottleneck

@@ -17,7 +17,7 @@ from .._shared.params import (
     integer,
     number,
     offer_incumbent,
-    with_time_limit,
+    timed_method,
 )
 from .._shared.params import time_limit as _limit
 from .._shared.result import relative_gap, settle
@@ -809,9 +809,8 @@ def _variant(scoring: str, name: str, fallback_default: bool = False
     return run
 
 
-def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
-    return with_time_limit(func, functools.partial(stopped_result, method=name))
+#: ``_timed(func, name)``: a method taking ``time_limit`` (the shared wrapper).
+_timed = functools.partial(timed_method, stopped=stopped_result)
 
 
 #: Registered mappers.
