@@ -9,6 +9,7 @@ from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
 import numpy as np
 
+from .._shared.constraints import validate
 from .._shared.family import FamilyInstance, renamed_keyword
 from .._shared.params import (
     check_backend,
@@ -34,6 +35,7 @@ from .assignplus import (
     scarcity,
 )
 from .bounds import hub_proof
+from .constraints import PARAMS
 from .io import as_ptop, as_top, top_from_dict, top_to_dict
 from .model import HARD_WEIGHT, PhysicalTopology, VirtualTopology
 from .problem import Problem, build_problem
@@ -871,6 +873,7 @@ def assign(top: Any, ptop: Any, method: str = DEFAULT_METHOD, *, seed: Optional[
     (True, ['a', 'b'])
     """
     check_method(method, METHODS)
+    validate(PARAMS[method], params)
     return METHODS[method](top, ptop, seed=resolve_seed(seed), **params)
 
 
@@ -909,6 +912,7 @@ class TestbedInstance(FamilyInstance, _Parts):
     family = "testbed"
     format = "coalloc.testbed.instance"
     METHODS = METHODS
+    PARAMS = PARAMS
     DEFAULT_METHOD = DEFAULT_METHOD
     SOLUTION_FIELD = "mapping"
     _solve_function = staticmethod(assign)
@@ -945,10 +949,10 @@ class TestbedInstance(FamilyInstance, _Parts):
         TypeError: method ... takes no parameter(s) ['speed']; ...
         """
         if check_method(method or DEFAULT_METHOD, METHODS) == "anneal":
-            known = {"backend", "available", "trunk_used", "time_limit"}
-            bad = set(params) - set(ANNEAL_DEFAULTS) - known
+            bad = set(params) - set(PARAMS["anneal"])  # its table names the schedule too
             if bad:
                 raise ValueError(f"method 'anneal' takes no parameters {sorted(bad)}")
+            validate(PARAMS["anneal"], params)
             return
         super().check_params(method, params)
 
