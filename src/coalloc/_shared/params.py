@@ -48,12 +48,15 @@ def number(value: Any, argname: str, *, allow_zero: bool = False) -> float:
     return v
 
 
-def integer(value: Any, argname: str, lo: int) -> int:
-    """An int (NumPy integers accepted, bools not) ``>= lo``."""
+def integer(value: Any, argname: str, lo: int, hi: Optional[int] = None) -> int:
+    """An int (NumPy integers accepted, bools not) ``>= lo`` (and ``<= hi``: every count
+    parameter of a method can have an upper bound, so that none makes it run for ever)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{argname} must be an int, got {type(value).__name__}")
     if value < lo:
         raise ValueError(f"{argname} must be >= {lo}, got {value}")
+    if hi is not None and value > hi:
+        raise ValueError(f"{argname} must be <= {hi:.0e}, got {value}")
     return int(value)
 
 
