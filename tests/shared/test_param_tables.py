@@ -63,8 +63,8 @@ def _keywords(kind, method):
     also takes any keyword (``**schedule``)."""
     sig = inspect.signature(kind.METHODS[method])
     params = list(sig.parameters.values())[len(kind._fields):]
-    named = {p.name: p for p in params
-             if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "seed"}  # fmt: skip
+    keyword = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    named = {p.name: p for p in params if p.kind in keyword and p.name != "seed"}
     return named, any(p.kind is p.VAR_KEYWORD for p in params)
 
 

@@ -117,21 +117,23 @@ class Interval(Constraint):
         if closed not in ("both", "left", "right", "neither"):
             raise ValueError(f"closed must be both, left, right or neither, got {closed!r}")
         self.kind, self.left, self.right, self.closed = kind, left, right, closed
+        self._lo_open = closed in ("right", "neither")
+        self._hi_open = closed in ("left", "neither")
 
     def accepts(self, value: Any) -> bool:
-        if _is_bool(value):
-            return False
-        if self.kind is Integral:
-            if not isinstance(value, (int, np.integer)):
+        # exact types first: this runs at every call of a solve (bool is not int here)
+        t = type(value)
+        if t is int or (t is not bool and isinstance(value, np.integer)):
+            pass
+        elif t is float or isinstance(value, np.floating):
+            if self.kind is Integral or not math.isfinite(value):
                 return False
-        elif not isinstance(value, (int, float, np.integer, np.floating)):
-            return False
-        elif not math.isfinite(value):
+        else:
             return False
         lo, hi = self.left, self.right
-        if lo is not None and (value < lo or (value == lo and self.closed in ("right", "neither"))):
+        if lo is not None and (value < lo or (self._lo_open and value == lo)):
             return False
-        if hi is not None and (value > hi or (value == hi and self.closed in ("left", "neither"))):
+        if hi is not None and (value > hi or (self._hi_open and value == hi)):
             return False
         return True
 
