@@ -60,6 +60,9 @@ class TaskMappingResult(Result):
     bound, gap : float or None
         A proven lower bound on the optimal maximum occupancy and the relative gap, where
         known (the heuristics report none).
+    objective : float or None
+        The maximum occupancy (minimised): set from ``max_occupancy`` at construction,
+        whatever is passed.
 
     Examples
     --------
@@ -133,6 +136,8 @@ class ExactMappingResult(MappingResult):
         As in :class:`MappingResult`.
     node_occupancy, link_occupancy, order, history, status, message, bound, gap : object
         As in :class:`MappingResult`.
+    objective : float or None
+        As in :class:`MappingResult` (``max_occupancy``).
     solver, formulation : str
         The integer-programming solver (``"highs"``, ``"cbc"`` or ``"cpsat"``) and the
         linearisation used (``backend`` is a deprecated read-only alias of ``solver``).
