@@ -124,3 +124,17 @@ def test_a_batch_refuses_a_bad_value_before_it_starts():
     instance = _example(problem_kinds("ctaap")[0])
     with pytest.raises(ValueError, match="restarts"):
         coalloc.solve_many([instance, instance], method="greedy", restarts=0)
+
+
+@pytest.mark.parametrize("command", ["solve", "solve-batch"])
+def test_the_command_line_refuses_a_bad_value_with_the_table_message(tmp_path, capsys, command):
+    """``-p KEY=VALUE`` goes through the same table: exit 2, the parameter named, no output."""
+    import coalloc.ctaap as ct
+    from coalloc.cli import main
+
+    path, out = tmp_path / "i.json", tmp_path / "out.jsonl"
+    ct.io.write_instance(str(path), *ct.generators.fig2(2, n_tasks=8, seed=1))
+    args = ["ctaap", command, str(path), "--method", "greedy", "-p", "restarts=0"]
+    assert main(args + (["-o", str(out)] if command == "solve-batch" else [])) == 2
+    assert "restarts must be an integer in [1, inf), got 0" in capsys.readouterr().err
+    assert not out.exists()
