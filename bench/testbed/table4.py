@@ -220,7 +220,8 @@ def _fl(x):
 def load_replay(d, stem, method):
     """A replay part back as a one-method :class:`SimulationResult`."""
     rows = _rows(d, stem)
-    res = SimulationResult([method], np.array([float(r["arrival"]) for r in rows]))
+    res = SimulationResult(methods=[method],
+                           arrivals=np.array([float(r["arrival"]) for r in rows]))
     res.success[method] = np.array([r["success"] == "1" for r in rows], dtype=bool)
     res.isw[method] = np.array([_fl(r["isw"]) for r in rows])
     res.isw_in_use[method] = np.array([float(r["isw_in_use"]) for r in rows])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, List, NamedTuple, Optional
 
 import numpy as np
@@ -65,19 +65,9 @@ class Sack:
             raise ValueError("capacity must be non-negative")
 
 
-@dataclass
+@dataclass(kw_only=True, eq=False)
 class PackResult(Result):
-    status: str
-    message: str
-    method: str
     chosen: Optional[List[int]] = None
-    objective: Optional[float] = None
-    bound: Optional[float] = None
-    gap: Optional[float] = None
-    seed: Optional[int] = None
-    params: dict = field(default_factory=dict)
-    timings: dict = field(default_factory=dict)
-    iterations: dict = field(default_factory=dict)
 
     def _payload(self) -> dict:
         return {"chosen": self.chosen}
@@ -112,7 +102,8 @@ def greedy(items, sack, *, seed=0, shuffle=False, time_limit=None):
             chosen.append(i)
             load += items.weights[i]
     value = float(sum(items.values[chosen]))
-    return PackResult("feasible", "greedy", "greedy", sorted(chosen), value, seed=seed)
+    return PackResult(status="feasible", message="greedy", method="greedy", chosen=sorted(chosen),
+                      objective=value, seed=seed)
 
 
 def brute_force(items, sack, *, seed=0, fail=False, time_limit=None):
@@ -121,7 +112,7 @@ def brute_force(items, sack, *, seed=0, fail=False, time_limit=None):
     check_seed(seed)
     check_time_limit(time_limit)
     if fail:
-        return PackResult("infeasible", "asked to fail", "exact", seed=seed)
+        return PackResult(status="infeasible", message="asked to fail", method="exact", seed=seed)
     n = len(items.values)
     best, best_set = -1.0, []
     for r in range(n + 1):
@@ -130,7 +121,8 @@ def brute_force(items, sack, *, seed=0, fail=False, time_limit=None):
                 value = float(sum(items.values[list(subset)]))
                 if value > best:
                     best, best_set = value, list(subset)
-    return PackResult("optimal", "all subsets", "exact", best_set, best, best, 0.0, seed=seed)
+    return PackResult(status="optimal", message="all subsets", method="exact", chosen=best_set,
+                      objective=best, bound=best, gap=0.0, seed=seed)
 
 
 TOY_METHODS = {"greedy": greedy, "exact": brute_force}
@@ -246,7 +238,8 @@ def test_toy_solve_and_verify_against_brute_force(seed, n):
     exact, heuristic = inst.solve("exact"), inst.solve(seed=seed)
     assert inst.verify(exact).ok and inst.verify(heuristic).ok
     assert heuristic.objective <= exact.objective + 1e-9  # the referee bounds the heuristic
-    bad = PackResult("feasible", "", "greedy", list(range(n)), float(sum(inst.items.values)))
+    bad = PackResult(status="feasible", method="greedy", chosen=list(range(n)),
+                     objective=float(sum(inst.items.values)))
     assert inst.verify(bad).ok == (inst.items.weights.sum() <= inst.sack.capacity)
 
 

@@ -562,22 +562,27 @@ def test_has_solution_follows_each_familys_solution_fields():
 
     def make(kind, status, solved):
         if kind == "ctaap":
-            return SolveResult(np.array([0 if solved else -1]), int(solved), status, "", "exact",
+            return SolveResult(assignment=np.array([0 if solved else -1]),
+                               n_allocated=int(solved), status=status, method="exact",
                                objective=1.0 if solved else None)  # fmt: skip
         if kind == "taskmap":
-            return ExactMappingResult(np.array([0]) if solved else None, 1.0 if solved else None,
-                                      None, "exact", status=status)  # fmt: skip
+            return ExactMappingResult(mapping=np.array([0]) if solved else None,
+                                      max_occupancy=1.0 if solved else None, bottleneck=None,
+                                      method="exact", status=status)  # fmt: skip
         if kind == "collective":
             return CoallocationResult(start=0.0 if solved else None, status=status,
                                       resources=np.array([1]) if solved else None,
                                       rejection=None if solved else {"reason": "time_limit"})
         if kind == "testbed":
-            return MappingResult(status, "", "exact", mapping={"a": "p"} if solved else None)
+            return MappingResult(status=status, method="exact",
+                                 mapping={"a": "p"} if solved else None)
         if kind == "share":  # placement at the origins without a solution: objective None
-            return ShareResult(status, "", "exact", np.array([0]), 1.0, 2.0,
+            return ShareResult(status=status, method="exact", placement=np.array([0]),
+                               throughput=1.0, bound=2.0,
                                objective=1.0 if solved else None)  # fmt: skip
-        return GapResult(status, "", "exact", np.array([0]) if solved else None,
-                         1.0 if solved else None, 0.5, None)  # fmt: skip
+        return GapResult(status=status, method="exact",
+                         assignment=np.array([0]) if solved else None,
+                         objective=1.0 if solved else None, bound=0.5)  # fmt: skip
 
     for kind in ("ctaap", "taskmap", "collective", "testbed", "share", "gap"):
         for status in STATUSES:

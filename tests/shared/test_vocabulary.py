@@ -170,7 +170,7 @@ def test_moved_result_classes_stay_importable_and_unpickle_from_their_old_module
     sims = [
         (exact, tm.solve_exact_mapping(tasks, res)),
         (csim, csim.SimulationResult(records=[{"accepted": True, "delay": 2.0}])),
-        (tsim, bres.TestbedSimulationResult(["assign+"], np.arange(3.0))),
+        (tsim, bres.TestbedSimulationResult(methods=["assign+"], arrivals=np.arange(3.0))),
     ]
     for old, obj in sims:
         data = pickle.dumps(obj, protocol=0)  # protocol 0 names a class as "module\nname"

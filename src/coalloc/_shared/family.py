@@ -30,8 +30,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
-import numpy as np
-
+from .constraints import validate
 from .params import check_keywords, check_method
 from .result import Report, Result
 
@@ -125,8 +124,11 @@ class FamilyInstance:
       solution" (then :meth:`verify` returns a :class:`NoSolutionReport`);
     * ``_fields_from_dict(data, source)``: the parts of a parsed instance file (a
       ``staticmethod``, usually the family's ``io.instance_from_dict``);
+    * ``PARAMS``: method -> its constraint table (:mod:`coalloc._shared.constraints`), what
+      :meth:`check_params` and the family's solve validate values with;
     * optionally ``SOLVE_KEYWORDS`` (keywords the solve function takes itself, not the
-      method) and ``FORMAT_OPTIONAL`` (a file without ``"format"`` is this kind).
+      method) with their table ``SOLVE_PARAMS``, and ``FORMAT_OPTIONAL`` (a file without
+      ``"format"`` is this kind).
 
     Examples
     --------
@@ -149,6 +151,8 @@ class FamilyInstance:
     methods: ClassVar[Tuple[str, ...]]
     SOLUTION_FIELD: ClassVar[str] = "solution"
     SOLVE_KEYWORDS: ClassVar[FrozenSet[str]] = frozenset()
+    PARAMS: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    SOLVE_PARAMS: ClassVar[Mapping[str, Any]] = {}
     FORMAT_OPTIONAL: ClassVar[bool] = False
     _field_types: ClassVar[Tuple[type, ...]] = ()
 
@@ -225,7 +229,8 @@ class FamilyInstance:
 
     @classmethod
     def check_params(cls, method: Optional[str], params: Mapping[str, Any]) -> None:
-        """Reject an unknown method or parameter names it does not take, before any work.
+        """Reject an unknown method, parameter names it does not take, or a value its
+        constraint table (``PARAMS``) refuses, before any work.
 
         Parameters
         ----------
@@ -239,8 +244,10 @@ class FamilyInstance:
         ValueError
             An unknown method.
         TypeError
-            A parameter name the method does not take, or a ``bound`` (where the family's
-            solve takes one) that is not a bool.
+            A parameter name the method does not take.
+        coalloc._shared.constraints.InvalidParameterError
+            A value the method's table (or ``SOLVE_PARAMS``) refuses (a ``ValueError`` and a
+            ``TypeError``), the parameter named.
 
         Examples
         --------
@@ -250,13 +257,16 @@ class FamilyInstance:
         Traceback (most recent call last):
         ...
         TypeError: method ... takes no parameter(s) ['speed']; ...
-        """
+        >>> Instance.check_params("scan", {"block": 0})
+        Traceback (most recent call last):
+        ...
+        coalloc._shared.constraints.InvalidParameterError: block must be an integer in [1, 1000000], got 0
+        """  # noqa: E501
         method = check_method(method or cls.DEFAULT_METHOD, cls.METHODS)
         names = {k for k in params if k not in cls.SOLVE_KEYWORDS}
         check_keywords(cls.METHODS[method], method, names, n_problem_args=len(cls._fields))
-        bound = params.get("bound", False) if "bound" in cls.SOLVE_KEYWORDS else False
-        if not isinstance(bound, (bool, np.bool_)):  # solve()'s own bound=True of a family
-            raise TypeError(f"bound must be a bool, got {type(bound).__name__}")
+        validate(cls.SOLVE_PARAMS, params)
+        validate(cls.PARAMS.get(method, {}), params)
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "<dict>") -> FamilyInstance:

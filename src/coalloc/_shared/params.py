@@ -21,6 +21,7 @@ __all__ = [
     "remaining",
     "expired",
     "with_time_limit",
+    "timed_method",
     "offer_incumbent",
     "time_up",
     "time_left",
@@ -47,12 +48,15 @@ def number(value: Any, argname: str, *, allow_zero: bool = False) -> float:
     return v
 
 
-def integer(value: Any, argname: str, lo: int) -> int:
-    """An int (NumPy integers accepted, bools not) ``>= lo``."""
+def integer(value: Any, argname: str, lo: int, hi: Optional[int] = None) -> int:
+    """An int (NumPy integers accepted, bools not) ``>= lo`` (and ``<= hi``: every count
+    parameter of a method can have an upper bound, so that none makes it run for ever)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{argname} must be an int, got {type(value).__name__}")
     if value < lo:
         raise ValueError(f"{argname} must be >= {lo}, got {value}")
+    if hi is not None and value > hi:
+        raise ValueError(f"{argname} must be <= {hi:.0e}, got {value}")
     return int(value)
 
 
@@ -357,6 +361,48 @@ def with_time_limit(func: Callable[..., Any], stopped: Callable[..., Any]) -> Ca
         params = [p for p in params if p.kind is not p.VAR_KEYWORD] + [extra] + tail
         run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     return run
+
+
+def timed_method(
+    func: Callable[..., Any],
+    name: str,
+    stopped: Callable[..., Any],
+    *,
+    exit: Optional[Callable[[Callable[..., Any]], Callable[..., Any]]] = None,
+) -> Callable[..., Any]:
+    """A family's method ``func`` registered as ``name``, taking ``time_limit``.
+
+    The one wrapper the families' method registries use (each wrote its own ``_timed``):
+    :func:`with_time_limit` with the family's builder of a stopped result, told the method's
+    name, and the family's exit (its status rule) around it when it has one.
+
+    Parameters
+    ----------
+    func : callable
+        The method (its problem arguments positionally, its parameters by keyword).
+    name : str
+        The method's name in the registry (the stopped result's ``method``).
+    stopped : callable
+        The family's ``stopped_result(*problem, method=..., method_params=..., time_limit=...,
+        elapsed=...)``.
+    exit : callable, optional
+        Wraps the timed method (the collective family's ``settled``).
+
+    Returns
+    -------
+    callable
+        The method with a keyword-only ``time_limit=None``.
+
+    Examples
+    --------
+    >>> def count(n, *, seed=0):
+    ...     return sum(range(n))
+    >>> method = timed_method(count, "count", lambda *a, **k: "stopped")
+    >>> method(4, time_limit=60), "time_limit" in str(inspect.signature(method))
+    (6, True)
+    """
+    run = with_time_limit(func, functools.partial(stopped, method=name))
+    return run if exit is None else exit(run)
 
 
 #: The kernel choices of every family's ``backend=``: the compiled kernels or their NumPy

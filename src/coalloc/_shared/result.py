@@ -1,9 +1,21 @@
 """The result and verification-report bases every family's types derive from.
 
-A family's result is a dataclass that subclasses :class:`Result` and declares at least the
-fields of :data:`RESULT_FIELDS`; its exact and heuristic methods share that type. The base
-gives the common behaviour: the status vocabulary, :attr:`Result.has_solution` (=
-:attr:`Result.success`), :meth:`Result.to_dict` (JSON-ready), and :attr:`Result.counters`.
+A family's result is a keyword-only dataclass that subclasses :class:`Result`, which
+declares the fields of :data:`RESULT_FIELDS` once; the family adds only its own (an
+assignment, a mapping ...) and its objective's direction ``sense``::
+
+    @dataclass(kw_only=True, eq=False)
+    class PackResult(Result):
+        chosen: Optional[list] = None
+        sense: ClassVar[str] = "max"
+
+    PackResult(status="feasible", method="greedy", chosen=[0, 2], objective=7.0)
+
+Every construction names its fields (the dataclass is keyword-only), and ``eq=False`` keeps
+the base's :meth:`Result.__eq__`, which compares array fields by value. Its exact and
+heuristic methods share that type. The base gives the common behaviour: the status
+vocabulary, :attr:`Result.has_solution` (= :attr:`Result.success`), :meth:`Result.to_dict`
+(JSON-ready), and :attr:`Result.counters`.
 
 The statuses, for every family and method, follow **one rule** (:func:`settle` applies it
 at every family's exit, so no method sets them by its own convention):
@@ -35,7 +47,8 @@ exits 0 when it wrote a verified solution, 1 when it has none.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Dict, Optional
 
 import numpy as np
 
@@ -60,7 +73,7 @@ STATUSES = ("optimal", "feasible", "time_limit", "infeasible", "no_solution", "e
 #: is ``"optimal"`` (an exact solver's own ``mip_gap``, when larger, is used instead).
 OPTIMALITY_TOL = 1e-9
 
-#: Fields every family's result declares.
+#: The fields every family's result has, declared once by :class:`Result`.
 RESULT_FIELDS = (
     "status",
     "message",
@@ -218,16 +231,14 @@ def settle(result: Any) -> Any:
 
     Examples
     --------
-    >>> from dataclasses import dataclass, field
-    >>> @dataclass
+    >>> from dataclasses import dataclass
+    >>> from typing import ClassVar
+    >>> @dataclass(kw_only=True, eq=False)
     ... class R(Result):
-    ...     status: str = "feasible"
-    ...     objective: float = 5.0
-    ...     bound: float = 5.0
-    ...     gap: float = None
-    ...     params: dict = field(default_factory=dict)
-    ...     sense = "max"
-    >>> settle(R()).status, settle(R(bound=7.0)).status, settle(R(bound=float("inf"))).bound
+    ...     sense: ClassVar[str] = "max"
+    >>> answer = dict(status="feasible", objective=5.0)
+    >>> (settle(R(**answer, bound=5.0)).status, settle(R(**answer, bound=7.0)).status,
+    ...  settle(R(**answer, bound=float("inf"))).bound)
     ('optimal', 'feasible', None)
     """
     bound = getattr(result, "bound", None)
@@ -271,29 +282,34 @@ def settle(result: Any) -> Any:
     return result
 
 
+@dataclass(kw_only=True, eq=False)
 class Result:
     """Base of every family's result (after SciPy's ``OptimizeResult``).
 
-    Subclasses are dataclasses declaring the fields of :data:`RESULT_FIELDS`:
+    A keyword-only dataclass that declares the fields of :data:`RESULT_FIELDS`; a family's
+    result subclasses it with ``@dataclass(kw_only=True, eq=False)`` and adds only its own
+    fields (the module docstring's example).
 
+    Parameters
+    ----------
     status : str
         One of :data:`STATUSES`: ``"optimal"`` (proven), ``"feasible"`` (a solution,
         optimality not proven), ``"time_limit"`` (a time limit or Ctrl-C stopped the solver
         before a proof: with the incumbent when there was one, see :attr:`has_solution`),
-        ``"infeasible"`` or ``"error"`` (the module docstring's table).
-    message : str
+        ``"infeasible"``, ``"no_solution"`` or ``"error"`` (the module docstring's table).
+    message : str, default ""
         Human-readable explanation.
-    method : str
+    method : str, default ""
         The method that produced it.
-    seed : int or None
+    seed : int or None, default None
         The seed used.
-    params : dict
+    params : dict, optional
         Parameters the solver ran with, defaults filled in.
-    timings : dict of str to float
+    timings : dict of str to float, optional
         Seconds per phase, with ``"total"``.
-    iterations : dict of str to int
+    iterations : dict of str to int, optional
         Counters per phase (also :attr:`counters`).
-    objective, bound, gap : float or None
+    objective, bound, gap : float or None, default None
         The objective value, a proven bound and the relative gap, where known.
 
     Examples
@@ -307,7 +323,38 @@ class Result:
     (True, 'feasible', True)
     >>> result.status in coalloc.STATUSES, "timings" in result.to_dict()
     (True, True)
+
+    Results compare by value (arrays too) and pickle (a batch ships them between processes):
+
+    >>> import pickle
+    >>> pickle.loads(pickle.dumps(result)) == result
+    True
     """
+
+    status: str
+    message: str = ""
+    method: str = ""
+    seed: Optional[int] = None
+    params: Dict[str, Any] = field(default_factory=dict)
+    timings: Dict[str, float] = field(default_factory=dict)
+    iterations: Dict[str, int] = field(default_factory=dict)
+    objective: Optional[float] = None
+    bound: Optional[float] = None
+    gap: Optional[float] = None
+
+    #: The objective's direction, ``"min"`` or ``"max"``, that :func:`settle` reads (a
+    #: family sets it on its class, or as a field when it varies by instance).
+    sense: ClassVar[Optional[str]] = None
+
+    def __eq__(self, other: object) -> bool:
+        """Field-by-field equality of two results of the same type (arrays by value, NaN
+        equal to NaN), what the batch tests and the executors' round trips compare."""
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(_same(getattr(self, f.name), getattr(other, f.name))
+                   for f in fields(self) if f.compare)  # fmt: skip
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
 
     @property
     def has_solution(self) -> bool:
@@ -382,6 +429,26 @@ class Result:
             if value is not None:
                 out[key] = float(value)
         return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equality of two field values, arrays (and arrays inside lists, tuples and dicts) by
+    value with NaN equal to NaN."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+            return False
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return bool(a == b)
 
 
 class Report:

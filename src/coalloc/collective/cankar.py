@@ -34,7 +34,6 @@ from ._order import demand_first
 from .core import (
     Clock,
     Problem,
-    bounded,
     check_backend,
     kernels,
     offer,
@@ -118,11 +117,11 @@ def cankar(
     request, pool = demand_first(request, pool, "cankar", stacklevel=3)
     seed = resolve_seed(seed)  # None: fresh, and the result says which
     check_backend(backend)
-    m_init = bounded(m_init, "m_init", 1, 10**9)
-    m_max = 8 * m_init if m_max is None else bounded(m_max, "m_max", m_init, 10**10)
-    l1 = bounded(l1, "l1", 1, 10**6)
-    l2 = bounded(l2, "l2", 0, 10**6)
-    max_retries = bounded(max_retries, "max_retries", 0, 10**4)
+    m_init = checks.integer(m_init, "m_init", 1, 10**9)
+    m_max = 8 * m_init if m_max is None else checks.integer(m_max, "m_max", m_init, 10**10)
+    l1 = checks.integer(l1, "l1", 1, 10**6)
+    l2 = checks.integer(l2, "l2", 0, 10**6)
+    max_retries = checks.integer(max_retries, "max_retries", 0, 10**4)
     prob = Problem.of(pool, request)
     params = {"m_init": m_init, "m_max": m_max, "l1": l1, "l2": l2, "backend": backend,
               "reserve": bool(reserve)}  # fmt: skip

@@ -332,15 +332,6 @@ class Clock:
         return self.timings
 
 
-def bounded(value, argname: str, lo: int, hi: int) -> int:
-    """An int in ``[lo, hi]`` (``TypeError``/``ValueError`` naming ``argname``): every count
-    parameter has an upper bound, so no parameter makes a method run for ever."""
-    value = checks.integer(value, argname, lo)
-    if value > hi:
-        raise ValueError(f"{argname} must be <= {hi:.0e}, got {value}")
-    return value
-
-
 def check_backend(backend: Optional[str]) -> str:
     """The shared kernel-choice check (:func:`coalloc._shared.params.check_backend`)."""
     return checks.check_backend(backend)

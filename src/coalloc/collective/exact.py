@@ -37,7 +37,6 @@ from ._order import demand_first
 from .core import (
     Clock,
     Problem,
-    bounded,
     decrease_starts,
     factor,
     kernels,
@@ -118,7 +117,7 @@ def exact(
     seed = check_seed(seed)
     checks.choice(solver, EXACT_SOLVERS, "solver")
     time_limit = checks.time_limit(time_limit)
-    enumerate_limit = bounded(enumerate_limit, "enumerate_limit", 1, 10**9)
+    enumerate_limit = checks.integer(enumerate_limit, "enumerate_limit", 1, 10**9)
     prob = Problem.of(pool, request)
     params = {"solver": solver, "time_limit": time_limit, "enumerate_limit": enumerate_limit,
               "prune": bool(prune)}  # fmt: skip
@@ -319,7 +318,7 @@ def brute_force(
     """
     request, pool = demand_first(request, pool, "brute_force", stacklevel=3)
     seed = check_seed(seed)
-    max_combinations = bounded(max_combinations, "max_combinations", 1, 10**8)
+    max_combinations = checks.integer(max_combinations, "max_combinations", 1, 10**8)
     prob = Problem.of(pool, request)
     clock = Clock()
     n, e, d = request.count, prob.e, prob.d

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@dataclass(kw_only=True, eq=False)
 class CoallocationResult(Result):
     """Outcome of :func:`coalloc.collective.coallocate` (every method).
 
@@ -73,16 +73,6 @@ class CoallocationResult(Result):
     names: tuple = ()
     rejection: Optional[dict] = None
     proven: bool = False
-    status: str = "error"
-    message: str = ""
-    method: str = ""
-    seed: Optional[int] = None
-    params: dict = field(default_factory=dict)
-    timings: dict = field(default_factory=dict)
-    iterations: dict = field(default_factory=dict)
-    objective: Optional[float] = None
-    bound: Optional[float] = None
-    gap: Optional[float] = None
     #: The objective's direction for the one status rule (:func:`coalloc._shared.result.settle`):
     #: the start is minimised.
     sense: ClassVar[str] = "min"

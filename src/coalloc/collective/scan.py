@@ -46,7 +46,6 @@ from ._order import demand_first
 from .core import (
     Clock,
     Problem,
-    bounded,
     check_backend,
     factor,
     kernels,
@@ -161,11 +160,11 @@ def scan(
     """
     seed = check_seed(seed)
     check_backend(backend)
-    enumerate_limit = bounded(enumerate_limit, "enumerate_limit", 0, 10**8)
+    enumerate_limit = checks.integer(enumerate_limit, "enumerate_limit", 0, 10**8)
     checks.choice(solver, ("highs", "cbc", "cpsat"), "solver")
     program_time_limit = checks.time_limit(program_time_limit, "program_time_limit")
-    max_rounds = bounded(max_rounds, "max_rounds", 0, 10**9)
-    block = bounded(block, "block", 1, 10**6)
+    max_rounds = checks.integer(max_rounds, "max_rounds", 0, 10**9)
+    block = checks.integer(block, "block", 1, 10**6)
     prob = Problem.of(pool, request)
     params = {"backend": backend, "enumerate_limit": enumerate_limit, "solver": solver,
               "program_time_limit": program_time_limit, "max_rounds": max_rounds,

@@ -159,4 +159,5 @@ def simulate(
     slot_times = np.arange(0.0, end, float(slot_seconds))
     usage = _sample(work, _totals(work), slot_times)
     jobs = usage - _sample(work, background, slot_times)
-    return SimulationResult(records, slot_times, usage, jobs, pool.names)
+    return SimulationResult(records=records, slot_times=slot_times, usage=usage, job_usage=jobs,
+                            names=pool.names)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
+from .._shared.constraints import validate
 from .._shared.family import FamilyInstance
-from .._shared.params import check_keywords, check_method, with_time_limit
+from .._shared.params import check_keywords, check_method, timed_method
 from .._shared.seeding import check_seed
 from ._order import demand_first
 from .cankar import cankar
+from .constraints import PARAMS
 from .core import settled
 from .exact import brute_force, exact
 from .model import CollectiveRequest, ResourcePool
@@ -25,10 +27,9 @@ from .verify import CoallocationReport, verify_coallocation
 __all__ = ["coallocate", "solve", "METHODS", "DEFAULT_METHOD", "Instance", "verify"]
 
 
-def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``func`` taking ``time_limit`` (it stops at the deadline between iterations), with the
-    one status rule at its exit."""
-    return settled(with_time_limit(func, functools.partial(stopped_result, method=name)))
+#: ``_timed(func, name)``: a method taking ``time_limit``, with the one status rule at its
+#: exit (the shared wrapper).
+_timed = functools.partial(timed_method, stopped=stopped_result, exit=settled)
 
 
 #: Registered methods: the default ``"scan"``, the paper's ``"cankar"``, ``"exact"`` (shared
@@ -91,6 +92,7 @@ def coallocate(
     """
     check_method(method, METHODS)
     check_keywords(METHODS[method], method, set(params) - _RENAMED.get(method, set()))
+    validate(PARAMS[method], params)
     return METHODS[method](request, pool, seed=check_seed(seed), **params)
 
 
@@ -225,6 +227,7 @@ class CollectiveInstance(FamilyInstance, _Parts):
     family = "collective"
     format = "coalloc.collective.instance"
     METHODS = METHODS
+    PARAMS = PARAMS
     DEFAULT_METHOD = DEFAULT_METHOD
     SOLUTION_FIELD = "start"  # None: the request was rejected (a report says why)
     _solve_function = staticmethod(solve)

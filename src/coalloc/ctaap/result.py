@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
 import numpy as np
 
@@ -12,7 +12,7 @@ from .._shared.result import STATUSES, Result, stopped_fields
 __all__ = ["SolveResult", "STATUSES", "stopped_result"]
 
 
-@dataclass
+@dataclass(kw_only=True, eq=False)
 class SolveResult(Result):
     """Outcome of :func:`coalloc.ctaap.solve` (every method of the family).
 
@@ -73,22 +73,12 @@ class SolveResult(Result):
 
     assignment: np.ndarray
     n_allocated: int
-    status: str
-    message: str
-    method: str
-    timings: dict = field(default_factory=dict)
-    iterations: dict = field(default_factory=dict)
     n_removals: int = 0
-    seed: Optional[int] = None
-    params: dict = field(default_factory=dict)
     weights: Optional[np.ndarray] = field(default=None, repr=False)
-    objective: Optional[float] = None
-    bound: Optional[float] = None
-    gap: Optional[float] = None
     trajectory: Optional[np.ndarray] = field(default=None, repr=False)
 
     #: The objective (tasks allocated) is maximised: what the status rule reads.
-    sense = "max"
+    sense: ClassVar[str] = "max"
 
     @property
     def n_tasks(self) -> int:

@@ -6,12 +6,14 @@ import functools
 import time
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
+from .._shared.constraints import check_value, validate
 from .._shared.family import FamilyInstance, renamed_keyword
-from .._shared.params import check_method, number, with_time_limit
+from .._shared.params import check_method, timed_method
 from .._shared.result import settle
 from .._shared.seeding import resolve_seed
 from .anytime import ctaap_method
 from .bounds import BoundStopped, best_bound
+from .constraints import PARAMS, SOLVE_PARAMS
 from .exact import solve_exact
 from .greedy import solve_greedy
 from .model import Offer, Request, check_compatible
@@ -21,9 +23,8 @@ from .verify import VerifyReport, verify
 __all__ = ["solve", "METHODS", "DEFAULT_METHOD", "Instance"]
 
 
-def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
-    return with_time_limit(func, functools.partial(stopped_result, method=name))
+#: ``_timed(func, name)``: a method taking ``time_limit`` (the shared wrapper).
+_timed = functools.partial(timed_method, stopped=stopped_result)
 
 
 #: Registered methods: name -> function(request, offer, *, seed, **params).
@@ -108,7 +109,9 @@ def solve(
     started = time.perf_counter()
     check_compatible(request, offer)
     check_method(method, METHODS)
-    bound_effort = number(bound_effort, "bound_effort")
+    check_value(bound, "bound", SOLVE_PARAMS["bound"])
+    bound_effort = float(check_value(bound_effort, "bound_effort", SOLVE_PARAMS["bound_effort"]))
+    validate(PARAMS[method], params)
     seed = resolve_seed(seed)  # None: fresh, and the result says which
     func = METHODS[method]
     if method == "ctaap" and (params.get("time_limit") or params.get("rounds")) is not None:
@@ -171,6 +174,8 @@ class CtaapInstance(FamilyInstance, _Parts):
     DEFAULT_METHOD = DEFAULT_METHOD
     SOLUTION_FIELD = "assignment"
     SOLVE_KEYWORDS = frozenset({"bound", "bound_effort"})  # taken by solve() itself
+    PARAMS = PARAMS
+    SOLVE_PARAMS = SOLVE_PARAMS
     _solve_function = staticmethod(solve)
 
     def _verify_solution(self, result: SolveResult) -> VerifyReport:

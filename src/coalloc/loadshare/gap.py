@@ -473,16 +473,20 @@ def _solve_heuristic(instance, sense, assign_all, limit, seed, iterations, with_
                 "the search found no assignment that keeps every capacity, and no proof "
                 "that none exists (LP relaxation, count bound): try the exact method"
             )
-        return GapResult(status, message, "heuristic", None, None, None, None, sense,
-                         assign_all, seed, params, timings, counters, trajectory)  # fmt: skip
+        return GapResult(status=status, message=message, method="heuristic", assignment=None,
+                         sense=sense, assign_all=assign_all, seed=seed, params=params,
+                         timings=timings, iterations=counters,
+                         trajectory=trajectory)  # fmt: skip
     obj = _objective(instance, heur.assign)
     gap = relative_gap(obj, bound, sense=sense)
     status = "time_limit" if heur.stopped else "feasible"
     message = "tabu search" + (f"; bound: {' and '.join(kinds)}" if bound is not None else "")
     if heur.stopped:
         message += f"; stopped at the time limit ({limit:g} s) with the best assignment found"
-    return GapResult(status, message, "heuristic", heur.assign, obj, bound, gap, sense,
-                     assign_all, seed, params, timings, counters, trajectory)  # fmt: skip
+    return GapResult(status=status, message=message, method="heuristic", assignment=heur.assign,
+                     objective=obj, bound=bound, gap=gap, sense=sense, assign_all=assign_all,
+                     seed=seed, params=params, timings=timings, iterations=counters,
+                     trajectory=trajectory)  # fmt: skip
 
 
 class _Heur(NamedTuple):
@@ -1199,12 +1203,14 @@ def _combine(inst, sense, assign_all, limit, seed, out, heur, params, t0, t_hint
     if limit is not None and status in ("feasible", "no_solution"):
         status = "time_limit"  # the limit ended the exact method before a proof
     gap = relative_gap(obj, bound, sense=sense)
-    return GapResult(status, message, "exact", assign, obj, bound, gap, sense,
-                     assign_all, seed, params,
-                     {"hint": t_hint, "solve": t_solve, "total": time.perf_counter() - t0},
-                     {"nodes": nodes,
-                      "hint_tabu_iterations": int(heur.iterations.get("tabu_iterations", 0))
-                      if heur is not None else 0})  # fmt: skip
+    return GapResult(status=status, message=message, method="exact", assignment=assign,
+                     objective=obj, bound=bound, gap=gap, sense=sense, assign_all=assign_all,
+                     seed=seed, params=params,
+                     timings={"hint": t_hint, "solve": t_solve,
+                              "total": time.perf_counter() - t0},
+                     iterations={"nodes": nodes, "hint_tabu_iterations":
+                                 int(heur.iterations.get("tabu_iterations", 0))
+                                 if heur is not None else 0})  # fmt: skip
 
 
 def _not_worse(inst, sense, assign_all, h_assign, status, assign, obj, bound, message):

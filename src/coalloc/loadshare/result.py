@@ -13,7 +13,7 @@ from .._shared.result import Result, jsonable, stopped_fields
 __all__ = ["ShareResult", "GapResult", "stopped_result"]
 
 
-@dataclass
+@dataclass(kw_only=True, eq=False)
 class ShareResult(Result):
     """What :func:`coalloc.loadshare.share` returns.
 
@@ -58,18 +58,8 @@ class ShareResult(Result):
     [0, 0, 0]
     """
 
-    status: str
-    message: str
-    method: str
     placement: np.ndarray = field(repr=False)
     throughput: float
-    bound: float
-    seed: Optional[int] = None
-    params: dict = field(default_factory=dict)
-    timings: dict = field(default_factory=dict)
-    iterations: dict = field(default_factory=dict)
-    objective: Optional[float] = None
-    gap: Optional[float] = None
     coalition: Optional[np.ndarray] = field(default=None, repr=False)
     migrations: int = 0
     generations: int = 0
@@ -140,7 +130,7 @@ class ShareResult(Result):
         return out
 
 
-@dataclass
+@dataclass(kw_only=True, eq=False)
 class GapResult(Result):
     """What :func:`solve_gap` returns.
 
@@ -175,19 +165,9 @@ class GapResult(Result):
     ('optimal', [0, 1], 2.0, 2.0)
     """
 
-    status: str
-    message: str
-    method: str
     assignment: Optional[np.ndarray] = field(repr=False)
-    objective: Optional[float]
-    bound: Optional[float]
-    gap: Optional[float]
     sense: str = "min"
     assign_all: bool = True
-    seed: Optional[int] = None
-    params: dict = field(default_factory=dict)
-    timings: dict = field(default_factory=dict)
-    iterations: dict = field(default_factory=dict)
     trajectory: Optional[np.ndarray] = field(default=None, repr=False)
 
     def _holds_solution(self) -> bool:

@@ -7,12 +7,14 @@ import inspect
 import time
 from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
+from .._shared.constraints import validate
 from .._shared.family import FamilyInstance, renamed_keyword
 from .._shared.jsonio import InstanceError, check_envelope
-from .._shared.params import check_keywords, check_method, choice, with_time_limit
+from .._shared.params import check_keywords, check_method, choice, timed_method
 from .._shared.result import settle
 from .._shared.schema import AnyValue, Int, ListOf, Num, Obj, Str, check
 from .._shared.seeding import check_seed
+from .constraints import GAP_PARAMS, PARAMS
 from .dmcf import best_fit, dmcf_gga, fcfs, fcfs_ff, round_robin
 from .exact import share_exact
 from .gap import GapInstance, GapResult, solve_gap
@@ -40,9 +42,8 @@ def _exact(problem, *, seed=None, **params):
 _exact.__signature__ = inspect.signature(share_exact)  # type: ignore[attr-defined]
 
 
-def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
-    return with_time_limit(func, functools.partial(stopped_result, method=name))
+#: ``_timed(func, name)``: a method taking ``time_limit`` (the shared wrapper).
+_timed = functools.partial(timed_method, stopped=stopped_result)
 
 
 #: The portfolio runs the exact model after best fit decreasing only on models of at most
@@ -185,6 +186,7 @@ def share(
     # backend= is the exact method's deprecated name of solver= (its wrapper warns)
     names = set(params) - ({"backend"} if method == "exact" else set())
     check_keywords(METHODS[method], method, names, n_problem_args=1)
+    validate(PARAMS[method], params)
     return settle(METHODS[method](problem, seed=seed, **params))
 
 
@@ -218,6 +220,7 @@ class LoadShareInstance(FamilyInstance, _Parts):
     family = "loadshare"
     format = "coalloc.loadshare.instance"
     METHODS = METHODS
+    PARAMS = PARAMS
     DEFAULT_METHOD = DEFAULT_METHOD
     SOLUTION_FIELD = "placement"
     _solve_function = staticmethod(share)
@@ -371,13 +374,15 @@ class GapProblem(FamilyInstance, _GapParts):
     kind = "gap"
     format = GAP_FORMAT
     METHODS = GAP_METHODS
+    PARAMS = GAP_PARAMS
     DEFAULT_METHOD = GAP_DEFAULT_METHOD
     SOLUTION_FIELD = "assignment"
 
     @staticmethod
     def _solve_function(instance: GapInstance, method: str, *, seed: Optional[int] = 0,
                         **params: Any) -> GapResult:  # fmt: skip
-        return GAP_METHODS[check_method(method, GAP_METHODS)](instance, seed=seed, **params)
+        validate(GAP_PARAMS[check_method(method, GAP_METHODS)], params)
+        return GAP_METHODS[method](instance, seed=seed, **params)
 
     def _verify_solution(self, result: GapResult) -> GapReport:
         return verify_gap(self.instance, result.assignment, assign_all=result.assign_all,
@@ -397,7 +402,7 @@ class GapProblem(FamilyInstance, _GapParts):
         Raises
         ------
         ValueError
-            An unknown method.
+            An unknown method, or a value the method's table refuses.
         TypeError
             A parameter name :func:`solve_gap` does not take.
 
@@ -412,6 +417,7 @@ class GapProblem(FamilyInstance, _GapParts):
         """
         method = check_method(method or cls.DEFAULT_METHOD, cls.METHODS)
         check_keywords(cls.METHODS[method], method, set(params), n_problem_args=1)
+        validate(cls.PARAMS[method], params)
 
     @staticmethod
     def _fields_from_dict(data: Any, *, source: str) -> tuple:

@@ -38,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import minimum_spanning_tree
 
+from .._shared.params import number
 from .._shared.seeding import streams
 from .model import ResourceGraph, TaskGraph
 
@@ -100,10 +101,6 @@ def _float_range(value: Any, argname: str, *, positive: bool = True) -> tuple:
     return out[0], out[1]
 
 
-def _positive(value: Any, argname: str) -> float:
-    return _float_range(value, argname)[0]
-
-
 def _draw_int(rng: np.random.Generator, r: tuple) -> int:
     return int(rng.integers(r[0], r[1] + 1))
 
@@ -163,9 +160,9 @@ def internet_resource_graph(
     """
     n_wan = _int_range(n_wan, "n_wan", 1)[0]
     n_lan = _int_range(n_lan, "n_lan", 1)[0]
-    bw_wan = _positive(wan_bandwidth, "wan_bandwidth")
-    bw_wl = _positive(wan_lan_bandwidth, "wan_lan_bandwidth")
-    bw_lan = _positive(lan_bandwidth, "lan_bandwidth")
+    bw_wan = number(wan_bandwidth, "wan_bandwidth")
+    bw_wl = number(wan_lan_bandwidth, "wan_lan_bandwidth")
+    bw_lan = number(lan_bandwidth, "lan_bandwidth")
     kids = _int_range(children, "children", 1)
     cap_r = _float_range(capacity, "capacity")
     size_r = _int_range(lan_size, "lan_size", 1)
@@ -264,10 +261,10 @@ def pipeline_task_graph(
     jobs_r = _int_range(n_clusters, "n_clusters", 1)
     size_r = _int_range(cluster_size, "cluster_size", 1)
     comp_r = _float_range(compute, "compute")
-    c_hi = _positive(c, "c")
+    c_hi = number(c, "c")
     if c_hi < 1.0:
         raise ValueError(f"c must be >= 1 (edge weights are drawn from [1, c]), got {c!r}")
-    vol = _positive(inter_volume, "inter_volume")
+    vol = number(inter_volume, "inter_volume")
     if not isinstance(return_jobs, (bool, np.bool_)):
         raise TypeError("return_jobs must be a bool")
     rng = np.random.default_rng(seed)
@@ -393,9 +390,9 @@ def hierarchical_cluster(
     cores_per_node = _int_range(cores_per_node, "cores_per_node", 1)[0]
     speed_r = _float_range(speed, "speed")
     bws = (
-        _positive(core_bandwidth, "core_bandwidth"),
-        _positive(node_bandwidth, "node_bandwidth"),
-        _positive(rack_bandwidth, "rack_bandwidth"),
+        number(core_bandwidth, "core_bandwidth"),
+        number(node_bandwidth, "node_bandwidth"),
+        number(rack_bandwidth, "rack_bandwidth"),
     )
     rng = np.random.default_rng(seed)
     capacity = [0.0]
@@ -524,7 +521,7 @@ def geometric_task_graph(
     (200, True)
     """
     n_r = _int_range(n_tasks, "n_tasks", 1)
-    deg = _positive(degree, "degree")
+    deg = number(degree, "degree")
     comp_r = _float_range(compute, "compute")
     vol_r = _float_range(volume, "volume")
     rng = np.random.default_rng(seed)

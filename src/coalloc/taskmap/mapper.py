@@ -317,7 +317,7 @@ def _map_tasks(task_graph, resource_graph, *, method, seed, initial, order, proc
             mapping=mapping, max_occupancy=float(occ), bottleneck=bott, method=method,
             seed=seed, timings=timings, iterations=iterations, params=dict(params),
             node_occupancy=node_occ, link_occupancy=link_occ, order=task_order,
-            history=history,
+            history=history, status="feasible",
         )  # fmt: skip
 
     def offered() -> None:  # the mapping now held, as the time limit's incumbent

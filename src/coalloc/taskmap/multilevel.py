@@ -491,4 +491,5 @@ def _result(tasks, resources, mapping, seed, params, timings, iterations, histor
         node_occupancy=node_occ,
         link_occupancy=link_occ,
         history=[float(h) for h in history],
+        status="feasible",
     )

@@ -10,7 +10,7 @@ import it (``clustering`` and ``occupancy`` re-export the types they return)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
 import numpy as np
 
@@ -76,7 +76,7 @@ class Bottleneck:
         return {"kind": self.kind, "index": int(self.index), "occupancy": float(self.occupancy)}
 
 
-@dataclass
+@dataclass(kw_only=True, eq=False)
 class TaskMappingResult(Result):
     """Outcome of :func:`map_tasks` (a :class:`coalloc.Result`; ``objective`` is the
     maximum occupancy); ``coalloc.taskmap.MappingResult`` is its older name (an alias).
@@ -111,6 +111,9 @@ class TaskMappingResult(Result):
     bound, gap : float or None
         A proven lower bound on the optimal maximum occupancy and the relative gap, where
         known (the heuristics report none).
+    objective : float or None
+        The maximum occupancy (minimised): set from ``max_occupancy`` at construction,
+        whatever is passed.
 
     Examples
     --------
@@ -124,31 +127,21 @@ class TaskMappingResult(Result):
     ('node', 1.6667)
     """
 
-    mapping: np.ndarray
-    max_occupancy: float
-    bottleneck: Bottleneck
-    method: str
-    seed: Optional[int] = None
-    timings: dict = field(default_factory=dict)
-    iterations: dict = field(default_factory=dict)
-    params: dict = field(default_factory=dict)
+    mapping: Optional[np.ndarray]
+    max_occupancy: Optional[float]
+    bottleneck: Optional[Bottleneck]
     node_occupancy: Optional[np.ndarray] = field(default=None, repr=False)
     link_occupancy: Optional[np.ndarray] = field(default=None, repr=False)
     order: Optional[np.ndarray] = field(default=None, repr=False)
     history: list = field(default_factory=list)
-    status: str = "feasible"
-    message: str = ""
-    bound: Optional[float] = None
-    gap: Optional[float] = None
 
     #: The objective's direction (:func:`coalloc._shared.result.settle`): the maximum
     #: occupancy is minimised.
-    sense = "min"
+    sense: ClassVar[str] = "min"
 
-    @property
-    def objective(self) -> Optional[float]:
-        """The maximum occupancy (minimised)."""
-        return None if self.max_occupancy is None else float(self.max_occupancy)
+    def __post_init__(self) -> None:
+        # the objective is the maximum occupancy (minimised), whatever was passed
+        self.objective = None if self.max_occupancy is None else float(self.max_occupancy)
 
     def _holds_solution(self) -> bool:
         """A mapping is there (``time_limit`` with the stopped solver's incumbent)."""
@@ -175,7 +168,7 @@ class TaskMappingResult(Result):
 MappingResult = TaskMappingResult
 
 
-@dataclass
+@dataclass(kw_only=True, eq=False)
 class ExactMappingResult(MappingResult):
     """Outcome of :func:`solve_exact_mapping`: a :class:`MappingResult` (method ``"exact"``).
 
@@ -194,6 +187,8 @@ class ExactMappingResult(MappingResult):
         As in :class:`MappingResult`.
     node_occupancy, link_occupancy, order, history, status, message, bound, gap : object
         As in :class:`MappingResult`.
+    objective : float or None
+        As in :class:`MappingResult` (``max_occupancy``).
     solver, formulation : str
         The integer-programming solver (``"highs"``, ``"cbc"`` or ``"cpsat"``) and the
         linearisation used (``backend`` is a deprecated read-only alias of ``solver``).

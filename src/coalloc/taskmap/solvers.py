@@ -6,13 +6,13 @@ import functools
 import inspect
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
-import numpy as np
-
+from .._shared.constraints import check_value, validate
 from .._shared.family import FamilyInstance, renamed_keyword
-from .._shared.params import check_method, with_time_limit
+from .._shared.params import check_method, timed_method
 from .._shared.result import relative_gap, settle
 from .._shared.seeding import check_seed
 from .bounds import lower_bound
+from .constraints import PARAMS, SOLVE_PARAMS
 from .exact import solve_exact_mapping
 from .mapper import METHODS as VARIANTS
 from .mapper import MappingResult, map_tasks
@@ -49,9 +49,8 @@ def _exact(task_graph, resource_graph, *, seed=None, **params):
 _exact.__signature__ = inspect.signature(solve_exact_mapping)  # type: ignore[attr-defined]
 
 
-def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
-    return with_time_limit(func, functools.partial(stopped_result, method=name))
+#: ``_timed(func, name)``: a method taking ``time_limit`` (the shared wrapper).
+_timed = functools.partial(timed_method, stopped=stopped_result)
 
 
 #: Registered methods: the portfolio (the default, issue 36), the multilevel bottleneck
@@ -123,8 +122,8 @@ def solve(
     True
     """
     check_method(method, METHODS)
-    if not isinstance(bound, (bool, np.bool_)):
-        raise TypeError(f"bound must be a bool, got {type(bound).__name__}")
+    check_value(bound, "bound", SOLVE_PARAMS["bound"])
+    validate(PARAMS[method], params)
     result = METHODS[method](task_graph, resource_graph, seed=check_seed(seed), **params)
     if bound:
         cheap = lower_bound(task_graph, resource_graph)
@@ -173,6 +172,8 @@ class TaskMapInstance(FamilyInstance, _Parts):
     DEFAULT_METHOD = DEFAULT_METHOD
     SOLUTION_FIELD = "mapping"
     SOLVE_KEYWORDS = frozenset({"bound"})  # taken by solve() itself
+    PARAMS = PARAMS
+    SOLVE_PARAMS = SOLVE_PARAMS
     _solve_function = staticmethod(solve)
 
     def _verify_solution(self, result: MappingResult) -> MappingReport:

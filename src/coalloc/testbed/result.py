@@ -5,7 +5,7 @@ names ``MappingResult`` and ``SimulationResult`` are aliases)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, ClassVar, Dict, List, Optional
 
 import numpy as np
 
@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@dataclass(kw_only=True, eq=False)
 class TestbedMappingResult(Result):
     """A testbed mapping (shared :class:`coalloc.Result` conventions).
 
@@ -62,16 +62,6 @@ class TestbedMappingResult(Result):
     ({'l': 'intraswitch'}, 0.0)
     """
 
-    status: str
-    message: str
-    method: str
-    seed: Optional[int] = None
-    params: Dict[str, Any] = field(default_factory=dict)
-    timings: Dict[str, float] = field(default_factory=dict)
-    iterations: Dict[str, int] = field(default_factory=dict)
-    objective: Optional[float] = None
-    bound: Optional[float] = None
-    gap: Optional[float] = None
     mapping: Optional[Dict[str, str]] = None
     routes: Dict[str, Any] = field(default_factory=dict)
     kinds: Dict[str, str] = field(default_factory=dict)
@@ -82,7 +72,7 @@ class TestbedMappingResult(Result):
 
     #: The objective's direction (:func:`coalloc._shared.result.settle`): the inter-switch
     #: bandwidth is minimised.
-    sense = "min"
+    sense: ClassVar[str] = "min"
 
     def _holds_solution(self) -> bool:
         """A mapping is there (``time_limit`` with the stopped solver's incumbent)."""

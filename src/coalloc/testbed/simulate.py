@@ -75,7 +75,8 @@ def simulate(ptop: PhysicalTopology, workload: Sequence[tuple], methods: Sequenc
             raise ValueError(f"methods must be names of {sorted(METHODS)}, got {m!r}")
     params = params or {}
     order = sorted(range(len(workload)), key=lambda i: workload[i][0])
-    res = SimulationResult(list(methods), np.array([workload[i][0] for i in order]))
+    res = SimulationResult(methods=list(methods),
+                           arrivals=np.array([workload[i][0] for i in order]))
     total = len(order) * len(methods)
     bar = progress(total=total, desc="simulate", unit="exp",
                    disable=None if show_progress is None else not show_progress)

@@ -6,10 +6,12 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
+from .._shared.constraints import validate
 from .._shared.family import FamilyInstance, renamed_keyword
-from .._shared.params import check_method, with_time_limit
+from .._shared.params import check_method, timed_method
 from .._shared.seeding import resolve_seed
-from .anneal import ANNEAL_DEFAULTS
+from .anneal import ANNEAL_DEFAULTS as ANNEAL_DEFAULTS
+from .constraints import PARAMS
 from .methods import MAX_ANNEAL_MOVES as MAX_ANNEAL_MOVES
 from .methods import MAX_THREADS as MAX_THREADS
 from .methods import PORTFOLIO_EXACT_SECONDS as PORTFOLIO_EXACT_SECONDS
@@ -66,9 +68,8 @@ def _variant(scoring: str, name: str, fallback_default: bool = False
     return run
 
 
-def _timed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``func`` taking ``time_limit`` (it stops at the deadline between iterations)."""
-    return with_time_limit(func, functools.partial(stopped_result, method=name))
+#: ``_timed(func, name)``: a method taking ``time_limit`` (the shared wrapper).
+_timed = functools.partial(timed_method, stopped=stopped_result)
 
 
 #: Registered mappers.
@@ -129,6 +130,7 @@ def assign(top: Any, ptop: Any, method: str = DEFAULT_METHOD, *, seed: Optional[
     (True, ['a', 'b'])
     """
     check_method(method, METHODS)
+    validate(PARAMS[method], params)
     return METHODS[method](top, ptop, seed=resolve_seed(seed), **params)
 
 
@@ -167,6 +169,7 @@ class TestbedInstance(FamilyInstance, _Parts):
     family = "testbed"
     format = "coalloc.testbed.instance"
     METHODS = METHODS
+    PARAMS = PARAMS
     DEFAULT_METHOD = DEFAULT_METHOD
     SOLUTION_FIELD = "mapping"
     _solve_function = staticmethod(assign)
@@ -203,10 +206,10 @@ class TestbedInstance(FamilyInstance, _Parts):
         TypeError: method ... takes no parameter(s) ['speed']; ...
         """
         if check_method(method or DEFAULT_METHOD, METHODS) == "anneal":
-            known = {"backend", "available", "trunk_used", "time_limit"}
-            bad = set(params) - set(ANNEAL_DEFAULTS) - known
+            bad = set(params) - set(PARAMS["anneal"])  # its table names the schedule too
             if bad:
                 raise ValueError(f"method 'anneal' takes no parameters {sorted(bad)}")
+            validate(PARAMS["anneal"], params)
             return
         super().check_params(method, params)
 

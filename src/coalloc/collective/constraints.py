@@ -1,0 +1,58 @@
+"""The parameters of every co-allocation method, declared once
+(:mod:`coalloc._shared.constraints`).
+
+:data:`PARAMS` (method -> table) validates a call's values at
+:func:`coalloc.collective.coallocate` and in ``Instance.check_params`` (a batch refuses a bad
+value before it starts), and gives the generated invalid-value tests. Every count has an
+upper bound, so no parameter makes a method run for ever.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+from .._shared.constraints import BACKEND, TIME_LIMIT, Boolean, Interval, solvers
+
+__all__ = ["PARAMS"]
+
+
+def _count(lo: int, hi: int) -> list:
+    return [Interval(Integral, lo, hi)]
+
+
+_EXACT_SOLVERS = solvers("highs", "cbc", "cpsat")
+
+#: Method -> parameter -> constraints.
+PARAMS = {
+    "scan": {
+        "backend": BACKEND,
+        "enumerate_limit": _count(0, 10**8),
+        "solver": _EXACT_SOLVERS,
+        "program_time_limit": TIME_LIMIT,
+        "max_rounds": _count(0, 10**9),
+        "block": _count(1, 10**6),
+        "reserve": [Boolean()],
+        "portfolio": [Boolean(), None],
+        "time_limit": TIME_LIMIT,
+    },
+    "cankar": {
+        "backend": BACKEND,
+        "m_init": _count(1, 10**9),
+        "m_max": [*_count(1, 10**10), None],  # and >= m_init, checked by the method
+        "l1": _count(1, 10**6),
+        "l2": _count(0, 10**6),
+        "reserve": [Boolean()],
+        "max_retries": _count(0, 10**4),
+        "time_limit": TIME_LIMIT,
+    },
+    "exact": {
+        "solver": _EXACT_SOLVERS,
+        "time_limit": TIME_LIMIT,
+        "enumerate_limit": _count(1, 10**9),
+        "prune": [Boolean()],
+    },
+    "brute_force": {
+        "max_combinations": _count(1, 10**8),
+        "time_limit": TIME_LIMIT,
+    },
+}

@@ -1,0 +1,80 @@
+"""The parameters of every CTAAP method, declared once (:mod:`coalloc._shared.constraints`).
+
+:data:`PARAMS` (method -> table) validates a call's values at :func:`coalloc.ctaap.solve`
+and in ``Instance.check_params`` (a batch refuses a bad value before it starts), and gives
+the generated invalid-value tests; :data:`SOLVE_PARAMS` declares the keywords
+:func:`~coalloc.ctaap.solve` takes itself.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+from .._shared.constraints import (
+    BACKEND,
+    MIP_GAP,
+    THREADS,
+    TIME_LIMIT,
+    VERBOSE,
+    Boolean,
+    InstanceOf,
+    Interval,
+    Options,
+    solvers,
+)
+from .._shared.milp import SOLVERS
+from .anytime import SUB_SOLVERS
+from .exact import FORMULATIONS
+from .greedy import ORDERS
+from .solver import COMPATIBILITY_FUNCTIONS, MAX_LOCAL_SEARCH, MAX_LOOP
+
+__all__ = ["PARAMS", "SOLVE_PARAMS"]
+
+_POSITIVE = [Interval(Real, 0, None, closed="neither")]
+_NONNEG = [Interval(Real, 0, None, closed="left")]
+_LOOP = [Interval(Integral, 1, MAX_LOOP)]
+
+#: The keywords :func:`coalloc.ctaap.solve` takes itself (every method).
+SOLVE_PARAMS = {"bound": [Boolean()], "bound_effort": _POSITIVE}
+
+#: Method -> parameter -> constraints.
+PARAMS = {
+    "ctaap": {
+        "beta0": _POSITIVE,
+        "beta_f": _POSITIVE,
+        "beta_r": [Interval(Real, 1, None, closed="neither")],
+        "max_outer": _LOOP,
+        "max_inner": _LOOP,
+        "tol_outer": _NONNEG,
+        "tol_inner": _NONNEG,
+        "compat_fn": [Options(COMPATIBILITY_FUNCTIONS),
+                      InstanceOf((tuple, list), "a pair of numbers (f_ok, f_bad)")],
+        "q_scale": [Options({"none", "degree"}), Interval(Real, 0, None, closed="neither")],
+        "matching": [Options({"cardinality", "weight"})],
+        "init_noise": _NONNEG,
+        "fill": [Boolean()],
+        "local_search": [Options({"auto"}), Interval(Integral, 0, MAX_LOCAL_SEARCH)],
+        "backend": BACKEND,
+        "paper": [Boolean()],
+        "time_limit": TIME_LIMIT,
+        "rounds": [Interval(Integral, 0, None, closed="left"), None],
+        "neighbourhood": [Interval(Integral, 1, None, closed="left")],
+        "sub_solver": [Options(SUB_SOLVERS)],
+        "sub_time_limit": _POSITIVE,
+        "lp_bound_share": [Interval(Real, 0, 1, closed="left")],
+        "bound_effort": _POSITIVE,
+    },
+    "greedy": {
+        "order": [Options(ORDERS)],
+        "restarts": [Interval(Integral, 1, None, closed="left")],
+        "time_limit": TIME_LIMIT,
+    },
+    "exact": {
+        "solver": solvers(*SOLVERS),
+        "time_limit": TIME_LIMIT,
+        "formulation": [Options(FORMULATIONS)],
+        "mip_gap": MIP_GAP,
+        "threads": THREADS,
+        "verbose": VERBOSE,
+    },
+}

@@ -1,0 +1,76 @@
+"""The parameters of every load-sharing and GAP method, declared once
+(:mod:`coalloc._shared.constraints`).
+
+:data:`PARAMS` (load-sharing method -> table) and :data:`GAP_PARAMS` (GAP method -> table)
+validate a call's values at :func:`coalloc.loadshare.share` and
+:func:`coalloc.loadshare.solve_gap`, and in the kinds' ``check_params`` (a batch refuses a
+bad value before it starts), and give the generated invalid-value tests.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+from .._shared.constraints import (
+    BACKEND,
+    MIP_GAP,
+    NO_VALIDATION,
+    THREADS,
+    TIME_LIMIT,
+    VERBOSE,
+    Boolean,
+    Interval,
+    Options,
+    solvers,
+)
+from .dmcf import _DEALS, _INITS, _PHASE2, MAX_GENERATIONS
+
+__all__ = ["PARAMS", "GAP_PARAMS"]
+
+_COALITION = [Interval(Integral, 1, None, closed="left"), None]
+_SIMPLE = {"coalition_size": _COALITION, "backend": BACKEND, "time_limit": TIME_LIMIT}
+
+#: Load-sharing method -> parameter -> constraints.
+PARAMS = {
+    "portfolio": {**_SIMPLE, "solver": solvers("highs", "cbc")},
+    "bfd": _SIMPLE,
+    "dmcf-gga": {
+        **_SIMPLE,
+        "p": [Interval(Real, 0, 1)],
+        "th_c": [Interval(Real, 0, None, closed="left")],
+        "th_i": [Interval(Real, 0, None, closed="neither"), None],
+        "patience": [Interval(Integral, 1, MAX_GENERATIONS)],
+        "max_generations": [Interval(Integral, 0, MAX_GENERATIONS)],
+        "init": [Options(_INITS)],
+        "phase2": [Options(_PHASE2)],
+        "executor": NO_VALIDATION,  # an Executor (or anything with submit), checked there
+        "chunks": [Interval(Integral, 1, 10**6)],
+        "progress": NO_VALIDATION,  # a bool, None or a progress callback
+        "coalition_history": [Interval(Integral, 0, None, closed="left")],
+    },
+    "fcfs": {"time_limit": TIME_LIMIT},
+    "fcfs-ff": _SIMPLE,
+    "round-robin": {**_SIMPLE, "deal": [Options(_DEALS)]},
+    "exact": {
+        "solver": solvers("highs", "cbc"),
+        "time_limit": TIME_LIMIT,
+        "mip_gap": MIP_GAP,
+        "threads": THREADS,
+        "verbose": VERBOSE,
+        "max_variables": [Interval(Integral, 1, None, closed="left")],
+    },
+}
+
+_GAP = {
+    "sense": [Options({"min", "max"})],
+    "assign_all": [Boolean()],
+    "time_limit": TIME_LIMIT,
+    "solver": solvers("cpsat", "highs", "cbc"),
+    "threads": THREADS,
+    "iterations": [Interval(Integral, 0, 10**9), None],
+    "with_bound": [Boolean()],
+    "hint": [Boolean()],
+}
+
+#: GAP method -> parameter -> constraints.
+GAP_PARAMS = {"heuristic": _GAP, "exact": _GAP}
