@@ -74,11 +74,13 @@ def _broken(name: str, **changes) -> FamilySpec:
 
 
 def _claims_optimal(items, sack, *, seed=0, time_limit=None):
-    return PackResult("optimal", "", "greedy", [], 0.0, seed=seed)  # no bound: not optimal
+    return PackResult(status="optimal", message="", method="greedy", chosen=[], objective=0.0,
+                      seed=seed)  # no bound: not optimal
 
 
 def _accepts_anything(items, sack, *, seed=0, time_limit=None, **params):
-    return PackResult("feasible", "", "greedy", [0], float(items.values[0]), seed=seed)
+    return PackResult(status="feasible", message="", method="greedy", chosen=[0],
+                      objective=float(items.values[0]), seed=seed)
 
 
 _CALLS = itertools.count()
@@ -86,7 +88,8 @@ _CALLS = itertools.count()
 
 def _random_answer(items, sack, *, seed=0, time_limit=None):
     chosen = [next(_CALLS) % len(items.values)]  # another item each call, whatever the seed
-    return PackResult("feasible", "", "greedy", chosen, float(items.values[chosen[0]]))
+    return PackResult(status="feasible", message="", method="greedy", chosen=chosen,
+                      objective=float(items.values[chosen[0]]))
 
 
 @pytest.mark.parametrize("changes, check, words", [
