@@ -29,8 +29,8 @@ def _families() -> dict:
     return families()
 
 
-#: Classes of the hand-written top-level page (api/coalloc.rst) shown with their members.
-TOP_LEVEL_CLASSES = ("BatchError", "Result", "Report", "FamilyInstance")
+#: Classes of the hand-written top-level page (api/coalloc.rst): each has a page with its members.
+TOP_LEVEL_CLASSES = ("BatchError", "Result", "Report", "FamilyInstance", "InstanceError")
 
 
 def documented_classes() -> Dict[str, type]:
@@ -201,8 +201,9 @@ def family_page(family: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-_TABLE = re.compile(r"^\.\. currentmodule:: (\S+)\n\n\.\. autosummary::\n(?:   :.*\n)*\n((?:   \S+\n)+)",
-                    re.M)  # fmt: skip
+_TABLE = re.compile(
+    r"^\.\. currentmodule:: (\S+)\n\n\.\. autosummary::\n(?:   :.*\n)*\n((?:   \S+\n)+)", re.M
+)
 
 
 def page_entries(text: str) -> Dict[str, str]:

@@ -4,10 +4,10 @@ The API reference is generated from the numpydoc docstrings: ``docs/_api.py`` wr
 per family with summary tables (autosummary) from its ``__all__``, and autosummary gives every
 function and class a page of its own (templates in ``_templates/autosummary``). The guides are
 the Markdown pages of ``docs/`` (read by myst-parser); the example gallery is ``examples/``,
-run by sphinx-gallery at every build; the theme is pydata-sphinx-theme (SciPy's, NumPy's). numpydoc validates
-the docstring of every object the reference documents (``numpydoc_validation_checks``), so a
-public function or method without Parameters, Returns or Examples fails the build (``-W``);
-properties are held to ``ATTRIBUTE_CHECKS`` (below).
+run by sphinx-gallery at every build; the theme is pydata-sphinx-theme (SciPy's, NumPy's).
+numpydoc validates the docstring of every object the reference documents
+(``numpydoc_validation_checks``), so a public function or method without Parameters, Returns
+or Examples fails the build (``-W``); properties are held to ``ATTRIBUTE_CHECKS`` (below).
 """
 
 import os
