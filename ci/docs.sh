@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The documentation: build the Sphinx site (API reference from the numpydoc docstrings, the
-# guides of docs/ and bench/RESULTS.md) with warnings as errors, numpydoc's validation of every
-# public docstring included, then run every worked example as a doctest: the Examples sections
-# of the installed package and the examples of the Markdown pages of docs/.
+# The documentation: build the Sphinx site (pydata-sphinx-theme; the API reference from the
+# numpydoc docstrings, a page per object; the guides of docs/; the example gallery examples/,
+# every example run on Agg; bench/RESULTS.md as the changelog) with warnings as errors,
+# numpydoc's validation of every public docstring included; check the built site (every page
+# has its content, every internal link and anchor resolves: ci/check_site.py); then run every
+# worked example as a doctest: the Examples sections of the installed package and the
+# examples of the Markdown pages of docs/. Screenshots of the main pages at 1280 px, drawn by a
+# headless Chromium when one is there (COALLOC_DOCS_BROWSER=install: apt-get it first, as
+# root; a failed install only skips them), land in docs/_build/screenshots.
 # Run in a virtual environment (CI: after ci/test.sh, in its .venv); the site lands in
 # docs/_build/html. A coalloc already installed there is used as it is (no second compile).
 set -euo pipefail
@@ -31,10 +36,15 @@ PY
 else
     python -m pip install --quiet ".[docs,exact]" pytest
 fi
-python -m sphinx -W --keep-going -q -b html docs docs/_build/html
-flags="NORMALIZE_WHITESPACE ELLIPSIS NUMBER"
-# The plot_* examples draw for real, to PNG files in temporary folders, on the Agg backend.
+# The plot_* examples and the gallery draw for real, on the Agg backend.
 export MPLBACKEND=Agg
+python -m sphinx -W --keep-going -q -b html docs docs/_build/html
+if [ "${COALLOC_DOCS_BROWSER:-}" = install ] && ! command -v chromium >/dev/null; then
+    (apt-get install -y -q chromium >/dev/null 2>&1 || (apt-get update -q >/dev/null 2>&1 &&
+        apt-get install -y -q chromium >/dev/null 2>&1)) || echo "docs: chromium not installed, no screenshots"
+fi
+python ci/check_site.py docs/_build/html --screenshots docs/_build/screenshots
+flags="NORMALIZE_WHITESPACE ELLIPSIS NUMBER"
 python -m pytest -q -p no:cacheprovider --noconftest -o "doctest_optionflags=$flags" -o addopts="" \
     --doctest-modules --pyargs coalloc
 python -m pytest -q -p no:cacheprovider --noconftest -o "doctest_optionflags=$flags" -o addopts="" \

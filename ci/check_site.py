@@ -1,0 +1,116 @@
+"""Check the built documentation site: every page renders, no internal link is broken.
+
+    python ci/check_site.py docs/_build/html [--screenshots DIR]
+
+Reads every HTML page of the site (Sphinx's own pages, search and index, left out) and fails,
+listing each problem, when a page has no main content or a link, image or script inside the
+site points to a file that is not there or to an anchor (``#id``) that the target page does
+not have. Links leaving the site (``http:``, ``mailto:``, ...) are not followed: CI runs
+offline. With ``--screenshots DIR`` and a Chromium on the PATH (``chromium``, or
+``CHROMIUM=/path``), the landing page, a guide, the gallery, an example and an API page are
+also drawn headless at 1280 x 2000 into DIR (kept as build artefacts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+SKIP = {"genindex.html", "search.html", "py-modindex.html"}
+SHOTS = ("index.html", "guide.html", "ctaap.html", "auto_examples/index.html",
+         "auto_examples/plot_collective.html", "api/ctaap.html", "benchmarks.html")  # fmt: skip
+
+
+class _Page(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.ids, self.links, self.main = set(), [], False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(a["id"])
+        if tag == "a" and a.get("name"):
+            self.ids.add(a["name"])
+        if tag == "main" or "bd-article" in (a.get("class") or ""):
+            self.main = True
+        for key in ("href", "src"):
+            if a.get(key) and tag in ("a", "img", "script", "link"):
+                self.links.append(a[key])
+
+
+def _parse(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+def check(site: Path) -> list:
+    pages = {p: _parse(p) for p in sorted(site.rglob("*.html"))
+             if not any(part.startswith("_") for part in p.relative_to(site).parts[:-1])}
+    problems = []
+    for path, page in pages.items():
+        rel = path.relative_to(site)
+        if rel.name in SKIP:
+            continue
+        if not page.main:
+            problems.append(f"{rel}: no main content")
+        for link in page.links:
+            parts = urlsplit(link)
+            if parts.scheme or parts.netloc or link.startswith("//"):
+                continue
+            target = (path.parent / unquote(parts.path)).resolve() if parts.path else path
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                problems.append(f"{rel}: broken link {link}")
+                continue
+            if parts.fragment and target.suffix == ".html":
+                other = pages.get(target) or _parse(target)
+                if unquote(parts.fragment) not in other.ids:
+                    problems.append(f"{rel}: no anchor #{parts.fragment} in {link}")
+    return problems, len(pages)
+
+
+def screenshots(site: Path, out: Path) -> None:
+    chromium = os.environ.get("CHROMIUM") or shutil.which("chromium")
+    if not chromium:
+        print("check_site: no chromium on the PATH, no screenshots")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    for name in SHOTS:
+        if not (site / name).exists():
+            continue
+        png = out / (name.replace("/", "_").replace(".html", ".png"))
+        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                        "--hide-scrollbars", "--window-size=1280,2000",
+                        f"--screenshot={png}", (site / name).resolve().as_uri()],
+                       check=True, capture_output=True, timeout=120)  # fmt: skip
+    print(f"check_site: screenshots in {out}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("site", type=Path)
+    parser.add_argument("--screenshots", type=Path)
+    args = parser.parse_args(argv)
+    problems, n = check(args.site)
+    for p in problems:
+        print(p, file=sys.stderr)
+    if args.screenshots:
+        screenshots(args.site, args.screenshots)
+    if problems:
+        print(f"check_site: {len(problems)} problems in {n} pages", file=sys.stderr)
+        return 1
+    print(f"check_site: {n} pages, every internal link and anchor found")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
