@@ -5,9 +5,11 @@
 # numpydoc's validation of every public docstring included; check the built site (every page
 # has its content, every internal link and anchor resolves: ci/check_site.py); then run every
 # worked example as a doctest: the Examples sections of the installed package and the
-# examples of the Markdown pages of docs/. Screenshots of the main pages at 1280 px, drawn by a
-# headless Chromium when one is there (COALLOC_DOCS_BROWSER=install: apt-get it first, as
-# root; a failed install only skips them), land in docs/_build/screenshots.
+# examples of the Markdown pages of docs/. When a Chromium is there (COALLOC_DOCS_BROWSER=install:
+# apt-get it first, as root; a failed install only skips this), every page is also loaded
+# headless at 1280 px (none empty or wider than the window, no code block cut off or past
+# the text column, no image missing) and screenshots of the main pages land in
+# docs/_build/screenshots (keep them as build artefacts).
 # Run in a virtual environment (CI: after ci/test.sh, in its .venv); the site lands in
 # docs/_build/html. A coalloc already installed there is used as it is (no second compile).
 set -euo pipefail
