@@ -87,7 +87,7 @@ def check(site: Path) -> list:
 def screenshots(site: Path, out: Path) -> None:
     chromium = _chromium()
     if not chromium:
-        print("check_site: no chromium on the PATH, no screenshots")
+        print("check_site: no chromium on the PATH: no browser check, no screenshots")
         return
     out.mkdir(parents=True, exist_ok=True)
     for name in SHOTS:
