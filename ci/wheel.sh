@@ -9,7 +9,8 @@
 # 2. `auditwheel repair` turns its plain `linux_x86_64` tag into a `manylinux` one and the
 #    tag is checked (PyPI refuses `linux_*` wheels); the contents are checked too;
 # 3. a fresh virtual environment installs the repaired wheel with the `test` extra and runs
-#    `coalloc demo`, a check that solves and verifies one instance of every family, and a
+#    `coalloc demo`, a check that solves and verifies every registered family's example (and
+#    runs the parts of coalloc.testing.check_family that need the installed files), and a
 #    smoke subset of the tests taken from the unpacked sdist (which proves that the sdist
 #    carries what its tests need).
 # The repaired wheel is left in OUTDIR (default: dist/). RAW_WHEEL: repair and try a wheel
@@ -70,6 +71,9 @@ assert len(need) >= 11, f"found only {sorted(need)} under src/_core (run from th
 have = {n.split(".")[0] for n in exts}
 assert need <= have, f"wheel misses compiled modules (each inside its family): {need - have}"
 assert "coalloc/ctaap/data/demo.json" in names, "wheel misses the demo instance"
+# one package-data glob: every family's published schemas ship from its own folder
+schemas = {str(p.relative_to("src")) for p in pathlib.Path("src/coalloc").rglob("*.schema.json")}
+assert schemas and schemas <= set(names), f"wheel misses schemas: {sorted(schemas - set(names))}"
 assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "wheel misses LICENSE"
 meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
 text = zipfile.ZipFile(sys.argv[1]).read(meta).decode()
@@ -85,28 +89,26 @@ cp "$wheel" "$outdir/"
 cd "$tmp"
 "$tmp/venv/bin/coalloc" demo
 "$tmp/venv/bin/python" - <<'PY'
-"""One instance of every family, solved by its default method and checked by its verify."""
+"""Every registered family (its spec's example), solved by its default method and checked by
+its verify; then the parts of the common suite that need the installed files: instance files
+read back, and the shipped JSON Schemas (coalloc/<family>/schemas/) are the generated ones."""
 import coalloc
-from coalloc import collective, ctaap, loadshare, taskmap, testbed
+from coalloc._shared.family import families
+from coalloc.testing import check_family
 
 assert "site-packages" in coalloc.__file__, coalloc.__file__
-instances = {
-    "ctaap": ctaap.Instance(*ctaap.generators.fig2(2, seed=1)),
-    "taskmap": taskmap.Instance(*taskmap.generators.table1_instance(1.0, seed=1)),
-    "collective": collective.Instance(*collective.generators.random_instance(8, 3, seed=2)),
-    "testbed": testbed.Instance(testbed.generators.lan(8), testbed.generators.grid5000(seed=1)),
-    "loadshare": loadshare.Instance(loadshare.generators.paper_setup(60, seed=1)),
-}
-for name, inst in instances.items():
+for name, spec in families().items():
+    inst = spec.example(seed=1)
     result = inst.solve(seed=0)
     report = inst.verify(result)
     assert report.ok, f"{name}: verify rejects the default solve: {report}"
     print(f"{name}: {result.status}, objective {result.objective}, verified")
+    check_family(name, checks=["round_trip", "file_round_trip", "schemas"])
 PY
 # Smoke tests from the sdist against the installed wheel (the sdist's src/ is not on the path).
 cd "$src"
 "$tmp/venv/bin/python" -m pytest -q -p no:cacheprovider -n 2 \
     tests/ctaap/test_cli.py tests/ctaap/test_solver.py tests/taskmap/test_mapper.py \
     tests/collective/test_methods.py tests/testbed/test_assign.py tests/loadshare/test_share.py \
-    tests/shared/test_shared_layer.py
+    tests/shared/test_shared_layer.py tests/shared/test_check_family.py
 echo "ci/wheel.sh: $(basename "$wheel") installs and runs"

@@ -14,6 +14,7 @@ import sys
 
 import coalloc
 from coalloc import collective, loadshare, testbed
+from coalloc._shared.family import families
 from coalloc.collective import io as cio
 from coalloc.ctaap import io as ctaap_io
 from coalloc.loadshare import io as lio
@@ -29,6 +30,17 @@ def _text(writer, *args, **kwargs) -> bytes:
     buf = io.StringIO()
     writer(buf, *args, **kwargs)
     return buf.getvalue().encode()
+
+
+def instance_seeds() -> dict:
+    """Every registered family's seed instance files (``FamilySpec.fuzz_seeds``)."""
+    out: dict = {}
+    for name, spec in families().items():
+        for fname, data in (spec.fuzz_seeds() if spec.fuzz_seeds else {}).items():
+            if fname in out:
+                raise ValueError(f"family {name!r}: the seed file {fname} is another's")
+            out[fname] = data
+    return out
 
 
 def seeds() -> dict:
@@ -78,13 +90,9 @@ def seeds() -> dict:
     g2 = loadshare.generate_gap("d", 3, 3, seed=1)
     out["gap"]["multi.txt"] = _text(lio.write_gap, [g1, g2])
     out["gap"]["single.txt"] = _text(lio.write_gap, g1, multi=False)
-    # any registered problem kind, read by its "format" (coalloc.batch.read_problem)
-    out["instances"]["gap.json"] = json.dumps(loadshare.gap_to_dict(g2)).encode()
-    out["instances"]["ctaap.json"] = out["ctaap"]["fig2-edges.json"]
-    out["instances"]["taskmap.json"] = out["taskmap"]["instance.json"]
-    out["instances"]["collective.json"] = out["collective_json"]["instance.json"]
-    out["instances"]["testbed.json"] = out["testbed_json"]["instance.json"]
-    out["instances"]["loadshare.json"] = out["loadshare_json"]["problem.json"]
+    # any registered problem kind, read by its "format" (coalloc.batch.read_problem): every
+    # family's own seed files (FamilySpec.fuzz_seeds), a sixth family's too
+    out["instances"].update(instance_seeds())
     # the CLI: the first byte picks the command (see targets._cli_commands)
     cmds = {0: out["ctaap"]["fig2-edges.json"], 1: out["taskmap"]["tasks.json"],
             2: out["taskmap"]["resources.json"], 3: out["collective_json"]["pool.json"],

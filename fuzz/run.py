@@ -45,6 +45,8 @@ EXCLUDED = [
     "coalloc._shared.milp", "coalloc._shared.progress", "coalloc.batch",
     *(f"coalloc.{f}.{m}" for f in FAMILIES for m in ("exact", "_reference", "generators")),
     "coalloc.ctaap.solver", "coalloc.taskmap.mapper", "coalloc.taskmap.clustering",
+    "coalloc.taskmap.engine", "coalloc.taskmap.multilevel", "coalloc.taskmap.bisection",
+    "coalloc.taskmap.refinement", "coalloc.taskmap.levels", "coalloc.taskmap.hierarchy",
     "coalloc.collective.cankar", "coalloc.collective.scan", "coalloc.collective.simulate",
     "coalloc.testbed.anneal", "coalloc.testbed.assignplus", "coalloc.testbed.problem",
     "coalloc.testbed.routing", "coalloc.testbed.simulate", "coalloc.loadshare.dmcf",

@@ -26,10 +26,14 @@ from typing import Callable, Dict
 import coalloc
 from coalloc import cli, collective, loadshare, testbed
 from coalloc._shared.jsonio import InstanceError
+from coalloc.collective import _spec as _collective_spec
 from coalloc.collective import io as cio
 from coalloc.ctaap import io as ctaap_io
+from coalloc.loadshare import _spec as _loadshare_spec
 from coalloc.loadshare import io as lio
+from coalloc.taskmap import _spec as _taskmap_spec
 from coalloc.taskmap import io as tio
+from coalloc.testbed import _spec as _testbed_spec
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus")
@@ -137,48 +141,12 @@ def _partners() -> Dict[str, str]:
     return out
 
 
-def small_taskmap():
-    """A small task-mapping instance (a fuzzer mutates small files best)."""
-    from coalloc.taskmap import generators as tg
-
-    tasks = tg.pipeline_task_graph(n_clusters=2, cluster_size=3, seed=0)
-    rg = tg.internet_resource_graph(n_wan=2, n_lan=2, children=2, lan_size=3, seed=0)
-    return tasks, rg
-
-
-def _collective_small():
-    pool = collective.ResourcePool.from_slots(
-        [[4.0, 8.0], [2.0, 4.0], [1.0, 2.0]],
-        [[[1.0, 0.0], [0.0, 1.0]], [[0.0, 0.0], [1.0, 0.0]], [[0.0, 1.0], [0.0, 0.0]]],
-        300, ["cores", "mem"], node_names=["n0", "n1", "n2"], labels={"site": ["a", "a", "b"]},
-    )  # fmt: skip
-    req = collective.CollectiveRequest(600, 2, 0, 1200, {"cores": 0.5}, {"cores": 3.0})
-    return pool, req
-
-
-def _loadshare_small():
-    return loadshare.LoadSharingProblem([5.0, 5.0, 4.0], [4.0, 3.0, 3.0, 2.0, 1.0],
-                                        [0, 0, 0, 1, 1])  # fmt: skip
-
-
-PTOP = """\
-node sw0 switch:1 *lan:*
-node sw1 switch:1 *lan:*
-node pc1 pc:1 pc3000:1 - fast:0.2 ?+mem:2048
-node pc2 pc:1 pc3000:1 - fast:0.2 ?+mem:2048
-node pc3 pc:1 pc850:1 - ?+mem:512
-link pc1:e0 pc1 sw0 100000 0 0
-link pc2:e0 pc2 sw0 100000 0 0
-link pc3:e0 pc3 sw1 100000 0 0
-link trunk sw0 sw1 1000000 0 0
-"""
-TOP = """\
-node a pc ?+mem:1024
-node b pc
-node c pc850
-link ab a b 100000 0 0
-link bc b c 50000 0 0
-"""
+#: The small instances of the fuzzers' seeds and partner files are the families' own (each
+#: family's spec draws its ``fuzz_seeds`` from them): one definition, here and there.
+small_taskmap = _taskmap_spec.small
+_collective_small = _collective_spec.small
+_loadshare_small = _loadshare_spec.small
+PTOP, TOP = _testbed_spec.SMALL_PTOP, _testbed_spec.SMALL_TOP
 
 SWF = """\
 ; Version: 2.2

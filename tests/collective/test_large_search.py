@@ -11,9 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from coalloc.collective import _search, coallocate, verify
+from coalloc.collective._heuristic_sets import fill as _fill
+from coalloc.collective._heuristic_sets import lagrange as _lagrange
+from coalloc.collective._heuristic_sets import large_search as _large_search
+from coalloc.collective._heuristic_sets import top_rows as _top
 from coalloc.collective.core import Kernels
 from coalloc.collective.generators import random_instance
-from coalloc.collective.scan import _fill, _lagrange, _large_search, _top
 
 from .test_scaled_referee import build, instances
 
@@ -127,8 +130,8 @@ def test_large_path_on_random_instances(large_path, seed, collective):
 
 def test_large_path_is_taken(large_path, monkeypatch):
     calls = []
-    real = scan_module._large_search
-    monkeypatch.setattr(scan_module, "_large_search",
+    real = scan_module.large_search
+    monkeypatch.setattr(scan_module, "large_search",
                         lambda *a, **k: calls.append(1) or real(*a, **k))  # fmt: skip
     pool, req = random_instance(9, 4, n_slots=10, seed=3)
     res = coallocate(pool, req, "scan", enumerate_limit=0)

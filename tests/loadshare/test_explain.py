@@ -135,3 +135,47 @@ def test_an_item_heavier_than_every_agent_is_its_own_conflict():
     e = explain_gap(inst)
     assert e.demand == ("item 1",) and e.certificate == "fits-nowhere"
     assert e.minimal is True and "heavier than every agent" in e.sentence
+
+
+@st.composite
+def tiny_share(draw):
+    from coalloc.loadshare import LoadSharingProblem
+
+    n = draw(st.integers(1, 3))
+    k = draw(st.integers(1, 5))
+    cap = draw(st.lists(st.integers(1, 12), min_size=n, max_size=n))
+    size = draw(st.lists(st.integers(1, 9), min_size=k, max_size=k))
+    return LoadSharingProblem(cap, size, [0] * k)
+
+
+def _packs(size, cap, jobs) -> bool:
+    return any(np.all(np.bincount(np.array(a, dtype=int), weights=[size[j] for j in jobs],
+                                  minlength=len(cap)) <= cap)
+               for a in itertools.product(range(len(cap)), repeat=len(jobs))) if jobs else True
+
+
+@SETTINGS
+@given(tiny_share())
+def test_share_explanation_is_sound_minimal_and_its_fixes_fit(problem):
+    from coalloc.loadshare.explain import explain_share
+
+    size, cap = np.asarray(problem.job_size), np.asarray(problem.capacity)
+    e = explain_share(problem, time_limit=20.0)
+    if _packs(size, cap, list(range(size.size))):
+        assert e is None
+        return
+    assert e is not None and e.sound is True and e.minimal is True
+    jobs = e.conflict["jobs"]
+    assert not _packs(size, cap, jobs)
+    for j in jobs:
+        assert _packs(size, cap, [i for i in jobs if i != j])
+    for r in e.relaxations:
+        assert r.checked
+        if r.kind == "drop_items":
+            assert _packs(size, cap, [i for i in range(size.size)
+                                      if i not in r.changes["drop_items"]])  # fmt: skip
+        else:
+            more = cap.astype(float).copy()
+            for i, add in r.changes["add_capacity"].items():
+                more[int(i)] += add
+            assert _packs(size, more + 1e-9, list(range(size.size)))

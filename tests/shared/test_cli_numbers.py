@@ -230,7 +230,7 @@ def test_the_strict_types_refuse_out_of_range(kind, text):
 def test_a_multi_line_message_is_printed_on_one_line(monkeypatch, capsys):
     """A library's message spread over lines (OR-Tools' 'incompatible function arguments')
     still ends the command with one line."""
-    from coalloc.cli import loadshare as loadshare_cli
+    from coalloc.loadshare import cli as loadshare_cli
 
     def fails(args):
         raise TypeError("(): incompatible function arguments.\n    1. (arg0: int) -> None\n")

@@ -9,6 +9,7 @@ batch layer or the CLI.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ import coalloc
 from coalloc import FamilyInstance, Report, Result, solve_many
 from coalloc._shared.family import (
     FamilySpec,
+    FileFormat,
     NoSolutionReport,
     coerce_problem,
     families,
@@ -31,6 +33,10 @@ from coalloc._shared.family import (
     unregister_family,
 )
 from coalloc._shared.jsonio import InstanceError, check_envelope
+from coalloc._shared.params import check_method
+from coalloc._shared.params import time_limit as check_time_limit
+from coalloc._shared.schema import AnyValue, ListOf, Num, Obj, check
+from coalloc._shared.seeding import check_seed
 from coalloc.batch import BatchError, instance_seed
 from coalloc.cli import main
 
@@ -91,8 +97,11 @@ class PackReport(Report):
         return {"ok": self.ok, "fits": self.fits, "value": self.value, "matches": self.matches}
 
 
-def greedy(items, sack, *, seed=0, shuffle=False):
-    """Best value per weight first; ``shuffle`` breaks ties at random (uses the seed)."""
+def greedy(items, sack, *, seed=0, shuffle=False, time_limit=None):
+    """Best value per weight first; ``shuffle`` breaks ties at random (uses the seed).
+    Instant, so ``time_limit`` (checked) never stops it."""
+    check_seed(seed)
+    check_time_limit(time_limit)
     order = list(range(len(items.values)))
     if shuffle:
         np.random.default_rng(seed).shuffle(order)
@@ -106,8 +115,11 @@ def greedy(items, sack, *, seed=0, shuffle=False):
     return PackResult("feasible", "greedy", "greedy", sorted(chosen), value, seed=seed)
 
 
-def brute_force(items, sack, *, seed=0, fail=False):
-    """Every subset; ``fail`` reports no solution (a result without one, for verify)."""
+def brute_force(items, sack, *, seed=0, fail=False, time_limit=None):
+    """Every subset; ``fail`` reports no solution (a result without one, for verify). The
+    toy's instances are small: ``time_limit`` (checked) never stops it."""
+    check_seed(seed)
+    check_time_limit(time_limit)
     if fail:
         return PackResult("infeasible", "asked to fail", "exact", seed=seed)
     n = len(items.values)
@@ -125,7 +137,7 @@ TOY_METHODS = {"greedy": greedy, "exact": brute_force}
 
 
 def pack(items, sack, method="greedy", *, seed=0, **params):
-    return TOY_METHODS[method](items, sack, seed=seed, **params)
+    return TOY_METHODS[check_method(method, TOY_METHODS)](items, sack, seed=seed, **params)
 
 
 def verify_pack(items, sack, chosen, claimed=None) -> PackReport:
@@ -139,6 +151,12 @@ def verify_pack(items, sack, chosen, claimed=None) -> PackReport:
 class _Parts(NamedTuple):
     items: Items
     sack: Sack
+
+
+#: The toy's file format, as its reader checks it (the published schema is made from it).
+TOY_SCHEMA = Obj({"format": (AnyValue(), False), "version": (AnyValue(), False),
+                  "values": (ListOf(Num()), True), "weights": (ListOf(Num(0)), True),
+                  "capacity": (Num(0), True)})  # fmt: skip
 
 
 class KnapsackInstance(FamilyInstance, _Parts):
@@ -155,6 +173,7 @@ class KnapsackInstance(FamilyInstance, _Parts):
 
     @staticmethod
     def _fields_from_dict(data, *, source):
+        check(data, TOY_SCHEMA, source)
         check_envelope(data, "toy.knapsack.instance", 1, source)
         try:
             return Items(data["values"], data["weights"]), Sack(data["capacity"])
@@ -168,12 +187,43 @@ def to_dict(inst: KnapsackInstance) -> dict:
             "capacity": inst.sack.capacity}  # fmt: skip
 
 
+def add_plot(fams) -> None:
+    """``coalloc plot knapsack FILE -o PIC``: the items' values, the chosen ones marked."""
+    from coalloc.cli.plot import picture_done, picture_options, picture_params
+
+    def run(args) -> int:
+        import matplotlib.pyplot as plt
+
+        from coalloc.batch import read_problem
+
+        inst = read_problem(args.file)
+        result = inst.solve(args.method, seed=args.seed, **picture_params(args))
+        fig, ax = plt.subplots()
+        ax.bar(range(len(inst.items.values)), inst.items.values,
+               color=["C1" if i in result.chosen else "C0"
+                      for i in range(len(inst.items.values))])  # fmt: skip
+        return picture_done(fig, args)
+
+    p = fams.add_parser("knapsack", help="the items, the chosen ones in orange")
+    p.add_argument("file", help="toy knapsack instance file (JSON)")
+    picture_options(p, "shuffle=true")
+    p.set_defaults(func=run)
+
+
+def toy_spec() -> FamilySpec:
+    """The toy family's whole spec: kinds, a file format, an example, a plot command."""
+    fmt = FileFormat("toy.knapsack.instance", "a toy 0/1 knapsack: values, weights, capacity",
+                     TOY_SCHEMA, examples=lambda: [to_dict(random_instance(1))],
+                     dump=to_dict)  # fmt: skip
+    return FamilySpec("knapsack", "Toy knapsack", "a toy 0/1 knapsack", (KnapsackInstance,),
+                      formats=(fmt,), plot=__name__,
+                      example=lambda seed=0: random_instance(seed))  # fmt: skip
+
+
 @pytest.fixture
 def toy_family():
     # The one line a sixth family needs outside its folder (here: outside its module).
-    register_family(
-        FamilySpec("knapsack", "Toy knapsack", "a toy 0/1 knapsack", (KnapsackInstance,))
-    )
+    register_family(toy_spec())
     try:
         yield KnapsackInstance
     finally:
@@ -286,7 +336,9 @@ def test_every_family_is_registered_once_with_its_cli_and_format():
         main_kind = specs[name].kinds[0]
         assert main_kind is getattr(coalloc, name).Instance
         assert main_kind.methods == tuple(getattr(coalloc, name).METHODS)
-        assert specs[name].cli == f"coalloc.cli.{name}"
+        assert specs[name].cli == specs[name].plot == f"coalloc.{name}.cli"  # in its folder
+        old = importlib.import_module(f"coalloc.cli.{name}")  # the old name: the same module
+        assert old is importlib.import_module(specs[name].cli)
 
 
 def test_the_gap_is_a_batch_kind(tmp_path):

@@ -3,7 +3,10 @@
 (a) A family (a subpackage of ``coalloc`` whose name starts with neither ``_`` nor is
     ``cli``) imports nothing from another family -- no private module or name, and no public
     name either -- nor from the top-level ``coalloc`` package (which aggregates the
-    families). The shared layer ``coalloc._shared`` imports no family at all.
+    families), but for one door: a family's command-line module ``coalloc.<family>.cli``
+    may import the command's common layer, ``coalloc.cli`` (its options, parsers and batch
+    runner), as a family imports ``coalloc._shared``. The shared layer ``coalloc._shared``
+    imports no family at all.
 (b) Every family exports ``METHODS``, ``solve``, ``Instance`` and a ``verify...``
     function; every method returns a subclass of :class:`coalloc.Result` with every field
     of ``RESULT_FIELDS``, a status in ``STATUSES`` and a JSON-serialisable ``to_dict()``.
@@ -115,6 +118,8 @@ def house_violations(source: str, module: str, is_package: bool, families) -> li
         other = owner(name, families)
         if other is None or other == home or (other == "_shared" and home in families):
             continue
+        if module == f"coalloc.{home}.cli" and (name + ".").startswith("coalloc.cli."):
+            continue  # the family's command line and the command's common layer
         private = [p for p in name.split(".")[2:] if p.startswith("_")]
         what = "private name" if private else "name"
         if home == "_shared":
@@ -159,6 +164,9 @@ BAD_SNIPPETS = [
     ("coalloc.ctaap._reference.cleanup", False, "from ...taskmap import mapper", "taskmap"),
     ("coalloc._shared.milp", False, "from ..ctaap.result import SolveResult", "shared layer"),
     ("coalloc._shared", True, "from .. import batch", "shared layer"),
+    ("coalloc.ctaap.io", False, "from ..cli import _common", "top-level"),
+    ("coalloc.ctaap.cli", False, "from .. import batch", "top-level"),
+    ("coalloc.ctaap.cli", False, "from ..taskmap.cli import add_commands", "family 'taskmap'"),
 ]
 
 
@@ -175,6 +183,7 @@ GOOD_SNIPPETS = [
     ("coalloc.ctaap._reference.cleanup", False, "from .._bmatching import BMatcher"),
     ("coalloc._shared.milp", False, "from .jsonio import num\nimport numpy as np"),
     ("coalloc.taskmap", True, "import importlib\nimportlib.import_module('.generators', 'x')"),
+    ("coalloc.ctaap.cli", False, "from ..cli import _common as common\nfrom ..cli.plot import x"),
 ]
 
 

@@ -1,10 +1,11 @@
 """The published JSON Schemas (issue 23 item 8): generated, shipped, and agreeing with the readers.
 
-* the shipped ``src/coalloc/schemas/<format>.schema.json`` files are what the converter makes
-  of the readers' checker definitions today (regenerate with
+* the shipped ``src/coalloc/<family>/schemas/<format>.schema.json`` files are what the
+  converter makes of the readers' checker definitions today (regenerate with
   ``python -c "from coalloc.formats import write_schemas; write_schemas()"``);
 * every example and fixture file of every family (the fuzz corpus, the packaged demo, and
-  files written by each family's writers) is valid under ``jsonschema`` and read by coalloc;
+  the examples each family's ``FamilySpec.formats`` declares, written by its writers) is
+  valid under ``jsonschema`` and read by coalloc;
 * on hypothesis-made mutations of those files, ``jsonschema`` and the readers' checker
   accept and refuse the same documents (the one documented difference, ``2.0`` read as an
   integer by JSON Schema, is told to the validator as a type rule).
@@ -22,9 +23,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from coalloc._shared.jsonio import InstanceError, check_envelope
-from coalloc._shared.schema import ListOf, MapOf, Obj, OneOf, Spec, TupleOf, check
-from coalloc.formats import FORMATS, build_schema, definitions, schema_for, schema_text
+from coalloc._shared.family import families
+from coalloc._shared.jsonio import InstanceError
+from coalloc.formats import FORMATS, build_schema, check_document, schema_for, schema_text
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = sorted(ROOT.glob("fuzz/corpus/*/*.json")) + [
@@ -43,70 +44,22 @@ def _validator(fmt: str, *, strict_integers: bool = False):
     return cls(schema)
 
 
-def _envelopes(spec: Spec, data: Any, envelopes: dict) -> None:
-    """Apply the readers' envelope checks to every object of ``data`` that has one."""
-    if isinstance(spec, Obj) and isinstance(data, dict):
-        if id(spec) in envelopes:
-            fmt, version, required = envelopes[id(spec)]
-            check_envelope(data, fmt, version, "f", required=required)
-        for key, (sub, _) in spec.fields.items():
-            if key in data:
-                _envelopes(sub, data[key], envelopes)
-    elif isinstance(spec, ListOf) and isinstance(data, list):
-        for item in data:
-            _envelopes(spec.item, item, envelopes)
-    elif isinstance(spec, TupleOf) and isinstance(data, list):
-        for sub, item in zip(spec.items, data):
-            _envelopes(sub, item, envelopes)
-    elif isinstance(spec, MapOf) and isinstance(data, dict):
-        for item in data.values():
-            _envelopes(spec.value, item, envelopes)
-    elif isinstance(spec, OneOf):
-        for kind, sub in spec.options:
-            if isinstance(data, kind):
-                _envelopes(sub, data, envelopes)
-                break
-
-
 def _checker_accepts(fmt: str, data: Any) -> bool:
-    spec, envelopes = definitions()[fmt]
     try:
-        check(data, spec, "f")
-        _envelopes(spec, data, envelopes)
+        check_document(fmt, data, "f")
     except InstanceError:
         return False
     return True
 
 
-def _written_examples(tmp: Path) -> Dict[str, List[Any]]:
-    """Files written by each family's writers from its generators."""
-    from coalloc import collective, ctaap, loadshare, taskmap, testbed
-
-    written: List[Path] = []
-
-    def path(name: str) -> Path:
-        written.append(tmp / name)
-        return tmp / name
-
-    req, offer = ctaap.generators.fig2(seed=1)
-    ctaap.io.write_instance(path("ctaap-dense.json"), req, offer, bandwidth_format="dense")
-    ctaap.io.write_instance(path("ctaap-edges.json"), req, offer, bandwidth_format="edges")
-    tasks, resources = taskmap.generators.table1_instance(seed=1)
-    taskmap.io.write_instance(path("taskmap.json"), tasks, resources)
-    taskmap.io.write_task_graph(path("tasks.json"), tasks)
-    taskmap.io.write_resource_graph(path("resources.json"), resources)
-    pool, request = collective.generators.random_instance(seed=1)
-    collective.io.write_instance(path("collective.json"), pool, request)
-    collective.io.write_pool(path("pool.json"), pool)
-    collective.io.write_request(path("request.json"), request)
-    loadshare.io.write_problem(path("loadshare.json"), loadshare.generators.paper_setup(40))
-    top = testbed.generators.ring(4)
-    ptop = testbed.generators.deterlab(8, 2)
-    testbed.io.write_instance(path("testbed.json"), top, ptop)
+def _written_examples() -> Dict[str, List[Any]]:
+    """Files written by each family's writers: its formats' declared examples."""
     out: Dict[str, List[Any]] = {}
-    for p in written:
-        data = json.loads(p.read_text())
-        out.setdefault(data["format"], []).append(data)
+    for spec in families().values():
+        for fmt in spec.formats:
+            for data in fmt.examples() if fmt.examples else []:
+                assert data["format"] == fmt.name
+                out.setdefault(fmt.name, []).append(data)
     return out
 
 
@@ -119,14 +72,14 @@ REFUSED = [p for p in REPRODUCERS
 
 
 @pytest.fixture(scope="module")
-def examples(tmp_path_factory) -> Dict[str, List[Any]]:
+def examples() -> Dict[str, List[Any]]:
     out: Dict[str, List[Any]] = {}
     for p in FIXTURES:
         if p in REFUSED:
             continue
         data = json.loads(p.read_text())
         out.setdefault(data["format"], []).append(data)
-    for fmt, docs in _written_examples(tmp_path_factory.mktemp("written")).items():
+    for fmt, docs in _written_examples().items():
         out.setdefault(fmt, []).extend(docs)
     return out
 
@@ -136,16 +89,20 @@ def test_the_shipped_schema_is_what_the_checker_definition_generates(fmt):
     shipped = schema_text(fmt)
     regenerated = json.dumps(build_schema(fmt), indent=2) + "\n"
     assert shipped == regenerated, (
-        f"src/coalloc/schemas/{fmt}.schema.json is stale: run "
+        f"src/coalloc/<family>/schemas/{fmt}.schema.json is stale: run "
         "python -c 'from coalloc.formats import write_schemas; write_schemas()'"
     )
     jsonschema.Draft202012Validator.check_schema(json.loads(shipped))
 
 
-def test_every_schema_file_in_the_package_is_a_listed_format():
-    folder = ROOT / "src" / "coalloc" / "schemas"
-    on_disk = sorted(p.name[: -len(".schema.json")] for p in folder.glob("*.schema.json"))
+def test_every_schema_file_in_the_package_is_a_listed_format_of_its_family():
+    package = ROOT / "src" / "coalloc"
+    on_disk = sorted(p.name[: -len(".schema.json")] for p in package.rglob("*.schema.json"))
     assert on_disk == sorted(FORMATS)
+    for name, spec in families().items():
+        here = sorted(p.name[: -len(".schema.json")]
+                      for p in (package / name / "schemas").glob("*.schema.json"))  # fmt: skip
+        assert here == sorted(f.name for f in spec.formats), name
 
 
 def test_every_format_has_an_example(examples):

@@ -24,18 +24,14 @@ import numpy as np
 import pytest
 
 import coalloc
-from coalloc import collective, loadshare, testbed
 from coalloc import ctaap as ct
+from coalloc import loadshare, testbed
 from coalloc import taskmap as tm
 from coalloc._shared import interrupt, params, progress
+from coalloc._shared.family import families
 from coalloc._shared.result import relative_gap
 
-# --- small instances, one per family: (solve(method, **kw), the family's sense) ----------
-
-
-def _ctaap():
-    r, o = ct.generators.random_instance(8, 2, edge_probability=0.3, seed=101)
-    return (lambda m, **kw: ct.solve(r, o, m, **kw)), "max"
+# --- small instances, one per family: its spec's example (issue 37: no hand-written list) --
 
 
 def _taskmap():
@@ -44,29 +40,24 @@ def _taskmap():
     return (lambda m, **kw: tm.solve(tasks, res, m, **kw)), "min"
 
 
-def _collective():
-    pool, req = collective.generators.random_instance(12, 3, seed=301)
-    return (lambda m, **kw: collective.solve(req, pool, m, **kw)), "min"  # the earliest start
+def _maker(spec):
+    """``make() -> (solve(method, **kw), the family's sense)`` on the spec's example; the
+    sense is that of the default method's result (every method shares the family's result
+    type); ``solve.instance`` is the example."""
+
+    def make():
+        inst = spec.example(seed=0)
+
+        def solve(method, **kw):
+            return inst.solve(method, **kw)
+
+        solve.instance = inst
+        return solve, type(inst.solve(seed=0)).sense
+
+    return make
 
 
-def _testbed():
-    top = testbed.generators.random_sparse(5, seed=4)
-    ptop = testbed.generators.deterlab(8, 2, seed=4)
-    return (lambda m, **kw: testbed.solve(top, ptop, m, **kw)), "min"
-
-
-def _loadshare():
-    prob = loadshare.generators.paper_setup(8, seed=5)
-    return (lambda m, **kw: loadshare.solve(prob, m, **kw)), "max"
-
-
-FAMILIES = {
-    "ctaap": (_ctaap, ct.METHODS),
-    "taskmap": (_taskmap, tm.METHODS),
-    "collective": (_collective, collective.METHODS),
-    "testbed": (_testbed, testbed.METHODS),
-    "loadshare": (_loadshare, loadshare.METHODS),
-}
+FAMILIES = {name: (_maker(spec), spec.kinds[0].METHODS) for name, spec in families().items()}
 CASES = [(f, m) for f, (_, methods) in FAMILIES.items() for m in methods]
 
 
@@ -368,9 +359,8 @@ def test_no_method_writes_onto_a_model_and_pickles_carry_no_cache(family):
 
     make, methods = FAMILIES[family]
     solve, _ = make()
-    models = [c.cell_contents for c in solve.__closure__ or ()
-              if hasattr(c.cell_contents, "__dict__")
-              and type(c.cell_contents).__module__.startswith("coalloc.")]  # fmt: skip
+    models = [part for part in solve.instance if hasattr(part, "__dict__")
+              and type(part).__module__.startswith("coalloc.")]  # fmt: skip
     assert models
     before = [_state(m) for m in models]
     sizes = [len(pickle.dumps(m)) for m in models]

@@ -114,7 +114,7 @@ def test_the_detector_flags_an_unregistered_writer():
 def test_every_group_has_its_writing_options():
     commands = {path for path, _ in WRITING}
     groups = {path[0] for path in commands}
-    assert {"ctaap", "taskmap", "collective", "testbed", "loadshare", "plot"} <= groups
+    assert {*coalloc.FAMILIES, "plot"} <= groups
     assert (("collective", "solve"), "--reserve-to") in WRITING
     assert (("collective", "simulate"), "--records") in WRITING
     assert {"solve", "demo", "generate", "solve-batch", "map"} <= {
@@ -190,7 +190,7 @@ def case_ctaap_solve(d: Path) -> Case:
 
 
 def case_ctaap_demo(d: Path, monkeypatch) -> Case:
-    from coalloc.cli import ctaap as ctaap_cli
+    from coalloc.ctaap import cli as ctaap_cli
 
     demo = d / "demo.json"
     demo.write_bytes(ctaap_cli._demo_file().read_bytes())

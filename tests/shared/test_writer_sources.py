@@ -25,7 +25,7 @@ ALLOWED = {
     ("_shared/jsonio.py", "atomic_output"): "the writer: its nameless temporary file, "
     "and devices or pipes (no rename possible) opened in place",
     ("_shared/plotting.py", "save_figure"): "savefig into the writer's file object",
-    ("collective/io.py", "write_pool_snapshot"): "np.savez into the writer's file object",
+    ("collective/io/snapshot.py", "write_pool_snapshot"): "np.savez into the writer's file object",
     ("_shared/milp/cbc.py", None): "scratch files of CBC (model, solution, log) inside its "
     "own TemporaryDirectory; never a user's file",
     ("_shared/milp/highs.py", None): "os.devnull (HiGHS's banner) and the pipes to and from "

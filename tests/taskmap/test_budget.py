@@ -118,7 +118,7 @@ def test_a_stopped_multilevel_returns_its_incumbent(monkeypatch):
     time_limit."""
     tasks, res = gen.table1_instance(4, 3)
     calls = {"n": 0}
-    real = taskmap.multilevel._refine
+    real = taskmap.multilevel.refine
 
     def refine(state, cap, *a, **k):
         calls["n"] += 1
@@ -126,7 +126,7 @@ def test_a_stopped_multilevel_returns_its_incumbent(monkeypatch):
             raise budget._TimeLimitReached()
         return real(state, cap, *a, **k)
 
-    monkeypatch.setattr(taskmap.multilevel, "_refine", refine)
+    monkeypatch.setattr(taskmap.multilevel, "refine", refine)
     result = taskmap.solve(tasks, res, "multilevel", seed=1, time_limit=60.0)
     assert result.status == "time_limit" and result.mapping is not None
     assert _verified(tasks, res, result) == pytest.approx(result.history[-1], rel=1e-12)

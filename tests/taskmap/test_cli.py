@@ -105,7 +105,7 @@ def test_io_round_trip(files, tmp_path):
 
 @pytest.mark.slow
 def test_cheap_lower_bound_never_exceeds_the_exact_optimum(taskmap_tiny, taskmap_small):
-    from coalloc.cli.taskmap import occupancy_lower_bound
+    from coalloc.taskmap.cli import occupancy_lower_bound
 
     for inst in (taskmap_tiny, taskmap_small):
         exact = taskmap.solve(inst.task_graph, inst.resource_graph, "exact")

@@ -214,7 +214,7 @@ def test_caller_data_unchanged():
 @given(st.lists(st.sampled_from([0.01, 0.1, 0.5, 1.0]), min_size=1, max_size=40), st.data())
 def test_split_point_is_the_largest_gap_nearest_the_middle(gaps, data):
     """Referee: the rule written out with NumPy (the former implementation)."""
-    from coalloc.taskmap.multilevel import _split_point
+    from coalloc.taskmap.bisection import split_point
 
     hi = data.draw(st.integers(2, len(gaps) + 1))
     lo = data.draw(st.integers(0, hi - 2))
@@ -228,4 +228,4 @@ def test_split_point_is_the_largest_gap_nearest_the_middle(gaps, data):
         g = gap[cand - 1]
         best = np.flatnonzero(g >= g.max() * (1 - 1e-9))
         want = int(cand[best[np.argmin(np.abs(cand[best] - (lo + k / 2)))]])
-    assert _split_point(gaps, lo, hi) == want
+    assert split_point(gaps, lo, hi) == want

@@ -17,7 +17,7 @@ from coalloc.testbed import model as tbm
 from coalloc.testbed import problem as tbp
 from coalloc.testbed import routing as tbr
 from coalloc.testbed import verify as tbv
-from coalloc.testbed.io import InstanceError
+from coalloc.testbed.io import InstanceError, fast, grammar
 
 from ._slow_twins import tables_reference
 from .test_io_speed import _canon, _table_only
@@ -51,17 +51,31 @@ FABRICS = {
 def test_warm_line_memo_reads_as_the_table(fabric):
     tbio.clear_read_cache()
     texts = list(_states(FABRICS[fabric](), 12, seed=len(fabric)))
-    warm = [_canon(tbio._parse(t, "f", "ptop")) for t in texts]  # memo filled as it goes
-    assert len(tbio._line_memo) > 0
+    warm = [_canon(grammar.parse(t, "f", "ptop")) for t in texts]  # memo filled as it goes
+    assert len(fast._line_memo) > 0
     with _table_only():
-        cold = [_canon(tbio._parse(t, "f", "ptop")) for t in texts]
+        cold = [_canon(grammar.parse(t, "f", "ptop")) for t in texts]
     assert warm == cold
 
 
 def _error(text: str) -> str:
     with pytest.raises(InstanceError) as exc:
-        tbio._parse(text, "f", "ptop")
+        grammar.parse(text, "f", "ptop")
     return str(exc.value)
+
+
+def test_top_lines_are_read_as_top_lines_and_not_remembered():
+    """The memo is the .ptop's: a .top line with the text of a remembered .ptop line is a
+    virtual node or link, and a .top read adds nothing to the memo."""
+    tbio.clear_read_cache()
+    text = "node a pc:1\nnode b pc:1\nlink l a b 100 0 0\n"
+    ptop = tb.parse_ptop(text)
+    assert type(ptop.nodes["a"]) is tb.PNode and "node a pc:1" in fast._line_memo
+    held = dict(fast._line_memo)
+    top = tb.parse_top(text)
+    assert type(top.nodes["a"]) is tb.VNode and top.nodes["a"].slots == 1.0
+    assert type(top.links["l"]) is tb.VLink and top.links["l"].type is None
+    assert fast._line_memo == held
 
 
 def test_remembered_lines_out_of_place_are_refused_as_cold():
@@ -78,15 +92,15 @@ def test_remembered_lines_out_of_place_are_refused_as_cold():
     ]
     tbio.clear_read_cache()
     cold = [_error(b) for b in bad]
-    tbio._parse(text, "f", "ptop")  # every line of the text remembered
-    assert all(x in tbio._line_memo for x in lines if x.split())
+    grammar.parse(text, "f", "ptop")  # every line of the text remembered
+    assert all(x in fast._line_memo for x in lines if x.split())
     assert [_error(b) for b in bad] == cold
     # a repeated link name: the second is NAME#2, as the cold reader names it
     twice = text + link + "\n"
     tbio.clear_read_cache()
-    first = _canon(tbio._parse(twice, "f", "ptop"))
-    tbio._parse(text, "f", "ptop")
-    assert _canon(tbio._parse(twice, "f", "ptop")) == first
+    first = _canon(grammar.parse(twice, "f", "ptop"))
+    grammar.parse(text, "f", "ptop")
+    assert _canon(grammar.parse(twice, "f", "ptop")) == first
 
 
 def _answer(r) -> tuple:

@@ -1,15 +1,17 @@
 """The readers' fast paths read what the line table reads (issue 25, deliverable 4).
 
-A ``.ptop`` is read as columns when its link lines are plain, plain node and link lines by
-fast readers, and the models are built from what the reader checked (each value checked
-once). The referee here is the line table alone, with the models' full constructors: every
-text, plain or faulty, must give an identical model or the identical error. A testbed text
+Plain node and link lines are read by the one fast path (built from their text alone,
+remembered for ``.ptop`` texts), and the models are built from what the reader checked
+(each value checked once). The referee here is the line table alone, with the models' full
+constructors: every text, plain or faulty, must give an identical model or the identical
+error. A testbed text
 read again is the same object (its compiled tables reused).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import random
 
 import pytest
@@ -21,29 +23,24 @@ from coalloc import testbed as tb
 from coalloc._shared.caches import cache_of
 from coalloc.testbed import generators as g
 from coalloc.testbed import io as tbio
+from coalloc.testbed.io import cache, grammar
 
 
 @contextlib.contextmanager
 def _table_only():
-    """The readers with no fast path (each row's fast reader removed, no column sweep)
-    and the models built by their checking constructors."""
-    saved = dict(tbio._FILES)
-    sweep = tbio._sweep_ptop
-    slow = {}
-    for file, ((rows, unknown), _build) in saved.items():
-        rows = {k: v[:6] + (None,) for k, v in rows.items()}
-        slow[file] = ((rows, unknown), None)
-    slow["ptop"] = (slow["ptop"][0], lambda r: tb.PhysicalTopology(
+    """The reader with no fast path (no plain-line builders, no line memo) and the models
+    built by their checking constructors."""
+    saved = dict(grammar._FILES)
+    slow = {file: dataclasses.replace(kind, plain={}, memo=None) for file, kind in saved.items()}
+    slow["ptop"] = dataclasses.replace(slow["ptop"], build=lambda r: tb.PhysicalTopology(
         r.nodes, r.links, type_limits=r.limits, policies=r.policies))  # fmt: skip
-    slow["top"] = (slow["top"][0], lambda r: tb.VirtualTopology(
+    slow["top"] = dataclasses.replace(slow["top"], build=lambda r: tb.VirtualTopology(
         r.nodes, r.links, vclasses=r.vclasses, fixed=r.fixed, hints=r.hints))  # fmt: skip
-    tbio._FILES.update(slow)
-    tbio._sweep_ptop = lambda lines, source: None
+    grammar._FILES.update(slow)
     try:
         yield
     finally:
-        tbio._FILES.update(saved)
-        tbio._sweep_ptop = sweep
+        grammar._FILES.update(saved)
 
 
 def _canon(topo) -> tuple:
@@ -178,7 +175,7 @@ def test_the_same_text_is_the_same_testbed_and_its_tables_are_reused():
         tb.parse_ptop(text + "link bad\n")
     for k in range(tbio.READ_CACHE_SIZE + 2):
         tb.parse_ptop(text + f"node extra{k} pc:1\n")
-    assert len(tbio._recent) == tbio.READ_CACHE_SIZE
+    assert len(cache._recent) == tbio.READ_CACHE_SIZE
     assert tb.parse_ptop(text) is not first  # pushed out by the later ones
 
 

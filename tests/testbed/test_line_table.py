@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from coalloc import testbed as tb
 from coalloc._shared.jsonio import InstanceError
-from coalloc.testbed import io as tbio
+from coalloc.testbed.io import grammar
 
 PARSERS = {"ptop": tb.parse_ptop, "top": tb.parse_top}
 #: The shortest valid line of each row (after the nodes it may need), by (file, keyword).
@@ -33,11 +33,11 @@ PRELUDE = {"ptop": "node sw switch:1\nnode p0 pc:1\n", "top": "node w pc\n"}
 
 
 def _rows(file):
-    return [k for k in tbio._LINE_KINDS if k.file == file]
+    return [k for k in grammar._LINE_KINDS if k.file == file]
 
 
 def test_every_row_has_a_sample_and_each_sample_reads():
-    assert {(k.file, k.keyword) for k in tbio._LINE_KINDS} == set(GOOD)
+    assert {(k.file, k.keyword) for k in grammar._LINE_KINDS} == set(GOOD)
     for (file, kw), line in GOOD.items():
         text = PRELUDE[file] + ("node p pc:1\n" if kw == "link" and file == "ptop" else "")
         text += ("node v pc\n" if file == "top" and kw != "node" else "") + line + "\n"
@@ -47,7 +47,7 @@ def test_every_row_has_a_sample_and_each_sample_reads():
 @pytest.mark.parametrize("file", ["ptop", "top"])
 def test_unknown_keyword_lists_the_table(file):
     words = [k.keyword for k in _rows(file)]
-    other = [k.keyword for k in tbio._LINE_KINDS if k.keyword not in words]
+    other = [k.keyword for k in grammar._LINE_KINDS if k.keyword not in words]
     expected = f"a line starting with {', '.join(words[:-1])} or {words[-1]}"
     for kw in other + ["nodes", "Link"]:
         with pytest.raises(InstanceError) as err:
@@ -55,7 +55,7 @@ def test_unknown_keyword_lists_the_table(file):
         assert f"<{file}>:1: expected {expected};" in str(err.value)
 
 
-@pytest.mark.parametrize("kind", tbio._LINE_KINDS, ids=lambda k: f"{k.file}-{k.keyword}")
+@pytest.mark.parametrize("kind", grammar._LINE_KINDS, ids=lambda k: f"{k.file}-{k.keyword}")
 def test_too_few_tokens_gives_the_usage(kind):
     tokens = GOOD[(kind.file, kind.keyword)].split()
     assert len(tokens) == kind.min_tokens  # the samples are the shortest lines Emulab reads
@@ -66,7 +66,7 @@ def test_too_few_tokens_gives_the_usage(kind):
     assert str(err.value) == f"<{kind.file}>:{lineno}: expected {kind.usage}; got {short!r}"
 
 
-@pytest.mark.parametrize("kind", [k for k in tbio._LINE_KINDS if k.max_tokens is not None],
+@pytest.mark.parametrize("kind", [k for k in grammar._LINE_KINDS if k.max_tokens is not None],
                          ids=lambda k: f"{k.file}-{k.keyword}")  # fmt: skip
 def test_too_many_tokens_gives_the_usage(kind):
     long = GOOD[(kind.file, kind.keyword)] + " extra"

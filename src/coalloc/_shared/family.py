@@ -39,6 +39,8 @@ __all__ = [
     "FamilyInstance",
     "NoSolutionReport",
     "FamilySpec",
+    "FileFormat",
+    "written",
     "register_family",
     "unregister_family",
     "families",
@@ -396,9 +398,112 @@ def renamed_keyword(func: Callable[..., Any], old: str, new: str) -> Callable[..
 # ------------------------------------------------------------------ the list of families
 
 
+#: ``(object of a schema, format, version, format_required)``: an object of a format's checker
+#: definition whose ``"format"``/``"version"`` envelope the reader checks.
+Envelope = Tuple[Any, str, int, bool]
+
+
+@dataclass(frozen=True)
+class FileFormat:
+    """A JSON file format of a family: its checker definition, envelopes and examples.
+
+    The published JSON Schema of the format (``coalloc.formats``, ``coalloc schema``) is
+    generated from ``schema`` and ``envelopes``; the schema tests and
+    :func:`coalloc.testing.check_family` check that the examples are read, and that a JSON
+    Schema validator and the readers' checker agree on them.
+
+    Parameters
+    ----------
+    name : str
+        The ``"format"`` key of the files (``"coalloc.collective.pool"``).
+    description : str
+        One line: what a file of this format holds (the schema's title, ``coalloc schema``).
+    schema : coalloc._shared.schema.Spec
+        The checker definition the family's reader checks a parsed file with.
+    envelopes : tuple of (Spec, str, int, bool)
+        Every object of ``schema`` whose envelope the reader checks, as
+        ``(object, format, version, format_required)``; empty: ``schema`` itself, with
+        ``(name, 1, False)``.
+    examples : callable, optional
+        ``examples() -> list of dict``: documents of this format written by the family's
+        writers (small, deterministic).
+    dump : callable, optional
+        For the format of a problem kind's instance files: ``dump(instance) -> dict``, the
+        document the family's writer makes of an instance (the file round trip).
+
+    Examples
+    --------
+    >>> from coalloc._shared.family import FileFormat
+    >>> from coalloc._shared.schema import Int, Obj
+    >>> fmt = FileFormat("toy.count", "a count", Obj({"n": (Int(lo=0), True)}))
+    >>> [(f, v, r) for _, f, v, r in fmt.envelope_entries()]
+    [('toy.count', 1, False)]
+    """
+
+    name: str
+    description: str
+    schema: Any
+    envelopes: Tuple[Envelope, ...] = ()
+    examples: Optional[Callable[[], List[dict]]] = None
+    dump: Optional[Callable[[Any], dict]] = None
+
+    def envelope_entries(self) -> Tuple[Envelope, ...]:
+        """The envelopes the reader checks (``schema`` itself when none were given).
+
+        Returns
+        -------
+        tuple of (Spec, str, int, bool)
+            ``(object, format, version, format_required)`` entries.
+
+        Examples
+        --------
+        >>> from coalloc._shared.family import families
+        >>> fmt = families()["loadshare"].formats[-1]
+        >>> fmt.name, len(fmt.envelope_entries())
+        ('coalloc.loadshare.gap', 1)
+        """
+        return self.envelopes or ((self.schema, self.name, 1, False),)
+
+
+def written(writer: Callable[..., None], *args: Any, **kwargs: Any) -> bytes:
+    """The bytes a family's file writer writes (``writer(file, *args, **kwargs)``).
+
+    Parameters
+    ----------
+    writer : callable
+        A writer that takes an open text file first (``write_instance``).
+    *args, **kwargs
+        What the writer takes after the file.
+
+    Returns
+    -------
+    bytes
+        The file's content, UTF-8.
+
+    Examples
+    --------
+    >>> import json
+    >>> from coalloc._shared.family import written
+    >>> written(lambda fh, doc: fh.write(json.dumps(doc)), {"n": 1})
+    b'{"n": 1}'
+    """
+    import io
+
+    buf = io.StringIO()
+    writer(buf, *args, **kwargs)
+    return buf.getvalue().encode()
+
+
 @dataclass(frozen=True)
 class FamilySpec:
     """What the package needs to know about a family (see :func:`register_family`).
+
+    Everything outside the family's folder that concerns the family is derived from its
+    spec: the batch layer and the ``coalloc <name>`` group (``kinds``, ``cli``), the file
+    formats and their published schemas (``formats``: ``coalloc.formats``), the ``coalloc
+    plot <name>`` command (``plot``), the smoke test of the wheel and the common suite
+    (``example``: :func:`coalloc.testing.check_family`), the fuzzers' seed files
+    (``fuzz_seeds``) and the API reference (``title``).
 
     Parameters
     ----------
@@ -414,13 +519,27 @@ class FamilySpec:
     cli : str, optional
         The module whose ``add_commands(subparsers)`` adds the family's subcommands; None:
         the generic group (``solve``, ``solve-batch``) built from the protocol.
+    formats : tuple of FileFormat
+        Its JSON file formats (each kind's instance format among them), in the order
+        ``coalloc schema`` lists them.
+    plot : str, optional
+        The module whose ``add_plot(subparsers)`` adds ``coalloc plot <name>``; None: the
+        family draws no picture.
+    example : callable, optional
+        ``example(seed=0) -> kinds[0]``: a small instance (solved by every method in well
+        under a second), for the wheel's smoke test and :func:`coalloc.testing.check_family`.
+    fuzz_seeds : callable, optional
+        ``fuzz_seeds() -> {file name: bytes}``: small valid instance files of its formats,
+        the seeds of the fuzzers' ``instances`` target (``fuzz/make_corpus.py``).
 
     Examples
     --------
     >>> from coalloc._shared.family import families
     >>> spec = families()["taskmap"]
     >>> spec.kinds[0].format, spec.cli
-    ('coalloc.taskmap.instance', 'coalloc.cli.taskmap')
+    ('coalloc.taskmap.instance', 'coalloc.taskmap.cli')
+    >>> [f.name for f in spec.formats][:2]
+    ['coalloc.taskgraph', 'coalloc.resourcegraph']
     """
 
     name: str
@@ -428,6 +547,10 @@ class FamilySpec:
     summary: str
     kinds: Tuple[type, ...] = field(default_factory=tuple)
     cli: Optional[str] = None
+    formats: Tuple[FileFormat, ...] = ()
+    plot: Optional[str] = None
+    example: Optional[Callable[..., Any]] = None
+    fuzz_seeds: Optional[Callable[[], Dict[str, bytes]]] = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -440,6 +563,32 @@ class FamilySpec:
             if kind.family != self.name:
                 raise ValueError(f"family {self.name!r}: {kind.__name__}.family is "
                                  f"{kind.family!r}")  # fmt: skip
+        names = [f.name for f in self.formats]
+        if any(not isinstance(f, FileFormat) for f in self.formats):
+            raise TypeError(f"family {self.name!r}: formats must be FileFormat objects")
+        if len(set(names)) != len(names):
+            raise ValueError(f"family {self.name!r}: a format is listed twice in {names}")
+
+    def file_format(self, name: str) -> Optional[FileFormat]:
+        """The family's :class:`FileFormat` called ``name`` (None: not one of its formats).
+
+        Parameters
+        ----------
+        name : str
+            A ``"format"`` key.
+
+        Returns
+        -------
+        FileFormat or None
+            The format.
+
+        Examples
+        --------
+        >>> from coalloc._shared.family import families
+        >>> families()["ctaap"].file_format("coalloc.instance").description[:15]
+        'a CTAAP instanc'
+        """
+        return next((f for f in self.formats if f.name == name), None)
 
 
 _REGISTRY: Dict[str, FamilySpec] = {}
@@ -501,12 +650,16 @@ def register_family(spec: FamilySpec) -> FamilySpec:
     for other in _REGISTRY.values():
         if other.name == spec.name:
             continue
-        clash = {k.format for k in other.kinds} & {k.format for k in spec.kinds}
+        clash = _format_names(other) & _format_names(spec)
         if clash:
             raise ValueError(f"family {spec.name!r}: format(s) {sorted(clash)} already belong "
                              f"to family {other.name!r}")  # fmt: skip
     _REGISTRY[spec.name] = spec
     return spec
+
+
+def _format_names(spec: FamilySpec) -> set:
+    return {k.format for k in spec.kinds} | {f.name for f in spec.formats}
 
 
 def unregister_family(name: str) -> None:

@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.abc
+import importlib.util
 import os
 import sys
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-from .. import __version__
+from .. import FAMILIES, __version__
 from .._shared.family import families
 from .._shared.jsonio import InstanceError, check_output, protect_inputs, same_file
 from ._common import OutputPath, Parser
@@ -47,7 +49,8 @@ EXIT_BROKEN_PIPE = 141
 def groups() -> Dict[str, Tuple[Any, str]]:
     """Family name -> (what adds its subcommands, one-line description), from the list of
     families (:func:`coalloc._shared.family.families`): the module its ``FamilySpec``
-    names, or the generic group (``solve``, ``solve-batch``) built from its protocol."""
+    names (``coalloc.<family>.cli``, in the family's folder), or the generic group
+    (``solve``, ``solve-batch``) built from its protocol."""
     out = {}
     for name, spec in families().items():
         adder = importlib.import_module(spec.cli) if spec.cli else GenericGroup(spec)
@@ -58,18 +61,43 @@ def groups() -> Dict[str, Tuple[Any, str]]:
 def __getattr__(name: str) -> Any:
     if name == "GROUPS":  # derived, never written by hand (a family registered late is in it)
         return groups()
+    if name in FAMILIES:  # the old name of a family's command line: coalloc.<name>.cli
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _OldNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``coalloc.cli.<family>``, the old name of ``coalloc.<family>.cli``: the same module.
+
+    A family's command line lives in its folder; ``import coalloc.cli.ctaap`` (and ``from
+    coalloc.cli.taskmap import ...``) keep working and give that very module (so that a
+    ``monkeypatch`` of one is a patch of the other), without a file in this folder.
+    """
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        parent, _, family = name.rpartition(".")
+        if parent == __name__ and family in FAMILIES:
+            return importlib.util.spec_from_loader(name, self)
+        return None
+
+    def create_module(self, spec: Any) -> Any:
+        return importlib.import_module(f"coalloc.{spec.name.rpartition('.')[2]}.cli")
+
+    def exec_module(self, module: Any) -> None:
+        """Nothing: the family's module is already executed."""
+
+
+if not any(isinstance(finder, _OldNames) for finder in sys.meta_path):
+    sys.meta_path.append(_OldNames())
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``coalloc`` command."""
     # Imported here, not at the top: ``coalloc-assign`` (coalloc.cli.assign_compat) imports
     # this package and should not pay for every family's command-line module.
-    from . import ctaap as ctaap_cli
     from . import docs as docs_cli
     from . import plot as plot_cli
     from . import schema as schema_cli
-    from . import taskmap as taskmap_cli
 
     group_table = groups()
     parser = Parser(
@@ -86,9 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (module, text) in group_table.items():
         group = sub.add_parser(name, help=text, description=text)
         module.add_commands(group.add_subparsers(dest="subcommand", required=True))
-    # The main job, one step away.
-    ctaap_cli.add_commands(sub, aliases=True)
-    taskmap_cli.add_commands(sub, aliases=True)
+    # The main job, one step away: CTAAP's commands and the task mapper's ``map``.
+    for name in ("ctaap", "taskmap"):
+        group_table[name][0].add_commands(sub, aliases=True)
     plot_cli.add_commands(sub)
     docs_cli.add_commands(sub)
     schema_cli.add_commands(sub)

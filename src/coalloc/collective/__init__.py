@@ -92,12 +92,18 @@ __all__ = [
 ]
 
 # The family's entry in the one list of families (batch layer, CLI group, API reference).
+from . import _spec  # noqa: E402 - what the house needs of the family
+
 _register(
     _Spec(
         name="collective",
         title="Collective co-allocation with advance reservations (Cankar et al.)",
         summary="collective co-allocation with advance reservations (Cankar et al.)",
         kinds=(Instance,),
-        cli="coalloc.cli.collective",
+        cli="coalloc.collective.cli",
+        formats=_spec.FORMATS,
+        plot="coalloc.collective.cli",
+        example=_spec.example,
+        fuzz_seeds=_spec.fuzz_seeds,
     )
 )

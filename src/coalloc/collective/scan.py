@@ -16,10 +16,11 @@ every matching node come from the compiled kernel in blocks; then
    swaps also run from the tightest-fit greedy sets (overall and per property) and the best
    factor is kept.
 
-When ``N`` times the eligible nodes exceeds :data:`_LARGE`, step 3 is :func:`_large_search`
-instead (weighted top-``N`` sets that also prove a start infeasible, a one-at-a-time fill,
-then the integer program) and the factor is raised by swaps on a shortlist
-(:func:`_improve`); see ``docs/collective.md``, "Large N".
+When ``N`` times the eligible nodes exceeds :data:`_LARGE`, step 3 is
+:func:`._heuristic_sets.large_search` instead (weighted top-``N`` sets that also prove a start
+infeasible, a one-at-a-time fill, then the integer program) and the factor is raised by swaps
+on a shortlist (:func:`._heuristic_sets.improve`); see ``docs/collective.md``, "Large N".
+The sets are searched by :mod:`._heuristic_sets` and decided exactly by :mod:`._exact_sets`.
 
 The first start with a set wins: the start is the earliest (proven unless a test was
 undecided), the factor is the local optimum of the swaps (or the enumerated optimum). No
@@ -29,15 +30,18 @@ random choice is made: the answer does not depend on the seed.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
-from typing import Optional
+import time
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from .._shared import interrupt
 from .._shared import params as checks
-from .._shared.result import settle
 from .._shared.seeding import check_seed
+from ._exact_sets import best_subset, enumerate_best, feasible_subset
+from ._heuristic_sets import greedy_starts, improve, large_search
 from ._order import demand_first
 from .core import (
     Clock,
@@ -47,11 +51,10 @@ from .core import (
     factor,
     kernels,
     offer,
-    ratio,
     rejected,
+    settled,
     solution,
 )
-from .exact import best_subset, enumerate_best, feasible_subset
 from .model import BLOCK, CollectiveRequest, ResourcePool
 from .result import CoallocationResult, stopped_result
 
@@ -63,23 +66,8 @@ _MAX_LISTED = 50
 _MAX_BLOCK = 512
 
 
-def _starts(avail, tmax, cap, d, n, e):
-    """Greedy starting sets (row indices): best coverage, tightest fit overall and tightest
-    fit on each property."""
-    need = np.maximum(d / n, e)
-    cover = np.minimum(ratio(avail, need[None, :]), 1.0).sum(axis=1) + 1e-9 * avail.sum(axis=1)
-    out = [np.argsort(-cover, kind="stable")[:n]]
-    fits = np.all(avail >= need[None, :], axis=1)
-    per = ratio(tmax + need[None, :], cap)
-    tight = np.prod(per, axis=1)
-    out.append(np.argsort(-np.where(fits, tight, tight - 1e9), kind="stable")[:n])
-    if per.shape[1] > 1:
-        for i in range(per.shape[1]):
-            out.append(np.argsort(-np.where(fits, per[:, i], per[:, i] - 1e9), kind="stable")[:n])
-    return out
-
-
-#: ``N`` times the eligible nodes above which a start's set is searched by :func:`_large_search`
+#: ``N`` times the eligible nodes above which a start's set is searched by
+#: :func:`._heuristic_sets.large_search`
 #: (the paper's sizes, ``N <= 60`` on 606 nodes, stay below it and keep their answers).
 _LARGE = 50_000
 #: The most sets the portfolio enumerates at the earliest start (the exact method's default).
@@ -94,136 +82,9 @@ _HIGHS_LATENCY = 0.2
 #: Swap searches from random sets (seeded by ``seed``) the portfolio runs at the earliest
 #: start when the factor is not enumerated: about 0.5 s at ``N = 60`` on the paper's pool.
 _PORTFOLIO_RESTARTS = 32
-#: Subgradient steps of :func:`_lagrange` per start.
-_LAGRANGE_STEPS = 40
-#: Nodes outside the set offered to the factor's swaps in :func:`_improve`, and their rounds.
-_SHORTLIST = 256
-_IMPROVE_ROUNDS = 32
 
 
-def _top(score, n):
-    """The ``n`` rows of largest ``score`` (ties: the lower row), as sorted row indices."""
-    if n >= score.size:
-        return np.arange(score.size)
-    part = np.argpartition(-score, n - 1, kind="introselect")[:n]
-    # ties at the cut: the lowest rows among the equal scores, so the answer is deterministic
-    cut = score[part].min()
-    above = np.flatnonzero(score > cut)
-    at = np.flatnonzero(score == cut)[: n - above.size]
-    return np.sort(np.concatenate([above, at]))
-
-
-def _lagrange(a, d, dlo, n, steps=_LAGRANGE_STEPS):
-    """Decide "is there a set of ``n`` rows of ``a`` whose sums reach ``dlo``" by weighted
-    sums, without an integer program where possible.
-
-    For weights ``lam >= 0`` on the properties (scaled by ``d``) the ``n`` rows of largest
-    ``sum_i lam_i a_ij / d_i`` maximise that weighted sum over every set of ``n`` rows: when
-    its maximum misses ``sum_i lam_i dlo_i / d_i`` no set meets every total (a proof: an
-    admissible set would reach it); when the top rows meet every total they are a set. The
-    weights follow a projected subgradient from equal weights (the LP dual of the
-    relaxation), towards the properties the top rows miss.
-
-    Returns
-    -------
-    verdict : {"feasible", "infeasible", "unknown"}
-    sets : list of ndarray
-        The admissible sets met on the way (row indices).
-    steps : int
-    """
-    pos = d > 0  # a property with no total (d = 0) is met by any set
-    if not np.any(pos):
-        return "feasible", [np.arange(n)], 0
-    g = a[:, pos] / d[pos][None, :]
-    b = dlo[pos] / d[pos]
-    k = g.shape[1]
-    lam = np.full(k, 1.0 / k)
-    sets, seen = [], set()
-    step = 1.0
-    for it in range(steps):
-        score = g @ lam
-        rows = _top(score, n)
-        key = rows.tobytes()
-        sums = a[rows].sum(axis=0)
-        if np.all(sums >= dlo):
-            if key not in seen:
-                sets.append(rows)
-            return "feasible", sets, it + 1
-        seen.add(key)
-        top = float(score[rows].sum())
-        bound = float(lam @ b)
-        # rounding of the weighted sums is far below this margin (relative 1e-12)
-        margin = 1e-12 * (abs(top) + abs(bound) + float(np.abs(g[rows]).sum(axis=0) @ lam))
-        if top + margin < bound:
-            return "infeasible", sets, it + 1
-        slack = g[rows].sum(axis=0) - b  # a subgradient of max_S lam . (g_S - b)
-        lam = lam - step * slack / max(float(np.abs(slack).max()), 1e-300)
-        lam = np.maximum(lam, 0.0)
-        if lam.sum() <= 0:
-            lam = (slack < 0).astype(np.float64)
-        lam = lam / lam.sum()
-        step *= 0.85
-    return "unknown", sets, steps
-
-
-def _fill(a, d, dlo, n):
-    """A set of ``n`` rows chosen one at a time, each covering the most of what the totals
-    still miss (scaled by ``d``; ties: the larger scaled sum, then the lower row)."""
-    pos = d > 0
-    g = a[:, pos] / d[pos][None, :]
-    rem = dlo[pos] / d[pos]
-    free = np.ones(a.shape[0], dtype=bool)
-    total = g.sum(axis=1)
-    rows = []
-    for _ in range(n):
-        cover = np.minimum(g, np.maximum(rem, 0.0)[None, :]).sum(axis=1)
-        key = np.where(free, cover + 1e-9 * total / max(float(total.max()), 1e-300), -np.inf)
-        j = int(np.argmax(key))
-        rows.append(j)
-        free[j] = False
-        rem = rem - g[j]
-    return np.sort(np.array(rows, dtype=np.int64))
-
-
-def _large_search(ker, a, tm, cp, d, n, e, dlo, tol, max_rounds):
-    """A start's set when ``n`` and the eligible nodes are many: the greedy starting sets of
-    :func:`_starts` that already meet every total, then :func:`_lagrange` (which can also
-    prove that no set exists), then :func:`_fill`. Returns ``(verdict, sets, steps)``; no
-    set and no proof: the caller's integer program decides."""
-    cands = [r for r in _starts(a, tm, cp, d, n, e) if np.all(a[r].sum(axis=0) >= dlo)]
-    verdict, sets, k = _lagrange(a, d, dlo, n)
-    if verdict == "infeasible":
-        return verdict, [], k
-    cands += sets
-    if not cands and np.any(d > 0):
-        rows = _fill(a, d, dlo, n)
-        if np.all(a[rows].sum(axis=0) >= dlo):
-            cands.append(rows)
-    return ("feasible" if cands else verdict), cands, k
-
-
-def _improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds):
-    """The best factor of the admissible ``cands``, raised by the compiled swaps among the
-    set and a shortlist of the :data:`_SHORTLIST` tightest-fitting other nodes
-    (:data:`_IMPROVE_ROUNDS` rounds at most): a cost that grows with ``N``, not with the pool.
-    Returns ``(rows, rounds)``."""
-    us = [factor(d, tm[r], cp[r]) for r in cands]
-    best = np.asarray(cands[int(np.argmax(us))], dtype=np.int64)
-    inside = np.zeros(a.shape[0], dtype=bool)
-    inside[best] = True
-    per = ratio(tm, cp).sum(axis=1)  # busy nodes first: they waste the least
-    outside = np.flatnonzero(~inside)
-    order = outside[np.argsort(-per[outside], kind="stable")[:_SHORTLIST]]
-    short = np.concatenate([best, order])
-    r, k = ker.swap_search(a[short], tm[short], cp[short], d, np.arange(best.size),
-                           min(max_rounds, _IMPROVE_ROUNDS), tol)  # fmt: skip
-    rows = short[r]
-    if np.all(a[rows].sum(axis=0) >= dlo) and factor(d, tm[rows], cp[rows]) >= max(us):
-        return rows, k
-    return best, k
-
-
-def _scan(
+def scan(
     request: CollectiveRequest,
     pool: ResourcePool,
     *,
@@ -236,8 +97,6 @@ def _scan(
     block: int = 8,
     reserve: bool = False,
     portfolio: Optional[bool] = None,
-    _portfolio_on: bool = False,
-    _deadline: Optional[float] = None,
 ) -> CoallocationResult:
     """Co-allocate at the earliest admissible start with a high utilisation factor.
 
@@ -300,7 +159,6 @@ def _scan(
     >>> scan(req, pool).status
     'optimal'
     """
-    request, pool = demand_first(request, pool, "scan", stacklevel=4)  # (already swapped)
     seed = check_seed(seed)
     check_backend(backend)
     enumerate_limit = bounded(enumerate_limit, "enumerate_limit", 0, 10**8)
@@ -312,8 +170,10 @@ def _scan(
     params = {"backend": backend, "enumerate_limit": enumerate_limit, "solver": solver,
               "program_time_limit": program_time_limit, "max_rounds": max_rounds,
               "portfolio": portfolio}  # fmt: skip
-    # as given (None: on with a time limit); the public scan passes the decision
-    portfolio = bool(_portfolio_on)
+    # as given; None: on when the call has a time limit (the budget the caller grants)
+    left = checks.time_left()  # the deadline of the time limit in force (None: no limit)
+    deadline = None if left is None else time.perf_counter() + left
+    portfolio = (deadline is not None) if portfolio is None else bool(portfolio)
     ker = kernels(backend)
     clock = Clock()
     n, e, d = request.count, prob.e, prob.d
@@ -432,7 +292,7 @@ def _scan(
 
     def program_limit():
         """``program_time_limit``, cut to what is left before the call's deadline."""
-        left = checks.remaining(_deadline)
+        left = checks.remaining(deadline)
         if left is None:
             return program_time_limit
         left = max(left, 1e-3)
@@ -495,7 +355,7 @@ def _scan(
         :data:`_HIGHS_LATENCY` are left (None otherwise, or when the program found none in
         time)."""
         program_done[0] = True
-        left = checks.remaining(_deadline)
+        left = checks.remaining(deadline)
         if left is not None and left < _PORTFOLIO_PROGRAM + _HIGHS_LATENCY:
             return None
         limit = program_time_limit
@@ -536,7 +396,7 @@ def _scan(
                 consider(pos)
         total = math.comb(int(el.size), n)
         if total <= _PORTFOLIO_ENUMERATE:
-            got, u, complete = enumerate_best(a, tm, cp, d, n, _deadline, tol, on_better=consider)
+            got, u, complete = enumerate_best(a, tm, cp, d, n, deadline, tol, on_better=consider)
             if complete:
                 counters["enumerated"] += total
                 if got is not None:
@@ -575,7 +435,7 @@ def _scan(
                 note({"start": float(t), "check": "combination", "property": None})
                 continue
         elif n * el.size > _LARGE:
-            verdict, cands, k = _large_search(ker, a, tm, cp, d, n, e, dlo, tol, max_rounds)
+            verdict, cands, k = large_search(ker, a, tm, cp, d, n, e, dlo, tol, max_rounds)
             counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + k
             if verdict == "infeasible":
                 note({"start": float(t), "check": "combination", "property": None})
@@ -586,10 +446,10 @@ def _scan(
                     continue
                 cands = [np.asarray(r, dtype=np.int64)]
             offer_best(t, el, tm, cp, cands)  # an answer: what the deadline returns from now on
-            rows, k = _improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds)
+            rows, k = improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds)
             counters["swap_rounds"] += k
         else:
-            starts_ = _starts(a, tm, cp, d, n, e)
+            starts_ = greedy_starts(a, tm, cp, d, n, e)
             r, k = ker.swap_search(a, tm, cp, d, starts_[0], max_rounds, tol)
             counters["swap_rounds"] += k
             cands = [r] if np.all(a[r].sum(axis=0) >= dlo) else []
@@ -670,43 +530,31 @@ def _scan(
                     proven=unknown == 0)  # fmt: skip
 
 
-_scan_timed = checks.with_time_limit(_scan, functools.partial(stopped_result, method="scan"))
+#: The scan's parameters and their defaults, all passed on: a call stopped before any answer
+#: reports every parameter it ran with.
+_DEFAULTS = {name: p.default for name, p in inspect.signature(scan).parameters.items()
+             if p.kind is p.KEYWORD_ONLY}  # fmt: skip
 
 
-def scan(
-    request: CollectiveRequest,
-    pool: ResourcePool,
-    *,
-    seed: Optional[int] = 0,
-    backend: str = "compiled",
-    enumerate_limit: int = 20_000,
-    solver: str = "highs",
-    program_time_limit: Optional[float] = 10.0,
-    max_rounds: int = 100_000,
-    block: int = 8,
-    reserve: bool = False,
-    portfolio: Optional[bool] = None,
-    time_limit: Optional[float] = None,
-) -> CoallocationResult:
-    request, pool = demand_first(request, pool, "scan", stacklevel=3)
-    limit = checks.time_limit(time_limit)
-    when = checks.deadline(limit)
-    use = (limit is not None) if portfolio is None else bool(portfolio)
-    result = _scan_timed(request, pool, seed=seed, backend=backend,
-                         enumerate_limit=enumerate_limit, solver=solver,
-                         program_time_limit=program_time_limit, max_rounds=max_rounds,
-                         block=block, reserve=reserve, portfolio=portfolio, _portfolio_on=use,
-                         _deadline=when, time_limit=limit)  # fmt: skip
-    if result.status == "time_limit" and not result._holds_solution():
-        if result.rejection is not None and result.rejection.get("message"):
-            result.message = result.rejection["message"]
-    if isinstance(result.params, dict):
-        result.params.pop("_deadline", None)
-        result.params.pop("_portfolio_on", None)
-    if result.method != "scan":  # the paper's heuristic, stopped inside the portfolio
-        result.message += f" (found by {result.method} in the scan's portfolio)"
-        result.method = "scan"
-    return settle(result)
+def _public(timed: Callable[..., CoallocationResult]) -> Callable[..., CoallocationResult]:
+    """The scan as users call it: the parts in either order (the old one warns, naming the
+    caller's line), every parameter passed on, and an answer that the paper's heuristic
+    found inside the portfolio (stopped there by the time limit) reported as the scan's."""
+
+    @functools.wraps(timed)
+    def run(request: Any, pool: Any, **params: Any) -> CoallocationResult:
+        request, pool = demand_first(request, pool, "scan")
+        result = timed(request, pool, **{**_DEFAULTS, **params})
+        if result.method != "scan":  # the paper's heuristic, stopped inside the portfolio
+            result.message += f" (found by {result.method} in the scan's portfolio)"
+            result.method = "scan"
+        return result
+
+    return run
 
 
-scan.__doc__ = _scan.__doc__
+# The scan with ``time_limit`` (:func:`coalloc._shared.params.with_time_limit`) and the one
+# status rule at its exit (:func:`.core.settled`), its signature written once, above; the name
+# stays "scan" for Sphinx and numpydoc.
+scan = _public(settled(checks.with_time_limit(scan, functools.partial(stopped_result,
+                                                                      method="scan"))))  # fmt: skip

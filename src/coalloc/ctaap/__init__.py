@@ -69,12 +69,18 @@ __all__ = [
 solve_exact = _renamed(_solve_exact, "backend", "solver")
 
 # The family's entry in the one list of families (batch layer, CLI group, API reference).
+from . import _spec  # noqa: E402 - what the house needs of the family
+
 _register(
     _Spec(
         name="ctaap",
         title="CTAAP: co-allocation of request graphs onto clustered offers",
         summary="co-allocation of a request graph onto clustered offers (Kravtsov et al.)",
         kinds=(Instance,),
-        cli="coalloc.cli.ctaap",
+        cli="coalloc.ctaap.cli",
+        formats=_spec.FORMATS,
+        plot="coalloc.ctaap.cli",
+        example=_spec.example,
+        fuzz_seeds=_spec.fuzz_seeds,
     )
 )

@@ -100,6 +100,8 @@ __all__ = [
 ]
 
 # The family's entry in the one list of families (batch layer, CLI group, API reference).
+from . import _spec  # noqa: E402 - what the house needs of the family
+
 _register(
     _Spec(
         name="loadshare",
@@ -107,6 +109,10 @@ _register(
         summary="coalition load sharing (DMCF-GGA, Hovey & Jung) and the generalized "
         "assignment problem",
         kinds=(Instance, GapProblem),
-        cli="coalloc.cli.loadshare",
+        cli="coalloc.loadshare.cli",
+        formats=_spec.FORMATS,
+        plot="coalloc.loadshare.cli",
+        example=_spec.example,
+        fuzz_seeds=_spec.fuzz_seeds,
     )
 )

@@ -1,4 +1,8 @@
-"""Why a GAP instance has no assignment of every item: a minimal conflict and the nearest fix.
+"""Why a GAP instance has no assignment of every item, and why load must wait: minimal conflicts.
+
+:func:`explain_share` answers the load-sharing "no" (some load waits: the jobs cannot be
+packed onto the nodes within their capacities) the same way, with jobs as the items and
+every node open to every job; see its docstring.
 
 :func:`explain_gap` answers the "no" of an infeasible generalized assignment problem (every
 item must be assigned, within the agents' capacities) with an
@@ -24,7 +28,7 @@ model with the time left.
 from __future__ import annotations
 
 import time
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,7 +37,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from .._shared.explain import Explanation, Relaxation, minimal_conflict
 from .gap import GapInstance, solve_gap
 
-__all__ = ["explain_gap"]
+__all__ = ["explain_gap", "explain_share"]
 
 
 def _ffd(weight: np.ndarray, capacity: np.ndarray) -> Optional[np.ndarray]:
@@ -43,7 +47,7 @@ def _ffd(weight: np.ndarray, capacity: np.ndarray) -> Optional[np.ndarray]:
     room left among those it fits; a witness of feasibility when it succeeds.
     """
     m, k = weight.shape
-    left = capacity.astype(np.int64).copy()
+    left = capacity.astype(weight.dtype).copy()  # integers stay exact, sizes stay floats
     out = np.full(k, -1, dtype=np.int64)
     for j in np.argsort(-weight.min(axis=0), kind="stable"):
         fits = weight[:, j] <= left
@@ -65,7 +69,7 @@ def _cheap_infeasible(weight: np.ndarray, capacity: np.ndarray) -> str:
     csum = np.cumsum(np.sort(weight, axis=1), axis=1)
     if int((csum <= capacity[:, None]).sum()) < weight.shape[1]:
         return "count bound"
-    if int(weight.min(axis=0).sum()) > int(capacity.sum()):
+    if weight.min(axis=0).sum() > capacity.sum():
         return "volume bound"
     return ""
 
@@ -132,14 +136,20 @@ class _Oracle:
         return True if status == 0 else None
 
 
-def _names(items: List[int]) -> str:
+def _names(items: List[int], item: str = "item") -> str:
     words = [str(j) for j in items]
     if len(words) <= 1:
-        return "item " + "".join(words)
+        return f"{item} " + "".join(words)
     if len(words) > 12:
         words = words[:10] + [f"... ({len(items)} in all)"]
-        return "items " + ", ".join(words)
-    return "items " + ", ".join(words[:-1]) + " and " + words[-1]
+        return f"{item}s " + ", ".join(words)
+    return f"{item}s " + ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _gap_check(instance: GapInstance) -> Any:
+    """The check of a changed GAP instance: the family's own heuristic solves it."""
+    return lambda weight, capacity, keep, limit: _checked(instance, weight, capacity, keep,
+                                                         limit)  # fmt: skip
 
 
 def _checked(instance: GapInstance, weight: np.ndarray, capacity: np.ndarray,
@@ -155,9 +165,12 @@ def _checked(instance: GapInstance, weight: np.ndarray, capacity: np.ndarray,
     return bool(np.all(a >= 0) and np.all(used <= capacity))
 
 
-def _drop_items(instance: GapInstance, deadline: float) -> Optional[Relaxation]:
-    """The fewest items to drop so that the rest fit (the most items placed, exactly)."""
-    w, b = instance.weight, instance.capacity
+def _drop_items(w: np.ndarray, b: np.ndarray, deadline: float, check: Any,
+                item: str = "item") -> Optional[Relaxation]:  # fmt: skip
+    """The fewest items to drop so that the rest fit (the most items placed, exactly).
+
+    ``check(weight, capacity, keep, seconds)`` solves the changed instance.
+    """
     status, res = _exact(w, b, deadline - time.monotonic(), all_items=False)
     if res.x is None:
         return None
@@ -165,9 +178,9 @@ def _drop_items(instance: GapInstance, deadline: float) -> Optional[Relaxation]:
     placed = x.sum(axis=0) > 0.5
     drop = [int(j) for j in np.flatnonzero(~placed)]
     keep = np.flatnonzero(placed)
-    ok = _checked(instance, w, b, keep, deadline - time.monotonic())
-    word = "item" if len(drop) == 1 else "items"
-    return Relaxation(kind="drop_items", sentence=f"drop {_names(drop)}",
+    ok = check(w, b, keep, deadline - time.monotonic())
+    word = item if len(drop) == 1 else item + "s"
+    return Relaxation(kind="drop_items", sentence=f"drop {_names(drop, item)}",
                       changes={"drop_items": drop}, cost=float(len(drop)),
                       optimal=status == 0, checked=ok) if drop else Relaxation(
         kind="drop_items", sentence=f"no {word} to drop", changes={"drop_items": []},
@@ -181,7 +194,7 @@ def _overflow_greedy(weight: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     the least overflow (ties: the most room left).
     """
     m, k = weight.shape
-    load = np.zeros(m, dtype=np.int64)
+    load = np.zeros(m, dtype=weight.dtype)
     for j in np.argsort(-weight.min(axis=0), kind="stable"):
         over = np.maximum(load + weight[:, j] - capacity, 0) - np.maximum(load - capacity, 0)
         room = capacity - load - weight[:, j]
@@ -190,26 +203,30 @@ def _overflow_greedy(weight: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     return np.maximum(load - capacity, 0)
 
 
-def _raise_capacity(instance: GapInstance, deadline: float) -> Optional[Relaxation]:
+def _raise_capacity(w: np.ndarray, b: np.ndarray, deadline: float, check: Any,
+                    agent: str = "agent") -> Optional[Relaxation]:  # fmt: skip
     """The least total capacity to add to the agents so that every item fits.
 
     The integer program (capacities grow by ``s_i >= 0``, minimise their sum) gets the time
     left; a greedy overflow stands in when the program finds nothing better in time.
+    ``check(weight, capacity, keep, seconds)`` solves the changed instance.
     """
-    w, b = instance.weight, instance.capacity
     add = _overflow_greedy(w, b)
     status, res = _exact(w, b, deadline - time.monotonic(), slack=True)
     optimal = False
     if res.x is not None:
-        found = np.round(res.x[w.size:]).astype(np.int64)
+        found = res.x[w.size:]
+        found = (np.round(found).astype(np.int64) if w.dtype.kind in "iu"
+                 else np.maximum(found, 0.0))  # fmt: skip
         if found.sum() <= add.sum():
             add, optimal = found, status == 0
     raised = b + add
-    ok = _checked(instance, w, raised, np.arange(instance.n), deadline - time.monotonic())
-    parts = [f"agent {i} by {int(add[i])}" for i in np.flatnonzero(add)]
+    ok = check(w, raised, np.arange(w.shape[1]), deadline - time.monotonic())
+    parts = [f"{agent} {i} by {add[i]:g}" for i in np.flatnonzero(add)]
     return Relaxation(kind="raise_capacity",
                       sentence="raise the capacity of " + ", ".join(parts),
-                      changes={"add_capacity": {int(i): int(add[i]) for i in np.flatnonzero(add)}},
+                      changes={"add_capacity": {int(i): add[i].item()
+                                                for i in np.flatnonzero(add)}},
                       cost=float(add.sum()), optimal=optimal, checked=ok)  # fmt: skip
 
 
@@ -262,7 +279,9 @@ def explain_gap(instance: GapInstance, *, time_limit: float = 10.0) -> Optional[
         proof = next((v for k, v in oracle.certificates.items() if sorted(k) == conflict), "")
     deadline = t0 + time_limit
     middle = time.monotonic() + 0.5 * max(0.0, deadline - time.monotonic())
-    relaxations = [r for r in (_drop_items(instance, middle), _raise_capacity(instance, deadline))
+    check = _gap_check(instance)
+    relaxations = [r for r in (_drop_items(w, b, middle, check),
+                               _raise_capacity(w, b, deadline, check))
                    if r is not None]  # fmt: skip
     need = w[:, conflict].min(axis=0)
     resources = tuple(f"capacity of agent {i} ({int(b[i])})" for i in range(instance.m))
@@ -284,3 +303,123 @@ def explain_gap(instance: GapInstance, *, time_limit: float = 10.0) -> Optional[
                        certificate=proof, sound=search.sound, minimal=search.minimal,
                        sentence=sentence, relaxations=tuple(relaxations),
                        oracle_calls=search.calls + 1, seconds=time.monotonic() - t0)  # fmt: skip
+
+
+# ----------------------------------------------------------------- load sharing: jobs that wait
+
+#: The largest ``nodes x jobs`` for which the conflict search uses the exact packing model.
+EXACT_CELLS = 50_000
+
+
+def _pack_check(w: np.ndarray, b: np.ndarray, keep: np.ndarray, limit: float) -> bool:
+    """A packing of the kept jobs within the capacities: a first-fit witness, else exact."""
+    sub = w[:, keep]
+    if _ffd(sub, b) is not None:
+        return True
+    if sub.size > EXACT_CELLS or limit <= 0:
+        return False
+    return _exact(sub, b, limit)[0] == 0
+
+
+def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explanation]:
+    """Why some load of a load-sharing problem must wait: a minimal set of jobs that overflow.
+
+    A placement serves ``sum_i min(load_i, capacity_i)`` in a second; everything is served
+    exactly when the jobs can be packed onto the nodes within their capacities. When they
+    cannot, the explanation names a set of jobs that cannot all be packed (sound: their
+    sizes exceed the total capacity, or the exact packing model says so) and minimal (each
+    drop packed by first fit or the exact model), and the nearest fixes: the fewest jobs to
+    hold back and the least capacity to add.
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+        The problem.
+    time_limit : float, default 10.0
+        Seconds for the whole explanation (0.6 for the conflict, the rest for the fixes).
+
+    Returns
+    -------
+    Explanation or None
+        None when every job can be served (nothing to explain) or that could not be
+        decided in the budget.
+
+    Examples
+    --------
+    Three jobs of 6 onto two nodes of 10: any two fit, the three cannot (one node would
+    hold two: 12 > 10).
+
+    >>> from coalloc.loadshare import LoadSharingProblem
+    >>> e = explain_share(LoadSharingProblem([10, 10], [6, 6, 6], [0, 0, 1]))
+    >>> e.demand, e.sound, e.minimal
+    (('job 0', 'job 1', 'job 2'), True, True)
+    >>> [(r.kind, r.cost) for r in e.relaxations]
+    [('drop_items', 1.0), ('raise_capacity', 2.0)]
+    """
+    from .model import LoadSharingProblem
+
+    if not isinstance(problem, LoadSharingProblem):
+        raise TypeError(f"problem must be a LoadSharingProblem, got {type(problem).__name__}")
+    if not (isinstance(time_limit, (int, float)) and time_limit > 0):
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    t0 = time.monotonic()
+    size = np.asarray(problem.job_size, dtype=np.float64)
+    b = np.asarray(problem.capacity, dtype=np.float64)
+    jobs = [int(j) for j in np.argsort(size, kind="stable")]  # largest tried last
+    if size.sum() > b.sum():  # the volume: the largest jobs that exceed all capacity
+        order = np.argsort(-size, kind="stable")
+        k = int(np.searchsorted(np.cumsum(size[order]), b.sum(), side="right")) + 1
+        jobs = sorted(int(j) for j in order[:k])
+        known = True
+    else:
+        known = False
+    if len(jobs) * b.size > EXACT_CELLS:
+        jobs_w = None
+    else:
+        jobs_w = np.tile(size[jobs], (b.size, 1))
+    if jobs_w is None:  # too large for the packing models: the volume alone, said as such
+        if not known:
+            return None
+        over = float(size.sum() - b.sum())
+        sentence = (f"The {len(jobs)} largest jobs alone need more than the nodes' total "
+                    f"capacity ({b.sum():g}); in all, {over:g} of the load ({size.sum():g}) "
+                    f"must wait whatever the placement (volume bound: without any one of "
+                    f"them the rest are within the total; too large to check the packing).")
+        return Explanation(demand=tuple(f"job {j}" for j in jobs),
+                           resources=(f"total capacity of the {b.size} nodes ({b.sum():g})",),
+                           certificate="volume bound", sound=True, minimal=None,
+                           sentence=sentence, conflict={"jobs": jobs}, oracle_calls=0,
+                           seconds=time.monotonic() - t0)  # fmt: skip
+    oracle = _Oracle(jobs_w, b, t0 + 0.6 * time_limit)
+    local = list(range(len(jobs)))
+    if not known and oracle(local) is not False:
+        return None
+    search = minimal_conflict(local, oracle, deadline=oracle.deadline, known_infeasible=True)
+    conflict = sorted(jobs[i] for i in search.conflict)
+    proof = oracle.certificates.get(tuple(search.conflict), "volume bound" if known else "")
+    w_all = np.tile(size, (b.size, 1)) if size.size * b.size <= EXACT_CELLS else None
+    relax: List[Relaxation] = []
+    if w_all is not None:
+        deadline = t0 + time_limit
+        middle = time.monotonic() + 0.5 * max(0.0, deadline - time.monotonic())
+        relax = [r for r in (_drop_items(w_all, b, middle, _pack_check, "job"),
+                             _raise_capacity(w_all, b, deadline, _pack_check, "node"))
+                 if r is not None]  # fmt: skip
+    how = {"exact": "an exact packing model proves it", "fits-nowhere": "a job is larger "
+           "than every node", "count bound": "the nodes cannot hold that many of them",
+           "volume bound": "their sizes exceed the nodes' total capacity"}.get(
+        proof, "not proved in the time given")  # fmt: skip
+    fix = "; or ".join(r.sentence for r in relax if r.checked and r.cost > 0)
+    sentence = (f"{_names(conflict, 'job').capitalize()} (sizes "
+                f"{', '.join(f'{size[j]:g}' for j in conflict[:12])}"
+                f"{' ...' if len(conflict) > 12 else ''}) cannot all be served within the "
+                f"nodes' capacities (total {b.sum():g}): {how}"
+                f"{'; without any one of them the rest fit' if search.minimal else ''}.")
+    if fix:
+        sentence += f" Nearest fix: {fix}."
+    return Explanation(demand=tuple(f"job {j}" for j in conflict),
+                       resources=tuple(f"capacity of node {i} ({b[i]:g})" for i in range(b.size)),
+                       certificate=proof, sound=search.sound, minimal=search.minimal,
+                       sentence=sentence, relaxations=tuple(relax),
+                       conflict={"jobs": conflict}, oracle_calls=search.calls + 1,
+                       seconds=time.monotonic() - t0)  # fmt: skip

@@ -34,24 +34,23 @@ from .io import (
 from .mapper import (
     MappingResult,
     TaskMappingResult,
-    comp_occupancy,
     improve,
     map_tasks,
     map_tasks_on,
-    open_occupancy,
     processor_order,
     remove_bottlenecks,
 )
-from .model import (
+from .model import ResourceGraph, TaskGraph
+from .multilevel import hierarchy_order, map_multilevel
+from .occupancy import (
     Bottleneck,
     OccupancyState,
-    ResourceGraph,
-    TaskGraph,
+    comp_occupancy,
     load_graph,
     max_occupancy,
     occupancy_graph,
+    open_occupancy,
 )
-from .multilevel import hierarchy_order, map_multilevel
 from .plot import plot_cluster_tree, plot_mapping
 from .solvers import DEFAULT_METHOD, METHODS, Instance, TaskMapInstance, solve
 from .verify import MappingReport, verify_mapping
@@ -121,12 +120,18 @@ __all__ = [
 ]
 
 # The family's entry in the one list of families (batch layer, CLI group, API reference).
+from . import _spec  # noqa: E402 - what the house needs of the family
+
 _register(
     _Spec(
         name="taskmap",
         title="Task mapping (Taura & Chien)",
         summary="mapping task graphs onto resource graphs (Taura & Chien)",
         kinds=(Instance,),
-        cli="coalloc.cli.taskmap",
+        cli="coalloc.taskmap.cli",
+        formats=_spec.FORMATS,
+        plot="coalloc.taskmap.cli",
+        example=_spec.example,
+        fuzz_seeds=_spec.fuzz_seeds,
     )
 )

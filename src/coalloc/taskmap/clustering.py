@@ -23,7 +23,6 @@ documented and measured in ``coalloc docs taskmap`` and ``bench/taskmap/flow_inj
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
@@ -32,7 +31,7 @@ import scipy.sparse as sp
 from .._shared import params as checks
 from .._shared.seeding import kernel_seed
 from .._shared.validation import check_nonnegative
-from .result import FlowInjectionResult
+from .result import ClusterTree, FlowInjectionResult
 
 __all__ = [
     "FlowInjectionResult",
@@ -49,144 +48,6 @@ METRICS = ("hops", "inverse_remaining", "inverse_weight")
 DEFAULT_DELTA_SCALE = 0.05
 #: Default cap on the injections of one split (then the weakest edges are removed).
 DEFAULT_MAX_INJECTIONS = 1_000_000
-KIND_NAMES = ("leaf", "flow", "components", "flat", "forced")
-
-
-# --------------------------------------------------------------------------------------
-# Result
-# --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class ClusterTree:
-    """The cluster hierarchy: tree nodes ``0 .. n_nodes - 1``, root ``0``.
-
-    Every internal node is a cluster split into its children; every leaf is one task. The
-    children of a node have consecutive ids (``child_start[x] .. child_start[x] +
-    child_count[x] - 1``), ordered by their smallest task; node ``x`` covers the tasks
-    ``order[start[x]:stop[x]]`` of the depth-first order.
-
-    Attributes
-    ----------
-    parent : ndarray of int64
-        Parent of each node (-1 for the root).
-    task : ndarray of int64
-        Task of a leaf, -1 for an internal node.
-    kind : ndarray of int8
-        0 leaf, 1 split by flow injection, 2 split into its (already disconnected)
-        components, 3 flat (at most ``min_cluster_size`` tasks, not split), 4 split by flow
-        injection finished by removing the weakest edges (``max_injections`` reached);
-        names in :attr:`KIND_NAMES`.
-    child_start, child_count : ndarray of int64
-    depth : ndarray of int64
-        Root 0.
-    start, stop : ndarray of int64
-        Span of each node in ``order``.
-    injections : ndarray of int64
-        Flows injected to split each node.
-    delta : ndarray of float64
-        ``Delta`` used to split each node (NaN when nothing was injected).
-    order : ndarray of int64
-        Depth-first order of the tasks.
-    """
-
-    parent: np.ndarray
-    task: np.ndarray
-    kind: np.ndarray
-    child_start: np.ndarray
-    child_count: np.ndarray
-    depth: np.ndarray
-    start: np.ndarray
-    stop: np.ndarray
-    injections: np.ndarray
-    delta: np.ndarray
-    order: np.ndarray
-
-    KIND_NAMES = KIND_NAMES
-
-    @property
-    def n_nodes(self) -> int:
-        """Number of tree nodes (leaves included)."""
-        return int(self.parent.shape[0])
-
-    @property
-    def n_tasks(self) -> int:
-        return int(self.order.shape[0])
-
-    @property
-    def height(self) -> int:
-        """Largest depth (0 for a single task, -1 for the empty tree)."""
-        return int(self.depth.max()) if self.n_nodes else -1
-
-    @property
-    def leaf_of_task(self) -> np.ndarray:
-        """Tree node of each task."""
-        out = np.full(self.n_tasks, -1, dtype=np.int64)
-        leaves = np.flatnonzero(self.task >= 0)
-        out[self.task[leaves]] = leaves
-        return out
-
-    def children(self, node: int) -> np.ndarray:
-        """Child ids of ``node`` (empty for a leaf)."""
-        s, c = int(self.child_start[node]), int(self.child_count[node])
-        return np.arange(s, s + c, dtype=np.int64) if c else np.empty(0, dtype=np.int64)
-
-    def members(self, node: int) -> np.ndarray:
-        """Tasks of ``node``'s cluster, in depth-first order."""
-        return self.order[self.start[node] : self.stop[node]].copy()
-
-    def kind_name(self, node: int) -> str:
-        return KIND_NAMES[int(self.kind[node])]
-
-    def cut(self, level: int) -> np.ndarray:
-        """Tree nodes whose clusters partition the tasks at depth ``level``.
-
-        The nodes at depth ``level`` together with the shallower leaves, in depth-first
-        order (``level=0``: the root; ``level >= height``: every leaf).
-        """
-        if not isinstance(level, (int, np.integer)) or isinstance(level, bool) or level < 0:
-            raise ValueError(f"level must be a non-negative int, got {level!r}")
-        if self.n_nodes == 0:
-            return np.empty(0, dtype=np.int64)
-        keep = (self.depth == level) | ((self.depth < level) & (self.task >= 0))
-        nodes = np.flatnonzero(keep)
-        return nodes[np.argsort(self.start[nodes], kind="stable")].astype(np.int64)
-
-    def clusters(self, level: int = 1) -> list:
-        """The partition of the tasks at depth ``level``: a list of int64 arrays, in order.
-
-        ``level=1`` gives the top-level split; every cluster is contiguous in ``order``.
-        """
-        return [self.members(x) for x in self.cut(level)]
-
-    def labels(self, level: int = 1) -> np.ndarray:
-        """Cluster number (position in :meth:`clusters`) of each task at depth ``level``."""
-        out = np.empty(self.n_tasks, dtype=np.int64)
-        for i, x in enumerate(self.cut(level)):
-            out[self.order[self.start[x] : self.stop[x]]] = i
-        return out
-
-    def __repr__(self) -> str:
-        return f"ClusterTree(tasks={self.n_tasks}, nodes={self.n_nodes}, height={self.height})"
-
-    def to_networkx(self) -> Any:
-        """The tree as a ``networkx.DiGraph`` (edges parent -> child).
-
-        Node attributes: ``kind`` (name), ``task`` (-1 for internal nodes), ``size``
-        (number of tasks), ``depth``, ``injections``, ``delta``.
-        """
-        import networkx as nx
-
-        g = nx.DiGraph()
-        for x in range(self.n_nodes):
-            g.add_node(
-                x, kind=self.kind_name(x), task=int(self.task[x]),
-                size=int(self.stop[x] - self.start[x]), depth=int(self.depth[x]),
-                injections=int(self.injections[x]), delta=float(self.delta[x]),
-            )  # fmt: skip
-            if self.parent[x] >= 0:
-                g.add_edge(int(self.parent[x]), x)
-        return g
 
 
 # --------------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ from .._shared import params as checks
 from .._shared.family import renamed_keyword
 from .._shared.result import relative_gap
 from .model import ResourceGraph, TaskGraph
-from .model import max_occupancy as _max_occupancy
+from .occupancy import max_occupancy as _max_occupancy
 from .result import ExactMappingResult
 from .verify import verify_mapping
 

@@ -20,6 +20,10 @@ between tasks on ``q`` and unmapped tasks -- over the bandwidth of the links adj
 
 Choices the paper leaves open are documented in ``coalloc docs taskmap`` (processor order,
 acceptance of an improvement, which bottleneck is removed first, directed graphs).
+
+This module validates and drives; the procedures themselves run in
+:class:`coalloc.taskmap.engine.Engine`, and the measures ``O``, ``O_comp`` and ``O_open``
+live in :mod:`coalloc.taskmap.occupancy` (re-exported here).
 """
 
 from __future__ import annotations
@@ -33,17 +37,11 @@ from scipy.sparse import csgraph
 from .._shared import interrupt
 from .._shared.params import check_method, offer_incumbent
 from .._shared.seeding import kernel_seed, resolve_seed
-from . import _occupancy
-from .model import (
-    OccupancyState,
-    ResourceGraph,
-    TaskGraph,
-    check_mapping,
-    occupancy_graph,
-)
-from .model import max_occupancy as _plain_max_occupancy
+from .engine import Engine
+from .model import ResourceGraph, TaskGraph, check_graphs, check_mapping, link_adjacency
+from .occupancy import OccupancyState, comp_occupancy, occupancy_graph, open_occupancy
+from .occupancy import max_occupancy as _plain_max_occupancy
 from .result import MappingResult, TaskMappingResult
-from .routing import route_table
 
 __all__ = [
     "METHODS",
@@ -69,103 +67,6 @@ METHODS = {
 #: Orders in which ``map_tasks`` visits the processors (the paper: "a processor in Q").
 PROCESSOR_ORDERS = ("capacity", "index", "locality", "random")
 STREAMS = ("clustering", "processors")  # the seed's named streams (new ones go at the end)
-
-_TIE = 1e-12  # relative tolerance when comparing M_i values (incremental float updates)
-
-
-# --------------------------------------------------------------------------------------
-# Metrics (public, plain)
-# --------------------------------------------------------------------------------------
-
-
-def comp_occupancy(
-    tasks: TaskGraph, resources: ResourceGraph, mapping: Any, remaining: Any
-) -> float:
-    """``O_comp(G, P, m, Q)``: unmapped compute requirement over the capacity of ``Q``.
-
-    Infinite when ``Q`` is empty and some task is unmapped, 0 when every task is mapped.
-
-    Parameters
-    ----------
-    tasks : TaskGraph
-        The task graph ``G``.
-    resources : ResourceGraph
-        The resource graph ``P``.
-    mapping : array_like of int, shape (n,)
-        Partial mapping (``-1`` = unmapped).
-    remaining : array_like of int
-        The processors ``Q`` still to be filled.
-
-    Returns
-    -------
-    float
-        The compute occupancy ``O_comp``.
-
-    Raises
-    ------
-    ValueError, TypeError
-        An invalid mapping (as in :func:`load_graph`).
-
-    Examples
-    --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> tm.comp_occupancy(tasks, res, [1, -1, -1], [2])    # (2.0 + 1.5) / 5
-    0.7
-    """
-    m = check_mapping(tasks, resources, mapping, partial=True)
-    rest = float(tasks.node_weight[m < 0].sum())
-    cap = float(resources.capacity[np.asarray(remaining, dtype=np.int64)].sum())
-    if rest == 0:
-        return 0.0
-    return rest / cap if cap > 0 else float("inf")
-
-
-def open_occupancy(tasks: TaskGraph, resources: ResourceGraph, mapping: Any, q: int) -> float:
-    """``O_open``: communication between tasks on ``q`` and unmapped tasks, over the
-    bandwidth of the links adjacent to ``q``.
-
-    This is the paper's ``O<->``; for a directed task graph it counts both directions
-    (``O-> + O<-`` of the paper), because a link's capacity is shared by both directions.
-
-    Parameters
-    ----------
-    tasks : TaskGraph
-        The task graph ``G``.
-    resources : ResourceGraph
-        The resource graph ``P``.
-    mapping : array_like of int, shape (n,)
-        Partial mapping (``-1`` = unmapped).
-    q : int
-        The processor being filled.
-
-    Returns
-    -------
-    float
-        The open-communication occupancy of ``q``.
-
-    Raises
-    ------
-    ValueError, TypeError
-        An invalid mapping (as in :func:`load_graph`).
-
-    Examples
-    --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> tm.open_occupancy(tasks, res, [1, -1, -1], 1)     # 4 / 50
-    0.08
-    """
-    m = check_mapping(tasks, resources, mapping, partial=True)
-    s, t, vol = tasks.edges()
-    cross = ((m[s] == q) & (m[t] < 0)) | ((m[t] == q) & (m[s] < 0))
-    total = float(vol[cross].sum())
-    denom = float(resources.adjacent_bandwidth[q])
-    if total == 0:
-        return 0.0
-    return total / denom if denom > 0 else float("inf")
 
 
 # --------------------------------------------------------------------------------------
@@ -213,13 +114,7 @@ def processor_order(resources: ResourceGraph, kind: str = "capacity", *, seed: A
         raise ValueError(f"processor_order must be one of {PROCESSOR_ORDERS}, got {kind!r}")
     start = int(procs[np.argmax(resources.capacity[procs])])
     r = resources.n_nodes
-    ln = resources.links
-    import scipy.sparse as sp
-
-    adj = sp.csr_matrix(
-        (np.ones(2 * ln.shape[0]), (np.r_[ln[:, 0], ln[:, 1]], np.r_[ln[:, 1], ln[:, 0]])),
-        shape=(r, r),
-    )
+    adj = link_adjacency(r, resources.links)
     walk = csgraph.depth_first_order(adj, start, directed=False, return_predecessors=False)
     rank = np.full(r, r, dtype=np.int64)
     rank[walk] = np.arange(walk.shape[0])
@@ -229,173 +124,8 @@ def processor_order(resources: ResourceGraph, kind: str = "capacity", *, seed: A
 
 
 # --------------------------------------------------------------------------------------
-# The engine
-# --------------------------------------------------------------------------------------
-
-
-class _Engine:
-    """The paper's procedures on one mutable :class:`OccupancyState`."""
-
-    def __init__(
-        self,
-        tasks: TaskGraph,
-        resources: ResourceGraph,
-        order: np.ndarray,
-        procs: np.ndarray,
-        *,
-        open_metric: bool,
-        early_exit: bool = True,
-    ):
-        self.tasks = tasks
-        self.res = resources
-        self.order = order
-        self.procs = procs
-        self.open_metric = open_metric
-        self.early_exit = early_exit
-        self.w = tasks.node_weight
-        self.indptr, self.indices, self.pw = tasks.undirected_csr()
-        cap = resources.capacity[procs]
-        # capacity of Q = the processors after position k in procs
-        self.cap_after = np.concatenate([np.cumsum(cap[::-1])[::-1][1:], [0.0]])
-        self.inv_cap = np.zeros(resources.n_nodes)
-        np.divide(1.0, resources.capacity, out=self.inv_cap, where=resources.is_processor)
-        self.inv_bw = 1.0 / resources.bandwidth
-        self.adj_bw = resources.adjacent_bandwidth
-        self.routes = route_table(resources).kernel
-        self.moves = 0
-
-    # -- section 4.4 ----------------------------------------------------------------------
-    def map_tasks_on(self, state: OccupancyState, q: int, cap_q: float, u: Optional[float]) -> int:
-        """Put the best prefix of the unmapped tasks (in order) on q; returns how many."""
-        mp = state.mapping
-        unmapped = self.order[mp[self.order] < 0]
-        if unmapped.shape[0] == 0:
-            return 0
-        rest = float(self.w[unmapped].sum())
-        cur = state.max_occupancy()
-        on_q = np.flatnonzero(mp == q)
-        open_vol = 0.0
-        if self.open_metric and on_q.shape[0]:
-            for y in on_q:
-                lo, hi = self.indptr[y], self.indptr[y + 1]
-                nb = self.indices[lo:hi]
-                open_vol += float(self.pw[lo:hi][mp[nb] < 0].sum())
-        adj = float(self.adj_bw[q])
-        inv_cq = self.inv_cap[q]
-        best_m = np.inf
-        best_i = 0
-        placed = 0
-        n_u = unmapped.shape[0]
-        for i in range(n_u):
-            if not i & 63:
-                interrupt.check()  # a batch's timeout or cancellation
-            t = int(unmapped[i])
-            ids = state.place(t, q)
-            placed += 1
-            self.moves += 1
-            occ = state.node_load[q] * inv_cq
-            if occ > cur:
-                cur = occ
-            if ids.shape[0]:
-                lo_ = float((state.link_load[ids] * self.inv_bw[ids]).max())
-                if lo_ > cur:
-                    cur = lo_
-            rest -= self.w[t]
-            if i == n_u - 1:
-                comp = 0.0  # nothing left to place
-            else:
-                comp = max(rest, 0.0) / cap_q if cap_q > 0 else np.inf
-            m_i = max(cur, comp)
-            if self.open_metric:
-                lo, hi = self.indptr[t], self.indptr[t + 1]
-                nb = self.indices[lo:hi]
-                where = mp[nb]
-                vol = self.pw[lo:hi]
-                open_vol += float(vol[where < 0].sum()) - float(vol[where == q].sum())
-                if open_vol > 1e-12 * (1.0 + abs(open_vol)):
-                    o_open = open_vol / adj if adj > 0 else np.inf
-                    m_i = max(m_i, o_open)
-            # early exit / bound u: m_i can no longer be chosen, nor anything after it
-            if u is not None and cur > u * (1 + _TIE):
-                break
-            if self.early_exit and cur > best_m * (1 + _TIE):
-                break
-            if m_i <= best_m * (1 + _TIE):
-                best_m = min(best_m, m_i)
-                best_i = i + 1
-        for j in range(placed - 1, best_i - 1, -1):
-            state.remove(int(unmapped[j]))
-        return best_i
-
-    def map_tasks(self, state: OccupancyState, u: Optional[float] = None) -> bool:
-        """Map every unmapped task (Fig. 7); False when the bound u makes it give up."""
-        for k, q in enumerate(self.procs):
-            if not (state.mapping < 0).any():
-                return True
-            cap_q = float(self.cap_after[k])
-            self.map_tasks_on(state, int(q), cap_q, u)
-            if u is not None:
-                rest = float(self.w[state.mapping < 0].sum())
-                if rest > 0 and (cap_q <= 0 or rest / cap_q > u):
-                    return False
-        return not (state.mapping < 0).any()
-
-    # -- section 4.5 ----------------------------------------------------------------------
-    def remove_bottlenecks(self, state: OccupancyState, acceleration: float) -> None:
-        """Unmap bottleneck tasks until the maximum occupancy is at most acceleration x max."""
-        target = acceleration * state.max_occupancy()
-        s_all, t_all, vol_all = self.tasks.edges()
-        while True:
-            interrupt.check()  # a batch's timeout or cancellation
-            link_occ = state.link_occupancy()
-            node_occ = state.node_occupancy()
-            l_best = int(np.argmax(link_occ)) if link_occ.shape[0] else -1
-            if l_best >= 0 and link_occ[l_best] > target:
-                mp = state.mapping
-                a, b = mp[s_all], mp[t_all]
-                live = np.flatnonzero((a >= 0) & (b >= 0) & (a != b))
-                uses = _occupancy.route_uses(self.routes, a[live], b[live], l_best)
-                cand = live[uses]
-                e = int(cand[np.argmax(vol_all[cand])])
-                state.remove(int(s_all[e]))
-                state.remove(int(t_all[e]))
-                continue
-            p = int(np.argmax(node_occ))
-            if node_occ[p] > target:
-                on_p = np.flatnonzero(state.mapping == p)
-                t = int(on_p[np.argmax(self.w[on_p])])
-                state.remove(t)
-                continue
-            return
-
-    def improve(
-        self, state: OccupancyState, acceleration: float, bound_factor: Optional[float]
-    ) -> bool:
-        """One round of Fig. 10; keeps the result only if it lowers the occupancy."""
-        before = state.max_occupancy()
-        saved = state.mapping.copy()
-        self.remove_bottlenecks(state, acceleration)
-        u = None if bound_factor is None else bound_factor * before
-        ok = self.map_tasks(state, u)
-        if ok:
-            state.refresh()
-            if state.max_occupancy() < before * (1 - _TIE):
-                return True
-        state.mapping = saved
-        state.refresh()
-        return False
-
-
-# --------------------------------------------------------------------------------------
 # Public API
 # --------------------------------------------------------------------------------------
-
-
-def _check_graphs(tasks: Any, resources: Any) -> None:
-    if not isinstance(tasks, TaskGraph):
-        raise TypeError(f"task_graph must be a TaskGraph, got {type(tasks).__name__}")
-    if not isinstance(resources, ResourceGraph):
-        raise TypeError(f"resource_graph must be a ResourceGraph, got {type(resources).__name__}")
 
 
 def _check_order(order: Any, n: int) -> np.ndarray:
@@ -531,7 +261,7 @@ def _map_tasks(task_graph, resource_graph, *, method, seed, initial, order, proc
     offered to the time limit in force (:func:`coalloc._shared.params.offer_incumbent`);
     the multilevel mapper, which runs it as one of its starts, passes False."""
     t0 = time.perf_counter()
-    _check_graphs(task_graph, resource_graph)
+    check_graphs(task_graph, resource_graph)
     check_method(method, METHODS)
     seed = resolve_seed(seed)  # None: fresh, and the result says which
     if not 0 < float(acceleration) <= 1:
@@ -557,7 +287,7 @@ def _map_tasks(task_graph, resource_graph, *, method, seed, initial, order, proc
     t1 = time.perf_counter()
     task_order = _task_order(task_graph, order, seed_cluster, clustering)
     t2 = time.perf_counter()
-    eng = _Engine(
+    eng = Engine(
         task_graph, resource_graph, task_order, procs, open_metric=open_metric,
         early_exit=early_exit,
     )  # fmt: skip
@@ -676,13 +406,13 @@ def map_tasks_on(
     >>> tm.map_tasks_on(tasks, res, [-1, -1, -1], 2, [1], order=[0, 1, 2]).tolist()
     [2, 2, -1]
     """
-    _check_graphs(task_graph, resource_graph)
+    check_graphs(task_graph, resource_graph)
     q_arr = _check_procs(resource_graph, [q], "q")
     rem = _check_procs(resource_graph, remaining, "remaining")
     if int(q_arr[0]) in set(rem.tolist()):
         raise ValueError("remaining must not contain q")
     state = OccupancyState(task_graph, resource_graph, mapping)
-    eng = _Engine(
+    eng = Engine(
         task_graph, resource_graph, _check_order(order, task_graph.n), rem,
         open_metric=open_metric, early_exit=early_exit,
     )  # fmt: skip
@@ -729,9 +459,9 @@ def remove_bottlenecks(
     >>> tm.remove_bottlenecks(tasks, res, [2, 2, 2]).tolist()
     [2, -1, 2]
     """
-    _check_graphs(task_graph, resource_graph)
+    check_graphs(task_graph, resource_graph)
     state = OccupancyState(task_graph, resource_graph, mapping)
-    eng = _Engine(
+    eng = Engine(
         task_graph, resource_graph, np.arange(task_graph.n), resource_graph.processors,
         open_metric=False,
     )  # fmt: skip
@@ -798,14 +528,14 @@ def improve(
     >>> better.tolist(), round(tm.max_occupancy(tasks, res, better)[0], 4)
     ([2, 1, 2], 0.6667)
     """
-    _check_graphs(task_graph, resource_graph)
+    check_graphs(task_graph, resource_graph)
     m = check_mapping(task_graph, resource_graph, mapping)
     if isinstance(processor_order, str):
         procs = _procs_by_kind(resource_graph, processor_order, seed)
     else:
         procs = _check_procs(resource_graph, processor_order, "processor_order")
     state = OccupancyState(task_graph, resource_graph, m)
-    eng = _Engine(
+    eng = Engine(
         task_graph, resource_graph, _check_order(order, task_graph.n), procs,
         open_metric=open_metric,
     )  # fmt: skip

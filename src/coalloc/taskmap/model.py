@@ -1,4 +1,4 @@
-"""Task graphs, resource graphs and the occupancy of a mapping (Taura & Chien, section 3).
+"""Task graphs and resource graphs: the models of a mapping problem (Taura & Chien, section 3).
 
 A :class:`TaskGraph` has ``n`` tasks with a compute requirement each (node weight) and a
 communication matrix ``W`` (``W[s, t]`` = data task ``s`` sends to task ``t`` per unit of
@@ -14,18 +14,19 @@ pair of processors has one fixed route (a list of link ids), by default a shorte
 hop count; ``route_length="inverse_bandwidth"`` or an array of link lengths picks another
 shortest path. The route of ``(a, b)`` and of ``(b, a)`` is always the same set of links.
 
-The load graph ``L(G, P, m)`` of a mapping ``m`` adds each task's weight to its processor
-and each communicating pair's volume to every link on the route between their processors;
-the occupancy graph is ``O = L / P`` (load over capacity, node- and link-wise) and the
-objective is ``max(O)``, the inverse of the throughput. :func:`load_graph` computes it
-plainly from scratch; :class:`OccupancyState` (in :mod:`coalloc.taskmap.occupancy`, the
-package's one mutable state, re-exported here) keeps it up to date as single tasks are
-placed or removed, in ``O(degree x route length)`` per move.
+A mapping ``m`` puts every task on a processor (:func:`check_mapping` validates one). Its
+load graph ``L(G, P, m)``, occupancy graph ``O = L / P`` and the objective ``max(O)`` -- the
+occupancy measures -- live in :mod:`coalloc.taskmap.occupancy`, which builds on the models
+here; this module imports none of it (no import cycle).
+
+Why over 800 lines: one idea, the two read-only graph models with their constructors from
+arrays, matrices and networkx, and the checks of what is handed to them (about 920 lines,
+half of them the numpydoc and examples of a public API). Splitting the two classes apart
+would split the validation helpers they share.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -34,19 +35,10 @@ from scipy.sparse import csgraph
 
 from .._shared.caches import cache_of
 from .._shared.validation import nonnegative_vector, readonly, square_sparse
-from . import _occupancy
+from .result import Bottleneck  # noqa: F401 - its old home: old pickles name it here
 from .routing import route_table
 
-__all__ = [
-    "TaskGraph",
-    "ResourceGraph",
-    "OccupancyState",
-    "load_graph",
-    "occupancy_graph",
-    "max_occupancy",
-    "Bottleneck",
-    "check_mapping",
-]
+__all__ = ["TaskGraph", "ResourceGraph", "check_mapping", "check_graphs", "link_adjacency"]
 
 
 # --------------------------------------------------------------------------------------
@@ -81,6 +73,31 @@ def _check_names(names: Any, n: int, argname: str) -> Optional[list]:
         if j != i:
             raise ValueError(f"{argname}[{i}] = {x!r} repeats {argname}[{j}]")
     return out
+
+
+def link_adjacency(n_nodes: int, links: np.ndarray) -> sp.csr_matrix:
+    """The symmetric ``n_nodes x n_nodes`` adjacency (ones) of undirected ``(E, 2)`` links.
+
+    Parameters
+    ----------
+    n_nodes : int
+        The number of nodes.
+    links : ndarray of int64, shape (E, 2)
+        Validated links (as :attr:`ResourceGraph.links`).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        A 1 at ``[u, v]`` and ``[v, u]`` for every link ``{u, v}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> link_adjacency(3, np.array([[0, 1], [0, 2]])).toarray().tolist()
+    [[0.0, 1.0, 1.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
+    """
+    ends = (np.r_[links[:, 0], links[:, 1]], np.r_[links[:, 1], links[:, 0]])
+    return sp.csr_matrix((np.ones(2 * links.shape[0]), ends), shape=(n_nodes, n_nodes))
 
 
 def _attribute(data: dict, key: Optional[str], default: float, where: str) -> float:
@@ -472,12 +489,7 @@ class ResourceGraph:
         # Connectivity is checked here (one pass); the routes themselves -- one Dijkstra from
         # every processor -- are computed on first use by routing.route_table and shared by
         # every graph with the same links, lengths and processors.
-        adj = sp.csr_matrix(
-            (np.ones(2 * e),
-             (np.concatenate([ln[:, 0], ln[:, 1]]), np.concatenate([ln[:, 1], ln[:, 0]]))),
-            shape=(r, r),
-        )  # fmt: skip
-        _, label = csgraph.connected_components(adj, directed=False)
+        _, label = csgraph.connected_components(link_adjacency(r, ln), directed=False)
         first = int(self.processors[0])
         apart = label != label[first]
         if apart[self.processors].any():
@@ -824,56 +836,39 @@ class ResourceGraph:
 
 
 # --------------------------------------------------------------------------------------
-# Plain load / occupancy
+# Mappings onto the two graphs
 # --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Bottleneck:
-    """Where the maximum occupancy is: ``kind`` is ``"node"`` or ``"link"``.
+def check_graphs(
+    tasks: Any, resources: Any, names: tuple = ("task_graph", "resource_graph")
+) -> None:
+    """Raise TypeError unless ``tasks`` is a :class:`TaskGraph` and ``resources`` a
+    :class:`ResourceGraph`, naming the argument (``names``: the caller's two names).
 
     Parameters
     ----------
-    kind : {"node", "link"}
-        Whether the maximum is on a resource-graph node or on a link.
-    index : int
-        The node index or the link index.
-    occupancy : float
-        The occupancy there (the maximum of the occupancy graph).
+    tasks, resources : object
+        What the caller was given.
+    names : (str, str), default ("task_graph", "resource_graph")
+        The caller's names of the two arguments, for the message.
+
+    Raises
+    ------
+    TypeError
+        An argument of another type.
 
     Examples
     --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> value, where = tm.max_occupancy(tasks, res, [1, 1, 2])
-    >>> where
-    Bottleneck(kind='node', index=1, occupancy=1.0)
-    >>> where.to_dict()
-    {'kind': 'node', 'index': 1, 'occupancy': 1.0}
+    >>> check_graphs([1.0], None)
+    Traceback (most recent call last):
+    ...
+    TypeError: task_graph must be a TaskGraph, got list
     """
-
-    kind: str
-    index: int
-    occupancy: float
-
-    def to_dict(self) -> dict:
-        """A JSON-ready dictionary.
-
-        Returns
-        -------
-        dict
-            ``kind``, ``index`` and ``occupancy``.
-
-        Examples
-        --------
-        >>> import coalloc.taskmap as tm
-        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-        >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-        >>> tm.OccupancyState(tasks, res, [1, 1, 2]).bottleneck().to_dict()
-        {'kind': 'node', 'index': 1, 'occupancy': 1.0}
-        """
-        return {"kind": self.kind, "index": int(self.index), "occupancy": float(self.occupancy)}
+    if not isinstance(tasks, TaskGraph):
+        raise TypeError(f"{names[0]} must be a TaskGraph, got {type(tasks).__name__}")
+    if not isinstance(resources, ResourceGraph):
+        raise TypeError(f"{names[1]} must be a ResourceGraph, got {type(resources).__name__}")
 
 
 def check_mapping(
@@ -881,7 +876,37 @@ def check_mapping(
 ) -> np.ndarray:
     """Validate a mapping (task -> processor node index); returns an int64 copy.
 
-    With ``partial=True`` entries ``-1`` mean "not mapped".
+    Parameters
+    ----------
+    tasks : TaskGraph
+        The task graph (``n`` tasks).
+    resources : ResourceGraph
+        The resource graph.
+    mapping : array_like of int, shape (n,)
+        The processor node of each task; with ``partial=True`` ``-1`` means "not mapped".
+    partial : bool, default False
+        Whether unmapped tasks (``-1``) are allowed.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        A copy of ``mapping``.
+
+    Raises
+    ------
+    TypeError
+        Entries that are not integers.
+    ValueError
+        A wrong shape, an index out of range or a task on a node that is not a processor.
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> from coalloc.taskmap.model import check_mapping
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> check_mapping(tasks, res, [1, -1, 2], partial=True).tolist()
+    [1, -1, 2]
     """
     try:
         m = np.array(mapping)
@@ -900,139 +925,3 @@ def check_mapping(
         bad = int(np.flatnonzero(~resources.is_processor[np.where(mapped, m, 0)] & mapped)[0])
         raise ValueError(f"mapping: task {bad} is on node {int(m[bad])}, which is not a processor")
     return m
-
-
-def load_graph(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> tuple:
-    """The load graph ``L(G, P, m)``: ``(node_load (R,), link_load (E,))``.
-
-    Entries ``-1`` in ``mapping`` are unmapped tasks (they and their communication add no
-    load).
-
-    Parameters
-    ----------
-    tasks : TaskGraph
-        The task graph ``G``.
-    resources : ResourceGraph
-        The resource graph ``P``.
-    mapping : array_like of int, shape (n,)
-        Processor node of each task; ``-1`` = unmapped.
-
-    Returns
-    -------
-    node_load : ndarray of float64, shape (R,)
-        Compute requirement placed on each node.
-    link_load : ndarray of float64, shape (E,)
-        Communication volume crossing each link (both directions).
-
-    Raises
-    ------
-    ValueError, TypeError
-        A mapping of the wrong shape, with non-integer entries, or onto a non-processor.
-
-    Examples
-    --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> node, link = tm.load_graph(tasks, res, [1, 1, 2])
-    >>> node.tolist(), link.tolist()
-    ([0.0, 3.0, 1.5], [1.0, 1.0])
-    """
-    m = check_mapping(tasks, resources, mapping, partial=True)
-    mapped = m >= 0
-    node = np.bincount(m[mapped], weights=tasks.node_weight[mapped], minlength=resources.n_nodes)
-    s, t, vol = tasks.edges()
-    link = _occupancy.link_loads(route_table(resources).kernel, m, s, t, vol)
-    return node.astype(np.float64), link
-
-
-def occupancy_graph(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> tuple:
-    """The occupancy graph ``O = L / P``: ``(node_occupancy (R,), link_occupancy (E,))``.
-
-    Routers (capacity 0) never carry load and get occupancy 0.
-
-    Parameters
-    ----------
-    tasks : TaskGraph
-        The task graph ``G``.
-    resources : ResourceGraph
-        The resource graph ``P``.
-    mapping : array_like of int, shape (n,)
-        Processor node of each task; ``-1`` = unmapped.
-
-    Returns
-    -------
-    node_occupancy : ndarray of float64, shape (R,)
-        Node load over node capacity.
-    link_occupancy : ndarray of float64, shape (E,)
-        Link load over link bandwidth.
-
-    Raises
-    ------
-    ValueError, TypeError
-        An invalid mapping (as in :func:`load_graph`).
-
-    Examples
-    --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> node, link = tm.occupancy_graph(tasks, res, [1, 1, 2])
-    >>> node.tolist(), link.tolist()
-    ([0.0, 1.0, 0.3], [0.02, 0.02])
-    """
-    node, link = load_graph(tasks, resources, mapping)
-    cap = resources.capacity
-    node_occ = np.divide(node, cap, out=np.zeros_like(node), where=cap > 0)
-    return node_occ, link / resources.bandwidth
-
-
-def max_occupancy(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> tuple:
-    """``(max(O(G, P, m)), Bottleneck)`` of a mapping; node wins ties, then lower index.
-
-    Parameters
-    ----------
-    tasks : TaskGraph
-        The task graph ``G``.
-    resources : ResourceGraph
-        The resource graph ``P``.
-    mapping : array_like of int, shape (n,)
-        Processor node of each task; ``-1`` = unmapped.
-
-    Returns
-    -------
-    occupancy : float
-        The maximum occupancy (the inverse of the pipeline's throughput).
-    bottleneck : Bottleneck
-        Where it is reached.
-
-    Raises
-    ------
-    ValueError, TypeError
-        An invalid mapping (as in :func:`load_graph`).
-
-    Examples
-    --------
-    >>> import coalloc.taskmap as tm
-    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
-    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> tm.max_occupancy(tasks, res, [2, 2, 1])
-    (0.6, Bottleneck(kind='node', index=2, occupancy=0.6))
-    """
-    node_occ, link_occ = occupancy_graph(tasks, resources, mapping)
-    return _max_of(node_occ, link_occ)
-
-
-def _max_of(node_occ: np.ndarray, link_occ: np.ndarray) -> tuple:
-    i = int(np.argmax(node_occ))
-    best = Bottleneck("node", i, float(node_occ[i]))
-    if link_occ.shape[0]:
-        j = int(np.argmax(link_occ))
-        if link_occ[j] > best.occupancy:
-            best = Bottleneck("link", j, float(link_occ[j]))
-    return best.occupancy, best
-
-
-# The mutable occupancy state lives in its own module (the models here stay read-only);
-# imported last, since it builds on the functions above.
-from .occupancy import OccupancyState  # noqa: E402

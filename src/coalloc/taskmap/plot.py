@@ -8,7 +8,8 @@ from typing import Any, Optional
 import numpy as np
 
 from .._shared import plotting
-from .model import ResourceGraph, TaskGraph, check_mapping, max_occupancy, occupancy_graph
+from .model import ResourceGraph, TaskGraph, check_mapping
+from .occupancy import max_occupancy, occupancy_graph
 
 __all__ = ["plot_cluster_tree", "plot_mapping", "tree_layout"]
 

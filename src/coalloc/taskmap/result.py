@@ -1,28 +1,79 @@
 """The task mapper's results: :class:`TaskMappingResult` (``MappingResult`` is its older
-name, kept as an alias) and its exact subclass :class:`ExactMappingResult`, which
-:func:`coalloc.taskmap.solve_exact_mapping` returns, and the clustering step's
-:class:`FlowInjectionResult` (of :func:`coalloc.taskmap.flow_injection`)."""
+name, kept as an alias), where its maximum is (:class:`Bottleneck`) and its exact subclass
+:class:`ExactMappingResult`, which :func:`coalloc.taskmap.solve_exact_mapping` returns, and
+the clustering step's :class:`FlowInjectionResult` with its :class:`ClusterTree` (of
+:func:`coalloc.taskmap.flow_injection`).
+
+Result types only: this module imports no other module of the family, so every module may
+import it (``clustering`` and ``occupancy`` re-export the types they return)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from .._shared.result import Result, stopped_fields
-from .model import Bottleneck
-
-if TYPE_CHECKING:  # the clustering module is imported on first use (coalloc.taskmap)
-    from .clustering import ClusterTree
 
 __all__ = [
+    "Bottleneck",
     "TaskMappingResult",
     "MappingResult",
     "ExactMappingResult",
     "FlowInjectionResult",
+    "ClusterTree",
+    "KIND_NAMES",
     "stopped_result",
 ]
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """Where the maximum occupancy is: ``kind`` is ``"node"`` or ``"link"``.
+
+    Parameters
+    ----------
+    kind : {"node", "link"}
+        Whether the maximum is on a resource-graph node or on a link.
+    index : int
+        The node index or the link index.
+    occupancy : float
+        The occupancy there (the maximum of the occupancy graph).
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> value, where = tm.max_occupancy(tasks, res, [1, 1, 2])
+    >>> where
+    Bottleneck(kind='node', index=1, occupancy=1.0)
+    >>> where.to_dict()
+    {'kind': 'node', 'index': 1, 'occupancy': 1.0}
+    """
+
+    kind: str
+    index: int
+    occupancy: float
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``kind``, ``index`` and ``occupancy``.
+
+        Examples
+        --------
+        >>> import coalloc.taskmap as tm
+        >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+        >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+        >>> tm.OccupancyState(tasks, res, [1, 1, 2]).bottleneck().to_dict()
+        {'kind': 'node', 'index': 1, 'occupancy': 1.0}
+        """
+        return {"kind": self.kind, "index": int(self.index), "occupancy": float(self.occupancy)}
 
 
 @dataclass
@@ -171,6 +222,142 @@ class ExactMappingResult(MappingResult):
         warnings.warn("ExactMappingResult.backend is deprecated: read .solver",
                       DeprecationWarning, stacklevel=2)  # fmt: skip
         return self.solver
+
+
+#: Names of :attr:`ClusterTree.kind` (0 .. 4).
+KIND_NAMES = ("leaf", "flow", "components", "flat", "forced")
+
+
+@dataclass(frozen=True, eq=False)
+class ClusterTree:
+    """The cluster hierarchy: tree nodes ``0 .. n_nodes - 1``, root ``0``.
+
+    Every internal node is a cluster split into its children; every leaf is one task. The
+    children of a node have consecutive ids (``child_start[x] .. child_start[x] +
+    child_count[x] - 1``), ordered by their smallest task; node ``x`` covers the tasks
+    ``order[start[x]:stop[x]]`` of the depth-first order.
+
+    Attributes
+    ----------
+    parent : ndarray of int64
+        Parent of each node (-1 for the root).
+    task : ndarray of int64
+        Task of a leaf, -1 for an internal node.
+    kind : ndarray of int8
+        0 leaf, 1 split by flow injection, 2 split into its (already disconnected)
+        components, 3 flat (at most ``min_cluster_size`` tasks, not split), 4 split by flow
+        injection finished by removing the weakest edges (``max_injections`` reached);
+        names in :attr:`KIND_NAMES`.
+    child_start, child_count : ndarray of int64
+    depth : ndarray of int64
+        Root 0.
+    start, stop : ndarray of int64
+        Span of each node in ``order``.
+    injections : ndarray of int64
+        Flows injected to split each node.
+    delta : ndarray of float64
+        ``Delta`` used to split each node (NaN when nothing was injected).
+    order : ndarray of int64
+        Depth-first order of the tasks.
+    """
+
+    parent: np.ndarray
+    task: np.ndarray
+    kind: np.ndarray
+    child_start: np.ndarray
+    child_count: np.ndarray
+    depth: np.ndarray
+    start: np.ndarray
+    stop: np.ndarray
+    injections: np.ndarray
+    delta: np.ndarray
+    order: np.ndarray
+
+    KIND_NAMES = KIND_NAMES
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of tree nodes (leaves included)."""
+        return int(self.parent.shape[0])
+
+    @property
+    def n_tasks(self) -> int:
+        return int(self.order.shape[0])
+
+    @property
+    def height(self) -> int:
+        """Largest depth (0 for a single task, -1 for the empty tree)."""
+        return int(self.depth.max()) if self.n_nodes else -1
+
+    @property
+    def leaf_of_task(self) -> np.ndarray:
+        """Tree node of each task."""
+        out = np.full(self.n_tasks, -1, dtype=np.int64)
+        leaves = np.flatnonzero(self.task >= 0)
+        out[self.task[leaves]] = leaves
+        return out
+
+    def children(self, node: int) -> np.ndarray:
+        """Child ids of ``node`` (empty for a leaf)."""
+        s, c = int(self.child_start[node]), int(self.child_count[node])
+        return np.arange(s, s + c, dtype=np.int64) if c else np.empty(0, dtype=np.int64)
+
+    def members(self, node: int) -> np.ndarray:
+        """Tasks of ``node``'s cluster, in depth-first order."""
+        return self.order[self.start[node] : self.stop[node]].copy()
+
+    def kind_name(self, node: int) -> str:
+        return KIND_NAMES[int(self.kind[node])]
+
+    def cut(self, level: int) -> np.ndarray:
+        """Tree nodes whose clusters partition the tasks at depth ``level``.
+
+        The nodes at depth ``level`` together with the shallower leaves, in depth-first
+        order (``level=0``: the root; ``level >= height``: every leaf).
+        """
+        if not isinstance(level, (int, np.integer)) or isinstance(level, bool) or level < 0:
+            raise ValueError(f"level must be a non-negative int, got {level!r}")
+        if self.n_nodes == 0:
+            return np.empty(0, dtype=np.int64)
+        keep = (self.depth == level) | ((self.depth < level) & (self.task >= 0))
+        nodes = np.flatnonzero(keep)
+        return nodes[np.argsort(self.start[nodes], kind="stable")].astype(np.int64)
+
+    def clusters(self, level: int = 1) -> list:
+        """The partition of the tasks at depth ``level``: a list of int64 arrays, in order.
+
+        ``level=1`` gives the top-level split; every cluster is contiguous in ``order``.
+        """
+        return [self.members(x) for x in self.cut(level)]
+
+    def labels(self, level: int = 1) -> np.ndarray:
+        """Cluster number (position in :meth:`clusters`) of each task at depth ``level``."""
+        out = np.empty(self.n_tasks, dtype=np.int64)
+        for i, x in enumerate(self.cut(level)):
+            out[self.order[self.start[x] : self.stop[x]]] = i
+        return out
+
+    def __repr__(self) -> str:
+        return f"ClusterTree(tasks={self.n_tasks}, nodes={self.n_nodes}, height={self.height})"
+
+    def to_networkx(self) -> Any:
+        """The tree as a ``networkx.DiGraph`` (edges parent -> child).
+
+        Node attributes: ``kind`` (name), ``task`` (-1 for internal nodes), ``size``
+        (number of tasks), ``depth``, ``injections``, ``delta``.
+        """
+        import networkx as nx
+
+        g = nx.DiGraph()
+        for x in range(self.n_nodes):
+            g.add_node(
+                x, kind=self.kind_name(x), task=int(self.task[x]),
+                size=int(self.stop[x] - self.start[x]), depth=int(self.depth[x]),
+                injections=int(self.injections[x]), delta=float(self.delta[x]),
+            )  # fmt: skip
+            if self.parent[x] >= 0:
+                g.add_edge(int(self.parent[x]), x)
+        return g
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,7 +1,7 @@
 """Independent recomputation of the occupancy of a mapping, from scratch.
 
-Shares no code with :mod:`coalloc.taskmap.model`'s load functions or
-:class:`~coalloc.taskmap.model.OccupancyState`: routes are rebuilt node by node from the
+Shares no code with the load functions of :mod:`coalloc.taskmap.occupancy` or its
+:class:`~coalloc.taskmap.occupancy.OccupancyState`: routes are rebuilt node by node from the
 predecessor matrix (and checked to be paths between the right processors), and loads are
 summed in plain Python over the communication matrix entries as given. Slow; meant for tests
 and for checking result files.

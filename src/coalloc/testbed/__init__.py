@@ -63,12 +63,18 @@ __all__ = [
 ]  # fmt: skip
 
 # The family's entry in the one list of families (batch layer, CLI group, API reference).
+from . import _spec  # noqa: E402 - what the house needs of the family
+
 _register(
     _Spec(
         name="testbed",
         title="Testbed mapping: assign+ and assign",
         summary="mapping .top experiments onto .ptop testbeds (assign+, assign)",
         kinds=(Instance,),
-        cli="coalloc.cli.testbed",
+        cli="coalloc.testbed.cli",
+        formats=_spec.FORMATS,
+        plot="coalloc.testbed.cli",
+        example=_spec.example,
+        fuzz_seeds=_spec.fuzz_seeds,
     )
 )

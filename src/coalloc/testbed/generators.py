@@ -51,6 +51,12 @@ def _switch(name: str) -> PNode:
     return PNode(name, {"switch": 1}, {"lan": float("inf")})
 
 
+def _interfaces(pc: str, sw: str, count: int, bw: float, types=("ethernet",)) -> List[PLink]:
+    """``count`` links ``PC:ethK`` wiring the PC's interfaces ``ethK`` to switch ``sw``."""
+    return [PLink(f"{pc}:eth{k}", pc, sw, bw, types=types, a_iface=f"eth{k}")
+            for k in range(count)]  # fmt: skip
+
+
 def _linked(n: int, edges, vtype: str, bw: float) -> VirtualTopology:
     """Nodes ``n0..n{n-1}`` of ``vtype`` and one link ``name`` per ``(name, i, j)`` of
     ``edges`` (the point-to-point shapes: tree, ring, random sparse graph)."""
@@ -109,11 +115,7 @@ def deterlab(n_pcs: int = 255, n_switches: int = 5, *, trunk_bw: float = 2 * GBI
             f["?+cpu"] = cpu
             f["?+mem"] = mem
             nodes.append(PNode(pc, {"pc": 1, name: 1}, {}, f))
-            sw = home[j % len(home)]
-            for k in range(nif):
-                links.append(
-                    PLink(f"{pc}:eth{k}", pc, f"sw{sw}", bw, types=("ethernet",), a_iface=f"eth{k}")
-                )
+            links += _interfaces(pc, f"sw{home[j % len(home)]}", nif, bw)
             i += 1
     del rng
     return PhysicalTopology(nodes, links)
@@ -171,7 +173,7 @@ def grid5000(n_sites: int = 3, clusters_per_site: int = 2, nodes_per_cluster: in
             for j in range(nodes_per_cluster):
                 n = f"{sw}-n{j}"
                 nodes.append(PNode(n, {"pc": 1, ctype: 1}, {}, {"?+cpu": cores}))
-                links.append(PLink(f"{n}:eth0", n, sw, 10 * GBIT, a_iface="eth0"))
+                links += _interfaces(n, sw, 1, 10 * GBIT, types=())
     return PhysicalTopology(nodes, links)
 
 
@@ -219,9 +221,7 @@ def utah2000(
     for i in range(n_pcs):
         feats = {"special": 0.2} if i in last else {}
         nodes.append(PNode(f"pc{i}", {"pc": 1}, {}, feats))
-        for k in range(4):
-            links.append(PLink(f"pc{i}:eth{k}", f"pc{i}", f"sw{i % n_switches}", MBIT100,
-                               types=("ethernet",), a_iface=f"eth{k}"))  # fmt: skip
+        links += _interfaces(f"pc{i}", f"sw{i % n_switches}", 4, MBIT100)
     return PhysicalTopology(nodes, links)
 
 

@@ -256,6 +256,19 @@ def _factor(d, st, sp):
     return u
 
 
+def _swap_args(avail, tmax, cap, d, tol, sel, kernel):
+    """The arguments of a swap kernel (:func:`phase5`, :func:`swap_search`): the arrays as
+    float64, the set as a list of rows (``1 <= N <= rows``, else a ``ValueError`` naming
+    ``kernel``) and the totals less their tolerance."""
+    avail = np.asarray(avail, dtype=np.float64)
+    rows = [int(j) for j in sel]
+    if not 1 <= len(rows) <= avail.shape[0]:
+        raise ValueError(f"{kernel} needs 1 <= len(sel) <= rows")
+    d = np.asarray(d, dtype=np.float64)
+    return (avail, np.asarray(tmax, dtype=np.float64), np.asarray(cap, dtype=np.float64), d,
+            rows, _dlo(d, tol, len(rows)))  # fmt: skip
+
+
 def phase5(avail, tmax, cap, d, l2, seed, tol, sel):
     """Phase V: ``N L_2`` random swaps between ``R_s`` and ``R_a``, kept when admissible and
     the estimated utilisation factor does not decrease.
@@ -280,17 +293,10 @@ def phase5(avail, tmax, cap, d, l2, seed, tol, sel):
     accepted : int
         Swaps accepted.
     """
-    avail = np.asarray(avail, dtype=np.float64)
-    tmax = np.asarray(tmax, dtype=np.float64)
-    cap = np.asarray(cap, dtype=np.float64)
-    d = np.asarray(d, dtype=np.float64)
-    r, m = avail.shape
     out_sel = sel
-    sel = [int(j) for j in sel]
+    avail, tmax, cap, d, sel, dl = _swap_args(avail, tmax, cap, d, tol, sel, "phase5")
+    r, m = avail.shape
     count = len(sel)
-    if count < 1 or count > r:
-        raise ValueError("phase5 needs 1 <= len(sel) <= rows")
-    dl = _dlo(d, tol, count)
     chosen = set(sel)
     rest = [j for j in range(r) if j not in chosen]
     accepted = 0
@@ -354,17 +360,10 @@ def swap_search(avail, tmax, cap, d, max_rounds, tol, sel):
     rounds : int
         Swaps applied.
     """
-    avail = np.asarray(avail, dtype=np.float64)
-    tmax = np.asarray(tmax, dtype=np.float64)
-    cap = np.asarray(cap, dtype=np.float64)
-    d = np.asarray(d, dtype=np.float64)
-    r, m = avail.shape
     out_sel = sel
-    sel = [int(j) for j in sel]
+    avail, tmax, cap, d, sel, dl = _swap_args(avail, tmax, cap, d, tol, sel, "swap_search")
+    r, m = avail.shape
     count = len(sel)
-    if count < 1 or count > r:
-        raise ValueError("swap_search needs 1 <= len(sel) <= rows")
-    dl = _dlo(d, tol, count)
     chosen = [False] * r
     for j in sel:
         chosen[j] = True

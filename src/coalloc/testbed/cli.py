@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import math
 import sys
+from typing import Any
 
 from .. import testbed
+from .._shared.jsonio import InstanceError, load_json
 from .._shared.result import relative_gap
-from . import _common as common
+from ..cli import _common as common
+from ..cli.plot import picture_done, picture_params
 
 __all__ = ["add_commands"]
 
@@ -185,7 +188,7 @@ def _cmd_simulate(args) -> int:
 
 
 def _cmd_assign_compat(args) -> int:
-    from .assign_compat import run
+    from ..cli.assign_compat import run
 
     return run(args.assign_args)
 
@@ -254,3 +257,37 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("--quiet", "--no-progress", dest="no_progress", action="store_true",
                    help="no progress bar")  # fmt: skip
     p.set_defaults(func=_cmd_simulate)
+
+
+# ------------------------------------------------------------------- coalloc plot testbed
+
+
+def _cmd_plot(args) -> int:
+    top, ptop = testbed.read_top(args.top), testbed.read_ptop(args.ptop)
+    if args.result:
+        data, name = load_json(args.result)
+        if not isinstance(data, dict) or not isinstance(data.get("mapping"), dict):
+            raise InstanceError(f"{name}: expected the JSON of 'coalloc testbed assign --json' "
+                                "with a mapping")  # fmt: skip
+        result: Any = data
+    else:
+        result = testbed.assign(top, ptop, args.method or testbed.DEFAULT_METHOD,
+                                seed=args.seed, **picture_params(args))  # fmt: skip
+        if result.mapping is None:
+            raise ValueError(f"no mapping to draw: {result.message}")
+    fig = testbed.plot_mapping(top, ptop, result, show_unused=not args.used_only)
+    return picture_done(fig, args)
+
+
+def add_plot(fams) -> None:
+    """Add ``coalloc plot testbed`` to ``fams`` (the subparsers of ``coalloc plot``)."""
+    from ..cli.plot import picture_options
+
+    p = fams.add_parser("testbed", help="virtual nodes on their PCs, grouped by switch")
+    p.add_argument("top", help="virtual topology (.top), as 'coalloc testbed assign TOP PTOP'")
+    p.add_argument("ptop", help="physical topology (.ptop)")
+    p.add_argument("result", nargs="?",
+                   help="JSON of 'coalloc testbed assign --json' (optional)")  # fmt: skip
+    p.add_argument("--used-only", action="store_true", help="leave out the unused PCs")
+    picture_options(p, 'scoring="2m"')
+    p.set_defaults(func=_cmd_plot)

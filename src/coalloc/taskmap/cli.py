@@ -6,7 +6,10 @@ import json
 from typing import Optional
 
 from .. import taskmap
+from .._shared.jsonio import load_json
 from .._shared.result import jsonable
+from ..cli import _common as common
+from ..cli.plot import picture_done, picture_params
 from ..taskmap.graphfiles import is_graph_file, read_graph_file
 from ..taskmap.io import (
     read_instance,
@@ -16,7 +19,6 @@ from ..taskmap.io import (
     write_instance,
     write_mapping_result,
 )
-from . import _common as common
 
 __all__ = ["add_commands", "read_graphs"]
 
@@ -203,3 +205,50 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     )
     common.add_batch_options(p, taskmap.METHODS, taskmap.DEFAULT_METHOD, "paper_start=0")
     p.set_defaults(func=_cmd_solve_batch)
+
+
+# ------------------------------------------------------------------- coalloc plot taskmap
+
+
+def _is_taskmap_instance(path: str) -> bool:
+    """Whether ``path`` holds both graphs (then a second file is the RESULT, not RESOURCES)."""
+    from ..taskmap.io import INSTANCE_FORMAT
+
+    data, _ = load_json(path)
+    return isinstance(data, dict) and data.get("format") == INSTANCE_FORMAT
+
+
+def _cmd_plot(args) -> int:
+    from ..taskmap import io as tio
+
+    resources_file, result_file = args.resources, args.result
+    if result_file is None and resources_file is not None and _is_taskmap_instance(args.tasks):
+        resources_file, result_file = None, resources_file  # INSTANCE RESULT
+    tasks, resources = read_graphs(args.tasks, resources_file)
+    if args.tree:
+        fig = taskmap.plot_cluster_tree(taskmap.flow_injection(tasks, seed=args.seed))
+        return picture_done(fig, args)
+    if result_file:
+        result = tio.read_mapping_result(result_file)
+    else:
+        result = taskmap.solve(tasks, resources, args.method or taskmap.DEFAULT_METHOD,
+                               seed=args.seed, **picture_params(args))  # fmt: skip
+    return picture_done(taskmap.plot_mapping(tasks, resources, result, seed=args.seed), args)
+
+
+def add_plot(fams) -> None:
+    """Add ``coalloc plot taskmap`` to ``fams`` (the subparsers of ``coalloc plot``)."""
+    from ..cli.plot import picture_options
+
+    p = fams.add_parser("taskmap", help="a mapping on the resource graph, or the cluster tree",
+                        description="INSTANCE [RESULT] or TASKS RESOURCES [RESULT], as "
+                        "'coalloc taskmap map'.")  # fmt: skip
+    p.add_argument("tasks", metavar="INSTANCE|TASKS", help="task-mapping instance file, or a "
+                   "task graph followed by RESOURCES (as 'coalloc taskmap map')")  # fmt: skip
+    p.add_argument("resources", nargs="?", metavar="RESOURCES",
+                   help="resource graph file, when the first file is a task graph")  # fmt: skip
+    p.add_argument("result", nargs="?", metavar="RESULT",
+                   help="mapping file of 'coalloc taskmap map -o' (optional)")  # fmt: skip
+    p.add_argument("--tree", action="store_true", help="draw the flow-injection cluster tree")
+    picture_options(p, "processor_order=index")
+    p.set_defaults(func=_cmd_plot)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
+
+import numpy as np
 
 from .. import loadshare
-from .._shared.jsonio import InstanceError, write_text_atomic
+from .._shared.jsonio import InstanceError, load_json, write_text_atomic
 from .._shared.result import jsonable, relative_gap
+from ..cli import _common as common
+from ..cli.plot import picture_done, picture_params
 from ..loadshare.io import read_gap, read_problem, write_gap, write_problem
-from . import _common as common
 
 __all__ = ["add_commands"]
 
@@ -229,3 +233,54 @@ def add_commands(sub) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(0)
+
+
+# ------------------------------------------------------------------- coalloc plot loadshare
+
+
+def _cmd_plot(args) -> int:
+    prob = loadshare.read_problem(args.problem)
+    if args.loads:
+        if args.result:
+            data, name = load_json(args.result)
+            if not isinstance(data, dict) or not isinstance(data.get("placement"), list):
+                raise InstanceError(f"{name}: expected a loadshare result with a placement")
+            result: Any = {"placement": np.asarray(data["placement"])}
+        else:
+            result = loadshare.share(prob, args.method or loadshare.DEFAULT_METHOD,
+                                     seed=args.seed, **picture_params(args))  # fmt: skip
+        return picture_done(loadshare.plot_loads(prob, result), args)
+    if args.result:
+        raise ValueError(
+            "the coalitions over generations are not kept in result files: "
+            "drop RESULT (the problem is solved with dmcf-gga) or add --loads"
+        )
+    if args.method not in (None, "dmcf-gga"):
+        raise ValueError("the coalitions over generations need --method dmcf-gga")
+    params = {"coalition_size": args.coalition_size, **picture_params(args)}
+    result = loadshare.share(prob, "dmcf-gga", seed=args.seed, coalition_history=args.every,
+                             **params)  # fmt: skip
+    return picture_done(loadshare.plot_coalitions(prob, result), args)
+
+
+def add_plot(fams) -> None:
+    """Add ``coalloc plot loadshare`` to ``fams`` (the subparsers of ``coalloc plot``)."""
+    from ..cli.plot import picture_options
+
+    p = fams.add_parser("loadshare", help="DMCF-GGA's coalitions over generations, or loads")
+    p.add_argument("problem", help="load-sharing problem file (JSON), as 'loadshare share'")
+    p.add_argument("result", nargs="?", help="result file of 'loadshare share -o' (--loads)")
+    p.add_argument(
+        "--loads",
+        action="store_true",
+        help="draw node loads against capacity instead of the coalitions",
+    )
+    p.add_argument("--coalition-size", type=common.count(), default=23, help="nodes per coalition")
+    p.add_argument(
+        "--every",
+        type=common.count(),
+        default=1,
+        help="keep the coalitions every EVERY generations (default 1)",
+    )
+    picture_options(p, "th_c=0.1")
+    p.set_defaults(func=_cmd_plot)

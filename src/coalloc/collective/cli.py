@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
+
+import numpy as np
 
 from .. import collective
-from .._shared.jsonio import atomic_output, load_json
+from .._shared.jsonio import InstanceError, atomic_output, load_json
 from .._shared.result import jsonable
 from .._shared.schema import join_path
+from ..cli import _common as common
+from ..cli.plot import picture_done, picture_params
 from ..collective import io as cio
 from ..collective.exact import EXACT_SOLVERS
-from . import _common as common
 
 __all__ = ["add_commands"]
 
@@ -316,3 +320,63 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p = sub.add_parser("solve-batch", help="solve many instance files in parallel")
     common.add_batch_options(p, collective.METHODS, collective.DEFAULT_METHOD, "backend=numpy")
     p.set_defaults(func=_cmd_solve_batch)
+
+
+# ------------------------------------------------------------------- coalloc plot collective
+
+
+def _collective_result(path: str, pool, request) -> dict:
+    data, name = load_json(path)
+    if not isinstance(data, dict) or "resources" not in data or "start" not in data:
+        raise InstanceError(f"{name}: not a collective result (needs start and resources)")
+    if data["start"] is None or data["resources"] is None:
+        raise InstanceError(f"{name}: the result holds no reservation (the request was rejected)")
+    try:
+        res = np.asarray(data["resources"], dtype=np.int64).reshape(-1)
+        amounts = np.asarray(data.get("amounts"), dtype=np.float64)
+        start = float(data["start"])
+    except (TypeError, ValueError) as exc:
+        raise InstanceError(f"{name}: start, resources or amounts malformed: {exc}") from None
+    if res.size and (res.min() < 0 or res.max() >= pool.n_nodes):
+        raise InstanceError(f"{name}: resources must be node indices in [0, {pool.n_nodes})")
+    if amounts.shape != (res.size, pool.n_properties):
+        raise InstanceError(
+            f"{name}: amounts must have shape ({res.size}, {pool.n_properties}), "
+            f"got {amounts.shape}"
+        )
+    return {"start": start, "resources": res, "amounts": amounts}
+
+
+def _cmd_plot(args) -> int:
+
+    request, pool = _read_pair(args)
+    if args.result:
+        result: Any = _collective_result(args.result, pool, request)
+    else:
+        result = collective.solve(request, pool, args.method, seed=args.seed,
+                                  **picture_params(args))  # fmt: skip
+        if result.start is None:
+            print(f"the request is rejected ({result.status}): {result.message}; drawing the "
+                  "timetables only")  # fmt: skip
+            result = None
+    fig = collective.plot_timetable(request, pool, result, property=args.property,
+                                    max_nodes=args.max_nodes)  # fmt: skip
+    return picture_done(fig, args)
+
+
+def add_plot(fams) -> None:
+    """Add ``coalloc plot collective`` to ``fams`` (the subparsers of ``coalloc plot``)."""
+    from ..cli.plot import picture_options
+
+    p = fams.add_parser("collective", help="timetables with the new reservation",
+                        description="REQUEST POOL [RESULT], as 'coalloc collective solve' "
+                        "(an instance file stands for both: INST INST; the old order "
+                        "POOL REQUEST still works, deprecated).")  # fmt: skip
+    p.add_argument("request", help="request file (JSON) or an instance file")
+    p.add_argument("pool", help="pool file (JSON or CSV) or an instance file")
+    p.add_argument("result", nargs="?", help="result file of 'collective solve -o' (optional)")
+    p.add_argument("--property", default=None, help="property drawn (default: the first "
+                   "the request asks a total of)")  # fmt: skip
+    p.add_argument("--max-nodes", type=common.count(), default=30, help="nodes drawn at most")
+    picture_options(p, "backend=numpy")
+    p.set_defaults(func=_cmd_plot)

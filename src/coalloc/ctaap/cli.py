@@ -13,9 +13,10 @@ import numpy as np
 from .. import ctaap
 from .._shared.jsonio import check_output, protect_inputs
 from .._shared.result import jsonable, relative_gap
+from ..cli import _common as common
+from ..cli.plot import picture_done, picture_params
 from ..ctaap import generators
 from ..ctaap.io import read_instance, read_result, write_instance, write_result
-from . import _common as common
 
 __all__ = ["add_commands"]
 
@@ -359,3 +360,36 @@ def add_commands(sub, *, aliases: bool = False) -> None:
         help="print the verification, bound, gap and per-cluster table as JSON",
     )  # fmt: skip
     p.set_defaults(func=_cmd_verify)
+
+
+# ------------------------------------------------------------------- coalloc plot ctaap
+
+
+def _cmd_plot(args) -> int:
+    request, offer = ctaap.read_instance(args.instance)
+    if args.result:
+        result = ctaap.read_result(args.result)
+        if result["assignment"].shape[0] != request.n:
+            raise ValueError(
+                f"{args.result}: the assignment has {result['assignment'].shape[0]} entries "
+                f"but the instance has {request.n} tasks"
+            )
+    else:
+        result = ctaap.solve(request, offer, args.method or ctaap.solvers.DEFAULT_METHOD,
+                             seed=args.seed, **picture_params(args))  # fmt: skip
+    fig = ctaap.plot_allocation(request, offer, result,
+                                show_unallocated_links=args.unallocated_links)  # fmt: skip
+    return picture_done(fig, args)
+
+
+def add_plot(fams) -> None:
+    """Add ``coalloc plot ctaap`` to ``fams`` (the subparsers of ``coalloc plot``)."""
+    from ..cli.plot import picture_options
+
+    p = fams.add_parser("ctaap", help="the request graph coloured by cluster")
+    p.add_argument("instance", help="CTAAP instance file (JSON)")
+    p.add_argument("result", nargs="?", help="result file of 'coalloc solve -o' (optional)")
+    p.add_argument("--unallocated-links", action="store_true",
+                   help="also draw the links of unallocated tasks")  # fmt: skip
+    picture_options(p, "compat_fn=threshold")
+    p.set_defaults(func=_cmd_plot)

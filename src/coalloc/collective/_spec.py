@@ -1,0 +1,76 @@
+"""What the house needs of collective co-allocation besides its kinds: formats, example, fuzz
+seeds.
+
+Read by :class:`coalloc._shared.family.FamilySpec` (the registration in ``__init__``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Dict, List
+
+from .._shared.family import FileFormat, written
+from . import generators, io
+from .model import CollectiveRequest, ResourcePool
+from .solvers import Instance
+
+
+def example(seed: int = 0) -> Instance:
+    """A small collective instance (12 nodes, 3 per request) every method solves at once."""
+    pool, request = generators.random_instance(12, 3, seed=seed)
+    return Instance(request, pool)
+
+
+def small() -> tuple:
+    """``(pool, request)`` of the fuzzers' seed files (a fuzzer mutates small files best)."""
+    pool = ResourcePool.from_slots(
+        [[4.0, 8.0], [2.0, 4.0], [1.0, 2.0]],
+        [[[1.0, 0.0], [0.0, 1.0]], [[0.0, 0.0], [1.0, 0.0]], [[0.0, 1.0], [0.0, 0.0]]],
+        300, ["cores", "mem"], node_names=["n0", "n1", "n2"], labels={"site": ["a", "a", "b"]},
+    )  # fmt: skip
+    req = CollectiveRequest(600, 2, 0, 1200, {"cores": 0.5}, {"cores": 3.0})
+    return pool, req
+
+
+def _examples(part: str) -> List[dict]:
+    pool, request = generators.random_instance(seed=1)
+    if part == "pool":
+        return [json.loads(written(io.write_pool, pool))]
+    if part == "request":
+        return [json.loads(written(io.write_request, request))]
+    if part == "workload":
+        return [{"format": io.WORKLOAD_FORMAT, "version": 1, "requests": [
+            {"duration": 600, "count": 2, "earliest_start": 0, "latest_start": 900,
+             "minimum": {"cores": 1}, "arrival": 0}]}]  # fmt: skip
+    return [json.loads(written(io.write_instance, pool, request))]
+
+
+def fuzz_seeds() -> Dict[str, bytes]:
+    """Small instance files, the seeds of the fuzzers' ``instances`` target."""
+    return {"collective.json": written(io.write_instance, *small())}
+
+
+_POOL = (io.POOL_SCHEMA, io.POOL_FORMAT, io.VERSION, False)
+_REQUEST = (io.REQUEST_SCHEMA, io.REQUEST_FORMAT, io.VERSION, False)
+
+FORMATS = (
+    FileFormat(io.POOL_FORMAT, "a resource pool with advance reservations (Cankar et al.)",
+               io.POOL_SCHEMA, (_POOL,), examples=lambda: _examples("pool")),  # fmt: skip
+    FileFormat(io.REQUEST_FORMAT, "a collective request (Cankar et al.)", io.REQUEST_SCHEMA,
+               (_REQUEST,), examples=lambda: _examples("request")),  # fmt: skip
+    FileFormat(
+        io.INSTANCE_FORMAT,
+        "a pool and a collective request in one file",
+        io.INSTANCE_SCHEMA,
+        ((io.INSTANCE_SCHEMA, io.INSTANCE_FORMAT, io.VERSION, True), _POOL, _REQUEST),
+        examples=lambda: _examples("instance"),
+        dump=lambda inst: json.loads(written(io.write_instance, inst.pool, inst.request)),
+    ),
+    FileFormat(
+        io.WORKLOAD_FORMAT,
+        "a stream of collective requests with arrival times",
+        io.WORKLOAD_SCHEMA,
+        ((io.WORKLOAD_SCHEMA, io.WORKLOAD_FORMAT, io.VERSION, False), _REQUEST),
+        examples=lambda: _examples("workload"),
+    ),
+)

@@ -1,0 +1,46 @@
+"""What the house needs of CTAAP besides its kinds: formats, example, fuzz seeds.
+
+Read by :class:`coalloc._shared.family.FamilySpec` (the registration in ``__init__``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Dict, List
+
+from .._shared.family import FileFormat, written
+from . import generators, io
+from .solvers import Instance
+
+
+def example(seed: int = 0) -> Instance:
+    """A small CTAAP instance (8 tasks, 2 clusters) every method solves at once."""
+    return Instance(*generators.random_instance(8, 2, edge_probability=0.3, seed=seed))
+
+
+def _examples() -> List[dict]:
+    req, offer = generators.fig2(seed=1)
+    return [json.loads(written(io.write_instance, req, offer, bandwidth_format=fmt))
+            for fmt in ("dense", "edges")]  # fmt: skip
+
+
+def _dump(inst: Instance) -> dict:
+    return json.loads(written(io.write_instance, *inst))
+
+
+def fuzz_seeds() -> Dict[str, bytes]:
+    """Small instance files, the seeds of the fuzzers' ``instances`` target."""
+    r, o = generators.fig2(1, n_tasks=5, n_clusters=3, seed=3)
+    return {"ctaap.json": written(io.write_instance, r, o, bandwidth_format="edges")}
+
+
+FORMATS = (
+    FileFormat(
+        io.INSTANCE_FORMAT,
+        "a CTAAP instance: a request and an offer (Kravtsov et al.)",
+        io.INSTANCE_SCHEMA,
+        ((io.INSTANCE_SCHEMA, io.INSTANCE_FORMAT, 1, False),),
+        examples=_examples,
+        dump=_dump,
+    ),
+)

@@ -1,0 +1,89 @@
+"""What the house needs of the task mapper besides its kinds: formats, example, fuzz seeds.
+
+Read by :class:`coalloc._shared.family.FamilySpec` (the registration in ``__init__``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Dict, List
+
+from .._shared.family import FileFormat, written
+from .._shared.schema import Obj
+from . import generators, io
+from .model import ResourceGraph, TaskGraph
+from .solvers import Instance
+
+
+def example(seed: int = 0) -> Instance:
+    """A small task-mapping instance (3 tasks, 3 resource nodes) every method solves at once.
+
+    The seed varies the tasks' costs and the links' bandwidths, not the shapes.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    cost = [float(c) for c in rng.integers(1, 4, 3)]
+    comm = float(rng.integers(1, 6))
+    tasks = TaskGraph(cost, [[0, comm, 0], [comm, 0, 1], [0, 1, 0]])
+    speeds = [0, 3.0, 5.0]
+    res = ResourceGraph.from_edges(speeds, [[0, 1], [0, 2]], [50.0, float(rng.integers(20, 60))])
+    return Instance(tasks, res)
+
+
+def small() -> tuple:
+    """The small graphs of the fuzzers' seed files (a fuzzer mutates small files best)."""
+    tasks = generators.pipeline_task_graph(n_clusters=2, cluster_size=3, seed=0)
+    rg = generators.internet_resource_graph(n_wan=2, n_lan=2, children=2, lan_size=3, seed=0)
+    return tasks, rg
+
+
+def _examples(writer) -> List[dict]:
+    tasks, resources = generators.table1_instance(seed=1)
+    if writer is io.write_task_graph:
+        return [json.loads(written(writer, tasks))]
+    if writer is io.write_resource_graph:
+        return [json.loads(written(writer, resources))]
+    return [json.loads(written(writer, tasks, resources))]
+
+
+def fuzz_seeds() -> Dict[str, bytes]:
+    """Small instance files, the seeds of the fuzzers' ``instances`` target."""
+    return {"taskmap.json": written(io.write_instance, *small())}
+
+
+_TASKS, _RESOURCES = io.TASKGRAPH_SCHEMA, io.RESOURCEGRAPH_SCHEMA
+# The instance's reader checks its two parts with the graphs' own schemas.
+_fields = dict(io.INSTANCE_SCHEMA.fields)
+_fields["tasks"] = (_TASKS, _fields["tasks"][1])
+_fields["resources"] = (_RESOURCES, _fields["resources"][1])
+_INSTANCE = Obj(_fields, extra=io.INSTANCE_SCHEMA.extra)
+
+FORMATS = (
+    FileFormat(
+        io.TASKGRAPH_FORMAT,
+        "a task graph of the task mapper (Taura & Chien)",
+        _TASKS,
+        ((_TASKS, io.TASKGRAPH_FORMAT, io.VERSION, False),),
+        examples=lambda: _examples(io.write_task_graph),
+    ),
+    FileFormat(
+        io.RESOURCEGRAPH_FORMAT,
+        "a resource graph of the task mapper (Taura & Chien)",
+        _RESOURCES,
+        ((_RESOURCES, io.RESOURCEGRAPH_FORMAT, io.VERSION, False),),
+        examples=lambda: _examples(io.write_resource_graph),
+    ),
+    FileFormat(
+        io.INSTANCE_FORMAT,
+        "a task graph and a resource graph in one file",
+        _INSTANCE,
+        (
+            (_INSTANCE, io.INSTANCE_FORMAT, io.VERSION, True),
+            (_TASKS, io.TASKGRAPH_FORMAT, io.VERSION, False),
+            (_RESOURCES, io.RESOURCEGRAPH_FORMAT, io.VERSION, False),
+        ),
+        examples=lambda: _examples(io.write_instance),
+        dump=lambda inst: json.loads(written(io.write_instance, *inst)),
+    ),
+)

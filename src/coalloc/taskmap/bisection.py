@@ -1,0 +1,297 @@
+"""The initial mappings of the multilevel mapper: recursive bisection along the processor list.
+
+:func:`bisect_map` splits a block of processors (consecutive in hierarchy order) where two
+consecutive processors are farthest apart (:func:`split_point`), and the tasks in proportion
+to the two halves' shares by graph growing followed by Fiduccia-Mattheyses passes
+(:func:`grow`); across links slower than the fastest ones three growing seeds and a
+spectral split (:func:`spectral_split`) are tried and the smallest cut kept.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+from .._shared import interrupt
+from . import _multilevel
+from .hierarchy import Topology
+from .levels import TaskLevel, subgraph
+
+__all__ = ["bisect_map", "grow", "spectral_split", "split_point", "hop_distances"]
+
+
+#: Up to this many vertices, hop distances come from a Python breadth-first search (the
+#: same distances as SciPy's, without its per-call overhead).
+_SMALL_BFS = 128
+
+
+def hop_distances(csr: tuple, src: int) -> np.ndarray:
+    """Hop distances from ``src`` in the graph of the CSR triple (``-1``: unreachable);
+    every stored entry is an edge, as for :func:`scipy.sparse.csgraph.shortest_path`.
+
+    Parameters
+    ----------
+    csr : tuple of ndarray
+        ``(indptr, indices, data)`` of an undirected graph.
+    src : int
+        The source vertex.
+
+    Returns
+    -------
+    ndarray of float64
+        The distance of each vertex; SciPy's above ``_SMALL_BFS`` vertices, the same from a
+        plain breadth-first search below.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> csr = (np.array([0, 1, 3, 4, 4]), np.array([1, 0, 2, 1]), np.ones(4))
+    >>> hop_distances(csr, 0).tolist()
+    [0.0, 1.0, 2.0, -1.0]
+    """
+    sip, six, siw = csr
+    n = sip.shape[0] - 1
+    if n > _SMALL_BFS:
+        d = csgraph.shortest_path(
+            sp.csr_matrix((siw, six, sip), shape=(n, n)),
+            unweighted=True,
+            directed=False,
+            indices=src,
+        )
+        d[~np.isfinite(d)] = -1
+        return d
+    ptr, idx = sip.tolist(), six.tolist()
+    dist = [-1] * n
+    dist[src] = 0
+    frontier = [src]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            dv = dist[v] + 1
+            for u in idx[ptr[v] : ptr[v + 1]]:
+                if dist[u] < 0:
+                    dist[u] = dv
+                    nxt.append(u)
+        frontier = nxt
+    return np.asarray(dist, dtype=np.float64)
+
+
+def grow(
+    level: TaskLevel, verts: np.ndarray, target: float, trials: int = 3, spectral: bool = True
+) -> np.ndarray:
+    """Boolean mask over ``verts``: a part of weight about ``target`` with a small cut.
+
+    Greedy graph growing from ``trials`` seeds (the two ends of a pseudo-diameter, then the
+    task farthest from both) and, across slow links, the spectral split, each followed by
+    Fiduccia-Mattheyses passes (the compiled ``grow_fm``, twin
+    :func:`coalloc.taskmap._reference.multilevel.grow_fm`); the smallest cut wins (ties: the
+    earlier try).
+
+    Parameters
+    ----------
+    level : TaskLevel
+        The level.
+    verts : ndarray of int64
+        The vertices to split.
+    target : float
+        The weight of the part to grow.
+    trials : int, default 3
+        Growing seeds (1: one seed, then all of it compiled when ``spectral`` is False).
+    spectral : bool, default True
+        Also try the spectral split (64 vertices or more).
+
+    Returns
+    -------
+    ndarray of bool
+        Over ``verts``: True for the grown part.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ip, ix = np.array([0, 1, 3, 5, 6]), np.array([1, 0, 2, 1, 3, 2])
+    >>> lv = TaskLevel(ip, ix, np.array([5.0, 5.0, 1.0, 1.0, 5.0, 5.0]), np.ones(4))
+    >>> grow(lv, np.arange(4), 2.0).tolist()  # the path 0 - 1 - 2 - 3 cut at its light edge
+    [False, False, True, True]
+    """
+    n_loc = verts.shape[0]
+    wloc = level.vw[verts]
+    tol = max(float(wloc.max()), 0.02 * float(wloc.sum()))  # balance of the FM passes
+    if trials == 1 and not spectral:  # all of it compiled (twin: _reference's bisect_small)
+        return _multilevel.bisect_small(level.kern, verts, wloc, target, tol, 4)
+    sub = subgraph(level, verts)
+    sip, six, siw = sub
+    rows = np.repeat(np.arange(n_loc), np.diff(sip))
+    d0 = hop_distances(sub, 0)
+    a = int(np.argmax(d0))
+    none = np.zeros(n_loc, dtype=bool)
+    da = hop_distances(sub, a)
+    b = int(np.argmax(da))
+    seeds = [a, b]
+    if trials > 2:
+        db = hop_distances(sub, b)
+        both = np.minimum(np.where(da < 0, np.inf, da), np.where(db < 0, np.inf, db))
+        both[~np.isfinite(both)] = -1
+        seeds.append(int(np.argmax(both)))
+    best, best_cut = None, np.inf
+    tries = [("grow", s0) for s0 in seeds[:trials]]
+    if spectral and n_loc >= 64 and siw.shape[0]:
+        tries.append(("spectral", 0))
+    for how, s0 in tries:
+        interrupt.check()
+        start = None
+        if how == "spectral":
+            csr = sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc))
+            start = spectral_split(csr, wloc, target)
+        if start is None:  # growing (also where the spectral split failed: from task 0)
+            inside = _multilevel.grow_fm(sip, six, siw, wloc, target, s0, tol, 4, none)
+        else:
+            inside = _multilevel.grow_fm(sip, six, siw, wloc, target, -1, tol, 4, start)
+        cut = float(siw[inside[rows] != inside[six]].sum())
+        if cut < best_cut - 1e-12:
+            best, best_cut = inside, cut
+    return best
+
+
+def spectral_split(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> Optional[np.ndarray]:
+    """Prefix of weight ``target`` of the tasks sorted by the Fiedler vector.
+
+    ARPACK in shift-invert mode with a fixed start vector (deterministic).
+
+    Parameters
+    ----------
+    sub : scipy.sparse.csr_matrix
+        The symmetric pair weights of the vertices to split.
+    wloc : ndarray of float64
+        Their weights.
+    target : float
+        The weight of the part.
+
+    Returns
+    -------
+    ndarray of bool or None
+        True for the part; None where ARPACK fails (the caller grows from task 0).
+    """
+    from scipy.sparse.linalg import eigsh
+
+    n = wloc.shape[0]
+    deg = np.asarray(sub.sum(axis=1)).ravel()
+    lap = (sp.diags(deg) - sub).tocsc()
+    try:
+        shift = 1e-3 * max(float(deg.mean()), 1e-12)
+        v0 = np.cos(np.arange(n) * 0.7548776662466927)  # fixed, not constant
+        _, vec = eigsh(lap, k=2, sigma=-shift, which="LM", v0=v0, tol=1e-4, maxiter=200)
+        f = vec[:, 1]
+    except Exception:  # noqa: BLE001 - an ill-conditioned subgraph: the caller grows instead
+        return None
+    order = np.argsort(f, kind="stable")
+    inside = np.zeros(n, dtype=bool)
+    csum = np.cumsum(wloc[order])
+    k = int(np.searchsorted(csum - wloc[order] / 2, target))
+    inside[order[:k]] = True
+    return inside
+
+
+def split_point(gap: list, lo: int, hi: int) -> int:
+    """Where to split positions ``lo..hi-1`` of a list: the largest ``gap`` (between
+    positions ``i - 1`` and ``i``) in the middle half, the one nearest the middle (the
+    first of those). Plain Python: it runs once per split, on a few values.
+
+    Parameters
+    ----------
+    gap : list of float
+        ``gap[i - 1]``: the distance between positions ``i - 1`` and ``i``.
+    lo, hi : int
+        The block (``hi - lo >= 2``).
+
+    Returns
+    -------
+    int
+        The first position of the right half.
+
+    Examples
+    --------
+    >>> split_point([1.0, 1.0, 9.0, 1.0, 1.0, 1.0], 0, 7)
+    3
+    """
+    k = hi - lo
+    a, b = lo + max(1, k // 4), lo + max(1, k - k // 4)
+    if b <= a:
+        return lo + k // 2
+    cand = range(a, b + 1) if b < hi else range(a, b)
+    if not cand:
+        return lo + k // 2
+    top = max(gap[c - 1] for c in cand) * (1 - 1e-9)
+    mid = lo + k / 2
+    best, best_d = lo + k // 2, float("inf")
+    for c in cand:
+        if gap[c - 1] >= top and abs(c - mid) < best_d:
+            best, best_d = c, abs(c - mid)
+    return best
+
+
+def bisect_map(
+    topo: Topology,
+    level: TaskLevel,
+    subset: np.ndarray,
+    share: np.ndarray,
+    full: bool = True,
+) -> np.ndarray:
+    """Recursive bisection of ``level`` onto the processors ``subset`` (increasing indices,
+    i.e. in hierarchy order); returns the processor index of every vertex.
+
+    Parameters
+    ----------
+    topo : Topology
+        The processors in hierarchy order.
+    level : TaskLevel
+        The task graph to map.
+    subset : ndarray of int64
+        Processor positions, increasing.
+    share : ndarray of float64, shape (P,)
+        The share of the compute each position should get (relative).
+    full : bool, default True
+        Splits across links slower than the fastest ones get three growing seeds and the
+        spectral split; otherwise (and always across the fastest links) one seed.
+
+    Returns
+    -------
+    ndarray of int64, shape (level.n,)
+        The processor position of each vertex.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from coalloc.taskmap.generators import hierarchical_cluster
+    >>> from coalloc.taskmap.hierarchy import topology
+    >>> topo = topology(hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1))
+    >>> ip, ix = np.array([0, 1, 3, 5, 6]), np.array([1, 0, 2, 1, 3, 2])
+    >>> lv = TaskLevel(ip, ix, np.array([5.0, 5.0, 1.0, 1.0, 5.0, 5.0]), np.ones(4))
+    >>> bisect_map(topo, lv, np.arange(2), np.ones(2)).tolist()  # cut at the light edge
+    [1, 1, 0, 0]
+    """
+    fast = float(topo.gap.min()) if topo.gap.shape[0] else 0.0
+    gap = topo.cost[subset[:-1], subset[1:]].tolist()
+    sh = share[subset]
+    m = np.zeros(level.n, dtype=np.int64)
+    stack = [(np.arange(level.n), 0, subset.shape[0])]
+    while stack:
+        interrupt.check()  # a split may take a spectral solve and FM passes: poll each
+        verts, lo, hi = stack.pop()
+        if hi - lo == 1 or verts.shape[0] == 0:
+            m[verts] = subset[lo]
+            continue
+        if verts.shape[0] == 1:  # one task: the processor of the largest share in the block
+            m[verts] = subset[lo + int(np.argmax(sh[lo:hi]))]
+            continue
+        s = split_point(gap, lo, hi)
+        left_cap, total_cap = sh[lo:s].sum(), sh[lo:hi].sum()
+        target = level.vw[verts].sum() * left_cap / total_cap
+        slow = full and gap[s - 1] > fast * (1 + 1e-9)
+        slow = slow and verts.shape[0] > 8  # a few tasks: one seed and FM suffice
+        inside = grow(level, verts, target, 3 if slow else 1, slow)
+        stack.append((verts[~inside], s, hi))
+        stack.append((verts[inside], lo, s))
+    return m

@@ -1,0 +1,193 @@
+"""The task side of the multilevel mapper: the levels of the coarsening.
+
+A :class:`TaskLevel` is one task graph of the hierarchy (symmetric CSR of the pair weights,
+vertex weights, and the map to the next coarser level). :func:`coarsen_level` contracts a
+level by heavy-edge matching (vertices in a seeded random order, each matched with the
+unmatched neighbour it exchanges most with, under a weight cap). A stream inside a coarse
+vertex stays on one processor, so a coarse mapping has exactly the loads of its projection.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._shared import interrupt
+from . import _multilevel
+
+__all__ = ["TaskLevel", "coarsen_level", "expand", "subgraph"]
+
+
+class TaskLevel:
+    """One level: symmetric CSR (pair weights), vertex weights, map to the next coarser.
+
+    Parameters
+    ----------
+    ip, ix : ndarray of int64
+        ``indptr`` and ``indices`` of the symmetric CSR (no diagonal, no duplicates).
+    iw : ndarray of float64
+        The pair weights (``data`` of the CSR).
+    vw : ndarray of float64, shape (n,)
+        The vertex weights (compute requirements).
+
+    Attributes
+    ----------
+    n : int
+        Vertices.
+    cmap : ndarray of int64 or None
+        The coarse vertex of each vertex, once :func:`coarsen_level` has contracted it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lv = TaskLevel(np.array([0, 1, 2]), np.array([1, 0]), np.array([3.0, 3.0]),
+    ...                np.array([1.0, 2.0]))
+    >>> lv.n, lv.cmap
+    (2, None)
+    """
+
+    def __init__(self, ip: np.ndarray, ix: np.ndarray, iw: np.ndarray, vw: np.ndarray):
+        self.ip, self.ix, self.iw, self.vw = ip, ix, iw, vw
+        self.n = vw.shape[0]
+        self.cmap: Optional[np.ndarray] = None
+        self._kern = None
+
+    @property
+    def kern(self) -> _multilevel.Level:
+        """The compiled view of the CSR (checked once, on first use)."""
+        if self._kern is None:
+            self._kern = _multilevel.Level(self.ip, self.ix, self.iw)
+        return self._kern
+
+
+def coarsen_level(level: TaskLevel, max_w: float, rng: np.random.Generator) -> Optional[TaskLevel]:
+    """The next coarser level by heavy-edge matching, or None when it would shrink by less
+    than 5 %.
+
+    Vertices are visited in the order of a permutation drawn from ``rng``; each unmatched one
+    is matched with the unmatched neighbour of largest pair weight whose weight with it stays
+    at most ``max_w``. Sets ``level.cmap``.
+
+    Parameters
+    ----------
+    level : TaskLevel
+        The level to contract.
+    max_w : float
+        The largest weight of a coarse vertex.
+    rng : numpy.random.Generator
+        Draws the visiting order.
+
+    Returns
+    -------
+    TaskLevel or None
+        The coarse level (pair weights summed, no diagonal).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lv = TaskLevel(np.array([0, 1, 2]), np.array([1, 0]), np.array([3.0, 3.0]),
+    ...                np.array([1.0, 2.0]))
+    >>> coarse = coarsen_level(lv, 10.0, np.random.default_rng(0))
+    >>> coarse.n, coarse.vw.tolist(), lv.cmap.tolist()
+    (1, [3.0], [0, 0])
+    """
+    n = level.n
+    ip, ix, iw, vw = level.ip, level.ix, level.iw, level.vw
+    match = np.full(n, -1, dtype=np.int64)
+    for i, v in enumerate(rng.permutation(n).tolist()):
+        if not i & 255:
+            interrupt.check()  # a time limit or a batch's timeout (about 3 ms apart)
+        if match[v] >= 0:
+            continue
+        lo, hi = ip[v], ip[v + 1]
+        best = v
+        if hi > lo:
+            nb = ix[lo:hi]
+            ok = (match[nb] < 0) & (nb != v) & (vw[nb] + vw[v] <= max_w)
+            if ok.any():
+                w = np.where(ok, iw[lo:hi], -1.0)
+                k = int(np.argmax(w))
+                best = int(nb[k])
+        match[v] = best
+        match[best] = v
+    rep = np.minimum(np.arange(n), match)
+    roots, cmap = np.unique(rep, return_inverse=True)
+    nc = roots.shape[0]
+    if nc > 0.95 * n:
+        return None
+    cvw = np.bincount(cmap, weights=vw, minlength=nc)
+    rows = np.repeat(np.arange(n), np.diff(ip))
+    a = sp.csr_matrix((iw, (cmap[rows], cmap[ix])), shape=(nc, nc))
+    a.setdiag(0)
+    a.eliminate_zeros()
+    a.sort_indices()
+    level.cmap = cmap
+    return TaskLevel(
+        a.indptr.astype(np.int64), a.indices.astype(np.int64), a.data.astype(np.float64), cvw
+    )
+
+
+def expand(starts: np.ndarray, lens: np.ndarray) -> tuple:
+    """Indices ``starts[i] + 0..lens[i]-1`` concatenated, and the owner ``i`` of each.
+
+    Parameters
+    ----------
+    starts, lens : ndarray of int64, shape (k,)
+        The first index and the length of each run.
+
+    Returns
+    -------
+    index : ndarray of int64
+        The runs' indices, one after another.
+    owner : ndarray of int64
+        The run of each index.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> [a.tolist() for a in expand(np.array([5, 0]), np.array([2, 3]))]
+    [[5, 6, 0, 1, 2], [0, 0, 1, 1, 1]]
+    """
+    total = int(lens.sum())
+    owner = np.repeat(np.arange(lens.shape[0]), lens)
+    if total == 0:
+        return np.zeros(0, dtype=np.int64), owner
+    first = np.cumsum(lens) - lens
+    return np.repeat(starts, lens) + (np.arange(total) - first[owner]), owner
+
+
+def subgraph(level: TaskLevel, verts: np.ndarray) -> tuple:
+    """CSR ``(indptr, indices, data)`` of the graph induced by ``verts`` (local ids).
+
+    Parameters
+    ----------
+    level : TaskLevel
+        The level.
+    verts : ndarray of int64
+        Distinct vertices of the level; vertex ``verts[i]`` is local vertex ``i``.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(indptr, indices, data)`` over the local ids.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lv = TaskLevel(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]),
+    ...                np.array([3.0, 3.0, 5.0, 5.0]), np.ones(3))
+    >>> [a.tolist() for a in subgraph(lv, np.array([1, 2]))]
+    [[0, 1, 2], [1, 0], [5.0, 5.0]]
+    """
+    n_loc = verts.shape[0]
+    loc = np.full(level.n, -1, dtype=np.int64)
+    loc[verts] = np.arange(n_loc)
+    ent, own = expand(level.ip[verts], level.ip[verts + 1] - level.ip[verts])
+    nb = loc[level.ix[ent]]
+    ok = nb >= 0
+    indptr = np.zeros(n_loc + 1, dtype=np.int64)
+    np.cumsum(np.bincount(own[ok], minlength=n_loc), out=indptr[1:])
+    # rows come in order (own is sorted) and a level's CSR has no duplicate entries
+    return indptr, nb[ok], level.iw[ent][ok]

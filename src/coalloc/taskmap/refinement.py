@@ -1,0 +1,330 @@
+"""The refinement of the multilevel mapper, at every level: route cost, then the bottleneck.
+
+:class:`RefineState` holds a level's mapping with incremental node and link loads;
+:func:`cut_refine` takes greedy k-way moves of boundary tasks that lower the route cost of
+the streams within the balance, and :func:`refine` moves tasks off the current bottleneck
+-- the processor or link of highest occupancy -- until no move lowers it (the moves of all
+candidates scored at once by the compiled ``coalloc.taskmap._multilevel.score_moves``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._shared import interrupt
+from . import _multilevel
+from .hierarchy import Topology
+from .levels import TaskLevel, expand
+
+__all__ = ["RefineState", "cut_refine", "refine", "TINY"]
+
+#: Relative tolerance of the move scores.
+TINY = 1e-12
+
+
+class RefineState:
+    """A mapping of one level with its node and link loads, updated move by move.
+
+    Parameters
+    ----------
+    topo : Topology
+        The processors in hierarchy order and their routes.
+    level : TaskLevel
+        The level mapped.
+    m : ndarray of int64, shape (level.n,)
+        The processor position of each vertex (copied).
+
+    Examples
+    --------
+    Two tasks exchanging 4 units, on the two nodes of a rack (one core each):
+
+    >>> import numpy as np
+    >>> from coalloc.taskmap import generators, hierarchy
+    >>> res = generators.hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1)
+    >>> lv = TaskLevel(np.array([0, 1, 2]), np.array([1, 0]), np.array([4.0, 4.0]), np.ones(2))
+    >>> state = RefineState(hierarchy.topology(res), lv, np.array([0, 1]))
+    >>> [o.tolist() for o in state.occ()]   # 4 over the nodes' uplinks (10), the cores' (100)
+    [[1.0, 1.0], [0.0, 0.4, 0.04, 0.4, 0.04]]
+    >>> state.move(1, 0)
+    >>> state.maximum()
+    2.0
+    """
+
+    def __init__(self, topo: Topology, level: TaskLevel, m: np.ndarray):
+        self.topo, self.level = topo, level
+        self.m = m.astype(np.int64).copy()
+        self.rows = np.repeat(np.arange(level.n), np.diff(level.ip))
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute the loads from scratch."""
+        topo, lv, m = self.topo, self.level, self.m
+        self.nload = np.bincount(m, weights=lv.vw, minlength=topo.P).astype(np.float64)
+        s, u = self.rows, lv.ix
+        keep = (s < u) & (m[s] != m[u])
+        pair = m[s[keep]] * topo.P + m[u[keep]]
+        ent, own = expand(topo.rptr[pair], np.diff(topo.rptr)[pair])
+        self.lload = np.bincount(
+            topo.rlink[ent], weights=lv.iw[keep][own], minlength=topo.E
+        ).astype(np.float64)
+
+    def occ(self) -> tuple:
+        """``(node occupancy (P,), link occupancy (E,))``."""
+        return self.nload / self.topo.cap, self.lload / self.topo.bw
+
+    def maximum(self) -> float:
+        """The largest node or link occupancy."""
+        n, e = self.occ()
+        return max(float(n.max()), float(e.max()) if e.shape[0] else 0.0)
+
+    def _row_deltas(self, rt: np.ndarray, rb: np.ndarray) -> tuple:
+        """Link deltas of moving task rt[i] to processor rb[i]: (row, link, value)."""
+        lv, topo, m = self.level, self.topo, self.m
+        ip = lv.ip
+        deg = ip[rt + 1] - ip[rt]
+        ent, row = expand(ip[rt], deg)
+        q = m[lv.ix[ent]]
+        w = lv.iw[ent]
+        a = m[rt][row]
+        b = rb[row]
+        p = topo.P
+        pairs = np.concatenate([b * p + q, a * p + q])
+        vals = np.concatenate([w, -w])
+        prow = np.concatenate([row, row])
+        lens = topo.rptr[pairs + 1] - topo.rptr[pairs]
+        lent, own = expand(topo.rptr[pairs], lens)
+        return prow[own], topo.rlink[lent], vals[own]
+
+    def move(self, t: int, b: int) -> None:
+        """Move vertex ``t`` to processor position ``b``, updating the loads."""
+        row, link, val = self._row_deltas(np.array([t]), np.array([b]))
+        np.add.at(self.lload, link, val)
+        a = self.m[t]
+        w = self.level.vw[t]
+        self.nload[a] -= w
+        self.nload[b] += w
+        self.m[t] = b
+
+
+def cut_refine(
+    state: RefineState, used: np.ndarray, share: np.ndarray, slack: float = 0.03, passes: int = 8
+) -> int:
+    """Greedy k-way moves of boundary tasks lowering the route cost of the streams.
+
+    The cost of a stream is its volume times the sum of ``1 / bandwidth`` over its route
+    (the occupancy it adds to the links); a move is taken when it lowers the total and keeps
+    its destination's compute under ``(1 + slack)`` times its ``share`` of the total over
+    the processors ``used`` (or under its present load when that is higher).
+
+    Parameters
+    ----------
+    state : RefineState
+        The mapping, changed in place (its loads recomputed at the end).
+    used : ndarray of int64
+        The processor positions the level is balanced over.
+    share : ndarray of float64, shape (P,)
+        The relative share of the compute of each position.
+    slack : float, default 0.03
+        The balance tolerance.
+    passes : int, default 8
+        At most this many passes over the boundary.
+
+    Returns
+    -------
+    int
+        The moves made.
+    """
+    topo, lv = state.topo, state.level
+    p = topo.P
+    cost = topo.cost
+    total = float(lv.vw.sum())
+    ub = np.zeros(p)
+    ub[used] = (1 + slack) * total * share[used] / share[used].sum()
+    moved = 0
+    rows, ix, iw, ip = state.rows, lv.ix, lv.iw, lv.ip
+    for _ in range(passes):
+        interrupt.check()
+        m = state.m
+        cross = m[rows] != m[ix]
+        if not cross.any():
+            break
+        # candidate (task, destination) pairs: a neighbour's processor
+        cand = np.unique(rows[cross] * p + m[ix[cross]])
+        ct, cb = cand // p, cand % p
+        ent, own = expand(ip[ct], ip[ct + 1] - ip[ct])
+        q = m[ix[ent]]
+        a = m[ct][own]
+        gain = np.bincount(
+            own, weights=iw[ent] * (cost[a, q] - cost[cb[own], q]), minlength=ct.shape[0]
+        )
+        good = gain > 1e-12 * (1 + np.abs(gain).max())
+        if not good.any():
+            break
+        order = np.flatnonzero(good)[np.argsort(-gain[good], kind="stable")]
+        touched = np.zeros(lv.n, dtype=bool)
+        applied = 0
+        limit = np.maximum(ub, state.nload).tolist()
+        # Python floats and lists in the loop (the same IEEE operations as on NumPy scalars)
+        ctl, cbl, nload, mt = ct.tolist(), cb.tolist(), state.nload.tolist(), state.m
+        for k in order.tolist():
+            t, b = ctl[k], cbl[k]
+            if touched[t]:
+                continue
+            w = float(lv.vw[t])
+            if nload[b] + w > limit[b] + 1e-12:
+                continue
+            if touched[ix[ip[t] : ip[t + 1]]].any():
+                continue
+            nload[int(mt[t])] -= w
+            nload[b] += w
+            mt[t] = b
+            touched[t] = True
+            applied += 1
+        state.nload = np.asarray(nload, dtype=np.float64)
+        moved += applied
+        if applied == 0:
+            break
+    state.refresh()
+    return moved
+
+
+def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 8) -> int:
+    """Bottleneck moves until none helps; returns the number of moves.
+
+    While the processor or link of highest occupancy has a single-task move that leaves
+    every resource it loads more below the current maximum, the move that leaves the lowest
+    such maximum is made (candidates scored at once by the compiled ``score_moves``).
+
+    Parameters
+    ----------
+    state : RefineState
+        The mapping, changed in place (its loads recomputed at the end).
+    max_moves : int
+        At most this many moves.
+    n_cand : int, default 24
+        Candidate tasks per bottleneck (most volume across first).
+    n_light : int, default 8
+        Least occupied processors added to each task's destinations.
+
+    Returns
+    -------
+    int
+        The moves made.
+
+    Examples
+    --------
+    Two tasks that do not communicate, both on one core of a cluster of equal cores:
+
+    >>> import numpy as np
+    >>> from coalloc.taskmap.generators import hierarchical_cluster as cluster
+    >>> no_pairs = TaskLevel(np.zeros(3, dtype=np.int64), np.zeros(0, dtype=np.int64),
+    ...                      np.zeros(0), np.ones(2))
+    >>> state = RefineState(Topology(cluster(n_racks=1, cores_per_node=2)), no_pairs, np.zeros(2))
+    >>> refine(state, 10), state.m.tolist()   # one task leaves the loaded processor
+    (1, [1, 0])
+    """
+    topo, lv = state.topo, state.level
+    p = topo.P
+    moves = 0
+    pair_mark = np.zeros(p * p, dtype=bool)
+    stall = 0
+    while moves < max_moves:
+        if moves % 8 == 0:  # a move costs up to a few ms on large levels: poll often
+            interrupt.check()
+        nocc, locc = state.occ()
+        i = int(np.argmax(nocc))
+        big = float(nocc[i])
+        kind, idx = "node", i
+        if locc.shape[0]:
+            j = int(np.argmax(locc))
+            if locc[j] > big:
+                big, kind, idx = float(locc[j]), "link", j
+        if big <= 0:
+            break
+        m = state.m
+        if kind == "node":
+            tasks = np.flatnonzero(m == idx)
+            tasks = tasks[lv.vw[tasks] > 0]
+            if tasks.shape[0] > n_cand:
+                deg_ext = np.zeros(lv.n)
+                ext = (m[state.rows] == idx) & (m[lv.ix] != idx)
+                np.add.at(deg_ext, state.rows[ext], lv.iw[ext])
+                score = deg_ext[tasks] - 1e-9 * lv.vw[tasks]
+                tasks = tasks[np.argsort(-score, kind="stable")[:n_cand]]
+        else:
+            pairs = topo.lpairs[topo.lptr[idx] : topo.lptr[idx + 1]]
+            pair_mark[pairs] = True
+            pr = m[state.rows] * p + m[lv.ix]
+            cross = pair_mark[pr]
+            pair_mark[pairs] = False
+            s = state.rows[cross]
+            if s.shape[0] == 0:
+                break
+            vol = np.bincount(s, weights=lv.iw[cross], minlength=lv.n)
+            tasks = np.flatnonzero(vol)
+            if tasks.shape[0] > n_cand:
+                tasks = tasks[np.argsort(-vol[tasks], kind="stable")[:n_cand]]
+        if tasks.shape[0] == 0:
+            break
+        light = np.argpartition(nocc, min(n_light, p - 1))[: n_light + 1].tolist() if p > 1 else []
+        rt, rb = [], []
+        for t in tasks.tolist():
+            a = int(m[t])
+            nbp = m[lv.ix[lv.ip[t] : lv.ip[t + 1]]]
+            dest = set(nbp.tolist())
+            dest.update(light)
+            if a > 0:
+                dest.add(a - 1)
+            if a < p - 1:
+                dest.add(a + 1)
+            dest.discard(a)
+            for b in dest:
+                rt.append(t)
+                rb.append(b)
+        if not rt:
+            break
+        rt_a = np.asarray(rt, dtype=np.int64)
+        rb_a = np.asarray(rb, dtype=np.int64)
+        limit = big * (1 - 1e-12)  # a move is taken only when its score is below this
+        w = lv.vw[rt_a]
+        a_of = m[rt_a]
+        # the processors' part of the score first: moves it already rules out are not scored
+        # on the links (the same move wins: the others score >= limit)
+        node_part = np.maximum(
+            (state.nload[rb_a] + w) / topo.cap[rb_a], (state.nload[a_of] - w) / topo.cap[a_of]
+        )
+        if kind == "node":
+            node_part = np.maximum(node_part, (state.nload[idx] - w) / topo.cap[idx])
+            live = (node_part < limit) & (w > 0)
+        else:
+            live = node_part < limit
+        sel = np.flatnonzero(live)
+        if sel.shape[0] == 0:
+            break
+        up, dv = _multilevel.score_moves(
+            lv.kern,
+            topo.routes,
+            m,
+            state.lload,
+            topo.bw,
+            rt_a[sel],
+            rb_a[sel],
+            idx if kind == "link" else -1,
+            TINY,
+        )
+        score = np.maximum(up, node_part[sel])
+        if kind == "link":
+            score = np.maximum(score, (state.lload[idx] + dv) / topo.bw[idx])
+            score = np.where(dv < -TINY * (1 + state.lload[idx]), score, np.inf)
+        pick = int(np.argmin(score))
+        if not score[pick] < limit:
+            break
+        best = int(sel[pick])
+        state.move(int(rt_a[best]), int(rb_a[best]))
+        moves += 1
+        stall += 1
+        if stall >= 256:  # keep the incremental loads exact
+            state.refresh()
+            stall = 0
+    state.refresh()
+    return moves

@@ -1,0 +1,62 @@
+"""What the house needs of testbed mapping besides its kinds: formats, example, fuzz seeds.
+
+Read by :class:`coalloc._shared.family.FamilySpec` (the registration in ``__init__``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Dict, List
+
+from .._shared.family import FileFormat, written
+from . import generators, io
+from .solvers import Instance
+
+#: A small testbed (two switches, three PCs) and an experiment it hosts: the fuzzers' seeds.
+SMALL_PTOP = """\
+node sw0 switch:1 *lan:*
+node sw1 switch:1 *lan:*
+node pc1 pc:1 pc3000:1 - fast:0.2 ?+mem:2048
+node pc2 pc:1 pc3000:1 - fast:0.2 ?+mem:2048
+node pc3 pc:1 pc850:1 - ?+mem:512
+link pc1:e0 pc1 sw0 100000 0 0
+link pc2:e0 pc2 sw0 100000 0 0
+link pc3:e0 pc3 sw1 100000 0 0
+link trunk sw0 sw1 1000000 0 0
+"""
+SMALL_TOP = """\
+node a pc ?+mem:1024
+node b pc
+node c pc850
+link ab a b 100000 0 0
+link bc b c 50000 0 0
+"""
+
+
+def example(seed: int = 0) -> Instance:
+    """A small testbed instance (5 virtual nodes, 8 PCs) every method solves at once."""
+    top = generators.random_sparse(5, seed=seed)
+    return Instance(top, generators.deterlab(8, 2, seed=seed))
+
+
+def _examples() -> List[dict]:
+    top, ptop = generators.ring(4), generators.deterlab(8, 2)
+    return [json.loads(written(io.write_instance, top, ptop))]
+
+
+def fuzz_seeds() -> Dict[str, bytes]:
+    """Small instance files, the seeds of the fuzzers' ``instances`` target."""
+    top, ptop = io.parse_top(SMALL_TOP), io.parse_ptop(SMALL_PTOP)
+    return {"testbed.json": written(io.write_instance, top, ptop)}
+
+
+FORMATS = (
+    FileFormat(
+        io.INSTANCE_FORMAT,
+        "an experiment (top) and a testbed (ptop) in one file",
+        io.INSTANCE_SCHEMA,
+        ((io.INSTANCE_SCHEMA, io.INSTANCE_FORMAT, 1, False),),
+        examples=_examples,
+        dump=lambda inst: json.loads(written(io.write_instance, *inst)),
+    ),
+)

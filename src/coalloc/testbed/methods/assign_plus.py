@@ -1,0 +1,479 @@
+"""The ``assign+`` methods: assign+'s strategies and, for the default, the portfolio that
+improves their mapping (a quick anneal, best-fit and plentiful-type moves, offered desires
+made hard, assign's annealer, the exact method on small experiments) sharing one incumbent."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Callable, Dict, Mapping, Optional
+
+import numpy as np
+
+from ..._shared.params import (
+    check_backend,
+    choice,
+    integer,
+    offer_incumbent,
+)
+from ..._shared.seeding import kernel_seed
+from ..anneal import ANNEAL_DEFAULTS, kernel_data, kernel_deadline, raise_stop, run_anneal
+from ..assignplus import (
+    ALL_STRATEGIES,
+    SCORINGS,
+    STRATEGIES,
+    RequestMemory,
+    _scarce_offers,
+    assign_plus,
+    packing,
+    scarcity,
+)
+from ..io import top_from_dict, top_to_dict
+from ..model import HARD_WEIGHT, PhysicalTopology, VirtualTopology
+from ..problem import Problem, build_problem
+from ..reasons import reason_text
+from ..result import MappingResult
+from ..routing import route
+from ..verify import verify_mapping
+from .exact import _not_exact_for
+from .outcome import _problem, _result, policy_breach
+
+__all__ = ["assign_plus_method", "unmet_desires", "QUICK_ANNEAL", "PORTFOLIO_EXACT_NODES",
+           "PORTFOLIO_EXACT_SECONDS"]  # fmt: skip
+
+QUICK_ANNEAL: Dict[str, Any] = {
+    "t0": 1.0,
+    "melt_moves": 0,
+    "melt_accept": 0.95,
+    "cooling": 0.9,
+    "min_moves": 200,
+    "t_stop": 0.005,
+    "frozen": 0,
+    "max_moves": 30_000,
+}
+#: The default's ``exact_nodes``: it runs the exact method on experiments of at most this
+#: many virtual nodes (with :data:`PORTFOLIO_EXACT_SECONDS` of time), after the heuristics
+#: and only when their best mapping sends bandwidth across switches. 0 (off) by default:
+#: importing CP-SAT takes about 1.5 s and a solve 0.05-0.5 s, a hundred times the
+#: milliseconds the heuristics take; ``exact_nodes=8`` asks for it.
+PORTFOLIO_EXACT_NODES = 0
+PORTFOLIO_EXACT_SECONDS = 0.5
+
+
+def unmet_desires(top: VirtualTopology, ptop: PhysicalTopology, mapping: Mapping[str, str]
+                  ) -> float:  # fmt: skip
+    """The summed weight of the soft desires a mapping leaves unmet.
+
+    A soft desire (weight below 1, not an additive ``?+`` one) is met when the physical
+    node hosting its virtual node offers the feature.
+
+    Parameters
+    ----------
+    top : VirtualTopology
+        The experiment.
+    ptop : PhysicalTopology
+        The testbed.
+    mapping : mapping of str to str
+        Virtual node -> physical node.
+
+    Returns
+    -------
+    float
+        The sum of the unmet soft desires' weights (0 when every one is met).
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nnode b pc:1 - special:0.2\\n"
+    ...                      "link la a sw 100 0 0\\nlink lb b sw 100 0 0")
+    >>> top = tb.parse_top("node x pc special:0.5")
+    >>> tb.solvers.unmet_desires(top, ptop, {"x": "a"}), tb.solvers.unmet_desires(
+    ...     top, ptop, {"x": "b"})
+    (0.5, 0.0)
+    """
+    total = 0.0
+    for v, node in top.nodes.items():
+        if not node.desires:
+            continue
+        feats = ptop.nodes[mapping[v]].features
+        for k, w in node.desires.items():
+            if w < HARD_WEIGHT and not k.startswith("?+") and k not in feats:
+                total += w
+    return math.fsum([total])
+
+
+def _scored(pr: Problem, data: dict, where) -> Optional[float]:
+    """assign's score (the published weights) of a complete mapping, None when it has
+    violations: the annealing kernel placed at ``where`` without making a move."""
+    from .._anneal import anneal
+
+    params = dict(ANNEAL_DEFAULTS, melt_moves=0, t0=1.0, t_stop=2.0,
+                  start=np.asarray(where, dtype=np.int64))  # fmt: skip
+    out = anneal(data, 0, params)
+    return float(out["score"]) if out["valid"] else None
+
+
+def _offered_desires_hard(pr: Problem, available) -> Optional[VirtualTopology]:
+    """The experiment with each soft desire that a usable physical node offers made hard
+    (weight 1), or None when no such desire exists."""
+    offered = set()
+    for name, node in pr.ptop.nodes.items():
+        if available is None or name in available:
+            offered.update(node.features)
+    d = top_to_dict(pr.top)
+    changed = False
+    for nd in d["nodes"]:
+        for k, w in list(nd["desires"].items()):
+            if w < HARD_WEIGHT and not k.startswith("?+") and k in offered:
+                nd["desires"][k] = HARD_WEIGHT
+                changed = True
+    return top_from_dict(d) if changed else None
+
+
+def _best_fit_moves(pr: Problem, where: np.ndarray) -> list:
+    """The mapping ``where`` moved whole to another switch, for each switch with fewer
+    free hosts than the one it uses now (fewest first) that can take it: the best fit of
+    bin packing, which keeps the larger blocks of free hosts for the next experiments.
+
+    Applies to a mapping whose hosts hang off one switch, one virtual node a host, no
+    node fixed; a virtual node on that switch itself (a LAN) moves to the new switch, each
+    other to a free host behind it of one of its candidate pclasses. Returns the moved
+    mappings (none where the rule does not apply).
+    """
+    w = np.asarray(where, dtype=np.int64)
+    if pr.nv == 0 or (pr.fixed >= 0).any():
+        return []
+    on_sw = pr.pis_switch[w]
+    hosts = w[~on_sw]
+    if len(hosts) == 0 or len(np.unique(hosts)) != len(hosts):
+        return []
+    home = np.unique(pr.pswitch[w])
+    if len(home) != 1 or home[0] < 0:
+        return []
+    s = int(home[0])
+    taken = np.zeros(len(pr.pnames), dtype=bool)
+    taken[hosts] = True
+    usable = (pr.pclass >= 0) & ~pr.pis_switch
+    free = np.bincount(pr.pswitch[usable & ~taken & (pr.pswitch >= 0)],
+                       minlength=len(pr.switches))  # fmt: skip
+    here = int(free[s]) + len(hosts)  # free behind s before this experiment
+    out = []
+    vs = np.flatnonzero(~on_sw).tolist()
+    for t in sorted(range(len(pr.switches)), key=lambda t: (int(free[t]), t)):
+        if t == s or free[t] < len(hosts) or free[t] >= here:
+            continue
+        tp = pr.pidx[pr.switches[t]]
+        moved = w.copy()
+        if on_sw.any():  # the nodes on the switch itself must be able to go on t
+            if not all(int(pr.pclass[tp]) in pr.cand[v] for v in np.flatnonzero(on_sw)):
+                continue
+            moved[on_sw] = tp
+        busy = set()
+        for v in vs:
+            free_here = (int(q) for c in pr.cand[v] if pr.cswitch[c] == t
+                         for q in pr.members[c] if not taken[q])  # fmt: skip
+            p = next((q for q in free_here if q not in busy), -1)
+            if p < 0:
+                break
+            busy.add(p)
+            moved[v] = p
+        else:
+            out.append(moved)
+    return out
+
+
+def _scarce_move(pr: Problem, where: np.ndarray) -> Optional[np.ndarray]:
+    """The mapping ``where`` with each virtual node moved to the free host behind the same
+    switch whose node types are the most plentiful (None when nothing moves).
+
+    Each virtual node that has a host of its own (one virtual node a host, not fixed) may
+    take any free host of one of its candidate pclasses behind the switch of its host,
+    with at least as many interfaces and as fast a fastest interface; the hosts are chosen
+    greedily, the virtual nodes with the fewest choices first, each taking the host whose
+    types leave the most free hosts of every type it offers (the smallest sum of
+    ``1 / free`` over its types counted by :func:`.assignplus.scarcity`; on ties the
+    current host, else the first). The switches do not change, so neither do the trunks
+    crossed.
+    """
+    w = np.asarray(where, dtype=np.int64)
+    if pr.nv == 0:
+        return None
+    on_sw = pr.pis_switch[w]
+    hosts = w[~on_sw]
+    if len(hosts) == 0 or len(np.unique(hosts)) != len(hosts):
+        return None
+    movable = [v for v in np.flatnonzero(~on_sw).tolist() if pr.fixed[v] < 0]
+    if not movable:
+        return None
+    offers = _scarce_offers(pr).astype(float)
+    usable = (pr.pclass >= 0) & ~pr.pis_switch
+    pool = usable.copy()
+    pool[hosts] = False
+    pool[[w[v] for v in movable]] = True  # (the movable nodes' hosts are free to take)
+    left = offers[pool].sum(axis=0)  # free hosts per type, this experiment's movable out
+    options = {}
+    for v in movable:
+        p = int(w[v])
+        ok = np.zeros(pr.nc, dtype=bool)
+        ok[pr.cand[v]] = True
+        mask = (
+            pool
+            & (pr.pswitch == pr.pswitch[p])
+            & (pr.pifaces >= pr.pifaces[p])
+            & (pr.pifbw >= pr.pifbw[p])
+        )
+        q = np.flatnonzero(mask)
+        options[v] = q[ok[pr.pclass[q]]]
+    moved = w.copy()
+    for v in sorted(movable, key=lambda v: (len(options[v]), v)):
+        q = options[v]
+        q = q[pool[q]]
+        if len(q) == 0:
+            return None
+        cost = offers[q] @ (1.0 / np.maximum(left, 1.0))
+        ties = q[cost <= cost.min() + 1e-12]
+        best = int(w[v]) if int(w[v]) in ties.tolist() else int(ties[0])
+        moved[v] = best
+        pool[best] = False
+        left -= offers[best]
+    return None if np.array_equal(moved, w) else moved
+
+
+def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
+               backend: str, available=None, exact_nodes: int = 0,
+               offer: Optional[Callable[..., None]] = None) -> tuple:  # fmt: skip
+    """The default's improvement of assign+'s mapping ``first``: a quick anneal seeded
+    from it, assign's annealer (the ``"anneal"`` method, same seed), and the exact method
+    on small experiments; the best candidate by ``(unmet soft desires, inter-switch
+    bandwidth, scarcity, assign's score, -packing)`` (scarcity:
+    :func:`.assignplus.scarcity`, the scarce node types taken; packing:
+    :func:`.assignplus.packing`, the best fit that keeps free hosts together). The anneals
+    run only where a desire is unmet or bandwidth crosses switches.
+
+    ``offer(where, routing, key, label)`` is called with each new best (the time limit's
+    incumbent); a kernel stopped by the deadline (or Ctrl-C) raises its stop after its best
+    mapping was considered and offered.
+
+    Returns ``(where, routing, key, label, exact result or None)``.
+    """
+    data = kernel_data(pr)
+    rt0 = first["routing"]
+
+    def key(where, rt):
+        mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in np.asarray(where).tolist()]))
+        sc = _scored(pr, data, where)
+        sc = sc if sc is not None else math.inf
+        u, i = unmet_desires(pr.top, pr.ptop, mapping), float(rt.interswitch_bandwidth)
+        # (scarcity rounded: sums of floats in another order must not decide)
+        return (u, i, round(scarcity(pr, where), 9), sc, -packing(pr, where))
+
+    def better(where, rt, label, check=False) -> bool:
+        nonlocal best
+        if rt.failure is not None:
+            return False
+        k = key(where, rt)
+        if k >= best[0]:
+            return False
+        if check:  # (the checker too: a move changes pclasses, which type limits count)
+            mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in np.asarray(where).tolist()]))
+            if not verify_mapping(pr.top, pr.ptop, mapping, rt.routes).ok:
+                return False
+        best = (k, np.asarray(where, dtype=np.int64), rt, label)
+        if offer is not None:
+            offer(best[1], rt, k, label)
+        return True
+
+    best = (key(first["where"], rt0), first["where"], rt0, "assign+")
+    if offer is not None:
+        offer(best[1], rt0, best[0], "assign+")
+    out = {"valid": False}
+    if best[0][0] > 0 or best[0][1] > 0:  # (nothing to gain where both are already 0)
+        qa = dict(QUICK_ANNEAL, start=np.asarray(first["where"], dtype=np.int64),
+                  deadline=kernel_deadline(pr))  # fmt: skip
+        if backend != "compiled":
+            from .._reference.anneal import anneal as kernel
+        else:
+            from .._anneal import anneal as kernel
+        out = kernel(data, kernel_seed(seed) & ((1 << 64) - 1), qa)
+        counters["quick_moves"] = int(out["moves"])
+    if out["valid"]:
+        where = np.asarray(out["where"], dtype=np.int64)
+        if not np.array_equal(where, first["where"]):
+            better(where, route(pr, where), "quick anneal")
+    if out.get("stopped"):
+        raise_stop(out)
+    if best[0][1] == 0:  # on one switch: the same experiment behind a fuller switch
+        for where in _best_fit_moves(pr, best[1]):
+            if better(where, route(pr, where), best[3] + " (best fit)", check=True):
+                break
+    where = _scarce_move(pr, best[1])  # the same switches, the plentiful types
+    if where is not None:
+        better(where, route(pr, where), best[3] + " (plentiful types)", check=True)
+    if best[0][0] > 0:  # a soft desire unmet: the strategies with offered desires made hard
+        top2 = _offered_desires_hard(pr, available)
+        if top2 is not None:
+            pr2 = build_problem(top2, pr.ptop, available, pr.trunk_used or None)
+            out2 = assign_plus(pr2, scoring="1m", use_exchange=True, backend=backend,
+                               trunk_aware=True)  # fmt: skip
+            if out2["where"] is not None:
+                where = np.asarray(out2["where"], dtype=np.int64)
+                better(where, route(pr, where), "assign+ (offered desires)")
+            if out2.get("stopped"):
+                raise_stop(out2)
+    if best[0][0] > 0 or best[0][1] > 0:  # assign's annealer, as the "anneal" method runs
+        an = run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend)
+        counters["anneal_moves"] = int(an["moves"])
+        if an["valid"]:
+            better(an["where"], route(pr, an["where"]), "anneal")
+        if an["stopped"]:
+            raise_stop(an)
+    exact = None
+    if pr.nv <= exact_nodes and best[0][1] > 0 and _not_exact_for(pr) is None:
+        from ..._shared.milp.run import import_solver
+        from ..exact import exact_mapping
+
+        import_solver("cpsat")  # imported before the clock starts (about 1 s the first time)
+        left = kernel_deadline()
+        limit = PORTFOLIO_EXACT_SECONDS if left is None else min(PORTFOLIO_EXACT_SECONDS, left)
+        where, out, trunks = exact_mapping(pr, time_limit=max(limit, 1e-3), threads=1,
+                                           seed=seed if seed is not None else 0,
+                                           started=time.perf_counter())  # fmt: skip
+        exact = out
+        if where is not None:
+            better(where, route(pr, where, trunks=trunks), "exact")
+    return best[1], best[2], best[0], best[3], exact
+
+
+def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
+                       scoring: str = "1", memory: Optional[RequestMemory] = None,
+                       exchange: bool = True, available=None, trunk_used=None,
+                       backend: str = "compiled", fallback: bool = False,
+                       method_name: str = "assign+",
+                       exact_nodes: int = PORTFOLIO_EXACT_NODES) -> MappingResult:  # fmt: skip
+    """assign+ (deterministic; ``seed`` only seeds the annealers of the default).
+
+    With ``fallback`` (the default method, ``"assign+"``) it is the package's portfolio,
+    sharing one incumbent: assign+'s strategies (the exchange also lowering trunk
+    overload), then the improvements of :func:`_portfolio` (a quick anneal from the
+    strategies' mapping; the strategies with offered soft desires made hard; assign's
+    annealer, the ``"anneal"`` method with the same seed; the exact method on experiments
+    of at most ``exact_nodes`` virtual nodes, 0: never), keeping the best by (unmet soft
+    desires, inter-switch bandwidth, assign's score). When the strategies find nothing
+    that routes for a reason other than a virtual node without candidates, assign's
+    annealer alone runs (``params["fallback_used"]``).
+
+    Under a time limit every step stops at the deadline (the compiled kernels by
+    themselves) and the best mapping found so far is the answer (status ``time_limit``).
+    """
+    t0 = time.perf_counter()
+    scoring = choice(scoring, SCORINGS, "scoring")
+    exact_nodes = integer(exact_nodes, "exact_nodes", 0)
+    if memory is not None and not isinstance(memory, RequestMemory):
+        raise TypeError(
+            f"memory must be a RequestMemory (the request counts shared by "
+            f"successive calls) or None, got {type(memory).__name__}"
+        )
+    pr = _problem(top, ptop, available, trunk_used)
+    t1 = time.perf_counter()
+    backend = check_backend(backend)
+    breach = policy_breach(pr.top, pr.ptop)
+    if breach is not None:
+        return _result(pr, method_name, seed, {"scoring": scoring}, None, None, t0,
+                       {"setup": t1 - t0}, {}, failure=breach)  # fmt: skip
+    params = {"scoring": scoring, "exchange": bool(exchange),
+              "strategies": list(ALL_STRATEGIES if fallback else STRATEGIES),
+              "fallback": bool(fallback), "trunk_aware": bool(fallback)}  # fmt: skip
+    counters: Dict[str, Any] = {}
+
+    def offer(where, rt, key=None, label=None, score=None) -> None:
+        """The time limit's incumbent: ``where`` as this method's answer (copies kept)."""
+        p, c = dict(params), dict(counters)
+        if label is not None:
+            p["portfolio"] = label
+        if key is not None:
+            p["unmet_desires"] = key[0]
+            score = key[3] if math.isfinite(key[3]) else None
+        w = np.array(where, dtype=np.int64)
+        offer_incumbent(lambda: _result(pr, method_name, seed, p, w, rt, t0,
+                                        {"setup": t1 - t0}, c, score=score))  # fmt: skip
+
+    early = None
+    if fallback and kernel_deadline() is not None:
+        # under a time limit, a first answer soon: the paper's strategies (no trunk-aware
+        # exchange: 0.3-0.9 s on an 800-node ring onto 2,000 PCs where the default's
+        # strategies take about 7 s), offered before the default's own
+        early = assign_plus(pr, scoring=scoring, use_exchange=bool(exchange), backend=backend)
+        if early["where"] is not None:
+            offer(early["where"], early["routing"], label="assign+ (paper's strategies)",
+                  score=early["score"])  # fmt: skip
+        if early.get("stopped"):
+            raise_stop(early)
+    out = assign_plus(
+        pr,
+        scoring=scoring,
+        memory=memory,
+        use_exchange=bool(exchange),
+        backend=backend,
+        trunk_aware=bool(fallback),
+        strategies=ALL_STRATEGIES if fallback else STRATEGIES,
+        pack=bool(fallback),
+    )
+    counters.update(solutions=out.get("solutions", 0), exchanges=out.get("exchanges", 0))
+    t2 = time.perf_counter()
+    if out["where"] is not None:
+        offer(out["where"], out["routing"], score=out["score"])
+    if out.get("stopped"):
+        raise_stop(out)
+    if (
+        early is not None
+        and early["where"] is not None
+        and (
+            out["where"] is None
+            or early["routing"].interswitch_bandwidth < out["routing"].interswitch_bandwidth
+        )
+    ):
+        out = dict(out, where=early["where"], routing=early["routing"], score=early["score"],
+                   failure=None)  # fmt: skip
+    fail = out["failure"] or {}
+    provably = fail.get("constraint") in ("no_candidate", "fixed") or "needed" in fail
+    if out["where"] is None and fallback and not provably:
+        an = run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend)
+        params["fallback_used"] = True
+        counters.update({k: an[k] for k in ("moves", "temperatures")})
+        if an["valid"]:
+            rt = route(pr, an["where"])
+            if rt.failure is None:
+                if an["stopped"]:
+                    offer(an["where"], rt, label="anneal", score=an["score"])
+                    raise_stop(an)
+                return _result(pr, method_name, seed, params, an["where"], rt, t0,
+                               {"setup": t1 - t0, "search": t2 - t1,
+                                "fallback": time.perf_counter() - t2}, counters,
+                               score=an["score"],
+                               message=f"mapped {pr.nv} nodes by the annealing fallback "
+                                       f"(assign+: {reason_text(out['failure'])})")  # fmt: skip
+        if an["stopped"]:
+            raise_stop(an)
+    if out["where"] is not None and fallback:  # the default: the portfolio
+        where, rt, key, label, exact = _portfolio(
+            pr, seed, out, params, counters, backend, available, exact_nodes,
+            offer=lambda w, r, k, lab: offer(w, r, key=k, label=lab),
+        )  # fmt: skip
+        params["portfolio"] = label
+        params["unmet_desires"] = key[0]
+        status, bound, msg = None, None, ""
+        if exact is not None:
+            params["exact_status"] = exact.status
+            if exact.status == "optimal" and exact.bound is not None:
+                bound = float(exact.bound)
+                # proven: no mapping crosses less bandwidth (settle makes it "optimal")
+        return _result(pr, method_name, seed, params, where, rt, t0,
+                       {"setup": t1 - t0, "search": t2 - t1,
+                        "portfolio": time.perf_counter() - t2}, counters,
+                       score=key[3] if math.isfinite(key[3]) else None, status=status,
+                       bound=bound, message=msg)  # fmt: skip
+    return _result(pr, method_name, seed, params, out["where"], out["routing"], t0,
+                   {"setup": t1 - t0, "search": time.perf_counter() - t1}, counters,
+                   score=out["score"], failure=out["failure"],
+                   message="" if out["where"] is not None else
+                   f"assign+ found no mapping: {reason_text(out['failure'])}")  # fmt: skip

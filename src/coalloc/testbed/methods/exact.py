@@ -1,0 +1,127 @@
+"""The ``exact`` method: the CP-SAT optimum of the inter-switch bandwidth (the model of
+:mod:`coalloc.testbed.exact`), with what makes its answer a proof or not."""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from ..._shared.params import (
+    choice,
+    integer,
+)
+from ..._shared.params import time_limit as _limit
+from ..model import PhysicalTopology, VirtualTopology
+from ..problem import Problem
+from ..reasons import reason_text
+from ..result import MappingResult
+from ..routing import route
+from .outcome import _problem, _result, policy_breach
+
+__all__ = ["exact_method", "MAX_THREADS"]
+
+#: The most CP-SAT workers the exact method may ask for.
+MAX_THREADS = 1024
+
+
+def _not_exact_for(pr: Problem) -> Optional[str]:
+    """Why the integer program is not exact for this problem (None when it is).
+
+    It places a host at its home switch and routes every link through switches: a host
+    that may be used and has switch interfaces on several switches, or direct links to
+    other hosts, has routes the program does not see, so neither its "infeasible" nor its
+    "optimal" is a proof there. Nor where it counts bandwidths in coarser units (fractional
+    or huge values) or a ``*`` link at the fastest interface of hosts of several speeds.
+    """
+    rescaled = getattr(pr, "exact_rescaled", None)
+    if rescaled:
+        return rescaled
+    classes = {int(c) for cands in pr.cand for c in cands}  # (each pclass once: 800 x 2,000
+    used = sorted({int(p) for c in classes for p in pr.members[c]})  # pairs took 0.6 s)
+    hosts = [p for p in used if not pr.pis_switch[p]]
+    if (pr.lbw < 0).any() and len({float(pr.pifbw[p]) for p in hosts}) > 1:
+        return "a link of native bandwidth (*) is counted at the fastest interface's"
+    sidx, pn, ptop = pr.sidx, pr.pnames, pr.ptop
+    direct = {p for pair in pr.direct for p in pair}
+    for p in used:
+        if pr.pis_switch[p]:
+            continue
+        if p in direct:
+            return f"host {pn[p]} has direct links to other hosts"
+        sws = {lk.b if lk.a == pn[p] else lk.a for lk in ptop.interfaces(pn[p])} & set(sidx)
+        if len(sws) > 1:
+            return f"host {pn[p]} has interfaces on several switches ({', '.join(sorted(sws))})"
+    return None
+
+
+def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
+                 time_limit: Optional[float] = None, threads: int = 1,
+                 available=None, trunk_used=None,
+                 solver: str = "cpsat") -> MappingResult:  # fmt: skip
+    """The CP-SAT optimum of the inter-switch bandwidth (small experiments).
+
+    ``solver`` names the integer-programming solver as in every family; CP-SAT is the one
+    this model is written for. ``time_limit`` (seconds, default None: no limit) counts
+    from the call's start, as in every family; stopped there, the best mapping the solver
+    found is the answer (status ``time_limit``), with the solver's bound.
+    """
+    from ..exact import exact_mapping
+
+    t0 = time.perf_counter()
+    choice(solver, ("cpsat",), "solver")
+    tl = _limit(time_limit, "time_limit")
+    threads = integer(threads, "threads", 1)
+    if threads > MAX_THREADS:  # CP-SAT takes an int32
+        raise ValueError(f"threads must be at most {MAX_THREADS}, got {threads}")
+    pr = _problem(top, ptop, available, trunk_used)
+    missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
+    params = {"solver": solver, "time_limit": tl, "threads": threads}
+    breach = policy_breach(pr.top, pr.ptop)
+    if breach is not None:
+        return _result(pr, "exact", seed, params, None, None, t0, {}, {}, failure=breach)
+    if missing:
+        reason = {"constraint": "no_candidate", "vnodes": missing,
+                  "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
+        return _result(pr, "exact", seed, params, None, None, t0, {}, {}, failure=reason)
+    t1 = time.perf_counter()
+    where, out, trunks = exact_mapping(pr, time_limit=tl, threads=threads,  # the limit counts
+                                       seed=seed if seed is not None else 0,  # from the call
+                                       started=t0)  # fmt: skip
+    t2 = time.perf_counter()
+    unproven = _not_exact_for(pr)
+    if unproven is not None and (where is not None or out.infeasible):
+        # the model is a restriction here: its "infeasible" and "optimal" prove nothing
+        params["unproven"] = unproven
+        if where is None:
+            return _result(pr, "exact", seed, params, None, None, t0,
+                           {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
+                           failure={"constraint": "unproven", "why": unproven,
+                                    "solver": out.message},
+                           status="time_limit" if out.time_limit_hit else "no_solution",
+                           message=f"no mapping found, and none excluded: {unproven}")  # fmt: skip
+        out.status = "feasible" if out.status == "optimal" else out.status
+        out.bound = None
+    if where is None:
+        return _result(pr, "exact", seed, params, None, None, t0,
+                       {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
+                       failure={"constraint": "infeasible" if out.infeasible else out.status,
+                                "solver": out.message},
+                       status="infeasible" if out.infeasible else "time_limit")  # fmt: skip
+    rt = route(pr, where, trunks=trunks)  # on the trunks the model packed the links into
+    if rt.failure is not None:  # the model relaxes a constraint the router checks
+        return _result(pr, "exact", seed, params, None, None, t0,
+                       {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
+                       failure={"constraint": "unroutable", "routing": rt.failure,
+                                "solver": out.message},
+                       status="error", bound=out.bound,
+                       message="no mapping: the integer program's solution could not be routed "
+                       f"({reason_text(rt.failure)}); the model does not capture this "
+                       "constraint")  # fmt: skip
+    return _result(pr, "exact", seed, params, where, rt, t0,
+                   {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
+                   status=out.status if out.status in ("optimal", "time_limit") else "feasible",
+                   message=f"mapped {pr.nv} nodes; optimality not proven: {unproven}"
+                   if unproven is not None and out.status != "time_limit" else
+                   "" if out.status != "time_limit" else "incumbent mapping: the solver "
+                   f"was stopped before optimality was proven ({out.message})",
+                   bound=out.bound)  # fmt: skip
