@@ -1,10 +1,13 @@
 """Sphinx configuration of the coalloc documentation (``bash ci/docs.sh`` builds it).
 
-The API reference is generated from the numpydoc docstrings by autodoc; the guides are the
-Markdown pages of ``docs/`` (read by myst-parser) and ``bench/RESULTS.md``. numpydoc validates
-the docstring of every object the reference documents (``numpydoc_validation_checks``), so a
-public function or method without Parameters, Returns or Examples fails the build (``-W``);
-properties are held to ``ATTRIBUTE_CHECKS`` (below).
+The API reference is generated from the numpydoc docstrings: ``docs/_api.py`` writes one page
+per family with summary tables (autosummary) from its ``__all__``, and autosummary gives every
+function and class a page of its own (templates in ``_templates/autosummary``). The guides are
+the Markdown pages of ``docs/`` (read by myst-parser); the example gallery is ``examples/``,
+run by sphinx-gallery at every build; the theme is pydata-sphinx-theme (SciPy's, NumPy's).
+numpydoc validates the docstring of every object the reference documents
+(``numpydoc_validation_checks``), so a public function or method without Parameters, Returns
+or Examples fails the build (``-W``); properties are held to ``ATTRIBUTE_CHECKS`` (below).
 """
 
 import os
@@ -27,15 +30,17 @@ version = release = coalloc.__version__
 
 extensions = [
     "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
     "sphinx.ext.viewcode",
+    "sphinx_gallery.gen_gallery",
     "numpydoc",
     "myst_parser",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "img"]
-templates_path = []
+exclude_patterns = ["_build", "img", "sg_execution_times.rst"]
+templates_path = ["_templates"]
 
 # Markdown guides: GitHub-style heading anchors, so links like loadshare.md#formats resolve.
 myst_heading_anchors = 3
@@ -44,7 +49,12 @@ myst_enable_extensions = ["colon_fence"]
 autodoc_default_options = {"show-inheritance": True}
 autodoc_typehints = "none"  # the numpydoc Parameters sections carry the types
 autodoc_member_order = "bysource"
-numpydoc_show_class_members = False
+# autosummary writes the page of every name of the tables of api/*.rst into api/generated/.
+autosummary_generate = True
+# A class page starts with tables of its own methods and properties (numpydoc), whose full
+# documentation follows on the same page (autoclass :members:).
+numpydoc_show_class_members = True
+numpydoc_show_inherited_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
 
@@ -76,54 +86,84 @@ numpydoc_validation_exclude = {
     r"^coalloc\.testbed\.top_from_dict$",
 }
 
-html_theme = "alabaster"
+html_theme = "pydata_sphinx_theme"
 html_title = f"coalloc {release}"
+html_short_title = "coalloc"
 html_theme_options = {
-    "description": "Co-allocation of parallel jobs onto grid, cluster and testbed resources",
-    "fixed_sidebar": True,
-    "page_width": "1180px",
-    "sidebar_width": "250px",
+    "logo": {"text": "coalloc"},
+    "github_url": "https://github.com/coalloc/coalloc",  # [project.urls] Source of pyproject
+    "navbar_align": "left",
+    "navbar_end": ["theme-switcher", "navbar-icon-links"],  # light / dark / auto
+    "header_links_before_dropdown": 6,
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "show_prev_next": False,
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version", "theme-version"],
 }
-html_static_path = []
+html_context = {"default_mode": "auto"}
+html_sidebars = {"index": [], "benchmarks": [], "results": []}
+html_static_path = ["_static"]
+html_css_files = ["coalloc.css"]
 
 # The JSON examples of formats.md elide values with "...": highlighting falls back, harmlessly.
 suppress_warnings = ["misc.highlighting_failure"]
 
-#: Guides listed in the toctree of index.md only when their page exists.
-OPTIONAL_GUIDES = ("plotting",)
+# The example gallery: every examples/plot_*.py runs at each build (headless, Agg), its
+# figures and output shown; an example that raises fails the build. Each API page lists the
+# examples that use its object (the minigallery of _templates/autosummary).
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"plot_",
+    "within_subsection_order": "FileNameSortKey",
+    "doc_module": ("coalloc",),
+    "backreferences_dir": "gen_modules/backreferences",
+    "reference_url": {"coalloc": None},
+    "image_scrapers": ("matplotlib",),
+    "remove_config_comments": True,
+    "abort_on_example_error": True,
+    "min_reported_time": 1,
+    "write_computation_times": False,
+}
+
+#: The page whose "Guides" toctree lists the guides.
+GUIDE_PAGE = "guide"
+
+#: Guides listed in the toctree of guide.rst only when their page exists.
+OPTIONAL_GUIDES = ("plotting", "why-not")
 
 
 def _drop_missing_guides(app, docname, source):
     """Remove the toctree entries of optional guides whose page is not there."""
-    if docname != "index":
+    if docname != GUIDE_PAGE:
         return
     for page in OPTIONAL_GUIDES:
         if not os.path.exists(os.path.join(app.srcdir, page + ".md")):
-            source[0] = source[0].replace(f"\n{page}\n", "\n")
+            source[0] = source[0].replace(f"\n   {page}\n", "\n")
 
 
 def _list_family_guides(app, docname, source):
     """Add the guide page ``<family>.md`` of every registered family that the Guides toctree
-    of index.md does not list yet (after the last family listed), so that a new family's
-    guide is in the site without an edit outside its own files."""
-    if docname != "index":
+    of guide.rst (its last block) does not list yet (after the last family listed), so that
+    a new family's guide is in the site without an edit outside its own files."""
+    if docname != GUIDE_PAGE:
         return
     from _api import _families
 
-    text = source[0]
+    text = source[0] if source[0].endswith("\n") else source[0] + "\n"
     start = text.find(":caption: Guides")
-    end = text.find("```", start)
-    if start < 0 or end < 0:
+    if start < 0:
         return
-    block = text[start:end]
-    listed = [f for f in _families() if f"\n{f}\n" in block]
+    block = text[start:]
+    listed = [f for f in _families() if f"\n   {f}\n" in block]
     missing = [f for f in _families() if f not in listed
                and os.path.exists(os.path.join(app.srcdir, f + ".md"))]  # fmt: skip
     if not missing:
         return
-    anchor = f"\n{listed[-1]}\n" if listed else "\n\n"
+    anchor = f"\n   {listed[-1]}\n" if listed else "\n\n"
     at = text.index(anchor, start) + len(anchor)
-    source[0] = text[:at] + "".join(f"{f}\n" for f in missing) + text[at:]
+    source[0] = text[:at] + "".join(f"   {f}\n" for f in missing) + text[at:]
 
 
 def _validate_attribute(app, what, name, obj, options, lines):
@@ -172,5 +212,5 @@ def setup(app):
     app.connect("builder-inited", _check_undocumented_members)
     app.connect("source-read", _drop_missing_guides)
     app.connect("source-read", _list_family_guides)
-    # index.md is read again on every build, so an optional guide added later is listed.
-    app.connect("env-get-outdated", lambda app, env, added, changed, removed: ["index"])
+    # guide.rst is read again on every build, so an optional guide added later is listed.
+    app.connect("env-get-outdated", lambda app, env, added, changed, removed: [GUIDE_PAGE])
