@@ -154,6 +154,8 @@ class FamilyInstance:
     PARAMS: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
     SOLVE_PARAMS: ClassVar[Mapping[str, Any]] = {}
     FORMAT_OPTIONAL: ClassVar[bool] = False
+    #: ``f(*fields, time_limit=...) -> Explanation | None``: the family's "why not".
+    _explain_function: ClassVar[Optional[Callable[..., Any]]] = None
     _field_types: ClassVar[Tuple[type, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -223,6 +225,49 @@ class FamilyInstance:
         if getattr(result, self.SOLUTION_FIELD, None) is None or not result.has_solution:
             return NoSolutionReport(str(result.status), str(getattr(result, "message", "")))
         return self._verify_solution(result)
+
+    def explain(self, result: Optional[Result] = None, *,
+                time_limit: float = 10.0) -> Optional[Any]:  # fmt: skip
+        """Why this request cannot be met in full: a minimal conflict and the nearest fix.
+
+        Parameters
+        ----------
+        result : Result, optional
+            A result of :meth:`solve` on this instance. When it already meets the whole
+            request (``_meets_all``) nothing is computed; otherwise the explanation is
+            also attached to it (``result.explanation``, in its ``to_dict()``).
+        time_limit : float, default 10.0
+            Seconds for the explanation (the family's ``explain_*`` function).
+
+        Returns
+        -------
+        Explanation or None
+            The :class:`~coalloc._shared.explain.Explanation`, or None when the whole
+            request can be met (nothing to explain), the family refuses nothing (task
+            mapping), or the budget did not decide.
+
+        Examples
+        --------
+        >>> import coalloc.collective as co
+        >>> pool = co.ResourcePool([[4.0], [2.0]], ["cores"])
+        >>> inst = co.Instance(co.CollectiveRequest(600, 2, minimum={"cores": 3}), pool)
+        >>> result = inst.solve()
+        >>> e = inst.explain(result)
+        >>> result.explanation is e, e.sound, e.minimal
+        (True, True, True)
+        """
+        explain = type(self)._explain_function
+        if explain is None or (result is not None and self._meets_all(result)):
+            return None
+        found = explain(*self, time_limit=time_limit)
+        if result is not None:
+            result.explanation = found
+        return found
+
+    def _meets_all(self, result: Result) -> bool:
+        """Whether ``result`` meets the whole request (a family with partial answers, such
+        as CTAAP's tasks left out, overrides it)."""
+        return bool(result.has_solution)
 
     def _verify_solution(self, result: Result) -> Report:  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} does not define _verify_solution")

@@ -311,6 +311,11 @@ class Result:
         Counters per phase (also :attr:`counters`).
     objective, bound, gap : float or None, default None
         The objective value, a proven bound and the relative gap, where known.
+    explanation : Explanation or None, default None
+        Why the answer is a "no" (or a partial yes): a minimal conflict and the nearest
+        request that fits (:mod:`coalloc._shared.explain`), attached by
+        :meth:`coalloc.FamilyInstance.explain` (the command line's ``explain`` and
+        ``--explain``); in :meth:`to_dict` when set.
 
     Examples
     --------
@@ -341,6 +346,7 @@ class Result:
     objective: Optional[float] = None
     bound: Optional[float] = None
     gap: Optional[float] = None
+    explanation: Optional[Any] = field(default=None, repr=False, compare=False)
 
     #: The objective's direction, ``"min"`` or ``"max"``, that :func:`settle` reads (a
     #: family sets it on its class, or as a field when it varies by instance).
@@ -428,6 +434,8 @@ class Result:
             value = getattr(self, key)
             if value is not None:
                 out[key] = float(value)
+        if self.explanation is not None:
+            out["explanation"] = self.explanation.to_dict()
         return out
 
 

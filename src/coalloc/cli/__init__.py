@@ -96,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Imported here, not at the top: ``coalloc-assign`` (coalloc.cli.assign_compat) imports
     # this package and should not pay for every family's command-line module.
     from . import docs as docs_cli
+    from . import explain as explain_cli
     from . import plot as plot_cli
     from . import schema as schema_cli
 
@@ -113,7 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, text) in group_table.items():
         group = sub.add_parser(name, help=text, description=text)
-        module.add_commands(group.add_subparsers(dest="subcommand", required=True))
+        commands = group.add_subparsers(dest="subcommand", required=True)
+        module.add_commands(commands)
+        if "explain" not in commands.choices:  # every family: "why not", one sentence
+            explain_cli.add_command(commands, name)
     # The main job, one step away: CTAAP's commands and the task mapper's ``map``.
     for name in ("ctaap", "taskmap"):
         group_table[name][0].add_commands(sub, aliases=True)

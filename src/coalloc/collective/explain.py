@@ -210,7 +210,8 @@ def _relaxations(pool: ResourcePool, req: CollectiveRequest, conflict: List[Requ
         k = _largest(1, req.count - 1,
                      lambda c: _judge(pool, _variant(req, keep, count=c), deadline)[0])
         if k is not None:
-            out.append(Relaxation(kind="fewer_nodes", sentence=f"ask for {k} nodes",
+            nodes = f"{k} node{'s' if k > 1 else ''}"
+            out.append(Relaxation(kind="fewer_nodes", sentence=f"ask for {nodes}",
                                   changes={"count": k, "request": _variant(
                                       req, keep, count=k).to_dict()},
                                   cost=float(req.count - k),

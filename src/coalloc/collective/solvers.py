@@ -184,6 +184,13 @@ def verify(request: CollectiveRequest, pool: ResourcePool,
                                claimed_utilisation=result.utilisation)  # fmt: skip
 
 
+def _explain(request: CollectiveRequest, pool: ResourcePool, *, time_limit: float) -> Any:
+    """The family's "why not" (:func:`coalloc.collective.explain.explain_request`)."""
+    from .explain import explain_request
+
+    return explain_request(pool, request, time_limit=time_limit)
+
+
 class _Parts(NamedTuple):
     request: CollectiveRequest
     pool: ResourcePool
@@ -231,6 +238,8 @@ class CollectiveInstance(FamilyInstance, _Parts):
     DEFAULT_METHOD = DEFAULT_METHOD
     SOLUTION_FIELD = "start"  # None: the request was rejected (a report says why)
     _solve_function = staticmethod(solve)
+    _explain_function = staticmethod(lambda request, pool, *, time_limit: _explain(
+        request, pool, time_limit=time_limit))
 
     def _verify_solution(self, result: CoallocationResult) -> CoallocationReport:
         return verify(self.request, self.pool, result)

@@ -152,9 +152,11 @@ def explain_allocation(request: Request, offer: Offer, *,
                                                                 else "")  # fmt: skip
     how = ("no cluster's machines meet its property minima" if certificate == "fits-nowhere"
            else "the exact method's optimum on them alone leaves one out")  # fmt: skip
-    sentence = (f"Tasks {listed} ({len(conflict)} of {request.n}) cannot all be placed on "
+    sentence = (f"{'Task' if len(conflict) == 1 else 'Tasks'} {listed} ({len(conflict)} of "
+                f"{request.n}) cannot all be placed on "
                 f"the offer ({int(np.sum(offer.capacity))} machines in {offer.m} clusters): "
-                f"{how}{'; without any one of them the rest are all placed' if minimal else ''}.")
+                f"{how}{'; without any one of them the rest are all placed' if minimal else ''}"
+                ".")
     fixes = "; or ".join(r.sentence for r in relax if r.checked)
     sentence += f" Nearest fix: {fixes}." if fixes else " No single change tried fits."
     resources = tuple(f"cluster {offer.names[j] if offer.names is not None else j}: "

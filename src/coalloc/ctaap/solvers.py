@@ -138,6 +138,13 @@ def solve(
     return settle(result)
 
 
+def _explain(request: Request, offer: Offer, *, time_limit: float) -> Any:
+    """The family's "why not" (:func:`coalloc.ctaap.explain.explain_allocation`)."""
+    from .explain import explain_allocation
+
+    return explain_allocation(request, offer, time_limit=time_limit)
+
+
 class _Parts(NamedTuple):
     request: Request
     offer: Offer
@@ -177,6 +184,12 @@ class CtaapInstance(FamilyInstance, _Parts):
     PARAMS = PARAMS
     SOLVE_PARAMS = SOLVE_PARAMS
     _solve_function = staticmethod(solve)
+    _explain_function = staticmethod(lambda request, offer, *, time_limit: _explain(
+        request, offer, time_limit=time_limit))
+
+    def _meets_all(self, result: Any) -> bool:
+        """Every task placed (CTAAP answers may leave tasks out)."""
+        return bool(result.has_solution and result.n_allocated == self.request.n)
 
     def _verify_solution(self, result: SolveResult) -> VerifyReport:
         return verify(self.request, self.offer, result.assignment)

@@ -193,6 +193,20 @@ def share(
 solve = share
 
 
+def _explain_share(problem: LoadSharingProblem, *, time_limit: float) -> Any:
+    """The family's "why not" (:func:`coalloc.loadshare.explain.explain_share`)."""
+    from .explain import explain_share
+
+    return explain_share(problem, time_limit=time_limit)
+
+
+def _explain_gap(instance: GapInstance, *, time_limit: float) -> Any:
+    """The GAP's "why not" (:func:`coalloc.loadshare.explain.explain_gap`)."""
+    from .explain import explain_gap
+
+    return explain_gap(instance, time_limit=time_limit)
+
+
 class _Parts(NamedTuple):
     problem: LoadSharingProblem
 
@@ -223,6 +237,14 @@ class LoadShareInstance(FamilyInstance, _Parts):
     PARAMS = PARAMS
     DEFAULT_METHOD = DEFAULT_METHOD
     SOLUTION_FIELD = "placement"
+    _explain_function = staticmethod(lambda problem, *, time_limit: _explain_share(
+        problem, time_limit=time_limit))
+
+    def _meets_all(self, result: Any) -> bool:
+        """All the load served in the second (nothing waits in a queue)."""
+        total = float(self.problem.total_load)
+        return bool(result.has_solution and result.throughput >= total * (1 - 1e-9))
+
     _solve_function = staticmethod(share)
 
     def _verify_solution(self, result: ShareResult) -> PlacementReport:
@@ -377,6 +399,8 @@ class GapProblem(FamilyInstance, _GapParts):
     PARAMS = GAP_PARAMS
     DEFAULT_METHOD = GAP_DEFAULT_METHOD
     SOLUTION_FIELD = "assignment"
+
+    _explain_function = staticmethod(_explain_gap)
 
     @staticmethod
     def _solve_function(instance: GapInstance, method: str, *, seed: Optional[int] = 0,

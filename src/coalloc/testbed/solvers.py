@@ -137,6 +137,13 @@ def assign(top: Any, ptop: Any, method: str = DEFAULT_METHOD, *, seed: Optional[
 solve = assign
 
 
+def _explain(top: VirtualTopology, ptop: PhysicalTopology, *, time_limit: float) -> Any:
+    """The family's "why not" (:func:`coalloc.testbed.explain.explain_mapping`)."""
+    from .explain import explain_mapping
+
+    return explain_mapping(top, ptop, time_limit=time_limit)
+
+
 class _Parts(NamedTuple):
     top: VirtualTopology
     ptop: PhysicalTopology
@@ -173,6 +180,8 @@ class TestbedInstance(FamilyInstance, _Parts):
     DEFAULT_METHOD = DEFAULT_METHOD
     SOLUTION_FIELD = "mapping"
     _solve_function = staticmethod(assign)
+    _explain_function = staticmethod(lambda top, ptop, *, time_limit: _explain(
+        top, ptop, time_limit=time_limit))
 
     def _verify_solution(self, result: MappingResult) -> VerifyReport:
         return verify_mapping(self.top, self.ptop, result.mapping, result.routes,
