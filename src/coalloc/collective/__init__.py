@@ -19,6 +19,7 @@ from .._shared.family import FamilySpec as _Spec
 from .._shared.family import register_family as _register
 from .cankar import cankar
 from .exact import brute_force, exact
+from .explain import explain_request
 from .io import (
     read_instance,
     read_pool,
@@ -57,6 +58,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "explain_request",
     "plot_timetable",
     "ResourcePool",
     "CollectiveRequest",

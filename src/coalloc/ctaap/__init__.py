@@ -21,6 +21,7 @@ from .._shared.family import renamed_keyword as _renamed
 from . import generators
 from .exact import solve_exact as _solve_exact
 from .exact import upper_bound
+from .explain import explain_allocation
 from .greedy import solve_greedy
 from .io import (
     instance_from_dict,
@@ -38,6 +39,7 @@ from .solvers import METHODS, CtaapInstance, Instance, solve
 from .verify import AssignmentReport, VerifyReport, verify
 
 __all__ = [
+    "explain_allocation",
     "Request",
     "Offer",
     "Instance",

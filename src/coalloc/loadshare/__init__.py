@@ -34,6 +34,7 @@ from .dmcf import (
     round_robin,
 )
 from .exact import share_exact
+from .explain import explain_gap, explain_share
 from .gap import GAP_TYPES, GapInstance, GapResult, gap_bound, generate_gap, solve_gap
 from .io import read_gap, read_problem, write_gap, write_problem
 from .model import LoadSharingProblem, node_loads, throughput_of
@@ -54,6 +55,8 @@ from .solvers import (
 from .verify import GapReport, PlacementReport, verify_gap, verify_placement
 
 __all__ = [
+    "explain_gap",
+    "explain_share",
     "plot_coalitions",
     "plot_gap_trajectory",
     "plot_loads",

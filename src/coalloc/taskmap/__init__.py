@@ -19,6 +19,7 @@ from .._shared.family import FamilySpec as _Spec
 from .._shared.family import register_family as _register
 from . import mapper
 from .exact import ExactMappingResult, solve_exact_mapping
+from .explain import bound_witness, explain_result
 from .io import (
     named_mapping,
     read_mapping_result,
@@ -74,6 +75,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "explain_result",
+    "bound_witness",
     "map_multilevel",
     "hierarchy_order",
     "named_mapping",

@@ -20,6 +20,7 @@ from .._shared.family import register_family as _register
 from . import generators
 from .anneal import ANNEAL_DEFAULTS
 from .assignplus import SCORINGS, STRATEGIES, RequestMemory, partition
+from .explain import explain_mapping
 from .io import (
     format_ptop,
     format_top,
@@ -49,6 +50,7 @@ from .solvers import DEFAULT_METHOD, METHODS, Instance, TestbedInstance, assign,
 from .verify import TestbedMappingReport, VerifyReport, verify_mapping
 
 __all__ = [
+    "explain_mapping",
     "plot_mapping",
     "PNode", "PLink", "PhysicalTopology", "VNode", "VLink", "VirtualTopology",
     "assign", "solve", "METHODS", "DEFAULT_METHOD", "Instance", "MappingResult",
