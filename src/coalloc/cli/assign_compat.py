@@ -339,6 +339,9 @@ def run(argv: Sequence[str], out: Optional[IO[str]] = None) -> int:
         return EXIT_FATAL
 
 
+#: Seconds ``coalloc-assign`` gives the explanation it prints after a failure.
+EXPLAIN_SECONDS = 5.0
+
 def _map(cfg: Dict[str, Any], top: Any, ptop: Any, out: IO[str]) -> int:
     from .. import testbed as tb
     from ..testbed.reasons import reason_text
@@ -346,6 +349,14 @@ def _map(cfg: Dict[str, Any], top: Any, ptop: Any, out: IO[str]) -> int:
     def say(*lines: str) -> None:
         for line in lines:
             print(line, file=out)
+
+    def explain_failure() -> None:
+        """After assign's own failure lines, one more in its style: the minimal conflict
+        and the nearest experiment that maps (:func:`coalloc.testbed.explain_mapping`)."""
+        budget = EXPLAIN_SECONDS if cfg["limit"] is None else min(EXPLAIN_SECONDS, cfg["limit"])
+        found = tb.explain_mapping(top, ptop, time_limit=max(0.1, budget))
+        if found is not None:
+            say(f"*** Why: {found.sentence}")
 
     say(f"Physical Graph: {len(ptop.nodes)}", f"Virtual Graph: {len(top.nodes)}")
     for p in top.fixed.values():  # as assign: a fixed node on an unknown node is fatal
@@ -357,6 +368,7 @@ def _map(cfg: Dict[str, Any], top: Any, ptop: Any, out: IO[str]) -> int:
     failed = _type_precheck(top, ptop)
     if failed:
         say(*failed, "*** Type precheck failed!")
+        explain_failure()
         return EXIT_UNRETRYABLE
     say("Type precheck passed.")
     params = {} if cfg["limit"] is None else {"time_limit": cfg["limit"]}
@@ -372,10 +384,12 @@ def _map(cfg: Dict[str, Any], top: Any, ptop: Any, out: IO[str]) -> int:
             fails = why.get(v, "no physical node fits") if isinstance(why, dict) else why
             say(f"  *** No possible mapping for {v}", f"      fails: {fails}")
         say("*** Node mapping precheck failed!")
+        explain_failure()
         return EXIT_UNRETRYABLE
     say("Node mapping precheck succeeded", "Policy precheck:")
     if result.mapping is None and constraint == "policy":
         say(f"  *** {reason_text(reason)}", "*** Policy precheck failed!")
+        explain_failure()
         return EXIT_UNRETRYABLE
     say("Policy precheck succeeded")
     if result.mapping is None and constraint == "fixed":
@@ -384,6 +398,7 @@ def _map(cfg: Dict[str, Any], top: Any, ptop: Any, out: IO[str]) -> int:
         return EXIT_UNRETRYABLE
     if result.mapping is None and result.status == "infeasible":
         say(f"*** No mapping is possible: {reason_text(reason)}")
+        explain_failure()
         return EXIT_UNRETRYABLE
     if cfg["prechecks_only"]:
         say("Doing only prechecks, exiting early")
@@ -400,6 +415,7 @@ def _map(cfg: Dict[str, Any], top: Any, ptop: Any, out: IO[str]) -> int:
     score = result.score if result.score is not None else float(unassigned)
     if result.mapping is None:
         say(f"*** {result.message or reason_text(reason)}")
+        explain_failure()
     say(f"   BEST SCORE:  {_num(score)} in {iters} iters and {_num(seconds)} seconds",
         f"With {violated} violations", f"Iters to find best score:  {iters}",
         f"Violations: {violated}")  # fmt: skip
