@@ -64,7 +64,7 @@ def test_answer_depends_on_the_iterations_only(monkeypatch):
     phases end on the clock: its iterations no longer replay it.)"""
     inst = generate_gap("d", 6, 60, seed=3)
     ref = solve_gap(inst, "heuristic", iterations=2500, seed=7)
-    monkeypatch.setattr(gap, "_ROUND_ITERATIONS", 37)
+    monkeypatch.setattr(gap.search, "_ROUND_ITERATIONS", 37)
     again = solve_gap(inst, "heuristic", iterations=2500, seed=7)
     for key in ("tabu_iterations", "core_iterations"):  # (the bound's steps go by rounds)
         assert again.iterations[key] == ref.iterations[key]
