@@ -10,12 +10,11 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..._shared.params import deadline as _deadline
 from ..._shared.result import relative_gap
 from ..result import GapResult
 from .bounds import LpTimedOut, lp_relaxation, proof_of_infeasibility
 from .model import GapCall, objective
-from .search import run_search
+from .search import LpStart, run_search
 
 __all__ = ["solve_heuristic"]
 
@@ -56,7 +55,6 @@ def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
     """
     instance, sense, assign_all, limit, t0 = (call.instance, call.sense, call.assign_all,
                                               call.limit, call.t0)  # fmt: skip
-    deadline = _deadline(limit, t0)  # the one rule: the limit counts from the call
     # the LP (HiGHS, not interruptible) when its budget fits a share of the limit
     lp_bound, x_lp, rc, t_lp = None, None, None, 0.0
     lp_need = _LP_SECONDS_PER_PAIR * instance.m * instance.n
@@ -70,8 +68,8 @@ def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
         except LpTimedOut:
             lp_solved = False
         t_lp = time.perf_counter() - t0
-    heur = run_search(instance, sense, assign_all, deadline, call.seed, iterations, x_lp, t0,
-                      lp_bound if with_bound else None, rc, on_round, halt)  # fmt: skip
+    lp = LpStart(x_lp, lp_bound if with_bound else None, rc)
+    heur = run_search(call, iterations, lp, on_round, halt)
     t = time.perf_counter() - t0
     params = {**call.params, "iterations": iterations}
     bounds = [v for v in (lp_bound, heur.lagrangian) if v is not None]

@@ -19,13 +19,21 @@ from typing import Callable, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from ..._shared import interrupt
+from ..._shared.params import deadline as _deadline
 from ..._shared.seeding import kernel_seed
 from .. import _gapls
 from .lagrangian import RelaxationBounds
-from .model import GapInstance, objective_of
+from .model import GapCall, GapInstance, objective_of
 from .tabu import _RESTART_STEP, TabuKnobs, TabuState, restart_after
 
-__all__ = ["SearchOutcome", "run_search", "reduced_cost_greedy", "core_costs", "MAX_ITERATIONS"]
+__all__ = [
+    "SearchOutcome",
+    "LpStart",
+    "run_search",
+    "reduced_cost_greedy",
+    "core_costs",
+    "MAX_ITERATIONS",
+]
 
 #: The most tabu iterations a heuristic run may be asked for (the search runs in rounds
 #: that ``time_limit`` stops; without one, this bounds its time).
@@ -46,6 +54,25 @@ _CORE_SHARE, _CORE_PERCENTILE = 0.3, 10.0
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
+
+
+class LpStart(NamedTuple):
+    """What the LP relaxation gives the search (every field None: not solved).
+
+    Attributes
+    ----------
+    x : numpy.ndarray or None
+        Its (m, n) solution: the rounded start.
+    bound : float or None
+        Its bound in the caller's sense, when wanted (the trajectory, the early stop).
+    reduced_costs : numpy.ndarray or None
+        Its reduced costs (:func:`.bounds.lp_relaxation`), for the core phase
+        (:func:`core_costs`).
+    """
+
+    x: Optional[np.ndarray] = None
+    bound: Optional[float] = None
+    reduced_costs: Optional[np.ndarray] = None
 
 
 class SearchOutcome(NamedTuple):
@@ -140,15 +167,16 @@ class _Search:
     best assignment on the true costs), ``proven`` (the bound met it), the bounds
     (:class:`RelaxationBounds`) and the trajectory."""
 
-    def __init__(self, inst: GapInstance, sense: str, assign_all: bool,
-                 deadline: Optional[float], t0: Optional[float], lp_bound: Optional[float],
+    def __init__(self, call: GapCall, lp_bound: Optional[float],
                  on_round: Optional[Callable[[np.ndarray, bool], None]],
                  halt: Optional[threading.Event]) -> None:  # fmt: skip
-        self.t_start = time.perf_counter()
-        self.t0 = self.t_start if t0 is None else t0
-        self.inst, self.sense, self.assign_all = inst, sense, assign_all
+        inst, sense, assign_all = call.instance, call.sense, call.assign_all
+        self.t0 = call.t0
+        self.inst, self.sense, self.assign_all, self.seed = inst, sense, assign_all, call.seed
         self.sign = 1.0 if sense == "min" else -1.0
-        self.deadline, self.on_round, self.halt = deadline, on_round, halt
+        # the one rule: the limit counts from the call
+        self.deadline = _deadline(call.limit, call.t0)
+        self.on_round, self.halt = on_round, halt
         self.cost, self.weight, self.cap = _search_arrays(inst, sense, assign_all)
         self.m_all, self.n = self.cost.shape[0], inst.n
         self.trajectory: List[Row] = []
@@ -278,7 +306,7 @@ class _Search:
                 break
             interrupt.check()  # a batch's timeout or cancellation, between two rounds
 
-    def run(self, seed: Optional[int], iterations: Optional[int], x_lp: Optional[np.ndarray],
+    def run(self, iterations: Optional[int], x_lp: Optional[np.ndarray],
             rc: Optional[np.ndarray]) -> SearchOutcome:  # fmt: skip
         """The bounds' first steps, the start, the phases; the outcome."""
         n, deadline = self.n, self.deadline
@@ -287,7 +315,7 @@ class _Search:
         start = self.start(x_lp)
         if iterations is None:
             iterations = max(3000, 15 * n) if deadline is None else MAX_ITERATIONS
-        rng = np.array([kernel_seed(seed)], dtype=np.uint64)
+        rng = np.array([kernel_seed(self.seed)], dtype=np.uint64)
         self.incumbent = np.ascontiguousarray(start, dtype=np.int64)  # the best so far
         knobs = TabuKnobs.default(n)
         # the first penalty weight, as the kernel sets it
@@ -335,36 +363,24 @@ class _Search:
         )
 
 
-def run_search(inst: GapInstance, sense: str, assign_all: bool, deadline: Optional[float],
-               seed: Optional[int], iterations: Optional[int],
-               x_lp: Optional[np.ndarray] = None, t0: Optional[float] = None,
-               lp_bound: Optional[float] = None, rc: Optional[np.ndarray] = None,
+def run_search(call: GapCall, iterations: Optional[int], lp: Optional[LpStart] = None,
                on_round: Optional[Callable[[np.ndarray, bool], None]] = None,
                halt: Optional[threading.Event] = None) -> SearchOutcome:  # fmt: skip
     """The anytime heuristic (see the module's docstring).
 
     Parameters
     ----------
-    inst : GapInstance
-    sense : {"min", "max"}
-    assign_all : bool
-        False: a dummy agent takes what stays out.
-    deadline : float, optional
-        A :func:`time.perf_counter` value that stops the search between rounds (sized from
-        the measured speed to end before it).
-    seed : int, optional
+    call : GapCall
+        The instance, the sense, ``assign_all`` (False: a dummy agent takes what stays
+        out), the seed, and the limit counted from ``call.t0``: the deadline stops the
+        search between rounds (sized from the measured speed to end before it); ``t0``
+        also times the trajectory.
     iterations : int, optional
-        The most tabu iterations (None: ``max(3000, 15 n)`` without a deadline, unbounded
+        The most tabu iterations (None: ``max(3000, 15 n)`` without a limit, unbounded
         with one).
-    x_lp : numpy.ndarray, optional
-        The LP relaxation's solution: the rounded start.
-    t0 : float, optional
-        The call's start, for the trajectory's times (None: now).
-    lp_bound : float, optional
-        The LP bound in the caller's sense, for the trajectory and the early stop.
-    rc : numpy.ndarray, optional
-        The LP's reduced costs (:func:`.bounds.lp_relaxation`), for the core phase
-        (:func:`core_costs`).
+    lp : LpStart, optional
+        The LP relaxation's solution (the rounded start), bound and reduced costs (the
+        core phase), when solved.
     on_round : callable, optional
         ``on_round(assignment, feasible)`` with the best assignment so far (the caller must
         copy it) at the start and after every round.
@@ -375,5 +391,6 @@ def run_search(inst: GapInstance, sense: str, assign_all: bool, deadline: Option
     -------
     SearchOutcome
     """
-    search = _Search(inst, sense, assign_all, deadline, t0, lp_bound, on_round, halt)
-    return search.run(seed, iterations, x_lp, rc)
+    lp = LpStart() if lp is None else lp
+    search = _Search(call, lp.bound, on_round, halt)
+    return search.run(iterations, lp.x, lp.reduced_costs)
