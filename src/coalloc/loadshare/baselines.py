@@ -57,6 +57,7 @@ def _coalition_ff(problem: LoadSharingProblem, method: str, how: str, coalition_
     params = {"coalition_size": int(coalition_size), "backend": backend, **extra}
     offer_origins(problem, method, seed, t0, params)
     coal = initial_coalitions(problem, coalition_size, how)
+    interrupt.check()  # a deadline that passed while the coalitions were formed
     placement, _, probes, moved = first_fit(problem, coal, backend=backend)
     return placement_result(problem, method, placement, t0, seed, params, coal,
                             {"ff_probes": probes, "jobs_moved": moved})

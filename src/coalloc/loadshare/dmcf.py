@@ -420,6 +420,7 @@ def dmcf_gga(
     # ---- initial coalition structure
     init_seed = kernel_seed(seed, "init", names=STREAMS, bits=32)
     coal = initial_coalitions(sub, coalition_size, init, seed=init_seed)
+    interrupt.check()  # a deadline that passed while the coalitions were formed
     order = job_order(sub, phase2)
     sharer = _Sharer(sub, nc, backend, executor, chunks, order)
     placement = np.empty(sub.n_jobs, dtype=np.int64)
