@@ -4,6 +4,7 @@ and the three searches (core, every pair from the core's best, every pair afresh
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -123,3 +124,36 @@ def test_restart_threshold_grows_with_the_run_in_whole_steps():
     assert restart(100, 11_999) == 200 and restart(100, 12_000) == 200
     assert restart(100, 13_000) == 216 and restart(100, 13_999) == 216
     assert gap.tabu.restart_after(100, 300_000) == 5000
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(2, 6), st.integers(4, 40), st.integers(0, 999), st.integers(0, 400))
+def test_tabu_state_names_the_kernel_slots(m, n, seed, iterations):
+    """Every named slot of ``TabuState`` reads what the kernel documents there: the costs
+    of the current and best assignments, the excess of the best, the iterations done, the
+    first weight the penalties restart from; a wrong index breaks one of them."""
+    from coalloc.loadshare.gap.tabu import TabuKnobs, TabuState
+
+    inst = generate_gap("d", m, n, seed=seed)
+    cost = np.ascontiguousarray(inst.cost)
+    weight = np.ascontiguousarray(inst.weight)
+    cap = np.ascontiguousarray(inst.capacity)
+    start = np.random.default_rng(seed).integers(0, m, size=n).astype(np.int64)
+    state = TabuState.fresh(start, m, np.array([seed + 1], dtype=np.uint64))
+    assert not state.started
+    knobs = TabuKnobs.default(n)
+    assert state.run(cost, weight, cap, 0, knobs) == 0
+    assert state.started and state.iteration == 0 and np.array_equal(state.best, start)
+    state.first_weight = 2.5
+    assert np.all(state.alpha == 2.5)
+    done = state.run(cost, weight, cap, iterations, knobs)
+    assert state.iteration == done == iterations
+    assert state.first_weight == 2.5
+    cols = np.arange(n)
+    assert state.current_cost == pytest.approx(cost[state.assign, cols].sum())
+    assert state.best_cost == pytest.approx(cost[state.best, cols].sum())
+    used = np.bincount(state.best, weights=weight[state.best, cols], minlength=m)
+    excess = int(np.maximum(used - cap, 0).sum())
+    assert state.best_excess == excess
+    assert state.feasible == (excess == 0)
+    assert 0 <= state.since_best <= max(knobs.restart, iterations)

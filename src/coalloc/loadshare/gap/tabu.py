@@ -12,7 +12,7 @@ kernel's signature is unchanged (its older builds are timed against it by
 from __future__ import annotations
 
 import dataclasses
-from typing import Tuple
+from typing import Any, Tuple
 
 import numpy as np
 
@@ -110,6 +110,15 @@ class TabuKnobs:
                 self.per_agent, self.chain)  # fmt: skip
 
 
+def _slot(array: str, index: int, kind: type, doc: str) -> property:
+    """A read-only property naming slot ``index`` of the state array ``array``."""
+
+    def get(self: TabuState) -> Any:
+        return kind(getattr(self, array)[index])
+
+    return property(get, doc=doc)
+
+
 @dataclasses.dataclass
 class TabuState:
     """A tabu search's whole resumable state: the arrays the kernel reads and writes.
@@ -163,46 +172,19 @@ class TabuState:
                                   iterations, *knobs.as_args())  # fmt: skip
 
     # istate's slots
-    @property
-    def iteration(self) -> int:
-        """Iterations done since the state was set up."""
-        return int(self.istate[0])
-
-    @property
-    def since_best(self) -> int:
-        """Iterations since the last new best (a restart at :attr:`TabuKnobs.restart`)."""
-        return int(self.istate[1])
-
-    @property
-    def swap_start(self) -> int:
-        """The first item whose swaps the next iteration tries (cycling)."""
-        return int(self.istate[2])
-
-    @property
-    def best_excess(self) -> int:
-        """The capacity excess of :attr:`best` (0 once feasible)."""
-        return int(self.istate[3])
-
-    @property
-    def feasible(self) -> bool:
-        """Whether :attr:`best` keeps every capacity."""
-        return bool(self.istate[4])
-
-    @property
-    def started(self) -> bool:
-        """Whether the kernel has set the state up (False: the next call does)."""
-        return bool(self.istate[5])
-
+    iteration = _slot("istate", 0, int, "Iterations done since the state was set up.")
+    since_best = _slot("istate", 1, int, "Iterations since the last new best (a restart at "
+                       ":attr:`TabuKnobs.restart`).")  # fmt: skip
+    swap_start = _slot("istate", 2, int, "The first item whose swaps the next iteration "
+                       "tries (cycling).")  # fmt: skip
+    best_excess = _slot("istate", 3, int, "The capacity excess of :attr:`best` (0 once "
+                        "feasible).")  # fmt: skip
+    feasible = _slot("istate", 4, bool, "Whether :attr:`best` keeps every capacity.")
+    started = _slot("istate", 5, bool, "Whether the kernel has set the state up (False: the "
+                    "next call does).")  # fmt: skip
     # dstate's slots
-    @property
-    def current_cost(self) -> float:
-        """The cost of :attr:`assign`."""
-        return float(self.dstate[0])
-
-    @property
-    def best_cost(self) -> float:
-        """The cost of :attr:`best`."""
-        return float(self.dstate[1])
+    current_cost = _slot("dstate", 0, float, "The cost of :attr:`assign`.")
+    best_cost = _slot("dstate", 1, float, "The cost of :attr:`best`.")
 
     @property
     def first_weight(self) -> float:
