@@ -93,7 +93,7 @@ def fresh(case: str, method: str, limit: float | None, gapdata: str | None) -> d
 
 
 CASES = [
-    ("paper:30000,1", ["bfd", "dmcf-gga", "fcfs", "fcfs-ff", "round-robin"]),
+    ("paper:30000,1", ["portfolio", "bfd", "dmcf-gga", "fcfs", "fcfs-ff", "round-robin"]),
     ("paper:20,1", ["exact"]),
     ("odd:", ["exact"]),
     ("yagiura:d40400", ["heuristic", "exact"]),

@@ -3,7 +3,7 @@ build of the kernel when one is given.
 
 The search runs as ``solve_gap(method="heuristic")`` runs it (minimisation, every item
 assigned: float64 costs, int64 weights and capacities; the knobs of
-:mod:`coalloc.loadshare.gap`: tenure, swap items, growth, restart, shake, per-agent weights,
+:mod:`coalloc.loadshare.gap.tabu`: tenure, swap items, growth, restart, shake, per-agent weights,
 chain), from the costs' greedy start polished by ``shift_descent``: ``--warmup`` times the
 instance's iterations untimed (past the start's first descent), then its iterations timed
 (``--scale`` times the table below). With ``--old PATH`` (a copy of an older
@@ -35,7 +35,12 @@ import time
 import numpy as np
 
 from bench.shared._progress import add_quiet, bar, say
-from coalloc.loadshare import _gapls, gap, read_gap, solve_gap
+from coalloc.loadshare import _gapls, read_gap, solve_gap
+from coalloc.loadshare.gap import lagrangian, search, tabu
+from coalloc.loadshare.gap.tabu import TabuKnobs
+
+#: The modules of the GAP method that call the kernels (``--solve`` swaps them in all).
+KERNEL_USERS = (tabu, lagrangian, search)
 
 #: instance -> tabu iterations timed (about 0.2-0.5 s of the old kernel each)
 INSTANCES = {
@@ -67,8 +72,7 @@ def arrays(inst):
 
 
 def knobs(n: int) -> tuple:
-    return (gap._TENURE, gap._restart(n), gap._SWAP_ITEMS, gap._GROWTH, gap._SHAKE,
-            bool(gap._PER_AGENT), gap._CHAIN)  # fmt: skip
+    return TabuKnobs.default(n).as_args()
 
 
 def run(mod, cost, weight, cap, start, iterations, warmup, seed=1):
@@ -163,12 +167,14 @@ def main(argv=None):
         got = {name: [] for name, _ in kernels}
         for _ in bar(range(args.repeats), desc="solve_gap", unit="round"):
             for name, mod in kernels:
-                saved = gap._gapls
-                gap._gapls = mod  # this kernel for this call only
+                saved = [user._gapls for user in KERNEL_USERS]
+                for user in KERNEL_USERS:
+                    user._gapls = mod  # this kernel for this call only
                 try:
                     res = solve_gap(inst, method="heuristic", time_limit=args.solve, seed=0)
                 finally:
-                    gap._gapls = saved
+                    for user, kern in zip(KERNEL_USERS, saved):
+                        user._gapls = kern
                 got[name].append((res.iterations["tabu_iterations"], res.objective))
         for name, runs in got.items():
             its = statistics.median(r[0] for r in runs)

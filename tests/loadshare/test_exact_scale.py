@@ -223,7 +223,7 @@ def test_gap_exact_is_never_worse_than_the_heuristic_it_started_from(monkeypatch
     heur = solve_gap(inst, "heuristic", seed=0)
     assert heur.status == "feasible"
     fake = stopped_without_solution if how == "none" else stopped_with_a_bad_incumbent(inst)
-    monkeypatch.setattr(gap, "run_milp", fake)
+    monkeypatch.setattr(gap.solver, "run_milp", fake)
     res = solve_gap(inst, "exact", solver="highs", seed=0)
     assert res.status == "time_limit" and res.has_solution
     rep = verify_gap(inst, res.assignment, claimed=res.objective)
@@ -246,7 +246,7 @@ def test_gap_exact_contradicted_proof_is_dropped(monkeypatch):
         out.status, out.bound = "optimal", 1e9
         return out
 
-    monkeypatch.setattr(gap, "run_milp", claims_optimal)
+    monkeypatch.setattr(gap.solver, "run_milp", claims_optimal)
     res = solve_gap(inst, "exact", solver="highs", seed=0)
     # the solver's bound is dropped; the heuristic's own LP/Lagrangian bound may remain
     assert res.status == "feasible" and (res.bound is None or res.bound <= res.objective)

@@ -64,7 +64,7 @@ def test_answer_depends_on_the_iterations_only(monkeypatch):
     phases end on the clock: its iterations no longer replay it.)"""
     inst = generate_gap("d", 6, 60, seed=3)
     ref = solve_gap(inst, "heuristic", iterations=2500, seed=7)
-    monkeypatch.setattr(gap, "_ROUND_ITERATIONS", 37)
+    monkeypatch.setattr(gap.search, "_ROUND_ITERATIONS", 37)
     again = solve_gap(inst, "heuristic", iterations=2500, seed=7)
     for key in ("tabu_iterations", "core_iterations"):  # (the bound's steps go by rounds)
         assert again.iterations[key] == ref.iterations[key]
@@ -80,12 +80,12 @@ def test_lagrangian_bound_is_a_bound(kind, m, n, seed, sense):
     one; CP-SAT's proven optimum is the referee."""
     inst = generate_gap(kind, m, n, seed=seed)
     ex = solve_gap(inst, "exact", sense=sense, time_limit=30)
-    old = gap._LP_SHARE
-    gap._LP_SHARE = 0.0
+    old = gap.heuristic._LP_SHARE
+    gap.heuristic._LP_SHARE = 0.0
     try:
         h = solve_gap(inst, "heuristic", sense=sense, time_limit=30, iterations=500, seed=0)
     finally:
-        gap._LP_SHARE = old
+        gap.heuristic._LP_SHARE = old
     if ex.status == "infeasible":
         assert h.assignment is None
         return
@@ -112,12 +112,12 @@ def test_knapsack_bound_passes_the_lp_and_stays_below_the_optimum(seed):
     lp = gap.gap_bound(inst)
     assert h.iterations["knapsack_iterations"] > 0
     assert lp < h.bound <= ex.objective
-    old = gap._KNAP_STEP_CELLS
-    gap._KNAP_STEP_CELLS = -1  # no knapsack steps
+    old = gap.lagrangian._KNAP_STEP_CELLS
+    gap.lagrangian._KNAP_STEP_CELLS = -1  # no knapsack steps
     try:
         plain = solve_gap(inst, iterations=2000, seed=3)
     finally:
-        gap._KNAP_STEP_CELLS = old
+        gap.lagrangian._KNAP_STEP_CELLS = old
     assert plain.iterations["knapsack_iterations"] == 0 and plain.bound == lp
     assert np.array_equal(plain.assignment, h.assignment)
 
@@ -134,14 +134,14 @@ def test_timed_exact_is_never_worse_than_its_hint_and_never_empty(monkeypatch):
     """Item 2 with a time limit: the hint is the heuristic's best within its share; the
     exact answer is at least as good, holds an assignment, and says each part's time."""
     hints = []
-    real = gap._heuristic
+    real = gap.heuristic.run_search
 
     def record(*args, **kwargs):
         out = real(*args, **kwargs)
         hints.append(out)
         return out
 
-    monkeypatch.setattr(gap, "_heuristic", record)
+    monkeypatch.setattr(gap.heuristic, "run_search", record)
     inst = generate_gap("d", 20, 200, seed=5)
     res = solve_gap(inst, "exact", time_limit=4, seed=0)
     assert len(hints) == 1 and hints[0].feasible
@@ -188,7 +188,7 @@ def test_an_lp_stopped_at_its_cap_leaves_the_search_its_time(monkeypatch):
     inst = generate_gap("d", 10, 100, seed=4)
     res = solve_gap(inst, "heuristic", time_limit=2, seed=0)
     # capped at its share of the limit, counted from the call (issue 36: after the import)
-    assert caps and 0 < caps[0] <= gap._LP_SHARE * 2
+    assert caps and 0 < caps[0] <= gap.heuristic._LP_SHARE * 2
     # the limit ends the search (issue 36: status time_limit, with the best assignment)
     assert res.status in ("time_limit", "optimal") and "LP relaxation" not in res.message
     assert verify_gap(inst, res.assignment, claimed=res.objective).ok

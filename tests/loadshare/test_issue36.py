@@ -137,14 +137,14 @@ def test_the_timed_exact_method_is_never_worse_than_its_heuristic(monkeypatch):
     """The exact method runs the heuristic for the whole limit beside the solver and keeps
     the better: its objective is at most the heuristic's of the same call."""
     seen = []
-    real = gapmod._solve_heuristic
+    real = gapmod.exact.solve_heuristic
 
     def record(*args, **kwargs):
         out = real(*args, **kwargs)
         seen.append(out)
         return out
 
-    monkeypatch.setattr(gapmod, "_solve_heuristic", record)
+    monkeypatch.setattr(gapmod.exact, "solve_heuristic", record)
     inst = ls.generate_gap("d", 10, 150, seed=5)
     res = ls.solve_gap(inst, "exact", time_limit=1.0, seed=0)
     assert len(seen) == 1 and seen[0].assignment is not None

@@ -328,6 +328,7 @@ _TWINS = {
     "loadshare._dmcf.best_fit_decreasing": "dmcf.best_fit_decreasing",
     "loadshare._dmcf.first_fit_all": "dmcf.first_fit_all",
     "loadshare._dmcf.migrate": "dmcf.migrate",
+    "loadshare._dmcf.size_order": "dmcf.size_order",
     "loadshare._gapls.tabu_search": "gapls.tabu_search",
     "loadshare._gapls.subgradient": "gapls.subgradient",
     "loadshare._gapls.shift_descent": "gapls.shift_descent",

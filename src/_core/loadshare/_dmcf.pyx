@@ -299,3 +299,88 @@ cdef inline pair[double, int64_t] deref_it(cset[pair[double, int64_t]].iterator 
 
 cdef inline pair[double, int64_t] deref_last(cset[pair[double, int64_t]]& s) noexcept nogil:
     return cython_deref(s.rbegin())
+
+
+def size_order(
+    const double[::1] job_size,     # IN  (J,)  finite, validated by the model
+    int64_t[::1] order,             # OUT (J,)  every job, largest first (ties: arrival order)
+):
+    """Every job, largest first, ties in arrival order: ``np.argsort(-job_size,
+    kind="stable")`` (the twin), stopped by a time limit or Ctrl-C.
+
+    A bottom-up merge sort (insertion sort on runs of 32, then merges of doubling width)
+    that polls the deadline every 2048 elements: NumPy's sort cannot be interrupted, and
+    563,000 jobs took 0.1-0.9 s to sort under load, before any deadline was looked at
+    (issue 36). Stopped, ``order`` is left unwritten and the pending error is raised.
+    """
+    cdef Py_ssize_t J = job_size.shape[0]
+    cdef Py_ssize_t i, j, lo, mid, hi, a, b, o, width
+    cdef Py_ssize_t run = 32
+    cdef vector[double] key, key2
+    cdef vector[int64_t] idx, idx2
+    cdef double v
+    cdef int64_t x
+    cdef bint halted = False
+    if order.shape[0] != J:
+        raise ValueError("size_order: inconsistent array lengths")
+    cdef Poll poll = Poll(2048)      # once per merged element
+    cdef Poll poll_runs = Poll(64)   # once per run of 32 sorted by insertion
+    with nogil:
+        # a deadline already past: no buffers (touching 18 MB of new memory for 563,000 jobs
+        # took tens of ms under load)
+        halted = poll_runs.stop_now()
+        if not halted:
+            key.resize(J)
+            idx.resize(J)
+        for i in range(J if not halted else 0):
+            key[i] = job_size[i]
+            idx[i] = i
+        lo = 0
+        while lo < J and not halted:  # runs of `run` jobs, by insertion (stable)
+            hi = lo + run if lo + run < J else J
+            for i in range(lo + 1, hi):
+                v = key[i]
+                x = idx[i]
+                j = i
+                while j > lo and key[j - 1] < v:
+                    key[j] = key[j - 1]
+                    idx[j] = idx[j - 1]
+                    j -= 1
+                key[j] = v
+                idx[j] = x
+            halted = poll_runs.stop()
+            lo = hi
+        if not halted:
+            key2.resize(J)
+            idx2.resize(J)
+        width = run
+        while width < J and not halted:  # merges of doubling width (left first on ties)
+            lo = 0
+            while lo < J and not halted:
+                mid = lo + width if lo + width < J else J
+                hi = lo + 2 * width if lo + 2 * width < J else J
+                a = lo
+                b = mid
+                o = lo
+                while o < hi:
+                    if b >= hi or (a < mid and not (key[b] > key[a])):
+                        key2[o] = key[a]
+                        idx2[o] = idx[a]
+                        a += 1
+                    else:
+                        key2[o] = key[b]
+                        idx2[o] = idx[b]
+                        b += 1
+                    o += 1
+                    if poll.stop():
+                        halted = True
+                        break
+                lo = hi
+            key.swap(key2)
+            idx.swap(idx2)
+            width *= 2
+        if not halted:
+            for i in range(J):
+                order[i] = idx[i]
+    if poll.stopped() or poll_runs.stopped():
+        coalloc_raise_interrupt()

@@ -21,17 +21,14 @@ See ``coalloc docs loadshare``.
 from .._shared.family import FamilySpec as _Spec
 from .._shared.family import register_family as _register
 from . import generators
+from .baselines import best_fit, fcfs, fcfs_ff, round_robin
 from .dmcf import (
     DEFAULTS,
     PROCEDURES,
     ROUNDS,
-    best_fit,
     dmcf_gga,
-    fcfs,
-    fcfs_ff,
     first_fit,
     initial_coalitions,
-    round_robin,
 )
 from .exact import share_exact
 from .explain import explain_gap, explain_share

@@ -1,7 +1,8 @@
 """Type stub for ``coalloc.loadshare._dmcf`` (src/_core/loadshare/_dmcf.pyx).
 
 The DMCF-GGA generation step (conditional migration, first fit per coalition) and the
-default method's best-fit balancer; NumPy twins in :mod:`coalloc.loadshare._reference.dmcf`.
+default method's best-fit balancer and its size order (a sort that polls the deadline);
+NumPy twins in :mod:`coalloc.loadshare._reference.dmcf`.
 """
 
 from typing import Tuple
@@ -40,3 +41,4 @@ def best_fit_decreasing(
     placement: npt.ArrayLike,
     keep: bool = True,
 ) -> int: ...
+def size_order(job_size: npt.ArrayLike, order: npt.ArrayLike) -> None: ...

@@ -1,4 +1,4 @@
-"""DMCF-GGA (Hovey & Jung, section 3.2) and the load-sharing baselines of section 4.2.3.
+"""DMCF-GGA (Hovey & Jung, section 3.2): coalitions, Phase I and Phase II.
 
 Phase I evolves one chromosome (the coalition id of every node-agent) by conditional
 migration (Algorithm 3) against the coalition snapshot the cm-agents exchanged at the end of
@@ -6,9 +6,9 @@ the previous generation; Phase II shares the jobs inside every coalition by firs
 fitness of a generation is the total first-fit throughput; the best coalition structure is
 kept, and the run stops after ``patience`` (100) generations without an increase.
 
-Baselines: ``fcfs`` (no sharing), ``fcfs-ff`` (coalitions formed first come first served,
-first fit inside), ``round-robin`` (nodes dealt to coalitions in turn, first fit inside) and
-``bfd`` (the default: a central best-fit-decreasing balancer, no coalitions).
+The baselines of section 4.2.3 (``fcfs``, ``fcfs-ff``, ``round-robin``) and the default's
+best fit decreasing are in :mod:`coalloc.loadshare.baselines`; they share this module's
+coalitions and first fit.
 """
 
 from __future__ import annotations
@@ -23,19 +23,14 @@ import numpy as np
 from .._shared import interrupt
 from .._shared.params import check_backend, integer, number, offer_incumbent
 from .._shared.progress import progress as _progress
-from .._shared.result import relative_gap
-from .._shared.seeding import check_seed, kernel_seed, resolve_seed
+from .._shared.seeding import kernel_seed, resolve_seed
 from . import _dmcf
 from ._reference import dmcf as _twin
 from .model import LoadSharingProblem, throughput_of
-from .result import ShareResult
+from .result import ShareResult, offer_origins, share_gap
 
 __all__ = [
     "dmcf_gga",
-    "fcfs",
-    "fcfs_ff",
-    "round_robin",
-    "best_fit",
     "initial_coalitions",
     "first_fit",
     "job_order",
@@ -404,6 +399,10 @@ def dmcf_gga(
     cap = problem.capacity
     cap_ref = float(cap.mean())
 
+    # every job at its origin: the answer of a limit that passes before the first Phase II
+    # (the jobs' size order, sorted below, stops at the deadline)
+    offer_origins(problem, "dmcf-gga", seed, t0)
+
     # ---- DistributedInitializeSystem (Algorithm 2): the arrival cutoff
     if th_i is None:
         shared = np.ones(problem.n_jobs, dtype=bool)
@@ -421,11 +420,11 @@ def dmcf_gga(
     # ---- initial coalition structure
     init_seed = kernel_seed(seed, "init", names=STREAMS, bits=32)
     coal = initial_coalitions(sub, coalition_size, init, seed=init_seed)
+    interrupt.check()  # a deadline that passed while the coalitions were formed
     order = job_order(sub, phase2)
     sharer = _Sharer(sub, nc, backend, executor, chunks, order)
     placement = np.empty(sub.n_jobs, dtype=np.int64)
     tp = np.zeros(nc)
-    _offer_origins(problem, "dmcf-gga", seed, t0)
     ff_probes, _ = sharer.run(coal, np.ones(nc, dtype=np.uint8), placement, tp)
     best = float(tp.sum())
     best_coal = coal.copy()
@@ -490,7 +489,7 @@ def dmcf_gga(
                         "jobs_moved_max_coalition": critical,
                         "deferred_jobs": int((~shared).sum())},  # fmt: skip
             objective=throughput,
-            gap=_gap(throughput, bound),
+            gap=share_gap(throughput, bound),
             coalition=best_coal,
             migrations=migrations,
             generations=g,
@@ -563,214 +562,3 @@ def _cutoff(problem: LoadSharingProblem, th_i: float) -> np.ndarray:
         if abs(t[o] - cap[o]) < th_i * cap[o]:
             closed[o] = True
     return keep
-
-
-def _offer_origins(problem: LoadSharingProblem, method: str, seed: Any, t0: float,
-                   params: Optional[dict] = None) -> None:  # fmt: skip
-    """Offer a time limit in force the placement every method starts from: every job on
-    its origin node (FCFS's). It is a placement :func:`verify_placement` accepts (one node
-    for every job), so a method stopped before its own first placement still returns one,
-    as good as no sharing at all; a method that places jobs one by one in a kernel does not
-    offer its half-built placement (the kernel's state is lost when the limit stops it)."""
-    offer_incumbent(lambda: _simple(problem, method, problem.job_origin.copy(), t0, seed,
-                                    dict(params or {}), iterations={"jobs_moved": 0}))  # fmt: skip
-
-
-def _gap(throughput: float, bound: float) -> float:
-    return relative_gap(throughput, bound, sense="max")
-
-
-def _simple(problem, method, placement, t0, seed, params, coalition=None, iterations=None):
-    tput = throughput_of(problem, placement)
-    return ShareResult(
-        status="feasible", message="", method=method, placement=placement, throughput=tput,
-        bound=problem.bound, seed=seed, params=params,
-        timings={"total": time.perf_counter() - t0}, iterations=iterations or {},
-        objective=tput, gap=_gap(tput, problem.bound), coalition=coalition,
-    )  # fmt: skip
-
-
-def fcfs(problem: LoadSharingProblem, *, seed: Optional[int] = None) -> ShareResult:
-    """No sharing: every job runs where it arrived (Condor's first come first served).
-
-    Parameters
-    ----------
-    problem : LoadSharingProblem
-        The grid and its jobs.
-    seed : int, optional
-        Recorded in the result (nothing is drawn at random).
-
-    Returns
-    -------
-    ShareResult
-        ``placement`` equal to the jobs' origins.
-
-    Examples
-    --------
-    >>> from coalloc.loadshare import LoadSharingProblem, fcfs
-    >>> fcfs(LoadSharingProblem([10, 10], [15, 1], [0, 1])).throughput
-    11.0
-    """
-    t0 = time.perf_counter()
-    return _simple(problem, "fcfs", problem.job_origin.copy(), t0, check_seed(seed), {})
-
-
-def _coalition_ff(problem, method, how, coalition_size, seed, backend, **extra):
-    t0 = time.perf_counter()
-    params = {"coalition_size": int(coalition_size), "backend": backend, **extra}
-    _offer_origins(problem, method, check_seed(seed), t0, params)
-    coal = initial_coalitions(problem, coalition_size, how)
-    placement, _, probes, moved = first_fit(problem, coal, backend=backend)
-    return _simple(problem, method, placement, t0, check_seed(seed),
-                   {"coalition_size": int(coalition_size), "backend": backend, **extra}, coal,
-                   {"ff_probes": probes, "jobs_moved": moved})  # fmt: skip
-
-
-def fcfs_ff(problem: LoadSharingProblem, *, coalition_size: int = 23, seed: Optional[int] = None,
-            backend: str = "compiled") -> ShareResult:  # fmt: skip
-    """Coalitions formed first come first served (report order, consecutive), first fit inside.
-
-    Parameters
-    ----------
-    problem : LoadSharingProblem
-        The grid and its jobs.
-    coalition_size : int
-        Nodes per coalition; ``ceil(n / coalition_size)`` coalitions.
-    seed : int, optional
-        Recorded in the result (the method draws nothing at random).
-    backend : {"compiled", "numpy"}
-        The compiled first fit or its NumPy twin.
-
-    Returns
-    -------
-    ShareResult
-        The placement, its throughput and the coalitions.
-
-    Raises
-    ------
-    ValueError, TypeError
-        A bad ``coalition_size``, ``seed`` or ``backend``.
-
-    Examples
-    --------
-    >>> from coalloc.loadshare import generators, fcfs_ff
-    >>> prob = generators.paper_setup(n_nodes=100, seed=1)
-    >>> fcfs_ff(prob).throughput >= prob.fcfs_throughput
-    True
-    """
-    return _coalition_ff(problem, "fcfs-ff", "arrival", coalition_size, seed, backend)
-
-
-def round_robin(problem: LoadSharingProblem, *, coalition_size: int = 23,
-                seed: Optional[int] = None, backend: str = "compiled",
-                deal: str = "ring") -> ShareResult:  # fmt: skip
-    """Round robin (the paper's RR baseline): coalitions formed by a pass round the ring of
-    nodes, first fit inside.
-
-    The paper does not say how round robin forms coalitions. ``deal="ring"`` (the default,
-    which reproduces the paper's Fig. 8b within 3 %) passes a token once round the ring of
-    nodes in node-id order, where the nodes of an administrative domain are consecutive; the
-    coalition being formed takes every node the token visits until it holds
-    ``coalition_size`` (the last holds the rest). It does not depend on when
-    jobs arrive. ``deal="turn"`` deals the nodes to the coalitions in turn instead (node ``i``
-    to coalition ``i mod k``); ``docs/loadshare.md`` tabulates both.
-
-    Parameters
-    ----------
-    problem : LoadSharingProblem
-        The grid and its jobs.
-    coalition_size : int
-        Nodes per coalition; ``ceil(n / coalition_size)`` coalitions.
-    seed : int, optional
-        Recorded in the result (the method draws nothing at random).
-    backend : {"compiled", "numpy"}
-        The compiled first fit or its NumPy twin.
-    deal : {"ring", "turn"}, default "ring"
-        How the nodes are dealt to the coalitions (above).
-
-    Returns
-    -------
-    ShareResult
-        The placement, its throughput and the coalitions.
-
-    Raises
-    ------
-    ValueError, TypeError
-        A bad ``coalition_size``, ``seed``, ``backend`` or ``deal``.
-
-    Examples
-    --------
-    >>> from coalloc.loadshare import generators, round_robin
-    >>> prob = generators.paper_setup(n_nodes=100, seed=1)
-    >>> round_robin(prob).throughput <= prob.bound
-    True
-    """
-    if deal not in _DEALS:
-        raise ValueError(f"deal must be one of {_DEALS}, got {deal!r}")
-    how = "ring" if deal == "ring" else "round-robin"
-    return _coalition_ff(problem, "round-robin", how, coalition_size, seed, backend, deal=deal)
-
-
-def best_fit(problem: LoadSharingProblem, *, coalition_size: Optional[int] = None,
-             seed: Optional[int] = None, backend: str = "compiled") -> ShareResult:  # fmt: skip
-    """The default method: keep what fits at the origin, best fit decreasing for the rest.
-
-    Central (no coalitions; ``coalition_size`` is accepted and ignored). Every node keeps
-    the jobs that fit whole in its capacity, in arrival order; the other jobs, largest
-    first, go to the node with the least remaining capacity that holds them whole, else to
-    the node with the most remaining capacity (their excess queues there). It reaches the
-    bound whenever the pooled jobs can fill every node or all fit. When it falls short of
-    the bound, the same best fit without keeping any job at its origin is tried too and the
-    better placement returned.
-
-    Parameters
-    ----------
-    problem : LoadSharingProblem
-        The grid and its jobs.
-    coalition_size : int, optional
-        Accepted for a uniform call and ignored (checked to be a positive integer).
-    seed : int, optional
-        Recorded in the result (nothing is drawn at random).
-    backend : {"compiled", "numpy"}
-        The compiled best fit or its NumPy twin.
-
-    Returns
-    -------
-    ShareResult
-        The placement and its throughput.
-
-    Raises
-    ------
-    ValueError, TypeError
-        A bad ``coalition_size``, ``seed`` or ``backend``.
-
-    Examples
-    --------
-    >>> from coalloc.loadshare import generators, best_fit
-    >>> prob = generators.paper_setup(n_nodes=100, seed=1)
-    >>> best_fit(prob).throughput >= 0.999 * prob.bound
-    True
-    """
-    t0 = time.perf_counter()
-    kern = _kernels(backend)
-    if coalition_size is not None:
-        integer(coalition_size, "coalition_size", 1)
-    seed = check_seed(seed)
-    _offer_origins(problem, "bfd", seed, t0, {"backend": backend})
-    order = problem.size_order()
-    interrupt.check()  # a time limit that passed while the jobs were sorted
-    placement = np.empty(problem.n_jobs, dtype=np.int64)
-    moved = kern.best_fit_decreasing(problem.capacity, problem.job_size, problem.job_origin,
-                                     order, placement, True)  # fmt: skip
-    first = (placement.copy(), int(moved))
-    offer_incumbent(lambda: _simple(problem, "bfd", first[0].copy(), t0, seed,
-                                    {"backend": backend},
-                                    iterations={"jobs_moved": first[1]}))  # fmt: skip
-    if throughput_of(problem, placement) < problem.bound * (1 - 1e-12):
-        other = np.empty(problem.n_jobs, dtype=np.int64)
-        moved2 = kern.best_fit_decreasing(problem.capacity, problem.job_size,
-                                          problem.job_origin, order, other, False)  # fmt: skip
-        if throughput_of(problem, other) > throughput_of(problem, placement):
-            placement, moved = other, moved2
-    return _simple(problem, "bfd", placement, t0, seed, {"backend": backend},
-                   iterations={"jobs_moved": int(moved)})  # fmt: skip

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from .._shared.milp import Rejected, import_solver, run_milp
 from .._shared.params import check_exact_options, choice
 from .._shared.result import relative_gap
-from .dmcf import best_fit
+from .baselines import best_fit
 from .model import LoadSharingProblem, throughput_of
 from .result import ShareResult
 from .verify import verify_placement

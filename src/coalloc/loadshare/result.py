@@ -3,14 +3,23 @@ generalized assignment problem's :class:`GapResult`."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional
 
 import numpy as np
 
-from .._shared.result import Result, jsonable, stopped_fields
+from .._shared.params import offer_incumbent
+from .._shared.result import Result, jsonable, relative_gap, stopped_fields
 
-__all__ = ["ShareResult", "GapResult", "stopped_result"]
+__all__ = [
+    "ShareResult",
+    "GapResult",
+    "stopped_result",
+    "placement_result",
+    "offer_origins",
+    "share_gap",
+]
 
 
 @dataclass(kw_only=True, eq=False)
@@ -190,4 +199,85 @@ def stopped_result(problem: Any, **stop: Any) -> ShareResult:
     return ShareResult(
         placement=placement, throughput=throughput_of(problem, placement), bound=problem.bound,
         **stopped_fields(**stop),
+    )  # fmt: skip
+
+
+def offer_origins(problem: Any, method: str, seed: Any, t0: float,
+                   params: Optional[dict] = None) -> None:  # fmt: skip
+    """Offer a time limit in force the placement every method starts from: every job on
+    its origin node (FCFS's). It is a placement :func:`verify_placement` accepts (one node
+    for every job), so a method stopped before its own first placement still returns one,
+    as good as no sharing at all; a method that places jobs one by one in a kernel does not
+    offer its half-built placement (the kernel's state is lost when the limit stops it).
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+        The grid and its jobs.
+    method : str
+        The method's name, for the result.
+    seed : int or None
+        Recorded in the result.
+    t0 : float
+        The call's start (a :func:`time.perf_counter` value).
+    params : dict, optional
+        The parameters the result records (copied).
+    """
+    offer_incumbent(lambda: placement_result(problem, method, problem.job_origin.copy(), t0,
+                                             seed, dict(params or {}),
+                                             iterations={"jobs_moved": 0}))  # fmt: skip
+
+
+def share_gap(throughput: float, bound: float) -> float:
+    """The relative gap of a throughput to its bound (a maximisation).
+
+    Parameters
+    ----------
+    throughput, bound : float
+        The placement's throughput and the bound it is measured against.
+
+    Returns
+    -------
+    float
+        :func:`coalloc._shared.result.relative_gap` with ``sense="max"``.
+    """
+    return relative_gap(throughput, bound, sense="max")
+
+
+def placement_result(problem: Any, method: str, placement: np.ndarray, t0: float, seed: Any,
+                     params: dict, coalition: Optional[np.ndarray] = None,
+                     iterations: Optional[dict] = None) -> ShareResult:  # fmt: skip
+    """The :class:`ShareResult` of a complete placement (status ``feasible``; the caller's
+    settle applies the status rule), timed from ``t0``.
+
+    Parameters
+    ----------
+    problem : LoadSharingProblem
+        The grid and its jobs.
+    method : str
+        The method's name.
+    placement : numpy.ndarray of int64, shape (J,)
+        The node of every job (kept, not copied).
+    t0 : float
+        The call's start (a :func:`time.perf_counter` value).
+    seed : int or None
+    params : dict
+        The parameters the result records.
+    coalition : numpy.ndarray, optional
+        The coalition of every node (coalition methods).
+    iterations : dict, optional
+        The method's counters.
+
+    Returns
+    -------
+    ShareResult
+    """
+    from .model import throughput_of
+
+    tput = throughput_of(problem, placement)
+    return ShareResult(
+        status="feasible", message="", method=method, placement=placement, throughput=tput,
+        bound=problem.bound, seed=seed, params=params,
+        timings={"total": time.perf_counter() - t0}, iterations=iterations or {},
+        objective=tput, gap=share_gap(tput, problem.bound), coalition=coalition,
     )  # fmt: skip

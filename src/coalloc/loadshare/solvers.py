@@ -14,8 +14,9 @@ from .._shared.params import check_keywords, check_method, choice, timed_method
 from .._shared.result import settle
 from .._shared.schema import AnyValue, Int, ListOf, Num, Obj, Str, check
 from .._shared.seeding import check_seed
+from .baselines import best_fit, fcfs, fcfs_ff, round_robin
 from .constraints import GAP_PARAMS, PARAMS
-from .dmcf import best_fit, dmcf_gga, fcfs, fcfs_ff, round_robin
+from .dmcf import dmcf_gga
 from .exact import share_exact
 from .gap import GapInstance, GapResult, solve_gap
 from .model import LoadSharingProblem

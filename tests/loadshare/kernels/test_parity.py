@@ -82,6 +82,38 @@ def test_best_fit_parity(seed, n, J, keep):
     assert np.all((res[0][1] >= 0) & (res[0][1] < n))
 
 
+
+@settings(deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 3000), st.sampled_from(["real", "ties", "zeros"]))
+def test_size_order_matches_twin(seed, J, kind):
+    """The polled merge sort gives NumPy's stable order of ``-size`` (ties in arrival order,
+    0.0 and -0.0 equal), across the run (32) and merge-width boundaries."""
+    rng = np.random.default_rng(seed)
+    if kind == "real":
+        size = rng.uniform(0, 300, size=J)
+    elif kind == "ties":
+        size = rng.integers(0, 4, size=J).astype(np.float64)
+    else:
+        size = np.where(rng.random(J) < 0.5, 0.0, -0.0)
+    res = []
+    for mod in (_dmcf, twin):
+        order = np.full(J, -1, dtype=np.int64)
+        mod.size_order(size, order)
+        res.append(order)
+    np.testing.assert_array_equal(res[0], res[1])
+
+
+def test_size_order_stops_at_the_deadline_and_writes_nothing():
+    """A deadline that has passed stops the sort; the output is left as it was."""
+    from coalloc._shared import interrupt
+
+    size = np.random.default_rng(0).uniform(0, 300, size=200_000)
+    order = np.full(size.shape[0], -1, dtype=np.int64)
+    with pytest.raises(TimeoutError):
+        with interrupt.Scope(timeout=1e-9):
+            _dmcf.size_order(size, order)
+    assert np.all(order == -1)
+
 def _gap_data(rng, m, n):
     cost = rng.integers(-20, 50, size=(m, n)).astype(np.float64)
     weight = rng.integers(0, 30, size=(m, n)).astype(np.int64)

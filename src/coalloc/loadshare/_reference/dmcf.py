@@ -150,3 +150,8 @@ def best_fit_decreasing(node_cap, job_size, job_origin, size_order, placement, k
             bisect.insort(free, (rem[i], i))
         moved += i != o
     return moved
+
+
+def size_order(job_size, order):
+    """Twin of ``_dmcf.size_order``: every job, largest first, ties in arrival order."""
+    order[:] = np.argsort(-np.asarray(job_size), kind="stable")

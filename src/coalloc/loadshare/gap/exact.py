@@ -1,0 +1,259 @@
+"""The GAP exact method: the heuristic and the integer-programming solver, the better
+answer of the two, the tighter valid bound.
+
+Without a limit: the heuristic (its default iterations), then the solver from its
+assignment. With one: the heuristic for the whole limit, and from ``HINT_SHARE`` of it the
+solver beside it in a thread (:class:`.solver.SolverThread`, the heuristic's best
+assignment as its start); a proof from either ends both.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Optional
+
+import numpy as np
+
+from ..._shared.result import relative_gap, settle
+from ..result import GapResult
+from ..verify import verify_gap
+from .heuristic import solve_heuristic
+from .model import GapCall, objective
+from .solver import Outcome, SolverThread, solver_outcome
+
+__all__ = ["solve_exact", "HINT_SHARE"]
+
+#: The share of an exact call's time limit after which the solver starts beside the
+#: heuristic (from the heuristic's best assignment at that moment).
+HINT_SHARE = 0.25
+#: The timed exact method starts its solver only when the solver's import (when not yet
+#: imported) and model building, estimated from the instance's size, take at most
+#: ``_SOLVER_FIT`` of the time the solver would have: on 80 x 1600 (128,000 pairs) the
+#: CP-SAT model took 7 s to build on a loaded two-core machine (21 us per variable), time
+#: the heuristic beside it uses better.
+_SOLVER_SECONDS_PER_PAIR, _SOLVER_IMPORT_SECONDS, _SOLVER_FIT = 4e-5, 0.5, 0.5
+#: The share of the overrun allowance (``max(0.05 s, 0.05 T)``) kept back from the solver's
+#: time limit for its own overrun (stopping, reading the solution back, the check).
+_SOLVER_MARGIN = 0.5
+
+
+def solve_exact(call: GapCall, solver: str, threads: int, iterations: Optional[int],
+                hint: bool) -> GapResult:  # fmt: skip
+    """The exact method of :func:`coalloc.loadshare.solve_gap`.
+
+    Parameters
+    ----------
+    call : GapCall
+        The instance and the call's parameters.
+    solver : {"cpsat", "highs", "cbc"}
+    threads : int
+        The solver's workers.
+    iterations : int, optional
+        The heuristic's tabu iterations.
+    hint : bool
+        Run the heuristic (and start the solver from its assignment).
+
+    Returns
+    -------
+    GapResult
+        Not yet settled.
+
+    Notes
+    -----
+    With a limit, the solver gets the limit less ``_SOLVER_MARGIN`` of the overrun
+    allowance (its own overrun: stopping, reading the solution back), and a thread still
+    busy at the limit (an import that cannot be interrupted) is left to end by itself, its
+    answer unused.
+    """
+    call = call.with_params(solver=solver, threads=threads)
+    if call.limit is None:
+        return _untimed(call, solver, threads, iterations, hint)
+    return _Timed(call, solver, threads).run(iterations, hint)
+
+
+def _untimed(call: GapCall, solver: str, threads: int, iterations: Optional[int],
+             hint: bool) -> GapResult:  # fmt: skip
+    """Without a limit: the heuristic, then the solver from its assignment (unless the
+    heuristic proved its answer)."""
+    heur = None
+    t_hint = 0.0
+    if hint:
+        heur = settle(solve_heuristic(call, iterations, True))
+        t_hint = time.perf_counter() - call.t0
+    if heur is not None and heur.status in ("optimal", "infeasible"):
+        out = None  # proven by the heuristic's bound or its proof
+    else:
+        h = None if heur is None or heur.assignment is None else heur.assignment
+        out = solver_outcome(call, solver, threads, h)
+    return _combine(call, out, heur, t_hint)
+
+
+class _Timed:
+    """The timed exact method: the heuristic for the whole limit, the solver beside it."""
+
+    def __init__(self, call: GapCall, solver: str, threads: int) -> None:
+        limit, t0, inst = call.limit, call.t0, call.instance
+        self.call = call
+        self.grace = max(0.05, 0.05 * limit)
+        # the solver's own call: the limit less its margin, counted from the same start
+        self.solver_call = GapCall(inst, call.sense, call.assign_all,
+                                   max(limit - _SOLVER_MARGIN * self.grace, 1e-3), call.seed,
+                                   call.params, t0)  # fmt: skip
+        self.solver, self.threads = solver, threads
+        self.halt = threading.Event()
+        self.worker: Optional[SolverThread] = None
+        self.skipped = False
+        self.pairs = int(np.count_nonzero(inst.weight <= inst.capacity[:, None]))
+        self.need = _SOLVER_SECONDS_PER_PAIR * self.pairs
+        if solver == "cpsat" and "ortools.sat.python.cp_model" not in sys.modules:
+            self.need += _SOLVER_IMPORT_SECONDS
+        self.start_at = t0
+
+    def start(self, assignment: Optional[np.ndarray]) -> None:
+        """The solver's thread, from ``assignment`` (copied) when given."""
+        args = (self.solver_call, self.solver, self.threads,
+                None if assignment is None else assignment.copy())  # fmt: skip
+        self.worker = SolverThread(args, self.halt)
+        self.worker.start()
+
+    def fits_in_time(self) -> bool:
+        """Whether the solver's import and model (a rule of the instance's size) fit
+        ``_SOLVER_FIT`` of the time it would have; else it is not started at all."""
+        sc = self.solver_call
+        left = sc.t0 + sc.limit - time.perf_counter()
+        return self.need <= _SOLVER_FIT * left
+
+    def on_round(self, assignment: np.ndarray, feasible: bool) -> None:
+        """The heuristic's report after a round: time to start the solver?"""
+        if self.worker is None and not self.skipped and time.perf_counter() >= self.start_at:
+            if self.fits_in_time():
+                self.start(assignment if feasible else None)
+            else:
+                self.skipped = True
+
+    def wait(self, heur: Optional[GapResult]) -> Optional[Outcome]:
+        """The solver's outcome when it ended by the limit (a little grace), else None."""
+        thread, call, grace = self.worker, self.call, self.grace
+        if thread is None:
+            return None
+        own_proof = heur is not None and heur.status in ("optimal", "infeasible")
+        if own_proof and not self.halt.is_set():  # the solver has nothing left to do
+            thread.scope.cancel()
+        thread.join(max(0.0, call.t0 + call.limit + 0.5 * grace - time.perf_counter()))
+        if thread.is_alive():  # past the limit: stop it, wait a little more
+            thread.scope.cancel()
+            thread.join(max(0.0, call.t0 + call.limit + 0.8 * grace - time.perf_counter()))
+        if not thread.is_alive() and thread.outcome is not None:
+            return thread.outcome
+        return None
+
+    def run(self, iterations: Optional[int], hint: bool) -> GapResult:
+        call = self.call
+        heur = None
+        t_hint = 0.0
+        self.start_at = call.t0 + (HINT_SHARE * call.limit if hint else 0.0)
+        if not hint:
+            self.start(None)
+        try:
+            if hint:
+                heur = settle(solve_heuristic(call, iterations, True, self.on_round, self.halt))
+                t_hint = time.perf_counter() - call.t0
+                proven = heur.status in ("optimal", "infeasible") and not self.halt.is_set()
+                if (self.worker is None and not self.skipped and not proven
+                        and self.fits_in_time()):  # fmt: skip
+                    # the heuristic ended by itself (its iterations) before the solver's start
+                    self.start(heur.assignment)
+            out = self.wait(heur)
+        finally:
+            if self.worker is not None and self.worker.is_alive():  # cancelled, or left behind
+                self.worker.scope.cancel()
+        res = _combine(call, out, heur, t_hint)
+        if self.worker is None:
+            res.message += (
+                f"; the solver was not started: its import and model ({self.pairs} pairs, "
+                f"about {self.need:.2g} s) would not fit the time left"
+            )
+        res.iterations["solver_started"] = int(self.worker is not None)
+        return res
+
+
+def _combine(call: GapCall, out: Optional[Outcome], heur: Optional[GapResult],
+             t_hint: float) -> GapResult:  # fmt: skip
+    """The exact method's result: the solver's outcome ``out`` (``(outcome, solver,
+    seconds)`` or None: not run, or not done by the limit) and the heuristic's result
+    ``heur`` (or None), the better assignment of the two, the tighter valid bound."""
+    inst, sense, assign_all, params = call.instance, call.sense, call.assign_all, call.params
+    fits = inst.weight <= inst.capacity[:, None]
+    assign = obj = bound = None
+    t_solve = 0.0
+    nodes = 0
+    if out is not None:
+        outcome, used, t_solve = out
+        params = {**params, "solver": used}
+        status, message, bound = outcome.status, outcome.message, outcome.bound
+        nodes = int(outcome.nodes or 0)
+        if outcome.assignment is not None:
+            assign = outcome.assignment
+            obj = objective(inst, assign)
+        if status == "optimal" and obj is not None:
+            bound = obj
+        elif status == "infeasible" or (assign_all and not np.all(fits.any(axis=0))):
+            status, assign, obj, bound = "infeasible", None, None, None
+    elif heur is not None:  # the heuristic's answer alone
+        status, assign, obj, bound = heur.status, heur.assignment, heur.objective, heur.bound
+        message = f"the heuristic's answer ({heur.message})"
+        if heur.status not in ("optimal", "infeasible"):
+            message += "; the solver did not end by the time limit"
+    else:
+        status, message = "time_limit", "the solver did not end by the time limit"
+    if out is not None and heur is not None and heur.assignment is not None:
+        # never worse than the heuristic
+        status, assign, obj, bound, message = _not_worse(
+            call, heur.assignment, status, assign, obj, bound, message
+        )
+    if out is not None and heur is not None and heur.status == "infeasible" and assign is None:
+        status, message = "infeasible", message + f"; {heur.message}"
+    if heur is not None and heur.bound is not None and obj is not None and status != "optimal":
+        # the heuristic's LP or Lagrangian bound, if tighter
+        hb = heur.bound
+        if bound is None or (hb > bound if sense == "min" else hb < bound):
+            bound = hb
+            message += "; bound: the heuristic's LP or Lagrangian relaxation"
+    if call.limit is not None and status in ("feasible", "no_solution"):
+        status = "time_limit"  # the limit ended the exact method before a proof
+    gap = relative_gap(obj, bound, sense=sense)
+    hint_iterations = int(heur.iterations.get("tabu_iterations", 0)) if heur is not None else 0
+    return GapResult(
+        status=status, message=message, method="exact", assignment=assign, objective=obj,
+        bound=bound, gap=gap, sense=sense, assign_all=assign_all, seed=call.seed,
+        params=params,
+        timings={"hint": t_hint, "solve": t_solve, "total": time.perf_counter() - call.t0},
+        iterations={"nodes": nodes, "hint_tabu_iterations": hint_iterations},
+    )  # fmt: skip
+
+
+def _not_worse(call: GapCall, h_assign: np.ndarray, status: str, assign, obj, bound,
+               message: str):  # fmt: skip
+    """The heuristic's assignment in place of the solver's when the solver ended with none or
+    a worse one (stopped by the time limit, or an answer the check refused); a solver's
+    "optimal" or "infeasible" that the heuristic's assignment contradicts loses its proof.
+    Returns ``(status, assignment, objective, bound, message)``."""
+    sense = call.sense
+    rep = verify_gap(call.instance, h_assign, assign_all=call.assign_all)
+    if not rep.feasible:
+        return status, assign, obj, bound, message
+    h_obj = rep.objective
+    slack = 1e-9 * max(abs(h_obj), abs(obj) if obj is not None else 0.0)
+    better = obj is None or (h_obj < obj - slack if sense == "min" else h_obj > obj + slack)
+    if not better:
+        return status, assign, obj, bound, message
+    if status in ("optimal", "infeasible", "error"):
+        message += (f"; the solver's answer ({status}) is contradicted by the heuristic's "
+                    f"assignment (objective {h_obj:.17g}), kept without a bound")  # fmt: skip
+        return "feasible", h_assign.copy(), h_obj, None, message
+    if bound is not None and (bound > h_obj + slack if sense == "min" else bound < h_obj - slack):
+        bound = None  # not a bound of this assignment
+    message += f"; the heuristic's assignment it started from (objective {h_obj:.17g}) is kept"
+    return status, h_assign.copy(), h_obj, bound, message

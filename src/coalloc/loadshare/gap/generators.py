@@ -1,0 +1,66 @@
+"""Generated GAP instances: Chu & Beasley's types A-D."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..._shared.params import choice, integer
+from ..._shared.seeding import check_seed
+from ..._shared.validation import check_memory
+from .model import GapInstance
+
+__all__ = ["generate_gap", "GAP_TYPES"]
+
+#: Chu & Beasley's instance types.
+GAP_TYPES = ("a", "b", "c", "d")
+
+
+def generate_gap(kind: str, m: int, n: int, *, seed: Optional[int] = 0) -> GapInstance:
+    """A GAP instance of Chu & Beasley's type A, B, C or D (minimisation).
+
+    * A: ``w ~ U[5, 25]``, ``c ~ U[10, 50]``, ``b_i = 9 n / m + 0.4 max_i sum_{j: I_j = i}
+      w_ij`` where ``I_j`` is the cheapest agent of item ``j``;
+    * B: as A with 70 % of A's capacity;
+    * C: as A with ``b_i = 0.8 sum_j w_ij / m``;
+    * D: ``w ~ U[1, 100]``, ``c = 111 - w + U[-10, 10]``, ``b_i = 0.8 sum_j w_ij / m``.
+
+    Parameters
+    ----------
+    kind : {"a", "b", "c", "d"}
+    m, n : int
+        Agents and items.
+    seed : int, optional
+
+    Returns
+    -------
+    GapInstance
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import generate_gap
+    >>> int(generate_gap("d", 5, 100, seed=1).weight.max()) <= 100
+    True
+    """
+    kind = choice(str(kind).lower() if isinstance(kind, str) else kind, GAP_TYPES, "kind")
+    m = integer(m, "m", 1)
+    n = integer(n, "n", 1)
+    check_memory(40.0 * m * n, f"a GAP instance of {m} x {n}")
+    rng = np.random.default_rng(check_seed(seed))
+    if kind == "d":
+        w = rng.integers(1, 101, size=(m, n))
+        c = 111 - w + rng.integers(-10, 11, size=(m, n))
+        b = np.floor(0.8 * w.sum(axis=1) / m)
+    else:
+        w = rng.integers(5, 26, size=(m, n))
+        c = rng.integers(10, 51, size=(m, n))
+        if kind == "c":
+            b = np.floor(0.8 * w.sum(axis=1) / m)
+        else:
+            cheapest = np.argmin(c, axis=0)
+            per = np.array([w[i, cheapest == i].sum() for i in range(m)])
+            b = np.full(m, np.floor(9 * n / m + 0.4 * per.max()))
+            if kind == "b":
+                b = np.floor(0.7 * b)
+    return GapInstance(c, w, b.astype(np.int64), name=f"{kind}{m:02d}{n}-{seed}")

@@ -1,0 +1,123 @@
+"""The GAP heuristic method: the LP relaxation when it fits the time limit, the anytime
+search (:mod:`.search`) from it, and the result with its bound, status and trajectory."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..._shared.result import relative_gap
+from ..result import GapResult
+from .bounds import LpTimedOut, lp_relaxation, proof_of_infeasibility
+from .model import GapCall, objective
+from .search import LpStart, run_search
+
+__all__ = ["solve_heuristic"]
+
+#: Seconds per (agent, item) pair that the LP relaxation is budgeted (HiGHS through SciPy,
+#: which cannot be interrupted: 80 x 1600 took 2.8 s on a loaded two-core machine). Under
+#: heavier load it took the whole 10 s limit, so HiGHS is also stopped at the share itself.
+_LP_SECONDS_PER_PAIR = 2.5e-5
+#: The seconds the LP's budget counts for importing SciPy's optimiser when a process has
+#: not imported it yet (0.35 s on an idle machine; a time limit of 0.05 s on a first call
+#: ran 0.2 s past it before this was counted).
+_LP_IMPORT_SECONDS = 0.5
+#: The share of a heuristic's time limit the LP's budget may take (else the search starts
+#: from the Lagrangian multipliers' greedy start).
+_LP_SHARE = 0.4
+
+
+def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
+                    on_round: Optional[Callable[[np.ndarray, bool], None]] = None,
+                    halt: Optional[threading.Event] = None) -> GapResult:  # fmt: skip
+    """The heuristic method of :func:`coalloc.loadshare.solve_gap`.
+
+    Parameters
+    ----------
+    call : GapCall
+        The instance and the call's parameters.
+    iterations : int, optional
+        The most tabu iterations (see :func:`.search.run_search`).
+    with_bound : bool
+        Report the bound.
+    on_round, halt : optional
+        What :func:`.search.run_search` takes, for the exact method that runs a solver
+        beside the search.
+
+    Returns
+    -------
+    GapResult
+        Not yet settled (:func:`coalloc._shared.result.settle`).
+    """
+    instance, sense, assign_all, limit, t0 = (call.instance, call.sense, call.assign_all,
+                                              call.limit, call.t0)  # fmt: skip
+    # the LP (HiGHS, not interruptible) when its budget fits a share of the limit
+    lp_bound, x_lp, rc, t_lp = None, None, None, 0.0
+    lp_need = _LP_SECONDS_PER_PAIR * instance.m * instance.n
+    if "scipy.optimize" not in sys.modules:  # a first call imports SciPy's optimiser
+        lp_need += _LP_IMPORT_SECONDS
+    lp_solved = limit is None or lp_need <= _LP_SHARE * limit
+    if lp_solved:  # capped at its share of the limit: under load it may need far more
+        try:
+            lp_until = None if limit is None else t0 + _LP_SHARE * limit
+            lp_bound, x_lp, rc = lp_relaxation(instance, sense, assign_all, until=lp_until)
+        except LpTimedOut:
+            lp_solved = False
+        t_lp = time.perf_counter() - t0
+    lp = LpStart(x_lp, lp_bound if with_bound else None, rc)
+    heur = run_search(call, iterations, lp, on_round, halt)
+    t = time.perf_counter() - t0
+    params = {**call.params, "iterations": iterations}
+    bounds = [v for v in (lp_bound, heur.lagrangian) if v is not None]
+    bound = (max(bounds) if sense == "min" else min(bounds)) if bounds and with_bound else None
+    kinds = [
+        name
+        for name, v in (("LP relaxation", lp_bound), ("Lagrangian relaxation", heur.lagrangian))
+        if v is not None
+    ]
+    trajectory = np.array(
+        [
+            (a, np.nan if b is None else b, np.nan if c is None else c)
+            for a, b, c in heur.trajectory
+        ],
+        dtype=np.float64,
+    ).reshape(-1, 3)
+    if not with_bound:
+        trajectory[:, 2] = np.nan
+    common = dict(
+        method="heuristic", sense=sense, assign_all=assign_all, seed=call.seed, params=params,
+        timings={"lp": t_lp, "search": heur.search_seconds, "total": t},
+        iterations={
+            "tabu_iterations": heur.iterations,
+            "subgradient_iterations": heur.subgradient_iterations,
+            "knapsack_iterations": heur.knapsack_iterations,
+            "core_iterations": heur.core_iterations,
+        },
+        trajectory=trajectory,
+    )  # fmt: skip
+    if not heur.feasible:
+        proof = proof_of_infeasibility(instance, lp_solved, lp_bound) if assign_all else ""
+        if proof:
+            status, message = "infeasible", proof
+        elif heur.stopped:
+            status, message = "time_limit", "stopped at the time limit without an assignment"
+        else:  # the search ended by itself: nothing found, nothing proven
+            status = "no_solution"
+            message = (
+                "the search found no assignment that keeps every capacity, and no proof "
+                "that none exists (LP relaxation, count bound): try the exact method"
+            )
+        return GapResult(status=status, message=message, assignment=None, objective=None,
+                         bound=None, gap=None, **common)  # fmt: skip
+    obj = objective(instance, heur.assign)
+    gap = relative_gap(obj, bound, sense=sense)
+    status = "time_limit" if heur.stopped else "feasible"
+    message = "tabu search" + (f"; bound: {' and '.join(kinds)}" if bound is not None else "")
+    if heur.stopped:
+        message += f"; stopped at the time limit ({limit:g} s) with the best assignment found"
+    return GapResult(status=status, message=message, assignment=heur.assign, objective=obj,
+                     bound=bound, gap=gap, **common)  # fmt: skip

@@ -1,0 +1,396 @@
+"""The anytime GAP search: a start, then the resumable tabu search in rounds, with the
+Lagrangian relaxations stepped between them.
+
+The start is the rounded LP relaxation when given, else :func:`reduced_cost_greedy` at the
+best Lagrangian multipliers (on the costs alone when no subgradient step ran), polished by
+:func:`coalloc.loadshare._gapls.shift_descent`. The tabu search (:mod:`.tabu`) runs in
+rounds sized from its measured speed to end before the deadline; with the LP's reduced
+costs it first runs on the core (:func:`core_costs`), then on every pair from the core's
+best, then on every pair afresh. It stops early when the bound proves the best assignment
+optimal.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, List, NamedTuple, Optional, Tuple
+
+import numpy as np
+
+from ..._shared import interrupt
+from ..._shared.params import deadline as _deadline
+from ..._shared.seeding import kernel_seed
+from .. import _gapls
+from .lagrangian import RelaxationBounds
+from .model import GapCall, GapInstance, objective_of
+from .tabu import _RESTART_STEP, TabuKnobs, TabuState, restart_after
+
+__all__ = [
+    "SearchOutcome",
+    "LpStart",
+    "run_search",
+    "reduced_cost_greedy",
+    "core_costs",
+    "MAX_ITERATIONS",
+]
+
+#: The most tabu iterations a heuristic run may be asked for (the search runs in rounds
+#: that ``time_limit`` stops; without one, this bounds its time).
+MAX_ITERATIONS = 10**9
+#: Tabu iterations per round without a time limit (rounds resume the search: the answer
+#: depends on the iterations only) and the seconds a round aims at under one.
+_ROUND_ITERATIONS, _ROUND_SECONDS = 1000, 0.1
+#: The core phase: with the LP solved, the search first runs for ``_CORE_SHARE`` of its
+#: time (or iterations) on the core, the pairs of the LP's support and those whose reduced
+#: cost is at most the ``_CORE_PERCENTILE``-th percentile of the positive reduced costs
+#: (every other pair priced far out of reach), from the rounded LP; then on every pair, for
+#: half of what is left from the core's best, for the other half afresh from the rounded
+#: LP. At equal iterations on Chu-Beasley d (6 instances x 12 seeds) the mean gap fell
+#: from 0.391 % (one search on every pair) to 0.314 %; the full search from the core's
+#: best alone gave 0.321 % and fell into the core's basin on c20100, the fresh one alone
+#: 0.332 % (bench/RESULTS.md, issue 27, fifth run).
+_CORE_SHARE, _CORE_PERCENTILE = 0.3, 10.0
+
+#: A trajectory row: (seconds from the call's start, objective or None, bound or None).
+Row = Tuple[float, Optional[float], Optional[float]]
+
+
+class LpStart(NamedTuple):
+    """What the LP relaxation gives the search (every field None: not solved).
+
+    Attributes
+    ----------
+    x : numpy.ndarray or None
+        Its (m, n) solution: the rounded start.
+    bound : float or None
+        Its bound in the caller's sense, when wanted (the trajectory, the early stop).
+    reduced_costs : numpy.ndarray or None
+        Its reduced costs (:func:`.bounds.lp_relaxation`), for the core phase
+        (:func:`core_costs`).
+    """
+
+    x: Optional[np.ndarray] = None
+    bound: Optional[float] = None
+    reduced_costs: Optional[np.ndarray] = None
+
+
+class SearchOutcome(NamedTuple):
+    """What :func:`run_search` found: the best assignment (``-1``: unassigned), whether it
+    is feasible, the tabu and subgradient iterations done, the Lagrangian bound (None
+    when not computed), the trajectory rows ``(seconds from t0, objective or None,
+    bound or None)``, the search's seconds, the best bound (LP or Lagrangian), the
+    knapsack steps, the tabu iterations of the core phase (0: none) and whether the
+    deadline ended the search (not its iterations, a proof or ``halt``)."""
+
+    assign: np.ndarray
+    feasible: bool
+    iterations: int
+    lagrangian: Optional[float]
+    subgradient_iterations: int
+    trajectory: list
+    search_seconds: float
+    bound: Optional[float] = None
+    knapsack_iterations: int = 0
+    core_iterations: int = 0
+    stopped: bool = False
+
+
+def core_costs(cost: np.ndarray, x_lp: Optional[np.ndarray], rc: Optional[np.ndarray],
+               assign_all: bool, m: int) -> Optional[np.ndarray]:  # fmt: skip
+    """The costs of the core phase (``cost``, the search's (m_all, n) costs; the far price
+    outside the core), or None: no LP, nothing positive to cut at, or a core of every
+    pair."""
+    if x_lp is None or rc is None or rc.shape != cost.shape:
+        return None
+    support = x_lp > 1e-9
+    if not assign_all:  # the dummy agent holds what the LP leaves out
+        support = np.vstack([support, x_lp.sum(axis=0) < 1.0 - 1e-9])
+    scale = float(np.abs(cost).max()) + 1.0
+    finite = np.isfinite(rc)
+    positive = rc[finite & (rc > 1e-9 * scale)]
+    if positive.size == 0:
+        return None
+    tau = float(np.percentile(positive, _CORE_PERCENTILE))
+    core = support | (finite & (rc <= tau))
+    if np.all(core | ~finite):
+        return None
+    return np.ascontiguousarray(np.where(core, cost, 1e4 * scale), dtype=np.float64)
+
+
+def reduced_cost_greedy(
+    cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, lam: np.ndarray
+) -> np.ndarray:
+    """A start from the Lagrangian multipliers: reduced costs ``c_ij + lam_i w_ij``; the
+    items in decreasing regret (second least reduced cost minus the least), each to the
+    agent of least reduced cost among those it still fits, else to the one with the most
+    room left (the search repairs it). O(n m) in all."""
+    m, n = cost.shape
+    red = cost + lam[:, None] * weight
+    if m > 1:
+        two = np.partition(red, 1, axis=0)[:2]
+        regret = two[1] - two[0]
+    else:
+        regret = np.zeros(n)
+    order = np.argsort(-regret, kind="stable")
+    rem = cap.astype(np.int64).copy()
+    assign = np.empty(n, dtype=np.int64)
+    for j in order.tolist():
+        col = np.where(weight[:, j] <= rem, red[:, j], np.inf)
+        i = int(np.argmin(col))
+        if not np.isfinite(col[i]):
+            i = int(np.argmax(rem - weight[:, j]))
+        assign[j] = i
+        rem[i] -= weight[i, j]
+    return assign
+
+
+def _search_arrays(inst: GapInstance, sense: str, assign_all: bool):
+    """The minimisation's cost, weight and capacity, with a dummy agent (index m) that
+    takes anything at no cost when items may stay out."""
+    sign = 1.0 if sense == "min" else -1.0
+    cost, weight, cap, n = sign * inst.cost, inst.weight, inst.capacity, inst.n
+    if not assign_all:
+        cost = np.vstack([cost, np.zeros((1, n))])
+        weight = np.vstack([weight, np.zeros((1, n), dtype=np.int64)])
+        cap = np.concatenate([cap, [0]]).astype(np.int64)
+    return (np.ascontiguousarray(cost, dtype=np.float64),
+            np.ascontiguousarray(weight, dtype=np.int64),
+            np.ascontiguousarray(cap, dtype=np.int64))  # fmt: skip
+
+
+class _Search:
+    """One run of the heuristic: its data, its clock and its incumbent, named.
+
+    The state a round leaves for the next (besides the tabu state of the phase at hand):
+    ``done`` (tabu iterations in all), ``feasible`` / ``best_obj`` / ``incumbent`` (the
+    best assignment on the true costs), ``proven`` (the bound met it), the bounds
+    (:class:`RelaxationBounds`) and the trajectory."""
+
+    def __init__(self, call: GapCall, lp_bound: Optional[float],
+                 on_round: Optional[Callable[[np.ndarray, bool], None]],
+                 halt: Optional[threading.Event]) -> None:  # fmt: skip
+        inst, sense, assign_all = call.instance, call.sense, call.assign_all
+        self.t0 = call.t0
+        self.inst, self.sense, self.assign_all, self.seed = inst, sense, assign_all, call.seed
+        self.sign = 1.0 if sense == "min" else -1.0
+        # the one rule: the limit counts from the call
+        self.deadline = _deadline(call.limit, call.t0)
+        self.on_round, self.halt = on_round, halt
+        self.cost, self.weight, self.cap = _search_arrays(inst, sense, assign_all)
+        self.m_all, self.n = self.cost.shape[0], inst.n
+        self.trajectory: List[Row] = []
+        self.bounds = RelaxationBounds(self.cost, self.weight, self.cap, sense,
+                                       inst.integral_cost, lp_bound)  # fmt: skip
+        self.done = 0
+        self.feasible = False
+        self.best_obj: Optional[float] = None
+        self.incumbent = np.zeros(0, dtype=np.int64)
+        self.proven = False
+        self.t_search = 0.0
+        self.a0 = 0.0  # the first penalty weight (set by run)
+
+    # the clock
+    def now(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def halted(self) -> bool:
+        return self.halt is not None and self.halt.is_set()
+
+    def out_of_time(self) -> bool:
+        if self.halted():
+            return True
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
+    def target(self) -> float:
+        """The subgradient steps' target: the best objective found (the minimisation's)."""
+        return self.sign * self.best_obj if self.feasible else -1e300
+
+    def note_bound(self, before: Optional[float]) -> None:
+        if self.bounds.best() != before:
+            self.trajectory.append((self.now(), self.best_obj, self.bounds.best()))
+
+    # the steps
+    def start(self, x_lp: Optional[np.ndarray]) -> np.ndarray:
+        """Every item to the agent with the largest LP share (the dummy agent when the LP
+        leaves more than half of it unassigned), or the multipliers' greedy and a descent."""
+        if x_lp is not None and self.n:
+            start = np.argmax(x_lp, axis=0).astype(np.int64)
+            if not self.assign_all:
+                start[x_lp.sum(axis=0) < 0.5] = self.inst.m
+            return start
+        start = reduced_cost_greedy(self.cost, self.weight, self.cap, self.bounds.best_lam)
+        _gapls.shift_descent(self.cost, self.weight, self.cap, start, 50)
+        return start
+
+    def take(self, state: TabuState) -> None:
+        """The kernel's best, judged on the true costs, into the incumbent."""
+        if state.feasible:
+            obj = objective_of(self.inst, state.best, self.assign_all)
+            better = self.best_obj is not None and (
+                obj < self.best_obj if self.sense == "min" else obj > self.best_obj)  # fmt: skip
+            if not self.feasible or better:
+                self.feasible, self.best_obj, self.incumbent = True, obj, state.best.copy()
+                self.trajectory.append((self.now(), obj, self.bounds.best()))
+        elif not self.feasible:  # none feasible yet: the least excess
+            self.incumbent = state.best.copy()
+
+    def offer(self) -> None:
+        if self.on_round is not None:
+            self.on_round(self.incumbent, self.feasible)
+
+    def bound_steps(self) -> None:
+        """A few subgradient and knapsack-Lagrangian steps between two rounds."""
+        b = self.bounds
+        if b.subgradient_due() and not self.out_of_time():
+            before = b.best()
+            b.subgradient_round(self.target())
+            self.note_bound(before)
+        due = b.knapsack_due(self.deadline is not None, time.perf_counter() - self.t_search)
+        if due and not self.out_of_time():
+            before = b.best()
+            b.knapsack_round(self.target())
+            self.note_bound(before)
+
+    def round_size(self, until: Optional[float], cap_it: int, rate: Optional[float]) -> int:
+        """The next round's iterations (0: the time is up), within one restart step."""
+        done = self.done
+        if until is None:
+            k = min(_ROUND_ITERATIONS, cap_it - done)
+        else:
+            left = until - time.perf_counter()
+            if left <= 0:
+                return 0
+            k = 20 if rate is None else max(1, int(rate * min(_ROUND_SECONDS, 0.5 * left)))
+            k = min(k, cap_it - done)
+        return min(k, _RESTART_STEP - done % _RESTART_STEP)  # one restart rule a round
+
+    def phase(self, phase_cost: np.ndarray, start: np.ndarray, until: Optional[float],
+              cap_it: int, from_best: bool, knobs: TabuKnobs, rng: np.ndarray) -> None:  # fmt: skip
+        """A fresh tabu search on ``phase_cost`` from ``start`` (from the incumbent when
+        ``from_best`` and one is feasible), in rounds, until ``until`` (a clock value) or
+        ``cap_it`` iterations in all; its best feasible assignments (judged on the true
+        costs) update the incumbent."""
+        cost, weight, cap = phase_cost, self.weight, self.cap
+        state = TabuState.fresh(self.incumbent if from_best and self.feasible else start,
+                                self.m_all, rng)  # fmt: skip
+        rate = None  # tabu iterations per second, measured
+        # set the state up (feasible or not: the start's excess); one agent: nothing to do
+        state.run(cost, weight, cap, 0, knobs)
+        # the weights of the true costs (the core's far costs would inflate them)
+        state.first_weight = self.a0
+        self.take(state)
+        self.offer()
+        while self.done < cap_it and self.n and self.m_all > 1:
+            if self.halted():
+                break
+            k = self.round_size(until, cap_it, rate)
+            if k <= 0:
+                break
+            knobs.restart = restart_after(self.n, self.done)
+            t1 = time.perf_counter()
+            got = state.run(cost, weight, cap, k, knobs)
+            spent = time.perf_counter() - t1
+            self.done += got
+            if got:
+                rate = got / max(spent, 1e-6)
+            self.take(state)
+            self.offer()
+            self.bound_steps()
+            b = self.bounds.best()
+            if self.feasible and b is not None and (
+                    b >= self.best_obj if self.sense == "min" else b <= self.best_obj):  # fmt: skip
+                self.proven = True  # proven optimal
+                break
+            if until is not None and time.perf_counter() >= until:
+                break
+            interrupt.check()  # a batch's timeout or cancellation, between two rounds
+
+    def run(self, iterations: Optional[int], x_lp: Optional[np.ndarray],
+            rc: Optional[np.ndarray]) -> SearchOutcome:  # fmt: skip
+        """The bounds' first steps, the start, the phases; the outcome."""
+        n, deadline = self.n, self.deadline
+        self.bounds.start(self.out_of_time)
+        self.trajectory.append((self.now(), None, self.bounds.best()))
+        start = self.start(x_lp)
+        if iterations is None:
+            iterations = max(3000, 15 * n) if deadline is None else MAX_ITERATIONS
+        rng = np.array([kernel_seed(self.seed)], dtype=np.uint64)
+        self.incumbent = np.ascontiguousarray(start, dtype=np.int64)  # the best so far
+        knobs = TabuKnobs.default(n)
+        # the first penalty weight, as the kernel sets it
+        self.a0 = (float(np.abs(self.cost).sum()) + 1.0) / (float(self.weight.sum()) + 1.0)
+        self.t_search = time.perf_counter()
+        core = (core_costs(self.cost, x_lp, rc, self.assign_all, self.inst.m)
+                if n and self.m_all > 1 else None)  # fmt: skip
+        # (costs, end as a share of the search's time or iterations, start from the incumbent)
+        phases = [(self.cost, 1.0, False)]
+        if core is not None:
+            phases = [(core, _CORE_SHARE, False),
+                      (self.cost, _CORE_SHARE + 0.5 * (1.0 - _CORE_SHARE), True),
+                      (self.cost, 1.0, False)]  # fmt: skip
+        core_done = 0
+        for phase_cost, end, from_best in phases:
+            if self.proven or self.halted():
+                break
+            last = end >= 1.0
+            t_s = self.t_search
+            until = deadline if last or deadline is None else t_s + end * (deadline - t_s)
+            cap_it = iterations if last or deadline is not None else int(end * iterations)
+            # out of time: the start is judged
+            self.phase(phase_cost, start, until, cap_it, from_best, knobs, rng)
+            if phase_cost is core:
+                core_done = self.done
+        out = self.incumbent.copy()
+        if not self.assign_all:
+            out[out == self.inst.m] = -1
+        feasible = self.feasible or not n
+        stopped = bool(deadline is not None and not self.proven and not self.halted()
+                       and time.perf_counter() >= deadline)  # fmt: skip
+        b = self.bounds
+        return SearchOutcome(
+            assign=out,
+            feasible=feasible,
+            iterations=self.done,
+            lagrangian=b.lagrangian,
+            subgradient_iterations=b.subgradient_iterations,
+            trajectory=self.trajectory,
+            search_seconds=time.perf_counter() - self.t_search,
+            bound=b.best(),
+            knapsack_iterations=b.knapsack_iterations,
+            core_iterations=core_done,
+            stopped=stopped,
+        )
+
+
+def run_search(call: GapCall, iterations: Optional[int], lp: Optional[LpStart] = None,
+               on_round: Optional[Callable[[np.ndarray, bool], None]] = None,
+               halt: Optional[threading.Event] = None) -> SearchOutcome:  # fmt: skip
+    """The anytime heuristic (see the module's docstring).
+
+    Parameters
+    ----------
+    call : GapCall
+        The instance, the sense, ``assign_all`` (False: a dummy agent takes what stays
+        out), the seed, and the limit counted from ``call.t0``: the deadline stops the
+        search between rounds (sized from the measured speed to end before it); ``t0``
+        also times the trajectory.
+    iterations : int, optional
+        The most tabu iterations (None: ``max(3000, 15 n)`` without a limit, unbounded
+        with one).
+    lp : LpStart, optional
+        The LP relaxation's solution (the rounded start), bound and reduced costs (the
+        core phase), when solved.
+    on_round : callable, optional
+        ``on_round(assignment, feasible)`` with the best assignment so far (the caller must
+        copy it) at the start and after every round.
+    halt : threading.Event, optional
+        Set: the search ends between rounds.
+
+    Returns
+    -------
+    SearchOutcome
+    """
+    lp = LpStart() if lp is None else lp
+    search = _Search(call, lp.bound, on_round, halt)
+    return search.run(iterations, lp.x, lp.reduced_costs)

@@ -1,0 +1,133 @@
+"""The GAP's front door: :func:`solve_gap` checks a call once and runs its method."""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import numpy as np
+
+from ..._shared.family import renamed_keyword
+from ..._shared.params import choice, integer
+from ..._shared.params import time_limit as _time_limit
+from ..._shared.result import settle
+from ..._shared.seeding import resolve_seed
+from ..result import GapResult
+from .exact import solve_exact
+from .heuristic import solve_heuristic
+from .model import GapCall, GapInstance
+from .search import MAX_ITERATIONS
+
+__all__ = ["solve_gap"]
+
+
+def solve_gap(
+    instance: GapInstance,
+    method: str = "heuristic",
+    *,
+    sense: str = "min",
+    assign_all: bool = True,
+    time_limit: Optional[float] = None,
+    seed: Optional[int] = 0,
+    solver: str = "cpsat",
+    threads: int = 1,
+    iterations: Optional[int] = None,
+    with_bound: bool = True,
+    hint: bool = True,
+) -> GapResult:
+    """Solve a GAP instance exactly or heuristically.
+
+    Parameters
+    ----------
+    instance : GapInstance
+    method : {"heuristic", "exact"}, default "heuristic"
+    sense : {"min", "max"}, default "min"
+        Minimise cost or maximise profit.
+    assign_all : bool, default True
+        Every item must be assigned; False lets items stay unassigned (``-1``, no cost).
+    time_limit : float, optional
+        Seconds for the whole call, from its entry. Heuristic: the search runs in rounds of
+        about 0.1 s and stops at the limit with the best assignment so far (it uses the
+        whole limit unless ``iterations`` ends it first or the bound proves the assignment
+        optimal); the LP relaxation, which cannot be interrupted, is solved only when its
+        budget (2.5e-5 s per pair) fits 0.4 of the limit. Exact: the heuristic runs for the
+        whole limit exactly as the heuristic method would, and from a quarter of the limit
+        on (``HINT_SHARE``) the solver runs beside it in a second thread, started from the
+        heuristic's best assignment at that moment (importing the solver and building its
+        model count); the better answer of the two is returned, so the exact method at a
+        limit is never worse than the heuristic at that limit, and a proof from either
+        (the solver's optimum or infeasibility, the heuristic's bound) ends both.
+    seed : int, optional
+    solver : {"cpsat", "highs", "cbc"}, default "cpsat"
+        The exact method's integer-programming solver (non-integer costs: HiGHS is used
+        instead of CP-SAT). ``backend=``, its old name, is accepted with a
+        DeprecationWarning.
+    threads : int, default 1
+        Exact method's workers.
+    iterations : int, optional
+        Heuristic: tabu iterations (default ``max(3000, 15 n)`` without a time limit,
+        unbounded with one; at most ``MAX_ITERATIONS``, 10**9). The answer depends on the
+        seed and the iterations only: a timed run's ``iterations["tabu_iterations"]``
+        given here replays it.
+    with_bound : bool, default True
+        Heuristic: report the bound (the best of the LP relaxation, when solved, and the
+        Lagrangian relaxations of the capacities and of the assignment rows, the latter
+        by knapsacks; the message says which).
+    hint : bool, default True
+        Exact: run the heuristic first (beside the solver under a time limit) and start
+        the solver from its assignment; False: the solver alone.
+
+    Returns
+    -------
+    GapResult
+        ``status`` (the one rule of :mod:`coalloc._shared.result`): ``optimal`` when the
+        objective meets a proven bound (the solver's, or the heuristic's LP or Lagrangian
+        bound), ``feasible`` for an assignment without that proof from a method that ended
+        by itself, ``time_limit`` when the limit ended the method (with the best
+        assignment found, when there is one: ``has_solution``), ``infeasible`` only with a
+        proof (the solver's, the LP relaxation's, an item that fits no agent, or the
+        count bound: the most items each agent can hold, its lightest ones, sum to fewer
+        than the items), ``no_solution`` when the heuristic ended by itself without an
+        assignment or a proof, ``error``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad arguments.
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import GapInstance, solve_gap
+    >>> inst = GapInstance([[1, 9], [9, 1]], [[1, 1], [1, 1]], [1, 1])
+    >>> solve_gap(inst, "exact").objective
+    2.0
+    """
+    t0 = time.perf_counter()
+    if not isinstance(instance, GapInstance):
+        raise TypeError(f"instance must be a GapInstance, got {type(instance).__name__}")
+    choice(method, ("heuristic", "exact"), "method")
+    choice(sense, ("min", "max"), "sense")
+    choice(solver, ("cpsat", "highs", "cbc"), "solver")
+    if not isinstance(assign_all, (bool, np.bool_)):
+        raise TypeError("assign_all must be a bool")
+    limit = _time_limit(time_limit)
+    seed = resolve_seed(seed)  # None: fresh, and the result says which
+    threads = integer(threads, "threads", 1)
+    if iterations is not None:
+        iterations = integer(iterations, "iterations", 0)
+        if iterations > MAX_ITERATIONS:
+            raise ValueError(
+                f"iterations must be at most {MAX_ITERATIONS:,}, got {iterations}"
+                " (use time_limit to let the search run as long as you wish)"
+            )
+    assign_all = bool(assign_all)
+    params = {"sense": sense, "assign_all": assign_all, "time_limit": limit}
+    call = GapCall(instance, sense, assign_all, limit, seed, params, t0)
+    if method == "exact":
+        res = solve_exact(call, solver, threads, iterations, hint)
+    else:
+        res = solve_heuristic(call, iterations, with_bound)
+    return settle(res)
+
+
+solve_gap = renamed_keyword(solve_gap, "backend", "solver")

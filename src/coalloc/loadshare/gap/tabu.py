@@ -1,0 +1,197 @@
+"""The GAP tabu search's parameters and its resumable state, named.
+
+The compiled kernel :func:`coalloc.loadshare._gapls.tabu_search` (twin:
+:func:`coalloc.loadshare._reference.gapls.tabu_search`) keeps its whole state in arrays the
+caller owns, so that ``k`` calls of ``t`` iterations give exactly what one call of ``k * t``
+gives. :class:`TabuState` owns those arrays and names every slot of the two counter arrays
+(``istate``, ``dstate``); :class:`TabuKnobs` names the kernel's scalar parameters. The
+kernel's signature is unchanged (its older builds are timed against it by
+``bench/loadshare/tabu_speed.py``); :meth:`TabuState.run` is the one place that spells it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Tuple
+
+import numpy as np
+
+from .. import _gapls
+
+__all__ = ["TabuKnobs", "TabuState", "restart_after"]
+
+#: Tabu parameters: tenure (+ a random 0 .. tenure // 2), items whose swaps are tried per
+#: iteration, the penalty weights' factor.
+_TENURE, _SWAP_ITEMS, _GROWTH = 5, 100, 1.05
+#: The restart rule: after 200 iterations without a new best at first, after one in 60 of
+#: the iterations done later on. Long runs on small instances were held near the best by
+#: the fixed 200: Yagiura e20100 at 300,000 iterations (about 10 s), 0.522 % mean over seven
+#: seeds with 200, 0.447 % over eight with 5000, 0.462 % over seven with this rule, which
+#: leaves short runs as they were (bench/RESULTS.md, issue 27, fifth run).
+_RESTART, _RESTART_DIV, _RESTART_STEP = 200, 60, 1000
+#: One item in ``_SHAKE`` moved at random at a restart (0: none); per-agent penalty
+#: weights (0: one factor for all).
+_SHAKE = 0
+_PER_AGENT = 0
+#: Ejection chains in the tabu search: the most ejections per move (0: shifts and swaps
+#: only). One ejection (item j to agent b, b's item k to a third agent) measured better
+#: than none at equal CPU time on Chu-Beasley d and Yagiura d; two measured within the
+#: seeds' spread of one on Chu-Beasley d and worse on Yagiura d40400 and e801600
+#: (bench/RESULTS.md, issue 27, third run).
+_CHAIN = 1
+
+
+def restart_after(n: int, done: int = 0) -> int:
+    """Tabu iterations without a new best after which the search restarts from the best,
+    when ``done`` iterations have run: ``_RESTART``, growing as the run gets long (one in
+    ``_RESTART_DIV`` of the iterations done, counted in whole steps of ``_RESTART_STEP``, so
+    the rule does not depend on the rounds).
+
+    Parameters
+    ----------
+    n : int
+        Items (kept for the rule's signature; the rule does not use it today).
+    done : int
+        Tabu iterations done so far.
+
+    Returns
+    -------
+    int
+        The restart threshold.
+
+    Examples
+    --------
+    >>> restart_after(100), restart_after(100, 300_000)
+    (200, 5000)
+    """
+    return max(_RESTART, (done - done % _RESTART_STEP) // _RESTART_DIV)
+
+
+@dataclasses.dataclass
+class TabuKnobs:
+    """The kernel's scalar parameters (see :func:`coalloc.loadshare._gapls.tabu_search`).
+
+    Attributes
+    ----------
+    tenure : int
+        Iterations an item may not return to the agent it left (+ a random ``0 ..
+        tenure // 2``).
+    restart : int
+        Iterations without a new best before a restart from the best.
+    swap_items : int
+        Items whose swaps are tried per iteration.
+    growth : float
+        The penalty weights' factor.
+    shake : int
+        At a restart, about one item in ``shake`` moves to a random agent (0: none).
+    per_agent : bool
+        Grow only the overloaded agents' weights.
+    chain : int
+        The most ejections of an ejection chain (0: shifts and swaps only).
+    """
+
+    tenure: int = _TENURE
+    restart: int = _RESTART
+    swap_items: int = _SWAP_ITEMS
+    growth: float = _GROWTH
+    shake: int = _SHAKE
+    per_agent: bool = bool(_PER_AGENT)
+    chain: int = _CHAIN
+
+    @classmethod
+    def default(cls, n: int) -> TabuKnobs:
+        """The package's parameters for ``n`` items (as :func:`solve_gap` runs them)."""
+        return cls(_TENURE, restart_after(n), _SWAP_ITEMS, _GROWTH, _SHAKE, bool(_PER_AGENT),
+                   _CHAIN)  # fmt: skip
+
+    def as_args(self) -> Tuple[int, int, int, float, int, bool, int]:
+        """The kernel's trailing positional arguments, in its order."""
+        return (self.tenure, self.restart, self.swap_items, self.growth, self.shake,
+                self.per_agent, self.chain)  # fmt: skip
+
+
+def _slot(array: str, index: int, kind: type, doc: str) -> property:
+    """A read-only property naming slot ``index`` of the state array ``array``."""
+
+    def get(self: TabuState) -> Any:
+        return kind(getattr(self, array)[index])
+
+    return property(get, doc=doc)
+
+
+@dataclasses.dataclass
+class TabuState:
+    """A tabu search's whole resumable state: the arrays the kernel reads and writes.
+
+    ``istate`` and ``dstate`` are the kernel's counter arrays; their slots are named by the
+    properties below (read and written through them, never by index elsewhere).
+
+    Attributes
+    ----------
+    assign : numpy.ndarray of int64, shape (n,)
+        The current assignment.
+    best : numpy.ndarray of int64, shape (n,)
+        The best assignment found: the best feasible one once :attr:`feasible`, else the
+        one of least excess, then cost.
+    alpha : numpy.ndarray of float64, shape (m,)
+        The agents' penalty weights.
+    tabu_until : numpy.ndarray of int64, shape (m * n,)
+        The iteration until which each (agent, item) pair is tabu.
+    istate : numpy.ndarray of int64, shape (6,)
+        :attr:`iteration`, :attr:`since_best`, :attr:`swap_start`, :attr:`best_excess`,
+        :attr:`feasible`, :attr:`started`.
+    dstate : numpy.ndarray of float64, shape (3,)
+        :attr:`current_cost`, :attr:`best_cost`, :attr:`first_weight`.
+    rng : numpy.ndarray of uint64, shape (1,)
+        The splitmix64 state (shared by the searches of one call).
+    """
+
+    assign: np.ndarray
+    best: np.ndarray
+    alpha: np.ndarray
+    tabu_until: np.ndarray
+    istate: np.ndarray
+    dstate: np.ndarray
+    rng: np.ndarray
+
+    @classmethod
+    def fresh(cls, start: np.ndarray, m: int, rng: np.ndarray) -> TabuState:
+        """A state the kernel sets up on its first call, from ``start`` (copied), for
+        ``m`` agents, drawing from ``rng`` (kept, not copied)."""
+        assign = np.array(start, dtype=np.int64)
+        n = assign.shape[0]
+        return cls(assign, assign.copy(), np.zeros(m), np.zeros(m * n, dtype=np.int64),
+                   np.zeros(6, dtype=np.int64), np.zeros(3), rng)  # fmt: skip
+
+    def run(self, cost: np.ndarray, weight: np.ndarray, capacity: np.ndarray,
+            iterations: int, knobs: TabuKnobs) -> int:  # fmt: skip
+        """``iterations`` more tabu iterations (0: set the state up only); returns the
+        iterations done (fewer when the deadline or Ctrl-C stopped the kernel)."""
+        return _gapls.tabu_search(cost, weight, capacity, self.assign, self.best, self.alpha,
+                                  self.tabu_until, self.istate, self.dstate, self.rng,
+                                  iterations, *knobs.as_args())  # fmt: skip
+
+    # istate's slots
+    iteration = _slot("istate", 0, int, "Iterations done since the state was set up.")
+    since_best = _slot("istate", 1, int, "Iterations since the last new best (a restart at "
+                       ":attr:`TabuKnobs.restart`).")  # fmt: skip
+    swap_start = _slot("istate", 2, int, "The first item whose swaps the next iteration "
+                       "tries (cycling).")  # fmt: skip
+    best_excess = _slot("istate", 3, int, "The capacity excess of :attr:`best` (0 once "
+                        "feasible).")  # fmt: skip
+    feasible = _slot("istate", 4, bool, "Whether :attr:`best` keeps every capacity.")
+    started = _slot("istate", 5, bool, "Whether the kernel has set the state up (False: the "
+                    "next call does).")  # fmt: skip
+    # dstate's slots
+    current_cost = _slot("dstate", 0, float, "The cost of :attr:`assign`.")
+    best_cost = _slot("dstate", 1, float, "The cost of :attr:`best`.")
+
+    @property
+    def first_weight(self) -> float:
+        """The penalty weight every agent starts from and returns to at a restart."""
+        return float(self.dstate[2])
+
+    @first_weight.setter
+    def first_weight(self, value: float) -> None:
+        self.dstate[2] = value
+        self.alpha[:] = value
