@@ -50,6 +50,10 @@ class CoallocationResult(Result):
         request and ``bound`` a proven lower bound on the earliest admissible start (the
         window's opening ``t_e`` at least), so ``"optimal"`` means the start is proven
         earliest; the utilisation factor, maximised at that start, is ``utilisation``.
+    explanation : Explanation or None
+        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
+        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
+        otherwise.
 
     Examples
     --------

@@ -54,6 +54,10 @@ class SolveResult(Result):
     bound, gap : float, optional
         A proven upper bound on the optimum (exact solvers, the anytime search, or
         ``bound=True``) and the relative gap to it.
+    explanation : Explanation or None
+        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
+        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
+        otherwise.
     trajectory : ndarray of float, shape (k, 3), optional
         The anytime search (``"ctaap"`` with ``time_limit`` or ``rounds``): one row
         ``(seconds since the call, allocated, upper bound)`` per improvement of either,

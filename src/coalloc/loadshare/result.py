@@ -55,6 +55,10 @@ class ShareResult(Result):
         As for :class:`coalloc.Result`; ``objective`` is the throughput (None, and
         ``placement`` the jobs' origins, when an exact run was stopped without a solution:
         status ``time_limit``, ``has_solution`` False).
+    explanation : Explanation or None
+        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
+        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
+        otherwise.
 
     Examples
     --------
@@ -153,6 +157,10 @@ class GapResult(Result):
         A proven bound (lower for ``min``, upper for ``max``).
     gap : float or None
         The relative gap (:func:`coalloc._shared.result.relative_gap` with ``sense``).
+    explanation : Explanation or None
+        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
+        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
+        otherwise.
     sense : str
         ``"min"`` (cost) or ``"max"`` (profit).
     assign_all : bool

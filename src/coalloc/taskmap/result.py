@@ -111,6 +111,10 @@ class TaskMappingResult(Result):
     bound, gap : float or None
         A proven lower bound on the optimal maximum occupancy and the relative gap, where
         known (the heuristics report none).
+    explanation : Explanation or None
+        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
+        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
+        otherwise.
     objective : float or None
         The maximum occupancy (minimised): set from ``max_occupancy`` at construction,
         whatever is passed.
@@ -187,6 +191,10 @@ class ExactMappingResult(MappingResult):
         As in :class:`MappingResult`.
     node_occupancy, link_occupancy, order, history, status, message, bound, gap : object
         As in :class:`MappingResult`.
+    explanation : Explanation or None
+        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
+        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
+        otherwise.
     objective : float or None
         As in :class:`MappingResult` (``max_occupancy``).
     solver, formulation : str

@@ -48,6 +48,10 @@ class TestbedMappingResult(Result):
         ``"min"``). A mapping that sends nothing across switches is proven optimal (bound
         0); a method that ends by itself without a mapping or a proof says
         ``"no_solution"`` (``reason`` says why); ``"infeasible"`` needs a proof.
+    explanation : Explanation or None
+        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
+        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
+        otherwise.
 
     Examples
     --------
