@@ -424,6 +424,7 @@ def _refused(spec: FamilySpec, what: str, call: Callable[..., Any], *args: Any,
 
 
 def _check_bad_values(spec: FamilySpec) -> None:
+    from ._shared.constraints import invalid_values
     from .batch import solve_many
 
     for inst in _instances(spec):
@@ -443,6 +444,12 @@ def _check_bad_values(spec: FamilySpec) -> None:
                          seed=0, time_limit=bad)  # fmt: skip
             for bad in ("1", 1.5):
                 _refused(spec, f"{name}/{method}: seed={bad!r}", inst.solve, method, seed=bad)
+            # every value the method's parameter table refuses, refused before any work
+            table = getattr(kind, "PARAMS", {}).get(method, {})
+            for param, constraints in table.items():
+                for bad in invalid_values(constraints):
+                    _refused(spec, f"{name}/{method}: check_params({param}={bad!r})",
+                             kind.check_params, method, {param: bad})  # fmt: skip
 
 
 _CHECKS: Dict[str, Callable[[FamilySpec], None]] = {
