@@ -102,13 +102,16 @@ from .cbc import cbc_command
 from .cpsat import run_cpsat
 from .highs import HIGHS_PROCESS_MIN_SIZE as HIGHS_PROCESS_MIN_SIZE
 from .highs import quiet_highs
+from .options import MilpOptions, MilpProblem
 from .outcome import SOLVERS, MilpOutcome, Rejected, remaining
 from .run import import_solver, run_milp
 from .scale import SANE_RANGE, Scaling, integer_scaling, model_scaling
 
 __all__ = [
     "SOLVERS",
+    "MilpOptions",
     "MilpOutcome",
+    "MilpProblem",
     "Rejected",
     "SANE_RANGE",
     "Scaling",
