@@ -439,12 +439,11 @@ def _run(solver, solver_pkg, model: _Model, formulation, deadline, mip_gap, thre
     A, ub = model.constraint_matrix(formulation)
     nv = model.nvar
     t_built = time.perf_counter()
-    outcome = milp.run_milp(
-        solver, solver_pkg, np.ones(nv), A, np.full(A.shape[0], -np.inf), ub,
-        integrality=np.ones(nv), lb=0.0, ub=1.0, sense="max",
-        time_limit=milp.remaining(deadline), mip_gap=mip_gap, threads=threads, seed=seed,
-        verbose=verbose, name="coalloc_exact", check=check,
-    )  # fmt: skip
+    problem = milp.MilpProblem(np.ones(nv), A, np.full(A.shape[0], -np.inf), ub,
+                               integrality=np.ones(nv), lb=0.0, ub=1.0, sense="max")
+    options = milp.MilpOptions.until(deadline, mip_gap=mip_gap, threads=threads, seed=seed,
+                                     verbose=verbose, name="coalloc_exact")  # fmt: skip
+    outcome = milp.run_milp(solver, solver_pkg, problem, options=options, check=check)
     return outcome, t_built
 
 
