@@ -14,10 +14,11 @@ from .outcome import MilpOutcome, _closed, _finite, _judge, _left, _progress_bar
 from .supervise import stopped_detail, supervise_thread
 
 #: CP-SAT is given its time limit less this many seconds, and asked to stop (``StopSearch``)
-#: half that long before the deadline if it still runs, so that the call returns by the
-#: deadline: its workers see the stop at their next check and the solution is read out
-#: (measured: 10-60 ms with 2 workers on 2 busy cores; the testbed model at 5 s returned
-#: 0.25-0.37 s late when it was stopped only half a second past the limit).
+#: half that long before the deadline if it still runs, so that its workers see the stop at
+#: their next check and the solution is read out by the deadline (it was asked only half a
+#: second past the limit before issue 36). A margin, not a measured cost: the testbed's
+#: overruns at 5 s (0.25-1.1 s under loads of 8-15) were CP-SAT's first import and the
+#: Python model building before the solve, not CP-SAT's stop.
 CPSAT_STOP_MARGIN = 0.05
 
 
