@@ -130,6 +130,8 @@ def _run_highspy(hs, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limi
     in_process = _highs_in_process(nv + int(A.nnz))
     late = _not_started(t_entry, time_limit, rows, _CHILD_START[0] if in_process else 0.0)
     if late is not None:  # the deadline passed while the arrays were converted
+        if in_process:  # a start measured under a passing load must not bar every later
+            _CHILD_START[0] *= 0.8  # call: the estimate decays while no child runs
         return late
     if in_process:
         return _run_highs_process(hs, model, sense, time_limit, mip_gap, show, t_entry, unit)
