@@ -308,7 +308,12 @@ def test_time_limit_honoured(backend):
     else:
         assert res.success and res.bound >= res.objective and res.gap > 0
         assert res.objective == res.n_allocated and "incumbent" in res.message, res.message
-    assert res.bound is not None and res.bound <= upper_bound(req, off)
+    if "passed while the model was built" in res.message:
+        # cut before upper_bound's clique partition: the plain bound (the tasks that fit
+        # somewhere, capped by the machines), weaker and still valid
+        assert res.bound is not None and upper_bound(req, off) <= res.bound <= req.n
+    else:
+        assert res.bound is not None and res.bound <= upper_bound(req, off)
 
 
 def _block(monkeypatch, *names):

@@ -23,7 +23,16 @@ import threading
 import time
 from typing import Optional
 
-__all__ = ["Cancelled", "Scope", "check", "current", "poll", "deadline_ns"]
+__all__ = [
+    "Cancelled",
+    "DeadlinePassed",
+    "Scope",
+    "check",
+    "current",
+    "poll",
+    "deadline_ns",
+    "until",
+]
 
 
 class _Local(threading.local):
@@ -135,6 +144,47 @@ class Scope:
                 outer = outer._outer
         self.fired = error
         raise error.with_traceback(None)
+
+
+class DeadlinePassed(Exception):
+    """Raised by :func:`check` inside :func:`until` once its deadline has passed."""
+
+
+class _Until(Scope):
+    """:func:`until`'s scope: :class:`DeadlinePassed` past ``when``, an outer scope's error
+    (a batch's timeout, a cancelled batch) unchanged."""
+
+    def __init__(self, when: float) -> None:
+        super().__init__()
+        self.when = when
+
+    @property
+    def cancelled(self) -> bool:
+        return time.perf_counter() >= self.when or super().cancelled
+
+    def raise_if_cancelled(self, detail: Optional[str] = None) -> None:
+        if time.perf_counter() >= self.when:
+            raise DeadlinePassed()
+        super().raise_if_cancelled(detail)
+
+
+def until(when: Optional[float]) -> Scope:
+    """A scope in which :func:`check` (the compiled kernels' poll, a Python loop's own call)
+    raises :class:`DeadlinePassed` once ``when`` (a :func:`time.perf_counter` instant)
+    passes: for a phase that must stop at a method's deadline -- building an exact model --
+    while the method itself goes on to return what it has. None: a scope without one.
+
+    Examples
+    --------
+    >>> import time
+    >>> try:
+    ...     with until(time.perf_counter()):
+    ...         check()
+    ... except DeadlinePassed:
+    ...     print("stopped")
+    stopped
+    """
+    return Scope() if when is None else _Until(float(when))
 
 
 def current() -> Optional[Scope]:

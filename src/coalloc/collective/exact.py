@@ -21,6 +21,7 @@ program's solution is improved by best-improvement swaps and the status is ``"fe
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from itertools import combinations
@@ -329,6 +330,7 @@ def brute_force(
     starts = [lo] + [float(x) for x in times if lo < x <= hi]
     params = {"max_combinations": max_combinations}
     for t in starts:
+        interrupt.check()
         end = t + request.duration
         seg = [k for k in range(times.shape[0])
                if times[k] < end and (k + 1 == times.shape[0] or times[k + 1] > t)]  # fmt: skip
@@ -346,7 +348,17 @@ def brute_force(
         if math.comb(len(cand), n) > max_combinations:
             raise ValueError(f"brute force: C({len(cand)}, {n}) subsets exceed max_combinations")
         best, best_u = None, -1.0
-        for combo in combinations(cand, n):
+
+        def found(best: list, t: float, tm: dict = tm) -> CoallocationResult:
+            # the best set at this start (every earlier start was enumerated: none there)
+            tmax = np.array([tm[j] for j in best])
+            return solution(prob, "brute_force", t, np.array(best), tmax, seed, params,
+                            clock.done(), {"starts": starts.index(t) + 1}, status="optimal",
+                            proven=True)  # fmt: skip
+
+        for k, combo in enumerate(combinations(cand, n)):
+            if not k & 1023:  # the time limit's deadline (issue 36), Ctrl-C
+                interrupt.check()
             c = list(combo)
             avail = sum(capall[j] - tm[j] for j in c)
             if np.all(avail >= d - n * tau):
@@ -355,11 +367,9 @@ def brute_force(
                 u = float(np.prod([x / y if y > 0 else 1.0 for x, y in zip(used, have)]))
                 if u > best_u:
                     best, best_u = c, u
+                    checks.offer_incumbent(functools.partial(found, c, t))
         if best is not None:
-            tmax = np.array([tm[j] for j in best])
-            return solution(prob, "brute_force", t, np.array(best), tmax, seed, params,
-                            clock.done(), {"starts": starts.index(t) + 1}, status="optimal",
-                            proven=True)  # fmt: skip
+            return found(best, t)
     reason = {"reason": "no_start", "starts_checked": len(starts),
               "message": "no admissible solution in the window"}  # fmt: skip
     return rejected(prob, "brute_force", reason, seed, params, clock.done(),

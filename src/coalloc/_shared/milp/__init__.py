@@ -43,9 +43,15 @@ short slices, so that:
   HiGHS through its interrupt callbacks (MIP, simplex and IPM), CP-SAT through
   ``StopSearch``, CBC through SIGINT -- and the call returns the incumbent with its bound;
   a third Ctrl-C while the solver winds down is re-raised;
-* past the limit the solver is asked to stop in the same way whatever it is doing (half a
-  second past it in a thread; 0.3 s for the HiGHS child, which is killed 1.2 s past the
-  limit or 0.8 s after Ctrl-C; CBC is killed 2 s after SIGINT if it has not stopped);
+* the call returns at its deadline (issue 36): HiGHS and CP-SAT get the time left less a
+  stop margin (:data:`.highs.HIGHS_STOP_MARGIN`, :data:`.cpsat.CPSAT_STOP_MARGIN`) and are
+  asked to stop in the same way just before the deadline whatever they are doing; the
+  HiGHS child is killed *at* the deadline if it has not answered (the call keeps the last
+  incumbent and bound it sent) or 0.8 s after Ctrl-C; no child is started when less time
+  is left than a child takes to start here (measured by each child), and no solver at all
+  once the deadline has passed; a HiGHS thread inside presolve cannot be killed (large
+  models go to the child for that reason); CBC is asked half a second past the limit and
+  killed 2 s after SIGINT if it has not stopped;
 * no process or temporary file outlives the call: CBC's temporary folder is always
   removed, and CBC and the HiGHS child are started with ``PR_SET_PDEATHSIG`` (Linux), so
   that they die with the process that started them even when it is killed.
@@ -84,7 +90,13 @@ HiGHS is driven through ``highspy`` (a core dependency). If ``highspy`` is missi
 honours the time limit of the solver only, cannot be interrupted, and says so in its
 message.
 
-The package: :mod:`.run` (:func:`run_milp`, :func:`import_solver`), one module per solver
+The model and the options are two frozen records, :class:`MilpProblem` and
+:class:`MilpOptions` (issue 37: ``run_milp(solver, solver_pkg, problem, options=,
+check=)``; the old form with every field as a keyword is mapped onto them for the callers
+that still use it).
+
+The package: :mod:`.run` (:func:`run_milp`, :func:`import_solver`), :mod:`.options` (the two
+records), one module per solver
 (:mod:`.highs` with its child :mod:`._highs_child`, :mod:`.cbc`, :mod:`.cpsat`),
 :mod:`.outcome` (:class:`MilpOutcome`, :class:`Rejected`, the check), :mod:`.scale`
 (:func:`model_scaling`, :func:`integer_scaling`) and :mod:`.supervise`, the supervision of
@@ -102,13 +114,16 @@ from .cbc import cbc_command
 from .cpsat import run_cpsat
 from .highs import HIGHS_PROCESS_MIN_SIZE as HIGHS_PROCESS_MIN_SIZE
 from .highs import quiet_highs
+from .options import MilpOptions, MilpProblem
 from .outcome import SOLVERS, MilpOutcome, Rejected, remaining
 from .run import import_solver, run_milp
 from .scale import SANE_RANGE, Scaling, integer_scaling, model_scaling
 
 __all__ = [
     "SOLVERS",
+    "MilpOptions",
     "MilpOutcome",
+    "MilpProblem",
     "Rejected",
     "SANE_RANGE",
     "Scaling",

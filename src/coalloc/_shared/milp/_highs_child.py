@@ -9,11 +9,15 @@ starts in the time it takes to import NumPy and highspy, not the whole package.
 The child's protocol: the parent's ``sys.path`` (a list) then the model (a dict, see
 :func:`setup`) arrive pickled on standard input; pickled tuples go out through the file
 descriptor given as first argument:
-``("inc", x, primal, dual, nodes)`` for every improving solution, ``("bound", primal, dual,
-nodes)`` now and then (every 0.1 s with ``model["progress"]``, else 0.5 s), then
+``("ready", t)`` when HiGHS starts (``t`` a ``time.monotonic()`` instant: the parent learns
+what a child costs to start), ``("inc", x, primal, dual, nodes)`` for every improving
+solution, ``("bound", primal, dual, nodes)`` every 0.1 s (the parent kills the child at
+its deadline and keeps these), then
 ``("done", read_out(...))`` or ``("error", text)``. SIGINT asks HiGHS to stop (the
-incumbent is kept); the parent kills the child when it does not stop in time, and the child
-dies with its parent (``PR_SET_PDEATHSIG``).
+incumbent is kept); HiGHS's own time limit ends ``model["margin"]`` seconds before
+``model["deadline"]`` (a ``time.monotonic()`` instant); the parent kills the child when it
+has not answered by the deadline, and the child dies with its parent
+(``PR_SET_PDEATHSIG``). It leaves with ``os._exit`` once it has answered.
 """
 
 import sys
@@ -181,9 +185,11 @@ def main() -> None:
             send(("rejected",))
             return
         if model["deadline"] is not None:  # time.monotonic() is system-wide on Linux
-            h.setOptionValue("time_limit", max(0.01, model["deadline"] - time.monotonic()))
-        state["every"] = 0.1 if model["progress"] else 0.5  # the bound, for a kill
+            left = model["deadline"] - model.get("margin", 0.0) - time.monotonic()
+            h.setOptionValue("time_limit", max(0.001, left))
+        state["every"] = 0.1  # the bound, for a kill at the deadline
         watch(hs, h, state, send)
+        send(("ready", time.monotonic()))
         h.run()
         send(("done", read_out(hs, h, model["nv"])))
     except BaseException as exc:  # reported to the parent, which raises it
@@ -202,3 +208,10 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:  # no interpreter shutdown (NumPy's and highspy's finalisers): the parent waits
+        import os
+
+        os._exit(0)

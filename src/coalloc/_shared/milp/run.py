@@ -6,13 +6,15 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from dataclasses import replace
 from typing import Any, Optional
 
 import numpy as np
 
 from ..progress import exact_progress_wanted
 from .cbc import _run_cbc, cbc_command
-from .highs import _run_highs_scipy, _run_highspy
+from .highs import _not_started, _run_highs_scipy, _run_highspy
+from .options import MilpOptions, MilpProblem, from_keywords
 from .outcome import SOLVERS, MilpOutcome, _empty_outcome, _finite, _judge
 from .scale import model_scaling
 
@@ -78,29 +80,13 @@ def __getattr__(name: str) -> Any:
 def run_milp(
     solver: str,
     solver_pkg: Any,
-    c: np.ndarray,
-    A: Any,
-    row_lb: np.ndarray,
-    row_ub: np.ndarray,
-    *,
-    integrality: np.ndarray,
-    lb: Any = 0.0,
-    ub: Any = 1.0,
-    sense: str = "min",
-    time_limit: Optional[float] = None,
-    mip_gap: float = 0.0,
-    threads: int = 1,
-    seed: Optional[int] = None,
-    verbose: bool = False,
-    name: str = "coalloc",
-    progress: Optional[bool] = None,
-    started: Optional[float] = None,
+    problem: Any,
+    *rows: Any,
+    options: Optional[MilpOptions] = None,
     check: Optional[Any] = None,
-    scale: bool = True,
-    start: Optional[np.ndarray] = None,
-    _objective_unit: Optional[float] = None,
+    **legacy: Any,
 ) -> MilpOutcome:
-    """Solve ``min|max c x`` s.t. ``row_lb <= A x <= row_ub``, ``lb <= x <= ub`` on HiGHS or CBC.
+    """Solve a :class:`MilpProblem` on HiGHS or CBC with :class:`MilpOptions`.
 
     Parameters
     ----------
@@ -109,34 +95,13 @@ def run_milp(
     solver_pkg : module
         What :func:`import_solver` returned for ``solver`` (for ``"highs"``: ``highspy``,
         or :func:`scipy.optimize.milp` as the fallback).
-    c : ndarray, shape (nv,)
-        Objective coefficients, in the sense of ``sense``.
-    A : scipy.sparse matrix, shape (rows, nv)
-    row_lb, row_ub : ndarray, shape (rows,)
-        Row bounds (``-inf`` / ``inf`` for one-sided rows).
-    integrality : ndarray, shape (nv,)
-        1 for integer variables, 0 for continuous ones.
-    lb, ub : float or ndarray
-        Variable bounds.
-    sense : {"min", "max"}
-    time_limit : float, optional
-        Wall-clock seconds for the call (from ``started``): converting the model counts, the
-        solver gets the rest, and it is stopped half a second past the limit.
-    mip_gap : float
-        Relative gap at which the solver may stop.
-    threads : int
-        Threads (CBC; HiGHS runs its own default).
-    seed : int, optional
-        CBC's ``randomCbcSeed``, HiGHS's ``random_seed`` (not the SciPy fallback).
-    verbose : bool
-        Print the solver log.
-    name : str
-        Name of the model (CBC).
-    progress : bool, optional
-        Show incumbent, bound and gap over time on standard error; None: the default set
-        by :func:`coalloc._shared.progress.set_exact_progress` (the CLI), on a terminal only.
-    started : float, optional
-        ``time.perf_counter()`` from which ``time_limit`` counts (default: this call).
+    problem : MilpProblem
+        ``min|max c x`` s.t. ``row_lb <= A x <= row_ub``, ``lb <= x <= ub``, integrality,
+        and an optional starting solution.
+    options : MilpOptions, optional
+        Time limit (a deadline from ``started``: converting the model counts, the solver
+        gets the rest, and the call returns at the deadline with the incumbent found so
+        far), relative gap, seed, threads, log, progress, scaling. Default: none of them.
     check : callable, optional
         ``check(x) -> float``: the family's check of a solution (``x`` in the user's
         variables) against its original, unscaled data, returning the solution's objective
@@ -144,13 +109,10 @@ def run_milp(
         on the wrong side of that value, or an "optimal" whose bound does not meet it, by
         more than the solver's tolerances explain, gives status ``error`` (no solution)
         with a message that says which: never "optimal".
-    scale : bool, default True
-        Rescale a badly scaled model first (:func:`model_scaling`; a model whose magnitudes
-        lie in :data:`SANE_RANGE` is solved as it is).
-    start : ndarray, shape (nv,), optional
-        A feasible solution (in the user's variables) for HiGHS to start from, so that a
-        stopped solve holds an incumbent at least as good; CBC and the SciPy fallback
-        ignore it (the family compares their answer with its own).
+    *rows, **legacy
+        The old form, ``run_milp(solver, solver_pkg, c, A, row_lb, row_ub, integrality=...,
+        lb=..., ub=..., sense=..., start=..., time_limit=..., mip_gap=..., ...)`` (each field
+        of the two records as a keyword), kept for the callers that still use it.
 
     Returns
     -------
@@ -159,20 +121,58 @@ def run_milp(
         assumes a non-negative objective for CBC (its log prints the magnitude). Ctrl-C
         during the solve is not raised: the outcome holds the incumbent, with
         ``interrupted`` set.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from coalloc._shared import milp
+    >>> knap = milp.MilpProblem(c=np.array([3.0, 2.0, 2.0]), A=sp.csr_matrix([[2.0, 1.0, 1.0]]),
+    ...                         row_lb=np.array([-np.inf]), row_ub=np.array([2.0]),
+    ...                         integrality=np.ones(3), sense="max")
+    >>> out = milp.run_milp("highs", milp.import_solver("highs"), knap,
+    ...                     options=milp.MilpOptions(time_limit=10))
+    >>> out.status, out.objective, out.x.round().astype(int).tolist()
+    ('optimal', 4.0, [0, 1, 1])
     """
-    t_entry = time.perf_counter() if started is None else float(started)
-    given = (c, A, row_lb, row_ub, lb, ub)  # as the user passed them: for a re-solve below
-    if sense not in ("min", "max"):
-        raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
-    show = exact_progress_wanted(progress)
+    if not isinstance(problem, MilpProblem):  # the old form: c, A, row_lb, row_ub, keywords
+        if options is not None:
+            raise TypeError("run_milp: pass options= with a MilpProblem, or the old keywords")
+        problem, options = from_keywords(problem, rows, legacy)
+    elif rows or legacy:
+        raise TypeError("run_milp(solver, solver_pkg, problem, *, options=None, check=None) "
+                        f"takes no other arguments, got {len(rows)} positional and "
+                        f"{sorted(legacy)}")  # fmt: skip
+    if options is None:
+        options = MilpOptions()
+    if options.started is None:
+        options = replace(options, started=time.perf_counter())
+    return _solve(solver, solver_pkg, problem, options, check, None)
+
+
+def _solve(solver: str, solver_pkg: Any, problem: MilpProblem, options: MilpOptions,
+           check: Optional[Any], objective_unit: Optional[float]) -> MilpOutcome:  # fmt: skip
+    """:func:`run_milp` once its arguments are records (``options.started`` set);
+    ``objective_unit``: the re-solve of a small optimum, the objective times that power of
+    two."""
+    t_entry = float(options.started)
+    time_limit = options.time_limit
+    c, A, row_lb, row_ub = problem.c, problem.A, problem.row_lb, problem.row_ub
+    integrality, lb, ub, sense = problem.integrality, problem.lb, problem.ub, problem.sense
+    start = problem.start
+    show = exact_progress_wanted(options.progress)
     if solver not in ("highs", "cbc"):
         raise ValueError(f"run_milp takes solver 'highs' or 'cbc', got {solver!r}")
     if int(np.asarray(c).shape[0]) == 0:
         out = _empty_outcome(solver, row_lb, row_ub, time_limit)
         out.solver = solver
         return out if check is None else _judge(out, check, sense, 1e-9, 1e-9)
+    rows = int(A.shape[0])
+    late = _not_started(t_entry, time_limit, rows, 0.0, "HiGHS" if solver == "highs" else "CBC")
+    if late is not None:  # the caller's model building took the whole budget
+        late.solver = solver
+        return late
     user_c = np.asarray(c, dtype=np.float64)
-    scaling = model_scaling(user_c, A, integrality, lb, ub) if scale else None
+    scaling = model_scaling(user_c, A, integrality, lb, ub) if options.scale else None
     unit = 1.0
     if scaling is not None:
         import scipy.sparse as sp
@@ -188,9 +188,10 @@ def run_milp(
         ub = np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,)) / scaling.col
         if start is not None:
             start = np.asarray(start, dtype=np.float64) / scaling.col
-    if _objective_unit is not None:  # the re-solve below: the objective about 1 in size
-        unit *= _objective_unit
-        c = np.asarray(c, dtype=np.float64) * _objective_unit
+    if objective_unit is not None:  # the re-solve below: the objective about 1 in size
+        unit *= objective_unit
+        c = np.asarray(c, dtype=np.float64) * objective_unit
+    mip_gap, seed, verbose = options.mip_gap, options.seed, options.verbose
     if solver == "highs":
         if callable(solver_pkg):  # scipy.optimize.milp: the fallback without highspy
             out = _run_highs_scipy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub,
@@ -201,8 +202,8 @@ def run_milp(
                                unit, start)  # fmt: skip
     else:
         out = _run_cbc(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
-                       time_limit, mip_gap, threads, seed, verbose, name, show, t_entry,
-                       unit)  # fmt: skip
+                       time_limit, mip_gap, options.threads, seed, verbose, options.name,
+                       show, t_entry, unit)  # fmt: skip
     out.solver = solver
     if scaling is not None:
         out.scaled = True
@@ -222,12 +223,8 @@ def run_milp(
     # "feasible" with that bound, never "optimal".
     if (mip_gap == 0 and out.status == "optimal" and out.x is not None
             and out.bound is not None and out.objective is not None):  # fmt: skip
-        out = _reprove_small_optimum(out, sense, unit, _objective_unit is None, lambda f: run_milp(
-            solver, solver_pkg, given[0], given[1], given[2], given[3],
-            integrality=integrality, lb=given[4], ub=given[5], sense=sense,
-            time_limit=time_limit, mip_gap=mip_gap, threads=threads, seed=seed,
-            verbose=verbose, name=name, progress=progress, started=t_entry, check=None,
-            scale=scale, start=out.x, _objective_unit=f))  # fmt: skip
+        out = _reprove_small_optimum(out, sense, unit, objective_unit is None, lambda f: _solve(
+            solver, solver_pkg, replace(problem, start=out.x), options, None, f))  # fmt: skip
     if check is None:
         return out
     # What the solver's tolerances explain, in the user's units: its absolute optimality
