@@ -503,6 +503,11 @@ def check_family(family: Union[str, FamilySpec], *,
     checks : sequence of str, optional
         Run only these checks (names of :func:`family_checks`); None: all of them.
 
+    Returns
+    -------
+    None
+        Every check passed (a failure raises).
+
     Raises
     ------
     AssertionError
