@@ -31,6 +31,8 @@ import sys
 import tempfile
 import time
 
+from bench.shared._progress import add_quiet, bar
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 METHODS = ("portfolio", "bfd", "dmcf-gga", "fcfs", "fcfs-ff", "round-robin")
 COALITION = ("dmcf-gga", "fcfs-ff", "round-robin")
@@ -73,6 +75,7 @@ def main(argv=None) -> None:
     ap.add_argument("--reps", type=int, default=5, help="warm runs per method and limit")
     ap.add_argument("--fresh", type=int, default=5, help="fresh processes per method and limit")
     ap.add_argument("--json", default=None, help="write every run here")
+    add_quiet(ap)
     args = ap.parse_args(argv)
     import coalloc.loadshare as ls
 
@@ -85,7 +88,7 @@ def main(argv=None) -> None:
         print("| method | T (s) | mode | elapsed median (max) s | max overrun s | within | answers "
               "| statuses | load |")  # fmt: skip
         print("|---|---|---|---|---|---|---|---|---|")
-        for method in args.methods:
+        for method in bar(args.methods, desc="methods"):
             run_once(path, method, None)  # the imports, outside the clock
             for limit in args.limits:
                 allowed = limit + max(0.05, 0.05 * limit)

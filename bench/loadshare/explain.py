@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+from bench.shared._progress import add_quiet, bar
 from coalloc.loadshare import GapInstance, generate_gap, solve_gap
 from coalloc.loadshare.explain import explain_gap
 
@@ -75,10 +76,11 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--sizes", default="3x12,5x40,10x100")
     ap.add_argument("--time-limit", type=float, default=10.0)
+    add_quiet(ap)
     args = ap.parse_args(argv)
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
     rows: dict = {}
-    for label, inst in instances(sizes, args.repeats):
+    for label, inst in bar(list(instances(sizes, args.repeats)), desc="instances"):
         if cpsat_fits(inst.weight, inst.capacity, list(range(inst.n))) is not False:
             continue  # feasible (or undecided): nothing to explain
         t = time.perf_counter()

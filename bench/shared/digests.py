@@ -25,6 +25,8 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import numpy as np
 
+from bench.shared._progress import add_quiet, bar
+
 #: Methods whose answers are left out of the digests, and why (none today).
 SKIP: Dict[Tuple[str, str], str] = {}
 
@@ -173,7 +175,7 @@ def run(families: List[str], n: int, quiet: bool = False) -> Dict[str, str]:
     out: Dict[str, str] = {}
     for fam in families:
         t0 = time.perf_counter()
-        for label, inst in FAMILIES[fam](n):
+        for label, inst in bar(FAMILIES[fam](n), desc=fam, total=n):
             for method in inst.methods:
                 if (fam, method) in SKIP or (method in EXACT and not _small(inst)):
                     continue
@@ -196,10 +198,10 @@ def main(argv: Any = None) -> int:
     ap.add_argument("-n", type=int, default=48, help="instances per family (default 48)")
     ap.add_argument("--out", help="write the digests to this JSON file")
     ap.add_argument("--compare", help="compare with the digests in this JSON file")
-    ap.add_argument("--quiet", action="store_true")
+    add_quiet(ap)
     args = ap.parse_args(argv)
     fams = args.family or list(FAMILIES)
-    got = run(fams, args.n, args.quiet)
+    got = run(fams, args.n, bool(getattr(args, "quiet", False)))
     if args.out:
         with open(args.out, "w") as fh:
             json.dump(got, fh, indent=0, sort_keys=True)

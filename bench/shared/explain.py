@@ -34,6 +34,7 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 import numpy as np
 
 from bench.loadshare.explain import cpsat_fits
+from bench.shared._progress import add_quiet, bar
 
 
 def _timed(f: Callable[..., Any], *args: Any, **kwargs: Any) -> Tuple[Any, float]:
@@ -195,11 +196,12 @@ def main(argv: Any = None) -> int:
     ap.add_argument("--family", action="append", choices=sorted(FAMILIES))
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--quick", action="store_true")
+    add_quiet(ap)
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     rows: Dict[str, List[dict]] = {}
     for fam in args.family or list(FAMILIES):
-        for case in FAMILIES[fam](args.quick, args.repeats):
+        for case in bar(FAMILIES[fam](args.quick, args.repeats), desc=fam):
             rows.setdefault(case["label"], []).append(case)
     print("| failures of | explained | sound (referee) | proven minimal | fixes feasible "
           "| conflict size (median) | explain s (median, max) | solve s (median) "

@@ -18,11 +18,14 @@ import os
 import statistics
 import time
 
+from bench.shared._progress import add_quiet, bar
+
 
 def main(argv: list | None = None) -> None:
     """Print one line per instance: load, wall and CPU medians, the objective."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
+    add_quiet(parser)
     args = parser.parse_args(argv)
 
     import coalloc.taskmap as tm
@@ -35,7 +38,7 @@ def main(argv: list | None = None) -> None:
         ("open+improve", stencil_task_graph((64, 64), **ranges)),
         ("base+improve", stencil_task_graph((64, 64), **ranges)),
     ]
-    for method, tasks in cases:
+    for method, tasks in bar(cases, desc="cases"):
         tm.solve(tasks, res, method, seed=0)  # warm: route tables, imports
         wall, cpu = [], []
         for _ in range(args.repeats):

@@ -183,6 +183,15 @@ class Options(Constraint):
         return ["no-such-option", 1]
 
 
+class _Backend(Options):
+    """The kernel choice: said as :func:`coalloc._shared.params.check_backend` says it (one
+    message for every family and layer; ``"python"`` is accepted, the older name of
+    ``"numpy"``, and not advertised)."""
+
+    def __str__(self) -> str:
+        return "one of ('compiled', 'numpy') (the compiled kernels or their NumPy twins)"
+
+
 class Boolean(Constraint):
     """A bool (Python or NumPy).
 
@@ -232,7 +241,7 @@ Constraints = Union[str, Sequence[Any]]
 TIME_LIMIT: List[Any] = [Interval(Real, 0, None, closed="neither"), None]
 #: ``backend`` of every method with kernels: the compiled ones or their NumPy twins
 #: (``"python"``: the older name of ``"numpy"``).
-BACKEND: List[Any] = [Options({"compiled", "numpy", "python"})]
+BACKEND: List[Any] = [_Backend({"compiled", "numpy", "python"})]
 #: ``mip_gap`` of the exact methods: a relative gap in ``[0, 1)``.
 MIP_GAP: List[Any] = [Interval(Real, 0, 1, closed="left")]
 #: ``threads`` of the exact methods.

@@ -31,6 +31,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from .._shared.explain import Explanation, Relaxation, minimal_conflict
+from .._shared.params import number
 from .model import CollectiveRequest, ResourcePool
 from .solvers import coallocate
 
@@ -146,8 +147,7 @@ def explain_request(pool: ResourcePool, request: CollectiveRequest, *,
         raise TypeError(f"pool must be a ResourcePool, got {type(pool).__name__}")
     if not isinstance(request, CollectiveRequest):
         raise TypeError(f"request must be a CollectiveRequest, got {type(request).__name__}")
-    if not (isinstance(time_limit, (int, float)) and time_limit > 0):
-        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    time_limit = number(time_limit, "time_limit")
     t0 = time.monotonic()
     search_end = t0 + 0.6 * time_limit
     items = _requirements(request)

@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .._shared.explain import Explanation, Relaxation, minimal_conflict
+from .._shared.params import number
 from .model import Offer, Request, check_compatible
 
 __all__ = ["explain_allocation"]
@@ -122,8 +123,7 @@ def explain_allocation(request: Request, offer: Offer, *,
     [('drop_tasks', 1.0), ('more_machines', 1.0)]
     """
     check_compatible(request, offer)
-    if not (isinstance(time_limit, (int, float)) and time_limit > 0):
-        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    time_limit = number(time_limit, "time_limit")
     t0 = time.monotonic()
     search_end = t0 + 0.6 * time_limit
     alone = _fits_nowhere(request, offer)

@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from .._shared.explain import Explanation, Relaxation, minimal_conflict
+from .._shared.params import number
 from .gap import GapInstance, solve_gap
 
 __all__ = ["explain_gap", "explain_share"]
@@ -263,8 +264,7 @@ def explain_gap(instance: GapInstance, *, time_limit: float = 10.0) -> Optional[
     """
     if not isinstance(instance, GapInstance):
         raise TypeError(f"instance must be a GapInstance, got {type(instance).__name__}")
-    if not (isinstance(time_limit, (int, float)) and time_limit > 0):
-        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    time_limit = number(time_limit, "time_limit")
     t0 = time.monotonic()
     w, b = instance.weight, instance.capacity
     oracle = _Oracle(w, b, t0 + 0.6 * time_limit)
@@ -360,8 +360,7 @@ def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explana
 
     if not isinstance(problem, LoadSharingProblem):
         raise TypeError(f"problem must be a LoadSharingProblem, got {type(problem).__name__}")
-    if not (isinstance(time_limit, (int, float)) and time_limit > 0):
-        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    time_limit = number(time_limit, "time_limit")
     t0 = time.monotonic()
     size = np.asarray(problem.job_size, dtype=np.float64)
     b = np.asarray(problem.capacity, dtype=np.float64)

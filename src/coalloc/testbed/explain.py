@@ -26,6 +26,7 @@ import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .._shared.explain import Explanation, Relaxation, minimal_conflict
+from .._shared.params import number
 from .model import PhysicalTopology, VirtualTopology
 from .reasons import reason_text
 from .solvers import Instance
@@ -135,8 +136,7 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
         raise TypeError(f"top must be a VirtualTopology, got {type(top).__name__}")
     if not isinstance(ptop, PhysicalTopology):
         raise TypeError(f"ptop must be a PhysicalTopology, got {type(ptop).__name__}")
-    if not (isinstance(time_limit, (int, float)) and time_limit > 0):
-        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    time_limit = number(time_limit, "time_limit")
     t0 = time.monotonic()
     search_end = t0 + 0.6 * time_limit
     names = sorted(top.nodes, key=lambda v: (top.degree(v), v))  # most linked tried last
