@@ -16,6 +16,7 @@ import sys
 from typing import Any, List, Tuple
 
 from .._shared.jsonio import InstanceError
+from ._common import seconds
 
 __all__ = ["add_command"]
 
@@ -80,7 +81,7 @@ def add_command(subparsers: Any, family: str) -> None:
         "that fits (each fix solved before it is offered).")
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="instance files of the family (testbed: also TOP PTOP)")
-    p.add_argument("--time-limit", type=float, default=10.0, metavar="S",
+    p.add_argument("--time-limit", type=seconds(), default=10.0, metavar="S",
                    help="seconds per explanation (default 10)")
     p.add_argument("--json", action="store_true",
                    help="one JSON object per instance (the explanation's fields)")
