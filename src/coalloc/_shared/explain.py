@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["Explanation", "Relaxation", "ConflictSearch", "minimal_conflict"]
+__all__ = ["Explanation", "Relaxation", "ConflictSearch", "minimal_conflict", "fix_deadline"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -264,3 +264,32 @@ def minimal_conflict(
             break
         chunk = max(1, chunk // 2)
     return ConflictSearch(keep, True, None if unknown else True, calls, False)
+
+
+def fix_deadline(started: float, time_limit: float) -> float:
+    """When the search for the nearest fixes stops (a :func:`time.monotonic` instant).
+
+    The conflict is the certificate; the fixes are help. Once the conflict is found, the
+    fixes get a tenth of the budget (at least 1 s), never past the budget's end, so that an
+    explanation costs little more than the conflict (issue 38: the solve's time plus 1 s).
+
+    Parameters
+    ----------
+    started : float
+        When the explanation started (:func:`time.monotonic`).
+    time_limit : float
+        Its whole budget in seconds.
+
+    Returns
+    -------
+    float
+        The instant.
+
+    Examples
+    --------
+    >>> import time
+    >>> t0 = time.monotonic()
+    >>> fix_deadline(t0, 10.0) <= t0 + 10.0
+    True
+    """
+    return min(started + time_limit, time.monotonic() + max(1.0, 0.1 * time_limit))

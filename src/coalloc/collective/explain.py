@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._shared.explain import Explanation, Relaxation, minimal_conflict
+from .._shared.explain import Explanation, Relaxation, fix_deadline, minimal_conflict
 from .._shared.params import number
 from .model import CollectiveRequest, ResourcePool
 from .solvers import coallocate
@@ -122,7 +122,9 @@ def explain_request(pool: ResourcePool, request: CollectiveRequest, *,
         The rejected request.
     time_limit : float, default 10.0
         Seconds for the whole explanation: the conflict search gets 0.6 of it, the
-        relaxations the rest; what does not finish is reported, never guessed.
+        relaxations what is left up to a tenth of it (1 s at least) after the conflict
+        (:func:`~coalloc._shared.explain.fix_deadline`); what does not finish is
+        reported, never guessed.
 
     Returns
     -------
@@ -167,7 +169,7 @@ def explain_request(pool: ResourcePool, request: CollectiveRequest, *,
                               known_infeasible=True)  # fmt: skip
     conflict = [items[i] for i in search.conflict]
     base_alone, minimal = not conflict, search.minimal
-    deadline = t0 + time_limit
+    deadline = fix_deadline(t0, time_limit)
     relax = _relaxations(pool, request, conflict, deadline)
     base = (f"{request.count} nodes for {request.duration:g} s, start in "
             f"[{request.earliest_start:g}, {request.latest_start:g}]")  # fmt: skip

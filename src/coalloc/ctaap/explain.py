@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._shared.explain import Explanation, Relaxation, minimal_conflict
+from .._shared.explain import Explanation, Relaxation, fix_deadline, minimal_conflict
 from .._shared.params import number
 from .model import Offer, Request, check_compatible
 
@@ -101,7 +101,9 @@ def explain_allocation(request: Request, offer: Offer, *,
         The offer graph.
     time_limit : float, default 10.0
         Seconds for the whole explanation: the conflict search gets 0.6 of it, the
-        relaxations the rest; what does not finish is reported, never guessed.
+        relaxations what is left up to a tenth of it (1 s at least) after the conflict
+        (:func:`~coalloc._shared.explain.fix_deadline`); what does not finish is
+        reported, never guessed.
 
     Returns
     -------
@@ -144,7 +146,7 @@ def explain_allocation(request: Request, offer: Offer, *,
         search = minimal_conflict(everyone, feasible, deadline=search_end, known_infeasible=True)
         conflict, sound, minimal = search.conflict, search.sound, search.minimal
         calls, certificate = search.calls, "exact"
-    relax = _relaxations(request, offer, conflict, first, t0 + time_limit,
+    relax = _relaxations(request, offer, conflict, first, fix_deadline(t0, time_limit),
                          nowhere=certificate == "fits-nowhere")  # fmt: skip
     label = (lambda i: f"task {request.names[i]}") if request.names is not None else (
         lambda i: f"task {i}")  # fmt: skip

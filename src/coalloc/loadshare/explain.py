@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from .._shared.explain import Explanation, Relaxation, minimal_conflict
+from .._shared.explain import Explanation, Relaxation, fix_deadline, minimal_conflict
 from .._shared.params import number
 from .gap import GapInstance, solve_gap
 
@@ -240,7 +240,8 @@ def explain_gap(instance: GapInstance, *, time_limit: float = 10.0) -> Optional[
         The instance (its costs play no part: feasibility is about weights and capacities).
     time_limit : float, default 10.0
         Seconds for the whole explanation: the conflict search gets 0.6 of it, the two
-        relaxations the rest. What does not finish is reported (``sound``/``minimal``
+        relaxations what is left up to a tenth of it (1 s at least) after the conflict
+        (:func:`~coalloc._shared.explain.fix_deadline`). What does not finish is reported (``sound``/``minimal``
         None, a relaxation not ``optimal``), never guessed.
 
     Returns
@@ -277,7 +278,7 @@ def explain_gap(instance: GapInstance, *, time_limit: float = 10.0) -> Optional[
     proof = oracle.certificates.get(tuple(search.conflict), "")
     if not proof:  # the kept set's own proof (it was proved when first kept)
         proof = next((v for k, v in oracle.certificates.items() if sorted(k) == conflict), "")
-    deadline = t0 + time_limit
+    deadline = fix_deadline(t0, time_limit)
     middle = time.monotonic() + 0.5 * max(0.0, deadline - time.monotonic())
     check = _gap_check(instance)
     relaxations = [r for r in (_drop_items(w, b, middle, check),
@@ -336,7 +337,8 @@ def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explana
     problem : LoadSharingProblem
         The problem.
     time_limit : float, default 10.0
-        Seconds for the whole explanation (0.6 for the conflict, the rest for the fixes).
+        Seconds for the whole explanation (0.6 for the conflict; the fixes what is left, up
+        to a tenth of it, 1 s at least, after the conflict).
 
     Returns
     -------
@@ -399,7 +401,7 @@ def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explana
     w_all = np.tile(size, (b.size, 1)) if size.size * b.size <= EXACT_CELLS else None
     relax: List[Relaxation] = []
     if w_all is not None:
-        deadline = t0 + time_limit
+        deadline = fix_deadline(t0, time_limit)
         middle = time.monotonic() + 0.5 * max(0.0, deadline - time.monotonic())
         relax = [r for r in (_drop_items(w_all, b, middle, _pack_check, "job"),
                              _raise_capacity(w_all, b, deadline, _pack_check, "node"))

@@ -25,7 +25,7 @@ import dataclasses
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .._shared.explain import Explanation, Relaxation, minimal_conflict
+from .._shared.explain import Explanation, Relaxation, fix_deadline, minimal_conflict
 from .._shared.params import number
 from .model import PhysicalTopology, VirtualTopology
 from .reasons import reason_text
@@ -110,7 +110,9 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
         The testbed.
     time_limit : float, default 10.0
         Seconds for the whole explanation: the conflict search gets 0.6 of it, the
-        relaxations the rest; what does not finish is reported, never guessed.
+        relaxations what is left up to a tenth of it (1 s at least) after the conflict
+        (:func:`~coalloc._shared.explain.fix_deadline`); what does not finish is
+        reported, never guessed.
 
     Returns
     -------
@@ -165,7 +167,7 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
     sub = _sub(top, conflict)
     proof = proofs.get(tuple(conflict))
     why = reason_text(proof.reason) if proof is not None and proof.reason else ""
-    relax = _relaxations(top, ptop, conflict, t0 + time_limit)
+    relax = _relaxations(top, ptop, conflict, fix_deadline(t0, time_limit))
     links = [lk.name for lk in sub.links.values()]
     demand = tuple(f"virtual node {v}" for v in sorted(conflict)) + tuple(
         f"virtual link {name}" for name in sorted(links))
