@@ -240,9 +240,9 @@ def explain_gap(instance: GapInstance, *, time_limit: float = 10.0) -> Optional[
         The instance (its costs play no part: feasibility is about weights and capacities).
     time_limit : float, default 10.0
         Seconds for the whole explanation: the conflict search gets 0.6 of it, the two
-        relaxations what is left up to a tenth of it (1 s at least) after the conflict
-        (:func:`~coalloc._shared.explain.fix_deadline`). What does not finish is reported (``sound``/``minimal``
-        None, a relaxation not ``optimal``), never guessed.
+        relaxations what is left of about a tenth of it (1 s at least)
+        (:func:`~coalloc._shared.explain.fix_deadline`). What does not finish is reported
+        (``sound``/``minimal`` None, a relaxation not ``optimal``), never guessed.
 
     Returns
     -------
@@ -337,8 +337,8 @@ def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explana
     problem : LoadSharingProblem
         The problem.
     time_limit : float, default 10.0
-        Seconds for the whole explanation (0.6 for the conflict; the fixes what is left, up
-        to a tenth of it, 1 s at least, after the conflict).
+        Seconds for the whole explanation (0.6 for the conflict; the fixes what is left of
+        about a tenth of it, 1 s at least: :func:`~coalloc._shared.explain.fix_deadline`).
 
     Returns
     -------

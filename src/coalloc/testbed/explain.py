@@ -110,7 +110,7 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
         The testbed.
     time_limit : float, default 10.0
         Seconds for the whole explanation: the conflict search gets 0.6 of it, the
-        relaxations what is left up to a tenth of it (1 s at least) after the conflict
+        relaxations what is left of about a tenth of it (1 s at least)
         (:func:`~coalloc._shared.explain.fix_deadline`); what does not finish is
         reported, never guessed.
 
