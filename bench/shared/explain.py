@@ -174,10 +174,8 @@ def testbed_cases(quick: bool, repeats: int) -> Iterator[dict]:
                     changed = _sub(top, list(top.nodes),
                                    retype=(rx.changes["vnode"], rx.changes["type"]))
                 else:
-                    from coalloc.testbed.explain import _scaled
-
-                    changed = _scaled(top, set(e.conflict["vnodes"]),
-                                      rx.changes["bandwidth_fraction"])
+                    changed = _sub(top, list(top.nodes), scale=(
+                        set(e.conflict["vnodes"]), rx.changes["bandwidth_fraction"]))
                 got = tb.Instance(changed, ptop).solve(time_limit=10.0)
                 fixes.append(bool(got.has_solution))
             yield {"label": f"testbed {size} vnodes", "e": e,

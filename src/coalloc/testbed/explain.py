@@ -37,10 +37,11 @@ __all__ = ["explain_mapping"]
 FRACTIONS = (0.75, 0.5, 0.25, 0.1)
 
 
-def _sub(top: VirtualTopology, keep: Sequence[str], *, bw: float = 1.0,
+def _sub(top: VirtualTopology, keep: Sequence[str], *,
+         scale: Optional[Tuple[set, float]] = None,
          retype: Optional[Tuple[str, str]] = None) -> VirtualTopology:  # fmt: skip
-    """The experiment restricted to ``keep`` (links among them), links scaled by ``bw`` and
-    one node retyped (``(node, type)``)."""
+    """The experiment restricted to ``keep`` (the links among them), the links among
+    ``scale[0]`` at ``scale[1]`` of their bandwidth, and one node retyped (``(node, type)``)."""
     kept = set(keep)
     nodes = []
     for name in keep:
@@ -48,8 +49,13 @@ def _sub(top: VirtualTopology, keep: Sequence[str], *, bw: float = 1.0,
         if retype is not None and retype[0] == name:
             node = dataclasses.replace(node, type=retype[1])
         nodes.append(node)
-    links = [lk if bw == 1.0 or lk.bw is None else dataclasses.replace(lk, bw=lk.bw * bw)
-             for lk in top.links.values() if lk.a in kept and lk.b in kept]  # fmt: skip
+    links = []
+    for lk in top.links.values():
+        if lk.a not in kept or lk.b not in kept:
+            continue
+        if scale is not None and lk.bw and lk.a in scale[0] and lk.b in scale[0]:
+            lk = dataclasses.replace(lk, bw=lk.bw * scale[1])
+        links.append(lk)
     vclasses = {k: (w, tuple(t)) for k, (w, t) in top.vclasses.items()}
     return VirtualTopology(nodes, links, vclasses=vclasses,
                            fixed={v: p for v, p in top.fixed.items() if v in kept},
@@ -205,7 +211,7 @@ def _relaxations(top: VirtualTopology, ptop: PhysicalTopology, conflict: List[st
         for f in FRACTIONS:
             if time.monotonic() >= deadline:
                 break
-            if _maps(_scaled(top, cset, f), ptop, deadline, prove=False)[0]:
+            if _maps(_sub(top, everyone, scale=(cset, f)), ptop, deadline, prove=False)[0]:
                 out.append(Relaxation(kind="less_bandwidth",
                                       sentence=f"ask for {f:g} of the bandwidth on the links among "
                                                "them",
@@ -259,13 +265,3 @@ def _drop_nodes(top: VirtualTopology, ptop: PhysicalTopology, conflict: List[str
             return None
         conflict = [names[i] for i in search.conflict]
     return None
-
-
-def _scaled(top: VirtualTopology, nodes: set, fraction: float) -> VirtualTopology:
-    """``top`` with the links among ``nodes`` at ``fraction`` of their bandwidth."""
-    links = [dataclasses.replace(lk, bw=lk.bw * fraction)
-             if lk.a in nodes and lk.b in nodes and lk.bw else lk
-             for lk in top.links.values()]  # fmt: skip
-    vclasses = {k: (w, tuple(t)) for k, (w, t) in top.vclasses.items()}
-    return VirtualTopology(list(top.nodes.values()), links, vclasses=vclasses,
-                           fixed=dict(top.fixed), hints=dict(top.hints))  # fmt: skip
