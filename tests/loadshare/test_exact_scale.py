@@ -187,7 +187,7 @@ def test_gap_exact_any_scale_against_brute_force(backend, m, n, seed, cscale, ws
 def stopped_without_solution(*args, **kwargs):
     """What a solver stopped by its time limit before any incumbent returns."""
     return milp.MilpOutcome(x=None, bound=None, status="time_limit", solver_status=-1,
-                            message="HiGHS: Time limit reached; no solution found", nodes=0,
+                            message="HiGHS: Time limit reached; no incumbent found", nodes=0,
                             time_limit_hit=True, infeasible=False, rows=0,
                             time_limit=1.0)  # fmt: skip
 

@@ -295,4 +295,4 @@ def test_the_incumbent_of_a_stopped_cbc_is_in_the_timeout_record():
         incumbent, bound = map(float, found.groups())
         assert 0 <= incumbent <= bound <= problem[0].n + 1e-9
     else:
-        assert "CBC was stopped with no solution found" in result.message
+        assert "CBC was stopped with no incumbent found" in result.message

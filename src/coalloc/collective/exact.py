@@ -132,7 +132,7 @@ def exact(
         reason = {
             "reason": "too_few_matching",
             "matching": int(nodes.size),
-            "message": f"no solution: only {nodes.size} nodes match labels and minimums, "
+            "message": f"impossible: only {nodes.size} nodes match labels and minimums, "
             f"{n} needed (a proof: no set of {n} exists at any time)",
         }
         return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)

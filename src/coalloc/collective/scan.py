@@ -186,7 +186,7 @@ def scan(
                  if np.sum(pool.capacity[prob.label_ok, i] < elo[i]) > 0]  # fmt: skip
         reason = {"reason": "too_few_matching", "label_matches": lab, "matching": int(nodes.size),
                   "needed": n, "capacity_short": short, "message":
-                  f"no solution: {lab} nodes match the labels, {nodes.size} of them have the "
+                  f"impossible: {lab} nodes match the labels, {nodes.size} of them have the "
                   f"per-resource minimums as capacity; {n} needed"}  # fmt: skip
         return rejected(prob, "scan", reason, seed, params, clock.done(), counters, proven=True)
     cap = pool.capacity[nodes]
@@ -194,7 +194,7 @@ def scan(
     if np.any(top < dlo):
         i = int(np.flatnonzero(top < dlo)[0])
         reason = {"reason": "capacity", "property": names[i], "total": float(d[i]),
-                  "best": float(top[i]), "message": f"no solution at any time: the {n} largest "
+                  "best": float(top[i]), "message": f"impossible at any time: the {n} largest "
                   f"capacities of {names[i]!r} sum to {top[i]:g} < total {d[i]:g}"}  # fmt: skip
         return rejected(prob, "scan", reason, seed, params, clock.done(), counters, proven=True)
     if backend == "compiled":  # the pool's bits of falling amounts, kept up to date by bookings

@@ -750,7 +750,7 @@ def solve_exact(
             )
         return result(
             "error",
-            f"{msg_solver}: the solver returned no solution",
+            f"{msg_solver}: the solver returned no allocation",
             bound=proven,
             nodes=info["nodes"],
             t_built=t_built,

@@ -56,7 +56,7 @@ def exact_mapping(pr: Problem, *, time_limit: Optional[float] = None, threads: i
         return None, MilpOutcome(
             x=None, bound=None, status="time_limit", solver_status=-1,
             message="CP-SAT: not started, the time limit ran out while its model was built; "
-            "no solution found", nodes=None, time_limit_hit=True, infeasible=False, rows=0,
+            "no incumbent found", nodes=None, time_limit_hit=True, infeasible=False, rows=0,
             time_limit=time_limit,
         ), {}  # fmt: skip
 

@@ -27,7 +27,7 @@ error         anything else                anything else               MODEL_INV
 
 ``time_limit`` means that a time limit or Ctrl-C stopped the solver before it proved
 optimality or infeasibility: ``x`` holds the incumbent when there is one (and ``bound`` its
-proven bound), None otherwise, and the message says which ("incumbent kept" / "no solution
+proven bound), None otherwise, and the message says which ("incumbent kept" / "no incumbent
 found"). ``time_limit_hit`` says the solver was stopped and ``interrupted`` that Ctrl-C
 stopped it. A run that ends without a solution is a normal outcome too (``x`` None, a
 status and a message), never an exception.

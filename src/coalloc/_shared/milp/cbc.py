@@ -94,7 +94,7 @@ def _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit, m
                 return MilpOutcome(
                     x=None, bound=None, status="time_limit", solver_status=-1,
                     message="CBC: not started, the time limit ran out while its model file "
-                    "was written; no solution found", nodes=None, time_limit_hit=True,
+                    "was written; no incumbent found", nodes=None, time_limit_hit=True,
                     infeasible=False, rows=int(A.shape[0]), time_limit=time_limit,
                 )  # fmt: skip
             proc = subprocess.Popen(dying_with_us(args), stdout=log_fh, stderr=subprocess.STDOUT,
@@ -359,11 +359,11 @@ def _cbc_outcome(head, x, log, flip, mip_gap, time_limit, interrupted, killed, r
     why = (
         "interrupted (Ctrl-C)" if interrupted
         else "killed after overrunning its time limit" if killed
-        else (head or f"no solution file (exit code {code})")
+        else (head or f"CBC wrote no .sol file (exit code {code})")
     )  # fmt: skip
     if status == "time_limit":
         why += (
-            "; no solution found"
+            "; no incumbent found"
             if x is None
             else "; incumbent kept"
             if bound is None

@@ -147,7 +147,7 @@ def run_cpsat(
     if code == cp_model.MODEL_INVALID:
         message += ": " + model.Validate()
     elif status == "time_limit":
-        message += ": no solution found" if x is None else ": incumbent and bound kept"
+        message += ": no incumbent found" if x is None else ": incumbent and bound kept"
     out = MilpOutcome(
         x=x,
         bound=None if bound is None else bound * scale,

@@ -189,7 +189,7 @@ def _not_started(t_entry: float, time_limit: Optional[float], rows: int, start_c
            f"not started: {max(left, 0.0):.3f} s left, less than its process takes to start "
            f"here (about {start_cost:.2f} s)")  # fmt: skip
     return MilpOutcome(x=None, bound=None, status="time_limit", solver_status=-1,
-                       message=f"{solver}: {why}; no solution found", nodes=None,
+                       message=f"{solver}: {why}; no incumbent found", nodes=None,
                        time_limit_hit=True, infeasible=False, rows=rows,
                        time_limit=time_limit)  # fmt: skip
 
@@ -232,14 +232,14 @@ def _highs_outcome(hs, raw: dict, sense: str, mip_gap: float, time_limit, rows: 
            else text)  # fmt: skip
     if status == "time_limit":
         why += (
-            "; no solution found"
+            "; no incumbent found"
             if x is None
             else "; incumbent kept"
             if bound is None
             else "; incumbent and bound kept"
         )
     elif x is None and status == "error":
-        why += "; no solution found"
+        why += "; no incumbent found"
     return MilpOutcome(
         x=x, bound=bound, status=status, solver_status=-1 if code is None else int(code),
         message=f"HiGHS: {why}", nodes=raw["nodes"], time_limit_hit=bool(stopped),

@@ -54,9 +54,10 @@ def stopped_detail(solver: str, incumbent: Optional[float], bound: Optional[floa
     >>> stopped_detail("CBC", 12.0, 15.5)
     'CBC was stopped with an incumbent of 12 and a bound of 15.5'
     >>> stopped_detail("HiGHS", None, 3.0, unit=2.0)
-    'HiGHS was stopped with no solution found and a bound of 1.5'
+    'HiGHS was stopped with no incumbent found and a bound of 1.5'
     """
-    found = "no solution found" if incumbent is None else f"an incumbent of {incumbent / unit:.10g}"
+    found = ("no incumbent found" if incumbent is None
+             else f"an incumbent of {incumbent / unit:.10g}")
     proven = "" if bound is None else f" and a bound of {bound / unit:.10g}"
     return f"{solver} was stopped with {found}{proven}"
 

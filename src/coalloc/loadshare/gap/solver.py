@@ -159,7 +159,7 @@ def solver_outcome(call: GapCall, solver: str, threads: int,
             out = MilpOutcome(
                 x=None, bound=None, status="time_limit", solver_status=-1,
                 message="CP-SAT: not started, the time limit ran out while its model was "
-                "built; no solution found", nodes=0, time_limit_hit=True, infeasible=False,
+                "built; no incumbent found", nodes=0, time_limit_hit=True, infeasible=False,
                 rows=n + m, time_limit=call.limit,
             )  # fmt: skip
     else:
