@@ -56,8 +56,9 @@ def stopped_detail(solver: str, incumbent: Optional[float], bound: Optional[floa
     >>> stopped_detail("HiGHS", None, 3.0, unit=2.0)
     'HiGHS was stopped with no incumbent found and a bound of 1.5'
     """
-    found = ("no incumbent found" if incumbent is None
-             else f"an incumbent of {incumbent / unit:.10g}")
+    found = (
+        "no incumbent found" if incumbent is None else f"an incumbent of {incumbent / unit:.10g}"
+    )
     proven = "" if bound is None else f" and a bound of {bound / unit:.10g}"
     return f"{solver} was stopped with {found}{proven}"
 
