@@ -226,8 +226,9 @@ def test_workload_window_opens_at_the_arrival_as_for_an_swf_job(tmp_path):
     (tmp_path / "w.json").write_text(json.dumps({
         "format": "coalloc.collective.workload",
         "requests": [
-            {"arrival": 60, "duration": 300, "count": 1},
-            {"duration": 600, "count": 2},
+            # an SWF job reserves its requested time (field 9)
+            {"arrival": 60, "duration": 600, "count": 1},
+            {"duration": 1200, "count": 2},
             # explicit fields are kept as written
             {"arrival": 30, "earliest_start": 10, "latest_start": 500, "duration": 5,
              "count": 1},
@@ -238,7 +239,7 @@ def test_workload_window_opens_at_the_arrival_as_for_an_swf_job(tmp_path):
     windows = {(t, r.duration): (r.earliest_start, r.latest_start) for t, r in got}
     for arrival, req in referee:
         assert windows[(arrival, req.duration)] == (req.earliest_start, req.latest_start)
-    assert windows[(60.0, 300.0)] == (60.0, 60.0 + DEFAULT_HORIZON)
+    assert windows[(60.0, 600.0)] == (60.0, 60.0 + DEFAULT_HORIZON)
     explicit = [r for t, r in got if t == 30.0]
     assert sorted((r.earliest_start, r.latest_start) for r in explicit) == [
         (10.0, 500.0),

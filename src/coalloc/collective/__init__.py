@@ -28,6 +28,7 @@ from .io import (
     read_swf,
     read_workload,
     swf_requests,
+    swf_workload,
     write_instance,
     write_pool,
     write_request,
@@ -89,6 +90,7 @@ __all__ = [
     "read_workload",
     "read_swf",
     "swf_requests",
+    "swf_workload",
     "generators",
     "simulate",
 ]

@@ -175,22 +175,24 @@ def _cmd_simulate(args) -> int:
 
     limit = _limit(args.limit)
     pool = cio.read_pool(args.pool)
+    extra = {}
     if args.workload.lower().endswith(".swf") or args.swf:
         jobs = cio.read_swf(args.workload)
-        reqs = cio.swf_requests(
+        if limit:  # the first LIMIT jobs of the trace (cancelled ones among them)
+            jobs = jobs[:limit]
+        wl = cio.swf_workload(
             jobs, procs_property=args.procs_property, memory_property=args.memory_property,
             procs_per_node=args.procs_per_node, max_wait=args.max_wait,
             collective=not args.simple, source=args.workload,
         )  # fmt: skip
-        if limit:
-            reqs = reqs[:limit]
+        reqs, extra = wl.requests, wl.simulate_kwargs()
     else:
         reqs = cio.read_workload(args.workload)
     params = dict(args.param or [])
     try:
         sim = simulate(pool, reqs, method=args.method, seed=args.seed,
-                       slot_seconds=args.slot_seconds, show_progress=sys.stderr.isatty(),
-                       **params)  # fmt: skip
+                       slot_seconds=args.slot_seconds, horizon=args.horizon,
+                       show_progress=sys.stderr.isatty(), **extra, **params)  # fmt: skip
     except (TypeError, ValueError) as exc:  # say which files the simulation came from
         raise ValueError(f"simulating {args.workload} on {args.pool}: {exc}") from None
     summary = sim.summary()
@@ -209,6 +211,8 @@ def _cmd_simulate(args) -> int:
         with atomic_output(args.records) as fh:
             for rec in sim.records:
                 fh.write(json.dumps(rec) + "\n")
+            for rec in sim.skipped:  # the jobs not simulated, with the status that says why
+                fh.write(json.dumps({**rec, "accepted": False, "simulated": False}) + "\n")
         print(f"per-request records written to {args.records}")
     return 0
 
@@ -302,6 +306,9 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("--limit", type=common.count(0, what="a number of jobs (0: all)"), default=0,
                    help="only the first LIMIT SWF jobs (0: all)")  # fmt: skip
     p.add_argument("--slot-seconds", type=common.seconds(), default=300.0)
+    p.add_argument("--horizon", type=common.seconds(), default=None,
+                   help="the end of the pool's known future (s): a job that cannot end by "
+                        "then is rejected 'past the horizon' (default: none)")  # fmt: skip
     common.add_output_option(p, "--records", help="write one JSON line per request to this file")
     common.add_seed(p)
     common.add_params(p, "time_limit=5")

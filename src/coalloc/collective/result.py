@@ -130,8 +130,11 @@ class CollectiveSimulationResult:
     Parameters
     ----------
     records : list of dict
-        Per request: ``arrival``, ``count``, ``collective``, ``accepted``, ``start``,
-        ``delay`` (start - earliest start), ``utilisation``, ``reason``.
+        Per request, in order of arrival: ``job`` (its SWF job number, or its position in
+        the requests), ``arrival``, ``count``, ``collective``, ``duration`` (the time
+        reserved), ``run_time`` (the job's actual run time where known, else None or -1),
+        ``accepted``, ``start``, ``delay`` (start - earliest start), ``utilisation``,
+        ``reason`` (of a rejection: the method's, or ``"past the horizon"``).
     slot_times : ndarray
         Start of each usage slot (seconds).
     usage : ndarray, shape (slots, m)
@@ -141,6 +144,9 @@ class CollectiveSimulationResult:
         The part of ``usage`` due to the simulated jobs.
     names : tuple of str
         The property names (columns of ``usage``).
+    skipped : list of dict
+        The workload's jobs that were not simulated (``job``, ``status``, ``reason``:
+        ``"cancelled"``, ``"failed to start"``, ...); not counted among the requests.
 
     Examples
     --------
@@ -156,6 +162,7 @@ class CollectiveSimulationResult:
     usage: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     job_usage: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     names: tuple = ()
+    skipped: List[dict] = field(default_factory=list)
 
     @property
     def acceptance_rate(self) -> float:
@@ -174,8 +181,10 @@ class CollectiveSimulationResult:
         Returns
         -------
         dict
-            ``requests``, ``acceptance_rate``, ``mean_delay`` and, under ``simple`` and
-            ``collective``, the same for that kind of request with ``mean_utilisation``.
+            ``requests``, ``acceptance_rate``, ``mean_delay``, ``rejections`` (reason ->
+            number of requests), ``skipped`` (reason -> number of jobs not simulated) and,
+            under ``simple`` and ``collective``, the same for that kind of request with
+            ``mean_utilisation``.
 
         Examples
         --------
@@ -188,8 +197,17 @@ class CollectiveSimulationResult:
         >>> s["requests"], s["acceptance_rate"], s["mean_delay"], s["collective"]["mean_delay"]
         (2, 1.0, 295.0, 590.0)
         """
+        rejections: dict = {}
+        for r in self.records:
+            if not r["accepted"]:
+                why = str(r.get("reason"))
+                rejections[why] = rejections.get(why, 0) + 1
+        skipped: dict = {}
+        for sk in self.skipped:
+            skipped[sk["reason"]] = skipped.get(sk["reason"], 0) + 1
         out = {"requests": len(self.records), "acceptance_rate": self.acceptance_rate,
-               "mean_delay": self.mean_delay}  # fmt: skip
+               "mean_delay": self.mean_delay, "rejections": rejections,
+               "skipped": skipped}  # fmt: skip
         for kind in ("simple", "collective"):
             rec = [r for r in self.records if r["collective"] == (kind == "collective")]
             acc = [r for r in rec if r["accepted"]]

@@ -10,7 +10,7 @@ it was accepted, its start delay and utilisation factor, and the pool's usage pe
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -53,6 +53,9 @@ def simulate(
     align: Optional[float] = None,
     in_place: bool = False,
     on_booking: Optional[Callable[[int, CollectiveRequest, Any, ResourcePool], None]] = None,
+    job_ids: Optional[Sequence[Any]] = None,
+    run_times: Optional[Sequence[float]] = None,
+    skipped: Optional[Sequence[Mapping[str, Any]]] = None,
     **params: Any,
 ) -> SimulationResult:
     """Run a stream of ``(arrival, request)`` against a copy of ``pool``.
@@ -69,7 +72,12 @@ def simulate(
     slot_seconds : float
         Usage-log slot length (finite, > 0).
     horizon : float, optional
-        End of the usage log (default: the latest end of any reservation or breakpoint).
+        The end of the pool's known future (seconds, finite): no reservation may end after
+        it. A request is booked only with a start in its window that ends by ``horizon``;
+        one that cannot end by then even at its earliest start is rejected with the reason
+        ``"past the horizon"`` without solving. Also the end of the usage log. Default
+        None: no horizon (the pool's last amounts hold for ever) and the usage log ends
+        after the latest reservation or breakpoint.
     show_progress : bool
     align : float, optional
         Book on a grid of ``align`` seconds (for example the pool's 5-minute slots): each
@@ -89,6 +97,18 @@ def simulate(
         them). For an independent check of every booking, for example
         :func:`~coalloc.collective.verify.verify_coallocation`; an exception it raises stops
         the run.
+    job_ids : sequence, optional
+        One identifier per request, in the order of ``requests`` (the SWF job numbers of
+        :func:`~coalloc.collective.io.swf_workload`): kept as ``"job"`` in its record
+        (default: the request's position in ``requests``).
+    run_times : sequence of float, optional
+        One actual run time per request (seconds, -1 unknown), in the order of ``requests``:
+        recorded beside the reservation as ``"run_time"`` (the reservation lasts the
+        request's duration, the time a scheduler reserves).
+    skipped : sequence of dict, optional
+        Jobs of the workload that were not simulated (``{"job", "status", "reason"}``, as
+        :attr:`~coalloc.collective.io.SWFWorkload.skipped`): reported in the result, never
+        counted as requests.
     **params
         Parameters of the method.
 
@@ -112,6 +132,19 @@ def simulate(
         horizon = checks.number(horizon, "horizon", allow_zero=True)
     if on_booking is not None and not callable(on_booking):
         raise TypeError(f"on_booking must be callable, got {type(on_booking).__name__}")
+    n_req = len(requests)
+    for argname, values in (("job_ids", job_ids), ("run_times", run_times)):
+        if values is not None and len(values) != n_req:
+            raise ValueError(f"{argname} must have one value per request ({n_req}), "
+                             f"got {len(values)}")  # fmt: skip
+    if run_times is not None:
+        run_times = [checks.number(x, "run_times", allow_zero=True) if x != -1 else -1.0
+                     for x in run_times]  # fmt: skip
+    skipped_list = []
+    for s in skipped or ():
+        if not (isinstance(s, Mapping) and "reason" in s):
+            raise TypeError("skipped must hold dicts with a 'reason'")
+        skipped_list.append(dict(s))
     for q, item in enumerate(requests):
         if not (isinstance(item, (tuple, list)) and len(item) == 2):
             raise TypeError(f"requests[{q}] must be an (arrival, CollectiveRequest) pair")
@@ -126,10 +159,11 @@ def simulate(
                             f"{type(item[1]).__name__}")  # fmt: skip
     background = _totals(pool)  # the usage before the stream (not a copy of the timetables)
     work = pool if in_place else pool.copy()
-    items = sorted(requests, key=lambda x: x[0])
+    order = sorted(range(n_req), key=lambda i: float(requests[i][0]))  # stable: ties keep order
     records = []
-    for q, (arrival, req) in enumerate(progress(items, desc="simulate", unit="req",
-                                                 disable=not show_progress)):  # fmt: skip
+    for q, i in enumerate(progress(order, desc="simulate", unit="req",
+                                    disable=not show_progress)):  # fmt: skip
+        arrival, req = requests[i]
         te = max(req.earliest_start, float(arrival))
         tl = max(req.latest_start, te)
         dur, te0 = req.duration, te
@@ -138,12 +172,21 @@ def simulate(
             on_grid = math.ceil(te / align) * align
             if on_grid <= tl:  # (a window between two grid points keeps its own start)
                 te, tl = on_grid, max(math.floor(tl / align) * align, on_grid)
+        rec = {"job": job_ids[i] if job_ids is not None else i, "arrival": float(arrival),
+               "count": req.count, "collective": req.collective, "duration": float(dur),
+               "run_time": run_times[i] if run_times is not None else None,
+               "accepted": False, "start": None, "delay": None, "utilisation": None,
+               "reason": None}  # fmt: skip
+        if horizon is not None:
+            if te + dur > horizon:  # not even its earliest start ends within the pool's future
+                rec["reason"] = "past the horizon"
+                records.append(rec)
+                continue
+            tl = min(tl, horizon - dur)
         r2 = CollectiveRequest(dur, req.count, te, tl, req.minimum, req.total or None,
                                req.labels or None)  # fmt: skip
         res = coallocate(work, r2, method, seed=None if seed is None else seed + q, **params)
-        rec = {"arrival": float(arrival), "count": req.count, "collective": req.collective,
-               "accepted": res.start is not None, "start": res.start, "delay": None,
-               "utilisation": res.utilisation, "reason": None}  # fmt: skip
+        rec.update(accepted=res.start is not None, start=res.start, utilisation=res.utilisation)
         if res.start is not None:
             if on_booking is not None:
                 on_booking(q, r2, res, work)
@@ -160,4 +203,4 @@ def simulate(
     usage = _sample(work, _totals(work), slot_times)
     jobs = usage - _sample(work, background, slot_times)
     return SimulationResult(records=records, slot_times=slot_times, usage=usage, job_usage=jobs,
-                            names=pool.names)
+                            names=pool.names, skipped=skipped_list)  # fmt: skip

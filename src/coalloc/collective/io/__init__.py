@@ -41,12 +41,23 @@ from .json_files import (
     write_result,
 )
 from .snapshot import SNAPSHOT_FORMAT, read_pool_snapshot, write_pool_snapshot
-from .workload import WORKLOAD_FORMAT, WORKLOAD_SCHEMA, read_swf, read_workload, swf_requests
+from .workload import (
+    SWF_FIELDS,
+    SWF_STATUS,
+    WORKLOAD_FORMAT,
+    WORKLOAD_SCHEMA,
+    SWFWorkload,
+    read_swf,
+    read_workload,
+    swf_requests,
+    swf_workload,
+)
 
 __all__ = [
     "pool_to_dict", "pool_from_dict", "read_pool", "write_pool", "read_pool_csv",
     "request_to_dict", "request_from_dict", "read_request", "write_request",
     "instance_from_dict", "write_instance", "read_instance", "read_swf", "swf_requests",
+    "swf_workload", "SWFWorkload", "SWF_FIELDS", "SWF_STATUS",
     "read_workload", "write_result", "write_pool_snapshot", "read_pool_snapshot",
     # the formats' names, version and schemas (coalloc.formats, the fuzz targets)
     "POOL_FORMAT", "REQUEST_FORMAT", "INSTANCE_FORMAT", "RESULT_FORMAT", "WORKLOAD_FORMAT",

@@ -3,13 +3,17 @@ Standard Workload Format trace (``.swf``) mapped to requests by :func:`swf_reque
 
 * ``coalloc.collective.workload`` (JSON): ``requests``: a list of requests with ``arrival``
   (a request without ``earliest_start`` opens its window at its arrival, as SWF jobs do).
-* Standard Workload Format (``.swf``): :func:`read_swf`.
+* Standard Workload Format (``.swf``): :func:`read_swf` reads the 18 fields of
+  :data:`SWF_FIELDS`; :func:`swf_workload` maps the jobs to requests as the format's fields
+  say (job numbers kept, the status field obeyed, the requested time reserved, the run time
+  recorded beside) and :func:`swf_requests` returns only the ``(arrival, request)`` pairs.
 """
 
 from __future__ import annotations
 
 import math
-from typing import List, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -19,7 +23,53 @@ from ..model import CollectiveRequest
 from ._common import DECIMAL
 from .json_files import REQUEST_SCHEMA, VERSION, request_from_dict
 
-__all__ = ["read_workload", "read_swf", "swf_requests", "WORKLOAD_FORMAT", "WORKLOAD_SCHEMA"]
+__all__ = [
+    "read_workload",
+    "read_swf",
+    "swf_requests",
+    "swf_workload",
+    "SWFWorkload",
+    "SWF_FIELDS",
+    "SWF_STATUS",
+    "WORKLOAD_FORMAT",
+    "WORKLOAD_SCHEMA",
+]
+
+#: The 18 fields of a Standard Workload Format line, in order (field ``k`` of the format is
+#: column ``k - 1`` of :func:`read_swf`'s array); ``-1`` means unknown in every field.
+SWF_FIELDS = (
+    "job_number",
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "allocated_processors",
+    "average_cpu_time_used",
+    "used_memory",
+    "requested_processors",
+    "requested_time",
+    "requested_memory",
+    "status",
+    "user_id",
+    "group_id",
+    "executable",
+    "queue",
+    "partition",
+    "preceding_job",
+    "think_time",
+)
+
+#: The values of the status field (11): 1 completed, 0 failed, 5 cancelled; 2, 3 and 4 for
+#: the parts of a checkpointed or swapped job (partial execution to be continued, last
+#: partial execution completed, last partial execution failed); -1 unknown.
+SWF_STATUS = {
+    1: "completed",
+    0: "failed",
+    5: "cancelled",
+    2: "partial, continued",
+    3: "last partial, completed",
+    4: "last partial, failed",
+    -1: "unknown",
+}
 
 WORKLOAD_FORMAT = "coalloc.collective.workload"
 
@@ -147,7 +197,87 @@ def read_swf(src: PathOrFile) -> np.ndarray:
     return np.array(rows, dtype=np.float64).reshape(-1, 18)
 
 
-def swf_requests(
+@dataclass
+class SWFWorkload:
+    """SWF jobs mapped to requests (:func:`swf_workload`), with what the format says beside.
+
+    Parameters
+    ----------
+    requests : list of (float, CollectiveRequest)
+        ``(arrival, request)`` per simulated job, in the order of the trace; each request
+        lasts the job's requested time (field 9; the run time where none was requested).
+    job_ids : list of int
+        The SWF job number (field 1) of each request.
+    run_times : list of float
+        The actual run time (field 4) of each request's job, -1 where unknown.
+    requested_times : list of float
+        The requested time (field 9) of each request's job, -1 where unknown.
+    statuses : list of int
+        The status (field 11) of each request's job.
+    skipped : list of dict
+        The jobs not simulated, each ``{"job", "status", "reason"}``; ``reason`` is
+        ``"cancelled"`` (status 5 that never ran), ``"failed to start"`` (status 0 that
+        never ran), ``"no duration"`` (neither a run time nor a requested time) or
+        ``"no processors"`` (neither requested nor allocated processors).
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.collective as co
+    >>> w = co.swf_workload(co.read_swf(io.StringIO(
+    ...     "7 0 5 3600 4 -1 -1 4 7200 -1 1 1 1 1 1 -1 -1 -1\\n"
+    ...     "8 9 -1 -1 -1 -1 -1 4 7200 -1 5 1 1 1 1 -1 -1 -1\\n")))
+    >>> w.job_ids, w.run_times, [r.duration for _, r in w.requests], w.skipped_counts()
+    ([7], [3600.0], [7200.0], {'cancelled': 1})
+    """
+
+    requests: List[Tuple[float, CollectiveRequest]] = field(default_factory=list)
+    job_ids: List[int] = field(default_factory=list)
+    run_times: List[float] = field(default_factory=list)
+    requested_times: List[float] = field(default_factory=list)
+    statuses: List[int] = field(default_factory=list)
+    skipped: List[dict] = field(default_factory=list)
+
+    def skipped_counts(self) -> Dict[str, int]:
+        """The number of jobs not simulated, by reason.
+
+        Returns
+        -------
+        dict
+            Reason -> number of jobs (reasons with none left out).
+
+        Examples
+        --------
+        >>> from coalloc.collective.io import SWFWorkload
+        >>> SWFWorkload(skipped=[{"job": 3, "status": 5, "reason": "cancelled"}]).skipped_counts()
+        {'cancelled': 1}
+        """
+        out: Dict[str, int] = {}
+        for s in self.skipped:
+            out[s["reason"]] = out.get(s["reason"], 0) + 1
+        return out
+
+    def simulate_kwargs(self) -> dict:
+        """The keywords that hand its bookkeeping to :func:`~coalloc.collective.simulate.simulate`.
+
+        Returns
+        -------
+        dict
+            ``job_ids``, ``run_times`` and ``skipped``: ``simulate(pool, w.requests,
+            **w.simulate_kwargs())`` keeps the job numbers and run times in its records and
+            reports the jobs not simulated.
+
+        Examples
+        --------
+        >>> from coalloc.collective.io import SWFWorkload
+        >>> sorted(SWFWorkload().simulate_kwargs())
+        ['job_ids', 'run_times', 'skipped']
+        """
+        return {"job_ids": list(self.job_ids), "run_times": list(self.run_times),
+                "skipped": [dict(s) for s in self.skipped]}  # fmt: skip
+
+
+def swf_workload(
     jobs: np.ndarray,
     *,
     procs_property: Optional[str] = "cores",
@@ -157,14 +287,22 @@ def swf_requests(
     collective: bool = True,
     time_offset: Optional[float] = None,
     source: Optional[str] = None,
-) -> List[Tuple[float, CollectiveRequest]]:
-    """Turn SWF jobs into ``(arrival, request)`` pairs (the mapping of ``coalloc docs collective``).
+) -> SWFWorkload:
+    """Turn SWF jobs into requests as the format's fields say (``coalloc docs collective``).
 
+    * the job number (field 1) is kept beside each request (:attr:`SWFWorkload.job_ids`);
+    * the status (field 11) decides whether a job is simulated: a cancelled job (5) or a
+      failed one (0) that never ran (run time -1 or 0) is not simulated but listed in
+      :attr:`SWFWorkload.skipped` (``"cancelled"``, ``"failed to start"``); a job that ran
+      (completed, failed or cancelled after it started, a partial execution, or a status of
+      -1 unknown) is simulated;
     * arrival = ``t_e`` = submit time (field 2) minus ``time_offset`` (default: the first
-      submit time), ``t_l = t_e + max_wait``;
-    * duration = run time (field 4), else requested time (field 9); jobs with neither are
-      skipped;
-    * processors ``P`` = requested (field 8), else allocated (field 5); skipped if unknown;
+      submit time of the trace), ``t_l = t_e + max_wait``;
+    * duration = the requested time (field 9), what a scheduler reserves, else the run time
+      (field 4); the run time is recorded beside (:attr:`SWFWorkload.run_times`); a job with
+      neither is skipped (``"no duration"``);
+    * processors ``P`` = requested (field 8), else allocated (field 5); unknown: skipped
+      (``"no processors"``);
     * ``N = ceil(P / procs_per_node)`` resources; a total of ``P`` of ``procs_property``
       (collective) or ``P / N`` on each (simple);
     * with ``memory_property`` and a known memory per processor (field 10 requested, else
@@ -191,23 +329,27 @@ def swf_requests(
 
     Returns
     -------
-    list of (float, CollectiveRequest)
-        ``(arrival, request)`` per usable job, in the order of ``jobs``.
+    SWFWorkload
+        The simulated jobs' requests in the order of ``jobs``, their job numbers, run and
+        requested times and statuses, and the jobs skipped with their reasons.
 
     Raises
     ------
     ValueError
         A job whose numbers give no valid request (for instance a memory so large that the
-        total overflows), naming the job (and ``source``); an argument out of range, naming
-        it.
+        total overflows) or whose status is not one of :data:`SWF_STATUS`, naming the job
+        (and ``source``); an argument out of range, naming it.
 
     Examples
     --------
     >>> import io
     >>> import coalloc.collective as co
-    >>> jobs = co.read_swf(io.StringIO("1 0 5 3600 4 -1 -1 4 7200 -1 1 1 1 1 1 -1 -1 -1\\n"))
-    >>> [(t, r.count, r.duration) for t, r in co.swf_requests(jobs, procs_per_node=2)]
-    [(0.0, 2, 3600.0)]
+    >>> jobs = co.read_swf(io.StringIO(
+    ...     "1 0 5 3600 4 -1 -1 4 7200 -1 1 1 1 1 1 -1 -1 -1\\n"
+    ...     "2 60 -1 -1 2 -1 -1 2 600 -1 0 1 1 1 1 -1 -1 -1\\n"))
+    >>> w = co.swf_workload(jobs, procs_per_node=2)
+    >>> [(j, t, r.count, r.duration) for j, (t, r) in zip(w.job_ids, w.requests)], w.skipped
+    ([(1, 0.0, 2, 7200.0)], [{'job': 2, 'status': 0, 'reason': 'failed to start'}])
     """
     jobs = np.asarray(jobs, dtype=np.float64)
     if jobs.ndim != 2 or jobs.shape[1] != 18:
@@ -230,16 +372,32 @@ def swf_requests(
                            ("memory_property", memory_property)):  # fmt: skip
         if value is not None and not (isinstance(value, str) and value):
             raise TypeError(f"{argname} must be a property name or None, got {value!r}")
-    out = []
+    out = SWFWorkload()
     if jobs.shape[0] == 0:
         return out
     t0 = float(jobs[:, 1].min()) if time_offset is None else float(time_offset)
     for row in jobs:
-        dur = row[3] if row[3] > 0 else row[8]
-        procs = row[7] if row[7] > 0 else row[4]
-        if dur <= 0 or procs <= 0:
-            continue
+        job, run, wanted, status = int(row[0]), float(row[3]), float(row[8]), float(row[10])
         where = f"{source + ': ' if source else ''}SWF job {row[0]:g}"
+        if status not in SWF_STATUS:
+            raise ValueError(f"{where}: status (field 11) must be one of "
+                             f"{sorted(SWF_STATUS)}, got {status:g}")  # fmt: skip
+        status = int(status)
+        ran = run > 0
+        reason = None
+        if status == 5 and not ran:
+            reason = "cancelled"
+        elif status == 0 and not ran:
+            reason = "failed to start"
+        dur = wanted if wanted > 0 else run
+        procs = row[7] if row[7] > 0 else row[4]
+        if reason is None and dur <= 0:
+            reason = "no duration"
+        if reason is None and procs <= 0:
+            reason = "no processors"
+        if reason is not None:
+            out.skipped.append({"job": job, "status": status, "reason": reason})
+            continue
         if procs / procs_per_node > 2**31 - 1:  # a count numpy's int64 arrays and we can hold
             raise ValueError(f"{where}: {procs:g} processors need more than 2**31 - 1 "
                              f"resources of {procs_per_node:g}")  # fmt: skip
@@ -267,5 +425,59 @@ def swf_requests(
             req = CollectiveRequest(float(dur), n, te, te + max_wait, minimum, total or None)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {exc}") from None
-        out.append((te, req))
+        out.requests.append((te, req))
+        out.job_ids.append(job)
+        out.run_times.append(run if ran else -1.0)
+        out.requested_times.append(wanted if wanted > 0 else -1.0)
+        out.statuses.append(status)
     return out
+
+
+def swf_requests(
+    jobs: np.ndarray,
+    *,
+    procs_property: Optional[str] = "cores",
+    memory_property: Optional[str] = None,
+    procs_per_node: float = 1.0,
+    max_wait: float = 86400.0,
+    collective: bool = True,
+    time_offset: Optional[float] = None,
+    source: Optional[str] = None,
+) -> List[Tuple[float, CollectiveRequest]]:
+    """The ``(arrival, request)`` pairs of :func:`swf_workload` (same rules, same arguments).
+
+    Cancelled and failed-to-start jobs are left out, each request lasts the job's requested
+    time (field 9, else its run time); :func:`swf_workload` also returns the job numbers,
+    the run times and the jobs left out, which :func:`~coalloc.collective.simulate.simulate`
+    keeps in its records.
+
+    Parameters
+    ----------
+    jobs : ndarray, shape (jobs, 18)
+        SWF jobs, as :func:`read_swf` returns them.
+    procs_property, memory_property, procs_per_node, max_wait, collective, time_offset, source
+        As for :func:`swf_workload`.
+
+    Returns
+    -------
+    list of (float, CollectiveRequest)
+        ``(arrival, request)`` per simulated job, in the order of ``jobs``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`swf_workload`.
+
+    Examples
+    --------
+    >>> import io
+    >>> import coalloc.collective as co
+    >>> jobs = co.read_swf(io.StringIO("1 0 5 3600 4 -1 -1 4 7200 -1 1 1 1 1 1 -1 -1 -1\\n"))
+    >>> [(t, r.count, r.duration) for t, r in co.swf_requests(jobs, procs_per_node=2)]
+    [(0.0, 2, 7200.0)]
+    """
+    return swf_workload(
+        jobs, procs_property=procs_property, memory_property=memory_property,
+        procs_per_node=procs_per_node, max_wait=max_wait, collective=collective,
+        time_offset=time_offset, source=source,
+    ).requests  # fmt: skip
