@@ -46,9 +46,10 @@ import numpy as np
 
 from bench.shared._progress import add_quiet, bar, say
 from coalloc._shared.jsonio import atomic_output
+from coalloc.cli._common import Real
 from coalloc.collective import ResourcePool
 from coalloc.collective.generators import table1_pool
-from coalloc.collective.io import read_pool_snapshot, read_swf, swf_requests, write_pool_snapshot
+from coalloc.collective.io import read_pool_snapshot, read_swf, swf_workload, write_pool_snapshot
 from coalloc.collective.simulate import simulate
 from coalloc.collective.verify import verify_coallocation
 
@@ -136,8 +137,13 @@ class Referee:
         return len(per_node)
 
 
-def synthetic_swf(n_jobs, *, days=7, max_procs=64, seed=0):
-    """``n_jobs`` jobs of a synthetic SWF trace over ``days`` days (the module docstring)."""
+def synthetic_swf(n_jobs, *, days=7, max_procs=64, seed=0, cancelled=0.0):
+    """``n_jobs`` jobs of a synthetic SWF trace over ``days`` days (the module docstring).
+
+    A share ``cancelled`` of the jobs (drawn from a stream of their own, so that the other
+    fields stay those of ``cancelled=0``) is written as cancelled before they started
+    (status 5, run time -1), as the archive's logs hold them."""
+    gone = np.random.default_rng([seed, 5]).random(n_jobs) < cancelled
     rng = np.random.default_rng(seed)
     # arrivals: a daily cycle (busy afternoons), sorted
     t = rng.uniform(0, days * DAY, 4 * n_jobs)
@@ -154,6 +160,8 @@ def synthetic_swf(n_jobs, *, days=7, max_procs=64, seed=0):
     for q in range(n_jobs):
         f = [q + 1, int(arrivals[q]), -1, int(run[q]), int(procs[q]), -1, -1, int(procs[q]),
              int(run[q] * rng.uniform(1, 3)), -1, 1, 1, 1, -1, 1, -1, -1, -1]  # fmt: skip
+        if gone[q]:  # cancelled while queued: no run time, no processors allocated
+            f[3], f[4], f[10] = -1, -1, 5
         lines.append(" ".join(str(v) for v in f))
     return "\n".join(lines) + "\n"
 
@@ -196,6 +204,8 @@ def main(argv=None):
     ap.add_argument("--days", type=int, default=7)
     ap.add_argument("--max-procs", type=int, default=64)
     ap.add_argument("--swf", help="an SWF file (default: a synthetic trace)")
+    ap.add_argument("--cancelled", type=Real(0.0, 1.0, what="a share of the jobs"), default=0.0,
+                    help="share of the synthetic jobs cancelled before they start")  # fmt: skip
     ap.add_argument("--seed", type=int, default=28)
     ap.add_argument("--pool-seed", type=int, default=2028)
     ap.add_argument("--snapshot", action="store_true", help="write and reread the final ledger")
@@ -210,12 +220,14 @@ def main(argv=None):
     swf = args.swf
     if not swf:  # the synthetic trace as an SWF file, read back from that file
         swf = os.path.join(args.out, f"{args.tag}.swf")
-        text = synthetic_swf(args.jobs, days=args.days, max_procs=args.max_procs, seed=args.seed)
+        text = synthetic_swf(args.jobs, days=args.days, max_procs=args.max_procs, seed=args.seed,
+                             cancelled=args.cancelled)  # fmt: skip
         with atomic_output(swf) as fh:
             fh.write(text)
     jobs = read_swf(swf)[: args.jobs]
     t0, c0 = time.perf_counter(), time.process_time()
     base = table1_pool(args.nodes, n_slots=288 * (args.days + 3), seed=args.pool_seed)
+    horizon = 300.0 * 288 * (args.days + 3)  # the end of the pool's last known slot
     say(f"pool {base.n_nodes} nodes x {base.times.size - 1} slots in "
         f"{time.perf_counter() - t0:.1f} s ({time.process_time() - c0:.1f} s CPU); "
         f"{len(jobs)} jobs read from {swf}; peak {peak_mib():.0f} MiB")  # fmt: skip
@@ -226,12 +238,16 @@ def main(argv=None):
     runs = {}
     for simple in bar([True, False], desc="variants", unit="variant"):
         name = "simple" if simple else "collective"
-        reqs = swf_requests(jobs, collective=not simple, procs_per_node=1.0)
+        wl = swf_workload(jobs, collective=not simple, procs_per_node=1.0, source=swf)
+        reqs = wl.requests
         pool = base.copy()
         referee = Referee(verify=not args.no_verify)
         t0, c0 = time.perf_counter(), time.process_time()
+        # the pool's usage is known for its days only: a job that cannot end by then is
+        # rejected "past the horizon", not booked against the last slot's amounts
         sim = simulate(pool, reqs, align=300.0, in_place=True, on_booking=referee,
-                       show_progress=not args.quiet)  # fmt: skip
+                       horizon=horizon, show_progress=not args.quiet,
+                       **wl.simulate_kwargs())  # fmt: skip
         secs, cpu = time.perf_counter() - t0, time.process_time() - c0
         # the replay without the referee's calls (timed by the referee)
         secs, cpu_c = secs - referee.wall, cpu - referee.seconds
@@ -256,10 +272,13 @@ def main(argv=None):
                 f"= background + bookings on {booked} nodes, never above capacity")  # fmt: skip
         if reasons:
             say(f"{name}: rejections {reasons}")
+        if sim.skipped:
+            say(f"{name}: not simulated (SWF status) {wl.skipped_counts()}")
         runs[name] = {
             "jobs": len(reqs), "wall_s": secs, "cpu_s": cpu_c, "verify_cpu_s": referee.seconds,
             "accepted": sim.acceptance_rate, "mean_delay_h": mean_d, "median_delay_h": med_d,
             "delays": [float(d) for d in delays], "rejections": reasons,
+            "skipped": wl.skipped_counts(),
             "verified": referee.checked, "peak_mib": peak,
             "slot_times": sim.slot_times.tolist(), "usage": total.tolist(),
             "job_usage": share.tolist(),
