@@ -82,6 +82,10 @@ def _cmd_gap(args) -> int:
         extra = {} if args.solver is None else {"solver": args.solver}
         if extra and args.method != "exact":
             raise ValueError("--solver applies to --method exact only")
+        extra.update(dict(args.param or []))  # -p KEY=VALUE: the method's other parameters
+        own = sorted({"sense", "assign_all", "time_limit", "seed"} & set(extra))
+        if own:
+            raise ValueError(f"-p {own[0]}=...: use the command's own option for {own[0]}")
         res = loadshare.solve_gap(inst, args.method, sense=args.sense,
                                   assign_all=not args.partial, time_limit=args.time_limit,
                                   seed=args.seed, **extra)  # fmt: skip
@@ -98,11 +102,13 @@ def _cmd_gap(args) -> int:
                 line += f"; VERIFY FAILED: {rep}"
         else:
             ok &= res.status == "infeasible"
-        print(line)
         rows.append({"instance": k, **res.to_dict()})
+        # --json: one line per instance, the API's result.to_dict() (as --output writes it)
+        print(json.dumps(jsonable(rows[-1])) if args.json else line)
     if args.output:
         write_text_atomic(args.output, "".join(json.dumps(row) + "\n" for row in rows))
-        print(f"results written to {args.output}")
+        if not args.json:
+            print(f"results written to {args.output}")
     return 0 if ok else 1
 
 
@@ -195,7 +201,10 @@ def add_commands(sub) -> None:
     p.add_argument("--solver", default=None, choices=["cpsat", "highs", "cbc"],
                    help="the exact method's solver (default cpsat)")  # fmt: skip
     common.add_seed(p)
+    common.add_params(p, "iterations=200")
     common.add_output(p, "write one JSON line per instance")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON line per instance (result.to_dict()), not text")  # fmt: skip
     p.set_defaults(func=_cmd_gap)
 
     p = sub.add_parser("generate", help="write a Fig. 5 grid or GAP instances of type A-D")

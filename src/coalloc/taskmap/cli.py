@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from typing import Optional
 
@@ -68,7 +69,7 @@ def _map_quality(result) -> str:
     """The line that says how good the mapping is: its status and its gap to the bound."""
     got, bound = float(result.max_occupancy), result.bound
     if bound is None:
-        return f"  status: {result.status} (no lower bound)"
+        return f"  status: {result.status} (no lower bound: drop --no-bound to get one)"
     if result.status == "optimal":
         return f"  status: optimal: max occupancy {got:.6g} meets the lower bound {bound:.6g}"
     return (
@@ -80,7 +81,8 @@ def _map_quality(result) -> str:
 def _cmd_map(args) -> int:
     tasks, resources = read_graphs(args.tasks, args.resources)
     params = common.exact_params(args, timed=tuple(taskmap.METHODS))
-    result = taskmap.solve(tasks, resources, args.method, seed=args.seed, bound=True, **params)
+    result = taskmap.solve(tasks, resources, args.method, seed=args.seed, bound=args.bound,
+                           **params)  # fmt: skip
     if result.mapping is None:
         if args.output:
             write_mapping_result(args.output, result)  # the status and why, for scripts
@@ -175,6 +177,11 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     common.add_exact_options(p, taskmap.exact.SOLVERS)
     common.add_output(p, "write the mapping as JSON to this file")
     common.add_verbose(p)
+    p.add_argument(
+        "--bound", action=argparse.BooleanOptionalAction, default=True,
+        help="attach the proven lower bound and the gap (default: taskmap.solve(..., "
+        "bound=True); --no-bound skips it, as the API's default bound=False)",
+    )  # fmt: skip
     p.add_argument(
         "--json", action="store_true",
         help="print the full result (occupancies, lower bound, verification) as JSON",
