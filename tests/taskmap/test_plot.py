@@ -43,7 +43,8 @@ def test_mapping_draws_tasks_on_their_processors(tmp_path, taskmap_small):
     assert len(drawn["processor"].get_offsets()) == resources.n_processors
     counts = np.bincount(result.mapping, minlength=resources.n_nodes)
     texts = {t.get_gid(): t.get_text() for t in fig.axes[0].texts if t.get_gid()}
-    assert texts == {f"tasks-on-{p}": str(c) for p, c in enumerate(counts) if c}
+    assert texts == {f"tasks-on-{p}": f"{c} task{'s' if c != 1 else ''}"
+                     for p, c in enumerate(counts) if c}  # fmt: skip
     _, where = taskmap.max_occupancy(tasks, resources, result.mapping)  # the referee
     starting(drawn, f"bottleneck {where.kind} {where.index}")
     png_is_picture(path)
@@ -53,3 +54,20 @@ def test_mapping_refuses_a_mapping_on_a_router(taskmap_small):
     tasks, resources = taskmap_small.task_graph, taskmap_small.resource_graph
     with pytest.raises(ValueError, match="not a processor"):
         taskmap.plot_mapping(tasks, resources, np.zeros(tasks.n, dtype=int))
+
+
+def test_task_counts_carry_their_unit(taskmap_small):
+    """Issue 39: a bare count beside a processor read as its node id; each says "n tasks"."""
+    tasks, resources = taskmap_small.task_graph, taskmap_small.resource_graph
+    procs = resources.processors
+    # a mapping of our own with counts 1, 2 and 3 on three processors (the referee)
+    mapping = np.array([procs[0], procs[1], procs[1], procs[2], procs[2], procs[2]])
+    fig = taskmap.plot_mapping(tasks, resources, mapping, labels=True)
+    texts = {t.get_gid(): t.get_text() for t in fig.axes[0].texts if t.get_gid()}
+    want = {f"tasks-on-{procs[0]}": "1 task", f"tasks-on-{procs[1]}": "2 tasks",
+            f"tasks-on-{procs[2]}": "3 tasks"}  # fmt: skip
+    assert texts == want
+    # no count text is a bare number that could be a node name
+    names = {t.get_text() for t in fig.axes[0].texts if not t.get_gid()}
+    assert not any(t.strip().isdigit() for t in texts.values())
+    assert names and not set(texts.values()) & names

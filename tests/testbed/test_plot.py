@@ -43,3 +43,49 @@ def test_mapping_refuses_a_result_without_mapping():
     ptop = g.deterlab(4, 1, seed=0)
     with pytest.raises(ValueError, match="no mapping"):
         testbed.plot_mapping(g.ring(3), ptop, {"mapping": None})
+
+
+def _two_switches(n_a, n_b):
+    """A testbed of two switches joined by one trunk, no core: n_a PCs on sa, n_b on sb."""
+    import io
+
+    lines = ["node sa switch:1 *lan:*", "node sb switch:1 *lan:*",
+             "link trunk-ab sa sb 1000000 0 0"]  # fmt: skip
+    for sw, n in (("sa", n_a), ("sb", n_b)):
+        for k in range(n):
+            pc = f"{sw}-pc{k}"
+            lines.append(f"node {pc} pc:1")
+            for e in range(2):
+                lines.append(f"link {pc}:eth{e} {pc}:eth{e} {sw} 100000 0 0 ethernet")
+    return testbed.read_ptop(io.StringIO("\n".join(lines) + "\n"))
+
+
+@pytest.mark.parametrize("n_a,n_b", [(3, 3), (14, 5), (40, 2)])
+def test_every_pc_is_drawn_attached_to_its_switch(n_a, n_b):
+    """Issue 39: a two-switch testbed drew its PCs detached from their switches."""
+    import numpy as np
+
+    ptop = _two_switches(n_a, n_b)
+    top = g.ring(4)
+    fig = testbed.plot_mapping(top, ptop, testbed.assign(top, ptop, seed=0))
+    drawn = collections(fig)
+    switch_xy = drawn["switch"].get_offsets()
+    pcs = np.vstack([starting(drawn, "used PC (").get_offsets(),
+                     starting(drawn, "unused PC (").get_offsets()])  # fmt: skip
+    assert len(pcs) == n_a + n_b
+    links = starting(drawn, "PC-switch link (").get_segments()
+    assert len(links) == n_a + n_b
+    # referee: each PC's own switch from the .ptop text (its name starts with the switch's)
+    where = {tuple(np.round(seg[0], 9)): seg[1] for seg in links}
+    xs = {name: switch_xy[k] for k, name in enumerate(ptop.switches)}
+    for xy in pcs:
+        end = where[tuple(np.round(xy, 9))]  # every PC drawn has a line from it ...
+        assert any(np.allclose(end, s) for s in switch_xy)  # ... that ends at a switch
+        # and it stands under that switch: nearer to it than to the other one
+        d = [abs(xy[0] - s[0]) for s in switch_xy]
+        assert np.allclose(switch_xy[int(np.argmin(d))], end)
+    # the PCs of sa are attached to sa, those of sb to sb (names give the referee)
+    home = testbed.plot.home_switches(ptop)
+    assert sorted(home.values()) == ["sa"] * n_a + ["sb"] * n_b
+    ends = [tuple(seg[1]) for seg in links]
+    assert ends.count(tuple(xs["sa"])) == n_a and ends.count(tuple(xs["sb"])) == n_b

@@ -180,7 +180,8 @@ def plot_mapping(
     routers small grey squares, links lines whose colour and width grow with their
     occupancy; the bottleneck (the node or link with the maximum occupancy) is outlined in
     red. The tasks of a processor are small dots around it and its task count is written
-    next to it.
+    next to it with its unit (``"3 tasks"``, ``"1 task"``: a bare number would read as a
+    node id).
 
     Parameters
     ----------
@@ -202,8 +203,8 @@ def plot_mapping(
     -------
     matplotlib.figure.Figure
         Collections ``"link"``, ``"processor"``, ``"router"``, ``"task (n)"`` and
-        ``"bottleneck <kind> <index>"``; the task count of processor ``p`` is a text with
-        gid ``"tasks-on-<p>"``.
+        ``"bottleneck <kind> <index>"``; the task count of processor ``p`` is a text
+        ``"<n> tasks"`` with gid ``"tasks-on-<p>"``.
 
     Raises
     ------
@@ -260,8 +261,10 @@ def plot_mapping(
         ring = 0.025 * span
         phi = 2 * np.pi * np.arange(members.size) / members.size
         dots[members] = pos[p] + ring * np.column_stack([np.cos(phi), np.sin(phi)])
-        ax.annotate(str(counts[p]), pos[p], xytext=(6, 6), textcoords="offset points",
-                    fontsize=7, gid=f"tasks-on-{p}")  # fmt: skip
+        # with its unit: a bare number beside a node reads as the node's id
+        n_here = int(counts[p])
+        ax.annotate(f"{n_here} task{'s' if n_here != 1 else ''}", pos[p], xytext=(6, 6),
+                    textcoords="offset points", fontsize=7, gid=f"tasks-on-{p}")  # fmt: skip
     ax.scatter(dots[:, 0], dots[:, 1], s=6, color="black", zorder=3, label=f"task ({tasks.n})")
     if where.kind == "node":
         ax.scatter(pos[[where.index], 0], pos[[where.index], 1], s=320, facecolors="none",

@@ -60,9 +60,10 @@ def plot_mapping(
 ) -> Any:
     """Draw a testbed mapping: PCs under their switch, virtual nodes on them, trunk loads.
 
-    Switches with PCs stand in a row, their PCs in a grid below (used ones coloured and
-    labelled with their virtual node, unused ones small and grey); switches without PCs (the
-    core) stand above. Every trunk is a line labelled ``load/capacity`` whose width grows with
+    Switches with PCs stand in a row, each with its PCs in a grid centred below it and
+    attached to it by thin lines (used PCs coloured and labelled with their virtual node,
+    unused ones small and grey; the switches spaced so that every PC is nearer to its own
+    switch than to any other); switches without PCs (the core) stand above. Every trunk is a line labelled ``load/capacity`` whose width grows with
     its load; a virtual link between nodes behind different switches is a dashed red line, one
     behind one switch a thin grey line.
 
@@ -86,6 +87,7 @@ def plot_mapping(
     -------
     matplotlib.figure.Figure
         Collections ``"switch"``, ``"used PC (k)"``, ``"unused PC (k)"``,
+        ``"PC-switch link (k)"`` (one segment from each PC drawn to its switch),
         ``"trunk"`` (one segment per trunk, in ``ptop.trunks()`` order),
         ``"inter-switch virtual link (k)"`` (dashed) and ``"intra-switch virtual link (k)"``.
 
@@ -129,24 +131,37 @@ def plot_mapping(
     from matplotlib.collections import LineCollection
 
     pos: Dict[str, np.ndarray] = {}
-    width = 5.0
-    for k, s in enumerate(leaves):
-        pos[s] = np.array([k * width, 0.0])
-    for k, s in enumerate(cores):
-        x = (len(leaves) - 1) * width * (k + 1) / (len(cores) + 1)
-        pos[s] = np.array([x, 3.0])
     used = set(mapping.values())
     groups = [(s, by_switch[s]) for s in leaves]
     if by_switch.get(None):
         groups.append((None, by_switch[None]))
+    # each switch's PCs in a grid centred under it; neighbouring switches stand the wider
+    # of their grids' widths (plus a gap) apart, so that every PC is nearer to its own
+    # switch than to any other
+    pitch, gap = 0.8, 1.6
+    grids = []
     for s, pcs in groups:
         shown = [p for p in pcs if show_unused or p in used]
         shown.sort(key=lambda p: (p not in used, p))
         cols = max(1, min(8, int(np.ceil(np.sqrt(len(shown) * 1.5)))))
-        x0 = pos[s][0] if s is not None else len(leaves) * width
+        grids.append((s, shown, cols, pitch * (cols - 1)))
+    x = 0.0
+    for k, (s, shown, cols, span) in enumerate(grids):
+        if k:
+            x += max(grids[k - 1][3], span) + gap
+        if s is not None:
+            pos[s] = np.array([x, 0.0])
         for t, p in enumerate(shown):
-            pos[p] = np.array([x0 - 1.6 + 3.2 * (t % cols) / max(cols - 1, 1),
-                               -1.2 - 0.5 * (t // cols)])  # fmt: skip
+            pos[p] = np.array([x - span / 2 + pitch * (t % cols), -1.2 - 0.6 * (t // cols)])
+    xs = [pos[s][0] for s in leaves] or [0.0]
+    for k, s in enumerate(cores):
+        pos[s] = np.array([min(xs) + (max(xs) - min(xs)) * (k + 1) / (len(cores) + 1), 3.0])
+    # every PC attached to its switch by a thin line (a PC without a switch stands apart)
+    attach = [(tuple(pos[p]), tuple(pos[s])) for s, shown, _, _ in grids if s is not None
+              for p in shown]  # fmt: skip
+    if attach:
+        ax.add_collection(LineCollection(attach, colors="#bbbbbb", linewidths=0.5, zorder=0.5,
+                                         label=f"PC-switch link ({len(attach)})"))  # fmt: skip
     # trunks: one segment each, parallel trunks of a pair side by side
     trunks = ptop.trunks()
     load = dict(_field(result, "trunk_load") or {})
@@ -218,8 +233,9 @@ def plot_mapping(
         isw = _field(result, "interswitch_bandwidth")
         if isw is None:
             isw = sum(load.values())
+        n_sw = len({home.get(p) for p in used_pcs})
         title = (
             f"{len(mapping)} virtual nodes on {len(used_pcs)} PCs behind "
-            f"{len({home.get(p) for p in used_pcs})} switches; inter-switch bandwidth {isw:g}"
+            f"{n_sw} switch{'es' if n_sw != 1 else ''}; inter-switch bandwidth {isw:g}"
         )
     return plotting.finish(fig, path, title=title, ax=ax)
