@@ -63,9 +63,10 @@ def plot_mapping(
     Switches with PCs stand in a row, each with its PCs in a grid centred below it and
     attached to it by thin lines (used PCs coloured and labelled with their virtual node,
     unused ones small and grey; the switches spaced so that every PC is nearer to its own
-    switch than to any other); switches without PCs (the core) stand above. Every trunk is a line labelled ``load/capacity`` whose width grows with
-    its load; a virtual link between nodes behind different switches is a dashed red line, one
-    behind one switch a thin grey line.
+    switch than to any other); switches without PCs (the core) stand above. Every trunk is a
+    line labelled ``load/capacity`` whose width grows with its load; a virtual link between
+    nodes behind different switches is a dashed red line, one behind one switch a thin grey
+    line.
 
     Parameters
     ----------
