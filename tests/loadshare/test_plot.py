@@ -104,3 +104,36 @@ def test_gap_trajectory_needs_one():
     profit = loadshare.solve_gap(inst, sense="max", iterations=200)
     fig = loadshare.plot_gap_trajectory(profit, logx=True)
     assert fig.axes[0].get_ylabel() == "profit" and fig.axes[0].get_xscale() == "log"
+
+
+@pytest.mark.parametrize("k", [3, 10, 20, 21, 45, 120, 300])
+def test_category_colours_never_repeat(k):
+    """Issue 39: coalition colours wrapped after twenty; now every category has its own."""
+    from coalloc._shared.plotting import category_colors
+
+    colours = category_colors(k)
+    assert len(colours) == k
+    as_drawn = {tuple(round(255 * x) for x in c[:3]) for c in colours}  # 8-bit, as rendered
+    assert len(as_drawn) == k
+
+
+def test_coalition_map_gives_each_coalition_its_own_colour_and_name():
+    prob = loadshare.generators.paper_setup(n_nodes=120, seed=2)
+    res = loadshare.dmcf_gga(prob, coalition_size=4, seed=0, coalition_history=50,
+                             max_generations=2)  # fmt: skip
+    fig = loadshare.plot_coalitions(prob, res)
+    image = fig.axes[0].images[0]
+    mat = image.get_array()
+    k = int(mat.max()) + 1
+    assert k > 20  # beyond the twenty colours that used to wrap
+    # referee: the colour each drawn coalition id maps to, through the image's own colormap
+    ids = np.unique(np.asarray(mat))
+    rgba = image.cmap(image.norm(ids))
+    drawn = {tuple(np.round(255 * c[:3]).astype(int)) for c in rgba}
+    assert len(drawn) == len(ids)
+    # the final coalitions are named on the top edge
+    final = np.unique(np.asarray(mat)[-1])
+    top = [a for a in fig.axes[0].child_axes if a.get_xlabel() == "final coalition"]
+    assert len(top) == 1
+    names = {t.get_text() for t in top[0].get_xticklabels()}
+    assert names == {f"c{c}" for c in final} or len(final) > 40

@@ -104,7 +104,13 @@ def figure_and_axes(ax: Any = None, figsize: Tuple[float, float] = (8.0, 6.0)) -
 
 
 def category_colors(k: int) -> list:
-    """``k`` distinct colours (tab10, then tab20, then a sampled colormap); never grey-ish red.
+    """``k`` distinct colours (tab10, then tab20, then a golden-ratio hue sequence); never
+    grey-ish red.
+
+    Never a repeat: beyond tab20's twenty colours, colour ``i`` takes the hue
+    ``(0.618... * i) mod 1`` at one of three lightnesses and three saturations, so that every
+    colour differs from every other (also after rounding to 8 bits) and consecutive
+    categories (neighbours in a picture) differ by far more than distant ones.
 
     Parameters
     ----------
@@ -114,7 +120,16 @@ def category_colors(k: int) -> list:
     Returns
     -------
     list of RGBA tuples
+
+    Examples
+    --------
+    >>> from coalloc._shared.plotting import category_colors
+    >>> colours = category_colors(45)
+    >>> len(colours), len({tuple(round(255 * x) for x in c) for c in colours})
+    (45, 45)
     """
+    import colorsys
+
     import_pyplot()
     from matplotlib import colormaps
 
@@ -126,8 +141,13 @@ def category_colors(k: int) -> list:
         return base[:k]
     if k <= 20:
         return [colormaps["tab20"](i) for i in range(k)]
-    cmap = colormaps["turbo"]
-    return [cmap(i / max(k - 1, 1)) for i in range(k)]
+    golden = (5**0.5 - 1) / 2
+    out = []
+    for i in range(k):
+        light = (0.45, 0.68, 0.28)[i % 3]
+        sat = (0.85, 0.55, 1.0)[(i // 3) % 3]
+        out.append((*colorsys.hls_to_rgb((golden * i) % 1.0, light, sat), 1.0))
+    return out
 
 
 def finish(fig: Any, path: Optional[Any] = None, *, dpi: int = 120,

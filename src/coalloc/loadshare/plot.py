@@ -79,8 +79,10 @@ def plot_coalitions(
     -------
     matplotlib.figure.Figure
         The coalition map is an image (``axes.images[0]``) whose array is the matrix of
-        :func:`coalition_matrix`; the throughput curve is the line labelled
-        ``"best throughput"``.
+        :func:`coalition_matrix`, coloured with one distinct colour per coalition
+        (:func:`coalloc._shared.plotting.category_colors`: none repeated), the final
+        coalitions named ``c<k>`` on the top edge; the throughput curve is the line
+        labelled ``"best throughput"``.
 
     Raises
     ------
@@ -118,7 +120,8 @@ def plot_coalitions(
     from matplotlib.colors import ListedColormap
 
     k = int(mat.max()) + 1 if mat.size else 1
-    cmap = ListedColormap(plotting.category_colors(min(k, 20)) * (k // 20 + 1))
+    # one colour per coalition, none repeated (the colours used to wrap after twenty)
+    cmap = ListedColormap(plotting.category_colors(k))
     ax.imshow(mat, aspect="auto", interpolation="nearest", cmap=cmap, vmin=-0.5,
               vmax=len(cmap.colors) - 0.5)  # fmt: skip
     rows = np.linspace(0, len(gens) - 1, min(len(gens), 8)).round().astype(int)
@@ -130,6 +133,16 @@ def plot_coalitions(
     bounds = np.flatnonzero(np.diff(final)) + 0.5
     for b in bounds:
         ax.axvline(b, color="white", linewidth=0.6)
+    # the final coalitions named on the top edge (at most 40 names), so that two coalitions
+    # of similar colours are still told apart
+    edges = np.concatenate([[-0.5], bounds, [final.size - 0.5]])
+    centres = (edges[:-1] + edges[1:]) / 2
+    ids = final[np.round(centres).astype(int).clip(0, max(final.size - 1, 0))]
+    step = max(1, int(np.ceil(len(centres) / 40)))
+    top = ax.secondary_xaxis("top")
+    top.set_xticks(centres[::step], [f"c{int(c)}" for c in ids[::step]], fontsize=6,
+                   rotation=90)  # fmt: skip
+    top.set_xlabel("final coalition", fontsize=8)
     if ax2 is not None:
         hist = np.asarray(getattr(result, "history", None) if result is not None else [])
         if hist is not None and hist.size:
