@@ -163,3 +163,23 @@ def test_cli_reports_skipped_jobs_and_keeps_ids(tmp_path, capsys):
     assert sorted(x["job"] for x in lines) == sorted(j[0] for j in JOBS)
     assert {x["job"] for x in lines if x.get("simulated") is False} == {13, 15, 21, 22}
     assert np.isclose(next(x for x in lines if x["job"] == 11)["run_time"], 600)
+
+
+def test_horizon_caps_the_window_on_the_grid():
+    """A job that fits before the horizon only if it starts early enough starts by then."""
+    pool = ResourcePool([[1.0]], ["cores"])
+    first = CollectiveRequest(1000, 1, 0, 10_000, {"cores": 1})
+    second = CollectiveRequest(500, 1, 0, 10_000, {"cores": 1})
+    for align in (None, 300.0):
+        sim = simulate(pool, [(0.0, first), (0.0, second)], horizon=1900.0, align=align)
+        a, b = sim.records
+        assert a["accepted"] and a["start"] == 0.0
+        # the second fits after the first only if it ends by 1,900 s: on the 300 s grid
+        # the first holds [0, 1200) and the second [1200, 1800), else [1000, 1500)
+        assert b["accepted"] and b["start"] + b["duration"] <= 1900.0
+        assert b["start"] == (1200.0 if align else 1000.0)
+        late = simulate(pool, [(0.0, first), (0.0, CollectiveRequest(1000, 1, 0, 10_000,
+                                                                     {"cores": 1}))],
+                        horizon=1900.0, align=align)  # fmt: skip
+        assert late.records[1]["reason"] != "past the horizon"  # it could start at 0 alone
+        assert not late.records[1]["accepted"]

@@ -75,7 +75,9 @@ def simulate(
         The end of the pool's known future (seconds, finite): no reservation may end after
         it. A request is booked only with a start in its window that ends by ``horizon``;
         one that cannot end by then even at its earliest start is rejected with the reason
-        ``"past the horizon"`` without solving. Also the end of the usage log. Default
+        ``"past the horizon"`` without solving; one whose window the horizon shortened and
+        that finds no start in what is left gets the method's reason. With ``align``, the
+        latest start is on the grid. Also the end of the usage log. Default
         None: no horizon (the pool's last amounts hold for ever) and the usage log ends
         after the latest reservation or breakpoint.
     show_progress : bool
@@ -182,7 +184,10 @@ def simulate(
                 rec["reason"] = "past the horizon"
                 records.append(rec)
                 continue
-            tl = min(tl, horizon - dur)
+            cap = horizon - dur  # the latest start that ends by the horizon
+            if align is not None and math.floor(cap / align) * align >= te:
+                cap = math.floor(cap / align) * align  # on the grid, as the window is
+            tl = min(tl, cap)
         r2 = CollectiveRequest(dur, req.count, te, tl, req.minimum, req.total or None,
                                req.labels or None)  # fmt: skip
         res = coallocate(work, r2, method, seed=None if seed is None else seed + q, **params)
