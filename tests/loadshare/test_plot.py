@@ -27,8 +27,12 @@ def test_coalition_history_changes_no_answer(run):
     gens = [g for g, _ in with_history.coalition_history]
     assert gens == list(range(with_history.generations + 1))
     # migrations counted by the run equal the node moves seen between kept structures
-    moves = sum(int(np.count_nonzero(a != b)) for (_, a), (_, b) in
-                zip(with_history.coalition_history, with_history.coalition_history[1:]))
+    moves = sum(
+        int(np.count_nonzero(a != b))
+        for (_, a), (_, b) in zip(
+            with_history.coalition_history, with_history.coalition_history[1:]
+        )
+    )
     assert moves == with_history.migrations
     assert loadshare.verify_placement(prob, with_history.placement).ok
 

@@ -19,8 +19,7 @@ def _tree_of(result: Any) -> Any:
     needed = ("parent", "task", "kind", "depth", "start", "stop", "order")
     if not all(hasattr(tree, name) for name in needed):
         raise TypeError(
-            "result must be a FlowInjectionResult or a ClusterTree, "
-            f"got {type(result).__name__}"
+            f"result must be a FlowInjectionResult or a ClusterTree, got {type(result).__name__}"
         )
     return tree
 

@@ -193,12 +193,27 @@ def plot_mapping(
         seg = (tuple(pos[pa]), tuple(pos[pb]))
         (inter if home.get(pa) != home.get(pb) else intra).append(seg)
     if intra:
-        ax.add_collection(LineCollection(intra, colors="#888888", linewidths=0.6, zorder=1,
-                                         label=f"intra-switch virtual link ({len(intra)})"))
+        ax.add_collection(
+            LineCollection(
+                intra,
+                colors="#888888",
+                linewidths=0.6,
+                zorder=1,
+                label=f"intra-switch virtual link ({len(intra)})",
+            )
+        )
     if inter:
-        ax.add_collection(LineCollection(inter, colors=plotting.CROSS, linewidths=0.9,
-                                         linestyles="dashed", zorder=1, alpha=0.8,
-                                         label=f"inter-switch virtual link ({len(inter)})"))
+        ax.add_collection(
+            LineCollection(
+                inter,
+                colors=plotting.CROSS,
+                linewidths=0.9,
+                linestyles="dashed",
+                zorder=1,
+                alpha=0.8,
+                label=f"inter-switch virtual link ({len(inter)})",
+            )
+        )
     sw_xy = np.array([pos[s] for s in switches]) if switches else np.zeros((0, 2))
     ax.scatter(sw_xy[:, 0], sw_xy[:, 1], s=260, marker="s", color="#4c72b0", zorder=2,
                edgecolors="black", label="switch")  # fmt: skip
@@ -224,8 +239,15 @@ def plot_mapping(
             hosted[p].append(v)
         for p, vs in hosted.items():
             if p in pos:
-                ax.annotate(",".join(sorted(vs)), pos[p], xytext=(0, -9),
-                            textcoords="offset points", ha="center", va="top", fontsize=6)
+                ax.annotate(
+                    ",".join(sorted(vs)),
+                    pos[p],
+                    xytext=(0, -9),
+                    textcoords="offset points",
+                    ha="center",
+                    va="top",
+                    fontsize=6,
+                )
     ax.autoscale()
     ax.margins(0.06)
     ax.set_axis_off()
