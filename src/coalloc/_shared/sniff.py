@@ -29,7 +29,7 @@ from typing import Any, List, Optional
 
 from .jsonio import InstanceError
 
-__all__ = ["Sniffed", "sniff", "wrong_kind", "MAX_SCAN"]
+__all__ = ["Sniffed", "sniff", "wrong_kind", "expect_json", "MAX_SCAN"]
 
 #: Files up to this size are read whole to count the tokens of an OR-Library GAP file.
 MAX_SCAN = 64 << 20
@@ -242,3 +242,61 @@ def wrong_kind(name: Any, found: Sniffed, command: str, expected: str,
     """  # noqa: E501
     text = f"{os.fspath(name)} looks like {found.what}; {command} expects {expected}"
     return InstanceError(text + (f": {hint}" if hint else ""))
+
+
+def _owner(fmt: Optional[str]) -> str:
+    """``"; it is read by 'coalloc <family> ...'"`` for a known format of another family."""
+    if fmt is None:
+        return ""
+    from .family import families
+
+    for name, spec in families().items():
+        if any(f.name == fmt for f in spec.formats):
+            return f"{fmt} files belong to 'coalloc {name}' (see 'coalloc {name} -h')"
+    return ""
+
+
+def expect_json(src: Any, formats: Any, command: str, expected: str) -> None:
+    """Refuse, in one line, a file that is not a JSON document of one of ``formats``.
+
+    A JSON document of no ``"format"`` or of an unknown one passes (the reader checks its
+    envelope and fields), and so does a file that cannot be read (the reader's own message).
+    A file of another family's format names the command that reads it.
+
+    Parameters
+    ----------
+    src : str, path-like or file object
+        The file.
+    formats : iterable of str
+        The ``"format"`` values the command reads.
+    command : str
+        The command (``"ctaap solve"``).
+    expected : str
+        What it expects, for the message.
+
+    Raises
+    ------
+    InstanceError
+        What the file looked like and what was expected.
+
+    Examples
+    --------
+    >>> import io
+    >>> expect_json(io.StringIO('{"format": "coalloc.instance"}'), ["coalloc.instance"],
+    ...             "ctaap solve", "a CTAAP instance")
+    >>> expect_json(io.StringIO("3 3\\n2 3\\n1 3\\n1 2\\n"), ["coalloc.instance"],
+    ...             "ctaap solve", "a CTAAP instance (coalloc.instance JSON)")
+    Traceback (most recent call last):
+    ...
+    coalloc._shared.jsonio.InstanceError: <stream> looks like a METIS graph (header '3 3'); ctaap solve expects a CTAAP instance (coalloc.instance JSON)
+    """  # noqa: E501
+    found = sniff(src)
+    name = getattr(src, "name", "<stream>") if hasattr(src, "read") else src
+    if found.kind == "missing":
+        return
+    if found.kind != "json":
+        raise wrong_kind(name, found, command, expected)
+    if found.format is not None and found.format not in set(formats):
+        owner = _owner(found.format)
+        if owner:  # another family's file (an unknown "format": the reader's envelope check)
+            raise wrong_kind(name, found, command, expected, owner)

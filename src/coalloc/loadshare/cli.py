@@ -12,6 +12,7 @@ import numpy as np
 from .. import loadshare
 from .._shared.jsonio import InstanceError, load_json, write_text_atomic
 from .._shared.result import jsonable, relative_gap
+from .._shared.sniff import expect_json
 from ..cli import _common as common
 from ..cli.plot import picture_done, picture_params
 from ..loadshare.io import (
@@ -39,8 +40,21 @@ def _share_quality(prob, res) -> str:
     )
 
 
+def _read_share(path: str, command: str):
+    """A load-sharing problem; a GAP file is pointed to 'loadshare gap', any other kind of
+    file refused in one line."""
+    from .._shared.sniff import sniff, wrong_kind
+
+    found = sniff(path)
+    expected = "a load-sharing problem (coalloc.loadshare.instance JSON)"
+    if found.kind == "orlib-gap" or found.format == loadshare.GapProblem.format:
+        raise wrong_kind(path, found, command, expected, "solve it with 'coalloc loadshare gap'")
+    expect_json(path, [loadshare.io.FORMAT], command, expected)
+    return read_problem(path)
+
+
 def _cmd_share(args) -> int:
-    prob = read_problem(args.problem)
+    prob = _read_share(args.problem, "loadshare share")
     params = common.exact_params(args, timed=tuple(loadshare.METHODS))  # all take a limit
     res = loadshare.share(prob, args.method, coalition_size=args.coalition_size, seed=args.seed,
                           **params)  # fmt: skip
@@ -268,7 +282,7 @@ def _cmd_verify(args) -> int:
         fmt = args.format if args.format in GAP_FILE_FORMATS else None
         instances, _ = read_gap_file(args.problem, fmt, command="loadshare verify")
     else:
-        prob = read_problem(args.problem)
+        prob = _read_share(args.problem, "loadshare verify")
     ok = True
     for row in rows:
         if not isinstance(row, dict) or key not in row:
@@ -456,7 +470,7 @@ def _cmd_plot(args) -> int:
     found = sniff(args.problem)
     if found.kind != "json" or found.format == loadshare.GapProblem.format:
         return _plot_gap(args)
-    prob = loadshare.read_problem(args.problem)
+    prob = _read_share(args.problem, "plot loadshare")
     if args.loads:
         if args.result:
             data, name = load_json(args.result)
