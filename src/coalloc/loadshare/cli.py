@@ -152,7 +152,7 @@ def _cmd_gap(args) -> int:
         res = loadshare.solve_gap(inst, args.method, sense=sense,
                                   assign_all=not args.partial, time_limit=args.time_limit,
                                   seed=args.seed, **extra)  # fmt: skip
-        line = (f"{args.file}#{k} ({inst.m}x{inst.n}): {res.method} {res.status}: "
+        line = (f"{args.file}#{k} ({inst.m}x{inst.n}): {res.method} {res.status} "
                 f"{_objective_text(res)} bound {res.bound}")  # fmt: skip
         if res.gap is not None:
             line += f" gap {100 * res.gap:.3f} %"
