@@ -172,3 +172,11 @@ def test_a_gap_file_given_to_share_names_the_command(tmp_path, capsys):
     assert main(["loadshare", "share", str(path)]) == 2
     err = capsys.readouterr().err
     assert "looks like an OR-Library GAP file" in err and "loadshare gap" in err
+
+
+def test_explain_reads_orlibrary_text_per_instance(tmp_path, capsys):
+    path = tmp_path / "two.txt"
+    write_gap(path, [_tiny(1), _tiny(2)])
+    assert main(["loadshare", "explain", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"{path}#1" in out and f"{path}#2" in out

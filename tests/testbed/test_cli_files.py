@@ -111,3 +111,9 @@ def test_no_false_swap_on_real_files(ptop):
     except testbed.io.InstanceError:
         pytest.skip("a malformed corpus file")
     testbed.io.read_topologies(top, ptop)
+
+
+def test_explain_names_a_swap_too(files, capsys):
+    top, ptop = files
+    assert main(["testbed", "explain", ptop, top]) == 2
+    assert "the order is TOP PTOP" in _one_line(capsys)
