@@ -81,28 +81,51 @@ def _read_head(src: Any) -> tuple:
     return head, whole, name
 
 
-def _gap_layout(nums: List[int]) -> Optional[str]:
-    """``"m x n"`` / ``"P instances"`` when ``nums`` is shaped like an OR-Library GAP file."""
+def _gap_layout(tokens: List[bytes]) -> Optional[str]:
+    """``"one instance, m agents x n items"`` / ``"P instances"`` when ``tokens`` (integers)
+    are shaped like an OR-Library GAP file; only the counts are converted."""
+
+    def num(pos: int) -> int:
+        return int(tokens[pos])
 
     def size(pos: int) -> int:
-        if pos + 2 > len(nums):
+        if pos + 2 > len(tokens):
             return -1
-        m, n = nums[pos], nums[pos + 1]
+        m, n = num(pos), num(pos + 1)
         return 2 + 2 * m * n + m if m >= 1 and n >= 0 else -1
 
-    if len(nums) >= 2 and size(0) == len(nums):
-        return f"one instance, {nums[0]} agents x {nums[1]} items"
-    if not nums or nums[0] < 1:
+    if len(tokens) >= 2 and size(0) == len(tokens):
+        return f"one instance, {num(0)} agents x {num(1)} items"
+    if not tokens or num(0) < 1 or num(0) > len(tokens):
         return None
     pos = 1
-    for _ in range(nums[0]):
-        s = size(pos)
-        if s < 0:
+    for _ in range(num(0)):
+        step = size(pos)
+        if step < 0:
             return None
-        pos += s
-    if pos != len(nums):
+        pos += step
+    if pos != len(tokens):
         return None
-    return f"{nums[0]} instance{'s' if nums[0] != 1 else ''}"
+    return f"{num(0)} instance{'s' if num(0) != 1 else ''}"
+
+
+_NUMBER_BYTES = b"0123456789+- \t\r\n\f\v"
+
+
+def _metis_lines(first: List[str], whole: bytes) -> bool:
+    """A METIS header ``n m [fmt [ncon]]`` followed by exactly ``n`` vertex lines (counted
+    without splitting the file: a GAP file is told apart without reading every number)."""
+    if not 2 <= len(first) <= 4 or not first[0].isascii() or not first[0].isdigit():
+        return False
+    body = whole.rstrip(b"\r\n")
+    lines = body.count(b"\n") + 1
+    comments = body.count(b"\n%") + body.startswith(b"%")
+    blank_before = 0
+    for raw in body.split(b"\n", 64)[:64]:  # blank lines before the header
+        if raw.strip() and not raw.lstrip().startswith(b"%"):
+            break
+        blank_before += 0 if raw.lstrip().startswith(b"%") else 1
+    return lines - comments - blank_before - 1 == int(first[0])
 
 
 def sniff(src: Any) -> Sniffed:
@@ -166,15 +189,16 @@ def sniff(src: Any) -> Sniffed:
         scotch = _scotch(content)
         if scotch is not None:
             return scotch
-        if whole is not None:
-            try:
-                tokens = whole.decode("utf-8").split()
-            except UnicodeDecodeError:
-                tokens = []
-            if tokens and all(_INT.fullmatch(t) for t in tokens):
-                layout = _gap_layout([int(t) for t in tokens])
-                if layout is not None:
-                    return Sniffed("orlib-gap", f"an OR-Library GAP file ({layout})")
+        if whole is not None and len(whole) > _HEAD and _metis_lines(first, whole):
+            # a large METIS graph, told by its line count (a small file: the GAP check first)
+            return Sniffed("metis", f"a METIS graph (header {' '.join(first)!r})")
+        if whole is not None and not whole.translate(None, _NUMBER_BYTES):  # integers only
+            try:  # a sign inside a token ('3-4') is no integer: not a GAP file
+                layout = _gap_layout(whole.split())
+            except ValueError:
+                layout = None
+            if layout is not None:
+                return Sniffed("orlib-gap", f"an OR-Library GAP file ({layout})")
         if 2 <= len(first) <= 4:
             return Sniffed("metis", f"a METIS graph (header {' '.join(first)!r})")
     return Sniffed("text", f"a text file (first line {content[0][:40]!r})")

@@ -323,7 +323,8 @@ def _cmd_solve_batch(args) -> int:
             names.append(path)
             items.append(None)  # the worker reads it (and says why it cannot)
             continue
-        instances, fmt = read_gap_file(path, command="loadshare solve-batch")
+        forced = "orlib" if found.kind == "orlib-gap" else None  # sniffed once, not twice
+        instances, fmt = read_gap_file(path, forced, command="loadshare solve-batch")
         for k, inst in enumerate(instances, start=1):
             if inst.sense is None and "sense" not in dict(args.param or []):
                 sense, _, note = _sense_of(None, inst, fmt, path)
