@@ -73,3 +73,15 @@ def test_a_file_of_another_kind(parts, capsys, text, words):
     assert main(["collective", "solve", str(parts / "r.json"), str(other)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words in err[0] and "collective solve expects" in err[0], err
+
+
+def test_a_pool_is_written_as_its_suffix_says_and_read_back(parts, capsys):
+    t = parts
+    assert main(["collective", "generate", "pool", "--nodes", "12", "-o", str(t / "g.npz")]) == 0
+    assert (t / "g.npz").read_bytes()[:2] == b"PK"  # a snapshot, not JSON
+    assert io.read_pool_snapshot(t / "g.npz").n_nodes == 12
+    assert main(["collective", "solve", str(t / "r.json"), str(t / "p.json"),
+                 "--reserve-to", str(t / "after.npz")]) == 0  # fmt: skip
+    assert main(["collective", "solve", str(t / "r.json"), str(t / "after.npz")]) in (0, 1)
+    assert main(["collective", "generate", "pool", "-o", str(t / "g.csv")]) == 2
+    assert "not CSV" in capsys.readouterr().err

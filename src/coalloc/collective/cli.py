@@ -169,6 +169,21 @@ def _read_pair(args):
     return request, pool
 
 
+def _write_pool(path: str, pool, option: str) -> None:
+    """Write a pool in the format its name says: ``*.npz`` a pool snapshot, ``*.csv``
+    refused (CSV pools are read, not written), any other name JSON."""
+    lower = str(path).lower()
+    if lower.endswith(".npz"):
+        cio.write_pool_snapshot(path, pool)
+    elif lower.endswith(".csv"):
+        raise ValueError(
+            f"{option} {path}: a pool is written as JSON or as a snapshot (.npz), not CSV: "
+            "name the file *.json or *.npz"
+        )
+    else:
+        cio.write_pool(path, pool)
+
+
 def _cmd_solve(args) -> int:
     request, pool = _read_pair(args)
     # --time-limit is every method's one deadline (the best answer found by then comes back,
@@ -222,7 +237,7 @@ def _cmd_solve(args) -> int:
             print(f"result written to {args.output}")
     if args.reserve_to:
         pool.reserve(result.start, request.duration, result.resources, result.amounts)
-        cio.write_pool(args.reserve_to, pool)
+        _write_pool(args.reserve_to, pool, "--reserve-to")
         if not args.json:
             print(f"updated pool written to {args.reserve_to}")
     return 0 if report.ok else 1
@@ -276,7 +291,7 @@ def _cmd_generate(args) -> int:
 
     pool = generators.table1_pool(args.nodes, seed=args.seed)
     if args.what == "pool":
-        cio.write_pool(args.output, pool)
+        _write_pool(args.output, pool, "-o")
         print(f"wrote a Table 1 pool ({pool.n_nodes} nodes, one day of 5-minute slots) to "
               f"{args.output}")  # fmt: skip
         return 0
