@@ -46,7 +46,8 @@ def test_gap_command(tmp_path, capsys):
     [
         (["gap", "{missing}"], "cannot read"),
         (["gap", "{bad}"], "not an integer"),
-        (["share", "{bad}"], "not valid JSON"),
+        (["share", "{bad}"], "looks like a text file"),
+        (["share", "{gap}"], "loadshare gap"),
         (["share", "{prob}", "--method", "fcfs", "-p", "p=0.3"], "takes no parameter"),
         (["gap", "{gap}", "--instance", "5"], "--instance"),
         (["share", "{typo}"], "jobsize"),

@@ -32,6 +32,13 @@ def read_problem(path: Any) -> Any:
     InstanceError
         When the file is unreadable, not an instance of a family, or invalid.
     """
+    from .._shared.sniff import sniff, wrong_kind
+
+    if isinstance(path, (str, os.PathLike)):
+        found = sniff(path)
+        if found.kind not in ("json", "missing"):  # what it is, not "not valid JSON"
+            raise wrong_kind(path, found, "solve-batch",
+                             "a JSON instance file of a family (see 'coalloc schema')")  # fmt: skip
     data, name = load_json(path)
     kind = kind_of_format(data.get("format")) if isinstance(data, dict) else None
     if kind is not None:

@@ -426,9 +426,28 @@ def _batch_line(index: int, name: str, record: Any) -> dict:
     return {"index": index, "file": name, "ok": ok, **result.to_dict(), "verify": report}
 
 
+def _item(args: argparse.Namespace, index: int) -> Any:
+    """What the batch solves for file ``index``: the problem read beforehand, or the path."""
+    items = getattr(args, "items", None)
+    if items is not None and items[index] is not None:
+        return items[index]
+    return args.files[index]
+
+
 def _file_digest(path: str) -> Optional[str]:
-    """SHA-256 of an instance file's bytes (None when it cannot be read: the worker says why)."""
+    """SHA-256 of an instance file's bytes (None when it cannot be read: the worker says why).
+
+    ``path#k`` (instance ``k`` of a file of several, when no file has that very name):
+    the digest of the file's bytes followed by ``#k``.
+    """
     digest = hashlib.sha256()
+    base, sep, part = path.rpartition("#")
+    if sep and part.isascii() and part.isdigit() and not os.path.exists(path):
+        whole = _file_digest(base)
+        if whole is None:
+            return None
+        digest.update(whole.encode() + b"#" + part.encode())
+        return digest.hexdigest()
     try:
         with open(path, "rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
@@ -461,8 +480,14 @@ def _lines_done(path: str) -> set:
     return done
 
 
-def run_batch(args: argparse.Namespace, family: str, params: Optional[dict] = None) -> int:
+def run_batch(args: argparse.Namespace, family: str, params: Optional[dict] = None,
+              items: Optional[Sequence[Any]] = None) -> int:  # fmt: skip
     """Solve ``args.files`` of one family in parallel; one JSON line per instance.
+
+    ``items``, when given, runs parallel to ``args.files``: the problem already read for
+    each name (None: the worker reads the file). A family whose files hold several
+    instances (an OR-Library GAP file) names them ``path#k`` and passes them read; their
+    ``--resume`` digest is that of the file's bytes and ``#k``.
 
     With ``--resume`` the lines are appended to the output as they arrive (each with the
     ``sha256`` of its instance file), and the instances whose line is already there with
@@ -488,6 +513,8 @@ def run_batch(args: argparse.Namespace, family: str, params: Optional[dict] = No
                 todo.append(i)
         seeds = [instance_seed(args.seed, i) for i in todo]
     skipped = len(args.files) - len(todo)
+    if items is not None:
+        args.items = list(items)
     with _dask_executor(args) as executor:
         return _run_batch_on(args, family, params, executor, todo, seeds, digests, skipped)
 
@@ -529,7 +556,7 @@ def _run_batch_on(args, family, params, executor, todo, seeds, digests, skipped)
     show = not args.no_progress and sys.stderr.isatty()
     desc = "solved" if not skipped else f"solved ({skipped} skipped: done before)"
     records = _batch_iter(
-        [args.files[i] for i in todo], args.method, family=family, n_jobs=args.jobs,
+        [_item(args, i) for i in todo], args.method, family=family, n_jobs=args.jobs,
         executor=executor if executor is not None else "processes" if args.processes else "threads",
         seed=seeds,
         chunksize=args.chunksize, max_in_flight=None, on_error="record",

@@ -150,16 +150,16 @@ def _read(cfg: Dict[str, Any]) -> Tuple[Any, Any]:
     from .. import testbed as tb
     from .._shared.jsonio import InstanceError
 
-    files = {}
-    for key, reader in (("ptop", tb.read_ptop), ("top", tb.read_top)):
-        path = cfg[key]
-        if not os.path.isfile(path):
-            raise _Fatal(f"*** Unable to open {key} file {path}")
-        try:
-            files[key] = reader(path)
-        except InstanceError as exc:  # one line naming the file, the line and the token
-            raise _Fatal(" ".join(str(exc).split())) from None
-    top = files["top"]
+    for key in ("ptop", "top"):
+        if not os.path.isfile(cfg[key]):
+            raise _Fatal(f"*** Unable to open {key} file {cfg[key]}")
+    try:  # each file by its content: a swap (TOP PTOP, coalloc testbed's order) is named
+        top, ptop = tb.io.read_topologies(
+            cfg["top"], cfg["ptop"], order="PTOP TOP", command="coalloc-assign"
+        )
+    except InstanceError as exc:  # one line naming the file, the line and the token
+        raise _Fatal(" ".join(str(exc).split())) from None
+    files = {"ptop": ptop}
     if cfg["no_trivial"] and any(lk.trivial_ok for lk in top.links.values()):
         from dataclasses import replace
 
@@ -341,6 +341,7 @@ def run(argv: Sequence[str], out: Optional[IO[str]] = None) -> int:
 
 #: Seconds ``coalloc-assign`` gives the explanation it prints after a failure.
 EXPLAIN_SECONDS = 5.0
+
 
 def _map(cfg: Dict[str, Any], top: Any, ptop: Any, out: IO[str]) -> int:
     from .. import testbed as tb

@@ -23,16 +23,23 @@ __all__ = ["add_command"]
 
 def _instances(family: str, files: List[str]) -> List[Tuple[str, Any]]:
     """(name, instance) per file, read by the file's format."""
+    from .._shared.sniff import sniff
     from ..batch.worker import read_problem
 
-    if family == "testbed" and len(files) == 2 and files[0].endswith(".top") \
-            and files[1].endswith(".ptop"):  # fmt: skip
-        from .. import testbed
+    if family == "testbed" and len(files) == 2 and all(sniff(f).kind != "json" for f in files):
+        from .. import testbed  # TOP PTOP, each recognised by content (a swap named)
 
-        top, ptop = testbed.read_top(files[0]), testbed.read_ptop(files[1])
+        top, ptop = testbed.io.read_topologies(files[0], files[1], command="testbed explain")
         return [(f"{files[0]} onto {files[1]}", testbed.Instance(top, ptop))]
     out = []
     for path in files:
+        if family == "loadshare" and sniff(path).kind == "orlib-gap":
+            from .. import loadshare  # OR-Library text: one instance per FILE#k
+
+            instances, _ = loadshare.read_gap_file(path, command="loadshare explain")
+            for k, gap in enumerate(instances, start=1):
+                out.append((f"{path}#{k}", loadshare.GapProblem(gap)))
+            continue
         inst = read_problem(path)
         if inst.family != family:
             raise InstanceError(f"{path}: an instance of {inst.family!r}, not of {family!r}")
@@ -44,8 +51,15 @@ def _run(args: argparse.Namespace) -> int:
     for name, inst in _instances(args.family, args.files):
         found = inst.explain(time_limit=args.time_limit)
         if args.json:
-            print(json.dumps({"file": name, "kind": inst.kind,
-                              "explanation": None if found is None else found.to_dict()}))
+            print(
+                json.dumps(
+                    {
+                        "file": name,
+                        "kind": inst.kind,
+                        "explanation": None if found is None else found.to_dict(),
+                    }
+                )
+            )
         elif found is None:
             print(f"{name}: nothing to explain: the whole request can be met (or the "
                   f"family refuses nothing).")  # fmt: skip
@@ -74,15 +88,29 @@ def add_command(subparsers: Any, family: str) -> None:
     ['x.json']
     """
     p = subparsers.add_parser(
-        "explain", help="why a request cannot be met in full: a minimal conflict and the "
+        "explain",
+        help="why a request cannot be met in full: a minimal conflict and the "
         "nearest request that fits",
         description="Why each instance's request cannot be met in full: the smallest part of "
         "it that conflicts with the resources, how that was proved, and the nearest request "
-        "that fits (each fix solved before it is offered).")
-    p.add_argument("files", nargs="+", metavar="FILE",
-                   help="instance files of the family (testbed: also TOP PTOP)")
-    p.add_argument("--time-limit", type=seconds(), default=10.0, metavar="S",
-                   help="seconds per explanation (default 10)")
-    p.add_argument("--json", action="store_true",
-                   help="one JSON object per instance (the explanation's fields)")
+        "that fits (each fix solved before it is offered).",
+    )
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="instance files of the family (testbed: also TOP PTOP)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=seconds(),
+        default=10.0,
+        metavar="S",
+        help="seconds per explanation (default 10)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per instance (the explanation's fields)",
+    )
     p.set_defaults(func=_run, family=family)

@@ -54,12 +54,26 @@ def _limit(text: str) -> int:
     return int(t)
 
 
-def _file_kind(path: str):
-    """``(kind, data, name)`` of a command's file: kind ``"pool"``, ``"request"``,
-    ``"instance"`` (its ``"format"``; a ``.csv`` is a pool, data None) or None (unknown:
-    the file's position decides); data is the parsed JSON, read once."""
-    if str(path).lower().endswith(".csv"):
-        return "pool", None, str(path)
+#: What a collective command reads where a request, a pool or an instance belongs.
+_EXPECTED = ("a request, pool or instance JSON file, a CSV pool (.csv) or a pool snapshot "
+             "(.npz)")  # fmt: skip
+
+
+def _file_kind(path: str, command: str = "collective"):
+    """``(kind, data, name)`` of a command's file, recognised by its content: kind
+    ``"pool"``, ``"request"``, ``"instance"`` (a JSON file's ``"format"``, or its fields),
+    ``"snapshot"`` (a pool snapshot, ``.npz``), ``"csv"`` (a CSV pool) or None (a JSON
+    file of no known kind: the file's position decides); data is the parsed JSON, read
+    once (None for the other formats)."""
+    from .._shared.sniff import sniff, wrong_kind
+
+    found = sniff(path)
+    if found.kind == "npz":
+        return "snapshot", None, str(path)
+    if found.kind not in ("json", "missing"):
+        if str(path).lower().endswith(".csv") or (found.kind == "text" and _csv_like(path)):
+            return "csv", None, str(path)
+        raise wrong_kind(path, found, command, _EXPECTED)
     data, name = load_json(path)
     fmt = data.get("format") if isinstance(data, dict) else None
     kinds = {cio.POOL_FORMAT: "pool", cio.REQUEST_FORMAT: "request",
@@ -71,17 +85,62 @@ def _file_kind(path: str):
             return "pool", data, name
         if "duration" in data:
             return "request", data, name
+    if fmt is not None:
+        raise wrong_kind(path, found, command, _EXPECTED)
     return None, data, name
+
+
+def _csv_like(path: str) -> bool:
+    """A text file whose first line has a comma (a CSV pool under another name)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return "," in fh.readline()
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _pool_of(kind: str, data: Any, name: str, path: str):
+    if kind == "csv":
+        return cio.read_pool_csv(path)
+    if kind == "snapshot":
+        return cio.read_pool_snapshot(path)
+    if kind == "instance":
+        return cio.instance_from_dict(data, source=name)[0]
+    return cio.pool_from_dict(data, source=name)
+
+
+def _one_file(args, command: str) -> None:
+    """``INSTANCE`` alone (or ``INSTANCE RESULT``): the pool's slot names the instance too."""
+    from .._shared.sniff import Sniffed, wrong_kind
+
+    kind = _file_kind(args.request)[0]
+    if kind == "instance":
+        args.pool = args.request
+        return
+    names = {"request": "a collective request (coalloc.collective.request)",
+             "pool": "a resource pool", "csv": "a CSV resource pool",
+             "snapshot": "a pool snapshot (.npz)"}  # fmt: skip
+    what = names.get(kind, "a JSON file of no known kind")
+    raise wrong_kind(
+        args.request, Sniffed(str(kind), what), command,
+        f"REQUEST POOL, or one {cio.INSTANCE_FORMAT} file that holds both",
+        "give the other file too" if kind in ("request", "pool", "csv", "snapshot") else "",
+    )  # fmt: skip
 
 
 def _read_pair(args):
     """The request and the pool of a command, given as ``REQUEST POOL`` (demand first, as
-    ``collective.solve``); the old order ``POOL REQUEST`` is told apart by the files' kinds
-    and swapped with a one-line note on stderr (an instance file given twice, or standing
-    for either part, keeps working). A request naming properties the pool lacks is refused
-    naming both files (not later by the solver, without a file name)."""
-    first, second = _file_kind(args.request), _file_kind(args.pool)
-    if (first[0] == "pool" and second[0] != "pool") or (
+    ``collective.solve``) or as one instance file (``args.pool`` None); the old order
+    ``POOL REQUEST`` is told apart by the files' kinds and swapped with a one-line note on
+    stderr (an instance file given twice, or standing for either part, keeps working). A
+    request naming properties the pool lacks is refused naming both files (not later by the
+    solver, without a file name)."""
+    command = f"collective {getattr(args, 'subcommand', None) or 'plot'}"
+    if args.pool is None:
+        _one_file(args, command)
+    first, second = _file_kind(args.request, command), _file_kind(args.pool, command)
+    pools = ("pool", "csv", "snapshot")
+    if (first[0] in pools and second[0] not in pools) or (
         second[0] == "request" and first[0] != "request"
     ):
         print(f"coalloc collective: POOL REQUEST is deprecated, give REQUEST POOL "
@@ -89,15 +148,14 @@ def _read_pair(args):
               file=sys.stderr)  # fmt: skip
         first, second = second, first
         args.request, args.pool = args.pool, args.request
-    _, req_data, req_name = first
-    kind, pool_data, pool_name = second
-    if kind == "pool" and pool_data is None:
-        pool = cio.read_pool_csv(args.pool)
-    elif kind == "instance":
-        pool = cio.instance_from_dict(pool_data, source=pool_name)[0]
-    else:
-        pool = cio.pool_from_dict(pool_data, source=pool_name)
-    if first[0] == "instance":
+    kind, req_data, req_name = first
+    if kind in ("csv", "snapshot"):  # a pool where the request belongs, with no request
+        from .._shared.sniff import sniff, wrong_kind
+
+        raise wrong_kind(args.request, sniff(args.request), command,
+                         "a request or instance JSON file (REQUEST POOL)")  # fmt: skip
+    pool = _pool_of(second[0], second[1], second[2], args.pool)
+    if kind == "instance":
         request = cio.instance_from_dict(req_data, source=req_name)[1]
     else:
         request = cio.request_from_dict(req_data, source=req_name)
@@ -109,6 +167,21 @@ def _read_pair(args):
                 f"{args.pool} (names: {list(pool.names)})"
             )
     return request, pool
+
+
+def _write_pool(path: str, pool, option: str) -> None:
+    """Write a pool in the format its name says: ``*.npz`` a pool snapshot, ``*.csv``
+    refused (CSV pools are read, not written), any other name JSON."""
+    lower = str(path).lower()
+    if lower.endswith(".npz"):
+        cio.write_pool_snapshot(path, pool)
+    elif lower.endswith(".csv"):
+        raise ValueError(
+            f"{option} {path}: a pool is written as JSON or as a snapshot (.npz), not CSV: "
+            "name the file *.json or *.npz"
+        )
+    else:
+        cio.write_pool(path, pool)
 
 
 def _cmd_solve(args) -> int:
@@ -164,7 +237,7 @@ def _cmd_solve(args) -> int:
             print(f"result written to {args.output}")
     if args.reserve_to:
         pool.reserve(result.start, request.duration, result.resources, result.amounts)
-        cio.write_pool(args.reserve_to, pool)
+        _write_pool(args.reserve_to, pool, "--reserve-to")
         if not args.json:
             print(f"updated pool written to {args.reserve_to}")
     return 0 if report.ok else 1
@@ -222,7 +295,7 @@ def _cmd_generate(args) -> int:
 
     pool = generators.table1_pool(args.nodes, seed=args.seed)
     if args.what == "pool":
-        cio.write_pool(args.output, pool)
+        _write_pool(args.output, pool, "-o")
         print(f"wrote a Table 1 pool ({pool.n_nodes} nodes, one day of 5-minute slots) to "
               f"{args.output}")  # fmt: skip
         return 0
@@ -238,7 +311,16 @@ def _cmd_generate(args) -> int:
     return 0
 
 
+def _instance_then_result(args) -> None:
+    """``INSTANCE RESULT``: the second file is the result when the first holds both parts."""
+    if args.result is None and args.pool is not None and _file_kind(args.request)[0] == "instance":
+        args.pool, args.result = None, args.pool
+
+
 def _cmd_verify(args) -> int:
+    _instance_then_result(args)
+    if args.result is None:
+        raise ValueError("collective verify takes REQUEST POOL RESULT or INSTANCE RESULT")
     request, pool = _read_pair(args)
     from .._shared.jsonio import get_key
 
@@ -267,9 +349,13 @@ def _cmd_solve_batch(args) -> int:
 def add_commands(sub, *, aliases: bool = False) -> None:
     """Add the collective co-allocation subcommands to ``sub``."""
     p = sub.add_parser("solve", help="co-allocate a request on a pool (Cankar et al.)")
-    p.add_argument("request", help="request file (JSON) or an instance file")
-    p.add_argument("pool", help="pool file (JSON or CSV; see 'coalloc docs collective') or "
-                   "an instance file; the old order POOL REQUEST works (deprecated)")  # fmt: skip
+    p.add_argument("request", metavar="REQUEST|INSTANCE",
+                   help="request file (JSON), or one instance file that holds the pool and "
+                   "the request")  # fmt: skip
+    p.add_argument("pool", nargs="?", metavar="POOL",
+                   help="pool file (JSON, CSV or a .npz snapshot, recognised by content; see "
+                   "'coalloc docs collective') or an instance file; the old order POOL "
+                   "REQUEST works (deprecated)")  # fmt: skip
     p.add_argument("--method", default=collective.DEFAULT_METHOD,
                    choices=sorted(collective.METHODS))  # fmt: skip
     common.add_seed(p)
@@ -285,9 +371,11 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.set_defaults(func=_cmd_solve)
 
     p = sub.add_parser("verify", help="check a result file against its request and pool")
-    p.add_argument("request", help="request file (JSON) or an instance file")
-    p.add_argument("pool", help="pool file (JSON or CSV) or an instance file")
-    p.add_argument("result")
+    p.add_argument("request", metavar="REQUEST|INSTANCE",
+                   help="request file (JSON) or an instance file")  # fmt: skip
+    p.add_argument("pool", metavar="POOL", help="pool file (JSON, CSV or .npz) or an "
+                   "instance file; with one instance file: the RESULT")  # fmt: skip
+    p.add_argument("result", nargs="?", metavar="RESULT")
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser("simulate", help="run a stream of requests (workload JSON or SWF)")
@@ -355,7 +443,7 @@ def _collective_result(path: str, pool, request) -> dict:
 
 
 def _cmd_plot(args) -> int:
-
+    _instance_then_result(args)
     request, pool = _read_pair(args)
     if args.result:
         result: Any = _collective_result(args.result, pool, request)
@@ -379,8 +467,10 @@ def add_plot(fams) -> None:
                         description="REQUEST POOL [RESULT], as 'coalloc collective solve' "
                         "(an instance file stands for both: INST INST; the old order "
                         "POOL REQUEST still works, deprecated).")  # fmt: skip
-    p.add_argument("request", help="request file (JSON) or an instance file")
-    p.add_argument("pool", help="pool file (JSON or CSV) or an instance file")
+    p.add_argument("request", metavar="REQUEST|INSTANCE",
+                   help="request file (JSON) or an instance file")  # fmt: skip
+    p.add_argument("pool", nargs="?", metavar="POOL",
+                   help="pool file (JSON, CSV or .npz) or an instance file")  # fmt: skip
     p.add_argument("result", nargs="?", help="result file of 'collective solve -o' (optional)")
     p.add_argument("--property", default=None, help="property drawn (default: the first "
                    "the request asks a total of)")  # fmt: skip

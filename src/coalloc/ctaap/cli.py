@@ -168,8 +168,18 @@ def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = No
     return 0 if result.has_solution and report.feasible else 1  # 1: no (verified) solution
 
 
+def _read(path: str, command: str) -> tuple:
+    """The request and offer of a CTAAP instance file, a file of another kind refused in one
+    line (what it looked like, what was expected)."""
+    from .._shared.sniff import expect_json
+    from ..ctaap.io import INSTANCE_FORMAT as FORMAT
+
+    expect_json(path, [FORMAT], command, f"a CTAAP instance ({FORMAT} JSON)")
+    return read_instance(path)
+
+
 def _cmd_solve(args) -> int:
-    request, offer = read_instance(args.instance)
+    request, offer = _read(args.instance, "ctaap solve")
     return _solve_and_report(request, offer, args, args.instance)
 
 
@@ -241,7 +251,7 @@ def _verified_quality(request, offer, result: dict, n_allocated: int, feasible: 
 
 
 def _cmd_verify(args) -> int:
-    request, offer = read_instance(args.instance)
+    request, offer = _read(args.instance, "ctaap verify")
     result = read_result(args.result)
     assignment = result["assignment"]
     if assignment.shape[0] != request.n:
@@ -366,7 +376,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
 
 
 def _cmd_plot(args) -> int:
-    request, offer = ctaap.read_instance(args.instance)
+    request, offer = _read(args.instance, "plot ctaap")
     if args.result:
         result = ctaap.read_result(args.result)
         if result["assignment"].shape[0] != request.n:

@@ -33,7 +33,7 @@ from .dmcf import (
 from .exact import share_exact
 from .explain import explain_gap, explain_share
 from .gap import GAP_TYPES, GapInstance, GapResult, gap_bound, generate_gap, solve_gap
-from .io import read_gap, read_problem, write_gap, write_problem
+from .io import read_gap, read_gap_file, read_problem, write_gap, write_gap_file, write_problem
 from .model import LoadSharingProblem, node_loads, throughput_of
 from .plot import plot_coalitions, plot_gap_trajectory, plot_loads
 from .result import ShareResult
@@ -94,6 +94,8 @@ __all__ = [
     "GAP_TYPES",
     "read_gap",
     "write_gap",
+    "read_gap_file",
+    "write_gap_file",
     "read_problem",
     "write_problem",
     "generators",

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
 from .. import loadshare
 from .._shared.jsonio import InstanceError, load_json, write_text_atomic
 from .._shared.result import jsonable, relative_gap
+from .._shared.sniff import expect_json
 from ..cli import _common as common
 from ..cli.plot import picture_done, picture_params
-from ..loadshare.io import read_gap, read_problem, write_gap, write_problem
+from ..loadshare.io import (
+    GAP_FILE_FORMATS,
+    orlib_sense,
+    read_gap_file,
+    read_problem,
+    write_gap_file,
+    write_problem,
+)
 
 __all__ = ["add_commands"]
 
@@ -31,8 +40,21 @@ def _share_quality(prob, res) -> str:
     )
 
 
+def _read_share(path: str, command: str):
+    """A load-sharing problem; a GAP file is pointed to 'loadshare gap', any other kind of
+    file refused in one line."""
+    from .._shared.sniff import sniff, wrong_kind
+
+    found = sniff(path)
+    expected = "a load-sharing problem (coalloc.loadshare.instance JSON)"
+    if found.kind == "orlib-gap" or found.format == loadshare.GapProblem.format:
+        raise wrong_kind(path, found, command, expected, "solve it with 'coalloc loadshare gap'")
+    expect_json(path, [loadshare.io.FORMAT], command, expected)
+    return read_problem(path)
+
+
 def _cmd_share(args) -> int:
-    prob = read_problem(args.problem)
+    prob = _read_share(args.problem, "loadshare share")
     params = common.exact_params(args, timed=tuple(loadshare.METHODS))  # all take a limit
     res = loadshare.share(prob, args.method, coalition_size=args.coalition_size, seed=args.seed,
                           **params)  # fmt: skip
@@ -68,32 +90,79 @@ def _cmd_share(args) -> int:
     return 0 if res.has_solution and rep.ok else 1  # 1: no (verified) solution
 
 
+def _note(text: str) -> None:
+    print(f"coalloc: note: {text}", file=sys.stderr)
+
+
+def _sense_of(option: Optional[str], inst: Any, fmt: str, name: str) -> tuple:
+    """``(sense, where it came from, note or None)`` for one GAP instance of file ``name``.
+
+    ``--sense`` wins (with a note when the file states the other); then the sense the JSON
+    file states; OR-Library text cannot state one, so its sense is assumed from the
+    library's naming convention (:func:`coalloc.loadshare.io.orlib_sense`), with a note.
+    """
+    stated = getattr(inst, "sense", None)
+    if option is not None:
+        if stated is not None and stated != option:
+            return option, "option", f"{name}: --sense {option} overrides the file's {stated!r}"
+        return option, "option", None
+    if stated is not None:
+        return stated, "file", None
+    sense, reason = orlib_sense(name)
+    other = "max" if sense == "min" else "min"
+    return (
+        sense,
+        "assumed",
+        (
+            f"{name}: sense {sense} assumed ({reason}); give --sense {other} to "
+            f"{'maximise' if other == 'max' else 'minimise'}"
+        ),
+    )
+
+
+def _objective_text(res: Any) -> str:
+    """``maximum 33`` (proven), ``objective 31 (maximised)``, or ``no assignment``."""
+    if res.objective is None or res.assignment is None:
+        return f"no assignment ({'maximising' if res.sense == 'max' else 'minimising'})"
+    value = f"{res.objective:g}"
+    if res.status == "optimal":
+        return f"{'maximum' if res.sense == 'max' else 'minimum'} {value}"
+    return f"objective {value} ({'maximised' if res.sense == 'max' else 'minimised'})"
+
+
 def _cmd_gap(args) -> int:
-    instances = read_gap(args.file)
+    instances, fmt = read_gap_file(args.file, args.format, command="loadshare gap")
     if args.instance is not None:
         if not 1 <= args.instance <= len(instances):
             raise ValueError(f"--instance must be in 1..{len(instances)}, got {args.instance}")
         chosen = [(args.instance, instances[args.instance - 1])]
     else:
         chosen = list(enumerate(instances, start=1))
+    extra = {} if args.solver is None else {"solver": args.solver}
+    if extra and args.method != "exact":
+        raise ValueError("--solver applies to --method exact only")
+    extra.update(dict(args.param or []))  # -p KEY=VALUE: the method's other parameters
+    own = sorted({"sense", "assign_all", "time_limit", "seed"} & set(extra))
+    if own:
+        raise ValueError(f"-p {own[0]}=...: use the command's own option for {own[0]}")
     rows = []
     ok = True
+    noted = set()
     for k, inst in chosen:
-        extra = {} if args.solver is None else {"solver": args.solver}
-        if extra and args.method != "exact":
-            raise ValueError("--solver applies to --method exact only")
-        extra.update(dict(args.param or []))  # -p KEY=VALUE: the method's other parameters
-        own = sorted({"sense", "assign_all", "time_limit", "seed"} & set(extra))
-        if own:
-            raise ValueError(f"-p {own[0]}=...: use the command's own option for {own[0]}")
-        res = loadshare.solve_gap(inst, args.method, sense=args.sense,
+        sense, source, note = _sense_of(args.sense, inst, fmt, args.file)
+        if note is not None and note not in noted:
+            noted.add(note)
+            _note(note)
+        res = loadshare.solve_gap(inst, args.method, sense=sense,
                                   assign_all=not args.partial, time_limit=args.time_limit,
                                   seed=args.seed, **extra)  # fmt: skip
         line = (f"{args.file}#{k} ({inst.m}x{inst.n}): {res.method} {res.status} "
-                f"objective {res.objective} bound {res.bound}")  # fmt: skip
+                f"{_objective_text(res)} bound {res.bound}")  # fmt: skip
         if res.gap is not None:
             line += f" gap {100 * res.gap:.3f} %"
         line += f" in {res.timings['total']:.3f} s"
+        if source == "assumed":
+            line += f" (sense {sense} assumed)"
         if res.assignment is not None:
             rep = loadshare.verify_gap(inst, res.assignment, assign_all=not args.partial,
                                        claimed=res.objective)  # fmt: skip
@@ -102,7 +171,7 @@ def _cmd_gap(args) -> int:
                 line += f"; VERIFY FAILED: {rep}"
         else:
             ok &= res.status == "infeasible"
-        rows.append({"instance": k, **res.to_dict()})
+        rows.append({"instance": k, "file": args.file, "sense_from": source, **res.to_dict()})
         # --json: one line per instance, the API's result.to_dict() (as --output writes it)
         print(json.dumps(jsonable(rows[-1])) if args.json else line)
     if args.output:
@@ -114,56 +183,175 @@ def _cmd_gap(args) -> int:
 
 def _cmd_generate(args) -> int:
     if args.kind == "paper":
+        if not args.output.lower().endswith(".json"):
+            raise ValueError(
+                f"{args.output}: a load-sharing problem is written as JSON "
+                "(coalloc.loadshare.instance): name the file *.json"
+            )
         prob = loadshare.generators.paper_setup(args.nodes, seed=args.seed, arrival=args.arrival)
-        write_problem(args.output, prob,
-                      metadata={"setup": "fig5", "seed": args.seed, "arrival": args.arrival})
+        write_problem(
+            args.output,
+            prob,
+            metadata={"setup": "fig5", "seed": args.seed, "arrival": args.arrival},
+        )
         print(f"wrote load-sharing problem ({prob.n_nodes} nodes, {prob.n_jobs} jobs) "
               f"to {args.output}")  # fmt: skip
         return 0
     insts = [loadshare.generate_gap(args.kind, args.agents, args.items, seed=args.seed + k)
              for k in range(args.count)]  # fmt: skip
-    write_gap(args.output, insts, multi=args.count > 1 or not args.single)
+    written = write_gap_file(args.output, insts, multi=args.count > 1 or not args.single)
+    what = ("JSON (coalloc.loadshare.gap, sense min)" if written == "json"
+            else "OR-Library text (no sense in the format: minimisation)")  # fmt: skip
     print(f"wrote {args.count} GAP instance(s) of type {args.kind.upper()} "
-          f"({args.agents}x{args.items}) to {args.output}")  # fmt: skip
+          f"({args.agents}x{args.items}) to {args.output} as {what}")  # fmt: skip
     return 0
 
 
-def _cmd_verify(args) -> int:
-    from .._shared.jsonio import load_json
+def _result_rows(path: str) -> tuple:
+    """The result documents of ``path``: one JSON document, or JSON lines (``gap -o``,
+    ``solve-batch -o``); ``(rows, name)``."""
+    from .._shared.jsonio import read_text
 
-    problem_data, problem_name = load_json(args.problem)
-    data, name = load_json(args.result)
-    gap_format = loadshare.GapProblem.format
-    is_gap = isinstance(problem_data, dict) and problem_data.get("format") == gap_format
-    key = "assignment" if is_gap else "placement"
-    if not isinstance(data, dict) or key not in data:
-        raise ValueError(f"{name}: no {key!r} in the result file")
     try:
-        if is_gap:  # a GAP instance (coalloc.loadshare.gap) and a GAP result or batch line
-            inst = loadshare.gap_from_dict(problem_data, source=problem_name)
-            assign_all = data.get("assign_all", True)
-            if not isinstance(assign_all, bool):
-                raise TypeError(f"assign_all must be a bool, got {type(assign_all).__name__}")
-            rep = loadshare.verify_gap(inst, data["assignment"], assign_all=assign_all,
-                                       claimed=data.get("objective"))  # fmt: skip
-        else:
-            prob = loadshare.io.problem_from_dict(problem_data, source=problem_name)
-            rep = loadshare.verify_placement(prob, data["placement"],
-                                             claimed=data.get("throughput"))  # fmt: skip
-    except (TypeError, ValueError) as exc:  # a malformed result: say which file
-        if isinstance(exc, InstanceError):
-            raise
-        raise ValueError(f"{name}: {exc}") from None
-    print(str(rep))
-    return 0 if rep.ok else 1
+        data, name = load_json(path)
+        return [data], name
+    except InstanceError:
+        text, _ = read_text(path)
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except ValueError as exc:
+            raise InstanceError(f"{path}:{number}: not valid JSON: {exc}") from None
+    if not rows:
+        raise InstanceError(f"{path}: no result in the file")
+    return rows, path
+
+
+def _rows_of(rows: list, problem: str, name: str) -> list:
+    """The rows of a batch output that answer ``problem`` (a ``solve-batch`` line names its
+    file; lines of other files are left out, with a note)."""
+
+    def other(row: Any) -> bool:
+        if not isinstance(row, dict) or not isinstance(row.get("file"), str):
+            return False
+        base, sep, part = row["file"].rpartition("#")
+        path = base if sep and part.isascii() and part.isdigit() else row["file"]
+        try:
+            return not os.path.samefile(path, problem)
+        except OSError:
+            return os.path.basename(path) != os.path.basename(problem)
+
+    kept = [row for row in rows if not other(row)]
+    if not kept:
+        raise ValueError(f"{name}: no result line answers {problem}")
+    if len(kept) < len(rows):
+        _note(f"{name}: {len(rows) - len(kept)} line(s) of other files left out")
+    return kept
+
+
+def _which_instance(row: Any, count: int, option: Optional[int], name: str) -> int:
+    """The 1-based instance a GAP result row belongs to (``--instance``, the row's
+    ``instance``, or the ``#k`` of its ``file``)."""
+    if option is not None:
+        k = option
+    elif isinstance(row.get("instance"), int) and not isinstance(row.get("instance"), bool):
+        k = row["instance"]
+    elif isinstance(row.get("file"), str) and "#" in row["file"]:
+        part = row["file"].rpartition("#")[2]
+        k = int(part) if part.isascii() and part.isdigit() else 0
+    elif count == 1:
+        k = 1
+    else:
+        raise ValueError(
+            f"the problem file holds {count} instances and the result does not say which it "
+            "answers: give --instance K"
+        )
+    if not 1 <= k <= count:
+        raise ValueError(f"instance {k} is not in 1..{count} (the problem file's instances)")
+    return k
+
+
+def _cmd_verify(args) -> int:
+    from .._shared.sniff import sniff
+
+    found = sniff(args.problem) if args.format is None else None
+    is_gap = args.format in GAP_FILE_FORMATS or (
+        found is not None and (found.kind != "json" or found.format == loadshare.GapProblem.format)
+    )
+    rows, name = _result_rows(args.result)
+    rows = _rows_of(rows, args.problem, name)
+    key = "assignment" if is_gap else "placement"
+    if is_gap:
+        fmt = args.format if args.format in GAP_FILE_FORMATS else None
+        instances, _ = read_gap_file(args.problem, fmt, command="loadshare verify")
+    else:
+        prob = _read_share(args.problem, "loadshare verify")
+    ok = True
+    for row in rows:
+        if not isinstance(row, dict) or key not in row:
+            raise ValueError(f"{name}: no {key!r} in the result file")
+        try:
+            if is_gap:  # a GAP instance and a GAP result, gap -o or solve-batch line
+                k = _which_instance(row, len(instances), args.instance, name)
+                assign_all = row.get("assign_all", True)
+                if not isinstance(assign_all, bool):
+                    raise TypeError(f"assign_all must be a bool, got {type(assign_all).__name__}")
+                rep = loadshare.verify_gap(instances[k - 1], row["assignment"],
+                                           assign_all=assign_all,
+                                           claimed=row.get("objective"))  # fmt: skip
+                sense = row.get("sense")
+                label = f"#{k}" + (f" ({sense}imised)" if sense in ("min", "max") else "")
+                print(f"{label}: {rep}" if len(rows) > 1 or len(instances) > 1 else str(rep))
+            else:
+                rep = loadshare.verify_placement(prob, row["placement"],
+                                                 claimed=row.get("throughput"))  # fmt: skip
+                print(str(rep))
+        except (TypeError, ValueError) as exc:  # a malformed result: say which file
+            if isinstance(exc, InstanceError):
+                raise
+            raise ValueError(f"{name}: {exc}") from None
+        ok &= rep.ok
+    return 0 if ok else 1
 
 
 def _cmd_solve_batch(args) -> int:
-    return common.run_batch(args, "loadshare")
+    """Solve the files; OR-Library GAP files (text, one or several instances each) are read
+    here and solved as ``FILE#k``, with the sense their name's convention gives."""
+    from .._shared.sniff import sniff
+
+    names, items = [], []
+    for path in args.files:
+        found = sniff(path)
+        if found.kind in ("json", "missing"):
+            names.append(path)
+            items.append(None)  # the worker reads it (and says why it cannot)
+            continue
+        forced = "orlib" if found.kind == "orlib-gap" else None  # sniffed once, not twice
+        instances, fmt = read_gap_file(path, forced, command="loadshare solve-batch")
+        for k, inst in enumerate(instances, start=1):
+            if inst.sense is None and "sense" not in dict(args.param or []):
+                sense, _, note = _sense_of(None, inst, fmt, path)
+                if k == 1:
+                    _note(note.replace("give --sense ", "give -p sense="))
+                inst = loadshare.GapInstance(inst.cost, inst.weight, inst.capacity,
+                                             inst.name, sense=sense)  # fmt: skip
+            names.append(f"{path}#{k}" if len(instances) > 1 else path)
+            items.append(loadshare.GapProblem(inst))
+    args.files = names
+    return common.run_batch(args, "loadshare", items=items)
 
 
 #: Sizes and counts: integers >= 1 in ASCII decimal digits.
 _positive_int = common.count()
+
+
+def _add_gap_format(p) -> None:
+    p.add_argument("--format", default=None, choices=GAP_FILE_FORMATS,
+                   help="read the file as OR-Library text or JSON (default: by its "
+                   "content)")  # fmt: skip
 
 
 def add_commands(sub) -> None:
@@ -189,9 +377,15 @@ def add_commands(sub) -> None:
     p.set_defaults(func=_cmd_share)
 
     p = sub.add_parser("gap", help="solve OR-Library GAP instances (exact or heuristic)")
-    p.add_argument("file", help="OR-Library GAP file (multi-instance or one instance)")
+    p.add_argument("file", help="GAP file: OR-Library text (multi-instance or one instance) or "
+                   "coalloc.loadshare.gap JSON, recognised by content")  # fmt: skip
     p.add_argument("--method", default="heuristic", choices=["heuristic", "exact"])
-    p.add_argument("--sense", default="min", choices=["min", "max"])
+    p.add_argument(
+        "--sense", default=None, choices=["min", "max"],
+        help="minimise or maximise (default: the sense a JSON file states; for OR-Library "
+        "text, which cannot state it, max for gap1-gap12 and min otherwise, with a note)",
+    )  # fmt: skip
+    _add_gap_format(p)
     p.add_argument("--partial", action="store_true", help="items may stay unassigned")
     p.add_argument(
         "--instance", type=common.count(), default=None, help="solve only instance K (1-based)"
@@ -218,15 +412,26 @@ def add_commands(sub) -> None:
     p.add_argument("--count", type=_positive_int, default=1, help="instances (GAP)")
     p.add_argument("--single", action="store_true", help="one-instance layout (no count)")
     common.add_seed(p)
-    common.add_output(p, "file to write", required=True)
+    common.add_output(
+        p,
+        "file to write: *.json writes JSON (a GAP: one instance, its sense "
+        "stated), any other name OR-Library GAP text",
+        required=True,
+    )
     p.set_defaults(func=_cmd_generate)
 
     p = sub.add_parser(
         "verify", help="check a share result against its problem, or a GAP result (a "
         "solve-batch line) against its coalloc.loadshare.gap instance"
     )  # fmt: skip
-    p.add_argument("problem")
-    p.add_argument("result")
+    p.add_argument("problem", help="load-sharing problem (JSON), or GAP file (OR-Library text "
+                   "or JSON)")  # fmt: skip
+    p.add_argument("result", help="result file: JSON, or JSON lines (gap -o, solve-batch -o)")
+    p.add_argument("--instance", type=common.count(), default=None,
+                   help="the instance of a multi-instance GAP file the result answers "
+                   "(default: the result's own 'instance' or 'file#K')")  # fmt: skip
+    p.add_argument("--format", default=None, choices=["loadshare", *GAP_FILE_FORMATS],
+                   help="read PROBLEM as this format (default: by its content)")  # fmt: skip
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser(
@@ -247,8 +452,35 @@ if __name__ == "__main__":  # pragma: no cover
 # ------------------------------------------------------------------- coalloc plot loadshare
 
 
+def _plot_gap(args) -> int:
+    """A GAP file (OR-Library text or JSON): the heuristic's objective and bound over time."""
+    instances, fmt = read_gap_file(args.problem, None, command="plot loadshare")
+    if args.result or args.loads:
+        raise ValueError(
+            f"{args.problem} is a GAP file: its picture is the heuristic's objective and bound "
+            "over time (drop RESULT and --loads)"
+        )
+    k = args.instance or 1
+    if not 1 <= k <= len(instances):
+        raise ValueError(f"--instance must be in 1..{len(instances)}, got {k}")
+    inst = instances[k - 1]
+    params = picture_params(args)
+    sense, _, note = _sense_of(params.pop("sense", None), inst, fmt, args.problem)
+    if note is not None:
+        _note(note.replace("give --sense ", "give -p sense="))
+    result = loadshare.solve_gap(inst, args.method or "heuristic", sense=sense, seed=args.seed,
+                                 **params)  # fmt: skip
+    title = f"{args.problem}#{k}: {_objective_text(result)}"
+    return picture_done(loadshare.plot_gap_trajectory(result, title=title), args)
+
+
 def _cmd_plot(args) -> int:
-    prob = loadshare.read_problem(args.problem)
+    from .._shared.sniff import sniff
+
+    found = sniff(args.problem)
+    if found.kind != "json" or found.format == loadshare.GapProblem.format:
+        return _plot_gap(args)
+    prob = _read_share(args.problem, "plot loadshare")
     if args.loads:
         if args.result:
             data, name = load_json(args.result)
@@ -276,8 +508,14 @@ def add_plot(fams) -> None:
     """Add ``coalloc plot loadshare`` to ``fams`` (the subparsers of ``coalloc plot``)."""
     from ..cli.plot import picture_options
 
-    p = fams.add_parser("loadshare", help="DMCF-GGA's coalitions over generations, or loads")
-    p.add_argument("problem", help="load-sharing problem file (JSON), as 'loadshare share'")
+    p = fams.add_parser(
+        "loadshare", help="DMCF-GGA's coalitions over generations, or loads; for a GAP file, "
+        "the heuristic's objective and bound over time",
+    )  # fmt: skip
+    p.add_argument("problem", help="load-sharing problem file (JSON), as 'loadshare share', or "
+                   "a GAP file (OR-Library text or JSON), as 'loadshare gap'")  # fmt: skip
+    p.add_argument("--instance", type=common.count(), default=None,
+                   help="the instance of a multi-instance GAP file (default 1)")  # fmt: skip
     p.add_argument("result", nargs="?", help="result file of 'loadshare share -o' (--loads)")
     p.add_argument(
         "--loads",

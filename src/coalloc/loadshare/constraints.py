@@ -62,7 +62,7 @@ PARAMS = {
 }
 
 _GAP = {
-    "sense": [Options({"min", "max"})],
+    "sense": [Options({"min", "max"}), None],  # None: the sense the instance states
     "assign_all": [Boolean()],
     "time_limit": TIME_LIMIT,
     "solver": solvers("cpsat", "highs", "cbc"),

@@ -10,7 +10,15 @@
   space. A multi-instance file starts with the number of instances ``P``; each instance is
   ``m n``, the ``m x n`` cost matrix row by row, the ``m x n`` weight matrix row by row and
   the ``m`` capacities. A one-instance file has no leading ``P``; the reader tells the two
-  apart by the token count.
+  apart by the token count. The format cannot say whether the objective is minimised or
+  maximised: :func:`orlib_sense` is the convention the command line assumes.
+* GAP instances in JSON (``coalloc.loadshare.gap``, one instance per file, with its
+  ``"sense"``): :func:`coalloc.loadshare.gap_to_dict`, :func:`read_gap_file`,
+  :func:`write_gap_file`.
+
+:func:`read_gap_file` reads both GAP formats, recognised by content (``fmt=`` forces one);
+:func:`write_gap_file` writes what the file name's suffix says (``.json``: JSON, anything
+else: OR-Library text).
 """
 
 from __future__ import annotations
@@ -44,7 +52,14 @@ __all__ = [
     "read_gap",
     "write_gap",
     "parse_gap",
+    "read_gap_file",
+    "write_gap_file",
+    "orlib_sense",
+    "GAP_FILE_FORMATS",
 ]
+
+#: The GAP file formats :func:`read_gap_file` takes (``--format`` of the GAP commands).
+GAP_FILE_FORMATS = ("json", "orlib")
 
 FORMAT = "coalloc.loadshare.instance"
 VERSION = 1
@@ -326,3 +341,155 @@ def write_gap(dst: PathOrFile, instances: Any, *, multi: bool = True) -> None:
                 lines.append(" " + " ".join(str(int(v)) for v in row))
         lines.append(" " + " ".join(str(int(v)) for v in g.capacity.tolist()))
     write_text(dst, "\n".join(lines) + "\n")
+
+
+_GAPN = re.compile(r"gap([1-9]|1[0-2])(\.[A-Za-z0-9]+)?")
+
+
+def orlib_sense(name: Any) -> tuple:
+    """The objective sense an OR-Library GAP file of this name is assumed to have.
+
+    OR-Library text holds no sense. By the library's own convention the classical files
+    ``gap1`` ... ``gap12`` (``gap1.txt``) are maximisation problems, and the Chu-Beasley and
+    Yagiura types (``gapa`` ... ``gapd``, ``e*``) and every other file minimisation
+    problems.
+
+    Parameters
+    ----------
+    name : str or path-like
+        The file's name (only its base name counts).
+
+    Returns
+    -------
+    tuple of (str, str)
+        ``(sense, reason)``: ``"max"`` or ``"min"``, and the sentence that says why.
+
+    Examples
+    --------
+    >>> orlib_sense("data/gap1.txt")[0], orlib_sense("gapd.txt")[0], orlib_sense("d.txt")[0]
+    ('max', 'min', 'min')
+    """
+    base = os.path.basename(os.fspath(name)).lower()
+    if _GAPN.fullmatch(base):
+        return "max", (
+            f"{os.path.basename(os.fspath(name))} is one of OR-Library's gap1-gap12, "
+            "published as maximisation problems"
+        )
+    return "min", "OR-Library GAP text does not state the sense; minimisation is the default"
+
+
+def read_gap_file(path: PathOrFile, fmt: Any = None, *, command: str = "read_gap_file") -> tuple:
+    """GAP instances from an OR-Library text file or a ``coalloc.loadshare.gap`` JSON file.
+
+    The format is recognised by the file's content (a JSON document, or integers), not its
+    name; ``fmt`` forces it.
+
+    Parameters
+    ----------
+    path : str, path-like or text stream
+        The file.
+    fmt : {"json", "orlib"}, optional
+        Read as this format.
+    command : str, default "read_gap_file"
+        Named in the message for a file of another kind.
+
+    Returns
+    -------
+    tuple of (list of GapInstance, str)
+        The instances (a JSON file holds one, with the ``sense`` it states; OR-Library
+        instances have ``sense`` None) and the format read (``"json"`` or ``"orlib"``).
+
+    Raises
+    ------
+    InstanceError
+        A malformed file, or a file of another kind (one line: what it looked like and
+        what was expected).
+
+    Examples
+    --------
+    >>> import io, json
+    >>> from coalloc.loadshare import GapInstance, gap_to_dict
+    >>> from coalloc.loadshare.io import read_gap_file
+    >>> text = json.dumps(gap_to_dict(GapInstance([[3, 1]], [[1, 1]], [2], sense="max")))
+    >>> insts, fmt = read_gap_file(io.StringIO(text))
+    >>> fmt, insts[0].sense, read_gap_file(io.StringIO("1 1 2  3 4  1 1  2"))[1]
+    ('json', 'max', 'orlib')
+    """
+    from .._shared.sniff import sniff, wrong_kind
+    from .solvers import GAP_FORMAT, gap_from_dict
+
+    if fmt is not None and fmt not in GAP_FILE_FORMATS:
+        raise ValueError(f"format must be one of {GAP_FILE_FORMATS}, got {fmt!r}")
+    expected = "an OR-Library GAP file or a coalloc.loadshare.gap JSON file"
+    found = sniff(path)
+    name = getattr(path, "name", "<stream>") if hasattr(path, "read") else os.fspath(path)
+    if found.kind == "missing" and fmt is None:
+        return read_gap(path), "orlib"  # its own 'cannot read' message
+    if fmt == "json" or (fmt is None and found.kind == "json"):
+        data, source = load_json(path)
+        if fmt is None and isinstance(data, dict) and data.get("format") not in (GAP_FORMAT, None):
+            raise wrong_kind(name, found, command, expected)
+        return [gap_from_dict(data, source=source)], "json"
+    if fmt is None and found.kind not in ("orlib-gap", "text", "metis"):
+        raise wrong_kind(name, found, command, expected)
+    try:
+        return read_gap(path), "orlib"
+    except InstanceError as exc:
+        if fmt is None and found.kind == "metis":  # not a GAP at all, most likely
+            hint = f"the GAP reader says: {exc}"
+            raise wrong_kind(name, found, command, expected, hint) from None
+        raise
+
+
+def write_gap_file(dst: Any, instances: Any, *, multi: bool = True) -> str:
+    """Write GAP instances in the format the file name's suffix says.
+
+    ``*.json``: a ``coalloc.loadshare.gap`` JSON file (exactly one instance, its ``sense``
+    kept); any other name: OR-Library text (:func:`write_gap`; the sense is not kept).
+
+    Parameters
+    ----------
+    dst : str or path-like
+        The file.
+    instances : GapInstance or iterable of GapInstance
+        The instances.
+    multi : bool, default True
+        OR-Library text: write the multi-instance layout (a count first).
+
+    Returns
+    -------
+    str
+        ``"json"`` or ``"orlib"``: what was written.
+
+    Raises
+    ------
+    ValueError
+        Several instances for a ``.json`` file (a JSON file holds one instance).
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> from coalloc.loadshare import GapInstance
+    >>> from coalloc.loadshare.io import read_gap_file, write_gap_file
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "g.json")
+    ...     write_gap_file(path, GapInstance([[1, 3]], [[1, 1]], [2], sense="min"))
+    ...     read_gap_file(path)[0][0].sense
+    'json'
+    'min'
+    """
+    from .solvers import gap_to_dict
+
+    if isinstance(instances, GapInstance):
+        instances = [instances]
+    instances = list(instances)
+    if os.fspath(dst).lower().endswith(".json"):
+        if len(instances) != 1:
+            raise ValueError(
+                f"{os.fspath(dst)}: a coalloc.loadshare.gap JSON file holds one instance, not "
+                f"{len(instances)}: write one file each, or OR-Library text (a .txt name)"
+            )
+        dump_json(gap_to_dict(instances[0]), dst)
+        return "json"
+    write_gap(dst, instances, multi=multi)
+    return "orlib"

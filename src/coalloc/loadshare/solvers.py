@@ -238,8 +238,9 @@ class LoadShareInstance(FamilyInstance, _Parts):
     PARAMS = PARAMS
     DEFAULT_METHOD = DEFAULT_METHOD
     SOLUTION_FIELD = "placement"
-    _explain_function = staticmethod(lambda problem, *, time_limit: _explain_share(
-        problem, time_limit=time_limit))
+    _explain_function = staticmethod(
+        lambda problem, *, time_limit: _explain_share(problem, time_limit=time_limit)
+    )
 
     def _meets_all(self, result: Any) -> bool:
         """All the load served in the second (nothing waits in a queue)."""
@@ -290,6 +291,7 @@ GAP_SCHEMA = Obj(
         "format": (AnyValue(), False),
         "version": (AnyValue(), False),
         "name": (Str(), False),
+        "sense": (Str(("min", "max")), False),
         "cost": (ListOf(ListOf(Num())), True),
         "weight": (ListOf(ListOf(Int(0))), True),
         "capacity": (ListOf(Int(0)), True),
@@ -311,7 +313,9 @@ def gap_to_dict(instance: GapInstance, metadata: Any = None) -> dict:
     Returns
     -------
     dict
-        ``format``, ``version``, ``name``, ``cost``, ``weight``, ``capacity``.
+        ``format``, ``version``, ``name``, ``sense`` (when the instance states one: the
+        objective is minimised, ``"min"``, or maximised, ``"max"``), ``cost``, ``weight``,
+        ``capacity``.
 
     Examples
     --------
@@ -320,6 +324,7 @@ def gap_to_dict(instance: GapInstance, metadata: Any = None) -> dict:
     [[1, 1]]
     """
     out = {"format": GAP_FORMAT, "version": GAP_VERSION, "name": instance.name,
+           **({} if instance.sense is None else {"sense": instance.sense}),
            "cost": [[float(c) for c in row] for row in instance.cost.tolist()],
            "weight": [[int(w) for w in row] for row in instance.weight.tolist()],
            "capacity": [int(c) for c in instance.capacity.tolist()]}  # fmt: skip
@@ -357,7 +362,8 @@ def gap_from_dict(data: Any, *, source: str = "<dict>") -> GapInstance:
     check_envelope(data, GAP_FORMAT, GAP_VERSION, source)
     check(data, GAP_SCHEMA, source)
     try:
-        return GapInstance(data["cost"], data["weight"], data["capacity"], data.get("name", ""))
+        return GapInstance(data["cost"], data["weight"], data["capacity"], data.get("name", ""),
+                           sense=data.get("sense"))  # fmt: skip
     except (TypeError, ValueError) as exc:
         if isinstance(exc, InstanceError):
             raise

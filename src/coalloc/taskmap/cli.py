@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import Optional
 
 from .. import taskmap
@@ -11,7 +12,6 @@ from .._shared.jsonio import load_json
 from .._shared.result import jsonable
 from ..cli import _common as common
 from ..cli.plot import picture_done, picture_params
-from ..taskmap.graphfiles import is_graph_file, read_graph_file
 from ..taskmap.io import (
     read_instance,
     read_mapping_result,
@@ -24,21 +24,72 @@ from ..taskmap.io import (
 __all__ = ["add_commands", "read_graphs"]
 
 
-def read_graphs(instance: str, resources: Optional[str] = None) -> tuple:
+#: The formats of a task graph file (``--format``): JSON, METIS, Scotch.
+TASK_FORMATS = ("json", "metis", "scotch")
+_TASKS = "a task graph (coalloc.taskgraph JSON, METIS or Scotch)"
+
+
+def read_graphs(instance: str, resources: Optional[str] = None, fmt: Optional[str] = None,
+                command: str = "taskmap map") -> tuple:  # fmt: skip
     """``(TaskGraph, ResourceGraph)`` from the two graph files or from one instance file.
 
-    With ``resources`` given, ``instance`` is a task graph (``coalloc.taskgraph``) and
-    ``resources`` a resource graph; without it, ``instance`` holds both graphs (the
-    ``coalloc.taskmap.instance`` file ``coalloc taskmap generate`` writes). A task graph
-    named ``*.graph`` / ``*.metis`` is read as METIS, ``*.grf`` / ``*.src`` as Scotch
-    (:mod:`coalloc.taskmap.graphfiles`). ``coalloc taskmap
-    map``, ``verify`` and ``coalloc plot taskmap`` read their input through this function.
+    With ``resources`` given, ``instance`` is a task graph and ``resources`` a resource
+    graph; without it, ``instance`` holds both graphs (the ``coalloc.taskmap.instance`` file
+    ``coalloc taskmap generate`` writes). Each file is recognised by its content (a task
+    graph: ``coalloc.taskgraph`` JSON, a METIS graph or a Scotch graph,
+    :mod:`coalloc.taskmap.graphfiles`), whatever its name; ``fmt`` (``--format``) forces
+    the task graph's format. A file of another kind is refused in one line that says what
+    it looked like and what was expected. ``coalloc taskmap map``, ``verify`` and ``coalloc
+    plot taskmap`` read their input through this function.
     """
-    if resources is not None:
-        if is_graph_file(instance):  # a METIS .graph or Scotch .grf task graph
-            return read_graph_file(instance), read_resource_graph(resources)
-        return read_task_graph(instance), read_resource_graph(resources)
-    return read_instance(instance)
+    from .._shared.sniff import sniff, wrong_kind
+    from ..taskmap.graphfiles import (
+        METIS_SUFFIXES,
+        SCOTCH_SUFFIXES,
+        read_metis_graph,
+        read_scotch_graph,
+    )
+    from ..taskmap.io import INSTANCE_FORMAT
+
+    if fmt is not None and fmt not in TASK_FORMATS:
+        raise ValueError(f"--format must be one of {TASK_FORMATS}, got {fmt!r}")
+    found = sniff(instance) if fmt is None else None
+    if resources is None:
+        if (
+            fmt is not None
+            or found.kind in ("metis", "scotch")
+            or (found.kind == "json" and found.format not in (INSTANCE_FORMAT, None))
+        ):
+            shown = found or sniff(instance)
+            raise wrong_kind(instance, shown, command,
+                             f"one {INSTANCE_FORMAT} JSON file (both graphs), or TASKS RESOURCES",
+                             "give the resource graph too (TASKS RESOURCES)")  # fmt: skip
+        if found.kind not in ("json", "missing"):
+            raise wrong_kind(instance, found, command,
+                             f"one {INSTANCE_FORMAT} JSON file (both graphs), or TASKS "
+                             "RESOURCES")  # fmt: skip
+        return read_instance(instance)
+    kind = fmt or {"json": "json", "metis": "metis", "scotch": "scotch"}.get(found.kind)
+    if kind is None and found.kind == "missing":
+        kind = "json"  # its own 'cannot read' message
+    if kind is None and found.kind == "text":  # a damaged graph: its name says which reader
+        suffix = os.path.splitext(str(instance))[1].lower()
+        kind = (
+            "metis" if suffix in METIS_SUFFIXES else "scotch" if suffix in SCOTCH_SUFFIXES else None
+        )
+    if kind is None:
+        raise wrong_kind(instance, found, command, _TASKS,
+                         "give --format metis or --format scotch to read it as one")  # fmt: skip
+    if kind == "json" and found is not None and found.format == INSTANCE_FORMAT:
+        raise wrong_kind(instance, found, command, f"{_TASKS} followed by RESOURCES",
+                         "give the instance file alone")  # fmt: skip
+    readers = {"json": read_task_graph, "metis": read_metis_graph, "scotch": read_scotch_graph}
+    tasks = readers[kind](instance)
+    rfound = sniff(resources)
+    if rfound.kind not in ("json", "missing"):
+        expected = "a resource graph (coalloc.resourcegraph JSON) after the task graph"
+        raise wrong_kind(resources, rfound, command, expected)
+    return tasks, read_resource_graph(resources)
 
 
 def occupancy_lower_bound(tasks, resources) -> float:
@@ -79,7 +130,7 @@ def _map_quality(result) -> str:
 
 
 def _cmd_map(args) -> int:
-    tasks, resources = read_graphs(args.tasks, args.resources)
+    tasks, resources = read_graphs(args.tasks, args.resources, args.format)
     params = common.exact_params(args, timed=tuple(taskmap.METHODS))
     result = taskmap.solve(tasks, resources, args.method, seed=args.seed, bound=args.bound,
                            **params)  # fmt: skip
@@ -132,7 +183,8 @@ def _cmd_verify(args) -> int:
             f"taskmap verify takes INSTANCE RESULT or TASKS RESOURCES RESULT, got {len(files)} "
             "files"
         )
-    tasks, resources = read_graphs(files[0], files[1] if len(files) == 3 else None)
+    tasks, resources = read_graphs(files[0], files[1] if len(files) == 3 else None,
+                                   args.format, "taskmap verify")  # fmt: skip
     data = read_mapping_result(files[-1])
     report = taskmap.verify_mapping(
         tasks, resources, data["mapping"], claimed=data.get("max_occupancy")
@@ -158,6 +210,13 @@ def _cmd_solve_batch(args) -> int:
     return common.run_batch(args, "taskmap")
 
 
+def add_format(p) -> None:
+    """``--format``: the task graph file's format, when its content does not say it."""
+    p.add_argument("--format", default=None, choices=TASK_FORMATS,
+                   help="read the task graph as this format (default: recognised by its "
+                   "content: JSON, METIS or Scotch, whatever its name)")  # fmt: skip
+
+
 def add_commands(sub, *, aliases: bool = False) -> None:
     """Add the task-mapping subcommands to ``sub`` (with ``aliases``: only ``map``)."""
     p = sub.add_parser("map", help="map a task graph onto a resource graph (Taura & Chien)")
@@ -171,6 +230,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
         "resources", nargs="?", default=None, metavar="RESOURCES",
         help="resource graph file, when the first file is a task graph",
     )  # fmt: skip
+    add_format(p)
     p.add_argument("--method", default=taskmap.DEFAULT_METHOD, choices=sorted(taskmap.METHODS))
     common.add_seed(p, "seed of the clustering")
     common.add_params(p, "paper_start=0")
@@ -195,6 +255,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
         "files", nargs="+", metavar="FILE",
         help="INSTANCE RESULT, or TASKS RESOURCES RESULT (the graphs as 'map' read them)",
     )  # fmt: skip
+    add_format(p)
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser(
@@ -219,8 +280,12 @@ def add_commands(sub, *, aliases: bool = False) -> None:
 
 def _is_taskmap_instance(path: str) -> bool:
     """Whether ``path`` holds both graphs (then a second file is the RESULT, not RESOURCES)."""
+    from .._shared.sniff import sniff
     from ..taskmap.io import INSTANCE_FORMAT
 
+    found = sniff(path)
+    if found.kind != "json":
+        return False
     data, _ = load_json(path)
     return isinstance(data, dict) and data.get("format") == INSTANCE_FORMAT
 
@@ -231,7 +296,7 @@ def _cmd_plot(args) -> int:
     resources_file, result_file = args.resources, args.result
     if result_file is None and resources_file is not None and _is_taskmap_instance(args.tasks):
         resources_file, result_file = None, resources_file  # INSTANCE RESULT
-    tasks, resources = read_graphs(args.tasks, resources_file)
+    tasks, resources = read_graphs(args.tasks, resources_file, args.format, "plot taskmap")
     if args.tree:
         fig = taskmap.plot_cluster_tree(taskmap.flow_injection(tasks, seed=args.seed))
         return picture_done(fig, args)
@@ -257,5 +322,6 @@ def add_plot(fams) -> None:
     p.add_argument("result", nargs="?", metavar="RESULT",
                    help="mapping file of 'coalloc taskmap map -o' (optional)")  # fmt: skip
     p.add_argument("--tree", action="store_true", help="draw the flow-injection cluster tree")
+    add_format(p)
     picture_options(p, "processor_order=index")
     p.set_defaults(func=_cmd_plot)

@@ -34,7 +34,17 @@ from .model import TaskGraph
 
 __all__ = ["read_metis_graph", "read_scotch_graph", "write_metis_graph", "read_graph_file"]
 
-_INT = re.compile(r"[+-]?\d+\Z")
+# ASCII only: Python's int() also reads Unicode digits ('٣' is 3) and str.split() splits at
+# Unicode spaces; neither belongs to the METIS or Scotch formats.
+_INT = re.compile(r"[+-]?[0-9]+\Z")
+_SPACE = re.compile(r"[ \t\r\f\v]+")
+
+
+def _split(line: str) -> List[str]:
+    """The tokens of a line, split at ASCII white space only."""
+    return [tok for tok in _SPACE.split(line) if tok]
+
+
 METIS_SUFFIXES = (".graph", ".metis")
 SCOTCH_SUFFIXES = (".grf", ".src")
 
@@ -126,7 +136,7 @@ def read_metis_graph(src: PathOrFile, *, weight_index: int = 0) -> TaskGraph:
     """
     text, name = read_text(src)
     rows: List[Tuple[int, List[str]]] = [
-        (k + 1, line.split())
+        (k + 1, _split(line))
         for k, line in enumerate(text.splitlines())
         if not line.lstrip().startswith("%")
     ]
@@ -264,7 +274,7 @@ def write_metis_graph(dst: PathOrFile, tasks: TaskGraph) -> None:
 
 def _tokens(text: str) -> Iterator[Tuple[str, int]]:
     for k, line in enumerate(text.splitlines()):
-        for tok in line.split():
+        for tok in _split(line):
             yield tok, k + 1
 
 

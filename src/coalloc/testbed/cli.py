@@ -12,6 +12,7 @@ from .._shared.jsonio import InstanceError, load_json
 from .._shared.result import relative_gap
 from ..cli import _common as common
 from ..cli.plot import picture_done, picture_params
+from ..testbed.io import read_topologies
 
 __all__ = ["add_commands"]
 
@@ -88,8 +89,7 @@ def _exact_params(args) -> dict:
 def _cmd_assign(args) -> int:
     _check_args(args, positive=("exact_bound",))
     params = _exact_params(args)
-    top = testbed.read_top(args.top)
-    ptop = testbed.read_ptop(args.ptop)
+    top, ptop = read_topologies(args.top, args.ptop, command="testbed assign")
     result = testbed.assign(top, ptop, args.method, seed=args.seed, **params)
     report = None
     quality, info = [], {}
@@ -122,11 +122,16 @@ def _cmd_assign(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    top = testbed.read_top(args.top)
-    ptop = testbed.read_ptop(args.ptop)
     from .._shared.jsonio import InstanceError, load_json
 
-    data, name = load_json(args.result)
+    files = args.files
+    if len(files) not in (2, 3):
+        raise ValueError(
+            f"testbed verify takes TOP PTOP RESULT or INSTANCE RESULT, got {len(files)} files"
+        )
+    top, ptop = read_topologies(files[0], files[1] if len(files) == 3 else None,
+                                command="testbed verify")  # fmt: skip
+    data, name = load_json(files[-1])
     if not isinstance(data, dict) or "mapping" not in data:
         raise ValueError(f"{name}: expected the JSON of 'coalloc testbed assign --json'")
     if data["mapping"] is None:
@@ -197,8 +202,10 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     """Add the testbed subcommands to ``sub``."""
     p = sub.add_parser("assign", help="map a .top experiment onto a .ptop testbed "
                        "(prints assign's Nodes:/Edges: sections)")  # fmt: skip
-    p.add_argument("top", help="virtual topology (.top)")
-    p.add_argument("ptop", help="physical topology (.ptop)")
+    p.add_argument("top", metavar="TOP|INSTANCE", help="virtual topology (.top), or one "
+                   "coalloc.testbed.instance JSON file that holds both topologies")  # fmt: skip
+    p.add_argument("ptop", nargs="?", metavar="PTOP", help="physical topology (.ptop); the "
+                   "order is TOP PTOP (coalloc-assign, as Emulab's assign: PTOP TOP)")  # fmt: skip
     p.add_argument("--method", default=testbed.DEFAULT_METHOD, choices=sorted(testbed.METHODS))
     common.add_seed(p, "seed of the annealer")
     common.add_params(p, 'scoring="2m"')
@@ -225,9 +232,9 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.set_defaults(func=_cmd_assign_compat)
 
     p = sub.add_parser("verify", help="check the JSON of 'assign --json' against the files")
-    p.add_argument("top")
-    p.add_argument("ptop")
-    p.add_argument("result")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="TOP PTOP RESULT, or INSTANCE RESULT (the topologies as 'assign' "
+                   "reads them)")  # fmt: skip
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser("generate", help="write a generated testbed (.ptop) or experiment (.top)")
@@ -263,9 +270,14 @@ def add_commands(sub, *, aliases: bool = False) -> None:
 
 
 def _cmd_plot(args) -> int:
-    top, ptop = testbed.read_top(args.top), testbed.read_ptop(args.ptop)
-    if args.result:
-        data, name = load_json(args.result)
+    from .._shared.sniff import sniff
+
+    ptop_file, result_file = args.ptop, args.result
+    if result_file is None and ptop_file is not None and sniff(args.top).kind == "json":
+        ptop_file, result_file = None, ptop_file  # INSTANCE RESULT
+    top, ptop = read_topologies(args.top, ptop_file, command="plot testbed")
+    if result_file:
+        data, name = load_json(result_file)
         if not isinstance(data, dict) or not isinstance(data.get("mapping"), dict):
             raise InstanceError(f"{name}: expected the JSON of 'coalloc testbed assign --json' "
                                 "with a mapping")  # fmt: skip
@@ -284,8 +296,9 @@ def add_plot(fams) -> None:
     from ..cli.plot import picture_options
 
     p = fams.add_parser("testbed", help="virtual nodes on their PCs, grouped by switch")
-    p.add_argument("top", help="virtual topology (.top), as 'coalloc testbed assign TOP PTOP'")
-    p.add_argument("ptop", help="physical topology (.ptop)")
+    p.add_argument("top", metavar="TOP|INSTANCE", help="virtual topology (.top), as 'coalloc "
+                   "testbed assign TOP PTOP', or a coalloc.testbed.instance JSON file")  # fmt: skip
+    p.add_argument("ptop", nargs="?", metavar="PTOP", help="physical topology (.ptop)")
     p.add_argument("result", nargs="?",
                    help="JSON of 'coalloc testbed assign --json' (optional)")  # fmt: skip
     p.add_argument("--used-only", action="store_true", help="leave out the unused PCs")

@@ -3,6 +3,10 @@ as a NumPy ``.npz`` archive, for ledgers too large for JSON."""
 
 from __future__ import annotations
 
+import os
+import struct
+import zipfile
+import zlib
 from typing import Any
 
 import numpy as np
@@ -81,15 +85,28 @@ def read_pool_snapshot(src: Any) -> ResourcePool:
     Raises
     ------
     InstanceError
-        Not a snapshot, an unknown or missing array, a wrong type or shape, or a pool the
-        model refuses (the message names the file).
+        Not a snapshot (a file that is not an ``.npz`` archive, or a corrupted, truncated
+        one, or one with a member twice), an unknown or missing array, a wrong type or
+        shape, or a pool the model refuses (the message names the file).
     """
-    name = getattr(src, "name", None) or str(src)
+    if isinstance(src, (str, bytes, os.PathLike)):  # a Path's .name is its base name only
+        name = os.fsdecode(src)
+    else:
+        name = str(getattr(src, "name", None) or "<stream>")
     try:
-        with np.load(src, allow_pickle=False) as z:
+        loaded = np.load(src, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):  # a bare .npy array
+            raise ValueError("a single .npy array, not an .npz archive")
+        with loaded as z:
+            members = z.zip.namelist()
+            twice = sorted({m for m in members if members.count(m) > 1})
+            if twice:  # the archive would keep only one of them, silently
+                raise ValueError(f"member {twice[0]!r} appears {members.count(twice[0])} times")
             got = {k: z[k] for k in z.files}
-    except (OSError, ValueError, EOFError) as exc:
-        raise InstanceError(f"{name}: not a pool snapshot (.npz): {exc}") from None
+    except (OSError, ValueError, EOFError, KeyError, NotImplementedError, struct.error,
+            zipfile.BadZipFile, zlib.error) as exc:  # fmt: skip
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        raise InstanceError(f"{name}: not a pool snapshot (.npz): {text}") from None
     if set(got) != _SNAPSHOT_KEYS:
         extra, lack = sorted(set(got) - _SNAPSHOT_KEYS), sorted(_SNAPSHOT_KEYS - set(got))
         raise InstanceError(f"{name}: a pool snapshot has the arrays {sorted(_SNAPSHOT_KEYS)}; "

@@ -36,6 +36,7 @@ def generate_gap(kind: str, m: int, n: int, *, seed: Optional[int] = 0) -> GapIn
     Returns
     -------
     GapInstance
+        With ``sense="min"`` (the types are minimisation problems).
 
     Examples
     --------
@@ -63,4 +64,4 @@ def generate_gap(kind: str, m: int, n: int, *, seed: Optional[int] = 0) -> GapIn
             b = np.full(m, np.floor(9 * n / m + 0.4 * per.max()))
             if kind == "b":
                 b = np.floor(0.7 * b)
-    return GapInstance(c, w, b.astype(np.int64), name=f"{kind}{m:02d}{n}-{seed}")
+    return GapInstance(c, w, b.astype(np.int64), name=f"{kind}{m:02d}{n}-{seed}", sense="min")

@@ -28,6 +28,10 @@ class GapInstance:
     capacity : array_like of int, shape (m,)
         Agent capacities; non-negative integers.
     name : str, optional
+    sense : {"min", "max"}, optional
+        The objective sense the instance states (a ``coalloc.loadshare.gap`` JSON file's
+        ``"sense"``): what :func:`~coalloc.loadshare.solve_gap` optimises when it is not
+        given one. None (the default): not stated, and ``solve_gap`` minimises.
 
     Raises
     ------
@@ -44,7 +48,10 @@ class GapInstance:
     (2, 2)
     """
 
-    def __init__(self, cost: Any, weight: Any, capacity: Any, name: str = "") -> None:
+    def __init__(self, cost: Any, weight: Any, capacity: Any, name: str = "",
+                 sense: Optional[str] = None) -> None:  # fmt: skip
+        if sense not in (None, "min", "max"):
+            raise ValueError(f"sense must be 'min', 'max' or None, got {sense!r}")
         try:
             c = np.array(cost, dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -67,6 +74,7 @@ class GapInstance:
         self.cost, self.weight, self.capacity = c, w, b
         readonly(c, w, b)
         self.name = str(name)
+        self.sense: Optional[str] = sense
 
     @property
     def m(self) -> int:

@@ -25,7 +25,7 @@ def solve_gap(
     instance: GapInstance,
     method: str = "heuristic",
     *,
-    sense: str = "min",
+    sense: Optional[str] = None,
     assign_all: bool = True,
     time_limit: Optional[float] = None,
     seed: Optional[int] = 0,
@@ -41,8 +41,9 @@ def solve_gap(
     ----------
     instance : GapInstance
     method : {"heuristic", "exact"}, default "heuristic"
-    sense : {"min", "max"}, default "min"
-        Minimise cost or maximise profit.
+    sense : {"min", "max"}, optional
+        Minimise cost or maximise profit. None (the default): the sense the instance states
+        (:attr:`GapInstance.sense`, from its file), else ``"min"``.
     assign_all : bool, default True
         Every item must be assigned; False lets items stay unassigned (``-1``, no cost).
     time_limit : float, optional
@@ -106,6 +107,8 @@ def solve_gap(
     if not isinstance(instance, GapInstance):
         raise TypeError(f"instance must be a GapInstance, got {type(instance).__name__}")
     choice(method, ("heuristic", "exact"), "method")
+    if sense is None:
+        sense = instance.sense or "min"
     choice(sense, ("min", "max"), "sense")
     choice(solver, ("cpsat", "highs", "cbc"), "solver")
     if not isinstance(assign_all, (bool, np.bool_)):

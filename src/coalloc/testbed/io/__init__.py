@@ -37,7 +37,8 @@ The subpackage holds one idea per module:
 * :mod:`.cache`: a ``.ptop`` text read again is the same testbed;
 * :mod:`.text`: parse, format, read and write the two files;
 * :mod:`.dicts`: the JSON dictionaries, their schemas and the instance file;
-* :mod:`.nx`: the networkx bridges.
+* :mod:`.nx`: the networkx bridges;
+* :mod:`.pair`: the two files of a command line, a swap named.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from .dicts import (
     write_instance,
 )
 from .nx import ptop_from_networkx, ptop_to_networkx, top_from_networkx, top_to_networkx
+from .pair import read_topologies
 from .text import (
     format_ptop,
     format_top,
@@ -84,6 +86,7 @@ __all__ = [
     "top_to_networkx",
     "top_from_networkx",
     "read_instance",
+    "read_topologies",
     "write_instance",
     "instance_from_dict",
     "INSTANCE_FORMAT",

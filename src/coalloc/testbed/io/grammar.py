@@ -16,6 +16,7 @@ other lines; any other line, or a plain line out of place, goes through its tabl
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -368,6 +369,10 @@ _FILES = {
 _NOTHING: Dict[str, Any] = {}
 
 
+#: Control characters no ``.top``/``.ptop`` holds (white space ``\t \n \v \f \r`` aside).
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+
+
 def parse(text: str, source: str, file: str) -> Any:
     """The topology of a ``.ptop`` or ``.top`` text (``file``), read line by line: a plain
     line by the fast path, any other through its table row (which reads it or refuses it).
@@ -391,6 +396,13 @@ def parse(text: str, source: str, file: str) -> Any:
     InstanceError
         On the first malformed line (file, line number, what was expected).
     """
+    bad = _CONTROL.search(text) if isinstance(text, str) else None
+    if bad is not None:  # a NUL ends a C string where Emulab reads: no name holds one
+        lineno = text.count("\n", 0, bad.start()) + 1
+        column = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
+        raw = text.splitlines()[lineno - 1] if text.splitlines() else text
+        char = "a NUL byte" if bad.group() == "\0" else f"the control character {bad.group()!r}"
+        raise _Line(source, lineno, raw).fail(f"printable text, not {char} (column {column})")
     kind = _FILES[file]
     rows, plain, node_class = kind.rows, kind.plain, kind.node_class
     memo = kind.memo
