@@ -144,8 +144,14 @@ def test_exact_cli_options_and_a_limit_without_solution(tmp_path, capsys):
     args = ["ctaap", "solve", str(big), "--method", "exact", "--backend", "cbc"]
     assert main([*args, "--time-limit", "0.05"]) == 0
     out = capsys.readouterr().out
-    # (CBC's own stop, or the limit passed while the model was built, under load)
-    assert "quality: time_limit: upper bound 3" in out and ", gap " in out, out  # CBC's: 33
+    # CBC's own stop gives its bound (33 when measured); under load the limit can pass while
+    # the model is built and the bound is then the cheaper one (82, the machines): any
+    # valid bound holds, judged against what the default method allocates on the same file
+    found = re.search(r"quality: time_limit: upper bound (\d+), gap ", out)
+    assert found, out
+    assert main(["ctaap", "solve", str(big), "--json"]) == 0
+    allocated = json.loads(capsys.readouterr().out)["n_allocated"]
+    assert allocated <= int(found.group(1)) <= 200, (allocated, out)
     # every method takes a time limit (issue 36), greedy too
     assert main(["ctaap", "solve", str(small), "--method", "greedy", "--time-limit", "3"]) == 0
     assert re.search(r"quality: (optimal|feasible)", capsys.readouterr().out)
