@@ -1,6 +1,7 @@
 // pybind11 helpers shared by the bindings (src/_core/<family>/*.cpp): array aliases, the
 // argument checks and their ValueError messages, conversions of results to NumPy, seeds,
-// CSR views of NumPy arrays, and register_exceptions() (the table of errors.hpp).
+// CSR views of NumPy arrays, deadline_arg() (a kernel's deadline argument into the struct of
+// deadline.h), and register_exceptions() (the table of errors.hpp).
 //
 // Users: coalloc.ctaap._bmatching, coalloc.ctaap._localsearch, coalloc.taskmap._flowinject.
 //
@@ -31,6 +32,21 @@ using i64 = std::int64_t;
 // only when the caller's array is not already that).
 template <class T>
 using Arr = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+// A kernel's `deadline` argument (coalloc._shared.interrupt.KernelDeadline; None: the calling
+// thread's, built now from its scopes) as the plain struct of deadline.h; the caller keeps
+// the Python object (and so its flag, which its scope owns too) alive for the call.
+inline Deadline deadline_arg(py::handle dl) {
+    py::object built;
+    if (dl.is_none()) {
+        built = py::module_::import("coalloc._shared.interrupt").attr("kernel_deadline")();
+        dl = built;
+    }
+    Deadline d;
+    d.ns = dl.attr("ns").cast<std::int64_t>();
+    d.cancel = reinterpret_cast<const volatile int*>(dl.attr("cancel_addr").cast<std::uintptr_t>());
+    return d;
+}
 
 // Argument check: ValueError(msg) unless ok.
 inline void need(bool ok, const std::string& msg) {
