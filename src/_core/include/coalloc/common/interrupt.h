@@ -154,6 +154,12 @@ class Poll {
     bool stopped_ = false;
 };
 
+// Throws Interrupted (no Python error set) once `deadline` is cancelled or past: a check at a
+// point where a kernel stops on the deadline alone (a clock read; no Python).
+inline void check_deadline(const Deadline& deadline) {
+    if (deadline.expired()) throw Interrupted();
+}
+
 // After a poll stopped (GIL held): sets the Python error of the stop unless one is pending
 // (a poll that asked Python left it): the scope's (its check(), after a stop by the deadline
 // struct), else TimeoutError.  Returns -1.  Declared in Cython as
