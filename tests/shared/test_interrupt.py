@@ -344,3 +344,25 @@ def test_the_cancel_flag_follows_the_scopes_that_reach_it():
     with interrupt.Scope(timeout=100) as timed:
         dl = interrupt.kernel_deadline(time.perf_counter() + 1.0)
         assert 0 < dl.ns < int(timed.deadline * 1e9)  # the caller's nearer instant
+
+
+def test_a_pybind11_kernel_stops_on_its_deadline_struct(monkeypatch):
+    """The C++ path: flow injection (pybind11, GIL released) given an expired struct and no
+    scope raises TimeoutError from its first poll, asking Python only for the error; the
+    same call without the struct's expiry returns its clustering (the referee)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from coalloc.taskmap import _flowinject
+
+    n = 40
+    rows = np.arange(n)
+    g = sp.coo_matrix((np.ones(n), (rows, (rows + 1) % n)), shape=(n, n))
+    g = (g + g.T).tocsr()
+    args = (g.indptr.astype(np.int64), g.indices.astype(np.int64), g.data, np.ones(n))
+    calls = _counting_check(monkeypatch)
+    with pytest.raises(TimeoutError, match="kernel's deadline"):
+        _flowinject.cluster(*args, seed=0, deadline=interrupt.KernelDeadline(ns=1))
+    assert len(calls) == 1
+    out = _flowinject.cluster(*args, seed=0, deadline=interrupt.NO_DEADLINE)
+    assert sorted(out["order"].tolist()) == list(range(n))

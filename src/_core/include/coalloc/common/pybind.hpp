@@ -125,7 +125,7 @@ inline CsrView<double> csr_view(const Arr<i64>& ptr, const Arr<i64>& idx, const 
 }
 
 // Installs the exception table of coalloc/common/errors.hpp for every function of `mod`
-// (and coalloc::Interrupted of interrupt.h: the Python error the poll left set is raised)
+// (and coalloc::Interrupted of interrupt.h: the error of the stop is raised)
 // (a module-local translator: other extension modules are not affected).  Exceptions that
 // already are Python exceptions (py::value_error & co., error_already_set) pass through.
 inline void register_exceptions(py::module_& mod) {
@@ -138,7 +138,7 @@ inline void register_exceptions(py::module_& mod) {
             throw;
         } catch (const py::error_already_set&) {
             throw;
-        } catch (const Interrupted&) {  // a Poll stopped the kernel: its Python error is set
+        } catch (const Interrupted&) {  // a Poll stopped the kernel: its error (interrupt.h)
             coalloc_raise_interrupt();
         } catch (const std::exception& e) {
             PyObject* type = PyExc_RuntimeError;
