@@ -366,3 +366,21 @@ def test_a_pybind11_kernel_stops_on_its_deadline_struct(monkeypatch):
     assert len(calls) == 1
     out = _flowinject.cluster(*args, seed=0, deadline=interrupt.NO_DEADLINE)
     assert sorted(out["order"].tolist()) == list(range(n))
+
+
+def test_every_poll_is_made_from_a_deadline():
+    """No compiled loop polls without its kernel's deadline: every ``Poll`` in src/_core is
+    constructed from a ``Deadline`` (a bare count, ``Poll(64)``, was the old implicit
+    path), and the testbed's private deadline type is gone."""
+    import re
+
+    core = Path(coalloc.__file__).resolve().parents[1] / "_core"
+    if not core.is_dir():  # an installed wheel: no sources to read
+        pytest.skip("no src/_core beside the package")
+    sources = [p for ext in ("pyx", "cpp", "hpp", "h") for p in core.rglob(f"*.{ext}")]
+    assert len(sources) > 10
+    bare = re.compile(r"\bPoll\s*(?:\w+\s*)?\(\s*\d+\s*\)")
+    for path in sources:
+        text = path.read_text()
+        assert not bare.search(text), f"{path.name}: a Poll made without the deadline"
+        assert "anneal::Deadline" not in text, path.name
