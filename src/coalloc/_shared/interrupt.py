@@ -1,10 +1,16 @@
 """Cancellation scopes: a deadline or a cancel flag that the compiled kernels obey.
 
-The compiled loops poll at a bounded interval (``coalloc/common/interrupt.h``): about every
-50 ms they take the GIL, let Python run its signal handlers (so Ctrl-C raises
-``KeyboardInterrupt`` in the main thread) and call :func:`check` of this module, which
-raises the error of the calling thread's innermost :class:`Scope` once it is cancelled or
-past its deadline. The kernel then stops and that error propagates to its caller.
+Every long-loop kernel takes its deadline as an argument: :func:`kernel_deadline`, built
+once per call by the Python wrapper, holds the earliest deadline in force (a
+``CLOCK_MONOTONIC`` instant) and the cancel flag of the calling thread's innermost scope,
+which :meth:`Scope.cancel` sets. The kernel copies it into the plain C struct of
+``coalloc/common/deadline.h`` and its polls compare the clock with it and read the flag
+without the GIL, from their first look. About every 50 ms they also take the GIL, let
+Python run its signal handlers (so Ctrl-C raises ``KeyboardInterrupt`` in the main thread)
+and call :func:`check` of this module, which raises the error of the calling thread's
+innermost :class:`Scope` once it is cancelled or past its deadline; after a stop by the
+struct the kernel asks :func:`check` for that error too. The kernel then stops and that
+error propagates to its caller.
 
 A scope belongs to the thread that entered it; any thread may cancel it. Python loops can
 call :func:`check` themselves. ``coalloc.solve_many`` uses scopes for its per-instance
@@ -29,6 +35,7 @@ __all__ = [
     "Cancelled",
     "DeadlinePassed",
     "KernelDeadline",
+    "NO_DEADLINE",
     "Scope",
     "check",
     "check_kernel",
@@ -394,10 +401,10 @@ def check_kernel(deadline: Optional[KernelDeadline]) -> None:
 
 
 def poll() -> int:
-    """What the compiled kernels call at their polling interval: :func:`check` (raises the
-    scope's error once it is cancelled or past its deadline), then :func:`deadline_ns`, so
-    that the kernel compares the clock with the deadline itself, without the GIL, between
-    two calls (``coalloc/common/interrupt.h``).
+    """:func:`check` (raises the scope's error once it is cancelled or past its deadline),
+    then :func:`deadline_ns`. The compiled kernels no longer call it: they take their
+    deadline as an argument (:func:`kernel_deadline`) and call :func:`check` for Ctrl-C and
+    the scope's error (``coalloc/common/interrupt.h``).
 
     Returns
     -------
