@@ -374,7 +374,8 @@ def select_and_swap(const double[:, ::1] a,    # IN  (r, m) available amounts
     cdef double best, top
     cdef bint canswap, viol, ok
     cdef Xoshiro256ss* rng
-    cdef Poll poll = Poll(deadline_of(deadline), 1)  # a swap attempt sorts the rows: look at the clock each time
+    # a swap attempt sorts the rows: look at the clock each time
+    cdef Poll poll = Poll(deadline_of(deadline), 1)
     with nogil:
         rng = new Xoshiro256ss(sd)
         in_a.assign(r, 1)
@@ -503,7 +504,8 @@ def phase5(const double[:, ::1] a,    # IN    (r, m) available amounts
     cdef double cur, f
     cdef bint ok
     cdef Xoshiro256ss* rng
-    cdef Poll poll = Poll(deadline_of(deadline), 1)  # asked every 4096 swaps (a swap is ~20 ns: kept off its path)
+    # asked every 4096 swaps (a swap is ~20 ns: kept off its path)
+    cdef Poll poll = Poll(deadline_of(deadline), 1)
     with nogil:
         chosen.assign(r, 0)
         for j in range(count):

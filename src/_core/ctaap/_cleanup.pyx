@@ -32,7 +32,9 @@ from _violation_core cimport (
 import numpy as np
 
 
-from coalloc.common.interrupt cimport Deadline, Poll, coalloc_raise_interrupt, coalloc_raise_py, deadline_of
+from coalloc.common.interrupt cimport (
+    Deadline, Poll, coalloc_raise_interrupt, coalloc_raise_py, deadline_of,
+)
 
 
 cdef extern from "coalloc/ctaap/bmatching.hpp" namespace "coalloc" nogil:

@@ -56,7 +56,8 @@
 
 namespace coalloc {
 
-// Thrown by Poll::tick(): the call must stop; the Python error to raise is already set.
+// Thrown by Poll::tick(): the call must stop; its Python error is set already (a poll that
+// asked Python) or when it is translated (coalloc_raise_interrupt, after a stop by the struct).
 class Interrupted : public std::exception {
    public:
     const char* what() const noexcept override { return "interrupted"; }

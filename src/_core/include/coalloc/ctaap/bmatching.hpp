@@ -678,7 +678,7 @@ private:
     // (after the Dijkstra phase, as a check) and as the fallback when the potentials of the
     // incremental path cannot be trusted.
     void general_solve() {
-        Poll poll(deadline_, 4);  // the deadline, Ctrl-C, cancellation (coalloc/common/interrupt.h)
+        Poll poll(deadline_, 4);  // the deadline, Ctrl-C (interrupt.h)
         for (;;) {
             poll.tick();
             build_arcs();
@@ -1000,7 +1000,7 @@ private:
             }
         }
         pot_[static_cast<std::size_t>(T_)] = pt;
-        Poll poll(deadline_, 16);  // the deadline, Ctrl-C, cancellation (coalloc/common/interrupt.h)
+        Poll poll(deadline_, 16);  // the deadline, Ctrl-C (interrupt.h)
         for (;;) {
             poll.tick();
             refresh_tops();

@@ -656,7 +656,7 @@ class Search {
         descend(rng, C, self_check);
         std::vector<i64> best = assign_, current = assign_;
         i64 best_size = size_, cur_size = size_;
-        Poll poll(deadline, 4);  // the deadline, Ctrl-C, cancellation (coalloc/common/interrupt.h)
+        Poll poll(deadline, 4);  // the deadline, Ctrl-C (interrupt.h)
         for (i64 it = 0; it < max_iters && best_size < upper_; ++it) {
             poll.tick();
             ++C.iterations;

@@ -520,7 +520,7 @@ class Clusterer {
         i64 inj = 0;
         bool split_done = false;
         std::vector<i64> removed;
-        Poll poll(p_.deadline, 4);  // the deadline, Ctrl-C, cancellation (coalloc/common/interrupt.h)
+        Poll poll(p_.deadline, 4);  // the deadline, Ctrl-C (interrupt.h)
         while (!split_done && inj < p_.max_injections) {
             poll.tick();
             const i64 s = draw(rng, w, total, -1);

@@ -387,7 +387,7 @@ class Allocator {
     i64 exchange(State& st, i64 max_rounds, bool trunk_aware) const {
         const anneal::Data& d = d_;
         i64 moves = 0;
-        Poll poll(deadline_, 16);  // the deadline, Ctrl-C, cancellation (coalloc/common/interrupt.h)
+        Poll poll(deadline_, 16);  // the deadline, Ctrl-C (interrupt.h)
         std::vector<double> tl, now(d.nv);
         std::vector<char> dirty(d.nv, 1);
         std::vector<i64> seen;
