@@ -89,9 +89,18 @@ def run(mod, cost, weight, cap, start, iterations, warmup, seed=1):
         np.array([seed], dtype=np.uint64),
     ]
     k = knobs(n)
-    mod.tabu_search(cost, weight, cap, *state, warmup, *k)  # set-up and warm-up, untimed
+
+    def call(its: int) -> int:
+        try:  # the plan signature (issue 37); builds before it take the scalars one by one
+            from coalloc.loadshare.gap.tabu import TabuPlan, TabuState
+
+            return mod.tabu_search(cost, weight, cap, TabuState(*state), TabuPlan(its, *k))
+        except TypeError:
+            return mod.tabu_search(cost, weight, cap, *state, its, *k)
+
+    call(warmup)  # set-up and warm-up, untimed
     t = time.perf_counter()
-    done = mod.tabu_search(cost, weight, cap, *state, iterations, *k)
+    done = call(iterations)
     spent = time.perf_counter() - t
     if done != iterations:
         raise SystemExit(f"tabu_search did {done} of {iterations} iterations")

@@ -48,8 +48,11 @@ def _cases():
     top, ptop = testbed.generators.ring(40), testbed.generators.deterlab(255, 5)
     yield "testbed assign+", lambda: testbed.assign(top, ptop, seed=0), lambda r: r.mapping
     prob = loadshare.generators.paper_setup(500, seed=1)
-    yield "loadshare dmcf-gga", lambda: loadshare.share(prob, "dmcf-gga", seed=0), \
-        lambda r: r.placement
+    yield (
+        "loadshare dmcf-gga",
+        lambda: loadshare.share(prob, "dmcf-gga", seed=0),
+        lambda r: r.placement,
+    )
     gap = loadshare.generate_gap("d", 10, 100, seed=1)
     yield ("GAP heuristic d10x100",
            lambda: loadshare.solve_gap(gap, "heuristic", seed=0, iterations=2000),
@@ -64,17 +67,18 @@ def _digest(value) -> str:
     return hashlib.sha256(json.dumps(value, default=str).encode()).hexdigest()[:12]
 
 
-def measure(repeats: int) -> dict:
+def measure(repeats: int, cpu: bool = False) -> dict:
     import coalloc
 
-    out = {"coalloc": coalloc.__file__, "cases": {}}
+    clock = time.process_time if cpu else time.perf_counter
+    out = {"coalloc": coalloc.__file__, "clock": "cpu" if cpu else "wall", "cases": {}}
     for name, run, answer in bar(list(_cases()), desc="cases", unit="case"):
         run()  # warm-up: imports, per-model caches
         times = []
         for _ in range(repeats):
-            t0 = time.perf_counter()
+            t0 = clock()
             got = run()
-            times.append(time.perf_counter() - t0)
+            times.append(clock() - t0)
         out["cases"][name] = {"median_s": statistics.median(times), "answer": _digest(answer(got))}
     return out
 
@@ -86,6 +90,9 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", nargs="+", metavar="JSON",
                     help="before.json after.json [...]: several runs of each side alternate "
                          "(b1 a1 b2 a2 ...); prints median ratios after/before")  # fmt: skip
+    ap.add_argument("--cpu", action="store_true",
+                    help="time CPU seconds of the process (time.process_time) instead of the "
+                         "wall clock: steadier on a shared machine")  # fmt: skip
     add_quiet(ap)
     args = ap.parse_args(argv)
     if args.compare:
@@ -99,7 +106,7 @@ def main(argv=None) -> int:
                        for r in runs)  # fmt: skip
             print(f"{name:<24} {b:>9.4f} {a:>9.4f} {a / b:>12.2f} {same}")
         return 0
-    res = measure(args.repeats)
+    res = measure(args.repeats, args.cpu)
     text = json.dumps(res, indent=1)
     if args.json:
         from coalloc._shared.jsonio import write_text_atomic

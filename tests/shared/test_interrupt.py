@@ -104,11 +104,12 @@ rng = np.random.default_rng(0)
 m, n = 20, 400
 cost, weight = rng.random((m, n)), rng.integers(1, 10, (m, n))
 cap, assign = np.full(m, 5 * n // m), np.zeros(n, dtype=np.int64)
+from coalloc.loadshare.gap.tabu import TabuPlan, TabuState
 arm("coalloc.loadshare._gapls", "tabu_search")
-state = (np.zeros(n, np.int64), np.zeros(m), np.zeros(m * n, np.int64), np.zeros(6, np.int64),
-         np.zeros(3), np.ones(1, np.uint64))
-report(lambda: _gapls.tabu_search(cost, weight, cap, assign, *state, 10**7, 5, 10**9, 100, 1.05,
-                                  0, False))
+state = TabuState(assign, np.zeros(n, np.int64), np.zeros(m), np.zeros(m * n, np.int64),
+                  np.zeros(6, np.int64), np.zeros(3), np.ones(1, np.uint64))
+report(lambda: _gapls.tabu_search(cost, weight, cap, state,
+                                  TabuPlan(10**7, 5, 10**9, 100, 1.05, 0, False, 0)))
 """,
         "_gapls.pyx",
     ),
@@ -159,6 +160,16 @@ def test_ctrl_c_stops_the_longest_kernel_of_each_family(family):
     assert 0 <= latency < 1.5, latency
 
 
+def _tabu_state(assign, m, n):
+    """A fresh GAP tabu state (coalloc.loadshare.gap.tabu.TabuState) from ``assign``."""
+    import numpy as np
+
+    from coalloc.loadshare.gap.tabu import TabuState
+
+    return TabuState(assign, np.zeros(n, np.int64), np.zeros(m), np.zeros(m * n, np.int64),
+                     np.zeros(6, np.int64), np.zeros(3), np.ones(1, np.uint64))  # fmt: skip
+
+
 @pytest.mark.slow
 def test_a_cancelled_scope_stops_a_kernel_in_another_thread():
     """The cooperative path of threaded batches: a scope cancelled from the main thread
@@ -166,6 +177,7 @@ def test_a_cancelled_scope_stops_a_kernel_in_another_thread():
     import numpy as np
 
     from coalloc.loadshare import _gapls
+    from coalloc.loadshare.gap.tabu import TabuPlan
 
     rng = np.random.default_rng(0)
     m, n = 20, 400
@@ -181,20 +193,8 @@ def test_a_cancelled_scope_stops_a_kernel_in_another_thread():
                     cost,
                     weight,
                     cap,
-                    assign,
-                    np.zeros(n, np.int64),
-                    np.zeros(m),
-                    np.zeros(m * n, np.int64),
-                    np.zeros(6, np.int64),
-                    np.zeros(3),
-                    np.ones(1, np.uint64),
-                    10**7,
-                    5,
-                    10**9,
-                    100,
-                    1.05,
-                    0,
-                    False,
+                    _tabu_state(assign, m, n),
+                    TabuPlan(10**7, 5, 10**9, 100, 1.05, 0, False, 0),
                 )
                 outcome["error"] = None
             except BaseException as exc:  # noqa: BLE001 - recorded for the assertion
@@ -228,3 +228,159 @@ def test_scope_deadline_and_nesting():
     interrupt.check()  # no scope: nothing raised
     with pytest.raises(ValueError, match="timeout"):
         interrupt.Scope(timeout=0)
+
+
+# The deadline struct (coalloc/common/deadline.h): every long-loop kernel takes it as an
+# argument and checks it from its first look at the clock, without asking Python.
+
+
+def _gap_case():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    m, n = 8, 60
+    cost, weight = rng.random((m, n)), rng.integers(1, 10, (m, n))
+    return cost, weight, np.full(m, 5 * n // m), np.zeros(n, dtype=np.int64), m, n
+
+
+def _counting_check(monkeypatch):
+    """Count the calls the compiled poll makes into Python (interrupt.check)."""
+    calls = []
+    real = interrupt.check
+
+    def counted(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(interrupt, "check", counted)
+    return calls
+
+
+@pytest.mark.parametrize("cancelled", [False, True])
+def test_a_kernel_stops_at_its_first_check_on_an_expired_deadline_struct(monkeypatch, cancelled):
+    """No scope in force, a deadline struct already past (or its cancel flag set): the GAP
+    tabu search stops before its first iteration, having asked Python nothing until it
+    raises (the one call is the raise asking for the scope's error; a poll that asked
+    Python first would make two)."""
+    import array
+
+    from coalloc.loadshare import _gapls
+    from coalloc.loadshare.gap.tabu import TabuPlan
+
+    cost, weight, cap, assign, m, n = _gap_case()
+    state = _tabu_state(assign, m, n)
+    _gapls.tabu_search(cost, weight, cap, state, TabuPlan(0))  # set up only
+    assert interrupt.current() is None
+    if cancelled:
+        dl = interrupt.KernelDeadline(-1, array.array("i", [1]))
+    else:
+        dl = interrupt.KernelDeadline(ns=1)  # 1 ns after the clock's origin: long past
+    calls = _counting_check(monkeypatch)
+    with pytest.raises(TimeoutError, match="kernel's deadline"):
+        _gapls.tabu_search(cost, weight, cap, state, TabuPlan(10**9, deadline=dl))
+    assert state.iteration == 0
+    assert len(calls) == 1
+
+
+def test_a_kernel_without_an_expired_deadline_runs_to_its_end():
+    """The referee of the test above: the same call with a far deadline and a clear flag
+    does every iteration."""
+    import array
+    import time as _time
+
+    from coalloc.loadshare import _gapls
+    from coalloc.loadshare.gap.tabu import TabuPlan
+
+    cost, weight, cap, assign, m, n = _gap_case()
+    state = _tabu_state(assign, m, n)
+    far = interrupt.KernelDeadline(_time.monotonic_ns() + 10**12, array.array("i", [0]))
+    assert _gapls.tabu_search(cost, weight, cap, state, TabuPlan(50, deadline=far)) == 50
+    assert state.iteration == 50
+
+
+def test_a_scope_raises_its_own_error_after_a_stop_by_the_struct():
+    """Inside a scope, a stop by the struct raises the scope's error (its check() is asked
+    for it after the stop): the error a cancel names, TimeoutError past its deadline."""
+    from coalloc.loadshare import _gapls
+    from coalloc.loadshare.gap.tabu import TabuPlan
+
+    cost, weight, cap, assign, m, n = _gap_case()
+    with interrupt.Scope() as scope:
+        dl = interrupt.kernel_deadline()
+        scope.cancel(RuntimeError("named"))
+        with pytest.raises(RuntimeError, match="named"):
+            _gapls.tabu_search(cost, weight, cap, _tabu_state(assign, m, n),
+                               TabuPlan(10**9, deadline=dl))  # fmt: skip
+    with interrupt.Scope(timeout=1e-6):
+        time.sleep(0.001)
+        with pytest.raises(TimeoutError, match="timed out"):
+            _gapls.shift_descent(cost, weight, cap, assign.copy(), 10**6,
+                                 interrupt.kernel_deadline())  # fmt: skip
+
+
+def test_the_cancel_flag_follows_the_scopes_that_reach_it():
+    """A kernel's flag is set by a cancel of its scope, of a scope it is nested in, or of
+    its scope's parent; not by a cancel of an unrelated scope; a scope already cancelled
+    hands out a set flag."""
+    assert interrupt.kernel_deadline() is interrupt.NO_DEADLINE
+    assert interrupt.NO_DEADLINE.cancel_addr == 0 and interrupt.NO_DEADLINE.ns == -1
+    batch, other = interrupt.Scope(), interrupt.Scope()
+    with interrupt.Scope() as outer:
+        with interrupt.Scope(parent=batch):
+            dl = interrupt.kernel_deadline()
+            assert dl.cancel_addr != 0 and dl.flag[0] == 0 and not dl.expired
+            other.cancel()
+            assert dl.flag[0] == 0
+            outer.cancel()
+            assert dl.flag[0] == 1 and dl.expired
+        with interrupt.Scope(parent=batch):
+            dl = interrupt.kernel_deadline()
+            assert dl.flag[0] == 1  # nested in the cancelled outer scope
+    with interrupt.Scope(parent=batch):
+        dl = interrupt.kernel_deadline()
+        assert dl.flag[0] == 0
+        batch.cancel()
+        assert dl.flag[0] == 1
+    with interrupt.Scope(timeout=100) as timed:
+        dl = interrupt.kernel_deadline(time.perf_counter() + 1.0)
+        assert 0 < dl.ns < int(timed.deadline * 1e9)  # the caller's nearer instant
+
+
+def test_a_pybind11_kernel_stops_on_its_deadline_struct(monkeypatch):
+    """The C++ path: flow injection (pybind11, GIL released) given an expired struct and no
+    scope raises TimeoutError from its first poll, asking Python only for the error; the
+    same call without the struct's expiry returns its clustering (the referee)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from coalloc.taskmap import _flowinject
+
+    n = 40
+    rows = np.arange(n)
+    g = sp.coo_matrix((np.ones(n), (rows, (rows + 1) % n)), shape=(n, n))
+    g = (g + g.T).tocsr()
+    args = (g.indptr.astype(np.int64), g.indices.astype(np.int64), g.data, np.ones(n))
+    calls = _counting_check(monkeypatch)
+    with pytest.raises(TimeoutError, match="kernel's deadline"):
+        _flowinject.cluster(*args, seed=0, deadline=interrupt.KernelDeadline(ns=1))
+    assert len(calls) == 1
+    out = _flowinject.cluster(*args, seed=0, deadline=interrupt.NO_DEADLINE)
+    assert sorted(out["order"].tolist()) == list(range(n))
+
+
+def test_every_poll_is_made_from_a_deadline():
+    """No compiled loop polls without its kernel's deadline: every ``Poll`` in src/_core is
+    constructed from a ``Deadline`` (a bare count, ``Poll(64)``, was the old implicit
+    path), and the testbed's private deadline type is gone."""
+    import re
+
+    core = Path(coalloc.__file__).resolve().parents[1] / "_core"
+    if not core.is_dir():  # an installed wheel: no sources to read
+        pytest.skip("no src/_core beside the package")
+    sources = [p for ext in ("pyx", "cpp", "hpp", "h") for p in core.rglob(f"*.{ext}")]
+    assert len(sources) > 10
+    bare = re.compile(r"\bPoll\s*(?:\w+\s*)?\(\s*\d+\s*\)")
+    for path in sources:
+        text = path.read_text()
+        assert not bare.search(text), f"{path.name}: a Poll made without the deadline"
+        assert "anneal::Deadline" not in text, path.name

@@ -46,7 +46,8 @@ def test_anneal_kernel_stopped_returns_its_best(backend):
     pr = build_problem(top, pt)
     start = tb.assign(top, pt, "assign+.1")
     where = np.array([pr.pidx[start.mapping[v]] for v in pr.vnames], dtype=np.int64)
-    params = dict(ANNEAL_DEFAULTS, start=where, deadline=0.0)
+    past = interrupt.KernelDeadline(ns=1)  # the deadline struct, long past
+    params = dict(ANNEAL_DEFAULTS, start=where, deadline=past)
     out = anneal(kernel_data(pr), 7, params)
     assert out["stopped"] and out["error"] is None
     assert out["valid"] and np.array_equal(out["where"], where)
@@ -62,7 +63,7 @@ def test_allocate_kernel_stopped_before_any_strategy(backend):
     _, allocate_all = _kernels(backend)
     pr = build_problem(g.ring(8), g.utah2000())
     data = plus_data(pr, _pclass_scores(pr, "1m", None), partition(pr))
-    out = allocate_all(data, [0, 1], True, 50, True, 0.0)
+    out = allocate_all(data, [0, 1], True, 50, True, interrupt.KernelDeadline(ns=1))
     assert out["stopped"] and out["error"] is None and np.isnan(out["isw"]).all()
     out = allocate_all(data, [0, 1], True, 50, True, None)
     assert not out["stopped"] and np.isfinite(out["isw"]).any()

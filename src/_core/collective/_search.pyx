@@ -30,7 +30,7 @@ from libcpp.pair cimport pair
 from libcpp.algorithm cimport nth_element, sort
 
 
-from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt
+from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt, deadline_of
 from coalloc.common.xoshiro cimport Xoshiro256ss
 from libc.math cimport INFINITY, fabs
 
@@ -356,7 +356,7 @@ def select_and_swap(const double[:, ::1] a,    # IN  (r, m) available amounts
                     Py_ssize_t l1,             # IN
                     seed,                      # IN  int, taken modulo 2**64
                     const double[::1] tl,      # IN  (m,) tolerance tau
-                    int64_t[::1] sel):         # OUT (count,) the selected rows
+                    int64_t[::1] sel, deadline=None):         # OUT (count,) the selected rows
     """SelectAndSwap (Phase IV) of count = len(sel) rows of a; returns (ok, attempts).
     See coalloc.collective._reference.search.select_and_swap. GIL released."""
     cdef Py_ssize_t r = a.shape[0], m = a.shape[1], count = sel.shape[0]
@@ -374,7 +374,8 @@ def select_and_swap(const double[:, ::1] a,    # IN  (r, m) available amounts
     cdef double best, top
     cdef bint canswap, viol, ok
     cdef Xoshiro256ss* rng
-    cdef Poll poll = Poll(1)  # a swap attempt sorts the rows: look at the clock each time
+    # a swap attempt sorts the rows: look at the clock each time
+    cdef Poll poll = Poll(deadline_of(deadline), 1)
     with nogil:
         rng = new Xoshiro256ss(sd)
         in_a.assign(r, 1)
@@ -486,7 +487,7 @@ def phase5(const double[:, ::1] a,    # IN    (r, m) available amounts
            Py_ssize_t l2,             # IN
            seed,                      # IN    int, taken modulo 2**64
            const double[::1] tl,      # IN    (m,) tolerance tau
-           int64_t[::1] sel):         # INOUT (count,) distinct rows -> the improved set
+           int64_t[::1] sel, deadline=None):         # INOUT (count,) distinct rows -> the improved set
     """Phase V: N*l2 random swaps kept when admissible and not worse; returns accepted.
     See coalloc.collective._reference.search.phase5. GIL released."""
     cdef Py_ssize_t r = a.shape[0], m = a.shape[1], count = sel.shape[0]
@@ -503,7 +504,8 @@ def phase5(const double[:, ::1] a,    # IN    (r, m) available amounts
     cdef double cur, f
     cdef bint ok
     cdef Xoshiro256ss* rng
-    cdef Poll poll = Poll(1)  # asked every 4096 swaps (a swap is ~20 ns: kept off its path)
+    # asked every 4096 swaps (a swap is ~20 ns: kept off its path)
+    cdef Poll poll = Poll(deadline_of(deadline), 1)
     with nogil:
         chosen.assign(r, 0)
         for j in range(count):
@@ -566,7 +568,7 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
                 const double[::1] dd,      # IN    (m,) totals d
                 Py_ssize_t max_rounds,     # IN
                 const double[::1] tl,      # IN    (m,) tolerance tau
-                int64_t[::1] sel):         # INOUT (count,) distinct rows -> the improved set
+                int64_t[::1] sel, deadline=None):         # INOUT (count,) distinct rows -> the improved set
     """Deterministic best-improvement swaps (repair the totals, then maximise the estimated
     utilisation factor); returns the rounds. See
     coalloc.collective._reference.search.swap_search. GIL released."""
@@ -581,7 +583,7 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
     cdef Py_ssize_t rounds = 0, pp, q, i, j, out, bp, bq
     cdef double deficit, cur, best, val, nd
     cdef bint feasible
-    cdef Poll poll = Poll(1)
+    cdef Poll poll = Poll(deadline_of(deadline), 1)
     with nogil:
         chosen.assign(r, 0)
         for j in range(count):
@@ -666,7 +668,7 @@ def scan_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendin
                 int64_t[::1] elig,              # OUT (S,)
                 int64_t[::1] prop,              # OUT (S,)
                 double[::1] val,                # OUT (S,)
-                double[:, ::1] tout):           # OUT (n, m)
+                double[:, ::1] tout, deadline=None):           # OUT (n, m)
     """The screening loop of the default method in one call (GIL released).
 
     Starts are taken in order, a first block of first_block starts, then blocks of max_block
@@ -705,7 +707,7 @@ def scan_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendin
     cdef Py_ssize_t s, j, jj, i, b0, b1, B, kmin, kmax, levels, top, nm = n * m
     cdef Py_ssize_t stop = S
     cdef int c
-    cdef Poll poll = Poll(1)
+    cdef Poll poll = Poll(deadline_of(deadline), 1)
     if S == 0 or m == 0:
         return stop
     with nogil:

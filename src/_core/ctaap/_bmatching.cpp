@@ -102,16 +102,22 @@ All inputs are copied; they are never modified.
              py::arg("capacity"), py::arg("cardinality_first") = true)
         .def(
             "solve",
-            [](PyBMatcher& self) {
+            [](PyBMatcher& self, py::object deadline) {
                 std::vector<std::int64_t> tasks, old;
+                const coalloc::Deadline dl = coalloc::bind::deadline_arg(deadline);
                 self.locked([&](coalloc::BMatcher& c) {
-                    c.solve(&tasks, &old);
+                    c.solve(&tasks, &old, dl);
                     return 0;
                 });
                 return py::make_tuple(to_array(tasks), to_array(old));
             },
-            R"doc(
+            py::arg("deadline") = py::none(), R"doc(
 Bring the current matching to optimum.
+
+Parameters
+----------
+deadline : coalloc._shared.interrupt.KernelDeadline, optional
+    The call's deadline (None: the calling thread's, built now).
 
 Returns
 -------
@@ -225,26 +231,29 @@ index is out of range.
     mod.def(
         "b_matching",
         [](const WeightArray& weights, const AllowedArray& allowed, const CapacityArray& capacity,
-           bool cardinality_first) {
+           bool cardinality_first, py::object deadline) {
             const Shape s = check_inputs(weights, allowed, capacity);
+            const coalloc::Deadline dl = coalloc::bind::deadline_arg(deadline);
             std::vector<std::int64_t> a;
             {
                 py::gil_scoped_release release;
                 coalloc::BMatcher m(weights.data(), allowed.data(), capacity.data(), s.n, s.m,
                                     cardinality_first);
-                m.solve(nullptr, nullptr);
+                m.solve(nullptr, nullptr, dl);
                 a = m.assignment();
             }
             return to_array(a);
         },
         py::arg("weights"), py::arg("allowed"), py::arg("capacity"),
-        py::arg("cardinality_first") = true, R"doc(
+        py::arg("cardinality_first") = true, py::arg("deadline") = py::none(), R"doc(
 One-shot maximum-weight b-matching.
 
 Parameters
 ----------
 weights, allowed, capacity, cardinality_first
     As for :class:`BMatcher`.
+deadline : coalloc._shared.interrupt.KernelDeadline, optional
+    The call's deadline (None: the calling thread's, built now).
 
 Returns
 -------

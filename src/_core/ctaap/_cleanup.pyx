@@ -32,14 +32,16 @@ from _violation_core cimport (
 import numpy as np
 
 
-from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt, coalloc_raise_py
+from coalloc.common.interrupt cimport (
+    Deadline, Poll, coalloc_raise_interrupt, coalloc_raise_py, deadline_of,
+)
 
 
 cdef extern from "coalloc/ctaap/bmatching.hpp" namespace "coalloc" nogil:
     cdef cppclass BMatcher:
         BMatcher(const double*, const uint8_t*, const int64_t*, int64_t, int64_t,
                  cbool) except +coalloc_raise_py
-        void solve(vector[int64_t]*, vector[int64_t]*) except +coalloc_raise_py
+        void solve(vector[int64_t]*, vector[int64_t]*, const Deadline&) except +coalloc_raise_py
         cbool forbid(int64_t, int64_t) except +coalloc_raise_py
         const vector[int64_t]& assignment()
         int64_t n_augmentations()
@@ -65,6 +67,7 @@ def match_and_clean(
     const int64_t[::1] capacity,    # IN  (m,)
     bint cardinality_first,         # IN  step-2 objective
     int64_t[::1] assign,            # OUT (n,) final allocation, -1 = not allocated
+    deadline=None,  # IN  KernelDeadline (None: the calling thread's)
 ):
     """Run the b-matching and the cleanup loop until no pair violates constraint (4).
 
@@ -135,11 +138,12 @@ def match_and_clean(
     cdef int64_t total, removals = 0, cluster, task, was
     cdef Py_ssize_t worst, r
     cdef double t0, t1, t2, t_match = 0.0, t_count = 0.0
-    cdef Poll poll = Poll(1)
+    cdef Deadline dl = deadline_of(deadline)
+    cdef Poll poll = Poll(dl, 1)
     try:
         with nogil:
             t0 = _now()
-            matcher.solve(NULL, NULL)
+            matcher.solve(NULL, NULL, dl)
             for i in range(n):
                 assign[i] = matcher.assignment()[i]
             t1 = _now()
@@ -164,7 +168,7 @@ def match_and_clean(
                 t1 = _now()
                 tasks.clear()
                 old.clear()
-                matcher.solve(&tasks, &old)
+                matcher.solve(&tasks, &old, dl)
                 t2 = _now()
                 for r in range(<Py_ssize_t>tasks.size()):
                     task = tasks[r]

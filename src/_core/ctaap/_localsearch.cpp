@@ -104,7 +104,8 @@ PYBIND11_MODULE(_localsearch, mod) {
         [](Arr<i64> indptr, Arr<i64> indices, Arr<double> data, Arr<i64> t_indptr,
            Arr<i64> t_indices, Arr<double> t_data, Arr<double> bhat, Arr<std::uint8_t> allowed,
            Arr<i64> capacity, py::object assign_obj, i64 max_iters, py::int_ seed_obj,
-           py::object priority, bool self_check) {
+           py::object priority, bool self_check, py::object deadline) {
+            const coalloc::Deadline dl = coalloc::bind::deadline_arg(deadline);
             Args a = make_args(std::move(indptr), std::move(indices), std::move(data),
                                std::move(t_indptr), std::move(t_indices), std::move(t_data),
                                std::move(bhat), std::move(allowed), std::move(capacity),
@@ -126,7 +127,7 @@ PYBIND11_MODULE(_localsearch, mod) {
                 py::gil_scoped_release release;
                 const ls::Instance inst = ls::build_instance(a.raw);
                 ls::Search s(inst, out);
-                C = s.run(max_iters, seed, self_check);
+                C = s.run(max_iters, seed, self_check, dl);
                 const auto& res = s.assignment();
                 std::copy(res.begin(), res.end(), out);
             }
@@ -145,6 +146,7 @@ PYBIND11_MODULE(_localsearch, mod) {
         py::arg("t_indices"), py::arg("t_data"), py::arg("bhat"), py::arg("allowed"),
         py::arg("capacity"), py::arg("assign"), py::arg("max_iters") = 500,
         py::arg("seed") = 0, py::arg("priority") = py::none(), py::arg("self_check") = false,
+        py::arg("deadline") = py::none(),
         (std::string(R"doc(
 Grow a feasible allocation by iterated local search; ``assign`` is updated IN PLACE.
 
@@ -169,6 +171,8 @@ priority : ndarray of float64, shape (n, m), optional
 self_check : bool, default False
     Testing aid: recompute every incremental structure after each move (slow);
     RuntimeError on a mismatch.
+deadline : coalloc._shared.interrupt.KernelDeadline, optional
+    The call's deadline (None: the calling thread's, built now).
 
 Returns
 -------

@@ -40,7 +40,7 @@ from libcpp.pair cimport pair
 from libcpp.vector cimport vector
 
 
-from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt
+from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt, deadline_of
 
 
 # ---------------------------------------------------------------------------
@@ -1355,6 +1355,7 @@ def sinkhorn(
     const int64_t[::1] capacity,    # IN    (m,)
     int max_iter,
     double tol,
+    deadline=None,  # IN  KernelDeadline (None: the calling thread's)
 ):
     """Capacity-aware Sinkhorn balancing of ``X`` in place.
 
@@ -1389,7 +1390,7 @@ def sinkhorn(
         raise ValueError("inconsistent shapes")
     cdef _SKBuffers buf = _SKBuffers()
     buf.build(&X[0, 0], n, m, &capacity[0] if m > 0 else NULL)
-    cdef Poll poll = Poll(1)
+    cdef Poll poll = Poll(deadline_of(deadline), 1)
     with nogil:
         _sk_run(&buf.sk, max_iter, tol, &iters, &poll)
     if poll.stopped():
@@ -1410,6 +1411,7 @@ def graduated_assignment(
     const int64_t[::1] capacity,    # IN    (m,)
     double[:, ::1] X,               # INOUT (n + 1, m + 1) initial value -> result
     coalloc_ga_plan plan,           # IN    the scalars (a dict, converted once)
+    deadline=None,  # IN  KernelDeadline (None: the calling thread's)
 ):
     """Run the whole graduated-assignment loop (Alg. 1, step 1) without the GIL.
 
@@ -1529,7 +1531,7 @@ def graduated_assignment(
     g.V = V.data()
     g.Q = Q.data()
     g.prev = prev.data()
-    cdef Poll poll = Poll(1)
+    cdef Poll poll = Poll(deadline_of(deadline), 1)
     g.poll = &poll
     with nogil:
         _ga_run(&g)

@@ -17,7 +17,7 @@ from libcpp.pair cimport pair
 from cython.operator cimport dereference as cython_deref
 
 
-from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt
+from coalloc.common.interrupt cimport Deadline, Poll, coalloc_raise_interrupt, deadline_of
 from coalloc.common.xoshiro cimport splitmix64
 
 cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
@@ -114,6 +114,7 @@ def first_fit_all(
     const uint8_t[::1] dirty,       # IN  (nc,) 1 = recompute this coalition
     int64_t[::1] placement,         # OUT (J,)  node of every job of a dirty coalition
     double[::1] coal_tp,            # OUT (nc,) throughput of every dirty coalition
+    deadline=None,  # IN  KernelDeadline (None: the calling thread's)
 ):
     """Phase II: first fit of each dirty coalition's jobs on its members.
 
@@ -137,7 +138,7 @@ def first_fit_all(
         raise ValueError("first_fit_all: inconsistent array lengths")
     if coal_tp.shape[0] != nc:
         raise ValueError("first_fit_all: coal_tp must have one entry per coalition")
-    cdef Poll poll = Poll(64)  # a job probes up to every member of its coalition
+    cdef Poll poll = Poll(deadline_of(deadline), 64)  # a job probes up to every member of its coalition
     with nogil:
         nstart.assign(nc + 1, 0)
         jstart.assign(nc + 1, 0)
@@ -224,6 +225,7 @@ def best_fit_decreasing(
     const int64_t[::1] size_order,  # IN  (J,)  every job, largest first
     int64_t[::1] placement,         # OUT (J,)
     bint keep=True,
+    deadline=None,  # IN  KernelDeadline (None: the calling thread's)
 ):
     """Place every job: kept jobs at their origin, the others by best fit, largest first.
 
@@ -248,7 +250,7 @@ def best_fit_decreasing(
         raise ValueError("best_fit_decreasing: inconsistent array lengths")
     # a time limit or Ctrl-C stops the placement (about 1 us a job: 563,000 jobs took 0.6 s
     # under load); the half-built placement is not an answer (issue 36), the error says so
-    cdef Poll poll = Poll(1024)
+    cdef Poll poll = Poll(deadline_of(deadline), 1024)
     with nogil:
         rem.assign(n, 0.0)
         kept.assign(J, 0)
@@ -304,6 +306,7 @@ cdef inline pair[double, int64_t] deref_last(cset[pair[double, int64_t]]& s) noe
 def size_order(
     const double[::1] job_size,     # IN  (J,)  finite, validated by the model
     int64_t[::1] order,             # OUT (J,)  every job, largest first (ties: arrival order)
+    deadline=None,  # IN  KernelDeadline (None: the calling thread's)
 ):
     """Every job, largest first, ties in arrival order: ``np.argsort(-job_size,
     kind="stable")`` (the twin), stopped by a time limit or Ctrl-C.
@@ -323,8 +326,9 @@ def size_order(
     cdef bint halted = False
     if order.shape[0] != J:
         raise ValueError("size_order: inconsistent array lengths")
-    cdef Poll poll = Poll(2048)      # once per merged element
-    cdef Poll poll_runs = Poll(64)   # once per run of 32 sorted by insertion
+    cdef Deadline dl = deadline_of(deadline)
+    cdef Poll poll = Poll(dl, 2048)      # once per merged element
+    cdef Poll poll_runs = Poll(dl, 64)   # once per run of 32 sorted by insertion
     with nogil:
         # a deadline already past: no buffers (touching 18 MB of new memory for 563,000 jobs
         # took tens of ms under load)

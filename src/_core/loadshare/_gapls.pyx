@@ -21,7 +21,7 @@ from libc.stdint cimport INT64_MAX, int64_t, uint64_t
 from libc.math cimport INFINITY
 from libcpp.vector cimport vector
 
-from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt
+from coalloc.common.interrupt cimport Deadline, Poll, coalloc_raise_interrupt, deadline_of
 from coalloc.common.xoshiro cimport splitmix64
 
 
@@ -129,7 +129,46 @@ cdef inline void _move_set(_Move* mv, double d, double cost, int64_t ex, Py_ssiz
     mv.dd = dd
 
 
-def tabu_search(
+cdef struct _TabuPlan:  # tabu_search's scalars, read once from its Python plan
+    int64_t iterations
+    int64_t tenure
+    int64_t restart
+    int64_t swap_items
+    double growth
+    int64_t shake
+    bint per_agent
+    int64_t chain
+    Deadline deadline
+
+
+def tabu_search(const double[:, ::1] cost, const int64_t[:, ::1] weight,
+                const int64_t[::1] capacity, state, plan):
+    """Run ``plan.iterations`` more iterations; returns the iterations done in this call.
+
+    ``cost`` and ``weight`` are (m, n), ``capacity`` (m,). ``state`` is the search's whole
+    resumable state (:class:`coalloc.loadshare.gap.tabu.TabuState`, or any object with its
+    arrays: ``assign``, ``best`` (n,) int64, ``alpha`` (m,), ``tabu_until`` (m * n,)
+    int64, ``istate`` (6,) int64, ``dstate`` (3,), ``rng`` (1,) uint64), updated in place.
+    ``plan`` holds the scalars (:class:`coalloc.loadshare.gap.tabu.TabuPlan`: the knobs
+    below, ``iterations`` and ``deadline``, a
+    :class:`coalloc._shared.interrupt.KernelDeadline` or None for the calling thread's),
+    copied into a C struct once per call.
+    """
+    cdef _TabuPlan p
+    p.iterations = plan.iterations
+    p.tenure = plan.tenure
+    p.restart = plan.restart
+    p.swap_items = plan.swap_items
+    p.growth = plan.growth
+    p.shake = plan.shake
+    p.per_agent = plan.per_agent
+    p.chain = plan.chain
+    p.deadline = deadline_of(plan.deadline)
+    return _tabu_search(cost, weight, capacity, state.assign, state.best, state.alpha,
+                        state.tabu_until, state.istate, state.dstate, state.rng, &p)
+
+
+cdef int64_t _tabu_search(
     const double[:, ::1] cost,      # IN  (m, n)
     const int64_t[:, ::1] weight,   # IN  (m, n)
     const int64_t[::1] capacity,    # IN  (m,)
@@ -140,16 +179,9 @@ def tabu_search(
     int64_t[::1] istate,            # IN/OUT (6,) it, since, start, best_ex, feasible, started
     double[::1] dstate,             # IN/OUT (3,) current cost, best cost, first weight
     uint64_t[::1] rng,              # IN/OUT (1,) splitmix64 state
-    int64_t iterations,
-    int64_t tenure,
-    int64_t restart,
-    int64_t swap_items,
-    double growth,
-    int64_t shake,
-    bint per_agent,
-    int64_t chain=0,
-):
-    """Run ``iterations`` more iterations; returns the iterations done in this call.
+    const _TabuPlan* plan,
+) except -1:
+    """The search of :func:`tabu_search`, with the plan's scalars:
 
     Search value: ``cost + sum_i alpha_i * excess_i`` (``excess_i``: agent ``i``'s
     overload). Each iteration applies the best non-tabu shift or swap (aspiration: a move to
@@ -242,7 +274,11 @@ def tabu_search(
         raise ValueError("tabu_search: inconsistent shapes")
     if n == 0 or m == 0:
         return 0
-    cdef Poll poll = Poll(1)
+    cdef Poll poll = Poll(plan.deadline, 1)
+    cdef int64_t iterations = plan.iterations, tenure = plan.tenure, restart = plan.restart
+    cdef int64_t swap_items = plan.swap_items, shake = plan.shake, chain = plan.chain
+    cdef double growth = plan.growth
+    cdef bint per_agent = plan.per_agent
     with nogil:
         used.assign(m, 0)
         if chain >= 1:
@@ -807,6 +843,7 @@ def subgradient(
     int64_t[::1] istate,            # IN/OUT (1,) iterations since the bound last rose
     int64_t iterations,
     double target,
+    deadline=None,                  # KernelDeadline (None: the calling thread's)
 ):
     """Run ``iterations`` subgradient steps; returns the iterations done in this call.
 
@@ -832,7 +869,7 @@ def subgradient(
         raise ValueError("subgradient: inconsistent shapes")
     if m == 0:
         return 0
-    cdef Poll poll = Poll(1)
+    cdef Poll poll = Poll(deadline_of(deadline), 1)
     with nogil:
         g.assign(m, 0.0)
         if dstate[2] == 0.0:
@@ -915,6 +952,7 @@ def shift_descent(
     const int64_t[::1] capacity,    # IN  (m,)
     int64_t[::1] assign,            # IN/OUT (n,)
     int64_t sweeps,
+    deadline=None,                  # KernelDeadline (None: the calling thread's)
 ):
     """A quick repair and descent by shifts; returns the moves made.
 
@@ -935,7 +973,7 @@ def shift_descent(
         raise ValueError("shift_descent: inconsistent shapes")
     if m == 0 or n == 0:
         return 0
-    cdef Poll poll = Poll(1)
+    cdef Poll poll = Poll(deadline_of(deadline), 1)
     with nogil:
         used.assign(m, 0)
         for j in range(n):
@@ -981,6 +1019,7 @@ def knapsack_lagrangian(
     int64_t[::1] istate,            # IN/OUT (1,) iterations since the bound last rose
     int64_t iterations,
     double target,
+    deadline=None,                  # KernelDeadline (None: the calling thread's)
 ):
     """Run ``iterations`` subgradient steps on the Lagrangian relaxation of the assignment
     constraints; returns the iterations done in this call.
@@ -1012,7 +1051,7 @@ def knapsack_lagrangian(
         raise ValueError("knapsack_lagrangian: inconsistent shapes")
     if m == 0 or n == 0:
         return 0
-    cdef Poll poll = Poll(1)
+    cdef Poll poll = Poll(deadline_of(deadline), 1)
     with nogil:
         items.reserve(n)
         if dstate[2] == 0.0:

@@ -43,7 +43,7 @@ PYBIND11_MODULE(_flowinject, mod) {
         "cluster",
         [](Arr<i64> indptr, Arr<i64> indices, Arr<double> data, Arr<double> node_weight,
            double delta, double delta_scale, const std::string& metric, py::int_ seed_obj,
-           i64 min_cluster_size, bool inherit, i64 max_injections) {
+           i64 min_cluster_size, bool inherit, i64 max_injections, py::object deadline) {
             need(node_weight.ndim() == 1,
                  "node_weight must be 1-D, got shape " + shape_of(node_weight));
             const i64 n = node_weight.shape(0);
@@ -72,6 +72,7 @@ PYBIND11_MODULE(_flowinject, mod) {
             p.metric = metric_code(metric);
             p.seed = coalloc::bind::seed_u64(seed_obj);  // any Python int, modulo 2^64
             p.min_cluster_size = min_cluster_size;
+            p.deadline = coalloc::bind::deadline_arg(deadline);
             p.inherit = inherit;
             p.max_injections = max_injections;
             fi::Input in;
@@ -110,7 +111,7 @@ PYBIND11_MODULE(_flowinject, mod) {
         py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("node_weight"),
         py::arg("delta") = 0.0, py::arg("delta_scale") = 0.05, py::arg("metric") = "hops",
         py::arg("seed") = 0, py::arg("min_cluster_size") = 1, py::arg("inherit") = false,
-        py::arg("max_injections") = 1000000,
+        py::arg("max_injections") = 1000000, py::arg("deadline") = py::none(),
         R"doc(
 Cluster tree of an undirected weighted graph by stochastic flow injection.
 
@@ -137,6 +138,8 @@ inherit : bool, default False
     Children keep the remaining capacities instead of the original weights.
 max_injections : int
     Per split; afterwards the weakest edges are removed until the cluster splits.
+deadline : coalloc._shared.interrupt.KernelDeadline, optional
+    The call's deadline (None: the calling thread's, built now).
 
 Returns
 -------

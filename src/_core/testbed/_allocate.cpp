@@ -32,8 +32,7 @@ PYBIND11_MODULE(_allocate, mod) {
             coalloc::testbed_bind::fill_plus(data, d, x, keep);
             for (int s : strategies) need(s >= 0 && s <= 5, "strategies must be in 0..5");
             const i64 ns = (i64)strategies.size();
-            const coalloc::anneal::Deadline dl = coalloc::anneal::Deadline::in(
-                deadline.is_none() ? -1.0 : deadline.cast<double>());
+            const coalloc::Deadline dl = coalloc::bind::deadline_arg(deadline);
             al::Outcome out;
             {
                 py::gil_scoped_release release;
@@ -55,7 +54,8 @@ PYBIND11_MODULE(_allocate, mod) {
         py::arg("trunk_aware") = false, py::arg("deadline") = py::none(),
         "allocate (and exchange) once per strategy; returns where (2 x strategies, nv), isw, "
         "fail (strategies, 5), exchanges, stopped and error (GIL released during the "
-        "search).  deadline (seconds, optional): the search stops there by itself.  A search "
+        "search).  deadline (coalloc._shared.interrupt.KernelDeadline; None: the calling "
+        "thread's, built now): the search stops there by itself.  A search "
         "stopped (deadline, Ctrl-C, a cancelled scope) returns the rows done so far with "
         "stopped True; error is the Python error to raise then (None for the deadline).");
 }

@@ -84,7 +84,8 @@ PYBIND11_MODULE(_anneal, mod) {
         py::arg("data"), py::arg("seed"), py::arg("params"),
         "Anneal one mapping problem; returns where, score, violations, valid, moves, accepted, "
         "temperatures, t_start, run_limit, first_valid, stopped and error (GIL released during the search).\n\n"
-        "params['deadline'] (seconds, optional): the search stops there by itself.  A search "
+        "params['deadline'] (coalloc._shared.interrupt.KernelDeadline; absent or None: the "
+        "calling thread's, built now): the search stops there by itself.  A search "
         "stopped (deadline, Ctrl-C, a cancelled scope) returns its best so far with stopped "
         "True; error is the Python error to raise then (None for the deadline).");
 }

@@ -1,10 +1,16 @@
 """Cancellation scopes: a deadline or a cancel flag that the compiled kernels obey.
 
-The compiled loops poll at a bounded interval (``coalloc/common/interrupt.h``): about every
-50 ms they take the GIL, let Python run its signal handlers (so Ctrl-C raises
-``KeyboardInterrupt`` in the main thread) and call :func:`check` of this module, which
-raises the error of the calling thread's innermost :class:`Scope` once it is cancelled or
-past its deadline. The kernel then stops and that error propagates to its caller.
+Every long-loop kernel takes its deadline as an argument: :func:`kernel_deadline`, built
+once per call by the Python wrapper, holds the earliest deadline in force (a
+``CLOCK_MONOTONIC`` instant) and the cancel flag of the calling thread's innermost scope,
+which :meth:`Scope.cancel` sets. The kernel copies it into the plain C struct of
+``coalloc/common/deadline.h`` and its polls compare the clock with it and read the flag
+without the GIL, from their first look. About every 50 ms they also take the GIL, let
+Python run its signal handlers (so Ctrl-C raises ``KeyboardInterrupt`` in the main thread)
+and call :func:`check` of this module, which raises the error of the calling thread's
+innermost :class:`Scope` once it is cancelled or past its deadline; after a stop by the
+struct the kernel asks :func:`check` for that error too. The kernel then stops and that
+error propagates to its caller.
 
 A scope belongs to the thread that entered it; any thread may cancel it. Python loops can
 call :func:`check` themselves. ``coalloc.solve_many`` uses scopes for its per-instance
@@ -19,18 +25,24 @@ Examples
 
 from __future__ import annotations
 
+import array
 import threading
 import time
+import weakref
 from typing import Optional
 
 __all__ = [
     "Cancelled",
     "DeadlinePassed",
+    "KernelDeadline",
+    "NO_DEADLINE",
     "Scope",
     "check",
+    "check_kernel",
     "current",
     "poll",
     "deadline_ns",
+    "kernel_deadline",
     "until",
 ]
 
@@ -83,11 +95,17 @@ class Scope:
         #: caller learns from it that its work was stopped even when that work caught the
         #: error and returned something else (a solver failure 'reported, not raised').
         self.fired: Optional[BaseException] = None
+        #: The cancel flag the kernels read without the GIL (made by the first
+        #: :func:`kernel_deadline` inside this scope), and the flags of the scopes nested in
+        #: this one or made with it as parent, which its :meth:`cancel` sets too.
+        self._flag: Optional[array.array] = None
+        self._watchers: Optional[weakref.WeakValueDictionary] = None  # id -> flag
 
     def __enter__(self) -> Scope:
         if self.timeout is not None:
             self.deadline = time.monotonic() + self.timeout
         self._outer = getattr(_local, "scope", None)
+        self._flag = None  # a new entry: a new flag, chained to its new outer scope
         _local.scope = self
         return self
 
@@ -96,8 +114,18 @@ class Scope:
         self._outer = None
 
     def cancel(self, error: Optional[BaseException] = None) -> None:
-        """Make :func:`check` raise ``error`` (default :class:`Cancelled`) in this scope."""
+        """Make :func:`check` raise ``error`` (default :class:`Cancelled`) in this scope.
+
+        The kernels running inside it (or inside a scope nested in it, or made with it as
+        parent) see the cancel flag of their :class:`KernelDeadline` set and stop at their
+        next look at the clock, without asking Python.
+        """
         self._error = error if error is not None else Cancelled("cancelled")
+        if self._flag is not None:
+            self._flag[0] = 1
+        if self._watchers is not None:
+            for flag in list(self._watchers.values()):
+                flag[0] = 1
 
     @property
     def cancelled(self) -> bool:
@@ -112,6 +140,8 @@ class Scope:
         state = dict(self.__dict__)
         state["_outer"] = None
         state["fired"] = None
+        state["_flag"] = None  # the flags are per process: made again there on demand
+        state["_watchers"] = None
         return state
 
     def raise_if_cancelled(self, detail: Optional[str] = None) -> None:
@@ -252,11 +282,129 @@ def deadline_ns() -> int:
     return -1 if best is None else int(best * 1e9)
 
 
+class KernelDeadline:
+    """The deadline a compiled kernel takes as an argument (``coalloc::Deadline`` of
+    ``coalloc/common/deadline.h``): an instant and a cancel flag, read in C without the GIL.
+
+    Made by :func:`kernel_deadline`; the kernel's binding copies it into the C struct once
+    per call. The NumPy twins take it too and check it with :func:`check_kernel`.
+
+    Attributes
+    ----------
+    ns : int
+        The instant, in nanoseconds of ``CLOCK_MONOTONIC``; -1: none.
+    cancel_addr : int
+        The address of the cancel flag (a C ``int``, nonzero once cancelled); 0: none.
+    flag : array.array or None
+        The flag itself (kept alive with this object; the scope sets it).
+    """
+
+    __slots__ = ("ns", "cancel_addr", "flag")
+
+    def __init__(self, ns: int = -1, flag: Optional[array.array] = None) -> None:
+        self.ns = int(ns)
+        self.flag = flag
+        self.cancel_addr = 0 if flag is None else flag.buffer_info()[0]
+
+    @property
+    def expired(self) -> bool:
+        """True once the flag is set or the instant has passed."""
+        return (self.flag is not None and self.flag[0] != 0) or (
+            self.ns >= 0 and time.monotonic_ns() >= self.ns
+        )
+
+    def __repr__(self) -> str:
+        return f"KernelDeadline(ns={self.ns}, cancelled={bool(self.flag and self.flag[0])})"
+
+
+#: The deadline of a kernel called outside every scope, without a time limit.
+NO_DEADLINE = KernelDeadline()
+
+
+def _chain_flag(scope: Scope) -> array.array:
+    """The cancel flag of ``scope``, made and registered with every scope whose
+    cancellation reaches it (its parent and the scopes it is nested in) on first use."""
+    flag = scope._flag
+    if flag is not None:
+        return flag
+    flag = scope._flag = array.array("i", [0])
+    seen = set()
+    todo = [scope]
+    while todo:
+        s = todo.pop()
+        if s is None or id(s) in seen:
+            continue
+        seen.add(id(s))
+        if s._error is not None:
+            flag[0] = 1
+        if s is not scope:
+            if s._watchers is None:
+                s._watchers = weakref.WeakValueDictionary()
+            s._watchers[id(flag)] = flag
+        todo.append(s.parent)
+        todo.append(s._outer)
+    return flag
+
+
+def kernel_deadline(when: Optional[float] = None) -> KernelDeadline:
+    """The deadline to hand to a compiled kernel: the earliest deadline in force for the
+    calling thread (:func:`deadline_ns`, and ``when`` if given) and the cancel flag of its
+    innermost scope. Build it once per kernel call, just before the call.
+
+    Parameters
+    ----------
+    when : float, optional
+        A further deadline of the caller's own, a :func:`time.perf_counter` instant (the
+        testbed's kernels stop there and return their best answer).
+
+    Returns
+    -------
+    KernelDeadline
+        :data:`NO_DEADLINE` outside every scope and without ``when``.
+
+    Examples
+    --------
+    >>> kernel_deadline().ns
+    -1
+    >>> with Scope(timeout=60):
+    ...     kernel_deadline().ns > 0
+    True
+    """
+    scope = getattr(_local, "scope", None)
+    if scope is None and when is None:
+        return NO_DEADLINE
+    ns = deadline_ns()
+    if ns >= 0:
+        ns += 1  # rounded up: a kernel never stops before Python agrees the instant passed
+    if when is not None:
+        own = int(float(when) * 1e9) + 1
+        ns = own if ns < 0 else min(ns, own)
+    return KernelDeadline(ns, None if scope is None else _chain_flag(scope))
+
+
+def check_kernel(deadline: Optional[KernelDeadline]) -> None:
+    """What a NumPy twin calls where its compiled kernel polls: :func:`check`, then, past
+    ``deadline`` or with its flag set, the error the compiled kernel raises then (the scope's
+    error, or ``TimeoutError`` outside every scope).
+
+    Examples
+    --------
+    >>> check_kernel(KernelDeadline(ns=0))
+    Traceback (most recent call last):
+    ...
+    TimeoutError: the kernel's deadline passed
+    """
+    check()
+    if deadline is not None and deadline.expired:
+        check()  # the scope's own error where it has one (it expires with the flag's scope)
+        raise TimeoutError("the kernel's deadline passed")
+
+
 def poll() -> int:
-    """What the compiled kernels call at their polling interval: :func:`check` (raises the
-    scope's error once it is cancelled or past its deadline), then :func:`deadline_ns`, so
-    that the kernel compares the clock with the deadline itself, without the GIL, between
-    two calls (``coalloc/common/interrupt.h``).
+    """:func:`check` (raises the scope's error once it is cancelled or past its deadline),
+    then :func:`deadline_ns`. The compiled kernels no longer call it: they take their
+    deadline as an argument (:func:`kernel_deadline`) and call :func:`check` for Ctrl-C and
+    the scope's error (``coalloc/common/interrupt.h``).
 
     Returns
     -------

@@ -10,6 +10,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from .._shared import interrupt
 from .._shared import params as checks
 from .._shared.result import relative_gap, settle
 from .model import CollectiveRequest, ResourcePool
@@ -101,8 +102,9 @@ class Kernels:
         avail = _f64(avail)
         sel = np.empty(count, dtype=np.int64)
         ok, attempts = self.module.select_and_swap(
-            avail, _f64(tmax), _f64(cap), _f64(d), l1, seed, self._tol(tol, avail.shape[1]), sel
-        )
+            avail, _f64(tmax), _f64(cap), _f64(d), l1, seed, self._tol(tol, avail.shape[1]), sel,
+            interrupt.kernel_deadline(),
+        )  # fmt: skip
         return sel, ok, attempts
 
     def phase5(self, avail, tmax, cap, d, sel, l2, seed, tol=None):
@@ -110,7 +112,8 @@ class Kernels:
         avail = _f64(avail)
         sel = np.array(sel, dtype=np.int64, copy=True).ravel()
         accepted = self.module.phase5(avail, _f64(tmax), _f64(cap), _f64(d), l2, seed,
-                                      self._tol(tol, avail.shape[1]), sel)  # fmt: skip
+                                      self._tol(tol, avail.shape[1]), sel,
+                                      interrupt.kernel_deadline())  # fmt: skip
         return sel, accepted
 
     def swap_search(self, avail, tmax, cap, d, sel, max_rounds, tol=None):
@@ -118,7 +121,8 @@ class Kernels:
         avail = _f64(avail)
         sel = np.array(sel, dtype=np.int64, copy=True).ravel()
         rounds = self.module.swap_search(avail, _f64(tmax), _f64(cap), _f64(d), max_rounds,
-                                         self._tol(tol, avail.shape[1]), sel)  # fmt: skip
+                                         self._tol(tol, avail.shape[1]), sel,
+                                         interrupt.kernel_deadline())  # fmt: skip
         return sel, rounds
 
     def scan_screen(self, times, reserved, nodes, starts, duration, cap, e, d, count,
@@ -130,7 +134,8 @@ class Kernels:
                 np.empty(S), np.empty((n, m)))  # fmt: skip
         stop = self.module.scan_screen(
             _f64(times), reserved, nodes, starts, float(duration), _f64(cap), _f64(e), _f64(d),
-            count, first_block, max_block, self._tol(tol, m), *outs)  # fmt: skip
+            count, first_block, max_block, self._tol(tol, m), *outs,
+            interrupt.kernel_deadline())  # fmt: skip
         return (stop, *outs)
 
     def decrease_starts(self, times, reserved, nodes, lo, hi):

@@ -541,7 +541,8 @@ def _search(
 
                 candidate = best.copy()
                 improve(*ctx.links, ctx.bhat, ctx.compat_u8, ctx.cap, candidate,
-                        ls_iters, round_seed, priority)  # fmt: skip
+                        ls_iters, round_seed, priority,
+                        deadline=interrupt.kernel_deadline())  # fmt: skip
             else:
                 size = min(neighbourhood, request.n)
                 region = (_bfs_region if kind == 1 else _pair_region)(ctx, best, rng, size)

@@ -389,7 +389,7 @@ class _Compiled:
     def graduated_assignment(*args):
         from ._softassign import graduated_assignment
 
-        return graduated_assignment(*args)
+        return graduated_assignment(*args, interrupt.kernel_deadline())
 
     @staticmethod
     def match_and_clean(request, offer, weights, compat, cardinality_first):
@@ -398,7 +398,7 @@ class _Compiled:
         assign = np.empty(request.n, dtype=np.int64)
         removals, augmentations, cycles, t_match, t_count = match_and_clean(
             *_links(request), offer.bandwidth, weights, compat.view(np.uint8),
-            offer.capacity, cardinality_first, assign,
+            offer.capacity, cardinality_first, assign, interrupt.kernel_deadline(),
         )  # fmt: skip
         stats = {"augmentations": int(augmentations), "cycle_cancellations": int(cycles)}
         return assign, removals, stats, t_match, t_count
@@ -420,6 +420,7 @@ class _Compiled:
         return improve(
             *_links(request), offer.bandwidth,
             compat.view(np.uint8), offer.capacity, assign, iters, seed, priority,
+            deadline=interrupt.kernel_deadline(),
         )  # fmt: skip
 
 

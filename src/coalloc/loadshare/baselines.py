@@ -198,7 +198,8 @@ def best_fit(problem: LoadSharingProblem, *, coalition_size: Optional[int] = Non
     interrupt.check()  # a deadline that passed at the sort's last poll
     placement = np.empty(problem.n_jobs, dtype=np.int64)
     moved = kern.best_fit_decreasing(problem.capacity, problem.job_size, problem.job_origin,
-                                     order, placement, True)  # fmt: skip
+                                     order, placement, True,
+                                     interrupt.kernel_deadline())  # fmt: skip
     first = (placement.copy(), int(moved))
     offer_incumbent(lambda: placement_result(problem, "bfd", first[0].copy(), t0, seed,
                                              {"backend": backend},
@@ -206,7 +207,8 @@ def best_fit(problem: LoadSharingProblem, *, coalition_size: Optional[int] = Non
     if throughput_of(problem, placement) < problem.bound * (1 - 1e-12):
         other = np.empty(problem.n_jobs, dtype=np.int64)
         moved2 = kern.best_fit_decreasing(problem.capacity, problem.job_size,
-                                          problem.job_origin, order, other, False)  # fmt: skip
+                                          problem.job_origin, order, other, False,
+                                          interrupt.kernel_deadline())  # fmt: skip
         if throughput_of(problem, other) > throughput_of(problem, placement):
             placement, moved = other, moved2
     return placement_result(problem, "bfd", placement, t0, seed, {"backend": backend},

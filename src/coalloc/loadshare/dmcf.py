@@ -188,7 +188,7 @@ def first_fit(problem: LoadSharingProblem, coalition: np.ndarray, *, phase2: str
     tp = np.zeros(nc)
     probes, moved = kern.first_fit_all(
         coal, problem.capacity, problem.job_size, problem.job_origin, order,
-        np.ones(nc, dtype=np.uint8), placement, tp,
+        np.ones(nc, dtype=np.uint8), placement, tp, interrupt.kernel_deadline(),
     )  # fmt: skip
     return placement, float(tp.sum()), int(probes), int(moved)
 
@@ -214,7 +214,8 @@ def _ff_task(coal, node_cap, job_size, job_origin, order, k, backend):
     placement = np.empty(job_size.shape[0], dtype=np.int64)
     tp = np.zeros(k)
     probes, moved = kern.first_fit_all(coal, node_cap, job_size, job_origin, order,
-                                       np.ones(k, dtype=np.uint8), placement, tp)  # fmt: skip
+                                       np.ones(k, dtype=np.uint8), placement, tp,
+                                       interrupt.kernel_deadline())  # fmt: skip
     return tp, placement, probes, moved
 
 
@@ -251,8 +252,9 @@ class _Sharer:
         p = self.p
         if self.executor is None:
             return self.kern.first_fit_all(
-                coal, p.capacity, p.job_size, p.job_origin, self.order, dirty, placement, tp
-            )
+                coal, p.capacity, p.job_size, p.job_origin, self.order, dirty, placement, tp,
+                interrupt.kernel_deadline(),
+            )  # fmt: skip
         ids = np.flatnonzero(dirty)
         if ids.size == 0:
             return 0, 0

@@ -159,10 +159,11 @@ class LoadSharingProblem:
             # the compiled sort polls the time limit in force (NumPy's cannot be stopped:
             # 0.1-0.9 s on 563,000 jobs under load, before any deadline was looked at);
             # stopped, it raises and nothing is kept
+            from .._shared.interrupt import kernel_deadline
             from ._dmcf import size_order
 
             order = np.empty(self.n_jobs, dtype=np.int64)
-            size_order(self.job_size, order)
+            size_order(self.job_size, order, kernel_deadline())
             readonly(order)
             cache["size_order"] = order
         return order

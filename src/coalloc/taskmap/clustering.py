@@ -28,6 +28,7 @@ from typing import Any, Optional
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared import interrupt
 from .._shared import params as checks
 from .._shared.seeding import kernel_seed
 from .._shared.validation import check_nonnegative
@@ -261,11 +262,12 @@ def flow_injection(
     if backend == "compiled":
         from ._flowinject import cluster
 
-        raw = cluster(indptr, indices, data, w, **kwargs)
+        raw = cluster(indptr, indices, data, w, **kwargs, deadline=interrupt.kernel_deadline())
     else:
         from ._reference.flowinject import flow_injection_reference
 
-        raw = flow_injection_reference(indptr, indices, data, w, **kwargs)
+        raw = flow_injection_reference(indptr, indices, data, w, **kwargs,
+                                       deadline=interrupt.kernel_deadline())  # fmt: skip
 
     order = np.asarray(raw["order"], dtype=np.int64)
     tree = ClusterTree(

@@ -8,6 +8,7 @@ documents the moves, the score and the schedule.
 from __future__ import annotations
 
 import math
+import time
 from itertools import chain
 from typing import Any, Dict, Optional
 
@@ -18,7 +19,14 @@ from .._shared.caches import cache_of
 from .._shared.params import stop_now, time_left
 from .problem import Problem
 
-__all__ = ["kernel_data", "run_anneal", "ANNEAL_DEFAULTS", "kernel_deadline", "raise_stop"]
+__all__ = [
+    "kernel_data",
+    "run_anneal",
+    "ANNEAL_DEFAULTS",
+    "kernel_deadline",
+    "kernel_deadline_struct",
+    "raise_stop",
+]
 
 #: The published schedule: start at 10, melt for 1,000 moves to accept ~95 %, cool by 0.9,
 #: at least 1,000 moves per temperature (or free nodes x pclasses when larger).
@@ -138,6 +146,29 @@ def kernel_deadline(pr: Optional[Problem] = None) -> Optional[float]:
     return left
 
 
+def kernel_deadline_struct(pr: Optional[Problem] = None) -> interrupt.KernelDeadline:
+    """What the testbed's kernels take as ``deadline``: :func:`kernel_deadline` (the time
+    limit's, less the reserve) as an instant, merged with the scopes' deadline and cancel
+    flag (:func:`coalloc._shared.interrupt.kernel_deadline`).
+
+    Parameters
+    ----------
+    pr : Problem, optional
+        The problem the kernel runs on (its size sets the reserve).
+
+    Returns
+    -------
+    KernelDeadline
+
+    Examples
+    --------
+    >>> kernel_deadline_struct().ns  # no time limit, no scope
+    -1
+    """
+    left = kernel_deadline(pr)
+    return interrupt.kernel_deadline(None if left is None else time.perf_counter() + left)
+
+
 def raise_stop(out: Dict[str, Any]) -> None:
     """After a kernel returned ``stopped``: raise what stopped it.
 
@@ -180,7 +211,7 @@ def run_anneal(pr: Problem, seed: int, params: Dict[str, Any], backend: str = "c
     else:
         from ._anneal import anneal
     params = dict(params)
-    params["deadline"] = kernel_deadline(pr)
+    params["deadline"] = kernel_deadline_struct(pr)
     out = anneal(data, int(seed) & ((1 << 64) - 1), params)
     out["where"] = np.asarray(out["where"], dtype=np.int64)
     if not math.isfinite(out["score"]):

@@ -423,10 +423,10 @@ def assign_plus(pr: Problem, *, scoring: str = "1", memory: Optional[RequestMemo
     else:
         from ._allocate import allocate_all
     rounds = max(int(max_rounds), pr.nv) if trunk_aware else int(max_rounds)
-    from .anneal import kernel_deadline
+    from .anneal import kernel_deadline_struct
 
     out = allocate_all(data, codes, bool(use_exchange), rounds, bool(trunk_aware),
-                       kernel_deadline(pr))  # fmt: skip
+                       kernel_deadline_struct(pr))  # fmt: skip
     stop = {"stopped": bool(out.get("stopped")), "error": out.get("error")}
     if memory is not None:
         memory.record(pr)

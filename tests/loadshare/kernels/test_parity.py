@@ -82,7 +82,6 @@ def test_best_fit_parity(seed, n, J, keep):
     assert np.all((res[0][1] >= 0) & (res[0][1] < n))
 
 
-
 @settings(deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 3000), st.sampled_from(["real", "ties", "zeros"]))
 def test_size_order_matches_twin(seed, J, kind):
@@ -114,11 +113,21 @@ def test_size_order_stops_at_the_deadline_and_writes_nothing():
             _dmcf.size_order(size, order)
     assert np.all(order == -1)
 
+
 def _gap_data(rng, m, n):
     cost = rng.integers(-20, 50, size=(m, n)).astype(np.float64)
     weight = rng.integers(0, 30, size=(m, n)).astype(np.int64)
     cap = rng.integers(0, 15 * n // m + 5, size=m).astype(np.int64)
     return cost, weight, cap
+
+
+def _tabu(tabu_search, cost, weight, cap, state, iterations, *knobs):
+    """One call of ``tabu_search`` (kernel or twin) on the state arrays ``state`` (a list,
+    updated in place) with the knobs in their historic order (chain 0 when left out)."""
+    from coalloc.loadshare.gap.tabu import TabuPlan, TabuState
+
+    knobs = knobs + (0,) * (7 - len(knobs))
+    return tabu_search(cost, weight, cap, TabuState(*state), TabuPlan(iterations, *knobs))
 
 
 def _tabu_state(start, m, n, seed):
@@ -144,7 +153,9 @@ def test_tabu_search_parity(seed, m, n, first, second, knobs):
     res = []
     for mod in (_gapls, gtwin):
         state = _tabu_state(start, m, n, seed)
-        done = [mod.tabu_search(cost, weight, cap, *state, k, *knobs) for k in (first, second)]
+        done = [
+            _tabu(mod.tabu_search, cost, weight, cap, state, k, *knobs) for k in (first, second)
+        ]
         res.append((done, state))
     assert res[0][0] == res[1][0]
     for a, b in zip(res[0][1], res[1][1]):
@@ -167,11 +178,11 @@ def test_tabu_search_resumes_exactly(seed, m, n, total):
     start = rng.integers(0, m, size=n).astype(np.int64)
     knobs = (3, 9, 4, 1.05, 5, bool(seed % 2), seed // 2 % 3)
     one = _tabu_state(start, m, n, seed)
-    d1 = _gapls.tabu_search(cost, weight, cap, *one, total, *knobs)
+    d1 = _tabu(_gapls.tabu_search, cost, weight, cap, one, total, *knobs)
     split = _tabu_state(start, m, n, seed)
     d2, cut = 0, int(rng.integers(0, total + 1))
     for k in (cut, total - cut):
-        d2 += _gapls.tabu_search(cost, weight, cap, *split, k, *knobs)
+        d2 += _tabu(_gapls.tabu_search, cost, weight, cap, split, k, *knobs)
     assert d1 == d2
     for a, b in zip(one, split):
         np.testing.assert_array_equal(a, b)
@@ -196,7 +207,7 @@ def test_ejection_chain_reaches_what_no_shift_or_swap_reaches(mod):
     ends = {}
     for chain in (False, True):
         state = _tabu_state(np.array([0, 1], dtype=np.int64), 3, 2, 7)
-        assert mod.tabu_search(cost, weight, cap, *state, 1, 5, 100, 100, 1.05, 0, False,
+        assert _tabu(mod.tabu_search, cost, weight, cap, state, 1, 5, 100, 100, 1.05, 0, False,
                                chain) == 1  # fmt: skip
         ends[chain] = (state[1].tolist(), float(state[5][1]), bool(state[4][4]))
     assert ends[True] == ([1, 2], opt, True)
@@ -222,13 +233,14 @@ def test_two_ejections_reach_what_one_does_not(mod):
     ends = {}
     for chain in (1, 2):
         state = _tabu_state(np.array([0, 1, 2], dtype=np.int64), 4, 3, 3)
-        assert mod.tabu_search(cost, weight, cap, *state, 1, 5, 100, 100, 1.05, 0, False,
+        assert _tabu(mod.tabu_search, cost, weight, cap, state, 1, 5, 100, 100, 1.05, 0, False,
                                chain) == 1  # fmt: skip
         ends[chain] = (state[1].tolist(), float(state[5][1]), bool(state[4][4]))
     assert ends[2] == ([1, 2, 3], opt, True)
     assert ends[1][1] > opt
 
 
+@settings(deadline=None)  # the twin is Python: slow under load (no timed assertions)
 @given(
     st.integers(0, 2**32 - 1),
     st.integers(1, 6),

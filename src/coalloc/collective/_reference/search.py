@@ -160,7 +160,7 @@ def _sums(x, rows):
     return s
 
 
-def select_and_swap(avail, tmax, cap, d, l1, seed, tol, sel):
+def select_and_swap(avail, tmax, cap, d, l1, seed, tol, sel, deadline=None):
     """SelectAndSwap of Phase IV over the available resources (rows of ``avail``).
 
     Parameters
@@ -214,7 +214,7 @@ def select_and_swap(avail, tmax, cap, d, l1, seed, tol, sel):
     c, mm = 1, 0
     limit = count * l1
     while any(sa[i] < dl[i] for i in range(m)) and c <= limit and mm < n_a:
-        interrupt.check()  # the compiled kernel's poll (twin)
+        interrupt.check_kernel(deadline)  # the compiled kernel's poll (twin)
         mm += 1
         k = 0
         util = [(d[i] + st[i]) / sp[i] if sp[i] > 0 else np.inf for i in range(m)]
@@ -269,7 +269,7 @@ def _swap_args(avail, tmax, cap, d, tol, sel, kernel):
             rows, _dlo(d, tol, len(rows)))  # fmt: skip
 
 
-def phase5(avail, tmax, cap, d, l2, seed, tol, sel):
+def phase5(avail, tmax, cap, d, l2, seed, tol, sel, deadline=None):
     """Phase V: ``N L_2`` random swaps between ``R_s`` and ``R_a``, kept when admissible and
     the estimated utilisation factor does not decrease.
 
@@ -306,7 +306,7 @@ def phase5(avail, tmax, cap, d, l2, seed, tol, sel):
     sa, st, sp = _sums(avail, sel), _sums(tmax, sel), _sums(cap, sel)
     cur = _factor(d, st, sp)
     for _ in range(count * l2):
-        interrupt.check()  # the compiled kernel's poll (twin)
+        interrupt.check_kernel(deadline)  # the compiled kernel's poll (twin)
         ps = rng.below(count)
         pa = rng.below(len(rest))
         out, inn = sel[ps], rest[pa]
@@ -332,7 +332,7 @@ def _deficit(d, dl, sa):
     return f
 
 
-def swap_search(avail, tmax, cap, d, max_rounds, tol, sel):
+def swap_search(avail, tmax, cap, d, max_rounds, tol, sel, deadline=None):
     """Deterministic best-improvement swap search (the default method's Phase IV-V).
 
     Each round tries every swap of a selected row with an unselected one and applies the
@@ -370,7 +370,7 @@ def swap_search(avail, tmax, cap, d, max_rounds, tol, sel):
     sa, st, sp = _sums(avail, sel), _sums(tmax, sel), _sums(cap, sel)
     rounds = 0
     while rounds < max_rounds:
-        interrupt.check()  # the compiled kernel's poll (twin)
+        interrupt.check_kernel(deadline)  # the compiled kernel's poll (twin)
         deficit = _deficit(d, dl, sa)
         feasible = deficit == 0.0
         cur = _factor(d, st, sp) if feasible else deficit
@@ -424,6 +424,7 @@ def scan_screen(
     prop,
     value,
     tmax,
+    deadline=None,
 ):
     """The default method's screening loop (twin of the kernel's ``scan_screen``).
 
@@ -472,7 +473,7 @@ def scan_screen(
     sub = reserved[nodes]
     b0, B = 0, first_block
     while b0 < S:
-        interrupt.check()  # the compiled kernel's poll (twin)
+        interrupt.check_kernel(deadline)  # the compiled kernel's poll (twin)
         b1 = min(S, b0 + B)
         block = np.empty((b1 - b0, n, m))
         for s in range(b0, b1):

@@ -16,7 +16,7 @@ from .violations import violation_counts_reference
 
 def match_and_clean_reference(
     indptr, indices, data, t_indptr, t_indices, t_data, bhat, weights, allowed, capacity,
-    cardinality_first,
+    cardinality_first, deadline=None,
 ):  # fmt: skip
     """Run steps 2-3 with a full recount each round.
 
@@ -40,7 +40,7 @@ def match_and_clean_reference(
     matcher.solve()
     removals = 0
     while True:
-        interrupt.check()  # the compiled kernel's poll (twin)
+        interrupt.check_kernel(deadline)  # the compiled kernel's poll (twin)
         assign = matcher.assignment
         total, counts = violation_counts_reference(indptr, indices, data, bhat, assign)
         if total == 0:

@@ -466,7 +466,7 @@ class _Search:
 
 def improve_reference(
     indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity, assign,
-    max_iters=500, seed=0, priority=None,
+    max_iters=500, seed=0, priority=None, self_check=False, deadline=None,
 ):  # fmt: skip
     """Twin of ``coalloc.ctaap._localsearch.improve``: the same search, move for move.
 
@@ -502,7 +502,7 @@ def improve_reference(
     best_size = cur_size = st.size
     it = 0
     while it < max_iters and best_size < upper:
-        interrupt.check()  # the compiled kernel's poll (twin)
+        interrupt.check_kernel(deadline)  # the compiled kernel's poll (twin)
         it += 1
         counters["iterations"] += 1
         before = st.size

@@ -218,7 +218,7 @@ def _sinkhorn_step(X: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     return X
 
 
-def sinkhorn_reference(X, capacity, max_iter, tol) -> tuple[np.ndarray, int]:
+def sinkhorn_reference(X, capacity, max_iter, tol, deadline=None) -> tuple[np.ndarray, int]:
     """Twin of :func:`coalloc.ctaap._softassign.sinkhorn`.
 
     Parameters
@@ -242,7 +242,7 @@ def sinkhorn_reference(X, capacity, max_iter, tol) -> tuple[np.ndarray, int]:
     X = np.array(X, dtype=np.float64)
     capacity = np.asarray(capacity, dtype=np.int64)
     for it in range(max_iter):
-        interrupt.check()  # the compiled kernel's poll (twin)
+        interrupt.check_kernel(deadline)  # the compiled kernel's poll (twin)
         new = _sinkhorn_step(X, capacity)
         diff = np.abs(new - X).max()
         X = new
@@ -264,6 +264,7 @@ def graduated_assignment_reference(
     capacity,
     X,
     plan,
+    deadline=None,
 ) -> tuple[np.ndarray, int, int, int]:
     """Twin of :func:`coalloc.ctaap._softassign.graduated_assignment`.
 
@@ -332,7 +333,7 @@ def graduated_assignment_reference(
     while beta <= beta_f * (1 + 1e-12):
         steps += 1
         for _ in range(max_outer):
-            interrupt.check()  # the compiled kernel's poll (twin)
+            interrupt.check_kernel(deadline)  # the compiled kernel's poll (twin)
             prev = X.copy()
             q_evals += 1
             Q = _q_from_f(indptr, indices, F_out, X)

@@ -71,7 +71,8 @@ def migrate(coal, node_load, node_cap, coal_load, coal_cap, coal_count, p, th, c
     return attempts, moves
 
 
-def first_fit_all(coal, node_cap, job_size, job_origin, job_order, dirty, placement, coal_tp):
+def first_fit_all(coal, node_cap, job_size, job_origin, job_order, dirty, placement, coal_tp,
+                  deadline=None):  # fmt: skip
     """Twin of ``_dmcf.first_fit_all``; returns ``(probes, moved)``."""
     nc = dirty.shape[0]
     members = [[] for _ in range(nc)]
@@ -82,7 +83,7 @@ def first_fit_all(coal, node_cap, job_size, job_origin, job_order, dirty, placem
         jobs[int(coal[job_origin[j]])].append(j)
     probes = moved = 0
     for c in range(nc):
-        interrupt.check()  # the compiled kernel's poll (twin)
+        interrupt.check_kernel(deadline)  # the compiled kernel's poll (twin)
         if not dirty[c]:
             continue
         rem = {i: float(node_cap[i]) for i in members[c]}
@@ -119,7 +120,8 @@ def first_fit_all(coal, node_cap, job_size, job_origin, job_order, dirty, placem
     return probes, moved
 
 
-def best_fit_decreasing(node_cap, job_size, job_origin, size_order, placement, keep=True):
+def best_fit_decreasing(node_cap, job_size, job_origin, size_order, placement, keep=True,
+                        deadline=None):  # fmt: skip
     """Twin of ``_dmcf.best_fit_decreasing``; returns the number of jobs moved."""
     n = node_cap.shape[0]
     rem = [float(c) for c in node_cap.tolist()]
@@ -152,6 +154,6 @@ def best_fit_decreasing(node_cap, job_size, job_origin, size_order, placement, k
     return moved
 
 
-def size_order(job_size, order):
+def size_order(job_size, order, deadline=None):
     """Twin of ``_dmcf.size_order``: every job, largest first, ties in arrival order."""
     order[:] = np.argsort(-np.asarray(job_size), kind="stable")

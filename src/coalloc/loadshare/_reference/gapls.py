@@ -18,10 +18,19 @@ def _ex(used: int, cap: int) -> int:
     return used - cap if used > cap else 0
 
 
-def tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate, dstate, rng,
-                iterations, tenure, restart, swap_items, growth, shake,
-                per_agent, chain=0):  # fmt: skip
-    """Twin of ``_gapls.tabu_search``; returns the iterations done in this call."""
+def tabu_search(cost, weight, capacity, state, plan):
+    """Twin of ``_gapls.tabu_search`` (the same state and plan objects); returns the
+    iterations done in this call."""
+    return _tabu_search(cost, weight, capacity, state.assign, state.best, state.alpha,
+                        state.tabu_until, state.istate, state.dstate, state.rng,
+                        plan.iterations, plan.tenure, plan.restart, plan.swap_items,
+                        plan.growth, plan.shake, plan.per_agent, plan.chain,
+                        plan.deadline)  # fmt: skip
+
+
+def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate, dstate, rng,
+                 iterations, tenure, restart, swap_items, growth, shake,
+                 per_agent, chain, deadline):  # fmt: skip
     m, n = cost.shape
     if n == 0 or m == 0:
         return 0
@@ -64,7 +73,7 @@ def tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate,
         start = 0
     done = 0
     while done < iterations:
-        interrupt.check()  # the compiled kernel's poll (twin)
+        interrupt.check_kernel(deadline)  # the compiled kernel's poll (twin)
         done += 1
         it += 1
         bd, bdc, bdex, bi, bj, bk, bc, bl, bdd = 1e300, 0.0, 0, -1, -1, -1, -1, -1, -1
@@ -244,7 +253,8 @@ def tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate,
     return int(done)
 
 
-def subgradient(cost, weight, capacity, lam, best_lam, x, dstate, istate, iterations, target):
+def subgradient(cost, weight, capacity, lam, best_lam, x, dstate, istate, iterations, target,
+                deadline=None):  # fmt: skip
     """Twin of ``_gapls.subgradient``; returns the iterations done in this call."""
     m, n = cost.shape
     if m == 0:
@@ -263,7 +273,7 @@ def subgradient(cost, weight, capacity, lam, best_lam, x, dstate, istate, iterat
     target = float(target)
     done = 0
     while done < iterations:
-        interrupt.check()
+        interrupt.check_kernel(deadline)
         done += 1
         L = 0.0
         g = [0.0] * m
@@ -318,7 +328,7 @@ def subgradient(cost, weight, capacity, lam, best_lam, x, dstate, istate, iterat
     return int(done)
 
 
-def shift_descent(cost, weight, capacity, assign, sweeps):
+def shift_descent(cost, weight, capacity, assign, sweeps, deadline=None):
     """Twin of ``_gapls.shift_descent``; returns the moves made."""
     m, n = cost.shape
     if m == 0 or n == 0:
@@ -332,7 +342,7 @@ def shift_descent(cost, weight, capacity, assign, sweeps):
         used[a_[j]] += W[a_[j]][j]
     total = 0
     for _ in range(sweeps):
-        interrupt.check()
+        interrupt.check_kernel(deadline)
         moved = 0
         for j in range(n):
             a = a_[j]
@@ -357,7 +367,7 @@ def shift_descent(cost, weight, capacity, assign, sweeps):
 
 
 def knapsack_lagrangian(cost, weight, capacity, u, best_u, cover, dstate, istate, iterations,
-                        target):  # fmt: skip
+                        target, deadline=None):  # fmt: skip
     """Twin of ``_gapls.knapsack_lagrangian``; returns the iterations done in this call."""
     m, n = cost.shape
     if m == 0 or n == 0:
@@ -376,7 +386,7 @@ def knapsack_lagrangian(cost, weight, capacity, u, best_u, cover, dstate, istate
     target = float(target)
     done = 0
     while done < iterations:
-        interrupt.check()
+        interrupt.check_kernel(deadline)
         done += 1
         L = 0.0
         for j in range(n):

@@ -19,6 +19,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..._shared import interrupt
 from .. import _gapls
 from .bounds import integral_bound
 
@@ -114,7 +115,8 @@ class RelaxationBounds:
         """``k`` subgradient steps towards ``target`` (the minimisation's value); returns
         the steps done (fewer: a zero subgradient ended them)."""
         got = _gapls.subgradient(self.cost, self.weight, self.capacity, self.lam, self.best_lam,
-                                 self.x_lag, self.l_dstate, self.l_istate, k, target)  # fmt: skip
+                                 self.x_lag, self.l_dstate, self.l_istate, k, target,
+                                 interrupt.kernel_deadline())  # fmt: skip
         self.subgradient_iterations += got
         if math.isfinite(float(self.l_dstate[0])):  # overflowed multipliers: no bound
             self._offer(float(self.l_dstate[0]))
@@ -126,7 +128,7 @@ class RelaxationBounds:
         t_k = time.perf_counter()
         got = _gapls.knapsack_lagrangian(self.cost, self.weight, self.capacity, self.u,
                                          self.best_u, self.cover, self.k_dstate, self.k_istate,
-                                         k, target)  # fmt: skip
+                                         k, target, interrupt.kernel_deadline())  # fmt: skip
         self.knapsack_seconds += time.perf_counter() - t_k
         self.knapsack_iterations += got
         if not math.isfinite(float(self.k_dstate[0])):  # overflowed multipliers: no bound

@@ -220,7 +220,8 @@ class _Search:
                 start[x_lp.sum(axis=0) < 0.5] = self.inst.m
             return start
         start = reduced_cost_greedy(self.cost, self.weight, self.cap, self.bounds.best_lam)
-        _gapls.shift_descent(self.cost, self.weight, self.cap, start, 50)
+        _gapls.shift_descent(self.cost, self.weight, self.cap, start, 50,
+                             interrupt.kernel_deadline())  # fmt: skip
         return start
 
     def take(self, state: TabuState) -> None:

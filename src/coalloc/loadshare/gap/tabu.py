@@ -4,21 +4,24 @@ The compiled kernel :func:`coalloc.loadshare._gapls.tabu_search` (twin:
 :func:`coalloc.loadshare._reference.gapls.tabu_search`) keeps its whole state in arrays the
 caller owns, so that ``k`` calls of ``t`` iterations give exactly what one call of ``k * t``
 gives. :class:`TabuState` owns those arrays and names every slot of the two counter arrays
-(``istate``, ``dstate``); :class:`TabuKnobs` names the kernel's scalar parameters. The
-kernel's signature is unchanged (its older builds are timed against it by
-``bench/loadshare/tabu_speed.py``); :meth:`TabuState.run` is the one place that spells it.
+(``istate``, ``dstate``); :class:`TabuKnobs` names the kernel's scalar parameters and
+:class:`TabuPlan` is what the kernel takes (the knobs, the iterations of the call and the
+deadline; the kernel copies it into a C struct once per call). The kernel is called
+``tabu_search(cost, weight, capacity, state, plan)``; :meth:`TabuState.run` is the one place
+in the package that calls it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from ..._shared import interrupt
 from .. import _gapls
 
-__all__ = ["TabuKnobs", "TabuState", "restart_after"]
+__all__ = ["TabuKnobs", "TabuPlan", "TabuState", "restart_after"]
 
 #: Tabu parameters: tenure (+ a random 0 .. tenure // 2), items whose swaps are tried per
 #: iteration, the penalty weights' factor.
@@ -105,9 +108,60 @@ class TabuKnobs:
                    _CHAIN)  # fmt: skip
 
     def as_args(self) -> Tuple[int, int, int, float, int, bool, int]:
-        """The kernel's trailing positional arguments, in its order."""
+        """The knobs in the kernel's historic positional order (older builds)."""
         return (self.tenure, self.restart, self.swap_items, self.growth, self.shake,
                 self.per_agent, self.chain)  # fmt: skip
+
+    def plan(self, iterations: int,
+             deadline: Optional[interrupt.KernelDeadline] = None) -> TabuPlan:  # fmt: skip
+        """The kernel's plan for one call of ``iterations`` iterations.
+
+        Parameters
+        ----------
+        iterations : int
+            Iterations of the call (0: set the state up only).
+        deadline : KernelDeadline, optional
+            The kernel's deadline (None: the calling thread's, built by the kernel).
+
+        Returns
+        -------
+        TabuPlan
+        """
+        return TabuPlan(int(iterations), self.tenure, self.restart, self.swap_items,
+                        self.growth, self.shake, self.per_agent, self.chain,
+                        deadline=deadline)  # fmt: skip
+
+
+@dataclasses.dataclass
+class TabuPlan(TabuKnobs):
+    """What one call of the kernel takes besides its arrays: the knobs of
+    :class:`TabuKnobs`, the iterations and the deadline (the kernel copies them into its C
+    struct ``_TabuPlan`` once per call).
+
+    Attributes
+    ----------
+    iterations : int
+        Iterations of the call (0: set the state up only).
+    deadline : KernelDeadline or None
+        The kernel's deadline (:func:`coalloc._shared.interrupt.kernel_deadline`; None: the
+        calling thread's, built by the kernel).
+
+    Examples
+    --------
+    >>> TabuKnobs(tenure=3).plan(10).iterations
+    10
+    """
+
+    iterations: int = 0
+    deadline: Optional[interrupt.KernelDeadline] = None
+
+    def __init__(self, iterations: int = 0, tenure: int = _TENURE, restart: int = _RESTART,
+                 swap_items: int = _SWAP_ITEMS, growth: float = _GROWTH, shake: int = _SHAKE,
+                 per_agent: bool = bool(_PER_AGENT), chain: int = _CHAIN, *,
+                 deadline: Optional[interrupt.KernelDeadline] = None) -> None:  # fmt: skip
+        super().__init__(tenure, restart, swap_items, growth, shake, per_agent, chain)
+        self.iterations = iterations
+        self.deadline = deadline
 
 
 def _slot(array: str, index: int, kind: type, doc: str) -> property:
@@ -167,9 +221,8 @@ class TabuState:
             iterations: int, knobs: TabuKnobs) -> int:  # fmt: skip
         """``iterations`` more tabu iterations (0: set the state up only); returns the
         iterations done (fewer when the deadline or Ctrl-C stopped the kernel)."""
-        return _gapls.tabu_search(cost, weight, capacity, self.assign, self.best, self.alpha,
-                                  self.tabu_until, self.istate, self.dstate, self.rng,
-                                  iterations, *knobs.as_args())  # fmt: skip
+        plan = knobs.plan(iterations, interrupt.kernel_deadline())
+        return _gapls.tabu_search(cost, weight, capacity, self, plan)
 
     # istate's slots
     iteration = _slot("istate", 0, int, "Iterations done since the state was set up.")

@@ -61,6 +61,7 @@ class _State:
         self.n = n
         self.w = [float(x) for x in node_weight]
         self.p = params
+        self.deadline = None  # the KernelDeadline of the call (set by the caller)
         # undirected edges {u, v}, u < v, weight > 0: original weight and remaining capacity
         self.orig: dict = {}
         for u in range(n):
@@ -183,7 +184,7 @@ class _State:
         inj = 0
         split = False
         while not split and inj < p["max_injections"]:
-            interrupt.check()  # the compiled kernel's poll (twin)
+            interrupt.check_kernel(self.deadline)  # the compiled kernel's poll (twin)
             s = _draw(rng, w, total, -1)
             t = _draw(rng, w, total - w[s], s)
             inj += 1
@@ -198,7 +199,7 @@ class _State:
         rec["injections"] = inj
         rec["kind"] = 1
         while not split:  # forced: drop the weakest remaining edge, first in (u, v) order
-            interrupt.check()  # the compiled kernel's poll (twin)
+            interrupt.check_kernel(self.deadline)  # the compiled kernel's poll (twin)
             alive = self.edges_of(members)
             weakest = min(alive, key=lambda e: (self.cap[e], e))
             self.alive.discard(weakest)
@@ -283,6 +284,7 @@ def flow_injection_reference(
     min_cluster_size: int = 1,
     inherit: bool = False,
     max_injections: int = 1000000,
+    deadline=None,
 ) -> dict:
     """Same arguments and result as ``coalloc.taskmap._flowinject.cluster`` (see its docstring).
 
@@ -312,6 +314,7 @@ def flow_injection_reference(
         "inherit": bool(inherit), "max_injections": int(max_injections),
     }  # fmt: skip
     st = _State(n, np.asarray(indptr), np.asarray(indices), np.asarray(data), node_weight, params)
+    st.deadline = deadline
     if n:
         old = sys.getrecursionlimit()
         sys.setrecursionlimit(max(old, 4 * n + 100))

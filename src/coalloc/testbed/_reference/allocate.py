@@ -18,7 +18,6 @@ while the inter-switch bandwidth (bandwidth x trunk hops by home switch) drops.
 from __future__ import annotations
 
 import math
-import time
 from typing import Optional
 
 import numpy as np
@@ -589,7 +588,8 @@ class _Stop(Exception):
 
 
 def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int,
-                 trunk_aware: bool = False, deadline: Optional[float] = None
+                 trunk_aware: bool = False,
+                 deadline: Optional[interrupt.KernelDeadline] = None
                  ) -> dict:  # fmt: skip
     """Run allocate (and the exchange) for each strategy.
 
@@ -644,11 +644,10 @@ def allocate_all(data: dict, strategies, use_exchange: bool, max_rounds: int,
     fail = np.zeros((ns_, 5), dtype=np.int64)
     exchanges = 0
     xdone: dict = {}
-    until = None if deadline is None or deadline < 0 else time.perf_counter() + float(deadline)
 
     def poll() -> None:  # the compiled kernel's poll and deadline (twin)
         interrupt.check()
-        if until is not None and time.perf_counter() >= until:
+        if deadline is not None and deadline.expired:
             raise _Stop
 
     d["_poll"] = poll

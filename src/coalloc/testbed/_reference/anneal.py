@@ -21,7 +21,6 @@ t_stop``, after ``frozen`` steps without an energy change, or at ``max_moves``.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
@@ -74,8 +73,9 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
         ``t0, melt_moves, melt_accept, cooling, min_moves, t_stop, frozen, max_moves``;
         optionally ``start`` (one physical node per virtual node, -1 none): free virtual
         nodes whose start node fits are placed there first, in index order, and the random
-        initial assignment places the rest; optionally ``deadline`` (seconds from the
-        call; None or negative: none), where the search stops by itself.
+        initial assignment places the rest; optionally ``deadline`` (a
+        :class:`coalloc._shared.interrupt.KernelDeadline`; None: none of its own), where
+        the search stops by itself.
 
     Returns
     -------
@@ -421,12 +421,11 @@ def anneal(data: dict, seed: int, params: dict) -> dict:
                 add(v, old)
         return math.nan
 
-    until = params.get("deadline")
-    until = None if until is None or until < 0 else time.perf_counter() + float(until)
+    until = params.get("deadline")  # a KernelDeadline (None: none of its own)
 
     def poll() -> None:  # the compiled kernel's poll and deadline (twin)
         interrupt.check()
-        if until is not None and time.perf_counter() >= until:
+        if until is not None and until.expired:
             raise _Stop
 
     # melting: accept everything, measure the uphill deltas

@@ -17,7 +17,14 @@ from ..._shared.params import (
     offer_incumbent,
 )
 from ..._shared.seeding import kernel_seed
-from ..anneal import ANNEAL_DEFAULTS, kernel_data, kernel_deadline, raise_stop, run_anneal
+from ..anneal import (
+    ANNEAL_DEFAULTS,
+    kernel_data,
+    kernel_deadline,
+    kernel_deadline_struct,
+    raise_stop,
+    run_anneal,
+)
 from ..assignplus import (
     ALL_STRATEGIES,
     SCORINGS,
@@ -289,7 +296,7 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
     out = {"valid": False}
     if best[0][0] > 0 or best[0][1] > 0:  # (nothing to gain where both are already 0)
         qa = dict(QUICK_ANNEAL, start=np.asarray(first["where"], dtype=np.int64),
-                  deadline=kernel_deadline(pr))  # fmt: skip
+                  deadline=kernel_deadline_struct(pr))  # fmt: skip
         if backend != "compiled":
             from .._reference.anneal import anneal as kernel
         else:

@@ -1,6 +1,7 @@
 // pybind11 helpers shared by the bindings (src/_core/<family>/*.cpp): array aliases, the
 // argument checks and their ValueError messages, conversions of results to NumPy, seeds,
-// CSR views of NumPy arrays, and register_exceptions() (the table of errors.hpp).
+// CSR views of NumPy arrays, deadline_arg() (a kernel's deadline argument into the struct of
+// deadline.h), and register_exceptions() (the table of errors.hpp).
 //
 // Users: coalloc.ctaap._bmatching, coalloc.ctaap._localsearch, coalloc.taskmap._flowinject.
 //
@@ -31,6 +32,21 @@ using i64 = std::int64_t;
 // only when the caller's array is not already that).
 template <class T>
 using Arr = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+// A kernel's `deadline` argument (coalloc._shared.interrupt.KernelDeadline; None: the calling
+// thread's, built now from its scopes) as the plain struct of deadline.h; the caller keeps
+// the Python object (and so its flag, which its scope owns too) alive for the call.
+inline Deadline deadline_arg(py::handle dl) {
+    py::object built;
+    if (dl.is_none()) {
+        built = py::module_::import("coalloc._shared.interrupt").attr("kernel_deadline")();
+        dl = built;
+    }
+    Deadline d;
+    d.ns = dl.attr("ns").cast<std::int64_t>();
+    d.cancel = reinterpret_cast<const volatile int*>(dl.attr("cancel_addr").cast<std::uintptr_t>());
+    return d;
+}
 
 // Argument check: ValueError(msg) unless ok.
 inline void need(bool ok, const std::string& msg) {
@@ -109,7 +125,7 @@ inline CsrView<double> csr_view(const Arr<i64>& ptr, const Arr<i64>& idx, const 
 }
 
 // Installs the exception table of coalloc/common/errors.hpp for every function of `mod`
-// (and coalloc::Interrupted of interrupt.h: the Python error the poll left set is raised)
+// (and coalloc::Interrupted of interrupt.h: the error of the stop is raised)
 // (a module-local translator: other extension modules are not affected).  Exceptions that
 // already are Python exceptions (py::value_error & co., error_already_set) pass through.
 inline void register_exceptions(py::module_& mod) {
@@ -122,7 +138,7 @@ inline void register_exceptions(py::module_& mod) {
             throw;
         } catch (const py::error_already_set&) {
             throw;
-        } catch (const Interrupted&) {  // a Poll stopped the kernel: its Python error is set
+        } catch (const Interrupted&) {  // a Poll stopped the kernel: its error (interrupt.h)
             coalloc_raise_interrupt();
         } catch (const std::exception& e) {
             PyObject* type = PyExc_RuntimeError;

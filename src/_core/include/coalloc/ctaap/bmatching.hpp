@@ -163,7 +163,10 @@ public:
     // Bring the matching to optimum.  Appends to *tasks / *old every task whose cluster now
     // differs from the one it had when solve() was called (old = -1: was unassigned), in
     // increasing task order.
-    void solve(std::vector<std::int64_t>* tasks, std::vector<std::int64_t>* old) {
+    // deadline: the call's (coalloc/common/deadline.h); its polls are made from it.
+    void solve(std::vector<std::int64_t>* tasks, std::vector<std::int64_t>* old,
+               const Deadline& deadline) {
+        deadline_ = deadline;
         if (pot_valid_) {
             // Each pending forbid is a unit of excess at its task and of deficit at its old
             // cluster; one shortest path with reduced costs removes it (successive shortest
@@ -325,6 +328,7 @@ public:
     }
 
 private:
+    Deadline deadline_ = kNoDeadline;  // of the solve() running (its polls are made from it)
     struct Gain {
         std::int64_t c;
         double w;
@@ -674,7 +678,7 @@ private:
     // (after the Dijkstra phase, as a check) and as the fallback when the potentials of the
     // incremental path cannot be trusted.
     void general_solve() {
-        Poll poll(4);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
+        Poll poll(deadline_, 4);  // the deadline, Ctrl-C (interrupt.h)
         for (;;) {
             poll.tick();
             build_arcs();
@@ -996,7 +1000,7 @@ private:
             }
         }
         pot_[static_cast<std::size_t>(T_)] = pt;
-        Poll poll(16);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
+        Poll poll(deadline_, 16);  // the deadline, Ctrl-C (interrupt.h)
         for (;;) {
             poll.tick();
             refresh_tops();

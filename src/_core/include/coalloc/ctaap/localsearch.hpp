@@ -647,7 +647,8 @@ class Search {
 
     // ---- the search ---------------------------------------------------------------------
 
-    Counters run(i64 max_iters, std::uint64_t seed, bool self_check) {
+    // deadline: the call's (coalloc/common/deadline.h); the poll is made from it.
+    Counters run(i64 max_iters, std::uint64_t seed, bool self_check, const Deadline& deadline) {
         Counters C;
         Rng rng(seed);
         C.initial_size = size_;
@@ -655,7 +656,7 @@ class Search {
         descend(rng, C, self_check);
         std::vector<i64> best = assign_, current = assign_;
         i64 best_size = size_, cur_size = size_;
-        Poll poll(4);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
+        Poll poll(deadline, 4);  // the deadline, Ctrl-C (interrupt.h)
         for (i64 it = 0; it < max_iters && best_size < upper_; ++it) {
             poll.tick();
             ++C.iterations;

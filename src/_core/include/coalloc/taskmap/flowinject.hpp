@@ -88,6 +88,7 @@ struct Params {
     i64 min_cluster_size = 1;  // clusters of at most this many tasks are not split
     bool inherit = false;      // children keep the remaining capacities
     i64 max_injections = 1000000;  // per split; then the split is forced
+    Deadline deadline = kNoDeadline;  // the call's (coalloc/common/deadline.h)
 };
 
 // Raw views of the caller's arrays.  Expected (checked by the binding): symmetric CSR with
@@ -519,7 +520,7 @@ class Clusterer {
         i64 inj = 0;
         bool split_done = false;
         std::vector<i64> removed;
-        Poll poll(4);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
+        Poll poll(p_.deadline, 4);  // the deadline, Ctrl-C (interrupt.h)
         while (!split_done && inj < p_.max_injections) {
             poll.tick();
             const i64 s = draw(rng, w, total, -1);

@@ -226,7 +226,7 @@ class Allocator {
             });
             for (i64 v : todo) {
                 if (st.where[v] >= 0) continue;
-                deadline_.check();  // (a stop abandons this strategy's partial placement)
+                check_deadline(deadline_);  // (a stop abandons this strategy's partial placement)
                 std::vector<i64> desc = descendants(v, st);
                 std::vector<i64>& cl = cl_;
                 order(strategy, L, v, st, cl);
@@ -380,13 +380,14 @@ class Allocator {
     }
 
     i64 ntrunks_ = 0;
-    anneal::Deadline deadline_;  // checked beside each poll (see anneal::Deadline)
+    Deadline deadline_ = kNoDeadline;  // the call's; the polls are made from it, and it is
+                                       // checked where a stop abandons a strategy
     static constexpr double TRUNK_W = 1000.0;
 
     i64 exchange(State& st, i64 max_rounds, bool trunk_aware) const {
         const anneal::Data& d = d_;
         i64 moves = 0;
-        Poll poll(16);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
+        Poll poll(deadline_, 16);  // the deadline, Ctrl-C (interrupt.h)
         std::vector<double> tl, now(d.nv);
         std::vector<char> dirty(d.nv, 1);
         std::vector<i64> seen;
@@ -427,7 +428,7 @@ class Allocator {
             i64 bv = -1, bx = -1;
             for (i64 v = 0; v < d.nv; ++v) {
                 poll.tick();
-                deadline_.check();
+                check_deadline(deadline_);
                 if (d.fixed[v] >= 0) continue;
                 i64 pv = st.where[v];
                 double cur = now[v];
@@ -526,7 +527,7 @@ class Allocator {
     i64 kl_passes(State& st, bool trunk_aware, int max_passes = 3) const {
         const anneal::Data& d = d_;
         i64 kept = 0;
-        Poll poll(16);
+        Poll poll(deadline_, 16);
         std::vector<i64> seen;
         for (int pass = 0; pass < max_passes; ++pass) {
             std::vector<char> locked(d.nv, 0);
@@ -546,7 +547,7 @@ class Allocator {
                 const bool prune = !(trunk_aware && over_now > 0);  // as in exchange()
                 for (i64 v = 0; v < d.nv; ++v) {
                     poll.tick();
-                    deadline_.check();
+                    check_deadline(deadline_);
                     if (locked[v] || d.fixed[v] >= 0) continue;
                     i64 pv = st.where[v];
                     double cur = local(st, v, pv, -1, -1);
@@ -619,12 +620,12 @@ class Allocator {
     i64 group_moves(State& st, bool trunk_aware) const {
         const anneal::Data& d = d_;
         i64 moves = 0;
-        Poll poll(16);
+        Poll poll(deadline_, 16);
         for (int round = 0; round < 3; ++round) {
             bool improved = false;
             for (i64 v = 0; v < d.nv; ++v) {
                 poll.tick();
-                deadline_.check();
+                check_deadline(deadline_);
                 if (d.fixed[v] >= 0) continue;
                 std::vector<i64> group{v};
                 for (i64 u : children_[v])
@@ -849,7 +850,7 @@ struct Outcome {
 inline Outcome allocate_all(const anneal::Data& d, const PlusData& x,
                             const std::vector<int>& strategies, bool use_exchange,
                             i64 max_rounds, bool trunk_aware,
-                            anneal::Deadline deadline = {}) {
+                            const Deadline& deadline) {
     const i64 ns = (i64)strategies.size();
     Outcome out;
     out.where.assign((2 * ns + 1) * d.nv, -1);
@@ -868,7 +869,7 @@ inline Outcome allocate_all(const anneal::Data& d, const PlusData& x,
     i64 live_row = -1;
     try {
     for (i64 i = 0; i < ns; ++i) {
-        deadline.check();
+        check_deadline(deadline);
         cur = std::make_unique<State>(d);
         State& st = *cur;
         Fail f;

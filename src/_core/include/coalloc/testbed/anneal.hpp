@@ -23,29 +23,12 @@ struct Weights {
            pclass = 0.5, unused_interface = 0.04, unassigned = 1.0, violation = 1.0;
 };
 
-// A deadline the kernels check themselves (no GIL, no Python): the clock is read at each
-// check() call; past the instant, check() throws Interrupted with no Python error set, and the
-// kernel returns its best answer so far with `stopped` (the binding tells a deadline, where
-// no Python error is pending, from Ctrl-C or a cancelled scope, where one is).
-struct Deadline {
-    using Clock = std::chrono::steady_clock;
-    bool on = false;
-    Clock::time_point at{};
-    // seconds from now; a negative value: no deadline
-    static Deadline in(double seconds) {
-        Deadline dl;
-        if (seconds >= 0) {
-            dl.on = true;
-            dl.at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(seconds));
-        }
-        return dl;
-    }
-    bool passed() const { return on && Clock::now() >= at; }
-    void check() const {
-        if (passed()) throw Interrupted();
-    }
-};
+// The kernels' deadline is the common coalloc::Deadline (coalloc/common/deadline.h): the time
+// limit's instant (less a reserve) merged with the scopes' by the wrapper, and the scope's
+// cancel flag.  Their polls are made from it: past it, the poll throws Interrupted with no
+// Python error set, and the kernel returns its best answer so far with `stopped` (the binding
+// tells a deadline, where no Python error is pending, from Ctrl-C, where one is; the Python
+// side then asks the scopes which of them, if any, ended the call).
 
 // Flat input arrays (owned by the caller; see coalloc.testbed.anneal.kernel_data).
 struct Data {
@@ -103,7 +86,7 @@ struct Params {
     // is placed there first, in index order, before the random initial assignment places
     // the others (nullptr: the random initial assignment of every free node, as published)
     const i64* start = nullptr;
-    Deadline deadline;  // checked every 256 moves
+    Deadline deadline = kNoDeadline;  // the call's; its poll looks every 256 moves
 };
 
 struct Output {
@@ -202,15 +185,8 @@ class Annealer {
         const Data& d = d_;
         double up_sum = 0.0;
         i64 up_n = 0;
-        Poll poll(4096);  // Ctrl-C / cancellation (coalloc/common/interrupt.h)
-        std::uint32_t clock_left = 256;
-        auto tick = [&]() {
-            poll.tick();
-            if (prm.deadline.on && --clock_left == 0) {
-                clock_left = 256;
-                prm.deadline.check();
-            }
-        };
+        Poll poll(prm.deadline, 256);  // the deadline, Ctrl-C (coalloc/common/interrupt.h)
+        auto tick = [&]() { poll.tick(); };
         for (i64 k = 0; k < prm.melt_moves; ++k) {
             tick();
             double dl = move(-1.0);

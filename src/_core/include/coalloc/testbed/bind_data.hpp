@@ -41,10 +41,11 @@ inline py::object stop_error() {
     return py::reinterpret_steal<py::object>(value);
 }
 
-// The kernel deadline of params["deadline"] (seconds from now; absent, None or negative: none).
-inline anneal::Deadline deadline_of(const py::dict& params) {
-    if (!params.contains("deadline") || params["deadline"].is_none()) return {};
-    return anneal::Deadline::in(params["deadline"].cast<double>());
+// The kernel deadline of params["deadline"] (a coalloc._shared.interrupt.KernelDeadline;
+// absent or None: the calling thread's, built now from its scopes).
+inline Deadline deadline_of(const py::dict& params) {
+    if (!params.contains("deadline")) return coalloc::bind::deadline_arg(py::none());
+    return coalloc::bind::deadline_arg(params["deadline"]);
 }
 
 // Fills d from data; the arrays stay alive in keep.
