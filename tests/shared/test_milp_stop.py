@@ -112,7 +112,7 @@ def test_no_solution_in_time_is_a_normal_outcome(backend):
     out, elapsed = solve(backend, pkg, c, A, b, ub, time_limit=1.0)
     assert elapsed < 1.0 + 2.0, (elapsed, out.message)
     assert out.x is None and out.status == "time_limit" and out.time_limit_hit, out.message
-    assert "no" in out.message.lower() and "solution" in out.message.lower(), out.message
+    assert "no incumbent" in out.message.lower(), out.message
 
 
 def test_the_limit_counts_from_started():
