@@ -24,8 +24,9 @@ from __future__ import annotations
 import functools
 import math
 import time
+from dataclasses import dataclass
 from itertools import combinations
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -178,9 +179,12 @@ def exact(
                 else:
                     undecided += 1
                 continue
-            return _best_at(prob, t, nodes[el], avail[el], tmax[el], cap[el], rows, n,
-                            enumerate_limit, deadline, seed, params, clock, counters,
-                            unknown, undecided, first_undecided)  # fmt: skip
+            found = _Found(t=float(t), nodes=nodes[el], avail=avail[el], tmax=tmax[el],
+                           cap=cap[el], rows=rows)  # fmt: skip
+            search = _Search(enumerate_limit=enumerate_limit, deadline=deadline, seed=seed,
+                             params=params, clock=clock, counters=counters, unknown=unknown,
+                             undecided=undecided, first_undecided=first_undecided)  # fmt: skip
+            return _best_at(prob, found, search)
     if unknown:
         hit = counters["time_limit_hit"] == 1
         reason = {
@@ -230,18 +234,51 @@ class _no_scope:
         return None
 
 
-def _best_at(prob, t, nodes, avail, tmax, cap, rows, n, enumerate_limit, deadline, seed, params,
-             clock, counters, unknown, undecided, first_undecided):  # fmt: skip
-    """The answer of :func:`exact` at the first start ``t`` with a set (``rows``, from the
-    integer program; ``nodes`` are the eligible pool rows): that set raised by the swaps,
-    then the enumeration of every set when there are at most ``enumerate_limit``; when the
-    deadline cuts the enumeration, the better of the two."""
-    d, tol = prob.d, prob.tol
+@dataclass(frozen=True, kw_only=True)
+class _Found:
+    """The first start ``t`` of :func:`exact` with a set: the eligible pool rows ``nodes``,
+    their availability, window maxima and capacities there, and the set ``rows`` (indices
+    into them) the integer program found."""
+
+    t: float
+    nodes: np.ndarray
+    avail: np.ndarray
+    tmax: np.ndarray
+    cap: np.ndarray
+    rows: np.ndarray
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Search:
+    """What :func:`exact` knows when it finds its first set: its limits, what it reports
+    (seed, params, clock, counters) and the earlier starts it left undecided (``unknown``
+    in all, ``undecided`` by a solver without a time limit, the first of them)."""
+
+    enumerate_limit: int
+    deadline: Optional[float]
+    seed: Optional[int]
+    params: dict
+    clock: Any
+    counters: dict
+    unknown: int
+    undecided: int
+    first_undecided: Optional[float]
+
+
+def _best_at(prob, found: _Found, search: _Search) -> CoallocationResult:
+    """The answer of :func:`exact` at the first start with a set: that set raised by the
+    swaps, then the enumeration of every set when there are at most ``enumerate_limit``;
+    when the deadline cuts the enumeration, the better of the two."""
+    t, nodes, avail, tmax, cap, rows = (found.t, found.nodes, found.avail, found.tmax, found.cap,
+                                        found.rows)  # fmt: skip
+    clock, counters, unknown = search.clock, search.counters, search.unknown
+    deadline = search.deadline
+    n, d, tol = prob.request.count, prob.d, prob.tol
     swapped = _swapped_until(avail, tmax, cap, d, rows, tol, deadline, counters)
     best_rows, best_u = swapped, factor(d, tmax[swapped], cap[swapped])
     proven_u = False
     cut = False
-    if math.comb(int(avail.shape[0]), n) <= enumerate_limit:
+    if math.comb(int(avail.shape[0]), n) <= search.enumerate_limit:
         got, u, complete = enumerate_best(avail, tmax, cap, d, n, deadline, tol)
         if complete:
             counters["enumerated"] = math.comb(int(avail.shape[0]), n)
@@ -262,11 +299,11 @@ def _best_at(prob, t, nodes, avail, tmax, cap, rows, n, enumerate_limit, deadlin
     if unknown:
         message += (f"; {unknown} earlier start(s) undecided"
                     f"{' within the time limit' if counters['time_limit_hit'] else ''}"
-                    f"{_by_solver(undecided)}")  # fmt: skip
+                    f"{_by_solver(search.undecided)}")  # fmt: skip
     status = "time_limit" if counters["time_limit_hit"] else "feasible"
-    return solution(prob, "exact", t, nodes[best_rows], tmax[best_rows], seed, params,
-                    clock.done(), counters, status=status, proven=proven,
-                    bound=first_undecided, message=message)  # fmt: skip
+    return solution(prob, "exact", t, nodes[best_rows], tmax[best_rows], search.seed,
+                    search.params, clock.done(), counters, status=status, proven=proven,
+                    bound=search.first_undecided, message=message)  # fmt: skip
 
 
 def _by_solver(count: int) -> str:

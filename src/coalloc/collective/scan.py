@@ -434,7 +434,7 @@ def scan(
                 note({"start": float(t), "check": "combination", "property": None})
                 continue
         elif n * el.size > _LARGE:
-            verdict, cands, k = large_search(ker, a, tm, cp, d, n, e, dlo, tol, max_rounds)
+            verdict, cands, k = large_search(a, tm, cp, d, n, e, dlo)
             counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + k
             if verdict == "infeasible":
                 note({"start": float(t), "check": "combination", "property": None})
@@ -445,7 +445,7 @@ def scan(
                     continue
                 cands = [np.asarray(r, dtype=np.int64)]
             offer_best(t, el, tm, cp, cands)  # an answer: what the deadline returns from now on
-            rows, k = improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds)
+            rows, k = improve(ker, a, tm, cp, d, dlo, tol, cands, max_rounds)
             counters["swap_rounds"] += k
         else:
             starts_ = greedy_starts(a, tm, cp, d, n, e)
