@@ -430,19 +430,20 @@ def _checker(model: _Model, request: Request, offer: Offer):
     return check
 
 
-def _run(solver, solver_pkg, model: _Model, formulation, deadline, mip_gap, threads, seed,
-         verbose, check=None):  # fmt: skip
-    """Build the chosen linearisation and solve it on the shared runner."""
+def _run(solver, solver_pkg, model: _Model, formulation, deadline,
+         settings: milp.MilpOptions, check=None):  # fmt: skip
+    """Build the chosen linearisation and solve it on the shared runner, by ``deadline``
+    with ``settings``' gap, threads, seed and log."""
     if solver == "cpsat":
-        return _run_cpsat(solver_pkg, model, formulation, deadline, mip_gap, threads, seed,
-                          verbose, check)  # fmt: skip
+        return _run_cpsat(solver_pkg, model, formulation, deadline, settings, check)
     A, ub = model.constraint_matrix(formulation)
     nv = model.nvar
     t_built = time.perf_counter()
     problem = milp.MilpProblem(np.ones(nv), A, np.full(A.shape[0], -np.inf), ub,
-                               integrality=np.ones(nv), lb=0.0, ub=1.0, sense="max")
-    options = milp.MilpOptions.until(deadline, mip_gap=mip_gap, threads=threads, seed=seed,
-                                     verbose=verbose, name="coalloc_exact")  # fmt: skip
+                               integrality=np.ones(nv), lb=0.0, ub=1.0, sense="max")  # fmt: skip
+    options = milp.MilpOptions.until(deadline, mip_gap=settings.mip_gap, threads=settings.threads,
+                                     seed=settings.seed, verbose=settings.verbose,
+                                     name="coalloc_exact")  # fmt: skip
     outcome = milp.run_milp(solver, solver_pkg, problem, options=options, check=check)
     return outcome, t_built
 
@@ -451,7 +452,7 @@ class _BuildStopped(Exception):
     """The time limit passed while a model was posted to the solver (before it ran)."""
 
 
-def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads, seed, verbose,
+def _run_cpsat(cp_model, model: _Model, formulation, deadline, settings: milp.MilpOptions,
                check=None):  # fmt: skip
     nv = model.nvar
     mdl = cp_model.CpModel()
@@ -490,8 +491,9 @@ def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads,
     mdl.Maximize(sum(xs))
     t_built = time.perf_counter()
     outcome = milp.run_cpsat(
-        cp_model, mdl, xs, rows=n_rows, time_limit=milp.remaining(deadline), mip_gap=mip_gap,
-        threads=threads, seed=seed, verbose=verbose, check=check,
+        cp_model, mdl, xs, rows=n_rows, time_limit=milp.remaining(deadline),
+        mip_gap=settings.mip_gap, threads=settings.threads, seed=settings.seed,
+        verbose=settings.verbose, check=check,
     )  # fmt: skip
     return outcome, t_built
 
@@ -676,10 +678,7 @@ def solve_exact(
             model,
             form,
             deadline,
-            mip_gap,
-            threads,
-            seed,
-            verbose,
+            milp.MilpOptions(mip_gap=mip_gap, threads=threads, seed=seed, verbose=verbose),
             _checker(model, request, offer),
         )
         x, bound = outcome.x, outcome.bound
