@@ -47,6 +47,32 @@ def _field(result: Any, name: str) -> Any:
     return getattr(result, name, None)
 
 
+def _positions(leaves: list, cores: list, by_switch: dict, used: set,
+               show_unused: bool) -> Dict[str, np.ndarray]:  # fmt: skip
+    """Where :func:`plot_mapping` draws each node: the switches with PCs (``leaves``) in a
+    row, the others (``cores``) above, each switch's PCs (``by_switch``; the used ones
+    first, the unused ones only with ``show_unused``) in a grid below it."""
+    pos: Dict[str, np.ndarray] = {}
+    width = 5.0
+    for k, s in enumerate(leaves):
+        pos[s] = np.array([k * width, 0.0])
+    for k, s in enumerate(cores):
+        x = (len(leaves) - 1) * width * (k + 1) / (len(cores) + 1)
+        pos[s] = np.array([x, 3.0])
+    groups = [(s, by_switch[s]) for s in leaves]
+    if by_switch.get(None):
+        groups.append((None, by_switch[None]))
+    for s, pcs in groups:
+        shown = [p for p in pcs if show_unused or p in used]
+        shown.sort(key=lambda p: (p not in used, p))
+        cols = max(1, min(8, int(np.ceil(np.sqrt(len(shown) * 1.5)))))
+        x0 = pos[s][0] if s is not None else len(leaves) * width
+        for t, p in enumerate(shown):
+            pos[p] = np.array([x0 - 1.6 + 3.2 * (t % cols) / max(cols - 1, 1),
+                               -1.2 - 0.5 * (t // cols)])  # fmt: skip
+    return pos
+
+
 def plot_mapping(
     top: VirtualTopology,
     ptop: PhysicalTopology,
@@ -128,25 +154,8 @@ def plot_mapping(
     fig, ax = plotting.figure_and_axes(ax, figsize=(max(8.0, 3.2 * len(leaves)), 7.0))
     from matplotlib.collections import LineCollection
 
-    pos: Dict[str, np.ndarray] = {}
-    width = 5.0
-    for k, s in enumerate(leaves):
-        pos[s] = np.array([k * width, 0.0])
-    for k, s in enumerate(cores):
-        x = (len(leaves) - 1) * width * (k + 1) / (len(cores) + 1)
-        pos[s] = np.array([x, 3.0])
     used = set(mapping.values())
-    groups = [(s, by_switch[s]) for s in leaves]
-    if by_switch.get(None):
-        groups.append((None, by_switch[None]))
-    for s, pcs in groups:
-        shown = [p for p in pcs if show_unused or p in used]
-        shown.sort(key=lambda p: (p not in used, p))
-        cols = max(1, min(8, int(np.ceil(np.sqrt(len(shown) * 1.5)))))
-        x0 = pos[s][0] if s is not None else len(leaves) * width
-        for t, p in enumerate(shown):
-            pos[p] = np.array([x0 - 1.6 + 3.2 * (t % cols) / max(cols - 1, 1),
-                               -1.2 - 0.5 * (t // cols)])  # fmt: skip
+    pos = _positions(leaves, cores, by_switch, used, show_unused)
     # trunks: one segment each, parallel trunks of a pair side by side
     trunks = ptop.trunks()
     load = dict(_field(result, "trunk_load") or {})
@@ -178,11 +187,11 @@ def plot_mapping(
         (inter if home.get(pa) != home.get(pb) else intra).append(seg)
     if intra:
         ax.add_collection(LineCollection(intra, colors="#888888", linewidths=0.6, zorder=1,
-                                         label=f"intra-switch virtual link ({len(intra)})"))
+                                         label=f"intra-switch virtual link ({len(intra)})"))  # fmt: skip
     if inter:
         ax.add_collection(LineCollection(inter, colors=plotting.CROSS, linewidths=0.9,
                                          linestyles="dashed", zorder=1, alpha=0.8,
-                                         label=f"inter-switch virtual link ({len(inter)})"))
+                                         label=f"inter-switch virtual link ({len(inter)})"))  # fmt: skip
     sw_xy = np.array([pos[s] for s in switches]) if switches else np.zeros((0, 2))
     ax.scatter(sw_xy[:, 0], sw_xy[:, 1], s=260, marker="s", color="#4c72b0", zorder=2,
                edgecolors="black", label="switch")  # fmt: skip
@@ -209,7 +218,7 @@ def plot_mapping(
         for p, vs in hosted.items():
             if p in pos:
                 ax.annotate(",".join(sorted(vs)), pos[p], xytext=(0, -9),
-                            textcoords="offset points", ha="center", va="top", fontsize=6)
+                            textcoords="offset points", ha="center", va="top", fontsize=6)  # fmt: skip
     ax.autoscale()
     ax.margins(0.06)
     ax.set_axis_off()
