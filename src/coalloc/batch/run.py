@@ -606,6 +606,21 @@ class _Held:
     shipper: Optional[Shipper] = None
     shared_root: Optional[str] = None  # our files on the caller's process pool
 
+    def open(self, plan: _RunPlan) -> cf.Executor:
+        """The executor of a pooled run: the caller's, else one this run creates and owns
+        (a process pool with its temporary folders and, with a timeout, a watchdog)."""
+        executor = plan.executor
+        if executor is None and plan.pool_kind == "processes":
+            self.temp_root = _new_temp_root()
+            if plan.timeout is not None:
+                self.watchdog = _Watchdog(plan.timeout, self.temp_root)
+            executor = self.owned = _new_process_pool(None, plan.workers, self.watchdog,
+                                                      self.temp_root)  # fmt: skip
+        elif executor is None:
+            executor = self.owned = cf.ThreadPoolExecutor(max_workers=plan.workers)
+        self.shipper, self.shared_root = _shipper_for(executor, self.temp_root)
+        return executor
+
     def release(self, interrupted: bool) -> None:
         """Shut down what the run owns (its processes terminated after Ctrl-C) and remove
         its temporary folders, the pool's after the pool: no worker writes there then."""
@@ -624,11 +639,33 @@ class _Held:
             shutil.rmtree(self.temp_root, ignore_errors=True)
 
 
+def _serial(next_chunk: Callable[[], list], args: tuple, emit: Callable, progress: Any,
+            total: Optional[int]) -> Iterator[Any]:  # fmt: skip
+    """A serial batch: each chunk solved here, in turn."""
+    done = 0
+    while True:
+        chunk = next_chunk()
+        if not chunk:
+            return
+        records = _solve_chunk(chunk, *args)
+        done += len(records)
+        if progress is not None:
+            progress(done, total)
+        yield from emit(records)
+
+
+def _submit(pool: cf.Executor, chunk: list, args: tuple, shipper: Optional[Shipper]) -> cf.Future:
+    """Submit a chunk to ``pool``, its instances shipped by ``shipper`` when there is one."""
+    if shipper is None:
+        return pool.submit(_solve_chunk, chunk, *args)
+    payload, keywords = shipper.pack(chunk)
+    return pool.submit(_solve_chunk, payload, *args, **keywords)
+
+
 def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
     """The batch's generator: chunks of ``instances`` solved on ``plan``'s executor (or
     here, serially), yielded in input order."""
-    executor, workers, chunksize, max_in_flight = (plan.executor, plan.workers, plan.chunksize,
-                                                   plan.max_in_flight)  # fmt: skip
+    workers, chunksize, max_in_flight = plan.workers, plan.chunksize, plan.max_in_flight
     progress, total, cancel = plan.progress, plan.total, plan.cancel
     items = enumerate(instances)
     done = 0
@@ -653,35 +690,13 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
     pending: Deque[Tuple[list, cf.Future]] = deque()
     try:
         if plan.pool_kind == "serial":
-            while True:
-                chunk = next_chunk()
-                if not chunk:
-                    break
-                records = _solve_chunk(chunk, *args)
-                done += len(records)
-                if progress is not None:
-                    progress(done, total)
-                yield from emit(records)
+            yield from _serial(next_chunk, args, emit, progress, total)
             return
 
-        if executor is None and plan.pool_kind == "processes":
-            held.temp_root = _new_temp_root()
-            if plan.timeout is not None:
-                held.watchdog = _Watchdog(plan.timeout, held.temp_root)
-            executor = held.owned = _new_process_pool(None, workers, held.watchdog,
-                                                      held.temp_root)  # fmt: skip
-        elif executor is None:
-            executor = held.owned = cf.ThreadPoolExecutor(max_workers=workers)
-        held.shipper, held.shared_root = _shipper_for(executor, held.temp_root)
+        executor = held.open(plan)
         watchdog, shipper = held.watchdog, held.shipper
         if sizer is not None:
             sizer.seconds = _chunk_seconds(executor)
-
-        def submit(pool: cf.Executor, chunk: list) -> cf.Future:
-            if shipper is None:
-                return pool.submit(_solve_chunk, chunk, *args)
-            payload, keywords = shipper.pack(chunk)
-            return pool.submit(_solve_chunk, payload, *args, **keywords)
 
         sizes = {}  # future -> chunk size, for the futures not yet counted as done
         exhausted = False
@@ -694,7 +709,7 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
                     exhausted = True
                     return
                 try:
-                    future = submit(executor, chunk)
+                    future = _submit(executor, chunk, args, shipper)
                 except Exception as exc:  # e.g. a shut-down executor or a broken pool
                     future = cf.Future()
                     future.set_exception(exc)
