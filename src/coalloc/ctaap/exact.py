@@ -503,6 +503,24 @@ def _run_cpsat(cp_model, model: _Model, formulation, deadline, settings: milp.Mi
 # --------------------------------------------------------------------------------------
 
 
+def _without_allocation(info: dict, ub_comb: float, proven: float,
+                        time_limit: Optional[float]) -> tuple:  # fmt: skip
+    """``(status, message, objective, bound)`` of a solve that returned no allocation
+    (``info``: the solver's outcome): the solver's failure, or, stopped by a limit, the
+    empty allocation (always an answer: 0 tasks, verified) with the proven bound."""
+    msg_solver = info["solver_message"]
+    if info["status"] == "error":  # the solver failed, or the check refused its answer
+        return "error", f"{msg_solver}; no allocation returned", None, ub_comb
+    if info["infeasible"]:
+        return ("error", f"{msg_solver}: the solver reported the model infeasible, but "
+                "allocating nothing is always feasible", None, proven)  # fmt: skip
+    if info["time_limit_hit"] or time_limit is not None:
+        return ("time_limit", f"{msg_solver}: no allocation found within the time limit, so "
+                "the answer is the empty allocation (0 tasks); proven upper bound "
+                f"{int(proven)}", 0, proven)  # fmt: skip
+    return "error", f"{msg_solver}: the solver returned no allocation", None, proven
+
+
 def solve_exact(
     request: Request,
     offer: Offer,
@@ -717,44 +735,10 @@ def solve_exact(
     msg_solver = info["solver_message"]
 
     if x is None:
-        if info["status"] == "error":  # the solver failed, or the check refused its answer
-            return result(
-                "error",
-                f"{msg_solver}; no allocation returned",
-                bound=float(ub_comb),
-                nodes=info["nodes"],
-                t_built=t_built,
-                t_solved=t_solved,
-            )
-        if info["infeasible"]:
-            return result(
-                "error",
-                f"{msg_solver}: the solver reported the model infeasible, but allocating "
-                "nothing is always feasible",
-                bound=proven,
-                nodes=info["nodes"],
-                t_built=t_built,
-                t_solved=t_solved,
-            )
-        if info["time_limit_hit"] or time_limit is not None:
-            return result(  # allocating nothing is always an answer (0 tasks, verified)
-                "time_limit",
-                f"{msg_solver}: no allocation found within the time limit, so the answer is "
-                f"the empty allocation (0 tasks); proven upper bound {int(proven)}",
-                objective=0,
-                bound=proven,
-                nodes=info["nodes"],
-                t_built=t_built,
-                t_solved=t_solved,
-            )
-        return result(
-            "error",
-            f"{msg_solver}: the solver returned no allocation",
-            bound=proven,
-            nodes=info["nodes"],
-            t_built=t_built,
-            t_solved=t_solved,
-        )
+        status, message, objective, bound = _without_allocation(info, float(ub_comb), proven,
+                                                                time_limit)  # fmt: skip
+        return result(status, message, objective=objective, bound=bound, nodes=info["nodes"],
+                      t_built=t_built, t_solved=t_solved)  # fmt: skip
 
     # Round robustly and check the allocation independently.
     chosen = np.flatnonzero(x > 0.5)
