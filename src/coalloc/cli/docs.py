@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from .._shared.docs import filled
+
 __all__ = ["URL", "add_commands", "docs_dir", "topics", "read_topic"]
 
 #: Where the documentation site (API reference and guides) is published.
@@ -125,13 +127,13 @@ def _cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
+@filled
 def add_commands(sub) -> None:
     """Add the ``docs`` command to ``sub`` (a subparsers object).
 
     Parameters
     ----------
-    sub : argparse._SubParsersAction
-        The subcommands of the ``coalloc`` command.
+    %(cli_sub)s
 
     Examples
     --------

@@ -29,6 +29,7 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared import params as checks
+from .._shared.docs import filled
 from .._shared.seeding import kernel_seed, resolve_seed, streams
 from ._order import demand_first
 from .core import (
@@ -51,6 +52,7 @@ M_INIT, L1, L2 = 3, 7, 10
 STREAMS = ("discovery", "phase4", "phase5")
 
 
+@filled
 def cankar(
     request: CollectiveRequest,
     pool: ResourcePool,
@@ -68,10 +70,7 @@ def cankar(
 
     Parameters
     ----------
-    request : CollectiveRequest
-        The request (demand first; the old order ``(pool, request)`` still works, with a
-        ``DeprecationWarning``).
-    pool : ResourcePool
+    %(collective_request_pool)s
     seed : int, optional
         Seed of every random choice.
     backend : {"compiled", "numpy"}

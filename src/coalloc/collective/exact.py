@@ -32,6 +32,7 @@ import numpy as np
 
 from .._shared import interrupt, progress
 from .._shared import params as checks
+from .._shared.docs import filled
 from .._shared.family import renamed_keyword
 from .._shared.seeding import check_seed
 from ._exact_sets import best_subset, enumerate_best, feasible_subset
@@ -57,6 +58,7 @@ EXACT_SOLVERS = ("highs", "cbc", "cpsat")
 EXACT_BACKENDS = EXACT_SOLVERS
 
 
+@filled
 def exact(
     request: CollectiveRequest,
     pool: ResourcePool,
@@ -71,10 +73,7 @@ def exact(
 
     Parameters
     ----------
-    request : CollectiveRequest
-        The request (demand first; the old order ``(pool, request)`` still works, with a
-        ``DeprecationWarning``).
-    pool : ResourcePool
+    %(collective_request_pool)s
     seed : int, optional
         Unused (the method is deterministic); validated for a uniform signature.
     solver : {"highs", "cbc", "cpsat"}

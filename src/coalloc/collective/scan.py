@@ -39,6 +39,7 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared import params as checks
+from .._shared.docs import filled
 from .._shared.seeding import check_seed
 from ._exact_sets import best_subset, enumerate_best, feasible_subset
 from ._heuristic_sets import greedy_starts, improve, large_search
@@ -83,6 +84,7 @@ _HIGHS_LATENCY = 0.2
 _PORTFOLIO_RESTARTS = 32
 
 
+@filled
 def scan(
     request: CollectiveRequest,
     pool: ResourcePool,
@@ -101,10 +103,7 @@ def scan(
 
     Parameters
     ----------
-    request : CollectiveRequest
-        The request (demand first; the old order ``(pool, request)`` still works, with a
-        ``DeprecationWarning``).
-    pool : ResourcePool
+    %(collective_request_pool)s
     seed : int, optional
         Accepted for a uniform signature; the method is deterministic.
     backend : {"compiled", "numpy"}

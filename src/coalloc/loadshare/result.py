@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
+from .._shared.docs import filled
 from .._shared.params import offer_incumbent
 from .._shared.result import Result, jsonable, relative_gap, stopped_fields
 
@@ -22,6 +23,7 @@ __all__ = [
 ]
 
 
+@filled
 @dataclass(kw_only=True, eq=False)
 class ShareResult(Result):
     """What :func:`coalloc.loadshare.share` returns.
@@ -55,10 +57,7 @@ class ShareResult(Result):
         As for :class:`coalloc.Result`; ``objective`` is the throughput (None, and
         ``placement`` the jobs' origins, when an exact run was stopped without a solution:
         status ``time_limit``, ``has_solution`` False).
-    explanation : Explanation or None
-        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
-        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
-        otherwise.
+    %(result_explanation)s
 
     Examples
     --------
@@ -143,6 +142,7 @@ class ShareResult(Result):
         return out
 
 
+@filled
 @dataclass(kw_only=True, eq=False)
 class GapResult(Result):
     """What :func:`solve_gap` returns.
@@ -157,10 +157,7 @@ class GapResult(Result):
         A proven bound (lower for ``min``, upper for ``max``).
     gap : float or None
         The relative gap (:func:`coalloc._shared.result.relative_gap` with ``sense``).
-    explanation : Explanation or None
-        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
-        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
-        otherwise.
+    %(result_explanation)s
     sense : str
         ``"min"`` (cost) or ``"max"`` (profit).
     assign_all : bool

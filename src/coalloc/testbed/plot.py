@@ -9,6 +9,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from .._shared import plotting
+from .._shared.docs import filled
 from .model import PhysicalTopology, VirtualTopology
 
 __all__ = ["plot_mapping", "home_switches"]
@@ -73,6 +74,7 @@ def _positions(leaves: list, cores: list, by_switch: dict, used: set,
     return pos
 
 
+@filled
 def plot_mapping(
     top: VirtualTopology,
     ptop: PhysicalTopology,
@@ -102,8 +104,7 @@ def plot_mapping(
     show_unused : bool, default True
         Draw the unused PCs too.
     ax : matplotlib.axes.Axes, optional
-    path : str or path-like, optional
-        Also save the figure there.
+    %(plot_path)s
     labels : bool, optional
         Write virtual node names; default when at most 60 are mapped.
     title : str, optional
@@ -117,8 +118,7 @@ def plot_mapping(
 
     Raises
     ------
-    ImportError
-        Without matplotlib.
+    %(plot_raises)s
     ValueError
         When the result holds no mapping or names a node the testbed does not have.
 
@@ -186,12 +186,14 @@ def plot_mapping(
         seg = (tuple(pos[pa]), tuple(pos[pb]))
         (inter if home.get(pa) != home.get(pb) else intra).append(seg)
     if intra:
+        label = f"intra-switch virtual link ({len(intra)})"
         ax.add_collection(LineCollection(intra, colors="#888888", linewidths=0.6, zorder=1,
-                                         label=f"intra-switch virtual link ({len(intra)})"))  # fmt: skip
+                                         label=label))  # fmt: skip
     if inter:
+        label = f"inter-switch virtual link ({len(inter)})"
         ax.add_collection(LineCollection(inter, colors=plotting.CROSS, linewidths=0.9,
                                          linestyles="dashed", zorder=1, alpha=0.8,
-                                         label=f"inter-switch virtual link ({len(inter)})"))  # fmt: skip
+                                         label=label))  # fmt: skip
     sw_xy = np.array([pos[s] for s in switches]) if switches else np.zeros((0, 2))
     ax.scatter(sw_xy[:, 0], sw_xy[:, 1], s=260, marker="s", color="#4c72b0", zorder=2,
                edgecolors="black", label="switch")  # fmt: skip
@@ -217,8 +219,8 @@ def plot_mapping(
             hosted[p].append(v)
         for p, vs in hosted.items():
             if p in pos:
-                ax.annotate(",".join(sorted(vs)), pos[p], xytext=(0, -9),
-                            textcoords="offset points", ha="center", va="top", fontsize=6)  # fmt: skip
+                ax.annotate(",".join(sorted(vs)), pos[p], xytext=(0, -9), fontsize=6,
+                            textcoords="offset points", ha="center", va="top")  # fmt: skip
     ax.autoscale()
     ax.margins(0.06)
     ax.set_axis_off()
