@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import interrupt
 from .options import MilpOptions, MilpProblem
-from .outcome import MilpOutcome, _finite, _left, _progress_bar
+from .outcome import MilpOutcome, _finite, _kept, _left, _progress_bar
 from .supervise import dying_with_us, owned_temp_dir, stopped_detail, watch_child
 
 
@@ -367,13 +367,7 @@ def _cbc_outcome(read: tuple, flip: float, options: MilpOptions, end: Any, rows:
         else (head or f"CBC wrote no .sol file (exit code {code})")
     )  # fmt: skip
     if status == "time_limit":
-        why += (
-            "; no incumbent found"
-            if x is None
-            else "; incumbent kept"
-            if bound is None
-            else "; incumbent and bound kept"
-        )
+        why += _kept(x, bound)
     return MilpOutcome(
         x=x, bound=bound, status=status, solver_status=int(code if code is not None else -1),
         message=f"CBC: {why}", nodes=int(nodes.group(1)) if nodes else None,

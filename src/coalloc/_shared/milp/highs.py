@@ -17,7 +17,7 @@ import numpy as np
 from .. import interrupt
 from . import _highs_child
 from .options import MilpOptions, MilpProblem
-from .outcome import MilpOutcome, _closed, _finite, _left, _progress_bar
+from .outcome import MilpOutcome, _closed, _finite, _kept, _left, _progress_bar
 from .supervise import reap, stopped_detail, supervise_thread, watch_child
 
 _HIGHS_BANNER_SILENCED = False
@@ -243,13 +243,7 @@ def _highs_outcome(hs, raw: dict, sense: str, mip_gap: float, time_limit, rows: 
            else f"asked to stop at its time limit ({text})" if overran
            else text)  # fmt: skip
     if status == "time_limit":
-        why += (
-            "; no incumbent found"
-            if x is None
-            else "; incumbent kept"
-            if bound is None
-            else "; incumbent and bound kept"
-        )
+        why += _kept(x, bound)
     elif x is None and status == "error":
         why += "; no incumbent found"
     return MilpOutcome(
