@@ -59,9 +59,6 @@ request : CollectiveRequest
     The request (demand first; the old order ``(pool, request)`` still works, with a
     ``DeprecationWarning``).
 pool : ResourcePool""",
-    "cli_sub": """\
-sub : argparse._SubParsersAction
-    The subcommands of the ``coalloc`` command.""",
 }
 
 _PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)

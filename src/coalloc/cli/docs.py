@@ -13,8 +13,6 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .._shared.docs import filled
-
 __all__ = ["URL", "add_commands", "docs_dir", "topics", "read_topic"]
 
 #: Where the documentation site (API reference and guides) is published.
@@ -127,13 +125,13 @@ def _cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
-@filled
 def add_commands(sub) -> None:
     """Add the ``docs`` command to ``sub`` (a subparsers object).
 
     Parameters
     ----------
-    %(cli_sub)s
+    sub : argparse._SubParsersAction
+        The subcommands of the ``coalloc`` command.
 
     Examples
     --------

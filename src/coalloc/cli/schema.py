@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .._shared.docs import filled
 from ..formats import FORMATS, schema_text
 
 __all__ = ["add_commands"]
@@ -25,13 +24,13 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-@filled
 def add_commands(sub) -> None:
     """Add the ``schema`` command to ``sub`` (a subparsers object).
 
     Parameters
     ----------
-    %(cli_sub)s
+    sub : argparse._SubParsersAction
+        The subcommands of the ``coalloc`` command.
 
     Examples
     --------
