@@ -43,6 +43,27 @@ ImportError
     "write_dst": """\
 dst : str, path-like or file object
     Where to write (atomically, for a path).""",
+    "ctaap_graphs": """\
+request : Request
+    The request graph.
+offer : Offer
+    The offer graph.""",
+    "ctaap_pair": """\
+request : Request
+offer : Offer""",
+    "taskmap_graphs": """\
+tasks : TaskGraph
+    The task graph.
+resources : ResourceGraph
+    The resource graph.""",
+    "testbed_topologies": """\
+top : VirtualTopology
+    The experiment.
+ptop : PhysicalTopology
+    The testbed.""",
+    "loadshare_problem": """\
+problem : LoadSharingProblem
+    The grid and its jobs.""",
     "result_explanation": """\
 explanation : Explanation or None
     Why the answer is a "no" or a partial yes (a minimal conflict and the nearest

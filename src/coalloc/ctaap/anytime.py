@@ -44,6 +44,7 @@ import numpy as np
 
 from .._shared import interrupt, milp
 from .._shared import params as checks
+from .._shared.docs import filled
 from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
 from .bounds import BoundStopped, best_bound
@@ -273,6 +274,7 @@ def _import_solver(sub_solver: str):
     return "highs", milp.import_solver("highs")
 
 
+@filled
 def solve_anytime(
     request: Request,
     offer: Offer,
@@ -291,8 +293,7 @@ def solve_anytime(
 
     Parameters
     ----------
-    request : Request
-    offer : Offer
+    %(ctaap_pair)s
     seed : int, optional
         Seeds the default's step 1 (as without a limit) and every round.
     time_limit : float, optional

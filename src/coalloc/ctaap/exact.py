@@ -70,6 +70,7 @@ import scipy.sparse as sp
 from .._shared import interrupt, milp
 from .._shared import params as checks
 from .._shared.caches import cache_of
+from .._shared.docs import filled
 from .._shared.milp import SOLVERS
 from .._shared.result import relative_gap
 from .model import Offer, Request, check_compatible, compatibility
@@ -333,6 +334,7 @@ def _tightened_capacity(request: Request, offer: Offer, compat: np.ndarray) -> n
     return cap
 
 
+@filled
 def upper_bound(request: Request, offer: Offer) -> int:
     """A cheap, provably valid upper bound on the optimum.
 
@@ -350,10 +352,7 @@ def upper_bound(request: Request, offer: Offer) -> int:
 
     Parameters
     ----------
-    request : Request
-        The request graph.
-    offer : Offer
-        The offer graph.
+    %(ctaap_graphs)s
 
     Returns
     -------
@@ -521,6 +520,7 @@ def _without_allocation(info: dict, ub_comb: float, proven: float,
     return "error", f"{msg_solver}: the solver returned no allocation", None, proven
 
 
+@filled
 def solve_exact(
     request: Request,
     offer: Offer,
@@ -537,8 +537,7 @@ def solve_exact(
 
     Parameters
     ----------
-    request : Request
-    offer : Offer
+    %(ctaap_pair)s
     seed : int, optional
         Random seed of CBC (``randomCbcSeed``) and CP-SAT (``random_seed``). HiGHS through
         SciPy exposes no seed and is deterministic.

@@ -97,10 +97,7 @@ def explain_allocation(request: Request, offer: Offer, *,
 
     Parameters
     ----------
-    request : Request
-        The request graph.
-    offer : Offer
-        The offer graph.
+    %(ctaap_graphs)s
     %(explain_time_limit)s
 
     Returns

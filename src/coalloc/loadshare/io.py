@@ -149,8 +149,7 @@ def write_problem(dst: PathOrFile, problem: LoadSharingProblem, metadata: Any = 
     Parameters
     ----------
     %(write_dst)s
-    problem : LoadSharingProblem
-        The grid and its jobs.
+    %(loadshare_problem)s
     metadata : dict, optional
         Free-form information stored with the problem.
 

@@ -207,6 +207,7 @@ def stopped_result(problem: Any, **stop: Any) -> ShareResult:
     )  # fmt: skip
 
 
+@filled
 def offer_origins(problem: Any, method: str, seed: Any, t0: float,
                    params: Optional[dict] = None) -> None:  # fmt: skip
     """Offer a time limit in force the placement every method starts from: every job on
@@ -217,8 +218,7 @@ def offer_origins(problem: Any, method: str, seed: Any, t0: float,
 
     Parameters
     ----------
-    problem : LoadSharingProblem
-        The grid and its jobs.
+    %(loadshare_problem)s
     method : str
         The method's name, for the result.
     seed : int or None
@@ -249,6 +249,7 @@ def share_gap(throughput: float, bound: float) -> float:
     return relative_gap(throughput, bound, sense="max")
 
 
+@filled
 def placement_result(problem: Any, method: str, placement: np.ndarray, t0: float, seed: Any,
                      params: dict, coalition: Optional[np.ndarray] = None,
                      iterations: Optional[dict] = None) -> ShareResult:  # fmt: skip
@@ -257,8 +258,7 @@ def placement_result(problem: Any, method: str, placement: np.ndarray, t0: float
 
     Parameters
     ----------
-    problem : LoadSharingProblem
-        The grid and its jobs.
+    %(loadshare_problem)s
     method : str
         The method's name.
     placement : numpy.ndarray of int64, shape (J,)

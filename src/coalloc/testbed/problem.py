@@ -29,6 +29,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from .._shared.caches import cache_of
+from .._shared.docs import filled
 from .model import HARD_WEIGHT, PhysicalTopology, VirtualTopology, feature_kind
 
 __all__ = ["Problem", "build_problem", "NATIVE_BW"]
@@ -322,6 +323,7 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
     return cached
 
 
+@filled
 def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
                   available: Optional[set] = None,
                   trunk_used: Optional[Dict[str, float]] = None) -> Problem:  # fmt: skip
@@ -332,10 +334,7 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
 
     Parameters
     ----------
-    top : VirtualTopology
-        The experiment.
-    ptop : PhysicalTopology
-        The testbed.
+    %(testbed_topologies)s
     available : set of str, optional
         Names of the physical nodes that may be used (switches are always usable).
     trunk_used : dict of str to float, optional

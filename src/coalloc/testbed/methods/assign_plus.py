@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, Mapping, Optional
 
 import numpy as np
 
+from ..._shared.docs import filled
 from ..._shared.params import (
     check_backend,
     choice,
@@ -60,6 +61,7 @@ PORTFOLIO_EXACT_NODES = 0
 PORTFOLIO_EXACT_SECONDS = 0.5
 
 
+@filled
 def unmet_desires(top: VirtualTopology, ptop: PhysicalTopology, mapping: Mapping[str, str]
                   ) -> float:  # fmt: skip
     """The summed weight of the soft desires a mapping leaves unmet.
@@ -69,10 +71,7 @@ def unmet_desires(top: VirtualTopology, ptop: PhysicalTopology, mapping: Mapping
 
     Parameters
     ----------
-    top : VirtualTopology
-        The experiment.
-    ptop : PhysicalTopology
-        The testbed.
+    %(testbed_topologies)s
     mapping : mapping of str to str
         Virtual node -> physical node.
 
