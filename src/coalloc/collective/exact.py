@@ -40,6 +40,7 @@ from ._order import demand_first
 from .core import (
     Clock,
     Problem,
+    Report,
     decrease_starts,
     factor,
     kernels,
@@ -135,7 +136,8 @@ def exact(
             "message": f"impossible: only {nodes.size} nodes match labels and minimums, "
             f"{n} needed (a proof: no set of {n} exists at any time)",
         }
-        return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)
+        return rejected(prob, Report("exact", seed, params, clock.done(), counters), reason,
+                        proven=True)  # fmt: skip
     starts = decrease_starts(pool, nodes, request.earliest_start, request.latest_start)
     ref = kernels("numpy")
     cap = pool.capacity[nodes]
@@ -194,7 +196,7 @@ def exact(
             + _by_solver(undecided)
             + ("" if hit else " (not a proof)"),
         }
-        return rejected(prob, "exact", reason, seed, params, clock.done(), counters,
+        return rejected(prob, Report("exact", seed, params, clock.done(), counters), reason,
                         proven=False, status="time_limit" if hit else None)  # fmt: skip
     reason = {
         "reason": "no_start",
@@ -203,7 +205,8 @@ def exact(
         f"[{request.earliest_start:g}, {request.latest_start:g}] admits {n} resources (a "
         "proof: at each, a necessary condition fails or the integer program is infeasible)",
     }
-    return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)
+    return rejected(prob, Report("exact", seed, params, clock.done(), counters), reason,
+                    proven=True)  # fmt: skip
 
 
 def _swapped_until(avail, tmax, cap, d, rows, tol, deadline, counters):
@@ -300,9 +303,9 @@ def _best_at(prob, found: _Found, search: _Search) -> CoallocationResult:
                     f"{' within the time limit' if counters['time_limit_hit'] else ''}"
                     f"{_by_solver(search.undecided)}")  # fmt: skip
     status = "time_limit" if counters["time_limit_hit"] else "feasible"
-    return solution(prob, "exact", t, nodes[best_rows], tmax[best_rows], search.seed,
-                    search.params, clock.done(), counters, status=status, proven=proven,
-                    bound=search.first_undecided, message=message)  # fmt: skip
+    report = Report("exact", search.seed, search.params, clock.done(), counters)
+    return solution(prob, report, t, nodes[best_rows], tmax[best_rows], status=status,
+                    proven=proven, bound=search.first_undecided, message=message)  # fmt: skip
 
 
 def _by_solver(count: int) -> str:
@@ -388,9 +391,9 @@ def brute_force(
         def found(best: list, t: float, tm: dict = tm) -> CoallocationResult:
             # the best set at this start (every earlier start was enumerated: none there)
             tmax = np.array([tm[j] for j in best])
-            return solution(prob, "brute_force", t, np.array(best), tmax, seed, params,
-                            clock.done(), {"starts": starts.index(t) + 1}, status="optimal",
-                            proven=True)  # fmt: skip
+            report = Report("brute_force", seed, params, clock.done(),
+                            {"starts": starts.index(t) + 1})  # fmt: skip
+            return solution(prob, report, t, np.array(best), tmax, status="optimal", proven=True)
 
         for k, combo in enumerate(combinations(cand, n)):
             if not k & 1023:  # the time limit's deadline (issue 36), Ctrl-C
@@ -408,8 +411,8 @@ def brute_force(
             return found(best, t)
     reason = {"reason": "no_start", "starts_checked": len(starts),
               "message": "no admissible solution in the window"}  # fmt: skip
-    return rejected(prob, "brute_force", reason, seed, params, clock.done(),
-                    {"starts": len(starts)}, proven=True)  # fmt: skip
+    report = Report("brute_force", seed, params, clock.done(), {"starts": len(starts)})
+    return rejected(prob, report, reason, proven=True)
 
 
 # The exact method at the public boundary: the one status rule at its exit, and ``solver=``
