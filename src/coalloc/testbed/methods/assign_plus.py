@@ -37,7 +37,7 @@ from ..result import MappingResult
 from ..routing import route
 from ..verify import verify_mapping
 from .exact import _not_exact_for
-from .outcome import _problem, _result, policy_breach
+from .outcome import _problem, _Report, _result, policy_breach
 
 __all__ = ["assign_plus_method", "unmet_desires", "QUICK_ANNEAL", "PORTFOLIO_EXACT_NODES",
            "PORTFOLIO_EXACT_SECONDS"]  # fmt: skip
@@ -406,8 +406,8 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     backend = check_backend(backend)
     breach = policy_breach(pr.top, pr.ptop)
     if breach is not None:
-        return _result(pr, method_name, seed, {"scoring": scoring}, None, None, t0,
-                       {"setup": t1 - t0}, {}, failure=breach)  # fmt: skip
+        report = _Report(method_name, seed, {"scoring": scoring}, t0, {"setup": t1 - t0}, {})
+        return _result(pr, report, None, None, failure=breach)  # fmt: skip
     params = {"scoring": scoring, "exchange": bool(exchange),
               "strategies": list(ALL_STRATEGIES if fallback else STRATEGIES),
               "fallback": bool(fallback), "trunk_aware": bool(fallback)}  # fmt: skip
@@ -422,8 +422,8 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
             p["unmet_desires"] = key[0]
             score = key[3] if math.isfinite(key[3]) else None
         w = np.array(where, dtype=np.int64)
-        offer_incumbent(lambda: _result(pr, method_name, seed, p, w, rt, t0,
-                                        {"setup": t1 - t0}, c, score=score))  # fmt: skip
+        report = _Report(method_name, seed, p, t0, {"setup": t1 - t0}, c)
+        offer_incumbent(lambda: _result(pr, report, w, rt, score=score))  # fmt: skip
 
     early = None
     if fallback and kernel_deadline() is not None:
@@ -457,9 +457,9 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
                 if an["stopped"]:
                     offer(an["where"], rt, label="anneal", score=an["score"])
                     raise_stop(an)
-                return _result(pr, method_name, seed, params, an["where"], rt, t0,
-                               {"setup": t1 - t0, "search": t2 - t1,
-                                "fallback": time.perf_counter() - t2}, counters,
+                spent = {"setup": t1 - t0, "search": t2 - t1, "fallback": time.perf_counter() - t2}
+                report = _Report(method_name, seed, params, t0, spent, counters)
+                return _result(pr, report, an["where"], rt,
                                score=an["score"],
                                message=f"mapped {pr.nv} nodes by the annealing fallback "
                                        f"(assign+: {reason_text(out['failure'])})")  # fmt: skip
@@ -478,13 +478,14 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
             if exact.status == "optimal" and exact.bound is not None:
                 bound = float(exact.bound)
                 # proven: no mapping crosses less bandwidth (settle makes it "optimal")
-        return _result(pr, method_name, seed, params, where, rt, t0,
-                       {"setup": t1 - t0, "search": t2 - t1,
-                        "portfolio": time.perf_counter() - t2}, counters,
+        spent = {"setup": t1 - t0, "search": t2 - t1, "portfolio": time.perf_counter() - t2}
+        report = _Report(method_name, seed, params, t0, spent, counters)
+        return _result(pr, report, where, rt,
                        score=key[3] if math.isfinite(key[3]) else None, status=status,
                        bound=bound, message=msg)  # fmt: skip
-    return _result(pr, method_name, seed, params, out["where"], out["routing"], t0,
-                   {"setup": t1 - t0, "search": time.perf_counter() - t1}, counters,
+    spent = {"setup": t1 - t0, "search": time.perf_counter() - t1}
+    report = _Report(method_name, seed, params, t0, spent, counters)
+    return _result(pr, report, out["where"], out["routing"],
                    score=out["score"], failure=out["failure"],
                    message="" if out["where"] is not None else
                    f"assign+ found no mapping: {reason_text(out['failure'])}")  # fmt: skip
