@@ -10,12 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from coalloc.collective import _search, coallocate, verify
+from coalloc.collective import coallocate, verify
 from coalloc.collective._heuristic_sets import fill as _fill
 from coalloc.collective._heuristic_sets import lagrange as _lagrange
 from coalloc.collective._heuristic_sets import large_search as _large_search
 from coalloc.collective._heuristic_sets import top_rows as _top
-from coalloc.collective.core import Kernels
 from coalloc.collective.generators import random_instance
 
 from .test_scaled_referee import build, instances
@@ -66,7 +65,7 @@ def test_lagrange_proves_what_no_single_property_shows():
     verdict, sets, _ = _lagrange(a, d, d, 2)
     assert verdict in ("feasible", "unknown")
     zeros = np.zeros_like(a)
-    verdict, sets, _ = _large_search(Kernels(_search), a, zeros, a, d, 2, d / 4, d, d * 0, 10)
+    verdict, sets, _ = _large_search(a, zeros, a, d, 2, d / 4, d)
     assert verdict == "feasible"
     assert all(sorted(r.tolist()) in ([0, 2], [0, 3], [1, 2], [1, 3]) for r in sets)
 

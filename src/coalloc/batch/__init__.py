@@ -75,6 +75,7 @@ from .run import EXECUTORS as EXECUTORS
 from .run import ON_ERROR as ON_ERROR
 from .run import Instance as Instance
 from .run import _batch_iter as _batch_iter  # the CLI's solve-batch
+from .run import _BatchOptions as _BatchOptions
 from .run import _check_item as _check_item
 from .run import _executor_workers as _executor_workers
 from .run import merge_options as merge_options

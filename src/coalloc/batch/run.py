@@ -15,6 +15,7 @@ import statistics
 import warnings
 from collections import deque
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from itertools import islice
 from typing import (
     Any,
@@ -499,34 +500,55 @@ def solve_many_iter(
     1 feasible
     6 feasible
     """
-    return _batch_iter(
-        instances, method, family=family, n_jobs=n_jobs, executor=executor, seed=seed,
-        chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
-        progress=progress, params=merge_options(options, params), with_report=False,
-        timeout=timeout,
-    )  # fmt: skip
+    batch = _BatchOptions(family=family, n_jobs=n_jobs, executor=executor, seed=seed,
+                          chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,
+                          progress=progress, timeout=timeout)  # fmt: skip
+    return _batch_iter(instances, method, batch, params=merge_options(options, params),
+                       with_report=False)  # fmt: skip
 
 
-def _batch_iter(
-    instances,
-    method,
-    *,
-    family=None,
-    n_jobs,
-    executor,
-    seed,
-    chunksize,
-    max_in_flight,
-    on_error,
-    progress,
-    params,
-    with_report,
-    timeout=None,
-) -> Iterator[Any]:
+@dataclass(frozen=True, kw_only=True)
+class _BatchOptions:
+    """How a batch runs, as given to :func:`solve_many_iter` (checked by
+    :func:`_batch_iter`); the defaults are :func:`solve_many`'s."""
+
+    family: Optional[str] = None
+    n_jobs: Optional[int] = None
+    executor: Any = None
+    seed: Any = 0
+    chunksize: Union[int, str] = 1
+    max_in_flight: Optional[int] = None
+    on_error: str = "record"
+    progress: Any = None
+    timeout: Optional[float] = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _RunPlan:
+    """A batch's checked options, as :func:`_run` uses them."""
+
+    executor: Optional[cf.Executor]
+    pool_kind: str
+    workers: int
+    chunksize: Union[int, str]
+    max_in_flight: int
+    raise_errors: bool
+    progress: Optional[Callable[[int, Optional[int]], None]]
+    total: Optional[int]
+    timeout: Optional[float] = None
+    cancel: Optional[interrupt.Scope] = None
+
+
+def _batch_iter(instances, method, batch: _BatchOptions, *, params,
+                with_report) -> Iterator[Any]:  # fmt: skip
     """Validate everything, then return the generator (shared with ``coalloc solve-batch``).
 
     With ``with_report`` each success is a ``(result, verify_report_dict)`` pair.
     """
+    family, n_jobs, executor, chunksize = (batch.family, batch.n_jobs, batch.executor,
+                                           batch.chunksize)  # fmt: skip
+    max_in_flight, on_error, progress, timeout = (batch.max_in_flight, batch.on_error,
+                                                  batch.progress, batch.timeout)  # fmt: skip
     if isinstance(instances, (str, bytes, os.PathLike)) or not isinstance(instances, abc.Iterable):
         raise TypeError(
             "instances must be an iterable of problems (a family's Instance, a pair, or an "
@@ -563,21 +585,88 @@ def _batch_iter(
         timeout = float(timeout)
         if not (timeout > 0 and np.isfinite(timeout)):
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    seed_of = _seed_function(seed, instances)
+    seed_of = _seed_function(batch.seed, instances)
     total = len(instances) if isinstance(instances, abc.Sized) else None
     cancel = interrupt.Scope()  # cancelled when the batch ends early: stops running kernels
     args = (method, dict(params), with_report, family, timeout, cancel)
-    return _run(
-        instances, args, seed_of, executor=executor, pool_kind=pool_kind, workers=workers,
-        chunksize=chunksize, max_in_flight=max_in_flight, raise_errors=on_error == "raise",
-        progress=progress, total=total, timeout=timeout, cancel=cancel,
-    )  # fmt: skip
+    plan = _RunPlan(executor=executor, pool_kind=pool_kind, workers=workers, chunksize=chunksize,
+                    max_in_flight=max_in_flight, raise_errors=on_error == "raise",
+                    progress=progress, total=total, timeout=timeout, cancel=cancel)  # fmt: skip
+    return _run(instances, args, seed_of, plan)
 
 
-def _run(
-    instances, args, seed_of, *, executor, pool_kind, workers, chunksize, max_in_flight,
-    raise_errors, progress, total, timeout=None, cancel=None,
-) -> Iterator[Any]:  # fmt: skip
+@dataclass
+class _Held:
+    """What a batch run holds and releases at its end, whatever the end
+    (:meth:`release`)."""
+
+    owned: Optional[cf.Executor] = None  # a pool the run created
+    watchdog: Optional[_Watchdog] = None
+    temp_root: Optional[str] = None  # the temporary folders of an owned process pool
+    shipper: Optional[Shipper] = None
+    shared_root: Optional[str] = None  # our files on the caller's process pool
+
+    def open(self, plan: _RunPlan) -> cf.Executor:
+        """The executor of a pooled run: the caller's, else one this run creates and owns
+        (a process pool with its temporary folders and, with a timeout, a watchdog)."""
+        executor = plan.executor
+        if executor is None and plan.pool_kind == "processes":
+            self.temp_root = _new_temp_root()
+            if plan.timeout is not None:
+                self.watchdog = _Watchdog(plan.timeout, self.temp_root)
+            executor = self.owned = _new_process_pool(None, plan.workers, self.watchdog,
+                                                      self.temp_root)  # fmt: skip
+        elif executor is None:
+            executor = self.owned = cf.ThreadPoolExecutor(max_workers=plan.workers)
+        self.shipper, self.shared_root = _shipper_for(executor, self.temp_root)
+        return executor
+
+    def release(self, interrupted: bool) -> None:
+        """Shut down what the run owns (its processes terminated after Ctrl-C) and remove
+        its temporary folders, the pool's after the pool: no worker writes there then."""
+        if self.owned is not None:
+            if interrupted and isinstance(self.owned, cf.ProcessPoolExecutor):
+                for process in list((getattr(self.owned, "_processes", None) or {}).values()):
+                    process.terminate()
+            self.owned.shutdown(wait=True, cancel_futures=True)
+        if self.watchdog is not None:
+            self.watchdog.close()
+        if self.shipper is not None:
+            self.shipper.close()
+        if self.shared_root is not None:  # the caller's process pool: our files only
+            shutil.rmtree(self.shared_root, ignore_errors=True)
+        if self.temp_root is not None:  # after the pool: no worker writes there any more
+            shutil.rmtree(self.temp_root, ignore_errors=True)
+
+
+def _serial(next_chunk: Callable[[], list], args: tuple, emit: Callable, progress: Any,
+            total: Optional[int]) -> Iterator[Any]:  # fmt: skip
+    """A serial batch: each chunk solved here, in turn."""
+    done = 0
+    while True:
+        chunk = next_chunk()
+        if not chunk:
+            return
+        records = _solve_chunk(chunk, *args)
+        done += len(records)
+        if progress is not None:
+            progress(done, total)
+        yield from emit(records)
+
+
+def _submit(pool: cf.Executor, chunk: list, args: tuple, shipper: Optional[Shipper]) -> cf.Future:
+    """Submit a chunk to ``pool``, its instances shipped by ``shipper`` when there is one."""
+    if shipper is None:
+        return pool.submit(_solve_chunk, chunk, *args)
+    payload, keywords = shipper.pack(chunk)
+    return pool.submit(_solve_chunk, payload, *args, **keywords)
+
+
+def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
+    """The batch's generator: chunks of ``instances`` solved on ``plan``'s executor (or
+    here, serially), yielded in input order."""
+    workers, chunksize, max_in_flight = plan.workers, plan.chunksize, plan.max_in_flight
+    progress, total, cancel = plan.progress, plan.total, plan.cancel
     items = enumerate(instances)
     done = 0
     sizer = _AutoChunks(workers, total) if chunksize == "auto" else None
@@ -592,46 +681,22 @@ def _run(
 
     def emit(records: list) -> Iterator[Any]:
         for record in records:
-            if raise_errors and isinstance(record, BatchError):
+            if plan.raise_errors and isinstance(record, BatchError):
                 raise record
             yield record
 
-    owned: Optional[cf.Executor] = None
-    watchdog: Optional[_Watchdog] = None
-    temp_root: Optional[str] = None  # the temporary folders of an owned process pool
+    held = _Held()
     interrupted = False
     pending: Deque[Tuple[list, cf.Future]] = deque()
-    shipper: Optional[Shipper] = None
-    shared_root: Optional[str] = None
     try:
-        if pool_kind == "serial":
-            while True:
-                chunk = next_chunk()
-                if not chunk:
-                    break
-                records = _solve_chunk(chunk, *args)
-                done += len(records)
-                if progress is not None:
-                    progress(done, total)
-                yield from emit(records)
+        if plan.pool_kind == "serial":
+            yield from _serial(next_chunk, args, emit, progress, total)
             return
 
-        if executor is None and pool_kind == "processes":
-            temp_root = _new_temp_root()
-            if timeout is not None:
-                watchdog = _Watchdog(timeout, temp_root)
-            executor = owned = _new_process_pool(None, workers, watchdog, temp_root)
-        elif executor is None:
-            executor = owned = cf.ThreadPoolExecutor(max_workers=workers)
-        shipper, shared_root = _shipper_for(executor, temp_root)
+        executor = held.open(plan)
+        watchdog, shipper = held.watchdog, held.shipper
         if sizer is not None:
             sizer.seconds = _chunk_seconds(executor)
-
-        def submit(pool: cf.Executor, chunk: list) -> cf.Future:
-            if shipper is None:
-                return pool.submit(_solve_chunk, chunk, *args)
-            payload, keywords = shipper.pack(chunk)
-            return pool.submit(_solve_chunk, payload, *args, **keywords)
 
         sizes = {}  # future -> chunk size, for the futures not yet counted as done
         exhausted = False
@@ -644,7 +709,7 @@ def _run(
                     exhausted = True
                     return
                 try:
-                    future = submit(executor, chunk)
+                    future = _submit(executor, chunk, args, shipper)
                 except Exception as exc:  # e.g. a shut-down executor or a broken pool
                     future = cf.Future()
                     future.set_exception(exc)
@@ -675,11 +740,11 @@ def _run(
             try:
                 records = head.result()
             except BrokenProcessPool as exc:
-                if owned is None:  # the caller's executor: it cannot be replaced here
+                if held.owned is None:  # the caller's executor: it cannot be replaced here
                     records = [_chunk_failed(exc, i, item, s) for i, item, s in chunk]
                 else:  # a worker died: only the instance that killed it is lost
-                    records, executor, owned = _isolate_crash(chunk, args, owned, workers, watchdog,
-                                                              temp_root)  # fmt: skip
+                    records, executor, held.owned = _isolate_crash(
+                        chunk, args, held.owned, workers, watchdog, held.temp_root)  # fmt: skip
                     done -= _resubmit(pending, sizes, args, executor)
             except Exception as exc:  # the chunk never ran or never came back
                 records = [_chunk_failed(exc, i, item, s) for i, item, s in chunk]
@@ -693,18 +758,6 @@ def _run(
             cancel.cancel(interrupt.Cancelled("the batch was stopped before this instance ended"))
         for _, future in pending:
             future.cancel()
-        if owned is not None:
-            if interrupted and isinstance(owned, cf.ProcessPoolExecutor):
-                for process in list((getattr(owned, "_processes", None) or {}).values()):
-                    process.terminate()
-            owned.shutdown(wait=True, cancel_futures=True)
-        if watchdog is not None:
-            watchdog.close()
-        if shipper is not None:
-            shipper.close()
-        if shared_root is not None:  # the caller's process pool: our files only
-            shutil.rmtree(shared_root, ignore_errors=True)
-        if temp_root is not None:  # after the pool: no worker writes there any more
-            shutil.rmtree(temp_root, ignore_errors=True)
+        held.release(interrupted)
         if progress is not None and hasattr(progress, "close"):
             progress.close()

@@ -551,19 +551,19 @@ def _run_batch_on(args, family, params, executor, todo, seeds, digests, skipped)
     """:func:`run_batch` once the instances to solve and the executor are known."""
     resume = bool(getattr(args, "resume", False))
     to_stdout = args.output == "-"
-    from ..batch import ProgressBar, _batch_iter
+    from ..batch import ProgressBar, _batch_iter, _BatchOptions
 
     show = not args.no_progress and sys.stderr.isatty()
     desc = "solved" if not skipped else f"solved ({skipped} skipped: done before)"
-    records = _batch_iter(
-        [_item(args, i) for i in todo], args.method, family=family, n_jobs=args.jobs,
+    batch = _BatchOptions(
+        family=family, n_jobs=args.jobs,
         executor=executor if executor is not None else "processes" if args.processes else "threads",
-        seed=seeds,
-        chunksize=args.chunksize, max_in_flight=None, on_error="record",
-        progress=ProgressBar(sys.stderr, desc=desc) if show else None,
-        params={**dict(args.param or []), **(params or {})}, with_report=True,
-        timeout=args.timeout,
+        seed=seeds, chunksize=args.chunksize, max_in_flight=None, on_error="record",
+        progress=ProgressBar(sys.stderr, desc=desc) if show else None, timeout=args.timeout,
     )  # fmt: skip
+    records = _batch_iter([_item(args, i) for i in todo], args.method, batch,
+                          params={**dict(args.param or []), **(params or {})},
+                          with_report=True)  # fmt: skip
     failed = []
     t0 = time.perf_counter()
     if to_stdout:

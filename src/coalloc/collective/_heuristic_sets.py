@@ -131,9 +131,8 @@ def fill(a: Array, d: Array, dlo: Array, n: int) -> Array:
     return np.sort(np.array(rows, dtype=np.int64))
 
 
-def large_search(ker: Kernels, a: Array, tm: Array, cp: Array, d: Array, n: int, e: Array,
-                 dlo: Array, tol: Array,
-                 max_rounds: int) -> Tuple[str, List[Array], int]:  # fmt: skip
+def large_search(a: Array, tm: Array, cp: Array, d: Array, n: int, e: Array,
+                 dlo: Array) -> Tuple[str, List[Array], int]:  # fmt: skip
     """A start's set when ``n`` and the eligible nodes are many: the greedy starting sets of
     :func:`greedy_starts` that already meet every total, then :func:`lagrange` (which can also
     prove that no set exists), then :func:`fill`. Returns ``(verdict, sets, steps)``; no
@@ -150,8 +149,8 @@ def large_search(ker: Kernels, a: Array, tm: Array, cp: Array, d: Array, n: int,
     return ("feasible" if cands else verdict), cands, k
 
 
-def improve(ker: Kernels, a: Array, tm: Array, cp: Array, d: Array, n: int, dlo: Array,
-            tol: Array, cands: List[Array], max_rounds: int) -> Tuple[Array, int]:  # fmt: skip
+def improve(ker: Kernels, a: Array, tm: Array, cp: Array, d: Array, dlo: Array, tol: Array,
+            cands: List[Array], max_rounds: int) -> Tuple[Array, int]:  # fmt: skip
     """The best factor of the admissible ``cands``, raised by the compiled swaps among the
     set and a shortlist of the :data:`SHORTLIST` tightest-fitting other nodes
     (:data:`IMPROVE_ROUNDS` rounds at most): a cost that grows with ``N``, not with the pool.

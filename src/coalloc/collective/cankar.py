@@ -29,11 +29,13 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared import params as checks
+from .._shared.docs import filled
 from .._shared.seeding import kernel_seed, resolve_seed, streams
 from ._order import demand_first
 from .core import (
     Clock,
     Problem,
+    Report,
     check_backend,
     kernels,
     offer,
@@ -51,6 +53,7 @@ M_INIT, L1, L2 = 3, 7, 10
 STREAMS = ("discovery", "phase4", "phase5")
 
 
+@filled
 def cankar(
     request: CollectiveRequest,
     pool: ResourcePool,
@@ -68,10 +71,7 @@ def cankar(
 
     Parameters
     ----------
-    request : CollectiveRequest
-        The request (demand first; the old order ``(pool, request)`` still works, with a
-        ``DeprecationWarning``).
-    pool : ResourcePool
+    %(collective_request_pool)s
     seed : int, optional
         Seed of every random choice.
     backend : {"compiled", "numpy"}
@@ -147,7 +147,7 @@ def cankar(
         if not proven:
             reason = {**reason, "message": reason["message"] + " (a heuristic's rejection, "
                       "not a proof: method='scan' decides every start)"}  # fmt: skip
-        return rejected(prob, "cankar", reason, seed, params, clock.done(), counters,
+        return rejected(prob, Report("cankar", seed, params, clock.done(), counters), reason,
                         proven=proven)  # fmt: skip
 
     while True:
@@ -250,16 +250,16 @@ def cankar(
         c, ra, sel = found
         avail, tmax, capa = avail_all[c, ra], tmax_all[c, ra], cap[ra]
         # an answer: what the time limit returns if it stops Phase V (copies)
-        offer(functools.partial(solution, prob, "cankar", float(cand[c]), rjob[ra[sel]].copy(),
-                                tmax[sel].copy(), seed, params, {}, dict(counters)),
-              pool, reserve)  # fmt: skip
+        found = Report("cankar", seed, params, {}, dict(counters))
+        offer(functools.partial(solution, prob, found, float(cand[c]), rjob[ra[sel]].copy(),
+                                tmax[sel].copy()), pool, reserve)  # fmt: skip
         if l2 > 0 and ra.size > n:
             sel, acc = ker.phase5(avail, tmax, capa, d, sel, l2, kernel_seed(g5), tol)
             counters["phase5_accepted"] += acc
         clock.lap("phase5")
         nodes = rjob[ra[sel]]
-        result = solution(prob, "cankar", float(cand[c]), nodes, tmax[sel], seed, params,
-                          {}, counters)  # fmt: skip
+        result = solution(prob, Report("cankar", seed, params, {}, counters), float(cand[c]),
+                          nodes, tmax[sel])  # fmt: skip
         if reserve:
             try:
                 pool.reserve(result.start, req.duration, result.resources, result.amounts)

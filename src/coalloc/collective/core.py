@@ -234,10 +234,28 @@ def factor(d: np.ndarray, tmax: np.ndarray, cap: np.ndarray) -> float:
     return float(np.prod(ratio(d + tmax.sum(axis=0), cap.sum(axis=0))))
 
 
-def solution(prob: Problem, method: str, start: float, nodes: np.ndarray, tmax: np.ndarray,
-             seed, params, timings, iterations, *, status="feasible", message="",
-             proven=False, bound=None) -> CoallocationResult:  # fmt: skip
-    """A result for ``nodes`` (pool indices) at ``start`` with their window maxima.
+@dataclass(frozen=True)
+class Report:
+    """What a result reports of the call that made it: the method, its seed and
+    parameters, its timings and its counters (the result base's fields of the call)."""
+
+    method: str
+    seed: Optional[int]
+    params: dict
+    timings: dict
+    iterations: dict
+
+    def fields(self) -> dict:
+        """The result's keyword arguments of the call."""
+        return {"method": self.method, "seed": self.seed, "params": self.params,
+                "timings": self.timings, "iterations": self.iterations}  # fmt: skip
+
+
+def solution(prob: Problem, report: Report, start: float, nodes: np.ndarray, tmax: np.ndarray,
+             *, status="feasible", message="", proven=False,
+             bound=None) -> CoallocationResult:  # fmt: skip
+    """A result for ``nodes`` (pool indices) at ``start`` with their window maxima, made by
+    the call ``report`` describes.
 
     ``objective`` is the start (the family minimises it first); ``bound`` is a proven
     lower bound on the earliest admissible start: the start itself when ``proven``, else
@@ -255,15 +273,14 @@ def solution(prob: Problem, method: str, start: float, nodes: np.ndarray, tmax: 
     return CoallocationResult(
         start=float(start), duration=prob.request.duration, resources=np.asarray(nodes, np.int64),
         amounts=amt, utilisation=u, names=prob.pool.names, proven=proven, status=status,
-        message=message or f"start {start:g} s, utilisation factor {u:.6g}", method=method,
-        seed=seed, params=params, timings=timings, iterations=iterations,
-        objective=float(start), bound=float(bound),
+        message=message or f"start {start:g} s, utilisation factor {u:.6g}",
+        **report.fields(), objective=float(start), bound=float(bound),
         gap=relative_gap(float(start), float(bound), sense="min"),
     )  # fmt: skip
 
 
-def rejected(prob: Problem, method: str, reason: dict, seed, params, timings, iterations, *,
-             proven: bool, status: Optional[str] = None) -> CoallocationResult:  # fmt: skip
+def rejected(prob: Problem, report: Report, reason: dict, *, proven: bool,
+             status: Optional[str] = None) -> CoallocationResult:  # fmt: skip
     """A rejection: ``"infeasible"`` when ``proven`` (its message says what the proof is),
     else ``"no_solution"`` (the method ended by itself without an answer or a proof) unless
     ``status`` says otherwise (``"time_limit"``: the budget ended it)."""
@@ -271,8 +288,7 @@ def rejected(prob: Problem, method: str, reason: dict, seed, params, timings, it
         status = "infeasible" if proven else "no_solution"
     return CoallocationResult(
         duration=prob.request.duration, names=prob.pool.names, rejection=reason, proven=proven,
-        status=status, message=reason.get("message", "rejected"), method=method, seed=seed,
-        params=params, timings=timings, iterations=iterations,
+        status=status, message=reason.get("message", "rejected"), **report.fields(),
     )  # fmt: skip
 
 

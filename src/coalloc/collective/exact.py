@@ -24,13 +24,15 @@ from __future__ import annotations
 import functools
 import math
 import time
+from dataclasses import dataclass
 from itertools import combinations
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from .._shared import interrupt, progress
 from .._shared import params as checks
+from .._shared.docs import filled
 from .._shared.family import renamed_keyword
 from .._shared.seeding import check_seed
 from ._exact_sets import best_subset, enumerate_best, feasible_subset
@@ -38,6 +40,7 @@ from ._order import demand_first
 from .core import (
     Clock,
     Problem,
+    Report,
     decrease_starts,
     factor,
     kernels,
@@ -56,6 +59,7 @@ EXACT_SOLVERS = ("highs", "cbc", "cpsat")
 EXACT_BACKENDS = EXACT_SOLVERS
 
 
+@filled
 def exact(
     request: CollectiveRequest,
     pool: ResourcePool,
@@ -70,10 +74,7 @@ def exact(
 
     Parameters
     ----------
-    request : CollectiveRequest
-        The request (demand first; the old order ``(pool, request)`` still works, with a
-        ``DeprecationWarning``).
-    pool : ResourcePool
+    %(collective_request_pool)s
     seed : int, optional
         Unused (the method is deterministic); validated for a uniform signature.
     solver : {"highs", "cbc", "cpsat"}
@@ -135,7 +136,8 @@ def exact(
             "message": f"impossible: only {nodes.size} nodes match labels and minimums, "
             f"{n} needed (a proof: no set of {n} exists at any time)",
         }
-        return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)
+        return rejected(prob, Report("exact", seed, params, clock.done(), counters), reason,
+                        proven=True)  # fmt: skip
     starts = decrease_starts(pool, nodes, request.earliest_start, request.latest_start)
     ref = kernels("numpy")
     cap = pool.capacity[nodes]
@@ -178,9 +180,12 @@ def exact(
                 else:
                     undecided += 1
                 continue
-            return _best_at(prob, t, nodes[el], avail[el], tmax[el], cap[el], rows, n,
-                            enumerate_limit, deadline, seed, params, clock, counters,
-                            unknown, undecided, first_undecided)  # fmt: skip
+            found = _Found(t=float(t), nodes=nodes[el], avail=avail[el], tmax=tmax[el],
+                           cap=cap[el], rows=rows)  # fmt: skip
+            search = _Search(enumerate_limit=enumerate_limit, deadline=deadline, seed=seed,
+                             params=params, clock=clock, counters=counters, unknown=unknown,
+                             undecided=undecided, first_undecided=first_undecided)  # fmt: skip
+            return _best_at(prob, found, search)
     if unknown:
         hit = counters["time_limit_hit"] == 1
         reason = {
@@ -191,7 +196,7 @@ def exact(
             + _by_solver(undecided)
             + ("" if hit else " (not a proof)"),
         }
-        return rejected(prob, "exact", reason, seed, params, clock.done(), counters,
+        return rejected(prob, Report("exact", seed, params, clock.done(), counters), reason,
                         proven=False, status="time_limit" if hit else None)  # fmt: skip
     reason = {
         "reason": "no_start",
@@ -200,7 +205,8 @@ def exact(
         f"[{request.earliest_start:g}, {request.latest_start:g}] admits {n} resources (a "
         "proof: at each, a necessary condition fails or the integer program is infeasible)",
     }
-    return rejected(prob, "exact", reason, seed, params, clock.done(), counters, proven=True)
+    return rejected(prob, Report("exact", seed, params, clock.done(), counters), reason,
+                    proven=True)  # fmt: skip
 
 
 def _swapped_until(avail, tmax, cap, d, rows, tol, deadline, counters):
@@ -230,18 +236,51 @@ class _no_scope:
         return None
 
 
-def _best_at(prob, t, nodes, avail, tmax, cap, rows, n, enumerate_limit, deadline, seed, params,
-             clock, counters, unknown, undecided, first_undecided):  # fmt: skip
-    """The answer of :func:`exact` at the first start ``t`` with a set (``rows``, from the
-    integer program; ``nodes`` are the eligible pool rows): that set raised by the swaps,
-    then the enumeration of every set when there are at most ``enumerate_limit``; when the
-    deadline cuts the enumeration, the better of the two."""
-    d, tol = prob.d, prob.tol
+@dataclass(frozen=True, kw_only=True)
+class _Found:
+    """The first start ``t`` of :func:`exact` with a set: the eligible pool rows ``nodes``,
+    their availability, window maxima and capacities there, and the set ``rows`` (indices
+    into them) the integer program found."""
+
+    t: float
+    nodes: np.ndarray
+    avail: np.ndarray
+    tmax: np.ndarray
+    cap: np.ndarray
+    rows: np.ndarray
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Search:
+    """What :func:`exact` knows when it finds its first set: its limits, what it reports
+    (seed, params, clock, counters) and the earlier starts it left undecided (``unknown``
+    in all, ``undecided`` by a solver without a time limit, the first of them)."""
+
+    enumerate_limit: int
+    deadline: Optional[float]
+    seed: Optional[int]
+    params: dict
+    clock: Any
+    counters: dict
+    unknown: int
+    undecided: int
+    first_undecided: Optional[float]
+
+
+def _best_at(prob, found: _Found, search: _Search) -> CoallocationResult:
+    """The answer of :func:`exact` at the first start with a set: that set raised by the
+    swaps, then the enumeration of every set when there are at most ``enumerate_limit``;
+    when the deadline cuts the enumeration, the better of the two."""
+    t, nodes, avail, tmax, cap, rows = (found.t, found.nodes, found.avail, found.tmax, found.cap,
+                                        found.rows)  # fmt: skip
+    clock, counters, unknown = search.clock, search.counters, search.unknown
+    deadline = search.deadline
+    n, d, tol = prob.request.count, prob.d, prob.tol
     swapped = _swapped_until(avail, tmax, cap, d, rows, tol, deadline, counters)
     best_rows, best_u = swapped, factor(d, tmax[swapped], cap[swapped])
     proven_u = False
     cut = False
-    if math.comb(int(avail.shape[0]), n) <= enumerate_limit:
+    if math.comb(int(avail.shape[0]), n) <= search.enumerate_limit:
         got, u, complete = enumerate_best(avail, tmax, cap, d, n, deadline, tol)
         if complete:
             counters["enumerated"] = math.comb(int(avail.shape[0]), n)
@@ -262,11 +301,11 @@ def _best_at(prob, t, nodes, avail, tmax, cap, rows, n, enumerate_limit, deadlin
     if unknown:
         message += (f"; {unknown} earlier start(s) undecided"
                     f"{' within the time limit' if counters['time_limit_hit'] else ''}"
-                    f"{_by_solver(undecided)}")  # fmt: skip
+                    f"{_by_solver(search.undecided)}")  # fmt: skip
     status = "time_limit" if counters["time_limit_hit"] else "feasible"
-    return solution(prob, "exact", t, nodes[best_rows], tmax[best_rows], seed, params,
-                    clock.done(), counters, status=status, proven=proven,
-                    bound=first_undecided, message=message)  # fmt: skip
+    report = Report("exact", search.seed, search.params, clock.done(), counters)
+    return solution(prob, report, t, nodes[best_rows], tmax[best_rows], status=status,
+                    proven=proven, bound=search.first_undecided, message=message)  # fmt: skip
 
 
 def _by_solver(count: int) -> str:
@@ -352,9 +391,9 @@ def brute_force(
         def found(best: list, t: float, tm: dict = tm) -> CoallocationResult:
             # the best set at this start (every earlier start was enumerated: none there)
             tmax = np.array([tm[j] for j in best])
-            return solution(prob, "brute_force", t, np.array(best), tmax, seed, params,
-                            clock.done(), {"starts": starts.index(t) + 1}, status="optimal",
-                            proven=True)  # fmt: skip
+            report = Report("brute_force", seed, params, clock.done(),
+                            {"starts": starts.index(t) + 1})  # fmt: skip
+            return solution(prob, report, t, np.array(best), tmax, status="optimal", proven=True)
 
         for k, combo in enumerate(combinations(cand, n)):
             if not k & 1023:  # the time limit's deadline (issue 36), Ctrl-C
@@ -372,8 +411,8 @@ def brute_force(
             return found(best, t)
     reason = {"reason": "no_start", "starts_checked": len(starts),
               "message": "no admissible solution in the window"}  # fmt: skip
-    return rejected(prob, "brute_force", reason, seed, params, clock.done(),
-                    {"starts": len(starts)}, proven=True)  # fmt: skip
+    report = Report("brute_force", seed, params, clock.done(), {"starts": len(starts)})
+    return rejected(prob, report, reason, proven=True)
 
 
 # The exact method at the public boundary: the one status rule at its exit, and ``solver=``

@@ -30,6 +30,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from .._shared.docs import filled
 from .._shared.explain import Explanation, Relaxation, fix_deadline, minimal_conflict
 from .._shared.params import number
 from .model import CollectiveRequest, ResourcePool
@@ -110,6 +111,7 @@ def _largest(lo: int, hi: int, fits: Callable[[int], Optional[bool]]) -> Optiona
     return best
 
 
+@filled
 def explain_request(pool: ResourcePool, request: CollectiveRequest, *,
                     time_limit: float = 10.0) -> Optional[Explanation]:  # fmt: skip
     """Why ``request`` has no admissible start on ``pool``, and what nearby request fits.
@@ -120,11 +122,7 @@ def explain_request(pool: ResourcePool, request: CollectiveRequest, *,
         The resources and their reservations.
     request : CollectiveRequest
         The rejected request.
-    time_limit : float, default 10.0
-        Seconds for the whole explanation: the conflict search gets 0.6 of it, the
-        relaxations what is left of about a tenth of it (1 s at least)
-        (:func:`~coalloc._shared.explain.fix_deadline`); what does not finish is
-        reported, never guessed.
+    %(explain_time_limit)s
 
     Returns
     -------
@@ -178,8 +176,11 @@ def explain_request(pool: ResourcePool, request: CollectiveRequest, *,
     why = why.split(". Proof")[0].rstrip(".")  # the scan's finding, not its proof's text
     demand = (base, *(_describe(request, c) for c in conflict))
     fixes = "; or ".join(r.sentence for r in relax if r.checked)
-    what = "the request's size and window alone" if base_alone else (
-        ", ".join(_describe(request, c) for c in conflict) + " with its size and window")
+    what = (
+        "the request's size and window alone"
+        if base_alone
+        else (", ".join(_describe(request, c) for c in conflict) + " with its size and window")
+    )
     sentence = (f"No start fits: {what} (proved by checking every start of the window"
                 f"{'; dropping any one requirement fits' if conflict and minimal else ''})"
                 f"{': ' + why if why else ''}.")  # fmt: skip
@@ -209,8 +210,9 @@ def _relaxations(pool: ResourcePool, req: CollectiveRequest, conflict: List[Requ
                               cost=float(res.start - req.latest_start), optimal=True,
                               checked=True))  # fmt: skip
     if req.count > 1:
-        k = _largest(1, req.count - 1,
-                     lambda c: _judge(pool, _variant(req, keep, count=c), deadline)[0])
+        k = _largest(
+            1, req.count - 1, lambda c: _judge(pool, _variant(req, keep, count=c), deadline)[0]
+        )
         if k is not None:
             nodes = f"{k} node{'s' if k > 1 else ''}"
             out.append(Relaxation(kind="fewer_nodes", sentence=f"ask for {nodes}",

@@ -8,6 +8,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._shared import plotting
+from .._shared.docs import filled
 from ._order import demand_first
 from .model import CollectiveRequest, ResourcePool
 
@@ -20,6 +21,7 @@ def _field(result: Any, name: str) -> Any:
     return getattr(result, name, None)
 
 
+@filled
 def plot_timetable(
     request: CollectiveRequest,
     pool: ResourcePool,
@@ -59,8 +61,7 @@ def plot_timetable(
     until : float, optional
         Right end of the time axis; default a little after the window's end.
     ax : matplotlib.axes.Axes, optional
-    path : str or path-like, optional
-        Also save the figure there.
+    %(plot_path)s
     title : str, optional
 
     Returns
@@ -72,8 +73,7 @@ def plot_timetable(
 
     Raises
     ------
-    ImportError
-        Without matplotlib.
+    %(plot_raises)s
     ValueError
         On an unknown property or node.
 

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, List, Optional
 
 import numpy as np
 
+from .._shared.docs import filled
 from .._shared.result import Result, jsonable, stopped_fields
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
 ]
 
 
+@filled
 @dataclass(kw_only=True, eq=False)
 class CoallocationResult(Result):
     """Outcome of :func:`coalloc.collective.coallocate` (every method).
@@ -50,10 +52,7 @@ class CoallocationResult(Result):
         request and ``bound`` a proven lower bound on the earliest admissible start (the
         window's opening ``t_e`` at least), so ``"optimal"`` means the start is proven
         earliest; the utilisation factor, maximised at that start, is ``utilisation``.
-    explanation : Explanation or None
-        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
-        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
-        otherwise.
+    %(result_explanation)s
 
     Examples
     --------

@@ -39,6 +39,7 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared import params as checks
+from .._shared.docs import filled
 from .._shared.seeding import check_seed
 from ._exact_sets import best_subset, enumerate_best, feasible_subset
 from ._heuristic_sets import greedy_starts, improve, large_search
@@ -46,6 +47,7 @@ from ._order import demand_first
 from .core import (
     Clock,
     Problem,
+    Report,
     check_backend,
     factor,
     kernels,
@@ -83,6 +85,7 @@ _HIGHS_LATENCY = 0.2
 _PORTFOLIO_RESTARTS = 32
 
 
+@filled
 def scan(
     request: CollectiveRequest,
     pool: ResourcePool,
@@ -101,10 +104,7 @@ def scan(
 
     Parameters
     ----------
-    request : CollectiveRequest
-        The request (demand first; the old order ``(pool, request)`` still works, with a
-        ``DeprecationWarning``).
-    pool : ResourcePool
+    %(collective_request_pool)s
     seed : int, optional
         Accepted for a uniform signature; the method is deterministic.
     backend : {"compiled", "numpy"}
@@ -188,7 +188,8 @@ def scan(
                   "needed": n, "capacity_short": short, "message":
                   f"impossible: {lab} nodes match the labels, {nodes.size} of them have the "
                   f"per-resource minimums as capacity; {n} needed"}  # fmt: skip
-        return rejected(prob, "scan", reason, seed, params, clock.done(), counters, proven=True)
+        return rejected(prob, Report("scan", seed, params, clock.done(), counters), reason,
+                        proven=True)  # fmt: skip
     cap = pool.capacity[nodes]
     top = -np.sort(-cap, axis=0)[:n].sum(axis=0)
     if np.any(top < dlo):
@@ -196,7 +197,8 @@ def scan(
         reason = {"reason": "capacity", "property": names[i], "total": float(d[i]),
                   "best": float(top[i]), "message": f"impossible at any time: the {n} largest "
                   f"capacities of {names[i]!r} sum to {top[i]:g} < total {d[i]:g}"}  # fmt: skip
-        return rejected(prob, "scan", reason, seed, params, clock.done(), counters, proven=True)
+        return rejected(prob, Report("scan", seed, params, clock.done(), counters), reason,
+                        proven=True)  # fmt: skip
     if backend == "compiled":  # the pool's bits of falling amounts, kept up to date by bookings
         starts = pool.candidate_starts(nodes, request.earliest_start, request.latest_start)
     else:
@@ -320,8 +322,8 @@ def scan(
                 bound = (
                     frontier[0] if first_undecided is None else min(frontier[0], first_undecided)
                 )
-                return solution(prob, "scan", h_start, h_rows, tm_h, seed, params,
-                                clock.done(), dict(counters), bound=bound,
+                report = Report("scan", seed, params, clock.done(), dict(counters))
+                return solution(prob, report, h_start, h_rows, tm_h, bound=bound,
                                 message=f"start {h_start:g} s found by the paper's heuristic "
                                 "(the scan's portfolio); not proven earliest")  # fmt: skip
 
@@ -331,8 +333,8 @@ def scan(
         """A result for the set ``rows_abs`` (pool rows) at ``t``: the start is proven
         earliest when no earlier start was left undecided, else bounded below by the first
         undecided one."""
-        return solution(prob, "scan", float(t), rows_abs, tm_rows, seed, params,
-                        clock.done(), dict(counters), status=status, proven=proven,
+        report = Report("scan", seed, params, clock.done(), dict(counters))
+        return solution(prob, report, float(t), rows_abs, tm_rows, status=status, proven=proven,
                         bound=first_undecided, message=message)  # fmt: skip
 
     def offer_rows(t, rows_abs, tm_rows):
@@ -434,7 +436,7 @@ def scan(
                 note({"start": float(t), "check": "combination", "property": None})
                 continue
         elif n * el.size > _LARGE:
-            verdict, cands, k = large_search(ker, a, tm, cp, d, n, e, dlo, tol, max_rounds)
+            verdict, cands, k = large_search(a, tm, cp, d, n, e, dlo)
             counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + k
             if verdict == "infeasible":
                 note({"start": float(t), "check": "combination", "property": None})
@@ -445,7 +447,7 @@ def scan(
                     continue
                 cands = [np.asarray(r, dtype=np.int64)]
             offer_best(t, el, tm, cp, cands)  # an answer: what the deadline returns from now on
-            rows, k = improve(ker, a, tm, cp, d, n, dlo, tol, cands, max_rounds)
+            rows, k = improve(ker, a, tm, cp, d, dlo, tol, cands, max_rounds)
             counters["swap_rounds"] += k
         else:
             starts_ = greedy_starts(a, tm, cp, d, n, e)
@@ -525,7 +527,7 @@ def scan(
             f"; not a proof: {unknown} start(s) left undecided by the integer program within "
             "program_time_limit"
         )  # fmt: skip
-    return rejected(prob, "scan", reason, seed, params, clock.done(), counters,
+    return rejected(prob, Report("scan", seed, params, clock.done(), counters), reason,
                     proven=unknown == 0)  # fmt: skip
 
 

@@ -37,12 +37,14 @@ import functools
 import inspect
 import threading
 import time
+from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from .._shared import interrupt, milp
 from .._shared import params as checks
+from .._shared.docs import filled
 from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
 from .bounds import BoundStopped, best_bound
@@ -272,6 +274,7 @@ def _import_solver(sub_solver: str):
     return "highs", milp.import_solver("highs")
 
 
+@filled
 def solve_anytime(
     request: Request,
     offer: Offer,
@@ -290,8 +293,7 @@ def solve_anytime(
 
     Parameters
     ----------
-    request : Request
-    offer : Offer
+    %(ctaap_pair)s
     seed : int, optional
         Seeds the default's step 1 (as without a limit) and every round.
     time_limit : float, optional
@@ -461,19 +463,18 @@ def _search(
 
     def build(how: str) -> SolveResult:
         """The result of the search as it stands (what a stop returns, too)."""
-        return _result(request, first, best, n_best, bound, proven, how, trajectory,
-                       counters, lp_info, lp_note, started, anytime_params)  # fmt: skip
+        return _result(request, first, standing(), how, started, anytime_params)
+
+    def standing() -> _Standing:
+        return _Standing(best=best, n_best=n_best, bound=bound, proven=proven,
+                         trajectory=trajectory, counters=counters, lp_info=lp_info,
+                         lp_note=lp_note)  # fmt: skip
 
     def offer_best() -> None:  # the builder takes copies: the search goes on
-        state = (best, n_best, bound, proven, list(trajectory), dict(counters), lp_info,
-                 lp_note)  # fmt: skip
-
-        def rebuild() -> SolveResult:
-            b, n, ub, pr, tr, co, li, ln = state
-            return _result(request, first, b, n, ub, pr, "time", tr, co, li, ln, started,
-                           anytime_params)  # fmt: skip
-
-        checks.offer_incumbent(rebuild)
+        state = standing()
+        state = replace(state, trajectory=list(trajectory), counters=dict(counters))
+        checks.offer_incumbent(lambda: _result(request, first, state, "time", started,
+                                               anytime_params))  # fmt: skip
 
     offer_best()
     how = "rounds"
@@ -579,9 +580,30 @@ def _search(
     return build(how)
 
 
-def _result(request, first, best, n_best, bound, proven, how, trajectory, counters, lp_info,
-            lp_note, started, anytime_params) -> SolveResult:  # fmt: skip
-    """The anytime search's result from its state (``how``: "rounds", "time", "ctrl-c")."""
+@dataclass(frozen=True, kw_only=True)
+class _Standing:
+    """Where the anytime search stands: its best allocation (``n_best`` tasks), the upper
+    bound and whether it is met, the trajectory, the counters and the LP bound's report
+    (``lp_info``, or ``lp_note`` on why there is none)."""
+
+    best: np.ndarray
+    n_best: int
+    bound: int
+    proven: bool
+    trajectory: list
+    counters: Dict[str, int]
+    lp_info: Optional[dict]
+    lp_note: str
+
+
+def _result(request, first, standing: _Standing, how: str, started: float,
+            anytime_params: Dict[str, Any]) -> SolveResult:  # fmt: skip
+    """The anytime search's result from where it stands (``how``: "rounds", "time",
+    "ctrl-c")."""
+    best, n_best, bound, proven = (standing.best, standing.n_best, standing.bound,
+                                   standing.proven)  # fmt: skip
+    trajectory, counters = standing.trajectory, standing.counters
+    lp_info, lp_note = standing.lp_info, standing.lp_note
     elapsed = time.perf_counter() - started
     if proven:
         bound = n_best

@@ -49,6 +49,7 @@ import scipy.sparse as sp
 
 from .._shared import interrupt
 from .._shared import params as checks
+from .._shared.docs import filled
 from .exact import tightened_capacity, upper_bound
 from .model import Offer, Request, check_compatible, compatibility
 
@@ -136,6 +137,7 @@ def _star_rows(request: Request, offer: Offer, compat: np.ndarray, var: np.ndarr
     return rows, cols, n_rows
 
 
+@filled
 def lp_bound(
     request: Request,
     offer: Offer,
@@ -148,8 +150,7 @@ def lp_bound(
 
     Parameters
     ----------
-    request : Request
-    offer : Offer
+    %(ctaap_pair)s
     effort : float, default 1
         Multiplies the LP's iteration cap (``effort * LP_WORK / nnz``, between
         :data:`LP_MIN_ITERATIONS` and ``effort * LP_ITERATIONS``): an LP stopped at its cap
@@ -311,13 +312,13 @@ def _solve_dual(A: sp.csr_array, upper: np.ndarray, iterations: int, solver: str
     return y, status
 
 
+@filled
 def strong_upper_bound(request: Request, offer: Offer, *, effort: float = 1.0) -> int:
     """The bound of :func:`best_bound` (the flow bound, the clique LP's or the cluster sets').
 
     Parameters
     ----------
-    request : Request
-    offer : Offer
+    %(ctaap_pair)s
     effort : float, default 1
         Multiplies the work caps (:func:`best_bound`).
 
@@ -676,6 +677,7 @@ def _set_lp(compat: np.ndarray, sets: list, limits: list, iterations: int,
     return value if math.isfinite(value) else None
 
 
+@filled
 def cluster_set_bound(
     request: Request,
     offer: Offer,
@@ -706,8 +708,7 @@ def cluster_set_bound(
 
     Parameters
     ----------
-    request : Request
-    offer : Offer
+    %(ctaap_pair)s
     effort : float, default 1
         Multiplies the work caps of the searches and of the LP.
     max_set_size : int, default 2
@@ -827,6 +828,7 @@ def is_dense(request: Request) -> bool:
     return n >= 2 and request.bandwidth.nnz >= DENSE_FRACTION * n * (n - 1)
 
 
+@filled
 def best_bound(
     request: Request, offer: Offer, *, effort: float = 1.0, stop_at: Optional[float] = None
 ) -> dict:
@@ -843,8 +845,7 @@ def best_bound(
 
     Parameters
     ----------
-    request : Request
-    offer : Offer
+    %(ctaap_pair)s
     effort : float, default 1
         Multiplies every work cap (vertices coloured by the clique searches, LP
         iterations): 1 is cheap

@@ -70,6 +70,7 @@ import scipy.sparse as sp
 from .._shared import interrupt, milp
 from .._shared import params as checks
 from .._shared.caches import cache_of
+from .._shared.docs import filled
 from .._shared.milp import SOLVERS
 from .._shared.result import relative_gap
 from .model import Offer, Request, check_compatible, compatibility
@@ -333,6 +334,7 @@ def _tightened_capacity(request: Request, offer: Offer, compat: np.ndarray) -> n
     return cap
 
 
+@filled
 def upper_bound(request: Request, offer: Offer) -> int:
     """A cheap, provably valid upper bound on the optimum.
 
@@ -350,10 +352,7 @@ def upper_bound(request: Request, offer: Offer) -> int:
 
     Parameters
     ----------
-    request : Request
-        The request graph.
-    offer : Offer
-        The offer graph.
+    %(ctaap_graphs)s
 
     Returns
     -------
@@ -430,19 +429,20 @@ def _checker(model: _Model, request: Request, offer: Offer):
     return check
 
 
-def _run(solver, solver_pkg, model: _Model, formulation, deadline, mip_gap, threads, seed,
-         verbose, check=None):  # fmt: skip
-    """Build the chosen linearisation and solve it on the shared runner."""
+def _run(solver, solver_pkg, model: _Model, formulation, deadline,
+         settings: milp.MilpOptions, check=None):  # fmt: skip
+    """Build the chosen linearisation and solve it on the shared runner, by ``deadline``
+    with ``settings``' gap, threads, seed and log."""
     if solver == "cpsat":
-        return _run_cpsat(solver_pkg, model, formulation, deadline, mip_gap, threads, seed,
-                          verbose, check)  # fmt: skip
+        return _run_cpsat(solver_pkg, model, formulation, deadline, settings, check)
     A, ub = model.constraint_matrix(formulation)
     nv = model.nvar
     t_built = time.perf_counter()
     problem = milp.MilpProblem(np.ones(nv), A, np.full(A.shape[0], -np.inf), ub,
-                               integrality=np.ones(nv), lb=0.0, ub=1.0, sense="max")
-    options = milp.MilpOptions.until(deadline, mip_gap=mip_gap, threads=threads, seed=seed,
-                                     verbose=verbose, name="coalloc_exact")  # fmt: skip
+                               integrality=np.ones(nv), lb=0.0, ub=1.0, sense="max")  # fmt: skip
+    options = milp.MilpOptions.until(deadline, mip_gap=settings.mip_gap, threads=settings.threads,
+                                     seed=settings.seed, verbose=settings.verbose,
+                                     name="coalloc_exact")  # fmt: skip
     outcome = milp.run_milp(solver, solver_pkg, problem, options=options, check=check)
     return outcome, t_built
 
@@ -451,7 +451,7 @@ class _BuildStopped(Exception):
     """The time limit passed while a model was posted to the solver (before it ran)."""
 
 
-def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads, seed, verbose,
+def _run_cpsat(cp_model, model: _Model, formulation, deadline, settings: milp.MilpOptions,
                check=None):  # fmt: skip
     nv = model.nvar
     mdl = cp_model.CpModel()
@@ -490,8 +490,9 @@ def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads,
     mdl.Maximize(sum(xs))
     t_built = time.perf_counter()
     outcome = milp.run_cpsat(
-        cp_model, mdl, xs, rows=n_rows, time_limit=milp.remaining(deadline), mip_gap=mip_gap,
-        threads=threads, seed=seed, verbose=verbose, check=check,
+        cp_model, mdl, xs, rows=n_rows, time_limit=milp.remaining(deadline),
+        mip_gap=settings.mip_gap, threads=settings.threads, seed=settings.seed,
+        verbose=settings.verbose, check=check,
     )  # fmt: skip
     return outcome, t_built
 
@@ -501,6 +502,25 @@ def _run_cpsat(cp_model, model: _Model, formulation, deadline, mip_gap, threads,
 # --------------------------------------------------------------------------------------
 
 
+def _without_allocation(info: dict, ub_comb: float, proven: float,
+                        time_limit: Optional[float]) -> tuple:  # fmt: skip
+    """``(status, message, objective, bound)`` of a solve that returned no allocation
+    (``info``: the solver's outcome): the solver's failure, or, stopped by a limit, the
+    empty allocation (always an answer: 0 tasks, verified) with the proven bound."""
+    msg_solver = info["solver_message"]
+    if info["status"] == "error":  # the solver failed, or the check refused its answer
+        return "error", f"{msg_solver}; no allocation returned", None, ub_comb
+    if info["infeasible"]:
+        return ("error", f"{msg_solver}: the solver reported the model infeasible, but "
+                "allocating nothing is always feasible", None, proven)  # fmt: skip
+    if info["time_limit_hit"] or time_limit is not None:
+        return ("time_limit", f"{msg_solver}: no allocation found within the time limit, so "
+                "the answer is the empty allocation (0 tasks); proven upper bound "
+                f"{int(proven)}", 0, proven)  # fmt: skip
+    return "error", f"{msg_solver}: the solver returned no allocation", None, proven
+
+
+@filled
 def solve_exact(
     request: Request,
     offer: Offer,
@@ -517,8 +537,7 @@ def solve_exact(
 
     Parameters
     ----------
-    request : Request
-    offer : Offer
+    %(ctaap_pair)s
     seed : int, optional
         Random seed of CBC (``randomCbcSeed``) and CP-SAT (``random_seed``). HiGHS through
         SciPy exposes no seed and is deterministic.
@@ -676,10 +695,7 @@ def solve_exact(
             model,
             form,
             deadline,
-            mip_gap,
-            threads,
-            seed,
-            verbose,
+            milp.MilpOptions(mip_gap=mip_gap, threads=threads, seed=seed, verbose=verbose),
             _checker(model, request, offer),
         )
         x, bound = outcome.x, outcome.bound
@@ -718,44 +734,10 @@ def solve_exact(
     msg_solver = info["solver_message"]
 
     if x is None:
-        if info["status"] == "error":  # the solver failed, or the check refused its answer
-            return result(
-                "error",
-                f"{msg_solver}; no allocation returned",
-                bound=float(ub_comb),
-                nodes=info["nodes"],
-                t_built=t_built,
-                t_solved=t_solved,
-            )
-        if info["infeasible"]:
-            return result(
-                "error",
-                f"{msg_solver}: the solver reported the model infeasible, but allocating "
-                "nothing is always feasible",
-                bound=proven,
-                nodes=info["nodes"],
-                t_built=t_built,
-                t_solved=t_solved,
-            )
-        if info["time_limit_hit"] or time_limit is not None:
-            return result(  # allocating nothing is always an answer (0 tasks, verified)
-                "time_limit",
-                f"{msg_solver}: no allocation found within the time limit, so the answer is "
-                f"the empty allocation (0 tasks); proven upper bound {int(proven)}",
-                objective=0,
-                bound=proven,
-                nodes=info["nodes"],
-                t_built=t_built,
-                t_solved=t_solved,
-            )
-        return result(
-            "error",
-            f"{msg_solver}: the solver returned no allocation",
-            bound=proven,
-            nodes=info["nodes"],
-            t_built=t_built,
-            t_solved=t_solved,
-        )
+        status, message, objective, bound = _without_allocation(info, float(ub_comb), proven,
+                                                                time_limit)  # fmt: skip
+        return result(status, message, objective=objective, bound=bound, nodes=info["nodes"],
+                      t_built=t_built, t_solved=t_solved)  # fmt: skip
 
     # Round robustly and check the allocation independently.
     chosen = np.flatnonzero(x > 0.5)

@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from .._shared.docs import filled
 from .._shared.explain import Explanation, Relaxation, fix_deadline, minimal_conflict
 from .._shared.params import number
 from .model import Offer, Request, check_compatible
@@ -89,21 +90,15 @@ def _placed(request: Request, offer: Offer, deadline: float, *,
     return None, None
 
 
+@filled
 def explain_allocation(request: Request, offer: Offer, *,
                        time_limit: float = 10.0) -> Optional[Explanation]:  # fmt: skip
     """Why not every task of ``request`` can be placed on ``offer``, and what would fit.
 
     Parameters
     ----------
-    request : Request
-        The request graph.
-    offer : Offer
-        The offer graph.
-    time_limit : float, default 10.0
-        Seconds for the whole explanation: the conflict search gets 0.6 of it, the
-        relaxations what is left of about a tenth of it (1 s at least)
-        (:func:`~coalloc._shared.explain.fix_deadline`); what does not finish is
-        reported, never guessed.
+    %(ctaap_graphs)s
+    %(explain_time_limit)s
 
     Returns
     -------
@@ -137,6 +132,7 @@ def explain_allocation(request: Request, offer: Offer, *,
     if alone:  # a task no cluster can hold is a conflict by itself
         conflict, sound, minimal, calls, certificate = [alone[0]], True, True, 0, "fits-nowhere"
     else:
+
         def feasible(index: List[int]) -> Optional[bool]:
             got, res = _placed(_sub(request, list(index)), offer, search_end)
             if got is False:
@@ -154,11 +150,13 @@ def explain_allocation(request: Request, offer: Offer, *,
                                                                 else "")  # fmt: skip
     how = ("no cluster's machines meet its property minima" if certificate == "fits-nowhere"
            else "the exact method's optimum on them alone leaves one out")  # fmt: skip
-    sentence = (f"{'Task' if len(conflict) == 1 else 'Tasks'} {listed} ({len(conflict)} of "
-                f"{request.n}) cannot all be placed on "
-                f"the offer ({int(np.sum(offer.capacity))} machines in {offer.m} clusters): "
-                f"{how}{'; without any one of them the rest are all placed' if minimal else ''}"
-                ".")
+    sentence = (
+        f"{'Task' if len(conflict) == 1 else 'Tasks'} {listed} ({len(conflict)} of "
+        f"{request.n}) cannot all be placed on "
+        f"the offer ({int(np.sum(offer.capacity))} machines in {offer.m} clusters): "
+        f"{how}{'; without any one of them the rest are all placed' if minimal else ''}"
+        "."
+    )
     fixes = "; or ".join(r.sentence for r in relax if r.checked)
     sentence += f" Nearest fix: {fixes}." if fixes else " No single change tried fits."
     resources = tuple(f"cluster {offer.names[j] if offer.names is not None else j}: "

@@ -16,6 +16,7 @@ from typing import Optional
 import numpy as np
 
 from .._shared import interrupt
+from .._shared.docs import filled
 from .._shared.params import offer_incumbent
 from .._shared.seeding import resolve_seed
 from .model import Offer, Request, check_compatible, compatibility
@@ -26,13 +27,13 @@ __all__ = ["solve_greedy", "first_fit"]
 ORDERS = ("index", "random", "degree")
 
 
+@filled
 def first_fit(request: Request, offer: Offer, order: np.ndarray, on_progress=None) -> np.ndarray:
     """Place tasks first-fit in the given order.
 
     Parameters
     ----------
-    request : Request
-    offer : Offer
+    %(ctaap_pair)s
     order : ndarray of int
         Permutation of the task indices.
     on_progress : callable, optional
@@ -74,6 +75,7 @@ def first_fit(request: Request, offer: Offer, order: np.ndarray, on_progress=Non
     return assign
 
 
+@filled
 def solve_greedy(
     request: Request,
     offer: Offer,
@@ -86,8 +88,7 @@ def solve_greedy(
 
     Parameters
     ----------
-    request : Request
-    offer : Offer
+    %(ctaap_pair)s
     seed : int, optional
         Seeds the random orders.
     order : {"index", "random", "degree"}

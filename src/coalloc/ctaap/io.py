@@ -7,6 +7,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared.docs import filled
 from .._shared.jsonio import (
     InstanceError,
     PathOrFile,
@@ -50,6 +51,7 @@ RESULT_FORMAT = "coalloc.result"
 VERSION = 1
 
 
+@filled
 def instance_to_dict(
     request: Request,
     offer: Offer,
@@ -61,8 +63,7 @@ def instance_to_dict(
 
     Parameters
     ----------
-    request : Request
-    offer : Offer
+    %(ctaap_pair)s
     bandwidth_format : {"auto", "dense", "edges"}
         How to store the request bandwidth: a dense ``n x n`` list, or an edge list
         (``"auto"``: edges when fewer than half of the pairs communicate).
@@ -130,8 +131,6 @@ def instance_to_dict(
     if metadata:
         out["metadata"] = metadata
     return out
-
-
 
 
 #: Most tasks a request file may declare (task indices are int64; memory is checked too).
@@ -219,6 +218,7 @@ def _request_bandwidth(bw: Any, n: Optional[int], where: str):
     return sp.csr_array((arr, (i, k)), shape=(n, n))
 
 
+@filled
 def instance_from_dict(data: Any, *, source: str = "instance") -> Tuple[Request, Offer]:
     """Build ``(Request, Offer)`` from a dictionary in the instance format.
 
@@ -231,10 +231,7 @@ def instance_from_dict(data: Any, *, source: str = "instance") -> Tuple[Request,
 
     Returns
     -------
-    request : Request
-        The request graph.
-    offer : Offer
-        The offer graph.
+    %(ctaap_graphs)s
 
     Raises
     ------
@@ -291,8 +288,7 @@ def instance_from_dict(data: Any, *, source: str = "instance") -> Tuple[Request,
     return request, offer
 
 
-
-
+@filled
 def read_instance(src: PathOrFile) -> Tuple[Request, Offer]:
     """Read an instance file (JSON, see ``coalloc docs formats``).
 
@@ -303,10 +299,7 @@ def read_instance(src: PathOrFile) -> Tuple[Request, Offer]:
 
     Returns
     -------
-    request : Request
-        The request graph.
-    offer : Offer
-        The offer graph.
+    %(ctaap_graphs)s
 
     Raises
     ------
@@ -331,8 +324,7 @@ def read_instance(src: PathOrFile) -> Tuple[Request, Offer]:
     return instance_from_dict(data, source=name)
 
 
-
-
+@filled
 def write_instance(
     dst: PathOrFile,
     request: Request,
@@ -347,10 +339,7 @@ def write_instance(
     ----------
     dst : path or file object
         Where to write (atomically, for a path).
-    request : Request
-        The request graph.
-    offer : Offer
-        The offer graph.
+    %(ctaap_graphs)s
     bandwidth_format : {"auto", "dense", "edges"}
         See :func:`instance_to_dict`.
     metadata : dict, optional

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._shared.caches import cache_of
+from .._shared.docs import filled
 from .._shared.validation import check_nonnegative, nonnegative_vector, square_sparse
 
 __all__ = ["Request", "Offer", "check_compatible"]
@@ -613,15 +614,13 @@ def _graph_to_arrays(graph: Any, properties: Optional[list], bandwidth: str, exc
     return props, mat
 
 
+@filled
 def check_compatible(request: Request, offer: Offer) -> None:
     """Raise if ``request`` and ``offer`` cannot be solved together.
 
     Parameters
     ----------
-    request : Request
-        The request graph.
-    offer : Offer
-        The offer graph.
+    %(ctaap_graphs)s
 
     Raises
     ------

@@ -7,6 +7,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._shared import plotting
+from .._shared.docs import filled
 from .model import Offer, Request, check_compatible
 
 __all__ = ["plot_allocation", "allocation_links"]
@@ -85,6 +86,7 @@ def _positions(a: np.ndarray, m: int) -> np.ndarray:
     return pos
 
 
+@filled
 def plot_allocation(
     request: Request,
     offer: Offer,
@@ -105,8 +107,7 @@ def plot_allocation(
 
     Parameters
     ----------
-    request : Request
-    offer : Offer
+    %(ctaap_pair)s
     result : SolveResult, dict or array_like of int
         A result (its ``assignment``), a result read by :func:`read_result`, or the
         assignment itself (cluster of each task, -1 when not allocated).

@@ -7,11 +7,13 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
+from .._shared.docs import filled
 from .._shared.result import STATUSES, Result, stopped_fields
 
 __all__ = ["SolveResult", "STATUSES", "stopped_result"]
 
 
+@filled
 @dataclass(kw_only=True, eq=False)
 class SolveResult(Result):
     """Outcome of :func:`coalloc.ctaap.solve` (every method of the family).
@@ -54,10 +56,7 @@ class SolveResult(Result):
     bound, gap : float, optional
         A proven upper bound on the optimum (exact solvers, the anytime search, or
         ``bound=True``) and the relative gap to it.
-    explanation : Explanation or None
-        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
-        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
-        otherwise.
+    %(result_explanation)s
     trajectory : ndarray of float, shape (k, 3), optional
         The anytime search (``"ctaap"`` with ``time_limit`` or ``rounds``): one row
         ``(seconds since the call, allocated, upper bound)`` per improvement of either,

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared.docs import filled
 from .._shared.result import Report
 from .model import Offer, Request, check_compatible
 
@@ -206,15 +207,13 @@ def _bandwidth_violations(B: sp.csr_array, bhat: np.ndarray, tasks, clusters):
     return count, examples
 
 
+@filled
 def verify(request: Request, offer: Offer, assignment: Any) -> VerifyReport:
     """Check an allocation against constraints (1)-(5) of the CTAAP model.
 
     Parameters
     ----------
-    request : Request
-        The request graph.
-    offer : Offer
-        The offer graph.
+    %(ctaap_graphs)s
     assignment : array_like
         Either an integer vector of length ``n`` (cluster of each task, -1 when not
         allocated) or an ``(n, m)`` allocation matrix ``X`` (as an integer program returns

@@ -29,6 +29,7 @@ from typing import Any, List
 
 import numpy as np
 
+from .._shared.docs import filled
 from .._shared.jsonio import (
     InstanceError,
     PathOrFile,
@@ -156,15 +157,14 @@ def read_problem(src: PathOrFile) -> LoadSharingProblem:
     return problem_from_dict(data, source=name)
 
 
+@filled
 def write_problem(dst: PathOrFile, problem: LoadSharingProblem, metadata: Any = None) -> None:
     """Write a problem as a ``coalloc.loadshare.instance`` JSON file.
 
     Parameters
     ----------
-    dst : str, path-like or file object
-        Where to write (atomically, for a path).
-    problem : LoadSharingProblem
-        The grid and its jobs.
+    %(write_dst)s
+    %(loadshare_problem)s
     metadata : dict, optional
         Free-form information stored with the problem.
 
@@ -290,13 +290,13 @@ def read_gap(path: PathOrFile) -> List[GapInstance]:
     return parse_gap(text, name)
 
 
+@filled
 def write_gap(dst: PathOrFile, instances: Any, *, multi: bool = True) -> None:
     """Write GAP instances in the OR-Library format (``multi=False``: exactly one, no count).
 
     Parameters
     ----------
-    dst : str, path-like or file object
-        Where to write (atomically, for a path).
+    %(write_dst)s
     instances : GapInstance or iterable of GapInstance
         The instances.
     multi : bool

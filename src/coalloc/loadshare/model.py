@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._shared.docs import filled
 from .._shared.validation import nonnegative_vector, readonly
 
 __all__ = ["LoadSharingProblem", "throughput_of", "node_loads"]
@@ -225,13 +226,13 @@ def _index_vector(values: Any, argname: str, length: int, upper: Optional[int]) 
     return arr
 
 
+@filled
 def node_loads(problem: LoadSharingProblem, placement: np.ndarray) -> np.ndarray:
     """Load of every node under ``placement`` (the node of each job).
 
     Parameters
     ----------
-    problem : LoadSharingProblem
-        The grid and its jobs.
+    %(loadshare_problem)s
     placement : ndarray of int64, shape (J,)
         The node of every job (trusted: from a solver).
 
@@ -250,13 +251,13 @@ def node_loads(problem: LoadSharingProblem, placement: np.ndarray) -> np.ndarray
     return np.bincount(placement, weights=problem.job_size, minlength=problem.n_nodes)
 
 
+@filled
 def throughput_of(problem: LoadSharingProblem, placement: np.ndarray) -> float:
     """``sum_i min(load_i, capacity_i)`` of a placement (trusted: from a solver).
 
     Parameters
     ----------
-    problem : LoadSharingProblem
-        The grid and its jobs.
+    %(loadshare_problem)s
     placement : ndarray of int64, shape (J,)
         The node of every job.
 

@@ -9,6 +9,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._shared import plotting
+from .._shared.docs import filled
 from .model import LoadSharingProblem, node_loads
 
 __all__ = ["plot_coalitions", "plot_loads", "plot_gap_trajectory", "coalition_matrix"]
@@ -48,6 +49,7 @@ def coalition_matrix(result: Any) -> tuple:
     return gens, mat[:, order], order
 
 
+@filled
 def plot_coalitions(
     problem: LoadSharingProblem,
     result: Any,
@@ -71,8 +73,7 @@ def plot_coalitions(
         coalition_history=k)``).
     ax : matplotlib.axes.Axes, optional
         Draw only the coalition map into these axes.
-    path : str or path-like, optional
-        Also save the figure there.
+    %(plot_path)s
     title : str, optional
 
     Returns
@@ -86,8 +87,7 @@ def plot_coalitions(
 
     Raises
     ------
-    ImportError
-        Without matplotlib.
+    %(plot_raises)s
     ValueError
         When the result kept no coalition history or does not match the problem.
 
@@ -162,6 +162,7 @@ def plot_coalitions(
     return plotting.finish(fig, path, title=title, ax=ax)
 
 
+@filled
 def plot_loads(
     problem: LoadSharingProblem,
     result: Any,
@@ -179,8 +180,7 @@ def plot_loads(
     result : ShareResult, dict or array_like of int
         A result (its ``placement``), its JSON, or the node of every job.
     ax : matplotlib.axes.Axes, optional
-    path : str or path-like, optional
-        Also save the figure there.
+    %(plot_path)s
     sort : bool, default True
         Nodes in decreasing capacity (else by index).
     title : str, optional
@@ -194,8 +194,7 @@ def plot_loads(
 
     Raises
     ------
-    ImportError
-        Without matplotlib.
+    %(plot_raises)s
     ValueError
         When the placement does not fit the problem.
 
@@ -253,6 +252,7 @@ def plot_loads(
     return plotting.finish(fig, path, title=title, ax=ax)
 
 
+@filled
 def plot_gap_trajectory(
     result: Any,
     *,
@@ -272,8 +272,7 @@ def plot_gap_trajectory(
         objective, bound)``, NaN where none yet).
     ax : matplotlib.axes.Axes, optional
         Draw there (several results on one axes: give each a ``label``).
-    path : str or path-like, optional
-        Also save the figure there.
+    %(plot_path)s
     best_known : float, optional
         A reference value (e.g. the literature's best known), drawn as a dotted line.
     label : str, default ""
@@ -291,8 +290,7 @@ def plot_gap_trajectory(
 
     Raises
     ------
-    ImportError
-        Without matplotlib.
+    %(plot_raises)s
     ValueError
         When the result has no trajectory (the exact method's).
 

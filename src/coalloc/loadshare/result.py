@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
+from .._shared.docs import filled
 from .._shared.params import offer_incumbent
 from .._shared.result import Result, jsonable, relative_gap, stopped_fields
 
@@ -22,6 +23,7 @@ __all__ = [
 ]
 
 
+@filled
 @dataclass(kw_only=True, eq=False)
 class ShareResult(Result):
     """What :func:`coalloc.loadshare.share` returns.
@@ -55,10 +57,7 @@ class ShareResult(Result):
         As for :class:`coalloc.Result`; ``objective`` is the throughput (None, and
         ``placement`` the jobs' origins, when an exact run was stopped without a solution:
         status ``time_limit``, ``has_solution`` False).
-    explanation : Explanation or None
-        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
-        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
-        otherwise.
+    %(result_explanation)s
 
     Examples
     --------
@@ -143,6 +142,7 @@ class ShareResult(Result):
         return out
 
 
+@filled
 @dataclass(kw_only=True, eq=False)
 class GapResult(Result):
     """What :func:`solve_gap` returns.
@@ -157,10 +157,7 @@ class GapResult(Result):
         A proven bound (lower for ``min``, upper for ``max``).
     gap : float or None
         The relative gap (:func:`coalloc._shared.result.relative_gap` with ``sense``).
-    explanation : Explanation or None
-        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
-        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
-        otherwise.
+    %(result_explanation)s
     sense : str
         ``"min"`` (cost) or ``"max"`` (profit).
     assign_all : bool
@@ -210,6 +207,7 @@ def stopped_result(problem: Any, **stop: Any) -> ShareResult:
     )  # fmt: skip
 
 
+@filled
 def offer_origins(problem: Any, method: str, seed: Any, t0: float,
                    params: Optional[dict] = None) -> None:  # fmt: skip
     """Offer a time limit in force the placement every method starts from: every job on
@@ -220,8 +218,7 @@ def offer_origins(problem: Any, method: str, seed: Any, t0: float,
 
     Parameters
     ----------
-    problem : LoadSharingProblem
-        The grid and its jobs.
+    %(loadshare_problem)s
     method : str
         The method's name, for the result.
     seed : int or None
@@ -252,6 +249,7 @@ def share_gap(throughput: float, bound: float) -> float:
     return relative_gap(throughput, bound, sense="max")
 
 
+@filled
 def placement_result(problem: Any, method: str, placement: np.ndarray, t0: float, seed: Any,
                      params: dict, coalition: Optional[np.ndarray] = None,
                      iterations: Optional[dict] = None) -> ShareResult:  # fmt: skip
@@ -260,8 +258,7 @@ def placement_result(problem: Any, method: str, placement: np.ndarray, t0: float
 
     Parameters
     ----------
-    problem : LoadSharingProblem
-        The grid and its jobs.
+    %(loadshare_problem)s
     method : str
         The method's name.
     placement : numpy.ndarray of int64, shape (J,)

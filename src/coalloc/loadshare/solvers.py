@@ -8,6 +8,7 @@ import time
 from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
 from .._shared.constraints import validate
+from .._shared.docs import filled
 from .._shared.family import FamilyInstance, renamed_keyword
 from .._shared.jsonio import InstanceError, check_envelope
 from .._shared.params import check_keywords, check_method, choice, timed_method
@@ -212,13 +213,13 @@ class _Parts(NamedTuple):
     problem: LoadSharingProblem
 
 
+@filled
 class LoadShareInstance(FamilyInstance, _Parts):
     """A load-sharing problem as one object: what :func:`coalloc.solve_many` takes.
 
     Parameters
     ----------
-    problem : LoadSharingProblem
-        The grid and its jobs.
+    %(loadshare_problem)s
 
     Examples
     --------

@@ -13,6 +13,7 @@ from typing import Optional
 import numpy as np
 
 from .._shared import interrupt
+from .._shared.docs import filled
 from . import _occupancy
 from .model import ResourceGraph, TaskGraph
 from .occupancy import OccupancyState
@@ -24,15 +25,13 @@ __all__ = ["Engine", "TIE"]
 TIE = 1e-12
 
 
+@filled
 class Engine:
     """The paper's procedures on one mutable :class:`OccupancyState`.
 
     Parameters
     ----------
-    tasks : TaskGraph
-        The task graph.
-    resources : ResourceGraph
-        The resource graph.
+    %(taskmap_graphs)s
     order : ndarray of int64
         The task order (a permutation).
     procs : ndarray of int64

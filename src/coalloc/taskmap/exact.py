@@ -296,12 +296,16 @@ def _cp_model(cp_model, csr, lb, ub, nv, zcol, unit, capacity_row, deadline=None
     return model, xs
 
 
-def _run_cpsat(tasks, resources, a, lb, ub, nv, unit, time_limit, mip_gap, verbose, t0,
-               check):  # fmt: skip
-    """The model of :func:`_build` (rows ``a``, ``lb <= a v <= ub``, ``z`` at column
-    ``n k``) on CP-SAT (module docstring): the integer relaxation minimising ``Z``, then
-    decision solves "a mapping below the incumbent's occupancy?" until one is infeasible
-    (the proof) or the limit; returns ``(outcome, bound)``, the bound in the user's units."""
+def _run_cpsat(tasks, resources, problem: milp.MilpProblem, unit: float,
+               options: milp.MilpOptions, check) -> tuple:  # fmt: skip
+    """The model of :func:`_build` (``problem``: rows ``A``, ``row_lb <= A v <= row_ub``,
+    ``z`` at column ``n k``) on CP-SAT (module docstring) with ``options`` (``started``
+    set): the integer relaxation minimising ``Z``, then decision solves "a mapping below
+    the incumbent's occupancy?" until one is infeasible (the proof) or the limit; returns
+    ``(outcome, bound)``, the bound in the user's units."""
+    a, lb, ub, nv = problem.A, problem.row_lb, problem.row_ub, int(len(problem.c))
+    time_limit, mip_gap, verbose = options.time_limit, options.mip_gap, options.verbose
+    t0 = float(options.started)
     cp_model = milp.import_solver("cpsat")  # OR-Tools' first import: 0.3-0.7 s
     _poll(None if time_limit is None else t0 + time_limit)
     n, k = tasks.n, resources.n_processors
@@ -496,8 +500,10 @@ def solve_exact_mapping(
     check = _checker(task_graph, resource_graph, unit)
     if solver == "cpsat":
         try:
-            outcome, bound = _run_cpsat(task_graph, resource_graph, a, lb, ub, nv, unit,
-                                        time_limit, mip_gap, verbose, t0, check)  # fmt: skip
+            problem = milp.MilpProblem(cost, a, lb, ub, integrality)
+            options = milp.MilpOptions(time_limit=time_limit, mip_gap=mip_gap, verbose=verbose,
+                                       started=t0)  # fmt: skip
+            outcome, bound = _run_cpsat(task_graph, resource_graph, problem, unit, options, check)
         except _OutOfTime:
             return _stopped_building(solver, formulation, time_limit, mip_gap, t0)
     else:

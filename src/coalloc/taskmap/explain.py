@@ -18,21 +18,20 @@ from typing import Any, Dict, List
 
 import numpy as np
 
+from .._shared.docs import filled
 from .model import ResourceGraph, TaskGraph
 from .occupancy import max_occupancy
 
 __all__ = ["bound_witness", "explain_result"]
 
 
+@filled
 def bound_witness(tasks: TaskGraph, resources: ResourceGraph) -> Dict[str, Any]:
     """Which argument of :func:`~coalloc.taskmap.bounds.lower_bound` gives its value, and on what.
 
     Parameters
     ----------
-    tasks : TaskGraph
-        The task graph.
-    resources : ResourceGraph
-        The resource graph.
+    %(taskmap_graphs)s
 
     Returns
     -------
@@ -78,7 +77,7 @@ def bound_witness(tasks: TaskGraph, resources: ResourceGraph) -> Dict[str, Any]:
         k = int(np.argmax(local))
         if float(local[k]) > best["value"]:
             t = int(has[k])
-            near = [int(u) for u in ix[ip[t]:ip[t + 1]]]
+            near = [int(u) for u in ix[ip[t] : ip[t + 1]]]
             best = {"kind": "neighbourhood", "value": float(local[k]), "tasks": [t, *near],
                     "sentence": f"task {t} and its {len(near)} neighbours: together on one "
                                 f"processor they need {float(together[t]):.4g}, split they "
@@ -87,15 +86,13 @@ def bound_witness(tasks: TaskGraph, resources: ResourceGraph) -> Dict[str, Any]:
     return best
 
 
+@filled
 def explain_result(tasks: TaskGraph, resources: ResourceGraph, result: Any) -> Dict[str, Any]:
     """What binds a mapping's maximum occupancy, and what bounds every mapping's.
 
     Parameters
     ----------
-    tasks : TaskGraph
-        The task graph.
-    resources : ResourceGraph
-        The resource graph.
+    %(taskmap_graphs)s
     result : MappingResult
         A result of :func:`coalloc.taskmap.solve` on them, with a mapping.
 

@@ -29,6 +29,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared.docs import filled
 from .._shared.jsonio import InstanceError, PathOrFile, read_text, write_text
 from .model import TaskGraph
 
@@ -225,6 +226,7 @@ def read_metis_graph(src: PathOrFile, *, weight_index: int = 0) -> TaskGraph:
     return _build(name, n, weight, adj)
 
 
+@filled
 def write_metis_graph(dst: PathOrFile, tasks: TaskGraph) -> None:
     """Write a task graph in the METIS format (``fmt`` 011: vertex and edge weights).
 
@@ -233,8 +235,7 @@ def write_metis_graph(dst: PathOrFile, tasks: TaskGraph) -> None:
 
     Parameters
     ----------
-    dst : str, path-like or file object
-        Where to write (atomically, for a path).
+    %(write_dst)s
     tasks : TaskGraph
         The task graph.
 

@@ -27,6 +27,7 @@ from typing import Any, Optional
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared.docs import filled
 from .._shared.jsonio import (
     InstanceError,
     PathOrFile,
@@ -184,13 +185,13 @@ def task_graph_from_dict(data: Any, *, source: str = "<dict>") -> TaskGraph:
         raise InstanceError(f"{source}: {exc}") from None
 
 
+@filled
 def write_task_graph(dst: PathOrFile, tasks: TaskGraph, **kwargs: Any) -> None:
     """Write a task graph as JSON (keywords as in :func:`task_graph_to_dict`).
 
     Parameters
     ----------
-    dst : str, path-like or file object
-        Where to write (atomically, for a path).
+    %(write_dst)s
     tasks : TaskGraph
         The task graph.
     **kwargs
@@ -306,13 +307,13 @@ def resource_graph_from_dict(data: Any, *, source: str = "<dict>") -> ResourceGr
         raise InstanceError(f"{source}: {exc}") from None
 
 
+@filled
 def write_resource_graph(dst: PathOrFile, resources: ResourceGraph, **kwargs: Any) -> None:
     """Write a resource graph as JSON.
 
     Parameters
     ----------
-    dst : str, path-like or file object
-        Where to write (atomically, for a path).
+    %(write_dst)s
     resources : ResourceGraph
         The resource graph.
     **kwargs
@@ -511,6 +512,7 @@ def mapping_result_to_dict(
     return out
 
 
+@filled
 def write_mapping_result(
     dst: PathOrFile,
     result: MappingResult,
@@ -523,8 +525,7 @@ def write_mapping_result(
 
     Parameters
     ----------
-    dst : str, path-like or file object
-        Where to write (atomically, for a path).
+    %(write_dst)s
     result : MappingResult
         The result of a task-mapping method.
     verify : dict, optional

@@ -29,6 +29,7 @@ live in :mod:`coalloc.taskmap.occupancy` (re-exported here).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
@@ -235,10 +236,11 @@ def map_tasks(
     >>> tm.map_tasks(tasks, res, method="base", seed=0).mapping.tolist()
     [2, 2, 1]
     """
-    return _map_tasks(task_graph, resource_graph, method=method, seed=seed, initial=initial,
-                      order=order, processor_order=processor_order, acceleration=acceleration,
-                      bound_factor=bound_factor, max_rounds=max_rounds, early_exit=early_exit,
-                      clustering=clustering, offer=True)  # fmt: skip
+    plan = _MapPlan(method=method, seed=seed, initial=initial, order=order,
+                    processor_order=processor_order, acceleration=acceleration,
+                    bound_factor=bound_factor, max_rounds=max_rounds, early_exit=early_exit,
+                    clustering=clustering)  # fmt: skip
+    return _map_tasks(task_graph, resource_graph, plan, offer=True)
 
 
 def map_tasks_quietly(task_graph: TaskGraph, resource_graph: ResourceGraph,
@@ -247,20 +249,34 @@ def map_tasks_quietly(task_graph: TaskGraph, resource_graph: ResourceGraph,
     runs it as one of its own starts and keeps its own incumbent (the multilevel mapper):
     ``on_mapping(mapping, max_occupancy)``, when given, is called instead with each mapping
     :func:`map_tasks` would offer."""
-    args = dict(method="open+improve", seed=0, initial=None, order=None,
-                processor_order="capacity", acceleration=0.75, bound_factor=0.9,
-                max_rounds=100, early_exit=True, clustering=None)  # fmt: skip
-    args.update(params)
-    return _map_tasks(task_graph, resource_graph, offer=on_mapping or False, **args)
+    return _map_tasks(task_graph, resource_graph, _MapPlan(**params), offer=on_mapping or False)
 
 
-def _map_tasks(task_graph, resource_graph, *, method, seed, initial, order, processor_order,
-               acceleration, bound_factor, max_rounds, early_exit, clustering,
-               offer) -> MappingResult:  # fmt: skip
+@dataclass(frozen=True, kw_only=True)
+class _MapPlan:
+    """The options of one :func:`map_tasks` call, as given (checked by :func:`_map_tasks`);
+    the defaults are :func:`map_tasks`'s."""
+
+    method: str = "open+improve"
+    seed: Any = 0
+    initial: Any = None
+    order: Any = None
+    processor_order: Any = "capacity"
+    acceleration: float = 0.75
+    bound_factor: Optional[float] = 0.9
+    max_rounds: int = 100
+    early_exit: bool = True
+    clustering: Optional[dict] = None
+
+
+def _map_tasks(task_graph, resource_graph, plan: _MapPlan, *, offer) -> MappingResult:
     """:func:`map_tasks`; with ``offer``, every complete mapping better than the last is
     offered to the time limit in force (:func:`coalloc._shared.params.offer_incumbent`);
     the multilevel mapper, which runs it as one of its starts, passes False."""
     t0 = time.perf_counter()
+    method, seed, order, clustering = plan.method, plan.seed, plan.order, plan.clustering
+    processor_order, acceleration = plan.processor_order, plan.acceleration
+    bound_factor, max_rounds = plan.bound_factor, plan.max_rounds
     check_graphs(task_graph, resource_graph)
     check_method(method, METHODS)
     seed = resolve_seed(seed)  # None: fresh, and the result says which
@@ -282,14 +298,14 @@ def _map_tasks(task_graph, resource_graph, *, method, seed, initial, order, proc
         procs = _check_procs(resource_graph, processor_order, "processor_order")
         if procs.shape[0] != resource_graph.n_processors:
             raise ValueError("processor_order must list every processor exactly once")
-    state = OccupancyState(task_graph, resource_graph, initial)
+    state = OccupancyState(task_graph, resource_graph, plan.initial)
 
     t1 = time.perf_counter()
     task_order = _task_order(task_graph, order, seed_cluster, clustering)
     t2 = time.perf_counter()
     eng = Engine(
         task_graph, resource_graph, task_order, procs, open_metric=open_metric,
-        early_exit=early_exit,
+        early_exit=plan.early_exit,
     )  # fmt: skip
     eng.map_tasks(state)
     state.refresh()
@@ -302,7 +318,7 @@ def _map_tasks(task_graph, resource_graph, *, method, seed, initial, order, proc
         "acceleration": float(acceleration),
         "bound_factor": None if bound_factor is None else float(bound_factor),
         "max_rounds": int(max_rounds),
-        "early_exit": bool(early_exit),
+        "early_exit": bool(plan.early_exit),
         "clustering": dict(clustering or {}),
         "open_metric": open_metric,
         "improve": do_improve,

@@ -8,6 +8,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._shared import plotting
+from .._shared.docs import filled
 from .model import ResourceGraph, TaskGraph, check_mapping
 from .occupancy import max_occupancy, occupancy_graph
 
@@ -42,6 +43,7 @@ def tree_layout(tree: Any) -> np.ndarray:
     return np.column_stack([x, y])
 
 
+@filled
 def plot_cluster_tree(
     result: Any,
     *,
@@ -61,8 +63,7 @@ def plot_cluster_tree(
     ----------
     result : FlowInjectionResult or ClusterTree
     ax : matplotlib.axes.Axes, optional
-    path : str or path-like, optional
-        Also save the figure there.
+    %(plot_path)s
     names : sequence, optional
         Task names for the leaf labels (default: task numbers).
     labels : bool, optional
@@ -77,8 +78,7 @@ def plot_cluster_tree(
 
     Raises
     ------
-    ImportError
-        Without matplotlib.
+    %(plot_raises)s
     TypeError, ValueError
         On a wrong ``result`` or ``names`` of the wrong length.
 
@@ -162,6 +162,7 @@ def _layout(resources: ResourceGraph, seed: int) -> np.ndarray:
     return np.array([pos[i] for i in range(resources.n_nodes)], dtype=np.float64)
 
 
+@filled
 def plot_mapping(
     tasks: TaskGraph,
     resources: ResourceGraph,
@@ -190,8 +191,7 @@ def plot_mapping(
         A result (its ``mapping``), a result file read by ``read_mapping_result`` or the
         mapping itself (processor node of each task).
     ax : matplotlib.axes.Axes, optional
-    path : str or path-like, optional
-        Also save the figure there.
+    %(plot_path)s
     seed : int, default 0
         Seed of the spring layout of larger resource graphs.
     labels : bool, optional
@@ -207,8 +207,7 @@ def plot_mapping(
 
     Raises
     ------
-    ImportError
-        Without matplotlib.
+    %(plot_raises)s
     TypeError, ValueError
         On a mapping that does not fit the graphs.
 

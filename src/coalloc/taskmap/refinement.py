@@ -188,6 +188,59 @@ def cut_refine(
     return moved
 
 
+def _bottleneck_tasks(state: RefineState, kind: str, idx: int, n_cand: int,
+                      pair_mark: np.ndarray) -> np.ndarray:  # fmt: skip
+    """The tasks :func:`refine` tries to move off the bottleneck ``idx`` (a processor when
+    ``kind`` is "node", else a link), at most ``n_cand``: a processor's tasks of positive
+    weight, most volume across first; a link's tasks that send across it, most volume
+    first (``pair_mark``: a zeroed scratch mask of processor pairs, left zeroed)."""
+    topo, lv, m, p = state.topo, state.level, state.m, state.topo.P
+    if kind == "node":
+        tasks = np.flatnonzero(m == idx)
+        tasks = tasks[lv.vw[tasks] > 0]
+        if tasks.shape[0] > n_cand:
+            deg_ext = np.zeros(lv.n)
+            ext = (m[state.rows] == idx) & (m[lv.ix] != idx)
+            np.add.at(deg_ext, state.rows[ext], lv.iw[ext])
+            score = deg_ext[tasks] - 1e-9 * lv.vw[tasks]
+            tasks = tasks[np.argsort(-score, kind="stable")[:n_cand]]
+        return tasks
+    pairs = topo.lpairs[topo.lptr[idx] : topo.lptr[idx + 1]]
+    pair_mark[pairs] = True
+    pr = m[state.rows] * p + m[lv.ix]
+    cross = pair_mark[pr]
+    pair_mark[pairs] = False
+    s = state.rows[cross]
+    if s.shape[0] == 0:
+        return s
+    vol = np.bincount(s, weights=lv.iw[cross], minlength=lv.n)
+    tasks = np.flatnonzero(vol)
+    if tasks.shape[0] > n_cand:
+        tasks = tasks[np.argsort(-vol[tasks], kind="stable")[:n_cand]]
+    return tasks
+
+
+def _destinations(state: RefineState, tasks: np.ndarray, light: list) -> tuple:
+    """The candidate moves of :func:`refine`, ``(tasks, processors)`` as two arrays: every
+    task to its neighbours' processors, the ``light`` ones and its two adjacent ones."""
+    lv, m, p = state.level, state.m, state.topo.P
+    rt, rb = [], []
+    for t in tasks.tolist():
+        a = int(m[t])
+        nbp = m[lv.ix[lv.ip[t] : lv.ip[t + 1]]]
+        dest = set(nbp.tolist())
+        dest.update(light)
+        if a > 0:
+            dest.add(a - 1)
+        if a < p - 1:
+            dest.add(a + 1)
+        dest.discard(a)
+        for b in dest:
+            rt.append(t)
+            rb.append(b)
+    return np.asarray(rt, dtype=np.int64), np.asarray(rb, dtype=np.int64)
+
+
 def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 8) -> int:
     """Bottleneck moves until none helps; returns the number of moves.
 
@@ -242,49 +295,13 @@ def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 
         if big <= 0:
             break
         m = state.m
-        if kind == "node":
-            tasks = np.flatnonzero(m == idx)
-            tasks = tasks[lv.vw[tasks] > 0]
-            if tasks.shape[0] > n_cand:
-                deg_ext = np.zeros(lv.n)
-                ext = (m[state.rows] == idx) & (m[lv.ix] != idx)
-                np.add.at(deg_ext, state.rows[ext], lv.iw[ext])
-                score = deg_ext[tasks] - 1e-9 * lv.vw[tasks]
-                tasks = tasks[np.argsort(-score, kind="stable")[:n_cand]]
-        else:
-            pairs = topo.lpairs[topo.lptr[idx] : topo.lptr[idx + 1]]
-            pair_mark[pairs] = True
-            pr = m[state.rows] * p + m[lv.ix]
-            cross = pair_mark[pr]
-            pair_mark[pairs] = False
-            s = state.rows[cross]
-            if s.shape[0] == 0:
-                break
-            vol = np.bincount(s, weights=lv.iw[cross], minlength=lv.n)
-            tasks = np.flatnonzero(vol)
-            if tasks.shape[0] > n_cand:
-                tasks = tasks[np.argsort(-vol[tasks], kind="stable")[:n_cand]]
+        tasks = _bottleneck_tasks(state, kind, idx, n_cand, pair_mark)
         if tasks.shape[0] == 0:
             break
         light = np.argpartition(nocc, min(n_light, p - 1))[: n_light + 1].tolist() if p > 1 else []
-        rt, rb = [], []
-        for t in tasks.tolist():
-            a = int(m[t])
-            nbp = m[lv.ix[lv.ip[t] : lv.ip[t + 1]]]
-            dest = set(nbp.tolist())
-            dest.update(light)
-            if a > 0:
-                dest.add(a - 1)
-            if a < p - 1:
-                dest.add(a + 1)
-            dest.discard(a)
-            for b in dest:
-                rt.append(t)
-                rb.append(b)
-        if not rt:
+        rt_a, rb_a = _destinations(state, tasks, light)
+        if not rt_a.shape[0]:
             break
-        rt_a = np.asarray(rt, dtype=np.int64)
-        rb_a = np.asarray(rb, dtype=np.int64)
         limit = big * (1 - 1e-12)  # a move is taken only when its score is below this
         w = lv.vw[rt_a]
         a_of = m[rt_a]

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
+from .._shared.docs import filled
 from .._shared.result import Result, stopped_fields
 
 __all__ = [
@@ -76,6 +77,7 @@ class Bottleneck:
         return {"kind": self.kind, "index": int(self.index), "occupancy": float(self.occupancy)}
 
 
+@filled
 @dataclass(kw_only=True, eq=False)
 class TaskMappingResult(Result):
     """Outcome of :func:`map_tasks` (a :class:`coalloc.Result`; ``objective`` is the
@@ -111,10 +113,7 @@ class TaskMappingResult(Result):
     bound, gap : float or None
         A proven lower bound on the optimal maximum occupancy and the relative gap, where
         known (the heuristics report none).
-    explanation : Explanation or None
-        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
-        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
-        otherwise.
+    %(result_explanation)s
     objective : float or None
         The maximum occupancy (minimised): set from ``max_occupancy`` at construction,
         whatever is passed.
@@ -172,6 +171,7 @@ class TaskMappingResult(Result):
 MappingResult = TaskMappingResult
 
 
+@filled
 @dataclass(kw_only=True, eq=False)
 class ExactMappingResult(MappingResult):
     """Outcome of :func:`solve_exact_mapping`: a :class:`MappingResult` (method ``"exact"``).
@@ -191,10 +191,7 @@ class ExactMappingResult(MappingResult):
         As in :class:`MappingResult`.
     node_occupancy, link_occupancy, order, history, status, message, bound, gap : object
         As in :class:`MappingResult`.
-    explanation : Explanation or None
-        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
-        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
-        otherwise.
+    %(result_explanation)s
     objective : float or None
         As in :class:`MappingResult` (``max_occupancy``).
     solver, formulation : str

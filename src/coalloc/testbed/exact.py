@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -157,50 +157,11 @@ def _fits_alone(pr: Problem, v: int, c: int, p: int) -> bool:
     return need <= int(pr.pifaces[p])
 
 
-def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
-    deadline = None if time_limit is None else t0 + float(time_limit)
-
-    def clock() -> None:  # between two pieces of the model (each well under a second)
-        if deadline is not None and time.perf_counter() > deadline:
-            raise _OutOfTime
-
-    if (deadline is not None and "ortools.sat.python.cp_model" not in sys.modules
-            and deadline - time.perf_counter() < CPSAT_IMPORT_SECONDS):  # fmt: skip
-        raise _OutOfTime  # (a first import would overrun the limit by itself)
-    cp = import_solver("cpsat")
-    m = cp.CpModel()
-    nv = pr.nv
-    ns = len(pr.switches)
-    x = {}
+def _host_rules(m: Any, pr: Problem, x: dict, clock: Any) -> tuple:
+    """The rules of each physical node ``p`` over the placements ``x[v, p]``: the type it
+    acts as (``y[p, t]``, at most one), its slots of that type, its additive features, its
+    interfaces. Returns ``(y, rows added)``."""
     rows = 0
-    whole = _whole_node_classes(pr)
-    clock()
-    agg = {}  # (v, c) -> v on some node of the whole-node pclass c (see _whole_node_classes)
-    for v in range(nv):
-        clock()
-        opts = []
-        for c in pr.cand[v]:
-            if c in whole and pr.fixed[v] < 0:
-                p = int(pr.members[c][0])  # (the members are alike: one stands for all)
-                if _fits_alone(pr, v, c, p):
-                    agg[v, c] = m.NewBoolVar(f"n{v}_{c}")
-                    opts.append(agg[v, c])
-                continue
-            for p in pr.members[c]:
-                p = int(p)
-                if pr.fixed[v] >= 0 and pr.fixed[v] != p:
-                    continue
-                x[v, p] = m.NewBoolVar(f"x{v}_{p}")
-                opts.append(x[v, p])
-        m.AddExactlyOne(opts)
-        rows += 1
-    per_c: dict = {}
-    for (_v, c), var in agg.items():
-        per_c.setdefault(c, []).append(var)
-    for c, lst in per_c.items():  # each takes a node of its own: at most one per member
-        if len(lst) > len(pr.members[c]):
-            m.Add(sum(lst) <= len(pr.members[c]))
-            rows += 1
     by_p = {}
     for (v, p), var in x.items():
         by_p.setdefault(p, []).append((v, var))
@@ -239,46 +200,48 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
             if any(n for _, n in need):
                 m.Add(sum(n * var for var, n in need) <= int(pr.pifaces[p]))
                 rows += 1
-    # a host wired only to other hosts (no switch interface) reaches nothing but its direct
-    # peers: a link with one end there has its other end on a peer (or on the same host
-    # when the link may be trivial)
-    if pr.direct:
-        peers: dict = {}
-        for a, b in pr.direct:
-            peers.setdefault(a, set()).add(b)
-            peers.setdefault(b, set()).add(a)
-        sidx = pr.sidx
-        lonely = {p for p in peers if not pr.pis_switch[p] and not any(
-            (lk.b if lk.a == pr.pnames[p] else lk.a) in sidx
-            for lk in pr.ptop.interfaces(pr.pnames[p]))}  # fmt: skip
-        for e in range(len(pr.la)):
-            u, w = int(pr.la[e]), int(pr.lb[e])
-            for s, t in ((u, w), (w, u)):
-                for p in lonely:
-                    if (s, p) not in x:
-                        continue
-                    ok = [x[t, q] for q in sorted(peers[p]) if (t, q) in x]
-                    if pr.ltriv[e] and (t, p) in x:
-                        ok.append(x[t, p])
-                    if ok:
-                        m.Add(sum(ok) >= x[s, p])
-                    else:
-                        m.Add(x[s, p] == 0)
-                    rows += 1
-    # set-type-limit as Emulab counts it: a used node (acting as any type: sum of its y, at
-    # most one) adds its slots of every type it lists (pr.tweight) to that type's count
-    for t, lim in enumerate(pr.tlimit):
-        if lim >= 0:
-            terms = [(var, int(round(pr.tweight[p, t] * 1000))) for (p, tt), var in y.items()
-                     if pr.tweight[p, t] > 0]  # fmt: skip
-            # a virtual node on a whole-node pclass uses a node of its own
-            terms += [(var, int(round(pr.tweight[int(pr.members[c][0]), t] * 1000)))
-                      for (v, c), var in agg.items()
-                      if pr.tweight[int(pr.members[c][0]), t] > 0]  # fmt: skip
-            # a limit above every node's weight together cannot bind (and may not fit int64)
-            if terms and sum(w for _, w in terms) > int(lim) * 1000:
-                m.Add(sum(w * var for var, w in terms) <= int(lim) * 1000)
+    return y, rows
+
+
+def _lonely_hosts(m: Any, pr: Problem, x: dict) -> int:
+    """A host wired only to other hosts (no switch interface) reaches nothing but its direct
+    peers: a link with one end there has its other end on a peer (or on the same host when
+    the link may be trivial). Returns the rows added."""
+    if not pr.direct:
+        return 0
+    rows = 0
+    peers: dict = {}
+    for a, b in pr.direct:
+        peers.setdefault(a, set()).add(b)
+        peers.setdefault(b, set()).add(a)
+    sidx = pr.sidx
+    lonely = {p for p in peers if not pr.pis_switch[p] and not any(
+        (lk.b if lk.a == pr.pnames[p] else lk.a) in sidx
+        for lk in pr.ptop.interfaces(pr.pnames[p]))}  # fmt: skip
+    for e in range(len(pr.la)):
+        u, w = int(pr.la[e]), int(pr.lb[e])
+        for s, t in ((u, w), (w, u)):
+            for p in lonely:
+                if (s, p) not in x:
+                    continue
+                ok = [x[t, q] for q in sorted(peers[p]) if (t, q) in x]
+                if pr.ltriv[e] and (t, p) in x:
+                    ok.append(x[t, p])
+                if ok:
+                    m.Add(sum(ok) >= x[s, p])
+                else:
+                    m.Add(x[s, p] == 0)
                 rows += 1
+    return rows
+
+
+def _trunk_model(cp: Any, m: Any, pr: Problem, x: dict, agg: dict, clock: Any) -> tuple:
+    """The trunks: each virtual node's switch (``z``), each link's pair of switches (``w``)
+    and the trunks of its path, the groups' capacities, and each link packed into ONE trunk
+    of every group it crosses. Returns ``(objective terms, trunk plan variables, rows
+    added)``."""
+    nv, ns = pr.nv, len(pr.switches)
+    rows = 0
     obj = []
     plan: dict = {}  # (e, g, trunk name) -> u: link e takes that trunk of group g
     if ns > 1 and len(pr.la):
@@ -371,6 +334,71 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
             clock()
             m.Add(_weighted(cp, terms) <= down(free))
             rows += 1
+    return obj, plan, rows
+
+
+def _exact_mapping(pr: Problem, time_limit, threads, seed, t0):
+    deadline = None if time_limit is None else t0 + float(time_limit)
+
+    def clock() -> None:  # between two pieces of the model (each well under a second)
+        if deadline is not None and time.perf_counter() > deadline:
+            raise _OutOfTime
+
+    if (deadline is not None and "ortools.sat.python.cp_model" not in sys.modules
+            and deadline - time.perf_counter() < CPSAT_IMPORT_SECONDS):  # fmt: skip
+        raise _OutOfTime  # (a first import would overrun the limit by itself)
+    cp = import_solver("cpsat")
+    m = cp.CpModel()
+    nv = pr.nv
+    x = {}
+    rows = 0
+    whole = _whole_node_classes(pr)
+    clock()
+    agg = {}  # (v, c) -> v on some node of the whole-node pclass c (see _whole_node_classes)
+    for v in range(nv):
+        clock()
+        opts = []
+        for c in pr.cand[v]:
+            if c in whole and pr.fixed[v] < 0:
+                p = int(pr.members[c][0])  # (the members are alike: one stands for all)
+                if _fits_alone(pr, v, c, p):
+                    agg[v, c] = m.NewBoolVar(f"n{v}_{c}")
+                    opts.append(agg[v, c])
+                continue
+            for p in pr.members[c]:
+                p = int(p)
+                if pr.fixed[v] >= 0 and pr.fixed[v] != p:
+                    continue
+                x[v, p] = m.NewBoolVar(f"x{v}_{p}")
+                opts.append(x[v, p])
+        m.AddExactlyOne(opts)
+        rows += 1
+    per_c: dict = {}
+    for (_v, c), var in agg.items():
+        per_c.setdefault(c, []).append(var)
+    for c, lst in per_c.items():  # each takes a node of its own: at most one per member
+        if len(lst) > len(pr.members[c]):
+            m.Add(sum(lst) <= len(pr.members[c]))
+            rows += 1
+    y, host_rows = _host_rules(m, pr, x, clock)
+    rows += host_rows
+    rows += _lonely_hosts(m, pr, x)
+    # set-type-limit as Emulab counts it: a used node (acting as any type: sum of its y, at
+    # most one) adds its slots of every type it lists (pr.tweight) to that type's count
+    for t, lim in enumerate(pr.tlimit):
+        if lim >= 0:
+            terms = [(var, int(round(pr.tweight[p, t] * 1000))) for (p, tt), var in y.items()
+                     if pr.tweight[p, t] > 0]  # fmt: skip
+            # a virtual node on a whole-node pclass uses a node of its own
+            terms += [(var, int(round(pr.tweight[int(pr.members[c][0]), t] * 1000)))
+                      for (v, c), var in agg.items()
+                      if pr.tweight[int(pr.members[c][0]), t] > 0]  # fmt: skip
+            # a limit above every node's weight together cannot bind (and may not fit int64)
+            if terms and sum(w for _, w in terms) > int(lim) * 1000:
+                m.Add(sum(w * var for var, w in terms) <= int(lim) * 1000)
+                rows += 1
+    obj, plan, trunk_rows = _trunk_model(cp, m, pr, x, agg, clock)
+    rows += trunk_rows
     clock()
     m.Minimize(_weighted(cp, obj) if obj else 0)
     keys = list(plan)

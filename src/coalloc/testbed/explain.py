@@ -25,6 +25,7 @@ import dataclasses
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .._shared.docs import filled
 from .._shared.explain import Explanation, Relaxation, fix_deadline, minimal_conflict
 from .._shared.params import number
 from .model import PhysicalTopology, VirtualTopology
@@ -91,8 +92,9 @@ def _certified(result: Any, names: List[str]) -> Optional[List[int]]:
     search starts from them instead of the whole experiment.
     """
     reason = getattr(result, "reason", None) or {}
-    named = reason.get("vnodes") if reason.get("constraint") in ("capacity",
-                                                                 "no_candidate") else None
+    named = (
+        reason.get("vnodes") if reason.get("constraint") in ("capacity", "no_candidate") else None
+    )
     if not named:
         return None
     where = {v: i for i, v in enumerate(names)}
@@ -104,6 +106,7 @@ def _certified(result: Any, names: List[str]) -> Optional[List[int]]:
     return index or None
 
 
+@filled
 def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
                     time_limit: float = 10.0) -> Optional[Explanation]:  # fmt: skip
     """Why ``top`` cannot be mapped onto ``ptop``, and what nearby experiment maps.
@@ -114,11 +117,7 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
         The experiment that failed to map.
     ptop : PhysicalTopology
         The testbed.
-    time_limit : float, default 10.0
-        Seconds for the whole explanation: the conflict search gets 0.6 of it, the
-        relaxations what is left of about a tenth of it (1 s at least)
-        (:func:`~coalloc._shared.explain.fix_deadline`); what does not finish is
-        reported, never guessed.
+    %(explain_time_limit)s
 
     Returns
     -------
@@ -176,7 +175,8 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
     relax = _relaxations(top, ptop, conflict, fix_deadline(t0, time_limit))
     links = [lk.name for lk in sub.links.values()]
     demand = tuple(f"virtual node {v}" for v in sorted(conflict)) + tuple(
-        f"virtual link {name}" for name in sorted(links))
+        f"virtual link {name}" for name in sorted(links)
+    )
     fixes = "; or ".join(r.sentence for r in relax if r.checked)
     listed = ", ".join(sorted(conflict)[:12]) + (" ..." if len(conflict) > 12 else "")
     sentence = (f"Virtual nodes {listed} ({len(conflict)} of {len(top.nodes)}, with their "
@@ -184,8 +184,11 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
                 f"{': ' + why if why else ''} (proved"
                 f"{'; taking out any one of them lets the rest map' if search.minimal else ''}"
                 f").")  # fmt: skip
-    sentence += (f" Nearest fix: {fixes}." if fixes else
-                 " No single change tried (fewer nodes, less bandwidth, another type) maps.")
+    sentence += (
+        f" Nearest fix: {fixes}."
+        if fixes
+        else " No single change tried (fewer nodes, less bandwidth, another type) maps."
+    )
     resources = (why,) if why else (f"the testbed's {len(ptop.nodes)} nodes and "
                                     f"{len(ptop.links)} links",)  # fmt: skip
     return Explanation(demand=demand, resources=resources, certificate="exact",

@@ -9,6 +9,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from .._shared import plotting
+from .._shared.docs import filled
 from .model import PhysicalTopology, VirtualTopology
 
 __all__ = ["plot_mapping", "home_switches"]
@@ -47,6 +48,43 @@ def _field(result: Any, name: str) -> Any:
     return getattr(result, name, None)
 
 
+def _positions(leaves: list, cores: list, by_switch: dict, used: set,
+               show_unused: bool) -> tuple:  # fmt: skip
+    """Where :func:`plot_mapping` draws each node, and the PC-switch segments: each switch's
+    PCs (``by_switch``; the used ones first, the unused ones only with ``show_unused``) in a
+    grid centred under it, the switches with PCs (``leaves``) in a row, the others
+    (``cores``) above; ``(pos, attach)``."""
+    pos: Dict[str, np.ndarray] = {}
+    groups = [(s, by_switch[s]) for s in leaves]
+    if by_switch.get(None):
+        groups.append((None, by_switch[None]))
+    # neighbouring switches stand the wider of their grids' widths (plus a gap) apart, so
+    # that every PC is nearer to its own switch than to any other
+    pitch, gap = 0.8, 1.6
+    grids = []
+    for s, pcs in groups:
+        shown = [p for p in pcs if show_unused or p in used]
+        shown.sort(key=lambda p: (p not in used, p))
+        cols = max(1, min(8, int(np.ceil(np.sqrt(len(shown) * 1.5)))))
+        grids.append((s, shown, cols, pitch * (cols - 1)))
+    x = 0.0
+    for k, (s, shown, cols, span) in enumerate(grids):
+        if k:
+            x += max(grids[k - 1][3], span) + gap
+        if s is not None:
+            pos[s] = np.array([x, 0.0])
+        for t, p in enumerate(shown):
+            pos[p] = np.array([x - span / 2 + pitch * (t % cols), -1.2 - 0.6 * (t // cols)])
+    xs = [pos[s][0] for s in leaves] or [0.0]
+    for k, s in enumerate(cores):
+        pos[s] = np.array([min(xs) + (max(xs) - min(xs)) * (k + 1) / (len(cores) + 1), 3.0])
+    # every PC attached to its switch by a thin line (a PC without a switch stands apart)
+    attach = [(tuple(pos[p]), tuple(pos[s])) for s, shown, _, _ in grids if s is not None
+              for p in shown]  # fmt: skip
+    return pos, attach
+
+
+@filled
 def plot_mapping(
     top: VirtualTopology,
     ptop: PhysicalTopology,
@@ -78,8 +116,7 @@ def plot_mapping(
     show_unused : bool, default True
         Draw the unused PCs too.
     ax : matplotlib.axes.Axes, optional
-    path : str or path-like, optional
-        Also save the figure there.
+    %(plot_path)s
     labels : bool, optional
         Write virtual node names; default when at most 60 are mapped.
     title : str, optional
@@ -94,8 +131,7 @@ def plot_mapping(
 
     Raises
     ------
-    ImportError
-        Without matplotlib.
+    %(plot_raises)s
     ValueError
         When the result holds no mapping or names a node the testbed does not have.
 
@@ -131,35 +167,8 @@ def plot_mapping(
     fig, ax = plotting.figure_and_axes(ax, figsize=(max(8.0, 3.2 * len(leaves)), 7.0))
     from matplotlib.collections import LineCollection
 
-    pos: Dict[str, np.ndarray] = {}
     used = set(mapping.values())
-    groups = [(s, by_switch[s]) for s in leaves]
-    if by_switch.get(None):
-        groups.append((None, by_switch[None]))
-    # each switch's PCs in a grid centred under it; neighbouring switches stand the wider
-    # of their grids' widths (plus a gap) apart, so that every PC is nearer to its own
-    # switch than to any other
-    pitch, gap = 0.8, 1.6
-    grids = []
-    for s, pcs in groups:
-        shown = [p for p in pcs if show_unused or p in used]
-        shown.sort(key=lambda p: (p not in used, p))
-        cols = max(1, min(8, int(np.ceil(np.sqrt(len(shown) * 1.5)))))
-        grids.append((s, shown, cols, pitch * (cols - 1)))
-    x = 0.0
-    for k, (s, shown, cols, span) in enumerate(grids):
-        if k:
-            x += max(grids[k - 1][3], span) + gap
-        if s is not None:
-            pos[s] = np.array([x, 0.0])
-        for t, p in enumerate(shown):
-            pos[p] = np.array([x - span / 2 + pitch * (t % cols), -1.2 - 0.6 * (t // cols)])
-    xs = [pos[s][0] for s in leaves] or [0.0]
-    for k, s in enumerate(cores):
-        pos[s] = np.array([min(xs) + (max(xs) - min(xs)) * (k + 1) / (len(cores) + 1), 3.0])
-    # every PC attached to its switch by a thin line (a PC without a switch stands apart)
-    attach = [(tuple(pos[p]), tuple(pos[s])) for s, shown, _, _ in grids if s is not None
-              for p in shown]  # fmt: skip
+    pos, attach = _positions(leaves, cores, by_switch, used, show_unused)
     if attach:
         ax.add_collection(LineCollection(attach, colors="#bbbbbb", linewidths=0.5, zorder=0.5,
                                          label=f"PC-switch link ({len(attach)})"))  # fmt: skip
@@ -193,27 +202,14 @@ def plot_mapping(
         seg = (tuple(pos[pa]), tuple(pos[pb]))
         (inter if home.get(pa) != home.get(pb) else intra).append(seg)
     if intra:
-        ax.add_collection(
-            LineCollection(
-                intra,
-                colors="#888888",
-                linewidths=0.6,
-                zorder=1,
-                label=f"intra-switch virtual link ({len(intra)})",
-            )
-        )
+        label = f"intra-switch virtual link ({len(intra)})"
+        ax.add_collection(LineCollection(intra, colors="#888888", linewidths=0.6, zorder=1,
+                                         label=label))  # fmt: skip
     if inter:
-        ax.add_collection(
-            LineCollection(
-                inter,
-                colors=plotting.CROSS,
-                linewidths=0.9,
-                linestyles="dashed",
-                zorder=1,
-                alpha=0.8,
-                label=f"inter-switch virtual link ({len(inter)})",
-            )
-        )
+        label = f"inter-switch virtual link ({len(inter)})"
+        ax.add_collection(LineCollection(inter, colors=plotting.CROSS, linewidths=0.9,
+                                         linestyles="dashed", zorder=1, alpha=0.8,
+                                         label=label))  # fmt: skip
     sw_xy = np.array([pos[s] for s in switches]) if switches else np.zeros((0, 2))
     ax.scatter(sw_xy[:, 0], sw_xy[:, 1], s=260, marker="s", color="#4c72b0", zorder=2,
                edgecolors="black", label="switch")  # fmt: skip
@@ -239,15 +235,8 @@ def plot_mapping(
             hosted[p].append(v)
         for p, vs in hosted.items():
             if p in pos:
-                ax.annotate(
-                    ",".join(sorted(vs)),
-                    pos[p],
-                    xytext=(0, -9),
-                    textcoords="offset points",
-                    ha="center",
-                    va="top",
-                    fontsize=6,
-                )
+                ax.annotate(",".join(sorted(vs)), pos[p], xytext=(0, -9), fontsize=6,
+                            textcoords="offset points", ha="center", va="top")  # fmt: skip
     ax.autoscale()
     ax.margins(0.06)
     ax.set_axis_off()

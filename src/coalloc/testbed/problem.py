@@ -29,6 +29,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from .._shared.caches import cache_of
+from .._shared.docs import filled
 from .model import HARD_WEIGHT, PhysicalTopology, VirtualTopology, feature_kind
 
 __all__ = ["Problem", "build_problem", "NATIVE_BW"]
@@ -188,6 +189,41 @@ def _host_facts(node, links: list) -> tuple:
     return facts
 
 
+def _switch_paths(tgroups: Dict[Tuple[int, int], int], ns: int) -> tuple:
+    """Fewest-hop paths between the ``ns`` switches (BFS from each, ties by switch index)
+    over the trunk groups ``tgroups`` (switch pair -> group): ``(paths, hops)``, the groups
+    of each path by ``(s, t)`` and the matrix of their lengths (-1: no path)."""
+    adj: List[List[Tuple[int, int]]] = [[] for _ in range(ns)]
+    for (s1, s2), g in sorted(tgroups.items()):
+        adj[s1].append((s2, g))
+        adj[s2].append((s1, g))
+    paths: Dict[Tuple[int, int], List[int]] = {}
+    for s in range(ns):
+        prev: Dict[int, Tuple[int, int]] = {s: (-1, -1)}
+        q = deque([s])
+        while q:
+            u = q.popleft()
+            for w, g in adj[u]:
+                if w not in prev:
+                    prev[w] = (u, g)
+                    q.append(w)
+        for t in prev:
+            if t == s:
+                continue
+            hops = []
+            u = t
+            while u != s:
+                u, g = prev[u][0], prev[u][1]
+                hops.append(g)
+            paths[(s, t)] = hops[::-1]
+    hop = np.full((max(ns, 1), max(ns, 1)), -1, dtype=np.int64)
+    for s in range(ns):
+        hop[s, s] = 0
+    for (s, t), hp in paths.items():
+        hop[s, t] = len(hp)
+    return paths, hop
+
+
 def _testbed_part(ptop: PhysicalTopology) -> dict:
     """What depends on the testbed only (computed once per PhysicalTopology, kept beside it
     by :func:`coalloc._shared.caches.cache_of`, never written onto it)."""
@@ -243,35 +279,7 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
     pswitch = np.array(home, dtype=np.int64)
     pifaces = np.array(ifaces, dtype=np.int64)
     pifbw = np.array(ifbw, dtype=float)
-    # fewest-hop paths between switches (BFS from each, ties by switch index)
-    adj: List[List[Tuple[int, int]]] = [[] for _ in range(ns)]
-    for (s1, s2), g in sorted(tgroups.items()):
-        adj[s1].append((s2, g))
-        adj[s2].append((s1, g))
-    paths: Dict[Tuple[int, int], List[int]] = {}
-    for s in range(ns):
-        prev: Dict[int, Tuple[int, int]] = {s: (-1, -1)}
-        q = deque([s])
-        while q:
-            u = q.popleft()
-            for w, g in adj[u]:
-                if w not in prev:
-                    prev[w] = (u, g)
-                    q.append(w)
-        for t in prev:
-            if t == s:
-                continue
-            hops = []
-            u = t
-            while u != s:
-                u, g = prev[u][0], prev[u][1]
-                hops.append(g)
-            paths[(s, t)] = hops[::-1]
-    hop = np.full((max(ns, 1), max(ns, 1)), -1, dtype=np.int64)
-    for s in range(ns):
-        hop[s, s] = 0
-    for (s, t), hp in paths.items():
-        hop[s, t] = len(hp)
+    paths, hop = _switch_paths(tgroups, ns)
     type_names: Dict[str, int] = {}
     for p in ptop.nodes.values():
         for t in list(p.types) + list(p.static):
@@ -315,6 +323,7 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
     return cached
 
 
+@filled
 def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
                   available: Optional[set] = None,
                   trunk_used: Optional[Dict[str, float]] = None) -> Problem:  # fmt: skip
@@ -325,10 +334,7 @@ def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
 
     Parameters
     ----------
-    top : VirtualTopology
-        The experiment.
-    ptop : PhysicalTopology
-        The testbed.
+    %(testbed_topologies)s
     available : set of str, optional
         Names of the physical nodes that may be used (switches are always usable).
     trunk_used : dict of str to float, optional

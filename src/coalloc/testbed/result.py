@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Dict, List, Optional
 
 import numpy as np
 
+from .._shared.docs import filled
 from .._shared.result import Result, jsonable, stopped_fields
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
 ]
 
 
+@filled
 @dataclass(kw_only=True, eq=False)
 class TestbedMappingResult(Result):
     """A testbed mapping (shared :class:`coalloc.Result` conventions).
@@ -48,10 +50,7 @@ class TestbedMappingResult(Result):
         ``"min"``). A mapping that sends nothing across switches is proven optimal (bound
         0); a method that ends by itself without a mapping or a proof says
         ``"no_solution"`` (``reason`` says why); ``"infeasible"`` needs a proof.
-    explanation : Explanation or None
-        Why the answer is a "no" or a partial yes (a minimal conflict and the nearest
-        request that fits), set by :meth:`coalloc.FamilyInstance.explain`; None
-        otherwise.
+    %(result_explanation)s
 
     Examples
     --------

@@ -216,25 +216,12 @@ def _route_tables(pr: Problem) -> tuple:
     return cached
 
 
-def route(pr: Problem, where: np.ndarray,
-          trunks: Optional[Dict[Tuple[int, int], str]] = None) -> Routing:  # fmt: skip
-    """Route every virtual link of a complete mapping ``where`` (virtual -> physical index).
-
-    Links are routed widest first (non-emulated before emulated); a host end takes the
-    interface, among those wide enough and of the link's type, that faces the other end's
-    switch, then the one with the most free bandwidth (the first of them in the testbed's
-    order); a trunk hop takes the trunk of its group with the least free bandwidth that
-    carries the link (best fit: whole trunks stay free for wide links), or the
-    one ``trunks[(link index, trunk group)]`` names when it has room (the exact method's
-    packing of the links into parallel trunks).
-
-    Returns
-    -------
-    Routing
-        ``failure`` is set (and routing stops) at the first link that cannot be routed.
-    """
-    out = Routing()
-    pn = pr.pnames
+def _takers(pr: Problem, out: Routing, trunks: Optional[Dict[Tuple[int, int], str]]) -> tuple:
+    """The two steps :func:`route` takes a link's resources with, as closures over what it
+    keeps while it routes one mapping (each host's free interface bandwidth, each trunk's
+    and host-to-host link's free capacity; closures, not methods: the routing of a mapping
+    calls them per link, and a closure's cells are read faster than attributes):
+    ``(take_iface, trunk_path, ifaces, direct, direct_free)``."""
     plan = trunks
     ifaces, group_trunks, direct, ranks = _route_tables(pr)
     links = pr.ptop.links
@@ -311,6 +298,30 @@ def route(pr: Problem, where: np.ndarray,
             trunk_free[best] = best_free - bw
             names.append(best)
         return names
+
+    return take_iface, trunk_path, ifaces, direct, direct_free
+
+
+def route(pr: Problem, where: np.ndarray,
+          trunks: Optional[Dict[Tuple[int, int], str]] = None) -> Routing:  # fmt: skip
+    """Route every virtual link of a complete mapping ``where`` (virtual -> physical index).
+
+    Links are routed widest first (non-emulated before emulated); a host end takes the
+    interface, among those wide enough and of the link's type, that faces the other end's
+    switch, then the one with the most free bandwidth (the first of them in the testbed's
+    order); a trunk hop takes the trunk of its group with the least free bandwidth that
+    carries the link (best fit: whole trunks stay free for wide links), or the
+    one ``trunks[(link index, trunk group)]`` names when it has room (the exact method's
+    packing of the links into parallel trunks).
+
+    Returns
+    -------
+    Routing
+        ``failure`` is set (and routing stops) at the first link that cannot be routed.
+    """
+    out = Routing()
+    pn = pr.pnames
+    take_iface, trunk_path, ifaces, direct, direct_free = _takers(pr, out, trunks)
 
     # plain Python lists: the loop below indexes them per link
     lemu, lbw, ltriv = pr.lemu.tolist(), pr.lbw.tolist(), pr.ltriv.tolist()

@@ -7,6 +7,7 @@ import functools
 from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
 from .._shared.constraints import validate
+from .._shared.docs import filled
 from .._shared.family import FamilyInstance, renamed_keyword
 from .._shared.params import check_method, timed_method
 from .._shared.seeding import resolve_seed
@@ -149,15 +150,13 @@ class _Parts(NamedTuple):
     ptop: PhysicalTopology
 
 
+@filled
 class TestbedInstance(FamilyInstance, _Parts):
     """A testbed-mapping problem as one object (what :func:`coalloc.solve_many` takes).
 
     Parameters
     ----------
-    top : VirtualTopology
-        The experiment.
-    ptop : PhysicalTopology
-        The testbed.
+    %(testbed_topologies)s
 
     Examples
     --------
@@ -180,8 +179,9 @@ class TestbedInstance(FamilyInstance, _Parts):
     DEFAULT_METHOD = DEFAULT_METHOD
     SOLUTION_FIELD = "mapping"
     _solve_function = staticmethod(assign)
-    _explain_function = staticmethod(lambda top, ptop, *, time_limit: _explain(
-        top, ptop, time_limit=time_limit))
+    _explain_function = staticmethod(
+        lambda top, ptop, *, time_limit: _explain(top, ptop, time_limit=time_limit)
+    )
 
     def _verify_solution(self, result: MappingResult) -> VerifyReport:
         return verify_mapping(self.top, self.ptop, result.mapping, result.routes,

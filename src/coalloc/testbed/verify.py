@@ -270,6 +270,187 @@ def _testbed_tables(ptop: PhysicalTopology) -> tuple:
     return cached
 
 
+def _shared_host(p: str, vs: List[str], node: Any, vnodes: dict, allowed_of: Dict[str, tuple],
+                 bad: List[dict]) -> tuple:  # fmt: skip
+    """The rules of a physical node ``p`` hosting several virtual nodes ``vs``: each one's
+    type offered (a static type takes it apart), one type for the dynamic ones, their slots;
+    violations appended to ``bad``. Returns ``(in use, the type it acts as or None)``."""
+    types, static = node.types, node.static
+    dynamic = []
+    mistyped = False
+    for v in vs:
+        allowed = allowed_of[vnodes[v].type]
+        offered = False
+        for t in allowed:
+            if t in types:
+                offered = True
+                break
+        if not offered and static and any(t in static for t in allowed):
+            continue
+        if not offered:
+            bad.append({"constraint": "type", "vnode": v, "pnode": p,
+                        "allowed": list(allowed)})  # fmt: skip
+            mistyped = True
+            continue
+        dynamic.append(v)
+    busy = bool(dynamic or mistyped)
+    act = None
+    if dynamic:
+        common = set(types)
+        for v in dynamic:
+            common &= set(allowed_of[vnodes[v].type])
+        if not common:
+            bad.append({"constraint": "one_type_at_a_time", "pnode": p,
+                        "vnodes": dynamic})  # fmt: skip
+        else:
+            slots = sum([vnodes[v].slots for v in dynamic])
+            fits = [t for t in sorted(common) if slots <= types[t] + _EPS]
+            if not fits:
+                bad.append({"constraint": "slots", "pnode": p, "used": slots,
+                            "capacity": max(types[t] for t in common)})  # fmt: skip
+            else:
+                act = fits[0]
+    return busy, act
+
+
+def _link_rules(top: VirtualTopology, ptop: PhysicalTopology, mapping: Dict[str, str],
+                routes: Dict[str, Any], tables: tuple, bad: List[dict]) -> tuple:  # fmt: skip
+    """The rules of the links along their ``routes``: each path valid from end to end
+    through switches, link types, bandwidths, interfaces used by one link (emulated ones
+    shared within capacity), trunk loads; violations appended to ``bad``. ``tables``:
+    the testbed's switches and physical links (:func:`_testbed_tables`). Returns
+    ``(inter-switch bandwidth, trunk loads)``."""
+    switches, plinks = tables
+    exclusive: Dict[str, str] = {}
+    shared: Dict[str, float] = defaultdict(float)
+    trunk_load: Dict[str, float] = defaultdict(float)
+    isw = 0.0
+    for name, lk in top.links.items():
+        pa, pb = mapping[lk.a], mapping[lk.b]
+        r = routes.get(name)
+        if r is None:
+            bad.append({"constraint": "unrouted", "link": name})
+            continue
+        if r == "trivial":
+            if pa != pb:
+                bad.append({"constraint": "trivial_on_two_nodes", "link": name})
+            elif not lk.trivial_ok:
+                bad.append({"constraint": "trivial_not_ok", "link": name})
+            continue
+        bw = lk.bw
+        if bw is None:
+            m = min(_native(ptop, pa), _native(ptop, pb))
+            bw = m if math.isfinite(m) else 100000.0
+        ltype, emulated = lk.type, "emulated" in lk.flags  # (VLink.emulated)
+        here = pa
+        hops = 0
+        ok = True
+        left = len(r)
+        for pl in r:
+            left -= 1
+            phys = plinks.get(pl)
+            if phys is None:
+                bad.append({"constraint": "unknown_plink", "link": name, "plink": pl})
+                ok = False
+                break
+            a, b, cap, ptypes, trunk = phys
+            if here == a:
+                nxt = b
+            elif here == b:
+                nxt = a
+            else:
+                bad.append({"constraint": "broken_path", "link": name, "plink": pl,
+                            "at": here})  # fmt: skip
+                ok = False
+                break
+            if left and nxt not in switches:
+                bad.append({"constraint": "path_through_host", "link": name, "node": nxt})
+                ok = False
+                break
+            if ltype and ltype not in ptypes:
+                bad.append({"constraint": "link_type", "link": name, "plink": pl,
+                            "wanted": ltype})  # fmt: skip
+            if cap + _EPS < bw:
+                bad.append({"constraint": "bandwidth", "link": name, "plink": pl,
+                            "needed": bw, "capacity": cap})  # fmt: skip
+            if trunk:
+                trunk_load[pl] += bw
+                hops += 1
+            elif emulated:
+                shared[pl] += bw
+            else:
+                if pl in exclusive:
+                    bad.append({"constraint": "interface_shared", "plink": pl,
+                                "links": [exclusive[pl], name]})  # fmt: skip
+                exclusive[pl] = name
+            here = nxt
+        if ok and here != pb:
+            bad.append({"constraint": "path_end", "link": name, "ends_at": here, "wanted": pb})
+        if ok and not r and pa != pb:
+            bad.append({"constraint": "empty_route", "link": name})
+        isw += bw * hops
+    for pl, use in shared.items():
+        cap = plinks[pl][2]
+        if pl in exclusive:
+            bad.append({"constraint": "interface_shared", "plink": pl,
+                        "links": [exclusive[pl], "emulated"]})  # fmt: skip
+        elif use > cap + _EPS:
+            bad.append({"constraint": "interface_bandwidth", "plink": pl, "load": use,
+                        "capacity": cap})  # fmt: skip
+    for pl, load in trunk_load.items():
+        cap = plinks[pl][2]
+        if load > cap + _EPS:
+            bad.append({"constraint": "trunk_bandwidth", "plink": pl, "load": load,
+                        "capacity": cap})  # fmt: skip
+    return isw, trunk_load
+
+
+def _experiment_rules(top: VirtualTopology, ptop: PhysicalTopology, mapping: Dict[str, str],
+                      in_use: List[str], acting: Dict[str, str]) -> List[dict]:  # fmt: skip
+    """The violations of the rules on the whole experiment: fixed nodes, the testbed's type
+    limits over the nodes ``in_use``, its policies, and the vclasses (each node's type:
+    ``acting``)."""
+    vnodes, pnodes = top.nodes, ptop.nodes
+    bad: List[dict] = []
+    for v, p in top.fixed.items():
+        if mapping.get(v) != p:
+            bad.append({"constraint": "fixed", "vnode": v, "pnode": p,
+                        "got": mapping.get(v)})  # fmt: skip
+    # set-type-limit as Emulab's assign counts it: every node in use adds its slots of each
+    # type it lists (static ones too; `*` counts 10000), whatever type it acts as
+    count: Dict[str, float] = defaultdict(float)
+    if ptop.type_limits:
+        for p in in_use:
+            node = pnodes[p]
+            for table in (node.types, node.static):
+                for t, n in table.items():
+                    if t in ptop.type_limits:
+                        count[t] += 10000.0 if math.isinf(n) else n
+    for t, lim in ptop.type_limits.items():
+        if count[t] > lim:
+            used = int(count[t]) if count[t].is_integer() else count[t]
+            bad.append({"constraint": "type_limit", "type": t, "used": used, "limit": lim})
+    # Emulab's policy precheck: `policy desire NAME disallow | limit X` on the experiment
+    for name, (kind, x) in ptop.policies.items():
+        weights = [nd.desires[name] for nd in vnodes.values() if name in nd.desires]
+        if weights and kind == "disallow":
+            bad.append({"constraint": "policy", "desire": name, "policy": "disallow",
+                        "users": len(weights)})  # fmt: skip
+        elif weights and x is not None and sum(weights) > x + _EPS:
+            bad.append({"constraint": "policy", "desire": name, "policy": "limit",
+                        "total": sum(weights), "limit": x})  # fmt: skip
+    for name, (w, _types) in top.vclasses.items():
+        if w < 1.0:
+            continue
+        chosen = set()
+        for v, node in vnodes.items():
+            if node.type == name and mapping.get(v) in acting:
+                chosen.add(acting[mapping[v]])
+        if len(chosen) > 1:
+            bad.append({"constraint": "vclass", "vclass": name, "types": sorted(chosen)})
+    return bad
+
+
 def verify_mapping(
     top: VirtualTopology,
     ptop: PhysicalTopology,
@@ -359,40 +540,11 @@ def verify_mapping(
             a = add_of.get(v)
             wants = [a] if a else []
         else:
-            dynamic = []
-            mistyped = False
-            for v in vs:
-                allowed = allowed_of[vnodes[v].type]
-                offered = False
-                for t in allowed:
-                    if t in types:
-                        offered = True
-                        break
-                if not offered and static and any(t in static for t in allowed):
-                    continue
-                if not offered:
-                    bad.append({"constraint": "type", "vnode": v, "pnode": p,
-                                "allowed": list(allowed)})  # fmt: skip
-                    mistyped = True
-                    continue
-                dynamic.append(v)
-            if dynamic or mistyped:
+            busy, act = _shared_host(p, vs, node, vnodes, allowed_of, bad)
+            if busy:
                 in_use.append(p)
-            if dynamic:
-                common = set(types)
-                for v in dynamic:
-                    common &= set(allowed_of[vnodes[v].type])
-                if not common:
-                    bad.append({"constraint": "one_type_at_a_time", "pnode": p,
-                                "vnodes": dynamic})  # fmt: skip
-                else:
-                    slots = sum([vnodes[v].slots for v in dynamic])
-                    fits = [t for t in sorted(common) if slots <= types[t] + _EPS]
-                    if not fits:
-                        bad.append({"constraint": "slots", "pnode": p, "used": slots,
-                                    "capacity": max(types[t] for t in common)})  # fmt: skip
-                    else:
-                        acting[p] = fits[0]
+            if act is not None:
+                acting[p] = act
             wants = [add_of[v] for v in vs if add_of.get(v)]
         if wants:
             for k, cap in pfeat[p]:
@@ -415,42 +567,7 @@ def verify_mapping(
                                     "vnode": v, "capacity": 0.0})  # fmt: skip
                 elif w >= 1.0 and k not in node.features:
                     bad.append({"constraint": "desire", "feature": k, "vnode": v, "pnode": p})
-    for v, p in top.fixed.items():
-        if mapping.get(v) != p:
-            bad.append({"constraint": "fixed", "vnode": v, "pnode": p,
-                        "got": mapping.get(v)})  # fmt: skip
-    # set-type-limit as Emulab's assign counts it: every node in use adds its slots of each
-    # type it lists (static ones too; `*` counts 10000), whatever type it acts as
-    count: Dict[str, float] = defaultdict(float)
-    if ptop.type_limits:
-        for p in in_use:
-            node = pnodes[p]
-            for table in (node.types, node.static):
-                for t, n in table.items():
-                    if t in ptop.type_limits:
-                        count[t] += 10000.0 if math.isinf(n) else n
-    for t, lim in ptop.type_limits.items():
-        if count[t] > lim:
-            used = int(count[t]) if count[t].is_integer() else count[t]
-            bad.append({"constraint": "type_limit", "type": t, "used": used, "limit": lim})
-    # Emulab's policy precheck: `policy desire NAME disallow | limit X` on the experiment
-    for name, (kind, x) in ptop.policies.items():
-        weights = [nd.desires[name] for nd in vnodes.values() if name in nd.desires]
-        if weights and kind == "disallow":
-            bad.append({"constraint": "policy", "desire": name, "policy": "disallow",
-                        "users": len(weights)})  # fmt: skip
-        elif weights and x is not None and sum(weights) > x + _EPS:
-            bad.append({"constraint": "policy", "desire": name, "policy": "limit",
-                        "total": sum(weights), "limit": x})  # fmt: skip
-    for name, (w, _types) in top.vclasses.items():
-        if w < 1.0:
-            continue
-        chosen = set()
-        for v, node in vnodes.items():
-            if node.type == name and mapping.get(v) in acting:
-                chosen.add(acting[mapping[v]])
-        if len(chosen) > 1:
-            bad.append({"constraint": "vclass", "vclass": name, "types": sorted(chosen)})
+    bad += _experiment_rules(top, ptop, mapping, in_use, acting)
     if any(b["constraint"] in ("unassigned", "unknown_pnode") for b in bad):
         return VerifyReport(bad, None, {}, claimed)
     if routes is None:
@@ -463,85 +580,5 @@ def verify_mapping(
                                "mapping: its links could not be checked"})  # fmt: skip
             return VerifyReport(bad, None, {}, claimed)
 
-    exclusive: Dict[str, str] = {}
-    shared: Dict[str, float] = defaultdict(float)
-    trunk_load: Dict[str, float] = defaultdict(float)
-    isw = 0.0
-    for name, lk in top.links.items():
-        pa, pb = mapping[lk.a], mapping[lk.b]
-        r = routes.get(name)
-        if r is None:
-            bad.append({"constraint": "unrouted", "link": name})
-            continue
-        if r == "trivial":
-            if pa != pb:
-                bad.append({"constraint": "trivial_on_two_nodes", "link": name})
-            elif not lk.trivial_ok:
-                bad.append({"constraint": "trivial_not_ok", "link": name})
-            continue
-        bw = lk.bw
-        if bw is None:
-            m = min(_native(ptop, pa), _native(ptop, pb))
-            bw = m if math.isfinite(m) else 100000.0
-        ltype, emulated = lk.type, "emulated" in lk.flags  # (VLink.emulated)
-        here = pa
-        hops = 0
-        ok = True
-        left = len(r)
-        for pl in r:
-            left -= 1
-            phys = plinks.get(pl)
-            if phys is None:
-                bad.append({"constraint": "unknown_plink", "link": name, "plink": pl})
-                ok = False
-                break
-            a, b, cap, ptypes, trunk = phys
-            if here == a:
-                nxt = b
-            elif here == b:
-                nxt = a
-            else:
-                bad.append({"constraint": "broken_path", "link": name, "plink": pl,
-                            "at": here})  # fmt: skip
-                ok = False
-                break
-            if left and nxt not in switches:
-                bad.append({"constraint": "path_through_host", "link": name, "node": nxt})
-                ok = False
-                break
-            if ltype and ltype not in ptypes:
-                bad.append({"constraint": "link_type", "link": name, "plink": pl,
-                            "wanted": ltype})  # fmt: skip
-            if cap + _EPS < bw:
-                bad.append({"constraint": "bandwidth", "link": name, "plink": pl,
-                            "needed": bw, "capacity": cap})  # fmt: skip
-            if trunk:
-                trunk_load[pl] += bw
-                hops += 1
-            elif emulated:
-                shared[pl] += bw
-            else:
-                if pl in exclusive:
-                    bad.append({"constraint": "interface_shared", "plink": pl,
-                                "links": [exclusive[pl], name]})  # fmt: skip
-                exclusive[pl] = name
-            here = nxt
-        if ok and here != pb:
-            bad.append({"constraint": "path_end", "link": name, "ends_at": here, "wanted": pb})
-        if ok and not r and pa != pb:
-            bad.append({"constraint": "empty_route", "link": name})
-        isw += bw * hops
-    for pl, use in shared.items():
-        cap = plinks[pl][2]
-        if pl in exclusive:
-            bad.append({"constraint": "interface_shared", "plink": pl,
-                        "links": [exclusive[pl], "emulated"]})  # fmt: skip
-        elif use > cap + _EPS:
-            bad.append({"constraint": "interface_bandwidth", "plink": pl, "load": use,
-                        "capacity": cap})  # fmt: skip
-    for pl, load in trunk_load.items():
-        cap = plinks[pl][2]
-        if load > cap + _EPS:
-            bad.append({"constraint": "trunk_bandwidth", "plink": pl, "load": load,
-                        "capacity": cap})  # fmt: skip
+    isw, trunk_load = _link_rules(top, ptop, mapping, routes, (switches, plinks), bad)
     return VerifyReport(bad, isw, dict(trunk_load), claimed)

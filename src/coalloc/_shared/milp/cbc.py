@@ -16,7 +16,8 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import interrupt
-from .outcome import MilpOutcome, _finite, _left, _progress_bar
+from .options import MilpOptions, MilpProblem
+from .outcome import MilpOutcome, _finite, _kept, _left, _progress_bar
 from .supervise import dying_with_us, owned_temp_dir, stopped_detail, watch_child
 
 
@@ -47,33 +48,33 @@ def cbc_command(pulp: Any, **kwargs: Any) -> Any:
 _CBC_GRACE = 2.0
 
 
-def _run_cbc(pulp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit, mip_gap,
-             threads, seed, verbose, name, show, t_entry, unit=1.0) -> MilpOutcome:  # fmt: skip
+def _run_cbc(pulp, problem: MilpProblem, options: MilpOptions, show: bool,
+             unit: float = 1.0) -> MilpOutcome:  # fmt: skip
     """CBC as a child process this module owns: an MPS file written from the arrays, a hard
     wall-clock deadline, SIGINT (CBC's own 'stop and report the incumbent') on the deadline
-    or on Ctrl-C, SIGKILL if it does not stop, and its temporary files always removed."""
+    or on Ctrl-C, SIGKILL if it does not stop, and its temporary files always removed;
+    ``problem`` in the units the solver sees, ``options.started`` set."""
     solver = cbc_command(pulp)
     if solver is None:
         raise ImportError("no CBC executable found (pip install 'coalloc[cbc]')")
-    nv = int(np.asarray(c).shape[0])
-    flip = -1.0 if sense == "max" else 1.0
-    bar = _progress_bar("CBC", sense, time_limit, show, unit)
+    bar = _progress_bar("CBC", problem.sense, options.time_limit, show, unit)
     try:
-        out = _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit,
-                          mip_gap, threads, seed, verbose, show, t_entry, nv, flip,
-                          bar, unit)  # fmt: skip
+        out = _run_cbc_in(solver, problem, options, show, bar, unit)
     finally:
         bar.close()
     return out
 
 
-def _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit, mip_gap,
-                threads, seed, verbose, show, t_entry, nv, flip, bar,
-                unit=1.0) -> MilpOutcome:  # fmt: skip
+def _run_cbc_in(solver, problem: MilpProblem, options: MilpOptions, show: bool, bar,
+                unit: float = 1.0) -> MilpOutcome:  # fmt: skip
+    t_entry, time_limit, mip_gap = float(options.started), options.time_limit, options.mip_gap
+    threads, seed, A = options.threads, options.seed, problem.A
+    nv = int(np.asarray(problem.c).shape[0])
+    flip = -1.0 if problem.sense == "max" else 1.0
     with owned_temp_dir("cbc") as folder:  # and the folders of killed processes swept
         mps, sol, log_path = (os.path.join(folder, f) for f in ("m.mps", "m.sol", "m.log"))
-        _write_mps(mps, flip * np.asarray(c, dtype=np.float64), A, row_lb, row_ub,
-                   integrality, lb, ub, nv)  # fmt: skip
+        _write_mps(mps, flip * np.asarray(problem.c, dtype=np.float64), A, problem.row_lb,
+                   problem.row_ub, problem.integrality, problem.lb, problem.ub, nv)  # fmt: skip
         args = [solver.path, mps, "-timeMode", "elapsed", "-ratio", repr(float(mip_gap))]
         left = _left(t_entry, time_limit)  # writing the file counts against the limit
         if left is not None:
@@ -108,8 +109,7 @@ def _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit, m
             end = watch_child(proc, stop_at=hard, grace=_CBC_GRACE, poll=0.2,
                               kill_at=None if hard is None else hard + _CBC_GRACE,
                               tick=tick if show else None)  # fmt: skip
-            interrupted, killed, cancelled = end.interrupted, end.killed, end.cancelled
-            if cancelled:
+            if end.cancelled:
                 bar.close("time_limit")
                 watch.read()  # its last incumbent and bound, for the scope's error
                 # leaving the temporary folder removes CBC's files
@@ -119,11 +119,10 @@ def _run_cbc_in(solver, c, A, row_lb, row_ub, integrality, lb, ub, time_limit, m
         with open(log_path, errors="replace") as fh:
             log = fh.read()
         head, values = _read_cbc_solution(sol, nv)
-    if verbose:
+    if options.verbose:
         print(log)
-    out = _cbc_outcome(head, values, log, flip, mip_gap, time_limit, interrupted, killed,
-                       int(A.shape[0]), proc.returncode)  # fmt: skip
-    out.interrupted = interrupted
+    out = _cbc_outcome((head, values, log), flip, options, end, int(A.shape[0]), proc.returncode)
+    out.interrupted = end.interrupted
     bar.close(out.status)
     return out
 
@@ -325,7 +324,13 @@ def _read_cbc_solution(path: str, nv: int):
     return lines[0].strip(), x
 
 
-def _cbc_outcome(head, x, log, flip, mip_gap, time_limit, interrupted, killed, rows, code):
+def _cbc_outcome(read: tuple, flip: float, options: MilpOptions, end: Any, rows: int,
+                 code: Optional[int]) -> MilpOutcome:  # fmt: skip
+    """The outcome of a CBC run from what it wrote (``read``: the ``.sol`` file's head line
+    and values, and its log) and how it ended (``end``: :func:`.supervise.watch_child`'s)."""
+    head, x, log = read
+    mip_gap, time_limit = options.mip_gap, options.time_limit
+    interrupted, killed = end.interrupted, end.killed
     text = (head or "").lower()
     value = re.search(r"objective value\s*(-?[0-9.eE+]+)", head or "")
     has_solution = (
@@ -362,13 +367,7 @@ def _cbc_outcome(head, x, log, flip, mip_gap, time_limit, interrupted, killed, r
         else (head or f"CBC wrote no .sol file (exit code {code})")
     )  # fmt: skip
     if status == "time_limit":
-        why += (
-            "; no incumbent found"
-            if x is None
-            else "; incumbent kept"
-            if bound is None
-            else "; incumbent and bound kept"
-        )
+        why += _kept(x, bound)
     return MilpOutcome(
         x=x, bound=bound, status=status, solver_status=int(code if code is not None else -1),
         message=f"CBC: {why}", nodes=int(nodes.group(1)) if nodes else None,

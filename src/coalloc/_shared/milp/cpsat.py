@@ -10,6 +10,7 @@ import numpy as np
 
 from ..progress import exact_progress_wanted
 from .highs import _not_started
+from .options import MilpOptions
 from .outcome import MilpOutcome, _closed, _finite, _judge, _left, _progress_bar
 from .supervise import stopped_detail, supervise_thread
 
@@ -28,15 +29,10 @@ def run_cpsat(
     variables: list,
     *,
     rows: int,
-    time_limit: Optional[float] = None,
-    mip_gap: float = 0.0,
-    threads: int = 1,
-    seed: Optional[int] = None,
-    verbose: bool = False,
-    progress: Optional[bool] = None,
-    started: Optional[float] = None,
+    options: Optional[MilpOptions] = None,
     check: Optional[Any] = None,
     objective_scale: float = 1.0,
+    **legacy: Any,
 ) -> MilpOutcome:
     """Solve a built CP-SAT model (objective already set) with the common options.
 
@@ -49,9 +45,10 @@ def run_cpsat(
         The variables whose values form ``MilpOutcome.x``.
     rows : int
         Number of constraints, for the report.
-    time_limit, mip_gap, threads, seed, verbose, progress, started
-        As for :func:`run_milp`; ``threads`` is ``num_search_workers``. Pass ``started``
-        (when the model building began) so that building counts against the limit.
+    options : MilpOptions, optional
+        As for :func:`run_milp` (``name`` and ``scale`` are not used); ``threads`` is
+        ``num_search_workers``. Set ``started`` (when the model building began) so that
+        building counts against the limit.
     check : callable, optional
         As for :func:`run_milp`: the family's check of a solution against its original data
         (CP-SAT computes in integers, so only a model built from rounded data can fail it).
@@ -59,6 +56,10 @@ def run_cpsat(
         The user's unit of one unit of the model's integer objective (the ``s`` of
         :func:`integer_scaling`): ``bound`` and the progress display are given in the
         user's units.
+    **legacy
+        The options as keywords (``time_limit=..., mip_gap=..., threads=..., seed=...,
+        verbose=..., progress=..., started=...``), the form most callers use; not together
+        with ``options``.
 
     Returns
     -------
@@ -66,20 +67,11 @@ def run_cpsat(
         Ctrl-C during the search is not raised: the search stops and the outcome holds the
         incumbent and its bound, with ``interrupted`` set.
     """
-    t_entry = time.perf_counter() if started is None else float(started)
-    show = exact_progress_wanted(progress)
-    solver = cp_model.CpSolver()
-    prm = solver.parameters
-    prm.num_search_workers = int(threads)
-    if seed is not None:
-        prm.random_seed = int(seed) % 2147483647
-    given = _left(t_entry, time_limit)
-    if given is not None:  # it ends a little before the deadline: CPSAT_STOP_MARGIN
-        prm.max_time_in_seconds = max(0.001, float(given) - CPSAT_STOP_MARGIN)
-    prm.relative_gap_limit = float(mip_gap)
-    prm.log_search_progress = bool(verbose)
-    if hasattr(prm, "catch_sigint_signal"):  # CP-SAT's own handler would replace Python's
-        prm.catch_sigint_signal = False  # (and abort outside the main thread): ours stops it
+    options = _cpsat_options(options, legacy)
+    time_limit, mip_gap = options.time_limit, options.mip_gap
+    t_entry = time.perf_counter() if options.started is None else float(options.started)
+    show = exact_progress_wanted(options.progress)
+    solver = _cpsat_solver(cp_model, options, t_entry)
     late = _not_started(t_entry, time_limit, int(rows), 0.0, "CP-SAT")
     if late is not None:  # the family's model building took the whole budget
         late.solver = "cpsat"
@@ -166,6 +158,40 @@ def run_cpsat(
         return out
     # CP-SAT is exact on its integers: what remains is the rounding of the user's data.
     return _judge(out, check, _cpsat_sense(model), 1e-6 * abs(scale), 1e-9)
+
+
+_CPSAT_KEYS = frozenset(("time_limit", "mip_gap", "threads", "seed", "verbose", "progress",
+                         "started"))  # fmt: skip
+
+
+def _cpsat_options(options: Optional[MilpOptions], legacy: dict) -> MilpOptions:
+    """The options of a :func:`run_cpsat` call, from ``options`` or from its keywords."""
+    unknown = set(legacy) - _CPSAT_KEYS
+    if unknown:
+        raise TypeError(f"run_cpsat() got unexpected keyword arguments {sorted(unknown)}")
+    if options is None:
+        return MilpOptions(**legacy)
+    if legacy:
+        raise TypeError(f"run_cpsat: pass options= or the keywords {sorted(legacy)}, not both")
+    return options
+
+
+def _cpsat_solver(cp_model: Any, options: MilpOptions, t_entry: float) -> Any:
+    """A ``CpSolver`` with the options' workers, seed, gap, log and time limit (counted from
+    ``t_entry``)."""
+    solver = cp_model.CpSolver()
+    prm = solver.parameters
+    prm.num_search_workers = int(options.threads)
+    if options.seed is not None:
+        prm.random_seed = int(options.seed) % 2147483647
+    given = _left(t_entry, options.time_limit)
+    if given is not None:  # it ends a little before the deadline: CPSAT_STOP_MARGIN
+        prm.max_time_in_seconds = max(0.001, float(given) - CPSAT_STOP_MARGIN)
+    prm.relative_gap_limit = float(options.mip_gap)
+    prm.log_search_progress = bool(options.verbose)
+    if hasattr(prm, "catch_sigint_signal"):  # CP-SAT's own handler would replace Python's
+        prm.catch_sigint_signal = False  # (and abort outside the main thread): ours stops it
+    return solver
 
 
 def _cpsat_sense(model: Any) -> str:

@@ -16,7 +16,8 @@ import numpy as np
 
 from .. import interrupt
 from . import _highs_child
-from .outcome import MilpOutcome, _closed, _finite, _left, _progress_bar
+from .options import MilpOptions, MilpProblem
+from .outcome import MilpOutcome, _closed, _finite, _kept, _left, _progress_bar
 from .supervise import reap, stopped_detail, supervise_thread, watch_child
 
 _HIGHS_BANNER_SILENCED = False
@@ -104,38 +105,49 @@ def _highs_in_process(size: int) -> bool:
     return mode not in ("never", "0", "no") and size >= HIGHS_PROCESS_MIN_SIZE
 
 
-def _run_highspy(hs, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit, mip_gap,
-                 seed, verbose, show, t_entry, unit=1.0, start=None) -> MilpOutcome:  # fmt: skip
-    """HiGHS through ``highspy``, from the arrays, in a worker thread or a child process
-    (module docstring)."""
+def _highs_model(problem: MilpProblem, options: MilpOptions) -> dict:
+    """The arrays HiGHS is given (``passModel``'s column-wise form), in a dict a child
+    process can unpickle without coalloc."""
     import scipy.sparse as sp
 
-    nv = int(np.asarray(c).shape[0])
-    A = sp.csc_matrix(A)
-    rows = int(A.shape[0])
+    nv = int(np.asarray(problem.c).shape[0])
+    A = sp.csc_matrix(problem.A)
     A.sort_indices()
-    model = {
-        "nv": nv, "rows": rows, "nnz": int(A.nnz), "max": sense == "max",
-        "c": np.ascontiguousarray(c, dtype=np.float64),
+    lb, ub, start = problem.lb, problem.ub, problem.start
+    return {
+        "nv": nv, "rows": int(A.shape[0]), "nnz": int(A.nnz), "max": problem.sense == "max",
+        "c": np.ascontiguousarray(problem.c, dtype=np.float64),
         "lb": np.ascontiguousarray(np.broadcast_to(np.asarray(lb, dtype=np.float64), (nv,))),
         "ub": np.ascontiguousarray(np.broadcast_to(np.asarray(ub, dtype=np.float64), (nv,))),
-        "row_lb": np.ascontiguousarray(row_lb, dtype=np.float64),
-        "row_ub": np.ascontiguousarray(row_ub, dtype=np.float64),
+        "row_lb": np.ascontiguousarray(problem.row_lb, dtype=np.float64),
+        "row_ub": np.ascontiguousarray(problem.row_ub, dtype=np.float64),
         "start": A.indptr.astype(np.int32), "index": A.indices.astype(np.int32),
         "value": np.ascontiguousarray(A.data, dtype=np.float64),
-        "integrality": np.ascontiguousarray(integrality, dtype=np.int32),
-        "verbose": bool(verbose), "mip_gap": float(mip_gap), "seed": seed,
+        "integrality": np.ascontiguousarray(problem.integrality, dtype=np.int32),
+        "verbose": bool(options.verbose), "mip_gap": float(options.mip_gap),
+        "seed": options.seed,
         "x0": None if start is None else np.ascontiguousarray(start, dtype=np.float64),
     }  # fmt: skip
-    in_process = _highs_in_process(nv + int(A.nnz))
+
+
+def _run_highspy(hs, problem: MilpProblem, options: MilpOptions, show: bool,
+                 unit: float = 1.0) -> MilpOutcome:  # fmt: skip
+    """HiGHS through ``highspy``, from the arrays, in a worker thread or a child process
+    (module docstring); ``problem`` in the units the solver sees (``unit`` times the
+    user's objective), ``options.started`` set."""
+    t_entry, time_limit = float(options.started), options.time_limit
+    sense, mip_gap = problem.sense, options.mip_gap
+    model = _highs_model(problem, options)
+    nv, rows = model["nv"], model["rows"]
+    in_process = _highs_in_process(nv + int(model["nnz"]))
     late = _not_started(t_entry, time_limit, rows, _CHILD_START[0] if in_process else 0.0)
     if late is not None:  # the deadline passed while the arrays were converted
         if in_process:  # a start measured under a passing load must not bar every later
             _CHILD_START[0] *= 0.8  # call: the estimate decays while no child runs
         return late
     if in_process:
-        return _run_highs_process(hs, model, sense, time_limit, mip_gap, show, t_entry, unit)
-    h = _new_highs(hs, verbose)
+        return _run_highs_process(hs, model, problem.sense, options, show, unit)
+    h = _new_highs(hs, options.verbose)
     if not _highs_child.setup(hs, h, model):
         return _highs_rejected(rows, time_limit)
     given = _left(t_entry, time_limit)  # converting the arrays counted against the limit
@@ -231,13 +243,7 @@ def _highs_outcome(hs, raw: dict, sense: str, mip_gap: float, time_limit, rows: 
            else f"asked to stop at its time limit ({text})" if overran
            else text)  # fmt: skip
     if status == "time_limit":
-        why += (
-            "; no incumbent found"
-            if x is None
-            else "; incumbent kept"
-            if bound is None
-            else "; incumbent and bound kept"
-        )
+        why += _kept(x, bound)
     elif x is None and status == "error":
         why += "; no incumbent found"
     return MilpOutcome(
@@ -260,24 +266,69 @@ def _child_source() -> str:
     return _CHILD_SOURCE
 
 
-def _run_highs_process(hs, model: dict, sense: str, time_limit, mip_gap: float, show: bool,
-                       t_entry: float, unit: float = 1.0) -> MilpOutcome:  # fmt: skip
+def _run_highs_process(hs, model: dict, sense: str, options: MilpOptions, show: bool,
+                       unit: float = 1.0) -> MilpOutcome:  # fmt: skip
     """HiGHS in a child process that sends every incumbent back, so that killing it (past
     the limit, or after Ctrl-C and a grace) still leaves the incumbent and the bound."""
-    left = _left(t_entry, time_limit)
+    left = _left(float(options.started), options.time_limit)
     model["deadline"] = None if left is None else time.monotonic() + left
     model["margin"] = HIGHS_STOP_MARGIN
     model["progress"] = bool(show)
-    bar = _progress_bar("HiGHS", sense, time_limit, show, unit)
+    bar = _progress_bar("HiGHS", sense, options.time_limit, show, unit)
     with bar:
-        return _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar,
-                                 unit)  # fmt: skip
+        return _highs_process_in(hs, model, sense, options, show, bar, unit)
 
 
-def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar, unit=1.0):
+def _read_child(fh, box: dict, launched: float) -> None:
+    """Read what a HiGHS child sends (pickled messages) into ``box`` until its last word;
+    ``launched``: when it was started, to measure its start cost (:data:`_CHILD_START`)."""
+    import pickle
+
+    while True:
+        try:
+            msg = pickle.load(fh)
+        except Exception:  # EOF, or a message cut short by a kill
+            return
+        if msg[0] == "inc":
+            box["x"] = msg[1]
+            box["primal"], box["dual"], box["nodes"] = msg[2:]
+        elif msg[0] == "bound":
+            box["primal"], box["dual"], box["nodes"] = msg[1:]
+        elif msg[0] == "ready":  # about to solve: what its start cost, for the next
+            spent = max(0.0, msg[1] - launched)
+            _CHILD_START[0] = 0.5 * _CHILD_START[0] + 0.5 * spent
+        elif msg[0] == "done":
+            box["final"] = msg[1]
+            return
+        elif msg[0] == "rejected":
+            box["rejected"] = True
+            return
+        elif msg[0] == "error":
+            box["error"] = msg[1:]
+            return
+
+
+def _killed_raw(box: dict, model: dict, interrupted: bool) -> dict:
+    """What :func:`_highs_outcome` reads of a child killed before its last word: its last
+    incumbent and bound."""
+    what = (
+        f"interrupted (Ctrl-C) and killed {_HIGHS_GRACE:g} s later"
+        if interrupted
+        else "stopped at the time limit (killed: it had not stopped by itself)"
+    )
+    what += " (presolve or a root cut round does not look at its interrupt callback)"
+    x = box["x"]
+    value = None if x is None else _finite(float(model["c"] @ x))  # the incumbent's
+    return {"code": None, "text": what, "x": x, "value": value, "bound": box["dual"],
+            "nodes": box["nodes"]}  # fmt: skip
+
+
+def _highs_process_in(hs, model: dict, sense: str, options: MilpOptions, show: bool, bar,
+                      unit: float = 1.0) -> MilpOutcome:  # fmt: skip
     """:func:`_run_highs_process` inside its progress display."""
     import pickle
 
+    t_entry, time_limit, mip_gap = float(options.started), options.time_limit, options.mip_gap
     rows = model["rows"]
     box: dict = {"x": None, "primal": None, "dual": None, "nodes": None, "final": None,
                  "error": None, "rejected": False}  # fmt: skip
@@ -309,33 +360,9 @@ def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar,
     def read() -> None:
         with os.fdopen(rfd, "rb") as fh:
             try:
-                _read(fh)
+                _read_child(fh, box, launched)
             finally:
                 over.set()
-
-    def _read(fh) -> None:
-        while True:
-            try:
-                msg = pickle.load(fh)
-            except Exception:  # EOF, or a message cut short by a kill
-                return
-            if msg[0] == "inc":
-                box["x"] = msg[1]
-                box["primal"], box["dual"], box["nodes"] = msg[2:]
-            elif msg[0] == "bound":
-                box["primal"], box["dual"], box["nodes"] = msg[1:]
-            elif msg[0] == "ready":  # about to solve: what its start cost, for the next
-                spent = max(0.0, msg[1] - launched)
-                _CHILD_START[0] = 0.5 * _CHILD_START[0] + 0.5 * spent
-            elif msg[0] == "done":
-                box["final"] = msg[1]
-                return
-            elif msg[0] == "rejected":
-                box["rejected"] = True
-                return
-            elif msg[0] == "error":
-                box["error"] = msg[1:]
-                return
 
     def write() -> None:
         try:
@@ -386,38 +413,29 @@ def _highs_process_in(hs, model, sense, time_limit, mip_gap, show, t_entry, bar,
                 "without an answer", nodes=box["nodes"], time_limit_hit=False,
                 infeasible=False, rows=rows, time_limit=time_limit, interrupted=interrupted,
             )  # fmt: skip
-        what = (
-            f"interrupted (Ctrl-C) and killed {_HIGHS_GRACE:g} s later"
-            if interrupted
-            else "stopped at the time limit (killed: it had not stopped by itself)"
-        )
-        what += " (presolve or a root cut round does not look at its interrupt callback)"
-        x = box["x"]
-        value = None if x is None else _finite(float(model["c"] @ x))  # the incumbent's
-        raw = {"code": None, "text": what, "x": x, "value": value, "bound": box["dual"],
-               "nodes": box["nodes"]}  # fmt: skip
+        raw = _killed_raw(box, model, interrupted)
     out = _highs_outcome(hs, raw, sense, mip_gap, time_limit, rows, interrupted, overran,
                          killed=raw["code"] is None)  # fmt: skip
     bar.close(out.status)
     return out
 
 
-def _run_highs_scipy(milp, c, A, row_lb, row_ub, integrality, lb, ub, sense, time_limit,
-                     mip_gap, verbose, t_entry) -> MilpOutcome:  # fmt: skip
+def _run_highs_scipy(milp, problem: MilpProblem, options: MilpOptions) -> MilpOutcome:
     """The fallback without ``highspy``: :func:`scipy.optimize.milp`, in this thread."""
     from scipy.optimize import Bounds, LinearConstraint
 
-    options: dict = {"disp": bool(verbose), "mip_rel_gap": float(mip_gap)}
-    given = _left(t_entry, time_limit)
+    time_limit, mip_gap, sense, A = options.time_limit, options.mip_gap, problem.sense, problem.A
+    asked: dict = {"disp": bool(options.verbose), "mip_rel_gap": float(mip_gap)}
+    given = _left(float(options.started), time_limit)
     if given is not None:
-        options["time_limit"] = float(given)
+        asked["time_limit"] = float(given)
     sign = -1.0 if sense == "max" else 1.0
     res = milp(
-        c=sign * np.asarray(c, dtype=np.float64),
-        integrality=integrality,
-        bounds=Bounds(lb, ub),
-        constraints=[LinearConstraint(A, row_lb, row_ub)] if A.shape[0] else [],
-        options=options,
+        c=sign * np.asarray(problem.c, dtype=np.float64),
+        integrality=problem.integrality,
+        bounds=Bounds(problem.lb, problem.ub),
+        constraints=[LinearConstraint(A, problem.row_lb, problem.row_ub)] if A.shape[0] else [],
+        options=asked,
     )
     x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
     dual = getattr(res, "mip_dual_bound", None)

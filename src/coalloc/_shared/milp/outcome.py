@@ -125,6 +125,13 @@ def _as_error(out: MilpOutcome, why: str) -> MilpOutcome:
     return out
 
 
+def _kept(x: Any, bound: Optional[float]) -> str:
+    """What a stopped solve kept, for its message: no incumbent, the incumbent, or both."""
+    if x is None:
+        return "; no incumbent found"
+    return "; incumbent kept" if bound is None else "; incumbent and bound kept"
+
+
 def _closed(value: Optional[float], bound: Optional[float], sense: str) -> bool:
     """The proven bound meets the value (to a relative 1e-9)."""
     if value is None or bound is None:

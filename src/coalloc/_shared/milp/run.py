@@ -191,19 +191,16 @@ def _solve(solver: str, solver_pkg: Any, problem: MilpProblem, options: MilpOpti
     if objective_unit is not None:  # the re-solve below: the objective about 1 in size
         unit *= objective_unit
         c = np.asarray(c, dtype=np.float64) * objective_unit
-    mip_gap, seed, verbose = options.mip_gap, options.seed, options.verbose
+    mip_gap = options.mip_gap
+    # the model in the units the solver sees (the user's when nothing was scaled)
+    seen = replace(problem, c=c, A=A, row_lb=row_lb, row_ub=row_ub, lb=lb, ub=ub, start=start)
     if solver == "highs":
         if callable(solver_pkg):  # scipy.optimize.milp: the fallback without highspy
-            out = _run_highs_scipy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub,
-                                   sense, time_limit, mip_gap, verbose, t_entry)  # fmt: skip
+            out = _run_highs_scipy(solver_pkg, seen, options)
         else:
-            out = _run_highspy(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
-                               time_limit, mip_gap, seed, verbose, show, t_entry,
-                               unit, start)  # fmt: skip
+            out = _run_highspy(solver_pkg, seen, options, show, unit)
     else:
-        out = _run_cbc(solver_pkg, c, A, row_lb, row_ub, integrality, lb, ub, sense,
-                       time_limit, mip_gap, options.threads, seed, verbose, options.name,
-                       show, t_entry, unit)  # fmt: skip
+        out = _run_cbc(solver_pkg, seen, options, show, unit)
     out.solver = solver
     if scaling is not None:
         out.scaled = True
@@ -270,5 +267,5 @@ def _reprove_small_optimum(out: MilpOutcome, sense: str, unit: float, may_resolv
         out.status = "feasible"
         out.message = ((out.message + "; ") if out.message else "") + (
             "the solver called it optimal but its bound does not meet the solution "
-            "(a tolerance of the solver's units): not proven")
+            "(a tolerance of the solver's units): not proven")  # fmt: skip
     return out

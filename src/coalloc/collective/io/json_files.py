@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
+from ..._shared.docs import filled
 from ..._shared.jsonio import (
     InstanceError,
     PathOrFile,
@@ -261,13 +262,13 @@ def read_pool(src: PathOrFile) -> ResourcePool:
     return _read_part(src, 0, pool_from_dict)
 
 
+@filled
 def write_pool(dst: PathOrFile, pool: ResourcePool) -> None:
     """Write a pool as JSON.
 
     Parameters
     ----------
-    dst : str, path-like or file object
-        Where to write (atomically, for a path).
+    %(write_dst)s
     pool : ResourcePool
         The pool, timetables included.
 
@@ -375,13 +376,13 @@ def read_request(src: PathOrFile) -> CollectiveRequest:
     return _read_part(src, 1, request_from_dict)
 
 
+@filled
 def write_request(dst: PathOrFile, request: CollectiveRequest) -> None:
     """Write a request as JSON.
 
     Parameters
     ----------
-    dst : str, path-like or file object
-        Where to write (atomically, for a path).
+    %(write_dst)s
     request : CollectiveRequest
         The request.
 
@@ -447,13 +448,13 @@ def instance_from_dict(
     return pool, req
 
 
+@filled
 def write_instance(dst: PathOrFile, pool: ResourcePool, request: CollectiveRequest) -> None:
     """Write ``(pool, request)`` as one ``coalloc.collective.instance`` file.
 
     Parameters
     ----------
-    dst : str, path-like or file object
-        Where to write (atomically, for a path).
+    %(write_dst)s
     pool : ResourcePool
         The pool.
     request : CollectiveRequest
@@ -512,13 +513,13 @@ def read_instance(src: PathOrFile) -> Tuple[ResourcePool, CollectiveRequest]:
     return instance_from_dict(data, source=name)
 
 
+@filled
 def write_result(dst: PathOrFile, result: Any, verify: Optional[dict] = None) -> None:
     """Write a result (and an optional verification summary) as JSON.
 
     Parameters
     ----------
-    dst : str, path-like or file object
-        Where to write (atomically, for a path).
+    %(write_dst)s
     result : CoallocationResult
         The result of any method.
     verify : dict, optional

@@ -109,14 +109,16 @@ def is_feasible(conflict, allowed, capacity, assign):
     return not conflict[placed[:, None], where[:, None], placed[None, :], where[None, :]].any()
 
 
-def _setup(indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity, assign):
+def _setup(links: tuple, allowed, capacity, assign):
+    """The dense conflict tensor of ``links`` (the seven CSR arrays and ``bhat`` the kernels
+    take), and the checked allowed mask, capacities and feasible allocation."""
     allowed = np.asarray(allowed).astype(bool)
     capacity = np.asarray(capacity, dtype=np.int64)
     n, m = allowed.shape
     if np.any(capacity < 0):
         raise ValueError("capacity must be non-negative")
     allowed = allowed & (capacity > 0)[None, :]
-    conflict = conflict_tensor(indptr, indices, data, t_indptr, t_indices, t_data, bhat)
+    conflict = conflict_tensor(*links)
     if conflict.shape[:2] != (n, m):
         raise ValueError("shapes disagree")
     assign = np.asarray(assign, dtype=np.int64)
@@ -183,7 +185,7 @@ def find_moves_reference(
     swaps : list of (i, k1, l1, k2, l2) with k1 < k2
     """
     conflict, allowed, capacity, assign = _setup(
-        indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity, assign
+        (indptr, indices, data, t_indptr, t_indices, t_data, bhat), allowed, capacity, assign
     )
     return _moves(conflict, allowed, capacity, assign, first_only=False)
 
@@ -199,7 +201,7 @@ def is_local_optimum_reference(
 ):
     """True if the feasible allocation admits no (0,1) insertion and no (1,2) swap."""
     conflict, allowed, capacity, assign = _setup(
-        indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity, assign
+        (indptr, indices, data, t_indptr, t_indices, t_data, bhat), allowed, capacity, assign
     )
     ins, sw = _moves(conflict, allowed, capacity, assign, first_only=True)
     return not ins and not sw
@@ -477,7 +479,7 @@ def improve_reference(
     """
     out = assign
     conflict, allowed, capacity, start = _setup(
-        indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity, assign
+        (indptr, indices, data, t_indptr, t_indices, t_data, bhat), allowed, capacity, assign
     )
     if max_iters < 0:
         raise ValueError("max_iters must be >= 0")

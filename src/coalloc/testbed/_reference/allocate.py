@@ -143,6 +143,61 @@ def _bw(d: dict, e: int, pa: int, pb: int) -> float:
     return m if m < BIG else NATIVE_BW
 
 
+def _unplaced_descendants(st: _State, children: list, v: int) -> list:
+    """The descendants of ``v`` in the request tree ``children`` not placed yet."""
+    out = []
+    stack = list(children[v])
+    while stack:
+        u = stack.pop()
+        if st.where[u] < 0:
+            out.append(u)
+        stack.extend(children[u])
+    return out
+
+
+def _try_group(st: _State, c: int, group: list) -> bool:
+    """Place every node of ``group`` on the first free member of pclass ``c``; all or
+    none (the placed ones removed again)."""
+    placed = []
+    for u in group:
+        p = st.first_free(c, u)
+        if p < 0:
+            for w in placed:
+                st.remove(w)
+            return False
+        st.place(u, p)
+        placed.append(u)
+    return True
+
+
+def _free_members(d: dict, st: _State, L: list) -> int:
+    """The unused members of the pclasses ``L``."""
+    mem_ptr, mem_idx = d["mem_ptr"], d["mem_idx"]
+    avail = 0
+    for c in L:
+        for q in range(mem_ptr[c], mem_ptr[c + 1]):
+            if st.used[mem_idx[q]] == 0:
+                avail += 1
+    return avail
+
+
+def _one_node_each(d: dict, todo: list, L: list) -> bool:
+    """Whether each node of ``todo`` takes a whole member of any pclass of ``L`` (a dynamic
+    type of one slot): then more nodes than free members is a proof of failure."""
+    nc, mem_ptr, mem_idx = d["nc"], d["mem_ptr"], d["mem_idx"]
+    single = True
+    for v in todo:
+        for c in L:
+            k = v * nc + c
+            if d["vstatic"][k] or d["vslots"][v] < 1:
+                single = False
+            else:
+                t = d["vtype"][k]  # members of a pclass offer the same slots
+                if d["cap"][mem_idx[mem_ptr[c]] * d["nty"] + t] > 1:
+                    single = False
+    return single
+
+
 def _allocate(d: dict, strategy: int, children: list, neighbours: list):
     nv, nc = d["nv"], d["nc"]
     st = _State(d)
@@ -155,16 +210,6 @@ def _allocate(d: dict, strategy: int, children: list, neighbours: list):
             if not st.fits(v, p):
                 return st, (FAIL_FIXED, v, -1, 0, 0)
             st.place(v, p)
-
-    def descendants(v: int) -> list:
-        out = []
-        stack = list(children[v])
-        while stack:
-            u = stack.pop()
-            if st.where[u] < 0:
-                out.append(u)
-            stack.extend(children[u])
-        return out
 
     def size_of(c: int) -> int:
         n = 0
@@ -215,18 +260,6 @@ def _allocate(d: dict, strategy: int, children: list, neighbours: list):
         sgn = 1 if strategy == 5 else -1  # ISW: the largest pclass among equals; FIT: smallest
         return sorted(L, key=lambda c: (-pc.get(c, 0), -isw(c), sgn * size[c], cscore[c], c))
 
-    def try_group(c: int, group: list) -> bool:
-        placed = []
-        for u in group:
-            p = st.first_free(c, u)
-            if p < 0:
-                for w in placed:
-                    st.remove(w)
-                return False
-            st.place(u, p)
-            placed.append(u)
-        return True
-
     nl = len(d["list_ptr"]) - 1
     for li in range(nl):
         d.get("_poll", interrupt.check)()  # the compiled kernel's poll (twin)
@@ -234,45 +267,31 @@ def _allocate(d: dict, strategy: int, children: list, neighbours: list):
         todo = [v for v in range(nv) if vlist[v] == li and st.where[v] < 0]
         if not todo:
             continue
-        avail = 0
-        for c in L:
-            for q in range(mem_ptr[c], mem_ptr[c + 1]):
-                if st.used[mem_idx[q]] == 0:
-                    avail += 1
-        single = True
-        for v in todo:
-            for c in L:
-                k = v * nc + c
-                if d["vstatic"][k] or d["vslots"][v] < 1:
-                    single = False
-                else:
-                    t = d["vtype"][k]  # members of a pclass offer the same slots
-                    if d["cap"][mem_idx[mem_ptr[c]] * d["nty"] + t] > 1:
-                        single = False
-        if len(todo) > avail and single:
+        avail = _free_members(d, st, L)
+        if len(todo) > avail and _one_node_each(d, todo, L):
             return st, (FAIL_LIST, todo[0], li, len(todo), avail)
         todo.sort(key=lambda v: (-vscore[v], v))
         for v in todo:
             if st.where[v] >= 0:
                 continue
-            desc = descendants(v)
+            desc = _unplaced_descendants(st, children, v)
             cl = order(L, v)
             done = False
             for c in cl:
                 pool = [u for u in desc if d["vtype"][u * nc + c] >= 0]
-                if pool and try_group(c, [v] + pool):
+                if pool and _try_group(st, c, [v] + pool):
                     done = True
                     break
             if not done:
                 pool = [u for u in desc if vlist[u] == li]
                 if pool:
                     for c in cl:
-                        if try_group(c, [v] + pool):
+                        if _try_group(st, c, [v] + pool):
                             done = True
                             break
             if not done:
                 for c in cl:
-                    if try_group(c, [v]):
+                    if _try_group(st, c, [v]):
                         done = True
                         break
             if not done:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Optional
 
+from ..._shared.docs import filled
 from ..._shared.jsonio import InstanceError, check_envelope, dump_json, load_json, num
 from ..._shared.schema import AnyValue, Int, ListOf, MapOf, Num, Obj, OneOf, Str, TupleOf, check
 from ..model import LINK_FLAGS, PhysicalTopology, PLink, PNode, VirtualTopology, VLink, VNode
@@ -305,6 +306,7 @@ def instance_from_dict(data: Any, *, source: str = "<dict>"):
             ptop_from_dict(data["ptop"], source=source, root="ptop"))  # fmt: skip
 
 
+@filled
 def write_instance(dst: Any, top: VirtualTopology, ptop: PhysicalTopology,
                    metadata: Optional[dict] = None) -> None:  # fmt: skip
     """Write ``(top, ptop)`` as one ``coalloc.testbed.instance`` JSON file.
@@ -313,10 +315,7 @@ def write_instance(dst: Any, top: VirtualTopology, ptop: PhysicalTopology,
     ----------
     dst : str, path-like or text stream
         Where to write.
-    top : VirtualTopology
-        The experiment.
-    ptop : PhysicalTopology
-        The testbed.
+    %(testbed_topologies)s
     metadata : dict, optional
         Free-form information stored with the instance.
 
@@ -340,6 +339,7 @@ def write_instance(dst: Any, top: VirtualTopology, ptop: PhysicalTopology,
     dump_json(doc, dst)
 
 
+@filled
 def read_instance(src: Any):
     """``(top, ptop)`` from a ``coalloc.testbed.instance`` JSON file.
 
@@ -350,10 +350,7 @@ def read_instance(src: Any):
 
     Returns
     -------
-    top : VirtualTopology
-        The experiment.
-    ptop : PhysicalTopology
-        The testbed.
+    %(testbed_topologies)s
 
     Raises
     ------

@@ -19,7 +19,7 @@ from ..anneal import ANNEAL_DEFAULTS, raise_stop, run_anneal
 from ..model import PhysicalTopology, VirtualTopology
 from ..result import MappingResult
 from ..routing import route
-from .outcome import _problem, _result, policy_breach
+from .outcome import _problem, _Report, _result, policy_breach
 
 __all__ = ["anneal_method", "MAX_ANNEAL_MOVES"]
 
@@ -61,12 +61,14 @@ def anneal_method(
     t1 = time.perf_counter()
     breach = policy_breach(pr.top, pr.ptop)
     if breach is not None:
-        return _result(pr, "anneal", seed, params, None, None, t0, {"setup": t1 - t0}, {},
+        report = _Report("anneal", seed, params, t0, {"setup": t1 - t0}, {})
+        return _result(pr, report, None, None,
                        failure=breach)  # fmt: skip
     if missing:
         reason = {"constraint": "no_candidate", "vnodes": missing,
                   "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
-        return _result(pr, "anneal", seed, params, None, None, t0, {"setup": t1 - t0}, {},
+        report = _Report("anneal", seed, params, t0, {"setup": t1 - t0}, {})
+        return _result(pr, report, None, None,
                        failure=reason)  # fmt: skip
     out = run_anneal(pr, kernel_seed(seed), params, backend)
     t2 = time.perf_counter()
@@ -75,29 +77,28 @@ def anneal_method(
     if out["stopped"]:  # the deadline (or Ctrl-C): the best valid mapping so far, if any
         if out["valid"]:
             where, score = np.array(out["where"], dtype=np.int64), out["score"]
-            offer_incumbent(lambda: _result(pr, "anneal", seed, params, where,
-                                            route(pr, where), t0,
-                                            {"setup": t1 - t0, "search": t2 - t1},
-                                            counters, score=score))  # fmt: skip
+            report = _Report(
+                "anneal", seed, params, t0, {"setup": t1 - t0, "search": t2 - t1}, counters
+            )
+            offer_incumbent(lambda: _result(pr, report, where, route(pr, where),
+                                            score=score))  # fmt: skip
         raise_stop(out)
     if not out["valid"]:
         msg = ("Reached run limit. Giving up." if out["run_limit"] else
                "annealing ended without a valid solution")  # fmt: skip
         reason = {"constraint": "violations", "violations": out["violations"],
                   "run_limit": out["run_limit"]}  # fmt: skip
-        return _result(pr, "anneal", seed, params, None, None, t0,
-                       {"setup": t1 - t0, "search": t2 - t1}, counters, failure=reason,
+        report = _Report(
+            "anneal", seed, params, t0, {"setup": t1 - t0, "search": t2 - t1}, counters
+        )
+        return _result(pr, report, None, None, failure=reason,
                        message=f"{msg} ({out['violations']} violations left)")  # fmt: skip
     rt = route(pr, out["where"])
+    report = _Report("anneal", seed, params, t0, {"setup": t1 - t0, "search": t2 - t1}, counters)
     return _result(
         pr,
-        "anneal",
-        seed,
-        params,
+        report,
         out["where"],
         rt,
-        t0,
-        {"setup": t1 - t0, "search": t2 - t1},
-        counters,
         score=out["score"],
     )

@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, Mapping, Optional
 
 import numpy as np
 
+from ..._shared.docs import filled
 from ..._shared.params import (
     check_backend,
     choice,
@@ -43,7 +44,7 @@ from ..result import MappingResult
 from ..routing import route
 from ..verify import verify_mapping
 from .exact import _not_exact_for
-from .outcome import _problem, _result, policy_breach
+from .outcome import _problem, _Report, _result, policy_breach
 
 __all__ = ["assign_plus_method", "unmet_desires", "QUICK_ANNEAL", "PORTFOLIO_EXACT_NODES",
            "PORTFOLIO_EXACT_SECONDS"]  # fmt: skip
@@ -67,6 +68,7 @@ PORTFOLIO_EXACT_NODES = 0
 PORTFOLIO_EXACT_SECONDS = 0.5
 
 
+@filled
 def unmet_desires(top: VirtualTopology, ptop: PhysicalTopology, mapping: Mapping[str, str]
                   ) -> float:  # fmt: skip
     """The summed weight of the soft desires a mapping leaves unmet.
@@ -76,10 +78,7 @@ def unmet_desires(top: VirtualTopology, ptop: PhysicalTopology, mapping: Mapping
 
     Parameters
     ----------
-    top : VirtualTopology
-        The experiment.
-    ptop : PhysicalTopology
-        The testbed.
+    %(testbed_topologies)s
     mapping : mapping of str to str
         Virtual node -> physical node.
 
@@ -351,6 +350,35 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
     return best[1], best[2], best[0], best[3], exact
 
 
+def _early_answer(pr, scoring: str, exchange: bool, backend: str, offer) -> dict:
+    """Under a time limit, a first answer soon: the paper's strategies (no trunk-aware
+    exchange: 0.3-0.9 s on an 800-node ring onto 2,000 PCs where the default's strategies
+    take about 7 s), offered (``offer``) before the default's own."""
+    early = assign_plus(pr, scoring=scoring, use_exchange=exchange, backend=backend)
+    if early["where"] is not None:
+        offer(early["where"], early["routing"], label="assign+ (paper's strategies)",
+              score=early["score"])  # fmt: skip
+    if early.get("stopped"):
+        raise_stop(early)
+    return early
+
+
+def _better_of(early: Optional[dict], out: dict) -> dict:
+    """``out``, or the early answer's mapping when it crosses less bandwidth (or ``out``
+    has none)."""
+    if (
+        early is not None
+        and early["where"] is not None
+        and (
+            out["where"] is None
+            or early["routing"].interswitch_bandwidth < out["routing"].interswitch_bandwidth
+        )
+    ):
+        return dict(out, where=early["where"], routing=early["routing"], score=early["score"],
+                    failure=None)  # fmt: skip
+    return out
+
+
 def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
                        scoring: str = "1", memory: Optional[RequestMemory] = None,
                        exchange: bool = True, available=None, trunk_used=None,
@@ -385,8 +413,8 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     backend = check_backend(backend)
     breach = policy_breach(pr.top, pr.ptop)
     if breach is not None:
-        return _result(pr, method_name, seed, {"scoring": scoring}, None, None, t0,
-                       {"setup": t1 - t0}, {}, failure=breach)  # fmt: skip
+        report = _Report(method_name, seed, {"scoring": scoring}, t0, {"setup": t1 - t0}, {})
+        return _result(pr, report, None, None, failure=breach)  # fmt: skip
     params = {"scoring": scoring, "exchange": bool(exchange),
               "strategies": list(ALL_STRATEGIES if fallback else STRATEGIES),
               "fallback": bool(fallback), "trunk_aware": bool(fallback)}  # fmt: skip
@@ -401,20 +429,12 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
             p["unmet_desires"] = key[0]
             score = key[3] if math.isfinite(key[3]) else None
         w = np.array(where, dtype=np.int64)
-        offer_incumbent(lambda: _result(pr, method_name, seed, p, w, rt, t0,
-                                        {"setup": t1 - t0}, c, score=score))  # fmt: skip
+        report = _Report(method_name, seed, p, t0, {"setup": t1 - t0}, c)
+        offer_incumbent(lambda: _result(pr, report, w, rt, score=score))  # fmt: skip
 
     early = None
     if fallback and kernel_deadline() is not None:
-        # under a time limit, a first answer soon: the paper's strategies (no trunk-aware
-        # exchange: 0.3-0.9 s on an 800-node ring onto 2,000 PCs where the default's
-        # strategies take about 7 s), offered before the default's own
-        early = assign_plus(pr, scoring=scoring, use_exchange=bool(exchange), backend=backend)
-        if early["where"] is not None:
-            offer(early["where"], early["routing"], label="assign+ (paper's strategies)",
-                  score=early["score"])  # fmt: skip
-        if early.get("stopped"):
-            raise_stop(early)
+        early = _early_answer(pr, scoring, bool(exchange), backend, offer)
     out = assign_plus(
         pr,
         scoring=scoring,
@@ -431,16 +451,7 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
         offer(out["where"], out["routing"], score=out["score"])
     if out.get("stopped"):
         raise_stop(out)
-    if (
-        early is not None
-        and early["where"] is not None
-        and (
-            out["where"] is None
-            or early["routing"].interswitch_bandwidth < out["routing"].interswitch_bandwidth
-        )
-    ):
-        out = dict(out, where=early["where"], routing=early["routing"], score=early["score"],
-                   failure=None)  # fmt: skip
+    out = _better_of(early, out)
     fail = out["failure"] or {}
     provably = fail.get("constraint") in ("no_candidate", "fixed") or "needed" in fail
     if out["where"] is None and fallback and not provably:
@@ -453,9 +464,9 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
                 if an["stopped"]:
                     offer(an["where"], rt, label="anneal", score=an["score"])
                     raise_stop(an)
-                return _result(pr, method_name, seed, params, an["where"], rt, t0,
-                               {"setup": t1 - t0, "search": t2 - t1,
-                                "fallback": time.perf_counter() - t2}, counters,
+                spent = {"setup": t1 - t0, "search": t2 - t1, "fallback": time.perf_counter() - t2}
+                report = _Report(method_name, seed, params, t0, spent, counters)
+                return _result(pr, report, an["where"], rt,
                                score=an["score"],
                                message=f"mapped {pr.nv} nodes by the annealing fallback "
                                        f"(assign+: {reason_text(out['failure'])})")  # fmt: skip
@@ -474,13 +485,14 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
             if exact.status == "optimal" and exact.bound is not None:
                 bound = float(exact.bound)
                 # proven: no mapping crosses less bandwidth (settle makes it "optimal")
-        return _result(pr, method_name, seed, params, where, rt, t0,
-                       {"setup": t1 - t0, "search": t2 - t1,
-                        "portfolio": time.perf_counter() - t2}, counters,
+        spent = {"setup": t1 - t0, "search": t2 - t1, "portfolio": time.perf_counter() - t2}
+        report = _Report(method_name, seed, params, t0, spent, counters)
+        return _result(pr, report, where, rt,
                        score=key[3] if math.isfinite(key[3]) else None, status=status,
                        bound=bound, message=msg)  # fmt: skip
-    return _result(pr, method_name, seed, params, out["where"], out["routing"], t0,
-                   {"setup": t1 - t0, "search": time.perf_counter() - t1}, counters,
+    spent = {"setup": t1 - t0, "search": time.perf_counter() - t1}
+    report = _Report(method_name, seed, params, t0, spent, counters)
+    return _result(pr, report, out["where"], out["routing"],
                    score=out["score"], failure=out["failure"],
                    message="" if out["where"] is not None else
                    f"assign+ found no mapping: {reason_text(out['failure'])}")  # fmt: skip

@@ -16,7 +16,7 @@ from ..problem import Problem
 from ..reasons import reason_text
 from ..result import MappingResult
 from ..routing import route
-from .outcome import _problem, _result, policy_breach
+from .outcome import _problem, _Report, _result, policy_breach
 
 __all__ = ["exact_method", "MAX_THREADS"]
 
@@ -78,11 +78,13 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
     params = {"solver": solver, "time_limit": tl, "threads": threads}
     breach = policy_breach(pr.top, pr.ptop)
     if breach is not None:
-        return _result(pr, "exact", seed, params, None, None, t0, {}, {}, failure=breach)
+        report = _Report("exact", seed, params, t0, {}, {})
+        return _result(pr, report, None, None, failure=breach)
     if missing:
         reason = {"constraint": "no_candidate", "vnodes": missing,
                   "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
-        return _result(pr, "exact", seed, params, None, None, t0, {}, {}, failure=reason)
+        report = _Report("exact", seed, params, t0, {}, {})
+        return _result(pr, report, None, None, failure=reason)
     t1 = time.perf_counter()
     where, out, trunks = exact_mapping(pr, time_limit=tl, threads=threads,  # the limit counts
                                        seed=seed if seed is not None else 0,  # from the call
@@ -93,8 +95,15 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
         # the model is a restriction here: its "infeasible" and "optimal" prove nothing
         params["unproven"] = unproven
         if where is None:
-            return _result(pr, "exact", seed, params, None, None, t0,
-                           {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
+            report = _Report(
+                "exact",
+                seed,
+                params,
+                t0,
+                {"setup": t1 - t0, "search": t2 - t1},
+                {"nodes": out.nodes or 0},
+            )
+            return _result(pr, report, None, None,
                            failure={"constraint": "unproven", "why": unproven,
                                     "solver": out.message},
                            status="time_limit" if out.time_limit_hit else "no_solution",
@@ -102,23 +111,39 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
         out.status = "feasible" if out.status == "optimal" else out.status
         out.bound = None
     if where is None:
-        return _result(pr, "exact", seed, params, None, None, t0,
-                       {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
+        report = _Report(
+            "exact",
+            seed,
+            params,
+            t0,
+            {"setup": t1 - t0, "search": t2 - t1},
+            {"nodes": out.nodes or 0},
+        )
+        return _result(pr, report, None, None,
                        failure={"constraint": "infeasible" if out.infeasible else out.status,
                                 "solver": out.message},
                        status="infeasible" if out.infeasible else "time_limit")  # fmt: skip
     rt = route(pr, where, trunks=trunks)  # on the trunks the model packed the links into
     if rt.failure is not None:  # the model relaxes a constraint the router checks
-        return _result(pr, "exact", seed, params, None, None, t0,
-                       {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
+        report = _Report(
+            "exact",
+            seed,
+            params,
+            t0,
+            {"setup": t1 - t0, "search": t2 - t1},
+            {"nodes": out.nodes or 0},
+        )
+        return _result(pr, report, None, None,
                        failure={"constraint": "unroutable", "routing": rt.failure,
                                 "solver": out.message},
                        status="error", bound=out.bound,
                        message="no mapping: the integer program's solution could not be routed "
                        f"({reason_text(rt.failure)}); the model does not capture this "
                        "constraint")  # fmt: skip
-    return _result(pr, "exact", seed, params, where, rt, t0,
-                   {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0},
+    report = _Report(
+        "exact", seed, params, t0, {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0}
+    )
+    return _result(pr, report, where, rt,
                    status=out.status if out.status in ("optimal", "time_limit") else "feasible",
                    message=f"mapped {pr.nv} nodes; optimality not proven: {unproven}"
                    if unproven is not None and out.status != "time_limit" else

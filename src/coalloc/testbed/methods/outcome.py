@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Optional
+from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
 
@@ -52,9 +53,28 @@ def _pigeonhole(pr: Problem, reason: Optional[dict]) -> bool:
     return len(vs) > sum(len(pr.members[c]) for c in pcs)
 
 
-def _result(pr: Problem, method: str, seed, params, where, routing, t0, timings, counters,
-            score=None, failure=None, status=None, message="", bound=None):  # fmt: skip
-    timings = dict(timings)
+@dataclass(frozen=True)
+class _Report:
+    """What a mapping result reports of the call that made it: the method's name, its seed
+    and parameters, when it began (``t0``: ``timings["total"]`` counts from there), its
+    timings and counters."""
+
+    method: str
+    seed: Any
+    params: dict
+    t0: float
+    timings: dict
+    counters: dict
+
+
+def _result(pr: Problem, report: _Report, where, routing, score=None, failure=None,
+            status=None, message="", bound=None) -> MappingResult:  # fmt: skip
+    """The result of the call ``report`` describes: the mapping ``where`` routed by
+    ``routing``, checked by the independent checker, or a failure (``failure``, else the
+    routing's), ``"infeasible"`` only when proven."""
+    method, seed, params, t0 = report.method, report.seed, report.params, report.t0
+    counters = report.counters
+    timings = dict(report.timings)
     timings["total"] = time.perf_counter() - t0
     if where is None or routing is None or routing.failure is not None:
         reason = failure if failure is not None else (routing.failure if routing else None)
