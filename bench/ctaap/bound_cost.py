@@ -2,7 +2,8 @@
 
 In one process, for each instance of the batch: the default solve
 (``coalloc.ctaap.solve``, no bound), then :func:`coalloc.ctaap.bounds.best_bound` at
-``--effort`` on the same instance (the work ``solve(..., bound=True)`` and ``ctaap
+``--effort`` on the same instance, given the solve's allocated count as ``at_least``
+where the checkout takes it (the work ``solve(..., bound=True)`` and ``ctaap
 solve-batch --bound`` add), each timed with :func:`time.perf_counter` (wall) and
 :func:`time.process_time` (CPU, every thread: steadier on a loaded machine); ``--profile`` adds
 where the bound's time goes (the functions of :mod:`coalloc.ctaap.bounds` and what they
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import os
 import subprocess
@@ -50,6 +52,11 @@ def measure(figure: int, n: int, effort: float, profile: bool) -> dict:
     from coalloc.ctaap.bounds import best_bound
 
     batch = instances(figure, n)
+    takes = "at_least" in inspect.signature(best_bound).parameters
+
+    def known(res) -> dict:  # what solve(..., bound=True) passes (a checkout that takes it)
+        return {"at_least": int(res.n_allocated)} if takes else {}
+
     # one untimed warm-up (imports, first kernel calls) so that neither total pays for them
     r0, o0 = ct.generators.fig2(1, seed=1)
     ct.solve(r0, o0, seed=0)
@@ -68,7 +75,7 @@ def measure(figure: int, n: int, effort: float, profile: bool) -> dict:
         c1, t1 = time.process_time(), time.perf_counter()
         if prof is not None:
             prof.enable()
-        info = best_bound(request, offer, effort=effort)
+        info = best_bound(request, offer, effort=effort, **known(res))
         if prof is not None:
             prof.disable()
         c2, t2 = time.process_time(), time.perf_counter()

@@ -219,3 +219,26 @@ def test_a_bound_past_its_stop_instant_raises_rather_than_cut_short():
         best_bound(*sparse, stop_at=time.perf_counter())
     with pytest.raises(ValueError, match="effort"):
         best_bound(r, o, effort=0)
+
+
+def test_a_known_allocation_stops_the_work_but_never_changes_the_bound():
+    """``at_least`` (what ``solve(..., bound=True)`` passes: its verified count) is a
+    shortcut, not a different bound: the same value on Fig. 2, Fig. 3 and sparse requests,
+    and the shortcut is taken on some of them."""
+    met = 0
+    for s in range(40):
+        for request, offer in (
+            ct.generators.fig2(1 + s % 5, seed=360000 + s),
+            ct.generators.fig3(20 + 10 * (s % 4), seed=370000 + s),
+            ct.generators.random_instance(40, 4, edge_probability=0.1, seed=s),
+        ):
+            res = ct.solve(request, offer, seed=0)
+            assert ct.verify(request, offer, res.assignment).feasible
+            plain = best_bound(request, offer)
+            known = best_bound(request, offer, at_least=res.n_allocated)
+            assert known["bound"] == plain["bound"]
+            assert known["bound"] >= res.n_allocated
+            met += known["status"] == "met"
+    assert met > 0
+    with pytest.raises(ValueError):
+        best_bound(request, offer, at_least=-1)

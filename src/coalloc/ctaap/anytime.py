@@ -525,7 +525,8 @@ def _search(
             if limit is not None:
                 stop_at = min(when, time.perf_counter() + lp_bound_share * limit)
             try:
-                lp_info = best_bound(request, offer, effort=bound_effort, stop_at=stop_at)
+                lp_info = best_bound(request, offer, effort=bound_effort, stop_at=stop_at,
+                                     at_least=n_best)  # fmt: skip
             except BoundStopped:
                 lp_note = "stopped (its share of the time limit passed first)"
                 return

@@ -145,6 +145,7 @@ def lp_bound(
     effort: float = 1.0,
     set_rows: Optional[list] = None,
     stop_at: Optional[float] = None,
+    at_least: int = 0,
 ) -> dict:
     """The dual bound of the clique-strengthened LP (module docstring), with its details.
 
@@ -164,6 +165,12 @@ def lp_bound(
     stop_at : float, optional
         A :func:`time.perf_counter` instant after which the call raises
         :class:`BoundStopped` (a solve's deadline); never changes the value returned.
+    at_least : int, default 0
+        The size of an allocation known to be feasible (a verified answer's), so a lower
+        bound on the optimum: the work stops as soon as the bound meets it (status
+        ``"met"``). The value returned is the same as without it (the bound cannot go
+        below the optimum; the LP over the singles' rows is the flow with their bounds as
+        capacities, and the pairs' rows only lower it).
 
     Returns
     -------
@@ -185,6 +192,7 @@ def lp_bound(
     """
     check_compatible(request, offer)
     effort = _effort(effort)
+    at_least = checks.integer(at_least, "at_least", 0)
     t0 = time.perf_counter()
     flow = int(flow_bound(request, offer))
     _poll(stop_at)
@@ -192,7 +200,9 @@ def lp_bound(
            "columns": 0, "seconds": 0.0}  # fmt: skip
     n, m = request.n, offer.m
     compat = compatibility(request, offer)
-    if flow == 0 or request.bandwidth.nnz == 0:
+    if flow == 0 or request.bandwidth.nnz == 0 or flow <= at_least:
+        if flow <= at_least and flow > 0 and request.bandwidth.nnz:
+            out["status"] = "met"
         out["seconds"] = time.perf_counter() - t0
         return out
     # Rough size check before building anything: star rows have at most 1 + m entries.
@@ -847,6 +857,7 @@ def cluster_set_bound(
     effort: float = 1.0,
     max_set_size: int = 2,
     stop_at: Optional[float] = None,
+    at_least: int = 0,
 ) -> dict:
     """An upper bound from the cluster sets that can host tasks together (dense requests).
 
@@ -879,6 +890,12 @@ def cluster_set_bound(
     stop_at : float, optional
         A :func:`time.perf_counter` instant after which the call raises
         :class:`BoundStopped` (a solve's deadline); never changes the value returned.
+    at_least : int, default 0
+        The size of an allocation known to be feasible (a verified answer's), so a lower
+        bound on the optimum: the work stops as soon as the bound meets it (status
+        ``"met"``). The value returned is the same as without it (the bound cannot go
+        below the optimum; the LP over the singles' rows is the flow with their bounds as
+        capacities, and the pairs' rows only lower it).
 
     Returns
     -------
@@ -887,7 +904,7 @@ def cluster_set_bound(
         ``sets`` (list of ``(clusters, best, beta, seconds)``: the largest capped clique
         found, the bound used and the search's time), ``status`` (``"optimal"`` when
         every search finished, ``"work_limit"`` when one stopped at its cap,
-        ``"trivial"``), ``seconds``.
+        ``"met"`` (``at_least``), ``"trivial"``), ``seconds``.
 
     Examples
     --------
@@ -924,7 +941,19 @@ def cluster_set_bound(
         dense = request.bandwidth.toarray()
     top = float(request.bandwidth.max()) if request.bandwidth.nnz else 0.0
     bhat = offer.bandwidth
+    at_least = checks.integer(at_least, "at_least", 0)
+    if flow <= at_least:
+        out["status"] = "met"
+        out["seconds"] = time.perf_counter() - t0
+        return out
     for size in range(1, min(max_set_size, len(used)) + 1):
+        if size == 2 and at_least:  # the singles' flow, the LP of their rows: met already?
+            singles = b_matching_size(compat, [beta.get((j,), 0) for j in range(m)])
+            if singles <= at_least:
+                out["bound"] = int(min(flow, singles))
+                out["status"] = "met"
+                out["seconds"] = time.perf_counter() - t0
+                return out
         todo = list(combinations(used, size))
         if size > 1:  # links with no conflict gain nothing over the sums of smaller sets
             todo = [W for W in todo if min(bhat[j, l] for j in W for l in W if j != l) < top]
@@ -993,7 +1022,12 @@ def is_dense(request: Request) -> bool:
 
 
 def best_bound(
-    request: Request, offer: Offer, *, effort: float = 1.0, stop_at: Optional[float] = None
+    request: Request,
+    offer: Offer,
+    *,
+    effort: float = 1.0,
+    stop_at: Optional[float] = None,
+    at_least: int = 0,
 ) -> dict:
     """The tightest proven bound this module computes with the work ``effort`` allows.
 
@@ -1020,6 +1054,13 @@ def best_bound(
         :class:`BoundStopped` (a solve's deadline): the caller then drops the bound rather
         than report one cut by the clock.
 
+    at_least : int, default 0
+        The size of an allocation known to be feasible (a verified answer's), so a lower
+        bound on the optimum: the work stops as soon as the bound meets it (status
+        ``"met"``). The value returned is the same as without it (the bound cannot go
+        below the optimum; the LP over the singles' rows is the flow with their bounds as
+        capacities, and the pairs' rows only lower it).
+
     Returns
     -------
     dict
@@ -1043,14 +1084,15 @@ def best_bound(
     check_compatible(request, offer)
     effort = _effort(effort)
     if not is_dense(request):
-        info = lp_bound(request, offer, effort=effort, stop_at=stop_at)
+        info = lp_bound(request, offer, effort=effort, stop_at=stop_at, at_least=at_least)
         return {**info, "kind": "clique LP", "effort": effort}
     t0 = time.perf_counter()
     m = offer.m
     small_lp = request.bandwidth.nnz * m * (m + 1) <= _SMALL_LP
-    info = cluster_set_bound(request, offer, effort=effort, stop_at=stop_at)
+    info = cluster_set_bound(request, offer, effort=effort, stop_at=stop_at, at_least=at_least)
     out = {**info, "kind": "cluster sets", "effort": effort}
-    if small_lp and effort >= DENSE_LP_EFFORT and info["flow"] > 0 and info["bound"] > 0:
+    if (small_lp and effort >= DENSE_LP_EFFORT and info["flow"] > 0 and info["bound"] > 0
+            and info["bound"] > at_least):  # fmt: skip
         rows = [(W, beta) for W, _, beta, _ in info["sets"]]
         lp = lp_bound(request, offer, effort=effort, set_rows=rows, stop_at=stop_at)
         if lp["bound"] <= out["bound"]:
