@@ -242,3 +242,31 @@ def test_a_known_allocation_stops_the_work_but_never_changes_the_bound():
     assert met > 0
     with pytest.raises(ValueError):
         best_bound(request, offer, at_least=-1)
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_the_grouped_cluster_sets_lp_has_the_per_task_lps_value(monkeypatch, dense):
+    """The cluster sets' LP is solved with one column per group of interchangeable tasks;
+    its value is that of the LP with one column per (task, cluster), solved by SciPy."""
+    from scipy.optimize import linprog
+
+    from coalloc.ctaap import bounds
+
+    if not dense:
+        monkeypatch.setattr(bounds, "_DENSE_SET_LP", 0)
+    rng = np.random.default_rng(5)
+    for _ in range(25):
+        n, m = int(rng.integers(1, 40)), int(rng.integers(1, 6))
+        compat = rng.random((n, m)) < rng.random()
+        sets = [[j] for j in range(m)] + [list(W) for W in combinations(range(m), 2)]
+        limits = [int(x) for x in rng.integers(0, 12, len(sets))]
+        ti, cj = np.nonzero(compat)
+        if ti.size == 0:
+            continue
+        A = np.zeros((n + len(sets), ti.size))
+        A[ti, np.arange(ti.size)] = 1
+        for r, W in enumerate(sets):
+            A[n + r] = np.isin(cj, W)
+        want = -linprog(-np.ones(ti.size), A_ub=A, b_ub=[1] * n + limits, bounds=(0, 1)).fun
+        got = bounds._set_lp(compat, sets, limits, 50_000)
+        assert got == pytest.approx(want, abs=1e-6)

@@ -263,9 +263,10 @@ def lp_bound(
     return out
 
 
-def _solve_dual(A: sp.csr_array, upper: np.ndarray, iterations: int, solver: str = "ipx",
-                stop_at: Optional[float] = None):  # fmt: skip
-    """Row prices of ``max 1.x, A x <= upper, 0 <= x <= 1`` from HiGHS, and a status.
+def _solve_dual(A, upper: np.ndarray, iterations: int, solver: str = "ipx",
+                stop_at: Optional[float] = None, col_upper=None):  # fmt: skip
+    """Row prices of ``max 1.x, A x <= upper, 0 <= x <= col_upper`` (1 unless given) from
+    HiGHS, and a status. ``A``: a SciPy sparse matrix, or a small dense array.
 
     ``solver``: ``"pdlp"`` (first order: the large star-clique LPs), ``"ipx"`` (interior
     point, no crossover) or ``"simplex"`` (the small cluster-set LPs). ``iterations`` caps
@@ -296,14 +297,22 @@ def _solve_dual(A: sp.csr_array, upper: np.ndarray, iterations: int, solver: str
     lp.num_row_ = A.shape[0]
     lp.col_cost_ = np.ones(nv)
     lp.col_lower_ = np.zeros(nv)
-    lp.col_upper_ = np.ones(nv)
+    lp.col_upper_ = np.ones(nv) if col_upper is None else np.asarray(col_upper, np.float64)
     lp.row_lower_ = np.full(A.shape[0], -highspy.kHighsInf)
     lp.row_upper_ = upper
-    Ac = A.tocsc()
+    if isinstance(A, np.ndarray):  # column by column, rows rising (as a CSC matrix)
+        col, row = np.nonzero(A.T)
+        start = np.zeros(nv + 1, dtype=np.int32)
+        np.cumsum(np.bincount(col, minlength=nv), out=start[1:])
+        index, value = row.astype(np.int32), A.T[col, row].astype(np.float64)
+    else:
+        Ac = A.tocsc()
+        start, index = Ac.indptr.astype(np.int32), Ac.indices.astype(np.int32)
+        value = Ac.data
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = Ac.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = Ac.indices.astype(np.int32)
-    lp.a_matrix_.value_ = Ac.data
+    lp.a_matrix_.start_ = start
+    lp.a_matrix_.index_ = index
+    lp.a_matrix_.value_ = value
     lp.sense_ = highspy.ObjSense.kMaximize
     h.passModel(lp)
     h.run()
@@ -390,6 +399,8 @@ class _CappedClique:
     def __init__(self, adj: list, group: np.ndarray, caps: np.ndarray, max_work: float,
                  stop_at: Optional[float] = None):  # fmt: skip
         self.adj = adj
+        # each vertex's non-neighbours without itself, as a mask (one AND per vertex coloured)
+        self.away = [~(row | (1 << v)) for v, row in enumerate(adj)]
         self.nv = len(adj)
         self.caps = [int(c) for c in caps]
         self.n_groups = len(self.caps)
@@ -407,7 +418,7 @@ class _CappedClique:
 
     def _colour(self, p: int):
         """Greedy colouring of ``p`` in index order: vertices and colours, colours rising."""
-        adj = self.adj
+        away = self.away
         verts, cols = [], []
         add_vert, add_col = verts.append, cols.append
         k = 0
@@ -427,7 +438,7 @@ class _CappedClique:
                     _poll(self.stop_at)
                 low = q & -q
                 v = low.bit_length() - 1
-                q &= ~(adj[v] | low)
+                q &= away[v]
                 u ^= low  # v is in q, a subset of u
                 add_vert(v)
                 add_col(k)
@@ -437,7 +448,7 @@ class _CappedClique:
     def _n_colours(self, p: int) -> Optional[int]:
         """The number of colours :meth:`_colour` gives ``p`` (the same work, counted the
         same way), or None when the work cap is reached first."""
-        adj = self.adj
+        away = self.away
         k = 0
         u = p
         work, max_work = self.work, self.max_work
@@ -454,7 +465,7 @@ class _CappedClique:
                     self.work = work
                     _poll(self.stop_at)
                 low = q & -q
-                q &= ~(adj[low.bit_length() - 1] | low)
+                q &= away[low.bit_length() - 1]
                 u ^= low
         self.work = work
         return k
@@ -824,29 +835,51 @@ def flow_bound(request: Request, offer: Offer) -> int:
     return b_matching_size(compat, tightened_capacity(request, offer, compat))
 
 
+#: Largest cluster sets' LP (rows x columns) built as a dense matrix.
+_DENSE_SET_LP = 200_000
+
+
 def _set_lp(compat: np.ndarray, sets: list, limits: list, iterations: int,
             stop_at: Optional[float] = None) -> Optional[float]:  # fmt: skip
-    """Dual bound of ``max sum x``: task rows, and ``sum_{j in W} sum_i x[i,j] <= beta_W``."""
-    ti, cj = np.nonzero(compat)
-    nv = int(ti.size)
-    n = compat.shape[0]
-    rows = [ti]
-    cols = [np.arange(nv, dtype=np.int64)]
+    """Dual bound of ``max sum x``: task rows, and ``sum_{j in W} sum_i x[i,j] <= beta_W``.
+
+    Tasks that fit the same clusters are interchangeable here, so the LP is solved with one
+    column per (such a group, cluster), bounded by the group's size, and one row per group
+    (its size): the same optimum (split a group's column evenly among its tasks), a few
+    dozen columns instead of one per compatible pair on the paper's instances. The bound
+    is judged from the prices as in :func:`lp_bound`, each column's excess weighted by its
+    upper bound.
+    """
+    fits = compat.any(axis=1)
+    if not fits.any():
+        return 0.0
+    groups, sizes = np.unique(compat[fits], axis=0, return_counts=True)
+    gi, cj = np.nonzero(groups)
+    nv = int(gi.size)
+    n_groups = groups.shape[0]
+    member = np.zeros((len(sets), compat.shape[1]), dtype=bool)  # member[r, j]: j in set r
     for r, W in enumerate(sets):
-        sel = np.flatnonzero(np.isin(cj, W))
-        rows.append(np.full(sel.size, n + r, dtype=np.int64))
-        cols.append(sel)
-    A = sp.csr_array(
-        (np.ones(sum(c.size for c in cols)), (np.concatenate(rows), np.concatenate(cols))),
-        shape=(n + len(sets), nv),
-    )
-    upper = np.concatenate([np.ones(n), np.asarray(limits, dtype=np.float64)])
-    y, _ = _solve_dual(A, upper, iterations, solver="simplex", stop_at=stop_at)
+        member[r, np.asarray(W, dtype=np.int64)] = True
+    if (n_groups + len(sets)) * nv <= _DENSE_SET_LP:  # small: a dense matrix, built at once
+        A = np.zeros((n_groups + len(sets), nv))
+        A[gi, np.arange(nv)] = 1.0
+        A[n_groups:] = member[:, cj]
+    else:
+        sr, sc = np.nonzero(member[:, cj])
+        A = sp.csr_array(
+            (np.ones(nv + sr.size), (np.concatenate([gi, n_groups + sr]),
+                                     np.concatenate([np.arange(nv), sc]))),
+            shape=(n_groups + len(sets), nv),
+        )  # fmt: skip
+    upper = np.concatenate([sizes.astype(np.float64), np.asarray(limits, dtype=np.float64)])
+    col_upper = sizes[gi].astype(np.float64)
+    y, _ = _solve_dual(A, upper, iterations, solver="simplex", stop_at=stop_at,
+                       col_upper=col_upper)  # fmt: skip
     if y is None:
         return None
     y = np.where(np.isfinite(y), np.maximum(y, 0.0), 0.0)
     reduced = 1.0 - A.T @ y
-    value = float(y @ upper + np.maximum(reduced, 0.0).sum())
+    value = float(y @ upper + (col_upper * np.maximum(reduced, 0.0)).sum())
     return value if math.isfinite(value) else None
 
 
