@@ -587,10 +587,11 @@ def _set_adjacency(request: Request, offer: Offer, compat: np.ndarray, clusters,
 
 
 def _greedy_clique(adj: np.ndarray, group: np.ndarray, caps) -> int:
-    """Size of a capped clique grown greedily (largest degree among the candidates first)."""
+    """Size of a capped clique grown greedily (largest degree among the candidates first);
+    ``adj`` symmetric (degrees are summed over rows, contiguous in memory)."""
     left = np.asarray(caps, dtype=np.int64).copy()
     cand = left[group] > 0
-    deg = adj[:, cand].sum(axis=1, dtype=np.int64)  # neighbours among the candidates
+    deg = adj[cand].sum(axis=0, dtype=np.int64)  # neighbours among the candidates
     size = 0
     while cand.any():
         v = int(np.flatnonzero(cand)[int(np.argmax(deg[cand]))])
@@ -598,7 +599,7 @@ def _greedy_clique(adj: np.ndarray, group: np.ndarray, caps) -> int:
         left[group[v]] -= 1
         keep = cand & adj[v] & (left[group] > 0)
         gone = cand & ~keep
-        deg -= adj[:, gone].sum(axis=1, dtype=np.int64)
+        deg -= adj[gone].sum(axis=0, dtype=np.int64)
         cand = keep
     return size
 
@@ -628,10 +629,15 @@ def _pair_count_bound(adj: np.ndarray, group: np.ndarray, beta: tuple) -> int:
     for both choices of ``b``, the smaller kept.
     """
     best = beta[0] + beta[1]
+    split = int(np.count_nonzero(group == 0))
+    if np.all(group[:split] == 0):  # side 0 first (as _set_adjacency builds it): views
+        sides = (slice(0, split), slice(split, group.size))
+    else:
+        sides = (group == 0, group == 1)
     for b in (0, 1):
         a = 1 - b
-        sb, sa = group == b, group == a
-        X = adj[np.ix_(sb, sa)]
+        sb, sa = sides[b], sides[a]
+        X = adj[sb, sa] if isinstance(sb, slice) else adj[np.ix_(sb, sa)]
         if X.shape[0] == 0:
             best = min(best, beta[a])
             continue
@@ -639,7 +645,7 @@ def _pair_count_bound(adj: np.ndarray, group: np.ndarray, beta: tuple) -> int:
         d1 = int(deg.max()) if deg.size else 0
         cases = [beta[a], min(1, beta[b]) + min(beta[a], d1)]
         if beta[b] >= 2:
-            Ab = adj[np.ix_(sb, sb)]
+            Ab = adj[sb, sb] if isinstance(sb, slice) else adj[np.ix_(sb, sb)]
             if Ab.any():
                 d2 = _most_common_neighbours(X, Ab)
                 cases.append(beta[b] + min(beta[a], d2))
@@ -1021,6 +1027,14 @@ def cluster_set_bound(
                 finished &= not search.stopped
             beta[W] = int(min(simple, upper))
             out["sets"].append((W, int(best), beta[W], round(time.perf_counter() - now, 3)))
+    singles = [beta.get((j,), 0) for j in range(m)]
+    if all(beta[W] >= sum(beta[(j,)] for j in W) for W in beta if len(W) > 1):
+        # no larger set's bound below its singles' sum: the LP is the flow with the singles'
+        # bounds as capacities (a bipartite b-matching LP has whole optima)
+        out["bound"] = int(min(flow, _flow_with_caps(compat, singles)))
+        out["status"] = "optimal" if finished else "work_limit"
+        out["seconds"] = time.perf_counter() - t0
+        return out
     sets = [list(W) for W in beta]
     limits = [beta[W] for W in beta]
     try:
@@ -1035,7 +1049,7 @@ def cluster_set_bound(
     if value is not None:
         out["bound"] = int(min(flow, math.floor(value + 1e-6)))
     else:  # no LP answer in time: the flow bound with the singles' bounds as capacities
-        out["bound"] = min(flow, _flow_with_caps(compat, [beta.get((j,), 0) for j in range(m)]))
+        out["bound"] = min(flow, _flow_with_caps(compat, singles))
     out["status"] = "optimal" if finished else "work_limit"
     out["seconds"] = time.perf_counter() - t0
     return out
