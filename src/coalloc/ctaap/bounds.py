@@ -575,8 +575,11 @@ def _set_adjacency(request: Request, offer: Offer, compat: np.ndarray, clusters,
             block = None if blocks is None else blocks.get((j, l))
             if block is None:
                 out_ = part(ta, tb)  # B[i, k]: i on j, k on l
-                back = part(tb, ta)  # B[k, i]
-                block = (out_ <= bhat[j, l]) & (back.T <= bhat[l, j])
+                if request.symmetric:  # B[k, i] = B[i, k]: one comparison
+                    block = out_ <= min(bhat[j, l], bhat[l, j])
+                else:
+                    back = out_ if a == b else part(tb, ta)  # B[k, i]
+                    block = (out_ <= bhat[j, l]) & (back.T <= bhat[l, j])
                 block &= ta[:, None] != tb[None, :]
                 if blocks is not None and blocks.get("bytes", 0) + block.nbytes <= _BLOCK_BYTES:
                     blocks[(j, l)] = block
