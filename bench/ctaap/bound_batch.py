@@ -22,6 +22,7 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,10 @@ def _busy(stop_at: float) -> None:  # pragma: no cover - a load generator
         x = (x * 31 + 7) % 1_000_003
 
 
+#: CPU seconds of each run_batch call, in order.
+CPU: list = []
+
+
 def run_batch(files, out, jobs, bound, src, effort=None):
     env = dict(os.environ)
     if src:
@@ -49,9 +54,13 @@ def run_batch(files, out, jobs, bound, src, effort=None):
         cmd.append("--bound")
         if effort is not None:
             cmd += ["--bound-effort", str(effort)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, env=env, capture_output=True)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    CPU.append(cpu)  # the batch's processes' CPU time (steadier than wall time under load)
     with open(out) as fh:
         lines = [json.loads(x) for x in fh]
     return wall, lines
@@ -82,7 +91,9 @@ def main(argv=None):
         print(f"solve-batch without --bound: {t_plain:.2f} s", flush=True)
         t_b1, b1 = run_batch(files, os.path.join(tmp, "b.jsonl"), args.jobs, True, args.src,
                              args.effort)  # fmt: skip
-        print(f"solve-batch --bound: {t_b1:.2f} s ({t_b1 / t_plain:.2f}x)", flush=True)
+        print(f"solve-batch --bound: {t_b1:.2f} s ({t_b1 / t_plain:.2f}x); CPU {CPU[0]:.2f} s "
+              f"without, {CPU[1]:.2f} s with: the bound {CPU[1] - CPU[0]:.2f} s, "
+              f"{(CPU[1] - CPU[0]) / CPU[0]:.2f}x the batch without it", flush=True)  # fmt: skip
         runs = [b1]
         if not args.no_load_run:
             stop_at = time.time() + 3600
