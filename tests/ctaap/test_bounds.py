@@ -219,3 +219,54 @@ def test_a_bound_past_its_stop_instant_raises_rather_than_cut_short():
         best_bound(*sparse, stop_at=time.perf_counter())
     with pytest.raises(ValueError, match="effort"):
         best_bound(r, o, effort=0)
+
+
+def test_a_known_allocation_stops_the_work_but_never_changes_the_bound():
+    """``at_least`` (what ``solve(..., bound=True)`` passes: its verified count) is a
+    shortcut, not a different bound: the same value on Fig. 2, Fig. 3 and sparse requests,
+    and the shortcut is taken on some of them."""
+    met = 0
+    for s in range(40):
+        for request, offer in (
+            ct.generators.fig2(1 + s % 5, seed=360000 + s),
+            ct.generators.fig3(20 + 10 * (s % 4), seed=370000 + s),
+            ct.generators.random_instance(40, 4, edge_probability=0.1, seed=s),
+        ):
+            res = ct.solve(request, offer, seed=0)
+            assert ct.verify(request, offer, res.assignment).feasible
+            plain = best_bound(request, offer)
+            known = best_bound(request, offer, at_least=res.n_allocated)
+            assert known["bound"] == plain["bound"]
+            assert known["bound"] >= res.n_allocated
+            met += known["status"] == "met"
+    assert met > 0
+    with pytest.raises(ValueError):
+        best_bound(request, offer, at_least=-1)
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_the_grouped_cluster_sets_lp_has_the_per_task_lps_value(monkeypatch, dense):
+    """The cluster sets' LP is solved with one column per group of interchangeable tasks;
+    its value is that of the LP with one column per (task, cluster), solved by SciPy."""
+    from scipy.optimize import linprog
+
+    from coalloc.ctaap import bounds
+
+    if not dense:
+        monkeypatch.setattr(bounds, "_DENSE_SET_LP", 0)
+    rng = np.random.default_rng(5)
+    for _ in range(25):
+        n, m = int(rng.integers(1, 40)), int(rng.integers(1, 6))
+        compat = rng.random((n, m)) < rng.random()
+        sets = [[j] for j in range(m)] + [list(W) for W in combinations(range(m), 2)]
+        limits = [int(x) for x in rng.integers(0, 12, len(sets))]
+        ti, cj = np.nonzero(compat)
+        if ti.size == 0:
+            continue
+        A = np.zeros((n + len(sets), ti.size))
+        A[ti, np.arange(ti.size)] = 1
+        for r, W in enumerate(sets):
+            A[n + r] = np.isin(cj, W)
+        want = -linprog(-np.ones(ti.size), A_ub=A, b_ub=[1] * n + limits, bounds=(0, 1)).fun
+        got = bounds._set_lp(compat, sets, limits, 50_000)
+        assert got == pytest.approx(want, abs=1e-6)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -47,8 +48,7 @@ from .._shared import params as checks
 from .._shared.docs import filled
 from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
-from .bounds import BoundStopped, best_bound
-from .exact import upper_bound
+from .bounds import BoundStopped, best_bound, flow_bound
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult, stopped_result
 from .solver import auto_local_search, solve_ctaap
@@ -274,6 +274,24 @@ def _import_solver(sub_solver: str):
     return "highs", milp.import_solver("highs")
 
 
+#: Least time left (s) for which the search imports a sub-solver that this process has not
+#: imported yet: CP-SAT takes 0.3-0.7 s to import, and the import holds the interpreter in
+#: stretches of 10-50 ms (its compiled modules' start-up), delaying the return at a short
+#: limit for nothing (the import would not end before it).
+IMPORT_MIN_TIME = 0.25
+
+_SOLVER_MODULES = {"auto": "ortools.sat.python.cp_model", "cpsat": "ortools.sat.python.cp_model",
+                   "highs": "highspy"}  # fmt: skip
+
+
+def _worth_importing(sub_solver: str, when: Optional[float]) -> bool:
+    """Whether the search starts the sub-solver's import: it is imported already, there is
+    no time limit, or at least :data:`IMPORT_MIN_TIME` is left."""
+    if when is None or sys.modules.get(_SOLVER_MODULES.get(sub_solver, "")) is not None:
+        return True
+    return when - time.perf_counter() >= IMPORT_MIN_TIME
+
+
 @filled
 def solve_anytime(
     request: Request,
@@ -309,7 +327,10 @@ def solve_anytime(
     sub_solver : {"auto", "cpsat", "highs", "none"}, default "auto"
         Exact solver of the neighbourhoods (``"none"``: local-search restarts only). It is
         imported after the default's answer, in the background, while the first rounds
-        (local-search restarts) run.
+        (local-search restarts) run. A process that has not imported it yet skips the
+        import when less than :data:`IMPORT_MIN_TIME` (0.25 s) of the limit is left
+        after the default's answer: every round is then a restart (the import would
+        not end in time, and it would hold the interpreter near the deadline).
     sub_time_limit : float, default 2.0
         Safety limit of one sub-solve, seconds (see Determinism).
     lp_bound_share : float, default 0.3
@@ -479,14 +500,14 @@ def _search(
     offer_best()
     how = "rounds"
     importer = None
-    if sub_solver != "none" and not proven:
+    if sub_solver != "none" and not proven and _worth_importing(sub_solver, when):
         importer = _Import(sub_solver)
         importer.start()
     solver = pkg = None
 
     try:
         if not proven:  # the flow bound (the kernels' deadline polls reach it too)
-            flow = int(upper_bound(request, offer))
+            flow = int(flow_bound(request, offer))
             if flow < bound:
                 bound = flow
                 trajectory.append((time.perf_counter() - started, n_best, bound))
@@ -497,11 +518,16 @@ def _search(
             nonlocal lp_info, bound, proven, lp_note
             if proven or lp_bound_share <= 0 or lp_info is not None or lp_note:
                 return
+            # HiGHS imported first (10-15 ms in a fresh process): its share of the budget
+            # is the bound's own work, as in a warm process
+            import highspy  # noqa: F401
+
             stop_at = None
             if limit is not None:
                 stop_at = min(when, time.perf_counter() + lp_bound_share * limit)
             try:
-                lp_info = best_bound(request, offer, effort=bound_effort, stop_at=stop_at)
+                lp_info = best_bound(request, offer, effort=bound_effort, stop_at=stop_at,
+                                     at_least=n_best)  # fmt: skip
             except BoundStopped:
                 lp_note = "stopped (its share of the time limit passed first)"
                 return

@@ -50,7 +50,7 @@ import scipy.sparse as sp
 from .._shared import interrupt
 from .._shared import params as checks
 from .._shared.docs import filled
-from .exact import tightened_capacity, upper_bound
+from .exact import tightened_capacity
 from .model import Offer, Request, check_compatible, compatibility
 
 __all__ = [
@@ -59,6 +59,8 @@ __all__ = [
     "cluster_set_bound",
     "capped_clique",
     "best_bound",
+    "flow_bound",
+    "b_matching_size",
     "BoundStopped",
     "CLIQUE_WORK",
     "LP_WORK",
@@ -145,6 +147,7 @@ def lp_bound(
     effort: float = 1.0,
     set_rows: Optional[list] = None,
     stop_at: Optional[float] = None,
+    at_least: int = 0,
 ) -> dict:
     """The dual bound of the clique-strengthened LP (module docstring), with its details.
 
@@ -163,6 +166,12 @@ def lp_bound(
     stop_at : float, optional
         A :func:`time.perf_counter` instant after which the call raises
         :class:`BoundStopped` (a solve's deadline); never changes the value returned.
+    at_least : int, default 0
+        The size of an allocation known to be feasible (a verified answer's), so a lower
+        bound on the optimum: the work stops as soon as the bound meets it (status
+        ``"met"``). The value returned is the same as without it (the bound cannot go
+        below the optimum; the LP over the singles' rows is the flow with their bounds as
+        capacities, and the pairs' rows only lower it).
 
     Returns
     -------
@@ -184,14 +193,17 @@ def lp_bound(
     """
     check_compatible(request, offer)
     effort = _effort(effort)
+    at_least = checks.integer(at_least, "at_least", 0)
     t0 = time.perf_counter()
-    flow = int(upper_bound(request, offer))
+    flow = int(flow_bound(request, offer))
     _poll(stop_at)
     out = {"bound": flow, "flow": flow, "lp": None, "status": "trivial", "rows": 0,
            "columns": 0, "seconds": 0.0}  # fmt: skip
     n, m = request.n, offer.m
     compat = compatibility(request, offer)
-    if flow == 0 or request.bandwidth.nnz == 0:
+    if flow == 0 or request.bandwidth.nnz == 0 or flow <= at_least:
+        if flow <= at_least and flow > 0 and request.bandwidth.nnz:
+            out["status"] = "met"
         out["seconds"] = time.perf_counter() - t0
         return out
     # Rough size check before building anything: star rows have at most 1 + m entries.
@@ -252,9 +264,10 @@ def lp_bound(
     return out
 
 
-def _solve_dual(A: sp.csr_array, upper: np.ndarray, iterations: int, solver: str = "ipx",
-                stop_at: Optional[float] = None):  # fmt: skip
-    """Row prices of ``max 1.x, A x <= upper, 0 <= x <= 1`` from HiGHS, and a status.
+def _solve_dual(A, upper: np.ndarray, iterations: int, solver: str = "ipx",
+                stop_at: Optional[float] = None, col_upper=None):  # fmt: skip
+    """Row prices of ``max 1.x, A x <= upper, 0 <= x <= col_upper`` (1 unless given) from
+    HiGHS, and a status. ``A``: a SciPy sparse matrix, or a small dense array.
 
     ``solver``: ``"pdlp"`` (first order: the large star-clique LPs), ``"ipx"`` (interior
     point, no crossover) or ``"simplex"`` (the small cluster-set LPs). ``iterations`` caps
@@ -285,14 +298,22 @@ def _solve_dual(A: sp.csr_array, upper: np.ndarray, iterations: int, solver: str
     lp.num_row_ = A.shape[0]
     lp.col_cost_ = np.ones(nv)
     lp.col_lower_ = np.zeros(nv)
-    lp.col_upper_ = np.ones(nv)
+    lp.col_upper_ = np.ones(nv) if col_upper is None else np.asarray(col_upper, np.float64)
     lp.row_lower_ = np.full(A.shape[0], -highspy.kHighsInf)
     lp.row_upper_ = upper
-    Ac = A.tocsc()
+    if isinstance(A, np.ndarray):  # column by column, rows rising (as a CSC matrix)
+        col, row = np.nonzero(A.T)
+        start = np.zeros(nv + 1, dtype=np.int32)
+        np.cumsum(np.bincount(col, minlength=nv), out=start[1:])
+        index, value = row.astype(np.int32), A.T[col, row].astype(np.float64)
+    else:
+        Ac = A.tocsc()
+        start, index = Ac.indptr.astype(np.int32), Ac.indices.astype(np.int32)
+        value = Ac.data
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = Ac.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = Ac.indices.astype(np.int32)
-    lp.a_matrix_.value_ = Ac.data
+    lp.a_matrix_.start_ = start
+    lp.a_matrix_.index_ = index
+    lp.a_matrix_.value_ = value
     lp.sense_ = highspy.ObjSense.kMaximize
     h.passModel(lp)
     h.run()
@@ -342,6 +363,8 @@ def strong_upper_bound(request: Request, offer: Offer, *, effort: float = 1.0) -
 # Cluster-set bound: capped maximum cliques of the compatibility graph (issue 29)
 # --------------------------------------------------------------------------------------
 
+# Most bytes of adjacency blocks kept over one call of cluster_set_bound.
+_BLOCK_BYTES = 64 << 20
 # Largest number of (task, cluster) vertices a cluster set's search builds.
 _MAX_SET_VERTICES = 6000
 # Largest matrix product (multiply-adds) the pair count bound does.
@@ -377,6 +400,8 @@ class _CappedClique:
     def __init__(self, adj: list, group: np.ndarray, caps: np.ndarray, max_work: float,
                  stop_at: Optional[float] = None):  # fmt: skip
         self.adj = adj
+        # each vertex's non-neighbours without itself, as a mask (one AND per vertex coloured)
+        self.away = [~(row | (1 << v)) for v, row in enumerate(adj)]
         self.nv = len(adj)
         self.caps = [int(c) for c in caps]
         self.n_groups = len(self.caps)
@@ -394,27 +419,57 @@ class _CappedClique:
 
     def _colour(self, p: int):
         """Greedy colouring of ``p`` in index order: vertices and colours, colours rising."""
-        adj = self.adj
+        away = self.away
         verts, cols = [], []
+        add_vert, add_col = verts.append, cols.append
         k = 0
         u = p
+        work, max_work = self.work, self.max_work  # counted locally, stored back
         while u:
             k += 1
-            if self.work > self.max_work:
+            if work > max_work:
+                self.work = work
                 self.stopped = True
                 return None, None
+            q = u  # the colour class grows from the uncoloured vertices, lowest first
+            while q:
+                work += 1
+                if not work & 4095:
+                    self.work = work
+                    _poll(self.stop_at)
+                low = q & -q
+                v = low.bit_length() - 1
+                q &= away[v]
+                u ^= low  # v is in q, a subset of u
+                add_vert(v)
+                add_col(k)
+        self.work = work
+        return verts, cols
+
+    def _n_colours(self, p: int) -> Optional[int]:
+        """The number of colours :meth:`_colour` gives ``p`` (the same work, counted the
+        same way), or None when the work cap is reached first."""
+        away = self.away
+        k = 0
+        u = p
+        work, max_work = self.work, self.max_work
+        while u:
+            k += 1
+            if work > max_work:
+                self.work = work
+                self.stopped = True
+                return None
             q = u
             while q:
-                self.work += 1
-                if not self.work & 4095:
+                work += 1
+                if not work & 4095:
+                    self.work = work
                     _poll(self.stop_at)
-                v = _lowbit(q)
-                q &= ~adj[v]
-                q &= ~(1 << v)
-                u &= ~(1 << v)
-                verts.append(v)
-                cols.append(k)
-        return verts, cols
+                low = q & -q
+                q &= away[low.bit_length() - 1]
+                u ^= low
+        self.work = work
+        return k
 
     def _group_bound(self, p: int, left: list) -> int:
         total = 0
@@ -422,10 +477,10 @@ class _CappedClique:
             q = p & self.masks[g]
             if not q or left[g] <= 0:
                 continue
-            _, cols = self._colour(q)
-            if cols is None:
+            colours = self._n_colours(q)
+            if colours is None:
                 return sum(left)
-            total += min(left[g], cols[-1])
+            total += min(left[g], colours)
         return total
 
     def _expand(self, size: int, p: int, left: list) -> int:
@@ -489,7 +544,8 @@ class _CappedClique:
         return self.best, max(upper, self.best)
 
 
-def _set_adjacency(request: Request, offer: Offer, compat: np.ndarray, clusters, dense=None):
+def _set_adjacency(request: Request, offer: Offer, compat: np.ndarray, clusters, dense=None,
+                   blocks: Optional[dict] = None):  # fmt: skip
     """The compatibility graph of the (task, cluster) pairs of a cluster set.
 
     Vertices: compatible pairs ``(i, j)``, ``j`` in ``clusters`` (cluster by cluster, tasks
@@ -497,7 +553,9 @@ def _set_adjacency(request: Request, offer: Offer, compat: np.ndarray, clusters,
     ``i`` sit on ``j`` beside ``k`` on ``l`` (``B[i,k] <= Bhat[j,l]`` and
     ``B[k,i] <= Bhat[l,j]``). A feasible allocation's pairs on ``clusters`` are a clique with
     at most ``cap[j]`` vertices of cluster ``j``. Returns the boolean adjacency and the
-    position in ``clusters`` of each vertex.
+    position in ``clusters`` of each vertex. ``blocks``: a dict kept by the caller over the
+    sets of one instance, the block of each cluster pair ``(j, l)`` computed once (a pair's
+    graph repeats its two singles' blocks), up to :data:`_BLOCK_BYTES` in all.
     """
     parts = [np.flatnonzero(compat[:, j]) for j in clusters]
     sizes = [p.size for p in parts]
@@ -515,20 +573,29 @@ def _set_adjacency(request: Request, offer: Offer, compat: np.ndarray, clusters,
         ta = parts[a]
         for b in range(a, len(clusters)):
             l, tb = clusters[b], parts[b]
-            out_ = part(ta, tb)  # B[i, k]: i on j, k on l
-            back = part(tb, ta)  # B[k, i]
-            block = (out_ <= bhat[j, l]) & (back.T <= bhat[l, j])
-            block &= ta[:, None] != tb[None, :]
+            block = None if blocks is None else blocks.get((j, l))
+            if block is None:
+                out_ = part(ta, tb)  # B[i, k]: i on j, k on l
+                if request.symmetric:  # B[k, i] = B[i, k]: one comparison
+                    block = out_ <= min(bhat[j, l], bhat[l, j])
+                else:
+                    back = out_ if a == b else part(tb, ta)  # B[k, i]
+                    block = (out_ <= bhat[j, l]) & (back.T <= bhat[l, j])
+                block &= ta[:, None] != tb[None, :]
+                if blocks is not None and blocks.get("bytes", 0) + block.nbytes <= _BLOCK_BYTES:
+                    blocks[(j, l)] = block
+                    blocks["bytes"] = blocks.get("bytes", 0) + block.nbytes
             adj[starts[a] : starts[a + 1], starts[b] : starts[b + 1]] = block
             adj[starts[b] : starts[b + 1], starts[a] : starts[a + 1]] = block.T
     return adj, group
 
 
 def _greedy_clique(adj: np.ndarray, group: np.ndarray, caps) -> int:
-    """Size of a capped clique grown greedily (largest degree among the candidates first)."""
+    """Size of a capped clique grown greedily (largest degree among the candidates first);
+    ``adj`` symmetric (degrees are summed over rows, contiguous in memory)."""
     left = np.asarray(caps, dtype=np.int64).copy()
     cand = left[group] > 0
-    deg = adj[:, cand].sum(axis=1, dtype=np.int64)  # neighbours among the candidates
+    deg = adj[cand].sum(axis=0, dtype=np.int64)  # neighbours among the candidates
     size = 0
     while cand.any():
         v = int(np.flatnonzero(cand)[int(np.argmax(deg[cand]))])
@@ -536,7 +603,7 @@ def _greedy_clique(adj: np.ndarray, group: np.ndarray, caps) -> int:
         left[group[v]] -= 1
         keep = cand & adj[v] & (left[group] > 0)
         gone = cand & ~keep
-        deg -= adj[:, gone].sum(axis=1, dtype=np.int64)
+        deg -= adj[gone].sum(axis=0, dtype=np.int64)
         cand = keep
     return size
 
@@ -566,10 +633,15 @@ def _pair_count_bound(adj: np.ndarray, group: np.ndarray, beta: tuple) -> int:
     for both choices of ``b``, the smaller kept.
     """
     best = beta[0] + beta[1]
+    split = int(np.count_nonzero(group == 0))
+    if np.all(group[:split] == 0):  # side 0 first (as _set_adjacency builds it): views
+        sides = (slice(0, split), slice(split, group.size))
+    else:
+        sides = (group == 0, group == 1)
     for b in (0, 1):
         a = 1 - b
-        sb, sa = group == b, group == a
-        X = adj[np.ix_(sb, sa)]
+        sb, sa = sides[b], sides[a]
+        X = adj[sb, sa] if isinstance(sb, slice) else adj[np.ix_(sb, sa)]
         if X.shape[0] == 0:
             best = min(best, beta[a])
             continue
@@ -577,14 +649,35 @@ def _pair_count_bound(adj: np.ndarray, group: np.ndarray, beta: tuple) -> int:
         d1 = int(deg.max()) if deg.size else 0
         cases = [beta[a], min(1, beta[b]) + min(beta[a], d1)]
         if beta[b] >= 2:
-            Ab = adj[np.ix_(sb, sb)]
+            Ab = adj[sb, sb] if isinstance(sb, slice) else adj[np.ix_(sb, sb)]
             if Ab.any():
-                Xf = X.astype(np.float32)
-                common = Xf @ Xf.T
-                d2 = int(round(float(common[Ab].max())))
+                d2 = _most_common_neighbours(X, Ab)
                 cases.append(beta[b] + min(beta[a], d2))
         best = min(best, max(cases))
     return int(best)
+
+
+#: Bits set in each byte (numpy < 2 has no bitwise_count).
+_BITS_SET = np.array([bin(b).count("1") for b in range(256)], dtype=np.uint8)
+#: Vertex pairs whose common neighbourhoods :func:`_most_common_neighbours` counts at once.
+_PAIR_CHUNK = 1 << 16
+
+
+def _most_common_neighbours(X: np.ndarray, pairs: np.ndarray) -> int:
+    """Largest ``|N(u) & N(v)|`` over the pairs ``u < v`` with ``pairs[u, v]``, where
+    ``N(u)`` is row ``u`` of the boolean ``X``: bit-packed rows, counted pair by pair (an
+    exact count, without the BLAS matrix product ``X X^T``, whose threads contend with the
+    machine's other work: 16-40 ms for a 251 x 34 side of a Fig. 3 pair at load 8)."""
+    iu, iv = np.nonzero(np.triu(pairs, 1) | np.triu(pairs.T, 1))
+    if iu.size == 0:
+        return 0
+    packed = np.packbits(X, axis=1)
+    best = 0
+    for at in range(0, iu.size, _PAIR_CHUNK):
+        u, v = iu[at : at + _PAIR_CHUNK], iv[at : at + _PAIR_CHUNK]
+        both = np.bitwise_and(packed[u], packed[v])
+        best = max(best, int(_BITS_SET[both].sum(axis=1, dtype=np.int64).max()))
+    return best
 
 
 def capped_clique(adj_rows: np.ndarray, group: np.ndarray, caps, *, max_work=None) -> tuple:
@@ -635,6 +728,71 @@ def capped_clique(adj_rows: np.ndarray, group: np.ndarray, caps, *, max_work=Non
 
 def _flow_with_caps(compat: np.ndarray, caps) -> int:
     """Largest b-matching of tasks to compatible clusters with capacities ``caps``."""
+    return b_matching_size(compat, caps)
+
+
+#: Most clusters (with room and a compatible task) for which :func:`b_matching_size` takes
+#: the minimum cut over cluster sets itself; above it, SciPy's maximum flow.
+SUBSET_CLUSTERS = 16
+
+
+def b_matching_size(compat: np.ndarray, caps) -> int:
+    """Most tasks placed on compatible clusters, at most ``caps[j]`` on cluster ``j``.
+
+    The value of the maximum flow ``source -> task (1) -> compatible cluster -> sink
+    (caps[j])`` (the flow bound's network, :func:`coalloc.ctaap.upper_bound`). With at
+    most :data:`SUBSET_CLUSTERS` clusters that have room and a compatible task (the
+    paper's instances have 5) it is the minimum cut, taken over every set ``T`` of those
+    clusters: ``sum_{j in T} caps[j] + #{tasks that fit some cluster outside T}`` (the
+    tasks that fit only clusters of ``T`` counted by one subset-sum pass over the ``2^k``
+    sets), in NumPy alone; otherwise SciPy's maximum flow (Dinic). The two agree (a
+    maximum flow's value is unique); the first spares a fresh process the 0.1-0.3 s
+    import of :mod:`scipy.sparse.csgraph` inside a solve's time limit.
+
+    Parameters
+    ----------
+    compat : ndarray of bool, shape (n, m)
+        ``compat[i, j]``: task ``i`` fits cluster ``j``.
+    caps : sequence of int, length m
+        Most tasks on each cluster (negative counts as 0).
+
+    Returns
+    -------
+    int
+        The largest number of tasks placed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from coalloc.ctaap.bounds import b_matching_size
+    >>> compat = np.array([[1, 0], [1, 0], [1, 1]], dtype=bool)
+    >>> b_matching_size(compat, [1, 5])
+    2
+    """
+    compat = np.asarray(compat, dtype=bool)
+    n, m = compat.shape
+    caps = np.clip(np.asarray(caps, dtype=np.int64).reshape(m), 0, n)
+    live = np.flatnonzero((caps > 0) & compat.any(axis=0))
+    k = int(live.size)
+    if k == 0:
+        return 0
+    if k > SUBSET_CLUSTERS:
+        return _scipy_flow(compat, caps)
+    # Each task's set of live clusters as a bit mask; tasks fitting none cannot be placed.
+    masks = compat[:, live].astype(np.int64) @ (np.int64(1) << np.arange(k, dtype=np.int64))
+    masks = masks[masks > 0]
+    fits = int(masks.size)
+    inside = np.bincount(masks, minlength=1 << k).astype(np.int64)  # tasks fitting only T
+    room = np.zeros(1 << k, dtype=np.int64)  # caps summed over T
+    for b in range(k):
+        half = inside.reshape(-1, 2, 1 << b)
+        half[:, 1, :] += half[:, 0, :]
+        room.reshape(-1, 2, 1 << b)[:, 1, :] += caps[live[b]]
+    return int((room + (fits - inside)).min())
+
+
+def _scipy_flow(compat: np.ndarray, caps: np.ndarray) -> int:
+    """:func:`b_matching_size` by SciPy's maximum flow (many clusters)."""
     from scipy.sparse.csgraph import maximum_flow
 
     n, m = compat.shape
@@ -651,29 +809,87 @@ def _flow_with_caps(compat: np.ndarray, caps) -> int:
     return int(maximum_flow(graph, 0, n + m + 1, method="dinic").flow_value)
 
 
+def flow_bound(request: Request, offer: Offer) -> int:
+    """The flow bound, :func:`coalloc.ctaap.upper_bound`, the same value.
+
+    The b-matching of :func:`b_matching_size` with the clique-tightened capacities
+    (:func:`coalloc.ctaap.exact.tightened_capacity`); without SciPy's graph module on the
+    paper's instances, so that a fresh process's first bounded solve does not import it
+    inside its time limit.
+
+    Parameters
+    ----------
+    request : Request
+    offer : Offer
+
+    Returns
+    -------
+    int
+        An upper bound on the number of tasks any feasible allocation places.
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> from coalloc.ctaap.bounds import flow_bound
+    >>> request, offer = ct.generators.fig2(3, seed=1)
+    >>> flow_bound(request, offer) == ct.upper_bound(request, offer)
+    True
+    """
+    interrupt.check()
+    check_compatible(request, offer)
+    if request.n == 0 or offer.m == 0:
+        return 0
+    compat = compatibility(request, offer)
+    if not compat.any():
+        return 0
+    return b_matching_size(compat, tightened_capacity(request, offer, compat))
+
+
+#: Largest cluster sets' LP (rows x columns) built as a dense matrix.
+_DENSE_SET_LP = 200_000
+
+
 def _set_lp(compat: np.ndarray, sets: list, limits: list, iterations: int,
             stop_at: Optional[float] = None) -> Optional[float]:  # fmt: skip
-    """Dual bound of ``max sum x``: task rows, and ``sum_{j in W} sum_i x[i,j] <= beta_W``."""
-    ti, cj = np.nonzero(compat)
-    nv = int(ti.size)
-    n = compat.shape[0]
-    rows = [ti]
-    cols = [np.arange(nv, dtype=np.int64)]
+    """Dual bound of ``max sum x``: task rows, and ``sum_{j in W} sum_i x[i,j] <= beta_W``.
+
+    Tasks that fit the same clusters are interchangeable here, so the LP is solved with one
+    column per (such a group, cluster), bounded by the group's size, and one row per group
+    (its size): the same optimum (split a group's column evenly among its tasks), a few
+    dozen columns instead of one per compatible pair on the paper's instances. The bound
+    is judged from the prices as in :func:`lp_bound`, each column's excess weighted by its
+    upper bound.
+    """
+    fits = compat.any(axis=1)
+    if not fits.any():
+        return 0.0
+    groups, sizes = np.unique(compat[fits], axis=0, return_counts=True)
+    gi, cj = np.nonzero(groups)
+    nv = int(gi.size)
+    n_groups = groups.shape[0]
+    member = np.zeros((len(sets), compat.shape[1]), dtype=bool)  # member[r, j]: j in set r
     for r, W in enumerate(sets):
-        sel = np.flatnonzero(np.isin(cj, W))
-        rows.append(np.full(sel.size, n + r, dtype=np.int64))
-        cols.append(sel)
-    A = sp.csr_array(
-        (np.ones(sum(c.size for c in cols)), (np.concatenate(rows), np.concatenate(cols))),
-        shape=(n + len(sets), nv),
-    )
-    upper = np.concatenate([np.ones(n), np.asarray(limits, dtype=np.float64)])
-    y, _ = _solve_dual(A, upper, iterations, solver="simplex", stop_at=stop_at)
+        member[r, np.asarray(W, dtype=np.int64)] = True
+    if (n_groups + len(sets)) * nv <= _DENSE_SET_LP:  # small: a dense matrix, built at once
+        A = np.zeros((n_groups + len(sets), nv))
+        A[gi, np.arange(nv)] = 1.0
+        A[n_groups:] = member[:, cj]
+    else:
+        sr, sc = np.nonzero(member[:, cj])
+        A = sp.csr_array(
+            (np.ones(nv + sr.size), (np.concatenate([gi, n_groups + sr]),
+                                     np.concatenate([np.arange(nv), sc]))),
+            shape=(n_groups + len(sets), nv),
+        )  # fmt: skip
+    upper = np.concatenate([sizes.astype(np.float64), np.asarray(limits, dtype=np.float64)])
+    col_upper = sizes[gi].astype(np.float64)
+    y, _ = _solve_dual(A, upper, iterations, solver="simplex", stop_at=stop_at,
+                       col_upper=col_upper)  # fmt: skip
     if y is None:
         return None
     y = np.where(np.isfinite(y), np.maximum(y, 0.0), 0.0)
     reduced = 1.0 - A.T @ y
-    value = float(y @ upper + np.maximum(reduced, 0.0).sum())
+    value = float(y @ upper + (col_upper * np.maximum(reduced, 0.0)).sum())
     return value if math.isfinite(value) else None
 
 
@@ -685,6 +901,7 @@ def cluster_set_bound(
     effort: float = 1.0,
     max_set_size: int = 2,
     stop_at: Optional[float] = None,
+    at_least: int = 0,
 ) -> dict:
     """An upper bound from the cluster sets that can host tasks together (dense requests).
 
@@ -716,6 +933,12 @@ def cluster_set_bound(
     stop_at : float, optional
         A :func:`time.perf_counter` instant after which the call raises
         :class:`BoundStopped` (a solve's deadline); never changes the value returned.
+    at_least : int, default 0
+        The size of an allocation known to be feasible (a verified answer's), so a lower
+        bound on the optimum: the work stops as soon as the bound meets it (status
+        ``"met"``). The value returned is the same as without it (the bound cannot go
+        below the optimum; the LP over the singles' rows is the flow with their bounds as
+        capacities, and the pairs' rows only lower it).
 
     Returns
     -------
@@ -724,7 +947,7 @@ def cluster_set_bound(
         ``sets`` (list of ``(clusters, best, beta, seconds)``: the largest capped clique
         found, the bound used and the search's time), ``status`` (``"optimal"`` when
         every search finished, ``"work_limit"`` when one stopped at its cap,
-        ``"trivial"``), ``seconds``.
+        ``"met"`` (``at_least``), ``"trivial"``), ``seconds``.
 
     Examples
     --------
@@ -742,7 +965,7 @@ def cluster_set_bound(
     max_set_size = checks.integer(max_set_size, "max_set_size", 1)
     t0 = time.perf_counter()
     allowed = max(1, int(round(effort * CLIQUE_WORK)))
-    flow = int(upper_bound(request, offer))
+    flow = int(flow_bound(request, offer))
     _poll(stop_at)
     out = {"bound": flow, "flow": flow, "sets": [], "status": "trivial", "seconds": 0.0}
     m = offer.m
@@ -753,6 +976,7 @@ def cluster_set_bound(
     cap = tightened_capacity(request, offer, compat)
     used = [j for j in range(m) if compat[:, j].any() and cap[j] > 0]
     beta: dict = {}
+    blocks: dict = {}  # the cluster pairs' adjacency blocks, each computed once
     finished = True
     # The request as a dense matrix once, when it is dense and small enough.
     dense = None
@@ -760,7 +984,19 @@ def cluster_set_bound(
         dense = request.bandwidth.toarray()
     top = float(request.bandwidth.max()) if request.bandwidth.nnz else 0.0
     bhat = offer.bandwidth
+    at_least = checks.integer(at_least, "at_least", 0)
+    if flow <= at_least:
+        out["status"] = "met"
+        out["seconds"] = time.perf_counter() - t0
+        return out
     for size in range(1, min(max_set_size, len(used)) + 1):
+        if size == 2 and at_least:  # the singles' flow, the LP of their rows: met already?
+            singles = b_matching_size(compat, [beta.get((j,), 0) for j in range(m)])
+            if singles <= at_least:
+                out["bound"] = int(min(flow, singles))
+                out["status"] = "met"
+                out["seconds"] = time.perf_counter() - t0
+                return out
         todo = list(combinations(used, size))
         if size > 1:  # links with no conflict gain nothing over the sums of smaller sets
             todo = [W for W in todo if min(bhat[j, l] for j in W for l in W if j != l) < top]
@@ -780,7 +1016,7 @@ def cluster_set_bound(
                 beta[W] = simple
                 continue
             caps = [beta.get((j,), cap[j]) for j in W]  # singles' bounds cap the parts
-            adj, group = _set_adjacency(request, offer, compat, list(W), dense)
+            adj, group = _set_adjacency(request, offer, compat, list(W), dense, blocks)
             counts = np.bincount(group, minlength=2)
             work = max(counts[0] ** 2 * counts[1], counts[1] ** 2 * counts[0])
             if size == 2 and work <= _MAX_COUNT_WORK:
@@ -795,6 +1031,14 @@ def cluster_set_bound(
                 finished &= not search.stopped
             beta[W] = int(min(simple, upper))
             out["sets"].append((W, int(best), beta[W], round(time.perf_counter() - now, 3)))
+    singles = [beta.get((j,), 0) for j in range(m)]
+    if all(beta[W] >= sum(beta[(j,)] for j in W) for W in beta if len(W) > 1):
+        # no larger set's bound below its singles' sum: the LP is the flow with the singles'
+        # bounds as capacities (a bipartite b-matching LP has whole optima)
+        out["bound"] = int(min(flow, _flow_with_caps(compat, singles)))
+        out["status"] = "optimal" if finished else "work_limit"
+        out["seconds"] = time.perf_counter() - t0
+        return out
     sets = [list(W) for W in beta]
     limits = [beta[W] for W in beta]
     try:
@@ -809,7 +1053,7 @@ def cluster_set_bound(
     if value is not None:
         out["bound"] = int(min(flow, math.floor(value + 1e-6)))
     else:  # no LP answer in time: the flow bound with the singles' bounds as capacities
-        out["bound"] = min(flow, _flow_with_caps(compat, [beta.get((j,), 0) for j in range(m)]))
+        out["bound"] = min(flow, _flow_with_caps(compat, singles))
     out["status"] = "optimal" if finished else "work_limit"
     out["seconds"] = time.perf_counter() - t0
     return out
@@ -830,7 +1074,12 @@ def is_dense(request: Request) -> bool:
 
 @filled
 def best_bound(
-    request: Request, offer: Offer, *, effort: float = 1.0, stop_at: Optional[float] = None
+    request: Request,
+    offer: Offer,
+    *,
+    effort: float = 1.0,
+    stop_at: Optional[float] = None,
+    at_least: int = 0,
 ) -> dict:
     """The tightest proven bound this module computes with the work ``effort`` allows.
 
@@ -856,6 +1105,13 @@ def best_bound(
         :class:`BoundStopped` (a solve's deadline): the caller then drops the bound rather
         than report one cut by the clock.
 
+    at_least : int, default 0
+        The size of an allocation known to be feasible (a verified answer's), so a lower
+        bound on the optimum: the work stops as soon as the bound meets it (status
+        ``"met"``). The value returned is the same as without it (the bound cannot go
+        below the optimum; the LP over the singles' rows is the flow with their bounds as
+        capacities, and the pairs' rows only lower it).
+
     Returns
     -------
     dict
@@ -879,14 +1135,15 @@ def best_bound(
     check_compatible(request, offer)
     effort = _effort(effort)
     if not is_dense(request):
-        info = lp_bound(request, offer, effort=effort, stop_at=stop_at)
+        info = lp_bound(request, offer, effort=effort, stop_at=stop_at, at_least=at_least)
         return {**info, "kind": "clique LP", "effort": effort}
     t0 = time.perf_counter()
     m = offer.m
     small_lp = request.bandwidth.nnz * m * (m + 1) <= _SMALL_LP
-    info = cluster_set_bound(request, offer, effort=effort, stop_at=stop_at)
+    info = cluster_set_bound(request, offer, effort=effort, stop_at=stop_at, at_least=at_least)
     out = {**info, "kind": "cluster sets", "effort": effort}
-    if small_lp and effort >= DENSE_LP_EFFORT and info["flow"] > 0 and info["bound"] > 0:
+    if (small_lp and effort >= DENSE_LP_EFFORT and info["flow"] > 0 and info["bound"] > 0
+            and info["bound"] > at_least):  # fmt: skip
         rows = [(W, beta) for W, _, beta, _ in info["sets"]]
         lp = lp_bound(request, offer, effort=effort, set_rows=rows, stop_at=stop_at)
         if lp["bound"] <= out["bound"]:

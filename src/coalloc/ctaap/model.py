@@ -262,13 +262,15 @@ class Request(_ReadOnlyPickle):
         by :func:`coalloc._shared.caches.cache_of`: the request itself stays read-only)."""
         cache = cache_of(self)
         transpose = cache.get("transpose")
-        if transpose is None:
+        if transpose is None and self.symmetric:  # B itself (no transpose built and dropped)
+            transpose = cache["transpose"] = self.bandwidth
+        elif transpose is None:
             t = sp.csr_array(self.bandwidth.T)
             t.sort_indices()
             t.indptr = t.indptr.astype(np.int64, copy=False)
             t.indices = t.indices.astype(np.int64, copy=False)
             _freeze_csr(t)
-            transpose = cache["transpose"] = self.bandwidth if self.symmetric else t
+            transpose = cache["transpose"] = t
         return transpose
 
     @property

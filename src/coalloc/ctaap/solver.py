@@ -134,8 +134,7 @@ def _check_params(p: dict) -> None:
         raise ValueError(f"local_search must be a non-negative integer, got {p['local_search']!r}")
     if p["local_search"] < 0 or p["local_search"] > MAX_LOCAL_SEARCH:
         raise ValueError(
-            f"local_search must be an integer in [0, {MAX_LOCAL_SEARCH}], "
-            f"got {p['local_search']!r}"
+            f"local_search must be an integer in [0, {MAX_LOCAL_SEARCH}], got {p['local_search']!r}"
         )
     if p["matching"] not in ("cardinality", "weight"):
         raise ValueError(f"matching must be 'cardinality' or 'weight', got {p['matching']!r}")
@@ -269,6 +268,9 @@ def solve_ctaap(
     B, BT = request.bandwidth, request.bandwidth_transpose
     bhat = offer.bandwidth
     symmetric = request.symmetric and np.array_equal(bhat, bhat.T)
+    # The deadline between the unpolled set-up steps (a new request's transpose, the edge
+    # ranks: 20-30 ms each on a million links, several times that under load)
+    interrupt.check()
 
     # Step 1: graduated assignment.
     rng = np.random.default_rng(seed := resolve_seed(seed))
@@ -277,9 +279,11 @@ def solve_ctaap(
     if symmetric:
         t_rank, t_order = rank, order
     else:
+        interrupt.check()
         t_rank, t_order = kernels.edge_ranks(
             BT.indptr, BT.indices, BT.data, np.ascontiguousarray(bhat.T)
         )
+    interrupt.check()
     plan = {  # the step-1 kernel's scalars (coalloc/ctaap/softassign_plan.h)
         "symmetric": bool(symmetric), "f_ok": f_ok, "f_bad": f_bad, "q_scale": scale,
         "beta0": params["beta0"], "beta_f": params["beta_f"], "beta_r": params["beta_r"],

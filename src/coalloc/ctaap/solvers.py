@@ -128,7 +128,8 @@ def solve(
         limit = params.get("time_limit")
         stop_at = None if limit is None else started + float(limit)
         try:
-            info = best_bound(request, offer, effort=bound_effort, stop_at=stop_at)
+            info = best_bound(request, offer, effort=bound_effort, stop_at=stop_at,
+                              at_least=int(result.n_allocated))  # fmt: skip
         except BoundStopped:  # the time limit passed first: no bound rather than a cut one
             result.params["bound"] = "stopped by the time limit"
         else:
@@ -184,8 +185,9 @@ class CtaapInstance(FamilyInstance, _Parts):
     PARAMS = PARAMS
     SOLVE_PARAMS = SOLVE_PARAMS
     _solve_function = staticmethod(solve)
-    _explain_function = staticmethod(lambda request, offer, *, time_limit: _explain(
-        request, offer, time_limit=time_limit))
+    _explain_function = staticmethod(
+        lambda request, offer, *, time_limit: _explain(request, offer, time_limit=time_limit)
+    )
 
     def _meets_all(self, result: Any) -> bool:
         """Every task placed (CTAAP answers may leave tasks out)."""
