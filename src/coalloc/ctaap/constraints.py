@@ -16,19 +16,27 @@ from .._shared.constraints import (
     THREADS,
     TIME_LIMIT,
     VERBOSE,
+    AnyGiven,
     Boolean,
     InstanceOf,
     Interval,
     Options,
+    Predicate,
     solvers,
 )
 from .._shared.milp import SOLVERS
 from .anytime import SUB_SOLVERS
 from .exact import FORMULATIONS
 from .greedy import ORDERS
-from .solver import COMPATIBILITY_FUNCTIONS, MAX_LOCAL_SEARCH, MAX_LOOP
+from .solver import (
+    COMPATIBILITY_FUNCTIONS,
+    MAX_ANNEALING_STEPS,
+    MAX_LOCAL_SEARCH,
+    MAX_LOOP,
+    annealing_steps,
+)
 
-__all__ = ["PARAMS", "SOLVE_PARAMS"]
+__all__ = ["PARAMS", "SOLVE_PARAMS", "RELATIONS"]
 
 _POSITIVE = [Interval(Real, 0, None, closed="neither")]
 _NONNEG = [Interval(Real, 0, None, closed="left")]
@@ -77,4 +85,18 @@ PARAMS = {
         "threads": THREADS,
         "verbose": VERBOSE,
     },
+}
+
+#: Relations between the parameters of one call (checked by the methods' ``@checked``).
+RELATIONS = {
+    "ctaap": [
+        Predicate(
+            ("beta0", "beta_f", "beta_r"),
+            lambda b0, bf, br: annealing_steps(b0, bf, br) <= MAX_ANNEALING_STEPS,
+            "beta0={beta0}, beta_f={beta_f}, beta_r={beta_r} give too many "
+            f"annealing steps; at most {MAX_ANNEALING_STEPS} are allowed (raise beta_r)",
+        )
+    ],
+    # the anytime search (ctaap with time_limit or rounds) needs one of them
+    "anytime": [AnyGiven("time_limit", "rounds", why="the anytime search")],
 }

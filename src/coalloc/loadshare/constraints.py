@@ -19,11 +19,13 @@ from .._shared.constraints import (
     TIME_LIMIT,
     VERBOSE,
     Boolean,
+    HasMethod,
     Interval,
     Options,
     solvers,
 )
 from .dmcf import _DEALS, _INITS, _PHASE2, MAX_GENERATIONS
+from .gap.search import MAX_ITERATIONS
 
 __all__ = ["PARAMS", "GAP_PARAMS"]
 
@@ -43,7 +45,8 @@ PARAMS = {
         "max_generations": [Interval(Integral, 0, MAX_GENERATIONS)],
         "init": [Options(_INITS)],
         "phase2": [Options(_PHASE2)],
-        "executor": NO_VALIDATION,  # an Executor (or anything with submit), checked there
+        "executor": [HasMethod("submit", "a concurrent.futures.Executor (anything with submit)"),
+                     None],
         "chunks": [Interval(Integral, 1, 10**6)],
         "progress": NO_VALIDATION,  # a bool, None or a progress callback
         "coalition_history": [Interval(Integral, 0, None, closed="left")],
@@ -67,7 +70,8 @@ _GAP = {
     "time_limit": TIME_LIMIT,
     "solver": solvers("cpsat", "highs", "cbc"),
     "threads": THREADS,
-    "iterations": [Interval(Integral, 0, 10**9), None],
+    # at most MAX_ITERATIONS: use time_limit to let the search run as long as you wish
+    "iterations": [Interval(Integral, 0, MAX_ITERATIONS), None],
     "with_bound": [Boolean()],
     "hint": [Boolean()],
 }
