@@ -568,9 +568,7 @@ def checked(
             for name, value in zip(positional, args):
                 entry = table.get(name)
                 if entry is not None and not _accepted(value, entry):
-                    raise InvalidParameterError(
-                        f"{name} must be {describe(entry)}, got {value!r}"
-                    )
+                    raise InvalidParameterError(f"{name} must be {describe(entry)}, got {value!r}")
             validate(table, kwargs)
             if rel:
                 given = dict(zip(positional, args))

@@ -28,6 +28,7 @@ __all__ = [
     "stop_now",
     "BACKENDS",
     "check_backend",
+    "backend_name",
     "fraction",
     "check_exact_options",
     "check_keywords",
@@ -447,6 +448,18 @@ def check_backend(backend: Any, argname: str = "backend") -> str:
         f"{argname} must be one of {BACKENDS} (the compiled kernels or their NumPy twins), "
         f"got {backend!r}"
     )
+
+
+def backend_name(backend: str) -> str:
+    """A kernel choice the method's table has accepted, under its current name (``"python"``,
+    the older name of ``"numpy"``, becomes ``"numpy"``); no check: the table made it.
+
+    Examples
+    --------
+    >>> backend_name("python"), backend_name("compiled")
+    ('numpy', 'compiled')
+    """
+    return _BACKEND_ALIASES.get(backend, backend)
 
 
 def fraction(value: Any, argname: str) -> float:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from numbers import Integral
 
-from .._shared.constraints import BACKEND, TIME_LIMIT, Boolean, Interval, solvers
+from .._shared.constraints import BACKEND, TIME_LIMIT, Boolean, Interval, NotBelow, solvers
 
-__all__ = ["PARAMS"]
+__all__ = ["PARAMS", "RELATIONS"]
 
 
 def _count(lo: int, hi: int) -> list:
@@ -38,7 +38,7 @@ PARAMS = {
     "cankar": {
         "backend": BACKEND,
         "m_init": _count(1, 10**9),
-        "m_max": [*_count(1, 10**10), None],  # and >= m_init, checked by the method
+        "m_max": [*_count(1, 10**10), None],  # and >= m_init: RELATIONS
         "l1": _count(1, 10**6),
         "l2": _count(0, 10**6),
         "reserve": [Boolean()],
@@ -56,3 +56,6 @@ PARAMS = {
         "time_limit": TIME_LIMIT,
     },
 }
+
+#: Relations between the parameters of one call (checked by the methods' ``@checked``).
+RELATIONS = {"cankar": [NotBelow("m_max", "m_init")]}

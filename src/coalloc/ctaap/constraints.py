@@ -55,8 +55,10 @@ PARAMS = {
         "max_inner": _LOOP,
         "tol_outer": _NONNEG,
         "tol_inner": _NONNEG,
-        "compat_fn": [Options(COMPATIBILITY_FUNCTIONS),
-                      InstanceOf((tuple, list), "a pair of numbers (f_ok, f_bad)")],
+        "compat_fn": [
+            Options(COMPATIBILITY_FUNCTIONS),
+            InstanceOf((tuple, list), "a pair of numbers (f_ok, f_bad)"),
+        ],
         "q_scale": [Options({"none", "degree"}), Interval(Real, 0, None, closed="neither")],
         "matching": [Options({"cardinality", "weight"})],
         "init_noise": _NONNEG,

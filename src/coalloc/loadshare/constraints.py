@@ -45,8 +45,10 @@ PARAMS = {
         "max_generations": [Interval(Integral, 0, MAX_GENERATIONS)],
         "init": [Options(_INITS)],
         "phase2": [Options(_PHASE2)],
-        "executor": [HasMethod("submit", "a concurrent.futures.Executor (anything with submit)"),
-                     None],
+        "executor": [
+            HasMethod("submit", "a concurrent.futures.Executor (anything with submit)"),
+            None,
+        ],
         "chunks": [Interval(Integral, 1, 10**6)],
         "progress": NO_VALIDATION,  # a bool, None or a progress callback
         "coalition_history": [Interval(Integral, 0, None, closed="left")],

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
+import numpy as np
+
 from .._shared.constraints import (
     MIP_GAP,
     NO_VALIDATION,
@@ -43,7 +45,10 @@ _MULTILEVEL = {
 _VARIANT = {
     "initial": NO_VALIDATION,  # a mapping array, checked against the graphs
     "order": NO_VALIDATION,  # "cluster", "index" or a permutation, checked there
-    "processor_order": [Options(PROCESSOR_ORDERS)],
+    "processor_order": [
+        Options(PROCESSOR_ORDERS),
+        InstanceOf((list, tuple, np.ndarray), "a permutation of the processors"),
+    ],
     "acceleration": [Interval(Real, 1e-6, 1)],
     "bound_factor": [Interval(Real, 0, None, closed="neither"), None],
     "max_rounds": [Interval(Integral, 0, 1_000_000)],

@@ -19,6 +19,7 @@ from .._shared.constraints import (
     solvers,
 )
 from .assignplus import RequestMemory
+from .methods import MAX_ANNEAL_MOVES, MAX_THREADS
 
 __all__ = ["PARAMS"]
 
@@ -35,7 +36,7 @@ _ASSIGN_PLUS = {
     "time_limit": TIME_LIMIT,
 }
 
-_MOVES = [Interval(Integral, 0, 10**9)]
+_MOVES = [Interval(Integral, 0, MAX_ANNEAL_MOVES)]
 _ANNEAL = {
     "backend": BACKEND,
     **_STATE,
@@ -57,7 +58,7 @@ PARAMS = {
     "anneal": _ANNEAL,
     "exact": {
         "time_limit": TIME_LIMIT,
-        "threads": [Interval(Integral, 1, 1024)],
+        "threads": [Interval(Integral, 1, MAX_THREADS)],  # CP-SAT takes an int32
         **_STATE,
         "solver": solvers("cpsat"),
     },
