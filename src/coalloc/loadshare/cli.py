@@ -13,6 +13,7 @@ from .._shared.jsonio import InstanceError, load_json, write_text_atomic
 from .._shared.result import jsonable, relative_gap
 from ..cli import _common as common
 from ..cli.plot import picture_done, picture_params
+from ..loadshare.constraints import GAP_PARAMS, PARAMS
 from ..loadshare.io import read_gap, read_problem, write_gap, write_problem
 
 __all__ = ["add_commands"]
@@ -165,14 +166,15 @@ def add_commands(sub) -> None:
     p = sub.add_parser("share", help="share the jobs of a grid (DMCF-GGA, baselines, exact)")
     p.add_argument("problem", help="load-sharing problem file (JSON, coalloc.loadshare.instance)")
     p.add_argument("--method", default=loadshare.DEFAULT_METHOD, choices=sorted(loadshare.METHODS))
-    p.add_argument("--coalition-size", type=_positive_int, default=None,
-                   help="nodes per coalition (coalition methods; default 23)")  # fmt: skip
+    common.add_table_option(p, "--coalition-size", PARAMS["dmcf-gga"]["coalition_size"],
+                            default=None, metavar="N",
+                            help="nodes per coalition (coalition methods; default 23)")  # fmt: skip
     p.add_argument("--latency", type=common.Real(0.0), default=0.7e-3,
                    help="seconds per sequential round of messages in the cost model "
                    "(default: DAS-3's 0.7 ms)")  # fmt: skip
     common.add_seed(p)
     common.add_params(p, "th_c=0.1")
-    common.add_exact_options(p, ("highs", "cbc"))
+    common.add_exact_options(p, PARAMS["exact"])
     common.add_output(p, "write the result (with the placement) as JSON")
     common.add_verbose(p)
     p.add_argument(
@@ -185,15 +187,17 @@ def add_commands(sub) -> None:
     p = sub.add_parser("gap", help="solve OR-Library GAP instances (exact or heuristic)")
     p.add_argument("file", help="OR-Library GAP file (multi-instance or one instance)")
     p.add_argument("--method", default="heuristic", choices=["heuristic", "exact"])
-    p.add_argument("--sense", default="min", choices=["min", "max"])
+    gap = GAP_PARAMS["heuristic"]  # the exact method's table is the same
+    common.add_table_option(p, "--sense", gap["sense"], default="min",
+                            help="minimise or maximise the cost")  # fmt: skip
     p.add_argument("--partial", action="store_true", help="items may stay unassigned")
     p.add_argument(
         "--instance", type=common.count(), default=None, help="solve only instance K (1-based)"
     )
-    p.add_argument("--time-limit", type=common.seconds(), default=None,
-                   help="seconds per instance")  # fmt: skip
-    p.add_argument("--solver", default=None, choices=["cpsat", "highs", "cbc"],
-                   help="the exact method's solver (default cpsat)")  # fmt: skip
+    common.add_table_option(p, "--time-limit", gap["time_limit"], default=None,
+                            metavar="SECONDS", help="seconds per instance")  # fmt: skip
+    common.add_table_option(p, "--solver", gap["solver"], default=None,
+                            help="the exact method's solver (default cpsat)")  # fmt: skip
     common.add_seed(p)
     common.add_output(p, "write one JSON line per instance")
     p.set_defaults(func=_cmd_gap)
