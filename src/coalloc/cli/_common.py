@@ -284,7 +284,7 @@ def table_type(constraints: Sequence[Any], name: str) -> _TableValue:
     >>> table_type(TIME_LIMIT, "time_limit")("0")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: time_limit must be a finite number in (0, inf) or None, got 0.0
+    argparse.ArgumentTypeError: time_limit must be a finite number in (0, inf), got 0.0
     """
     from .._shared.constraints import Interval
 
