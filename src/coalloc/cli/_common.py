@@ -12,7 +12,7 @@ import re
 import sys
 import time
 from numbers import Integral
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from .._shared.jsonio import atomic_output
 
@@ -459,7 +459,13 @@ def add_exact_options(p: argparse.ArgumentParser, table: Any) -> None:
     (``--backend``, the solver's former name, still works with a note on standard error).
 
     ``table`` is the exact method's constraint table: the options' types, choices and
-    ranges are its ``time_limit`` and ``solver`` entries (:func:`add_table_option`)."""
+    ranges are its ``time_limit`` and ``solver`` entries (:func:`add_table_option`). A
+    sequence of solver names is read as the table of an exact method taking them (the
+    older call)."""
+    if not isinstance(table, Mapping):
+        from .._shared.constraints import TIME_LIMIT, solvers
+
+        table = {"time_limit": TIME_LIMIT, "solver": solvers(*table)}
     add_table_option(
         p, "--time-limit", table["time_limit"], default=None, metavar="SECONDS",
         help="wall-clock limit of an exact solve (model building included)",
