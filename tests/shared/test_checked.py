@@ -121,6 +121,19 @@ def test_the_relations_are_checked_at_the_call():
     assert co.cankar(*inst, m_init=2).status
 
 
+def test_a_tables_relations_are_refused_before_a_batch_starts():
+    from coalloc.collective._spec import example as collective_example
+    from coalloc.ctaap._spec import example as ctaap_example
+
+    cankar_kind = type(collective_example(seed=0))
+    with pytest.raises(InvalidParameterError, match="m_max must be >= m_init"):
+        cankar_kind.check_params("cankar", {"m_init": 5, "m_max": 4})
+    cankar_kind.check_params("cankar", {"m_max": 4})  # m_init's default: checked at the call
+    ctaap_kind = type(ctaap_example(seed=0))
+    with pytest.raises(InvalidParameterError, match="annealing steps; at most"):
+        ctaap_kind.check_params("ctaap", {"beta0": 1.0, "beta_f": 10.0, "beta_r": 1 + 1e-12})
+
+
 def test_the_relation_types():
     get = {"a": None, "b": 2, "lo": 1, "hi": 3}.get
     assert AnyGiven("a", "b", why="it").check(get) is None
@@ -128,5 +141,6 @@ def test_the_relation_types():
     assert NotBelow("hi", "lo").check(get) is None
     assert NotBelow("lo", "hi").check(get) == "lo must be >= hi (3), got 1"
     assert NotBelow("a", "hi").check(get) is None  # None: the default applies
+    assert Predicate(("a", "b"), lambda a, b: False, "never").check(get) is None  # a None
     r = Predicate(("lo", "hi"), lambda lo, hi: hi - lo < 2, "hi={hi} is far from lo={lo}")
     assert r.check(get) == "hi=3 is far from lo=1"

@@ -42,6 +42,7 @@ __all__ = [
     "InstanceOf",
     "HasMethod",
     "Relation",
+    "Table",
     "AnyGiven",
     "NotBelow",
     "Predicate",
@@ -326,6 +327,29 @@ class NotBelow(Relation):
 
 Constraints = Union[str, Sequence[Any]]
 
+
+class Table(dict):
+    """A method's table with relations between its parameters: a ``dict`` (parameter ->
+    constraints) that also holds ``relations``, checked by :func:`validate` when all their
+    parameters are passed (so ``check_params`` refuses them before a batch starts) and by
+    :func:`checked` at every call (a parameter left out: its default).
+
+    Examples
+    --------
+    >>> t = Table({"lo": [Interval(Integral, 0, 9)], "hi": [Interval(Integral, 0, 9)]},
+    ...           relations=[NotBelow("hi", "lo")])
+    >>> validate(t, {"lo": 3, "hi": 5}); validate(t, {"hi": 1})
+    >>> validate(t, {"lo": 3, "hi": 1})
+    Traceback (most recent call last):
+    ...
+    coalloc._shared.constraints.InvalidParameterError: hi must be >= lo (3), got 1
+    """
+
+    def __init__(self, entries: Mapping[str, Any], *, relations: Sequence[Relation] = ()) -> None:
+        super().__init__(entries)
+        self.relations = tuple(relations)
+
+
 #: ``time_limit`` of every method: seconds, a positive finite number, or None.
 TIME_LIMIT: List[Any] = [Interval(Real, 0, None, closed="neither"), None]
 #: ``backend`` of every method with kernels: the compiled ones or their NumPy twins
@@ -461,6 +485,12 @@ def validate(table: Mapping[str, Constraints], params: Mapping[str, Any]) -> Non
         constraints = table.get(name)
         if constraints is not None and not _accepted(value, constraints):
             raise InvalidParameterError(f"{name} must be {describe(constraints)}, got {value!r}")
+    for relation in getattr(table, "relations", ()):
+        # a relation among the values passed (one left to its default: at the call)
+        if all(n in params for n in relation.names):
+            message = relation.check(params.get)
+            if message is not None:
+                raise InvalidParameterError(message)
 
 
 def invalid_values(constraints: Constraints) -> List[Any]:
@@ -508,7 +538,8 @@ def checked(
     The one place a method's parameter values are checked: the decorated function refuses
     (:class:`InvalidParameterError`, naming the parameter) every value passed, by keyword or
     by position, that its table entry refuses, then every relation of ``RELATIONS[relations]``
-    (over the values passed and the defaults). Values left at their default are not checked
+    (over the values passed and the defaults), and the table's own relations
+    (:class:`Table`). Values left at their default are not checked
     (``tests/shared/test_param_tables.py`` checks the defaults). The family's entry point
     validates the same table before the call, so a batch refuses before it starts; the
     decorator covers a direct call of the method.
@@ -558,8 +589,9 @@ def checked(
 
         def load() -> Tuple[Mapping[str, Constraints], Sequence[Relation]]:
             mod = importlib.import_module(module)
+            table = getattr(mod, tables)[method]
             rel = getattr(mod, "RELATIONS", {}).get(relations, ()) if relations else ()
-            loaded.append((getattr(mod, tables)[method], tuple(rel)))
+            loaded.append((table, (*getattr(table, "relations", ()), *rel)))
             return loaded[0]
 
         @functools.wraps(func)
@@ -600,6 +632,8 @@ class Predicate(Relation):
     message : str
         The breach, formatted with the values by name (``"{beta0}"``).
 
+    A value that is None (not given, and no default known) is not tested.
+
     Examples
     --------
     >>> r = Predicate(("lo", "hi"), lambda lo, hi: lo <= hi, "lo={lo} is above hi={hi}")
@@ -612,6 +646,6 @@ class Predicate(Relation):
 
     def check(self, get: Any) -> Optional[str]:
         values = [get(n) for n in self.names]
-        if self.test(*values):
+        if any(v is None for v in values) or self.test(*values):  # None: nothing to relate
             return None
         return self.message.format(**dict(zip(self.names, values)))

@@ -51,7 +51,7 @@ M_INIT, L1, L2 = 3, 7, 10
 STREAMS = ("discovery", "phase4", "phase5")
 
 
-@checked("coalloc.collective.constraints", "cankar", relations="cankar")
+@checked("coalloc.collective.constraints", "cankar")
 def cankar(
     request: CollectiveRequest,
     pool: ResourcePool,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from numbers import Integral
 
-from .._shared.constraints import BACKEND, TIME_LIMIT, Boolean, Interval, NotBelow, solvers
+from .._shared.constraints import BACKEND, TIME_LIMIT, Boolean, Interval, NotBelow, Table, solvers
 
-__all__ = ["PARAMS", "RELATIONS"]
+__all__ = ["PARAMS"]
 
 
 def _count(lo: int, hi: int) -> list:
@@ -35,16 +35,19 @@ PARAMS = {
         "portfolio": [Boolean(), None],
         "time_limit": TIME_LIMIT,
     },
-    "cankar": {
-        "backend": BACKEND,
-        "m_init": _count(1, 10**9),
-        "m_max": [*_count(1, 10**10), None],  # and >= m_init: RELATIONS
-        "l1": _count(1, 10**6),
-        "l2": _count(0, 10**6),
-        "reserve": [Boolean()],
-        "max_retries": _count(0, 10**4),
-        "time_limit": TIME_LIMIT,
-    },
+    "cankar": Table(
+        {
+            "backend": BACKEND,
+            "m_init": _count(1, 10**9),
+            "m_max": [*_count(1, 10**10), None],  # and >= m_init: RELATIONS
+            "l1": _count(1, 10**6),
+            "l2": _count(0, 10**6),
+            "reserve": [Boolean()],
+            "max_retries": _count(0, 10**4),
+            "time_limit": TIME_LIMIT,
+        },
+        relations=[NotBelow("m_max", "m_init")],
+    ),
     "exact": {
         "solver": _EXACT_SOLVERS,
         "time_limit": TIME_LIMIT,
@@ -56,6 +59,3 @@ PARAMS = {
         "time_limit": TIME_LIMIT,
     },
 }
-
-#: Relations between the parameters of one call (checked by the methods' ``@checked``).
-RELATIONS = {"cankar": [NotBelow("m_max", "m_init")]}

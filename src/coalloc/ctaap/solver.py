@@ -114,7 +114,7 @@ def annealing_steps(beta0: float, beta_f: float, beta_r: float) -> float:
     return max(0.0, float(np.log(beta_f / beta0) / np.log(beta_r)))
 
 
-@checked("coalloc.ctaap.constraints", "ctaap", relations="ctaap")
+@checked("coalloc.ctaap.constraints", "ctaap")
 def solve_ctaap(
     request: Request,
     offer: Offer,
