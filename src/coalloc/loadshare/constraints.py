@@ -14,7 +14,6 @@ from numbers import Integral, Real
 from .._shared.constraints import (
     BACKEND,
     MIP_GAP,
-    NO_VALIDATION,
     THREADS,
     TIME_LIMIT,
     VERBOSE,
@@ -50,7 +49,7 @@ PARAMS = {
             None,
         ],
         "chunks": [Interval(Integral, 1, 10**6)],
-        "progress": NO_VALIDATION,  # a bool, None or a progress callback
+        "progress": [Boolean(), None],  # a bar over the generations (None: none)
         "coalition_history": [Interval(Integral, 0, None, closed="left")],
     },
     "fcfs": {"time_limit": TIME_LIMIT},
