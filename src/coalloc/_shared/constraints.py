@@ -48,6 +48,7 @@ __all__ = [
     "Predicate",
     "NO_VALIDATION",
     "TIME_LIMIT",
+    "EXPLAIN_TIME",
     "BACKEND",
     "MIP_GAP",
     "THREADS",
@@ -355,6 +356,8 @@ TIME_LIMIT: List[Any] = [Interval(Real, 0, None, closed="neither"), None]
 #: ``backend`` of every method with kernels: the compiled ones or their NumPy twins
 #: (``"python"``: the older name of ``"numpy"``).
 BACKEND: List[Any] = [_Backend({"compiled", "numpy", "python"})]
+#: ``time_limit`` of the explainers (``explain_*``): seconds, a positive finite number.
+EXPLAIN_TIME: List[Any] = [Interval(Real, 0, None, closed="neither")]
 #: ``mip_gap`` of the exact methods: a relative gap in ``[0, 1)``.
 MIP_GAP: List[Any] = [Interval(Real, 0, 1, closed="left")]
 #: ``threads`` of the exact methods.

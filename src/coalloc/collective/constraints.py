@@ -11,9 +11,18 @@ from __future__ import annotations
 
 from numbers import Integral
 
-from .._shared.constraints import BACKEND, TIME_LIMIT, Boolean, Interval, NotBelow, Table, solvers
+from .._shared.constraints import (
+    BACKEND,
+    EXPLAIN_TIME,
+    TIME_LIMIT,
+    Boolean,
+    Interval,
+    NotBelow,
+    Table,
+    solvers,
+)
 
-__all__ = ["PARAMS"]
+__all__ = ["PARAMS", "FUNCTIONS"]
 
 
 def _count(lo: int, hi: int) -> list:
@@ -58,4 +67,10 @@ PARAMS = {
         "max_combinations": _count(1, 10**8),
         "time_limit": TIME_LIMIT,
     },
+}
+
+#: Public functions that are no method but take parameters (the explainers): function ->
+#: its table (checked by their ``@checked``).
+FUNCTIONS = {
+    "explain_request": {"time_limit": EXPLAIN_TIME},
 }

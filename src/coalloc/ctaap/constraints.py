@@ -12,6 +12,7 @@ from numbers import Integral, Real
 
 from .._shared.constraints import (
     BACKEND,
+    EXPLAIN_TIME,
     MIP_GAP,
     THREADS,
     TIME_LIMIT,
@@ -37,7 +38,7 @@ from .solver import (
     annealing_steps,
 )
 
-__all__ = ["PARAMS", "SOLVE_PARAMS", "RELATIONS"]
+__all__ = ["PARAMS", "SOLVE_PARAMS", "RELATIONS", "FUNCTIONS"]
 
 _POSITIVE = [Interval(Real, 0, None, closed="neither")]
 _NONNEG = [Interval(Real, 0, None, closed="left")]
@@ -107,4 +108,10 @@ PARAMS = {
 RELATIONS = {
     # the anytime search (ctaap with time_limit or rounds) needs one of them
     "anytime": [AnyGiven("time_limit", "rounds", why="the anytime search")],
+}
+
+#: Public functions that are no method but take parameters (the explainers): function ->
+#: its table (checked by their ``@checked``).
+FUNCTIONS = {
+    "explain_allocation": {"time_limit": EXPLAIN_TIME},
 }

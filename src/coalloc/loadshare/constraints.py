@@ -13,6 +13,7 @@ from numbers import Integral, Real
 
 from .._shared.constraints import (
     BACKEND,
+    EXPLAIN_TIME,
     MIP_GAP,
     THREADS,
     TIME_LIMIT,
@@ -26,7 +27,7 @@ from .._shared.constraints import (
 from .dmcf import _DEALS, _INITS, _PHASE2, MAX_GENERATIONS
 from .gap.search import MAX_ITERATIONS
 
-__all__ = ["PARAMS", "GAP_PARAMS"]
+__all__ = ["PARAMS", "GAP_PARAMS", "FUNCTIONS"]
 
 _COALITION = [Interval(Integral, 1, None, closed="left"), None]
 _SIMPLE = {"coalition_size": _COALITION, "backend": BACKEND, "time_limit": TIME_LIMIT}
@@ -79,3 +80,10 @@ _GAP = {
 
 #: GAP method -> parameter -> constraints.
 GAP_PARAMS = {"heuristic": _GAP, "exact": _GAP}
+
+#: Public functions that are no method but take parameters (the explainers): function ->
+#: its table (checked by their ``@checked``).
+FUNCTIONS = {
+    "explain_gap": {"time_limit": EXPLAIN_TIME},
+    "explain_share": {"time_limit": EXPLAIN_TIME},
+}

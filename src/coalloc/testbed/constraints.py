@@ -11,6 +11,7 @@ from numbers import Integral, Real
 
 from .._shared.constraints import (
     BACKEND,
+    EXPLAIN_TIME,
     NO_VALIDATION,
     TIME_LIMIT,
     Boolean,
@@ -21,7 +22,7 @@ from .._shared.constraints import (
 from .assignplus import RequestMemory
 from .methods import MAX_ANNEAL_MOVES, MAX_THREADS
 
-__all__ = ["PARAMS"]
+__all__ = ["PARAMS", "FUNCTIONS"]
 
 #: What every mapper takes about the testbed's state (mappings checked against the ptop).
 _STATE = {"available": NO_VALIDATION, "trunk_used": NO_VALIDATION}
@@ -62,4 +63,10 @@ PARAMS = {
         **_STATE,
         "solver": solvers("cpsat"),
     },
+}
+
+#: Public functions that are no method but take parameters (the explainers): function ->
+#: its table (checked by their ``@checked``).
+FUNCTIONS = {
+    "explain_mapping": {"time_limit": EXPLAIN_TIME},
 }
