@@ -45,8 +45,15 @@ def _run(args: argparse.Namespace) -> int:
     for name, inst in _instances(args.family, args.files):
         found = inst.explain(time_limit=args.time_limit)
         if args.json:
-            print(json.dumps({"file": name, "kind": inst.kind,
-                              "explanation": None if found is None else found.to_dict()}))
+            print(
+                json.dumps(
+                    {
+                        "file": name,
+                        "kind": inst.kind,
+                        "explanation": None if found is None else found.to_dict(),
+                    }
+                )
+            )
         elif found is None:
             print(f"{name}: nothing to explain: the whole request can be met (or the "
                   f"family refuses nothing).")  # fmt: skip
@@ -75,15 +82,30 @@ def add_command(subparsers: Any, family: str) -> None:
     ['x.json']
     """
     p = subparsers.add_parser(
-        "explain", help="why a request cannot be met in full: a minimal conflict and the "
+        "explain",
+        help="why a request cannot be met in full: a minimal conflict and the "
         "nearest request that fits",
         description="Why each instance's request cannot be met in full: the smallest part of "
         "it that conflicts with the resources, how that was proved, and the nearest request "
-        "that fits (each fix solved before it is offered).")
-    p.add_argument("files", nargs="+", metavar="FILE",
-                   help="instance files of the family (testbed: also TOP PTOP)")
-    add_table_option(p, "--time-limit", EXPLAIN_TIME, default=10.0, metavar="S",
-                     help="seconds per explanation (default 10)")  # the explainers' table
-    p.add_argument("--json", action="store_true",
-                   help="one JSON object per instance (the explanation's fields)")
+        "that fits (each fix solved before it is offered).",
+    )
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="instance files of the family (testbed: also TOP PTOP)",
+    )
+    add_table_option(
+        p,
+        "--time-limit",
+        EXPLAIN_TIME,
+        default=10.0,
+        metavar="S",
+        help="seconds per explanation (default 10)",
+    )  # the explainers' table
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per instance (the explanation's fields)",
+    )
     p.set_defaults(func=_run, family=family)
