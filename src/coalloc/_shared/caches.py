@@ -27,6 +27,14 @@ from typing import Any, Dict, Tuple
 
 __all__ = ["cache_of"]
 
+# Why not weakref.WeakKeyDictionary (issue 37 item 5, reviewed): it keys by the model's
+# hash and equality, so it works only while every model class keeps object identity for
+# both (they do today; a model compared by value would then share its cache with every
+# equal model, or raise if unhashable), and its look-up makes a weak reference per call:
+# 1.16 us against 0.95 us here (timeit, 200,000 calls, load 10 on 2 cores). The reuse of a
+# dead model's id is handled twice: the weak reference's callback drops the entry when the
+# model dies, and a hit counts only if the entry's reference still points at this very
+# object (tests/shared/test_caches.py puts a new model at a dead one's address).
 _lock = threading.RLock()  # re-entrant: a weakref callback may run inside (GC)
 #: id(model) -> (weak reference to the model, its cache). Keyed by identity, not by
 #: equality: two equal models built apart keep their own caches, and models need not be

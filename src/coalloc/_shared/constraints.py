@@ -24,9 +24,12 @@ Validation costs a dictionary look-up and an ``isinstance`` or two per parameter
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 import math
 from numbers import Integral, Real
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -37,8 +40,15 @@ __all__ = [
     "Options",
     "Boolean",
     "InstanceOf",
+    "HasMethod",
+    "Relation",
+    "Table",
+    "AnyGiven",
+    "NotBelow",
+    "Predicate",
     "NO_VALIDATION",
     "TIME_LIMIT",
+    "EXPLAIN_TIME",
     "BACKEND",
     "MIP_GAP",
     "THREADS",
@@ -46,6 +56,7 @@ __all__ = [
     "solvers",
     "validate",
     "check_value",
+    "checked",
     "describe",
     "invalid_values",
 ]
@@ -235,13 +246,118 @@ class InstanceOf(Constraint):
         return [object()]
 
 
+class HasMethod(Constraint):
+    """An object with a callable attribute (duck typing: an executor is anything with
+    ``submit``).
+
+    Examples
+    --------
+    >>> import concurrent.futures as cf
+    >>> HasMethod("submit", "an Executor").accepts(cf.ThreadPoolExecutor), HasMethod(
+    ...     "submit", "an Executor").accepts(3)
+    (True, False)
+    """
+
+    def __init__(self, method: str, what: str) -> None:
+        self.method, self.what = method, what
+
+    def accepts(self, value: Any) -> bool:
+        return callable(getattr(value, self.method, None))
+
+    def __str__(self) -> str:
+        return self.what
+
+    def refused(self) -> List[Any]:
+        return [object(), "executor"]
+
+
+class Relation:
+    """A constraint between parameters of one call, checked after each value passed its
+    own entry: :meth:`check` gets a look-up of every parameter (the value passed, else the
+    method's default) and returns the message of a breach, or None.
+
+    A family declares its relations beside its tables (``RELATIONS``: name -> list), and
+    :func:`checked` applies them at each call of the method.
+    """
+
+    names: Tuple[str, ...] = ()
+
+    def check(self, get: Any) -> Optional[str]:  # pragma: no cover - every subclass overrides
+        """The message of a breach (``get(name)``: a parameter's value), or None."""
+        raise NotImplementedError
+
+
+class AnyGiven(Relation):
+    """At least one of ``names`` is not None.
+
+    Examples
+    --------
+    >>> AnyGiven("time_limit", "rounds", why="the anytime search").check(
+    ...     {"time_limit": None, "rounds": None}.get)
+    'the anytime search needs time_limit or rounds (both None)'
+    """
+
+    def __init__(self, *names: str, why: str) -> None:
+        self.names, self.why = names, why
+
+    def check(self, get: Any) -> Optional[str]:
+        if all(get(n) is None for n in self.names):
+            both = "both" if len(self.names) == 2 else "all"
+            return f"{self.why} needs {' or '.join(self.names)} ({both} None)"
+        return None
+
+
+class NotBelow(Relation):
+    """``name`` (when not None) is at least ``other``.
+
+    Examples
+    --------
+    >>> NotBelow("m_max", "m_init").check({"m_max": 2, "m_init": 4}.get)
+    'm_max must be >= m_init (4), got 2'
+    """
+
+    def __init__(self, name: str, other: str) -> None:
+        self.names, self.name, self.other = (name, other), name, other
+
+    def check(self, get: Any) -> Optional[str]:
+        value, floor = get(self.name), get(self.other)
+        if value is not None and floor is not None and value < floor:
+            return f"{self.name} must be >= {self.other} ({floor!r}), got {value!r}"
+        return None
+
+
 Constraints = Union[str, Sequence[Any]]
+
+
+class Table(dict):
+    """A method's table with relations between its parameters: a ``dict`` (parameter ->
+    constraints) that also holds ``relations``, checked by :func:`validate` when all their
+    parameters are passed (so ``check_params`` refuses them before a batch starts) and by
+    :func:`checked` at every call (a parameter left out: its default).
+
+    Examples
+    --------
+    >>> t = Table({"lo": [Interval(Integral, 0, 9)], "hi": [Interval(Integral, 0, 9)]},
+    ...           relations=[NotBelow("hi", "lo")])
+    >>> validate(t, {"lo": 3, "hi": 5}); validate(t, {"hi": 1})
+    >>> validate(t, {"lo": 3, "hi": 1})
+    Traceback (most recent call last):
+    ...
+    coalloc._shared.constraints.InvalidParameterError: hi must be >= lo (3), got 1
+    """
+
+    def __init__(self, entries: Mapping[str, Any], *, relations: Sequence[Relation] = ()) -> None:
+        super().__init__(entries)
+        self.relations = tuple(relations)
+
 
 #: ``time_limit`` of every method: seconds, a positive finite number, or None.
 TIME_LIMIT: List[Any] = [Interval(Real, 0, None, closed="neither"), None]
 #: ``backend`` of every method with kernels: the compiled ones or their NumPy twins
 #: (``"python"``: the older name of ``"numpy"``).
 BACKEND: List[Any] = [_Backend({"compiled", "numpy", "python"})]
+#: ``time_limit`` of the explainers (``explain_*``): seconds, a positive finite number.
+EXPLAIN_TIME: List[Any] = [Interval(Real, 0, None, closed="neither")]
 #: ``mip_gap`` of the exact methods: a relative gap in ``[0, 1)``.
 MIP_GAP: List[Any] = [Interval(Real, 0, 1, closed="left")]
 #: ``threads`` of the exact methods.
@@ -372,6 +488,12 @@ def validate(table: Mapping[str, Constraints], params: Mapping[str, Any]) -> Non
         constraints = table.get(name)
         if constraints is not None and not _accepted(value, constraints):
             raise InvalidParameterError(f"{name} must be {describe(constraints)}, got {value!r}")
+    for relation in getattr(table, "relations", ()):
+        # a relation among the values passed (one left to its default: at the call)
+        if all(n in params for n in relation.names):
+            message = relation.check(params.get)
+            if message is not None:
+                raise InvalidParameterError(message)
 
 
 def invalid_values(constraints: Constraints) -> List[Any]:
@@ -409,3 +531,124 @@ def invalid_values(constraints: Constraints) -> List[Any]:
 
 def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and (a == b or (a != a and b != b))
+
+
+def checked(
+    module: str, method: str, *, tables: str = "PARAMS", relations: Optional[str] = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A method that validates its parameters by its table, at every call.
+
+    The one place a method's parameter values are checked: the decorated function refuses
+    (:class:`InvalidParameterError`, naming the parameter) every value passed, by keyword or
+    by position, that its table entry refuses, then every relation of ``RELATIONS[relations]``
+    (over the values passed and the defaults), and the table's own relations
+    (:class:`Table`). Values left at their default are not checked
+    (``tests/shared/test_param_tables.py`` checks the defaults). The family's entry point
+    validates the same table before the call, so a batch refuses before it starts; the
+    decorator covers a direct call of the method.
+
+    The table is looked up at the first call (``module`` imports the method's module to
+    read its option names, so it cannot be imported when the method is defined).
+
+    Parameters
+    ----------
+    module : str
+        The family's constraints module (``"coalloc.ctaap.constraints"``).
+    method : str
+        The method's name in the table.
+    tables : str, default "PARAMS"
+        The module's mapping of method -> table (``"GAP_PARAMS"``).
+    relations : str, optional
+        A key of the module's ``RELATIONS``: the relations between parameters to check.
+
+    Returns
+    -------
+    callable
+        A decorator; the wrapped method keeps its name, docstring and signature.
+
+    Examples
+    --------
+    >>> import sys, types
+    >>> sys.modules["toy_constraints"] = types.SimpleNamespace(
+    ...     PARAMS={"count": {"k": [Interval(Integral, 1, 9)]}})
+    >>> @checked("toy_constraints", "count")
+    ... def count(items, k=1):
+    ...     return k
+    >>> count([], k=3)
+    3
+    >>> count([], 0)
+    Traceback (most recent call last):
+    ...
+    coalloc._shared.constraints.InvalidParameterError: k must be an integer in [1, 9], got 0
+    """
+
+    def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(func)
+        positional = [p.name for p in sig.parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]  # fmt: skip
+        defaults = {n: p.default for n, p in sig.parameters.items()
+                    if p.default is not inspect.Parameter.empty}  # fmt: skip
+        loaded: List[Any] = []
+
+        def load() -> Tuple[Mapping[str, Constraints], Sequence[Relation]]:
+            mod = importlib.import_module(module)
+            table = getattr(mod, tables)[method]
+            rel = getattr(mod, "RELATIONS", {}).get(relations, ()) if relations else ()
+            loaded.append((table, (*getattr(table, "relations", ()), *rel)))
+            return loaded[0]
+
+        @functools.wraps(func)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            table, rel = loaded[0] if loaded else load()
+            for name, value in zip(positional, args):
+                entry = table.get(name)
+                if entry is not None and not _accepted(value, entry):
+                    raise InvalidParameterError(f"{name} must be {describe(entry)}, got {value!r}")
+            validate(table, kwargs)
+            if rel:
+                given = dict(zip(positional, args))
+                given.update(kwargs)
+
+                def get(name: str) -> Any:
+                    return given[name] if name in given else defaults.get(name)
+
+                for r in rel:
+                    message = r.check(get)
+                    if message is not None:
+                        raise InvalidParameterError(message)
+            return func(*args, **kwargs)
+
+        return run
+
+    return wrap
+
+
+class Predicate(Relation):
+    """A relation written as a test of some parameters: ``test(*values)`` must be true.
+
+    Parameters
+    ----------
+    names : tuple of str
+        The parameters ``test`` takes, in order.
+    test : callable
+        True when the values go together.
+    message : str
+        The breach, formatted with the values by name (``"{beta0}"``).
+
+    A value that is None (not given, and no default known) is not tested.
+
+    Examples
+    --------
+    >>> r = Predicate(("lo", "hi"), lambda lo, hi: lo <= hi, "lo={lo} is above hi={hi}")
+    >>> r.check({"lo": 3, "hi": 1}.get)
+    'lo=3 is above hi=1'
+    """
+
+    def __init__(self, names: Sequence[str], test: Callable[..., bool], message: str) -> None:
+        self.names, self.test, self.message = tuple(names), test, message
+
+    def check(self, get: Any) -> Optional[str]:
+        values = [get(n) for n in self.names]
+        if any(v is None for v in values) or self.test(*values):  # None: nothing to relate
+            return None
+        return self.message.format(**dict(zip(self.names, values)))

@@ -1,4 +1,12 @@
-"""Parameter checks shared by the solvers of every family (messages name the argument)."""
+"""The deadline rule, the time-limit wrapper of every method, and the few value checks of
+functions that have no constraint table (generators, explainers; messages name the
+argument).
+
+A method's parameter values are checked by its table (:mod:`coalloc._shared.constraints`,
+``@checked``), not here: :func:`number`, :func:`integer`, :func:`choice` and
+:func:`time_limit` serve the functions outside the tables, :func:`check_backend` the kernel
+look-ups, and :func:`backend_name` only renames a value a table has accepted.
+"""
 
 from __future__ import annotations
 
@@ -28,8 +36,7 @@ __all__ = [
     "stop_now",
     "BACKENDS",
     "check_backend",
-    "fraction",
-    "check_exact_options",
+    "backend_name",
     "check_keywords",
 ]
 
@@ -449,29 +456,16 @@ def check_backend(backend: Any, argname: str = "backend") -> str:
     )
 
 
-def fraction(value: Any, argname: str) -> float:
-    """A number in ``[0, 1)``."""
-    if not _is_number(value) or not (math.isfinite(float(value)) and 0 <= float(value) < 1):
-        raise ValueError(f"{argname} must be a number in [0, 1), got {value!r}")
-    return float(value)
+def backend_name(backend: str) -> str:
+    """A kernel choice the method's table has accepted, under its current name (``"python"``,
+    the older name of ``"numpy"``, becomes ``"numpy"``); no check: the table made it.
 
-
-def check_exact_options(
-    backend: Any,
-    backends: Sequence[str],
-    limit: Any,
-    mip_gap: Any,
-    threads: Any = 1,
-    seed: Any = None,
-) -> None:
-    """Validate the options every exact solver takes (``ValueError`` naming the argument)."""
-    choice(backend, backends, "backend")
-    time_limit(limit)
-    fraction(mip_gap, "mip_gap")
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise ValueError(f"seed must be an int or None, got {seed!r}")
+    Examples
+    --------
+    >>> backend_name("python"), backend_name("compiled")
+    ('numpy', 'compiled')
+    """
+    return _BACKEND_ALIASES.get(backend, backend)
 
 
 def check_method(method: Any, methods: Any) -> str:

@@ -1,9 +1,13 @@
-"""One progress helper for every long loop of the package (solvers, batches, benchmarks).
+"""The one progress implementation of the package (solvers, batches, benchmarks).
 
-It is a thin wrapper over `tqdm <https://tqdm.github.io>`_ (a core dependency) so that
-every family reports progress the same way: on standard error, with rate and time
-estimate, closed properly when the loop ends (use it as a context manager or iterate to
-exhaustion), silent when ``disable=True``.
+Every bar is `tqdm <https://tqdm.github.io>`_'s (a core dependency), drawn by
+:func:`progress`, so that every family reports progress the same way: on standard error,
+with rate and time estimate, closed properly when the loop ends (use it as a context
+manager or iterate to exhaustion), silent when ``disable=True``. Its two adapters live here
+too: :class:`ProgressBar`, the bar of a batch driven as a ``progress(done, total)``
+callback (:func:`coalloc.batch.solve_many`; ``coalloc.batch.ProgressBar`` is this class),
+and :class:`SolveProgress` below. The benchmarks' ``bench/shared/_progress.bar`` only adds
+``--quiet`` to :func:`progress`.
 
 :class:`SolveProgress` is the display of a long exact solve (the integer-programming runner
 :mod:`coalloc._shared.milp` feeds it): elapsed time against the time limit, the incumbent, the
@@ -23,6 +27,7 @@ from .result import relative_gap
 
 __all__ = [
     "progress",
+    "ProgressBar",
     "SolveProgress",
     "set_exact_progress",
     "exact_progress_wanted",
@@ -88,6 +93,49 @@ def progress(
         dynamic_ncols=True,
         file=file,
     )
+
+
+class ProgressBar:
+    """The batch progress bar: a :func:`progress` bar driven as ``bar(done, total)``.
+
+    Shows count, rate and the time estimate; :meth:`close` draws the final state and ends
+    the line (solve_many closes it before it returns, the CLI before its summary).
+
+    Parameters
+    ----------
+    stream : text file, default sys.stderr
+        Where to draw.
+    desc : str, default "solved"
+        Label before the bar.
+    disable : bool or None, default None
+        True hides the bar; None hides it when ``stream`` is not a terminal.
+
+    Examples
+    --------
+    >>> import io
+    >>> from coalloc.batch import ProgressBar
+    >>> bar = ProgressBar(io.StringIO(), disable=False)
+    >>> bar(2, 4); bar(4, 4); bar.close()
+    >>> bar.done
+    4
+    """
+
+    def __init__(
+        self, stream: Any = None, *, desc: str = "solved", disable: Optional[bool] = None
+    ) -> None:
+        self.stream = sys.stderr if stream is None else stream
+        self._bar = progress(desc=desc, unit="inst", disable=disable, file=self.stream)
+        self.done = 0
+
+    def __call__(self, done: int, total: Optional[int]) -> None:
+        if total is not None and self._bar.total != total:
+            self._bar.total = total
+        self._bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        """Draw the final state and end the line (idempotent)."""
+        self._bar.close()
 
 
 def set_exact_progress(enabled: bool) -> None:

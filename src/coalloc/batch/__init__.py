@@ -68,9 +68,9 @@ import warnings
 from typing import Any
 
 from .._shared.family import families
+from .._shared.progress import ProgressBar
 from .._shared.seeding import instance_seed
 from .errors import BatchError
-from .progress import ProgressBar
 from .run import EXECUTORS as EXECUTORS
 from .run import ON_ERROR as ON_ERROR
 from .run import Instance as Instance

@@ -38,10 +38,10 @@ from .._shared.family import FamilyInstance, coerce_problem, problem_kinds
 from .._shared.milp.outcome import SOLVERS
 from .._shared.milp.supervise import new_owned_temp_dir
 from .._shared.params import check_backend
+from .._shared.progress import ProgressBar
 from .._shared.result import Result
 from .._shared.seeding import instance_seed
 from .errors import BatchError, _chunk_failed, _Invalid
-from .progress import ProgressBar
 from .shipping import Shipper
 from .supervise import _isolate_crash, _new_process_pool, _resubmit, _Watchdog
 from .worker import _new_temp_root, _solve_chunk

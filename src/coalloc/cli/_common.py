@@ -11,7 +11,8 @@ import os
 import re
 import sys
 import time
-from typing import Any, Optional, Sequence
+from numbers import Integral
+from typing import Any, Mapping, Optional, Sequence
 
 from .._shared.jsonio import atomic_output
 
@@ -21,6 +22,8 @@ __all__ = [
     "Real",
     "count",
     "seconds",
+    "table_type",
+    "add_table_option",
     "SEED",
     "OutputPath",
     "add_output_option",
@@ -170,6 +173,172 @@ def seconds(what: str = "seconds") -> Real:
     return Real(0.0, lo_open=True, what=what)
 
 
+class _TableValue:
+    """An argparse ``type`` derived from a method's constraint table entry
+    (:mod:`coalloc._shared.constraints`): the text read as what the entry takes (a word of
+    its options, an integer or a number in ASCII decimal notation), then checked by the
+    entry, so a bad value ends the command with the table's own message (exit status 2)."""
+
+    constraints: Sequence[Any]
+    name: str
+
+    def _setup(self, constraints: Sequence[Any], name: str) -> None:
+        from .._shared.constraints import Interval, Options
+
+        # None (a method's "no value") is not written on a command line: leave the option out
+        self.constraints = [c for c in constraints if c is not None]
+        self.name = name
+        self._words = {w for c in constraints if isinstance(c, Options) for w in c.options}
+        kinds = [c.kind for c in constraints if isinstance(c, Interval)]
+        self._integer = bool(kinds) and all(k is Integral for k in kinds)
+        self._number = bool(kinds) and not self._integer
+
+    def _refuse(self, shown: str) -> argparse.ArgumentTypeError:
+        from .._shared.constraints import describe
+
+        return argparse.ArgumentTypeError(
+            f"{self.name} must be {describe(self.constraints)}, got {shown}"
+        )
+
+    def __call__(self, text: str) -> Any:
+        from .._shared.constraints import InvalidParameterError, check_value
+
+        t = str(text)
+        value: Any
+        if t in self._words:
+            value = t
+        elif (self._integer or self._number) and len(t) <= _MAX_DIGITS + 1 and _INT.fullmatch(t):
+            value = int(t)
+            if not -(2**63) <= value <= INT64_MAX:  # nothing wraps in a kernel's int64
+                raise self._refuse(f"{t[:50]} (beyond 64 bits)")
+        elif self._number and len(t) <= _MAX_DIGITS + 10 and _FLOAT.fullmatch(t):
+            value = float(t)
+        else:
+            raise self._refuse(repr(t[:50]))
+        if self._number and isinstance(value, int):
+            value = float(value)  # "2" of a number option is 2.0, as before
+        try:
+            return check_value(value, self.name, self.constraints)
+        except InvalidParameterError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+class _TableInteger(_TableValue, Integer):
+    """:class:`_TableValue` of an integer entry (an :class:`Integer`: the CLI's strict
+    numeric options are found by that type)."""
+
+    def __init__(self, constraints: Sequence[Any], name: str) -> None:
+        self._setup(constraints, name)
+        lo = min((_lowest(c) for c in constraints if _lowest(c) is not None), default=None)
+        Integer.__init__(self, lo, INT64_MAX, what=name, count=lo is not None and lo >= 0)
+
+    __call__ = _TableValue.__call__
+
+
+class _TableReal(_TableValue, Real):
+    """:class:`_TableValue` of a number entry (a :class:`Real`)."""
+
+    def __init__(self, constraints: Sequence[Any], name: str) -> None:
+        self._setup(constraints, name)
+        Real.__init__(self, what=name)
+
+    __call__ = _TableValue.__call__
+
+
+class _TableWord(_TableValue):
+    """:class:`_TableValue` of an entry of words (its options)."""
+
+    def __init__(self, constraints: Sequence[Any], name: str) -> None:
+        self._setup(constraints, name)
+        self.__name__ = name
+
+
+def _lowest(constraint: Any) -> Optional[int]:
+    left = getattr(constraint, "left", None)
+    if left is None:
+        return None
+    return int(left) + (constraint.closed in ("right", "neither"))
+
+
+def table_type(constraints: Sequence[Any], name: str) -> _TableValue:
+    """The argparse ``type`` of a method parameter, derived from its table entry.
+
+    Parameters
+    ----------
+    constraints : list
+        The parameter's entry in its method's table (``PARAMS[method][name]``).
+    name : str
+        The parameter's name (the messages name it).
+
+    Returns
+    -------
+    callable
+        Reads the option's text as the entry takes it (words, integers or numbers in ASCII
+        decimal notation) and checks it by the entry; refuses with the table's message.
+
+    Examples
+    --------
+    >>> from coalloc._shared.constraints import TIME_LIMIT
+    >>> table_type(TIME_LIMIT, "time_limit")("2.5")
+    2.5
+    >>> table_type(TIME_LIMIT, "time_limit")("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: time_limit must be a finite number in (0, inf), got 0.0
+    """
+    from .._shared.constraints import Interval
+
+    kinds = [c.kind for c in constraints if isinstance(c, Interval)]
+    if kinds and all(k is Integral for k in kinds):
+        return _TableInteger(constraints, name)
+    if kinds:
+        return _TableReal(constraints, name)
+    return _TableWord(constraints, name)
+
+
+def add_table_option(
+    p: argparse.ArgumentParser,
+    flag: str,
+    constraints: Sequence[Any],
+    *,
+    help: str,
+    name: Optional[str] = None,
+    **kwargs: Any,
+) -> argparse.Action:
+    """An option that sets a method parameter: its type, choices and range from the table.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    flag : str
+        The option (``"--time-limit"``).
+    constraints : list
+        The parameter's table entry.
+    help : str
+        What the option does; the range the table gives is added to it.
+    name : str, optional
+        The parameter's name (default: the flag's, ``time_limit``).
+    **kwargs
+        Passed on to ``add_argument`` (``default``, ``dest``, ``metavar`` ...).
+
+    Returns
+    -------
+    argparse.Action
+        The option.
+    """
+    from .._shared.constraints import Options, describe
+
+    name = name or flag.lstrip("-").replace("-", "_")
+    kind = table_type(constraints, name)
+    words = [w for c in constraints if isinstance(c, Options) for w in c.options]
+    if isinstance(kind, _TableWord) and "metavar" not in kwargs:
+        kwargs["choices"] = [w for w in words if w != "python"]  # an old name, unadvertised
+    if not isinstance(kind, _TableWord):  # words: argparse shows the choices
+        help = f"{help} ({describe(kind.constraints)})"
+    return p.add_argument(flag, type=kind, help=help.replace("%", "%%"), **kwargs)
+
+
 #: ``--seed``: the seeds :mod:`numpy.random` takes, ``[0, 2**64)``.
 SEED = Integer(0, 2**64 - 1, what="a seed", count=True)
 
@@ -285,19 +454,28 @@ class DeprecatedAlias(argparse._StoreAction):
         super().__call__(parser, namespace, values, option_string)
 
 
-def add_exact_options(p: argparse.ArgumentParser, solvers: Sequence[str]) -> None:
+def add_exact_options(p: argparse.ArgumentParser, table: Any) -> None:
     """``--time-limit SECONDS``, ``--solver NAME`` and ``--quiet`` for the exact method
-    (``--backend``, the solver's former name, still works with a note on standard error)."""
-    p.add_argument(
-        "--time-limit", type=seconds(), default=None, metavar="SECONDS",
+    (``--backend``, the solver's former name, still works with a note on standard error).
+
+    ``table`` is the exact method's constraint table: the options' types, choices and
+    ranges are its ``time_limit`` and ``solver`` entries (:func:`add_table_option`). A
+    sequence of solver names is read as the table of an exact method taking them (the
+    older call)."""
+    if not isinstance(table, Mapping):
+        from .._shared.constraints import TIME_LIMIT, solvers
+
+        table = {"time_limit": TIME_LIMIT, "solver": solvers(*table)}
+    add_table_option(
+        p, "--time-limit", table["time_limit"], default=None, metavar="SECONDS",
         help="wall-clock limit of an exact solve (model building included)",
     )  # fmt: skip
-    p.add_argument(
-        "--solver", dest="solver", choices=list(solvers), default=None,
+    solver = add_table_option(
+        p, "--solver", table["solver"], dest="solver", default=None,
         help="integer-programming solver of the exact method",
     )  # fmt: skip
     p.add_argument(
-        "--backend", dest="solver", choices=list(solvers), default=None,
+        "--backend", dest="solver", type=solver.type, choices=solver.choices, default=None,
         action=DeprecatedAlias, new="--solver", help=argparse.SUPPRESS,
     )  # fmt: skip
     p.add_argument(

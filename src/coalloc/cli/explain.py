@@ -15,8 +15,9 @@ import json
 import sys
 from typing import Any, List, Tuple
 
+from .._shared.constraints import EXPLAIN_TIME
 from .._shared.jsonio import InstanceError
-from ._common import seconds
+from ._common import add_table_option
 
 __all__ = ["add_command"]
 
@@ -101,13 +102,14 @@ def add_command(subparsers: Any, family: str) -> None:
         metavar="FILE",
         help="instance files of the family (testbed: also TOP PTOP)",
     )
-    p.add_argument(
+    add_table_option(
+        p,
         "--time-limit",
-        type=seconds(),
+        EXPLAIN_TIME,
         default=10.0,
         metavar="S",
         help="seconds per explanation (default 10)",
-    )
+    )  # the explainers' table
     p.add_argument(
         "--json",
         action="store_true",

@@ -29,6 +29,7 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared import params as checks
+from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.seeding import kernel_seed, resolve_seed, streams
 from ._order import demand_first
@@ -36,7 +37,6 @@ from .core import (
     Clock,
     Problem,
     Report,
-    check_backend,
     kernels,
     offer,
     rejected,
@@ -54,6 +54,7 @@ STREAMS = ("discovery", "phase4", "phase5")
 
 
 @filled
+@checked("coalloc.collective.constraints", "cankar")
 def cankar(
     request: CollectiveRequest,
     pool: ResourcePool,
@@ -116,12 +117,10 @@ def cankar(
     """
     request, pool = demand_first(request, pool, "cankar", stacklevel=3)
     seed = resolve_seed(seed)  # None: fresh, and the result says which
-    check_backend(backend)
-    m_init = checks.integer(m_init, "m_init", 1, 10**9)
-    m_max = 8 * m_init if m_max is None else checks.integer(m_max, "m_max", m_init, 10**10)
-    l1 = checks.integer(l1, "l1", 1, 10**6)
-    l2 = checks.integer(l2, "l2", 0, 10**6)
-    max_retries = checks.integer(max_retries, "max_retries", 0, 10**4)
+    # the values were checked by the table (@checked); these only fix their types
+    m_init = int(m_init)
+    m_max = 8 * m_init if m_max is None else int(m_max)
+    l1, l2, max_retries = int(l1), int(l2), int(max_retries)
     prob = Problem.of(pool, request)
     params = {"m_init": m_init, "m_max": m_max, "l1": l1, "l2": l2, "backend": backend,
               "reserve": bool(reserve)}  # fmt: skip

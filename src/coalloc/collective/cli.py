@@ -15,7 +15,7 @@ from .._shared.schema import join_path
 from ..cli import _common as common
 from ..cli.plot import picture_done, picture_params
 from ..collective import io as cio
-from ..collective.exact import EXACT_SOLVERS
+from ..collective.constraints import PARAMS
 
 __all__ = ["add_commands"]
 
@@ -360,7 +360,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
                    choices=sorted(collective.METHODS))  # fmt: skip
     common.add_seed(p)
     common.add_params(p, "backend=numpy")
-    common.add_exact_options(p, EXACT_SOLVERS)
+    common.add_exact_options(p, PARAMS["exact"])
     common.add_output(p, "write the result as JSON to this file")
     common.add_output_option(
         p, "--reserve-to", help="reserve the solution and write the updated pool here"

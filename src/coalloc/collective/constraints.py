@@ -11,9 +11,18 @@ from __future__ import annotations
 
 from numbers import Integral
 
-from .._shared.constraints import BACKEND, TIME_LIMIT, Boolean, Interval, solvers
+from .._shared.constraints import (
+    BACKEND,
+    EXPLAIN_TIME,
+    TIME_LIMIT,
+    Boolean,
+    Interval,
+    NotBelow,
+    Table,
+    solvers,
+)
 
-__all__ = ["PARAMS"]
+__all__ = ["PARAMS", "FUNCTIONS"]
 
 
 def _count(lo: int, hi: int) -> list:
@@ -35,16 +44,19 @@ PARAMS = {
         "portfolio": [Boolean(), None],
         "time_limit": TIME_LIMIT,
     },
-    "cankar": {
-        "backend": BACKEND,
-        "m_init": _count(1, 10**9),
-        "m_max": [*_count(1, 10**10), None],  # and >= m_init, checked by the method
-        "l1": _count(1, 10**6),
-        "l2": _count(0, 10**6),
-        "reserve": [Boolean()],
-        "max_retries": _count(0, 10**4),
-        "time_limit": TIME_LIMIT,
-    },
+    "cankar": Table(
+        {
+            "backend": BACKEND,
+            "m_init": _count(1, 10**9),
+            "m_max": [*_count(1, 10**10), None],  # and >= m_init: RELATIONS
+            "l1": _count(1, 10**6),
+            "l2": _count(0, 10**6),
+            "reserve": [Boolean()],
+            "max_retries": _count(0, 10**4),
+            "time_limit": TIME_LIMIT,
+        },
+        relations=[NotBelow("m_max", "m_init")],
+    ),
     "exact": {
         "solver": _EXACT_SOLVERS,
         "time_limit": TIME_LIMIT,
@@ -55,4 +67,10 @@ PARAMS = {
         "max_combinations": _count(1, 10**8),
         "time_limit": TIME_LIMIT,
     },
+}
+
+#: Public functions that are no method but take parameters (the explainers): function ->
+#: its table (checked by their ``@checked``).
+FUNCTIONS = {
+    "explain_request": {"time_limit": EXPLAIN_TIME},
 }

@@ -32,6 +32,7 @@ import numpy as np
 
 from .._shared import interrupt, progress
 from .._shared import params as checks
+from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.family import renamed_keyword
 from .._shared.seeding import check_seed
@@ -60,6 +61,7 @@ EXACT_BACKENDS = EXACT_SOLVERS
 
 
 @filled
+@checked("coalloc.collective.constraints", "exact")
 def exact(
     request: CollectiveRequest,
     pool: ResourcePool,
@@ -117,9 +119,9 @@ def exact(
     request, pool = demand_first(request, pool, "exact", stacklevel=3)
     t_entry = time.perf_counter()  # the time limit counts from here
     seed = check_seed(seed)
-    checks.choice(solver, EXACT_SOLVERS, "solver")
-    time_limit = checks.time_limit(time_limit)
-    enumerate_limit = checks.integer(enumerate_limit, "enumerate_limit", 1, 10**9)
+    # the values were checked by the table (@checked); these only fix their types
+    time_limit = None if time_limit is None else float(time_limit)
+    enumerate_limit = int(enumerate_limit)
     prob = Problem.of(pool, request)
     params = {"solver": solver, "time_limit": time_limit, "enumerate_limit": enumerate_limit,
               "prune": bool(prune)}  # fmt: skip
@@ -316,6 +318,7 @@ def _by_solver(count: int) -> str:
             "answer)")  # fmt: skip
 
 
+@checked("coalloc.collective.constraints", "brute_force")
 def brute_force(
     request: CollectiveRequest,
     pool: ResourcePool,
@@ -358,7 +361,7 @@ def brute_force(
     """
     request, pool = demand_first(request, pool, "brute_force", stacklevel=3)
     seed = check_seed(seed)
-    max_combinations = checks.integer(max_combinations, "max_combinations", 1, 10**8)
+    max_combinations = int(max_combinations)  # checked by the table (@checked)
     prob = Problem.of(pool, request)
     clock = Clock()
     n, e, d = request.count, prob.e, prob.d

@@ -30,9 +30,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.explain import Explanation, Relaxation, fix_deadline, minimal_conflict
-from .._shared.params import number
 from .model import CollectiveRequest, ResourcePool
 from .solvers import coallocate
 
@@ -112,6 +112,7 @@ def _largest(lo: int, hi: int, fits: Callable[[int], Optional[bool]]) -> Optiona
 
 
 @filled
+@checked("coalloc.collective.constraints", "explain_request", tables="FUNCTIONS")
 def explain_request(pool: ResourcePool, request: CollectiveRequest, *,
                     time_limit: float = 10.0) -> Optional[Explanation]:  # fmt: skip
     """Why ``request`` has no admissible start on ``pool``, and what nearby request fits.
@@ -147,7 +148,7 @@ def explain_request(pool: ResourcePool, request: CollectiveRequest, *,
         raise TypeError(f"pool must be a ResourcePool, got {type(pool).__name__}")
     if not isinstance(request, CollectiveRequest):
         raise TypeError(f"request must be a CollectiveRequest, got {type(request).__name__}")
-    time_limit = number(time_limit, "time_limit")
+    time_limit = float(time_limit)  # checked by the table (@checked)
     t0 = time.monotonic()
     search_end = t0 + 0.6 * time_limit
     items = _requirements(request)

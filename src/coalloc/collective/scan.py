@@ -39,6 +39,7 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared import params as checks
+from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.seeding import check_seed
 from ._exact_sets import best_subset, enumerate_best, feasible_subset
@@ -48,7 +49,6 @@ from .core import (
     Clock,
     Problem,
     Report,
-    check_backend,
     factor,
     kernels,
     offer,
@@ -86,6 +86,7 @@ _PORTFOLIO_RESTARTS = 32
 
 
 @filled
+@checked("coalloc.collective.constraints", "scan")
 def scan(
     request: CollectiveRequest,
     pool: ResourcePool,
@@ -159,12 +160,9 @@ def scan(
     'optimal'
     """
     seed = check_seed(seed)
-    check_backend(backend)
-    enumerate_limit = checks.integer(enumerate_limit, "enumerate_limit", 0, 10**8)
-    checks.choice(solver, ("highs", "cbc", "cpsat"), "solver")
-    program_time_limit = checks.time_limit(program_time_limit, "program_time_limit")
-    max_rounds = checks.integer(max_rounds, "max_rounds", 0, 10**9)
-    block = checks.integer(block, "block", 1, 10**6)
+    # the values were checked by the table (@checked); these only fix their types
+    enumerate_limit, max_rounds, block = int(enumerate_limit), int(max_rounds), int(block)
+    program_time_limit = None if program_time_limit is None else float(program_time_limit)
     prob = Problem.of(pool, request)
     params = {"backend": backend, "enumerate_limit": enumerate_limit, "solver": solver,
               "program_time_limit": program_time_limit, "max_rounds": max_rounds,

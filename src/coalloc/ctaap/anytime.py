@@ -45,6 +45,7 @@ import numpy as np
 
 from .._shared import interrupt, milp
 from .._shared import params as checks
+from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
@@ -293,6 +294,7 @@ def _worth_importing(sub_solver: str, when: Optional[float]) -> bool:
 
 
 @filled
+@checked("coalloc.ctaap.constraints", "ctaap", relations="anytime")
 def solve_anytime(
     request: Request,
     offer: Offer,
@@ -372,18 +374,13 @@ def solve_anytime(
     """
     started = time.perf_counter()
     check_compatible(request, offer)
-    limit = checks.time_limit(time_limit)
-    if rounds is not None:
-        rounds = checks.integer(rounds, "rounds", 0)
-    if limit is None and rounds is None:
-        raise ValueError("the anytime search needs time_limit or rounds")
-    neighbourhood = checks.integer(neighbourhood, "neighbourhood", 1)
-    sub_solver = checks.choice(sub_solver, SUB_SOLVERS, "sub_solver")
-    sub_time_limit = checks.time_limit(sub_time_limit, "sub_time_limit")
-    if sub_time_limit is None:
-        raise ValueError("sub_time_limit must be a positive number of seconds")
-    lp_bound_share = checks.fraction(lp_bound_share, "lp_bound_share")
-    bound_effort = checks.number(bound_effort, "bound_effort")
+    # the values were checked by the table (@checked); these only fix their types
+    limit = None if time_limit is None else float(time_limit)
+    rounds = None if rounds is None else int(rounds)
+    neighbourhood = int(neighbourhood)
+    sub_time_limit = float(sub_time_limit)
+    lp_bound_share = float(lp_bound_share)
+    bound_effort = float(bound_effort)
     seed = resolve_seed(seed)
     anytime_params = {
         "time_limit": limit, "rounds": rounds, "neighbourhood": neighbourhood,

@@ -16,6 +16,7 @@ from .._shared.result import jsonable, relative_gap
 from ..cli import _common as common
 from ..cli.plot import picture_done, picture_params
 from ..ctaap import generators
+from ..ctaap.constraints import PARAMS, SOLVE_PARAMS
 from ..ctaap.io import read_instance, read_result, write_instance, write_result
 
 __all__ = ["add_commands"]
@@ -301,8 +302,8 @@ def _cmd_solve_batch(args) -> int:
 
 
 def _bound_effort(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--bound-effort", type=common.seconds("a positive number"), default=1.0, metavar="EFFORT",
+    common.add_table_option(
+        p, "--bound-effort", SOLVE_PARAMS["bound_effort"], default=1.0, metavar="EFFORT",
         help="work of the bound, capped by counts so that it reproduces: 1 (default) is "
         "cheap, 10 or 100 search further for a tighter bound",
     )  # fmt: skip
@@ -312,7 +313,7 @@ def _solver_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default=ctaap.solvers.DEFAULT_METHOD, choices=sorted(ctaap.METHODS))
     common.add_seed(p)
     common.add_params(p, "compat_fn=threshold")
-    common.add_exact_options(p, ctaap.exact.SOLVERS)
+    common.add_exact_options(p, PARAMS["exact"])
     common.add_output(p, "write the result as JSON to this file")
     common.add_verbose(p)
     p.add_argument(

@@ -70,9 +70,11 @@ import scipy.sparse as sp
 from .._shared import interrupt, milp
 from .._shared import params as checks
 from .._shared.caches import cache_of
+from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.milp import SOLVERS
 from .._shared.result import relative_gap
+from .._shared.seeding import check_seed
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
 from .verify import verify
@@ -521,6 +523,7 @@ def _without_allocation(info: dict, ub_comb: float, proven: float,
 
 
 @filled
+@checked("coalloc.ctaap.constraints", "exact")
 def solve_exact(
     request: Request,
     offer: Offer,
@@ -599,11 +602,7 @@ def solve_exact(
     """
     started = time.perf_counter()  # the time limit counts from here, the import included
     check_compatible(request, offer)
-    checks.choice(solver, SOLVERS, "solver")
-    checks.check_exact_options(solver, SOLVERS, time_limit, mip_gap, threads, seed)
-    checks.choice(formulation, FORMULATIONS, "formulation")
-    if seed is not None:
-        seed = int(seed)
+    seed = check_seed(seed)
     threads = int(threads)
     mip_gap = float(mip_gap)
     solver_pkg = milp.import_solver(solver)  # counted in the time limit, not in the timings

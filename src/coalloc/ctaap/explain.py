@@ -29,9 +29,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.explain import Explanation, Relaxation, fix_deadline, minimal_conflict
-from .._shared.params import number
 from .model import Offer, Request, check_compatible
 
 __all__ = ["explain_allocation"]
@@ -91,6 +91,7 @@ def _placed(request: Request, offer: Offer, deadline: float, *,
 
 
 @filled
+@checked("coalloc.ctaap.constraints", "explain_allocation", tables="FUNCTIONS")
 def explain_allocation(request: Request, offer: Offer, *,
                        time_limit: float = 10.0) -> Optional[Explanation]:  # fmt: skip
     """Why not every task of ``request`` can be placed on ``offer``, and what would fit.
@@ -120,7 +121,7 @@ def explain_allocation(request: Request, offer: Offer, *,
     [('drop_tasks', 1.0), ('more_machines', 1.0)]
     """
     check_compatible(request, offer)
-    time_limit = number(time_limit, "time_limit")
+    time_limit = float(time_limit)  # checked by the table (@checked)
     t0 = time.monotonic()
     search_end = t0 + 0.6 * time_limit
     alone = _fits_nowhere(request, offer)

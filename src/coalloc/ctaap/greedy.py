@@ -16,6 +16,7 @@ from typing import Optional
 import numpy as np
 
 from .._shared import interrupt
+from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.params import offer_incumbent
 from .._shared.seeding import resolve_seed
@@ -76,6 +77,7 @@ def first_fit(request: Request, offer: Offer, order: np.ndarray, on_progress=Non
 
 
 @filled
+@checked("coalloc.ctaap.constraints", "greedy")
 def solve_greedy(
     request: Request,
     offer: Offer,
@@ -118,10 +120,6 @@ def solve_greedy(
     ([0, -1, 1], 2)
     """
     check_compatible(request, offer)
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
-    if int(restarts) != restarts or restarts < 1:
-        raise ValueError(f"restarts must be a positive integer, got {restarts!r}")
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed := resolve_seed(seed))
     n = request.n

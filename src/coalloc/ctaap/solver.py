@@ -24,7 +24,8 @@ from typing import Optional, Tuple, Union
 import numpy as np
 
 from .._shared import interrupt
-from .._shared.params import check_backend, offer_incumbent
+from .._shared.constraints import checked
+from .._shared.params import offer_incumbent
 from .._shared.seeding import kernel_seed, resolve_seed
 from .model import Offer, Request, check_compatible, compatibility
 from .result import SolveResult
@@ -108,39 +109,12 @@ def _resolve_scale(q_scale, request: Request) -> float:
     return value
 
 
-def _check_params(p: dict) -> None:
-    if not (p["beta0"] > 0 and p["beta_f"] > 0 and np.isfinite(p["beta_f"])):
-        raise ValueError("beta0 and beta_f must be positive and finite")
-    if not p["beta_r"] > 1 or not np.isfinite(p["beta_r"]):
-        raise ValueError(f"beta_r must be > 1 and finite, got {p['beta_r']}")
-    steps = max(0.0, np.log(p["beta_f"] / p["beta0"]) / np.log(p["beta_r"]))
-    if steps > MAX_ANNEALING_STEPS:
-        raise ValueError(
-            f"beta0={p['beta0']}, beta_f={p['beta_f']}, beta_r={p['beta_r']} give {steps:.3g} "
-            f"annealing steps; at most {MAX_ANNEALING_STEPS} are allowed (raise beta_r)"
-        )
-    for key in ("max_outer", "max_inner"):
-        if int(p[key]) != p[key] or p[key] < 1 or p[key] > MAX_LOOP:
-            raise ValueError(f"{key} must be an integer in [1, {MAX_LOOP}], got {p[key]!r}")
-    for key in ("tol_outer", "tol_inner", "init_noise"):
-        if not (p[key] >= 0 and np.isfinite(p[key])):
-            raise ValueError(f"{key} must be non-negative and finite, got {p[key]!r}")
-    ls = p["local_search"]
-    if isinstance(ls, str) or isinstance(ls, bool) or not isinstance(ls, (int, np.integer)):
-        raise ValueError(
-            f"local_search must be 'auto' or a non-negative integer, got {p['local_search']!r}"
-        )
-    if int(p["local_search"]) != p["local_search"]:
-        raise ValueError(f"local_search must be a non-negative integer, got {p['local_search']!r}")
-    if p["local_search"] < 0 or p["local_search"] > MAX_LOCAL_SEARCH:
-        raise ValueError(
-            f"local_search must be an integer in [0, {MAX_LOCAL_SEARCH}], got {p['local_search']!r}"
-        )
-    if p["matching"] not in ("cardinality", "weight"):
-        raise ValueError(f"matching must be 'cardinality' or 'weight', got {p['matching']!r}")
-    check_backend(p["backend"])
+def annealing_steps(beta0: float, beta_f: float, beta_r: float) -> float:
+    """The number of annealing steps of the schedule ``beta0 -> beta_f`` by ``beta_r``."""
+    return max(0.0, float(np.log(beta_f / beta0) / np.log(beta_r)))
 
 
+@checked("coalloc.ctaap.constraints", "ctaap")
 def solve_ctaap(
     request: Request,
     offer: Offer,
@@ -234,8 +208,6 @@ def solve_ctaap(
     2
     """
     check_compatible(request, offer)
-    if not isinstance(paper, (bool, np.bool_)):
-        raise TypeError(f"paper must be a bool, got {type(paper).__name__}")
     if paper:
         fill, local_search = False, 0
     if isinstance(local_search, str) and local_search == "auto":
@@ -257,7 +229,6 @@ def solve_ctaap(
         backend=backend,
         paper=bool(paper),
     )
-    _check_params(params)
     f_ok, f_bad = _resolve_compat(compat_fn)
     scale = _resolve_scale(q_scale, request)
     kernels = _kernels(backend)

@@ -14,9 +14,10 @@ from typing import Optional
 import numpy as np
 
 from .._shared import interrupt
-from .._shared.params import integer, offer_incumbent
+from .._shared.constraints import checked
+from .._shared.params import offer_incumbent
 from .._shared.seeding import check_seed
-from .dmcf import _DEALS, _kernels, first_fit, initial_coalitions
+from .dmcf import _kernels, first_fit, initial_coalitions
 from .model import LoadSharingProblem, throughput_of
 from .result import ShareResult, offer_origins, placement_result
 
@@ -63,6 +64,7 @@ def _coalition_ff(problem: LoadSharingProblem, method: str, how: str, coalition_
                             {"ff_probes": probes, "jobs_moved": moved})
 
 
+@checked("coalloc.loadshare.constraints", "fcfs-ff")
 def fcfs_ff(problem: LoadSharingProblem, *, coalition_size: int = 23, seed: Optional[int] = None,
             backend: str = "compiled") -> ShareResult:  # fmt: skip
     """Coalitions formed first come first served (report order, consecutive), first fit inside.
@@ -98,6 +100,7 @@ def fcfs_ff(problem: LoadSharingProblem, *, coalition_size: int = 23, seed: Opti
     return _coalition_ff(problem, "fcfs-ff", "arrival", coalition_size, seed, backend)
 
 
+@checked("coalloc.loadshare.constraints", "round-robin")
 def round_robin(problem: LoadSharingProblem, *, coalition_size: int = 23,
                 seed: Optional[int] = None, backend: str = "compiled",
                 deal: str = "ring") -> ShareResult:  # fmt: skip
@@ -142,12 +145,11 @@ def round_robin(problem: LoadSharingProblem, *, coalition_size: int = 23,
     >>> round_robin(prob).throughput <= prob.bound
     True
     """
-    if deal not in _DEALS:
-        raise ValueError(f"deal must be one of {_DEALS}, got {deal!r}")
     how = "ring" if deal == "ring" else "round-robin"
     return _coalition_ff(problem, "round-robin", how, coalition_size, seed, backend, deal=deal)
 
 
+@checked("coalloc.loadshare.constraints", "bfd")
 def best_fit(problem: LoadSharingProblem, *, coalition_size: Optional[int] = None,
              seed: Optional[int] = None, backend: str = "compiled") -> ShareResult:  # fmt: skip
     """The default method: keep what fits at the origin, best fit decreasing for the rest.
@@ -190,8 +192,6 @@ def best_fit(problem: LoadSharingProblem, *, coalition_size: Optional[int] = Non
     """
     t0 = time.perf_counter()
     kern = _kernels(backend)
-    if coalition_size is not None:
-        integer(coalition_size, "coalition_size", 1)
     seed = check_seed(seed)
     offer_origins(problem, "bfd", seed, t0, {"backend": backend})
     order = problem.size_order()

@@ -15,6 +15,7 @@ from .._shared.result import jsonable, relative_gap
 from .._shared.sniff import expect_json
 from ..cli import _common as common
 from ..cli.plot import picture_done, picture_params
+from ..loadshare.constraints import GAP_PARAMS, PARAMS
 from ..loadshare.io import (
     GAP_FILE_FORMATS,
     orlib_sense,
@@ -359,14 +360,15 @@ def add_commands(sub) -> None:
     p = sub.add_parser("share", help="share the jobs of a grid (DMCF-GGA, baselines, exact)")
     p.add_argument("problem", help="load-sharing problem file (JSON, coalloc.loadshare.instance)")
     p.add_argument("--method", default=loadshare.DEFAULT_METHOD, choices=sorted(loadshare.METHODS))
-    p.add_argument("--coalition-size", type=_positive_int, default=None,
-                   help="nodes per coalition (coalition methods; default 23)")  # fmt: skip
+    common.add_table_option(p, "--coalition-size", PARAMS["dmcf-gga"]["coalition_size"],
+                            default=None, metavar="N",
+                            help="nodes per coalition (coalition methods; default 23)")  # fmt: skip
     p.add_argument("--latency", type=common.Real(0.0), default=0.7e-3,
                    help="seconds per sequential round of messages in the cost model "
                    "(default: DAS-3's 0.7 ms)")  # fmt: skip
     common.add_seed(p)
     common.add_params(p, "th_c=0.1")
-    common.add_exact_options(p, ("highs", "cbc"))
+    common.add_exact_options(p, PARAMS["exact"])
     common.add_output(p, "write the result (with the placement) as JSON")
     common.add_verbose(p)
     p.add_argument(
@@ -380,8 +382,9 @@ def add_commands(sub) -> None:
     p.add_argument("file", help="GAP file: OR-Library text (multi-instance or one instance) or "
                    "coalloc.loadshare.gap JSON, recognised by content")  # fmt: skip
     p.add_argument("--method", default="heuristic", choices=["heuristic", "exact"])
-    p.add_argument(
-        "--sense", default=None, choices=["min", "max"],
+    gap = GAP_PARAMS["heuristic"]  # the exact method's table is the same
+    common.add_table_option(
+        p, "--sense", gap["sense"], default=None,
         help="minimise or maximise (default: the sense a JSON file states; for OR-Library "
         "text, which cannot state it, max for gap1-gap12 and min otherwise, with a note)",
     )  # fmt: skip
@@ -390,10 +393,10 @@ def add_commands(sub) -> None:
     p.add_argument(
         "--instance", type=common.count(), default=None, help="solve only instance K (1-based)"
     )
-    p.add_argument("--time-limit", type=common.seconds(), default=None,
-                   help="seconds per instance")  # fmt: skip
-    p.add_argument("--solver", default=None, choices=["cpsat", "highs", "cbc"],
-                   help="the exact method's solver (default cpsat)")  # fmt: skip
+    common.add_table_option(p, "--time-limit", gap["time_limit"], default=None,
+                            metavar="SECONDS", help="seconds per instance")  # fmt: skip
+    common.add_table_option(p, "--solver", gap["solver"], default=None,
+                            help="the exact method's solver (default cpsat)")  # fmt: skip
     common.add_seed(p)
     common.add_params(p, "iterations=200")
     common.add_output(p, "write one JSON line per instance")

@@ -13,19 +13,21 @@ from numbers import Integral, Real
 
 from .._shared.constraints import (
     BACKEND,
+    EXPLAIN_TIME,
     MIP_GAP,
-    NO_VALIDATION,
     THREADS,
     TIME_LIMIT,
     VERBOSE,
     Boolean,
+    HasMethod,
     Interval,
     Options,
     solvers,
 )
 from .dmcf import _DEALS, _INITS, _PHASE2, MAX_GENERATIONS
+from .gap.search import MAX_ITERATIONS
 
-__all__ = ["PARAMS", "GAP_PARAMS"]
+__all__ = ["PARAMS", "GAP_PARAMS", "FUNCTIONS"]
 
 _COALITION = [Interval(Integral, 1, None, closed="left"), None]
 _SIMPLE = {"coalition_size": _COALITION, "backend": BACKEND, "time_limit": TIME_LIMIT}
@@ -43,9 +45,12 @@ PARAMS = {
         "max_generations": [Interval(Integral, 0, MAX_GENERATIONS)],
         "init": [Options(_INITS)],
         "phase2": [Options(_PHASE2)],
-        "executor": NO_VALIDATION,  # an Executor (or anything with submit), checked there
+        "executor": [
+            HasMethod("submit", "a concurrent.futures.Executor (anything with submit)"),
+            None,
+        ],
         "chunks": [Interval(Integral, 1, 10**6)],
-        "progress": NO_VALIDATION,  # a bool, None or a progress callback
+        "progress": [Boolean(), None],  # a bar over the generations (None: none)
         "coalition_history": [Interval(Integral, 0, None, closed="left")],
     },
     "fcfs": {"time_limit": TIME_LIMIT},
@@ -67,10 +72,18 @@ _GAP = {
     "time_limit": TIME_LIMIT,
     "solver": solvers("cpsat", "highs", "cbc"),
     "threads": THREADS,
-    "iterations": [Interval(Integral, 0, 10**9), None],
+    # at most MAX_ITERATIONS: use time_limit to let the search run as long as you wish
+    "iterations": [Interval(Integral, 0, MAX_ITERATIONS), None],
     "with_bound": [Boolean()],
     "hint": [Boolean()],
 }
 
 #: GAP method -> parameter -> constraints.
 GAP_PARAMS = {"heuristic": _GAP, "exact": _GAP}
+
+#: Public functions that are no method but take parameters (the explainers): function ->
+#: its table (checked by their ``@checked``).
+FUNCTIONS = {
+    "explain_gap": {"time_limit": EXPLAIN_TIME},
+    "explain_share": {"time_limit": EXPLAIN_TIME},
+}

@@ -21,7 +21,8 @@ from typing import Any, Optional
 import numpy as np
 
 from .._shared import interrupt
-from .._shared.params import check_backend, integer, number, offer_incumbent
+from .._shared.constraints import checked
+from .._shared.params import check_backend, integer, offer_incumbent
 from .._shared.progress import progress as _progress
 from .._shared.seeding import kernel_seed, resolve_seed
 from . import _dmcf
@@ -289,6 +290,7 @@ def _generation_messages(n: int, k: int) -> dict:
             "NotifyDoneGeneration": kk + n}  # fmt: skip
 
 
+@checked("coalloc.loadshare.constraints", "dmcf-gga")
 def dmcf_gga(
     problem: LoadSharingProblem,
     *,
@@ -378,25 +380,12 @@ def dmcf_gga(
     t0 = time.perf_counter()
     seed = resolve_seed(seed)  # None: fresh, and the result says which
     nc = _n_coalitions(problem, coalition_size)
-    p = float(p) if p == 0 else number(p, "p")
-    if not 0 <= p <= 1:
-        raise ValueError(f"p must be in [0, 1], got {p}")
-    th_c = float(th_c) if th_c == 0 else number(th_c, "th_c")
-    if th_i is not None:
-        th_i = number(th_i, "th_i")
-    patience = integer(patience, "patience", 1)
-    max_generations = integer(max_generations, "max_generations", 0)
-    chunks = integer(chunks, "chunks", 1)
-    every = integer(coalition_history, "coalition_history", 0)
-    for name, value, most in (("patience", patience, MAX_GENERATIONS),
-                              ("max_generations", max_generations, MAX_GENERATIONS),
-                              ("chunks", chunks, 10**6)):  # fmt: skip
-        if value > most:  # a bounded run time (the loop itself has no clock)
-            raise ValueError(f"{name} must be at most {most:,}, got {value}")
+    # the values were checked by the table (@checked); these only fix their types
+    p, th_c = float(p), float(th_c)
+    th_i = None if th_i is None else float(th_i)
+    patience, max_generations, chunks = int(patience), int(max_generations), int(chunks)
+    every = int(coalition_history)
     kern = _kernels(backend)
-    if executor is not None and not isinstance(executor, cf.Executor):
-        if not callable(getattr(executor, "submit", None)):
-            raise TypeError("executor must be a concurrent.futures.Executor")
     n = problem.n_nodes
     cap = problem.capacity
     cap_ref = float(cap.mean())

@@ -19,9 +19,10 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared.constraints import checked
 from .._shared.milp import Rejected, import_solver, run_milp
-from .._shared.params import check_exact_options, choice
 from .._shared.result import relative_gap
+from .._shared.seeding import check_seed
 from .baselines import best_fit
 from .model import LoadSharingProblem, throughput_of
 from .result import ShareResult
@@ -30,6 +31,7 @@ from .verify import verify_placement
 __all__ = ["share_exact"]
 
 
+@checked("coalloc.loadshare.constraints", "exact")
 def share_exact(
     problem: LoadSharingProblem,
     *,
@@ -81,8 +83,7 @@ def share_exact(
     >>> share_exact(LoadSharingProblem([5, 5], [4, 3, 3], [0, 0, 0])).throughput
     9.0
     """
-    choice(solver, ("highs", "cbc"), "solver")
-    check_exact_options(solver, ("highs", "cbc"), time_limit, mip_gap, threads, seed)
+    seed = check_seed(seed)
     t0 = time.perf_counter()
     n, J = problem.n_nodes, problem.n_jobs
     nx = n * J  # x_ij at i * J + j, then y_i

@@ -34,8 +34,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from .._shared.constraints import checked
 from .._shared.explain import Explanation, Relaxation, fix_deadline, minimal_conflict
-from .._shared.params import number
 from .gap import GapInstance, solve_gap
 
 __all__ = ["explain_gap", "explain_share"]
@@ -231,6 +231,7 @@ def _raise_capacity(w: np.ndarray, b: np.ndarray, deadline: float, check: Any,
                       cost=float(add.sum()), optimal=optimal, checked=ok)  # fmt: skip
 
 
+@checked("coalloc.loadshare.constraints", "explain_gap", tables="FUNCTIONS")
 def explain_gap(instance: GapInstance, *, time_limit: float = 10.0) -> Optional[Explanation]:
     """Why no assignment of every item exists: a minimal conflict and the nearest fixes.
 
@@ -265,7 +266,7 @@ def explain_gap(instance: GapInstance, *, time_limit: float = 10.0) -> Optional[
     """
     if not isinstance(instance, GapInstance):
         raise TypeError(f"instance must be a GapInstance, got {type(instance).__name__}")
-    time_limit = number(time_limit, "time_limit")
+    time_limit = float(time_limit)  # checked by the table (@checked)
     t0 = time.monotonic()
     w, b = instance.weight, instance.capacity
     oracle = _Oracle(w, b, t0 + 0.6 * time_limit)
@@ -322,6 +323,7 @@ def _pack_check(w: np.ndarray, b: np.ndarray, keep: np.ndarray, limit: float) ->
     return _exact(sub, b, limit)[0] == 0
 
 
+@checked("coalloc.loadshare.constraints", "explain_share", tables="FUNCTIONS")
 def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explanation]:
     """Why some load of a load-sharing problem must wait: a minimal set of jobs that overflow.
 
@@ -362,7 +364,7 @@ def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explana
 
     if not isinstance(problem, LoadSharingProblem):
         raise TypeError(f"problem must be a LoadSharingProblem, got {type(problem).__name__}")
-    time_limit = number(time_limit, "time_limit")
+    time_limit = float(time_limit)  # checked by the table (@checked)
     t0 = time.monotonic()
     size = np.asarray(problem.job_size, dtype=np.float64)
     b = np.asarray(problem.capacity, dtype=np.float64)

@@ -7,11 +7,11 @@ import inspect
 import time
 from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional
 
-from .._shared.constraints import validate
+from .._shared.constraints import checked, validate
 from .._shared.docs import filled
 from .._shared.family import FamilyInstance, renamed_keyword
 from .._shared.jsonio import InstanceError, check_envelope
-from .._shared.params import check_keywords, check_method, choice, timed_method
+from .._shared.params import check_keywords, check_method, timed_method
 from .._shared.result import settle
 from .._shared.schema import AnyValue, Int, ListOf, Num, Obj, Str, check
 from .._shared.seeding import check_seed
@@ -55,6 +55,7 @@ _timed = functools.partial(timed_method, stopped=stopped_result)
 _PORTFOLIO_MAX_VARIABLES, _PORTFOLIO_MIN_LEFT = 20_000, 0.5
 
 
+@checked("coalloc.loadshare.constraints", "portfolio")
 def portfolio(
     problem: LoadSharingProblem,
     *,
@@ -102,7 +103,6 @@ def portfolio(
     (16.0, 'exact', 'optimal')
     """
     t0 = time.perf_counter()
-    choice(solver, ("highs", "cbc"), "solver")
     first = METHODS["bfd"](problem, coalition_size=coalition_size, seed=seed, backend=backend,
                            time_limit=time_limit)  # fmt: skip
     first.method, first.params["answer_from"] = "portfolio", "bfd"

@@ -12,6 +12,7 @@ from .._shared.jsonio import load_json
 from .._shared.result import jsonable
 from ..cli import _common as common
 from ..cli.plot import picture_done, picture_params
+from ..taskmap.constraints import PARAMS as TASKMAP_PARAMS
 from ..taskmap.io import (
     read_instance,
     read_mapping_result,
@@ -234,7 +235,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("--method", default=taskmap.DEFAULT_METHOD, choices=sorted(taskmap.METHODS))
     common.add_seed(p, "seed of the clustering")
     common.add_params(p, "paper_start=0")
-    common.add_exact_options(p, taskmap.exact.SOLVERS)
+    common.add_exact_options(p, TASKMAP_PARAMS["exact"])
     common.add_output(p, "write the mapping as JSON to this file")
     common.add_verbose(p)
     p.add_argument(

@@ -30,6 +30,7 @@ import scipy.sparse as sp
 
 from .._shared import interrupt
 from .._shared import params as checks
+from .._shared.constraints import checked
 from .._shared.seeding import kernel_seed
 from .._shared.validation import check_nonnegative
 from .result import ClusterTree, FlowInjectionResult
@@ -166,6 +167,7 @@ def _graph_arrays(graph: Any, node_weight: Any) -> tuple:
 # --------------------------------------------------------------------------------------
 
 
+@checked("coalloc.taskmap.constraints", "flow_injection", tables="FUNCTIONS")
 def flow_injection(
     graph: Any,
     *,
@@ -243,15 +245,10 @@ def flow_injection(
     >>> [sorted(c.tolist()) for c in res.clusters(1)]
     [[0, 1, 2], [3, 4, 5]]
     """
-    if not isinstance(metric, str) or metric not in METRICS:
-        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-    backend = checks.check_backend(backend)
-    if not isinstance(inherit, (bool, np.bool_)):
-        raise TypeError(f"inherit must be a bool, got {type(inherit).__name__}")
-    delta_abs = 0.0 if delta is None else checks.number(delta, "delta")
-    scale = checks.number(delta_scale, "delta_scale")
-    mcs = checks.integer(min_cluster_size, "min_cluster_size", 1)
-    cap = checks.integer(max_injections, "max_injections", 0)
+    # the values were checked by the table (@checked); these only fix their types
+    backend = checks.backend_name(backend)
+    delta_abs = 0.0 if delta is None else float(delta)
+    scale, mcs, cap = float(delta_scale), int(min_cluster_size), int(max_injections)
     seed64 = kernel_seed(seed)
     (indptr, indices, data), w = _graph_arrays(graph, node_weight)
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
+import numpy as np
+
 from .._shared.constraints import (
+    BACKEND,
     MIP_GAP,
     NO_VALIDATION,
     TIME_LIMIT,
@@ -22,10 +25,11 @@ from .._shared.constraints import (
     Options,
     solvers,
 )
+from .clustering import METRICS
 from .exact import FORMULATIONS, SOLVERS
 from .mapper import PROCESSOR_ORDERS
 
-__all__ = ["PARAMS", "SOLVE_PARAMS"]
+__all__ = ["PARAMS", "SOLVE_PARAMS", "FUNCTIONS"]
 
 #: The keywords :func:`coalloc.taskmap.solve` takes itself (every method).
 SOLVE_PARAMS = {"bound": [Boolean()]}
@@ -43,7 +47,10 @@ _MULTILEVEL = {
 _VARIANT = {
     "initial": NO_VALIDATION,  # a mapping array, checked against the graphs
     "order": NO_VALIDATION,  # "cluster", "index" or a permutation, checked there
-    "processor_order": [Options(PROCESSOR_ORDERS)],
+    "processor_order": [
+        Options(PROCESSOR_ORDERS),
+        InstanceOf((list, tuple, np.ndarray), "a permutation of the processors"),
+    ],
     "acceleration": [Interval(Real, 1e-6, 1)],
     "bound_factor": [Interval(Real, 0, None, closed="neither"), None],
     "max_rounds": [Interval(Integral, 0, 1_000_000)],
@@ -64,5 +71,20 @@ PARAMS = {
         "mip_gap": MIP_GAP,
         "max_variables": [Interval(Integral, 1, None, closed="left")],
         "verbose": VERBOSE,
+    },
+}
+
+#: Public functions that are no method but take tuning parameters (the clustering every
+#: variant runs, whose keywords ``clustering=`` passes): function -> its table.
+FUNCTIONS = {
+    "flow_injection": {
+        "delta": [Interval(Real, 0, None, closed="neither"), None],
+        "delta_scale": [Interval(Real, 0, None, closed="neither")],
+        "metric": [Options(METRICS)],
+        "min_cluster_size": [Interval(Integral, 1, None, closed="left")],
+        "inherit": [Boolean()],
+        "max_injections": [Interval(Integral, 0, None, closed="left")],
+        "node_weight": NO_VALIDATION,  # a weight per task, checked against the graph
+        "backend": BACKEND,
     },
 }

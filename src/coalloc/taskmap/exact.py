@@ -53,7 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._shared import milp
-from .._shared import params as checks
+from .._shared.constraints import checked
 from .._shared.family import renamed_keyword
 from .._shared.result import relative_gap
 from .model import ResourceGraph, TaskGraph
@@ -407,6 +407,7 @@ def _stopped_building(solver, formulation, time_limit, mip_gap, t0) -> ExactMapp
     )  # fmt: skip
 
 
+@checked("coalloc.taskmap.constraints", "exact")
 def solve_exact_mapping(
     task_graph: TaskGraph,
     resource_graph: ResourceGraph,
@@ -466,10 +467,6 @@ def solve_exact_mapping(
     """
     if not isinstance(task_graph, TaskGraph) or not isinstance(resource_graph, ResourceGraph):
         raise TypeError("solve_exact_mapping needs a TaskGraph and a ResourceGraph")
-    checks.choice(solver, SOLVERS, "solver")
-    checks.time_limit(time_limit)
-    checks.fraction(mip_gap, "mip_gap")
-    checks.choice(formulation, FORMULATIONS, "formulation")
     t0 = time.perf_counter()
     k = resource_graph.n_processors
     est = task_graph.n * k + task_graph.n_edges * (

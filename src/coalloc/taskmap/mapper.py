@@ -36,6 +36,7 @@ import numpy as np
 from scipy.sparse import csgraph
 
 from .._shared import interrupt
+from .._shared.constraints import checked
 from .._shared.params import check_method, offer_incumbent
 from .._shared.seeding import kernel_seed, resolve_seed
 from .engine import Engine
@@ -165,6 +166,7 @@ def _task_order(tasks: TaskGraph, order: Any, seed: Any, clustering: Optional[di
     return _check_order(order, tasks.n)
 
 
+@checked("coalloc.taskmap.constraints", "base")  # the four variants share one table
 def map_tasks(
     task_graph: TaskGraph,
     resource_graph: ResourceGraph,
@@ -243,6 +245,7 @@ def map_tasks(
     return _map_tasks(task_graph, resource_graph, plan, offer=True)
 
 
+@checked("coalloc.taskmap.constraints", "base")
 def map_tasks_quietly(task_graph: TaskGraph, resource_graph: ResourceGraph,
                       on_mapping: Any = None, **params: Any) -> MappingResult:  # fmt: skip
     """:func:`map_tasks` offering nothing to the time limit in force: for a method that
@@ -280,16 +283,6 @@ def _map_tasks(task_graph, resource_graph, plan: _MapPlan, *, offer) -> MappingR
     check_graphs(task_graph, resource_graph)
     check_method(method, METHODS)
     seed = resolve_seed(seed)  # None: fresh, and the result says which
-    if not 0 < float(acceleration) <= 1:
-        raise ValueError(f"acceleration must be in (0, 1], got {acceleration}")
-    if bound_factor is not None and not float(bound_factor) > 0:
-        raise ValueError(f"bound_factor must be positive or None, got {bound_factor}")
-    if not 0 <= int(max_rounds) <= 1_000_000:
-        raise ValueError(f"max_rounds must be an integer in [0, 1000000], got {max_rounds}")
-    if not float(acceleration) >= 1e-6:
-        raise ValueError(f"acceleration must be in [1e-6, 1], got {acceleration}")
-    if clustering is not None and not isinstance(clustering, dict):
-        raise TypeError("clustering must be a dict of flow_injection keyword arguments")
     open_metric, do_improve = METHODS[method]
     seed_cluster, seed_proc = (kernel_seed(seed, s, names=STREAMS, bits=32) for s in STREAMS)
     if isinstance(processor_order, str):

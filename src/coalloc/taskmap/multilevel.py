@@ -60,6 +60,7 @@ from typing import Optional
 import numpy as np
 
 from .._shared import interrupt
+from .._shared.constraints import checked
 from .._shared.params import offer_incumbent
 from .._shared.seeding import check_seed
 from .bisection import bisect_map
@@ -167,6 +168,7 @@ def _prefixes(p: int) -> list:
     return sorted(ks, reverse=True)
 
 
+@checked("coalloc.taskmap.constraints", "multilevel")
 def map_multilevel(
     tasks: TaskGraph,
     resources: ResourceGraph,
@@ -348,22 +350,8 @@ def _checked_params(tasks, resources, seed, coarse_factor, subsets, keep, max_mo
     ``speed_exponents`` filled in."""
     check_graphs(tasks, resources, ("tasks", "resources"))
     seed = check_seed(seed)
-    if isinstance(coarse_factor, bool) or not isinstance(coarse_factor, (int, float)):
-        raise TypeError("coarse_factor must be a number")
-    if not (np.isfinite(coarse_factor) and coarse_factor > 0):
-        raise ValueError(f"coarse_factor must be positive, got {coarse_factor!r}")
-    if not isinstance(subsets, (bool, np.bool_)):
-        raise TypeError("subsets must be a bool")
-    if isinstance(paper_start, bool) or not isinstance(paper_start, (int, np.integer)):
-        raise TypeError(f"paper_start must be an int, got {paper_start!r}")
     if speed_exponents is None:  # up to paper_start tasks the paper's start is one more
         speed_exponents = (1.0,) if tasks.n <= paper_start else (1.0, 0.5, 0.0)
-    if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or keep < 1:
-        raise ValueError(f"keep must be an int >= 1, got {keep!r}")
-    if max_moves is not None and (
-        isinstance(max_moves, bool) or not isinstance(max_moves, (int, np.integer)) or max_moves < 0
-    ):
-        raise ValueError(f"max_moves must be an int >= 0 or None, got {max_moves!r}")
     if resources.n_processors == 0:
         raise ValueError("resources has no processor")
     params = {"coarse_factor": float(coarse_factor), "subsets": bool(subsets), "keep": int(keep)}

@@ -20,7 +20,7 @@ import inspect
 import time
 from typing import Any, Optional
 
-from .._shared import params as checks
+from .._shared.constraints import checked
 from .._shared.params import offer_incumbent, with_time_limit
 from .._shared.result import settle
 from .exact import solve_exact_mapping
@@ -39,6 +39,7 @@ def _stopped(tasks, resources, **stop):
     return stopped_result(tasks, resources, **{**stop, "method": "portfolio"})
 
 
+@checked("coalloc.taskmap.constraints", "portfolio")
 def map_portfolio(
     tasks: TaskGraph,
     resources: ResourceGraph,
@@ -80,8 +81,9 @@ def map_portfolio(
     (0.6, 'portfolio', 'optimal')
     """
     t0 = time.perf_counter()
-    limit = checks.time_limit(time_limit)
-    cells = checks.integer(exact_cells, "exact_cells", 0)
+    # the values were checked by the table (@checked); these only fix their types
+    limit = None if time_limit is None else float(time_limit)
+    cells = int(exact_cells)
     timed = with_time_limit(map_multilevel, _stopped)
     result = timed(tasks, resources, seed=seed, time_limit=limit, **params)
     t1 = time.perf_counter()

@@ -13,6 +13,7 @@ from .._shared.result import relative_gap
 from ..cli import _common as common
 from ..cli.plot import picture_done, picture_params
 from ..testbed.io import read_topologies
+from .constraints import PARAMS as TESTBED_PARAMS
 
 __all__ = ["add_commands"]
 
@@ -73,10 +74,6 @@ def _trunk_lines(ptop, result) -> list:
     return ["# trunk load/capacity: " + ", ".join(
         f"{lk.name} {x:g}/{lk.bw:g} ({100 * x / lk.bw:.1f}%)" if lk.bw > 0 else f"{lk.name} {x:g}"
         for lk, x in loaded)]  # fmt: skip
-
-
-#: Back-ends of the exact method: its CP-SAT model (coalloc.testbed.exact).
-EXACT_SOLVERS = ("cpsat",)
 
 
 def _exact_params(args) -> dict:
@@ -209,7 +206,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("--method", default=testbed.DEFAULT_METHOD, choices=sorted(testbed.METHODS))
     common.add_seed(p, "seed of the annealer")
     common.add_params(p, 'scoring="2m"')
-    common.add_exact_options(p, EXACT_SOLVERS)
+    common.add_exact_options(p, TESTBED_PARAMS["exact"])
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument(
         "--exact-bound", type=common.seconds(), default=None, metavar="SECONDS",

@@ -11,6 +11,7 @@ from numbers import Integral, Real
 
 from .._shared.constraints import (
     BACKEND,
+    EXPLAIN_TIME,
     NO_VALIDATION,
     TIME_LIMIT,
     Boolean,
@@ -19,8 +20,9 @@ from .._shared.constraints import (
     solvers,
 )
 from .assignplus import RequestMemory
+from .methods import MAX_ANNEAL_MOVES, MAX_THREADS
 
-__all__ = ["PARAMS"]
+__all__ = ["PARAMS", "FUNCTIONS"]
 
 #: What every mapper takes about the testbed's state (mappings checked against the ptop).
 _STATE = {"available": NO_VALIDATION, "trunk_used": NO_VALIDATION}
@@ -35,7 +37,7 @@ _ASSIGN_PLUS = {
     "time_limit": TIME_LIMIT,
 }
 
-_MOVES = [Interval(Integral, 0, 10**9)]
+_MOVES = [Interval(Integral, 0, MAX_ANNEAL_MOVES)]
 _ANNEAL = {
     "backend": BACKEND,
     **_STATE,
@@ -57,8 +59,14 @@ PARAMS = {
     "anneal": _ANNEAL,
     "exact": {
         "time_limit": TIME_LIMIT,
-        "threads": [Interval(Integral, 1, 1024)],
+        "threads": [Interval(Integral, 1, MAX_THREADS)],  # CP-SAT takes an int32
         **_STATE,
         "solver": solvers("cpsat"),
     },
+}
+
+#: Public functions that are no method but take parameters (the explainers): function ->
+#: its table (checked by their ``@checked``).
+FUNCTIONS = {
+    "explain_mapping": {"time_limit": EXPLAIN_TIME},
 }

@@ -25,9 +25,9 @@ import dataclasses
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.explain import Explanation, Relaxation, fix_deadline, minimal_conflict
-from .._shared.params import number
 from .model import PhysicalTopology, VirtualTopology
 from .reasons import reason_text
 from .solvers import Instance
@@ -107,6 +107,7 @@ def _certified(result: Any, names: List[str]) -> Optional[List[int]]:
 
 
 @filled
+@checked("coalloc.testbed.constraints", "explain_mapping", tables="FUNCTIONS")
 def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
                     time_limit: float = 10.0) -> Optional[Explanation]:  # fmt: skip
     """Why ``top`` cannot be mapped onto ``ptop``, and what nearby experiment maps.
@@ -143,7 +144,7 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
         raise TypeError(f"top must be a VirtualTopology, got {type(top).__name__}")
     if not isinstance(ptop, PhysicalTopology):
         raise TypeError(f"ptop must be a PhysicalTopology, got {type(ptop).__name__}")
-    time_limit = number(time_limit, "time_limit")
+    time_limit = float(time_limit)  # checked by the table (@checked)
     t0 = time.monotonic()
     search_end = t0 + 0.6 * time_limit
     names = sorted(top.nodes, key=lambda v: (top.degree(v), v))  # most linked tried last

@@ -5,22 +5,21 @@ from __future__ import annotations
 import time
 from typing import Optional
 
-import numpy as np
-
+from ..._shared.constraints import checked
 from ..._shared.family import renamed_keyword
-from ..._shared.params import choice, integer
-from ..._shared.params import time_limit as _time_limit
+from ..._shared.params import choice
 from ..._shared.result import settle
 from ..._shared.seeding import resolve_seed
 from ..result import GapResult
 from .exact import solve_exact
 from .heuristic import solve_heuristic
 from .model import GapCall, GapInstance
-from .search import MAX_ITERATIONS
 
 __all__ = ["solve_gap"]
 
 
+# "heuristic" and "exact" share one table
+@checked("coalloc.loadshare.constraints", "heuristic", tables="GAP_PARAMS")
 def solve_gap(
     instance: GapInstance,
     method: str = "heuristic",
@@ -109,20 +108,11 @@ def solve_gap(
     choice(method, ("heuristic", "exact"), "method")
     if sense is None:
         sense = instance.sense or "min"
-    choice(sense, ("min", "max"), "sense")
-    choice(solver, ("cpsat", "highs", "cbc"), "solver")
-    if not isinstance(assign_all, (bool, np.bool_)):
-        raise TypeError("assign_all must be a bool")
-    limit = _time_limit(time_limit)
+    # the values were checked by the table (@checked); these only fix their types
+    limit = None if time_limit is None else float(time_limit)
     seed = resolve_seed(seed)  # None: fresh, and the result says which
-    threads = integer(threads, "threads", 1)
-    if iterations is not None:
-        iterations = integer(iterations, "iterations", 0)
-        if iterations > MAX_ITERATIONS:
-            raise ValueError(
-                f"iterations must be at most {MAX_ITERATIONS:,}, got {iterations}"
-                " (use time_limit to let the search run as long as you wish)"
-            )
+    threads = int(threads)
+    iterations = None if iterations is None else int(iterations)
     assign_all = bool(assign_all)
     params = {"sense": sense, "assign_all": assign_all, "time_limit": limit}
     call = GapCall(instance, sense, assign_all, limit, seed, params, t0)

@@ -8,12 +8,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..._shared.params import (
-    check_backend,
-    integer,
-    number,
-    offer_incumbent,
-)
+from ..._shared.constraints import checked
+from ..._shared.params import backend_name, offer_incumbent
 from ..._shared.seeding import kernel_seed
 from ..anneal import ANNEAL_DEFAULTS, raise_stop, run_anneal
 from ..model import PhysicalTopology, VirtualTopology
@@ -28,6 +24,7 @@ __all__ = ["anneal_method", "MAX_ANNEAL_MOVES"]
 MAX_ANNEAL_MOVES = 10**9
 
 
+@checked("coalloc.testbed.constraints", "anneal")
 def anneal_method(
     top: VirtualTopology,
     ptop: PhysicalTopology,
@@ -44,18 +41,12 @@ def anneal_method(
     if bad:
         raise ValueError(f"unknown annealing parameters {sorted(bad)}; known: "
                          f"{sorted(ANNEAL_DEFAULTS)}")  # fmt: skip
-    params = {**ANNEAL_DEFAULTS, **schedule}
+    params = {**ANNEAL_DEFAULTS, **schedule}  # the values were checked by the table
     for k in ("t0", "melt_accept", "cooling", "t_stop"):
-        params[k] = number(params[k], k)
+        params[k] = float(params[k])
     for k in ("melt_moves", "min_moves", "frozen", "max_moves"):
-        params[k] = integer(params[k], k, 0)
-        # bounded: max_moves ends every run (cooling near 1 included), and the kernel counts
-        # in int64; the default run limit is 2 x 10**7
-        if params[k] > MAX_ANNEAL_MOVES:
-            raise ValueError(f"{k} must be at most {MAX_ANNEAL_MOVES:_}, got {params[k]}")
-    if not 0 < params["cooling"] < 1 or not 0 < params["melt_accept"] < 1:
-        raise ValueError("cooling and melt_accept must be in (0, 1)")
-    backend = check_backend(backend)
+        params[k] = int(params[k])
+    backend = backend_name(backend)
     pr = _problem(top, ptop, available, trunk_used)
     missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
     t1 = time.perf_counter()

@@ -10,13 +10,9 @@ from typing import Any, Callable, Dict, Mapping, Optional
 
 import numpy as np
 
+from ..._shared.constraints import checked
 from ..._shared.docs import filled
-from ..._shared.params import (
-    check_backend,
-    choice,
-    integer,
-    offer_incumbent,
-)
+from ..._shared.params import backend_name, choice, offer_incumbent
 from ..._shared.seeding import kernel_seed
 from ..anneal import (
     ANNEAL_DEFAULTS,
@@ -379,6 +375,7 @@ def _better_of(early: Optional[dict], out: dict) -> dict:
     return out
 
 
+@checked("coalloc.testbed.constraints", "assign+")  # the four variants share one table
 def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
                        scoring: str = "1", memory: Optional[RequestMemory] = None,
                        exchange: bool = True, available=None, trunk_used=None,
@@ -401,16 +398,11 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     themselves) and the best mapping found so far is the answer (status ``time_limit``).
     """
     t0 = time.perf_counter()
-    scoring = choice(scoring, SCORINGS, "scoring")
-    exact_nodes = integer(exact_nodes, "exact_nodes", 0)
-    if memory is not None and not isinstance(memory, RequestMemory):
-        raise TypeError(
-            f"memory must be a RequestMemory (the request counts shared by "
-            f"successive calls) or None, got {type(memory).__name__}"
-        )
+    scoring = choice(scoring, SCORINGS, "scoring")  # fixed by the variant, not a parameter
+    exact_nodes = int(exact_nodes)  # checked by the table (@checked)
     pr = _problem(top, ptop, available, trunk_used)
     t1 = time.perf_counter()
-    backend = check_backend(backend)
+    backend = backend_name(backend)
     breach = policy_breach(pr.top, pr.ptop)
     if breach is not None:
         report = _Report(method_name, seed, {"scoring": scoring}, t0, {"setup": t1 - t0}, {})

@@ -6,11 +6,7 @@ from __future__ import annotations
 import time
 from typing import Optional
 
-from ..._shared.params import (
-    choice,
-    integer,
-)
-from ..._shared.params import time_limit as _limit
+from ..._shared.constraints import checked
 from ..model import PhysicalTopology, VirtualTopology
 from ..problem import Problem
 from ..reasons import reason_text
@@ -54,6 +50,7 @@ def _not_exact_for(pr: Problem) -> Optional[str]:
     return None
 
 
+@checked("coalloc.testbed.constraints", "exact")
 def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional[int] = 0,
                  time_limit: Optional[float] = None, threads: int = 1,
                  available=None, trunk_used=None,
@@ -68,11 +65,10 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
     from ..exact import exact_mapping
 
     t0 = time.perf_counter()
-    choice(solver, ("cpsat",), "solver")
-    tl = _limit(time_limit, "time_limit")
-    threads = integer(threads, "threads", 1)
-    if threads > MAX_THREADS:  # CP-SAT takes an int32
-        raise ValueError(f"threads must be at most {MAX_THREADS}, got {threads}")
+    # the values were checked by the table (@checked; threads at most MAX_THREADS: CP-SAT
+    # takes an int32); these only fix their types
+    tl = None if time_limit is None else float(time_limit)
+    threads = int(threads)
     pr = _problem(top, ptop, available, trunk_used)
     missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
     params = {"solver": solver, "time_limit": tl, "threads": threads}
