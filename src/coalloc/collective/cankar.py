@@ -34,9 +34,9 @@ from .._shared.docs import filled
 from .._shared.seeding import kernel_seed, resolve_seed, streams
 from ._order import demand_first
 from .core import (
+    CallReport,
     Clock,
     Problem,
-    Report,
     kernels,
     offer,
     rejected,
@@ -146,7 +146,7 @@ def cankar(
         if not proven:
             reason = {**reason, "message": reason["message"] + " (a heuristic's rejection, "
                       "not a proof: method='scan' decides every start)"}  # fmt: skip
-        return rejected(prob, Report("cankar", seed, params, clock.done(), counters), reason,
+        return rejected(prob, CallReport("cankar", seed, params, clock.done(), counters), reason,
                         proven=proven)  # fmt: skip
 
     while True:
@@ -249,7 +249,7 @@ def cankar(
         c, ra, sel = found
         avail, tmax, capa = avail_all[c, ra], tmax_all[c, ra], cap[ra]
         # an answer: what the time limit returns if it stops Phase V (copies)
-        found = Report("cankar", seed, params, {}, dict(counters))
+        found = CallReport("cankar", seed, params, {}, dict(counters))
         offer(functools.partial(solution, prob, found, float(cand[c]), rjob[ra[sel]].copy(),
                                 tmax[sel].copy()), pool, reserve)  # fmt: skip
         if l2 > 0 and ra.size > n:
@@ -257,7 +257,7 @@ def cankar(
             counters["phase5_accepted"] += acc
         clock.lap("phase5")
         nodes = rjob[ra[sel]]
-        result = solution(prob, Report("cankar", seed, params, {}, counters), float(cand[c]),
+        result = solution(prob, CallReport("cankar", seed, params, {}, counters), float(cand[c]),
                           nodes, tmax[sel])  # fmt: skip
         if reserve:
             try:

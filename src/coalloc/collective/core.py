@@ -235,7 +235,7 @@ def factor(d: np.ndarray, tmax: np.ndarray, cap: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
-class Report:
+class CallReport:
     """What a result reports of the call that made it: the method, its seed and
     parameters, its timings and its counters (the result base's fields of the call)."""
 
@@ -251,7 +251,7 @@ class Report:
                 "timings": self.timings, "iterations": self.iterations}  # fmt: skip
 
 
-def solution(prob: Problem, report: Report, start: float, nodes: np.ndarray, tmax: np.ndarray,
+def solution(prob: Problem, report: CallReport, start: float, nodes: np.ndarray, tmax: np.ndarray,
              *, status="feasible", message="", proven=False,
              bound=None) -> CoallocationResult:  # fmt: skip
     """A result for ``nodes`` (pool indices) at ``start`` with their window maxima, made by
@@ -279,7 +279,7 @@ def solution(prob: Problem, report: Report, start: float, nodes: np.ndarray, tma
     )  # fmt: skip
 
 
-def rejected(prob: Problem, report: Report, reason: dict, *, proven: bool,
+def rejected(prob: Problem, report: CallReport, reason: dict, *, proven: bool,
              status: Optional[str] = None) -> CoallocationResult:  # fmt: skip
     """A rejection: ``"infeasible"`` when ``proven`` (its message says what the proof is),
     else ``"no_solution"`` (the method ended by itself without an answer or a proof) unless

@@ -39,9 +39,9 @@ from .._shared.seeding import check_seed
 from ._exact_sets import best_subset, enumerate_best, feasible_subset
 from ._order import demand_first
 from .core import (
+    CallReport,
     Clock,
     Problem,
-    Report,
     decrease_starts,
     factor,
     kernels,
@@ -138,7 +138,7 @@ def exact(
             "message": f"impossible: only {nodes.size} nodes match labels and minimums, "
             f"{n} needed (a proof: no set of {n} exists at any time)",
         }
-        return rejected(prob, Report("exact", seed, params, clock.done(), counters), reason,
+        return rejected(prob, CallReport("exact", seed, params, clock.done(), counters), reason,
                         proven=True)  # fmt: skip
     starts = decrease_starts(pool, nodes, request.earliest_start, request.latest_start)
     ref = kernels("numpy")
@@ -198,7 +198,7 @@ def exact(
             + _by_solver(undecided)
             + ("" if hit else " (not a proof)"),
         }
-        return rejected(prob, Report("exact", seed, params, clock.done(), counters), reason,
+        return rejected(prob, CallReport("exact", seed, params, clock.done(), counters), reason,
                         proven=False, status="time_limit" if hit else None)  # fmt: skip
     reason = {
         "reason": "no_start",
@@ -207,7 +207,7 @@ def exact(
         f"[{request.earliest_start:g}, {request.latest_start:g}] admits {n} resources (a "
         "proof: at each, a necessary condition fails or the integer program is infeasible)",
     }
-    return rejected(prob, Report("exact", seed, params, clock.done(), counters), reason,
+    return rejected(prob, CallReport("exact", seed, params, clock.done(), counters), reason,
                     proven=True)  # fmt: skip
 
 
@@ -305,7 +305,7 @@ def _best_at(prob, found: _Found, search: _Search) -> CoallocationResult:
                     f"{' within the time limit' if counters['time_limit_hit'] else ''}"
                     f"{_by_solver(search.undecided)}")  # fmt: skip
     status = "time_limit" if counters["time_limit_hit"] else "feasible"
-    report = Report("exact", search.seed, search.params, clock.done(), counters)
+    report = CallReport("exact", search.seed, search.params, clock.done(), counters)
     return solution(prob, report, t, nodes[best_rows], tmax[best_rows], status=status,
                     proven=proven, bound=search.first_undecided, message=message)  # fmt: skip
 
@@ -394,7 +394,7 @@ def brute_force(
         def found(best: list, t: float, tm: dict = tm) -> CoallocationResult:
             # the best set at this start (every earlier start was enumerated: none there)
             tmax = np.array([tm[j] for j in best])
-            report = Report("brute_force", seed, params, clock.done(),
+            report = CallReport("brute_force", seed, params, clock.done(),
                             {"starts": starts.index(t) + 1})  # fmt: skip
             return solution(prob, report, t, np.array(best), tmax, status="optimal", proven=True)
 
@@ -414,7 +414,7 @@ def brute_force(
             return found(best, t)
     reason = {"reason": "no_start", "starts_checked": len(starts),
               "message": "no admissible solution in the window"}  # fmt: skip
-    report = Report("brute_force", seed, params, clock.done(), {"starts": len(starts)})
+    report = CallReport("brute_force", seed, params, clock.done(), {"starts": len(starts)})
     return rejected(prob, report, reason, proven=True)
 
 

@@ -46,9 +46,9 @@ from ._exact_sets import best_subset, enumerate_best, feasible_subset
 from ._heuristic_sets import greedy_starts, improve, large_search
 from ._order import demand_first
 from .core import (
+    CallReport,
     Clock,
     Problem,
-    Report,
     factor,
     kernels,
     offer,
@@ -186,7 +186,7 @@ def scan(
                   "needed": n, "capacity_short": short, "message":
                   f"impossible: {lab} nodes match the labels, {nodes.size} of them have the "
                   f"per-resource minimums as capacity; {n} needed"}  # fmt: skip
-        return rejected(prob, Report("scan", seed, params, clock.done(), counters), reason,
+        return rejected(prob, CallReport("scan", seed, params, clock.done(), counters), reason,
                         proven=True)  # fmt: skip
     cap = pool.capacity[nodes]
     top = -np.sort(-cap, axis=0)[:n].sum(axis=0)
@@ -195,7 +195,7 @@ def scan(
         reason = {"reason": "capacity", "property": names[i], "total": float(d[i]),
                   "best": float(top[i]), "message": f"impossible at any time: the {n} largest "
                   f"capacities of {names[i]!r} sum to {top[i]:g} < total {d[i]:g}"}  # fmt: skip
-        return rejected(prob, Report("scan", seed, params, clock.done(), counters), reason,
+        return rejected(prob, CallReport("scan", seed, params, clock.done(), counters), reason,
                         proven=True)  # fmt: skip
     if backend == "compiled":  # the pool's bits of falling amounts, kept up to date by bookings
         starts = pool.candidate_starts(nodes, request.earliest_start, request.latest_start)
@@ -320,7 +320,7 @@ def scan(
                 bound = (
                     frontier[0] if first_undecided is None else min(frontier[0], first_undecided)
                 )
-                report = Report("scan", seed, params, clock.done(), dict(counters))
+                report = CallReport("scan", seed, params, clock.done(), dict(counters))
                 return solution(prob, report, h_start, h_rows, tm_h, bound=bound,
                                 message=f"start {h_start:g} s found by the paper's heuristic "
                                 "(the scan's portfolio); not proven earliest")  # fmt: skip
@@ -331,7 +331,7 @@ def scan(
         """A result for the set ``rows_abs`` (pool rows) at ``t``: the start is proven
         earliest when no earlier start was left undecided, else bounded below by the first
         undecided one."""
-        report = Report("scan", seed, params, clock.done(), dict(counters))
+        report = CallReport("scan", seed, params, clock.done(), dict(counters))
         return solution(prob, report, float(t), rows_abs, tm_rows, status=status, proven=proven,
                         bound=first_undecided, message=message)  # fmt: skip
 
@@ -525,7 +525,7 @@ def scan(
             f"; not a proof: {unknown} start(s) left undecided by the integer program within "
             "program_time_limit"
         )  # fmt: skip
-    return rejected(prob, Report("scan", seed, params, clock.done(), counters), reason,
+    return rejected(prob, CallReport("scan", seed, params, clock.done(), counters), reason,
                     proven=unknown == 0)  # fmt: skip
 
 
