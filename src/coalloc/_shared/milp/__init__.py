@@ -49,9 +49,13 @@ short slices, so that:
   HiGHS child is killed *at* the deadline if it has not answered (the call keeps the last
   incumbent and bound it sent) or 0.8 s after Ctrl-C; no child is started when less time
   is left than a child takes to start here (measured by each child), and no solver at all
-  once the deadline has passed; a HiGHS thread inside presolve cannot be killed (large
-  models go to the child for that reason); CBC is asked half a second past the limit and
-  killed 2 s after SIGINT if it has not stopped;
+  once the deadline has passed; a HiGHS thread cannot be killed (large models go to the
+  child for that reason): one that has not stopped :data:`.highs.HIGHS_LET_GO` seconds
+  after the deadline (inside presolve's probing, say) is no longer waited for -- the call
+  returns the incumbent and bound its callbacks recorded, and the thread runs on in the
+  background until HiGHS next looks at its interrupt callback (it is joined at interpreter
+  exit); CBC is asked half a second past the limit and killed 2 s after SIGINT if it has
+  not stopped;
 * no process or temporary file outlives the call: CBC's temporary folder is always
   removed, and CBC and the HiGHS child are started with ``PR_SET_PDEATHSIG`` (Linux), so
   that they die with the process that started them even when it is killed.
