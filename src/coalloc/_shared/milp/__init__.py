@@ -54,7 +54,8 @@ short slices, so that:
   after the deadline (inside presolve's probing, say) is no longer waited for -- the call
   returns the incumbent and bound its callbacks recorded, and the thread runs on in the
   background until HiGHS next looks at its interrupt callback (it is joined at interpreter
-  exit); CBC is asked half a second past the limit and killed 2 s after SIGINT if it has
+  exit); CP-SAT likewise, :data:`.cpsat.CPSAT_LET_GO` after the deadline, with the last
+  solution its callback recorded (a time-limited search records each); CBC is asked half a second past the limit and killed 2 s after SIGINT if it has
   not stopped;
 * no process or temporary file outlives the call: CBC's temporary folder is always
   removed, and CBC and the HiGHS child are started with ``PR_SET_PDEATHSIG`` (Linux), so

@@ -270,5 +270,6 @@ def _reprove_small_optimum(out: MilpOutcome, sense: str, unit: float, may_resolv
         out.status = "feasible"
         out.message = ((out.message + "; ") if out.message else "") + (
             "the solver called it optimal but its bound does not meet the solution "
-            "(a tolerance of the solver's units): not proven")
+            "(a tolerance of the solver's units): not proven"
+        )
     return out

@@ -198,6 +198,37 @@ def supervise_thread(work, stop, hard: Optional[float], tick=None, poll: float =
     return box.get("value"), interrupted, overran
 
 
+def free_in_background(objs: list) -> Optional[threading.Thread]:
+    """Drop the references of ``objs`` (emptied here) in a daemon thread.
+
+    A family's model of tens of thousands of solver variables (Python wrappers in dicts)
+    takes 0.1-0.2 s to free (the testbed's CP-SAT model of 800 nodes onto 2,000 PCs): freed
+    when the solving function returns, that time falls after its deadline. Handed here once
+    the answer is built, the containers are emptied item by item (plain bytecode, so the
+    thread gives the interpreter lock back every switch interval) while the caller goes on.
+    Returns the thread (None when there was nothing to free).
+    """
+    if not objs:
+        return None
+    items = list(objs)
+    objs.clear()
+    worker = threading.Thread(target=_free, args=(items,), name="coalloc-free", daemon=True)
+    worker.start()
+    return worker
+
+
+def _free(items: list) -> None:
+    while items:
+        obj = items.pop()
+        if isinstance(obj, dict):
+            while obj:
+                obj.popitem()
+        elif isinstance(obj, list):
+            while obj:
+                obj.pop()
+        del obj
+
+
 # ------------------------------------------------------------------ child processes
 
 
