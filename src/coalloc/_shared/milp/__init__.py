@@ -55,8 +55,8 @@ short slices, so that:
   returns the incumbent and bound its callbacks recorded, and the thread runs on in the
   background until HiGHS next looks at its interrupt callback (it is joined at interpreter
   exit); CP-SAT likewise, :data:`.cpsat.CPSAT_LET_GO` after the deadline, with the last
-  solution its callback recorded (a time-limited search records each); CBC is asked half a second past the limit and killed 2 s after SIGINT if it has
-  not stopped;
+  solution its callback recorded (a time-limited search records each); CBC is asked half
+  a second past the limit and killed 2 s after SIGINT if it has not stopped;
 * no process or temporary file outlives the call: CBC's temporary folder is always
   removed, and CBC and the HiGHS child are started with ``PR_SET_PDEATHSIG`` (Linux), so
   that they die with the process that started them even when it is killed.
@@ -118,7 +118,7 @@ from typing import Any
 from .cbc import cbc_command
 from .cpsat import run_cpsat
 from .highs import HIGHS_PROCESS_MIN_SIZE as HIGHS_PROCESS_MIN_SIZE
-from .highs import quiet_highs
+from .highs import quiet_highs, start_refused
 from .options import MilpOptions, MilpProblem
 from .outcome import SOLVERS, MilpOutcome, Rejected, remaining
 from .run import import_solver, run_milp
@@ -140,6 +140,7 @@ __all__ = [
     "run_milp",
     "run_cpsat",
     "quiet_highs",
+    "start_refused",
 ]
 
 
