@@ -274,3 +274,48 @@ def test_ctaap_upper_bound_is_not_imported_into_a_short_limit(monkeypatch):
     monkeypatch.delitem(sys.modules, "scipy.sparse.csgraph")  # as in a fresh process
     assert ce._import_overruns(now + ce.CSGRAPH_IMPORT_SECONDS / 2)
     assert not ce._import_overruns(now + 3600)
+
+
+def test_cbc_is_stopped_at_the_deadline_and_killed_within_the_budget(monkeypatch):
+    """CBC's own limit precedes the deadline, SIGINT comes at it and the kill within the
+    budget's overrun (it ended by itself up to 0.48 s late, and was killed 2.5 s late)."""
+    from coalloc._shared.milp import cbc
+
+    try:
+        pkg = milp.import_solver("cbc")
+    except ImportError as exc:
+        skip_unless_ci(f"CBC: {exc} (optional extra; CI installs coalloc[exact])")
+    seen = {}
+    real_watch, real_popen = cbc.watch_child, cbc.subprocess.Popen
+
+    def watch(proc, **kw):
+        seen.update(kw)
+        return real_watch(proc, **kw)
+
+    def popen(args, **kw):
+        seen["args"] = list(args)
+        return real_popen(args, **kw)
+
+    monkeypatch.setattr(cbc, "watch_child", watch)
+    monkeypatch.setattr(cbc.subprocess, "Popen", popen)
+    c = np.array([-5.0, -4.0, -3.0])
+    A = sp.csr_matrix([[2.0, 3.0, 1.0]])
+    started = time.perf_counter()
+    limit = 20.0
+    out = milp.run_milp("cbc", pkg, c, A, np.array([-np.inf]), np.array([4.0]),
+                        integrality=np.ones(3), time_limit=limit, started=started)  # fmt: skip
+    assert out.x is not None and np.allclose(out.x, [1, 0, 1]), out.message
+    deadline = started + limit
+    assert seen["stop_at"] <= deadline + 1e-9
+    assert seen["kill_at"] <= deadline + max(0.05, 0.05 * limit) + 1e-9
+    sec = float(seen["args"][seen["args"].index("-sec") + 1])
+    assert sec <= limit - cbc.cbc_margin(limit) + 1e-3
+
+
+def test_cbc_margins():
+    from coalloc._shared.milp import cbc
+
+    assert cbc.cbc_margin(0.5) == cbc.CBC_STOP_MARGIN
+    assert cbc.cbc_margin(5.0) == 0.5 and cbc.cbc_margin(100.0) == 1.0
+    for limit in (0.05, 0.5, 5.0, 60.0):
+        assert 0 < cbc.cbc_kill_after(limit) < max(0.05, 0.05 * limit)

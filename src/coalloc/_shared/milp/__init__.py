@@ -55,8 +55,10 @@ short slices, so that:
   returns the incumbent and bound its callbacks recorded, and the thread runs on in the
   background until HiGHS next looks at its interrupt callback (it is joined at interpreter
   exit); CP-SAT likewise, :data:`.cpsat.CPSAT_LET_GO` after the deadline, with the last
-  solution its callback recorded (a time-limited search records each); CBC is asked half
-  a second past the limit and killed 2 s after SIGINT if it has not stopped;
+  solution its callback recorded (a time-limited search records each); CBC gets the time
+  left less a tenth (:func:`.cbc.cbc_margin`), is asked to stop at the deadline and killed
+  :func:`.cbc.cbc_kill_after` past it (within the budget's overrun) -- a killed CBC leaves
+  no solution file, so its incumbent, named in the message, is lost;
 * no process or temporary file outlives the call: CBC's temporary folder is always
   removed, and CBC and the HiGHS child are started with ``PR_SET_PDEATHSIG`` (Linux), so
   that they die with the process that started them even when it is killed.
