@@ -319,3 +319,51 @@ def test_cbc_margins():
     assert cbc.cbc_margin(5.0) == 0.5 and cbc.cbc_margin(100.0) == 1.0
     for limit in (0.05, 0.5, 5.0, 60.0):
         assert 0 < cbc.cbc_kill_after(limit) < max(0.05, 0.05 * limit)
+
+
+def test_a_first_import_is_given_up_at_the_deadline_and_finishes_in_the_background(
+    monkeypatch,
+):
+    from coalloc._shared.milp import run
+
+    release = threading.Event()
+    calls = []
+
+    def slow_import(solver):  # OR-Tools' first import under load: seconds
+        calls.append(solver)
+        release.wait(HOLD)
+        return "the module"
+
+    monkeypatch.setattr(run, "import_solver", slow_import)
+    monkeypatch.setattr(run, "_IMPORTS", {})
+    monkeypatch.delitem(sys.modules, "ortools.sat.python.cp_model", raising=False)
+    past = time.perf_counter() - 1.0
+    try:
+        assert milp.import_solver_until("cpsat", past) is None  # not waited for
+        assert milp.import_solver_until("cpsat", past) is None  # still under way: not
+        assert calls == ["cpsat"]  # started twice
+    finally:
+        release.set()
+    assert milp.import_solver_until("cpsat", time.perf_counter() + HOLD) == "the module"
+    assert calls == ["cpsat"]
+
+
+def test_a_failed_background_import_is_raised(monkeypatch):
+    from coalloc._shared.milp import run
+
+    def missing(solver):
+        raise ImportError("solver 'cpsat' needs OR-Tools")
+
+    monkeypatch.setattr(run, "import_solver", missing)
+    monkeypatch.setattr(run, "_IMPORTS", {})
+    monkeypatch.delitem(sys.modules, "ortools.sat.python.cp_model", raising=False)
+    with pytest.raises(ImportError, match="OR-Tools"):
+        milp.import_solver_until("cpsat", time.perf_counter() + HOLD)
+    with pytest.raises(ImportError, match="OR-Tools"):  # tried again, not cached
+        milp.import_solver_until("cpsat", time.perf_counter() + HOLD)
+
+
+def test_preload_imports_what_is_installed():
+    loaded = milp.preload("highs")
+    assert loaded == ["highs"]
+    assert set(milp.preload()) <= set(milp.SOLVERS)

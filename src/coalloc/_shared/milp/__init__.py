@@ -123,7 +123,7 @@ from .highs import HIGHS_PROCESS_MIN_SIZE as HIGHS_PROCESS_MIN_SIZE
 from .highs import quiet_highs, start_refused
 from .options import MilpOptions, MilpProblem
 from .outcome import SOLVERS, MilpOutcome, Rejected, remaining
-from .run import import_solver, run_milp
+from .run import import_solver, import_solver_until, preload, run_milp
 from .scale import SANE_RANGE, Scaling, integer_scaling, model_scaling
 
 __all__ = [
@@ -137,6 +137,8 @@ __all__ = [
     "integer_scaling",
     "model_scaling",
     "import_solver",
+    "import_solver_until",
+    "preload",
     "cbc_command",
     "remaining",
     "run_milp",

@@ -106,6 +106,15 @@ def _join_let_go() -> None:
                 return
 
 
+def join_at_exit(thread: threading.Thread) -> None:
+    """Have ``thread`` (a daemon: a solver let go, a solver's import in the background)
+    joined when the interpreter exits, rather than frozen where it stands."""
+    with _LET_GO_LOCK:
+        if not _LET_GO_EXIT:
+            _LET_GO_EXIT.append(atexit.register(_join_let_go))
+        _LET_GO_THREADS.add(thread)
+
+
 def let_go_running() -> int:
     """How many workers let go past their deadline are still running (a diagnostic: a
     solver that does not look at its interrupt check for a while, e.g. HiGHS's probing)."""
@@ -165,10 +174,7 @@ def supervise_thread(work, stop, hard: Optional[float], tick=None, poll: float =
                 stop()
             if (let_go is not None and overran and not (interrupted or cancelled)
                     and now >= let_go and not done.is_set()):  # fmt: skip
-                with _LET_GO_LOCK:
-                    if not _LET_GO_EXIT:
-                        _LET_GO_EXIT.append(atexit.register(_join_let_go))
-                    _LET_GO_THREADS.add(worker)
+                join_at_exit(worker)
                 return LET_GO, interrupted, overran
             if not (cancelled or interrupted) and scope_cancelled():
                 cancelled = True
