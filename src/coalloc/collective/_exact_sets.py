@@ -156,10 +156,15 @@ def feasible_subset(
     status = "error"
     margin = False
     found = None
+    pkg = milp.import_solver_until(  # a first import is given up at the deadline
+        solver, None if time_limit is None else started + float(time_limit)
+    )
+    if pkg is None:
+        return "time_limit", None
     while passes:
         lo_rows = passes.pop(0)
         lo = np.concatenate([[count], lo_rows])
-        out = milp.run_milp(solver, milp.import_solver(solver), cost, sp.csr_matrix(a), lo,
+        out = milp.run_milp(solver, pkg, cost, sp.csr_matrix(a), lo,
                             hi, integrality=np.ones(k), lb=0.0, ub=1.0, sense="min",
                             time_limit=time_limit, mip_gap=0.0, started=started,
                             progress=False)  # fmt: skip

@@ -37,12 +37,6 @@ def _not_exact_for(pr: Problem) -> Optional[str]:
     rescaled = getattr(pr, "exact_rescaled", None)
     if rescaled:
         return rescaled
-    return _not_exact_routes(pr)
-
-
-def _not_exact_routes(pr: Problem) -> Optional[str]:
-    """The part of :func:`_not_exact_for` known before the model is built (all of it but
-    the bandwidth unit)."""
     classes = {int(c) for cands in pr.cand for c in cands}  # (each pclass once: 800 x 2,000
     used = sorted({int(p) for c in classes for p in pr.members[c]})  # pairs took 0.6 s)
     hosts = [p for p in used if not pr.pis_switch[p]]
@@ -88,18 +82,14 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
         reason = {"constraint": "no_candidate", "vnodes": missing,
                   "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
         return _result(pr, "exact", seed, params, None, None, t0, {}, {}, failure=reason)
-    # With a limit, the routes' part of "is the model exact here" is settled before the
-    # solve (inside the budget, not after the deadline: 40-110 ms on 800 nodes onto 2,000
-    # PCs); without one, only when the answer needs it.
-    routes = _not_exact_routes(pr) if tl is not None else None
     keep: list = []  # the CP-SAT model and its variables: freed once the call has returned
     try:
-        return _exact_answer(pr, tl, threads, seed, params, t0, routes, keep)
+        return _exact_answer(pr, tl, threads, seed, params, t0, keep)
     finally:
         free_in_background(keep)
 
 
-def _exact_answer(pr, tl, threads, seed, params, t0, routes, keep) -> MappingResult:
+def _exact_answer(pr, tl, threads, seed, params, t0, keep) -> MappingResult:
     """:func:`exact_method` from its problem on: the solve and what its answer proves."""
     from ..exact import exact_mapping
 
@@ -108,10 +98,10 @@ def _exact_answer(pr, tl, threads, seed, params, t0, routes, keep) -> MappingRes
                                        seed=seed if seed is not None else 0,  # from the call
                                        started=t0, keep=keep)  # fmt: skip
     t2 = time.perf_counter()
-    unproven = None
-    if where is not None or out.infeasible:  # (else what the model proves is moot)
-        rescaled = getattr(pr, "exact_rescaled", None)
-        unproven = rescaled or (routes if tl is not None else _not_exact_routes(pr))
+    # "is the model exact here" only when the answer needs it (40-110 ms on 800 nodes onto
+    # 2,000 PCs, after the deadline: issue 36); settled before the solve, it took the
+    # time of a short limit
+    unproven = _not_exact_for(pr) if where is not None or out.infeasible else None
     if unproven is not None and (where is not None or out.infeasible):
         # the model is a restriction here: its "infeasible" and "optimal" prove nothing
         params["unproven"] = unproven
