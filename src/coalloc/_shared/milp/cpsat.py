@@ -93,10 +93,11 @@ def run_cpsat(
         return late
     state: dict = {"incumbent": None, "bound": None, "solution": None}
     callback = None
-    if show or time_limit is not None:  # the callbacks run in the solver's threads: they
-        # only record (with a time limit, each solution too: the call may have to return
-        # without waiting for the search, CPSAT_LET_GO)
-        callback = _cpsat_recorder(cp_model, state, keep=time_limit is not None)
+    # with a time limit, each solution is recorded too: the call may have to return without
+    # waiting for the search (CPSAT_LET_GO)
+    keep = time_limit is not None and hasattr(cp_model, "CpSolverSolutionCallback")
+    if show or keep:  # the callbacks run in the solver's threads: they only record
+        callback = _cpsat_recorder(cp_model, state, keep=keep)
         if show and hasattr(solver, "best_bound_callback"):
             solver.best_bound_callback = lambda b: state.__setitem__("bound", _finite(b))
 
