@@ -570,12 +570,16 @@ def test_has_solution_follows_each_familys_solution_fields():
                                       max_occupancy=1.0 if solved else None, bottleneck=None,
                                       method="exact", status=status)  # fmt: skip
         if kind == "collective":
-            return CoallocationResult(start=0.0 if solved else None, status=status,
-                                      resources=np.array([1]) if solved else None,
-                                      rejection=None if solved else {"reason": "time_limit"})
+            return CoallocationResult(
+                start=0.0 if solved else None,
+                status=status,
+                resources=np.array([1]) if solved else None,
+                rejection=None if solved else {"reason": "time_limit"},
+            )
         if kind == "testbed":
-            return MappingResult(status=status, method="exact",
-                                 mapping={"a": "p"} if solved else None)
+            return MappingResult(
+                status=status, method="exact", mapping={"a": "p"} if solved else None
+            )
         if kind == "share":  # placement at the origins without a solution: objective None
             return ShareResult(status=status, method="exact", placement=np.array([0]),
                                throughput=1.0, bound=2.0,

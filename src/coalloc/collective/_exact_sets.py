@@ -108,8 +108,12 @@ def feasible_subset(
     avail = np.asarray(avail, dtype=np.float64)
     d = np.asarray(d, dtype=np.float64)
     dlo = d if tol is None else d - count * np.asarray(tol, dtype=np.float64)
-    if solver == "cpsat":
-        cp = milp.import_solver("cpsat")
+    if solver == "cpsat":  # a first import (0.7-4.7 s) is given up at the deadline
+        cp = milp.import_solver_until(
+            "cpsat", None if time_limit is None else started + float(time_limit)
+        )
+        if cp is None:
+            return "time_limit", None
         cols = [_dyadic(avail[:, i], float(dlo[i])) for i in range(m)]
         exact_ints = all(sum(abs(v) for v in c) + abs(nd) < _CPSAT_LIMIT for c, _, nd in cols)
         modes = ["exact"] if exact_ints else ["relaxed", "conservative"]
@@ -152,10 +156,15 @@ def feasible_subset(
     status = "error"
     margin = False
     found = None
+    pkg = milp.import_solver_until(  # a first import is given up at the deadline
+        solver, None if time_limit is None else started + float(time_limit)
+    )
+    if pkg is None:
+        return "time_limit", None
     while passes:
         lo_rows = passes.pop(0)
         lo = np.concatenate([[count], lo_rows])
-        out = milp.run_milp(solver, milp.import_solver(solver), cost, sp.csr_matrix(a), lo,
+        out = milp.run_milp(solver, pkg, cost, sp.csr_matrix(a), lo,
                             hi, integrality=np.ones(k), lb=0.0, ub=1.0, sense="min",
                             time_limit=time_limit, mip_gap=0.0, started=started,
                             progress=False)  # fmt: skip

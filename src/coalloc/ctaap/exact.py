@@ -60,6 +60,7 @@ proven upper bound, intersected with :func:`upper_bound`.
 from __future__ import annotations
 
 import math
+import sys
 import time
 import weakref
 from typing import Optional
@@ -86,8 +87,15 @@ __all__ = ["solve_exact", "upper_bound", "SOLVERS", "FORMULATIONS"]
 #: Linearisations of constraint (4).
 FORMULATIONS = ("auto", "pairwise", "aggregated")
 
-# Bounded work per vectorised block when enumerating conflicts (entries x clusters).
-_BLOCK = 1 << 22
+# Bounded work per vectorised block when enumerating conflicts (entries x clusters); a
+# block is also the step at which the deadline is looked at (2**20: 10-30 ms under load).
+_BLOCK = 1 << 20
+#: About what a process's first import of ``scipy.sparse.csgraph`` (:func:`upper_bound`'s
+#: maximum flow) takes on a loaded machine (0.2 s at a load of 9, 1.4 s at 13): a
+#: time-limited solve with less time left does not start it and keeps the plain bound (the
+#: tasks that fit somewhere, capped by the machines), rather than return that long after
+#: its limit (issue 36).
+CSGRAPH_IMPORT_SECONDS = 0.5
 # Largest per-cluster candidate set for which upper_bound builds the dense conflict graph.
 _CLIQUE_LIMIT = 3000
 
@@ -214,11 +222,16 @@ def _conflict_pairs(request: Request, offer: Offer, compat, var_index):
     if B.nnz == 0 or m == 0 or not compat.any():
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
+    # (each step below is one pass over the entries: 10-30 ms on 1,000 dense tasks under
+    # load, so the deadline is looked at between them, issue 36)
+    interrupt.check()
     rows = np.repeat(np.arange(B.shape[0], dtype=np.int64), np.diff(B.indptr))
     cols = B.indices.astype(np.int64, copy=False)
     data = B.data
+    interrupt.check()
     keep = rows != cols
     rows, cols, data = rows[keep], cols[keep], data[keep]
+    interrupt.check()
     # Entries that can never bite (below every available bandwidth) are dropped early.
     keep = data > bhat.min()
     rows, cols, data = rows[keep], cols[keep], data[keep]
@@ -245,9 +258,14 @@ def _conflict_pairs(request: Request, offer: Offer, compat, var_index):
     interrupt.check()
     u = np.concatenate(us)
     v = np.concatenate(vs)
+    del us, vs
+    interrupt.check()
     lo, hi = np.minimum(u, v), np.maximum(u, v)
     nv = np.int64(max(1, int(var_index.max()) + 1))
-    key = np.sort(lo * nv + hi)  # np.unique's values, sorted: NumPy 2.4's hashing unique
+    key = lo * nv + hi
+    del u, v, lo, hi
+    interrupt.check()
+    key = np.sort(key)  # np.unique's values, sorted: NumPy 2.4's hashing unique
     keep = np.empty(key.size, dtype=bool)  # took 1.4 s here under load (sorting: 0.1 s),
     keep[:1] = True  # all inside one call no deadline can stop
     np.not_equal(key[1:], key[:-1], out=keep[1:])
@@ -334,6 +352,14 @@ def _tightened_capacity(request: Request, offer: Offer, compat: np.ndarray) -> n
         local[cand] = -1
         cap[j] = min(cap[j], _clique_cover_size(adj))
     return cap
+
+
+def _import_overruns(deadline: Optional[float]) -> bool:
+    """Whether :func:`upper_bound`'s first import (not yet done) would likely outlast the
+    time left before ``deadline``: :data:`CSGRAPH_IMPORT_SECONDS`."""
+    if deadline is None or "scipy.sparse.csgraph" in sys.modules:
+        return False
+    return deadline - time.perf_counter() < CSGRAPH_IMPORT_SECONDS
 
 
 @filled
@@ -437,8 +463,15 @@ def _run(solver, solver_pkg, model: _Model, formulation, deadline,
     with ``settings``' gap, threads, seed and log."""
     if solver == "cpsat":
         return _run_cpsat(solver_pkg, model, formulation, deadline, settings, check)
-    A, ub = model.constraint_matrix(formulation)
     nv = model.nvar
+    # Nothing is built when the solver could not start in the time left (the matrix takes
+    # 70 ms on 2,000 tasks and a large model's HiGHS child 0.25 s to start): an upper
+    # estimate of its size (rows of (1) and (2): one entry per variable each; (4): two per
+    # conflicting pair and one per row).
+    late = milp.start_refused(solver, solver_pkg, 3 * nv + 3 * model.n_pairs, deadline)
+    if late is not None:
+        return late, time.perf_counter()
+    A, ub = model.constraint_matrix(formulation)
     t_built = time.perf_counter()
     problem = milp.MilpProblem(np.ones(nv), A, np.full(A.shape[0], -np.inf), ub,
                                integrality=np.ones(nv), lb=0.0, ub=1.0, sense="max")  # fmt: skip
@@ -605,7 +638,9 @@ def solve_exact(
     seed = check_seed(seed)
     threads = int(threads)
     mip_gap = float(mip_gap)
-    solver_pkg = milp.import_solver(solver)  # counted in the time limit, not in the timings
+    # counted in the time limit, not in the timings; a first import is given up at the
+    # deadline (CP-SAT's: 0.7-4.7 s) and goes on in the background for the next call
+    solver_pkg = milp.import_solver_until(solver, checks.deadline(time_limit, started))
     t0 = time.perf_counter()
     form = formulation
     if form == "auto":
@@ -629,9 +664,12 @@ def solve_exact(
                       np.minimum(offer.capacity, n)[compat.any(axis=0)].sum()))  # fmt: skip
     model = None
     try:
+        if solver_pkg is None:
+            raise interrupt.DeadlinePassed  # (no solver to build for)
         with interrupt.until(deadline):
             model = _Model(request, offer)
-            ub_comb = upper_bound(request, offer)
+            if not _import_overruns(deadline):
+                ub_comb = upper_bound(request, offer)
     except interrupt.DeadlinePassed:
         pass
     params["model"] = {} if model is None else {
@@ -671,6 +709,18 @@ def solve_exact(
             t_solved=t_now,
         )
 
+    if solver_pkg is None:  # the deadline passed while the solver was imported
+        t_now = time.perf_counter()
+        return result(
+            "time_limit",
+            f"the time limit ({time_limit:g} s) passed while {solver} was imported (a first "
+            "import in this process; it goes on in the background): no allocation found, so "
+            f"the answer is the empty allocation (0 tasks); proven upper bound {int(ub_comb)}",
+            objective=0,
+            bound=float(ub_comb),
+            t_built=t_now,
+            t_solved=t_now,
+        )
     if model is None:  # the deadline passed while the model was built
         return built_out()
     if model.nvar == 0 or ub_comb == 0:

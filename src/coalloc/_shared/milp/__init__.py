@@ -49,9 +49,16 @@ short slices, so that:
   HiGHS child is killed *at* the deadline if it has not answered (the call keeps the last
   incumbent and bound it sent) or 0.8 s after Ctrl-C; no child is started when less time
   is left than a child takes to start here (measured by each child), and no solver at all
-  once the deadline has passed; a HiGHS thread inside presolve cannot be killed (large
-  models go to the child for that reason); CBC is asked half a second past the limit and
-  killed 2 s after SIGINT if it has not stopped;
+  once the deadline has passed; a HiGHS thread cannot be killed (large models go to the
+  child for that reason): one that has not stopped :data:`.highs.HIGHS_LET_GO` seconds
+  after the deadline (inside presolve's probing, say) is no longer waited for -- the call
+  returns the incumbent and bound its callbacks recorded, and the thread runs on in the
+  background until HiGHS next looks at its interrupt callback (it is joined at interpreter
+  exit); CP-SAT likewise, :data:`.cpsat.CPSAT_LET_GO` after the deadline, with the last
+  solution its callback recorded (a time-limited search records each); CBC gets the time
+  left less a tenth (:func:`.cbc.cbc_margin`), is asked to stop at the deadline and killed
+  :func:`.cbc.cbc_kill_after` past it (within the budget's overrun) -- a killed CBC leaves
+  no solution file, so its incumbent, named in the message, is lost;
 * no process or temporary file outlives the call: CBC's temporary folder is always
   removed, and CBC and the HiGHS child are started with ``PR_SET_PDEATHSIG`` (Linux), so
   that they die with the process that started them even when it is killed.
@@ -113,10 +120,10 @@ from typing import Any
 from .cbc import cbc_command
 from .cpsat import run_cpsat
 from .highs import HIGHS_PROCESS_MIN_SIZE as HIGHS_PROCESS_MIN_SIZE
-from .highs import quiet_highs
+from .highs import quiet_highs, start_refused
 from .options import MilpOptions, MilpProblem
 from .outcome import SOLVERS, MilpOutcome, Rejected, remaining
-from .run import import_solver, run_milp
+from .run import import_solver, import_solver_until, preload, run_milp
 from .scale import SANE_RANGE, Scaling, integer_scaling, model_scaling
 
 __all__ = [
@@ -130,11 +137,14 @@ __all__ = [
     "integer_scaling",
     "model_scaling",
     "import_solver",
+    "import_solver_until",
+    "preload",
     "cbc_command",
     "remaining",
     "run_milp",
     "run_cpsat",
     "quiet_highs",
+    "start_refused",
 ]
 
 

@@ -101,7 +101,9 @@ def watch(hs: Any, h: Any, state: dict, send: Any = None) -> None:
 
     With ``send``, every improving solution is passed on as ``("inc", x, primal, dual,
     nodes)`` (``x`` a float64 array) and, when ``state["every"]`` is set, the bound every
-    ``state["every"]`` seconds as ``("bound", primal, dual, nodes)``.
+    ``state["every"]`` seconds as ``("bound", primal, dual, nodes)``. When ``state`` has a
+    key ``"x"``, the last improving solution is kept there (a float64 array): the in-thread
+    path returns it when it stops waiting for a HiGHS that does not stop.
     """
     import time
 
@@ -119,9 +121,12 @@ def watch(hs: Any, h: Any, state: dict, send: Any = None) -> None:
             state["primal"] = finite(data_out.mip_primal_bound)
             state["dual"] = finite(data_out.mip_dual_bound)
             state["nodes"] = int(data_out.mip_node_count)
+            if kind == improving and (send is not None or "x" in state):
+                x = np.array(data_out.mip_solution, dtype=np.float64)
+                if "x" in state:  # the thread's caller may have to return without h
+                    state["x"] = x
             if send is not None:
                 if kind == improving:
-                    x = np.array(data_out.mip_solution, dtype=np.float64)
                     send(("inc", x, state["primal"], state["dual"], state["nodes"]))
                 elif state.get("every") and time.monotonic() - state["last"] > state["every"]:
                     state["last"] = time.monotonic()

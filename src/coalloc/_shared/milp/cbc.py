@@ -43,9 +43,31 @@ def cbc_command(pulp: Any, **kwargs: Any) -> Any:
     return None
 
 
-#: Seconds CBC has to stop after SIGINT (past its limit, on Ctrl-C, when a batch's timeout
-#: ends its instance) before it is killed.
+#: Seconds CBC has to stop after SIGINT (on Ctrl-C, when a batch's timeout ends its
+#: instance) before it is killed.
 _CBC_GRACE = 2.0
+
+#: CBC is given its time limit less a margin, :func:`cbc_margin` (``-sec``; its own clock
+#: starts once the process has read its model), asked to stop (SIGINT) at the deadline and
+#: killed :func:`cbc_kill_after` past it: given the limit in full it ended by itself
+#: 0.08-0.48 s past it (issue 36: its root node does not look at the clock, and it writes
+#: its solution file only as it ends). Before its branch and bound CBC has no SIGINT
+#: handler: the signal then ends it at once, without a solution file.
+CBC_STOP_MARGIN = 0.1
+
+
+def cbc_margin(left: float) -> float:
+    """Seconds by which CBC's own limit (``-sec``) precedes the deadline, ``left`` seconds
+    away: a tenth of it, at least :data:`CBC_STOP_MARGIN` and at most 1 s."""
+    return min(1.0, max(CBC_STOP_MARGIN, 0.1 * float(left)))
+
+
+def cbc_kill_after(time_limit: float) -> float:
+    """Seconds past the deadline at which a CBC that has not ended is killed: the overrun
+    the time budget allows (``max(0.05, 0.05 T)``, issue 36) less the 20 ms the call needs
+    to read back. A killed CBC leaves no solution file: the call then has no incumbent (its
+    value, read from the log, is named in the message)."""
+    return max(0.05, 0.05 * float(time_limit)) - 0.02
 
 
 def _run_cbc(pulp, problem: MilpProblem, options: MilpOptions, show: bool,
@@ -78,19 +100,22 @@ def _run_cbc_in(solver, problem: MilpProblem, options: MilpOptions, show: bool, 
         args = [solver.path, mps, "-timeMode", "elapsed", "-ratio", repr(float(mip_gap))]
         left = _left(t_entry, time_limit)  # writing the file counts against the limit
         if left is not None:
-            args += ["-sec", repr(round(left, 3))]
+            args += ["-sec", repr(round(max(0.001, left - cbc_margin(left)), 3))]
         if threads > 1:
             args += ["-threads", str(int(threads))]
         if seed is not None:
             args += ["-randomCbcSeed", str(int(seed) % 2147483647)]
         args += ["-solve", "-solution", sol]
-        if show and shutil.which("stdbuf"):  # CBC's log line by line, for the progress
+        if (show or left is not None) and shutil.which("stdbuf"):  # CBC's log line by line,
+            # for the progress, and so that a kill at the deadline can name its incumbent
             args = [shutil.which("stdbuf"), "-oL", *args]
         watch = _CbcLog(log_path, flip)
         with open(log_path, "w") as log_fh:
-            # CBC may not look at the clock for a long time (its root node): past the limit
-            # and half a second, it is asked to stop, and killed _CBC_GRACE seconds later.
-            hard = None if time_limit is None else t_entry + time_limit + 0.5
+            # CBC may not look at the clock for a long time (its root node): just before the
+            # deadline it is asked to stop, and killed cbc_kill_after() past it.
+            hard = None if time_limit is None else t_entry + time_limit
+            kill = None if hard is None else (t_entry + time_limit
+                                               + cbc_kill_after(time_limit))  # fmt: skip
             if hard is not None and time.perf_counter() > hard:  # no time left to start it
                 return MilpOutcome(
                     x=None, bound=None, status="time_limit", solver_status=-1,
@@ -107,8 +132,11 @@ def _run_cbc_in(solver, problem: MilpProblem, options: MilpOptions, show: bool, 
                            bound=watch.bound)  # fmt: skip
 
             end = watch_child(proc, stop_at=hard, grace=_CBC_GRACE, poll=0.2,
-                              kill_at=None if hard is None else hard + _CBC_GRACE,
-                              tick=tick if show else None)  # fmt: skip
+                              kill_at=kill, tick=tick if show else None)  # fmt: skip
+            lost = None
+            if end.killed:  # its solution file is not written: name the incumbent it had
+                watch.read()
+                lost = None if watch.incumbent is None else watch.incumbent / unit
             if end.cancelled:
                 bar.close("time_limit")
                 watch.read()  # its last incumbent and bound, for the scope's error
@@ -121,7 +149,8 @@ def _run_cbc_in(solver, problem: MilpProblem, options: MilpOptions, show: bool, 
         head, values = _read_cbc_solution(sol, nv)
     if options.verbose:
         print(log)
-    out = _cbc_outcome((head, values, log), flip, options, end, int(A.shape[0]), proc.returncode)
+    out = _cbc_outcome((head, values, log), flip, options, end, int(A.shape[0]), proc.returncode,
+                       lost)  # fmt: skip
     out.interrupted = end.interrupted
     bar.close(out.status)
     return out
@@ -325,9 +354,10 @@ def _read_cbc_solution(path: str, nv: int):
 
 
 def _cbc_outcome(read: tuple, flip: float, options: MilpOptions, end: Any, rows: int,
-                 code: Optional[int]) -> MilpOutcome:  # fmt: skip
+                 code: Optional[int], lost: Optional[float] = None) -> MilpOutcome:  # fmt: skip
     """The outcome of a CBC run from what it wrote (``read``: the ``.sol`` file's head line
-    and values, and its log) and how it ended (``end``: :func:`.supervise.watch_child`'s)."""
+    and values, and its log) and how it ended (``end``: :func:`.supervise.watch_child`'s);
+    ``lost``: the incumbent a killed CBC had (it writes its solution only as it ends)."""
     head, x, log = read
     mip_gap, time_limit = options.mip_gap, options.time_limit
     interrupted, killed = end.interrupted, end.killed
@@ -363,7 +393,9 @@ def _cbc_outcome(read: tuple, flip: float, options: MilpOptions, end: Any, rows:
     nodes = re.search(r"Enumerated nodes:\s*([0-9]+)", log)
     why = (
         "interrupted (Ctrl-C)" if interrupted
-        else "killed after overrunning its time limit" if killed
+        else "killed after overrunning its time limit"
+        + ("" if lost is None else f" (its incumbent of {lost:.10g} was lost with it: CBC "
+           "writes its solution only as it ends)") if killed
         else (head or f"CBC wrote no .sol file (exit code {code})")
     )  # fmt: skip
     if status == "time_limit":

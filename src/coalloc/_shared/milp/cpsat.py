@@ -12,7 +12,7 @@ from ..progress import exact_progress_wanted
 from .highs import _not_started
 from .options import MilpOptions
 from .outcome import MilpOutcome, _closed, _finite, _judge, _left, _progress_bar
-from .supervise import stopped_detail, supervise_thread
+from .supervise import LET_GO, stopped_detail, supervise_thread
 
 #: CP-SAT is given its time limit less this many seconds, and asked to stop (``StopSearch``)
 #: half that long before the deadline if it still runs, so that its workers see the stop at
@@ -21,6 +21,13 @@ from .supervise import stopped_detail, supervise_thread
 #: overruns at 5 s (0.25-1.1 s under loads of 8-15) were CP-SAT's first import and the
 #: Python model building before the solve, not CP-SAT's stop.
 CPSAT_STOP_MARGIN = 0.05
+
+#: A CP-SAT search that has not returned this many seconds after the deadline is no longer
+#: waited for (:func:`.supervise.supervise_thread`'s ``let_go``): the call returns the last
+#: solution its callback recorded (a time-limited call always records them) and the search
+#: ends in the background at its next stop check. CP-SAT's presolve of a 35,000-variable
+#: testbed model returned 0.26 s past its limit under a load of 5 (issue 36).
+CPSAT_LET_GO = 0.01
 
 
 def run_cpsat(
@@ -76,11 +83,14 @@ def run_cpsat(
     if late is not None:  # the family's model building took the whole budget
         late.solver = "cpsat"
         return late
-    state: dict = {"incumbent": None, "bound": None}
+    state: dict = {"incumbent": None, "bound": None, "solution": None}
     callback = None
-    if show:  # the callbacks run in the solver's threads: they only record
-        callback = _cpsat_recorder(cp_model, state)
-        if hasattr(solver, "best_bound_callback"):
+    # with a time limit, each solution is recorded too: the call may have to return without
+    # waiting for the search (CPSAT_LET_GO)
+    keep = time_limit is not None and hasattr(cp_model, "CpSolverSolutionCallback")
+    if show or keep:  # the callbacks run in the solver's threads: they only record
+        callback = _cpsat_recorder(cp_model, state, keep=keep)
+        if show and hasattr(solver, "best_bound_callback"):
             solver.best_bound_callback = lambda b: state.__setitem__("bound", _finite(b))
 
     def stop() -> None:
@@ -91,6 +101,7 @@ def run_cpsat(
         return solver.Solve(model) if callback is None else solver.Solve(model, callback)
 
     hard = None if time_limit is None else t_entry + float(time_limit) - CPSAT_STOP_MARGIN / 2
+    let_go = None if hard is None else hard + CPSAT_STOP_MARGIN / 2 + CPSAT_LET_GO
     scale = float(objective_scale)
     with _progress_bar("CP-SAT", _cpsat_sense(model), time_limit, show,
                        1.0 / scale) as bar:  # fmt: skip
@@ -106,7 +117,14 @@ def run_cpsat(
             return stopped_detail("CP-SAT", None, None)
 
         code, interrupted, overran = supervise_thread(work, stop, hard, tick if show else None,
-                                                      detail=detail)  # fmt: skip
+                                                      detail=detail, let_go=let_go)  # fmt: skip
+        if code is LET_GO:  # the solver is still in use: what the callback recorded
+            out = _let_go_outcome(state, variables, rows, time_limit, scale)
+            if show:
+                tick()
+            bar.close(out.status)
+            return out if check is None or out.x is None else _judge(
+                out, check, _cpsat_sense(model), 1e-6 * abs(scale), 1e-9)  # fmt: skip
         x = None
         if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             x = np.array([solver.Value(v) for v in variables], dtype=np.float64)
@@ -202,12 +220,59 @@ def _cpsat_sense(model: Any) -> str:
         return "min"
 
 
-def _cpsat_recorder(cp_model: Any, state: dict) -> Any:
-    """A solution callback that records the objective and the bound of each solution."""
+def _cpsat_recorder(cp_model: Any, state: dict, keep: bool = False) -> Any:
+    """A solution callback that records the objective and the bound of each solution, and
+    with ``keep`` the solution itself (``state["solution"]``: the value of every variable
+    of the model, by index)."""
 
     class Recorder(cp_model.CpSolverSolutionCallback):
         def on_solution_callback(self) -> None:
+            if keep:
+                state["solution"] = _solution_values(self)
             state["incumbent"] = _finite(self.ObjectiveValue())
             state["bound"] = _finite(self.BestObjectiveBound())
 
     return Recorder()
+
+
+def _solution_values(callback: Any) -> Optional[np.ndarray]:
+    """The value of every variable in the solution ``callback`` reports, by index."""
+    proto = getattr(callback, "response_proto", None)
+    if proto is None:  # an OR-Tools without it: no solution kept
+        return None
+    try:
+        return np.asarray(proto.solution, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+
+
+def _var_index(var: Any) -> Optional[int]:
+    """The model index of a plain variable, None for anything else (a negation, an
+    expression)."""
+    get = getattr(var, "index", None)
+    try:
+        index = int(get() if callable(get) else get)
+    except (TypeError, ValueError):
+        return None
+    return index if index >= 0 else None
+
+
+def _let_go_outcome(state: dict, variables, rows, time_limit, scale: float) -> MilpOutcome:
+    """The outcome of a search let go past its deadline: its last recorded solution (when
+    every variable asked for is a plain variable of the model) and bound."""
+    x = None
+    sol = state.get("solution")
+    if sol is not None:
+        idx = [_var_index(v) for v in variables]
+        if all(i is not None and i < sol.size for i in idx):
+            x = sol[np.asarray(idx, dtype=np.int64)] if idx else np.zeros(0)
+    bound = state.get("bound") if x is not None else None
+    return MilpOutcome(
+        x=x, bound=None if bound is None else bound * scale, status="time_limit",
+        solver_status=-1,
+        message="CP-SAT: stopped at the time limit (left to end in the background: it had "
+        "not looked at its stop request)"
+        + ("; no incumbent found" if x is None else "; incumbent and bound kept"),
+        nodes=None, time_limit_hit=True, infeasible=False, rows=int(rows),
+        time_limit=time_limit, solver="cpsat",
+    )  # fmt: skip

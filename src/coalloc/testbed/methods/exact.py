@@ -7,6 +7,7 @@ import time
 from typing import Optional
 
 from ..._shared.constraints import checked
+from ..._shared.milp.supervise import free_in_background
 from ..model import PhysicalTopology, VirtualTopology
 from ..problem import Problem
 from ..reasons import reason_text
@@ -62,8 +63,6 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
     from the call's start, as in every family; stopped there, the best mapping the solver
     found is the answer (status ``time_limit``), with the solver's bound.
     """
-    from ..exact import exact_mapping
-
     t0 = time.perf_counter()
     # the values were checked by the table (@checked; threads at most MAX_THREADS: CP-SAT
     # takes an int32); these only fix their types
@@ -81,12 +80,26 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
                   "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
         report = _Report("exact", seed, params, t0, {}, {})
         return _result(pr, report, None, None, failure=reason)
+    keep: list = []  # the CP-SAT model and its variables: freed once the call has returned
+    try:
+        return _exact_answer(pr, tl, threads, seed, params, t0, keep)
+    finally:
+        free_in_background(keep)
+
+
+def _exact_answer(pr, tl, threads, seed, params, t0, keep) -> MappingResult:
+    """:func:`exact_method` from its problem on: the solve and what its answer proves."""
+    from ..exact import exact_mapping
+
     t1 = time.perf_counter()
     where, out, trunks = exact_mapping(pr, time_limit=tl, threads=threads,  # the limit counts
                                        seed=seed if seed is not None else 0,  # from the call
-                                       started=t0)  # fmt: skip
+                                       started=t0, keep=keep)  # fmt: skip
     t2 = time.perf_counter()
-    unproven = _not_exact_for(pr)
+    # "is the model exact here" only when the answer needs it (40-110 ms on 800 nodes onto
+    # 2,000 PCs, after the deadline: issue 36); settled before the solve, it took the
+    # time of a short limit
+    unproven = _not_exact_for(pr) if where is not None or out.infeasible else None
     if unproven is not None and (where is not None or out.infeasible):
         # the model is a restriction here: its "infeasible" and "optimal" prove nothing
         params["unproven"] = unproven
