@@ -105,7 +105,14 @@ def read_topologies(top: Any, ptop: Optional[Any] = None, *, order: str = "TOP P
             out[kind] = (read_top if kind == "top" else read_ptop)(path)
         except InstanceError:
             other = "ptop" if kind == "top" else "top"
-            if seen[kind].kind in (other, "emulab", "text") and _reads_as(path, other):
+            # a swap when its content says the other kind, or, where it cannot tell (the
+            # .top reader takes many .ptop lines), when the other file is not what its place
+            # asks for either: a malformed .ptop beside a good .top is malformed, not swapped
+            unsure = seen[kind].kind in ("emulab", "text")
+            if _reads_as(path, other) and (
+                seen[kind].kind == other
+                or (unsure and (seen[other].kind == kind or not _reads_as(files[other], other)))
+            ):
                 _check_swap(path, kind, Sniffed(other, _LOOKS[other]), order, force=True)
             raise
     return out["top"], out["ptop"]
