@@ -222,7 +222,10 @@ def test_empty_batch():
 # ---------------------------------------------------------------- laziness and progress
 
 
-def test_lazy_consumption_of_an_endless_generator(batch):
+@pytest.mark.parametrize("chunksize", [1, "auto"])
+def test_lazy_consumption_of_an_endless_generator(batch, chunksize):
+    from coalloc.batch.run import _CostChunks
+
     pulled = []
 
     def endless():
@@ -230,10 +233,13 @@ def test_lazy_consumption_of_an_endless_generator(batch):
             pulled.append(k)
             yield batch[k % len(batch)]
 
-    it = solve_many_iter(endless(), n_jobs=2, max_in_flight=3, seed=SEED)
+    it = solve_many_iter(endless(), n_jobs=2, max_in_flight=3, seed=SEED, chunksize=chunksize)
     assert pulled == []  # nothing happens before the first next()
     first = list(itertools.islice(it, 10))
-    assert len(pulled) <= 10 + 3  # the window, never the whole (infinite) input
+    # the window (3 chunks; an "auto" chunk also looks one instance ahead), never the
+    # whole (infinite) input
+    most = 3 if chunksize == 1 else 3 * _CostChunks.MAX + 1
+    assert len(pulled) <= 10 + most
     it.close()
     for i, res in enumerate(first):
         ref = coalloc.solve(*batch[i % len(batch)], seed=instance_seed(SEED, i))
@@ -261,7 +267,8 @@ def test_progress_callback(batch):
     assert calls[-1] == (len(batch), len(batch))
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
     calls.clear()
-    solve_many(iter(batch), executor="serial", progress=lambda d, t: calls.append((d, t)))
+    solve_many(iter(batch), executor="serial", chunksize=1,
+               progress=lambda d, t: calls.append((d, t)))  # fmt: skip
     assert calls == [(k, None) for k in range(1, len(batch) + 1)]
 
 
@@ -434,7 +441,7 @@ def test_a_chunk_that_cannot_be_sent_fails_alone(batch):
 
     bad = Unpicklable(off.properties, off.capacity, off.bandwidth)
     items = [odd, (req, bad), batch[1]]
-    results = solve_many(items, executor="processes", n_jobs=2, seed=SEED)
+    results = solve_many(items, executor="processes", n_jobs=2, seed=SEED, chunksize=1)
     assert results[0].success and results[2].success
     assert isinstance(results[1], BatchError) and "pickl" in str(results[1]).lower()
 

@@ -144,15 +144,23 @@ def _solve_chunk(
     """
     start = time.perf_counter()
     chunk = unpack(chunk, shared)
-    records = _Records(
-        _solve_one(index, item, seed, method, params, with_report, family, timeout, cancel)
-        for index, item, seed in chunk
-    )
-    records.seconds = time.perf_counter() - start  # what chunksize="auto" sizes chunks by
+    records = _Records()
+    costs = []
+    clock = time.perf_counter()
+    for index, item, seed in chunk:
+        records.append(_solve_one(index, item, seed, method, params, with_report, family,
+                                  timeout, cancel))  # fmt: skip
+        now = time.perf_counter()
+        costs.append(now - clock)  # what chunksize="auto" refines its cost model by
+        clock = now
+    records.costs = costs
+    records.seconds = time.perf_counter() - start
     return records
 
 
 class _Records(list):
-    """The records of a chunk, and the seconds the worker took to solve it."""
+    """The records of a chunk, the seconds the worker took to solve it (unpacking
+    included) and each instance's seconds."""
 
     seconds: Optional[float] = None
+    costs: Optional[List[float]] = None
