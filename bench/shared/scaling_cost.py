@@ -80,8 +80,9 @@ def _loadshare() -> List[Any]:
     from coalloc.loadshare.solvers import GapProblem
 
     out = [Instance(g.paper_setup(n, seed=1)) for n in (40, 100, 250, 500)]
-    return out + [GapProblem(generate_gap("a", m, n, seed=1)) for m, n in ((3, 10), (5, 40), (10, 100))]
-
+    return out + [
+        GapProblem(generate_gap("a", m, n, seed=1)) for m, n in ((3, 10), (5, 40), (10, 100))
+    ]
 
 
 BUILDERS: Dict[str, Callable[[], List[Any]]] = {

@@ -30,7 +30,8 @@ def _spec(family: str) -> Any:
     except ImportError:
         module = None
     if module is not None and not (
-        callable(getattr(module, "cost_size", None)) and isinstance(getattr(module, "COST_MODEL", None), dict)
+        callable(getattr(module, "cost_size", None))
+        and isinstance(getattr(module, "COST_MODEL", None), dict)
     ):
         module = None
     _SPECS[family] = module
