@@ -579,6 +579,32 @@ def test_dask_workers_receive_each_shared_model_once_unchanged(dask_client):
             assert now == arrived  # the object the worker solved on is still that content
 
 
+@pytest.mark.slow  # a local cluster of two processes
+def test_dask_chunks_too_large_for_a_message_go_straight_to_a_worker(dask_client, monkeypatch):
+    """Issue 41 item 3: a chunk whose pickle passes SCATTER_BYTES (a CTAAP Fig. 3 request
+    is 4 MB) is scattered to a worker, not carried by its task through the scheduler; the
+    answers are the serial run's. The threshold is lowered so that small chunks take it."""
+    from bench.shared.scaling import FAMILIES, answer, family_batch
+
+    from coalloc.batch import shipping
+
+    families = [family_batch(family, 3, seed=6, small=True) for family in FAMILIES]
+    batch = [b[i] for i in range(3) for b in families]
+    serial = [answer(r) for r in solve_many(batch, executor="serial", seed=SEED)]
+    sent = []
+    original = shipping.Shipper._scatter_one
+
+    def spy(self, blob):
+        sent.append(len(blob))
+        return original(self, blob)
+
+    monkeypatch.setattr(shipping, "SCATTER_BYTES", 200)
+    monkeypatch.setattr(shipping.Shipper, "_scatter_one", spy)
+    results = solve_many(batch, executor=dask_client.get_executor(), seed=SEED, chunksize=2)
+    assert [answer(r) for r in results] == serial
+    assert sent and min(sent) > 200  # every chunk over the threshold went apart
+
+
 def test_the_exact_methods_solver_reaches_them_as_a_keyword_or_in_options():
     try:
         import ortools  # noqa: F401

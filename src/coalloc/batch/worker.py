@@ -136,14 +136,16 @@ def _solve_chunk(
     timeout: Optional[float] = None,
     cancel: Optional[interrupt.Scope] = None,
     shared: Optional[dict] = None,
+    data: Optional[bytes] = None,
 ) -> list:
     """Solve a chunk of ``(index, item, seed)``; top level so that it pickles by reference.
 
     ``chunk`` may come packed by a :class:`~coalloc.batch.shipping.Shipper` (its shared
-    models as digests), with ``shared`` the objects Dask handed over for them.
+    models as digests), with ``shared`` the objects Dask handed over for them, and ``data``
+    the chunk's own pickle when Dask handed it over apart (a large chunk, scattered).
     """
     start = time.perf_counter()
-    chunk = unpack(chunk, shared)
+    chunk = unpack(chunk, shared, data)
     records = _Records()
     costs = []
     clock = time.perf_counter()
