@@ -444,6 +444,7 @@ def test_a_chunk_that_cannot_be_sent_fails_alone(batch):
     results = solve_many(items, executor="processes", n_jobs=2, seed=SEED, chunksize=1)
     assert results[0].success and results[2].success
     assert isinstance(results[1], BatchError) and "pickl" in str(results[1]).lower()
+    assert results[1].seed == instance_seed(SEED, 1)  # the calling process derives it too
 
 
 # ---------------------------------------------------------------- the command line

@@ -66,12 +66,23 @@ def test_the_sizer_rescales_each_family_by_what_the_workers_measured():
     sizer.finished(future)
     assert sizer.predict(large)[2] == pytest.approx(0.5 * raw_l)
     assert sizer.predict(small)[2] == pytest.approx(3 * raw_s)  # each family its own
-    # a path: a whole chunk until measured, then its median time
+    # a path: a whole chunk until measured, then its mean time
     assert sizer.predict("x.json")[2] == pytest.approx(0.2)
     future = _done([0.01, 0.03, 0.02])
     sizer.submitted(future, [(None, None)] * 3)
     sizer.finished(future)
     assert sizer.predict("x.json")[2] == pytest.approx(0.02)
+
+
+def test_a_kind_of_uneven_cost_is_sized_by_its_mean_not_its_median():
+    """A chunk's time is a sum: nine instances at a tenth of the model and one at 40x make
+    a chunk 4.09x the model's, which a median (0.1x) would make 41 times too long."""
+    sizer = _CostChunks(workers=2, total=None, seconds=0.2)
+    key, raw, _ = sizer.predict(_ctaap(10))
+    future = _done([0.1 * raw] * 9 + [40 * raw])
+    sizer.submitted(future, [(key, raw)] * 10)
+    sizer.finished(future)
+    assert sizer.predict(_ctaap(10))[2] == pytest.approx(4.09 * raw)
 
 
 def test_the_last_chunks_are_a_quarter_of_a_workers_share_of_the_work_left():

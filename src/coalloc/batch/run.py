@@ -38,9 +38,8 @@ from .._shared.milp.outcome import SOLVERS
 from .._shared.milp.supervise import new_owned_temp_dir
 from .._shared.params import check_backend
 from .._shared.result import Result
-from .._shared.seeding import instance_seed
 from .cost import cost_key, predicted_cost
-from .errors import BatchError, _chunk_failed, _Invalid
+from .errors import BatchError, _chunk_failed, _deferred_seed, _Invalid
 from .progress import ProgressBar
 from .shipping import Shipper
 from .supervise import _isolate_crash, _new_process_pool, _resubmit, _Watchdog
@@ -115,11 +114,12 @@ class _CostChunks:
     predicted solve time, not the same count.
 
     An instance's cost is its family's prediction (:func:`coalloc.batch.cost.predicted_cost`,
-    from its size) times that family's correction, the median ratio of measured to
-    predicted seconds over the recent instances of that kind the workers solved (1 until
-    one has come back). An instance without a prediction (a file path, an unknown kind)
-    costs the median measured time of such instances, and a whole chunk until one has
-    come back. A chunk closes when its cost reaches ``seconds`` (:func:`_chunk_seconds`; a
+    from its size) times that family's correction: the measured over the predicted seconds
+    of the recent instances of that kind the workers solved, summed (a chunk's time is a
+    sum: a kind whose instances mostly take 0.1 ms and sometimes 4 ms costs its mean, not
+    its median), 1 until one has come back. An instance without a prediction (a file path,
+    an unknown kind) costs the mean measured time of such instances, and a whole chunk
+    until one has come back. A chunk closes when its cost reaches ``seconds`` (:func:`_chunk_seconds`; a
     quarter of it until the first chunk has come back, so that a model far off costs
     little), or when adding the next instance would pass it (that instance starts the next
     chunk), or at :data:`MAX` instances; in a batch of known length, also at a quarter of a
@@ -136,8 +136,8 @@ class _CostChunks:
         self.workers = workers
         self.total = total
         self.seconds = seconds
-        self.ratios: dict = {}  # cost key -> deque of measured / predicted seconds
-        self.factor: dict = {}  # cost key -> median of its ratios
+        self.ratios: dict = {}  # cost key -> deque of (measured, predicted) seconds
+        self.factor: dict = {}  # cost key -> measured / predicted, summed over the deque
         self.unknown: Deque[float] = deque(maxlen=self.WINDOW)  # seconds, no prediction
         self.unknown_cost: Optional[float] = None
         self.measured = False
@@ -190,12 +190,14 @@ class _CostChunks:
             if raw is None:
                 self.unknown.append(seconds)
             else:
-                self.ratios.setdefault(key, deque(maxlen=self.WINDOW)).append(seconds / raw)
+                self.ratios.setdefault(key, deque(maxlen=self.WINDOW)).append((seconds, raw))
                 touched.add(key)
-        for key in touched:  # a few values: cheaper than NumPy's
-            self.factor[key] = max(statistics.median(self.ratios[key]), 1e-6)
+        for key in touched:  # the mean, not the median: a chunk's time is a sum of them
+            pairs = self.ratios[key]
+            measured, predicted = sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+            self.factor[key] = max(measured / predicted, 1e-6)
         if self.unknown:
-            self.unknown_cost = statistics.median(self.unknown)
+            self.unknown_cost = sum(self.unknown) / len(self.unknown)
 
 
 def _shipper_for(executor: cf.Executor, temp_root: Optional[str]):
@@ -226,14 +228,21 @@ def _positive_int(value: Any, name: str, *, allow_none: bool = False) -> Optiona
 
 
 def _seed_function(seed: Any, instances: Any) -> Callable[[int], Optional[int]]:
-    """Validate ``seed`` and return index -> per-instance seed."""
+    """Validate ``seed`` and return index -> what the chunk carries for its seed: the seed
+    itself, or for a batch seed the same deferred value for every index, from which the
+    worker derives ``instance_seed(seed, index)`` (:func:`~.errors._resolve_seed`)."""
     if seed is None:
         seed = int(np.random.SeedSequence().entropy) % 2**64  # fresh, but reported
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         if seed < 0:
             raise ValueError(f"seed must be non-negative, got {seed!r}")
         base = int(seed)
-        return lambda index: instance_seed(base, index)
+        deferred = _deferred_seed(base)
+
+        def derived(index: int) -> int:
+            return deferred  # the worker derives instance_seed(base, index) from it
+
+        return derived
     if isinstance(seed, (str, bytes)) or not isinstance(seed, (abc.Sequence, np.ndarray)):
         raise TypeError(
             "seed must be a non-negative int, None, or a sequence of per-instance seeds, "

@@ -18,7 +18,7 @@ from .._shared import interrupt
 from .._shared.family import kind_of_format, problem_kinds
 from .._shared.jsonio import InstanceError, load_json
 from .._shared.milp.supervise import new_owned_temp_dir
-from .errors import BatchError, _Invalid, _source, _TimedOut, _timeout_message
+from .errors import BatchError, _Invalid, _resolve_seed, _source, _TimedOut, _timeout_message
 from .shipping import unpack
 
 
@@ -150,6 +150,7 @@ def _solve_chunk(
     costs = []
     clock = time.perf_counter()
     for index, item, seed in chunk:
+        seed = _resolve_seed(seed, index)  # derived here, not by the calling process
         records.append(_solve_one(index, item, seed, method, params, with_report, family,
                                   timeout, cancel))  # fmt: skip
         now = time.perf_counter()
