@@ -110,22 +110,23 @@ def _chunk_seconds(executor: Optional[cf.Executor]) -> float:
 
 
 class _CostChunks:
-    """Chunk boundaries for ``chunksize="auto"`` (the default): chunks of about the same
-    predicted solve time, not the same count.
+    """Chunk boundaries for ``chunksize="auto"`` (the default): chunks of about the same predicted
+    solve time, not the same count.
 
-    An instance's cost is its family's prediction (:func:`coalloc.batch.cost.predicted_cost`,
-    from its size) times that family's correction: the measured over the predicted seconds
-    of the recent instances of that kind the workers solved, summed (a chunk's time is a
-    sum: a kind whose instances mostly take 0.1 ms and sometimes 4 ms costs its mean, not
-    its median), 1 until one has come back. An instance without a prediction (a file path,
-    an unknown kind) costs the mean measured time of such instances, and a whole chunk
-    until one has come back. A chunk closes when its cost reaches ``seconds`` (:func:`_chunk_seconds`; a
-    quarter of it until the first chunk has come back, so that a model far off costs
-    little), or when adding the next instance would pass it (that instance starts the next
-    chunk), or at :data:`MAX` instances; in a batch of known length, also at a quarter of a
-    worker's share of the predicted work left, so that the last chunks are short and every
-    worker finishes near the same time. Sizes depend on timing; answers never do (each
-    instance's seed is its position's).
+    An instance's cost is its family's prediction
+    (:func:`coalloc.batch.cost.predicted_cost`, from its size) times that family's
+    correction: the measured over the predicted seconds of the recent instances of that kind
+    the workers solved, summed (a chunk's time is a sum: a kind whose instances mostly take
+    0.1 ms and sometimes 4 ms costs its mean, not its median), 1 until one has come back. An
+    instance without a prediction (a file path, an unknown kind) costs the mean measured
+    time of such instances, and a whole chunk until one has come back. A chunk closes when
+    its cost reaches ``seconds`` (:func:`_chunk_seconds`; a quarter of it until the first
+    chunk has come back, so that a model far off costs little), or when adding the next
+    instance would pass it (that instance starts the next chunk), or at :data:`MAX`
+    instances; in a batch of known length, also at a quarter of a worker's share of the
+    predicted work left, so that the last chunks are short and every worker finishes near
+    the same time. Sizes depend on timing; answers never do (each instance's seed is its
+    position's).
     """
 
     MAX = 4096
