@@ -225,3 +225,39 @@ def test_the_default_window_holds_four_chunks_per_worker():
     rest = list(it)
     serial = coalloc.solve_many(batch, executor="serial", seed=0)
     assert [answer(r) for r in [first, *rest]] == [answer(r) for r in serial]
+
+
+def test_until_a_chunk_comes_back_only_one_chunk_per_worker_is_sent():
+    """A model far off (a loaded machine runs 40x slower than the shipped scale) commits
+    at most one chunk per worker before the first measurement; then the window fills."""
+    import threading
+
+    class Held(cf.Executor):  # runs each chunk only when released
+        _max_workers = 2
+
+        def __init__(self):
+            self.sent = []
+
+        def submit(self, fn, *args, **kwargs):
+            future: cf.Future = cf.Future()
+            self.sent.append((future, fn, args, kwargs))
+            return future
+
+        def release(self, k):
+            future, fn, args, kwargs = self.sent[k]
+            future.set_result(fn(*args, **kwargs))
+
+    pool = Held()
+    batch = family_batch("collective", 400, seed=1, small=True)
+    it = coalloc.solve_many_iter(batch, executor=pool, seed=0)
+    first = []
+    runner = threading.Thread(target=lambda: first.append(next(it)), daemon=True)
+    runner.start()
+    runner.join(0.5)
+    assert len(pool.sent) == 2  # one per worker, sized blind
+    pool.release(0)
+    runner.join(10)
+    assert first and len(pool.sent) > 2  # measured: the window fills
+    for k in range(1, len(pool.sent)):
+        pool.release(k)
+    it.close()

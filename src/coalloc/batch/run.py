@@ -125,8 +125,9 @@ class _CostChunks:
     instance would pass it (that instance starts the next chunk), or at :data:`MAX`
     instances; in a batch of known length, also at a quarter of a worker's share of the
     predicted work left, so that the last chunks are short and every worker finishes near
-    the same time. Sizes depend on timing; answers never do (each instance's seed is its
-    position's).
+    the same time. Until a chunk has come back only one chunk per worker is sent (a model
+    far off commits little work blind). Sizes depend on timing; answers never do (each
+    instance's seed is its position's).
     """
 
     MAX = 4096
@@ -735,6 +736,8 @@ def _run(
         def fill() -> None:
             nonlocal exhausted
             while not exhausted and len(pending) < max_in_flight:
+                if sizer is not None and not sizer.measured and len(pending) >= workers:
+                    return  # one blind chunk per worker: the rest sized by what it measures
                 chunk = next_chunk()
                 if not chunk:
                     exhausted = True
