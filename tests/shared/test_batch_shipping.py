@@ -212,3 +212,31 @@ def test_a_dask_chunk_too_large_for_a_message_is_scattered_apart(monkeypatch):
     ]
     small, keywords = shipper.pack([(0, _check_item(batch[0]), 0)][:0])  # an empty chunk
     assert isinstance(small.chunk, pickle.PickleBuffer) and "data" not in keywords
+
+
+def test_large_dask_chunks_go_to_the_workers_in_turn(monkeypatch):
+    """Dask's scatter of one object always picks the first worker; the Shipper names the
+    worker, in turn, so that the tasks (which run where their data is) spread."""
+    from coalloc.batch import shipping
+
+    class Client:
+        def __init__(self):
+            self.targets = []
+
+        def scheduler_info(self):
+            return {"workers": {"tcp://b:1": {}, "tcp://a:1": {}}}
+
+        def scatter(self, obj, broadcast=False, hash=True, direct=None, workers=None):
+            self.targets.append(None if workers is None else tuple(workers))
+            return ("future", obj)
+
+    monkeypatch.setattr(shipping, "SCATTER_BYTES", 10)
+    batch = family_batch("taskmap", 6, seed=5, small=True)
+    client = Client()
+    shipper = Shipper(client=client)
+    for i, item in enumerate(batch):
+        shipper.pack([(i, _check_item(item), i)])
+    chunks = [t for t in client.targets if t is not None]  # the shared graph: broadcast
+    assert len(chunks) == 6
+    assert {chunks[k] for k in range(0, 6, 2)} != {chunks[k] for k in range(1, 6, 2)}
+    assert sorted(set(chunks)) == [("tcp://a:1",), ("tcp://b:1",)]

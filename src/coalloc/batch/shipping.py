@@ -151,6 +151,7 @@ class Shipper:
         self.bytes_sent = 0  # each shared object's pickle, once
         self.instances = 0
         self.scattered = 0  # Dask chunks sent straight to a worker (SCATTER_BYTES)
+        self._workers: list = []  # the workers they go to in turn
 
     def _share(self, obj: Any) -> str:
         blob = pickle.dumps(obj, protocol=_PROTOCOL)
@@ -229,11 +230,24 @@ class Shipper:
 
     def _scatter_one(self, blob: bytes) -> Any:
         """A Dask future of ``blob`` held by one worker, sent there by this client directly
-        where it can reach the workers (else, as Dask does by default, by the scheduler)."""
+        where it can reach the workers (else, as Dask does by default, by the scheduler).
+
+        The workers take turns: Dask's scatter of one object always picks the first worker
+        (its round robin starts afresh at every call), and the tasks, which run where their
+        data is, would all queue there (measured: 11.0 s against 6.6-9.8 s in the task)."""
         self.scattered += 1
+        if not self._workers:
+            try:
+                self._workers = sorted(self.client.scheduler_info()["workers"])
+            except Exception:  # a client that does not tell: let Dask choose
+                self._workers = [None]
+        target = self._workers[self.scattered % len(self._workers)]
+        if self.scattered % (4 * len(self._workers)) == 0:
+            self._workers = []  # look again now and then: workers come and go
+        where = {} if target is None else {"workers": [target]}
         try:
-            return self.client.scatter(blob, direct=True, hash=False)
-        except (OSError, TimeoutError, ValueError):  # workers out of the client's reach
+            return self.client.scatter(blob, direct=True, hash=False, **where)
+        except (OSError, TimeoutError, ValueError):  # out of the client's reach, or gone
             return self.client.scatter(blob, hash=False)
 
     def close(self) -> None:
