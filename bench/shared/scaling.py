@@ -17,6 +17,8 @@ the calling process's peak is the benchmark's own). The local Dask cluster runs 
     python -m bench.shared.scaling --families collective testbed --workers 1 2 4 8 16
     python -m bench.shared.scaling --bytes                # bytes shipped per instance only
     python -m bench.shared.scaling --large --repeats 1    # >= 10 s of serial work per family
+    python -m bench.shared.scaling --families mixed --workers 2 --kinds processes dask --one
+                                       # costs 1,000x apart: chunks by cost vs one per chunk
 
 It runs on any core count (``--workers`` up to the CPUs). ``--bytes`` measures what crosses
 to a process or Dask worker per instance, with the shared models sent once
@@ -106,7 +108,39 @@ def family_batch(family: str, k: int, *, seed: int = 0, small: bool = False) -> 
 
         problem = g.paper_setup(40 if small else 500, seed=seed)
         return [Instance(problem) for _ in range(k)]  # one problem, a seed per instance
+    if family == "mixed":
+        return mixed_batch(k, seed=seed, small=small)
     raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+
+
+def mixed_batch(k: int, *, seed: int = 0, small: bool = False) -> List[Any]:
+    """A batch of ``k`` instances about 1,000x apart in cost, three families shuffled: one
+    in 100 a CTAAP Fig. 3 request (n = 400, about 50-100 ms on the 2-core VM; ``small``:
+    n = 60), the others small load-sharing problems (40 nodes, about 0.1 ms) and
+    collective requests (a 40-node pool, about 0.4 ms), half each; the order is a seeded
+    shuffle, so the costly instances fall anywhere, a few together.
+    """
+    import numpy as np
+
+    from coalloc.collective import Instance as Collective
+    from coalloc.collective import generators as cg
+    from coalloc.ctaap import Instance as Ctaap
+    from coalloc.ctaap.generators import fig3
+    from coalloc.loadshare import Instance as Loadshare
+    from coalloc.loadshare import generators as lg
+
+    n_big = max(1, k // 100)
+    offer = fig3(60 if small else 400, seed=seed)[1]
+    big = [Ctaap(fig3(60 if small else 400, seed=seed + 1 + i)[0], offer) for i in range(n_big)]
+    rest = k - n_big
+    problem = lg.paper_setup(40, seed=seed)
+    pool = cg.table1_pool(40, n_slots=48, seed=seed)
+    cases = cg.section42_requests(pool, 4, n_cases=rest // 2, seed=seed + 1)
+    small_ones = [Collective(c[0], pool) for c in cases]
+    small_ones += [Loadshare(problem) for _ in range(rest - len(small_ones))]
+    batch = big + small_ones
+    order = np.random.default_rng(seed).permutation(len(batch))
+    return [batch[i] for i in order]
 
 
 def answer(result: Any) -> Any:
@@ -193,11 +227,13 @@ def local_cluster(workers: int, defaults: bool = False) -> Any:
 def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksize: Any,
                dask_defaults: bool = False) -> dict:  # fmt: skip
     """Solve a fresh batch with ``kind`` ("serial", "threads", "processes", "dask"; a
-    trailing ``"-before"``: main's batch layer, chunks pickled whole, one instance each)."""
+    trailing ``"-before"``: main's batch layer, chunks pickled whole, one instance each; a
+    trailing ``"-one"``: one instance per chunk, solve_many's default before issue 41)."""
     before = kind.endswith("-before")
     kind = kind.removesuffix("-before")
-    if before:
+    if before or kind.endswith("-one"):
         chunksize = 1
+    kind = kind.removesuffix("-one")
     batch = family_batch(family, k, seed=seed)
     client = cluster = executor = None
     try:
@@ -262,7 +298,9 @@ def bytes_per_instance(family: str, k: int, seed: int = 0) -> Dict[str, float]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
+    ap.add_argument("--families", nargs="+", default=list(FAMILIES),
+                    choices=[*FAMILIES, "mixed"],
+                    help="'mixed': instances about 1,000x apart in cost (mixed_batch)")  # fmt: skip
     ap.add_argument("--workers", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--kinds", nargs="+", default=["threads", "processes", "dask"],
                     choices=["threads", "processes", "dask"])  # fmt: skip
@@ -274,6 +312,9 @@ def main(argv=None) -> int:
     ap.add_argument("--before", action="store_true",
                     help="also processes and Dask at the most workers with main's batch layer "
                     "(chunks pickled whole, chunksize 1), interleaved in the same run")  # fmt: skip
+    ap.add_argument("--one", action="store_true",
+                    help="also processes and Dask at the most workers with one instance per "
+                    "chunk (the default before issue 41), interleaved in the same run")  # fmt: skip
     ap.add_argument("--large", action="store_true",
                     help="batches of at least 10 s of serial work each on the 2-core VM "
                     "(LARGE_SIZES), for the quiet-machine run")  # fmt: skip
@@ -302,6 +343,9 @@ def main(argv=None) -> int:
     if args.before:
         most = max(args.workers)
         configs += [(f"{kind}-before", most) for kind in args.kinds if kind != "threads"]
+    if args.one:
+        most = max(args.workers)
+        configs += [(f"{kind}-one", most) for kind in args.kinds if kind != "threads"]
     print("\n| family (instances) | executor | workers | inst/s | speed-up | efficiency | "
           "overhead ms/inst | peak MiB/worker | same answers |")  # fmt: skip
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")
@@ -346,6 +390,7 @@ SIZES: Dict[str, int] = {
     "collective": 800,
     "testbed": 600,
     "loadshare": 600,
+    "mixed": 3000,
 }
 
 
@@ -358,6 +403,7 @@ LARGE_SIZES: Dict[str, int] = {
     "collective": 13000,
     "testbed": 7000,
     "loadshare": 11000,
+    "mixed": 20000,
 }
 
 

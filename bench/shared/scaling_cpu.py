@@ -20,7 +20,13 @@ per instance:
   the wall-clock overhead of :mod:`bench.shared.scaling`);
 * the speed-up bound these imply on ``w`` cores of which the batch has all:
   ``serial / max(total CPU / w, busiest worker)``;
-* the chunks the batch was cut into (count, sizes of the first, the largest, the last).
+* the chunks the batch was cut into (count, sizes of the first, the largest, the last);
+* the cores the machine gives ``--workers`` busy threads right now (:func:`cores_given`,
+  a perfectly parallel control run just before and just after the batch, averaged);
+* the measured wall-clock speed-up (serial wall / batch wall, both in this run) beside the
+  speed-up the model of ``docs/performance.md`` predicts from the CPU accounting above on
+  the cores given, and at 4, 8, 16 and 64 workers (:func:`predict`), each worker on a core
+  of its own and the calling process on one more.
 
     python -m bench.shared.scaling_cpu                       # every family, 2 workers
     python -m bench.shared.scaling_cpu --families testbed --instances 3000
@@ -32,6 +38,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import cProfile
+import hashlib
 import io
 import multiprocessing as mp
 import os
@@ -60,6 +67,7 @@ CPU_SIZES: Dict[str, int] = {
     "collective": 5000,
     "testbed": 3000,
     "loadshare": 4000,
+    "mixed": 2000,
 }
 
 
@@ -98,29 +106,28 @@ def _main_thread_cpu(me: Any) -> float:
 
 
 class _ChunkLog:
-    """Record the chunk sizes ``chunksize="auto"`` picks (a wrapper of its ``size``)."""
+    """Record the chunk sizes ``chunksize="auto"`` picks (a wrapper of the sizer's
+    ``submitted``, which sees every chunk sent)."""
 
     def __init__(self):
         import coalloc.batch.run as run
 
         self.run = run
         self.sizes: List[int] = []
-        self.saved = run._AutoChunks.size
+        self.saved = run._CostChunks.submitted
 
     def __enter__(self):
         saved, sizes = self.saved, self.sizes
 
-        def size(sizer, taken):
-            n = saved(sizer, taken)
-            if sizer.total is None or taken < sizer.total:
-                sizes.append(min(n, sizer.total - taken) if sizer.total else n)
-            return n
+        def submitted(sizer, future, meta):
+            sizes.append(len(meta))
+            return saved(sizer, future, meta)
 
-        self.run._AutoChunks.size = size
+        self.run._CostChunks.submitted = submitted
         return self
 
     def __exit__(self, *exc):
-        self.run._AutoChunks.size = self.saved
+        self.run._CostChunks.submitted = self.saved
 
 
 def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksize: Any,
@@ -228,6 +235,61 @@ def worker_cpu(family: str, k: int, seed: int, chunk: int, profile: bool = False
     }  # fmt: skip
 
 
+_BLOCK = os.urandom(1 << 20)
+
+
+def _sha(n: int) -> None:
+    for _ in range(n):
+        hashlib.sha256(_BLOCK).digest()  # C that releases the GIL: threads run in parallel
+
+
+def cores_given(w: int, blocks: int = 120) -> float:
+    """How many cores the machine gives ``w`` busy threads right now, in units of what it
+    gives one (a perfectly parallel control: SHA-256 of 1 MB blocks, ``blocks`` per thread,
+    against the same total on one thread). On a quiet machine with ``w`` free cores: ``w``;
+    when other jobs hold the cores, less. The model's ``C`` on a shared machine."""
+    start = time.perf_counter()
+    _sha(w * blocks)
+    one = time.perf_counter() - start
+    with cf.ThreadPoolExecutor(w) as pool:
+        start = time.perf_counter()
+        list(pool.map(_sha, [blocks] * w))
+        many = time.perf_counter() - start
+    return one / many
+
+
+#: The worker counts the model predicts for (issue 41).
+PREDICT_AT = (4, 8, 16, 64)
+
+
+def predict(serial: float, parent: float, workers: float, other: float, imbalance: float,
+            w: int, cores: Optional[int] = None) -> float:  # fmt: skip
+    """The speed-up the batch model predicts on ``w`` workers (``docs/performance.md``).
+
+    Parameters
+    ----------
+    serial, parent, workers, other : float
+        CPU seconds per instance: of the serial loop, of the calling process (the
+        scheduler's too on a local Dask cluster), of all the workers together, of the
+        other processes (Dask's nannies), measured on any number of workers.
+    imbalance : float
+        The busiest worker's CPU over the mean worker's.
+    w : int
+        Workers.
+    cores : int, optional
+        Cores the batch has; None: ``w + 1`` (one per worker, one for the caller).
+
+    Returns
+    -------
+    float
+        ``serial / max(workers * imbalance / w, parent, (workers + parent + other) /
+        cores)``: the busiest worker, the calling process (one thread: it does not scale)
+        and all the CPU spread over the cores, whichever is longest.
+    """
+    cores = w + 1 if cores is None else cores
+    return serial / max(workers * imbalance / w, parent, (workers + parent + other) / cores)
+
+
 def _chunks_text(sizes: List[int]) -> str:
     if not sizes:
         return "-"
@@ -236,7 +298,8 @@ def _chunks_text(sizes: List[int]) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
+    ap.add_argument("--families", nargs="+", default=list(FAMILIES),
+                    choices=[*FAMILIES, "mixed"])  # fmt: skip
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--kinds", nargs="+", default=["processes", "dask"],
                     choices=["threads", "processes", "dask"])  # fmt: skip
@@ -284,8 +347,9 @@ def main(argv=None) -> int:
     print(f"\n| family (instances) | executor | serial ms/inst | parent ms/inst (main thread) | "
           f"workers ms/inst (x serial) | nannies ms/inst | busiest/mean worker | "
           f"bound on {w} cores | overhead CPU ms/inst | chunks (n: first..max..last) | "
-          f"same answers |")  # fmt: skip
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+          f"same answers | cores given (control) | measured {w} (wall) | predicted {w} on the "
+          f"cores given | predicted {', '.join(map(str, PREDICT_AT))} |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---|")
     profiles = []
     progress = bar(total=len(args.families) * (1 + len(args.kinds)))
     for family in args.families:
@@ -297,21 +361,30 @@ def main(argv=None) -> int:
         if serial["profile"]:
             profiles.append((family, "serial", serial["profile"]))
         for kind in args.kinds:
+            given = cores_given(w)  # the machine's share right now, before and after
             out = cpu_config(family, k, kind, w, args.seed, chunksize, profile=kind in profile,
                              dask_defaults=args.dask_defaults)  # fmt: skip
+            given = min(w, (given + cores_given(w)) / 2)
             total = out["parent"] + sum(out["workers"]) + out["other"]
             # threads: one process, its threads' shares unknown (taken as even)
             busiest = max(out["workers"]) if out["workers"] else total / w
             mean = sum(out["workers"]) / len(out["workers"]) if out["workers"] else busiest
             bound = base / max(total / w, busiest)
             wsum = sum(out["workers"]) if out["workers"] else out["parent"]
+            accounting = (base / k, out["parent"] / k, wsum / k, out["other"] / k, busiest / mean)
+
+            def at(n, cores=None, accounting=accounting):
+                return predict(*accounting, n, cores)
+
             say(f"| {family} ({k}) | {kind} | {base / k * 1e3:.3f} | "
                 f"{out['parent'] / k * 1e3:.3f} ({out['main'] / k * 1e3:.3f}) | "
                 f"{wsum / k * 1e3:.3f} ({wsum / base:.2f}x) | "
                 f"{out['other'] / k * 1e3:.3f} | {busiest / mean:.2f} | {bound:.2f}x | "
                 f"{(total - base) / k * 1e3:+.3f} | "
                 f"{_chunks_text(out['chunks'])} | "
-                f"{'yes' if out['answers'] == serial['answers'] else 'NO'} |")  # fmt: skip
+                f"{'yes' if out['answers'] == serial['answers'] else 'NO'} | "
+                f"{given:.2f} | {serial['wall'] / out['wall']:.2f}x | {at(w, given):.2f}x | "
+                f"{' / '.join(f'{at(n):.1f}' for n in PREDICT_AT)} |")  # fmt: skip
             progress.update(1)
             if out["profile"]:
                 profiles.append((family, kind, out["profile"]))

@@ -222,7 +222,10 @@ def test_empty_batch():
 # ---------------------------------------------------------------- laziness and progress
 
 
-def test_lazy_consumption_of_an_endless_generator(batch):
+@pytest.mark.parametrize("chunksize", [1, "auto"])
+def test_lazy_consumption_of_an_endless_generator(batch, chunksize):
+    from coalloc.batch.run import _CostChunks
+
     pulled = []
 
     def endless():
@@ -230,10 +233,13 @@ def test_lazy_consumption_of_an_endless_generator(batch):
             pulled.append(k)
             yield batch[k % len(batch)]
 
-    it = solve_many_iter(endless(), n_jobs=2, max_in_flight=3, seed=SEED)
+    it = solve_many_iter(endless(), n_jobs=2, max_in_flight=3, seed=SEED, chunksize=chunksize)
     assert pulled == []  # nothing happens before the first next()
     first = list(itertools.islice(it, 10))
-    assert len(pulled) <= 10 + 3  # the window, never the whole (infinite) input
+    # the window (3 chunks; an "auto" chunk also looks one instance ahead), never the
+    # whole (infinite) input
+    most = 3 if chunksize == 1 else 3 * _CostChunks.MAX + 1
+    assert len(pulled) <= 10 + most
     it.close()
     for i, res in enumerate(first):
         ref = coalloc.solve(*batch[i % len(batch)], seed=instance_seed(SEED, i))
@@ -261,7 +267,8 @@ def test_progress_callback(batch):
     assert calls[-1] == (len(batch), len(batch))
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
     calls.clear()
-    solve_many(iter(batch), executor="serial", progress=lambda d, t: calls.append((d, t)))
+    solve_many(iter(batch), executor="serial", chunksize=1,
+               progress=lambda d, t: calls.append((d, t)))  # fmt: skip
     assert calls == [(k, None) for k in range(1, len(batch) + 1)]
 
 
@@ -434,9 +441,10 @@ def test_a_chunk_that_cannot_be_sent_fails_alone(batch):
 
     bad = Unpicklable(off.properties, off.capacity, off.bandwidth)
     items = [odd, (req, bad), batch[1]]
-    results = solve_many(items, executor="processes", n_jobs=2, seed=SEED)
+    results = solve_many(items, executor="processes", n_jobs=2, seed=SEED, chunksize=1)
     assert results[0].success and results[2].success
     assert isinstance(results[1], BatchError) and "pickl" in str(results[1]).lower()
+    assert results[1].seed == instance_seed(SEED, 1)  # the calling process derives it too
 
 
 # ---------------------------------------------------------------- the command line
@@ -570,6 +578,32 @@ def test_dask_workers_receive_each_shared_model_once_unchanged(dask_client):
     for rows in held.values():
         for _, arrived, now in rows:
             assert now == arrived  # the object the worker solved on is still that content
+
+
+@pytest.mark.slow  # a local cluster of two processes
+def test_dask_chunks_too_large_for_a_message_go_straight_to_a_worker(dask_client, monkeypatch):
+    """Issue 41 item 3: a chunk whose pickle passes SCATTER_BYTES (a CTAAP Fig. 3 request
+    is 4 MB) is scattered to a worker, not carried by its task through the scheduler; the
+    answers are the serial run's. The threshold is lowered so that small chunks take it."""
+    from bench.shared.scaling import FAMILIES, answer, family_batch
+
+    from coalloc.batch import shipping
+
+    families = [family_batch(family, 3, seed=6, small=True) for family in FAMILIES]
+    batch = [b[i] for i in range(3) for b in families]
+    serial = [answer(r) for r in solve_many(batch, executor="serial", seed=SEED)]
+    sent = []
+    original = shipping.Shipper._scatter_one
+
+    def spy(self, blob):
+        sent.append(len(blob))
+        return original(self, blob)
+
+    monkeypatch.setattr(shipping, "SCATTER_BYTES", 200)
+    monkeypatch.setattr(shipping.Shipper, "_scatter_one", spy)
+    results = solve_many(batch, executor=dask_client.get_executor(), seed=SEED, chunksize=2)
+    assert [answer(r) for r in results] == serial
+    assert sent and min(sent) > 200  # every chunk over the threshold went apart
 
 
 def test_the_exact_methods_solver_reaches_them_as_a_keyword_or_in_options():

@@ -1,5 +1,6 @@
-"""``chunksize="auto"`` (issue 24 item 2): chunks sized from the cost the workers measure,
-the answers those of the serial run whatever the sizes."""
+"""``chunksize="auto"``, the default (issue 24 item 2, issue 41 item 4): chunks sized by the
+families' predicted solve times, rescaled by the times the workers measure; the answers
+those of the serial run whatever the sizes."""
 
 from __future__ import annotations
 
@@ -9,39 +10,148 @@ import pytest
 from bench.shared.scaling import FAMILIES, answer, family_batch
 
 import coalloc
-from coalloc.batch.run import AUTO_CHUNK_SECONDS, _AutoChunks
+from coalloc.batch.cost import cost_key, predicted_cost
+from coalloc.batch.run import AUTO_CHUNK_SECONDS, _CostChunks
 from coalloc.batch.worker import _Records
 from coalloc.cli import main
+from coalloc.ctaap.generators import fig2
 
 
-def _done(n: int, seconds: float) -> cf.Future:
+def _done(costs: list) -> cf.Future:
+    """A chunk's future that came back with per-instance times ``costs``."""
     future: cf.Future = cf.Future()
-    records = _Records([object()] * n)
-    records.seconds = seconds
+    records = _Records([object()] * len(costs))
+    records.costs = list(costs)
+    records.seconds = sum(costs)
     future.set_result(records)
     return future
 
 
-def test_the_chunks_grow_to_the_target_time_and_leave_every_worker_a_share():
-    sizer = _AutoChunks(workers=2, total=None)
-    assert sizer.size(0) == 1  # nothing measured yet: one instance per chunk
+def _ctaap(n_tasks: int, seed: int = 0):
+    return coalloc.ctaap.Instance(*fig2(1, n_tasks=n_tasks, n_clusters=5, seed=seed))
+
+
+def test_the_cost_model_ranks_instances_by_size():
+    sizes = [5, 20, 50, 200]
+    costs = [predicted_cost(_ctaap(n)) for n in sizes]
+    assert costs == sorted(costs) and costs[0] < costs[-1] / 10
+    for family in FAMILIES:  # every family declares a model of its main kind
+        inst = family_batch(family, 1, small=True)[0]
+        assert cost_key(inst) == (family, type(inst).__name__)
+        cost = predicted_cost(inst)
+        assert cost is not None and 0 < cost < 10
+    assert predicted_cost("a/path.json") is None and cost_key("a/path.json") is None
+
+
+def test_the_sizer_rescales_each_family_by_what_the_workers_measured():
+    sizer = _CostChunks(workers=2, total=None, seconds=0.2)
+    small, large = _ctaap(10), family_batch("taskmap", 1, small=True)[0]
+    assert sizer.limit(0) == pytest.approx(0.2 * _CostChunks.WARMUP)  # nothing measured
+    key_s, raw_s, est_s = sizer.predict(small)
+    assert est_s == pytest.approx(raw_s)  # no correction yet
     failed: cf.Future = cf.Future()
     failed.set_exception(RuntimeError("lost"))
-    sizer.finished(failed)
-    assert sizer.size(0) == 1
-    for _ in range(3):
-        sizer.finished(_done(1, 0.001))  # a millisecond per instance
-    assert sizer.size(10) == round(AUTO_CHUNK_SECONDS / 0.001)
-    sizer.finished(_done(4, 4.0))  # then a second each: the median moves slowly
-    sizer.finished(_done(2, 2.0))
-    sizer.finished(_done(2, 2.0))
-    sizer.finished(_done(1, 1.0))
-    assert sizer.size(10) == 1
-    known = _AutoChunks(workers=2, total=1000)
-    known.finished(_done(10, 1e-6))  # next to free: capped by MAX and by the share left
-    assert known.size(0) == 1000 // 8
-    assert known.size(996) == 1
-    assert _AutoChunks(1, None).size(0) == 1
+    sizer.submitted(failed, [(key_s, raw_s)])
+    sizer.finished(failed)  # a failed chunk says nothing
+    assert not sizer.measured
+    future = _done([3 * raw_s, 3 * raw_s, 3 * raw_s])
+    sizer.submitted(future, [(key_s, raw_s)] * 3)
+    sizer.finished(future)
+    assert sizer.measured and sizer.limit(0) == pytest.approx(0.2)
+    assert sizer.predict(small)[2] == pytest.approx(3 * raw_s)  # CTAAP runs 3x the model
+    key_l, raw_l, est_l = sizer.predict(large)  # task mapping: not measured, the others' 3x
+    assert est_l == pytest.approx(3 * raw_l)
+    future = _done([0.5 * raw_l])
+    sizer.submitted(future, [(key_l, raw_l)])
+    sizer.finished(future)
+    assert sizer.predict(large)[2] == pytest.approx(0.5 * raw_l)
+    assert sizer.predict(small)[2] == pytest.approx(3 * raw_s)  # each family its own
+    # a path: a whole chunk until measured, then its mean time
+    assert sizer.predict("x.json")[2] == pytest.approx(0.2)
+    future = _done([0.01, 0.03, 0.02])
+    sizer.submitted(future, [(None, None)] * 3)
+    sizer.finished(future)
+    assert sizer.predict("x.json")[2] == pytest.approx(0.02)
+
+
+def test_a_kind_of_uneven_cost_is_sized_by_its_mean_not_its_median():
+    """A chunk's time is a sum: nine instances at a tenth of the model and one at 40x make
+    a chunk 4.09x the model's, which a median (0.1x) would make 41 times too long."""
+    sizer = _CostChunks(workers=2, total=None, seconds=0.2)
+    key, raw, _ = sizer.predict(_ctaap(10))
+    future = _done([0.1 * raw] * 9 + [40 * raw])
+    sizer.submitted(future, [(key, raw)] * 10)
+    sizer.finished(future)
+    assert sizer.predict(_ctaap(10))[2] == pytest.approx(4.09 * raw)
+
+
+def test_the_last_chunks_are_a_quarter_of_a_workers_share_of_the_work_left():
+    sizer = _CostChunks(workers=2, total=100, seconds=10.0)
+    sizer.measured = True
+    for _ in range(10):
+        sizer.predict(_ctaap(20))
+    each = sizer.seen_cost / sizer.seen
+    assert sizer.limit(0) == pytest.approx(100 * each / 8)
+    assert sizer.limit(96) == pytest.approx(4 * each / 8)
+    assert sizer.limit(100) == 0.0
+
+
+def _plan(batch, executor, *, true_cost, n_jobs=2, chunksize="auto", monkeypatch):
+    """The chunks solve_many forms for ``batch``, solving nothing: each instance 'takes'
+    ``true_cost(instance)`` seconds (reported to the sizer as a worker would)."""
+    import coalloc.batch.run as run
+
+    chunks = []
+
+    def fake(chunk, *args, **kwargs):
+        chunks.append([index for index, _, _ in chunk])
+        records = _Records([index for index, _, _ in chunk])
+        records.costs = [true_cost(item) for _, item, _ in chunk]
+        return records
+
+    monkeypatch.setattr(run, "_solve_chunk", fake)
+    monkeypatch.setattr(run, "_shipper_for", lambda executor, temp_root: (None, None))
+    n_jobs = None if executor == "serial" else n_jobs
+    out = list(run.solve_many_iter(batch, executor=executor, n_jobs=n_jobs, chunksize=chunksize))
+    assert out == list(range(len(batch)))  # every instance once, in input order
+    return sorted(chunks)
+
+
+def _makespan(chunks, costs, workers, dispatch):
+    """Greedy list scheduling in submission order (what a pool does): each chunk to the
+    worker free first, costing its instances plus ``dispatch`` seconds."""
+    free = [0.0] * workers
+    for chunk in chunks:
+        k = free.index(min(free))
+        free[k] += dispatch + sum(costs[i] for i in chunk)
+    return max(free)
+
+
+@pytest.mark.parametrize("executor", ["serial", "threads"])
+def test_a_mixed_batch_is_cut_into_balanced_cheap_to_send_chunks(executor, monkeypatch):
+    """A referee independent of the sizer: list-scheduling the chunks it forms, each with a
+    dispatch cost, on 2 workers must come within 0.9 of the ideal makespan, on a batch
+    mixing instances about 270x apart in predicted cost (the model off by 3x)."""
+    sizes = [5] * 300 + [400] * 30 + [5] * 70  # the costly ones together, near the end
+    batch = [_ctaap(int(n), seed=i) for i, n in enumerate(sizes)]
+    model = [predicted_cost(inst) for inst in batch]
+    assert max(model) / min(model) > 200
+    costs = {id(inst): 3 * m for inst, m in zip(batch, model)}
+    true = [costs[id(inst)] for inst in batch]
+    chunks = _plan(batch, executor, true_cost=lambda item: costs[id(item)],
+                   monkeypatch=monkeypatch)  # fmt: skip
+    dispatch = 0.005  # Dask's, per chunk
+    ideal = sum(true) / 2
+    assert ideal / _makespan(chunks, true, 2, dispatch) >= 0.9
+    # one instance per chunk, the old default, fails the same referee
+    ones = [[i] for i in range(len(batch))]
+    assert ideal / _makespan(ones, true, 2, dispatch) < 0.9
+    # the dispatch is amortised: far fewer chunks than instances
+    assert len(chunks) < len(batch) / 3
+    # chunks of a fixed count as few leave a worker idle at the end (the referee can fail)
+    for k in (10, 20, 40):
+        fixed = [list(range(i, min(i + k, len(batch)))) for i in range(0, len(batch), k)]
+        assert ideal / _makespan(fixed, true, 2, dispatch) < 0.9
 
 
 @pytest.fixture(scope="module")
@@ -94,9 +204,9 @@ def test_the_target_of_a_chunk_follows_the_cost_of_its_dispatch():
         assert _chunk_seconds(processes) == AUTO_CHUNK_SECONDS_PROCESSES
     assert _chunk_seconds(DaskLike()) == AUTO_CHUNK_SECONDS_DASK
     assert AUTO_CHUNK_SECONDS < AUTO_CHUNK_SECONDS_PROCESSES < AUTO_CHUNK_SECONDS_DASK
-    sizer = _AutoChunks(workers=2, total=None, seconds=AUTO_CHUNK_SECONDS_PROCESSES)
-    sizer.finished(_done(5, 0.005))  # a millisecond per instance
-    assert sizer.size(0) == round(AUTO_CHUNK_SECONDS_PROCESSES / 0.001)
+    sizer = _CostChunks(workers=2, total=None, seconds=AUTO_CHUNK_SECONDS_PROCESSES)
+    sizer.measured = True
+    assert sizer.limit(0) == AUTO_CHUNK_SECONDS_PROCESSES
 
 
 def test_the_default_window_holds_four_chunks_per_worker():
@@ -108,10 +218,46 @@ def test_the_default_window_holds_four_chunks_per_worker():
             pulled.append(k)
             yield inst
 
-    it = coalloc.solve_many_iter(gen(), n_jobs=1, seed=0)
+    it = coalloc.solve_many_iter(gen(), n_jobs=1, seed=0, chunksize=1)
     first = next(it)
     # four chunks submitted before the first came back, and one more once it had
     assert len(pulled) == 4 * 1 + 1
     rest = list(it)
     serial = coalloc.solve_many(batch, executor="serial", seed=0)
     assert [answer(r) for r in [first, *rest]] == [answer(r) for r in serial]
+
+
+def test_until_a_chunk_comes_back_only_one_chunk_per_worker_is_sent():
+    """A model far off (a loaded machine runs 40x slower than the shipped scale) commits
+    at most one chunk per worker before the first measurement; then the window fills."""
+    import threading
+
+    class Held(cf.Executor):  # runs each chunk only when released
+        _max_workers = 2
+
+        def __init__(self):
+            self.sent = []
+
+        def submit(self, fn, *args, **kwargs):
+            future: cf.Future = cf.Future()
+            self.sent.append((future, fn, args, kwargs))
+            return future
+
+        def release(self, k):
+            future, fn, args, kwargs = self.sent[k]
+            future.set_result(fn(*args, **kwargs))
+
+    pool = Held()
+    batch = family_batch("collective", 400, seed=1, small=True)
+    it = coalloc.solve_many_iter(batch, executor=pool, seed=0)
+    first = []
+    runner = threading.Thread(target=lambda: first.append(next(it)), daemon=True)
+    runner.start()
+    runner.join(0.5)
+    assert len(pool.sent) == 2  # one per worker, sized blind
+    pool.release(0)
+    runner.join(10)
+    assert first and len(pool.sent) > 2  # measured: the window fills
+    for k in range(1, len(pool.sent)):
+        pool.release(k)
+    it.close()

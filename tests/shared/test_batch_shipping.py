@@ -176,3 +176,67 @@ def test_a_dask_chunk_travels_as_bytes_with_its_shared_model_scattered_once():
     assert [answer(c[0][1].solve(seed=0)) for c in chunks] == [
         answer(item.solve(seed=0)) for item in batch
     ]
+
+
+def test_a_dask_chunk_too_large_for_a_message_is_scattered_apart(monkeypatch):
+    """Issue 41 item 3: a chunk whose pickle passes SCATTER_BYTES goes to a worker by
+    ``scatter`` (directly where the client reaches the workers), its task carries only
+    the future; the worker rebuilds the chunk from what Dask hands over."""
+    from coalloc.batch import shipping
+    from coalloc.batch.shipping import _cache
+
+    class Client:
+        def __init__(self):
+            self.calls = []
+
+        def scatter(self, obj, broadcast=False, hash=True, direct=None):
+            self.calls.append((len(obj), broadcast, hash, direct))
+            return ("future", obj)
+
+    batch = family_batch("ctaap", 2, seed=5, small=True)
+    monkeypatch.setattr(shipping, "SCATTER_BYTES", 1000)
+    client = Client()
+    shipper = Shipper(client=client)
+    payload, keywords = shipper.pack([(i, _check_item(item), i) for i, item in enumerate(batch)])
+    assert payload.chunk is None and keywords["data"][0] == "future"
+    # the shared offer to every worker, then the chunk to one worker, directly
+    assert [c[1:] for c in client.calls] == [(True, False, None), (False, False, True)]
+    assert client.calls[1][0] > 1000 and shipper.scattered == 1
+    arrived = pickle.loads(pickle.dumps(payload, protocol=5))
+    given = {d: future[1] for d, future in keywords.get("shared", {}).items()}  # Dask's hand
+    _cache.clear()
+    chunk = unpack(arrived, given, data=keywords["data"][1])
+    _cache.clear()
+    assert [answer(item.solve(seed=0)) for _, item, _ in chunk] == [
+        answer(item.solve(seed=0)) for item in batch
+    ]
+    small, keywords = shipper.pack([(0, _check_item(batch[0]), 0)][:0])  # an empty chunk
+    assert isinstance(small.chunk, pickle.PickleBuffer) and "data" not in keywords
+
+
+def test_large_dask_chunks_go_to_the_workers_in_turn(monkeypatch):
+    """Dask's scatter of one object always picks the first worker; the Shipper names the
+    worker, in turn, so that the tasks (which run where their data is) spread."""
+    from coalloc.batch import shipping
+
+    class Client:
+        def __init__(self):
+            self.targets = []
+
+        def scheduler_info(self):
+            return {"workers": {"tcp://b:1": {}, "tcp://a:1": {}}}
+
+        def scatter(self, obj, broadcast=False, hash=True, direct=None, workers=None):
+            self.targets.append(None if workers is None else tuple(workers))
+            return ("future", obj)
+
+    monkeypatch.setattr(shipping, "SCATTER_BYTES", 10)
+    batch = family_batch("taskmap", 6, seed=5, small=True)
+    client = Client()
+    shipper = Shipper(client=client)
+    for i, item in enumerate(batch):
+        shipper.pack([(i, _check_item(item), i)])
+    chunks = [t for t in client.targets if t is not None]  # the shared graph: broadcast
+    assert len(chunks) == 6
+    assert {chunks[k] for k in range(0, 6, 2)} != {chunks[k] for k in range(1, 6, 2)}
+    assert sorted(set(chunks)) == [("tcp://a:1",), ("tcp://b:1",)]

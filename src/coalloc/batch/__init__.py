@@ -25,9 +25,12 @@ Guarantees, whatever runs the batch:
   instances are unaffected.
 - **Shared inputs cross once.** On processes and Dask, a model that several instances
   hold (the same pool, testbed, offer, resource graph object) is sent to each worker once,
-  keyed by its digest, and kept there for the batch (:mod:`coalloc.batch.shipping`);
-  ``chunksize="auto"`` sizes the chunks from the cost the workers measure. The guide:
-  ``coalloc docs batch``.
+  keyed by its digest, and kept there for the batch (:mod:`coalloc.batch.shipping`); a
+  Dask chunk too large for a message goes straight to a worker, not through the scheduler.
+- **Chunks by cost.** By default (``chunksize="auto"``) chunks hold about the same
+  predicted solve time, from each family's cost model (:mod:`coalloc.batch.cost`)
+  rescaled by the times the workers measure, so a batch mixing cheap and costly instances
+  keeps every worker busy to the end. The guide: ``coalloc docs batch``.
 - **Bounded memory.** The iterable is consumed lazily, with at most ``max_in_flight``
   chunks submitted and not yet returned, so a generator of a million instances is never
   materialised.

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any, Optional
 
+from .._shared.seeding import instance_seed
+
 
 class BatchError(Exception):
     """The record of an instance of a batch that failed.
@@ -151,7 +153,22 @@ def _timeout_message(timeout: float) -> str:
 #: Worker processes of a pool solve_many created: where they report (generation, index,
 
 
+def _deferred_seed(base: int) -> int:
+    """What a chunk carries in place of the seed ``instance_seed(base, index)``: ``-base - 1``
+    (a real seed is never negative). The worker derives the seed (:func:`_resolve_seed`),
+    so the calling process does no SeedSequence work per instance (issue 41)."""
+    return -base - 1
+
+
+def _resolve_seed(seed: Optional[int], index: int) -> Optional[int]:
+    """The seed instance ``index`` is solved with, from what its chunk carries."""
+    if seed is not None and seed < 0:
+        return instance_seed(-seed - 1, index)
+    return seed
+
+
 def _chunk_failed(exc: BaseException, index: int, item: Any, seed: Optional[int]) -> BatchError:
     """The record of an instance whose chunk failed as a whole (never ran, lost, unpicklable)."""
     message = str(exc) or repr(exc)
-    return BatchError(index, type(exc).__name__, message, source=_source(item), seed=seed)
+    return BatchError(index, type(exc).__name__, message, source=_source(item),
+                      seed=_resolve_seed(seed, index))  # fmt: skip

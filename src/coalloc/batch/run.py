@@ -40,8 +40,8 @@ from .._shared.milp.supervise import new_owned_temp_dir
 from .._shared.params import check_backend
 from .._shared.progress import ProgressBar
 from .._shared.result import Result
-from .._shared.seeding import instance_seed
-from .errors import BatchError, _chunk_failed, _Invalid
+from .cost import cost_key, predicted_cost
+from .errors import BatchError, _chunk_failed, _deferred_seed, _Invalid
 from .shipping import Shipper
 from .supervise import _isolate_crash, _new_process_pool, _resubmit, _Watchdog
 from .worker import _new_temp_root, _solve_chunk
@@ -110,42 +110,97 @@ def _chunk_seconds(executor: Optional[cf.Executor]) -> float:
     return AUTO_CHUNK_SECONDS_PROCESSES  # a process pool, or another remote executor
 
 
-class _AutoChunks:
-    """Chunk sizes for ``chunksize="auto"``: one instance per chunk until chunks have come
-    back, then as many as fit in ``seconds`` (:func:`_chunk_seconds`) at the median cost
-    per instance the workers measured on their recent chunks (the solve alone: a pool's
-    start-up and the dispatch do not count), at most a quarter of a worker's share of what
-    is left of a batch of known length, and at most :data:`MAX`."""
+class _CostChunks:
+    """Chunk boundaries for ``chunksize="auto"`` (the default): chunks of about the same predicted
+    solve time, not the same count.
+
+    An instance's cost is its family's prediction
+    (:func:`coalloc.batch.cost.predicted_cost`, from its size) times that family's
+    correction: the measured over the predicted seconds of the recent instances of that kind
+    the workers solved, summed (a chunk's time is a sum: a kind whose instances mostly take
+    0.1 ms and sometimes 4 ms costs its mean, not its median), 1 until one has come back. An
+    instance without a prediction (a file path, an unknown kind) costs the mean measured
+    time of such instances, and a whole chunk until one has come back. A chunk closes when
+    its cost reaches ``seconds`` (:func:`_chunk_seconds`; a quarter of it until the first
+    chunk has come back, so that a model far off costs little), or when adding the next
+    instance would pass it (that instance starts the next chunk), or at :data:`MAX`
+    instances; in a batch of known length, also at a quarter of a worker's share of the
+    predicted work left, so that the last chunks are short and every worker finishes near
+    the same time. Until a chunk has come back only one chunk per worker is sent (a model
+    far off commits little work blind). Sizes depend on timing; answers never do (each
+    instance's seed is its position's).
+    """
 
     MAX = 4096
-    WINDOW = 64  # chunks whose cost is remembered
+    WINDOW = 64  # instances whose measured/predicted ratio is remembered, per kind
+    WARMUP = 0.25  # fraction of ``seconds`` a chunk aims at before any has come back
 
     def __init__(self, workers: int, total: Optional[int], seconds: float = AUTO_CHUNK_SECONDS):
         self.workers = workers
         self.total = total
         self.seconds = seconds
-        self.costs: Deque[float] = deque(maxlen=self.WINDOW)
-        self.chosen: Optional[int] = None
+        self.ratios: dict = {}  # cost key -> deque of (measured, predicted) seconds
+        self.factor: dict = {}  # cost key -> measured / predicted, summed over the deque
+        self.unknown: Deque[float] = deque(maxlen=self.WINDOW)  # seconds, no prediction
+        self.unknown_cost: Optional[float] = None
+        self.measured = False
+        self.seen = 0  # instances sized so far, and the sum of their estimated costs
+        self.seen_cost = 0.0
+        self._meta: dict = {}  # future -> [(cost key, predicted seconds or None)]
+
+    def predict(self, item: Any) -> Tuple[Any, Optional[float], float]:
+        """``(cost key, the model's seconds or None, estimated seconds)`` of an item."""
+        key = cost_key(item)
+        raw = predicted_cost(item) if key is not None else None
+        if raw is None:
+            cost = self.unknown_cost if self.unknown_cost is not None else self.seconds
+        else:
+            cost = raw * self.factor.get(key, self._any_factor())
+        self.seen += 1
+        self.seen_cost += cost
+        return key, raw, cost
+
+    def _any_factor(self) -> float:
+        """The correction of a kind not measured yet: the median of the others' (the
+        machine's speed is common to every family), else 1."""
+        if not self.factor:
+            return 1.0
+        return statistics.median(self.factor.values())
+
+    def limit(self, taken: int) -> float:
+        """The cost at which the next chunk closes."""
+        seconds = self.seconds if self.measured else self.seconds * self.WARMUP
+        if self.total is not None and self.seen:
+            left = max(0, self.total - taken) * (self.seen_cost / self.seen)
+            seconds = min(seconds, left / (4 * self.workers))
+        return seconds
+
+    def submitted(self, future: cf.Future, meta: list) -> None:
+        self._meta[future] = meta
 
     def finished(self, future: cf.Future) -> None:
+        meta = self._meta.pop(future, None)
         try:
             records = future.result(timeout=0)
         except BaseException:  # failed chunks say nothing about the cost
             return
-        seconds = getattr(records, "seconds", None)
-        if seconds is None or not records:
+        costs = getattr(records, "costs", None)
+        if meta is None or costs is None or len(costs) != len(meta):
             return
-        self.costs.append(seconds / len(records))
-        cost = statistics.median(self.costs)  # a few values: cheaper than NumPy's
-        self.chosen = max(1, min(self.MAX, int(self.seconds / max(cost, 1e-7))))
-
-    def size(self, taken: int) -> int:
-        if self.chosen is None:
-            return 1
-        if self.total is None:
-            return self.chosen
-        share = (self.total - taken) // (4 * self.workers)
-        return max(1, min(self.chosen, share))
+        self.measured = True
+        touched = set()
+        for (key, raw), seconds in zip(meta, costs):
+            if raw is None:
+                self.unknown.append(seconds)
+            else:
+                self.ratios.setdefault(key, deque(maxlen=self.WINDOW)).append((seconds, raw))
+                touched.add(key)
+        for key in touched:  # the mean, not the median: a chunk's time is a sum of them
+            pairs = self.ratios[key]
+            measured, predicted = sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+            self.factor[key] = max(measured / predicted, 1e-6)
+        if self.unknown:
+            self.unknown_cost = sum(self.unknown) / len(self.unknown)
 
 
 def _shipper_for(executor: cf.Executor, temp_root: Optional[str]):
@@ -176,14 +231,21 @@ def _positive_int(value: Any, name: str, *, allow_none: bool = False) -> Optiona
 
 
 def _seed_function(seed: Any, instances: Any) -> Callable[[int], Optional[int]]:
-    """Validate ``seed`` and return index -> per-instance seed."""
+    """Validate ``seed`` and return index -> what the chunk carries for its seed: the seed
+    itself, or for a batch seed the same deferred value for every index, from which the
+    worker derives ``instance_seed(seed, index)`` (:func:`~.errors._resolve_seed`)."""
     if seed is None:
         seed = int(np.random.SeedSequence().entropy) % 2**64  # fresh, but reported
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         if seed < 0:
             raise ValueError(f"seed must be non-negative, got {seed!r}")
         base = int(seed)
-        return lambda index: instance_seed(base, index)
+        deferred = _deferred_seed(base)
+
+        def derived(index: int) -> int:
+            return deferred  # the worker derives instance_seed(base, index) from it
+
+        return derived
     if isinstance(seed, (str, bytes)) or not isinstance(seed, (abc.Sequence, np.ndarray)):
         raise TypeError(
             "seed must be a non-negative int, None, or a sequence of per-instance seeds, "
@@ -314,7 +376,7 @@ def solve_many(
     n_jobs: Optional[int] = None,
     executor: Union[str, cf.Executor, None] = None,
     seed: Union[int, None, Sequence[Optional[int]]] = 0,
-    chunksize: Union[int, str] = 1,
+    chunksize: Union[int, str] = "auto",
     max_in_flight: Optional[int] = None,
     on_error: str = "record",
     progress: Union[None, bool, Callable[[int, Optional[int]], None]] = None,
@@ -362,15 +424,20 @@ def solve_many(
         ``n_jobs``, ``chunksize`` or completion order. None draws a fresh batch seed (the
         seed each instance used is in ``result.seed``). A sequence gives the seed of every
         instance explicitly (its length must match the batch).
-    chunksize : int or "auto", default 1
-        Instances per submitted task. Larger chunks cut the per-task overhead of processes
-        and remote executors on small instances. ``"auto"``: the first chunks hold one
-        instance each, and the chunks after them are sized from their measured cost so that
-        a chunk takes about 0.05 s on threads, 0.2 s on processes and 0.5 s on Dask
-        (:data:`AUTO_CHUNK_SECONDS` and its siblings: a few per cent of a chunk goes to its
-        dispatch; instances of a millisecond travel by the hundred, instances of a second
-        one by one), while every worker still gets several chunks of a batch of known
-        length.
+    chunksize : int or "auto", default "auto"
+        Instances per submitted task. ``"auto"`` (the default) sizes every chunk by the
+        predicted solve time of its instances, not by their count: each family predicts an
+        instance's time from its size (:func:`coalloc.batch.cost.predicted_cost`, a model
+        shipped with the package), rescaled per family by the times the workers measure on
+        the first instances, and a chunk holds about 0.05 s of work on threads, 0.2 s on
+        processes and 0.5 s on Dask (:data:`AUTO_CHUNK_SECONDS` and its siblings: a few
+        per cent of a chunk goes to its dispatch), a quarter of that until the first chunk
+        has come back, and at most a quarter of a worker's share of the work left in a
+        batch of known length. Instances of a millisecond then travel by the hundred,
+        instances of a second one by one, and a batch mixing both (mixed sizes, mixed
+        families) ends with every worker busy. An integer: that many instances per chunk,
+        whatever they cost (``1``: the default before issue 41). The answers are the same
+        for every ``chunksize``.
     max_in_flight : int, optional
         Most chunks submitted and not yet returned in order (default ``4 * n_jobs``); bounds
         the memory held for a long iterable. A chunk that came back waits for the earlier
@@ -455,7 +522,7 @@ def solve_many_iter(
     n_jobs: Optional[int] = None,
     executor: Union[str, cf.Executor, None] = None,
     seed: Union[int, None, Sequence[Optional[int]]] = 0,
-    chunksize: Union[int, str] = 1,
+    chunksize: Union[int, str] = "auto",
     max_in_flight: Optional[int] = None,
     on_error: str = "record",
     progress: Union[None, bool, Callable[[int, Optional[int]], None]] = None,
@@ -640,14 +707,20 @@ class _Held:
 
 
 def _serial(next_chunk: Callable[[], list], args: tuple, emit: Callable, progress: Any,
-            total: Optional[int]) -> Iterator[Any]:  # fmt: skip
-    """A serial batch: each chunk solved here, in turn."""
+            total: Optional[int], sizer: Any, metas: list) -> Iterator[Any]:  # fmt: skip
+    """A serial batch: each chunk solved here, in turn (its time told to ``sizer``, the cost
+    sizer of ``chunksize="auto"``, when there is one; ``metas``: its view of the chunk)."""
     done = 0
     while True:
         chunk = next_chunk()
         if not chunk:
             return
         records = _solve_chunk(chunk, *args)
+        if sizer is not None:
+            done_future: cf.Future = cf.Future()
+            done_future.set_result(records)
+            sizer.submitted(done_future, metas[0])
+            sizer.finished(done_future)
         done += len(records)
         if progress is not None:
             progress(done, total)
@@ -669,14 +742,39 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
     progress, total, cancel = plan.progress, plan.total, plan.cancel
     items = enumerate(instances)
     done = 0
-    sizer = _AutoChunks(workers, total) if chunksize == "auto" else None
+    sizer = _CostChunks(workers, total) if chunksize == "auto" else None
     taken = 0
+    held: list = []  # the instance that would have passed a chunk's cost: the next one's
+    metas: list = []  # the sizer's view of the chunk next_chunk returned last
 
     def next_chunk() -> list:
         nonlocal taken
-        size = chunksize if sizer is None else sizer.size(taken)
-        chunk = [(i, _check_item(item), seed_of(i)) for i, item in islice(items, size)]
+        if sizer is None:
+            chunk = [(i, _check_item(item), seed_of(i)) for i, item in islice(items, chunksize)]
+            taken += len(chunk)
+            return chunk
+        chunk, meta, cost = [], [], 0.0
+        limit = sizer.limit(taken)
+        while len(chunk) < sizer.MAX:
+            if held:
+                entry, key, raw, estimate = held.pop()
+            else:
+                try:
+                    i, item = next(items)
+                except StopIteration:
+                    break
+                entry = (i, _check_item(item), seed_of(i))
+                key, raw, estimate = sizer.predict(entry[1])
+            if chunk and cost + estimate > limit:
+                held.append((entry, key, raw, estimate))
+                break
+            chunk.append(entry)
+            meta.append((key, raw))
+            cost += estimate
+            if cost >= limit:
+                break
         taken += len(chunk)
+        metas[:] = [meta]
         return chunk
 
     def emit(records: list) -> Iterator[Any]:
@@ -690,7 +788,7 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
     pending: Deque[Tuple[list, cf.Future]] = deque()
     try:
         if plan.pool_kind == "serial":
-            yield from _serial(next_chunk, args, emit, progress, total)
+            yield from _serial(next_chunk, args, emit, progress, total, sizer, metas)
             return
 
         executor = held.open(plan)
@@ -704,6 +802,8 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
         def fill() -> None:
             nonlocal exhausted
             while not exhausted and len(pending) < max_in_flight:
+                if sizer is not None and not sizer.measured and len(pending) >= workers:
+                    return  # one blind chunk per worker: the rest sized by what it measures
                 chunk = next_chunk()
                 if not chunk:
                     exhausted = True
@@ -715,6 +815,8 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
                     future.set_exception(exc)
                 pending.append((chunk, future))
                 sizes[future] = len(chunk)
+                if sizer is not None:
+                    sizer.submitted(future, metas[0])
 
         def count(finished) -> None:
             nonlocal done

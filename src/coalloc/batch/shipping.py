@@ -50,6 +50,10 @@ RECENT = 64
 #: used forgotten first: a batch of a million instances holds a bounded set of models).
 KEEP = 256
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
+#: A Dask chunk whose pickle is larger than this (a CTAAP Fig. 3 request alone is 4 MB)
+#: does not travel in its task, through the scheduler: it is scattered once, straight to
+#: a worker, and the task takes the future (the scheduler sees its key and its size).
+SCATTER_BYTES = 1 << 20
 
 
 def _model_types() -> tuple:
@@ -146,6 +150,8 @@ class Shipper:
         self.futures: Dict[str, Any] = {}  # digest -> Dask future of the object
         self.bytes_sent = 0  # each shared object's pickle, once
         self.instances = 0
+        self.scattered = 0  # Dask chunks sent straight to a worker (SCATTER_BYTES)
+        self._workers: list = []  # the workers they go to in turn
 
     def _share(self, obj: Any) -> str:
         blob = pickle.dumps(obj, protocol=_PROTOCOL)
@@ -209,13 +215,40 @@ class Shipper:
                     item = _Parts(type(item), tuple(parts))
             out.append((index, item, seed))
         self.instances += len(chunk)
-        if self.client is not None:  # out of band: Dask sends its frames without a copy
-            out = pickle.PickleBuffer(pickle.dumps(out, protocol=_PROTOCOL))
-        files = {d: self.files[d] for d in used}
         keywords = {}
+        if self.client is not None:  # out of band: Dask sends its frames without a copy
+            blob = pickle.dumps(out, protocol=_PROTOCOL)
+            if len(blob) > SCATTER_BYTES:  # straight to a worker, not through the scheduler
+                keywords["data"] = self._scatter_one(blob)
+                out = None
+            else:
+                out = pickle.PickleBuffer(blob)
+        files = {d: self.files[d] for d in used}
         if self.client is not None and files:
             keywords["shared"] = {d: self.futures[d] for d in files}
         return _Packed(out, files), keywords
+
+    def _scatter_one(self, blob: bytes) -> Any:
+        """A Dask future of ``blob`` held by one worker, sent there by this client directly
+        where it can reach the workers (else, as Dask does by default, by the scheduler).
+
+        The workers take turns: Dask's scatter of one object always picks the first worker
+        (its round robin starts afresh at every call), and the tasks, which run where their
+        data is, would all queue there (measured: 11.0 s against 6.6-9.8 s in the task)."""
+        self.scattered += 1
+        if not self._workers:
+            try:
+                self._workers = sorted(self.client.scheduler_info()["workers"])
+            except Exception:  # a client that does not tell: let Dask choose
+                self._workers = [None]
+        target = self._workers[self.scattered % len(self._workers)]
+        if self.scattered % (4 * len(self._workers)) == 0:
+            self._workers = []  # look again now and then: workers come and go
+        where = {} if target is None else {"workers": [target]}
+        try:
+            return self.client.scatter(blob, direct=True, hash=False, **where)
+        except (OSError, TimeoutError, ValueError):  # out of the client's reach, or gone
+            return self.client.scatter(blob, hash=False)
 
     def close(self) -> None:
         """Let the batch's shared objects go (Dask releases them when their futures go)."""
@@ -260,9 +293,10 @@ def _lookup(digest: str) -> Any:
         return entry[0]
 
 
-def unpack(payload: Any, shared: Optional[dict] = None) -> list:
+def unpack(payload: Any, shared: Optional[dict] = None, data: Optional[bytes] = None) -> list:
     """The chunk a :class:`Shipper` packed, its shared objects from this worker's cache
-    (else from ``shared``, what Dask handed over, or the file the parent wrote)."""
+    (else from ``shared``, what Dask handed over, or the file the parent wrote); ``data``:
+    the chunk's pickle, when Dask handed it over apart (:data:`SCATTER_BYTES`)."""
     if not isinstance(payload, _Packed):
         return payload  # threads, serial, a plain chunk resubmitted after a crash
     with _unpickling:
@@ -277,7 +311,7 @@ def unpack(payload: Any, shared: Optional[dict] = None) -> list:
                         obj = pickle.load(fh)
                 obj = _remember(digest, obj)
             got[digest] = obj
-        packed = payload.chunk
+        packed = payload.chunk if payload.chunk is not None else data
         if isinstance(packed, (bytes, bytearray, memoryview, pickle.PickleBuffer)):  # Dask
             packed = pickle.loads(packed)
     chunk = []

@@ -18,7 +18,7 @@ from .._shared import interrupt
 from .._shared.family import kind_of_format, problem_kinds
 from .._shared.jsonio import InstanceError, load_json
 from .._shared.milp.supervise import new_owned_temp_dir
-from .errors import BatchError, _Invalid, _source, _TimedOut, _timeout_message
+from .errors import BatchError, _Invalid, _resolve_seed, _source, _TimedOut, _timeout_message
 from .shipping import unpack
 
 
@@ -143,23 +143,34 @@ def _solve_chunk(
     timeout: Optional[float] = None,
     cancel: Optional[interrupt.Scope] = None,
     shared: Optional[dict] = None,
+    data: Optional[bytes] = None,
 ) -> list:
     """Solve a chunk of ``(index, item, seed)``; top level so that it pickles by reference.
 
     ``chunk`` may come packed by a :class:`~coalloc.batch.shipping.Shipper` (its shared
-    models as digests), with ``shared`` the objects Dask handed over for them.
+    models as digests), with ``shared`` the objects Dask handed over for them, and ``data``
+    the chunk's own pickle when Dask handed it over apart (a large chunk, scattered).
     """
     start = time.perf_counter()
-    chunk = unpack(chunk, shared)
-    records = _Records(
-        _solve_one(index, item, seed, method, params, with_report, family, timeout, cancel)
-        for index, item, seed in chunk
-    )
-    records.seconds = time.perf_counter() - start  # what chunksize="auto" sizes chunks by
+    chunk = unpack(chunk, shared, data)
+    records = _Records()
+    costs = []
+    clock = time.perf_counter()
+    for index, item, seed in chunk:
+        seed = _resolve_seed(seed, index)  # derived here, not by the calling process
+        records.append(_solve_one(index, item, seed, method, params, with_report, family,
+                                  timeout, cancel))  # fmt: skip
+        now = time.perf_counter()
+        costs.append(now - clock)  # what chunksize="auto" refines its cost model by
+        clock = now
+    records.costs = costs
+    records.seconds = time.perf_counter() - start
     return records
 
 
 class _Records(list):
-    """The records of a chunk, and the seconds the worker took to solve it."""
+    """The records of a chunk, the seconds the worker took to solve it (unpacking
+    included) and each instance's seconds."""
 
     seconds: Optional[float] = None
+    costs: Optional[List[float]] = None

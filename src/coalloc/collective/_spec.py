@@ -74,3 +74,14 @@ FORMATS = (
         examples=lambda: _examples("workload"),
     ),
 )
+
+
+#: The batch layer's cost model (:mod:`coalloc.batch.cost`): seconds of the default method
+#: = c + a * cost_size ** b, fitted by ``python -m bench.shared.scaling_cost``
+#: (2-core VM, issue 41); the batch rescales it by the times its workers measure.
+COST_MODEL = {"CollectiveInstance": (0.0, 4.0e-4, 0.013)}
+
+
+def cost_size(inst: Instance) -> float:
+    """The size the cost model reads: nodes requested x nodes in the pool."""
+    return float(inst.request.count * inst.pool.n_nodes)

@@ -44,3 +44,14 @@ FORMATS = (
         dump=_dump,
     ),
 )
+
+
+#: The batch layer's cost model (:mod:`coalloc.batch.cost`): seconds of the default method
+#: = c + a * cost_size ** b, fitted by ``python -m bench.shared.scaling_cost``
+#: (2-core VM, issue 41); the batch rescales it by the times its workers measure.
+COST_MODEL = {"CtaapInstance": (6.0e-4, 1.2e-7, 1.04)}
+
+
+def cost_size(inst: Instance) -> float:
+    """The size the cost model reads: (tasks + communicating pairs) x clusters."""
+    return float((inst.request.n + inst.request.n_edges) * inst.offer.m)

@@ -61,3 +61,17 @@ FORMATS = (
         dump=lambda inst: json.loads(json.dumps(solvers.gap_to_dict(inst.instance))),
     ),
 )
+
+
+#: The batch layer's cost model (:mod:`coalloc.batch.cost`): seconds of the default method
+#: = c + a * cost_size ** b, fitted by ``python -m bench.shared.scaling_cost``
+#: (2-core VM, issue 41); the batch rescales it by the times its workers measure.
+COST_MODEL = {"LoadShareInstance": (0.0, 4.7e-6, 0.30), "GapProblem": (5.2e-3, 2.7e-4, 0.70)}
+
+
+def cost_size(inst: object) -> float:
+    """The size the cost model reads: jobs x nodes (load sharing), items x agents (GAP)."""
+    if isinstance(inst, Instance):
+        return float(inst.problem.n_jobs * inst.problem.n_nodes)
+    gap = inst.instance  # type: ignore[attr-defined]
+    return float(gap.m * gap.n)

@@ -87,3 +87,14 @@ FORMATS = (
         dump=lambda inst: json.loads(written(io.write_instance, *inst)),
     ),
 )
+
+
+#: The batch layer's cost model (:mod:`coalloc.batch.cost`): seconds of the default method
+#: = c + a * cost_size ** b, fitted by ``python -m bench.shared.scaling_cost``
+#: (2-core VM, issue 41); the batch rescales it by the times its workers measure.
+COST_MODEL = {"TaskMapInstance": (3.2e-3, 1.6e-4, 0.60)}
+
+
+def cost_size(inst: Instance) -> float:
+    """The size the cost model reads: tasks x processors."""
+    return float(inst.task_graph.n * inst.resource_graph.n_processors)

@@ -60,3 +60,14 @@ FORMATS = (
         dump=lambda inst: json.loads(written(io.write_instance, *inst)),
     ),
 )
+
+
+#: The batch layer's cost model (:mod:`coalloc.batch.cost`): seconds of the default method
+#: = c + a * cost_size ** b, fitted by ``python -m bench.shared.scaling_cost``
+#: (2-core VM, issue 41); the batch rescales it by the times its workers measure.
+COST_MODEL = {"TestbedInstance": (0.0, 1.3e-3, 0.10)}
+
+
+def cost_size(inst: Instance) -> float:
+    """The size the cost model reads: virtual nodes x physical nodes."""
+    return float(max(1, len(inst.top.nodes)) * max(1, len(inst.ptop.nodes)))
