@@ -744,7 +744,7 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
     done = 0
     sizer = _CostChunks(workers, total) if chunksize == "auto" else None
     taken = 0
-    held: list = []  # the instance that would have passed a chunk's cost: the next one's
+    carried: list = []  # the instance that would have passed a chunk's cost: the next one's
     metas: list = []  # the sizer's view of the chunk next_chunk returned last
 
     def next_chunk() -> list:
@@ -756,8 +756,8 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
         chunk, meta, cost = [], [], 0.0
         limit = sizer.limit(taken)
         while len(chunk) < sizer.MAX:
-            if held:
-                entry, key, raw, estimate = held.pop()
+            if carried:
+                entry, key, raw, estimate = carried.pop()
             else:
                 try:
                     i, item = next(items)
@@ -766,7 +766,7 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
                 entry = (i, _check_item(item), seed_of(i))
                 key, raw, estimate = sizer.predict(entry[1])
             if chunk and cost + estimate > limit:
-                held.append((entry, key, raw, estimate))
+                carried.append((entry, key, raw, estimate))
                 break
             chunk.append(entry)
             meta.append((key, raw))

@@ -555,9 +555,10 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
     )
     add_seed(p, "batch seed; instance i is solved with coalloc.batch.instance_seed(SEED, i)")
     add_params(p, example)
-    p.add_argument("--chunksize", type=chunksize, default=1,
-                   help="instances per task (default 1), or 'auto': sized from the measured "
-                   "cost of the first instances")  # fmt: skip
+    p.add_argument("--chunksize", type=chunksize, default="auto",
+                   help="instances per task, or 'auto' (the default, as in solve_many): "
+                   "sized from each instance's predicted solve time, refined by the "
+                   "measured times")  # fmt: skip
     add_output(
         p, "write one JSON line per instance, in input order, to this file ('-': stdout)",
         required=True,
