@@ -345,7 +345,8 @@ def _upper_edges(tasks):
 class MtKahypar:
     """Mt-KaHyPar 1.7: ``map_onto_graph`` onto the target graph of the processors
     (complete, edge weight = integer route distance; Mt-KaHyPar's Steiner-tree metric is
-    then the volume x distance sum), block weights limited by capacity (3 %), one thread."""
+    then the volume x distance sum), 3 % imbalance over equal blocks (no speeds: see
+    :meth:`map`), one thread; machines of at most :attr:`max_processors`."""
 
     sweep = False
     repeat = 1  # timed once: the strong presets are slow
@@ -370,13 +371,10 @@ class MtKahypar:
         k = len(procs)
         if k == 1:
             return np.full(tasks.n, procs[0], dtype=np.int64)
-        try:
-            return self._map(tasks, res, procs, True)
-        except self.mtk.InvalidInputError:
-            # 1.7 rejects individual block weights on some inputs (seen with more blocks
-            # than tasks): fall back to its uniform balance
-            self.fallbacks = getattr(self, "fallbacks", 0) + 1
-            return self._map(tasks, res, procs, False)
+        # Mt-KaHyPar 1.7's individual block weights (the capacities) crash its mapping
+        # (segmentation fault on heterogeneous stencils) or are refused (more blocks than
+        # tasks): it runs with its uniform balance, as SharedMap does
+        return self._map(tasks, res, procs, by_capacity=False)
 
     def _map(self, tasks, res, procs, by_capacity):
         k = len(procs)
