@@ -1,4 +1,5 @@
-"""Task mapping against Scotch, KaHIP and METIS on the maximum occupancy (issue 26).
+"""Task mapping against seven peers on the maximum occupancy and the sum objective
+(issues 26 and 40).
 
 The same instances are mapped by
 
@@ -13,10 +14,25 @@ The same instances are mapped by
 * METIS 5 (``pymetis``): k-way with target part weights proportional to capacity; part
   ``i`` goes to the processor whose capacity set its weight (the ``i``-th of the order);
 
-each peer as one run on all processors and as a sweep over ~16 nested subsets (prefixes of
-the hierarchy order, largest to one processor), keeping the mapping of lowest maximum
-occupancy. Every kept mapping's maximum occupancy is recomputed with the package's
-independent ``verify_mapping``. A missing peer is reported and left out.
+* Mt-KaHyPar 1.7 (``mtkahypar``): ``map_onto_graph`` onto the complete graph of the
+  processors weighted by route distance, presets ``default`` and ``highest_quality`` (its
+  strongest), equal blocks (its individual block weights crash 1.7); on machines of at
+  most 64 processors (its target-graph set-up took 47-88 s at 153 here);
+* SharedMap (``chszlablib`` 0.5): process mapping onto the hierarchy cores x nodes x racks
+  with the route distance of each level, modes ``fast``, ``eco``, ``strong``; hierarchical
+  clusters only, equal blocks (no speeds);
+* KaMinPar 3.7 (``kaminpar``): k-way partition with maximum block weights by capacity,
+  presets ``default`` and ``strong``; part ``i`` to the ``i``-th processor, as METIS's;
+
+Scotch, KaHIP and METIS as one run on all processors and as a sweep over ~16 nested
+subsets (prefixes of the hierarchy order, largest to one processor), keeping the mapping of
+lowest maximum occupancy; the new peers as one run (one thread each; none of them takes a
+time limit in its Python binding, so "equal time" is their presets' own times, printed).
+Every kept mapping's maximum occupancy is recomputed with the package's independent
+``verify_mapping`` and its sum objective (volume x route distance, distance = sum of
+``1 / bandwidth`` over the route) with ``communication_cost``; coalloc's certified gap is
+the one ``taskmap.solve(..., bound=True)`` attaches (``bounds.lower_bound``). A missing peer
+is reported and left out.
 
 Times: multilevel and each peer's single run are timed as the least of ``--repeat`` runs
 (default 3), in wall-clock and in CPU time of this process; on a shared machine the CPU
