@@ -229,3 +229,32 @@ def test_split_point_is_the_largest_gap_nearest_the_middle(gaps, data):
         best = np.flatnonzero(g >= g.max() * (1 - 1e-9))
         want = int(cand[best[np.argmin(np.abs(cand[best] - (lo + k / 2)))]])
     assert split_point(gaps, lo, hi) == want
+
+
+def test_at_the_bound_the_lighter_mapping_wins():
+    """Issue 40: when the quick block start meets the lower bound, one bisection of the
+    finest graph is tried; the answer keeps the bound and never carries more volume x
+    distance than the quick start (checked by communication_cost, independently)."""
+    from coalloc.taskmap import communication_cost
+    from coalloc.taskmap.bounds import lower_bound
+    from coalloc.taskmap.hierarchy import topology
+    from coalloc.taskmap.multilevel import _quick_start
+
+    tasks = tm.generators.stencil_task_graph((32, 32), seed=4)
+    res = tm.generators.hierarchical_cluster(
+        n_racks=2, nodes_per_rack=4, cores_per_node=8, node_bandwidth=10.0,
+        rack_bandwidth=20.0, seed=104,
+    )  # fmt: skip
+    out = tm.map_multilevel(tasks, res, seed=0)
+    assert out.iterations["stopped_at_bound"] == 1
+    assert out.max_occupancy == pytest.approx(lower_bound(tasks, res))
+    assert tm.verify_mapping(tasks, res, out.mapping).max_occupancy == pytest.approx(
+        out.max_occupancy
+    )
+    topo = topology(res)
+    ip, _, _ = tasks.undirected_csr()
+    from coalloc.taskmap.levels import TaskLevel
+
+    fine = TaskLevel(ip, tasks.undirected_csr()[1], tasks.undirected_csr()[2], tasks.node_weight)
+    quick = topo.order_nodes[_quick_start(topo, fine)]
+    assert communication_cost(tasks, res, out.mapping) < 0.7 * communication_cost(tasks, res, quick)

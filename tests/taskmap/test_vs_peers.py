@@ -11,6 +11,7 @@ import pytest
 from bench.taskmap import vs_peers
 
 import coalloc.taskmap as tm
+from coalloc.taskmap.bounds import lower_bound
 
 
 class _OneProcessor:
@@ -69,3 +70,68 @@ def test_run_instance_recomputes_every_objective():
     lines = vs_peers.summary([row])
     assert lines[2].startswith("| stencil (1) |") and lines[-1].startswith("| all (1) |")
     assert f"{math.exp(math.log(row['ratio'])):.3f}" in lines[2]
+    # both objectives and the gap, recomputed by the package
+    assert row["sum_one"] == 0.0  # everything on one processor: no traffic
+    assert row["sum_robin"] == pytest.approx(
+        tm.communication_cost(tasks, res, order[np.arange(tasks.n) % len(order)])
+    )
+    assert row["best_peer_sum"] <= min(row["sum_one"], row["sum_robin"]) + 1e-12
+    assert (
+        row["lower_bound"] == pytest.approx(lower_bound(tasks, res))
+        and row["lower_bound"] <= row["coalloc"]
+    )
+    assert row["gap"] == pytest.approx(
+        (row["coalloc"] - row["lower_bound"]) / row["coalloc"], abs=1e-12
+    )
+    assert vs_peers.per_peer([row], [_OneProcessor(), _RoundRobin()])[2].startswith("| one | 1 |")
+
+
+def test_hierarchy_tags_and_peer_applicability():
+    for kind, _, build in vs_peers.instances(vs_peers.KINDS, quick=True):
+        tag = getattr(build, "hierarchy", None)
+        assert (tag is None) == (kind == "pipeline")
+        if tag is not None:
+            _, res = build()
+            assert int(np.prod(tag)) == res.n_processors
+    stencil = vs_peers.instances(["stencil"], quick=True)[0][2]
+    pipe = vs_peers.instances(["pipeline"], quick=True)[0][2]
+    _, res = stencil()
+    shared = vs_peers.SharedMap.__new__(vs_peers.SharedMap)
+    assert shared.applies(stencil, res) and not shared.applies(pipe, pipe()[1])
+    mtk = vs_peers.MtKahypar.__new__(vs_peers.MtKahypar)
+    assert mtk.applies(stencil, res) and not mtk.applies(pipe, pipe()[1])
+
+
+def test_distances_and_block_limits():
+    tasks, res = vs_peers.instances(["stencil"], quick=True)[0][2]()
+    procs = np.sort(res.processors)
+    d = vs_peers._distances(res, procs[:3])
+    one = tm.TaskGraph([1.0, 1.0], [[0, 2.0], [2.0, 0]])
+    for i in range(3):
+        for j in range(3):
+            if i != j:  # the distance is the cost of a unit stream between the two
+                want = tm.communication_cost(one, res, [procs[i], procs[j]]) / 2.0
+                assert d[i, j] == pytest.approx(want)
+    assert vs_peers._int_distances(np.array([[0.0, 0.5], [0.5, 0.0]]))[0, 1] == 10
+    limits = vs_peers._block_limits(tasks, res, procs)
+    assert len(limits) == len(procs)
+    assert sum(limits) >= vs_peers._ints(tasks.node_weight).sum()
+
+
+@pytest.mark.parametrize(
+    "name, module",
+    [
+        ("mtkahypar_default", "mtkahypar"),
+        ("sharedmap_fast", "chszlablib"),
+        ("kaminpar_default", "kaminpar"),
+    ],
+)
+def test_new_peers_give_valid_mappings_when_installed(name, module):
+    pytest.importorskip(module)
+    kind, inst, build = vs_peers.instances(["stencil"], quick=True)[1]  # 8 processors, het
+    peer = vs_peers.PEERS[name]()
+    row = vs_peers.run_instance(
+        kind, inst, build, [peer], argparse.Namespace(paper_max=0, subsets=4)
+    )
+    tasks, res = build()
+    assert row[name] >= lower_bound(tasks, res) - 1e-12 and row[f"sum_{name}"] >= 0.0

@@ -54,7 +54,7 @@ from .occupancy import (
 )
 from .plot import plot_cluster_tree, plot_mapping
 from .solvers import DEFAULT_METHOD, METHODS, Instance, TaskMapInstance, solve
-from .verify import MappingReport, verify_mapping
+from .verify import MappingReport, communication_cost, verify_mapping
 
 #: The four heuristic variants of section 5.2: name -> (open metric, improvement phase).
 VARIANTS = mapper.METHODS
@@ -113,6 +113,7 @@ __all__ = [
     "solve_exact_mapping",
     "ExactMappingResult",
     "verify_mapping",
+    "communication_cost",
     "MappingReport",
     "read_task_graph",
     "write_task_graph",

@@ -43,6 +43,12 @@ one-seed bisections whole, growing + FM of the other tries, and the scores of th
 Above 6,000 tasks the fine re-bisections take one seed and no spectral split, and at most
 ``max(2, 24000 / tasks)`` of them run.
 
+A mapping that meets :func:`~coalloc.taskmap.bounds.lower_bound` ends the run (it is
+optimal). Without a time limit, when that mapping is the quick block start or the paper's,
+one bisection of the finest graph onto all processors (+ route-cost moves) is tried first
+and returned instead when it also meets the bound with less volume x route distance (the
+sum objective of :func:`~coalloc.taskmap.communication_cost`; issue 40).
+
 The objective returned is recomputed from scratch by
 :func:`coalloc.taskmap.max_occupancy` (the family's helper).
 
@@ -328,6 +334,8 @@ def map_multilevel(
         if quick_occ < best[0] * (1 - 1e-12):  # the quick start is the best (rare)
             best = (quick_occ, quick, [quick_occ], topo.P, -2)
     except _AtBound:  # a mapping met the lower bound: it is optimal, stop here
+        if interrupt.deadline_ns() < 0:  # no time limit: spend one bisection on the volume
+            _lighter_at_bound(inc, topo, fine)
         now = time.perf_counter()
         timings = {"coarsen": (t1 or now) - t0, "total": now - t0}
         return inc.result(timings, total_moves)
@@ -342,6 +350,35 @@ def map_multilevel(
         "initial_level": int(best[4]),
     }
     return _result(tasks, resources, mapping, seed, params, timings, iterations, best[2])
+
+
+def _route_cost(topo: Topology, level: TaskLevel, m: np.ndarray) -> float:
+    """Volume x route distance (sum of ``1 / bandwidth``) of a level's mapping: the sum
+    objective of :func:`coalloc.taskmap.communication_cost`."""
+    rows = np.repeat(np.arange(level.n), np.diff(level.ip))
+    return float(np.dot(level.iw, topo.cost[m[rows], m[level.ix]])) / 2.0
+
+
+def _lighter_at_bound(inc: _Incumbent, topo: Topology, fine: TaskLevel) -> None:
+    """When a start that is no bisection (the quick block start, the paper's) meets the
+    lower bound, bisect the finest graph onto all the processors once, route-cost moves
+    after (issue 40): if that also meets the bound with less volume x distance, it is the
+    answer instead. The bottleneck is the same (both meet the bound); the quick start's
+    blocks of task indices carry up to 2.3x the volume of a bisection on stencils."""
+    m0, depth, _, counts = inc.best
+    if depth != 0 or counts.get("initial_level", -2) >= 0 or fine.n == 0:
+        return
+    share = topo.cap / topo.cap.max()
+    sub = np.arange(topo.P)
+    state = RefineState(topo, fine, bisect_map(topo, fine, sub, share,
+                                               full=fine.n <= _FINE_WORK // 4))  # fmt: skip
+    cut_refine(state, sub, share)
+    value = state.maximum()
+    if value <= inc.floor * (1 + 1e-12) and _route_cost(topo, fine, state.m) < _route_cost(
+        topo, fine, m0
+    ) * (1 - 1e-9):
+        inc.best = (state.m.copy(), 0, [float(value)],
+                    {**counts, "initial_processors": topo.P, "initial_level": 0})  # fmt: skip
 
 
 def _checked_params(tasks, resources, seed, coarse_factor, subsets, keep, max_moves,
