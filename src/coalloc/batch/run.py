@@ -673,7 +673,7 @@ class _Held:
     shipper: Optional[Shipper] = None
     shared_root: Optional[str] = None  # our files on the caller's process pool
 
-    def open(self, plan: _RunPlan) -> cf.Executor:
+    def start(self, plan: _RunPlan) -> cf.Executor:
         """The executor of a pooled run: the caller's, else one this run creates and owns
         (a process pool with its temporary folders and, with a timeout, a watchdog)."""
         executor = plan.executor
@@ -791,7 +791,7 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
             yield from _serial(next_chunk, args, emit, progress, total, sizer, metas)
             return
 
-        executor = held.open(plan)
+        executor = held.start(plan)
         watchdog, shipper = held.watchdog, held.shipper
         if sizer is not None:
             sizer.seconds = _chunk_seconds(executor)

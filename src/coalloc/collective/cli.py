@@ -312,9 +312,15 @@ def _cmd_generate(args) -> int:
 
 
 def _instance_then_result(args) -> None:
-    """``INSTANCE RESULT``: the second file is the result when the first holds both parts."""
+    """``INSTANCE RESULT``: the second file is the result when the first holds both parts
+    (and the second is not the instance again: ``INST INST`` is the older spelling)."""
     if args.result is None and args.pool is not None and _file_kind(args.request)[0] == "instance":
-        args.pool, args.result = None, args.pool
+        try:
+            again = _file_kind(args.pool)[0] == "instance"
+        except (InstanceError, ValueError):  # a result (or another file): not the instance
+            again = False
+        if not again:
+            args.pool, args.result = None, args.pool
 
 
 def _cmd_verify(args) -> int:
