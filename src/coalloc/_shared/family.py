@@ -1,5 +1,10 @@
 """The family protocol: the one base of every family's ``Instance``, and the list of families.
 
+Why over 800 lines: one idea, the protocol every family implements and the registry that
+reads it; about half of the file is the numpydoc of the base's public methods, which each
+family's ``Instance`` inherits (splitting the base from its registry would put the
+protocol's two halves, what a family declares and who reads it, in two files).
+
 A **family** is a folder ``coalloc/<family>/`` that solves one kind of problem. What the
 rest of the package (the batch layer, the ``coalloc`` command, the API reference) needs
 from it is written once here:

@@ -1,6 +1,11 @@
 """The run loop of a batch: :func:`solve_many`, :func:`solve_many_iter`, the validation of
 their arguments, and the generator that feeds the chunks to an executor with at most
 ``max_in_flight`` in flight and yields the records in input order.
+
+Why over 800 lines: one idea, the run loop, with its chunk sizer by predicted cost
+(:class:`_CostChunks`, which reads the loop's futures) and the pool it owns (:class:`_Held`);
+the workers' side is in :mod:`.worker`, errors in :mod:`.errors`, shipping in
+:mod:`.shipping`, the cost model in :mod:`.cost`.
 """
 
 from __future__ import annotations

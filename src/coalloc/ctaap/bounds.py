@@ -36,6 +36,10 @@ larger is stronger and slower). So the same
 call gives the same bound on any machine and under any load. A solve with a time limit
 that runs out while a bound is computed drops that bound (it keeps the flow bound, or
 none) rather than report a value cut by the clock.
+
+Why over 800 lines: one idea, the upper bounds of the CTAAP optimum that :func:`best_bound`
+chooses among; they share the compatibility adjacency, the capped clique search and the
+count caps above (a split would pass those between modules at every call).
 """
 
 from __future__ import annotations

@@ -55,6 +55,11 @@ time limit or Ctrl-C that stops the solver before the proof gives ``"time_limit"
 incumbent allocation (checked like any other) when the solver had one and an empty one
 otherwise. ``bound`` is the solver's
 proven upper bound, intersected with :func:`upper_bound`.
+
+Why over 800 lines: one idea, the integer program of section 3.2 -- its variables, the
+linearisations of constraint (4), the bounds that tighten its rows, and the runs on three
+solvers with the independent check of their answers; the clique LP and cluster-set bounds
+that go beyond it live in :mod:`.bounds`.
 """
 
 from __future__ import annotations
