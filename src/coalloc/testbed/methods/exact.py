@@ -96,6 +96,10 @@ def _exact_answer(pr, tl, threads, seed, params, t0, keep) -> MappingResult:
                                        seed=seed if seed is not None else 0,  # from the call
                                        started=t0, keep=keep)  # fmt: skip
     t2 = time.perf_counter()
+    # one report for every outcome below (its params dict is read when the result is built,
+    # after "unproven" is added)
+    report = _Report("exact", seed, params, t0, {"setup": t1 - t0, "search": t2 - t1},
+                     {"nodes": out.nodes or 0})  # fmt: skip
     # "is the model exact here" only when the answer needs it (40-110 ms on 800 nodes onto
     # 2,000 PCs, after the deadline: issue 36); settled before the solve, it took the
     # time of a short limit
@@ -104,14 +108,6 @@ def _exact_answer(pr, tl, threads, seed, params, t0, keep) -> MappingResult:
         # the model is a restriction here: its "infeasible" and "optimal" prove nothing
         params["unproven"] = unproven
         if where is None:
-            report = _Report(
-                "exact",
-                seed,
-                params,
-                t0,
-                {"setup": t1 - t0, "search": t2 - t1},
-                {"nodes": out.nodes or 0},
-            )
             return _result(pr, report, None, None,
                            failure={"constraint": "unproven", "why": unproven,
                                     "solver": out.message},
@@ -120,28 +116,12 @@ def _exact_answer(pr, tl, threads, seed, params, t0, keep) -> MappingResult:
         out.status = "feasible" if out.status == "optimal" else out.status
         out.bound = None
     if where is None:
-        report = _Report(
-            "exact",
-            seed,
-            params,
-            t0,
-            {"setup": t1 - t0, "search": t2 - t1},
-            {"nodes": out.nodes or 0},
-        )
         return _result(pr, report, None, None,
                        failure={"constraint": "infeasible" if out.infeasible else out.status,
                                 "solver": out.message},
                        status="infeasible" if out.infeasible else "time_limit")  # fmt: skip
     rt = route(pr, where, trunks=trunks)  # on the trunks the model packed the links into
     if rt.failure is not None:  # the model relaxes a constraint the router checks
-        report = _Report(
-            "exact",
-            seed,
-            params,
-            t0,
-            {"setup": t1 - t0, "search": t2 - t1},
-            {"nodes": out.nodes or 0},
-        )
         return _result(pr, report, None, None,
                        failure={"constraint": "unroutable", "routing": rt.failure,
                                 "solver": out.message},
@@ -149,9 +129,6 @@ def _exact_answer(pr, tl, threads, seed, params, t0, keep) -> MappingResult:
                        message="no mapping: the integer program's solution could not be routed "
                        f"({reason_text(rt.failure)}); the model does not capture this "
                        "constraint")  # fmt: skip
-    report = _Report(
-        "exact", seed, params, t0, {"setup": t1 - t0, "search": t2 - t1}, {"nodes": out.nodes or 0}
-    )
     return _result(pr, report, where, rt,
                    status=out.status if out.status in ("optimal", "time_limit") else "feasible",
                    message=f"mapped {pr.nv} nodes; optimality not proven: {unproven}"
