@@ -8,7 +8,7 @@ import io
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from coalloc.loadshare import GapInstance, gap, generate_gap, read_gap, solve_gap, verify_gap
@@ -75,6 +75,7 @@ def test_answer_depends_on_the_iterations_only(monkeypatch):
 @settings(max_examples=8, deadline=None)
 @given(st.sampled_from("abcd"), st.integers(2, 4), st.integers(6, 14), st.integers(0, 99),
        st.sampled_from(["min", "max"]))  # fmt: skip
+@example("d", 2, 9, 51, "min")  # drawn in CI: no assignment at 500 iterations without the LP
 def test_lagrangian_bound_is_a_bound(kind, m, n, seed, sense):
     """With the LP skipped (its share of the limit set to 0), the bound is the Lagrangian
     one; CP-SAT's proven optimum is the referee."""
@@ -83,17 +84,22 @@ def test_lagrangian_bound_is_a_bound(kind, m, n, seed, sense):
     old = gap.heuristic._LP_SHARE
     gap.heuristic._LP_SHARE = 0.0
     try:
-        h = solve_gap(inst, "heuristic", sense=sense, time_limit=30, iterations=500, seed=0)
+        h = solve_gap(inst, "heuristic", sense=sense, time_limit=30, iterations=2000, seed=0)
     finally:
         gap.heuristic._LP_SHARE = old
     if ex.status == "infeasible":
         assert h.assignment is None
         return
     assert ex.status == "optimal"
+    sign = 1 if sense == "min" else -1
+    if h.assignment is None:  # without the LP's start the search may find none on a tight
+        # instance (drawn in CI: type d, 2 x 9, seed 51, at 500 iterations): an honest "no"
+        assert h.status == "no_solution", h
+        assert h.bound is None or sign * h.bound <= sign * ex.objective + 1e-9
+        return
     assert "Lagrangian" in h.message and "LP" not in h.message
     assert h.iterations["subgradient_iterations"] > 0
     assert h.iterations["knapsack_iterations"] > 0  # the knapsack bound ran too
-    sign = 1 if sense == "min" else -1
     assert sign * h.bound <= sign * ex.objective + 1e-9
     assert sign * h.objective >= sign * ex.objective - 1e-9
     assert verify_gap(inst, h.assignment, claimed=h.objective).ok
