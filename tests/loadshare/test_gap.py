@@ -170,3 +170,20 @@ def test_heuristic_is_deterministic():
     a = solve_gap(inst, seed=3)
     b = solve_gap(inst, seed=3)
     assert np.array_equal(a.assignment, b.assignment)
+
+
+@pytest.mark.parametrize("method", ["heuristic", "exact"])
+def test_a_counting_proof_needs_no_search_under_a_limit(method):
+    """An item that fits no agent is a proof at once: a time-limited call says infeasible
+    without running the search to its share of the limit (the fuzzer saw a timed exact call
+    on such a 3 x 3 instance run 84 s of a 333 s limit); judged by the counters, not the
+    clock."""
+    inst = generate_gap("d", 3, 3, seed=1)
+    assert not (inst.weight <= inst.capacity[:, None]).any(axis=0).all()  # the premise
+    res = solve_gap(inst, method, time_limit=300.0)
+    assert res.status == "infeasible" and res.assignment is None
+    assert "an item fits no agent" in res.message
+    tabu = res.iterations.get("tabu_iterations", res.iterations.get("hint_tabu_iterations"))
+    assert tabu == 0, res.iterations
+    if method == "exact":
+        assert res.iterations["solver_started"] == 0 and "not started" not in res.message

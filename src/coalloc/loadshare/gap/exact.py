@@ -170,7 +170,8 @@ class _Timed:
             if self.worker is not None and self.worker.is_alive():  # cancelled, or left behind
                 self.worker.scope.cancel()
         res = _combine(call, out, heur, t_hint)
-        if self.worker is None:
+        proved = heur is not None and heur.status in ("optimal", "infeasible")
+        if self.worker is None and not proved:  # (after a proof the solver is not needed)
             res.message += (
                 f"; the solver was not started: its import and model ({self.pairs} pairs, "
                 f"about {self.need:.2g} s) would not fit the time left"
