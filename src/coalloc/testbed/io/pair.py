@@ -105,14 +105,16 @@ def read_topologies(top: Any, ptop: Optional[Any] = None, *, order: str = "TOP P
             out[kind] = (read_top if kind == "top" else read_ptop)(path)
         except InstanceError:
             other = "ptop" if kind == "top" else "top"
-            # a swap when its content says the other kind, or, where it cannot tell (the
-            # .top reader takes many .ptop lines), when the other file is not what its place
-            # asks for either: a malformed .ptop beside a good .top is malformed, not swapped
-            unsure = seen[kind].kind in ("emulab", "text")
+            # a swap when both files stand in the wrong place (the other one is not what
+            # its place asks for either), or the same file was given twice; one malformed
+            # file beside a good one is malformed (its reader's message, as assign says it),
+            # even where its content looks like the other kind
+            same = os.path.abspath(os.fspath(path)) == os.path.abspath(os.fspath(files[other]))
             if _reads_as(path, other) and (
-                seen[kind].kind == other
-                or (unsure and (seen[other].kind == kind or not _reads_as(files[other], other)))
-            ):
+                same
+                or (seen[kind].kind in (other, "emulab", "text")
+                    and (seen[other].kind == kind or not _reads_as(files[other], other)))
+            ):  # fmt: skip
                 _check_swap(path, kind, Sniffed(other, _LOOKS[other]), order, force=True)
             raise
     return out["top"], out["ptop"]
