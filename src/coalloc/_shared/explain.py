@@ -20,7 +20,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["Explanation", "Relaxation", "ConflictSearch", "minimal_conflict", "fix_deadline"]
+__all__ = [
+    "Explanation",
+    "Relaxation",
+    "ConflictSearch",
+    "minimal_conflict",
+    "fix_deadline",
+    "EXPLANATION_SCHEMA",
+    "check_explanation",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -295,3 +303,56 @@ def fix_deadline(started: float, time_limit: float) -> float:
     """
     share = 0.9 * max(1.0, 0.1 * time_limit)
     return min(started + time_limit, max(started + share, time.monotonic() + 0.2))
+
+
+def _schema() -> Any:
+    """The schema of :meth:`Explanation.to_dict` (built on first use: no import cycle)."""
+    from .schema import AnyValue, Bool, Int, ListOf, Num, Obj, OneOf, Str
+
+    maybe = OneOf((bool, Bool()), (type(None), AnyValue()))
+    relaxation = Obj({"kind": (Str(), True), "sentence": (Str(), True),
+                      "changes": (Obj({}, extra=True), True), "cost": (Num(), True),
+                      "optimal": (maybe, True), "checked": (Bool(), True)})  # fmt: skip
+    return Obj({"demand": (ListOf(Str()), True), "resources": (ListOf(Str()), True),
+                "certificate": (Str(), True), "sound": (maybe, True),
+                "minimal": (maybe, True), "sentence": (Str(), True),
+                "relaxations": (ListOf(relaxation), True),
+                "conflict": (Obj({}, extra=True), True),
+                "oracle_calls": (Int(0), True), "seconds": (Num(0), True)})  # fmt: skip
+
+
+#: The schema of an explanation's JSON (``Explanation.to_dict()``, the ``explanation`` of a
+#: result's or a command's ``--json`` output), as :mod:`coalloc._shared.schema` nodes; built
+#: by :func:`check_explanation` on first use (``EXPLANATION_SCHEMA[0]``).
+EXPLANATION_SCHEMA: List[Any] = []
+
+
+def check_explanation(doc: Any, source: str = "<explanation>") -> None:
+    """Check a parsed explanation (``Explanation.to_dict()`` read back from JSON).
+
+    Parameters
+    ----------
+    doc : object
+        The parsed JSON.
+    source : str, default "<explanation>"
+        Where it came from, first in the message.
+
+    Raises
+    ------
+    coalloc._shared.jsonio.InstanceError
+        A missing or unknown field, or a field of the wrong type, named by its path.
+
+    Examples
+    --------
+    >>> check_explanation(Explanation(demand=("item 0",), resources=()).to_dict())
+    >>> try:
+    ...     check_explanation({"demand": "item 0"})
+    ... except ValueError as exc:
+    ...     print(str(exc).split(":")[0])
+    <explanation>
+    """
+    from .schema import check
+
+    if not EXPLANATION_SCHEMA:
+        EXPLANATION_SCHEMA.append(_schema())
+    check(doc, EXPLANATION_SCHEMA[0], source)

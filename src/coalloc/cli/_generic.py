@@ -15,6 +15,7 @@ from typing import Any, List
 from .._shared.family import FamilySpec
 from .._shared.result import jsonable
 from . import _common as common
+from .explain import add_explain_options, explain_no, explanation_json
 
 __all__ = ["GenericGroup", "kind_methods"]
 
@@ -44,7 +45,9 @@ class GenericGroup:
         result = problem.solve(args.method, seed=args.seed, **params)
         report = problem.verify(result)
         ok = bool(result.has_solution and report.ok)
-        line = {"file": args.file, "ok": ok, **result.to_dict(), "verify": report.to_dict()}
+        why = explain_no(args, problem, result)  # --explain: a "no" carries its explanation
+        line = explanation_json(why, {"file": args.file, "ok": ok, **result.to_dict(),
+                                      "verify": report.to_dict()})  # fmt: skip
         print(json.dumps(jsonable(line)))
         return 0 if ok else 1
 
@@ -61,6 +64,7 @@ class GenericGroup:
                        help="method (default: the problem kind's default)")  # fmt: skip
         common.add_seed(p)
         common.add_params(p, "KEY=VALUE")
+        add_explain_options(p)
         p.set_defaults(func=self._cmd_solve)
 
         p = sub.add_parser("solve-batch", help="solve many instance files in parallel")

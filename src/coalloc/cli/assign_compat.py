@@ -396,6 +396,7 @@ def _map(cfg: Dict[str, Any], top: Any, ptop: Any, out: IO[str]) -> int:
     if result.mapping is None and constraint == "fixed":
         say(f"*** Fixed node: Could not map {reason_text(reason)}",
             "*** Some fixed nodes failed to map")  # fmt: skip
+        explain_failure()
         return EXIT_UNRETRYABLE
     if result.mapping is None and result.status == "infeasible":
         say(f"*** No mapping is possible: {reason_text(reason)}")

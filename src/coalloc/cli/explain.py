@@ -6,6 +6,12 @@ also a ``.top`` and a ``.ptop`` given together); the command prints, per instanc
 family's explanation (:meth:`coalloc.FamilyInstance.explain`): the minimal conflict, how it
 was proved and the nearest request that fits, or that the whole request can be met.
 ``--json`` prints one JSON object per instance instead (the explanation's ``to_dict()``).
+
+The solve commands of every family take ``--explain`` through :func:`add_explain_options`:
+when their answer is a "no" (no mapping, no admissible start, tasks left out, load that
+waits, no assignment of every item) :func:`explain_no` computes the family's explanation,
+:func:`explanation_lines` prints it after the answer (one sentence per conflict) and the
+``--json`` output carries it under ``explanation`` (:func:`explanation_json`).
 """
 
 from __future__ import annotations
@@ -13,13 +19,134 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .._shared.constraints import EXPLAIN_TIME
 from .._shared.jsonio import InstanceError
 from ._common import add_table_option
 
-__all__ = ["add_command"]
+__all__ = [
+    "add_command",
+    "add_explain_options",
+    "explain_no",
+    "explanation_lines",
+    "explanation_json",
+]
+
+#: What ``--explain`` says when the budget ran out before a conflict was proved.
+UNDECIDED = (
+    "no conflict proved within {s:g} s (--explain-time): the request may fit with another "
+    "method or a longer --time-limit, or its conflict needs a longer search"
+)
+
+
+def add_explain_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--explain`` and ``--explain-time S`` to a family's solve command.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The solve command's parser.
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser()
+    >>> add_explain_options(parser)
+    >>> args = parser.parse_args(["--explain", "--explain-time", "2"])
+    >>> args.explain, args.explain_time
+    (True, 2.0)
+    """
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="when the answer is a 'no', say why: a minimal conflict, how it was proved and "
+        "the nearest request that fits (with --json: under 'explanation')",
+    )
+    add_table_option(
+        p,
+        "--explain-time",
+        EXPLAIN_TIME,
+        name="time_limit",
+        default=10.0,
+        metavar="S",
+        help="seconds for --explain's explanation (default 10)",
+    )
+
+
+def explain_no(args: argparse.Namespace, instance: Any, result: Any) -> Optional[Dict[str, Any]]:
+    """The explanation ``--explain`` asks for, when ``result`` is a "no" of ``instance``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The command's arguments (``explain``, ``explain_time``).
+    instance : FamilyInstance
+        The solved instance (its ``explain`` and ``_meets_all``).
+    result : Result
+        The command's result; the explanation found is attached to it
+        (``result.explanation``, in its ``to_dict()``).
+
+    Returns
+    -------
+    dict or None
+        None when ``--explain`` was not given or the result meets the whole request;
+        otherwise ``{"explanation": Explanation or None, "seconds": budget}`` (None: no
+        conflict proved in the budget).
+    """
+    if not getattr(args, "explain", False) or instance._meets_all(result):
+        return None
+    found = instance.explain(result, time_limit=args.explain_time)
+    return {"explanation": found, "seconds": float(args.explain_time)}
+
+
+def explanation_lines(asked: Optional[Dict[str, Any]], prefix: str = "  why not: ") -> List[str]:
+    """The lines ``--explain`` prints after the answer: one sentence per conflict.
+
+    Parameters
+    ----------
+    asked : dict or None
+        What :func:`explain_no` returned.
+    prefix : str, default "  why not: "
+        Put before the sentence (``"# why not: "`` keeps a comment of assign's format).
+
+    Returns
+    -------
+    list of str
+        No line when nothing was asked or there is nothing to explain.
+
+    Examples
+    --------
+    >>> explanation_lines({"explanation": None, "seconds": 2.0})[0][:31]
+    '  why not: no conflict proved wi'
+    """
+    if asked is None:
+        return []
+    found = asked["explanation"]
+    if found is None:
+        return [prefix + UNDECIDED.format(s=asked["seconds"])]
+    return [prefix + found.sentence]
+
+
+def explanation_json(asked: Optional[Dict[str, Any]], doc: Dict[str, Any]) -> Dict[str, Any]:
+    """``doc`` with ``explanation`` set when ``--explain`` was asked for a "no".
+
+    Parameters
+    ----------
+    asked : dict or None
+        What :func:`explain_no` returned.
+    doc : dict
+        The command's JSON document (modified and returned).
+
+    Returns
+    -------
+    dict
+        ``doc``; its ``explanation`` is the explanation's ``to_dict()``, or null when no
+        conflict was proved in the budget.
+    """
+    if asked is not None:
+        found = asked["explanation"]
+        doc["explanation"] = None if found is None else found.to_dict()
+    return doc
 
 
 def _instances(family: str, files: List[str]) -> List[Tuple[str, Any]]:

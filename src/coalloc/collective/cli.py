@@ -13,6 +13,7 @@ from .._shared.jsonio import InstanceError, atomic_output, load_json
 from .._shared.result import jsonable
 from .._shared.schema import join_path
 from ..cli import _common as common
+from ..cli.explain import add_explain_options, explain_no, explanation_json, explanation_lines
 from ..cli.plot import picture_done, picture_params
 from ..collective import io as cio
 from ..collective.constraints import PARAMS
@@ -192,14 +193,18 @@ def _cmd_solve(args) -> int:
     params = common.exact_params(args, timed=tuple(collective.METHODS))
     result = collective.solve(request, pool, args.method, seed=args.seed, **params)
     if result.start is None:
+        why = explain_no(args, collective.Instance(request, pool), result)  # --explain
         if args.output:
             cio.write_result(args.output, result)
         if args.json:
-            print(json.dumps(jsonable({"request": args.request, **result.to_dict()})))
+            doc = explanation_json(why, {"request": args.request, **result.to_dict()})
+            print(json.dumps(jsonable(doc)))
             return 1
         print(f"{args.request}: {result.method}: rejected ({result.status}): {result.message}")
         if args.verbose and result.rejection:
             print(json.dumps(result.rejection, indent=1))
+        for line in explanation_lines(why):
+            print(line)
         return 1
     report = collective.verify(request, pool, result)
     if args.json:
@@ -374,6 +379,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     common.add_verbose(p)
     p.add_argument("--json", action="store_true",
                    help="print the full result (with the verification) as JSON")  # fmt: skip
+    add_explain_options(p)
     p.set_defaults(func=_cmd_solve)
 
     p = sub.add_parser("verify", help="check a result file against its request and pool")

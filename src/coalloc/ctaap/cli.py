@@ -14,6 +14,7 @@ from .. import ctaap
 from .._shared.jsonio import check_output, protect_inputs
 from .._shared.result import jsonable, relative_gap
 from ..cli import _common as common
+from ..cli.explain import add_explain_options, explain_no, explanation_json, explanation_lines
 from ..cli.plot import picture_done, picture_params
 from ..ctaap import generators
 from ..ctaap.constraints import PARAMS, SOLVE_PARAMS
@@ -138,11 +139,13 @@ def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = No
                          bound_effort=args.bound_effort, **params)  # fmt: skip
     report = ctaap.verify(request, offer, result.assignment)
     table = cluster_table(request, offer, result.assignment)
+    why = explain_no(args, ctaap.Instance(request, offer), result)  # --explain: tasks left out
     if args.output:
         write_result(args.output, result, report)
     if args.json:
         out = {"instance": name, **result.to_dict(), "verify": report.to_dict(),
                "clusters": table}  # fmt: skip
+        explanation_json(why, out)
         tnames = getattr(request, "names", None)
         if tnames is not None:
             out["task_names"] = [str(t) for t in tnames]
@@ -156,7 +159,7 @@ def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = No
         print(f"  no solution: {result.message}")
     if result.n_allocated < request.n:
         print(f"  {request.n - result.n_allocated} tasks not allocated")
-    for line in _format_table(table):
+    for line in _format_table(table) + explanation_lines(why):
         print(line)
     if args.verbose:
         for key, value in result.timings.items():
@@ -336,6 +339,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p = sub.add_parser("solve", help="solve a CTAAP instance file")
     p.add_argument("instance", help="instance file (JSON; see 'coalloc docs formats')")
     _solver_options(p)
+    add_explain_options(p)
     p.set_defaults(func=_cmd_solve)
 
     p = sub.add_parser(

@@ -66,6 +66,19 @@ def _fits_nowhere(request: Request, offer: Offer) -> List[int]:
     return [int(i) for i in np.flatnonzero(~ok.any(axis=1))]
 
 
+def _nowhere_text(request: Request, offer: Offer, task: int) -> str:
+    """Why no cluster holds ``task``: the property minima no cluster's machines meet."""
+    short = []
+    for k, need in request.properties.items():
+        have = np.asarray(offer.properties[k])[np.asarray(offer.capacity) > 0]
+        want = float(np.asarray(need)[task])
+        if have.size and want > float(have.max()):
+            short.append(f"{k} {want:g} (the most any cluster offers is {float(have.max()):g})")
+    if not short:
+        return "no cluster's machines meet its property minima"
+    return "it asks for " + " and ".join(short)
+
+
 def _placed(request: Request, offer: Offer, deadline: float, *,
             prove: bool = True) -> Tuple[Optional[bool], Any]:  # fmt: skip
     """(True: every task placed | False: proved not | None: unknown, the deciding result).
@@ -149,15 +162,17 @@ def explain_allocation(request: Request, offer: Offer, *,
         lambda i: f"task {i}")  # fmt: skip
     listed = ", ".join(label(i)[5:] for i in conflict[:12]) + (" ..." if len(conflict) > 12
                                                                 else "")  # fmt: skip
-    how = ("no cluster's machines meet its property minima" if certificate == "fits-nowhere"
+    how = (_nowhere_text(request, offer, conflict[0]) if certificate == "fits-nowhere"
            else "the exact method's optimum on them alone leaves one out")  # fmt: skip
-    sentence = (
-        f"{'Task' if len(conflict) == 1 else 'Tasks'} {listed} ({len(conflict)} of "
-        f"{request.n}) cannot all be placed on "
-        f"the offer ({int(np.sum(offer.capacity))} machines in {offer.m} clusters): "
-        f"{how}{'; without any one of them the rest are all placed' if minimal else ''}"
-        "."
-    )
+    where = f"the offer ({int(np.sum(offer.capacity))} machines in {offer.m} clusters)"
+    if len(conflict) == 1:
+        sentence = f"Task {listed} cannot be placed on {where}: {how}."
+    else:
+        sentence = (
+            f"Tasks {listed} ({len(conflict)} of {request.n}) cannot all be placed on "
+            f"{where}: {how}"
+            f"{'; without any one of them the rest are all placed' if minimal else ''}."
+        )
     fixes = "; or ".join(r.sentence for r in relax if r.checked)
     sentence += f" Nearest fix: {fixes}." if fixes else " No single change tried fits."
     resources = tuple(f"cluster {offer.names[j] if offer.names is not None else j}: "

@@ -14,6 +14,7 @@ from .._shared.jsonio import InstanceError, load_json, write_text_atomic
 from .._shared.result import jsonable, relative_gap
 from .._shared.sniff import expect_json
 from ..cli import _common as common
+from ..cli.explain import add_explain_options, explain_no, explanation_json, explanation_lines
 from ..cli.plot import picture_done, picture_params
 from ..loadshare.constraints import GAP_PARAMS, PARAMS
 from ..loadshare.io import (
@@ -60,11 +61,13 @@ def _cmd_share(args) -> int:
     res = loadshare.share(prob, args.method, coalition_size=args.coalition_size, seed=args.seed,
                           **params)  # fmt: skip
     rep = loadshare.verify_placement(prob, res.placement, claimed=res.throughput)
+    why = explain_no(args, loadshare.Instance(prob), res)  # --explain: load that waits
     if args.json:
         data = res.to_dict()
         data["verify"] = rep.to_dict()
         data["node_load"] = loadshare.node_loads(prob, res.placement)
         data["capacity"] = prob.capacity
+        explanation_json(why, data)
         print(json.dumps(jsonable(data)))
         if args.output:
             write_text_atomic(args.output, json.dumps(jsonable(res.to_dict())) + "\n")
@@ -79,6 +82,8 @@ def _cmd_share(args) -> int:
         print(f"  {res.generations} generations, {res.migrations} migrations, "
               f"{res.messages.get('total', 0)} messages; search cost {cost['total']:.3f} s at "
               f"{1e3 * args.latency:g} ms per message")  # fmt: skip
+    for line in explanation_lines(why):
+        print(line)
     if args.verbose:
         for key, value in res.iterations.items():
             print(f"  {key}: {value}")
@@ -131,6 +136,13 @@ def _objective_text(res: Any) -> str:
     return f"objective {value} ({'maximised' if res.sense == 'max' else 'minimised'})"
 
 
+def _gap_why(args, inst, res) -> Optional[dict]:
+    """``--explain`` on a GAP answer without an assignment of every item (not --partial)."""
+    if args.partial or res.assignment is not None:
+        return None
+    return explain_no(args, loadshare.GapProblem(inst), res)
+
+
 def _cmd_gap(args) -> int:
     instances, fmt = read_gap_file(args.file, args.format, command="loadshare gap")
     if args.instance is not None:
@@ -172,9 +184,14 @@ def _cmd_gap(args) -> int:
                 line += f"; VERIFY FAILED: {rep}"
         else:
             ok &= res.status == "infeasible"
-        rows.append({"instance": k, "file": args.file, "sense_from": source, **res.to_dict()})
+        why = _gap_why(args, inst, res)  # --explain: no assignment of every item
+        rows.append(explanation_json(why, {"instance": k, "file": args.file,
+                                           "sense_from": source, **res.to_dict()}))  # fmt: skip
         # --json: one line per instance, the API's result.to_dict() (as --output writes it)
         print(json.dumps(jsonable(rows[-1])) if args.json else line)
+        if not args.json:
+            for text in explanation_lines(why):
+                print(text)
     if args.output:
         write_text_atomic(args.output, "".join(json.dumps(row) + "\n" for row in rows))
         if not args.json:
@@ -376,6 +393,7 @@ def add_commands(sub) -> None:
         action="store_true",
         help="print the full result (with node loads and verification) as JSON",
     )
+    add_explain_options(p)
     p.set_defaults(func=_cmd_share)
 
     p = sub.add_parser("gap", help="solve OR-Library GAP instances (exact or heuristic)")
@@ -402,6 +420,7 @@ def add_commands(sub) -> None:
     common.add_output(p, "write one JSON line per instance")
     p.add_argument("--json", action="store_true",
                    help="one JSON line per instance (result.to_dict()), not text")  # fmt: skip
+    add_explain_options(p)
     p.set_defaults(func=_cmd_gap)
 
     p = sub.add_parser("generate", help="write a Fig. 5 grid or GAP instances of type A-D")

@@ -294,10 +294,20 @@ def explain_gap(instance: GapInstance, *, time_limit: float = 10.0) -> Optional[
            }.get(proof, "not proved in the time given")  # fmt: skip
     minimal = ("dropping any one of them lets the rest fit" if search.minimal
                else "not proved minimal in the time given")  # fmt: skip
-    sentence = (f"{_names(conflict).capitalize()} (lightest weights "
-                f"{', '.join(str(int(x)) for x in need[:12])}{' ...' if need.size > 12 else ''})"
-                f" cannot all be assigned within the agents' capacities (total {int(b.sum())}): "
-                f"{how}; {minimal}.")  # fmt: skip
+    if len(conflict) == 1:  # one item: no "all", no "any one of them"
+        j = conflict[0]
+        pairs = ", ".join(f"{int(w[i, j])} > {int(b[i])}" for i in range(min(6, w.shape[0])))
+        sentence = (f"Item {j} cannot be assigned: it is heavier than every agent's capacity "
+                    f"(weight > capacity, agent by agent: {pairs}"
+                    f"{' ...' if w.shape[0] > 6 else ''})"
+                    if proof == "fits-nowhere" else
+                    f"Item {j} cannot be assigned within the agents' capacities: {how}")
+        sentence += "."
+    else:
+        sentence = (f"{_names(conflict).capitalize()} (lightest weights "
+                    f"{', '.join(str(int(x)) for x in need[:12])}"
+                    f"{' ...' if need.size > 12 else ''}) cannot all be assigned within the "
+                    f"agents' capacities (total {int(b.sum())}): {how}; {minimal}.")  # fmt: skip
     if fix:
         sentence += f" Nearest fix: {fix}."
     return Explanation(demand=tuple(f"item {j}" for j in conflict), resources=resources,

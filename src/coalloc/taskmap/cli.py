@@ -130,6 +130,15 @@ def _map_quality(result) -> str:
     )
 
 
+def _binds(args, tasks, resources, result) -> Optional[dict]:
+    """``--explain`` on a mapping: the bottleneck that sets its maximum occupancy and the
+    witness of the lower bound (:func:`coalloc.taskmap.explain_result`); task mapping
+    refuses nothing, so this is its one explanation."""
+    if not getattr(args, "explain", False):
+        return None
+    return taskmap.explain_result(tasks, resources, result)
+
+
 def _cmd_map(args) -> int:
     tasks, resources = read_graphs(args.tasks, args.resources, args.format)
     params = common.exact_params(args, timed=tuple(taskmap.METHODS))
@@ -150,10 +159,13 @@ def _cmd_map(args) -> int:
     if args.output:
         write_mapping_result(args.output, result, verify=summary, tasks=tasks, resources=resources)
     ok = 0 if report.valid and report.matches else 1
+    binds = _binds(args, tasks, resources, result)  # --explain: what binds the mapping
     if args.json:
         out = {"tasks": args.tasks, "resources": args.resources, **result.to_dict(),
                "throughput": result.throughput, "node_occupancy": node_occ,
                "link_occupancy": link_occ, "verify": summary}  # fmt: skip
+        if binds is not None:
+            out["binds"] = binds
         print(json.dumps(jsonable(out)))
         return ok
     b = result.bottleneck
@@ -166,6 +178,8 @@ def _cmd_map(args) -> int:
     )
     print(_map_quality(result))
     print(f"  busiest: {_busiest(resources, node_occ, link_occ)}")
+    if binds is not None:
+        print(f"  what binds: {binds['sentence']}")
     if args.verbose:
         for key, value in result.timings.items():
             print(f"  time {key}: {value * 1e3:.3f} ms")
@@ -246,6 +260,11 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument(
         "--json", action="store_true",
         help="print the full result (occupancies, lower bound, verification) as JSON",
+    )  # fmt: skip
+    p.add_argument(
+        "--explain", action="store_true",
+        help="say what binds the mapping: the bottleneck processor or link, what loads it, "
+        "and the witness of the lower bound (with --json: under 'binds')",
     )  # fmt: skip
     p.set_defaults(func=_cmd_map)
     if aliases:

@@ -100,8 +100,9 @@ def explain_result(tasks: TaskGraph, resources: ResourceGraph, result: Any) -> D
     -------
     dict
         ``bottleneck`` (``kind``, ``index``, ``occupancy``, ``tasks`` or ``pairs`` and
-        their ``load``, ``capacity``), ``bound`` (see :func:`bound_witness`) and
-        ``sentence``.
+        their ``load``, ``capacity``), ``bound`` (see :func:`bound_witness`),
+        ``solver_bound`` (the result's own bound when it is higher than the witness's,
+        as the exact solver's can be; else None) and ``sentence``.
 
     Raises
     ------
@@ -149,8 +150,15 @@ def explain_result(tasks: TaskGraph, resources: ResourceGraph, result: Any) -> D
         what = (f"link {where.index} carries {len(pairs)} task pairs "
                 f"(volume {volume:g} over bandwidth {bw:g})")  # fmt: skip
     witness = bound_witness(tasks, resources)
-    gap = (value - witness["value"]) / value if value > 0 else 0.0
+    proved = getattr(result, "bound", None)  # the solver's own bound (exact), when higher
+    solver = proved is not None and float(proved) > witness["value"] * (1 + 1e-9)
+    floor = float(proved) if solver else witness["value"]
+    gap = (value - floor) / value if value > 0 else 0.0
+    because = (f"the {result.method} method's solver proved it (the graphs alone show "
+               f"{witness['value']:.4g}: {witness['sentence']})" if solver
+               else witness["sentence"])  # fmt: skip
+    tail = f" (gap {100 * gap:.1f} %)" if gap > 1e-9 else " (proved optimal)"
     sentence = (f"The maximum occupancy {value:.4g} is set where {what}; no mapping can go "
-                f"below {witness['value']:.4g}, because {witness['sentence']}"
-                f"{f' (gap {100 * gap:.1f} %)' if gap > 0 else ' (proved optimal)'}.")  # fmt: skip
-    return {"bottleneck": out, "bound": witness, "sentence": sentence}
+                f"below {floor:.4g}, because {because}{tail}.")  # fmt: skip
+    return {"bottleneck": out, "bound": witness,
+            "solver_bound": float(proved) if solver else None, "sentence": sentence}

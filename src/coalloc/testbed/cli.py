@@ -11,6 +11,7 @@ from .. import testbed
 from .._shared.jsonio import InstanceError, load_json
 from .._shared.result import relative_gap
 from ..cli import _common as common
+from ..cli.explain import add_explain_options, explain_no, explanation_json, explanation_lines
 from ..cli.plot import picture_done, picture_params
 from ..testbed.io import read_topologies
 from .constraints import PARAMS as TESTBED_PARAMS
@@ -94,16 +95,20 @@ def _cmd_assign(args) -> int:
         report = testbed.verify_mapping(top, ptop, result.mapping, result.routes,
                                         claimed=result.interswitch_bandwidth)  # fmt: skip
         quality, info = _assign_quality(top, ptop, result, args)
+    why = explain_no(args, testbed.Instance(top, ptop), result)  # --explain: no mapping
     if args.json:
         doc = result.to_dict()
         if report is not None:
             doc["verify"] = report.to_dict()
             doc.update(info)
+        explanation_json(why, doc)
         print(json.dumps(doc, indent=1, allow_nan=False))
     else:
         if result.mapping is None:
             print(result.assign_text(list(top.nodes)))
             print(f"# status: {result.status}")
+            for line in explanation_lines(why, "# why not: "):  # a comment of assign's format
+                print(line)
             print(f"No mapping: {result.message}", file=sys.stderr)
         else:
             print(result.assign_text(list(top.nodes)))
@@ -213,6 +218,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
         help="also run the exact CP-SAT model for up to SECONDS: its optimum or lower bound "
         "says how good the mapping is (needs the [exact] extra)",
     )  # fmt: skip
+    add_explain_options(p)
     p.set_defaults(func=_cmd_assign)
     if aliases:
         return
