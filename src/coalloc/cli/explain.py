@@ -116,8 +116,8 @@ def explanation_lines(asked: Optional[Dict[str, Any]], prefix: str = "  why not:
 
     Examples
     --------
-    >>> explanation_lines({"explanation": None, "seconds": 2.0})[0][:31]
-    '  why not: no conflict proved wi'
+    >>> explanation_lines({"explanation": None, "seconds": 2.0})[0][:40]
+    '  why not: no conflict proved within 2 s'
     """
     if asked is None:
         return []
