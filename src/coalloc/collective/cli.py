@@ -248,6 +248,27 @@ def _cmd_solve(args) -> int:
     return 0 if report.ok else 1
 
 
+def _add_simulate_explain(p) -> None:
+    """``simulate --explain``: why each rejected request was rejected (issue 38)."""
+    p.add_argument("--explain", action="store_true",
+                   help="explain every rejection in its record (--records): the minimal "
+                   "conflict on the timetables it met and the earliest later start that fits")
+    p.add_argument("--explain-time", type=common.seconds(), default=1.0, metavar="S",
+                   help="seconds at most per explanation (default 1)")
+    p.add_argument("--explain-budget", type=common.seconds(), default=60.0, metavar="S",
+                   help="seconds for all the explanations of the run (default 60): later "
+                   "rejections are recorded as not explained")  # fmt: skip
+
+
+def _explained(records) -> dict:
+    """How many rejections each ``explained`` outcome has (the summary's line)."""
+    out: dict = {}
+    for rec in records:
+        if "explained" in rec:
+            out[rec["explained"]] = out.get(rec["explained"], 0) + 1
+    return out
+
+
 def _cmd_simulate(args) -> int:
     from ..collective.simulate import simulate
 
@@ -267,6 +288,9 @@ def _cmd_simulate(args) -> int:
     else:
         reqs = cio.read_workload(args.workload)
     params = dict(args.param or [])
+    if args.explain:  # why each rejection (in its record), within the budget
+        extra = {**extra, "explain": True, "explain_time": args.explain_time,
+                 "explain_budget": args.explain_budget}  # fmt: skip
     try:
         sim = simulate(pool, reqs, method=args.method, seed=args.seed,
                        slot_seconds=args.slot_seconds, horizon=args.horizon,
@@ -274,6 +298,8 @@ def _cmd_simulate(args) -> int:
     except (TypeError, ValueError) as exc:  # say which files the simulation came from
         raise ValueError(f"simulating {args.workload} on {args.pool}: {exc}") from None
     summary = sim.summary()
+    if args.explain:
+        summary["explained"] = _explained(sim.records)
     print(json.dumps(summary, indent=1))
     if args.output:
         import csv
@@ -413,6 +439,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     common.add_seed(p)
     common.add_params(p, "time_limit=5")
     common.add_output(p, "write the per-slot usage as CSV to this file")
+    _add_simulate_explain(p)
     p.set_defaults(func=_cmd_simulate)
 
     p = sub.add_parser("generate", help="write a Table 1 pool, a section 4.2 request or both")

@@ -5,11 +5,20 @@ Requests are handled in order of arrival; each is co-allocated on the current ti
 atomically; a reservation frees its resources when its interval ends (the timetable is a
 function of time, so nothing needs releasing). :func:`simulate` reports, per request, whether
 it was accepted, its start delay and utilisation factor, and the pool's usage per slot.
+
+With ``explain=True`` every rejected request's record also says why (issue 38): the
+explanation of :func:`~coalloc.collective.explain.explain_request` on the timetables the
+request met (its minimal conflict and certificate, ``"explanation"``) and the nearest fix in
+time, the earliest later start that fits (``"nearest_start"``). The explanations share a
+budget (``explain_budget`` seconds for the whole run, ``explain_time`` at most per request),
+so that a week's replay stays fast; a rejection met after the budget is spent is recorded
+as not explained (``"explained": "budget spent"``).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -41,6 +50,24 @@ def _sample(pool: ResourcePool, totals: Tuple[np.ndarray, np.ndarray],
     return np.divide(used, tot[:, None], out=np.zeros_like(used), where=tot[:, None] > 0).T
 
 
+def _why(pool: ResourcePool, request: CollectiveRequest, budget_end: float,
+         per_request: float) -> dict:  # fmt: skip
+    """The explanation fields of a rejected request's record (see ``explain``)."""
+    from .explain import explain_request
+
+    left = min(per_request, budget_end - time.monotonic())
+    if left <= 0:
+        return {"explained": "budget spent", "explanation": None, "nearest_start": None}
+    found = explain_request(pool, request, time_limit=left)
+    if found is None:  # the scan found a start, or could not prove the rejection in time
+        fits = coallocate(pool, request, "scan", time_limit=max(left, 0.05)).has_solution
+        return {"explained": "fits" if fits else "undecided", "explanation": None,
+                "nearest_start": None}  # fmt: skip
+    later = [r for r in found.relaxations if r.kind == "later_start" and r.checked]
+    return {"explained": "yes", "explanation": found.to_dict(),
+            "nearest_start": later[0].changes["latest_start"] if later else None}
+
+
 def simulate(
     pool: ResourcePool,
     requests: Sequence[Tuple[float, CollectiveRequest]],
@@ -56,6 +83,9 @@ def simulate(
     job_ids: Optional[Sequence[Any]] = None,
     run_times: Optional[Sequence[float]] = None,
     skipped: Optional[Sequence[Mapping[str, Any]]] = None,
+    explain: bool = False,
+    explain_time: float = 1.0,
+    explain_budget: float = 60.0,
     **params: Any,
 ) -> SimulationResult:
     """Run a stream of ``(arrival, request)`` against a copy of ``pool``.
@@ -111,6 +141,18 @@ def simulate(
         Jobs of the workload that were not simulated (``{"job", "status", "reason"}``, as
         :attr:`~coalloc.collective.io.SWFWorkload.skipped`): reported in the result, never
         counted as requests.
+    explain : bool, default False
+        Explain every rejection the method makes (not those past the horizon, which no pool
+        decides): its record gets ``"explained"`` (``"yes"``; ``"fits"``: the exact scan
+        finds a start the method did not, so there is no conflict; ``"undecided"``: not
+        proved within ``explain_time``; ``"budget spent"``), ``"explanation"`` (the
+        explanation's ``to_dict()``: the conflict, its certificate, whether it is sound
+        and minimal, the fixes) and ``"nearest_start"`` (the earliest later start that fits
+        on the same timetables, or None).
+    explain_time : float, default 1.0
+        Seconds at most per explanation (finite, > 0).
+    explain_budget : float, default 60.0
+        Seconds for all the run's explanations together (finite, > 0).
     **params
         Parameters of the method.
 
@@ -132,6 +174,11 @@ def simulate(
         align = checks.number(align, "align")
     if horizon is not None:
         horizon = checks.number(horizon, "horizon", allow_zero=True)
+    explain_time = checks.number(explain_time, "explain_time")
+    explain_budget = checks.number(explain_budget, "explain_budget")
+    if not isinstance(explain, (bool, np.bool_)):
+        raise TypeError(f"explain must be True or False, got {type(explain).__name__}")
+    budget_end: Optional[float] = None
     if on_booking is not None and not callable(on_booking):
         raise TypeError(f"on_booking must be callable, got {type(on_booking).__name__}")
     n_req = len(requests)
@@ -199,6 +246,10 @@ def simulate(
             rec["delay"] = res.start - te0
         else:
             rec["reason"] = (res.rejection or {}).get("reason")
+            if explain:
+                if budget_end is None:
+                    budget_end = time.monotonic() + explain_budget
+                rec.update(_why(work, r2, budget_end, explain_time))
         records.append(rec)
     end = horizon if horizon is not None else float(work.times[-1]) + slot_seconds
     n_slots = math.ceil(end / float(slot_seconds)) if end > 0 else 0
