@@ -35,6 +35,7 @@ import numpy as np
 
 from bench.loadshare.explain import cpsat_fits
 from bench.shared._progress import add_quiet, bar
+from coalloc.cli._common import count, seconds
 
 
 def _timed(f: Callable[..., Any], *args: Any, **kwargs: Any) -> Tuple[Any, float]:
@@ -183,6 +184,79 @@ def testbed_cases(quick: bool, repeats: int) -> Iterator[dict]:
                    "t_solve": t_solve, "referee": "exact (same model)"}  # fmt: skip
 
 
+def replay_table(nodes: int, jobs: int, budget: float, sample: int, quiet: bool) -> None:
+    """A week's SWF replay (collective requests) without and with ``simulate(explain=True)``.
+
+    Prints the replay's wall time both ways, the rejections and how each was explained, and
+    re-checks up to ``sample`` explained rejections on the timetables they met (rebuilt from
+    the background and the bookings before them, captured by ``on_booking``): the conflict
+    by the ``exact`` integer program, the nearest start by the scan (it fits there).
+    """
+    import tempfile
+
+    import coalloc.collective as co
+    from bench.collective.replay import synthetic_swf
+    from coalloc.collective.generators import table1_pool
+    from coalloc.collective.io import read_swf, swf_workload
+    from coalloc.collective.simulate import simulate
+
+    days = 7
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "week.swf")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(synthetic_swf(jobs, days=days, max_procs=64, seed=28))
+        trace = read_swf(path)
+    base = table1_pool(nodes, n_slots=288 * (days + 3), seed=2028)
+    horizon = 300.0 * 288 * (days + 3)
+    wl = swf_workload(trace, collective=True, procs_per_node=1.0, source="synthetic week")
+    runs = {}
+    for explain in (False, True):
+        pool, booked = base.copy(), []
+
+        def keep(q: int, r: Any, res: Any, p: Any, booked: list = booked) -> None:
+            booked.append((q, res.start, r.duration, res.resources, res.amounts))
+
+        t0 = time.perf_counter()
+        sim = simulate(pool, wl.requests, align=300.0, in_place=True, horizon=horizon,
+                       explain=explain, explain_budget=budget, show_progress=not quiet,
+                       on_booking=keep, **wl.simulate_kwargs())  # fmt: skip
+        runs[explain] = (time.perf_counter() - t0, sim, booked)
+    (t_off, _, _), (t_on, sim, booked) = runs[False], runs[True]
+    outcomes: Dict[str, int] = {}
+    for rec in sim.records:
+        if "explained" in rec:
+            outcomes[rec["explained"]] = outcomes.get(rec["explained"], 0) + 1
+    sound = nearest = checked = 0
+    for q, rec in enumerate(sim.records):
+        if checked >= sample or rec.get("explained") != "yes":
+            continue
+        met = base.copy()
+        for q2, start, dur, nodes_, amounts in booked:
+            if q2 < q:
+                met.reserve(start, dur, nodes_, amounts)
+        e = rec["explanation"]
+        ref = co.coallocate(met, co.CollectiveRequest(**e["conflict"]), "exact", time_limit=60.0)
+        sound += ref.status == "infeasible"
+        if rec["nearest_start"] is not None:
+            moved = next(r for r in e["relaxations"] if r["kind"] == "later_start")
+            nearest += co.coallocate(met, co.CollectiveRequest(**moved["changes"]["request"])
+                                     ).has_solution  # fmt: skip
+        else:
+            nearest += 1  # nothing claimed
+        checked += 1
+        del met
+    rej = sum(not r["accepted"] for r in sim.records)
+    print("\n| week replay | jobs | rejected | explained (yes / fits / undecided / budget) "
+          "| re-checked: sound (exact IP), nearest start fits | replay s without | with "
+          "--explain | explain s per rejection |")  # fmt: skip
+    print("|---|---:|---:|---|---|---:|---:|---:|")
+    per = (t_on - t_off) / max(1, sum(outcomes.values()))
+    print(f"| {nodes} nodes, collective | {len(wl.requests)} | {rej} | "
+          f"{outcomes.get('yes', 0)} / {outcomes.get('fits', 0)} / "
+          f"{outcomes.get('undecided', 0)} / {outcomes.get('budget spent', 0)} | "
+          f"{sound}/{checked}, {nearest}/{checked} | {t_off:.1f} | {t_on:.1f} | {per:.2f} |")
+
+
 FAMILIES: Dict[str, Callable[[bool, int], Iterator[dict]]] = {
     "gap": gap_cases, "collective": collective_cases, "ctaap": ctaap_cases,
     "testbed": testbed_cases,
@@ -191,16 +265,31 @@ FAMILIES: Dict[str, Callable[[bool, int], Iterator[dict]]] = {
 
 def main(argv: Any = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--family", action="append", choices=sorted(FAMILIES))
+    ap.add_argument("--family", action="append", choices=sorted(FAMILIES) + ["none"])
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--replay", action="store_true",
+                    help="also a week's replay with simulate(explain=True) (the families "
+                    "run unless --family names none: --family none)")  # fmt: skip
+    ap.add_argument("--replay-nodes", type=count(), default=1024)
+    ap.add_argument("--replay-jobs", type=count(), default=2000)
+    ap.add_argument("--replay-budget", type=seconds(), default=60.0,
+                    help="simulate's explain_budget (s)")  # fmt: skip
+    ap.add_argument("--replay-sample", type=count(0), default=5,
+                    help="explained rejections re-checked on their timetables")  # fmt: skip
     add_quiet(ap)
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    if args.replay:
+        replay_table(args.replay_nodes, args.replay_jobs, args.replay_budget,
+                     args.replay_sample, args.quiet)  # fmt: skip
     rows: Dict[str, List[dict]] = {}
-    for fam in args.family or list(FAMILIES):
+    for fam in [f for f in args.family or list(FAMILIES) if f != "none"]:
         for case in bar(FAMILIES[fam](args.quick, args.repeats), desc=fam):
             rows.setdefault(case["label"], []).append(case)
+    if not rows:
+        print(f"load average at end: {os.getloadavg()[0]:.2f}")
+        return 0
     print("| failures of | explained | sound (referee) | proven minimal | fixes feasible "
           "| conflict size (median) | explain s (median, max) | solve s (median) "
           "| within solve + 1 s |")
