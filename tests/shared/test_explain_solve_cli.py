@@ -159,3 +159,28 @@ def test_coalloc_assign_prints_why_after_its_own_failure_lines():
     assert status == 2
     k = lines.index("*** Node mapping precheck failed!")
     assert lines[k + 1].startswith("*** Why: Virtual nodes") and len(lines) == k + 2
+
+
+def test_taskmap_explain_on_a_saved_result_says_what_binds(tmp_path, capsys):
+    path, saved = tmp_path / "t.json", tmp_path / "r.json"
+    tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    tm.io.write_instance(str(path), tasks, res)
+    assert main(["taskmap", "map", str(path), "--method", "open", "-o", str(saved)]) == 0
+    capsys.readouterr()
+    assert main(["taskmap", "explain", str(path), "--result", str(saved), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    mapping = json.loads(saved.read_text())["mapping"]
+    referee = tm.verify_mapping(tasks, res, mapping)
+    assert doc["explanation"] is None
+    assert doc["binds"]["bottleneck"]["occupancy"] == pytest.approx(referee.max_occupancy)
+    assert main(["taskmap", "explain", str(path), "--result", str(saved)]) == 0
+    assert capsys.readouterr().out.startswith(f"{saved}: what binds: The maximum occupancy")
+
+
+def test_explain_result_is_refused_where_nothing_binds(tmp_path, capsys):
+    path = tmp_path / "c.json"
+    co.io.write_instance(str(path), co.ResourcePool([[4.0]], ["cores"]),
+                         co.CollectiveRequest(600, 1))  # fmt: skip
+    with pytest.raises(SystemExit):  # collective's explain has no --result
+        main(["collective", "explain", str(path), "--result", "x.json"])

@@ -175,19 +175,57 @@ def _instances(family: str, files: List[str]) -> List[Tuple[str, Any]]:
     return out
 
 
+#: The families whose ``explain --result`` says what binds a saved result.
+BINDS = ("ctaap", "taskmap")
+
+
+def _binds(family: str, inst: Any, path: str) -> Dict[str, Any]:
+    """What binds the saved result ``path`` of ``inst`` (CTAAP: the clusters and links that
+    cap the allocation; task mapping: the bottleneck and the witness of the bound)."""
+    from types import SimpleNamespace
+
+    if family == "ctaap":
+        from ..ctaap.explain import explain_binding
+        from ..ctaap.io import read_result
+
+        data = read_result(path)
+        saved = SimpleNamespace(assignment=data["assignment"], status=data.get("status"),
+                                bound=data.get("bound"))  # fmt: skip
+        return explain_binding(inst.request, inst.offer, saved)
+    from ..taskmap.explain import explain_result
+    from ..taskmap.io import read_mapping_result
+
+    data = read_mapping_result(path)
+    saved = SimpleNamespace(mapping=data["mapping"], bound=data.get("bound"),
+                            method=data.get("method", "saved"))  # fmt: skip
+    return explain_result(inst.task_graph, inst.resource_graph, saved)
+
+
 def _run(args: argparse.Namespace) -> int:
-    for name, inst in _instances(args.family, args.files):
+    instances = _instances(args.family, args.files)
+    if args.result is not None:
+        if args.family not in BINDS:
+            raise ValueError(f"--result: what binds a saved result is explained for "
+                             f"{' and '.join(BINDS)}, not {args.family}")  # fmt: skip
+        if len(instances) != 1:
+            raise ValueError(f"--result goes with one instance file, got {len(instances)}")
+    for name, inst in instances:
         found = inst.explain(time_limit=args.time_limit)
+        binds = None if args.result is None else _binds(args.family, inst, args.result)
         if args.json:
-            print(
-                json.dumps(
-                    {
-                        "file": name,
-                        "kind": inst.kind,
-                        "explanation": None if found is None else found.to_dict(),
-                    }
-                )
-            )
+            doc = {
+                "file": name,
+                "kind": inst.kind,
+                "explanation": None if found is None else found.to_dict(),
+            }
+            if binds is not None:
+                doc["binds"] = binds
+            print(json.dumps(doc))
+            continue
+        if binds is not None:
+            print(f"{args.result}: what binds: {binds['sentence']}")
+        if binds is not None and found is None:
+            continue
         elif found is None:
             print(f"{name}: nothing to explain: the whole request can be met (or the "
                   f"family refuses nothing).")  # fmt: skip
@@ -242,4 +280,13 @@ def add_command(subparsers: Any, family: str) -> None:
         action="store_true",
         help="one JSON object per instance (the explanation's fields)",
     )
-    p.set_defaults(func=_run, family=family)
+    if family in BINDS:
+        p.add_argument(
+            "--result",
+            metavar="RESULT",
+            default=None,
+            help="a saved result of the instance (the solve command's --output): also say "
+            "what binds it (CTAAP: the clusters and links that cap the allocation; task "
+            "mapping: the bottleneck and the witness of the lower bound)",
+        )
+    p.set_defaults(func=_run, family=family, result=None)

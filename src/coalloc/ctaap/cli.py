@@ -132,6 +132,15 @@ def _format_table(rows) -> list:
     return lines
 
 
+def _binds(args, request, offer, result) -> Optional[dict]:
+    """``--explain``: which clusters and links cap the allocation (any answer with one)."""
+    if not getattr(args, "explain", False) or result.assignment is None:
+        return None
+    from .explain import explain_binding
+
+    return explain_binding(request, offer, result)
+
+
 def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = None) -> int:
     # every method takes a time limit (ctaap: the anytime search)
     params = common.exact_params(args, timed=("exact", "ctaap", "greedy"))
@@ -140,12 +149,15 @@ def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = No
     report = ctaap.verify(request, offer, result.assignment)
     table = cluster_table(request, offer, result.assignment)
     why = explain_no(args, ctaap.Instance(request, offer), result)  # --explain: tasks left out
+    binds = _binds(args, request, offer, result)  # --explain: what caps the allocation
     if args.output:
         write_result(args.output, result, report)
     if args.json:
         out = {"instance": name, **result.to_dict(), "verify": report.to_dict(),
                "clusters": table}  # fmt: skip
         explanation_json(why, out)
+        if binds is not None:
+            out["binds"] = binds
         tnames = getattr(request, "names", None)
         if tnames is not None:
             out["task_names"] = [str(t) for t in tnames]
@@ -161,6 +173,8 @@ def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = No
         print(f"  {request.n - result.n_allocated} tasks not allocated")
     for line in _format_table(table) + explanation_lines(why):
         print(line)
+    if binds is not None:
+        print(f"  what binds: {binds['sentence']}")
     if args.verbose:
         for key, value in result.timings.items():
             print(f"  time {key}: {value * 1e3:.3f} ms")

@@ -20,6 +20,13 @@ The nearest requests that fit, each solved again and checked:
 * ``less_bandwidth``: the conflict's bandwidth at a fraction (3/4, 1/2, 1/4, 1/10: the
   largest that places every task);
 * ``more_machines``: one more machine in one cluster (the first cluster that helps).
+
+:func:`explain_binding` explains an allocation itself, "yes" or partial: which clusters and
+links cap it. It reads the allocation alone (no solve): the clusters it fills, the cluster
+pairs whose bandwidth a placed pair of tasks uses to the full, and, for every task left
+out, what stops it on each cluster (that cluster is full, its machines miss a property
+minimum, or the bandwidth to a placed task is too small), counted per constraint, so the
+constraint that blocks the most left-out tasks is named first.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from .._shared.docs import filled
 from .._shared.explain import Explanation, Relaxation, fix_deadline, minimal_conflict
 from .model import Offer, Request, check_compatible
 
-__all__ = ["explain_allocation"]
+__all__ = ["explain_allocation", "explain_binding"]
 
 #: Bandwidth fractions tried for ``less_bandwidth``, largest first.
 FRACTIONS = (0.75, 0.5, 0.25, 0.1)
@@ -236,3 +243,139 @@ def _relaxations(request: Request, offer: Offer, conflict: List[int], whole: Any
                                   optimal=None, checked=True))  # fmt: skip
             break
     return out
+
+
+def _cluster_name(offer: Offer, j: int) -> str:
+    return f"cluster {offer.names[j]}" if offer.names is not None else f"cluster {j}"
+
+
+def explain_binding(request: Request, offer: Offer, result: Any) -> Dict[str, Any]:
+    """Which clusters and links cap an allocation: its binding capacity and bandwidth.
+
+    Parameters
+    ----------
+    %(ctaap_graphs)s
+    result : SolveResult or array_like
+        A result of :func:`coalloc.ctaap.solve` on them (its ``assignment``, ``status``
+        and ``bound`` are read), or an assignment vector (cluster per task, -1 left out).
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``placed`` and ``tasks``; ``full_clusters`` (``cluster``, ``index``,
+        ``used``, ``capacity``); ``tight_links`` (cluster pairs whose bandwidth a placed
+        pair of tasks uses to the full: ``clusters``, ``tasks``, ``need``, ``available``);
+        ``binding`` (per constraint that stops a left-out task on a cluster: ``constraint``
+        ``"capacity"``, ``"properties"`` or ``"bandwidth"``, ``where``, ``blocks``: how many
+        left-out tasks it stops there), most blocking first; ``blocked`` (per left-out task,
+        up to 20: what stops it on each cluster); ``bound`` (the result's upper bound or
+        None) and ``sentence``.
+
+    Examples
+    --------
+    Three tasks needing 30 CPU, one cluster of two machines: the cluster's capacity binds.
+
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [30, 30, 30]})
+    >>> offer = ct.Offer({"cpu": [40]}, capacity=[2], bandwidth=[[10]])
+    >>> b = explain_binding(request, offer, [0, 0, -1])
+    >>> b["full_clusters"][0]["used"], b["binding"][0]["constraint"], b["binding"][0]["blocks"]
+    (2, 'capacity', 1)
+    """
+    check_compatible(request, offer)
+    assignment = getattr(result, "assignment", result)
+    a = np.asarray(assignment, dtype=np.int64).reshape(-1)
+    if a.shape != (request.n,) or np.any(a >= offer.m) or np.any(a < -1):
+        raise ValueError(f"result must assign each of the {request.n} tasks a cluster in "
+                         f"[0, {offer.m}) or -1")  # fmt: skip
+    cap = np.asarray(offer.capacity, dtype=np.int64)
+    B = np.asarray(offer.bandwidth, dtype=np.float64)
+    load = np.bincount(a[a >= 0], minlength=offer.m)
+    full = [{"cluster": _cluster_name(offer, j)[8:], "index": j, "used": int(load[j]),
+             "capacity": int(cap[j])} for j in range(offer.m) if cap[j] > 0 and load[j] >= cap[j]]
+    csr = request.bandwidth.tocsr()
+    coo = csr.tocoo()
+    placed_pair = (a[coo.row] >= 0) & (a[coo.col] >= 0)
+    tight: Dict[Tuple[int, int], Dict[str, Any]] = {}
+    for i, k, need in zip(coo.row[placed_pair], coo.col[placed_pair], coo.data[placed_pair]):
+        j, l_ = int(a[i]), int(a[k])
+        avail = float(B[j, l_])
+        if need > 0 and need >= avail * (1 - 1e-9):
+            key = (min(j, l_), max(j, l_))
+            if key not in tight:
+                tight[key] = {"clusters": list(key), "tasks": [int(i), int(k)],
+                              "need": float(need), "available": avail}  # fmt: skip
+    left = [int(t) for t in np.flatnonzero(a < 0)]
+    counts: Dict[Tuple[str, str], int] = {}
+    blocked = []
+    csc = request.bandwidth.tocsc()
+    for t in left:
+        why: Dict[str, str] = {}
+        for j in range(offer.m):
+            name = _cluster_name(offer, j)
+            if cap[j] <= 0 or load[j] >= cap[j]:
+                key, text = ("capacity", name), f"full ({int(load[j])}/{int(cap[j])})"
+            else:
+                short = [k for k, v in request.properties.items()
+                         if float(np.asarray(v)[t]) > float(np.asarray(offer.properties[k])[j])]
+                if short:
+                    key, text = ("properties", name), "its machines have too little " + (
+                        ", ".join(short))  # fmt: skip
+                else:
+                    worst = _worst_link(csr, csc, a, B, t, j)
+                    if worst is None:  # it fits there: the allocation did not take it
+                        key, text = ("none", name), "fits (not taken by this allocation)"
+                    else:
+                        k, need, avail, other = worst
+                        key = ("bandwidth", f"{name}-{_cluster_name(offer, other)[8:]}")
+                        text = (f"task {k} on {_cluster_name(offer, other)} needs {need:g} "
+                                f"over a link of {avail:g}")  # fmt: skip
+            counts[key] = counts.get(key, 0) + 1
+            why[name] = text
+        if len(blocked) < 20:
+            blocked.append({"task": t, "by": why})
+    binding = [{"constraint": c, "where": w, "blocks": n}
+               for (c, w), n in sorted(counts.items(), key=lambda kv: -kv[1]) if c != "none"]
+    bound = getattr(result, "bound", None)
+    placed = int(np.count_nonzero(a >= 0))
+    words = []
+    if full:
+        words.append("full: " + ", ".join(f"{_cluster_name(offer, f['index'])} "
+                                          f"({f['used']}/{f['capacity']})" for f in full[:6]))
+    if tight:
+        words.append("bandwidth used to the full between " + ", ".join(
+            f"{_cluster_name(offer, x['clusters'][0])[8:]}-"
+            f"{_cluster_name(offer, x['clusters'][1])[8:]} (tasks {x['tasks'][0]} and "
+            f"{x['tasks'][1]}: {x['need']:g} of {x['available']:g})"
+            for x in list(tight.values())[:4]))  # fmt: skip
+    head = (f"Every task is placed ({placed})" if not left else
+            f"{placed} of {request.n} tasks are placed; the {len(left)} left out are stopped "
+            "by " + "; ".join(f"{b['constraint']} of {b['where']} ({b['blocks']} of them)"
+                              for b in binding[:4]))  # fmt: skip
+    status = getattr(result, "status", None)
+    if left and bound is not None:
+        head += (f"; no allocation places more than {float(bound):g} tasks"
+                 + (" (proved optimal)" if status == "optimal" else ""))  # fmt: skip
+    sentence = head + ("; what binds: " + "; ".join(words) if words else
+                       "; no cluster is full and no link is used to the full") + "."
+    return {"placed": placed, "tasks": request.n, "full_clusters": full,
+            "tight_links": list(tight.values()), "binding": binding, "blocked": blocked,
+            "bound": None if bound is None else float(bound), "sentence": sentence}
+
+
+def _worst_link(csr: Any, csc: Any, a: np.ndarray, B: np.ndarray, t: int,
+                j: int) -> Optional[Tuple[int, float, float, int]]:  # fmt: skip
+    """The placed task whose bandwidth with ``t`` on cluster ``j`` exceeds its link the most:
+    (task, need, available, its cluster), or None when every link suffices."""
+    worst = None
+    for row, out in ((csr, True), (csc, False)):  # t -> k and k -> t
+        lo, hi = row.indptr[t], row.indptr[t + 1]
+        for k, need in zip(row.indices[lo:hi], row.data[lo:hi]):
+            other = int(a[k])
+            if other < 0 or k == t:
+                continue
+            avail = float(B[j, other] if out else B[other, j])
+            if need > avail and (worst is None or need / max(avail, 1e-300) > worst[1] / max(
+                    worst[2], 1e-300)):  # fmt: skip
+                worst = (int(k), float(need), avail, other)
+    return worst
