@@ -201,8 +201,34 @@ def _binds(family: str, inst: Any, path: str) -> Dict[str, Any]:
     return explain_result(inst.task_graph, inst.resource_graph, saved)
 
 
+#: The families whose ``explain --plot`` draws the conflict.
+PICTURES = ("collective", "testbed")
+
+
+def _picture(family: str, inst: Any, found: Any, path: str) -> None:
+    """Draw ``found`` on the family's picture (:func:`plot_explanation`), saved at ``path``
+    through the package's guarded writer."""
+    if family == "collective":
+        from ..collective.plot import plot_explanation
+
+        fig = plot_explanation(inst.request, inst.pool, found, path=path)
+    else:
+        from ..testbed.plot import plot_explanation
+
+        fig = plot_explanation(inst.top, inst.ptop, found, path=path)
+    from .._shared.plotting import import_pyplot
+
+    import_pyplot().close(fig)
+
+
 def _run(args: argparse.Namespace) -> int:
     instances = _instances(args.family, args.files)
+    if args.plot is not None:
+        from .._shared.jsonio import check_output
+
+        if len(instances) != 1:
+            raise ValueError(f"--plot goes with one instance, got {len(instances)}")
+        check_output(args.plot, args.files, option="--plot")  # before the explanation's work
     if args.result is not None:
         if args.family not in BINDS:
             raise ValueError(f"--result: what binds a saved result is explained for "
@@ -224,6 +250,10 @@ def _run(args: argparse.Namespace) -> int:
             continue
         if binds is not None:
             print(f"{args.result}: what binds: {binds['sentence']}")
+        if args.plot is not None and found is not None:
+            _picture(args.family, inst, found, args.plot)
+            if not args.json:
+                print(f"picture written to {args.plot}")
         if binds is not None and found is None:
             continue
         elif found is None:
@@ -289,4 +319,13 @@ def add_command(subparsers: Any, family: str) -> None:
             "what binds it (CTAAP: the clusters and links that cap the allocation; task "
             "mapping: the bottleneck and the witness of the lower bound)",
         )
-    p.set_defaults(func=_run, family=family, result=None)
+    if family in PICTURES:
+        p.add_argument(
+            "--plot",
+            metavar="FILE.png",
+            default=None,
+            help="also draw the conflict (collective: the window, the nodes and their "
+            "blocked slots; testbed: the conflict's nodes and the PCs they can use); the "
+            "suffix picks the format (needs the [plot] extra)",
+        )
+    p.set_defaults(func=_run, family=family, result=None, plot=None)

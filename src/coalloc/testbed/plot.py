@@ -12,7 +12,7 @@ from .._shared import plotting
 from .._shared.docs import filled
 from .model import PhysicalTopology, VirtualTopology
 
-__all__ = ["plot_mapping", "home_switches"]
+__all__ = ["plot_mapping", "home_switches", "plot_explanation"]
 
 
 def home_switches(ptop: PhysicalTopology) -> Dict[str, Optional[str]]:
@@ -250,4 +250,139 @@ def plot_mapping(
             f"{len(mapping)} virtual nodes on {len(used_pcs)} PCs behind "
             f"{n_sw} switch{'es' if n_sw != 1 else ''}; inter-switch bandwidth {isw:g}"
         )
+    return plotting.finish(fig, path, title=title, ax=ax)
+
+
+@filled
+def plot_explanation(
+    top: VirtualTopology,
+    ptop: PhysicalTopology,
+    explanation: Any = None,
+    *,
+    max_classes: int = 12,
+    time_limit: float = 10.0,
+    ax: Any = None,
+    path: Any = None,
+    title: Optional[str] = None,
+) -> Any:
+    """Draw why an experiment does not map: its conflict's nodes and the PCs they can use.
+
+    The conflict's virtual nodes stand in a column on the left (their virtual links as arcs
+    beside it); the testbed's classes of interchangeable PCs stand on the right, each with
+    how many PCs it holds. A line joins a virtual node to every class it can use (type,
+    features, interfaces, bandwidth: the mapper's own candidate filter), so a counting
+    conflict shows at a glance: more nodes on the left than PCs in the classes they reach.
+    A node that can use no class is crossed out, with the constraint each class fails.
+
+    Parameters
+    ----------
+    top : VirtualTopology
+    ptop : PhysicalTopology
+    explanation : Explanation or dict, optional
+        Its explanation (:func:`~coalloc.testbed.explain.explain_mapping`, or its
+        ``to_dict()``); None computes it.
+    max_classes : int, default 12
+        Classes drawn at most (those the conflict can use first; the rest are counted).
+    time_limit : float, default 10.0
+        Seconds for the explanation when it is computed here.
+    ax : matplotlib.axes.Axes, optional
+    %(plot_path)s
+    title : str, optional
+        Default: the explanation's conflict sentence.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Points with gids ``"vnode-<name>"`` and ``"class-<k>"``, lines ``"cand-<name>-<k>"``.
+
+    Raises
+    ------
+    %(plot_raises)s
+    ValueError
+        When the experiment maps (nothing to explain).
+
+    Examples
+    --------
+    >>> import coalloc.testbed as tb
+    >>> ptop = tb.parse_ptop("node sw switch:1\\nnode a pc:1\\nlink la a sw 100 0 0")
+    >>> top = tb.parse_top("node x pc\\nnode y pc")
+    >>> fig = plot_explanation(top, ptop)
+    >>> sorted(str(a.get_gid()).split("-")[1] for a in fig.axes[0].lines
+    ...        if str(a.get_gid()).startswith("cand-"))  # both nodes reach the one PC
+    ['x', 'y']
+    """
+    import textwrap
+
+    from .explain import _sub, explain_mapping
+    from .problem import build_problem
+
+    if explanation is None:
+        explanation = explain_mapping(top, ptop, time_limit=time_limit)
+        if explanation is None:
+            raise ValueError("the experiment maps (or its failure was not proved in "
+                             "time_limit): nothing to explain")  # fmt: skip
+    doc = explanation.to_dict() if hasattr(explanation, "to_dict") else dict(explanation)
+    vnodes = [v for v in doc["conflict"]["vnodes"] if v in top.nodes]
+    pr = build_problem(_sub(top, vnodes), ptop)
+    cand = {pr.vnames[i]: [int(c) for c in pr.cand[i]] for i in range(pr.nv)}
+    usable = sorted({c for cs in cand.values() for c in cs})
+    switch = np.asarray(pr.pis_switch, dtype=bool)
+    others = [c for c in range(pr.nc) if c not in set(usable)
+              and not all(switch[int(p)] for p in pr.members[c])]  # switches are no PCs
+    shown = (usable + others)[: max(max_classes, len(usable))]
+    fig, ax = plotting.figure_and_axes(
+        ax, figsize=(9.0, 1.8 + 0.42 * max(len(vnodes), len(shown))))  # fmt: skip
+    ys_v = {v: len(vnodes) - 1 - i for i, v in enumerate(vnodes)}
+    scale = (len(vnodes) - 1) / max(1, len(shown) - 1) if len(shown) > 1 else 0.0
+    ys_c = {c: (len(vnodes) - 1) - k * scale if len(shown) > 1 else (len(vnodes) - 1) / 2
+            for k, c in enumerate(shown)}  # fmt: skip
+    for v in vnodes:
+        for c in cand[v]:
+            if c in ys_c:
+                (line,) = ax.plot([0.0, 1.0], [ys_v[v], ys_c[c]], color="#ff7f0e",
+                                  linewidth=0.9, alpha=0.7, zorder=1)  # fmt: skip
+                line.set_gid(f"cand-{v}-{c}")
+    for v in vnodes:
+        bad = not cand[v]
+        (pt,) = ax.plot([0.0], [ys_v[v]], marker="X" if bad else "o", markersize=9,
+                        color=plotting.CROSS, zorder=3, linestyle="none")  # fmt: skip
+        pt.set_gid(f"vnode-{v}")
+        node = top.nodes[v]
+        text = f"{v} ({node.type})"
+        if bad:
+            why = pr.cand_why[pr.vnames.index(v)]
+            text += f": no class fits ({why})" if why else ": no class fits"
+        ax.annotate(text, (0.0, ys_v[v]), xytext=(-8, 0), textcoords="offset points",
+                    ha="right", va="center", fontsize=8)  # fmt: skip
+    for a, b in ((lk.a, lk.b) for lk in top.links.values()):
+        if a in ys_v and b in ys_v and a != b:
+            ax.annotate("", (0.0, ys_v[b]), xytext=(0.0, ys_v[a]),
+                        arrowprops={"arrowstyle": "-", "color": "#1f77b4", "linewidth": 0.8,
+                                    "linestyle": "--",
+                                    "connectionstyle": "arc3,rad=0.5"})  # fmt: skip
+    free = 0
+    for c in shown:
+        members = [pr.pnames[int(p)] for p in pr.members[c]]
+        on = c in set(usable)
+        free += len(members) if on else 0
+        (pt,) = ax.plot([1.0], [ys_c[c]], marker="s", markersize=10, linestyle="none",
+                        color="#ff7f0e" if on else plotting.GREY, zorder=3)  # fmt: skip
+        pt.set_gid(f"class-{c}")
+        names = ", ".join(members[:4]) + (" ..." if len(members) > 4 else "")
+        ax.annotate(f"{len(members)} PC{'s' if len(members) != 1 else ''}: {names}",
+                    (1.0, ys_c[c]), xytext=(8, 0), textcoords="offset points", ha="left",
+                    va="center", fontsize=8, color="black" if on else "#777777")  # fmt: skip
+    hidden = len(usable) + len(others) - len(shown)
+    ax.set_xlim(-1.2, 2.2)
+    ax.set_ylim(-1.0, max(len(vnodes), 1) + 0.2)
+    ax.axis("off")
+    ax.text(0.0, max(len(vnodes), 1) - 0.2, f"{len(vnodes)} virtual nodes of the conflict",
+            ha="center", fontsize=9, weight="bold")  # fmt: skip
+    ax.text(1.0, max(len(vnodes), 1) - 0.2,
+            f"PCs they can use: {free}" + (f" ({hidden} more classes not drawn)" if hidden
+                                           else ""),
+            ha="center", fontsize=9, weight="bold")  # fmt: skip
+    if title is None:
+        first = doc["sentence"].split(" Nearest fix")[0]
+        title = "\n".join(textwrap.wrap(first, 100)[:4])
     return plotting.finish(fig, path, title=title, ax=ax)
