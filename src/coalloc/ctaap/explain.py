@@ -171,7 +171,9 @@ def explain_allocation(request: Request, offer: Offer, *,
                                                                 else "")  # fmt: skip
     how = (_nowhere_text(request, offer, conflict[0]) if certificate == "fits-nowhere"
            else "the exact method's optimum on them alone leaves one out")  # fmt: skip
-    where = f"the offer ({int(np.sum(offer.capacity))} machines in {offer.m} clusters)"
+    machines = int(np.sum(offer.capacity))
+    where = (f"the offer ({machines} machine{'s' if machines != 1 else ''} in {offer.m} "
+             f"cluster{'s' if offer.m != 1 else ''})")  # fmt: skip
     if len(conflict) == 1:
         sentence = f"Task {listed} cannot be placed on {where}: {how}."
     else:
