@@ -20,7 +20,10 @@ Run (about 10 minutes on two cores)::
 
     python -m bench.shared.explain --repeats 2
 
-``--family`` restricts the run; ``--quick`` uses smaller sizes.
+``--family`` restricts the run (``--family none``: no family); ``--quick`` uses smaller
+sizes; ``--replay`` adds a week's replay with the simulator's explanations
+(``simulate(explain=True)``) and ``--binding`` CTAAP's ``explain_binding`` (what caps an
+allocation), both described in ``bench/shared/ISSUE38.md``.
 """
 
 from __future__ import annotations
@@ -248,13 +251,53 @@ def replay_table(nodes: int, jobs: int, budget: float, sample: int, quiet: bool)
     rej = sum(not r["accepted"] for r in sim.records)
     print("\n| week replay | jobs | rejected | explained (yes / fits / undecided / budget) "
           "| re-checked: sound (exact IP), nearest start fits | replay s without | with "
-          "--explain | explain s per rejection |")  # fmt: skip
+          "--explain | extra s per explained rejection |")  # fmt: skip
     print("|---|---:|---:|---|---|---:|---:|---:|")
-    per = (t_on - t_off) / max(1, sum(outcomes.values()))
+    tried = sum(n for k, n in outcomes.items() if k != "budget spent")
+    per = (t_on - t_off) / max(1, tried)
     print(f"| {nodes} nodes, collective | {len(wl.requests)} | {rej} | "
           f"{outcomes.get('yes', 0)} / {outcomes.get('fits', 0)} / "
           f"{outcomes.get('undecided', 0)} / {outcomes.get('budget spent', 0)} | "
           f"{sound}/{checked}, {nearest}/{checked} | {t_off:.1f} | {t_on:.1f} | {per:.2f} |")
+
+
+def binding_table(repeats: int) -> None:
+    """CTAAP's ``explain_binding`` (what caps an allocation) at 100, 300 and 1,000 tasks:
+    its time against the default solve's, and every reason it gives re-checked by
+    ``verify`` on the allocation with the left-out task added to that cluster."""
+    import coalloc.ctaap as ct
+    from coalloc.ctaap.explain import explain_binding
+
+    kinds = {"full": 2, "its": 3, "task": 4}  # the reason's first word -> verify's constraint
+    print("\n| CTAAP allocation | cases | left out (median) | reasons re-checked by verify "
+          "| binding s (median, max) | solve s (median) |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|")
+    for n in (100, 300, 1000):
+        t_b, t_s, left, ok, total = [], [], [], 0, 0
+        for r in range(repeats):
+            for gen in ("fig2", "random"):
+                req, off = (ct.generators.fig2(1, n_tasks=n, seed=r) if gen == "fig2"
+                            else ct.generators.random_instance(n, 5, seed=r))  # fmt: skip
+                res, ts = _timed(ct.solve, req, off)
+                b, tb = _timed(explain_binding, req, off, res)
+                t_b.append(tb)
+                t_s.append(ts)
+                left.append(req.n - b["placed"])
+                a = np.asarray(res.assignment)
+                for d in b["blocked"][:5]:  # five left-out tasks per case, every cluster
+                    for j in range(off.m):
+                        why = d["by"][f"cluster {j}" if off.names is None
+                                      else f"cluster {off.names[j]}"]  # fmt: skip
+                        trial = a.copy()
+                        trial[d["task"]] = j
+                        rep = ct.verify(req, off, trial)
+                        word = why.split()[0]
+                        total += 1
+                        ok += (rep.feasible if word == "fits"
+                               else rep.violations[kinds[word]] > 0)  # fmt: skip
+        print(f"| {n} tasks | {len(t_b)} | {statistics.median(left):.0f} | {ok}/{total} "
+              f"| {statistics.median(t_b):.3f}, {max(t_b):.3f} "
+              f"| {statistics.median(t_s):.3f} |")  # fmt: skip
 
 
 FAMILIES: Dict[str, Callable[[bool, int], Iterator[dict]]] = {
@@ -277,9 +320,13 @@ def main(argv: Any = None) -> int:
                     help="simulate's explain_budget (s)")  # fmt: skip
     ap.add_argument("--replay-sample", type=count(0), default=5,
                     help="explained rejections re-checked on their timetables")  # fmt: skip
+    ap.add_argument("--binding", action="store_true",
+                    help="also CTAAP's explain_binding (what caps an allocation)")  # fmt: skip
     add_quiet(ap)
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    if args.binding:
+        binding_table(args.repeats)
     if args.replay:
         replay_table(args.replay_nodes, args.replay_jobs, args.replay_budget,
                      args.replay_sample, args.quiet)  # fmt: skip
