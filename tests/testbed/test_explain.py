@@ -7,6 +7,8 @@ maximum matching (networkx, not the package's mappers) decides independently.
 
 from __future__ import annotations
 
+import itertools
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -60,6 +62,10 @@ def test_conflict_is_sound_minimal_and_the_fix_maps(seed):
         if r.kind == "drop_nodes":
             left = {u: t for u, t in vtypes.items() if u not in r.changes["drop_vnodes"]}
             assert _maps(left, kinds)
+            if r.optimal:  # the fewest: no drop of one node less maps (every such drop tried)
+                k = int(r.cost) - 1
+                assert not any(_maps({u: vtypes[u] for u in vtypes if u not in gone}, kinds)
+                               for gone in itertools.combinations(vtypes, k))  # fmt: skip
         if r.kind == "other_type":
             assert _maps({**vtypes, r.changes["vnode"]: r.changes["type"]}, kinds)
     assert e.sentence.startswith("Virtual nodes")
@@ -74,3 +80,19 @@ def test_explain_mapping_refuses_bad_arguments():
         explain_mapping(top, "ptop")
     with pytest.raises(ValueError, match="time_limit"):
         explain_mapping(top, ptop, time_limit=0)
+
+
+def test_the_counting_proof_drops_the_fewest_nodes_at_once():
+    """Five pc3000 nodes for two pc3000 PCs (and a d710): three must go, proved the fewest."""
+    lines = ["node sw switch:1", "node a pc:1 pc3000:1", "node b pc:1 pc3000:1",
+             "node c pc:1 d710:1"] + [f"link l{p} {p} sw 100000 0 0" for p in "abc"]  # fmt: skip
+    ptop = tb.parse_ptop("\n".join(lines))
+    vtypes = {f"v{j}": "pc3000" for j in range(5)}
+    top = tb.VirtualTopology([tb.VNode(v, t) for v, t in vtypes.items()])
+    e = explain_mapping(top, ptop, time_limit=30.0)
+    drop = next(r for r in e.relaxations if r.kind == "drop_nodes")
+    assert drop.cost == 3.0 and drop.optimal is True
+    kinds = ["pc3000", "pc3000", "d710"]
+    assert _maps({u: t for u, t in vtypes.items() if u not in drop.changes["drop_vnodes"]}, kinds)
+    assert not any(_maps({u: vtypes[u] for u in vtypes if u not in gone}, kinds)
+                   for gone in itertools.combinations(vtypes, 2))  # fmt: skip

@@ -173,7 +173,7 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
     sub = _sub(top, conflict)
     proof = proofs.get(tuple(conflict))
     why = reason_text(proof.reason) if proof is not None and proof.reason else ""
-    relax = _relaxations(top, ptop, conflict, fix_deadline(t0, time_limit))
+    relax = _relaxations(top, ptop, conflict, fix_deadline(t0, time_limit), first)
     links = [lk.name for lk in sub.links.values()]
     demand = tuple(f"virtual node {v}" for v in sorted(conflict)) + tuple(
         f"virtual link {name}" for name in sorted(links)
@@ -200,16 +200,20 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
 
 
 def _relaxations(top: VirtualTopology, ptop: PhysicalTopology, conflict: List[str],
-                 deadline: float) -> List[Relaxation]:  # fmt: skip
-    """The nearest experiments that map, each mapped (see the module docstring)."""
+                 deadline: float, whole: Any = None) -> List[Relaxation]:  # fmt: skip
+    """The nearest experiments that map, each mapped (see the module docstring); ``whole``
+    is the whole experiment's failed result (its counting proof guides the drops)."""
     out: List[Relaxation] = []
     everyone = list(top.nodes)
-    dropped = _drop_nodes(top, ptop, conflict, deadline)
+    dropped, least = _drop_counted(top, ptop, whole, deadline)
+    if not dropped:
+        dropped = _drop_nodes(top, ptop, conflict, deadline)
+        least = dropped is not None and len(dropped) == 1
     if dropped:
         out.append(Relaxation(kind="drop_nodes", sentence="take out virtual node"
                               + ("s " if len(dropped) > 1 else " ") + ", ".join(dropped),
                               changes={"drop_vnodes": dropped}, cost=float(len(dropped)),
-                              optimal=len(dropped) == 1, checked=True))  # fmt: skip
+                              optimal=True if least else None, checked=True))  # fmt: skip
     cset = set(conflict)
     if any(lk.a in cset and lk.b in cset and lk.bw for lk in top.links.values()):
         for f in FRACTIONS:
@@ -238,6 +242,47 @@ def _relaxations(top: VirtualTopology, ptop: PhysicalTopology, conflict: List[st
                                       checked=True))  # fmt: skip
                 return out
     return out
+
+
+def _drop_counted(top: VirtualTopology, ptop: PhysicalTopology, whole: Any,
+                  deadline: float) -> Tuple[Optional[List[str]], bool]:  # fmt: skip
+    """Nodes to take out by the failures' own counting proofs, and whether that is proved
+    the fewest.
+
+    A counting proof says ``needed`` virtual nodes compete for classes with ``available``
+    free PCs: at least ``needed - available`` of them must go. The least linked go, the rest
+    is mapped by the default method, and a new counting proof of what remains repeats the
+    step (one default solve per step: fast at any size, where the conflict-by-conflict
+    search of :func:`_drop_nodes` runs out of time from 40 virtual nodes on). The fewest is
+    proved when one step sufficed (its count is a lower bound on any drop).
+    """
+    rest = list(top.nodes)
+    dropped: List[str] = []
+    res, steps = whole, 0
+    while time.monotonic() < deadline:
+        reason = getattr(res, "reason", None) or {}
+        named = reason.get("vnodes") or []
+        named = [named] if isinstance(named, str) else [v for v in named if v in rest]
+        if reason.get("constraint") == "capacity" and "needed" in reason and "available" in reason:
+            k = int(reason["needed"]) - int(reason["available"])
+        elif reason.get("constraint") == "no_candidate":
+            k = len(named)  # nodes no host takes: every one of them goes
+        else:
+            return None, False
+        if k <= 0 or k > len(named):
+            return None, False
+        out = sorted(named, key=lambda v: (top.degree(v), v))[:k]
+        dropped += out
+        rest = [v for v in rest if v not in set(out)]
+        steps += 1
+        # the default method first (a mapping is the witness); where it finds none without
+        # a proof, the exact method with the time left (a mapping, or the next proof)
+        got, res = _maps(_sub(top, rest), ptop, deadline)
+        if got:
+            return dropped, steps == 1 and reason.get("constraint") == "capacity"
+        if res is None:
+            return None, False
+    return None, False
 
 
 def _drop_nodes(top: VirtualTopology, ptop: PhysicalTopology, conflict: List[str],
