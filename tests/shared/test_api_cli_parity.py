@@ -51,6 +51,11 @@ CLI_ONLY = {
     ("taskmap", "format"): "the reader of the input files: read_metis_graph / read_scotch_graph",
     ("gap", "format"): "the reader of the input file: read_gap (OR-Library) or read_gap_json",
 }
+# issue 38: --explain (and its budget) on every solve command: the family's explanation,
+# Instance(...).explain(result, time_limit=S) (task mapping: taskmap.explain_result)
+CLI_ONLY.update({(kind, opt): "Instance(...).explain(result, time_limit=S)"
+                 for kind in ("ctaap", "collective", "testbed", "loadshare", "gap", "taskmap")
+                 for opt in ("explain", "explain_time")})  # fmt: skip
 
 #: what a solve command's keyword is called among the method parameters or options.
 RENAMED = {"gap": {"assign_all": "partial"}}

@@ -313,7 +313,28 @@ def case_plot_loadshare(d: Path) -> Case:
 
 
 #: Command -> how to build a working command line and its input files.
+def case_collective_explain(d: Path) -> Case:
+    """A rejected request (two nodes of 3 cores on a pool with one): a picture to draw."""
+    from coalloc import collective as co
+
+    inst = d / "no.json"
+    co.io.write_instance(str(inst), co.ResourcePool([[4.0], [2.0]], ["cores"]),
+                         co.CollectiveRequest(600, 2, minimum={"cores": 3}))  # fmt: skip
+    return ["collective", "explain", inst], {"files": inst}  # (the labels: their dest)
+
+
+def case_testbed_explain(d: Path) -> Case:
+    """An experiment that cannot map (three pc nodes on a testbed of two PCs)."""
+    top, ptop = d / "no.top", d / "no.ptop"
+    top.write_text("node x pc\nnode y pc\nnode z pc\n")
+    ptop.write_text("node sw switch:1\nnode a pc:1\nnode b pc:1\n"
+                    "link la a sw 100 0 0\nlink lb b sw 100 0 0\n")  # fmt: skip
+    return ["testbed", "explain", top, ptop], {"files": top, "files ": ptop}
+
+
 COMMANDS: Dict[Tuple[str, ...], Callable] = {
+    ("collective", "explain"): case_collective_explain,  # --plot (issue 38)
+    ("testbed", "explain"): case_testbed_explain,
     ("ctaap", "solve"): case_ctaap_solve,
     ("ctaap", "demo"): case_ctaap_demo,
     ("ctaap", "generate"): case_ctaap_generate,
@@ -352,6 +373,8 @@ SUFFIX = {
     ("testbed", "generate", "--output"): ".top",
     ("loadshare", "gap", "--output"): ".jsonl",
     ("loadshare", "generate", "--output"): ".txt",
+    ("collective", "explain", "--plot"): ".png",
+    ("testbed", "explain", "--plot"): ".png",
 }
 
 
@@ -371,7 +394,7 @@ def _suffix(command: Tuple[str, ...], option: str) -> str:
 
 
 def _needs_matplotlib(command: Tuple[str, ...]) -> None:
-    if command[0] == "plot":
+    if command[0] == "plot" or command[-1] == "explain":  # explain: only --plot writes
         pytest.importorskip("matplotlib", reason="the [plot] extra (CI installs it)")
         import matplotlib
 

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .._shared.constraints import EXPLAIN_TIME
 from .._shared.jsonio import InstanceError
-from ._common import add_table_option
+from ._common import add_output_option, add_table_option
 
 __all__ = [
     "add_command",
@@ -320,10 +320,10 @@ def add_command(subparsers: Any, family: str) -> None:
             "mapping: the bottleneck and the witness of the lower bound)",
         )
     if family in PICTURES:
-        p.add_argument(
+        add_output_option(
+            p,
             "--plot",
             metavar="FILE.png",
-            default=None,
             help="also draw the conflict (collective: the window, the nodes and their "
             "blocked slots; testbed: the conflict's nodes and the PCs they can use); the "
             "suffix picks the format (needs the [plot] extra)",

@@ -251,6 +251,7 @@ def _cluster_name(offer: Offer, j: int) -> str:
     return f"cluster {offer.names[j]}" if offer.names is not None else f"cluster {j}"
 
 
+@filled
 def explain_binding(request: Request, offer: Offer, result: Any) -> Dict[str, Any]:
     """Which clusters and links cap an allocation: its binding capacity and bandwidth.
 
