@@ -25,6 +25,7 @@ from coalloc._shared.explain import _schema, check_explanation
 from coalloc._shared.schema import to_json_schema
 from coalloc.cli import main
 from coalloc.cli.assign_compat import run
+from tests.shared.test_family import random_instance, to_dict, toy_family  # noqa: F401
 
 EMULAB = Path(__file__).parent.parent / "testbed" / "data" / "emulab"
 
@@ -184,3 +185,16 @@ def test_explain_result_is_refused_where_nothing_binds(tmp_path, capsys):
                          co.CollectiveRequest(600, 1))  # fmt: skip
     with pytest.raises(SystemExit):  # collective's explain has no --result
         main(["collective", "explain", str(path), "--result", "x.json"])
+
+
+@pytest.mark.usefixtures("toy_family")
+def test_generic_solve_takes_explain_and_says_nothing_without_an_explainer(tmp_path, capsys):
+    """A family without a CLI module gets --explain on its generic solve; the toy knapsack
+    family has no "why not", so its refusal carries no (null) explanation."""
+    inst = random_instance(5)
+    path = tmp_path / "k.json"
+    path.write_text(json.dumps(to_dict(inst)))
+    assert main(["knapsack", "solve", str(path), "--method", "exact", "-p", "fail=true",
+                 "--explain"]) == 1  # fmt: skip
+    line = json.loads(capsys.readouterr().out)
+    assert line["status"] == "infeasible" and "explanation" not in line

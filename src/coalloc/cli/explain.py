@@ -89,11 +89,14 @@ def explain_no(args: argparse.Namespace, instance: Any, result: Any) -> Optional
     Returns
     -------
     dict or None
-        None when ``--explain`` was not given or the result meets the whole request;
+        None when ``--explain`` was not given, the family has no explainer or the result
+        meets the whole request;
         otherwise ``{"explanation": Explanation or None, "seconds": budget}`` (None: no
         conflict proved in the budget).
     """
-    if not getattr(args, "explain", False) or instance._meets_all(result):
+    if not getattr(args, "explain", False) or type(instance)._explain_function is None:
+        return None  # not asked, or a family without a "why not" (it refuses nothing)
+    if instance._meets_all(result):
         return None
     found = instance.explain(result, time_limit=args.explain_time)
     return {"explanation": found, "seconds": float(args.explain_time)}
