@@ -96,3 +96,30 @@ def test_the_counting_proof_drops_the_fewest_nodes_at_once():
     assert _maps({u: t for u, t in vtypes.items() if u not in drop.changes["drop_vnodes"]}, kinds)
     assert not any(_maps({u: vtypes[u] for u in vtypes if u not in gone}, kinds)
                    for gone in itertools.combinations(vtypes, 2))  # fmt: skip
+
+
+def test_coalloc_assign_explains_fixed_nodes_that_collide(tmp_path):
+    """Two virtual nodes fixed on the same PC: assign's own two lines, then '*** Why:' naming
+    both, and its nearest fix maps (checked by the mapper and verify)."""
+    import io
+
+    from coalloc.cli.assign_compat import run
+
+    ptop = tmp_path / "bed.ptop"
+    ptop.write_text("node sw switch:1\nnode a pc:1\nnode b pc:1\n"
+                    "link la a sw 100 0 0\nlink lb b sw 100 0 0\n")  # fmt: skip
+    top = tmp_path / "exp.top"
+    top.write_text("node x pc\nnode y pc\nfix-node x a\nfix-node y a\n")
+    buf = io.StringIO()
+    assert run([str(ptop), str(top)], buf) == 2
+    lines = buf.getvalue().splitlines()
+    assert lines[-3].startswith("*** Fixed node: Could not map")
+    assert lines[-2] == "*** Some fixed nodes failed to map"
+    assert lines[-1].startswith("*** Why: Virtual nodes x, y (2 of 2")
+    e = explain_mapping(tb.read_top(top), tb.read_ptop(ptop))
+    left = [v for v in ("x", "y") if v not in e.relaxations[0].changes["drop_vnodes"]]
+    sub = tb.VirtualTopology([tb.read_top(top).nodes[v] for v in left],
+                             fixed={v: "a" for v in left})  # fmt: skip
+    res = tb.assign(sub, tb.read_ptop(ptop))
+    assert res.mapping is not None and tb.verify_mapping(sub, tb.read_ptop(ptop), res.mapping,
+                                                         res.routes).ok  # fmt: skip
