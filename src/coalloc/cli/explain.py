@@ -40,13 +40,15 @@ UNDECIDED = (
 )
 
 
-def add_explain_options(p: argparse.ArgumentParser) -> None:
+def add_explain_options(p: argparse.ArgumentParser, also: str = "") -> None:
     """Add ``--explain`` and ``--explain-time S`` to a family's solve command.
 
     Parameters
     ----------
     p : argparse.ArgumentParser
         The solve command's parser.
+    also : str, optional
+        What else ``--explain`` prints for this command (added to its help).
 
     Examples
     --------
@@ -60,7 +62,7 @@ def add_explain_options(p: argparse.ArgumentParser) -> None:
         "--explain",
         action="store_true",
         help="when the answer is a 'no', say why: a minimal conflict, how it was proved and "
-        "the nearest request that fits (with --json: under 'explanation')",
+        "the nearest request that fits (with --json: under 'explanation')" + also,
     )
     add_table_option(
         p,

@@ -353,7 +353,8 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p = sub.add_parser("solve", help="solve a CTAAP instance file")
     p.add_argument("instance", help="instance file (JSON; see 'coalloc docs formats')")
     _solver_options(p)
-    add_explain_options(p)
+    add_explain_options(p, "; and, for every answer, which clusters and links cap the "
+                        "allocation (with --json: under 'binds')")
     p.set_defaults(func=_cmd_solve)
 
     p = sub.add_parser(
