@@ -359,7 +359,7 @@ def explain_binding(request: Request, offer: Offer, result: Any) -> Dict[str, An
     if left and bound is not None:
         head += (f"; no allocation places more than {float(bound):g} tasks"
                  + (" (proved optimal)" if status == "optimal" else ""))  # fmt: skip
-    sentence = head + ("; what binds: " + "; ".join(words) if words else
+    sentence = head + ("; " + "; ".join(words) if words else
                        "; no cluster is full and no link is used to the full") + "."
     return {"placed": placed, "tasks": request.n, "full_clusters": full,
             "tight_links": list(tight.values()), "binding": binding, "blocked": blocked,
