@@ -8,7 +8,7 @@ each ``--limits`` T by
   seed) and, with ``--exact``, ``solve_gap(method="exact")`` (``exact``, CP-SAT from the
   heuristic) and the bare CP-SAT and HiGHS models (``cpsat``, ``highs``: ``hint=False``), as
   ``gap_published.py`` runs them;
-- fontanf's solver (its ``GeneralizedAssignmentSolver_main``, from ``--fontanf PATH`` or
+- fontanf's solver (its ``generalizedassignmentsolver`` executable, from ``--fontanf PATH`` or
   ``COALLOC_FONTANF``; skipped with a message when absent): each of ``--algorithms``
   (``-a ALG -t T -s SEED``), its assignment read back from its certificate file (``-c``:
   the agent of every item) and its value and bound from its JSON output (``-o``).
@@ -22,7 +22,7 @@ gap (over instances of each one's median over the seeds), and, per limit, on how
 instances ours (median over the seeds) is at or below fontanf's best heuristic.
 
     python -m bench.loadshare.vs_fontanf --data /work/peers/gapdata \\
-        --fontanf /work/peers/build/src/GeneralizedAssignmentSolver_main --limits 1
+        --fontanf /work/peers/build/src/generalizedassignmentsolver --limits 1
     python -m bench.loadshare.vs_fontanf --sets yagiura2004 --limits 10 --seeds 0 1 2 3 4 \\
         --algorithms local-search
     python -m bench.loadshare.vs_fontanf --sets chu1997 --limits 1 --exact --no-fontanf
@@ -51,11 +51,12 @@ from coalloc.cli._common import count, seconds
 from coalloc.loadshare import read_gap, solve_gap, verify_gap
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out")
-#: fontanf's algorithms run by default: its local search (the strongest of its heuristics
-#: here, see ISSUE40.md), its column-generation heuristic (an LP bound and a dive) and its
-#: Lagrangian relaxation of the capacities (a bound only).
-ALGORITHMS = ("local-search", "column-generation-heuristic-limited-discrepancy-search",
-              "lagrangian-relaxation-knapsack")  # fmt: skip
+#: fontanf's algorithms run by default: its local search and its column-generation
+#: heuristic (CLP; the column-generation bound and a limited-discrepancy dive), its two
+#: strongest here (ISSUE40.md). Its Lagrangian relaxations need a nonsmooth solver
+#: (Knitro, dlib or ConicBundle) that its offline build here lacks: asked for, they
+#: report no bound.
+ALGORITHMS = ("local-search", "column-generation-heuristic-limited-discrepancy-search")
 #: fontanf's algorithms that give an assignment (the others give a bound only).
 HEURISTICS = ("local-search", "column-generation-heuristic-limited-discrepancy-search",
               "column-generation-heuristic-greedy", "mthg", "mthg-regret", "greedy",
@@ -109,7 +110,7 @@ def main(argv=None):
     ap.add_argument("--data", default=os.environ.get("COALLOC_GAPDATA"),
                     help="the instance directory (default: $COALLOC_GAPDATA)")  # fmt: skip
     ap.add_argument("--fontanf", default=os.environ.get("COALLOC_FONTANF"),
-                    help="fontanf's GeneralizedAssignmentSolver_main (default: "
+                    help="fontanf's generalizedassignmentsolver executable (default: "
                     "$COALLOC_FONTANF)")  # fmt: skip
     ap.add_argument("--no-fontanf", action="store_true", help="ours only")
     ap.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS),
