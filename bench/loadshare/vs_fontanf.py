@@ -125,7 +125,13 @@ def main(argv=None):
                     help="also the exact method and the bare CP-SAT and HiGHS models")  # fmt: skip
     ap.add_argument("--no-ours", action="store_true", help="not our heuristic")
     ap.add_argument("--out", default=os.path.join(OUT, "loadshare_vs_fontanf.csv"))
+    ap.add_argument("--from-csv", nargs="+", default=None, metavar="CSV",
+                    help="print the summary of earlier runs' CSV files (merged: seeds of "
+                    "separate runs pooled), run nothing")  # fmt: skip
     args = ap.parse_args(argv)
+    if args.from_csv:
+        summarise(read_rows(args.from_csv), args.algorithms)
+        return
     if not args.data or not os.path.isdir(args.data):
         raise SystemExit(
             "GAP data missing: give --data DIR or COALLOC_GAPDATA (a copy of "
@@ -204,6 +210,20 @@ def main(argv=None):
         w.writeheader()
         w.writerows(rows)
     summarise(rows, args.algorithms)
+
+
+def read_rows(paths) -> list:
+    """The rows of earlier runs' CSV files, typed as :func:`main` writes them."""
+    rows = []
+    for path in paths:
+        with open(path, newline="") as fh:
+            for r in csv.DictReader(fh):
+                for k in ("limit_s", "best_known", "time_s"):
+                    r[k] = float(r[k])
+                for k in ("objective", "gap_pct", "bound"):
+                    r[k] = float(r[k]) if r[k] not in ("", "None") else None
+                rows.append(r)
+    return rows
 
 
 def _median_gaps(rows, label, limit):
