@@ -1,7 +1,10 @@
 """The GAP search's path relinking (issue 40): the walk between two assignments, the elite
-pool, and a timed search that relinks and still answers a checked assignment."""
+pool, and a timed search that relinks and still answers a checked assignment; and the
+start's feasible fallback when there is no LP."""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 from hypothesis import given, settings
@@ -119,3 +122,33 @@ def test_without_the_speed_for_it_no_relinking():
         gap.search._PR_ON, gap.search._PR_FEWEST = old
     assert res.iterations["relink_segments"] == 0
     assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(st.sampled_from("abcd"), st.integers(2, 6), st.integers(4, 40), st.integers(0, 999))
+def test_the_no_lp_fallback_is_feasible_and_never_worse(kind, m, n, seed):
+    """Without the LP, a start that overloads an agent gets the capacity-share greedy as
+    its incumbent when that one keeps every capacity: the referee accepts it and its
+    recorded objective; a feasible start is left alone. A whole untimed search without
+    the LP (iterations 1) answers the least objective its trajectory recorded (fallback
+    or search), the trajectory never rising."""
+    inst = generate_gap(kind, m, n, seed=seed)
+    call = gap.model.GapCall(inst, "min", True, None, 0, {}, time.perf_counter())
+    s = gap.search._Search(call, None, None, None)
+    rng = np.random.default_rng(seed)
+    start = rng.integers(0, m, size=n).astype(np.int64)
+    s.incumbent = start.copy()
+    s.fallback(start)
+    if verify_gap(inst, start).ok:
+        assert not s.feasible and np.array_equal(s.incumbent, start)
+    elif s.feasible:
+        assert verify_gap(inst, s.incumbent, claimed=s.best_obj).ok
+    whole = gap.search._Search(call, None, None, None)
+    out = whole.run(1, None, None)
+    objs = [r[1] for r in whole.trajectory if r[1] is not None]
+    assert all(b <= a for a, b in zip(objs, objs[1:]))
+    if objs:
+        assert out.feasible
+        got = float(inst.cost[out.assign, np.arange(n)].sum())
+        assert verify_gap(inst, out.assign, claimed=got).ok
+        assert got == min(objs)
