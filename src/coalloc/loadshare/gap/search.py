@@ -3,7 +3,9 @@ Lagrangian relaxations stepped between them.
 
 The start is the rounded LP relaxation when given, else :func:`reduced_cost_greedy` at the
 best Lagrangian multipliers (on the costs alone when no subgradient step ran), polished by
-:func:`coalloc.loadshare._gapls.shift_descent`. The tabu search (:mod:`.tabu`) runs in
+:func:`coalloc.loadshare._gapls.shift_descent` (when that start overloads an agent, the
+same greedy on the capacity shares is the first incumbent if it keeps every capacity:
+:meth:`_Search.fallback`). The tabu search (:mod:`.tabu`) runs in
 rounds sized from its measured speed to end before the deadline; with the LP's reduced
 costs it first runs on the core (:func:`core_costs`), then on every pair from the core's
 best, then on every pair afresh. It stops early when the bound proves the best assignment
@@ -24,6 +26,7 @@ from ..._shared.seeding import kernel_seed
 from .. import _gapls
 from .lagrangian import RelaxationBounds
 from .model import GapCall, GapInstance, objective_of
+from .relink import ElitePool, path_point
 from .tabu import _RESTART_STEP, TabuKnobs, TabuState, restart_after
 
 __all__ = [
@@ -51,6 +54,20 @@ _ROUND_ITERATIONS, _ROUND_SECONDS = 1000, 0.1
 #: best alone gave 0.321 % and fell into the core's basin on c20100, the fresh one alone
 #: 0.332 % (bench/RESULTS.md, issue 27, fifth run).
 _CORE_SHARE, _CORE_PERCENTILE = 0.3, 10.0
+#: Path relinking (:mod:`.relink`; Yagiura, Ibaraki & Glover 2006), under a time limit
+#: only: the search's time from ``_PR_SHARE`` on (the core's phase up to ``_CORE_SHARE``,
+#: the search on every pair from the core's best up to ``_PR_SHARE``) goes to tabu
+#: segments of ``max(_PR_MIN, _PR_PER_ITEM n)`` iterations, the first from the rounded LP
+#: (or the start) afresh, the next ones from a point half way (a share drawn in
+#: ``_PR_WALK``) between two of the ``_PR_POOL`` best distinct assignments found; when
+#: the measured speed leaves fewer than ``_PR_FEWEST`` segments, that time goes to the
+#: fresh search as before. Off by default (``_PR_ON``): at equal time (5 s, three seeds,
+#: load 9-13) on Chu-Beasley d10100/d20100 and Yagiura e10100/e20100/e20200 it measured
+#: 0.416 % mean of the median gaps against 0.407 % without it (within the seeds' spread;
+#: bench/loadshare/ISSUE40.md), and on n >= 400 at that speed it does not fit.
+_PR_ON = False
+_PR_SHARE, _PR_POOL, _PR_MIN, _PR_PER_ITEM, _PR_FEWEST = 0.5, 6, 1000, 5, 4
+_PR_WALK = (0.3, 0.7)
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -80,8 +97,9 @@ class SearchOutcome(NamedTuple):
     is feasible, the tabu and subgradient iterations done, the Lagrangian bound (None
     when not computed), the trajectory rows ``(seconds from t0, objective or None,
     bound or None)``, the search's seconds, the best bound (LP or Lagrangian), the
-    knapsack steps, the tabu iterations of the core phase (0: none) and whether the
-    deadline ended the search (not its iterations, a proof or ``halt``)."""
+    knapsack steps, the tabu iterations of the core phase (0: none), whether the
+    deadline ended the search (not its iterations, a proof or ``halt``) and the tabu
+    segments the path relinking ran (0: none)."""
 
     assign: np.ndarray
     feasible: bool
@@ -94,6 +112,7 @@ class SearchOutcome(NamedTuple):
     knapsack_iterations: int = 0
     core_iterations: int = 0
     stopped: bool = False
+    relink_segments: int = 0
 
 
 def core_costs(cost: np.ndarray, x_lp: Optional[np.ndarray], rc: Optional[np.ndarray],
@@ -189,6 +208,9 @@ class _Search:
         self.proven = False
         self.t_search = 0.0
         self.a0 = 0.0  # the first penalty weight (set by run)
+        self.rate: Optional[float] = None  # tabu iterations per second, the last measured
+        self.pool = ElitePool(_PR_POOL)  # the best distinct assignments (search costs)
+        self.relinks = 0  # path-relinking segments run
 
     # the clock
     def now(self) -> float:
@@ -223,6 +245,32 @@ class _Search:
         _gapls.shift_descent(self.cost, self.weight, self.cap, start, 50,
                              interrupt.kernel_deadline())  # fmt: skip
         return start
+
+    def fallback(self, start: np.ndarray) -> None:
+        """When the start (no LP) leaves an agent overloaded: every item assigned, in
+        decreasing regret of its capacity share ``w_ij / b_i``, to the agent of least
+        share it still fits (else of most room), polished by the shift descent; kept as
+        the incumbent when it keeps every capacity. The search still runs from the start
+        and replaces it with anything better: the answer can only improve. On Yagiura
+        c801600, whose multipliers' greedy overloads all 80 agents, it gives a feasible
+        20029 (best known 16285) at once, where a 1 s call under a load of 12 ended
+        without an assignment (bench/loadshare/ISSUE40.md)."""
+        n, m = self.n, self.m_all
+        if not self.assign_all or not n or np.any(self.cap <= 0):
+            return
+        cols = np.arange(n)
+        load = np.bincount(start, weights=self.weight[start, cols], minlength=m)
+        if np.all(load <= self.cap):
+            return
+        share = np.ascontiguousarray(self.weight / self.cap[:, None], dtype=np.float64)
+        x = reduced_cost_greedy(share, self.weight, self.cap, np.zeros(m))
+        _gapls.shift_descent(self.cost, self.weight, self.cap, x, 50,
+                             interrupt.kernel_deadline())  # fmt: skip
+        load = np.bincount(x, weights=self.weight[x, cols], minlength=m)
+        if np.all(load <= self.cap):
+            obj = objective_of(self.inst, x, self.assign_all)
+            self.feasible, self.best_obj, self.incumbent = True, obj, x
+            self.trajectory.append((self.now(), obj, self.bounds.best()))
 
     def take(self, state: TabuState) -> None:
         """The kernel's best, judged on the true costs, into the incumbent."""
@@ -267,21 +315,26 @@ class _Search:
         return min(k, _RESTART_STEP - done % _RESTART_STEP)  # one restart rule a round
 
     def phase(self, phase_cost: np.ndarray, start: np.ndarray, until: Optional[float],
-              cap_it: int, from_best: bool, knobs: TabuKnobs, rng: np.ndarray) -> None:  # fmt: skip
+              cap_it: int, from_best: bool, knobs: TabuKnobs, rng: np.ndarray,
+              resume: Optional[TabuState] = None) -> TabuState:  # fmt: skip
         """A fresh tabu search on ``phase_cost`` from ``start`` (from the incumbent when
         ``from_best`` and one is feasible), in rounds, until ``until`` (a clock value) or
         ``cap_it`` iterations in all; its best feasible assignments (judged on the true
-        costs) update the incumbent."""
+        costs) update the incumbent. Returns the search's state (``resume``: that state
+        goes on, ``start`` and ``from_best`` unused)."""
         cost, weight, cap = phase_cost, self.weight, self.cap
-        state = TabuState.fresh(self.incumbent if from_best and self.feasible else start,
-                                self.m_all, rng)  # fmt: skip
-        rate = None  # tabu iterations per second, measured
-        # set the state up (feasible or not: the start's excess); one agent: nothing to do
-        state.run(cost, weight, cap, 0, knobs)
-        # the weights of the true costs (the core's far costs would inflate them)
-        state.first_weight = self.a0
-        self.take(state)
-        self.offer()
+        rate = self.rate if resume is not None else None  # tabu iterations per second
+        if resume is not None:
+            state = resume
+        else:
+            state = TabuState.fresh(self.incumbent if from_best and self.feasible else start,
+                                    self.m_all, rng)  # fmt: skip
+            # set the state up (feasible or not: the start's excess); one agent: nothing
+            state.run(cost, weight, cap, 0, knobs)
+            # the weights of the true costs (the core's far costs would inflate them)
+            state.first_weight = self.a0
+            self.take(state)
+            self.offer()
         while self.done < cap_it and self.n and self.m_all > 1:
             if self.halted():
                 break
@@ -295,6 +348,7 @@ class _Search:
             self.done += got
             if got:
                 rate = got / max(spent, 1e-6)
+                self.rate = rate
             self.take(state)
             self.offer()
             self.bound_steps()
@@ -306,6 +360,46 @@ class _Search:
             if until is not None and time.perf_counter() >= until:
                 break
             interrupt.check()  # a batch's timeout or cancellation, between two rounds
+        return state
+
+    def offer_pool(self, state: TabuState) -> None:
+        """The state's best, when feasible, to the elite pool (on the true costs)."""
+        if state.feasible:
+            self.pool.offer(self.sign * objective_of(self.inst, state.best, self.assign_all),
+                            state.best)  # fmt: skip
+
+    def relink_fits(self, seconds: float) -> bool:
+        """Whether ``seconds`` hold ``_PR_FEWEST`` path-relinking segments at the measured
+        speed."""
+        seg = max(_PR_MIN, _PR_PER_ITEM * self.n)
+        return self.rate is not None and self.rate * seconds >= _PR_FEWEST * seg
+
+    def relink(self, start: np.ndarray, until: float, knobs: TabuKnobs,
+               rng: np.ndarray) -> bool:  # fmt: skip
+        """Path relinking until ``until`` (see ``_PR_SHARE``): False (nothing run) when the
+        measured speed leaves fewer than ``_PR_FEWEST`` segments."""
+        seg = max(_PR_MIN, _PR_PER_ITEM * self.n)
+        if not self.relink_fits(until - time.perf_counter()):
+            return False
+        walk = np.random.default_rng(int(rng[0]))  # drawn from the call's seed
+        if self.feasible:
+            self.pool.offer(self.sign * self.best_obj, self.incumbent)
+        first = True
+        while not (self.proven or self.halted()) and time.perf_counter() < until:
+            pair = None if first else self.pool.pair(walk)
+            if pair is None and not first and len(self.pool):  # one: from the start to it
+                pair = (start, self.pool.members[0][1])
+            if pair is None:  # afresh: the start (the rounded LP), then its tabu search
+                point = start
+            else:
+                share = float(walk.uniform(*_PR_WALK))
+                point = path_point(self.cost, self.weight, self.cap, pair[0], pair[1],
+                                   self.a0, share)  # fmt: skip
+            first = False
+            state = self.phase(self.cost, point, until, self.done + seg, False, knobs, rng)
+            self.offer_pool(state)
+            self.relinks += 1
+        return True
 
     def run(self, iterations: Optional[int], x_lp: Optional[np.ndarray],
             rc: Optional[np.ndarray]) -> SearchOutcome:  # fmt: skip
@@ -318,6 +412,8 @@ class _Search:
             iterations = max(3000, 15 * n) if deadline is None else MAX_ITERATIONS
         rng = np.array([kernel_seed(self.seed)], dtype=np.uint64)
         self.incumbent = np.ascontiguousarray(start, dtype=np.int64)  # the best so far
+        if x_lp is None:  # no LP: a feasible incumbent from the start, when one is cheap
+            self.fallback(start)
         knobs = TabuKnobs.default(n)
         # the first penalty weight, as the kernel sets it
         self.a0 = (float(np.abs(self.cost).sum()) + 1.0) / (float(self.weight.sum()) + 1.0)
@@ -330,16 +426,34 @@ class _Search:
             phases = [(core, _CORE_SHARE, False),
                       (self.cost, _CORE_SHARE + 0.5 * (1.0 - _CORE_SHARE), True),
                       (self.cost, 1.0, False)]  # fmt: skip
+        relinking = _PR_ON and deadline is not None and n > 0 and self.m_all > 1
+        if relinking and core is None:  # the search, then path relinking or the search on
+            phases = [(self.cost, _PR_SHARE, False), (None, 1.0, False)]
         core_done = 0
-        for phase_cost, end, from_best in phases:
+        state: Optional[TabuState] = None
+        for k, (phase_cost, end, from_best) in enumerate(phases):
             if self.proven or self.halted():
                 break
-            last = end >= 1.0
             t_s = self.t_search
+            if relinking and core is not None and k == 1 and self.relink_fits(
+                    (1.0 - _PR_SHARE) * (deadline - t_s)):  # fmt: skip
+                # the fresh search's time to path relinking (the speed measured on the core)
+                phase_cost, end, from_best = self.cost, _PR_SHARE, True
+                phases[2] = (None, 1.0, False)
+            last = end >= 1.0
             until = deadline if last or deadline is None else t_s + end * (deadline - t_s)
             cap_it = iterations if last or deadline is not None else int(end * iterations)
+            resume = None
+            if phase_cost is None:  # relink, else the fresh search (no core: the search on)
+                if self.relink(start, until, knobs, rng):
+                    continue
+                phase_cost = self.cost
+                resume = state if core is None else None
             # out of time: the start is judged
-            self.phase(phase_cost, start, until, cap_it, from_best, knobs, rng)
+            state = self.phase(phase_cost, start, until, cap_it, from_best, knobs, rng,
+                               resume)  # fmt: skip
+            if relinking and phase_cost is self.cost:
+                self.offer_pool(state)
             if phase_cost is core:
                 core_done = self.done
         out = self.incumbent.copy()
@@ -361,6 +475,7 @@ class _Search:
             knapsack_iterations=b.knapsack_iterations,
             core_iterations=core_done,
             stopped=stopped,
+            relink_segments=self.relinks,
         )
 
 
