@@ -255,18 +255,36 @@ def _submit(array: _Array, chunks: List[_Chunk]) -> str:
     return job
 
 
+#: Reasons of a pending job that no wait resolves (squeue's ``%r``): the job asks for more
+#: than the partition or any node has, or for an account or QOS it may not use.
+NEVER_STARTS = ("PartitionConfig", "BadConstraints", "PartitionNodeLimit",
+                "PartitionTimeLimit", "InvalidAccount", "InvalidQOS", "DependencyNeverSatisfied",
+                "AccountNotAllowed", "QOSNotAllowed")  # fmt: skip
+
+
 def _active(jobs: List[str]) -> Optional[set]:
-    """The ``JOB_k`` of the elements ``squeue`` still lists (None: squeue failed)."""
+    """The ``JOB_k`` of the elements ``squeue`` still lists (None: squeue failed).
+
+    Raises
+    ------
+    SlurmError
+        When an element waits for a reason no wait resolves (:data:`NEVER_STARTS`).
+    """
     if not jobs:
         return set()
-    done = _slurm(["squeue", "-h", "-r", "-j", ",".join(jobs), "-o", "%i|%T"])
+    done = _slurm(["squeue", "-h", "-r", "-j", ",".join(jobs), "-o", "%i|%T|%r"])
     if done.returncode != 0:
         if "Invalid job id" in done.stderr:  # purged: every element has ended
             return set()
         return None
     active = set()
     for line in done.stdout.splitlines():
-        name, _, state = line.strip().partition("|")
+        name, _, rest = line.strip().partition("|")
+        state, _, reason = rest.partition("|")
+        if state == "PENDING" and reason in NEVER_STARTS:
+            raise SlurmError(f"Slurm job {name} can never start ({reason}): the array asks "
+                             "for more than the partition allows or its nodes have "
+                             "(see sbatch_args / --sbatch)")  # fmt: skip
         if name and state not in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT",
                                   "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED",
                                   "BOOT_FAIL", "DEADLINE"):  # fmt: skip
@@ -310,10 +328,11 @@ def _array_run(chunks: List[_Chunk], wanted: Optional[set], array: _Array,
             todo.append(chunk)
     completed = False
     failed = 0
+    expected = sum(1 for c in needed for e in c.entries if wanted is None or e[0] in wanted)
+    done = 0
     try:
         if todo:
             _submit(array, todo)
-        done = 0
         last_ok = time.monotonic()
         for chunk in needed:
             while chunk.records is None:
@@ -346,6 +365,8 @@ def _array_run(chunks: List[_Chunk], wanted: Optional[set], array: _Array,
                 array.progress(done, total)
         completed = True
     finally:
+        # every record handed over (a consumer such as zip() stops before asking for more)
+        completed = completed or done == expected
         if not completed:
             _cancel(array.submitted)
         elif failed == 0 and not array.keep:
@@ -462,6 +483,7 @@ def solve_array_iter(
     sbatch_args: Any = (),
     timeout: Optional[float] = None,
     progress: Any = None,
+    poll: float = POLL_SECONDS,
     options: Optional[Mapping[str, Any]] = None,
     **params: Any,
 ) -> Iterator[Any]:
@@ -472,7 +494,7 @@ def solve_array_iter(
     ----------
     instances, method, folder, family, seed, max_running : object
         As in :func:`solve_array`.
-    chunk_seconds, sbatch_args, timeout, progress, options : object
+    chunk_seconds, sbatch_args, timeout, progress, poll, options : object
         As in :func:`solve_array`.
     **params
         Method parameters, as in :func:`solve_array`.
@@ -484,7 +506,7 @@ def solve_array_iter(
     """
     return _array_iter(instances, method, folder=folder, family=family, seed=seed,
                        max_running=max_running, chunk_seconds=chunk_seconds,
-                       sbatch_args=sbatch_args, timeout=timeout, progress=progress,
+                       sbatch_args=sbatch_args, timeout=timeout, progress=progress, poll=poll,
                        params=merge_options(options, params))  # fmt: skip
 
 
@@ -500,6 +522,7 @@ def solve_array(
     sbatch_args: Any = (),
     timeout: Optional[float] = None,
     progress: Any = None,
+    poll: float = POLL_SECONDS,
     options: Optional[Mapping[str, Any]] = None,
     **params: Any,
 ) -> List[Any]:
@@ -533,6 +556,8 @@ def solve_array(
         Seconds per instance, cooperative (as on a caller's executor in ``solve_many``).
     progress : bool or callable, optional
         As in :func:`coalloc.solve_many`.
+    poll : float, default :data:`POLL_SECONDS`
+        Seconds between two looks at the folder and at ``squeue``.
     options : mapping, optional
         Solver parameters as one dictionary, merged with ``**params``.
     **params
@@ -555,7 +580,7 @@ def solve_array(
     return list(solve_array_iter(
         instances, method, folder=folder, family=family, seed=seed, max_running=max_running,
         chunk_seconds=chunk_seconds, sbatch_args=sbatch_args, timeout=timeout,
-        progress=progress, options=options, **params))  # fmt: skip
+        progress=progress, poll=poll, options=options, **params))  # fmt: skip
 
 
 # --------------------------------------------------------------------------- the element
