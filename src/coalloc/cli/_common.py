@@ -586,17 +586,12 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
     p.add_argument(
         "--slurm-array", action="store_true",
         help="run the batch as one Slurm job array (sbatch --array), one element per chunk "
-        "of about 30 s of predicted work; the chunks and records go through a folder the "
-        "nodes share (--slurm-dir); see 'coalloc docs batch'",
+        "of about 30 s of predicted work; the chunks, records and logs go through the folder "
+        "OUTPUT.slurm, which the nodes must share; see 'coalloc docs batch'",
     )  # fmt: skip
     p.add_argument(
         "--max-running", type=count(1, 2**31 - 1, what="a number of elements"), default=None,
         metavar="K", help="with --slurm-array: at most K elements at once (sbatch's %%K)",
-    )  # fmt: skip
-    p.add_argument(
-        "--slurm-dir", default=None, metavar="DIR",
-        help="with --slurm-array: the shared folder of the chunks, records and logs "
-        "(default: OUTPUT.slurm); a rerun reads the records of the elements already done",
     )  # fmt: skip
     p.add_argument(
         "--sbatch", default=None, metavar="OPTIONS",
@@ -722,7 +717,7 @@ def run_batch(args: argparse.Namespace, family: str, params: Optional[dict] = No
 def _check_slurm_options(args: argparse.Namespace) -> None:
     """Refuse ``--slurm-array`` beside another engine, and its options without it."""
     if not getattr(args, "slurm_array", False):
-        for name in ("max_running", "slurm_dir", "sbatch"):
+        for name in ("max_running", "sbatch"):
             if getattr(args, name, None) is not None:
                 flag = "--" + name.replace("_", "-")
                 raise ValueError(f"{flag} applies to --slurm-array only")
@@ -730,8 +725,9 @@ def _check_slurm_options(args: argparse.Namespace) -> None:
     if args.processes or getattr(args, "scheduler", None) is not None:
         raise ValueError("--slurm-array runs the batch as a Slurm job array: drop "
                          + ("--processes" if args.processes else "--scheduler"))  # fmt: skip
-    if args.output == "-" and args.slurm_dir is None:
-        raise ValueError("--slurm-array with -o -: give the shared folder as --slurm-dir DIR")
+    if args.output == "-":
+        raise ValueError("--slurm-array works through the folder OUTPUT.slurm: give -o FILE, "
+                         "not '-'")  # fmt: skip
 
 
 def _slurm_records(args: argparse.Namespace, family: str, params: Optional[dict],
@@ -740,7 +736,7 @@ def _slurm_records(args: argparse.Namespace, family: str, params: Optional[dict]
     rerun plans the same chunks and reads the records of the elements already done)."""
     from ..batch.slurm import _array_iter
 
-    folder = args.slurm_dir if args.slurm_dir is not None else args.output + ".slurm"
+    folder = args.output + ".slurm"  # beside the output: on the file system the nodes share
     return _array_iter(
         [_item(args, i) for i in range(len(args.files))], args.method, folder=folder,
         family=family, seed=args.seed, max_running=args.max_running,
