@@ -26,7 +26,7 @@ import time
 import coalloc
 from bench.shared._progress import add_quiet, bar
 from bench.shared.scaling import answer, mixed_batch
-from coalloc.batch.slurm import ARRAY_CHUNK_SECONDS, solve_array
+from coalloc.batch.slurm import ARRAY_CHUNK_SECONDS, _plan, solve_array
 from coalloc.cli._common import count, seconds
 
 
@@ -54,8 +54,9 @@ def main(argv=None) -> int:
     batch = mixed_batch(args.instances, seed=args.seed)
     k = args.max_running
     times: dict = {"serial": [], "array": [], "jobqueue start": [], "jobqueue": []}
+    elements = len(_plan([(i, x, None) for i, x in enumerate(batch)], k, args.chunk_seconds))
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()}; "
-          f"{len(batch)} instances, K = {k}")  # fmt: skip
+          f"{len(batch)} instances, K = {k}, {elements} array elements")  # fmt: skip
     with LocalSlurm() as slurm, tempfile.TemporaryDirectory() as tmp:
         for rep in bar(range(args.repeats), desc="repeats"):
             t = time.perf_counter()
