@@ -300,3 +300,23 @@ def test_the_documented_dask_jobqueue_path_gives_the_serial_answers(local_slurm,
     finally:
         cluster.close(timeout=30)
     _check_same(batch, serial, results)
+
+
+def test_a_lost_element_s_lines_are_solved_again_on_resume(tmp_path):
+    """A ``SlurmError`` line (an element that ended without records) is not an answer:
+    ``--resume`` treats it as not done, like a cancelled instance."""
+    from coalloc.batch import instance_seed
+    from coalloc.cli._common import _file_digest, _lines_done
+
+    path = tmp_path / "inst.json"
+    coalloc.write_instance(path, *family_batch("ctaap", 1, small=True)[0])
+    digest = _file_digest(str(path))
+    out = tmp_path / "out.jsonl"
+    lost = {"index": 0, "file": str(path), "ok": False, "status": "error",
+            "seed": instance_seed(SEED, 0), "sha256": digest,
+            "error": {"type": "SlurmError", "message": "Slurm job 7_0 ended without results"}}
+    solved = {**lost, "ok": True, "status": "feasible", "error": None}
+    out.write_text(json.dumps(lost) + "\n")
+    assert _lines_done(str(out)) == set()
+    out.write_text(json.dumps(solved) + "\n")
+    assert _lines_done(str(out)) == {(digest, instance_seed(SEED, 0))}
