@@ -583,6 +583,21 @@ def add_batch_options(p: argparse.ArgumentParser, methods: Sequence[str], defaul
         "lines are already there (same file content and seed): rerun the same command after "
         "a crash or Ctrl-C to finish the batch",
     )  # fmt: skip
+    p.add_argument(
+        "--slurm-array", action="store_true",
+        help="run the batch as one Slurm job array (sbatch --array), one element per chunk "
+        "of about 30 s of predicted work; the chunks, records and logs go through the folder "
+        "OUTPUT.slurm, which the nodes must share; see 'coalloc docs batch'",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-running", type=count(1, 2**31 - 1, what="a number of elements"), default=None,
+        metavar="K", help="with --slurm-array: at most K elements at once (sbatch's %%K)",
+    )  # fmt: skip
+    p.add_argument(
+        "--sbatch", default=None, metavar="OPTIONS",
+        help="with --slurm-array: more sbatch options, one string "
+        "(e.g. '--partition=short --time=01:00:00')",
+    )  # fmt: skip
 
 
 def chunksize(text: str) -> Any:
@@ -651,8 +666,8 @@ def _lines_done(path: str) -> set:
                     continue
                 if not isinstance(line, dict) or "sha256" not in line:
                     continue
-                if (line.get("error") or {}).get("type") == "Cancelled":
-                    continue
+                if (line.get("error") or {}).get("type") in ("Cancelled", "SlurmError"):
+                    continue  # not solved: a cancelled batch, a lost Slurm element
                 done.add((line["sha256"], line.get("seed")))
     except FileNotFoundError:
         pass
@@ -694,8 +709,41 @@ def run_batch(args: argparse.Namespace, family: str, params: Optional[dict] = No
     skipped = len(args.files) - len(todo)
     if items is not None:
         args.items = list(items)
+    _check_slurm_options(args)
     with _dask_executor(args) as executor:
         return _run_batch_on(args, family, params, executor, todo, seeds, digests, skipped)
+
+
+def _check_slurm_options(args: argparse.Namespace) -> None:
+    """Refuse ``--slurm-array`` beside another engine, and its options without it."""
+    if not getattr(args, "slurm_array", False):
+        for name in ("max_running", "sbatch"):
+            if getattr(args, name, None) is not None:
+                flag = "--" + name.replace("_", "-")
+                raise ValueError(f"{flag} applies to --slurm-array only")
+        return
+    if args.processes or getattr(args, "scheduler", None) is not None:
+        raise ValueError("--slurm-array runs the batch as a Slurm job array: drop "
+                         + ("--processes" if args.processes else "--scheduler"))  # fmt: skip
+    if args.output == "-":
+        raise ValueError("--slurm-array works through the folder OUTPUT.slurm: give -o FILE, "
+                         "not '-'")  # fmt: skip
+
+
+def _slurm_records(args: argparse.Namespace, family: str, params: Optional[dict],
+                   todo: Sequence[int], progress: Any) -> Any:  # fmt: skip
+    """The records of ``todo`` from a Slurm job array planned over every file (so that a
+    rerun plans the same chunks and reads the records of the elements already done)."""
+    from ..batch.slurm import _array_iter
+
+    folder = args.output + ".slurm"  # beside the output: on the file system the nodes share
+    return _array_iter(
+        [_item(args, i) for i in range(len(args.files))], args.method, folder=folder,
+        family=family, seed=args.seed, max_running=args.max_running,
+        workers=None if args.jobs in (None, -1) else args.jobs,
+        sbatch_args=args.sbatch or (), timeout=args.timeout, progress=progress,
+        params={**dict(args.param or []), **(params or {})}, with_report=True, wanted=todo,
+    )  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -740,9 +788,12 @@ def _run_batch_on(args, family, params, executor, todo, seeds, digests, skipped)
         seed=seeds, chunksize=args.chunksize, max_in_flight=None, on_error="record",
         progress=ProgressBar(sys.stderr, desc=desc) if show else None, timeout=args.timeout,
     )  # fmt: skip
-    records = _batch_iter([_item(args, i) for i in todo], args.method, batch,
-                          params={**dict(args.param or []), **(params or {})},
-                          with_report=True)  # fmt: skip
+    if getattr(args, "slurm_array", False):
+        records = _slurm_records(args, family, params, todo, batch.progress)
+    else:
+        records = _batch_iter([_item(args, i) for i in todo], args.method, batch,
+                              params={**dict(args.param or []), **(params or {})},
+                              with_report=True)  # fmt: skip
     failed = []
     t0 = time.perf_counter()
     if to_stdout:
