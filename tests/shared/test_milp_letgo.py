@@ -186,34 +186,6 @@ def test_the_exit_wait_is_a_bound_on_every_worker_together():
     assert not t.is_alive()
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priority: Linux")
-def test_a_let_go_worker_runs_on_at_the_lowest_priority():
-    """The worker let go gets the lowest OS priority (its own thread's niceness, read back
-    from the OS), so that it does not take the cores from the caller's next work; the
-    calling thread's own priority is unchanged."""
-    import os
-
-    release, began = threading.Event(), threading.Event()
-    seen: dict = {}
-
-    def work():
-        seen["tid"] = threading.get_native_id()
-        began.set()
-        release.wait(HOLD)
-
-    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    past = time.perf_counter() - 1.0
-    try:
-        value, _, _ = supervise.supervise_thread(work, lambda: None, past, let_go=past)
-        assert value is supervise.LET_GO
-        assert began.wait(HOLD)
-        assert os.getpriority(os.PRIO_PROCESS, seen["tid"]) == supervise.LET_GO_NICENESS
-        assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine
-    finally:
-        release.set()
-    supervise._join_let_go()
-
-
 class _Held:
     """A plain object a weak reference can follow."""
 

@@ -90,3 +90,23 @@ def test_the_collector_is_paused_only_during_a_build_under_a_deadline(monkeypatc
         with interrupt.until(time.perf_counter() - 1.0):
             tp.build_problem(*_pair(n_pcs=60, n_nodes=6, seed=7))
     assert gc.isenabled()
+
+
+def test_the_model_is_not_finished_when_the_objective_could_not_be_handed_over(monkeypatch):
+    """With less time left than ``OBJECTIVE_SHARE`` of the constraints' build time (made
+    certain here by a share no limit can cover), the objective's unpolled hand-over and
+    CP-SAT are not started: ``time_limit`` without a mapping, the model's building named;
+    the same call with a share of 0 maps the experiment. Untimed calls never ask."""
+    pytest.importorskip("ortools")
+    from coalloc.testbed import exact as tx
+
+    top, ptop = g.random_sparse(6, 1, seed=2), g.deterlab(20, 2, seed=2)
+    monkeypatch.setattr(tx, "OBJECTIVE_SHARE", 1e12)
+    cut = testbed.assign(top, ptop, method="exact", time_limit=600)
+    assert cut.status == "time_limit" and cut.mapping is None
+    assert "model was built" in cut.message
+    untimed = testbed.assign(top, ptop, method="exact")
+    assert untimed.status == "optimal" and untimed.mapping is not None
+    monkeypatch.setattr(tx, "OBJECTIVE_SHARE", 0.0)
+    full = testbed.assign(top, ptop, method="exact", time_limit=600)
+    assert full.status == "optimal" and full.objective == untimed.objective

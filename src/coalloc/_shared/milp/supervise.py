@@ -100,11 +100,11 @@ _LET_GO_EXIT: list = []  # the exit hook, once registered
 #: daemon threads, which the interpreter stops where they next ask for the interpreter lock.
 LET_GO_EXIT_WAIT = 2.0
 
-#: The OS niceness a let-go worker thread gets (Linux: a thread's own priority): it may
-#: not look at its stop request for a while, and meanwhile it must not take the cores from
-#: what the caller does next (the next call's model building, at a load of several times
-#: the cores). 19, the lowest priority.
-LET_GO_NICENESS = 19
+# (Run at the lowest OS priority, a let-go worker would not take the cores from the
+# caller's next call; tried and dropped: the workers take the interpreter lock in their
+# solver's callbacks, and a low-priority thread descheduled while it holds it stalls the
+# caller -- a 1 s call right after a let-go CP-SAT search ran +439 and +133 ms past its
+# limit against +68 and +95 ms without, at a load of 13.)
 
 
 def _join_let_go(wait: Optional[float] = None) -> None:
@@ -124,20 +124,6 @@ def _join_let_go(wait: Optional[float] = None) -> None:
                 t.join(left)
             except KeyboardInterrupt:  # pragma: no cover - a Ctrl-C at exit
                 return
-
-
-def _lower_priority(thread: threading.Thread) -> bool:
-    """Give ``thread`` the lowest OS priority (:data:`LET_GO_NICENESS`) where the OS has
-    per-thread priorities (Linux); True when it was set. Threads the solver starts from
-    then on inherit it."""
-    tid = getattr(thread, "native_id", None)
-    if tid is None or not sys.platform.startswith("linux") or not hasattr(os, "setpriority"):
-        return False
-    try:
-        os.setpriority(os.PRIO_PROCESS, tid, LET_GO_NICENESS)
-    except OSError:  # the thread has just ended, or a sandbox forbids it
-        return False
-    return True
 
 
 def join_at_exit(thread: threading.Thread) -> None:
@@ -210,7 +196,6 @@ def supervise_thread(work, stop, hard: Optional[float], tick=None, poll: float =
             if (let_go is not None and overran and not (interrupted or cancelled)
                     and now >= let_go and not done.is_set()):  # fmt: skip
                 join_at_exit(worker)
-                _lower_priority(worker)  # it runs on: not at the expense of the caller
                 return LET_GO, interrupted, overran
             if not (cancelled or interrupted) and scope_cancelled():
                 cancelled = True
@@ -256,7 +241,6 @@ def free_in_background(objs: list) -> Optional[threading.Thread]:
     objs.clear()
     worker = threading.Thread(target=_free, args=(items,), name="coalloc-free", daemon=True)
     worker.start()
-    _lower_priority(worker)  # the caller's next work first (it competes for the cores too)
     return worker
 
 
