@@ -139,6 +139,53 @@ def test_a_process_with_a_let_go_worker_exits_cleanly(tmp_path):
     assert mark.exists() and mark.read_text() == "yes"
 
 
+def test_a_process_exits_without_a_let_go_worker_that_never_stops(tmp_path):
+    """A worker that never looks at its stop request (held far longer than this test
+    waits) no longer holds up the process's exit: the exit waits for it
+    ``LET_GO_EXIT_WAIT`` (here 0.2) seconds, then ends with the program's own exit status
+    and output, the worker left where it stands (its mark never written). Before, the exit
+    joined it: the child would outlive the test's timeout."""
+    mark = tmp_path / "finished"
+    code = textwrap.dedent(
+        f"""
+        import sys, time
+        from coalloc._shared.milp import supervise
+        supervise.LET_GO_EXIT_WAIT = 0.2
+        def work():
+            time.sleep(600)  # a solver phase that never looks at its stop request
+            open({str(mark)!r}, "w").write("yes")
+        past = time.perf_counter() - 1.0
+        value, _, _ = supervise.supervise_thread(work, lambda: None, past, let_go=past)
+        assert value is supervise.LET_GO
+        assert supervise.let_go_running() == 1
+        print("answered")
+        sys.exit(3)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stdout.strip() == "answered"
+    assert not mark.exists()
+
+
+def test_the_exit_wait_is_a_bound_on_every_worker_together():
+    """``_join_let_go(wait)`` returns once the bound has passed although a worker still
+    runs (judged by the worker's state, not by the clock), and joins one that ends."""
+    release = threading.Event()
+    t = threading.Thread(target=release.wait, args=(HOLD,), daemon=True)
+    t.start()
+    with supervise._LET_GO_LOCK:
+        supervise._LET_GO_THREADS.add(t)
+    try:
+        supervise._join_let_go(0.0)
+        assert t.is_alive()  # not waited for
+    finally:
+        release.set()
+    supervise._join_let_go(None if supervise.LET_GO_EXIT_WAIT is None else HOLD)
+    assert not t.is_alive()
+
+
 class _Held:
     """A plain object a weak reference can follow."""
 

@@ -12,7 +12,7 @@ import re
 import sys
 import time
 from numbers import Integral
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, List, Mapping, Optional, Sequence
 
 from .._shared.jsonio import atomic_output
 
@@ -505,7 +505,40 @@ def solver_params(args: argparse.Namespace) -> dict:
             params[key] = value
     # -p backend=... is the method's: its kernels, or an exact method's deprecated name of
     # its solver, which the method itself checks against solver= (a TypeError: exit 2)
+    preload_exact_solver(getattr(args, "method", None), params)
     return params
+
+
+def preload_exact_solver(method: Optional[str], params: dict) -> List[str]:
+    """Import an exact method's solver before its time limit's clock starts (issue 36).
+
+    A command line is a fresh process: the first import of the solver (CP-SAT 0.7 s, 4.7 s
+    under a load of 15; highspy 0.04-0.19 s) would otherwise count against ``--time-limit``
+    (the method's clock starts at its call). Done for ``--method exact`` with a time limit
+    only: the solver the parameters name, or every installed one when none is named (each
+    family's exact method has its own default). Untimed calls import it inside the call as
+    before.
+
+    Parameters
+    ----------
+    method : str or None
+        The method the command runs.
+    params : dict
+        Its parameters (``time_limit``, ``solver``).
+
+    Returns
+    -------
+    list of str
+        The solvers loaded (empty when nothing was to be done).
+    """
+    if method != "exact" or params.get("time_limit") is None:
+        return []
+    from .._shared import milp
+
+    solver = params.get("solver")
+    if solver is not None and solver not in milp.SOLVERS:
+        return []  # the method refuses it with its own message
+    return milp.preload(*([solver] if solver is not None else []))
 
 
 def exact_params(args: argparse.Namespace, timed: Sequence[str] = ("exact",)) -> dict:

@@ -5,11 +5,14 @@ from typing import TypedDict
 import numpy as np
 from numpy.typing import NDArray
 
+from coalloc._shared.interrupt import KernelDeadline
+
 def edge_ranks(
     indptr: NDArray[np.int64],
     indices: NDArray[np.int64],
     data: NDArray[np.float64],
     bhat: NDArray[np.float64],
+    deadline: KernelDeadline | None = None,
 ) -> tuple[NDArray[np.int32], NDArray[np.int32]]: ...
 def compute_q(
     indptr: NDArray[np.int64],

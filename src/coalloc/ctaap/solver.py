@@ -358,7 +358,7 @@ class _Compiled:
     def edge_ranks(indptr, indices, data, bhat):
         from ._softassign import edge_ranks
 
-        return edge_ranks(indptr, indices, data, bhat)
+        return edge_ranks(indptr, indices, data, bhat, interrupt.kernel_deadline())
 
     @staticmethod
     def graduated_assignment(*args):
@@ -406,7 +406,7 @@ class _NumPy:
     def edge_ranks(indptr, indices, data, bhat):
         from ._reference.softassign import edge_ranks_reference
 
-        return edge_ranks_reference(indptr, indices, data, bhat)
+        return edge_ranks_reference(indptr, indices, data, bhat, interrupt.kernel_deadline())
 
     @staticmethod
     def graduated_assignment(*args):

@@ -127,6 +127,55 @@ def test_edge_ranks_ties_are_stable():
     assert rank[:, 1].tolist() == [0, 0, 0, 0, 4]
 
 
+def _deadlines():
+    """A deadline long past, a cancelled one (no instant), and one far away (an hour)."""
+    import array
+    import time
+
+    from coalloc._shared.interrupt import KernelDeadline
+
+    past = KernelDeadline(ns=1)  # 1 ns after the clock's origin
+    cancelled = KernelDeadline(-1, array.array("i", [1]))
+    far = KernelDeadline(time.monotonic_ns() + 3600 * 10**9, array.array("i", [0]))
+    return past, cancelled, far
+
+
+@pytest.mark.parametrize("tied", [True, False])  # few distinct offer values (table) or many
+@pytest.mark.parametrize("kernel", [edge_ranks, edge_ranks_reference], ids=["compiled", "twin"])
+def test_edge_ranks_stops_on_its_deadline(kernel, tied):
+    """The kernel (and its twin) takes the call's deadline: past it or cancelled, it raises
+    TimeoutError (no scope: the kernel's own) instead of returning ranks; with a far
+    deadline it returns what it returns without one (issue 36: the unpolled step of the
+    CTAAP default at T = 0.05 s)."""
+    rng = np.random.default_rng(3)
+    B, bhat = _instance(rng, 80, 6, 1.0, False, tied)
+    indptr, indices, data = _csr(B)
+    past, cancelled, far = _deadlines()
+    for dl in (past, cancelled):
+        with pytest.raises(TimeoutError, match="kernel's deadline"):
+            kernel(indptr, indices, data, bhat, dl)
+    rank, order = kernel(indptr, indices, data, bhat, far)
+    r_ref, o_ref = edge_ranks_reference(indptr, indices, data, bhat)
+    np.testing.assert_array_equal(rank, r_ref)
+    np.testing.assert_array_equal(order, o_ref)
+
+
+def test_edge_ranks_raises_the_scopes_error():
+    """Inside a cancelled scope the kernel, given the scope's deadline, raises the error the
+    scope was cancelled with (the compiled kernel and its twin alike)."""
+    from coalloc._shared import interrupt
+
+    rng = np.random.default_rng(4)
+    B, bhat = _instance(rng, 30, 4, 1.0, True)
+    indptr, indices, data = _csr(B)
+    for kernel in (edge_ranks, edge_ranks_reference):
+        with interrupt.Scope() as scope:
+            scope.cancel(KeyError("stop here"))
+            dl = interrupt.kernel_deadline()
+            with pytest.raises(KeyError, match="stop here"):
+                kernel(indptr, indices, data, bhat, dl)
+
+
 # ---------------------------------------------------------------------------- compute_q
 
 

@@ -53,10 +53,11 @@ short slices, so that:
   child for that reason): one that has not stopped :data:`.highs.HIGHS_LET_GO` seconds
   after the deadline (inside presolve's probing, say) is no longer waited for -- the call
   returns the incumbent and bound its callbacks recorded, and the thread runs on in the
-  background until HiGHS next looks at its interrupt callback (it is joined at interpreter
-  exit); CP-SAT likewise, :data:`.cpsat.CPSAT_LET_GO` after the deadline, with the last
-  solution its callback recorded (a time-limited search records each); CBC gets the time
-  left less a tenth (:func:`.cbc.cbc_margin`), is asked to stop at the deadline and killed
+  background until HiGHS next looks at its interrupt callback (the interpreter's exit
+  waits for it at most :data:`.supervise.LET_GO_EXIT_WAIT` seconds); CP-SAT likewise,
+  :data:`.cpsat.CPSAT_LET_GO` after the deadline, with the last solution its callback
+  recorded (a time-limited search records each); CBC gets the time left less a tenth
+  (:func:`.cbc.cbc_margin`), is asked to stop at the deadline and killed
   :func:`.cbc.cbc_kill_after` past it (within the budget's overrun) -- a killed CBC leaves
   no solution file, so its incumbent, named in the message, is lost;
 * no process or temporary file outlives the call: CBC's temporary folder is always

@@ -86,29 +86,50 @@ def _slice(poll: float, *instants: Optional[float], now: Optional[float] = None,
 LET_GO = object()
 
 #: Workers left running past their deadline (:func:`supervise_thread`'s ``let_go``), each
-#: asked to stop; joined when the interpreter exits (:func:`_join_let_go`), so that none is
-#: inside its solver while the interpreter shuts down.
+#: asked to stop; joined when the interpreter exits (:func:`_join_let_go`), for at most
+#: :data:`LET_GO_EXIT_WAIT` seconds, so that one that ends soon is not inside its solver
+#: while the interpreter shuts down.
 _LET_GO_THREADS: set[threading.Thread] = set()
 _LET_GO_LOCK = threading.Lock()
 _LET_GO_EXIT: list = []  # the exit hook, once registered
 
+#: Seconds the interpreter's exit waits, all let-go workers together, for those still
+#: running (issue 36: "a let-go solver thread holds up process exit until its solver looks
+#: at its stop request"; a CP-SAT search of the testbed's 800-node model ran on 0.8 s after
+#: its call had returned, at a load of 12). Past it the exit goes on without them: they are
+#: daemon threads, which the interpreter stops where they next ask for the interpreter lock.
+LET_GO_EXIT_WAIT = 2.0
 
-def _join_let_go() -> None:
+# (Run at the lowest OS priority, a let-go worker would not take the cores from the
+# caller's next call; tried and dropped: the workers take the interpreter lock in their
+# solver's callbacks, and a low-priority thread descheduled while it holds it stalls the
+# caller -- a 1 s call right after a let-go CP-SAT search ran +439 and +133 ms past its
+# limit against +68 and +95 ms without, at a load of 13.)
+
+
+def _join_let_go(wait: Optional[float] = None) -> None:
     """Wait, at interpreter exit, for the workers that were let go (each was asked to stop:
-    a solver ends at its next interrupt check or at its own time limit)."""
+    a solver ends at its next interrupt check or at its own time limit), for at most
+    ``wait`` seconds in all (default :data:`LET_GO_EXIT_WAIT`; None there: no bound)."""
+    wait = LET_GO_EXIT_WAIT if wait is None else wait
+    give_up = None if wait is None else time.monotonic() + float(wait)
     with _LET_GO_LOCK:
         threads = list(_LET_GO_THREADS)
     for t in threads:
         while t.is_alive():
+            left = 0.1 if give_up is None else min(0.1, give_up - time.monotonic())
+            if left <= 0:
+                return  # the rest run on as daemon threads: the exit does not wait
             try:
-                t.join(0.1)
+                t.join(left)
             except KeyboardInterrupt:  # pragma: no cover - a Ctrl-C at exit
                 return
 
 
 def join_at_exit(thread: threading.Thread) -> None:
     """Have ``thread`` (a daemon: a solver let go, a solver's import in the background)
-    joined when the interpreter exits, rather than frozen where it stands."""
+    joined when the interpreter exits (for at most :data:`LET_GO_EXIT_WAIT` seconds),
+    rather than frozen where it stands."""
     with _LET_GO_LOCK:
         if not _LET_GO_EXIT:
             _LET_GO_EXIT.append(atexit.register(_join_let_go))

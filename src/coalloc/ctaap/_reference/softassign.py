@@ -46,7 +46,9 @@ def _row_sum_matrix(indptr, nnz: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(nnz), np.arange(nnz, dtype=np.int64), indptr), shape=(n, nnz))
 
 
-def edge_ranks_reference(indptr, indices, data, bhat) -> tuple[np.ndarray, np.ndarray]:
+def edge_ranks_reference(
+    indptr, indices, data, bhat, deadline=None
+) -> tuple[np.ndarray, np.ndarray]:
     """Twin of :func:`coalloc.ctaap._softassign.edge_ranks`.
 
     Parameters
@@ -57,6 +59,9 @@ def edge_ranks_reference(indptr, indices, data, bhat) -> tuple[np.ndarray, np.nd
         Request bandwidth of every stored edge.
     bhat : array_like of float, shape (m, m)
         Offer bandwidth between clusters.
+    deadline : KernelDeadline, optional
+        The call's deadline (None: the calling thread's), looked at where the kernel
+        polls: before the rows are sorted and before the edges are ranked.
 
     Returns
     -------
@@ -64,10 +69,19 @@ def edge_ranks_reference(indptr, indices, data, bhat) -> tuple[np.ndarray, np.nd
         ``rank[e, j] = #{l : bhat[j, l] >= data[e]}``.
     order : ndarray of int32, shape (m, m)
         ``order[j]`` = clusters sorted by ``bhat[j, l]`` descending, ties by index.
+
+    Raises
+    ------
+    TimeoutError
+        Past the deadline or cancelled, as the kernel.
     """
+    if deadline is None:
+        deadline = interrupt.kernel_deadline()
+    interrupt.check_kernel(deadline)  # the compiled kernel's poll (twin)
     data = np.asarray(data, dtype=np.float64)
     bhat = np.asarray(bhat, dtype=np.float64)
     order = np.argsort(-bhat, axis=1, kind="stable").astype(np.int32)
+    interrupt.check_kernel(deadline)
     rank = (bhat[None, :, :] >= data[:, None, None]).sum(axis=2).astype(np.int32)
     return rank.reshape(len(data), bhat.shape[0]), order.reshape(bhat.shape)
 
