@@ -23,6 +23,7 @@ seed; the kernels (``backend="compiled"``) and their twins (``"numpy"``) give eq
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -131,7 +132,6 @@ def cankar(
     g4 = np.random.default_rng(st["phase4"])
     g5 = np.random.default_rng(st["phase5"])
     req, n, d = request, request.count, prob.d
-    tol, elo, dlo = prob.tol, prob.elo, prob.dlo  # the family's tolerance rule
     cap_all = pool.capacity
     counters = {"phase1": 0, "phase2_fail": 0, "candidates": 0, "select_and_swap": 0,
                 "swap_attempts": 0, "phase5_accepted": 0, "retries": 0}  # fmt: skip
@@ -152,112 +152,42 @@ def cankar(
     while True:
         interrupt.check()  # a batch's timeout or cancellation
         counters["phase1"] += 1
-        if m > m_max:
-            return reject(
-                {
-                    "phase": "I",
-                    "reason": "m_max",
-                    "m": m,
-                    "message": f"rejected: M = {m} > M_max = {m_max} (no admissible set found)",
-                }
-            )
-        rjob = np.sort(order[: m * n])
-        if rjob.size < n:
-            return reject(
-                {
-                    "phase": "I",
-                    "reason": "too_few_matching",
-                    "matching": int(rjob.size),
-                    "message": f"rejected: only {rjob.size} resources match the request "
-                    f"(labels, capacity >= minimum), {n} needed (a proof: no set of {n} "
-                    "exists at any time)",
-                },
-                proven=True,
-            )
-        if previous is not None and np.array_equal(previous, rjob):
-            return reject(
-                {
-                    "phase": "I",
-                    "reason": "same_set",
-                    "m": m,
-                    "message": "rejected: resource discovery returned the same set again",
-                }
-            )
+        rjob, why, proven = _discover(order, n, m, m_max, previous)
+        if why is not None:
+            return reject(why, proven=proven)
         previous = rjob
         clock.lap("phase1")
         # Phase II: the N largest capacities per property must reach d_i.
         cap = cap_all[rjob]
         top = -np.sort(-cap, axis=0)[:n].sum(axis=0)
         clock.lap("phase2")
-        if np.any(top < dlo):
+        if np.any(top < prob.dlo):
             counters["phase2_fail"] += 1
             if rjob.size == prob.matching.size:  # every matching node: a proof
-                i = int(np.flatnonzero(top < dlo)[0])
-                return reject(
-                    {
-                        "phase": "II",
-                        "reason": "capacity",
-                        "property": pool.names[i],
-                        "message": f"rejected: the {n} largest capacities of "
-                        f"{pool.names[i]!r} over every matching resource sum to {top[i]:g} "
-                        f"< total {d[i]:g} (a proof: no set of {n} reaches it at any time)",
-                    },
-                    proven=True,
-                )
+                return reject(_capacity_proof(prob, pool, top, n), proven=True)
             m *= 2
             continue
-        # Phase III: start candidates.
-        times, res = pool.times, pool.reserved
-        sub = res[rjob]
-        lo, hi = req.earliest_start, req.latest_start
-        inc = np.zeros((rjob.size, times.shape[0]), dtype=bool)
-        if times.shape[0] > 1:
-            inc[:, 1:] = np.any(sub[:, :, 1:] < sub[:, :, :-1], axis=1)
-        in_window = (times > lo) & (times <= hi)
-        cand = np.concatenate([[lo], times[np.any(inc, axis=0) & in_window]])
-        tmax_all = ker.window_max(times, sub, cand, req.duration)
-        avail_all = cap[None, :, :] - tmax_all
-        ok_all = np.all(avail_all >= elo[None, None, :], axis=2)  # A_j^s(t)
-        kidx = np.searchsorted(times, cand[1:], side="left")
-        keep = np.concatenate([[ok_all[0].any()], np.any(ok_all[1:] & inc[:, kidx].T, axis=1)])
-        cand_idx = np.flatnonzero(keep)
-        counters["candidates"] += int(cand_idx.size)
+        win = _start_candidates(ker, prob, req, rjob, cap)
+        counters["candidates"] += int(win.index.size)
         clock.lap("phase3")
-        # Phase IV.
-        found = None
-        for c in cand_idx:
-            interrupt.check()  # a batch's timeout or cancellation
-            ra = np.flatnonzero(ok_all[c])
-            if ra.size < n:
-                continue
-            avail, tmax, capa = avail_all[c, ra], tmax_all[c, ra], cap[ra]
-            if ra.size == n:
-                sel = np.arange(n, dtype=np.int64)
-                good = bool(np.all(avail.sum(axis=0) >= dlo))
-            else:
-                counters["select_and_swap"] += 1
-                sel, good, attempts = ker.select_and_swap(avail, tmax, capa, d, n, l1,
-                                                          kernel_seed(g4), tol)  # fmt: skip
-                counters["swap_attempts"] += attempts
-            if good:
-                found = (c, ra, sel)
-                break
+        found = _select(ker, prob, n, win, cap, l1, g4, counters)
         clock.lap("phase4")
         if found is None:
             m *= 2
             continue
         c, ra, sel = found
-        avail, tmax, capa = avail_all[c, ra], tmax_all[c, ra], cap[ra]
+        avail, tmax, capa = win.avail[c, ra], win.tmax[c, ra], cap[ra]
+        start = float(win.times[c])
         # an answer: what the time limit returns if it stops Phase V (copies)
         found = CallReport("cankar", seed, params, {}, dict(counters))
-        offer(functools.partial(solution, prob, found, float(cand[c]), rjob[ra[sel]].copy(),
+        offer(functools.partial(solution, prob, found, start, rjob[ra[sel]].copy(),
                                 tmax[sel].copy()), pool, reserve)  # fmt: skip
         if l2 > 0 and ra.size > n:
-            sel, acc = ker.phase5(avail, tmax, capa, d, sel, l2, kernel_seed(g5), tol)
+            sel, acc = ker.phase5(avail, tmax, capa, d, sel, l2, kernel_seed(g5), prob.tol)
             counters["phase5_accepted"] += acc
         clock.lap("phase5")
         nodes = rjob[ra[sel]]
-        result = solution(prob, CallReport("cankar", seed, params, {}, counters), float(cand[c]),
+        result = solution(prob, CallReport("cankar", seed, params, {}, counters), start,
                           nodes, tmax[sel])  # fmt: skip
         if reserve:
             try:
@@ -266,18 +196,102 @@ def cankar(
                 retries += 1
                 counters["retries"] = retries
                 if retries > max_retries:
-                    return reject(
-                        {
-                            "phase": "VI",
-                            "reason": "reservation_failed",
-                            "message": f"rejected: reservation failed: {exc}",
-                        }
-                    )
+                    return reject({"phase": "VI", "reason": "reservation_failed",
+                                   "message": f"rejected: reservation failed: {exc}"})  # fmt: skip
                 previous = None
                 continue
         clock.lap("phase6")
         result.timings = clock.done()
         return result
+
+
+def _discover(order: np.ndarray, n: int, m: int, m_max: int, previous):
+    """Phase I: the first ``M N`` matching resources of the discovery order, sorted, as
+    ``(rjob, None, False)``; or why the call stops, as ``(None, reason, proven)``."""
+    if m > m_max:
+        return None, {"phase": "I", "reason": "m_max", "m": m,
+                      "message": f"rejected: M = {m} > M_max = {m_max} (no admissible set "
+                                 "found)"}, False  # fmt: skip
+    rjob = np.sort(order[: m * n])
+    if rjob.size < n:
+        return None, {"phase": "I", "reason": "too_few_matching", "matching": int(rjob.size),
+                      "message": f"rejected: only {rjob.size} resources match the request "
+                                 f"(labels, capacity >= minimum), {n} needed (a proof: no set "
+                                 f"of {n} exists at any time)"}, True  # fmt: skip
+    if previous is not None and np.array_equal(previous, rjob):
+        return None, {"phase": "I", "reason": "same_set", "m": m,
+                      "message": "rejected: resource discovery returned the same set "
+                                 "again"}, False  # fmt: skip
+    return rjob, None, False
+
+
+def _capacity_proof(prob: Problem, pool: ResourcePool, top: np.ndarray, n: int) -> dict:
+    """Phase II over every matching resource: the first property whose ``N`` largest
+    capacities miss its total (a proof that no set of ``N`` reaches it)."""
+    i = int(np.flatnonzero(top < prob.dlo)[0])
+    return {"phase": "II", "reason": "capacity", "property": pool.names[i],
+            "message": f"rejected: the {n} largest capacities of {pool.names[i]!r} over every "
+                       f"matching resource sum to {top[i]:g} < total {prob.d[i]:g} (a proof: "
+                       f"no set of {n} reaches it at any time)"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Window:
+    """Phase III's start candidates over the discovered resources ``rjob``: ``times``
+    (every candidate), ``index`` (those kept, ascending), ``tmax``/``avail`` (candidate x
+    resource x property: the peak reservation and what is left over the run) and ``ok``
+    (candidate x resource: ``A_j^s(t)``)."""
+
+    times: np.ndarray
+    index: np.ndarray
+    tmax: np.ndarray
+    avail: np.ndarray
+    ok: np.ndarray
+
+
+def _start_candidates(ker, prob: Problem, req: CollectiveRequest, rjob: np.ndarray,
+                      cap: np.ndarray) -> _Window:  # fmt: skip
+    """Phase III: the window's opening and every later instant in it at which a reservation
+    of ``rjob`` drops, kept where some resource is continuously available from it."""
+    pool = prob.pool
+    times, res = pool.times, pool.reserved
+    sub = res[rjob]
+    lo, hi = req.earliest_start, req.latest_start
+    inc = np.zeros((rjob.size, times.shape[0]), dtype=bool)
+    if times.shape[0] > 1:
+        inc[:, 1:] = np.any(sub[:, :, 1:] < sub[:, :, :-1], axis=1)
+    in_window = (times > lo) & (times <= hi)
+    cand = np.concatenate([[lo], times[np.any(inc, axis=0) & in_window]])
+    tmax_all = ker.window_max(times, sub, cand, req.duration)
+    avail_all = cap[None, :, :] - tmax_all
+    ok_all = np.all(avail_all >= prob.elo[None, None, :], axis=2)  # A_j^s(t)
+    kidx = np.searchsorted(times, cand[1:], side="left")
+    keep = np.concatenate([[ok_all[0].any()], np.any(ok_all[1:] & inc[:, kidx].T, axis=1)])
+    return _Window(cand, np.flatnonzero(keep), tmax_all, avail_all, ok_all)
+
+
+def _select(ker, prob: Problem, n: int, win: _Window, cap: np.ndarray, l1: int, g4,
+            counters: dict):  # fmt: skip
+    """Phase IV: the first candidate, in ascending order, with an admissible set of ``N``
+    available resources (SelectAndSwap among more than ``N``), as ``(candidate, available,
+    selected)``; None when no candidate has one."""
+    for c in win.index:
+        interrupt.check()  # a batch's timeout or cancellation
+        ra = np.flatnonzero(win.ok[c])
+        if ra.size < n:
+            continue
+        avail, tmax, capa = win.avail[c, ra], win.tmax[c, ra], cap[ra]
+        if ra.size == n:
+            sel = np.arange(n, dtype=np.int64)
+            good = bool(np.all(avail.sum(axis=0) >= prob.dlo))
+        else:
+            counters["select_and_swap"] += 1
+            sel, good, attempts = ker.select_and_swap(avail, tmax, capa, prob.d, n, l1,
+                                                      kernel_seed(g4), prob.tol)  # fmt: skip
+            counters["swap_attempts"] += attempts
+        if good:
+            return c, ra, sel
+    return None
 
 
 # The paper's algorithm with ``time_limit`` (:func:`coalloc._shared.params.with_time_limit`)
