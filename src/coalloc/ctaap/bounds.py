@@ -53,7 +53,7 @@ import scipy.sparse as sp
 
 from .._shared import interrupt
 from .._shared import params as checks
-from .._shared.docs import filled
+from .._shared.docs import FRAGMENTS, fill
 from .exact import tightened_capacity
 from .model import Offer, Request, check_compatible, compatibility
 
@@ -91,6 +91,31 @@ LP_MIN_ITERATIONS = 20
 SIMPLEX_NONZEROS = 20_000
 #: Simplex iterations of the cluster sets' LP at ``effort=1``.
 SET_LP_ITERATIONS = 50_000
+
+
+#: The docstring fragments of this module's bounds (``%(name)s`` lines,
+#: :func:`coalloc._shared.docs.fill`), beside the shared ones: each written once.
+_FRAGMENTS = {
+    **FRAGMENTS,
+    "bound_stop_at": """\
+stop_at : float, optional
+    A :func:`time.perf_counter` instant after which the call raises
+    :class:`BoundStopped` (a solve's deadline); never changes the value returned.""",
+    "bound_at_least": """\
+at_least : int, default 0
+    The size of an allocation known to be feasible (a verified answer's), so a lower
+    bound on the optimum: the work stops as soon as the bound meets it (status
+    ``"met"``). The value returned is the same as without it (the bound cannot go
+    below the optimum; the LP over the singles' rows is the flow with their bounds as
+    capacities, and the pairs' rows only lower it).""",
+}
+
+
+def _filled(func):
+    """Fill ``func``'s docstring from :data:`_FRAGMENTS` (as ``docs.filled`` does)."""
+    if func.__doc__:
+        func.__doc__ = fill(func.__doc__, _FRAGMENTS)
+    return func
 
 
 class BoundStopped(Exception):
@@ -143,7 +168,7 @@ def _star_rows(request: Request, offer: Offer, compat: np.ndarray, var: np.ndarr
     return rows, cols, n_rows
 
 
-@filled
+@_filled
 def lp_bound(
     request: Request,
     offer: Offer,
@@ -167,15 +192,8 @@ def lp_bound(
         Extra rows ``sum_{j in W} sum_i x[i,j] <= beta`` for pairs ``(W, beta)``; each
         ``beta`` must bound the tasks any feasible allocation places on the clusters ``W``
         (as :func:`cluster_set_bound` computes them).
-    stop_at : float, optional
-        A :func:`time.perf_counter` instant after which the call raises
-        :class:`BoundStopped` (a solve's deadline); never changes the value returned.
-    at_least : int, default 0
-        The size of an allocation known to be feasible (a verified answer's), so a lower
-        bound on the optimum: the work stops as soon as the bound meets it (status
-        ``"met"``). The value returned is the same as without it (the bound cannot go
-        below the optimum; the LP over the singles' rows is the flow with their bounds as
-        capacities, and the pairs' rows only lower it).
+    %(bound_stop_at)s
+    %(bound_at_least)s
 
     Returns
     -------
@@ -203,18 +221,53 @@ def lp_bound(
     _poll(stop_at)
     out = {"bound": flow, "flow": flow, "lp": None, "status": "trivial", "rows": 0,
            "columns": 0, "seconds": 0.0}  # fmt: skip
-    n, m = request.n, offer.m
+    m = offer.m
     compat = compatibility(request, offer)
     if flow == 0 or request.bandwidth.nnz == 0 or flow <= at_least:
         if flow <= at_least and flow > 0 and request.bandwidth.nnz:
             out["status"] = "met"
-        out["seconds"] = time.perf_counter() - t0
-        return out
+        return _timed(out, t0)
     # Rough size check before building anything: star rows have at most 1 + m entries.
     if request.bandwidth.nnz * m * (m + 1) > _MAX_NONZEROS * 4:
-        out["status"] = "too_large"
-        out["seconds"] = time.perf_counter() - t0
-        return out
+        return _timed(out, t0, "too_large")
+    built = _clique_lp(request, offer, compat, set_rows, stop_at)
+    if built is None:
+        return _timed(out, t0, "too_large")
+    A, upper = built
+    out["rows"], out["columns"] = int(A.shape[0]), int(A.shape[1])
+    _poll(stop_at)
+    small = A.nnz <= SIMPLEX_NONZEROS
+    work = effort * LP_WORK / max(1, A.nnz)
+    iterations = int(max(LP_MIN_ITERATIONS, min(effort * LP_ITERATIONS, work)))
+    try:
+        y, status = _solve_dual(A, upper, iterations, solver="simplex" if small else "pdlp",
+                                stop_at=stop_at)  # fmt: skip
+    except BoundStopped:
+        raise
+    except Exception as exc:  # the flow bound stays valid
+        return _timed(out, t0, f"error: {type(exc).__name__}: {exc}")
+    if y is not None:
+        value = _dual_value(A, upper, y)
+        out["lp"] = value
+        if math.isfinite(value):
+            out["bound"] = int(min(flow, math.floor(value + 1e-6)))
+    return _timed(out, t0, status)
+
+
+def _timed(out: dict, t0: float, status: Optional[str] = None) -> dict:
+    """``out`` with its ``seconds`` since ``t0`` (and its ``status`` when one is given)."""
+    if status is not None:
+        out["status"] = status
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _clique_lp(request: Request, offer: Offer, compat: np.ndarray, set_rows,
+               stop_at: Optional[float]):  # fmt: skip
+    """The clique-strengthened LP ``(A, upper)``: the star cliques' rows, one row per task,
+    one per cluster (its tightened capacity) and the ``set_rows``; None when it has more
+    than :data:`_MAX_NONZEROS` non-zeros."""
+    n, m = request.n, offer.m
     ti, cj = np.nonzero(compat)
     nv = int(ti.size)
     var = np.full((n, m), -1, dtype=np.int64)
@@ -232,9 +285,7 @@ def lp_bound(
     r = np.concatenate(rows)
     c = np.concatenate(cols)
     if r.size > _MAX_NONZEROS:
-        out["status"] = "too_large"
-        out["seconds"] = time.perf_counter() - t0
-        return out
+        return None
     n_rows = n_star + n + m + len(extra)
     _poll(stop_at)
     A = sp.csr_array((np.ones(r.size), (r, c)), shape=(n_rows, nv))
@@ -242,30 +293,17 @@ def lp_bound(
     A.sum_duplicates()
     A.data[:] = 1.0
     upper = np.concatenate([np.ones(n_star + n), cap.astype(np.float64), np.asarray(extra)])
-    out["rows"], out["columns"] = int(n_rows), nv
-    _poll(stop_at)
-    small = A.nnz <= SIMPLEX_NONZEROS
-    work = effort * LP_WORK / max(1, A.nnz)
-    iterations = int(max(LP_MIN_ITERATIONS, min(effort * LP_ITERATIONS, work)))
-    try:
-        y, status = _solve_dual(A, upper, iterations, solver="simplex" if small else "pdlp",
-                                stop_at=stop_at)  # fmt: skip
-    except BoundStopped:
-        raise
-    except Exception as exc:  # the flow bound stays valid
-        out["status"] = f"error: {type(exc).__name__}: {exc}"
-        out["seconds"] = time.perf_counter() - t0
-        return out
-    if y is not None:
-        y = np.where(np.isfinite(y), np.maximum(y, 0.0), 0.0)
-        reduced = 1.0 - A.T @ y
-        value = float(y @ upper + np.maximum(reduced, 0.0).sum())
-        out["lp"] = value
-        if math.isfinite(value):
-            out["bound"] = int(min(flow, math.floor(value + 1e-6)))
-    out["status"] = status
-    out["seconds"] = time.perf_counter() - t0
-    return out
+    return A, upper
+
+
+def _dual_value(A, upper: np.ndarray, y: np.ndarray, col_upper=None) -> float:
+    """The weak-duality bound of ``max 1.x, A x <= upper, 0 <= x <= col_upper`` (1 unless
+    given) at the row prices ``y`` (negative or non-finite prices read as 0)."""
+    y = np.where(np.isfinite(y), np.maximum(y, 0.0), 0.0)
+    reduced = 1.0 - A.T @ y
+    if col_upper is None:
+        return float(y @ upper + np.maximum(reduced, 0.0).sum())
+    return float(y @ upper + (col_upper * np.maximum(reduced, 0.0)).sum())
 
 
 def _solve_dual(A, upper: np.ndarray, iterations: int, solver: str = "ipx",
@@ -337,7 +375,7 @@ def _solve_dual(A, upper: np.ndarray, iterations: int, solver: str = "ipx",
     return y, status
 
 
-@filled
+@_filled
 def strong_upper_bound(request: Request, offer: Offer, *, effort: float = 1.0) -> int:
     """The bound of :func:`best_bound` (the flow bound, the clique LP's or the cluster sets').
 
@@ -891,13 +929,11 @@ def _set_lp(compat: np.ndarray, sets: list, limits: list, iterations: int,
                        col_upper=col_upper)  # fmt: skip
     if y is None:
         return None
-    y = np.where(np.isfinite(y), np.maximum(y, 0.0), 0.0)
-    reduced = 1.0 - A.T @ y
-    value = float(y @ upper + (col_upper * np.maximum(reduced, 0.0)).sum())
+    value = _dual_value(A, upper, y, col_upper)
     return value if math.isfinite(value) else None
 
 
-@filled
+@_filled
 def cluster_set_bound(
     request: Request,
     offer: Offer,
@@ -934,15 +970,8 @@ def cluster_set_bound(
         Multiplies the work caps of the searches and of the LP.
     max_set_size : int, default 2
         Largest cluster set searched.
-    stop_at : float, optional
-        A :func:`time.perf_counter` instant after which the call raises
-        :class:`BoundStopped` (a solve's deadline); never changes the value returned.
-    at_least : int, default 0
-        The size of an allocation known to be feasible (a verified answer's), so a lower
-        bound on the optimum: the work stops as soon as the bound meets it (status
-        ``"met"``). The value returned is the same as without it (the bound cannot go
-        below the optimum; the LP over the singles' rows is the flow with their bounds as
-        capacities, and the pairs' rows only lower it).
+    %(bound_stop_at)s
+    %(bound_at_least)s
 
     Returns
     -------
@@ -975,74 +1004,109 @@ def cluster_set_bound(
     m = offer.m
     compat = compatibility(request, offer)
     if flow == 0 or request.bandwidth.nnz == 0:
-        out["seconds"] = time.perf_counter() - t0
-        return out
+        return _timed(out, t0)
     cap = tightened_capacity(request, offer, compat)
     used = [j for j in range(m) if compat[:, j].any() and cap[j] > 0]
     beta: dict = {}
-    blocks: dict = {}  # the cluster pairs' adjacency blocks, each computed once
     finished = True
-    # The request as a dense matrix once, when it is dense and small enough.
-    dense = None
-    if request.bandwidth.nnz >= DENSE_FRACTION * request.n * (request.n - 1) and request.n <= 4000:
-        dense = request.bandwidth.toarray()
+    sets = _SetSearch(request, offer, compat, cap, beta, stop_at)
     top = float(request.bandwidth.max()) if request.bandwidth.nnz else 0.0
     bhat = offer.bandwidth
     at_least = checks.integer(at_least, "at_least", 0)
     if flow <= at_least:
-        out["status"] = "met"
-        out["seconds"] = time.perf_counter() - t0
-        return out
+        return _timed(out, t0, "met")
     for size in range(1, min(max_set_size, len(used)) + 1):
         if size == 2 and at_least:  # the singles' flow, the LP of their rows: met already?
             singles = b_matching_size(compat, [beta.get((j,), 0) for j in range(m)])
             if singles <= at_least:
                 out["bound"] = int(min(flow, singles))
-                out["status"] = "met"
-                out["seconds"] = time.perf_counter() - t0
-                return out
+                return _timed(out, t0, "met")
         todo = list(combinations(used, size))
         if size > 1:  # links with no conflict gain nothing over the sums of smaller sets
             todo = [W for W in todo if min(bhat[j, l] for j in W for l in W if j != l) < top]
             todo.sort(key=lambda W: min(bhat[j, l] for j in W for l in W if j != l))
         for W in todo:
-            simple = sum(beta.get((j,), cap[j]) for j in W)
-            for s in range(1, size):  # the sums of smaller sets' bounds
-                for part in combinations(W, s):
-                    rest = tuple(j for j in W if j not in part)
-                    if part in beta and rest in beta:
-                        simple = min(simple, beta[part] + beta[rest])
-            nv = int(compat[:, list(W)].sum())
             now = time.perf_counter()
-            _poll(stop_at)
-            if nv > _MAX_SET_VERTICES:
-                finished = False
-                beta[W] = simple
-                continue
-            caps = [beta.get((j,), cap[j]) for j in W]  # singles' bounds cap the parts
-            adj, group = _set_adjacency(request, offer, compat, list(W), dense, blocks)
-            counts = np.bincount(group, minlength=2)
-            work = max(counts[0] ** 2 * counts[1], counts[1] ** 2 * counts[0])
-            if size == 2 and work <= _MAX_COUNT_WORK:
-                simple = min(simple, _pair_count_bound(adj, group, tuple(caps)))
-            found = _greedy_clique(adj, group, caps)
-            if found >= min(simple, sum(caps), nv):  # the greedy clique meets a bound
-                best = upper = found
-            else:
-                budget = 2 * allowed if size == 1 else allowed  # singles matter most
-                search = _search(adj, group, caps, budget, found, stop_at)
-                best, upper = search.run()
-                finished &= not search.stopped
-            beta[W] = int(min(simple, upper))
-            out["sets"].append((W, int(best), beta[W], round(time.perf_counter() - now, 3)))
+            best, done = sets.bound(W, 2 * allowed if size == 1 else allowed)  # singles: more
+            finished &= done
+            if best is not None:
+                out["sets"].append((W, int(best), beta[W],
+                                    round(time.perf_counter() - now, 3)))  # fmt: skip
+    return _combined(out, compat, beta, finished, effort, stop_at, t0)
+
+
+class _SetSearch:
+    """The bounds ``beta_W`` of :func:`cluster_set_bound`, one cluster set at a time, into
+    ``beta`` (the smaller sets' bounds, read by the larger ones), with the request as a
+    dense matrix (once, when it is dense and small enough) and the cluster pairs'
+    adjacency blocks (each computed once) shared between the sets."""
+
+    def __init__(self, request: Request, offer: Offer, compat: np.ndarray, cap: np.ndarray,
+                 beta: dict, stop_at: Optional[float]) -> None:  # fmt: skip
+        self.request, self.offer, self.compat, self.cap = request, offer, compat, cap
+        self.beta, self.stop_at = beta, stop_at
+        self.blocks: dict = {}
+        self.dense = None
+        n = request.n
+        if request.bandwidth.nnz >= DENSE_FRACTION * n * (n - 1) and n <= 4000:
+            self.dense = request.bandwidth.toarray()
+
+    def _smaller_sets(self, W: tuple) -> float:
+        """The bound the smaller sets give ``W``: its singles' (or capacities') sum, or the
+        least sum of a part's and the rest's bounds."""
+        from itertools import combinations
+
+        beta, cap = self.beta, self.cap
+        simple = sum(beta.get((j,), cap[j]) for j in W)
+        for s in range(1, len(W)):  # the sums of smaller sets' bounds
+            for part in combinations(W, s):
+                rest = tuple(j for j in W if j not in part)
+                if part in beta and rest in beta:
+                    simple = min(simple, beta[part] + beta[rest])
+        return simple
+
+    def bound(self, W: tuple, budget: int) -> tuple:
+        """Set ``beta[W]``; ``(best, finished)``: the largest capped clique found (None
+        when the set has too many vertices to search: then ``beta[W]`` is the smaller
+        sets' bound) and whether the search ended within its ``budget``."""
+        beta, compat = self.beta, self.compat
+        simple = self._smaller_sets(W)
+        nv = int(compat[:, list(W)].sum())
+        _poll(self.stop_at)
+        if nv > _MAX_SET_VERTICES:
+            beta[W] = simple
+            return None, False
+        caps = [beta.get((j,), self.cap[j]) for j in W]  # singles' bounds cap the parts
+        adj, group = _set_adjacency(self.request, self.offer, compat, list(W), self.dense,
+                                    self.blocks)  # fmt: skip
+        counts = np.bincount(group, minlength=2)
+        work = max(counts[0] ** 2 * counts[1], counts[1] ** 2 * counts[0])
+        if len(W) == 2 and work <= _MAX_COUNT_WORK:
+            simple = min(simple, _pair_count_bound(adj, group, tuple(caps)))
+        found = _greedy_clique(adj, group, caps)
+        finished = True
+        if found >= min(simple, sum(caps), nv):  # the greedy clique meets a bound
+            best = upper = found
+        else:
+            search = _search(adj, group, caps, budget, found, self.stop_at)
+            best, upper = search.run()
+            finished = not search.stopped
+        beta[W] = int(min(simple, upper))
+        return best, finished
+
+
+def _combined(out: dict, compat: np.ndarray, beta: dict, finished: bool, effort: float,
+              stop_at: Optional[float], t0: float) -> dict:  # fmt: skip
+    """The cluster sets' bound from their ``beta``: the flow with the singles' bounds as
+    capacities when no larger set says more, else the LP of their rows (:func:`_set_lp`)."""
+    flow, m = out["flow"], compat.shape[1]
     singles = [beta.get((j,), 0) for j in range(m)]
+    status = "optimal" if finished else "work_limit"
     if all(beta[W] >= sum(beta[(j,)] for j in W) for W in beta if len(W) > 1):
         # no larger set's bound below its singles' sum: the LP is the flow with the singles'
         # bounds as capacities (a bipartite b-matching LP has whole optima)
         out["bound"] = int(min(flow, _flow_with_caps(compat, singles)))
-        out["status"] = "optimal" if finished else "work_limit"
-        out["seconds"] = time.perf_counter() - t0
-        return out
+        return _timed(out, t0, status)
     sets = [list(W) for W in beta]
     limits = [beta[W] for W in beta]
     try:
@@ -1051,16 +1115,12 @@ def cluster_set_bound(
     except BoundStopped:
         raise
     except Exception as exc:  # the flow bound stays valid
-        out["status"] = f"error: {type(exc).__name__}: {exc}"
-        out["seconds"] = time.perf_counter() - t0
-        return out
+        return _timed(out, t0, f"error: {type(exc).__name__}: {exc}")
     if value is not None:
         out["bound"] = int(min(flow, math.floor(value + 1e-6)))
     else:  # no LP answer in time: the flow bound with the singles' bounds as capacities
         out["bound"] = min(flow, _flow_with_caps(compat, singles))
-    out["status"] = "optimal" if finished else "work_limit"
-    out["seconds"] = time.perf_counter() - t0
-    return out
+    return _timed(out, t0, status)
 
 
 # Largest star-clique LP (stored links x m x (m + 1)) added to the cluster sets' rows.
@@ -1076,7 +1136,7 @@ def is_dense(request: Request) -> bool:
     return n >= 2 and request.bandwidth.nnz >= DENSE_FRACTION * n * (n - 1)
 
 
-@filled
+@_filled
 def best_bound(
     request: Request,
     offer: Offer,
@@ -1109,12 +1169,7 @@ def best_bound(
         :class:`BoundStopped` (a solve's deadline): the caller then drops the bound rather
         than report one cut by the clock.
 
-    at_least : int, default 0
-        The size of an allocation known to be feasible (a verified answer's), so a lower
-        bound on the optimum: the work stops as soon as the bound meets it (status
-        ``"met"``). The value returned is the same as without it (the bound cannot go
-        below the optimum; the LP over the singles' rows is the flow with their bounds as
-        capacities, and the pairs' rows only lower it).
+    %(bound_at_least)s
 
     Returns
     -------
