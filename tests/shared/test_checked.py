@@ -172,7 +172,7 @@ def test_the_generators_tables_are_declared():
     """Every family whose generators take parameters declares them; the families still
     checking imperatively are named here (the GAP's generators belong to ``loadshare/gap``)."""
     declared = {fam for fam, _, _ in GENERATOR_TABLES}
-    assert declared | {"taskmap", "testbed"} == set(families())
+    assert declared | {"testbed"} == set(families())
     assert len(GENERATOR_TABLES) >= 7
 
 
@@ -223,6 +223,10 @@ def test_every_generator_refuses_what_its_table_refuses():
     ("coalloc.collective.generators.table1_pool", {"load": (0, 3.5)}, "load must be"),
     ("coalloc.loadshare.generators.paper_setup", {"job_size": (5, 1)}, "job_size must be"),
     ("coalloc.loadshare.generators.paper_setup", {"heavy": (1.0,)}, "heavy must be"),
+    ("coalloc.taskmap.generators.geometric_task_graph", {"n_tasks": (10, 5)}, "n_tasks must be"),
+    ("coalloc.taskmap.generators.geometric_task_graph", {"compute": (1.0, 2.0, 3.0)}, "compute"),
+    ("coalloc.taskmap.generators.stencil_task_graph", {"shape": (0, 3)}, "shape must be"),
+    ("coalloc.taskmap.generators.internet_resource_graph", {"capacity": (0.0, 1.0)}, "capacity"),
 ])  # fmt: skip
 def test_a_generators_pair_relations_are_refused(func, kwargs, message):
     """The pairs (ranges, distributions' parameters) are relations of their tables."""
