@@ -172,7 +172,7 @@ def test_the_generators_tables_are_declared():
     """Every family whose generators take parameters declares them; the families still
     checking imperatively are named here (the GAP's generators belong to ``loadshare/gap``)."""
     declared = {fam for fam, _, _ in GENERATOR_TABLES}
-    assert declared | {"testbed"} == set(families())
+    assert declared == set(families())
     assert len(GENERATOR_TABLES) >= 7
 
 
