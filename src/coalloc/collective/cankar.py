@@ -127,11 +127,10 @@ def cankar(
               "reserve": bool(reserve)}  # fmt: skip
     ker = kernels(backend)
     clock = Clock()
-    st = streams(seed, STREAMS)
-    order = np.random.default_rng(st["discovery"]).permutation(prob.matching)
-    g4 = np.random.default_rng(st["phase4"])
-    g5 = np.random.default_rng(st["phase5"])
+    st = {k: np.random.default_rng(v) for k, v in streams(seed, STREAMS).items()}
+    order, g4, g5 = st["discovery"].permutation(prob.matching), st["phase4"], st["phase5"]
     req, n, d = request, request.count, prob.d
+    tol, dlo = prob.tol, prob.dlo  # the family's tolerance rule
     cap_all = pool.capacity
     counters = {"phase1": 0, "phase2_fail": 0, "candidates": 0, "select_and_swap": 0,
                 "swap_attempts": 0, "phase5_accepted": 0, "retries": 0}  # fmt: skip
@@ -139,16 +138,7 @@ def cankar(
     previous = None
     retries = 0
 
-    def reject(reason: dict, proven: bool = False) -> CoallocationResult:
-        """A rejection: ``"no_solution"`` (the heuristic found nothing: not a proof), or
-        ``"infeasible"`` with ``proven`` (the message says what the proof is)."""
-        clock.lap("phase_other")
-        if not proven:
-            reason = {**reason, "message": reason["message"] + " (a heuristic's rejection, "
-                      "not a proof: method='scan' decides every start)"}  # fmt: skip
-        return rejected(prob, CallReport("cankar", seed, params, clock.done(), counters), reason,
-                        proven=proven)  # fmt: skip
-
+    reject = functools.partial(_reject, prob, clock, seed, params, counters)
     while True:
         interrupt.check()  # a batch's timeout or cancellation
         counters["phase1"] += 1
@@ -161,7 +151,7 @@ def cankar(
         cap = cap_all[rjob]
         top = -np.sort(-cap, axis=0)[:n].sum(axis=0)
         clock.lap("phase2")
-        if np.any(top < prob.dlo):
+        if np.any(top < dlo):
             counters["phase2_fail"] += 1
             if rjob.size == prob.matching.size:  # every matching node: a proof
                 return reject(_capacity_proof(prob, pool, top, n), proven=True)
@@ -170,7 +160,28 @@ def cankar(
         win = _start_candidates(ker, prob, req, rjob, cap)
         counters["candidates"] += int(win.index.size)
         clock.lap("phase3")
-        found = _select(ker, prob, n, win, cap, l1, g4, counters)
+        # Phase IV: the first candidate, in ascending order, with an admissible set of N
+        # available resources (SelectAndSwap among more than N); kept inline (a hot loop:
+        # as a function of its own it cost 1-4 % of the call, bench/shared/ISSUE37.md)
+        found = None
+        ok_all, avail_all, tmax_all = win.ok, win.avail, win.tmax
+        for c in win.index:
+            interrupt.check()  # a batch's timeout or cancellation
+            ra = np.flatnonzero(ok_all[c])
+            if ra.size < n:
+                continue
+            avail, tmax, capa = avail_all[c, ra], tmax_all[c, ra], cap[ra]
+            if ra.size == n:
+                sel = np.arange(n, dtype=np.int64)
+                good = bool(np.all(avail.sum(axis=0) >= dlo))
+            else:
+                counters["select_and_swap"] += 1
+                sel, good, attempts = ker.select_and_swap(avail, tmax, capa, d, n, l1,
+                                                          kernel_seed(g4), tol)  # fmt: skip
+                counters["swap_attempts"] += attempts
+            if good:
+                found = (c, ra, sel)
+                break
         clock.lap("phase4")
         if found is None:
             m *= 2
@@ -183,7 +194,7 @@ def cankar(
         offer(functools.partial(solution, prob, found, start, rjob[ra[sel]].copy(),
                                 tmax[sel].copy()), pool, reserve)  # fmt: skip
         if l2 > 0 and ra.size > n:
-            sel, acc = ker.phase5(avail, tmax, capa, d, sel, l2, kernel_seed(g5), prob.tol)
+            sel, acc = ker.phase5(avail, tmax, capa, d, sel, l2, kernel_seed(g5), tol)
             counters["phase5_accepted"] += acc
         clock.lap("phase5")
         nodes = rjob[ra[sel]]
@@ -203,6 +214,18 @@ def cankar(
         clock.lap("phase6")
         result.timings = clock.done()
         return result
+
+
+def _reject(prob: Problem, clock: Clock, seed, params: dict, counters: dict, reason: dict,
+            proven: bool = False) -> CoallocationResult:  # fmt: skip
+    """A rejection: ``"no_solution"`` (the heuristic found nothing: not a proof), or
+    ``"infeasible"`` with ``proven`` (the message says what the proof is)."""
+    clock.lap("phase_other")
+    if not proven:
+        reason = {**reason, "message": reason["message"] + " (a heuristic's rejection, "
+                  "not a proof: method='scan' decides every start)"}  # fmt: skip
+    return rejected(prob, CallReport("cankar", seed, params, clock.done(), counters), reason,
+                    proven=proven)  # fmt: skip
 
 
 def _discover(order: np.ndarray, n: int, m: int, m_max: int, previous):
@@ -268,30 +291,6 @@ def _start_candidates(ker, prob: Problem, req: CollectiveRequest, rjob: np.ndarr
     kidx = np.searchsorted(times, cand[1:], side="left")
     keep = np.concatenate([[ok_all[0].any()], np.any(ok_all[1:] & inc[:, kidx].T, axis=1)])
     return _Window(cand, np.flatnonzero(keep), tmax_all, avail_all, ok_all)
-
-
-def _select(ker, prob: Problem, n: int, win: _Window, cap: np.ndarray, l1: int, g4,
-            counters: dict):  # fmt: skip
-    """Phase IV: the first candidate, in ascending order, with an admissible set of ``N``
-    available resources (SelectAndSwap among more than ``N``), as ``(candidate, available,
-    selected)``; None when no candidate has one."""
-    for c in win.index:
-        interrupt.check()  # a batch's timeout or cancellation
-        ra = np.flatnonzero(win.ok[c])
-        if ra.size < n:
-            continue
-        avail, tmax, capa = win.avail[c, ra], win.tmax[c, ra], cap[ra]
-        if ra.size == n:
-            sel = np.arange(n, dtype=np.int64)
-            good = bool(np.all(avail.sum(axis=0) >= prob.dlo))
-        else:
-            counters["select_and_swap"] += 1
-            sel, good, attempts = ker.select_and_swap(avail, tmax, capa, prob.d, n, l1,
-                                                      kernel_seed(g4), prob.tol)  # fmt: skip
-            counters["swap_attempts"] += attempts
-        if good:
-            return c, ra, sel
-    return None
 
 
 # The paper's algorithm with ``time_limit`` (:func:`coalloc._shared.params.with_time_limit`)
