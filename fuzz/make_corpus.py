@@ -43,14 +43,27 @@ def instance_seeds() -> dict:
     return out
 
 
+def format_seeds() -> dict:
+    """Every registered format's example documents (``FileFormat.examples``), each behind
+    the byte that makes :func:`targets.t_formats` read it as that format."""
+    out: dict = {}
+    for k, (_family, fmt) in enumerate(targets.registered_formats()):
+        for j, doc in enumerate(fmt.examples() if fmt.examples else []):
+            out[f"{k:02d}-{fmt.name}-{j}"] = bytes([k]) + json.dumps(doc).encode()
+    return out
+
+
 def seeds() -> dict:
     out: dict = {name: {} for name in targets.TARGETS}
-    r, o = coalloc.generators.fig2(1, n_tasks=5, n_clusters=3, seed=3)
-    out["ctaap"]["fig2-edges.json"] = _text(ctaap_io.write_instance, r, o,
-                                            bandwidth_format="edges")  # fmt: skip
+    # any registered problem kind, read by its "format" (coalloc.batch.read_problem): every
+    # family's own seed files (FamilySpec.fuzz_seeds), a sixth family's too, and the CTAAP
+    # bandwidths written densely and the GAP's maximising instance, which they do not show
+    out["instances"].update(instance_seeds())
     r2, o2 = coalloc.generators.fig3(4, n_clusters=2, seed=1)
-    out["ctaap"]["fig3-dense.json"] = _text(ctaap_io.write_instance, r2, o2,
-                                            bandwidth_format="dense")  # fmt: skip
+    out["instances"]["ctaap-fig3-dense.json"] = _text(ctaap_io.write_instance, r2, o2,
+                                                      bandwidth_format="dense")  # fmt: skip
+    # every registered JSON format, the first byte its place in targets.registered_formats()
+    out["formats"].update(format_seeds())
     tasks, rg = targets.small_taskmap()
     out["taskmap"]["tasks.json"] = _text(tio.write_task_graph, tasks)
     out["taskmap"]["resources.json"] = _text(tio.write_resource_graph, rg)
@@ -78,11 +91,8 @@ def seeds() -> dict:
     out["testbed_ptop"]["deterlab.ptop"] = _text(
         testbed.write_ptop, testbed.generators.deterlab(4, 2, seed=1)
     )
-    top, ptop = testbed.parse_top(targets.TOP), testbed.parse_ptop(targets.PTOP)
-    out["testbed_json"]["instance.json"] = _text(testbed.write_instance, top, ptop)
     prob = targets._loadshare_small()
-    out["loadshare_json"]["problem.json"] = _text(lio.write_problem, prob)
-    out["loadshare_json"]["empty-groups.json"] = (
+    out["instances"]["loadshare-empty-groups.json"] = (
         b'{"format": "coalloc.loadshare.instance", "version": 1, "capacity": [1, 2], '
         b'"job_size": [1], "job_origin": [1]}\n'
     )
@@ -90,14 +100,11 @@ def seeds() -> dict:
     g2 = loadshare.generate_gap("d", 3, 3, seed=1)
     out["gap"]["multi.txt"] = _text(lio.write_gap, [g1, g2])
     out["gap"]["single.txt"] = _text(lio.write_gap, g1, multi=False)
-    # any registered problem kind, read by its "format" (coalloc.batch.read_problem): every
-    # family's own seed files (FamilySpec.fuzz_seeds), a sixth family's too
-    out["instances"].update(instance_seeds())
     # the CLI: the first byte picks the command (see targets._cli_commands)
-    cmds = {0: out["ctaap"]["fig2-edges.json"], 1: out["taskmap"]["tasks.json"],
+    cmds = {0: out["instances"]["ctaap.json"], 1: out["taskmap"]["tasks.json"],
             2: out["taskmap"]["resources.json"], 3: out["collective_json"]["pool.json"],
             4: out["collective_json"]["request.json"], 5: targets.PTOP.encode(),
-            6: targets.TOP.encode(), 7: out["loadshare_json"]["problem.json"],
+            6: targets.TOP.encode(), 7: out["instances"]["loadshare.json"],
             8: out["gap"]["single.txt"], 9: out["collective_json"]["workload.json"]}  # fmt: skip
     for k, data in cmds.items():
         out["cli"][f"cmd{k}"] = bytes([k]) + data
@@ -140,14 +147,13 @@ def _issue30_seeds(out: dict, g1, g2, cres) -> None:
     """Seeds for the targets of issue 30 item 6: the GAP's JSON format, and the option values
     of the collective, testbed and load-sharing commands (``targets.t_options``: first byte
     the command), with the issue's reproducers in the files and options they broke."""
-    out["gap_json"]["gap-d.json"] = json.dumps(loadshare.gap_to_dict(g2)).encode()
-    out["gap_json"]["gap-a-max.json"] = json.dumps(loadshare.gap_to_dict(g1)).encode()
+    out["instances"]["gap-a-max.json"] = json.dumps(loadshare.gap_to_dict(g1)).encode()
     doc = loadshare.gap_to_dict(g1)
     text = json.dumps(doc)
     first = str(doc["cost"][0][0])
-    out["gap_json"]["issue30-overflow.json"] = text.replace(first, "1e400", 1).encode()
-    out["gap_json"]["issue30-400digits.json"] = text.replace(first, ISSUE30["400digits"],
-                                                             1).encode()  # fmt: skip
+    out["instances"]["issue30-gap-overflow.json"] = text.replace(first, "1e400", 1).encode()
+    out["instances"]["issue30-gap-400digits.json"] = text.replace(
+        first, ISSUE30["400digits"], 1).encode()  # fmt: skip
     cmds = targets._option_commands()
     valid = {"number": "3", "param": "2"}
     for k, (_, option, kind) in enumerate(cmds):
@@ -180,8 +186,10 @@ def _issue30_seeds(out: dict, g1, g2, cres) -> None:
     out["testbed_ptop"]["issue30-type-limit.ptop"] = (ptop + "set-type-limit pc3000 1\n").encode()
     underscore = ptop.replace("pc:1 pc3000:1", "pc:1_0 pc3000:1", 1)
     out["testbed_ptop"]["issue30-underscore.ptop"] = underscore.encode()
-    prob_text = out["loadshare_json"]["problem.json"].decode()
-    out["loadshare_json"]["issue30-overflow.json"] = prob_text.replace("5.0", "1e400", 1).encode()
+    prob_doc = json.loads(out["instances"]["loadshare.json"])
+    prob_doc["capacity"][0] = "CAPACITY"  # a capacity beyond the float range
+    out["instances"]["issue30-loadshare-overflow.json"] = json.dumps(prob_doc).replace(
+        '"CAPACITY"', "1e400").encode()  # fmt: skip
     result = json.loads(_text(cio.write_result, cres))
     result["start"] = int(ISSUE30["400digits"])
     out["results"]["issue30-collective-400digit-start"] = bytes([2]) + json.dumps(result).encode()

@@ -25,10 +25,12 @@ from typing import Callable, Dict
 
 import coalloc
 from coalloc import cli, collective, loadshare, testbed
-from coalloc._shared.jsonio import InstanceError
+from coalloc._shared.family import families, kind_of_format
+from coalloc._shared.jsonio import InstanceError, load_json
 from coalloc.collective import _spec as _collective_spec
 from coalloc.collective import io as cio
 from coalloc.ctaap import io as ctaap_io
+from coalloc.formats import check_document
 from coalloc.loadshare import _spec as _loadshare_spec
 from coalloc.loadshare import io as lio
 from coalloc.taskmap import _spec as _taskmap_spec
@@ -174,14 +176,6 @@ def partner(key: str) -> str:
 # ----------------------------------------------------------------------------- targets
 
 
-def t_ctaap(data: bytes) -> None:
-    path = _write("fuzz-ctaap.json", data)
-    got = _read(ctaap_io.read_instance, path)
-    if got is not None:
-        r, o = got
-        _solve_verify(coalloc.ctaap.Instance(r, o), r.n * o.m <= 400)
-
-
 def t_taskmap(data: bytes) -> None:
     path = _write("fuzz-taskmap.json", data)
     # the same bytes as a task graph, a resource graph and a combined instance
@@ -257,20 +251,6 @@ def t_testbed_ptop(data: bytes) -> None:
                       len(ptop.nodes) <= 60)  # fmt: skip
 
 
-def t_testbed_json(data: bytes) -> None:
-    path = _write("fuzz-testbed.json", data)
-    got = _read(testbed.read_instance, path)
-    if got is not None:
-        _solve_verify(testbed.Instance(*got), len(got[0].nodes) <= 40 and len(got[1].nodes) <= 60)
-
-
-def t_loadshare_json(data: bytes) -> None:
-    path = _write("fuzz-loadshare.json", data)
-    prob = _read(lio.read_problem, path)
-    if prob is not None:
-        _solve_verify(loadshare.Instance(prob), prob.n_jobs * prob.n_nodes <= 2000)
-
-
 def t_gap(data: bytes) -> None:
     path = _write("fuzz-gap.txt", data)
     insts = _read(lio.read_gap, path)
@@ -287,14 +267,57 @@ def t_gap(data: bytes) -> None:
 
 def t_instances(data: bytes) -> None:
     """Any instance file, read through the list of families (``coalloc.batch.read_problem``:
-    its ``"format"`` picks the problem kind, the GAP's JSON and a new family's included); a
-    small one is solved with its kind's default method and its success must pass verify."""
+    its ``"format"`` picks the problem kind, a file without one is a CTAAP instance); a small
+    one is solved with its kind's default method and its success must pass verify. Its seeds
+    are every family's own (``FamilySpec.fuzz_seeds``): a sixth family is fuzzed here by
+    registering."""
     from coalloc.batch import read_problem
 
     path = _write("fuzz-instance.json", data)
     problem = _read(read_problem, path)
     if problem is not None:
         _solve_verify(problem, len(data) <= 1500)
+
+
+def registered_formats() -> list:
+    """``(family, FileFormat)`` of every registered family's JSON formats, in the registry's
+    order (``FamilySpec.formats``): the formats :func:`t_formats` picks from."""
+    return [(name, fmt) for name, spec in families().items() for fmt in spec.formats]
+
+
+def t_formats(data: bytes) -> None:
+    """A document of any registered format (the first byte picks it, in
+    :func:`registered_formats`' order; the rest is the file): the readers' checker
+    (``coalloc.formats.check_document``) takes it or refuses it naming the file; a problem
+    kind's format is also read as the batch layer reads it (the kind's ``from_dict``), which
+    may refuse more but never takes what the checker refuses, and a small instance read is
+    solved and must pass verify. A sixth family's formats are fuzzed here by registering."""
+    if not data:
+        return
+    fmts = registered_formats()
+    family, fmt = fmts[data[0] % len(fmts)]
+    path = _write(f"fuzz-{fmt.name}.json", data[1:])
+    got = _read(load_json, path)
+    if got is None:
+        return
+    doc, name = got
+    checked = True
+    try:
+        check_document(fmt.name, doc, name)
+    except RecursionError as exc:
+        raise Finding(f"RecursionError: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - classified by _refused
+        _refused(exc, path)
+        checked = False
+    kind = kind_of_format(fmt.name)
+    if kind is None:
+        return
+    problem = _read(lambda p: kind.from_dict(doc, source=name), path)
+    if problem is None:
+        return
+    if not checked:
+        raise Finding(f"{family}: {fmt.name}: the reader took a document its checker refuses")
+    _solve_verify(problem, len(data) <= 1500)
 
 
 def _run_cli(argv, path) -> None:
@@ -353,17 +376,6 @@ def t_results(data: bytes) -> None:
         ["loadshare", "verify", partner("problem"), path],
     ]
     _run_cli(cmds[data[0] % len(cmds)], path)
-
-
-def t_gap_json(data: bytes) -> None:
-    """A GAP instance in its JSON format (``coalloc.loadshare.gap``), read through the list of
-    families as the batch layer reads it; a small one is solved and must pass verify."""
-    from coalloc.batch import read_problem
-
-    path = _write("fuzz-gap.json", data)
-    problem = _read(read_problem, path)
-    if problem is not None:
-        _solve_verify(problem, len(data) <= 1500)
 
 
 #: The numeric and parameter options of the three newer families' commands (issue 30 item
@@ -449,18 +461,15 @@ def _exit_and_stderr(argv) -> tuple:
 
 
 TARGETS: Dict[str, Callable[[bytes], None]] = {
-    "ctaap": t_ctaap,
     "taskmap": t_taskmap,
     "collective_json": t_collective_json,
     "collective_csv": t_collective_csv,
     "swf": t_swf,
     "testbed_top": t_testbed_top,
     "testbed_ptop": t_testbed_ptop,
-    "testbed_json": t_testbed_json,
-    "loadshare_json": t_loadshare_json,
     "gap": t_gap,
-    "gap_json": t_gap_json,
     "instances": t_instances,
+    "formats": t_formats,
     "options": t_options,
     "results": t_results,
     "cli": t_cli,

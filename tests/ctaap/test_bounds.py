@@ -250,7 +250,7 @@ def test_the_grouped_cluster_sets_lp_has_the_per_task_lps_value(monkeypatch, den
     its value is that of the LP with one column per (task, cluster), solved by SciPy."""
     from scipy.optimize import linprog
 
-    from coalloc.ctaap import bounds
+    from coalloc.ctaap.bounds import cluster_sets as bounds  # the module of _set_lp
 
     if not dense:
         monkeypatch.setattr(bounds, "_DENSE_SET_LP", 0)

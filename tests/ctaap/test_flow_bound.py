@@ -57,7 +57,7 @@ def test_the_b_matching_is_networkxs_maximum_flow(n, m, density, seed):
 @pytest.mark.parametrize("subset_clusters", [0, 16])
 def test_both_ways_agree_many_clusters_included(monkeypatch, subset_clusters):
     """SciPy's flow (forced with 0) and the cut over cluster sets, up to 12 clusters."""
-    monkeypatch.setattr(bounds, "SUBSET_CLUSTERS", subset_clusters)
+    monkeypatch.setattr(bounds.flow, "SUBSET_CLUSTERS", subset_clusters)  # where it is read
     rng = np.random.default_rng(7)
     for _ in range(40):
         n, m = int(rng.integers(1, 60)), int(rng.integers(1, 13))

@@ -148,3 +148,90 @@ def test_the_relation_types():
     assert Predicate(("a", "b"), lambda a, b: False, "never").check(get) is None  # a None
     r = Predicate(("lo", "hi"), lambda lo, hi: hi - lo < 2, "hi={hi} is far from lo={lo}")
     assert r.check(get) == "hi=3 is far from lo=1"
+
+
+# ------------------------------------------------------------------------ the generators
+
+
+def _generator_tables():
+    """``(family, function, table)`` of every generator a family declares in its
+    ``generators.GENERATORS`` (the generators' tables, as the methods' ``PARAMS``)."""
+    out = []
+    for name in families():
+        mod = importlib.import_module(f"coalloc.{name}.generators")
+        for fname, table in getattr(mod, "GENERATORS", {}).items():
+            out.append((name, getattr(mod, fname), table))
+    return out
+
+
+GENERATOR_TABLES = _generator_tables()
+_GEN_IDS = [f"{fam}.{f.__name__}" for fam, f, _ in GENERATOR_TABLES]
+
+
+def test_the_generators_tables_are_declared():
+    """Every family whose generators take parameters declares them; the families still
+    checking imperatively are named here (the GAP's generators belong to ``loadshare/gap``)."""
+    declared = {fam for fam, _, _ in GENERATOR_TABLES}
+    assert declared == set(families())
+    assert len(GENERATOR_TABLES) >= 7
+
+
+@pytest.mark.parametrize("family,func,table", GENERATOR_TABLES, ids=_GEN_IDS)
+def test_a_generator_table_names_its_parameters_and_its_defaults_pass(family, func, table):
+    """The table declares every parameter but the seed (the seed policy's) and the models
+    a generator reads (``pool``); every default satisfies it."""
+    sig = inspect.signature(func)
+    models = {"pool"}
+    assert set(table) == set(sig.parameters) - {"seed"} - models, family
+    for name, p in sig.parameters.items():
+        if name in table and p.default is not p.empty:
+            check_value(p.default, name, table[name])
+
+
+def _generator_bad_cases():
+    out = []
+    for fam, func, table in GENERATOR_TABLES:
+        for name, constraints in table.items():
+            for bad in invalid_values(constraints):
+                out.append((fam, func, name, bad))
+    return out
+
+
+def test_every_generator_refuses_what_its_table_refuses():
+    """Each value ``invalid_values`` derives from a generator's table, passed by keyword
+    before the other arguments (left None: never read, the value is refused first), is
+    refused with the parameter named."""
+    cases = _generator_bad_cases()
+    assert len(cases) > 60
+    missed = []
+    for fam, func, name, bad in cases:
+        params = inspect.signature(func).parameters.values()
+        required = [p.name for p in params if p.default is p.empty and p.name != name]
+        try:
+            func(**{name: bad}, **{r: None for r in required})
+        except InvalidParameterError as exc:
+            if not str(exc).startswith(f"{name} must be"):
+                missed.append((fam, func.__name__, name, bad, str(exc)[:80]))
+        else:
+            missed.append((fam, func.__name__, name, bad, "accepted"))
+    assert not missed, missed
+
+
+@pytest.mark.parametrize("func,kwargs,message", [
+    ("coalloc.ctaap.generators.random_instance", {"capacity_range": (3, 1)}, "capacity_range"),
+    ("coalloc.ctaap.generators.random_instance", {"capacity_range": (1.5, 2)}, "capacity_range"),
+    ("coalloc.collective.generators.table1_pool", {"load": (0, 3.5)}, "load must be"),
+    ("coalloc.loadshare.generators.paper_setup", {"job_size": (5, 1)}, "job_size must be"),
+    ("coalloc.loadshare.generators.paper_setup", {"heavy": (1.0,)}, "heavy must be"),
+    ("coalloc.taskmap.generators.geometric_task_graph", {"n_tasks": (10, 5)}, "n_tasks must be"),
+    ("coalloc.taskmap.generators.geometric_task_graph", {"compute": (1.0, 2.0, 3.0)}, "compute"),
+    ("coalloc.taskmap.generators.stencil_task_graph", {"shape": (0, 3)}, "shape must be"),
+    ("coalloc.taskmap.generators.internet_resource_graph", {"capacity": (0.0, 1.0)}, "capacity"),
+])  # fmt: skip
+def test_a_generators_pair_relations_are_refused(func, kwargs, message):
+    """The pairs (ranges, distributions' parameters) are relations of their tables."""
+    module, name = func.rsplit(".", 1)
+    gen = getattr(importlib.import_module(module), name)
+    args = [5, 2] if "ctaap" in module else []
+    with pytest.raises(InvalidParameterError, match=message):
+        gen(*args, **kwargs)

@@ -126,7 +126,7 @@ def test_the_corpus_reproducers_are_refused_by_both(path):
 
 
 def test_a_wrong_format_name_is_refused_by_both():
-    data = json.loads((ROOT / "fuzz/corpus/loadshare_json/problem.json").read_text())
+    data = json.loads((ROOT / "fuzz/corpus/instances/loadshare.json").read_text())
     data["format"] = "coalloc.instance"
     assert not _validator("coalloc.loadshare.instance").is_valid(data)
     assert not _checker_accepts("coalloc.loadshare.instance", data)

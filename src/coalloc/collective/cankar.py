@@ -23,6 +23,7 @@ seed; the kernels (``backend="compiled"``) and their twins (``"numpy"``) give eq
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -126,12 +127,10 @@ def cankar(
               "reserve": bool(reserve)}  # fmt: skip
     ker = kernels(backend)
     clock = Clock()
-    st = streams(seed, STREAMS)
-    order = np.random.default_rng(st["discovery"]).permutation(prob.matching)
-    g4 = np.random.default_rng(st["phase4"])
-    g5 = np.random.default_rng(st["phase5"])
+    st = {k: np.random.default_rng(v) for k, v in streams(seed, STREAMS).items()}
+    order, g4, g5 = st["discovery"].permutation(prob.matching), st["phase4"], st["phase5"]
     req, n, d = request, request.count, prob.d
-    tol, elo, dlo = prob.tol, prob.elo, prob.dlo  # the family's tolerance rule
+    tol, dlo = prob.tol, prob.dlo  # the family's tolerance rule
     cap_all = pool.capacity
     counters = {"phase1": 0, "phase2_fail": 0, "candidates": 0, "select_and_swap": 0,
                 "swap_attempts": 0, "phase5_accepted": 0, "retries": 0}  # fmt: skip
@@ -139,50 +138,13 @@ def cankar(
     previous = None
     retries = 0
 
-    def reject(reason: dict, proven: bool = False) -> CoallocationResult:
-        """A rejection: ``"no_solution"`` (the heuristic found nothing: not a proof), or
-        ``"infeasible"`` with ``proven`` (the message says what the proof is)."""
-        clock.lap("phase_other")
-        if not proven:
-            reason = {**reason, "message": reason["message"] + " (a heuristic's rejection, "
-                      "not a proof: method='scan' decides every start)"}  # fmt: skip
-        return rejected(prob, CallReport("cankar", seed, params, clock.done(), counters), reason,
-                        proven=proven)  # fmt: skip
-
+    reject = functools.partial(_reject, prob, clock, seed, params, counters)
     while True:
         interrupt.check()  # a batch's timeout or cancellation
         counters["phase1"] += 1
-        if m > m_max:
-            return reject(
-                {
-                    "phase": "I",
-                    "reason": "m_max",
-                    "m": m,
-                    "message": f"rejected: M = {m} > M_max = {m_max} (no admissible set found)",
-                }
-            )
-        rjob = np.sort(order[: m * n])
-        if rjob.size < n:
-            return reject(
-                {
-                    "phase": "I",
-                    "reason": "too_few_matching",
-                    "matching": int(rjob.size),
-                    "message": f"rejected: only {rjob.size} resources match the request "
-                    f"(labels, capacity >= minimum), {n} needed (a proof: no set of {n} "
-                    "exists at any time)",
-                },
-                proven=True,
-            )
-        if previous is not None and np.array_equal(previous, rjob):
-            return reject(
-                {
-                    "phase": "I",
-                    "reason": "same_set",
-                    "m": m,
-                    "message": "rejected: resource discovery returned the same set again",
-                }
-            )
+        rjob, why, proven = _discover(order, n, m, m_max, previous)
+        if why is not None:
+            return reject(why, proven=proven)
         previous = rjob
         clock.lap("phase1")
         # Phase II: the N largest capacities per property must reach d_i.
@@ -192,40 +154,18 @@ def cankar(
         if np.any(top < dlo):
             counters["phase2_fail"] += 1
             if rjob.size == prob.matching.size:  # every matching node: a proof
-                i = int(np.flatnonzero(top < dlo)[0])
-                return reject(
-                    {
-                        "phase": "II",
-                        "reason": "capacity",
-                        "property": pool.names[i],
-                        "message": f"rejected: the {n} largest capacities of "
-                        f"{pool.names[i]!r} over every matching resource sum to {top[i]:g} "
-                        f"< total {d[i]:g} (a proof: no set of {n} reaches it at any time)",
-                    },
-                    proven=True,
-                )
+                return reject(_capacity_proof(prob, pool, top, n), proven=True)
             m *= 2
             continue
-        # Phase III: start candidates.
-        times, res = pool.times, pool.reserved
-        sub = res[rjob]
-        lo, hi = req.earliest_start, req.latest_start
-        inc = np.zeros((rjob.size, times.shape[0]), dtype=bool)
-        if times.shape[0] > 1:
-            inc[:, 1:] = np.any(sub[:, :, 1:] < sub[:, :, :-1], axis=1)
-        in_window = (times > lo) & (times <= hi)
-        cand = np.concatenate([[lo], times[np.any(inc, axis=0) & in_window]])
-        tmax_all = ker.window_max(times, sub, cand, req.duration)
-        avail_all = cap[None, :, :] - tmax_all
-        ok_all = np.all(avail_all >= elo[None, None, :], axis=2)  # A_j^s(t)
-        kidx = np.searchsorted(times, cand[1:], side="left")
-        keep = np.concatenate([[ok_all[0].any()], np.any(ok_all[1:] & inc[:, kidx].T, axis=1)])
-        cand_idx = np.flatnonzero(keep)
-        counters["candidates"] += int(cand_idx.size)
+        win = _start_candidates(ker, prob, req, rjob, cap)
+        counters["candidates"] += int(win.index.size)
         clock.lap("phase3")
-        # Phase IV.
+        # Phase IV: the first candidate, in ascending order, with an admissible set of N
+        # available resources (SelectAndSwap among more than N); kept inline (a hot loop:
+        # as a function of its own it cost 1-4 % of the call, bench/shared/ISSUE37.md)
         found = None
-        for c in cand_idx:
+        ok_all, avail_all, tmax_all = win.ok, win.avail, win.tmax
+        for c in win.index:
             interrupt.check()  # a batch's timeout or cancellation
             ra = np.flatnonzero(ok_all[c])
             if ra.size < n:
@@ -247,17 +187,18 @@ def cankar(
             m *= 2
             continue
         c, ra, sel = found
-        avail, tmax, capa = avail_all[c, ra], tmax_all[c, ra], cap[ra]
+        avail, tmax, capa = win.avail[c, ra], win.tmax[c, ra], cap[ra]
+        start = float(win.times[c])
         # an answer: what the time limit returns if it stops Phase V (copies)
         found = CallReport("cankar", seed, params, {}, dict(counters))
-        offer(functools.partial(solution, prob, found, float(cand[c]), rjob[ra[sel]].copy(),
+        offer(functools.partial(solution, prob, found, start, rjob[ra[sel]].copy(),
                                 tmax[sel].copy()), pool, reserve)  # fmt: skip
         if l2 > 0 and ra.size > n:
             sel, acc = ker.phase5(avail, tmax, capa, d, sel, l2, kernel_seed(g5), tol)
             counters["phase5_accepted"] += acc
         clock.lap("phase5")
         nodes = rjob[ra[sel]]
-        result = solution(prob, CallReport("cankar", seed, params, {}, counters), float(cand[c]),
+        result = solution(prob, CallReport("cankar", seed, params, {}, counters), start,
                           nodes, tmax[sel])  # fmt: skip
         if reserve:
             try:
@@ -266,18 +207,90 @@ def cankar(
                 retries += 1
                 counters["retries"] = retries
                 if retries > max_retries:
-                    return reject(
-                        {
-                            "phase": "VI",
-                            "reason": "reservation_failed",
-                            "message": f"rejected: reservation failed: {exc}",
-                        }
-                    )
+                    return reject({"phase": "VI", "reason": "reservation_failed",
+                                   "message": f"rejected: reservation failed: {exc}"})  # fmt: skip
                 previous = None
                 continue
         clock.lap("phase6")
         result.timings = clock.done()
         return result
+
+
+def _reject(prob: Problem, clock: Clock, seed, params: dict, counters: dict, reason: dict,
+            proven: bool = False) -> CoallocationResult:  # fmt: skip
+    """A rejection: ``"no_solution"`` (the heuristic found nothing: not a proof), or
+    ``"infeasible"`` with ``proven`` (the message says what the proof is)."""
+    clock.lap("phase_other")
+    if not proven:
+        reason = {**reason, "message": reason["message"] + " (a heuristic's rejection, "
+                  "not a proof: method='scan' decides every start)"}  # fmt: skip
+    return rejected(prob, CallReport("cankar", seed, params, clock.done(), counters), reason,
+                    proven=proven)  # fmt: skip
+
+
+def _discover(order: np.ndarray, n: int, m: int, m_max: int, previous):
+    """Phase I: the first ``M N`` matching resources of the discovery order, sorted, as
+    ``(rjob, None, False)``; or why the call stops, as ``(None, reason, proven)``."""
+    if m > m_max:
+        return None, {"phase": "I", "reason": "m_max", "m": m,
+                      "message": f"rejected: M = {m} > M_max = {m_max} (no admissible set "
+                                 "found)"}, False  # fmt: skip
+    rjob = np.sort(order[: m * n])
+    if rjob.size < n:
+        return None, {"phase": "I", "reason": "too_few_matching", "matching": int(rjob.size),
+                      "message": f"rejected: only {rjob.size} resources match the request "
+                                 f"(labels, capacity >= minimum), {n} needed (a proof: no set "
+                                 f"of {n} exists at any time)"}, True  # fmt: skip
+    if previous is not None and np.array_equal(previous, rjob):
+        return None, {"phase": "I", "reason": "same_set", "m": m,
+                      "message": "rejected: resource discovery returned the same set "
+                                 "again"}, False  # fmt: skip
+    return rjob, None, False
+
+
+def _capacity_proof(prob: Problem, pool: ResourcePool, top: np.ndarray, n: int) -> dict:
+    """Phase II over every matching resource: the first property whose ``N`` largest
+    capacities miss its total (a proof that no set of ``N`` reaches it)."""
+    i = int(np.flatnonzero(top < prob.dlo)[0])
+    return {"phase": "II", "reason": "capacity", "property": pool.names[i],
+            "message": f"rejected: the {n} largest capacities of {pool.names[i]!r} over every "
+                       f"matching resource sum to {top[i]:g} < total {prob.d[i]:g} (a proof: "
+                       f"no set of {n} reaches it at any time)"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Window:
+    """Phase III's start candidates over the discovered resources ``rjob``: ``times``
+    (every candidate), ``index`` (those kept, ascending), ``tmax``/``avail`` (candidate x
+    resource x property: the peak reservation and what is left over the run) and ``ok``
+    (candidate x resource: ``A_j^s(t)``)."""
+
+    times: np.ndarray
+    index: np.ndarray
+    tmax: np.ndarray
+    avail: np.ndarray
+    ok: np.ndarray
+
+
+def _start_candidates(ker, prob: Problem, req: CollectiveRequest, rjob: np.ndarray,
+                      cap: np.ndarray) -> _Window:  # fmt: skip
+    """Phase III: the window's opening and every later instant in it at which a reservation
+    of ``rjob`` drops, kept where some resource is continuously available from it."""
+    pool = prob.pool
+    times, res = pool.times, pool.reserved
+    sub = res[rjob]
+    lo, hi = req.earliest_start, req.latest_start
+    inc = np.zeros((rjob.size, times.shape[0]), dtype=bool)
+    if times.shape[0] > 1:
+        inc[:, 1:] = np.any(sub[:, :, 1:] < sub[:, :, :-1], axis=1)
+    in_window = (times > lo) & (times <= hi)
+    cand = np.concatenate([[lo], times[np.any(inc, axis=0) & in_window]])
+    tmax_all = ker.window_max(times, sub, cand, req.duration)
+    avail_all = cap[None, :, :] - tmax_all
+    ok_all = np.all(avail_all >= prob.elo[None, None, :], axis=2)  # A_j^s(t)
+    kidx = np.searchsorted(times, cand[1:], side="left")
+    keep = np.concatenate([[ok_all[0].any()], np.any(ok_all[1:] & inc[:, kidx].T, axis=1)])
+    return _Window(cand, np.flatnonzero(keep), tmax_all, avail_all, ok_all)
 
 
 # The paper's algorithm with ``time_limit`` (:func:`coalloc._shared.params.with_time_limit`)

@@ -17,16 +17,60 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from numbers import Integral, Real
 from typing import List, Optional, Tuple
 
 import numpy as np
 
-from .._shared import params as checks
+from .._shared.constraints import Boolean, InstanceOf, Interval, Predicate, Table, checked
 from .._shared.seeding import check_seed, streams
 from .._shared.validation import check_memory
 from .model import CollectiveRequest, ResourcePool
 
-__all__ = ["table1_pool", "section42_requests", "random_instance", "TABLE1", "DURATIONS", "COUNTS"]
+__all__ = ["table1_pool", "section42_requests", "random_instance", "TABLE1", "DURATIONS", "COUNTS",
+           "GENERATORS"]  # fmt: skip
+
+_ONE_UP = [Interval(Integral, 1, None, closed="left")]
+_SECONDS = [Interval(Real, 0, None, closed="neither")]
+
+
+def _beta_ok(pair) -> bool:
+    return len(pair) == 2 and all(isinstance(v, (int, float, np.integer, np.floating))
+                                  and not isinstance(v, (bool, np.bool_))
+                                  and np.isfinite(v) and v > 0 for v in pair)  # fmt: skip
+
+
+#: Each generator's parameters, declared once (as the methods' tables,
+#: :mod:`coalloc.collective.constraints`): checked at every call (``@checked``), and the
+#: source of ``tests/shared/test_checked.py``'s invalid-value tests. ``seed`` follows the
+#: seed policy (:func:`coalloc._shared.seeding.check_seed`); ``pool`` is a model.
+GENERATORS = {
+    "table1_pool": Table(
+        {
+            "n_nodes": _ONE_UP,
+            "n_slots": _ONE_UP,
+            "slot_seconds": _SECONDS,
+            "load": [InstanceOf((tuple, list), "a pair (a, b) of Beta parameters")],
+        },
+        relations=[Predicate(("load",), _beta_ok, "load must be (a, b), two finite numbers "
+                             "> 0 (a Beta distribution's), got {load}")],  # fmt: skip
+    ),
+    "section42_requests": {
+        "count": _ONE_UP,
+        "n_cases": [Interval(Integral, 0, None, closed="left")],
+        "labels": [InstanceOf(Mapping, "a mapping of label -> value"), None],
+    },
+    "random_instance": {
+        "n_nodes": _ONE_UP,
+        "count": _ONE_UP,
+        "n_properties": _ONE_UP,
+        "n_slots": _ONE_UP,
+        "slot_seconds": _SECONDS,
+        "collective": [Boolean()],
+        "load": [Interval(Real, 0, 1)],
+    },
+}
 
 #: Table 1: property -> (mean, deviation, min, max) over 606 PlanetLab nodes.
 TABLE1 = {
@@ -48,6 +92,7 @@ def _ar1(rng, n, s, phi, sigma):
     return x
 
 
+@checked("coalloc.collective.generators", "table1_pool", tables="GENERATORS")
 def table1_pool(n_nodes: int = 606, *, n_slots: int = 288, slot_seconds: float = 300.0,
                 load: Tuple[float, float] = (1.5, 3.5),
                 seed: Optional[int] = 0) -> ResourcePool:  # fmt: skip
@@ -75,8 +120,7 @@ def table1_pool(n_nodes: int = 606, *, n_slots: int = 288, slot_seconds: float =
     >>> pool.n_nodes, pool.names
     (50, ('cores', 'ghz', 'ram_gb'))
     """
-    n_nodes = checks.integer(n_nodes, "n_nodes", 1)
-    n_slots = checks.integer(n_slots, "n_slots", 1)
+    n_nodes, n_slots = int(n_nodes), int(n_slots)  # checked by the table (GENERATORS)
     # about ten float64 arrays of nodes x slots live at once (the pool keeps three)
     check_memory(10.0 * 8 * n_nodes * (n_slots + 1) * 3,
                  f"a pool of {n_nodes} nodes and {n_slots} slots")  # fmt: skip
@@ -107,6 +151,7 @@ def table1_pool(n_nodes: int = 606, *, n_slots: int = 288, slot_seconds: float =
                                    labels=labels)  # fmt: skip
 
 
+@checked("coalloc.collective.generators", "section42_requests", tables="GENERATORS")
 def section42_requests(pool: ResourcePool, count: int, n_cases: int = 90, *,
                        seed: Optional[int] = 0, labels: Optional[dict] = None,
                        ) -> List[Tuple[CollectiveRequest, CollectiveRequest]]:  # fmt: skip
@@ -145,7 +190,7 @@ def section42_requests(pool: ResourcePool, count: int, n_cases: int = 90, *,
     ...  for simple, collective in pairs]
     [(False, True, 3), (False, True, 3)]
     """
-    count = checks.integer(count, "count", 1)
+    count = int(count)  # checked by the table (GENERATORS)
     name = f"requests{count}"
     rng = np.random.default_rng(streams(check_seed(seed), (name,))[name])
     if labels is None:
@@ -170,6 +215,7 @@ def section42_requests(pool: ResourcePool, count: int, n_cases: int = 90, *,
     return out
 
 
+@checked("coalloc.collective.generators", "random_instance", tables="GENERATORS")
 def random_instance(n_nodes: int = 10, count: int = 3, *, n_properties: int = 3,
                     n_slots: int = 12, slot_seconds: float = 300.0, collective: bool = True,
                     load: float = 0.5, seed: Optional[int] = 0,

@@ -68,6 +68,7 @@ import math
 import sys
 import time
 import weakref
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -658,12 +659,112 @@ def solve_exact(
         "threads": threads,
     }
     n = request.n
-    assignment = np.full(n, -1, dtype=np.int64)
-
+    call = _Call(t0=t0, seed=seed, params=params, assignment=np.full(n, -1, dtype=np.int64))
     deadline = checks.deadline(time_limit, started)  # the one rule: from the call's start
-    # The model and the bound are built under the deadline (issue 36: 0.2-0.6 s on 2,000
-    # tasks, past a 0.05 s limit): it stops them between clusters; the bound then is the
-    # plain one, the tasks that fit somewhere capped by the machines.
+    model, ub_comb = _build_under(request, offer, solver_pkg, deadline)
+    params["model"] = {} if model is None else {
+        "variables": model.nvar,
+        "conflict_pairs": model.n_pairs,
+    }  # fmt: skip
+    empty = ("no allocation found, so the answer is the empty allocation (0 tasks); proven "
+             f"upper bound {int(ub_comb)}")  # fmt: skip
+    if solver_pkg is None:  # the deadline passed while the solver was imported
+        return call.now("time_limit", f"the time limit ({time_limit:g} s) passed while "
+                        f"{solver} was imported (a first import in this process; it goes on "
+                        f"in the background): {empty}", objective=0,
+                        bound=float(ub_comb))  # fmt: skip
+
+    def built_out() -> SolveResult:  # the deadline passed while the model was built
+        return call.now("time_limit", f"the time limit ({time_limit:g} s) passed while the "
+                        f"model was built: {empty}", objective=0, bound=float(ub_comb))  # fmt: skip
+
+    if model is None:  # the deadline passed while the model was built
+        return built_out()
+    if model.nvar == 0 or ub_comb == 0:
+        params["model"]["constraints"] = 0
+        return call.now("optimal", "no task fits any cluster with free machines: the optimum "
+                        "is 0", objective=0, bound=0)  # fmt: skip
+    if checks.expired(deadline):  # building the model took the whole budget
+        return built_out()
+    try:
+        outcome, t_built = _run(
+            solver,
+            solver_pkg,
+            model,
+            form,
+            deadline,
+            milp.MilpOptions(mip_gap=mip_gap, threads=threads, seed=seed, verbose=verbose),
+            _checker(model, request, offer),
+        )
+    except _BuildStopped:  # the deadline passed while CP-SAT's model was posted
+        return built_out()
+    except Exception as exc:  # a solver crash is reported, not raised
+        return call.now("error", f"{solver} failed: {type(exc).__name__}: {exc}",
+                        bound=ub_comb)  # fmt: skip
+    t_solved = time.perf_counter()
+    params["model"]["constraints"] = outcome.rows
+    # Building the model counts against the limit: report what the solver got.
+    if outcome.time_limit is not None:
+        params["solver_time_limit"] = float(outcome.time_limit)
+    proven = _proven_bound(outcome.x, outcome.bound, ub_comb)
+    if outcome.x is None:
+        status, message, objective, bound = _without_allocation(
+            _outcome_info(outcome), float(ub_comb), proven, time_limit)  # fmt: skip
+    else:
+        status, message, objective, bound = _with_allocation(
+            request, offer, model, outcome, proven, call.assignment)  # fmt: skip
+    return call.result(status, message, objective=objective, bound=bound, nodes=outcome.nodes,
+                       t_built=t_built, t_solved=t_solved)  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Call:
+    """One :func:`solve_exact` call: what each of its results reports besides its verdict
+    (the start of its timings, the seed, the parameters, the assignment filled last)."""
+
+    t0: float
+    seed: int
+    params: dict
+    assignment: np.ndarray
+
+    def result(self, status: str, message: str, *, objective=None, bound=None, nodes=None,
+               t_built: float, t_solved: float) -> SolveResult:  # fmt: skip
+        """The call's :class:`SolveResult` with this verdict."""
+        t_end = time.perf_counter()
+        gap = relative_gap(objective, bound, sense="max")
+        iterations = {} if nodes is None else {"nodes": int(nodes)}
+        return SolveResult(
+            assignment=self.assignment,
+            n_allocated=int((self.assignment >= 0).sum()),
+            status=status,
+            message=message,
+            method="exact",
+            timings={"build": t_built - self.t0, "solve": t_solved - t_built,
+                     "total": t_end - self.t0},  # fmt: skip
+            iterations=iterations,
+            seed=self.seed,
+            params=self.params,
+            objective=None if objective is None else float(objective),
+            bound=None if bound is None else float(bound),
+            gap=gap,
+        )
+
+    def now(self, status: str, message: str, *, objective=None, bound=None) -> SolveResult:
+        """A verdict reached before the solver ran: no time spent solving."""
+        t_now = time.perf_counter()
+        return self.result(status, message, objective=objective, bound=bound, t_built=t_now,
+                           t_solved=t_now)  # fmt: skip
+
+
+def _build_under(request: Request, offer: Offer, solver_pkg, deadline) -> tuple:
+    """``(model, bound)``: the model and the flow bound, built under the deadline.
+
+    The model and the bound are built under the deadline (issue 36: 0.2-0.6 s on 2,000
+    tasks, past a 0.05 s limit): it stops them between clusters; the bound then is the
+    plain one, the tasks that fit somewhere capped by the machines (and the model None when
+    it was not finished, or when no solver was imported to build it for).
+    """
+    n = request.n
     compat = compatibility(request, offer)
     ub_comb = int(min(np.count_nonzero(compat.any(axis=1)),
                       np.minimum(offer.capacity, n)[compat.any(axis=0)].sum()))  # fmt: skip
@@ -677,156 +778,54 @@ def solve_exact(
                 ub_comb = upper_bound(request, offer)
     except interrupt.DeadlinePassed:
         pass
-    params["model"] = {} if model is None else {
-        "variables": model.nvar,
-        "conflict_pairs": model.n_pairs,
-    }  # fmt: skip
+    return model, ub_comb
 
-    def result(status, message, *, objective=None, bound=None, nodes=None, t_built, t_solved):
-        t_end = time.perf_counter()
-        gap = relative_gap(objective, bound, sense="max")
-        iterations = {} if nodes is None else {"nodes": int(nodes)}
-        return SolveResult(
-            assignment=assignment,
-            n_allocated=int((assignment >= 0).sum()),
-            status=status,
-            message=message,
-            method="exact",
-            timings={"build": t_built - t0, "solve": t_solved - t_built, "total": t_end - t0},
-            iterations=iterations,
-            seed=seed,
-            params=params,
-            objective=None if objective is None else float(objective),
-            bound=None if bound is None else float(bound),
-            gap=gap,
-        )
 
-    def built_out():  # the deadline passed while the model was built: the empty allocation
-        t_now = time.perf_counter()
-        return result(
-            "time_limit",
-            f"the time limit ({time_limit:g} s) passed while the model was built: no "
-            "allocation found, so the answer is the empty allocation (0 tasks); proven "
-            f"upper bound {int(ub_comb)}",
-            objective=0,
-            bound=float(ub_comb),
-            t_built=t_now,
-            t_solved=t_now,
-        )
+def _outcome_info(outcome: milp.MilpOutcome) -> dict:
+    """The fields of a solver's outcome that :func:`_without_allocation` reads."""
+    return {
+        "status": outcome.status,
+        "solver_message": outcome.message,
+        "infeasible": outcome.infeasible,
+        "time_limit_hit": outcome.time_limit_hit,
+    }
 
-    if solver_pkg is None:  # the deadline passed while the solver was imported
-        t_now = time.perf_counter()
-        return result(
-            "time_limit",
-            f"the time limit ({time_limit:g} s) passed while {solver} was imported (a first "
-            "import in this process; it goes on in the background): no allocation found, so "
-            f"the answer is the empty allocation (0 tasks); proven upper bound {int(ub_comb)}",
-            objective=0,
-            bound=float(ub_comb),
-            t_built=t_now,
-            t_solved=t_now,
-        )
-    if model is None:  # the deadline passed while the model was built
-        return built_out()
-    if model.nvar == 0 or ub_comb == 0:
-        params["model"]["constraints"] = 0
-        t_now = time.perf_counter()
-        return result(
-            "optimal",
-            "no task fits any cluster with free machines: the optimum is 0",
-            objective=0,
-            bound=0,
-            t_built=t_now,
-            t_solved=t_now,
-        )
 
-    if checks.expired(deadline):  # building the model took the whole budget
-        return built_out()
-    try:
-        outcome, t_built = _run(
-            solver,
-            solver_pkg,
-            model,
-            form,
-            deadline,
-            milp.MilpOptions(mip_gap=mip_gap, threads=threads, seed=seed, verbose=verbose),
-            _checker(model, request, offer),
-        )
-        x, bound = outcome.x, outcome.bound
-        info = {
-            "status": outcome.status,
-            "solver_message": outcome.message,
-            "infeasible": outcome.infeasible,
-            "time_limit_hit": outcome.time_limit_hit,
-            "interrupted": outcome.interrupted,
-            "nodes": outcome.nodes,
-            "rows": outcome.rows,
-            "time_limit": outcome.time_limit,
-        }
-    except _BuildStopped:  # the deadline passed while CP-SAT's model was posted
-        return built_out()
-    except Exception as exc:  # a solver crash is reported, not raised
-        t_now = time.perf_counter()
-        return result(
-            "error",
-            f"{solver} failed: {type(exc).__name__}: {exc}",
-            bound=ub_comb,
-            t_built=t_now,
-            t_solved=t_now,
-        )
-    t_solved = time.perf_counter()
-    params["model"]["constraints"] = info["rows"]
-    # Building the model counts against the limit: report what the solver got.
-    if info.get("time_limit") is not None:
-        params["solver_time_limit"] = float(info["time_limit"])
-
-    # The proven bound: the solver's (an integer objective: round down), capped by ours.
+def _proven_bound(x: Optional[np.ndarray], bound: Optional[float], ub_comb: float) -> float:
+    """The proven bound: the solver's (an integer objective: round down), capped by ours."""
     proven = float(ub_comb)
     if bound is not None and np.isfinite(bound):
         if x is None or bound >= float(np.sum(x > 0.5)) - 1e-6:  # ignore a nonsense bound
             proven = min(proven, math.floor(bound + 1e-6))
-    msg_solver = info["solver_message"]
+    return proven
 
-    if x is None:
-        status, message, objective, bound = _without_allocation(info, float(ub_comb), proven,
-                                                                time_limit)  # fmt: skip
-        return result(status, message, objective=objective, bound=bound, nodes=info["nodes"],
-                      t_built=t_built, t_solved=t_solved)  # fmt: skip
 
-    # Round robustly and check the allocation independently.
-    chosen = np.flatnonzero(x > 0.5)
+def _with_allocation(request: Request, offer: Offer, model: _Model, outcome, proven: float,
+                     assignment: np.ndarray) -> tuple:  # fmt: skip
+    """``(status, message, objective, bound)`` of a solve that returned values ``x``: they
+    are rounded robustly and checked independently (:func:`coalloc.ctaap.verify`); an
+    allocation that passes fills ``assignment``."""
+    msg_solver, n = outcome.message, request.n
+    chosen = np.flatnonzero(outcome.x > 0.5)
     tasks, clusters = model.task[chosen], model.cluster[chosen]
     if np.unique(tasks).size != tasks.size:
-        return result(
-            "error",
-            f"{msg_solver}: the rounded solution places a task twice",
-            bound=proven,
-            nodes=info["nodes"],
-            t_built=t_built,
-            t_solved=t_solved,
-        )
+        return "error", f"{msg_solver}: the rounded solution places a task twice", None, proven
     candidate = np.full(n, -1, dtype=np.int64)
     candidate[tasks] = clusters
     report = verify(request, offer, candidate)
     if not report.feasible:
-        return result(
-            "error",
-            f"{msg_solver}: the rounded solution violates constraints "
-            f"{ {k: v for k, v in report.violations.items() if v} }",
-            bound=proven,
-            nodes=info["nodes"],
-            t_built=t_built,
-            t_solved=t_solved,
-        )
+        return ("error", f"{msg_solver}: the rounded solution violates constraints "
+                f"{ {k: v for k, v in report.violations.items() if v} }", None,
+                proven)  # fmt: skip
     assignment[:] = candidate
     objective = report.n_allocated
     proven = max(proven, float(objective))
     if proven <= objective:
         status = "optimal"
         message = f"{msg_solver}: optimal allocation of {objective} of {n} tasks"
-    elif info["time_limit_hit"]:
+    elif outcome.time_limit_hit:
         status = "time_limit"
-        why = "Ctrl-C" if info["interrupted"] else "the time limit"
+        why = "Ctrl-C" if outcome.interrupted else "the time limit"
         message = (
             f"{msg_solver}: stopped by {why} before optimality was proven; incumbent "
             f"allocation of {objective} of {n} tasks, upper bound {int(proven)}"
@@ -837,12 +836,4 @@ def solve_exact(
             f"{msg_solver}: allocation of {objective} of {n} tasks, optimality not proven "
             f"(gap limit or early stop); upper bound {int(proven)}"
         )
-    return result(
-        status,
-        message,
-        objective=objective,
-        bound=proven,
-        nodes=info["nodes"],
-        t_built=t_built,
-        t_solved=t_solved,
-    )
+    return status, message, objective, proven

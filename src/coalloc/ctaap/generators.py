@@ -17,17 +17,60 @@ as complete (every pair has a bandwidth in 1..100), the hardest reading, and off
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import Optional, Sequence, Tuple
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared.constraints import (
+    NO_VALIDATION,
+    Boolean,
+    InstanceOf,
+    Interval,
+    Predicate,
+    Table,
+    checked,
+)
 from .model import Offer, Request
 
-__all__ = ["random_instance", "fig2", "fig3", "PROPERTY_NAMES"]
+__all__ = ["random_instance", "fig2", "fig3", "PROPERTY_NAMES", "GENERATORS"]
 
 #: The two quantitative properties the paper uses.
 PROPERTY_NAMES = ("cpu", "mem")
+
+_SIZE = [Interval(Integral, 0, None, closed="left")]
+_HIGH = [Interval(Integral, 1, None, closed="left")]
+
+
+def _range_ok(pair) -> bool:
+    return (len(pair) == 2 and all(_SIZE[0].accepts(v) for v in pair)
+            and pair[0] <= pair[1])  # fmt: skip
+
+
+#: Each generator's parameters, declared once (as the methods' tables,
+#: :mod:`coalloc.ctaap.constraints`): checked at every call (``@checked``), and the source
+#: of ``tests/shared/test_checked.py``'s invalid-value tests. ``seed`` follows the seed
+#: policy (:func:`coalloc._shared.seeding.check_seed`).
+GENERATORS = {
+    "random_instance": Table(
+        {
+            "n_tasks": _SIZE,
+            "n_clusters": _SIZE,
+            "request_high": _HIGH,
+            "offer_high": _HIGH,
+            "capacity_range": [InstanceOf((tuple, list), "a pair (low, high) of integers")],
+            "edge_probability": [Interval(Real, 0, 1)],
+            "properties": NO_VALIDATION,  # the names: the model checks them
+            "sparse": [Boolean(), None],
+        },
+        relations=[Predicate(("capacity_range",), _range_ok,
+                             "capacity_range must be (low, high) with 0 <= low <= high, "
+                             "got {capacity_range}")],  # fmt: skip
+    ),
+    "fig2": {"range_factor": _HIGH, "n_tasks": _SIZE, "n_clusters": _SIZE},
+    "fig3": {"n_tasks": _SIZE, "n_clusters": _SIZE},
+}
 
 
 def _symmetric_bandwidth(rng, n: int, high: int, p: float, sparse: bool):
@@ -57,6 +100,7 @@ def _symmetric_bandwidth(rng, n: int, high: int, p: float, sparse: bool):
     return mat if sparse else mat.toarray()
 
 
+@checked("coalloc.ctaap.generators", "random_instance", tables="GENERATORS")
 def random_instance(
     n_tasks: int,
     n_clusters: int,
@@ -103,15 +147,7 @@ def random_instance(
     (Request(n=8, properties=['cpu', 'mem'], edges=56, symmetric=True),
      Offer(m=3, properties=['cpu', 'mem'], machines=20))
     """
-    if n_tasks < 0 or n_clusters < 0:
-        raise ValueError("n_tasks and n_clusters must be non-negative")
-    if not 0.0 <= edge_probability <= 1.0:
-        raise ValueError("edge_probability must be in [0, 1]")
-    lo, hi = capacity_range
-    if lo < 0 or hi < lo:
-        raise ValueError(f"capacity_range must be 0 <= low <= high, got {capacity_range}")
-    if request_high < 1 or offer_high < 1:
-        raise ValueError("request_high and offer_high must be at least 1")
+    lo, hi = capacity_range  # the values were checked by the table (GENERATORS)
     rng = np.random.default_rng(seed)
     if sparse is None:
         sparse = edge_probability < 0.25
@@ -124,6 +160,7 @@ def random_instance(
     return Request(req_props, bw), Offer(off_props, cap, bhat)
 
 
+@checked("coalloc.ctaap.generators", "fig2", tables="GENERATORS")
 def fig2(range_factor: int = 1, *, n_tasks: int = 50, n_clusters: int = 5, seed=0):
     """An instance of the Fig. 2 experiment (allocation quality against the optimum).
 
@@ -146,9 +183,7 @@ def fig2(range_factor: int = 1, *, n_tasks: int = 50, n_clusters: int = 5, seed=
     (Request(n=50, properties=['cpu', 'mem'], edges=2450, symmetric=True),
      Offer(m=5, properties=['cpu', 'mem'], machines=27))
     """
-    if int(range_factor) != range_factor or range_factor < 1:
-        raise ValueError(f"range_factor must be a positive integer, got {range_factor!r}")
-    return random_instance(
+    return random_instance.__wrapped__(  # its values are these: checked once, by fig's table
         n_tasks,
         n_clusters,
         request_high=100,
@@ -158,6 +193,7 @@ def fig2(range_factor: int = 1, *, n_tasks: int = 50, n_clusters: int = 5, seed=
     )
 
 
+@checked("coalloc.ctaap.generators", "fig3", tables="GENERATORS")
 def fig3(n_tasks: int, *, n_clusters: int = 5, seed=0):
     """An instance of the Fig. 3 experiment (run time as the request grows).
 
@@ -179,7 +215,7 @@ def fig3(n_tasks: int, *, n_clusters: int = 5, seed=0):
     >>> request.n, offer.m
     (100, 5)
     """
-    return random_instance(
+    return random_instance.__wrapped__(  # its values are these: checked once, by fig's table
         n_tasks,
         n_clusters,
         request_high=100,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import math
 import time
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
@@ -381,76 +382,181 @@ def dmcf_gga(
     seed = resolve_seed(seed)  # None: fresh, and the result says which
     nc = _n_coalitions(problem, coalition_size)
     # the values were checked by the table (@checked); these only fix their types
-    p, th_c = float(p), float(th_c)
     th_i = None if th_i is None else float(th_i)
-    patience, max_generations, chunks = int(patience), int(max_generations), int(chunks)
-    every = int(coalition_history)
-    kern = _kernels(backend)
-    n = problem.n_nodes
-    cap = problem.capacity
-    cap_ref = float(cap.mean())
-
+    settings = _Settings(
+        coalition_size=int(coalition_size), p=float(p), th_c=float(th_c), th_i=th_i,
+        patience=int(patience), max_generations=int(max_generations), init=init,
+        phase2=phase2, backend=backend, executor=executor, chunks=int(chunks),
+        every=int(coalition_history), seed=seed, t0=t0, nc=nc,
+    )  # fmt: skip
     # every job at its origin: the answer of a limit that passes before the first Phase II
     # (the jobs' size order, sorted below, stops at the deadline)
     offer_origins(problem, "dmcf-gga", seed, t0)
+    gga = _GGA(problem, settings)
+    # A time limit that stops Phase I gets Phase II on the best structure so far
+    # (``finish`` reads ``best_coal`` and ``best_place`` when the limit calls it: they are
+    # only ever replaced by better ones).
+    offer_incumbent(lambda: gga.finish(stopped=True))
+    bar = _progress(total=settings.max_generations, desc="dmcf-gga", unit="gen",
+                    disable=not progress)  # fmt: skip
+    try:
+        gga.generations(bar)
+    finally:
+        bar.close()
+    return gga.finish()
 
-    # ---- DistributedInitializeSystem (Algorithm 2): the arrival cutoff
-    if th_i is None:
-        shared = np.ones(problem.n_jobs, dtype=bool)
-    else:
-        shared = _cutoff(problem, th_i)
-    if shared.all():
-        sub = problem
-    else:
-        sub = LoadSharingProblem(cap, problem.job_size[shared], problem.job_origin[shared],
-                                 problem.groups)  # fmt: skip
-    node_load = np.ascontiguousarray(sub.load)
-    messages = _init_messages(n, problem.n_groups)
-    rounds = {"Initialize": 6}
 
-    # ---- initial coalition structure
-    init_seed = kernel_seed(seed, "init", names=STREAMS, bits=32)
-    coal = initial_coalitions(sub, coalition_size, init, seed=init_seed)
-    interrupt.check()  # a deadline that passed while the coalitions were formed
-    order = job_order(sub, phase2)
-    sharer = _Sharer(sub, nc, backend, executor, chunks, order)
-    placement = np.empty(sub.n_jobs, dtype=np.int64)
-    tp = np.zeros(nc)
-    ff_probes, _ = sharer.run(coal, np.ones(nc, dtype=np.uint8), placement, tp)
-    best = float(tp.sum())
-    best_coal = coal.copy()
-    best_place = placement.copy()  # Phase II on best_coal (what a time limit returns)
-    history = [best]
-    mig_history = [0]
-    snapshots = [(0, coal.copy())] if every else None
-    kseed = kernel_seed(seed, "migrate", names=STREAMS)
-    migrations = attempts = 0
-    last_gain = 0
-    g = 0
-    new = np.empty(n, dtype=np.int64)
-    for key in PROCEDURES:
-        messages.setdefault(key, 0)
-        rounds[key] = 0
-    t_loop = time.perf_counter()
-    t_phase1 = 0.0
+@dataclass(frozen=True, kw_only=True)
+class _Settings:
+    """The checked parameters of one :func:`dmcf_gga` call, its seed, start and number of
+    coalitions ``nc``."""
 
-    def finish(stopped: bool = False) -> ShareResult:
+    coalition_size: int
+    p: float
+    th_c: float
+    th_i: Optional[float]
+    patience: int
+    max_generations: int
+    init: str
+    phase2: str
+    backend: str
+    executor: Optional[cf.Executor]
+    chunks: int
+    every: int
+    seed: int
+    t0: float
+    nc: int
+
+    def params(self) -> dict:
+        """The result's ``params``."""
+        return {"coalition_size": self.coalition_size, "p": self.p, "th_c": self.th_c,
+                "th_i": self.th_i, "patience": self.patience,
+                "max_generations": self.max_generations, "init": self.init,
+                "phase2": self.phase2, "backend": self.backend,
+                "executor": self.executor is not None}  # fmt: skip
+
+
+class _GGA:
+    """One DMCF-GGA run: the initialisation (Algorithm 2 and the first Phase II) when made,
+    then :meth:`generations` (Phase I) and :meth:`finish` (Phase II and the result).
+
+    The attributes :meth:`finish` reads (the best structure and its placement, the counters)
+    are kept current at every generation, so a time limit that stops Phase I and calls
+    ``finish(stopped=True)`` reports where the run stood.
+    """
+
+    def __init__(self, problem: LoadSharingProblem, s: _Settings) -> None:
+        self.problem, self.s = problem, s
+        nc, n = s.nc, problem.n_nodes
+        self.kern = _kernels(s.backend)
+        # ---- DistributedInitializeSystem (Algorithm 2): the arrival cutoff
+        if s.th_i is None:
+            self.shared = np.ones(problem.n_jobs, dtype=bool)
+        else:
+            self.shared = _cutoff(problem, s.th_i)
+        if self.shared.all():
+            sub = problem
+        else:
+            sub = LoadSharingProblem(problem.capacity, problem.job_size[self.shared],
+                                     problem.job_origin[self.shared],
+                                     problem.groups)  # fmt: skip
+        self.sub = sub
+        self.messages = _init_messages(n, problem.n_groups)
+        self.rounds = {"Initialize": 6}
+        # ---- initial coalition structure
+        init_seed = kernel_seed(s.seed, "init", names=STREAMS, bits=32)
+        self.coal = initial_coalitions(sub, s.coalition_size, s.init, seed=init_seed)
+        interrupt.check()  # a deadline that passed while the coalitions were formed
+        self.order = job_order(sub, s.phase2)
+        self.sharer = _Sharer(sub, nc, s.backend, s.executor, s.chunks, self.order)
+        self.placement = np.empty(sub.n_jobs, dtype=np.int64)
+        self.tp = np.zeros(nc)
+        self.ff_probes, _ = self.sharer.run(self.coal, np.ones(nc, dtype=np.uint8),
+                                            self.placement, self.tp)  # fmt: skip
+        self.best = float(self.tp.sum())
+        self.best_coal = self.coal.copy()
+        self.best_place = self.placement.copy()  # Phase II on best_coal (a time limit's)
+        self.history = [self.best]
+        self.mig_history = [0]
+        self.snapshots = [(0, self.coal.copy())] if s.every else None
+        self.migrations = self.attempts = 0
+        self.last_gain = 0
+        self.g = 0
+        for key in PROCEDURES:
+            self.messages.setdefault(key, 0)
+            self.rounds[key] = 0
+        self.t_loop = time.perf_counter()
+        self.t_phase1 = 0.0
+
+    def generations(self, bar) -> None:
+        """Phase I: generations of conditional migrations (Algorithms 3-4) until
+        ``patience`` generations bring no gain or ``max_generations`` have run."""
+        s, kern, sub = self.s, self.kern, self.sub
+        nc, n = s.nc, self.problem.n_nodes
+        node_load = np.ascontiguousarray(sub.load)
+        cap = self.problem.capacity
+        cap_ref = float(cap.mean())
+        kseed = kernel_seed(s.seed, "migrate", names=STREAMS)
+        coal, new = self.coal, np.empty(n, dtype=np.int64)
+        placement, tp = self.placement, self.tp
+        messages, rounds = self.messages, self.rounds
+        while self.g < s.max_generations and self.g - self.last_gain < s.patience:
+            interrupt.check()  # a batch's timeout or cancellation
+            coal_load = np.bincount(coal, weights=node_load, minlength=nc)
+            coal_cap = np.bincount(coal, weights=cap, minlength=nc)
+            coal_count = np.bincount(coal, minlength=nc).astype(np.int64)
+            k = int(np.count_nonzero(coal_count))
+            a, moves = kern.migrate(coal, node_load, cap, coal_load, coal_cap, coal_count,
+                                    s.p, s.th_c, cap_ref, kseed, self.g, new)  # fmt: skip
+            self.attempts += a
+            self.migrations += moves
+            for key, value in _generation_messages(n, k).items():
+                messages[key] += value
+                rounds[key] += ROUNDS[key]
+            self.g += 1
+            bar.update(1)
+            if moves:
+                changed = new != coal
+                dirty = np.zeros(nc, dtype=np.uint8)
+                dirty[coal[changed]] = 1
+                dirty[new[changed]] = 1
+                coal, new = new, coal
+                pr, _ = self.sharer.run(coal, dirty, placement, tp)
+                self.ff_probes += pr
+                total = float(tp.sum())
+                if total > self.best * (1 + 1e-12) + 1e-12:
+                    self.best = total
+                    self.best_coal = coal.copy()
+                    self.best_place = placement.copy()
+                    self.last_gain = self.g
+            self.history.append(self.best)
+            self.mig_history.append(self.migrations)
+            if s.every and self.g % s.every == 0:
+                self.snapshots.append((self.g, coal.copy()))
+        self.coal = coal
+        self.t_phase1 = time.perf_counter() - self.t_loop
+        if s.every and self.snapshots[-1][0] != self.g:
+            self.snapshots.append((self.g, coal.copy()))
+
+    def finish(self, stopped: bool = False) -> ShareResult:
         """Phase II on the best coalition structure so far, and the result; ``stopped``
         (a time limit): the placement Phase II gave that structure when it was found (the
         same first fit, already computed), not computed again."""
+        s, sub, problem, nc = self.s, self.sub, self.problem, self.s.nc
+        best_coal, messages, rounds, g = self.best_coal, self.messages, self.rounds, self.g
         t2 = time.perf_counter()
         if stopped:
-            final = best_place
+            final = self.best_place
             probes_final, moved = 0, int(np.count_nonzero(final != sub.job_origin))
         else:
             final = np.empty(sub.n_jobs, dtype=np.int64)
             ftp = np.zeros(nc)
-            probes_final, moved = kern.first_fit_all(
-                best_coal, cap, sub.job_size, sub.job_origin, order,
+            probes_final, moved = self.kern.first_fit_all(
+                best_coal, problem.capacity, sub.job_size, sub.job_origin, self.order,
                 np.ones(nc, dtype=np.uint8), final, ftp,
             )  # fmt: skip
         full = problem.job_origin.copy()
-        full[shared] = final
+        full[self.shared] = final
         away = (final != sub.job_origin).astype(np.float64)
         per_coal = np.bincount(best_coal[sub.job_origin], weights=away, minlength=nc)
         critical = int(per_coal.max()) if nc else 0
@@ -462,81 +568,32 @@ def dmcf_gga(
         bound = problem.bound
         return ShareResult(
             status="feasible",
-            message=f"stopped after {g} generations ({g - last_gain} without a gain)",
+            message=f"stopped after {g} generations ({g - self.last_gain} without a gain)",
             method="dmcf-gga",
             placement=full,
             throughput=throughput,
             bound=bound,
-            seed=seed,
-            params={"coalition_size": int(coalition_size), "p": p, "th_c": th_c, "th_i": th_i,
-                    "patience": patience, "max_generations": max_generations, "init": init,
-                    "phase2": phase2,
-                    "backend": backend, "executor": executor is not None},  # fmt: skip
-            timings={"phase1": t_phase1 or t2 - t_loop, "phase2": t_end - t2,
-                     "total": t_end - t0},
-            iterations={"generations": g, "attempts": attempts, "migrations": migrations,
-                        "ff_probes": int(ff_probes + probes_final),
+            seed=s.seed,
+            params=s.params(),
+            timings={"phase1": self.t_phase1 or t2 - self.t_loop, "phase2": t_end - t2,
+                     "total": t_end - s.t0},  # fmt: skip
+            iterations={"generations": g, "attempts": self.attempts,
+                        "migrations": self.migrations,
+                        "ff_probes": int(self.ff_probes + probes_final),
                         "ff_probes_final": int(probes_final), "jobs_moved": int(moved),
                         "jobs_moved_max_coalition": critical,
-                        "deferred_jobs": int((~shared).sum())},  # fmt: skip
+                        "deferred_jobs": int((~self.shared).sum())},  # fmt: skip
             objective=throughput,
             gap=share_gap(throughput, bound),
             coalition=best_coal,
-            migrations=migrations,
+            migrations=self.migrations,
             generations=g,
             messages=messages,
             rounds=rounds,
-            history=np.asarray(history),
-            migration_history=np.asarray(mig_history, dtype=np.int64),
-            coalition_history=snapshots,
+            history=np.asarray(self.history),
+            migration_history=np.asarray(self.mig_history, dtype=np.int64),
+            coalition_history=self.snapshots,
         )
-
-    # A time limit that stops Phase I gets Phase II on the best structure so far
-    # (``finish`` reads ``best_coal`` and ``best_place`` when the limit calls it: they are
-    # only ever replaced by better ones).
-    offer_incumbent(lambda: finish(stopped=True))
-    bar = _progress(total=max_generations, desc="dmcf-gga", unit="gen", disable=not progress)
-    try:
-        while g < max_generations and g - last_gain < patience:
-            interrupt.check()  # a batch's timeout or cancellation
-            coal_load = np.bincount(coal, weights=node_load, minlength=nc)
-            coal_cap = np.bincount(coal, weights=cap, minlength=nc)
-            coal_count = np.bincount(coal, minlength=nc).astype(np.int64)
-            k = int(np.count_nonzero(coal_count))
-            a, moves = kern.migrate(coal, node_load, cap, coal_load, coal_cap, coal_count,
-                                    p, th_c, cap_ref, kseed, g, new)  # fmt: skip
-            attempts += a
-            migrations += moves
-            for key, value in _generation_messages(n, k).items():
-                messages[key] += value
-                rounds[key] += ROUNDS[key]
-            g += 1
-            bar.update(1)
-            if moves:
-                changed = new != coal
-                dirty = np.zeros(nc, dtype=np.uint8)
-                dirty[coal[changed]] = 1
-                dirty[new[changed]] = 1
-                coal, new = new, coal
-                pr, _ = sharer.run(coal, dirty, placement, tp)
-                ff_probes += pr
-                total = float(tp.sum())
-                if total > best * (1 + 1e-12) + 1e-12:
-                    best = total
-                    best_coal = coal.copy()
-                    best_place = placement.copy()
-                    last_gain = g
-            history.append(best)
-            mig_history.append(migrations)
-            if every and g % every == 0:
-                snapshots.append((g, coal.copy()))
-    finally:
-        bar.close()
-    t_phase1 = time.perf_counter() - t_loop
-    if every and snapshots[-1][0] != g:
-        snapshots.append((g, coal.copy()))
-
-    return finish()
 
 
 def _cutoff(problem: LoadSharingProblem, th_i: float) -> np.ndarray:

@@ -23,21 +23,61 @@ The job list is in global arrival order.
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import Optional, Tuple
 
 import numpy as np
 
-from .._shared.params import integer, number
+from .._shared.constraints import InstanceOf, Interval, Options, Predicate, Table, checked
 from .._shared.seeding import check_seed
 from .._shared.validation import check_memory
 from .model import LoadSharingProblem
 
-__all__ = ["paper_setup", "gap_instance", "ARRIVALS"]
+__all__ = ["paper_setup", "gap_instance", "ARRIVALS", "GENERATORS"]
 
 #: The arrival models of :func:`paper_setup` (the first is the default).
 ARRIVALS = ("staggered", "same-window", "same-rate")
 
 
+
+def _numbers(pair, low: float, strict: bool) -> bool:
+    """A pair of finite numbers ``>= low`` (``> low`` when ``strict``)."""
+    return len(pair) == 2 and all(
+        isinstance(v, (int, float, np.integer, np.floating))
+        and not isinstance(v, (bool, np.bool_)) and np.isfinite(v)
+        and (v > low if strict else v >= low) for v in pair)  # fmt: skip
+
+
+_PAIR = [InstanceOf((tuple, list), "a pair of numbers")]
+
+#: Each generator's parameters, declared once (as the methods' tables,
+#: :mod:`coalloc.loadshare.constraints`): checked at every call (``@checked``), and the
+#: source of ``tests/shared/test_checked.py``'s invalid-value tests. ``seed`` follows the
+#: seed policy (:func:`coalloc._shared.seeding.check_seed`).
+GENERATORS = {
+    "paper_setup": Table(
+        {
+            "n_nodes": [Interval(Integral, 1, None, closed="left")],
+            "capacity": [Interval(Real, 0, None, closed="neither")],
+            "light": _PAIR,
+            "heavy": _PAIR,
+            "block": [Interval(Integral, 1, None, closed="left")],
+            "job_size": _PAIR,
+            "arrival": [Options(set(ARRIVALS))],
+        },
+        relations=[
+            Predicate(("light",), lambda p: _numbers(p, 0, False),
+                      "light must be (mean, half-width), two finite numbers >= 0, got {light}"),
+            Predicate(("heavy",), lambda p: _numbers(p, 0, False),
+                      "heavy must be (mean, half-width), two finite numbers >= 0, got {heavy}"),
+            Predicate(("job_size",), lambda p: _numbers(p, 0, True) and p[0] <= p[1],
+                      "job_size must be (low, high), finite numbers with 0 < low <= high, "
+                      "got {job_size}"),
+        ],  # fmt: skip
+    ),
+}
+
+@checked("coalloc.loadshare.generators", "paper_setup", tables="GENERATORS")
 def paper_setup(
     n_nodes: int = 500,
     *,
@@ -81,19 +121,9 @@ def paper_setup(
     >>> prob.n_nodes, 2.5e5 < prob.fcfs_throughput < 3.1e5
     (500, True)
     """
-    if arrival not in ARRIVALS:
-        raise ValueError(f"arrival must be one of {ARRIVALS}, got {arrival!r}")
-    n = integer(n_nodes, "n_nodes", 1)
-    block = integer(block, "block", 1)
-    capacity = number(capacity, "capacity")
-    lo, hi = (number(v, "job_size") for v in job_size)
-    if hi < lo:
-        raise ValueError("job_size must be (low, high) with low <= high")
-    for argname, pair in (("light", light), ("heavy", heavy)):
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise ValueError(f"{argname} must be (mean, half-width), two finite numbers >= 0")
-        for v in pair:
-            number(v, argname, allow_zero=True)
+    # the values were checked by the table (GENERATORS); these only fix their types
+    n, block, capacity = int(n_nodes), int(block), float(capacity)
+    lo, hi = float(job_size[0]), float(job_size[1])
     check_memory(40.0 * n, f"a grid of {n} nodes")
     # Every node draws jobs until its total is reached: refuse a grid of more jobs than
     # memory or time allow (sizes far below the totals) before drawing them.

@@ -32,13 +32,14 @@ rectangle is the unit square (only the topology matters).
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import Any, Union
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import minimum_spanning_tree
 
-from .._shared.params import number
+from .._shared.constraints import Boolean, InstanceOf, Interval, Predicate, Table, checked
 from .._shared.seeding import streams
 from .model import ResourceGraph, TaskGraph
 
@@ -50,6 +51,7 @@ __all__ = [
     "hierarchical_cluster",
     "stencil_task_graph",
     "geometric_task_graph",
+    "GENERATORS",
 ]
 
 Range = Union[float, int, tuple]
@@ -70,35 +72,83 @@ TABLE1 = {
 }
 
 
-def _int_range(value: Any, argname: str, lo: int) -> tuple:
-    vals = value if isinstance(value, (tuple, list)) else (value, value)
-    if len(vals) != 2:
-        raise ValueError(f"{argname} must be an int or a (low, high) pair, got {value!r}")
-    out = []
-    for v in vals:
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"{argname} must hold ints, got {value!r}")
-        out.append(int(v))
-    if out[0] < lo or out[1] < out[0]:
-        raise ValueError(f"{argname} must satisfy {lo} <= low <= high, got {value!r}")
-    return out[0], out[1]
+_INT1 = Interval(Integral, 1, None, closed="left")
+_POSITIVE = Interval(Real, 0, None, closed="neither")
 
 
-def _float_range(value: Any, argname: str, *, positive: bool = True) -> tuple:
-    vals = value if isinstance(value, (tuple, list)) else (value, value)
-    if len(vals) != 2:
-        raise ValueError(f"{argname} must be a number or a (low, high) pair, got {value!r}")
-    out = []
-    for v in vals:
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
-            raise TypeError(f"{argname} must hold numbers, got {value!r}")
-        out.append(float(v))
-    if not all(np.isfinite(out)) or out[1] < out[0] or (positive and out[0] <= 0):
-        raise ValueError(
-            f"{argname} must satisfy {'0 < ' if positive else ''}low <= high (finite), "
-            f"got {value!r}"
-        )
-    return out[0], out[1]
+def _ranged(name: str, single: Interval, what: str) -> tuple:
+    """A :data:`Range` parameter's table entry (one value, or a ``(low, high)`` pair) and
+    the relation that checks a pair: two values the entry takes, ``low <= high``."""
+
+    def test(value: Any) -> bool:
+        if not isinstance(value, (tuple, list)):
+            return True  # one value: its entry checked it
+        return (len(value) == 2 and single.accepts(value[0]) and single.accepts(value[1])
+                and value[0] <= value[1])  # fmt: skip
+
+    entry = [single, InstanceOf((tuple, list), f"a (low, high) pair of {what}")]
+    return entry, Predicate((name,), test, f"{name} must be {single} or a (low, high) pair of "
+                            f"them with low <= high, got {{{name}}}")  # fmt: skip
+
+
+def _shape_ok(shape: Any) -> bool:
+    return len(shape) in (2, 3) and all(_INT1.accepts(d) for d in shape)
+
+
+def _table(entries: dict, ranges: dict, relations: tuple = ()) -> Table:
+    """A generator's table: ``entries``, and ``ranges`` (name -> (single, what)) as
+    :func:`_ranged` entries with their relations, besides ``relations``."""
+    made = {name: _ranged(name, single, what) for name, (single, what) in ranges.items()}
+    return Table({**entries, **{name: entry for name, (entry, _) in made.items()}},
+                 relations=[*relations, *(rel for _, rel in made.values())])  # fmt: skip
+
+
+_INTS, _NUMBERS = (_INT1, "integers >= 1"), (_POSITIVE, "finite numbers > 0")
+
+#: Each generator's parameters, declared once (as the methods' tables,
+#: :mod:`coalloc.taskmap.constraints`): checked at every call (``@checked``), and the source
+#: of ``tests/shared/test_checked.py``'s invalid-value tests. ``seed`` follows the seed
+#: policy (anything :func:`numpy.random.default_rng` accepts).
+GENERATORS = {
+    "internet_resource_graph": _table(
+        {"n_wan": [_INT1], "n_lan": [_INT1], "wan_bandwidth": [_POSITIVE],
+         "wan_lan_bandwidth": [_POSITIVE], "lan_bandwidth": [_POSITIVE]},
+        {"children": _INTS, "capacity": _NUMBERS, "lan_size": _INTS},
+    ),
+    "pipeline_task_graph": _table(
+        {"c": [Interval(Real, 1, None, closed="left")], "inter_volume": [_POSITIVE],
+         "return_jobs": [Boolean()]},
+        {"n_clusters": _INTS, "cluster_size": _INTS, "compute": _NUMBERS},
+    ),
+    "table1_instance": {"c": [Interval(Real, 1, None, closed="left")]},
+    "hierarchical_cluster": _table(
+        {"n_racks": [_INT1], "nodes_per_rack": [_INT1], "cores_per_node": [_INT1],
+         "core_bandwidth": [_POSITIVE], "node_bandwidth": [_POSITIVE],
+         "rack_bandwidth": [_POSITIVE]},
+        {"speed": _NUMBERS},
+    ),
+    "stencil_task_graph": _table(
+        {"shape": [InstanceOf((tuple, list), "a tuple of 2 or 3 integers >= 1")]},
+        {"compute": _NUMBERS, "volume": _NUMBERS},
+        (Predicate(("shape",), _shape_ok, "shape must be a tuple of 2 or 3 integers >= 1, "
+                   "got {shape}"),),
+    ),
+    "geometric_task_graph": _table(
+        {"degree": [_POSITIVE]}, {"n_tasks": _INTS, "compute": _NUMBERS, "volume": _NUMBERS},
+    ),
+}  # fmt: skip
+
+
+def _ints(value: Any) -> tuple:
+    """A checked :data:`Range` of integers as ``(low, high)``."""
+    lo, hi = value if isinstance(value, (tuple, list)) else (value, value)
+    return int(lo), int(hi)
+
+
+def _floats(value: Any) -> tuple:
+    """A checked :data:`Range` of numbers as ``(low, high)``."""
+    lo, hi = value if isinstance(value, (tuple, list)) else (value, value)
+    return float(lo), float(hi)
 
 
 def _draw_int(rng: np.random.Generator, r: tuple) -> int:
@@ -109,6 +159,7 @@ def _draw_float(rng: np.random.Generator, r: tuple) -> float:
     return float(r[0]) if r[0] == r[1] else float(rng.uniform(r[0], r[1]))
 
 
+@checked("coalloc.taskmap.generators", "internet_resource_graph", tables="GENERATORS")
 def internet_resource_graph(
     *,
     n_wan: int = 10,
@@ -158,14 +209,14 @@ def internet_resource_graph(
     >>> internet_resource_graph(n_wan=2, n_lan=2, seed=0)
     ResourceGraph(nodes=32, processors=28, links=31, routes='hops')
     """
-    n_wan = _int_range(n_wan, "n_wan", 1)[0]
-    n_lan = _int_range(n_lan, "n_lan", 1)[0]
-    bw_wan = number(wan_bandwidth, "wan_bandwidth")
-    bw_wl = number(wan_lan_bandwidth, "wan_lan_bandwidth")
-    bw_lan = number(lan_bandwidth, "lan_bandwidth")
-    kids = _int_range(children, "children", 1)
-    cap_r = _float_range(capacity, "capacity")
-    size_r = _int_range(lan_size, "lan_size", 1)
+    n_wan = int(n_wan)
+    n_lan = int(n_lan)
+    bw_wan = float(wan_bandwidth)
+    bw_wl = float(wan_lan_bandwidth)
+    bw_lan = float(lan_bandwidth)
+    kids = _ints(children)
+    cap_r = _floats(capacity)
+    size_r = _ints(lan_size)
     rng = np.random.default_rng(seed)
 
     wan_xy = rng.random((n_wan, 2))
@@ -217,6 +268,7 @@ def internet_resource_graph(
     )
 
 
+@checked("coalloc.taskmap.generators", "pipeline_task_graph", tables="GENERATORS")
 def pipeline_task_graph(
     *,
     n_clusters: Range = (5, 10),
@@ -258,15 +310,11 @@ def pipeline_task_graph(
     >>> pipeline_task_graph(n_clusters=(2, 2), cluster_size=(3, 3), seed=0)
     TaskGraph(n=6, pairs=15, undirected)
     """
-    jobs_r = _int_range(n_clusters, "n_clusters", 1)
-    size_r = _int_range(cluster_size, "cluster_size", 1)
-    comp_r = _float_range(compute, "compute")
-    c_hi = number(c, "c")
-    if c_hi < 1.0:
-        raise ValueError(f"c must be >= 1 (edge weights are drawn from [1, c]), got {c!r}")
-    vol = number(inter_volume, "inter_volume")
-    if not isinstance(return_jobs, (bool, np.bool_)):
-        raise TypeError("return_jobs must be a bool")
+    jobs_r = _ints(n_clusters)
+    size_r = _ints(cluster_size)
+    comp_r = _floats(compute)
+    c_hi = float(c)
+    vol = float(inter_volume)
     rng = np.random.default_rng(seed)
     n_jobs = _draw_int(rng, jobs_r)
     sizes = [_draw_int(rng, size_r) for _ in range(n_jobs)]
@@ -299,6 +347,7 @@ def pipeline_task_graph(
     return tasks
 
 
+@checked("coalloc.taskmap.generators", "table1_instance", tables="GENERATORS")
 def table1_instance(c: float = 1.0, seed: Any = 0) -> tuple:
     """One instance of the experiments of section 5 with the parameters of Table 1.
 
@@ -337,6 +386,7 @@ def table1_instance(c: float = 1.0, seed: Any = 0) -> tuple:
     return tasks, res
 
 
+@checked("coalloc.taskmap.generators", "hierarchical_cluster", tables="GENERATORS")
 def hierarchical_cluster(
     *,
     n_racks: int = 2,
@@ -385,14 +435,14 @@ def hierarchical_cluster(
     >>> res.n_nodes, res.n_processors, res.n_links
     (15, 8, 14)
     """
-    n_racks = _int_range(n_racks, "n_racks", 1)[0]
-    nodes_per_rack = _int_range(nodes_per_rack, "nodes_per_rack", 1)[0]
-    cores_per_node = _int_range(cores_per_node, "cores_per_node", 1)[0]
-    speed_r = _float_range(speed, "speed")
+    n_racks = int(n_racks)
+    nodes_per_rack = int(nodes_per_rack)
+    cores_per_node = int(cores_per_node)
+    speed_r = _floats(speed)
     bws = (
-        number(core_bandwidth, "core_bandwidth"),
-        number(node_bandwidth, "node_bandwidth"),
-        number(rack_bandwidth, "rack_bandwidth"),
+        float(core_bandwidth),
+        float(node_bandwidth),
+        float(rack_bandwidth),
     )
     rng = np.random.default_rng(seed)
     capacity = [0.0]
@@ -418,6 +468,7 @@ def hierarchical_cluster(
     )
 
 
+@checked("coalloc.taskmap.generators", "stencil_task_graph", tables="GENERATORS")
 def stencil_task_graph(
     shape: Any = (16, 16),
     *,
@@ -456,11 +507,9 @@ def stencil_task_graph(
     >>> g.n, g.n_edges
     (12, 17)
     """
-    if not isinstance(shape, (tuple, list)) or len(shape) not in (2, 3):
-        raise ValueError(f"shape must be a tuple of 2 or 3 ints, got {shape!r}")
-    dims = tuple(_int_range(d, "shape", 1)[0] for d in shape)
-    comp_r = _float_range(compute, "compute")
-    vol_r = _float_range(volume, "volume")
+    dims = tuple(int(d) for d in shape)
+    comp_r = _floats(compute)
+    vol_r = _floats(volume)
     rng = np.random.default_rng(seed)
     n = int(np.prod(dims))
     idx = np.arange(n).reshape(dims)
@@ -479,6 +528,7 @@ def stencil_task_graph(
     return TaskGraph(weight, _symmetric(n, s, t, w))
 
 
+@checked("coalloc.taskmap.generators", "geometric_task_graph", tables="GENERATORS")
 def geometric_task_graph(
     n_tasks: Range = (150, 2000),
     *,
@@ -520,10 +570,10 @@ def geometric_task_graph(
     >>> g.n, 500 < g.n_edges < 900
     (200, True)
     """
-    n_r = _int_range(n_tasks, "n_tasks", 1)
-    deg = number(degree, "degree")
-    comp_r = _float_range(compute, "compute")
-    vol_r = _float_range(volume, "volume")
+    n_r = _ints(n_tasks)
+    deg = float(degree)
+    comp_r = _floats(compute)
+    vol_r = _floats(volume)
     rng = np.random.default_rng(seed)
     n = _draw_int(rng, n_r)
     pts = rng.random((n, 2))

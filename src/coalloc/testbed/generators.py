@@ -4,16 +4,17 @@ with the same shape: ~255 available PCs of several types behind several switches
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._shared.params import integer, number
+from .._shared.constraints import NO_VALIDATION, Interval, checked
 from .._shared.seeding import check_seed
 from .model import PhysicalTopology, PLink, PNode, VirtualTopology, VLink, VNode
 
 __all__ = ["deterlab", "grid5000", "utah2000", "lan", "tree", "ring", "dumbbell", "random_sparse",
-           "random_topology", "workload", "Experiment", "HARDWARE"]  # fmt: skip
+           "random_topology", "workload", "Experiment", "HARDWARE", "GENERATORS"]  # fmt: skip
 
 GBIT = 1_000_000  # kbps
 MBIT100 = 100_000
@@ -38,12 +39,49 @@ def _rng(seed):
     return np.random.default_rng(check_seed(seed))
 
 
-def _size(value, name: str, lo: int = 1, hi: int = MAX_GENERATED) -> int:
-    """A whole number ``lo <= value <= hi`` (ValueError/TypeError naming ``name``)."""
-    n = integer(value, name, lo)
-    if n > hi:
-        raise ValueError(f"{name} must be at most {hi:_}, got {n}")
+def _at_most(n: int, what: str) -> int:
+    """``n`` (a size made of checked parameters: the grid's nodes, the tree's), at most
+    :data:`MAX_GENERATED` (ValueError naming ``what``)."""
+    if n > MAX_GENERATED:
+        raise ValueError(f"{what} must be at most {MAX_GENERATED:_}, got {n}")
     return n
+
+
+def _count(lo: int = 1, hi: int = MAX_GENERATED) -> list:
+    return [Interval(Integral, lo, hi)]
+
+
+_BW = [Interval(Real, 0, None, closed="neither")]
+#: A virtual link's bandwidth, a node's type and desires, a hardware list: what the models
+#: (``VLink``, ``VNode``) check, or names looked up in :data:`HARDWARE`.
+_MODEL = NO_VALIDATION
+_VIRTUAL = {"vtype": _MODEL, "bw": _MODEL}
+_PROBABILITY = [Interval(Real, 0, 1)]
+
+#: Each generator's parameters, declared once (as the methods' tables,
+#: :mod:`coalloc.testbed.constraints`): checked at every call (``@checked``), and the source
+#: of ``tests/shared/test_checked.py``'s invalid-value tests. ``seed`` follows the seed
+#: policy (:func:`coalloc._shared.seeding.check_seed`). Sizes are at most
+#: :data:`MAX_GENERATED`.
+GENERATORS = {
+    "deterlab": {"n_pcs": _count(), "n_switches": _count(), "trunk_bw": _BW,
+                 "trunks_per_pair": _count(1, 64)},
+    "grid5000": {"n_sites": _count(), "clusters_per_site": _count(),
+                 "nodes_per_cluster": _count(), "backbone_bw": _BW, "uplink_bw": _BW},
+    "utah2000": {"n_pcs": _count(), "n_switches": _count(1, 1000), "trunk_bw": _BW,
+                 "special": [Interval(Integral, 0, None, closed="left")]},
+    "lan": {"n": _count(), **_VIRTUAL, "name": _MODEL, "desires": _MODEL},
+    "tree": {"depth": _count(0), "fanout": _count(), **_VIRTUAL},
+    "ring": {"n": _count(2), **_VIRTUAL},
+    "dumbbell": {"n_left": _count(0), "n_right": _count(0), **_VIRTUAL,
+                 "bottleneck_bw": _MODEL},
+    "random_sparse": {"n": _count(), "extra_edges": _count(0), **_VIRTUAL,
+                      "max_degree": [Interval(Integral, 1, None, closed="left")]},
+    "random_topology": {"size": _count(), "hw_types": _MODEL, "p_typed": _PROBABILITY,
+                        "p_desire": _PROBABILITY},
+    "workload": {"n": _count(0), "mean_interarrival": _BW, "mean_duration": _BW,
+                 "size_scale": _BW, "max_size": _count(2), "hw_types": _MODEL},
+}  # fmt: skip
 
 
 def _switch(name: str) -> PNode:
@@ -64,6 +102,7 @@ def _linked(n: int, edges, vtype: str, bw: float) -> VirtualTopology:
     return VirtualTopology(_vnodes(n, "n", vtype), links)
 
 
+@checked("coalloc.testbed.generators", "deterlab", tables="GENERATORS")
 def deterlab(n_pcs: int = 255, n_switches: int = 5, *, trunk_bw: float = 2 * GBIT,
              trunks_per_pair: int = 2, seed: Optional[int] = 0) -> PhysicalTopology:  # fmt: skip
     """A DeterLab-like testbed: ``n_pcs`` PCs of the :data:`HARDWARE` types, each type's
@@ -94,9 +133,9 @@ def deterlab(n_pcs: int = 255, n_switches: int = 5, *, trunk_bw: float = 2 * GBI
     >>> len([n for n in t.nodes if not t.nodes[n].is_switch])
     40
     """
-    n_pcs, n_switches = _size(n_pcs, "n_pcs"), _size(n_switches, "n_switches")
-    trunks_per_pair = _size(trunks_per_pair, "trunks_per_pair", hi=64)
-    trunk_bw = number(trunk_bw, "trunk_bw")
+    # the values were checked by the table (GENERATORS); these only fix their types
+    n_pcs, n_switches, trunks_per_pair = int(n_pcs), int(n_switches), int(trunks_per_pair)
+    trunk_bw = float(trunk_bw)
     rng = _rng(seed)
     nodes = [_switch("core")] + [_switch(f"sw{s}") for s in range(n_switches)]
     links = []
@@ -121,6 +160,7 @@ def deterlab(n_pcs: int = 255, n_switches: int = 5, *, trunk_bw: float = 2 * GBI
     return PhysicalTopology(nodes, links)
 
 
+@checked("coalloc.testbed.generators", "grid5000", tables="GENERATORS")
 def grid5000(n_sites: int = 3, clusters_per_site: int = 2, nodes_per_cluster: int = 16, *,
              backbone_bw: float = 10 * GBIT, uplink_bw: float = 10 * GBIT,
              seed: Optional[int] = 0) -> PhysicalTopology:  # fmt: skip
@@ -151,12 +191,11 @@ def grid5000(n_sites: int = 3, clusters_per_site: int = 2, nodes_per_cluster: in
     >>> grid5000(2, 1, 4)
     PhysicalTopology(12 nodes, 4 switches, 11 links)
     """
-    n_sites = _size(n_sites, "n_sites")
-    clusters_per_site = _size(clusters_per_site, "clusters_per_site")
-    nodes_per_cluster = _size(nodes_per_cluster, "nodes_per_cluster")
-    _size(n_sites * clusters_per_site * nodes_per_cluster, "n_sites x clusters_per_site x "
+    n_sites, clusters_per_site = int(n_sites), int(clusters_per_site)
+    nodes_per_cluster = int(nodes_per_cluster)
+    _at_most(n_sites * clusters_per_site * nodes_per_cluster, "n_sites x clusters_per_site x "
           "nodes_per_cluster")  # fmt: skip
-    backbone_bw, uplink_bw = number(backbone_bw, "backbone_bw"), number(uplink_bw, "uplink_bw")
+    backbone_bw, uplink_bw = float(backbone_bw), float(uplink_bw)
     rng = _rng(seed)
     nodes = [_switch(f"site{s}") for s in range(n_sites)]
     links = [
@@ -177,6 +216,7 @@ def grid5000(n_sites: int = 3, clusters_per_site: int = 2, nodes_per_cluster: in
     return PhysicalTopology(nodes, links)
 
 
+@checked("coalloc.testbed.generators", "utah2000", tables="GENERATORS")
 def utah2000(
     *, n_pcs: int = 40, n_switches: int = 5, trunk_bw: float = 4 * MBIT100, special: int = 1
 ) -> PhysicalTopology:
@@ -211,9 +251,8 @@ def utah2000(
     >>> utah2000()
     PhysicalTopology(45 nodes, 5 switches, 170 links)
     """
-    n_pcs, n_switches = _size(n_pcs, "n_pcs"), _size(n_switches, "n_switches", hi=1000)
-    special = integer(special, "special", 0)
-    trunk_bw = number(trunk_bw, "trunk_bw")
+    n_pcs, n_switches, special = int(n_pcs), int(n_switches), int(special)  # checked (GENERATORS)
+    trunk_bw = float(trunk_bw)
     nodes = [_switch(f"sw{s}") for s in range(n_switches)]
     links = [PLink(f"trunk{s}-{t}", f"sw{s}", f"sw{t}", trunk_bw, types=("ethernet",))
              for s in range(n_switches) for t in range(s + 1, n_switches)]  # fmt: skip
@@ -229,6 +268,7 @@ def _vnodes(n: int, prefix: str, vtype: str, desires=None) -> List[VNode]:
     return [VNode(f"{prefix}{i}", vtype, 1, dict(desires or {})) for i in range(n)]
 
 
+@checked("coalloc.testbed.generators", "lan", tables="GENERATORS")
 def lan(n: int, *, vtype: str = "pc", bw: float = MBIT100, name: str = "lan0",
         desires=None) -> VirtualTopology:  # fmt: skip
     """``n`` nodes on one LAN (a ``lan`` node with one link per member).
@@ -257,11 +297,12 @@ def lan(n: int, *, vtype: str = "pc", bw: float = MBIT100, name: str = "lan0",
     >>> lan(3)
     VirtualTopology(4 nodes, 3 links)
     """
-    nodes = _vnodes(_size(n, "n"), "n", vtype, desires) + [VNode(name, "lan")]
+    nodes = _vnodes(int(n), "n", vtype, desires) + [VNode(name, "lan")]
     links = [VLink(f"{name}-l{i}", f"n{i}", name, bw) for i in range(n)]
     return VirtualTopology(nodes, links)
 
 
+@checked("coalloc.testbed.generators", "tree", tables="GENERATORS")
 def tree(depth: int, fanout: int, *, vtype: str = "pc", bw: float = MBIT100) -> VirtualTopology:
     """A complete tree of point-to-point links.
 
@@ -287,8 +328,8 @@ def tree(depth: int, fanout: int, *, vtype: str = "pc", bw: float = MBIT100) -> 
     >>> tree(2, 2)
     VirtualTopology(7 nodes, 6 links)
     """
-    depth, fanout = _size(depth, "depth", 0), _size(fanout, "fanout")
-    _size(sum(fanout**k for k in range(min(depth, 64) + 1)), "the tree's nodes")
+    depth, fanout = int(depth), int(fanout)
+    _at_most(sum(fanout**k for k in range(min(depth, 64) + 1)), "the tree's nodes")
     edges = []
     frontier = [0]
     k = 1
@@ -303,6 +344,7 @@ def tree(depth: int, fanout: int, *, vtype: str = "pc", bw: float = MBIT100) -> 
     return _linked(k, edges, vtype, bw)
 
 
+@checked("coalloc.testbed.generators", "ring", tables="GENERATORS")
 def ring(n: int, *, vtype: str = "pc", bw: float = MBIT100) -> VirtualTopology:
     """``n`` nodes in a ring of point-to-point links.
 
@@ -326,10 +368,11 @@ def ring(n: int, *, vtype: str = "pc", bw: float = MBIT100) -> VirtualTopology:
     >>> ring(4)
     VirtualTopology(4 nodes, 4 links)
     """
-    n = _size(n, "n", 2)
+    n = int(n)
     return _linked(n, [(f"l{i}", i, (i + 1) % n) for i in range(n if n > 2 else 1)], vtype, bw)
 
 
+@checked("coalloc.testbed.generators", "dumbbell", tables="GENERATORS")
 def dumbbell(n_left: int, n_right: int, *, vtype: str = "pc", bw: float = MBIT100,
              bottleneck_bw: float = MBIT100) -> VirtualTopology:  # fmt: skip
     """Two LANs joined through two routers by one bottleneck link.
@@ -356,7 +399,6 @@ def dumbbell(n_left: int, n_right: int, *, vtype: str = "pc", bw: float = MBIT10
     >>> dumbbell(2, 3)
     VirtualTopology(9 nodes, 8 links)
     """
-    _size(n_left, "n_left", 0), _size(n_right, "n_right", 0)
     nodes = [VNode("rl", vtype), VNode("rr", vtype), VNode("lanL", "lan"), VNode("lanR", "lan")]
     links = [
         VLink("bottleneck", "rl", "rr", bottleneck_bw),
@@ -372,6 +414,7 @@ def dumbbell(n_left: int, n_right: int, *, vtype: str = "pc", bw: float = MBIT10
     return VirtualTopology(nodes, links)
 
 
+@checked("coalloc.testbed.generators", "random_sparse", tables="GENERATORS")
 def random_sparse(n: int, extra_edges: int = 2, *, vtype: str = "pc", bw: float = MBIT100,
                   max_degree: int = 3, seed: Optional[int] = 0) -> VirtualTopology:  # fmt: skip
     """A random spanning tree plus ``extra_edges`` links, degrees at most ``max_degree``.
@@ -402,7 +445,7 @@ def random_sparse(n: int, extra_edges: int = 2, *, vtype: str = "pc", bw: float 
     >>> random_sparse(6, 2, seed=0)
     VirtualTopology(6 nodes, 7 links)
     """
-    n, extra_edges = _size(n, "n"), _size(extra_edges, "extra_edges", 0)
+    n, extra_edges = int(n), int(extra_edges)
     rng = _rng(seed)
     deg = [0] * n
     edges = set()
@@ -453,6 +496,7 @@ def _retype(top: VirtualTopology, rng, hw_types: Sequence[str], p_typed: float,
                            hints=top.hints)  # fmt: skip
 
 
+@checked("coalloc.testbed.generators", "random_topology", tables="GENERATORS")
 def random_topology(size: int, *, seed: Optional[int] = 0, hw_types=None,
                     p_typed: float = 0.3, p_desire: float = 0.2) -> VirtualTopology:  # fmt: skip
     """One of LAN, tree, ring, dumbbell or random sparse graph with about ``size`` nodes,
@@ -482,7 +526,7 @@ def random_topology(size: int, *, seed: Optional[int] = 0, hw_types=None,
     >>> random_topology(6, seed=1)
     VirtualTopology(6 nodes, 6 links)
     """
-    size = _size(size, "size")
+    size = int(size)
     rng = _rng(seed)
     kind = int(rng.integers(5))
     size = max(2, int(size))
@@ -519,6 +563,7 @@ class Experiment(Tuple):
     """
 
 
+@checked("coalloc.testbed.generators", "workload", tables="GENERATORS")
 def workload(n: int, *, seed: Optional[int] = 0, mean_interarrival: float = 1.0,
              mean_duration: float = 60.0, size_scale: float = 6.0, max_size: int = 80,
              hw_types=None) -> List[tuple]:  # fmt: skip
@@ -551,11 +596,10 @@ def workload(n: int, *, seed: Optional[int] = 0, mean_interarrival: float = 1.0,
     >>> [(round(t, 2), top.__class__.__name__) for t, _, top in workload(3, seed=0)]
     [(0.68, 'VirtualTopology'), (1.23, 'VirtualTopology'), (1.99, 'VirtualTopology')]
     """
-    n = _size(n, "n", 0)
-    mean_interarrival = number(mean_interarrival, "mean_interarrival")
-    mean_duration = number(mean_duration, "mean_duration")
-    size_scale = number(size_scale, "size_scale")
-    max_size = _size(max_size, "max_size", 2)
+    # the values were checked by the table (GENERATORS); these only fix their types
+    n, max_size = int(n), int(max_size)
+    mean_interarrival, mean_duration = float(mean_interarrival), float(mean_duration)
+    size_scale = float(size_scale)
     rng = _rng(seed)
     t = 0.0
     out = []

@@ -1,0 +1,130 @@
+"""Issue 37, named steps and generator tables: CPU time before/after, alternating.
+
+The long functions split into named steps (``cankar``, ``dmcf_gga``, ``solve_exact``,
+``cluster_set_bound``, ``lp_bound``) and the generators now checked by their tables are
+timed against their modules as they were at ``--rev`` (read with ``git show`` and loaded
+beside the current ones, on the same compiled kernels), old and new alternating, CPU time
+(:func:`time.process_time`), the median of ``--repeats`` pairs. Each pair's answers must be
+equal (the same assignment, placement, bound or instance), so a split that changed an
+answer fails here as well as in the digests.
+
+Run (about a minute)::
+
+    PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 11
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from bench.shared._progress import add_quiet, bar
+
+#: Module -> the file it was at the base revision.
+MODULES = {
+    "coalloc.collective.cankar": "src/coalloc/collective/cankar.py",
+    "coalloc.loadshare.dmcf": "src/coalloc/loadshare/dmcf.py",
+    "coalloc.ctaap.exact": "src/coalloc/ctaap/exact.py",
+    "coalloc.ctaap.bounds": "src/coalloc/ctaap/bounds.py",
+    **{f"coalloc.{f}.generators": f"src/coalloc/{f}/generators.py"
+       for f in ("ctaap", "collective", "loadshare", "taskmap", "testbed")},
+}  # fmt: skip
+
+
+def _old(module: str, rev: str, folder: pathlib.Path):
+    """``module`` as it was at ``rev``, loaded as ``<module>_old`` (relative imports work)."""
+    got = subprocess.run(["git", "show", f"{rev}:{MODULES[module]}"], capture_output=True,
+                         text=True)  # fmt: skip
+    if got.returncode:  # not a module at rev (ctaap/bounds.py is a package since 1d9abf8)
+        return None
+    text = got.stdout
+    path = folder / (module.replace(".", "_") + ".py")
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(module + "_old", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _cases():
+    """``(name, module, run(mod) -> answer)`` of every timed case."""
+    from coalloc import ctaap
+    from coalloc.collective import generators as cg
+    from coalloc.loadshare import generators as lg
+
+    pool = cg.table1_pool(606, seed=1)
+    reqs = [q for pair in cg.section42_requests(pool, 8, n_cases=6, seed=2) for q in pair]
+    prob = lg.paper_setup(n_nodes=500, seed=1)
+    small = ctaap.generators.fig2(1, n_tasks=12, n_clusters=4, seed=1)
+    dense = [ctaap.generators.fig3(60, seed=s) for s in range(3)]
+    sparse = [ctaap.generators.random_instance(300, 6, edge_probability=0.03, seed=s)
+              for s in range(3)]  # fmt: skip
+    yield ("cankar x12", "coalloc.collective.cankar",
+           lambda m: [(r.start, None if r.resources is None else r.resources.tolist())
+                      for r in (m.cankar(q, pool, seed=0) for q in reqs)])  # fmt: skip
+    yield ("dmcf_gga 500 nodes, 2000 gen.", "coalloc.loadshare.dmcf",
+           lambda m: m.dmcf_gga(prob, seed=0, max_generations=2000,
+                                patience=2000).placement.tolist())  # fmt: skip
+    yield ("solve_exact fig2(12) x5", "coalloc.ctaap.exact",
+           lambda m: [m.solve_exact(*small).assignment.tolist() for _ in range(5)])
+    yield ("cluster_set_bound fig3(60) x3", "coalloc.ctaap.bounds",
+           lambda m: [m.cluster_set_bound(r, o)["bound"] for r, o in dense])
+    yield ("lp_bound sparse 300 x3", "coalloc.ctaap.bounds",
+           lambda m: [m.lp_bound(r, o)["bound"] for r, o in sparse])
+    yield ("ctaap fig2(2, 20 tasks) x20", "coalloc.ctaap.generators",
+           lambda m: [m.fig2(2, n_tasks=20, seed=s)[1].capacity.tolist() for s in range(20)])
+    yield ("collective random_instance x20", "coalloc.collective.generators",
+           lambda m: [m.random_instance(10, 3, seed=s)[0].capacity.sum() for s in range(20)])
+    yield ("loadshare paper_setup(40) x5", "coalloc.loadshare.generators",
+           lambda m: [m.paper_setup(40, seed=s).job_size.sum() for s in range(5)])
+    yield ("taskmap stencil (6, 6) x20", "coalloc.taskmap.generators",
+           lambda m: [m.stencil_task_graph((6, 6), seed=s).total_weight for s in range(20)])
+    yield ("testbed ring(4) x2000", "coalloc.testbed.generators",
+           lambda m: len([m.ring(4) for _ in range(2000)]))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rev", default="735ba82", help="the revision before (default 735ba82)")
+    ap.add_argument("--repeats", type=int, default=11, help="alternating pairs per case")
+    ap.add_argument("--only", default="", help="time only the cases whose name has this")
+    add_quiet(ap)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        old = {m: _old(m, args.rev, pathlib.Path(tmp)) for m in MODULES}
+        new = {m: sys.modules[m] if m in sys.modules else importlib.import_module(m)
+               for m in MODULES}  # fmt: skip
+        cases = [c for c in _cases() if args.only in c[0]]
+        for name, module, run in bar(cases, desc="cases", unit="case"):
+            a, b = old[module], new[module]
+            if a is None:
+                print(f"{name}: {MODULES[module]} is no module at {args.rev}: not timed")
+                continue
+            if not np.array_equal(np.asarray(run(a), dtype=object),
+                                  np.asarray(run(b), dtype=object)):  # fmt: skip
+                print(f"{name}: ANSWERS DIFFER")
+                return 1
+            t_old, t_new = [], []
+            for _ in range(args.repeats):
+                for mod, acc in ((a, t_old), (b, t_new)):
+                    c = time.process_time()
+                    run(mod)
+                    acc.append(time.process_time() - c)
+            mo, mn = statistics.median(t_old), statistics.median(t_new)
+            print(f"{name}: before {mo * 1e3:.1f} ms, after {mn * 1e3:.1f} ms CPU "
+                  f"(medians of {args.repeats}), after/before {mn / mo:.3f}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
