@@ -130,11 +130,9 @@ def test_forced_traffic_over_slow_links_is_seen():
     stars bound is 20/11 (at L, a task keeps the fraction L - 1 of its partner: 10 - 10
     (L - 1) <= L)."""
     tasks = TaskGraph([1.0, 1.0], [[0, 10], [10, 0]])
-    res = ResourceGraph.from_edges(
-        [0, 0, 1.0, 1.0], [[0, 1], [0, 2], [1, 3]], [100.0, 1.0, 1.0]
-    )
+    res = ResourceGraph.from_edges([0, 0, 1.0, 1.0], [[0, 1], [0, 2], [1, 3]], [100.0, 1.0, 1.0])
     assert lower_bound(tasks, res, strength="basic") == 1.0
-    assert lower_bound(tasks, res) == pytest.approx(20 / 11, rel=1e-4)
+    assert 20 / 11 * (1 - 1e-3) <= lower_bound(tasks, res) <= 20 / 11
     assert lower_bound(tasks, res) <= _brute_force(tasks, res) == 2.0
 
 
