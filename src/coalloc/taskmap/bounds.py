@@ -58,7 +58,9 @@ __all__ = ["STRENGTHS", "lower_bound"]
 STRENGTHS = ("basic", "stars")
 _SLACK = 1e-12  # relative slack of every test: a rounding error never fails a feasible L
 _ROUNDS = 8  # rounds of the "may sit" test at one L
-_WORK = 2e7  # cap on the entries a refinement builds (rows x processors x processors, ...)
+_WORK = 2e7  # cap on the entries a table builds (tasks x processors, rows x P x P, ...):
+# above it the step is skipped (the bound stays valid, only weaker; above it for tasks x
+# processors or processors x processors the stars bound is not computed at all)
 _STEPS = 40  # bisection steps (it stops earlier at a relative _PRECISION)
 _PRECISION = 1e-3
 
@@ -166,6 +168,8 @@ def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float) -> float:
     from below: every value returned failed the test (or is ``start``)."""
     if tasks.n == 0 or resources.n_processors < 2:
         return start
+    if tasks.n * resources.n_processors > _WORK or resources.n_processors**2 > _WORK:
+        return start  # its (tasks x processors) and (processors x processors) tables
     st = _Stars(tasks, resources)
     lo = float(start)
     # first the star test alone (microseconds a step): what fails it fails them all
@@ -398,6 +402,8 @@ def _feasible(
         adm = new
     if adm.all() or not lp:
         return L * st.cap.sum() * (1 + 1e-9) >= st.w.sum()
+    if 2 * _unique_rows(adm)[0].shape[0] * st.P > work:
+        return L * st.cap.sum() * (1 + 1e-9) >= st.w.sum()  # the LP would be too large
     hop = st.first_hops()
     Q = adm.any(axis=0)
     mark = np.zeros((st.P, st.bw.shape[0] + 1), dtype=bool)
