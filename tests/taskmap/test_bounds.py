@@ -127,12 +127,12 @@ def test_forced_traffic_over_slow_links_is_seen():
     """Two tasks exchanging 10 between processors behind links of 1 (a fast link of 100
     between the routers): split, 10 crosses a slow link, so they share a processor and
     the optimum is 2. The basic bound stops at the spread (1), using the fast link; the
-    stars bound is 20/11 (at L, a task keeps the fraction L - 1 of its partner: 10 - 10
-    (L - 1) <= L)."""
+    stars bound finds 2: below it the room ``L - 1`` holds no whole neighbour (the count
+    bound; the fractional knapsack alone gives 20/11)."""
     tasks = TaskGraph([1.0, 1.0], [[0, 10], [10, 0]])
     res = ResourceGraph.from_edges([0, 0, 1.0, 1.0], [[0, 1], [0, 2], [1, 3]], [100.0, 1.0, 1.0])
     assert lower_bound(tasks, res, strength="basic") == 1.0
-    assert 20 / 11 * (1 - 1e-3) <= lower_bound(tasks, res) <= 20 / 11
+    assert 2.0 * (1 - 1e-3) <= lower_bound(tasks, res) <= 2.0
     assert lower_bound(tasks, res) <= _brute_force(tasks, res) == 2.0
 
 

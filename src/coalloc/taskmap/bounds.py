@@ -16,7 +16,8 @@ Two strengths (issue 40, item 2):
   ``c``). Then ``w(X) <= L c`` and every pair split by ``p`` sends its volume over one of
   ``p``'s links (the first link of its route), so the volume leaving ``X`` is at most ``L``
   times the bandwidth of those links. For a task ``t`` in ``X`` the volume it keeps on ``p``
-  is at most the fractional knapsack of its neighbours in the room ``L c - w_t``, so
+  is at most the fractional knapsack of its neighbours in the room ``L c - w_t``, and at
+  most the ``k`` largest of its volumes when only ``k`` of its lightest neighbours fit, so
 
   1. ``t`` may sit on ``p`` only if ``vol(t) - knapsack <= L b``, where ``b`` is the
      bandwidth of ``p``'s links that lead to a processor where some neighbour of ``t`` may
@@ -117,13 +118,13 @@ def lower_bound(tasks: TaskGraph, resources: ResourceGraph, *, strength: str = "
     Two tasks exchanging 10 on two processors behind links of bandwidth 1 (the routers
     between them joined by a fast link): split, their volume crosses a slow link (10), so
     they share a processor (the optimum is 2); the basic bound sees only the fast link and
-    the spread (1), the stars bound 20/11 (the knapsack keeps a fraction of the partner):
+    the spread (1), the stars bound 2 (below it the room ``L - 1`` holds no whole partner):
 
     >>> tasks = tm.TaskGraph([1.0, 1.0], [[0, 10], [10, 0]])
     >>> res = tm.ResourceGraph.from_edges([0, 0, 1.0, 1.0], [[0, 1], [0, 2], [1, 3]],
     ...                                   [100.0, 1.0, 1.0])
     >>> lower_bound(tasks, res, strength="basic"), round(lower_bound(tasks, res), 2)
-    (1.0, 1.82)
+    (1.0, 2.0)
     """
     if not isinstance(tasks, TaskGraph) or not isinstance(resources, ResourceGraph):
         raise TypeError("lower_bound needs a TaskGraph and a ResourceGraph")
@@ -220,6 +221,18 @@ class _Stars:
         first = np.repeat(ip[:-1], deg)
         self.wprev = cw - self.wn - (cw[first] - self.wn[first]) if ix.size else cw
         self.vol = np.bincount(rows, weights=iw, minlength=n)
+        # the count bound: at most k neighbours fit (k = how many of the lightest fit), and
+        # they keep at most the k largest volumes; per row, the lightest weights' running
+        # sums and the largest volumes' running sums
+        by_w = np.lexsort((wn, rows))
+        by_v = np.lexsort((-iw, rows))
+        start = np.repeat(ip[:-1], deg)
+        self.wlight = (
+            np.cumsum(wn[by_w]) - (np.cumsum(wn[by_w]) - wn[by_w])[start] if ix.size else wn
+        )
+        cv = np.cumsum(iw[by_v])
+        self.vtop = cv - (cv - iw[by_v])[start] if ix.size else iw
+        self.row_start = ip[:-1]
         self.adjacency = sp.csr_matrix(
             (np.ones(ix.shape[0], dtype=np.float32), ix, ip), shape=(n, n)
         )
@@ -235,7 +248,9 @@ class _Stars:
 
     def leaving(self, L: float) -> np.ndarray:
         """(n, K): the least volume task t sends off its processor when that processor has
-        capacity class k and occupancy at most L (fractional knapsack of its neighbours)."""
+        capacity class k and occupancy at most L: its volume less what it can keep, the
+        smaller of the fractional knapsack of its neighbours in the room and the largest
+        volumes of as many neighbours as fit (counting the lightest)."""
         out = np.empty((self.n, self.ucap.shape[0]))
         for k, c in enumerate(self.ucap):
             room = L * c * (1 + _SLACK) - self.w
@@ -246,6 +261,12 @@ class _Stars:
                 (rr >= 0).astype(np.float64),
             )
             keep = np.bincount(self.rows, weights=self.vn * frac, minlength=self.n)
+            if self.vtop.size:
+                fits = np.bincount(
+                    self.rows, weights=(self.wlight <= room[self.rows]), minlength=self.n
+                ).astype(np.int64)
+                last = np.maximum(self.row_start + fits - 1, 0)
+                keep = np.minimum(keep, np.where(fits > 0, self.vtop[last], 0.0))
             out[:, k] = np.where(room < 0, np.inf, np.maximum(self.vol - keep, 0.0))
         return out
 
