@@ -83,6 +83,13 @@ def test_run_instance_recomputes_every_objective():
     assert row["gap"] == pytest.approx(
         (row["coalloc"] - row["lower_bound"]) / row["coalloc"], abs=1e-12
     )
+    # the basic bound beside it (the gap before issue 40's item 2) and the bound's time
+    basic = lower_bound(tasks, res, strength="basic")
+    assert row["lower_bound_basic"] == basic <= row["lower_bound"]
+    assert row["gap_basic"] == pytest.approx(
+        (row["coalloc"] - min(basic, row["coalloc"])) / row["coalloc"], abs=1e-12
+    )
+    assert row["gap_basic"] >= row["gap"] - 1e-12 and row["cpu_bound"] >= 0.0
     assert vs_peers.per_peer([row], [_OneProcessor(), _RoundRobin()])[2].startswith("| one | 1 |")
 
 

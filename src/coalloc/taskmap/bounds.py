@@ -3,21 +3,73 @@
 :func:`lower_bound` is what ``taskmap.solve(..., bound=True)`` attaches to the result of
 every method (the exact method keeps its solver's proven bound when that is higher), what
 the multilevel mapper stops at once it reaches it, and what ``coalloc taskmap map`` prints
-the gap against. It is a function of the graphs alone (no clock, no solver): the same
-instance gives the same bound on any machine and under any load.
+the gap against. It is a function of the graphs alone (no clock, no solver time limit: its
+work is capped by counts): the same instance gives the same bound on any machine and under
+any load.
+
+Two strengths (issue 40, item 2):
+
+* ``"basic"``: the spread, the heaviest task, a task and its neighbours (three closed
+  forms, microseconds);
+* ``"stars"`` (the default): also the **star-and-routes bound**. Suppose a mapping has
+  maximum occupancy at most ``L``; let ``X`` be the tasks on processor ``p`` (capacity
+  ``c``). Then ``w(X) <= L c`` and every pair split by ``p`` sends its volume over one of
+  ``p``'s links (the first link of its route), so the volume leaving ``X`` is at most ``L``
+  times the bandwidth of those links. For a task ``t`` in ``X`` the volume it keeps on ``p``
+  is at most the fractional knapsack of its neighbours in the room ``L c - w_t``, and at
+  most the ``k`` largest of its volumes when only ``k`` of its lightest neighbours fit, so
+
+  1. ``t`` may sit on ``p`` only if ``vol(t) - knapsack <= L b``, where ``b`` is the
+     bandwidth of ``p``'s links that lead to a processor where some neighbour of ``t`` may
+     sit ("may sit" = passes this test: the test is repeated until nothing changes, every
+     round keeping every processor that a mapping of occupancy ``L`` could use);
+  2. for every link ``l`` of ``p``: the volume to the neighbours that can only be reached
+     over ``l`` is at most ``L bw(l) + knapsack``;
+  3. the tasks spread fractionally over the processors where they may sit, with two
+     budgets per processor: compute ``L c_p`` and the volume its tasks send off it (the sum
+     of their ``vol - knapsack``) ``L b_p``: a small LP (HiGHS), tasks and processors with
+     equal rows merged.
+
+  Every test is a necessary condition for a mapping of occupancy at most ``L`` and gets
+  only easier as ``L`` grows, so the least ``L`` that passes (found by bisection to a
+  relative 1e-3, from below: the value returned is one that failed) is a lower bound. It
+  sees what the basic bound misses: traffic forced over the slow links around a processor
+  (a pipeline's dense jobs on an Internet-like graph). It adds nothing when every task
+  passes every processor at the basic bound (then the work is one knapsack pass).
+
+Tested against brute force and the exact method on random instances of two generators
+(``tests/taskmap/test_bounds.py``).
 """
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
 
+from .._shared.caches import cache_of
 from .model import ResourceGraph, TaskGraph
+from .routing import route_table
 
-__all__ = ["lower_bound"]
+__all__ = ["STRENGTHS", "lower_bound"]
+
+#: The strengths of :func:`lower_bound`, weakest first.
+STRENGTHS = ("basic", "stars")
+_SLACK = 1e-12  # relative slack of every test: a rounding error never fails a feasible L
+_ROUNDS = 8  # rounds of the "may sit" test at one L
+_WORK = 2e7  # cap on the entries a table builds (tasks x processors, rows x P x P, ...):
+# above it the step is skipped (the bound stays valid, only weaker; above it for tasks x
+# processors or processors x processors the stars bound is not computed at all)
+_STEPS = 40  # bisection steps (it stops earlier at a relative _PRECISION)
+_PRECISION = 1e-3
 
 
-def lower_bound(tasks: TaskGraph, resources: ResourceGraph) -> float:
-    """The largest of three bounds no mapping's maximum occupancy can go below.
+def lower_bound(tasks: TaskGraph, resources: ResourceGraph, *, strength: str = "stars") -> float:
+    """A value no mapping's maximum occupancy can go below.
+
+    ``"basic"`` is the largest of three closed forms:
 
     1. **Spread.** The processors together carry the whole compute, so one of them has
        occupancy at least ``sum(w) / sum(capacity)``.
@@ -28,26 +80,69 @@ def lower_bound(tasks: TaskGraph, resources: ResourceGraph) -> float:
        one link (occupancy at least ``volume(t, u) / max(bandwidth)``, for the smallest
        such volume). The bound is the smaller of the two, and the largest over the tasks.
 
+    ``"stars"`` (the default) is the larger of that and the star-and-routes bound of the
+    module's docstring (the links around each processor, the knapsack of each task's
+    neighbours, a fractional spread with compute and volume budgets). The value is cached
+    beside the task graph for this resource graph (the multilevel mapper and ``solve(...,
+    bound=True)`` compute it once).
+
     Parameters
     ----------
     tasks : TaskGraph
     resources : ResourceGraph
+    strength : {"stars", "basic"}, default "stars"
+        ``"basic"``: the three closed forms alone.
 
     Returns
     -------
     float
         0 for an empty task graph.
 
+    Raises
+    ------
+    TypeError
+        ``tasks`` or ``resources`` of the wrong type.
+    ValueError
+        An unknown ``strength``.
+
     Examples
     --------
     >>> import coalloc.taskmap as tm
     >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
     >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
-    >>> lower_bound(tasks, res)   # the spread: 4.5 / 8; the optimum is 0.6
+    >>> lower_bound(tasks, res, strength="basic")   # the spread: 4.5 / 8
     0.5625
+    >>> round(lower_bound(tasks, res), 2)   # the optimum is 0.6 (to a relative 1e-3)
+    0.6
+
+    Two tasks exchanging 10 on two processors behind links of bandwidth 1 (the routers
+    between them joined by a fast link): split, their volume crosses a slow link (10), so
+    they share a processor (the optimum is 2); the basic bound sees only the fast link and
+    the spread (1), the stars bound 2 (below it the room ``L - 1`` holds no whole partner):
+
+    >>> tasks = tm.TaskGraph([1.0, 1.0], [[0, 10], [10, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 0, 1.0, 1.0], [[0, 1], [0, 2], [1, 3]],
+    ...                                   [100.0, 1.0, 1.0])
+    >>> lower_bound(tasks, res, strength="basic"), round(lower_bound(tasks, res), 2)
+    (1.0, 2.0)
     """
     if not isinstance(tasks, TaskGraph) or not isinstance(resources, ResourceGraph):
         raise TypeError("lower_bound needs a TaskGraph and a ResourceGraph")
+    if not isinstance(strength, str) or strength not in STRENGTHS:
+        raise ValueError(f"strength must be one of {STRENGTHS}, got {strength!r}")
+    basic = _basic(tasks, resources)
+    if strength == "basic" or basic <= 0:
+        return basic
+    memo = cache_of(tasks).setdefault("lower_bound", {})
+    hit = memo.get(id(resources))
+    if hit is not None and hit[0]() is resources:
+        return hit[1]
+    value = max(basic, _stars(tasks, resources, basic))
+    memo[id(resources)] = (weakref.ref(resources), value)
+    return value
+
+
+def _basic(tasks: TaskGraph, resources: ResourceGraph) -> float:
     w = tasks.node_weight.astype(np.float64)
     if tasks.n == 0:
         return 0.0
@@ -67,3 +162,286 @@ def lower_bound(tasks: TaskGraph, resources: ResourceGraph) -> float:
         split = np.minimum.reduceat(iw, starts) / bw
         best = max(best, float(np.minimum(together[has], split).max()))
     return float(best)
+
+
+def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float) -> float:
+    """The least ``L`` (from ``start``, a valid bound, up) that passes :func:`_feasible`,
+    from below: every value returned failed the test (or is ``start``)."""
+    if tasks.n == 0 or resources.n_processors < 2:
+        return start
+    if tasks.n * resources.n_processors > _WORK or resources.n_processors**2 > _WORK:
+        return start  # its (tasks x processors) and (processors x processors) tables
+    st = _Stars(tasks, resources)
+    lo = float(start)
+    # first the star test alone (microseconds a step): what fails it fails them all
+    lo = _least(lambda L: _feasible(st, L, rounds=0, lp=False), lo)
+    return _least(lambda L: _feasible(st, L), lo)
+
+
+def _least(test, lo: float) -> float:
+    """The largest value found to fail ``test`` (monotone: once passed, passed above), or
+    ``lo`` when it passes there; to a relative ``_PRECISION``."""
+    if test(lo):
+        return lo
+    hi = 2.0 * lo
+    for _ in range(60):
+        if test(hi):
+            break
+        lo, hi = hi, 2.0 * hi
+    else:
+        return lo
+    for _ in range(_STEPS):
+        if hi - lo <= _PRECISION * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        if test(mid):
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+class _Stars:
+    """What the star test needs, computed once per instance."""
+
+    def __init__(self, tasks, resources):
+        w = tasks.node_weight.astype(np.float64)
+        n = tasks.n
+        ip, ix, iw = tasks.undirected_csr()
+        deg = np.diff(ip)
+        rows = np.repeat(np.arange(n), deg)
+        wn = w[ix]
+        safe = np.where(wn > 0, wn, 1.0)
+        ratio = np.where(wn > 0, iw / safe, np.inf)
+        order = np.lexsort((-ratio, rows))  # each row's neighbours, best volume per weight first
+        self.n, self.w, self.rows = n, w, rows
+        self.ix = ix[order]
+        self.wn, self.vn = wn[order], iw[order]
+        cw = np.cumsum(self.wn)
+        first = np.repeat(ip[:-1], deg)
+        self.wprev = cw - self.wn - (cw[first] - self.wn[first]) if ix.size else cw
+        self.vol = np.bincount(rows, weights=iw, minlength=n)
+        # the count bound: at most k neighbours fit (k = how many of the lightest fit), and
+        # they keep at most the k largest volumes; per row, the lightest weights' running
+        # sums and the largest volumes' running sums
+        by_w = np.lexsort((wn, rows))
+        by_v = np.lexsort((-iw, rows))
+        start = np.repeat(ip[:-1], deg)
+        self.wlight = (
+            np.cumsum(wn[by_w]) - (np.cumsum(wn[by_w]) - wn[by_w])[start] if ix.size else wn
+        )
+        cv = np.cumsum(iw[by_v])
+        self.vtop = cv - (cv - iw[by_v])[start] if ix.size else iw
+        self.row_start = ip[:-1]
+        self.adjacency = sp.csr_matrix(
+            (np.ones(ix.shape[0], dtype=np.float32), ix, ip), shape=(n, n)
+        )
+        procs = resources.processors
+        self.P = int(procs.shape[0])
+        self.cap = resources.capacity[procs].astype(np.float64)
+        self.ucap, self.cap_class = np.unique(self.cap, return_inverse=True)
+        self.cap_class = self.cap_class.reshape(-1)
+        self.band = resources.adjacent_bandwidth[procs].astype(np.float64)
+        self.bw = resources.bandwidth.astype(np.float64)
+        self.hop = None
+        self.resources = resources
+
+    def leaving(self, L: float) -> np.ndarray:
+        """(n, K): the least volume task t sends off its processor when that processor has
+        capacity class k and occupancy at most L: its volume less what it can keep, the
+        smaller of the fractional knapsack of its neighbours in the room and the largest
+        volumes of as many neighbours as fit (counting the lightest)."""
+        out = np.empty((self.n, self.ucap.shape[0]))
+        for k, c in enumerate(self.ucap):
+            room = L * c * (1 + _SLACK) - self.w
+            rr = room[self.rows] - self.wprev
+            frac = np.where(
+                self.wn > 0,
+                np.clip(rr / np.where(self.wn > 0, self.wn, 1.0), 0.0, 1.0),
+                (rr >= 0).astype(np.float64),
+            )
+            keep = np.bincount(self.rows, weights=self.vn * frac, minlength=self.n)
+            if self.vtop.size:
+                fits = np.bincount(
+                    self.rows, weights=(self.wlight <= room[self.rows]), minlength=self.n
+                ).astype(np.int64)
+                last = np.maximum(self.row_start + fits - 1, 0)
+                keep = np.minimum(keep, np.where(fits > 0, self.vtop[last], 0.0))
+            out[:, k] = np.where(room < 0, np.inf, np.maximum(self.vol - keep, 0.0))
+        return out
+
+    def slots(self) -> np.ndarray:
+        """(P, E): the position of each link among the links of each processor."""
+        if getattr(self, "_slot", None) is None:
+            links = self.resources.links
+            procs = self.resources.processors
+            row = np.full(self.resources.n_nodes, -1)
+            row[procs] = np.arange(self.P)
+            slot = np.zeros((self.P, links.shape[0]), dtype=np.int64)
+            count = np.zeros(self.P, dtype=np.int64)
+            cols = []
+            for e, (u, v) in enumerate(links.tolist()):
+                for x in (u, v):
+                    r = row[x]
+                    if r >= 0:
+                        slot[r, e] = count[r]
+                        cols.append((r, count[r], self.bw[e]))
+                        count[r] += 1
+            D = max(1, int(count.max()) if count.size else 1)
+            sbw = np.zeros((self.P, D))
+            for r, k, b in cols:
+                sbw[r, k] = b
+            self._slot, self._sbw = slot, sbw
+        return self._slot
+
+    def slot_bw(self) -> np.ndarray:
+        """(P, D): the bandwidth of each link of each processor, by position (0 padded)."""
+        self.slots()
+        return self._sbw
+
+    def first_hops(self) -> np.ndarray:
+        """(P, P): the link by which the route from processor i to processor j leaves i
+        (-1 on the diagonal)."""
+        if self.hop is not None:
+            return self.hop
+        rt = route_table(self.resources)
+        pred = rt.pred.astype(np.int64)
+        plink = rt.pred_link.astype(np.int64)
+        procs = self.resources.processors
+        P, R = pred.shape
+        src = procs[:, None]
+        # child[k, v]: the node after processors[k] on its route tree towards v
+        child = np.where(pred == src, np.arange(R)[None, :], -1)
+        par = np.where(pred >= 0, pred, 0)
+        for _ in range(R):
+            nxt = np.where(child >= 0, child, np.take_along_axis(child, par, axis=1))
+            nxt = np.where(pred >= 0, nxt, -1)
+            if np.array_equal(nxt, child):
+                break
+            child = nxt
+        hop = np.full((P, P), -1, dtype=np.int64)
+        kk, jj = np.meshgrid(np.arange(P), np.arange(P), indexing="ij")
+        low = kk < jj
+        c = child[kk[low], procs[jj[low]]]
+        hop[low] = plink[kk[low], np.where(c >= 0, c, 0)]
+        high = kk > jj
+        hop[high] = plink[jj[high], procs[kk[high]]]
+        self.hop = hop
+        return hop
+
+
+def _lp(adm, leave, w, cap, bq, L) -> bool:
+    """Fractional assignment with two budgets per processor: compute (L c_p) and the
+    volume its tasks must send off it (L b_p). Tasks and processors with equal rows merge."""
+    tkey = np.concatenate([w[:, None], np.where(adm, leave, -1.0)], axis=1)
+    trows, tinv = np.unique(tkey, axis=0, return_inverse=True)
+    tinv = tinv.reshape(-1)
+    m = np.bincount(tinv).astype(np.float64)
+    pkey = np.concatenate([cap[:, None], bq[:, None], trows[:, 1:].T], axis=1)
+    prows, pinv = np.unique(pkey, axis=0, return_inverse=True)
+    pinv = pinv.reshape(-1)
+    C = np.bincount(pinv, weights=cap)
+    B = np.bincount(pinv, weights=bq)
+    coef = prows[:, 2:].T  # (task groups, proc groups): leaving volume, -1 where not allowed
+    gi, hi = np.nonzero(coef >= 0)
+    nv = gi.shape[0]
+    G, H = coef.shape
+    a_eq = np.zeros((G, nv))
+    a_eq[gi, np.arange(nv)] = 1.0
+    a_ub = np.zeros((2 * H, nv))
+    a_ub[hi, np.arange(nv)] = trows[gi, 0]
+    a_ub[H + hi, np.arange(nv)] = coef[gi, hi]
+    b_ub = np.concatenate([L * C, L * B]) * (1 + 1e-9) + 1e-12
+    out = linprog(
+        np.zeros(nv), A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=m, bounds=(0, None), method="highs"
+    )
+    return out.status != 2  # only a proof of infeasibility counts
+
+
+def _hop_sets(st, rows_):
+    """For each row (a set of processors) and processor p: the sum of the bandwidths of
+    p's links that lead to a processor of the set other than p, and the one link by which
+    all of them are reached (-1 when several, -2 when none)."""
+    hop = st.first_hops()
+    E = st.bw.shape[0]
+    P = st.P
+    beff = np.empty((rows_.shape[0], P))
+    single = np.empty((rows_.shape[0], P), dtype=np.int64)
+    for r, row in enumerate(rows_):
+        h = np.where(row[None, :], hop, -1)
+        mark = np.zeros((P, E + 1), dtype=bool)
+        mark[np.repeat(np.arange(P), P), h.reshape(-1)] = True
+        mark = mark[:, :-1]
+        beff[r] = mark @ st.bw
+        cnt = mark.sum(axis=1)
+        single[r] = np.where(cnt == 1, mark.argmax(axis=1), np.where(cnt == 0, -2, -1))
+    return beff, single
+
+
+def _feasible(
+    st: _Stars, L: float, rounds: int = _ROUNDS, work: float = _WORK, lp: bool = True
+) -> bool:
+    """False only if no mapping has maximum occupancy at most ``L`` (see the module)."""
+    leave = st.leaving(L)[:, st.cap_class]  # (n, P)
+    keep = st.vol[:, None] - leave
+    tol = _SLACK * st.vol[:, None]
+    adm = leave <= L * st.band[None, :] * (1 + _SLACK) + tol
+    if not adm.any(axis=1).all():
+        return False
+    if st.P == 1:
+        return True
+    nnz = st.ix.shape[0]
+    for _ in range(rounds):
+        if adm.all():
+            break
+        near_rows, ninv = _unique_rows(_near(st, adm))
+        if near_rows.shape[0] * st.P * st.P > work:
+            break
+        beff, _ = _hop_sets(st, near_rows)
+        new = adm & (leave <= L * beff[ninv.reshape(-1)] * (1 + _SLACK) + tol)
+        arows, ainv = _unique_rows(adm)
+        slot = st.slots()
+        D = int(slot.max()) + 1
+        A = arows.shape[0]
+        if nnz and A * st.P * st.P + st.n * st.P * D <= work:
+            _, single = _hop_sets(st, arows)  # (A, P): the one link to each row's processors
+            # volume of each task to the neighbours of each row
+            wa = np.bincount(st.rows * A + ainv[st.ix], weights=st.vn, minlength=st.n * A)
+            wa = wa.reshape(st.n, A)
+            V = np.zeros((st.n, st.P, D))
+            for r in range(A):
+                ok = np.flatnonzero(single[r] >= 0)
+                if ok.size and wa[:, r].any():
+                    V[:, ok, slot[ok, single[r, ok]]] += wa[:, r][:, None]
+            cap_l = st.slot_bw()  # (P, D): bandwidth of each link of p, by position
+            bad = V > (L * cap_l * (1 + _SLACK))[None, :, :] + (keep + tol)[:, :, None]
+            new &= ~bad.any(axis=2)
+        if not new.any(axis=1).all():
+            return False
+        if np.array_equal(new, adm):
+            break
+        adm = new
+    if adm.all() or not lp:
+        return L * st.cap.sum() * (1 + 1e-9) >= st.w.sum()
+    if 2 * _unique_rows(adm)[0].shape[0] * st.P > work:
+        return L * st.cap.sum() * (1 + 1e-9) >= st.w.sum()  # the LP would be too large
+    hop = st.first_hops()
+    Q = adm.any(axis=0)
+    mark = np.zeros((st.P, st.bw.shape[0] + 1), dtype=bool)
+    h = np.where(Q[None, :], hop, -1)
+    mark[np.repeat(np.arange(st.P), st.P), h.reshape(-1)] = True
+    bq = mark[:, :-1] @ st.bw
+    return _lp(adm, leave, st.w, st.cap, bq, L)
+
+
+def _unique_rows(a: np.ndarray):
+    """Distinct rows of a boolean matrix and the index of each row among them."""
+    packed = np.ascontiguousarray(np.packbits(a, axis=1))
+    keys = packed.view(np.dtype((np.void, packed.shape[1]))).reshape(-1)
+    _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+    return a[first], inv.reshape(-1)
+
+
+def _near(st: _Stars, adm: np.ndarray) -> np.ndarray:
+    """(n, P): the processors where some neighbour of each task may sit."""
+    return np.asarray(st.adjacency @ adm.astype(np.float32)) > 0
