@@ -89,6 +89,18 @@ def test_a_worker_installs_the_shipped_caches_and_builds_none(tmp_path, monkeypa
         assert shipping.cache_stats == {"installed": 0, "refused": 0}
 
 
+def test_caches_over_the_size_limit_stay_behind(tmp_path, monkeypatch):
+    monkeypatch.setattr(shipping, "CACHE_BYTES", 1000)
+    batch = _batch()
+    serial = [answer(item.solve(seed=i)) for i, item in enumerate(_batch())]
+    packed = _pack(batch, tmp_path)
+    _count_builds(monkeypatch)
+    routing._by_digest.clear()
+    assert _worker_side(packed, monkeypatch) == serial
+    assert shipping.cache_stats == {"installed": 0, "refused": 0}
+    assert _BUILDS == {"Topology": 1, "RouteTable": 1}
+
+
 def test_a_foreign_or_altered_cache_is_refused_and_the_worker_builds_its_own(tmp_path, monkeypatch):
     batch = _batch()
     other = _batch(seed=9)[0][1]  # another resource graph
@@ -158,3 +170,37 @@ def test_a_process_worker_builds_no_route_table_or_topology():
     assert all(item.verify(r).ok for item, r in zip(batch, got))
     assert counts == {"installed": 1, "refused": 0}
     assert builds == {"Topology": 0, "RouteTable": 0}
+
+
+def test_on_dask_the_caches_are_scattered_with_the_graph_and_installed(monkeypatch):
+    class Client:  # the part of distributed.Client a Shipper uses
+        def __init__(self):
+            self.scattered = []
+
+        def scatter(self, obj, broadcast, hash):
+            self.scattered.append(obj)
+            return ("future", len(self.scattered))
+
+    batch = _batch()
+    serial = [answer(item.solve(seed=i)) for i, item in enumerate(_batch())]
+    client = Client()
+    shipper = Shipper(client=client)
+    items = [(i, _check_item(item), i) for i, item in enumerate(batch)]
+    packed = [shipper.pack(items[i : i + 3]) for i in (0, 3)]
+    assert len(client.scattered) == 1  # the graph and its caches: one value, once
+    digest = digest_of(batch[0][1])
+    plain = pickle.dumps(batch[0][1], protocol=pickle.HIGHEST_PROTOCOL)
+    assert client.scattered[0].startswith(plain) and len(client.scattered[0]) > len(plain)
+    _count_builds(monkeypatch)
+    routing._by_digest.clear()
+    monkeypatch.setattr(shipping, "_cache", OrderedDict())
+    monkeypatch.setattr(shipping, "cache_stats", {"installed": 0, "refused": 0})
+    given = {digest: client.scattered[0]}  # what Dask hands the task for its future
+    got = []
+    for payload, keywords in packed:
+        assert keywords == {"shared": {digest: ("future", 1)}}
+        arrived = pickle.loads(pickle.dumps(payload, protocol=5))
+        got += [answer(item.solve(seed=s)) for _, item, s in unpack(arrived, given)]
+    assert got == serial
+    assert shipping.cache_stats == {"installed": 1, "refused": 0}
+    assert _BUILDS == {"Topology": 0, "RouteTable": 0}

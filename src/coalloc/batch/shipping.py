@@ -64,6 +64,10 @@ SCATTER_BYTES = 1 << 20
 #: the task mapper's routes and topology) with the model, built once in the calling process,
 #: so that no worker rebuilds them (False: every worker builds its own, as before).
 SHIP_CACHES = True
+#: Caches larger than this stay behind (each worker builds its own): a multilevel topology
+#: grows as processors squared (4.4 MB for the benchmark's 158 processors, about 100 MB for
+#: 1,000), and past some size a worker builds it faster than it reads it.
+CACHE_BYTES = 64 << 20
 
 
 def _model_types() -> tuple:
@@ -194,9 +198,10 @@ class Shipper:
         if not SHIP_CACHES:
             return None
         try:
-            return export_caches(obj, digest)
+            extra = export_caches(obj, digest)
         except Exception:  # a cache that does not build or pickle: the workers build theirs
             return None
+        return extra if extra is not None and len(extra) <= CACHE_BYTES else None
 
     def _digest_if_shared(self, obj: Any) -> Optional[str]:
         if not isinstance(obj, self.types):
