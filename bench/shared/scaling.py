@@ -19,6 +19,8 @@ the calling process's peak is the benchmark's own). The local Dask cluster runs 
     python -m bench.shared.scaling --large --repeats 1    # >= 10 s of serial work per family
     python -m bench.shared.scaling --families mixed --workers 2 --kinds processes dask --one
                                        # costs 1,000x apart: chunks by cost vs one per chunk
+    python -m bench.shared.scaling --families taskmap --workers 2 --kinds processes dask --caches
+                                       # the graph's routes shipped with it vs built per worker
 
 It runs on any core count (``--workers`` up to the CPUs). ``--bytes`` measures what crosses
 to a process or Dask worker per instance, with the shared models sent once
@@ -196,6 +198,90 @@ def _as_before(before: bool):
         run._shipper_for = saved
 
 
+@contextlib.contextmanager
+def _caches_shipped(ship: bool):
+    """With ``ship`` False: the caches a model's class declares travelling are not shipped
+    with it (every worker builds its own, as before issue 41 item 3)."""
+    from coalloc.batch import shipping
+
+    saved = shipping.SHIP_CACHES
+    shipping.SHIP_CACHES = ship and saved
+    try:
+        yield
+    finally:
+        shipping.SHIP_CACHES = saved
+
+
+def _worker_setup(blob: bytes, digest: str, ship: bool) -> float:
+    """Seconds a worker takes to make a shared model it receives ready to solve: unpickle
+    it and install the caches shipped with it (``ship``), or build them (as before)."""
+    import io
+
+    from coalloc._shared.caches import _spec, cache_of, install_caches
+
+    clear = getattr(sys.modules.get("coalloc.taskmap.routing"), "_by_digest", None)
+    if clear is not None:
+        clear.clear()  # a fresh worker: no route table of an equal graph held
+    start = time.perf_counter()
+    fh = io.BytesIO(blob)
+    obj = pickle.load(fh)
+    extra = fh.read()
+    if ship and extra:
+        install_caches(obj, extra, digest)
+    else:
+        _spec(obj)[1](obj)  # the class's fill: what the first solve builds
+    assert len(cache_of(obj)) >= 2
+    return time.perf_counter() - start
+
+
+def worker_setup(family: str, kind: str, workers: int, seed: int, repeats: int = 3) -> dict:
+    """Per-worker set-up of one fresh shared model of ``family`` on ``kind`` ("processes" or
+    "dask"): the caller's seconds to build and export its caches once, the bytes that cross,
+    and the median seconds a worker takes with the caches shipped and building its own."""
+    from coalloc._shared.caches import export_caches
+    from coalloc.batch.shipping import digest_of
+
+    model = family_batch(family, 1, seed=seed)[0][1]
+    plain = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+    digest = digest_of(model)
+    start = time.perf_counter()
+    extra = export_caches(model, digest) or b""
+    caller = time.perf_counter() - start
+    blob = plain + extra
+    times: Dict[bool, list] = {True: [], False: []}
+    client = cluster = executor = None
+    try:
+        if kind == "processes":
+            executor = cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
+            list(executor.map(_worker_peak, range(workers)))  # started: not timed
+        else:
+            import distributed
+
+            cluster = local_cluster(workers)
+            client = distributed.Client(cluster)
+            client.run(_warm)
+        for rep in range(repeats + 1):  # the first round (imports the solvers) not counted
+            for ship in (True, False):
+                if executor is not None:
+                    futures = [executor.submit(_worker_setup, blob, digest, ship)
+                               for _ in range(workers)]  # fmt: skip
+                    got = [f.result() for f in futures]
+                else:
+                    got = list(client.run(_worker_setup, blob, digest, ship).values())
+                if rep:
+                    times[ship] += got
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+        if executor is not None:
+            executor.shutdown()
+    return {"caller": caller, "model_bytes": len(plain), "cache_bytes": len(extra),
+            "shipped": statistics.median(times[True]),
+            "built": statistics.median(times[False])}  # fmt: skip
+
+
 #: The Dask settings of the benchmark's local cluster (docs/batch.md recommends them for a
 #: batch cluster): the worker's statistical profiler off (it samples the solving thread's
 #: stack every 10 ms) and glibc's trim threshold back from the nanny's 64 KiB to 128 MiB
@@ -231,6 +317,8 @@ def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
     trailing ``"-one"``: one instance per chunk, solve_many's default before issue 41)."""
     before = kind.endswith("-before")
     kind = kind.removesuffix("-before")
+    nocache = kind.endswith("-nocache")  # every worker builds the model's caches (no shipping)
+    kind = kind.removesuffix("-nocache")
     if before or kind.endswith("-one"):
         chunksize = 1
     kind = kind.removesuffix("-one")
@@ -249,7 +337,7 @@ def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
             client.run(_warm)  # started, coalloc imported: not timed
             executor = client.get_executor()
         start = time.perf_counter()
-        with _as_before(before):
+        with _as_before(before), _caches_shipped(not nocache):
             results = _solve(batch, kind, executor, workers, seed, chunksize)
         wall = time.perf_counter() - start
         if kind == "processes":
@@ -315,6 +403,10 @@ def main(argv=None) -> int:
     ap.add_argument("--one", action="store_true",
                     help="also processes and Dask at the most workers with one instance per "
                     "chunk (the default before issue 41), interleaved in the same run")  # fmt: skip
+    ap.add_argument("--caches", action="store_true",
+                    help="also processes and Dask at the most workers with every worker "
+                    "building the shared model's caches (not shipped with it), interleaved, "
+                    "and the per-worker set-up time of both")  # fmt: skip
     ap.add_argument("--large", action="store_true",
                     help="batches of at least 10 s of serial work each on the 2-core VM "
                     "(LARGE_SIZES), for the quiet-machine run")  # fmt: skip
@@ -346,6 +438,21 @@ def main(argv=None) -> int:
     if args.one:
         most = max(args.workers)
         configs += [(f"{kind}-one", most) for kind in args.kinds if kind != "threads"]
+    if args.caches:
+        most = max(args.workers)
+        configs += [(f"{kind}-nocache", most) for kind in args.kinds if kind != "threads"]
+        print("\n| family | executor | workers | caller builds + exports, s | model / caches "
+              "bytes | worker set-up, caches shipped, s | built, s | ratio |")  # fmt: skip
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
+        for family in args.families:
+            for kind in args.kinds:
+                if kind == "threads":
+                    continue
+                w = worker_setup(family, kind, most, args.seed, args.repeats)
+                say(f"| {family} | {kind} | {most} | {w['caller']:.4f} | "
+                    f"{w['model_bytes']:,} / {w['cache_bytes']:,} | {w['shipped']:.4f} | "
+                    f"{w['built']:.4f} | {w['built'] / w['shipped']:.1f}x |")  # fmt: skip
+        print(f"load average {os.getloadavg()}")
     print("\n| family (instances) | executor | workers | inst/s | speed-up | efficiency | "
           "overhead ms/inst | peak MiB/worker | same answers |")  # fmt: skip
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")

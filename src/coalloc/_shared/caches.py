@@ -21,11 +21,13 @@ Examples
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 import threading
 import weakref
-from typing import Any, Dict, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
-__all__ = ["cache_of"]
+__all__ = ["cache_of", "export_caches", "install_caches", "travels", "CacheRefused"]
 
 # Why not weakref.WeakKeyDictionary (issue 37 item 5, reviewed): it keys by the model's
 # hash and equality, so it works only while every model class keeps object identity for
@@ -86,3 +88,153 @@ def cache_of(model: Any) -> dict:
         ref = weakref.ref(model, lambda r, key=key: _forget(key, r))
         _caches[key] = (ref, cache)
         return cache
+
+
+# ------------------------------------------------- caches that travel with their model
+#
+# A batch ships a shared model to each worker once (coalloc.batch.shipping); what the
+# solvers derive from it and keep in cache_of would be rebuilt by every worker. A model
+# class that registers here (travels) names the cache entries worth shipping and how to
+# fill them: the calling process fills them once, exports them beside the model's pickle,
+# and each worker installs them into cache_of(model) on receipt. An export is bound to the
+# digest of the model it derives from and carries a checksum of its own bytes: a worker
+# refuses one that names another model or was altered (CacheRefused), and then builds its
+# own as before.
+
+#: model class -> (cache keys that travel, function that fills them in cache_of(model))
+_TRAVEL: Dict[type, Tuple[Tuple[str, ...], Optional[Callable[[Any], None]]]] = {}
+_FORMAT = "coalloc.caches/1"
+
+
+class CacheRefused(ValueError):
+    """An exported cache that does not belong to the model it was offered for, or whose
+    bytes do not match their checksum."""
+
+
+def travels(cls: type, keys: Tuple[str, ...], fill: Optional[Callable[[Any], None]] = None
+            ) -> None:  # fmt: skip
+    """Declare that the cache entries ``keys`` of a ``cls`` model travel with it in batches.
+
+    Parameters
+    ----------
+    cls : type
+        The model class (instances of subclasses travel too).
+    keys : tuple of str
+        The :func:`cache_of` keys shipped; their values must pickle (and unpickle to an
+        equivalent, read-only value).
+    fill : callable, optional
+        ``fill(model)`` builds those entries in ``cache_of(model)``; called once in the
+        calling process by :func:`export_caches` (``fill=True``).
+    """
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a class, got {type(cls).__name__}")
+    _TRAVEL[cls] = (tuple(str(k) for k in keys), fill)
+
+
+def _spec(model: Any) -> Optional[Tuple[Tuple[str, ...], Optional[Callable[[Any], None]]]]:
+    for cls in type(model).__mro__:
+        spec = _TRAVEL.get(cls)
+        if spec is not None:
+            return spec
+    return None
+
+
+def export_caches(model: Any, digest: str, fill: bool = True) -> Optional[bytes]:
+    """The travelling cache entries of ``model`` as bytes bound to its ``digest``.
+
+    Parameters
+    ----------
+    model : object
+        A shared model.
+    digest : str
+        The content digest the model is shipped under
+        (:func:`coalloc.batch.shipping.digest_of`).
+    fill : bool
+        Build missing entries first (the class's ``fill``), else export what exists.
+
+    Returns
+    -------
+    bytes or None
+        None when the class has no travelling caches or none is built.
+
+    Examples
+    --------
+    >>> class M:
+    ...     pass
+    >>> travels(M, ("t",), lambda m: cache_of(m).setdefault("t", [1, 2]))
+    >>> a, b = M(), M()
+    >>> blob = export_caches(a, "d" * 64)
+    >>> install_caches(b, blob, "d" * 64), cache_of(b)
+    (['t'], {'t': [1, 2]})
+    """
+    spec = _spec(model)
+    if spec is None:
+        return None
+    keys, filler = spec
+    cache = cache_of(model)
+    if fill and filler is not None and any(k not in cache for k in keys):
+        filler(model)
+    entries = {k: cache[k] for k in keys if k in cache}
+    if not entries:
+        return None
+    payload = pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL)
+    envelope = {
+        "format": _FORMAT,
+        "model": str(digest),
+        "sha256": hashlib.sha256(payload).hexdigest(),
+        "payload": payload,
+    }
+    return pickle.dumps(envelope, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def install_caches(model: Any, blob: bytes, digest: str) -> list:
+    """Install into ``cache_of(model)`` the entries :func:`export_caches` exported.
+
+    Entries the model already has are kept (never replaced).
+
+    Parameters
+    ----------
+    model : object
+        The model as received.
+    blob : bytes
+        What :func:`export_caches` returned.
+    digest : str
+        The digest ``model`` was shipped under.
+
+    Returns
+    -------
+    list of str
+        The keys installed.
+
+    Raises
+    ------
+    CacheRefused
+        ``blob`` is not an export, was exported for another model (digest) or for another
+        class, or its payload does not match its checksum; nothing is installed.
+    """
+    try:
+        envelope = pickle.loads(blob)
+        ok = isinstance(envelope, dict) and envelope.get("format") == _FORMAT
+    except Exception as exc:  # unreadable bytes: refused, never half-installed
+        raise CacheRefused(f"not a cache export ({type(exc).__name__}: {exc})") from None
+    if not ok:
+        raise CacheRefused("not a cache export")
+    if envelope.get("model") != digest:
+        raise CacheRefused(f"a cache of model {str(envelope.get('model'))[:12]}..., "
+                           f"offered for model {str(digest)[:12]}...")  # fmt: skip
+    payload = envelope.get("payload")
+    if not isinstance(payload, bytes) or hashlib.sha256(payload).hexdigest() != envelope.get(
+        "sha256"
+    ):
+        raise CacheRefused("the cache's bytes do not match their checksum")
+    spec = _spec(model)
+    entries = pickle.loads(payload)
+    if spec is None or not isinstance(entries, dict) or not set(entries) <= set(spec[0]):
+        raise CacheRefused(f"not a cache of a {type(model).__name__}")
+    cache = cache_of(model)
+    installed = []
+    for key, value in entries.items():
+        if key not in cache:
+            cache.setdefault(key, value)
+            installed.append(key)
+    return installed

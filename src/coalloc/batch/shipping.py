@@ -22,8 +22,12 @@ pickler: what the calling process spends per instance is that pickle and little 
 
 Each worker keeps the objects it received in a small digest-keyed cache
 (:data:`CACHE_SIZE` objects), so what the solvers derive from a model and keep beside it
-(:func:`coalloc._shared.caches.cache_of`: routes, per-testbed tables) is built once per
-worker and reused by the next instance on the same object. The solvers never write to a
+(:func:`coalloc._shared.caches.cache_of`: routes, per-testbed tables) is built at most once
+per worker and reused by the next instance on the same object. The caches a model's class
+declares travelling (:func:`coalloc._shared.caches.travels`: the task mapper's routes and
+topology) are built once in the calling process and cross with the model, right after its
+pickle, bound to its digest: a worker installs them on receipt (and refuses, then builds its
+own, a cache that names another model or whose bytes were altered). The solvers never write to a
 model (house rule; ``tests/shared/test_batch_shipping.py`` checks the digests of the
 shared models before and after a batch), so sharing one object between instances cannot
 change an answer.
@@ -32,12 +36,14 @@ change an answer.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import pickle
 import threading
 from collections import OrderedDict
 from typing import Any, Dict, Optional, Tuple
 
+from .._shared.caches import CacheRefused, export_caches, install_caches
 from .._shared.family import FamilyInstance, problem_kinds
 from .._shared.jsonio import atomic_output
 
@@ -54,6 +60,14 @@ _PROTOCOL = pickle.HIGHEST_PROTOCOL
 #: does not travel in its task, through the scheduler: it is scattered once, straight to
 #: a worker, and the task takes the future (the scheduler sees its key and its size).
 SCATTER_BYTES = 1 << 20
+#: Ship the caches a model's class declares travelling (:func:`coalloc._shared.caches.travels`:
+#: the task mapper's routes and topology) with the model, built once in the calling process,
+#: so that no worker rebuilds them (False: every worker builds its own, as before).
+SHIP_CACHES = True
+#: Caches larger than this stay behind (each worker builds its own): a multilevel topology
+#: grows as processors squared (4.4 MB for the benchmark's 158 processors, about 100 MB for
+#: 1,000), and past some size a worker builds it faster than it reads it.
+CACHE_BYTES = 64 << 20
 
 
 def _model_types() -> tuple:
@@ -157,6 +171,9 @@ class Shipper:
         blob = pickle.dumps(obj, protocol=_PROTOCOL)
         digest = hashlib.sha256(blob).hexdigest()
         if digest not in self.files:
+            extra = self._caches(obj, digest)
+            if extra:  # right after the model's pickle: one file, one scattered value
+                blob = b"".join((blob, extra))
             if self.client is not None:
                 # its pickle, not the object: a Dask worker stores bytes as they come, and
                 # the task's thread unpickles them (see unpack)
@@ -175,6 +192,16 @@ class Shipper:
                 self.files.pop(old, None)  # sent again (same digest) if it comes back
                 self.futures.pop(old, None)  # chunks already submitted hold theirs
         return digest
+
+    def _caches(self, obj: Any, digest: str) -> Optional[bytes]:
+        """The travelling caches of ``obj`` bound to ``digest`` (built here once), or None."""
+        if not SHIP_CACHES:
+            return None
+        try:
+            extra = export_caches(obj, digest)
+        except Exception:  # a cache that does not build or pickle: the workers build theirs
+            return None
+        return extra if extra is not None and len(extra) <= CACHE_BYTES else None
 
     def _digest_if_shared(self, obj: Any) -> Optional[str]:
         if not isinstance(obj, self.types):
@@ -201,6 +228,8 @@ class Shipper:
         """
         out = []
         used: Dict[str, None] = {}
+        if len(chunk) > 1:  # a model two instances of this chunk hold is shared from the
+            self._share_within(chunk)  # first (not inline: no worker builds for a copy)
         for index, item, seed in chunk:
             if isinstance(item, self.instance_type):
                 parts = None
@@ -227,6 +256,21 @@ class Shipper:
         if self.client is not None and files:
             keywords["shared"] = {d: self.futures[d] for d in files}
         return _Packed(out, files), keywords
+
+    def _share_within(self, chunk: list) -> None:
+        seen: Dict[int, None] = {}
+        for _, item, _ in chunk:
+            if isinstance(item, self.instance_type):
+                for part in item:
+                    if isinstance(part, self.types):
+                        key = id(part)
+                        if key in seen:
+                            entry = self.shared.get(key)
+                            if entry is None or entry[0] is not part:
+                                self.recent.pop(key, None)
+                                self._share(part)
+                        else:
+                            seen[key] = None
 
     def _scatter_one(self, blob: bytes) -> Any:
         """A Dask future of ``blob`` held by one worker, sent there by this client directly
@@ -269,6 +313,24 @@ _cache_lock = threading.Lock()
 _unpickling = threading.RLock()
 
 
+#: What this worker did with the caches that came with its models (tests, benchmarks).
+cache_stats = {"installed": 0, "refused": 0}
+
+
+def _receive(digest: str, fh: Any) -> Any:
+    """The model of digest ``digest`` from ``fh`` (its pickle, then the caches exported with
+    it, if any), remembered, with those caches installed beside it."""
+    obj = _remember(digest, pickle.load(fh))
+    extra = fh.read()
+    if extra:
+        try:
+            install_caches(obj, extra, digest)
+            cache_stats["installed"] += 1
+        except CacheRefused:  # another model's, or altered: this worker builds its own
+            cache_stats["refused"] += 1
+    return obj
+
+
 def _remember(digest: str, obj: Any) -> Any:
     # Its digest as this process pickles it on arrival, before any solve: the parent's may
     # differ for the same content (a set's order follows the process's string hashing).
@@ -304,12 +366,11 @@ def unpack(payload: Any, shared: Optional[dict] = None, data: Optional[bytes] = 
         for digest, path in payload.files.items():
             obj = _lookup(digest)
             if obj is None:
-                if shared is not None and digest in shared:
-                    obj = pickle.loads(shared[digest])  # Dask: the pickle it was scattered as
+                if shared is not None and digest in shared:  # Dask: what it was scattered as
+                    obj = _receive(digest, io.BytesIO(shared[digest]))
                 else:
                     with open(path, "rb") as fh:
-                        obj = pickle.load(fh)
-                obj = _remember(digest, obj)
+                        obj = _receive(digest, fh)
             got[digest] = obj
         packed = payload.chunk if payload.chunk is not None else data
         if isinstance(packed, (bytes, bytearray, memoryview, pickle.PickleBuffer)):  # Dask
@@ -321,6 +382,11 @@ def unpack(payload: Any, shared: Optional[dict] = None, data: Optional[bytes] = 
             item = item.cls.__new__(item.cls, *parts)
         chunk.append((index, item, seed))
     return chunk
+
+
+def _cache_counts() -> dict:
+    """How many caches that came with a model this worker installed and refused (tests)."""
+    return dict(cache_stats)
 
 
 def _cached_digests() -> list:

@@ -154,6 +154,15 @@ class Topology:
         idx = np.arange(max(p - 1, 0))
         self.gap = self.cost[idx, idx + 1].copy()
 
+    def __getstate__(self) -> dict:
+        # the compiled view does not pickle: rebuilt from the CSR (a batch ships the
+        # topology to its workers with the graph, coalloc._shared.caches.export_caches)
+        return {k: v for k, v in vars(self).items() if k != "routes"}
+
+    def __setstate__(self, state: dict) -> None:
+        vars(self).update(state)
+        self.routes = _multilevel.PairRoutes(self.rptr, self.rlink, self.E)
+
 
 def topology(res: ResourceGraph) -> Topology:
     """The :class:`Topology` of ``res``, built once and kept beside the graph.

@@ -167,6 +167,16 @@ class RouteTable:
         self.n_links = int(links.shape[0])
         self.kernel = _occupancy.Routes(self.pred, self.pred_link, self.proc_row, self.n_links)
 
+    def __getstate__(self) -> dict:
+        # the compiled view does not pickle: rebuilt from the tables (a batch ships the
+        # table to its workers with the graph, coalloc._shared.caches.export_caches)
+        return {k: v for k, v in vars(self).items() if k != "kernel"}
+
+    def __setstate__(self, state: dict) -> None:
+        vars(self).update(state)
+        readonly(self.pred, self.pred_link, self.proc_row)
+        self.kernel = _occupancy.Routes(self.pred, self.pred_link, self.proc_row, self.n_links)
+
     @property
     def nbytes(self) -> int:
         """Bytes held by the two tables."""
