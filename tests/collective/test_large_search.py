@@ -7,14 +7,18 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from coalloc.collective import coallocate, verify
+from coalloc.collective._heuristic_sets import dual_cuts as _dual_cuts
 from coalloc.collective._heuristic_sets import fill as _fill
 from coalloc.collective._heuristic_sets import lagrange as _lagrange
 from coalloc.collective._heuristic_sets import large_search as _large_search
+from coalloc.collective._heuristic_sets import repair as _repair
 from coalloc.collective._heuristic_sets import top_rows as _top
+from coalloc.collective._heuristic_sets import weighted_screen as _weighted_screen
+from coalloc.collective.core import kernels
 from coalloc.collective.generators import random_instance
 
 from .test_scaled_referee import build, instances
@@ -135,3 +139,119 @@ def test_large_path_is_taken(large_path, monkeypatch):
     pool, req = random_instance(9, 4, n_slots=10, seed=3)
     res = coallocate(pool, req, "scan", enumerate_limit=0)
     assert calls and res.iterations["lagrange_steps"] >= 1
+
+
+# Issue 40: the best weights by cutting planes (a proof before any integer program) and the
+# swaps' repair, each against a complete enumeration of the sets (the referee).
+
+
+def _random_rows(seed, ties):
+    rng = np.random.default_rng(seed)
+    r, m = int(rng.integers(1, 10)), int(rng.integers(1, 4))
+    n = int(rng.integers(1, r + 1))
+    a = rng.uniform(0, 8, (r, m))
+    if ties:
+        a = np.floor(a)
+    top = -np.sort(-a, axis=0)[:n].sum(axis=0)
+    d = top * rng.uniform(0.5, 1.05, m) * (rng.random(m) < 0.9)
+    return a, d, d - n * 1e-9 * 8, n
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+@example(seed=0, ties=False)
+def test_dual_cuts_proofs_and_sets_against_enumeration(seed, ties):
+    a, d, dlo, n = _random_rows(seed, ties)
+    verdict, sets, steps = _dual_cuts(a, d, dlo, n)
+    truth = _any_set(a, dlo, n)
+    if verdict == "infeasible":
+        assert not truth and not sets
+    if verdict == "feasible":
+        assert truth
+        rows = sets[0]
+        assert rows.size == n and np.unique(rows).size == n
+        assert np.all(a[rows].sum(axis=0) >= dlo)
+    for rows in sets:  # every set met is n distinct rows
+        assert rows.size == n and np.unique(rows).size == n
+
+
+def test_dual_cuts_on_rows_that_trade_properties_off():
+    # three properties the rows trade off: the verdicts agree with the referee at every total
+    a = np.array([[9.0, 0.0, 3.0], [0.0, 9.0, 3.0], [4.0, 4.0, 4.0], [6.0, 6.0, 0.0],
+                  [3.0, 3.0, 6.0], [0.0, 0.0, 12.0]])  # fmt: skip
+    for total in (16.0, 17.0, 18.0, 19.0):
+        d = np.full(3, total)
+        verdict, _, _ = _dual_cuts(a, d, d, 3)
+        truth = _any_set(a, d, 3)
+        assert verdict != ("infeasible" if truth else "feasible")
+    d = np.full(3, 19.0)
+    assert not _any_set(a, d, 3) and _dual_cuts(a, d, d, 3)[0] == "infeasible"
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_repair_sets_are_admissible(seed, ties):
+    a, d, dlo, n = _random_rows(seed, ties)
+    rng = np.random.default_rng(seed)
+    cap = a + rng.uniform(0, 4, a.shape)
+    start = np.sort(rng.choice(a.shape[0], n, replace=False))
+    rows, rounds = _repair(kernels("compiled"), a, cap - a, cap, d, dlo, np.zeros(a.shape[1]),
+                           [start], n)  # fmt: skip
+    assert rounds >= 0
+    if rows is not None:
+        assert rows.size == n and np.unique(rows).size == n
+        assert np.all(a[rows].sum(axis=0) >= dlo)
+    else:  # only a heuristic: it may miss a set, never invent one
+        assert not np.all(a[start].sum(axis=0) >= dlo)
+
+
+@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("collective", [True, False])
+def test_large_path_without_the_program(large_path, monkeypatch, seed, collective):
+    """The large path with the integer program forbidden: every start it decides is
+    decided by the weights, the cutting planes, the fill or the repair; the answer still
+    matches brute force whenever no start needed the program."""
+    pool, req = random_instance(9, 4, n_slots=10, collective=collective, seed=seed)
+    monkeypatch.setattr(scan_module, "feasible_subset",
+                        lambda *a, **k: ("time_limit", None))  # fmt: skip
+    ref = coallocate(pool, req, "brute_force")
+    res = coallocate(pool, req, "scan", enumerate_limit=0)
+    if res.proven:  # no start left to the program: the verdicts alone were exact
+        assert res.start == ref.start
+        if res.start is not None:
+            assert verify(req, pool, res).ok
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_weighted_screen_proofs_against_enumeration(seed, ties):
+    rng = np.random.default_rng(seed)
+    starts, r, m = int(rng.integers(1, 5)), int(rng.integers(1, 9)), int(rng.integers(1, 4))
+    n = int(rng.integers(1, r + 1))
+    cap = rng.uniform(1, 8, (r, m))
+    tms = cap[None, :, :] * rng.uniform(0, 1, (starts, r, m))
+    if ties:
+        cap, tms = np.floor(cap), np.floor(tms)
+    elo = rng.uniform(0, 1, m) * (rng.random(m) < 0.5)
+    top = -np.sort(-(cap[None] - tms), axis=1)[:, :n].sum(axis=1).max(axis=0)
+    d = top * rng.uniform(0.5, 1.05, m) * (rng.random(m) < 0.9)
+    dlo = d - n * 1e-9
+    proven = _weighted_screen(cap, tms, elo, d, dlo, n)
+    assert proven.shape == (starts,)
+    for s in range(starts):
+        a = cap - tms[s]
+        el = np.flatnonzero(np.all(a >= elo, axis=1))
+        truth = el.size >= n and _any_set(a[el], dlo, n)
+        if proven[s]:  # a proof: the referee finds no set of n eligible rows
+            assert not truth
+
+
+def test_weighted_screen_decides_a_trade_off():
+    # two properties, four nodes: the 2 largest of each reach 15, no 2 nodes reach both
+    cap = np.array([[10.0, 0.0], [10.0, 0.0], [0.0, 10.0], [0.0, 10.0]])
+    tms = np.zeros((2, 4, 2))
+    tms[1, 0, 0] = tms[1, 2, 1] = 5.0  # the second start: less available, still no set
+    d = np.array([15.0, 15.0])
+    assert _weighted_screen(cap, tms, np.zeros(2), d, d, 2).tolist() == [True, True]
+    d = np.array([10.0, 10.0])  # a mixed set exists at the first start: no proof there
+    assert not _weighted_screen(cap, tms, np.zeros(2), d, d, 2)[0]

@@ -43,7 +43,7 @@ from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.seeding import check_seed
 from ._exact_sets import best_subset, enumerate_best, feasible_subset
-from ._heuristic_sets import greedy_starts, improve, large_search
+from ._heuristic_sets import dual_cuts, greedy_starts, improve, large_search, weighted_screen
 from ._order import demand_first
 from .core import (
     CallReport,
@@ -256,12 +256,19 @@ def scan(
                 times, res = pool._state  # one read: the grid and its amounts together
                 tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
             codes, elig, props, vals = ker.screen(tm_block, cap, e, d, n, tol=tol)
+            passed = np.flatnonzero(codes == 0)
+            # the equal weights' proof, for every start that passed at once (code 3)
+            codes[passed[weighted_screen(cap, tm_block[passed], elo, d, dlo, n)]] = 3
             clock.lap("window_max")
             q = 0
-            for s in np.flatnonzero(codes == 0).tolist():
+            for s in passed.tolist():
                 note_screened(b[q:s], codes[q:s], elig[q:s], props[q:s], vals[q:s])
                 counters["starts"] += s - q + 1
                 q = s + 1
+                if codes[s] == 3:  # no set of N: as the set search would have found
+                    counters["weighted_screen"] = counters.get("weighted_screen", 0) + 1
+                    note({"start": float(b[s]), "check": "combination", "property": None})
+                    continue
                 yield b[s], tm_block[s]
             note_screened(b[q:], codes[q:], elig[q:], props[q:], vals[q:])
             counters["starts"] += b.size - q
@@ -434,7 +441,7 @@ def scan(
                 note({"start": float(t), "check": "combination", "property": None})
                 continue
         elif n * el.size > _LARGE:
-            verdict, cands, k = large_search(a, tm, cp, d, n, e, dlo)
+            verdict, cands, k = large_search(a, tm, cp, d, n, e, dlo, ker, tol)
             counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + k
             if verdict == "infeasible":
                 note({"start": float(t), "check": "combination", "property": None})
@@ -453,8 +460,13 @@ def scan(
             counters["swap_rounds"] += k
             cands = [r] if np.all(a[r].sum(axis=0) >= dlo) else []
             if not cands:
-                # the repair from the best-coverage start failed: the integer program
-                # decides whether any set exists at this start
+                # the repair from the best-coverage start failed: the best weighted sums may
+                # prove the start empty; else the integer program decides
+                verdict, _, k = dual_cuts(a, d, dlo, n)
+                counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + k
+                if verdict == "infeasible":
+                    note({"start": float(t), "check": "combination", "property": None})
+                    continue
                 r = program(t, a)
                 if r is None:
                     continue
