@@ -145,9 +145,35 @@ def weighted_screen(cap: Array, tms: Array, elo: Array, d: Array, dlo: Array,
     nothing. Vectorised over :data:`SCREEN_CHUNK` starts at a time."""
     S = tms.shape[0]
     out = np.zeros(S, dtype=bool)
-    pos = d > 0
-    if S == 0 or not np.any(pos) or n < 1:
+    pos = np.flatnonzero(d > 0)
+    if S == 0 or pos.size == 0 or n < 1 or tms.shape[1] < n:
         return out
+    k = pos.size
+    lam = np.full(k, 1.0 / k)
+    bound = float(lam @ (dlo[pos] / d[pos]))
+    w = lam / d[pos]  # the weight of each property's amount
+    for c0 in range(0, S, SCREEN_CHUNK):
+        tm = tms[c0 : c0 + SCREEN_CHUNK]
+        ok = np.ones(tm.shape[:2], dtype=bool)
+        score = np.zeros(tm.shape[:2])
+        mag = np.zeros(tm.shape[:2])
+        for i in range(cap.shape[1]):  # property by property: no reduction over a short axis
+            a = cap[None, :, i] - tm[:, :, i]
+            ok &= a >= elo[i]
+        for q, i in enumerate(pos.tolist()):
+            a = cap[None, :, i] - tm[:, :, i]
+            score += a * w[q]
+            mag += np.abs(a) * w[q]
+        score[~ok] = -np.inf
+        mag[~ok] = 0.0
+        top = -np.partition(-score, n - 1, axis=1)[:, :n].sum(axis=1)
+        fin = np.isfinite(top)  # fewer than n eligible: the screens' case, no proof here
+        top = np.where(fin, top, 0.0)
+        # as proves_empty, the magnitudes of any n eligible nodes bounded by n times the
+        # largest: rounding of the weighted sums is far below this margin
+        margin = 1e-12 * (np.abs(top) + abs(bound) + n * mag.max(axis=1))
+        out[c0 : c0 + SCREEN_CHUNK] = fin & (top + margin < bound)
+    return out
     k = int(pos.sum())
     lam = np.full(k, 1.0 / k)
     bound = float(lam @ (dlo[pos] / d[pos]))
