@@ -140,8 +140,9 @@ def weighted_screen(cap: Array, tms: Array, elo: Array, d: Array, dlo: Array,
     capacities; a node is eligible where ``cap - tm >= elo`` on every property. For each
     start the ``n`` largest weighted sums ``sum_i a_ij / (k d_i)`` (``k`` the properties with
     a total) of the eligible nodes are added and compared with ``sum_i dlo_i / (k d_i)``, as
-    :func:`proves_empty` does (the same margin): below it, no set exists (an admissible set
-    would reach it). The start is proven empty without its set search; ``False`` proves
+    :func:`proves_empty` does (its margin, with the magnitudes of any ``n`` eligible nodes
+    bounded by ``n`` times the largest): below it, no set exists (an admissible set would
+    reach it). The start is proven empty without its set search; ``False`` proves
     nothing. Vectorised over :data:`SCREEN_CHUNK` starts at a time."""
     S = tms.shape[0]
     out = np.zeros(S, dtype=bool)
