@@ -17,7 +17,6 @@ from coalloc.collective._heuristic_sets import lagrange as _lagrange
 from coalloc.collective._heuristic_sets import large_search as _large_search
 from coalloc.collective._heuristic_sets import repair as _repair
 from coalloc.collective._heuristic_sets import top_rows as _top
-from coalloc.collective._heuristic_sets import weighted_screen as _weighted_screen
 from coalloc.collective.core import kernels
 from coalloc.collective.generators import random_instance
 
@@ -220,38 +219,3 @@ def test_large_path_without_the_program(large_path, monkeypatch, seed, collectiv
         assert res.start == ref.start
         if res.start is not None:
             assert verify(req, pool, res).ok
-
-
-@settings(max_examples=150, deadline=None, derandomize=True)
-@given(st.integers(0, 2**32 - 1), st.booleans())
-def test_weighted_screen_proofs_against_enumeration(seed, ties):
-    rng = np.random.default_rng(seed)
-    starts, r, m = int(rng.integers(1, 5)), int(rng.integers(1, 9)), int(rng.integers(1, 4))
-    n = int(rng.integers(1, r + 1))
-    cap = rng.uniform(1, 8, (r, m))
-    tms = cap[None, :, :] * rng.uniform(0, 1, (starts, r, m))
-    if ties:
-        cap, tms = np.floor(cap), np.floor(tms)
-    elo = rng.uniform(0, 1, m) * (rng.random(m) < 0.5)
-    top = -np.sort(-(cap[None] - tms), axis=1)[:, :n].sum(axis=1).max(axis=0)
-    d = top * rng.uniform(0.5, 1.05, m) * (rng.random(m) < 0.9)
-    dlo = d - n * 1e-9
-    proven = _weighted_screen(cap, tms, elo, d, dlo, n)
-    assert proven.shape == (starts,)
-    for s in range(starts):
-        a = cap - tms[s]
-        el = np.flatnonzero(np.all(a >= elo, axis=1))
-        truth = el.size >= n and _any_set(a[el], dlo, n)
-        if proven[s]:  # a proof: the referee finds no set of n eligible rows
-            assert not truth
-
-
-def test_weighted_screen_decides_a_trade_off():
-    # two properties, four nodes: the 2 largest of each reach 15, no 2 nodes reach both
-    cap = np.array([[10.0, 0.0], [10.0, 0.0], [0.0, 10.0], [0.0, 10.0]])
-    tms = np.zeros((2, 4, 2))
-    tms[1, 0, 0] = tms[1, 2, 1] = 5.0  # the second start: less available, still no set
-    d = np.array([15.0, 15.0])
-    assert _weighted_screen(cap, tms, np.zeros(2), d, d, 2).tolist() == [True, True]
-    d = np.array([10.0, 10.0])  # a mixed set exists at the first start: no proof there
-    assert not _weighted_screen(cap, tms, np.zeros(2), d, d, 2)[0]

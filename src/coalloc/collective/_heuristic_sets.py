@@ -19,8 +19,8 @@ from .core import Kernels, factor, ratio
 
 Array = np.ndarray
 
-__all__ = ["greedy_starts", "top_rows", "lagrange", "proves_empty", "weighted_screen",
-           "dual_cuts", "repair", "large_search", "improve"]
+__all__ = ["greedy_starts", "top_rows", "lagrange", "proves_empty", "dual_cuts", "repair",
+           "large_search", "improve"]
 
 
 def greedy_starts(avail: Array, tmax: Array, cap: Array, d: Array, n: int,
@@ -124,76 +124,6 @@ def proves_empty(g: Array, b: Array, lam: Array, rows: Array, score: Array) -> b
     bound = float(lam @ b)
     margin = 1e-12 * (abs(top) + abs(bound) + float(np.abs(g[rows]).sum(axis=0) @ lam))
     return top + margin < bound
-
-
-#: Starts whose weighted sums :func:`weighted_screen` computes at once (memory: this many
-#: times the nodes times the properties).
-SCREEN_CHUNK = 32
-
-
-def weighted_screen(cap: Array, tms: Array, elo: Array, d: Array, dlo: Array,
-                    n: int) -> Array:  # fmt: skip
-    """A necessary condition for many starts at once: ``True`` where the equal weights of
-    :func:`lagrange`'s first step prove that no ``n`` eligible nodes reach every total.
-
-    ``tms`` (starts x nodes x m) holds the window maxima of each start, ``cap`` the nodes'
-    capacities; a node is eligible where ``cap - tm >= elo`` on every property. For each
-    start the ``n`` largest weighted sums ``sum_i a_ij / (k d_i)`` (``k`` the properties with
-    a total) of the eligible nodes are added and compared with ``sum_i dlo_i / (k d_i)``, as
-    :func:`proves_empty` does (its margin, with the magnitudes of any ``n`` eligible nodes
-    bounded by ``n`` times the largest): below it, no set exists (an admissible set would
-    reach it). The start is proven empty without its set search; ``False`` proves
-    nothing. Vectorised over :data:`SCREEN_CHUNK` starts at a time."""
-    S = tms.shape[0]
-    out = np.zeros(S, dtype=bool)
-    pos = np.flatnonzero(d > 0)
-    if S == 0 or pos.size == 0 or n < 1 or tms.shape[1] < n:
-        return out
-    k = pos.size
-    lam = np.full(k, 1.0 / k)
-    bound = float(lam @ (dlo[pos] / d[pos]))
-    w = lam / d[pos]  # the weight of each property's amount
-    for c0 in range(0, S, SCREEN_CHUNK):
-        tm = tms[c0 : c0 + SCREEN_CHUNK]
-        ok = np.ones(tm.shape[:2], dtype=bool)
-        score = np.zeros(tm.shape[:2])
-        mag = np.zeros(tm.shape[:2])
-        for i in range(cap.shape[1]):  # property by property: no reduction over a short axis
-            a = cap[None, :, i] - tm[:, :, i]
-            ok &= a >= elo[i]
-        for q, i in enumerate(pos.tolist()):
-            a = cap[None, :, i] - tm[:, :, i]
-            score += a * w[q]
-            mag += np.abs(a) * w[q]
-        score[~ok] = -np.inf
-        mag[~ok] = 0.0
-        top = -np.partition(-score, n - 1, axis=1)[:, :n].sum(axis=1)
-        fin = np.isfinite(top)  # fewer than n eligible: the screens' case, no proof here
-        top = np.where(fin, top, 0.0)
-        # as proves_empty, the magnitudes of any n eligible nodes bounded by n times the
-        # largest: rounding of the weighted sums is far below this margin
-        margin = 1e-12 * (np.abs(top) + abs(bound) + n * mag.max(axis=1))
-        out[c0 : c0 + SCREEN_CHUNK] = fin & (top + margin < bound)
-    return out
-    k = int(pos.sum())
-    lam = np.full(k, 1.0 / k)
-    bound = float(lam @ (dlo[pos] / d[pos]))
-    for c0 in range(0, S, SCREEN_CHUNK):
-        a = cap[None, :, :] - tms[c0 : c0 + SCREEN_CHUNK]
-        ok = np.all(a >= elo[None, None, :], axis=2)
-        g = a[:, :, pos] / d[pos][None, None, :]
-        score = np.where(ok, g @ lam, -np.inf)
-        mag = np.abs(g) @ lam
-        if score.shape[1] < n:
-            continue
-        part = np.argpartition(-score, n - 1, axis=1)[:, :n]
-        top = np.take_along_axis(score, part, axis=1).sum(axis=1)
-        absum = np.take_along_axis(mag, part, axis=1).sum(axis=1)
-        fin = np.isfinite(top)  # fewer than n eligible: the screens' case, no proof here
-        top = np.where(fin, top, 0.0)
-        margin = 1e-12 * (np.abs(top) + abs(bound) + absum)
-        out[c0 : c0 + SCREEN_CHUNK] = fin & (top + margin < bound)
-    return out
 
 
 #: Cutting-plane iterations of :func:`dual_cuts` per start.

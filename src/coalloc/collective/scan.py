@@ -43,7 +43,7 @@ from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.seeding import check_seed
 from ._exact_sets import best_subset, enumerate_best, feasible_subset
-from ._heuristic_sets import dual_cuts, greedy_starts, improve, large_search, weighted_screen
+from ._heuristic_sets import dual_cuts, greedy_starts, improve, large_search
 from ._order import demand_first
 from .core import (
     CallReport,
@@ -215,8 +215,8 @@ def scan(
                 tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
             codes, elig, props, vals = ker.screen(tm_block, cap, e, d, n, tol=tol)
             passed = np.flatnonzero(codes == 0)
-            # the equal weights' proof, for every start that passed at once (code 3)
-            codes[passed[weighted_screen(cap, tm_block[passed], elo, d, dlo, n)]] = 3
+            if passed.size:  # the equal weights' proof for every start that passed (code 3)
+                codes = ker.weighted_screen(tm_block, cap, e, d, n, codes, tol=tol)
             clock.lap("window_max")
             q = 0
             for s in passed.tolist():
