@@ -15,6 +15,7 @@ from coalloc.collective._heuristic_sets import dual_cuts as _dual_cuts
 from coalloc.collective._heuristic_sets import fill as _fill
 from coalloc.collective._heuristic_sets import lagrange as _lagrange
 from coalloc.collective._heuristic_sets import large_search as _large_search
+from coalloc.collective._heuristic_sets import proven_by as _proven_by
 from coalloc.collective._heuristic_sets import repair as _repair
 from coalloc.collective._heuristic_sets import top_rows as _top
 from coalloc.collective.core import kernels
@@ -219,3 +220,30 @@ def test_large_path_without_the_program(large_path, monkeypatch, seed, collectiv
         assert res.start == ref.start
         if res.start is not None:
             assert verify(req, pool, res).ok
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_proofs_kept_across_starts_are_proofs(seed, ties):
+    """Weights kept from an earlier start (any weights >= 0) prove a start empty only when
+    the referee finds no set; dual_cuts keeps the weights of its proofs, most recent first."""
+    a, d, dlo, n = _random_rows(seed, ties)
+    k = int((d > 0).sum())
+    rng = np.random.default_rng(seed)
+    proofs = [w / w.sum() for w in rng.uniform(0.01, 1, (3, max(k, 1)))]
+    if _proven_by(a, d, dlo, n, proofs):
+        assert not _any_set(a, dlo, n)
+    kept: list = []
+    verdict, _, _ = _dual_cuts(a, d, dlo, n, proofs=kept)
+    if verdict == "infeasible" and kept:
+        assert _proven_by(a, d, dlo, n, kept[:1]) and not _any_set(a, dlo, n)
+
+
+def test_a_kept_proof_decides_the_next_start_in_one_step():
+    a = np.array([[10.0, 0.0], [10.0, 0.0], [0.0, 10.0], [0.0, 10.0], [4.0, 4.0]])
+    d = np.array([15.0, 15.0])
+    kept: list = []
+    assert _dual_cuts(a, d, d, 2, proofs=kept)[0] == "infeasible" and len(kept) <= 1
+    kept = kept or [np.array([0.5, 0.5])]
+    verdict, sets, steps = _dual_cuts(a * 0.99, d, d, 2, proofs=kept)
+    assert verdict == "infeasible" and steps == 1 and not _any_set(a * 0.99, d, 2)

@@ -19,8 +19,8 @@ from .core import Kernels, factor, ratio
 
 Array = np.ndarray
 
-__all__ = ["greedy_starts", "top_rows", "lagrange", "proves_empty", "dual_cuts", "repair",
-           "large_search", "improve"]
+__all__ = ["greedy_starts", "top_rows", "lagrange", "proves_empty", "proven_by", "dual_cuts",
+           "repair", "large_search", "improve"]
 
 
 def greedy_starts(avail: Array, tmax: Array, cap: Array, d: Array, n: int,
@@ -126,15 +126,32 @@ def proves_empty(g: Array, b: Array, lam: Array, rows: Array, score: Array) -> b
     return top + margin < bound
 
 
+def proven_by(a: Array, d: Array, dlo: Array, n: int, proofs: List[Array]) -> bool:
+    """Whether one of the weights ``proofs`` (over the properties with a total, as
+    :func:`dual_cuts` keeps them) proves that no ``n`` rows of ``a`` reach every total
+    (:func:`proves_empty`): one top-``n`` selection per weights, no search."""
+    if not proofs or not np.any(d > 0):
+        return False
+    g, b = _scaled(a, d, dlo)
+    for lam in proofs:
+        if lam.size == g.shape[1]:
+            score = g @ lam
+            if proves_empty(g, b, lam, top_rows(score, n), score):
+                return True
+    return False
+
+
 #: Cutting-plane iterations of :func:`dual_cuts` per start.
 DUAL_CUTS = 40
+#: Proving weights :func:`dual_cuts` keeps for the next starts.
+PROOFS_KEPT = 4
 #: :func:`dual_cuts` stops when its lower bound on the dual is above ``-DUAL_GAP``: the
 #: relaxation is (nearly) feasible, no weights can prove the start empty.
 DUAL_GAP = 1e-9
 
 
-def dual_cuts(a: Array, d: Array, dlo: Array, n: int,
-              iters: int = DUAL_CUTS) -> Tuple[str, List[Array], int]:  # fmt: skip
+def dual_cuts(a: Array, d: Array, dlo: Array, n: int, iters: int = DUAL_CUTS,
+              proofs: Optional[List[Array]] = None) -> Tuple[str, List[Array], int]:  # fmt: skip
     """The weighted-sum proof of :func:`lagrange` with the best weights, by cutting planes.
 
     ``phi(lam) = max_S sum_{j in S} lam . g_j - lam . b`` over the sets ``S`` of ``n`` rows
@@ -146,6 +163,10 @@ def dual_cuts(a: Array, d: Array, dlo: Array, n: int,
     feasible and no weights can prove anything, so the search stops (``"unknown"``). The
     subgradient steps of :func:`lagrange` (a fixed, shrinking step) may stop short of the
     best weights; these planes reach them in a few dozen sets for the family's ``m <= 4``.
+    ``proofs`` (a list the caller keeps across starts, most recent first) holds weights that
+    proved earlier starts empty: each is tried first (one top-``n`` set each: neighbouring
+    starts are often proven by the same weights), and new proving weights are put in front
+    (at most :data:`PROOFS_KEPT`).
 
     Returns
     -------
@@ -162,18 +183,24 @@ def dual_cuts(a: Array, d: Array, dlo: Array, n: int,
         return "feasible", [np.arange(n)], 0
     g, b = _scaled(a, d, dlo)
     k = g.shape[1]
+    it = len(proofs or [])
+    if proven_by(a, d, dlo, n, proofs or []):  # the weights that proved earlier starts
+        return "infeasible", [], it
     lam = np.full(k, 1.0 / k)
     planes: List[Array] = []
     met: List[Array] = []
     seen = set()
-    it = 0
-    while it < iters:
+    first = it
+    while it - first < iters:
         it += 1
         score = g @ lam
         rows = top_rows(score, n)
         if np.all(a[rows].sum(axis=0) >= dlo):
             return "feasible", [rows] + met, it
         if proves_empty(g, b, lam, rows, score):
+            if proofs is not None:
+                proofs.insert(0, lam.copy())
+                del proofs[PROOFS_KEPT:]
             return "infeasible", [], it
         key = rows.tobytes()
         if key in seen:  # the model already holds this plane: the weights cannot improve
@@ -260,12 +287,12 @@ def fill(a: Array, d: Array, dlo: Array, n: int) -> Array:
 
 
 def large_search(a: Array, tm: Array, cp: Array, d: Array, n: int, e: Array, dlo: Array,
-                 ker: Optional[Kernels] = None,
-                 tol: Optional[Array] = None) -> Tuple[str, List[Array], int]:  # fmt: skip
+                 ker: Optional[Kernels] = None, tol: Optional[Array] = None,
+                 proofs: Optional[List[Array]] = None) -> Tuple[str, List[Array], int]:  # fmt: skip
     """A start's set when ``n`` and the eligible nodes are many: the greedy starting sets of
     :func:`greedy_starts` that already meet every total, then :func:`lagrange` (which can also
     prove that no set exists), then :func:`fill`; when all three come back empty-handed and
-    ``ker`` is given, :func:`dual_cuts` (the best weights: a proof, or a set) and
+    ``ker`` is given, :func:`dual_cuts` (the best weights, ``proofs`` first: a proof, or a set) and
     :func:`repair` (swaps from the sets it met). Returns ``(verdict, sets, steps)``; no set
     and no proof: the caller's integer program decides."""
     verdict, sets, k = lagrange(a, d, dlo, n)  # first: a proof makes the greedy sets moot
@@ -278,7 +305,7 @@ def large_search(a: Array, tm: Array, cp: Array, d: Array, n: int, e: Array, dlo
         if np.all(a[rows].sum(axis=0) >= dlo):
             cands.append(rows)
         elif ker is not None:  # before an integer program: the best weights, then swaps
-            verdict, met, k2 = dual_cuts(a, d, dlo, n)
+            verdict, met, k2 = dual_cuts(a, d, dlo, n, proofs=proofs)
             k += k2
             if verdict == "infeasible":
                 return verdict, [], k

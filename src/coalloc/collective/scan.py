@@ -43,7 +43,7 @@ from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.seeding import check_seed
 from ._exact_sets import best_subset, enumerate_best, feasible_subset
-from ._heuristic_sets import dual_cuts, greedy_starts, improve, large_search
+from ._heuristic_sets import dual_cuts, greedy_starts, improve, large_search, proven_by
 from ._order import demand_first
 from .core import (
     CallReport,
@@ -382,6 +382,8 @@ def scan(
             consider(r)
         return best[0], False
 
+    proofs: list = []  # weights that proved starts empty, tried first at the next ones
+
     def by_enumeration(t, a, tm, cp):
         """A start with at most ``enumerate_limit`` sets: every set enumerated (the best
         factor, proven), or the start noted empty. ``(rows, True)`` or None."""
@@ -396,7 +398,7 @@ def scan(
         """Large ``N``: :func:`large_search` (a proof of no set, or sets), the integer
         program when it has neither, the factor raised on a shortlist. ``(rows, False)`` or
         None."""
-        verdict, cands, k = large_search(a, tm, cp, d, n, e, dlo, ker, tol)
+        verdict, cands, k = large_search(a, tm, cp, d, n, e, dlo, ker, tol, proofs)
         counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + k
         if verdict == "infeasible":
             note({"start": float(t), "check": "combination", "property": None})
@@ -423,7 +425,7 @@ def scan(
         if not cands:
             # the repair from the best-coverage start failed: the best weighted sums may
             # prove the start empty; else the integer program decides
-            verdict, _, k = dual_cuts(a, d, dlo, n)
+            verdict, _, k = dual_cuts(a, d, dlo, n, proofs=proofs)
             counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + k
             if verdict == "infeasible":
                 note({"start": float(t), "check": "combination", "property": None})
@@ -460,6 +462,10 @@ def scan(
         avail = cap - tmax
         el = np.flatnonzero(np.all(avail >= elo[None, :], axis=1))
         a, tm, cp = avail[el], tmax[el], cap[el]
+        if proofs and proven_by(a, d, dlo, n, proofs):  # the weights of an earlier proof
+            counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + 1
+            note({"start": float(t), "check": "combination", "property": None})
+            return None
         if math.comb(int(el.size), n) <= enumerate_limit:
             got = by_enumeration(t, a, tm, cp)
         elif n * el.size > _LARGE:
