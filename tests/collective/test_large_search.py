@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from coalloc.collective import coallocate, verify
+from coalloc.collective import CollectiveRequest, ResourcePool, coallocate, verify
 from coalloc.collective._heuristic_sets import dual_cuts as _dual_cuts
 from coalloc.collective._heuristic_sets import fill as _fill
 from coalloc.collective._heuristic_sets import lagrange as _lagrange
@@ -247,3 +247,49 @@ def test_a_kept_proof_decides_the_next_start_in_one_step():
     kept = kept or [np.array([0.5, 0.5])]
     verdict, sets, steps = _dual_cuts(a * 0.99, d, d, 2, proofs=kept)
     assert verdict == "infeasible" and steps == 1 and not _any_set(a * 0.99, d, 2)
+
+
+def _trade_off(seed, slots=12):
+    """Two kinds of node, each rich in one property, three to pick: many starts pass the
+    per-property screens and have no set, and the equal weights do not always prove it."""
+    rng = np.random.default_rng(seed)
+    ka, kb = int(rng.integers(3, 7)), int(rng.integers(3, 7))
+    rich_a = np.column_stack([rng.uniform(6, 10, ka), rng.uniform(0.2, 1, ka)])
+    rich_b = np.column_stack([rng.uniform(0.2, 1, kb), rng.uniform(3, 5, kb)])
+    cap = np.vstack([rich_a, rich_b])
+    times = np.arange(slots) * 10.0
+    reserved = np.zeros((ka + kb, 2, slots))
+    reserved[:, 0, 0::2] = rng.uniform(0, 0.15, (ka + kb, (slots + 1) // 2))  # falls: starts
+    pool = ResourcePool(cap, ["a", "b"], times, reserved)
+    tot = -np.sort(-cap, axis=0)[:3].sum(axis=0) * rng.uniform(0.55, 0.8, 2)
+    req = CollectiveRequest(1.0, 3, 0.0, float(times[-1]), minimum={"a": 0.1, "b": 0.1},
+                            total={"a": float(tot[0]), "b": float(tot[1])})  # fmt: skip
+    return pool, req
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_swaps_path_with_kept_proofs_against_brute_force(seed):
+    """The small-N path (no enumeration): the weights kept from earlier proofs, the cutting
+    planes' proofs and the integer program together give brute force's earliest start."""
+    _check(*_trade_off(seed))
+
+
+def test_swaps_path_takes_the_kept_proofs(monkeypatch):
+    hits = {"planes": 0, "kept": 0}
+    planes, kept = scan_module.dual_cuts, scan_module.proven_by
+
+    def count_planes(*args, **kwargs):
+        out = planes(*args, **kwargs)
+        hits["planes"] += out[0] == "infeasible"
+        return out
+
+    def count_kept(*args, **kwargs):
+        out = kept(*args, **kwargs)
+        hits["kept"] += out
+        return out
+
+    monkeypatch.setattr(scan_module, "dual_cuts", count_planes)
+    monkeypatch.setattr(scan_module, "proven_by", count_kept)
+    for seed in (7, 38, 47, 48):
+        _check(*_trade_off(seed))
+    assert hits["planes"] >= 1 and hits["kept"] >= 1
