@@ -227,18 +227,20 @@ def test_cli_prints_the_status_the_json_holds(tmp_path, capsys, method):
 
 def _hard_starts(slots: int = 60):
     """Every other slot a start whose integer program is infeasible although the screens
-    pass (20 nodes rich in one property, 20 in the other; four must meet both totals); a last
-    node, busy until the last slot, completes a set there."""
-    k = 40
-    cap = np.vstack([np.tile([10.0, 0.5], (20, 1)), np.tile([0.5, 10.0], (20, 1)),
+    pass (40 nodes rich in one property, 40 in the other; three must meet both totals); a last
+    node, busy until the last slot, completes a set there. The totals leave the linear
+    relaxation feasible (one and a half nodes of each kind), so no weighted sum proves a start
+    empty (issue 40): only the integer program does."""
+    k = 80  # C(80, 3) sets: more than the scan enumerates
+    cap = np.vstack([np.tile([10.0, 0.5], (40, 1)), np.tile([0.5, 10.0], (40, 1)),
                      [[30.0, 30.0]]])  # fmt: skip
     times = np.arange(slots) * 10.0
     reserved = np.zeros((k + 1, 2, slots))
     reserved[0, 0, 0::2] = 0.2
     reserved[k, :, :-1] = 29.95
     pool = co.ResourcePool(cap, ["a", "b"], times, reserved)
-    req = co.CollectiveRequest(1.0, 4, 0.0, float(times[-1]), minimum={"a": 0.1, "b": 0.1},
-                               total={"a": 25.0, "b": 25.0})  # fmt: skip
+    req = co.CollectiveRequest(1.0, 3, 0.0, float(times[-1]), minimum={"a": 0.1, "b": 0.1},
+                               total={"a": 15.5, "b": 15.5})  # fmt: skip
     return pool, req
 
 

@@ -308,6 +308,7 @@ _TWINS = {
     "collective._search.screen": "search.screen",
     "collective._search.select_and_swap": "search.select_and_swap",
     "collective._search.swap_search": "search.swap_search",
+    "collective._search.weighted_screen": "search.weighted_screen",
     "collective._search.window_max": "search.window_max",
     "collective._search.window_max_rows": "search.window_max_rows",
     "collective._search.window_max_blocks": "search.window_max_blocks",

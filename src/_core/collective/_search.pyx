@@ -4,7 +4,8 @@
 window_max (the timetable maxima T_ij^t of every candidate start, by a sparse table per
 node and property), screen and scan_screen (the default method's per-start screens, one
 shared inline helper; scan_screen runs the whole screening loop up to the first start that
-passes), decrease_starts (the candidate starts), select_and_swap (the paper's
+passes), weighted_screen (issue 40: the equal weights' proof that no set exists, for the
+starts that passed), decrease_starts (the candidate starts), select_and_swap (the paper's
 SelectAndSwap, Phase IV), phase5 (Phase V) and swap_search (the default method's
 deterministic best-improvement swaps). Every loop runs without the GIL. The NumPy/Python twin
 is coalloc.collective._reference.search (same signatures, equal results bit for bit); random
@@ -305,6 +306,81 @@ def screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
                     tt[i * n + j] = tm[s, j, i]
             code[s] = _screen_one(&tt[0], &pt[0], n, m, &ee[0], &dd[0], &tl[0], count, &av[0],
                                   &ok[0], &vals[0], &thr[0], &elig[s], &prop[s], &val[s])
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def weighted_screen(const double[:, :, ::1] tm,   # IN    (S, n, m) window maxima
+                    const double[:, ::1] p,       # IN    (n, m) capacities
+                    const double[::1] ee,         # IN    (m,) minimums e
+                    const double[::1] dd,         # IN    (m,) totals d
+                    Py_ssize_t count,             # IN
+                    const double[::1] tl,         # IN    (m,) tolerance tau
+                    int64_t[::1] code):           # INOUT (S,) screen codes
+    """Issue 40: for each start s with code[s] == 0, code[s] = 3 when equal weights prove
+    that no count eligible nodes reach every total: with k the properties of d > 0 and
+    w_i = (1 / k) / d_i, the count largest x_j = sum_i a_ij w_i (a = p - tm[s], properties
+    in order) of the eligible nodes (a_ij >= e_i - tau_i for every i), summed largest first,
+    plus 1e-12 (|top| + |bound| + count max_j sum_i |a_ij| w_i) stay below bound =
+    sum_i (1 / k) ((d_i - count tau_i) / d_i) (in order). Other codes are left as they are.
+    GIL released. Twin: coalloc.collective._reference.search.weighted_screen."""
+    cdef Py_ssize_t S = tm.shape[0], n = tm.shape[1], m = tm.shape[2]
+    if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
+        raise ValueError("cap must be (n, m), e and d of length m")
+    _check_tol(tl, m)
+    if code.shape[0] != S:
+        raise ValueError("code must have one entry per start")
+    cdef Py_ssize_t s, j, i, c, q, k = 0
+    cdef double a, x, mg, mx, top, bound = 0.0, margin
+    cdef int ok
+    cdef vector[double] w, elo, sc
+    for i in range(m):
+        if dd[i] > 0:
+            k += 1
+    if S == 0 or n == 0 or k == 0 or count < 1 or n < count:
+        return
+    with nogil:
+        w.assign(m, 0.0)
+        elo.assign(m, 0.0)
+        sc.assign(n, 0.0)
+        for i in range(m):
+            elo[i] = ee[i] - tl[i]
+            if dd[i] > 0:
+                w[i] = (1.0 / <double>k) / dd[i]
+                bound = bound + (1.0 / <double>k) * ((dd[i] - <double>count * tl[i]) / dd[i])
+        for s in range(S):
+            if code[s] != 0:
+                continue
+            c = 0
+            mx = 0.0
+            for j in range(n):
+                ok = 1
+                x = 0.0
+                mg = 0.0
+                for i in range(m):
+                    a = p[j, i] - tm[s, j, i]
+                    if not (a >= elo[i]):
+                        ok = 0
+                    if dd[i] > 0:
+                        x = x + a * w[i]
+                        mg = mg + fabs(a) * w[i]
+                if ok:
+                    sc[c] = -x
+                    c += 1
+                    if mg > mx:
+                        mx = mg
+            if c < count:
+                continue
+            if count < c:
+                nth_element(&sc[0], &sc[0] + (count - 1), &sc[0] + c)
+            sort(&sc[0], &sc[0] + count)  # the count largest, largest first
+            top = 0.0
+            for q in range(count):
+                top = top - sc[q]
+            margin = 1e-12 * (fabs(top) + fabs(bound) + <double>count * mx)
+            if top + margin < bound:
+                code[s] = 3
 
 
 cdef _check_tol(const double[::1] tl, Py_ssize_t m):

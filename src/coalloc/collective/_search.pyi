@@ -62,6 +62,17 @@ def screen(
 ) -> None:
     """The screens of every start."""
 
+def weighted_screen(
+    tmax: F64,  # IN (S, n, m)
+    cap: F64,  # IN (n, m)
+    e: F64,  # IN (m,)
+    d: F64,  # IN (m,)
+    count: int,  # IN
+    tol: F64,  # IN (m,)
+    code: I64,  # INOUT (S,)
+) -> None:
+    """Code 0 -> 3 where the equal weights prove that no set exists (issue 40)."""
+
 def select_and_swap(
     avail: F64,  # IN (r, m)
     tmax: F64,  # IN (r, m)

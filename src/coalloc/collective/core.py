@@ -97,6 +97,15 @@ class Kernels:
                            self._tol(tol, tmax.shape[2]), *outs)  # fmt: skip
         return outs
 
+    def weighted_screen(self, tmax, cap, e, d, count, code, tol=None):
+        """``code`` (a copy) with 3 where the equal weights prove a start that passed the
+        screens (code 0) has no set (kernel ``weighted_screen``, issue 40)."""
+        tmax = _f64(tmax)
+        code = np.array(code, dtype=np.int64)
+        self.module.weighted_screen(tmax, _f64(cap), _f64(e), _f64(d), count,
+                                    self._tol(tol, tmax.shape[2]), code)  # fmt: skip
+        return code
+
     def select_and_swap(self, avail, tmax, cap, d, count, l1, seed, tol=None):
         """``(sel, ok, attempts)``: SelectAndSwap of ``count`` rows (kernel ``select_and_swap``)."""
         avail = _f64(avail)

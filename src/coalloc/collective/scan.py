@@ -43,7 +43,7 @@ from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.seeding import check_seed
 from ._exact_sets import best_subset, enumerate_best, feasible_subset
-from ._heuristic_sets import greedy_starts, improve, large_search
+from ._heuristic_sets import dual_cuts, greedy_starts, improve, large_search, proven_by
 from ._order import demand_first
 from .core import (
     CallReport,
@@ -178,25 +178,11 @@ def scan(
     names = pool.names
     counters = {"starts": 0, "enumerated": 0, "swap_rounds": 0, "solver_calls": 0}
     nodes = prob.matching
-    if nodes.size < n:
-        lab = int(prob.label_ok.sum())
-        short = [names[i] for i in range(len(names))
-                 if np.sum(pool.capacity[prob.label_ok, i] < elo[i]) > 0]  # fmt: skip
-        reason = {"reason": "too_few_matching", "label_matches": lab, "matching": int(nodes.size),
-                  "needed": n, "capacity_short": short, "message":
-                  f"impossible: {lab} nodes match the labels, {nodes.size} of them have the "
-                  f"per-resource minimums as capacity; {n} needed"}  # fmt: skip
+    reason = _impossible(prob, pool, n)
+    if reason is not None:
         return rejected(prob, CallReport("scan", seed, params, clock.done(), counters), reason,
                         proven=True)  # fmt: skip
     cap = pool.capacity[nodes]
-    top = -np.sort(-cap, axis=0)[:n].sum(axis=0)
-    if np.any(top < dlo):
-        i = int(np.flatnonzero(top < dlo)[0])
-        reason = {"reason": "capacity", "property": names[i], "total": float(d[i]),
-                  "best": float(top[i]), "message": f"impossible at any time: the {n} largest "
-                  f"capacities of {names[i]!r} sum to {top[i]:g} < total {d[i]:g}"}  # fmt: skip
-        return rejected(prob, CallReport("scan", seed, params, clock.done(), counters), reason,
-                        proven=True)  # fmt: skip
     if backend == "compiled":  # the pool's bits of falling amounts, kept up to date by bookings
         starts = pool.candidate_starts(nodes, request.earliest_start, request.latest_start)
     else:
@@ -204,38 +190,10 @@ def scan(
                                      request.latest_start)  # fmt: skip
     cap = np.ascontiguousarray(cap)
     clock.lap("prepare")
-    listed, summary, unknown = [], {"minimum": 0, "total": 0, "combination": 0, "undecided": 0}, 0
+    ledger = _Ledger(names, n, d)
+    note, note_screened = ledger.note, ledger.screened
+    unknown = 0
     first_undecided = None  # the first start an integer program left undecided
-    binding: dict = {}
-    checks_ = ("minimum", "total")
-
-    def note(entry):
-        summary[entry["check"]] += 1
-        key = (entry["check"], entry.get("property"))
-        binding[key] = binding.get(key, 0) + 1
-        if len(listed) < _MAX_LISTED:
-            listed.append(entry)
-
-    def note_screened(b, codes, elig, props, vals):
-        """Record the starts ``b`` (screen codes 1 and 2) at once: counts by check and
-        property, and the first entries of the list."""
-        if codes.size:
-            keys = codes * len(names) + props  # (check, property) pairs, by first occurrence
-            uniq, first, cnt = np.unique(keys, return_index=True, return_counts=True)
-            for q in np.argsort(first, kind="stable").tolist():
-                c, i = divmod(int(uniq[q]), len(names))
-                summary[checks_[c - 1]] += int(cnt[q])
-                key = (checks_[c - 1], names[i])
-                binding[key] = binding.get(key, 0) + int(cnt[q])
-        for c in range(min(codes.size, _MAX_LISTED - len(listed))):
-            t, i = float(b[c]), int(props[c])
-            if codes[c] == 1:
-                listed.append({"start": t, "check": "minimum", "property": names[i],
-                               "eligible": int(elig[c]), "meeting_property": int(vals[c]),
-                               "needed": n})  # fmt: skip
-            else:
-                listed.append({"start": t, "check": "total", "property": names[i],
-                               "best": float(vals[c]), "total": float(d[i])})  # fmt: skip
 
     def passing():
         """The starts that pass the screens, in order, with their window maxima: the first
@@ -256,12 +214,19 @@ def scan(
                 times, res = pool._state  # one read: the grid and its amounts together
                 tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
             codes, elig, props, vals = ker.screen(tm_block, cap, e, d, n, tol=tol)
+            passed = np.flatnonzero(codes == 0)
+            if passed.size:  # the equal weights' proof for every start that passed (code 3)
+                codes = ker.weighted_screen(tm_block, cap, e, d, n, codes, tol=tol)
             clock.lap("window_max")
             q = 0
-            for s in np.flatnonzero(codes == 0).tolist():
+            for s in passed.tolist():
                 note_screened(b[q:s], codes[q:s], elig[q:s], props[q:s], vals[q:s])
                 counters["starts"] += s - q + 1
                 q = s + 1
+                if codes[s] == 3:  # no set of N: as the set search would have found
+                    counters["weighted_screen"] = counters.get("weighted_screen", 0) + 1
+                    note({"start": float(b[s]), "check": "combination", "property": None})
+                    continue
                 yield b[s], tm_block[s]
             note_screened(b[q:], codes[q:], elig[q:], props[q:], vals[q:])
             counters["starts"] += b.size - q
@@ -417,116 +382,234 @@ def scan(
             consider(r)
         return best[0], False
 
-    for t, tmax in passing():
-        frontier[0] = float(t)
-        avail = cap - tmax
-        el = np.flatnonzero(np.all(avail >= elo[None, :], axis=1))
-        a, tm, cp = avail[el], tmax[el], cap[el]
-        rows = None
-        exact_u = False
+    proofs: list = []  # weights that proved starts empty, tried first at the next ones
 
-        if math.comb(int(el.size), n) <= enumerate_limit:
-            got = best_subset(a, tm, cp, d, n, enumerate_limit, tol=tol)
-            counters["enumerated"] += math.comb(int(el.size), n)
-            if got is not None and got[0] is not None:
-                rows, exact_u = got[0], True
-            else:
-                note({"start": float(t), "check": "combination", "property": None})
-                continue
-        elif n * el.size > _LARGE:
-            verdict, cands, k = large_search(a, tm, cp, d, n, e, dlo)
+    def by_enumeration(t, a, tm, cp):
+        """A start with at most ``enumerate_limit`` sets: every set enumerated (the best
+        factor, proven), or the start noted empty. ``(rows, True)`` or None."""
+        got = best_subset(a, tm, cp, d, n, enumerate_limit, tol=tol)
+        counters["enumerated"] += math.comb(a.shape[0], n)
+        if got is not None and got[0] is not None:
+            return got[0], True
+        note({"start": float(t), "check": "combination", "property": None})
+        return None
+
+    def by_weights(t, el, a, tm, cp):
+        """Large ``N``: :func:`large_search` (a proof of no set, or sets), the integer
+        program when it has neither, the factor raised on a shortlist. ``(rows, False)`` or
+        None."""
+        verdict, cands, k = large_search(a, tm, cp, d, n, e, dlo, ker, tol, proofs)
+        counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + k
+        if verdict == "infeasible":
+            note({"start": float(t), "check": "combination", "property": None})
+            return None
+        if not cands:
+            r = program(t, a)
+            if r is None:
+                return None
+            cands = [np.asarray(r, dtype=np.int64)]
+        offer_best(t, el, tm, cp, cands)  # an answer: what the deadline returns from now on
+        rows, k = improve(ker, a, tm, cp, d, dlo, tol, cands, max_rounds)
+        counters["swap_rounds"] += k
+        return rows, False
+
+    def by_swaps(t, el, a, tm, cp):
+        """The swaps from the best-coverage greedy set; when they cannot repair it, the best
+        weights (a proof of no set) or the integer program; at a feasible start the swaps
+        from the other greedy sets (and the portfolio's program) for the factor.
+        ``(rows, False)`` or None."""
+        starts_ = greedy_starts(a, tm, cp, d, n, e)
+        r, k = ker.swap_search(a, tm, cp, d, starts_[0], max_rounds, tol)
+        counters["swap_rounds"] += k
+        cands = [r] if np.all(a[r].sum(axis=0) >= dlo) else []
+        if not cands:
+            # the repair from the best-coverage start failed: the best weighted sums may
+            # prove the start empty; else the integer program decides
+            verdict, _, k = dual_cuts(a, d, dlo, n, proofs=proofs)
             counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + k
             if verdict == "infeasible":
                 note({"start": float(t), "check": "combination", "property": None})
-                continue
-            if not cands:
-                r = program(t, a)
-                if r is None:
-                    continue
-                cands = [np.asarray(r, dtype=np.int64)]
-            offer_best(t, el, tm, cp, cands)  # an answer: what the deadline returns from now on
-            rows, k = improve(ker, a, tm, cp, d, dlo, tol, cands, max_rounds)
+                return None
+            r = program(t, a)
+            if r is None:
+                return None
+            offer_best(t, el, tm, cp, [np.asarray(r, dtype=np.int64)])
+            r, k = ker.swap_search(a, tm, cp, d, r, max_rounds, tol)
             counters["swap_rounds"] += k
-        else:
-            starts_ = greedy_starts(a, tm, cp, d, n, e)
-            r, k = ker.swap_search(a, tm, cp, d, starts_[0], max_rounds, tol)
-            counters["swap_rounds"] += k
-            cands = [r] if np.all(a[r].sum(axis=0) >= dlo) else []
-            if not cands:
-                # the repair from the best-coverage start failed: the integer program
-                # decides whether any set exists at this start
-                r = program(t, a)
-                if r is None:
-                    continue
-                offer_best(t, el, tm, cp, [np.asarray(r, dtype=np.int64)])
-                r, k = ker.swap_search(a, tm, cp, d, r, max_rounds, tol)
-                counters["swap_rounds"] += k
+            cands.append(r)
+        offer_best(t, el, tm, cp, cands)
+        if portfolio and math.comb(int(el.size), n) > _PORTFOLIO_ENUMERATE:
+            r = program_set(a, tm, cp)  # first: the slowest member of the portfolio
+            if r is not None and np.all(a[r].sum(axis=0) >= dlo):
                 cands.append(r)
-            offer_best(t, el, tm, cp, cands)
-            if portfolio and math.comb(int(el.size), n) > _PORTFOLIO_ENUMERATE:
-                r = program_set(a, tm, cp)  # first: the slowest member of the portfolio
-                if r is not None and np.all(a[r].sum(axis=0) >= dlo):
-                    cands.append(r)
-                    offer_best(t, el, tm, cp, cands)
-            for s0 in starts_[1:]:  # this start is feasible: more starts for the factor
-                interrupt.check()  # a batch's timeout or cancellation
-                r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds, tol)
-                counters["swap_rounds"] += k
-                if np.all(a[r].sum(axis=0) >= dlo):
-                    cands.append(r)
-                    offer_best(t, el, tm, cp, cands)
-            clock.lap("search")
-            us = [factor(d, tm[r], cp[r]) for r in cands]
-            rows = cands[int(np.argmax(us))]
+                offer_best(t, el, tm, cp, cands)
+        for s0 in starts_[1:]:  # this start is feasible: more starts for the factor
+            interrupt.check()  # a batch's timeout or cancellation
+            r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds, tol)
+            counters["swap_rounds"] += k
+            if np.all(a[r].sum(axis=0) >= dlo):
+                cands.append(r)
+                offer_best(t, el, tm, cp, cands)
+        clock.lap("search")
+        us = [factor(d, tm[r], cp[r]) for r in cands]
+        return cands[int(np.argmax(us))], False
+
+    def search_at(t, tmax):
+        """The set at a start that passed the screens, by the step its size calls for:
+        ``(el, a, tm, cp, rows, exact_u)`` (``el`` the eligible rows of ``nodes``, ``rows``
+        rows of ``el``, ``exact_u`` whether the factor is the enumerated optimum), or None
+        (the start noted empty or undecided)."""
+        avail = cap - tmax
+        el = np.flatnonzero(np.all(avail >= elo[None, :], axis=1))
+        a, tm, cp = avail[el], tmax[el], cap[el]
+        if proofs and proven_by(a, d, dlo, n, proofs):  # the weights of an earlier proof
+            counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + 1
+            note({"start": float(t), "check": "combination", "property": None})
+            return None
+        if math.comb(int(el.size), n) <= enumerate_limit:
+            got = by_enumeration(t, a, tm, cp)
+        elif n * el.size > _LARGE:
+            got = by_weights(t, el, a, tm, cp)
+        else:
+            got = by_swaps(t, el, a, tm, cp)
+        return None if got is None else (el, a, tm, cp) + tuple(got)
+
+    for t, tmax in passing():
+        frontier[0] = float(t)
+        found = search_at(t, tmax)
+        if found is None:
+            continue
+        el, a, tm, cp, rows, exact_u = found
         clock.lap("search")
         if portfolio and not exact_u:
             rows, exact_u = polish(t, el, a, tm, cp, rows)
             clock.lap("portfolio")
         proven = unknown == 0
-        u = factor(d, tm[rows], cp[rows])
-        message = (f"start {float(t):g} s "
-                   + ("proven earliest (every earlier candidate start fails a screen, the "
-                      "enumeration or the integer program)" if proven else
-                      f"found; not proven earliest ({unknown} earlier start(s) undecided by "
-                      f"the integer program within program_time_limit; none is earlier than "
-                      f"{first_undecided:g} s)")
-                   + f"; utilisation factor {u:.6g}"
-                   + (" (maximal there: every set enumerated)" if exact_u else
-                      " (not proven maximal)"))  # fmt: skip
+        message = _answer_message(t, proven, unknown, first_undecided,
+                                  factor(d, tm[rows], cp[rows]), exact_u)  # fmt: skip
         result = make(t, nodes[el[rows]], tm[rows], proven, message=message)
         if reserve:
             pool.reserve(result.start, request.duration, result.resources, result.amounts)
         result.timings = clock.done()
         return result
-    (kind, prop), _ = max(binding.items(), key=lambda kv: kv[1]) if binding else ((None, None), 0)
-    words = {"minimum": "per-resource minimum", "total": "total", "combination":
-             "no combination of N eligible resources meets every total", "undecided":
-             "undecided (program_time_limit)"}  # fmt: skip
-    what = words.get(kind, "")
-    if prop is not None:
-        what = f"{what} of {prop!r}"
-    reason = {"reason": "no_start", "starts_checked": int(starts.size),
-              "window": [request.earliest_start, request.latest_start], "summary": summary,
-              "binding": {"check": kind, "property": prop}, "per_start": listed,
-              "truncated": max(0, int(starts.size) - len(listed)), "message":
-              f"no admissible solution at any of {starts.size} candidate starts in "
-              f"[{request.earliest_start:g}, {request.latest_start:g}]; most often binding: "
-              f"{what}"}  # fmt: skip
-    if unknown == 0:  # the proof: every candidate start was decided
-        reason["message"] += (
-            f". Proof: the scan is exhaustive: every one of the {starts.size} candidate "
-            "starts (the window's opening and each time a reserved amount falls, the only "
-            "possible earliest starts) fails a necessary screen (per-resource minimum, the N "
-            "largest amounts against a total), a complete enumeration of the eligible sets, "
-            "a weighted-sum (Lagrangian) certificate or an integer program proven infeasible"
-        )  # fmt: skip
-    else:
-        reason["message"] += (
-            f"; not a proof: {unknown} start(s) left undecided by the integer program within "
-            "program_time_limit"
-        )  # fmt: skip
+    reason = ledger.reason(request, starts, unknown)
     return rejected(prob, CallReport("scan", seed, params, clock.done(), counters), reason,
                     proven=unknown == 0)  # fmt: skip
+
+
+def _impossible(prob: Problem, pool: ResourcePool, n: int) -> Optional[dict]:
+    """The rejection that holds at any time (a proof), or None: fewer than ``n`` nodes match
+    the labels and have the minimums as capacity, or the ``n`` largest capacities of a
+    property miss its total."""
+    names, nodes, elo = pool.names, prob.matching, prob.elo
+    if nodes.size < n:
+        lab = int(prob.label_ok.sum())
+        short = [names[i] for i in range(len(names))
+                 if np.sum(pool.capacity[prob.label_ok, i] < elo[i]) > 0]  # fmt: skip
+        return {"reason": "too_few_matching", "label_matches": lab, "matching": int(nodes.size),
+                "needed": n, "capacity_short": short, "message":
+                f"impossible: {lab} nodes match the labels, {nodes.size} of them have the "
+                f"per-resource minimums as capacity; {n} needed"}  # fmt: skip
+    top = -np.sort(-pool.capacity[nodes], axis=0)[:n].sum(axis=0)
+    if np.any(top < prob.dlo):
+        i = int(np.flatnonzero(top < prob.dlo)[0])
+        return {"reason": "capacity", "property": names[i], "total": float(prob.d[i]),
+                "best": float(top[i]), "message": f"impossible at any time: the {n} largest "
+                f"capacities of {names[i]!r} sum to {top[i]:g} < total {prob.d[i]:g}"}  # fmt: skip
+    return None
+
+
+def _answer_message(t: float, proven: bool, unknown: int, first_undecided: Optional[float],
+                    u: float, exact_u: bool) -> str:
+    """The answer's message: its start, proven earliest or not (the undecided starts), and
+    its utilisation factor ``u``, enumerated maximal or not."""
+    return (f"start {float(t):g} s "
+            + ("proven earliest (every earlier candidate start fails a screen, the "
+               "enumeration or the integer program)" if proven else
+               f"found; not proven earliest ({unknown} earlier start(s) undecided by "
+               f"the integer program within program_time_limit; none is earlier than "
+               f"{first_undecided:g} s)")
+            + f"; utilisation factor {u:.6g}"
+            + (" (maximal there: every set enumerated)" if exact_u else
+               " (not proven maximal)"))  # fmt: skip
+
+
+class _Ledger:
+    """The scan's record of rejected starts: counts by check (``summary``) and by (check,
+    property) (``binding``), and the first :data:`_MAX_LISTED` entries (``listed``), from which
+    :meth:`reason` writes the rejection of a request no start admits."""
+
+    _SCREENS = ("minimum", "total")
+
+    def __init__(self, names: tuple, n: int, d: np.ndarray) -> None:
+        self.names, self.n, self.d = names, n, d
+        self.listed: list = []
+        self.summary = {"minimum": 0, "total": 0, "combination": 0, "undecided": 0}
+        self.binding: dict = {}
+
+    def note(self, entry: dict) -> None:
+        """Record one start's rejection (``entry``: start, check, property)."""
+        self.summary[entry["check"]] += 1
+        key = (entry["check"], entry.get("property"))
+        self.binding[key] = self.binding.get(key, 0) + 1
+        if len(self.listed) < _MAX_LISTED:
+            self.listed.append(entry)
+
+    def screened(self, b, codes, elig, props, vals) -> None:
+        """Record the starts ``b`` (screen codes 1 and 2) at once: counts by check and
+        property, and the first entries of the list."""
+        names, listed = self.names, self.listed
+        if codes.size:
+            keys = codes * len(names) + props  # (check, property) pairs, by first occurrence
+            uniq, first, cnt = np.unique(keys, return_index=True, return_counts=True)
+            for q in np.argsort(first, kind="stable").tolist():
+                c, i = divmod(int(uniq[q]), len(names))
+                self.summary[self._SCREENS[c - 1]] += int(cnt[q])
+                key = (self._SCREENS[c - 1], names[i])
+                self.binding[key] = self.binding.get(key, 0) + int(cnt[q])
+        for c in range(min(codes.size, _MAX_LISTED - len(listed))):
+            t, i = float(b[c]), int(props[c])
+            if codes[c] == 1:
+                listed.append({"start": t, "check": "minimum", "property": names[i],
+                               "eligible": int(elig[c]), "meeting_property": int(vals[c]),
+                               "needed": self.n})  # fmt: skip
+            else:
+                listed.append({"start": t, "check": "total", "property": names[i],
+                               "best": float(vals[c]), "total": float(self.d[i])})  # fmt: skip
+
+    def reason(self, request: CollectiveRequest, starts: np.ndarray, unknown: int) -> dict:
+        """The rejection when no start admits a set: the counts, the check most often
+        binding, the first entries, and the proof (every start decided) or its absence."""
+        binding, listed = self.binding, self.listed
+        (kind, prop), _ = (max(binding.items(), key=lambda kv: kv[1]) if binding
+                           else ((None, None), 0))  # fmt: skip
+        words = {"minimum": "per-resource minimum", "total": "total", "combination":
+                 "no combination of N eligible resources meets every total", "undecided":
+                 "undecided (program_time_limit)"}  # fmt: skip
+        what = words.get(kind, "")
+        if prop is not None:
+            what = f"{what} of {prop!r}"
+        reason = {"reason": "no_start", "starts_checked": int(starts.size),
+                  "window": [request.earliest_start, request.latest_start], "summary": self.summary,
+                  "binding": {"check": kind, "property": prop}, "per_start": listed,
+                  "truncated": max(0, int(starts.size) - len(listed)), "message":
+                  f"no admissible solution at any of {starts.size} candidate starts in "
+                  f"[{request.earliest_start:g}, {request.latest_start:g}]; most often binding: "
+                  f"{what}"}  # fmt: skip
+        if unknown == 0:  # the proof: every candidate start was decided
+            reason["message"] += (
+                f". Proof: the scan is exhaustive: every one of the {starts.size} candidate "
+                "starts (the window's opening and each time a reserved amount falls, the only "
+                "possible earliest starts) fails a necessary screen (per-resource minimum, the N "
+                "largest amounts against a total), a complete enumeration of the eligible sets, "
+                "a weighted-sum (Lagrangian) certificate or an integer program proven infeasible"
+            )  # fmt: skip
+        else:
+            reason["message"] += (
+                f"; not a proof: {unknown} start(s) left undecided by the integer program within "
+                "program_time_limit"
+            )  # fmt: skip
+        return reason
 
 
 #: The scan's parameters and their defaults, all passed on: a call stopped before any answer

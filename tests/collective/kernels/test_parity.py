@@ -362,3 +362,48 @@ def test_raw_interface_in_out(case):
         rounds = mod.swap_search(a, t, p, d2, 50, tol2, sel)
         sels.append((sel.tolist(), ok, att, acc, rounds))
     assert sels[0] == sels[1] and len(set(sels[0][0])) == 3 and min(sels[0][0]) >= 0
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_weighted_screen_parity_and_referee(seed, ties):
+    """Issue 40: the equal weights' proof, compiled and twin equal; every start it proves
+    empty has no set of ``count`` eligible nodes (enumeration, the referee); other codes are
+    left as they are."""
+    from itertools import combinations
+
+    rng = np.random.default_rng(seed)
+    S, n, m = int(rng.integers(1, 5)), int(rng.integers(1, 9)), int(rng.integers(1, 4))
+    count = int(rng.integers(1, n + 1))
+    cap = rng.uniform(1, 8, (n, m))
+    tms = cap[None, :, :] * rng.uniform(0, 1, (S, n, m))
+    if ties:
+        cap, tms = np.floor(cap), np.floor(tms)
+    e = rng.uniform(0, 1, m) * (rng.random(m) < 0.5)
+    top = -np.sort(-(cap[None] - tms), axis=1)[:, :count].sum(axis=1).max(axis=0)
+    d = top * rng.uniform(0.5, 1.05, m) * (rng.random(m) < 0.9)
+    tol = np.full(m, 1e-9) * (rng.random(m) < 0.5)
+    code = rng.integers(0, 3, S) * (rng.random(S) < 0.3)  # some starts already rejected
+    a = call(C.weighted_screen, tms, cap, e, d, count, code, tol=tol)
+    b = call(R.weighted_screen, tms, cap, e, d, count, code, tol=tol)
+    assert np.array_equal(a, b)
+    assert np.all((a == code) | ((code == 0) & (a == 3)))
+    for s in np.flatnonzero(a == 3):
+        av = cap - tms[s]
+        el = np.flatnonzero(np.all(av >= e - tol, axis=1))
+        dlo = d - count * tol
+        assert not any(np.all(av[list(c)].sum(axis=0) >= dlo)
+                       for c in combinations(el.tolist(), count))  # fmt: skip
+
+
+def test_weighted_screen_decides_a_trade_off():
+    # two properties, four nodes: the 2 largest of each reach 15, no 2 nodes reach both
+    cap = np.array([[10.0, 0.0], [10.0, 0.0], [0.0, 10.0], [0.0, 10.0]])
+    tms = np.zeros((2, 4, 2))
+    tms[1, 0, 0] = tms[1, 2, 1] = 5.0  # the second start: less available, still no set
+    z = np.zeros(2)
+    for fn in (C.weighted_screen, R.weighted_screen):
+        code = np.zeros(2, dtype=np.int64)
+        assert call(fn, tms, cap, z, np.array([15.0, 15.0]), 2, code).tolist() == [3, 3]
+        # a mixed set exists for totals of 10 at the first start: no proof there
+        assert call(fn, tms, cap, z, np.array([10.0, 10.0]), 2, code)[0] == 0

@@ -33,7 +33,7 @@ from ..._shared import interrupt
 from ..._shared.xoshiro import Xoshiro256
 
 __all__ = ["Xoshiro256", "window_max", "window_max_rows", "window_max_blocks", "screen",
-           "scan_screen",
+           "weighted_screen", "scan_screen",
            "select_and_swap", "phase5", "swap_search", "decrease_starts"]  # fmt: skip
 
 
@@ -149,6 +149,72 @@ def screen(tmax, cap, e, d, count, tol, code, elig, prop, value):
                     value[s] = tot
         if bi >= 0:
             code[s], prop[s] = 2, bi
+
+
+def weighted_screen(tmax, cap, e, d, count, tol, code):
+    """Issue 40: the equal weights' proof that no set exists (twin of the kernel's
+    ``weighted_screen``).
+
+    For each start ``s`` with ``code[s] == 0``: with ``k`` the properties of ``d_i > 0`` and
+    ``w_i = (1 / k) / d_i``, the nodes meeting every minimum (``a = cap - tmax[s] >= e - tau``)
+    score ``x_j = sum_i a_ij w_i`` (properties in order); the ``count`` largest, summed largest
+    first (``top``), plus the margin ``1e-12 (|top| + |bound| + count max_j sum_i |a_ij| w_i)``
+    below ``bound = sum_i (1 / k) ((d_i - count tau_i) / d_i)`` prove that no ``count`` eligible
+    nodes reach every total (an admissible set would reach ``bound``): ``code[s] = 3``. Other
+    codes are left as they are.
+
+    Parameters
+    ----------
+    tmax : ndarray, shape (S, n, m)
+        IN: window maxima per start.
+    cap : ndarray, shape (n, m)
+        IN: capacities.
+    e, d : ndarray, shape (m,)
+        IN: minimums and totals.
+    count : int
+        IN: ``N``.
+    tol : ndarray, shape (m,)
+        IN: the tolerance ``tau_i`` (zeros: none).
+    code : ndarray of int64, shape (S,)
+        INOUT: the screens' codes; 0 -> 3 where the proof holds.
+    """
+    tmax = np.asarray(tmax, dtype=np.float64)
+    cap = np.asarray(cap, dtype=np.float64)
+    S, n, m = tmax.shape
+    tl = _tol(tol, m)
+    if code.shape != (S,):
+        raise ValueError("code must have one entry per start")
+    pos = [i for i in range(m) if d[i] > 0]
+    k = len(pos)
+    if S == 0 or n == 0 or k == 0 or count < 1 or n < count:
+        return
+    w = np.zeros(m)
+    bound = 0.0
+    for i in pos:
+        w[i] = (1.0 / k) / d[i]
+        bound = bound + (1.0 / k) * ((d[i] - float(count) * tl[i]) / d[i])
+    elo = e - tl
+    for s in range(S):
+        interrupt.check()  # the compiled kernel's poll (twin)
+        if code[s] != 0:
+            continue
+        a = cap - tmax[s]
+        ok = np.ones(n, dtype=bool)
+        x = np.zeros(n)
+        mg = np.zeros(n)
+        for i in range(m):  # property by property, in order: the kernel's sums
+            ok &= a[:, i] >= elo[i]
+            if d[i] > 0:
+                x = x + a[:, i] * w[i]
+                mg = mg + np.abs(a[:, i]) * w[i]
+        vals = x[ok]
+        if vals.size < count:
+            continue
+        best = -np.sort(-vals)[:count]  # the count largest, largest first
+        top = float(np.cumsum(best)[-1])  # summed in that order
+        margin = 1e-12 * (abs(top) + abs(bound) + float(count) * float(mg[ok].max()))
+        if top + margin < bound:
+            code[s] = 3
 
 
 def _sums(x, rows):
