@@ -50,6 +50,10 @@ CLI_ONLY = {
     ("gap", "partial"): "the API's assign_all=False",
     ("taskmap", "format"): "the reader of the input files: read_metis_graph / read_scotch_graph",
     ("gap", "format"): "the reader of the input file: read_gap (OR-Library) or read_gap_json",
+    ("ctaap", "format"): "the reader of the input file: ctaap.read_instance",
+    ("testbed", "format"): "the readers of the input files: read_top/read_ptop or read_instance",
+    ("collective", "format"): "the reader of the pool file: read_pool, read_pool_csv or "
+    "read_pool_snapshot",
 }
 
 #: what a solve command's keyword is called among the method parameters or options.
@@ -220,3 +224,4 @@ def test_taskmap_bound_is_the_same_option_in_api_and_cli(tmp_path):
         assert _same(cli.get("bound"), api.bound) and cli["status"] == api.status
     lower = taskmap.bounds.lower_bound(inst.task_graph, inst.resource_graph)
     assert taskmap.solve(*inst, "base", bound=True).bound == pytest.approx(lower)
+

@@ -169,18 +169,25 @@ def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = No
     return 0 if result.has_solution and report.feasible else 1  # 1: no (verified) solution
 
 
-def _read(path: str, command: str) -> tuple:
+def _read(path: str, command: str, fmt: Optional[str] = None) -> tuple:
     """The request and offer of a CTAAP instance file, a file of another kind refused in one
-    line (what it looked like, what was expected)."""
+    line (what it looked like, what was expected); ``fmt`` (``--format json``) skips the
+    recognition by content and reads the file as JSON (:func:`common.read_as`)."""
     from .._shared.sniff import expect_json
     from ..ctaap.io import INSTANCE_FORMAT as FORMAT
 
-    expect_json(path, [FORMAT], command, f"a CTAAP instance ({FORMAT} JSON)")
-    return read_instance(path)
+    expected = f"a CTAAP instance ({FORMAT} JSON)"
+    if fmt is None:
+        expect_json(path, [FORMAT], command, expected)
+    return common.read_as(path, fmt, read_instance, command=command, expected=expected)
+
+
+def _add_format(p: argparse.ArgumentParser) -> None:
+    common.add_format(p, ("json",), "the instance file")
 
 
 def _cmd_solve(args) -> int:
-    request, offer = _read(args.instance, "ctaap solve")
+    request, offer = _read(args.instance, "ctaap solve", args.format)
     return _solve_and_report(request, offer, args, args.instance)
 
 
@@ -252,7 +259,7 @@ def _verified_quality(request, offer, result: dict, n_allocated: int, feasible: 
 
 
 def _cmd_verify(args) -> int:
-    request, offer = _read(args.instance, "ctaap verify")
+    request, offer = _read(args.instance, "ctaap verify", args.format)
     result = read_result(args.result)
     assignment = result["assignment"]
     if assignment.shape[0] != request.n:
@@ -335,6 +342,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     """
     p = sub.add_parser("solve", help="solve a CTAAP instance file")
     p.add_argument("instance", help="instance file (JSON; see 'coalloc docs formats')")
+    _add_format(p)
     _solver_options(p)
     p.set_defaults(func=_cmd_solve)
 
@@ -366,6 +374,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     )  # fmt: skip
     p.add_argument("instance")
     p.add_argument("result")
+    _add_format(p)
     p.add_argument(
         "--json", action="store_true",
         help="print the verification, bound, gap and per-cluster table as JSON",
@@ -377,7 +386,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
 
 
 def _cmd_plot(args) -> int:
-    request, offer = _read(args.instance, "plot ctaap")
+    request, offer = _read(args.instance, "plot ctaap", args.format)
     if args.result:
         result = ctaap.read_result(args.result)
         if result["assignment"].shape[0] != request.n:
@@ -400,6 +409,7 @@ def add_plot(fams) -> None:
     p = fams.add_parser("ctaap", help="the request graph coloured by cluster")
     p.add_argument("instance", help="CTAAP instance file (JSON)")
     p.add_argument("result", nargs="?", help="result file of 'coalloc solve -o' (optional)")
+    _add_format(p)
     p.add_argument("--unallocated-links", action="store_true",
                    help="also draw the links of unallocated tasks")  # fmt: skip
     picture_options(p, "compat_fn=threshold")
