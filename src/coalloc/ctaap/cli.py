@@ -304,7 +304,9 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_solve_batch(args) -> int:
-    extra = {"bound": True, "bound_effort": args.bound_effort} if args.bound else None
+    extra = {"bound": args.bound}
+    if args.bound:
+        extra["bound_effort"] = args.bound_effort
     return common.run_batch(args, "ctaap", extra)
 
 
@@ -325,7 +327,8 @@ def _solver_options(p: argparse.ArgumentParser) -> None:
     common.add_verbose(p)
     p.add_argument(
         "--bound", action=argparse.BooleanOptionalAction, default=True,
-        help="compute the cheap upper bound and the gap (default; --no-bound skips it)",
+        help="compute the cheap upper bound and the gap (default, as ctaap.solve's "
+        "bound=True; --no-bound: bound=False)",
     )  # fmt: skip
     _bound_effort(p)
     p.add_argument(
@@ -350,7 +353,11 @@ def add_commands(sub, *, aliases: bool = False) -> None:
         "solve-batch", help="solve many instance files in parallel, one JSON line per instance"
     )
     common.add_batch_options(p, ctaap.METHODS, ctaap.solvers.DEFAULT_METHOD, "compat_fn=threshold")
-    p.add_argument("--bound", action="store_true", help="also compute upper bounds and gaps")
+    p.add_argument(
+        "--bound", action=argparse.BooleanOptionalAction, default=True,
+        help="compute upper bounds and gaps (default, as ctaap.solve's bound=True; "
+        "--no-bound: bound=False, the batch's time without the bounds)",
+    )  # fmt: skip
     _bound_effort(p)
     p.set_defaults(func=_cmd_solve_batch)
 

@@ -241,8 +241,8 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     common.add_verbose(p)
     p.add_argument(
         "--bound", action=argparse.BooleanOptionalAction, default=True,
-        help="attach the proven lower bound and the gap (default: taskmap.solve(..., "
-        "bound=True); --no-bound skips it, as the API's default bound=False)",
+        help="attach the proven lower bound and the gap (default, as taskmap.solve's "
+        "bound=True; --no-bound: bound=False)",
     )  # fmt: skip
     p.add_argument(
         "--json", action="store_true",
