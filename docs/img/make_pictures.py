@@ -25,6 +25,13 @@ def main() -> None:
     tasks, res = taskmap.generators.table1_instance(4.0, seed=0)
     mapping = taskmap.solve(tasks, res, seed=0)
     taskmap.plot_mapping(tasks, res, mapping, path=OUT / "taskmap_mapping.png")
+    # a dense cluster (256 cores, a 64 x 64 stencil): drawn in its 32 nodes
+    dense = taskmap.generators.stencil_task_graph((64, 64))
+    cluster = taskmap.generators.hierarchical_cluster(n_racks=4, nodes_per_rack=8,
+                                                      cores_per_node=8, speed=(1.0, 2.0),
+                                                      seed=1)  # fmt: skip
+    packed = taskmap.solve(dense, cluster, "multilevel", seed=0)
+    taskmap.plot_mapping(dense, cluster, packed, path=OUT / "taskmap_mapping_dense.png")
     tree = taskmap.flow_injection(tasks, seed=0)
     taskmap.plot_cluster_tree(tree, path=OUT / "taskmap_cluster_tree.png")
 

@@ -48,8 +48,13 @@ def test_heuristics_pass_verify(method, inst, seed):
     result = ctaap.solve(request, offer, method, seed=seed)
     report = ctaap.verify(request, offer, result.assignment)
     assert report.feasible, (report.violations, report.examples)
-    assert result.status == "feasible" and result.success
+    assert result.success
     assert report.n_allocated == result.n_allocated == int((result.assignment >= 0).sum())
+    # the default bound=True (issue 39): an upper bound, never below the verified count;
+    # "optimal" exactly when the allocation meets it
+    assert result.bound is not None and result.bound >= report.n_allocated
+    meets = report.n_allocated >= result.bound
+    assert result.status == ("optimal" if meets else "feasible"), (result.bound, meets)
     assert result.assignment.shape == (request.n,)
     assert result.assignment.min(initial=-1) >= -1
     assert result.assignment.max(initial=-1) < offer.m

@@ -116,8 +116,12 @@ def test_compiled_and_numpy_backends_run_the_same_step1():
 
 def test_result_fields():
     req, off = fig2(2, seed=0)
-    res = coalloc.solve(req, off)
+    res = coalloc.solve(req, off, bound=False)
     assert res.method == "ctaap" and res.status == "feasible" and res.success
+    # the default bound=True (issue 39: as the CLI) proves this answer: the bound is met
+    proved = coalloc.solve(req, off)
+    assert proved.n_allocated == res.n_allocated and proved.bound is not None
+    assert proved.status == ("optimal" if proved.n_allocated >= proved.bound else "feasible")
     assert set(res.timings) >= {"step1", "step2", "step3", "total"}
     assert res.iterations["beta_steps"] == 42  # ceil(log(10/0.5)/log(1.075)) steps
     assert res.iterations["q_evaluations"] >= 42

@@ -50,6 +50,10 @@ CLI_ONLY = {
     ("gap", "partial"): "the API's assign_all=False",
     ("taskmap", "format"): "the reader of the input files: read_metis_graph / read_scotch_graph",
     ("gap", "format"): "the reader of the input file: read_gap (OR-Library) or read_gap_json",
+    ("ctaap", "format"): "the reader of the input file: ctaap.read_instance",
+    ("testbed", "format"): "the readers of the input files: read_top/read_ptop or read_instance",
+    ("collective", "format"): "the reader of the pool file: read_pool, read_pool_csv or "
+    "read_pool_snapshot",
 }
 # issue 38: --explain (and its budget) on every solve command: the family's explanation,
 # Instance(...).explain(result, time_limit=S) (task mapping: taskmap.explain_result)
@@ -210,8 +214,8 @@ def test_fields_agree(family, kind, tmp_path):
 
 
 def test_taskmap_bound_is_the_same_option_in_api_and_cli(tmp_path):
-    """Issue 39: the CLI printed a bound the API's default left out; ``bound=True`` works and
-    ``--no-bound`` is the API's default."""
+    """Issue 39: the CLI printed a bound the API's default left out; ``bound=True`` works,
+    ``--no-bound`` is ``bound=False``, and both default to the bound."""
     from coalloc import taskmap
 
     spec = families()["taskmap"]
@@ -225,3 +229,27 @@ def test_taskmap_bound_is_the_same_option_in_api_and_cli(tmp_path):
         assert _same(cli.get("bound"), api.bound) and cli["status"] == api.status
     lower = taskmap.bounds.lower_bound(inst.task_graph, inst.resource_graph)
     assert taskmap.solve(*inst, "base", bound=True).bound == pytest.approx(lower)
+
+
+@pytest.mark.parametrize("family", ["ctaap", "taskmap"])
+def test_bound_has_one_default_in_api_and_cli(family, tmp_path):
+    """Issue 39: ``bound`` defaults alike in the API (``solve``), the solve command and
+    ``solve-batch``; a call without it gives the bound, gap and status the command prints."""
+    spec = families()[family]
+    (kind,) = spec.kinds
+    api_default = inspect.signature(kind._solve_function).parameters["bound"].default
+    group, name = SOLVE_COMMAND[(family, kind.kind)]
+    cli_default = _command(family, kind).get_default("bound")
+    assert api_default is True and cli_default is True
+    batch = _subparsers(_subparsers(build_parser())[group]).get("solve-batch")
+    if batch is not None and any(a.dest == "bound" for a in batch._actions):
+        assert batch.get_default("bound") is True
+    files, inst = _files(family, kind, tmp_path)
+    cli = json.loads(_run([group, name, *files, "--json", "--seed", "0"]))
+    api = inst.solve(cli["method"], seed=0)  # the API's default bound
+    assert api.bound is not None and cli["bound"] is not None
+    assert _same(cli["bound"], api.bound) and cli["status"] == api.status
+    assert _same(cli["gap"], api.gap)
+    off = json.loads(_run([group, name, *files, "--json", "--seed", "0", "--no-bound"]))
+    without = inst.solve(cli["method"], seed=0, bound=False)
+    assert _same(off.get("bound"), without.bound) and off["status"] == without.status

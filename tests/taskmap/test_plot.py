@@ -71,3 +71,78 @@ def test_task_counts_carry_their_unit(taskmap_small):
     names = {t.get_text() for t in fig.axes[0].texts if not t.get_gid()}
     assert not any(t.strip().isdigit() for t in texts.values())
     assert names and not set(texts.values()) & names
+
+
+def _node_router_of(resources):
+    """The referee of the groups of a hierarchical cluster: its nodes come in the order root,
+    then per rack its switch, then per node its router followed by its cores, so a core's
+    node is the nearest router before it."""
+    owner, last = {}, None
+    for i in range(resources.n_nodes):
+        if resources.is_processor[i]:
+            owner[i] = last
+        else:
+            last = i
+    return owner
+
+
+def test_a_dense_cluster_is_drawn_in_nodes_with_counts_that_fit(tmp_path):
+    """Issue 39: 256 cores and thousands of tasks were a blot of dots and overlapping
+    counts; the cores of a node are one circle and a count is written only where it fits."""
+    g = taskmap.generators
+    tasks = g.stencil_task_graph((32, 32))
+    resources = g.hierarchical_cluster(n_racks=4, nodes_per_rack=8, cores_per_node=8)
+    procs = resources.processors
+    assert procs.size == 256 > taskmap.plot.AGGREGATE_ABOVE
+    rng = np.random.default_rng(5)
+    mapping = procs[rng.integers(0, procs.size, tasks.n)]  # uneven counts per node
+    path = tmp_path / "dense.png"
+    fig = taskmap.plot_mapping(tasks, resources, mapping, path=path)
+    drawn = collections(fig)
+    groups = starting(drawn, "group of processors (32;")
+    assert len(groups.get_offsets()) == 32
+    assert not any(k.startswith("task (") for k in drawn)  # no dot per task
+    owner = _node_router_of(resources)
+    want = {}
+    for t in mapping.tolist():
+        want[owner[t]] = want.get(owner[t], 0) + 1
+    ax = fig.axes[0]
+    texts = {t.get_gid(): t for t in ax.texts if (t.get_gid() or "").startswith("tasks-in-")}
+    assert texts, "no count written"
+    for gid, text in texts.items():
+        k = int(gid.rsplit("-", 1)[1])
+        n = want[k]
+        assert text.get_text() == f"{n} task{'s' if n != 1 else ''}"
+    busiest = max(want, key=lambda k: (want[k], -k))
+    assert f"tasks-in-{busiest}" in texts  # the busiest first: never left out
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in ax.texts]
+    for i, a in enumerate(boxes):
+        assert not any(a.overlaps(b) for b in boxes[i + 1:]), "two labels overlap"
+    _, where = taskmap.max_occupancy(tasks, resources, mapping)
+    starting(drawn, f"bottleneck {where.kind} {where.index}")
+    png_is_picture(path)
+
+
+def test_groups_climb_to_racks_when_the_nodes_are_too_many():
+    g = taskmap.generators
+    resources = g.hierarchical_cluster(n_racks=3, nodes_per_rack=30, cores_per_node=2)
+    rep = taskmap.plot.aggregate_groups(resources, limit=64)
+    owner = _node_router_of(resources)
+    procs = resources.processors
+    assert np.unique(rep[procs]).size == 3  # 90 nodes > 64: the racks
+    # two cores in one node share their group; every group is a rack switch
+    assert rep[procs[0]] == rep[procs[1]] and owner[procs[0]] == owner[procs[1]]
+    assert not resources.is_processor[np.unique(rep[procs])].any()
+    rep = taskmap.plot.aggregate_groups(resources, limit=90)
+    assert np.unique(rep[procs]).size == 90
+    assert all(rep[p] == owner[p] for p in procs.tolist())
+
+
+def test_aggregate_false_keeps_every_processor(taskmap_small):
+    tasks, resources = taskmap_small.task_graph, taskmap_small.resource_graph
+    mapping = taskmap.solve(tasks, resources, "base", seed=0).mapping
+    fig = taskmap.plot_mapping(tasks, resources, mapping, aggregate=True)
+    assert any(k.startswith("group of processor") for k in collections(fig))
+    fig = taskmap.plot_mapping(tasks, resources, mapping, aggregate=False)
+    assert len(collections(fig)["processor"].get_offsets()) == resources.n_processors

@@ -40,6 +40,9 @@ __all__ = [
     "describe_gap",
     "add_batch_options",
     "run_batch",
+    "FORMATS",
+    "add_format",
+    "read_as",
 ]
 
 
@@ -861,3 +864,105 @@ def _run_batch_on(args, family, params, executor, todo, seeds, digests, skipped)
         file=sys.stderr if to_stdout else sys.stdout,
     )
     return 1 if failed else 0
+
+
+# ------------------------------------------------------------------ --format (issue 39)
+
+#: Every ``--format`` name: what it reads (for the help and the messages) and the kinds
+#: :func:`coalloc._shared.sniff.sniff` gives a file of that format (a file of one of them
+#: that the reader refuses is a malformed file of the format: the reader's own message).
+FORMATS = {
+    "json": ("JSON", ("json",)),
+    "loadshare": ("a load-sharing problem (coalloc.loadshare.instance JSON)", ("json",)),
+    "orlib": ("OR-Library GAP text", ("orlib-gap", "text")),
+    "metis": ("a METIS graph", ("metis",)),
+    "scotch": ("a Scotch graph", ("scotch",)),
+    "emulab": ("Emulab .top/.ptop text", ("top", "ptop", "emulab", "text")),
+    "csv": ("a CSV pool", ("text",)),
+    "npz": ("a pool snapshot (.npz)", ("npz",)),
+    "swf": ("a Standard Workload Format log", ("swf",)),
+}
+
+
+def add_format(p: argparse.ArgumentParser, formats: Sequence[str], what: str) -> argparse.Action:
+    """``--format NAME``: read ``what`` as this format, not as its content suggests.
+
+    Every family's commands that read instance files take their ``--format`` from here, so
+    that the option reads the same everywhere: without it a file is recognised by its
+    content (:func:`coalloc._shared.sniff.sniff`), whatever its name; with it the named
+    reader reads the file (:func:`read_as`).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    formats : sequence of str
+        The names the command reads (keys of :data:`FORMATS`).
+    what : str
+        The file the option is about, for the help (``"the task graph"``).
+
+    Returns
+    -------
+    argparse.Action
+        The option (``dest`` ``format``, default None).
+    """
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise ValueError(f"formats must be among {sorted(FORMATS)}, got {unknown}")
+    names = "; ".join(f"{f}: {FORMATS[f][0]}" for f in formats)
+    return p.add_argument(
+        "--format", default=None, choices=list(formats),
+        help=f"read {what} as this format ({names}); default: recognised by its content, "
+        "whatever its name",
+    )  # fmt: skip
+
+
+def read_as(path: Any, fmt: Optional[str], reader: Any, *, command: str, expected: str,
+            kinds: Optional[Sequence[str]] = None) -> Any:  # fmt: skip
+    """``reader(path)``, the format forced by ``--format fmt`` (None: not forced).
+
+    A file the reader refuses is said in one line. When the file's content looks like the
+    forced format (``kinds``, by default the format's in :data:`FORMATS`), it is a malformed
+    file of that format: the reader's own message (file, line, token). Otherwise the format
+    was the wrong one: ``"X looks like ...; CMD expects ..., as --format F says: ..."``
+    with the reader's message after it.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    fmt : str or None
+        The forced format (a key of :data:`FORMATS`), or None.
+    reader : callable
+        Reads ``path`` in that format.
+    command : str
+        The command, for the message (``"ctaap solve"``).
+    expected : str
+        What the command expected there.
+    kinds : sequence of str, optional
+        The sniffed kinds that count as a file of the format.
+
+    Returns
+    -------
+    object
+        What ``reader`` returns.
+
+    Raises
+    ------
+    InstanceError
+        The file does not parse as ``fmt``.
+    """
+    from .._shared.sniff import sniff, wrong_kind
+
+    if fmt is None:
+        return reader(path)
+    try:
+        return reader(path)
+    except ValueError as exc:  # InstanceError among them
+        found = sniff(path)
+        ok = FORMATS[fmt][1] if kinds is None else kinds
+        if found.kind == "missing" or found.kind in ok:
+            raise
+        said = " ".join(str(exc).split())
+        raise wrong_kind(path, found, command, f"{expected}, as --format {fmt} says",
+                         f"read as {fmt}, {said}") from None

@@ -60,22 +60,30 @@ _EXPECTED = ("a request, pool or instance JSON file, a CSV pool (.csv) or a pool
              "(.npz)")  # fmt: skip
 
 
-def _file_kind(path: str, command: str = "collective"):
+#: ``--format`` of the POOL file (a request or an instance is JSON).
+POOL_FORMATS = ("json", "csv", "npz")
+
+
+def _file_kind(path: str, command: str = "collective", fmt=None):
     """``(kind, data, name)`` of a command's file, recognised by its content: kind
     ``"pool"``, ``"request"``, ``"instance"`` (a JSON file's ``"format"``, or its fields),
     ``"snapshot"`` (a pool snapshot, ``.npz``), ``"csv"`` (a CSV pool) or None (a JSON
     file of no known kind: the file's position decides); data is the parsed JSON, read
-    once (None for the other formats)."""
+    once (None for the other formats). ``fmt`` (``--format``) forces the format: the
+    file is then read as it says (:func:`_pool_of`)."""
     from .._shared.sniff import sniff, wrong_kind
 
-    found = sniff(path)
-    if found.kind == "npz":
+    if fmt in ("npz", "csv"):
+        return {"npz": "snapshot", "csv": "csv"}[fmt], None, str(path)
+    found = sniff(path) if fmt is None else None
+    if found is not None and found.kind == "npz":
         return "snapshot", None, str(path)
-    if found.kind not in ("json", "missing"):
+    if found is not None and found.kind not in ("json", "missing"):
         if str(path).lower().endswith(".csv") or (found.kind == "text" and _csv_like(path)):
             return "csv", None, str(path)
         raise wrong_kind(path, found, command, _EXPECTED)
-    data, name = load_json(path)
+    data, name = common.read_as(path, fmt, load_json, command=command,
+                                expected="a JSON pool or instance file")  # fmt: skip
     fmt = data.get("format") if isinstance(data, dict) else None
     kinds = {cio.POOL_FORMAT: "pool", cio.REQUEST_FORMAT: "request",
              cio.INSTANCE_FORMAT: "instance"}  # fmt: skip
@@ -87,7 +95,7 @@ def _file_kind(path: str, command: str = "collective"):
         if "duration" in data:
             return "request", data, name
     if fmt is not None:
-        raise wrong_kind(path, found, command, _EXPECTED)
+        raise wrong_kind(path, found or sniff(path), command, _EXPECTED)
     return None, data, name
 
 
@@ -100,11 +108,14 @@ def _csv_like(path: str) -> bool:
         return False
 
 
-def _pool_of(kind: str, data: Any, name: str, path: str):
+def _pool_of(kind: str, data: Any, name: str, path: str, fmt=None, command: str = "collective"):
+    """The pool of a file of ``kind`` (``fmt``: the format ``--format`` forced)."""
     if kind == "csv":
-        return cio.read_pool_csv(path)
+        return common.read_as(path, fmt, cio.read_pool_csv, command=command,
+                              expected="a CSV pool")  # fmt: skip
     if kind == "snapshot":
-        return cio.read_pool_snapshot(path)
+        return common.read_as(path, fmt, cio.read_pool_snapshot, command=command,
+                              expected="a pool snapshot (.npz)")  # fmt: skip
     if kind == "instance":
         return cio.instance_from_dict(data, source=name)[0]
     return cio.pool_from_dict(data, source=name)
@@ -139,11 +150,12 @@ def _read_pair(args):
     command = f"collective {getattr(args, 'subcommand', None) or 'plot'}"
     if args.pool is None:
         _one_file(args, command)
-    first, second = _file_kind(args.request, command), _file_kind(args.pool, command)
+    fmt = getattr(args, "format", None)  # the POOL file's
+    first, second = _file_kind(args.request, command), _file_kind(args.pool, command, fmt)
     pools = ("pool", "csv", "snapshot")
-    if (first[0] in pools and second[0] not in pools) or (
+    if fmt is None and ((first[0] in pools and second[0] not in pools) or (
         second[0] == "request" and first[0] != "request"
-    ):
+    )):  # fmt: skip
         print(f"coalloc collective: POOL REQUEST is deprecated, give REQUEST POOL "
               f"(read {args.pool} as the request and {args.request} as the pool)",
               file=sys.stderr)  # fmt: skip
@@ -155,7 +167,7 @@ def _read_pair(args):
 
         raise wrong_kind(args.request, sniff(args.request), command,
                          "a request or instance JSON file (REQUEST POOL)")  # fmt: skip
-    pool = _pool_of(second[0], second[1], second[2], args.pool)
+    pool = _pool_of(second[0], second[1], second[2], args.pool, fmt, command)
     if kind == "instance":
         request = cio.instance_from_dict(req_data, source=req_name)[1]
     else:
@@ -270,12 +282,19 @@ def _explained(records) -> dict:
 
 
 def _cmd_simulate(args) -> int:
+    from .._shared.sniff import sniff, wrong_kind
     from ..collective.simulate import simulate
 
     limit = _limit(args.limit)
-    pool = cio.read_pool(args.pool)
+    kind, data, name = _file_kind(args.pool, "collective simulate", args.format)
+    if kind == "request":
+        raise wrong_kind(args.pool, sniff(args.pool), "collective simulate",
+                         "a pool first (JSON, CSV or .npz; or an instance file), then the "
+                         "workload")  # fmt: skip
+    pool = _pool_of(kind, data, name, args.pool, args.format, "collective simulate")
     extra = {}
-    if args.workload.lower().endswith(".swf") or args.swf:
+    swf = args.swf or args.workload.lower().endswith(".swf") or sniff(args.workload).kind == "swf"
+    if swf:
         jobs = cio.read_swf(args.workload)
         if limit:  # the first LIMIT jobs of the trace (cancelled ones among them)
             jobs = jobs[:limit]
@@ -383,6 +402,10 @@ def _cmd_solve_batch(args) -> int:
     return common.run_batch(args, "collective")
 
 
+def _add_format(p) -> None:
+    common.add_format(p, POOL_FORMATS, "the POOL file (a request or an instance is JSON)")
+
+
 def add_commands(sub, *, aliases: bool = False) -> None:
     """Add the collective co-allocation subcommands to ``sub``."""
     p = sub.add_parser("solve", help="co-allocate a request on a pool (Cankar et al.)")
@@ -396,6 +419,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("--method", default=collective.DEFAULT_METHOD,
                    choices=sorted(collective.METHODS))  # fmt: skip
     common.add_seed(p)
+    _add_format(p)
     common.add_params(p, "backend=numpy")
     common.add_exact_options(p, PARAMS["exact"])
     common.add_output(p, "write the result as JSON to this file")
@@ -414,12 +438,14 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("pool", metavar="POOL", help="pool file (JSON, CSV or .npz) or an "
                    "instance file; with one instance file: the RESULT")  # fmt: skip
     p.add_argument("result", nargs="?", metavar="RESULT")
+    _add_format(p)
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser("simulate", help="run a stream of requests (workload JSON or SWF)")
     p.add_argument("pool", help="pool file")
     p.add_argument("workload", help="coalloc.collective.workload JSON or an SWF file (.swf)")
     p.add_argument("--swf", action="store_true", help="read WORKLOAD as SWF whatever its name")
+    _add_format(p)
     p.add_argument("--method", default=collective.DEFAULT_METHOD,
                    choices=sorted(collective.METHODS))  # fmt: skip
     p.add_argument("--simple", action="store_true", help="SWF jobs as simple requests")
@@ -514,5 +540,6 @@ def add_plot(fams) -> None:
     p.add_argument("--property", default=None, help="property drawn (default: the first "
                    "the request asks a total of)")  # fmt: skip
     p.add_argument("--max-nodes", type=common.count(), default=30, help="nodes drawn at most")
+    _add_format(p)
     picture_options(p, "backend=numpy")
     p.set_defaults(func=_cmd_plot)

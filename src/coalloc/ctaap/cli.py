@@ -186,18 +186,25 @@ def _solve_and_report(request, offer, args, name: str, intro: Optional[str] = No
     return 0 if result.has_solution and report.feasible else 1  # 1: no (verified) solution
 
 
-def _read(path: str, command: str) -> tuple:
+def _read(path: str, command: str, fmt: Optional[str] = None) -> tuple:
     """The request and offer of a CTAAP instance file, a file of another kind refused in one
-    line (what it looked like, what was expected)."""
+    line (what it looked like, what was expected); ``fmt`` (``--format json``) skips the
+    recognition by content and reads the file as JSON (:func:`common.read_as`)."""
     from .._shared.sniff import expect_json
     from ..ctaap.io import INSTANCE_FORMAT as FORMAT
 
-    expect_json(path, [FORMAT], command, f"a CTAAP instance ({FORMAT} JSON)")
-    return read_instance(path)
+    expected = f"a CTAAP instance ({FORMAT} JSON)"
+    if fmt is None:
+        expect_json(path, [FORMAT], command, expected)
+    return common.read_as(path, fmt, read_instance, command=command, expected=expected)
+
+
+def _add_format(p: argparse.ArgumentParser) -> None:
+    common.add_format(p, ("json",), "the instance file")
 
 
 def _cmd_solve(args) -> int:
-    request, offer = _read(args.instance, "ctaap solve")
+    request, offer = _read(args.instance, "ctaap solve", args.format)
     return _solve_and_report(request, offer, args, args.instance)
 
 
@@ -269,7 +276,7 @@ def _verified_quality(request, offer, result: dict, n_allocated: int, feasible: 
 
 
 def _cmd_verify(args) -> int:
-    request, offer = _read(args.instance, "ctaap verify")
+    request, offer = _read(args.instance, "ctaap verify", args.format)
     result = read_result(args.result)
     assignment = result["assignment"]
     if assignment.shape[0] != request.n:
@@ -314,7 +321,9 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_solve_batch(args) -> int:
-    extra = {"bound": True, "bound_effort": args.bound_effort} if args.bound else None
+    extra = {"bound": args.bound}
+    if args.bound:
+        extra["bound_effort"] = args.bound_effort
     return common.run_batch(args, "ctaap", extra)
 
 
@@ -335,7 +344,8 @@ def _solver_options(p: argparse.ArgumentParser) -> None:
     common.add_verbose(p)
     p.add_argument(
         "--bound", action=argparse.BooleanOptionalAction, default=True,
-        help="compute the cheap upper bound and the gap (default; --no-bound skips it)",
+        help="compute the cheap upper bound and the gap (default, as ctaap.solve's "
+        "bound=True; --no-bound: bound=False)",
     )  # fmt: skip
     _bound_effort(p)
     p.add_argument(
@@ -352,6 +362,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     """
     p = sub.add_parser("solve", help="solve a CTAAP instance file")
     p.add_argument("instance", help="instance file (JSON; see 'coalloc docs formats')")
+    _add_format(p)
     _solver_options(p)
     add_explain_options(p, "; and, for every answer, which clusters and links cap the "
                         "allocation (with --json: under 'binds')")
@@ -361,7 +372,11 @@ def add_commands(sub, *, aliases: bool = False) -> None:
         "solve-batch", help="solve many instance files in parallel, one JSON line per instance"
     )
     common.add_batch_options(p, ctaap.METHODS, ctaap.solvers.DEFAULT_METHOD, "compat_fn=threshold")
-    p.add_argument("--bound", action="store_true", help="also compute upper bounds and gaps")
+    p.add_argument(
+        "--bound", action=argparse.BooleanOptionalAction, default=True,
+        help="compute upper bounds and gaps (default, as ctaap.solve's bound=True; "
+        "--no-bound: bound=False, the batch's time without the bounds)",
+    )  # fmt: skip
     _bound_effort(p)
     p.set_defaults(func=_cmd_solve_batch)
 
@@ -385,6 +400,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     )  # fmt: skip
     p.add_argument("instance")
     p.add_argument("result")
+    _add_format(p)
     p.add_argument(
         "--json", action="store_true",
         help="print the verification, bound, gap and per-cluster table as JSON",
@@ -396,7 +412,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
 
 
 def _cmd_plot(args) -> int:
-    request, offer = _read(args.instance, "plot ctaap")
+    request, offer = _read(args.instance, "plot ctaap", args.format)
     if args.result:
         result = ctaap.read_result(args.result)
         if result["assignment"].shape[0] != request.n:
@@ -419,6 +435,7 @@ def add_plot(fams) -> None:
     p = fams.add_parser("ctaap", help="the request graph coloured by cluster")
     p.add_argument("instance", help="CTAAP instance file (JSON)")
     p.add_argument("result", nargs="?", help="result file of 'coalloc solve -o' (optional)")
+    _add_format(p)
     p.add_argument("--unallocated-links", action="store_true",
                    help="also draw the links of unallocated tasks")  # fmt: skip
     picture_options(p, "compat_fn=threshold")

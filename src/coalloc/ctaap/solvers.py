@@ -45,7 +45,7 @@ def solve(
     method: str = DEFAULT_METHOD,
     *,
     seed: Optional[int] = 0,
-    bound: bool = False,
+    bound: bool = True,
     bound_effort: float = 1.0,
     **params: Any,
 ) -> SolveResult:
@@ -70,8 +70,10 @@ def solve(
         limit passes (status ``"time_limit"``, verified like any other).
     seed : int, optional
         Seed of every random choice: the same seed gives the same answer.
-    bound : bool, default False
-        Also compute an upper bound and report it with the gap
+    bound : bool, default True
+        ``coalloc ctaap solve`` and ``solve-batch`` do the same by default (``--no-bound``:
+        False, which saves the bound's time, at most about the solve's own on the paper's
+        Fig. 2/3 instances). Compute an upper bound and report it with the gap
         ``relative_gap(n_allocated, bound, sense="max")`` (the one gap formula,
         :func:`coalloc._shared.result.relative_gap`) in ``result.bound`` / ``result.gap``.
         Heuristics get :func:`coalloc.ctaap.bounds.best_bound` (never above the flow bound

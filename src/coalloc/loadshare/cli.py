@@ -144,7 +144,7 @@ def _gap_why(args, inst, res) -> Optional[dict]:
 
 
 def _cmd_gap(args) -> int:
-    instances, fmt = read_gap_file(args.file, args.format, command="loadshare gap")
+    instances, fmt = _read_gap(args.file, args.format, "loadshare gap")
     if args.instance is not None:
         if not 1 <= args.instance <= len(instances):
             raise ValueError(f"--instance must be in 1..{len(instances)}, got {args.instance}")
@@ -304,7 +304,11 @@ def _cmd_verify(args) -> int:
     key = "assignment" if is_gap else "placement"
     if is_gap:
         fmt = args.format if args.format in GAP_FILE_FORMATS else None
-        instances, _ = read_gap_file(args.problem, fmt, command="loadshare verify")
+        instances, _ = _read_gap(args.problem, fmt, "loadshare verify")
+    elif args.format == "loadshare":
+        prob = common.read_as(args.problem, "loadshare", read_problem, command="loadshare verify",
+                              expected="a load-sharing problem (coalloc.loadshare.instance "
+                              "JSON)")  # fmt: skip
     else:
         prob = _read_share(args.problem, "loadshare verify")
     ok = True
@@ -367,9 +371,15 @@ _positive_int = common.count()
 
 
 def _add_gap_format(p) -> None:
-    p.add_argument("--format", default=None, choices=GAP_FILE_FORMATS,
-                   help="read the file as OR-Library text or JSON (default: by its "
-                   "content)")  # fmt: skip
+    common.add_format(p, GAP_FILE_FORMATS, "the GAP file")
+
+
+def _read_gap(path: str, fmt: Optional[str], command: str) -> tuple:
+    """:func:`read_gap_file`; under ``--format`` a file that does not parse as it says is
+    refused in one line, what it looked like first (:func:`common.read_as`)."""
+    expected = "an OR-Library GAP file" if fmt == "orlib" else "a coalloc.loadshare.gap JSON file"
+    return common.read_as(path, fmt, lambda f: read_gap_file(f, fmt, command=command),
+                          command=command, expected=expected)  # fmt: skip
 
 
 def add_commands(sub) -> None:
@@ -452,8 +462,7 @@ def add_commands(sub) -> None:
     p.add_argument("--instance", type=common.count(), default=None,
                    help="the instance of a multi-instance GAP file the result answers "
                    "(default: the result's own 'instance' or 'file#K')")  # fmt: skip
-    p.add_argument("--format", default=None, choices=["loadshare", *GAP_FILE_FORMATS],
-                   help="read PROBLEM as this format (default: by its content)")  # fmt: skip
+    common.add_format(p, ("loadshare", *GAP_FILE_FORMATS), "PROBLEM")
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser(

@@ -28,6 +28,8 @@ __all__ = ["add_commands", "read_graphs"]
 #: The formats of a task graph file (``--format``): JSON, METIS, Scotch.
 TASK_FORMATS = ("json", "metis", "scotch")
 _TASKS = "a task graph (coalloc.taskgraph JSON, METIS or Scotch)"
+_AS = {"json": "a coalloc.taskgraph JSON file", "metis": "a METIS graph",
+       "scotch": "a Scotch graph"}  # fmt: skip
 
 
 def read_graphs(instance: str, resources: Optional[str] = None, fmt: Optional[str] = None,
@@ -85,7 +87,8 @@ def read_graphs(instance: str, resources: Optional[str] = None, fmt: Optional[st
         raise wrong_kind(instance, found, command, f"{_TASKS} followed by RESOURCES",
                          "give the instance file alone")  # fmt: skip
     readers = {"json": read_task_graph, "metis": read_metis_graph, "scotch": read_scotch_graph}
-    tasks = readers[kind](instance)
+    tasks = common.read_as(instance, fmt, readers[kind], command=command,
+                           expected=f"{_AS[kind]} (the task graph)")
     rfound = sniff(resources)
     if rfound.kind not in ("json", "missing"):
         expected = "a resource graph (coalloc.resourcegraph JSON) after the task graph"
@@ -227,9 +230,7 @@ def _cmd_solve_batch(args) -> int:
 
 def add_format(p) -> None:
     """``--format``: the task graph file's format, when its content does not say it."""
-    p.add_argument("--format", default=None, choices=TASK_FORMATS,
-                   help="read the task graph as this format (default: recognised by its "
-                   "content: JSON, METIS or Scotch, whatever its name)")  # fmt: skip
+    common.add_format(p, TASK_FORMATS, "the task graph (TASKS)")
 
 
 def add_commands(sub, *, aliases: bool = False) -> None:
@@ -254,8 +255,8 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     common.add_verbose(p)
     p.add_argument(
         "--bound", action=argparse.BooleanOptionalAction, default=True,
-        help="attach the proven lower bound and the gap (default: taskmap.solve(..., "
-        "bound=True); --no-bound skips it, as the API's default bound=False)",
+        help="attach the proven lower bound and the gap (default, as taskmap.solve's "
+        "bound=True; --no-bound: bound=False)",
     )  # fmt: skip
     p.add_argument(
         "--json", action="store_true",

@@ -12,7 +12,8 @@ from .._shared.docs import filled
 from .model import ResourceGraph, TaskGraph, check_mapping
 from .occupancy import max_occupancy, occupancy_graph
 
-__all__ = ["plot_cluster_tree", "plot_mapping", "tree_layout"]
+__all__ = ["plot_cluster_tree", "plot_mapping", "tree_layout", "aggregate_groups",
+           "AGGREGATE_ABOVE"]
 
 
 def _tree_of(result: Any) -> Any:
@@ -162,6 +163,201 @@ def _layout(resources: ResourceGraph, seed: int) -> np.ndarray:
     return np.array([pos[i] for i in range(resources.n_nodes)], dtype=np.float64)
 
 
+#: Beyond this many processors :func:`plot_mapping` draws groups of them (nodes, racks).
+AGGREGATE_ABOVE = 64
+
+
+def _bfs_tree(resources: ResourceGraph) -> tuple:
+    """``(parent, depth)`` of a breadth-first tree of the resource graph from its centre
+    (per connected component): on a cluster tree, the root switch, the racks, the nodes,
+    then the cores."""
+    import networkx as nx
+
+    n = resources.n_nodes
+    g = nx.Graph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from((int(u), int(v)) for u, v in resources.links)
+    parent = np.full(n, -1, dtype=np.int64)
+    depth = np.zeros(n, dtype=np.int64)
+    for comp in nx.connected_components(g):
+        sub = g.subgraph(comp)
+        if len(comp) <= 3000:
+            root = min(nx.center(sub))
+        else:  # the centre costs a BFS per node: the best-connected node instead
+            root = max(sorted(comp), key=sub.degree)
+        for u, v in nx.bfs_edges(sub, root):
+            parent[v], depth[v] = u, depth[u] + 1
+    return parent, depth
+
+
+def aggregate_groups(resources: ResourceGraph, limit: int = AGGREGATE_ABOVE) -> np.ndarray:
+    """The node that stands for each resource node when the processors are drawn in groups.
+
+    The resource graph is walked breadth-first from its centre (a cluster tree: root switch,
+    racks, nodes, cores). The processors are grouped under their ancestor at the deepest
+    level that gives at most ``limit`` groups: the cores of a node under the node's router,
+    or, when the nodes are too many, everything under its rack switch. Nodes above that
+    level stand for themselves.
+
+    Parameters
+    ----------
+    resources : ResourceGraph
+    limit : int, default 64
+        Most groups of processors.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_nodes,)
+        ``rep[i]``: the node drawn for node ``i`` (itself when it is not grouped).
+
+    Examples
+    --------
+    >>> from coalloc.taskmap.generators import hierarchical_cluster
+    >>> res = hierarchical_cluster(n_racks=2, nodes_per_rack=2, cores_per_node=2)
+    >>> rep = aggregate_groups(res, limit=4)
+    >>> len(set(rep[res.processors].tolist()))  # the 8 cores in their 4 nodes
+    4
+    """
+    parent, depth = _bfs_tree(resources)
+    procs = resources.processors
+    n = resources.n_nodes
+    rep = np.arange(n, dtype=np.int64)
+    top = int(depth[procs].max()) if procs.size else 0
+    for level in range(top, -1, -1):
+        rep = np.arange(n, dtype=np.int64)
+        for i in range(n):  # climb to the level (parents come before children in depth)
+            while depth[rep[i]] > level:
+                rep[i] = parent[rep[i]]
+        if np.unique(rep[procs]).size <= limit:
+            break
+    return rep
+
+
+def _drop_crowded_labels(fig: Any, ax: Any, texts: list) -> None:
+    """Remove the labels that overlap a label kept before them (``texts`` in priority
+    order): a label is written only where it fits."""
+    ax.apply_aspect()
+    renderer = fig.canvas.get_renderer()
+    kept: list = []
+    for text in texts:
+        box = text.get_window_extent(renderer).expanded(1.05, 1.1)
+        if any(box.overlaps(other) for other in kept):
+            text.remove()
+        else:
+            kept.append(box)
+
+
+def _plot_groups(tasks, resources, m, node_occ, link_occ, top, where, ax, fig, labels, seed):
+    """:func:`plot_mapping` of a dense cluster: the processors drawn in groups."""
+    import networkx as nx
+    from matplotlib import colormaps
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import Normalize
+
+    rep = aggregate_groups(resources)
+    procs = resources.processors
+    groups = np.unique(rep[procs])
+    kept = np.unique(rep)  # groups and the routers above them
+    counts = np.bincount(rep[m], minlength=resources.n_nodes)
+    size = np.bincount(rep[procs], minlength=resources.n_nodes)
+    cap = np.bincount(rep[procs], weights=resources.capacity[procs], minlength=resources.n_nodes)
+    occ = np.zeros(resources.n_nodes)
+    np.maximum.at(occ, rep[procs], node_occ[procs])
+    ln = resources.links
+    inner = rep[ln[:, 0]] == rep[ln[:, 1]]
+    if inner.any():  # a group's own links (a node's core links) count in its colour
+        np.maximum.at(occ, rep[ln[inner, 0]], link_occ[inner])
+    between: dict = {}
+    for (u, v), x in zip(ln[~inner], link_occ[~inner]):
+        key = (min(rep[u], rep[v]), max(rep[u], rep[v]))
+        between[key] = max(between.get(key, 0.0), float(x))
+    g = nx.Graph()
+    g.add_nodes_from(kept.tolist())
+    g.add_edges_from(between)
+    if kept.size <= 80 and nx.is_connected(g):
+        layout = nx.kamada_kawai_layout(g)
+    else:
+        layout = nx.spring_layout(g, seed=seed, k=1.5 / np.sqrt(max(kept.size, 1)))
+    pos = np.zeros((resources.n_nodes, 2))
+    for k in kept.tolist():
+        pos[k] = layout[k]
+    norm = Normalize(vmin=0.0, vmax=max(top, 1e-12))
+    cmap = colormaps["viridis_r"]
+    pairs = list(between)
+    x = np.array([between[k] for k in pairs])
+    ax.add_collection(LineCollection(
+        [(tuple(pos[a]), tuple(pos[b])) for a, b in pairs], colors=cmap(norm(x)),
+        linewidths=0.6 + 3.0 * (x / max(top, 1e-12)), zorder=1, label="link"))  # fmt: skip
+    unit = "processor" if int(size[groups].max()) == 1 else "processors"
+    sizes = 60 + 340 * cap[groups] / max(float(cap[groups].max()), 1e-12)
+    face = [cmap(norm(occ[k])) if counts[k] else (1, 1, 1, 1) for k in groups]
+    ax.scatter(pos[groups, 0], pos[groups, 1], s=sizes, c=face, edgecolors="black",
+               linewidths=0.6, zorder=2,
+               label=f"group of {unit} ({groups.size}; size: capacity)")  # fmt: skip
+    routers = np.setdiff1d(kept, groups)
+    routers = routers[~resources.is_processor[routers]]
+    if routers.size:
+        ax.scatter(pos[routers, 0], pos[routers, 1], s=20, marker="s", color=plotting.GREY,
+                   zorder=2, label="router")  # fmt: skip
+    if where.kind == "node":
+        spot, kind = int(rep[where.index]), "node"
+    else:
+        a, b = (int(rep[e]) for e in ln[where.index])
+        spot, kind = (a, "link") if a == b else (None, "link")
+    if spot is not None:
+        grouped = kind == "link" or spot != where.index
+        inside = f" (inside the group at {_name(resources, spot)})" if grouped else ""
+        ax.scatter(pos[[spot], 0], pos[[spot], 1], s=520, facecolors="none",
+                   edgecolors=plotting.CROSS, linewidths=2.0, zorder=4,
+                   label=f"bottleneck {kind} {where.index}{inside}")  # fmt: skip
+    else:
+        ax.add_collection(LineCollection([(tuple(pos[a]), tuple(pos[b]))],
+                                         colors=plotting.CROSS, linewidths=4.0, zorder=1.5,
+                                         label=f"bottleneck link {where.index}"))  # fmt: skip
+    texts = []
+    for k in sorted(groups.tolist(), key=lambda k: (-counts[k], k)):  # the busiest first
+        n_here = int(counts[k])
+        if not n_here:  # an unused group is white: no "0 tasks" beside it
+            continue
+        word = f"{n_here} task{'s' if n_here != 1 else ''}"
+        texts.append(ax.annotate(word, pos[k], xytext=(7, 5), textcoords="offset points",
+                                 fontsize=7, gid=f"tasks-in-{k}"))  # fmt: skip
+    if labels is None:
+        labels = kept.size <= 40
+    if labels:  # under each marker (its radius in points: the square root of its area / 2)
+        radius = dict(zip(groups.tolist(), (np.sqrt(sizes) / 2).tolist()))
+        for k in kept.tolist():
+            below = radius.get(k, 2.5) + 2.0
+            texts.append(ax.annotate(_name(resources, k), pos[k], xytext=(0, -below),
+                                     ha="center", va="top", textcoords="offset points",
+                                     fontsize=6, zorder=5,
+                                     color="#444444"))  # fmt: skip
+    from matplotlib.cm import ScalarMappable
+
+    fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.7,
+                 label="occupancy (the highest in a group: load / capacity)")  # fmt: skip
+    ax.set_aspect("equal")
+    ax.autoscale()
+    ax.margins(0.08)
+    ax.set_axis_off()
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8,
+              frameon=False)  # fmt: skip
+    _drop_crowded_labels(fig, ax, texts)
+    lo, hi = int(size[groups].min()), int(size[groups].max())
+    each = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    return (
+        f"{tasks.n} tasks on {int(np.count_nonzero(np.bincount(m)))}/{resources.n_processors} "
+        f"processors in {groups.size} groups of {each}: max occupancy {top:.4g} at "
+        f"{where.kind} {where.index}"
+    )
+
+
+def _name(resources: ResourceGraph, i: int) -> str:
+    """Node ``i`` by its name, or ``"node i"`` (a bare number would read as a count)."""
+    names = resources.names
+    return str(names[i]) if names is not None else f"node {i}"
+
+
 @filled
 def plot_mapping(
     tasks: TaskGraph,
@@ -173,6 +369,7 @@ def plot_mapping(
     seed: int = 0,
     labels: Optional[bool] = None,
     title: Optional[str] = None,
+    aggregate: Optional[bool] = None,
 ) -> Any:
     """Draw a task mapping on the resource graph, coloured by occupancy.
 
@@ -182,6 +379,14 @@ def plot_mapping(
     red. The tasks of a processor are small dots around it and its task count is written
     next to it with its unit (``"3 tasks"``, ``"1 task"``: a bare number would read as a
     node id).
+
+    A dense cluster (more than :data:`AGGREGATE_ABOVE` processors: 256 cores and a 64 x 64
+    stencil would be a blot of 4,096 dots and 256 overlapping counts) is drawn in groups
+    (:func:`aggregate_groups`): the cores of a node as one circle at the node (the nodes of
+    a rack, when the nodes are too many), sized by the group's capacity and coloured by the
+    highest occupancy in it (its cores and its inner links), the links between groups
+    coloured by their highest occupancy, and each group's task count written where it fits
+    (the busiest groups first; a count that would overlap another is left out).
 
     Parameters
     ----------
@@ -195,15 +400,20 @@ def plot_mapping(
     seed : int, default 0
         Seed of the spring layout of larger resource graphs.
     labels : bool, optional
-        Write node names; default when the resource graph has at most 40 nodes.
+        Write node names; default when at most 40 nodes are drawn.
     title : str, optional
+    aggregate : bool, optional
+        Draw the processors in groups; default when there are more than
+        :data:`AGGREGATE_ABOVE`.
 
     Returns
     -------
     matplotlib.figure.Figure
         Collections ``"link"``, ``"processor"``, ``"router"``, ``"task (n)"`` and
         ``"bottleneck <kind> <index>"``; the task count of processor ``p`` is a text
-        ``"<n> tasks"`` with gid ``"tasks-on-<p>"``.
+        ``"<n> tasks"`` with gid ``"tasks-on-<p>"``. In groups: ``"group of processors
+        (g; size: capacity)"`` instead of the processors and the task dots, and the count
+        of the group drawn at node ``k`` has gid ``"tasks-in-<k>"`` (when it fits).
 
     Raises
     ------
@@ -228,6 +438,12 @@ def plot_mapping(
     node_occ, link_occ = occupancy_graph(tasks, resources, m)
     top, where = max_occupancy(tasks, resources, m)
     fig, ax = plotting.figure_and_axes(ax, figsize=(9.0, 7.0))
+    if aggregate is None:
+        aggregate = resources.n_processors > AGGREGATE_ABOVE
+    if aggregate:
+        said = _plot_groups(tasks, resources, m, node_occ, link_occ, top, where, ax, fig,
+                            labels, seed)  # fmt: skip
+        return plotting.finish(fig, path, title=said if title is None else title, ax=ax)
     from matplotlib import colormaps
     from matplotlib.collections import LineCollection
     from matplotlib.colors import Normalize

@@ -77,7 +77,7 @@ def solve(
     method: str = DEFAULT_METHOD,
     *,
     seed: Optional[int] = 0,
-    bound: bool = False,
+    bound: bool = True,
     **params: Any,
 ) -> MappingResult:
     """Map ``task_graph`` onto ``resource_graph`` with any method of the family.
@@ -102,10 +102,11 @@ def solve(
         Taura & Chien, :func:`map_tasks`) or ``"exact"`` (:func:`solve_exact_mapping`).
     seed : int, optional
         Seed of the clustering or of the matching (the exact method is deterministic).
-    bound : bool, default False
+    bound : bool, default True
         Attach a proven lower bound on the optimal maximum occupancy and the gap:
         :func:`~coalloc.taskmap.bounds.lower_bound` (a function of the graphs: the same on
-        any machine), or the exact solver's bound when that is higher.
+        any machine, cheap beside any mapper), or the exact solver's bound when that is
+        higher. ``coalloc taskmap map`` does the same by default (``--no-bound``: False).
     **params
         Parameters of the method.
 

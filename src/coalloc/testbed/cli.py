@@ -77,6 +77,39 @@ def _trunk_lines(ptop, result) -> list:
         for lk, x in loaded)]  # fmt: skip
 
 
+#: ``--format`` of the commands that read the topologies.
+TOPOLOGY_FORMATS = ("emulab", "json")
+
+
+def _topologies(top: Any, ptop: Any, fmt: Any, command: str) -> tuple:
+    """``(top, ptop)`` of a command line: recognised by content (:func:`read_topologies`),
+    or read as ``--format`` says: ``emulab`` reads TOP with the ``.top`` reader and PTOP
+    with the ``.ptop`` reader, ``json`` reads one ``coalloc.testbed.instance`` file; a file
+    that does not parse so is refused in one line (:func:`common.read_as`)."""
+    if fmt is None:
+        return read_topologies(top, ptop, command=command)
+    from ..testbed.io import dicts, text
+
+    if fmt == "json":
+        if ptop is not None:
+            raise ValueError(f"--format json reads one {dicts.INSTANCE_FORMAT} file that holds "
+                             f"both topologies: drop {ptop}, or give --format emulab")  # fmt: skip
+        return common.read_as(top, "json", dicts.read_instance, command=command,
+                              expected=f"a {dicts.INSTANCE_FORMAT} JSON file")  # fmt: skip
+    if ptop is None:
+        raise ValueError(f"--format emulab reads two files, TOP PTOP: give the .ptop after {top}")
+    return (
+        common.read_as(top, "emulab", text.read_top, command=command, kinds=("top", "text"),
+                       expected="a virtual topology (.top) first (TOP PTOP)"),
+        common.read_as(ptop, "emulab", text.read_ptop, command=command, kinds=("ptop", "text"),
+                       expected="a physical topology (.ptop) second (TOP PTOP)"),
+    )  # fmt: skip
+
+
+def _add_format(p) -> None:
+    common.add_format(p, TOPOLOGY_FORMATS, "the topology files (TOP PTOP, or one INSTANCE)")
+
+
 def _exact_params(args) -> dict:
     """The method's parameters with ``--time-limit`` (every method's ``time_limit``: the
     best mapping found by then) and ``--solver`` (the exact method's ``solver``; CP-SAT is
@@ -87,7 +120,7 @@ def _exact_params(args) -> dict:
 def _cmd_assign(args) -> int:
     _check_args(args, positive=("exact_bound",))
     params = _exact_params(args)
-    top, ptop = read_topologies(args.top, args.ptop, command="testbed assign")
+    top, ptop = _topologies(args.top, args.ptop, args.format, "testbed assign")
     result = testbed.assign(top, ptop, args.method, seed=args.seed, **params)
     report = None
     quality, info = [], {}
@@ -131,8 +164,8 @@ def _cmd_verify(args) -> int:
         raise ValueError(
             f"testbed verify takes TOP PTOP RESULT or INSTANCE RESULT, got {len(files)} files"
         )
-    top, ptop = read_topologies(files[0], files[1] if len(files) == 3 else None,
-                                command="testbed verify")  # fmt: skip
+    top, ptop = _topologies(files[0], files[1] if len(files) == 3 else None, args.format,
+                            "testbed verify")  # fmt: skip
     data, name = load_json(files[-1])
     if not isinstance(data, dict) or "mapping" not in data:
         raise ValueError(f"{name}: expected the JSON of 'coalloc testbed assign --json'")
@@ -208,6 +241,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
                    "coalloc.testbed.instance JSON file that holds both topologies")  # fmt: skip
     p.add_argument("ptop", nargs="?", metavar="PTOP", help="physical topology (.ptop); the "
                    "order is TOP PTOP (coalloc-assign, as Emulab's assign: PTOP TOP)")  # fmt: skip
+    _add_format(p)
     p.add_argument("--method", default=testbed.DEFAULT_METHOD, choices=sorted(testbed.METHODS))
     common.add_seed(p, "seed of the annealer")
     common.add_params(p, 'scoring="2m"')
@@ -238,6 +272,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="TOP PTOP RESULT, or INSTANCE RESULT (the topologies as 'assign' "
                    "reads them)")  # fmt: skip
+    _add_format(p)
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser("generate", help="write a generated testbed (.ptop) or experiment (.top)")
@@ -276,9 +311,10 @@ def _cmd_plot(args) -> int:
     from .._shared.sniff import sniff
 
     ptop_file, result_file = args.ptop, args.result
-    if result_file is None and ptop_file is not None and sniff(args.top).kind == "json":
+    one = args.format == "json" or (args.format is None and sniff(args.top).kind == "json")
+    if result_file is None and ptop_file is not None and one:
         ptop_file, result_file = None, ptop_file  # INSTANCE RESULT
-    top, ptop = read_topologies(args.top, ptop_file, command="plot testbed")
+    top, ptop = _topologies(args.top, ptop_file, args.format, "plot testbed")
     if result_file:
         data, name = load_json(result_file)
         if not isinstance(data, dict) or not isinstance(data.get("mapping"), dict):
@@ -305,5 +341,6 @@ def add_plot(fams) -> None:
     p.add_argument("result", nargs="?",
                    help="JSON of 'coalloc testbed assign --json' (optional)")  # fmt: skip
     p.add_argument("--used-only", action="store_true", help="leave out the unused PCs")
+    _add_format(p)
     picture_options(p, 'scoring="2m"')
     p.set_defaults(func=_cmd_plot)
