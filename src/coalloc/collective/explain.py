@@ -78,8 +78,9 @@ def _variant(req: CollectiveRequest, keep: List[Requirement], **change: Any) -> 
 class _Oracle:
     """The scan as the explanation's feasibility oracle, keeping the explanation's deadline.
 
-    Each call gets what is left before its deadline, less the most any earlier call of
-    this explanation ran past the limit it was given and ``SLACK`` of the rest (learnt as
+    Each call gets what is left before its deadline; a call whose deadline is the
+    explanation's own (the fixes') gets that less the most any earlier call of this
+    explanation ran past the limit it was given and ``SLACK`` of the rest (learnt as
     the calls go: the scan stops between its steps and its integer programs at their
     deadline, but HiGHS may not look at its stop request inside presolve), so that the
     explanation returns within its budget (issue 36's rule). The scan runs plain
@@ -92,15 +93,18 @@ class _Oracle:
     #: The least time worth a call (s): less is answered "unknown" without a call.
     MIN_CALL = 0.01
 
-    def __init__(self, pool: ResourcePool):
+    def __init__(self, pool: ResourcePool, end: float):
         self.pool = pool
+        self.end = end  # the explanation's own deadline (time.monotonic)
         self.overrun = 0.0  # the most a call ran past its limit so far (s)
 
     def __call__(self, request: CollectiveRequest, deadline: float) -> Tuple[
             Optional[bool], Any]:  # fmt: skip
         """The scan's verdict: (True: fits | False: rejection proved | None: unknown, result)."""
         start = time.monotonic()
-        left = (deadline - start - self.overrun) * (1.0 - self.SLACK)
+        left = deadline - start
+        if deadline >= self.end:  # the last deadline: keep a reserve for the overrun
+            left = (left - self.overrun) * (1.0 - self.SLACK)
         if left <= self.MIN_CALL:
             return None, None
         res = coallocate(self.pool, request, "scan", time_limit=left, portfolio=False)
@@ -175,7 +179,7 @@ def explain_request(pool: ResourcePool, request: CollectiveRequest, *,
     t0 = time.monotonic()
     search_end = t0 + 0.6 * time_limit
     items = _requirements(request)
-    judge = _Oracle(pool)
+    judge = _Oracle(pool, t0 + time_limit)
     whole, first = judge(request, search_end)
     if whole is not False:
         return None
