@@ -67,8 +67,8 @@ def _why(pool: ResourcePool, request: CollectiveRequest, left: float) -> dict:
     found = explain_request(pool, request, time_limit=left)
     if found is None:  # the scan found a start, or could not prove the rejection in time
         rest = end - time.monotonic()  # what the explanation left, not a second budget
-        fits = rest > 0.01 and coallocate(pool, request, "scan", time_limit=rest,
-                                          portfolio=False).has_solution  # fmt: skip
+        fits = rest > _MIN_EXPLAIN and coallocate(pool, request, "scan",
+                                                  time_limit=rest).has_solution  # fmt: skip
         return {"explained": "fits" if fits else "undecided", "explanation": None,
                 "nearest_start": None}  # fmt: skip
     later = [r for r in found.relaxations if r.kind == "later_start" and r.checked]
