@@ -187,7 +187,8 @@ def testbed_cases(quick: bool, repeats: int) -> Iterator[dict]:
                    "t_solve": t_solve, "referee": "exact (same model)"}  # fmt: skip
 
 
-def replay_table(nodes: int, jobs: int, budget: float, sample: int, quiet: bool) -> None:
+def replay_table(nodes: int, jobs: int, budget: Any, sample: int, quiet: bool,
+                 share: float = 0.5) -> None:  # fmt: skip
     """A week's SWF replay (collective requests) without and with ``simulate(explain=True)``.
 
     Prints the replay's wall time both ways, the rejections and how each was explained, and
@@ -222,6 +223,7 @@ def replay_table(nodes: int, jobs: int, budget: float, sample: int, quiet: bool)
         t0 = time.perf_counter()
         sim = simulate(pool, wl.requests, align=300.0, in_place=True, horizon=horizon,
                        explain=explain, explain_budget=budget, show_progress=not quiet,
+                       **({"explain_share": share} if explain else {}),
                        on_booking=keep, **wl.simulate_kwargs())  # fmt: skip
         runs[explain] = (time.perf_counter() - t0, sim, booked)
     (t_off, _, _), (t_on, sim, booked) = runs[False], runs[True]
@@ -393,8 +395,10 @@ def main(argv: Any = None) -> int:
                     "run unless --family names none: --family none)")  # fmt: skip
     ap.add_argument("--replay-nodes", type=count(), default=1024)
     ap.add_argument("--replay-jobs", type=count(), default=2000)
-    ap.add_argument("--replay-budget", type=seconds(), default=60.0,
-                    help="simulate's explain_budget (s)")  # fmt: skip
+    ap.add_argument("--replay-budget", type=seconds(), default=None,
+                    help="simulate's explain_budget (s; default none: the share alone)")
+    ap.add_argument("--replay-share", type=float, default=0.5,
+                    help="simulate's explain_share (default 0.5)")  # fmt: skip
     ap.add_argument("--replay-sample", type=count(0), default=5,
                     help="explained rejections re-checked on their timetables")  # fmt: skip
     ap.add_argument("--binding", action="store_true",
@@ -417,7 +421,7 @@ def main(argv: Any = None) -> int:
         binding_table(args.repeats)
     if args.replay:
         replay_table(args.replay_nodes, args.replay_jobs, args.replay_budget,
-                     args.replay_sample, args.quiet)  # fmt: skip
+                     args.replay_sample, args.quiet, args.replay_share)  # fmt: skip
     rows: Dict[str, List[dict]] = {}
     for fam in [f for f in args.family or list(FAMILIES) if f != "none"]:
         for case in bar(FAMILIES[fam](args.quick, args.repeats), desc=fam):
