@@ -187,7 +187,8 @@ def testbed_cases(quick: bool, repeats: int) -> Iterator[dict]:
                    "t_solve": t_solve, "referee": "exact (same model)"}  # fmt: skip
 
 
-def replay_table(nodes: int, jobs: int, budget: float, sample: int, quiet: bool) -> None:
+def replay_table(nodes: int, jobs: int, budget: Any, sample: int, quiet: bool,
+                 share: float = 0.5) -> None:  # fmt: skip
     """A week's SWF replay (collective requests) without and with ``simulate(explain=True)``.
 
     Prints the replay's wall time both ways, the rejections and how each was explained, and
@@ -222,6 +223,7 @@ def replay_table(nodes: int, jobs: int, budget: float, sample: int, quiet: bool)
         t0 = time.perf_counter()
         sim = simulate(pool, wl.requests, align=300.0, in_place=True, horizon=horizon,
                        explain=explain, explain_budget=budget, show_progress=not quiet,
+                       **({"explain_share": share} if explain else {}),
                        on_booking=keep, **wl.simulate_kwargs())  # fmt: skip
         runs[explain] = (time.perf_counter() - t0, sim, booked)
     (t_off, _, _), (t_on, sim, booked) = runs[False], runs[True]
@@ -300,6 +302,83 @@ def binding_table(repeats: int) -> None:
               f"| {statistics.median(t_s):.3f} |")  # fmt: skip
 
 
+def _failing(family: str, limit: int) -> Iterator[Tuple[str, Callable[[float], Any]]]:
+    """Up to ``limit`` failing requests of ``family``: (label, explain(time_limit))."""
+    found = 0
+    if family == "collective":
+        import coalloc.collective as co
+        from coalloc.collective.explain import explain_request
+
+        pool = co.generators.table1_pool(1024, load=(3.0, 4.0), seed=0)
+        for simple, coll in co.generators.section42_requests(pool, 128, 6, seed=0):
+            for req in (simple, coll):
+                if found < limit and not co.coallocate(pool, req).has_solution:
+                    found += 1
+                    yield ("collective 1024 nodes",
+                           lambda t, req=req: explain_request(pool, req, time_limit=t))
+    elif family == "gap":
+        from coalloc.loadshare import GapInstance, generate_gap, solve_gap
+        from coalloc.loadshare.explain import explain_gap
+
+        for r in range(limit):
+            for kind in "cd":
+                g = generate_gap(kind, 5, 40, seed=r)
+                inst = GapInstance(g.cost, g.weight, np.floor(0.6 * g.capacity).astype(int))
+                if found < limit and not solve_gap(inst, "heuristic",
+                                                   time_limit=10.0).has_solution:  # fmt: skip
+                    found += 1
+                    yield "GAP 5x40", lambda t, inst=inst: explain_gap(inst, time_limit=t)
+    elif family == "ctaap":
+        import coalloc.ctaap as ct
+        from coalloc.ctaap.explain import explain_allocation
+
+        for r in range(limit):
+            for gen in ("fig2", "random"):
+                req, off = (ct.generators.fig2(1, n_tasks=1000, seed=r) if gen == "fig2"
+                            else ct.generators.random_instance(1000, 5, seed=r))  # fmt: skip
+                if found < 2 * limit and ct.solve(req, off).n_allocated < req.n:
+                    found += 1
+                    yield ("CTAAP 1000 tasks", lambda t, req=req, off=off: explain_allocation(
+                        req, off, time_limit=t))  # fmt: skip
+    elif family == "testbed":
+        import coalloc.testbed as tb
+        from coalloc.testbed.explain import explain_mapping
+
+        for r in range(3 * limit):
+            ptop = tb.generators.deterlab(35, 3, seed=r)
+            top = tb.generators.random_topology(70, seed=70_000 + r)
+            if found < limit and not tb.Instance(top, ptop).solve(time_limit=10.0).has_solution:
+                found += 1
+                yield ("testbed 70 vnodes",
+                       lambda t, top=top, ptop=ptop: explain_mapping(top, ptop, time_limit=t))
+
+
+def overrun_table(families: List[str], budgets: List[float], limit: int) -> None:
+    """Issue 36's rule for explanations: each ``explain_*`` call on a failing request at
+    each budget ``T``, its seconds against ``T + max(0.05, 0.05 T)``; the overrun
+    (seconds past ``T``) median and max, and what the explanations established."""
+    print("\n| family | budget T s | calls | within T + max(0.05, 0.05 T) | overrun s "
+          "(median, max) | s (median) | sound / minimal / neither proved |")  # fmt: skip
+    print("|---|---:|---:|---:|---|---:|---|")
+    for fam in families:
+        cases = list(_failing(fam, limit))
+        for t in budgets:
+            secs, sound, minimal = [], 0, 0
+            for _label, explain in bar(cases, desc=f"{fam} {t:g} s"):
+                e, dt = _timed(explain, t)
+                secs.append(dt)
+                sound += e is not None and e.sound is True
+                minimal += e is not None and e.minimal is True
+            if not secs:
+                continue
+            over = [s - t for s in secs]
+            ok = sum(s <= t + max(0.05, 0.05 * t) for s in secs)
+            print(f"| {cases[0][0]} | {t:g} | {len(secs)} | {ok}/{len(secs)} "
+                  f"| {statistics.median(over):+.3f}, {max(over):+.3f} "
+                  f"| {statistics.median(secs):.3f} | {sound} / {minimal} / "
+                  f"{len(secs) - sound} |")  # fmt: skip
+
+
 FAMILIES: Dict[str, Callable[[bool, int], Iterator[dict]]] = {
     "gap": gap_cases, "collective": collective_cases, "ctaap": ctaap_cases,
     "testbed": testbed_cases,
@@ -316,20 +395,33 @@ def main(argv: Any = None) -> int:
                     "run unless --family names none: --family none)")  # fmt: skip
     ap.add_argument("--replay-nodes", type=count(), default=1024)
     ap.add_argument("--replay-jobs", type=count(), default=2000)
-    ap.add_argument("--replay-budget", type=seconds(), default=60.0,
-                    help="simulate's explain_budget (s)")  # fmt: skip
+    ap.add_argument("--replay-budget", type=seconds(), default=None,
+                    help="simulate's explain_budget (s; default none: the share alone)")
+    ap.add_argument("--replay-share", type=float, default=0.5,
+                    help="simulate's explain_share (default 0.5)")  # fmt: skip
     ap.add_argument("--replay-sample", type=count(0), default=5,
                     help="explained rejections re-checked on their timetables")  # fmt: skip
     ap.add_argument("--binding", action="store_true",
                     help="also CTAAP's explain_binding (what caps an allocation)")  # fmt: skip
+    ap.add_argument("--overrun", action="store_true",
+                    help="also each explanation's time against its budget (issue 36's rule: "
+                    "T + max(0.05, 0.05 T)) at --budgets, on --overrun-cases failing "
+                    "requests of each --family")  # fmt: skip
+    ap.add_argument("--budgets", type=seconds(), nargs="+", default=[0.2, 1.0, 5.0])
+    ap.add_argument("--overrun-cases", type=count(), default=3)
     add_quiet(ap)
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    if args.overrun:
+        overrun_table([f for f in args.family or list(FAMILIES) if f != "none"],
+                      args.budgets, args.overrun_cases)  # fmt: skip
+        print(f"load average at end: {os.getloadavg()[0]:.2f}")
+        return 0
     if args.binding:
         binding_table(args.repeats)
     if args.replay:
         replay_table(args.replay_nodes, args.replay_jobs, args.replay_budget,
-                     args.replay_sample, args.quiet)  # fmt: skip
+                     args.replay_sample, args.quiet, args.replay_share)  # fmt: skip
     rows: Dict[str, List[dict]] = {}
     for fam in [f for f in args.family or list(FAMILIES) if f != "none"]:
         for case in bar(FAMILIES[fam](args.quick, args.repeats), desc=fam):

@@ -107,3 +107,56 @@ def test_simulate_command_writes_the_explanations(tmp_path, capsys):
     recs = [json.loads(x) for x in out.read_text().splitlines()]
     assert recs[1]["nearest_start"] == 3600.0 and "No start fits" in recs[1]["explanation"][
         "sentence"]  # fmt: skip
+
+
+class _Clock:
+    """A clock the test moves: explanations and bookings take the seconds it says."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self):
+        return self.now
+
+
+def test_the_explain_budget_is_a_share_of_the_runs_own_time(monkeypatch):
+    import coalloc.collective.explain as explain_mod
+    import coalloc.collective.simulate as sim_mod
+
+    clock, given = _Clock(), []
+
+    def explain_request(pool, request, *, time_limit):  # takes 0.4 s of the run's clock
+        given.append(time_limit)
+        clock.now += 0.4
+        return None
+
+    def booked(*_):  # every booking takes 4 s of the run's own time
+        clock.now += 4.0
+
+    monkeypatch.setattr(sim_mod, "time", clock)
+    monkeypatch.setattr(explain_mod, "explain_request", explain_request)
+    pool = co.ResourcePool([[4.0], [4.0]], ["cores"])
+    no = co.CollectiveRequest(600, 3, 0, 600)  # 3 nodes of 2: rejected
+    yes = co.CollectiveRequest(60, 1, 0, 600)
+    reqs = [(float(k), r) for k, r in enumerate([no, no, no, no, yes, no])]
+    sim = simulate(pool, reqs, explain=True, explain_time=1.0, explain_share=0.5,
+                   on_booking=booked)  # fmt: skip
+    # 1 s (explain_time) before the run has any time of its own, then what is left of it;
+    # the booking's 4 s grant 2 s more (share 0.5): the last rejection gets a whole 1 s
+    assert given == pytest.approx([1.0, 0.6, 0.2, 1.0])
+    assert [r.get("explained") for r in sim.records][3:5] == ["budget spent", None]
+    # the old absolute cap still holds beside the share
+    given.clear()
+    clock.now = 0.0
+    simulate(pool, reqs, explain=True, explain_time=1.0, explain_budget=0.5, on_booking=booked)
+    assert given == pytest.approx([0.5, 0.1])  # 0.5 s in all, whatever the share grants
+
+
+def test_explain_share_is_checked():
+    pool = co.ResourcePool([[4.0]], ["cores"])
+    reqs = [(0.0, co.CollectiveRequest(600, 1))]
+    for bad in (-0.1, float("inf")):
+        with pytest.raises(ValueError, match="explain_share"):
+            simulate(pool, reqs, explain=True, explain_share=bad)
+    with pytest.raises(TypeError, match="explain_share"):
+        simulate(pool, reqs, explain=True, explain_share="half")

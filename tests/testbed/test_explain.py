@@ -123,3 +123,30 @@ def test_coalloc_assign_explains_fixed_nodes_that_collide(tmp_path):
     res = tb.assign(sub, tb.read_ptop(ptop))
     assert res.mapping is not None and tb.verify_mapping(sub, tb.read_ptop(ptop), res.mapping,
                                                          res.routes).ok  # fmt: skip
+
+
+def test_the_hall_count_of_types_is_a_lower_bound_the_exact_model_agrees_with():
+    """Two pc850 and one pc3000 host; five pc850-or-pc nodes: the union {pc, pc850} has
+    three slots for five nodes (two must go), {pc850} alone two slots for four nodes."""
+    from coalloc.testbed.explain import _hall, _sub
+
+    ptop = tb.parse_ptop("node sw switch:1\nnode a pc:1 pc850:1\nnode b pc:1 pc850:1\n"
+                         "node c pc:1 pc3000:1\nlink la a sw 100000 0 0\n"
+                         "link lb b sw 100000 0 0\nlink lc c sw 100000 0 0")  # fmt: skip
+    top = tb.VirtualTopology([tb.VNode("x", "pc")] +
+                             [tb.VNode(v, "pc850") for v in ("y1", "y2", "y3", "y4")])
+    members, k, conflict = _hall(top, list(top.nodes), ptop)
+    assert {"y1", "y2", "y3", "y4"} <= set(members) and k == 2  # either union: two go
+    assert len(conflict) == 3 and all(top.nodes[v].type == "pc850" for v in conflict)
+    # the referee: the exact model rejects the conflict, maps it without any one node, and
+    # no drop of fewer than k nodes maps the whole (k is a lower bound), while some k-drop does
+    assert tb.Instance(_sub(top, conflict), ptop).solve("exact").status == "infeasible"
+    for v in conflict:
+        rest = [u for u in conflict if u != v]
+        assert tb.Instance(_sub(top, rest), ptop).solve("exact").has_solution
+    for v in top.nodes:
+        rest = [u for u in top.nodes if u != v]
+        assert not tb.Instance(_sub(top, rest), ptop).solve("exact").has_solution
+    assert tb.Instance(_sub(top, ["x", "y1", "y2"]), ptop).solve("exact").has_solution
+    fits = tb.VirtualTopology([tb.VNode("x", "pc"), tb.VNode("y1", "pc850")])
+    assert _hall(fits, list(fits.nodes), ptop) is None

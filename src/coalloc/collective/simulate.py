@@ -10,9 +10,11 @@ With ``explain=True`` every rejected request's record also says why (issue 38): 
 explanation of :func:`~coalloc.collective.explain.explain_request` on the timetables the
 request met (its minimal conflict and certificate, ``"explanation"``) and the nearest fix in
 time, the earliest later start that fits (``"nearest_start"``). The explanations share a
-budget (``explain_budget`` seconds for the whole run, ``explain_time`` at most per request),
-so that a week's replay stays fast; a rejection met after the budget is spent is recorded
-as not explained (``"explained": "budget spent"``).
+budget relative to the run itself: together they take at most ``explain_share`` times the
+seconds the run has spent without them so far, plus one explanation's ``explain_time``
+(so that the first rejection is explained however fast the run), whatever the machine's
+speed; ``explain_budget`` adds an absolute cap in seconds when given. A rejection met after
+the budget is spent is recorded as not explained (``"explained": "budget spent"``).
 """
 
 from __future__ import annotations
@@ -50,17 +52,23 @@ def _sample(pool: ResourcePool, totals: Tuple[np.ndarray, np.ndarray],
     return np.divide(used, tot[:, None], out=np.zeros_like(used), where=tot[:, None] > 0).T
 
 
-def _why(pool: ResourcePool, request: CollectiveRequest, budget_end: float,
-         per_request: float) -> dict:  # fmt: skip
-    """The explanation fields of a rejected request's record (see ``explain``)."""
+#: The least time an explanation is started with (s): less is a budget spent.
+_MIN_EXPLAIN = 0.01
+
+
+def _why(pool: ResourcePool, request: CollectiveRequest, left: float) -> dict:
+    """The explanation fields of a rejected request's record (see ``explain``), within
+    ``left`` seconds (issue 36's rule: the explanation keeps its own budget)."""
     from .explain import explain_request
 
-    left = min(per_request, budget_end - time.monotonic())
-    if left <= 0:
+    if left <= _MIN_EXPLAIN:
         return {"explained": "budget spent", "explanation": None, "nearest_start": None}
+    end = time.monotonic() + left
     found = explain_request(pool, request, time_limit=left)
     if found is None:  # the scan found a start, or could not prove the rejection in time
-        fits = coallocate(pool, request, "scan", time_limit=max(left, 0.05)).has_solution
+        rest = end - time.monotonic()  # what the explanation left, not a second budget
+        fits = rest > _MIN_EXPLAIN and coallocate(pool, request, "scan",
+                                                  time_limit=rest).has_solution  # fmt: skip
         return {"explained": "fits" if fits else "undecided", "explanation": None,
                 "nearest_start": None}  # fmt: skip
     later = [r for r in found.relaxations if r.kind == "later_start" and r.checked]
@@ -85,7 +93,8 @@ def simulate(
     skipped: Optional[Sequence[Mapping[str, Any]]] = None,
     explain: bool = False,
     explain_time: float = 1.0,
-    explain_budget: float = 60.0,
+    explain_budget: Optional[float] = None,
+    explain_share: float = 0.5,
     **params: Any,
 ) -> SimulationResult:
     """Run a stream of ``(arrival, request)`` against a copy of ``pool``.
@@ -151,8 +160,16 @@ def simulate(
         on the same timetables, or None).
     explain_time : float, default 1.0
         Seconds at most per explanation (finite, > 0).
-    explain_budget : float, default 60.0
-        Seconds for all the run's explanations together (finite, > 0).
+    explain_budget : float, optional
+        An absolute cap: seconds for all the run's explanations together (finite, > 0).
+        Default None: no cap other than ``explain_share``'s.
+    explain_share : float, default 0.5
+        The explanations' budget relative to the run: at any point of the run, all the
+        explanations so far may have taken at most ``explain_share`` times the seconds
+        the run spent without them (solving and booking), plus ``explain_time`` (finite,
+        >= 0; 0: one explanation's time in all). A faster machine solves and explains
+        faster alike, so the share of rejections explained does not depend on its speed
+        (an absolute budget covered more of a replay on a slower machine).
     **params
         Parameters of the method.
 
@@ -175,10 +192,13 @@ def simulate(
     if horizon is not None:
         horizon = checks.number(horizon, "horizon", allow_zero=True)
     explain_time = checks.number(explain_time, "explain_time")
-    explain_budget = checks.number(explain_budget, "explain_budget")
+    if explain_budget is not None:
+        explain_budget = checks.number(explain_budget, "explain_budget")
+    explain_share = checks.number(explain_share, "explain_share", allow_zero=True)
     if not isinstance(explain, (bool, np.bool_)):
         raise TypeError(f"explain must be True or False, got {type(explain).__name__}")
-    budget_end: Optional[float] = None
+    explained_s = 0.0  # the explanations' seconds so far
+    run_start = time.monotonic()
     if on_booking is not None and not callable(on_booking):
         raise TypeError(f"on_booking must be callable, got {type(on_booking).__name__}")
     n_req = len(requests)
@@ -247,9 +267,13 @@ def simulate(
         else:
             rec["reason"] = (res.rejection or {}).get("reason")
             if explain:
-                if budget_end is None:
-                    budget_end = time.monotonic() + explain_budget
-                rec.update(_why(work, r2, budget_end, explain_time))
+                now = time.monotonic()
+                own = now - run_start - explained_s  # the run's seconds without explaining
+                left = explain_time + explain_share * own - explained_s
+                if explain_budget is not None:
+                    left = min(left, explain_budget - explained_s)
+                rec.update(_why(work, r2, min(explain_time, left)))
+                explained_s += time.monotonic() - now
         records.append(rec)
     end = horizon if horizon is not None else float(work.times[-1]) + slot_seconds
     n_slots = math.ceil(end / float(slot_seconds)) if end > 0 else 0

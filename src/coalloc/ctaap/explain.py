@@ -205,11 +205,13 @@ def _relaxations(request: Request, offer: Offer, conflict: List[int], whole: Any
     out: List[Relaxation] = []
     best = whole
     if best is None:  # the cheap certificate decided: the default's allocation, then exact
-        best = solve(request, offer, seed=0)
+        left = deadline - time.monotonic()  # within the fixes' deadline (issue 36's rule)
+        best = solve(request, offer, seed=0, time_limit=left) if left > 0 else None
         left = deadline - time.monotonic()
         if left > 0:
             exact = solve(request, offer, "exact", time_limit=left, seed=0)
-            if exact.has_solution and exact.n_allocated >= best.n_allocated:
+            if exact.has_solution and (best is None or not best.has_solution
+                                       or exact.n_allocated >= best.n_allocated):
                 best = exact
     if best is not None and best.has_solution:
         drop = [int(i) for i in np.flatnonzero(np.asarray(best.assignment) < 0)]

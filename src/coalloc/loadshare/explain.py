@@ -153,11 +153,18 @@ def _gap_check(instance: GapInstance) -> Any:
                                                          limit)  # fmt: skip
 
 
+#: The least time (s) a fix's check is started with.
+_MIN_CHECK = 0.01
+
+
 def _checked(instance: GapInstance, weight: np.ndarray, capacity: np.ndarray,
              keep: np.ndarray, limit: float) -> bool:  # fmt: skip
-    """Solve the changed instance with the family's own method; True when it fits."""
+    """Solve the changed instance with the family's own method; True when it fits (False:
+    no fit found, or no time left: the fix is then not claimed checked)."""
+    if limit < _MIN_CHECK:  # past the fixes' deadline: the budget is kept (issue 36's rule)
+        return False
     changed = GapInstance(instance.cost[:, keep], weight[:, keep], capacity)
-    res = solve_gap(changed, "heuristic", time_limit=max(0.05, limit), seed=0)
+    res = solve_gap(changed, "heuristic", time_limit=limit, seed=0)
     if not res.has_solution:
         return False
     a = res.assignment

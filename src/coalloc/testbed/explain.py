@@ -106,6 +106,59 @@ def _certified(result: Any, names: List[str]) -> Optional[List[int]]:
     return index or None
 
 
+#: The most distinct virtual node types whose unions :func:`_hall` counts (2^k unions).
+HALL_TYPES = 10
+
+
+def _hall(top: VirtualTopology, rest: Sequence[str], ptop: PhysicalTopology) -> Optional[
+        Tuple[List[str], int, List[str]]]:  # fmt: skip
+    """A Hall-type count the whole experiment breaks, where the solver's proof names none.
+
+    For a set ``S`` of virtual node types, the nodes of ``rest`` of a type in ``S`` need
+    their slots on physical nodes acting as one of those types (a physical node acts as
+    one type at a time, plus its static types): at most ``cap(S)``, the sum over physical
+    nodes of their largest slot count of a type in ``S`` (and their static slots of those
+    types). Returns ``(nodes of S, fewest to take out, a conflict)`` for the union ``S``
+    that needs the most nodes taken out (a lower bound on any drop: each node frees at most
+    the largest slot need of ``S``), the conflict being the fewest nodes of the union of
+    least capacity that a count breaks; None when every union fits its count (or there are
+    more than :data:`HALL_TYPES` types). The count is a guide: the conflict is proved and
+    every drop mapped by the caller.
+    """
+    kinds = sorted({top.nodes[v].type for v in rest})
+    if not kinds or len(kinds) > HALL_TYPES:
+        return None
+    pnodes = list(ptop.nodes.values())
+    best = small = None
+    for mask in range(1, 1 << len(kinds)):
+        union = {t for i, t in enumerate(kinds) if mask >> i & 1}
+        cap = 0.0
+        for p in pnodes:
+            types, static = getattr(p, "types", {}), getattr(p, "static", {})
+            cap += max((types.get(t, 0.0) for t in union), default=0.0)
+            cap += sum(static.get(t, 0.0) for t in union)
+        members = [v for v in rest if top.nodes[v].type in union]
+        need = [float(top.nodes[v].slots) for v in members]
+        excess = sum(need) - cap
+        if not excess > 1e-9 or not need or max(need) <= 0:
+            continue
+        k = int(-(-excess // max(need)))  # ceil: the fewest nodes whose drop can fit it
+        if best is None or k > best[1]:
+            best = (members, k)
+        if small is None or cap < small[0]:
+            heavy = sorted(members, key=lambda v: (-float(top.nodes[v].slots), v))
+            kept, total = [], 0.0
+            for v in heavy:  # the fewest nodes whose slots exceed the capacity
+                kept.append(v)
+                total += float(top.nodes[v].slots)
+                if total > cap + 1e-9:
+                    break
+            small = (cap, kept)
+    if best is None or small is None:
+        return None
+    return best[0], best[1], small[1]
+
+
 @filled
 @checked("coalloc.testbed.constraints", "explain_mapping", tables="FUNCTIONS")
 def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
@@ -253,8 +306,10 @@ def _drop_counted(top: VirtualTopology, ptop: PhysicalTopology, whole: Any,
     free PCs: at least ``needed - available`` of them must go. The least linked go, the rest
     is mapped by the default method, and a new counting proof of what remains repeats the
     step (one default solve per step: fast at any size, where the conflict-by-conflict
-    search of :func:`_drop_nodes` runs out of time from 40 virtual nodes on). The fewest is
-    proved when one step sufficed (its count is a lower bound on any drop).
+    search of :func:`_drop_nodes` runs out of time from 40 virtual nodes on). Where the
+    proof names no nodes (the exact model's "infeasible"), the count is :func:`_hall`'s
+    over unions of types. The fewest is proved when one step sufficed (its count is a lower
+    bound on any drop).
     """
     rest = list(top.nodes)
     dropped: List[str] = []
@@ -263,12 +318,17 @@ def _drop_counted(top: VirtualTopology, ptop: PhysicalTopology, whole: Any,
         reason = getattr(res, "reason", None) or {}
         named = reason.get("vnodes") or []
         named = [named] if isinstance(named, str) else [v for v in named if v in rest]
+        counted = False
         if reason.get("constraint") == "capacity" and "needed" in reason and "available" in reason:
-            k = int(reason["needed"]) - int(reason["available"])
+            k, counted = int(reason["needed"]) - int(reason["available"]), True
         elif reason.get("constraint") == "no_candidate":
             k = len(named)  # nodes no host takes: every one of them goes
-        else:
-            return None, False
+        else:  # a proof that names no nodes: a Hall-type count of the types, if one breaks
+            hall = _hall(top, rest, ptop)
+            if hall is None:
+                return None, False
+            named, k, _ = hall
+            counted = True
         if k <= 0 or k > len(named):
             return None, False
         out = sorted(named, key=lambda v: (top.degree(v), v))[:k]
@@ -279,7 +339,7 @@ def _drop_counted(top: VirtualTopology, ptop: PhysicalTopology, whole: Any,
         # a proof, the exact method with the time left (a mapping, or the next proof)
         got, res = _maps(_sub(top, rest), ptop, deadline)
         if got:
-            return dropped, steps == 1 and reason.get("constraint") == "capacity"
+            return dropped, steps == 1 and counted
         if res is None:
             return None, False
     return None, False
