@@ -267,9 +267,14 @@ def _add_simulate_explain(p) -> None:
                    "conflict on the timetables it met and the earliest later start that fits")
     p.add_argument("--explain-time", type=common.seconds(), default=1.0, metavar="S",
                    help="seconds at most per explanation (default 1)")
-    p.add_argument("--explain-budget", type=common.seconds(), default=60.0, metavar="S",
-                   help="seconds for all the explanations of the run (default 60): later "
-                   "rejections are recorded as not explained")  # fmt: skip
+    p.add_argument("--explain-share", type=common.Real(0.0, what="share"),
+                   default=0.5, metavar="F",
+                   help="all the explanations together take at most F times the run's own "
+                   "time so far, plus one --explain-time (default 0.5): later rejections "
+                   "are recorded as not explained")  # fmt: skip
+    p.add_argument("--explain-budget", type=common.seconds(), default=None, metavar="S",
+                   help="an absolute cap in seconds on all the explanations, beside the "
+                   "share (default: none)")  # fmt: skip
 
 
 def _explained(records) -> dict:
@@ -309,7 +314,8 @@ def _cmd_simulate(args) -> int:
     params = dict(args.param or [])
     if args.explain:  # why each rejection (in its record), within the budget
         extra = {**extra, "explain": True, "explain_time": args.explain_time,
-                 "explain_budget": args.explain_budget}  # fmt: skip
+                 "explain_budget": args.explain_budget,
+                 "explain_share": args.explain_share}  # fmt: skip
     try:
         sim = simulate(pool, reqs, method=args.method, seed=args.seed,
                        slot_seconds=args.slot_seconds, horizon=args.horizon,
