@@ -7,9 +7,11 @@ user's terms, as a dict (JSON-ready) with one sentence:
 * **the bottleneck**: the processor or link where the maximum is reached, with what loads it
   (the tasks on the processor and their compute against its capacity; the task pairs whose
   route crosses the link and their volume against its bandwidth);
-* **the bound's witness**: which of the three arguments of the bound is the largest and on
-  what (all compute over all capacity; the heaviest task on the fastest processor; a task
-  and its neighbours), so that a user sees what would have to change to do better.
+* **the bound's witness**: which argument of the bound is the largest and on what (all
+  compute over all capacity; the heaviest task on the fastest processor; a task and its
+  neighbours; the stars argument: below the value, some task can keep too little of its
+  neighbours' traffic on its processor to send the rest over the links around it), so that
+  a user sees what would have to change to do better.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 from .._shared.docs import filled
+from .bounds import lower_bound
 from .model import ResourceGraph, TaskGraph
 from .occupancy import max_occupancy
 
@@ -36,9 +39,10 @@ def bound_witness(tasks: TaskGraph, resources: ResourceGraph) -> Dict[str, Any]:
     Returns
     -------
     dict
-        ``kind`` (``"spread"``, ``"heaviest_task"``, ``"neighbourhood"`` or ``"empty"``),
-        ``value`` (equal to ``lower_bound(tasks, resources)``), ``tasks`` (the tasks the
-        argument is about) and ``sentence``.
+        ``kind`` (``"spread"``, ``"heaviest_task"``, ``"neighbourhood"``, ``"stars"`` or
+        ``"empty"``), ``value`` (equal to ``lower_bound(tasks, resources)``, the default
+        strength), ``tasks`` (the tasks the argument is about; every task for the stars
+        argument, which is about all of them together) and ``sentence``.
 
     Examples
     --------
@@ -83,6 +87,13 @@ def bound_witness(tasks: TaskGraph, resources: ResourceGraph) -> Dict[str, Any]:
                                 f"processor they need {float(together[t]):.4g}, split they "
                                 f"send at least {float(iw[ip[t]:ip[t + 1]].min()):g} over a "
                                 f"link of at most {bw:g} ({float(split[k]):.4g})"}  # fmt: skip
+    stars = lower_bound(tasks, resources)  # the default strength: what results carry
+    if stars > best["value"]:
+        best = {"kind": "stars", "value": float(stars), "tasks": list(range(tasks.n)),
+                "sentence": f"at any lower occupancy some task could keep too little of its "
+                            f"neighbours' traffic on its processor to send the rest over the "
+                            f"links around it (the stars bound, {float(stars):.4g}; the "
+                            f"closed forms give {best['value']:.4g}: {best['sentence']})"}  # fmt: skip
     return best
 
 
