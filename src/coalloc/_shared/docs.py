@@ -75,6 +75,17 @@ time_limit : float, default 10.0
     relaxations what is left of about a tenth of it (1 s at least)
     (:func:`~coalloc._shared.explain.fix_deadline`); what does not finish is
     reported, never guessed.""",
+    "bound_stop_at": """\
+stop_at : float, optional
+    A :func:`time.perf_counter` instant after which the call raises
+    :class:`BoundStopped` (a solve's deadline); never changes the value returned.""",
+    "bound_at_least": """\
+at_least : int, default 0
+    The size of an allocation known to be feasible (a verified answer's), so a lower
+    bound on the optimum: the work stops as soon as the bound meets it (status
+    ``"met"``). The value returned is the same as without it (the bound cannot go
+    below the optimum; the LP over the singles' rows is the flow with their bounds as
+    capacities, and the pairs' rows only lower it).""",
     "collective_request_pool": """\
 request : CollectiveRequest
     The request (demand first; the old order ``(pool, request)`` still works, with a

@@ -93,7 +93,8 @@ def bound_witness(tasks: TaskGraph, resources: ResourceGraph) -> Dict[str, Any]:
                 "sentence": f"at any lower occupancy some task could keep too little of its "
                             f"neighbours' traffic on its processor to send the rest over the "
                             f"links around it (the stars bound, {float(stars):.4g}; the "
-                            f"closed forms give {best['value']:.4g}: {best['sentence']})"}  # fmt: skip
+                            f"closed forms give {best['value']:.4g}: "
+                            f"{best['sentence']})"}  # fmt: skip
     return best
 
 

@@ -47,8 +47,8 @@ A mapping that meets :func:`~coalloc.taskmap.bounds.lower_bound` with
 ``strength="basic"`` ends the run (it is optimal): the closed forms cost microseconds, where
 the default ``"stars"`` bound costs up to 0.1 s on the pipeline benchmarks (1-7x the
 mapper's own work there) and ended no run sooner on the 30 instances of
-``bench/taskmap/vs_peers.py`` (issue 40). Without a time limit, when that mapping is the quick block start or the paper's,
-one bisection of the finest graph onto all processors (+ route-cost moves) is tried first
+``bench/taskmap/vs_peers.py`` (issue 40). Without a time limit, when that mapping is the
+quick block start or the paper's, one bisection of the finest graph onto all processors (+ route-cost moves) is tried first
 and returned instead when it also meets the bound with less volume x route distance (the
 sum objective of :func:`~coalloc.taskmap.communication_cost`; issue 40).
 

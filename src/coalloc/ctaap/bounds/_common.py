@@ -11,7 +11,6 @@ import numpy as np
 
 from ..._shared import interrupt
 from ..._shared import params as checks
-from ..._shared.docs import FRAGMENTS, fill
 
 # Largest LP (non-zeros) the bound builds; beyond it the flow bound is returned.
 _MAX_NONZEROS = 30_000_000
@@ -43,31 +42,6 @@ SIMPLEX_NONZEROS = 20_000
 
 #: Simplex iterations of the cluster sets' LP at ``effort=1``.
 SET_LP_ITERATIONS = 50_000
-
-
-#: The docstring fragments of this module's bounds (``%(name)s`` lines,
-#: :func:`coalloc._shared.docs.fill`), beside the shared ones: each written once.
-_FRAGMENTS = {
-    **FRAGMENTS,
-    "bound_stop_at": """\
-stop_at : float, optional
-    A :func:`time.perf_counter` instant after which the call raises
-    :class:`BoundStopped` (a solve's deadline); never changes the value returned.""",
-    "bound_at_least": """\
-at_least : int, default 0
-    The size of an allocation known to be feasible (a verified answer's), so a lower
-    bound on the optimum: the work stops as soon as the bound meets it (status
-    ``"met"``). The value returned is the same as without it (the bound cannot go
-    below the optimum; the LP over the singles' rows is the flow with their bounds as
-    capacities, and the pairs' rows only lower it).""",
-}
-
-
-def _filled(func):
-    """Fill ``func``'s docstring from :data:`_FRAGMENTS` (as ``docs.filled`` does)."""
-    if func.__doc__:
-        func.__doc__ = fill(func.__doc__, _FRAGMENTS)
-    return func
 
 
 class BoundStopped(Exception):

@@ -7,11 +7,11 @@ from __future__ import annotations
 import time
 from typing import Optional
 
+from ..._shared.docs import filled
 from ..model import Offer, Request, check_compatible
 from ._common import (
     DENSE_FRACTION,
     _effort,
-    _filled,
 )
 from .clique_lp import (
     lp_bound,
@@ -21,7 +21,7 @@ from .cluster_sets import (
 )
 
 
-@_filled
+@filled
 def strong_upper_bound(request: Request, offer: Offer, *, effort: float = 1.0) -> int:
     """The bound of :func:`best_bound` (the flow bound, the clique LP's or the cluster sets').
 
@@ -62,7 +62,7 @@ def is_dense(request: Request) -> bool:
     return n >= 2 and request.bandwidth.nnz >= DENSE_FRACTION * n * (n - 1)
 
 
-@_filled
+@filled
 def best_bound(
     request: Request,
     offer: Offer,

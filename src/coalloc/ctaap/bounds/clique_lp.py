@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._shared import params as checks
+from ..._shared.docs import filled
 from ..exact import tightened_capacity
 from ..model import Offer, Request, check_compatible, compatibility
 from ._common import (
@@ -23,7 +24,6 @@ from ._common import (
     BoundStopped,
     _dual_value,
     _effort,
-    _filled,
     _poll,
     _solve_dual,
     _timed,
@@ -67,7 +67,7 @@ def _star_rows(request: Request, offer: Offer, compat: np.ndarray, var: np.ndarr
     return rows, cols, n_rows
 
 
-@_filled
+@filled
 def lp_bound(
     request: Request,
     offer: Offer,

@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._shared import params as checks
+from ..._shared.docs import filled
 from ..exact import tightened_capacity
 from ..model import Offer, Request, check_compatible, compatibility
 from ._common import (
@@ -21,7 +22,6 @@ from ._common import (
     BoundStopped,
     _dual_value,
     _effort,
-    _filled,
     _poll,
     _solve_dual,
     _timed,
@@ -86,7 +86,7 @@ def _set_lp(compat: np.ndarray, sets: list, limits: list, iterations: int,
     return value if math.isfinite(value) else None
 
 
-@_filled
+@filled
 def cluster_set_bound(
     request: Request,
     offer: Offer,
