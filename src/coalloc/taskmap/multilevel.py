@@ -43,13 +43,13 @@ one-seed bisections whole, growing + FM of the other tries, and the scores of th
 Above 6,000 tasks the fine re-bisections take one seed and no spectral split, and at most
 ``max(2, 24000 / tasks)`` of them run.
 
-A mapping that meets :func:`~coalloc.taskmap.bounds.lower_bound` with
-``strength="basic"`` ends the run (it is optimal): the closed forms cost microseconds, where
-the default ``"stars"`` bound costs up to 0.1 s on the pipeline benchmarks (1-7x the
-mapper's own work there) and ended no run sooner on the 30 instances of
-``bench/taskmap/vs_peers.py`` (issue 40). Without a time limit, when that mapping is the
-quick block start or the paper's, one bisection of the finest graph onto all processors (+ route-cost moves) is tried first
-and returned instead when it also meets the bound with less volume x route distance (the
+A mapping that meets :func:`~coalloc.taskmap.bounds.lower_bound` with ``strength="basic"``
+ends the run (it is optimal): the closed forms cost microseconds, where the default
+``"stars"`` bound costs up to 0.1 s on the pipeline benchmarks (1-7x the mapper's own work
+there) and ended no run sooner on the 30 instances of ``bench/taskmap/vs_peers.py`` (issue
+40). Without a time limit, when that mapping is the quick block start or the paper's, one
+bisection of the finest graph onto all processors (+ route-cost moves) is tried first and
+returned instead when it also meets the bound with less volume x route distance (the
 sum objective of :func:`~coalloc.taskmap.communication_cost`; issue 40).
 
 The objective returned is recomputed from scratch by
