@@ -4,8 +4,12 @@ On the 30 instances of :mod:`bench.taskmap.vs_peers`, ``map_multilevel`` runs wi
 ``sum_refine=False`` and ``sum_refine=True``; per instance the maximum occupancy (recomputed
 by ``verify_mapping``), the sum objective (``communication_cost``) and the CPU time of each.
 Exits non-zero if the step raised a maximum occupancy anywhere (its promise).
+``--digests N``: instead, the taskmap instances of ``bench.shared.digests`` (its first ``N``)
+with the methods that run the step (``multilevel``, ``portfolio``): how many answers the step
+changes and whether any maximum occupancy rose.
 
     PYTHONPATH=src:. nice python -m bench.taskmap.sum_refine
+    PYTHONPATH=src:. nice python -m bench.taskmap.sum_refine --digests 48
 """
 
 from __future__ import annotations
@@ -15,8 +19,11 @@ import math
 import statistics
 import time
 
+import numpy as np
+
 from bench.shared._progress import add_quiet, bar, say
 from bench.taskmap.vs_peers import KINDS, instances
+from coalloc.cli._common import count
 from coalloc.taskmap import communication_cost, verify_mapping
 from coalloc.taskmap.multilevel import map_multilevel
 
@@ -31,6 +38,31 @@ def _run(tasks, res, on: bool) -> tuple:
     return float(rep.max_occupancy), communication_cost(tasks, res, r.mapping), cpu
 
 
+def _digests(n: int) -> None:
+    from bench.shared.digests import _taskmap
+
+    changed = rose = total = 0
+    for label, inst in bar(list(_taskmap(n)), desc="digests", unit="inst"):
+        for method in ("multilevel", "portfolio"):
+            got = []
+            for on in (False, True):
+                r = inst.solve(method, seed=0, sum_refine=on)
+                rep = verify_mapping(inst.task_graph, inst.resource_graph, r.mapping)
+                if not rep.valid:
+                    raise SystemExit(f"{label}/{method}: invalid mapping: {rep.problems}")
+                cost = communication_cost(inst.task_graph, inst.resource_graph, r.mapping)
+                got.append((float(rep.max_occupancy), cost, r.mapping))
+            total += 1
+            if not np.array_equal(got[0][2], got[1][2]):
+                changed += 1
+                say(f"{label}/{method}: occ {got[0][0]:.6g} -> {got[1][0]:.6g}, "
+                    f"sum {got[0][1]:.6g} -> {got[1][1]:.6g}")  # fmt: skip
+            rose += got[1][0] > got[0][0] * (1 + 1e-9)
+    print(f"{changed} of {total} answers changed by the step; maximum occupancy rose on {rose}")
+    if rose:
+        raise SystemExit(1)
+
+
 def _gm(xs) -> float:
     return math.exp(statistics.fmean(math.log(x) for x in xs)) if xs else math.nan
 
@@ -39,8 +71,12 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     ap.add_argument("--quick", action="store_true", help="2 instances per kind")
+    ap.add_argument("--digests", type=count(), default=None, help="the digests' instances instead")
     add_quiet(ap)
     args = ap.parse_args(argv)
+    if args.digests:
+        _digests(args.digests)
+        return
     rows = []
     for kind, name, build in bar(instances(args.kinds, args.quick), desc="instances", unit="inst"):
         tasks, res = build()

@@ -247,7 +247,8 @@ def map_multilevel(
         base), and ``"stopped_at_bound"`` 1 when a mapping met
         :func:`~coalloc.taskmap.bounds.lower_bound` (then ``bound`` is set: it is optimal);
         ``history`` the maximum occupancy after the initial mapping and after each level's
-        refinement. Under a time limit (:func:`coalloc.taskmap.solve`) every better mapping
+        refinement (and after the sum step, when that lowered it). Under a time limit
+        (:func:`coalloc.taskmap.solve`) every better mapping
         is offered as it comes: the quick start, the paper's base and open+improve (up to
         ``paper_start`` tasks), each initial start, each level's refinement.
 
@@ -355,16 +356,21 @@ def map_multilevel(
             m_b, depth_b, history_b, counts_b = inc.best
             for d in range(depth_b - 1, -1, -1):
                 m_b = m_b[levels[d].cmap]
-            m_b, moves_b = _sum_refined(topo, fine, m_b)
+            m_b, moves_b, value_b = _sum_refined(topo, fine, m_b)
             total_moves += moves_b
+            if value_b < history_b[-1] * (1 - 1e-12):  # the step may lower the maximum too
+                history_b = [*history_b, value_b]
             inc.best = (m_b, 0, history_b, counts_b)
         now = time.perf_counter()
         timings = {"coarsen": (t1 or now) - t0, "total": now - t0}
         return inc.result(timings, total_moves)
     if params["sum_refine"]:
-        m_b, moves_b = _sum_refined(topo, fine, best[1])
+        m_b, moves_b, value_b = _sum_refined(topo, fine, best[1])
         total_moves += moves_b
-        best = (best[0], m_b, *best[2:])
+        if value_b < best[0] * (1 - 1e-12):  # the step may lower the maximum too
+            best = (value_b, m_b, [*best[2], value_b], *best[3:])
+        else:
+            best = (best[0], m_b, *best[2:])
     t3 = time.perf_counter()
     mapping = topo.order_nodes[best[1]]
     timings = {"coarsen": t1 - t0, "initial": t2 - t1, "refine": t3 - t2, "total": t3 - t0}
@@ -380,10 +386,10 @@ def map_multilevel(
 
 def _sum_refined(topo: Topology, fine: TaskLevel, m: np.ndarray) -> tuple:
     """The finest mapping ``m`` after :func:`~coalloc.taskmap.refinement.sum_refine`:
-    ``(mapping, moves)``."""
+    ``(mapping, moves, maximum occupancy)``."""
     state = RefineState(topo, fine, m)
     moves = sum_refine(state, max(200, 4 * fine.n))
-    return state.m, moves
+    return state.m, moves, state.maximum()
 
 
 def _route_cost(topo: Topology, level: TaskLevel, m: np.ndarray) -> float:
