@@ -41,6 +41,7 @@ _MULTILEVEL = {
     "max_moves": [Interval(Integral, 0, None, closed="left"), None],
     "speed_exponents": NO_VALIDATION,  # a sequence of non-negative numbers, checked there
     "paper_start": [Interval(Integral, None, None)],
+    "sum_refine": [Boolean()],
     "time_limit": TIME_LIMIT,
 }
 

@@ -43,14 +43,18 @@ one-seed bisections whole, growing + FM of the other tries, and the scores of th
 Above 6,000 tasks the fine re-bisections take one seed and no spectral split, and at most
 ``max(2, 24000 / tasks)`` of them run.
 
-A mapping that meets :func:`~coalloc.taskmap.bounds.lower_bound` with ``strength="basic"``
-ends the run (it is optimal): the closed forms cost microseconds, where the default
-``"stars"`` bound costs up to 0.1 s on the pipeline benchmarks (1-7x the mapper's own work
-there) and ended no run sooner on the 30 instances of ``bench/taskmap/vs_peers.py`` (issue
-40). Without a time limit, when that mapping is the quick block start or the paper's, one
-bisection of the finest graph onto all processors (+ route-cost moves) is tried first and
-returned instead when it also meets the bound with less volume x route distance (the
-sum objective of :func:`~coalloc.taskmap.communication_cost`; issue 40).
+A mapping that meets :func:`~coalloc.taskmap.bounds.lower_bound` with
+``strength="basic"`` ends the run (it is optimal): the closed forms cost microseconds, where
+the default ``"stars"`` bound costs up to 0.1 s on the pipeline benchmarks (1-7x the
+mapper's own work there) and ended no run sooner on the 30 instances of
+``bench/taskmap/vs_peers.py`` (issue 40). Without a time limit, when that mapping is the
+quick block start or the paper's, one bisection of the finest graph onto all processors
+(+ route-cost moves) is tried first and returned instead when it also meets the bound with
+less volume x route distance (the sum objective of
+:func:`~coalloc.taskmap.communication_cost`; issue 40). The last step (``sum_refine=True``,
+:func:`~coalloc.taskmap.refinement.sum_refine`) lowers that sum on the answer by moves and
+swaps of boundary tasks that keep every processor and link at most the maximum occupancy
+found: the bottleneck never rises.
 
 The objective returned is recomputed from scratch by
 :func:`coalloc.taskmap.max_occupancy` (the family's helper).
@@ -78,7 +82,7 @@ from .hierarchy import Topology, hierarchy_order, topology
 from .levels import TaskLevel, coarsen_level
 from .model import ResourceGraph, TaskGraph, check_graphs
 from .occupancy import max_occupancy, occupancy_graph
-from .refinement import RefineState, cut_refine, refine
+from .refinement import RefineState, cut_refine, refine, sum_refine
 from .result import TaskMappingResult
 
 __all__ = ["map_multilevel", "hierarchy_order"]
@@ -189,6 +193,7 @@ def map_multilevel(
     max_moves: Optional[int] = None,
     speed_exponents: Optional[tuple] = None,
     paper_start: int = 300,
+    sum_refine: bool = True,
 ) -> TaskMappingResult:
     """Map ``tasks`` onto ``resources`` minimising the maximum occupancy (multilevel).
 
@@ -224,6 +229,13 @@ def map_multilevel(
         Up to this many tasks, the mapping of the paper's ``"open+improve"``
         (:func:`~coalloc.taskmap.map_tasks`) is one more start, refined by bottleneck moves
         (it is quick there and wins on some pipelines; its time grows fast beyond).
+    sum_refine : bool, default True
+        A last step on the answer: moves and swaps of boundary tasks that lower the sum of
+        volume x route distance (:func:`~coalloc.taskmap.communication_cost`) while every
+        processor and link stays at most the maximum occupancy found
+        (:func:`~coalloc.taskmap.refinement.sum_refine`; at most ``max(200, 4 x tasks)``
+        tries): the maximum occupancy never rises. Under a time limit the mapping before
+        it is the one offered.
 
     Returns
     -------
@@ -235,7 +247,8 @@ def map_multilevel(
         base), and ``"stopped_at_bound"`` 1 when a mapping met
         :func:`~coalloc.taskmap.bounds.lower_bound` (then ``bound`` is set: it is optimal);
         ``history`` the maximum occupancy after the initial mapping and after each level's
-        refinement. Under a time limit (:func:`coalloc.taskmap.solve`) every better mapping
+        refinement (and after the sum step, when that lowered it). Under a time limit
+        (:func:`coalloc.taskmap.solve`) every better mapping
         is offered as it comes: the quick start, the paper's base and open+improve (up to
         ``paper_start`` tasks), each initial start, each level's refinement.
 
@@ -255,7 +268,7 @@ def map_multilevel(
     """
     seed, params = _checked_params(
         tasks, resources, seed, coarse_factor, subsets, keep, max_moves, speed_exponents,
-        paper_start,
+        paper_start, sum_refine,
     )  # fmt: skip
     speed_exponents = params["speed_exponents"]
     t0 = time.perf_counter()
@@ -339,9 +352,25 @@ def map_multilevel(
     except _AtBound:  # a mapping met the lower bound: it is optimal, stop here
         if interrupt.deadline_ns() < 0:  # no time limit: spend one bisection on the volume
             _lighter_at_bound(inc, topo, fine)
+        if params["sum_refine"]:
+            m_b, depth_b, history_b, counts_b = inc.best
+            for d in range(depth_b - 1, -1, -1):
+                m_b = m_b[levels[d].cmap]
+            m_b, moves_b, value_b = _sum_refined(topo, fine, m_b)
+            total_moves += moves_b
+            if value_b < history_b[-1] * (1 - 1e-12):  # the step may lower the maximum too
+                history_b = [*history_b, value_b]
+            inc.best = (m_b, 0, history_b, counts_b)
         now = time.perf_counter()
         timings = {"coarsen": (t1 or now) - t0, "total": now - t0}
         return inc.result(timings, total_moves)
+    if params["sum_refine"]:
+        m_b, moves_b, value_b = _sum_refined(topo, fine, best[1])
+        total_moves += moves_b
+        if value_b < best[0] * (1 - 1e-12):  # the step may lower the maximum too
+            best = (value_b, m_b, [*best[2], value_b], *best[3:])
+        else:
+            best = (best[0], m_b, *best[2:])
     t3 = time.perf_counter()
     mapping = topo.order_nodes[best[1]]
     timings = {"coarsen": t1 - t0, "initial": t2 - t1, "refine": t3 - t2, "total": t3 - t0}
@@ -353,6 +382,14 @@ def map_multilevel(
         "initial_level": int(best[4]),
     }
     return _result(tasks, resources, mapping, seed, params, timings, iterations, best[2])
+
+
+def _sum_refined(topo: Topology, fine: TaskLevel, m: np.ndarray) -> tuple:
+    """The finest mapping ``m`` after :func:`~coalloc.taskmap.refinement.sum_refine`:
+    ``(mapping, moves, maximum occupancy)``."""
+    state = RefineState(topo, fine, m)
+    moves = sum_refine(state, max(200, 4 * fine.n))
+    return state.m, moves, state.maximum()
 
 
 def _route_cost(topo: Topology, level: TaskLevel, m: np.ndarray) -> float:
@@ -385,7 +422,7 @@ def _lighter_at_bound(inc: _Incumbent, topo: Topology, fine: TaskLevel) -> None:
 
 
 def _checked_params(tasks, resources, seed, coarse_factor, subsets, keep, max_moves,
-                    speed_exponents, paper_start) -> tuple:  # fmt: skip
+                    speed_exponents, paper_start, sum_refine) -> tuple:  # fmt: skip
     """The arguments of :func:`map_multilevel`, checked: ``(seed, params)``, the default
     ``speed_exponents`` filled in."""
     check_graphs(tasks, resources, ("tasks", "resources"))
@@ -401,6 +438,7 @@ def _checked_params(tasks, resources, seed, coarse_factor, subsets, keep, max_mo
         raise ValueError(f"speed_exponents must be non-negative numbers, got {speed_exponents!r}")
     params["speed_exponents"] = exps
     params["paper_start"] = int(paper_start)
+    params["sum_refine"] = bool(sum_refine)
     return seed, params
 
 

@@ -5,6 +5,8 @@
 the streams within the balance, and :func:`refine` moves tasks off the current bottleneck
 -- the processor or link of highest occupancy -- until no move lowers it (the moves of all
 candidates scored at once by the compiled ``coalloc.taskmap._multilevel.score_moves``).
+:func:`sum_refine`, the last step, lowers the route cost of the finest mapping by moves
+and swaps of boundary tasks under the bottleneck found as a hard cap.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from . import _multilevel
 from .hierarchy import Topology
 from .levels import TaskLevel, expand
 
-__all__ = ["RefineState", "cut_refine", "refine", "TINY"]
+__all__ = ["RefineState", "cut_refine", "refine", "sum_refine", "TINY"]
 
 #: Relative tolerance of the move scores.
 TINY = 1e-12
@@ -345,3 +347,194 @@ def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 
             stall = 0
     state.refresh()
     return moves
+
+
+#: Partners of most gain a swap candidate of :func:`sum_refine` is paired with, at most.
+_SWAP_TRIES = 8
+
+
+def _cross_gains(state: RefineState) -> tuple:
+    """The moves of boundary tasks to a neighbour's processor and their gains in route
+    cost: ``(tasks, processors, gains)``, most gain first, positive gains only."""
+    topo, lv, m, p = state.topo, state.level, state.m, state.topo.P
+    rows, ix, iw, ip = state.rows, lv.ix, lv.iw, lv.ip
+    cross = m[rows] != m[ix]
+    if not cross.any():
+        return (np.zeros(0, dtype=np.int64),) * 2 + (np.zeros(0),)
+    cand = np.unique(rows[cross] * p + m[ix[cross]])
+    ct, cb = cand // p, cand % p
+    ent, own = expand(ip[ct], ip[ct + 1] - ip[ct])
+    q = m[ix[ent]]
+    gain = np.bincount(
+        own, weights=iw[ent] * (topo.cost[m[ct][own], q] - topo.cost[cb[own], q]),
+        minlength=ct.shape[0],
+    )  # fmt: skip
+    good = gain > TINY * (1 + np.abs(gain).max())
+    order = np.flatnonzero(good)[np.argsort(-gain[good], kind="stable")]
+    return ct[order], cb[order], gain[order]
+
+
+def _gains_to(state: RefineState, tasks: np.ndarray, b: int) -> np.ndarray:
+    """The route cost each of ``tasks`` saves moving alone to processor position ``b``."""
+    lv, cost, m = state.level, state.topo.cost, state.m
+    ent, own = expand(lv.ip[tasks], lv.ip[tasks + 1] - lv.ip[tasks])
+    q = m[lv.ix[ent]]
+    return np.bincount(own, weights=lv.iw[ent] * (cost[m[tasks][own], q] - cost[b, q]),
+                       minlength=tasks.shape[0])  # fmt: skip
+
+
+def _fits(state: RefineState, procs: list, links: np.ndarray, before: tuple, cap: float) -> bool:
+    """Whether the processors ``procs`` and the ``links`` are each at most ``cap`` or not
+    above their loads ``before`` (``(processor loads, link loads)``: a swap of equal tasks
+    leaves a processor at the cap where it was)."""
+    topo = state.topo
+    nl, ll = state.nload[procs], state.lload[links]
+    ok_n = (nl <= cap * topo.cap[procs]) | (nl <= before[0] + TINY * (1 + before[0]))
+    ok_l = (ll <= cap * topo.bw[links]) | (ll <= before[1] + TINY * (1 + before[1]))
+    return bool(ok_n.all() and ok_l.all())
+
+
+def _links_of(state: RefineState, t: int, b: int) -> np.ndarray:
+    """The links whose load moving ``t`` to ``b`` changes."""
+    _, link, _ = state._row_deltas(np.array([t]), np.array([b]))
+    return np.unique(link)
+
+
+def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
+    """Moves and swaps of boundary tasks lowering the route cost, the bottleneck as a cap.
+
+    The route cost is the sum over the streams of volume x route distance (the sum of
+    ``1 / bandwidth``: :func:`coalloc.taskmap.communication_cost`). A move of a task to a
+    neighbour's processor, or a swap of two tasks on two processors each has neighbours on,
+    is taken, most gain first, when it lowers the route cost and leaves every processor and
+    link at most the maximum occupancy the mapping had on entry: the maximum occupancy
+    never rises. A move is checked against the loads of the moment (the kernel's
+    ``score_moves``), a swap by making it and undoing it if it overloads something; at the
+    end the loads are recomputed and, should rounding have lifted the maximum, the entry
+    mapping is restored.
+
+    Parameters
+    ----------
+    state : RefineState
+        The mapping, changed in place (its loads recomputed at the end).
+    max_work : int
+        At most this many candidate moves and swaps tried in all (a count, no clock: the
+        result depends on the arguments only).
+    passes : int, default 8
+        At most this many passes over the boundary.
+
+    Returns
+    -------
+    int
+        The moves made (a swap counts two).
+
+    Examples
+    --------
+    Two pairs of tasks on the two nodes of a rack, each pair split across the nodes:
+
+    >>> import numpy as np
+    >>> from coalloc.taskmap import generators, hierarchy
+    >>> res = generators.hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1)
+    >>> lv = TaskLevel(np.array([0, 1, 2, 3, 4]), np.array([1, 0, 3, 2]), np.full(4, 4.0),
+    ...                np.ones(4))
+    >>> state = RefineState(hierarchy.topology(res), lv, np.array([0, 1, 0, 1]))
+    >>> sum_refine(state, 100), state.m.tolist(), state.maximum()   # a swap, no move
+    (2, [1, 1, 0, 0], 2.0)
+    """
+    topo, lv = state.topo, state.level
+    m0 = state.m.copy()
+    state.refresh()
+    cap = state.maximum()
+    if lv.n == 0 or topo.P < 2 or not cap > 0:
+        return 0
+    limit = cap * (1 - 1e-9)  # rounding of the incremental loads stays under the cap
+    moved = work = 0
+    ip, ix, iw, vw = lv.ip, lv.ix, lv.iw, lv.vw
+    for _ in range(passes):
+        interrupt.check()
+        ct, cb, gain = _cross_gains(state)
+        if not ct.shape[0] or work >= max_work:
+            break
+        touched = np.zeros(lv.n, dtype=bool)
+        applied = 0
+        # single moves first: batch-screened on the processor and the links, then checked
+        # one by one against the loads left by the moves before
+        w = vw[ct]
+        okn = state.nload[cb] + w <= limit * topo.cap[cb]
+        sel = np.flatnonzero(okn)
+        left = []  # moves the processor's compute blocks: swap candidates
+        if sel.shape[0]:
+            up, _ = _multilevel.score_moves(lv.kern, topo.routes, state.m, state.lload, topo.bw,
+                                            ct[sel], cb[sel], -1, TINY)  # fmt: skip
+            okl = np.zeros(ct.shape[0], dtype=bool)
+            okl[sel] = up <= limit
+        else:
+            okl = np.zeros(ct.shape[0], dtype=bool)
+        for k in range(ct.shape[0]):
+            if work >= max_work:
+                break
+            t, b = int(ct[k]), int(cb[k])
+            if touched[t] or touched[ix[ip[t] : ip[t + 1]]].any():
+                continue
+            if not okl[k]:
+                left.append(k)
+                continue
+            work += 1
+            if state.nload[b] + vw[t] > limit * topo.cap[b]:
+                continue
+            up, _ = _multilevel.score_moves(lv.kern, topo.routes, state.m, state.lload, topo.bw,
+                                            np.array([t]), np.array([b]), -1, TINY)  # fmt: skip
+            if not up[0] <= limit:
+                continue
+            state.move(t, b)
+            touched[t] = True
+            applied += 1
+        # swaps: each blocked move of t from a to b against the task u of b whose move to a
+        # gains most (any task of b, the gains and compute of the moment)
+        for k in left:
+            if work >= max_work:
+                break
+            t, b = int(ct[k]), int(cb[k])
+            a = int(state.m[t])
+            if touched[t] or touched[ix[ip[t] : ip[t + 1]]].any():
+                continue
+            us = np.flatnonzero(state.m == b)
+            us = us[~touched[us]]
+            if not us.shape[0]:
+                continue
+            dw = vw[us] - vw[t]  # what a gains and b loses in compute
+            fit = (state.nload[a] + dw <= np.maximum(limit * topo.cap[a], state.nload[a])) & (
+                state.nload[b] - dw <= np.maximum(limit * topo.cap[b], state.nload[b])
+            )
+            us, dw = us[fit], dw[fit]
+            if not us.shape[0]:
+                continue
+            g_t = float(_gains_to(state, np.array([t]), b)[0])
+            nb_t = ix[ip[t] : ip[t + 1]]
+            w_tu = np.zeros(lv.n)
+            np.add.at(w_tu, nb_t, iw[ip[t] : ip[t + 1]])
+            g = g_t + _gains_to(state, us, a) - 2 * w_tu[us] * topo.cost[a, b]
+            good = g > TINY * (1 + abs(g_t))
+            for u in us[good][np.argsort(-g[good], kind="stable")][:_SWAP_TRIES].tolist():
+                work += 1
+                links = np.union1d(_links_of(state, t, b), _links_of(state, u, a))
+                procs = np.array([a, b])
+                before = (state.nload[procs].copy(), state.lload[links].copy())
+                state.move(t, b)
+                state.move(u, a)
+                if _fits(state, procs, links, before, limit):
+                    touched[t] = touched[u] = True
+                    applied += 2
+                    break
+                state.move(u, b)
+                state.move(t, a)
+        moved += applied
+        state.refresh()
+        if applied == 0:
+            break
+    state.refresh()
+    if state.maximum() > cap * (1 + TINY):  # rounding: keep the entry mapping
+        state.m = m0
+        state.refresh()
+        return 0
+    return moved

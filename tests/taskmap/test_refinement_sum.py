@@ -1,0 +1,146 @@
+"""The sum refinement, the multilevel mapper's last step (issue 40): moves and swaps that
+lower volume x route distance never raise the maximum occupancy. Referees: the family's
+``verify_mapping`` (the maximum occupancy) and ``communication_cost`` (the sum), both
+computed from scratch apart from the refinement's incremental loads and route costs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import coalloc.taskmap as tm
+from coalloc.taskmap import generators as gen
+from coalloc.taskmap.hierarchy import topology
+from coalloc.taskmap.levels import TaskLevel
+from coalloc.taskmap.multilevel import map_multilevel
+from coalloc.taskmap.refinement import RefineState, sum_refine
+
+
+def _level(tasks):
+    ip, ix, iw = tasks.undirected_csr()
+    return TaskLevel(
+        np.asarray(ip, dtype=np.int64),
+        np.asarray(ix, dtype=np.int64),
+        np.asarray(iw, dtype=np.float64),
+        tasks.node_weight.astype(np.float64),
+    )
+
+
+def _scores(tasks, res, mapping):
+    report = tm.verify_mapping(tasks, res, mapping)
+    assert report.valid, report
+    return float(report.max_occupancy), tm.communication_cost(tasks, res, mapping)
+
+
+@st.composite
+def cluster_stencils(draw):
+    """A stencil (2-D or 3-D, uniform or random weights) on a hierarchical cluster."""
+    seed = draw(st.integers(0, 1000))
+    shape = draw(st.sampled_from([(4, 4), (6, 5), (8, 8), (3, 3, 3)]))
+    tasks = gen.stencil_task_graph(
+        shape,
+        compute=draw(st.sampled_from([1.0, (0.5, 2.0)])),
+        volume=draw(st.sampled_from([1.0, (0.5, 4.0)])),
+        seed=seed,
+    )
+    res = gen.hierarchical_cluster(
+        n_racks=draw(st.integers(1, 2)),
+        nodes_per_rack=draw(st.integers(1, 3)),
+        cores_per_node=draw(st.integers(1, 4)),
+        speed=draw(st.sampled_from([1.0, (0.5, 3.0)])),
+        seed=seed,
+    )
+    return tasks, res
+
+
+@st.composite
+def internet_pipelines(draw):
+    """A pipeline or geometric task graph on an Internet-like resource graph."""
+    seed = draw(st.integers(0, 1000))
+    if draw(st.booleans()):
+        tasks = gen.pipeline_task_graph(
+            n_clusters=draw(st.integers(1, 4)), cluster_size=draw(st.integers(2, 6)), seed=seed
+        )
+    else:
+        tasks = gen.geometric_task_graph(draw(st.integers(10, 80)), degree=5.0, seed=seed)
+    res = gen.internet_resource_graph(n_wan=2, n_lan=2, lan_size=(2, 4), seed=seed)
+    return tasks, res
+
+
+def _refined_from(tasks, res, start_seed):
+    """A random mapping, then sum_refine: (scores before, scores after, moves)."""
+    topo = topology(res)
+    m = np.random.default_rng(start_seed).integers(0, topo.P, tasks.n)
+    before = _scores(tasks, res, topo.order_nodes[m])
+    state = RefineState(topo, _level(tasks), m)
+    moves = sum_refine(state, 10_000)
+    after = _scores(tasks, res, topo.order_nodes[state.m])
+    return before, after, moves
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(cluster_stencils(), st.integers(0, 5))
+@example(
+    (
+        gen.stencil_task_graph((4, 4)),
+        gen.hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=2),
+    ),
+    0,
+)
+def test_sum_refine_never_raises_either_objective_on_clusters(inst, start):
+    before, after, moves = _refined_from(*inst, start)
+    assert after[0] <= before[0] * (1 + 1e-9)
+    assert after[1] <= before[1] * (1 + 1e-9) + 1e-12
+    if moves == 0:
+        assert after[1] == pytest.approx(before[1], rel=1e-12)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(internet_pipelines(), st.integers(0, 5))
+def test_sum_refine_never_raises_either_objective_on_internet_graphs(inst, start):
+    before, after, _ = _refined_from(*inst, start)
+    assert after[0] <= before[0] * (1 + 1e-9)
+    assert after[1] <= before[1] * (1 + 1e-9) + 1e-12
+
+
+def test_sum_refine_lowers_the_sum_of_a_scattered_stencil():
+    """A 4x4 stencil scattered over 4 cores at equal compute: swaps of equal tasks lower the
+    sum a lot and the maximum occupancy stays."""
+    tasks = gen.stencil_task_graph((4, 4))
+    res = gen.hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=2)
+    before, after, moves = _refined_from(tasks, res, 3)
+    assert moves > 0
+    assert after[1] < 0.8 * before[1]
+    assert after[0] <= before[0] * (1 + 1e-9)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(st.one_of(cluster_stencils(), internet_pipelines()))
+def test_the_mapper_with_the_step_is_no_worse_on_either_objective(inst):
+    tasks, res = inst
+    off = map_multilevel(tasks, res, seed=0, sum_refine=False)
+    on = map_multilevel(tasks, res, seed=0, sum_refine=True)
+    occ_off, sum_off = _scores(tasks, res, off.mapping)
+    occ_on, sum_on = _scores(tasks, res, on.mapping)
+    assert on.max_occupancy == pytest.approx(occ_on, rel=1e-9)
+    assert occ_on <= occ_off * (1 + 1e-9)
+    assert sum_on <= sum_off * (1 + 1e-9) + 1e-12
+    assert on.params["sum_refine"] is True and off.params["sum_refine"] is False
+
+
+def test_the_step_is_deterministic():
+    tasks = gen.geometric_task_graph(120, seed=4)
+    res = gen.hierarchical_cluster(n_racks=2, nodes_per_rack=2, cores_per_node=4, seed=4)
+    a = map_multilevel(tasks, res, seed=1)
+    b = map_multilevel(tasks, res, seed=1)
+    assert np.array_equal(a.mapping, b.mapping)
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, None])
+def test_sum_refine_must_be_a_boolean(bad):
+    tasks = gen.stencil_task_graph((3, 3))
+    res = gen.hierarchical_cluster(n_racks=1, nodes_per_rack=1, cores_per_node=2)
+    with pytest.raises((TypeError, ValueError), match="sum_refine"):
+        map_multilevel(tasks, res, sum_refine=bad)
