@@ -282,9 +282,10 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p = sub.add_parser(
         "generate", help="write a Table 1 instance of section 5 (both graphs in one file)"
     )
-    p.add_argument(
-        "--c", type=common.Real(1.0), default=1.0, help="communication intensity (1 to 16)"
-    )
+    from ..taskmap.generators import GENERATORS  # the option's type (issue 37)
+
+    common.add_table_option(p, "--c", GENERATORS["table1_instance"]["c"], default=1.0,
+                            help="communication intensity (the paper's 1 to 16)")  # fmt: skip
     common.add_seed(p)
     common.add_output(p, "instance file to write", required=True)
     p.set_defaults(func=_cmd_generate)
