@@ -235,3 +235,139 @@ def test_a_generators_pair_relations_are_refused(func, kwargs, message):
     args = [5, 2] if "ctaap" in module else []
     with pytest.raises(InvalidParameterError, match=message):
         gen(*args, **kwargs)
+
+
+# ------------------------------------------------------- the generate commands' options
+
+#: ``coalloc FAMILY generate``'s options -> the generator entries they feed
+#: ``(generator, parameter)``: the first is the one the option's type is made from, the
+#: others must agree with it (ctaap's ``--n-tasks`` feeds fig2 and fig3).
+GENERATE_OPTIONS = {
+    ("ctaap", "--range-factor"): [("fig2", "range_factor")],
+    ("ctaap", "--n-tasks"): [("fig2", "n_tasks"), ("fig3", "n_tasks")],
+    ("collective", "--nodes"): [("table1_pool", "n_nodes")],
+    ("collective", "--count"): [("section42_requests", "count")],
+    ("loadshare", "--nodes"): [("paper_setup", "n_nodes")],
+    ("loadshare", "--arrival"): [("paper_setup", "arrival")],
+    ("taskmap", "--c"): [("table1_instance", "c")],
+    ("testbed", "--size"): [("deterlab", "n_pcs"), ("random_topology", "size")],
+    ("testbed", "--switches"): [("deterlab", "n_switches")],
+}
+
+#: generate options no generator table holds, and why (what types them instead).
+GENERATE_UNTABLED = {
+    ("loadshare", "--agents"): "generate_gap's m: the GAP generator has no table yet",
+    ("loadshare", "--items"): "generate_gap's n: the GAP generator has no table yet",
+    ("loadshare", "--count"): "how many instances are written: no generator parameter",
+}
+
+
+def _generate_parsers():
+    import argparse
+
+    from coalloc.cli import build_parser
+
+    def sub(parser):
+        (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return action.choices
+
+    top = build_parser()
+    return {fam: sub(sub(top)[fam])["generate"] for fam in families()}
+
+
+GENERATE_PARSERS = _generate_parsers()
+
+
+def _generate_value_options():
+    """``(family, flag, action)`` of every option of a generate command that takes a value,
+    but ``--seed`` (the seed policy's) and ``-o`` (where to write)."""
+    out = []
+    for fam, parser in GENERATE_PARSERS.items():
+        for a in parser._actions:
+            if a.option_strings and a.nargs != 0 and a.dest not in ("seed", "output"):
+                out.append((fam, a.option_strings[-1], a))
+    return out
+
+
+def _entry(family, generator, param):
+    return importlib.import_module(f"coalloc.{family}.generators").GENERATORS[generator][param]
+
+
+def test_every_generate_option_is_typed_from_a_generator_table():
+    """Each option's type holds its first entry's very constraints (not a copy typed by
+    hand), the entries it also feeds say the same, and its help gives the range."""
+    from coalloc._shared.constraints import describe
+    from coalloc.cli import _common as common
+
+    found = _generate_value_options()
+    assert {(f, o) for f, o, _ in found} == set(GENERATE_OPTIONS) | set(GENERATE_UNTABLED)
+    for fam, flag, action in found:
+        if (fam, flag) in GENERATE_UNTABLED:
+            assert not isinstance(action.type, common._TableValue), (fam, flag)
+            continue
+        entries = [_entry(fam, g, p) for g, p in GENERATE_OPTIONS[(fam, flag)]]
+        assert isinstance(action.type, common._TableValue), (fam, flag)
+        kept = [c for c in entries[0] if c is not None]
+        assert len(action.type.constraints) == len(kept)
+        assert all(a is b for a, b in zip(action.type.constraints, kept)), (fam, flag)
+        assert {describe(e) for e in entries} == {describe(entries[0])}, (fam, flag)
+        if isinstance(action.type, common._TableWord):
+            assert sorted(action.choices) == sorted(entries[0][0].options)
+        else:
+            assert describe(entries[0]) in action.help, (fam, flag)
+        # the default is one the generators take
+        if action.default is not None:
+            for e in entries:
+                check_value(action.default, action.type.name, e)
+
+
+def _generate_refused_cases():
+    """``(family, flag, text)``: every value a fed generator entry refuses that a command
+    line can say (its numbers, ``nan`` among them; a word, for an entry of words: a string
+    or ``True`` is refused by the API for its type, but ``"1"`` is a number on a command
+    line), and ``2.5`` for an integer entry: derived from the tables."""
+    from numbers import Integral
+
+    from coalloc._shared.constraints import Interval
+
+    out = []
+    for (fam, flag), fed in GENERATE_OPTIONS.items():
+        for g, p in fed:
+            entry = _entry(fam, g, p)
+            numeric = any(isinstance(c, Interval) for c in entry)
+            for bad in invalid_values(entry):
+                if isinstance(bad, (int, float)) and not isinstance(bad, bool):
+                    out.append((fam, flag, repr(bad)))
+                elif isinstance(bad, str) and not numeric:
+                    out.append((fam, flag, bad))
+            if any(isinstance(c, Interval) and c.kind is Integral for c in entry):
+                out.append((fam, flag, "2.5"))
+    return sorted(set(out))
+
+
+GENERATE_REFUSED = _generate_refused_cases()
+
+
+def test_the_generate_refused_cases_cover_every_tabled_option():
+    assert {(f, o) for f, o, _ in GENERATE_REFUSED} == set(GENERATE_OPTIONS)
+
+
+@pytest.mark.parametrize("family,flag,text", GENERATE_REFUSED,
+                         ids=[f"{f} {o}={t}" for f, o, t in GENERATE_REFUSED])  # fmt: skip
+def test_a_generate_option_refuses_what_its_tables_refuse(family, flag, text, capsys, tmp_path):
+    """Refused by argparse (exit 2, one line) with the table's message, before anything is
+    generated or written."""
+    from coalloc.cli import main
+
+    out = tmp_path / "x.json"
+    positional = {"ctaap": ["fig2"], "collective": ["pool"], "loadshare": ["paper"],
+                  "taskmap": [], "testbed": ["deterlab"]}[family]  # fmt: skip
+    with pytest.raises(SystemExit) as exc:
+        main([family, "generate", *positional, f"{flag}={text}", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2, err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"coalloc: error: {family} generate: "), err
+    name = GENERATE_PARSERS[family]._option_string_actions[flag].type.name
+    assert f"argument {flag}: {name} must be" in lines[0], err
+    assert not out.exists()

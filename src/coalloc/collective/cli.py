@@ -476,8 +476,12 @@ def add_commands(sub, *, aliases: bool = False) -> None:
 
     p = sub.add_parser("generate", help="write a Table 1 pool, a section 4.2 request or both")
     p.add_argument("what", choices=("pool", "request", "instance"))
-    p.add_argument("--nodes", type=common.count(), default=606)
-    p.add_argument("--count", type=common.count(), default=5, help="N of the request")
+    from ..collective.generators import GENERATORS  # the options' types (issue 37)
+
+    common.add_table_option(p, "--nodes", GENERATORS["table1_pool"]["n_nodes"], default=606,
+                            name="n_nodes", help="nodes of the pool")  # fmt: skip
+    common.add_table_option(p, "--count", GENERATORS["section42_requests"]["count"], default=5,
+                            help="N of the request")  # fmt: skip
     p.add_argument("--simple", action="store_true", help="a simple request (e_i = d_i / N)")
     common.add_seed(p)
     common.add_output(p, "file to write", required=True)

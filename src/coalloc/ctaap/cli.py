@@ -386,10 +386,12 @@ def add_commands(sub, *, aliases: bool = False) -> None:
 
     p = sub.add_parser("generate", help="write an instance of the paper's experiments")
     p.add_argument("setup", choices=["fig2", "fig3"])
-    p.add_argument(
-        "--range-factor", type=common.count(), default=1, help="fig2: offer range 1..100*r"
-    )
-    p.add_argument("--n-tasks", type=common.count(), default=None, help="number of tasks")
+    # typed from the generators' tables (issue 37): fig2's and fig3's n_tasks are one entry
+    fig = generators.GENERATORS
+    common.add_table_option(p, "--range-factor", fig["fig2"]["range_factor"], default=1,
+                            help="fig2: offer range 1..100*r")  # fmt: skip
+    common.add_table_option(p, "--n-tasks", fig["fig2"]["n_tasks"], default=None,
+                            help="number of tasks (default: fig2 50, fig3 100)")  # fmt: skip
     common.add_seed(p)
     common.add_output(p, "instance file to write", required=True)
     p.set_defaults(func=_cmd_generate)

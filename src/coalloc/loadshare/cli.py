@@ -366,7 +366,8 @@ def _cmd_solve_batch(args) -> int:
     return common.run_batch(args, "loadshare", items=items)
 
 
-#: Sizes and counts: integers >= 1 in ASCII decimal digits.
+#: The GAP generator's sizes and the number of instances: integers >= 1 in ASCII decimal
+#: digits (``generate_gap`` has no parameter table yet: it checks ``m`` and ``n`` itself).
 _positive_int = common.count()
 
 
@@ -435,10 +436,16 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser("generate", help="write a Fig. 5 grid or GAP instances of type A-D")
     p.add_argument("kind", choices=["paper", "a", "b", "c", "d"])
-    p.add_argument("--nodes", type=_positive_int, default=500, help="nodes (paper setup)")
-    p.add_argument("--arrival", default=loadshare.generators.ARRIVALS[0],
-                   choices=loadshare.generators.ARRIVALS,
-                   help="when jobs arrive (paper setup; coalloc docs loadshare)")  # fmt: skip
+    paper = loadshare.generators.GENERATORS["paper_setup"]  # the options' types (issue 37)
+    common.add_table_option(p, "--nodes", paper["n_nodes"], default=500, name="n_nodes",
+                            help="nodes (paper setup)")  # fmt: skip
+    common.add_table_option(
+        p,
+        "--arrival",
+        paper["arrival"],
+        default=loadshare.generators.ARRIVALS[0],
+        help="when jobs arrive (paper setup; coalloc docs loadshare)",
+    )
     p.add_argument("--agents", type=_positive_int, default=5, help="agents (GAP)")
     p.add_argument("--items", type=_positive_int, default=100, help="items (GAP)")
     p.add_argument("--count", type=_positive_int, default=1, help="instances (GAP)")

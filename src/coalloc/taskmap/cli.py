@@ -282,9 +282,10 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     p = sub.add_parser(
         "generate", help="write a Table 1 instance of section 5 (both graphs in one file)"
     )
-    p.add_argument(
-        "--c", type=common.Real(1.0), default=1.0, help="communication intensity (1 to 16)"
-    )
+    from ..taskmap.generators import GENERATORS  # the option's type (issue 37)
+
+    common.add_table_option(p, "--c", GENERATORS["table1_instance"]["c"], default=1.0,
+                            help="communication intensity (the paper's 1 to 16)")  # fmt: skip
     common.add_seed(p)
     common.add_output(p, "instance file to write", required=True)
     p.set_defaults(func=_cmd_generate)
@@ -317,6 +318,9 @@ def _cmd_plot(args) -> int:
     resources_file, result_file = args.resources, args.result
     if result_file is None and resources_file is not None and _is_taskmap_instance(args.tasks):
         resources_file, result_file = None, resources_file  # INSTANCE RESULT
+    if args.tree and args.aggregate is not None:
+        flag = "--aggregate" if args.aggregate else "--no-aggregate"
+        raise ValueError(f"{flag} applies to the mapping's picture, not to --tree")
     tasks, resources = read_graphs(args.tasks, resources_file, args.format, "plot taskmap")
     if args.tree:
         fig = taskmap.plot_cluster_tree(taskmap.flow_injection(tasks, seed=args.seed))
@@ -326,7 +330,8 @@ def _cmd_plot(args) -> int:
     else:
         result = taskmap.solve(tasks, resources, args.method or taskmap.DEFAULT_METHOD,
                                seed=args.seed, **picture_params(args))  # fmt: skip
-    return picture_done(taskmap.plot_mapping(tasks, resources, result, seed=args.seed), args)
+    fig = taskmap.plot_mapping(tasks, resources, result, seed=args.seed, aggregate=args.aggregate)
+    return picture_done(fig, args)
 
 
 def add_plot(fams) -> None:
@@ -343,6 +348,10 @@ def add_plot(fams) -> None:
     p.add_argument("result", nargs="?", metavar="RESULT",
                    help="mapping file of 'coalloc taskmap map -o' (optional)")  # fmt: skip
     p.add_argument("--tree", action="store_true", help="draw the flow-injection cluster tree")
+    p.add_argument("--aggregate", action=argparse.BooleanOptionalAction, default=None,
+                   help="draw the processors in groups (a node's cores as one circle), or not "
+                   "(--no-aggregate); default: grouped beyond "
+                   f"{taskmap.plot.AGGREGATE_ABOVE} processors, as plot_mapping")  # fmt: skip
     add_format(p)
     picture_options(p, "processor_order=index")
     p.set_defaults(func=_cmd_plot)

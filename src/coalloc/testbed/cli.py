@@ -186,7 +186,6 @@ def _cmd_verify(args) -> int:
 def _cmd_generate(args) -> int:
     from ..testbed import generators as g
 
-    _check_args(args, whole=(("size", 1), ("switches", 1)))
     if args.kind == "deterlab":
         testbed.write_ptop(args.output, g.deterlab(args.size, args.switches, seed=args.seed))
     elif args.kind == "grid5000":
@@ -277,8 +276,14 @@ def add_commands(sub, *, aliases: bool = False) -> None:
 
     p = sub.add_parser("generate", help="write a generated testbed (.ptop) or experiment (.top)")
     p.add_argument("kind", choices=["deterlab", "grid5000", "top"])
-    p.add_argument("--size", type=common.count(), default=255, help="PCs (deterlab) or nodes (top)")
-    p.add_argument("--switches", type=common.count(), default=5)
+    # typed from the generators' tables (issue 37): deterlab's n_pcs and random_topology's
+    # size are the same entry (a size, at most MAX_GENERATED), tests/shared/test_checked.py
+    from ..testbed.generators import GENERATORS
+
+    common.add_table_option(p, "--size", GENERATORS["deterlab"]["n_pcs"], default=255,
+                            help="PCs (deterlab) or nodes (top)")  # fmt: skip
+    common.add_table_option(p, "--switches", GENERATORS["deterlab"]["n_switches"], default=5,
+                            name="n_switches", help="switches (deterlab)")  # fmt: skip
     common.add_seed(p)
     common.add_output(p, "file to write", required=True)
     p.set_defaults(func=_cmd_generate)
