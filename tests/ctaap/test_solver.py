@@ -222,7 +222,8 @@ def test_bound_and_gap_reported_on_request():
     res = coalloc.solve(req, off, bound=True)
     assert res.bound >= res.n_allocated
     assert res.gap == pytest.approx((res.bound - res.n_allocated) / max(1, res.bound))
-    assert coalloc.solve(req, off).bound is None
+    assert coalloc.solve(req, off, bound=False).bound is None
+    assert coalloc.solve(req, off).bound == res.bound  # bound=True is the default (issue 39)
     exact = coalloc.solve(req, off, "exact", bound=True)
     assert exact.status == "optimal" and exact.bound == exact.n_allocated and exact.gap == 0
     assert exact.n_allocated >= res.n_allocated

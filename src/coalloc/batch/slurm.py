@@ -39,6 +39,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, List, Mapping, Optional, Sequence
 
+from .._shared.jsonio import atomic_output
 from .errors import BatchError, _Invalid, _source
 from .run import (
     _check_item,
@@ -191,12 +192,10 @@ def _failed_path(folder: str, digest: str) -> str:
 
 
 def _write_atomic(path: str, data: bytes) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as fh:
+    """``data`` at ``path`` whole or not at all (the one writer: a reader on another node
+    never sees half a chunk or record file)."""
+    with atomic_output(path, binary=True) as fh:
         fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def _read_records(folder: str, chunk: _Chunk) -> Optional[list]:

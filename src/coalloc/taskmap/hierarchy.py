@@ -14,7 +14,7 @@ import numpy as np
 from scipy.sparse import csgraph
 
 from .._shared import interrupt
-from .._shared.caches import cache_of
+from .._shared.caches import cache_of, travels
 from . import _multilevel
 from .model import ResourceGraph, link_adjacency
 from .routing import route_table
@@ -189,3 +189,15 @@ def topology(res: ResourceGraph) -> Topology:
     if topo is None:
         topo = cache.setdefault("multilevel_topology", Topology(res))
     return topo
+
+
+def _fill_caches(res: ResourceGraph) -> None:
+    """Build what the solvers derive from a resource graph once: its routes and the
+    multilevel mapper's topology (which builds the routes)."""
+    topology(res)
+
+
+# A batch builds them once in the calling process and ships them with the graph (issue 41).
+# Registered here, not in model.py, so that the model imports only results and routes
+# (tests/taskmap/test_floor_plan.py); coalloc.taskmap imports this module with the package.
+travels(ResourceGraph, ("route_table", "multilevel_topology"), _fill_caches)

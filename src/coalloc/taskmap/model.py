@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from .._shared.caches import cache_of, travels
+from .._shared.caches import cache_of
 from .._shared.validation import nonnegative_vector, readonly, square_sparse
 from .result import Bottleneck  # noqa: F401 - its old home: old pickles name it here
 from .routing import route_table
@@ -838,18 +838,6 @@ class ResourceGraph:
 # --------------------------------------------------------------------------------------
 # Mappings onto the two graphs
 # --------------------------------------------------------------------------------------
-
-
-def _fill_caches(res: ResourceGraph) -> None:
-    """Build what the solvers derive from a resource graph once: its routes and the
-    multilevel mapper's topology (which builds the routes)."""
-    from .hierarchy import topology
-
-    topology(res)
-
-
-# a batch builds them once in the calling process and ships them with the graph
-travels(ResourceGraph, ("route_table", "multilevel_topology"), _fill_caches)
 
 
 def check_graphs(
