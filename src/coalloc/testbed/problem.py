@@ -411,57 +411,33 @@ def _build(top: VirtualTopology, ptop: PhysicalTopology, available: Optional[set
            trunk_used: Optional[Dict[str, float]]) -> Problem:  # fmt: skip
     """:func:`build_problem`'s work: the steps below, in this order (each polls the deadline
     in its long loops, as :func:`_polled` says)."""
-    T = _testbed_part(ptop)
-    pr = Problem(top, ptop)
-    _testbed_fields(pr, T, trunk_used)
-    vt = _virtual_nodes(pr, top)
-    types = _types(pr, T, top, ptop, vt)
-    adds = _additive(pr, T, ptop, vt)
-    pcl = _pclasses(pr, T, available)
-    _virtual_links(pr, top, vt)
-    _vclasses(pr, top, vt)
-    _candidates(pr, T, vt, types, adds, pcl)
-    _hints(pr, top, vt)
-    return pr
+    b = _Build(top, ptop, _testbed_part(ptop))
+    _testbed_fields(b, trunk_used)
+    _virtual_nodes(b)
+    _types(b)
+    _additive(b)
+    _pclasses(b, available)
+    _virtual_links(b)
+    _vclasses(b)
+    _candidates(b)
+    _hints(b)
+    return b.pr
 
 
-# The records the steps pass on: frozen, built by keyword; named tuples, as a build makes six
-# and a frozen dataclass costs twice a named tuple to make (1.4 against 0.8 us).
+class _Build:
+    """What the steps of one build share: the problem ``pr`` they fill, ``top``, ``ptop``,
+    the testbed's tables ``T``, and what a step derives for later ones: the virtual nodes
+    and the first node of each virtual type (:func:`_virtual_nodes`), the type ids each
+    virtual type may act as, as a list and a tuple (:func:`_types`), the additive columns
+    and their key (:func:`_additive`), this call's pclass signatures and the memo of rows
+    taken at them (:func:`_pclasses`). One object, not a record per step: a build is 70 us
+    for a 20-node experiment, and six records cost 4 us of it."""
 
+    __slots__ = ("pr", "top", "ptop", "T", "vnodes", "first_of", "allowed_of", "allowed_key",
+                 "aidx", "add_key", "sig_of_pc", "projected")  # fmt: skip
 
-class _Virtual(NamedTuple):
-    """The experiment's nodes in order: ``names``, ``nodes``, ``idx`` (name -> index) and
-    ``first_of`` (each distinct virtual type -> the name of its first node)."""
-
-    names: List[str]
-    nodes: list
-    idx: Dict[str, int]
-    first_of: Dict[str, str]
-
-
-class _Types(NamedTuple):
-    """The physical type ids each virtual type may act as: ``allowed_of`` (a list, in the
-    experiment's order of preference) and ``allowed_key`` (the same as a tuple)."""
-
-    allowed_of: Dict[str, List[int]]
-    allowed_key: Dict[str, Tuple[int, ...]]
-
-
-class _Additive(NamedTuple):
-    """The additive features (the testbed's and the experiment's): ``names`` sorted,
-    ``idx`` (name -> column) and ``key`` (the names as a tuple: the caches' key)."""
-
-    names: List[str]
-    idx: Dict[str, int]
-    key: Tuple[str, ...]
-
-
-class _PClasses(NamedTuple):
-    """This call's pclasses: ``sig`` (the testbed signature of each) and ``projected`` (the
-    memo of node-signature rows taken at them, kept with the pclasses)."""
-
-    sig: np.ndarray
-    projected: dict
+    def __init__(self, top: VirtualTopology, ptop: PhysicalTopology, T: dict) -> None:
+        self.pr, self.top, self.ptop, self.T = Problem(top, ptop), top, ptop, T
 
 
 class _LinkNeeds(NamedTuple):
@@ -485,9 +461,10 @@ class _Groups(NamedTuple):
     full: List[Optional[tuple]]
 
 
-def _testbed_fields(pr: Problem, T: dict, trunk_used: Optional[Dict[str, float]]) -> None:
-    """The testbed's tables on ``pr``; each trunk group's capacity less ``trunk_used`` (the
-    bandwidth other experiments hold on its trunks)."""
+def _testbed_fields(b: _Build, trunk_used: Optional[Dict[str, float]]) -> None:
+    """The testbed's tables on the problem; each trunk group's capacity less ``trunk_used``
+    (the bandwidth other experiments hold on its trunks)."""
+    pr, T = b.pr, b.T
     pr.pnames, pr.pidx, pr.switches, pr.sidx = T["pnames"], T["pidx"], T["switches"], T["sidx"]
     pr.pswitch, pr.pifaces, pr.pifbw = T["pswitch"], T["pifaces"], T["pifbw"]
     pr.pis_switch = T["pis_switch"]
@@ -501,25 +478,26 @@ def _testbed_fields(pr: Problem, T: dict, trunk_used: Optional[Dict[str, float]]
     pr.tcap = np.array(tcap, dtype=float)
 
 
-def _virtual_nodes(pr: Problem, top: VirtualTopology) -> _Virtual:
+def _virtual_nodes(b: _Build) -> None:
     """The experiment's nodes, their indices and the first node of each virtual type."""
+    top = b.top
     vnames = list(top.nodes)
     vnodes = list(top.nodes.values())
     vidx = dict(zip(vnames, range(len(vnames))))
-    pr.vnames, pr.vidx = vnames, vidx
+    b.pr.vnames, b.pr.vidx, b.vnodes = vnames, vidx, vnodes
     first_of: Dict[str, str] = {}
     for v, node in zip(vnames, vnodes):
         first_of.setdefault(node.type, v)
-    return _Virtual(names=vnames, nodes=vnodes, idx=vidx, first_of=first_of)
+    b.first_of = first_of
 
 
-def _types(pr: Problem, T: dict, top: VirtualTopology, ptop: PhysicalTopology,
-           vt: _Virtual) -> _Types:  # fmt: skip
+def _types(b: _Build) -> None:
     """The type tables: the testbed's types, then any only the experiment names (no physical
     node offers them: a zero column of slots), and their limits."""
+    pr, T, top = b.pr, b.T, b.top
     type_names = dict(T["type_names"])
     # one entry per distinct virtual type (first seen first): its allowed physical types
-    allowed_names = {t: top.allowed_types(v) for t, v in vt.first_of.items()}
+    allowed_names = {t: top.allowed_types(v) for t, v in b.first_of.items()}
     for names in allowed_names.values():
         for t in names:
             type_names.setdefault(t, len(type_names))
@@ -531,16 +509,15 @@ def _types(pr: Problem, T: dict, top: VirtualTopology, ptop: PhysicalTopology,
         static = np.hstack([static, np.zeros((npn, extra), dtype=bool)])
     pr.type_names = list(type_names)
     pr.cap, pr.static, pr.tweight = cap, static, tweight
-    pr.tlimit = np.array([ptop.type_limits.get(t, -1) for t in type_names], dtype=np.int64)
+    pr.tlimit = np.array([b.ptop.type_limits.get(t, -1) for t in type_names], dtype=np.int64)
     allowed_of = {t: [type_names[a] for a in names] for t, names in allowed_names.items()}
-    return _Types(allowed_of=allowed_of,
-                  allowed_key={t: tuple(ids) for t, ids in allowed_of.items()})  # fmt: skip
+    b.allowed_of, b.allowed_key = allowed_of, {t: tuple(ids) for t, ids in allowed_of.items()}
 
 
-def _additive(pr: Problem, T: dict, ptop: PhysicalTopology, vt: _Virtual) -> _Additive:
+def _additive(b: _Build) -> None:
     """The additive features: the physical nodes' amounts (cached on the testbed per list
     of names) and the virtual nodes' demands."""
-    vnodes = vt.nodes
+    pr, T, ptop, vnodes = b.pr, b.T, b.ptop, b.vnodes
     wishing = [i for i, node in enumerate(vnodes) if node.desires]
     names = set(T["additive"])
     for i in wishing:
@@ -565,12 +542,13 @@ def _additive(pr: Problem, T: dict, ptop: PhysicalTopology, vt: _Virtual) -> _Ad
             if k in aidx:
                 vadd[i, aidx[k]] = w
     pr.add_names, pr.padd, pr.vadd = add, pcache[key], vadd
-    return _Additive(names=add, idx=aidx, key=key)
+    b.aidx, b.add_key = aidx, key
 
 
-def _pclasses(pr: Problem, T: dict, available: Optional[set]) -> _PClasses:
+def _pclasses(b: _Build, available: Optional[set]) -> None:
     """The pclasses over the usable physical nodes (switches always usable), cached on the
     testbed per usable set."""
+    pr, T = b.pr, b.T
     if available is None:
         usable_key = None
     else:
@@ -585,10 +563,8 @@ def _pclasses(pr: Problem, T: dict, available: Optional[set]) -> _PClasses:
         if len(pcl_cache) >= 64:  # bounded: the simulator's free sets change all the time
             pcl_cache.clear()
         hit = pcl_cache[usable_key] = _partition(T, usable)
-    uniq, pclass, members, pr.crep, pr.cswitch, projected = hit
-    pr.pclass = pclass
+    b.sig_of_pc, pr.pclass, members, pr.crep, pr.cswitch, b.projected = hit
     pr.members = list(members)
-    return _PClasses(sig=uniq, projected=projected)
 
 
 def _partition(T: dict, usable: np.ndarray) -> tuple:
@@ -616,9 +592,10 @@ def _partition(T: dict, usable: np.ndarray) -> tuple:
     return uniq, pclass, members, crep, cswitch, {}
 
 
-def _virtual_links(pr: Problem, top: VirtualTopology, vt: _Virtual) -> None:
+def _virtual_links(b: _Build) -> None:
     """The virtual links as arrays (keyed by the links' names) and each node's links."""
-    vidx = vt.idx
+    pr, top = b.pr, b.top
+    vidx = pr.vidx
     pr.link_names = list(top.links)
     ends_a, ends_b, bws, flags, ltypes = (
         zip(*map(attrgetter("a", "b", "bw", "flags", "type"), top.links.values()))
@@ -633,21 +610,22 @@ def _virtual_links(pr: Problem, top: VirtualTopology, vt: _Virtual) -> None:
     pr.ltriv = np.array(["trivial_ok" in f for f in flags], dtype=bool)
     pr.lemu = np.array(["emulated" in f for f in flags], dtype=bool)
     pr.ltype = list(ltypes)
-    inc: List[List[int]] = [[] for _ in vt.names]
+    inc: List[List[int]] = [[] for _ in pr.vnames]
     for e, a in enumerate(la_l):
         inc[a].append(e)
         inc[lb_l[e]].append(e)
     pr.inc = inc
 
 
-def _vclasses(pr: Problem, top: VirtualTopology, vt: _Virtual) -> None:
+def _vclasses(b: _Build) -> None:
     """Each virtual node's vclass (-1: none), the vclasses' weights and names, and slots."""
+    pr, top = b.pr, b.top
     vcl_names = list(top.vclasses)
-    vclass_of = {t: vcl_names.index(t) if t in top.vclasses else -1 for t in vt.first_of}
-    pr.vclass = np.array([vclass_of[node.type] for node in vt.nodes], dtype=np.int64)
+    vclass_of = {t: vcl_names.index(t) if t in top.vclasses else -1 for t in b.first_of}
+    pr.vclass = np.array([vclass_of[node.type] for node in b.vnodes], dtype=np.int64)
     pr.vclass_w = np.array([top.vclasses[c][0] for c in vcl_names])
     pr.vclass_names = vcl_names
-    pr.vslots = np.array([node.slots for node in vt.nodes])
+    pr.vslots = np.array([node.slots for node in b.vnodes])
 
 
 class _Filters:
@@ -656,13 +634,12 @@ class _Filters:
     (cached on it per additive-feature list: a pclass is one signature, so its row is the
     signature's row taken at the pclasses' signature ids)."""
 
-    __slots__ = ("pr", "nodes", "iface_types", "kinds_of", "lw", "add", "sig_rep")
+    __slots__ = ("pr", "nodes", "iface_types", "kinds_of", "lw", "aidx", "sig_rep")
 
-    def __init__(self, pr: Problem, T: dict, adds: _Additive) -> None:
-        self.pr = pr
-        self.nodes = pr.ptop.nodes
+    def __init__(self, b: _Build) -> None:
+        T = b.T
+        self.pr, self.nodes, self.aidx = b.pr, b.ptop.nodes, b.aidx
         self.iface_types, self.kinds_of, self.lw = T["iface_types"], T["kinds"], T["local_weight"]
-        self.add = adds
         self.sig_rep = T["sig_rep"]  # the testbed's signatures' representatives
 
     def __call__(self, node, allowed, need_if, need_types, max_bw, fixp, reps) -> tuple:
@@ -688,7 +665,7 @@ class _Filters:
                 m_fix[pclass[pr.pidx[fixp]]] = True
         else:
             m_fix = np.ones(nr, dtype=bool)
-        m_add = ((self.vadd_row(node) > paddR + 1e-9).any(axis=1) if len(self.add.names)
+        m_add = ((self.vadd_row(node) > paddR + 1e-9).any(axis=1) if len(pr.add_names)
                  else np.zeros(nr, dtype=bool))  # fmt: skip
         m_feat = np.zeros(nr, dtype=bool)
         if hard:
@@ -733,8 +710,8 @@ class _Filters:
 
     def vadd_row(self, node) -> np.ndarray:
         """The additive demands of ``node``, a row of the additive columns."""
-        aidx = self.add.idx
-        row = np.zeros(len(self.add.names))
+        aidx = self.aidx
+        row = np.zeros(len(self.pr.add_names))
         for k, w in node.desires.items():
             if k in aidx:
                 row[aidx[k]] = w
@@ -752,8 +729,8 @@ class _Filters:
                 feats = self.nodes[self.pr.pnames[int(self.pr.crep[c])]].features
                 reasons.add("feature:" + next(k for k in hard if k not in feats))
             elif m_add[c]:
-                reasons.add("additive:" + self.add.names[int(np.argmax(self.vadd_row(node)
-                                                                       - paddR[c]))])  # fmt: skip
+                over = self.vadd_row(node) - paddR[c]
+                reasons.add("additive:" + self.pr.add_names[int(np.argmax(over))])
             elif m_if[c]:
                 reasons.add("interfaces")
             elif m_lt[c]:
@@ -781,25 +758,25 @@ def _link_needs(pr: Problem) -> _LinkNeeds:
     return _LinkNeeds(need_if=need_if_l, max_bw=max_bw_a.tolist(), types=need_types_of)
 
 
-def _candidates(pr: Problem, T: dict, vt: _Virtual, types: _Types, adds: _Additive,
-                pcl: _PClasses) -> None:  # fmt: skip
+def _candidates(b: _Build) -> None:
     """Each virtual node's candidate pclasses (or why it has none), feature costs, type ids
     and static flags: once per distinct virtual-node signature."""
-    filters = _Filters(pr, T, adds)
+    pr, T = b.pr, b.T
+    filters = _Filters(b)
     needs = _link_needs(pr)
     memo_all = T["cand_memo"]
     if len(memo_all) > 64:
         memo_all.clear()
-    memo = memo_all.setdefault(adds.key, {})
+    memo = memo_all.setdefault(b.add_key, {})
     if len(memo) > 20000:  # bounded: signatures of nodes seen on this testbed
         memo.clear()
-    groups = _group_nodes(pr, vt, types, needs, filters, memo)
-    g_cand, frows, trows, srows = _projected_rows(pr, groups, adds, pcl)
-    g_why = _filter_rest(pr, vt, types, needs, filters, groups, (g_cand, frows, trows, srows))
+    groups = _group_nodes(b, needs, filters, memo)
+    g_cand, frows, trows, srows = _projected_rows(b, groups)
+    g_why = _filter_rest(b, needs, filters, groups, (g_cand, frows, trows, srows))
     gid = groups.gid
     pr.cand = [list(g_cand[g]) for g in gid]
     pr.cand_why = [g_why[g] for g in gid]
-    if len(vt.names):
+    if len(pr.vnames):
         rows = np.array(gid, dtype=np.int64)
         pr.fcost, pr.vtype, pr.vstatic = frows[rows], trows[rows], srows[rows]
     else:
@@ -807,13 +784,13 @@ def _candidates(pr: Problem, T: dict, vt: _Virtual, types: _Types, adds: _Additi
     pr.pfeature_count = np.array([T["feature_count"][r] for r in pr.crep.tolist()], dtype=float)
 
 
-def _group_nodes(pr: Problem, vt: _Virtual, types: _Types, needs: _LinkNeeds,
-                 filters: _Filters, memo: dict) -> _Groups:  # fmt: skip
+def _group_nodes(b: _Build, needs: _LinkNeeds, filters: _Filters, memo: dict) -> _Groups:
     """The virtual nodes by signature, each new unfixed signature's testbed-wide filter rows
     from ``memo`` (filtered over every testbed signature on a miss); the fix-node table
     resolved into ``pr.fixed`` (ValueError naming a node fixed to an unknown one)."""
-    vnames, pidx = vt.names, pr.pidx
-    allowed_of, allowed_key = types.allowed_of, types.allowed_key
+    pr = b.pr
+    vnames, pidx = pr.vnames, pr.pidx
+    allowed_of, allowed_key = b.allowed_of, b.allowed_key
     need_if_l, max_bw_l, need_types_of = needs.need_if, needs.max_bw, needs.types
     sig_rep = filters.sig_rep
     fixed = np.full(len(vnames), -1, dtype=np.int64)
@@ -823,7 +800,7 @@ def _group_nodes(pr: Problem, vt: _Virtual, types: _Types, needs: _LinkNeeds,
     g_first: List[int] = []
     g_sig: List[tuple] = []
     g_full: List[Optional[tuple]] = []
-    for i, node in enumerate(_polled(vt.nodes)):
+    for i, node in enumerate(_polled(b.vnodes)):
         need_types = need_types_of.get(i)
         fixp = fixed_tbl.get(vnames[i]) if fixed_tbl else None
         if fixp is not None:
@@ -852,12 +829,12 @@ def _group_nodes(pr: Problem, vt: _Virtual, types: _Types, needs: _LinkNeeds,
     return _Groups(gid=gid, first=g_first, sig=g_sig, full=g_full)
 
 
-def _projected_rows(pr: Problem, groups: _Groups, adds: _Additive, pcl: _PClasses) -> tuple:
+def _projected_rows(b: _Build, groups: _Groups) -> tuple:
     """``(candidates, feature costs, type ids, static flags)`` of each group over this call's
     pclasses: the testbed-wide rows taken at the pclasses' signatures (memoized with the
     pclasses); a fixed node's group is left empty (zero, -1, False) for :func:`_filter_rest`."""
-    ng, nc, projected = len(groups.first), len(pr.members), pcl.projected
-    g_full, g_sig, sig_of_pc, key = groups.full, groups.sig, pcl.sig, adds.key
+    ng, nc, projected = len(groups.first), len(b.pr.members), b.projected
+    g_full, g_sig, sig_of_pc, key = groups.full, groups.sig, b.sig_of_pc, b.add_key
     g_cand: List[List[int]] = [[] for _ in range(ng)]
     from_memo = [g for g in range(ng) if g_full[g] is not None]
     nm = len(from_memo)
@@ -892,14 +869,15 @@ def _stacked(rows_of: list, j: int, nc: int) -> np.ndarray:
     return np.concatenate([ent[j] for ent in rows_of]).reshape(len(rows_of), nc)
 
 
-def _filter_rest(pr: Problem, vt: _Virtual, types: _Types, needs: _LinkNeeds,
-                 filters: _Filters, groups: _Groups, rows: tuple) -> List[str]:  # fmt: skip
+def _filter_rest(b: _Build, needs: _LinkNeeds, filters: _Filters, groups: _Groups,
+                 rows: tuple) -> List[str]:  # fmt: skip
     """A filter pass over the pclasses' representatives for each group the memo left
     without candidates (a fixed node's, or one that has none: to say why), written into
     ``rows`` (:func:`_projected_rows`'); each group's reason for having none ("": some)."""
     g_cand, frows, trows, srows = rows
     g_full, g_first = groups.full, groups.first
-    vnodes, vnames, fixed_tbl = vt.nodes, vt.names, pr.top.fixed
+    pr = b.pr
+    vnodes, vnames, fixed_tbl, allowed_of = b.vnodes, pr.vnames, b.top.fixed, b.allowed_of
     ng = len(g_first)
     g_why = [""] * ng
     for g in _polled(range(ng), 16):  # a filter pass over the pclasses each
@@ -908,7 +886,7 @@ def _filter_rest(pr: Problem, vt: _Virtual, types: _Types, needs: _LinkNeeds,
         i = g_first[g]
         node = vnodes[i]
         need_types = needs.types.get(i) or {}
-        good_g, frow, trow, srow, masks = filters(node, types.allowed_of[node.type],
+        good_g, frow, trow, srow, masks = filters(node, allowed_of[node.type],
                                                   needs.need_if[i], need_types,
                                                   needs.max_bw[i], fixed_tbl.get(vnames[i]),
                                                   pr.crep)  # fmt: skip
@@ -919,14 +897,15 @@ def _filter_rest(pr: Problem, vt: _Virtual, types: _Types, needs: _LinkNeeds,
     return g_why
 
 
-def _hints(pr: Problem, top: VirtualTopology, vt: _Virtual) -> None:
+def _hints(b: _Build) -> None:
     """Each virtual node's hinted physical node (-1: none, or not in the testbed)."""
+    pr, top = b.pr, b.top
     if top.hints:
         pidx = pr.pidx
-        pr.hint = np.array([pidx.get(top.hints.get(v, ""), -1) for v in vt.names],
+        pr.hint = np.array([pidx.get(top.hints.get(v, ""), -1) for v in pr.vnames],
                            dtype=np.int64)  # fmt: skip
     else:
-        pr.hint = np.full(len(vt.names), -1, dtype=np.int64)
+        pr.hint = np.full(len(pr.vnames), -1, dtype=np.int64)
 
 
 def link_bw(pr: Problem, e: int, pa: int, pb: int) -> float:
