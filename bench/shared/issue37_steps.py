@@ -23,6 +23,7 @@ Run (about a minute)::
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import importlib.util
 import pathlib
@@ -156,6 +157,9 @@ def main(argv=None) -> int:
                     help="the revision before for build_problem (default bbe21cf)")
     ap.add_argument("--repeats", type=int, default=11, help="alternating pairs per case")
     ap.add_argument("--only", default="", help="time only the cases whose name has this")
+    ap.add_argument("--no-gc", action="store_true",
+                    help="pause the cyclic collector while timing (a collection lands in one "
+                         "version's run or the other's by chance: this shows the code's cost)")
     add_quiet(ap)
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -175,11 +179,15 @@ def main(argv=None) -> int:
                 print(f"{name}: ANSWERS DIFFER")
                 return 1
             t_old, t_new = [], []
+            if args.no_gc:
+                gc.collect()
+                gc.disable()
             for _ in range(args.repeats):
                 for mod, acc in ((a, t_old), (b, t_new)):
                     c = time.process_time()
                     run(mod)
                     acc.append(time.process_time() - c)
+            gc.enable()
             mo, mn = statistics.median(t_old), statistics.median(t_new)
             print(f"{name}: before {mo * 1e3:.1f} ms, after {mn * 1e3:.1f} ms CPU "
                   f"(medians of {args.repeats}), after/before {mn / mo:.3f}")  # fmt: skip
