@@ -1,21 +1,29 @@
 """Issue 37, named steps and generator tables: CPU time before/after, alternating.
 
 The long functions split into named steps (``cankar``, ``dmcf_gga``, ``solve_exact``,
-``cluster_set_bound``, ``lp_bound``) and the generators now checked by their tables are
-timed against their modules as they were at ``--rev`` (read with ``git show`` and loaded
-beside the current ones, on the same compiled kernels), old and new alternating, CPU time
-(:func:`time.process_time`), the median of ``--repeats`` pairs. Each pair's answers must be
-equal (the same assignment, placement, bound or instance), so a split that changed an
-answer fails here as well as in the digests.
+``cluster_set_bound``, ``lp_bound``, the testbed's ``build_problem``) and the generators
+now checked by their tables are timed against their modules as they were at ``--rev``
+(read with ``git show`` and loaded beside the current ones, on the same compiled kernels),
+old and new alternating, CPU time (:func:`time.process_time`), the median of ``--repeats``
+pairs. Each pair's answers must be
+equal (the same assignment, placement, bound or instance; every array of a testbed
+problem), so a split that changed an answer fails here as well as in the digests.
+
+``build_problem`` is timed against ``--rev-build`` (its deadline polling and collector
+deferral came after 735ba82), warm (the testbed's tables and memos kept, as a replay
+builds) and cold (the candidate, pclass and additive memos dropped before each build, so
+every filter runs; the testbed's own tables, code the split did not touch, are kept).
 
 Run (about a minute)::
 
     PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 11
+    PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only build_problem
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import importlib.util
 import pathlib
@@ -37,7 +45,10 @@ MODULES = {
     "coalloc.ctaap.bounds": "src/coalloc/ctaap/bounds.py",
     **{f"coalloc.{f}.generators": f"src/coalloc/{f}/generators.py"
        for f in ("ctaap", "collective", "loadshare", "taskmap", "testbed")},
+    "coalloc.testbed.problem": "src/coalloc/testbed/problem.py",
 }  # fmt: skip
+#: Modules timed against another revision than ``--rev`` (then ``--rev-build``).
+AT_BUILD_REV = ("coalloc.testbed.problem",)
 
 
 def _old(module: str, rev: str, folder: pathlib.Path):
@@ -56,8 +67,53 @@ def _old(module: str, rev: str, folder: pathlib.Path):
     return mod
 
 
+def _problem_fields(problems) -> list:
+    """Every field of each testbed problem in ``problems``, as text (comparable)."""
+    out = []
+    for pr in problems:
+        fields = {k: v for k, v in vars(pr).items() if k not in ("top", "ptop")}
+        out.append(repr(sorted((k, v.tolist() if isinstance(v, np.ndarray) else
+                                [m.tolist() for m in v] if k == "members" else v)
+                               for k, v in fields.items())))  # fmt: skip
+    return out
+
+
+def _build_cases():
+    """``build_problem`` on a 2,000-PC DeterLab-like testbed (20 random experiments of about
+    200 nodes; cold: each on a random two thirds of the PCs) and Emulab's ``test_big`` on
+    the Utah testbed of 2000, warm and cold."""
+    from coalloc import testbed as tb
+    from coalloc._shared.caches import cache_of
+
+    data = pathlib.Path(__file__).resolve().parents[1] / "testbed" / "data"
+    big = tb.generators.deterlab(2000, 10, seed=1)
+    tops = [tb.generators.random_topology(200, seed=s) for s in range(20)]
+    pcs = [n for n, node in big.nodes.items() if not node.is_switch]
+    rng = np.random.default_rng(3)
+    free = [set(rng.choice(pcs, size=2 * len(pcs) // 3, replace=False).tolist()) for _ in tops]
+    utah, test_big = tb.read_ptop(data / "utah2000.ptop"), tb.read_top(data / "test_big.top")
+
+    def cold(m, top, ptop, available=None):
+        tables = cache_of(ptop).get("tables")
+        if tables is not None:
+            tables["cand_memo"].clear()
+            tables["pclasses"].clear()
+            tables.pop("padd", None)
+        return m.build_problem(top, ptop, available)
+
+    mod = "coalloc.testbed.problem"
+    yield ("build_problem deterlab(2000) x20 warm", mod,
+           lambda m: [m.build_problem(t, big) for t in tops], _problem_fields)
+    yield ("build_problem deterlab(2000) x20 cold, 2/3 free", mod,
+           lambda m: [cold(m, t, big, f) for t, f in zip(tops, free)], _problem_fields)
+    yield ("build_problem test_big/utah2000 x50 warm", mod,
+           lambda m: [m.build_problem(test_big, utah) for _ in range(50)], _problem_fields)
+    yield ("build_problem test_big/utah2000 x50 cold", mod,
+           lambda m: [cold(m, test_big, utah) for _ in range(50)], _problem_fields)
+
+
 def _cases():
-    """``(name, module, run(mod) -> answer)`` of every timed case."""
+    """``(name, module, run(mod) -> answer[, comparable(answer)])`` of every timed case."""
     from coalloc import ctaap
     from coalloc.collective import generators as cg
     from coalloc.loadshare import generators as lg
@@ -91,35 +147,47 @@ def _cases():
            lambda m: [m.stencil_task_graph((6, 6), seed=s).total_weight for s in range(20)])
     yield ("testbed ring(4) x2000", "coalloc.testbed.generators",
            lambda m: len([m.ring(4) for _ in range(2000)]))
+    yield from _build_cases()
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rev", default="735ba82", help="the revision before (default 735ba82)")
+    ap.add_argument("--rev-build", default="bbe21cf",
+                    help="the revision before for build_problem (default bbe21cf)")
     ap.add_argument("--repeats", type=int, default=11, help="alternating pairs per case")
     ap.add_argument("--only", default="", help="time only the cases whose name has this")
+    ap.add_argument("--no-gc", action="store_true",
+                    help="pause the cyclic collector while timing (a collection lands in one "
+                         "version's run or the other's by chance: this shows the code's cost)")
     add_quiet(ap)
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        old = {m: _old(m, args.rev, pathlib.Path(tmp)) for m in MODULES}
+        old = {m: _old(m, args.rev_build if m in AT_BUILD_REV else args.rev, pathlib.Path(tmp))
+               for m in MODULES}  # fmt: skip
         new = {m: sys.modules[m] if m in sys.modules else importlib.import_module(m)
                for m in MODULES}  # fmt: skip
         cases = [c for c in _cases() if args.only in c[0]]
-        for name, module, run in bar(cases, desc="cases", unit="case"):
+        for name, module, run, *comparable in bar(cases, desc="cases", unit="case"):
             a, b = old[module], new[module]
             if a is None:
                 print(f"{name}: {MODULES[module]} is no module at {args.rev}: not timed")
                 continue
-            if not np.array_equal(np.asarray(run(a), dtype=object),
-                                  np.asarray(run(b), dtype=object)):  # fmt: skip
+            same = comparable[0] if comparable else (lambda x: x)
+            if not np.array_equal(np.asarray(same(run(a)), dtype=object),
+                                  np.asarray(same(run(b)), dtype=object)):  # fmt: skip
                 print(f"{name}: ANSWERS DIFFER")
                 return 1
             t_old, t_new = [], []
+            if args.no_gc:
+                gc.collect()
+                gc.disable()
             for _ in range(args.repeats):
                 for mod, acc in ((a, t_old), (b, t_new)):
                     c = time.process_time()
                     run(mod)
                     acc.append(time.process_time() - c)
+            gc.enable()
             mo, mn = statistics.median(t_old), statistics.median(t_new)
             print(f"{name}: before {mo * 1e3:.1f} ms, after {mn * 1e3:.1f} ms CPU "
                   f"(medians of {args.repeats}), after/before {mn / mo:.3f}")  # fmt: skip

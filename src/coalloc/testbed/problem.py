@@ -16,6 +16,10 @@ Modelling choices (``coalloc docs testbed``):
 * a desire of weight >= 1 (local or global) is hard: physical nodes lacking it are no
   candidates; lower weights cost their weight when unmet; local features a node has but
   its virtual node does not desire cost their weight (the "unwanted feature" penalty).
+
+Why over 800 lines: one idea, the compiled problem -- the testbed's tables and the build's
+named steps (:func:`_build`) that fill one :class:`TestbedProblem` from them, sharing the
+memos kept beside the testbed and the deadline polling of :func:`_polled`.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import math
 from collections import defaultdict, deque
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -405,17 +409,67 @@ def _collection_deferred():
 
 def _build(top: VirtualTopology, ptop: PhysicalTopology, available: Optional[set],
            trunk_used: Optional[Dict[str, float]]) -> Problem:  # fmt: skip
-    """:func:`build_problem`'s work."""
-    T = _testbed_part(ptop)
-    pr = Problem(top, ptop)
-    pnames, pidx = T["pnames"], T["pidx"]
-    pr.pnames, pr.pidx, pr.switches, pr.sidx = pnames, pidx, T["switches"], T["sidx"]
-    pswitch, pifaces, pifbw, pis_switch = T["pswitch"], T["pifaces"], T["pifbw"], T["pis_switch"]
-    pr.pswitch, pr.pifaces, pr.pifbw, pr.pis_switch = pswitch, pifaces, pifbw, pis_switch
+    """:func:`build_problem`'s work: the steps below, in this order (each polls the deadline
+    in its long loops, as :func:`_polled` says)."""
+    b = _Build(top, ptop, _testbed_part(ptop))
+    _testbed_fields(b, trunk_used)
+    _virtual_nodes(b)
+    _types(b)
+    _additive(b)
+    _pclasses(b, available)
+    _virtual_links(b)
+    _vclasses(b)
+    _candidates(b)
+    _hints(b)
+    return b.pr
+
+
+class _Build:
+    """What the steps of one build share: the problem ``pr`` they fill, ``top``, ``ptop``,
+    the testbed's tables ``T``, and what a step derives for later ones: the virtual nodes
+    and the first node of each virtual type (:func:`_virtual_nodes`), the type ids each
+    virtual type may act as, as a list and a tuple (:func:`_types`), the additive columns
+    and their key (:func:`_additive`), this call's pclass signatures and the memo of rows
+    taken at them (:func:`_pclasses`). One object, not a record per step: a build is 70 us
+    for a 20-node experiment, and six records cost 4 us of it."""
+
+    __slots__ = ("pr", "top", "ptop", "T", "vnodes", "first_of", "allowed_of", "allowed_key",
+                 "aidx", "add_key", "sig_of_pc", "projected")  # fmt: skip
+
+    def __init__(self, top: VirtualTopology, ptop: PhysicalTopology, T: dict) -> None:
+        self.pr, self.top, self.ptop, self.T = Problem(top, ptop), top, ptop, T
+
+
+class _LinkNeeds(NamedTuple):
+    """What each virtual node's non-emulated links ask of a physical node: ``need_if``
+    (interfaces, for the non-trivial links), ``max_bw`` (the widest bandwidth) and
+    ``types`` (node -> link type -> count; nodes without typed links absent)."""
+
+    need_if: List[int]
+    max_bw: List[float]
+    types: Dict[int, Dict[str, int]]
+
+
+class _Groups(NamedTuple):
+    """The virtual nodes by signature (a node's filters depend on its signature only):
+    ``gid`` (each node's group), each group's ``first`` node, ``sig`` and ``full`` (its
+    testbed-wide filter rows from the memo; None for a fixed node's group)."""
+
+    gid: List[int]
+    first: List[int]
+    sig: List[tuple]
+    full: List[Optional[tuple]]
+
+
+def _testbed_fields(b: _Build, trunk_used: Optional[Dict[str, float]]) -> None:
+    """The testbed's tables on the problem; each trunk group's capacity less ``trunk_used``
+    (the bandwidth other experiments hold on its trunks)."""
+    pr, T = b.pr, b.T
+    pr.pnames, pr.pidx, pr.switches, pr.sidx = T["pnames"], T["pidx"], T["switches"], T["sidx"]
+    pr.pswitch, pr.pifaces, pr.pifbw = T["pswitch"], T["pifaces"], T["pifbw"]
+    pr.pis_switch = T["pis_switch"]
     pr.direct, pr.tlinks, pr.tgroups = T["direct"], T["tlinks"], T["tgroups"]
     pr.paths, pr.hops = T["paths"], T["hops"]
-    iface_types = T["iface_types"]
-    npn = len(pnames)
     tcap = list(T["tcap"])
     pr.trunk_used = dict(trunk_used or {})
     if pr.trunk_used:
@@ -423,32 +477,47 @@ def _build(top: VirtualTopology, ptop: PhysicalTopology, available: Optional[set
             tcap[g] -= sum(pr.trunk_used.get(n, 0.0) for n in names)
     pr.tcap = np.array(tcap, dtype=float)
 
-    # types: the testbed's, then any only the experiment names (no physical node offers them)
-    type_names = dict(T["type_names"])
+
+def _virtual_nodes(b: _Build) -> None:
+    """The experiment's nodes, their indices and the first node of each virtual type."""
+    top = b.top
     vnames = list(top.nodes)
     vnodes = list(top.nodes.values())
-    nv = len(vnames)
-    vidx = dict(zip(vnames, range(nv)))
-    pr.vnames, pr.vidx = vnames, vidx
-    # one entry per distinct virtual type (first seen first): its allowed physical types
+    vidx = dict(zip(vnames, range(len(vnames))))
+    b.pr.vnames, b.pr.vidx, b.vnodes = vnames, vidx, vnodes
     first_of: Dict[str, str] = {}
     for v, node in zip(vnames, vnodes):
         first_of.setdefault(node.type, v)
-    allowed_names = {t: top.allowed_types(v) for t, v in first_of.items()}
+    b.first_of = first_of
+
+
+def _types(b: _Build) -> None:
+    """The type tables: the testbed's types, then any only the experiment names (no physical
+    node offers them: a zero column of slots), and their limits."""
+    pr, T, top = b.pr, b.T, b.top
+    type_names = dict(T["type_names"])
+    # one entry per distinct virtual type (first seen first): its allowed physical types
+    allowed_names = {t: top.allowed_types(v) for t, v in b.first_of.items()}
     for names in allowed_names.values():
         for t in names:
             type_names.setdefault(t, len(type_names))
     cap, static, tweight = T["cap"], T["static"], T["tweight"]
     if len(type_names) > cap.shape[1]:
-        extra = len(type_names) - cap.shape[1]
+        npn, extra = len(T["pnames"]), len(type_names) - cap.shape[1]
         cap = np.hstack([cap, np.zeros((npn, extra))])
         tweight = np.hstack([tweight, np.zeros((npn, extra))])
         static = np.hstack([static, np.zeros((npn, extra), dtype=bool)])
     pr.type_names = list(type_names)
     pr.cap, pr.static, pr.tweight = cap, static, tweight
-    pr.tlimit = np.array([ptop.type_limits.get(t, -1) for t in type_names], dtype=np.int64)
+    pr.tlimit = np.array([b.ptop.type_limits.get(t, -1) for t in type_names], dtype=np.int64)
+    allowed_of = {t: [type_names[a] for a in names] for t, names in allowed_names.items()}
+    b.allowed_of, b.allowed_key = allowed_of, {t: tuple(ids) for t, ids in allowed_of.items()}
 
-    # additive features (the testbed's and the experiment's)
+
+def _additive(b: _Build) -> None:
+    """The additive features: the physical nodes' amounts (cached on the testbed per list
+    of names) and the virtual nodes' demands."""
+    pr, T, ptop, vnodes = b.pr, b.T, b.ptop, b.vnodes
     wishing = [i for i, node in enumerate(vnodes) if node.desires]
     names = set(T["additive"])
     for i in wishing:
@@ -460,57 +529,74 @@ def _build(top: VirtualTopology, ptop: PhysicalTopology, available: Optional[set
     key = tuple(add)
     pcache = T.setdefault("padd", {})
     if key not in pcache:
-        padd = np.zeros((npn, len(add)))
+        pnames = T["pnames"]
+        padd = np.zeros((len(pnames), len(add)))
         for i, n in enumerate(_polled(pnames)):
             for k, w in ptop.nodes[n].features.items():
                 if k in aidx:
                     padd[i, aidx[k]] = w
         pcache[key] = padd
-    padd = pcache[key]
-    vadd = np.zeros((nv, len(add)))
+    vadd = np.zeros((len(vnodes), len(add)))
     for i in wishing:
         for k, w in vnodes[i].desires.items():
             if k in aidx:
                 vadd[i, aidx[k]] = w
-    pr.add_names, pr.padd, pr.vadd = add, padd, vadd
+    pr.add_names, pr.padd, pr.vadd = add, pcache[key], vadd
+    b.aidx, b.add_key = aidx, key
 
-    # pclasses over the usable physical nodes (cached per testbed and usable set)
+
+def _pclasses(b: _Build, available: Optional[set]) -> None:
+    """The pclasses over the usable physical nodes (switches always usable), cached on the
+    testbed per usable set."""
+    pr, T = b.pr, b.T
     if available is None:
         usable_key = None
     else:
-        mask = pis_switch.copy()
-        mask[[i for i in map(pidx.get, available) if i is not None]] = True
+        mask = pr.pis_switch.copy()
+        mask[[i for i in map(pr.pidx.get, available) if i is not None]] = True
         usable_key = mask.tobytes()
     pcl_cache = T["pclasses"]
     hit = pcl_cache.get(usable_key)
     if hit is None:
+        npn = len(T["pnames"])
         usable = np.arange(npn) if usable_key is None else np.flatnonzero(mask)
-        ids = T["sig_id"][usable]
-        uniq, first = np.unique(ids, return_index=True)
-        uniq = uniq[np.argsort(first, kind="stable")]
-        remap = np.full(int(T["sig_id"].max()) + 1 if npn else 1, -1, dtype=np.int64)
-        remap[uniq] = np.arange(len(uniq))
-        pclass = np.full(npn, -1, dtype=np.int64)
-        pclass[usable] = remap[ids]
-        order = np.argsort(pclass[usable], kind="stable")
-        srt = usable[order]
-        bounds = np.searchsorted(pclass[srt], np.arange(len(uniq) + 1))
-        members = [srt[bounds[c] : bounds[c + 1]] for c in range(len(uniq))]
-        crep = np.array([m[0] for m in members], dtype=np.int64)
-        cswitch = pswitch[crep] if len(members) else np.zeros(0, dtype=np.int64)
-        for arr in [uniq, pclass, crep, cswitch, *members]:
-            arr.flags.writeable = False
         if len(pcl_cache) >= 64:  # bounded: the simulator's free sets change all the time
             pcl_cache.clear()
-        hit = pcl_cache[usable_key] = (uniq, pclass, members, crep, cswitch, {})
-    # (the last: the memo rows of node signatures taken at these pclasses, filled below)
-    uniq, pclass, members, pr.crep, pr.cswitch, projected = hit
-    pr.pclass = pclass
+        hit = pcl_cache[usable_key] = _partition(T, usable)
+    b.sig_of_pc, pr.pclass, members, pr.crep, pr.cswitch, b.projected = hit
     pr.members = list(members)
-    nc = len(members)
 
-    # virtual links
-    pr.link_names = list(top.links)  # (keyed by the links' names)
+
+def _partition(T: dict, usable: np.ndarray) -> tuple:
+    """``usable`` by testbed signature, numbered in order of first member: ``(signature of
+    each pclass, pclass of each physical node (-1: unusable), members, first members, their
+    home switches, {})`` (the last: the memo rows of node signatures taken at these
+    pclasses, filled by :func:`_projected_rows`), read-only."""
+    sig_id = T["sig_id"]
+    npn = len(sig_id)
+    ids = sig_id[usable]
+    uniq, first = np.unique(ids, return_index=True)
+    uniq = uniq[np.argsort(first, kind="stable")]
+    remap = np.full(int(sig_id.max()) + 1 if npn else 1, -1, dtype=np.int64)
+    remap[uniq] = np.arange(len(uniq))
+    pclass = np.full(npn, -1, dtype=np.int64)
+    pclass[usable] = remap[ids]
+    order = np.argsort(pclass[usable], kind="stable")
+    srt = usable[order]
+    bounds = np.searchsorted(pclass[srt], np.arange(len(uniq) + 1))
+    members = [srt[bounds[c] : bounds[c + 1]] for c in range(len(uniq))]
+    crep = np.array([m[0] for m in members], dtype=np.int64)
+    cswitch = T["pswitch"][crep] if len(members) else np.zeros(0, dtype=np.int64)
+    for arr in [uniq, pclass, crep, cswitch, *members]:
+        arr.flags.writeable = False
+    return uniq, pclass, members, crep, cswitch, {}
+
+
+def _virtual_links(b: _Build) -> None:
+    """The virtual links as arrays (keyed by the links' names) and each node's links."""
+    pr, top = b.pr, b.top
+    vidx = pr.vidx
+    pr.link_names = list(top.links)
     ends_a, ends_b, bws, flags, ltypes = (
         zip(*map(attrgetter("a", "b", "bw", "flags", "type"), top.links.values()))
         if top.links else ((), (), (), (), ())
@@ -524,31 +610,46 @@ def _build(top: VirtualTopology, ptop: PhysicalTopology, available: Optional[set
     pr.ltriv = np.array(["trivial_ok" in f for f in flags], dtype=bool)
     pr.lemu = np.array(["emulated" in f for f in flags], dtype=bool)
     pr.ltype = list(ltypes)
-    inc: List[List[int]] = [[] for _ in vnames]
+    inc: List[List[int]] = [[] for _ in pr.vnames]
     for e, a in enumerate(la_l):
         inc[a].append(e)
         inc[lb_l[e]].append(e)
     pr.inc = inc
 
+
+def _vclasses(b: _Build) -> None:
+    """Each virtual node's vclass (-1: none), the vclasses' weights and names, and slots."""
+    pr, top = b.pr, b.top
     vcl_names = list(top.vclasses)
-    vclass_of = {t: vcl_names.index(t) if t in top.vclasses else -1 for t in first_of}
-    pr.vclass = np.array([vclass_of[node.type] for node in vnodes], dtype=np.int64)
+    vclass_of = {t: vcl_names.index(t) if t in top.vclasses else -1 for t in b.first_of}
+    pr.vclass = np.array([vclass_of[node.type] for node in b.vnodes], dtype=np.int64)
     pr.vclass_w = np.array([top.vclasses[c][0] for c in vcl_names])
     pr.vclass_names = vcl_names
-    pr.vslots = np.array([node.slots for node in vnodes])
+    pr.vslots = np.array([node.slots for node in b.vnodes])
 
-    # candidates and costs, once per distinct virtual-node signature
-    fixed = np.full(nv, -1, dtype=np.int64)
-    # the filters of one virtual-node signature over the representatives ``reps`` of some
-    # physical-node classes: the pclasses of this call, or every signature of the testbed
-    # (cached on it per additive-feature list: a pclass is one signature, so its row is
-    # the signature's row taken at the pclasses' signature ids)
-    kinds_of, lw = T["kinds"], T["local_weight"]
 
-    def filters(node, allowed, need_if, need_types, max_bw, fixp, reps):
+class _Filters:
+    """The filters of one virtual-node signature over the representatives ``reps`` of some
+    physical-node classes: the pclasses of this call, or every signature of the testbed
+    (cached on it per additive-feature list: a pclass is one signature, so its row is the
+    signature's row taken at the pclasses' signature ids)."""
+
+    __slots__ = ("pr", "nodes", "iface_types", "kinds_of", "lw", "aidx", "sig_rep")
+
+    def __init__(self, b: _Build) -> None:
+        T = b.T
+        self.pr, self.nodes, self.aidx = b.pr, b.ptop.nodes, b.aidx
+        self.iface_types, self.kinds_of, self.lw = T["iface_types"], T["kinds"], T["local_weight"]
+        self.sig_rep = T["sig_rep"]  # the testbed's signatures' representatives
+
+    def __call__(self, node, allowed, need_if, need_types, max_bw, fixp, reps) -> tuple:
+        """``(good, feature cost, type id, static)`` rows over ``reps`` and the masks that
+        :meth:`reason` reads."""
+        pr, pnodes, pnames = self.pr, self.nodes, self.pr.pnames
+        static, iface_types, kinds_of, lw = pr.static, self.iface_types, self.kinds_of, self.lw
         nr = len(reps)
-        capR, paddR = cap[reps], padd[reps]
-        swR, pifR, pifbwR = pis_switch[reps], pifaces[reps], pifbw[reps]
+        capR, paddR = pr.cap[reps], pr.padd[reps]
+        swR, pifR, pifbwR = pr.pis_switch[reps], pr.pifaces[reps], pr.pifbw[reps]
         reps = reps.tolist()
         hard = [k for k, w in node.desires.items() if w >= HARD_WEIGHT and
                 not k.startswith("?+")]  # fmt: skip
@@ -559,16 +660,17 @@ def _build(top: VirtualTopology, ptop: PhysicalTopology, available: Optional[set
         m_type = okt.any(axis=1)
         if fixp is not None:
             m_fix = np.zeros(nr, dtype=bool)
-            if pclass[pidx[fixp]] >= 0:
-                m_fix[pclass[pidx[fixp]]] = True
+            pclass = pr.pclass
+            if pclass[pr.pidx[fixp]] >= 0:
+                m_fix[pclass[pr.pidx[fixp]]] = True
         else:
             m_fix = np.ones(nr, dtype=bool)
-        m_add = ((vadd_row(node) > paddR + 1e-9).any(axis=1) if len(add)
+        m_add = ((self.vadd_row(node) > paddR + 1e-9).any(axis=1) if len(pr.add_names)
                  else np.zeros(nr, dtype=bool))  # fmt: skip
         m_feat = np.zeros(nr, dtype=bool)
         if hard:
             for c in range(nr):
-                feats = ptop.nodes[pnames[reps[c]]].features
+                feats = pnodes[pnames[reps[c]]].features
                 m_feat[c] = any(k not in feats for k in hard)
         m_if = ~swR & (need_if > pifR)
         m_bw = ~swR & (max_bw > pifbwR)
@@ -589,7 +691,7 @@ def _build(top: VirtualTopology, ptop: PhysicalTopology, available: Optional[set
             t_ok = [allowed[j] for j in range(len(allowed)) if row[j]]
             t_ok.sort(key=lambda t: (static[r, t], allowed.index(t)))
             if node.desires:
-                feats = ptop.nodes[pnames[r]].features
+                feats = pnodes[pnames[r]].features
                 kinds = kinds_of[r]
                 cost = 0.0
                 for k, w in soft:
@@ -606,24 +708,29 @@ def _build(top: VirtualTopology, ptop: PhysicalTopology, available: Optional[set
         masks = (hard, capR, paddR, m_type, m_fix, m_add, m_feat, m_if, m_lt, m_bw)
         return good, frow, trow, srow, masks
 
-    def vadd_row(node):
-        row = np.zeros(len(add))
+    def vadd_row(self, node) -> np.ndarray:
+        """The additive demands of ``node``, a row of the additive columns."""
+        aidx = self.aidx
+        row = np.zeros(len(self.pr.add_names))
         for k, w in node.desires.items():
             if k in aidx:
                 row[aidx[k]] = w
         return row
 
-    def reason_of(node, masks):
+    def reason(self, node, masks) -> str:
+        """Why ``node`` has no candidate pclass (the masks of a filter over the pclasses'
+        representatives): the reasons met, sorted, comma-separated."""
         hard, capR, paddR, m_type, m_fix, m_add, m_feat, m_if, m_lt, m_bw = masks
         reasons = set()
         for c in np.flatnonzero(m_fix):
             if not m_type[c]:
                 reasons.add("type")
             elif m_feat[c]:
-                feats = ptop.nodes[pnames[int(pr.crep[c])]].features
+                feats = self.nodes[self.pr.pnames[int(self.pr.crep[c])]].features
                 reasons.add("feature:" + next(k for k in hard if k not in feats))
             elif m_add[c]:
-                reasons.add("additive:" + add[int(np.argmax(vadd_row(node) - paddR[c]))])
+                over = self.vadd_row(node) - paddR[c]
+                reasons.add("additive:" + self.pr.add_names[int(np.argmax(over))])
             elif m_if[c]:
                 reasons.add("interfaces")
             elif m_lt[c]:
@@ -632,39 +739,68 @@ def _build(top: VirtualTopology, ptop: PhysicalTopology, available: Optional[set
                 reasons.add("bandwidth")
         return ",".join(sorted(reasons))
 
-    memo_all = T["cand_memo"]
-    if len(memo_all) > 64:
-        memo_all.clear()
-    memo = memo_all.setdefault(key, {})
-    if len(memo) > 20000:  # bounded: signatures of nodes seen on this testbed
-        memo.clear()
-    sig_rep, sig_of_pc = T["sig_rep"], uniq
-    # the link part of each node (non-emulated links: interfaces needed by the non-trivial
-    # ones, link types, the widest bandwidth), vectorised over the links
+
+def _link_needs(pr: Problem) -> _LinkNeeds:
+    """The link part of each virtual node's signature, vectorised over the links."""
+    nv = len(pr.vnames)
     wired = ~pr.lemu
     ends = np.concatenate([pr.la[wired], pr.lb[wired]])
     solid = np.concatenate([~pr.ltriv[wired]] * 2)
     need_if_l = np.bincount(ends[solid], minlength=nv).tolist()
     max_bw_a = np.zeros(nv)
     np.maximum.at(max_bw_a, ends, np.concatenate([pr.lbw[wired]] * 2))
-    max_bw_l = max_bw_a.tolist()
     need_types_of: Dict[int, Dict[str, int]] = {}
     for e, lt in enumerate(pr.ltype):
         if lt and wired[e]:
             for u in (int(pr.la[e]), int(pr.lb[e])):
                 d = need_types_of.setdefault(u, {})
                 d[lt] = d.get(lt, 0) + 1
-    allowed_of = {t: [type_names[a] for a in names] for t, names in allowed_names.items()}
-    allowed_key = {t: tuple(ids) for t, ids in allowed_of.items()}
-    fixed_tbl = top.fixed
-    # the virtual nodes by signature (a node's filters depend on its signature only): the
-    # group of each node, each group's signature, first node and testbed-wide filters
+    return _LinkNeeds(need_if=need_if_l, max_bw=max_bw_a.tolist(), types=need_types_of)
+
+
+def _candidates(b: _Build) -> None:
+    """Each virtual node's candidate pclasses (or why it has none), feature costs, type ids
+    and static flags: once per distinct virtual-node signature."""
+    pr, T = b.pr, b.T
+    filters = _Filters(b)
+    needs = _link_needs(pr)
+    memo_all = T["cand_memo"]
+    if len(memo_all) > 64:
+        memo_all.clear()
+    memo = memo_all.setdefault(b.add_key, {})
+    if len(memo) > 20000:  # bounded: signatures of nodes seen on this testbed
+        memo.clear()
+    groups = _group_nodes(b, needs, filters, memo)
+    g_cand, frows, trows, srows = _projected_rows(b, groups)
+    g_why = _filter_rest(b, needs, filters, groups, (g_cand, frows, trows, srows))
+    gid = groups.gid
+    pr.cand = [list(g_cand[g]) for g in gid]
+    pr.cand_why = [g_why[g] for g in gid]
+    if len(pr.vnames):
+        rows = np.array(gid, dtype=np.int64)
+        pr.fcost, pr.vtype, pr.vstatic = frows[rows], trows[rows], srows[rows]
+    else:
+        pr.fcost, pr.vtype, pr.vstatic = frows, trows, srows  # (0, nc)
+    pr.pfeature_count = np.array([T["feature_count"][r] for r in pr.crep.tolist()], dtype=float)
+
+
+def _group_nodes(b: _Build, needs: _LinkNeeds, filters: _Filters, memo: dict) -> _Groups:
+    """The virtual nodes by signature, each new unfixed signature's testbed-wide filter rows
+    from ``memo`` (filtered over every testbed signature on a miss); the fix-node table
+    resolved into ``pr.fixed`` (ValueError naming a node fixed to an unknown one)."""
+    pr = b.pr
+    vnames, pidx = pr.vnames, pr.pidx
+    allowed_of, allowed_key = b.allowed_of, b.allowed_key
+    need_if_l, max_bw_l, need_types_of = needs.need_if, needs.max_bw, needs.types
+    sig_rep = filters.sig_rep
+    fixed = np.full(len(vnames), -1, dtype=np.int64)
+    fixed_tbl = pr.top.fixed
     group_of: Dict[tuple, int] = {}
     gid: List[int] = []
     g_first: List[int] = []
     g_sig: List[tuple] = []
     g_full: List[Optional[tuple]] = []
-    for i, node in enumerate(_polled(vnodes)):
+    for i, node in enumerate(_polled(b.vnodes)):
         need_types = need_types_of.get(i)
         fixp = fixed_tbl.get(vnames[i]) if fixed_tbl else None
         if fixp is not None:
@@ -689,12 +825,17 @@ def _build(top: VirtualTopology, ptop: PhysicalTopology, available: Optional[set
                                                sig_rep)[:4]  # fmt: skip
             g_full.append(full)
         gid.append(g)
-    # each group's rows over this call's pclasses: the testbed-wide rows taken at the
-    # pclasses' signatures; a fixed node's group, or one left without candidates (to say
-    # why), is filtered over the pclass representatives instead
-    ng = len(g_first)
+    pr.fixed = fixed
+    return _Groups(gid=gid, first=g_first, sig=g_sig, full=g_full)
+
+
+def _projected_rows(b: _Build, groups: _Groups) -> tuple:
+    """``(candidates, feature costs, type ids, static flags)`` of each group over this call's
+    pclasses: the testbed-wide rows taken at the pclasses' signatures (memoized with the
+    pclasses); a fixed node's group is left empty (zero, -1, False) for :func:`_filter_rest`."""
+    ng, nc, projected = len(groups.first), len(b.pr.members), b.projected
+    g_full, g_sig, sig_of_pc, key = groups.full, groups.sig, b.sig_of_pc, b.add_key
     g_cand: List[List[int]] = [[] for _ in range(ng)]
-    g_why = [""] * ng
     from_memo = [g for g in range(ng) if g_full[g] is not None]
     nm = len(from_memo)
     if len(projected) > 20000:  # bounded: signatures seen with this set of pclasses
@@ -710,46 +851,61 @@ def _build(top: VirtualTopology, ptop: PhysicalTopology, available: Optional[set
                                      full[3][sig_of_pc])  # fmt: skip
         g_cand[g] = ent[0]
         rows_of.append(ent)
-
-    def stacked(j: int) -> np.ndarray:  # field j of the memo groups' rows
-        return np.concatenate([ent[j] for ent in rows_of]).reshape(nm, nc)
-
     if nm == ng and ng:  # the usual case: no fixed node
-        frows, trows, srows = stacked(1), stacked(2), stacked(3)
+        frows, trows, srows = _stacked(rows_of, 1, nc), _stacked(rows_of, 2, nc), _stacked(
+            rows_of, 3, nc)
     else:
         frows = np.zeros((ng, nc))
         trows = np.full((ng, nc), -1, dtype=np.int64)
         srows = np.zeros((ng, nc), dtype=bool)
         if nm:
-            frows[from_memo], trows[from_memo], srows[from_memo] = (stacked(1), stacked(2),
-                                                                    stacked(3))  # fmt: skip
+            frows[from_memo], trows[from_memo], srows[from_memo] = (
+                _stacked(rows_of, 1, nc), _stacked(rows_of, 2, nc), _stacked(rows_of, 3, nc))
+    return g_cand, frows, trows, srows
+
+
+def _stacked(rows_of: list, j: int, nc: int) -> np.ndarray:
+    """Field ``j`` of the memo groups' rows ``rows_of``, one row of ``nc`` each."""
+    return np.concatenate([ent[j] for ent in rows_of]).reshape(len(rows_of), nc)
+
+
+def _filter_rest(b: _Build, needs: _LinkNeeds, filters: _Filters, groups: _Groups,
+                 rows: tuple) -> List[str]:  # fmt: skip
+    """A filter pass over the pclasses' representatives for each group the memo left
+    without candidates (a fixed node's, or one that has none: to say why), written into
+    ``rows`` (:func:`_projected_rows`'); each group's reason for having none ("": some)."""
+    g_cand, frows, trows, srows = rows
+    g_full, g_first = groups.full, groups.first
+    pr = b.pr
+    vnodes, vnames, fixed_tbl, allowed_of = b.vnodes, pr.vnames, b.top.fixed, b.allowed_of
+    ng = len(g_first)
+    g_why = [""] * ng
     for g in _polled(range(ng), 16):  # a filter pass over the pclasses each
         if g_full[g] is not None and g_cand[g]:
             continue
         i = g_first[g]
         node = vnodes[i]
-        need_types = need_types_of.get(i) or {}
-        good_g, frow, trow, srow, masks = filters(node, allowed_of[node.type], need_if_l[i],
-                                                  need_types, max_bw_l[i],
-                                                  fixed_tbl.get(vnames[i]), pr.crep)  # fmt: skip
+        need_types = needs.types.get(i) or {}
+        good_g, frow, trow, srow, masks = filters(node, allowed_of[node.type],
+                                                  needs.need_if[i], need_types,
+                                                  needs.max_bw[i], fixed_tbl.get(vnames[i]),
+                                                  pr.crep)  # fmt: skip
         g_cand[g] = np.flatnonzero(good_g).tolist()
         frows[g], trows[g], srows[g] = frow, trow, srow
         if not g_cand[g]:
-            g_why[g] = reason_of(node, masks)
-    pr.cand = [list(g_cand[g]) for g in gid]
-    pr.cand_why = [g_why[g] for g in gid]
-    pr.fixed = fixed
-    if nv:
-        rows = np.array(gid, dtype=np.int64)
-        pr.fcost, pr.vtype, pr.vstatic = frows[rows], trows[rows], srows[rows]
-    else:
-        pr.fcost, pr.vtype, pr.vstatic = frows, trows, srows  # (0, nc)
-    pr.pfeature_count = np.array([T["feature_count"][r] for r in pr.crep.tolist()], dtype=float)
+            g_why[g] = filters.reason(node, masks)
+    return g_why
+
+
+def _hints(b: _Build) -> None:
+    """Each virtual node's hinted physical node (-1: none, or not in the testbed)."""
+    pr, top = b.pr, b.top
     if top.hints:
-        pr.hint = np.array([pidx.get(top.hints.get(v, ""), -1) for v in vnames], dtype=np.int64)
+        pidx = pr.pidx
+        pr.hint = np.array([pidx.get(top.hints.get(v, ""), -1) for v in pr.vnames],
+                           dtype=np.int64)  # fmt: skip
     else:
-        pr.hint = np.full(nv, -1, dtype=np.int64)
-    return pr
+        pr.hint = np.full(len(pr.vnames), -1, dtype=np.int64)
 
 
 def link_bw(pr: Problem, e: int, pa: int, pb: int) -> float:
