@@ -213,10 +213,10 @@ def scan(
             else:
                 times, res = pool._state  # one read: the grid and its amounts together
                 tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
-            codes, elig, props, vals = ker.screen(tm_block, cap, e, d, n, tol=tol)
-            passed = np.flatnonzero(codes == 0)
-            if passed.size:  # the equal weights' proof for every start that passed (code 3)
-                codes = ker.weighted_screen(tm_block, cap, e, d, n, codes, tol=tol)
+            # the screens and, for every start that passes them, the equal weights' proof
+            # (code 3), in one pass over the block
+            codes, elig, props, vals = ker.block_screen(tm_block, cap, e, d, n, tol=tol)
+            passed = np.flatnonzero((codes == 0) | (codes == 3))
             clock.lap("window_max")
             q = 0
             for s in passed.tolist():
