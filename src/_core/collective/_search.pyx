@@ -5,8 +5,9 @@ window_max (the timetable maxima T_ij^t of every candidate start, by a sparse ta
 node and property), screen and scan_screen (the default method's per-start screens, one
 shared inline helper; scan_screen runs the whole screening loop up to the first start that
 passes), weighted_screen (issue 40: the equal weights' proof that no set exists, for the
-starts that passed), decrease_starts (the candidate starts), select_and_swap (the paper's
-SelectAndSwap, Phase IV), phase5 (Phase V) and swap_search (the default method's
+starts that passed), block_screen (screen and weighted_screen in one pass, issue 40),
+decrease_starts (the candidate starts), select_and_swap (the paper's SelectAndSwap, Phase
+IV), phase5 (Phase V) and swap_search (the default method's
 deterministic best-improvement swaps). Every loop runs without the GIL. The NumPy/Python twin
 is coalloc.collective._reference.search (same signatures, equal results bit for bit); random
 choices come from the xoshiro256** generator of coalloc/common/xoshiro.hpp.
@@ -374,6 +375,117 @@ def weighted_screen(const double[:, :, ::1] tm,   # IN    (S, n, m) window maxim
                 continue
             if count < c:
                 nth_element(&sc[0], &sc[0] + (count - 1), &sc[0] + c)
+            sort(&sc[0], &sc[0] + count)  # the count largest, largest first
+            top = 0.0
+            for q in range(count):
+                top = top - sc[q]
+            margin = 1e-12 * (fabs(top) + fabs(bound) + <double>count * mx)
+            if top + margin < bound:
+                code[s] = 3
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
+                 const double[:, ::1] p,       # IN  (n, m) capacities
+                 const double[::1] ee,         # IN  (m,) minimums e
+                 const double[::1] dd,         # IN  (m,) totals d
+                 Py_ssize_t count,             # IN
+                 const double[::1] tl,         # IN  (m,) tolerance tau
+                 int64_t[::1] code,            # OUT (S,)
+                 int64_t[::1] elig,            # OUT (S,)
+                 int64_t[::1] prop,            # OUT (S,)
+                 double[::1] val):             # OUT (S,)
+    """screen, then weighted_screen, in one pass over the block (issue 40): the outputs of
+    screen(tm, ...) with code 3 where weighted_screen would set it, bit for bit. A start that
+    passes the screens gets the equal weights' proof from the amounts and eligibility the
+    screen has just computed (in cache), instead of a second pass over the (S, n, m) block;
+    its count largest scores are selected among those at or above a threshold carried from
+    the previous start (as the screen's), among all eligible nodes when fewer reach it (the
+    same count largest either way). GIL released. Twin: coalloc.collective._reference.search.block_screen."""
+    cdef Py_ssize_t S = tm.shape[0], n = tm.shape[1], m = tm.shape[2]
+    if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
+        raise ValueError("cap must be (n, m), e and d of length m")
+    _check_tol(tl, m)
+    _check_outs(S, code, elig, prop, val)
+    cdef vector[double] pt, tt, av, vals, thr, w, sc, xs
+    cdef vector[int64_t] ok
+    cdef Py_ssize_t s, j, i, c, cs, g, q, k = 0
+    cdef double a, x, mg, mx, top, bound = 0.0, margin, wthr = -INFINITY
+    cdef int weigh
+    code[:] = 0
+    elig[:] = 0
+    prop[:] = -1
+    val[:] = 0.0
+    if S == 0 or n == 0 or m == 0:
+        return
+    for i in range(m):
+        if dd[i] > 0:
+            k += 1
+    weigh = k > 0 and count >= 1 and n >= count
+    with nogil:
+        pt.resize(m * n); tt.resize(m * n); av.resize(m * n); vals.resize(n)
+        ok.resize(n)
+        sc.assign(n, 0.0)
+        xs.assign(n, 0.0)
+        w.assign(m, 0.0)
+        thr.assign(m, -INFINITY)
+        for j in range(n):
+            for i in range(m):
+                pt[i * n + j] = p[j, i]
+        if weigh:
+            for i in range(m):
+                if dd[i] > 0:
+                    w[i] = (1.0 / <double>k) / dd[i]
+                    bound = bound + (1.0 / <double>k) * ((dd[i] - <double>count * tl[i]) / dd[i])
+        for s in range(S):
+            for j in range(n):
+                for i in range(m):
+                    tt[i * n + j] = tm[s, j, i]
+            code[s] = _screen_one(&tt[0], &pt[0], n, m, &ee[0], &dd[0], &tl[0], count, &av[0],
+                                  &ok[0], &vals[0], &thr[0], &elig[s], &prop[s], &val[s])
+            if code[s] != 0 or not weigh:
+                continue
+            # weighted_screen's proof from av (a = p - tm, the same doubles) and ok (every
+            # minimum met, the same test): the same sums in the same order
+            c = 0
+            mx = 0.0
+            for j in range(n):
+                if not ok[j]:
+                    continue
+                x = 0.0
+                mg = 0.0
+                for i in range(m):
+                    if dd[i] > 0:
+                        a = av[i * n + j]
+                        x = x + a * w[i]
+                        mg = mg + fabs(a) * w[i]
+                xs[c] = -x
+                c += 1
+                if mg > mx:
+                    mx = mg
+            if c < count:
+                continue
+            # the count largest scores are selected among those at or above the previous
+            # start's (count + count // 2 + 1)-th largest when at least count are (then they
+            # hold every one of the count largest), else among all of them
+            cs = 0
+            for q in range(c):
+                sc[cs] = xs[q]
+                cs += -xs[q] >= wthr
+            if cs < count:
+                for q in range(c):
+                    sc[q] = xs[q]
+                cs = c
+            if count < cs:
+                nth_element(&sc[0], &sc[0] + (count - 1), &sc[0] + cs)
+            g = count + count // 2 + 1
+            if g < cs:
+                nth_element(&sc[0] + count, &sc[0] + (g - 1), &sc[0] + cs)
+                wthr = -sc[g - 1]
+            else:
+                wthr = -INFINITY
             sort(&sc[0], &sc[0] + count)  # the count largest, largest first
             top = 0.0
             for q in range(count):

@@ -62,6 +62,20 @@ def screen(
 ) -> None:
     """The screens of every start."""
 
+def block_screen(
+    tmax: F64,  # IN (S, n, m)
+    cap: F64,  # IN (n, m)
+    e: F64,  # IN (m,)
+    d: F64,  # IN (m,)
+    count: int,  # IN
+    tol: F64,  # IN (m,)
+    code: I64,  # OUT (S,)
+    elig: I64,  # OUT (S,)
+    prop: I64,  # OUT (S,)
+    value: F64,  # OUT (S,)
+) -> None:
+    """screen, then weighted_screen, in one pass (issue 40): codes 0, 1, 2 or 3."""
+
 def weighted_screen(
     tmax: F64,  # IN (S, n, m)
     cap: F64,  # IN (n, m)

@@ -97,6 +97,17 @@ class Kernels:
                            self._tol(tol, tmax.shape[2]), *outs)  # fmt: skip
         return outs
 
+    def block_screen(self, tmax, cap, e, d, count, tol=None):
+        """``(code, eligible, prop, value)`` per start, as :meth:`screen` then
+        :meth:`weighted_screen` (codes 0-3; kernel ``block_screen``, one pass, issue 40)."""
+        tmax = _f64(tmax)
+        S = tmax.shape[0]
+        outs = (np.empty(S, np.int64), np.empty(S, np.int64), np.empty(S, np.int64),
+                np.empty(S))  # fmt: skip
+        self.module.block_screen(tmax, _f64(cap), _f64(e), _f64(d), count,
+                                 self._tol(tol, tmax.shape[2]), *outs)  # fmt: skip
+        return outs
+
     def weighted_screen(self, tmax, cap, e, d, count, code, tol=None):
         """``code`` (a copy) with 3 where the equal weights prove a start that passed the
         screens (code 0) has no set (kernel ``weighted_screen``, issue 40)."""

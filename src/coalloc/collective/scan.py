@@ -65,6 +65,10 @@ __all__ = ["scan"]
 _MAX_LISTED = 50
 #: The largest block of candidate starts whose window maxima are held at once.
 _MAX_BLOCK = 512
+#: The smallest such block when windows are short: at most ``max(this, 2 W)`` starts, ``W``
+#: the segments of the first window (the block's window maxima then stay in cache; long
+#: windows keep :data:`_MAX_BLOCK`, whose prefix maxima are shared by more starts).
+_SHORT_BLOCK = 128
 
 
 #: ``N`` times the eligible nodes above which a start's set is searched by
@@ -198,10 +202,16 @@ def scan(
     def passing():
         """The starts that pass the screens, in order, with their window maxima: the first
         start alone, then ``block`` starts (window maxima from the pool's block maxima:
-        ``window_max_blocks``), then blocks eight times larger up to :data:`_MAX_BLOCK`
-        (``window_max_rows``, linear in the segments), a block's maxima computed once and
-        screened at once; the failing starts are recorded as they are passed."""
+        ``window_max_blocks``), then blocks eight times larger (``window_max_rows``, linear
+        in the segments) up to :data:`_MAX_BLOCK`, or up to twice the segments of the first
+        window when that is less (at least :data:`_SHORT_BLOCK`); a block's maxima computed
+        once and screened at once (``block_screen``); the failing starts are recorded as
+        they are passed."""
         pos, size = 0, 1  # the earliest start alone (it usually passes), then block, ...
+        grid = pool._state[0]
+        t0 = float(starts[0]) if starts.size else float(request.earliest_start)
+        segs = int(np.searchsorted(grid, t0 + request.duration) - np.searchsorted(grid, t0))
+        largest = max(min(_MAX_BLOCK, max(_SHORT_BLOCK, 2 * segs)), block)
         while pos < starts.size:
             interrupt.check()  # a batch's timeout or cancellation
             b = starts[pos : pos + size]
@@ -213,10 +223,10 @@ def scan(
             else:
                 times, res = pool._state  # one read: the grid and its amounts together
                 tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
-            codes, elig, props, vals = ker.screen(tm_block, cap, e, d, n, tol=tol)
-            passed = np.flatnonzero(codes == 0)
-            if passed.size:  # the equal weights' proof for every start that passed (code 3)
-                codes = ker.weighted_screen(tm_block, cap, e, d, n, codes, tol=tol)
+            # the screens and, for every start that passes them, the equal weights' proof
+            # (code 3), in one pass over the block
+            codes, elig, props, vals = ker.block_screen(tm_block, cap, e, d, n, tol=tol)
+            passed = np.flatnonzero((codes == 0) | (codes == 3))
             clock.lap("window_max")
             q = 0
             for s in passed.tolist():
@@ -232,7 +242,7 @@ def scan(
             counters["starts"] += b.size - q
             clock.lap("window_max")
             pos += size
-            size = block if pos == 1 else min(size * 8, max(_MAX_BLOCK, block))
+            size = block if pos == 1 else min(size * 8, largest)
 
     def program(t, a):
         """The integer program decides whether any set of the eligible nodes (available

@@ -33,7 +33,7 @@ from ..._shared import interrupt
 from ..._shared.xoshiro import Xoshiro256
 
 __all__ = ["Xoshiro256", "window_max", "window_max_rows", "window_max_blocks", "screen",
-           "weighted_screen", "scan_screen",
+           "weighted_screen", "block_screen", "scan_screen",
            "select_and_swap", "phase5", "swap_search", "decrease_starts"]  # fmt: skip
 
 
@@ -215,6 +215,33 @@ def weighted_screen(tmax, cap, e, d, count, tol, code):
         margin = 1e-12 * (abs(top) + abs(bound) + float(count) * float(mg[ok].max()))
         if top + margin < bound:
             code[s] = 3
+
+
+def block_screen(tmax, cap, e, d, count, tol, code, elig, prop, value):
+    """:func:`screen`, then :func:`weighted_screen` on its codes (twin of the kernel's
+    ``block_screen``, which fuses the two passes over the block, issue 40): ``code[s]`` is 0
+    (passes), 1 or 2 (the screens, as :func:`screen`) or 3 (passes the screens, but the equal
+    weights prove that no ``count`` eligible nodes reach every total).
+
+    Parameters
+    ----------
+    tmax : ndarray, shape (S, n, m)
+        IN: window maxima per start.
+    cap : ndarray, shape (n, m)
+        IN: capacities.
+    e, d : ndarray, shape (m,)
+        IN: minimums and totals.
+    count : int
+        IN: ``N``.
+    tol : ndarray, shape (m,)
+        IN: the tolerance ``tau_i`` (zeros: none).
+    code, elig, prop : ndarray of int64, shape (S,)
+        OUT: the code, eligible count and property per start.
+    value : ndarray of float64, shape (S,)
+        OUT.
+    """
+    screen(tmax, cap, e, d, count, tol, code, elig, prop, value)
+    weighted_screen(tmax, cap, e, d, count, tol, code)
 
 
 def _sums(x, rows):
