@@ -18,14 +18,14 @@ from __future__ import annotations
 import math
 import sys
 import time
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import numpy as np
 
 from .._shared.milp import MilpOutcome, import_solver_until, run_cpsat
 from .problem import Problem, link_bw
 
-__all__ = ["exact_mapping"]
+__all__ = ["exact_core", "exact_mapping"]
 
 
 #: About what a process's first import of CP-SAT (OR-Tools) takes: with less time left, a
@@ -72,6 +72,43 @@ def exact_mapping(pr: Problem, *, time_limit: Optional[float] = None, threads: i
             "no incumbent found", nodes=None, time_limit_hit=True, infeasible=False, rows=0,
             time_limit=time_limit,
         ), {}  # fmt: skip
+
+
+def exact_core(pr: Problem, *, time_limit: float, seed: int = 0,
+               started: Optional[float] = None) -> Optional[List[int]]:
+    """The virtual nodes of an unsat core of the exact model, or None.
+
+    The model of :func:`exact_mapping` with one presence literal per virtual node (its
+    placement row becomes "exactly one host, or absent": an absent node places nothing, so
+    its host rules and its links' demands vanish with it), no objective, and the presence
+    literals as CP-SAT assumptions. On ``INFEASIBLE`` the solver's
+    ``SufficientAssumptionsForInfeasibility`` is a set of nodes that cannot all be present:
+    their indices (sorted) are returned. None when the model is feasible, the time limit
+    runs out, or the core is empty. Only the conflict search uses it (as a seed it proves
+    again with :func:`exact_mapping`): normal solves build the model without these
+    literals.
+
+    Parameters
+    ----------
+    pr : Problem
+        The built problem (as :func:`exact_mapping` takes it).
+    time_limit : float
+        Seconds, counted from ``started`` (default: this call), model building included.
+    seed : int, default 0
+        CP-SAT's random seed.
+    started : float, optional
+        A ``time.perf_counter()`` value.
+
+    Returns
+    -------
+    list of int or None
+    """
+    t0 = time.perf_counter() if started is None else float(started)
+    keep: list = []
+    try:
+        return _exact_mapping(pr, time_limit, 1, seed, t0, keep, core=True)
+    except _OutOfTime:
+        return None
 
 
 def _bandwidth_unit(bws, caps, ns: int):
@@ -157,23 +194,30 @@ def _whole_node_classes(pr: Problem) -> set:
     return whole
 
 
-def _fits_alone(pr: Problem, v: int, c: int, p: int) -> bool:
+def _fits_alone(pr: Problem, v: int, c: int, p: int, links: bool = True) -> bool:
     """May virtual node ``v`` sit alone on node ``p`` of pclass ``c`` (slots, additive
-    features, interfaces)?"""
+    features, and with ``links`` interfaces)?"""
     t = int(pr.vtype[v, c])
     if pr.vslots[v] > min(pr.cap[p, t], 1e6) + 1e-9:
         return False
     for a in range(len(pr.add_names)):
         if pr.vadd[v, a] > pr.padd[p, a] + 1e-9:
             return False
+    if not links:
+        return True
     need = sum(1 for e in pr.inc[v] if not pr.lemu[e] and not pr.ltriv[e])
     return need <= int(pr.pifaces[p])
 
 
-def _host_rules(m: Any, pr: Problem, x: dict, clock: Any) -> tuple:
+def _host_rules(m: Any, pr: Problem, x: dict, clock: Any,
+                iface: Optional[dict] = None) -> tuple:  # fmt: skip
     """The rules of each physical node ``p`` over the placements ``x[v, p]``: the type it
     acts as (``y[p, t]``, at most one), its slots of that type, its additive features, its
-    interfaces. Returns ``(y, rows added)``."""
+    interfaces. Returns ``(y, rows added)``.
+
+    With ``iface`` (:func:`exact_core`: per virtual node, its links whose both ends are
+    present, :func:`_interfaces`), a node takes that many interfaces, as in the
+    sub-experiment of the present nodes."""
     rows = 0
     by_p = {}
     for (v, p), var in x.items():
@@ -210,16 +254,49 @@ def _host_rules(m: Any, pr: Problem, x: dict, clock: Any) -> tuple:
         if not pr.pis_switch[p]:
             need = [(var, sum(1 for e in pr.inc[v] if not pr.lemu[e] and not pr.ltriv[e]))
                     for v, var in lst]  # fmt: skip
-            if any(n for _, n in need):
+            if iface is not None and any(n for _, n in need):
+                used = []
+                for (v, var), (_, n) in zip(lst, need):
+                    if n:  # v's interfaces in use on p: its present links' count, when there
+                        u = m.NewIntVar(0, n, f"i{v}_{p}")
+                        m.Add(u == iface[v]).OnlyEnforceIf(var)
+                        m.Add(u == 0).OnlyEnforceIf(var.Not())
+                        used.append(u)
+                m.Add(sum(used) <= int(pr.pifaces[p]))
+                rows += 1
+            elif any(n for _, n in need):
                 m.Add(sum(n * var for var, n in need) <= int(pr.pifaces[p]))
                 rows += 1
     return y, rows
 
 
-def _lonely_hosts(m: Any, pr: Problem, x: dict) -> int:
+def _interfaces(m: Any, pr: Problem, present: list) -> dict:
+    """Per virtual node with interface links, the number of them whose both ends are
+    present (an integer variable): each link's presence is the AND of its ends'."""
+    both: dict = {}
+    count = {}
+    for v in range(pr.nv):
+        terms = []
+        for e in pr.inc[v]:
+            if pr.lemu[e] or pr.ltriv[e]:
+                continue
+            if e not in both:
+                a, b = int(pr.la[e]), int(pr.lb[e])
+                both[e] = m.NewBoolVar(f"l{e}")
+                m.AddBoolAnd([present[a], present[b]]).OnlyEnforceIf(both[e])
+                m.AddBoolOr([present[a].Not(), present[b].Not()]).OnlyEnforceIf(both[e].Not())
+            terms.append(both[e])
+        if terms:
+            count[v] = m.NewIntVar(0, len(terms), f"k{v}")
+            m.Add(count[v] == sum(terms))
+    return count
+
+
+def _lonely_hosts(m: Any, pr: Problem, x: dict, present: Optional[list] = None) -> int:
     """A host wired only to other hosts (no switch interface) reaches nothing but its direct
     peers: a link with one end there has its other end on a peer (or on the same host when
-    the link may be trivial). Returns the rows added."""
+    the link may be trivial). Returns the rows added. With ``present``
+    (:func:`exact_core`), only when that other end is present."""
     if not pr.direct:
         return 0
     rows = 0
@@ -240,10 +317,11 @@ def _lonely_hosts(m: Any, pr: Problem, x: dict) -> int:
                 ok = [x[t, q] for q in sorted(peers[p]) if (t, q) in x]
                 if pr.ltriv[e] and (t, p) in x:
                     ok.append(x[t, p])
+                there = 0 if present is None else 1 - present[t]  # (t absent: no rule)
                 if ok:
-                    m.Add(sum(ok) >= x[s, p])
+                    m.Add(sum(ok) + there >= x[s, p])
                 else:
-                    m.Add(x[s, p] == 0)
+                    m.Add(x[s, p] <= there)
                 rows += 1
     return rows
 
@@ -350,7 +428,7 @@ def _trunk_model(cp: Any, m: Any, pr: Problem, x: dict, agg: dict, clock: Any) -
     return obj, plan, rows
 
 
-def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list):
+def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list, core: bool = False):
     deadline = None if time_limit is None else t0 + float(time_limit)
 
     def clock() -> None:  # between two pieces of the model (each well under a second)
@@ -374,15 +452,21 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list):
     clock()
     agg: dict = {}  # (v, c) -> v on some node of the whole-node pclass c (_whole_node_classes)
     keep += [m, x, agg]  # freed by the caller, in the background (exact_mapping)
+    present = [m.NewBoolVar(f"in{v}") for v in range(nv)] if core else []
+    # (core only, exact_core: v's presence literal, an assumption; a link takes interfaces
+    # only when both its ends are present)
+    iface = _interfaces(m, pr, present) if core else {}
     for v in range(nv):
         clock()
         opts = []
         for c in pr.cand[v]:
             if c in whole and pr.fixed[v] < 0:
                 p = int(pr.members[c][0])  # (the members are alike: one stands for all)
-                if _fits_alone(pr, v, c, p):
+                if _fits_alone(pr, v, c, p, links=not core):
                     agg[v, c] = m.NewBoolVar(f"n{v}_{c}")
                     opts.append(agg[v, c])
+                    if v in iface:  # alone on the node: its present links' interfaces
+                        m.Add(iface[v] <= int(pr.pifaces[p])).OnlyEnforceIf(agg[v, c])
                 continue
             for p in pr.members[c]:
                 p = int(p)
@@ -390,7 +474,10 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list):
                     continue
                 x[v, p] = m.NewBoolVar(f"x{v}_{p}")
                 opts.append(x[v, p])
-        m.AddExactlyOne(opts)
+        if core:  # one host, or absent (then nothing of v is placed)
+            m.AddExactlyOne(opts + [present[v].Not()])
+        else:
+            m.AddExactlyOne(opts)
         rows += 1
     per_c: dict = {}
     for (_v, c), var in agg.items():
@@ -399,10 +486,10 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list):
         if len(lst) > len(pr.members[c]):
             m.Add(sum(lst) <= len(pr.members[c]))
             rows += 1
-    y, host_rows = _host_rules(m, pr, x, clock)
+    y, host_rows = _host_rules(m, pr, x, clock, iface if core else None)
     keep.append(y)
     rows += host_rows
-    rows += _lonely_hosts(m, pr, x)
+    rows += _lonely_hosts(m, pr, x, present if core else None)
     # set-type-limit as Emulab counts it: a used node (acting as any type: sum of its y, at
     # most one) adds its slots of every type it lists (pr.tweight) to that type's count
     for t, lim in enumerate(pr.tlimit):
@@ -421,6 +508,8 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list):
     keep += [obj, plan]
     rows += trunk_rows
     clock()
+    if core:
+        return _core(cp, m, present, deadline, seed)
     if deadline is not None:  # the unpolled hand-over of the objective (OBJECTIVE_SHARE)
         now = time.perf_counter()
         if deadline - now < OBJECTIVE_SHARE * (now - t_build):
@@ -449,3 +538,23 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list):
     off = len(x) + len(agg)
     trunks = {(e, g): name for (e, g, name), val in zip(keys, out.x[off:]) if val > 0.5}
     return where, out, trunks
+
+
+def _core(cp: Any, m: Any, present: list, deadline: Optional[float],
+          seed: Any) -> Optional[List[int]]:  # fmt: skip
+    """Solve the presence model under its assumptions; the core's node indices or None."""
+    m.AddAssumptions(present)
+    solver = cp.CpSolver()
+    if deadline is not None:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return None
+        solver.parameters.max_time_in_seconds = left
+    # one worker: the core-based search whose core is the one that comes back
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = int(seed or 0)
+    if solver.Solve(m) != cp.INFEASIBLE:
+        return None
+    at = {lit.Index(): v for v, lit in enumerate(present)}
+    index = sorted(at[i] for i in solver.SufficientAssumptionsForInfeasibility() if i in at)
+    return index or None

@@ -106,6 +106,42 @@ def _certified(result: Any, names: List[str]) -> Optional[List[int]]:
     return index or None
 
 
+def _core(top: VirtualTopology, ptop: PhysicalTopology, names: List[str],
+          deadline: float) -> List[List[int]]:  # fmt: skip
+    """Seeds (indices in ``names``) from the exact model's unsat core over node presence
+    (:func:`coalloc.testbed.exact.exact_core`): the core, then the core with its
+    neighbours; none when the core is not found in time.
+
+    The model's candidate hosts of a node are filtered by all its links (interfaces, link
+    types, bandwidth), so the core alone may map once its links to absent nodes are gone;
+    with its neighbours every core node keeps all its links, and a mapping of that
+    sub-experiment would place the core as the presence model forbids. Seeds only: the
+    caller proves each infeasible before the conflict search starts from it."""
+    from .exact import exact_core
+    from .methods.outcome import _problem
+
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return []
+    t0 = time.perf_counter()
+    pr = _problem(top, ptop, None)
+    if any(not c for c in pr.cand):
+        return []  # (the method's own proof names such nodes: no_candidate)
+    got = exact_core(pr, time_limit=left, started=t0)
+    if got is None:
+        return []
+    core = {pr.vnames[v] for v in got}
+    near = set(core)
+    for lk in top.links.values():
+        if lk.a in core or lk.b in core:
+            near.update((lk.a, lk.b))
+    where = {v: i for i, v in enumerate(names)}
+    seeds = [sorted(where[v] for v in core)]
+    if len(near) > len(core):
+        seeds.append(sorted(where[v] for v in near))
+    return seeds
+
+
 #: The most distinct virtual node types whose unions :func:`_hall` counts (2^k unions).
 HALL_TYPES = 10
 
@@ -215,10 +251,20 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
 
     search = None
     seed = _certified(first, names)
-    if seed is not None and len(seed) < len(names) and feasible(seed) is False:
-        # the proof names its own nodes (a count or a node no host takes): start there
-        inner = minimal_conflict(seed, feasible, deadline=search_end, known_infeasible=True)
-        search = dataclasses.replace(inner, calls=inner.calls + 1)
+    # a proof naming no nodes: the exact model's unsat core names some (and, should the core
+    # alone map, the core with its neighbours does not: see _core)
+    seeds = [seed] if seed is not None else _core(top, ptop, names, search_end)
+    tried = 0
+    for seed in seeds:
+        if len(seed) >= len(names):
+            break
+        tried += 1
+        if feasible(seed) is False:
+            # the proof names its own nodes (a count, a node no host takes, the core): start
+            # there
+            inner = minimal_conflict(seed, feasible, deadline=search_end, known_infeasible=True)
+            search = dataclasses.replace(inner, calls=inner.calls + tried)
+            break
     if search is None:
         search = minimal_conflict(range(len(names)), feasible, deadline=search_end,
                                   known_infeasible=True)  # fmt: skip
