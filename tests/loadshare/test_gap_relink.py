@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -152,3 +153,44 @@ def test_the_no_lp_fallback_is_feasible_and_never_worse(kind, m, n, seed):
         got = float(inst.cost[out.assign, np.arange(n)].sum())
         assert verify_gap(inst, out.assign, claimed=got).ok
         assert got == min(objs)
+
+
+@pytest.mark.parametrize("limit", [None, 1000.0])
+def test_without_the_lp_the_search_starts_from_a_feasible_fallback(monkeypatch, limit):
+    """Without the LP, when the fallback is kept (a feasible incumbent beside an
+    overloaded start), the tabu search's first phase starts from it: that phase's state
+    is feasible from its first iteration; when it is not kept, the phase starts from the
+    start as before. Some drawn instances must take each branch (none vacuous). With a
+    time limit far beyond ``_FALLBACK_HORIZON`` times the subgradient start's seconds
+    (here none: the start is skipped), the phase starts from the start even when the
+    fallback is kept."""
+    calls = []
+    real_fallback, real_phase = gap.search._Search.fallback, gap.search._Search.phase
+
+    def fallback(self, start):
+        kept = real_fallback(self, start)
+        calls.append(["fallback", kept, None])
+        return kept
+
+    def phase(self, *args, **kwargs):
+        state = real_phase(self, *args, **kwargs)
+        calls[-1][2] = (args[4], bool(state.feasible))  # (from_best, feasible)
+        return state
+
+    monkeypatch.setattr(gap.search._Search, "fallback", fallback)
+    monkeypatch.setattr(gap.search._Search, "phase", phase)
+    taken = {True: 0, False: 0}
+    for seed in range(40):
+        inst = generate_gap("ad"[seed % 2], 8, 60, seed=seed)
+        call = gap.model.GapCall(inst, "min", True, limit, seed, {}, time.perf_counter())
+        s = gap.search._Search(call, None, None, None)
+        s.bounds.start = lambda out_of_time: None  # no subgradient step: the costs' greedy
+        calls.clear()
+        out = s.run(1, None, None)
+        kept, (from_best, feasible) = calls[0][1], calls[0][2]
+        taken[kept] += 1
+        assert from_best == (kept and limit is None)
+        if from_best:
+            assert feasible and out.feasible
+            assert verify_gap(inst, out.assign, claimed=s.best_obj).ok
+    assert taken[True] and taken[False], taken

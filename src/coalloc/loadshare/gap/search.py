@@ -4,12 +4,12 @@ Lagrangian relaxations stepped between them.
 The start is the rounded LP relaxation when given, else :func:`reduced_cost_greedy` at the
 best Lagrangian multipliers (on the costs alone when no subgradient step ran), polished by
 :func:`coalloc.loadshare._gapls.shift_descent` (when that start overloads an agent, the
-same greedy on the capacity shares is the first incumbent if it keeps every capacity:
-:meth:`_Search.fallback`). The tabu search (:mod:`.tabu`) runs in
-rounds sized from its measured speed to end before the deadline; with the LP's reduced
-costs it first runs on the core (:func:`core_costs`), then on every pair from the core's
-best, then on every pair afresh. It stops early when the bound proves the best assignment
-optimal.
+same greedy on the capacity shares is the first incumbent, and under a short limit the
+tabu search's start, if it keeps every capacity: :meth:`_Search.fallback`). The tabu
+search (:mod:`.tabu`) runs in rounds sized from its measured speed to end before the
+deadline; with the LP's reduced costs it first runs on the core (:func:`core_costs`), then
+on every pair from the core's best, then on every pair afresh. It stops early when the
+bound proves the best assignment optimal.
 """
 
 from __future__ import annotations
@@ -68,6 +68,17 @@ _CORE_SHARE, _CORE_PERCENTILE = 0.3, 10.0
 _PR_ON = False
 _PR_SHARE, _PR_POOL, _PR_MIN, _PR_PER_ITEM, _PR_FEWEST = 0.5, 6, 1000, 5, 4
 _PR_WALK = (0.3, 0.7)
+#: Without the LP, when :meth:`_Search.fallback` gives a feasible incumbent, the tabu
+#: search starts from it (not from the overloaded multipliers' greedy, whose repair takes
+#: the first hundreds of iterations on 80 x 1600: Yagiura c801600 at 0.2-0.4 s, 5-16 %
+#: above the best known from the greedy, 4-11 % from the fallback; bench/loadshare/ISSUE40.md).
+_FROM_FALLBACK = True
+#: ... but only while the time left is at most ``_FALLBACK_HORIZON`` times the seconds the
+#: subgradient start took (a speed measured at the call's load): with more time, the
+#: search from the greedy ends lower (c801600, load 4-5, median of 5-7 seeds: 0.48 / 0.49
+#: % at 1 s, 0.27 / 0.28 % at 2 s, 0.18 / 0.22 % at 4 s, greedy / fallback start, where
+#: the subgradient start took about 0.1 s).
+_FALLBACK_HORIZON = 15.0
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -246,22 +257,23 @@ class _Search:
                              interrupt.kernel_deadline())  # fmt: skip
         return start
 
-    def fallback(self, start: np.ndarray) -> None:
+    def fallback(self, start: np.ndarray) -> bool:
         """When the start (no LP) leaves an agent overloaded: every item assigned, in
         decreasing regret of its capacity share ``w_ij / b_i``, to the agent of least
         share it still fits (else of most room), polished by the shift descent; kept as
-        the incumbent when it keeps every capacity. The search still runs from the start
-        and replaces it with anything better: the answer can only improve. On Yagiura
-        c801600, whose multipliers' greedy overloads all 80 agents, it gives a feasible
-        20029 (best known 16285) at once, where a 1 s call under a load of 12 ended
-        without an assignment (bench/loadshare/ISSUE40.md)."""
+        the incumbent when it keeps every capacity (True: kept; the tabu search then starts
+        from it when the time left is short, ``_FROM_FALLBACK``), and the search replaces
+        it with anything better: the answer can only improve. On Yagiura c801600, whose
+        multipliers' greedy overloads all 80 agents, it gives a feasible 20029 (best
+        known 16285) at once, where a 1 s call under a load of 12 ended without an
+        assignment (bench/loadshare/ISSUE40.md)."""
         n, m = self.n, self.m_all
         if not self.assign_all or not n or np.any(self.cap <= 0):
-            return
+            return False
         cols = np.arange(n)
         load = np.bincount(start, weights=self.weight[start, cols], minlength=m)
         if np.all(load <= self.cap):
-            return
+            return False
         share = np.ascontiguousarray(self.weight / self.cap[:, None], dtype=np.float64)
         x = reduced_cost_greedy(share, self.weight, self.cap, np.zeros(m))
         _gapls.shift_descent(self.cost, self.weight, self.cap, x, 50,
@@ -271,6 +283,8 @@ class _Search:
             obj = objective_of(self.inst, x, self.assign_all)
             self.feasible, self.best_obj, self.incumbent = True, obj, x
             self.trajectory.append((self.now(), obj, self.bounds.best()))
+            return True
+        return False
 
     def take(self, state: TabuState) -> None:
         """The kernel's best, judged on the true costs, into the incumbent."""
@@ -405,15 +419,22 @@ class _Search:
             rc: Optional[np.ndarray]) -> SearchOutcome:  # fmt: skip
         """The bounds' first steps, the start, the phases; the outcome."""
         n, deadline = self.n, self.deadline
+        t_b = time.perf_counter()
         self.bounds.start(self.out_of_time)
+        t_b = time.perf_counter() - t_b  # the subgradient start: a speed measured here
         self.trajectory.append((self.now(), None, self.bounds.best()))
         start = self.start(x_lp)
         if iterations is None:
             iterations = max(3000, 15 * n) if deadline is None else MAX_ITERATIONS
         rng = np.array([kernel_seed(self.seed)], dtype=np.uint64)
         self.incumbent = np.ascontiguousarray(start, dtype=np.int64)  # the best so far
+        from_fallback = False
         if x_lp is None:  # no LP: a feasible incumbent from the start, when one is cheap
-            self.fallback(start)
+            from_fallback = (
+                self.fallback(start)
+                and _FROM_FALLBACK
+                and (deadline is None or deadline - time.perf_counter() <= _FALLBACK_HORIZON * t_b)
+            )
         knobs = TabuKnobs.default(n)
         # the first penalty weight, as the kernel sets it
         self.a0 = (float(np.abs(self.cost).sum()) + 1.0) / (float(self.weight.sum()) + 1.0)
@@ -421,7 +442,7 @@ class _Search:
         core = (core_costs(self.cost, x_lp, rc, self.assign_all, self.inst.m)
                 if n and self.m_all > 1 else None)  # fmt: skip
         # (costs, end as a share of the search's time or iterations, start from the incumbent)
-        phases = [(self.cost, 1.0, False)]
+        phases = [(self.cost, 1.0, from_fallback)]
         if core is not None:
             phases = [(core, _CORE_SHARE, False),
                       (self.cost, _CORE_SHARE + 0.5 * (1.0 - _CORE_SHARE), True),
