@@ -47,48 +47,111 @@ def full(ker, times, res, nodes, cap, b, dur, e, d, n, tol, block):
     return [np.concatenate(x) for x in zip(*out)]
 
 
-def pruned(ker, times, res, bm, nodes, cap, b, dur, e, d, n, tol, sub, stats, bt=None, nt=None):
-    """The same four arrays from the pruned screen per sub-block of ``sub`` starts."""
+def bounds_all(times, bt, nt, nodes, cap, b, dur, e, d, n, tol, sub):
+    """``(keep, sure)`` of shape (sub-blocks, nodes) for every sub-block at once (the same
+    bounds and rule as :func:`pruned` with ``bt``/``nt``, in fewer, larger NumPy passes)."""
+    rank = n + n // 2 + 1
+    k_pos = d > 0
+    kk = max(int(k_pos.sum()), 1)
+    w = np.where(k_pos, 1.0 / kk / np.where(k_pos, d, 1.0), 0.0)
+    first, last = b[::sub], b[np.minimum(np.arange(0, b.size, sub) + sub, b.size) - 1]
+    k0 = np.maximum(np.searchsorted(times, first, side="right") - 1, 0)
+    k1 = np.maximum(np.searchsorted(times, last + dur, side="left"), k0 + 1)
+    ka = np.maximum(np.searchsorted(times, first, side="right") - 1, 0)  # first start's segment
+    kz = np.maximum(np.searchsorted(times, last, side="right") - 1, 0)  # last start's segment
+    k2 = np.searchsorted(times, first + dur, side="left")
+    nb = bt.shape[0]
+    btp = np.concatenate([bt, bt[-1:]])  # reduceat needs every index inside the array
+    ntp = np.concatenate([nt, nt[-1:]])
+
+    def over(arr, ufunc, lo, hi):
+        idx = np.empty(2 * lo.size, np.intp)
+        idx[0::2], idx[1::2] = lo, np.minimum(hi, nb)
+        return ufunc.reduceat(arr, idx, axis=0)[0::2][:, nodes]
+
+    chi = over(btp, np.maximum, k0 // BLOCK, (k1 - 1) // BLOCK + 1)
+    clo = over(ntp, np.minimum, ka // BLOCK, kz // BLOCK + 1)
+    j0, j1 = -(-kz // BLOCK), k2 // BLOCK
+    inner = j1 > j0
+    if inner.any():
+        got = over(btp, np.maximum, np.where(inner, j0, 0), np.where(inner, j1, 1))
+        clo = np.where(inner[:, None, None], np.maximum(clo, got), clo)
+    alo, ahi = cap - chi, cap - clo
+    floor = e - tol
+    sure = (alo >= floor).all(2)
+    keep = ~(sure | (ahi < floor).any(2))
+    enough = sure.sum(1) >= rank
+    keep |= sure & ~enough[:, None]
+    sel = sure & enough[:, None]
+    cols = [alo[:, :, i] for i in range(cap.shape[1])] + [alo @ w]
+    ups = [ahi[:, :, i] for i in range(cap.shape[1])] + [ahi @ w]
+    for lo_v, hi_v in zip(cols, ups):
+        lo_v = np.where(sure, lo_v, -np.inf)
+        thr = np.partition(lo_v, -rank, axis=1)[:, -rank]
+        keep |= sel & (hi_v >= thr[:, None])
+    low = np.where(sure, np.maximum(np.maximum(alo, -ahi), 0.0) @ w, -np.inf).max(1)
+    keep |= sel & (np.maximum(np.abs(alo), np.abs(ahi)) @ w >= low[:, None])
+    return keep, sure
+
+
+def bounds(times, res, bm, bt, nt, nodes, cap, s, dur, e, d, n, tol):
+    """``(keep, sure)`` per node for the sub-block of starts ``s`` (see the module's text)."""
     rank = n + n // 2 + 1
     m = cap.shape[1]
     k_pos = d > 0
     kk = max(int(k_pos.sum()), 1)
     w = np.where(k_pos, 1.0 / kk / np.where(k_pos, d, 1.0), 0.0)
     floor = e - tol
+    k0 = max(int(np.searchsorted(times, s[0], side="right")) - 1, 0)
+    k1 = max(int(np.searchsorted(times, s[-1] + dur, side="left")), k0 + 1)
+    ks = np.maximum(np.searchsorted(times, s, side="right") - 1, 0)
+    k2 = int(np.searchsorted(times, s[0] + dur, side="left"))
+    if bt is None:  # the pool's layout: (nodes, m, segments)
+        chi = bm[:, :, k0 // BLOCK : (k1 - 1) // BLOCK + 1].max(2)[nodes]
+        clo = res[:, :, ks].min(2)[nodes]
+    else:  # block maxima and minima laid out (blocks, nodes, m): contiguous reads
+        chi = bt[k0 // BLOCK : (k1 - 1) // BLOCK + 1].max(0)[nodes]
+        clo = nt[ks[0] // BLOCK : ks[-1] // BLOCK + 1].min(0)[nodes]
+    # every window holds the segments ks[-1] .. k2 - 1; the pool's blocks wholly inside
+    # them give a max over some of them, still a lower bound on every window's maximum
+    j0, j1 = -(-int(ks[-1]) // BLOCK), k2 // BLOCK
+    if j1 > j0:
+        inner = bm[:, :, j0:j1].max(2) if bt is None else bt[j0:j1].max(0)
+        clo = np.maximum(clo, inner[nodes])
+    alo, ahi = cap - chi, cap - clo  # bounds on the amounts a = cap - tm
+    sure = (alo >= floor).all(1)  # eligible at every start
+    never = (ahi < floor).any(1)  # eligible at no start
+    keep = ~(sure | never)
+    if sure.sum() >= rank:
+        for i in range(m):
+            thr = np.partition(alo[sure, i], -rank)[-rank]
+            keep |= sure & (ahi[:, i] >= thr)
+        thr = np.partition(alo[sure] @ w, -rank)[-rank]
+        keep |= sure & (ahi @ w >= thr)
+        low = (np.maximum(np.maximum(alo, -ahi), 0.0)[sure] @ w).max()
+        keep |= sure & (np.maximum(np.abs(alo), np.abs(ahi)) @ w >= low)
+    else:
+        keep |= sure
+    return keep, sure
+
+
+def pruned(ker, times, res, bm, nodes, cap, b, dur, e, d, n, tol, sub, stats, bt=None, nt=None,
+           vectorized=False):  # fmt: skip
+    """The same four arrays from the pruned screen per sub-block of ``sub`` starts."""
+    rank = n + n // 2 + 1
+    pre = None
+    if vectorized:  # every sub-block's bounds at once
+        c0 = time.process_time()
+        pre = bounds_all(times, bt, nt, nodes, cap, b, dur, e, d, n, tol, sub)
+        stats["bounds"] += time.process_time() - c0
     outs = []
     for p in range(0, b.size, sub):
         s = b[p : p + sub]
         c0 = time.process_time()
-        k0 = max(int(np.searchsorted(times, s[0], side="right")) - 1, 0)
-        k1 = max(int(np.searchsorted(times, s[-1] + dur, side="left")), k0 + 1)
-        ks = np.maximum(np.searchsorted(times, s, side="right") - 1, 0)
-        k2 = int(np.searchsorted(times, s[0] + dur, side="left"))
-        if bt is None:  # the pool's layout: (nodes, m, segments)
-            chi = bm[:, :, k0 // BLOCK : (k1 - 1) // BLOCK + 1].max(2)[nodes]
-            clo = res[:, :, ks].min(2)[nodes]
-        else:  # block maxima and minima laid out (blocks, nodes, m): contiguous reads
-            chi = bt[k0 // BLOCK : (k1 - 1) // BLOCK + 1].max(0)[nodes]
-            clo = nt[ks[0] // BLOCK : ks[-1] // BLOCK + 1].min(0)[nodes]
-        # every window holds the segments ks[-1] .. k2 - 1; the pool's blocks wholly inside
-        # them give a max over some of them, still a lower bound on every window's maximum
-        j0, j1 = -(-int(ks[-1]) // BLOCK), k2 // BLOCK
-        if j1 > j0:
-            inner = bm[:, :, j0:j1].max(2) if bt is None else bt[j0:j1].max(0)
-            clo = np.maximum(clo, inner[nodes])
-        alo, ahi = cap - chi, cap - clo  # bounds on the amounts a = cap - tm
-        sure = (alo >= floor).all(1)  # eligible at every start
-        never = (ahi < floor).any(1)  # eligible at no start
-        keep = ~(sure | never)
-        if sure.sum() >= rank:
-            for i in range(m):
-                thr = np.partition(alo[sure, i], -rank)[-rank]
-                keep |= sure & (ahi[:, i] >= thr)
-            thr = np.partition(alo[sure] @ w, -rank)[-rank]
-            keep |= sure & (ahi @ w >= thr)
-            low = (np.maximum(np.maximum(alo, -ahi), 0.0)[sure] @ w).max()
-            keep |= sure & (np.maximum(np.abs(alo), np.abs(ahi)) @ w >= low)
+        if pre is not None:
+            keep, sure = pre[0][p // sub], pre[1][p // sub]
         else:
-            keep |= sure
+            keep, sure = bounds(times, res, bm, bt, nt, nodes, cap, s, dur, e, d, n, tol)
         rows = nodes[keep]
         c1 = time.process_time()
         stats["bounds"] += c1 - c0
@@ -128,6 +191,11 @@ def main(argv=None):
         action="store_true",
         help="bounds from block maxima and minima laid out (blocks, nodes, m)",
     )
+    ap.add_argument(
+        "--vectorized",
+        action="store_true",
+        help="with --block-layout: every sub-block's bounds in one set of NumPy passes",
+    )
     add_quiet(ap)
     args = ap.parse_args(argv)
     ker = kernels("compiled")
@@ -159,7 +227,8 @@ def main(argv=None):
                     if nt.shape != bt.shape:
                         raise AssertionError("block minima and maxima do not line up")
                 t1 = time.process_time()
-                got = pruned(*common, bm, nodes, cap, b, *tail, args.sub, stats, bt, nt)
+                got = pruned(*common, bm, nodes, cap, b, *tail, args.sub, stats, bt, nt,
+                             args.vectorized and args.block_layout)  # fmt: skip
                 t2 = time.process_time()
                 for name, x, y in zip(("code", "elig", "prop", "value"), ref, got):
                     if not np.array_equal(x, y):
