@@ -192,6 +192,13 @@ def main(argv=None):
         help="bounds from block maxima and minima laid out (blocks, nodes, m)",
     )
     ap.add_argument(
+        "--minimums",
+        type=float,
+        default=0.0,
+        help="minimums e_i at this quantile of the matching nodes' capacities (0: the "
+        "requests' own, none); exercises the eligibility bounds and the fallback",
+    )
+    ap.add_argument(
         "--vectorized",
         action="store_true",
         help="with --block-layout: every sub-block's bounds in one set of NumPy passes",
@@ -212,7 +219,10 @@ def main(argv=None):
                 b = pool.candidate_starts(nodes, req.earliest_start, req.latest_start)[9:]
                 times, res, bm = pool._block_maxima()
                 common = (ker, times, res)
-                tail = (req.duration, prob.e, prob.d, n_top, prob.tol)
+                e = prob.e
+                if args.minimums > 0:
+                    e = np.maximum(e, np.quantile(cap, args.minimums, axis=0))
+                tail = (req.duration, e, prob.d, n_top, prob.tol)
                 t0 = time.process_time()
                 ref = full(*common, nodes, cap, b, *tail, args.block)
                 tf = time.process_time()
