@@ -90,37 +90,35 @@ def test_the_pool_keeps_the_best_distinct_values():
     assert ElitePool(2).pair(rng) is None
 
 
-def test_a_timed_search_relinks_and_answers_a_checked_assignment():
-    """With time for it (segments made short, 50 iterations, so that they fit even on a
-    loaded machine), the search runs path-relinking segments; the answer passes the
-    referee and keeps the status rule (stopped at the limit: ``time_limit``; a proof
-    first: ``optimal``)."""
+def test_a_timed_search_relinks_and_answers_a_checked_assignment(monkeypatch):
+    """Asked for (``relink=True``) and with time for it (segments made short, 50
+    iterations, so that they fit even on a loaded machine), the search runs
+    path-relinking segments; the answer passes the referee and keeps the status rule
+    (stopped at the limit: ``time_limit``; a proof first: ``optimal``). Untimed, or not
+    asked for (the default), no segment runs; ``result.params`` records the choice."""
     inst = generate_gap("d", 5, 40, seed=3)
-    s = gap.search
-    old = s._PR_ON, s._PR_MIN, s._PR_PER_ITEM, s._PR_FEWEST
-    s._PR_ON, s._PR_MIN, s._PR_PER_ITEM, s._PR_FEWEST = True, 50, 1, 1
-    try:
-        res = solve_gap(inst, "heuristic", time_limit=1.0, seed=1)
-        untimed = solve_gap(inst, "heuristic", iterations=2000, seed=1)
-    finally:
-        s._PR_ON, s._PR_MIN, s._PR_PER_ITEM, s._PR_FEWEST = old
+    monkeypatch.setattr(gap.search, "_PR_MIN", 50)
+    monkeypatch.setattr(gap.search, "_PR_PER_ITEM", 1)
+    monkeypatch.setattr(gap.search, "_PR_FEWEST", 1)
+    res = solve_gap(inst, "heuristic", time_limit=1.0, seed=1, relink=True)
+    untimed = solve_gap(inst, "heuristic", iterations=2000, seed=1, relink=True)
+    off = solve_gap(inst, "heuristic", time_limit=0.5, seed=1)
     assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    assert res.params["relink"] is True and off.params["relink"] is False
     assert res.status in ("time_limit", "optimal")
     if res.status == "time_limit":  # (a proof may end the search before the relinking)
         assert res.iterations["relink_segments"] > 0
     assert untimed.iterations["relink_segments"] == 0  # untimed: the phases as before
+    assert off.iterations["relink_segments"] == 0  # the default: off
+    assert verify_gap(inst, off.assignment, claimed=off.objective).ok
 
 
-def test_without_the_speed_for_it_no_relinking():
-    """When the measured speed leaves fewer than ``_PR_FEWEST`` segments (the threshold
+def test_without_the_speed_for_it_no_relinking(monkeypatch):
+    """Asked for, when the measured speed leaves fewer than ``_PR_FEWEST`` segments (the threshold
     raised out of reach), no segment runs and the answer is still checked."""
     inst = generate_gap("d", 5, 40, seed=3)
-    old = gap.search._PR_ON, gap.search._PR_FEWEST
-    gap.search._PR_ON, gap.search._PR_FEWEST = True, 10**12
-    try:
-        res = solve_gap(inst, "heuristic", time_limit=0.5, seed=1)
-    finally:
-        gap.search._PR_ON, gap.search._PR_FEWEST = old
+    monkeypatch.setattr(gap.search, "_PR_FEWEST", 10**12)
+    res = solve_gap(inst, "heuristic", time_limit=0.5, seed=1, relink=True)
     assert res.iterations["relink_segments"] == 0
     assert verify_gap(inst, res.assignment, claimed=res.objective).ok
 

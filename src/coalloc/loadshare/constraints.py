@@ -76,6 +76,8 @@ _GAP = {
     "iterations": [Interval(Integral, 0, MAX_ITERATIONS), None],
     "with_bound": [Boolean()],
     "hint": [Boolean()],
+    # path relinking in the timed search (off: measured no gain, bench/loadshare/ISSUE40.md)
+    "relink": [Boolean()],
 }
 
 #: GAP method -> parameter -> constraints.

@@ -25,7 +25,7 @@ One idea per module:
 ``lagrangian``     the two Lagrangian relaxations stepped beside the search
 ``tabu``           the tabu kernel's parameters and its resumable state, named
 ``search``         the anytime search: start, core phase, rounds, early stop
-``relink``         path relinking between elite assignments (off: measured no gain)
+``relink``         path relinking between elite assignments (``relink=True``; off: no gain)
 ``heuristic``      the heuristic method (LP, search, result)
 ``solver``         the integer programme (CP-SAT model, MILP), its check, its thread
 ``exact``          the exact method (heuristic and solver side by side, the better answer)

@@ -150,6 +150,8 @@ class GapCall:
         The parameters the result records.
     t0 : float
         The call's start, a :func:`time.perf_counter` value.
+    relink : bool
+        Path relinking in the search under a time limit (``solve_gap(relink=...)``).
     """
 
     instance: GapInstance
@@ -159,6 +161,7 @@ class GapCall:
     seed: Optional[int]
     params: dict
     t0: float
+    relink: bool = False
 
     def with_params(self, **extra: Any) -> GapCall:
         """The same call, recording ``extra`` parameters too."""

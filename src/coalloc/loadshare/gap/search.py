@@ -61,11 +61,11 @@ _CORE_SHARE, _CORE_PERCENTILE = 0.3, 10.0
 #: (or the start) afresh, the next ones from a point half way (a share drawn in
 #: ``_PR_WALK``) between two of the ``_PR_POOL`` best distinct assignments found; when
 #: the measured speed leaves fewer than ``_PR_FEWEST`` segments, that time goes to the
-#: fresh search as before. Off by default (``_PR_ON``): at equal time (5 s, three seeds,
-#: load 9-13) on Chu-Beasley d10100/d20100 and Yagiura e10100/e20100/e20200 it measured
-#: 0.416 % mean of the median gaps against 0.407 % without it (within the seeds' spread;
+#: fresh search as before. Off by default (``solve_gap(..., relink=False)``, read from
+#: ``call.relink``): at equal time (5 s, three seeds, load 9-13) on Chu-Beasley
+#: d10100/d20100 and Yagiura e10100/e20100/e20200 it measured 0.416 % mean of the
+#: median gaps against 0.407 % without it (within the seeds' spread;
 #: bench/loadshare/ISSUE40.md), and on n >= 400 at that speed it does not fit.
-_PR_ON = False
 _PR_SHARE, _PR_POOL, _PR_MIN, _PR_PER_ITEM, _PR_FEWEST = 0.5, 6, 1000, 5, 4
 _PR_WALK = (0.3, 0.7)
 #: Without the LP, when :meth:`_Search.fallback` gives a feasible incumbent, the tabu
@@ -222,6 +222,7 @@ class _Search:
         self.rate: Optional[float] = None  # tabu iterations per second, the last measured
         self.pool = ElitePool(_PR_POOL)  # the best distinct assignments (search costs)
         self.relinks = 0  # path-relinking segments run
+        self.relink_on = bool(call.relink)  # path relinking asked for (solve_gap's relink)
 
     # the clock
     def now(self) -> float:
@@ -447,7 +448,7 @@ class _Search:
             phases = [(core, _CORE_SHARE, False),
                       (self.cost, _CORE_SHARE + 0.5 * (1.0 - _CORE_SHARE), True),
                       (self.cost, 1.0, False)]  # fmt: skip
-        relinking = _PR_ON and deadline is not None and n > 0 and self.m_all > 1
+        relinking = self.relink_on and deadline is not None and n > 0 and self.m_all > 1
         if relinking and core is None:  # the search, then path relinking or the search on
             phases = [(self.cost, _PR_SHARE, False), (None, 1.0, False)]
         core_done = 0
