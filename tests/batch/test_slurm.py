@@ -251,7 +251,10 @@ def test_the_cli_array_survives_a_killed_caller_and_a_rerun_submits_nothing(loca
     serial, out = tmp_path / "serial.jsonl", tmp_path / "array.jsonl"
     argv = ["ctaap", "solve-batch", *files, "--seed", str(SEED), "--quiet"]
     assert main([*argv, "-o", str(serial), "--jobs", "1"]) == 0
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    # the folder holding the coalloc in use (src/ in a checkout, site-packages for an installed
+    # wheel: CI's src/ has no compiled modules), and the checkout for bench/
+    here = Path(coalloc.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(here), str(ROOT)])}
     cmd = [sys.executable, "-m", "coalloc", *argv, "-o", str(out), "--slurm-array",
            "--max-running", "1", "--resume"]  # fmt: skip
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

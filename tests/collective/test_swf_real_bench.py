@@ -31,7 +31,12 @@ LOG = """; Version: 2.2
 @pytest.fixture
 def bench_module(monkeypatch):
     monkeypatch.syspath_prepend(ROOT)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([os.path.join(ROOT, "src"), ROOT]))
+    # the coalloc in use (src/ in a checkout, site-packages for an installed wheel: CI's src/
+    # has no compiled modules) for the command the bench runs, and the checkout for bench/
+    import coalloc
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(coalloc.__file__)))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([here, ROOT]))
     from bench.collective import swf_real
 
     return swf_real
