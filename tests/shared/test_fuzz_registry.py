@@ -102,3 +102,17 @@ def test_a_registered_family_is_fuzzed_without_editing_the_targets(fuzz):
         targets.t_formats(refused)  # refused naming the file: no Finding
     finally:
         unregister_family("knapsack")
+
+
+def test_a_kilobyte_key_is_refused_in_one_short_line(fuzz):
+    """The CI fuzzer's ``formats`` target drew a collective instance whose pool held a
+    1.5 kB key (a mutation merged a key with the data after it): the refusal printed it whole
+    (2.6 kB, a Finding). Every seed with such a key in each of its objects is refused in one
+    short line now."""
+    targets, make_corpus = fuzz
+    key = "format0, 0, 2.928, 0.755], [" + "0.48, 0.927, " * 120
+    for data in make_corpus.format_seeds().values():
+        doc = json.loads(data[1:])
+        for value in [doc, *(v for v in doc.values() if isinstance(v, dict))]:
+            value[key] = 1
+        targets.t_formats(data[:1] + json.dumps(doc).encode())  # no Finding

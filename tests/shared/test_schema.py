@@ -91,3 +91,18 @@ def test_any_json_value_passes_or_gives_one_instance_error(value):
         check(doc, SCHEMA, "f")
     except InstanceError as exc:
         assert str(exc).startswith("f: ")
+
+
+def test_a_long_unknown_key_is_cut_so_the_message_stays_one_short_line():
+    """A damaged file can hold a key of kilobytes (the CI fuzzer's ``formats`` target drew a
+    1.5 kB one in a collective pool, kept in ``fuzz/corpus/formats``): the message names it
+    cut to ``KEY_SHOWN`` characters, on one line, in the path and in the text."""
+    from coalloc._shared.schema import KEY_SHOWN, Int, Obj, check
+
+    key = "format0, 0, 2.9\n" + "x" * 5000
+    with pytest.raises(ValueError) as info:
+        check({"pool": {key: 1}}, Obj({"pool": (Obj({"n": (Int(), False)}), True)}), "p.json")
+    text = str(info.value)
+    assert "\n" not in text and len(text) < 3 * KEY_SHOWN + 100, text
+    assert text.startswith("p.json: pool[") and "unknown key 'format0, 0, 2.9\\n" in text
+    assert "..." in text

@@ -69,9 +69,29 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
+#: The longest key a message prints whole: a longer one (a damaged file can hold a key of
+#: kilobytes) is cut to this many characters, ``...`` last, so that the message stays one
+#: short line.
+KEY_SHOWN = 60
+
+
+def shown_key(key: Any) -> str:
+    """``key`` as a message prints it: whole up to :data:`KEY_SHOWN` characters, else cut.
+
+    Examples
+    --------
+    >>> shown_key("cores")
+    'cores'
+    >>> len(shown_key("x" * 5000))
+    60
+    """
+    text = str(key)
+    return text if len(text) <= KEY_SHOWN else text[: KEY_SHOWN - 3] + "..."
+
+
 def join_path(path: str, key: Any) -> str:
     r"""``path`` and ``key`` as a field path in a message: ``a.b``, ``a[3]``, or ``a['x\ny']``
-    for a key that would not print on one line.
+    for a key that would not print on one line (a key longer than :data:`KEY_SHOWN` is cut).
 
     Examples
     --------
@@ -82,6 +102,7 @@ def join_path(path: str, key: Any) -> str:
     """
     if isinstance(key, int):
         return f"{path}[{key}]"
+    key = shown_key(key)
     if not str(key).isprintable():  # a newline or control character: quoted, one line
         return f"{path}[{key!r}]"
     return f"{path}.{key}" if path else str(key)
@@ -259,7 +280,8 @@ class Obj(Spec):
             if unknown:
                 raise _Mismatch(
                     join_path(path, unknown[0]),
-                    f"unknown key {unknown[0]!r} (allowed here: {', '.join(self.fields)})",
+                    f"unknown key {shown_key(unknown[0])!r} "
+                    f"(allowed here: {', '.join(self.fields)})",
                 )
         for key, (spec, required) in self.fields.items():
             if key in value:
