@@ -325,7 +325,7 @@ class Result:
     >>> request, offer = coalloc.generators.random_instance(6, 2, seed=0)
     >>> result = coalloc.solve(request, offer, seed=0)
     >>> isinstance(result, coalloc.Result), result.status, result.success
-    (True, 'feasible', True)
+    (True, 'optimal', True)
     >>> result.status in coalloc.STATUSES, "timings" in result.to_dict()
     (True, True)
 

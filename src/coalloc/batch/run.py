@@ -568,9 +568,9 @@ def solve_many_iter(
     >>> batch = [coalloc.generators.random_instance(6, 2, seed=s) for s in range(3)]
     >>> for result in coalloc.solve_many_iter(batch, n_jobs=1, seed=0):
     ...     print(result.n_allocated, result.status)
-    2 feasible
-    1 feasible
-    6 feasible
+    2 optimal
+    1 optimal
+    6 optimal
     """
     batch = _BatchOptions(family=family, n_jobs=n_jobs, executor=executor, seed=seed,
                           chunksize=chunksize, max_in_flight=max_in_flight, on_error=on_error,

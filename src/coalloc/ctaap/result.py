@@ -69,7 +69,7 @@ class SolveResult(Result):
     >>> offer = ct.Offer({"cpu": [25, 40]}, capacity=[1, 2], bandwidth=[[4, 3], [3, 6]])
     >>> result = ct.solve(request, offer, method="ctaap", seed=0)
     >>> result.assignment.tolist(), result.n_allocated, result.status, result.method
-    ([-1, 1, 1], 2, 'feasible', 'ctaap')
+    ([-1, 1, 1], 2, 'optimal', 'ctaap')
     >>> result.success, "total" in result.timings
     (True, True)
     """

@@ -51,7 +51,7 @@ def bound_witness(tasks: TaskGraph, resources: ResourceGraph) -> Dict[str, Any]:
     >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
     >>> w = bound_witness(tasks, res)
     >>> w["kind"], w["value"]
-    ('spread', 0.5625)
+    ('stars', 0.599853515625)
     """
     w = tasks.node_weight.astype(np.float64)
     cap = resources.capacity[resources.processors].astype(np.float64)
@@ -128,7 +128,7 @@ def explain_result(tasks: TaskGraph, resources: ResourceGraph, result: Any) -> D
     >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
     >>> out = explain_result(tasks, res, tm.solve(tasks, res, seed=0))
     >>> out["bottleneck"]["kind"], out["bound"]["kind"]
-    ('node', 'spread')
+    ('node', 'stars')
     """
     mapping = getattr(result, "mapping", None)
     if mapping is None:

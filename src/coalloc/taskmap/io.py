@@ -449,7 +449,7 @@ def named_mapping(tasks: TaskGraph, resources: ResourceGraph, mapping: Any) -> d
     >>> net.add_edges_from([("sw", "a"), ("sw", "b")], bandwidth=50.0)
     >>> tasks, res = tm.TaskGraph.from_networkx(app), tm.ResourceGraph.from_networkx(net)
     >>> tm.named_mapping(tasks, res, tm.solve(tasks, res, seed=0))
-    {'read': 'a', 'work': 'b', 'write': 'b'}
+    {'read': 'b', 'work': 'b', 'write': 'a'}
     """
     m = getattr(mapping, "mapping", mapping)
     m = check_mapping(tasks, resources, m)
