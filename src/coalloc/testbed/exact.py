@@ -15,6 +15,7 @@ then found by :func:`.routing.route`, on the trunks the model chose.
 
 from __future__ import annotations
 
+import gc
 import math
 import sys
 import time
@@ -35,12 +36,25 @@ __all__ = ["exact_core", "exact_mapping"]
 CPSAT_IMPORT_SECONDS = 1.0
 
 
-#: The objective's hand-over to CP-SAT (one WeightedSum call and ``Minimize``'s pass over
-#: its terms, neither of which can look at the clock) costs about this share of the time the
-#: model's constraints took to build (0.3-0.4 s of 8 s for 800 nodes onto 2,000 PCs under
-#: load): with less time left once they are built, the model is not finished -- the hand-over
-#: alone would end past the deadline, and CP-SAT could not start (issue 36: +0.13-0.45 s).
+#: With less time left, once the constraints are built, than this share of the time they
+#: took, the model is not finished (status time_limit, no mapping, at once): neither the
+#: objective nor CP-SAT's start would fit in it (0.3-0.4 s of 8 s for 800 nodes onto 2,000
+#: PCs under load, when the objective went through one WeightedSum and ``Minimize``; it is
+#: now written into the proto a slice at a time, with looks at the clock between: issue 36).
 OBJECTIVE_SHARE = 0.1
+
+
+#: The long rows (a trunk group's or a trunk's bandwidth, the objective) are written into
+#: the model's proto (``CpModel.Proto()``) this many terms at a time, with a look at the
+#: clock between two slices; one ``WeightedSum`` of a group's terms or ``Minimize``'s pass
+#: over 16,000 objective terms could not look at it (25-90 ms each under load, issue 36).
+PROTO_SLICE = 2048
+
+#: Write the long rows and the objective into the proto (True), or through CP-SAT's own
+#: ``Add``/``Minimize`` (False: the same model, built the slow way; a test compares them).
+_DIRECT = True
+
+_INT64_MIN = -(2**63)
 
 
 class _OutOfTime(Exception):
@@ -156,6 +170,63 @@ def _weighted(cp, terms):
     """``sum(coef x var)`` of ``(var, coef)`` pairs as one CP-SAT expression (built at once:
     Python's ``sum`` of 16,000 products took a good part of a second)."""
     return cp.LinearExpr.WeightedSum([v for v, _ in terms], [c for _, c in terms])
+
+
+def _flat(terms, clock) -> tuple:
+    """``(indices, coefficients)`` of ``(var, coef)`` pairs as CP-SAT's own flattening of a
+    ``WeightedSum`` writes them: one entry per variable (its coefficients summed), zeros
+    dropped, by variable index; the clock is looked at every ``PROTO_SLICE`` terms."""
+    acc: dict = {}
+    get = acc.get
+    for k, (var, c) in enumerate(terms):
+        if not k % PROTO_SLICE:
+            clock()
+        i = var.Index()
+        acc[i] = get(i, 0) + int(c)
+    index = sorted(i for i, c in acc.items() if c)
+    clock()
+    return index, [acc[i] for i in index]
+
+
+def _put(field, index: list, coeffs: list, clock) -> None:
+    """Append ``index``/``coeffs`` to a proto's ``vars``/``coeffs``, a slice at a time."""
+    for k in range(0, len(index), PROTO_SLICE):
+        field.vars.extend(index[k : k + PROTO_SLICE])
+        field.coeffs.extend(coeffs[k : k + PROTO_SLICE])
+        clock()
+
+
+def _at_most(cp, m, terms, ub: int, clock) -> None:
+    """``sum(coef x var) <= ub``: the row ``m.Add(_weighted(cp, terms) <= ub)`` adds,
+    written into the proto in slices (``_DIRECT``)."""
+    if not _DIRECT:
+        m.Add(_weighted(cp, terms) <= ub)
+        return
+    index, coeffs = _flat(terms, clock)
+    lin = m.Proto().constraints.add().linear
+    _put(lin, index, coeffs, clock)
+    lin.domain.extend((_INT64_MIN, int(ub)))
+
+
+def _minimize(cp, m, terms, clock) -> None:
+    """The objective ``m.Minimize(_weighted(cp, terms) if terms else 0)`` sets, written
+    into the proto in slices (``_DIRECT``)."""
+    if not _DIRECT:
+        m.Minimize(_weighted(cp, terms) if terms else 0)
+        return
+    index, coeffs = _flat(terms, clock)
+    m.ClearObjective()
+    obj = m.Proto().objective
+    _put(obj, index, coeffs, clock)
+    obj.scaling_factor = 1.0
+
+
+def _exactly_one(m, literals: list) -> None:
+    """``m.AddExactlyOne(literals)``'s row, written into the proto (``_DIRECT``)."""
+    if not _DIRECT:
+        m.AddExactlyOne(literals)
+        return
+    m.Proto().constraints.add().exactly_one.literals.extend([lit.Index() for lit in literals])
 
 
 def _whole_node_classes(pr: Problem) -> set:
@@ -292,7 +363,8 @@ def _interfaces(m: Any, pr: Problem, present: list) -> dict:
     return count
 
 
-def _lonely_hosts(m: Any, pr: Problem, x: dict, present: Optional[list] = None) -> int:
+def _lonely_hosts(m: Any, pr: Problem, x: dict, present: Optional[list] = None,
+                  clock: Any = None) -> int:
     """A host wired only to other hosts (no switch interface) reaches nothing but its direct
     peers: a link with one end there has its other end on a peer (or on the same host when
     the link may be trivial). Returns the rows added. With ``present``
@@ -309,6 +381,8 @@ def _lonely_hosts(m: Any, pr: Problem, x: dict, present: Optional[list] = None) 
         (lk.b if lk.a == pr.pnames[p] else lk.a) in sidx
         for lk in pr.ptop.interfaces(pr.pnames[p]))}  # fmt: skip
     for e in range(len(pr.la)):
+        if clock is not None:
+            clock()
         u, w = int(pr.la[e]), int(pr.lb[e])
         for s, t in ((u, w), (w, u)):
             for p in lonely:
@@ -326,11 +400,13 @@ def _lonely_hosts(m: Any, pr: Problem, x: dict, present: Optional[list] = None) 
     return rows
 
 
-def _trunk_model(cp: Any, m: Any, pr: Problem, x: dict, agg: dict, clock: Any) -> tuple:
+def _trunk_model(cp: Any, m: Any, pr: Problem, x: dict, agg: dict, clock: Any,
+                 keep: Optional[list] = None) -> tuple:
     """The trunks: each virtual node's switch (``z``), each link's pair of switches (``w``)
     and the trunks of its path, the groups' capacities, and each link packed into ONE trunk
     of every group it crosses. Returns ``(objective terms, trunk plan variables, rows
-    added)``."""
+    added)``. Its own containers of variables go to ``keep`` (freed by the caller in the
+    background: 10-20 ms of freeing as it returned, after its last look at the clock)."""
     nv, ns = pr.nv, len(pr.switches)
     rows = 0
     obj = []
@@ -349,6 +425,7 @@ def _trunk_model(cp: Any, m: Any, pr: Problem, x: dict, agg: dict, clock: Any) -
             clock()
             per_s = per_vs.get(v, {})
             for s, lst in per_s.items():
+                clock()
                 z[v, s] = m.NewBoolVar(f"z{v}_{s}")
                 m.Add(z[v, s] == sum(lst))
                 rows += 1
@@ -381,6 +458,7 @@ def _trunk_model(cp: Any, m: Any, pr: Problem, x: dict, agg: dict, clock: Any) -
                 for t in range(ns):
                     if t == s or (b, t) not in z:
                         continue
+                    clock()  # (a link has up to ns x (ns - 1) pairs: 10-100 ms under load)
                     hops = pr.path_of(s, t)
                     w = m.NewBoolVar(f"w{e}_{s}_{t}")
                     m.Add(w >= z[a, s] + z[b, t] - 1)
@@ -399,13 +477,15 @@ def _trunk_model(cp: Any, m: Any, pr: Problem, x: dict, agg: dict, clock: Any) -
         for g, terms in load.items():
             if terms:
                 clock()
-                m.Add(_weighted(cp, terms) <= down(pr.tcap[g]))
+                _at_most(cp, m, terms, down(pr.tcap[g]), clock)
                 rows += 1
         # Each link takes ONE trunk of every group it crosses (as the router routes it), so
         # the parallel trunks of a group are packed one by one: a group's total free
         # bandwidth is not enough (two 2 Gb/s trunks with 0.5 Gb/s in use each do not carry
         # three 1 Gb/s links).
         per_trunk: dict = {}
+        if keep is not None:
+            keep += [z, per_vs, load, cross, per_trunk]
         for (e, g), ws in cross.items():
             clock()
             names = [n for n in pr.tlinks[g] if not pr.ltype[e] or pr.ltype[e] in
@@ -414,6 +494,7 @@ def _trunk_model(cp: Any, m: Any, pr: Problem, x: dict, agg: dict, clock: Any) -
                 continue  # the group's constraint is the trunk's
             use = []
             for n in names:
+                clock()
                 u = m.NewBoolVar(f"u{e}_{n}")
                 plan[e, g, n] = u
                 use.append(u)
@@ -423,15 +504,44 @@ def _trunk_model(cp: Any, m: Any, pr: Problem, x: dict, agg: dict, clock: Any) -
         for n, terms in per_trunk.items():
             free = pr.ptop.links[n].bw - pr.trunk_used.get(n, 0.0)
             clock()
-            m.Add(_weighted(cp, terms) <= down(free))
+            _at_most(cp, m, terms, down(free), clock)
             rows += 1
     return obj, plan, rows
 
 
 def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list, core: bool = False):
-    deadline = None if time_limit is None else t0 + float(time_limit)
+    """Build the model (the cyclic collector paused under a time limit) and solve it.
 
-    def clock() -> None:  # between two pieces of the model (each well under a second)
+    The build allocates some 100,000 containers and variable wrappers; with the collector
+    on, they set off its older generations inside the build, where no look at the clock
+    can interrupt them (one full collection took 176 ms, another 96 + 209 ms, of a 1-1.9 s
+    build of 800 nodes onto 2,000 PCs at a load of 5: issue 36). Under a time limit the
+    collector is paused while the model is built and turned back on just before the solver
+    starts, after one collection of the youngest generation (13-21 ms: the build's objects,
+    looked at once), a piece the clock then judges; on any other way out (the limit ran
+    out, an error) it is turned back on as the call ends. Nothing changes without a limit,
+    or when the collector was off already (it is never turned on here).
+    """
+    deadline = None if time_limit is None else t0 + float(time_limit)
+    paused = [deadline is not None and gc.isenabled()]
+
+    def resume() -> None:
+        if paused[0]:
+            paused[0] = False
+            gc.enable()
+            gc.collect(0)
+
+    if paused[0]:
+        gc.disable()
+    try:
+        return _model_and_solve(pr, time_limit, threads, seed, deadline, t0, keep, core, resume)
+    finally:
+        resume()
+
+
+def _model_and_solve(pr: Problem, time_limit, threads, seed, deadline, t0, keep: list,
+                     core: bool, resume: Any):  # fmt: skip
+    def clock() -> None:  # between two variables, two rows, two slices of a long row
         if deadline is not None and time.perf_counter() > deadline:
             raise _OutOfTime
 
@@ -460,6 +570,7 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list, core:
         clock()
         opts = []
         for c in pr.cand[v]:
+            clock()  # (between two variables: a new_bool_var took 40-120 us under load)
             if c in whole and pr.fixed[v] < 0:
                 p = int(pr.members[c][0])  # (the members are alike: one stands for all)
                 if _fits_alone(pr, v, c, p, links=not core):
@@ -472,12 +583,13 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list, core:
                 p = int(p)
                 if pr.fixed[v] >= 0 and pr.fixed[v] != p:
                     continue
+                clock()
                 x[v, p] = m.NewBoolVar(f"x{v}_{p}")
                 opts.append(x[v, p])
         if core:  # one host, or absent (then nothing of v is placed)
-            m.AddExactlyOne(opts + [present[v].Not()])
+            _exactly_one(m, opts + [present[v].Not()])
         else:
-            m.AddExactlyOne(opts)
+            _exactly_one(m, opts)
         rows += 1
     per_c: dict = {}
     for (_v, c), var in agg.items():
@@ -489,10 +601,11 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list, core:
     y, host_rows = _host_rules(m, pr, x, clock, iface if core else None)
     keep.append(y)
     rows += host_rows
-    rows += _lonely_hosts(m, pr, x, present if core else None)
+    rows += _lonely_hosts(m, pr, x, present if core else None, clock)
     # set-type-limit as Emulab counts it: a used node (acting as any type: sum of its y, at
     # most one) adds its slots of every type it lists (pr.tweight) to that type's count
     for t, lim in enumerate(pr.tlimit):
+        clock()
         if lim >= 0:
             terms = [(var, int(round(pr.tweight[p, t] * 1000))) for (p, tt), var in y.items()
                      if pr.tweight[p, t] > 0]  # fmt: skip
@@ -504,21 +617,26 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list, core:
             if terms and sum(w for _, w in terms) > int(lim) * 1000:
                 m.Add(sum(w * var for var, w in terms) <= int(lim) * 1000)
                 rows += 1
-    obj, plan, trunk_rows = _trunk_model(cp, m, pr, x, agg, clock)
+    obj, plan, trunk_rows = _trunk_model(cp, m, pr, x, agg, clock, keep)
     keep += [obj, plan]
     rows += trunk_rows
     clock()
     if core:
+        resume()  # (the collector back on, before the solver starts)
+        clock()
         return _core(cp, m, present, deadline, seed)
-    if deadline is not None:  # the unpolled hand-over of the objective (OBJECTIVE_SHARE)
+    if deadline is not None:  # the objective's hand-over (OBJECTIVE_SHARE)
         now = time.perf_counter()
         if deadline - now < OBJECTIVE_SHARE * (now - t_build):
             raise _OutOfTime
-    m.Minimize(_weighted(cp, obj) if obj else 0)
+    _minimize(cp, m, obj, clock)  # (polled: written a slice at a time)
+    clock()
     keys = list(plan)
     nkeys = list(agg)
     variables = list(x.values()) + [agg[k] for k in nkeys] + [plan[k] for k in keys]
     keep.append(variables)
+    resume()  # (the collector back on, before the solver starts)
+    clock()
     out = run_cpsat(cp, m, variables,
                     rows=rows, time_limit=time_limit, threads=threads, seed=seed,
                     started=t0)  # fmt: skip
