@@ -211,17 +211,43 @@ class CollectiveProblem:
 Problem = CollectiveProblem
 
 
-def decrease_starts(pool: ResourcePool, nodes: np.ndarray, lo: float, hi: float) -> np.ndarray:
+#: :func:`decrease_starts` reads the reserved amounts of this many nodes at a time (a copy of
+#: their window only), with a look at the deadline between two blocks; it stops early once
+#: every breakpoint of the window is a start.
+DECREASE_BLOCK = 128
+
+
+def decrease_starts(pool: ResourcePool, nodes: np.ndarray, lo: float, hi: float,
+                    deadline: Optional[float] = None) -> np.ndarray:  # fmt: skip
     """``lo`` and the breakpoints in ``(lo, hi]`` where a reserved amount of ``nodes`` falls
-    (where availability increases): the only possible earliest starts (Phase III)."""
+    (where availability increases): the only possible earliest starts (Phase III).
+
+    The reserved amounts are read ``DECREASE_BLOCK`` nodes at a time, over the window's
+    breakpoints only (no copy of the whole ``reserved[nodes]``: 17 MB for 2,554 of 3,000
+    nodes, 15-40 ms under load, before a limit's first look at its deadline: issue 36),
+    and the pass ends once every breakpoint of the window is a start. With ``deadline`` (a
+    ``time.perf_counter()`` instant) the pass looks at it between two blocks; stopped
+    there, every breakpoint of the window is returned (the starts not ruled out yet: a
+    superset of the full pass's, each still a possible start) and the caller, looking at
+    its deadline before its first start, reports them undecided.
+    """
     times, res = pool.times, pool.reserved
-    out = [float(lo)]
+    lo, hi = float(lo), float(hi)
+    out = [lo]
     if nodes.size and times.shape[0] > 1:
-        sub = res[nodes]
-        drop = np.any(sub[:, :, 1:] < sub[:, :, :-1], axis=(0, 1))
-        k = np.flatnonzero(drop) + 1
-        t = times[k]
-        out.extend(t[(t > lo) & (t <= hi)].tolist())
+        k0 = max(int(np.searchsorted(times, lo, side="right")), 1)  # first k with t_k > lo
+        k1 = int(np.searchsorted(times, hi, side="right"))  # t_k <= hi for k < k1
+        if k1 > k0:
+            drop = np.zeros(k1 - k0, dtype=bool)
+            for b in range(0, nodes.size, DECREASE_BLOCK):
+                if deadline is not None and time.perf_counter() >= deadline:
+                    drop[:] = True
+                    break
+                sub = res[nodes[b : b + DECREASE_BLOCK], :, k0 - 1 : k1]
+                drop |= np.any(sub[:, :, 1:] < sub[:, :, :-1], axis=(0, 1))
+                if drop.all():
+                    break
+            out.extend(times[k0:k1][drop].tolist())
     return np.array(sorted(set(out)), dtype=np.float64)
 
 

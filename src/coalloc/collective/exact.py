@@ -146,7 +146,8 @@ def exact(
         }
         return rejected(prob, CallReport("exact", seed, params, clock.done(), counters), reason,
                         proven=True)  # fmt: skip
-    starts = decrease_starts(pool, nodes, request.earliest_start, request.latest_start)
+    starts = decrease_starts(pool, nodes, request.earliest_start, request.latest_start,
+                             deadline)  # (polled: issue 36)  # fmt: skip
     ref = _TWIN
     cap = pool.capacity[nodes]
     sub = None  # pool.reserved[nodes], copied after the first look at the deadline (issue 36:
