@@ -1,0 +1,78 @@
+"""The bound ``solve(..., bound=True)`` adds after a heuristic stops at the time limit too.
+
+Issue 36: on a 1,000-task Fig. 2 instance in a fresh process, the default's search ended at
+its 0.5 s limit and the bound then ran 0.23 s more (the flow bound's tightened capacities
+polled ``interrupt.check()`` but no scope set a deadline). Judged by what ran and what the
+result says, never by the clock: the bound is not started past the limit, and a bound
+that polls is stopped by the limit's scope; a stopped bound is no bound.
+"""
+
+from __future__ import annotations
+
+import time
+
+import coalloc.ctaap as ct
+from coalloc._shared import interrupt
+from coalloc.ctaap import solvers
+
+
+def _instance():
+    return ct.generators.fig2(2, n_tasks=30, seed=1)
+
+
+def _greedy_that_ends_past(limit_passes: bool, monkeypatch) -> None:
+    real = solvers.METHODS["greedy"]
+
+    def greedy(request, offer, *, seed=0, time_limit=None, **kw):
+        t0 = time.perf_counter()
+        result = real(request, offer, seed=seed, time_limit=time_limit, **kw)
+        while limit_passes and time.perf_counter() <= t0 + time_limit:
+            pass  # (the search used its whole budget)
+        return result
+
+    monkeypatch.setitem(solvers.METHODS, "greedy", greedy)
+
+
+def test_no_bound_is_started_once_the_limit_has_passed(monkeypatch):
+    calls = []
+    monkeypatch.setattr(solvers, "best_bound", lambda *a, **k: calls.append(k) or {"bound": 0})
+    _greedy_that_ends_past(True, monkeypatch)
+    request, offer = _instance()
+    r = solvers.solve(request, offer, "greedy", time_limit=0.01)
+    assert calls == []
+    assert r.bound is None and r.params["bound"] == "stopped by the time limit"
+    assert r.has_solution and ct.verify(request, offer, r.assignment).feasible
+
+
+def test_a_polling_bound_is_stopped_by_the_limits_scope(monkeypatch):
+    polls = []
+
+    def slow_bound(request, offer, *, effort, stop_at=None, at_least=0):
+        end = stop_at + 30.0  # (a bound that only polls: it would end 30 s past the limit)
+        while time.perf_counter() < end:
+            interrupt.check()
+            polls.append(1)
+        return {"bound": 10**6}
+
+    monkeypatch.setattr(solvers, "best_bound", slow_bound)
+    _greedy_that_ends_past(False, monkeypatch)
+    request, offer = _instance()
+    r = solvers.solve(request, offer, "greedy", time_limit=0.3)
+    assert polls  # it started (the limit had not passed), then was stopped
+    assert r.bound is None and r.params["bound"] == "stopped by the time limit"
+    assert interrupt.current() is None  # (no scope left behind)
+
+
+def test_without_a_limit_the_bound_is_computed_unscoped(monkeypatch):
+    seen = []
+    real = solvers.best_bound
+
+    def spy(*a, **k):
+        seen.append((k.get("stop_at"), interrupt.current()))
+        return real(*a, **k)
+
+    monkeypatch.setattr(solvers, "best_bound", spy)
+    request, offer = _instance()
+    r = solvers.solve(request, offer, "greedy")
+    assert seen == [(None, None)]
+    assert r.bound is not None and r.bound >= r.n_allocated
