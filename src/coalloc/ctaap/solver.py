@@ -302,6 +302,10 @@ def solve_ctaap(
     t_search = time.perf_counter()
     search_stats = {}
     if params["local_search"] > 0:
+        # the kernel first builds its instance and runs a first descent (about 90 ms on
+        # 1,000 tasks under load) before its first poll: a deadline already passed stops
+        # the call here, not that much later (issue 36)
+        interrupt.check()
         search_stats = kernels.improve(
             request, offer, compat, assign, int(params["local_search"]),
             kernel_seed(rng, bits=63), weights,
