@@ -106,3 +106,41 @@ def test_the_local_search_is_not_started_past_the_deadline(monkeypatch):
     assert searched == []
     assert r.status == "time_limit" and r.has_solution
     assert ct.verify(request, offer, r.assignment).feasible
+
+
+def _search_inputs():
+    """A 60-task Fig. 2 pair and an empty allocation: the first descent has moves to make."""
+    import numpy as np
+
+    from coalloc.ctaap.model import compatibility
+    from coalloc.ctaap.solver import _links
+
+    request, offer = ct.generators.fig2(2, n_tasks=60, seed=3)
+    compat = compatibility(request, offer)
+    args = (*_links(request), offer.bandwidth, compat.view(np.uint8), offer.capacity)
+    return args, np.full(request.n, -1, dtype=np.int64)
+
+
+def test_the_compiled_local_search_polls_inside_its_first_descent():
+    """With no iteration to run (max_iters 0) the kernel's only work is its first descent:
+    a passed deadline now stops it there (it polled only between iterations, so it ran to
+    the end and returned); the twin, which looks before each move, stops alike. Without a
+    deadline both make the same moves."""
+    import numpy as np
+    import pytest
+
+    from coalloc.ctaap._localsearch import improve
+    from coalloc.ctaap._reference.localsearch import improve_reference
+
+    args, empty = _search_inputs()
+    free = [empty.copy(), empty.copy()]
+    c_kernel = improve(*args, free[0], 0, 7, None, deadline=None)
+    c_twin = improve_reference(*args, free[1], 0, 7, None)
+    assert c_kernel["insertions"] > 0 and np.array_equal(free[0], free[1])
+    assert c_kernel["insertions"] == c_twin["insertions"]
+    for search in (improve, improve_reference):
+        assign = empty.copy()
+        with pytest.raises(interrupt.DeadlinePassed):
+            with interrupt.until(time.perf_counter() - 1.0):
+                search(*args, assign, 0, 7, None, deadline=interrupt.kernel_deadline())
+        assert (assign < 0).all()  # (stopped: the allocation it was given, untouched)
