@@ -144,3 +144,24 @@ def test_the_compiled_local_search_polls_inside_its_first_descent():
             with interrupt.until(time.perf_counter() - 1.0):
                 search(*args, assign, 0, 7, None, deadline=interrupt.kernel_deadline())
         assert (assign < 0).all()  # (stopped: the allocation it was given, untouched)
+
+
+def test_the_compiled_local_search_polls_in_its_set_up():
+    """The set-up (the instance's links, then the allocation's placement: ~90 ms on a dense
+    1,000-task request under load) looks at the deadline before the allocation is even
+    read: with a passed deadline the kernel stops there, before it would refuse the
+    infeasible allocation it was given (it refused it first, the set-up polling nothing)."""
+    import numpy as np
+    import pytest
+
+    from coalloc.ctaap._localsearch import improve
+
+    args, empty = _search_inputs()
+    allowed = args[7]
+    bad = empty.copy()
+    bad[0] = int(np.flatnonzero(allowed[0] == 0)[0])  # task 0 where it may not go
+    with pytest.raises(ValueError, match="infeasible"):
+        improve(*args, bad.copy(), 10, 7, None, deadline=None)
+    with pytest.raises(interrupt.DeadlinePassed):
+        with interrupt.until(time.perf_counter() - 1.0):
+            improve(*args, bad.copy(), 10, 7, None, deadline=interrupt.kernel_deadline())

@@ -125,8 +125,11 @@ PYBIND11_MODULE(_localsearch, mod) {
             ls::Counters C;
             {
                 py::gil_scoped_release release;
-                const ls::Instance inst = ls::build_instance(a.raw);
-                ls::Search s(inst, out);
+                // the set-up looks at the deadline too (every 16 rows or tasks), not only
+                // the search (issue 36)
+                coalloc::Poll setup(dl, 16);
+                const ls::Instance inst = ls::build_instance(a.raw, &setup);
+                ls::Search s(inst, out, &setup);
                 C = s.run(max_iters, seed, self_check, dl);
                 const auto& res = s.assignment();
                 std::copy(res.begin(), res.end(), out);

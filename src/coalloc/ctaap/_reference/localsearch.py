@@ -486,7 +486,9 @@ def improve_reference(
     n, m = allowed.shape
     prio = np.zeros((n, m)) if priority is None else np.array(priority, dtype=np.float64)
     prio[np.isnan(prio)] = -np.inf
+    interrupt.check_kernel(deadline)  # the kernel's set-up polls (twin: after it)
     st = _Search(conflict, allowed, capacity, prio, start, int(seed) & (2**64 - 1))
+    interrupt.check_kernel(deadline)
     counters = dict.fromkeys(
         ["insertions", "swaps_1_2", "plateau_moves", "perturbations", "iterations",
          "accepted"], 0,

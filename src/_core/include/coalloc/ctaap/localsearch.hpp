@@ -277,7 +277,9 @@ class ThresholdBits {
 
 // Builds the instance; throws InvalidInput (ValueError) on malformed input (including a
 // transpose that does not match the matrix).
-inline Instance build_instance(const RawInput& in) {
+// poll: ticked once per row of its long loops (a dense 1,000-task request's ~1e6 links took
+// ~90 ms under load before the search's first look at the clock: issue 36); none: none.
+inline Instance build_instance(const RawInput& in, Poll* poll = nullptr) {
     using detail::fail;
     Instance I;
     const i64 n = in.n, m = in.m;
@@ -320,7 +322,8 @@ inline Instance build_instance(const RawInput& in) {
     {
         std::vector<i64> cur(T.indptr, T.indptr + n);
         bool same = true, exact = true;
-        for (i64 r = 0; r < n && same; ++r)
+        for (i64 r = 0; r < n && same; ++r) {
+            if (poll) poll->tick();
             for (i64 e = fp[r]; e < fp[r + 1]; ++e) {
                 const i64 c = fi[e];
                 const i64 q = cur[c]++;
@@ -337,6 +340,7 @@ inline Instance build_instance(const RawInput& in) {
                     }
                 }
             }
+        }
         for (i64 c = 0; c < n && same; ++c) same = cur[c] == T.end(c);
         if (!same)
             fail("(t_indptr, t_indices, t_data) is not the transpose of (indptr, indices, data)");
@@ -405,6 +409,7 @@ inline Instance build_instance(const RawInput& in) {
         I.nb.push_back(x);
     };
     for (i64 r = 0; r < n; ++r) {
+        if (poll) poll->tick();
         i64 x = fp[r], xe = fp[r + 1], y = gp[r], ye = gp[r + 1];
         while (x < xe || y < ye) {
             if (y >= ye || (x < xe && fi[x] < gi[y])) {
@@ -423,9 +428,11 @@ inline Instance build_instance(const RawInput& in) {
     }
     if (n <= Instance::kDenseN) {
         I.eidx.assign(n * n, -1);
-        for (i64 k = 0; k < n; ++k)
+        for (i64 k = 0; k < n; ++k) {
+            if (poll) poll->tick();
             for (i64 e = I.ptr[k]; e < I.ptr[k + 1]; ++e)
                 I.eidx[k * n + I.nb[e]] = static_cast<std::int32_t>(e);
+        }
     }
     return I;
 }
@@ -447,7 +454,9 @@ class Search {
    public:
     // Builds the state around a feasible allocation; throws InvalidInput (ValueError) if it is
     // not one.
-    Search(const Instance& inst, const i64* assign0) : I_(inst), n_(inst.n), m_(inst.m) {
+    // poll: ticked once per task placed (as build_instance's); none: no look at the clock.
+    Search(const Instance& inst, const i64* assign0, Poll* poll = nullptr)
+        : I_(inst), n_(inst.n), m_(inst.m) {
         const i64 nm = n_ * m_;
         if (n_ >= (i64{1} << 31)) detail::fail("at most 2**31 - 1 tasks");  // tw_ fields
         assign_.assign(n_, -1);
@@ -488,6 +497,7 @@ class Search {
         for (i64 k = 0; k < n_; ++k) {
             const i64 j = assign0[k];
             if (j < 0) continue;
+            if (poll) poll->tick();
             if (!I_.allowed[k * m_ + j])
                 detail::fail("assign is infeasible: task " + std::to_string(k) +
                              " may not go to cluster " + std::to_string(j));
