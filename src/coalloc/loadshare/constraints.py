@@ -83,9 +83,15 @@ _GAP = {
 #: GAP method -> parameter -> constraints.
 GAP_PARAMS = {"heuristic": _GAP, "exact": _GAP}
 
-#: Public functions that are no method but take parameters (the explainers): function ->
-#: its table (checked by their ``@checked``).
+#: Public functions that are no method but take parameters (the explainers, DMCF's two
+#: first steps): function (its path below ``coalloc.loadshare``) -> its table (checked by
+#: their ``@checked``).
 FUNCTIONS = {
     "explain_gap": {"time_limit": EXPLAIN_TIME},
     "explain_share": {"time_limit": EXPLAIN_TIME},
+    "initial_coalitions": {
+        "coalition_size": [Interval(Integral, 1, None, closed="left")],
+        "how": [Options(_INITS)],
+    },
+    "dmcf.job_order": {"phase2": [Options(_PHASE2)]},
 }
