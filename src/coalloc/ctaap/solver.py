@@ -19,7 +19,8 @@ paper describes); the benchmarks compare the two.
 from __future__ import annotations
 
 import time
-from typing import Optional, Tuple, Union
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
@@ -236,7 +237,7 @@ def solve_ctaap(
     t_start = time.perf_counter()
     n, m = request.n, offer.m
     compat = compatibility(request, offer)
-    B, BT = request.bandwidth, request.bandwidth_transpose
+    links = (request.bandwidth, request.bandwidth_transpose)  # B and B.T (built once)
     bhat = offer.bandwidth
     symmetric = request.symmetric and np.array_equal(bhat, bhat.T)
     # The deadline between the unpolled set-up steps (a new request's transpose, the edge
@@ -246,25 +247,13 @@ def solve_ctaap(
     # Step 1: graduated assignment.
     rng = np.random.default_rng(seed := resolve_seed(seed))
     X = 1.0 + params["init_noise"] * rng.random((n + 1, m + 1))
-    rank, order = kernels.edge_ranks(B.indptr, B.indices, B.data, bhat)
-    if symmetric:
-        t_rank, t_order = rank, order
-    else:
-        interrupt.check()
-        t_rank, t_order = kernels.edge_ranks(
-            BT.indptr, BT.indices, BT.data, np.ascontiguousarray(bhat.T)
-        )
-    interrupt.check()
     plan = {  # the step-1 kernel's scalars (coalloc/ctaap/softassign_plan.h)
         "symmetric": bool(symmetric), "f_ok": f_ok, "f_bad": f_bad, "q_scale": scale,
         "beta0": params["beta0"], "beta_f": params["beta_f"], "beta_r": params["beta_r"],
         "max_outer": int(max_outer), "max_inner": int(max_inner),
         "tol_outer": params["tol_outer"], "tol_inner": params["tol_inner"],
     }  # fmt: skip
-    beta_steps, q_evals, sinkhorn_iters = kernels.graduated_assignment(
-        B.indptr, B.indices, rank, order, BT.indptr, BT.indices, t_rank, t_order,
-        compat.view(np.uint8), offer.capacity, X, plan,
-    )  # fmt: skip
+    beta_steps, q_evals, sinkhorn_iters = _graduated(links, offer, compat, kernels, X, plan)
     weights = np.ascontiguousarray(X[:n, :m])
     t_step1 = time.perf_counter()
 
@@ -272,24 +261,8 @@ def solve_ctaap(
     assign, n_removals, stats, t2, t3 = kernels.match_and_clean(
         request, offer, weights, compat, params["matching"] == "cardinality"
     )
-
-    def offer_so_far(phase: str) -> None:
-        """Under a time limit, the allocation so far is the answer a stop returns."""
-        snapshot, removals = assign.copy(), int(n_removals)
-
-        def build() -> SolveResult:
-            got = int((snapshot >= 0).sum())
-            return SolveResult(
-                assignment=snapshot.copy(), n_allocated=got, status="feasible",
-                message=f"allocated {got} of {n} tasks ({phase}); all constraints hold",
-                method="ctaap", timings={"total": time.perf_counter() - t_start},
-                n_removals=removals, seed=seed, params=dict(params), weights=weights,
-                objective=float(got),
-            )  # fmt: skip
-
-        offer_incumbent(build)
-
-    offer_so_far("after the matching and cleanup")
+    so_far = _SoFar(t_start=t_start, seed=seed, params=params, weights=weights)
+    so_far.offer(assign, n_removals, "after the matching and cleanup")
     t_fill = time.perf_counter()
     n_filled = 0
     if params["fill"]:
@@ -298,7 +271,7 @@ def solve_ctaap(
         assign, n_filled = kernels.fill_free(
             request, offer, compat, task_order, cluster_order, assign
         )
-        offer_so_far("after the fill, before the local search")
+        so_far.offer(assign, n_removals, "after the fill, before the local search")
     t_search = time.perf_counter()
     search_stats = {}
     if params["local_search"] > 0:
@@ -343,6 +316,56 @@ def solve_ctaap(
         weights=weights,
         objective=float(n_alloc),
     )
+
+
+def _graduated(links: tuple, offer: Offer, compat: np.ndarray, kernels: Any, X: np.ndarray,
+               plan: dict) -> tuple:  # fmt: skip
+    """Step 1, the graduated assignment, on ``X`` in place: the ranks of the links
+    (``links``: the request's ``B`` and ``B.T``) among the offer's bandwidths (of ``B.T``
+    too unless ``plan["symmetric"]``), then the kernel. Returns ``(beta_steps,
+    q_evaluations, sinkhorn_iterations)``."""
+    B, BT = links
+    bhat = offer.bandwidth
+    rank, order = kernels.edge_ranks(B.indptr, B.indices, B.data, bhat)
+    if plan["symmetric"]:
+        t_rank, t_order = rank, order
+    else:
+        interrupt.check()
+        t_rank, t_order = kernels.edge_ranks(
+            BT.indptr, BT.indices, BT.data, np.ascontiguousarray(bhat.T)
+        )
+    interrupt.check()
+    return kernels.graduated_assignment(
+        B.indptr, B.indices, rank, order, BT.indptr, BT.indices, t_rank, t_order,
+        compat.view(np.uint8), offer.capacity, X, plan,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _SoFar:
+    """What a stopped solve answers with (under a time limit, the allocation so far): the
+    solve's start, seed, parameters and step-1 weights, the same at every offer."""
+
+    t_start: float
+    seed: Any
+    params: dict
+    weights: np.ndarray
+
+    def offer(self, assign: np.ndarray, n_removals: int, phase: str) -> None:
+        """Offer a copy of ``assign`` (after ``phase``) as the incumbent a stop returns."""
+        snapshot, removals, n = assign.copy(), int(n_removals), assign.shape[0]
+
+        def build() -> SolveResult:
+            got = int((snapshot >= 0).sum())
+            return SolveResult(
+                assignment=snapshot.copy(), n_allocated=got, status="feasible",
+                message=f"allocated {got} of {n} tasks ({phase}); all constraints hold",
+                method="ctaap", timings={"total": time.perf_counter() - self.t_start},
+                n_removals=removals, seed=self.seed, params=dict(self.params),
+                weights=self.weights, objective=float(got),
+            )  # fmt: skip
+
+        offer_incumbent(build)
 
 
 def _links(request: Request) -> tuple:
