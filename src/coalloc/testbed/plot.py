@@ -337,12 +337,10 @@ def plot_explanation(
     from .explain import _sub, explain_mapping
     from .problem import build_problem
 
-    if explanation is None:
-        explanation = explain_mapping(top, ptop, time_limit=time_limit)
-        if explanation is None:
-            raise ValueError("the experiment maps (or its failure was not proved in "
-                             "time_limit): nothing to explain")  # fmt: skip
-    doc = explanation.to_dict() if hasattr(explanation, "to_dict") else dict(explanation)
+    doc = plotting.explanation_document(
+        explanation, lambda: explain_mapping(top, ptop, time_limit=time_limit),
+        "the experiment maps (or its failure was not proved in time_limit): nothing to "
+        "explain")  # fmt: skip
     vnodes = [v for v in doc["conflict"]["vnodes"] if v in top.nodes]
     pr = build_problem(_sub(top, vnodes), ptop)
     cand = {pr.vnames[i]: [int(c) for c in pr.cand[i]] for i in range(pr.nv)}
