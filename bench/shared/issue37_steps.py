@@ -14,10 +14,18 @@ deferral came after 735ba82), warm (the testbed's tables and memos kept, as a re
 builds) and cold (the candidate, pclass and additive memos dropped before each build, so
 every filter runs; the testbed's own tables, code the split did not touch, are kept).
 
+The third session's changes (``--rev-house``, default 72a0cd9; the case names start with
+``house:``): the generators and functions now checked by their tables (``generate_gap``,
+``lp_bound``, ``cluster_set_bound``, ``initial_coalitions``, ``processor_order`` through
+``map_tasks``, ``communication_cost``) and the functions split into named steps
+(``solve_ctaap``, ``run_cpsat``; the plots are no benchmark: their SVGs are compared
+instead, ``bench/shared/ISSUE37.md``).
+
 Run (about a minute)::
 
     PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 11
     PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only build_problem
+    PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only house:
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import time
 import numpy as np
 
 from bench.shared._progress import add_quiet, bar
+from coalloc.cli._common import count
 
 #: Module -> the file it was at the base revision.
 MODULES = {
@@ -46,9 +55,15 @@ MODULES = {
     **{f"coalloc.{f}.generators": f"src/coalloc/{f}/generators.py"
        for f in ("ctaap", "collective", "loadshare", "taskmap", "testbed")},
     "coalloc.testbed.problem": "src/coalloc/testbed/problem.py",
+    **{f"house:{m}": f"src/{m.replace('.', '/')}.py" for m in (
+        "coalloc.loadshare.gap.generators", "coalloc.ctaap.bounds.clique_lp",
+        "coalloc.ctaap.bounds.cluster_sets", "coalloc.loadshare.dmcf", "coalloc.taskmap.mapper",
+        "coalloc.taskmap.verify", "coalloc.ctaap.solver", "coalloc._shared.milp.cpsat")},
 }  # fmt: skip
 #: Modules timed against another revision than ``--rev`` (then ``--rev-build``).
 AT_BUILD_REV = ("coalloc.testbed.problem",)
+#: The third session's modules (``house:<module>``), timed against ``--rev-house``.
+AT_HOUSE_REV = tuple(m for m in MODULES if m.startswith("house:"))
 
 
 def _old(module: str, rev: str, folder: pathlib.Path):
@@ -58,9 +73,10 @@ def _old(module: str, rev: str, folder: pathlib.Path):
     if got.returncode:  # not a module at rev (ctaap/bounds.py is a package since 1d9abf8)
         return None
     text = got.stdout
-    path = folder / (module.replace(".", "_") + ".py")
+    name = module.removeprefix("house:")
+    path = folder / (module.replace(".", "_").replace(":", "_") + ".py")
     path.write_text(text)
-    spec = importlib.util.spec_from_file_location(module + "_old", path)
+    spec = importlib.util.spec_from_file_location(name + "_old", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
@@ -148,6 +164,55 @@ def _cases():
     yield ("testbed ring(4) x2000", "coalloc.testbed.generators",
            lambda m: len([m.ring(4) for _ in range(2000)]))
     yield from _build_cases()
+    yield from _house_cases()
+
+
+def _house_cases():
+    """The third session's cases (``house:``), against ``--rev-house``."""
+    from coalloc import ctaap, taskmap
+    from coalloc.loadshare import generators as lg
+
+    h = "house:coalloc."
+    prob = lg.paper_setup(n_nodes=500, seed=1)
+    dense = [ctaap.generators.fig3(60, seed=s) for s in range(3)]
+    sparse = [ctaap.generators.random_instance(300, 6, edge_probability=0.03, seed=s)
+              for s in range(3)]  # fmt: skip
+    fig2 = [ctaap.generators.fig2(2, seed=s) for s in range(5)]
+    tasks, res = taskmap.generators.table1_instance(seed=1)
+    mapping = taskmap.map_tasks(tasks, res, seed=0).mapping
+    yield ("house: generate_gap d 5x100 x50", h + "loadshare.gap.generators",
+           lambda m: [int(m.generate_gap("d", 5, 100, seed=s).cost.sum()) for s in range(50)])
+    yield ("house: lp_bound sparse 300 x3", h + "ctaap.bounds.clique_lp",
+           lambda m: [m.lp_bound(r, o)["bound"] for r, o in sparse])
+    yield ("house: cluster_set_bound fig3(60) x3", h + "ctaap.bounds.cluster_sets",
+           lambda m: [m.cluster_set_bound(r, o)["bound"] for r, o in dense])
+    yield ("house: initial_coalitions 500 nodes x200", h + "loadshare.dmcf",
+           lambda m: [int(m.initial_coalitions(prob, 23, "arrival")[-1]) for _ in range(200)])
+    yield ("house: dmcf_gga 500 nodes, 500 gen.", h + "loadshare.dmcf",
+           lambda m: m.dmcf_gga(prob, seed=0, max_generations=500,
+                                patience=500).placement.tolist())  # fmt: skip
+    yield ("house: map_tasks table1 x20", h + "taskmap.mapper",
+           lambda m: [m.map_tasks(tasks, res, seed=s).mapping.tolist() for s in range(20)])
+    yield ("house: communication_cost table1 x200", h + "taskmap.verify",
+           lambda m: [m.communication_cost(tasks, res, mapping) for _ in range(200)])
+    yield ("house: solve_ctaap fig2(2) x5", h + "ctaap.solver",
+           lambda m: [m.solve_ctaap(r, o, seed=0).assignment.tolist() for r, o in fig2])
+    yield ("house: run_cpsat knapsack x20", h + "_shared.milp.cpsat",
+           lambda m: [_knapsack(m, s) for s in range(20)])
+
+
+def _knapsack(module, seed: int) -> tuple:
+    """A 30-item knapsack on CP-SAT through ``module.run_cpsat`` (one worker, seeded)."""
+    from ortools.sat.python import cp_model
+
+    rng = np.random.default_rng(seed)
+    w, v = rng.integers(1, 40, 30), rng.integers(1, 60, 30)
+    model = cp_model.CpModel()
+    x = [model.NewBoolVar(f"x{i}") for i in range(30)]
+    model.Add(sum(int(a) * b for a, b in zip(w, x)) <= int(w.sum()) // 3)
+    model.Maximize(sum(int(a) * b for a, b in zip(v, x)))
+    out = module.run_cpsat(cp_model, model, x, rows=1, threads=1, seed=0)
+    return out.status, None if out.x is None else out.x.tolist()
 
 
 def main(argv=None) -> int:
@@ -155,7 +220,9 @@ def main(argv=None) -> int:
     ap.add_argument("--rev", default="735ba82", help="the revision before (default 735ba82)")
     ap.add_argument("--rev-build", default="bbe21cf",
                     help="the revision before for build_problem (default bbe21cf)")
-    ap.add_argument("--repeats", type=int, default=11, help="alternating pairs per case")
+    ap.add_argument("--rev-house", default="72a0cd9",
+                    help="the revision before for the 'house:' cases (default 72a0cd9)")
+    ap.add_argument("--repeats", type=count(), default=11, help="alternating pairs per case")
     ap.add_argument("--only", default="", help="time only the cases whose name has this")
     ap.add_argument("--no-gc", action="store_true",
                     help="pause the cyclic collector while timing (a collection lands in one "
@@ -163,15 +230,16 @@ def main(argv=None) -> int:
     add_quiet(ap)
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        old = {m: _old(m, args.rev_build if m in AT_BUILD_REV else args.rev, pathlib.Path(tmp))
-               for m in MODULES}  # fmt: skip
-        new = {m: sys.modules[m] if m in sys.modules else importlib.import_module(m)
-               for m in MODULES}  # fmt: skip
+        revs = {m: args.rev_build if m in AT_BUILD_REV else args.rev_house
+                if m in AT_HOUSE_REV else args.rev for m in MODULES}  # fmt: skip
         cases = [c for c in _cases() if args.only in c[0]]
+        wanted = {c[1] for c in cases}
+        old = {m: _old(m, revs[m], pathlib.Path(tmp)) for m in MODULES if m in wanted}
+        new = {m: importlib.import_module(m.removeprefix("house:")) for m in wanted}
         for name, module, run, *comparable in bar(cases, desc="cases", unit="case"):
             a, b = old[module], new[module]
             if a is None:
-                print(f"{name}: {MODULES[module]} is no module at {args.rev}: not timed")
+                print(f"{name}: {MODULES[module]} is no module at {revs[module]}: not timed")
                 continue
             same = comparable[0] if comparable else (lambda x: x)
             if not np.array_equal(np.asarray(same(run(a)), dtype=object),
