@@ -26,6 +26,13 @@ Run (about a minute)::
     PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 11
     PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only build_problem
     PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only house:
+
+The cleanup kernels now take the request's links as one record (``KernelLinks``); their
+case needs the compiled module as it was (``--old-cleanup``: a ``_cleanup`` built from
+72a0cd9, for example main's ``src/coalloc/ctaap/_cleanup.*.so`` before the change)::
+
+    PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only kernels \
+        --old-cleanup /work/main/src/coalloc/ctaap/_cleanup.cpython-311-x86_64-linux-gnu.so
 """
 
 from __future__ import annotations
@@ -201,6 +208,44 @@ def _house_cases():
            lambda m: [_knapsack(m, s) for s in range(20)])
 
 
+def _cleanup_case(path: str):
+    """``match_and_clean`` then ``fill_free`` on 20 Fig. 2 and 3 Fig. 3 requests (seeded
+    weights): the compiled module at ``path`` (six arrays) against the current one (one
+    ``KernelLinks``). Yields the case and the two callers as ``(name, module, run)``."""
+    import importlib.machinery
+
+    from coalloc import ctaap
+    from coalloc.ctaap import _cleanup
+    from coalloc.ctaap.model import KernelLinks, compatibility
+
+    loader = importlib.machinery.ExtensionFileLoader("_cleanup", path)
+    spec = importlib.util.spec_from_loader("_cleanup", loader)
+    before = importlib.util.module_from_spec(spec)
+    loader.exec_module(before)
+    cases = [ctaap.generators.fig2(1 + s % 5, seed=s) for s in range(20)]
+    cases += [ctaap.generators.fig3(100, seed=s) for s in range(3)]
+    rows = []
+    for s, (r, o) in enumerate(cases):
+        rng = np.random.default_rng(s)
+        w = rng.random((r.n, o.m))
+        order = np.argsort(-w.max(axis=1), kind="stable").astype(np.int64)
+        rows.append((KernelLinks.of(r), o.bandwidth, w, compatibility(r, o).view(np.uint8),
+                     o.capacity, order, np.argsort(-w, axis=1, kind="stable")))  # fmt: skip
+
+    def run(old: bool) -> list:
+        out = []
+        for links, bhat, w, compat, cap, order, corder in rows:
+            assign = np.empty(w.shape[0], dtype=np.int64)
+            head = tuple(links) if old else (links,)
+            kernel = before if old else _cleanup
+            removals = kernel.match_and_clean(*head, bhat, w, compat, cap, True, assign)[0]
+            added = kernel.fill_free(*head, bhat, compat, cap, order, corder, assign)
+            out.append((removals, added, assign.tolist()))
+        return out
+
+    return "house: kernels match_and_clean + fill_free x23", run
+
+
 def _knapsack(module, seed: int) -> tuple:
     """A 30-item knapsack on CP-SAT through ``module.run_cpsat`` (one worker, seeded)."""
     from ortools.sat.python import cp_model
@@ -223,6 +268,9 @@ def main(argv=None) -> int:
     ap.add_argument("--rev-house", default="72a0cd9",
                     help="the revision before for the 'house:' cases (default 72a0cd9)")
     ap.add_argument("--repeats", type=count(), default=11, help="alternating pairs per case")
+    ap.add_argument("--old-cleanup", default=None, metavar="SO",
+                    help="the compiled coalloc.ctaap._cleanup before KernelLinks (its case is "
+                         "timed only when given)")
     ap.add_argument("--only", default="", help="time only the cases whose name has this")
     ap.add_argument("--no-gc", action="store_true",
                     help="pause the cyclic collector while timing (a collection lands in one "
@@ -236,6 +284,10 @@ def main(argv=None) -> int:
         wanted = {c[1] for c in cases}
         old = {m: _old(m, revs[m], pathlib.Path(tmp)) for m in MODULES if m in wanted}
         new = {m: importlib.import_module(m.removeprefix("house:")) for m in wanted}
+        if args.old_cleanup and args.only in "house: kernels":
+            name, run = _cleanup_case(args.old_cleanup)
+            cases.append((name, "house:kernels", run))
+            old["house:kernels"], new["house:kernels"] = True, False
         for name, module, run, *comparable in bar(cases, desc="cases", unit="case"):
             a, b = old[module], new[module]
             if a is None:

@@ -28,7 +28,7 @@ from .._shared import interrupt
 from .._shared.constraints import checked
 from .._shared.params import offer_incumbent
 from .._shared.seeding import kernel_seed, resolve_seed
-from .model import Offer, Request, check_compatible, compatibility
+from .model import KernelLinks, Offer, Request, check_compatible, compatibility
 from .result import SolveResult
 
 __all__ = ["solve_ctaap", "COMPATIBILITY_FUNCTIONS", "DEFAULTS"]
@@ -368,10 +368,10 @@ class _SoFar:
         offer_incumbent(build)
 
 
-def _links(request: Request) -> tuple:
-    """The request's links as the kernels take them: CSR of B, then CSR of B.T."""
-    B, BT = request.bandwidth, request.bandwidth_transpose
-    return B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data
+def _links(request: Request) -> KernelLinks:
+    """The request's links as the kernels take them: CSR of B, then CSR of B.T (the
+    cleanup kernels take the record, the others its six arrays)."""
+    return KernelLinks.of(request)
 
 
 class _Compiled:
@@ -395,7 +395,7 @@ class _Compiled:
 
         assign = np.empty(request.n, dtype=np.int64)
         removals, augmentations, cycles, t_match, t_count = match_and_clean(
-            *_links(request), offer.bandwidth, weights, compat.view(np.uint8),
+            _links(request), offer.bandwidth, weights, compat.view(np.uint8),
             offer.capacity, cardinality_first, assign, interrupt.kernel_deadline(),
         )  # fmt: skip
         stats = {"augmentations": int(augmentations), "cycle_cancellations": int(cycles)}
@@ -406,7 +406,7 @@ class _Compiled:
         from ._cleanup import fill_free
 
         added = fill_free(
-            *_links(request), offer.bandwidth,
+            _links(request), offer.bandwidth,
             compat.view(np.uint8), offer.capacity, task_order, cluster_order, assign,
         )  # fmt: skip
         return assign, added
@@ -471,7 +471,7 @@ class _NumPy:
         from ._reference.cleanup import fill_free_reference
 
         return fill_free_reference(
-            *_links(request), offer.bandwidth,
+            _links(request), offer.bandwidth,
             compat, offer.capacity, task_order, cluster_order, assign,
         )  # fmt: skip
 
