@@ -65,7 +65,8 @@ MODULES = {
     **{f"house:{m}": f"src/{m.replace('.', '/')}.py" for m in (
         "coalloc.loadshare.gap.generators", "coalloc.ctaap.bounds.clique_lp",
         "coalloc.ctaap.bounds.cluster_sets", "coalloc.loadshare.dmcf", "coalloc.taskmap.mapper",
-        "coalloc.taskmap.verify", "coalloc.ctaap.solver", "coalloc._shared.milp.cpsat")},
+        "coalloc.taskmap.verify", "coalloc.ctaap.solver", "coalloc._shared.milp.cpsat",
+        "coalloc.ctaap.anytime")},
 }  # fmt: skip
 #: Modules timed against another revision than ``--rev`` (then ``--rev-build``).
 AT_BUILD_REV = ("coalloc.testbed.problem",)
@@ -206,6 +207,25 @@ def _house_cases():
            lambda m: [m.solve_ctaap(r, o, seed=0).assignment.tolist() for r, o in fig2])
     yield ("house: run_cpsat knapsack x20", h + "_shared.milp.cpsat",
            lambda m: [_knapsack(m, s) for s in range(20)])
+    # the paper's default first (no fill, no local search): rounds that improve it, the
+    # neighbourhoods' sub-solves, the LP bound at round 2 that proves one of them
+    hard = [ctaap.generators.fig2(f, n_tasks=n, seed=s) for f, n, s in ((3, 60, 1),
+                                                                       (2, 100, 2), (5, 80, 0))]
+    yield ("house: solve_anytime 20 rounds, local search, fig2 x3", h + "ctaap.anytime",
+           lambda m: [_anytime(m, r, o, "none") for r, o in hard])
+    yield ("house: solve_anytime 12 rounds, CP-SAT regions, fig2 x3", h + "ctaap.anytime",
+           lambda m: [_anytime(m, r, o, "cpsat") for r, o in hard])
+
+
+def _anytime(module, request, offer, sub_solver: str) -> tuple:
+    """``module.solve_anytime`` by rounds (no clock): its answer, bound and counters, and
+    the allocations and bounds of its trajectory (not their times)."""
+    rounds = 20 if sub_solver == "none" else 12
+    res = module.solve_anytime(request, offer, rounds=rounds, sub_solver=sub_solver, seed=1,
+                               lp_bound_share=0.5, paper=True)  # fmt: skip
+    steps = np.asarray(res.trajectory)[:, 1:].tolist()
+    return (res.assignment.tolist(), res.bound, res.status, sorted(res.iterations.items()),
+            steps)  # fmt: skip
 
 
 def _cleanup_case(path: str):
