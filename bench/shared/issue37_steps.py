@@ -27,12 +27,13 @@ Run (about a minute)::
     PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only build_problem
     PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only house:
 
-The cleanup kernels now take the request's links as one record (``KernelLinks``); their
-case needs the compiled module as it was (``--old-cleanup``: a ``_cleanup`` built from
-72a0cd9, for example main's ``src/coalloc/ctaap/_cleanup.*.so`` before the change)::
+The cleanup and local-search kernels now take the request's links as one record
+(``KernelLinks``); their case needs the compiled modules as they were (``--old-kernels``: a
+folder holding ``_cleanup`` and ``_localsearch`` built from 72a0cd9, for example main's
+``src/coalloc/ctaap`` before the change)::
 
-    PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only kernels \
-        --old-cleanup /work/main/src/coalloc/ctaap/_cleanup.cpython-311-x86_64-linux-gnu.so
+    PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only kernels
+        --old-kernels /work/main/src/coalloc/ctaap     (one command line)
 """
 
 from __future__ import annotations
@@ -228,20 +229,29 @@ def _anytime(module, request, offer, sub_solver: str) -> tuple:
             steps)  # fmt: skip
 
 
-def _cleanup_case(path: str):
-    """``match_and_clean`` then ``fill_free`` on 20 Fig. 2 and 3 Fig. 3 requests (seeded
-    weights): the compiled module at ``path`` (six arrays) against the current one (one
-    ``KernelLinks``). Yields the case and the two callers as ``(name, module, run)``."""
+def _extension(folder: str, stem: str):
+    """The compiled module ``stem`` of ``folder`` (``_cleanup.cpython-*.so``), loaded under
+    its bare name beside the current one."""
     import importlib.machinery
 
+    (path,) = pathlib.Path(folder).glob(f"{stem}.*.so")
+    loader = importlib.machinery.ExtensionFileLoader(stem, str(path))
+    spec = importlib.util.spec_from_loader(stem, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def _kernels_case(folder: str):
+    """``match_and_clean``, ``fill_free`` then ``improve`` (300 rounds) on 20 Fig. 2 and 3
+    Fig. 3 requests (seeded weights): the compiled modules of ``folder`` (six arrays)
+    against the current ones (one ``KernelLinks``). Returns ``(name, run(old: bool))``."""
     from coalloc import ctaap
-    from coalloc.ctaap import _cleanup
+    from coalloc.ctaap import _cleanup, _localsearch
     from coalloc.ctaap.model import KernelLinks, compatibility
 
-    loader = importlib.machinery.ExtensionFileLoader("_cleanup", path)
-    spec = importlib.util.spec_from_loader("_cleanup", loader)
-    before = importlib.util.module_from_spec(spec)
-    loader.exec_module(before)
+    before = _extension(folder, "_cleanup")
+    search_before = _extension(folder, "_localsearch")
     cases = [ctaap.generators.fig2(1 + s % 5, seed=s) for s in range(20)]
     cases += [ctaap.generators.fig3(100, seed=s) for s in range(3)]
     rows = []
@@ -260,10 +270,12 @@ def _cleanup_case(path: str):
             kernel = before if old else _cleanup
             removals = kernel.match_and_clean(*head, bhat, w, compat, cap, True, assign)[0]
             added = kernel.fill_free(*head, bhat, compat, cap, order, corder, assign)
-            out.append((removals, added, assign.tolist()))
+            search = (search_before if old else _localsearch).improve(
+                *head, bhat, compat, cap, assign, 300, 7, w)  # fmt: skip
+            out.append((removals, added, sorted(search.items()), assign.tolist()))
         return out
 
-    return "house: kernels match_and_clean + fill_free x23", run
+    return "house: kernels match_and_clean + fill_free + improve x23", run
 
 
 def _knapsack(module, seed: int) -> tuple:
@@ -288,9 +300,9 @@ def main(argv=None) -> int:
     ap.add_argument("--rev-house", default="72a0cd9",
                     help="the revision before for the 'house:' cases (default 72a0cd9)")
     ap.add_argument("--repeats", type=count(), default=11, help="alternating pairs per case")
-    ap.add_argument("--old-cleanup", default=None, metavar="SO",
-                    help="the compiled coalloc.ctaap._cleanup before KernelLinks (its case is "
-                         "timed only when given)")
+    ap.add_argument("--old-kernels", default=None, metavar="DIR",
+                    help="a folder with the compiled coalloc.ctaap _cleanup and _localsearch "
+                         "before KernelLinks (their case is timed only when given)")
     ap.add_argument("--only", default="", help="time only the cases whose name has this")
     ap.add_argument("--no-gc", action="store_true",
                     help="pause the cyclic collector while timing (a collection lands in one "
@@ -304,8 +316,8 @@ def main(argv=None) -> int:
         wanted = {c[1] for c in cases}
         old = {m: _old(m, revs[m], pathlib.Path(tmp)) for m in MODULES if m in wanted}
         new = {m: importlib.import_module(m.removeprefix("house:")) for m in wanted}
-        if args.old_cleanup and args.only in "house: kernels":
-            name, run = _cleanup_case(args.old_cleanup)
+        if args.old_kernels and args.only in "house: kernels":
+            name, run = _kernels_case(args.old_kernels)
             cases.append((name, "house:kernels", run))
             old["house:kernels"], new["house:kernels"] = True, False
         for name, module, run, *comparable in bar(cases, desc="cases", unit="case"):

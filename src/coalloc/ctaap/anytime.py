@@ -50,7 +50,7 @@ from .._shared.docs import filled
 from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
 from .bounds import BoundStopped, best_bound, flow_bound
-from .model import Offer, Request, check_compatible, compatibility
+from .model import KernelLinks, Offer, Request, check_compatible, compatibility
 from .result import SolveResult, stopped_result
 from .solver import auto_local_search, solve_ctaap
 from .verify import verify
@@ -84,7 +84,7 @@ class _Context:
         self.compat = compatibility(request, offer)
         self.compat_u8 = self.compat.view(np.uint8)
         B, BT = request.bandwidth, request.bandwidth_transpose
-        self.links = (B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data)
+        self.links = KernelLinks(B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data)
         self.B, self.BT = B, BT
         self.bhat = offer.bandwidth
         self.cap = np.asarray(offer.capacity, dtype=np.int64)
@@ -591,7 +591,7 @@ class _Run:
             from ._localsearch import improve
 
             candidate = self.best.copy()
-            improve(*ctx.links, ctx.bhat, ctx.compat_u8, ctx.cap, candidate,
+            improve(ctx.links, ctx.bhat, ctx.compat_u8, ctx.cap, candidate,
                     ls_iters, round_seed, self.first.weights,
                     deadline=interrupt.kernel_deadline())  # fmt: skip
         else:

@@ -369,8 +369,8 @@ class _SoFar:
 
 
 def _links(request: Request) -> KernelLinks:
-    """The request's links as the kernels take them: CSR of B, then CSR of B.T (the
-    cleanup kernels take the record, the others its six arrays)."""
+    """The request's links as the kernels take them: one record, the CSR of B and of B.T
+    (the cleanup and local-search kernels; step 1 takes ranks of its own)."""
     return KernelLinks.of(request)
 
 
@@ -416,7 +416,7 @@ class _Compiled:
         from ._localsearch import improve
 
         return improve(
-            *_links(request), offer.bandwidth,
+            _links(request), offer.bandwidth,
             compat.view(np.uint8), offer.capacity, assign, iters, seed, priority,
             deadline=interrupt.kernel_deadline(),
         )  # fmt: skip
@@ -480,7 +480,7 @@ class _NumPy:
         from ._reference.localsearch import improve_reference
 
         return improve_reference(
-            *_links(request), offer.bandwidth,
+            _links(request), offer.bandwidth,
             compat, offer.capacity, assign, iters, seed, priority,
         )  # fmt: skip
 
