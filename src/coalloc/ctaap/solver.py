@@ -247,12 +247,7 @@ def solve_ctaap(
     # Step 1: graduated assignment.
     rng = np.random.default_rng(seed := resolve_seed(seed))
     X = 1.0 + params["init_noise"] * rng.random((n + 1, m + 1))
-    plan = {  # the step-1 kernel's scalars (coalloc/ctaap/softassign_plan.h)
-        "symmetric": bool(symmetric), "f_ok": f_ok, "f_bad": f_bad, "q_scale": scale,
-        "beta0": params["beta0"], "beta_f": params["beta_f"], "beta_r": params["beta_r"],
-        "max_outer": int(max_outer), "max_inner": int(max_inner),
-        "tol_outer": params["tol_outer"], "tol_inner": params["tol_inner"],
-    }  # fmt: skip
+    plan = _step1_plan(params, symmetric=symmetric, f_ok=f_ok, f_bad=f_bad, q_scale=scale)
     beta_steps, q_evals, sinkhorn_iters = _graduated(links, offer, compat, kernels, X, plan)
     weights = np.ascontiguousarray(X[:n, :m])
     t_step1 = time.perf_counter()
@@ -286,12 +281,7 @@ def solve_ctaap(
         assignment=assign,
         n_allocated=n_alloc,
         status="feasible",
-        message=(
-            f"allocated {n_alloc} of {n} tasks after {n_removals} cleanup removals"
-            f", {n_filled} filled in"
-            + (" and local search" if params["local_search"] else "")
-            + "; all constraints hold"
-        ),
+        message=_message(n_alloc, n, n_removals, n_filled, bool(params["local_search"])),
         method="ctaap",
         timings={
             "step1": t_step1 - t_start,
@@ -316,6 +306,25 @@ def solve_ctaap(
         weights=weights,
         objective=float(n_alloc),
     )
+
+
+def _step1_plan(params: dict, *, symmetric: bool, f_ok: float, f_bad: float,
+                q_scale: float) -> dict:  # fmt: skip
+    """The step-1 kernel's scalars (``coalloc/ctaap/softassign_plan.h``): the schedule and
+    tolerances of ``params``, the compatibility values and the scale of ``Q``."""
+    return {
+        "symmetric": bool(symmetric), "f_ok": f_ok, "f_bad": f_bad, "q_scale": q_scale,
+        "beta0": params["beta0"], "beta_f": params["beta_f"], "beta_r": params["beta_r"],
+        "max_outer": int(params["max_outer"]), "max_inner": int(params["max_inner"]),
+        "tol_outer": params["tol_outer"], "tol_inner": params["tol_inner"],
+    }  # fmt: skip
+
+
+def _message(n_alloc: int, n: int, n_removals: int, n_filled: int, searched: bool) -> str:
+    """The result's message: what was allocated, and by which steps."""
+    return (f"allocated {n_alloc} of {n} tasks after {n_removals} cleanup removals"
+            f", {n_filled} filled in" + (" and local search" if searched else "")
+            + "; all constraints hold")  # fmt: skip
 
 
 def _graduated(links: tuple, offer: Offer, compat: np.ndarray, kernels: Any, X: np.ndarray,
