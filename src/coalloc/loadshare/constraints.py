@@ -20,12 +20,14 @@ from .._shared.constraints import (
     VERBOSE,
     Boolean,
     HasMethod,
+    InstanceOf,
     Interval,
     Options,
     solvers,
 )
 from .dmcf import _DEALS, _INITS, _PHASE2, MAX_GENERATIONS
 from .gap.search import MAX_ITERATIONS
+from .io import GAP_FILE_FORMATS
 
 __all__ = ["PARAMS", "GAP_PARAMS", "FUNCTIONS"]
 
@@ -94,4 +96,8 @@ FUNCTIONS = {
         "how": [Options(_INITS)],
     },
     "dmcf.job_order": {"phase2": [Options(_PHASE2)]},
+    "io.read_gap_file": {
+        "fmt": [Options(GAP_FILE_FORMATS), None],
+        "command": [InstanceOf(str, "a string (the command a message names)")],
+    },
 }
