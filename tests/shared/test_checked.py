@@ -85,7 +85,7 @@ def test_there_are_function_tables():
         "capped_clique", "cluster_set_bound", "communication_cost", "explain_allocation",
         "explain_gap", "explain_mapping", "explain_request", "explain_share", "flow_injection",
         "initial_coalitions", "instance_to_dict", "job_order", "lp_bound", "processor_order",
-        "read_gap_file", "task_graph_to_dict",
+        "read_gap_file", "task_graph_to_dict", "verify_coallocation",
     ]  # fmt: skip
 
 
