@@ -17,7 +17,7 @@ from coalloc.ctaap._reference import matching as ref_matching
 from coalloc.ctaap._reference import softassign as ref_softassign
 from coalloc.ctaap._reference import violations as ref_violations
 from coalloc.ctaap.generators import fig2, fig3
-from coalloc.ctaap.model import compatibility
+from coalloc.ctaap.model import KernelLinks, compatibility
 
 SIZES = [50, 500]
 IMPLS = ["compiled", "numpy"]
@@ -109,8 +109,8 @@ def test_match_and_clean(benchmark, n, impl):
     """Steps 2-3: compiled fused loop vs the literal loop (full recount every round)."""
     c = CASES[n]
     B, BT, off = c["B"], c["BT"], c["off"]
-    args = (B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data, off.bandwidth,
-            c["weights"], c["compat"], off.capacity, True)  # fmt: skip
+    links = KernelLinks(B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data)
+    args = (links, off.bandwidth, c["weights"], c["compat"], off.capacity, True)
     if impl == "compiled":
         benchmark(lambda: _cleanup.match_and_clean(*args, np.empty(n, dtype=np.int64)))
     else:

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 import coalloc
 from coalloc.ctaap._reference.cleanup import match_and_clean_reference
 from coalloc.ctaap.generators import fig2, fig3, random_instance
-from coalloc.ctaap.model import compatibility
+from coalloc.ctaap.model import KernelLinks, compatibility
 
 
 def check(req, off, res):
@@ -126,10 +126,9 @@ def test_result_fields():
     assert res.iterations["beta_steps"] == 42  # ceil(log(10/0.5)/log(1.075)) steps
     assert res.iterations["q_evaluations"] >= 42
     # The removals, recounted by the NumPy twin of steps 2-3 from the result's own weights.
-    B, BT = req.bandwidth, req.bandwidth_transpose
     ref_assign, ref_removals = match_and_clean_reference(
-        B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data, off.bandwidth,
-        res.weights, compatibility(req, off).view(np.uint8), off.capacity,
+        KernelLinks.of(req), off.bandwidth, res.weights,
+        compatibility(req, off).view(np.uint8), off.capacity,
         res.params["matching"] == "cardinality",
     )  # fmt: skip
     assert res.n_removals == ref_removals > 0

@@ -55,12 +55,7 @@ cdef inline double _now() noexcept nogil:
 
 
 def match_and_clean(
-    const int64_t[::1] indptr,      # IN  (n + 1,) CSR of the request bandwidth b
-    const int64_t[::1] indices,     # IN  (nnz,)
-    const double[::1] data,         # IN  (nnz,)
-    const int64_t[::1] t_indptr,    # IN  (n + 1,) CSR of b.T
-    const int64_t[::1] t_indices,   # IN  (nnz,)
-    const double[::1] t_data,       # IN  (nnz,)
+    links,                          # IN  KernelLinks: CSR of the request bandwidth b and of b.T
     const double[:, ::1] bhat,      # IN  (m, m) offer bandwidth
     const double[:, ::1] weights,   # IN  (n, m) step-1 weights
     const uint8_t[:, ::1] allowed,  # IN  (n, m) constraint (3) and capacity > 0
@@ -73,10 +68,10 @@ def match_and_clean(
 
     Parameters
     ----------
-    indptr, indices, data : ndarray
-        CSR of the request bandwidth (int64, int64, float64).
-    t_indptr, t_indices, t_data : ndarray
-        CSR of its transpose.
+    links : KernelLinks
+        CSR of the request bandwidth (``indptr``, ``indices``, ``data``: int64, int64,
+        float64) and of its transpose (``t_indptr``, ``t_indices``, ``t_data``; a
+        symmetric request's are the same arrays): :class:`coalloc.ctaap.model.KernelLinks`.
     bhat : ndarray of float64, shape (m, m)
         Offer bandwidth.
     weights : ndarray of float64, shape (n, m)
@@ -96,6 +91,12 @@ def match_and_clean(
         ``(removals, augmentations, cycle_cancellations, seconds_matching,
         seconds_counting)``.
     """
+    cdef const int64_t[::1] indptr = links.indptr          # (n + 1,)
+    cdef const int64_t[::1] indices = links.indices        # (nnz,)
+    cdef const double[::1] data = links.data               # (nnz,)
+    cdef const int64_t[::1] t_indptr = links.t_indptr      # (n + 1,) of b.T
+    cdef const int64_t[::1] t_indices = links.t_indices    # (nnz,)
+    cdef const double[::1] t_data = links.t_data           # (nnz,)
     cdef Py_ssize_t n = weights.shape[0], m = weights.shape[1]
     if (allowed.shape[0] != n or allowed.shape[1] != m or capacity.shape[0] != m
             or bhat.shape[0] != m or bhat.shape[1] != m or assign.shape[0] != n
@@ -218,12 +219,7 @@ cdef inline bint _fits(
 
 
 def fill_free(
-    const int64_t[::1] indptr,          # IN    (n + 1,) CSR of the request bandwidth b
-    const int64_t[::1] indices,         # IN    (nnz,)
-    const double[::1] data,             # IN    (nnz,)
-    const int64_t[::1] t_indptr,        # IN    (n + 1,) CSR of b.T
-    const int64_t[::1] t_indices,       # IN    (nnz,)
-    const double[::1] t_data,           # IN    (nnz,)
+    links,                              # IN    KernelLinks: CSR of b and of b.T
     const double[:, ::1] bhat,          # IN    (m, m)
     const uint8_t[:, ::1] allowed,      # IN    (n, m)
     const int64_t[::1] capacity,        # IN    (m,)
@@ -237,11 +233,19 @@ def fill_free(
     ``cluster_order`` that is allowed, has a free machine and gives no bandwidth violation
     with the tasks already placed. A feasible allocation stays feasible and never shrinks.
 
+    ``links`` is a :class:`coalloc.ctaap.model.KernelLinks` (as :func:`match_and_clean`).
+
     Returns
     -------
     int
         Number of tasks added.
     """
+    cdef const int64_t[::1] indptr = links.indptr          # (n + 1,)
+    cdef const int64_t[::1] indices = links.indices        # (nnz,)
+    cdef const double[::1] data = links.data               # (nnz,)
+    cdef const int64_t[::1] t_indptr = links.t_indptr      # (n + 1,) of b.T
+    cdef const int64_t[::1] t_indices = links.t_indices    # (nnz,)
+    cdef const double[::1] t_data = links.t_data           # (nnz,)
     cdef Py_ssize_t n = allowed.shape[0], m = allowed.shape[1]
     if (capacity.shape[0] != m or bhat.shape[0] != m or bhat.shape[1] != m
             or assign.shape[0] != n or task_order.shape[0] != n

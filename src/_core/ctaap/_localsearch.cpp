@@ -56,12 +56,19 @@ void prepare(Args& a) {
     r.priority = a.has_priority ? a.priority.data() : nullptr;
 }
 
-Args make_args(Arr<i64> indptr, Arr<i64> indices, Arr<double> data, Arr<i64> t_indptr,
-               Arr<i64> t_indices, Arr<double> t_data, Arr<double> bhat,
-               Arr<std::uint8_t> allowed, Arr<i64> capacity, py::object priority) {
-    Args a{std::move(indptr), std::move(indices), std::move(data), std::move(t_indptr),
-           std::move(t_indices), std::move(t_data), std::move(bhat), std::move(allowed),
-           std::move(capacity), Arr<double>(), false, {}};
+// The request's links arrive as one record (coalloc.ctaap.model.KernelLinks: the CSR of b and
+// of b.T), each array converted as an argument of its own would be.
+template <typename T>
+Arr<T> field(const py::object& links, const char* name) {
+    return links.attr(name).cast<Arr<T>>();
+}
+
+Args make_args(const py::object& links, Arr<double> bhat, Arr<std::uint8_t> allowed,
+               Arr<i64> capacity, py::object priority) {
+    Args a{field<i64>(links, "indptr"), field<i64>(links, "indices"),
+           field<double>(links, "data"), field<i64>(links, "t_indptr"),
+           field<i64>(links, "t_indices"), field<double>(links, "t_data"),
+           std::move(bhat), std::move(allowed), std::move(capacity), Arr<double>(), false, {}};
     if (!priority.is_none()) {
         a.priority = coalloc::bind::ensure_array<double>(priority);
         a.has_priority = true;
@@ -78,11 +85,12 @@ Arr<i64> read_assign(const py::object& obj, i64 n) {
 }
 
 const char* kArgsDoc = R"doc(
-indptr, indices, data : ndarray (int64, int64, float64)
-    CSR of the request bandwidth ``b`` (n x n); ``b[i, k] > 0`` is a link i -> k.
-    Duplicates are summed; the diagonal and values <= 0 are ignored.
-t_indptr, t_indices, t_data : ndarray
-    CSR of ``b``'s transpose (checked against it: ValueError if it differs).
+links : KernelLinks
+    The request's links (:class:`coalloc.ctaap.model.KernelLinks`): ``indptr``,
+    ``indices``, ``data`` (int64, int64, float64), the CSR of the request bandwidth ``b``
+    (n x n; ``b[i, k] > 0`` is a link i -> k; duplicates are summed, the diagonal and values
+    <= 0 ignored), and ``t_indptr``, ``t_indices``, ``t_data``, the CSR of ``b``'s
+    transpose (checked against it: ValueError if it differs).
 bhat : ndarray of float64, shape (m, m)
     Available bandwidth between clusters (diagonal: inside a cluster); may be asymmetric.
 allowed : ndarray of bool/uint8, shape (n, m)
@@ -101,14 +109,11 @@ PYBIND11_MODULE(_localsearch, mod) {
 
     mod.def(
         "improve",
-        [](Arr<i64> indptr, Arr<i64> indices, Arr<double> data, Arr<i64> t_indptr,
-           Arr<i64> t_indices, Arr<double> t_data, Arr<double> bhat, Arr<std::uint8_t> allowed,
-           Arr<i64> capacity, py::object assign_obj, i64 max_iters, py::int_ seed_obj,
-           py::object priority, bool self_check, py::object deadline) {
+        [](py::object links, Arr<double> bhat, Arr<std::uint8_t> allowed, Arr<i64> capacity,
+           py::object assign_obj, i64 max_iters, py::int_ seed_obj, py::object priority,
+           bool self_check, py::object deadline) {
             const coalloc::Deadline dl = coalloc::bind::deadline_arg(deadline);
-            Args a = make_args(std::move(indptr), std::move(indices), std::move(data),
-                               std::move(t_indptr), std::move(t_indices), std::move(t_data),
-                               std::move(bhat), std::move(allowed), std::move(capacity),
+            Args a = make_args(links, std::move(bhat), std::move(allowed), std::move(capacity),
                                std::move(priority));
             const i64 n = a.raw.n;
             // assign is written in place: it must already be a writable C-contiguous int64
@@ -145,8 +150,7 @@ PYBIND11_MODULE(_localsearch, mod) {
             d["best_size"] = C.best_size;
             return d;
         },
-        py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("t_indptr"),
-        py::arg("t_indices"), py::arg("t_data"), py::arg("bhat"), py::arg("allowed"),
+        py::arg("links"), py::arg("bhat"), py::arg("allowed"),
         py::arg("capacity"), py::arg("assign"), py::arg("max_iters") = 500,
         py::arg("seed") = 0, py::arg("priority") = py::none(), py::arg("self_check") = false,
         py::arg("deadline") = py::none(),
@@ -186,21 +190,17 @@ dict
 )doc")
             .c_str());
 
-    auto moves_prelude = [](Arr<i64> indptr, Arr<i64> indices, Arr<double> data,
-                            Arr<i64> t_indptr, Arr<i64> t_indices, Arr<double> t_data,
-                            Arr<double> bhat, Arr<std::uint8_t> allowed, Arr<i64> capacity) {
-        return make_args(std::move(indptr), std::move(indices), std::move(data),
-                         std::move(t_indptr), std::move(t_indices), std::move(t_data),
-                         std::move(bhat), std::move(allowed), std::move(capacity), py::none());
+    auto moves_prelude = [](const py::object& links, Arr<double> bhat,
+                            Arr<std::uint8_t> allowed, Arr<i64> capacity) {
+        return make_args(links, std::move(bhat), std::move(allowed), std::move(capacity),
+                         py::none());
     };
 
     mod.def(
         "count_moves",
-        [moves_prelude](Arr<i64> indptr, Arr<i64> indices, Arr<double> data, Arr<i64> t_indptr,
-                        Arr<i64> t_indices, Arr<double> t_data, Arr<double> bhat,
-                        Arr<std::uint8_t> allowed, Arr<i64> capacity, py::object assign_obj) {
-            Args a = moves_prelude(indptr, indices, data, t_indptr, t_indices, t_data, bhat,
-                                   allowed, capacity);
+        [moves_prelude](py::object links, Arr<double> bhat, Arr<std::uint8_t> allowed,
+                        Arr<i64> capacity, py::object assign_obj) {
+            Args a = moves_prelude(links, bhat, allowed, capacity);
             Arr<i64> assign = read_assign(assign_obj, a.raw.n);
             i64 n_ins = 0, n_swap = 0;
             {
@@ -212,9 +212,8 @@ dict
             }
             return py::make_tuple(n_ins, n_swap);
         },
-        py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("t_indptr"),
-        py::arg("t_indices"), py::arg("t_data"), py::arg("bhat"), py::arg("allowed"),
-        py::arg("capacity"), py::arg("assign"),
+        py::arg("links"), py::arg("bhat"), py::arg("allowed"), py::arg("capacity"),
+        py::arg("assign"),
         (std::string(R"doc(
 Number of available (0,1) insertions and (1,2) swaps of a feasible allocation.
 
@@ -239,12 +238,9 @@ Returns
 
     mod.def(
         "list_moves",
-        [moves_prelude](Arr<i64> indptr, Arr<i64> indices, Arr<double> data, Arr<i64> t_indptr,
-                        Arr<i64> t_indices, Arr<double> t_data, Arr<double> bhat,
-                        Arr<std::uint8_t> allowed, Arr<i64> capacity, py::object assign_obj,
-                        i64 limit) {
-            Args a = moves_prelude(indptr, indices, data, t_indptr, t_indices, t_data, bhat,
-                                   allowed, capacity);
+        [moves_prelude](py::object links, Arr<double> bhat, Arr<std::uint8_t> allowed,
+                        Arr<i64> capacity, py::object assign_obj, i64 limit) {
+            Args a = moves_prelude(links, bhat, allowed, capacity);
             Arr<i64> assign = read_assign(assign_obj, a.raw.n);
             need(limit >= 0, "limit must be >= 0");
             std::vector<i64> ins, sw;
@@ -270,9 +266,8 @@ Returns
             std::copy(sw.begin(), sw.end(), a_sw.mutable_data());
             return py::make_tuple(a_ins, a_sw);
         },
-        py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("t_indptr"),
-        py::arg("t_indices"), py::arg("t_data"), py::arg("bhat"), py::arg("allowed"),
-        py::arg("capacity"), py::arg("assign"), py::arg("limit") = 1000000,
+        py::arg("links"), py::arg("bhat"), py::arg("allowed"), py::arg("capacity"),
+        py::arg("assign"), py::arg("limit") = 1000000,
         R"doc(
 The moves that :func:`count_moves` counts, listed (same arguments, plus ``limit``).
 

@@ -68,12 +68,7 @@ def violation_counts(
 
 
 def update_violations(
-    const int64_t[::1] indptr,      # IN    (n + 1,) CSR row pointer of b (out-edges)
-    const int64_t[::1] indices,     # IN    (nnz,)
-    const double[::1] data,         # IN    (nnz,)
-    const int64_t[::1] t_indptr,    # IN    (n + 1,) CSR row pointer of b.T (in-edges)
-    const int64_t[::1] t_indices,   # IN    (nnz,)
-    const double[::1] t_data,       # IN    (nnz,)
+    links,                          # IN    KernelLinks: CSR of b (out-edges) and of b.T (in-edges)
     const double[:, ::1] bhat,      # IN    (m, m)
     const int64_t[::1] assign,      # IN    (n,) assignment AFTER the move of ``task``
     Py_ssize_t task,                # IN    the task that moved
@@ -92,10 +87,10 @@ def update_violations(
 
     Parameters
     ----------
-    indptr, indices, data : ndarray
-        CSR of the request bandwidth ``b`` (int64, int64, float64).
-    t_indptr, t_indices, t_data : ndarray
-        CSR of ``b.T`` (the in-edges of every task).
+    links : KernelLinks
+        CSR of the request bandwidth ``b`` (``indptr``, ``indices``, ``data``: int64, int64,
+        float64) and of ``b.T`` (``t_indptr``, ``t_indices``, ``t_data``: the in-edges of
+        every task): :class:`coalloc.ctaap.model.KernelLinks`.
     bhat : ndarray of float64, shape (m, m)
         Offer bandwidth between clusters.
     assign : ndarray of int64, shape (n,)
@@ -113,6 +108,12 @@ def update_violations(
     int
         Change of the total number of violating ordered pairs.
     """
+    cdef const int64_t[::1] indptr = links.indptr          # (n + 1,)
+    cdef const int64_t[::1] indices = links.indices        # (nnz,)
+    cdef const double[::1] data = links.data               # (nnz,)
+    cdef const int64_t[::1] t_indptr = links.t_indptr      # (n + 1,) of b.T
+    cdef const int64_t[::1] t_indices = links.t_indices    # (nnz,)
+    cdef const double[::1] t_data = links.t_data           # (nnz,)
     cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef int64_t new_cluster
     cdef int64_t delta = 0

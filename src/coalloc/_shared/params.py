@@ -24,6 +24,7 @@ __all__ = [
     "number",
     "integer",
     "choice",
+    "MATRIX_FORMATS",
     "time_limit",
     "deadline",
     "remaining",
@@ -39,6 +40,11 @@ __all__ = [
     "backend_name",
     "check_keywords",
 ]
+
+
+#: How a writer stores a sparse matrix (a request's bandwidth, a task graph's volumes):
+#: ``"dense"`` rows, ``"edges"`` triples, or ``"auto"`` (the smaller).
+MATRIX_FORMATS = ("auto", "dense", "edges")
 
 
 def _is_number(value: Any) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 __all__ = [
     "GREY",
@@ -25,6 +25,7 @@ __all__ = [
     "category_colors",
     "finish",
     "save_figure",
+    "explanation_document",
 ]
 
 #: Colour of what is not allocated / not used.
@@ -207,6 +208,46 @@ def save_figure(fig: Any, path: Any, *, dpi: int = 120) -> str:
     with atomic_output(name, binary=True) as fh:
         fig.savefig(fh, format=fmt, dpi=dpi, bbox_inches="tight")
     return name
+
+
+def explanation_document(explanation: Any, explain: Callable[[], Any], nothing: str) -> dict:
+    """The document a ``plot_explanation`` draws (every family's, one rule).
+
+    Parameters
+    ----------
+    explanation : Explanation, dict or None
+        What the caller passed: an explanation (its ``to_dict()`` is read), its document
+        already, or None (then ``explain()`` finds one).
+    explain : callable
+        The family's explainer on the caller's instance and time limit.
+    nothing : str
+        The message when ``explain()`` finds none (the instance is feasible, or its
+        infeasibility was not proved in time).
+
+    Returns
+    -------
+    dict
+        The explanation's document (``conflict``, ``sentence``, ``relaxations`` ...).
+
+    Raises
+    ------
+    ValueError
+        ``nothing``, when there is nothing to explain.
+
+    Examples
+    --------
+    >>> explanation_document({"conflict": {}}, lambda: None, "fits")
+    {'conflict': {}}
+    >>> explanation_document(None, lambda: None, "it fits: nothing to explain")
+    Traceback (most recent call last):
+    ...
+    ValueError: it fits: nothing to explain
+    """
+    if explanation is None:
+        explanation = explain()
+        if explanation is None:
+            raise ValueError(nothing)
+    return explanation.to_dict() if hasattr(explanation, "to_dict") else dict(explanation)
 
 
 def check_length(values: Sequence, n: int, argname: str) -> None:

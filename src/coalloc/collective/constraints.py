@@ -9,11 +9,12 @@ upper bound, so no parameter makes a method run for ever.
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Real
 
 from .._shared.constraints import (
     BACKEND,
     EXPLAIN_TIME,
+    NO_VALIDATION,
     TIME_LIMIT,
     Boolean,
     Interval,
@@ -69,8 +70,12 @@ PARAMS = {
     },
 }
 
-#: Public functions that are no method but take parameters (the explainers): function ->
-#: its table (checked by their ``@checked``).
+#: Public functions that are no method but take parameters (the explainer, the verifier's
+#: tolerance): function -> its table (checked by their ``@checked``).
 FUNCTIONS = {
     "explain_request": {"time_limit": EXPLAIN_TIME},
+    "verify_coallocation": {
+        "claimed_utilisation": NO_VALIDATION,  # a claim the report judges, never refused
+        "rtol": [Interval(Real, 0, None, closed="left"), None],
+    },
 }

@@ -253,12 +253,10 @@ def plot_explanation(
     """
     from .explain import explain_request
 
-    if explanation is None:
-        explanation = explain_request(pool, request, time_limit=time_limit)
-        if explanation is None:
-            raise ValueError("the request fits the pool (or its rejection was not proved in "
-                             "time_limit): nothing to explain")  # fmt: skip
-    doc = explanation.to_dict() if hasattr(explanation, "to_dict") else dict(explanation)
+    doc = plotting.explanation_document(
+        explanation, lambda: explain_request(pool, request, time_limit=time_limit),
+        "the request fits the pool (or its rejection was not proved in time_limit): nothing "
+        "to explain")  # fmt: skip
     conflict = CollectiveRequest(**doc["conflict"])
     blocked = _blocked(pool, conflict)
     times = np.asarray(pool.times, dtype=np.float64)

@@ -11,6 +11,7 @@ from typing import Any, List, Optional
 
 import numpy as np
 
+from .._shared.constraints import checked
 from .._shared.result import Report
 from ._order import demand_first
 from .model import TOLERANCE, CollectiveRequest, ResourcePool
@@ -92,6 +93,7 @@ def _peak(times: np.ndarray, series: np.ndarray, lo: float, hi: float) -> float:
     return 0.0 if best is None else best
 
 
+@checked("coalloc.collective.constraints", "verify_coallocation", tables="FUNCTIONS")
 def verify_coallocation(
     request: CollectiveRequest,
     pool: ResourcePool,
@@ -148,9 +150,7 @@ def verify_coallocation(
     """
     request, pool = demand_first(request, pool, "verify_coallocation")
     v: List[str] = []
-    rtol = TOLERANCE if rtol is None else float(rtol)
-    if not (math.isfinite(rtol) and rtol >= 0):
-        raise ValueError(f"rtol must be a finite number >= 0, got {rtol!r}")
+    rtol = TOLERANCE if rtol is None else float(rtol)  # checked by the table (@checked)
     tau = rtol * np.max(pool.capacity, axis=0, initial=0.0)
     names = pool.names
     m = len(names)

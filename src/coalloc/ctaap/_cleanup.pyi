@@ -1,13 +1,10 @@
 import numpy as np
 import numpy.typing as npt
 
+from .model import KernelLinks
+
 def match_and_clean(
-    indptr: npt.NDArray[np.int64],
-    indices: npt.NDArray[np.int64],
-    data: npt.NDArray[np.float64],
-    t_indptr: npt.NDArray[np.int64],
-    t_indices: npt.NDArray[np.int64],
-    t_data: npt.NDArray[np.float64],
+    links: KernelLinks,
     bhat: npt.NDArray[np.float64],
     weights: npt.NDArray[np.float64],
     allowed: npt.NDArray[np.uint8],
@@ -15,3 +12,13 @@ def match_and_clean(
     cardinality_first: bool,
     assign: npt.NDArray[np.int64],
 ) -> tuple[int, int, int, float, float]: ...
+
+def fill_free(
+    links: KernelLinks,
+    bhat: npt.NDArray[np.float64],
+    allowed: npt.NDArray[np.uint8],
+    capacity: npt.NDArray[np.int64],
+    task_order: npt.NDArray[np.int64],
+    cluster_order: npt.NDArray[np.int64],
+    assign: npt.NDArray[np.int64],
+) -> int: ...

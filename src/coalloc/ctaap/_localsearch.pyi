@@ -10,13 +10,10 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 import numpy.typing as npt
 
+from .model import KernelLinks
+
 def improve(
-    indptr: npt.ArrayLike,
-    indices: npt.ArrayLike,
-    data: npt.ArrayLike,
-    t_indptr: npt.ArrayLike,
-    t_indices: npt.ArrayLike,
-    t_data: npt.ArrayLike,
+    links: KernelLinks,
     bhat: npt.ArrayLike,
     allowed: npt.ArrayLike,
     capacity: npt.ArrayLike,
@@ -33,12 +30,7 @@ def improve(
     """
 
 def count_moves(
-    indptr: npt.ArrayLike,
-    indices: npt.ArrayLike,
-    data: npt.ArrayLike,
-    t_indptr: npt.ArrayLike,
-    t_indices: npt.ArrayLike,
-    t_data: npt.ArrayLike,
+    links: KernelLinks,
     bhat: npt.ArrayLike,
     allowed: npt.ArrayLike,
     capacity: npt.ArrayLike,
@@ -47,12 +39,7 @@ def count_moves(
     """(number of (0,1) insertions, number of (1,2) swaps) of a feasible allocation."""
 
 def list_moves(
-    indptr: npt.ArrayLike,
-    indices: npt.ArrayLike,
-    data: npt.ArrayLike,
-    t_indptr: npt.ArrayLike,
-    t_indices: npt.ArrayLike,
-    t_data: npt.ArrayLike,
+    links: KernelLinks,
     bhat: npt.ArrayLike,
     allowed: npt.ArrayLike,
     capacity: npt.ArrayLike,

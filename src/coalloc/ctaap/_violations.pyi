@@ -3,6 +3,8 @@
 import numpy as np
 from numpy.typing import NDArray
 
+from .model import KernelLinks
+
 def violation_counts(
     indptr: NDArray[np.int64],
     indices: NDArray[np.int64],
@@ -12,12 +14,7 @@ def violation_counts(
     counts: NDArray[np.int64],
 ) -> int: ...
 def update_violations(
-    indptr: NDArray[np.int64],
-    indices: NDArray[np.int64],
-    data: NDArray[np.float64],
-    t_indptr: NDArray[np.int64],
-    t_indices: NDArray[np.int64],
-    t_data: NDArray[np.float64],
+    links: KernelLinks,
     bhat: NDArray[np.float64],
     assign: NDArray[np.int64],
     task: int,

@@ -50,7 +50,7 @@ from .._shared.docs import filled
 from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
 from .bounds import BoundStopped, best_bound, flow_bound
-from .model import Offer, Request, check_compatible, compatibility
+from .model import KernelLinks, Offer, Request, check_compatible, compatibility
 from .result import SolveResult, stopped_result
 from .solver import auto_local_search, solve_ctaap
 from .verify import verify
@@ -84,7 +84,7 @@ class _Context:
         self.compat = compatibility(request, offer)
         self.compat_u8 = self.compat.view(np.uint8)
         B, BT = request.bandwidth, request.bandwidth_transpose
-        self.links = (B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data)
+        self.links = KernelLinks(B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data)
         self.B, self.BT = B, BT
         self.bhat = offer.bandwidth
         self.cap = np.asarray(offer.capacity, dtype=np.int64)
@@ -441,16 +441,11 @@ def _search(
     anytime_params: Dict[str, Any],
     **params: Any,
 ) -> SolveResult:
-    """The anytime search itself (:func:`solve_anytime` after its checks)."""
-    limit = anytime_params["time_limit"]
-    rounds = anytime_params["rounds"]
-    neighbourhood = anytime_params["neighbourhood"]
+    """The anytime search itself (:func:`solve_anytime` after its checks): the default's
+    answer, the flow bound, then rounds (:meth:`_Run.round`) until the bound is met, the
+    rounds are done or the time is up; the LP bound after :data:`_LP_ROUND` rounds."""
+    limit, rounds = anytime_params["time_limit"], anytime_params["rounds"]
     sub_solver = anytime_params["sub_solver"]
-    sub_time_limit = anytime_params["sub_time_limit"]
-    lp_bound_share = anytime_params["lp_bound_share"]
-    bound_effort = anytime_params["bound_effort"]
-    when = None if limit is None else started + limit
-
     # The default's answer, under the same deadline (it offers its allocation after its
     # matching and cleanup, and after the fill, so a stop in its local search keeps it).
     try:
@@ -465,142 +460,176 @@ def _search(
         res.params = {**res.params, **anytime_params}
         return res
 
-    ctx = _Context(request, offer)
-    best = first.assignment.copy()
-    n_best = int(first.n_allocated)
-    # A bound known at once: every task that fits a cluster, at most the machines.
-    bound = int(min(int(ctx.fits.sum()), int(ctx.cap.sum())))
-    trajectory: List[Tuple[float, int, int]] = [(time.perf_counter() - started, n_best, bound)]
-    counters: Dict[str, int] = dict.fromkeys(
-        ("rounds", "improvements", "sub_solves", "sub_optimal", "sub_limit_hits", "rejected"),
-        0,
-    )
-    lp_info: Optional[dict] = None
-    lp_note = ""
-    proven = n_best >= bound
-
-    def build(how: str) -> SolveResult:
-        """The result of the search as it stands (what a stop returns, too)."""
-        return _result(request, first, standing(), how, started, anytime_params)
-
-    def standing() -> _Standing:
-        return _Standing(best=best, n_best=n_best, bound=bound, proven=proven,
-                         trajectory=trajectory, counters=counters, lp_info=lp_info,
-                         lp_note=lp_note)  # fmt: skip
-
-    def offer_best() -> None:  # the builder takes copies: the search goes on
-        state = standing()
-        state = replace(state, trajectory=list(trajectory), counters=dict(counters))
-        checks.offer_incumbent(lambda: _result(request, first, state, "time", started,
-                                               anytime_params))  # fmt: skip
-
-    offer_best()
+    run = _Run(request, offer, first, started, anytime_params)
+    run.offer_best()
     how = "rounds"
-    importer = None
-    if sub_solver != "none" and not proven and _worth_importing(sub_solver, when):
-        importer = _Import(sub_solver)
-        importer.start()
-    solver = pkg = None
-
+    if sub_solver != "none" and not run.proven and _worth_importing(sub_solver, run.when):
+        run.importer = _Import(sub_solver)
+        run.importer.start()
     try:
-        if not proven:  # the flow bound (the kernels' deadline polls reach it too)
-            flow = int(flow_bound(request, offer))
-            if flow < bound:
-                bound = flow
-                trajectory.append((time.perf_counter() - started, n_best, bound))
-            proven = n_best >= bound
-            offer_best()
-
-        def run_lp() -> None:  # the bound, within its share of the budget
-            nonlocal lp_info, bound, proven, lp_note
-            if proven or lp_bound_share <= 0 or lp_info is not None or lp_note:
-                return
-            # HiGHS imported first (10-15 ms in a fresh process): its share of the budget
-            # is the bound's own work, as in a warm process
-            import highspy  # noqa: F401
-
-            stop_at = None
-            if limit is not None:
-                stop_at = min(when, time.perf_counter() + lp_bound_share * limit)
-            try:
-                lp_info = best_bound(request, offer, effort=bound_effort, stop_at=stop_at,
-                                     at_least=n_best)  # fmt: skip
-            except BoundStopped:
-                lp_note = "stopped (its share of the time limit passed first)"
-                return
-            if lp_info["bound"] < bound:
-                bound = int(lp_info["bound"])
-                trajectory.append((time.perf_counter() - started, n_best, bound))
-            proven = n_best >= bound
-            offer_best()
-
+        if not run.proven:  # the flow bound (the kernels' deadline polls reach it too)
+            run.tighten(int(flow_bound(request, offer)))
         ls_iters = 2 * (auto_local_search(request.n) if params.get("local_search", "auto")
                         == "auto" else max(1, int(params["local_search"])))  # fmt: skip
-        priority = first.weights
-        now = trajectory[0][0]
+        now = run.trajectory[0][0]
         k = 0
-        while not proven and (rounds is None or k < rounds):
-            if when is not None and time.perf_counter() >= when:
+        while not run.proven and (rounds is None or k < rounds):
+            if run.when is not None and time.perf_counter() >= run.when:
                 how = "time"
                 break
             slow = k == 0 and limit is not None and now > _SLOW_DEFAULT * limit
             if k == _LP_ROUND or slow:  # after two restarts, so that the first gains come
                 # first; at once when the default took a tenth of the budget (large
                 # requests, loaded machines): two restarts would then take the bound's time
-                run_lp()
-                if proven:
+                run.run_lp()
+                if run.proven:
                     break
-            round_seed = kernel_seed(np.random.default_rng([seed, 29, k]), bits=63)
-            rng = np.random.default_rng(round_seed)
-            kind = _SCHEDULE[k % len(_SCHEDULE)] if importer is not None else 0
-            if kind != 0 and solver is None:
-                got = importer.get(when)
-                if got is None:  # the deadline passed while the solver was imported
-                    how = "time"
-                    break
-                solver, pkg = got
-            candidate = None
-            if kind == 0:
-                from ._localsearch import improve
-
-                candidate = best.copy()
-                improve(*ctx.links, ctx.bhat, ctx.compat_u8, ctx.cap, candidate,
-                        ls_iters, round_seed, priority,
-                        deadline=interrupt.kernel_deadline())  # fmt: skip
-            else:
-                size = min(neighbourhood, request.n)
-                region = (_bfs_region if kind == 1 else _pair_region)(ctx, best, rng, size)
-                sub_limit = sub_time_limit
-                if when is not None:
-                    sub_limit = min(sub_limit, max(0.01, when - time.perf_counter()))
-                candidate, optimal, hit = _solve_region(
-                    ctx, best, region, solver, pkg, sub_limit, int(round_seed % 2**31)
-                )
-                counters["sub_solves"] += 1
-                counters["sub_optimal"] += int(optimal)
-                counters["sub_limit_hits"] += int(hit)
-                if optimal and region.size == request.n:
-                    proven = True
+            if not run.round(k, seed, ls_iters):  # the deadline passed in the solver's import
+                how = "time"
+                break
             k += 1
-            counters["rounds"] = k
-            if candidate is not None:
-                size_new = int((candidate >= 0).sum())
-                if size_new > n_best:
-                    if verify(request, offer, candidate).feasible:
-                        best, n_best = candidate, size_new
-                        counters["improvements"] += 1
-                        trajectory.append((time.perf_counter() - started, n_best, bound))
-                    else:  # never expected: the sub-model or a kernel is wrong
-                        counters["rejected"] += 1
-            if proven:
-                bound = n_best
-            proven = proven or n_best >= bound
-            offer_best()
-        if how == "rounds" and not proven:  # fewer rounds than _LP_ROUND: the bound
-            run_lp()
+        if how == "rounds" and not run.proven:  # fewer rounds than _LP_ROUND: the bound
+            run.run_lp()
     except KeyboardInterrupt:
         how = "ctrl-c"
-    return build(how)
+    return run.build(how)
+
+
+class _Run:
+    """Where the anytime search stands as it goes (:class:`_Standing` freezes it for a
+    result): the best allocation, the bound, the trajectory, the counters, the LP bound's
+    report, and the neighbourhoods' solver once imported."""
+
+    def __init__(self, request: Request, offer: Offer, first: SolveResult, started: float,
+                 anytime_params: Dict[str, Any]) -> None:  # fmt: skip
+        self.request, self.offer, self.first = request, offer, first
+        self.started, self.anytime_params = started, anytime_params
+        limit = anytime_params["time_limit"]
+        self.when = None if limit is None else started + limit
+        self.ctx = _Context(request, offer)
+        self.best = first.assignment.copy()
+        self.n_best = int(first.n_allocated)
+        # A bound known at once: every task that fits a cluster, at most the machines.
+        self.bound = int(min(int(self.ctx.fits.sum()), int(self.ctx.cap.sum())))
+        self.trajectory: List[Tuple[float, int, int]] = [
+            (time.perf_counter() - started, self.n_best, self.bound)]  # fmt: skip
+        self.counters: Dict[str, int] = dict.fromkeys(
+            ("rounds", "improvements", "sub_solves", "sub_optimal", "sub_limit_hits",
+             "rejected"), 0)  # fmt: skip
+        self.lp_info: Optional[dict] = None
+        self.lp_note = ""
+        self.proven = self.n_best >= self.bound
+        self.importer: Optional[_Import] = None
+        self.solver = self.pkg = None
+
+    def standing(self) -> _Standing:
+        return _Standing(best=self.best, n_best=self.n_best, bound=self.bound,
+                         proven=self.proven, trajectory=self.trajectory,
+                         counters=self.counters, lp_info=self.lp_info,
+                         lp_note=self.lp_note)  # fmt: skip
+
+    def build(self, how: str) -> SolveResult:
+        """The result of the search as it stands (what a stop returns, too)."""
+        return _result(self.request, self.first, self.standing(), how, self.started,
+                       self.anytime_params)  # fmt: skip
+
+    def offer_best(self) -> None:
+        """Offer where the search stands as the incumbent a stop returns (the builder takes
+        copies: the search goes on)."""
+        state = replace(self.standing(), trajectory=list(self.trajectory),
+                        counters=dict(self.counters))  # fmt: skip
+        request, first, started, anytime_params = (self.request, self.first, self.started,
+                                                   self.anytime_params)  # fmt: skip
+        checks.offer_incumbent(lambda: _result(request, first, state, "time", started,
+                                               anytime_params))  # fmt: skip
+
+    def tighten(self, bound: int) -> None:
+        """A new upper bound: kept when it is lower (a trajectory point), then offered."""
+        if bound < self.bound:
+            self.bound = bound
+            self.trajectory.append((time.perf_counter() - self.started, self.n_best, bound))
+        self.proven = self.n_best >= self.bound
+        self.offer_best()
+
+    def run_lp(self) -> None:
+        """The LP bound (:func:`best_bound`), within its share of the budget, once."""
+        share = self.anytime_params["lp_bound_share"]
+        if self.proven or share <= 0 or self.lp_info is not None or self.lp_note:
+            return
+        # HiGHS imported first (10-15 ms in a fresh process): its share of the budget
+        # is the bound's own work, as in a warm process
+        import highspy  # noqa: F401
+
+        limit = self.anytime_params["time_limit"]
+        stop_at = None
+        if limit is not None:
+            stop_at = min(self.when, time.perf_counter() + share * limit)
+        try:
+            self.lp_info = best_bound(self.request, self.offer,
+                                      effort=self.anytime_params["bound_effort"],
+                                      stop_at=stop_at, at_least=self.n_best)  # fmt: skip
+        except BoundStopped:
+            self.lp_note = "stopped (its share of the time limit passed first)"
+            return
+        self.tighten(int(self.lp_info["bound"]))
+
+    def round(self, k: int, seed: int, ls_iters: int) -> bool:
+        """Round ``k``: the local search from the best (kind 0) or a neighbourhood re-solved
+        by the sub-solver (kinds 1-2, :data:`_SCHEDULE`), then the candidate kept when it
+        places more tasks and verifies. False when the deadline passed while the solver was
+        imported (no round ran)."""
+        round_seed = kernel_seed(np.random.default_rng([seed, 29, k]), bits=63)
+        rng = np.random.default_rng(round_seed)
+        kind = _SCHEDULE[k % len(_SCHEDULE)] if self.importer is not None else 0
+        if kind != 0 and self.solver is None:
+            got = self.importer.get(self.when)
+            if got is None:
+                return False
+            self.solver, self.pkg = got
+        ctx, proven = self.ctx, self.proven
+        if kind == 0:
+            from ._localsearch import improve
+
+            candidate = self.best.copy()
+            improve(ctx.links, ctx.bhat, ctx.compat_u8, ctx.cap, candidate,
+                    ls_iters, round_seed, self.first.weights,
+                    deadline=interrupt.kernel_deadline())  # fmt: skip
+        else:
+            size = min(self.anytime_params["neighbourhood"], self.request.n)
+            region = (_bfs_region if kind == 1 else _pair_region)(ctx, self.best, rng, size)
+            sub_limit = self.anytime_params["sub_time_limit"]
+            if self.when is not None:
+                sub_limit = min(sub_limit, max(0.01, self.when - time.perf_counter()))
+            candidate, optimal, hit = _solve_region(
+                ctx, self.best, region, self.solver, self.pkg, sub_limit,
+                int(round_seed % 2**31),
+            )  # fmt: skip
+            self.counters["sub_solves"] += 1
+            self.counters["sub_optimal"] += int(optimal)
+            self.counters["sub_limit_hits"] += int(hit)
+            if optimal and region.size == self.request.n:
+                proven = True
+        self.counters["rounds"] = k + 1
+        self._keep(candidate)
+        if proven:
+            self.bound = self.n_best
+        self.proven = proven or self.n_best >= self.bound
+        self.offer_best()
+        return True
+
+    def _keep(self, candidate: Optional[np.ndarray]) -> None:
+        """The best becomes ``candidate`` when it places more tasks and verifies."""
+        if candidate is None:
+            return
+        size_new = int((candidate >= 0).sum())
+        if size_new > self.n_best:
+            if verify(self.request, self.offer, candidate).feasible:
+                self.best, self.n_best = candidate, size_new
+                self.counters["improvements"] += 1
+                self.trajectory.append((time.perf_counter() - self.started, self.n_best,
+                                        self.bound))  # fmt: skip
+            else:  # never expected: the sub-model or a kernel is wrong
+                self.counters["rejected"] += 1
 
 
 @dataclass(frozen=True, kw_only=True)

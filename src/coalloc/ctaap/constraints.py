@@ -14,6 +14,7 @@ from .._shared.constraints import (
     BACKEND,
     EXPLAIN_TIME,
     MIP_GAP,
+    NO_VALIDATION,
     THREADS,
     TIME_LIMIT,
     VERBOSE,
@@ -27,6 +28,7 @@ from .._shared.constraints import (
     solvers,
 )
 from .._shared.milp import SOLVERS
+from .._shared.params import MATRIX_FORMATS
 from .anytime import SUB_SOLVERS
 from .exact import FORMULATIONS
 from .greedy import ORDERS
@@ -110,8 +112,31 @@ RELATIONS = {
     "anytime": [AnyGiven("time_limit", "rounds", why="the anytime search")],
 }
 
-#: Public functions that are no method but take parameters (the explainers): function ->
-#: its table (checked by their ``@checked``).
+#: ``stop_at`` of the bounds: a :func:`time.perf_counter` deadline, or None.
+_STOP_AT = [Interval(Real, None, None), None]
+#: ``at_least`` of the bounds: stop once the bound is at most this many tasks.
+_AT_LEAST = [Interval(Integral, 0, None, closed="left")]
+
+#: Public functions that are no method but take parameters (the explainers, the bounds of
+#: :mod:`coalloc.ctaap.bounds`): function (its path below ``coalloc.ctaap``) -> its table
+#: (checked by their ``@checked``).
 FUNCTIONS = {
     "explain_allocation": {"time_limit": EXPLAIN_TIME},
+    "bounds.lp_bound": {
+        "effort": _POSITIVE,
+        "set_rows": NO_VALIDATION,  # rows cluster_set_bound found: the caller's own
+        "stop_at": _STOP_AT,
+        "at_least": _AT_LEAST,
+    },
+    "bounds.cluster_set_bound": {
+        "effort": _POSITIVE,
+        "max_set_size": [Interval(Integral, 1, None, closed="left")],
+        "stop_at": _STOP_AT,
+        "at_least": _AT_LEAST,
+    },
+    "bounds.capped_clique": {"max_work": [Interval(Integral, 0, None, closed="left"), None]},
+    "instance_to_dict": {
+        "bandwidth_format": [Options(MATRIX_FORMATS)],
+        "metadata": NO_VALIDATION,  # any JSON-ready mapping (the writer checks it)
+    },
 }

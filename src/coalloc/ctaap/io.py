@@ -7,6 +7,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.jsonio import (
     InstanceError,
@@ -52,6 +53,7 @@ VERSION = 1
 
 
 @filled
+@checked("coalloc.ctaap.constraints", "instance_to_dict", tables="FUNCTIONS")
 def instance_to_dict(
     request: Request,
     offer: Offer,
@@ -89,8 +91,6 @@ def instance_to_dict(
     >>> data["format"], data["offer"]["capacity"], data["request"]["properties"]
     ('coalloc.instance', [1, 2], {'cpu': [10, 20, 30]})
     """
-    if bandwidth_format not in ("auto", "dense", "edges"):
-        raise ValueError(f"bandwidth_format must be auto, dense or edges, got {bandwidth_format!r}")
     n = request.n
     B = request.bandwidth
     if bandwidth_format == "auto":

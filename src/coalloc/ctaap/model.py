@@ -13,7 +13,7 @@ caller's arrays are never modified and the solvers can trust what they get.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, NamedTuple, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,7 +22,7 @@ from .._shared.caches import cache_of
 from .._shared.docs import filled
 from .._shared.validation import check_nonnegative, nonnegative_vector, square_sparse
 
-__all__ = ["Request", "Offer", "check_compatible"]
+__all__ = ["Request", "Offer", "check_compatible", "KernelLinks"]
 
 
 def _as_property_vectors(properties: Any, argname: str, length: Optional[int]) -> dict:
@@ -617,6 +617,36 @@ def _graph_to_arrays(graph: Any, properties: Optional[list], bandwidth: str, exc
 
 
 @filled
+class KernelLinks(NamedTuple):
+    """A request's links as the kernels take them: one record, not six arrays.
+
+    The CSR of the bandwidth ``B`` (``indptr``, ``indices``, ``data``) and of ``B.T``
+    (``t_indptr``, ``t_indices``, ``t_data``; a symmetric request's are ``B``'s own arrays,
+    which the kernels recognise). Read-only views of the request's arrays: no copy.
+
+    Examples
+    --------
+    >>> import coalloc.ctaap as ct
+    >>> request = ct.Request({"cpu": [1, 1]}, bandwidth=[[0, 5], [0, 0]])
+    >>> links = KernelLinks.of(request)
+    >>> links.indptr.tolist(), links.t_indptr.tolist()
+    ([0, 1, 1], [0, 0, 1])
+    """
+
+    indptr: np.ndarray  # (n + 1,) int64
+    indices: np.ndarray  # (nnz,) int64
+    data: np.ndarray  # (nnz,) float64
+    t_indptr: np.ndarray  # (n + 1,) int64, of B.T
+    t_indices: np.ndarray  # (nnz,) int64
+    t_data: np.ndarray  # (nnz,) float64
+
+    @classmethod
+    def of(cls, request: Request) -> KernelLinks:
+        """The links of ``request`` (its transpose built once, kept beside it)."""
+        B, BT = request.bandwidth, request.bandwidth_transpose
+        return cls(B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data)
+
+
 def check_compatible(request: Request, offer: Offer) -> None:
     """Raise if ``request`` and ``offer`` cannot be solved together.
 

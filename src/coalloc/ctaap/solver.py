@@ -19,7 +19,8 @@ paper describes); the benchmarks compare the two.
 from __future__ import annotations
 
 import time
-from typing import Optional, Tuple, Union
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from .._shared import interrupt
 from .._shared.constraints import checked
 from .._shared.params import offer_incumbent
 from .._shared.seeding import kernel_seed, resolve_seed
-from .model import Offer, Request, check_compatible, compatibility
+from .model import KernelLinks, Offer, Request, check_compatible, compatibility
 from .result import SolveResult
 
 __all__ = ["solve_ctaap", "COMPATIBILITY_FUNCTIONS", "DEFAULTS"]
@@ -236,7 +237,7 @@ def solve_ctaap(
     t_start = time.perf_counter()
     n, m = request.n, offer.m
     compat = compatibility(request, offer)
-    B, BT = request.bandwidth, request.bandwidth_transpose
+    links = (request.bandwidth, request.bandwidth_transpose)  # B and B.T (built once)
     bhat = offer.bandwidth
     symmetric = request.symmetric and np.array_equal(bhat, bhat.T)
     # The deadline between the unpolled set-up steps (a new request's transpose, the edge
@@ -246,25 +247,8 @@ def solve_ctaap(
     # Step 1: graduated assignment.
     rng = np.random.default_rng(seed := resolve_seed(seed))
     X = 1.0 + params["init_noise"] * rng.random((n + 1, m + 1))
-    rank, order = kernels.edge_ranks(B.indptr, B.indices, B.data, bhat)
-    if symmetric:
-        t_rank, t_order = rank, order
-    else:
-        interrupt.check()
-        t_rank, t_order = kernels.edge_ranks(
-            BT.indptr, BT.indices, BT.data, np.ascontiguousarray(bhat.T)
-        )
-    interrupt.check()
-    plan = {  # the step-1 kernel's scalars (coalloc/ctaap/softassign_plan.h)
-        "symmetric": bool(symmetric), "f_ok": f_ok, "f_bad": f_bad, "q_scale": scale,
-        "beta0": params["beta0"], "beta_f": params["beta_f"], "beta_r": params["beta_r"],
-        "max_outer": int(max_outer), "max_inner": int(max_inner),
-        "tol_outer": params["tol_outer"], "tol_inner": params["tol_inner"],
-    }  # fmt: skip
-    beta_steps, q_evals, sinkhorn_iters = kernels.graduated_assignment(
-        B.indptr, B.indices, rank, order, BT.indptr, BT.indices, t_rank, t_order,
-        compat.view(np.uint8), offer.capacity, X, plan,
-    )  # fmt: skip
+    plan = _step1_plan(params, symmetric=symmetric, f_ok=f_ok, f_bad=f_bad, q_scale=scale)
+    beta_steps, q_evals, sinkhorn_iters = _graduated(links, offer, compat, kernels, X, plan)
     weights = np.ascontiguousarray(X[:n, :m])
     t_step1 = time.perf_counter()
 
@@ -272,24 +256,8 @@ def solve_ctaap(
     assign, n_removals, stats, t2, t3 = kernels.match_and_clean(
         request, offer, weights, compat, params["matching"] == "cardinality"
     )
-
-    def offer_so_far(phase: str) -> None:
-        """Under a time limit, the allocation so far is the answer a stop returns."""
-        snapshot, removals = assign.copy(), int(n_removals)
-
-        def build() -> SolveResult:
-            got = int((snapshot >= 0).sum())
-            return SolveResult(
-                assignment=snapshot.copy(), n_allocated=got, status="feasible",
-                message=f"allocated {got} of {n} tasks ({phase}); all constraints hold",
-                method="ctaap", timings={"total": time.perf_counter() - t_start},
-                n_removals=removals, seed=seed, params=dict(params), weights=weights,
-                objective=float(got),
-            )  # fmt: skip
-
-        offer_incumbent(build)
-
-    offer_so_far("after the matching and cleanup")
+    so_far = _SoFar(t_start=t_start, seed=seed, params=params, weights=weights)
+    so_far.offer(assign, n_removals, "after the matching and cleanup")
     t_fill = time.perf_counter()
     n_filled = 0
     if params["fill"]:
@@ -298,7 +266,7 @@ def solve_ctaap(
         assign, n_filled = kernels.fill_free(
             request, offer, compat, task_order, cluster_order, assign
         )
-        offer_so_far("after the fill, before the local search")
+        so_far.offer(assign, n_removals, "after the fill, before the local search")
     t_search = time.perf_counter()
     search_stats = {}
     if params["local_search"] > 0:
@@ -317,12 +285,7 @@ def solve_ctaap(
         assignment=assign,
         n_allocated=n_alloc,
         status="feasible",
-        message=(
-            f"allocated {n_alloc} of {n} tasks after {n_removals} cleanup removals"
-            f", {n_filled} filled in"
-            + (" and local search" if params["local_search"] else "")
-            + "; all constraints hold"
-        ),
+        message=_message(n_alloc, n, n_removals, n_filled, bool(params["local_search"])),
         method="ctaap",
         timings={
             "step1": t_step1 - t_start,
@@ -349,10 +312,79 @@ def solve_ctaap(
     )
 
 
-def _links(request: Request) -> tuple:
-    """The request's links as the kernels take them: CSR of B, then CSR of B.T."""
-    B, BT = request.bandwidth, request.bandwidth_transpose
-    return B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data
+def _step1_plan(params: dict, *, symmetric: bool, f_ok: float, f_bad: float,
+                q_scale: float) -> dict:  # fmt: skip
+    """The step-1 kernel's scalars (``coalloc/ctaap/softassign_plan.h``): the schedule and
+    tolerances of ``params``, the compatibility values and the scale of ``Q``."""
+    return {
+        "symmetric": bool(symmetric), "f_ok": f_ok, "f_bad": f_bad, "q_scale": q_scale,
+        "beta0": params["beta0"], "beta_f": params["beta_f"], "beta_r": params["beta_r"],
+        "max_outer": int(params["max_outer"]), "max_inner": int(params["max_inner"]),
+        "tol_outer": params["tol_outer"], "tol_inner": params["tol_inner"],
+    }  # fmt: skip
+
+
+def _message(n_alloc: int, n: int, n_removals: int, n_filled: int, searched: bool) -> str:
+    """The result's message: what was allocated, and by which steps."""
+    return (f"allocated {n_alloc} of {n} tasks after {n_removals} cleanup removals"
+            f", {n_filled} filled in" + (" and local search" if searched else "")
+            + "; all constraints hold")  # fmt: skip
+
+
+def _graduated(links: tuple, offer: Offer, compat: np.ndarray, kernels: Any, X: np.ndarray,
+               plan: dict) -> tuple:  # fmt: skip
+    """Step 1, the graduated assignment, on ``X`` in place: the ranks of the links
+    (``links``: the request's ``B`` and ``B.T``) among the offer's bandwidths (of ``B.T``
+    too unless ``plan["symmetric"]``), then the kernel. Returns ``(beta_steps,
+    q_evaluations, sinkhorn_iterations)``."""
+    B, BT = links
+    bhat = offer.bandwidth
+    rank, order = kernels.edge_ranks(B.indptr, B.indices, B.data, bhat)
+    if plan["symmetric"]:
+        t_rank, t_order = rank, order
+    else:
+        interrupt.check()
+        t_rank, t_order = kernels.edge_ranks(
+            BT.indptr, BT.indices, BT.data, np.ascontiguousarray(bhat.T)
+        )
+    interrupt.check()
+    return kernels.graduated_assignment(
+        B.indptr, B.indices, rank, order, BT.indptr, BT.indices, t_rank, t_order,
+        compat.view(np.uint8), offer.capacity, X, plan,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _SoFar:
+    """What a stopped solve answers with (under a time limit, the allocation so far): the
+    solve's start, seed, parameters and step-1 weights, the same at every offer."""
+
+    t_start: float
+    seed: Any
+    params: dict
+    weights: np.ndarray
+
+    def offer(self, assign: np.ndarray, n_removals: int, phase: str) -> None:
+        """Offer a copy of ``assign`` (after ``phase``) as the incumbent a stop returns."""
+        snapshot, removals, n = assign.copy(), int(n_removals), assign.shape[0]
+
+        def build() -> SolveResult:
+            got = int((snapshot >= 0).sum())
+            return SolveResult(
+                assignment=snapshot.copy(), n_allocated=got, status="feasible",
+                message=f"allocated {got} of {n} tasks ({phase}); all constraints hold",
+                method="ctaap", timings={"total": time.perf_counter() - self.t_start},
+                n_removals=removals, seed=self.seed, params=dict(self.params),
+                weights=self.weights, objective=float(got),
+            )  # fmt: skip
+
+        offer_incumbent(build)
+
+
+def _links(request: Request) -> KernelLinks:
+    """The request's links as the kernels take them: one record, the CSR of B and of B.T
+    (the cleanup and local-search kernels; step 1 takes ranks of its own)."""
+    return KernelLinks.of(request)
 
 
 class _Compiled:
@@ -376,7 +408,7 @@ class _Compiled:
 
         assign = np.empty(request.n, dtype=np.int64)
         removals, augmentations, cycles, t_match, t_count = match_and_clean(
-            *_links(request), offer.bandwidth, weights, compat.view(np.uint8),
+            _links(request), offer.bandwidth, weights, compat.view(np.uint8),
             offer.capacity, cardinality_first, assign, interrupt.kernel_deadline(),
         )  # fmt: skip
         stats = {"augmentations": int(augmentations), "cycle_cancellations": int(cycles)}
@@ -387,7 +419,7 @@ class _Compiled:
         from ._cleanup import fill_free
 
         added = fill_free(
-            *_links(request), offer.bandwidth,
+            _links(request), offer.bandwidth,
             compat.view(np.uint8), offer.capacity, task_order, cluster_order, assign,
         )  # fmt: skip
         return assign, added
@@ -397,7 +429,7 @@ class _Compiled:
         from ._localsearch import improve
 
         return improve(
-            *_links(request), offer.bandwidth,
+            _links(request), offer.bandwidth,
             compat.view(np.uint8), offer.capacity, assign, iters, seed, priority,
             deadline=interrupt.kernel_deadline(),
         )  # fmt: skip
@@ -452,7 +484,7 @@ class _NumPy:
         from ._reference.cleanup import fill_free_reference
 
         return fill_free_reference(
-            *_links(request), offer.bandwidth,
+            _links(request), offer.bandwidth,
             compat, offer.capacity, task_order, cluster_order, assign,
         )  # fmt: skip
 
@@ -461,7 +493,7 @@ class _NumPy:
         from ._reference.localsearch import improve_reference
 
         return improve_reference(
-            *_links(request), offer.bandwidth,
+            _links(request), offer.bandwidth,
             compat, offer.capacity, assign, iters, seed, priority,
         )  # fmt: skip
 

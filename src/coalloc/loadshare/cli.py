@@ -366,8 +366,8 @@ def _cmd_solve_batch(args) -> int:
     return common.run_batch(args, "loadshare", items=items)
 
 
-#: The GAP generator's sizes and the number of instances: integers >= 1 in ASCII decimal
-#: digits (``generate_gap`` has no parameter table yet: it checks ``m`` and ``n`` itself).
+#: The number of instances ``generate`` writes: an integer >= 1 in ASCII decimal digits (no
+#: generator parameter; the GAP's sizes are typed from ``generate_gap``'s table).
 _positive_int = common.count()
 
 
@@ -435,8 +435,9 @@ def add_commands(sub) -> None:
     p.set_defaults(func=_cmd_gap)
 
     p = sub.add_parser("generate", help="write a Fig. 5 grid or GAP instances of type A-D")
-    p.add_argument("kind", choices=["paper", "a", "b", "c", "d"])
+    p.add_argument("kind", choices=["paper", *loadshare.GAP_TYPES])
     paper = loadshare.generators.GENERATORS["paper_setup"]  # the options' types (issue 37)
+    gap = loadshare.generators.GENERATORS["generate_gap"]
     common.add_table_option(p, "--nodes", paper["n_nodes"], default=500, name="n_nodes",
                             help="nodes (paper setup)")  # fmt: skip
     common.add_table_option(
@@ -446,8 +447,8 @@ def add_commands(sub) -> None:
         default=loadshare.generators.ARRIVALS[0],
         help="when jobs arrive (paper setup; coalloc docs loadshare)",
     )
-    p.add_argument("--agents", type=_positive_int, default=5, help="agents (GAP)")
-    p.add_argument("--items", type=_positive_int, default=100, help="items (GAP)")
+    common.add_table_option(p, "--agents", gap["m"], default=5, name="m", help="agents (GAP)")
+    common.add_table_option(p, "--items", gap["n"], default=100, name="n", help="items (GAP)")
     p.add_argument("--count", type=_positive_int, default=1, help="instances (GAP)")
     p.add_argument("--single", action="store_true", help="one-instance layout (no count)")
     common.add_seed(p)

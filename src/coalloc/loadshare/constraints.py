@@ -20,12 +20,14 @@ from .._shared.constraints import (
     VERBOSE,
     Boolean,
     HasMethod,
+    InstanceOf,
     Interval,
     Options,
     solvers,
 )
 from .dmcf import _DEALS, _INITS, _PHASE2, MAX_GENERATIONS
 from .gap.search import MAX_ITERATIONS
+from .io import GAP_FILE_FORMATS
 
 __all__ = ["PARAMS", "GAP_PARAMS", "FUNCTIONS"]
 
@@ -83,9 +85,19 @@ _GAP = {
 #: GAP method -> parameter -> constraints.
 GAP_PARAMS = {"heuristic": _GAP, "exact": _GAP}
 
-#: Public functions that are no method but take parameters (the explainers): function ->
-#: its table (checked by their ``@checked``).
+#: Public functions that are no method but take parameters (the explainers, DMCF's two
+#: first steps): function (its path below ``coalloc.loadshare``) -> its table (checked by
+#: their ``@checked``).
 FUNCTIONS = {
     "explain_gap": {"time_limit": EXPLAIN_TIME},
     "explain_share": {"time_limit": EXPLAIN_TIME},
+    "initial_coalitions": {
+        "coalition_size": [Interval(Integral, 1, None, closed="left")],
+        "how": [Options(_INITS)],
+    },
+    "dmcf.job_order": {"phase2": [Options(_PHASE2)]},
+    "io.read_gap_file": {
+        "fmt": [Options(GAP_FILE_FORMATS), None],
+        "command": [InstanceOf(str, "a string (the command a message names)")],
+    },
 }

@@ -79,6 +79,7 @@ def _n_coalitions(problem: LoadSharingProblem, coalition_size: Any) -> int:
     return max(1, math.ceil(problem.n_nodes / size))
 
 
+@checked("coalloc.loadshare.constraints", "initial_coalitions", tables="FUNCTIONS")
 def initial_coalitions(
     problem: LoadSharingProblem, coalition_size: int = 23, how: str = "arrival",
     seed: Optional[int] = 0,
@@ -119,9 +120,7 @@ def initial_coalitions(
     >>> ls.initial_coalitions(problem, 2, "round-robin").tolist()
     [0, 1, 0]
     """
-    nc = _n_coalitions(problem, coalition_size)
-    if how not in _INITS:
-        raise ValueError(f"init must be one of {_INITS}, got {how!r}")
+    nc = _n_coalitions(problem, coalition_size)  # the values were checked by the table
     n = problem.n_nodes
     if how == "random":
         order = np.random.default_rng(seed).permutation(n)
@@ -134,17 +133,16 @@ def initial_coalitions(
     if how == "round-robin":
         coal[order] = k % nc
     elif how == "ring":
-        coal[order] = k // integer(coalition_size, "coalition_size", 1)
+        coal[order] = k // int(coalition_size)
     else:
         coal[order] = k * nc // n
     return coal
 
 
+@checked("coalloc.loadshare.constraints", "dmcf.job_order", tables="FUNCTIONS")
 def job_order(problem: LoadSharingProblem, phase2: str = "ff") -> np.ndarray:
     """The order jobs are offered to first fit: arrival (``"ff"``) or decreasing size
-    (``"ffd"``, ties in arrival order)."""
-    if phase2 not in _PHASE2:
-        raise ValueError(f"phase2 must be one of {_PHASE2}, got {phase2!r}")
+    (``"ffd"``, ties in arrival order); ``phase2`` is checked by its table."""
     if phase2 == "ff":
         return np.arange(problem.n_jobs, dtype=np.int64)
     return problem.size_order()

@@ -31,9 +31,11 @@ import numpy as np
 from .._shared.constraints import InstanceOf, Interval, Options, Predicate, Table, checked
 from .._shared.seeding import check_seed
 from .._shared.validation import check_memory
+from .gap.generators import GENERATORS as _GAP_GENERATORS
+from .gap.generators import generate_gap
 from .model import LoadSharingProblem
 
-__all__ = ["paper_setup", "gap_instance", "ARRIVALS", "GENERATORS"]
+__all__ = ["paper_setup", "gap_instance", "generate_gap", "ARRIVALS", "GENERATORS"]
 
 #: The arrival models of :func:`paper_setup` (the first is the default).
 ARRIVALS = ("staggered", "same-window", "same-rate")
@@ -53,7 +55,9 @@ _PAIR = [InstanceOf((tuple, list), "a pair of numbers")]
 #: Each generator's parameters, declared once (as the methods' tables,
 #: :mod:`coalloc.loadshare.constraints`): checked at every call (``@checked``), and the
 #: source of ``tests/shared/test_checked.py``'s invalid-value tests. ``seed`` follows the
-#: seed policy (:func:`coalloc._shared.seeding.check_seed`).
+#: seed policy (:func:`coalloc._shared.seeding.check_seed`). The GAP's generator keeps its
+#: table beside it (:data:`coalloc.loadshare.gap.generators.GENERATORS`); it is one of the
+#: family's generators here.
 GENERATORS = {
     "paper_setup": Table(
         {
@@ -75,6 +79,7 @@ GENERATORS = {
                       "got {job_size}"),
         ],  # fmt: skip
     ),
+    **_GAP_GENERATORS,
 }
 
 @checked("coalloc.loadshare.generators", "paper_setup", tables="GENERATORS")
@@ -186,6 +191,4 @@ def gap_instance(*args, **kwargs):
     >>> generators.gap_instance("a", 5, 20, seed=0)
     GapInstance(m=5, n=20, a0520-0)
     """
-    from .gap import generate_gap
-
     return generate_gap(*args, **kwargs)

@@ -29,6 +29,7 @@ from typing import Any, List
 
 import numpy as np
 
+from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.jsonio import (
     InstanceError,
@@ -378,6 +379,7 @@ def orlib_sense(name: Any) -> tuple:
     return "min", "OR-Library GAP text does not state the sense; minimisation is the default"
 
 
+@checked("coalloc.loadshare.constraints", "io.read_gap_file", tables="FUNCTIONS")
 def read_gap_file(path: PathOrFile, fmt: Any = None, *, command: str = "read_gap_file") -> tuple:
     """GAP instances from an OR-Library text file or a ``coalloc.loadshare.gap`` JSON file.
 
@@ -418,8 +420,6 @@ def read_gap_file(path: PathOrFile, fmt: Any = None, *, command: str = "read_gap
     from .._shared.sniff import sniff, wrong_kind
     from .solvers import GAP_FORMAT, gap_from_dict
 
-    if fmt is not None and fmt not in GAP_FILE_FORMATS:
-        raise ValueError(f"format must be one of {GAP_FILE_FORMATS}, got {fmt!r}")
     expected = "an OR-Library GAP file or a coalloc.loadshare.gap JSON file"
     found = sniff(path)
     name = getattr(path, "name", "<stream>") if hasattr(path, "read") else os.fspath(path)

@@ -25,9 +25,11 @@ from .._shared.constraints import (
     Options,
     solvers,
 )
+from .._shared.params import MATRIX_FORMATS
 from .clustering import METRICS
 from .exact import FORMULATIONS, SOLVERS
 from .mapper import PROCESSOR_ORDERS
+from .verify import DISTANCES
 
 __all__ = ["PARAMS", "SOLVE_PARAMS", "FUNCTIONS"]
 
@@ -76,7 +78,8 @@ PARAMS = {
 }
 
 #: Public functions that are no method but take tuning parameters (the clustering every
-#: variant runs, whose keywords ``clustering=`` passes): function -> its table.
+#: variant runs, whose keywords ``clustering=`` passes; the processor order; the cost
+#: measure): function -> its table (checked by their ``@checked``).
 FUNCTIONS = {
     "flow_injection": {
         "delta": [Interval(Real, 0, None, closed="neither"), None],
@@ -87,5 +90,11 @@ FUNCTIONS = {
         "max_injections": [Interval(Integral, 0, None, closed="left")],
         "node_weight": NO_VALIDATION,  # a weight per task, checked against the graph
         "backend": BACKEND,
+    },
+    "processor_order": {"kind": [Options(PROCESSOR_ORDERS)]},  # seed: the seed policy's
+    "communication_cost": {"distance": [Options(DISTANCES)]},
+    "io.task_graph_to_dict": {
+        "comm_format": [Options(MATRIX_FORMATS)],
+        "metadata": NO_VALIDATION,  # any JSON-ready mapping (the writer checks it)
     },
 }

@@ -27,6 +27,7 @@ from typing import Any, Optional
 import numpy as np
 import scipy.sparse as sp
 
+from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.jsonio import (
     InstanceError,
@@ -122,12 +123,11 @@ VERSION = 1
 # --------------------------------------------------------------------------------------
 
 
+@checked("coalloc.taskmap.constraints", "io.task_graph_to_dict", tables="FUNCTIONS")
 def task_graph_to_dict(
     tasks: TaskGraph, *, comm_format: str = "auto", metadata: Optional[dict] = None
 ) -> dict:
     """A JSON-ready dict; ``comm_format`` is ``"auto"``, ``"dense"`` or ``"edges"``."""
-    if comm_format not in ("auto", "dense", "edges"):
-        raise ValueError(f"comm_format must be 'auto', 'dense' or 'edges', got {comm_format!r}")
     mat = tasks.comm
     if comm_format == "auto":
         comm_format = "edges" if mat.nnz < 0.5 * tasks.n * tasks.n else "dense"

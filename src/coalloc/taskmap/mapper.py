@@ -76,6 +76,7 @@ STREAMS = ("clustering", "processors")  # the seed's named streams (new ones go 
 # --------------------------------------------------------------------------------------
 
 
+@checked("coalloc.taskmap.constraints", "processor_order", tables="FUNCTIONS")
 def processor_order(resources: ResourceGraph, kind: str = "capacity", *, seed: Any = 0):
     """The order in which :func:`map_tasks` visits the processors.
 
@@ -112,8 +113,6 @@ def processor_order(resources: ResourceGraph, kind: str = "capacity", *, seed: A
         return procs.copy()
     if kind == "random":
         return np.random.default_rng(seed).permutation(procs)
-    if kind not in ("capacity", "locality"):
-        raise ValueError(f"processor_order must be one of {PROCESSOR_ORDERS}, got {kind!r}")
     start = int(procs[np.argmax(resources.capacity[procs])])
     r = resources.n_nodes
     adj = link_adjacency(r, resources.links)

@@ -3,7 +3,7 @@ graph (needs the ``[plot]`` extra: matplotlib)."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
@@ -247,62 +247,83 @@ def _drop_crowded_labels(fig: Any, ax: Any, texts: list) -> None:
             kept.append(box)
 
 
-def _plot_groups(tasks, resources, m, node_occ, link_occ, top, where, ax, fig, labels, seed):
-    """:func:`plot_mapping` of a dense cluster: the processors drawn in groups."""
-    import networkx as nx
-    from matplotlib import colormaps
-    from matplotlib.collections import LineCollection
-    from matplotlib.colors import Normalize
+class _Occupancy(NamedTuple):
+    """A mapping and what it loads: what :func:`plot_mapping` draws (one record, not seven
+    arguments)."""
 
+    tasks: TaskGraph
+    resources: ResourceGraph
+    mapping: np.ndarray  # the processor of every task
+    node_occ: np.ndarray  # load / capacity of every node
+    link_occ: np.ndarray  # and of every link
+    top: float  # the maximum occupancy
+    where: Any  # where it is (``.kind``, ``.index``)
+
+
+class _Groups(NamedTuple):
+    """The processors of a dense cluster in groups (:func:`aggregate_groups`): each node's
+    group ``rep``, the groups and the routers above them (``kept``), per group the tasks,
+    processors, capacity and highest occupancy, and the busiest link between two groups."""
+
+    rep: np.ndarray
+    groups: np.ndarray
+    kept: np.ndarray
+    counts: np.ndarray
+    size: np.ndarray
+    cap: np.ndarray
+    occ: np.ndarray
+    between: dict
+
+
+def _grouped(o: _Occupancy) -> _Groups:
+    """The groups of ``o.resources`` and what the mapping puts on each."""
+    resources = o.resources
     rep = aggregate_groups(resources)
     procs = resources.processors
-    groups = np.unique(rep[procs])
-    kept = np.unique(rep)  # groups and the routers above them
-    counts = np.bincount(rep[m], minlength=resources.n_nodes)
+    counts = np.bincount(rep[o.mapping], minlength=resources.n_nodes)
     size = np.bincount(rep[procs], minlength=resources.n_nodes)
     cap = np.bincount(rep[procs], weights=resources.capacity[procs], minlength=resources.n_nodes)
     occ = np.zeros(resources.n_nodes)
-    np.maximum.at(occ, rep[procs], node_occ[procs])
+    np.maximum.at(occ, rep[procs], o.node_occ[procs])
     ln = resources.links
     inner = rep[ln[:, 0]] == rep[ln[:, 1]]
     if inner.any():  # a group's own links (a node's core links) count in its colour
-        np.maximum.at(occ, rep[ln[inner, 0]], link_occ[inner])
+        np.maximum.at(occ, rep[ln[inner, 0]], o.link_occ[inner])
     between: dict = {}
-    for (u, v), x in zip(ln[~inner], link_occ[~inner]):
+    for (u, v), x in zip(ln[~inner], o.link_occ[~inner]):
         key = (min(rep[u], rep[v]), max(rep[u], rep[v]))
         between[key] = max(between.get(key, 0.0), float(x))
-    g = nx.Graph()
-    g.add_nodes_from(kept.tolist())
-    g.add_edges_from(between)
-    if kept.size <= 80 and nx.is_connected(g):
-        layout = nx.kamada_kawai_layout(g)
+    return _Groups(rep=rep, groups=np.unique(rep[procs]), kept=np.unique(rep), counts=counts,
+                   size=size, cap=cap, occ=occ, between=between)  # fmt: skip
+
+
+def _group_positions(n_nodes: int, g: _Groups, seed: Any) -> np.ndarray:
+    """Where each group and router is drawn (Kamada-Kawai when small and connected, else a
+    seeded spring layout); rows of the other nodes stay 0."""
+    import networkx as nx
+
+    graph = nx.Graph()
+    graph.add_nodes_from(g.kept.tolist())
+    graph.add_edges_from(g.between)
+    if g.kept.size <= 80 and nx.is_connected(graph):
+        layout = nx.kamada_kawai_layout(graph)
     else:
-        layout = nx.spring_layout(g, seed=seed, k=1.5 / np.sqrt(max(kept.size, 1)))
-    pos = np.zeros((resources.n_nodes, 2))
-    for k in kept.tolist():
+        layout = nx.spring_layout(graph, seed=seed, k=1.5 / np.sqrt(max(g.kept.size, 1)))
+    pos = np.zeros((n_nodes, 2))
+    for k in g.kept.tolist():
         pos[k] = layout[k]
-    norm = Normalize(vmin=0.0, vmax=max(top, 1e-12))
-    cmap = colormaps["viridis_r"]
-    pairs = list(between)
-    x = np.array([between[k] for k in pairs])
-    ax.add_collection(LineCollection(
-        [(tuple(pos[a]), tuple(pos[b])) for a, b in pairs], colors=cmap(norm(x)),
-        linewidths=0.6 + 3.0 * (x / max(top, 1e-12)), zorder=1, label="link"))  # fmt: skip
-    unit = "processor" if int(size[groups].max()) == 1 else "processors"
-    sizes = 60 + 340 * cap[groups] / max(float(cap[groups].max()), 1e-12)
-    face = [cmap(norm(occ[k])) if counts[k] else (1, 1, 1, 1) for k in groups]
-    ax.scatter(pos[groups, 0], pos[groups, 1], s=sizes, c=face, edgecolors="black",
-               linewidths=0.6, zorder=2,
-               label=f"group of {unit} ({groups.size}; size: capacity)")  # fmt: skip
-    routers = np.setdiff1d(kept, groups)
-    routers = routers[~resources.is_processor[routers]]
-    if routers.size:
-        ax.scatter(pos[routers, 0], pos[routers, 1], s=20, marker="s", color=plotting.GREY,
-                   zorder=2, label="router")  # fmt: skip
+    return pos
+
+
+def _mark_group_bottleneck(ax, o: _Occupancy, g: _Groups, pos: np.ndarray) -> None:
+    """Circle the group that holds the bottleneck, or draw the link between two groups."""
+    from matplotlib.collections import LineCollection
+
+    where, resources = o.where, o.resources
     if where.kind == "node":
-        spot, kind = int(rep[where.index]), "node"
+        spot, kind = int(g.rep[where.index]), "node"
     else:
-        a, b = (int(rep[e]) for e in ln[where.index])
+        a, b = (int(g.rep[e]) for e in resources.links[where.index])
         spot, kind = (a, "link") if a == b else (None, "link")
     if spot is not None:
         grouped = kind == "link" or spot != where.index
@@ -314,24 +335,63 @@ def _plot_groups(tasks, resources, m, node_occ, link_occ, top, where, ax, fig, l
         ax.add_collection(LineCollection([(tuple(pos[a]), tuple(pos[b]))],
                                          colors=plotting.CROSS, linewidths=4.0, zorder=1.5,
                                          label=f"bottleneck link {where.index}"))  # fmt: skip
+
+
+def _group_texts(ax, resources: ResourceGraph, g: _Groups, pos: np.ndarray, sizes: np.ndarray,
+                 labels: Optional[bool]) -> list:  # fmt: skip
+    """The tasks beside each used group (the busiest first) and, with ``labels``, each
+    node's name under its marker; the annotations, for :func:`_drop_crowded_labels`."""
     texts = []
-    for k in sorted(groups.tolist(), key=lambda k: (-counts[k], k)):  # the busiest first
-        n_here = int(counts[k])
+    for k in sorted(g.groups.tolist(), key=lambda k: (-g.counts[k], k)):  # the busiest first
+        n_here = int(g.counts[k])
         if not n_here:  # an unused group is white: no "0 tasks" beside it
             continue
         word = f"{n_here} task{'s' if n_here != 1 else ''}"
         texts.append(ax.annotate(word, pos[k], xytext=(7, 5), textcoords="offset points",
                                  fontsize=7, gid=f"tasks-in-{k}"))  # fmt: skip
     if labels is None:
-        labels = kept.size <= 40
+        labels = g.kept.size <= 40
     if labels:  # under each marker (its radius in points: the square root of its area / 2)
-        radius = dict(zip(groups.tolist(), (np.sqrt(sizes) / 2).tolist()))
-        for k in kept.tolist():
+        radius = dict(zip(g.groups.tolist(), (np.sqrt(sizes) / 2).tolist()))
+        for k in g.kept.tolist():
             below = radius.get(k, 2.5) + 2.0
             texts.append(ax.annotate(_name(resources, k), pos[k], xytext=(0, -below),
                                      ha="center", va="top", textcoords="offset points",
                                      fontsize=6, zorder=5,
                                      color="#444444"))  # fmt: skip
+    return texts
+
+
+def _plot_groups(o: _Occupancy, ax, fig, *, labels: Optional[bool], seed: Any) -> str:
+    """:func:`plot_mapping` of a dense cluster: the processors drawn in groups; the title."""
+    from matplotlib import colormaps
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import Normalize
+
+    resources, top = o.resources, o.top
+    g = _grouped(o)
+    groups = g.groups
+    pos = _group_positions(resources.n_nodes, g, seed)
+    norm = Normalize(vmin=0.0, vmax=max(top, 1e-12))
+    cmap = colormaps["viridis_r"]
+    pairs = list(g.between)
+    x = np.array([g.between[k] for k in pairs])
+    ax.add_collection(LineCollection(
+        [(tuple(pos[a]), tuple(pos[b])) for a, b in pairs], colors=cmap(norm(x)),
+        linewidths=0.6 + 3.0 * (x / max(top, 1e-12)), zorder=1, label="link"))  # fmt: skip
+    unit = "processor" if int(g.size[groups].max()) == 1 else "processors"
+    sizes = 60 + 340 * g.cap[groups] / max(float(g.cap[groups].max()), 1e-12)
+    face = [cmap(norm(g.occ[k])) if g.counts[k] else (1, 1, 1, 1) for k in groups]
+    ax.scatter(pos[groups, 0], pos[groups, 1], s=sizes, c=face, edgecolors="black",
+               linewidths=0.6, zorder=2,
+               label=f"group of {unit} ({groups.size}; size: capacity)")  # fmt: skip
+    routers = np.setdiff1d(g.kept, groups)
+    routers = routers[~resources.is_processor[routers]]
+    if routers.size:
+        ax.scatter(pos[routers, 0], pos[routers, 1], s=20, marker="s", color=plotting.GREY,
+                   zorder=2, label="router")  # fmt: skip
+    _mark_group_bottleneck(ax, o, g, pos)
+    texts = _group_texts(ax, resources, g, pos, sizes, labels)
     from matplotlib.cm import ScalarMappable
 
     fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.7,
@@ -343,12 +403,12 @@ def _plot_groups(tasks, resources, m, node_occ, link_occ, top, where, ax, fig, l
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8,
               frameon=False)  # fmt: skip
     _drop_crowded_labels(fig, ax, texts)
-    lo, hi = int(size[groups].min()), int(size[groups].max())
+    lo, hi = int(g.size[groups].min()), int(g.size[groups].max())
     each = f"{lo}" if lo == hi else f"{lo} to {hi}"
     return (
-        f"{tasks.n} tasks on {int(np.count_nonzero(np.bincount(m)))}/{resources.n_processors} "
-        f"processors in {groups.size} groups of {each}: max occupancy {top:.4g} at "
-        f"{where.kind} {where.index}"
+        f"{o.tasks.n} tasks on {int(np.count_nonzero(np.bincount(o.mapping)))}/"
+        f"{resources.n_processors} processors in {groups.size} groups of {each}: max "
+        f"occupancy {top:.4g} at {o.where.kind} {o.where.index}"
     )
 
 
@@ -441,8 +501,9 @@ def plot_mapping(
     if aggregate is None:
         aggregate = resources.n_processors > AGGREGATE_ABOVE
     if aggregate:
-        said = _plot_groups(tasks, resources, m, node_occ, link_occ, top, where, ax, fig,
-                            labels, seed)  # fmt: skip
+        occupied = _Occupancy(tasks=tasks, resources=resources, mapping=m, node_occ=node_occ,
+                              link_occ=link_occ, top=top, where=where)  # fmt: skip
+        said = _plot_groups(occupied, ax, fig, labels=labels, seed=seed)
         return plotting.finish(fig, path, title=said if title is None else title, ax=ax)
     from matplotlib import colormaps
     from matplotlib.collections import LineCollection

@@ -15,10 +15,14 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._shared.constraints import checked
 from .._shared.result import Report, jsonable
 from .model import ResourceGraph, TaskGraph
 
-__all__ = ["MappingReport", "communication_cost", "verify_mapping"]
+__all__ = ["MappingReport", "communication_cost", "verify_mapping", "DISTANCES"]
+
+#: The distances :func:`communication_cost` sums volumes over.
+DISTANCES = ("inverse_bandwidth", "hops")
 
 
 @dataclass
@@ -214,6 +218,7 @@ def verify_mapping(
     return MappingReport(True, best, where, node_load, link_load, claimed, matches, problems)
 
 
+@checked("coalloc.taskmap.constraints", "communication_cost", tables="FUNCTIONS")
 def communication_cost(
     task_graph: TaskGraph,
     resource_graph: ResourceGraph,
@@ -259,8 +264,6 @@ def communication_cost(
     >>> communication_cost(tasks, res, [2, 2, 1], distance="hops")
     2.0
     """
-    if distance not in ("inverse_bandwidth", "hops"):
-        raise ValueError(f"distance must be 'inverse_bandwidth' or 'hops', not {distance!r}")
     rep = verify_mapping(task_graph, resource_graph, mapping)
     if not rep.valid:
         raise ValueError("invalid mapping: " + "; ".join(rep.problems))

@@ -84,6 +84,70 @@ def _positions(leaves: list, cores: list, by_switch: dict, used: set,
     return pos, attach
 
 
+def _whole_mapping(top: VirtualTopology, ptop: PhysicalTopology, result: Any) -> dict:
+    """The result's mapping (virtual node -> physical node), refused unless it maps every
+    virtual node onto a node of the testbed."""
+    mapping = _field(result, "mapping")
+    if mapping is None:
+        raise ValueError("result holds no mapping (the mapper found none)")
+    unknown = [p for p in mapping.values() if p not in ptop.nodes]
+    if unknown:
+        raise ValueError(f"result: physical node {unknown[0]!r} is not in the testbed")
+    missing = [v for v in top.nodes if v not in mapping]
+    if missing:
+        raise ValueError(f"result: virtual node {missing[0]!r} is not mapped")
+    return mapping
+
+
+def _draw_trunks(ax: Any, ptop: PhysicalTopology, pos: dict, load: dict) -> None:
+    """The trunks: one segment each (parallel trunks of a pair side by side), as wide as
+    their load, a loaded one red and labelled ``load/capacity``."""
+    from matplotlib.collections import LineCollection
+
+    seen: Dict[tuple, int] = defaultdict(int)
+    segs, widths, colors = [], [], []
+    for lk in ptop.trunks():
+        pair = tuple(sorted((lk.a, lk.b)))
+        off = 0.12 * seen[pair]
+        seen[pair] += 1
+        a, b = pos[lk.a] + (off, 0), pos[lk.b] + (off, 0)
+        segs.append((tuple(a), tuple(b)))
+        share = load.get(lk.name, 0.0) / lk.bw if lk.bw > 0 else 0.0
+        widths.append(0.8 + 5.0 * min(share, 1.0))
+        colors.append(plotting.CROSS if share > 0 else "#555555")
+        if load.get(lk.name, 0.0) > 0:
+            mid = (a + b) / 2
+            ax.annotate(f"{load[lk.name]:g}/{lk.bw:g}", mid, fontsize=7, color=plotting.CROSS,
+                        ha="left", va="center", gid=f"trunk-{lk.name}")  # fmt: skip
+    if segs:
+        ax.add_collection(LineCollection(segs, linewidths=widths, colors=colors, zorder=1,
+                                         label="trunk"))  # fmt: skip
+
+
+def _draw_virtual_links(ax: Any, top: VirtualTopology, mapping: dict, pos: dict,
+                        home: dict) -> None:  # fmt: skip
+    """The virtual links between two PCs drawn: dashed red between switches, thin grey
+    behind one switch."""
+    from matplotlib.collections import LineCollection
+
+    inter, intra = [], []
+    for vl in top.links.values():
+        pa, pb = mapping.get(vl.a), mapping.get(vl.b)
+        if pa is None or pb is None or pa == pb or pa not in pos or pb not in pos:
+            continue
+        seg = (tuple(pos[pa]), tuple(pos[pb]))
+        (inter if home.get(pa) != home.get(pb) else intra).append(seg)
+    if intra:
+        label = f"intra-switch virtual link ({len(intra)})"
+        ax.add_collection(LineCollection(intra, colors="#888888", linewidths=0.6, zorder=1,
+                                         label=label))  # fmt: skip
+    if inter:
+        label = f"inter-switch virtual link ({len(inter)})"
+        ax.add_collection(LineCollection(inter, colors=plotting.CROSS, linewidths=0.9,
+                                         linestyles="dashed", zorder=1, alpha=0.8,
+                                         label=label))  # fmt: skip
+
+
 @filled
 def plot_mapping(
     top: VirtualTopology,
@@ -148,15 +212,7 @@ def plot_mapping(
     ...     path.read_bytes()[:4]
     b'\\x89PNG'
     """
-    mapping = _field(result, "mapping")
-    if mapping is None:
-        raise ValueError("result holds no mapping (the mapper found none)")
-    unknown = [p for p in mapping.values() if p not in ptop.nodes]
-    if unknown:
-        raise ValueError(f"result: physical node {unknown[0]!r} is not in the testbed")
-    missing = [v for v in top.nodes if v not in mapping]
-    if missing:
-        raise ValueError(f"result: virtual node {missing[0]!r} is not mapped")
+    mapping = _whole_mapping(top, ptop, result)
     home = home_switches(ptop)
     switches = list(ptop.switches)
     by_switch: Dict[Optional[str], list] = defaultdict(list)
@@ -172,44 +228,9 @@ def plot_mapping(
     if attach:
         ax.add_collection(LineCollection(attach, colors="#bbbbbb", linewidths=0.5, zorder=0.5,
                                          label=f"PC-switch link ({len(attach)})"))  # fmt: skip
-    # trunks: one segment each, parallel trunks of a pair side by side
-    trunks = ptop.trunks()
     load = dict(_field(result, "trunk_load") or {})
-    seen: Dict[tuple, int] = defaultdict(int)
-    segs, widths, colors = [], [], []
-    for lk in trunks:
-        pair = tuple(sorted((lk.a, lk.b)))
-        off = 0.12 * seen[pair]
-        seen[pair] += 1
-        a, b = pos[lk.a] + (off, 0), pos[lk.b] + (off, 0)
-        segs.append((tuple(a), tuple(b)))
-        share = load.get(lk.name, 0.0) / lk.bw if lk.bw > 0 else 0.0
-        widths.append(0.8 + 5.0 * min(share, 1.0))
-        colors.append(plotting.CROSS if share > 0 else "#555555")
-        if load.get(lk.name, 0.0) > 0:
-            mid = (a + b) / 2
-            ax.annotate(f"{load[lk.name]:g}/{lk.bw:g}", mid, fontsize=7, color=plotting.CROSS,
-                        ha="left", va="center", gid=f"trunk-{lk.name}")  # fmt: skip
-    if segs:
-        ax.add_collection(LineCollection(segs, linewidths=widths, colors=colors, zorder=1,
-                                         label="trunk"))  # fmt: skip
-    # virtual links
-    inter, intra = [], []
-    for vl in top.links.values():
-        pa, pb = mapping.get(vl.a), mapping.get(vl.b)
-        if pa is None or pb is None or pa == pb or pa not in pos or pb not in pos:
-            continue
-        seg = (tuple(pos[pa]), tuple(pos[pb]))
-        (inter if home.get(pa) != home.get(pb) else intra).append(seg)
-    if intra:
-        label = f"intra-switch virtual link ({len(intra)})"
-        ax.add_collection(LineCollection(intra, colors="#888888", linewidths=0.6, zorder=1,
-                                         label=label))  # fmt: skip
-    if inter:
-        label = f"inter-switch virtual link ({len(inter)})"
-        ax.add_collection(LineCollection(inter, colors=plotting.CROSS, linewidths=0.9,
-                                         linestyles="dashed", zorder=1, alpha=0.8,
-                                         label=label))  # fmt: skip
+    _draw_trunks(ax, ptop, pos, load)
+    _draw_virtual_links(ax, top, mapping, pos, home)
     sw_xy = np.array([pos[s] for s in switches]) if switches else np.zeros((0, 2))
     ax.scatter(sw_xy[:, 0], sw_xy[:, 1], s=260, marker="s", color="#4c72b0", zorder=2,
                edgecolors="black", label="switch")  # fmt: skip
@@ -316,12 +337,10 @@ def plot_explanation(
     from .explain import _sub, explain_mapping
     from .problem import build_problem
 
-    if explanation is None:
-        explanation = explain_mapping(top, ptop, time_limit=time_limit)
-        if explanation is None:
-            raise ValueError("the experiment maps (or its failure was not proved in "
-                             "time_limit): nothing to explain")  # fmt: skip
-    doc = explanation.to_dict() if hasattr(explanation, "to_dict") else dict(explanation)
+    doc = plotting.explanation_document(
+        explanation, lambda: explain_mapping(top, ptop, time_limit=time_limit),
+        "the experiment maps (or its failure was not proved in time_limit): nothing to "
+        "explain")  # fmt: skip
     vnodes = [v for v in doc["conflict"]["vnodes"] if v in top.nodes]
     pr = build_problem(_sub(top, vnodes), ptop)
     cand = {pr.vnames[i]: [int(c) for c in pr.cand[i]] for i in range(pr.nv)}

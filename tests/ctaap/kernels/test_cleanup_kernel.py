@@ -7,16 +7,14 @@ import scipy.sparse as sp
 import coalloc
 from coalloc.ctaap._cleanup import match_and_clean
 from coalloc.ctaap._reference.cleanup import match_and_clean_reference
-from coalloc.ctaap.model import compatibility
+from coalloc.ctaap.model import KernelLinks, compatibility
 
 
 def arrays(req, off, weights, cardinality_first):
-    B, BT = req.bandwidth, req.bandwidth_transpose
+    """The kernels' arguments but the output: the links (one record), then the arrays."""
     compat = compatibility(req, off).view(np.uint8)
-    return (
-        B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data,
-        off.bandwidth, weights, compat, off.capacity, cardinality_first,
-    )  # fmt: skip
+    return (KernelLinks.of(req), off.bandwidth, weights, compat, off.capacity,
+            cardinality_first)  # fmt: skip
 
 
 def random_case(rng):
@@ -70,7 +68,7 @@ def test_shape_mismatch_raises():
     args = list(arrays(req, off, np.ones((6, 5)), True))
     with pytest.raises(ValueError, match="inconsistent"):
         match_and_clean(*args, np.empty(5, dtype=np.int64))
-    args[7] = np.ones((6, 4))
+    args[2] = np.ones((6, 4))  # the weights
     with pytest.raises(ValueError, match="inconsistent"):
         match_and_clean(*args, np.empty(6, dtype=np.int64))
 
@@ -88,7 +86,7 @@ def test_fill_free_matches_twin_and_keeps_feasibility():
         match_and_clean(*args, start)
         task_order = rng.permutation(req.n).astype(np.int64)
         cluster_order = np.argsort(rng.random((req.n, off.m)), axis=1).astype(np.int64)
-        fill_args = args[:7] + (args[8], args[9], task_order, cluster_order)
+        fill_args = args[:2] + (args[3], args[4], task_order, cluster_order)
         ref, ref_added = fill_free_reference(*fill_args, start)
         got = start.copy()
         added = fill_free(*fill_args, got)
@@ -106,7 +104,7 @@ def test_fill_free_shape_check():
     req, off = coalloc.generators.fig2(1, n_tasks=4, seed=0)
     args = arrays(req, off, np.ones((4, 5)), True)
     with pytest.raises(ValueError, match="inconsistent"):
-        fill_free(*args[:7], args[8], args[9], np.arange(3), np.zeros((4, 5), np.int64),
+        fill_free(*args[:2], args[3], args[4], np.arange(3), np.zeros((4, 5), np.int64),
                   np.full(4, -1, np.int64))  # fmt: skip
 
 

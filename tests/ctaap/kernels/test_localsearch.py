@@ -15,9 +15,15 @@ from coalloc.ctaap._reference.localsearch import (
     is_feasible,
     is_local_optimum_reference,
 )
-from coalloc.ctaap.model import compatibility
+from coalloc.ctaap.model import KernelLinks, compatibility
 
 # ----------------------------------------------------------------------------- helpers
+
+
+def kernel(args):
+    """The kernels' arguments from the flat tuple these tests build: the six CSR arrays as
+    one ``KernelLinks``, then ``bhat, allowed, capacity``."""
+    return (KernelLinks(*args[:6]), *args[6:])
 
 
 def csr_args(b):
@@ -94,9 +100,9 @@ def test_count_moves_matches_brute_force():
     for _ in range(300):
         args = random_case(rng)
         a = random_feasible(rng, args)
-        ins, sw = find_moves_reference(*args, a)
-        assert count_moves(*args, a) == (len(ins), len(sw))
-        got_ins, got_sw = list_moves(*args, a)
+        ins, sw = find_moves_reference(*kernel(args), a)
+        assert count_moves(*kernel(args), a) == (len(ins), len(sw))
+        got_ins, got_sw = list_moves(*kernel(args), a)
         assert sorted(map(tuple, got_ins.tolist())) == sorted(ins)
         assert sorted(map(tuple, got_sw.tolist())) == sorted(sw)
         total_ins += len(ins)
@@ -111,9 +117,9 @@ def test_count_moves_at_maximal_allocations():
     for _ in range(150):
         args = random_case(rng, n_max=14, m_max=3)
         a = random_feasible(rng, args, fill=True)
-        ins, sw = find_moves_reference(*args, a)
+        ins, sw = find_moves_reference(*kernel(args), a)
         assert not ins
-        assert count_moves(*args, a) == (0, len(sw))
+        assert count_moves(*kernel(args), a) == (0, len(sw))
         swaps += len(sw)
     assert swaps > 20
 
@@ -131,8 +137,8 @@ def test_count_moves_many_clusters_and_sparse_path():
             rng.integers(0, 3, m).astype(np.int64),
         )
         a = random_feasible(rng, args)
-        ins, sw = find_moves_reference(*args, a)
-        assert count_moves(*args, a) == (len(ins), len(sw))
+        ins, sw = find_moves_reference(*kernel(args), a)
+        assert count_moves(*kernel(args), a) == (len(ins), len(sw))
     # n = 1100, a few links among the first tasks; the rest are isolated.
     n, m = 1100, 2
     b = sp.lil_array((n, n))
@@ -146,14 +152,14 @@ def test_count_moves_many_clusters_and_sparse_path():
     a = np.full(n, -1, dtype=np.int64)
     a[[0, 1, 2]] = [0, 1, 1]  # 1 and 2 share cluster 1: 5 > 1 conflicts
     with pytest.raises(ValueError, match="bandwidth"):
-        count_moves(*args, a)
+        count_moves(*kernel(args), a)
     a[2] = -1
-    n_ins, n_sw = count_moves(*args, a)
+    n_ins, n_sw = count_moves(*kernel(args), a)
     assert n_ins == 2 * (n - 4) + 1  # isolated tasks anywhere; task 3 in cluster 1
-    improve(*args, a, max_iters=20, seed=0)
+    improve(*kernel(args), a, max_iters=20, seed=0)
     # Each cluster holds no linked pair: of the triangle 0-1-2 (+ 3 on 0) three fit.
     assert (a >= 0).sum() == n - 1
-    assert count_moves(*args, a) == (0, 0)
+    assert count_moves(*kernel(args), a) == (0, 0)
 
 
 # ----------------------------------------------------------------------- the search
@@ -166,12 +172,12 @@ def test_improve_random_instances_local_optimum():
         a0 = random_feasible(rng, args)
         a = a0.copy()
         prio = rng.random(args[7].shape) if it % 2 else None
-        c = improve(*args, a, max_iters=int(rng.integers(0, 60)), seed=it, priority=prio,
+        c = improve(*kernel(args), a, max_iters=int(rng.integers(0, 60)), seed=it, priority=prio,
                     self_check=True)  # fmt: skip
         check_feasible(args, a)
         assert (a >= 0).sum() == c["best_size"] >= c["initial_size"] == (a0 >= 0).sum()
-        assert count_moves(*args, a) == (0, 0)
-        assert is_local_optimum_reference(*args, a)
+        assert count_moves(*kernel(args), a) == (0, 0)
+        assert is_local_optimum_reference(*kernel(args), a)
 
 
 def test_improve_is_deterministic_and_seeded():
@@ -180,14 +186,14 @@ def test_improve_is_deterministic_and_seeded():
     results = []
     for seed in [5, 5, 6]:
         a = start.copy()
-        c = improve(*args, a, max_iters=300, seed=seed)
+        c = improve(*kernel(args), a, max_iters=300, seed=seed)
         results.append((a.copy(), c))
     assert np.array_equal(results[0][0], results[1][0]) and results[0][1] == results[1][1]
     assert results[0][1] != results[2][1]  # another seed takes another path
     # Any Python int is a seed (modulo 2**64).
     a, b = start.copy(), start.copy()
-    improve(*args, a, max_iters=50, seed=-1)
-    improve(*args, b, max_iters=50, seed=2**64 - 1)
+    improve(*kernel(args), a, max_iters=50, seed=-1)
+    improve(*kernel(args), b, max_iters=50, seed=2**64 - 1)
     assert np.array_equal(a, b)
 
 
@@ -197,17 +203,17 @@ def test_improve_fig2_from_ctaap(r):
         req, off, args = fig2_args(r, 100000 * r + k)
         res = coalloc.solve(req, off)
         a = res.assignment.astype(np.int64).copy()
-        c = improve(*args, a, max_iters=400, seed=k, priority=res.weights)
+        c = improve(*kernel(args), a, max_iters=400, seed=k, priority=res.weights)
         assert coalloc.verify(req, off, a).feasible
         assert (a >= 0).sum() == c["best_size"] >= res.n_allocated
-        assert count_moves(*args, a) == (0, 0)
-        assert is_local_optimum_reference(*args, a)
+        assert count_moves(*kernel(args), a) == (0, 0)
+        assert is_local_optimum_reference(*kernel(args), a)
 
 
 def test_improve_fig2_self_check():
     req, off, args = fig2_args(1, 100007)
     a = coalloc.solve(req, off).assignment.astype(np.int64)
-    improve(*args, a, max_iters=60, seed=1, self_check=True)
+    improve(*kernel(args), a, max_iters=60, seed=1, self_check=True)
     assert coalloc.verify(req, off, a).feasible
 
 
@@ -236,7 +242,7 @@ def test_improve_finds_optimum_of_tiny_instances():
             rng.integers(0, 4, m).astype(np.int64),
         )
         a = np.full(n, -1, dtype=np.int64)
-        improve(*args, a, max_iters=300, seed=it)
+        improve(*kernel(args), a, max_iters=300, seed=it)
         check_feasible(args, a)
         assert (a >= 0).sum() == brute_force_optimum(args)
 
@@ -247,11 +253,12 @@ def test_twin_improve_keeps_feasibility_and_reaches_local_optimum():
         args = random_case(rng, n_max=10, m_max=3)
         a0 = random_feasible(rng, args)
         a = a0.copy()
-        c = improve_reference(*args, a, max_iters=15, seed=it, priority=rng.random(args[7].shape))
+        c = improve_reference(*kernel(args), a, max_iters=15, seed=it,
+                              priority=rng.random(args[7].shape))  # fmt: skip
         check_feasible(args, a)
         assert (a >= 0).sum() == c["best_size"] >= (a0 >= 0).sum()
-        assert is_local_optimum_reference(*args, a)
-        assert count_moves(*args, a) == (0, 0)
+        assert is_local_optimum_reference(*kernel(args), a)
+        assert count_moves(*kernel(args), a) == (0, 0)
 
 
 @pytest.mark.parametrize("block", range(4))
@@ -269,8 +276,8 @@ def test_improve_equals_twin_exactly(block):
         seed = int(rng.integers(0, 2**64, dtype=np.uint64))
         iters = int(rng.integers(0, 40))
         a, b = a0.copy(), a0.copy()
-        c1 = improve(*args, a, max_iters=iters, seed=seed, priority=prio)
-        c2 = improve_reference(*args, b, max_iters=iters, seed=seed, priority=prio)
+        c1 = improve(*kernel(args), a, max_iters=iters, seed=seed, priority=prio)
+        c2 = improve_reference(*kernel(args), b, max_iters=iters, seed=seed, priority=prio)
         assert np.array_equal(a, b), (block, it)
         assert c1 == c2, (block, it)
         check_feasible(args, b)
@@ -284,10 +291,11 @@ def test_improve_equals_twin_exactly_on_fig2():
         res = coalloc.solve(req, off, local_search=0)
         for seed in (0, 2**64 - 1):
             a, b = (res.assignment.astype(np.int64).copy() for _ in range(2))
-            c1 = improve(*args, a, max_iters=40, seed=seed, priority=res.weights)
-            c2 = improve_reference(*args, b, max_iters=40, seed=seed, priority=res.weights)
+            c1 = improve(*kernel(args), a, max_iters=40, seed=seed, priority=res.weights)
+            c2 = improve_reference(*kernel(args), b, max_iters=40, seed=seed, priority=res.weights)
             assert np.array_equal(a, b) and c1 == c2
-            assert coalloc.verify(req, off, b).feasible and is_local_optimum_reference(*args, b)
+            assert coalloc.verify(req, off, b).feasible
+            assert is_local_optimum_reference(*kernel(args), b)
 
 
 def test_gil_released_threads_give_serial_results():
@@ -299,7 +307,7 @@ def test_gil_released_threads_give_serial_results():
     def run(case):
         args, start = case
         a = start.copy()
-        improve(*args, a, max_iters=200, seed=3)
+        improve(*kernel(args), a, max_iters=200, seed=3)
         return a
 
     serial = [run(c) for c in cases]
@@ -318,16 +326,16 @@ def test_empty_and_degenerate_instances():
             np.zeros((m, m)), np.ones((n, m), np.uint8), np.full(m, 2, np.int64),
         )  # fmt: skip
         a = np.full(n, -1, dtype=np.int64)
-        c = improve(*args, a, max_iters=10)
+        c = improve(*kernel(args), a, max_iters=10)
         assert c["best_size"] == min(n, 2 * m) == (a >= 0).sum()
-        assert count_moves(*args, a) == (0, 0)
+        assert count_moves(*kernel(args), a) == (0, 0)
     # Nothing allowed, or no capacity: nothing moves.
     args = csr_args(np.zeros((3, 3))) + (np.zeros((2, 2)), np.zeros((3, 2), np.uint8),
                                         np.full(2, 2, np.int64))  # fmt: skip
     a = np.full(3, -1, dtype=np.int64)
-    assert improve(*args, a)["best_size"] == 0
+    assert improve(*kernel(args), a)["best_size"] == 0
     args = args[:7] + (np.ones((3, 2), np.uint8), np.zeros(2, np.int64))
-    assert improve(*args, a)["best_size"] == 0
+    assert improve(*kernel(args), a)["best_size"] == 0
 
 
 def test_duplicates_diagonal_and_unsorted_csr_are_accepted():
@@ -342,7 +350,7 @@ def test_duplicates_diagonal_and_unsorted_csr_are_accepted():
     bhat = np.array([[6.0]])
     args = (indptr, indices, data) + t + (bhat, np.ones((n, 1), np.uint8), np.array([3]))
     a = np.full(n, -1, dtype=np.int64)
-    improve(*args, a)
+    improve(*kernel(args), a)
     assert (a >= 0).sum() == 2 and not (a[0] >= 0 and a[1] >= 0)  # 7 > 6: 0 and 1 conflict
 
 
@@ -358,7 +366,7 @@ def test_errors():
         x = list(args)
         for pos, val in over:
             x[pos] = val
-        return improve(*x, a.copy() if assign is None else assign, **kw)
+        return improve(*kernel(x), a.copy() if assign is None else assign, **kw)
 
     call()  # the unmodified call works
     with pytest.raises(ValueError, match="indptr"):
@@ -403,13 +411,13 @@ def test_errors():
         call(assign=np.array([0, 0, -1, -1], dtype=np.int64))
     bad = np.array([0, 0, -1, -1], dtype=np.int64)
     with pytest.raises(ValueError):
-        improve(*args, bad)
+        improve(*kernel(args), bad)
     assert bad.tolist() == [0, 0, -1, -1]  # untouched on error
     with pytest.raises(ValueError, match="shape"):
-        count_moves(*args, np.full(n + 1, -1))
+        count_moves(*kernel(args), np.full(n + 1, -1))
     with pytest.raises(ValueError, match="limit"):
-        list_moves(*args, a, limit=-1)
+        list_moves(*kernel(args), a, limit=-1)
     one = np.array([0, -1, -1, -1], dtype=np.int64)
-    assert list_moves(*args, one)[1].shape[0] > 0
+    assert list_moves(*kernel(args), one)[1].shape[0] > 0
     with pytest.raises(ValueError, match="limit"):
-        list_moves(*args, one, limit=0)
+        list_moves(*kernel(args), one, limit=0)

@@ -10,6 +10,7 @@ from coalloc.ctaap._reference.violations import (
     violation_matrix_reference,
 )
 from coalloc.ctaap._violations import update_violations, violation_counts
+from coalloc.ctaap.model import KernelLinks
 
 
 def _csr(B):
@@ -63,7 +64,7 @@ def test_hand_example():
     # unallocating task 1 removes both violations
     assign[1] = -1
     T = _csr(B.T)
-    delta = update_violations(indptr, indices, data, *T, bhat, assign, 1, 1, counts)
+    delta = update_violations(KernelLinks(indptr, indices, data, *T), bhat, assign, 1, 1, counts)
     assert delta == -2
     assert counts.tolist() == [0, 0, 0]
 
@@ -115,33 +116,10 @@ def test_update_sequence_keeps_counts_exact():
             new = int(rng.integers(-1, m))
             ref_counts = counts.copy()
             assign[task] = new
-            delta = update_violations(
-                indptr,
-                indices,
-                data,
-                t_indptr,
-                t_indices,
-                t_data,
-                bhat,
-                assign,
-                task,
-                old,
-                counts,
-            )
+            links = KernelLinks(indptr, indices, data, t_indptr, t_indices, t_data)
+            delta = update_violations(links, bhat, assign, task, old, counts)
             total += delta
-            d_ref, c_ref = update_violations_reference(
-                indptr,
-                indices,
-                data,
-                t_indptr,
-                t_indices,
-                t_data,
-                bhat,
-                assign,
-                task,
-                old,
-                ref_counts,
-            )
+            d_ref, c_ref = update_violations_reference(links, bhat, assign, task, old, ref_counts)
             assert delta == d_ref
             np.testing.assert_array_equal(counts, c_ref)
             fresh = np.empty(n, dtype=np.int64)
@@ -161,8 +139,9 @@ def test_update_same_cluster_is_noop():
     for task in range(20):
         assert (
             update_violations(
-                indptr, indices, data, *T, bhat, assign, task, int(assign[task]), counts
-            )
+                KernelLinks(indptr, indices, data, *T), bhat, assign, task, int(assign[task]),
+                counts,
+            )  # fmt: skip
             == 0
         )
     np.testing.assert_array_equal(counts, before)
@@ -180,7 +159,8 @@ def test_empty_inputs():
     assign = np.array([0, 1, -1, 1], dtype=np.int64)
     assert violation_counts(indptr, e64, ef, bhat, assign, counts) == 0
     assert counts.tolist() == [0, 0, 0, 0]
-    assert update_violations(indptr, e64, ef, indptr, e64, ef, bhat, assign, 2, 0, counts) == 0
+    links = KernelLinks(indptr, e64, ef, indptr, e64, ef)
+    assert update_violations(links, bhat, assign, 2, 0, counts) == 0
     t_ref, c_ref = violation_counts_reference(indptr, e64, ef, bhat, assign)
     assert t_ref == 0 and c_ref.tolist() == [0, 0, 0, 0]
 
@@ -192,12 +172,7 @@ def test_update_rejects_bad_task():
     assign = np.zeros(2, dtype=np.int64)
     with pytest.raises(IndexError):
         update_violations(
-            indptr,
-            e64,
-            ef,
-            indptr,
-            e64,
-            ef,
+            KernelLinks(indptr, e64, ef, indptr, e64, ef),
             np.ones((1, 1)),
             assign,
             2,

@@ -130,40 +130,21 @@ def run_cpsat(
             x = np.array([solver.Value(v) for v in variables], dtype=np.float64)
         # The bound is only meaningful with a solution (UNKNOWN reports a placeholder 0).
         bound = float(solver.BestObjectiveBound()) if x is not None else None
-        table = {
-            cp_model.OPTIMAL: "optimal",
-            cp_model.FEASIBLE: "feasible",
-            cp_model.UNKNOWN: "time_limit",
-            cp_model.INFEASIBLE: "infeasible",
-        }
-        status = table.get(code, "error")
-        if code == cp_model.FEASIBLE and (interrupted or overran or time_limit is not None):
-            status = "time_limit"  # stopped before the proof, with its incumbent
-        elif code == cp_model.OPTIMAL and mip_gap > 0:  # CP-SAT says OPTIMAL at the gap
-            value = _finite(solver.ObjectiveValue())
-            if not _closed(value, bound, _cpsat_sense(model)):
-                status = "feasible"
+        stopped = interrupted or overran or time_limit is not None
+        status = _cpsat_status(cp_model, solver, model, code, bound, stopped, mip_gap)
         if show:
             if x is not None:
                 state["incumbent"] = _finite(solver.ObjectiveValue())
                 state["bound"] = bound
             tick()
         bar.close(status)
-    message = f"CP-SAT: {solver.StatusName(code)}"
-    if interrupted:
-        message += " (interrupted: Ctrl-C)"
-    elif overran:
-        message += " (asked to stop at its time limit)"
-    if code == cp_model.MODEL_INVALID:
-        message += ": " + model.Validate()
-    elif status == "time_limit":
-        message += ": no incumbent found" if x is None else ": incumbent and bound kept"
     out = MilpOutcome(
         x=x,
         bound=None if bound is None else bound * scale,
         status=status,
         solver_status=int(code),
-        message=message,
+        message=_cpsat_message(cp_model, solver, model, code, status, x is not None,
+                               "interrupted" if interrupted else "overran" if overran else ""),
         nodes=int(solver.NumBranches()),
         time_limit_hit=code in (cp_model.FEASIBLE, cp_model.UNKNOWN) or interrupted or overran,
         infeasible=code == cp_model.INFEASIBLE,
@@ -176,6 +157,44 @@ def run_cpsat(
         return out
     # CP-SAT is exact on its integers: what remains is the rounding of the user's data.
     return _judge(out, check, _cpsat_sense(model), 1e-6 * abs(scale), 1e-9)
+
+
+def _cpsat_status(cp_model: Any, solver: Any, model: Any, code: Any, bound: Optional[float],
+                  stopped: bool, mip_gap: float) -> str:  # fmt: skip
+    """The outcome's status from CP-SAT's code: FEASIBLE is ``time_limit`` when the search was
+    stopped (Ctrl-C, the deadline) or had a limit, OPTIMAL only ``optimal`` when the value
+    meets the bound (CP-SAT says OPTIMAL at a relative gap ``mip_gap > 0``)."""
+    table = {
+        cp_model.OPTIMAL: "optimal",
+        cp_model.FEASIBLE: "feasible",
+        cp_model.UNKNOWN: "time_limit",
+        cp_model.INFEASIBLE: "infeasible",
+    }
+    status = table.get(code, "error")
+    if code == cp_model.FEASIBLE and stopped:
+        status = "time_limit"  # stopped before the proof, with its incumbent
+    elif code == cp_model.OPTIMAL and mip_gap > 0:  # CP-SAT says OPTIMAL at the gap
+        value = _finite(solver.ObjectiveValue())
+        if not _closed(value, bound, _cpsat_sense(model)):
+            status = "feasible"
+    return status
+
+
+def _cpsat_message(cp_model: Any, solver: Any, model: Any, code: Any, status: str,
+                   solved: bool, stop: str) -> str:  # fmt: skip
+    """The outcome's message: CP-SAT's status name, how it was stopped (``stop``:
+    ``"interrupted"``, ``"overran"`` or ``""``), and why a model was invalid or what a
+    stopped search kept (``solved``: a solution was read)."""
+    message = f"CP-SAT: {solver.StatusName(code)}"
+    if stop == "interrupted":
+        message += " (interrupted: Ctrl-C)"
+    elif stop == "overran":
+        message += " (asked to stop at its time limit)"
+    if code == cp_model.MODEL_INVALID:
+        message += ": " + model.Validate()
+    elif status == "time_limit":
+        message += ": incumbent and bound kept" if solved else ": no incumbent found"
+    return message
 
 
 _CPSAT_KEYS = frozenset(("time_limit", "mip_gap", "threads", "seed", "verbose", "progress",

@@ -165,16 +165,8 @@ def weighted_screen(tmax, cap, e, d, count, tol, code):
 
     Parameters
     ----------
-    tmax : ndarray, shape (S, n, m)
-        IN: window maxima per start.
-    cap : ndarray, shape (n, m)
-        IN: capacities.
-    e, d : ndarray, shape (m,)
-        IN: minimums and totals.
-    count : int
-        IN: ``N``.
-    tol : ndarray, shape (m,)
-        IN: the tolerance ``tau_i`` (zeros: none).
+    tmax, cap, e, d, count, tol
+        IN: as for :func:`screen`.
     code : ndarray of int64, shape (S,)
         INOUT: the screens' codes; 0 -> 3 where the proof holds.
     """
@@ -225,20 +217,8 @@ def block_screen(tmax, cap, e, d, count, tol, code, elig, prop, value):
 
     Parameters
     ----------
-    tmax : ndarray, shape (S, n, m)
-        IN: window maxima per start.
-    cap : ndarray, shape (n, m)
-        IN: capacities.
-    e, d : ndarray, shape (m,)
-        IN: minimums and totals.
-    count : int
-        IN: ``N``.
-    tol : ndarray, shape (m,)
-        IN: the tolerance ``tau_i`` (zeros: none).
-    code, elig, prop : ndarray of int64, shape (S,)
-        OUT: the code, eligible count and property per start.
-    value : ndarray of float64, shape (S,)
-        OUT.
+    tmax, cap, e, d, count, tol, code, elig, prop, value
+        As for :func:`screen` (the same shapes, IN and OUT); ``code`` also takes 3.
     """
     screen(tmax, cap, e, d, count, tol, code, elig, prop, value)
     weighted_screen(tmax, cap, e, d, count, tol, code)

@@ -15,17 +15,16 @@ from .violations import violation_counts_reference
 
 
 def match_and_clean_reference(
-    indptr, indices, data, t_indptr, t_indices, t_data, bhat, weights, allowed, capacity,
-    cardinality_first, deadline=None,
+    links, bhat, weights, allowed, capacity, cardinality_first, deadline=None,
 ):  # fmt: skip
     """Run steps 2-3 with a full recount each round.
 
     Parameters
     ----------
-    indptr, indices, data, t_indptr, t_indices, t_data, bhat, weights, allowed, capacity,
-    cardinality_first
-        As for :func:`coalloc.ctaap._cleanup.match_and_clean` (the transpose is unused: the
-        recount needs only the out-edges).
+    links, bhat, weights, allowed, capacity, cardinality_first
+        As for :func:`coalloc.ctaap._cleanup.match_and_clean` (``links``: a
+        :class:`~coalloc.ctaap.model.KernelLinks`; its transpose is unused: the recount
+        needs only the out-edges).
 
     Returns
     -------
@@ -42,7 +41,8 @@ def match_and_clean_reference(
     while True:
         interrupt.check_kernel(deadline)  # the compiled kernel's poll (twin)
         assign = matcher.assignment
-        total, counts = violation_counts_reference(indptr, indices, data, bhat, assign)
+        total, counts = violation_counts_reference(links.indptr, links.indices, links.data,
+                                                   bhat, assign)  # fmt: skip
         if total == 0:
             return assign, removals
         worst = int(np.argmax(counts))
@@ -51,18 +51,15 @@ def match_and_clean_reference(
         removals += 1
 
 
-def fill_free_reference(
-    indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity,
-    task_order, cluster_order, assign,
-):  # fmt: skip
+def fill_free_reference(links, bhat, allowed, capacity, task_order, cluster_order, assign):
     """Twin of :func:`coalloc.ctaap._cleanup.fill_free`; returns ``(assign, added)``.
 
     Checks each candidate placement against every pair of the dense bandwidth matrix.
     """
     n = len(assign)
     B = np.zeros((n, n))
-    rows = np.repeat(np.arange(n), np.diff(indptr))
-    B[rows, indices] = data
+    rows = np.repeat(np.arange(n), np.diff(links.indptr))
+    B[rows, links.indices] = links.data
     np.fill_diagonal(B, 0)
     assign = np.array(assign, dtype=np.int64)
     load = np.bincount(assign[assign >= 0], minlength=len(capacity))

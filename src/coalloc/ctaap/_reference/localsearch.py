@@ -110,8 +110,8 @@ def is_feasible(conflict, allowed, capacity, assign):
 
 
 def _setup(links: tuple, allowed, capacity, assign):
-    """The dense conflict tensor of ``links`` (the seven CSR arrays and ``bhat`` the kernels
-    take), and the checked allowed mask, capacities and feasible allocation."""
+    """The dense conflict tensor of ``links`` (the six CSR arrays of a ``KernelLinks`` and
+    ``bhat``), and the checked allowed mask, capacities and feasible allocation."""
     allowed = np.asarray(allowed).astype(bool)
     capacity = np.asarray(capacity, dtype=np.int64)
     n, m = allowed.shape
@@ -169,24 +169,21 @@ def _moves(conflict, allowed, capacity, assign, first_only):
     return insertions, swaps
 
 
-def find_moves_reference(
-    indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity, assign
-):
+def find_moves_reference(links, bhat, allowed, capacity, assign):
     """Every (0,1) insertion and (1,2) swap of a feasible allocation, by brute force.
 
     Parameters
     ----------
-    indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity, assign
-        As for ``coalloc.ctaap._localsearch.count_moves``.
+    links, bhat, allowed, capacity, assign
+        As for ``coalloc.ctaap._localsearch.count_moves`` (``links``: a
+        :class:`~coalloc.ctaap.model.KernelLinks`).
 
     Returns
     -------
     insertions : list of (k, l)
     swaps : list of (i, k1, l1, k2, l2) with k1 < k2
     """
-    conflict, allowed, capacity, assign = _setup(
-        (indptr, indices, data, t_indptr, t_indices, t_data, bhat), allowed, capacity, assign
-    )
+    conflict, allowed, capacity, assign = _setup((*links, bhat), allowed, capacity, assign)
     return _moves(conflict, allowed, capacity, assign, first_only=False)
 
 
@@ -196,13 +193,9 @@ def count_moves_reference(*args):
     return len(ins), len(sw)
 
 
-def is_local_optimum_reference(
-    indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity, assign
-):
+def is_local_optimum_reference(links, bhat, allowed, capacity, assign):
     """True if the feasible allocation admits no (0,1) insertion and no (1,2) swap."""
-    conflict, allowed, capacity, assign = _setup(
-        (indptr, indices, data, t_indptr, t_indices, t_data, bhat), allowed, capacity, assign
-    )
+    conflict, allowed, capacity, assign = _setup((*links, bhat), allowed, capacity, assign)
     ins, sw = _moves(conflict, allowed, capacity, assign, first_only=True)
     return not ins and not sw
 
@@ -467,8 +460,8 @@ class _Search:
 
 
 def improve_reference(
-    indptr, indices, data, t_indptr, t_indices, t_data, bhat, allowed, capacity, assign,
-    max_iters=500, seed=0, priority=None, self_check=False, deadline=None,
+    links, bhat, allowed, capacity, assign, max_iters=500, seed=0, priority=None,
+    self_check=False, deadline=None,
 ):  # fmt: skip
     """Twin of ``coalloc.ctaap._localsearch.improve``: the same search, move for move.
 
@@ -478,9 +471,7 @@ def improve_reference(
     allocation and the counters equal the kernel's (ties included).
     """
     out = assign
-    conflict, allowed, capacity, start = _setup(
-        (indptr, indices, data, t_indptr, t_indices, t_data, bhat), allowed, capacity, assign
-    )
+    conflict, allowed, capacity, start = _setup((*links, bhat), allowed, capacity, assign)
     if max_iters < 0:
         raise ValueError("max_iters must be >= 0")
     n, m = allowed.shape

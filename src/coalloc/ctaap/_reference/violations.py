@@ -97,7 +97,7 @@ def violation_counts_reference(indptr, indices, data, bhat, assign) -> tuple[int
 
 
 def update_violations_reference(
-    indptr, indices, data, t_indptr, t_indices, t_data, bhat, assign, task, old_cluster, counts
+    links, bhat, assign, task, old_cluster, counts
 ) -> tuple[int, np.ndarray]:
     """Twin of :func:`coalloc.ctaap._violations.update_violations`.
 
@@ -107,10 +107,9 @@ def update_violations_reference(
 
     Parameters
     ----------
-    indptr, indices, data : array_like
-        CSR of the request bandwidth ``b``.
-    t_indptr, t_indices, t_data : array_like
-        CSR of ``b.T`` (unused).
+    links : KernelLinks
+        CSR of the request bandwidth ``b`` (``indptr``, ``indices``, ``data``) and of
+        ``b.T`` (``t_*``, unused): :class:`coalloc.ctaap.model.KernelLinks`.
     bhat : array_like, shape (m, m)
         Offer bandwidth between clusters.
     assign : array_like of int, shape (n,)
@@ -132,6 +131,7 @@ def update_violations_reference(
     new = np.array(assign, dtype=np.int64)
     old = new.copy()
     old[task] = old_cluster
-    t_old, c_old = violation_counts_reference(indptr, indices, data, bhat, old)
-    t_new, c_new = violation_counts_reference(indptr, indices, data, bhat, new)
+    csr = (links.indptr, links.indices, links.data)
+    t_old, c_old = violation_counts_reference(*csr, bhat, old)
+    t_new, c_new = violation_counts_reference(*csr, bhat, new)
     return t_new - t_old, np.asarray(counts, dtype=np.int64) + (c_new - c_old)

@@ -11,7 +11,7 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-from ..._shared import params as checks
+from ..._shared.constraints import checked
 from ..._shared.docs import filled
 from ..exact import tightened_capacity
 from ..model import Offer, Request, check_compatible, compatibility
@@ -23,7 +23,6 @@ from ._common import (
     SIMPLEX_NONZEROS,
     BoundStopped,
     _dual_value,
-    _effort,
     _poll,
     _solve_dual,
     _timed,
@@ -68,6 +67,7 @@ def _star_rows(request: Request, offer: Offer, compat: np.ndarray, var: np.ndarr
 
 
 @filled
+@checked("coalloc.ctaap.constraints", "bounds.lp_bound", tables="FUNCTIONS")
 def lp_bound(
     request: Request,
     offer: Offer,
@@ -113,8 +113,8 @@ def lp_bound(
     (True, 'optimal')
     """
     check_compatible(request, offer)
-    effort = _effort(effort)
-    at_least = checks.integer(at_least, "at_least", 0)
+    # the values were checked by the table (FUNCTIONS, @checked); these only fix their types
+    effort, at_least = float(effort), int(at_least)
     t0 = time.perf_counter()
     flow = int(flow_bound(request, offer))
     _poll(stop_at)

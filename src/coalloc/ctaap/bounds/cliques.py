@@ -9,7 +9,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..._shared import params as checks
+from ..._shared.constraints import checked
 from ..model import Offer, Request
 from ._common import (
     _poll,
@@ -336,6 +336,7 @@ def _most_common_neighbours(X: np.ndarray, pairs: np.ndarray) -> int:
     return best
 
 
+@checked("coalloc.ctaap.constraints", "bounds.capped_clique", tables="FUNCTIONS")
 def capped_clique(adj_rows: np.ndarray, group: np.ndarray, caps, *, max_work=None) -> tuple:
     """Largest clique with at most ``caps[g]`` vertices of group ``g``: ``(best, upper)``.
 
@@ -374,7 +375,7 @@ def capped_clique(adj_rows: np.ndarray, group: np.ndarray, caps, *, max_work=Non
         raise ValueError("group must have one entry per vertex")
     if group.size and (group.min() < 0 or group.max() >= caps.size):
         raise ValueError("group entries must index caps")
-    cap = math.inf if max_work is None else checks.integer(max_work, "max_work", 0)
+    cap = math.inf if max_work is None else int(max_work)  # checked by the table (@checked)
     adj = adj_rows & adj_rows.T
     np.fill_diagonal(adj, False)
     order = np.argsort(-adj.sum(axis=1), kind="stable")

@@ -11,7 +11,7 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-from ..._shared import params as checks
+from ..._shared.constraints import checked
 from ..._shared.docs import filled
 from ..exact import tightened_capacity
 from ..model import Offer, Request, check_compatible, compatibility
@@ -21,7 +21,6 @@ from ._common import (
     SET_LP_ITERATIONS,
     BoundStopped,
     _dual_value,
-    _effort,
     _poll,
     _solve_dual,
     _timed,
@@ -87,6 +86,7 @@ def _set_lp(compat: np.ndarray, sets: list, limits: list, iterations: int,
 
 
 @filled
+@checked("coalloc.ctaap.constraints", "bounds.cluster_set_bound", tables="FUNCTIONS")
 def cluster_set_bound(
     request: Request,
     offer: Offer,
@@ -147,8 +147,8 @@ def cluster_set_bound(
     from itertools import combinations
 
     check_compatible(request, offer)
-    effort = _effort(effort)
-    max_set_size = checks.integer(max_set_size, "max_set_size", 1)
+    # the values were checked by the table (FUNCTIONS, @checked); these only fix their types
+    effort, max_set_size, at_least = float(effort), int(max_set_size), int(at_least)
     t0 = time.perf_counter()
     allowed = max(1, int(round(effort * CLIQUE_WORK)))
     flow = int(flow_bound(request, offer))
@@ -165,7 +165,6 @@ def cluster_set_bound(
     sets = _SetSearch(request, offer, compat, cap, beta, stop_at)
     top = float(request.bandwidth.max()) if request.bandwidth.nnz else 0.0
     bhat = offer.bandwidth
-    at_least = checks.integer(at_least, "at_least", 0)
     if flow <= at_least:
         return _timed(out, t0, "met")
     for size in range(1, min(max_set_size, len(used)) + 1):

@@ -2,20 +2,53 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from numbers import Integral
+from typing import Any, List, Optional
 
 import numpy as np
 
-from ..._shared.params import choice, integer
+from ..._shared.constraints import Interval, Options, Table, checked
 from ..._shared.seeding import check_seed
 from ..._shared.validation import check_memory
 from .model import GapInstance
 
-__all__ = ["generate_gap", "GAP_TYPES"]
+__all__ = ["generate_gap", "GAP_TYPES", "GENERATORS"]
 
 #: Chu & Beasley's instance types.
 GAP_TYPES = ("a", "b", "c", "d")
 
+
+class _AnyCase(Options):
+    """One of a set of lower-case words, in any case (``"D"`` is type D, as the OR-Library
+    writes it)."""
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, str) and value.lower() in self.options
+
+    def __str__(self) -> str:
+        return f"one of {self.options} (any case)"
+
+    def refused(self) -> List[Any]:
+        return ["e", "no-such-option", 1]
+
+
+#: The generator's parameters, declared once (as every family's ``GENERATORS``, re-exported
+#: by :mod:`coalloc.loadshare.generators`): checked at every call (``@checked``), the type of
+#: ``coalloc loadshare generate``'s ``--agents`` and ``--items``, and the source of
+#: ``tests/shared/test_checked.py``'s invalid-value tests. ``seed`` follows the seed policy
+#: (:func:`coalloc._shared.seeding.check_seed`); ``m x n`` is bounded by the memory check.
+GENERATORS = {
+    "generate_gap": Table(
+        {
+            "kind": [_AnyCase(GAP_TYPES)],
+            "m": [Interval(Integral, 1, None, closed="left")],
+            "n": [Interval(Integral, 1, None, closed="left")],
+        }
+    ),
+}
+
+
+@checked("coalloc.loadshare.gap.generators", "generate_gap", tables="GENERATORS")
 
 def generate_gap(kind: str, m: int, n: int, *, seed: Optional[int] = 0) -> GapInstance:
     """A GAP instance of Chu & Beasley's type A, B, C or D (minimisation).
@@ -29,8 +62,9 @@ def generate_gap(kind: str, m: int, n: int, *, seed: Optional[int] = 0) -> GapIn
     Parameters
     ----------
     kind : {"a", "b", "c", "d"}
+        The type, in any case.
     m, n : int
-        Agents and items.
+        Agents and items (at least 1 each).
     seed : int, optional
 
     Returns
@@ -44,9 +78,8 @@ def generate_gap(kind: str, m: int, n: int, *, seed: Optional[int] = 0) -> GapIn
     >>> int(generate_gap("d", 5, 100, seed=1).weight.max()) <= 100
     True
     """
-    kind = choice(str(kind).lower() if isinstance(kind, str) else kind, GAP_TYPES, "kind")
-    m = integer(m, "m", 1)
-    n = integer(n, "n", 1)
+    # the values were checked by the table (GENERATORS); these only fix their types
+    kind, m, n = kind.lower(), int(m), int(n)
     check_memory(40.0 * m * n, f"a GAP instance of {m} x {n}")
     rng = np.random.default_rng(check_seed(seed))
     if kind == "d":
