@@ -809,7 +809,10 @@ def _docs(text: str) -> List[Any]:
 def cli_check(kind: str, inst: Any, method: str, limit: Optional[float]) -> List[str]:
     """One fresh process in text mode (``-o`` where the command writes a file) and one with
     ``--json``: the printed status must be the written one; exit 0 exactly with an answer."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]))
+    import coalloc  # the coalloc in use (the checkout's src/ or another tree) runs the CLI
+
+    src = str(Path(coalloc.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, str(ROOT)]))
     out: List[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
@@ -883,6 +886,7 @@ def run(args: argparse.Namespace) -> dict:
     counts: Dict[tuple, int] = defaultdict(int)
     runs: Dict[tuple, int] = defaultdict(int)
     early: Dict[tuple, List[str]] = defaultdict(list)  # time_limit before half the budget
+    cli_cases: Dict[str, int] = defaultdict(int)  # small cases sent through the CLI, per kind
     refusals: Dict[tuple, int] = defaultdict(int)  # documented size refusals (ValueError)
     dominance: Dict[tuple, List[int]] = defaultdict(
         lambda: [0, 0]
@@ -994,7 +998,8 @@ def run(args: argparse.Namespace) -> dict:
                     f"{default} (default) vs {method}",
                     f"{case.name} T={limit} seed={seed}: {method} {r.objective}, default {shown}",
                 )
-        if args.cli and case.small:
+        if args.cli and case.small and cli_cases[case.kind] < args.cli_cases:
+            cli_cases[case.kind] += 1
             for method in dict.fromkeys([default, *[m for m in cls.methods if m != default][:1]]):
                 for limit in (None, 0.5):
                     runs[(case.kind, "CLI")] += 1
@@ -1028,6 +1033,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--cases", default="", help="comma-separated case names only")
     ap.add_argument("--no-cli", dest="cli", action="store_false",
                     help="skip the command-line sample (fresh processes)")  # fmt: skip
+    ap.add_argument("--cli-cases", type=int, default=3,
+                    help="small cases per family sent through the CLI (default 3)")  # fmt: skip
     ap.add_argument("--json", default="", help="write every run and violation to this file")
     add_quiet(ap)
     args = ap.parse_args(argv)
