@@ -31,8 +31,11 @@ from .result import TaskMappingResult, stopped_result
 __all__ = ["map_portfolio", "EXACT_CELLS"]
 
 #: Instances with at most this many task-processor pairs also get the exact MILP (HiGHS
-#: proves them in about 0.05-0.2 s; 8 tasks on 4 processors took up to 0.9 s).
-EXACT_CELLS = 24
+#: proves them in about 0.05-0.5 s; 16 tasks on 4 processors took up to 1.1 s under a load
+#: of 9 on 2 cores). It was 24: on held-back instances of 40-64 pairs (clustered tasks on a
+#: star of unequal processors, ``bench/shared/contract_audit.py``) the multilevel's answer
+#: was up to 8 % worse than the exact optimum, which the default then never looked for.
+EXACT_CELLS = 64
 
 
 def _stopped(tasks, resources, **stop):

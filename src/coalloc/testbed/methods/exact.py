@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Optional
 
 from ..._shared import interrupt
 from ..._shared.constraints import checked
+from ..._shared.milp import import_solver_until
 from ..._shared.milp.supervise import free_in_background
 from ..model import PhysicalTopology, VirtualTopology
 from ..problem import Problem
@@ -94,15 +96,30 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
         free_in_background(keep)
 
 
+_CPSAT = "ortools.sat.python.cp_model"
+
+
 def _exact_answer(pr, tl, threads, seed, params, t0, keep) -> MappingResult:
     """:func:`exact_method` from its problem on: the solve and what its answer proves."""
-    from ..exact import exact_mapping
+    from ..exact import CPSAT_IMPORT_SECONDS, exact_mapping
 
     t1 = time.perf_counter()
+    unloaded = tl is not None and _CPSAT not in sys.modules
+    if unloaded:  # a first import under a short limit is not waited for (it would overrun),
+        try:  # but it starts now, in the background, for the calls that follow
+            import_solver_until("cpsat", t1)
+        except ImportError:  # no OR-Tools: the solve below says so
+            pass
     where, out, trunks = exact_mapping(pr, time_limit=tl, threads=threads,  # the limit counts
                                        seed=seed if seed is not None else 0,  # from the call
                                        started=t0, keep=keep)  # fmt: skip
     t2 = time.perf_counter()
+    if (unloaded and where is None and out.solver_status == -1 and not out.rows
+            and _CPSAT not in sys.modules):  # not started: the import was not done
+        out.message = (f"CP-SAT: not started: its first import in this process (about "
+                       f"{CPSAT_IMPORT_SECONDS:g} s) would not fit in the time limit; it goes on "
+                       "in the background for the next call (or call "
+                       "coalloc._shared.milp.preload('cpsat') first)")  # fmt: skip
     # one report for every outcome below (its params dict is read when the result is built,
     # after "unproven" is added)
     report = _Report("exact", seed, params, t0, {"setup": t1 - t0, "search": t2 - t1},
