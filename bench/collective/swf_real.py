@@ -15,7 +15,11 @@ The package ships no log (the archive's logs are public, but not ours to ship): 
    jobs;
 4. reports what the records say: jobs skipped (by reason), simulated, accepted, rejected (by
    reason, ``past the horizon`` among them), how many reservations used the requested time and
-   how many fell back on the run time, and the start delays.
+   how many fell back on the run time, and the start delays;
+5. checks them against a referee that shares no code with the package (:func:`referee`: the
+   log's text split by hand, the conventions restated, each job booked at the earliest
+   instant enough whole nodes are free, by counting): every count and every job's start
+   (``--no-referee`` skips it; only with ``--procs-per-node 1``).
 
 Figures go to ``--out`` (JSON) and to standard output; ``bench/collective/ISSUE39.md`` keeps
 the ones measured with the log's name and origin.
@@ -30,10 +34,12 @@ import collections
 import gzip
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
 import time
+from typing import Optional
 
 import numpy as np
 
@@ -75,6 +81,68 @@ def _plain(path: str, folder: str) -> str:
     return name
 
 
+def referee(log: str, nodes: int, max_wait: float, limit: int = 0,
+            horizon: Optional[float] = None) -> dict:  # fmt: skip
+    """What the replay must give on ``nodes`` identical one-core nodes, found without the
+    package: the log's text split by hand, the SWF conventions restated (a job cancelled
+    (status 5) or failed (0) with no run time is skipped, the duration is the requested time
+    (field 9) else the run time, the processors the requested (field 8) else the allocated
+    (field 5)), and each job, in order of submit time, booked at the earliest instant of
+    ``[submit, submit + max_wait]`` (cut to end by ``horizon``) when enough nodes are free
+    all along, by counting the busy nodes at each instant a booking begins. A job of ``p``
+    processors takes ``p`` whole nodes, as the collective request of one core per processor
+    does on one-core nodes. Returns the counts and each simulated job's start (None:
+    rejected)."""
+    rows = []
+    with open(log, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            text = line.strip()
+            if text and not text.startswith(";"):
+                rows.append([float(x) for x in text.split()])
+    if limit:
+        rows = rows[:limit]
+    t0 = min(r[1] for r in rows) if rows else 0.0
+    skipped: collections.Counter = collections.Counter()
+    by_status: collections.Counter = collections.Counter()
+    starts: dict = {}
+    past = 0
+    live: list = []  # (start, end, nodes) of the bookings not over
+    for row in sorted(rows, key=lambda r: r[1]):  # stable: ties keep the log's order
+        job, submit, run, status = int(row[0]), row[1] - t0, row[3], int(row[10])
+        duration = row[8] if row[8] > 0 else run
+        procs = row[7] if row[7] > 0 else row[4]
+        reason = ("cancelled" if status == 5 and run <= 0 else
+                  "failed to start" if status == 0 and run <= 0 else
+                  "no duration" if duration <= 0 else
+                  "no processors" if procs <= 0 else None)  # fmt: skip
+        if reason:
+            skipped[reason] += 1
+            by_status[STATUS.get(status, str(status))] += 1
+            continue
+        p = int(-(-procs // 1))
+        latest = submit + max_wait
+        if horizon is not None:
+            if submit + duration > horizon:
+                starts[job], past = None, past + 1
+                continue
+            latest = min(latest, horizon - duration)
+        live = [b for b in live if b[1] > submit]
+        found = None
+        for t in sorted({submit} | {b[1] for b in live if submit < b[1] <= latest}):
+            moments = {t} | {b[0] for b in live if t < b[0] < t + duration}
+            if all(sum(q for s0, e0, q in live if s0 <= x < e0) + p <= nodes for x in moments):
+                found = t
+                break
+        starts[job] = found
+        if found is not None:
+            live.append((found, found + duration, p))
+    accepted = sum(1 for v in starts.values() if v is not None)
+    return {"skipped": dict(skipped), "skipped_by_status": dict(by_status),
+            "simulated": len(starts), "accepted": accepted,
+            "rejected": len(starts) - accepted - past, "past_the_horizon": past,
+            "starts": starts}  # fmt: skip
+
+
 def replay(args: argparse.Namespace) -> dict:
     """Run the command on the log; the figures the records give."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -101,11 +169,17 @@ def replay(args: argparse.Namespace) -> dict:
         t0 = time.perf_counter()
         done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ})
         wall = time.perf_counter() - t0
+        # the command's peak resident memory (the only child waited for so far; kB on Linux)
+        peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
         if done.returncode != 0:
             raise SystemExit(f"the command failed ({done.returncode}): {done.stderr.strip()}")
         summary = json.loads(done.stdout[: done.stdout.rindex("}") + 1])
         with open(records, encoding="utf-8") as fh:
             rows = [json.loads(line) for line in bar(fh, desc="records", total=len(jobs))]
+        ref = None
+        if args.referee and args.procs_per_node == 1.0:
+            say("referee: the log's text, replayed without the package")
+            ref = referee(log, nodes, args.max_wait, args.limit, args.horizon)
     status = collections.Counter(STATUS.get(int(s), str(int(s))) for s in jobs[:, 10])
     skipped = [r for r in rows if r.get("simulated") is False]
     simulated = [r for r in rows if r.get("simulated") is not False]
@@ -114,6 +188,21 @@ def replay(args: argparse.Namespace) -> dict:
     requested = sum(1 for r in simulated if r["duration"] != r["run_time"])
     delays = np.array([r["delay"] for r in accepted], dtype=float)
     ids = [int(r["job"]) for r in rows]
+    check = None
+    if ref is not None:  # every count, and every start, against the referee's
+        got = {int(r["job"]): (r["start"] if r["accepted"] else None) for r in simulated}
+        refused = sum(rejected.values()) - rejected.get("past the horizon", 0)
+        check = {"skipped": ref["skipped"] == dict(collections.Counter(
+                     r["reason"] for r in skipped)),
+                 "simulated": ref["simulated"] == len(simulated),
+                 "accepted": ref["accepted"] == len(accepted),
+                 "rejected": ref["rejected"] == refused,
+                 "past_the_horizon": ref["past_the_horizon"]
+                 == rejected.get("past the horizon", 0),
+                 "starts_differing": sum(1 for j, t in ref["starts"].items()
+                                         if got.get(j, "missing") != t)}  # fmt: skip
+    elif args.referee:
+        check = "only with --procs-per-node 1 (whole nodes per processor)"
     return {
         "log": os.path.basename(args.swf),
         "header": {k: info[k] for k in ("Version", "Computer", "Installation", "MaxJobs",
@@ -127,6 +216,8 @@ def replay(args: argparse.Namespace) -> dict:
         "records": len(rows),
         "job_numbers_kept": sorted(ids) == sorted(int(j) for j in jobs[:, 0]),
         "skipped": dict(collections.Counter(r["reason"] for r in skipped)),
+        "skipped_by_status": dict(collections.Counter(
+            STATUS.get(int(r["status"]), str(r["status"])) for r in skipped)),  # fmt: skip
         "simulated": len(simulated),
         "accepted": len(accepted),
         "rejected": dict(rejected),
@@ -137,7 +228,9 @@ def replay(args: argparse.Namespace) -> dict:
         "median_delay_s": float(np.median(delays)) if delays.size else None,
         "command_summary": {k: summary[k] for k in ("requests", "acceptance_rate",
                                                     "mean_delay") if k in summary},  # fmt: skip
+        "referee": check,
         "wall_s": wall,
+        "peak_rss_mib": peak_mib,
         "load_average": os.getloadavg(),
     }
 
@@ -159,6 +252,9 @@ def main(argv=None) -> int:
                     help="the end of the pool's known future (s); jobs that cannot end by then "
                     "are rejected 'past the horizon'")  # fmt: skip
     ap.add_argument("--simple", action="store_true", help="simple requests, not collective")
+    ap.add_argument("--no-referee", dest="referee", action="store_false",
+                    help="skip the referee (the log replayed again without the package, its "
+                    "counts and starts compared with the records)")  # fmt: skip
     ap.add_argument("--out", default=os.path.join(OUT, "swf_real.json"), help="JSON figures")
     add_quiet(ap)
     args = ap.parse_args(argv)

@@ -52,6 +52,66 @@ def _sample(pool: ResourcePool, totals: Tuple[np.ndarray, np.ndarray],
     return np.divide(used, tot[:, None], out=np.zeros_like(used), where=tot[:, None] > 0).T
 
 
+#: The fewest breakpoints before the current arrival that make :func:`simulate` cut the past
+#: off its working pool (and at least as many as lie after it): a cut costs the size of the
+#: timetables, paid for by as many breakpoints left behind.
+_COMPACT_AT = 64
+
+
+class _Past:
+    """The part of the working pool's timetables that :func:`simulate` cut off (``compact``).
+
+    Requests come in order of arrival and none starts before its arrival, so the segments
+    that end before it are never read or booked again: :meth:`cut` moves them out of the
+    pool (:meth:`ResourcePool.trim`, which keeps the amounts in force at the cut in the
+    pool's first segment), keeping their sums over nodes for the usage log and, for
+    ``in_place``, their amounts for the ledger. ``origin`` is the true time of the pool's
+    first segment (the pool's own times start at 0)."""
+
+    def __init__(self, keep_amounts: bool) -> None:
+        self.origin = 0.0
+        self.keep_amounts = keep_amounts
+        self.times: list = []
+        self.summed: list = []
+        self.amounts: list = []
+
+    def cut(self, pool: ResourcePool, before: float) -> None:
+        """Drop the segments before the last breakpoint earlier than ``before`` (that one
+        stays, so that no booking at or after ``before`` falls on the pool's origin)."""
+        times = pool.times
+        k = int(np.searchsorted(times, before, side="left")) - 1
+        if k < _COMPACT_AT or 2 * k < times.shape[0]:
+            return
+        res = pool.reserved[:, :, :k]
+        t = times[:k].copy()
+        t[0] = self.origin
+        self.times.append(t)
+        self.summed.append(res.sum(axis=0))
+        if self.keep_amounts:
+            self.amounts.append(res.copy())
+        self.origin = float(times[k])
+        pool.trim(self.origin)
+
+    def _now(self, pool: ResourcePool) -> np.ndarray:
+        t = pool.times.copy()
+        t[0] = self.origin
+        return t
+
+    def totals(self, pool: ResourcePool) -> Tuple[np.ndarray, np.ndarray]:
+        """:func:`_totals` of the whole run: the past cut off, then the pool."""
+        if not self.times:
+            return _totals(pool)
+        return (np.concatenate(self.times + [self._now(pool)]),
+                np.concatenate(self.summed + [pool.reserved.sum(axis=0)], axis=1))  # fmt: skip
+
+    def restore(self, pool: ResourcePool) -> None:
+        """Put the past back into ``pool``: the whole ledger, as without cuts."""
+        if self.times:
+            pool._restore(np.concatenate(self.times + [self._now(pool)]),
+                          np.concatenate(self.amounts + [pool.reserved], axis=2))  # fmt: skip
+            self.times, self.summed, self.amounts, self.origin = [], [], [], 0.0
+
+
 #: The least time an explanation is started with (s): less is a budget spent.
 _MIN_EXPLAIN = 0.01
 
@@ -95,6 +155,7 @@ def simulate(
     explain_time: float = 1.0,
     explain_budget: Optional[float] = None,
     explain_share: float = 0.5,
+    compact: bool = True,
     **params: Any,
 ) -> SimulationResult:
     """Run a stream of ``(arrival, request)`` against a copy of ``pool``.
@@ -170,6 +231,16 @@ def simulate(
         >= 0; 0: one explanation's time in all). A faster machine solves and explains
         faster alike, so the share of rejections explained does not depend on its speed
         (an absolute budget covered more of a replay on a slower machine).
+    compact : bool, default True
+        Slide the timetables' window: once the breakpoints before the current arrival
+        outnumber those after it (and are at least 64), they are cut off the working pool
+        (no request starts before its arrival, so none reads them again), their usage kept
+        for the log and, with ``in_place``, their amounts put back into the ledger at the
+        end. Each request then costs what the timetables from its arrival on hold, not the
+        whole log so far; the answers (records, usage log, ledger) are the same as with
+        False. Not done with ``explain`` (an explanation reads the whole grid: the grain of
+        its shorter durations) nor with ``on_booking`` (which is handed the whole
+        timetables).
     **params
         Parameters of the method.
 
@@ -197,6 +268,8 @@ def simulate(
     explain_share = checks.number(explain_share, "explain_share", allow_zero=True)
     if not isinstance(explain, (bool, np.bool_)):
         raise TypeError(f"explain must be True or False, got {type(explain).__name__}")
+    if not isinstance(compact, (bool, np.bool_)):
+        raise TypeError(f"compact must be True or False, got {type(compact).__name__}")
     explained_s = 0.0  # the explanations' seconds so far
     run_start = time.monotonic()
     if on_booking is not None and not callable(on_booking):
@@ -230,9 +303,12 @@ def simulate(
     work = pool if in_place else pool.copy()
     order = sorted(range(n_req), key=lambda i: float(requests[i][0]))  # stable: ties keep order
     records = []
+    past = _Past(keep_amounts=in_place) if compact and not explain and on_booking is None else None
     for q, i in enumerate(progress(order, desc="simulate", unit="req",
                                     disable=not show_progress)):  # fmt: skip
         arrival, req = requests[i]
+        if past is not None:  # the window slides: nothing from here on starts before arrival
+            past.cut(work, float(arrival))
         te = max(req.earliest_start, float(arrival))
         tl = max(req.latest_start, te)
         dur, te0 = req.duration, te
@@ -275,12 +351,15 @@ def simulate(
                 rec.update(_why(work, r2, min(explain_time, left)))
                 explained_s += time.monotonic() - now
         records.append(rec)
-    end = horizon if horizon is not None else float(work.times[-1]) + slot_seconds
+    if past is not None and in_place:
+        past.restore(work)  # the caller's pool is the whole ledger again
+    totals = past.totals(work) if past is not None else _totals(work)
+    end = horizon if horizon is not None else float(totals[0][-1]) + slot_seconds
     n_slots = math.ceil(end / float(slot_seconds)) if end > 0 else 0
     check_memory(4.0 * 8 * n_slots * max(work.n_properties, 1),
                  f"usage logs of {n_slots:.3g} slots of {slot_seconds:g} s")  # fmt: skip
     slot_times = np.arange(0.0, end, float(slot_seconds))
-    usage = _sample(work, _totals(work), slot_times)
+    usage = _sample(work, totals, slot_times)
     jobs = usage - _sample(work, background, slot_times)
     return SimulationResult(records=records, slot_times=slot_times, usage=usage, job_usage=jobs,
                             names=pool.names, skipped=skipped_list)  # fmt: skip

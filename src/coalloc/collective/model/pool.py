@@ -628,6 +628,17 @@ class ResourcePool:
             self._buf = None
         return self
 
+    def _restore(self, times: np.ndarray, reserved: np.ndarray) -> None:
+        """Put back a whole ledger (``times`` from 0, ``reserved`` (n, m, K)) that the
+        online simulator assembled from the past it trimmed and the timetables left (no
+        check: the pieces are this pool's own, cut by :meth:`trim`)."""
+        times = np.ascontiguousarray(times, dtype=np.float64)
+        res = np.ascontiguousarray(reserved, dtype=np.float64)
+        readonly(times, res)
+        with self._lock:
+            self._state = (times, res)
+            self._buf = None
+
 
 #: Segments per block of :meth:`ResourcePool._block_maxima`.
 BLOCK = 16
