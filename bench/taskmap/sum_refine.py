@@ -10,6 +10,11 @@ changes and whether any maximum occupancy rose.
 
     PYTHONPATH=src:. nice python -m bench.taskmap.sum_refine
     PYTHONPATH=src:. nice python -m bench.taskmap.sum_refine --digests 48
+    PYTHONPATH=src:. nice python -m bench.taskmap.sum_refine --ejections [--digests 48]
+
+``--ejections``: "before" and "after" are the step without and with its ejections (a move
+blocked by the destination's compute, made room for by moving a task of the destination
+to a third processor; issue 40 item 3).
 """
 
 from __future__ import annotations
@@ -24,13 +29,23 @@ import numpy as np
 from bench.shared._progress import add_quiet, bar, say
 from bench.taskmap.vs_peers import KINDS, instances
 from coalloc.cli._common import count
-from coalloc.taskmap import communication_cost, verify_mapping
+from coalloc.taskmap import communication_cost, refinement, verify_mapping
 from coalloc.taskmap.multilevel import map_multilevel
 
 
-def _run(tasks, res, on: bool) -> tuple:
+def _switch(on: bool, ejections: bool) -> dict:
+    """The mapper's parameters for "before" (``on=False``) and "after": the step off and
+    on, or (``ejections``) the step on with its ejections off and on."""
+    if ejections:
+        refinement._EJECTIONS = on
+        return {"sum_refine": True}
+    refinement._EJECTIONS = True
+    return {"sum_refine": on}
+
+
+def _run(tasks, res, on: bool, ejections: bool = False) -> tuple:
     c = time.process_time()
-    r = map_multilevel(tasks, res, seed=0, sum_refine=on)
+    r = map_multilevel(tasks, res, seed=0, **_switch(on, ejections))
     cpu = time.process_time() - c
     rep = verify_mapping(tasks, res, r.mapping)
     if not rep.valid:
@@ -38,15 +53,15 @@ def _run(tasks, res, on: bool) -> tuple:
     return float(rep.max_occupancy), communication_cost(tasks, res, r.mapping), cpu
 
 
-def _digests(n: int) -> None:
+def _digests(n: int, ejections: bool = False) -> None:
     from bench.shared.digests import _taskmap
 
-    changed = rose = total = 0
+    changed = rose = worse = total = 0
     for label, inst in bar(list(_taskmap(n)), desc="digests", unit="inst"):
         for method in ("multilevel", "portfolio"):
             got = []
             for on in (False, True):
-                r = inst.solve(method, seed=0, sum_refine=on)
+                r = inst.solve(method, seed=0, **_switch(on, ejections))
                 rep = verify_mapping(inst.task_graph, inst.resource_graph, r.mapping)
                 if not rep.valid:
                     raise SystemExit(f"{label}/{method}: invalid mapping: {rep.problems}")
@@ -57,8 +72,12 @@ def _digests(n: int) -> None:
                 changed += 1
                 say(f"{label}/{method}: occ {got[0][0]:.6g} -> {got[1][0]:.6g}, "
                     f"sum {got[0][1]:.6g} -> {got[1][1]:.6g}")  # fmt: skip
+                worse += got[1][1] >= got[0][1]
             rose += got[1][0] > got[0][0] * (1 + 1e-9)
-    print(f"{changed} of {total} answers changed by the step; maximum occupancy rose on {rose}")
+    what = "its ejections" if ejections else "the step"
+    print(f"{changed} of {total} answers changed by {what}; maximum occupancy rose on {rose}; "
+          f"of the changed, the sum did not fall on {worse}")  # fmt: skip
+    refinement._EJECTIONS = True
     if rose:
         raise SystemExit(1)
 
@@ -72,16 +91,21 @@ def main(argv=None) -> None:
     ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     ap.add_argument("--quick", action="store_true", help="2 instances per kind")
     ap.add_argument("--digests", type=count(), default=None, help="the digests' instances instead")
+    ap.add_argument(
+        "--ejections",
+        action="store_true",
+        help="before/after = the step's ejections off/on (the step on in both)",
+    )
     add_quiet(ap)
     args = ap.parse_args(argv)
     if args.digests:
-        _digests(args.digests)
+        _digests(args.digests, args.ejections)
         return
     rows = []
     for kind, name, build in bar(instances(args.kinds, args.quick), desc="instances", unit="inst"):
         tasks, res = build()
-        o0, s0, c0 = _run(tasks, res, False)
-        o1, s1, c1 = _run(tasks, res, True)
+        o0, s0, c0 = _run(tasks, res, False, args.ejections)
+        o1, s1, c1 = _run(tasks, res, True, args.ejections)
         rows.append((kind, name, o0, o1, s0, s1, c0, c1))
         say(
             f"{name}: occ {o0:.6g} -> {o1:.6g}, sum {s0:.6g} -> {s1:.6g}, "

@@ -595,6 +595,14 @@ def run_instance(kind, name, build, peers, args) -> dict:
     row["gap"] = _gap(tasks, res, row["coalloc"])
     row["lower_bound_basic"] = lower_bound(tasks, res, strength="basic")
     row["gap_basic"] = _gap(tasks, res, row["coalloc"], strength="basic")
+    if getattr(args, "cuts", False):
+        # the opt-in cut bound (issue 40 item 2), its CPU on graphs built apart
+        t3, r3 = build()
+        _, _, row["cpu_bound_cuts"] = _timed(
+            lambda t3=t3, r3=r3: lower_bound(t3, r3, strength="cuts")
+        )
+        row["lower_bound_cuts"] = lower_bound(tasks, res, strength="cuts")
+        row["gap_cuts"] = _gap(tasks, res, row["coalloc"], strength="cuts")
     best_single, best_any, best_sum = math.inf, math.inf, math.inf
     for peer in peers:
         if hasattr(peer, "applies"):
@@ -677,8 +685,10 @@ def summary(rows) -> list:
         "(worst; <= 1.25) | gap: median, max (<= 10 %) | coalloc s median (max) "
         "| Scotch s / SharedMap strong s (median) | CPU coalloc / Scotch, / SharedMap strong "
         "(median) | gap against the basic bound: median, max (<= 10 %) "
-        "| bound CPU s median (max) | CPU bound / coalloc (median) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| bound CPU s median (max) | CPU bound / coalloc (median) "
+        "| gap against the cut bound (--cuts): median, max (<= 10 %) "
+        "| cut bound CPU s median (max) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     groups = [(k, [r for r in rows if r["kind"] == k]) for k in KINDS] + [("all", rows)]
     for kind, rs in groups:
@@ -703,7 +713,9 @@ def summary(rows) -> list:
             f"| {_med(rs, 'cpu_vs_scotch'):.1f}x, {_med(rs, 'cpu_vs_sharedmap_strong'):.2f}x "
             f"| {_gaps(rs, 'gap_basic')} | {_med(rs, 'cpu_bound'):.3f} "
             f"({max(r.get('cpu_bound', math.nan) for r in rs):.3f}) "
-            f"| {_med(rs, 'bound_vs_coalloc'):.2f}x |"
+            f"| {_med(rs, 'bound_vs_coalloc'):.2f}x | {_gaps(rs, 'gap_cuts')} "
+            f"| {_med(rs, 'cpu_bound_cuts'):.3f} "
+            f"({max((r.get('cpu_bound_cuts', math.nan) for r in rs), default=math.nan):.3f}) |"
         )
     return lines
 
@@ -778,6 +790,11 @@ def main(argv=None) -> None:
         type=int,
         default=3,
         help="time multilevel and each peer's single run as the least of this many runs",
+    )
+    ap.add_argument(
+        "--cuts",
+        action="store_true",
+        help="also the gap against lower_bound(strength='cuts') and its CPU (seconds a graph)",
     )
     ap.add_argument("--out", default=OUT)
     add_quiet(ap)

@@ -144,3 +144,60 @@ def test_sum_refine_must_be_a_boolean(bad):
     res = gen.hierarchical_cluster(n_racks=1, nodes_per_rack=1, cores_per_node=2)
     with pytest.raises((TypeError, ValueError), match="sum_refine"):
         map_multilevel(tasks, res, sum_refine=bad)
+
+
+@st.composite
+def geometric_on_clusters(draw):
+    """Random geometric graphs on heterogeneous clusters: the processors near the maximum,
+    where single moves and swaps stop and ejections are for."""
+    seed = draw(st.integers(0, 1000))
+    tasks = gen.geometric_task_graph(draw(st.integers(40, 160)), seed=seed)
+    res = gen.hierarchical_cluster(
+        n_racks=draw(st.integers(1, 2)), nodes_per_rack=draw(st.integers(2, 3)),
+        cores_per_node=draw(st.integers(2, 4)), speed=draw(st.sampled_from([1.0, (1.0, 3.0)])),
+        node_bandwidth=50.0, rack_bandwidth=100.0, seed=seed,
+    )  # fmt: skip
+    return tasks, res
+
+
+def _with_and_without_ejections(tasks, res, monkeypatch):
+    from coalloc.taskmap import refinement
+
+    out = []
+    for flag in (False, True):
+        monkeypatch.setattr(refinement, "_EJECTIONS", flag)
+        r = map_multilevel(tasks, res, seed=0)
+        occ, cost = _scores(tasks, res, r.mapping)
+        assert r.max_occupancy == pytest.approx(occ, rel=1e-9)
+        out.append((occ, cost, r.mapping))
+    return out
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(st.one_of(geometric_on_clusters(), cluster_stencils(), internet_pipelines()))
+def test_ejections_never_raise_the_bottleneck_nor_the_sum(inst):
+    """The step's second phase (ejections) starts from the first phase's local minimum and
+    takes only pairs that lower the sum under the bottleneck as a cap: against the step
+    without it, on many instances of three generators, neither objective ever rises
+    (``verify_mapping`` and ``communication_cost`` as referees)."""
+    tasks, res = inst
+    with pytest.MonkeyPatch.context() as mp:
+        (occ0, sum0, _), (occ1, sum1, _) = _with_and_without_ejections(tasks, res, mp)
+    assert occ1 <= occ0 * (1 + 1e-9)
+    assert sum1 <= sum0 * (1 + 1e-9) + 1e-12
+
+
+def test_ejections_lower_the_sum_where_moves_and_swaps_stop(monkeypatch):
+    """On random geometric graphs on clusters the ejections lower the sum of some answers
+    by more than 1 % (a phase that never moved would pass the test above by doing
+    nothing). Measured on these 8: 5 lower by more than 1 %, by up to 16 %."""
+    lower = 0
+    for seed in range(8):
+        tasks = gen.geometric_task_graph(150, seed=seed)
+        res = gen.hierarchical_cluster(n_racks=2, nodes_per_rack=2, cores_per_node=4,
+                                       speed=(1.0, 3.0), node_bandwidth=50.0,
+                                       rack_bandwidth=100.0, seed=seed)  # fmt: skip
+        (occ0, sum0, _), (occ1, sum1, _) = _with_and_without_ejections(tasks, res, monkeypatch)
+        assert occ1 <= occ0 * (1 + 1e-9) and sum1 <= sum0 * (1 + 1e-9)
+        lower += sum1 < 0.99 * sum0
+    assert lower >= 2, lower

@@ -129,7 +129,7 @@ def cut_refine(
     slack : float, default 0.03
         The balance tolerance.
     passes : int, default 8
-        At most this many passes over the boundary.
+        At most this many passes over the boundary in each phase.
 
     Returns
     -------
@@ -351,11 +351,13 @@ def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 
 
 #: Partners of most gain a swap candidate of :func:`sum_refine` is paired with, at most.
 _SWAP_TRIES = 8
+_EJECTIONS = True  # the ejection step of sum_refine (issue 40 item 3)
 
 
-def _cross_gains(state: RefineState) -> tuple:
+def _cross_gains(state: RefineState, positive: bool = True) -> tuple:
     """The moves of boundary tasks to a neighbour's processor and their gains in route
-    cost: ``(tasks, processors, gains)``, most gain first, positive gains only."""
+    cost: ``(tasks, processors, gains)``, most gain first, positive gains only (all of
+    them with ``positive=False``)."""
     topo, lv, m, p = state.topo, state.level, state.m, state.topo.P
     rows, ix, iw, ip = state.rows, lv.ix, lv.iw, lv.ip
     cross = m[rows] != m[ix]
@@ -369,7 +371,7 @@ def _cross_gains(state: RefineState) -> tuple:
         own, weights=iw[ent] * (topo.cost[m[ct][own], q] - topo.cost[cb[own], q]),
         minlength=ct.shape[0],
     )  # fmt: skip
-    good = gain > TINY * (1 + np.abs(gain).max())
+    good = gain > TINY * (1 + np.abs(gain).max()) if positive else np.ones(gain.shape, bool)
     order = np.flatnonzero(good)[np.argsort(-gain[good], kind="stable")]
     return ct[order], cb[order], gain[order]
 
@@ -409,9 +411,15 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
     is taken, most gain first, when it lowers the route cost and leaves every processor and
     link at most the maximum occupancy the mapping had on entry: the maximum occupancy
     never rises. A move is checked against the loads of the moment (the kernel's
-    ``score_moves``), a swap by making it and undoing it if it overloads something; at the
-    end the loads are recomputed and, should rounding have lifted the maximum, the entry
-    mapping is restored.
+    ``score_moves``), a swap by making it and undoing it if it overloads something. From
+    the local minimum of moves and swaps a second phase adds **ejections** (issue 40 item
+    3): a move of ``t`` to ``b`` that ``b``'s compute blocks is made together with a move of
+    a task ``v`` of ``b`` (heavy enough to make the room) to a third processor ``c`` that has
+    room, ``v``'s own gain possibly negative, when the pair lowers the route cost and
+    overloads nothing (made and undone otherwise); moves and swaps go on between them. The
+    second phase's cap is the first phase's maximum (which may be below the entry's), so it
+    raises neither objective of the first phase's answer. At the end the loads are recomputed
+    and, should rounding have lifted the maximum, the entry mapping is restored.
 
     Parameters
     ----------
@@ -421,7 +429,7 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
         At most this many candidate moves and swaps tried in all (a count, no clock: the
         result depends on the arguments only).
     passes : int, default 8
-        At most this many passes over the boundary.
+        At most this many passes over the boundary in each phase.
 
     Returns
     -------
@@ -450,88 +458,134 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
     limit = cap * (1 - 1e-9)  # rounding of the incremental loads stays under the cap
     moved = work = 0
     ip, ix, iw, vw = lv.ip, lv.ix, lv.iw, lv.vw
-    for _ in range(passes):
-        interrupt.check()
-        ct, cb, gain = _cross_gains(state)
-        if not ct.shape[0] or work >= max_work:
-            break
-        touched = np.zeros(lv.n, dtype=bool)
-        applied = 0
-        # single moves first: batch-screened on the processor and the links, then checked
-        # one by one against the loads left by the moves before
-        w = vw[ct]
-        okn = state.nload[cb] + w <= limit * topo.cap[cb]
-        sel = np.flatnonzero(okn)
-        left = []  # moves the processor's compute blocks: swap candidates
-        if sel.shape[0]:
-            up, _ = _multilevel.score_moves(lv.kern, topo.routes, state.m, state.lload, topo.bw,
-                                            ct[sel], cb[sel], -1, TINY)  # fmt: skip
-            okl = np.zeros(ct.shape[0], dtype=bool)
-            okl[sel] = up <= limit
-        else:
-            okl = np.zeros(ct.shape[0], dtype=bool)
-        for k in range(ct.shape[0]):
-            if work >= max_work:
+    # two phases: moves and swaps to a local minimum, then (``_EJECTIONS``) the same with
+    # ejections from there, so the ejections only ever lower the first phase's sum
+    for eject in (False, True) if _EJECTIONS else (False,):
+        if eject:  # the cap of the second phase: the first phase's maximum (it may be lower)
+            state.refresh()
+            limit = min(limit, state.maximum() * (1 - 1e-9))
+        for _ in range(passes):
+            interrupt.check()
+            ct, cb, gain = _cross_gains(state)
+            if not ct.shape[0] or work >= max_work:
                 break
-            t, b = int(ct[k]), int(cb[k])
-            if touched[t] or touched[ix[ip[t] : ip[t + 1]]].any():
-                continue
-            if not okl[k]:
-                left.append(k)
-                continue
-            work += 1
-            if state.nload[b] + vw[t] > limit * topo.cap[b]:
-                continue
-            up, _ = _multilevel.score_moves(lv.kern, topo.routes, state.m, state.lload, topo.bw,
-                                            np.array([t]), np.array([b]), -1, TINY)  # fmt: skip
-            if not up[0] <= limit:
-                continue
-            state.move(t, b)
-            touched[t] = True
-            applied += 1
-        # swaps: each blocked move of t from a to b against the task u of b whose move to a
-        # gains most (any task of b, the gains and compute of the moment)
-        for k in left:
-            if work >= max_work:
-                break
-            t, b = int(ct[k]), int(cb[k])
-            a = int(state.m[t])
-            if touched[t] or touched[ix[ip[t] : ip[t + 1]]].any():
-                continue
-            us = np.flatnonzero(state.m == b)
-            us = us[~touched[us]]
-            if not us.shape[0]:
-                continue
-            dw = vw[us] - vw[t]  # what a gains and b loses in compute
-            fit = (state.nload[a] + dw <= np.maximum(limit * topo.cap[a], state.nload[a])) & (
-                state.nload[b] - dw <= np.maximum(limit * topo.cap[b], state.nload[b])
-            )
-            us, dw = us[fit], dw[fit]
-            if not us.shape[0]:
-                continue
-            g_t = float(_gains_to(state, np.array([t]), b)[0])
-            nb_t = ix[ip[t] : ip[t + 1]]
-            w_tu = np.zeros(lv.n)
-            np.add.at(w_tu, nb_t, iw[ip[t] : ip[t + 1]])
-            g = g_t + _gains_to(state, us, a) - 2 * w_tu[us] * topo.cost[a, b]
-            good = g > TINY * (1 + abs(g_t))
-            for u in us[good][np.argsort(-g[good], kind="stable")][:_SWAP_TRIES].tolist():
-                work += 1
-                links = np.union1d(_links_of(state, t, b), _links_of(state, u, a))
-                procs = np.array([a, b])
-                before = (state.nload[procs].copy(), state.lload[links].copy())
-                state.move(t, b)
-                state.move(u, a)
-                if _fits(state, procs, links, before, limit):
-                    touched[t] = touched[u] = True
-                    applied += 2
+            touched = np.zeros(lv.n, dtype=bool)
+            applied = 0
+            # single moves first: batch-screened on the processor and the links, then checked
+            # one by one against the loads left by the moves before
+            w = vw[ct]
+            okn = state.nload[cb] + w <= limit * topo.cap[cb]
+            sel = np.flatnonzero(okn)
+            left = []  # moves the processor's compute blocks: swap candidates
+            if sel.shape[0]:
+                up, _ = _multilevel.score_moves(lv.kern, topo.routes, state.m, state.lload, topo.bw,
+                                                ct[sel], cb[sel], -1, TINY)  # fmt: skip
+                okl = np.zeros(ct.shape[0], dtype=bool)
+                okl[sel] = up <= limit
+            else:
+                okl = np.zeros(ct.shape[0], dtype=bool)
+            for k in range(ct.shape[0]):
+                if work >= max_work:
                     break
-                state.move(u, b)
-                state.move(t, a)
-        moved += applied
-        state.refresh()
-        if applied == 0:
-            break
+                t, b = int(ct[k]), int(cb[k])
+                if touched[t] or touched[ix[ip[t] : ip[t + 1]]].any():
+                    continue
+                if not okl[k]:
+                    left.append(k)
+                    continue
+                work += 1
+                if state.nload[b] + vw[t] > limit * topo.cap[b]:
+                    continue
+                up, _ = _multilevel.score_moves(lv.kern, topo.routes, state.m, state.lload, topo.bw,
+                                                np.array([t]), np.array([b]), -1, TINY)  # fmt: skip
+                if not up[0] <= limit:
+                    continue
+                state.move(t, b)
+                touched[t] = True
+                applied += 1
+            # swaps: each blocked move of t from a to b against the task u of b whose move to a
+            # gains most (any task of b, the gains and compute of the moment)
+            for k in left:
+                if work >= max_work:
+                    break
+                t, b = int(ct[k]), int(cb[k])
+                a = int(state.m[t])
+                if touched[t] or touched[ix[ip[t] : ip[t + 1]]].any():
+                    continue
+                us = np.flatnonzero(state.m == b)
+                us = us[~touched[us]]
+                if not us.shape[0]:
+                    continue
+                dw = vw[us] - vw[t]  # what a gains and b loses in compute
+                fit = (state.nload[a] + dw <= np.maximum(limit * topo.cap[a], state.nload[a])) & (
+                    state.nload[b] - dw <= np.maximum(limit * topo.cap[b], state.nload[b])
+                )
+                us, dw = us[fit], dw[fit]
+                if not us.shape[0]:
+                    continue
+                g_t = float(_gains_to(state, np.array([t]), b)[0])
+                nb_t = ix[ip[t] : ip[t + 1]]
+                w_tu = np.zeros(lv.n)
+                np.add.at(w_tu, nb_t, iw[ip[t] : ip[t + 1]])
+                g = g_t + _gains_to(state, us, a) - 2 * w_tu[us] * topo.cost[a, b]
+                good = g > TINY * (1 + abs(g_t))
+                for u in us[good][np.argsort(-g[good], kind="stable")][:_SWAP_TRIES].tolist():
+                    work += 1
+                    links = np.union1d(_links_of(state, t, b), _links_of(state, u, a))
+                    procs = np.array([a, b])
+                    before = (state.nload[procs].copy(), state.lload[links].copy())
+                    state.move(t, b)
+                    state.move(u, a)
+                    if _fits(state, procs, links, before, limit):
+                        touched[t] = touched[u] = True
+                        applied += 2
+                        break
+                    state.move(u, b)
+                    state.move(t, a)
+            # ejections: a move of t to b that b's compute blocks, made room for by moving a
+            # task v of b to a third processor c with room (a negative gain allowed when the
+            # pair gains): v's best boundary moves, tried in order, made and undone if the pair
+            # gains nothing or overloads something
+            if eject and left and work < max_work:
+                et, ec, eg = _cross_gains(state, positive=False)
+                for k in left:
+                    if work >= max_work:
+                        break
+                    t, b = int(ct[k]), int(cb[k])
+                    a = int(state.m[t])
+                    if touched[t] or touched[ix[ip[t] : ip[t + 1]]].any():
+                        continue
+                    room = state.nload[b] + vw[t] - limit * topo.cap[b]
+                    if not room > 0:
+                        continue  # blocked on a link, not on b's compute
+                    g_t = float(_gains_to(state, np.array([t]), b)[0])
+                    on_b = (state.m[et] == b) & (ec != a) & (vw[et] >= room) & ~touched[et]
+                    on_b &= eg > -g_t
+                    on_b &= state.nload[ec] + vw[et] <= limit * topo.cap[ec]
+                    for j in np.flatnonzero(on_b)[:_SWAP_TRIES].tolist():
+                        v, c = int(et[j]), int(ec[j])
+                        if v == t or touched[ix[ip[v] : ip[v + 1]]].any():
+                            continue
+                        work += 1
+                        procs = np.array([a, b, c])
+                        every = np.arange(topo.E)  # the links either move may load: all (few)
+                        before = (state.nload[procs].copy(), state.lload.copy())
+                        g1 = float(_gains_to(state, np.array([v]), c)[0])
+                        state.move(v, c)
+                        g2 = float(_gains_to(state, np.array([t]), b)[0])
+                        state.move(t, b)
+                        if g1 + g2 > TINY * (1 + abs(g_t)) and _fits(
+                            state, procs, every, before, limit
+                        ):
+                            touched[t] = touched[v] = True
+                            applied += 2
+                            break
+                        state.move(t, a)
+                        state.move(v, b)
+            moved += applied
+            state.refresh()
+            if applied == 0:
+                break
     state.refresh()
     if state.maximum() > cap * (1 + TINY):  # rounding: keep the entry mapping
         state.m = m0
