@@ -3,8 +3,9 @@
 Link-free experiments onto a one-switch testbed map exactly when a bipartite maximum
 matching (networkx, not the package's mappers) matches every virtual node to a distinct PC
 of its type: the core :func:`coalloc.testbed.exact.exact_core` names must not match alone.
-On linked experiments the core with its neighbours (the seed the explainer falls back to)
-is judged by the exact method on that sub-experiment alone.
+On linked experiments the core (a presence per link, by default) and the plain core with
+its neighbours (the seed the explainer falls back to) are judged by the exact method on
+that sub-experiment alone.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 import time
 
 import networkx as nx
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -62,15 +64,29 @@ def test_the_core_alone_does_not_match(kinds, asks):
     assert not _matches({v: vtypes[v] for v in named}, kinds), "the core must not match"
 
 
-def test_the_core_with_its_neighbours_is_infeasible_on_linked_experiments():
-    # deterlab(20, 3, seed=2) with random_topology(40, seed=40002): the core alone maps
-    # (its nodes' candidate hosts were filtered by their links to absent nodes), the core
-    # with its neighbours does not
+@pytest.mark.parametrize("case", [(20, 0), (40, 1), (40, 2), (70, 1)])
+def test_the_per_link_core_alone_is_infeasible_on_linked_experiments(case):
+    # with a presence per link and the nodes' own candidates (the default), the core alone
+    # cannot be mapped: the exact method rejects that sub-experiment on its own
+    size, r = case
+    ptop = tb.generators.deterlab(max(16, size // 2), 3, seed=r)
+    top = tb.generators.random_topology(size, seed=1000 * size + r)
+    names = sorted(top.nodes)
+    seeds = _core(top, ptop, names, time.monotonic() + 60.0)
+    assert seeds, case
+    core = _sub(top, [names[i] for i in seeds[0]])
+    assert tb.Instance(core, ptop).solve("exact", time_limit=60.0).status == "infeasible"
+
+
+def test_the_plain_core_with_its_neighbours_is_infeasible_on_linked_experiments():
+    # without a presence per link (per_link=False: candidates filtered by all of a node's
+    # links), deterlab(20, 3, seed=2) with random_topology(40, seed=40002): the core alone
+    # maps, the core with its neighbours does not
     for size, r in ((20, 0), (40, 1), (40, 2), (70, 1)):
         ptop = tb.generators.deterlab(max(16, size // 2), 3, seed=r)
         top = tb.generators.random_topology(size, seed=1000 * size + r)
         names = sorted(top.nodes)
-        seeds = _core(top, ptop, names, time.monotonic() + 60.0)
+        seeds = _core(top, ptop, names, time.monotonic() + 60.0, per_link=False)
         assert seeds, (size, r)
         assert set(seeds[0]) <= set(seeds[-1])
         last = _sub(top, [names[i] for i in seeds[-1]])

@@ -197,6 +197,7 @@ def minimal_conflict(
     *,
     deadline: Optional[float] = None,
     known_infeasible: bool = False,
+    chunk: Optional[int] = None,
 ) -> ConflictSearch:
     """Shrink an infeasible set of demand elements to a minimal conflict.
 
@@ -219,6 +220,10 @@ def minimal_conflict(
         sound but not claimed minimal).
     known_infeasible : bool, default False
         The caller has already proved the whole set infeasible (skips one call).
+    chunk : int, optional
+        The first chunk's size (default: half the candidates). 1 is the plain deletion
+        filter, one call per element: the cheapest start from a set that is likely
+        minimal already (an unsat core), where halves and quarters would all be refused.
 
     Returns
     -------
@@ -247,7 +252,7 @@ def minimal_conflict(
         return deadline is not None and time.monotonic() >= deadline
 
     unknown = False
-    chunk = max(1, len(keep) // 2)
+    chunk = max(1, len(keep) // 2 if chunk is None else min(int(chunk), len(keep)))
     tried_single: set = set()
     while True:
         i = 0

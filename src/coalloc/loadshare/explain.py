@@ -35,7 +35,13 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from .._shared.constraints import checked
-from .._shared.explain import Explanation, Relaxation, fix_deadline, minimal_conflict
+from .._shared.explain import (
+    ConflictSearch,
+    Explanation,
+    Relaxation,
+    fix_deadline,
+    minimal_conflict,
+)
 from .gap import GapInstance, solve_gap
 
 __all__ = ["explain_gap", "explain_share"]
@@ -216,13 +222,21 @@ def _raise_capacity(w: np.ndarray, b: np.ndarray, deadline: float, check: Any,
     """The least total capacity to add to the agents so that every item fits.
 
     The integer program (capacities grow by ``s_i >= 0``, minimise their sum) gets the time
-    left; a greedy overflow stands in when the program finds nothing better in time.
+    left; a greedy overflow stands in when the program finds nothing better in time, and
+    is the least, without the program, when it adds no more than the volume's excess.
     ``check(weight, capacity, keep, seconds)`` solves the changed instance.
     """
     add = _overflow_greedy(w, b)
-    status, res = _exact(w, b, deadline - time.monotonic(), slack=True)
-    optimal = False
-    if res.x is not None:
+    # the volume: whatever the assignment, the agents hold at least every item's lightest
+    # weight, so no less than that total's excess over the capacities can do; a greedy
+    # overflow that meets it is the least, without the program
+    least = float(w.min(axis=0).sum() - b.sum())
+    if least > 0 and float(add.sum()) <= least * (1 + 1e-12):
+        status, res, optimal = 0, None, True
+    else:
+        status, res = _exact(w, b, deadline - time.monotonic(), slack=True)
+        optimal = False
+    if res is not None and res.x is not None:
         found = res.x[w.size:]
         found = (np.round(found).astype(np.int64) if w.dtype.kind in "iu"
                  else np.maximum(found, 0.0))  # fmt: skip
@@ -330,12 +344,122 @@ def explain_gap(instance: GapInstance, *, time_limit: float = 10.0) -> Optional[
 EXACT_CELLS = 50_000
 
 
-def _pack_check(w: np.ndarray, b: np.ndarray, keep: np.ndarray, limit: float) -> bool:
-    """A packing of the kept jobs within the capacities: a first-fit witness, else exact."""
-    sub = w[:, keep]
-    if _ffd(sub, b) is not None:
+#: The largest ``nodes x jobs`` for which a volume conflict that no packing shows minimal is
+#: searched further with the exact packing model (above it the model does not decide in
+#: seconds: 20 nodes and 340 jobs ran the whole 6 s of the search without one answer).
+SEARCH_CELLS = 2_000
+
+#: At most this many more jobs than the volume's lower bound are tried for ``drop_items``.
+EXTRA_DROPS = 8
+
+
+def _bfd(size: np.ndarray, capacity: np.ndarray) -> bool:
+    """Whether best-fit decreasing packs jobs of ``size`` onto nodes of ``capacity``: each
+    job, largest first, onto the node it leaves the least room on (a witness when True)."""
+    left = capacity.astype(np.float64).copy()
+    for j in np.argsort(-size, kind="stable"):
+        room = left - size[j]
+        room[room < 0] = np.inf
+        i = int(np.argmin(room))
+        if not np.isfinite(room[i]):
+            return False
+        left[i] = room[i]
+    return True
+
+
+#: The reserves :func:`_fill` tries, in typical jobs left room for before a bin's last pair.
+FILL_RESERVES = (2.0, 3.0, 1.5, 4.0, 2.5)
+
+
+def _fill(size: np.ndarray, capacity: np.ndarray, reserve: float) -> Optional[np.ndarray]:
+    """Whether the jobs pack when the nodes are filled one at a time, smallest first: the
+    largest jobs that leave room for ``reserve`` typical (median) jobs, then the one job or
+    pair of jobs that fills the room left best (a binary search over the jobs sorted);
+    the last node takes what is left. A near-perfect packing for many small jobs, where
+    best-fit and first-fit decreasing leave a little room on every node. Returns the node
+    of each job (a witness: the assignment it built, summed again, fits every node), or
+    None."""
+    rank = np.argsort(size, kind="stable")
+    a = np.asarray(size, dtype=np.float64)[rank]
+    where = np.full(a.size, -1, dtype=np.int64)
+    nodes = np.argsort(capacity, kind="stable")
+    for k, i in enumerate(nodes.tolist()):
+        idx = np.flatnonzero(where < 0)
+        if k == len(nodes) - 1 or idx.size == 0:
+            where[idx] = i
+            break
+        room = float(capacity[i])
+        keep = reserve * float(np.median(a[idx]))
+        for j in idx[::-1].tolist():  # largest first
+            if a[j] <= room - keep:
+                where[j] = i
+                room -= a[j]
+        idx = np.flatnonzero(where < 0)
+        if idx.size == 0:
+            break
+        v = a[idx]
+        best, pick = -1.0, []
+        one = int(np.searchsorted(v, room, side="right")) - 1
+        if one >= 0:
+            best, pick = float(v[one]), [one]
+        if v.size > 1:
+            other = np.searchsorted(v, room - v, side="right") - 1
+            other = np.where(other == np.arange(v.size), other - 1, other)
+            other = np.minimum(other, v.size - 1)
+            sums = np.where(other >= 0, v + v[np.maximum(other, 0)], -1.0)
+            sums[sums > room] = -1.0
+            q = int(np.argmax(sums))
+            if sums[q] > best:
+                best, pick = float(sums[q]), [q, int(other[q])]
+        for q in pick:
+            where[idx[q]] = i
+    if (where < 0).any():
+        return None
+    load = np.bincount(where, weights=a, minlength=capacity.size)
+    if not np.all(load <= capacity):
+        return None
+    out = np.empty_like(where)
+    out[rank] = where
+    return out
+
+
+def _packs(size: np.ndarray, capacity: np.ndarray) -> bool:
+    """A packing witness: best-fit or first-fit decreasing, else :func:`_fill`."""
+    if _bfd(size, capacity) or _ffd(np.tile(size, (capacity.size, 1)), capacity) is not None:
         return True
-    if sub.size > EXACT_CELLS or limit <= 0:
+    return any(_fill(size, capacity, r) is not None for r in FILL_RESERVES)
+
+
+def _volume_drop(size: np.ndarray, b: np.ndarray, deadline: float) -> Optional[Relaxation]:
+    """The jobs to hold back when the load exceeds the total capacity: the largest, as few
+    as the volume allows (``k``: fewer jobs remove less than the excess, whichever they
+    are, so ``k`` is a lower bound), then one more at a time until the rest packs (a
+    best-fit or first-fit witness); proved the fewest when ``k`` is enough."""
+    order = np.argsort(-size, kind="stable")
+    excess = float(size.sum() - b.sum())
+    k = int(np.searchsorted(np.cumsum(size[order]), excess, side="left")) + 1
+    k = min(k, size.size)
+    for extra in range(EXTRA_DROPS + 1):
+        if time.monotonic() >= deadline or k + extra > size.size:
+            return None
+        drop = sorted(int(j) for j in order[: k + extra])
+        keep = np.ones(size.size, dtype=bool)
+        keep[drop] = False
+        if _packs(size[keep], b):
+            return Relaxation(kind="drop_items", sentence=f"hold back {_names(drop, 'job')}",
+                              changes={"drop_items": drop}, cost=float(len(drop)),
+                              optimal=extra == 0, checked=True)  # fmt: skip
+    return None
+
+
+def _pack_check(w: np.ndarray, b: np.ndarray, keep: np.ndarray, limit: float) -> bool:
+    """A packing of the kept jobs within the capacities: a best-fit or first-fit witness,
+    else the exact model where it can decide (:data:`SEARCH_CELLS`; above, False: the fix
+    is then not claimed checked, rather than HiGHS running out the fixes' time)."""
+    sub = w[:, keep]
+    if _bfd(sub[0], b) or _ffd(sub, b) is not None:
+        return True
+    if sub.size > SEARCH_CELLS or limit <= 0:
         return False
     return _exact(sub, b, limit)[0] == 0
 
@@ -414,7 +538,15 @@ def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explana
     local = list(range(len(jobs)))
     if not known and oracle(local) is not False:
         return None
-    search = minimal_conflict(local, oracle, deadline=oracle.deadline, known_infeasible=True)
+    # The volume's conflict (the largest jobs) is minimal when the jobs but its smallest pack:
+    # any other job out leaves a set that packs too (put the smallest in its place). No
+    # packing found: the exact search, where its model can decide (SEARCH_CELLS).
+    packed = known and _packs(np.sort(size[jobs])[1:], b)
+    if known and (packed or len(jobs) * b.size > SEARCH_CELLS):
+        search = ConflictSearch(local, True, True if packed else None, 1, False)
+    else:
+        search = minimal_conflict(local, oracle, deadline=oracle.deadline,
+                                  known_infeasible=True)  # fmt: skip
     conflict = sorted(jobs[i] for i in search.conflict)
     proof = oracle.certificates.get(tuple(search.conflict), "volume bound" if known else "")
     w_all = np.tile(size, (b.size, 1)) if size.size * b.size <= EXACT_CELLS else None
@@ -422,7 +554,8 @@ def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explana
     if w_all is not None:
         deadline = fix_deadline(t0, time_limit)
         middle = time.monotonic() + 0.5 * max(0.0, deadline - time.monotonic())
-        relax = [r for r in (_drop_items(w_all, b, middle, _pack_check, "job"),
+        quick = _volume_drop(size, b, middle) if known else None
+        relax = [r for r in (quick or _drop_items(w_all, b, middle, _pack_check, "job"),
                              _raise_capacity(w_all, b, deadline, _pack_check, "node"))
                  if r is not None]  # fmt: skip
     how = {"exact": "an exact packing model proves it", "fits-nowhere": "a job is larger "

@@ -64,24 +64,51 @@ def _sub(top: VirtualTopology, keep: Sequence[str], *,
 
 
 def _maps(top: VirtualTopology, ptop: PhysicalTopology, deadline: float, *,
-          prove: bool = True) -> Tuple[Optional[bool], Any]:  # fmt: skip
+          prove: bool = True, clock: Optional[Dict[Any, List[float]]] = None,
+          ) -> Tuple[Optional[bool], Any]:  # fmt: skip
     """(True: a mapping found | False: proved impossible | None: unknown, the deciding result).
 
     ``prove=False`` asks the default method only (a fix needs a witness, not a proof).
+    With ``clock`` (method -> the seconds of its last calls, kept by the caller), the exact
+    method alone is asked when its recent calls were quicker than the default's (it decides
+    both ways: on the small sub-experiments of a conflict search it often finds its
+    witness sooner than the default method's portfolio).
     """
     if not top.nodes:
         return True, None
     inst = Instance(top, ptop)
-    for method in (None, "exact") if prove else (None,):
+    methods: Tuple[Optional[str], ...] = (None, "exact") if prove else (None,)
+    if prove and clock is not None and _quicker(clock):
+        methods = ("exact",)
+    for method in methods:
         left = deadline - time.monotonic()
         if left <= 0:
             return None, None
+        began = time.monotonic()
         res = inst.solve(method, time_limit=left)
+        if clock is not None:
+            clock.setdefault(method, []).append(time.monotonic() - began)
         if res.has_solution and inst.verify(res).ok:
             return True, res
         if res.status == "infeasible":
             return False, res
     return None, None
+
+
+def _quicker(clock: Dict[Any, List[float]]) -> bool:
+    """Whether the exact method's last calls took less than the default's (median of the
+    last five of each): the default method is then skipped. Of every ten calls, the fifth
+    asks the exact method first and the tenth the default, so that both times are kept up
+    to date."""
+    d, e = clock.get(None, [])[-5:], clock.get("exact", [])[-5:]
+    calls = sum(len(v) for v in clock.values())
+    if len(d) < 2:
+        return False
+    if not e or calls % 10 == 5:
+        return calls % 10 == 5  # (a call now and then to time the exact method alone)
+    if calls % 10 == 0:
+        return False
+    return sorted(e)[len(e) // 2] < sorted(d)[len(d) // 2]
 
 
 def _certified(result: Any, names: List[str]) -> Optional[List[int]]:
@@ -106,17 +133,27 @@ def _certified(result: Any, names: List[str]) -> Optional[List[int]]:
     return index or None
 
 
+def _alone(top: VirtualTopology) -> VirtualTopology:
+    """The experiment's nodes without their links."""
+    return VirtualTopology(list(top.nodes.values()), [],
+                           vclasses={k: (w, tuple(t)) for k, (w, t) in top.vclasses.items()},
+                           fixed=dict(top.fixed), hints=dict(top.hints))  # fmt: skip
+
+
 def _core(top: VirtualTopology, ptop: PhysicalTopology, names: List[str],
-          deadline: float) -> List[List[int]]:  # fmt: skip
+          deadline: float, *, per_link: bool = True) -> List[List[int]]:  # fmt: skip
     """Seeds (indices in ``names``) from the exact model's unsat core over node presence
     (:func:`coalloc.testbed.exact.exact_core`): the core, then the core with its
     neighbours; none when the core is not found in time.
 
-    The model's candidate hosts of a node are filtered by all its links (interfaces, link
-    types, bandwidth), so the core alone may map once its links to absent nodes are gone;
-    with its neighbours every core node keeps all its links, and a mapping of that
-    sub-experiment would place the core as the presence model forbids. Seeds only: the
-    caller proves each infeasible before the conflict search starts from it."""
+    With ``per_link`` (the default) the model gives each link its own presence and each
+    node the candidate hosts it has alone (``exact_core``'s ``alone``): the core alone is
+    then a conflict. Without, the model's candidate hosts of a node are filtered by all its
+    links (interfaces, link types, bandwidth), so the core alone may map once its links to
+    absent nodes are gone; with its neighbours every core node keeps all its links, and a
+    mapping of that sub-experiment would place the core as the presence model forbids.
+    Seeds only: the caller proves each infeasible before the conflict search starts from
+    it (the neighbours are tried only when the core maps)."""
     from .exact import exact_core
     from .methods.outcome import _problem
 
@@ -127,7 +164,8 @@ def _core(top: VirtualTopology, ptop: PhysicalTopology, names: List[str],
     pr = _problem(top, ptop, None)
     if any(not c for c in pr.cand):
         return []  # (the method's own proof names such nodes: no_candidate)
-    got = exact_core(pr, time_limit=left, started=t0)
+    alone = _problem(_alone(top), ptop, None) if per_link and top.links else None
+    got = exact_core(pr, time_limit=left, started=t0, alone=alone)
     if got is None:
         return []
     core = {pr.vnames[v] for v in got}
@@ -140,6 +178,79 @@ def _core(top: VirtualTopology, ptop: PhysicalTopology, names: List[str],
     if len(near) > len(core):
         seeds.append(sorted(where[v] for v in near))
     return seeds
+
+
+def _unmatched(top: VirtualTopology, ptop: PhysicalTopology, rest: Sequence[str], *,
+               links: bool = True) -> List[str]:  # fmt: skip
+    """The nodes of ``rest`` a largest assignment to candidate hosts leaves out, the most
+    linked kept, or ``[]`` when every node has a host.
+
+    Each virtual node goes to one of the pclasses it may use (the problem's candidates:
+    with ``links``, filtered by its links among ``rest`` as the mappers filter them;
+    without, by the node alone), each pclass holding its members' nodes: a member acting as
+    one type holds at most ``slots / least slot need`` of its users (static types add
+    theirs). The nodes are offered most linked first, each kept when an augmenting path
+    places it (the greedy algorithm of the transversal matroid: the nodes kept are a
+    largest set with the most links). Without ``links`` every bound is a relaxation of the
+    mapping (a host's features, type limits, interfaces and bandwidth ignored; a node's
+    candidates only widen when its links go), so the count of nodes left out is a lower
+    bound on the nodes any mapping must leave out; with ``links`` it is a guide (taking
+    out a node frees its neighbours' candidates). A drop is mapped by the caller before it
+    is offered."""
+    from .methods.outcome import _problem
+
+    sub = _sub(top, rest)
+    pr = _problem(sub if links else _alone(sub), ptop, None)
+    nv = pr.nv
+    cand = [[int(c) for c in pr.cand[v]] for v in range(nv)]
+    users: Dict[int, List[int]] = {}
+    for v in range(nv):
+        for c in cand[v]:
+            users.setdefault(c, []).append(v)
+    room: Dict[int, int] = {}
+    for c, vs in users.items():
+        least = max(min(float(pr.vslots[v]) for v in vs), 1e-9)
+        p = int(pr.members[c][0])  # (the members of a pclass are alike)
+        held = 0
+        dyn = {int(pr.vtype[v, c]) for v in vs if not pr.vstatic[v, c]} - {-1}
+        for t in {int(pr.vtype[v, c]) for v in vs if pr.vstatic[v, c]} - {-1}:
+            held += nv if pr.cap[p, t] >= 1e6 else int(pr.cap[p, t] / least + 1e-9)
+        if dyn:
+            most = max(float(pr.cap[p, t]) for t in dyn)
+            held += nv if most >= 1e6 else int(most / least + 1e-9)
+        room[c] = min(nv, held * len(pr.members[c]))
+    held_by: Dict[int, List[int]] = {c: [] for c in room}
+    out = []
+    for v in sorted(range(nv), key=lambda u: (-top.degree(pr.vnames[u]), pr.vnames[u])):
+        # breadth-first over pclasses: reach one with room, moving a node at each step
+        back: Dict[int, Tuple[Optional[int], int]] = {}
+        queue = []
+        for c in cand[v]:
+            if c not in back:
+                back[c] = (None, v)
+                queue.append(c)
+        end = None
+        for c in queue:  # (the queue grows while read)
+            if len(held_by[c]) < room[c]:
+                end = c
+                break
+            for u in held_by[c]:
+                for d in cand[u]:
+                    if d not in back:
+                        back[d] = (c, u)
+                        queue.append(d)
+        if end is None:
+            out.append(pr.vnames[v])
+            continue
+        c = end
+        while True:
+            was, u = back[c]
+            held_by[c].append(u)
+            if was is None:
+                break
+            held_by[was].remove(u)
+            c = was
+    return sorted(out, key=lambda v: (top.degree(v), v))
 
 
 #: The most distinct virtual node types whose unions :func:`_hall` counts (2^k unions).
@@ -237,22 +348,28 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
     t0 = time.monotonic()
     search_end = t0 + 0.6 * time_limit
     names = sorted(top.nodes, key=lambda v: (top.degree(v), v))  # most linked tried last
-    whole, first = _maps(top, ptop, search_end)
-    if whole is not False:
+    # the default method first: a mapping (nothing to explain) or its own proof
+    whole, first = _maps(top, ptop, search_end, prove=False)
+    if whole:
         return None
-    proofs: Dict[tuple, Any] = {tuple(names): first}
+    proofs: Dict[tuple, Any] = {tuple(names): first} if whole is False else {}
+
+    clock: Dict[Any, List[float]] = {}  # the oracle's seconds per method (see _maps)
 
     def feasible(index: List[int]) -> Optional[bool]:
         keep = [names[i] for i in index]
-        got, res = _maps(_sub(top, keep), ptop, search_end)
+        got, res = _maps(_sub(top, keep), ptop, search_end, clock=clock)
         if got is False:
             proofs[tuple(keep)] = res
         return got
 
     search = None
-    seed = _certified(first, names)
-    # a proof naming no nodes: the exact model's unsat core names some (and, should the core
-    # alone map, the core with its neighbours does not: see _core)
+    seed = _certified(first, names) if whole is False else None
+    # a proof naming no nodes, or none: the exact model's unsat core names some (proved by
+    # the exact method on its own, which proves the whole too: a sub-experiment of a
+    # mappable experiment maps; should the core alone map, the core with its neighbours
+    # does not: see _core)
+    cored = seed is None
     seeds = [seed] if seed is not None else _core(top, ptop, names, search_end)
     tried = 0
     for seed in seeds:
@@ -261,11 +378,17 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
         tried += 1
         if feasible(seed) is False:
             # the proof names its own nodes (a count, a node no host takes, the core): start
-            # there
-            inner = minimal_conflict(seed, feasible, deadline=search_end, known_infeasible=True)
+            # there (from an unsat core, often minimal already, one node at a time)
+            inner = minimal_conflict(seed, feasible, deadline=search_end, known_infeasible=True,
+                                     chunk=1 if cored and tried == 1 else None)  # fmt: skip
             search = dataclasses.replace(inner, calls=inner.calls + tried)
             break
     if search is None:
+        if whole is not False:  # no proof yet: the exact method on the whole
+            whole = feasible(list(range(len(names))))
+            if whole is not False:
+                return None
+            first = proofs[tuple(names)]
         search = minimal_conflict(range(len(names)), feasible, deadline=search_end,
                                   known_infeasible=True)  # fmt: skip
     conflict = [names[i] for i in search.conflict]
@@ -345,50 +468,145 @@ def _relaxations(top: VirtualTopology, ptop: PhysicalTopology, conflict: List[st
 
 def _drop_counted(top: VirtualTopology, ptop: PhysicalTopology, whole: Any,
                   deadline: float) -> Tuple[Optional[List[str]], bool]:  # fmt: skip
-    """Nodes to take out by the failures' own counting proofs, and whether that is proved
-    the fewest.
+    """Nodes to take out by counts, and whether that is proved the fewest.
 
-    A counting proof says ``needed`` virtual nodes compete for classes with ``available``
-    free PCs: at least ``needed - available`` of them must go. The least linked go, the rest
-    is mapped by the default method, and a new counting proof of what remains repeats the
-    step (one default solve per step: fast at any size, where the conflict-by-conflict
-    search of :func:`_drop_nodes` runs out of time from 40 virtual nodes on). Where the
-    proof names no nodes (the exact model's "infeasible"), the count is :func:`_hall`'s
-    over unions of types. The fewest is proved when one step sufficed (its count is a lower
-    bound on any drop).
+    Each step takes out nodes a count says cannot all stay, and maps the rest (the default
+    method first, a mapping being the witness; the exact method with the time left where it
+    finds none, for the next proof). The counts, first that applies:
+
+    1. the assignment of the rest's nodes to their candidate hosts (:func:`_unmatched`),
+       first with each node's own candidates (a lower bound on any drop), then, on what
+       that leaves, with those its links leave (a node whose gigabit link no 100 Mb/s
+       host carries): both before the rest is mapped;
+    2. the solver's counting proof: ``needed`` nodes compete for classes with ``available``
+       free PCs, the least linked ``needed - available`` go; nodes no host takes go;
+    3. a Hall-type count over unions of types (:func:`_hall`), where the proof names none;
+    4. where no count breaks (the rest fails by bandwidth, trunks or interfaces), the
+       exact model's unsat core of the rest (:func:`_core`): the first of its nodes, least
+       linked first, whose removal lets the rest map, else its least linked node.
+
+    The fewest is proved when the nodes taken out are as many as the node-alone
+    assignment's lower bound. (Not the solver's counting proof: its candidates are filtered
+    by the nodes' links, and taking out one end of a gigabit link can free the other end's
+    hosts. Two pc nodes joined by a gigabit link and a pc3000 node, on one gigabit pc3000
+    PC and two 100 Mb/s PCs: "3 nodes need 1 PC", yet taking out one pc node is enough.)
     """
     rest = list(top.nodes)
     dropped: List[str] = []
-    res, steps = whole, 0
+    res = whole
+    first = _unmatched(top, ptop, rest, links=False)
+    bound = len(first)
     while time.monotonic() < deadline:
-        reason = getattr(res, "reason", None) or {}
-        named = reason.get("vnodes") or []
-        named = [named] if isinstance(named, str) else [v for v in named if v in rest]
-        counted = False
-        if reason.get("constraint") == "capacity" and "needed" in reason and "available" in reason:
-            k, counted = int(reason["needed"]) - int(reason["available"]), True
-        elif reason.get("constraint") == "no_candidate":
-            k = len(named)  # nodes no host takes: every one of them goes
-        else:  # a proof that names no nodes: a Hall-type count of the types, if one breaks
-            hall = _hall(top, rest, ptop)
-            if hall is None:
+        out = _count_step(top, ptop, rest, res, first)
+        first = None
+        if out is None:
+            out = _core_step(top, ptop, rest, deadline, res)
+            if out is None:
                 return None, False
-            named, k, _ = hall
-            counted = True
-        if k <= 0 or k > len(named):
-            return None, False
-        out = sorted(named, key=lambda v: (top.degree(v), v))[:k]
-        dropped += out
-        rest = [v for v in rest if v not in set(out)]
-        steps += 1
-        # the default method first (a mapping is the witness); where it finds none without
-        # a proof, the exact method with the time left (a mapping, or the next proof)
+        if out[0]:  # a single node whose removal was mapped already
+            dropped += out[1]
+            break
+        dropped += out[1]
+        gone = set(out[1])
+        rest = [v for v in rest if v not in gone]
         got, res = _maps(_sub(top, rest), ptop, deadline)
         if got:
-            return dropped, steps == 1 and counted
+            break
         if res is None:
             return None, False
-    return None, False
+    else:
+        return None, False
+    # (0.6 of the time left: the other fixes get the rest)
+    dropped = _take_back(top, ptop, dropped, bound,
+                         time.monotonic() + 0.6 * max(0.0, deadline - time.monotonic()))
+    return dropped, len(dropped) <= bound
+
+
+def _take_back(top: VirtualTopology, ptop: PhysicalTopology, dropped: List[str], bound: int,
+               deadline: float) -> List[str]:  # fmt: skip
+    """``dropped`` with the nodes taken back whose return still maps (each return mapped by
+    the default method), last dropped and most linked first, until the lower ``bound`` is
+    met or the time is up: the counts' later steps guess (a node taken out may have freed
+    a neighbour's host), so a drop can be larger than it need be."""
+    order = list(reversed(dropped))
+    out = list(dropped)
+    for v in order:
+        if len(out) <= bound or time.monotonic() >= deadline:
+            break
+        trial = [u for u in out if u != v]
+        keep = [u for u in top.nodes if u not in set(trial)]
+        if _maps(_sub(top, keep), ptop, deadline, prove=False)[0]:
+            out = trial
+    return out
+
+
+def _count_step(top: VirtualTopology, ptop: PhysicalTopology, rest: List[str], res: Any,
+                alone: Optional[List[str]] = None) -> Optional[Tuple[bool, List[str]]]:  # fmt: skip
+    """The nodes of ``rest`` a count takes out (steps 1-3 of :func:`_drop_counted`), as
+    ``(False, nodes)``; None when no count breaks. ``alone``: the node-alone assignment's
+    nodes left out, when known."""
+    if not rest:
+        return None
+    # both assignments before a solve: the rest of the first cannot map while the second
+    # leaves a node out (the mappers place a node only on those candidates)
+    out = list(alone) if alone is not None else _unmatched(top, ptop, rest, links=False)
+    left = [v for v in rest if v not in set(out)]
+    out += _unmatched(top, ptop, left, links=True) if left else []
+    if out and len(out) < len(rest):
+        return False, out
+    reason = getattr(res, "reason", None) or {}
+    named = reason.get("vnodes") or []
+    named = [named] if isinstance(named, str) else [v for v in named if v in rest]
+    if reason.get("constraint") == "capacity" and "needed" in reason and "available" in reason:
+        k = int(reason["needed"]) - int(reason["available"])
+    elif reason.get("constraint") == "no_candidate":
+        k = len(named)  # nodes no host takes: every one of them goes
+    else:  # a proof that names no nodes: a Hall-type count of the types, if one breaks
+        hall = _hall(top, rest, ptop)
+        if hall is None:
+            return None
+        named, k, _ = hall
+    if k <= 0 or k > len(named):
+        return None
+    return False, sorted(named, key=lambda v: (top.degree(v), v))[:k]
+
+
+def _core_step(top: VirtualTopology, ptop: PhysicalTopology, rest: List[str],
+               deadline: float, res: Any = None) -> Optional[Tuple[bool, List[str]]]:  # fmt: skip
+    """Step 4 of :func:`_drop_counted`: ``(True, [v])`` when taking out the core node ``v``
+    lets the rest map (mapped here), ``(False, [v])`` for the core's least linked node
+    otherwise; None without a core in time. The nodes the rest's failure ``res`` names (a
+    hub whose links need more bandwidth than its switch has, the ends of a link no trunk
+    carries) are tried first, then the core's, least linked first."""
+    reason = getattr(res, "reason", None) or {}
+    named = [reason["vnode"]] if isinstance(reason.get("vnode"), str) else []
+    link = top.links.get(reason.get("link")) if isinstance(reason.get("link"), str) else None
+    if link is not None:
+        named += sorted((link.a, link.b), key=lambda v: (top.degree(v), v))
+    named = [v for v in dict.fromkeys(named) if v in set(rest)]
+
+    def first_that_maps(vs: List[str]) -> Optional[str]:
+        for v in vs:
+            if time.monotonic() >= deadline:
+                return None
+            if _maps(_sub(top, [u for u in rest if u != v]), ptop, deadline, prove=False)[0]:
+                return v
+        return None
+
+    hit = first_that_maps(named)  # (before the core: a named node is one solve away)
+    if hit is not None:
+        return True, [hit]
+    names = sorted(rest, key=lambda v: (top.degree(v), v))
+    seeds = _core(_sub(top, rest), ptop, names, deadline)
+    if not seeds:
+        return None
+    core = [names[i] for i in seeds[0] if names[i] not in set(named)]
+    hit = first_that_maps(core)
+    if hit is not None:
+        return True, [hit]
+    if time.monotonic() >= deadline or not (named or core):
+        return None
+    return False, (named or core)[:1]
 
 
 def _drop_nodes(top: VirtualTopology, ptop: PhysicalTopology, conflict: List[str],
