@@ -191,13 +191,14 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
 
 def worker_cpu(family: str, k: int, seed: int, chunk: int, profile: bool = False) -> dict:
     """The work of a process worker, in this process: each chunk of ``chunk`` instances
-    packed as the calling process packs it, its bytes unpickled, solved and the records
-    pickled back, against the serial loop on another fresh batch (both start cold)."""
+    packed as the calling process packs it (large arrays to files), its bytes unpickled,
+    solved and the records pickled back (large arrays to files, read in "unpack"),
+    against the serial loop on another fresh batch (both start cold)."""
     import pickle
     import tempfile
 
     from coalloc.batch.run import _check_item
-    from coalloc.batch.shipping import Shipper, _cache
+    from coalloc.batch.shipping import Shipper, _cache, received
     from coalloc.batch.worker import _solve_chunk
 
     args = (None, {}, False, None)
@@ -221,7 +222,7 @@ def worker_cpu(family: str, k: int, seed: int, chunk: int, profile: bool = False
         if profiler is not None:
             profiler.disable()
         t0 = time.process_time()
-        results = [r for b in back for r in pickle.loads(b)]
+        results = [r for b in back for r in received(pickle.loads(b))]  # files read here
         unpack = time.process_time() - t0
     _cache.clear()
     batch = family_batch(family, k, seed=seed)

@@ -204,3 +204,114 @@ def test_on_dask_the_caches_are_scattered_with_the_graph_and_installed(monkeypat
     assert got == serial
     assert shipping.cache_stats == {"installed": 1, "refused": 0}
     assert _BUILDS == {"Topology": 0, "RouteTable": 0}
+
+
+# ------------------------------------------------ the testbed's tables travel too
+
+_TB_BUILDS = {"tables": 0, "verify": 0}
+
+
+def _count_testbed_builds(monkeypatch=None) -> None:
+    """Count every build of a testbed's solver tables and checker tables from now on (a
+    call that finds its entry missing from ``cache_of(ptop)``)."""
+    from coalloc.testbed import problem, verify
+
+    for key in _TB_BUILDS:
+        _TB_BUILDS[key] = 0
+    for module, name, key in ((problem, "_testbed_part", "tables"),
+                              (verify, "_testbed_tables", "verify")):  # fmt: skip
+        original = getattr(module, name)
+
+        def counted(ptop, _original=original, _key=key):
+            if _key not in cache_of(ptop):
+                _TB_BUILDS[_key] += 1
+            return _original(ptop)
+
+        if monkeypatch is not None:
+            monkeypatch.setattr(module, name, counted)
+        else:  # a forked pool worker: its own copy of the modules
+            setattr(module, name, counted)
+
+
+def _testbed_builds() -> dict:
+    return dict(_TB_BUILDS)
+
+
+def _testbed_batch(k: int = 6, seed: int = 4) -> list:
+    return family_batch("testbed", k, seed=seed, small=True)
+
+
+def test_the_shipped_testbed_tables_equal_those_built():
+    from types import MappingProxyType
+
+    from coalloc.testbed import problem, verify
+
+    ptop = _testbed_batch()[0][1]
+    fresh = pickle.loads(pickle.dumps(ptop))  # the testbed as a worker receives it
+    digest = digest_of(ptop)
+    blob = export_caches(ptop, digest)
+    assert blob is not None  # the tables pickle now (their mappings did not)
+    assert install_caches(fresh, blob, digest) == ["tables", "verify"]
+    shipped = cache_of(fresh)["tables"]
+    other = pickle.loads(pickle.dumps(ptop))  # built apart, on an equal testbed
+    built = problem._testbed_part(other)
+    assert shipped is not cache_of(ptop)["tables"] and set(shipped) == set(built)
+    for key, value in built.items():
+        got = shipped[key]
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(got, value) and got.dtype == value.dtype
+            assert got.flags.writeable == value.flags.writeable, key
+        elif key == "iface_types":
+            assert all(isinstance(m, MappingProxyType) for m in got)
+            assert [dict(m) for m in got] == [dict(m) for m in value]
+        elif key in ("cand_memo", "pclasses"):
+            assert got == {} and got is not cache_of(ptop)["tables"][key]
+        else:
+            assert got == value, key
+    switches, additive, negative, links, tsig = cache_of(fresh)["verify"]
+    expect = verify._testbed_tables(other)
+    assert (switches, additive, negative, tsig) == (expect[0], expect[1], expect[2], expect[4])
+    name = next(iter(fresh.links))
+    assert links[name] == expect[3][name] and links._links is fresh.links  # its own links
+
+
+@pytest.mark.parametrize("ship", [True, False])
+def test_a_worker_installs_the_testbed_tables_and_builds_none(tmp_path, monkeypatch, ship):
+    monkeypatch.setattr(shipping, "SHIP_CACHES", ship)
+    batch = _testbed_batch()
+    serial_batch = _testbed_batch()
+    serial = [answer(item.solve(seed=i)) for i, item in enumerate(serial_batch)]
+    packed = _pack(batch, tmp_path)  # the caller builds the tables here, once
+    _count_testbed_builds(monkeypatch)
+    got = []
+    monkeypatch.setattr(shipping, "_cache", OrderedDict())
+    monkeypatch.setattr(shipping, "cache_stats", {"installed": 0, "refused": 0})
+    for payload, keywords in packed:
+        payload = pickle.loads(pickle.dumps(payload))  # as it crosses to a process
+        for _index, item, seed in unpack(payload, **keywords):
+            result = item.solve(seed=seed)
+            report = item.verify(result)  # the checker's tables: installed, or built
+            assert report.to_dict() == serial_batch[_index].verify(
+                serial_batch[_index].solve(seed=seed)).to_dict()  # fmt: skip
+            got.append(answer(result))
+    assert got == serial
+    if ship:
+        assert _TB_BUILDS == {"tables": 0, "verify": 0}
+        assert shipping.cache_stats == {"installed": 1, "refused": 0}
+    else:  # the control: the counter does see a worker that builds its own
+        assert _TB_BUILDS == {"tables": 1, "verify": 1}
+        assert shipping.cache_stats == {"installed": 0, "refused": 0}
+
+
+def test_a_process_worker_builds_no_testbed_tables():
+    batch = _testbed_batch()
+    serial = [answer(r) for r in coalloc.solve_many(_testbed_batch(), executor="serial", seed=3)]
+    with cf.ProcessPoolExecutor(1, mp_context=mp.get_context("fork"),
+                                initializer=_count_testbed_builds) as pool:  # fmt: skip
+        got = coalloc.solve_many(batch, executor=pool, seed=3, chunksize=3)
+        builds = pool.submit(_testbed_builds).result()
+        counts = pool.submit(_cache_counts).result()
+    assert [answer(r) for r in got] == serial
+    assert all(item.verify(r).ok or r.status == "infeasible" for item, r in zip(batch, got))
+    assert counts == {"installed": 1, "refused": 0}
+    assert builds == {"tables": 0, "verify": 0}

@@ -101,8 +101,11 @@ def cache_of(model: Any) -> dict:
 # refuses one that names another model or was altered (CacheRefused), and then builds its
 # own as before.
 
-#: model class -> (cache keys that travel, function that fills them in cache_of(model))
-_TRAVEL: Dict[type, Tuple[Tuple[str, ...], Optional[Callable[[Any], None]]]] = {}
+#: model class -> (cache keys that travel, function that fills them in cache_of(model),
+#: pack, unpack: see travels)
+_TRAVEL: Dict[type, Tuple[Tuple[str, ...], Optional[Callable[[Any], None]],
+                          Optional[Callable[[Any, dict], dict]],
+                          Optional[Callable[[Any, dict], dict]]]] = {}  # fmt: skip
 _FORMAT = "coalloc.caches/1"
 
 
@@ -111,8 +114,9 @@ class CacheRefused(ValueError):
     bytes do not match their checksum."""
 
 
-def travels(cls: type, keys: Tuple[str, ...], fill: Optional[Callable[[Any], None]] = None
-            ) -> None:  # fmt: skip
+def travels(cls: type, keys: Tuple[str, ...], fill: Optional[Callable[[Any], None]] = None,
+            *, pack: Optional[Callable[[Any, dict], dict]] = None,
+            unpack: Optional[Callable[[Any, dict], dict]] = None) -> None:  # fmt: skip
     """Declare that the cache entries ``keys`` of a ``cls`` model travel with it in batches.
 
     Parameters
@@ -121,17 +125,25 @@ def travels(cls: type, keys: Tuple[str, ...], fill: Optional[Callable[[Any], Non
         The model class (instances of subclasses travel too).
     keys : tuple of str
         The :func:`cache_of` keys shipped; their values must pickle (and unpickle to an
-        equivalent, read-only value).
+        equivalent, read-only value), or ``pack`` must make them so.
     fill : callable, optional
         ``fill(model)`` builds those entries in ``cache_of(model)``; called once in the
         calling process by :func:`export_caches` (``fill=True``).
+    pack, unpack : callable, optional
+        ``pack(model, entries) -> entries`` turns the entries into what pickles (e.g. a
+        read-only mapping into a dict, a view of the model's own parts left out), in the
+        calling process; ``unpack(model, entries) -> entries`` turns them back, in the
+        worker, on the model as received. Both keep the keys.
     """
     if not isinstance(cls, type):
         raise TypeError(f"cls must be a class, got {type(cls).__name__}")
-    _TRAVEL[cls] = (tuple(str(k) for k in keys), fill)
+    for name, f in (("fill", fill), ("pack", pack), ("unpack", unpack)):
+        if f is not None and not callable(f):
+            raise TypeError(f"{name} must be callable or None, got {type(f).__name__}")
+    _TRAVEL[cls] = (tuple(str(k) for k in keys), fill, pack, unpack)
 
 
-def _spec(model: Any) -> Optional[Tuple[Tuple[str, ...], Optional[Callable[[Any], None]]]]:
+def _spec(model: Any) -> Optional[tuple]:
     for cls in type(model).__mro__:
         spec = _TRAVEL.get(cls)
         if spec is not None:
@@ -170,13 +182,15 @@ def export_caches(model: Any, digest: str, fill: bool = True) -> Optional[bytes]
     spec = _spec(model)
     if spec is None:
         return None
-    keys, filler = spec
+    keys, filler, pack, _ = spec
     cache = cache_of(model)
     if fill and filler is not None and any(k not in cache for k in keys):
         filler(model)
     entries = {k: cache[k] for k in keys if k in cache}
     if not entries:
         return None
+    if pack is not None:
+        entries = pack(model, entries)
     payload = pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL)
     envelope = {
         "format": _FORMAT,
@@ -231,6 +245,8 @@ def install_caches(model: Any, blob: bytes, digest: str) -> list:
     entries = pickle.loads(payload)
     if spec is None or not isinstance(entries, dict) or not set(entries) <= set(spec[0]):
         raise CacheRefused(f"not a cache of a {type(model).__name__}")
+    if spec[3] is not None:
+        entries = spec[3](model, entries)
     cache = cache_of(model)
     installed = []
     for key, value in entries.items():

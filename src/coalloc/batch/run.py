@@ -47,7 +47,7 @@ from .._shared.progress import ProgressBar
 from .._shared.result import Result
 from .cost import cost_key, predicted_cost
 from .errors import BatchError, _chunk_failed, _deferred_seed, _Invalid
-from .shipping import Shipper
+from .shipping import Shipper, received
 from .supervise import _isolate_crash, _new_process_pool, _resubmit, _Watchdog
 from .worker import _new_temp_root, _solve_chunk
 
@@ -60,10 +60,22 @@ EXECUTORS = ("threads", "processes", "serial")
 ON_ERROR = ("record", "raise")
 
 
+#: The registered kinds, the first time a batch asks: an item of one of them is taken as
+#: it is (a kind registered later goes the long way, :func:`coerce_problem`).
+_KINDS: frozenset = frozenset()
+
+
 def _check_item(item: Any) -> Any:
     """The item as a family's Instance (or a path), else an :class:`_Invalid` marker."""
+    global _KINDS
+    if type(item) in _KINDS:  # the usual item: about 25 us less of the caller's per item
+        return item
     if isinstance(item, (str, os.PathLike)):
         return item
+    if not _KINDS:
+        _KINDS = frozenset(problem_kinds())
+        if type(item) in _KINDS:
+            return item
     try:
         return coerce_problem(item)
     except TypeError as exc:
@@ -845,7 +857,7 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
                     watchdog.check(c for c, _ in pending)
             pending.popleft()
             try:
-                records = head.result()
+                records = received(head.result())  # a process pool's: through a file if large
             except BrokenProcessPool as exc:
                 if held.owned is None:  # the caller's executor: it cannot be replaced here
                     records = [_chunk_failed(exc, i, item, s) for i, item, s in chunk]

@@ -20,6 +20,15 @@ pickler: what the calling process spends per instance is that pickle and little 
   its pickle (bytes), which the scheduler forwards without unpickling it.
 * Threads and a serial loop pass the objects themselves: nothing is pickled.
 
+Large arrays do not go through a process pool's pipe (issue 41): a chunk is pickled once
+by the calling process with protocol 5, its arrays' data out of band, and when those pass
+:data:`SPILL_BYTES` (a CTAAP Fig. 3 request: 4 MB of bandwidth) they are written to a file
+of the batch's folder that the worker reads and removes; the chunk's records come back the
+same way (a load-sharing result carries its 77 kB placement). A pipe costs the calling
+process about 6 ms of CPU per 4 MB on the 2-core VM (its feeder thread's pickle and write,
+the reader's wake-ups), a file 1-2 ms (``bench/shared/ISSUE41.md``). The objects the user
+gets are those unpickling gives: the same classes, values and writeable flags.
+
 Each worker keeps the objects it received in a small digest-keyed cache
 (:data:`CACHE_SIZE` objects), so what the solvers derive from a model and keep beside it
 (:func:`coalloc._shared.caches.cache_of`: routes, per-testbed tables) is built at most once
@@ -37,6 +46,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import os
 import pickle
 import threading
@@ -68,6 +78,11 @@ SHIP_CACHES = True
 #: grows as processors squared (4.4 MB for the benchmark's 158 processors, about 100 MB for
 #: 1,000), and past some size a worker builds it faster than it reads it.
 CACHE_BYTES = 64 << 20
+#: A process-pool chunk, or a chunk's records, whose out-of-band buffers (the data of its
+#: NumPy arrays, pickle protocol 5) reach this many bytes crosses through a file of the
+#: batch's folder, not the pool's pipe (None: never).
+SPILL_BYTES: Optional[int] = 256 << 10
+_spills = itertools.count()
 
 
 def _model_types() -> tuple:
@@ -124,21 +139,86 @@ class _Parts:
 
 class _Packed:
     """A chunk whose shared models are :class:`_Ref` digests (what crosses). For a process
-    pool the chunk itself: the pool pickles it once, with its own pickler (no Python
-    callback per object, no second copy of a large unshared part). For Dask its pickle,
+    pool a :class:`_Spill`: the chunk pickled once by the calling process (no Python
+    callback per object), its arrays' data in a file when large. For Dask its pickle,
     as a :class:`pickle.PickleBuffer` (Dask sends it out of band, without a copy): the
     scheduler, which runs in the calling process of a local cluster, would
     otherwise unpickle the instances of every task and pickle them again for the worker
     (a testbed's experiments cost 2 ms a piece that way); bytes it passes on as they are."""
 
-    __slots__ = ("chunk", "files")
+    __slots__ = ("chunk", "files", "back")
 
-    def __init__(self, chunk: list, files: Dict[str, Optional[str]]):
-        self.chunk = chunk
+    def __init__(self, chunk: Any, files: Dict[str, Optional[str]], back: Optional[str] = None):
+        self.chunk = chunk  # the chunk, its pickle (Dask), or a _Spill (a process pool)
         self.files = files  # digest -> file of its pickle (None: Dask hands it over)
+        self.back = back  # a process pool: the folder the records may come back through
 
     def __reduce__(self):
-        return (_Packed, (self.chunk, self.files))
+        return (_Packed, (self.chunk, self.files, self.back))
+
+
+class _Spill:
+    """An object pickled with protocol 5, its out-of-band buffers (arrays' data) either
+    beside the pickle (``buffers``, small ones) or in the file ``path`` (``sizes`` bytes
+    each, in order), which :meth:`load` reads and removes. ``costs``: a chunk's records'
+    per-instance seconds, readable before loading (the chunk sizer's)."""
+
+    __slots__ = ("head", "buffers", "path", "sizes", "costs")
+
+    def __init__(self, head: bytes, buffers: Optional[list], path: Optional[str] = None,
+                 sizes: Optional[list] = None, costs: Optional[list] = None):  # fmt: skip
+        self.head, self.buffers, self.path, self.sizes, self.costs = (head, buffers, path,
+                                                                      sizes, costs)  # fmt: skip
+
+    def __reduce__(self):
+        return (_Spill, (self.head, self.buffers, self.path, self.sizes, self.costs))
+
+    def load(self) -> Any:
+        """The object (its file, if any, read and removed)."""
+        buffers = self.buffers
+        if self.path is not None:
+            buffers = []
+            try:
+                with open(self.path, "rb") as fh:
+                    for size in self.sizes:
+                        buffer = bytearray(size)  # one each: no result keeps another's alive
+                        if fh.readinto(buffer) != size:
+                            raise OSError(f"{self.path}: shorter than its buffers")
+                        buffers.append(buffer)
+            finally:
+                try:
+                    os.unlink(self.path)
+                except OSError:
+                    pass
+        return pickle.loads(self.head, buffers=buffers)
+
+
+def spill(obj: Any, folder: Optional[str]) -> _Spill:
+    """``obj`` pickled once (protocol 5), its buffers in a new file of ``folder`` when they
+    reach :data:`SPILL_BYTES` (and the file can be written), else beside the pickle."""
+    buffers: list = []
+    head = pickle.dumps(obj, protocol=_PROTOCOL, buffer_callback=buffers.append)
+    if not buffers:
+        return _Spill(head, None)
+    try:
+        raws = [b.raw() for b in buffers]
+    except BufferError:  # a buffer that is not contiguous: all in band
+        return _Spill(pickle.dumps(obj, protocol=_PROTOCOL), None)
+    size = sum(r.nbytes for r in raws)
+    if folder is not None and SPILL_BYTES is not None and size >= SPILL_BYTES:
+        path = os.path.join(folder, f"spill-{os.getpid()}-{next(_spills)}")
+        try:
+            with open(path, "wb") as fh:
+                for raw in raws:
+                    fh.write(raw)
+            return _Spill(head, None, path, [r.nbytes for r in raws])
+        except OSError:  # e.g. the folder is gone (a batch that ended): through the pipe
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+    # as the buffers were: a read-only one stays read-only (READONLY_BUFFER in the head)
+    return _Spill(head, [bytes(r) if r.readonly else bytearray(r) for r in raws])
 
 
 class Shipper:
@@ -252,10 +332,14 @@ class Shipper:
                 out = None
             else:
                 out = pickle.PickleBuffer(blob)
+            back = None
+        else:  # a process pool: pickled here once, large arrays through a file
+            out = spill(out, self.folder)
+            back = self.folder
         files = {d: self.files[d] for d in used}
         if self.client is not None and files:
             keywords["shared"] = {d: self.futures[d] for d in files}
-        return _Packed(out, files), keywords
+        return _Packed(out, files, back), keywords
 
     def _share_within(self, chunk: list) -> None:
         seen: Dict[int, None] = {}
@@ -299,6 +383,12 @@ class Shipper:
         self.futures.clear()
         self.shared.clear()
         self.recent.clear()
+
+
+def received(records: Any) -> Any:
+    """A chunk's records as its future gave them: a :class:`_Spill` loaded (its file read
+    and removed), anything else as it is."""
+    return records.load() if isinstance(records, _Spill) else records
 
 
 # ----------------------------------------------------------------- the worker side
@@ -375,6 +465,8 @@ def unpack(payload: Any, shared: Optional[dict] = None, data: Optional[bytes] = 
         packed = payload.chunk if payload.chunk is not None else data
         if isinstance(packed, (bytes, bytearray, memoryview, pickle.PickleBuffer)):  # Dask
             packed = pickle.loads(packed)
+        elif isinstance(packed, _Spill):  # a process pool
+            packed = packed.load()
     chunk = []
     for index, item, seed in packed:
         if isinstance(item, _Parts):

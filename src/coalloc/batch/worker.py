@@ -19,7 +19,7 @@ from .._shared.family import kind_of_format, problem_kinds
 from .._shared.jsonio import InstanceError, load_json
 from .._shared.milp.supervise import new_owned_temp_dir
 from .errors import BatchError, _Invalid, _resolve_seed, _source, _TimedOut, _timeout_message
-from .shipping import unpack
+from .shipping import spill, unpack
 
 
 def read_problem(path: Any) -> Any:
@@ -150,8 +150,11 @@ def _solve_chunk(
     ``chunk`` may come packed by a :class:`~coalloc.batch.shipping.Shipper` (its shared
     models as digests), with ``shared`` the objects Dask handed over for them, and ``data``
     the chunk's own pickle when Dask handed it over apart (a large chunk, scattered).
+    A chunk packed for a process pool comes back as a :class:`~.shipping._Spill` of its
+    records (:func:`~.shipping.received` turns it into them in the calling process).
     """
     start = time.perf_counter()
+    back = getattr(chunk, "back", None)  # packed for a process pool: records as a _Spill
     chunk = unpack(chunk, shared, data)
     records = _Records()
     costs = []
@@ -165,6 +168,10 @@ def _solve_chunk(
         clock = now
     records.costs = costs
     records.seconds = time.perf_counter() - start
+    if back is not None:  # pickled here, large arrays through a file of the batch's folder
+        out = spill(records, back)
+        out.costs = costs
+        return out
     return records
 
 

@@ -348,6 +348,26 @@ def _testbed_part(ptop: PhysicalTopology) -> dict:
     return cached
 
 
+def _tables_packed(tables: dict) -> dict:
+    """:func:`_testbed_part`'s tables as they pickle (a batch ships them with the testbed,
+    issue 41): the read-only interface-type mappings as dicts (one per mapping: those the
+    hosts share stay shared), the memos the solves fill left out (each worker its own)."""
+    plain: Dict[int, dict] = {}
+    out = {k: v for k, v in tables.items() if k not in ("cand_memo", "pclasses")}
+    out["iface_types"] = [plain.setdefault(id(m), dict(m)) for m in tables["iface_types"]]
+    return out
+
+
+def _tables_unpacked(packed: dict) -> dict:
+    """The tables :func:`_tables_packed` made, as :func:`_testbed_part` builds them."""
+    proxies: Dict[int, Mapping[str, int]] = {}
+    out = dict(packed)
+    out["iface_types"] = [proxies.setdefault(id(d), MappingProxyType(d) if d else _NO_TYPES)
+                          for d in packed["iface_types"]]  # fmt: skip
+    out["cand_memo"], out["pclasses"] = {}, {}
+    return out
+
+
 @filled
 def build_problem(top: VirtualTopology, ptop: PhysicalTopology,
                   available: Optional[set] = None,

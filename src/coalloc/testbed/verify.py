@@ -17,9 +17,10 @@ from collections import defaultdict
 from itertools import chain, repeat
 from typing import Any, Dict, List, Mapping, Optional
 
-from .._shared.caches import cache_of
+from .._shared.caches import cache_of, travels
 from .._shared.result import Report
 from .model import PhysicalTopology, VirtualTopology
+from .problem import _tables_packed, _tables_unpacked, _testbed_part
 from .reasons import reason_text
 
 __all__ = ["VerifyReport", "verify_mapping"]
@@ -268,6 +269,42 @@ def _testbed_tables(ptop: PhysicalTopology) -> tuple:
         cached = (switches, additive, negative, links, tsig)
         cache_of(ptop)["verify"] = cached
     return cached
+
+
+def _fill_caches(ptop: PhysicalTopology) -> None:
+    """Build what the solvers and this checker derive from a testbed once: the solvers'
+    tables (:func:`~.problem._testbed_part`) and the checker's (:func:`_testbed_tables`)."""
+    _testbed_part(ptop)
+    _testbed_tables(ptop)
+
+
+def _pack_caches(ptop: PhysicalTopology, entries: dict) -> dict:
+    """The testbed's caches as they pickle: the solvers' tables without their read-only
+    mappings (:func:`~.problem._tables_packed`), the checker's without its view of the
+    testbed's own links (rebuilt on the testbed as received)."""
+    out = dict(entries)
+    if "tables" in out:
+        out["tables"] = _tables_packed(out["tables"])
+    if "verify" in out:
+        switches, additive, negative, _links, tsig = out["verify"]
+        out["verify"] = (switches, additive, negative, tsig)
+    return out
+
+
+def _unpack_caches(ptop: PhysicalTopology, entries: dict) -> dict:
+    """What :func:`_pack_caches` made, as the builders make it, on ``ptop``."""
+    out = dict(entries)
+    if "tables" in out:
+        out["tables"] = _tables_unpacked(out["tables"])
+    if "verify" in out:
+        switches, additive, negative, tsig = out["verify"]
+        out["verify"] = (switches, additive, negative, _LinkViews(ptop.links, switches), tsig)
+    return out
+
+
+# A batch builds them once in the calling process and ships them with the testbed (issue 41).
+travels(PhysicalTopology, ("tables", "verify"), _fill_caches, pack=_pack_caches,
+        unpack=_unpack_caches)  # fmt: skip
 
 
 def _shared_host(p: str, vs: List[str], node: Any, vnodes: dict, allowed_of: Dict[str, tuple],
