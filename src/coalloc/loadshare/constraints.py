@@ -26,7 +26,7 @@ from .._shared.constraints import (
     solvers,
 )
 from .dmcf import _DEALS, _INITS, _PHASE2, MAX_GENERATIONS
-from .gap.search import MAX_ITERATIONS
+from .gap.search import MAX_CYCLES, MAX_ITERATIONS
 from .io import GAP_FILE_FORMATS
 
 __all__ = ["PARAMS", "GAP_PARAMS", "FUNCTIONS"]
@@ -80,6 +80,8 @@ _GAP = {
     "hint": [Boolean()],
     # path relinking in the timed search (off: measured no gain, bench/loadshare/ISSUE40.md)
     "relink": [Boolean()],
+    # core cycles in the search (0: none, the default; bench/loadshare/ISSUE40.md)
+    "cycles": [Interval(Integral, 0, MAX_CYCLES)],
 }
 
 #: GAP method -> parameter -> constraints.

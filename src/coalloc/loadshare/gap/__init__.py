@@ -24,7 +24,7 @@ One idea per module:
 ``bounds``         the LP relaxation, :func:`gap_bound`, the count bound, the proofs
 ``lagrangian``     the two Lagrangian relaxations stepped beside the search
 ``tabu``           the tabu kernel's parameters and its resumable state, named
-``search``         the anytime search: start, core phase, rounds, early stop
+``search``         the anytime search: start, core phase, core cycles, rounds, early stop
 ``relink``         path relinking between elite assignments (``relink=True``; off: no gain)
 ``heuristic``      the heuristic method (LP, search, result)
 ``solver``         the integer programme (CP-SAT model, MILP), its check, its thread

@@ -104,6 +104,7 @@ def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
             "knapsack_iterations": heur.knapsack_iterations,
             "core_iterations": heur.core_iterations,
             "relink_segments": heur.relink_segments,
+            "core_cycles": heur.core_cycles,
         },
         trajectory=trajectory,
     )  # fmt: skip
@@ -141,6 +142,7 @@ def _proved_infeasible(call: GapCall, iterations: Optional[int], proof: str, t_l
         seed=call.seed, params={**call.params, "iterations": iterations},
         timings={"lp": t_lp, "search": 0.0, "total": t},
         iterations={"tabu_iterations": 0, "subgradient_iterations": 0,
-                    "knapsack_iterations": 0, "core_iterations": 0, "relink_segments": 0},
+                    "knapsack_iterations": 0, "core_iterations": 0, "relink_segments": 0,
+                    "core_cycles": 0},
         trajectory=np.zeros((0, 3), dtype=np.float64),
     )  # fmt: skip

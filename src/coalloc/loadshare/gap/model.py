@@ -152,6 +152,8 @@ class GapCall:
         The call's start, a :func:`time.perf_counter` value.
     relink : bool
         Path relinking in the search under a time limit (``solve_gap(relink=...)``).
+    cycles : int
+        Core cycles in the search (``solve_gap(cycles=...)``; 0: none).
     """
 
     instance: GapInstance
@@ -162,6 +164,7 @@ class GapCall:
     params: dict
     t0: float
     relink: bool = False
+    cycles: int = 0
 
     def with_params(self, **extra: Any) -> GapCall:
         """The same call, recording ``extra`` parameters too."""

@@ -36,6 +36,7 @@ __all__ = [
     "reduced_cost_greedy",
     "core_costs",
     "MAX_ITERATIONS",
+    "MAX_CYCLES",
 ]
 
 #: The most tabu iterations a heuristic run may be asked for (the search runs in rounds
@@ -79,6 +80,19 @@ _FROM_FALLBACK = True
 #: % at 1 s, 0.27 / 0.28 % at 2 s, 0.18 / 0.22 % at 4 s, greedy / fallback start, where
 #: the subgradient start took about 0.1 s).
 _FALLBACK_HORIZON = 15.0
+#: Core cycles (``solve_gap(..., cycles=K)``, K at most ``MAX_CYCLES``; with the LP
+#: solved): the search's time (or iterations) from ``_CYCLE_FROM`` on, where the fresh
+#: search on every pair runs without them, goes to K cycles of equal length, each a core
+#: phase for ``_CYCLE_CORE`` of it, then the search on every pair from that core phase's
+#: best. ``_CYCLE_MODE`` "lp": each core phase starts afresh from the rounded LP (a new
+#: trajectory through the core: the tenure draws differ); "best": from the incumbent, on
+#: the core plus the incumbent's pairs. Cycle ``c`` cuts its core at the percentile
+#: ``_CYCLE_PERCENTILES[c % len]``. Off by default: the 10 s Yagiura profile (the answer's
+#: last improvement at about a third of the limit) suggested it; it measured no gain
+#: (bench/loadshare/ISSUE40.md, core cycles).
+_CYCLE_FROM, _CYCLE_CORE, _CYCLE_MODE = 0.5, 0.4, "lp"
+_CYCLE_PERCENTILES = (5.0, 20.0)
+MAX_CYCLES = 64
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -109,8 +123,8 @@ class SearchOutcome(NamedTuple):
     when not computed), the trajectory rows ``(seconds from t0, objective or None,
     bound or None)``, the search's seconds, the best bound (LP or Lagrangian), the
     knapsack steps, the tabu iterations of the core phase (0: none), whether the
-    deadline ended the search (not its iterations, a proof or ``halt``) and the tabu
-    segments the path relinking ran (0: none)."""
+    deadline ended the search (not its iterations, a proof or ``halt``), the tabu
+    segments the path relinking ran (0: none) and the core cycles begun (0: none)."""
 
     assign: np.ndarray
     feasible: bool
@@ -124,13 +138,16 @@ class SearchOutcome(NamedTuple):
     core_iterations: int = 0
     stopped: bool = False
     relink_segments: int = 0
+    core_cycles: int = 0
 
 
 def core_costs(cost: np.ndarray, x_lp: Optional[np.ndarray], rc: Optional[np.ndarray],
-               assign_all: bool, m: int) -> Optional[np.ndarray]:  # fmt: skip
+               assign_all: bool, m: int,
+               keep: Optional[np.ndarray] = None,
+               percentile: float = _CORE_PERCENTILE) -> Optional[np.ndarray]:  # fmt: skip
     """The costs of the core phase (``cost``, the search's (m_all, n) costs; the far price
     outside the core), or None: no LP, nothing positive to cut at, or a core of every
-    pair."""
+    pair. ``keep`` (an assignment, (n,)): its pairs are in the core too."""
     if x_lp is None or rc is None or rc.shape != cost.shape:
         return None
     support = x_lp > 1e-9
@@ -141,8 +158,10 @@ def core_costs(cost: np.ndarray, x_lp: Optional[np.ndarray], rc: Optional[np.nda
     positive = rc[finite & (rc > 1e-9 * scale)]
     if positive.size == 0:
         return None
-    tau = float(np.percentile(positive, _CORE_PERCENTILE))
+    tau = float(np.percentile(positive, percentile))
     core = support | (finite & (rc <= tau))
+    if keep is not None:
+        core[keep, np.arange(cost.shape[1])] = True
     if np.all(core | ~finite):
         return None
     return np.ascontiguousarray(np.where(core, cost, 1e4 * scale), dtype=np.float64)
@@ -223,6 +242,8 @@ class _Search:
         self.pool = ElitePool(_PR_POOL)  # the best distinct assignments (search costs)
         self.relinks = 0  # path-relinking segments run
         self.relink_on = bool(call.relink)  # path relinking asked for (solve_gap's relink)
+        self.cycles = int(call.cycles)  # core cycles asked for (solve_gap's cycles)
+        self.cycles_run = 0
 
     # the clock
     def now(self) -> float:
@@ -448,7 +469,16 @@ class _Search:
             phases = [(core, _CORE_SHARE, False),
                       (self.cost, _CORE_SHARE + 0.5 * (1.0 - _CORE_SHARE), True),
                       (self.cost, 1.0, False)]  # fmt: skip
-        relinking = self.relink_on and deadline is not None and n > 0 and self.m_all > 1
+        cycles = self.cycles
+        if core is not None and cycles > 0:  # the fresh search's time to core cycles
+            phases = phases[:1] + [(self.cost, _CYCLE_FROM, True)]
+            span = (1.0 - _CYCLE_FROM) / cycles
+            for c in range(cycles):
+                at = _CYCLE_FROM + c * span
+                phases += [("cycle-core", at + _CYCLE_CORE * span, False),
+                           ("cycle-full", 1.0 if c == cycles - 1 else at + span, False)]
+        relinking = (self.relink_on and deadline is not None and n > 0 and self.m_all > 1
+                     and not cycles)  # fmt: skip
         if relinking and core is None:  # the search, then path relinking or the search on
             phases = [(self.cost, _PR_SHARE, False), (None, 1.0, False)]
         core_done = 0
@@ -466,17 +496,36 @@ class _Search:
             until = deadline if last or deadline is None else t_s + end * (deadline - t_s)
             cap_it = iterations if last or deadline is not None else int(end * iterations)
             resume = None
+            phase_start = start
+            if isinstance(phase_cost, str):  # a core cycle's phase
+                self.cycles_run += phase_cost == "cycle-core"
+                if phase_cost == "cycle-full":  # from the core phase's best
+                    phase_cost = self.cost
+                    if state is not None and state.feasible:
+                        phase_start = state.best.copy()
+                    else:
+                        from_best = True
+                else:
+                    pct = _CYCLE_PERCENTILES[(self.cycles_run - 1) % len(_CYCLE_PERCENTILES)]
+                    keep = None
+                    if _CYCLE_MODE == "best" and self.feasible:
+                        keep, from_best = self.incumbent, True
+                    phase_cost = (core if keep is None and pct == _CORE_PERCENTILE else
+                                  core_costs(self.cost, x_lp, rc, self.assign_all, self.inst.m,
+                                             keep=keep, percentile=pct))  # fmt: skip
+                if phase_cost is None:
+                    phase_cost = self.cost
             if phase_cost is None:  # relink, else the fresh search (no core: the search on)
                 if self.relink(start, until, knobs, rng):
                     continue
                 phase_cost = self.cost
                 resume = state if core is None else None
             # out of time: the start is judged
-            state = self.phase(phase_cost, start, until, cap_it, from_best, knobs, rng,
+            state = self.phase(phase_cost, phase_start, until, cap_it, from_best, knobs, rng,
                                resume)  # fmt: skip
             if relinking and phase_cost is self.cost:
                 self.offer_pool(state)
-            if phase_cost is core:
+            if k == 0 and phase_cost is core:
                 core_done = self.done
         out = self.incumbent.copy()
         if not self.assign_all:
@@ -498,6 +547,7 @@ class _Search:
             core_iterations=core_done,
             stopped=stopped,
             relink_segments=self.relinks,
+            core_cycles=self.cycles_run,
         )
 
 
