@@ -76,10 +76,11 @@ def test_replay_counts_what_the_log_says(bench_module, tmp_path, compressed):
                               "starts_differing": 0}  # fmt: skip
 
 
-#: 8 nodes: job 1 takes them all for 100 s (it asked for 100 s), so job 2 (4 nodes, at 10 s) waits until 100 s and
-#: job 3 (6 nodes, at 20 s) finds no start in its window (each job may wait 100 s: 4 nodes
-#: free from 100 s, job 2's); job 4 (2 nodes, 500 s requested, 30 s run) starts on arrival
-#: beside job 2; job 5 (status 5, ran 40 s) is simulated and fills the last 2 nodes.
+#: 8 nodes: job 1 takes them all for 100 s (it asked for 100 s), so job 2 (4 nodes, at 10 s)
+#: waits until 100 s and job 3 (6 nodes, at 20 s) finds no start in its window (each job may
+#: wait 100 s; from 100 s job 2 holds 4 of the 8 nodes); job 4 (2 nodes, 500 s requested,
+#: 30 s run) starts on arrival beside job 2; job 5 (status 5, ran 40 s) is simulated and fills
+#: the last 2 nodes; job 6 (status 5, never ran) is skipped as cancelled.
 BUSY = """; MaxNodes: 8
  1    0  -1  100  8 -1 -1 -1  100 -1  1 1 1 -1 -1 -1 -1 -1
  2   10  -1  300  4 -1 -1  4   -1 -1  1 1 1 -1 -1 -1 -1 -1
