@@ -76,12 +76,13 @@ def test_replay_counts_what_the_log_says(bench_module, tmp_path, compressed):
                               "starts_differing": 0}  # fmt: skip
 
 
-#: 8 nodes: job 1 takes them all for 100 s, so job 2 (4 nodes, at 10 s) waits until 100 s and
-#: job 3 (6 nodes, at 20 s) finds no start in its window (each job may wait 100 s: 4 nodes
-#: free from 100 s, job 2's); job 4 (2 nodes, 500 s requested, 30 s run) starts on arrival
-#: beside job 2; job 5 (status 5, ran 40 s) is simulated and fills the last 2 nodes.
+#: 8 nodes: job 1 takes them all for 100 s (it asked for 100 s), so job 2 (4 nodes, at 10 s)
+#: waits until 100 s and job 3 (6 nodes, at 20 s) finds no start in its window (each job may
+#: wait 100 s; from 100 s job 2 holds 4 of the 8 nodes); job 4 (2 nodes, 500 s requested,
+#: 30 s run) starts on arrival beside job 2; job 5 (status 5, ran 40 s) is simulated and fills
+#: the last 2 nodes; job 6 (status 5, never ran) is skipped as cancelled.
 BUSY = """; MaxNodes: 8
- 1    0  -1  100  8 -1 -1 -1   -1 -1  1 1 1 -1 -1 -1 -1 -1
+ 1    0  -1  100  8 -1 -1 -1  100 -1  1 1 1 -1 -1 -1 -1 -1
  2   10  -1  300  4 -1 -1  4   -1 -1  1 1 1 -1 -1 -1 -1 -1
  3   20  -1  100  6 -1 -1  6   -1 -1  1 1 1 -1 -1 -1 -1 -1
  4  150  -1   30  2 -1 -1  2  500 -1  1 1 1 -1 -1 -1 -1 -1
@@ -109,5 +110,7 @@ def test_referee_books_what_the_log_implies(bench_module, tmp_path):
                               "--out", str(out), "--quiet"]) == 0  # fmt: skip
     fig = json.loads(out.read_text())
     assert fig["accepted"] == 4 and sum(fig["rejected"].values()) == 1
+    # jobs 1 (asked for the 100 s it ran) and 4 reserve their requested time, 2, 3, 5 their run
+    assert fig["reserved_requested_time"] == 2 and fig["reserved_run_time"] == 3
     assert fig["referee"]["starts_differing"] == 0 and all(
         v is True for k, v in fig["referee"].items() if k != "starts_differing")

@@ -240,7 +240,8 @@ def simulate(
         whole log so far; the answers (records, usage log, ledger) are the same as with
         False. Not done with ``explain`` (an explanation reads the whole grid: the grain of
         its shorter durations) nor with ``on_booking`` (which is handed the whole
-        timetables).
+        timetables). With ``in_place`` on a pool that other threads book on during the run,
+        pass False: they would meet the cut timetables until the end.
     **params
         Parameters of the method.
 
