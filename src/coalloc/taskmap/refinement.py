@@ -523,7 +523,7 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
                 us, dw = us[fit], dw[fit]
                 if not us.shape[0]:
                     continue
-                g_t = float(_gains_to(state, np.array([t]), b)[0])
+                g_t = float(gain[k])  # t and its neighbours unmoved this pass: as listed
                 nb_t = ix[ip[t] : ip[t + 1]]
                 w_tu = np.zeros(lv.n)
                 np.add.at(w_tu, nb_t, iw[ip[t] : ip[t + 1]])
@@ -558,7 +558,7 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
                     room = state.nload[b] + vw[t] - limit * topo.cap[b]
                     if not room > 0:
                         continue  # blocked on a link, not on b's compute
-                    g_t = float(_gains_to(state, np.array([t]), b)[0])
+                    g_t = float(gain[k])  # as listed (t and its neighbours unmoved)
                     on_b = (state.m[et] == b) & (ec != a) & (vw[et] >= room) & ~touched[et]
                     on_b &= eg > -g_t
                     on_b &= state.nload[ec] + vw[et] <= limit * topo.cap[ec]
