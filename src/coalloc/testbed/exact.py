@@ -520,14 +520,21 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list, core:
     on, they set off its older generations inside the build, where no look at the clock
     can interrupt them (one full collection took 176 ms, another 96 + 209 ms, of a 1-1.9 s
     build of 800 nodes onto 2,000 PCs at a load of 5: issue 36). Under a time limit the
-    collector is paused while the model is built and turned back on just before the solver
-    starts, after one collection of the youngest generation (13-21 ms: the build's objects,
-    looked at once), a piece the clock then judges; on any other way out (the limit ran
-    out, an error) it is turned back on as the call ends. Nothing changes without a limit,
+    collector is paused while the model is built (after the solver's import: a fresh
+    process's import of OR-Tools, its objects then left to the one collection below, made
+    it 100-130 ms long) and turned back on just before the solver starts, after one
+    collection of the youngest generation (8-30 ms: the build's objects, looked at once),
+    a piece the clock then judges; on any other way out (the limit ran out, an error) it
+    is turned back on as the call ends. Nothing changes without a limit,
     or when the collector was off already (it is never turned on here).
     """
     deadline = None if time_limit is None else t0 + float(time_limit)
-    paused = [deadline is not None and gc.isenabled()]
+    paused = [False]
+
+    def pause() -> None:  # (after the solver's import: its objects are not the build's)
+        if deadline is not None and gc.isenabled():
+            gc.disable()
+            paused[0] = True
 
     def resume() -> None:
         if paused[0]:
@@ -535,16 +542,15 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list, core:
             gc.enable()
             gc.collect(0)
 
-    if paused[0]:
-        gc.disable()
     try:
-        return _model_and_solve(pr, time_limit, threads, seed, deadline, t0, keep, core, resume)
+        return _model_and_solve(pr, time_limit, threads, seed, deadline, t0, keep, core,
+                                pause, resume)  # fmt: skip
     finally:
         resume()
 
 
 def _model_and_solve(pr: Problem, time_limit, threads, seed, deadline, t0, keep: list,
-                     core: bool, resume: Any):  # fmt: skip
+                     core: bool, pause: Any, resume: Any):  # fmt: skip
     def clock() -> None:  # between two variables, two rows, two slices of a long row
         if deadline is not None and time.perf_counter() > deadline:
             raise _OutOfTime
@@ -557,6 +563,7 @@ def _model_and_solve(pr: Problem, time_limit, threads, seed, deadline, t0, keep:
     cp = import_solver_until("cpsat", deadline)
     if cp is None:
         raise _OutOfTime
+    pause()
     t_build = time.perf_counter()
     m = cp.CpModel()
     nv = pr.nv
