@@ -548,15 +548,19 @@ def _trunk_model(cp: Any, m: Any, pr: Problem, x: dict, agg: dict, clock: Any,
     """The trunks: each virtual node's switch (``z``), each link's pair of switches (``w``)
     and the trunks of its path, the groups' capacities, and each link packed into ONE trunk
     of every group it crosses. Returns ``(objective terms, trunk plan variables, rows
-    added)``. Its own containers of variables go to ``keep`` (freed by the caller in the
-    background: 10-20 ms of freeing as it returned, after its last look at the clock)."""
+    added)``. Its containers of variables go to ``keep`` as they are made (freed by the
+    caller in the background; freed here, when the limit stopped the build inside this
+    function, they took 10-27 ms as the stop unwound, after the deadline)."""
     nv, ns = pr.nv, len(pr.switches)
     rows = 0
     obj = []
     plan: dict = {}  # (e, g, trunk name) -> u: link e takes that trunk of group g
+    keep = [] if keep is None else keep
+    keep += [obj, plan]  # (each container as it is made: also when the limit stops here)
     if ns > 1 and len(pr.la):
         z = {}
         per_vs: dict = {}  # (v, switch) -> the x[v, p] of the p behind that switch
+        keep += [z, per_vs]
         for (v, p), var in x.items():
             if pr.pswitch[p] >= 0:
                 per_vs.setdefault(v, {}).setdefault(int(pr.pswitch[p]), []).append(var)
@@ -574,6 +578,7 @@ def _trunk_model(cp: Any, m: Any, pr: Problem, x: dict, agg: dict, clock: Any,
                 rows += 1
         load = {g: [] for g in range(len(pr.tcap))}
         cross: dict = {}  # (e, g) -> the w of e whose switch path uses trunk group g
+        keep += [load, cross]
         link_bws = []
         bws = []
         for e in range(len(pr.la)):
@@ -627,8 +632,7 @@ def _trunk_model(cp: Any, m: Any, pr: Problem, x: dict, agg: dict, clock: Any,
         # bandwidth is not enough (two 2 Gb/s trunks with 0.5 Gb/s in use each do not carry
         # three 1 Gb/s links).
         per_trunk: dict = {}
-        if keep is not None:
-            keep += [z, per_vs, load, cross, per_trunk]
+        keep.append(per_trunk)
         for (e, g), ws in cross.items():
             clock()
             names = [n for n in pr.tlinks[g] if not pr.ltype[e] or pr.ltype[e] in
@@ -659,14 +663,21 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list, core:
     on, they set off its older generations inside the build, where no look at the clock
     can interrupt them (one full collection took 176 ms, another 96 + 209 ms, of a 1-1.9 s
     build of 800 nodes onto 2,000 PCs at a load of 5: issue 36). Under a time limit the
-    collector is paused while the model is built and turned back on just before the solver
-    starts, after one collection of the youngest generation (13-21 ms: the build's objects,
-    looked at once), a piece the clock then judges; on any other way out (the limit ran
-    out, an error) it is turned back on as the call ends. Nothing changes without a limit,
+    collector is paused while the model is built (after the solver's import: a fresh
+    process's import of OR-Tools, its objects then left to the one collection below, made
+    it 100-130 ms long) and turned back on just before the solver starts, after one
+    collection of the youngest generation (8-30 ms: the build's objects, looked at once),
+    a piece the clock then judges; on any other way out (the limit ran out, an error) it
+    is turned back on as the call ends. Nothing changes without a limit,
     or when the collector was off already (it is never turned on here).
     """
     deadline = None if time_limit is None else t0 + float(time_limit)
-    paused = [deadline is not None and gc.isenabled()]
+    paused = [False]
+
+    def pause() -> None:  # (after the solver's import: its objects are not the build's)
+        if deadline is not None and gc.isenabled():
+            gc.disable()
+            paused[0] = True
 
     def resume() -> None:
         if paused[0]:
@@ -674,16 +685,15 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list, core:
             gc.enable()
             gc.collect(0)
 
-    if paused[0]:
-        gc.disable()
     try:
-        return _model_and_solve(pr, time_limit, threads, seed, deadline, t0, keep, core, resume)
+        return _model_and_solve(pr, time_limit, threads, seed, deadline, t0, keep, core,
+                                pause, resume)  # fmt: skip
     finally:
         resume()
 
 
 def _model_and_solve(pr: Problem, time_limit, threads, seed, deadline, t0, keep: list,
-                     core: bool, resume: Any):  # fmt: skip
+                     core: bool, pause: Any, resume: Any):  # fmt: skip
     def clock() -> None:  # between two variables, two rows, two slices of a long row
         if deadline is not None and time.perf_counter() > deadline:
             raise _OutOfTime
@@ -696,6 +706,7 @@ def _model_and_solve(pr: Problem, time_limit, threads, seed, deadline, t0, keep:
     cp = import_solver_until("cpsat", deadline)
     if cp is None:
         raise _OutOfTime
+    pause()
     t_build = time.perf_counter()
     m = cp.CpModel()
     nv = pr.nv
@@ -761,7 +772,6 @@ def _model_and_solve(pr: Problem, time_limit, threads, seed, deadline, t0, keep:
                 m.Add(sum(w * var for var, w in terms) <= int(lim) * 1000)
                 rows += 1
     obj, plan, trunk_rows = _trunk_model(cp, m, pr, x, agg, clock, keep)
-    keep += [obj, plan]
     rows += trunk_rows
     clock()
     if core:
