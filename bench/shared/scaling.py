@@ -367,7 +367,8 @@ def _solve(batch, kind, executor, workers, seed, chunksize):
 
 
 def bytes_per_instance(family: str, k: int, seed: int = 0) -> Dict[str, float]:
-    """Bytes that cross to the workers per instance: plain pickles against the Shipper."""
+    """Bytes that cross to the workers per instance: plain pickles against the Shipper
+    (its pickles, the shared models' files and the files of large arrays)."""
     import tempfile
 
     from coalloc.batch.run import _check_item
@@ -380,7 +381,10 @@ def bytes_per_instance(family: str, k: int, seed: int = 0) -> Dict[str, float]:
         shipper = Shipper(folder=folder)
         packed = sum(len(pickle.dumps(shipper.pack(c)[0], protocol=pickle.HIGHEST_PROTOCOL))
                      for c in chunks)  # fmt: skip
-        shipped = packed + shipper.bytes_sent
+        # large arrays go through files of the folder, not in the pickle (SPILL_BYTES)
+        spilled = sum(os.path.getsize(os.path.join(folder, name))
+                      for name in os.listdir(folder) if name.startswith("spill-"))  # fmt: skip
+        shipped = packed + shipper.bytes_sent + spilled
     return {"plain": plain / k, "shipped": shipped / k}
 
 

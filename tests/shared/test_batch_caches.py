@@ -40,6 +40,15 @@ def _count_builds(monkeypatch=None) -> None:
             monkeypatch.setattr(cls, "__init__", counted)
         else:  # a forked pool worker: its own copy of the classes
             cls.__init__ = counted
+    if monkeypatch is None:
+        _fresh_worker()
+
+
+def _fresh_worker() -> None:
+    """A forked worker as a spawned one starts: no model held, no cache counted (the
+    parent's, copied by the fork, hold what earlier tests unpacked in-process)."""
+    shipping._cache.clear()
+    shipping.cache_stats.update(installed=0, refused=0)
 
 
 def _builds() -> dict:
@@ -231,6 +240,8 @@ def _count_testbed_builds(monkeypatch=None) -> None:
             monkeypatch.setattr(module, name, counted)
         else:  # a forked pool worker: its own copy of the modules
             setattr(module, name, counted)
+    if monkeypatch is None:
+        _fresh_worker()
 
 
 def _testbed_builds() -> dict:

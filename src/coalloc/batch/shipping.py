@@ -47,6 +47,7 @@ from __future__ import annotations
 import hashlib
 import io
 import itertools
+import mmap
 import os
 import pickle
 import threading
@@ -82,6 +83,12 @@ CACHE_BYTES = 64 << 20
 #: NumPy arrays, pickle protocol 5) reach this many bytes crosses through a file of the
 #: batch's folder, not the pool's pipe (None: never).
 SPILL_BYTES: Optional[int] = 256 << 10
+#: Map a spill file into the reader's memory (copy-on-write) rather than read it: the
+#: arrays of a chunk's records are then views of one mapping, paged in when read (the
+#: calling process copies nothing; one kept result keeps its chunk's mapping). POSIX only:
+#: elsewhere a mapped file cannot be removed while mapped.
+MAP_FILES = os.name == "posix"
+_ALIGN = 64
 _spills = itertools.count()
 
 
@@ -174,23 +181,47 @@ class _Spill:
         return (_Spill, (self.head, self.buffers, self.path, self.sizes, self.costs))
 
     def load(self) -> Any:
-        """The object (its file, if any, read and removed)."""
+        """The object (its file, if any, mapped or read, and removed)."""
         buffers = self.buffers
         if self.path is not None:
-            buffers = []
             try:
-                with open(self.path, "rb") as fh:
-                    for size in self.sizes:
-                        buffer = bytearray(size)  # one each: no result keeps another's alive
-                        if fh.readinto(buffer) != size:
-                            raise OSError(f"{self.path}: shorter than its buffers")
-                        buffers.append(buffer)
+                buffers = _file_buffers(self.path, self.sizes)
             finally:
                 try:
-                    os.unlink(self.path)
+                    os.unlink(self.path)  # a mapping outlives the name
                 except OSError:
                     pass
         return pickle.loads(self.head, buffers=buffers)
+
+
+def _offsets(sizes: list) -> list:
+    """Where each buffer starts in a spill file: every one at a multiple of 64 bytes (the
+    arrays a mapping gives are aligned as an allocation's)."""
+    out, at = [], 0
+    for size in sizes:
+        out.append(at)
+        at += -(-size // _ALIGN) * _ALIGN
+    return out
+
+
+def _file_buffers(path: str, sizes: list) -> list:
+    """The buffers of a spill file: views of one private (copy-on-write) mapping of it
+    (:data:`MAP_FILES`: nothing copied now; the pages are read when an array is), else one
+    bytearray each, read."""
+    offsets = _offsets(sizes)
+    end = offsets[-1] + sizes[-1] if sizes else 0
+    with open(path, "rb") as fh:
+        if MAP_FILES and end > 0:
+            view = memoryview(mmap.mmap(fh.fileno(), end, access=mmap.ACCESS_COPY))
+            return [view[at : at + size] for at, size in zip(offsets, sizes)]
+        buffers = []
+        for at, size in zip(offsets, sizes):
+            buffer = bytearray(size)
+            fh.seek(at)
+            if fh.readinto(buffer) != size:
+                raise OSError(f"{path}: shorter than its buffers")
+            buffers.append(buffer)
+        return buffers
 
 
 def spill(obj: Any, folder: Optional[str]) -> _Spill:
@@ -211,6 +242,8 @@ def spill(obj: Any, folder: Optional[str]) -> _Spill:
             with open(path, "wb") as fh:
                 for raw in raws:
                     fh.write(raw)
+                    if raw.nbytes % _ALIGN:
+                        fh.write(bytes(_ALIGN - raw.nbytes % _ALIGN))
             return _Spill(head, None, path, [r.nbytes for r in raws])
         except OSError:  # e.g. the folder is gone (a batch that ended): through the pipe
             try:
