@@ -27,10 +27,10 @@ Run (about a minute)::
     PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only build_problem
     PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only house:
 
-The cleanup and local-search kernels now take the request's links as one record
-(``KernelLinks``); their case needs the compiled modules as they were (``--old-kernels``: a
-folder holding ``_cleanup`` and ``_localsearch`` built from 72a0cd9, for example main's
-``src/coalloc/ctaap`` before the change)::
+The cleanup, local-search and step-1 kernels now take the request's links as one record
+(``KernelLinks``, ``RankedLinks``); their case needs the compiled modules as they were
+(``--old-kernels``: a folder holding ``_cleanup``, ``_localsearch`` and ``_softassign``
+built from 72a0cd9, for example main's ``src/coalloc/ctaap`` before the change)::
 
     PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only kernels
         --old-kernels /work/main/src/coalloc/ctaap     (one command line)
@@ -251,17 +251,17 @@ WITH_OLD_KERNELS = ("house:coalloc.ctaap.solver", "house:coalloc.ctaap.anytime")
 
 def _old_ctaap(rev: str, folder: str, tmp: pathlib.Path) -> dict:
     """CTAAP's ``solver`` and ``anytime`` as they were at ``rev``, in a package of their own
-    (``coalloc.ctaap_old``) whose compiled ``_cleanup`` and ``_localsearch`` are those of
-    ``folder`` (the kernels they were written for); every other module they import is the
-    current one."""
+    (``coalloc.ctaap_old``) whose compiled ``_cleanup``, ``_localsearch`` and
+    ``_softassign`` are those of ``folder`` (the kernels they were written for); every other
+    module they import is the current one."""
     import types
 
     pkg = types.ModuleType("coalloc.ctaap_old")
     pkg.__path__ = []
     sys.modules[pkg.__name__] = pkg
-    for name in ("model", "result", "verify", "bounds", "_softassign"):
+    for name in ("model", "result", "verify", "bounds"):
         sys.modules[f"{pkg.__name__}.{name}"] = importlib.import_module(f"coalloc.ctaap.{name}")
-    for name in ("_cleanup", "_localsearch"):
+    for name in ("_cleanup", "_localsearch", "_softassign"):
         sys.modules[f"{pkg.__name__}.{name}"] = _extension(folder, name)
     out = {}
     for stem in ("solver", "anytime"):  # solver first: anytime imports it

@@ -616,7 +616,6 @@ def _graph_to_arrays(graph: Any, properties: Optional[list], bandwidth: str, exc
     return props, mat
 
 
-@filled
 class KernelLinks(NamedTuple):
     """A request's links as the kernels take them: one record, not six arrays.
 
@@ -647,6 +646,7 @@ class KernelLinks(NamedTuple):
         return cls(B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data)
 
 
+@filled
 def check_compatible(request: Request, offer: Offer) -> None:
     """Raise if ``request`` and ``offer`` cannot be solved together.
 
