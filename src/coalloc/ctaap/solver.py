@@ -28,7 +28,7 @@ from .._shared import interrupt
 from .._shared.constraints import checked
 from .._shared.params import offer_incumbent
 from .._shared.seeding import kernel_seed, resolve_seed
-from .model import KernelLinks, Offer, Request, check_compatible, compatibility
+from .model import KernelLinks, Offer, RankedLinks, Request, check_compatible, compatibility
 from .result import SolveResult
 
 __all__ = ["solve_ctaap", "COMPATIBILITY_FUNCTIONS", "DEFAULTS"]
@@ -344,10 +344,9 @@ def _graduated(links: tuple, offer: Offer, compat: np.ndarray, kernels: Any, X: 
             BT.indptr, BT.indices, BT.data, np.ascontiguousarray(bhat.T)
         )
     interrupt.check()
-    return kernels.graduated_assignment(
-        B.indptr, B.indices, rank, order, BT.indptr, BT.indices, t_rank, t_order,
-        compat.view(np.uint8), offer.capacity, X, plan,
-    )  # fmt: skip
+    ranked = RankedLinks(B.indptr, B.indices, rank, order, BT.indptr, BT.indices, t_rank,
+                         t_order)  # fmt: skip
+    return kernels.graduated_assignment(ranked, compat.view(np.uint8), offer.capacity, X, plan)
 
 
 @dataclass(frozen=True)
@@ -444,7 +443,7 @@ class _NumPy:
     def graduated_assignment(*args):
         from ._reference.softassign import graduated_assignment_reference
 
-        X = args[10]
+        X = args[3]  # (links, compat, capacity, X, plan)
         out_X, *counters = graduated_assignment_reference(*args)
         X[...] = out_X
         return tuple(counters)
