@@ -641,9 +641,15 @@ class KernelLinks(NamedTuple):
 
     @classmethod
     def of(cls, request: Request) -> KernelLinks:
-        """The links of ``request`` (its transpose built once, kept beside it)."""
-        B, BT = request.bandwidth, request.bandwidth_transpose
-        return cls(B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data)
+        """The links of ``request``, built once and kept beside it (as its transpose:
+        :func:`coalloc._shared.caches.cache_of`), so a solve's kernels share one record."""
+        cache = cache_of(request)
+        links = cache.get("kernel_links")
+        if links is None:
+            B, BT = request.bandwidth, request.bandwidth_transpose
+            links = cache["kernel_links"] = cls(B.indptr, B.indices, B.data, BT.indptr,
+                                                BT.indices, BT.data)  # fmt: skip
+        return links
 
 
 class RankedLinks(NamedTuple):

@@ -19,7 +19,6 @@ paper describes); the benchmarks compare the two.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
@@ -349,15 +348,15 @@ def _graduated(links: tuple, offer: Offer, compat: np.ndarray, kernels: Any, X: 
     return kernels.graduated_assignment(ranked, compat.view(np.uint8), offer.capacity, X, plan)
 
 
-@dataclass(frozen=True)
 class _SoFar:
     """What a stopped solve answers with (under a time limit, the allocation so far): the
-    solve's start, seed, parameters and step-1 weights, the same at every offer."""
+    solve's start, seed, parameters and step-1 weights, the same at every offer (slots, not
+    a frozen dataclass: it is built at every solve, and a frozen one costs microseconds)."""
 
-    t_start: float
-    seed: Any
-    params: dict
-    weights: np.ndarray
+    __slots__ = ("t_start", "seed", "params", "weights")
+
+    def __init__(self, *, t_start: float, seed: Any, params: dict, weights: np.ndarray) -> None:
+        self.t_start, self.seed, self.params, self.weights = t_start, seed, params, weights
 
     def offer(self, assign: np.ndarray, n_removals: int, phase: str) -> None:
         """Offer a copy of ``assign`` (after ``phase``) as the incumbent a stop returns."""
