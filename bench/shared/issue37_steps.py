@@ -48,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Optional
 
 import numpy as np
 
@@ -75,9 +76,11 @@ AT_BUILD_REV = ("coalloc.testbed.problem",)
 AT_HOUSE_REV = tuple(m for m in MODULES if m.startswith("house:"))
 
 
-def _old(module: str, rev: str, folder: pathlib.Path):
-    """``module`` as it was at ``rev``, loaded as ``<module>_old`` (relative imports work)."""
-    got = subprocess.run(["git", "show", f"{rev}:{MODULES[module]}"], capture_output=True,
+def _old(module: str, rev: str, folder: pathlib.Path, modules: Optional[dict] = None):
+    """``module`` as it was at ``rev``, loaded as ``<module>_old`` (relative imports work);
+    its file is ``modules[module]`` (default :data:`MODULES`)."""
+    where = (MODULES if modules is None else modules)[module]
+    got = subprocess.run(["git", "show", f"{rev}:{where}"], capture_output=True,
                          text=True)  # fmt: skip
     if got.returncode:  # not a module at rev (ctaap/bounds.py is a package since 1d9abf8)
         return None
