@@ -17,7 +17,7 @@ from coalloc.ctaap._reference import matching as ref_matching
 from coalloc.ctaap._reference import softassign as ref_softassign
 from coalloc.ctaap._reference import violations as ref_violations
 from coalloc.ctaap.generators import fig2, fig3
-from coalloc.ctaap.model import KernelLinks, compatibility
+from coalloc.ctaap.model import KernelLinks, RankedLinks, compatibility
 
 SIZES = [50, 500]
 IMPLS = ["compiled", "numpy"]
@@ -68,8 +68,9 @@ def test_sinkhorn(benchmark, n, impl):
 def test_graduated_assignment(benchmark, n, impl):
     c = CASES[n]
     B, off = c["B"], c["off"]
-    args = (B.indptr, B.indices, c["rank"], c["order"], B.indptr, B.indices, c["rank"],
-            c["order"], c["compat"], off.capacity)  # fmt: skip
+    ranked = RankedLinks(B.indptr, B.indices, c["rank"], c["order"], B.indptr, B.indices,
+                         c["rank"], c["order"])  # fmt: skip
+    args = (ranked, c["compat"], off.capacity)
     plan = {"symmetric": True, "f_ok": 0.0, "f_bad": -1.0, "q_scale": 1.0, "beta0": 0.5,
             "beta_f": 10.0, "beta_r": 1.075, "max_outer": 4, "max_inner": 30,
             "tol_outer": 1e-2, "tol_inner": 1e-2}  # fmt: skip

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import io
 import pathlib
-import subprocess
 import sys
 import tempfile
 
+from bench.shared import issue37_steps
 from bench.shared._progress import add_quiet, bar
 from coalloc.cli._common import count
 
@@ -33,16 +32,9 @@ MODULES = {"coalloc.taskmap.plot": "src/coalloc/taskmap/plot.py",
 
 
 def _old(module: str, rev: str, folder: pathlib.Path):
-    """``module`` as it was at ``rev``, loaded as ``<module>_old`` (relative imports work)."""
-    text = subprocess.run(["git", "show", f"{rev}:{MODULES[module]}"], capture_output=True,
-                          text=True, check=True).stdout  # fmt: skip
-    path = folder / (module.replace(".", "_") + ".py")
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(module + "_old", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    """``module`` as it was at ``rev`` (:func:`bench.shared.issue37_steps._old`, which reads
+    its file from this script's ``MODULES``)."""
+    return issue37_steps._old(module, rev, folder, modules=MODULES)
 
 
 def _cases(seeds: int):

@@ -27,10 +27,10 @@ Run (about a minute)::
     PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only build_problem
     PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only house:
 
-The cleanup and local-search kernels now take the request's links as one record
-(``KernelLinks``); their case needs the compiled modules as they were (``--old-kernels``: a
-folder holding ``_cleanup`` and ``_localsearch`` built from 72a0cd9, for example main's
-``src/coalloc/ctaap`` before the change)::
+The cleanup, local-search and step-1 kernels now take the request's links as one record
+(``KernelLinks``, ``RankedLinks``); their case needs the compiled modules as they were
+(``--old-kernels``: a folder holding ``_cleanup``, ``_localsearch`` and ``_softassign``
+built from 72a0cd9, for example main's ``src/coalloc/ctaap`` before the change)::
 
     PYTHONPATH=src:. python -m bench.shared.issue37_steps --repeats 21 --only kernels
         --old-kernels /work/main/src/coalloc/ctaap     (one command line)
@@ -48,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Optional
 
 import numpy as np
 
@@ -75,9 +76,11 @@ AT_BUILD_REV = ("coalloc.testbed.problem",)
 AT_HOUSE_REV = tuple(m for m in MODULES if m.startswith("house:"))
 
 
-def _old(module: str, rev: str, folder: pathlib.Path):
-    """``module`` as it was at ``rev``, loaded as ``<module>_old`` (relative imports work)."""
-    got = subprocess.run(["git", "show", f"{rev}:{MODULES[module]}"], capture_output=True,
+def _old(module: str, rev: str, folder: pathlib.Path, modules: Optional[dict] = None):
+    """``module`` as it was at ``rev``, loaded as ``<module>_old`` (relative imports work);
+    its file is ``modules[module]`` (default :data:`MODULES`)."""
+    where = (MODULES if modules is None else modules)[module]
+    got = subprocess.run(["git", "show", f"{rev}:{where}"], capture_output=True,
                          text=True)  # fmt: skip
     if got.returncode:  # not a module at rev (ctaap/bounds.py is a package since 1d9abf8)
         return None
@@ -251,17 +254,17 @@ WITH_OLD_KERNELS = ("house:coalloc.ctaap.solver", "house:coalloc.ctaap.anytime")
 
 def _old_ctaap(rev: str, folder: str, tmp: pathlib.Path) -> dict:
     """CTAAP's ``solver`` and ``anytime`` as they were at ``rev``, in a package of their own
-    (``coalloc.ctaap_old``) whose compiled ``_cleanup`` and ``_localsearch`` are those of
-    ``folder`` (the kernels they were written for); every other module they import is the
-    current one."""
+    (``coalloc.ctaap_old``) whose compiled ``_cleanup``, ``_localsearch`` and
+    ``_softassign`` are those of ``folder`` (the kernels they were written for); every other
+    module they import is the current one."""
     import types
 
     pkg = types.ModuleType("coalloc.ctaap_old")
     pkg.__path__ = []
     sys.modules[pkg.__name__] = pkg
-    for name in ("model", "result", "verify", "bounds", "_softassign"):
+    for name in ("model", "result", "verify", "bounds"):
         sys.modules[f"{pkg.__name__}.{name}"] = importlib.import_module(f"coalloc.ctaap.{name}")
-    for name in ("_cleanup", "_localsearch"):
+    for name in ("_cleanup", "_localsearch", "_softassign"):
         sys.modules[f"{pkg.__name__}.{name}"] = _extension(folder, name)
     out = {}
     for stem in ("solver", "anytime"):  # solver first: anytime imports it

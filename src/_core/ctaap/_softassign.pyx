@@ -1425,14 +1425,7 @@ def sinkhorn(
 
 
 def graduated_assignment(
-    const int64_t[::1] indptr,      # IN    (n + 1,)  CSR of b (out-edges)
-    const int64_t[::1] indices,     # IN    (nnz,)
-    const int32_t[:, ::1] rank,     # IN    (nnz, m)  edge_ranks(.., data, bhat)
-    const int32_t[:, ::1] order,    # IN    (m, m)
-    const int64_t[::1] t_indptr,    # IN    (n + 1,)  CSR of b.T (in-edges)
-    const int64_t[::1] t_indices,   # IN    (nnz,)
-    const int32_t[:, ::1] t_rank,   # IN    (nnz, m)  edge_ranks(.., t_data, bhat.T)
-    const int32_t[:, ::1] t_order,  # IN    (m, m)
+    links,                          # IN    RankedLinks: CSR structure of b and b.T, their ranks
     const uint8_t[:, ::1] compat,   # IN    (n, m)
     const int64_t[::1] capacity,    # IN    (m,)
     double[:, ::1] X,               # INOUT (n + 1, m + 1) initial value -> result
@@ -1457,14 +1450,12 @@ def graduated_assignment(
 
     Parameters
     ----------
-    indptr, indices : ndarray of int64
-        CSR structure of the request bandwidth ``b`` (out-edges).
-    rank, order : ndarray of int32
-        :func:`edge_ranks` of ``b`` against ``bhat``.
-    t_indptr, t_indices : ndarray of int64
-        CSR structure of ``b.T`` (in-edges). Ignored when ``symmetric``.
-    t_rank, t_order : ndarray of int32
-        :func:`edge_ranks` of ``b.T`` against ``bhat.T``. Ignored when ``symmetric``.
+    links : RankedLinks
+        :class:`coalloc.ctaap.model.RankedLinks`: ``indptr``, ``indices`` (int64), the CSR
+        structure of the request bandwidth ``b`` (out-edges), and ``rank``, ``order``
+        (int32), its :func:`edge_ranks` against ``bhat``; ``t_indptr``, ``t_indices``,
+        ``t_rank``, ``t_order``, the same of ``b.T`` (in-edges) against ``bhat.T``
+        (ignored when ``symmetric``).
     compat : ndarray of uint8, shape (n, m)
         Nonzero where task ``i`` may be placed in cluster ``j``.
     capacity : ndarray of int64, shape (m,)
@@ -1500,6 +1491,14 @@ def graduated_assignment(
     sinkhorn_iterations : int
         Total number of Sinkhorn iterations.
     """
+    cdef const int64_t[::1] indptr = links.indptr          # (n + 1,) of b
+    cdef const int64_t[::1] indices = links.indices        # (nnz,)
+    cdef const int32_t[:, ::1] rank = links.rank           # (nnz, m)
+    cdef const int32_t[:, ::1] order = links.order         # (m, m)
+    cdef const int64_t[::1] t_indptr = links.t_indptr      # (n + 1,) of b.T
+    cdef const int64_t[::1] t_indices = links.t_indices    # (nnz,)
+    cdef const int32_t[:, ::1] t_rank = links.t_rank       # (nnz, m)
+    cdef const int32_t[:, ::1] t_order = links.t_order     # (m, m)
     cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef Py_ssize_t m = order.shape[0]
     cdef bint symmetric = plan.symmetric != 0

@@ -7,6 +7,8 @@ from numpy.typing import NDArray
 
 from coalloc._shared.interrupt import KernelDeadline
 
+from .model import RankedLinks
+
 def edge_ranks(
     indptr: NDArray[np.int64],
     indices: NDArray[np.int64],
@@ -54,14 +56,7 @@ class GraduatedPlan(TypedDict):
     tol_inner: float
 
 def graduated_assignment(
-    indptr: NDArray[np.int64],  # IN
-    indices: NDArray[np.int64],  # IN
-    rank: NDArray[np.int32],  # IN
-    order: NDArray[np.int32],  # IN
-    t_indptr: NDArray[np.int64],  # IN
-    t_indices: NDArray[np.int64],  # IN
-    t_rank: NDArray[np.int32],  # IN
-    t_order: NDArray[np.int32],  # IN
+    links: RankedLinks,  # IN
     compat: NDArray[np.uint8],  # IN
     capacity: NDArray[np.int64],  # IN
     X: NDArray[np.float64],  # INOUT

@@ -22,7 +22,7 @@ from .._shared.caches import cache_of
 from .._shared.docs import filled
 from .._shared.validation import check_nonnegative, nonnegative_vector, square_sparse
 
-__all__ = ["Request", "Offer", "check_compatible", "KernelLinks"]
+__all__ = ["Request", "Offer", "check_compatible", "KernelLinks", "RankedLinks"]
 
 
 def _as_property_vectors(properties: Any, argname: str, length: Optional[int]) -> dict:
@@ -616,7 +616,6 @@ def _graph_to_arrays(graph: Any, properties: Optional[list], bandwidth: str, exc
     return props, mat
 
 
-@filled
 class KernelLinks(NamedTuple):
     """A request's links as the kernels take them: one record, not six arrays.
 
@@ -642,11 +641,34 @@ class KernelLinks(NamedTuple):
 
     @classmethod
     def of(cls, request: Request) -> KernelLinks:
-        """The links of ``request`` (its transpose built once, kept beside it)."""
-        B, BT = request.bandwidth, request.bandwidth_transpose
-        return cls(B.indptr, B.indices, B.data, BT.indptr, BT.indices, BT.data)
+        """The links of ``request``, built once and kept beside it (as its transpose:
+        :func:`coalloc._shared.caches.cache_of`), so a solve's kernels share one record."""
+        cache = cache_of(request)
+        links = cache.get("kernel_links")
+        if links is None:
+            B, BT = request.bandwidth, request.bandwidth_transpose
+            links = cache["kernel_links"] = cls(B.indptr, B.indices, B.data, BT.indptr,
+                                                BT.indices, BT.data)  # fmt: skip
+        return links
 
 
+class RankedLinks(NamedTuple):
+    """A request's links as step 1 (the graduated assignment) takes them: the CSR structure
+    of ``B`` and of ``B.T`` with each link's ranks among the offer's bandwidths
+    (:func:`coalloc.ctaap._softassign.edge_ranks`: ``rank``, ``order``), not the bandwidths
+    themselves. One record, not eight arrays; ``t_*`` are ignored by a symmetric plan."""
+
+    indptr: np.ndarray  # (n + 1,) int64, of B
+    indices: np.ndarray  # (nnz,) int64
+    rank: np.ndarray  # (nnz, m) int32
+    order: np.ndarray  # (m, m) int32
+    t_indptr: np.ndarray  # (n + 1,) int64, of B.T
+    t_indices: np.ndarray  # (nnz,) int64
+    t_rank: np.ndarray  # (nnz, m) int32
+    t_order: np.ndarray  # (m, m) int32
+
+
+@filled
 def check_compatible(request: Request, offer: Offer) -> None:
     """Raise if ``request`` and ``offer`` cannot be solved together.
 

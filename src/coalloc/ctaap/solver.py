@@ -19,7 +19,6 @@ paper describes); the benchmarks compare the two.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
@@ -28,7 +27,7 @@ from .._shared import interrupt
 from .._shared.constraints import checked
 from .._shared.params import offer_incumbent
 from .._shared.seeding import kernel_seed, resolve_seed
-from .model import KernelLinks, Offer, Request, check_compatible, compatibility
+from .model import KernelLinks, Offer, RankedLinks, Request, check_compatible, compatibility
 from .result import SolveResult
 
 __all__ = ["solve_ctaap", "COMPATIBILITY_FUNCTIONS", "DEFAULTS"]
@@ -348,21 +347,20 @@ def _graduated(links: tuple, offer: Offer, compat: np.ndarray, kernels: Any, X: 
             BT.indptr, BT.indices, BT.data, np.ascontiguousarray(bhat.T)
         )
     interrupt.check()
-    return kernels.graduated_assignment(
-        B.indptr, B.indices, rank, order, BT.indptr, BT.indices, t_rank, t_order,
-        compat.view(np.uint8), offer.capacity, X, plan,
-    )  # fmt: skip
+    ranked = RankedLinks(B.indptr, B.indices, rank, order, BT.indptr, BT.indices, t_rank,
+                         t_order)  # fmt: skip
+    return kernels.graduated_assignment(ranked, compat.view(np.uint8), offer.capacity, X, plan)
 
 
-@dataclass(frozen=True)
 class _SoFar:
     """What a stopped solve answers with (under a time limit, the allocation so far): the
-    solve's start, seed, parameters and step-1 weights, the same at every offer."""
+    solve's start, seed, parameters and step-1 weights, the same at every offer (slots, not
+    a frozen dataclass: it is built at every solve, and a frozen one costs microseconds)."""
 
-    t_start: float
-    seed: Any
-    params: dict
-    weights: np.ndarray
+    __slots__ = ("t_start", "seed", "params", "weights")
+
+    def __init__(self, *, t_start: float, seed: Any, params: dict, weights: np.ndarray) -> None:
+        self.t_start, self.seed, self.params, self.weights = t_start, seed, params, weights
 
     def offer(self, assign: np.ndarray, n_removals: int, phase: str) -> None:
         """Offer a copy of ``assign`` (after ``phase``) as the incumbent a stop returns."""
@@ -448,7 +446,7 @@ class _NumPy:
     def graduated_assignment(*args):
         from ._reference.softassign import graduated_assignment_reference
 
-        X = args[10]
+        X = args[3]  # (links, compat, capacity, X, plan)
         out_X, *counters = graduated_assignment_reference(*args)
         X[...] = out_X
         return tuple(counters)

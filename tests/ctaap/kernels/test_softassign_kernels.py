@@ -19,6 +19,7 @@ from coalloc.ctaap._softassign import (
     sinkhorn,
     softassign_exp,
 )
+from coalloc.ctaap.model import RankedLinks
 
 RTOL = 1e-9
 
@@ -393,18 +394,10 @@ def test_sinkhorn_leaves_zero_rows():
 
 
 def _ga_args(p):
-    return (
-        p["indptr"],
-        p["indices"],
-        p["rank"],
-        p["order"],
-        p["t_indptr"],
-        p["t_indices"],
-        p["t_rank"],
-        p["t_order"],
-        p["compat"],
-        p["capacity"],
-    )
+    """The kernel's arguments before ``X`` and the plan: the ranked links, one record."""
+    ranked = RankedLinks(p["indptr"], p["indices"], p["rank"], p["order"], p["t_indptr"],
+                         p["t_indices"], p["t_rank"], p["t_order"])  # fmt: skip
+    return ranked, p["compat"], p["capacity"]
 
 
 _PLAN_FIELDS = ("f_ok", "f_bad", "q_scale", "beta0", "beta_f", "beta_r", "max_outer",
@@ -471,14 +464,7 @@ def test_graduated_assignment_huge_q_stays_finite():
     capacity = np.full(m, 10, dtype=np.int64)
     X = 1.0 + 1e-3 * rng.random((n + 1, m + 1))
     graduated_assignment(
-        indptr,
-        indices,
-        rank,
-        order,
-        indptr,
-        indices,
-        rank,
-        order,
+        RankedLinks(indptr, indices, rank, order, indptr, indices, rank, order),
         compat,
         capacity,
         X,
@@ -539,28 +525,14 @@ def test_empty_problem():
     np.testing.assert_array_equal(X, X_ref)
     X = np.ones((1, m + 1))
     counters = graduated_assignment(
-        indptr,
-        indices,
-        rank,
-        order,
-        indptr,
-        indices,
-        rank,
-        order,
+        RankedLinks(indptr, indices, rank, order, indptr, indices, rank, order),
         np.zeros((0, m), dtype=np.uint8),
         cap,
         X,
         _plan(False, (1.0, 0.0, 1.0, 0.5, 10.0, 1.075, 4, 30, 1e-4, 1e-4)),
     )
     X_ref, *c_ref = graduated_assignment_reference(
-        indptr,
-        indices,
-        rank,
-        order,
-        indptr,
-        indices,
-        rank,
-        order,
+        RankedLinks(indptr, indices, rank, order, indptr, indices, rank, order),
         np.zeros((0, m), dtype=np.uint8),
         cap,
         np.ones((1, m + 1)),

@@ -266,29 +266,17 @@ def sinkhorn_reference(X, capacity, max_iter, tol, deadline=None) -> tuple[np.nd
 
 
 def graduated_assignment_reference(
-    indptr,
-    indices,
-    rank,
-    order,
-    t_indptr,
-    t_indices,
-    t_rank,
-    t_order,
-    compat,
-    capacity,
-    X,
-    plan,
-    deadline=None,
+    links, compat, capacity, X, plan, deadline=None
 ) -> tuple[np.ndarray, int, int, int]:
     """Twin of :func:`coalloc.ctaap._softassign.graduated_assignment`.
 
     Parameters
     ----------
-    indptr, indices, rank, order :
-        IN: out-edge CSR structure and its :func:`edge_ranks_reference` against ``bhat``.
-    t_indptr, t_indices, t_rank, t_order :
-        IN: in-edge (transposed) CSR structure and its ranks against ``bhat.T``; ignored
-        when ``plan["symmetric"]``.
+    links : RankedLinks
+        IN: :class:`coalloc.ctaap.model.RankedLinks`, the out-edge CSR structure and its
+        :func:`edge_ranks_reference` against ``bhat`` (``indptr``, ``indices``, ``rank``,
+        ``order``), and the same of the in-edges against ``bhat.T`` (``t_*``; ignored when
+        ``plan["symmetric"]``).
     compat, capacity :
         IN: allowed placements ``(n, m)`` and cluster capacities ``(m,)``.
     X : array_like, shape (n + 1, m + 1)
@@ -309,6 +297,7 @@ def graduated_assignment_reference(
     beta_steps, q_evaluations, sinkhorn_iterations : int
         Counters, as in the kernel.
     """
+    indptr, indices, rank, order, t_indptr, t_indices, t_rank, t_order = links
     symmetric = bool(plan["symmetric"])
     f_ok, f_bad, q_scale = float(plan["f_ok"]), float(plan["f_bad"]), float(plan["q_scale"])
     beta0, beta_f, beta_r = float(plan["beta0"]), float(plan["beta_f"]), float(plan["beta_r"])
