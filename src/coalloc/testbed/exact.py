@@ -24,6 +24,7 @@ from typing import Any, List, Optional
 import numpy as np
 
 from .._shared.milp import MilpOutcome, import_solver_until, run_cpsat
+from .._shared.milp.run import IMPORT_SECONDS
 from .problem import Problem, link_bw
 
 __all__ = ["exact_core", "exact_mapping"]
@@ -33,7 +34,7 @@ __all__ = ["exact_core", "exact_mapping"]
 #: time-limited call does not start it (status time_limit, no mapping), rather than return
 #: that long after its limit. With more, the import is waited for until the deadline only
 #: (:func:`coalloc._shared.milp.import_solver_until`: it took 4.7 s under a load of 15).
-CPSAT_IMPORT_SECONDS = 1.0
+CPSAT_IMPORT_SECONDS = IMPORT_SECONDS["cpsat"]
 
 
 #: With less time left, once the constraints are built, than this share of the time they

@@ -10,7 +10,7 @@ from typing import Optional
 from ..._shared import interrupt
 from ..._shared.constraints import checked
 from ..._shared.milp import import_solver_until
-from ..._shared.milp.supervise import free_in_background
+from ..._shared.milp.supervise import free_in_background, start_freer
 from ..model import PhysicalTopology, VirtualTopology
 from ..problem import Problem
 from ..reasons import reason_text
@@ -89,6 +89,8 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
                   "why": {v: pr.cand_why[pr.vidx[v]] for v in missing}}  # fmt: skip
         report = _Report("exact", seed, params, t0, {}, {})
         return _result(pr, report, None, None, failure=reason)
+    if tl is not None:
+        start_freer()  # its thread's first turn falls here, not after the deadline
     keep: list = []  # the CP-SAT model and its variables: freed once the call has returned
     try:
         return _exact_answer(pr, tl, threads, seed, params, t0, keep)
