@@ -117,7 +117,7 @@ def _search_inputs():
 
     request, offer = ct.generators.fig2(2, n_tasks=60, seed=3)
     compat = compatibility(request, offer)
-    args = (*_links(request), offer.bandwidth, compat.view(np.uint8), offer.capacity)
+    args = (_links(request), offer.bandwidth, compat.view(np.uint8), offer.capacity)
     return args, np.full(request.n, -1, dtype=np.int64)
 
 
@@ -157,7 +157,7 @@ def test_the_compiled_local_search_polls_in_its_set_up():
     from coalloc.ctaap._localsearch import improve
 
     args, empty = _search_inputs()
-    allowed = args[7]
+    allowed = args[2]
     bad = empty.copy()
     bad[0] = int(np.flatnonzero(allowed[0] == 0)[0])  # task 0 where it may not go
     with pytest.raises(ValueError, match="infeasible"):

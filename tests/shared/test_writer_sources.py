@@ -32,6 +32,9 @@ ALLOWED = {
     "the HiGHS child (pickle); no file",
     ("_shared/milp/_highs_child.py", None): "the HiGHS child's pipe to its parent (pickle over "
     "an inherited descriptor); no file",
+    ("batch/shipping.py", "spill"): "the arrays of a chunk or of its results, as scratch "
+    "files inside the batch's own temporary folder (read and removed by the other side); "
+    "never a user's file",
     ("cli/__init__.py", "_broken_pipe"): "standard output pointed at os.devnull after its "
     "reader went away",
 }

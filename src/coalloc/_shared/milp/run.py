@@ -78,9 +78,10 @@ _IMPORTS_LOCK = threading.Lock()
 
 #: Seconds a solver's first import in a process takes, about (quiet machine: HiGHS 0.15 s,
 #: CBC's pulp 0.04 s, CP-SAT 0.4 s; at a load of 6: 0.38-0.45, 0.10-0.11 and 1.13-1.18 s).
-#: :func:`import_solver_until` starts no first import with less time than this left: the
-#: module's initialisation holds the interpreter lock, so a caller waiting for it cannot
-#: return at its deadline (issue 36: fresh collective ``exact`` calls at 0.05 s overran
+#: :func:`import_solver_until` does not wait for an import under way with less time than
+#: this left (it goes on in the background for the next call): the module's
+#: initialisation holds the interpreter lock, so a caller waiting for it cannot return at
+#: its deadline (issue 36: fresh collective ``exact`` calls at 0.05 s overran
 #: by 0.11-0.23 s inside HiGHS's import).
 IMPORT_SECONDS = {"highs": 0.3, "cbc": 0.15, "cpsat": 1.0}
 
@@ -93,8 +94,8 @@ def import_solver_until(solver: str, deadline: Optional[float]) -> Any:
     call is the first to need it: OR-Tools' CP-SAT took 0.7 s on a quiet machine and 4.7 s
     under a load of 15 (issue 36). The import runs in a background thread, and the call
     waits for it only until ``deadline``; then it returns None and the import goes on, so
-    that the next call finds the solver loaded. A first import is not started at all with
-    less than :data:`IMPORT_SECONDS` left (None at once). A caller that knows a
+    that the next call finds the solver loaded. With less than :data:`IMPORT_SECONDS` left
+    it is not waited for at all (None at once). A caller that knows a
     time-limited solve is coming imports the solver before its clock starts
     (:func:`preload`).
 
@@ -115,9 +116,6 @@ def import_solver_until(solver: str, deadline: Optional[float]) -> Any:
         entry = _IMPORTS.get(solver)
         if entry is None and names.get(solver) in sys.modules:
             pass  # loaded (or being loaded by a plain import elsewhere: waited for, as ever)
-        elif (entry is None and solver in IMPORT_SECONDS
-              and float(deadline) - time.perf_counter() < IMPORT_SECONDS[solver]):
-            return None  # a first import would not fit: not started (see IMPORT_SECONDS)
         elif entry is None or (not entry[0].is_alive() and "module" not in entry[1]):
             box: dict = {}
 
@@ -135,7 +133,10 @@ def import_solver_until(solver: str, deadline: Optional[float]) -> Any:
     if entry is None:
         return import_solver(solver)
     worker, box = entry
-    worker.join(max(0.0, float(deadline) - time.perf_counter()))
+    left = float(deadline) - time.perf_counter()
+    if worker.is_alive() and left < IMPORT_SECONDS.get(solver, 0.0):
+        return None  # it would not end in time: not waited for at all (see IMPORT_SECONDS)
+    worker.join(max(0.0, left))
     if worker.is_alive():
         return None
     if "error" in box:
