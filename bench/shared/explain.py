@@ -209,13 +209,17 @@ def testbed_referee(top: Any, ptop: Any) -> Tuple[Optional[bool], str]:
 
 
 def _room(pr: Any, p: int) -> int:
-    """At most how many virtual nodes physical node ``p`` can host: its slots of every type
-    together over the least slot need (all of them on a switch or an unlimited type)."""
+    """At most how many virtual nodes physical node ``p`` can host: the slots of the one
+    type it acts as (its largest) and of its static types, over the least slot need (all of
+    them on a switch or an unlimited type)."""
     caps = [float(c) for c in pr.cap[p]]
+    static = [bool(x) for x in pr.static[p]]
     least = max(min((float(s) for s in pr.vslots), default=1.0), 1e-9)
     if pr.pis_switch[p] or any(c >= 1e6 for c in caps):
         return pr.nv
-    return min(pr.nv, int(sum(caps) / least + 1e-9))
+    acting = max((c for c, st in zip(caps, static) if not st), default=0.0)
+    held = acting + sum(c for c, st in zip(caps, static) if st)
+    return min(pr.nv, int(held / least + 1e-9))
 
 
 def _testbed_row(label: str, top: Any, ptop: Any, t_solve: float) -> Optional[dict]:
