@@ -70,16 +70,17 @@ def _maps(top: VirtualTopology, ptop: PhysicalTopology, deadline: float, *,
 
     ``prove=False`` asks the default method only (a fix needs a witness, not a proof).
     With ``clock`` (method -> the seconds of its last calls, kept by the caller), the exact
-    method alone is asked when its recent calls were quicker than the default's (it decides
+    method is asked first when its recent calls were quicker than the default's (it decides
     both ways: on the small sub-experiments of a conflict search it often finds its
-    witness sooner than the default method's portfolio).
+    witness sooner than the default method's portfolio), the default only when it does
+    not decide.
     """
     if not top.nodes:
         return True, None
     inst = Instance(top, ptop)
     methods: Tuple[Optional[str], ...] = (None, "exact") if prove else (None,)
     if prove and clock is not None and _quicker(clock):
-        methods = ("exact",)
+        methods = ("exact", None)  # (the default still, should the exact one not decide)
     for method in methods:
         left = deadline - time.monotonic()
         if left <= 0:
