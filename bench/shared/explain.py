@@ -32,13 +32,19 @@ import argparse
 import os
 import statistics
 import time
-from typing import Any, Callable, Dict, Iterator, List, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
 from bench.loadshare.explain import cpsat_fits
 from bench.shared._progress import add_quiet, bar
 from coalloc.cli._common import count, seconds
+
+
+def _unexplained(label: str, t_exp: float, t_solve: float, referee: str) -> dict:
+    """A failure the explanation left without a conflict (none proved in its budget)."""
+    return {"label": label, "e": None, "sound": False, "fixes": [], "t_exp": t_exp,
+            "t_solve": t_solve, "referee": referee}  # fmt: skip
 
 
 def _timed(f: Callable[..., Any], *args: Any, **kwargs: Any) -> Tuple[Any, float]:
@@ -65,6 +71,7 @@ def gap_cases(quick: bool, repeats: int) -> Iterator[dict]:
                     continue
                 e, t_exp = _timed(explain_gap, inst, time_limit=10.0)
                 if e is None:
+                    yield _unexplained(f"GAP {kind} {m}x{n}", t_exp, t_solve, "CP-SAT")
                     continue
                 items = e.conflict["items"]
                 sound = cpsat_fits(inst.weight, inst.capacity, items) is False
@@ -98,6 +105,8 @@ def collective_cases(quick: bool, repeats: int) -> Iterator[dict]:
                         continue
                     e, t_exp = _timed(explain_request, pool, req, time_limit=10.0)
                     if e is None:
+                        yield _unexplained(f"collective {n_nodes} nodes, N={req.count}", t_exp,
+                                           t_solve, "exact IP")  # fmt: skip
                         continue
                     ref = co.coallocate(pool, co.CollectiveRequest(**e.conflict), "exact",
                                         time_limit=60.0)  # fmt: skip
@@ -122,8 +131,12 @@ def ctaap_cases(quick: bool, repeats: int) -> Iterator[dict]:
                 else:
                     req, off = ct.generators.random_instance(n, 5, seed=r)
                 res, t_solve = _timed(ct.solve, req, off)
+                if res.n_allocated == req.n:
+                    continue  # (every task placed: nothing to explain)
                 e, t_exp = _timed(explain_allocation, req, off, time_limit=10.0)
                 if e is None:
+                    yield _unexplained(f"CTAAP {gen} {n} tasks", t_exp, t_solve,
+                                       "count bound / CP-SAT")  # fmt: skip
                     continue
                 sub = _sub(req, e.conflict["tasks"])
                 sound = upper_bound(sub, off) < sub.n
@@ -151,9 +164,98 @@ def ctaap_cases(quick: bool, repeats: int) -> Iterator[dict]:
                        "referee": "count bound / CP-SAT"}  # fmt: skip
 
 
-def testbed_cases(quick: bool, repeats: int) -> Iterator[dict]:
+def testbed_referee(top: Any, ptop: Any) -> Tuple[Optional[bool], str]:
+    """Whether ``top`` alone cannot be mapped onto ``ptop``, by another proof than the
+    ``exact`` class model the explanation used: the assignment count (more of its nodes
+    than their candidate hosts can hold, counted by a maximum flow of networkx), the hub
+    bound of ``bench.testbed.vs_assign`` (a LAN with more links than the trunks carry to
+    any switch it may take), else the per-link presence model of
+    :func:`coalloc.testbed.exact.exact_core` with every node present (another CP-SAT
+    formulation: node-alone candidates and a presence per link;
+    it shares the host and trunk rows with the exact model). ``(True, how)``: proved
+    infeasible; ``(False, how)``: a mapping found by the default method and verified;
+    ``(None, "")``: neither."""
+    import networkx as nx
+
+    import coalloc.testbed as tb
+    from coalloc.testbed.exact import exact_core
+    from coalloc.testbed.explain import _alone
+    from coalloc.testbed.methods.outcome import _problem
+
+    inst = tb.Instance(top, ptop)
+    res = inst.solve(time_limit=10.0)
+    if res.has_solution and inst.verify(res).ok:
+        return False, "mapped"
+    pr = _problem(top, ptop, None)
+    g = nx.DiGraph()
+    for v in range(pr.nv):
+        g.add_edge("s", ("v", v), capacity=1)
+        for c in pr.cand[v]:
+            for p in pr.members[c]:
+                g.add_edge(("v", v), ("p", int(p)), capacity=1)
+                g.add_edge(("p", int(p)), "t", capacity=_room(pr, int(p)))
+    held = nx.maximum_flow_value(g, "s", "t") if "t" in g else 0
+    if held < pr.nv:
+        return True, "count"
+    from bench.testbed.vs_assign import hub_bound
+
+    for name in top.nodes:  # a LAN hub with more links than the trunks can carry to it
+        bound = hub_bound(top, ptop, name)
+        if bound is not None and bound < top.degree(name):
+            return True, "hub bound"
+    alone = _problem(_alone(top), ptop, None)
+    core = exact_core(pr, time_limit=60.0, alone=alone)
+    return (True, "presence model") if core is not None else (None, "")
+
+
+def _room(pr: Any, p: int) -> int:
+    """At most how many virtual nodes physical node ``p`` can host: the slots of the one
+    type it acts as (its largest) and of its static types, over the least slot need (all of
+    them on a switch or an unlimited type)."""
+    caps = [float(c) for c in pr.cap[p]]
+    static = [bool(x) for x in pr.static[p]]
+    least = max(min((float(s) for s in pr.vslots), default=1.0), 1e-9)
+    if pr.pis_switch[p] or any(c >= 1e6 for c in caps):
+        return pr.nv
+    acting = max((c for c, st in zip(caps, static) if not st), default=0.0)
+    held = acting + sum(c for c, st in zip(caps, static) if st)
+    return min(pr.nv, int(held / least + 1e-9))
+
+
+def _testbed_row(label: str, top: Any, ptop: Any, t_solve: float) -> Optional[dict]:
+    """Explain one failure and re-check it: the conflict by :func:`testbed_referee`, every
+    node's removal mapped (default method, verified), every fix mapped."""
     import coalloc.testbed as tb
     from coalloc.testbed.explain import _sub, explain_mapping
+
+    e, t_exp = _timed(explain_mapping, top, ptop, time_limit=10.0)
+    if e is None:
+        if tb.Instance(top, ptop).solve("exact", time_limit=60.0).has_solution:
+            return None  # (the default method missed a mapping: not a "no")
+        return _unexplained(label, t_exp, t_solve, "count / hub / presence model")
+    conflict = e.conflict["vnodes"]
+    sound, how = testbed_referee(_sub(top, conflict), ptop)
+    minimal = all(tb.Instance(_sub(top, [u for u in conflict if u != v]), ptop)
+                  .solve(time_limit=10.0).has_solution for v in conflict)  # fmt: skip
+    fixes = []
+    for rx in e.relaxations:
+        if rx.kind == "drop_nodes":
+            changed = _sub(top, [v for v in top.nodes if v not in rx.changes["drop_vnodes"]])
+        elif rx.kind == "other_type":
+            changed = _sub(top, list(top.nodes), retype=(rx.changes["vnode"], rx.changes["type"]))
+        else:
+            changed = _sub(top, list(top.nodes), scale=(
+                set(conflict), rx.changes["bandwidth_fraction"]))
+        inst = tb.Instance(changed, ptop)
+        got = inst.solve(time_limit=10.0)
+        fixes.append(bool(got.has_solution and inst.verify(got).ok))
+    return {"label": label, "e": e, "sound": sound is True, "how": how,
+            "ref_minimal": minimal, "fixes": fixes, "t_exp": t_exp, "t_solve": t_solve,
+            "referee": "count / hub / presence model"}  # fmt: skip
+
+
+def testbed_cases(quick: bool, repeats: int) -> Iterator[dict]:
+    import coalloc.testbed as tb
 
     sizes = [20, 40] if quick else [20, 40, 70, 100]
     for size in sizes:
@@ -164,27 +266,135 @@ def testbed_cases(quick: bool, repeats: int) -> Iterator[dict]:
             res, t_solve = _timed(inst.solve, time_limit=10.0)
             if res.has_solution:
                 continue
-            e, t_exp = _timed(explain_mapping, top, ptop, time_limit=10.0)
-            if e is None:
+            row = _testbed_row(f"testbed {size} vnodes", top, ptop, t_solve)
+            if row is not None:
+                yield row
+
+
+def replay_cases(quick: bool, repeats: int) -> Iterator[dict]:
+    """The failures of the default mapper in the replays of ``bench.testbed.vs_assign``
+    (its generators and its free testbed: the PCs and trunk bandwidth not held by the
+    experiments mapped before), each explained on the free testbed it met."""
+    import coalloc.testbed as tb
+    from bench.testbed.vs_assign import free_testbed, make_generator
+
+    n = 60 if quick else 150
+    for name in ("deterlab", "grid5000", "lanheavy"):
+        for r in range(max(1, repeats // 2)):
+            ptop, wl = make_generator(name, n, r)
+            used: set = set()
+            trunk: Dict[str, float] = {}
+            running: list = []
+            for k, (arrival, duration, top) in enumerate(sorted(wl, key=lambda x: x[0])):
+                for _end, nodes, loads in [x for x in running if x[0] <= arrival]:
+                    used -= nodes
+                    for t, b in loads.items():
+                        trunk[t] = trunk.get(t, 0.0) - b
+                running = [x for x in running if x[0] > arrival]
+                free = free_testbed(ptop, used, trunk)
+                inst = tb.Instance(top, free)
+                res, t_solve = _timed(inst.solve, seed=r + k, time_limit=10.0)
+                rep = inst.verify(res) if res.has_solution else None
+                if rep is not None and rep.ok:
+                    nodes = {p for p in res.mapping.values() if not ptop.nodes[p].is_switch}
+                    used |= nodes
+                    loads = dict(rep.trunk_load)
+                    for t, b in loads.items():
+                        trunk[t] = trunk.get(t, 0.0) + b
+                    running.append((arrival + duration, nodes, loads))
+                    continue
+                row = _testbed_row(f"testbed replay {name}", top, free, t_solve)
+                if row is not None:
+                    yield row
+
+
+def share_cases(quick: bool, repeats: int) -> Iterator[dict]:
+    """Load-sharing problems whose load must wait (the paper's grid, Fig. 5, at a load
+    above capacity): ``explain_share``'s conflict re-checked by a volume sum or a CP-SAT
+    packing with sizes rounded against the claim (down), each checked fix by the family's
+    own solvers on the changed problem (:func:`_served`)."""
+    from coalloc.loadshare import Instance
+    from coalloc.loadshare.generators import paper_setup
+
+    sizes = [20] if quick else [20, 40, 100]
+    for n in sizes:
+        for r in range(repeats * 2):
+            prob = paper_setup(n, light=(560.0, 500.0), seed=r)
+            inst = Instance(prob)
+            res, t_solve = _timed(inst.solve, time_limit=10.0)
+            if inst._meets_all(res):
                 continue
-            sub = _sub(top, e.conflict["vnodes"])
-            ref = tb.Instance(sub, ptop).solve("exact", time_limit=60.0)
+            e, t_exp = _timed(inst.explain, res, time_limit=10.0)
+            if e is None:
+                yield _unexplained(f"load sharing {n} nodes", t_exp, t_solve,
+                                   "volume / CP-SAT packing")  # fmt: skip
+                continue
+            size = np.asarray(prob.job_size, dtype=float)
+            cap = np.asarray(prob.capacity, dtype=float)
+            jobs = e.conflict["jobs"]
+            sound = _packs(size[jobs], cap, conflict=True) is False
             fixes = []
             for rx in e.relaxations:
-                if rx.kind == "drop_nodes":
-                    changed = _sub(top, [v for v in top.nodes
-                                         if v not in rx.changes["drop_vnodes"]])
-                elif rx.kind == "other_type":
-                    changed = _sub(top, list(top.nodes),
-                                   retype=(rx.changes["vnode"], rx.changes["type"]))
+                if not rx.checked:
+                    continue  # (not offered: the sentence names checked fixes only)
+                if rx.kind == "drop_items":
+                    keep = [j for j in range(size.size) if j not in set(rx.changes["drop_items"])]
+                    fixes.append(_served(size[keep], cap))
                 else:
-                    changed = _sub(top, list(top.nodes), scale=(
-                        set(e.conflict["vnodes"]), rx.changes["bandwidth_fraction"]))
-                got = tb.Instance(changed, ptop).solve(time_limit=10.0)
-                fixes.append(bool(got.has_solution))
-            yield {"label": f"testbed {size} vnodes", "e": e,
-                   "sound": ref.status == "infeasible", "fixes": fixes, "t_exp": t_exp,
-                   "t_solve": t_solve, "referee": "exact (same model)"}  # fmt: skip
+                    more = cap.copy()
+                    for i, add in rx.changes["add_capacity"].items():
+                        more[int(i)] += add
+                    fixes.append(_served(size, more))
+            yield {"label": f"load sharing {n} nodes", "e": e, "sound": sound,
+                   "fixes": fixes, "t_exp": t_exp, "t_solve": t_solve,
+                   "referee": "volume / CP-SAT packing"}  # fmt: skip
+
+
+def _served(size: np.ndarray, cap: np.ndarray) -> bool:
+    """A fix's referee: the family's own solvers (its default portfolio, then its exact
+    method) on the changed problem serve all its load, their placement checked by
+    ``verify_placement``; else a CP-SAT packing."""
+    from coalloc.loadshare import Instance, LoadSharingProblem, verify_placement
+
+    prob = LoadSharingProblem(cap, size, [0] * size.size)
+    inst = Instance(prob)
+    for method in (None, "exact"):
+        res = inst.solve(method, time_limit=30.0)
+        if inst._meets_all(res) and verify_placement(prob, res.placement,
+                                                     claimed=res.throughput).ok:  # fmt: skip
+            return True
+    return _packs(size, cap, conflict=False) is True
+
+
+def _packs(size: np.ndarray, cap: np.ndarray, *, conflict: bool) -> Optional[bool]:
+    """Whether jobs of ``size`` pack onto nodes of ``cap``: the volume first, then CP-SAT
+    on integers (units of 1e-6), rounded in the caller's favour never: with ``conflict``
+    sizes down and capacities up (a False proves the real jobs do not pack), else sizes up
+    and capacities down (a True proves they do)."""
+    if conflict and size.sum() > cap.sum() * (1 + 1e-12):
+        return False
+    from ortools.sat.python import cp_model
+
+    scale = 1e6
+    if conflict:
+        w = np.floor(size * scale).astype(np.int64)
+        b = np.ceil(cap * scale).astype(np.int64)
+    else:
+        w = np.ceil(size * scale).astype(np.int64)
+        b = np.floor(cap * scale).astype(np.int64)
+    m = cp_model.CpModel()
+    x = {(i, j): m.NewBoolVar(f"x{i}_{j}") for i in range(b.size) for j in range(w.size)}
+    for j in range(w.size):
+        m.AddExactlyOne(x[i, j] for i in range(b.size))
+    for i in range(b.size):
+        m.Add(sum(int(w[j]) * x[i, j] for j in range(w.size)) <= int(b[i]))
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = 60.0
+    solver.parameters.num_workers = 1
+    st = solver.Solve(m)
+    if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return True
+    return False if st == cp_model.INFEASIBLE else None
 
 
 def replay_table(nodes: int, jobs: int, budget: Any, sample: int, quiet: bool,
@@ -381,7 +591,7 @@ def overrun_table(families: List[str], budgets: List[float], limit: int) -> None
 
 FAMILIES: Dict[str, Callable[[bool, int], Iterator[dict]]] = {
     "gap": gap_cases, "collective": collective_cases, "ctaap": ctaap_cases,
-    "testbed": testbed_cases,
+    "testbed": testbed_cases, "replay": replay_cases, "share": share_cases,
 }  # fmt: skip
 
 
@@ -429,20 +639,23 @@ def main(argv: Any = None) -> int:
     if not rows:
         print(f"load average at end: {os.getloadavg()[0]:.2f}")
         return 0
-    print("| failures of | explained | sound (referee) | proven minimal | fixes feasible "
-          "| conflict size (median) | explain s (median, max) | solve s (median) "
-          "| within solve + 1 s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| failures of | explained | sound (referee) | proven minimal | minimal re-checked "
+          "| fixes feasible | conflict size (median) | explain s (median, max) "
+          "| solve s (median) | within solve + 1 s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for label, cases in rows.items():
         k = len(cases)
+        done = [c for c in cases if c["e"] is not None]
         sound = sum(c["sound"] for c in cases)
-        minimal = sum(c["e"].minimal is True for c in cases)
-        fixes = [f for c in cases for f in c["fixes"]]
+        minimal = sum(c["e"].minimal is True for c in done)
+        fixes = [f for c in done for f in c["fixes"]]
         t_exp = [c["t_exp"] for c in cases]
         within = sum(c["t_exp"] <= c["t_solve"] + 1.0 for c in cases)
-        print(f"| {label} | {k} | {sound}/{k} ({cases[0]['referee']}) | {minimal}/{k} "
-              f"| {sum(fixes)}/{len(fixes)} "
-              f"| {statistics.median(len(c['e'].demand) for c in cases):.0f} "
+        rechecked = [c["ref_minimal"] for c in done if "ref_minimal" in c]
+        again = f"{sum(rechecked)}/{len(rechecked)}" if rechecked else "-"
+        size = (f"{statistics.median(len(c['e'].demand) for c in done):.0f}" if done else "-")
+        print(f"| {label} | {len(done)}/{k} | {sound}/{k} ({cases[0]['referee']}) "
+              f"| {minimal}/{k} | {again} | {sum(fixes)}/{len(fixes)} | {size} "
               f"| {statistics.median(t_exp):.2f}, {max(t_exp):.2f} "
               f"| {statistics.median(c['t_solve'] for c in cases):.2f} | {within}/{k} |")
     print(f"load average at end: {os.getloadavg()[0]:.2f}")

@@ -128,3 +128,26 @@ def test_the_assignment_keeps_as_many_and_as_linked_nodes_as_a_min_cost_flow(see
     ref = _flow_left_out(top, ptop, rest, links)
     assert len(got) == len(ref)
     assert sum(top.degree(v) for v in got) == sum(top.degree(v) for v in ref)
+
+
+def test_a_hub_the_trunks_cannot_serve_seeds_the_search_with_one_neighbour_past_the_bound():
+    # nine PCs, three behind s0 and six behind s1, no trunk between them (as a full trunk
+    # is left out of the free testbed): a LAN of nine reaches at most six of its members
+    # from either switch (the hub bound), so the hub with seven of them is a conflict, and
+    # without any one of those it maps
+    lines = ["node s0 switch:1 *lan:*", "node s1 switch:1 *lan:*"]
+    for i in range(9):
+        sw = "s0" if i < 3 else "s1"
+        lines += [f"node h{i} pc:1", f"link l{i} h{i} {sw} 100 0 0"]
+    ptop = tb.parse_ptop("\n".join(lines))
+    top = tb.generators.lan(9, bw=100)
+    assert not _maps(top, ptop)
+    # the default method's own proof names the hub (the seed comes from it)
+    assert tb.Instance(top, ptop).solve().reason["constraint"] == "hub_bandwidth"
+    e = explain_mapping(top, ptop, time_limit=30.0)
+    assert e is not None and e.sound is True and e.minimal is True
+    conflict = e.conflict["vnodes"]
+    assert not _maps(_sub(top, conflict), ptop)
+    for v in conflict:
+        assert _maps(_sub(top, [u for u in conflict if u != v]), ptop), v
+    assert len(conflict) == 8  # the hub and seven members: one past the six it can reach

@@ -521,18 +521,24 @@ def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explana
         jobs_w = None
     else:
         jobs_w = np.tile(size[jobs], (b.size, 1))
-    if jobs_w is None:  # too large for the packing models: the volume alone, said as such
+    if jobs_w is None:  # too large for the packing models: the volume and packing witnesses
         if not known:
             return None
         over = float(size.sum() - b.sum())
+        # minimal when the jobs but the smallest pack (see below); the fewest to hold back
+        packed = _packs(np.sort(size[jobs])[1:], b)
+        drop = _volume_drop(size, b, fix_deadline(t0, time_limit))
+        fix = f" Nearest fix: {drop.sentence}." if drop is not None else ""
         sentence = (f"The {len(jobs)} largest jobs alone need more than the nodes' total "
                     f"capacity ({b.sum():g}); in all, {over:g} of the load ({size.sum():g}) "
-                    f"must wait whatever the placement (volume bound: without any one of "
-                    f"them the rest are within the total; too large to check the packing).")
+                    f"must wait whatever the placement (volume bound"
+                    f"{'; without any one of them the rest pack' if packed else ''}).{fix}")
         return Explanation(demand=tuple(f"job {j}" for j in jobs),
                            resources=(f"total capacity of the {b.size} nodes ({b.sum():g})",),
-                           certificate="volume bound", sound=True, minimal=None,
-                           sentence=sentence, conflict={"jobs": jobs}, oracle_calls=0,
+                           certificate="volume bound", sound=True,
+                           minimal=True if packed else None, sentence=sentence,
+                           relaxations=(drop,) if drop is not None else (),
+                           conflict={"jobs": jobs}, oracle_calls=0,
                            seconds=time.monotonic() - t0)  # fmt: skip
     oracle = _Oracle(jobs_w, b, t0 + 0.6 * time_limit)
     local = list(range(len(jobs)))

@@ -70,16 +70,17 @@ def _maps(top: VirtualTopology, ptop: PhysicalTopology, deadline: float, *,
 
     ``prove=False`` asks the default method only (a fix needs a witness, not a proof).
     With ``clock`` (method -> the seconds of its last calls, kept by the caller), the exact
-    method alone is asked when its recent calls were quicker than the default's (it decides
+    method is asked first when its recent calls were quicker than the default's (it decides
     both ways: on the small sub-experiments of a conflict search it often finds its
-    witness sooner than the default method's portfolio).
+    witness sooner than the default method's portfolio), the default only when it does
+    not decide.
     """
     if not top.nodes:
         return True, None
     inst = Instance(top, ptop)
     methods: Tuple[Optional[str], ...] = (None, "exact") if prove else (None,)
     if prove and clock is not None and _quicker(clock):
-        methods = ("exact",)
+        methods = ("exact", None)  # (the default still, should the exact one not decide)
     for method in methods:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -111,20 +112,33 @@ def _quicker(clock: Dict[Any, List[float]]) -> bool:
     return sorted(e)[len(e) // 2] < sorted(d)[len(d) // 2]
 
 
-def _certified(result: Any, names: List[str]) -> Optional[List[int]]:
+def _certified(result: Any, names: List[str],
+               top: Optional[VirtualTopology] = None) -> Optional[List[int]]:  # fmt: skip
     """The indices of the virtual nodes a failure's reason names, or None.
 
     A counting proof (``capacity``: more nodes need a class than it has free) or a node no
-    physical node can host (``no_candidate``) names the nodes it is about; the conflict
-    search starts from them instead of the whole experiment.
+    physical node can host (``no_candidate``) names the nodes it is about; a hub whose
+    links need more bandwidth than its switch can have (``hub_bandwidth``, with ``top``)
+    names the hub, of whose neighbours one more than the bound is enough. The conflict
+    search starts from them instead of the whole experiment (each seed proved again).
     """
     reason = getattr(result, "reason", None) or {}
+    where = {v: i for i, v in enumerate(names)}
+    hub = reason.get("vnode")
+    if (reason.get("constraint") == "hub_bandwidth" and hub in where
+            and isinstance(reason.get("bound"), int)):  # fmt: skip
+        # a hub whose links its switch cannot carry: the hub and one neighbour more than
+        # the bound (the same bound holds for them: the testbed's, per link bandwidth)
+        near = sorted({lk.b if lk.a == hub else lk.a for lk in top.links.values()
+                       if hub in (lk.a, lk.b)} - {hub}, key=lambda v: where.get(v, -1))
+        if len(near) > reason["bound"] + 1:
+            return sorted([where[hub]] + [where[v] for v in near[: reason["bound"] + 1]])
+        return None
     named = (
         reason.get("vnodes") if reason.get("constraint") in ("capacity", "no_candidate") else None
     )
     if not named:
         return None
-    where = {v: i for i, v in enumerate(names)}
     if isinstance(named, str):
         named = [named]
     index = sorted(where[v] for v in named if v in where)
@@ -364,7 +378,7 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
         return got
 
     search = None
-    seed = _certified(first, names) if whole is False else None
+    seed = _certified(first, names, top) if whole is False else None
     # a proof naming no nodes, or none: the exact model's unsat core names some (proved by
     # the exact method on its own, which proves the whole too: a sub-experiment of a
     # mappable experiment maps; should the core alone map, the core with its neighbours
