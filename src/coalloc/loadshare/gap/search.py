@@ -8,8 +8,10 @@ same greedy on the capacity shares is the first incumbent, and under a short lim
 tabu search's start, if it keeps every capacity: :meth:`_Search.fallback`). The tabu
 search (:mod:`.tabu`) runs in rounds sized from its measured speed to end before the
 deadline; with the LP's reduced costs it first runs on the core (:func:`core_costs`), then
-on every pair from the core's best, then on every pair afresh. It stops early when the
-bound proves the best assignment optimal.
+on every pair from the core's best, then on every pair afresh (``cycles``: the second
+half of the search goes to cycles of a core search afresh and a search on every pair from
+its best, in place of the search afresh). It
+stops early when the bound proves the best assignment optimal.
 """
 
 from __future__ import annotations
