@@ -90,8 +90,9 @@ _FALLBACK_HORIZON = 15.0
 #: trajectory through the core: the tenure draws differ); "best": from the incumbent, on
 #: the core plus the incumbent's pairs. Cycle ``c`` cuts its core at the percentile
 #: ``_CYCLE_PERCENTILES[c % len]``. Off by default: the 10 s Yagiura profile (the answer's
-#: last improvement at about a third of the limit) suggested it; it measured no gain
-#: (bench/loadshare/ISSUE40.md, core cycles).
+#: last improvement at about a third of the limit) suggested it; at 10 s it helped type d
+#: (six Yagiura d of 900-1600 items: 0.314 -> 0.211 % mean), not c or e; at 1 s it lost
+#: Chu-Beasley c20100 (bench/loadshare/ISSUE40.md, core cycles).
 _CYCLE_FROM, _CYCLE_CORE, _CYCLE_MODE = 0.5, 0.4, "lp"
 _CYCLE_PERCENTILES = (5.0, 20.0)
 MAX_CYCLES = 64
