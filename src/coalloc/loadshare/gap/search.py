@@ -8,8 +8,10 @@ same greedy on the capacity shares is the first incumbent, and under a short lim
 tabu search's start, if it keeps every capacity: :meth:`_Search.fallback`). The tabu
 search (:mod:`.tabu`) runs in rounds sized from its measured speed to end before the
 deadline; with the LP's reduced costs it first runs on the core (:func:`core_costs`), then
-on every pair from the core's best, then on every pair afresh. It stops early when the
-bound proves the best assignment optimal.
+on every pair from the core's best, then on every pair afresh (``cycles``: the second
+half of the search goes to cycles of a core search afresh and a search on every pair from
+its best, in place of the search afresh). It
+stops early when the bound proves the best assignment optimal.
 """
 
 from __future__ import annotations
@@ -88,8 +90,9 @@ _FALLBACK_HORIZON = 15.0
 #: trajectory through the core: the tenure draws differ); "best": from the incumbent, on
 #: the core plus the incumbent's pairs. Cycle ``c`` cuts its core at the percentile
 #: ``_CYCLE_PERCENTILES[c % len]``. Off by default: the 10 s Yagiura profile (the answer's
-#: last improvement at about a third of the limit) suggested it; it measured no gain
-#: (bench/loadshare/ISSUE40.md, core cycles).
+#: last improvement at about a third of the limit) suggested it; at 10 s it helped type d
+#: (six Yagiura d of 900-1600 items: 0.314 -> 0.211 % mean), not c or e; at 1 s it lost
+#: Chu-Beasley c20100 (bench/loadshare/ISSUE40.md, core cycles).
 _CYCLE_FROM, _CYCLE_CORE, _CYCLE_MODE = 0.5, 0.4, "lp"
 _CYCLE_PERCENTILES = (5.0, 20.0)
 MAX_CYCLES = 64

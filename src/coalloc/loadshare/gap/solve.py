@@ -97,8 +97,10 @@ def solve_gap(
         search on a core afresh from the rounded LP for 40 % of it (cut at the 5th
         percentile of the positive reduced costs, then the 20th, alternating), then on
         every pair from that search's best; at most ``MAX_CYCLES`` (64). With ``relink``,
-        the cycles take the time and no relinking runs. Off by default: it measured no
-        clear gain at 1 s and 10 s (``bench/loadshare/ISSUE40.md``, core cycles).
+        the cycles take the time and no relinking runs. Off by default: at 10 s it
+        helped Yagiura's type d (0.314 to 0.211 % mean on the six of 900-1600 items) and
+        changed c and e within the seeds' spread, at 1 s it lost Chu-Beasley c20100
+        (``bench/loadshare/ISSUE40.md``, core cycles).
         ``iterations["core_cycles"]`` counts the cycles begun.
 
     Returns
