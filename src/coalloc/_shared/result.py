@@ -42,7 +42,8 @@ status           meaning                                           ``has_solutio
 ``objective`` is set whenever there is an answer; ``bound`` is finite or absent; ``gap``
 is :func:`relative_gap` of the two. A result with a solution is verified like any other
 (the families' ``verify``), and the command line prints the status the result holds and
-exits 0 when it wrote a verified solution, 1 when it has none.
+exits 0 when it wrote a verified solution, 1 when it has none (a proven ``infeasible``
+too: for a script a "no" is a failed solve, in every family's command), 2 on bad input.
 """
 
 from __future__ import annotations
