@@ -58,8 +58,21 @@ _DIRECT = True
 _INT64_MIN = -(2**63)
 
 
+#: Why CP-SAT was not started (the message of a ``time_limit`` outcome without a model).
+BUILDING = "the time limit ran out while its model was built"
+IMPORT_WONT_FIT = ("its first import in this process (about {s:g} s) would not fit in the "
+                   "time limit, so no model was begun")
+IMPORT_RAN_OUT = "the time limit ran out while it was being imported, before any model"
+OBJECTIVE_WONT_FIT = ("the time left once its model was built (the constraints) would not "
+                      "fit the objective's hand-over and the solver's start")
+
+
 class _OutOfTime(Exception):
-    """The time limit ran out while the model was being built."""
+    """The time limit ran out before CP-SAT started; ``why``: at which step."""
+
+    def __init__(self, why: str = BUILDING) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 def exact_mapping(pr: Problem, *, time_limit: Optional[float] = None, threads: int = 1,
@@ -80,11 +93,11 @@ def exact_mapping(pr: Problem, *, time_limit: Optional[float] = None, threads: i
     t0 = time.perf_counter() if started is None else float(started)
     try:
         return _exact_mapping(pr, time_limit, threads, seed, t0, [] if keep is None else keep)
-    except _OutOfTime:
+    except _OutOfTime as stop:
         return None, MilpOutcome(
             x=None, bound=None, status="time_limit", solver_status=-1,
-            message="CP-SAT: not started, the time limit ran out while its model was built; "
-            "no incumbent found", nodes=None, time_limit_hit=True, infeasible=False, rows=0,
+            message=f"CP-SAT: not started: {stop.why}; no incumbent found", nodes=None,
+            time_limit_hit=True, infeasible=False, rows=0,
             time_limit=time_limit,
         ), {}  # fmt: skip
 
@@ -210,10 +223,10 @@ def _presence_core(pr: Problem, alone: Problem, time_limit, seed, t0, keep: list
 
     if ("ortools.sat.python.cp_model" not in sys.modules
             and deadline - time.perf_counter() < CPSAT_IMPORT_SECONDS):  # fmt: skip
-        raise _OutOfTime
+        raise _OutOfTime(IMPORT_WONT_FIT.format(s=CPSAT_IMPORT_SECONDS))
     cp = import_solver_until("cpsat", deadline)
     if cp is None:
-        raise _OutOfTime
+        raise _OutOfTime(IMPORT_RAN_OUT)
     pr = _widened(pr, alone)
     m = cp.CpModel()
     nv = pr.nv
@@ -701,12 +714,13 @@ def _model_and_solve(pr: Problem, time_limit, threads, seed, deadline, t0, keep:
 
     if (deadline is not None and "ortools.sat.python.cp_model" not in sys.modules
             and deadline - time.perf_counter() < CPSAT_IMPORT_SECONDS):  # fmt: skip
-        raise _OutOfTime  # (a first import would overrun the limit by itself)
+        # (a first import would overrun the limit by itself)
+        raise _OutOfTime(IMPORT_WONT_FIT.format(s=CPSAT_IMPORT_SECONDS))
     # with more time left, the import is still bounded by the deadline (4.7 s under a load
     # of 15): it goes on in the background when the deadline comes first
     cp = import_solver_until("cpsat", deadline)
     if cp is None:
-        raise _OutOfTime
+        raise _OutOfTime(IMPORT_RAN_OUT)
     pause()
     t_build = time.perf_counter()
     m = cp.CpModel()
@@ -782,7 +796,7 @@ def _model_and_solve(pr: Problem, time_limit, threads, seed, deadline, t0, keep:
     if deadline is not None:  # the objective's hand-over (OBJECTIVE_SHARE)
         now = time.perf_counter()
         if deadline - now < OBJECTIVE_SHARE * (now - t_build):
-            raise _OutOfTime
+            raise _OutOfTime(OBJECTIVE_WONT_FIT)
     _minimize(cp, m, obj, clock)  # (polled: written a slice at a time)
     clock()
     keys = list(plan)
