@@ -102,10 +102,13 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
         raise ValueError("solve_portfolio needs a time limit (untimed calls stay the heuristic's)")
     params = {**call.params, "iterations": iterations}
     inner = call.with_params(solver="cpsat", threads=1)
-    res = _Timed(inner, "cpsat", 1).run(iterations, True)
+    timed = _Timed(inner, "cpsat", 1)
+    res = timed.run(iterations, True)
+    if timed.heur is not None:  # the heuristic's trajectory and counts, as the method gives
+        res.trajectory = timed.heur.trajectory
+        res.iterations = {**timed.heur.iterations, **res.iterations}
     res.method = "heuristic"
     res.params = {**params, "portfolio": True, "solver": "cpsat"}
-    res.iterations["tabu_iterations"] = res.iterations["hint_tabu_iterations"]
     res.message = "portfolio (heuristic, CP-SAT beside it): " + res.message
     return res
 
@@ -147,6 +150,7 @@ class _Timed:
         if solver == "cpsat" and "ortools.sat.python.cp_model" not in sys.modules:
             self.need += _SOLVER_IMPORT_SECONDS
         self.start_at = t0
+        self.heur: Optional[GapResult] = None  # the heuristic's own result, once it ended
 
     def start(self, assignment: Optional[np.ndarray]) -> None:
         """The solver's thread, from ``assignment`` (copied) when given."""
@@ -196,6 +200,7 @@ class _Timed:
         try:
             if hint:
                 heur = settle(solve_heuristic(call, iterations, True, self.on_round, self.halt))
+                self.heur = heur
                 t_hint = time.perf_counter() - call.t0
                 proven = heur.status in ("optimal", "infeasible") and not self.halt.is_set()
                 if (self.worker is None and not self.skipped and not proven
