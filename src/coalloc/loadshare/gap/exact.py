@@ -82,8 +82,9 @@ def solve_exact(call: GapCall, solver: str, threads: int, iterations: Optional[i
 def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     """The timed default of :func:`coalloc.loadshare.solve_gap` on a small instance
     (``PORTFOLIO_PAIRS``): the timed exact method's portfolio (the heuristic for the whole
-    limit, CP-SAT beside it from ``HINT_SHARE`` of the limit, started from the heuristic's
-    best assignment; the better answer, the tighter bound), reported as the heuristic
+    limit, CP-SAT beside it from the heuristic's first feasible assignment, or from
+    ``HINT_SHARE`` of the limit when that comes first, started from the heuristic's best
+    assignment; the better answer, the tighter bound), reported as the heuristic
     method with ``iterations["solver_started"]`` and ``params["portfolio"]``.
 
     Parameters
@@ -103,6 +104,7 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     params = {**call.params, "iterations": iterations}
     inner = call.with_params(solver="cpsat", threads=1)
     timed = _Timed(inner, "cpsat", 1)
+    timed.early = True  # a small instance: CP-SAT from the first feasible assignment on
     res = timed.run(iterations, True)
     if timed.heur is not None:  # the heuristic's trajectory and counts, as the method gives
         res.trajectory = timed.heur.trajectory
@@ -151,6 +153,9 @@ class _Timed:
             self.need += _SOLVER_IMPORT_SECONDS
         self.start_at = t0
         self.heur: Optional[GapResult] = None  # the heuristic's own result, once it ended
+        #: the default's portfolio: the solver starts at the heuristic's first feasible
+        #: assignment (not only from ``HINT_SHARE`` of the limit)
+        self.early = False
 
     def start(self, assignment: Optional[np.ndarray]) -> None:
         """The solver's thread, from ``assignment`` (copied) when given."""
@@ -168,7 +173,8 @@ class _Timed:
 
     def on_round(self, assignment: np.ndarray, feasible: bool) -> None:
         """The heuristic's report after a round: time to start the solver?"""
-        if self.worker is None and not self.skipped and time.perf_counter() >= self.start_at:
+        due = time.perf_counter() >= self.start_at or (self.early and feasible)
+        if self.worker is None and not self.skipped and due:
             if self.fits_in_time():
                 self.start(assignment if feasible else None)
             else:
