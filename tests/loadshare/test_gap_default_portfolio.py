@@ -96,3 +96,15 @@ def test_untimed_and_large_keep_the_heuristic(heavy_10x80: GapInstance) -> None:
     # without a bound asked for, the heuristic alone too
     r = solve_gap(inst, time_limit=0.2, with_bound=False)
     assert "portfolio" not in r.params and r.bound is None
+
+
+def test_without_ortools_the_heuristic_runs_alone(
+    heavy_10x80: GapInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coalloc.loadshare.gap import solve as solve_module
+
+    monkeypatch.setattr(solve_module, "_CPSAT", False)
+    r = solve_gap(heavy_10x80, time_limit=0.2)
+    assert "portfolio" not in r.params and "lp" in r.timings
+    if r.assignment is not None:
+        _checked(heavy_10x80, r)

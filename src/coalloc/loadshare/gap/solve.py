@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from typing import Optional
 
@@ -153,11 +154,23 @@ def solve_gap(
     call = GapCall(instance, sense, assign_all, limit, seed, params, t0, relink, cycles)
     if method == "exact":
         res = solve_exact(call, solver, threads, iterations, hint)
-    elif limit is not None and with_bound and instance.m * instance.n <= PORTFOLIO_PAIRS:
+    elif (limit is not None and with_bound and instance.m * instance.n <= PORTFOLIO_PAIRS
+          and _has_cpsat()):  # fmt: skip
         res = solve_portfolio(call, iterations)  # small and timed: the solver beside it
     else:
         res = solve_heuristic(call, iterations, with_bound)
     return settle(res)
 
+
+def _has_cpsat() -> bool:
+    """Whether OR-Tools is installed (the default's portfolio needs CP-SAT; without it the
+    heuristic runs alone)."""
+    global _CPSAT
+    if _CPSAT is None:
+        _CPSAT = importlib.util.find_spec("ortools") is not None
+    return _CPSAT
+
+
+_CPSAT: Optional[bool] = None
 
 solve_gap = renamed_keyword(solve_gap, "backend", "solver")
