@@ -61,8 +61,9 @@ def solve_gap(
         limit is never worse than the heuristic at that limit, and a proof from either
         (the solver's optimum or infeasibility, the heuristic's bound) ends both.
         The default on a small instance (at most ``PORTFOLIO_PAIRS``, 2000, agent x item
-        pairs) with a limit and ``with_bound`` runs as the exact method (CP-SAT beside the
-        search, sharing its best assignment) and is reported as ``"heuristic"`` with
+        pairs) with a limit and ``with_bound`` (and OR-Tools installed) runs as the exact
+        method (CP-SAT beside the search from its first feasible assignment, sharing its
+        best one) and is reported as ``"heuristic"`` with
         ``params["portfolio"]``, so that at a limit it is never worse than ``exact`` at
         that limit; untimed calls and larger instances run the heuristic alone.
     seed : int, optional
