@@ -81,12 +81,13 @@ def test_lagrangian_bound_is_a_bound(kind, m, n, seed, sense):
     one; CP-SAT's proven optimum is the referee."""
     inst = generate_gap(kind, m, n, seed=seed)
     ex = solve_gap(inst, "exact", sense=sense, time_limit=30)
-    old = gap.heuristic._LP_SHARE
+    old, old_pairs = gap.heuristic._LP_SHARE, gap.solve.PORTFOLIO_PAIRS
     gap.heuristic._LP_SHARE = 0.0
+    gap.solve.PORTFOLIO_PAIRS = 0  # the heuristic alone (not the small default's portfolio)
     try:
         h = solve_gap(inst, "heuristic", sense=sense, time_limit=30, iterations=2000, seed=0)
     finally:
-        gap.heuristic._LP_SHARE = old
+        gap.heuristic._LP_SHARE, gap.solve.PORTFOLIO_PAIRS = old, old_pairs
     if ex.status == "infeasible":
         assert h.assignment is None
         return

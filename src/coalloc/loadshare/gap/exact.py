@@ -23,7 +23,7 @@ from .heuristic import solve_heuristic
 from .model import GapCall, objective
 from .solver import Outcome, SolverThread, solver_outcome
 
-__all__ = ["solve_exact", "HINT_SHARE"]
+__all__ = ["solve_exact", "solve_portfolio", "HINT_SHARE", "PORTFOLIO_PAIRS"]
 
 #: The share of an exact call's time limit after which the solver starts beside the
 #: heuristic (from the heuristic's best assignment at that moment).
@@ -34,6 +34,12 @@ HINT_SHARE = 0.25
 #: CP-SAT model took 7 s to build on a loaded two-core machine (21 us per variable), time
 #: the heuristic beside it uses better.
 _SOLVER_SECONDS_PER_PAIR, _SOLVER_IMPORT_SECONDS, _SOLVER_FIT = 4e-5, 0.5, 0.5
+#: The timed default (``method="heuristic"``) runs the solver beside its search, as the
+#: timed exact method does, when the instance has at most this many (agent, item) pairs
+#: (``m * n``); above it the heuristic runs alone, as before. Measured in
+#: ``bench/shared/CONTRACT_AUDIT.md`` (GAP default section): on 10 x 80 (800 pairs) the
+#: heuristic alone lost to the exact method at 0.05 and 0.5 s.
+PORTFOLIO_PAIRS = 2000
 #: The share of the overrun allowance (``max(0.05 s, 0.05 T)``) kept back from the solver's
 #: time limit for its own overrun (stopping, reading the solution back, the check).
 _SOLVER_MARGIN = 0.5
@@ -73,6 +79,42 @@ def solve_exact(call: GapCall, solver: str, threads: int, iterations: Optional[i
     return _Timed(call, solver, threads).run(iterations, hint)
 
 
+def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
+    """The timed default of :func:`coalloc.loadshare.solve_gap` on a small instance
+    (``PORTFOLIO_PAIRS``): the timed exact method's portfolio (the heuristic for the whole
+    limit, CP-SAT beside it from the heuristic's first feasible assignment, or from
+    ``HINT_SHARE`` of the limit when that comes first, started from the heuristic's best
+    assignment; the better answer, the tighter bound), reported as the heuristic
+    method with ``iterations["solver_started"]`` and ``params["portfolio"]``.
+
+    Parameters
+    ----------
+    call : GapCall
+        The instance and the call's parameters (a time limit is required).
+    iterations : int, optional
+        The heuristic's tabu iterations.
+
+    Returns
+    -------
+    GapResult
+        Not yet settled.
+    """
+    if call.limit is None:
+        raise ValueError("solve_portfolio needs a time limit (untimed calls stay the heuristic's)")
+    params = {**call.params, "iterations": iterations}
+    inner = call.with_params(solver="cpsat", threads=1)
+    timed = _Timed(inner, "cpsat", 1)
+    timed.early = True  # a small instance: CP-SAT from the first feasible assignment on
+    res = timed.run(iterations, True)
+    if timed.heur is not None:  # the heuristic's trajectory and counts, as the method gives
+        res.trajectory = timed.heur.trajectory
+        res.iterations = {**timed.heur.iterations, **res.iterations}
+    res.method = "heuristic"
+    res.params = {**params, "portfolio": True, "solver": "cpsat"}
+    res.message = "portfolio (heuristic, CP-SAT beside it): " + res.message
+    return res
+
+
 def _untimed(call: GapCall, solver: str, threads: int, iterations: Optional[int],
              hint: bool) -> GapResult:  # fmt: skip
     """Without a limit: the heuristic, then the solver from its assignment (unless the
@@ -110,6 +152,10 @@ class _Timed:
         if solver == "cpsat" and "ortools.sat.python.cp_model" not in sys.modules:
             self.need += _SOLVER_IMPORT_SECONDS
         self.start_at = t0
+        self.heur: Optional[GapResult] = None  # the heuristic's own result, once it ended
+        #: the default's portfolio: the solver starts at the heuristic's first feasible
+        #: assignment (not only from ``HINT_SHARE`` of the limit)
+        self.early = False
 
     def start(self, assignment: Optional[np.ndarray]) -> None:
         """The solver's thread, from ``assignment`` (copied) when given."""
@@ -127,7 +173,8 @@ class _Timed:
 
     def on_round(self, assignment: np.ndarray, feasible: bool) -> None:
         """The heuristic's report after a round: time to start the solver?"""
-        if self.worker is None and not self.skipped and time.perf_counter() >= self.start_at:
+        due = time.perf_counter() >= self.start_at or (self.early and feasible)
+        if self.worker is None and not self.skipped and due:
             if self.fits_in_time():
                 self.start(assignment if feasible else None)
             else:
@@ -159,6 +206,7 @@ class _Timed:
         try:
             if hint:
                 heur = settle(solve_heuristic(call, iterations, True, self.on_round, self.halt))
+                self.heur = heur
                 t_hint = time.perf_counter() - call.t0
                 proven = heur.status in ("optimal", "infeasible") and not self.halt.is_set()
                 if (self.worker is None and not self.skipped and not proven

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from typing import Optional
 
@@ -11,7 +12,7 @@ from ..._shared.params import choice
 from ..._shared.result import settle
 from ..._shared.seeding import resolve_seed
 from ..result import GapResult
-from .exact import solve_exact
+from .exact import PORTFOLIO_PAIRS, solve_exact, solve_portfolio
 from .heuristic import solve_heuristic
 from .model import GapCall, GapInstance
 
@@ -59,6 +60,12 @@ def solve_gap(
         model count); the better answer of the two is returned, so the exact method at a
         limit is never worse than the heuristic at that limit, and a proof from either
         (the solver's optimum or infeasibility, the heuristic's bound) ends both.
+        The default on a small instance (at most ``PORTFOLIO_PAIRS``, 2000, agent x item
+        pairs) with a limit and ``with_bound`` (and OR-Tools installed) runs as the exact
+        method (CP-SAT beside the search from its first feasible assignment, sharing its
+        best one) and is reported as ``"heuristic"`` with
+        ``params["portfolio"]``, so that at a limit it is never worse than ``exact`` at
+        that limit; untimed calls and larger instances run the heuristic alone.
     seed : int, optional
     solver : {"cpsat", "highs", "cbc"}, default "cpsat"
         The exact method's integer-programming solver (non-integer costs: HiGHS is used
@@ -148,9 +155,23 @@ def solve_gap(
     call = GapCall(instance, sense, assign_all, limit, seed, params, t0, relink, cycles)
     if method == "exact":
         res = solve_exact(call, solver, threads, iterations, hint)
+    elif (limit is not None and with_bound and instance.m * instance.n <= PORTFOLIO_PAIRS
+          and _has_cpsat()):  # fmt: skip
+        res = solve_portfolio(call, iterations)  # small and timed: the solver beside it
     else:
         res = solve_heuristic(call, iterations, with_bound)
     return settle(res)
 
+
+def _has_cpsat() -> bool:
+    """Whether OR-Tools is installed (the default's portfolio needs CP-SAT; without it the
+    heuristic runs alone)."""
+    global _CPSAT
+    if _CPSAT is None:
+        _CPSAT = importlib.util.find_spec("ortools") is not None
+    return _CPSAT
+
+
+_CPSAT: Optional[bool] = None
 
 solve_gap = renamed_keyword(solve_gap, "backend", "solver")
