@@ -107,12 +107,27 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     timed.early = True  # a small instance: CP-SAT from the first feasible assignment on
     res = timed.run(iterations, True)
     if timed.heur is not None:  # the heuristic's trajectory and counts, as the method gives
-        res.trajectory = timed.heur.trajectory
+        res.trajectory = _ends_at(timed.heur.trajectory, res, call.t0)
         res.iterations = {**timed.heur.iterations, **res.iterations}
     res.method = "heuristic"
     res.params = {**params, "portfolio": True, "solver": "cpsat"}
     res.message = "portfolio (heuristic, CP-SAT beside it): " + res.message
     return res
+
+
+def _ends_at(trajectory: np.ndarray, res: GapResult, t0: float) -> np.ndarray:
+    """The heuristic's trajectory, with a last row for the portfolio's answer and bound when
+    CP-SAT's improved either (a trajectory ends at the result's objective and bound)."""
+    objs = trajectory[~np.isnan(trajectory[:, 1]), 1] if len(trajectory) else trajectory[:, 1]
+    bounds = trajectory[~np.isnan(trajectory[:, 2]), 2] if len(trajectory) else trajectory[:, 2]
+    obj = np.nan if res.objective is None else float(res.objective)
+    bound = np.nan if res.bound is None else float(res.bound)
+    same_obj = np.isnan(obj) or (objs.size and objs[-1] == obj)
+    same_bound = np.isnan(bound) or (bounds.size and bounds[-1] == bound)
+    if same_obj and same_bound:
+        return trajectory
+    row = np.array([[time.perf_counter() - t0, obj, bound]], dtype=np.float64)
+    return np.vstack([trajectory, row]) if len(trajectory) else row
 
 
 def _untimed(call: GapCall, solver: str, threads: int, iterations: Optional[int],
