@@ -268,15 +268,7 @@ def _presence_core(pr: Problem, alone: Problem, time_limit, seed, t0, keep: list
     y, _ = _host_rules(m, pr, x, clock, iface)
     keep.append(y)
     _lonely_hosts(m, pr, x, present)
-    for t, lim in enumerate(pr.tlimit):
-        if lim >= 0:
-            terms = [(var, int(round(pr.tweight[p, t] * 1000))) for (p, tt), var in y.items()
-                     if pr.tweight[p, t] > 0]  # fmt: skip
-            terms += [(var, int(round(pr.tweight[int(pr.members[c][0]), t] * 1000)))
-                      for (v, c), var in agg.items()
-                      if pr.tweight[int(pr.members[c][0]), t] > 0]  # fmt: skip
-            if terms and sum(w for _, w in terms) > int(lim) * 1000:
-                m.Add(sum(w * var for var, w in terms) <= int(lim) * 1000)
+    _type_limits(m, pr, y, agg, clock)
     keep.append(_trunk_model(cp, m, pr, x, agg, clock))
     clock()
     return _core(cp, m, present, deadline, seed)
@@ -557,6 +549,27 @@ def _lonely_hosts(m: Any, pr: Problem, x: dict, present: Optional[list] = None,
     return rows
 
 
+def _type_limits(m: Any, pr: Problem, y: dict, agg: dict, clock: Any) -> int:
+    """The set-type-limit rows as Emulab counts them: a used node (acting as any type: sum of
+    its y, at most one) adds its slots of every type it lists (``pr.tweight``) to that type's
+    count; a virtual node on a whole-node pclass uses a node of its own. Returns the rows
+    added (a limit above every node's weight together cannot bind, and may not fit int64)."""
+    rows = 0
+    for t, lim in enumerate(pr.tlimit):
+        clock()
+        if lim < 0:
+            continue
+        terms = [(var, int(round(pr.tweight[p, t] * 1000))) for (p, tt), var in y.items()
+                 if pr.tweight[p, t] > 0]  # fmt: skip
+        terms += [(var, int(round(pr.tweight[int(pr.members[c][0]), t] * 1000)))
+                  for (v, c), var in agg.items()
+                  if pr.tweight[int(pr.members[c][0]), t] > 0]  # fmt: skip
+        if terms and sum(w for _, w in terms) > int(lim) * 1000:
+            m.Add(sum(w * var for var, w in terms) <= int(lim) * 1000)
+            rows += 1
+    return rows
+
+
 def _trunk_model(cp: Any, m: Any, pr: Problem, x: dict, agg: dict, clock: Any,
                  keep: Optional[list] = None) -> tuple:
     """The trunks: each virtual node's switch (``z``), each link's pair of switches (``w``)
@@ -771,21 +784,7 @@ def _model_and_solve(pr: Problem, time_limit, threads, seed, deadline, t0, keep:
     keep.append(y)
     rows += host_rows
     rows += _lonely_hosts(m, pr, x, present if core else None, clock)
-    # set-type-limit as Emulab counts it: a used node (acting as any type: sum of its y, at
-    # most one) adds its slots of every type it lists (pr.tweight) to that type's count
-    for t, lim in enumerate(pr.tlimit):
-        clock()
-        if lim >= 0:
-            terms = [(var, int(round(pr.tweight[p, t] * 1000))) for (p, tt), var in y.items()
-                     if pr.tweight[p, t] > 0]  # fmt: skip
-            # a virtual node on a whole-node pclass uses a node of its own
-            terms += [(var, int(round(pr.tweight[int(pr.members[c][0]), t] * 1000)))
-                      for (v, c), var in agg.items()
-                      if pr.tweight[int(pr.members[c][0]), t] > 0]  # fmt: skip
-            # a limit above every node's weight together cannot bind (and may not fit int64)
-            if terms and sum(w for _, w in terms) > int(lim) * 1000:
-                m.Add(sum(w * var for var, w in terms) <= int(lim) * 1000)
-                rows += 1
+    rows += _type_limits(m, pr, y, agg, clock)
     obj, plan, trunk_rows = _trunk_model(cp, m, pr, x, agg, clock, keep)
     rows += trunk_rows
     clock()
