@@ -120,3 +120,24 @@ def test_explain_names_a_swap_too(files, capsys):
     top, ptop = files
     assert main(["testbed", "explain", ptop, top]) == 2
     assert "the order is TOP PTOP" in _one_line(capsys)
+
+
+EMULAB = os.path.join(os.path.dirname(__file__), "data", "emulab")
+
+
+@pytest.mark.parametrize("name", ["test", "test_ugly", "dtest"])
+def test_emulab_files_swapped_are_named(name, capsys):
+    """Emulab's own test files swapped: its ``.ptop`` also reads as a ``.top`` (a node line
+    whose type carries a count), so the PTOP given as the TOP was read without complaint and
+    only the TOP given as the PTOP failed, with the ptop reader's own message ("expected
+    TYPE:COUNT") instead of the swap; now both files reading as the other place's kind name
+    the swap. In the right order they map (or fail on their own terms), never "swapped"."""
+    top, ptop = (os.path.join(EMULAB, f"{name}.{ext}") for ext in ("top", "ptop"))
+    if not os.path.exists(ptop):
+        ptop = os.path.join(EMULAB, "test2.ptop")
+    assert main(["testbed", "assign", ptop, top]) == 2
+    line = _one_line(capsys)
+    assert "the order is TOP PTOP" in line, line
+    assert "looks like" in line and "was given as" in line, line
+    main(["testbed", "assign", top, ptop])
+    assert "the order is" not in capsys.readouterr().err

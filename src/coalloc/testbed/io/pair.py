@@ -106,14 +106,16 @@ def read_topologies(top: Any, ptop: Optional[Any] = None, *, order: str = "TOP P
         except InstanceError:
             other = "ptop" if kind == "top" else "top"
             # a swap when both files stand in the wrong place (the other one is not what
-            # its place asks for either), or the same file was given twice; one malformed
+            # its place asks for either, or reads as this place's kind too: Emulab's own
+            # test.ptop also reads as a .top), or the same file was given twice; one malformed
             # file beside a good one is malformed (its reader's message, as assign says it),
             # even where its content looks like the other kind
             same = os.path.abspath(os.fspath(path)) == os.path.abspath(os.fspath(files[other]))
             if _reads_as(path, other) and (
                 same
                 or (seen[kind].kind in (other, "emulab", "text")
-                    and (seen[other].kind == kind or not _reads_as(files[other], other)))
+                    and (seen[other].kind == kind or not _reads_as(files[other], other)
+                         or _reads_as(files[other], kind)))
             ):  # fmt: skip
                 _check_swap(path, kind, Sniffed(other, _LOOKS[other]), order, force=True)
             raise
