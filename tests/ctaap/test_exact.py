@@ -437,11 +437,16 @@ def test_cbc_ctrl_c_returns_a_normal_result_and_leaves_nothing_behind(tmp_path):
     inst = tmp_path / "big.json"
     req, off = fig3(600, seed=0)
     coalloc.write_instance(inst, req, off)
-    cmd = [sys.executable, "-m", "coalloc", "ctaap", "solve", str(inst), "--method", "exact",
+    # Python's own Ctrl-C handler, whatever the test runner's SIGINT disposition: a child
+    # inherits an ignored SIGINT (a CI started in the background ignores it) and Python then
+    # keeps it ignored, so the signal below would do nothing
+    run = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler);"
+           " sys.argv[0] = 'coalloc'; runpy.run_module('coalloc', run_name='__main__')")
+    cmd = [sys.executable, "-c", run, "ctaap", "solve", str(inst), "--method", "exact",
            "--backend", "cbc"]  # fmt: skip
     scratch = tmp_path / "tmp"  # the solve's own temporary folder, to find what it leaves
     scratch.mkdir()
-    env = {**__import__("os").environ, "TMPDIR": str(scratch)}
+    env = {**__import__("os").environ, "TMPDIR": str(scratch), "PYTHONFAULTHANDLER": "1"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.perf_counter() + 180  # reading and building the model is slow under load
     mine = []
@@ -455,7 +460,12 @@ def test_cbc_ctrl_c_returns_a_normal_result_and_leaves_nothing_behind(tmp_path):
     time.sleep(0.5)
     t0 = time.perf_counter()
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:  # where it hangs: every thread's stack (faulthandler)
+        proc.send_signal(signal.SIGABRT)
+        out, err = proc.communicate(timeout=30)
+        pytest.fail(f"no exit 30 s after Ctrl-C; its threads:\n{err[-6000:]}\n{out[-2000:]}")
     assert time.perf_counter() - t0 < 5.0
     # status time_limit; exit 0 with the incumbent allocation, 1 without one
     import re
