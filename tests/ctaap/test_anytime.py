@@ -218,3 +218,34 @@ def test_bound_true_reports_the_lp_bound_for_a_heuristic():
     res = ct.solve(r, o, "greedy", bound=True)
     assert res.bound == lp_bound(r, o)["bound"] < ct.upper_bound(r, o)
     assert res.bound >= _optimum(r, o)
+
+
+@pytest.mark.parametrize("gen", ["sparse", "fig3"])
+def test_a_budget_shorter_than_the_default_still_answers_with_first_fit(monkeypatch, gen):
+    """Issue 36: on a 5,000-task Fig. 3 request the CTAAP-Solver's first step alone took
+    6-25 s, and a 10 s budget returned the empty allocation. Under a time limit the search
+    now offers a first-fit allocation before the default runs. Here the default is replaced
+    by one in which the deadline passes (its scope's instant moved to now: no clock race)."""
+    import time
+
+    from coalloc._shared import interrupt
+    from coalloc._shared import params as checks
+
+    if gen == "sparse":
+        r, o = _sparse(300, 6, 10 / 299, seed=5)
+    else:
+        r, o = ct.generators.fig3(400, seed=2)
+
+    def deadline_passes(*args, **kwargs):
+        checks._budget().when = time.perf_counter()
+        interrupt.check()
+        raise AssertionError("the deadline has passed: check() raises")
+
+    monkeypatch.setattr(anytime, "solve_ctaap", deadline_passes)
+    res = ct.solve(r, o, seed=0, time_limit=60)
+    greedy = ct.solve_greedy(r, o, order="index")  # the referee: first fit on its own
+    assert res.status == "time_limit" and res.method == "ctaap"
+    assert res.has_solution and ct.verify(r, o, res.assignment).feasible
+    assert greedy.n_allocated > 0
+    assert res.n_allocated == greedy.n_allocated == res.objective
+    assert np.array_equal(res.assignment, greedy.assignment)
