@@ -204,7 +204,7 @@ def test_greedy_stopped_inside_its_first_run_keeps_the_tasks_placed_so_far(monke
     full = ct.solve(*big, "greedy")
     real, calls = greedy.interrupt.check, []
 
-    def late_check(*args):  # the poll after 256 tasks comes after the deadline
+    def late_check(*args):  # the poll after 32 tasks comes after the deadline
         calls.append(1)
         if len(calls) == 2:
             time.sleep(0.3)
@@ -214,9 +214,9 @@ def test_greedy_stopped_inside_its_first_run_keeps_the_tasks_placed_so_far(monke
     res = ct.solve(*big, "greedy", time_limit=0.2)
     assert res.status == "time_limit" and res.has_solution
     assert ct.verify(*big, res.assignment).feasible
-    # first-fit is sequential: the answer is the full run's placement of its first 256 tasks
+    # first-fit is sequential: the answer is the full run's placement of its first 32 tasks
     want = full.assignment.copy()
-    want[256:] = -1
+    want[32:] = -1
     np.testing.assert_array_equal(res.assignment, want)
     assert res.objective == res.n_allocated > 0
 

@@ -39,7 +39,8 @@ def first_fit(request: Request, offer: Offer, order: np.ndarray, on_progress=Non
         Permutation of the task indices.
     on_progress : callable, optional
         Called with the allocation so far (a valid one: the first tasks of ``order``
-        placed first-fit) before each poll of the time limit, every 256 tasks.
+        placed first-fit) every 256 tasks, and when a poll of the time limit (every 32
+        tasks) stops the placement, before the stop is raised.
 
     Returns
     -------
@@ -52,10 +53,15 @@ def first_fit(request: Request, offer: Offer, order: np.ndarray, on_progress=Non
     assign = np.full(n, -1, dtype=np.int64)
     free = offer.capacity.copy()
     for k, i in enumerate(order.tolist()):
-        if not k & 255:
-            if on_progress is not None and k:
+        if not k & 31:  # 32 tasks: 3-6 ms on 5,000 Fig. 3 tasks (256 overran a 0.05 s limit)
+            if on_progress is not None and k and not k & 255:
                 on_progress(assign)
-            interrupt.check()  # the time limit, a batch's timeout or cancellation
+            try:
+                interrupt.check()  # the time limit, a batch's timeout or cancellation
+            except BaseException:
+                if on_progress is not None and k:
+                    on_progress(assign)  # what the stop returns: the allocation so far
+                raise
         cand = fits[i] & (free > 0)
         if not cand.any():
             continue
