@@ -143,3 +143,15 @@ def test_untimed_default_is_deterministic_and_load_independent(monkeypatch):
         assert np.array_equal(r.mapping, first.mapping)
         assert (r.max_occupancy, r.bound, r.status) == (first.max_occupancy, first.bound,
                                                          first.status)  # fmt: skip
+
+
+def test_without_highspy_the_capped_part_is_left_out(monkeypatch):
+    """SciPy's HiGHS (the runner's fallback without highspy) takes no node cap: the
+    default then answers with the multilevel's mapping, not an error."""
+    from scipy.optimize import milp as scipy_milp
+
+    tasks, res = _clustered(20, 2), _star(5, 2)
+    monkeypatch.setattr(portfolio.milp, "import_solver", lambda solver: scipy_milp)
+    result = portfolio.map_portfolio(tasks, res)
+    assert "exact" not in result.timings
+    _check_rule(tasks, res, result)

@@ -30,6 +30,7 @@ import inspect
 import time
 from typing import Any, Optional
 
+from .._shared import milp
 from .._shared.constraints import checked
 from .._shared.milp.highs import _highs_in_process
 from .._shared.params import offer_incumbent, with_time_limit
@@ -60,13 +61,15 @@ EXACT_NODES = 1000
 def _exact_work(tasks: TaskGraph, resources: ResourceGraph, cells: int) -> Optional[int]:
     """How the exact MILP runs here: None (not at all), 0 (to its end or the time limit:
     at most ``cells`` pairs) or the node cap (past ``cells``, up to
-    :data:`EXACT_WORK_CELLS` pairs, ``cells`` above 0, and a model small enough for HiGHS
-    in this process: :data:`~coalloc._shared.milp.highs.HIGHS_PROCESS_MIN_SIZE`, whose
-    child process would not take the cap)."""
+    :data:`EXACT_WORK_CELLS` pairs, ``cells`` above 0, highspy installed, and a model small
+    enough for HiGHS in this process: :data:`~coalloc._shared.milp.HIGHS_PROCESS_MIN_SIZE`,
+    whose child process would not take the cap)."""
     pairs = tasks.n * resources.n_processors
     if pairs <= cells:
         return 0
     if cells <= 0 or pairs > EXACT_WORK_CELLS:
+        return None
+    if callable(milp.import_solver("highs")):  # SciPy's HiGHS (no highspy): no node cap
         return None
     if _highs_in_process(_model_size(tasks, resources)):
         return None
