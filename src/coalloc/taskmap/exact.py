@@ -412,6 +412,74 @@ def _stopped_building(solver, formulation, time_limit, mip_gap, t0) -> ExactMapp
     )  # fmt: skip
 
 
+def _model_size(tasks: TaskGraph, resources: ResourceGraph) -> int:
+    """Variables plus nonzeros of the ``"auto"`` model (what decides whether the shared
+    runner solves it in a child process)."""
+    builder, nv, _form = _build(tasks, resources, "auto")
+    return int(nv) + int(builder.matrix(nv)[0].nnz)
+
+
+#: HiGHS's options in a node-capped solve besides the cap: the solve starts from the
+#: heuristic's mapping, so the primal heuristics that look for a first incumbent (RINS,
+#: RENS, feasibility jump: a third of the LP iterations and half the time at the root on
+#: 120 pairs) are left out; the time goes to the bound (measured: 1.4 -> 0.5 s and 9.9 ->
+#: 5.7 s on 96 and 120 pairs, answers equal or better).
+_CAPPED_OPTIONS = {"mip_heuristic_run_rins": False, "mip_heuristic_run_rens": False,
+                   "mip_heuristic_run_feasibility_jump": False}  # fmt: skip
+
+
+class _NodeCapped:
+    """``highspy`` as the shared runner sees it, whose ``Highs()`` solvers stop after
+    ``max_nodes`` branch-and-bound nodes (HiGHS's ``mip_max_nodes``): a cap on the work
+    that is a count, not a clock, so that the answer and the bound are the same on any
+    machine and under any load (issue 36 item 3). The runner has no such option
+    (:class:`~coalloc._shared.milp.MilpOptions`); everything else is highspy's own."""
+
+    def __init__(self, hs, max_nodes: int):
+        self._hs, self._max_nodes = hs, int(max_nodes)
+
+    def __getattr__(self, name):
+        return getattr(self._hs, name)
+
+    def Highs(self):  # noqa: N802 (highspy's name)
+        h = self._hs.Highs()
+        h.setOptionValue("mip_max_nodes", self._max_nodes)
+        for key, value in _CAPPED_OPTIONS.items():
+            h.setOptionValue(key, value)
+        return h
+
+
+def _start_vector(tasks: TaskGraph, resources: ResourceGraph, mapping: np.ndarray,
+                  form: str, nv: int, unit: float) -> np.ndarray:  # fmt: skip
+    """The model's variables (:func:`_build`'s columns) for ``mapping``: ``x`` its 0/1
+    assignment, ``d`` (``"cut"``) or ``y`` (``"pairs"``) the crossings it makes, ``z`` its
+    maximum occupancy in the model's unit: a feasible start for the solver."""
+    procs = resources.processors
+    n, k = tasks.n, procs.shape[0]
+    where = {int(p): i for i, p in enumerate(procs)}
+    col = np.array([where[int(p)] for p in mapping], dtype=np.int64)
+    x = np.zeros((n, k))
+    x[np.arange(n), col] = 1.0
+    out = np.zeros(nv)
+    out[: n * k] = x.reshape(-1)
+    occupancy, _ = _max_occupancy(tasks, resources, np.asarray(mapping, dtype=np.int64))
+    out[n * k] = float(occupancy) / unit
+    s, t, _vol = tasks.edges()
+    ne = s.shape[0]
+    if ne == 0:
+        return out
+    d0 = n * k + 1
+    if form == "cut":
+        links, sides = _cut_sides(_route_usage(resources))
+        for li, side in enumerate(sides):
+            out[d0 + li * ne : d0 + (li + 1) * ne] = (side[col[s]] != side[col[t]])
+    else:
+        y = np.zeros((ne, k, k))
+        y[np.arange(ne), col[s], col[t]] = 1.0
+        out[d0 : d0 + ne * k * k] = y.reshape(-1)
+    return out
+
+
 @checked("coalloc.taskmap.constraints", "exact")
 def solve_exact_mapping(
     task_graph: TaskGraph,
@@ -472,6 +540,29 @@ def solve_exact_mapping(
     """
     if not isinstance(task_graph, TaskGraph) or not isinstance(resource_graph, ResourceGraph):
         raise TypeError("solve_exact_mapping needs a TaskGraph and a ResourceGraph")
+    return _solve_exact(task_graph, resource_graph, solver=solver, formulation=formulation,
+                        time_limit=time_limit, mip_gap=mip_gap, max_variables=max_variables,
+                        verbose=verbose)  # fmt: skip
+
+
+def _solve_exact(
+    task_graph: TaskGraph,
+    resource_graph: ResourceGraph,
+    *,
+    solver: str = "highs",
+    formulation: str = "auto",
+    time_limit: Optional[float] = None,
+    mip_gap: float = 0.0,
+    max_variables: int = 200_000,
+    verbose: bool = False,
+    start: Optional[np.ndarray] = None,
+    max_nodes: Optional[int] = None,
+) -> ExactMappingResult:
+    """:func:`solve_exact_mapping` (its arguments checked), and for the family's default
+    (:func:`~coalloc.taskmap.portfolio.map_portfolio`): ``start``, a mapping the solver
+    starts from (its incumbent at once), and ``max_nodes``, HiGHS's branch-and-bound nodes
+    at most (:class:`_NodeCapped`). A node-capped solve ends ``"feasible"`` when the cap
+    stops it, never ``"time_limit"``."""
     t0 = time.perf_counter()
     k = resource_graph.n_processors
     est = task_graph.n * k + task_graph.n_edges * (
@@ -516,10 +607,18 @@ def solve_exact_mapping(
             # objective ... possible tolerance issue": 4.0 reported optimal where 1.6 is, on
             # two tasks). HiGHS keeps the model it always had (same answers).
             hi[task_graph.n * k + 1 :] = 1.0
+        pkg = milp.import_solver(solver)
+        if max_nodes is not None:
+            if solver != "highs" or callable(pkg):  # CBC, or SciPy's HiGHS: no node cap
+                raise ValueError("max_nodes needs solver='highs' through highspy")
+            pkg = _NodeCapped(pkg, max_nodes)
+        x0 = None
+        if start is not None:
+            x0 = _start_vector(task_graph, resource_graph, start, form, nv, unit)
         outcome = milp.run_milp(
-            solver, milp.import_solver(solver), cost, a, lb, ub, integrality=integrality,
+            solver, pkg, cost, a, lb, ub, integrality=integrality,
             lb=0.0, ub=hi, sense="min", time_limit=time_limit, mip_gap=mip_gap,
-            verbose=verbose, name="taskmap_exact", started=t0, check=check,
+            verbose=verbose, name="taskmap_exact", started=t0, check=check, start=x0,
         )  # fmt: skip
         bound = outcome.bound
         if bound is not None:

@@ -8,7 +8,17 @@
    improvement offered as they come), then its own bisection starts and refinements; and
 2. on tiny instances (at most ``exact_cells`` task-processor pairs) the exact MILP
    (:func:`~coalloc.taskmap.solve_exact_mapping`, HiGHS) with the rest of the budget, which
-   proves the optimum or improves on the heuristic.
+   proves the optimum or improves on the heuristic; and
+3. on small ones (past ``exact_cells``, up to :data:`EXACT_WORK_CELLS` pairs, ``exact_cells``
+   above 0) the same MILP started from the multilevel's mapping, its work capped by a
+   count, not a clock: at most :data:`EXACT_NODES` branch-and-bound nodes (HiGHS's
+   ``mip_max_nodes``), and the rest of the budget when one is given. Untimed, the answer
+   and the bound are a function of the instance and the parameters only, the same on any
+   machine and under any load (issue 36 item 3); where the cap stops the solver before
+   its proof the result is ``"feasible"`` with the solver's bound, never ``"time_limit"``.
+   The MILP is left out for a model large enough that the shared runner would solve it in
+   a child process (:data:`~coalloc._shared.milp.HIGHS_PROCESS_MIN_SIZE`), which does not
+   take the cap.
 
 Under a ``time_limit`` the best mapping found by either is returned when the deadline
 passes (status ``"time_limit"``); a proven optimum is ``"optimal"``.
@@ -20,15 +30,17 @@ import inspect
 import time
 from typing import Any, Optional
 
+from .._shared import milp
 from .._shared.constraints import checked
+from .._shared.milp.highs import _highs_in_process
 from .._shared.params import offer_incumbent, with_time_limit
 from .._shared.result import settle
-from .exact import solve_exact_mapping
+from .exact import _model_size, _solve_exact, solve_exact_mapping
 from .model import ResourceGraph, TaskGraph
 from .multilevel import map_multilevel
 from .result import TaskMappingResult, stopped_result
 
-__all__ = ["map_portfolio", "EXACT_CELLS"]
+__all__ = ["map_portfolio", "EXACT_CELLS", "EXACT_WORK_CELLS", "EXACT_NODES"]
 
 #: Instances with at most this many task-processor pairs also get the exact MILP (HiGHS
 #: proves them in about 0.05-0.5 s; 16 tasks on 4 processors took up to 1.1 s under a load
@@ -36,6 +48,32 @@ __all__ = ["map_portfolio", "EXACT_CELLS"]
 #: star of unequal processors, ``bench/shared/contract_audit.py``) the multilevel's answer
 #: was up to 8 % worse than the exact optimum, which the default then never looked for.
 EXACT_CELLS = 64
+
+
+#: Past ``exact_cells`` and up to this many pairs, the exact MILP runs from the multilevel's
+#: mapping with its work capped by a count, :data:`EXACT_NODES` (module docstring).
+EXACT_WORK_CELLS = 200
+
+#: HiGHS's branch-and-bound nodes at most (``mip_max_nodes``) past ``exact_cells``.
+EXACT_NODES = 1000
+
+
+def _exact_work(tasks: TaskGraph, resources: ResourceGraph, cells: int) -> Optional[int]:
+    """How the exact MILP runs here: None (not at all), 0 (to its end or the time limit:
+    at most ``cells`` pairs) or the node cap (past ``cells``, up to
+    :data:`EXACT_WORK_CELLS` pairs, ``cells`` above 0, highspy installed, and a model small
+    enough for HiGHS in this process: :data:`~coalloc._shared.milp.HIGHS_PROCESS_MIN_SIZE`,
+    whose child process would not take the cap)."""
+    pairs = tasks.n * resources.n_processors
+    if pairs <= cells:
+        return 0
+    if cells <= 0 or pairs > EXACT_WORK_CELLS:
+        return None
+    if callable(milp.import_solver("highs")):  # SciPy's HiGHS (no highspy): no node cap
+        return None
+    if _highs_in_process(_model_size(tasks, resources)):
+        return None
+    return EXACT_NODES
 
 
 def _stopped(tasks, resources, **stop):
@@ -92,15 +130,19 @@ def map_portfolio(
     t1 = time.perf_counter()
     timings = {"multilevel": t1 - t0}
     winner, why = "multilevel", ""
-    tiny = tasks.n * resources.n_processors <= cells
+    work = _exact_work(tasks, resources, cells)
     at_bound = bool(result.iterations.get("stopped_at_bound"))
-    if result.status != "time_limit" and tiny and not at_bound:
+    if result.status != "time_limit" and work is not None and not at_bound:
         left = None if limit is None else limit - (t1 - t0)
         if left is None or left > 0:
             snapshot = result
             # the multilevel's answer stays the incumbent while the exact solver runs
             offer_incumbent(lambda: snapshot)
-            exact = solve_exact_mapping(tasks, resources, time_limit=left)
+            if work:  # past exact_cells: from the multilevel's mapping, nodes capped
+                exact = _solve_exact(tasks, resources, time_limit=left,
+                                     start=snapshot.mapping, max_nodes=work)  # fmt: skip
+            else:
+                exact = solve_exact_mapping(tasks, resources, time_limit=left)
             timings["exact"] = time.perf_counter() - t1
             if exact.mapping is not None and (
                 exact.max_occupancy < result.max_occupancy * (1 - 1e-12)
