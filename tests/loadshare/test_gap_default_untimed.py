@@ -145,3 +145,35 @@ def test_untimed_heuristic_alone_without_bound_or_when_large() -> None:
     assert "portfolio" not in r.params
     if r.assignment is not None:
         _checked(big, r)
+
+
+@pytest.mark.parametrize("work", [1e-7, 0.05])
+def test_work_capped_solver_is_never_time_limit(work: float, monkeypatch) -> None:
+    # the shared runner's work cap (MilpOptions.work_limit): a search it ends is feasible
+    # with a solution, no_solution without one, never time_limit (no clock stopped it)
+    import time
+
+    from coalloc.loadshare.gap import exact
+    from coalloc.loadshare.gap import solve as solve_module
+    from coalloc.loadshare.gap.model import GapCall
+    from coalloc.loadshare.gap.solver import solver_outcome
+
+    inst = generate_gap("d", 10, 60, seed=1)
+    for hint in (None, solve_gap(inst, with_bound=False).assignment):
+        call = GapCall(inst, "min", True, None, 0, {}, time.perf_counter())
+        out, used, _ = solver_outcome(call, "cpsat", 1, hint, work_limit=work)
+        assert used == "cpsat"
+        assert out.status in ("feasible", "no_solution", "optimal"), out.message
+        assert (out.x is None) == (out.status == "no_solution")
+        if out.assignment is not None:
+            assert verify_gap(inst, out.assignment).feasible
+    # the default with that cap: the heuristic's answer at least, feasible or optimal
+    monkeypatch.setattr(exact, "UNTIMED_WORK", work)
+    df = solve_gap(inst)
+    assert df.params["work_limit"] == work
+    _checked(inst, df)
+    _status_rule(df)
+    monkeypatch.setattr(solve_module, "_CPSAT", False)  # the heuristic alone
+    alone = solve_gap(inst)
+    assert "portfolio" not in alone.params
+    assert df.objective <= alone.objective + 1e-9
