@@ -94,9 +94,13 @@ def test_the_status_rule_on_tiny_gaps_against_brute_force(shape, sense, assign_a
         referee(res, inst, sense, assign_all, best, limited=False)
 
 
-def test_an_unproven_failure_is_no_solution_and_a_count_proof_is_infeasible():
+def test_an_unproven_failure_is_no_solution_and_a_count_proof_is_infeasible(monkeypatch):
     """The LP relaxation of three items of weight 2 on two agents of capacity 3 is feasible;
-    the count bound (one item per agent) proves there is no assignment."""
+    the count bound (one item per agent) proves there is no assignment. The heuristic alone
+    (the default runs CP-SAT after it on small instances, which proves the second one)."""
+    from coalloc.loadshare.gap import solve as solve_module
+
+    monkeypatch.setattr(solve_module, "_CPSAT", False)
     inst = ls.GapInstance([[1, 2, 3], [3, 2, 1]], [[2, 2, 2], [2, 2, 2]], [3, 3])
     assert brute(inst, "min", True) is None
     assert ls.gap_bound(inst) is not None  # the LP proves nothing
@@ -113,6 +117,8 @@ def test_an_unproven_failure_is_no_solution_and_a_count_proof_is_infeasible():
     else:
         assert res.status == "no_solution" and res.bound is None and res.assignment is None
     assert ls.solve_gap(hard, "exact").status == "infeasible"
+    monkeypatch.setattr(solve_module, "_CPSAT", True)  # the default's CP-SAT proves it
+    assert ls.solve_gap(hard, iterations=500).status == "infeasible"
 
 
 @settings(max_examples=60, deadline=None)

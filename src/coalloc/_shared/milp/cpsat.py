@@ -1,5 +1,9 @@
 """CP-SAT: :func:`run_cpsat` solves a ``CpModel`` a family built (from integers,
-:func:`.scale.integer_scaling`) in a worker thread, stopped through ``StopSearch``."""
+:func:`.scale.integer_scaling`) in a worker thread, stopped through ``StopSearch``.
+
+Besides a time limit, a call may cap CP-SAT's work by a count (``MilpOptions.work_limit``,
+CP-SAT's ``max_deterministic_time``): with one worker and a fixed seed, where such a search
+ends, its answer and its bound, do not depend on the machine's speed or load."""
 
 from __future__ import annotations
 
@@ -65,8 +69,8 @@ def run_cpsat(
         user's units.
     **legacy
         The options as keywords (``time_limit=..., mip_gap=..., threads=..., seed=...,
-        verbose=..., progress=..., started=...``), the form most callers use; not together
-        with ``options``.
+        verbose=..., progress=..., started=..., work_limit=...``), the form most callers
+        use; not together with ``options``.
 
     Returns
     -------
@@ -162,7 +166,9 @@ def run_cpsat(
 def _cpsat_status(cp_model: Any, solver: Any, model: Any, code: Any, bound: Optional[float],
                   stopped: bool, mip_gap: float) -> str:  # fmt: skip
     """The outcome's status from CP-SAT's code: FEASIBLE is ``time_limit`` when the search was
-    stopped (Ctrl-C, the deadline) or had a limit, OPTIMAL only ``optimal`` when the value
+    stopped (Ctrl-C, the deadline) or had a limit, ``feasible`` when only its work cap
+    (``MilpOptions.work_limit``) ended it; UNKNOWN is ``time_limit`` when stopped,
+    ``no_solution`` when the work cap ended it; OPTIMAL only ``optimal`` when the value
     meets the bound (CP-SAT says OPTIMAL at a relative gap ``mip_gap > 0``)."""
     table = {
         cp_model.OPTIMAL: "optimal",
@@ -173,6 +179,8 @@ def _cpsat_status(cp_model: Any, solver: Any, model: Any, code: Any, bound: Opti
     status = table.get(code, "error")
     if code == cp_model.FEASIBLE and stopped:
         status = "time_limit"  # stopped before the proof, with its incumbent
+    elif code == cp_model.UNKNOWN and not stopped:  # its work cap (``work_limit``) ended it
+        status = "no_solution"  # by itself, without a solution or a proof
     elif code == cp_model.OPTIMAL and mip_gap > 0:  # CP-SAT says OPTIMAL at the gap
         value = _finite(solver.ObjectiveValue())
         if not _closed(value, bound, _cpsat_sense(model)):
@@ -198,7 +206,7 @@ def _cpsat_message(cp_model: Any, solver: Any, model: Any, code: Any, status: st
 
 
 _CPSAT_KEYS = frozenset(("time_limit", "mip_gap", "threads", "seed", "verbose", "progress",
-                         "started"))  # fmt: skip
+                         "started", "work_limit"))  # fmt: skip
 
 
 def _cpsat_options(options: Optional[MilpOptions], legacy: dict) -> MilpOptions:
@@ -224,6 +232,8 @@ def _cpsat_solver(cp_model: Any, options: MilpOptions, t_entry: float) -> Any:
     given = _left(t_entry, options.time_limit)
     if given is not None:  # it ends a little before the deadline: CPSAT_STOP_MARGIN
         prm.max_time_in_seconds = max(0.001, float(given) - CPSAT_STOP_MARGIN)
+    if options.work_limit is not None:  # a count, not a clock: the same stop on any machine
+        prm.max_deterministic_time = float(options.work_limit)
     prm.relative_gap_limit = float(options.mip_gap)
     prm.log_search_progress = bool(options.verbose)
     if hasattr(prm, "catch_sigint_signal"):  # CP-SAT's own handler would replace Python's

@@ -81,6 +81,14 @@ class MilpOptions:
         Name of the model (CBC).
     scale : bool, default True
         Rescale a badly scaled model first (:func:`~coalloc._shared.milp.model_scaling`).
+    work_limit : float, optional
+        A cap on the solver's work counted in its own deterministic units, not by a clock,
+        so that where it ends is a function of the model and the options, not of the
+        machine's speed or load: CP-SAT's ``max_deterministic_time`` (its "deterministic
+        seconds"; deterministic with ``threads=1`` and a fixed ``seed``). HiGHS and CBC
+        have no such count and do not take it (:func:`run_milp` ignores it). A search
+        stopped by it keeps its incumbent and bound (status ``feasible``, not
+        ``time_limit``, when no time limit was given).
     """
 
     time_limit: Optional[float] = None
@@ -92,6 +100,7 @@ class MilpOptions:
     started: Optional[float] = None
     name: str = "coalloc"
     scale: bool = True
+    work_limit: Optional[float] = None
 
     @classmethod
     def until(cls, deadline: Optional[float], **kwargs: Any) -> MilpOptions:

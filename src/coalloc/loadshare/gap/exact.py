@@ -23,7 +23,8 @@ from .heuristic import solve_heuristic
 from .model import GapCall, objective
 from .solver import Outcome, SolverThread, solver_outcome
 
-__all__ = ["solve_exact", "solve_portfolio", "HINT_SHARE", "PORTFOLIO_PAIRS"]
+__all__ = ["solve_exact", "solve_portfolio", "HINT_SHARE", "PORTFOLIO_PAIRS",
+           "UNTIMED_WORK"]
 
 #: The share of an exact call's time limit after which the solver starts beside the
 #: heuristic (from the heuristic's best assignment at that moment).
@@ -40,6 +41,16 @@ _SOLVER_SECONDS_PER_PAIR, _SOLVER_IMPORT_SECONDS, _SOLVER_FIT = 4e-5, 0.5, 0.5
 #: ``bench/shared/CONTRACT_AUDIT.md`` (GAP default section): on 10 x 80 (800 pairs) the
 #: heuristic alone lost to the exact method at 0.05 and 0.5 s.
 PORTFOLIO_PAIRS = 2000
+#: The untimed default on a small instance (``PORTFOLIO_PAIRS``) runs CP-SAT after the
+#: heuristic, from its assignment, for at most this many of CP-SAT's deterministic seconds
+#: (``max_deterministic_time``, one worker, the call's seed). A count, not a clock: the
+#: answer and the bound are the same on any machine and under any load. Measured in
+#: ``bench/shared/CONTRACT_AUDIT.md`` (untimed GAP default): the small instances CP-SAT
+#: proved from the heuristic's answer needed at most 0.17 deterministic seconds (Chu-Beasley
+#: c05100; the audit's heavy 10 x 80: 0.015); the others needed 1 (c10100), 7 or more than
+#: 10 and gained nothing at 0.25-1, while each deterministic second cost 1.8-6 s of wall
+#: time on the loaded two-core machine: hence a fixed amount, not one growing with the size.
+UNTIMED_WORK = 0.25
 #: The share of the overrun allowance (``max(0.05 s, 0.05 T)``) kept back from the solver's
 #: time limit for its own overrun (stopping, reading the solution back, the check).
 _SOLVER_MARGIN = 0.5
@@ -80,17 +91,23 @@ def solve_exact(call: GapCall, solver: str, threads: int, iterations: Optional[i
 
 
 def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
-    """The timed default of :func:`coalloc.loadshare.solve_gap` on a small instance
-    (``PORTFOLIO_PAIRS``): the timed exact method's portfolio (the heuristic for the whole
+    """The default of :func:`coalloc.loadshare.solve_gap` on a small instance
+    (``PORTFOLIO_PAIRS``), reported as the heuristic method with
+    ``iterations["solver_started"]`` and ``params["portfolio"]``.
+
+    With a time limit: the timed exact method's portfolio (the heuristic for the whole
     limit, CP-SAT beside it from the heuristic's first feasible assignment, or from
     ``HINT_SHARE`` of the limit when that comes first, started from the heuristic's best
-    assignment; the better answer, the tighter bound), reported as the heuristic
-    method with ``iterations["solver_started"]`` and ``params["portfolio"]``.
+    assignment; the better answer, the tighter bound). Without one: the heuristic (its
+    default iterations), then, unless it proved its answer, CP-SAT from its assignment with
+    one worker, the call's seed and a work cap of ``UNTIMED_WORK`` deterministic
+    seconds (``params["work_limit"]``), so that the answer and the bound depend on
+    the instance and the parameters only.
 
     Parameters
     ----------
     call : GapCall
-        The instance and the call's parameters (a time limit is required).
+        The instance and the call's parameters.
     iterations : int, optional
         The heuristic's tabu iterations.
 
@@ -100,7 +117,7 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
         Not yet settled.
     """
     if call.limit is None:
-        raise ValueError("solve_portfolio needs a time limit (untimed calls stay the heuristic's)")
+        return _untimed_portfolio(call, iterations)
     params = {**call.params, "iterations": iterations}
     inner = call.with_params(solver="cpsat", threads=1)
     timed = _Timed(inner, "cpsat", 1)
@@ -112,6 +129,38 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     res.method = "heuristic"
     res.params = {**params, "portfolio": True, "solver": "cpsat"}
     res.message = "portfolio (heuristic, CP-SAT beside it): " + res.message
+    return res
+
+
+def _untimed_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
+    """The untimed default on a small instance: the heuristic, then CP-SAT from its answer
+    under a deterministic work cap (:func:`solve_portfolio`)."""
+    work = UNTIMED_WORK
+    params = {**call.params, "iterations": iterations}
+    inner = call.with_params(solver="cpsat", threads=1)
+    heur = settle(solve_heuristic(inner, iterations, True))
+    t_hint = time.perf_counter() - call.t0
+    out = None
+    if heur.status not in ("optimal", "infeasible"):  # else proven by the heuristic
+        out = solver_outcome(inner, "cpsat", 1, heur.assignment, work_limit=work)
+    res = _combine(inner, out, heur, t_hint)
+    if res.assignment is not None and res.status in ("no_solution", "time_limit"):
+        # CP-SAT ended by its work cap without a solution of its own (the heuristic's kept):
+        # the method ended by itself, no clock stopped it
+        if out is None or not out[0].interrupted:
+            res.status = "feasible"
+    res.trajectory = _ends_at(heur.trajectory, res, call.t0)
+    res.iterations = {**heur.iterations, **res.iterations, "solver_started": int(out is not None)}
+    res.timings = {**heur.timings, **res.timings}  # the heuristic's phases ("lp", ...) too
+    res.method = "heuristic"
+    res.params = {**params, "portfolio": True, "solver": "cpsat", "work_limit": work}
+    if out is None:
+        res.message = (f"portfolio (heuristic, then CP-SAT): {heur.message}; CP-SAT not "
+                       "run: the heuristic proved its answer")  # fmt: skip
+    else:
+        res.message = ("portfolio (heuristic, then CP-SAT, work cap "
+                       f"{work:.3g} deterministic s): {res.message}; the heuristic: "
+                       f"{heur.message}")  # fmt: skip
     return res
 
 

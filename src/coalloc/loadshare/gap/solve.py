@@ -65,7 +65,11 @@ def solve_gap(
         method (CP-SAT beside the search from its first feasible assignment, sharing its
         best one) and is reported as ``"heuristic"`` with
         ``params["portfolio"]``, so that at a limit it is never worse than ``exact`` at
-        that limit; untimed calls and larger instances run the heuristic alone.
+        that limit. Untimed, on the same small instances: the heuristic, then CP-SAT from
+        its assignment (unless the heuristic proved it) with one worker, the seed and a
+        work cap counted, not clocked (``UNTIMED_WORK`` = 0.25 of CP-SAT's deterministic
+        seconds, ``params["work_limit"]``), so that the answer and the bound are
+        the same on any machine and load. Larger instances run the heuristic alone.
     seed : int, optional
     solver : {"cpsat", "highs", "cbc"}, default "cpsat"
         The exact method's integer-programming solver (non-integer costs: HiGHS is used
@@ -155,9 +159,8 @@ def solve_gap(
     call = GapCall(instance, sense, assign_all, limit, seed, params, t0, relink, cycles)
     if method == "exact":
         res = solve_exact(call, solver, threads, iterations, hint)
-    elif (limit is not None and with_bound and instance.m * instance.n <= PORTFOLIO_PAIRS
-          and _has_cpsat()):  # fmt: skip
-        res = solve_portfolio(call, iterations)  # small and timed: the solver beside it
+    elif with_bound and instance.m * instance.n <= PORTFOLIO_PAIRS and _has_cpsat():
+        res = solve_portfolio(call, iterations)  # small: the solver beside it (or after it)
     else:
         res = solve_heuristic(call, iterations, with_bound)
     return settle(res)

@@ -36,11 +36,13 @@ class _OutOfTime(Exception):
 
 def _cpsat_gap(pkg: Any, call: GapCall, ii: np.ndarray, jj: np.ndarray,
                hint_assign: Optional[np.ndarray], threads: int,
-               scaled: Tuple[np.ndarray, float]) -> MilpOutcome:  # fmt: skip
+               scaled: Tuple[np.ndarray, float],
+               work_limit: Optional[float] = None) -> MilpOutcome:  # fmt: skip
     """Build the CP-SAT model of the GAP (looking at the clock every 4096 variables or
     rows: :class:`_OutOfTime` past the limit) and solve it; the limit counts from the
     call's start. ``scaled``: the integer costs of the pairs ``(ii, jj)`` and their unit
-    (:func:`integer_scaling`); ``hint_assign``: a feasible assignment to start from."""
+    (:func:`integer_scaling`); ``hint_assign``: a feasible assignment to start from;
+    ``work_limit``: CP-SAT's deterministic work cap (``MilpOptions.work_limit``)."""
     inst, assign_all, limit, t0 = call.instance, call.assign_all, call.limit, call.t0
     costs, unit = scaled
     deadline = _deadline(limit, t0)
@@ -89,6 +91,7 @@ def _cpsat_gap(pkg: Any, call: GapCall, ii: np.ndarray, jj: np.ndarray,
     return run_cpsat(pkg, model, xs, rows=n + m, time_limit=limit, threads=threads,
                      seed=call.seed,
                      started=t0,  # the limit counts from the call (hint, import, model)
+                     work_limit=work_limit,
                      check=lambda x: _check(inst, assign_all, ii, jj, x),
                      objective_scale=unit)  # fmt: skip
 
@@ -135,12 +138,14 @@ def _milp_gap(solver: str, pkg: Any, call: GapCall, ii: np.ndarray, jj: np.ndarr
 
 
 def solver_outcome(call: GapCall, solver: str, threads: int,
-                   hint_assign: Optional[np.ndarray]) -> Outcome:  # fmt: skip
+                   hint_assign: Optional[np.ndarray],
+                   work_limit: Optional[float] = None) -> Outcome:  # fmt: skip
     """Run the integer-programming solver on the GAP: ``(outcome, solver used, seconds)``.
 
     ``call.limit`` counts from ``call.t0`` (the import, the model building and the solve);
     the solver starts from ``hint_assign`` (a feasible assignment) when given; the outcome
-    gets an ``assignment`` (None without a solution)."""
+    gets an ``assignment`` (None without a solution). ``work_limit``: CP-SAT's work cap in
+    its deterministic seconds (the other solvers have none and are not given it)."""
     t1 = time.perf_counter()
     inst = call.instance
     m, n = inst.m, inst.n
@@ -154,7 +159,7 @@ def solver_outcome(call: GapCall, solver: str, threads: int,
     pkg = import_solver(solver)
     if solver == "cpsat":
         try:
-            out = _cpsat_gap(pkg, call, ii, jj, hint_assign, threads, scaled)
+            out = _cpsat_gap(pkg, call, ii, jj, hint_assign, threads, scaled, work_limit)
         except _OutOfTime:
             out = MilpOutcome(
                 x=None, bound=None, status="time_limit", solver_status=-1,
