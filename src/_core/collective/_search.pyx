@@ -269,17 +269,20 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
 @cython.wraparound(False)
 def screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
            const double[:, ::1] p,       # IN  (n, m) capacities
-           const double[::1] ee,         # IN  (m,) minimums e
-           const double[::1] dd,         # IN  (m,) totals d
-           Py_ssize_t count,             # IN
-           const double[::1] tl,         # IN  (m,) tolerance tau
-           int64_t[::1] code,            # OUT (S,)
-           int64_t[::1] elig,            # OUT (S,)
-           int64_t[::1] prop,            # OUT (S,)
-           double[::1] val):             # OUT (S,)
+           demand,                       # IN  Demand: e, d (m,), count, tol (m,)
+           out):                         # OUT ScreenOut: code, elig, prop (S,) int64, value (S,)
     """Per start s: code[s] = 0 (passes), 1 (fewer than count nodes meet every minimum) or
     2 (the count largest amounts of a property miss its total), with elig[s], prop[s]
-    and val[s] (see the twin coalloc.collective._reference.search.screen). GIL released."""
+    and val[s] (see the twin coalloc.collective._reference.search.screen). GIL released.
+    demand and out are coalloc.collective.core's Demand and ScreenOut records."""
+    cdef const double[::1] ee = demand.e
+    cdef const double[::1] dd = demand.d
+    cdef Py_ssize_t count = demand.count
+    cdef const double[::1] tl = demand.tol
+    cdef int64_t[::1] code = out.code
+    cdef int64_t[::1] elig = out.elig
+    cdef int64_t[::1] prop = out.prop
+    cdef double[::1] val = out.value
     cdef Py_ssize_t S = tm.shape[0], n = tm.shape[1], m = tm.shape[2]
     if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
         raise ValueError("cap must be (n, m), e and d of length m")
@@ -314,10 +317,7 @@ def screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
 @cython.cdivision(True)
 def weighted_screen(const double[:, :, ::1] tm,   # IN    (S, n, m) window maxima
                     const double[:, ::1] p,       # IN    (n, m) capacities
-                    const double[::1] ee,         # IN    (m,) minimums e
-                    const double[::1] dd,         # IN    (m,) totals d
-                    Py_ssize_t count,             # IN
-                    const double[::1] tl,         # IN    (m,) tolerance tau
+                    demand,                       # IN    Demand: e, d (m,), count, tol (m,)
                     int64_t[::1] code):           # INOUT (S,) screen codes
     """Issue 40: for each start s with code[s] == 0, code[s] = 3 when equal weights prove
     that no count eligible nodes reach every total: with k the properties of d > 0 and
@@ -326,6 +326,10 @@ def weighted_screen(const double[:, :, ::1] tm,   # IN    (S, n, m) window maxim
     plus 1e-12 (|top| + |bound| + count max_j sum_i |a_ij| w_i) stay below bound =
     sum_i (1 / k) ((d_i - count tau_i) / d_i) (in order). Other codes are left as they are.
     GIL released. Twin: coalloc.collective._reference.search.weighted_screen."""
+    cdef const double[::1] ee = demand.e
+    cdef const double[::1] dd = demand.d
+    cdef Py_ssize_t count = demand.count
+    cdef const double[::1] tl = demand.tol
     cdef Py_ssize_t S = tm.shape[0], n = tm.shape[1], m = tm.shape[2]
     if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
         raise ValueError("cap must be (n, m), e and d of length m")
@@ -389,14 +393,8 @@ def weighted_screen(const double[:, :, ::1] tm,   # IN    (S, n, m) window maxim
 @cython.cdivision(True)
 def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
                  const double[:, ::1] p,       # IN  (n, m) capacities
-                 const double[::1] ee,         # IN  (m,) minimums e
-                 const double[::1] dd,         # IN  (m,) totals d
-                 Py_ssize_t count,             # IN
-                 const double[::1] tl,         # IN  (m,) tolerance tau
-                 int64_t[::1] code,            # OUT (S,)
-                 int64_t[::1] elig,            # OUT (S,)
-                 int64_t[::1] prop,            # OUT (S,)
-                 double[::1] val):             # OUT (S,)
+                 demand,                       # IN  Demand: e, d (m,), count, tol (m,)
+                 out):                         # OUT ScreenOut: code, elig, prop, value (S,)
     """screen, then weighted_screen, in one pass over the block (issue 40): the outputs of
     screen(tm, ...) with code 3 where weighted_screen would set it, bit for bit. A start that
     passes the screens gets the equal weights' proof from the amounts and eligibility the
@@ -404,6 +402,14 @@ def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
     its count largest scores are selected among those at or above a threshold carried from
     the previous start (as the screen's), among all eligible nodes when fewer reach it (the
     same count largest either way). GIL released. Twin: coalloc.collective._reference.search.block_screen."""
+    cdef const double[::1] ee = demand.e
+    cdef const double[::1] dd = demand.d
+    cdef Py_ssize_t count = demand.count
+    cdef const double[::1] tl = demand.tol
+    cdef int64_t[::1] code = out.code
+    cdef int64_t[::1] elig = out.elig
+    cdef int64_t[::1] prop = out.prop
+    cdef double[::1] val = out.value
     cdef Py_ssize_t S = tm.shape[0], n = tm.shape[1], m = tm.shape[2]
     if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
         raise ValueError("cap must be (n, m), e and d of length m")
@@ -843,19 +849,10 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
 def scan_screen(const double[::1] t,            # IN  (K,) breakpoints, ascending
                 const double[:, :, ::1] res,    # IN  (N, m, K) reserved amounts
                 const int64_t[::1] nd,          # IN  (n,) rows of res to screen
-                const double[::1] st,           # IN  (S,) starts
-                double duration,                # IN
                 const double[:, ::1] p,         # IN  (n, m) capacities of those rows
-                const double[::1] ee,           # IN  (m,) minimums e
-                const double[::1] dd,           # IN  (m,) totals d
-                Py_ssize_t count,               # IN
-                Py_ssize_t first_block,         # IN
-                Py_ssize_t max_block,           # IN
-                const double[::1] tl,           # IN  (m,) tolerance tau
-                int64_t[::1] code,              # OUT (S,)
-                int64_t[::1] elig,              # OUT (S,)
-                int64_t[::1] prop,              # OUT (S,)
-                double[::1] val,                # OUT (S,)
+                demand,                         # IN  Demand: e, d (m,), count, tol (m,)
+                plan,                           # IN  ScanPlan: starts (S,), duration, first_block, max_block
+                out,                            # OUT ScreenOut: code, elig, prop, value (S,)
                 double[:, ::1] tout, deadline=None):           # OUT (n, m)
     """The screening loop of the default method in one call (GIL released).
 
@@ -867,6 +864,18 @@ def scan_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendin
     are filled for starts 0..stop (code 0, elig 0, prop -1, val 0 after it) and tout receives
     the window maxima at st[stop] (zeros when stop == S). Twin:
     coalloc.collective._reference.search.scan_screen."""
+    cdef const double[::1] st = plan.starts
+    cdef double duration = plan.duration
+    cdef Py_ssize_t first_block = plan.first_block
+    cdef Py_ssize_t max_block = plan.max_block
+    cdef const double[::1] ee = demand.e
+    cdef const double[::1] dd = demand.d
+    cdef Py_ssize_t count = demand.count
+    cdef const double[::1] tl = demand.tol
+    cdef int64_t[::1] code = out.code
+    cdef int64_t[::1] elig = out.elig
+    cdef int64_t[::1] prop = out.prop
+    cdef double[::1] val = out.value
     cdef Py_ssize_t S = st.shape[0], n = nd.shape[0], m = res.shape[1]
     cdef Py_ssize_t q
     _check_tol(tl, m)
