@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
-import importlib.machinery
-import importlib.util
 import pathlib
 import statistics
 import sys
@@ -34,25 +32,13 @@ from typing import Optional
 import numpy as np
 
 from bench.shared._progress import add_quiet, bar
-from bench.shared.issue37_steps import _old
+from bench.shared.issue37_steps import _extension, _old
 from coalloc.cli._common import count
 
 #: Module -> its file at ``--rev``.
 MODULES = {m: f"src/{m.replace('.', '/')}.py" for m in (
     "coalloc.collective.scan", "coalloc.collective.simulate", "coalloc.ctaap.solver",
     "coalloc.ctaap.exact", "coalloc.testbed.methods.assign_plus")}  # fmt: skip
-
-
-def _compiled(folder: str, package: str, stem: str):
-    """The compiled module ``stem`` of ``folder``, loaded under its bare name beside the
-    current ``package.stem`` (imported first, so that it keeps its full name)."""
-    importlib.import_module(f"{package}.{stem}")
-    (path,) = pathlib.Path(folder).glob(f"{stem}.*.so")
-    loader = importlib.machinery.ExtensionFileLoader(stem, str(path))
-    spec = importlib.util.spec_from_loader(stem, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def _cases():
@@ -107,8 +93,8 @@ def _kernel_cases(folder: str):
     from coalloc.ctaap import _cleanup
     from coalloc.ctaap.model import KernelLinks, compatibility
 
-    old_search = _compiled(folder, "coalloc.collective", "_search")
-    old_cleanup = _compiled(folder, "coalloc.ctaap", "_cleanup")
+    old_search = _extension(folder, "_search", "coalloc.collective")
+    old_cleanup = _extension(folder, "_cleanup")
     rng = np.random.default_rng(5)
     blocks = []
     for s in range(400):
