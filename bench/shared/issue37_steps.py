@@ -232,13 +232,13 @@ def _anytime(module, request, offer, sub_solver: str) -> tuple:
             steps)  # fmt: skip
 
 
-def _extension(folder: str, stem: str):
+def _extension(folder: str, stem: str, package: str = "coalloc.ctaap"):
     """The compiled module ``stem`` of ``folder`` (``_cleanup.cpython-*.so``), loaded under
-    its bare name beside the current one (imported first: a Cython module enters itself in
-    ``sys.modules`` under its full name when that name is free)."""
+    its bare name beside the current ``package.stem`` (imported first: a Cython module
+    enters itself in ``sys.modules`` under its full name when that name is free)."""
     import importlib.machinery
 
-    importlib.import_module(f"coalloc.ctaap.{stem}")
+    importlib.import_module(f"{package}.{stem}")
     (path,) = pathlib.Path(folder).glob(f"{stem}.*.so")
     loader = importlib.machinery.ExtensionFileLoader(stem, str(path))
     spec = importlib.util.spec_from_loader(stem, loader)

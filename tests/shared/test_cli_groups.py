@@ -229,7 +229,7 @@ def test_output_that_is_an_input_is_refused(tmp_path, capsys):
 
 
 def test_batch_output_is_replaced_only_when_complete(tmp_path, monkeypatch):
-    import coalloc.cli._common as common
+    import coalloc.cli._batch as common  # where the runner looks the line up
     from coalloc.cli import main
 
     inst = tmp_path / "x.json"

@@ -532,7 +532,7 @@ def test_standard_output_is_not_an_input(tmp_path, capsys):
 _BATCH_CHILD = textwrap.dedent(
     """
     import sys, time
-    import coalloc.cli._common as common
+    import coalloc.cli._batch as common  # the batch runner's module: it looks the line up
 
     real = common._batch_line
 

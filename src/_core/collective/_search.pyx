@@ -161,6 +161,53 @@ def window_max(const double[::1] t,             # IN  (K,) breakpoints, ascendin
                             &off[0], 0, S, &tab[0], &out[0, j, i], n * m)
 
 
+cdef struct ScreenArgs:
+    # A Demand and a ScreenOut record (coalloc.collective.core) as the screens read them:
+    # pointers into the records' arrays (NULL for an empty one) and the count.
+    const double* e             # (m,) minimums
+    const double* d             # (m,) totals
+    const double* tol           # (m,) tolerance tau
+    Py_ssize_t count
+    int64_t* code               # (S,) OUT
+    int64_t* elig               # (S,) OUT
+    int64_t* prop               # (S,) OUT
+    double* val                 # (S,) OUT
+
+
+cdef ScreenArgs _screen_args(demand, out, Py_ssize_t S, Py_ssize_t m) except *:
+    """The one unpacking of the screens' records (screen, block_screen, scan_screen):
+    ``demand``'s e, d and tol as typed views of length m, ``out``'s four arrays of length S
+    (a wrong dtype, layout or length raises), the outputs set to code 0, elig 0, prop -1,
+    value 0, and pointers into the arrays (the records, tuples, hold them for the call)."""
+    if not isinstance(demand, tuple) or not isinstance(out, tuple):
+        raise TypeError("demand and out must be Demand and ScreenOut records")
+    cdef const double[::1] ee = demand.e
+    cdef const double[::1] dd = demand.d
+    cdef const double[::1] tl = demand.tol
+    cdef int64_t[::1] code = out.code
+    cdef int64_t[::1] elig = out.elig
+    cdef int64_t[::1] prop = out.prop
+    cdef double[::1] val = out.value
+    if ee.shape[0] != m or dd.shape[0] != m:
+        raise ValueError("cap must be (n, m), e and d of length m")
+    _check_tol(tl, m)
+    _check_outs(S, code, elig, prop, val)
+    code[:] = 0
+    elig[:] = 0
+    prop[:] = -1
+    val[:] = 0.0
+    cdef ScreenArgs sa
+    sa.count = demand.count
+    sa.e = &ee[0] if m else NULL
+    sa.d = &dd[0] if m else NULL
+    sa.tol = &tl[0] if m else NULL
+    sa.code = &code[0] if S else NULL
+    sa.elig = &elig[0] if S else NULL
+    sa.prop = &prop[0] if S else NULL
+    sa.val = &val[0] if S else NULL
+    return sa
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.cdivision(True)
@@ -269,29 +316,19 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
 @cython.wraparound(False)
 def screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
            const double[:, ::1] p,       # IN  (n, m) capacities
-           const double[::1] ee,         # IN  (m,) minimums e
-           const double[::1] dd,         # IN  (m,) totals d
-           Py_ssize_t count,             # IN
-           const double[::1] tl,         # IN  (m,) tolerance tau
-           int64_t[::1] code,            # OUT (S,)
-           int64_t[::1] elig,            # OUT (S,)
-           int64_t[::1] prop,            # OUT (S,)
-           double[::1] val):             # OUT (S,)
+           demand,                       # IN  Demand: e, d (m,), count, tol (m,)
+           out):                         # OUT ScreenOut: code, elig, prop (S,) int64, value (S,)
     """Per start s: code[s] = 0 (passes), 1 (fewer than count nodes meet every minimum) or
     2 (the count largest amounts of a property miss its total), with elig[s], prop[s]
-    and val[s] (see the twin coalloc.collective._reference.search.screen). GIL released."""
+    and val[s] (see the twin coalloc.collective._reference.search.screen). GIL released.
+    demand and out are coalloc.collective.core's Demand and ScreenOut records."""
     cdef Py_ssize_t S = tm.shape[0], n = tm.shape[1], m = tm.shape[2]
-    if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
+    if p.shape[0] != n or p.shape[1] != m:
         raise ValueError("cap must be (n, m), e and d of length m")
-    _check_tol(tl, m)
-    _check_outs(S, code, elig, prop, val)
+    cdef ScreenArgs sa = _screen_args(demand, out, S, m)
     cdef vector[double] pt, tt, av, vals, thr
     cdef vector[int64_t] ok
     cdef Py_ssize_t s, j, i
-    code[:] = 0
-    elig[:] = 0
-    prop[:] = -1
-    val[:] = 0.0
     if S == 0 or n == 0 or m == 0:
         return
     with nogil:
@@ -305,8 +342,9 @@ def screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
             for j in range(n):
                 for i in range(m):
                     tt[i * n + j] = tm[s, j, i]
-            code[s] = _screen_one(&tt[0], &pt[0], n, m, &ee[0], &dd[0], &tl[0], count, &av[0],
-                                  &ok[0], &vals[0], &thr[0], &elig[s], &prop[s], &val[s])
+            sa.code[s] = _screen_one(&tt[0], &pt[0], n, m, sa.e, sa.d, sa.tol, sa.count, &av[0],
+                                     &ok[0], &vals[0], &thr[0], &sa.elig[s], &sa.prop[s],
+                                     &sa.val[s])
 
 
 @cython.boundscheck(False)
@@ -314,10 +352,7 @@ def screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
 @cython.cdivision(True)
 def weighted_screen(const double[:, :, ::1] tm,   # IN    (S, n, m) window maxima
                     const double[:, ::1] p,       # IN    (n, m) capacities
-                    const double[::1] ee,         # IN    (m,) minimums e
-                    const double[::1] dd,         # IN    (m,) totals d
-                    Py_ssize_t count,             # IN
-                    const double[::1] tl,         # IN    (m,) tolerance tau
+                    demand,                       # IN    Demand: e, d (m,), count, tol (m,)
                     int64_t[::1] code):           # INOUT (S,) screen codes
     """Issue 40: for each start s with code[s] == 0, code[s] = 3 when equal weights prove
     that no count eligible nodes reach every total: with k the properties of d > 0 and
@@ -326,6 +361,10 @@ def weighted_screen(const double[:, :, ::1] tm,   # IN    (S, n, m) window maxim
     plus 1e-12 (|top| + |bound| + count max_j sum_i |a_ij| w_i) stay below bound =
     sum_i (1 / k) ((d_i - count tau_i) / d_i) (in order). Other codes are left as they are.
     GIL released. Twin: coalloc.collective._reference.search.weighted_screen."""
+    cdef const double[::1] ee = demand.e
+    cdef const double[::1] dd = demand.d
+    cdef Py_ssize_t count = demand.count
+    cdef const double[::1] tl = demand.tol
     cdef Py_ssize_t S = tm.shape[0], n = tm.shape[1], m = tm.shape[2]
     if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
         raise ValueError("cap must be (n, m), e and d of length m")
@@ -389,14 +428,8 @@ def weighted_screen(const double[:, :, ::1] tm,   # IN    (S, n, m) window maxim
 @cython.cdivision(True)
 def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
                  const double[:, ::1] p,       # IN  (n, m) capacities
-                 const double[::1] ee,         # IN  (m,) minimums e
-                 const double[::1] dd,         # IN  (m,) totals d
-                 Py_ssize_t count,             # IN
-                 const double[::1] tl,         # IN  (m,) tolerance tau
-                 int64_t[::1] code,            # OUT (S,)
-                 int64_t[::1] elig,            # OUT (S,)
-                 int64_t[::1] prop,            # OUT (S,)
-                 double[::1] val):             # OUT (S,)
+                 demand,                       # IN  Demand: e, d (m,), count, tol (m,)
+                 out):                         # OUT ScreenOut: code, elig, prop, value (S,)
     """screen, then weighted_screen, in one pass over the block (issue 40): the outputs of
     screen(tm, ...) with code 3 where weighted_screen would set it, bit for bit. A start that
     passes the screens gets the equal weights' proof from the amounts and eligibility the
@@ -405,19 +438,18 @@ def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
     the previous start (as the screen's), among all eligible nodes when fewer reach it (the
     same count largest either way). GIL released. Twin: coalloc.collective._reference.search.block_screen."""
     cdef Py_ssize_t S = tm.shape[0], n = tm.shape[1], m = tm.shape[2]
-    if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
+    if p.shape[0] != n or p.shape[1] != m:
         raise ValueError("cap must be (n, m), e and d of length m")
-    _check_tol(tl, m)
-    _check_outs(S, code, elig, prop, val)
+    cdef ScreenArgs sa = _screen_args(demand, out, S, m)
+    cdef Py_ssize_t count = sa.count
+    cdef const double* dd = sa.d
+    cdef const double* tl = sa.tol
+    cdef int64_t* code = sa.code
     cdef vector[double] pt, tt, av, vals, thr, w, sc, xs
     cdef vector[int64_t] ok
     cdef Py_ssize_t s, j, i, c, cs, g, q, k = 0
     cdef double a, x, mg, mx, top, bound = 0.0, margin, wthr = -INFINITY
     cdef int weigh
-    code[:] = 0
-    elig[:] = 0
-    prop[:] = -1
-    val[:] = 0.0
     if S == 0 or n == 0 or m == 0:
         return
     for i in range(m):
@@ -443,8 +475,9 @@ def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
             for j in range(n):
                 for i in range(m):
                     tt[i * n + j] = tm[s, j, i]
-            code[s] = _screen_one(&tt[0], &pt[0], n, m, &ee[0], &dd[0], &tl[0], count, &av[0],
-                                  &ok[0], &vals[0], &thr[0], &elig[s], &prop[s], &val[s])
+            code[s] = _screen_one(&tt[0], &pt[0], n, m, sa.e, dd, tl, count, &av[0],
+                                  &ok[0], &vals[0], &thr[0], &sa.elig[s], &sa.prop[s],
+                                  &sa.val[s])
             if code[s] != 0 or not weigh:
                 continue
             # weighted_screen's proof from av (a = p - tm, the same doubles) and ok (every
@@ -504,6 +537,7 @@ cdef _check_outs(Py_ssize_t S, int64_t[::1] code, int64_t[::1] elig, int64_t[::1
                  double[::1] val):
     if code.shape[0] != S or elig.shape[0] != S or prop.shape[0] != S or val.shape[0] != S:
         raise ValueError("code, eligible, prop and value must have one entry per start")
+
 
 
 cdef vector[double] _dlo(const double[::1] dd, const double[::1] tl, Py_ssize_t count,
@@ -843,19 +877,10 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
 def scan_screen(const double[::1] t,            # IN  (K,) breakpoints, ascending
                 const double[:, :, ::1] res,    # IN  (N, m, K) reserved amounts
                 const int64_t[::1] nd,          # IN  (n,) rows of res to screen
-                const double[::1] st,           # IN  (S,) starts
-                double duration,                # IN
                 const double[:, ::1] p,         # IN  (n, m) capacities of those rows
-                const double[::1] ee,           # IN  (m,) minimums e
-                const double[::1] dd,           # IN  (m,) totals d
-                Py_ssize_t count,               # IN
-                Py_ssize_t first_block,         # IN
-                Py_ssize_t max_block,           # IN
-                const double[::1] tl,           # IN  (m,) tolerance tau
-                int64_t[::1] code,              # OUT (S,)
-                int64_t[::1] elig,              # OUT (S,)
-                int64_t[::1] prop,              # OUT (S,)
-                double[::1] val,                # OUT (S,)
+                demand,                         # IN  Demand: e, d (m,), count, tol (m,)
+                plan,                           # IN  ScanPlan: starts (S,), duration, first_block, max_block
+                out,                            # OUT ScreenOut: code, elig, prop, value (S,)
                 double[:, ::1] tout, deadline=None):           # OUT (n, m)
     """The screening loop of the default method in one call (GIL released).
 
@@ -867,13 +892,16 @@ def scan_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendin
     are filled for starts 0..stop (code 0, elig 0, prop -1, val 0 after it) and tout receives
     the window maxima at st[stop] (zeros when stop == S). Twin:
     coalloc.collective._reference.search.scan_screen."""
+    cdef const double[::1] st = plan.starts
+    cdef double duration = plan.duration
+    cdef Py_ssize_t first_block = plan.first_block
+    cdef Py_ssize_t max_block = plan.max_block
     cdef Py_ssize_t S = st.shape[0], n = nd.shape[0], m = res.shape[1]
     cdef Py_ssize_t q
-    _check_tol(tl, m)
-    _check_outs(S, code, elig, prop, val)
+    cdef ScreenArgs sa = _screen_args(demand, out, S, m)
     if tout.shape[0] != n or tout.shape[1] != m:
         raise ValueError("tmax out must be (len(nodes), m)")
-    if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or dd.shape[0] != m:
+    if p.shape[0] != n or p.shape[1] != m:
         raise ValueError("cap must be (len(nodes), m), e and d of length m")
     if first_block < 1 or max_block < first_block:
         raise ValueError("need 1 <= first_block <= max_block")
@@ -884,10 +912,6 @@ def scan_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendin
         raise ValueError("times must not be empty")
     if res.shape[2] != t.shape[0]:
         raise ValueError("reserved must have one column per breakpoint of times")
-    code[:] = 0
-    elig[:] = 0
-    prop[:] = -1
-    val[:] = 0.0
     tout[:, :] = 0.0
     cdef vector[Py_ssize_t] lo, hi, lev, off
     cdef vector[double] buf, tab, pt, av, vals, thr
@@ -937,9 +961,10 @@ def scan_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendin
                                 &off[0], b0, b1, &tab[0], &buf[i * n + jj], nm)
             # the screens, start by start, up to the first start that passes
             for s in range(b0, b1):
-                c = _screen_one(&buf[(s - b0) * nm], &pt[0], n, m, &ee[0], &dd[0], &tl[0], count,
-                                &av[0], &ok[0], &vals[0], &thr[0], &elig[s], &prop[s], &val[s])
-                code[s] = c
+                c = _screen_one(&buf[(s - b0) * nm], &pt[0], n, m, sa.e, sa.d, sa.tol, sa.count,
+                                &av[0], &ok[0], &vals[0], &thr[0], &sa.elig[s], &sa.prop[s],
+                                &sa.val[s])
+                sa.code[s] = c
                 if c == 0:
                     stop = s
                     for jj in range(n):

@@ -23,6 +23,8 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from _violation_core cimport (
     DirtySet,
+    Links,
+    _links_of,
     _count_all,
     _task_contribution,
     _tree_build,
@@ -91,16 +93,11 @@ def match_and_clean(
         ``(removals, augmentations, cycle_cancellations, seconds_matching,
         seconds_counting)``.
     """
-    cdef const int64_t[::1] indptr = links.indptr          # (n + 1,)
-    cdef const int64_t[::1] indices = links.indices        # (nnz,)
-    cdef const double[::1] data = links.data               # (nnz,)
-    cdef const int64_t[::1] t_indptr = links.t_indptr      # (n + 1,) of b.T
-    cdef const int64_t[::1] t_indices = links.t_indices    # (nnz,)
-    cdef const double[::1] t_data = links.t_data           # (nnz,)
+    cdef Links lk = _links_of(links)
     cdef Py_ssize_t n = weights.shape[0], m = weights.shape[1]
     if (allowed.shape[0] != n or allowed.shape[1] != m or capacity.shape[0] != m
             or bhat.shape[0] != m or bhat.shape[1] != m or assign.shape[0] != n
-            or indptr.shape[0] != n + 1 or t_indptr.shape[0] != n + 1):
+            or lk.n_rows != n or lk.t_rows != n):
         raise ValueError("match_and_clean: inconsistent array shapes")
     cdef Py_ssize_t i
     if n == 0 or m == 0:
@@ -118,8 +115,8 @@ def match_and_clean(
     # A symmetric request (its transpose passed as the same arrays) on a symmetric offer:
     # the in-edge half of every count update repeats the out-edge half.
     cdef bint symmetric = (
-        &t_indptr[0] == &indptr[0]
-        and (indices.shape[0] == 0 or (&t_indices[0] == &indices[0] and &t_data[0] == &data[0]))
+        lk.t_indptr == lk.indptr
+        and (lk.nnz == 0 or (lk.t_indices == lk.indices and lk.t_data == lk.data))
     )
     cdef Py_ssize_t a, b
     for a in range(m):
@@ -148,7 +145,7 @@ def match_and_clean(
             for i in range(n):
                 assign[i] = matcher.assignment()[i]
             t1 = _now()
-            total = _count_all(indptr, indices, data, bhat, assign, counts, n)
+            total = _count_all(lk.indptr, lk.indices, lk.data, bhat, assign, counts, n)
             _tree_build(&tree[0], size, &counts[0], n)
             t2 = _now()
             t_match += t1 - t0
@@ -162,8 +159,7 @@ def match_and_clean(
                 cluster = assign[worst]
                 matcher.forbid(worst, cluster)
                 assign[worst] = -1
-                total += _task_contribution(indptr, indices, data, t_indptr, t_indices,
-                                            t_data, bhat, assign, worst, cluster, -1,
+                total += _task_contribution(&lk, bhat, assign, worst, cluster, -1,
                                             counts, &dirty, symmetric)
                 removals += 1
                 t1 = _now()
@@ -177,12 +173,10 @@ def match_and_clean(
                     assign[task] = matcher.assignment()[task]
                     if was >= 0:
                         total += _task_contribution(
-                            indptr, indices, data, t_indptr, t_indices, t_data, bhat, assign,
-                            task, was, -1, counts, &dirty, symmetric)
+                            &lk, bhat, assign, task, was, -1, counts, &dirty, symmetric)
                     if assign[task] >= 0:
                         total += _task_contribution(
-                            indptr, indices, data, t_indptr, t_indices, t_data, bhat, assign,
-                            task, assign[task], 1, counts, &dirty, symmetric)
+                            &lk, bhat, assign, task, assign[task], 1, counts, &dirty, symmetric)
                 t_count += (t1 - t0) + (_now() - t2)
                 t_match += t2 - t1
         if poll.stopped():
@@ -194,12 +188,7 @@ def match_and_clean(
 
 
 cdef inline bint _fits(
-    const int64_t[::1] indptr,
-    const int64_t[::1] indices,
-    const double[::1] data,
-    const int64_t[::1] t_indptr,
-    const int64_t[::1] t_indices,
-    const double[::1] t_data,
+    const Links* lk,
     const double[:, ::1] bhat,
     const int64_t[::1] assign,
     Py_ssize_t task,
@@ -207,13 +196,13 @@ cdef inline bint _fits(
 ) noexcept nogil:
     """True when ``task`` in cluster ``c`` violates no bandwidth with the placed tasks."""
     cdef int64_t e, ak
-    for e in range(indptr[task], indptr[task + 1]):
-        ak = assign[indices[e]]
-        if ak >= 0 and indices[e] != task and data[e] > bhat[c, ak]:
+    for e in range(lk.indptr[task], lk.indptr[task + 1]):
+        ak = assign[lk.indices[e]]
+        if ak >= 0 and lk.indices[e] != task and lk.data[e] > bhat[c, ak]:
             return False
-    for e in range(t_indptr[task], t_indptr[task + 1]):
-        ak = assign[t_indices[e]]
-        if ak >= 0 and t_indices[e] != task and t_data[e] > bhat[ak, c]:
+    for e in range(lk.t_indptr[task], lk.t_indptr[task + 1]):
+        ak = assign[lk.t_indices[e]]
+        if ak >= 0 and lk.t_indices[e] != task and lk.t_data[e] > bhat[ak, c]:
             return False
     return True
 
@@ -240,17 +229,12 @@ def fill_free(
     int
         Number of tasks added.
     """
-    cdef const int64_t[::1] indptr = links.indptr          # (n + 1,)
-    cdef const int64_t[::1] indices = links.indices        # (nnz,)
-    cdef const double[::1] data = links.data               # (nnz,)
-    cdef const int64_t[::1] t_indptr = links.t_indptr      # (n + 1,) of b.T
-    cdef const int64_t[::1] t_indices = links.t_indices    # (nnz,)
-    cdef const double[::1] t_data = links.t_data           # (nnz,)
+    cdef Links lk = _links_of(links)
     cdef Py_ssize_t n = allowed.shape[0], m = allowed.shape[1]
     if (capacity.shape[0] != m or bhat.shape[0] != m or bhat.shape[1] != m
             or assign.shape[0] != n or task_order.shape[0] != n
             or cluster_order.shape[0] != n or cluster_order.shape[1] != m
-            or indptr.shape[0] != n + 1 or t_indptr.shape[0] != n + 1):
+            or lk.n_rows != n or lk.t_rows != n):
         raise ValueError("fill_free: inconsistent array shapes")
     cdef int64_t[::1] load = np.zeros(m, dtype=np.int64)
     cdef Py_ssize_t i, r, q
@@ -266,8 +250,7 @@ def fill_free(
             for q in range(m):
                 c = cluster_order[task, q]
                 if (allowed[task, c] and load[c] < capacity[c]
-                        and _fits(indptr, indices, data, t_indptr, t_indices, t_data, bhat,
-                                  assign, task, c)):
+                        and _fits(&lk, bhat, assign, task, c)):
                     assign[task] = c
                     load[c] += 1
                     added += 1

@@ -8,10 +8,52 @@ CSR of its transpose (in-edges). See ``_violations.pyx`` for the semantics.
 from libc.stdint cimport int64_t
 
 
+cdef struct Links:
+    # The request's links (coalloc.ctaap.model.KernelLinks: the CSR of b and of b.T) as the
+    # kernels read them, filled by _links_of; the pointers are into the record's arrays.
+    const int64_t* indptr       # (n_rows + 1,) CSR row pointer of b
+    const int64_t* indices      # (nnz,)
+    const double* data          # (nnz,)
+    const int64_t* t_indptr     # (t_rows + 1,) of b.T
+    const int64_t* t_indices    # (t_nnz,)
+    const double* t_data        # (t_nnz,)
+    Py_ssize_t n_rows           # len(indptr) - 1 (-1: an empty row pointer)
+    Py_ssize_t t_rows           # len(t_indptr) - 1
+    Py_ssize_t nnz
+    Py_ssize_t t_nnz
+
+
+cdef inline Links _links_of(object links) except *:
+    """The one unpacking of a ``KernelLinks`` record by the kernels (``_cleanup``'s
+    ``match_and_clean`` and ``fill_free``, ``_violations``' ``update_violations``): its six
+    arrays as typed C-contiguous views (a wrong dtype or layout raises as an argument of
+    that type did), kept as pointers with their lengths. ``links`` must be a tuple (the
+    named tuple ``KernelLinks``): it holds its arrays for the whole call, so the pointers
+    stay valid."""
+    if not isinstance(links, tuple):
+        raise TypeError(f"links must be a KernelLinks record, got {type(links).__name__}")
+    cdef const int64_t[::1] indptr = links.indptr
+    cdef const int64_t[::1] indices = links.indices
+    cdef const double[::1] data = links.data
+    cdef const int64_t[::1] t_indptr = links.t_indptr
+    cdef const int64_t[::1] t_indices = links.t_indices
+    cdef const double[::1] t_data = links.t_data
+    cdef Links lk
+    lk.indptr = &indptr[0] if indptr.shape[0] else NULL
+    lk.indices = &indices[0] if indices.shape[0] else NULL
+    lk.data = &data[0] if data.shape[0] else NULL
+    lk.t_indptr = &t_indptr[0] if t_indptr.shape[0] else NULL
+    lk.t_indices = &t_indices[0] if t_indices.shape[0] else NULL
+    lk.t_data = &t_data[0] if t_data.shape[0] else NULL
+    lk.n_rows, lk.t_rows = indptr.shape[0] - 1, t_indptr.shape[0] - 1
+    lk.nnz, lk.t_nnz = indices.shape[0], t_indices.shape[0]
+    return lk
+
+
 cdef inline int64_t _count_all(
-    const int64_t[::1] indptr,
-    const int64_t[::1] indices,
-    const double[::1] data,
+    const int64_t* indptr,
+    const int64_t* indices,
+    const double* data,
     const double[:, ::1] bhat,
     const int64_t[::1] assign,
     int64_t[::1] counts,
@@ -56,12 +98,7 @@ cdef inline void _mark(DirtySet* dirty, int64_t k) noexcept nogil:
 
 
 cdef inline int64_t _task_contribution(
-    const int64_t[::1] indptr,
-    const int64_t[::1] indices,
-    const double[::1] data,
-    const int64_t[::1] t_indptr,
-    const int64_t[::1] t_indices,
-    const double[::1] t_data,
+    const Links* lk,
     const double[:, ::1] bhat,
     const int64_t[::1] assign,
     Py_ssize_t task,
@@ -82,27 +119,27 @@ cdef inline int64_t _task_contribution(
     cdef int64_t d = 0
     cdef int64_t step = 2 * sign if symmetric else sign
     # out-edges (task, k): b[task, k] > bhat[c, a_k]
-    for e in range(indptr[task], indptr[task + 1]):
-        k = <Py_ssize_t>indices[e]
+    for e in range(lk.indptr[task], lk.indptr[task + 1]):
+        k = <Py_ssize_t>lk.indices[e]
         if k == task:
             continue
         ak = assign[k]
         if ak < 0:
             continue
-        if data[e] > bhat[c, ak]:
+        if lk.data[e] > bhat[c, ak]:
             counts[k] += step
             _mark(dirty, k)
             d += step
     if not symmetric:
         # in-edges (k, task): b[k, task] > bhat[a_k, c]
-        for e in range(t_indptr[task], t_indptr[task + 1]):
-            k = <Py_ssize_t>t_indices[e]
+        for e in range(lk.t_indptr[task], lk.t_indptr[task + 1]):
+            k = <Py_ssize_t>lk.t_indices[e]
             if k == task:
                 continue
             ak = assign[k]
             if ak < 0:
                 continue
-            if t_data[e] > bhat[ak, c]:
+            if lk.t_data[e] > bhat[ak, c]:
                 counts[k] += sign
                 _mark(dirty, k)
                 d += sign

@@ -16,7 +16,7 @@ length ``n``.  Only O(1) shape checks are done here.  The plain NumPy twins live
 
 from libc.stdint cimport int64_t
 
-from _violation_core cimport _count_all, _task_contribution
+from _violation_core cimport Links, _count_all, _links_of, _task_contribution
 
 
 def violation_counts(
@@ -62,8 +62,11 @@ def violation_counts(
         n = 0
     if assign.shape[0] < n or counts.shape[0] < n:
         raise ValueError("assign and counts must have length n = len(indptr) - 1")
+    cdef const int64_t* ip = &indptr[0] if indptr.shape[0] else NULL
+    cdef const int64_t* ix = &indices[0] if indices.shape[0] else NULL
+    cdef const double* dt = &data[0] if data.shape[0] else NULL
     with nogil:
-        total = _count_all(indptr, indices, data, bhat, assign, counts, n)
+        total = _count_all(ip, ix, dt, bhat, assign, counts, n)
     return total
 
 
@@ -108,27 +111,20 @@ def update_violations(
     int
         Change of the total number of violating ordered pairs.
     """
-    cdef const int64_t[::1] indptr = links.indptr          # (n + 1,)
-    cdef const int64_t[::1] indices = links.indices        # (nnz,)
-    cdef const double[::1] data = links.data               # (nnz,)
-    cdef const int64_t[::1] t_indptr = links.t_indptr      # (n + 1,) of b.T
-    cdef const int64_t[::1] t_indices = links.t_indices    # (nnz,)
-    cdef const double[::1] t_data = links.t_data           # (nnz,)
-    cdef Py_ssize_t n = indptr.shape[0] - 1
+    cdef Links lk = _links_of(links)
+    cdef Py_ssize_t n = lk.n_rows
     cdef int64_t new_cluster
     cdef int64_t delta = 0
     if task < 0 or task >= n:
         raise IndexError("task out of range")
-    if assign.shape[0] < n or counts.shape[0] < n or t_indptr.shape[0] < n + 1:
+    if assign.shape[0] < n or counts.shape[0] < n or lk.t_rows < n:
         raise ValueError("inconsistent array lengths")
     with nogil:
         new_cluster = assign[task]
         if old_cluster >= 0:
-            delta += _task_contribution(indptr, indices, data, t_indptr, t_indices,
-                                        t_data, bhat, assign, task, old_cluster, -1,
+            delta += _task_contribution(&lk, bhat, assign, task, old_cluster, -1,
                                         counts, NULL, False)
         if new_cluster >= 0:
-            delta += _task_contribution(indptr, indices, data, t_indptr, t_indices,
-                                        t_data, bhat, assign, task, new_cluster, 1,
+            delta += _task_contribution(&lk, bhat, assign, task, new_cluster, 1,
                                         counts, NULL, False)
     return delta

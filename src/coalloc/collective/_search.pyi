@@ -7,11 +7,15 @@ C-contiguous typed memoryview (float64 or int64 as annotated), tagged IN (read o
 read-only array is accepted), OUT (allocated by the caller, every entry written) or INOUT
 (read, then overwritten); the kernels return scalars only. The caller that converts and
 allocates is :class:`coalloc.collective.core.Kernels`. ``tol``: the family's tolerance
-``tau_i`` per property (zeros: none).
+``tau_i`` per property (zeros: none). The screens take their demand, plan and outputs as
+the records :class:`~coalloc.collective.core.Demand`, :class:`~coalloc.collective.core.ScanPlan`
+and :class:`~coalloc.collective.core.ScreenOut`.
 """
 
 import numpy as np
 from numpy.typing import NDArray
+
+from .core import Demand, ScanPlan, ScreenOut
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -51,38 +55,23 @@ def window_max_blocks(
 def screen(
     tmax: F64,  # IN (S, n, m)
     cap: F64,  # IN (n, m)
-    e: F64,  # IN (m,)
-    d: F64,  # IN (m,)
-    count: int,  # IN
-    tol: F64,  # IN (m,)
-    code: I64,  # OUT (S,)
-    elig: I64,  # OUT (S,)
-    prop: I64,  # OUT (S,)
-    value: F64,  # OUT (S,)
+    demand: Demand,  # IN e, d (m,), count, tol (m,)
+    out: ScreenOut,  # OUT code, elig, prop (S,) int64, value (S,)
 ) -> None:
     """The screens of every start."""
 
 def block_screen(
     tmax: F64,  # IN (S, n, m)
     cap: F64,  # IN (n, m)
-    e: F64,  # IN (m,)
-    d: F64,  # IN (m,)
-    count: int,  # IN
-    tol: F64,  # IN (m,)
-    code: I64,  # OUT (S,)
-    elig: I64,  # OUT (S,)
-    prop: I64,  # OUT (S,)
-    value: F64,  # OUT (S,)
+    demand: Demand,  # IN e, d (m,), count, tol (m,)
+    out: ScreenOut,  # OUT code, elig, prop (S,) int64, value (S,)
 ) -> None:
     """screen, then weighted_screen, in one pass (issue 40): codes 0, 1, 2 or 3."""
 
 def weighted_screen(
     tmax: F64,  # IN (S, n, m)
     cap: F64,  # IN (n, m)
-    e: F64,  # IN (m,)
-    d: F64,  # IN (m,)
-    count: int,  # IN
-    tol: F64,  # IN (m,)
+    demand: Demand,  # IN e, d (m,), count, tol (m,)
     code: I64,  # INOUT (S,)
 ) -> None:
     """Code 0 -> 3 where the equal weights prove that no set exists (issue 40)."""
@@ -126,20 +115,12 @@ def scan_screen(
     times: F64,  # IN (K,)
     reserved: F64,  # IN (N, m, K)
     nodes: I64,  # IN (n,)
-    starts: F64,  # IN (S,)
-    duration: float,  # IN
     cap: F64,  # IN (n, m)
-    e: F64,  # IN (m,)
-    d: F64,  # IN (m,)
-    count: int,  # IN
-    first_block: int,  # IN
-    max_block: int,  # IN
-    tol: F64,  # IN (m,)
-    code: I64,  # OUT (S,)
-    elig: I64,  # OUT (S,)
-    prop: I64,  # OUT (S,)
-    value: F64,  # OUT (S,)
+    demand: Demand,  # IN e, d (m,), count, tol (m,)
+    plan: ScanPlan,  # IN starts (S,), duration, first_block, max_block
+    out: ScreenOut,  # OUT code, elig, prop (S,) int64, value (S,)
     tmax: F64,  # OUT (n, m)
+    deadline: object = ...,
 ) -> int:
     """The first start that passes (``S`` if none); screens and window maxima in the OUTs."""
 

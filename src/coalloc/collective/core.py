@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 import numpy as np
 
@@ -17,6 +17,54 @@ from .model import CollectiveRequest, ResourcePool
 from .result import CoallocationResult
 
 BACKENDS = ("compiled", "numpy")
+
+
+class Demand(NamedTuple):
+    """What a request asks of a set of nodes, as the screen kernels take it (``screen``,
+    ``weighted_screen``, ``block_screen``, ``scan_screen`` and their twins)."""
+
+    #: The per-property minimums ``e`` (float64, shape (m,)).
+    e: np.ndarray
+    #: The per-property totals ``d`` (float64, shape (m,)).
+    d: np.ndarray
+    #: ``N``, the number of nodes.
+    count: int
+    #: The tolerance ``tau_i`` per property (float64, shape (m,); zeros: none).
+    tol: np.ndarray
+
+
+class ScreenOut(NamedTuple):
+    """The screens' outputs per start (OUT, allocated by the caller, :class:`Kernels`)."""
+
+    #: 0 (passes), 1 (too few nodes meet every minimum), 2 (a total missed), 3 (the equal
+    #: weights prove no set; ``block_screen``, ``weighted_screen``), int64 (S,).
+    code: np.ndarray
+    #: The eligible nodes per start, int64 (S,).
+    elig: np.ndarray
+    #: The binding property per start (-1: none), int64 (S,).
+    prop: np.ndarray
+    #: Its count or best reachable sum, float64 (S,).
+    value: np.ndarray
+
+
+class ScanPlan(NamedTuple):
+    """The starts ``scan_screen`` screens and how: in order, a first block of
+    ``first_block`` starts, then blocks of ``max_block``."""
+
+    #: The candidate starts (float64, shape (S,)).
+    starts: np.ndarray
+    #: The request's duration (seconds).
+    duration: float
+    #: The first block's size (>= 1).
+    first_block: int
+    #: The later blocks' size (>= first_block).
+    max_block: int
+
+
+def _screen_out(S: int) -> ScreenOut:
+    """Fresh OUT arrays of the screens for ``S`` starts."""
+    return ScreenOut(np.empty(S, np.int64), np.empty(S, np.int64), np.empty(S, np.int64),
+                     np.empty(S))  # fmt: skip
 
 
 def kernels(backend: str) -> Kernels:
@@ -90,31 +138,27 @@ class Kernels:
     def screen(self, tmax, cap, e, d, count, tol=None):
         """``(code, eligible, prop, value)`` per start (kernel ``screen``)."""
         tmax = _f64(tmax)
-        S = tmax.shape[0]
-        outs = (np.empty(S, np.int64), np.empty(S, np.int64), np.empty(S, np.int64),
-                np.empty(S))  # fmt: skip
-        self.module.screen(tmax, _f64(cap), _f64(e), _f64(d), count,
-                           self._tol(tol, tmax.shape[2]), *outs)  # fmt: skip
-        return outs
+        out = _screen_out(tmax.shape[0])
+        demand = Demand(_f64(e), _f64(d), count, self._tol(tol, tmax.shape[2]))
+        self.module.screen(tmax, _f64(cap), demand, out)
+        return out
 
     def block_screen(self, tmax, cap, e, d, count, tol=None):
         """``(code, eligible, prop, value)`` per start, as :meth:`screen` then
         :meth:`weighted_screen` (codes 0-3; kernel ``block_screen``, one pass, issue 40)."""
         tmax = _f64(tmax)
-        S = tmax.shape[0]
-        outs = (np.empty(S, np.int64), np.empty(S, np.int64), np.empty(S, np.int64),
-                np.empty(S))  # fmt: skip
-        self.module.block_screen(tmax, _f64(cap), _f64(e), _f64(d), count,
-                                 self._tol(tol, tmax.shape[2]), *outs)  # fmt: skip
-        return outs
+        out = _screen_out(tmax.shape[0])
+        demand = Demand(_f64(e), _f64(d), count, self._tol(tol, tmax.shape[2]))
+        self.module.block_screen(tmax, _f64(cap), demand, out)
+        return out
 
     def weighted_screen(self, tmax, cap, e, d, count, code, tol=None):
         """``code`` (a copy) with 3 where the equal weights prove a start that passed the
         screens (code 0) has no set (kernel ``weighted_screen``, issue 40)."""
         tmax = _f64(tmax)
         code = np.array(code, dtype=np.int64)
-        self.module.weighted_screen(tmax, _f64(cap), _f64(e), _f64(d), count,
-                                    self._tol(tol, tmax.shape[2]), code)  # fmt: skip
+        demand = Demand(_f64(e), _f64(d), count, self._tol(tol, tmax.shape[2]))
+        self.module.weighted_screen(tmax, _f64(cap), demand, code)
         return code
 
     def select_and_swap(self, avail, tmax, cap, d, count, l1, seed, tol=None):
@@ -145,18 +189,19 @@ class Kernels:
                                          interrupt.kernel_deadline())  # fmt: skip
         return sel, rounds
 
-    def scan_screen(self, times, reserved, nodes, starts, duration, cap, e, d, count,
-                    first_block=8, max_block=64, tol=None):  # fmt: skip
-        """``(stop, code, eligible, prop, value, tmax)`` (kernel ``scan_screen``)."""
-        reserved, nodes, starts = _f64(reserved), _i64(nodes), _f64(starts)
-        S, n, m = starts.shape[0], nodes.shape[0], reserved.shape[1]
-        outs = (np.empty(S, np.int64), np.empty(S, np.int64), np.empty(S, np.int64),
-                np.empty(S), np.empty((n, m)))  # fmt: skip
-        stop = self.module.scan_screen(
-            _f64(times), reserved, nodes, starts, float(duration), _f64(cap), _f64(e), _f64(d),
-            count, first_block, max_block, self._tol(tol, m), *outs,
-            interrupt.kernel_deadline())  # fmt: skip
-        return (stop, *outs)
+    def scan_screen(self, times, reserved, nodes, cap, demand: Demand, plan: ScanPlan):
+        """``(stop, code, eligible, prop, value, tmax)`` (kernel ``scan_screen``);
+        ``demand.tol`` None means zeros."""
+        reserved, nodes = _f64(reserved), _i64(nodes)
+        starts = _f64(plan.starts)
+        n, m = nodes.shape[0], reserved.shape[1]
+        out, tmax = _screen_out(starts.shape[0]), np.empty((n, m))
+        demand = Demand(_f64(demand.e), _f64(demand.d), demand.count,
+                        self._tol(demand.tol, m))  # fmt: skip
+        plan = plan._replace(starts=starts, duration=float(plan.duration))
+        stop = self.module.scan_screen(_f64(times), reserved, nodes, _f64(cap), demand, plan,
+                                       out, tmax, interrupt.kernel_deadline())  # fmt: skip
+        return (stop, *out, tmax)
 
     def decrease_starts(self, times, reserved, nodes, lo, hi):
         """The candidate starts, ascending (kernel ``decrease_starts``)."""

@@ -174,32 +174,97 @@ def scan(
     # as given; None: on when the call has a time limit (the budget the caller grants)
     left = checks.time_left()  # the deadline of the time limit in force (None: no limit)
     deadline = None if left is None else time.perf_counter() + left
-    portfolio = (deadline is not None) if portfolio is None else bool(portfolio)
-    ker = kernels(backend)
-    clock = Clock()
-    n, e, d = request.count, prob.e, prob.d
-    tol, elo, dlo = prob.tol, prob.elo, prob.dlo
-    names = pool.names
-    counters = {"starts": 0, "enumerated": 0, "swap_rounds": 0, "solver_calls": 0}
-    nodes = prob.matching
-    reason = _impossible(prob, pool, n)
-    if reason is not None:
-        return rejected(prob, CallReport("scan", seed, params, clock.done(), counters), reason,
-                        proven=True)  # fmt: skip
-    cap = pool.capacity[nodes]
-    if backend == "compiled":  # the pool's bits of falling amounts, kept up to date by bookings
-        starts = pool.candidate_starts(nodes, request.earliest_start, request.latest_start)
-    else:
-        starts = ker.decrease_starts(pool.times, pool.reserved, nodes, request.earliest_start,
-                                     request.latest_start)  # fmt: skip
-    cap = np.ascontiguousarray(cap)
-    clock.lap("prepare")
-    ledger = _Ledger(names, n, d)
-    note, note_screened = ledger.note, ledger.screened
-    unknown = 0
-    first_undecided = None  # the first start an integer program left undecided
+    return _Scan(request, pool, prob, seed, params, deadline, block, reserve).run()
 
-    def passing():
+
+class _Scan:
+    """One call of :func:`scan`: its options, the state its steps share (the counters, the
+    ledger of rejected starts, the starts left undecided, the portfolio's helper answer and
+    proofs) and the steps, called in the scan's order by :meth:`run`."""
+
+    __slots__ = ("request", "pool", "prob", "seed", "params", "deadline", "block", "reserve",
+                 "backend", "enumerate_limit", "solver", "program_time_limit", "max_rounds",
+                 "portfolio", "ker", "clock", "n", "e", "d", "tol", "elo", "dlo", "counters",
+                 "nodes", "cap", "starts", "ledger", "unknown", "first_undecided", "helper",
+                 "frontier", "program_done", "proofs")  # fmt: skip
+
+    def __init__(self, request: CollectiveRequest, pool: ResourcePool, prob: Problem,
+                 seed: Optional[int], params: dict, deadline: Optional[float], block: int,
+                 reserve: bool) -> None:  # fmt: skip
+        self.request, self.pool, self.prob, self.seed = request, pool, prob, seed
+        self.params, self.deadline, self.block, self.reserve = params, deadline, block, reserve
+        self.backend, self.solver = params["backend"], params["solver"]
+        self.enumerate_limit, self.max_rounds = params["enumerate_limit"], params["max_rounds"]
+        self.program_time_limit = params["program_time_limit"]
+        portfolio = params["portfolio"]
+        self.portfolio = (deadline is not None) if portfolio is None else bool(portfolio)
+        self.ker = kernels(self.backend)
+        self.clock = Clock()
+        self.n, self.e, self.d = request.count, prob.e, prob.d
+        self.tol, self.elo, self.dlo = prob.tol, prob.elo, prob.dlo
+        self.counters = {"starts": 0, "enumerated": 0, "swap_rounds": 0, "solver_calls": 0}
+        self.nodes = prob.matching
+        self.ledger = _Ledger(pool.names, self.n, self.d)
+        self.unknown = 0
+        self.first_undecided = None  # the first start an integer program left undecided
+        self.helper = None  # the paper's heuristic's answer (portfolio), once it has run
+        # every candidate start before it is decided
+        self.frontier = float(request.earliest_start)
+        self.program_done = False  # the portfolio's program_set has run
+        self.proofs: list = []  # weights that proved starts empty, tried first at the next ones
+
+    def report(self, counters: dict) -> CallReport:
+        """The call's report with ``counters`` (a copy for an answer, the live ones for a
+        rejection) and the timings so far."""
+        return CallReport("scan", self.seed, self.params, self.clock.done(), counters)
+
+    def run(self) -> CoallocationResult:
+        """The scan: the rejection that holds at any time, else the candidate starts in order
+        (:meth:`passing`), the set at each (:meth:`search_at`), the portfolio's work at the
+        first start with a set (:meth:`polish`), and its answer; or the rejection written by
+        the ledger when no start admits a set."""
+        prob, pool, request, n = self.prob, self.pool, self.request, self.n
+        reason = _impossible(prob, pool, n)
+        if reason is not None:
+            return rejected(prob, self.report(self.counters), reason, proven=True)
+        self.prepare()
+        d = self.d
+        for t, tmax in self.passing():
+            self.frontier = float(t)
+            found = self.search_at(t, tmax)
+            if found is None:
+                continue
+            el, a, tm, cp, rows, exact_u = found
+            self.clock.lap("search")
+            if self.portfolio and not exact_u:
+                rows, exact_u = self.polish(t, el, a, tm, cp, rows)
+                self.clock.lap("portfolio")
+            proven = self.unknown == 0
+            message = _answer_message(t, proven, self.unknown, self.first_undecided,
+                                      factor(d, tm[rows], cp[rows]), exact_u)  # fmt: skip
+            result = self.make(t, self.nodes[el[rows]], tm[rows], proven, message=message)
+            if self.reserve:
+                pool.reserve(result.start, request.duration, result.resources, result.amounts)
+            result.timings = self.clock.done()
+            return result
+        reason = self.ledger.reason(request, self.starts, self.unknown)
+        return rejected(prob, self.report(self.counters), reason, proven=self.unknown == 0)
+
+    def prepare(self) -> None:
+        """The matching nodes' capacities and the candidate starts (the compiled backend
+        reads the pool's bits of falling amounts, kept up to date by bookings)."""
+        pool, request, nodes = self.pool, self.request, self.nodes
+        cap = pool.capacity[nodes]
+        if self.backend == "compiled":
+            starts = pool.candidate_starts(nodes, request.earliest_start, request.latest_start)
+        else:
+            starts = self.ker.decrease_starts(pool.times, pool.reserved, nodes,
+                                              request.earliest_start,
+                                              request.latest_start)  # fmt: skip
+        self.cap, self.starts = np.ascontiguousarray(cap), starts
+        self.clock.lap("prepare")
+
+    def passing(self):
         """The starts that pass the screens, in order, with their window maxima: the first
         start alone, then ``block`` starts (window maxima from the pool's block maxima:
         ``window_max_blocks``), then blocks eight times larger (``window_max_rows``, linear
@@ -207,6 +272,11 @@ def scan(
         window when that is less (at least :data:`_SHORT_BLOCK`); a block's maxima computed
         once and screened at once (``block_screen``); the failing starts are recorded as
         they are passed."""
+        pool, request, starts, ker = self.pool, self.request, self.starts, self.ker
+        block = self.block
+        nodes, cap, e, d, n, tol = self.nodes, self.cap, self.e, self.d, self.n, self.tol
+        counters, clock = self.counters, self.clock
+        note, note_screened = self.ledger.note, self.ledger.screened
         pos, size = 0, 1  # the earliest start alone (it usually passes), then block, ...
         grid = pool._state[0]
         t0 = float(starts[0]) if starts.size else float(request.earliest_start)
@@ -215,7 +285,7 @@ def scan(
         while pos < starts.size:
             interrupt.check()  # a batch's timeout or cancellation
             b = starts[pos : pos + size]
-            if size <= block and backend == "compiled":
+            if size <= block and self.backend == "compiled":
                 # the first starts: whole blocks of the windows from the pool's block maxima
                 times, res, bm = pool._block_maxima()
                 tm_block = ker.window_max_blocks(times, res, bm, BLOCK, nodes, b,
@@ -244,106 +314,107 @@ def scan(
             pos += size
             size = block if pos == 1 else min(size * 8, largest)
 
-    def program(t, a):
+    def note_empty(self, t) -> None:
+        """Record that no set of ``N`` exists at start ``t``."""
+        self.ledger.note({"start": float(t), "check": "combination", "property": None})
+
+    def program(self, t, a):
         """The integer program decides whether any set of the eligible nodes (available
         amounts ``a``) exists at start ``t``: its rows, or None with the start noted
         (infeasible, or undecided within the program's time limit)."""
-        nonlocal unknown, first_undecided
-        if portfolio and helper is None:
-            run_helper()  # a quick answer at a later start before the first hard start
-        counters["solver_calls"] += 1
-        status, r = feasible_subset(a, d, n, solver=solver, time_limit=program_limit(),
-                                    tol=tol)  # fmt: skip
+        if self.portfolio and self.helper is None:
+            self.run_helper()  # a quick answer at a later start before the first hard start
+        self.counters["solver_calls"] += 1
+        status, r = feasible_subset(a, self.d, self.n, solver=self.solver,
+                                    time_limit=self.program_limit(), tol=self.tol)  # fmt: skip
         if status == "infeasible":
-            note({"start": float(t), "check": "combination", "property": None})
+            self.note_empty(t)
             return None
         if r is None:
-            unknown += 1
-            if first_undecided is None:
-                first_undecided = float(t)
-            note({"start": float(t), "check": "undecided", "property": None})
+            self.unknown += 1
+            if self.first_undecided is None:
+                self.first_undecided = float(t)
+            self.ledger.note({"start": float(t), "check": "undecided", "property": None})
         return r
 
-    def program_limit():
+    def program_limit(self) -> Optional[float]:
         """``program_time_limit``, cut to what is left before the call's deadline."""
-        left = checks.remaining(deadline)
+        left = checks.remaining(self.deadline)
         if left is None:
-            return program_time_limit
+            return self.program_time_limit
         left = max(left, 1e-3)
-        return left if program_time_limit is None else min(program_time_limit, left)
+        return left if self.program_time_limit is None else min(self.program_time_limit, left)
 
-    helper = None  # the paper's heuristic's answer (portfolio), once it has run
-    frontier = [float(request.earliest_start)]  # every candidate start before it is decided
-
-    def run_helper():
+    def run_helper(self) -> None:
         """Run the paper's heuristic once (``portfolio``): its answer, at a start no earlier
         than the scan's, is the incumbent until the scan finds its own; the bound is the
         scan's frontier when the time limit returns it."""
-        nonlocal helper
         from .cankar import cankar
 
-        got = cankar(request, pool, seed=0 if seed is None else seed, backend=backend)
-        counters["portfolio_cankar"] = 1
-        helper = got if got.start is not None else False
-        if helper:
-            h_start, h_rows = float(helper.start), helper.resources.copy()
+        request, pool, seed = self.request, self.pool, self.seed
+        got = cankar(request, pool, seed=0 if seed is None else seed, backend=self.backend)
+        self.counters["portfolio_cankar"] = 1
+        self.helper = got if got.start is not None else False
+        if self.helper:
+            h_start, h_rows = float(self.helper.start), self.helper.resources.copy()
             times_, res_ = pool._state
-            tm_h = ker.window_max_rows(times_, res_, h_rows, np.array([h_start]),
-                                       request.duration)[0]  # fmt: skip
+            tm_h = self.ker.window_max_rows(times_, res_, h_rows, np.array([h_start]),
+                                            request.duration)[0]  # fmt: skip
+            offer(functools.partial(self.helper_result, h_start, h_rows, tm_h), pool,
+                  self.reserve)  # fmt: skip
 
-            def build():
-                bound = (
-                    frontier[0] if first_undecided is None else min(frontier[0], first_undecided)
-                )
-                report = CallReport("scan", seed, params, clock.done(), dict(counters))
-                return solution(prob, report, h_start, h_rows, tm_h, bound=bound,
-                                message=f"start {h_start:g} s found by the paper's heuristic "
-                                "(the scan's portfolio); not proven earliest")  # fmt: skip
+    def helper_result(self, h_start: float, h_rows, tm_h) -> CoallocationResult:
+        """The paper's heuristic's answer (portfolio) as the time limit returns it: bounded
+        below by the scan's frontier (or its first undecided start)."""
+        bound = self.frontier
+        if self.first_undecided is not None:
+            bound = min(bound, self.first_undecided)
+        return solution(self.prob, self.report(dict(self.counters)), h_start, h_rows, tm_h,
+                        bound=bound, message=f"start {h_start:g} s found by the paper's "
+                        "heuristic (the scan's portfolio); not proven earliest")  # fmt: skip
 
-            offer(build, pool, reserve)
-
-    def make(t, rows_abs, tm_rows, proven, status="feasible", message=""):
+    def make(self, t, rows_abs, tm_rows, proven, status="feasible", message=""):
         """A result for the set ``rows_abs`` (pool rows) at ``t``: the start is proven
         earliest when no earlier start was left undecided, else bounded below by the first
         undecided one."""
-        report = CallReport("scan", seed, params, clock.done(), dict(counters))
-        return solution(prob, report, float(t), rows_abs, tm_rows, status=status, proven=proven,
-                        bound=first_undecided, message=message)  # fmt: skip
+        return solution(self.prob, self.report(dict(self.counters)), float(t), rows_abs,
+                        tm_rows, status=status, proven=proven, bound=self.first_undecided,
+                        message=message)  # fmt: skip
 
-    def offer_rows(t, rows_abs, tm_rows):
+    def offer_rows(self, t, rows_abs, tm_rows) -> None:
         """Offer the set as the incumbent of the time limit in force (copies)."""
-        rows_abs, tm_rows, proven = rows_abs.copy(), tm_rows.copy(), unknown == 0
-        offer(lambda: make(t, rows_abs, tm_rows, proven), pool, reserve)
+        rows_abs, tm_rows, proven = rows_abs.copy(), tm_rows.copy(), self.unknown == 0
+        offer(functools.partial(self.make, t, rows_abs, tm_rows, proven), self.pool,
+              self.reserve)  # fmt: skip
 
-    def offer_best(t, el, tm, cp, cands):
+    def offer_best(self, t, el, tm, cp, cands) -> None:
         """Offer the best factor among the admissible ``cands`` (rows of ``el``) at ``t``."""
-        us = [factor(d, tm[r], cp[r]) for r in cands]
+        us = [factor(self.d, tm[r], cp[r]) for r in cands]
         r = np.asarray(cands[int(np.argmax(us))], dtype=np.int64)
-        offer_rows(t, nodes[el[r]], tm[r])
+        self.offer_rows(t, self.nodes[el[r]], tm[r])
 
-    program_done = [False]
-
-    def program_set(a, tm, cp):
+    def program_set(self, a, tm, cp):
         """The exact method's set at a feasible start (portfolio): the integer program's
         set raised by the swaps, when :data:`_PORTFOLIO_PROGRAM` seconds and
         :data:`_HIGHS_LATENCY` are left (None otherwise, or when the program found none in
         time)."""
-        program_done[0] = True
-        left = checks.remaining(deadline)
+        self.program_done = True
+        left = checks.remaining(self.deadline)
         if left is not None and left < _PORTFOLIO_PROGRAM + _HIGHS_LATENCY:
             return None
-        limit = program_time_limit
+        limit = self.program_time_limit
         if left is not None:  # HiGHS returns up to _HIGHS_LATENCY past its own limit
             limit = left - _HIGHS_LATENCY if limit is None else min(limit, left - _HIGHS_LATENCY)
-        counters["solver_calls"] += 1
-        _, r = feasible_subset(a, d, n, solver=solver, time_limit=limit, tol=tol)
+        self.counters["solver_calls"] += 1
+        _, r = feasible_subset(a, self.d, self.n, solver=self.solver, time_limit=limit,
+                               tol=self.tol)  # fmt: skip
         if r is None:
             return None
-        r, k = ker.swap_search(a, tm, cp, d, r, 10**6, tol)
-        counters["swap_rounds"] += k
+        r, k = self.ker.swap_search(a, tm, cp, self.d, r, 10**6, self.tol)
+        self.counters["swap_rounds"] += k
         return r
 
-    def polish(t, el, a, tm, cp, rows):
+    def polish(self, t, el, a, tm, cp, rows):
         """The portfolio's work at the earliest start ``t`` once the scan has its set
         ``rows`` (rows of ``el``): the paper's heuristic's set when it starts at ``t``; the
         enumeration of every set when there are at most :data:`_PORTFOLIO_ENUMERATE`
@@ -352,159 +423,156 @@ def scan(
         (and HiGHS's latency) are left, then :data:`_PORTFOLIO_RESTARTS` swap searches
         from seeded random sets. Each better set is the incumbent at once. Returns ``(rows,
         proven maximal)``."""
-        best = [np.asarray(rows, dtype=np.int64), factor(d, tm[rows], cp[rows])]
-
-        def consider(r, u=None):
-            r = np.asarray(r, dtype=np.int64)
-            if not np.all(a[r].sum(axis=0) >= dlo):
-                return
-            u = factor(d, tm[r], cp[r]) if u is None else u
-            if u > best[1]:
-                best[:] = [r.copy(), u]
-                offer_rows(t, nodes[el[r]], tm[r])
-
+        n, d, nodes, helper, counters = self.n, self.d, self.nodes, self.helper, self.counters
+        best = _Best(self, t, el, a, tm, cp, rows)
         if helper and helper.start == t:
             pos = np.searchsorted(nodes[el], helper.resources)
             if np.all(pos < el.size) and np.array_equal(nodes[el][np.minimum(pos, el.size - 1)],
                                                         helper.resources):  # fmt: skip
-                consider(pos)
+                best.consider(pos)
         total = math.comb(int(el.size), n)
         if total <= _PORTFOLIO_ENUMERATE:
-            got, u, complete = enumerate_best(a, tm, cp, d, n, deadline, tol, on_better=consider)
+            got, u, complete = enumerate_best(a, tm, cp, d, n, self.deadline, self.tol,
+                                              on_better=best.consider)  # fmt: skip
             if complete:
                 counters["enumerated"] += total
                 if got is not None:
-                    best[:] = [np.asarray(got, dtype=np.int64), u]
-                    return best[0], True
+                    return np.asarray(got, dtype=np.int64), True
         if n * el.size > _LARGE:  # large N: the weighted sums' shortlist, not whole-pool swaps
-            return best[0], False
-        if not program_done[0]:
-            r = program_set(a, tm, cp)
+            return best.rows, False
+        if not self.program_done:
+            r = self.program_set(a, tm, cp)
             if r is not None:
-                consider(r)
-        rng = np.random.default_rng([0 if seed is None else seed, 36])
+                best.consider(r)
+        rng = np.random.default_rng([0 if self.seed is None else self.seed, 36])
         for _ in range(_PORTFOLIO_RESTARTS):  # swaps from random sets (repaired, then raised)
             interrupt.check()  # the deadline: the best set so far is the incumbent
             s0 = np.sort(rng.choice(el.size, n, replace=False))
-            r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds, tol)
+            r, k = self.ker.swap_search(a, tm, cp, d, s0, self.max_rounds, self.tol)
             counters["swap_rounds"] += k
             counters["portfolio_restarts"] = counters.get("portfolio_restarts", 0) + 1
-            consider(r)
-        return best[0], False
+            best.consider(r)
+        return best.rows, False
 
-    proofs: list = []  # weights that proved starts empty, tried first at the next ones
-
-    def by_enumeration(t, a, tm, cp):
+    def by_enumeration(self, t, a, tm, cp):
         """A start with at most ``enumerate_limit`` sets: every set enumerated (the best
         factor, proven), or the start noted empty. ``(rows, True)`` or None."""
-        got = best_subset(a, tm, cp, d, n, enumerate_limit, tol=tol)
-        counters["enumerated"] += math.comb(a.shape[0], n)
+        got = best_subset(a, tm, cp, self.d, self.n, self.enumerate_limit, tol=self.tol)
+        self.counters["enumerated"] += math.comb(a.shape[0], self.n)
         if got is not None and got[0] is not None:
             return got[0], True
-        note({"start": float(t), "check": "combination", "property": None})
+        self.note_empty(t)
         return None
 
-    def by_weights(t, el, a, tm, cp):
+    def by_weights(self, t, el, a, tm, cp):
         """Large ``N``: :func:`large_search` (a proof of no set, or sets), the integer
         program when it has neither, the factor raised on a shortlist. ``(rows, False)`` or
         None."""
-        verdict, cands, k = large_search(a, tm, cp, d, n, e, dlo, ker, tol, proofs)
+        d, dlo, tol, ker, counters = self.d, self.dlo, self.tol, self.ker, self.counters
+        verdict, cands, k = large_search(a, tm, cp, d, self.n, self.e, dlo, ker, tol,
+                                         self.proofs)  # fmt: skip
         counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + k
         if verdict == "infeasible":
-            note({"start": float(t), "check": "combination", "property": None})
+            self.note_empty(t)
             return None
         if not cands:
-            r = program(t, a)
+            r = self.program(t, a)
             if r is None:
                 return None
             cands = [np.asarray(r, dtype=np.int64)]
-        offer_best(t, el, tm, cp, cands)  # an answer: what the deadline returns from now on
-        rows, k = improve(ker, a, tm, cp, d, dlo, tol, cands, max_rounds)
+        self.offer_best(t, el, tm, cp, cands)  # an answer: what the deadline returns from now on
+        rows, k = improve(ker, a, tm, cp, d, dlo, tol, cands, self.max_rounds)
         counters["swap_rounds"] += k
         return rows, False
 
-    def by_swaps(t, el, a, tm, cp):
+    def by_swaps(self, t, el, a, tm, cp):
         """The swaps from the best-coverage greedy set; when they cannot repair it, the best
         weights (a proof of no set) or the integer program; at a feasible start the swaps
         from the other greedy sets (and the portfolio's program) for the factor.
         ``(rows, False)`` or None."""
-        starts_ = greedy_starts(a, tm, cp, d, n, e)
+        d, dlo, tol, ker, counters = self.d, self.dlo, self.tol, self.ker, self.counters
+        max_rounds = self.max_rounds
+        starts_ = greedy_starts(a, tm, cp, d, self.n, self.e)
         r, k = ker.swap_search(a, tm, cp, d, starts_[0], max_rounds, tol)
         counters["swap_rounds"] += k
         cands = [r] if np.all(a[r].sum(axis=0) >= dlo) else []
         if not cands:
             # the repair from the best-coverage start failed: the best weighted sums may
             # prove the start empty; else the integer program decides
-            verdict, _, k = dual_cuts(a, d, dlo, n, proofs=proofs)
+            verdict, _, k = dual_cuts(a, d, dlo, self.n, proofs=self.proofs)
             counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + k
             if verdict == "infeasible":
-                note({"start": float(t), "check": "combination", "property": None})
+                self.note_empty(t)
                 return None
-            r = program(t, a)
+            r = self.program(t, a)
             if r is None:
                 return None
-            offer_best(t, el, tm, cp, [np.asarray(r, dtype=np.int64)])
+            self.offer_best(t, el, tm, cp, [np.asarray(r, dtype=np.int64)])
             r, k = ker.swap_search(a, tm, cp, d, r, max_rounds, tol)
             counters["swap_rounds"] += k
             cands.append(r)
-        offer_best(t, el, tm, cp, cands)
-        if portfolio and math.comb(int(el.size), n) > _PORTFOLIO_ENUMERATE:
-            r = program_set(a, tm, cp)  # first: the slowest member of the portfolio
+        self.offer_best(t, el, tm, cp, cands)
+        if self.portfolio and math.comb(int(el.size), self.n) > _PORTFOLIO_ENUMERATE:
+            r = self.program_set(a, tm, cp)  # first: the slowest member of the portfolio
             if r is not None and np.all(a[r].sum(axis=0) >= dlo):
                 cands.append(r)
-                offer_best(t, el, tm, cp, cands)
+                self.offer_best(t, el, tm, cp, cands)
         for s0 in starts_[1:]:  # this start is feasible: more starts for the factor
             interrupt.check()  # a batch's timeout or cancellation
             r, k = ker.swap_search(a, tm, cp, d, s0, max_rounds, tol)
             counters["swap_rounds"] += k
             if np.all(a[r].sum(axis=0) >= dlo):
                 cands.append(r)
-                offer_best(t, el, tm, cp, cands)
-        clock.lap("search")
+                self.offer_best(t, el, tm, cp, cands)
+        self.clock.lap("search")
         us = [factor(d, tm[r], cp[r]) for r in cands]
         return cands[int(np.argmax(us))], False
 
-    def search_at(t, tmax):
+    def search_at(self, t, tmax):
         """The set at a start that passed the screens, by the step its size calls for:
         ``(el, a, tm, cp, rows, exact_u)`` (``el`` the eligible rows of ``nodes``, ``rows``
         rows of ``el``, ``exact_u`` whether the factor is the enumerated optimum), or None
         (the start noted empty or undecided)."""
-        avail = cap - tmax
-        el = np.flatnonzero(np.all(avail >= elo[None, :], axis=1))
-        a, tm, cp = avail[el], tmax[el], cap[el]
-        if proofs and proven_by(a, d, dlo, n, proofs):  # the weights of an earlier proof
-            counters["lagrange_steps"] = counters.get("lagrange_steps", 0) + 1
-            note({"start": float(t), "check": "combination", "property": None})
+        avail = self.cap - tmax
+        el = np.flatnonzero(np.all(avail >= self.elo[None, :], axis=1))
+        a, tm, cp = avail[el], tmax[el], self.cap[el]
+        n = self.n
+        if self.proofs and proven_by(a, self.d, self.dlo, n, self.proofs):
+            # the weights of an earlier proof
+            self.counters["lagrange_steps"] = self.counters.get("lagrange_steps", 0) + 1
+            self.note_empty(t)
             return None
-        if math.comb(int(el.size), n) <= enumerate_limit:
-            got = by_enumeration(t, a, tm, cp)
+        if math.comb(int(el.size), n) <= self.enumerate_limit:
+            got = self.by_enumeration(t, a, tm, cp)
         elif n * el.size > _LARGE:
-            got = by_weights(t, el, a, tm, cp)
+            got = self.by_weights(t, el, a, tm, cp)
         else:
-            got = by_swaps(t, el, a, tm, cp)
+            got = self.by_swaps(t, el, a, tm, cp)
         return None if got is None else (el, a, tm, cp) + tuple(got)
 
-    for t, tmax in passing():
-        frontier[0] = float(t)
-        found = search_at(t, tmax)
-        if found is None:
-            continue
-        el, a, tm, cp, rows, exact_u = found
-        clock.lap("search")
-        if portfolio and not exact_u:
-            rows, exact_u = polish(t, el, a, tm, cp, rows)
-            clock.lap("portfolio")
-        proven = unknown == 0
-        message = _answer_message(t, proven, unknown, first_undecided,
-                                  factor(d, tm[rows], cp[rows]), exact_u)  # fmt: skip
-        result = make(t, nodes[el[rows]], tm[rows], proven, message=message)
-        if reserve:
-            pool.reserve(result.start, request.duration, result.resources, result.amounts)
-        result.timings = clock.done()
-        return result
-    reason = ledger.reason(request, starts, unknown)
-    return rejected(prob, CallReport("scan", seed, params, clock.done(), counters), reason,
-                    proven=unknown == 0)  # fmt: skip
+
+class _Best:
+    """The portfolio's best set at one start (:meth:`_Scan.polish`): ``rows`` (rows of
+    ``el``) and its factor ``u``; :meth:`consider` keeps a better admissible set and offers
+    it as the incumbent at once."""
+
+    __slots__ = ("scan", "t", "el", "a", "tm", "cp", "rows", "u")
+
+    def __init__(self, scan: _Scan, t, el, a, tm, cp, rows) -> None:
+        self.scan, self.t, self.el, self.a, self.tm, self.cp = scan, t, el, a, tm, cp
+        self.rows = np.asarray(rows, dtype=np.int64)
+        self.u = factor(scan.d, tm[rows], cp[rows])
+
+    def consider(self, r, u=None) -> None:
+        """Keep the set ``r`` (factor ``u``, computed when None) if it meets every total and
+        raises the factor, and offer it."""
+        r = np.asarray(r, dtype=np.int64)
+        if not np.all(self.a[r].sum(axis=0) >= self.scan.dlo):
+            return
+        u = factor(self.scan.d, self.tm[r], self.cp[r]) if u is None else u
+        if u > self.u:
+            self.rows, self.u = r.copy(), u
+            self.scan.offer_rows(self.t, self.scan.nodes[self.el[r]], self.tm[r])
 
 
 def _impossible(prob: Problem, pool: ResourcePool, n: int) -> Optional[dict]:

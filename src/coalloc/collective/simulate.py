@@ -136,6 +136,107 @@ def _why(pool: ResourcePool, request: CollectiveRequest, left: float) -> dict:
             "nearest_start": later[0].changes["latest_start"] if later else None}
 
 
+def _side_records(n_req: int, job_ids: Optional[Sequence[Any]],
+                  run_times: Optional[Sequence[float]],
+                  skipped: Optional[Sequence[Mapping[str, Any]]]) -> Tuple[Optional[list], list]:
+    """The per-request side columns checked against the ``n_req`` requests: ``run_times``
+    as numbers (-1 unknown) and the ``skipped`` jobs' records copied."""
+    for argname, values in (("job_ids", job_ids), ("run_times", run_times)):
+        if values is not None and len(values) != n_req:
+            raise ValueError(f"{argname} must have one value per request ({n_req}), "
+                             f"got {len(values)}")  # fmt: skip
+    if run_times is not None:
+        run_times = [checks.number(x, "run_times", allow_zero=True) if x != -1 else -1.0
+                     for x in run_times]  # fmt: skip
+    skipped_list = []
+    for s in skipped or ():
+        if not (isinstance(s, Mapping) and "reason" in s):
+            raise TypeError("skipped must hold dicts with a 'reason'")
+        skipped_list.append(dict(s))
+    return run_times, skipped_list
+
+
+def _check_stream(requests: Sequence[Tuple[float, CollectiveRequest]]) -> None:
+    """Refuse a stream that is not ``(finite arrival, CollectiveRequest)`` pairs."""
+    for q, item in enumerate(requests):
+        if not (isinstance(item, (tuple, list)) and len(item) == 2):
+            raise TypeError(f"requests[{q}] must be an (arrival, CollectiveRequest) pair")
+        arrival = item[0]
+        number = isinstance(arrival, (int, float, np.number))
+        if isinstance(arrival, (bool, np.bool_)) or not number:
+            raise TypeError(f"requests[{q}] arrival must be a number of seconds")
+        if not math.isfinite(float(arrival)):
+            raise ValueError(f"requests[{q}] arrival must be finite, got {arrival!r}")
+        if not isinstance(item[1], CollectiveRequest):
+            raise TypeError(f"requests[{q}] must hold a CollectiveRequest, got "
+                            f"{type(item[1]).__name__}")  # fmt: skip
+
+
+def _window(req: CollectiveRequest, arrival: float, align: Optional[float],
+            horizon: Optional[float]) -> Tuple[float, float, Optional[float], float]:
+    """The window a request is booked in: ``(te0, te, tl, duration)``, ``te0`` its own
+    earliest start clipped to its arrival (``delay`` counts from it), ``te``/``tl`` the
+    earliest and latest start on the ``align`` grid and ending by ``horizon``, and the
+    duration rounded up to the grid; ``tl`` is None when not even ``te`` ends by the
+    horizon."""
+    te = max(req.earliest_start, arrival)
+    tl = max(req.latest_start, te)
+    dur, te0 = req.duration, te
+    if align is not None:  # on the grid: never earlier, never shorter than asked
+        dur = math.ceil(dur / align) * align
+        on_grid = math.ceil(te / align) * align
+        if on_grid <= tl:  # (a window between two grid points keeps its own start)
+            te, tl = on_grid, max(math.floor(tl / align) * align, on_grid)
+    if horizon is not None:
+        if te + dur > horizon:
+            return te0, te, None, dur
+        cap = horizon - dur  # the latest start that ends by the horizon
+        if align is not None and math.floor(cap / align) * align >= te:
+            cap = math.floor(cap / align) * align  # on the grid, as the window is
+        tl = min(tl, cap)
+    return te0, te, tl, dur
+
+
+class _Explainer:
+    """The explanations' budget of one run (``explain``): each gets at most
+    ``explain_time``, and all of them together at most ``explain_share`` times the run's
+    own seconds so far plus ``explain_time`` (and ``explain_budget`` when given)."""
+
+    __slots__ = ("time", "budget", "share", "run_start", "spent")
+
+    def __init__(self, explain_time: float, explain_budget: Optional[float],
+                 explain_share: float) -> None:  # fmt: skip
+        self.time, self.budget, self.share = explain_time, explain_budget, explain_share
+        self.run_start = time.monotonic()
+        self.spent = 0.0  # the explanations' seconds so far
+
+    def why(self, work: ResourcePool, request: CollectiveRequest) -> dict:
+        """The explanation fields of a rejected request (:func:`_why`) within what is left."""
+        now = time.monotonic()
+        own = now - self.run_start - self.spent  # the run's seconds without explaining
+        left = self.time + self.share * own - self.spent
+        if self.budget is not None:
+            left = min(left, self.budget - self.spent)
+        found = _why(work, request, min(self.time, left))
+        self.spent += time.monotonic() - now
+        return found
+
+
+def _usage_log(work: ResourcePool, totals: Tuple[np.ndarray, np.ndarray],
+               background: Tuple[np.ndarray, np.ndarray], horizon: Optional[float],
+               slot_seconds: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The usage log per slot to the horizon (else past the last breakpoint): the slot
+    times, the pool's usage and the stream's own (less the ``background`` before it)."""
+    end = horizon if horizon is not None else float(totals[0][-1]) + slot_seconds
+    n_slots = math.ceil(end / float(slot_seconds)) if end > 0 else 0
+    check_memory(4.0 * 8 * n_slots * max(work.n_properties, 1),
+                 f"usage logs of {n_slots:.3g} slots of {slot_seconds:g} s")  # fmt: skip
+    slot_times = np.arange(0.0, end, float(slot_seconds))
+    usage = _sample(work, totals, slot_times)
+    jobs = usage - _sample(work, background, slot_times)
+    return slot_times, usage, jobs
+
+
 def simulate(
     pool: ResourcePool,
     requests: Sequence[Tuple[float, CollectiveRequest]],
@@ -271,35 +372,12 @@ def simulate(
         raise TypeError(f"explain must be True or False, got {type(explain).__name__}")
     if not isinstance(compact, (bool, np.bool_)):
         raise TypeError(f"compact must be True or False, got {type(compact).__name__}")
-    explained_s = 0.0  # the explanations' seconds so far
-    run_start = time.monotonic()
+    explainer = _Explainer(explain_time, explain_budget, explain_share)
     if on_booking is not None and not callable(on_booking):
         raise TypeError(f"on_booking must be callable, got {type(on_booking).__name__}")
     n_req = len(requests)
-    for argname, values in (("job_ids", job_ids), ("run_times", run_times)):
-        if values is not None and len(values) != n_req:
-            raise ValueError(f"{argname} must have one value per request ({n_req}), "
-                             f"got {len(values)}")  # fmt: skip
-    if run_times is not None:
-        run_times = [checks.number(x, "run_times", allow_zero=True) if x != -1 else -1.0
-                     for x in run_times]  # fmt: skip
-    skipped_list = []
-    for s in skipped or ():
-        if not (isinstance(s, Mapping) and "reason" in s):
-            raise TypeError("skipped must hold dicts with a 'reason'")
-        skipped_list.append(dict(s))
-    for q, item in enumerate(requests):
-        if not (isinstance(item, (tuple, list)) and len(item) == 2):
-            raise TypeError(f"requests[{q}] must be an (arrival, CollectiveRequest) pair")
-        arrival = item[0]
-        number = isinstance(arrival, (int, float, np.number))
-        if isinstance(arrival, (bool, np.bool_)) or not number:
-            raise TypeError(f"requests[{q}] arrival must be a number of seconds")
-        if not math.isfinite(float(arrival)):
-            raise ValueError(f"requests[{q}] arrival must be finite, got {arrival!r}")
-        if not isinstance(item[1], CollectiveRequest):
-            raise TypeError(f"requests[{q}] must hold a CollectiveRequest, got "
-                            f"{type(item[1]).__name__}")  # fmt: skip
+    run_times, skipped_list = _side_records(n_req, job_ids, run_times, skipped)
+    _check_stream(requests)
     background = _totals(pool)  # the usage before the stream (not a copy of the timetables)
     work = pool if in_place else pool.copy()
     order = sorted(range(n_req), key=lambda i: float(requests[i][0]))  # stable: ties keep order
@@ -310,28 +388,16 @@ def simulate(
         arrival, req = requests[i]
         if past is not None:  # the window slides: nothing from here on starts before arrival
             past.cut(work, float(arrival))
-        te = max(req.earliest_start, float(arrival))
-        tl = max(req.latest_start, te)
-        dur, te0 = req.duration, te
-        if align is not None:  # on the grid: never earlier, never shorter than asked
-            dur = math.ceil(dur / align) * align
-            on_grid = math.ceil(te / align) * align
-            if on_grid <= tl:  # (a window between two grid points keeps its own start)
-                te, tl = on_grid, max(math.floor(tl / align) * align, on_grid)
+        te0, te, tl, dur = _window(req, float(arrival), align, horizon)
         rec = {"job": job_ids[i] if job_ids is not None else i, "arrival": float(arrival),
                "count": req.count, "collective": req.collective, "duration": float(dur),
                "run_time": run_times[i] if run_times is not None else None,
                "accepted": False, "start": None, "delay": None, "utilisation": None,
                "reason": None}  # fmt: skip
-        if horizon is not None:
-            if te + dur > horizon:  # not even its earliest start ends within the pool's future
-                rec["reason"] = "past the horizon"
-                records.append(rec)
-                continue
-            cap = horizon - dur  # the latest start that ends by the horizon
-            if align is not None and math.floor(cap / align) * align >= te:
-                cap = math.floor(cap / align) * align  # on the grid, as the window is
-            tl = min(tl, cap)
+        if tl is None:  # not even its earliest start ends within the pool's future
+            rec["reason"] = "past the horizon"
+            records.append(rec)
+            continue
         r2 = CollectiveRequest(dur, req.count, te, tl, req.minimum, req.total or None,
                                req.labels or None)  # fmt: skip
         res = coallocate(work, r2, method, seed=None if seed is None else seed + q, **params)
@@ -344,23 +410,11 @@ def simulate(
         else:
             rec["reason"] = (res.rejection or {}).get("reason")
             if explain:
-                now = time.monotonic()
-                own = now - run_start - explained_s  # the run's seconds without explaining
-                left = explain_time + explain_share * own - explained_s
-                if explain_budget is not None:
-                    left = min(left, explain_budget - explained_s)
-                rec.update(_why(work, r2, min(explain_time, left)))
-                explained_s += time.monotonic() - now
+                rec.update(explainer.why(work, r2))
         records.append(rec)
     if past is not None and in_place:
         past.restore(work)  # the caller's pool is the whole ledger again
     totals = past.totals(work) if past is not None else _totals(work)
-    end = horizon if horizon is not None else float(totals[0][-1]) + slot_seconds
-    n_slots = math.ceil(end / float(slot_seconds)) if end > 0 else 0
-    check_memory(4.0 * 8 * n_slots * max(work.n_properties, 1),
-                 f"usage logs of {n_slots:.3g} slots of {slot_seconds:g} s")  # fmt: skip
-    slot_times = np.arange(0.0, end, float(slot_seconds))
-    usage = _sample(work, totals, slot_times)
-    jobs = usage - _sample(work, background, slot_times)
+    slot_times, usage, jobs = _usage_log(work, totals, background, horizon, slot_seconds)
     return SimulationResult(records=records, slot_times=slot_times, usage=usage, job_usage=jobs,
                             names=pool.names, skipped=skipped_list)  # fmt: skip

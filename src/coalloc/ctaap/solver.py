@@ -251,11 +251,50 @@ def solve_ctaap(
     weights = np.ascontiguousarray(X[:n, :m])
     t_step1 = time.perf_counter()
 
-    # Steps 2 and 3: b-matching, then cleanup until no pair violates constraint (4).
+    # Steps 2 and 3, the fill and the local search.
+    so_far = _SoFar(t_start=t_start, seed=seed, params=params, weights=weights)
+    assign, n_removals, n_filled, stats, search_stats, times = _steps_after_graduated(
+        request, offer, compat, kernels, weights, rng, so_far
+    )
+    t_end = time.perf_counter()
+
+    n_alloc = int((assign >= 0).sum())
+    return SolveResult(
+        assignment=assign,
+        n_allocated=n_alloc,
+        status="feasible",
+        message=_message(n_alloc, n, n_removals, n_filled, bool(params["local_search"])),
+        method="ctaap",
+        timings={"step1": t_step1 - t_start, **times, "total": t_end - t_start},
+        iterations={
+            "beta_steps": int(beta_steps),
+            "q_evaluations": int(q_evals),
+            "sinkhorn_iterations": int(sinkhorn_iters),
+            "cleanup_rounds": int(n_removals),
+            "filled": int(n_filled),
+            **{f"search_{k}": int(v) for k, v in search_stats.items()},
+            **stats,
+        },
+        n_removals=int(n_removals),
+        seed=seed,
+        params=params,
+        weights=weights,
+        objective=float(n_alloc),
+    )
+
+
+def _steps_after_graduated(request: Request, offer: Offer, compat: np.ndarray, kernels: Any,
+                           weights: np.ndarray, rng: np.random.Generator,
+                           so_far: _SoFar) -> tuple:  # fmt: skip
+    """Steps 2 and 3 (the b-matching, then the cleanup until no pair violates constraint
+    (4)), the fill and the local search as ``so_far.params`` ask, on the step-1
+    ``weights``; each step's allocation is offered as the incumbent a stop returns.
+    Returns ``(assign, n_removals, n_filled, stats, search_stats, timings)``, ``timings``
+    those of ``step2``, ``step3``, ``fill`` and ``local_search``."""
+    params = so_far.params
     assign, n_removals, stats, t2, t3 = kernels.match_and_clean(
         request, offer, weights, compat, params["matching"] == "cardinality"
     )
-    so_far = _SoFar(t_start=t_start, seed=seed, params=params, weights=weights)
     so_far.offer(assign, n_removals, "after the matching and cleanup")
     t_fill = time.perf_counter()
     n_filled = 0
@@ -278,37 +317,9 @@ def solve_ctaap(
             kernel_seed(rng, bits=63), weights,
         )  # fmt: skip
     t_end = time.perf_counter()
-
-    n_alloc = int((assign >= 0).sum())
-    return SolveResult(
-        assignment=assign,
-        n_allocated=n_alloc,
-        status="feasible",
-        message=_message(n_alloc, n, n_removals, n_filled, bool(params["local_search"])),
-        method="ctaap",
-        timings={
-            "step1": t_step1 - t_start,
-            "step2": t2,
-            "step3": t3,
-            "fill": t_search - t_fill,
-            "local_search": t_end - t_search,
-            "total": t_end - t_start,
-        },
-        iterations={
-            "beta_steps": int(beta_steps),
-            "q_evaluations": int(q_evals),
-            "sinkhorn_iterations": int(sinkhorn_iters),
-            "cleanup_rounds": int(n_removals),
-            "filled": int(n_filled),
-            **{f"search_{k}": int(v) for k, v in search_stats.items()},
-            **stats,
-        },
-        n_removals=int(n_removals),
-        seed=seed,
-        params=params,
-        weights=weights,
-        objective=float(n_alloc),
-    )
+    timings = {"step2": t2, "step3": t3, "fill": t_search - t_fill,
+               "local_search": t_end - t_search}  # fmt: skip
+    return assign, n_removals, n_filled, stats, search_stats, timings
 
 
 def _step1_plan(params: dict, *, symmetric: bool, f_ok: float, f_bad: float,

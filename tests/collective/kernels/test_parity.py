@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from coalloc.collective import _search as C
 from coalloc.collective._reference import search as R
-from coalloc.collective.core import Kernels
+from coalloc.collective.core import Demand, Kernels, ScanPlan, ScreenOut
 
 
 def call(fn, *args, **kwargs):
@@ -175,7 +175,7 @@ def test_scan_screen_parity_and_referee(seed):
     d = count * e + rng.uniform(0, 5, m) * count
     fb = int(rng.integers(1, 4))
     mb = fb + int(rng.integers(0, 5))
-    args = (times, res, nodes, starts, dur, cap[nodes], e, d, count, fb, mb)
+    args = (times, res, nodes, cap[nodes], Demand(e, d, count, None), ScanPlan(starts, dur, fb, mb))
     got = call(C.scan_screen, *args)
     ref = call(R.scan_screen, *args)
     assert got[0] == ref[0]
@@ -198,15 +198,16 @@ def test_scan_screen_parity_and_referee(seed):
 
 def test_scan_screen_rejects_bad_arguments():
     times, res = np.arange(3) * 10.0, np.zeros((2, 1, 3))
-    ok = (times, res, np.arange(2), np.zeros(1), 5.0, np.ones((2, 1)), np.ones(1), np.ones(1), 1)
+    demand = Demand(np.ones(1), np.ones(1), 1, None)
+    ok = (times, res, np.arange(2), np.ones((2, 1)), demand, ScanPlan(np.zeros(1), 5.0, 8, 64))
     for kern in (C.scan_screen, R.scan_screen):
         assert call(kern, *ok)[0] == 0
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError):  # a node out of the pool
             call(kern, *ok[:2], np.array([0, 2]), *ok[3:])
-        with pytest.raises(ValueError):
-            call(kern, *ok[:5], np.ones((3, 1)), *ok[6:])
-        with pytest.raises(ValueError):
-            call(kern, *ok, 2, 1)
+        with pytest.raises(ValueError):  # capacities of three rows for two nodes
+            call(kern, *ok[:3], np.ones((3, 1)), *ok[4:])
+        with pytest.raises(ValueError):  # first_block > max_block
+            call(kern, *ok[:5], ScanPlan(np.zeros(1), 5.0, 2, 1))
 
 
 @pytest.mark.parametrize("case", range(30))
@@ -334,16 +335,17 @@ def test_raw_interface_in_out(case):
     for mod in (C, R):
         bufs = [np.full(S, -7, np.int64), np.full(S, -7, np.int64), np.full(S, -7, np.int64),
                 np.full(S, np.nan)]  # fmt: skip
-        assert mod.screen(tm, cap, e, d, 1, tol, *bufs) is None
+        assert mod.screen(tm, cap, Demand(e, d, 1, tol), ScreenOut(*bufs)) is None
         tout = np.full((n, m), np.nan)
         sbufs = [np.full(S, -7, np.int64), np.full(S, -7, np.int64), np.full(S, -7, np.int64),
                  np.full(S, np.nan), tout]  # fmt: skip
-        stop = mod.scan_screen(times, res, nodes, starts, 150.0, cap, e, d, 1, 2, 4, tol, *sbufs)
+        stop = mod.scan_screen(times, res, nodes, cap, Demand(e, d, 1, tol),
+                               ScanPlan(starts, 150.0, 2, 4), ScreenOut(*sbufs[:4]), tout)
         starts_out = np.full(k + 1, np.nan)
         c = mod.decrease_starts(times, res, nodes, 0.0, 1e9, starts_out)
         got.append((bufs, stop, sbufs, starts_out[:c]))
         with pytest.raises(ValueError):
-            mod.screen(tm, cap, e, d, 1, tol, *bufs[:3], np.empty(S + 1))
+            mod.screen(tm, cap, Demand(e, d, 1, tol), ScreenOut(*bufs[:3], np.empty(S + 1)))
         with pytest.raises(ValueError):
             mod.decrease_starts(times, res, nodes, 0.0, 1e9, np.empty(k))
     (b1, s1, sb1, st1), (b2, s2, sb2, st2) = got

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..._shared import interrupt
 from ..._shared.xoshiro import Xoshiro256
+from ..core import ScreenOut
 
 __all__ = ["Xoshiro256", "window_max", "window_max_rows", "window_max_blocks", "screen",
            "weighted_screen", "block_screen", "scan_screen",
@@ -83,7 +84,7 @@ def _outs(S, *arrays):
         raise ValueError("code, eligible, prop and value must have one entry per start")
 
 
-def screen(tmax, cap, e, d, count, tol, code, elig, prop, value):
+def screen(tmax, cap, demand, out):
     """The quick tests of every start (twin of the kernel's ``screen``).
 
     For each start ``s`` (``tmax[s]`` the window maxima, ``a = cap - tmax[s]``): the nodes
@@ -100,17 +101,16 @@ def screen(tmax, cap, e, d, count, tol, code, elig, prop, value):
         IN: window maxima per start.
     cap : ndarray, shape (n, m)
         IN: capacities.
-    e, d : ndarray, shape (m,)
-        IN: minimums and totals.
-    count : int
-        IN: ``N``.
-    tol : ndarray, shape (m,)
-        IN: the tolerance ``tau_i`` (zeros: none).
-    code, elig, prop : ndarray of int64, shape (S,)
-        OUT: the screen's code, eligible count and property per start.
-    value : ndarray of float64, shape (S,)
-        OUT.
+    demand : Demand
+        IN: :class:`coalloc.collective.core.Demand`: the minimums ``e`` and totals ``d``
+        (shape (m,)), ``count`` (``N``) and the tolerance ``tol`` (``tau_i``, zeros: none).
+    out : ScreenOut
+        OUT: :class:`coalloc.collective.core.ScreenOut`: ``code``, ``elig``, ``prop``
+        (int64, shape (S,): the screen's code, eligible count and property per start) and
+        ``value`` (float64, shape (S,)).
     """
+    e, d, count, tol = demand
+    code, elig, prop, value = out
     tmax = np.asarray(tmax, dtype=np.float64)
     cap = np.asarray(cap, dtype=np.float64)
     S, n, m = tmax.shape
@@ -151,7 +151,7 @@ def screen(tmax, cap, e, d, count, tol, code, elig, prop, value):
             code[s], prop[s] = 2, bi
 
 
-def weighted_screen(tmax, cap, e, d, count, tol, code):
+def weighted_screen(tmax, cap, demand, code):
     """Issue 40: the equal weights' proof that no set exists (twin of the kernel's
     ``weighted_screen``).
 
@@ -165,11 +165,12 @@ def weighted_screen(tmax, cap, e, d, count, tol, code):
 
     Parameters
     ----------
-    tmax, cap, e, d, count, tol
+    tmax, cap, demand
         IN: as for :func:`screen`.
     code : ndarray of int64, shape (S,)
         INOUT: the screens' codes; 0 -> 3 where the proof holds.
     """
+    e, d, count, tol = demand
     tmax = np.asarray(tmax, dtype=np.float64)
     cap = np.asarray(cap, dtype=np.float64)
     S, n, m = tmax.shape
@@ -209,7 +210,7 @@ def weighted_screen(tmax, cap, e, d, count, tol, code):
             code[s] = 3
 
 
-def block_screen(tmax, cap, e, d, count, tol, code, elig, prop, value):
+def block_screen(tmax, cap, demand, out):
     """:func:`screen`, then :func:`weighted_screen` on its codes (twin of the kernel's
     ``block_screen``, which fuses the two passes over the block, issue 40): ``code[s]`` is 0
     (passes), 1 or 2 (the screens, as :func:`screen`) or 3 (passes the screens, but the equal
@@ -217,11 +218,11 @@ def block_screen(tmax, cap, e, d, count, tol, code, elig, prop, value):
 
     Parameters
     ----------
-    tmax, cap, e, d, count, tol, code, elig, prop, value
-        As for :func:`screen` (the same shapes, IN and OUT); ``code`` also takes 3.
+    tmax, cap, demand, out
+        As for :func:`screen` (the same shapes, IN and OUT); ``out.code`` also takes 3.
     """
-    screen(tmax, cap, e, d, count, tol, code, elig, prop, value)
-    weighted_screen(tmax, cap, e, d, count, tol, code)
+    screen(tmax, cap, demand, out)
+    weighted_screen(tmax, cap, demand, out.code)
 
 
 def _sums(x, rows):
@@ -479,26 +480,7 @@ def swap_search(avail, tmax, cap, d, max_rounds, tol, sel, deadline=None):
     return rounds
 
 
-def scan_screen(
-    times,
-    reserved,
-    nodes,
-    starts,
-    duration,
-    cap,
-    e,
-    d,
-    count,
-    first_block,
-    max_block,
-    tol,
-    code,
-    elig,
-    prop,
-    value,
-    tmax,
-    deadline=None,
-):
+def scan_screen(times, reserved, nodes, cap, demand, plan, out, tmax, deadline=None):
     """The default method's screening loop (twin of the kernel's ``scan_screen``).
 
     Starts are taken in order, a first block of ``first_block`` starts, then blocks of
@@ -508,12 +490,16 @@ def scan_screen(
 
     Parameters
     ----------
-    times, reserved, nodes, starts, duration, cap, e, d, count, first_block, max_block, tol
-        IN (``tol``: ``tau_i`` per property, zeros: none).
-    code, elig, prop : ndarray of int64, shape (S,)
-        OUT: the screen outputs for starts ``0 .. stop`` (0, 0, -1 after it).
-    value : ndarray of float64, shape (S,)
-        OUT: likewise (0 after ``stop``).
+    times, reserved, nodes, cap
+        IN: the breakpoints, the reserved amounts, the rows to screen and their capacities.
+    demand : Demand
+        IN: as for :func:`screen` (``tol``: ``tau_i`` per property, zeros: none).
+    plan : ScanPlan
+        IN: :class:`coalloc.collective.core.ScanPlan`: the ``starts``, the ``duration``, and
+        the ``first_block`` and ``max_block`` sizes.
+    out : ScreenOut
+        OUT: the screen outputs for starts ``0 .. stop`` (code, elig, prop: 0, 0, -1 after
+        it; value: 0 after it).
     tmax : ndarray of float64, shape (len(nodes), m)
         OUT: window maxima at ``starts[stop]`` (zeros when ``stop == S``).
 
@@ -522,6 +508,9 @@ def scan_screen(
     stop : int
         Index of the first start that passes (``S`` if none).
     """
+    e, d, count, tol = demand
+    starts, duration, first_block, max_block = plan
+    code, elig, prop, value = out
     times = np.asarray(times, dtype=np.float64)
     reserved = np.asarray(reserved, dtype=np.float64)
     nodes = np.asarray(nodes, dtype=np.int64)
@@ -541,8 +530,9 @@ def scan_screen(
     if tmax.shape != (n, m):
         raise ValueError("tmax out must be (len(nodes), m)")
     code[:], elig[:], prop[:], value[:], tmax[:] = 0, 0, -1, 0.0, 0.0
-    c, el, pr, va = (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
-                     np.zeros(1, dtype=np.int64), np.zeros(1))  # fmt: skip
+    one = ScreenOut(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                    np.zeros(1, dtype=np.int64), np.zeros(1))  # fmt: skip
+    c, el, pr, va = one
     sub = reserved[nodes]
     b0, B = 0, first_block
     while b0 < S:
@@ -554,7 +544,7 @@ def scan_screen(
             k1 = int(np.searchsorted(times, starts[s] + duration, side="left"))
             block[s - b0] = sub[:, :, k0 : max(k1, k0 + 1)].max(axis=2)
         for s in range(b0, b1):
-            screen(block[s - b0 : s - b0 + 1], cap, e, d, count, tol, c, el, pr, va)
+            screen(block[s - b0 : s - b0 + 1], cap, demand, one)
             code[s], elig[s], prop[s], value[s] = c[0], el[0], pr[0], va[0]
             if c[0] == 0:
                 tmax[:] = block[s - b0]

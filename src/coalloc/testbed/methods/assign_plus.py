@@ -258,47 +258,7 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
 
     Returns ``(where, routing, key, label, exact result or None)``.
     """
-    data = kernel_data(pr)
-    rt0 = first["routing"]
-
-    def key(where, rt):
-        mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in np.asarray(where).tolist()]))
-        sc = _scored(pr, data, where)
-        sc = sc if sc is not None else math.inf
-        u, i = unmet_desires(pr.top, pr.ptop, mapping), float(rt.interswitch_bandwidth)
-        # (scarcity rounded: sums of floats in another order must not decide)
-        return (u, i, round(scarcity(pr, where), 9), sc, -packing(pr, where))
-
-    def better(where, rt, label, check=False) -> bool:
-        nonlocal best
-        if rt.failure is not None:
-            return False
-        k = key(where, rt)
-        if k >= best[0]:
-            return False
-        if check:  # (the checker too: a move changes pclasses, which type limits count)
-            mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in np.asarray(where).tolist()]))
-            if not verify_mapping(pr.top, pr.ptop, mapping, rt.routes).ok:
-                return False
-        best = (k, np.asarray(where, dtype=np.int64), rt, label)
-        if offer is not None:
-            offer(best[1], rt, k, label)
-        return True
-
-    def full_anneal() -> None:
-        """assign's annealer, as the ``"anneal"`` method runs it (same seed, same schedule),
-        where a desire is unmet or bandwidth crosses switches."""
-        if best[0][0] > 0 or best[0][1] > 0:
-            an = run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend)
-            counters["anneal_moves"] = int(an["moves"])
-            if an["valid"]:
-                better(an["where"], route(pr, an["where"]), "anneal")
-            if an["stopped"]:
-                raise_stop(an)
-
-    best = (key(first["where"], rt0), first["where"], rt0, "assign+")
-    if offer is not None:
-        offer(best[1], rt0, best[0], "assign+")
+    best = _Incumbent(pr, kernel_data(pr), offer, first)
     # Under a time limit assign's annealer runs first, straight after the strategies (about
     # 1 ms on Emulab's test_big): it is a method of its own, and the default must be at least
     # as good as it at the same budget. After the quick anneal and the moves (10-20 ms more,
@@ -307,58 +267,147 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
     # alone gave 200, issue 36 item 4). Untimed, the order (and so every answer) is as before.
     timed = kernel_deadline() is not None
     if timed:
-        full_anneal()
+        _full_anneal(best, seed, backend, counters)
+    _quick_anneal(best, first, seed, backend, counters)
+    _moves(best)
+    if best.key[0] > 0:  # a soft desire unmet: the strategies with offered desires made hard
+        _offered_desires(best, available, backend)
+    if not timed:
+        _full_anneal(best, seed, backend, counters)
+    exact = None
+    if pr.nv <= exact_nodes and best.key[1] > 0 and _not_exact_for(pr) is None:
+        exact = _exact_candidate(best, seed)
+    return best.where, best.routing, best.key, best.label, exact
+
+
+class _Incumbent:
+    """The portfolio's best candidate mapping (:func:`_portfolio`): its ``key`` (the order
+    of :meth:`score`), ``where``, ``routing`` and ``label``; :meth:`better` keeps a better
+    candidate and offers it (``offer``, the time limit's incumbent)."""
+
+    __slots__ = ("pr", "data", "offer", "key", "where", "routing", "label")
+
+    def __init__(self, pr: Problem, data: dict, offer: Optional[Callable[..., None]],
+                 first: dict) -> None:  # fmt: skip
+        self.pr, self.data, self.offer = pr, data, offer
+        rt0 = first["routing"]
+        self.key, self.where = self.score(first["where"], rt0), first["where"]
+        self.routing, self.label = rt0, "assign+"
+        if offer is not None:
+            offer(self.where, rt0, self.key, "assign+")
+
+    def score(self, where, rt) -> tuple:
+        """``(unmet soft desires, inter-switch bandwidth, scarcity, assign's score,
+        -packing)`` of a candidate (smaller is better)."""
+        pr = self.pr
+        mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in np.asarray(where).tolist()]))
+        sc = _scored(pr, self.data, where)
+        sc = sc if sc is not None else math.inf
+        u, i = unmet_desires(pr.top, pr.ptop, mapping), float(rt.interswitch_bandwidth)
+        # (scarcity rounded: sums of floats in another order must not decide)
+        return (u, i, round(scarcity(pr, where), 9), sc, -packing(pr, where))
+
+    def better(self, where, rt, label: str, check: bool = False) -> bool:
+        """Keep the candidate (``where``, routed ``rt``) when it routes and scores better
+        (and, with ``check``, passes the checker); whether it was kept."""
+        if rt.failure is not None:
+            return False
+        k = self.score(where, rt)
+        if k >= self.key:
+            return False
+        if check:  # (the checker too: a move changes pclasses, which type limits count)
+            pr = self.pr
+            mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in np.asarray(where).tolist()]))
+            if not verify_mapping(pr.top, pr.ptop, mapping, rt.routes).ok:
+                return False
+        self.key, self.where = k, np.asarray(where, dtype=np.int64)
+        self.routing, self.label = rt, label
+        if self.offer is not None:
+            self.offer(self.where, rt, k, label)
+        return True
+
+
+def _full_anneal(best: _Incumbent, seed, backend: str, counters: dict) -> None:
+    """assign's annealer, as the ``"anneal"`` method runs it (same seed, same schedule),
+    where a desire is unmet or bandwidth crosses switches."""
+    if best.key[0] > 0 or best.key[1] > 0:
+        pr = best.pr
+        an = run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend)
+        counters["anneal_moves"] = int(an["moves"])
+        if an["valid"]:
+            best.better(an["where"], route(pr, an["where"]), "anneal")
+        if an["stopped"]:
+            raise_stop(an)
+
+
+def _quick_anneal(best: _Incumbent, first: dict, seed, backend: str, counters: dict) -> None:
+    """A quick anneal seeded from assign+'s mapping ``first``, where a desire is unmet or
+    bandwidth crosses switches (nothing to gain where both are already 0)."""
+    pr = best.pr
     out = {"valid": False}
-    if best[0][0] > 0 or best[0][1] > 0:  # (nothing to gain where both are already 0)
+    if best.key[0] > 0 or best.key[1] > 0:
         qa = dict(QUICK_ANNEAL, start=np.asarray(first["where"], dtype=np.int64),
                   deadline=kernel_deadline_struct(pr))  # fmt: skip
         if backend != "compiled":
             from .._reference.anneal import anneal as kernel
         else:
             from .._anneal import anneal as kernel
-        out = kernel(data, kernel_seed(seed) & ((1 << 64) - 1), qa)
+        out = kernel(best.data, kernel_seed(seed) & ((1 << 64) - 1), qa)
         counters["quick_moves"] = int(out["moves"])
     if out["valid"]:
         where = np.asarray(out["where"], dtype=np.int64)
         if not np.array_equal(where, first["where"]):
-            better(where, route(pr, where), "quick anneal")
+            best.better(where, route(pr, where), "quick anneal")
     if out.get("stopped"):
         raise_stop(out)
-    if best[0][1] == 0:  # on one switch: the same experiment behind a fuller switch
-        for where in _best_fit_moves(pr, best[1]):
-            if better(where, route(pr, where), best[3] + " (best fit)", check=True):
-                break
-    where = _scarce_move(pr, best[1])  # the same switches, the plentiful types
-    if where is not None:
-        better(where, route(pr, where), best[3] + " (plentiful types)", check=True)
-    if best[0][0] > 0:  # a soft desire unmet: the strategies with offered desires made hard
-        top2 = _offered_desires_hard(pr, available)
-        if top2 is not None:
-            pr2 = build_problem(top2, pr.ptop, available, pr.trunk_used or None)
-            out2 = assign_plus(pr2, scoring="1m", use_exchange=True, backend=backend,
-                               trunk_aware=True)  # fmt: skip
-            if out2["where"] is not None:
-                where = np.asarray(out2["where"], dtype=np.int64)
-                better(where, route(pr, where), "assign+ (offered desires)")
-            if out2.get("stopped"):
-                raise_stop(out2)
-    if not timed:
-        full_anneal()
-    exact = None
-    if pr.nv <= exact_nodes and best[0][1] > 0 and _not_exact_for(pr) is None:
-        from ..._shared.milp.run import import_solver
-        from ..exact import exact_mapping
 
-        import_solver("cpsat")  # imported before the clock starts (about 1 s the first time)
-        left = kernel_deadline()
-        limit = PORTFOLIO_EXACT_SECONDS if left is None else min(PORTFOLIO_EXACT_SECONDS, left)
-        where, out, trunks = exact_mapping(pr, time_limit=max(limit, 1e-3), threads=1,
-                                           seed=seed if seed is not None else 0,
-                                           started=time.perf_counter())  # fmt: skip
-        exact = out
-        if where is not None:
-            better(where, route(pr, where, trunks=trunks), "exact")
-    return best[1], best[2], best[0], best[3], exact
+
+def _moves(best: _Incumbent) -> None:
+    """The best candidate moved: on one switch, behind a fuller switch (best fit); on the
+    same switches, onto the plentiful node types."""
+    pr = best.pr
+    if best.key[1] == 0:  # on one switch: the same experiment behind a fuller switch
+        for where in _best_fit_moves(pr, best.where):
+            if best.better(where, route(pr, where), best.label + " (best fit)", check=True):
+                break
+    where = _scarce_move(pr, best.where)  # the same switches, the plentiful types
+    if where is not None:
+        best.better(where, route(pr, where), best.label + " (plentiful types)", check=True)
+
+
+def _offered_desires(best: _Incumbent, available, backend: str) -> None:
+    """assign+'s strategies on the experiment with its offered desires made hard (a soft
+    desire is unmet)."""
+    pr = best.pr
+    top2 = _offered_desires_hard(pr, available)
+    if top2 is not None:
+        pr2 = build_problem(top2, pr.ptop, available, pr.trunk_used or None)
+        out2 = assign_plus(pr2, scoring="1m", use_exchange=True, backend=backend,
+                           trunk_aware=True)  # fmt: skip
+        if out2["where"] is not None:
+            where = np.asarray(out2["where"], dtype=np.int64)
+            best.better(where, route(pr, where), "assign+ (offered desires)")
+        if out2.get("stopped"):
+            raise_stop(out2)
+
+
+def _exact_candidate(best: _Incumbent, seed):
+    """The exact method's mapping on a small experiment (CP-SAT, at most
+    :data:`PORTFOLIO_EXACT_SECONDS` and the time left), considered as a candidate; its
+    result."""
+    from ..._shared.milp.run import import_solver
+    from ..exact import exact_mapping
+
+    pr = best.pr
+    import_solver("cpsat")  # imported before the clock starts (about 1 s the first time)
+    left = kernel_deadline()
+    limit = PORTFOLIO_EXACT_SECONDS if left is None else min(PORTFOLIO_EXACT_SECONDS, left)
+    where, out, trunks = exact_mapping(pr, time_limit=max(limit, 1e-3), threads=1,
+                                       seed=seed if seed is not None else 0,
+                                       started=time.perf_counter())  # fmt: skip
+    if where is not None:
+        best.better(where, route(pr, where, trunks=trunks), "exact")
+    return out
 
 
 def _early_answer(pr, scoring: str, exchange: bool, backend: str, offer) -> dict:
