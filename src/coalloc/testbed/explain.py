@@ -157,7 +157,7 @@ def _alone(top: VirtualTopology) -> VirtualTopology:
 def _core(top: VirtualTopology, ptop: PhysicalTopology, names: List[str],
           deadline: float, *, per_link: bool = True) -> List[List[int]]:  # fmt: skip
     """Seeds (indices in ``names``) from the exact model's unsat core over node presence
-    (:func:`coalloc.testbed.exact.exact_core`): the core, then the core with its
+    (:func:`coalloc.testbed._presence.exact_core`): the core, then the core with its
     neighbours; none when the core is not found in time.
 
     With ``per_link`` (the default) the model gives each link its own presence and each
@@ -168,7 +168,7 @@ def _core(top: VirtualTopology, ptop: PhysicalTopology, names: List[str],
     mapping of that sub-experiment would place the core as the presence model forbids.
     Seeds only: the caller proves each infeasible before the conflict search starts from
     it (the neighbours are tried only when the core maps)."""
-    from .exact import exact_core
+    from ._presence import exact_core
     from .methods.outcome import _problem
 
     left = deadline - time.monotonic()
