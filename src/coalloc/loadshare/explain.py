@@ -118,12 +118,78 @@ def _exact(weight: np.ndarray, capacity: np.ndarray, limit: float, *, all_items:
     return res.status, res
 
 
+def _fits(weight: np.ndarray, capacity: np.ndarray, where: dict) -> bool:
+    """Whether ``where`` (item -> agent) keeps every agent within its capacity."""
+    load = np.zeros(capacity.shape[0], dtype=np.float64)
+    for j, i in where.items():
+        load[i] += weight[i, j]
+    return bool(np.all(load <= capacity))
+
+
+def _repair(weight: np.ndarray, capacity: np.ndarray, items: List[int],
+            base: dict) -> Optional[dict]:  # fmt: skip
+    """An assignment of ``items`` from a witness ``base`` of another set, or None.
+
+    The items ``base`` assigns keep their agents (a subset of a feasible set fits); the
+    few it does not (at most :data:`REPAIR_ITEMS`) go, heaviest first, to an agent with
+    room, else to an agent where moving one of its items to another agent with room makes
+    enough (one ejection). The deletion filter asks for sets that differ from an earlier
+    witness's set by one or two items: this answers most of them without the exact model.
+    The result is checked against the capacities before it is returned.
+    """
+    where = {j: base[j] for j in items if j in base}
+    missing = [j for j in items if j not in base]
+    if len(missing) > REPAIR_ITEMS:
+        return None
+    m = capacity.shape[0]
+    load = np.zeros(m, dtype=np.float64)
+    for j, i in where.items():
+        load[i] += weight[i, j]
+    for j in sorted(missing, key=lambda u: -float(weight[:, u].min())):
+        room = capacity - load
+        fits = np.flatnonzero(weight[:, j] <= room)
+        if fits.size:
+            i = int(fits[np.argmin(room[fits] - weight[fits, j])])  # the tightest fit
+            where[j], load[i] = i, load[i] + weight[i, j]
+            continue
+        moved = False
+        for i in np.argsort(weight[:, j] - room, kind="stable"):  # the nearest to fitting
+            short = weight[i, j] - room[i]
+            for k in [u for u, a in where.items() if a == i and weight[i, u] >= short]:
+                to = [h for h in range(m) if h != i and weight[h, k] <= room[h]]
+                if to:
+                    h = to[0]
+                    where[k], load[h], load[i] = h, load[h] + weight[h, k], load[i] - weight[i, k]
+                    where[j], load[i] = int(i), load[i] + weight[i, j]
+                    moved = True
+                    break
+            if moved:
+                break
+        if not moved:
+            return None
+    return where if _fits(weight, capacity, where) else None
+
+
+#: The most items a witness repair (:func:`_repair`) places; the witnesses kept.
+REPAIR_ITEMS, WITNESSES = 3, 12
+
+
 class _Oracle:
-    """Feasibility of a set of items (columns) within every agent's capacity."""
+    """Feasibility of a set of items (columns) within every agent's capacity.
+
+    A set is proved infeasible by a cheap certificate or the exact model, and feasible by
+    an assignment: first-fit decreasing, a repair of an earlier witness (:func:`_repair`),
+    or the exact model's solution; the last witnesses are kept for the repairs.
+    """
 
     def __init__(self, weight: np.ndarray, capacity: np.ndarray, deadline: float) -> None:
         self.weight, self.capacity, self.deadline = weight, capacity, deadline
         self.certificates: dict = {}
+        self.witnesses: List[dict] = []
+
+    def _keep(self, where: dict) -> bool:
+        self.witnesses = [where] + self.witnesses[: WITNESSES - 1]
+        return True
 
     def __call__(self, items: List[int]) -> Optional[bool]:
         w = self.weight[:, items]
@@ -131,15 +197,25 @@ class _Oracle:
         if why:
             self.certificates[tuple(items)] = why
             return False
-        if _ffd(w, self.capacity) is not None:
-            return True
+        got = _ffd(w, self.capacity)
+        if got is not None:
+            return self._keep({j: int(i) for j, i in zip(items, got)})
+        for base in self.witnesses:
+            where = _repair(self.weight, self.capacity, items, base)
+            if where is not None:
+                return self._keep(where)
         left = self.deadline - time.monotonic()
         if left <= 0:
             return None
-        status, _ = _exact(w, self.capacity, left)
+        status, res = _exact(w, self.capacity, left)
         if status == 2:  # infeasible, proved by the solver
             self.certificates[tuple(items)] = "exact"
             return False
+        if status == 0 and res.x is not None:
+            x = np.asarray(res.x[: w.size]).reshape(w.shape)
+            where = {j: int(i) for j, i in zip(items, np.argmax(x, axis=0))}
+            if _fits(self.weight, self.capacity, where):
+                self._keep(where)
         return True if status == 0 else None
 
 
