@@ -56,3 +56,27 @@ def test_the_hub_conflict_is_sound_and_proved_minimal(a, b, units, k):
         inst = tb.Instance(tb.explain._sub(top, rest), ptop)
         got = inst.solve(time_limit=30.0)
         assert got.has_solution and inst.verify(got).ok  # (and a mapper finds it)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_nodes_of_one_class_swap_onto_the_same_experiment(seed):
+    """``_classes``' promise, checked on its own: swapping two nodes of one class maps the
+    set of links (ends and fields) and the nodes' fields onto themselves."""
+    from coalloc.testbed.explain import _classes
+
+    top = (tb.generators.dumbbell(3 + seed % 3, 4) if seed % 2
+           else tb.generators.random_topology(12, seed=seed))  # fmt: skip
+    lan = tb.generators.lan(4, bw=BW)
+    kind = _classes(top)
+    assert len(set(_classes(lan)[v] for v in lan.nodes if v != "lan0")) == 1  # the members
+
+    def links(swap):
+        return sorted((swap.get(lk.a, lk.a), swap.get(lk.b, lk.b), lk.bw, lk.delay, lk.loss,
+                       lk.type) for lk in top.links.values())  # fmt: skip
+
+    pairs = [(u, v) for u in top.nodes for v in top.nodes if u < v and kind[u] == kind[v]]
+    assert pairs or not seed % 2  # (a dumbbell's leaves are alike)
+    for u, v in pairs:
+        assert links({u: v, v: u}) == links({})
+        a, b = top.nodes[u], top.nodes[v]
+        assert (a.type, a.slots, dict(a.desires)) == (b.type, b.slots, dict(b.desires))

@@ -114,6 +114,17 @@ def _exact_cap(clock: Dict[Any, List[float]]) -> float:
     return max(0.3, 4.0 * recent[len(recent) // 2]) if recent else 0.3
 
 
+def _names_within(result: Any, keep: set) -> bool:
+    """Whether the nodes a proof's reason names are all in ``keep`` (a proof of an
+    isomorphic sub-experiment may name others: its words are then not used)."""
+    reason = getattr(result, "reason", None) or {}
+    named = reason.get("vnodes") or []
+    named = [named] if isinstance(named, str) else list(named)
+    if reason.get("vnode"):
+        named.append(reason["vnode"])
+    return all(v in keep for v in named)
+
+
 def _quicker(clock: Dict[Any, List[float]]) -> bool:
     """Whether the exact method's last calls took less than the default's (median of the
     last five of each): the default method is then skipped. Of every ten calls, the fifth
@@ -163,6 +174,47 @@ def _certified(result: Any, names: List[str],
     if reason.get("constraint") == "no_candidate":
         index = index[:1]  # one node no host takes is a conflict by itself
     return index or None
+
+
+def _frozen(obj: Any, skip: Tuple[str, ...]) -> tuple:
+    """The fields of a node or link but ``skip``, comparable (mappings and sets sorted)."""
+    out = []
+    for f in dataclasses.fields(obj):
+        if f.name in skip:
+            continue
+        v = getattr(obj, f.name)
+        if hasattr(v, "items"):
+            v = sorted((str(k), repr(x)) for k, x in v.items())
+        elif isinstance(v, (set, frozenset)):
+            v = sorted(repr(x) for x in v)
+        out.append((f.name, repr(v)))
+    return tuple(out)
+
+
+def _classes(top: VirtualTopology) -> Dict[str, int]:
+    """Interchangeable virtual nodes: a class number per node.
+
+    Two nodes are in one class when swapping their names maps the experiment onto itself:
+    the same fields (type, slots, desires, flags), neither fixed nor hinted, and the same
+    links (fields and other end) to the same other nodes, none between them. A swap is
+    an automorphism of the experiment, so two sets of nodes with as many of each class
+    induce isomorphic sub-experiments: one maps exactly when the other does. The members
+    of a LAN (each linked to the hub alone, alike) form one class, so the deletion filter
+    maps one member's drop for all of them."""
+    inc: Dict[str, list] = {v: [] for v in top.nodes}
+    for lk in top.links.values():
+        fields = _frozen(lk, ("name", "a", "b"))
+        inc[lk.a].append(("to", lk.b, fields))
+        inc[lk.b].append(("from", lk.a, fields))
+    number: Dict[Any, int] = {}
+    out: Dict[str, int] = {}
+    for v, node in top.nodes.items():
+        if v in top.fixed or v in top.hints or any(o == v for _, o, _ in inc[v]):
+            key: Any = ("alone", v)
+        else:
+            key = (_frozen(node, ("name",)), tuple(sorted(inc[v])))
+        out[v] = number.setdefault(key, len(number))
+    return out
 
 
 def _alone(top: VirtualTopology) -> VirtualTopology:
@@ -387,11 +439,22 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
     proofs: Dict[tuple, Any] = {tuple(names): first} if whole is False else {}
 
     clock: Dict[Any, List[float]] = {}  # the oracle's seconds per method (see _maps)
+    kind = _classes(top)
+    seen: Dict[tuple, Tuple[Optional[bool], Any]] = {}  # per count of each class (_classes)
 
     def feasible(index: List[int]) -> Optional[bool]:
         keep = [names[i] for i in index]
-        got, res = _maps(_sub(top, keep), ptop, search_end, clock=clock)
-        if got is False:
+        counts: Dict[int, int] = {}
+        for v in keep:
+            counts[kind[v]] = counts.get(kind[v], 0) + 1
+        key = tuple(sorted(counts.items()))
+        if key in seen:  # an isomorphic sub-experiment was decided: the same answer
+            got, res = seen[key]
+        else:
+            got, res = _maps(_sub(top, keep), ptop, search_end, clock=clock)
+            if got is not None:
+                seen[key] = (got, res)
+        if got is False and _names_within(res, set(keep)):
             proofs[tuple(keep)] = res
         return got
 
