@@ -1,6 +1,6 @@
 """Why load waits (issue 38), when the jobs exceed the nodes' total capacity.
 
-The conflict is then the largest jobs whose sizes exceed the total (the volume bound), and
+The conflict is then large jobs whose sizes exceed the total (the volume bound), and
 it is minimal when the jobs but its smallest pack (any other job out leaves a set that
 packs too: the smallest takes its place). The packing witnesses (best fit, first fit, and
 the node-by-node fill with a best pair) are judged by a brute force over the assignments
