@@ -545,31 +545,33 @@ def _volume_conflict(size: np.ndarray, b: np.ndarray) -> Tuple[List[int], bool]:
 
     Such a set is minimal when the jobs but its smallest pack (any other job out: put the
     smallest in its place), and that packing has ``total - (sum - smallest)`` of room to
-    spare. The largest jobs up to the first past the total leave as little as the room the
-    ones before it left (1-6 of jobs of 1-100 on the paper's grid at 100 nodes: no packing
-    found). Where their packing is not found, the set with one large job ``t`` swapped for
-    the next two (``y >= z``, the largest ``t`` with ``t < y + z - room``) is tried: it
-    still exceeds the total, and spares ``room + t - y``, about ``z``. Returns the first
-    whose packing is found (a witness of minimality), else the largest jobs (not shown).
+    spare. The largest jobs up to the first past the total spare only the room the ones
+    before it left (1-9 of jobs of 1-100 on the paper's grid: at 100 nodes no packing
+    found). The same set with one large job ``t`` swapped for the next two (``y >= z``,
+    the largest ``t`` with ``t < y + z - room``) still exceeds the total and spares
+    ``room + t - y``, about ``z``. Both are tried, the one with more room first; returns
+    the first whose packing is found (a witness of minimality), else the largest jobs
+    (not shown minimal).
     """
     total = float(b.sum())
     order = np.argsort(-size, kind="stable")
     k = int(np.searchsorted(np.cumsum(size[order]), total, side="right")) + 1
     plain = sorted(int(j) for j in order[:k])
-    if _packs(np.sort(size[plain])[1:], b):
-        return plain, True
-    if k + 1 > size.size or k < 2:
-        return plain, False
-    head = order[: k - 1]
-    room = total - float(size[head].sum())
-    y, z = float(size[order[k - 1]]), float(size[order[k]])
-    under = np.flatnonzero(size[head] < y + z - room)
-    if under.size == 0:
-        return plain, False
-    t = int(head[under[np.argmax(size[head][under])]])
-    swapped = sorted([int(j) for j in head if j != t] + [int(order[k - 1]), int(order[k])])
-    if float(size[swapped].sum()) > total and _packs(np.sort(size[swapped])[1:], b):
-        return swapped, True
+    tries = [(total - float(size[order[: k - 1]].sum()), plain)]
+    if 2 <= k < size.size:
+        head = order[: k - 1]
+        room = tries[0][0]
+        y, z = float(size[order[k - 1]]), float(size[order[k]])
+        under = np.flatnonzero(size[head] < y + z - room)
+        if under.size:
+            t = int(head[under[np.argmax(size[head][under])]])
+            swapped = sorted([int(j) for j in head if j != t] + [int(order[k - 1]),
+                                                                 int(order[k])])  # fmt: skip
+            if float(size[swapped].sum()) > total:
+                tries.append((room + float(size[t]) - y, swapped))
+    for _, jobs in sorted(tries, key=lambda x: -x[0]):
+        if _packs(np.sort(size[jobs])[1:], b):
+            return jobs, True
     return plain, False
 
 
