@@ -265,7 +265,8 @@ def _core(top: VirtualTopology, ptop: PhysicalTopology, names: List[str],
 
 
 def _unmatched(top: VirtualTopology, ptop: PhysicalTopology, rest: Sequence[str], *,
-               links: bool = True) -> List[str]:  # fmt: skip
+               links: bool = True, violator: Optional[List[str]] = None,
+               ) -> List[str]:  # fmt: skip
     """The nodes of ``rest`` a largest assignment to candidate hosts leaves out, the most
     linked kept, or ``[]`` when every node has a host.
 
@@ -280,7 +281,9 @@ def _unmatched(top: VirtualTopology, ptop: PhysicalTopology, rest: Sequence[str]
     candidates only widen when its links go), so the count of nodes left out is a lower
     bound on the nodes any mapping must leave out; with ``links`` it is a guide (taking
     out a node frees its neighbours' candidates). A drop is mapped by the caller before it
-    is offered."""
+    is offered. With ``violator`` (an empty list), the first node left out and the nodes
+    held by every pclass its search reached are put there: a Hall-type violator, a proof
+    that they cannot all be mapped when ``links`` is False."""
     from .methods.outcome import _problem
 
     sub = _sub(top, rest)
@@ -324,6 +327,10 @@ def _unmatched(top: VirtualTopology, ptop: PhysicalTopology, rest: Sequence[str]
                         back[d] = (c, u)
                         queue.append(d)
         if end is None:
+            if violator is not None and not violator:
+                # every pclass the search reached is full: their nodes and v outnumber
+                # what those pclasses hold, and none of them may use another (Hall)
+                violator += [pr.vnames[v]] + [pr.vnames[u] for c in back for u in held_by[c]]
             out.append(pr.vnames[v])
             continue
         c = end
@@ -442,8 +449,13 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
     kind = _classes(top)
     seen: Dict[tuple, Tuple[Optional[bool], Any]] = {}  # per count of each class (_classes)
 
+    counting: List[tuple] = []  # the sets proved by the node-alone count (see below)
+
     def feasible(index: List[int]) -> Optional[bool]:
         keep = [names[i] for i in index]
+        if counting and _unmatched(top, ptop, keep, links=False):
+            counting.append(tuple(keep))  # (a relaxation of any mapping leaves one out)
+            return False
         counts: Dict[int, int] = {}
         for v in keep:
             counts[kind[v]] = counts.get(kind[v], 0) + 1
@@ -470,6 +482,15 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
     hub = whole is False and (getattr(first, "reason", None) or {}).get(
         "constraint") == "hub_bandwidth"  # fmt: skip
     hub_all = hub and seed is not None and len(seed) >= len(names)  # (the hub's seed is all)
+    violator: List[str] = []
+    if seed is None and _unmatched(top, ptop, names, links=False, violator=violator):
+        # no proof names nodes, but the assignment of the nodes to the hosts they could
+        # take alone (links, features, interfaces ignored: a relaxation) leaves some out:
+        # the count proves it, and the search, asking the count first, starts from its
+        # violator (the exact model on such a count can take longer than the budget)
+        where = {v: i for i, v in enumerate(names)}
+        counting.append(tuple(names))
+        seed, cored = sorted(where[v] for v in violator), False
     seeds = [seed] if seed is not None else _core(top, ptop, names, search_end)
     tried = 0
     for seed in seeds:
@@ -479,7 +500,7 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
         if feasible(seed) is False:
             # the proof names its own nodes (a count, a node no host takes, the core): start
             # there (from an unsat core, often minimal already, one node at a time)
-            one = (cored or hub) and tried == 1
+            one = (cored or hub or bool(violator)) and tried == 1
             inner = minimal_conflict(seed, feasible, deadline=search_end, known_infeasible=True,
                                      chunk=1 if one else None)  # fmt: skip
             search = dataclasses.replace(inner, calls=inner.calls + tried)
@@ -489,13 +510,18 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
             whole = feasible(list(range(len(names))))
             if whole is not False:
                 return None
-            first = proofs[tuple(names)]
+            first = proofs.get(tuple(names))  # (None: the count proved it)
+        one = hub_all or len(violator) >= len(names)  # (the seed was everything)
         search = minimal_conflict(range(len(names)), feasible, deadline=search_end,
-                                  known_infeasible=True, chunk=1 if hub_all else None)  # fmt: skip
+                                  known_infeasible=True, chunk=1 if one else None)  # fmt: skip
     conflict = [names[i] for i in search.conflict]
     sub = _sub(top, conflict)
     proof = proofs.get(tuple(conflict))
     why = reason_text(proof.reason) if proof is not None and proof.reason else ""
+    counted = tuple(conflict) in counting
+    if counted and proof is None:
+        why = ("more of them than the hosts they could each take alone can hold (an "
+               "assignment count: links, features and interfaces aside)")
     relax = _relaxations(top, ptop, conflict, fix_deadline(t0, time_limit), first)
     links = [lk.name for lk in sub.links.values()]
     demand = tuple(f"virtual node {v}" for v in sorted(conflict)) + tuple(
@@ -515,7 +541,8 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
     )
     resources = (why,) if why else (f"the testbed's {len(ptop.nodes)} nodes and "
                                     f"{len(ptop.links)} links",)  # fmt: skip
-    return Explanation(demand=demand, resources=resources, certificate="exact",
+    return Explanation(demand=demand, resources=resources,
+                       certificate="count" if counted and proof is None else "exact",
                        sound=True if proof is not None else search.sound,
                        minimal=search.minimal, sentence=sentence, relaxations=tuple(relax),
                        conflict={"vnodes": sorted(conflict), "vlinks": sorted(links)},
