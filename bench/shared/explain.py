@@ -7,9 +7,11 @@ issue 38 names, runs the family's explanation (``explain_*``), and re-checks it:
   the explanation used where the package has one: the GAP's conflicts by OR-Tools CP-SAT
   (the explanation used HiGHS), collective conflicts by the ``exact`` integer program (the
   explanation used the scan), CTAAP conflicts by the exact method with CP-SAT (the
-  explanation used HiGHS) or the b-matching count bound; testbed conflicts by the
-  ``exact`` class model again (the explanation's own proof: no second exact testbed model
-  exists), said so in the table;
+  explanation used HiGHS) or the b-matching count bound; testbed conflicts by
+  :func:`testbed_referee` (an assignment count by a networkx maximum flow, the hub bound of
+  ``bench.testbed.vs_assign``, or the per-link presence model), each conflict node's
+  removal mapped again ("minimal re-checked"); load-sharing conflicts by a volume sum or a
+  CP-SAT packing;
 * **minimal**: the share the explanation itself proved minimal;
 * **fixes**: every relaxation said to be checked is applied and solved again by the
   family's default method;

@@ -1,6 +1,6 @@
 """Why load waits (issue 38), when the jobs exceed the nodes' total capacity.
 
-The conflict is then the largest jobs whose sizes exceed the total (the volume bound), and
+The conflict is then large jobs whose sizes exceed the total (the volume bound), and
 it is minimal when the jobs but its smallest pack (any other job out leaves a set that
 packs too: the smallest takes its place). The packing witnesses (best fit, first fit, and
 the node-by-node fill with a best pair) are judged by a brute force over the assignments
@@ -95,3 +95,25 @@ def test_the_paper_grid_over_capacity_gets_a_minimal_volume_conflict(n, seed):
     keep = [j for j in range(size.size) if j not in set(drop.changes["drop_items"])]
     assert math.fsum(size[keep]) <= math.fsum(cap)
     assert _packs(size[keep], cap)
+
+
+@pytest.mark.parametrize("n, seed", [(40, 1), (100, 1), (100, 2)])
+def test_a_swapped_volume_conflict_is_shown_minimal_where_the_largest_jobs_are_not(n, seed):
+    """The largest jobs past the total leave 1-9 of room (no packing found); one large job
+    swapped for the next two leaves about the smaller of them, and that packing is found."""
+    prob = paper_setup(n, light=(560.0, 500.0), seed=seed)
+    size, cap = np.asarray(prob.job_size), np.asarray(prob.capacity)
+    order = np.argsort(-size, kind="stable")
+    k = int(np.searchsorted(np.cumsum(size[order]), cap.sum(), side="right")) + 1
+    assert not _packs(np.sort(size[order[:k]])[1:], cap)  # (the case the swap is for)
+    e = explain_share(prob, time_limit=10.0)
+    assert e is not None and e.sound is True and e.minimal is True
+    jobs = e.conflict["jobs"]
+    assert len(jobs) == k and sorted(jobs) != sorted(order[:k].tolist())  # (swapped)
+    assert math.fsum(size[jobs]) > math.fsum(cap)
+    rest = np.sort(size[jobs])[1:]  # the witness of minimality, summed again
+    found = [w for w in (_fill(rest, cap, r) for r in FILL_RESERVES) if w is not None]
+    assert found or _packs(rest, cap)
+    for where in found[:1]:
+        for b in range(cap.size):
+            assert math.fsum(rest[where == b]) <= cap[b]

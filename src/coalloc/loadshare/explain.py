@@ -118,12 +118,78 @@ def _exact(weight: np.ndarray, capacity: np.ndarray, limit: float, *, all_items:
     return res.status, res
 
 
+def _fits(weight: np.ndarray, capacity: np.ndarray, where: dict) -> bool:
+    """Whether ``where`` (item -> agent) keeps every agent within its capacity."""
+    load = np.zeros(capacity.shape[0], dtype=np.float64)
+    for j, i in where.items():
+        load[i] += weight[i, j]
+    return bool(np.all(load <= capacity))
+
+
+def _repair(weight: np.ndarray, capacity: np.ndarray, items: List[int],
+            base: dict) -> Optional[dict]:  # fmt: skip
+    """An assignment of ``items`` from a witness ``base`` of another set, or None.
+
+    The items ``base`` assigns keep their agents (a subset of a feasible set fits); the
+    few it does not (at most :data:`REPAIR_ITEMS`) go, heaviest first, to an agent with
+    room, else to an agent where moving one of its items to another agent with room makes
+    enough (one ejection). The deletion filter asks for sets that differ from an earlier
+    witness's set by one or two items: this answers most of them without the exact model.
+    The result is checked against the capacities before it is returned.
+    """
+    where = {j: base[j] for j in items if j in base}
+    missing = [j for j in items if j not in base]
+    if len(missing) > REPAIR_ITEMS:
+        return None
+    m = capacity.shape[0]
+    load = np.zeros(m, dtype=np.float64)
+    for j, i in where.items():
+        load[i] += weight[i, j]
+    for j in sorted(missing, key=lambda u: -float(weight[:, u].min())):
+        room = capacity - load
+        fits = np.flatnonzero(weight[:, j] <= room)
+        if fits.size:
+            i = int(fits[np.argmin(room[fits] - weight[fits, j])])  # the tightest fit
+            where[j], load[i] = i, load[i] + weight[i, j]
+            continue
+        moved = False
+        for i in np.argsort(weight[:, j] - room, kind="stable"):  # the nearest to fitting
+            short = weight[i, j] - room[i]
+            for k in [u for u, a in where.items() if a == i and weight[i, u] >= short]:
+                to = [h for h in range(m) if h != i and weight[h, k] <= room[h]]
+                if to:
+                    h = to[0]
+                    where[k], load[h], load[i] = h, load[h] + weight[h, k], load[i] - weight[i, k]
+                    where[j], load[i] = int(i), load[i] + weight[i, j]
+                    moved = True
+                    break
+            if moved:
+                break
+        if not moved:
+            return None
+    return where if _fits(weight, capacity, where) else None
+
+
+#: The most items a witness repair (:func:`_repair`) places; the witnesses kept.
+REPAIR_ITEMS, WITNESSES = 3, 12
+
+
 class _Oracle:
-    """Feasibility of a set of items (columns) within every agent's capacity."""
+    """Feasibility of a set of items (columns) within every agent's capacity.
+
+    A set is proved infeasible by a cheap certificate or the exact model, and feasible by
+    an assignment: first-fit decreasing, a repair of an earlier witness (:func:`_repair`),
+    or the exact model's solution; the last witnesses are kept for the repairs.
+    """
 
     def __init__(self, weight: np.ndarray, capacity: np.ndarray, deadline: float) -> None:
         self.weight, self.capacity, self.deadline = weight, capacity, deadline
         self.certificates: dict = {}
+        self.witnesses: List[dict] = []
+
+    def _keep(self, where: dict) -> bool:
+        self.witnesses = [where] + self.witnesses[: WITNESSES - 1]
+        return True
 
     def __call__(self, items: List[int]) -> Optional[bool]:
         w = self.weight[:, items]
@@ -131,15 +197,25 @@ class _Oracle:
         if why:
             self.certificates[tuple(items)] = why
             return False
-        if _ffd(w, self.capacity) is not None:
-            return True
+        got = _ffd(w, self.capacity)
+        if got is not None:
+            return self._keep({j: int(i) for j, i in zip(items, got)})
+        for base in self.witnesses:
+            where = _repair(self.weight, self.capacity, items, base)
+            if where is not None:
+                return self._keep(where)
         left = self.deadline - time.monotonic()
         if left <= 0:
             return None
-        status, _ = _exact(w, self.capacity, left)
+        status, res = _exact(w, self.capacity, left)
         if status == 2:  # infeasible, proved by the solver
             self.certificates[tuple(items)] = "exact"
             return False
+        if status == 0 and res.x is not None:
+            x = np.asarray(res.x[: w.size]).reshape(w.shape)
+            where = {j: int(i) for j, i in zip(items, np.argmax(x, axis=0))}
+            if _fits(self.weight, self.capacity, where):
+                self._keep(where)
         return True if status == 0 else None
 
 
@@ -464,6 +540,41 @@ def _pack_check(w: np.ndarray, b: np.ndarray, keep: np.ndarray, limit: float) ->
     return _exact(sub, b, limit)[0] == 0
 
 
+def _volume_conflict(size: np.ndarray, b: np.ndarray) -> Tuple[List[int], bool]:
+    """A set of jobs whose sizes exceed the total capacity, and whether it is shown minimal.
+
+    Such a set is minimal when the jobs but its smallest pack (any other job out: put the
+    smallest in its place), and that packing has ``total - (sum - smallest)`` of room to
+    spare. The largest jobs up to the first past the total spare only the room the ones
+    before it left (1-9 of jobs of 1-100 on the paper's grid: at 100 nodes no packing
+    found). The same set with one large job ``t`` swapped for the next two (``y >= z``,
+    the largest ``t`` with ``t < y + z - room``) still exceeds the total and spares
+    ``room + t - y``, about ``z``. Both are tried, the one with more room first; returns
+    the first whose packing is found (a witness of minimality), else the largest jobs
+    (not shown minimal).
+    """
+    total = float(b.sum())
+    order = np.argsort(-size, kind="stable")
+    k = int(np.searchsorted(np.cumsum(size[order]), total, side="right")) + 1
+    plain = sorted(int(j) for j in order[:k])
+    tries = [(total - float(size[order[: k - 1]].sum()), plain)]
+    if 2 <= k < size.size:
+        head = order[: k - 1]
+        room = tries[0][0]
+        y, z = float(size[order[k - 1]]), float(size[order[k]])
+        under = np.flatnonzero(size[head] < y + z - room)
+        if under.size:
+            t = int(head[under[np.argmax(size[head][under])]])
+            swapped = sorted([int(j) for j in head if j != t] + [int(order[k - 1]),
+                                                                 int(order[k])])  # fmt: skip
+            if float(size[swapped].sum()) > total:
+                tries.append((room + float(size[t]) - y, swapped))
+    for _, jobs in sorted(tries, key=lambda x: -x[0]):
+        if _packs(np.sort(size[jobs])[1:], b):
+            return jobs, True
+    return plain, False
+
+
 @checked("coalloc.loadshare.constraints", "explain_share", tables="FUNCTIONS")
 def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explanation]:
     """Why some load of a load-sharing problem must wait: a minimal set of jobs that overflow.
@@ -510,10 +621,9 @@ def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explana
     size = np.asarray(problem.job_size, dtype=np.float64)
     b = np.asarray(problem.capacity, dtype=np.float64)
     jobs = [int(j) for j in np.argsort(size, kind="stable")]  # largest tried last
-    if size.sum() > b.sum():  # the volume: the largest jobs that exceed all capacity
-        order = np.argsort(-size, kind="stable")
-        k = int(np.searchsorted(np.cumsum(size[order]), b.sum(), side="right")) + 1
-        jobs = sorted(int(j) for j in order[:k])
+    packed = False
+    if size.sum() > b.sum():  # the volume: large jobs that exceed all capacity
+        jobs, packed = _volume_conflict(size, b)
         known = True
     else:
         known = False
@@ -526,10 +636,9 @@ def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explana
             return None
         over = float(size.sum() - b.sum())
         # minimal when the jobs but the smallest pack (see below); the fewest to hold back
-        packed = _packs(np.sort(size[jobs])[1:], b)
         drop = _volume_drop(size, b, fix_deadline(t0, time_limit))
         fix = f" Nearest fix: {drop.sentence}." if drop is not None else ""
-        sentence = (f"The {len(jobs)} largest jobs alone need more than the nodes' total "
+        sentence = (f"These {len(jobs)} of the largest jobs alone need more than the nodes' total "
                     f"capacity ({b.sum():g}); in all, {over:g} of the load ({size.sum():g}) "
                     f"must wait whatever the placement (volume bound"
                     f"{'; without any one of them the rest pack' if packed else ''}).{fix}")
@@ -547,7 +656,7 @@ def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explana
     # The volume's conflict (the largest jobs) is minimal when the jobs but its smallest pack:
     # any other job out leaves a set that packs too (put the smallest in its place). No
     # packing found: the exact search, where its model can decide (SEARCH_CELLS).
-    packed = known and _packs(np.sort(size[jobs])[1:], b)
+    packed = known and packed
     if known and (packed or len(jobs) * b.size > SEARCH_CELLS):
         search = ConflictSearch(local, True, True if packed else None, 1, False)
     else:

@@ -1,0 +1,79 @@
+"""The GAP explainer's witness repair (issue 38): its feasibility answers judged by brute force.
+
+The deletion filter asks whether sets of items that differ by one or two from an earlier
+witness's set fit; :func:`coalloc.loadshare.explain._repair` answers from that witness
+(kept items stay, the missing ones go where there is room or after one ejection). Every
+assignment it returns must assign exactly the items asked, within every capacity (checked
+here by summing, not by the explainer's own check), and an oracle that uses it must agree
+with an enumeration of every assignment on every subset.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from coalloc.loadshare.explain import _Oracle, _repair
+
+SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+
+
+def brute_fits(weight, capacity, items) -> bool:
+    m = weight.shape[0]
+    for a in itertools.product(range(m), repeat=len(items)):
+        load = np.zeros(m, dtype=np.int64)
+        for j, i in zip(items, a):
+            load[i] += weight[i, j]
+        if np.all(load <= capacity):
+            return True
+    return False
+
+
+@st.composite
+def gap(draw):
+    m = draw(st.integers(1, 3))
+    n = draw(st.integers(2, 6))
+    w = np.array(draw(st.lists(st.integers(1, 9), min_size=m * n, max_size=m * n))).reshape(m, n)
+    b = np.array(draw(st.lists(st.integers(2, 16), min_size=m, max_size=m)))
+    return w, b
+
+
+@SETTINGS
+@given(gap(), st.data())
+def test_a_repaired_witness_is_a_true_assignment(inst, data):
+    w, b = inst
+    n = w.shape[1]
+    base_items = data.draw(st.lists(st.integers(0, n - 1), unique=True, max_size=n))
+    base_a = data.draw(st.lists(st.integers(0, w.shape[0] - 1), min_size=len(base_items),
+                                max_size=len(base_items)))  # fmt: skip
+    base = dict(zip(base_items, base_a))
+    load = np.zeros(w.shape[0], dtype=np.int64)
+    for j, i in base.items():
+        load[i] += w[i, j]
+    if not np.all(load <= b):
+        return  # (a witness is feasible by definition)
+    items = data.draw(st.lists(st.integers(0, n - 1), unique=True, max_size=n))
+    got = _repair(w, b, items, base)
+    if got is None:
+        return
+    assert sorted(got) == sorted(items)
+    load = np.zeros(w.shape[0], dtype=np.int64)
+    for j, i in got.items():
+        load[i] += w[i, j]
+    assert np.all(load <= b)
+    assert brute_fits(w, b, items)
+
+
+@SETTINGS
+@given(gap())
+def test_the_oracle_with_repairs_agrees_with_brute_force(inst):
+    w, b = inst
+    n = w.shape[1]
+    oracle = _Oracle(w, b, deadline=float("inf"))
+    for k in range(n, 0, -1):  # large sets first: their witnesses serve the smaller ones
+        for items in itertools.combinations(range(n), k):
+            assert oracle(list(items)) is brute_fits(w, b, list(items)), items
