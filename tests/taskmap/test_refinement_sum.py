@@ -201,3 +201,31 @@ def test_ejections_lower_the_sum_where_moves_and_swaps_stop(monkeypatch):
         assert occ1 <= occ0 * (1 + 1e-9) and sum1 <= sum0 * (1 + 1e-9)
         lower += sum1 < 0.99 * sum0
     assert lower >= 2, lower
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(internet_pipelines(), st.integers(0, 5))
+def test_the_swap_table_has_the_gains_of_gains_to(inst, start):
+    """The swaps' table of gains (every pair of processors at once) holds, bit for bit, what
+    ``_gains_to`` computes for the tasks of ``b`` alone, and each pair's largest gain;
+    referee: ``_gains_to`` and ``np.flatnonzero`` on the mapping."""
+    from coalloc.taskmap import refinement
+
+    tasks, res = inst
+    topo = topology(res)
+    m = np.random.default_rng(start).integers(0, topo.P, tasks.n)
+    state = RefineState(topo, _level(tasks), m)
+    ct, cb, _ = refinement._cross_gains(state, positive=False)
+    if not ct.shape[0]:
+        return
+    work = refinement._SumWork(state, state.maximum(), 10)
+    ks = list(range(ct.shape[0]))[::-1]  # any order of the moves
+    pair_of, offsets, on, gains, largest = refinement._swap_table(work, ct, cb, ks)
+    for i, k in enumerate(ks):
+        j = pair_of[i]
+        b, a = int(cb[k]), int(state.m[ct[k]])
+        want = np.flatnonzero(state.m == b)
+        assert np.array_equal(on[offsets[j] : offsets[j + 1]], want)
+        ref = refinement._gains_to(state, want, a)
+        assert np.array_equal(gains[offsets[j] : offsets[j + 1]], ref)
+        assert largest[j] == (ref.max() if ref.shape[0] else -np.inf)
