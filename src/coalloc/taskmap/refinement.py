@@ -224,22 +224,29 @@ def _bottleneck_tasks(state: RefineState, kind: str, idx: int, n_cand: int,
 
 def _destinations(state: RefineState, tasks: np.ndarray, light: list) -> tuple:
     """The candidate moves of :func:`refine`, ``(tasks, processors)`` as two arrays: every
-    task to its neighbours' processors, the ``light`` ones and its two adjacent ones."""
+    task to its neighbours' processors, the ``light`` ones and its two adjacent ones (each
+    task's in the order of a set built from those, in that order: the order ties are
+    broken in)."""
     lv, m, p = state.level, state.m, state.topo.P
-    rt, rb = [], []
-    for t in tasks.tolist():
-        a = int(m[t])
-        nbp = m[lv.ix[lv.ip[t] : lv.ip[t + 1]]]
-        dest = set(nbp.tolist())
+    ip = lv.ip
+    starts, ends = ip[tasks], ip[tasks + 1]
+    ent, _ = expand(starts, ends - starts)
+    nb = m[lv.ix[ent]].tolist()  # the neighbours' processors, task after task
+    bounds = np.cumsum(ends - starts).tolist()
+    rt: list = []
+    rb: list = []
+    lo = 0
+    for t, a, hi in zip(tasks.tolist(), m[tasks].tolist(), bounds):
+        dest = set(nb[lo:hi])
+        lo = hi
         dest.update(light)
         if a > 0:
             dest.add(a - 1)
         if a < p - 1:
             dest.add(a + 1)
         dest.discard(a)
-        for b in dest:
-            rt.append(t)
-            rb.append(b)
+        rt.extend([t] * len(dest))
+        rb.extend(dest)
     return np.asarray(rt, dtype=np.int64), np.asarray(rb, dtype=np.int64)
 
 
@@ -352,6 +359,9 @@ def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 
 #: Partners of most gain a swap candidate of :func:`sum_refine` is paired with, at most.
 _SWAP_TRIES = 8
 _EJECTIONS = True  # the ejection step of sum_refine (issue 40 item 3)
+#: Blocked moves whose swap partners' gains :func:`sum_refine` computes at once (a swap
+#: made invalidates them: a window, not all the moves left).
+_SWAP_WINDOW = 16
 
 
 def _cross_gains(state: RefineState, positive: bool = True) -> tuple:
@@ -483,12 +493,28 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
 class _SumWork:
     """What the phases of :func:`sum_refine` share: the mapping, the cap on every
     occupancy (``limit``), the count of tries made (``done``) and allowed (``max_work``),
-    and, within a pass, the tasks moved or next to a move (``touched``)."""
+    and, within a pass, the tasks moved (``touched``) and those moved or next to a move
+    (``near``, a list: one look-up a task)."""
 
     def __init__(self, state: RefineState, limit: float, max_work: int):
         self.state, self.limit, self.max_work = state, limit, max_work
         self.done = 0
-        self.touched = np.zeros(state.level.n, dtype=bool)
+        self.new_pass()
+
+    def new_pass(self) -> None:
+        """No task moved yet."""
+        self.touched = np.zeros(self.state.level.n, dtype=bool)
+        self.near = [False] * self.state.level.n
+
+    def touch(self, *ts: int) -> None:
+        """Mark the tasks ``ts`` moved, and them and their neighbours near a move (the
+        level's graph is symmetric: ``u`` is next to ``t`` when ``t`` is next to ``u``)."""
+        lv = self.state.level
+        for t in ts:
+            self.touched[t] = True
+            self.near[t] = True
+            for u in lv.ix[lv.ip[t] : lv.ip[t + 1]].tolist():
+                self.near[u] = True
 
     def spent(self) -> bool:
         """Whether the tries allowed are all made."""
@@ -496,8 +522,7 @@ class _SumWork:
 
     def blocked(self, t: int) -> bool:
         """Whether ``t`` or one of its neighbours moved in this pass."""
-        lv = self.state.level
-        return bool(self.touched[t] or self.touched[lv.ix[lv.ip[t] : lv.ip[t + 1]]].any())
+        return self.near[t]
 
 
 def _sum_pass(work: _SumWork, eject: bool):
@@ -510,7 +535,7 @@ def _sum_pass(work: _SumWork, eject: bool):
     ct, cb, gain = _cross_gains(state)
     if not ct.shape[0] or work.spent():
         return None
-    work.touched = np.zeros(state.level.n, dtype=bool)
+    work.new_pass()
     applied, left = _sum_moves(work, ct, cb)
     applied += _sum_swaps(work, ct, cb, gain, left)
     if eject and left and not work.spent():
@@ -552,7 +577,7 @@ def _sum_moves(work: _SumWork, ct: np.ndarray, cb: np.ndarray) -> tuple:
         if not up[0] <= limit:
             continue
         state.move(t, b)
-        work.touched[t] = True
+        work.touch(t)
         applied += 1
     return applied, left
 
@@ -598,10 +623,11 @@ def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
     ``b``; the gains and compute of the moment), at most ``_SWAP_TRIES`` partners tried,
     each made and undone if it overloads something. Returns the moves made.
 
-    The gains of the tasks of ``b`` come from :func:`_swap_table`, built for the moves
-    left whenever the mapping changed (a swap made); a move whose best partner cannot gain
-    (the pair's largest gain plus ``t``'s is at most the threshold, and the term for the
-    volume between ``t`` and ``u`` only lowers a pair's gain) is passed over unscored."""
+    The gains of the tasks of ``b`` come from :func:`_swap_table`, built for the next
+    ``_SWAP_WINDOW`` moves and again whenever the mapping changed (a swap made); a move
+    whose best partner cannot gain (the pair's largest gain plus ``t``'s is at most the
+    threshold, and the term for the volume between ``t`` and ``u`` only lowers a pair's
+    gain) is passed over unscored."""
     state, limit = work.state, work.limit
     topo, lv = state.topo, state.level
     ip, ix, iw, vw = lv.ip, lv.ix, lv.iw, lv.vw
@@ -614,8 +640,8 @@ def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
         a = int(state.m[t])
         if work.blocked(t):
             continue
-        if table is None:  # the gains of the mapping of the moment, for the moves left
-            table, since = _swap_table(work, ct, cb, left[i:]), i
+        if table is None or i - since >= _SWAP_WINDOW:  # the gains of the moment
+            table, since = _swap_table(work, ct, cb, left[i : i + _SWAP_WINDOW]), i
         pair_of, offsets, tasks, gains, largest = table
         j = int(pair_of[i - since])
         g_t = float(gain[k])  # t and its neighbours unmoved this pass: as listed
@@ -647,7 +673,7 @@ def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
             state.move(t, b)
             state.move(u, a)
             if _fits(state, procs, links, before, limit):
-                work.touched[t] = work.touched[u] = True
+                work.touch(t, u)
                 table = None  # the mapping changed
                 applied += 2
                 break
@@ -665,7 +691,7 @@ def _sum_ejections(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndar
     overloads something. Returns the moves made."""
     state, limit = work.state, work.limit
     topo, lv = state.topo, state.level
-    ip, ix, vw = lv.ip, lv.ix, lv.vw
+    vw = lv.vw
     touched = work.touched
     applied = 0
     et, ec, eg = _cross_gains(state, positive=False)
@@ -685,7 +711,7 @@ def _sum_ejections(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndar
         on_b &= state.nload[ec] + vw[et] <= limit * topo.cap[ec]
         for j in np.flatnonzero(on_b)[:_SWAP_TRIES].tolist():
             v, c = int(et[j]), int(ec[j])
-            if v == t or touched[ix[ip[v] : ip[v + 1]]].any():
+            if v == t or work.near[v]:  # v itself is not touched (on_b): its neighbours
                 continue
             work.done += 1
             procs = np.array([a, b, c])
@@ -696,7 +722,7 @@ def _sum_ejections(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndar
             g2 = float(_gains_to(state, np.array([t]), b)[0])
             state.move(t, b)
             if g1 + g2 > TINY * (1 + abs(g_t)) and _fits(state, procs, every, before, limit):
-                touched[t] = touched[v] = True
+                work.touch(t, v)
                 applied += 2
                 break
             state.move(t, a)
