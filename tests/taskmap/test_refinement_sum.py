@@ -229,3 +229,24 @@ def test_the_swap_table_has_the_gains_of_gains_to(inst, start):
         ref = refinement._gains_to(state, want, a)
         assert np.array_equal(gains[offsets[j] : offsets[j + 1]], ref)
         assert largest[j] == (ref.max() if ref.shape[0] else -np.inf)
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(internet_pipelines(), st.integers(0, 5))
+def test_a_move_adds_the_row_deltas_of_its_task(inst, start):
+    """``RefineState.move`` (one task, its own path) leaves the link loads bit for bit where
+    the batch deltas of ``_row_deltas`` added in their order leave them, and both near the
+    loads recomputed from scratch; referee: ``refresh``."""
+    tasks, res = inst
+    topo = topology(res)
+    rng = np.random.default_rng(start)
+    state = RefineState(topo, _level(tasks), rng.integers(0, topo.P, tasks.n))
+    for t, b in zip(rng.integers(0, tasks.n, 12).tolist(), rng.integers(0, topo.P, 12).tolist()):
+        want = state.lload.copy()
+        _, link, val = state._row_deltas(np.array([t]), np.array([b]))
+        np.add.at(want, link, val)
+        state.move(t, b)
+        assert np.array_equal(state.lload, want)
+    moved = state.lload.copy()
+    state.refresh()
+    assert np.allclose(moved, state.lload, rtol=1e-9, atol=1e-9)

@@ -98,10 +98,18 @@ class RefineState:
         return prow[own], topo.rlink[lent], vals[own]
 
     def move(self, t: int, b: int) -> None:
-        """Move vertex ``t`` to processor position ``b``, updating the loads."""
-        row, link, val = self._row_deltas(np.array([t]), np.array([b]))
-        np.add.at(self.lload, link, val)
-        a = self.m[t]
+        """Move vertex ``t`` to processor position ``b``, updating the loads (the link
+        deltas of :meth:`_row_deltas` for one task, in its order)."""
+        lv, topo, m = self.level, self.topo, self.m
+        lo, hi = lv.ip[t], lv.ip[t + 1]
+        q = m[lv.ix[lo:hi]]
+        w = lv.iw[lo:hi]
+        a = m[t]
+        pairs = np.concatenate([b * topo.P + q, a * topo.P + q])
+        vals = np.concatenate([w, -w])
+        rptr = topo.rptr
+        lent, own = expand(rptr[pairs], rptr[pairs + 1] - rptr[pairs])
+        np.add.at(self.lload, topo.rlink[lent], vals[own])
         w = self.level.vw[t]
         self.nload[a] -= w
         self.nload[b] += w
