@@ -171,24 +171,25 @@ def cut_refine(
         if not good.any():
             break
         order = np.flatnonzero(good)[np.argsort(-gain[good], kind="stable")]
-        touched = np.zeros(lv.n, dtype=bool)
+        near = [False] * lv.n  # moved in this pass, or next to a task moved (symmetric)
         applied = 0
         limit = np.maximum(ub, state.nload).tolist()
         # Python floats and lists in the loop (the same IEEE operations as on NumPy scalars)
         ctl, cbl, nload, mt = ct.tolist(), cb.tolist(), state.nload.tolist(), state.m
+        vw = lv.vw.tolist()
         for k in order.tolist():
             t, b = ctl[k], cbl[k]
-            if touched[t]:
+            if near[t]:  # t or a neighbour moved
                 continue
-            w = float(lv.vw[t])
+            w = vw[t]
             if nload[b] + w > limit[b] + 1e-12:
-                continue
-            if touched[ix[ip[t] : ip[t + 1]]].any():
                 continue
             nload[int(mt[t])] -= w
             nload[b] += w
             mt[t] = b
-            touched[t] = True
+            near[t] = True
+            for u in ix[ip[t] : ip[t + 1]].tolist():
+                near[u] = True
             applied += 1
         state.nload = np.asarray(nload, dtype=np.float64)
         moved += applied
