@@ -368,9 +368,9 @@ def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 
 #: Partners of most gain a swap candidate of :func:`sum_refine` is paired with, at most.
 _SWAP_TRIES = 8
 _EJECTIONS = True  # the ejection step of sum_refine (issue 40 item 3)
-#: Blocked moves whose swap partners' gains :func:`sum_refine` computes at once (a swap
-#: made invalidates them: a window, not all the moves left).
-_SWAP_WINDOW = 16
+#: Blocked moves whose swap partners :func:`sum_refine` scores at once (a try invalidates
+#: them: a window, not all the moves left).
+_SWAP_WINDOW = 32
 
 
 def _cross_gains(state: RefineState, positive: bool = True) -> tuple:
@@ -625,6 +625,40 @@ def _swap_table(work: _SumWork, ct: np.ndarray, cb: np.ndarray, ks: list) -> tup
     return pair_of, offsets, tasks, gains, largest
 
 
+def _swap_screen(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray, ks: list,
+                 table: tuple) -> np.ndarray:  # fmt: skip
+    """Which of the blocked moves ``ks`` of :func:`_sum_swaps` have a partner to try in the
+    present state: a task ``u`` of ``b`` not moved in this pass, whose swap fits the compute
+    of ``a`` and ``b`` and gains more than the threshold; every (move, partner) pair at once,
+    each value by the same operations as the swap's own scoring (so the same verdict).
+    Returns a boolean per move of ``ks``."""
+    state, limit = work.state, work.limit
+    topo, lv, m = state.topo, state.level, state.m
+    vw, nload = lv.vw, state.nload
+    pair_of, offsets, tasks, gains, _ = table
+    kk = np.asarray(ks, dtype=np.int64)
+    t, b = ct[kk], cb[kk]
+    a = m[t]
+    starts = offsets[pair_of]
+    idx, own = expand(starts, offsets[pair_of + 1] - starts)  # (move, partner) pairs
+    u = tasks[idx]
+    tk, ak, bk, g_t = t[own], a[own], b[own], gain[kk][own]
+    dw = vw[u] - vw[tk]  # what a gains and b loses in compute
+    fit = (nload[ak] + dw <= np.maximum(limit * topo.cap[ak], nload[ak])) & (
+        nload[bk] - dw <= np.maximum(limit * topo.cap[bk], nload[bk])
+    )
+    # the volume between t and u (as np.add.at into zeros: the entries in their order)
+    ent, eown = expand(lv.ip[t], lv.ip[t + 1] - lv.ip[t])
+    keys, inv = np.unique(eown * lv.n + lv.ix[ent], return_inverse=True)
+    vol = np.bincount(inv.ravel(), weights=lv.iw[ent], minlength=keys.shape[0])
+    want = own * lv.n + u
+    at = np.minimum(np.searchsorted(keys, want), max(keys.shape[0] - 1, 0))
+    w_tu = np.where(keys[at] == want, vol[at], 0.0) if keys.shape[0] else np.zeros(u.shape[0])
+    g = g_t + gains[idx] - 2 * w_tu * topo.cost[ak, bk]
+    good = (g > TINY * (1 + np.abs(g_t))) & fit & ~work.touched[u]
+    return np.bincount(own[good], minlength=kk.shape[0]) > 0
+
+
 def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
                left: list) -> int:  # fmt: skip
     """The swaps of a pass of :func:`sum_refine`: each blocked move of ``t`` from ``a`` to
@@ -633,10 +667,10 @@ def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
     each made and undone if it overloads something. Returns the moves made.
 
     The gains of the tasks of ``b`` come from :func:`_swap_table`, built for the next
-    ``_SWAP_WINDOW`` moves and again whenever the mapping changed (a swap made); a move
-    whose best partner cannot gain (the pair's largest gain plus ``t``'s is at most the
-    threshold, and the term for the volume between ``t`` and ``u`` only lowers a pair's
-    gain) is passed over unscored."""
+    ``_SWAP_WINDOW`` moves with their screening (:func:`_swap_screen`: which moves have a
+    partner to try), and again after every try (a swap made or undone changes the mapping
+    or the loads' last bits): a move the screening finds no partner for is passed over
+    unscored, as the scoring would find none in the same state."""
     state, limit = work.state, work.limit
     topo, lv = state.topo, state.level
     ip, ix, iw, vw = lv.ip, lv.ix, lv.iw, lv.vw
@@ -650,7 +684,11 @@ def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
         if work.blocked(t):
             continue
         if table is None or i - since >= _SWAP_WINDOW:  # the gains of the moment
-            table, since = _swap_table(work, ct, cb, left[i : i + _SWAP_WINDOW]), i
+            window = left[i : i + _SWAP_WINDOW]
+            table, since = _swap_table(work, ct, cb, window), i
+            live = _swap_screen(work, ct, cb, gain, window, table)
+        if not live[i - since]:
+            continue  # no partner passes (the state is the one screened: no try since)
         pair_of, offsets, tasks, gains, largest = table
         j = int(pair_of[i - since])
         g_t = float(gain[k])  # t and its neighbours unmoved this pass: as listed
@@ -676,6 +714,7 @@ def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
         good = g > thr
         for u in us[good][np.argsort(-g[good], kind="stable")][:_SWAP_TRIES].tolist():
             work.done += 1
+            table = None  # a try: the loads change (made, or undone up to rounding)
             links = np.union1d(_links_of(state, t, b), _links_of(state, u, a))
             procs = np.array([a, b])
             before = (state.nload[procs].copy(), state.lload[links].copy())
@@ -683,12 +722,37 @@ def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
             state.move(u, a)
             if _fits(state, procs, links, before, limit):
                 work.touch(t, u)
-                table = None  # the mapping changed
                 applied += 2
                 break
             state.move(u, b)
             state.move(t, a)
     return applied
+
+
+def _eject_screen(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray, ks: list,
+                  moves: tuple) -> np.ndarray:  # fmt: skip
+    """Which of the blocked moves ``ks`` of :func:`_sum_ejections` have an ejection to try
+    in the present state: ``b``'s compute is what blocks, and among the first
+    ``_SWAP_TRIES`` boundary moves ``moves`` = ``(tasks, processors, gains)`` of tasks ``v``
+    of ``b`` that pass the ejection's filters one is of a task other than ``t`` with no
+    neighbour moved in this pass; all moves at once, each filter by the same operations as
+    the ejection's own (so the same verdict). Returns a boolean per move of ``ks``."""
+    state, limit = work.state, work.limit
+    topo, vw, nload = state.topo, state.level.vw, state.nload
+    et, ec, eg = moves
+    kk = np.asarray(ks, dtype=np.int64)
+    t, b = ct[kk], cb[kk]
+    a, g_t = state.m[t], gain[kk]
+    room = nload[b] + vw[t] - limit * topo.cap[b]
+    w_e = vw[et]
+    each = ~work.touched[et] & (nload[ec] + w_e <= limit * topo.cap[ec])
+    on_b = (state.m[et][None, :] == b[:, None]) & (ec[None, :] != a[:, None])
+    on_b &= (w_e[None, :] >= room[:, None]) & each[None, :]
+    on_b &= eg[None, :] > -g_t[:, None]
+    first = on_b & (np.cumsum(on_b, axis=1) <= _SWAP_TRIES)
+    near = np.asarray(work.near, dtype=bool)[et]
+    free = first & (et[None, :] != t[:, None]) & ~near[None, :]
+    return (room > 0) & free.any(axis=1)
 
 
 def _sum_ejections(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
@@ -697,20 +761,29 @@ def _sum_ejections(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndar
     ``b`` that ``b``'s compute blocks, made room for by moving a task ``v`` of ``b`` to a
     third processor ``c`` with room (a negative gain allowed when the pair gains): ``v``'s
     best boundary moves, tried in order, made and undone if the pair gains nothing or
-    overloads something. Returns the moves made."""
+    overloads something. Returns the moves made.
+
+    The moves are screened ``_SWAP_WINDOW`` at a time (:func:`_eject_screen`), again after
+    every try: a move with no ejection to try in the state screened is passed over."""
     state, limit = work.state, work.limit
     topo, lv = state.topo, state.level
     vw = lv.vw
     touched = work.touched
     applied = 0
     et, ec, eg = _cross_gains(state, positive=False)
-    for k in left:
+    live, since = None, 0
+    for i, k in enumerate(left):
         if work.spent():
             break
         t, b = int(ct[k]), int(cb[k])
         a = int(state.m[t])
         if work.blocked(t):
             continue
+        if live is None or i - since >= _SWAP_WINDOW:
+            live = _eject_screen(work, ct, cb, gain, left[i : i + _SWAP_WINDOW], (et, ec, eg))
+            since = i
+        if not live[i - since]:
+            continue  # nothing to try (the state is the one screened: no try since)
         room = state.nload[b] + vw[t] - limit * topo.cap[b]
         if not room > 0:
             continue  # blocked on a link, not on b's compute
@@ -723,6 +796,7 @@ def _sum_ejections(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndar
             if v == t or work.near[v]:  # v itself is not touched (on_b): its neighbours
                 continue
             work.done += 1
+            live = None  # a try: the loads change (made, or undone up to rounding)
             procs = np.array([a, b, c])
             every = np.arange(topo.E)  # the links either move may load: all (few)
             before = (state.nload[procs].copy(), state.lload.copy())
