@@ -201,3 +201,118 @@ def test_ejections_lower_the_sum_where_moves_and_swaps_stop(monkeypatch):
         assert occ1 <= occ0 * (1 + 1e-9) and sum1 <= sum0 * (1 + 1e-9)
         lower += sum1 < 0.99 * sum0
     assert lower >= 2, lower
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(internet_pipelines(), st.integers(0, 5))
+def test_the_swap_table_has_the_gains_of_gains_to(inst, start):
+    """The swaps' table of gains (every pair of processors at once) holds, bit for bit, what
+    ``_gains_to`` computes for the tasks of ``b`` alone, and each pair's largest gain;
+    referee: ``_gains_to`` and ``np.flatnonzero`` on the mapping."""
+    from coalloc.taskmap import refinement
+
+    tasks, res = inst
+    topo = topology(res)
+    m = np.random.default_rng(start).integers(0, topo.P, tasks.n)
+    state = RefineState(topo, _level(tasks), m)
+    ct, cb, _ = refinement._cross_gains(state, positive=False)
+    if not ct.shape[0]:
+        return
+    work = refinement._SumWork(state, state.maximum(), 10)
+    ks = list(range(ct.shape[0]))[::-1]  # any order of the moves
+    pair_of, offsets, on, gains, largest = refinement._swap_table(work, ct, cb, ks)
+    for i, k in enumerate(ks):
+        j = pair_of[i]
+        b, a = int(cb[k]), int(state.m[ct[k]])
+        want = np.flatnonzero(state.m == b)
+        assert np.array_equal(on[offsets[j] : offsets[j + 1]], want)
+        ref = refinement._gains_to(state, want, a)
+        assert np.array_equal(gains[offsets[j] : offsets[j + 1]], ref)
+        assert largest[j] == (ref.max() if ref.shape[0] else -np.inf)
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(internet_pipelines(), st.integers(0, 5))
+def test_a_move_adds_the_row_deltas_of_its_task(inst, start):
+    """``RefineState.move`` (one task, its own path) leaves the link loads bit for bit where
+    the batch deltas of ``_row_deltas`` added in their order leave them, and both near the
+    loads recomputed from scratch; referee: ``refresh``."""
+    tasks, res = inst
+    topo = topology(res)
+    rng = np.random.default_rng(start)
+    state = RefineState(topo, _level(tasks), rng.integers(0, topo.P, tasks.n))
+    for t, b in zip(rng.integers(0, tasks.n, 12).tolist(), rng.integers(0, topo.P, 12).tolist()):
+        want = state.lload.copy()
+        _, link, val = state._row_deltas(np.array([t]), np.array([b]))
+        np.add.at(want, link, val)
+        state.move(t, b)
+        assert np.array_equal(state.lload, want)
+    moved = state.lload.copy()
+    state.refresh()
+    assert np.allclose(moved, state.lload, rtol=1e-9, atol=1e-9)
+
+
+def _screens_referee(state, work, ct, cb, gain, ks, moves):
+    """The swap and ejection screens' verdicts, one move and one partner at a time in plain
+    Python scalars (the scoring of ``_sum_swaps`` and the filters of ``_sum_ejections``)."""
+    from coalloc.taskmap import refinement as rf
+
+    topo, lv, m, nload, limit = state.topo, state.level, state.m, state.nload, work.limit
+    et, ec, eg = moves
+    swaps, ejects = [], []
+    for k in ks:
+        t, b = int(ct[k]), int(cb[k])
+        a, g_t = int(m[t]), float(gain[k])
+        nb = {}
+        for e in range(lv.ip[t], lv.ip[t + 1]):
+            nb[int(lv.ix[e])] = nb.get(int(lv.ix[e]), 0.0) + float(lv.iw[e])
+        found = False
+        for u in np.flatnonzero(m == b).tolist():
+            dw = float(lv.vw[u]) - float(lv.vw[t])
+            fit = (nload[a] + dw <= max(limit * topo.cap[a], nload[a])) and (
+                nload[b] - dw <= max(limit * topo.cap[b], nload[b])
+            )
+            g_u = float(rf._gains_to(state, np.array([u]), a)[0])
+            g = g_t + g_u - 2 * nb.get(u, 0.0) * float(topo.cost[a, b])
+            found |= bool(fit and not work.touched[u] and g > rf.TINY * (1 + abs(g_t)))
+        swaps.append(found)
+        room = nload[b] + lv.vw[t] - limit * topo.cap[b]
+        tried, ok = 0, False
+        for j in range(et.shape[0]):
+            v, c = int(et[j]), int(ec[j])
+            if not (m[v] == b and c != a and lv.vw[v] >= room and not work.touched[v]
+                    and eg[j] > -g_t and nload[c] + lv.vw[v] <= limit * topo.cap[c]):
+                continue  # fmt: skip
+            tried += 1
+            if tried > rf._SWAP_TRIES:
+                break
+            ok |= v != t and not work.near[v]
+        ejects.append(bool(room > 0 and ok))
+    return swaps, ejects
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(internet_pipelines(), st.integers(0, 5), st.floats(0.6, 1.0))
+def test_the_swap_and_ejection_screens_agree_with_one_at_a_time(inst, start, tight):
+    """The screens of a window of blocked moves (every partner at once) give the verdicts of
+    the one-move-at-a-time scoring, with some tasks already moved in the pass and a cap
+    that blocks; referee: plain Python scalars."""
+    from coalloc.taskmap import refinement as rf
+
+    tasks, res = inst
+    topo = topology(res)
+    rng = np.random.default_rng(start)
+    state = RefineState(topo, _level(tasks), rng.integers(0, topo.P, tasks.n))
+    ct, cb, gain = rf._cross_gains(state)
+    if not ct.shape[0]:
+        return
+    work = rf._SumWork(state, tight * state.maximum(), 10**6)
+    for t in rng.integers(0, tasks.n, 2).tolist():  # some tasks moved in this pass
+        work.touch(t)
+    ks = list(range(ct.shape[0]))
+    moves = rf._cross_gains(state, positive=False)
+    got_s = rf._swap_screen(work, ct, cb, gain, ks, rf._swap_table(work, ct, cb, ks))
+    got_e = rf._eject_screen(work, ct, cb, gain, ks, moves)
+    want_s, want_e = _screens_referee(state, work, ct, cb, gain, ks, moves)
+    assert got_s.tolist() == want_s
+    assert got_e.tolist() == want_e

@@ -20,7 +20,7 @@ from . import _multilevel
 from .hierarchy import Topology
 from .levels import TaskLevel, subgraph
 
-__all__ = ["bisect_map", "grow", "spectral_split", "split_point", "hop_distances"]
+__all__ = ["bisect_map", "grow", "spectral_split", "fiedler_order", "split_point", "hop_distances"]
 
 
 #: Up to this many vertices, hop distances come from a Python breadth-first search (the
@@ -121,20 +121,10 @@ def grow(
     tol = max(float(wloc.max()), 0.02 * float(wloc.sum()))  # balance of the FM passes
     if trials == 1 and not spectral:  # all of it compiled (twin: _reference's bisect_small)
         return _multilevel.bisect_small(level.kern, verts, wloc, target, tol, 4)
-    sub = subgraph(level, verts)
-    sip, six, siw = sub
-    rows = np.repeat(np.arange(n_loc), np.diff(sip))
-    d0 = hop_distances(sub, 0)
-    a = int(np.argmax(d0))
+    prep = _prepared(level, verts, trials)
+    sip, six, siw = prep["sub"]
+    rows, seeds = prep["rows"], prep["seeds"]
     none = np.zeros(n_loc, dtype=bool)
-    da = hop_distances(sub, a)
-    b = int(np.argmax(da))
-    seeds = [a, b]
-    if trials > 2:
-        db = hop_distances(sub, b)
-        both = np.minimum(np.where(da < 0, np.inf, da), np.where(db < 0, np.inf, db))
-        both[~np.isfinite(both)] = -1
-        seeds.append(int(np.argmax(both)))
     best, best_cut = None, np.inf
     tries = [("grow", s0) for s0 in seeds[:trials]]
     if spectral and n_loc >= 64 and siw.shape[0]:
@@ -143,8 +133,11 @@ def grow(
         interrupt.check()
         start = None
         if how == "spectral":
-            csr = sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc))
-            start = spectral_split(csr, wloc, target)
+            if "order" not in prep:  # the Fiedler order: the same for every target
+                csr = sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc))
+                prep["order"] = fiedler_order(csr, n_loc)
+            if prep["order"] is not None:
+                start = _prefix(prep["order"], wloc, target)
         if start is None:  # growing (also where the spectral split failed: from task 0)
             inside = _multilevel.grow_fm(sip, six, siw, wloc, target, s0, tol, 4, none)
         else:
@@ -155,10 +148,81 @@ def grow(
     return best
 
 
-def spectral_split(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> Optional[np.ndarray]:
-    """Prefix of weight ``target`` of the tasks sorted by the Fiedler vector.
+def _prepared(level: TaskLevel, verts: np.ndarray, trials: int) -> dict:
+    """What :func:`grow` derives from the vertices alone, whatever the target: the induced
+    CSR (``"sub"``), the row of each entry (``"rows"``), the growing seeds (``"seeds"``, at
+    least ``min(trials, 3)`` of them) and, once a spectral split asked for it, the Fiedler
+    order (``"order"``). Kept on the level for the same vertex set (the first split of every
+    bisection of a level onto the processors is of all its vertices, and starts that share a
+    first split share the sets below it), so a recurring set costs no hop distances and no
+    eigensolve; a level is one run's."""
+    cache = level.__dict__.setdefault("_grow_prep", {})
+    key = verts.tobytes()
+    prep = cache.get(key)
+    if prep is None:
+        sub = subgraph(level, verts)
+        sip = sub[0]
+        n_loc = verts.shape[0]
+        d0 = hop_distances(sub, 0)
+        a = int(np.argmax(d0))
+        da = hop_distances(sub, a)
+        b = int(np.argmax(da))
+        prep = {"sub": sub, "rows": np.repeat(np.arange(n_loc), np.diff(sip)), "seeds": [a, b],
+                "da": da}  # fmt: skip
+        cache[key] = prep
+    if trials > 2 and len(prep["seeds"]) < 3:
+        da, db = prep["da"], hop_distances(prep["sub"], prep["seeds"][1])
+        both = np.minimum(np.where(da < 0, np.inf, da), np.where(db < 0, np.inf, db))
+        both[~np.isfinite(both)] = -1
+        prep["seeds"].append(int(np.argmax(both)))
+    return prep
+
+
+def fiedler_order(sub: sp.csr_matrix, n: int) -> Optional[np.ndarray]:
+    """The vertices sorted by the Fiedler vector of ``sub`` (stable), or None where ARPACK
+    fails.
 
     ARPACK in shift-invert mode with a fixed start vector (deterministic).
+
+    Parameters
+    ----------
+    sub : scipy.sparse.csr_matrix
+        The symmetric pair weights of the ``n`` vertices.
+    n : int
+        The number of vertices.
+
+    Returns
+    -------
+    ndarray of int64 or None
+        The order; None where ARPACK fails (the caller grows from task 0).
+    """
+    from scipy.sparse.linalg import eigsh
+
+    deg = np.asarray(sub.sum(axis=1)).ravel()
+    lap = (sp.diags(deg) - sub).tocsc()
+    try:
+        shift = 1e-3 * max(float(deg.mean()), 1e-12)
+        v0 = np.cos(np.arange(n) * 0.7548776662466927)  # fixed, not constant
+        _, vec = eigsh(lap, k=2, sigma=-shift, which="LM", v0=v0, tol=1e-4, maxiter=200)
+        f = vec[:, 1]
+    except Exception:  # noqa: BLE001 - an ill-conditioned subgraph: the caller grows instead
+        return None
+    return np.argsort(f, kind="stable")
+
+
+def _prefix(order: np.ndarray, wloc: np.ndarray, target: float) -> np.ndarray:
+    """The prefix of weight ``target`` of the vertices in ``order`` (each counted in where
+    its middle is), as a mask."""
+    inside = np.zeros(wloc.shape[0], dtype=bool)
+    csum = np.cumsum(wloc[order])
+    k = int(np.searchsorted(csum - wloc[order] / 2, target))
+    inside[order[:k]] = True
+    return inside
+
+
+def spectral_split(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> Optional[np.ndarray]:
+    """Prefix of weight ``target`` of the tasks sorted by the Fiedler vector
+    (:func:`fiedler_order`).
 
     Parameters
     ----------
@@ -174,24 +238,8 @@ def spectral_split(sub: sp.csr_matrix, wloc: np.ndarray, target: float) -> Optio
     ndarray of bool or None
         True for the part; None where ARPACK fails (the caller grows from task 0).
     """
-    from scipy.sparse.linalg import eigsh
-
-    n = wloc.shape[0]
-    deg = np.asarray(sub.sum(axis=1)).ravel()
-    lap = (sp.diags(deg) - sub).tocsc()
-    try:
-        shift = 1e-3 * max(float(deg.mean()), 1e-12)
-        v0 = np.cos(np.arange(n) * 0.7548776662466927)  # fixed, not constant
-        _, vec = eigsh(lap, k=2, sigma=-shift, which="LM", v0=v0, tol=1e-4, maxiter=200)
-        f = vec[:, 1]
-    except Exception:  # noqa: BLE001 - an ill-conditioned subgraph: the caller grows instead
-        return None
-    order = np.argsort(f, kind="stable")
-    inside = np.zeros(n, dtype=bool)
-    csum = np.cumsum(wloc[order])
-    k = int(np.searchsorted(csum - wloc[order] / 2, target))
-    inside[order[:k]] = True
-    return inside
+    order = fiedler_order(sub, wloc.shape[0])
+    return None if order is None else _prefix(order, wloc, target)
 
 
 def split_point(gap: list, lo: int, hi: int) -> int:

@@ -150,12 +150,12 @@ def expand(starts: np.ndarray, lens: np.ndarray) -> tuple:
     >>> [a.tolist() for a in expand(np.array([5, 0]), np.array([2, 3]))]
     [[5, 6, 0, 1, 2], [0, 0, 1, 1, 1]]
     """
-    total = int(lens.sum())
     owner = np.repeat(np.arange(lens.shape[0]), lens)
+    total = owner.shape[0]
     if total == 0:
         return np.zeros(0, dtype=np.int64), owner
-    first = np.cumsum(lens) - lens
-    return np.repeat(starts, lens) + (np.arange(total) - first[owner]), owner
+    shift = starts - (np.cumsum(lens) - lens)  # index i of run r: i + starts[r] - first[r]
+    return np.arange(total) + shift[owner], owner
 
 
 def subgraph(level: TaskLevel, verts: np.ndarray) -> tuple:

@@ -270,7 +270,6 @@ def map_multilevel(
         tasks, resources, seed, coarse_factor, subsets, keep, max_moves, speed_exponents,
         paper_start, sum_refine,
     )  # fmt: skip
-    speed_exponents = params["speed_exponents"]
     t0 = time.perf_counter()
     topo = topology(resources)
     rng = np.random.default_rng(np.random.SeedSequence(seed))
@@ -283,105 +282,148 @@ def map_multilevel(
     )
     levels = [fine]
     inc = _Incumbent(tasks, resources, topo, levels, seed, params, t0)
-    total_moves, t1 = 0, None
+    run = {"moves": 0, "t1": None}  # the moves made, when the coarsening ended
     try:
-        quick = _quick_start(topo, fine)
-        quick_occ = RefineState(topo, fine, quick).maximum()
-        inc.offer(quick_occ, quick, 0, [quick_occ], initial_level=-2)
-        interrupt.check()  # the next steps may import and build the clustering first
-        paper = None
-        if tasks.n <= paper_start:
-            # the paper's open+improve (unchanged) as one more start, refined by bottleneck
-            # moves; first, since it is quick there (its mappings are offered as they come),
-            # and weighed against the others last (ties go to the multilevel's starts)
-            first, state, history, moves = _paper_starts(tasks, resources, topo, fine, inc,
-                                                         seed, max_moves)  # fmt: skip
-            total_moves += moves
-            inc.offer(history[-1], state.m, 0, history, moves=total_moves, initial_level=-1)
-            paper = (history[-1], state.m, history, int(np.unique(state.m).shape[0]), -1)
-        target = max(int(coarse_factor * topo.P), 16)
-        total_w = float(fine.vw.sum())
-        max_w = 1.5 * total_w / target if total_w > 0 else np.inf
-        while levels[-1].n > target:
-            nxt = coarsen_level(levels[-1], max_w, rng)
-            if nxt is None:
-                break
-            levels.append(nxt)
-        t1 = time.perf_counter()
-        coarse = levels[-1]
-        coarsest = len(levels) - 1
-        sets = _processor_sets(topo, subsets)
-        starts = _coarse_starts(topo, coarse, coarsest, sets, speed_exponents, inc)
-        starts.sort(key=lambda x: x[:4])
-        t2 = time.perf_counter()
-        best = None
-        plan = _plan(starts, keep, coarsest, topo.P, tasks.n)
-        for (occ0, _, _, _, st, share, sub), tops in plan:
-            for top in tops:
-                if top == coarsest:
-                    m, history = st.m, [occ0]
-                else:
-                    m = bisect_map(topo, levels[top], sub, share, full=tasks.n <= _FINE_WORK // 4)
-                    history = []
-                for depth in range(top, -1, -1):
-                    lv = levels[depth]
-                    if depth < top:
-                        m = m[lv.cmap]
-                    state = RefineState(topo, lv, m)
-                    before = state.maximum()
-                    total_moves += cut_refine(state, sub, share)
-                    cap = max_moves if max_moves is not None else max(200, 4 * lv.n)
-                    total_moves += refine(state, cap)
-                    if state.maximum() > before * (1 + 1e-12):
-                        # the route-cost pass raised a load the bottleneck moves did not undo:
-                        # bottleneck moves alone from the mapping the level started with
-                        state = RefineState(topo, lv, m)
-                        total_moves += refine(state, cap)
-                    m = state.m
-                    history.append(state.maximum())
-                    inc.offer(history[-1], m, depth, history, moves=total_moves,
-                              initial_processors=int(sub.shape[0]), initial_level=top)  # fmt: skip
-                if best is None or history[-1] < best[0] * (1 - 1e-12):
-                    best = (history[-1], m, history, sub.shape[0], top)
-        if paper is not None and paper[0] < best[0] * (1 - 1e-12):
-            best = paper
-        if paper is not None and first[0] < best[0] * (1 - 1e-12):
-            best = first  # the paper's plain "base" mapping is the best (rare)
-        if quick_occ < best[0] * (1 - 1e-12):  # the quick start is the best (rare)
-            best = (quick_occ, quick, [quick_occ], topo.P, -2)
+        best, t2 = _search(tasks, resources, topo, levels, inc, seed, params, rng, run)
     except _AtBound:  # a mapping met the lower bound: it is optimal, stop here
-        if interrupt.deadline_ns() < 0:  # no time limit: spend one bisection on the volume
-            _lighter_at_bound(inc, topo, fine)
-        if params["sum_refine"]:
-            m_b, depth_b, history_b, counts_b = inc.best
-            for d in range(depth_b - 1, -1, -1):
-                m_b = m_b[levels[d].cmap]
-            m_b, moves_b, value_b = _sum_refined(topo, fine, m_b)
-            total_moves += moves_b
-            if value_b < history_b[-1] * (1 - 1e-12):  # the step may lower the maximum too
-                history_b = [*history_b, value_b]
-            inc.best = (m_b, 0, history_b, counts_b)
-        now = time.perf_counter()
-        timings = {"coarsen": (t1 or now) - t0, "total": now - t0}
-        return inc.result(timings, total_moves)
+        return _answer_at_bound(inc, topo, levels, params, run, t0)
     if params["sum_refine"]:
         m_b, moves_b, value_b = _sum_refined(topo, fine, best[1])
-        total_moves += moves_b
+        run["moves"] += moves_b
         if value_b < best[0] * (1 - 1e-12):  # the step may lower the maximum too
             best = (value_b, m_b, [*best[2], value_b], *best[3:])
         else:
             best = (best[0], m_b, *best[2:])
     t3 = time.perf_counter()
     mapping = topo.order_nodes[best[1]]
-    timings = {"coarsen": t1 - t0, "initial": t2 - t1, "refine": t3 - t2, "total": t3 - t0}
+    timings = {"coarsen": run["t1"] - t0, "initial": t2 - run["t1"], "refine": t3 - t2,
+               "total": t3 - t0}  # fmt: skip
     iterations = {
         "levels": len(levels),
-        "moves": total_moves,
+        "moves": run["moves"],
         "processors_used": int(np.unique(best[1]).shape[0]),
         "initial_processors": int(best[3]),
         "initial_level": int(best[4]),
     }
     return _result(tasks, resources, mapping, seed, params, timings, iterations, best[2])
+
+
+def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: list,
+            inc: _Incumbent, seed: int, params: dict, rng, run: dict) -> tuple:  # fmt: skip
+    """Steps 1-4 of :func:`map_multilevel` (the module's documentation): the quick start,
+    the paper's starts, the coarsening (``levels`` extended), the coarse starts and their
+    refinement through the levels; every better mapping offered to ``inc`` (which raises
+    :class:`_AtBound` when one meets the lower bound). Returns ``(best, time the starts
+    ended)``, ``best`` = ``(occupancy, mapping, history, initial processors, initial
+    level)``; ``rng`` draws the matching orders; ``run`` gets the moves made and the time
+    the coarsening ended."""
+    fine = levels[0]
+    quick = _quick_start(topo, fine)
+    quick_occ = RefineState(topo, fine, quick).maximum()
+    inc.offer(quick_occ, quick, 0, [quick_occ], initial_level=-2)
+    interrupt.check()  # the next steps may import and build the clustering first
+    paper = first = None
+    if tasks.n <= params["paper_start"]:
+        # the paper's open+improve (unchanged) as one more start, refined by bottleneck
+        # moves; first, since it is quick there (its mappings are offered as they come),
+        # and weighed against the others last (ties go to the multilevel's starts)
+        first, state, history, moves = _paper_starts(tasks, resources, topo, fine, inc,
+                                                     seed, params["max_moves"])  # fmt: skip
+        run["moves"] += moves
+        inc.offer(history[-1], state.m, 0, history, moves=run["moves"], initial_level=-1)
+        paper = (history[-1], state.m, history, int(np.unique(state.m).shape[0]), -1)
+    _coarsen(topo, levels, params["coarse_factor"], rng)
+    run["t1"] = time.perf_counter()
+    coarsest = len(levels) - 1
+    sets = _processor_sets(topo, params["subsets"])
+    starts = _coarse_starts(topo, levels[coarsest], coarsest, sets, params["speed_exponents"],
+                            inc)  # fmt: skip
+    starts.sort(key=lambda x: x[:4])
+    t2 = time.perf_counter()
+    best = None
+    for start, tops in _plan(starts, params["keep"], coarsest, topo.P, tasks.n):
+        for top in tops:
+            found = _refined_start(topo, levels, start, top, tasks.n, params["max_moves"], inc,
+                                   run)  # fmt: skip
+            if best is None or found[0] < best[0] * (1 - 1e-12):
+                best = found
+    if paper is not None and paper[0] < best[0] * (1 - 1e-12):
+        best = paper
+    if first is not None and first[0] < best[0] * (1 - 1e-12):
+        best = first  # the paper's plain "base" mapping is the best (rare)
+    if quick_occ < best[0] * (1 - 1e-12):  # the quick start is the best (rare)
+        best = (quick_occ, quick, [quick_occ], topo.P, -2)
+    return best, t2
+
+
+def _coarsen(topo: Topology, levels: list, coarse_factor: float, rng) -> None:
+    """Step 1: heavy-edge matchings appended to ``levels`` until the coarsest has at most
+    about ``coarse_factor x`` processors vertices (or no matching contracts it)."""
+    fine = levels[0]
+    target = max(int(coarse_factor * topo.P), 16)
+    total_w = float(fine.vw.sum())
+    max_w = 1.5 * total_w / target if total_w > 0 else np.inf
+    while levels[-1].n > target:
+        nxt = coarsen_level(levels[-1], max_w, rng)
+        if nxt is None:
+            break
+        levels.append(nxt)
+
+
+def _refined_start(topo: Topology, levels: list, start: tuple, top: int, n_tasks: int,
+                   max_moves, inc: _Incumbent, run: dict) -> tuple:  # fmt: skip
+    """Step 4 for one start of :func:`_coarse_starts` from level ``top`` (the coarsest: its
+    coarse mapping; else bisected again on that level): route-cost and bottleneck moves at
+    every level down to the finest, each level's mapping offered. Returns ``(occupancy,
+    mapping, history, initial processors, initial level)``; ``run["moves"]`` counts the
+    moves."""
+    occ0, _, _, _, st, share, sub = start
+    if top == len(levels) - 1:
+        m, history = st.m, [occ0]
+    else:
+        m = bisect_map(topo, levels[top], sub, share, full=n_tasks <= _FINE_WORK // 4)
+        history = []
+    for depth in range(top, -1, -1):
+        lv = levels[depth]
+        if depth < top:
+            m = m[lv.cmap]
+        state = RefineState(topo, lv, m)
+        before = state.maximum()
+        run["moves"] += cut_refine(state, sub, share)
+        cap = max_moves if max_moves is not None else max(200, 4 * lv.n)
+        run["moves"] += refine(state, cap)
+        if state.maximum() > before * (1 + 1e-12):
+            # the route-cost pass raised a load the bottleneck moves did not undo:
+            # bottleneck moves alone from the mapping the level started with
+            state = RefineState(topo, lv, m)
+            run["moves"] += refine(state, cap)
+        m = state.m
+        history.append(state.maximum())
+        inc.offer(history[-1], m, depth, history, moves=run["moves"],
+                  initial_processors=int(sub.shape[0]), initial_level=top)  # fmt: skip
+    return (history[-1], m, history, sub.shape[0], top)
+
+
+def _answer_at_bound(inc: _Incumbent, topo: Topology, levels: list, params: dict, run: dict,
+                     t0: float) -> TaskMappingResult:  # fmt: skip
+    """The answer of :func:`map_multilevel` when a mapping met the lower bound: without a
+    time limit one bisection spent on the volume (:func:`_lighter_at_bound`), then the sum
+    step (``params["sum_refine"]``) on the finest mapping."""
+    fine = levels[0]
+    if interrupt.deadline_ns() < 0:  # no time limit: spend one bisection on the volume
+        _lighter_at_bound(inc, topo, fine)
+    if params["sum_refine"]:
+        m_b, depth_b, history_b, counts_b = inc.best
+        for d in range(depth_b - 1, -1, -1):
+            m_b = m_b[levels[d].cmap]
+        m_b, moves_b, value_b = _sum_refined(topo, fine, m_b)
+        run["moves"] += moves_b
+        if value_b < history_b[-1] * (1 - 1e-12):  # the step may lower the maximum too
+            history_b = [*history_b, value_b]
+        inc.best = (m_b, 0, history_b, counts_b)
+    now = time.perf_counter()
+    timings = {"coarsen": (run["t1"] or now) - t0, "total": now - t0}
+    return inc.result(timings, run["moves"])
 
 
 def _sum_refined(topo: Topology, fine: TaskLevel, m: np.ndarray) -> tuple:

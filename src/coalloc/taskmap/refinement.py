@@ -98,10 +98,18 @@ class RefineState:
         return prow[own], topo.rlink[lent], vals[own]
 
     def move(self, t: int, b: int) -> None:
-        """Move vertex ``t`` to processor position ``b``, updating the loads."""
-        row, link, val = self._row_deltas(np.array([t]), np.array([b]))
-        np.add.at(self.lload, link, val)
-        a = self.m[t]
+        """Move vertex ``t`` to processor position ``b``, updating the loads (the link
+        deltas of :meth:`_row_deltas` for one task, in its order)."""
+        lv, topo, m = self.level, self.topo, self.m
+        lo, hi = lv.ip[t], lv.ip[t + 1]
+        q = m[lv.ix[lo:hi]]
+        w = lv.iw[lo:hi]
+        a = m[t]
+        pairs = np.concatenate([b * topo.P + q, a * topo.P + q])
+        vals = np.concatenate([w, -w])
+        rptr = topo.rptr
+        lent, own = expand(rptr[pairs], rptr[pairs + 1] - rptr[pairs])
+        np.add.at(self.lload, topo.rlink[lent], vals[own])
         w = self.level.vw[t]
         self.nload[a] -= w
         self.nload[b] += w
@@ -163,24 +171,25 @@ def cut_refine(
         if not good.any():
             break
         order = np.flatnonzero(good)[np.argsort(-gain[good], kind="stable")]
-        touched = np.zeros(lv.n, dtype=bool)
+        near = [False] * lv.n  # moved in this pass, or next to a task moved (symmetric)
         applied = 0
         limit = np.maximum(ub, state.nload).tolist()
         # Python floats and lists in the loop (the same IEEE operations as on NumPy scalars)
         ctl, cbl, nload, mt = ct.tolist(), cb.tolist(), state.nload.tolist(), state.m
+        vw = lv.vw.tolist()
         for k in order.tolist():
             t, b = ctl[k], cbl[k]
-            if touched[t]:
+            if near[t]:  # t or a neighbour moved
                 continue
-            w = float(lv.vw[t])
+            w = vw[t]
             if nload[b] + w > limit[b] + 1e-12:
-                continue
-            if touched[ix[ip[t] : ip[t + 1]]].any():
                 continue
             nload[int(mt[t])] -= w
             nload[b] += w
             mt[t] = b
-            touched[t] = True
+            near[t] = True
+            for u in ix[ip[t] : ip[t + 1]].tolist():
+                near[u] = True
             applied += 1
         state.nload = np.asarray(nload, dtype=np.float64)
         moved += applied
@@ -224,22 +233,29 @@ def _bottleneck_tasks(state: RefineState, kind: str, idx: int, n_cand: int,
 
 def _destinations(state: RefineState, tasks: np.ndarray, light: list) -> tuple:
     """The candidate moves of :func:`refine`, ``(tasks, processors)`` as two arrays: every
-    task to its neighbours' processors, the ``light`` ones and its two adjacent ones."""
+    task to its neighbours' processors, the ``light`` ones and its two adjacent ones (each
+    task's in the order of a set built from those, in that order: the order ties are
+    broken in)."""
     lv, m, p = state.level, state.m, state.topo.P
-    rt, rb = [], []
-    for t in tasks.tolist():
-        a = int(m[t])
-        nbp = m[lv.ix[lv.ip[t] : lv.ip[t + 1]]]
-        dest = set(nbp.tolist())
+    ip = lv.ip
+    starts, ends = ip[tasks], ip[tasks + 1]
+    ent, _ = expand(starts, ends - starts)
+    nb = m[lv.ix[ent]].tolist()  # the neighbours' processors, task after task
+    bounds = np.cumsum(ends - starts).tolist()
+    rt: list = []
+    rb: list = []
+    lo = 0
+    for t, a, hi in zip(tasks.tolist(), m[tasks].tolist(), bounds):
+        dest = set(nb[lo:hi])
+        lo = hi
         dest.update(light)
         if a > 0:
             dest.add(a - 1)
         if a < p - 1:
             dest.add(a + 1)
         dest.discard(a)
-        for b in dest:
-            rt.append(t)
-            rb.append(b)
+        rt.extend([t] * len(dest))
+        rb.extend(dest)
     return np.asarray(rt, dtype=np.int64), np.asarray(rb, dtype=np.int64)
 
 
@@ -352,6 +368,9 @@ def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 
 #: Partners of most gain a swap candidate of :func:`sum_refine` is paired with, at most.
 _SWAP_TRIES = 8
 _EJECTIONS = True  # the ejection step of sum_refine (issue 40 item 3)
+#: Blocked moves whose swap partners :func:`sum_refine` scores at once (a try invalidates
+#: them: a window, not all the moves left).
+_SWAP_WINDOW = 32
 
 
 def _cross_gains(state: RefineState, positive: bool = True) -> tuple:
@@ -455,133 +474,19 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
     cap = state.maximum()
     if lv.n == 0 or topo.P < 2 or not cap > 0:
         return 0
-    limit = cap * (1 - 1e-9)  # rounding of the incremental loads stays under the cap
-    moved = work = 0
-    ip, ix, iw, vw = lv.ip, lv.ix, lv.iw, lv.vw
+    # rounding of the incremental loads stays under the cap
+    work = _SumWork(state, cap * (1 - 1e-9), max_work)
+    moved = 0
     # two phases: moves and swaps to a local minimum, then (``_EJECTIONS``) the same with
     # ejections from there, so the ejections only ever lower the first phase's sum
     for eject in (False, True) if _EJECTIONS else (False,):
         if eject:  # the cap of the second phase: the first phase's maximum (it may be lower)
             state.refresh()
-            limit = min(limit, state.maximum() * (1 - 1e-9))
+            work.limit = min(work.limit, state.maximum() * (1 - 1e-9))
         for _ in range(passes):
-            interrupt.check()
-            ct, cb, gain = _cross_gains(state)
-            if not ct.shape[0] or work >= max_work:
+            applied = _sum_pass(work, eject)
+            if applied is None:
                 break
-            touched = np.zeros(lv.n, dtype=bool)
-            applied = 0
-            # single moves first: batch-screened on the processor and the links, then checked
-            # one by one against the loads left by the moves before
-            w = vw[ct]
-            okn = state.nload[cb] + w <= limit * topo.cap[cb]
-            sel = np.flatnonzero(okn)
-            left = []  # moves the processor's compute blocks: swap candidates
-            if sel.shape[0]:
-                up, _ = _multilevel.score_moves(lv.kern, topo.routes, state.m, state.lload, topo.bw,
-                                                ct[sel], cb[sel], -1, TINY)  # fmt: skip
-                okl = np.zeros(ct.shape[0], dtype=bool)
-                okl[sel] = up <= limit
-            else:
-                okl = np.zeros(ct.shape[0], dtype=bool)
-            for k in range(ct.shape[0]):
-                if work >= max_work:
-                    break
-                t, b = int(ct[k]), int(cb[k])
-                if touched[t] or touched[ix[ip[t] : ip[t + 1]]].any():
-                    continue
-                if not okl[k]:
-                    left.append(k)
-                    continue
-                work += 1
-                if state.nload[b] + vw[t] > limit * topo.cap[b]:
-                    continue
-                up, _ = _multilevel.score_moves(lv.kern, topo.routes, state.m, state.lload, topo.bw,
-                                                np.array([t]), np.array([b]), -1, TINY)  # fmt: skip
-                if not up[0] <= limit:
-                    continue
-                state.move(t, b)
-                touched[t] = True
-                applied += 1
-            # swaps: each blocked move of t from a to b against the task u of b whose move to a
-            # gains most (any task of b, the gains and compute of the moment)
-            for k in left:
-                if work >= max_work:
-                    break
-                t, b = int(ct[k]), int(cb[k])
-                a = int(state.m[t])
-                if touched[t] or touched[ix[ip[t] : ip[t + 1]]].any():
-                    continue
-                us = np.flatnonzero(state.m == b)
-                us = us[~touched[us]]
-                if not us.shape[0]:
-                    continue
-                dw = vw[us] - vw[t]  # what a gains and b loses in compute
-                fit = (state.nload[a] + dw <= np.maximum(limit * topo.cap[a], state.nload[a])) & (
-                    state.nload[b] - dw <= np.maximum(limit * topo.cap[b], state.nload[b])
-                )
-                us, dw = us[fit], dw[fit]
-                if not us.shape[0]:
-                    continue
-                g_t = float(gain[k])  # t and its neighbours unmoved this pass: as listed
-                nb_t = ix[ip[t] : ip[t + 1]]
-                w_tu = np.zeros(lv.n)
-                np.add.at(w_tu, nb_t, iw[ip[t] : ip[t + 1]])
-                g = g_t + _gains_to(state, us, a) - 2 * w_tu[us] * topo.cost[a, b]
-                good = g > TINY * (1 + abs(g_t))
-                for u in us[good][np.argsort(-g[good], kind="stable")][:_SWAP_TRIES].tolist():
-                    work += 1
-                    links = np.union1d(_links_of(state, t, b), _links_of(state, u, a))
-                    procs = np.array([a, b])
-                    before = (state.nload[procs].copy(), state.lload[links].copy())
-                    state.move(t, b)
-                    state.move(u, a)
-                    if _fits(state, procs, links, before, limit):
-                        touched[t] = touched[u] = True
-                        applied += 2
-                        break
-                    state.move(u, b)
-                    state.move(t, a)
-            # ejections: a move of t to b that b's compute blocks, made room for by moving a
-            # task v of b to a third processor c with room (a negative gain allowed when the
-            # pair gains): v's best boundary moves, tried in order, made and undone if the pair
-            # gains nothing or overloads something
-            if eject and left and work < max_work:
-                et, ec, eg = _cross_gains(state, positive=False)
-                for k in left:
-                    if work >= max_work:
-                        break
-                    t, b = int(ct[k]), int(cb[k])
-                    a = int(state.m[t])
-                    if touched[t] or touched[ix[ip[t] : ip[t + 1]]].any():
-                        continue
-                    room = state.nload[b] + vw[t] - limit * topo.cap[b]
-                    if not room > 0:
-                        continue  # blocked on a link, not on b's compute
-                    g_t = float(gain[k])  # as listed (t and its neighbours unmoved)
-                    on_b = (state.m[et] == b) & (ec != a) & (vw[et] >= room) & ~touched[et]
-                    on_b &= eg > -g_t
-                    on_b &= state.nload[ec] + vw[et] <= limit * topo.cap[ec]
-                    for j in np.flatnonzero(on_b)[:_SWAP_TRIES].tolist():
-                        v, c = int(et[j]), int(ec[j])
-                        if v == t or touched[ix[ip[v] : ip[v + 1]]].any():
-                            continue
-                        work += 1
-                        procs = np.array([a, b, c])
-                        every = np.arange(topo.E)  # the links either move may load: all (few)
-                        before = (state.nload[procs].copy(), state.lload.copy())
-                        g1 = float(_gains_to(state, np.array([v]), c)[0])
-                        state.move(v, c)
-                        g2 = float(_gains_to(state, np.array([t]), b)[0])
-                        state.move(t, b)
-                        if g1 + g2 > TINY * (1 + abs(g_t)) and _fits(
-                            state, procs, every, before, limit
-                        ):
-                            touched[t] = touched[v] = True
-                            applied += 2
-                            break
-                        state.move(t, a)
-                        state.move(v, b)
             moved += applied
             state.refresh()
             if applied == 0:
@@ -592,3 +497,317 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
         state.refresh()
         return 0
     return moved
+
+
+class _SumWork:
+    """What the phases of :func:`sum_refine` share: the mapping, the cap on every
+    occupancy (``limit``), the count of tries made (``done``) and allowed (``max_work``),
+    and, within a pass, the tasks moved (``touched``) and those moved or next to a move
+    (``near``, a list: one look-up a task)."""
+
+    def __init__(self, state: RefineState, limit: float, max_work: int):
+        self.state, self.limit, self.max_work = state, limit, max_work
+        self.done = 0
+        self.new_pass()
+
+    def new_pass(self) -> None:
+        """No task moved yet."""
+        self.touched = np.zeros(self.state.level.n, dtype=bool)
+        self.near = [False] * self.state.level.n
+
+    def touch(self, *ts: int) -> None:
+        """Mark the tasks ``ts`` moved, and them and their neighbours near a move (the
+        level's graph is symmetric: ``u`` is next to ``t`` when ``t`` is next to ``u``)."""
+        lv = self.state.level
+        for t in ts:
+            self.touched[t] = True
+            self.near[t] = True
+            for u in lv.ix[lv.ip[t] : lv.ip[t + 1]].tolist():
+                self.near[u] = True
+
+    def spent(self) -> bool:
+        """Whether the tries allowed are all made."""
+        return self.done >= self.max_work
+
+    def blocked(self, t: int) -> bool:
+        """Whether ``t`` or one of its neighbours moved in this pass."""
+        return self.near[t]
+
+
+def _sum_pass(work: _SumWork, eject: bool):
+    """One pass of :func:`sum_refine` over the boundary: the single moves of most gain,
+    then swaps, then (``eject``) ejections for the moves blocked; the moves made (a swap or
+    an ejection counts two), or None when there is no boundary move of positive gain or the
+    tries are spent."""
+    state = work.state
+    interrupt.check()
+    ct, cb, gain = _cross_gains(state)
+    if not ct.shape[0] or work.spent():
+        return None
+    work.new_pass()
+    applied, left = _sum_moves(work, ct, cb)
+    applied += _sum_swaps(work, ct, cb, gain, left)
+    if eject and left and not work.spent():
+        applied += _sum_ejections(work, ct, cb, gain, left)
+    return applied
+
+
+def _sum_moves(work: _SumWork, ct: np.ndarray, cb: np.ndarray) -> tuple:
+    """The single moves of a pass of :func:`sum_refine`, most gain first: batch-screened on
+    the processor and the links, then checked one by one against the loads left by the
+    moves before. Returns ``(moves made, left)``, ``left`` the indices of the moves the
+    links or a processor's compute block (the swap candidates)."""
+    state, limit = work.state, work.limit
+    topo, lv = state.topo, state.level
+    vw = lv.vw
+    okn = state.nload[cb] + vw[ct] <= limit * topo.cap[cb]
+    sel = np.flatnonzero(okn)
+    okl = np.zeros(ct.shape[0], dtype=bool)
+    if sel.shape[0]:
+        up, _ = _multilevel.score_moves(lv.kern, topo.routes, state.m, state.lload, topo.bw,
+                                        ct[sel], cb[sel], -1, TINY)  # fmt: skip
+        okl[sel] = up <= limit
+    left: list = []
+    applied = 0
+    for k in range(ct.shape[0]):
+        if work.spent():
+            break
+        t, b = int(ct[k]), int(cb[k])
+        if work.blocked(t):
+            continue
+        if not okl[k]:
+            left.append(k)
+            continue
+        work.done += 1
+        if state.nload[b] + vw[t] > limit * topo.cap[b]:
+            continue
+        up, _ = _multilevel.score_moves(lv.kern, topo.routes, state.m, state.lload, topo.bw,
+                                        np.array([t]), np.array([b]), -1, TINY)  # fmt: skip
+        if not up[0] <= limit:
+            continue
+        state.move(t, b)
+        work.touch(t)
+        applied += 1
+    return applied, left
+
+
+def _swap_table(work: _SumWork, ct: np.ndarray, cb: np.ndarray, ks: list) -> tuple:
+    """For the moves ``ks`` (indices into ``ct``, ``cb``) of a pass of :func:`sum_refine`,
+    of ``t`` from ``a`` to ``b``: the tasks on each ``b`` and the route cost each saves
+    moving alone to ``a`` (:func:`_gains_to`), for every distinct pair at once, with the
+    largest of each pair's gains (-inf for no task). Returns ``(pair of each k, offsets,
+    tasks, gains, largest)``; the pair ``j``'s tasks are ``tasks[offsets[j]:offsets[j +
+    1]]``, in increasing order (as ``np.flatnonzero(m == b)``). A gain is the same sum, term
+    by term, as :func:`_gains_to` computes for the task alone."""
+    state = work.state
+    topo, lv, m = state.topo, state.level, state.m
+    p = topo.P
+    kk = np.asarray(ks, dtype=np.int64)
+    t = ct[kk]
+    key = cb[kk] * p + m[t]
+    pairs, pair_of = np.unique(key, return_inverse=True)
+    pb, pa = pairs // p, pairs % p
+    order = np.argsort(m, kind="stable")
+    count = np.bincount(m, minlength=p)
+    lens = count[pb]
+    idx, owner = expand((np.cumsum(count) - count)[pb], lens)
+    tasks = order[idx]
+    ent, own = expand(lv.ip[tasks], lv.ip[tasks + 1] - lv.ip[tasks])
+    q = m[lv.ix[ent]]
+    gains = np.bincount(
+        own, weights=lv.iw[ent] * (topo.cost[m[tasks][own], q] - topo.cost[pa[owner][own], q]),
+        minlength=tasks.shape[0],
+    )  # fmt: skip
+    offsets = np.concatenate([[0], np.cumsum(lens)])
+    largest = np.full(pairs.shape[0], -np.inf)
+    some = lens > 0
+    largest[some] = np.maximum.reduceat(gains, offsets[:-1][some]) if tasks.shape[0] else 0
+    return pair_of, offsets, tasks, gains, largest
+
+
+def _swap_screen(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray, ks: list,
+                 table: tuple) -> np.ndarray:  # fmt: skip
+    """Which of the blocked moves ``ks`` of :func:`_sum_swaps` have a partner to try in the
+    present state: a task ``u`` of ``b`` not moved in this pass, whose swap fits the compute
+    of ``a`` and ``b`` and gains more than the threshold; every (move, partner) pair at once,
+    each value by the same operations as the swap's own scoring (so the same verdict).
+    Returns a boolean per move of ``ks``."""
+    state, limit = work.state, work.limit
+    topo, lv, m = state.topo, state.level, state.m
+    vw, nload = lv.vw, state.nload
+    pair_of, offsets, tasks, gains, _ = table
+    kk = np.asarray(ks, dtype=np.int64)
+    t, b = ct[kk], cb[kk]
+    a = m[t]
+    starts = offsets[pair_of]
+    idx, own = expand(starts, offsets[pair_of + 1] - starts)  # (move, partner) pairs
+    u = tasks[idx]
+    tk, ak, bk, g_t = t[own], a[own], b[own], gain[kk][own]
+    dw = vw[u] - vw[tk]  # what a gains and b loses in compute
+    fit = (nload[ak] + dw <= np.maximum(limit * topo.cap[ak], nload[ak])) & (
+        nload[bk] - dw <= np.maximum(limit * topo.cap[bk], nload[bk])
+    )
+    # the volume between t and u (as np.add.at into zeros: the entries in their order)
+    ent, eown = expand(lv.ip[t], lv.ip[t + 1] - lv.ip[t])
+    keys, inv = np.unique(eown * lv.n + lv.ix[ent], return_inverse=True)
+    vol = np.bincount(inv.ravel(), weights=lv.iw[ent], minlength=keys.shape[0])
+    want = own * lv.n + u
+    at = np.minimum(np.searchsorted(keys, want), max(keys.shape[0] - 1, 0))
+    w_tu = np.where(keys[at] == want, vol[at], 0.0) if keys.shape[0] else np.zeros(u.shape[0])
+    g = g_t + gains[idx] - 2 * w_tu * topo.cost[ak, bk]
+    good = (g > TINY * (1 + np.abs(g_t))) & fit & ~work.touched[u]
+    return np.bincount(own[good], minlength=kk.shape[0]) > 0
+
+
+def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
+               left: list) -> int:  # fmt: skip
+    """The swaps of a pass of :func:`sum_refine`: each blocked move of ``t`` from ``a`` to
+    ``b`` against the task ``u`` of ``b`` whose move to ``a`` gains most (any task of
+    ``b``; the gains and compute of the moment), at most ``_SWAP_TRIES`` partners tried,
+    each made and undone if it overloads something. Returns the moves made.
+
+    The gains of the tasks of ``b`` come from :func:`_swap_table`, built for the next
+    ``_SWAP_WINDOW`` moves with their screening (:func:`_swap_screen`: which moves have a
+    partner to try), and again after every try (a swap made or undone changes the mapping
+    or the loads' last bits): a move the screening finds no partner for is passed over
+    unscored, as the scoring would find none in the same state."""
+    state, limit = work.state, work.limit
+    topo, lv = state.topo, state.level
+    ip, ix, iw, vw = lv.ip, lv.ix, lv.iw, lv.vw
+    applied = 0
+    table, since = None, 0
+    for i, k in enumerate(left):
+        if work.spent():
+            break
+        t, b = int(ct[k]), int(cb[k])
+        a = int(state.m[t])
+        if work.blocked(t):
+            continue
+        if table is None or i - since >= _SWAP_WINDOW:  # the gains of the moment
+            window = left[i : i + _SWAP_WINDOW]
+            table, since = _swap_table(work, ct, cb, window), i
+            live = _swap_screen(work, ct, cb, gain, window, table)
+        if not live[i - since]:
+            continue  # no partner passes (the state is the one screened: no try since)
+        pair_of, offsets, tasks, gains, largest = table
+        j = int(pair_of[i - since])
+        g_t = float(gain[k])  # t and its neighbours unmoved this pass: as listed
+        thr = TINY * (1 + abs(g_t))
+        if not g_t + largest[j] > thr:
+            continue  # no task of b is a partner that gains
+        on_b, gains_b = tasks[offsets[j] : offsets[j + 1]], gains[offsets[j] : offsets[j + 1]]
+        free = np.flatnonzero(~work.touched[on_b])
+        if not free.shape[0]:
+            continue
+        us = on_b[free]
+        dw = vw[us] - vw[t]  # what a gains and b loses in compute
+        fit = (state.nload[a] + dw <= np.maximum(limit * topo.cap[a], state.nload[a])) & (
+            state.nload[b] - dw <= np.maximum(limit * topo.cap[b], state.nload[b])
+        )
+        us, free = us[fit], free[fit]
+        if not us.shape[0]:
+            continue
+        nb_t = ix[ip[t] : ip[t + 1]]
+        w_tu = np.zeros(lv.n)
+        np.add.at(w_tu, nb_t, iw[ip[t] : ip[t + 1]])
+        g = g_t + gains_b[free] - 2 * w_tu[us] * topo.cost[a, b]
+        good = g > thr
+        for u in us[good][np.argsort(-g[good], kind="stable")][:_SWAP_TRIES].tolist():
+            work.done += 1
+            table = None  # a try: the loads change (made, or undone up to rounding)
+            links = np.union1d(_links_of(state, t, b), _links_of(state, u, a))
+            procs = np.array([a, b])
+            before = (state.nload[procs].copy(), state.lload[links].copy())
+            state.move(t, b)
+            state.move(u, a)
+            if _fits(state, procs, links, before, limit):
+                work.touch(t, u)
+                applied += 2
+                break
+            state.move(u, b)
+            state.move(t, a)
+    return applied
+
+
+def _eject_screen(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray, ks: list,
+                  moves: tuple) -> np.ndarray:  # fmt: skip
+    """Which of the blocked moves ``ks`` of :func:`_sum_ejections` have an ejection to try
+    in the present state: ``b``'s compute is what blocks, and among the first
+    ``_SWAP_TRIES`` boundary moves ``moves`` = ``(tasks, processors, gains)`` of tasks ``v``
+    of ``b`` that pass the ejection's filters one is of a task other than ``t`` with no
+    neighbour moved in this pass; all moves at once, each filter by the same operations as
+    the ejection's own (so the same verdict). Returns a boolean per move of ``ks``."""
+    state, limit = work.state, work.limit
+    topo, vw, nload = state.topo, state.level.vw, state.nload
+    et, ec, eg = moves
+    kk = np.asarray(ks, dtype=np.int64)
+    t, b = ct[kk], cb[kk]
+    a, g_t = state.m[t], gain[kk]
+    room = nload[b] + vw[t] - limit * topo.cap[b]
+    w_e = vw[et]
+    each = ~work.touched[et] & (nload[ec] + w_e <= limit * topo.cap[ec])
+    on_b = (state.m[et][None, :] == b[:, None]) & (ec[None, :] != a[:, None])
+    on_b &= (w_e[None, :] >= room[:, None]) & each[None, :]
+    on_b &= eg[None, :] > -g_t[:, None]
+    first = on_b & (np.cumsum(on_b, axis=1) <= _SWAP_TRIES)
+    near = np.asarray(work.near, dtype=bool)[et]
+    free = first & (et[None, :] != t[:, None]) & ~near[None, :]
+    return (room > 0) & free.any(axis=1)
+
+
+def _sum_ejections(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
+                   left: list) -> int:  # fmt: skip
+    """The ejections of a pass of :func:`sum_refine` (its second phase): a move of ``t`` to
+    ``b`` that ``b``'s compute blocks, made room for by moving a task ``v`` of ``b`` to a
+    third processor ``c`` with room (a negative gain allowed when the pair gains): ``v``'s
+    best boundary moves, tried in order, made and undone if the pair gains nothing or
+    overloads something. Returns the moves made.
+
+    The moves are screened ``_SWAP_WINDOW`` at a time (:func:`_eject_screen`), again after
+    every try: a move with no ejection to try in the state screened is passed over."""
+    state, limit = work.state, work.limit
+    topo, lv = state.topo, state.level
+    vw = lv.vw
+    touched = work.touched
+    applied = 0
+    et, ec, eg = _cross_gains(state, positive=False)
+    live, since = None, 0
+    for i, k in enumerate(left):
+        if work.spent():
+            break
+        t, b = int(ct[k]), int(cb[k])
+        a = int(state.m[t])
+        if work.blocked(t):
+            continue
+        if live is None or i - since >= _SWAP_WINDOW:
+            live = _eject_screen(work, ct, cb, gain, left[i : i + _SWAP_WINDOW], (et, ec, eg))
+            since = i
+        if not live[i - since]:
+            continue  # nothing to try (the state is the one screened: no try since)
+        room = state.nload[b] + vw[t] - limit * topo.cap[b]
+        if not room > 0:
+            continue  # blocked on a link, not on b's compute
+        g_t = float(gain[k])  # as listed (t and its neighbours unmoved)
+        on_b = (state.m[et] == b) & (ec != a) & (vw[et] >= room) & ~touched[et]
+        on_b &= eg > -g_t
+        on_b &= state.nload[ec] + vw[et] <= limit * topo.cap[ec]
+        for j in np.flatnonzero(on_b)[:_SWAP_TRIES].tolist():
+            v, c = int(et[j]), int(ec[j])
+            if v == t or work.near[v]:  # v itself is not touched (on_b): its neighbours
+                continue
+            work.done += 1
+            live = None  # a try: the loads change (made, or undone up to rounding)
+            procs = np.array([a, b, c])
+            every = np.arange(topo.E)  # the links either move may load: all (few)
+            before = (state.nload[procs].copy(), state.lload.copy())
+            g1 = float(_gains_to(state, np.array([v]), c)[0])
+            state.move(v, c)
+            g2 = float(_gains_to(state, np.array([t]), b)[0])
+            state.move(t, b)
+            if g1 + g2 > TINY * (1 + abs(g_t)) and _fits(state, procs, every, before, limit):
+                work.touch(t, v)
+                applied += 2
+                break
+            state.move(t, a)
+            state.move(v, b)
+    return applied
