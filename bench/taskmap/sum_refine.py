@@ -29,7 +29,7 @@ import numpy as np
 from bench.shared._progress import add_quiet, bar, say
 from bench.taskmap.vs_peers import KINDS, instances
 from coalloc.cli._common import count
-from coalloc.taskmap import communication_cost, refinement, verify_mapping
+from coalloc.taskmap import communication_cost, sumrefine, verify_mapping
 from coalloc.taskmap.multilevel import map_multilevel
 
 
@@ -37,9 +37,9 @@ def _switch(on: bool, ejections: bool) -> dict:
     """The mapper's parameters for "before" (``on=False``) and "after": the step off and
     on, or (``ejections``) the step on with its ejections off and on."""
     if ejections:
-        refinement._EJECTIONS = on
+        sumrefine._EJECTIONS = on
         return {"sum_refine": True}
-    refinement._EJECTIONS = True
+    sumrefine._EJECTIONS = True
     return {"sum_refine": on}
 
 
@@ -77,7 +77,7 @@ def _digests(n: int, ejections: bool = False) -> None:
     what = "its ejections" if ejections else "the step"
     print(f"{changed} of {total} answers changed by {what}; maximum occupancy rose on {rose}; "
           f"of the changed, the sum did not fall on {worse}")  # fmt: skip
-    refinement._EJECTIONS = True
+    sumrefine._EJECTIONS = True
     if rose:
         raise SystemExit(1)
 

@@ -15,7 +15,8 @@ from coalloc.taskmap import generators as gen
 from coalloc.taskmap.hierarchy import topology
 from coalloc.taskmap.levels import TaskLevel
 from coalloc.taskmap.multilevel import map_multilevel
-from coalloc.taskmap.refinement import RefineState, sum_refine
+from coalloc.taskmap.refinement import RefineState
+from coalloc.taskmap.sumrefine import sum_refine
 
 
 def _level(tasks):
@@ -161,11 +162,11 @@ def geometric_on_clusters(draw):
 
 
 def _with_and_without_ejections(tasks, res, monkeypatch):
-    from coalloc.taskmap import refinement
+    from coalloc.taskmap import sumrefine
 
     out = []
     for flag in (False, True):
-        monkeypatch.setattr(refinement, "_EJECTIONS", flag)
+        monkeypatch.setattr(sumrefine, "_EJECTIONS", flag)
         r = map_multilevel(tasks, res, seed=0)
         occ, cost = _scores(tasks, res, r.mapping)
         assert r.max_occupancy == pytest.approx(occ, rel=1e-9)
@@ -209,24 +210,24 @@ def test_the_swap_table_has_the_gains_of_gains_to(inst, start):
     """The swaps' table of gains (every pair of processors at once) holds, bit for bit, what
     ``_gains_to`` computes for the tasks of ``b`` alone, and each pair's largest gain;
     referee: ``_gains_to`` and ``np.flatnonzero`` on the mapping."""
-    from coalloc.taskmap import refinement
+    from coalloc.taskmap import sumrefine
 
     tasks, res = inst
     topo = topology(res)
     m = np.random.default_rng(start).integers(0, topo.P, tasks.n)
     state = RefineState(topo, _level(tasks), m)
-    ct, cb, _ = refinement._cross_gains(state, positive=False)
+    ct, cb, _ = sumrefine._cross_gains(state, positive=False)
     if not ct.shape[0]:
         return
-    work = refinement._SumWork(state, state.maximum(), 10)
+    work = sumrefine._SumWork(state, state.maximum(), 10)
     ks = list(range(ct.shape[0]))[::-1]  # any order of the moves
-    pair_of, offsets, on, gains, largest = refinement._swap_table(work, ct, cb, ks)
+    pair_of, offsets, on, gains, largest = sumrefine._swap_table(work, ct, cb, ks)
     for i, k in enumerate(ks):
         j = pair_of[i]
         b, a = int(cb[k]), int(state.m[ct[k]])
         want = np.flatnonzero(state.m == b)
         assert np.array_equal(on[offsets[j] : offsets[j + 1]], want)
-        ref = refinement._gains_to(state, want, a)
+        ref = sumrefine._gains_to(state, want, a)
         assert np.array_equal(gains[offsets[j] : offsets[j + 1]], ref)
         assert largest[j] == (ref.max() if ref.shape[0] else -np.inf)
 
@@ -255,7 +256,7 @@ def test_a_move_adds_the_row_deltas_of_its_task(inst, start):
 def _screens_referee(state, work, ct, cb, gain, ks, moves):
     """The swap and ejection screens' verdicts, one move and one partner at a time in plain
     Python scalars (the scoring of ``_sum_swaps`` and the filters of ``_sum_ejections``)."""
-    from coalloc.taskmap import refinement as rf
+    from coalloc.taskmap import sumrefine as rf
 
     topo, lv, m, nload, limit = state.topo, state.level, state.m, state.nload, work.limit
     et, ec, eg = moves
@@ -297,7 +298,7 @@ def test_the_swap_and_ejection_screens_agree_with_one_at_a_time(inst, start, tig
     """The screens of a window of blocked moves (every partner at once) give the verdicts of
     the one-move-at-a-time scoring, with some tasks already moved in the pass and a cap
     that blocks; referee: plain Python scalars."""
-    from coalloc.taskmap import refinement as rf
+    from coalloc.taskmap import sumrefine as rf
 
     tasks, res = inst
     topo = topology(res)

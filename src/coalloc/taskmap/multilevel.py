@@ -52,7 +52,7 @@ quick block start or the paper's, one bisection of the finest graph onto all pro
 (+ route-cost moves) is tried first and returned instead when it also meets the bound with
 less volume x route distance (the sum objective of
 :func:`~coalloc.taskmap.communication_cost`; issue 40). The last step (``sum_refine=True``,
-:func:`~coalloc.taskmap.refinement.sum_refine`) lowers that sum on the answer by moves and
+:func:`~coalloc.taskmap.sumrefine.sum_refine`) lowers that sum on the answer by moves and
 swaps of boundary tasks that keep every processor and link at most the maximum occupancy
 found: the bottleneck never rises.
 
@@ -62,7 +62,8 @@ The objective returned is recomputed from scratch by
 This module is the method (the order of the steps above, the starts, the incumbent under a
 time limit); each step is a module of its own: :mod:`~coalloc.taskmap.hierarchy` (the
 processor order and the routes), :mod:`~coalloc.taskmap.levels` (1),
-:mod:`~coalloc.taskmap.bisection` (2) and :mod:`~coalloc.taskmap.refinement` (4).
+:mod:`~coalloc.taskmap.bisection` (2), :mod:`~coalloc.taskmap.refinement` and
+:mod:`~coalloc.taskmap.sumrefine` (4).
 """
 
 from __future__ import annotations
@@ -82,8 +83,9 @@ from .hierarchy import Topology, hierarchy_order, topology
 from .levels import TaskLevel, coarsen_level
 from .model import ResourceGraph, TaskGraph, check_graphs
 from .occupancy import max_occupancy, occupancy_graph
-from .refinement import RefineState, cut_refine, refine, sum_refine
+from .refinement import RefineState, cut_refine, refine
 from .result import TaskMappingResult
+from .sumrefine import sum_refine
 
 __all__ = ["map_multilevel", "hierarchy_order"]
 
@@ -233,7 +235,7 @@ def map_multilevel(
         A last step on the answer: moves and swaps of boundary tasks that lower the sum of
         volume x route distance (:func:`~coalloc.taskmap.communication_cost`) while every
         processor and link stays at most the maximum occupancy found
-        (:func:`~coalloc.taskmap.refinement.sum_refine`; at most ``max(200, 4 x tasks)``
+        (:func:`~coalloc.taskmap.sumrefine.sum_refine`; at most ``max(200, 4 x tasks)``
         tries): the maximum occupancy never rises. Under a time limit the mapping before
         it is the one offered.
 
@@ -427,7 +429,7 @@ def _answer_at_bound(inc: _Incumbent, topo: Topology, levels: list, params: dict
 
 
 def _sum_refined(topo: Topology, fine: TaskLevel, m: np.ndarray) -> tuple:
-    """The finest mapping ``m`` after :func:`~coalloc.taskmap.refinement.sum_refine`:
+    """The finest mapping ``m`` after :func:`~coalloc.taskmap.sumrefine.sum_refine`:
     ``(mapping, moves, maximum occupancy)``."""
     state = RefineState(topo, fine, m)
     moves = sum_refine(state, max(200, 4 * fine.n))

@@ -1,0 +1,464 @@
+"""The sum step of the multilevel mapper: :func:`sum_refine` lowers the route cost (the
+sum of the streams' route lengths weighted by their rates) of the finest mapping by moves,
+swaps and ejections of boundary tasks, under the bottleneck already found as a hard cap
+(issue 40). Split from :mod:`coalloc.taskmap.refinement` (its level-by-level moves), whose
+:class:`~coalloc.taskmap.refinement.RefineState` it works on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._shared import interrupt
+from . import _multilevel
+from .levels import expand
+from .refinement import TINY, RefineState
+
+__all__ = ["sum_refine"]
+
+#: Partners of most gain a swap candidate of :func:`sum_refine` is paired with, at most.
+_SWAP_TRIES = 8
+_EJECTIONS = True  # the ejection step of sum_refine (issue 40 item 3)
+#: Blocked moves whose swap partners :func:`sum_refine` scores at once (a try invalidates
+#: them: a window, not all the moves left).
+_SWAP_WINDOW = 32
+
+
+def _cross_gains(state: RefineState, positive: bool = True) -> tuple:
+    """The moves of boundary tasks to a neighbour's processor and their gains in route
+    cost: ``(tasks, processors, gains)``, most gain first, positive gains only (all of
+    them with ``positive=False``)."""
+    topo, lv, m, p = state.topo, state.level, state.m, state.topo.P
+    rows, ix, iw, ip = state.rows, lv.ix, lv.iw, lv.ip
+    cross = m[rows] != m[ix]
+    if not cross.any():
+        return (np.zeros(0, dtype=np.int64),) * 2 + (np.zeros(0),)
+    cand = np.unique(rows[cross] * p + m[ix[cross]])
+    ct, cb = cand // p, cand % p
+    ent, own = expand(ip[ct], ip[ct + 1] - ip[ct])
+    q = m[ix[ent]]
+    gain = np.bincount(
+        own, weights=iw[ent] * (topo.cost[m[ct][own], q] - topo.cost[cb[own], q]),
+        minlength=ct.shape[0],
+    )  # fmt: skip
+    good = gain > TINY * (1 + np.abs(gain).max()) if positive else np.ones(gain.shape, bool)
+    order = np.flatnonzero(good)[np.argsort(-gain[good], kind="stable")]
+    return ct[order], cb[order], gain[order]
+
+
+def _gains_to(state: RefineState, tasks: np.ndarray, b: int) -> np.ndarray:
+    """The route cost each of ``tasks`` saves moving alone to processor position ``b``."""
+    lv, cost, m = state.level, state.topo.cost, state.m
+    ent, own = expand(lv.ip[tasks], lv.ip[tasks + 1] - lv.ip[tasks])
+    q = m[lv.ix[ent]]
+    return np.bincount(own, weights=lv.iw[ent] * (cost[m[tasks][own], q] - cost[b, q]),
+                       minlength=tasks.shape[0])  # fmt: skip
+
+
+def _fits(state: RefineState, procs: list, links: np.ndarray, before: tuple, cap: float) -> bool:
+    """Whether the processors ``procs`` and the ``links`` are each at most ``cap`` or not
+    above their loads ``before`` (``(processor loads, link loads)``: a swap of equal tasks
+    leaves a processor at the cap where it was)."""
+    topo = state.topo
+    nl, ll = state.nload[procs], state.lload[links]
+    ok_n = (nl <= cap * topo.cap[procs]) | (nl <= before[0] + TINY * (1 + before[0]))
+    ok_l = (ll <= cap * topo.bw[links]) | (ll <= before[1] + TINY * (1 + before[1]))
+    return bool(ok_n.all() and ok_l.all())
+
+
+def _links_of(state: RefineState, t: int, b: int) -> np.ndarray:
+    """The links whose load moving ``t`` to ``b`` changes."""
+    _, link, _ = state._row_deltas(np.array([t]), np.array([b]))
+    return np.unique(link)
+
+
+def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
+    """Moves and swaps of boundary tasks lowering the route cost, the bottleneck as a cap.
+
+    The route cost is the sum over the streams of volume x route distance (the sum of
+    ``1 / bandwidth``: :func:`coalloc.taskmap.communication_cost`). A move of a task to a
+    neighbour's processor, or a swap of two tasks on two processors each has neighbours on,
+    is taken, most gain first, when it lowers the route cost and leaves every processor and
+    link at most the maximum occupancy the mapping had on entry: the maximum occupancy
+    never rises. A move is checked against the loads of the moment (the kernel's
+    ``score_moves``), a swap by making it and undoing it if it overloads something. From
+    the local minimum of moves and swaps a second phase adds **ejections** (issue 40 item
+    3): a move of ``t`` to ``b`` that ``b``'s compute blocks is made together with a move of
+    a task ``v`` of ``b`` (heavy enough to make the room) to a third processor ``c`` that has
+    room, ``v``'s own gain possibly negative, when the pair lowers the route cost and
+    overloads nothing (made and undone otherwise); moves and swaps go on between them. The
+    second phase's cap is the first phase's maximum (which may be below the entry's), so it
+    raises neither objective of the first phase's answer. At the end the loads are recomputed
+    and, should rounding have lifted the maximum, the entry mapping is restored.
+
+    Parameters
+    ----------
+    state : RefineState
+        The mapping, changed in place (its loads recomputed at the end).
+    max_work : int
+        At most this many candidate moves and swaps tried in all (a count, no clock: the
+        result depends on the arguments only).
+    passes : int, default 8
+        At most this many passes over the boundary in each phase.
+
+    Returns
+    -------
+    int
+        The moves made (a swap counts two).
+
+    Examples
+    --------
+    Two pairs of tasks on the two nodes of a rack, each pair split across the nodes:
+
+    >>> import numpy as np
+    >>> from coalloc.taskmap import generators, hierarchy
+    >>> res = generators.hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1)
+    >>> lv = TaskLevel(np.array([0, 1, 2, 3, 4]), np.array([1, 0, 3, 2]), np.full(4, 4.0),
+    ...                np.ones(4))
+    >>> state = RefineState(hierarchy.topology(res), lv, np.array([0, 1, 0, 1]))
+    >>> sum_refine(state, 100), state.m.tolist(), state.maximum()   # a swap, no move
+    (2, [1, 1, 0, 0], 2.0)
+    """
+    topo, lv = state.topo, state.level
+    m0 = state.m.copy()
+    state.refresh()
+    cap = state.maximum()
+    if lv.n == 0 or topo.P < 2 or not cap > 0:
+        return 0
+    # rounding of the incremental loads stays under the cap
+    work = _SumWork(state, cap * (1 - 1e-9), max_work)
+    moved = 0
+    # two phases: moves and swaps to a local minimum, then (``_EJECTIONS``) the same with
+    # ejections from there, so the ejections only ever lower the first phase's sum
+    for eject in (False, True) if _EJECTIONS else (False,):
+        if eject:  # the cap of the second phase: the first phase's maximum (it may be lower)
+            state.refresh()
+            work.limit = min(work.limit, state.maximum() * (1 - 1e-9))
+        for _ in range(passes):
+            applied = _sum_pass(work, eject)
+            if applied is None:
+                break
+            moved += applied
+            state.refresh()
+            if applied == 0:
+                break
+    state.refresh()
+    if state.maximum() > cap * (1 + TINY):  # rounding: keep the entry mapping
+        state.m = m0
+        state.refresh()
+        return 0
+    return moved
+
+
+class _SumWork:
+    """What the phases of :func:`sum_refine` share: the mapping, the cap on every
+    occupancy (``limit``), the count of tries made (``done``) and allowed (``max_work``),
+    and, within a pass, the tasks moved (``touched``) and those moved or next to a move
+    (``near``, a list: one look-up a task)."""
+
+    def __init__(self, state: RefineState, limit: float, max_work: int):
+        self.state, self.limit, self.max_work = state, limit, max_work
+        self.done = 0
+        self.new_pass()
+
+    def new_pass(self) -> None:
+        """No task moved yet."""
+        self.touched = np.zeros(self.state.level.n, dtype=bool)
+        self.near = [False] * self.state.level.n
+
+    def touch(self, *ts: int) -> None:
+        """Mark the tasks ``ts`` moved, and them and their neighbours near a move (the
+        level's graph is symmetric: ``u`` is next to ``t`` when ``t`` is next to ``u``)."""
+        lv = self.state.level
+        for t in ts:
+            self.touched[t] = True
+            self.near[t] = True
+            for u in lv.ix[lv.ip[t] : lv.ip[t + 1]].tolist():
+                self.near[u] = True
+
+    def spent(self) -> bool:
+        """Whether the tries allowed are all made."""
+        return self.done >= self.max_work
+
+    def blocked(self, t: int) -> bool:
+        """Whether ``t`` or one of its neighbours moved in this pass."""
+        return self.near[t]
+
+
+def _sum_pass(work: _SumWork, eject: bool):
+    """One pass of :func:`sum_refine` over the boundary: the single moves of most gain,
+    then swaps, then (``eject``) ejections for the moves blocked; the moves made (a swap or
+    an ejection counts two), or None when there is no boundary move of positive gain or the
+    tries are spent."""
+    state = work.state
+    interrupt.check()
+    ct, cb, gain = _cross_gains(state)
+    if not ct.shape[0] or work.spent():
+        return None
+    work.new_pass()
+    applied, left = _sum_moves(work, ct, cb)
+    applied += _sum_swaps(work, ct, cb, gain, left)
+    if eject and left and not work.spent():
+        applied += _sum_ejections(work, ct, cb, gain, left)
+    return applied
+
+
+def _sum_moves(work: _SumWork, ct: np.ndarray, cb: np.ndarray) -> tuple:
+    """The single moves of a pass of :func:`sum_refine`, most gain first: batch-screened on
+    the processor and the links, then checked one by one against the loads left by the
+    moves before. Returns ``(moves made, left)``, ``left`` the indices of the moves the
+    links or a processor's compute block (the swap candidates)."""
+    state, limit = work.state, work.limit
+    topo, lv = state.topo, state.level
+    vw = lv.vw
+    okn = state.nload[cb] + vw[ct] <= limit * topo.cap[cb]
+    sel = np.flatnonzero(okn)
+    okl = np.zeros(ct.shape[0], dtype=bool)
+    if sel.shape[0]:
+        up, _ = _multilevel.score_moves(lv.kern, topo.routes, state.m, state.lload, topo.bw,
+                                        ct[sel], cb[sel], -1, TINY)  # fmt: skip
+        okl[sel] = up <= limit
+    left: list = []
+    applied = 0
+    for k in range(ct.shape[0]):
+        if work.spent():
+            break
+        t, b = int(ct[k]), int(cb[k])
+        if work.blocked(t):
+            continue
+        if not okl[k]:
+            left.append(k)
+            continue
+        work.done += 1
+        if state.nload[b] + vw[t] > limit * topo.cap[b]:
+            continue
+        up, _ = _multilevel.score_moves(lv.kern, topo.routes, state.m, state.lload, topo.bw,
+                                        np.array([t]), np.array([b]), -1, TINY)  # fmt: skip
+        if not up[0] <= limit:
+            continue
+        state.move(t, b)
+        work.touch(t)
+        applied += 1
+    return applied, left
+
+
+def _swap_table(work: _SumWork, ct: np.ndarray, cb: np.ndarray, ks: list) -> tuple:
+    """For the moves ``ks`` (indices into ``ct``, ``cb``) of a pass of :func:`sum_refine`,
+    of ``t`` from ``a`` to ``b``: the tasks on each ``b`` and the route cost each saves
+    moving alone to ``a`` (:func:`_gains_to`), for every distinct pair at once, with the
+    largest of each pair's gains (-inf for no task). Returns ``(pair of each k, offsets,
+    tasks, gains, largest)``; the pair ``j``'s tasks are ``tasks[offsets[j]:offsets[j +
+    1]]``, in increasing order (as ``np.flatnonzero(m == b)``). A gain is the same sum, term
+    by term, as :func:`_gains_to` computes for the task alone."""
+    state = work.state
+    topo, lv, m = state.topo, state.level, state.m
+    p = topo.P
+    kk = np.asarray(ks, dtype=np.int64)
+    t = ct[kk]
+    key = cb[kk] * p + m[t]
+    pairs, pair_of = np.unique(key, return_inverse=True)
+    pb, pa = pairs // p, pairs % p
+    order = np.argsort(m, kind="stable")
+    count = np.bincount(m, minlength=p)
+    lens = count[pb]
+    idx, owner = expand((np.cumsum(count) - count)[pb], lens)
+    tasks = order[idx]
+    ent, own = expand(lv.ip[tasks], lv.ip[tasks + 1] - lv.ip[tasks])
+    q = m[lv.ix[ent]]
+    gains = np.bincount(
+        own, weights=lv.iw[ent] * (topo.cost[m[tasks][own], q] - topo.cost[pa[owner][own], q]),
+        minlength=tasks.shape[0],
+    )  # fmt: skip
+    offsets = np.concatenate([[0], np.cumsum(lens)])
+    largest = np.full(pairs.shape[0], -np.inf)
+    some = lens > 0
+    largest[some] = np.maximum.reduceat(gains, offsets[:-1][some]) if tasks.shape[0] else 0
+    return pair_of, offsets, tasks, gains, largest
+
+
+def _swap_screen(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray, ks: list,
+                 table: tuple) -> np.ndarray:  # fmt: skip
+    """Which of the blocked moves ``ks`` of :func:`_sum_swaps` have a partner to try in the
+    present state: a task ``u`` of ``b`` not moved in this pass, whose swap fits the compute
+    of ``a`` and ``b`` and gains more than the threshold; every (move, partner) pair at once,
+    each value by the same operations as the swap's own scoring (so the same verdict).
+    Returns a boolean per move of ``ks``."""
+    state, limit = work.state, work.limit
+    topo, lv, m = state.topo, state.level, state.m
+    vw, nload = lv.vw, state.nload
+    pair_of, offsets, tasks, gains, _ = table
+    kk = np.asarray(ks, dtype=np.int64)
+    t, b = ct[kk], cb[kk]
+    a = m[t]
+    starts = offsets[pair_of]
+    idx, own = expand(starts, offsets[pair_of + 1] - starts)  # (move, partner) pairs
+    u = tasks[idx]
+    tk, ak, bk, g_t = t[own], a[own], b[own], gain[kk][own]
+    dw = vw[u] - vw[tk]  # what a gains and b loses in compute
+    fit = (nload[ak] + dw <= np.maximum(limit * topo.cap[ak], nload[ak])) & (
+        nload[bk] - dw <= np.maximum(limit * topo.cap[bk], nload[bk])
+    )
+    # the volume between t and u (as np.add.at into zeros: the entries in their order)
+    ent, eown = expand(lv.ip[t], lv.ip[t + 1] - lv.ip[t])
+    keys, inv = np.unique(eown * lv.n + lv.ix[ent], return_inverse=True)
+    vol = np.bincount(inv.ravel(), weights=lv.iw[ent], minlength=keys.shape[0])
+    want = own * lv.n + u
+    at = np.minimum(np.searchsorted(keys, want), max(keys.shape[0] - 1, 0))
+    w_tu = np.where(keys[at] == want, vol[at], 0.0) if keys.shape[0] else np.zeros(u.shape[0])
+    g = g_t + gains[idx] - 2 * w_tu * topo.cost[ak, bk]
+    good = (g > TINY * (1 + np.abs(g_t))) & fit & ~work.touched[u]
+    return np.bincount(own[good], minlength=kk.shape[0]) > 0
+
+
+def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
+               left: list) -> int:  # fmt: skip
+    """The swaps of a pass of :func:`sum_refine`: each blocked move of ``t`` from ``a`` to
+    ``b`` against the task ``u`` of ``b`` whose move to ``a`` gains most (any task of
+    ``b``; the gains and compute of the moment), at most ``_SWAP_TRIES`` partners tried,
+    each made and undone if it overloads something. Returns the moves made.
+
+    The gains of the tasks of ``b`` come from :func:`_swap_table`, built for the next
+    ``_SWAP_WINDOW`` moves with their screening (:func:`_swap_screen`: which moves have a
+    partner to try), and again after every try (a swap made or undone changes the mapping
+    or the loads' last bits): a move the screening finds no partner for is passed over
+    unscored, as the scoring would find none in the same state."""
+    state, limit = work.state, work.limit
+    topo, lv = state.topo, state.level
+    ip, ix, iw, vw = lv.ip, lv.ix, lv.iw, lv.vw
+    applied = 0
+    table, since = None, 0
+    for i, k in enumerate(left):
+        if work.spent():
+            break
+        t, b = int(ct[k]), int(cb[k])
+        a = int(state.m[t])
+        if work.blocked(t):
+            continue
+        if table is None or i - since >= _SWAP_WINDOW:  # the gains of the moment
+            window = left[i : i + _SWAP_WINDOW]
+            table, since = _swap_table(work, ct, cb, window), i
+            live = _swap_screen(work, ct, cb, gain, window, table)
+        if not live[i - since]:
+            continue  # no partner passes (the state is the one screened: no try since)
+        pair_of, offsets, tasks, gains, largest = table
+        j = int(pair_of[i - since])
+        g_t = float(gain[k])  # t and its neighbours unmoved this pass: as listed
+        thr = TINY * (1 + abs(g_t))
+        if not g_t + largest[j] > thr:
+            continue  # no task of b is a partner that gains
+        on_b, gains_b = tasks[offsets[j] : offsets[j + 1]], gains[offsets[j] : offsets[j + 1]]
+        free = np.flatnonzero(~work.touched[on_b])
+        if not free.shape[0]:
+            continue
+        us = on_b[free]
+        dw = vw[us] - vw[t]  # what a gains and b loses in compute
+        fit = (state.nload[a] + dw <= np.maximum(limit * topo.cap[a], state.nload[a])) & (
+            state.nload[b] - dw <= np.maximum(limit * topo.cap[b], state.nload[b])
+        )
+        us, free = us[fit], free[fit]
+        if not us.shape[0]:
+            continue
+        nb_t = ix[ip[t] : ip[t + 1]]
+        w_tu = np.zeros(lv.n)
+        np.add.at(w_tu, nb_t, iw[ip[t] : ip[t + 1]])
+        g = g_t + gains_b[free] - 2 * w_tu[us] * topo.cost[a, b]
+        good = g > thr
+        for u in us[good][np.argsort(-g[good], kind="stable")][:_SWAP_TRIES].tolist():
+            work.done += 1
+            table = None  # a try: the loads change (made, or undone up to rounding)
+            links = np.union1d(_links_of(state, t, b), _links_of(state, u, a))
+            procs = np.array([a, b])
+            before = (state.nload[procs].copy(), state.lload[links].copy())
+            state.move(t, b)
+            state.move(u, a)
+            if _fits(state, procs, links, before, limit):
+                work.touch(t, u)
+                applied += 2
+                break
+            state.move(u, b)
+            state.move(t, a)
+    return applied
+
+
+def _eject_screen(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray, ks: list,
+                  moves: tuple) -> np.ndarray:  # fmt: skip
+    """Which of the blocked moves ``ks`` of :func:`_sum_ejections` have an ejection to try
+    in the present state: ``b``'s compute is what blocks, and among the first
+    ``_SWAP_TRIES`` boundary moves ``moves`` = ``(tasks, processors, gains)`` of tasks ``v``
+    of ``b`` that pass the ejection's filters one is of a task other than ``t`` with no
+    neighbour moved in this pass; all moves at once, each filter by the same operations as
+    the ejection's own (so the same verdict). Returns a boolean per move of ``ks``."""
+    state, limit = work.state, work.limit
+    topo, vw, nload = state.topo, state.level.vw, state.nload
+    et, ec, eg = moves
+    kk = np.asarray(ks, dtype=np.int64)
+    t, b = ct[kk], cb[kk]
+    a, g_t = state.m[t], gain[kk]
+    room = nload[b] + vw[t] - limit * topo.cap[b]
+    w_e = vw[et]
+    each = ~work.touched[et] & (nload[ec] + w_e <= limit * topo.cap[ec])
+    on_b = (state.m[et][None, :] == b[:, None]) & (ec[None, :] != a[:, None])
+    on_b &= (w_e[None, :] >= room[:, None]) & each[None, :]
+    on_b &= eg[None, :] > -g_t[:, None]
+    first = on_b & (np.cumsum(on_b, axis=1) <= _SWAP_TRIES)
+    near = np.asarray(work.near, dtype=bool)[et]
+    free = first & (et[None, :] != t[:, None]) & ~near[None, :]
+    return (room > 0) & free.any(axis=1)
+
+
+def _sum_ejections(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
+                   left: list) -> int:  # fmt: skip
+    """The ejections of a pass of :func:`sum_refine` (its second phase): a move of ``t`` to
+    ``b`` that ``b``'s compute blocks, made room for by moving a task ``v`` of ``b`` to a
+    third processor ``c`` with room (a negative gain allowed when the pair gains): ``v``'s
+    best boundary moves, tried in order, made and undone if the pair gains nothing or
+    overloads something. Returns the moves made.
+
+    The moves are screened ``_SWAP_WINDOW`` at a time (:func:`_eject_screen`), again after
+    every try: a move with no ejection to try in the state screened is passed over."""
+    state, limit = work.state, work.limit
+    topo, lv = state.topo, state.level
+    vw = lv.vw
+    touched = work.touched
+    applied = 0
+    et, ec, eg = _cross_gains(state, positive=False)
+    live, since = None, 0
+    for i, k in enumerate(left):
+        if work.spent():
+            break
+        t, b = int(ct[k]), int(cb[k])
+        a = int(state.m[t])
+        if work.blocked(t):
+            continue
+        if live is None or i - since >= _SWAP_WINDOW:
+            live = _eject_screen(work, ct, cb, gain, left[i : i + _SWAP_WINDOW], (et, ec, eg))
+            since = i
+        if not live[i - since]:
+            continue  # nothing to try (the state is the one screened: no try since)
+        room = state.nload[b] + vw[t] - limit * topo.cap[b]
+        if not room > 0:
+            continue  # blocked on a link, not on b's compute
+        g_t = float(gain[k])  # as listed (t and its neighbours unmoved)
+        on_b = (state.m[et] == b) & (ec != a) & (vw[et] >= room) & ~touched[et]
+        on_b &= eg > -g_t
+        on_b &= state.nload[ec] + vw[et] <= limit * topo.cap[ec]
+        for j in np.flatnonzero(on_b)[:_SWAP_TRIES].tolist():
+            v, c = int(et[j]), int(ec[j])
+            if v == t or work.near[v]:  # v itself is not touched (on_b): its neighbours
+                continue
+            work.done += 1
+            live = None  # a try: the loads change (made, or undone up to rounding)
+            procs = np.array([a, b, c])
+            every = np.arange(topo.E)  # the links either move may load: all (few)
+            before = (state.nload[procs].copy(), state.lload.copy())
+            g1 = float(_gains_to(state, np.array([v]), c)[0])
+            state.move(v, c)
+            g2 = float(_gains_to(state, np.array([t]), b)[0])
+            state.move(t, b)
+            if g1 + g2 > TINY * (1 + abs(g_t)) and _fits(state, procs, every, before, limit):
+                work.touch(t, v)
+                applied += 2
+                break
+            state.move(t, a)
+            state.move(v, b)
+    return applied
