@@ -784,39 +784,45 @@ _VIRTUAL_KEYS = frozenset(("nodes", "links", "vclasses", "fixed", "hints", "_adj
 
 def _virtual_rows(top: VirtualTopology) -> Optional[tuple]:
     """``(nodes, links, vclasses, fixed, hints)`` of an experiment as plain rows and dicts
-    (what :func:`_virtual_from_rows` rebuilds it from), or None when it is not a plain
-    one: a subclass, nodes or links of other classes, attributes beyond its fields."""
+    (what :func:`_virtual_from_rows` rebuilds it from; an empty mapping of a node or link,
+    the usual desires, flags and options, as None), or None when it is not a plain one: a
+    subclass, nodes or links of other classes, attributes beyond its fields."""
     if type(top) is not VirtualTopology:
         return None
     if any(k not in _VIRTUAL_KEYS and not k.startswith("_tb_") for k in top.__dict__):
         return None
-    proxy = MappingProxyType
     nodes = []
     for n in top.nodes.values():
-        d = n.__dict__
-        if type(n) is not VNode or type(d["desires"]) is not proxy or type(d["flags"]) is not proxy:
+        if type(n) is not VNode:
             return None
-        nodes.append((d["name"], d["type"], d["slots"], dict(d["desires"]), dict(d["flags"])))
+        d = n.__dict__
+        desires, flags = d["desires"], d["flags"]
+        nodes.append((d["name"], d["type"], d["slots"], dict(desires) if desires else None,
+                      dict(flags) if flags else None))  # fmt: skip
     links = []
     for lk in top.links.values():
-        d = lk.__dict__
-        if type(lk) is not VLink or type(d["options"]) is not proxy:
+        if type(lk) is not VLink:
             return None
+        d = lk.__dict__
+        options = d["options"]
         links.append((d["name"], d["a"], d["b"], d["bw"], d["delay"], d["loss"], d["type"],
-                      d["flags"], dict(d["options"])))  # fmt: skip
+                      d["flags"], dict(options) if options else None))  # fmt: skip
     return (nodes, links, dict(top.vclasses), dict(top.fixed), dict(top.hints))
+
+
+def _read_only(table: Optional[dict]) -> MappingProxyType:
+    return MappingProxyType({} if table is None else table)
 
 
 def _virtual_from_rows(nodes: list, links: list, vclasses: dict, fixed: dict,
                        hints: dict) -> VirtualTopology:  # fmt: skip
     """The experiment :func:`_virtual_rows` took apart (its pickle): the same fields, the
     same read-only mappings, each node's links rebuilt in order."""
-    proxy = MappingProxyType
+    ro = _read_only
     top = VirtualTopology.__new__(VirtualTopology)
-    top.nodes = {r[0]: _checked(VNode, r[0], r[1], r[2], proxy(r[3]), proxy(r[4]))
-                 for r in nodes}  # fmt: skip
-    top.links = {r[0]: _checked(VLink, *r[:8], proxy(r[8])) for r in links}
-    top.vclasses, top.fixed, top.hints = proxy(vclasses), proxy(fixed), proxy(hints)
+    top.nodes = {r[0]: _checked(VNode, r[0], r[1], r[2], ro(r[3]), ro(r[4])) for r in nodes}
+    top.links = {r[0]: _checked(VLink, *r[:8], ro(r[8])) for r in links}
+    top.vclasses, top.fixed, top.hints = ro(vclasses), ro(fixed), ro(hints)
     top._seal()
     return top
 
