@@ -135,14 +135,17 @@ def _stopped(index: int, error: BaseException, source: Optional[str], seed: Opti
 
 
 def _cpu_seconds() -> float:
-    """CPU seconds of this thread and of this process's finished children (an exact
-    method's CBC runs in one): what an instance costs, which the machine's load does not
-    change. Wall seconds would: on the loaded 2-core VM a worker given a fifth of a core
-    measured five times the cost, and ``chunksize="auto"`` cut a testbed batch into chunks
-    of about 2 instances instead of 18, each costing the calling process its submit, wake-ups
-    and result (issue 41: its work O(instances), not O(chunks))."""
+    """CPU seconds of this process, all its threads (a solver's own, such as CP-SAT's
+    search workers), and of its finished children (an exact method's CBC runs in one):
+    what an instance costs, which the machine's load does not change. Wall seconds would:
+    on the loaded 2-core VM a worker given a fifth of a core measured five times the cost,
+    and ``chunksize="auto"`` cut a testbed batch into chunks of 2-4 instances instead of 18,
+    each costing the calling process its submit, wake-ups and result (issue 41: its work
+    O(instances), not O(chunks)). Where several threads of one process solve at once
+    (threads, a Dask worker's threads) each instance is charged their sum: more than its
+    own, so chunks err small, as wall times did."""
     t = os.times()
-    return time.thread_time() + t.children_user + t.children_system
+    return time.process_time() + t.children_user + t.children_system
 
 
 def _solve_chunk(
