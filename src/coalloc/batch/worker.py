@@ -139,7 +139,7 @@ def _cpu_seconds() -> float:
     search workers), and of its finished children (an exact method's CBC runs in one):
     what an instance costs, which the machine's load does not change. Wall seconds would:
     on the loaded 2-core VM a worker given a fifth of a core measured five times the cost,
-    and ``chunksize="auto"`` cut a testbed batch into chunks of 2-4 instances instead of 18,
+    and ``chunksize="auto"`` cut a testbed batch into chunks of 2-9 instances instead of 18,
     each costing the calling process its submit, wake-ups and result (issue 41: its work
     O(instances), not O(chunks)). Where several threads of one process solve at once
     (threads, a Dask worker's threads) each instance is charged their sum: more than its
