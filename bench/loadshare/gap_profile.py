@@ -130,7 +130,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gapdata", default=os.environ.get("COALLOC_GAPDATA"),
                     help="fontanf/generalizedassignmentsolver's data/ folder")  # fmt: skip
-    ap.add_argument("--only", nargs="+", default=list(DEFAULT), help="Yagiura instances")
+    ap.add_argument("--only", nargs="+", default=list(DEFAULT),
+                    help="Yagiura instances (SET/NAME: another set's, chu1997/d10100)")  # fmt: skip
     ap.add_argument("--limit", type=seconds(), default=10.0)
     ap.add_argument("--seeds", nargs="+", type=count(0), default=[0])
     ap.add_argument("--moves", action="store_true",
@@ -142,7 +143,7 @@ def main(argv=None) -> None:
     best = best_known(args.gapdata)
     say(f"load average at start: {os.getloadavg()[0]:.2f}")
     for name in bar(args.only, desc="instances"):
-        key = f"yagiura2004/{name}"
+        key = name if "/" in name else f"yagiura2004/{name}"  # e.g. chu1997/d10100
         inst = read_gap(os.path.join(args.gapdata, key))[0]
         bk = best[key]
         for seed in args.seeds:

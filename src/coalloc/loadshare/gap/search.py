@@ -96,6 +96,16 @@ _FALLBACK_HORIZON = 15.0
 _CYCLE_FROM, _CYCLE_CORE, _CYCLE_MODE = 0.5, 0.4, "lp"
 _CYCLE_PERCENTILES = (5.0, 20.0)
 MAX_CYCLES = 64
+#: The time-aware rule (timed calls with the LP solved and ``cycles`` not asked for):
+#: when the core phase ends, the iterations the rest of the limit holds at the core
+#: phase's own speed (its iterations over its seconds), over the cycles' share of what is
+#: left, give ``K = min(_AUTO_CYCLES, projected // _AUTO_CYCLE_ITERATIONS)`` cycles (a
+#: threshold of 0: ``_AUTO_CYCLES`` always); with K of at least 2 the search goes on as
+#: with ``cycles=K``, else as without cycles. ``_AUTO_CYCLES`` 0: off. ``_AUTO_FRESH``:
+#: the share of the cycles' time kept, after them, for the search afresh on every pair
+#: (the cycles beside the search afresh, not in its place). Untimed calls never take
+#: the rule (their answers are unchanged).
+_AUTO_CYCLES, _AUTO_CYCLE_ITERATIONS, _AUTO_FRESH = 0, 5000, 0.0
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -142,6 +152,23 @@ class SearchOutcome(NamedTuple):
     stopped: bool = False
     relink_segments: int = 0
     core_cycles: int = 0
+
+
+def _cycle_phases(cost: np.ndarray, cycles: int, fresh: float = 0.0) -> list:
+    """The phases after the core phase with ``cycles`` core cycles: the search on every
+    pair from the core's best up to ``_CYCLE_FROM``, then the cycles of equal length
+    (``fresh`` > 0: that share of their time, at the end, to the search afresh on every
+    pair instead)."""
+    phases = [(cost, _CYCLE_FROM, True)]
+    end = 1.0 - fresh * (1.0 - _CYCLE_FROM)
+    span = (end - _CYCLE_FROM) / cycles
+    for c in range(cycles):
+        at = _CYCLE_FROM + c * span
+        phases += [("cycle-core", at + _CYCLE_CORE * span, False),
+                   ("cycle-full", end if c == cycles - 1 else at + span, False)]
+    if fresh > 0:
+        phases.append((cost, 1.0, False))
+    return phases
 
 
 def core_costs(cost: np.ndarray, x_lp: Optional[np.ndarray], rc: Optional[np.ndarray],
@@ -401,6 +428,20 @@ class _Search:
             interrupt.check()  # a batch's timeout or cancellation, between two rounds
         return state
 
+    def auto_cycles(self, rate: float) -> int:
+        """The time-aware rule's K (0: no cycles): the cycles' share of the time left
+        (from ``_CYCLE_FROM`` on, of what follows the core phase) at ``rate`` (tabu
+        iterations per second), in cycles of at least ``_AUTO_CYCLE_ITERATIONS``
+        iterations, at most ``_AUTO_CYCLES``; fewer than 2 give 0."""
+        if self.deadline is None or rate <= 0:
+            return 0
+        if _AUTO_CYCLE_ITERATIONS <= 0:
+            return _AUTO_CYCLES if _AUTO_CYCLES >= 2 else 0
+        left = max(0.0, self.deadline - time.perf_counter())
+        share = (1.0 - _CYCLE_FROM) / (1.0 - _CORE_SHARE) * (1.0 - _AUTO_FRESH)
+        k = min(_AUTO_CYCLES, int(rate * left * share // _AUTO_CYCLE_ITERATIONS))
+        return k if k >= 2 else 0
+
     def offer_pool(self, state: TabuState) -> None:
         """The state's best, when feasible, to the elite pool (on the true costs)."""
         if state.feasible:
@@ -474,14 +515,11 @@ class _Search:
                       (self.cost, 1.0, False)]  # fmt: skip
         cycles = self.cycles
         if core is not None and cycles > 0:  # the fresh search's time to core cycles
-            phases = phases[:1] + [(self.cost, _CYCLE_FROM, True)]
-            span = (1.0 - _CYCLE_FROM) / cycles
-            for c in range(cycles):
-                at = _CYCLE_FROM + c * span
-                phases += [("cycle-core", at + _CYCLE_CORE * span, False),
-                           ("cycle-full", 1.0 if c == cycles - 1 else at + span, False)]
+            phases = phases[:1] + _cycle_phases(self.cost, cycles)
         relinking = (self.relink_on and deadline is not None and n > 0 and self.m_all > 1
                      and not cycles)  # fmt: skip
+        auto = (_AUTO_CYCLES >= 2 and core is not None and not cycles and not relinking
+                and deadline is not None)  # fmt: skip
         if relinking and core is None:  # the search, then path relinking or the search on
             phases = [(self.cost, _PR_SHARE, False), (None, 1.0, False)]
         core_done = 0
@@ -530,6 +568,10 @@ class _Search:
                 self.offer_pool(state)
             if k == 0 and phase_cost is core:
                 core_done = self.done
+                if auto:  # the time-aware rule: the cycles when the limit holds them
+                    k_auto = self.auto_cycles(core_done / max(time.perf_counter() - t_s, 1e-6))
+                    if k_auto:
+                        phases[1:] = _cycle_phases(self.cost, k_auto, _AUTO_FRESH)
         out = self.incumbent.copy()
         if not self.assign_all:
             out[out == self.inst.m] = -1
