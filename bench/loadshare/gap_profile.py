@@ -167,7 +167,8 @@ def _report(name, seed, inst, res, rec, bk, limit) -> None:
         upto = found[found[:, 0] <= share * limit + 0.3]
         gaps.append(100 * (upto[-1, 1] - bk) / bk if len(upto) else float("nan"))
     say(f"{name} seed {seed} ({inst.m} x {inst.n}): {it} iterations, "
-        f"{it / max(res.timings['search'], 1e-9):,.0f} it/s; answer {res.objective:g} "
+        f"{it / max(res.timings.get('search', res.timings.get('hint', 0)), 1e-9):,.0f} it/s; "
+        f"answer {res.objective:g} "
         f"({100 * (res.objective - bk) / bk:.3f} %), last improvement at {last:.2f} s; gap at "
         + ", ".join(f"{s:g}T {g:.3f} %" for s, g in zip((0.1, 0.25, 0.5, 1), gaps)))  # fmt: skip
     for ph in sorted({r["phase"] for r in rows}):

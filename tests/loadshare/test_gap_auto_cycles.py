@@ -13,6 +13,7 @@ import pytest
 
 from coalloc.loadshare import gap, generate_gap, solve_gap, verify_gap
 from coalloc.loadshare.gap.search import _Search
+from coalloc.loadshare.gap.tabu import TabuState
 
 
 @pytest.fixture
@@ -81,3 +82,46 @@ def test_timed_calls_take_the_cycles_when_the_time_holds_them(auto, threshold):
         assert res.iterations["core_cycles"] == 0
     elif res.status != "optimal":  # a bound that proves the answer ends the search early
         assert res.iterations["core_cycles"] == 3
+
+
+@pytest.fixture
+def fresh_count(monkeypatch):
+    """How many searches (phases) the run sets up afresh."""
+    count = []
+    orig = TabuState.fresh.__func__
+
+    def fresh(cls, start, m, rng):
+        count.append(1)
+        return orig(cls, start, m, rng)
+
+    monkeypatch.setattr(TabuState, "fresh", classmethod(fresh))
+    return count
+
+
+def test_the_fresh_search_needs_the_time_for_its_iterations(monkeypatch):
+    """``fresh_fits``: the speed since the mark times the time left, against
+    ``_FRESH_MIN_ITERATIONS``."""
+    monkeypatch.setattr(gap.search, "_FRESH_MIN_ITERATIONS", 3000)
+    now = time.perf_counter()
+    stub = SimpleNamespace(done=1000, deadline=now + 10.0)  # 1000 in 1 s, 10 s left: 10,000
+    assert _Search.fresh_fits(stub, 0, now - 1.0)
+    stub.deadline = now + 1.0  # 1,000 left
+    assert not _Search.fresh_fits(stub, 0, now - 1.0)
+
+
+@pytest.mark.parametrize("least", [0, 10**12])
+def test_a_timed_call_skips_the_fresh_search_without_the_time(monkeypatch, fresh_count, least):
+    """Timed: a threshold beyond any speed leaves the search from the core's best on to the
+    end (two searches set up: the core's and that one), a threshold of 0 runs the three
+    phases; untimed calls run the three whatever the threshold; answers check out."""
+    monkeypatch.setattr(gap.search, "_FRESH_MIN_ITERATIONS", least)
+    inst = generate_gap("d", 8, 60, seed=1)
+    res = solve_gap(inst, "heuristic", time_limit=2.0, seed=0, with_bound=False)
+    assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    if res.status != "optimal":  # a bound that proves the answer ends the search early
+        assert len(fresh_count) == (2 if least else 3)
+    fresh_count.clear()
+    res = solve_gap(inst, "heuristic", iterations=3000, seed=0)
+    assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    if res.status != "optimal":
+        assert len(fresh_count) == 3

@@ -11,7 +11,11 @@ deadline; with the LP's reduced costs it first runs on the core (:func:`core_cos
 on every pair from the core's best, then on every pair afresh (``cycles``: the second
 half of the search goes to cycles of a core search afresh and a search on every pair from
 its best, in place of the search afresh). It
-stops early when the bound proves the best assignment optimal.
+stops early when the bound proves the best assignment optimal. Two timed-only rules are
+module knobs, off by default (issue 40): ``_AUTO_CYCLES`` (core cycles when the limit holds
+them at the measured speed, optionally beside the search afresh: ``_AUTO_FRESH``) and
+``_FRESH_MIN_ITERATIONS`` (the search afresh only when the time left holds that many
+iterations).
 """
 
 from __future__ import annotations
@@ -106,6 +110,11 @@ MAX_CYCLES = 64
 #: (the cycles beside the search afresh, not in its place). Untimed calls never take
 #: the rule (their answers are unchanged).
 _AUTO_CYCLES, _AUTO_CYCLE_ITERATIONS, _AUTO_FRESH = 0, 5000, 0.0
+#: A timed call's search afresh on every pair (the third phase, without cycles or
+#: relinking) runs only when the time left holds at least ``_FRESH_MIN_ITERATIONS`` tabu
+#: iterations at the speed of the search from the core's best (its iterations over its
+#: seconds); else that search goes on to the end. 0: always (untimed calls always).
+_FRESH_MIN_ITERATIONS = 0
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -442,6 +451,13 @@ class _Search:
         k = min(_AUTO_CYCLES, int(rate * left * share // _AUTO_CYCLE_ITERATIONS))
         return k if k >= 2 else 0
 
+    def fresh_fits(self, done_before: int, t_before: float) -> bool:
+        """Whether the time left holds ``_FRESH_MIN_ITERATIONS`` tabu iterations at the
+        speed of the search since ``t_before`` (``done_before`` iterations then)."""
+        now = time.perf_counter()
+        rate = (self.done - done_before) / max(now - t_before, 1e-6)
+        return rate * max(0.0, self.deadline - now) >= _FRESH_MIN_ITERATIONS
+
     def offer_pool(self, state: TabuState) -> None:
         """The state's best, when feasible, to the elite pool (on the true costs)."""
         if state.feasible:
@@ -522,7 +538,11 @@ class _Search:
                 and deadline is not None)  # fmt: skip
         if relinking and core is None:  # the search, then path relinking or the search on
             phases = [(self.cost, _PR_SHARE, False), (None, 1.0, False)]
-        core_done = 0
+        core_done = k1_done = 0
+        k1_t = 0.0
+        # the phase of the search afresh on every pair that the time may skip (-1: none)
+        timed_fresh = core is not None and not cycles and not relinking and deadline is not None
+        fresh_k = 2 if timed_fresh else -1
         state: Optional[TabuState] = None
         for k, (phase_cost, end, from_best) in enumerate(phases):
             if self.proven or self.halted():
@@ -556,6 +576,11 @@ class _Search:
                                              keep=keep, percentile=pct))  # fmt: skip
                 if phase_cost is None:
                     phase_cost = self.cost
+            if (k == fresh_k and _FRESH_MIN_ITERATIONS > 0 and state is not None
+                    and not self.fresh_fits(k1_done, k1_t)):  # fmt: skip
+                resume = state  # too little time to start afresh: the search goes on
+            if k == 1:  # the search from the core's best: its speed, for the rule above
+                k1_done, k1_t = self.done, time.perf_counter()
             if phase_cost is None:  # relink, else the fresh search (no core: the search on)
                 if self.relink(start, until, knobs, rng):
                     continue
@@ -572,6 +597,7 @@ class _Search:
                     k_auto = self.auto_cycles(core_done / max(time.perf_counter() - t_s, 1e-6))
                     if k_auto:
                         phases[1:] = _cycle_phases(self.cost, k_auto, _AUTO_FRESH)
+                        fresh_k = -1
         out = self.incumbent.copy()
         if not self.assign_all:
             out[out == self.inst.m] = -1
