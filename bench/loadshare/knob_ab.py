@@ -71,8 +71,8 @@ def main(argv=None) -> None:
     ap.add_argument("--iterations", type=count(), default=None,
                     help="untimed calls of this many tabu iterations instead of --limits")
     ap.add_argument("--seeds", nargs="+", type=count(0), default=[0, 1, 2, 3, 4])
-    ap.add_argument("--b", nargs="+", type=knob, required=True,
-                    help="the B variant's knobs, MODULE.NAME=VALUE")  # fmt: skip
+    ap.add_argument("--b", nargs="+", type=knob, default=None,
+                    help="the B knobs, MODULE.NAME=VALUE (none: default only)")  # fmt: skip
     add_quiet(ap)
     args = ap.parse_args(argv)
     if not args.data:
@@ -80,9 +80,12 @@ def main(argv=None) -> None:
     best = best_known(args.data)
     insts = instances(args.data, args.sets, args.only)
     limits = [None] if args.iterations else args.limits
-    variants = {"default": [], "B": args.b}
-    say("B: " + ", ".join(f"{'call' if m is None else m.__name__.rsplit('.', 1)[-1]}.{n}={v!r}"
-                          for m, n, v in args.b))  # fmt: skip
+    variants = {"default": []}
+    if args.b:
+        variants["B"] = args.b
+        say("B: " + ", ".join(
+            f"{'call' if m is None else m.__name__.rsplit('.', 1)[-1]}.{n}={v!r}"
+            for m, n, v in args.b))  # fmt: skip
     say(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     gaps: dict = {}
     cyc: dict = {}
@@ -102,7 +105,7 @@ def main(argv=None) -> None:
             meds = [statistics.median(gaps[(key, limit, v)]) for v in variants]
             say(f"{key} T={limit}: " + ", ".join(
                 f"{v} {g:.3f}" for v, g in zip(variants, meds))
-                + f" (B cycles {cyc[(key, limit, 'B')]})")  # fmt: skip
+                + (f" (B cycles {cyc[(key, limit, 'B')]})" if args.b else ""))  # fmt: skip
     say(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     say("| family | T | inst | " + " | ".join(f"{v} mean / worst %" for v in variants) + " |")
     fams = sorted({family(k) for k, _ in insts})
