@@ -18,8 +18,10 @@ from coalloc.loadshare.gap.tabu import TabuState
 
 @pytest.fixture
 def auto(monkeypatch):
-    """The rule on (K at most 3), its threshold set by the test."""
+    """The rule on (K at most 3, no share kept for the search afresh), its threshold set
+    by the test."""
     monkeypatch.setattr(gap.search, "_AUTO_CYCLES", 3)
+    monkeypatch.setattr(gap.search, "_AUTO_FRESH", 0.0)
 
     def threshold(value):
         monkeypatch.setattr(gap.search, "_AUTO_CYCLE_ITERATIONS", value)
@@ -115,6 +117,7 @@ def test_a_timed_call_skips_the_fresh_search_without_the_time(monkeypatch, fresh
     end (two searches set up: the core's and that one), a threshold of 0 runs the three
     phases; untimed calls run the three whatever the threshold; answers check out."""
     monkeypatch.setattr(gap.search, "_FRESH_MIN_ITERATIONS", least)
+    monkeypatch.setattr(gap.search, "_AUTO_CYCLES", 0)  # the three phases, no cycles
     inst = generate_gap("d", 8, 60, seed=1)
     res = solve_gap(inst, "heuristic", time_limit=2.0, seed=0, with_bound=False)
     assert verify_gap(inst, res.assignment, claimed=res.objective).ok
@@ -123,5 +126,23 @@ def test_a_timed_call_skips_the_fresh_search_without_the_time(monkeypatch, fresh
     fresh_count.clear()
     res = solve_gap(inst, "heuristic", iterations=3000, seed=0)
     assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    if res.status != "optimal":
+        assert len(fresh_count) == 3
+
+
+def test_the_default_timed_call_runs_two_cycles_beside_the_search_afresh(fresh_count):
+    """The default (``_AUTO_CYCLES`` 2, threshold 0, ``_AUTO_FRESH`` 0.4), timed: the core
+    phase, the search from its best, two cycles of two searches each, then the search
+    afresh on every pair: seven searches set up; untimed: the three phases as before."""
+    assert (gap.search._AUTO_CYCLES, gap.search._AUTO_CYCLE_ITERATIONS) == (2, 0)
+    inst = generate_gap("d", 8, 60, seed=1)
+    res = solve_gap(inst, "heuristic", time_limit=2.0, seed=0, with_bound=False)
+    assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    assert "cycles" not in res.params
+    if res.status != "optimal":  # a bound that proves the answer ends the search early
+        assert res.iterations["core_cycles"] == 2 and len(fresh_count) == 7
+    fresh_count.clear()
+    res = solve_gap(inst, "heuristic", iterations=3000, seed=0)
+    assert res.iterations["core_cycles"] == 0
     if res.status != "optimal":
         assert len(fresh_count) == 3

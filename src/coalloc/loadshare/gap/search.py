@@ -12,10 +12,11 @@ on every pair from the core's best, then on every pair afresh (``cycles``: the s
 half of the search goes to cycles of a core search afresh and a search on every pair from
 its best, in place of the search afresh). It
 stops early when the bound proves the best assignment optimal. Two timed-only rules are
-module knobs, off by default (issue 40): ``_AUTO_CYCLES`` (core cycles when the limit holds
+module knobs (issue 40): ``_AUTO_CYCLES`` (core cycles when the limit holds
 them at the measured speed, optionally beside the search afresh: ``_AUTO_FRESH``) and
-``_FRESH_MIN_ITERATIONS`` (the search afresh only when the time left holds that many
-iterations).
+``_FRESH_MIN_ITERATIONS``, off (the search afresh only when the time left holds that many
+iterations). Since issue 40 (h42gap40) timed calls take two core cycles beside the search
+afresh by default (``_AUTO_CYCLES``).
 """
 
 from __future__ import annotations
@@ -100,16 +101,21 @@ _FALLBACK_HORIZON = 15.0
 _CYCLE_FROM, _CYCLE_CORE, _CYCLE_MODE = 0.5, 0.4, "lp"
 _CYCLE_PERCENTILES = (5.0, 20.0)
 MAX_CYCLES = 64
-#: The time-aware rule (timed calls with the LP solved and ``cycles`` not asked for):
-#: when the core phase ends, the iterations the rest of the limit holds at the core
-#: phase's own speed (its iterations over its seconds), over the cycles' share of what is
-#: left, give ``K = min(_AUTO_CYCLES, projected // _AUTO_CYCLE_ITERATIONS)`` cycles (a
-#: threshold of 0: ``_AUTO_CYCLES`` always); with K of at least 2 the search goes on as
+#: Timed calls with the LP solved and ``cycles`` not asked for: when the core phase ends,
+#: the iterations the rest of the limit holds at the core phase's own speed (its
+#: iterations over its seconds), over the cycles' share of what is left, give
+#: ``K = min(_AUTO_CYCLES, projected // _AUTO_CYCLE_ITERATIONS)`` cycles (a threshold of
+#: 0, the default: ``_AUTO_CYCLES`` always); with K of at least 2 the search goes on as
 #: with ``cycles=K``, else as without cycles. ``_AUTO_CYCLES`` 0: off. ``_AUTO_FRESH``:
 #: the share of the cycles' time kept, after them, for the search afresh on every pair
 #: (the cycles beside the search afresh, not in its place). Untimed calls never take
-#: the rule (their answers are unchanged).
-_AUTO_CYCLES, _AUTO_CYCLE_ITERATIONS, _AUTO_FRESH = 0, 5000, 0.0
+#: the rule (their answers are unchanged). The default, two cycles beside the search
+#: afresh (the core 0-30 %, from its best to 50 %, two cycles to 80 %, afresh to the
+#: end), against the three phases, five seeds interleaved, two runs each at load 10-17:
+#: the eleven Yagiura 200-400-item instances at 10 s 0.153 -> 0.140 % mean, worst 0.456
+#: -> 0.419 % (run 2: see bench/loadshare/ISSUE40.md, h42gap40); Chu-Beasley a-d at 1 s
+#: 0.137 -> 0.130 % and 0.137 -> 0.137 %, gap1-12 0 % both.
+_AUTO_CYCLES, _AUTO_CYCLE_ITERATIONS, _AUTO_FRESH = 2, 0, 0.4
 #: A timed call's search afresh on every pair (the third phase, without cycles or
 #: relinking) runs only when the time left holds at least ``_FRESH_MIN_ITERATIONS`` tabu
 #: iterations at the speed of the search from the core's best (its iterations over its
