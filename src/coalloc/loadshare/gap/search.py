@@ -111,7 +111,7 @@ MAX_CYCLES = 64
 #: (the cycles beside the search afresh, not in its place). Untimed calls never take
 #: the rule (their answers are unchanged). The default, two cycles beside the search
 #: afresh (the core 0-30 %, from its best to 50 %, two cycles to 80 %, afresh to the
-#: end), against the three phases, five seeds interleaved, two runs each at load 10-17:
+#: end), against the three phases, five seeds interleaved, two runs each at load 7-17:
 #: the eleven Yagiura 200-400-item instances at 10 s 0.153 -> 0.140 % mean, worst 0.456
 #: -> 0.419 % (run 2: see bench/loadshare/ISSUE40.md, h42gap40); Chu-Beasley a-d at 1 s
 #: 0.137 -> 0.130 % and 0.137 -> 0.137 %, gap1-12 0 % both.
