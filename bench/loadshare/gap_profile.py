@@ -130,7 +130,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gapdata", default=os.environ.get("COALLOC_GAPDATA"),
                     help="fontanf/generalizedassignmentsolver's data/ folder")  # fmt: skip
-    ap.add_argument("--only", nargs="+", default=list(DEFAULT), help="Yagiura instances")
+    ap.add_argument("--only", nargs="+", default=list(DEFAULT),
+                    help="Yagiura instances (SET/NAME: another set's, chu1997/d10100)")  # fmt: skip
     ap.add_argument("--limit", type=seconds(), default=10.0)
     ap.add_argument("--seeds", nargs="+", type=count(0), default=[0])
     ap.add_argument("--moves", action="store_true",
@@ -142,7 +143,7 @@ def main(argv=None) -> None:
     best = best_known(args.gapdata)
     say(f"load average at start: {os.getloadavg()[0]:.2f}")
     for name in bar(args.only, desc="instances"):
-        key = f"yagiura2004/{name}"
+        key = name if "/" in name else f"yagiura2004/{name}"  # e.g. chu1997/d10100
         inst = read_gap(os.path.join(args.gapdata, key))[0]
         bk = best[key]
         for seed in args.seeds:
@@ -166,7 +167,8 @@ def _report(name, seed, inst, res, rec, bk, limit) -> None:
         upto = found[found[:, 0] <= share * limit + 0.3]
         gaps.append(100 * (upto[-1, 1] - bk) / bk if len(upto) else float("nan"))
     say(f"{name} seed {seed} ({inst.m} x {inst.n}): {it} iterations, "
-        f"{it / max(res.timings['search'], 1e-9):,.0f} it/s; answer {res.objective:g} "
+        f"{it / max(res.timings.get('search', res.timings.get('hint', 0)), 1e-9):,.0f} it/s; "
+        f"answer {res.objective:g} "
         f"({100 * (res.objective - bk) / bk:.3f} %), last improvement at {last:.2f} s; gap at "
         + ", ".join(f"{s:g}T {g:.3f} %" for s, g in zip((0.1, 0.25, 0.5, 1), gaps)))  # fmt: skip
     for ph in sorted({r["phase"] for r in rows}):

@@ -11,7 +11,12 @@ deadline; with the LP's reduced costs it first runs on the core (:func:`core_cos
 on every pair from the core's best, then on every pair afresh (``cycles``: the second
 half of the search goes to cycles of a core search afresh and a search on every pair from
 its best, in place of the search afresh). It
-stops early when the bound proves the best assignment optimal.
+stops early when the bound proves the best assignment optimal. Two timed-only rules are
+module knobs (issue 40): ``_AUTO_CYCLES`` (core cycles when the limit holds
+them at the measured speed, optionally beside the search afresh: ``_AUTO_FRESH``) and
+``_FRESH_MIN_ITERATIONS``, off (the search afresh only when the time left holds that many
+iterations). Since issue 40 (h42gap40) timed calls take two core cycles beside the search
+afresh by default (``_AUTO_CYCLES``).
 """
 
 from __future__ import annotations
@@ -96,6 +101,26 @@ _FALLBACK_HORIZON = 15.0
 _CYCLE_FROM, _CYCLE_CORE, _CYCLE_MODE = 0.5, 0.4, "lp"
 _CYCLE_PERCENTILES = (5.0, 20.0)
 MAX_CYCLES = 64
+#: Timed calls with the LP solved and ``cycles`` not asked for: when the core phase ends,
+#: the iterations the rest of the limit holds at the core phase's own speed (its
+#: iterations over its seconds), over the cycles' share of what is left, give
+#: ``K = min(_AUTO_CYCLES, projected // _AUTO_CYCLE_ITERATIONS)`` cycles (a threshold of
+#: 0, the default: ``_AUTO_CYCLES`` always); with K of at least 2 the search goes on as
+#: with ``cycles=K``, else as without cycles. ``_AUTO_CYCLES`` 0: off. ``_AUTO_FRESH``:
+#: the share of the cycles' time kept, after them, for the search afresh on every pair
+#: (the cycles beside the search afresh, not in its place). Untimed calls never take
+#: the rule (their answers are unchanged). The default, two cycles beside the search
+#: afresh (the core 0-30 %, from its best to 50 %, two cycles to 80 %, afresh to the
+#: end), against the three phases, five seeds interleaved, two runs each at load 7-17:
+#: the eleven Yagiura 200-400-item instances at 10 s 0.153 -> 0.140 % mean, worst 0.456
+#: -> 0.419 % (run 2: see bench/loadshare/ISSUE40.md, h42gap40); Chu-Beasley a-d at 1 s
+#: 0.137 -> 0.130 % and 0.137 -> 0.137 %, gap1-12 0 % both.
+_AUTO_CYCLES, _AUTO_CYCLE_ITERATIONS, _AUTO_FRESH = 2, 0, 0.4
+#: A timed call's search afresh on every pair (the third phase, without cycles or
+#: relinking) runs only when the time left holds at least ``_FRESH_MIN_ITERATIONS`` tabu
+#: iterations at the speed of the search from the core's best (its iterations over its
+#: seconds); else that search goes on to the end. 0: always (untimed calls always).
+_FRESH_MIN_ITERATIONS = 0
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -142,6 +167,23 @@ class SearchOutcome(NamedTuple):
     stopped: bool = False
     relink_segments: int = 0
     core_cycles: int = 0
+
+
+def _cycle_phases(cost: np.ndarray, cycles: int, fresh: float = 0.0) -> list:
+    """The phases after the core phase with ``cycles`` core cycles: the search on every
+    pair from the core's best up to ``_CYCLE_FROM``, then the cycles of equal length
+    (``fresh`` > 0: that share of their time, at the end, to the search afresh on every
+    pair instead)."""
+    phases = [(cost, _CYCLE_FROM, True)]
+    end = 1.0 - fresh * (1.0 - _CYCLE_FROM)
+    span = (end - _CYCLE_FROM) / cycles
+    for c in range(cycles):
+        at = _CYCLE_FROM + c * span
+        phases += [("cycle-core", at + _CYCLE_CORE * span, False),
+                   ("cycle-full", end if c == cycles - 1 else at + span, False)]
+    if fresh > 0:
+        phases.append((cost, 1.0, False))
+    return phases
 
 
 def core_costs(cost: np.ndarray, x_lp: Optional[np.ndarray], rc: Optional[np.ndarray],
@@ -401,6 +443,27 @@ class _Search:
             interrupt.check()  # a batch's timeout or cancellation, between two rounds
         return state
 
+    def auto_cycles(self, rate: float) -> int:
+        """The time-aware rule's K (0: no cycles): the cycles' share of the time left
+        (from ``_CYCLE_FROM`` on, of what follows the core phase) at ``rate`` (tabu
+        iterations per second), in cycles of at least ``_AUTO_CYCLE_ITERATIONS``
+        iterations, at most ``_AUTO_CYCLES``; fewer than 2 give 0."""
+        if self.deadline is None or rate <= 0:
+            return 0
+        if _AUTO_CYCLE_ITERATIONS <= 0:
+            return _AUTO_CYCLES if _AUTO_CYCLES >= 2 else 0
+        left = max(0.0, self.deadline - time.perf_counter())
+        share = (1.0 - _CYCLE_FROM) / (1.0 - _CORE_SHARE) * (1.0 - _AUTO_FRESH)
+        k = min(_AUTO_CYCLES, int(rate * left * share // _AUTO_CYCLE_ITERATIONS))
+        return k if k >= 2 else 0
+
+    def fresh_fits(self, done_before: int, t_before: float) -> bool:
+        """Whether the time left holds ``_FRESH_MIN_ITERATIONS`` tabu iterations at the
+        speed of the search since ``t_before`` (``done_before`` iterations then)."""
+        now = time.perf_counter()
+        rate = (self.done - done_before) / max(now - t_before, 1e-6)
+        return rate * max(0.0, self.deadline - now) >= _FRESH_MIN_ITERATIONS
+
     def offer_pool(self, state: TabuState) -> None:
         """The state's best, when feasible, to the elite pool (on the true costs)."""
         if state.feasible:
@@ -474,17 +537,18 @@ class _Search:
                       (self.cost, 1.0, False)]  # fmt: skip
         cycles = self.cycles
         if core is not None and cycles > 0:  # the fresh search's time to core cycles
-            phases = phases[:1] + [(self.cost, _CYCLE_FROM, True)]
-            span = (1.0 - _CYCLE_FROM) / cycles
-            for c in range(cycles):
-                at = _CYCLE_FROM + c * span
-                phases += [("cycle-core", at + _CYCLE_CORE * span, False),
-                           ("cycle-full", 1.0 if c == cycles - 1 else at + span, False)]
+            phases = phases[:1] + _cycle_phases(self.cost, cycles)
         relinking = (self.relink_on and deadline is not None and n > 0 and self.m_all > 1
                      and not cycles)  # fmt: skip
+        auto = (_AUTO_CYCLES >= 2 and core is not None and not cycles and not relinking
+                and deadline is not None)  # fmt: skip
         if relinking and core is None:  # the search, then path relinking or the search on
             phases = [(self.cost, _PR_SHARE, False), (None, 1.0, False)]
-        core_done = 0
+        core_done = k1_done = 0
+        k1_t = 0.0
+        # the phase of the search afresh on every pair that the time may skip (-1: none)
+        timed_fresh = core is not None and not cycles and not relinking and deadline is not None
+        fresh_k = 2 if timed_fresh else -1
         state: Optional[TabuState] = None
         for k, (phase_cost, end, from_best) in enumerate(phases):
             if self.proven or self.halted():
@@ -518,6 +582,11 @@ class _Search:
                                              keep=keep, percentile=pct))  # fmt: skip
                 if phase_cost is None:
                     phase_cost = self.cost
+            if (k == fresh_k and _FRESH_MIN_ITERATIONS > 0 and state is not None
+                    and not self.fresh_fits(k1_done, k1_t)):  # fmt: skip
+                resume = state  # too little time to start afresh: the search goes on
+            if k == 1:  # the search from the core's best: its speed, for the rule above
+                k1_done, k1_t = self.done, time.perf_counter()
             if phase_cost is None:  # relink, else the fresh search (no core: the search on)
                 if self.relink(start, until, knobs, rng):
                     continue
@@ -530,6 +599,11 @@ class _Search:
                 self.offer_pool(state)
             if k == 0 and phase_cost is core:
                 core_done = self.done
+                if auto:  # the time-aware rule: the cycles when the limit holds them
+                    k_auto = self.auto_cycles(core_done / max(time.perf_counter() - t_s, 1e-6))
+                    if k_auto:
+                        phases[1:] = _cycle_phases(self.cost, k_auto, _AUTO_FRESH)
+                        fresh_k = -1
         out = self.incumbent.copy()
         if not self.assign_all:
             out[out == self.inst.m] = -1
