@@ -108,10 +108,12 @@ def solve_gap(
         search on a core afresh from the rounded LP for 40 % of it (cut at the 5th
         percentile of the positive reduced costs, then the 20th, alternating), then on
         every pair from that search's best; at most ``MAX_CYCLES`` (64). With ``relink``,
-        the cycles take the time and no relinking runs. Off by default: at 10 s it
-        helped Yagiura's type d (0.314 to 0.211 % mean on the six of 900-1600 items) and
-        changed c and e within the seeds' spread, at 1 s it lost Chu-Beasley c20100
-        (``bench/loadshare/ISSUE40.md``, core cycles).
+        the cycles take the time and no relinking runs. 0 (the default) leaves the
+        choice to the search: untimed calls run no cycles; timed calls run two beside the
+        search afresh (``search._AUTO_CYCLES``: the core phase to 30 % of the search's
+        time, the search from its best to 50 %, two cycles to 80 %, the search afresh to
+        the end), which lowered Yagiura's worst 10 s gap (d40400 0.456 to 0.419-0.435 %)
+        and was never worse on the 1 s means (``bench/loadshare/ISSUE40.md``, h42gap40).
         ``iterations["core_cycles"]`` counts the cycles begun.
 
     Returns
