@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import errno
+import hashlib
 import io
 import json
 import math
@@ -113,6 +114,19 @@ def load_json(src: PathOrFile) -> Tuple[Any, str]:
         raise InstanceError(f"{name}: JSON nested too deeply to be an instance") from None
     except ValueError as exc:  # integers beyond Python's digit limit; NaN/Infinity
         raise InstanceError(f"{name}: not valid JSON: {exc}") from None
+
+
+def file_sha256(path: Any) -> Optional[str]:
+    """SHA-256 (hex) of a file's bytes, read in 1 MiB blocks; None when it cannot be read
+    (the batch layers key resumable records by it and let the worker say why)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
 
 
 def same_file(a: Any, b: Any) -> bool:

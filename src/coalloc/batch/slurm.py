@@ -39,7 +39,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, List, Mapping, Optional, Sequence
 
-from .._shared.jsonio import atomic_output
+from .._shared.jsonio import atomic_output, file_sha256
 from .errors import BatchError, _Invalid, _source
 from .run import (
     _check_item,
@@ -112,15 +112,6 @@ class _Array:
 
 
 # --------------------------------------------------------------------------- planning
-def _file_sha(path: Any) -> Optional[str]:
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-    except OSError:
-        return None
-    return digest.hexdigest()
 
 
 def _estimate(sizer: _CostChunks, item: Any) -> float:
@@ -168,7 +159,7 @@ def _chunk_digest(chunk: _Chunk, array: _Array) -> str:
     digest = hashlib.sha256()
     for index, item, seed in chunk.entries:
         if isinstance(item, (str, os.PathLike)):
-            digest.update(f"file:{os.fspath(item)}:{_file_sha(item)}".encode())
+            digest.update(f"file:{os.fspath(item)}:{file_sha256(item)}".encode())
         else:
             digest.update(pickle.dumps(item, protocol=4))
         digest.update(f"|{index}|{seed}|".encode())

@@ -19,7 +19,7 @@ import sys
 import time
 from typing import Any, Optional, Sequence
 
-from .._shared.jsonio import atomic_output
+from .._shared.jsonio import atomic_output, file_sha256
 
 __all__ = ["add_batch_options", "chunksize", "run_batch"]
 
@@ -131,13 +131,7 @@ def _file_digest(path: str) -> Optional[str]:
             return None
         digest.update(whole.encode() + b"#" + part.encode())
         return digest.hexdigest()
-    try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-    except OSError:
-        return None
-    return digest.hexdigest()
+    return file_sha256(path)
 
 
 def _lines_done(path: str) -> set:
