@@ -112,6 +112,7 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
 
     >>> import numpy as np
     >>> from coalloc.taskmap import generators, hierarchy
+    >>> from coalloc.taskmap.levels import TaskLevel
     >>> res = generators.hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1)
     >>> lv = TaskLevel(np.array([0, 1, 2, 3, 4]), np.array([1, 0, 3, 2]), np.full(4, 4.0),
     ...                np.ones(4))
