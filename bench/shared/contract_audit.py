@@ -83,8 +83,12 @@ class Case:
 # ------------------------------------------------------------------ instances of this script
 
 
-def _rng(seed: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence([36, seed]))
+#: The root of this script's seed streams; the tests built on its generators pass their own.
+ROOT_SEED = 36
+
+
+def _rng(seed: int, root: int = ROOT_SEED) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence([root, seed]))
 
 
 def ctaap_clustered(n_tasks: int, n_clusters: int, seed: int, tight: bool = False) -> Any:
@@ -115,10 +119,11 @@ def ctaap_clustered(n_tasks: int, n_clusters: int, seed: int, tight: bool = Fals
     )
 
 
-def _task_graph_bipartite(n: int, seed: int) -> Any:
+def task_graph_bipartite(n: int, seed: int, root: int = ROOT_SEED) -> Any:
+    """Two halves of tasks, edges only across them (35 % of the pairs)."""
     from coalloc import taskmap as tm
 
-    rng = _rng(seed)
+    rng = _rng(seed, root)
     left = n // 2
     comm = np.zeros((n, n))
     for i in range(left):
@@ -128,10 +133,11 @@ def _task_graph_bipartite(n: int, seed: int) -> Any:
     return tm.TaskGraph(rng.integers(1, 6, n).astype(float), comm, directed=False)
 
 
-def _task_graph_clustered(n: int, seed: int) -> Any:
+def task_graph_clustered(n: int, seed: int, root: int = ROOT_SEED) -> Any:
+    """Tasks in ``n // 4`` groups that talk a lot inside a group and little across."""
     from coalloc import taskmap as tm
 
-    rng = _rng(seed)
+    rng = _rng(seed, root)
     k = max(2, n // 4)
     label = rng.integers(0, k, n)
     comm = np.zeros((n, n))
@@ -142,11 +148,11 @@ def _task_graph_clustered(n: int, seed: int) -> Any:
     return tm.TaskGraph(rng.choice([1.0, 1.0, 2.0, 7.0], n), comm, directed=False)
 
 
-def _star_resources(n_proc: int, seed: int) -> Any:
+def star_resources(n_proc: int, seed: int, root: int = ROOT_SEED) -> Any:
     """One router, processors of skewed power on links of unequal bandwidth."""
     from coalloc import taskmap as tm
 
-    rng = _rng(seed + 100)
+    rng = _rng(seed + 100, root)
     cap = np.concatenate([[0.0], rng.choice([1.0, 1.0, 2.0, 10.0], n_proc)])
     links = np.array([[0, v] for v in range(1, n_proc + 1)], dtype=np.int64)
     bw = rng.choice([1.0, 4.0, 16.0], n_proc)
@@ -371,13 +377,13 @@ def cases(quick: bool, sweep: int = 0) -> List[Case]:
         Case(
             "taskmap",
             "bipartite-8/star4",
-            lambda: (_task_graph_bipartite(8, 1), _star_resources(4, 1)),
+            lambda: (task_graph_bipartite(8, 1), star_resources(4, 1)),
             True,
         ),
         Case(
             "taskmap",
             "metis-clustered-10/star4",
-            lambda: (_via_metis(_task_graph_clustered(10, 2)), _star_resources(4, 2)),
+            lambda: (_via_metis(task_graph_clustered(10, 2)), star_resources(4, 2)),
             True,
             source="METIS file",
         ),
@@ -385,7 +391,7 @@ def cases(quick: bool, sweep: int = 0) -> List[Case]:
             "taskmap",
             "metis-clustered-60/hier",
             lambda: (
-                _via_metis(_task_graph_clustered(60, 3)),
+                _via_metis(task_graph_clustered(60, 3)),
                 tm.generators.hierarchical_cluster(n_racks=3, nodes_per_rack=3, cores_per_node=2),
             ),
             False,
@@ -467,14 +473,14 @@ def cases(quick: bool, sweep: int = 0) -> List[Case]:
         Case(
             "taskmap",
             "scotch-bipartite-9/tree",
-            lambda: (_scotch_file(_task_graph_bipartite(9, 4)), _deep_tree(2, 4)),
+            lambda: (_scotch_file(task_graph_bipartite(9, 4)), _deep_tree(2, 4)),
             True,
             source="Scotch file",
         ),
         Case(
             "taskmap",
             "metis-bipartite-100/tree",
-            lambda: (_via_metis(_task_graph_bipartite(100, 5)), _deep_tree(3, 5)),
+            lambda: (_via_metis(task_graph_bipartite(100, 5)), _deep_tree(3, 5)),
             False,
             source="METIS file",
         ),
@@ -531,8 +537,8 @@ def cases(quick: bool, sweep: int = 0) -> List[Case]:
                 "taskmap",
                 f"sweep-bipartite-{i}",
                 lambda i=i, n=n: (
-                    _task_graph_bipartite(n, 100 + i),
-                    _star_resources(2 + i % 3, 100 + i),
+                    task_graph_bipartite(n, 100 + i),
+                    star_resources(2 + i % 3, 100 + i),
                 ),
                 True,
             ),

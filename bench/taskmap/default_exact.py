@@ -43,14 +43,14 @@ def instances(quick: bool = False) -> list:
     for s in seeds:
         for n, k in ((20, 4), (24, 4), (30, 4), (16, 6), (40, 4), (25, 8), (50, 6), (50, 8)):
             add(f"bipartite-{n}/star{k}#{s}", "audit",
-                lambda n=n, k=k, s=s: (ca._task_graph_bipartite(n, 200 + s),
-                                       ca._star_resources(k, 200 + s)))  # fmt: skip
+                lambda n=n, k=k, s=s: (ca.task_graph_bipartite(n, 200 + s),
+                                       ca.star_resources(k, 200 + s)))  # fmt: skip
             add(f"clustered-{n}/star{k}#{s}", "audit",
-                lambda n=n, k=k, s=s: (ca._task_graph_clustered(n, 300 + s),
-                                       ca._star_resources(k, 300 + s)))  # fmt: skip
+                lambda n=n, k=k, s=s: (ca.task_graph_clustered(n, 300 + s),
+                                       ca.star_resources(k, 300 + s)))  # fmt: skip
         for n, depth in ((20, 2), (30, 2), (12, 3), (16, 3), (25, 3), (40, 3)):
             add(f"clustered-{n}/tree{depth}#{s}", "audit",
-                lambda n=n, d=depth, s=s: (ca._task_graph_clustered(n, 400 + s),
+                lambda n=n, d=depth, s=s: (ca.task_graph_clustered(n, 400 + s),
                                            ca._deep_tree(d, 400 + s)))  # fmt: skip
         hier = dict(n_racks=2, nodes_per_rack=2, cores_per_node=2, speed=(1.0, 4.0))
         for shape in ((3, 4), (4, 4), (4, 6), (5, 5)):

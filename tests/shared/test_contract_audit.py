@@ -8,14 +8,13 @@ optimum).
 
 from __future__ import annotations
 
-import itertools
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
+from bench.shared import contract_audit as ca  # the audit's own generators
 
 import coalloc
 from coalloc import taskmap as tm
@@ -24,24 +23,11 @@ SRC = str(Path(coalloc.__file__).resolve().parents[1])
 
 
 def _clustered_tasks(n: int, seed: int) -> tm.TaskGraph:
-    """Tasks in ``n // 4`` groups that talk a lot inside a group and little across."""
-    rng = np.random.default_rng(np.random.SeedSequence([36, seed]))
-    k = max(2, n // 4)
-    label = rng.integers(0, k, n)
-    comm = np.zeros((n, n))
-    for i, j in itertools.combinations(range(n), 2):
-        same = label[i] == label[j]
-        if rng.random() < (0.7 if same else 0.04):
-            comm[i, j] = comm[j, i] = float(rng.integers(1, 5)) * (4 if same else 1)
-    return tm.TaskGraph(rng.choice([1.0, 1.0, 2.0, 7.0], n), comm, directed=False)
+    return ca.task_graph_clustered(n, seed)
 
 
 def _skewed_star(n_proc: int, seed: int) -> tm.ResourceGraph:
-    """One router and processors of very unequal power on links of unequal bandwidth."""
-    rng = np.random.default_rng(np.random.SeedSequence([36, seed + 100]))
-    cap = np.concatenate([[0.0], rng.choice([1.0, 1.0, 2.0, 10.0], n_proc)])
-    links = np.array([[0, v] for v in range(1, n_proc + 1)], dtype=np.int64)
-    return tm.ResourceGraph(cap, links, bandwidth=rng.choice([1.0, 4.0, 16.0], n_proc))
+    return ca.star_resources(n_proc, seed)
 
 
 @pytest.mark.slow
