@@ -9,6 +9,8 @@ median gap over the seeds (``100 (z - best known) / best known``) of each, then 
 (gap1-12, Chu-Beasley a-d, Yagiura c/d/e) and T the mean and the worst of those medians,
 and the load average at the start and the end. ``--iterations N`` runs untimed calls of N
 tabu iterations instead (the answer then depends on the seed alone, not on the load).
+A preset of :mod:`bench.loadshare.knob_ab` (its B side ``call.cycles=K``); every other
+option is knob_ab's.
 
     PYTHONPATH=src:. python -m bench.loadshare.cycles_ab --data /work/peers/gapdata \\
         --sets chu1997 --limits 1 --seeds 0 1 2 3 4 --cycles 2
@@ -18,77 +20,22 @@ tabu iterations instead (the answer then depends on the seed alone, not on the l
 
 from __future__ import annotations
 
-import argparse
-import os
-import statistics
+import sys
 
-from bench.loadshare.gap_published import SETS, best_known
-from bench.loadshare.vs_fontanf import family
-from bench.shared._progress import add_quiet, bar, say
-from coalloc.cli._common import count, seconds
-from coalloc.loadshare import read_gap, solve_gap, verify_gap
-
-
-def instances(data: str, sets, only):
-    """``[(key, instance)]`` of the data directory's files in ``sets`` (``only``: names)."""
-    out = []
-    for s in sets:
-        folder = os.path.join(data, s)
-        for name in sorted(os.listdir(folder)):
-            if only and name not in only:
-                continue
-            for k, inst in enumerate(read_gap(os.path.join(folder, name))):
-                out.append((f"{s}/{name}" + (f"#{k}" if k else ""), inst))
-    return out
+from bench.loadshare import knob_ab
+from coalloc.cli._common import count
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=os.environ.get("COALLOC_GAPDATA"),
-                    help="fontanf/generalizedassignmentsolver's data/ folder")  # fmt: skip
-    ap.add_argument("--sets", nargs="+", default=list(SETS), choices=SETS)
-    ap.add_argument("--only", nargs="+", default=None, help="instance file names")
-    ap.add_argument("--limits", nargs="+", type=seconds(), default=[1.0])
-    ap.add_argument("--iterations", type=count(), default=None,
-                    help="untimed calls of this many tabu iterations instead of --limits")
-    ap.add_argument("--seeds", nargs="+", type=count(0), default=[0, 1, 2, 3, 4])
-    ap.add_argument("--cycles", type=count(), default=2, help="K of the new variant")
-    add_quiet(ap)
-    args = ap.parse_args(argv)
-    if not args.data:
-        ap.error("give --data or COALLOC_GAPDATA")
-    best = best_known(args.data)
-    insts = instances(args.data, args.sets, args.only)
-    limits = [None] if args.iterations else args.limits
-    variants = {"default": {}, f"cycles={args.cycles}": {"cycles": args.cycles}}
-    say(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    gaps: dict = {}
-    for key, inst in bar(insts, desc="instances"):
-        bk = best[key.split("#")[0]]
-        for limit in limits:
-            for seed in args.seeds:
-                order = list(variants) if seed % 2 == 0 else list(variants)[::-1]
-                for name in order:
-                    res = solve_gap(inst, "heuristic", time_limit=limit, seed=seed,
-                                    iterations=args.iterations, **variants[name])  # fmt: skip
-                    assert res.assignment is not None, (key, name, seed)
-                    assert verify_gap(inst, res.assignment, claimed=res.objective).ok
-                    gaps.setdefault((key, limit, name), []).append(
-                        100.0 * (res.objective - bk) / bk)  # fmt: skip
-            meds = [statistics.median(gaps[(key, limit, v)]) for v in variants]
-            say(f"{key} T={limit}: " + ", ".join(
-                f"{v} {g:.3f}" for v, g in zip(variants, meds)))  # fmt: skip
-    say(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    say("| family | T | inst | " + " | ".join(f"{v} mean / worst %" for v in variants) + " |")
-    fams = sorted({family(k) for k, _ in insts})
-    for fam in fams:
-        keys = [k for k, _ in insts if family(k) == fam]
-        for limit in limits:
-            cells = []
-            for v in variants:
-                meds = [statistics.median(gaps[(k, limit, v)]) for k in keys]
-                cells.append(f"{statistics.mean(meds):.3f} / {max(meds):.3f}")
-            say(f"| {fam} | {limit} | {len(keys)} | " + " | ".join(cells) + " |")
+    """``--cycles K`` (default 2) becomes knob_ab's ``--b call.cycles=K``; every other
+    option, ``--help`` and ``--quiet`` included, is knob_ab's (its bars and its checks)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    k = 2
+    if "--cycles" in argv:
+        at = argv.index("--cycles")
+        k = count()(argv[at + 1]) if at + 1 < len(argv) else count()("")
+        del argv[at : at + 2]
+    knob_ab.main([*argv, "--b", f"call.cycles={k}"])
 
 
 if __name__ == "__main__":

@@ -25,12 +25,24 @@ import importlib
 import os
 import statistics
 
-from bench.loadshare.cycles_ab import instances
 from bench.loadshare.gap_published import SETS, best_known
 from bench.loadshare.vs_fontanf import family
 from bench.shared._progress import add_quiet, bar, say
 from coalloc.cli._common import count, seconds
-from coalloc.loadshare import solve_gap, verify_gap
+from coalloc.loadshare import read_gap, solve_gap, verify_gap
+
+
+def instances(data: str, sets, only):
+    """``[(key, instance)]`` of the data directory's files in ``sets`` (``only``: names)."""
+    out = []
+    for s in sets:
+        folder = os.path.join(data, s)
+        for name in sorted(os.listdir(folder)):
+            if only and name not in only:
+                continue
+            for k, inst in enumerate(read_gap(os.path.join(folder, name))):
+                out.append((f"{s}/{name}" + (f"#{k}" if k else ""), inst))
+    return out
 
 
 def knob(text: str):
@@ -79,6 +91,8 @@ def main(argv=None) -> None:
         ap.error("give --data or COALLOC_GAPDATA")
     best = best_known(args.data)
     insts = instances(args.data, args.sets, args.only)
+    if not insts:
+        ap.error(f"no instance of {args.sets} is named {args.only}")
     limits = [None] if args.iterations else args.limits
     variants = {"default": []}
     if args.b:
