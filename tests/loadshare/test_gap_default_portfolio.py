@@ -58,7 +58,7 @@ def test_default_matches_exact_at_equal_budget(heavy_10x80: GapInstance) -> None
         # the status rule: optimal only with a proof (its bound meets its objective)
         assert df.status == "optimal", df.message
         assert df.bound == pytest.approx(df.objective)
-        assert df.method == "heuristic" and df.params["portfolio"] is True
+        assert df.method == "portfolio" and df.params["portfolio"] is True
         assert df.iterations["solver_started"] == 1
 
 

@@ -73,7 +73,7 @@ def test_untimed_default_not_worse_than_untimed_exact(name: str, make) -> None:
     assert ex.status == "optimal", ex.message
     assert _checked(inst, df) <= _checked(inst, ex) + 1e-9
     _status_rule(df)
-    assert df.method == "heuristic" and df.params["portfolio"] is True
+    assert df.method == "portfolio" and df.params["portfolio"] is True
     assert df.params["work_limit"] == pytest.approx(UNTIMED_WORK)
     assert df.params["time_limit"] is None
 
@@ -177,3 +177,26 @@ def test_work_capped_solver_is_never_time_limit(work: float, monkeypatch) -> Non
     alone = solve_gap(inst)
     assert "portfolio" not in alone.params
     assert df.objective <= alone.objective + 1e-9
+
+
+def test_the_default_is_named_portfolio_and_heuristic_is_the_heuristic_alone() -> None:
+    # issue 36 item 5, one vocabulary: the default (CP-SAT beside or after the search on a
+    # small instance) is "portfolio", as in load sharing and task mapping; "heuristic" asked
+    # for by name runs no solver, so it cannot beat the default, and the default's answer
+    # is the portfolio's whatever the size
+    inst = heavy(8, 40, 4)  # the heuristic alone: 1113, the portfolio proves 1105
+    df = solve_gap(inst)
+    alone = solve_gap(inst, "heuristic")
+    assert df.method == "portfolio" and df.params["portfolio"] is True
+    assert alone.method == "heuristic" and "portfolio" not in alone.params
+    assert "solver_started" not in alone.iterations
+    assert _checked(inst, df) <= _checked(inst, alone) + 1e-9
+    _status_rule(df)
+    _status_rule(alone)
+    big = generate_gap("c", 10, 210, seed=0)  # past PORTFOLIO_PAIRS: the heuristic alone
+    assert big.m * big.n > PORTFOLIO_PAIRS
+    a = solve_gap(big, iterations=400)
+    b = solve_gap(big, "heuristic", iterations=400)
+    assert a.method == "portfolio" and b.method == "heuristic"
+    assert a.assignment.tolist() == b.assignment.tolist()
+    _checked(big, a)

@@ -342,7 +342,7 @@ def test_the_gap_is_a_batch_kind(tmp_path):
     path.write_text(json.dumps(ls.gap_to_dict(gaps[2])))
     batch = [gaps[0], ls.GapProblem(gaps[1]), str(path), problem, ls.Instance(problem)]
     results = solve_many(batch, family="loadshare", executor="serial", seed=4)
-    assert [r.method for r in results] == ["heuristic"] * 3 + [ls.DEFAULT_METHOD] * 2
+    assert [r.method for r in results] == ["portfolio"] * 3 + [ls.DEFAULT_METHOD] * 2
     for i, (item, result) in enumerate(zip(batch, results)):
         inst = coerce_problem(item) if not isinstance(item, str) else ls.GapProblem(gaps[2])
         assert inst.verify(result).ok

@@ -410,8 +410,10 @@ def add_commands(sub) -> None:
     p = sub.add_parser("gap", help="solve OR-Library GAP instances (exact or heuristic)")
     p.add_argument("file", help="GAP file: OR-Library text (multi-instance or one instance) or "
                    "coalloc.loadshare.gap JSON, recognised by content")  # fmt: skip
-    p.add_argument("--method", default="heuristic", choices=["heuristic", "exact"])
-    gap = GAP_PARAMS["heuristic"]  # the exact method's table is the same
+    p.add_argument("--method", default="portfolio", choices=list(GAP_PARAMS),
+                   help="portfolio (the default: the heuristic with CP-SAT beside it on small "
+                   "instances), heuristic (alone) or exact")  # fmt: skip
+    gap = GAP_PARAMS["portfolio"]  # the three methods share one table
     common.add_table_option(
         p, "--sense", gap["sense"], default=None,
         help="minimise or maximise (default: the sense a JSON file states; for OR-Library "
@@ -478,7 +480,7 @@ def add_commands(sub) -> None:
         help="solve many problem files in parallel (JSON lines): load-sharing problems "
         "(coalloc.loadshare.instance) and GAP instances (coalloc.loadshare.gap), mixed freely",
     )  # fmt: skip
-    # --method: by default each file's kind runs its own default (portfolio; the GAP: heuristic)
+    # --method: by default each file's kind runs its own default (portfolio, for both kinds)
     common.add_batch_options(p, [*loadshare.METHODS, *loadshare.GAP_METHODS], None,
                              "coalition_size=45")  # fmt: skip
     p.set_defaults(func=_cmd_solve_batch)
@@ -507,7 +509,7 @@ def _plot_gap(args) -> int:
     sense, _, note = _sense_of(params.pop("sense", None), inst, fmt, args.problem)
     if note is not None:
         _note(note.replace("give --sense ", "give -p sense="))
-    result = loadshare.solve_gap(inst, args.method or "heuristic", sense=sense, seed=args.seed,
+    result = loadshare.solve_gap(inst, args.method or "portfolio", sense=sense, seed=args.seed,
                                  **params)  # fmt: skip
     title = f"{args.problem}#{k}: {_objective_text(result)}"
     return picture_done(loadshare.plot_gap_trajectory(result, title=title), args)

@@ -85,7 +85,7 @@ _GAP = {
 }
 
 #: GAP method -> parameter -> constraints.
-GAP_PARAMS = {"heuristic": _GAP, "exact": _GAP}
+GAP_PARAMS = {"portfolio": _GAP, "heuristic": _GAP, "exact": _GAP}
 
 #: Public functions that are no method but take parameters (the explainers, DMCF's two
 #: first steps): function (its path below ``coalloc.loadshare``) -> its table (checked by

@@ -246,7 +246,7 @@ def _checked(instance: GapInstance, weight: np.ndarray, capacity: np.ndarray,
     if limit < _MIN_CHECK:  # past the fixes' deadline: the budget is kept (issue 36's rule)
         return False
     changed = GapInstance(instance.cost[:, keep], weight[:, keep], capacity)
-    res = solve_gap(changed, "heuristic", time_limit=limit, seed=0)
+    res = solve_gap(changed, "portfolio", time_limit=limit, seed=0)
     if not res.has_solution:
         return False
     a = res.assignment

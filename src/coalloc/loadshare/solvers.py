@@ -278,11 +278,12 @@ def _gap_method(method: str) -> Callable[..., GapResult]:
 
 #: The generalized assignment problem's methods (name -> function of the instance).
 GAP_METHODS: Dict[str, Callable[..., GapResult]] = {
+    "portfolio": _gap_method("portfolio"),
     "heuristic": _gap_method("heuristic"),
     "exact": renamed_keyword(_gap_method("exact"), "backend", "solver"),  # solver=
 }
 #: The GAP method a :class:`GapProblem` runs when none is named.
-GAP_DEFAULT_METHOD = "heuristic"
+GAP_DEFAULT_METHOD = "portfolio"
 #: The ``"format"`` of a GAP instance file in JSON (a batch item, ``coalloc loadshare
 #: solve-batch``); OR-Library files are read by :func:`coalloc.loadshare.read_gap`.
 GAP_FORMAT = "coalloc.loadshare.gap"
@@ -380,8 +381,8 @@ class GapProblem(FamilyInstance, _GapParts):
 
     What :func:`coalloc.solve_many` and ``coalloc loadshare solve-batch`` take for the GAP
     (a bare :class:`GapInstance` is coerced into one): ``solve`` runs :func:`solve_gap`
-    (methods ``"heuristic"``, the default, and ``"exact"``; ``sense``, ``assign_all``,
-    ``time_limit`` ... as parameters), ``verify`` runs :func:`verify_gap` with the
+    (methods ``"portfolio"``, the default, ``"heuristic"`` and ``"exact"``; ``sense``,
+    ``assign_all``, ``time_limit`` ... as parameters), ``verify`` runs :func:`verify_gap` with the
     result's own ``sense`` and ``assign_all`` and checks its claimed objective.
 
     Parameters

@@ -7,9 +7,11 @@ Every item goes to exactly one agent (``assign_all=True``) or to at most one
 
 * :func:`read_gap` / :func:`write_gap`: the OR-Library format (module docstring of
   :mod:`coalloc.loadshare.io` and ``coalloc docs loadshare``).
-* :func:`solve_gap`: ``method="exact"`` (CP-SAT or HiGHS on the shared runner: proven
+* :func:`solve_gap`: ``method="portfolio"`` (the default: the heuristic with CP-SAT beside
+  it, or after it under a work cap, on instances of at most ``PORTFOLIO_PAIRS`` pairs; the
+  heuristic alone above), ``"exact"`` (CP-SAT or HiGHS on the shared runner: proven
   optimum, bound, gap; started from the heuristic and never worse than it) or
-  ``"heuristic"``, anytime: the rounded LP relaxation (or a greedy on the Lagrangian
+  ``"heuristic"`` (alone), anytime: the rounded LP relaxation (or a greedy on the Lagrangian
   relaxation's reduced costs) as the start, then a resumable compiled tabu search over
   shifts, swaps and ejection chains with a penalised capacity excess in rounds that stop
   at ``time_limit``, with subgradient steps on the Lagrangian relaxation of the capacities
@@ -29,6 +31,7 @@ One idea per module:
 ``heuristic``      the heuristic method (LP, search, result)
 ``solver``         the integer programme (CP-SAT model, MILP), its check, its thread
 ``exact``          the exact method (heuristic and solver side by side, the better answer)
+                   and the default portfolio
 ``solve``          :func:`solve_gap`, the front door
 ``generators``     :func:`generate_gap`
 =================  =======================================================================

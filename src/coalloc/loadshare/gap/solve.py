@@ -19,11 +19,11 @@ from .model import GapCall, GapInstance
 __all__ = ["solve_gap"]
 
 
-# "heuristic" and "exact" share one table
-@checked("coalloc.loadshare.constraints", "heuristic", tables="GAP_PARAMS")
+# "portfolio", "heuristic" and "exact" share one table
+@checked("coalloc.loadshare.constraints", "portfolio", tables="GAP_PARAMS")
 def solve_gap(
     instance: GapInstance,
-    method: str = "heuristic",
+    method: str = "portfolio",
     *,
     sense: Optional[str] = None,
     assign_all: bool = True,
@@ -42,7 +42,12 @@ def solve_gap(
     Parameters
     ----------
     instance : GapInstance
-    method : {"heuristic", "exact"}, default "heuristic"
+    method : {"portfolio", "heuristic", "exact"}, default "portfolio"
+        ``"portfolio"`` (the default): the best of the package at the call's budget, on a
+        small instance the heuristic with CP-SAT beside it or after it (see ``time_limit``),
+        on a larger one (or with ``with_bound=False``, or without OR-Tools) the heuristic
+        alone; ``"heuristic"``: the heuristic alone, always; ``"exact"``: the solver, with
+        the heuristic's help (``hint``).
     sense : {"min", "max"}, optional
         Minimise cost or maximise profit. None (the default): the sense the instance states
         (:attr:`GapInstance.sense`, from its file), else ``"min"``.
@@ -60,16 +65,16 @@ def solve_gap(
         model count); the better answer of the two is returned, so the exact method at a
         limit is never worse than the heuristic at that limit, and a proof from either
         (the solver's optimum or infeasibility, the heuristic's bound) ends both.
-        The default on a small instance (at most ``PORTFOLIO_PAIRS``, 2000, agent x item
-        pairs) with a limit and ``with_bound`` (and OR-Tools installed) runs as the exact
-        method (CP-SAT beside the search from its first feasible assignment, sharing its
-        best one) and is reported as ``"heuristic"`` with
-        ``params["portfolio"]``, so that at a limit it is never worse than ``exact`` at
-        that limit. Untimed, on the same small instances: the heuristic, then CP-SAT from
-        its assignment (unless the heuristic proved it) with one worker, the seed and a
-        work cap counted, not clocked (``UNTIMED_WORK`` = 0.25 of CP-SAT's deterministic
-        seconds, ``params["work_limit"]``), so that the answer and the bound are
-        the same on any machine and load. Larger instances run the heuristic alone.
+        The default (``"portfolio"``) on a small instance (at most ``PORTFOLIO_PAIRS``, 2000,
+        agent x item pairs) with a limit and ``with_bound`` (and OR-Tools installed) runs as
+        the exact method (CP-SAT beside the search from its first feasible assignment,
+        sharing its best one), with ``params["portfolio"]`` True, so that at a limit it is
+        never worse than ``exact`` at that limit. Untimed, on the same small instances:
+        the heuristic, then CP-SAT from its assignment (unless the heuristic proved it)
+        with one worker, the seed and a work cap counted, not clocked (``UNTIMED_WORK``
+        = 0.25 of CP-SAT's deterministic seconds, ``params["work_limit"]``), so that the
+        answer and the bound are the same on any machine and load. Larger instances run
+        the heuristic alone.
     seed : int, optional
     solver : {"cpsat", "highs", "cbc"}, default "cpsat"
         The exact method's integer-programming solver (non-integer costs: HiGHS is used
@@ -144,7 +149,7 @@ def solve_gap(
     t0 = time.perf_counter()
     if not isinstance(instance, GapInstance):
         raise TypeError(f"instance must be a GapInstance, got {type(instance).__name__}")
-    choice(method, ("heuristic", "exact"), "method")
+    choice(method, ("portfolio", "heuristic", "exact"), "method")
     if sense is None:
         sense = instance.sense or "min"
     # the values were checked by the table (@checked); these only fix their types
@@ -161,10 +166,12 @@ def solve_gap(
     call = GapCall(instance, sense, assign_all, limit, seed, params, t0, relink, cycles)
     if method == "exact":
         res = solve_exact(call, solver, threads, iterations, hint)
-    elif with_bound and instance.m * instance.n <= PORTFOLIO_PAIRS and _has_cpsat():
+    elif (method == "portfolio" and with_bound and instance.m * instance.n <= PORTFOLIO_PAIRS
+          and _has_cpsat()):  # fmt: skip
         res = solve_portfolio(call, iterations)  # small: the solver beside it (or after it)
     else:
         res = solve_heuristic(call, iterations, with_bound)
+        res.method = method  # "portfolio" past its size: the heuristic alone, named as asked
     return settle(res)
 
 
