@@ -89,3 +89,23 @@ def test_every_pc_is_drawn_attached_to_its_switch(n_a, n_b):
     assert sorted(home.values()) == ["sa"] * n_a + ["sb"] * n_b
     ends = [tuple(seg[1]) for seg in links]
     assert ends.count(tuple(xs["sa"])) == n_a and ends.count(tuple(xs["sb"])) == n_b
+
+
+def test_the_used_pc_legend_marker_is_neutral_when_switches_have_colours():
+    # issue 39 (pictures that mislead): used PCs are coloured by their switch, so the
+    # legend's marker must not take the first switch's colour as if it meant "used"
+    import numpy as np
+
+    ptop = g.deterlab(24, 2, seed=0)
+    top = g.random_sparse(20, 4, seed=1)  # sw0 has 16 PCs: both switches used
+    result = testbed.assign(top, ptop, "assign+")
+    fig = testbed.plot_mapping(top, ptop, result)
+    legend = fig.axes[0].get_legend()
+    texts = [t.get_text() for t in legend.get_texts()]
+    k = next(i for i, t in enumerate(texts) if t.startswith("used PC ("))
+    assert texts[k].endswith("coloured by switch")
+    face = legend.legend_handles[k].get_facecolor()
+    assert tuple(np.round(face[0][:3], 3)) == (1.0, 1.0, 1.0)
+    used = starting(collections(fig), "used PC (")
+    homes = {tuple(f) for f in used.get_facecolors()}
+    assert len(homes) == 2 and (1.0, 1.0, 1.0, 1.0) not in homes  # one colour per switch

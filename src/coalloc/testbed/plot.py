@@ -240,11 +240,13 @@ def plot_mapping(
     used_pcs = sorted(p for p in used if p in pos and p not in set(switches))
     free = sorted(p for p in home if p in pos and p not in used)
     colors = plotting.category_colors(max(len(leaves), 1))
+    # one colour per switch: the legend's marker is then neutral, not the first switch's
+    by_colour = ", coloured by switch" if len(leaves) > 1 else ""
     face = [colors[leaves.index(home[p])] if home.get(p) in leaves else plotting.GREY
             for p in used_pcs]  # fmt: skip
     ax.scatter([pos[p][0] for p in used_pcs], [pos[p][1] for p in used_pcs], s=90, c=face,
                edgecolors="black", linewidths=0.5, zorder=3,
-               label=f"used PC ({len(used_pcs)})")  # fmt: skip
+               label=f"used PC ({len(used_pcs)})" + by_colour)  # fmt: skip
     if free:
         ax.scatter([pos[p][0] for p in free], [pos[p][1] for p in free], s=14,
                    color=plotting.GREY, zorder=2, label=f"unused PC ({len(free)})")  # fmt: skip
@@ -261,7 +263,11 @@ def plot_mapping(
     ax.autoscale()
     ax.margins(0.06)
     ax.set_axis_off()
-    ax.legend(loc="upper left", fontsize=8, frameon=False, bbox_to_anchor=(1.0, 1.0))
+    legend = ax.legend(loc="upper left", fontsize=8, frameon=False, bbox_to_anchor=(1.0, 1.0))
+    if by_colour:
+        for text, handle in zip(legend.get_texts(), legend.legend_handles):
+            if text.get_text().startswith("used PC (") and handle is not None:
+                handle.set_facecolor("white")
     if title is None:
         isw = _field(result, "interswitch_bandwidth")
         if isw is None:
