@@ -88,7 +88,7 @@ def test_solve_batch_same_answer_serial_and_threads(tmp_path):
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert all(line["ok"] and line["verify"]["ok"] for line in lines)
     serial = coalloc.solve_many([Instance(read_problem(p)) for p in paths], "dmcf-gga",
-                                backend="serial", seed=0, coalition_size=10)  # fmt: skip
+                                executor="serial", seed=0, coalition_size=10)  # fmt: skip
     threads = coalloc.solve_many([str(p) for p in paths], "dmcf-gga", n_jobs=2, seed=0,
                                  coalition_size=10)  # fmt: skip
     for a, b, line in zip(serial, threads, lines):
