@@ -591,6 +591,10 @@ class FamilySpec:
     fuzz_seeds : callable, optional
         ``fuzz_seeds() -> {file name: bytes}``: small valid instance files of its formats,
         the seeds of the fuzzers' ``instances`` target (``fuzz/make_corpus.py``).
+    generate : tuple of Generated
+        The kinds of file ``coalloc <name> generate`` writes
+        (:class:`coalloc._shared.family_generate.Generated`): the command's options are
+        built from their generators' parameters (:mod:`coalloc.cli._generate`).
 
     Examples
     --------
@@ -611,6 +615,7 @@ class FamilySpec:
     plot: Optional[str] = None
     example: Optional[Callable[..., Any]] = None
     fuzz_seeds: Optional[Callable[[], Dict[str, bytes]]] = None
+    generate: Tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

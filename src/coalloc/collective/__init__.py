@@ -109,5 +109,6 @@ _register(
         plot="coalloc.collective.cli",
         example=_spec.example,
         fuzz_seeds=_spec.fuzz_seeds,
+        generate=_spec.GENERATE,
     )
 )

@@ -116,5 +116,6 @@ _register(
         plot="coalloc.loadshare.cli",
         example=_spec.example,
         fuzz_seeds=_spec.fuzz_seeds,
+        generate=_spec.GENERATE,
     )
 )

@@ -137,5 +137,6 @@ _register(
         plot="coalloc.taskmap.cli",
         example=_spec.example,
         fuzz_seeds=_spec.fuzz_seeds,
+        generate=_spec.GENERATE,
     )
 )

@@ -98,3 +98,26 @@ COST_MODEL = {"TaskMapInstance": (3.2e-3, 1.6e-4, 0.60)}
 def cost_size(inst: Instance) -> float:
     """The size the cost model reads: tasks x processors."""
     return float(inst.task_graph.n * inst.resource_graph.n_processors)
+
+
+# ------------------------------------------------------------------ coalloc taskmap generate
+
+
+def _write_table1(path: str, kw: dict, args) -> str:
+    """``write(path, kwargs, args)`` of ``generate``: a Table 1 instance, both graphs."""
+    given = kw["table1_instance"]
+    tasks, resources = generators.table1_instance(**given)
+    meta = {"setup": "table1", "c": given["c"], "seed": given["seed"]}
+    io.write_instance(path, tasks, resources, metadata=meta)
+    return (f"wrote task-mapping instance ({tasks.n} tasks, {resources.n_processors} "
+            f"processors) to {path}")  # fmt: skip
+
+
+def _generate_kinds() -> tuple:
+    from .._shared.family_generate import Generated
+
+    return (Generated("table1", (generators.table1_instance,), _write_table1),)
+
+
+#: What ``coalloc taskmap generate`` writes (its options: the generator's parameters).
+GENERATE = _generate_kinds()

@@ -78,5 +78,6 @@ _register(
         plot="coalloc.testbed.cli",
         example=_spec.example,
         fuzz_seeds=_spec.fuzz_seeds,
+        generate=_spec.GENERATE,
     )
 )
