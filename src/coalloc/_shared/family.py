@@ -490,6 +490,11 @@ class FileFormat:
     dump : callable, optional
         For the format of a problem kind's instance files: ``dump(instance) -> dict``, the
         document the family's writer makes of an instance (the file round trip).
+    option : str, optional
+        The word of the shared ``--format`` option that reads files of this format
+        (``"json"``; :func:`coalloc._shared.formats_line.format_options`); "": none.
+    detect : tuple of str, optional
+        The kinds :func:`coalloc._shared.sniff.sniff` gives its files (default ``json``).
 
     Examples
     --------
@@ -506,6 +511,8 @@ class FileFormat:
     envelopes: Tuple[Envelope, ...] = ()
     examples: Optional[Callable[[], List[dict]]] = None
     dump: Optional[Callable[[Any], dict]] = None
+    option: str = ""
+    detect: Tuple[str, ...] = ()
 
     def envelope_entries(self) -> Tuple[Envelope, ...]:
         """The envelopes the reader checks (``schema`` itself when none were given).
@@ -591,6 +598,10 @@ class FamilySpec:
     fuzz_seeds : callable, optional
         ``fuzz_seeds() -> {file name: bytes}``: small valid instance files of its formats,
         the seeds of the fuzzers' ``instances`` target (``fuzz/make_corpus.py``).
+    line_formats : tuple of LineFormat
+        Its file formats that are no JSON document (``.top``, OR-Library GAP text, METIS
+        ...: :class:`coalloc._shared.formats_line.LineFormat`): reader, writer, detection,
+        ``--format`` word.
     generate : tuple of Generated
         The kinds of file ``coalloc <name> generate`` writes
         (:class:`coalloc._shared.family_generate.Generated`): the command's options are
@@ -615,6 +626,7 @@ class FamilySpec:
     plot: Optional[str] = None
     example: Optional[Callable[..., Any]] = None
     fuzz_seeds: Optional[Callable[[], Dict[str, bytes]]] = None
+    line_formats: Tuple[Any, ...] = ()
     generate: Tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
@@ -628,11 +640,14 @@ class FamilySpec:
             if kind.family != self.name:
                 raise ValueError(f"family {self.name!r}: {kind.__name__}.family is "
                                  f"{kind.family!r}")  # fmt: skip
-        names = [f.name for f in self.formats]
-        if any(not isinstance(f, FileFormat) for f in self.formats):
+        names = [f.name for f in (*self.formats, *self.line_formats)]
+        if any(not isinstance(f, FileFormat) for f in (*self.formats, *self.line_formats)):
             raise TypeError(f"family {self.name!r}: formats must be FileFormat objects")
         if len(set(names)) != len(names):
             raise ValueError(f"family {self.name!r}: a format is listed twice in {names}")
+        if any(f.schema is None for f in self.formats):
+            raise TypeError(f"family {self.name!r}: formats are JSON formats with a schema; "
+                            "a line format goes in line_formats")  # fmt: skip
 
     def file_format(self, name: str) -> Optional[FileFormat]:
         """The family's :class:`FileFormat` called ``name`` (None: not one of its formats).
@@ -724,7 +739,7 @@ def register_family(spec: FamilySpec) -> FamilySpec:
 
 
 def _format_names(spec: FamilySpec) -> set:
-    return {k.format for k in spec.kinds} | {f.name for f in spec.formats}
+    return {k.format for k in spec.kinds} | {f.name for f in (*spec.formats, *spec.line_formats)}
 
 
 def unregister_family(name: str) -> None:

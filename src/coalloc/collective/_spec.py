@@ -55,7 +55,8 @@ _REQUEST = (io.REQUEST_SCHEMA, io.REQUEST_FORMAT, io.VERSION, False)
 
 FORMATS = (
     FileFormat(io.POOL_FORMAT, "a resource pool with advance reservations (Cankar et al.)",
-               io.POOL_SCHEMA, (_POOL,), examples=lambda: _examples("pool")),  # fmt: skip
+               io.POOL_SCHEMA, (_POOL,), examples=lambda: _examples("pool"),
+               option="json"),  # fmt: skip
     FileFormat(io.REQUEST_FORMAT, "a collective request (Cankar et al.)", io.REQUEST_SCHEMA,
                (_REQUEST,), examples=lambda: _examples("request")),  # fmt: skip
     FileFormat(
@@ -65,6 +66,7 @@ FORMATS = (
         ((io.INSTANCE_SCHEMA, io.INSTANCE_FORMAT, io.VERSION, True), _POOL, _REQUEST),
         examples=lambda: _examples("instance"),
         dump=lambda inst: json.loads(written(io.write_instance, inst.pool, inst.request)),
+        option="json",
     ),
     FileFormat(
         io.WORKLOAD_FORMAT,
@@ -132,3 +134,21 @@ def _generated(what: str):
 
 #: What ``coalloc collective generate`` writes (its options: these generators' parameters).
 GENERATE = tuple(_generated(what) for what in ("pool", "request", "instance"))
+
+
+def _line_formats() -> tuple:
+    from .._shared.formats_line import LineFormat
+
+    return (
+        LineFormat("csv.pool", "a CSV pool", option="csv", detect=("text",),
+                   read=io.read_pool_csv, suffixes=(".csv",)),
+        LineFormat(io.SNAPSHOT_FORMAT, "a pool snapshot (.npz)", option="npz", detect=("npz",),
+                   read=io.read_pool_snapshot, write=io.write_pool_snapshot,
+                   suffixes=(".npz",)),
+        LineFormat("swf.log", "a Standard Workload Format log", option="swf",
+                   detect=("swf",), read=io.read_swf, suffixes=(".swf",)),
+    )  # fmt: skip
+
+
+#: The formats that are no JSON document: the pool's CSV and snapshot, the SWF log.
+LINE_FORMATS = _line_formats()

@@ -42,6 +42,7 @@ FORMATS = (
         ((io.INSTANCE_SCHEMA, io.INSTANCE_FORMAT, 1, False),),
         examples=_examples,
         dump=_dump,
+        option="json",
     ),
 )
 

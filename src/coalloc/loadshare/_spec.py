@@ -51,6 +51,7 @@ FORMATS = (
         ((io.PROBLEM_SCHEMA, io.FORMAT, io.VERSION, False),),
         examples=_problems,
         dump=lambda inst: json.loads(written(io.write_problem, inst.problem)),
+        option="loadshare",
     ),
     FileFormat(
         solvers.GAP_FORMAT,
@@ -59,6 +60,7 @@ FORMATS = (
         ((solvers.GAP_SCHEMA, solvers.GAP_FORMAT, solvers.GAP_VERSION, False),),
         examples=_gaps,
         dump=lambda inst: json.loads(json.dumps(solvers.gap_to_dict(inst.instance))),
+        option="json",
     ),
 )
 
@@ -127,3 +129,15 @@ def _generate_kinds() -> tuple:
 
 #: What ``coalloc loadshare generate`` writes (its options: these generators' parameters).
 GENERATE = _generate_kinds()
+
+
+def _line_formats() -> tuple:
+    from .._shared.formats_line import LineFormat
+
+    return (LineFormat("orlib.gap", "OR-Library GAP text", option="orlib",
+                       detect=("orlib-gap", "text"), read=io.read_gap, write=io.write_gap,
+                       suffixes=(".txt",)),)  # fmt: skip
+
+
+#: The GAP's OR-Library text (one instance, or several with their count first).
+LINE_FORMATS = _line_formats()

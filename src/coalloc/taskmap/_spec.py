@@ -66,6 +66,7 @@ FORMATS = (
         _TASKS,
         ((_TASKS, io.TASKGRAPH_FORMAT, io.VERSION, False),),
         examples=lambda: _examples(io.write_task_graph),
+        option="json",
     ),
     FileFormat(
         io.RESOURCEGRAPH_FORMAT,
@@ -85,6 +86,7 @@ FORMATS = (
         ),
         examples=lambda: _examples(io.write_instance),
         dump=lambda inst: json.loads(written(io.write_instance, *inst)),
+        option="json",
     ),
 )
 
@@ -121,3 +123,19 @@ def _generate_kinds() -> tuple:
 
 #: What ``coalloc taskmap generate`` writes (its options: the generator's parameters).
 GENERATE = _generate_kinds()
+
+
+def _line_formats() -> tuple:
+    from .._shared.formats_line import LineFormat
+
+    return (
+        LineFormat("metis.graph", "a METIS graph", option="metis", detect=("metis",),
+                   read=io.read_metis_graph, write=io.write_metis_graph,
+                   suffixes=(".graph", ".metis")),
+        LineFormat("scotch.graph", "a Scotch graph", option="scotch", detect=("scotch",),
+                   read=io.read_scotch_graph, suffixes=(".grf",)),
+    )  # fmt: skip
+
+
+#: The task graph's line formats (METIS, Scotch); the package writes METIS only.
+LINE_FORMATS = _line_formats()

@@ -58,6 +58,7 @@ FORMATS = (
         ((io.INSTANCE_SCHEMA, io.INSTANCE_FORMAT, 1, False),),
         examples=_examples,
         dump=lambda inst: json.loads(written(io.write_instance, *inst)),
+        option="json",
     ),
 )
 
@@ -109,3 +110,20 @@ def _generate_kinds() -> tuple:
 
 #: What ``coalloc testbed generate`` writes (its options: these generators' parameters).
 GENERATE = _generate_kinds()
+
+
+def _line_formats() -> tuple:
+    from .._shared.formats_line import LineFormat
+
+    return (
+        LineFormat("emulab.top", "Emulab .top text (an experiment)", option="emulab",
+                   detect=("top", "emulab", "text"), read=io.read_top,
+                   write=io.write_top, suffixes=(".top",)),
+        LineFormat("emulab.ptop", "Emulab .ptop text (a testbed)", option="emulab",
+                   detect=("ptop", "emulab", "text"), read=io.read_ptop,
+                   write=io.write_ptop, suffixes=(".ptop",)),
+    )  # fmt: skip
+
+
+#: The Emulab line formats: an experiment (``.top``) and a testbed (``.ptop``).
+LINE_FORMATS = _line_formats()
