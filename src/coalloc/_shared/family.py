@@ -1,9 +1,9 @@
 """The family protocol: the one base of every family's ``Instance``, and the list of families.
 
-Why over 800 lines: one idea, the protocol every family implements and the registry that
-reads it; about half of the file is the numpydoc of the base's public methods, which each
-family's ``Instance`` inherits (splitting the base from its registry would put the
-protocol's two halves, what a family declares and who reads it, in two files).
+The parts a spec is made of live beside it: the file formats
+(:mod:`coalloc._shared.formats_file`, :mod:`coalloc._shared.formats_line`) and what
+``generate`` writes (:mod:`coalloc._shared.family_generate`); :class:`FileFormat` and
+:func:`written` stay importable from here.
 
 A **family** is a folder ``coalloc/<family>/`` that solves one kind of problem. What the
 rest of the package (the batch layer, the ``coalloc`` command, the API reference) needs
@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from .constraints import validate
+from .formats_file import Envelope, FileFormat, written  # noqa: F401 - the spec's parts
 from .params import check_keywords, check_method
 from .result import Report, Result
 
@@ -456,109 +457,6 @@ def renamed_keyword(func: Callable[..., Any], old: str, new: str) -> Callable[..
 
 
 # ------------------------------------------------------------------ the list of families
-
-
-#: ``(object of a schema, format, version, format_required)``: an object of a format's checker
-#: definition whose ``"format"``/``"version"`` envelope the reader checks.
-Envelope = Tuple[Any, str, int, bool]
-
-
-@dataclass(frozen=True)
-class FileFormat:
-    """A JSON file format of a family: its checker definition, envelopes and examples.
-
-    The published JSON Schema of the format (``coalloc.formats``, ``coalloc schema``) is
-    generated from ``schema`` and ``envelopes``; the schema tests and
-    :func:`coalloc.testing.check_family` check that the examples are read, and that a JSON
-    Schema validator and the readers' checker agree on them.
-
-    Parameters
-    ----------
-    name : str
-        The ``"format"`` key of the files (``"coalloc.collective.pool"``).
-    description : str
-        One line: what a file of this format holds (the schema's title, ``coalloc schema``).
-    schema : coalloc._shared.schema.Spec
-        The checker definition the family's reader checks a parsed file with.
-    envelopes : tuple of (Spec, str, int, bool)
-        Every object of ``schema`` whose envelope the reader checks, as
-        ``(object, format, version, format_required)``; empty: ``schema`` itself, with
-        ``(name, 1, False)``.
-    examples : callable, optional
-        ``examples() -> list of dict``: documents of this format written by the family's
-        writers (small, deterministic).
-    dump : callable, optional
-        For the format of a problem kind's instance files: ``dump(instance) -> dict``, the
-        document the family's writer makes of an instance (the file round trip).
-    option : str, optional
-        The word of the shared ``--format`` option that reads files of this format
-        (``"json"``; :func:`coalloc._shared.formats_line.format_options`); "": none.
-    detect : tuple of str, optional
-        The kinds :func:`coalloc._shared.sniff.sniff` gives its files (default ``json``).
-
-    Examples
-    --------
-    >>> from coalloc._shared.family import FileFormat
-    >>> from coalloc._shared.schema import Int, Obj
-    >>> fmt = FileFormat("toy.count", "a count", Obj({"n": (Int(lo=0), True)}))
-    >>> [(f, v, r) for _, f, v, r in fmt.envelope_entries()]
-    [('toy.count', 1, False)]
-    """
-
-    name: str
-    description: str
-    schema: Any
-    envelopes: Tuple[Envelope, ...] = ()
-    examples: Optional[Callable[[], List[dict]]] = None
-    dump: Optional[Callable[[Any], dict]] = None
-    option: str = ""
-    detect: Tuple[str, ...] = ()
-
-    def envelope_entries(self) -> Tuple[Envelope, ...]:
-        """The envelopes the reader checks (``schema`` itself when none were given).
-
-        Returns
-        -------
-        tuple of (Spec, str, int, bool)
-            ``(object, format, version, format_required)`` entries.
-
-        Examples
-        --------
-        >>> from coalloc._shared.family import families
-        >>> fmt = families()["loadshare"].formats[-1]
-        >>> fmt.name, len(fmt.envelope_entries())
-        ('coalloc.loadshare.gap', 1)
-        """
-        return self.envelopes or ((self.schema, self.name, 1, False),)
-
-
-def written(writer: Callable[..., None], *args: Any, **kwargs: Any) -> bytes:
-    """The bytes a family's file writer writes (``writer(file, *args, **kwargs)``).
-
-    Parameters
-    ----------
-    writer : callable
-        A writer that takes an open text file first (``write_instance``).
-    *args, **kwargs
-        What the writer takes after the file.
-
-    Returns
-    -------
-    bytes
-        The file's content, UTF-8.
-
-    Examples
-    --------
-    >>> import json
-    >>> from coalloc._shared.family import written
-    >>> written(lambda fh, doc: fh.write(json.dumps(doc)), {"n": 1})
-    b'{"n": 1}'
-    """
-    import io
-
-    buf = io.StringIO()
-    writer(buf, *args, **kwargs)
-    return buf.getvalue().encode()
 
 
 @dataclass(frozen=True)

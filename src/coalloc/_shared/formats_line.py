@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from .family import FileFormat
+from .formats_file import FileFormat
 
 __all__ = ["LineFormat", "format_options", "line_formats"]
 
