@@ -244,22 +244,22 @@ def test_a_generators_pair_relations_are_refused(func, kwargs, message):
 
 # ------------------------------------------------------- the generate commands' options
 
-#: ``coalloc FAMILY generate``'s options -> the generator entries they feed
-#: ``(generator, parameter)``: the first is the one the option's type is made from, the
-#: others must agree with it (ctaap's ``--n-tasks`` feeds fig2 and fig3).
-GENERATE_OPTIONS = {
-    ("ctaap", "--range-factor"): [("fig2", "range_factor")],
-    ("ctaap", "--n-tasks"): [("fig2", "n_tasks"), ("fig3", "n_tasks")],
-    ("collective", "--nodes"): [("table1_pool", "n_nodes")],
-    ("collective", "--count"): [("section42_requests", "count")],
-    ("loadshare", "--nodes"): [("paper_setup", "n_nodes")],
-    ("loadshare", "--arrival"): [("paper_setup", "arrival")],
-    ("loadshare", "--agents"): [("generate_gap", "m")],
-    ("loadshare", "--items"): [("generate_gap", "n")],
-    ("taskmap", "--c"): [("table1_instance", "c")],
-    ("testbed", "--size"): [("deterlab", "n_pcs"), ("random_topology", "size")],
-    ("testbed", "--switches"): [("deterlab", "n_switches")],
-}
+def _declared_generate_options():
+    """``coalloc FAMILY generate``'s options -> the generator entries they feed
+    ``(generator, parameter)``, as each family's spec declares them (issue 37: the options
+    are built from the declaration, :func:`coalloc.cli._generate.generate_options`): the
+    first is the one the option's type is made from, the others must agree with it
+    (ctaap's ``--n-tasks`` feeds fig2 and fig3)."""
+    from coalloc.cli._generate import generate_options
+
+    out = {}
+    for fam, spec in families().items():
+        for flag, fed in generate_options(spec.generate).items():
+            out[(fam, flag)] = list(dict.fromkeys((g.__name__, p) for _, g, p, _ in fed))
+    return out
+
+
+GENERATE_OPTIONS = _declared_generate_options()
 
 #: generate options no generator table holds, and why (what types them instead).
 GENERATE_UNTABLED = {

@@ -13,6 +13,7 @@ import importlib
 import itertools
 import json
 from dataclasses import dataclass
+from numbers import Integral
 from typing import Any, List, NamedTuple, Optional
 
 import numpy as np
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 
 import coalloc
 from coalloc import FamilyInstance, Report, Result, solve_many
+from coalloc._shared.constraints import Interval, checked
 from coalloc._shared.family import (
     FamilySpec,
     FileFormat,
@@ -32,6 +34,7 @@ from coalloc._shared.family import (
     register_family,
     unregister_family,
 )
+from coalloc._shared.family_generate import Generated
 from coalloc._shared.jsonio import InstanceError, check_envelope
 from coalloc._shared.params import check_method
 from coalloc._shared.params import time_limit as check_time_limit
@@ -202,14 +205,41 @@ def add_plot(fams) -> None:
     p.set_defaults(func=run)
 
 
+#: The toy generator's parameters, declared once (as every family's ``GENERATORS``).
+GENERATORS = {"toy_knapsack": {"n_items": [Interval(Integral, 1, 50)]}}
+
+
+@checked(__name__, "toy_knapsack", tables="GENERATORS")
+def toy_knapsack(n_items: int = 8, *, seed: int = 0) -> KnapsackInstance:
+    """A random toy knapsack.
+
+    Parameters
+    ----------
+    n_items : int
+        Items to choose from.
+    seed : int
+        Seed of the values and weights.
+    """
+    return random_instance(seed, n_items)
+
+
+def _write_toy(path: str, kw: dict, args) -> str:
+    inst = toy_knapsack(**kw["toy_knapsack"])
+    with open(path, "w") as fh:
+        json.dump(to_dict(inst), fh)
+    return f"wrote a toy knapsack ({len(inst.items.values)} items) to {path}"
+
+
 def toy_spec() -> FamilySpec:
-    """The toy family's whole spec: kinds, a file format, an example, a plot command."""
+    """The toy family's whole spec: kinds, a file format, an example, a plot command, what
+    ``generate`` writes."""
     fmt = FileFormat("toy.knapsack.instance", "a toy 0/1 knapsack: values, weights, capacity",
                      TOY_SCHEMA, examples=lambda: [to_dict(random_instance(1))],
                      dump=to_dict)  # fmt: skip
     return FamilySpec("knapsack", "Toy knapsack", "a toy 0/1 knapsack", (KnapsackInstance,),
                       formats=(fmt,), plot=__name__,
-                      example=lambda seed=0: random_instance(seed))  # fmt: skip
+                      example=lambda seed=0: random_instance(seed),
+                      generate=(Generated("random", (toy_knapsack,), _write_toy),))  # fmt: skip
 
 
 @pytest.fixture
@@ -290,6 +320,15 @@ def test_toy_family_command_group(toy_family, tmp_path, capsys):
     assert [x["status"] for x in lines] == ["infeasible", "infeasible"]
     assert lines[0]["verify"]["solution"] is False and not lines[0]["ok"]
     assert main(["knapsack", "solve-batch", str(path), "--no-progress", "-o", str(out)]) == 0
+    # generate: from the spec's declaration alone (no CLI module), the API's instance
+    made = tmp_path / "made.json"
+    assert main(["knapsack", "generate", "--n-items", "5", "--seed", "3", "-o", str(made)]) == 0
+    assert json.loads(made.read_text()) == to_dict(random_instance(3, 5))
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["knapsack", "generate", "--n-items", "0", "-o", str(tmp_path / "no.json")])
+    assert exc.value.code == 2 and "n_items must be" in capsys.readouterr().err
+    assert not (tmp_path / "no.json").exists()
     # once unregistered, the group is gone
     unregister_family("knapsack")
     with pytest.raises(SystemExit):

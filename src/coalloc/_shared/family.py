@@ -1,9 +1,9 @@
 """The family protocol: the one base of every family's ``Instance``, and the list of families.
 
-Why over 800 lines: one idea, the protocol every family implements and the registry that
-reads it; about half of the file is the numpydoc of the base's public methods, which each
-family's ``Instance`` inherits (splitting the base from its registry would put the
-protocol's two halves, what a family declares and who reads it, in two files).
+The parts a spec is made of live beside it: the file formats
+(:mod:`coalloc._shared.formats_file`, :mod:`coalloc._shared.formats_line`) and what
+``generate`` writes (:mod:`coalloc._shared.family_generate`); :class:`FileFormat` and
+:func:`written` stay importable from here.
 
 A **family** is a folder ``coalloc/<family>/`` that solves one kind of problem. What the
 rest of the package (the batch layer, the ``coalloc`` command, the API reference) needs
@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from .constraints import validate
+from .formats_file import Envelope, FileFormat, written  # noqa: F401 - the spec's parts
 from .params import check_keywords, check_method
 from .result import Report, Result
 
@@ -458,102 +459,6 @@ def renamed_keyword(func: Callable[..., Any], old: str, new: str) -> Callable[..
 # ------------------------------------------------------------------ the list of families
 
 
-#: ``(object of a schema, format, version, format_required)``: an object of a format's checker
-#: definition whose ``"format"``/``"version"`` envelope the reader checks.
-Envelope = Tuple[Any, str, int, bool]
-
-
-@dataclass(frozen=True)
-class FileFormat:
-    """A JSON file format of a family: its checker definition, envelopes and examples.
-
-    The published JSON Schema of the format (``coalloc.formats``, ``coalloc schema``) is
-    generated from ``schema`` and ``envelopes``; the schema tests and
-    :func:`coalloc.testing.check_family` check that the examples are read, and that a JSON
-    Schema validator and the readers' checker agree on them.
-
-    Parameters
-    ----------
-    name : str
-        The ``"format"`` key of the files (``"coalloc.collective.pool"``).
-    description : str
-        One line: what a file of this format holds (the schema's title, ``coalloc schema``).
-    schema : coalloc._shared.schema.Spec
-        The checker definition the family's reader checks a parsed file with.
-    envelopes : tuple of (Spec, str, int, bool)
-        Every object of ``schema`` whose envelope the reader checks, as
-        ``(object, format, version, format_required)``; empty: ``schema`` itself, with
-        ``(name, 1, False)``.
-    examples : callable, optional
-        ``examples() -> list of dict``: documents of this format written by the family's
-        writers (small, deterministic).
-    dump : callable, optional
-        For the format of a problem kind's instance files: ``dump(instance) -> dict``, the
-        document the family's writer makes of an instance (the file round trip).
-
-    Examples
-    --------
-    >>> from coalloc._shared.family import FileFormat
-    >>> from coalloc._shared.schema import Int, Obj
-    >>> fmt = FileFormat("toy.count", "a count", Obj({"n": (Int(lo=0), True)}))
-    >>> [(f, v, r) for _, f, v, r in fmt.envelope_entries()]
-    [('toy.count', 1, False)]
-    """
-
-    name: str
-    description: str
-    schema: Any
-    envelopes: Tuple[Envelope, ...] = ()
-    examples: Optional[Callable[[], List[dict]]] = None
-    dump: Optional[Callable[[Any], dict]] = None
-
-    def envelope_entries(self) -> Tuple[Envelope, ...]:
-        """The envelopes the reader checks (``schema`` itself when none were given).
-
-        Returns
-        -------
-        tuple of (Spec, str, int, bool)
-            ``(object, format, version, format_required)`` entries.
-
-        Examples
-        --------
-        >>> from coalloc._shared.family import families
-        >>> fmt = families()["loadshare"].formats[-1]
-        >>> fmt.name, len(fmt.envelope_entries())
-        ('coalloc.loadshare.gap', 1)
-        """
-        return self.envelopes or ((self.schema, self.name, 1, False),)
-
-
-def written(writer: Callable[..., None], *args: Any, **kwargs: Any) -> bytes:
-    """The bytes a family's file writer writes (``writer(file, *args, **kwargs)``).
-
-    Parameters
-    ----------
-    writer : callable
-        A writer that takes an open text file first (``write_instance``).
-    *args, **kwargs
-        What the writer takes after the file.
-
-    Returns
-    -------
-    bytes
-        The file's content, UTF-8.
-
-    Examples
-    --------
-    >>> import json
-    >>> from coalloc._shared.family import written
-    >>> written(lambda fh, doc: fh.write(json.dumps(doc)), {"n": 1})
-    b'{"n": 1}'
-    """
-    import io
-
-    buf = io.StringIO()
-    writer(buf, *args, **kwargs)
-    return buf.getvalue().encode()
-
-
 @dataclass(frozen=True)
 class FamilySpec:
     """What the package needs to know about a family (see :func:`register_family`).
@@ -591,6 +496,14 @@ class FamilySpec:
     fuzz_seeds : callable, optional
         ``fuzz_seeds() -> {file name: bytes}``: small valid instance files of its formats,
         the seeds of the fuzzers' ``instances`` target (``fuzz/make_corpus.py``).
+    line_formats : tuple of LineFormat
+        Its file formats that are no JSON document (``.top``, OR-Library GAP text, METIS
+        ...: :class:`coalloc._shared.formats_line.LineFormat`): reader, writer, detection,
+        ``--format`` word.
+    generate : tuple of Generated
+        The kinds of file ``coalloc <name> generate`` writes
+        (:class:`coalloc._shared.family_generate.Generated`): the command's options are
+        built from their generators' parameters (:mod:`coalloc.cli._generate`).
 
     Examples
     --------
@@ -611,6 +524,8 @@ class FamilySpec:
     plot: Optional[str] = None
     example: Optional[Callable[..., Any]] = None
     fuzz_seeds: Optional[Callable[[], Dict[str, bytes]]] = None
+    line_formats: Tuple[Any, ...] = ()
+    generate: Tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -623,11 +538,14 @@ class FamilySpec:
             if kind.family != self.name:
                 raise ValueError(f"family {self.name!r}: {kind.__name__}.family is "
                                  f"{kind.family!r}")  # fmt: skip
-        names = [f.name for f in self.formats]
-        if any(not isinstance(f, FileFormat) for f in self.formats):
+        names = [f.name for f in (*self.formats, *self.line_formats)]
+        if any(not isinstance(f, FileFormat) for f in (*self.formats, *self.line_formats)):
             raise TypeError(f"family {self.name!r}: formats must be FileFormat objects")
         if len(set(names)) != len(names):
             raise ValueError(f"family {self.name!r}: a format is listed twice in {names}")
+        if any(f.schema is None for f in self.formats):
+            raise TypeError(f"family {self.name!r}: formats are JSON formats with a schema; "
+                            "a line format goes in line_formats")  # fmt: skip
 
     def file_format(self, name: str) -> Optional[FileFormat]:
         """The family's :class:`FileFormat` called ``name`` (None: not one of its formats).
@@ -719,7 +637,7 @@ def register_family(spec: FamilySpec) -> FamilySpec:
 
 
 def _format_names(spec: FamilySpec) -> set:
-    return {k.format for k in spec.kinds} | {f.name for f in spec.formats}
+    return {k.format for k in spec.kinds} | {f.name for f in (*spec.formats, *spec.line_formats)}
 
 
 def unregister_family(name: str) -> None:

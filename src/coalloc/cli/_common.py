@@ -14,7 +14,7 @@ import math
 import re
 import sys
 from numbers import Integral
-from typing import Any, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 __all__ = [
     "Parser",
@@ -40,7 +40,7 @@ __all__ = [
     "describe_gap",
     "add_batch_options",
     "run_batch",
-    "FORMATS",
+    "format_table",
     "add_format",
     "read_as",
 ]
@@ -643,20 +643,17 @@ def add_verbose(p: argparse.ArgumentParser) -> None:
 
 # ------------------------------------------------------------------ --format (issue 39)
 
-#: Every ``--format`` name: what it reads (for the help and the messages) and the kinds
-#: :func:`coalloc._shared.sniff.sniff` gives a file of that format (a file of one of them
-#: that the reader refuses is a malformed file of the format: the reader's own message).
-FORMATS = {
-    "json": ("JSON", ("json",)),
-    "loadshare": ("a load-sharing problem (coalloc.loadshare.instance JSON)", ("json",)),
-    "orlib": ("OR-Library GAP text", ("orlib-gap", "text")),
-    "metis": ("a METIS graph", ("metis",)),
-    "scotch": ("a Scotch graph", ("scotch",)),
-    "emulab": ("Emulab .top/.ptop text", ("top", "ptop", "emulab", "text")),
-    "csv": ("a CSV pool", ("text",)),
-    "npz": ("a pool snapshot (.npz)", ("npz",)),
-    "swf": ("a Standard Workload Format log", ("swf",)),
-}
+def format_table() -> Dict[str, Tuple[str, Tuple[str, ...]]]:
+    """Every ``--format`` name: what it reads (for the help and the messages) and the kinds
+    :func:`coalloc._shared.sniff.sniff` gives a file of that format (a file of one of them
+    that the reader refuses is a malformed file of the format: the reader's own message).
+
+    Read from the families' specs (issue 37): their JSON formats' ``option`` and their line
+    formats (:func:`coalloc._shared.formats_line.format_options`).
+    """
+    from .._shared.formats_line import format_options
+
+    return format_options()
 
 
 def add_format(p: argparse.ArgumentParser, formats: Sequence[str], what: str) -> argparse.Action:
@@ -672,7 +669,7 @@ def add_format(p: argparse.ArgumentParser, formats: Sequence[str], what: str) ->
     p : argparse.ArgumentParser
         The subcommand's parser.
     formats : sequence of str
-        The names the command reads (keys of :data:`FORMATS`).
+        The names the command reads (keys of :func:`format_table`).
     what : str
         The file the option is about, for the help (``"the task graph"``).
 
@@ -681,10 +678,11 @@ def add_format(p: argparse.ArgumentParser, formats: Sequence[str], what: str) ->
     argparse.Action
         The option (``dest`` ``format``, default None).
     """
-    unknown = [f for f in formats if f not in FORMATS]
+    table = format_table()
+    unknown = [f for f in formats if f not in table]
     if unknown:
-        raise ValueError(f"formats must be among {sorted(FORMATS)}, got {unknown}")
-    names = "; ".join(f"{f}: {FORMATS[f][0]}" for f in formats)
+        raise ValueError(f"formats must be among {sorted(table)}, got {unknown}")
+    names = "; ".join(f"{f}: {table[f][0]}" for f in formats)
     return p.add_argument(
         "--format", default=None, choices=list(formats),
         help=f"read {what} as this format ({names}); default: recognised by its content, "
@@ -697,7 +695,7 @@ def read_as(path: Any, fmt: Optional[str], reader: Any, *, command: str, expecte
     """``reader(path)``, the format forced by ``--format fmt`` (None: not forced).
 
     A file the reader refuses is said in one line. When the file's content looks like the
-    forced format (``kinds``, by default the format's in :data:`FORMATS`), it is a malformed
+    forced format (``kinds``, by default the format's in :func:`format_table`), it is a malformed
     file of that format: the reader's own message (file, line, token). Otherwise the format
     was the wrong one: ``"X looks like ...; CMD expects ..., as --format F says: ..."``
     with the reader's message after it.
@@ -707,7 +705,7 @@ def read_as(path: Any, fmt: Optional[str], reader: Any, *, command: str, expecte
     path : str or path-like
         The file.
     fmt : str or None
-        The forced format (a key of :data:`FORMATS`), or None.
+        The forced format (a key of :func:`format_table`), or None.
     reader : callable
         Reads ``path`` in that format.
     command : str
@@ -735,7 +733,7 @@ def read_as(path: Any, fmt: Optional[str], reader: Any, *, command: str, expecte
         return reader(path)
     except ValueError as exc:  # InstanceError among them
         found = sniff(path)
-        ok = FORMATS[fmt][1] if kinds is None else kinds
+        ok = format_table()[fmt][1] if kinds is None else kinds
         if found.kind == "missing" or found.kind in ok:
             raise
         said = " ".join(str(exc).split())

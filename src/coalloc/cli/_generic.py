@@ -3,7 +3,9 @@
 A registered family whose :class:`~coalloc._shared.family.FamilySpec` names no ``cli``
 module gets ``coalloc <family> solve FILE`` (solve one instance file, print the result and
 its verification as one JSON line) and ``coalloc <family> solve-batch FILE... -o OUT`` (the
-batch runner every family shares), both from its ``FamilyInstance`` kinds alone.
+batch runner every family shares), both from its ``FamilyInstance`` kinds alone, and, when
+its spec declares what ``generate`` writes (``spec.generate``), ``coalloc <family> generate
+[KIND] [options] -o FILE`` with the options of its generators (:mod:`coalloc.cli._generate`).
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ class GenericGroup:
         return common.run_batch(args, self.spec.name)
 
     def add_commands(self, sub: Any) -> None:
-        """Add ``solve`` and ``solve-batch`` for the family to ``sub``."""
+        """Add ``solve``, ``solve-batch`` (and ``generate``, if declared) for the family to
+        ``sub``."""
         methods = kind_methods(self.spec)
         p = sub.add_parser("solve", help="solve one instance file; print result and check (JSON)")
         formats = ", ".join(k.format for k in self.spec.kinds)
@@ -70,3 +73,10 @@ class GenericGroup:
         p = sub.add_parser("solve-batch", help="solve many instance files in parallel")
         common.add_batch_options(p, methods, None, "KEY=VALUE")
         p.set_defaults(func=self._cmd_solve_batch)
+
+        if self.spec.generate:
+            from ._generate import add_generate, run_generate
+
+            p = add_generate(sub, self.spec.name, help="write a generated instance file")
+            common.add_output(p, "file to write", required=True)
+            p.set_defaults(func=run_generate)

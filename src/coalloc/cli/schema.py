@@ -1,4 +1,5 @@
-"""``coalloc schema [FORMAT]``: print the published JSON Schema of a file format, or list them.
+"""``coalloc schema [FORMAT] [--all]``: print the published JSON Schema of a file format, or list
+them (``--all``: the line formats too).
 
 The schemas ship with the package (``coalloc.formats``); point an editor or any JSON Schema
 validator at the printed document (``coalloc schema coalloc.instance > instance.schema.json``).
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._shared.formats_line import line_formats
 from ..formats import FORMATS, schema_text
 
 __all__ = ["add_commands"]
@@ -21,6 +23,11 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     print("File formats with a published JSON Schema ('coalloc schema FORMAT' prints one):")
     for name, text in FORMATS.items():
         print(f"  {name:<28} {text}")
+    if not args.all:
+        return 0
+    print("Line formats (no schema; a command's --format WORD forces their reader):")
+    for name, fmt in line_formats().items():
+        print(f"  {name:<34} {fmt.description} (--format {fmt.option})")
     return 0
 
 
@@ -51,4 +58,7 @@ def add_commands(sub) -> None:
     p.add_argument(
         "format", nargs="?", default=None, help="the file's format key (without one: list them)"
     )
+    p.add_argument("--all", action="store_true",
+                   help="also list the line formats (.top, OR-Library GAP, METIS ...), which "
+                   "have no schema, with the --format word that reads each")  # fmt: skip
     p.set_defaults(func=_cmd_schema)

@@ -55,7 +55,8 @@ _REQUEST = (io.REQUEST_SCHEMA, io.REQUEST_FORMAT, io.VERSION, False)
 
 FORMATS = (
     FileFormat(io.POOL_FORMAT, "a resource pool with advance reservations (Cankar et al.)",
-               io.POOL_SCHEMA, (_POOL,), examples=lambda: _examples("pool")),  # fmt: skip
+               io.POOL_SCHEMA, (_POOL,), examples=lambda: _examples("pool"),
+               option="json"),  # fmt: skip
     FileFormat(io.REQUEST_FORMAT, "a collective request (Cankar et al.)", io.REQUEST_SCHEMA,
                (_REQUEST,), examples=lambda: _examples("request")),  # fmt: skip
     FileFormat(
@@ -65,6 +66,7 @@ FORMATS = (
         ((io.INSTANCE_SCHEMA, io.INSTANCE_FORMAT, io.VERSION, True), _POOL, _REQUEST),
         examples=lambda: _examples("instance"),
         dump=lambda inst: json.loads(written(io.write_instance, inst.pool, inst.request)),
+        option="json",
     ),
     FileFormat(
         io.WORKLOAD_FORMAT,
@@ -85,3 +87,68 @@ COST_MODEL = {"CollectiveInstance": (0.0, 4.0e-4, 0.013)}
 def cost_size(inst: Instance) -> float:
     """The size the cost model reads: nodes requested x nodes in the pool."""
     return float(inst.request.count * inst.pool.n_nodes)
+
+
+# ------------------------------------------------------------------ coalloc collective generate
+
+
+def _write_generated(what: str):
+    """``write(path, kwargs, args)`` of ``generate pool|request|instance``: a Table 1
+    pool, then (request, instance) the first pair of section 4.2's requests on it, the
+    simple one under ``--simple``."""
+
+    def write(path: str, kw: dict, args) -> str:
+        from .cli import _write_pool
+
+        pool = generators.table1_pool(**kw["table1_pool"])
+        if what == "pool":
+            _write_pool(path, pool, "-o")
+            return (f"wrote a Table 1 pool ({pool.n_nodes} nodes, one day of 5-minute slots) "
+                    f"to {path}")  # fmt: skip
+        given = kw["section42_requests"]
+        simple, coll = generators.section42_requests(pool, **given)[0]
+        req = simple if args.simple else coll
+        if what == "request":
+            io.write_request(path, req)
+        else:
+            io.write_instance(path, pool, req)
+        return (f"wrote a section 4.2 {what} ({'simple' if args.simple else 'collective'}, "
+                f"N = {given['count']}) to {path}")  # fmt: skip
+
+    return write
+
+
+def _generated(what: str):
+    from .._shared.family_generate import Generated
+
+    fixed = {"load": "a pair (a, b) of Beta parameters: the paper's"}
+    gens = (generators.table1_pool,)
+    if what != "pool":
+        gens += (generators.section42_requests,)
+        fixed.update(n_cases="the command writes the first pair: one case is drawn",
+                     labels="a mapping: section 4.2's default")  # fmt: skip
+    return Generated(what, gens, _write_generated(what), flags={"n_nodes": "--nodes"},
+                     defaults={} if what == "pool" else {"count": 5, "n_cases": 1},
+                     fixed=fixed)  # fmt: skip
+
+
+#: What ``coalloc collective generate`` writes (its options: these generators' parameters).
+GENERATE = tuple(_generated(what) for what in ("pool", "request", "instance"))
+
+
+def _line_formats() -> tuple:
+    from .._shared.formats_line import LineFormat
+
+    return (
+        LineFormat("csv.pool", "a CSV pool", option="csv", detect=("text",),
+                   read=io.read_pool_csv, suffixes=(".csv",)),
+        LineFormat(io.SNAPSHOT_FORMAT, "a pool snapshot (.npz)", option="npz", detect=("npz",),
+                   read=io.read_pool_snapshot, write=io.write_pool_snapshot,
+                   suffixes=(".npz",)),
+        LineFormat("swf.log", "a Standard Workload Format log", option="swf",
+                   detect=("swf",), read=io.read_swf, suffixes=(".swf",)),
+    )  # fmt: skip
+
+
+#: The formats that are no JSON document: the pool's CSV and snapshot, the SWF log.
+LINE_FORMATS = _line_formats()

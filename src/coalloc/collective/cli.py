@@ -13,6 +13,7 @@ from .._shared.jsonio import InstanceError, atomic_output, load_json
 from .._shared.result import jsonable
 from .._shared.schema import join_path
 from ..cli import _common as common
+from ..cli._generate import add_generate, run_generate
 from ..cli.explain import add_explain_options, explain_no, explanation_json, explanation_lines
 from ..cli.plot import picture_done, picture_params
 from ..collective import io as cio
@@ -346,25 +347,8 @@ def _cmd_simulate(args) -> int:
     return 0
 
 
-def _cmd_generate(args) -> int:
-    from ..collective import generators
-
-    pool = generators.table1_pool(args.nodes, seed=args.seed)
-    if args.what == "pool":
-        _write_pool(args.output, pool, "-o")
-        print(f"wrote a Table 1 pool ({pool.n_nodes} nodes, one day of 5-minute slots) to "
-              f"{args.output}")  # fmt: skip
-        return 0
-    pairs = generators.section42_requests(pool, args.count, 1, seed=args.seed)
-    simple, coll = pairs[0]
-    req = simple if args.simple else coll
-    if args.what == "request":
-        cio.write_request(args.output, req)
-    else:
-        cio.write_instance(args.output, pool, req)
-    print(f"wrote a section 4.2 {args.what} ({'simple' if args.simple else 'collective'}, "
-          f"N = {args.count}) to {args.output}")  # fmt: skip
-    return 0
+#: ``coalloc collective generate``: built from the spec (:data:`coalloc.collective._spec.GENERATE`).
+_cmd_generate = run_generate
 
 
 def _instance_then_result(args) -> None:
@@ -474,16 +458,9 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     _add_simulate_explain(p)
     p.set_defaults(func=_cmd_simulate)
 
-    p = sub.add_parser("generate", help="write a Table 1 pool, a section 4.2 request or both")
-    p.add_argument("what", choices=("pool", "request", "instance"))
-    from ..collective.generators import GENERATORS  # the options' types (issue 37)
-
-    common.add_table_option(p, "--nodes", GENERATORS["table1_pool"]["n_nodes"], default=606,
-                            name="n_nodes", help="nodes of the pool")  # fmt: skip
-    common.add_table_option(p, "--count", GENERATORS["section42_requests"]["count"], default=5,
-                            help="N of the request")  # fmt: skip
+    p = add_generate(sub, "collective",
+                     help="write a Table 1 pool, a section 4.2 request or both")
     p.add_argument("--simple", action="store_true", help="a simple request (e_i = d_i / N)")
-    common.add_seed(p)
     common.add_output(p, "file to write", required=True)
     p.set_defaults(func=_cmd_generate)
 

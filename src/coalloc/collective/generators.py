@@ -105,6 +105,7 @@ def table1_pool(n_nodes: int = 606, *, n_slots: int = 288, slot_seconds: float =
     n_slots : int
         5-minute slots of usage (288: one day).
     slot_seconds : float
+        Seconds of one slot.
     load : (float, float)
         Parameters of the Beta distribution of the nodes' mean load levels.
     seed : int, optional

@@ -84,5 +84,6 @@ _register(
         plot="coalloc.ctaap.cli",
         example=_spec.example,
         fuzz_seeds=_spec.fuzz_seeds,
+        generate=_spec.GENERATE,
     )
 )

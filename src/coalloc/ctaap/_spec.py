@@ -42,6 +42,7 @@ FORMATS = (
         ((io.INSTANCE_SCHEMA, io.INSTANCE_FORMAT, 1, False),),
         examples=_examples,
         dump=_dump,
+        option="json",
     ),
 )
 
@@ -55,3 +56,36 @@ COST_MODEL = {"CtaapInstance": (6.0e-4, 1.2e-7, 1.04)}
 def cost_size(inst: Instance) -> float:
     """The size the cost model reads: (tasks + communicating pairs) x clusters."""
     return float((inst.request.n + inst.request.n_edges) * inst.offer.m)
+
+
+# ------------------------------------------------------------------ coalloc ctaap generate
+
+
+def _write_generated(setup: str):
+    """``write(path, kwargs, args)`` of ``generate fig2|fig3``: the instance with the
+    setup in its metadata."""
+
+    def write(path: str, kw: dict, args) -> str:
+        given = kw[setup]
+        request, offer = getattr(generators, setup)(**given)
+        meta = {"setup": setup, **({"range_factor": given["range_factor"]} if setup == "fig2"
+                                   else {}), "n_tasks": given["n_tasks"]}  # fmt: skip
+        if args.n_clusters is not None:
+            meta["n_clusters"] = given["n_clusters"]
+        meta["seed"] = given["seed"]
+        io.write_instance(path, request, offer, metadata=meta)
+        return f"wrote {setup} instance ({request.n} tasks, {offer.m} clusters) to {path}"
+
+    return write
+
+
+def _generate_kinds() -> tuple:
+    from .._shared.family_generate import Generated
+
+    return (Generated("fig2", (generators.fig2,), _write_generated("fig2")),
+            Generated("fig3", (generators.fig3,), _write_generated("fig3"),
+                      defaults={"n_tasks": 100}))  # fmt: skip
+
+
+#: What ``coalloc ctaap generate`` writes (its options: these generators' parameters).
+GENERATE = _generate_kinds()

@@ -14,11 +14,11 @@ from .. import ctaap
 from .._shared.jsonio import check_output, protect_inputs
 from .._shared.result import jsonable, relative_gap
 from ..cli import _common as common
+from ..cli._generate import add_generate, run_generate
 from ..cli.explain import add_explain_options, explain_no, explanation_json, explanation_lines
 from ..cli.plot import picture_done, picture_params
-from ..ctaap import generators
 from ..ctaap.constraints import PARAMS, SOLVE_PARAMS
-from ..ctaap.io import read_instance, read_result, write_instance, write_result
+from ..ctaap.io import read_instance, read_result, write_result
 
 __all__ = ["add_commands"]
 
@@ -230,18 +230,8 @@ def _demo_intro(request, offer) -> str:
     )
 
 
-def _cmd_generate(args) -> int:
-    if args.setup == "fig2":
-        n = args.n_tasks if args.n_tasks is not None else 50
-        request, offer = generators.fig2(args.range_factor, n_tasks=n, seed=args.seed)
-        meta = {"setup": "fig2", "range_factor": args.range_factor, "n_tasks": n, "seed": args.seed}
-    else:
-        n = args.n_tasks if args.n_tasks is not None else 100
-        request, offer = generators.fig3(n, seed=args.seed)
-        meta = {"setup": "fig3", "n_tasks": n, "seed": args.seed}
-    write_instance(args.output, request, offer, metadata=meta)
-    print(f"wrote {args.setup} instance ({request.n} tasks, {offer.m} clusters) to {args.output}")
-    return 0
+#: ``coalloc ctaap generate``: built from the spec (:data:`coalloc.ctaap._spec.GENERATE`).
+_cmd_generate = run_generate
 
 
 def _verified_quality(request, offer, result: dict, n_allocated: int, feasible: bool):
@@ -384,15 +374,7 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     _solver_options(p)
     p.set_defaults(func=_cmd_demo)
 
-    p = sub.add_parser("generate", help="write an instance of the paper's experiments")
-    p.add_argument("setup", choices=["fig2", "fig3"])
-    # typed from the generators' tables (issue 37): fig2's and fig3's n_tasks are one entry
-    fig = generators.GENERATORS
-    common.add_table_option(p, "--range-factor", fig["fig2"]["range_factor"], default=1,
-                            help="fig2: offer range 1..100*r")  # fmt: skip
-    common.add_table_option(p, "--n-tasks", fig["fig2"]["n_tasks"], default=None,
-                            help="number of tasks (default: fig2 50, fig3 100)")  # fmt: skip
-    common.add_seed(p)
+    p = add_generate(sub, "ctaap", help="write an instance of the paper's experiments")
     common.add_output(p, "instance file to write", required=True)
     p.set_defaults(func=_cmd_generate)
 

@@ -169,7 +169,9 @@ def fig2(range_factor: int = 1, *, n_tasks: int = 50, n_clusters: int = 5, seed=
     range_factor : int, default 1
         ``r``: offer properties and bandwidths are uniform in ``1..100*r``.
     n_tasks : int, default 50
+        Number of tasks.
     n_clusters : int, default 5
+        Number of clusters of the offer.
     seed : int, optional
 
     Returns
@@ -202,6 +204,7 @@ def fig3(n_tasks: int, *, n_clusters: int = 5, seed=0):
     n_tasks : int
         Number of tasks; cluster capacities are uniform in ``1..max(1, n_tasks // 5)``.
     n_clusters : int, default 5
+        Number of clusters of the offer.
     seed : int, optional
 
     Returns

@@ -116,5 +116,7 @@ _register(
         plot="coalloc.loadshare.cli",
         example=_spec.example,
         fuzz_seeds=_spec.fuzz_seeds,
+        line_formats=_spec.LINE_FORMATS,
+        generate=_spec.GENERATE,
     )
 )

@@ -51,6 +51,7 @@ FORMATS = (
         ((io.PROBLEM_SCHEMA, io.FORMAT, io.VERSION, False),),
         examples=_problems,
         dump=lambda inst: json.loads(written(io.write_problem, inst.problem)),
+        option="loadshare",
     ),
     FileFormat(
         solvers.GAP_FORMAT,
@@ -59,6 +60,7 @@ FORMATS = (
         ((solvers.GAP_SCHEMA, solvers.GAP_FORMAT, solvers.GAP_VERSION, False),),
         examples=_gaps,
         dump=lambda inst: json.loads(json.dumps(solvers.gap_to_dict(inst.instance))),
+        option="json",
     ),
 )
 
@@ -75,3 +77,67 @@ def cost_size(inst: object) -> float:
         return float(inst.problem.n_jobs * inst.problem.n_nodes)
     gap = inst.instance  # type: ignore[attr-defined]
     return float(gap.m * gap.n)
+
+
+# ------------------------------------------------------------------ coalloc loadshare generate
+
+
+def _write_paper(path: str, kw: dict, args) -> str:
+    """``write(path, kwargs, args)`` of ``generate paper``: the Fig. 5 grid, as JSON."""
+    if not path.lower().endswith(".json"):
+        raise ValueError(
+            f"{path}: a load-sharing problem is written as JSON "
+            "(coalloc.loadshare.instance): name the file *.json"
+        )
+    given = kw["paper_setup"]
+    prob = generators.paper_setup(**given)
+    meta = {"setup": "fig5", "seed": given["seed"], "arrival": given["arrival"]}
+    io.write_problem(path, prob, metadata=meta)
+    return f"wrote load-sharing problem ({prob.n_nodes} nodes, {prob.n_jobs} jobs) to {path}"
+
+
+def _write_gap(path: str, kw: dict, args) -> str:
+    """``write(path, kwargs, args)`` of ``generate a|b|c|d``: ``--count`` GAP instances
+    (seeds ``seed``, ``seed + 1``, ...), JSON for ``*.json``, else OR-Library text."""
+    given = kw["generate_gap"]
+    seed = given.pop("seed")
+    insts = [generate_gap(**given, seed=seed + k) for k in range(args.count)]
+    written_as = io.write_gap_file(path, insts, multi=args.count > 1 or not args.single)
+    what = ("JSON (coalloc.loadshare.gap, sense min)" if written_as == "json"
+            else "OR-Library text (no sense in the format: minimisation)")  # fmt: skip
+    return (f"wrote {args.count} GAP instance(s) of type {given['kind'].upper()} "
+            f"({given['m']}x{given['n']}) to {path} as {what}")  # fmt: skip
+
+
+def _generate_kinds() -> tuple:
+    from .._shared.family_generate import Generated
+    from .gap.generators import GAP_TYPES
+
+    pairs = "a pair (mean, spread): the paper's"
+    paper = Generated("paper", (generators.paper_setup,), _write_paper,
+                      flags={"n_nodes": "--nodes"},
+                      fixed={"light": pairs, "heavy": pairs,
+                             "job_size": "a pair (low, high): the paper's"})  # fmt: skip
+    gaps = tuple(
+        Generated(t, (generate_gap,), _write_gap, flags={"m": "--agents", "n": "--items"},
+                  defaults={"kind": t, "m": 5, "n": 100},
+                  fixed={"kind": "the type is the command's word"})  # fmt: skip
+        for t in GAP_TYPES
+    )
+    return (paper, *gaps)
+
+
+#: What ``coalloc loadshare generate`` writes (its options: these generators' parameters).
+GENERATE = _generate_kinds()
+
+
+def _line_formats() -> tuple:
+    from .._shared.formats_line import LineFormat
+
+    return (LineFormat("orlib.gap", "OR-Library GAP text", option="orlib",
+                       detect=("orlib-gap", "text"), read=io.read_gap, write=io.write_gap,
+                       suffixes=(".txt",)),)  # fmt: skip
+
+
+#: The GAP's OR-Library text (one instance, or several with their count first).
+LINE_FORMATS = _line_formats()

@@ -14,6 +14,7 @@ from .._shared.jsonio import InstanceError, load_json, write_text_atomic
 from .._shared.result import jsonable, relative_gap
 from .._shared.sniff import expect_json
 from ..cli import _common as common
+from ..cli._generate import add_generate, run_generate
 from ..cli.explain import add_explain_options, explain_no, explanation_json, explanation_lines
 from ..cli.plot import picture_done, picture_params
 from ..loadshare.constraints import GAP_PARAMS, PARAMS
@@ -22,8 +23,6 @@ from ..loadshare.io import (
     orlib_sense,
     read_gap_file,
     read_problem,
-    write_gap_file,
-    write_problem,
 )
 
 __all__ = ["add_commands"]
@@ -199,30 +198,8 @@ def _cmd_gap(args) -> int:
     return 0 if ok else 1
 
 
-def _cmd_generate(args) -> int:
-    if args.kind == "paper":
-        if not args.output.lower().endswith(".json"):
-            raise ValueError(
-                f"{args.output}: a load-sharing problem is written as JSON "
-                "(coalloc.loadshare.instance): name the file *.json"
-            )
-        prob = loadshare.generators.paper_setup(args.nodes, seed=args.seed, arrival=args.arrival)
-        write_problem(
-            args.output,
-            prob,
-            metadata={"setup": "fig5", "seed": args.seed, "arrival": args.arrival},
-        )
-        print(f"wrote load-sharing problem ({prob.n_nodes} nodes, {prob.n_jobs} jobs) "
-              f"to {args.output}")  # fmt: skip
-        return 0
-    insts = [loadshare.generate_gap(args.kind, args.agents, args.items, seed=args.seed + k)
-             for k in range(args.count)]  # fmt: skip
-    written = write_gap_file(args.output, insts, multi=args.count > 1 or not args.single)
-    what = ("JSON (coalloc.loadshare.gap, sense min)" if written == "json"
-            else "OR-Library text (no sense in the format: minimisation)")  # fmt: skip
-    print(f"wrote {args.count} GAP instance(s) of type {args.kind.upper()} "
-          f"({args.agents}x{args.items}) to {args.output} as {what}")  # fmt: skip
-    return 0
+#: ``coalloc loadshare generate``: built from the spec (:data:`coalloc.loadshare._spec.GENERATE`).
+_cmd_generate = run_generate
 
 
 def _result_rows(path: str) -> tuple:
@@ -436,24 +413,9 @@ def add_commands(sub) -> None:
     add_explain_options(p)
     p.set_defaults(func=_cmd_gap)
 
-    p = sub.add_parser("generate", help="write a Fig. 5 grid or GAP instances of type A-D")
-    p.add_argument("kind", choices=["paper", *loadshare.GAP_TYPES])
-    paper = loadshare.generators.GENERATORS["paper_setup"]  # the options' types (issue 37)
-    gap = loadshare.generators.GENERATORS["generate_gap"]
-    common.add_table_option(p, "--nodes", paper["n_nodes"], default=500, name="n_nodes",
-                            help="nodes (paper setup)")  # fmt: skip
-    common.add_table_option(
-        p,
-        "--arrival",
-        paper["arrival"],
-        default=loadshare.generators.ARRIVALS[0],
-        help="when jobs arrive (paper setup; coalloc docs loadshare)",
-    )
-    common.add_table_option(p, "--agents", gap["m"], default=5, name="m", help="agents (GAP)")
-    common.add_table_option(p, "--items", gap["n"], default=100, name="n", help="items (GAP)")
+    p = add_generate(sub, "loadshare", help="write a Fig. 5 grid or GAP instances of type A-D")
     p.add_argument("--count", type=_positive_int, default=1, help="instances (GAP)")
     p.add_argument("--single", action="store_true", help="one-instance layout (no count)")
-    common.add_seed(p)
     common.add_output(
         p,
         "file to write: *.json writes JSON (a GAP: one instance, its sense "

@@ -137,5 +137,7 @@ _register(
         plot="coalloc.taskmap.cli",
         example=_spec.example,
         fuzz_seeds=_spec.fuzz_seeds,
+        line_formats=_spec.LINE_FORMATS,
+        generate=_spec.GENERATE,
     )
 )

@@ -66,6 +66,7 @@ FORMATS = (
         _TASKS,
         ((_TASKS, io.TASKGRAPH_FORMAT, io.VERSION, False),),
         examples=lambda: _examples(io.write_task_graph),
+        option="json",
     ),
     FileFormat(
         io.RESOURCEGRAPH_FORMAT,
@@ -85,6 +86,7 @@ FORMATS = (
         ),
         examples=lambda: _examples(io.write_instance),
         dump=lambda inst: json.loads(written(io.write_instance, *inst)),
+        option="json",
     ),
 )
 
@@ -98,3 +100,42 @@ COST_MODEL = {"TaskMapInstance": (3.2e-3, 1.6e-4, 0.60)}
 def cost_size(inst: Instance) -> float:
     """The size the cost model reads: tasks x processors."""
     return float(inst.task_graph.n * inst.resource_graph.n_processors)
+
+
+# ------------------------------------------------------------------ coalloc taskmap generate
+
+
+def _write_table1(path: str, kw: dict, args) -> str:
+    """``write(path, kwargs, args)`` of ``generate``: a Table 1 instance, both graphs."""
+    given = kw["table1_instance"]
+    tasks, resources = generators.table1_instance(**given)
+    meta = {"setup": "table1", "c": given["c"], "seed": given["seed"]}
+    io.write_instance(path, tasks, resources, metadata=meta)
+    return (f"wrote task-mapping instance ({tasks.n} tasks, {resources.n_processors} "
+            f"processors) to {path}")  # fmt: skip
+
+
+def _generate_kinds() -> tuple:
+    from .._shared.family_generate import Generated
+
+    return (Generated("table1", (generators.table1_instance,), _write_table1),)
+
+
+#: What ``coalloc taskmap generate`` writes (its options: the generator's parameters).
+GENERATE = _generate_kinds()
+
+
+def _line_formats() -> tuple:
+    from .._shared.formats_line import LineFormat
+
+    return (
+        LineFormat("metis.graph", "a METIS graph", option="metis", detect=("metis",),
+                   read=io.read_metis_graph, write=io.write_metis_graph,
+                   suffixes=(".graph", ".metis")),
+        LineFormat("scotch.graph", "a Scotch graph", option="scotch", detect=("scotch",),
+                   read=io.read_scotch_graph, suffixes=(".grf",)),
+    )  # fmt: skip
+
+
+#: The task graph's line formats (METIS, Scotch); the package writes METIS only.
+LINE_FORMATS = _line_formats()

@@ -11,6 +11,7 @@ from .. import taskmap
 from .._shared.jsonio import load_json
 from .._shared.result import jsonable
 from ..cli import _common as common
+from ..cli._generate import add_generate, run_generate
 from ..cli.plot import picture_done, picture_params
 from ..taskmap.constraints import PARAMS as TASKMAP_PARAMS
 from ..taskmap.io import (
@@ -18,7 +19,6 @@ from ..taskmap.io import (
     read_mapping_result,
     read_resource_graph,
     read_task_graph,
-    write_instance,
     write_mapping_result,
 )
 
@@ -211,17 +211,8 @@ def _cmd_verify(args) -> int:
     return 0 if report.ok else 1
 
 
-def _cmd_generate(args) -> int:
-    from ..taskmap import generators
-
-    tasks, resources = generators.table1_instance(args.c, seed=args.seed)
-    meta = {"setup": "table1", "c": args.c, "seed": args.seed}
-    write_instance(args.output, tasks, resources, metadata=meta)
-    print(
-        f"wrote task-mapping instance ({tasks.n} tasks, {resources.n_processors} processors) "
-        f"to {args.output}"
-    )
-    return 0
+#: ``coalloc taskmap generate``: built from the spec (:data:`coalloc.taskmap._spec.GENERATE`).
+_cmd_generate = run_generate
 
 
 def _cmd_solve_batch(args) -> int:
@@ -279,14 +270,8 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     add_format(p)
     p.set_defaults(func=_cmd_verify)
 
-    p = sub.add_parser(
-        "generate", help="write a Table 1 instance of section 5 (both graphs in one file)"
-    )
-    from ..taskmap.generators import GENERATORS  # the option's type (issue 37)
-
-    common.add_table_option(p, "--c", GENERATORS["table1_instance"]["c"], default=1.0,
-                            help="communication intensity (the paper's 1 to 16)")  # fmt: skip
-    common.add_seed(p)
+    p = add_generate(sub, "taskmap",
+                     help="write a Table 1 instance of section 5 (both graphs in one file)")
     common.add_output(p, "instance file to write", required=True)
     p.set_defaults(func=_cmd_generate)
 

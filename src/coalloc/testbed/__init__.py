@@ -78,5 +78,7 @@ _register(
         plot="coalloc.testbed.cli",
         example=_spec.example,
         fuzz_seeds=_spec.fuzz_seeds,
+        line_formats=_spec.LINE_FORMATS,
+        generate=_spec.GENERATE,
     )
 )

@@ -58,6 +58,7 @@ FORMATS = (
         ((io.INSTANCE_SCHEMA, io.INSTANCE_FORMAT, 1, False),),
         examples=_examples,
         dump=lambda inst: json.loads(written(io.write_instance, *inst)),
+        option="json",
     ),
 )
 
@@ -71,3 +72,58 @@ COST_MODEL = {"TestbedInstance": (0.0, 1.3e-3, 0.10)}
 def cost_size(inst: Instance) -> float:
     """The size the cost model reads: virtual nodes x physical nodes."""
     return float(max(1, len(inst.top.nodes)) * max(1, len(inst.ptop.nodes)))
+
+
+# ------------------------------------------------------------------ coalloc testbed generate
+
+
+def _write_generated(kind: str):
+    """``write(path, kwargs, args)`` of ``generate deterlab|grid5000|top``: a testbed
+    (``.ptop``) or an experiment (``.top``)."""
+
+    def write(path: str, kw: dict, args) -> str:
+        if kind == "top":
+            given = kw["random_topology"]
+            io.write_top(path, generators.random_topology(**given))
+            return f"wrote top ({given['size']}) to {path}"
+        given = kw[kind]
+        ptop = getattr(generators, kind)(**given)
+        io.write_ptop(path, ptop)
+        size = given["n_pcs"] if kind == "deterlab" else len(ptop.nodes)
+        return f"wrote {kind} ({size}) to {path}"
+
+    return write
+
+
+def _generate_kinds() -> tuple:
+    from .._shared.family_generate import Generated
+
+    return (
+        Generated("deterlab", (generators.deterlab,), _write_generated("deterlab"),
+                  flags={"n_pcs": "--size", "n_switches": "--switches"}),
+        Generated("grid5000", (generators.grid5000,), _write_generated("grid5000")),
+        Generated("top", (generators.random_topology,), _write_generated("top"),
+                  flags={"size": "--size"}, defaults={"size": 255},
+                  fixed={"hw_types": "a list of hardware types: HARDWARE's"}),
+    )  # fmt: skip
+
+
+#: What ``coalloc testbed generate`` writes (its options: these generators' parameters).
+GENERATE = _generate_kinds()
+
+
+def _line_formats() -> tuple:
+    from .._shared.formats_line import LineFormat
+
+    return (
+        LineFormat("emulab.top", "Emulab .top text (an experiment)", option="emulab",
+                   detect=("top", "emulab", "text"), read=io.read_top,
+                   write=io.write_top, suffixes=(".top",)),
+        LineFormat("emulab.ptop", "Emulab .ptop text (a testbed)", option="emulab",
+                   detect=("ptop", "emulab", "text"), read=io.read_ptop,
+                   write=io.write_ptop, suffixes=(".ptop",)),
+    )  # fmt: skip
+
+
+#: The Emulab line formats: an experiment (``.top``) and a testbed (``.ptop``).
+LINE_FORMATS = _line_formats()

@@ -11,6 +11,7 @@ from .. import testbed
 from .._shared.jsonio import InstanceError, load_json
 from .._shared.result import relative_gap
 from ..cli import _common as common
+from ..cli._generate import add_generate, run_generate
 from ..cli.explain import add_explain_options, explain_no, explanation_json, explanation_lines
 from ..cli.plot import picture_done, picture_params
 from ..testbed.io import read_topologies
@@ -183,17 +184,8 @@ def _cmd_verify(args) -> int:
     return 0 if report.ok else 1
 
 
-def _cmd_generate(args) -> int:
-    from ..testbed import generators as g
-
-    if args.kind == "deterlab":
-        testbed.write_ptop(args.output, g.deterlab(args.size, args.switches, seed=args.seed))
-    elif args.kind == "grid5000":
-        testbed.write_ptop(args.output, g.grid5000(seed=args.seed))
-    else:
-        testbed.write_top(args.output, g.random_topology(args.size, seed=args.seed))
-    print(f"wrote {args.kind} ({args.size}) to {args.output}")
-    return 0
+#: ``coalloc testbed generate``: built from the spec (:data:`coalloc.testbed._spec.GENERATE`).
+_cmd_generate = run_generate
 
 
 def _cmd_simulate(args) -> int:
@@ -274,17 +266,8 @@ def add_commands(sub, *, aliases: bool = False) -> None:
     _add_format(p)
     p.set_defaults(func=_cmd_verify)
 
-    p = sub.add_parser("generate", help="write a generated testbed (.ptop) or experiment (.top)")
-    p.add_argument("kind", choices=["deterlab", "grid5000", "top"])
-    # typed from the generators' tables (issue 37): deterlab's n_pcs and random_topology's
-    # size are the same entry (a size, at most MAX_GENERATED), tests/shared/test_checked.py
-    from ..testbed.generators import GENERATORS
-
-    common.add_table_option(p, "--size", GENERATORS["deterlab"]["n_pcs"], default=255,
-                            help="PCs (deterlab) or nodes (top)")  # fmt: skip
-    common.add_table_option(p, "--switches", GENERATORS["deterlab"]["n_switches"], default=5,
-                            name="n_switches", help="switches (deterlab)")  # fmt: skip
-    common.add_seed(p)
+    p = add_generate(sub, "testbed",
+                     help="write a generated testbed (.ptop) or experiment (.top)")
     common.add_output(p, "file to write", required=True)
     p.set_defaults(func=_cmd_generate)
 

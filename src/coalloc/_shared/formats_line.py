@@ -1,0 +1,130 @@
+"""The families' file formats that are no JSON document: line formats and snapshots (issue 37).
+
+The JSON formats are :class:`~coalloc._shared.family.FileFormat` declarations with a
+checker definition (``FamilySpec.formats``: schemas, envelopes, examples). The others, the
+Emulab ``.top``/``.ptop`` files, the Standard Workload Format log, the CSV pool and the
+pool snapshot of collective co-allocation, the OR-Library GAP text, the METIS and Scotch
+graphs, are :class:`LineFormat` declarations of their family's spec
+(``FamilySpec.line_formats``): the reader, the writer where the package writes one, the
+kinds :func:`coalloc._shared.sniff.sniff` gives their files, and the word of the shared
+``--format`` option that forces their reader. The ``--format`` table
+(:func:`format_options`), ``coalloc schema``'s listing and the docs read these
+declarations; no family is named here.
+
+This module imports no family.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from .formats_file import FileFormat
+
+__all__ = ["LineFormat", "format_options", "line_formats"]
+
+
+@dataclass(frozen=True)
+class LineFormat(FileFormat):
+    """A family's file format that is no JSON document (a :class:`FileFormat` without a
+    schema): its reader, writer, detection and ``--format`` word.
+
+    Parameters
+    ----------
+    name : str
+        The format's name (``"orlib.gap"``, ``"emulab.top"``; one of the package's own:
+        ``coalloc.<family>.<name>``).
+    description : str
+        One line: what a file of this format holds (the ``--format`` help, ``coalloc schema``).
+    option : str
+        The word of ``--format`` that reads it (``"emulab"`` for ``.top`` and ``.ptop``).
+    detect : tuple of str
+        The kinds :func:`coalloc._shared.sniff.sniff` gives a file of this format (a file
+        of one of them that the reader refuses is a malformed file of the format).
+    read : callable
+        ``read(path) -> object``: the family's reader.
+    write : callable, optional
+        ``write(path, object)``: the family's writer (None: the package reads the format
+        and writes none, as the SWF log and the CSV pool).
+    suffixes : tuple of str
+        The file names' usual suffixes (documentation only: files are recognised by content).
+
+    Examples
+    --------
+    >>> from coalloc._shared.formats_line import line_formats
+    >>> fmt = line_formats()["emulab.ptop"]
+    >>> fmt.option, fmt.detect[0], fmt.write is not None
+    ('emulab', 'ptop', True)
+    """
+
+    schema: Any = None
+    read: Optional[Callable[..., Any]] = None
+    write: Optional[Callable[..., None]] = None
+    suffixes: Tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.option or not self.detect:
+            raise ValueError(f"line format {self.name!r}: option and detect must be given")
+        if not callable(self.read):
+            raise TypeError(f"line format {self.name!r}: read must be callable")
+
+
+def line_formats() -> Dict[str, LineFormat]:
+    """Every registered family's line formats, name -> :class:`LineFormat`.
+
+    Returns
+    -------
+    dict
+        In the families' order, each family's in its declaration's order.
+
+    Examples
+    --------
+    >>> from coalloc._shared.formats_line import line_formats
+    >>> sorted(line_formats())[:3]
+    ['coalloc.collective.pool-snapshot', 'csv.pool', 'emulab.ptop']
+    """
+    from .family import families
+
+    return {f.name: f for spec in families().values() for f in spec.line_formats}
+
+
+def format_options() -> Dict[str, Tuple[str, Tuple[str, ...]]]:
+    """The shared ``--format`` option's words: word -> (what it reads, sniffed kinds).
+
+    Read from the specs: each JSON :class:`FileFormat` that declares an ``option`` (the
+    word ``json`` for a family's JSON files, ``loadshare`` for the load-sharing problem)
+    and each :class:`LineFormat`; a word several formats share reads what any of them
+    reads (``emulab``: ``.top`` and ``.ptop``).
+
+    Returns
+    -------
+    dict
+        Word -> ``(description, kinds)``, in the families' order.
+
+    Examples
+    --------
+    >>> from coalloc._shared.formats_line import format_options
+    >>> format_options()["metis"]
+    ('a METIS graph', ('metis',))
+    >>> format_options()["json"]
+    ('JSON', ('json',))
+    """
+    from .family import families
+
+    said: Dict[str, list] = {}
+    kinds: Dict[str, list] = {}
+    for spec in families().values():
+        for fmt in (*spec.formats, *spec.line_formats):
+            word = fmt.option
+            if not word:
+                continue
+            if isinstance(fmt, LineFormat):
+                text = fmt.description
+            else:
+                text = "JSON" if word == "json" else f"{fmt.description} ({fmt.name} JSON)"
+            if text not in said.setdefault(word, []):
+                said[word].append(text)
+            for k in fmt.detect or ("json",):
+                if k not in kinds.setdefault(word, []):
+                    kinds[word].append(k)
+    return {w: (" or ".join(said[w]), tuple(kinds[w])) for w in said}
