@@ -181,6 +181,8 @@ def test_cpsat_refuses_a_node_limit():
     model.Maximize(x)
     with pytest.raises(ValueError, match="node_limit"):
         milp.run_cpsat(cp_model, model, [x], rows=0, options=milp.MilpOptions(node_limit=5))
+    with pytest.raises(ValueError, match="work_limit"):  # the keyword form: the same reason
+        milp.run_cpsat(cp_model, model, [x], rows=0, node_limit=5)
 
 
 def test_highs_options_reach_highs_and_bad_ones_are_refused():

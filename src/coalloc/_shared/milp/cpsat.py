@@ -218,7 +218,8 @@ def _cpsat_message(cp_model: Any, solver: Any, model: Any, code: Any, status: st
 
 
 _CPSAT_KEYS = frozenset(("time_limit", "mip_gap", "threads", "seed", "verbose", "progress",
-                         "started", "work_limit"))  # fmt: skip
+                         "started", "work_limit", "node_limit"))  # fmt: skip (node_limit:
+# taken so that it is refused with run_cpsat's own reason, not as an unknown keyword)
 
 
 def _cpsat_options(options: Optional[MilpOptions], legacy: dict) -> MilpOptions:
