@@ -551,7 +551,7 @@ def _run_highs_scipy(milp, problem: MilpProblem, options: MilpOptions) -> MilpOu
         message=f"HiGHS: {res.message} (SciPy fallback without highspy: Ctrl-C cannot "
         "interrupt it and model building is not timed by the solver)",
         nodes=None if nodes is None else int(nodes),
-        time_limit_hit=res.status == 1 and status == "time_limit",
+        time_limit_hit=res.status == 1,  # (its node cap ends as status 4, above)
         infeasible=res.status == 2,
         rows=int(A.shape[0]),
         time_limit=time_limit,
