@@ -419,34 +419,14 @@ def _model_size(tasks: TaskGraph, resources: ResourceGraph) -> int:
     return int(nv) + int(builder.matrix(nv)[0].nnz)
 
 
-#: HiGHS's options in a node-capped solve besides the cap: the solve starts from the
+#: HiGHS's options in a node-capped solve besides the cap (the shared runner's
+#: ``MilpOptions.highs_options``, with ``node_limit``): the solve starts from the
 #: heuristic's mapping, so the primal heuristics that look for a first incumbent (RINS,
 #: RENS, feasibility jump: a third of the LP iterations and half the time at the root on
 #: 120 pairs) are left out; the time goes to the bound (measured: 1.4 -> 0.5 s and 9.9 ->
 #: 5.7 s on 96 and 120 pairs, answers equal or better).
 _CAPPED_OPTIONS = {"mip_heuristic_run_rins": False, "mip_heuristic_run_rens": False,
                    "mip_heuristic_run_feasibility_jump": False}  # fmt: skip
-
-
-class _NodeCapped:
-    """``highspy`` as the shared runner sees it, whose ``Highs()`` solvers stop after
-    ``max_nodes`` branch-and-bound nodes (HiGHS's ``mip_max_nodes``): a cap on the work
-    that is a count, not a clock, so that the answer and the bound are the same on any
-    machine and under any load (issue 36 item 3). The runner has no such option
-    (:class:`~coalloc._shared.milp.MilpOptions`); everything else is highspy's own."""
-
-    def __init__(self, hs, max_nodes: int):
-        self._hs, self._max_nodes = hs, int(max_nodes)
-
-    def __getattr__(self, name):
-        return getattr(self._hs, name)
-
-    def Highs(self):  # noqa: N802 (highspy's name)
-        h = self._hs.Highs()
-        h.setOptionValue("mip_max_nodes", self._max_nodes)
-        for key, value in _CAPPED_OPTIONS.items():
-            h.setOptionValue(key, value)
-        return h
 
 
 def _start_vector(tasks: TaskGraph, resources: ResourceGraph, mapping: np.ndarray,
@@ -556,14 +536,20 @@ def _solve_exact(
     max_variables: int = 200_000,
     verbose: bool = False,
     start: Optional[np.ndarray] = None,
-    max_nodes: Optional[int] = None,
+    node_limit: Optional[int] = None,
 ) -> ExactMappingResult:
     """:func:`solve_exact_mapping` (its arguments checked), and for the family's default
     (:func:`~coalloc.taskmap.portfolio.map_portfolio`): ``start``, a mapping the solver
-    starts from (its incumbent at once), and ``max_nodes``, HiGHS's branch-and-bound nodes
-    at most (:class:`_NodeCapped`). A node-capped solve ends ``"feasible"`` when the cap
-    stops it, never ``"time_limit"``."""
+    starts from (its incumbent at once), and ``node_limit``, the solver's branch-and-bound
+    nodes at most (the shared runner's ``MilpOptions.node_limit``: HiGHS's
+    ``mip_max_nodes``, CBC's ``-maxNodes``; CP-SAT refuses it), with HiGHS's first-incumbent
+    heuristics off (:data:`_CAPPED_OPTIONS`). A node-capped solve ends ``"feasible"`` when
+    the cap stops it (``"optimal"`` when its bound meets the mapping), never
+    ``"time_limit"``."""
     t0 = time.perf_counter()
+    if node_limit is not None and solver == "cpsat":  # as the shared runner's run_cpsat
+        raise ValueError(f"node_limit={node_limit}: CP-SAT has no count of branch-and-bound "
+                         "nodes; use solver 'highs' or 'cbc'")  # fmt: skip
     k = resource_graph.n_processors
     est = task_graph.n * k + task_graph.n_edges * (
         k * k if formulation == "pairs" else resource_graph.n_links
@@ -608,10 +594,6 @@ def _solve_exact(
             # two tasks). HiGHS keeps the model it always had (same answers).
             hi[task_graph.n * k + 1 :] = 1.0
         pkg = milp.import_solver(solver)
-        if max_nodes is not None:
-            if solver != "highs" or callable(pkg):  # CBC, or SciPy's HiGHS: no node cap
-                raise ValueError("max_nodes needs solver='highs' through highspy")
-            pkg = _NodeCapped(pkg, max_nodes)
         x0 = None
         if start is not None:
             x0 = _start_vector(task_graph, resource_graph, start, form, nv, unit)
@@ -619,6 +601,8 @@ def _solve_exact(
             solver, pkg, cost, a, lb, ub, integrality=integrality,
             lb=0.0, ub=hi, sense="min", time_limit=time_limit, mip_gap=mip_gap,
             verbose=verbose, name="taskmap_exact", started=t0, check=check, start=x0,
+            node_limit=node_limit,
+            highs_options=None if node_limit is None else _CAPPED_OPTIONS,
         )  # fmt: skip
         bound = outcome.bound
         if bound is not None:

@@ -25,6 +25,17 @@ infeasible    Infeasible                   Infeasible                  INFEASIBL
 error         anything else                anything else               MODEL_INVALID, ...
 ============  ===========================  ==========================  ====================
 
+Two caps count work instead of time, so that where a capped solve ends, its answer and its
+bound, is a function of the model and the options, not of the machine's speed or load
+(issue 36 item 3): ``MilpOptions.node_limit``, branch-and-bound nodes (HiGHS's
+``mip_max_nodes``, in its thread and in its child process; SciPy's ``node_limit``; CBC's
+``-maxNodes``; CP-SAT has no such count and :func:`run_cpsat` refuses it with a
+``ValueError``), and ``MilpOptions.work_limit``, CP-SAT's deterministic seconds (HiGHS and
+CBC ignore it). A solve a cap ended is ``feasible`` with its incumbent (``optimal`` when
+its bound meets the incumbent) and ``no_solution`` without one (HiGHS's "Solution limit
+reached", CBC's "Stopped on iterations", CP-SAT's UNKNOWN at its work cap), never
+``time_limit``; a time limit or Ctrl-C that comes first still gives ``time_limit``.
+
 ``time_limit`` means that a time limit or Ctrl-C stopped the solver before it proved
 optimality or infeasibility: ``x`` holds the incumbent when there is one (and ``bound`` its
 proven bound), None otherwise, and the message says which ("incumbent kept" / "no incumbent

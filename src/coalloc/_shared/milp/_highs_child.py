@@ -66,8 +66,9 @@ def setup(hs: Any, h: Any, model: dict) -> bool:
 
     Keys: ``nv, rows, nnz, max, c, lb, ub, row_lb, row_ub, start, index, value,
     integrality`` (column-wise, int32 indices), ``verbose, mip_gap, seed``, and optionally
-    ``x0`` (a solution to start from). The time limit is set by the caller. Returns False
-    when HiGHS rejects the model.
+    ``node_limit`` (HiGHS's ``mip_max_nodes``), ``highs_options`` (pairs of a HiGHS option
+    name and its value, set last) and ``x0`` (a solution to start from). The time limit is
+    set by the caller. Returns False when HiGHS rejects the model.
     """
     h.setOptionValue("output_flag", bool(model["verbose"]))
     h.setOptionValue("mip_rel_gap", float(model["mip_gap"]))
@@ -77,6 +78,11 @@ def setup(hs: Any, h: Any, model: dict) -> bool:
         h.setOptionValue("mip_abs_gap", 0.0)
     if model["seed"] is not None:
         h.setOptionValue("random_seed", int(model["seed"]) % 2147483647)
+    if model.get("node_limit") is not None:  # a count, not a clock (MilpOptions.node_limit)
+        h.setOptionValue("mip_max_nodes", int(model["node_limit"]))
+    for key, value in model.get("highs_options") or ():
+        if h.setOptionValue(key, value) == hs.HighsStatus.kError:
+            raise ValueError(f"highs_options: HiGHS refused option {key!r} = {value!r}")
     sense = hs.ObjSense.kMaximize if model["max"] else hs.ObjSense.kMinimize
     status = h.passModel(
         model["nv"], model["rows"], model["nnz"], int(hs.MatrixFormat.kColwise), int(sense),

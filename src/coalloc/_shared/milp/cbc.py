@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import interrupt
 from .options import MilpOptions, MilpProblem
-from .outcome import MilpOutcome, _finite, _kept, _left, _progress_bar
+from .outcome import MilpOutcome, _closed, _finite, _kept, _left, _progress_bar
 from .supervise import dying_with_us, owned_temp_dir, stopped_detail, watch_child
 
 
@@ -105,6 +105,8 @@ def _run_cbc_in(solver, problem: MilpProblem, options: MilpOptions, show: bool, 
             args += ["-threads", str(int(threads))]
         if seed is not None:
             args += ["-randomCbcSeed", str(int(seed) % 2147483647)]
+        if options.node_limit is not None:  # a count, not a clock (MilpOptions.node_limit)
+            args += ["-maxNodes", str(int(options.node_limit))]
         args += ["-solve", "-solution", sol]
         if (show or left is not None) and shutil.which("stdbuf"):  # CBC's log line by line,
             # for the progress, and so that a kill at the deadline can name its incumbent
@@ -380,8 +382,19 @@ def _cbc_outcome(read: tuple, flip: float, options: MilpOptions, end: Any, rows:
     if optimal and x is not None and value is not None:
         proven = flip * float(value.group(1))  # within CBC's gap tolerance of the optimum
         bound = proven if mip_gap == 0 or bound is None else bound
+    # its node cap (-maxNodes, MilpOptions.node_limit) ended it, not the clock or a signal:
+    # CBC then writes "Stopped on iterations" (on time: "Stopped on time", on SIGINT:
+    # "Stopped on ctrl-c")
+    capped = (options.node_limit is not None and text.startswith("stopped")
+              and not (interrupted or killed or getattr(end, "overran", False))
+              and "time" not in text and "ctrl" not in text)  # fmt: skip
     if optimal and mip_gap == 0 and x is not None:
         status = "optimal"
+    elif capped:  # node_limit's status rule: a count ended it, never time_limit
+        status = "no_solution" if x is None else "feasible"
+        if x is not None and value is not None and _closed(
+                flip * float(value.group(1)), bound, "min" if flip > 0 else "max"):
+            status = "optimal"
     elif x is not None:
         status = "time_limit" if stopped else "feasible"
     elif infeasible:
@@ -400,8 +413,11 @@ def _cbc_outcome(read: tuple, flip: float, options: MilpOptions, end: Any, rows:
     )  # fmt: skip
     if status == "time_limit":
         why += _kept(x, bound)
+    elif capped:
+        why += " (its node cap, node_limit)" + _kept(x, bound)
     return MilpOutcome(
         x=x, bound=bound, status=status, solver_status=int(code if code is not None else -1),
         message=f"CBC: {why}", nodes=int(nodes.group(1)) if nodes else None,
-        time_limit_hit=bool(stopped), infeasible=infeasible, rows=rows, time_limit=time_limit,
+        time_limit_hit=bool(stopped) and not capped, infeasible=infeasible, rows=rows,
+        time_limit=time_limit,
     )  # fmt: skip

@@ -77,8 +77,20 @@ def run_cpsat(
     MilpOutcome
         Ctrl-C during the search is not raised: the search stops and the outcome holds the
         incumbent and its bound, with ``interrupted`` set.
+
+    Raises
+    ------
+    ValueError
+        ``options.node_limit`` set: CP-SAT counts no branch-and-bound nodes (its work cap
+        is ``work_limit``).
     """
     options = _cpsat_options(options, legacy)
+    if options.node_limit is not None:
+        raise ValueError(
+            f"node_limit={options.node_limit}: CP-SAT has no count of branch-and-bound nodes; "
+            "cap its work with work_limit (its deterministic seconds), or solve with "
+            "solver 'highs' or 'cbc'"
+        )
     time_limit, mip_gap = options.time_limit, options.mip_gap
     t_entry = time.perf_counter() if options.started is None else float(options.started)
     show = exact_progress_wanted(options.progress)
@@ -206,7 +218,8 @@ def _cpsat_message(cp_model: Any, solver: Any, model: Any, code: Any, status: st
 
 
 _CPSAT_KEYS = frozenset(("time_limit", "mip_gap", "threads", "seed", "verbose", "progress",
-                         "started", "work_limit"))  # fmt: skip
+                         "started", "work_limit", "node_limit"))  # fmt: skip (node_limit:
+# taken so that it is refused with run_cpsat's own reason, not as an unknown keyword)
 
 
 def _cpsat_options(options: Optional[MilpOptions], legacy: dict) -> MilpOptions:

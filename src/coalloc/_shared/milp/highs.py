@@ -133,7 +133,8 @@ def _highs_model(problem: MilpProblem, options: MilpOptions) -> dict:
         "value": np.ascontiguousarray(A.data, dtype=np.float64),
         "integrality": np.ascontiguousarray(problem.integrality, dtype=np.int32),
         "verbose": bool(options.verbose), "mip_gap": float(options.mip_gap),
-        "seed": options.seed,
+        "seed": options.seed, "node_limit": options.node_limit,
+        "highs_options": tuple(options.highs_options or ()),
         "x0": None if start is None else np.ascontiguousarray(start, dtype=np.float64),
     }  # fmt: skip
 
@@ -204,7 +205,8 @@ def _run_highspy(hs, problem: MilpProblem, options: MilpOptions, show: bool,
         if show:
             tick()
         out = _highs_outcome(hs, raw, sense, mip_gap, time_limit, rows, interrupted, overran,
-                             killed=value is LET_GO)  # fmt: skip
+                             killed=value is LET_GO,
+                             capped=options.node_limit is not None)  # fmt: skip
         bar.close(out.status)
     return out
 
@@ -280,9 +282,13 @@ def _highs_rejected(rows: int, time_limit: Optional[float]) -> MilpOutcome:
 
 
 def _highs_outcome(hs, raw: dict, sense: str, mip_gap: float, time_limit, rows: int,
-                   interrupted: bool, overran: bool, killed: bool = False):  # fmt: skip
+                   interrupted: bool, overran: bool, killed: bool = False,
+                   capped: bool = False):  # fmt: skip
     """The outcome of a HiGHS run from :func:`_highs_child.read_out`'s dict (or, when the
-    child was killed, from its last incumbent: ``raw["code"]`` None)."""
+    child was killed, from its last incumbent: ``raw["code"]`` None); ``capped``: a node
+    cap was set (``MilpOptions.node_limit``), whose end HiGHS reports as its solution
+    limit: ``feasible`` (``optimal`` when the bound meets the incumbent) or
+    ``no_solution``, never ``time_limit``."""
     ms = hs.HighsModelStatus
     code, x, value, bound = raw["code"], raw["x"], raw["value"], raw["bound"]
     stopped_codes = {int(ms.kTimeLimit), int(ms.kInterrupt)}
@@ -298,6 +304,10 @@ def _highs_outcome(hs, raw: dict, sense: str, mip_gap: float, time_limit, rows: 
         status = "infeasible"
     elif code in stopped_codes:
         status = "optimal" if x is not None and _closed(value, bound, sense) else "time_limit"
+    elif code in other_limits and capped and not (interrupted or overran):
+        # the node cap ended it (a count, not the clock): the status rule of node_limit
+        status = ("no_solution" if x is None else
+                  "optimal" if _closed(value, bound, sense) else "feasible")  # fmt: skip
     elif code in other_limits:
         status = "feasible" if x is not None else "time_limit"
     else:
@@ -310,6 +320,8 @@ def _highs_outcome(hs, raw: dict, sense: str, mip_gap: float, time_limit, rows: 
            else text)  # fmt: skip
     if status == "time_limit":
         why += _kept(x, bound)
+    elif capped and code in other_limits and status != "error":
+        why += " (its node cap, node_limit)" + _kept(x, bound)
     elif x is None and status == "error":
         why += "; no incumbent found"
     return MilpOutcome(
@@ -481,7 +493,8 @@ def _highs_process_in(hs, model: dict, sense: str, options: MilpOptions, show: b
             )  # fmt: skip
         raw = _killed_raw(box, model, interrupted)
     out = _highs_outcome(hs, raw, sense, mip_gap, time_limit, rows, interrupted, overran,
-                         killed=raw["code"] is None)  # fmt: skip
+                         killed=raw["code"] is None,
+                         capped=options.node_limit is not None)  # fmt: skip
     bar.close(out.status)
     return out
 
@@ -495,6 +508,8 @@ def _run_highs_scipy(milp, problem: MilpProblem, options: MilpOptions) -> MilpOu
     given = _left(float(options.started), time_limit)
     if given is not None:
         asked["time_limit"] = float(given)
+    if options.node_limit is not None:
+        asked["node_limit"] = int(options.node_limit)
     sign = -1.0 if sense == "max" else 1.0
     res = milp(
         c=sign * np.asarray(problem.c, dtype=np.float64),
@@ -514,6 +529,12 @@ def _run_highs_scipy(milp, problem: MilpProblem, options: MilpOptions) -> MilpOu
             closed = bound >= value * (1 - 1e-9) if sense == "min" else bound <= value
             if closed:
                 status = "optimal"
+    elif options.node_limit is not None and "solution limit" in str(res.message).lower():
+        # its node cap (HiGHS's status 16, "Solution limit reached", which SciPy reports as
+        # an unrecognised status 4), not the clock: node_limit's status rule
+        status = "no_solution" if x is None else "feasible"
+        if x is not None and _closed(sign * float(res.fun), bound, sense):
+            status = "optimal"
     elif res.status == 1:  # a limit stopped it: with its incumbent, if any
         status = "time_limit"
         if x is not None and _closed(sign * float(res.fun), bound, sense):
@@ -530,7 +551,7 @@ def _run_highs_scipy(milp, problem: MilpProblem, options: MilpOptions) -> MilpOu
         message=f"HiGHS: {res.message} (SciPy fallback without highspy: Ctrl-C cannot "
         "interrupt it and model building is not timed by the solver)",
         nodes=None if nodes is None else int(nodes),
-        time_limit_hit=res.status == 1,
+        time_limit_hit=res.status == 1,  # (its node cap ends as status 4, above)
         infeasible=res.status == 2,
         rows=int(A.shape[0]),
         time_limit=time_limit,

@@ -89,6 +89,20 @@ class MilpOptions:
         have no such count and do not take it (:func:`run_milp` ignores it). A search
         stopped by it keeps its incumbent and bound (status ``feasible``, not
         ``time_limit``, when no time limit was given).
+    node_limit : int, optional
+        A cap on the branch-and-bound nodes the solver explores (at least 1): a count, not a
+        clock, so that where a capped solve ends, its answer and its bound, do not depend
+        on the machine's speed or load. HiGHS's ``mip_max_nodes`` (in the worker thread and
+        in the child process alike; SciPy's fallback: its ``node_limit``), CBC's
+        ``-maxNodes``. CP-SAT counts no nodes: :func:`~coalloc._shared.milp.run_cpsat`
+        refuses it with a ``ValueError`` (its count is ``work_limit``). A solve the cap
+        ended is ``feasible`` with its incumbent (``optimal`` when its bound meets it) and
+        ``no_solution`` without one, never ``time_limit``; a time limit reached first still
+        gives ``time_limit``.
+    highs_options : mapping, optional
+        Further HiGHS options by HiGHS's own names (``{"mip_heuristic_run_rins": False}``),
+        set after the runner's own, in the thread and in the child process; kept as a
+        sorted tuple of pairs. CBC, CP-SAT and SciPy's fallback ignore them.
     """
 
     time_limit: Optional[float] = None
@@ -101,6 +115,29 @@ class MilpOptions:
     name: str = "coalloc"
     scale: bool = True
     work_limit: Optional[float] = None
+    node_limit: Optional[int] = None
+    highs_options: Optional[Any] = None
+
+    def __post_init__(self) -> None:
+        limit = self.node_limit
+        if limit is not None:
+            if isinstance(limit, (bool, np.bool_)) or not isinstance(limit, (int, np.integer)):
+                raise TypeError("node_limit must be an integer count of branch-and-bound "
+                                f"nodes (at least 1) or None, got {limit!r}")  # fmt: skip
+            if limit < 1:
+                raise ValueError(f"node_limit must be at least 1 (branch-and-bound nodes), "
+                                 f"got {int(limit)}")  # fmt: skip
+            object.__setattr__(self, "node_limit", int(limit))
+        extra = self.highs_options
+        if extra is not None:
+            try:
+                pairs = dict(extra).items()
+            except (TypeError, ValueError) as exc:
+                raise TypeError("highs_options must be a mapping of HiGHS option names to "
+                                f"values, got {extra!r}") from exc  # fmt: skip
+            if not all(isinstance(k, str) for k, _ in pairs):
+                raise TypeError(f"highs_options: option names must be strings, got {extra!r}")
+            object.__setattr__(self, "highs_options", tuple(sorted(pairs)))
 
     @classmethod
     def until(cls, deadline: Optional[float], **kwargs: Any) -> MilpOptions:

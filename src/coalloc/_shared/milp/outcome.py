@@ -33,8 +33,10 @@ class MilpOutcome:
         The solver's proven bound on the objective, in the model's sense (an upper bound when
         maximising, a lower bound when minimising); None when the solver gave none.
     status : str
-        ``optimal | feasible | time_limit | infeasible | error`` (module docstring);
-        ``time_limit`` with ``x`` when a stopped solver had an incumbent.
+        ``optimal | feasible | time_limit | infeasible | no_solution | error`` (module
+        docstring); ``time_limit`` with ``x`` when a stopped solver had an incumbent;
+        ``no_solution`` when a work cap (``node_limit``, ``work_limit``) ended the solve
+        without an incumbent (``bound`` may still hold the solver's bound).
     solver_status : int
         The solver's own status code.
     message : str
