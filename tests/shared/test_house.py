@@ -305,6 +305,7 @@ _TWINS = {
     "collective._search.block_screen": "search.block_screen",
     "collective._search.decrease_starts": "search.decrease_starts",
     "collective._search.phase5": "search.phase5",
+    "collective._search.pruned_screen": "search.pruned_screen",
     "collective._search.scan_screen": "search.scan_screen",
     "collective._search.screen": "search.screen",
     "collective._search.select_and_swap": "search.select_and_swap",

@@ -41,6 +41,10 @@ cdef inline double _mx(double a, double b) noexcept nogil:
     return a if a > b else b
 
 
+cdef inline double _mn(double a, double b) noexcept nogil:
+    return a if a < b else b
+
+
 cdef inline Py_ssize_t _bisect_right(const double[::1] a, double x) noexcept nogil:
     cdef Py_ssize_t lo = 0, hi = a.shape[0], mid
     while lo < hi:
@@ -215,7 +219,8 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
                             const double* ee, const double* dd, const double* tl,
                             Py_ssize_t count, double* av,
                             int64_t* ok, double* vals, double* thr, int64_t* elig,
-                            int64_t* prop, double* val) noexcept nogil:
+                            int64_t* prop, double* val, const int64_t* cadd,
+                            int64_t kadd) noexcept nogil:
     """The screens of one start (shared by screen and scan_screen).
 
     tm and p hold the window maxima and the capacities of the n nodes property by property
@@ -227,7 +232,10 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
     threshold for property i (-inf: none) between calls, set to about the 1.5 count-th
     largest eligible amount: the count largest amounts are selected among those at or above
     it when at least count are (the same multiset, so the same sums), else among all
-    eligible ones."""
+    eligible ones. cadd (m; NULL: none) and kadd are nodes left out of the n (pruned_screen)
+    whose answers to the minimums are known: cadd[i] of them meet minimum i, kadd of them
+    every minimum; they are added to the counts (the count largest amounts never hold
+    them)."""
     cdef Py_ssize_t i, j, k, c, q, bi, least, g
     cdef double a, tau, tot, worst, rel, mag, ei, dlo
     cdef int64_t y, cnt
@@ -238,8 +246,11 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
         ok[j] = 1
     bi = 0
     least = n + 1
+    if cadd != NULL:
+        for i in range(m):
+            least += cadd[i]
     for i in range(m):
-        cnt = 0
+        cnt = 0 if cadd == NULL else cadd[i]
         pi = p + i * n
         ti = tm + i * n
         ai = av + i * n
@@ -253,7 +264,7 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
         if cnt < least:
             least = cnt
             bi = i
-    k = 0
+    k = kadd
     for j in range(n):
         k += ok[j]
     elig[0] = k
@@ -314,6 +325,66 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+@cython.cdivision(True)
+cdef inline int _weighted_one(const double* av, const int64_t* ok, Py_ssize_t n, Py_ssize_t m,
+                              const double* dd, const double* w, Py_ssize_t count, double bound,
+                              double* xs, double* sc, double* wthr) noexcept nogil:
+    """The equal weights' proof at one start (block_screen, pruned_screen): 1 when the count
+    largest scores x_j = sum_i av[i * n + j] w_i (properties in order) of the nodes with
+    ok[j], summed largest first, plus 1e-12 (|top| + |bound| + count max_j sum_i |a_ij| w_i)
+    stay below bound, else 0. The count largest are selected among the scores at or above
+    wthr (carried from the previous start) when at least count are, else among all; wthr is
+    then set to the (count + count // 2 + 1)-th largest collected (-inf: fewer). xs and sc
+    (n) are scratch."""
+    cdef Py_ssize_t j, i, c, cs, q, g
+    cdef double a, x, mg, mx, top, margin
+    c = 0
+    mx = 0.0
+    for j in range(n):
+        if not ok[j]:
+            continue
+        x = 0.0
+        mg = 0.0
+        for i in range(m):
+            if dd[i] > 0:
+                a = av[i * n + j]
+                x = x + a * w[i]
+                mg = mg + fabs(a) * w[i]
+        xs[c] = -x
+        c += 1
+        if mg > mx:
+            mx = mg
+    if c < count:
+        return 0
+    # the count largest scores are selected among those at or above the previous start's
+    # (count + count // 2 + 1)-th largest when at least count are (then they hold every one
+    # of the count largest), else among all of them
+    cs = 0
+    for q in range(c):
+        sc[cs] = xs[q]
+        cs += -xs[q] >= wthr[0]
+    if cs < count:
+        for q in range(c):
+            sc[q] = xs[q]
+        cs = c
+    if count < cs:
+        nth_element(sc, sc + (count - 1), sc + cs)
+    g = count + count // 2 + 1
+    if g < cs:
+        nth_element(sc + count, sc + (g - 1), sc + cs)
+        wthr[0] = -sc[g - 1]
+    else:
+        wthr[0] = -INFINITY
+    sort(sc, sc + count)  # the count largest, largest first
+    top = 0.0
+    for q in range(count):
+        top = top - sc[q]
+    margin = 1e-12 * (fabs(top) + fabs(bound) + <double>count * mx)
+    return 1 if top + margin < bound else 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 def screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
            const double[:, ::1] p,       # IN  (n, m) capacities
            demand,                       # IN  Demand: e, d (m,), count, tol (m,)
@@ -344,7 +415,7 @@ def screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
                     tt[i * n + j] = tm[s, j, i]
             sa.code[s] = _screen_one(&tt[0], &pt[0], n, m, sa.e, sa.d, sa.tol, sa.count, &av[0],
                                      &ok[0], &vals[0], &thr[0], &sa.elig[s], &sa.prop[s],
-                                     &sa.val[s])
+                                     &sa.val[s], NULL, 0)
 
 
 @cython.boundscheck(False)
@@ -447,8 +518,8 @@ def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
     cdef int64_t* code = sa.code
     cdef vector[double] pt, tt, av, vals, thr, w, sc, xs
     cdef vector[int64_t] ok
-    cdef Py_ssize_t s, j, i, c, cs, g, q, k = 0
-    cdef double a, x, mg, mx, top, bound = 0.0, margin, wthr = -INFINITY
+    cdef Py_ssize_t s, j, i, k = 0
+    cdef double bound = 0.0, wthr = -INFINITY
     cdef int weigh
     if S == 0 or n == 0 or m == 0:
         return
@@ -477,55 +548,201 @@ def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
                     tt[i * n + j] = tm[s, j, i]
             code[s] = _screen_one(&tt[0], &pt[0], n, m, sa.e, dd, tl, count, &av[0],
                                   &ok[0], &vals[0], &thr[0], &sa.elig[s], &sa.prop[s],
-                                  &sa.val[s])
+                                  &sa.val[s], NULL, 0)
             if code[s] != 0 or not weigh:
                 continue
             # weighted_screen's proof from av (a = p - tm, the same doubles) and ok (every
             # minimum met, the same test): the same sums in the same order
-            c = 0
-            mx = 0.0
-            for j in range(n):
-                if not ok[j]:
-                    continue
-                x = 0.0
-                mg = 0.0
-                for i in range(m):
-                    if dd[i] > 0:
-                        a = av[i * n + j]
-                        x = x + a * w[i]
-                        mg = mg + fabs(a) * w[i]
-                xs[c] = -x
-                c += 1
-                if mg > mx:
-                    mx = mg
-            if c < count:
-                continue
-            # the count largest scores are selected among those at or above the previous
-            # start's (count + count // 2 + 1)-th largest when at least count are (then they
-            # hold every one of the count largest), else among all of them
-            cs = 0
-            for q in range(c):
-                sc[cs] = xs[q]
-                cs += -xs[q] >= wthr
-            if cs < count:
-                for q in range(c):
-                    sc[q] = xs[q]
-                cs = c
-            if count < cs:
-                nth_element(&sc[0], &sc[0] + (count - 1), &sc[0] + cs)
-            g = count + count // 2 + 1
-            if g < cs:
-                nth_element(&sc[0] + count, &sc[0] + (g - 1), &sc[0] + cs)
-                wthr = -sc[g - 1]
-            else:
-                wthr = -INFINITY
-            sort(&sc[0], &sc[0] + count)  # the count largest, largest first
-            top = 0.0
-            for q in range(count):
-                top = top - sc[q]
-            margin = 1e-12 * (fabs(top) + fabs(bound) + <double>count * mx)
-            if top + margin < bound:
+            if _weighted_one(&av[0], &ok[0], n, m, dd, &w[0], count, bound, &xs[0], &sc[0],
+                             &wthr):
                 code[s] = 3
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+@cython.initializedcheck(False)
+def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
+                  const double[:, ::1] p,       # IN  (n, m) capacities
+                  demand,                       # IN  Demand: e, d (m,), count, tol (m,)
+                  Py_ssize_t sub,               # IN  starts per sub-block (>= 1)
+                  out):                         # OUT ScreenOut: code, elig, prop, value (S,)
+    """block_screen's outputs, bit for bit, screening per sub-block of sub starts only the
+    nodes that can matter there (issue 40). Returns the rows screened, summed over the
+    sub-blocks (n per sub-block without pruning).
+
+    Per sub-block, from the least and largest window maxima of each node over its starts
+    (one pass), a = p - tm is bounded on both sides for every start (a rounded difference is
+    monotone in tm): a node is *settled* when each of its properties meets its minimum at
+    every start or at none. A settled node that misses a minimum is never eligible and
+    drops out (its per-property counts, constant over the sub-block, are added to the
+    minimum screen's). When at least g = count + count // 2 + 1 nodes are eligible at every
+    start, such a node also drops out when, for every property, its largest amount stays
+    below the g-th largest least amount among them, its largest equal-weights score below
+    the g-th largest least score, and its largest sum_i |a_ij| w_i below the largest least
+    one (the weighted proof's margin): at every start at least g eligible nodes are then
+    strictly above it, so the count largest amounts and scores, the screen's carried
+    threshold and the margin's maximum are those of the kept rows (the sums, rounded the
+    same way on the same multisets, are equal). The scores use block_screen's weights and
+    order. GIL released. Twin: coalloc.collective._reference.search.pruned_screen."""
+    cdef Py_ssize_t S = tm.shape[0], n = tm.shape[1], m = tm.shape[2]
+    if p.shape[0] != n or p.shape[1] != m:
+        raise ValueError("cap must be (n, m), e and d of length m")
+    if sub < 1:
+        raise ValueError("sub must be >= 1")
+    cdef ScreenArgs sa = _screen_args(demand, out, S, m)
+    cdef Py_ssize_t count = sa.count
+    cdef const double* ee = sa.e
+    cdef const double* dd = sa.d
+    cdef const double* tl = sa.tol
+    cdef int64_t* code = sa.code
+    cdef vector[double] lo, hi, pk, tt, av, vals, thr, w, sc, xs, elo, lb, buf
+    cdef vector[int64_t] ok, cadd, cls, keep
+    cdef Py_ssize_t s, s0, s1, j, jj, i, q, c, ne, nk, nm = n * m, g, k = 0
+    cdef Py_ssize_t rows = 0
+    cdef int64_t kadd
+    cdef double bound = 0.0, wthr = -INFINITY, al, ah, x, xh, mg, mh, mgl, lsc
+    cdef const double* r
+    cdef int weigh, prune, alw, settled, keepj
+    if S == 0 or n == 0 or m == 0:
+        return 0
+    for i in range(m):
+        if dd[i] > 0:
+            k += 1
+    weigh = k > 0 and count >= 1 and n >= count
+    g = count + count // 2 + 1
+    with nogil:
+        lo.resize(nm); hi.resize(nm); pk.resize(nm); tt.resize(nm); av.resize(nm)
+        vals.resize(n); buf.resize(n); ok.resize(n); cls.resize(n); keep.resize(n)
+        sc.assign(n, 0.0)
+        xs.assign(n, 0.0)
+        w.assign(m, 0.0)
+        elo.assign(m, 0.0)
+        lb.assign(m, 0.0)
+        cadd.assign(m, 0)
+        thr.assign(m, -INFINITY)
+        for i in range(m):
+            elo[i] = ee[i] - tl[i]
+        if weigh:
+            for i in range(m):
+                if dd[i] > 0:
+                    w[i] = (1.0 / <double>k) / dd[i]
+                    bound = bound + (1.0 / <double>k) * ((dd[i] - <double>count * tl[i]) / dd[i])
+        s0 = 0
+        while s0 < S:
+            s1 = s0 + sub if s0 + sub < S else S
+            # the least and largest window maxima of every (node, property) over the starts
+            r = &tm[s0, 0, 0]
+            for q in range(nm):
+                lo[q] = r[q]
+                hi[q] = r[q]
+            for s in range(s0 + 1, s1):
+                r = &tm[s, 0, 0]
+                for q in range(nm):
+                    lo[q] = _mn(lo[q], r[q])
+                    hi[q] = _mx(hi[q], r[q])
+            # classes: 2 eligible at every start, 1 settled and never eligible, 0 undecided
+            ne = 0
+            for j in range(n):
+                alw = 1
+                settled = 1
+                for i in range(m):
+                    if not (p[j, i] - hi[j * m + i] >= elo[i]):
+                        alw = 0
+                        if not (p[j, i] - lo[j * m + i] < elo[i]):
+                            settled = 0
+                # (no conditional expression: Cython types it as a vector element reference)
+                if alw:
+                    cls[j] = 2
+                elif settled:
+                    cls[j] = 1
+                else:
+                    cls[j] = 0
+                ne += alw
+            prune = ne >= g and g <= n
+            lsc = -INFINITY
+            mgl = 0.0
+            if prune:
+                # the g-th largest least amount per property among the always eligible
+                for i in range(m):
+                    c = 0
+                    for j in range(n):
+                        if cls[j] == 2:
+                            buf[c] = -(p[j, i] - hi[j * m + i])
+                            c += 1
+                    nth_element(&buf[0], &buf[0] + (g - 1), &buf[0] + c)
+                    lb[i] = -buf[g - 1]
+                if weigh:  # the g-th largest least score and the largest least margin
+                    c = 0
+                    for j in range(n):
+                        if cls[j] != 2:
+                            continue
+                        x = 0.0
+                        mg = 0.0
+                        for i in range(m):
+                            if dd[i] > 0:
+                                al = p[j, i] - hi[j * m + i]
+                                ah = p[j, i] - lo[j * m + i]
+                                x = x + al * w[i]
+                                mg = mg + (al if al > 0 else (-ah if ah < 0 else 0.0)) * w[i]
+                        buf[c] = -x
+                        c += 1
+                        if mg > mgl:
+                            mgl = mg
+                    nth_element(&buf[0], &buf[0] + (g - 1), &buf[0] + c)
+                    lsc = -buf[g - 1]
+            # the kept rows; the dropped ones' answers to the minimums as counts
+            nk = 0
+            kadd = 0
+            for i in range(m):
+                cadd[i] = 0
+            for j in range(n):
+                if cls[j] == 1:
+                    for i in range(m):
+                        cadd[i] += p[j, i] - hi[j * m + i] >= elo[i]
+                    continue
+                keepj = 1
+                if cls[j] == 2 and prune:
+                    keepj = 0
+                    for i in range(m):
+                        if p[j, i] - lo[j * m + i] >= lb[i]:
+                            keepj = 1
+                    if weigh and not keepj:
+                        xh = 0.0
+                        mh = 0.0
+                        for i in range(m):
+                            if dd[i] > 0:
+                                al = p[j, i] - hi[j * m + i]
+                                ah = p[j, i] - lo[j * m + i]
+                                xh = xh + ah * w[i]
+                                mh = mh + (ah if ah > -al else -al) * w[i]
+                        keepj = xh >= lsc or mh >= mgl
+                    if not keepj:
+                        kadd += 1
+                        for i in range(m):
+                            cadd[i] += 1
+                if keepj:
+                    keep[nk] = j
+                    nk += 1
+            for jj in range(nk):
+                for i in range(m):
+                    pk[i * nk + jj] = p[keep[jj], i]
+            rows += nk
+            for s in range(s0, s1):
+                for jj in range(nk):
+                    r = &tm[s, keep[jj], 0]
+                    for i in range(m):
+                        tt[i * nk + jj] = r[i]
+                code[s] = _screen_one(&tt[0], &pk[0], nk, m, ee, dd, tl, count, &av[0],
+                                      &ok[0], &vals[0], &thr[0], &sa.elig[s], &sa.prop[s],
+                                      &sa.val[s], &cadd[0], kadd)
+                if code[s] != 0 or not weigh:
+                    continue
+                if _weighted_one(&av[0], &ok[0], nk, m, dd, &w[0], count, bound, &xs[0],
+                                 &sc[0], &wthr):
+                    code[s] = 3
+            s0 = s1
+    return rows
 
 
 cdef _check_tol(const double[::1] tl, Py_ssize_t m):
@@ -963,7 +1180,7 @@ def scan_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendin
             for s in range(b0, b1):
                 c = _screen_one(&buf[(s - b0) * nm], &pt[0], n, m, sa.e, sa.d, sa.tol, sa.count,
                                 &av[0], &ok[0], &vals[0], &thr[0], &sa.elig[s], &sa.prop[s],
-                                &sa.val[s])
+                                &sa.val[s], NULL, 0)
                 sa.code[s] = c
                 if c == 0:
                     stop = s

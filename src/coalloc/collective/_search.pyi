@@ -68,6 +68,16 @@ def block_screen(
 ) -> None:
     """screen, then weighted_screen, in one pass (issue 40): codes 0, 1, 2 or 3."""
 
+def pruned_screen(
+    tmax: F64,  # IN (S, n, m)
+    cap: F64,  # IN (n, m)
+    demand: Demand,  # IN e, d (m,), count, tol (m,)
+    sub: int,  # IN starts per sub-block (>= 1)
+    out: ScreenOut,  # OUT code, elig, prop (S,) int64, value (S,)
+) -> int:
+    """block_screen's outputs, bit for bit, screening per sub-block of ``sub`` starts only the
+    nodes that can matter there (issue 40); returns the rows screened."""
+
 def weighted_screen(
     tmax: F64,  # IN (S, n, m)
     cap: F64,  # IN (n, m)

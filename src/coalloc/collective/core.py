@@ -21,7 +21,8 @@ BACKENDS = ("compiled", "numpy")
 
 class Demand(NamedTuple):
     """What a request asks of a set of nodes, as the screen kernels take it (``screen``,
-    ``weighted_screen``, ``block_screen``, ``scan_screen`` and their twins)."""
+    ``weighted_screen``, ``block_screen``, ``pruned_screen``, ``scan_screen`` and their
+    twins)."""
 
     #: The per-property minimums ``e`` (float64, shape (m,)).
     e: np.ndarray
@@ -151,6 +152,17 @@ class Kernels:
         demand = Demand(_f64(e), _f64(d), count, self._tol(tol, tmax.shape[2]))
         self.module.block_screen(tmax, _f64(cap), demand, out)
         return out
+
+    def pruned_screen(self, tmax, cap, e, d, count, sub, tol=None):
+        """``(code, eligible, prop, value, rows)``: :meth:`block_screen`'s outputs, equal bit
+        for bit, from only the nodes that can matter per sub-block of ``sub`` starts
+        (kernel ``pruned_screen``, issue 40); ``rows``: the rows screened, summed over the
+        sub-blocks."""
+        tmax = _f64(tmax)
+        out = _screen_out(tmax.shape[0])
+        demand = Demand(_f64(e), _f64(d), count, self._tol(tol, tmax.shape[2]))
+        rows = self.module.pruned_screen(tmax, _f64(cap), demand, int(sub), out)
+        return (*out, int(rows))
 
     def weighted_screen(self, tmax, cap, e, d, count, code, tol=None):
         """``code`` (a copy) with 3 where the equal weights prove a start that passed the

@@ -463,3 +463,100 @@ def test_block_screen_all_codes_on_a_drifting_block():
     for x, y, z in zip(got, ref, (code, elig, prop, val)):
         assert np.array_equal(x, y) and np.array_equal(x, z)
     assert set(np.unique(got[0]).tolist()) >= {0, 2, 3}
+
+
+def _pruned_case(rng, S, n, m, ties):
+    """A block of ``S`` starts over ``n`` nodes whose window maxima drift slowly (so that a
+    sub-block's bounds are tight and nodes are pruned), with exact ties (rounded amounts) or
+    near-ties (amounts one or two ulps apart) when ``ties`` asks."""
+    cap = np.round(rng.uniform(1, 8, (n, 1)) * rng.uniform(0.6, 1.4, (n, m)), 1)
+    walk = np.clip(rng.uniform(0.1, 0.9, (1, n, 1)) + np.cumsum(rng.normal(0, 0.03, (S, n, m)),
+                                                               axis=0), 0, 1)  # fmt: skip
+    tms = cap[None] * walk
+    if ties == "equal":
+        cap, tms = np.round(cap), np.round(tms)
+    elif ties == "near":
+        # copies of one node's amounts, a few ulps off: the bounds' comparisons at the limit
+        src = int(rng.integers(n))
+        for j in rng.choice(n, size=min(n, 6), replace=False):
+            cap[j] = cap[src]
+            tms[:, j] = np.nextafter(tms[:, src], tms[:, src] + rng.choice([-1.0, 1.0]))
+        tms = np.minimum(tms, cap[None])
+    return cap, tms
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["none", "equal", "near"]),
+       st.integers(1, 9), st.booleans())  # fmt: skip
+def test_pruned_screen_matches_twin_and_full(seed, ties, sub, minimums):
+    """Issue 40: the pruned screen (compiled and twin) gives ``block_screen``'s outputs over
+    every node, bit for bit, on drifting blocks with ties and near-ties, with and without
+    minimums (codes 1 and undecided eligibility); compiled and twin keep the same rows, and
+    every start proven empty (code 3) has no set (enumeration, the referee)."""
+    from itertools import combinations
+
+    rng = np.random.default_rng(seed)
+    S, n, m = int(rng.integers(1, 25)), int(rng.integers(1, 40)), int(rng.integers(1, 4))
+    count = int(rng.integers(1, min(n, 4) + 1))
+    cap, tms = _pruned_case(rng, S, n, m, ties)
+    e = (np.quantile(cap, rng.uniform(0.05, 0.5), axis=0) * 0.5 if minimums
+         else np.zeros(m))  # fmt: skip
+    top = -np.sort(-(cap[None] - tms), axis=1)[:, :count].sum(axis=1)
+    d = np.quantile(top, rng.uniform(0.2, 0.9), axis=0) * (rng.random(m) < 0.9)
+    tol = np.full(m, 1e-9) * (rng.random(m) < 0.5)
+    full = call(C.block_screen, tms, cap, e, d, count, tol=tol)
+    got = call(C.pruned_screen, tms, cap, e, d, count, sub, tol=tol)
+    ref = call(R.pruned_screen, tms, cap, e, d, count, sub, tol=tol)
+    assert got[4] == ref[4] and got[4] <= n * -(-S // sub)  # the same rows kept
+    for x, y, z in zip(got[:4], ref[:4], full):
+        assert x.dtype == z.dtype and np.array_equal(x, y) and np.array_equal(x, z)
+    if n <= 12:
+        dlo = d - count * tol
+        for s in np.flatnonzero(got[0] == 3):
+            av = cap - tms[s]
+            el = np.flatnonzero(np.all(av >= e - tol, axis=1))
+            assert not any(np.all(av[list(c)].sum(axis=0) >= dlo)
+                           for c in combinations(el.tolist(), count))  # fmt: skip
+
+
+@pytest.mark.parametrize("sub", [1, 4, 8, 16])
+@pytest.mark.parametrize("minimum", [0.0, 3.0, 5.0])
+def test_pruned_screen_prunes_a_drifting_block(sub, minimum):
+    # 60 starts of slowly drifting maxima over 600 nodes: every code occurs for some minimum,
+    # the outputs are block_screen's over every node, and most rows are pruned (the pruning
+    # is not a no-op) unless the minimum leaves eligibility undecided for many nodes
+    rng = np.random.default_rng(46)
+    S, n, m, count = 60, 600, 3, 12
+    cap = np.round(rng.uniform(1, 8, (n, 1)) * rng.uniform(0.7, 1.3, (n, m)), 1)
+    walk = np.clip(0.5 + np.cumsum(rng.normal(0, 0.02, (S, n, 1)), axis=0), 0, 1)
+    tms = np.round(cap[None] * walk, 2)
+    e = np.array([minimum, 0.0, 0.0])
+    top = -np.sort(-(cap[None] - tms), axis=1)[:, :count].sum(axis=1)
+    d = np.median(top, axis=0) * 0.97
+    full = call(C.block_screen, tms, cap, e, d, count)
+    got = call(C.pruned_screen, tms, cap, e, d, count, sub)
+    ref = call(R.pruned_screen, tms, cap, e, d, count, sub)
+    for x, y, z in zip(got[:4], ref[:4], full):
+        assert np.array_equal(x, y) and np.array_equal(x, z)
+    assert got[4] == ref[4]
+    if minimum == 0.0:
+        assert set(np.unique(got[0]).tolist()) >= {0, 2, 3}
+        assert got[4] < 0.3 * n * -(-S // sub)
+    if minimum == 5.0:  # fewer than count eligible at some starts (code 1), not at others
+        assert set(np.unique(got[0]).tolist()) >= {1, 2}
+
+
+def test_pruned_screen_counts_dropped_nodes_in_the_minimum_screen():
+    # code 1 decided by nodes that are never eligible (pruned, counted per property): the
+    # binding property and its count are those of the full screen
+    cap = np.array([[4.0, 4.0]] * 3 + [[4.0, 0.5]] * 5 + [[0.5, 4.0]] * 2)
+    tms = np.zeros((5, 10, 2))
+    e, d = np.array([1.0, 1.0]), np.array([1.0, 1.0])
+    full = call(C.block_screen, tms, cap, e, d, 4)
+    assert full[0].tolist() == [1] * 5 and full[2].tolist() == [1] * 5
+    assert full[3].tolist() == [5.0] * 5  # property 1: 3 + 2 nodes meet it
+    for fn in (C.pruned_screen, R.pruned_screen):
+        got = call(fn, tms, cap, e, d, 4, 5)
+        for x, z in zip(got[:4], full):
+            assert np.array_equal(x, z)
+        assert got[4] == 3  # the 7 never-eligible nodes are only counted

@@ -34,7 +34,7 @@ from ..._shared.xoshiro import Xoshiro256
 from ..core import ScreenOut
 
 __all__ = ["Xoshiro256", "window_max", "window_max_rows", "window_max_blocks", "screen",
-           "weighted_screen", "block_screen", "scan_screen",
+           "weighted_screen", "block_screen", "pruned_screen", "scan_screen",
            "select_and_swap", "phase5", "swap_search", "decrease_starts"]  # fmt: skip
 
 
@@ -223,6 +223,94 @@ def block_screen(tmax, cap, demand, out):
     """
     screen(tmax, cap, demand, out)
     weighted_screen(tmax, cap, demand, out.code)
+
+
+def pruned_screen(tmax, cap, demand, sub, out):
+    """:func:`block_screen`'s outputs, screening per sub-block of ``sub`` starts only the nodes
+    that can matter there (twin of the kernel's ``pruned_screen``, issue 40).
+
+    Per sub-block, ``a = cap - tmax`` is bounded for every start by ``cap`` minus the largest
+    and the least window maxima over its starts. A node whose every property meets its
+    minimum at every start or at none is settled; one that misses a minimum is never
+    eligible and only counted (per property). When ``g = count + count // 2 + 1`` nodes are
+    eligible at every start, one of them is also only counted when, on every property, its
+    largest amount is below the ``g``-th largest least amount among them, its largest
+    equal-weights score below the ``g``-th largest least score and its largest
+    ``sum_i |a_ij| w_i`` below the largest least one: the ``count`` largest amounts and scores
+    and the margin's maximum are then those of the kept rows. The kept rows are screened by
+    :func:`block_screen`; the counted nodes are added to the eligible counts and to the
+    minimum screen's per-property counts.
+
+    Parameters
+    ----------
+    tmax, cap, demand, out
+        As for :func:`block_screen` (the same shapes, IN and OUT).
+    sub : int
+        IN: starts per sub-block (>= 1).
+
+    Returns
+    -------
+    int
+        The rows screened, summed over the sub-blocks.
+    """
+    e, d, count, tol = demand
+    code, elig, prop, value = out
+    tmax = np.asarray(tmax, dtype=np.float64)
+    cap = np.asarray(cap, dtype=np.float64)
+    S, n, m = tmax.shape
+    if sub < 1:
+        raise ValueError("sub must be >= 1")
+    tl = _tol(tol, m)
+    _outs(S, code, elig, prop, value)
+    code[:], elig[:], prop[:], value[:] = 0, 0, -1, 0.0
+    if S == 0 or n == 0 or m == 0:
+        return 0
+    e, d = np.asarray(e, dtype=np.float64), np.asarray(d, dtype=np.float64)
+    elo = e - tl
+    pos = [i for i in range(m) if d[i] > 0]
+    k = len(pos)
+    weigh = k > 0 and count >= 1 and n >= count
+    w = [(1.0 / k) / float(d[i]) if d[i] > 0 else 0.0 for i in range(m)]
+    g = count + count // 2 + 1
+    rows = 0
+    for s0 in range(0, S, sub):
+        s1 = min(s0 + sub, S)
+        lo, hi = tmax[s0:s1].min(axis=0), tmax[s0:s1].max(axis=0)
+        alo, ahi = cap - hi, cap - lo  # bounds of every start's amounts
+        always = np.all(alo >= elo, axis=1)
+        never = ~always & np.all((alo >= elo) | (ahi < elo), axis=1)
+        drop = never.copy()
+        if always.sum() >= g:
+            ea = np.flatnonzero(always)
+            lb = -np.partition(-alo[ea], g - 1, axis=0)[g - 1]
+            above = np.any(ahi >= lb, axis=1)
+            if weigh:
+                x, xh, mg, mh = (np.zeros(n) for _ in range(4))
+                for i in pos:
+                    al, ah = alo[:, i], ahi[:, i]
+                    x = x + al * w[i]
+                    xh = xh + ah * w[i]
+                    mg = mg + np.where(al > 0, al, np.where(ah < 0, -ah, 0.0)) * w[i]
+                    mh = mh + np.where(ah > -al, ah, -al) * w[i]
+                lsc = -np.partition(-x[ea], g - 1)[g - 1]
+                mgl = max(0.0, float(mg[ea].max()))
+                above = above | (xh >= lsc) | (mh >= mgl)
+            drop |= always & ~above
+        keep = np.flatnonzero(~drop)
+        rows += keep.size
+        cadd = np.sum(drop[:, None] & (alo >= elo), axis=0)  # constant over the sub-block
+        kadd = int(np.sum(drop & always))
+        part = ScreenOut(*(np.empty(s1 - s0, dtype=x.dtype) for x in out))
+        block_screen(tmax[s0:s1, keep], cap[keep], demand, part)
+        for s in range(s1 - s0):
+            code[s0 + s], prop[s0 + s], value[s0 + s] = part.code[s], part.prop[s], part.value[s]
+            elig[s0 + s] = part.elig[s] + kadd
+            if part.code[s] == 1 or elig[s0 + s] < count:  # the counts over every node
+                meet = np.sum(cap[keep] - tmax[s0 + s, keep] >= elo, axis=0) + cadd
+                if elig[s0 + s] < count:
+                    bi = min(range(m), key=lambda i: (meet[i], i))
+                    code[s0 + s], prop[s0 + s], value[s0 + s] = 1, bi, float(meet[bi])
+    return rows
 
 
 def _sums(x, rows):
