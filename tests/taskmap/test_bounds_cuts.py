@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from coalloc import taskmap
-from coalloc.taskmap import ResourceGraph, TaskGraph, bounds
+from coalloc.taskmap import ResourceGraph, TaskGraph, cutbound
 from coalloc.taskmap import generators as gen
 from coalloc.taskmap.bounds import lower_bound
 from tests.taskmap.test_bounds import _brute_force, jobs_on_graphs
@@ -101,14 +101,14 @@ def test_the_congestion_certificate_holds_for_every_task_set(inst):
     tasks, _ = inst
     w = tasks.node_weight
     W = float(w.sum())
-    for cap in (bounds._FLOW_WORK, 1.0):
-        profile = bounds._Profile.__new__(bounds._Profile)
-        old = bounds._FLOW_WORK
-        bounds._FLOW_WORK = cap  # 1: a single source (the sampled, linear certificate)
+    for cap in (cutbound._FLOW_WORK, 1.0):
+        profile = cutbound._Profile.__new__(cutbound._Profile)
+        old = cutbound._FLOW_WORK
+        cutbound._FLOW_WORK = cap  # 1: a single source (the sampled, linear certificate)
         try:
             profile.__init__(tasks)
         finally:
-            bounds._FLOW_WORK = old
+            cutbound._FLOW_WORK = old
         if not profile.kappa > 0:
             continue
         for bits in itertools.product([False, True], repeat=tasks.n):
@@ -172,9 +172,9 @@ def test_the_cut_bound_sees_a_grid_behind_slow_uplinks():
 def test_bridges_and_sides_of_a_graph_with_a_cycle():
     """Links on a cycle are no bridges: only the pendant links bound a side."""
     links = np.array([[0, 1], [1, 2], [2, 0], [2, 3], [3, 4]])
-    assert bounds._bridges(5, links).tolist() == [False, False, False, True, True]
+    assert cutbound._bridges(5, links).tolist() == [False, False, False, True, True]
     res = ResourceGraph([0, 1.0, 1.0, 0, 2.0], links, bandwidth=[1.0, 1.0, 1.0, 3.0, 4.0])
-    sides = bounds._Sides(res)
+    sides = cutbound._Sides(res)
     assert sides.ncomp == 3
     assert sorted(sides.bw_up.tolist()) == [0.0, 3.0, 4.0]
 
@@ -188,7 +188,7 @@ def test_cut_bound_is_deterministic_cached_and_capped_by_counts(monkeypatch):
     tasks2 = gen.stencil_task_graph((12, 12), seed=1)
     assert lower_bound(tasks2, res, strength="cuts") == first
     # below the cap on (sources x streams) the sampled certificate (weaker, still valid)
-    monkeypatch.setattr(bounds, "_FLOW_WORK", 20 * tasks.comm.nnz)
+    monkeypatch.setattr(cutbound, "_FLOW_WORK", 20 * tasks.comm.nnz)
     tasks3 = gen.stencil_task_graph((12, 12), seed=1)
     sampled = lower_bound(tasks3, res, strength="cuts")
     assert lower_bound(tasks3, res) <= sampled <= first

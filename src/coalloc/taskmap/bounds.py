@@ -79,16 +79,19 @@ every mapping, the first lemma on every task set).
 from __future__ import annotations
 
 import weakref
+from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from .._shared.caches import cache_of
+from ._bisect import _least, _Spent
+from .cutbound import _cuts
 from .model import ResourceGraph, TaskGraph
 from .routing import route_table
 
-__all__ = ["STRENGTHS", "lower_bound"]
+__all__ = ["STRENGTHS", "bound_tests", "lower_bound"]
 
 #: The strengths of :func:`lower_bound`, weakest first.
 STRENGTHS = ("basic", "stars", "cuts")
@@ -97,11 +100,15 @@ _ROUNDS = 8  # rounds of the "may sit" test at one L
 _WORK = 2e7  # cap on the entries a table builds (tasks x processors, rows x P x P, ...):
 # above it the step is skipped (the bound stays valid, only weaker; above it for tasks x
 # processors or processors x processors the stars bound is not computed at all)
-_STEPS = 40  # bisection steps (it stops earlier at a relative _PRECISION)
-_PRECISION = 1e-3
 
 
-def lower_bound(tasks: TaskGraph, resources: ResourceGraph, *, strength: str = "stars") -> float:
+def lower_bound(
+    tasks: TaskGraph,
+    resources: ResourceGraph,
+    *,
+    strength: str = "stars",
+    max_tests: Optional[int] = None,
+) -> float:
     """A value no mapping's maximum occupancy can go below.
 
     ``"basic"`` is the largest of three closed forms:
@@ -132,6 +139,13 @@ def lower_bound(tasks: TaskGraph, resources: ResourceGraph, *, strength: str = "
     strength : {"stars", "basic", "cuts"}, default "stars"
         ``"basic"``: the three closed forms alone; ``"cuts"``: the stars bound and the cut
         bound.
+    max_tests : int, optional
+        A cap on the stars bound's full tests (each the rounds of the "may sit" test and
+        the LP, from about 2 ms on small instances to 0.3 s on 1,000 tasks onto 150
+        processors): the bisection stops at the cap with the largest value it found to
+        fail, still a valid bound, only weaker. A count, not a clock: the same call gives
+        the same value on any machine. None (the default): no cap. What
+        ``taskmap.solve(..., time_limit=T)`` passes (:func:`bound_tests`).
 
     Returns
     -------
@@ -181,18 +195,25 @@ def lower_bound(tasks: TaskGraph, resources: ResourceGraph, *, strength: str = "
         raise TypeError("lower_bound needs a TaskGraph and a ResourceGraph")
     if not isinstance(strength, str) or strength not in STRENGTHS:
         raise ValueError(f"strength must be one of {STRENGTHS}, got {strength!r}")
+    if max_tests is not None and (
+        isinstance(max_tests, (bool, np.bool_)) or not isinstance(max_tests, (int, np.integer))
+        or max_tests < 0
+    ):  # fmt: skip
+        raise ValueError(f"max_tests must be None or an integer >= 0, got {max_tests!r}")
+    cap = None if max_tests is None else int(max_tests)
     basic = _basic(tasks, resources)
     if strength == "basic" or basic <= 0:
         return basic
     memo = cache_of(tasks).setdefault("lower_bound", {})
-    key = (id(resources), strength)
+    key = (id(resources), strength, cap)
     hit = memo.get(key)
     if hit is not None and hit[0]() is resources:
         return hit[1]
     if strength == "stars":
-        value = max(basic, _stars(tasks, resources, basic))
+        value = max(basic, _stars(tasks, resources, basic, cap))
     else:
-        value = max(lower_bound(tasks, resources, strength="stars"), _cuts(tasks, resources, basic))
+        value = max(lower_bound(tasks, resources, strength="stars", max_tests=cap),
+                    _cuts(tasks, resources, basic))  # fmt: skip
     memo[key] = (weakref.ref(resources), value)
     return value
 
@@ -219,9 +240,48 @@ def _basic(tasks: TaskGraph, resources: ResourceGraph) -> float:
     return float(best)
 
 
-def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float) -> float:
+def bound_tests(tasks: TaskGraph, resources: ResourceGraph, time_limit: float) -> int:
+    """The cap on the stars bound's full tests that ``taskmap.solve(..., time_limit=T)``
+    passes to :func:`lower_bound`: as many as fit ``BOUND_SHARE`` of ``T`` at a predicted
+    ``TEST_SECONDS + CELL_SECONDS * tasks * processors`` each (measured on one core: 2-7
+    ms on up to 100 tasks, 6-13 ms on pipelines of 60 tasks onto 150 processors, 0.3 s on
+    1,025 tasks onto 148; the prediction is above each). A function of the instance and
+    ``T`` alone, so a timed call's bound is the same on any machine and under any load.
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+    resources : ResourceGraph
+    time_limit : float
+        The call's limit in seconds.
+
+    Returns
+    -------
+    int
+        At least 0.
+
+    Examples
+    --------
+    >>> import coalloc.taskmap as tm
+    >>> tasks = tm.TaskGraph([1.0, 2.0, 1.5], [[0, 4, 0], [4, 0, 1], [0, 1, 0]])
+    >>> res = tm.ResourceGraph.from_edges([0, 3.0, 5.0], [[0, 1], [0, 2]], [50.0, 50.0])
+    >>> bound_tests(tasks, res, 0.05), bound_tests(tasks, res, 1.0)
+    (6, 124)
+    """
+    cost = TEST_SECONDS + CELL_SECONDS * tasks.n * resources.n_processors
+    return int(BOUND_SHARE * float(time_limit) / cost)
+
+
+#: :func:`bound_tests`: the share of a call's limit the bound may take, and the predicted
+#: seconds of one full test (a fixed part, the LP's set-up, and a part per task-processor pair)
+BOUND_SHARE, TEST_SECONDS, CELL_SECONDS = 0.25, 2e-3, 2e-6
+
+
+def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float,
+           max_tests: Optional[int] = None) -> float:  # fmt: skip
     """The least ``L`` (from ``start``, a valid bound, up) that passes :func:`_feasible`,
-    from below: every value returned failed the test (or is ``start``)."""
+    from below: every value returned failed the test (or is ``start``). At most
+    ``max_tests`` full tests (then the largest value found to fail)."""
     if tasks.n == 0 or resources.n_processors < 2:
         return start
     if tasks.n * resources.n_processors > _WORK or resources.n_processors**2 > _WORK:
@@ -230,30 +290,16 @@ def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float) -> float:
     lo = float(start)
     # first the star test alone (microseconds a step): what fails it fails them all
     lo = _least(lambda L: _feasible(st, L, rounds=0, lp=False), lo)
-    return _least(lambda L: _feasible(st, L), lo)
+    left = [max_tests]
 
+    def full(L: float) -> bool:
+        if left[0] is not None:
+            if left[0] <= 0:
+                raise _Spent
+            left[0] -= 1
+        return _feasible(st, L)
 
-def _least(test, lo: float) -> float:
-    """The largest value found to fail ``test`` (monotone: once passed, passed above), or
-    ``lo`` when it passes there; to a relative ``_PRECISION``."""
-    if test(lo):
-        return lo
-    hi = 2.0 * lo
-    for _ in range(60):
-        if test(hi):
-            break
-        lo, hi = hi, 2.0 * hi
-    else:
-        return lo
-    for _ in range(_STEPS):
-        if hi - lo <= _PRECISION * hi:
-            break
-        mid = 0.5 * (lo + hi)
-        if test(mid):
-            hi = mid
-        else:
-            lo = mid
-    return lo
+    return _least(full, lo)
 
 
 class _Stars:
@@ -401,11 +447,15 @@ def _lp(adm, leave, w, cap, bq, L) -> bool:
     gi, hi = np.nonzero(coef >= 0)
     nv = gi.shape[0]
     G, H = coef.shape
-    a_eq = np.zeros((G, nv))
-    a_eq[gi, np.arange(nv)] = 1.0
-    a_ub = np.zeros((2 * H, nv))
-    a_ub[hi, np.arange(nv)] = trows[gi, 0]
-    a_ub[H + hi, np.arange(nv)] = coef[gi, hi]
+    # sparse: a variable per admissible (task group, processor group) pair, in one row of
+    # each kind (dense tables were G x nv: 1.9 s on 1,025 tasks onto 148 processors)
+    cols = np.arange(nv)
+    a_eq = sp.csr_matrix((np.ones(nv), (gi, cols)), shape=(G, nv))
+    a_ub = sp.csr_matrix(
+        (np.concatenate([trows[gi, 0], coef[gi, hi]]),
+         (np.concatenate([hi, H + hi]), np.concatenate([cols, cols]))),
+        shape=(2 * H, nv),
+    )  # fmt: skip
     b_ub = np.concatenate([L * C, L * B]) * (1 + 1e-9) + 1e-12
     out = linprog(
         np.zeros(nv), A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=m, bounds=(0, None), method="highs"
@@ -500,241 +550,3 @@ def _unique_rows(a: np.ndarray):
 def _near(st: _Stars, adm: np.ndarray) -> np.ndarray:
     """(n, P): the processors where some neighbour of each task may sit."""
     return np.asarray(st.adjacency @ adm.astype(np.float32)) > 0
-
-
-# --------------------------------------------------------------------------------------
-# The cut bound (strength "cuts"): the task sets behind the resource graph's cuts
-# --------------------------------------------------------------------------------------
-
-_FLOW_WORK = 2.5e7  # cap on (source, arc) pairs of the congestion certificate (a count)
-_BATCH = 128  # sources routed together
-
-
-def _cuts(tasks: TaskGraph, resources: ResourceGraph, start: float) -> float:
-    """The least ``L`` (from ``start`` up) that passes :func:`_cuts_feasible`, from below."""
-    if tasks.n < 2 or resources.n_processors < 2 or resources.n_links == 0:
-        return start
-    cache = cache_of(tasks)
-    profile = cache.get("cut_profile")
-    if profile is None:  # a function of the task graph alone: kept beside it
-        profile = cache["cut_profile"] = _Profile(tasks)
-    if not profile.kappa > 0:
-        return start
-    sides = _Sides(resources)
-    return _least(lambda L: _cuts_feasible(sides, profile, L), float(start))
-
-
-class _Profile:
-    """A certified lower bound on the cut of a task set by the weight of its lighter side:
-    ``cut(X) >= psi(min(w(X), W - w(X)))`` for every task set ``X`` (the congestion
-    certificate of the module's docstring).
-
-    Demands ``w_s w_t`` from each source ``s`` to every task ``t`` of the largest connected
-    component ``K`` (of volume > 0 streams), each routed evenly over its shortest paths in
-    hops; ``kappa`` is the largest load / volume of a stream. Every pair split by ``X``
-    sends its demand over the cut, so ``cut(X) >= D(X) / kappa``. With every task of ``K``
-    a source, ``D(X) = 2 a (w(K) - a)`` for ``a = w(X & K)``, and with ``m`` the lighter
-    side's weight and ``R = W - w(K)``, ``a`` and ``w(K) - a`` are both at least ``m - R``:
-    ``psi(m) = 2 (m - R)(W - m) / kappa``. When the work cap allows only some sources
-    (every k-th of a breadth-first order), ``D(X) >= (m - R) w(sources)``: ``psi(m) = (m - R) w(Q) /
-    kappa``. Work: sources x streams, capped by ``_FLOW_WORK`` (a count)."""
-
-    def __init__(self, tasks: TaskGraph):
-        from scipy.sparse import csgraph
-
-        n = tasks.n
-        w = tasks.node_weight.astype(np.float64)
-        self.W = float(w.sum())
-        self.kappa, self.rest, self.full, self.wq = 0.0, 0.0, False, 0.0
-        ip, ix, iw = tasks.undirected_csr()
-        keep = iw > 0
-        rows = np.repeat(np.arange(n), np.diff(ip))[keep]
-        cols, vol = ix[keep], iw[keep]
-        if rows.size == 0:
-            return
-        adj = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
-        _, label = csgraph.connected_components(adj, directed=False)
-        sizes = np.bincount(label, weights=w)
-        big = int(np.argmax(sizes))
-        inK = label == big
-        members = np.flatnonzero(inK)
-        if members.size < 2:
-            return
-        self.rest = max(0.0, self.W - float(w[members].sum()))
-        budget = int(_FLOW_WORK // rows.size)
-        if budget >= members.size:
-            src, self.full = members, True
-        else:
-            src = _spread(adj, members, max(1, budget))
-        wK = np.where(inK, w, 0.0)
-        load = np.zeros(rows.size)
-        for b0 in range(0, src.size, _BATCH):
-            _route(adj, rows, cols, vol, w, wK, src[b0 : b0 + _BATCH], load)
-        # a stream's two stored arcs carry its two directions: their loads add up
-        _, pair = np.unique(np.minimum(rows, cols) * n + np.maximum(rows, cols),
-                            return_inverse=True)  # fmt: skip
-        pair = pair.reshape(-1)
-        per_pair = np.bincount(pair, weights=load)
-        pair_vol = np.bincount(pair, weights=vol) / np.bincount(pair)
-        self.kappa = float((per_pair / pair_vol).max()) * (1 + 1e-9)
-        self.wq = float(w[src].sum())
-
-    def g(self, c):
-        """The heaviest lighter side ``m`` with ``psi(m) <= c`` (``>= W / 2``: no limit)."""
-        c = np.asarray(c, dtype=np.float64)
-        R, W, k = self.rest, self.W, self.kappa
-        if not self.full:
-            return R + c * k / self.wq
-        # 2 y (W - R - y) = c kappa, y = m - R: the smaller root, none above the vertex
-        span = W - R
-        disc = span * span - 2.0 * c * k
-        y = 0.5 * (span - np.sqrt(np.maximum(disc, 0.0)))
-        return np.where(disc > 0, R + y, np.inf)
-
-
-def _spread(adj, members, count: int) -> np.ndarray:
-    """``count`` tasks of ``members`` spread out: every k-th in the reverse Cuthill-McKee
-    order (breadth-first layers), no clock and no random draw."""
-    from scipy.sparse import csgraph
-
-    order = csgraph.reverse_cuthill_mckee(adj.tocsr(), symmetric_mode=True)
-    inK = np.zeros(adj.shape[0], dtype=bool)
-    inK[members] = True
-    order = order[inK[order]].astype(np.int64)
-    step = max(1, order.size // count)
-    return order[::step][:count]
-
-
-def _route(adj, rows, cols, vol, w, wK, src, load) -> None:
-    """Add to ``load`` (per stored arc) the demands ``w_s w_t`` from each source ``s`` of
-    ``src`` to every task ``t`` of ``wK``'s support, each routed over the shortest paths
-    (hops): at each task the flow through it (its own demand and what passes on to farther
-    tasks) divides among its arcs from one hop nearer in proportion to their volumes."""
-    from scipy.sparse import csgraph
-
-    n = adj.shape[0]
-    b = src.shape[0]
-    D = csgraph.shortest_path(adj, unweighted=True, indices=src).reshape(b, n)
-    D[~np.isfinite(D)] = -2.0  # unreachable (another component): no arc is one hop on
-    D = D.astype(np.int32)
-    dag = D[:, cols] - D[:, rows] == 1  # (b, arcs): tail -> head one hop farther from s
-    bi, ai = np.nonzero(dag)
-    bn = bi * n
-    head = bn + cols[ai]
-    tail = bn + rows[ai]
-    share_of = vol[ai]
-    into = np.bincount(head, weights=share_of, minlength=b * n)
-    share_of = share_of / into[head]
-    flow = (w[src][:, None] * wK[None, :]).reshape(-1)
-    flow[np.arange(b) * n + src] = 0.0
-    level = (D.max() - D.reshape(-1)[head]).astype(np.int16)  # farthest first
-    order = np.argsort(level, kind="stable")  # (a radix sort)
-    cuts_ = np.flatnonzero(np.diff(level[order])) + 1
-    for part in np.split(order, cuts_):
-        share = flow[head[part]] * share_of[part]
-        np.add.at(load, ai[part], share)
-        np.add.at(flow, tail[part], share)
-
-
-class _Sides:
-    """The resource graph as a tree of sides: its 2-edge-connected components joined by
-    its bridges (a tree graph: every link a bridge, every node a component), rooted at the
-    component of node 0; per component its processors (capacity, the bandwidth of their
-    own links) and the bandwidth of the bridge to its parent."""
-
-    def __init__(self, resources: ResourceGraph):
-        from scipy.sparse import csgraph
-
-        R = resources.n_nodes
-        links = resources.links
-        bridge = _bridges(R, links)
-        keep = ~bridge
-        a = sp.csr_matrix(
-            (np.ones(int(keep.sum())), (links[keep, 0], links[keep, 1])), shape=(R, R)
-        )
-        ncomp, comp = csgraph.connected_components(a, directed=False)
-        tree = sp.csr_matrix(
-            (np.arange(1, int(bridge.sum()) + 1, dtype=np.float64),
-             (comp[links[bridge, 0]], comp[links[bridge, 1]])),
-            shape=(ncomp, ncomp),
-        )  # fmt: skip
-        order, parent = csgraph.breadth_first_order(
-            tree + tree.T, comp[0], directed=False, return_predecessors=True
-        )
-        bw_up = np.zeros(ncomp)
-        bl = np.flatnonzero(bridge)
-        for e in bl.tolist():
-            u, v = comp[links[e, 0]], comp[links[e, 1]]
-            child = v if parent[v] == u else u
-            bw_up[child] = resources.bandwidth[e]
-        procs = resources.processors
-        self.order = order[::-1]  # leaves first
-        self.parent = parent
-        self.bw_up = bw_up
-        self.pcomp = comp[procs]
-        self.cap = resources.capacity[procs].astype(np.float64)
-        self.band = resources.adjacent_bandwidth[procs].astype(np.float64)
-        self.ncomp = ncomp
-
-
-def _bridges(R: int, links: np.ndarray) -> np.ndarray:
-    """Which links are bridges (iterative DFS low-link; each link is one edge)."""
-    E = links.shape[0]
-    adj = [[] for _ in range(R)]
-    for e, (u, v) in enumerate(links.tolist()):
-        adj[u].append((v, e))
-        adj[v].append((u, e))
-    disc = [-1] * R
-    low = [0] * R
-    out = np.zeros(E, dtype=bool)
-    timer = 0
-    for root in range(R):
-        if disc[root] >= 0:
-            continue
-        disc[root] = low[root] = timer
-        timer += 1
-        stack = [(root, -1, iter(adj[root]))]
-        while stack:
-            v, via, it = stack[-1]
-            for u, e in it:
-                if e == via:
-                    continue
-                if disc[u] < 0:
-                    disc[u] = low[u] = timer
-                    timer += 1
-                    stack.append((u, e, iter(adj[u])))
-                    break
-                low[v] = min(low[v], disc[u])
-            else:
-                stack.pop()
-                if stack:
-                    p = stack[-1][0]
-                    low[p] = min(low[p], low[v])
-                    if low[v] > disc[p]:
-                        out[via] = True
-    return out
-
-
-def _restrict(cap, g, W):
-    """The most weight a side may hold: at most ``cap``, and the lighter of it and the
-    rest at most ``g`` (so at most ``g``, or at least ``W - g``)."""
-    return np.where(cap >= W - g, cap, np.minimum(cap, g))
-
-
-def _cuts_feasible(sides: _Sides, profile: _Profile, L: float) -> bool:
-    """False only if no mapping has maximum occupancy at most ``L``: every processor holds
-    at most ``L c`` and, its own links being a cut, tasks whose cut is at most ``L`` times
-    their bandwidth; every side below a bridge likewise with the bridge's bandwidth; the
-    root must hold everything."""
-    slack = 1 + 1e-9
-    W = profile.W
-    own = _restrict(L * sides.cap * slack, profile.g(L * sides.band * slack), W)
-    U = np.bincount(sides.pcomp, weights=own, minlength=sides.ncomp)
-    gup = profile.g(L * sides.bw_up * slack)
-    parent = sides.parent
-    for c in sides.order.tolist():
-        p = parent[c]
-        if p < 0:
-            return bool(U[c] >= W * (1 - 1e-12))
-        U[p] += float(_restrict(U[c], gup[c], W))
-    return True

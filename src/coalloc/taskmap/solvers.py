@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
 from .._shared.constraints import check_value, validate
@@ -11,7 +12,7 @@ from .._shared.family import FamilyInstance, renamed_keyword
 from .._shared.params import check_method, timed_method
 from .._shared.result import relative_gap, settle
 from .._shared.seeding import check_seed
-from .bounds import lower_bound
+from .bounds import bound_tests, lower_bound
 from .constraints import PARAMS, SOLVE_PARAMS
 from .exact import solve_exact_mapping
 from .mapper import METHODS as VARIANTS
@@ -23,6 +24,10 @@ from .result import stopped_result
 from .verify import MappingReport, verify_mapping
 
 __all__ = ["solve", "METHODS", "DEFAULT_METHOD", "Instance"]
+
+#: Seconds a timed method is given at least when the bound took the whole limit (it then
+#: returns what it has at once: its first answer, or none)
+_LEAST_LEFT = 1e-3
 
 
 def _variant(name: str) -> Callable[..., MappingResult]:
@@ -107,6 +112,10 @@ def solve(
         :func:`~coalloc.taskmap.bounds.lower_bound` (a function of the graphs: the same on
         any machine, cheap beside any mapper), or the exact solver's bound when that is
         higher. ``coalloc taskmap map`` does the same by default (``--no-bound``: False).
+        With a ``time_limit`` the bound is computed first, inside the limit, its full tests
+        capped by :func:`~coalloc.taskmap.bounds.bound_tests` (a quarter of the limit at a
+        predicted cost per test: a count, so the bound is still the same on any machine;
+        ``params["bound_tests"]``), and the method runs on the time left.
     **params
         Parameters of the method.
 
@@ -125,9 +134,23 @@ def solve(
     check_method(method, METHODS)
     check_value(bound, "bound", SOLVE_PARAMS["bound"])
     validate(PARAMS[method], params)
-    result = METHODS[method](task_graph, resource_graph, seed=check_seed(seed), **params)
+    limit = params.get("time_limit")
+    if bound and limit is not None:
+        # timed: the bound first, inside the budget (its work capped by a count from the
+        # instance and the limit, so the value is the same on any machine), the method on
+        # what is left; before, it ran after the method, past the limit (+0.14 s at 0.05 s)
+        t0 = time.perf_counter()
+        tests = bound_tests(task_graph, resource_graph, limit)
+        cheap = lower_bound(task_graph, resource_graph, max_tests=tests)
+        left = max(float(limit) - (time.perf_counter() - t0), _LEAST_LEFT)
+        result = METHODS[method](task_graph, resource_graph, seed=check_seed(seed),
+                                 **{**params, "time_limit": left})  # fmt: skip
+        result.params["time_limit"] = limit  # the caller's limit, which the call kept
+        result.params["bound_tests"] = tests
+    else:
+        result = METHODS[method](task_graph, resource_graph, seed=check_seed(seed), **params)
+        cheap = lower_bound(task_graph, resource_graph) if bound else None
     if bound:
-        cheap = lower_bound(task_graph, resource_graph)
         if result.mapping is not None:  # never above the answer (the exact bound is capped)
             cheap = min(cheap, float(result.max_occupancy))
         result.bound = cheap if result.bound is None else max(float(result.bound), cheap)
