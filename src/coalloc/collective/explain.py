@@ -207,6 +207,9 @@ def explain_request(pool: ResourcePool, request: CollectiveRequest, *,
     conflict = [items[i] for i in search.conflict]
     base_alone, minimal = not conflict, search.minimal
     deadline = fix_deadline(t0, time_limit)
+    # the fixes' last calls keep the learnt overrun and SLACK back from their own deadline
+    # too (not only from the budget's end): the fixes end within the solve + 1 s under load
+    judge.end = min(judge.end, deadline)
     relax = _relaxations(judge, request, conflict, deadline)
     base = (f"{request.count} nodes for {request.duration:g} s, start in "
             f"[{request.earliest_start:g}, {request.latest_start:g}]")  # fmt: skip
