@@ -536,11 +536,14 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
         # no proof names nodes, but the assignment of the nodes to the hosts they could
         # take alone (links, features, interfaces ignored: a relaxation) leaves some out:
         # the count proves it. The unsat core still goes first (often smaller, found in
-        # 0.04-0.35 s), for a quarter of the search's time (1 s at least); without one the
-        # search, asking the count first, starts from the count's violator (the exact
-        # model on such a count can take longer than the budget: 70 nodes, 6 s)
+        # 0.04-0.5 s), for a tenth of the search's time (0.6 s at least: the search from
+        # the violator, its drops mapped by repaired witnesses, takes about as long, and a
+        # core not found by then took 1.2-1.5 s or none came: 20 nodes r=1, 70 r=4);
+        # without one the search, asking the count first, starts from the count's
+        # violator (the exact model on such a count can take longer than the budget: 70
+        # nodes, 6 s)
         now = time.monotonic()
-        core_end = min(search_end, now + max(1.0, 0.25 * (search_end - now)))
+        core_end = min(search_end, now + max(0.6, 0.1 * (search_end - now)))
         seeds = _core(top, ptop, names, core_end)
         if not seeds:
             where = {v: i for i, v in enumerate(names)}
