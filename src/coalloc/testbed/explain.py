@@ -120,8 +120,8 @@ class _Witnesses:
     a mapper call (each 0.1-0.3 s).
     """
 
-    #: The mappings kept (the latest first).
-    KEEP = 8
+    #: The mappings kept (the latest first); the freed hosts tried per mapping.
+    KEEP, HOSTS = 8, 3
 
     def __init__(self, top: VirtualTopology, ptop: PhysicalTopology) -> None:
         self.top, self.ptop = top, ptop
@@ -140,7 +140,7 @@ class _Witnesses:
             if len(missing) > 1:
                 continue
             freed = [base[v] for v in base if v not in want]
-            hosts = freed if missing else [None]
+            hosts = freed[: self.HOSTS] if missing else [None]
             for host in hosts:
                 where = {v: base[v] for v in nodes if v in base}
                 if missing:
