@@ -134,8 +134,16 @@ def _step(pool: ResourcePool) -> float:
 
 
 def _largest(lo: int, hi: int, fits: Callable[[int], Optional[bool]]) -> Optional[int]:
-    """The largest ``k`` in ``[lo, hi]`` with ``fits(k)`` True (fits monotone), or None."""
-    best = None
+    """The largest ``k`` in ``[lo, hi]`` with ``fits(k)`` True (fits monotone), or None.
+
+    ``lo`` is asked first: when even it does not fit, no ``k`` does (one call, not the
+    bisection's ``log2(hi - lo)``: 6 scans of 1,024 nodes for ``N = 128``)."""
+    if lo > hi:
+        return None
+    got = fits(lo)
+    if got is not True:
+        return None
+    best, lo = lo, lo + 1
     while lo <= hi:
         mid = (lo + hi) // 2
         got = fits(mid)
