@@ -220,6 +220,10 @@ def _repair(weight: np.ndarray, capacity: np.ndarray, items: List[int],
 #: The share of what is left (and the most seconds) CP-SAT gets to find a witness of a set
 #: no greedy witness answers, before HiGHS; the least worth a CP-SAT call.
 CPSAT_SHARE, CPSAT_CAP, MIN_CPSAT = 0.3, 0.4, 0.05
+#: The most agents x items for which the oracle tries the regret greedy and CP-SAT (both
+#: grow with the product: the GAP benchmark's 5x40 is 200, load sharing's jobs on 100
+#: nodes 170,000, where the greedy's O(k^2 m) and CP-SAT's model alone take seconds).
+WITNESS_CELLS = 5_000
 
 
 def _cpsat_witness(weight: np.ndarray, capacity: np.ndarray,
@@ -290,7 +294,8 @@ class _Oracle:
             where = _repair(self.weight, self.capacity, items, base)
             if where is not None:
                 return self._keep(where)
-        got = _regret(w, self.capacity)  # (after the repairs: milliseconds, not microseconds)
+        small = w.size <= WITNESS_CELLS  # (the GAP's sizes, not load sharing's thousands)
+        got = _regret(w, self.capacity) if small else None  # (after the repairs: ms)
         if got is not None:
             return self._keep({j: int(i) for j, i in zip(items, got)})
         left = self.deadline - time.monotonic()
@@ -299,7 +304,8 @@ class _Oracle:
         # CP-SAT for a witness first, for a while (on the 5x40 benchmark HiGHS took 0.6-3.0
         # s for witnesses CP-SAT found in 0.1-0.3 s, and a short time limit does not stop
         # HiGHS: 2.5 s for 0.15 s at load 13), then HiGHS with what is left (its proofs)
-        got = _cpsat_witness(w, self.capacity, min(CPSAT_SHARE * left, CPSAT_CAP))
+        got = (_cpsat_witness(w, self.capacity, min(CPSAT_SHARE * left, CPSAT_CAP))
+               if small else None)  # fmt: skip
         if got is not None:
             return self._keep({j: int(i) for j, i in zip(items, got)})
         left = self.deadline - time.monotonic()
