@@ -107,6 +107,19 @@ def _maps(top: VirtualTopology, ptop: PhysicalTopology, deadline: float, *,
     return None, None
 
 
+def _import_cpsat_later() -> None:
+    """Start CP-SAT's import in the background when it is not loaded (not waited for)."""
+    import sys
+
+    if "ortools.sat.python.cp_model" not in sys.modules:
+        from .._shared.milp.run import import_solver_until
+
+        try:
+            import_solver_until("cpsat", time.perf_counter())
+        except ImportError:  # (no CP-SAT: the core is not looked for, as before)
+            pass
+
+
 class _Witnesses:
     """The deletion filter's last mappings, repaired into witnesses of the sets it asks next.
 
@@ -542,6 +555,9 @@ def explain_mapping(top: VirtualTopology, ptop: PhysicalTopology, *,
         # without one the search, asking the count first, starts from the count's
         # violator (the exact model on such a count can take longer than the budget: 70
         # nodes, 6 s)
+        # (CP-SAT not loaded yet: its import, about 1 s, would not fit the core's time;
+        # it is started in the background, so that the next explanation has the core)
+        _import_cpsat_later()
         now = time.monotonic()
         core_end = min(search_end, now + max(0.6, 0.1 * (search_end - now)))
         seeds = _core(top, ptop, names, core_end)
