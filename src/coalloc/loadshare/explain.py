@@ -21,8 +21,14 @@ item must be assigned, within the agents' capacities) with an
 
 The search (:func:`coalloc._shared.explain.minimal_conflict`) is a chunked deletion filter
 over the items, heaviest last; the feasibility oracle tries, in order, the cheap
-certificates, a first-fit-decreasing assignment (a witness of feasibility) and the exact
-model with the time left.
+certificates, a first-fit-decreasing assignment (a witness of feasibility), repairs of
+its last witnesses, the regret greedy and CP-SAT (witnesses too, up to 5,000 agents x
+items) and the exact model with the time left.
+
+Why over 800 lines: the GAP's and load sharing's explanations share the oracle and its
+witnesses; the witness searches added for issue 38's solve + 1 s took it past 800, and
+load sharing's volume conflict (:func:`explain_share` and its packings) is the part that
+could go to a module of their own.
 """
 
 from __future__ import annotations

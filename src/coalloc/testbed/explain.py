@@ -17,6 +17,11 @@ The nearest experiments that fit, each one mapped and so checked:
 * ``less_bandwidth``: the conflict's links at a fraction of their bandwidth (3/4, 1/2,
   1/4, 1/10: the largest that maps);
 * ``other_type``: one conflict node of another hardware type of the testbed.
+
+Why over 800 lines: one search, its feasibility oracle and the seeds it starts from (the
+default method's proof, the count violator, the unsat core, the hub bound) with the
+witnesses it repairs (issue 38's solve + 1 s took it past 800); the fixes
+(:func:`_relaxations` and its counts) are the part that could go to a module of their own.
 """
 
 from __future__ import annotations
