@@ -72,3 +72,26 @@ def test_explain_request_refuses_bad_arguments():
         explain_request(pool, "req")
     with pytest.raises(ValueError, match="time_limit"):
         explain_request(pool, req, time_limit=-1)
+
+
+@pytest.mark.parametrize("lo, hi", [(1, 1), (1, 2), (1, 7), (1, 127), (3, 40)])
+def test_largest_agrees_with_a_scan_and_asks_the_least_first(lo, hi):
+    """``_largest`` (the fixes' search for the most nodes, the longest duration) against a
+    scan of every ``k``, for every threshold of a monotone ``fits``; where even ``lo`` does
+    not fit it asks once."""
+    from coalloc.collective.explain import _largest
+
+    for top in range(lo - 1, hi + 1):  # fits(k) for k <= top
+        asked = []
+
+        def fits(k, top=top, asked=asked):
+            asked.append(k)
+            return k <= top
+
+        want = max((k for k in range(lo, hi + 1) if k <= top), default=None)
+        assert _largest(lo, hi, fits) == want
+        if want is None:
+            assert asked == [lo]
+    assert _largest(1, 9, lambda k: None) is None  # unknown: nothing claimed
+    got = _largest(1, 9, lambda k: True if k <= 4 else None)  # stops at the first unknown
+    assert got is not None and got <= 4  # (a k that fits: never one undecided)

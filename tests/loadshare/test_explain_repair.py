@@ -77,3 +77,64 @@ def test_the_oracle_with_repairs_agrees_with_brute_force(inst):
     for k in range(n, 0, -1):  # large sets first: their witnesses serve the smaller ones
         for items in itertools.combinations(range(n), k):
             assert oracle(list(items)) is brute_fits(w, b, list(items)), items
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(st.integers(1, 3), st.integers(1, 6), st.integers(0, 10_000))
+def test_the_regret_greedy_answers_only_with_an_assignment_that_fits(m, k, seed):
+    """``_regret`` (a witness the oracle tries before HiGHS) against an enumeration: an
+    answer assigns every item within the capacities; no answer where none exists."""
+    from coalloc.loadshare.explain import _regret
+
+    rng = np.random.default_rng(seed)
+    weight = rng.integers(1, 10, (m, k))
+    capacity = rng.integers(1, 20, m)
+    got = _regret(weight, capacity)
+    every = (np.array(a) for a in itertools.product(range(m), repeat=k))
+    exists = any(np.all(np.bincount(a, weights=weight[a, np.arange(k)], minlength=m)
+                        <= capacity) for a in every)  # fmt: skip
+    if got is None:
+        return
+    assert exists
+    assert got.shape == (k,) and got.min() >= 0
+    load = np.bincount(got, weights=weight[got, np.arange(k)], minlength=m)
+    assert np.all(load <= capacity)
+
+
+def test_the_regret_greedy_answers_and_each_answer_fits():
+    """On 60 seeded two-agent instances the regret rule answers some (so the test above
+    judges answers, not only Nones), each summed against the capacities."""
+    from coalloc.loadshare.explain import _regret
+
+    answered = 0
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        weight = rng.integers(1, 10, (2, 5))
+        capacity = rng.integers(8, 20, 2)
+        got = _regret(weight, capacity)
+        if got is not None:
+            answered += 1
+            load = np.bincount(got, weights=weight[got, np.arange(5)], minlength=2)
+            assert np.all(load <= capacity)
+    assert answered > 0  # (the hypothesis test above judges the answers it gets)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(1, 3), st.integers(1, 6), st.integers(0, 10_000))
+def test_the_cpsat_witness_fits_and_is_found_where_one_exists(m, k, seed):
+    """``_cpsat_witness`` (the oracle's witness search before HiGHS) against an
+    enumeration: an answer assigns every item within the capacities, and on these tiny
+    instances one is found exactly when one exists (CP-SAT decides them in its 5 s)."""
+    from coalloc.loadshare.explain import _cpsat_witness
+
+    rng = np.random.default_rng(seed)
+    weight = rng.integers(1, 10, (m, k))
+    capacity = rng.integers(1, 20, m)
+    got = _cpsat_witness(weight, capacity, 5.0)
+    every = (np.array(a) for a in itertools.product(range(m), repeat=k))
+    exists = any(np.all(np.bincount(a, weights=weight[a, np.arange(k)], minlength=m)
+                        <= capacity) for a in every)  # fmt: skip
+    assert (got is not None) == exists
+    if got is not None:
+        load = np.bincount(got, weights=weight[got, np.arange(k)], minlength=m)
+        assert np.all(load <= capacity)

@@ -198,6 +198,7 @@ def minimal_conflict(
     deadline: Optional[float] = None,
     known_infeasible: bool = False,
     chunk: Optional[int] = None,
+    shrink: Optional[Callable[[List[int]], Optional[List[int]]]] = None,
 ) -> ConflictSearch:
     """Shrink an infeasible set of demand elements to a minimal conflict.
 
@@ -224,6 +225,12 @@ def minimal_conflict(
         The first chunk's size (default: half the candidates). 1 is the plain deletion
         filter, one call per element: the cheapest start from a set that is likely
         minimal already (an unsat core), where halves and quarters would all be refused.
+    shrink : callable, optional
+        ``shrink(subset) -> list | None``, asked after ``feasible(subset)`` answered False:
+        a smaller subset of ``subset`` that the same answer proves infeasible too (e.g. an
+        exact optimum placing ``k`` of the elements proves every ``k + 1`` of them
+        infeasible), or None. The search goes on from it, so elements it leaves out cost
+        no call of their own.
 
     Returns
     -------
@@ -268,6 +275,11 @@ def minimal_conflict(
             got = feasible(rest)
             if got is False:  # the rest still conflicts: drop the part for good
                 keep = rest
+                smaller = shrink(rest) if shrink is not None else None
+                if smaller is not None and len(smaller) < len(rest):
+                    inside = set(smaller)  # (in the candidates' order; i stays a position)
+                    ahead = sum(1 for e in rest[:i] if e in inside)
+                    keep, i = [e for e in rest if e in inside], ahead
                 continue
             if chunk == 1:
                 tried_single.add(part[0])

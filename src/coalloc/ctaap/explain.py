@@ -221,6 +221,24 @@ def _placed(request: Request, offer: Offer, deadline: float, *,
     return None, None
 
 
+def _fewer(index: List[int], proof: Any) -> Optional[List[int]]:
+    """The tasks of ``index`` an exact optimum ``proof`` (on them alone) proves infeasible
+    with the fewest tasks: the ``k`` it places and one it leaves out, or None.
+
+    Fewer tasks never place more, so every ``k + 1`` of them are infeasible when the
+    optimum places ``k``; the ``k`` placed keep the optimum's allocation as a witness that
+    the one left out is needed. None unless ``k + 1 < len(index)``."""
+    if proof is None or proof.status != "optimal":
+        return None
+    placed = np.asarray(proof.assignment) >= 0
+    k = int(np.count_nonzero(placed))
+    if k + 1 >= len(index):
+        return None
+    out = np.flatnonzero(~placed)
+    keep = set(np.flatnonzero(placed).tolist()) | {int(out[-1])}  # (the last: likeliest)
+    return [e for pos, e in enumerate(index) if pos in keep]
+
+
 @filled
 @checked("coalloc.ctaap.constraints", "explain_allocation", tables="FUNCTIONS")
 def explain_allocation(request: Request, offer: Offer, *,
@@ -274,20 +292,29 @@ def explain_allocation(request: Request, offer: Offer, *,
         if whole is not False:
             return None
 
+    proofs: Dict[tuple, Any] = {}  # the exact optimum that refused a set (for shrink)
+
     def feasible(index: List[int]) -> Optional[bool]:
-        return _placed(_sub(request, list(index)), offer, search_end)[0]
+        got, res = _placed(_sub(request, list(index)), offer, search_end)
+        if got is False and res is not None:
+            proofs[tuple(index)] = res
+        return got
+
+    def shrink(index: List[int]) -> Optional[List[int]]:
+        return _fewer(list(index), proofs.pop(tuple(index), None))
 
     if alone:  # a task no cluster can hold is a conflict by itself
         conflict, sound, minimal, calls, certificate = [alone[0]], True, True, 0, "fits-nowhere"
     elif hall is not None:  # the count proves the seed; the filter asks the solvers
         search = minimal_conflict(hall[0], feasible, deadline=search_end, known_infeasible=True,
-                                  chunk=1)  # fmt: skip
+                                  chunk=1, shrink=shrink)  # fmt: skip
         conflict, sound, minimal, calls = search.conflict, True, search.minimal, search.calls
         certificate = "hall" if conflict == hall[0] else "exact"
     elif pair is not None:  # each task alone fits somewhere: the pair is minimal
         conflict, sound, minimal, calls, certificate = [pair[0], pair[1]], True, True, 0, "pair"
     else:
-        search = minimal_conflict(everyone, feasible, deadline=search_end, known_infeasible=True)
+        search = minimal_conflict(everyone, feasible, deadline=search_end, known_infeasible=True,
+                                  shrink=shrink)  # fmt: skip
         conflict, sound, minimal = search.conflict, search.sound, search.minimal
         calls, certificate = search.calls, "exact"
     relax = _relaxations(request, offer, conflict, first, fix_deadline(t0, time_limit),
