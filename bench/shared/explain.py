@@ -69,7 +69,7 @@ def gap_cases(quick: bool, repeats: int) -> Iterator[dict]:
             for kind in "cd":
                 g = generate_gap(kind, m, n, seed=r)
                 inst = GapInstance(g.cost, g.weight, np.floor(0.6 * g.capacity).astype(int))
-                res, t_solve = _timed(solve_gap, inst, "heuristic", time_limit=10.0)
+                res, t_solve = _timed(solve_gap, inst, time_limit=10.0)  # the default
                 if res.has_solution:
                     continue
                 e, t_exp = _timed(explain_gap, inst, time_limit=10.0)
@@ -537,7 +537,7 @@ def _failing(family: str, limit: int) -> Iterator[Tuple[str, Callable[[float], A
             for kind in "cd":
                 g = generate_gap(kind, 5, 40, seed=r)
                 inst = GapInstance(g.cost, g.weight, np.floor(0.6 * g.capacity).astype(int))
-                if found < limit and not solve_gap(inst, "heuristic",
+                if found < limit and not solve_gap(inst,
                                                    time_limit=10.0).has_solution:  # fmt: skip
                     found += 1
                     yield "GAP 5x40", lambda t, inst=inst: explain_gap(inst, time_limit=t)
