@@ -16,7 +16,10 @@ module knobs (issue 40): ``_AUTO_CYCLES`` (core cycles when the limit holds
 them at the measured speed, optionally beside the search afresh: ``_AUTO_FRESH``) and
 ``_FRESH_MIN_ITERATIONS``, off (the search afresh only when the time left holds that many
 iterations). Since issue 40 (h42gap40) timed calls take two core cycles beside the search
-afresh by default (``_AUTO_CYCLES``).
+afresh by default (``_AUTO_CYCLES``); since h46gap40 timed calls on instances whose costs
+fall as the weights grow (type d) run the tabu search at tenure 3
+(``_CORRELATED_TENURE``). Two restart knobs are there, off: restarts from elite
+assignments (``_ELITE_RESTART``) and a learned restart weight (``_LEARN_WEIGHT``).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ __all__ = [
     "LpStart",
     "run_search",
     "reduced_cost_greedy",
+    "cost_weight_correlation",
     "core_costs",
     "MAX_ITERATIONS",
     "MAX_CYCLES",
@@ -144,6 +148,21 @@ _LEARN_WEIGHT, _LEARN_UNTIMED = 0.0, False
 #: against 0.126 %, the four worst Yagiura at 10 s 0.255 against 0.243 %
 #: (bench/loadshare/ISSUE40.md, h46gap40).
 _ELITE_RESTART, _ELITE_UNTIMED = 0, False
+#: The tabu tenure of timed calls on instances whose costs fall as the weights grow
+#: (issue 40, h46gap40): when the correlation of the minimisation's costs with the weights
+#: over every pair (:func:`cost_weight_correlation`) is at most ``_CORRELATED``, the tenure
+#: is ``_CORRELATED_TENURE`` (0: the package's, ``tabu._TENURE``). Chu-Beasley and
+#: Yagiura type d are at -0.98, type e at -0.57, every other published family (a, b, c,
+#: gap1-12) within +-0.2. Untimed calls keep the package's tenure (their answers are
+#: unchanged). The timed default is tenure 3 on type d: against tenure 5, five seeds
+#: interleaved, load 10-13, Chu-Beasley a-d at 1 s 0.122 -> 0.117 % mean (d 0.396 ->
+#: 0.370 %); Yagiura d10400/d20400/d40400 at 10 s 0.231 -> 0.239 % and 0.242 -> 0.220 %
+#: in two runs, worst 0.411 -> 0.406 and 0.415 -> 0.382 % (d40400); at equal iterations on
+#: Chu-Beasley d 0.321 -> 0.306 % (15,000) and 0.372 -> 0.347 % (5,000). Tenure 3 on every
+#: instance lost on Chu-Beasley b (0.028 -> 0.082 % at 1 s) and Yagiura e (e20200 0.170 ->
+#: 0.228 % at 10 s), longer tenures lost on d (h40gap): hence the rule
+#: (bench/loadshare/ISSUE40.md, h46gap40).
+_CORRELATED_TENURE, _CORRELATED = 3, -0.9
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -233,6 +252,37 @@ def core_costs(cost: np.ndarray, x_lp: Optional[np.ndarray], rc: Optional[np.nda
     if np.all(core | ~finite):
         return None
     return np.ascontiguousarray(np.where(core, cost, 1e4 * scale), dtype=np.float64)
+
+
+def cost_weight_correlation(cost: np.ndarray, weight: np.ndarray) -> float:
+    """The correlation coefficient of the costs and the weights over every pair (0 when
+    either is constant): about -0.98 on the published type d, -0.57 on type e.
+
+    Parameters
+    ----------
+    cost : numpy.ndarray, shape (m, n)
+        The costs (of the minimisation).
+    weight : numpy.ndarray, shape (m, n)
+        The weights.
+
+    Returns
+    -------
+    float
+        In ``[-1, 1]``.
+
+    Examples
+    --------
+    >>> w = np.array([[1, 2], [3, 4]])
+    >>> round(cost_weight_correlation(10.0 - w, w), 6)
+    -1.0
+    """
+    c = np.asarray(cost, dtype=np.float64).ravel()
+    w = np.asarray(weight, dtype=np.float64).ravel()
+    if c.size < 2:
+        return 0.0
+    c, w = c - c.mean(), w - w.mean()
+    den = float(np.sqrt((c * c).sum() * (w * w).sum()))
+    return float((c * w).sum() / den) if den > 0 else 0.0
 
 
 def reduced_cost_greedy(
@@ -584,6 +634,10 @@ class _Search:
                 and (deadline is None or deadline - time.perf_counter() <= _FALLBACK_HORIZON * t_b)
             )
         knobs = TabuKnobs.default(n)
+        if (deadline is not None and _CORRELATED_TENURE > 0
+                and cost_weight_correlation(self.cost[:self.inst.m], self.weight[:self.inst.m])
+                <= _CORRELATED):  # fmt: skip
+            knobs.tenure = _CORRELATED_TENURE
         # the first penalty weight, as the kernel sets it
         self.a0 = (float(np.abs(self.cost).sum()) + 1.0) / (float(self.weight.sum()) + 1.0)
         self.t_search = time.perf_counter()
