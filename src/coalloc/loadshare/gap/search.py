@@ -16,7 +16,10 @@ module knobs (issue 40): ``_AUTO_CYCLES`` (core cycles when the limit holds
 them at the measured speed, optionally beside the search afresh: ``_AUTO_FRESH``) and
 ``_FRESH_MIN_ITERATIONS``, off (the search afresh only when the time left holds that many
 iterations). Since issue 40 (h42gap40) timed calls take two core cycles beside the search
-afresh by default (``_AUTO_CYCLES``).
+afresh by default (``_AUTO_CYCLES``); since h46gap40 timed calls on instances whose costs
+fall as the weights grow (type d) run the tabu search at tenure 3
+(``_CORRELATED_TENURE``). Two restart knobs are there, off: restarts from elite
+assignments (``_ELITE_RESTART``) and a learned restart weight (``_LEARN_WEIGHT``).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ __all__ = [
     "LpStart",
     "run_search",
     "reduced_cost_greedy",
+    "cost_weight_correlation",
     "core_costs",
     "MAX_ITERATIONS",
     "MAX_CYCLES",
@@ -121,6 +125,44 @@ _AUTO_CYCLES, _AUTO_CYCLE_ITERATIONS, _AUTO_FRESH = 2, 0, 0.4
 #: iterations at the speed of the search from the core's best (its iterations over its
 #: seconds); else that search goes on to the end. 0: always (untimed calls always).
 _FRESH_MIN_ITERATIONS = 0
+#: The learned restart weight (issue 40, h46gap40): at every restart the kernel puts the
+#: penalty weights back at the first weight ``(sum |c| + 1) / (sum w + 1)``, while on
+#: Yagiura d the weights the oscillation settles at are 4-5 times that (0.9 on e;
+#: bench/loadshare/ISSUE40.md, h40gap), so that every restart (one in 200-500 iterations)
+#: opens with dozens of iterations deep in the overloaded region. With
+#: ``_LEARN_WEIGHT`` r > 0, after every round the geometric mean of the weights joins an
+#: exponential average (new = (1 - r) old + r sample, on the logarithms) kept over the
+#: call, and the state's restart weight (and a new phase's first weight) is that average.
+#: Timed calls only (untimed answers unchanged), unless ``_LEARN_UNTIMED`` (the
+#: equal-iteration bench). Off: at 15,000 iterations on Chu-Beasley d (three seeds) r = 0.2
+#: gave 0.318 % mean against 0.297 % (bench/loadshare/ISSUE40.md, h46gap40).
+_LEARN_WEIGHT, _LEARN_UNTIMED = 0.0, False
+#: Restarts from elite assignments (issue 40, h46gap40): with ``_ELITE_RESTART`` E > 0,
+#: the searches on every pair (not the core's) restart, when the restart rule
+#: (:func:`.tabu.restart_after`) fires, from one of the E best distinct feasible
+#: assignments the call has found (drawn uniformly from the call's seed; the best among
+#: them), not always from the phase's own best: the rounds end where the rule fires and
+#: the search, not the kernel, restarts (:meth:`.tabu.TabuState.restart_from`). Timed
+#: calls only, unless ``_ELITE_UNTIMED`` (the equal-iteration bench). Off: E = 6 against
+#: the default, five seeds interleaved, load 9-15: Chu-Beasley a-d at 1 s 0.132 % mean
+#: against 0.126 %, the four worst Yagiura at 10 s 0.255 against 0.243 %
+#: (bench/loadshare/ISSUE40.md, h46gap40).
+_ELITE_RESTART, _ELITE_UNTIMED = 0, False
+#: The tabu tenure of timed calls on instances whose costs fall as the weights grow
+#: (issue 40, h46gap40): when the correlation of the minimisation's costs with the weights
+#: over every pair (:func:`cost_weight_correlation`) is at most ``_CORRELATED``, the tenure
+#: is ``_CORRELATED_TENURE`` (0: the package's, ``tabu._TENURE``). Chu-Beasley and
+#: Yagiura type d are at -0.98, type e at -0.57, every other published family (a, b, c,
+#: gap1-12) within +-0.2. Untimed calls keep the package's tenure (their answers are
+#: unchanged). The timed default is tenure 3 on type d: against tenure 5, five seeds
+#: interleaved, load 10-13, Chu-Beasley a-d at 1 s 0.122 -> 0.117 % mean (d 0.396 ->
+#: 0.370 %); Yagiura d10400/d20400/d40400 at 10 s 0.231 -> 0.239 % and 0.242 -> 0.220 %
+#: in two runs, worst 0.411 -> 0.406 and 0.415 -> 0.382 % (d40400); at equal iterations on
+#: Chu-Beasley d 0.321 -> 0.306 % (15,000) and 0.372 -> 0.347 % (5,000). Tenure 3 on every
+#: instance lost on Chu-Beasley b (0.028 -> 0.082 % at 1 s) and Yagiura e (e20200 0.170 ->
+#: 0.228 % at 10 s), longer tenures lost on d (h40gap): hence the rule
+#: (bench/loadshare/ISSUE40.md, h46gap40).
+_CORRELATED_TENURE, _CORRELATED = 3, -0.9
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -212,6 +254,37 @@ def core_costs(cost: np.ndarray, x_lp: Optional[np.ndarray], rc: Optional[np.nda
     return np.ascontiguousarray(np.where(core, cost, 1e4 * scale), dtype=np.float64)
 
 
+def cost_weight_correlation(cost: np.ndarray, weight: np.ndarray) -> float:
+    """The correlation coefficient of the costs and the weights over every pair (0 when
+    either is constant): about -0.98 on the published type d, -0.57 on type e.
+
+    Parameters
+    ----------
+    cost : numpy.ndarray, shape (m, n)
+        The costs (of the minimisation).
+    weight : numpy.ndarray, shape (m, n)
+        The weights.
+
+    Returns
+    -------
+    float
+        In ``[-1, 1]``.
+
+    Examples
+    --------
+    >>> w = np.array([[1, 2], [3, 4]])
+    >>> round(cost_weight_correlation(10.0 - w, w), 6)
+    -1.0
+    """
+    c = np.asarray(cost, dtype=np.float64).ravel()
+    w = np.asarray(weight, dtype=np.float64).ravel()
+    if c.size < 2:
+        return 0.0
+    c, w = c - c.mean(), w - w.mean()
+    den = float(np.sqrt((c * c).sum() * (w * w).sum()))
+    return float((c * w).sum() / den) if den > 0 else 0.0
+
+
 def reduced_cost_greedy(
     cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, lam: np.ndarray
 ) -> np.ndarray:
@@ -289,6 +362,13 @@ class _Search:
         self.relink_on = bool(call.relink)  # path relinking asked for (solve_gap's relink)
         self.cycles = int(call.cycles)  # core cycles asked for (solve_gap's cycles)
         self.cycles_run = 0
+        # the learned restart weight's logarithm (None: none yet; see _LEARN_WEIGHT)
+        self.log_w: Optional[float] = None
+        self.learn_rate = _LEARN_WEIGHT if (self.deadline is not None or _LEARN_UNTIMED) else 0.0
+        # restarts from elite assignments (see _ELITE_RESTART): the pool and its draws
+        elite = _ELITE_RESTART if (self.deadline is not None or _ELITE_UNTIMED) else 0
+        self.elite = ElitePool(elite) if elite > 0 else None
+        self.elite_draw = np.random.default_rng(kernel_seed(call.seed) ^ 0x5EED)
 
     # the clock
     def now(self) -> float:
@@ -413,7 +493,7 @@ class _Search:
             # set the state up (feasible or not: the start's excess); one agent: nothing
             state.run(cost, weight, cap, 0, knobs)
             # the weights of the true costs (the core's far costs would inflate them)
-            state.first_weight = self.a0
+            state.first_weight = self.a0 if self.log_w is None else float(np.exp(self.log_w))
             self.take(state)
             self.offer()
         while self.done < cap_it and self.n and self.m_all > 1:
@@ -423,6 +503,10 @@ class _Search:
             if k <= 0:
                 break
             knobs.restart = restart_after(self.n, self.done)
+            elite = self.elite is not None and cost is self.cost
+            if elite:  # the round ends where the rule fires: the search restarts
+                k = max(1, min(k, knobs.restart - state.since_best))
+                threshold, knobs.restart = knobs.restart, knobs.restart + 1
             t1 = time.perf_counter()
             got = state.run(cost, weight, cap, k, knobs)
             spent = time.perf_counter() - t1
@@ -430,7 +514,11 @@ class _Search:
             if got:
                 rate = got / max(spent, 1e-6)
                 self.rate = rate
+                if self.learn_rate > 0:
+                    self.learn(state)
             self.take(state)
+            if elite:
+                self.elite_restart(state, threshold)
             self.offer()
             self.bound_steps()
             b = self.bounds.best()
@@ -442,6 +530,28 @@ class _Search:
                 break
             interrupt.check()  # a batch's timeout or cancellation, between two rounds
         return state
+
+    def elite_restart(self, state: TabuState, threshold: int) -> None:
+        """The state's best into the elite pool; when ``threshold`` iterations passed
+        without a new best, the state restarts from a member drawn uniformly."""
+        pool = self.elite
+        if state.feasible:
+            pool.offer(float(self.cost[state.best, np.arange(self.n)].sum()), state.best)
+        if state.since_best >= threshold:
+            if len(pool):
+                x = pool.members[int(self.elite_draw.integers(len(pool)))][1]
+            else:
+                x = state.best
+            state.restart_from(x, self.cost)
+
+    def learn(self, state: TabuState) -> None:
+        """The weights at a round's end into the learned restart weight (``_LEARN_WEIGHT``),
+        which becomes the state's restart weight."""
+        alpha = state.alpha
+        sample = float(np.log(np.clip(alpha, 1e-300, None)).mean()) if alpha.size else 0.0
+        r = self.learn_rate
+        self.log_w = sample if self.log_w is None else (1.0 - r) * self.log_w + r * sample
+        state.restart_weight = float(np.exp(self.log_w))
 
     def auto_cycles(self, rate: float) -> int:
         """The time-aware rule's K (0: no cycles): the cycles' share of the time left
@@ -524,6 +634,10 @@ class _Search:
                 and (deadline is None or deadline - time.perf_counter() <= _FALLBACK_HORIZON * t_b)
             )
         knobs = TabuKnobs.default(n)
+        if (deadline is not None and _CORRELATED_TENURE > 0
+                and cost_weight_correlation(self.cost[:self.inst.m], self.weight[:self.inst.m])
+                <= _CORRELATED):  # fmt: skip
+            knobs.tenure = _CORRELATED_TENURE
         # the first penalty weight, as the kernel sets it
         self.a0 = (float(np.abs(self.cost).sum()) + 1.0) / (float(self.weight.sum()) + 1.0)
         self.t_search = time.perf_counter()

@@ -248,3 +248,23 @@ class TabuState:
     def first_weight(self, value: float) -> None:
         self.dstate[2] = value
         self.alpha[:] = value
+
+    @property
+    def restart_weight(self) -> float:
+        """The penalty weight every agent returns to at the kernel's next restart (the
+        first weight; set alone, the current weights are left as they are)."""
+        return float(self.dstate[2])
+
+    @restart_weight.setter
+    def restart_weight(self, value: float) -> None:
+        self.dstate[2] = value
+
+    def restart_from(self, assign: np.ndarray, cost: np.ndarray) -> None:
+        """A restart made by the caller (as the kernel's own, but from ``assign``, not from
+        :attr:`best`): the current assignment set to ``assign`` (its cost on ``cost``, the
+        costs the search runs on), every weight back at the restart weight, the count of
+        iterations since the last new best at 0; :attr:`best` is kept."""
+        self.assign[:] = assign
+        self.dstate[0] = float(cost[self.assign, np.arange(self.assign.shape[0])].sum())
+        self.alpha[:] = self.dstate[2]
+        self.istate[1] = 0
