@@ -600,10 +600,57 @@ def test_dask_chunks_too_large_for_a_message_go_straight_to_a_worker(dask_client
         return original(self, blob)
 
     monkeypatch.setattr(shipping, "SCATTER_BYTES", 200)
+    monkeypatch.setattr(shipping, "DASK_FILES", False)  # as for workers on other machines
     monkeypatch.setattr(shipping.Shipper, "_scatter_one", spy)
     results = solve_many(batch, executor=dask_client.get_executor(), seed=SEED, chunksize=2)
     assert [answer(r) for r in results] == serial
     assert sent and min(sent) > 200  # every chunk over the threshold went apart
+
+
+@pytest.mark.slow  # a local cluster of two processes
+def test_local_dask_workers_read_large_chunks_from_files(dask_client, monkeypatch):
+    """Issue 41 item 3 on a local cluster (h46disp): the workers share the calling process's
+    folders, so a chunk past SCATTER_BYTES goes as a file the task names (neither scattered
+    nor carried through the scheduler); each file is read and removed by its worker, the
+    folder removed at the end, and the answers are the serial run's, every one verified."""
+    import glob
+
+    from bench.shared.scaling import FAMILIES, answer, family_batch
+
+    from coalloc.batch import shipping
+
+    families = [family_batch(family, 3, seed=8, small=True) for family in FAMILIES]
+    batch = [b[i] for i in range(3) for b in families]
+    serial = solve_many(batch, executor="serial", seed=SEED)
+    scattered, written, folders = [], [], []
+    original_in_file, original_scatter = shipping.Shipper._in_file, shipping.Shipper._scatter_one
+    original_folder = shipping.shared_folder
+
+    def in_file(self, blob):
+        out = original_in_file(self, blob)
+        written.append(out.path)
+        return out
+
+    def scatter(self, blob):
+        scattered.append(len(blob))
+        return original_scatter(self, blob)
+
+    def folder(client, make):
+        folders.append(original_folder(client, make))
+        return folders[-1]
+
+    monkeypatch.setattr(shipping, "SCATTER_BYTES", 200)
+    monkeypatch.setattr(shipping.Shipper, "_in_file", in_file)
+    monkeypatch.setattr(shipping.Shipper, "_scatter_one", scatter)
+    monkeypatch.setattr(coalloc.batch.run, "shared_folder", folder)
+    results = solve_many(batch, executor=dask_client.get_executor(), seed=SEED, chunksize=2)
+    assert [answer(r) for r in results] == [answer(r) for r in serial]
+    for item, got, alone in zip(batch, results, serial):  # the family's referee, both sides
+        assert item.verify(got).to_dict() == item.verify(alone).to_dict()
+    assert folders and folders[0] is not None  # the workers saw the probe file
+    assert written and not scattered  # every large chunk through a file, none scattered
+    assert not any(os.path.exists(path) for path in written)  # read and removed
+    assert not glob.glob(os.path.join(folders[0], "*")) and not os.path.exists(folders[0])
 
 
 def test_the_exact_methods_solver_reaches_them_as_a_keyword_or_in_options():
