@@ -653,6 +653,33 @@ def test_local_dask_workers_read_large_chunks_from_files(dask_client, monkeypatc
     assert not glob.glob(os.path.join(folders[0], "*")) and not os.path.exists(folders[0])
 
 
+@pytest.mark.slow  # a local cluster of two processes
+def test_local_dask_workers_send_large_records_back_through_files(dask_client, monkeypatch):
+    """h46disp: on a local cluster a chunk's records whose arrays reach SPILL_BYTES (four
+    load-sharing placements of the benchmark's 500 nodes: 4 x 77 kB) come back as a file the
+    calling process reads and removes, not through the scheduler; the answers and the
+    ``verify`` reports are the serial run's."""
+    from bench.shared.scaling import answer, family_batch
+
+    from coalloc.batch import run, shipping
+
+    batch = family_batch("loadshare", 8, seed=9)
+    serial = solve_many(batch, executor="serial", seed=SEED)
+    came: list = []
+
+    def spy(records):
+        came.append(records.path if isinstance(records, shipping._Spill) else None)
+        return shipping.received(records)
+
+    monkeypatch.setattr(run, "received", spy)
+    results = solve_many(batch, executor=dask_client.get_executor(), seed=SEED, chunksize=4)
+    assert [answer(r) for r in results] == [answer(r) for r in serial]
+    for item, got, alone in zip(batch, results, serial):
+        assert item.verify(got).to_dict() == item.verify(alone).to_dict()
+    assert len(came) == 2 and all(path is not None for path in came)  # both chunks: files
+    assert not any(os.path.exists(path) for path in came)  # read and removed
+
+
 def test_the_exact_methods_solver_reaches_them_as_a_keyword_or_in_options():
     try:
         import ortools  # noqa: F401

@@ -401,7 +401,7 @@ class Shipper:
                 out = None
             else:
                 out = pickle.PickleBuffer(blob)
-            back = None
+            back = self.folder  # local workers: large records come back as files too
         else:  # a process pool: pickled here once, large arrays through a file
             out = spill(out, self.folder)
             back = self.folder
