@@ -28,7 +28,8 @@ Large arrays do not go through a process pool's pipe (issue 41): a chunk is pick
 by the calling process with protocol 5, its arrays' data out of band, and when those pass
 :data:`SPILL_BYTES` (a CTAAP Fig. 3 request: 4 MB of bandwidth) they are written to a file
 of the batch's folder that the worker reads and removes; the chunk's records come back the
-same way (a load-sharing result carries its 77 kB placement). A pipe costs the calling
+same way (a load-sharing result carries its 77 kB placement), and so do a local Dask
+cluster's (:func:`shared_folder`), not through its scheduler. A pipe costs the calling
 process about 6 ms of CPU per 4 MB on the 2-core VM (its feeder thread's pickle and write,
 the reader's wake-ups), a file 1-2 ms (``bench/shared/ISSUE41.md``). The objects the user
 gets are those unpickling gives: the same classes, values and writeable flags.
