@@ -288,10 +288,17 @@ def worker_setup(family: str, kind: str, workers: int, seed: int, repeats: int =
 #: (memory handed back to the system after every freed array, then page-faulted in again).
 #: Together they took a worker's CPU per collective instance from 1.81-2.02 to 1.51-1.54
 #: ms (2 workers, 3,000 requests, the 2-core VM under load; bench/RESULTS.md, issue 24,
-#: third run). ``--dask-defaults`` measures Dask as installed instead.
+#: third run). Setting any of glibc's thresholds also fixes its mmap threshold at 128 KiB
+#: (no longer raised as large blocks are freed): every array past it is mapped and page-
+#: faulted in afresh, 44-50 ms of system CPU per CTAAP Fig. 3 instance (against 9-11 ms with
+#: no setting, 0-1 ms with the mmap threshold at 32 MiB too; a solving thread, 8 instances,
+#: h46disp): so the mmap threshold is set beside the trim threshold. ``--dask-defaults``
+#: measures Dask as installed instead (the nanny's 64 KiB trim threshold: the same faults).
 DASK_BATCH_CONFIG: Dict[str, Any] = {
     "distributed.worker.profile.enabled": False,
-    "MALLOC_TRIM_THRESHOLD_": 128 * 2**20,  # in distributed.nanny.pre-spawn-environ
+    # both in distributed.nanny.pre-spawn-environ
+    "MALLOC_TRIM_THRESHOLD_": 128 * 2**20,
+    "MALLOC_MMAP_THRESHOLD_": 32 * 2**20,
 }
 
 
@@ -303,7 +310,8 @@ def local_cluster(workers: int, defaults: bool = False) -> Any:
 
     settings = dict(DASK_BATCH_CONFIG)
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
-    environ["MALLOC_TRIM_THRESHOLD_"] = settings.pop("MALLOC_TRIM_THRESHOLD_")
+    for name in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_"):
+        environ[name] = settings.pop(name)
     settings["distributed.nanny.pre-spawn-environ"] = environ  # the others kept
     with dask.config.set({} if defaults else settings):
         return distributed.LocalCluster(n_workers=workers, threads_per_worker=1,

@@ -600,10 +600,84 @@ def test_dask_chunks_too_large_for_a_message_go_straight_to_a_worker(dask_client
         return original(self, blob)
 
     monkeypatch.setattr(shipping, "SCATTER_BYTES", 200)
+    monkeypatch.setattr(shipping, "DASK_FILES", False)  # as for workers on other machines
     monkeypatch.setattr(shipping.Shipper, "_scatter_one", spy)
     results = solve_many(batch, executor=dask_client.get_executor(), seed=SEED, chunksize=2)
     assert [answer(r) for r in results] == serial
     assert sent and min(sent) > 200  # every chunk over the threshold went apart
+
+
+@pytest.mark.slow  # a local cluster of two processes
+def test_local_dask_workers_read_large_chunks_from_files(dask_client, monkeypatch):
+    """Issue 41 item 3 on a local cluster (h46disp): the workers share the calling process's
+    folders, so a chunk past SCATTER_BYTES goes as a file the task names (neither scattered
+    nor carried through the scheduler); each file is read and removed by its worker, the
+    folder removed at the end, and the answers are the serial run's, every one verified."""
+    import glob
+
+    from bench.shared.scaling import FAMILIES, answer, family_batch
+
+    from coalloc.batch import shipping
+
+    families = [family_batch(family, 3, seed=8, small=True) for family in FAMILIES]
+    batch = [b[i] for i in range(3) for b in families]
+    serial = solve_many(batch, executor="serial", seed=SEED)
+    scattered, written, folders = [], [], []
+    original_in_file, original_scatter = shipping.Shipper._in_file, shipping.Shipper._scatter_one
+    original_folder = shipping.shared_folder
+
+    def in_file(self, blob):
+        out = original_in_file(self, blob)
+        written.append(out.path)
+        return out
+
+    def scatter(self, blob):
+        scattered.append(len(blob))
+        return original_scatter(self, blob)
+
+    def folder(client, make):
+        folders.append(original_folder(client, make))
+        return folders[-1]
+
+    monkeypatch.setattr(shipping, "SCATTER_BYTES", 200)
+    monkeypatch.setattr(shipping.Shipper, "_in_file", in_file)
+    monkeypatch.setattr(shipping.Shipper, "_scatter_one", scatter)
+    monkeypatch.setattr(coalloc.batch.run, "shared_folder", folder)
+    results = solve_many(batch, executor=dask_client.get_executor(), seed=SEED, chunksize=2)
+    assert [answer(r) for r in results] == [answer(r) for r in serial]
+    for item, got, alone in zip(batch, results, serial):  # the family's referee, both sides
+        assert item.verify(got).to_dict() == item.verify(alone).to_dict()
+    assert folders and folders[0] is not None  # the workers saw the probe file
+    assert written and not scattered  # every large chunk through a file, none scattered
+    assert not any(os.path.exists(path) for path in written)  # read and removed
+    assert not glob.glob(os.path.join(folders[0], "*")) and not os.path.exists(folders[0])
+
+
+@pytest.mark.slow  # a local cluster of two processes
+def test_local_dask_workers_send_large_records_back_through_files(dask_client, monkeypatch):
+    """h46disp: on a local cluster a chunk's records whose arrays reach SPILL_BYTES (four
+    load-sharing placements of the benchmark's 500 nodes: 4 x 77 kB) come back as a file the
+    calling process reads and removes, not through the scheduler; the answers and the
+    ``verify`` reports are the serial run's."""
+    from bench.shared.scaling import answer, family_batch
+
+    from coalloc.batch import run, shipping
+
+    batch = family_batch("loadshare", 8, seed=9)
+    serial = solve_many(batch, executor="serial", seed=SEED)
+    came: list = []
+
+    def spy(records):
+        came.append(records.path if isinstance(records, shipping._Spill) else None)
+        return shipping.received(records)
+
+    monkeypatch.setattr(run, "received", spy)
+    results = solve_many(batch, executor=dask_client.get_executor(), seed=SEED, chunksize=4)
+    assert [answer(r) for r in results] == [answer(r) for r in serial]
+    for item, got, alone in zip(batch, results, serial):
+        assert item.verify(got).to_dict() == item.verify(alone).to_dict()
+    assert len(came) == 2 and all(path is not None for path in came)  # both chunks: files
+    assert not any(os.path.exists(path) for path in came)  # read and removed
 
 
 def test_the_exact_methods_solver_reaches_them_as_a_keyword_or_in_options():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections.abc as abc
 import concurrent.futures as cf
+import contextlib
 import functools
 import inspect
 import os
@@ -45,9 +46,9 @@ from .._shared.milp.supervise import new_owned_temp_dir
 from .._shared.params import check_backend
 from .._shared.progress import ProgressBar
 from .._shared.result import Result
-from .cost import cost_key, predicted_cost
+from .cost import keyed_cost
 from .errors import BatchError, _chunk_failed, _deferred_seed, _Invalid
-from .shipping import Shipper, received
+from .shipping import Shipper, paused_gc, received, shared_folder
 from .supervise import _isolate_crash, _new_process_pool, _resubmit, _Watchdog
 from .worker import _new_temp_root, _solve_chunk
 
@@ -167,8 +168,7 @@ class _CostChunks:
 
     def predict(self, item: Any) -> Tuple[Any, Optional[float], float]:
         """``(cost key, the model's seconds or None, estimated seconds)`` of an item."""
-        key = cost_key(item)
-        raw = predicted_cost(item) if key is not None else None
+        key, raw = keyed_cost(item)
         if raw is None:
             cost = self.unknown_cost if self.unknown_cost is not None else self.seconds
         else:
@@ -233,7 +233,9 @@ def _shipper_for(executor: cf.Executor, temp_root: Optional[str]):
         return Shipper(folder=folder), folder
     client = getattr(executor, "_client", None)
     if client is not None and callable(getattr(client, "scatter", None)):
-        return Shipper(client=client), None
+        # workers on this machine read the large chunks from files (shared_folder)
+        folder = shared_folder(client, lambda: new_owned_temp_dir("shared"))
+        return Shipper(client=client, folder=folder), folder
     return None, None
 
 
@@ -688,7 +690,7 @@ class _Held:
     watchdog: Optional[_Watchdog] = None
     temp_root: Optional[str] = None  # the temporary folders of an owned process pool
     shipper: Optional[Shipper] = None
-    shared_root: Optional[str] = None  # our files on the caller's process pool
+    shared_root: Optional[str] = None  # our files on the caller's process pool or Dask
 
     def start(self, plan: _RunPlan) -> cf.Executor:
         """The executor of a pooled run: the caller's, else one this run creates and owns
@@ -717,7 +719,7 @@ class _Held:
             self.watchdog.close()
         if self.shipper is not None:
             self.shipper.close()
-        if self.shared_root is not None:  # the caller's process pool: our files only
+        if self.shared_root is not None:  # the caller's pool or cluster: our files only
             shutil.rmtree(self.shared_root, ignore_errors=True)
         if self.temp_root is not None:  # after the pool: no worker writes there any more
             shutil.rmtree(self.temp_root, ignore_errors=True)
@@ -810,6 +812,9 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
 
         executor = held.start(plan)
         watchdog, shipper = held.watchdog, held.shipper
+        # the calling process pickles (shipper) or hands over objects (threads): only the
+        # first builds garbage worth a pause of the collector (paused_gc)
+        pause = paused_gc if shipper is not None else contextlib.nullcontext
         if sizer is not None:
             sizer.seconds = _chunk_seconds(executor)
 
@@ -821,15 +826,16 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
             while not exhausted and len(pending) < max_in_flight:
                 if sizer is not None and not sizer.measured and len(pending) >= workers:
                     return  # one blind chunk per worker: the rest sized by what it measures
-                chunk = next_chunk()
-                if not chunk:
-                    exhausted = True
-                    return
-                try:
-                    future = _submit(executor, chunk, args, shipper)
-                except Exception as exc:  # e.g. a shut-down executor or a broken pool
-                    future = cf.Future()
-                    future.set_exception(exc)
+                with pause():  # no collections set off by a chunk's short-lived pickle
+                    chunk = next_chunk()
+                    if not chunk:
+                        exhausted = True
+                        return
+                    try:
+                        future = _submit(executor, chunk, args, shipper)
+                    except Exception as exc:  # e.g. a shut-down executor or a broken pool
+                        future = cf.Future()
+                        future.set_exception(exc)
                 pending.append((chunk, future))
                 sizes[future] = len(chunk)
                 if sizer is not None:
@@ -857,7 +863,8 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
                     watchdog.check(c for c, _ in pending)
             pending.popleft()
             try:
-                records = received(head.result())  # a process pool's: through a file if large
+                with pause():
+                    records = received(head.result())  # a process pool's: through a file if large
             except BrokenProcessPool as exc:
                 if held.owned is None:  # the caller's executor: it cannot be replaced here
                     records = [_chunk_failed(exc, i, item, s) for i, item, s in chunk]

@@ -17,14 +17,19 @@ pickler: what the calling process spends per instance is that pickle and little 
   (``Client.scatter(broadcast=True)``) and the chunk's task receives it from the worker's
   memory and unpickles it (in the task's thread, one unpickling at a time: see
   ``_unpickling``); the chunk itself travels as
-  its pickle (bytes), which the scheduler forwards without unpickling it.
+  its pickle (bytes), which the scheduler forwards without unpickling it. A chunk too
+  large for a message (:data:`SCATTER_BYTES`) is scattered straight to one worker, or,
+  when every worker runs on the calling process's machine and sees its folders (a local
+  cluster, :func:`shared_folder`), written to a file its task names (issue 41: a 4 MB CTAAP
+  request cost the caller 18 ms scattered, 13 ms as a file, and the workers 19 and 12 ms).
 * Threads and a serial loop pass the objects themselves: nothing is pickled.
 
 Large arrays do not go through a process pool's pipe (issue 41): a chunk is pickled once
 by the calling process with protocol 5, its arrays' data out of band, and when those pass
 :data:`SPILL_BYTES` (a CTAAP Fig. 3 request: 4 MB of bandwidth) they are written to a file
 of the batch's folder that the worker reads and removes; the chunk's records come back the
-same way (a load-sharing result carries its 77 kB placement). A pipe costs the calling
+same way (a load-sharing result carries its 77 kB placement), and so do a local Dask
+cluster's (:func:`shared_folder`), not through its scheduler. A pipe costs the calling
 process about 6 ms of CPU per 4 MB on the 2-core VM (its feeder thread's pickle and write,
 the reader's wake-ups), a file 1-2 ms (``bench/shared/ISSUE41.md``). The objects the user
 gets are those unpickling gives: the same classes, values and writeable flags.
@@ -44,6 +49,8 @@ change an answer.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import io
 import itertools
@@ -52,7 +59,7 @@ import os
 import pickle
 import threading
 from collections import OrderedDict
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 from .._shared.caches import CacheRefused, export_caches, install_caches
 from .._shared.family import FamilyInstance, problem_kinds
@@ -194,6 +201,29 @@ class _Spill:
         return pickle.loads(self.head, buffers=buffers)
 
 
+class _InFile:
+    """A chunk's pickle in a file of a folder the Dask workers share with the calling
+    process (a local cluster: :func:`shared_folder`): the task carries only the path, and
+    the worker reads the pickle, removes the file and unpickles it (:meth:`load`)."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return (_InFile, (self.path,))
+
+    def load(self) -> Any:
+        with open(self.path, "rb") as fh:
+            blob = fh.read()
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+        return pickle.loads(blob)
+
+
 def _offsets(sizes: list) -> list:
     """Where each buffer starts in a spill file: every one at a multiple of 64 bytes (the
     arrays a mapping gives are aligned as an allocation's)."""
@@ -261,7 +291,9 @@ class Shipper:
     ----------
     folder : str, optional
         Where the pickles of shared objects go (process pools: the batch's temporary
-        folder, removed with it).
+        folder, removed with it); with ``client``, a folder every Dask worker reads (a
+        local cluster: :func:`shared_folder`), where the chunks too large for a message go
+        instead of being scattered.
     client : distributed.Client, optional
         Scatter shared objects to every worker of this Dask client instead.
     """
@@ -278,6 +310,7 @@ class Shipper:
         self.bytes_sent = 0  # each shared object's pickle, once
         self.instances = 0
         self.scattered = 0  # Dask chunks sent straight to a worker (SCATTER_BYTES)
+        self.in_files = 0  # ... or through a file of a folder the workers share (folder)
         self._workers: list = []  # the workers they go to in turn
 
     def _share(self, obj: Any) -> str:
@@ -360,12 +393,16 @@ class Shipper:
         keywords = {}
         if self.client is not None:  # out of band: Dask sends its frames without a copy
             blob = pickle.dumps(out, protocol=_PROTOCOL)
-            if len(blob) > SCATTER_BYTES:  # straight to a worker, not through the scheduler
+            big = len(blob) > SCATTER_BYTES  # never through the scheduler: as a file
+            in_file = self._in_file(blob) if big and self.folder is not None else None
+            if in_file is not None:  # the workers share the folder (a local cluster)
+                out = in_file
+            elif big:  # straight to a worker, not through the scheduler
                 keywords["data"] = self._scatter_one(blob)
                 out = None
             else:
                 out = pickle.PickleBuffer(blob)
-            back = None
+            back = self.folder  # local workers: large records come back as files too
         else:  # a process pool: pickled here once, large arrays through a file
             out = spill(out, self.folder)
             back = self.folder
@@ -388,6 +425,23 @@ class Shipper:
                                 self._share(part)
                         else:
                             seen[key] = None
+
+    def _in_file(self, blob: bytes) -> Any:
+        """``blob`` written to a new file of the shared folder, as an :class:`_InFile`
+        (Dask: the task carries its path; else the pickle, scattered, when it cannot be
+        written)."""
+        path = os.path.join(self.folder, f"chunk-{os.getpid()}-{next(_spills)}")
+        try:
+            with open(path, "wb") as fh:
+                fh.write(blob)
+        except OSError:  # e.g. a full disk: the way without the folder
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            return None
+        self.in_files += 1
+        return _InFile(path)
 
     def _scatter_one(self, blob: bytes) -> Any:
         """A Dask future of ``blob`` held by one worker, sent there by this client directly
@@ -416,6 +470,104 @@ class Shipper:
         self.futures.clear()
         self.shared.clear()
         self.recent.clear()
+
+
+#: Dask chunks too large for a message (:data:`SCATTER_BYTES`) go through a file of a
+#: folder the workers share with the calling process when every worker runs on its machine
+#: (a local cluster) and reads a file the caller wrote there (:func:`shared_folder`): the
+#: task then carries the path, and neither the scheduler nor a scatter carries the bytes
+#: (False: always scattered).
+DASK_FILES = True
+
+
+def _local_hosts() -> set:
+    """The names and addresses of this machine a Dask worker's address may use."""
+    import socket
+
+    hosts = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
+    try:
+        name = socket.gethostname()
+        hosts.add(name)
+        hosts.update(info[4][0] for info in socket.getaddrinfo(name, None))
+    except OSError:  # pragma: no cover - no resolver: the loopback names only
+        pass
+    return hosts
+
+
+def shared_folder(client: Any, make_folder: Any) -> Optional[str]:
+    """A folder, made by ``make_folder()``, that every worker of the Dask ``client`` reads
+    (each on this machine, each seeing a file written there), else None (removed again).
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The batch's client.
+    make_folder : callable
+        Returns a new folder of the calling process (removed by the batch at its end).
+
+    Returns
+    -------
+    str or None
+        The folder, or None when a worker runs elsewhere or does not see it.
+    """
+    from urllib.parse import urlparse
+
+    if not DASK_FILES:
+        return None
+    try:
+        workers = list(client.scheduler_info()["workers"])
+        hosts = {urlparse(address).hostname for address in workers}
+    except Exception:  # a client that does not tell: scatter, as before
+        return None
+    if not workers or not hosts <= _local_hosts():
+        return None
+    folder = make_folder()
+    probe = os.path.join(folder, "probe")
+    try:
+        with open(probe, "wb"):
+            pass
+        seen = client.run(os.path.exists, probe)
+    except Exception:  # a worker that cannot be asked: scatter
+        seen = {}
+    if len(seen) == len(workers) and all(seen.values()):
+        os.unlink(probe)
+        return folder
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+    return None
+
+
+_gc_lock = threading.Lock()
+_gc_state = {"depth": 0, "was_enabled": False}
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while the calling process packs a chunk or
+    loads its records (nested and from several threads: the collector comes back, as it
+    was, when the last one leaves).
+
+    Pickling a chunk builds thousands of short-lived containers (a testbed experiment's
+    rows, the pickler's memo) that count as allocations: with the batch's instances just
+    generated and not yet old, they set off collections of the whole heap. On the
+    benchmark's 3,000 testbed instances (``bench/shared/ISSUE41.md``, h46disp) the caller's
+    packing took 88-97 us per instance with the collector and 37-40 us without; what it
+    builds is freed by reference counting when the pickle is done (no cycles), so nothing
+    is left for the collector to find.
+    """
+    with _gc_lock:
+        if _gc_state["depth"] == 0:
+            _gc_state["was_enabled"] = gc.isenabled()
+            gc.disable()
+        _gc_state["depth"] += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_state["depth"] -= 1
+            if _gc_state["depth"] == 0 and _gc_state["was_enabled"]:
+                gc.enable()
 
 
 def received(records: Any) -> Any:
@@ -498,7 +650,7 @@ def unpack(payload: Any, shared: Optional[dict] = None, data: Optional[bytes] = 
         packed = payload.chunk if payload.chunk is not None else data
         if isinstance(packed, (bytes, bytearray, memoryview, pickle.PickleBuffer)):  # Dask
             packed = pickle.loads(packed)
-        elif isinstance(packed, _Spill):  # a process pool
+        elif isinstance(packed, (_Spill, _InFile)):  # a process pool; local Dask workers
             packed = packed.load()
     chunk = []
     for index, item, seed in packed:

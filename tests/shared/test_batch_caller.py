@@ -1,0 +1,132 @@
+"""The calling process's work per instance (issue 41, h46disp): the chunk sizer's cost
+look-up in one step (:func:`coalloc.batch.cost.keyed_cost`) and the cyclic collector
+paused while a chunk is pickled (:func:`coalloc.batch.shipping.paused_gc`); the answers
+those of the serial run, every result checked by its family's ``verify``."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import gc
+import threading
+
+import pytest
+from bench.shared.scaling import FAMILIES, answer, family_batch
+
+import coalloc
+from coalloc.batch import cost
+from coalloc.batch.cost import cost_key, keyed_cost, predicted_cost
+from coalloc.batch.shipping import paused_gc
+
+
+def _reference(instance):
+    """``(cost_key, predicted_cost)`` computed the long way, from the family's spec
+    (an independent referee of the memoised :func:`keyed_cost`)."""
+    import importlib
+    import math
+
+    family = getattr(instance, "family", None)
+    if not isinstance(family, str):
+        return None, None
+    key = (family, type(instance).__name__)
+    spec = importlib.import_module(f"coalloc.{family}._spec")
+    if key[1] not in spec.COST_MODEL:
+        return key, None
+    c, a, b = spec.COST_MODEL[key[1]]
+    size = float(spec.cost_size(instance))
+    seconds = c + a * size**b
+    return key, (seconds if seconds > 0 and math.isfinite(seconds) else None)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_keyed_cost_is_the_key_and_the_prediction(family):
+    cost._KINDS.clear()  # first sight, then the memo: the same answers
+    for inst in family_batch(family, 3, seed=7, small=True) * 2:
+        key, seconds = keyed_cost(inst)
+        assert (key, seconds) == (cost_key(inst), predicted_cost(inst))
+        want_key, want = _reference(inst)
+        assert key == want_key and seconds == pytest.approx(want, rel=1e-12)
+        assert seconds is not None and seconds > 0
+    assert type(inst) in cost._KINDS
+
+
+def test_keyed_cost_of_what_has_no_model():
+    assert keyed_cost("a/path.json") == (None, None)
+    assert keyed_cost(3.5) == (None, None)
+
+    class Odd:  # a family per instance, not per class: asked each time, not memoised
+        def __init__(self, family):
+            self.family = family
+
+    assert keyed_cost(Odd("no-such-family")) == (("no-such-family", "Odd"), None)
+    assert Odd not in cost._KINDS
+
+    class Broken:  # a kind with a model whose size cannot be read: no prediction
+        family = "testbed"
+
+    cost._KINDS.pop(Broken, None)
+    assert keyed_cost(Broken()) == (("testbed", "Broken"), None)  # no model for "Broken"
+
+
+def test_a_size_that_cannot_be_read_gives_no_prediction(monkeypatch):
+    inst = family_batch("testbed", 1, small=True)[0]
+    cost._KINDS.clear()
+    spec = cost._spec("testbed")
+    monkeypatch.setattr(spec, "cost_size", lambda _: float("nan"))
+    assert keyed_cost(inst) == (cost_key(inst), None)
+    cost._KINDS.clear()
+    monkeypatch.setattr(spec, "cost_size", lambda _: 1 / 0)
+    assert keyed_cost(inst) == (cost_key(inst), None)
+    cost._KINDS.clear()  # the next test sees the real model
+
+
+def test_the_collector_is_paused_then_restored_as_it_was():
+    assert gc.isenabled()
+    with paused_gc():
+        assert not gc.isenabled()
+        with paused_gc():  # nested
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer one still holds it
+    assert gc.isenabled()
+    gc.disable()  # a caller that had it off: left off
+    try:
+        with paused_gc():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(RuntimeError):  # an error inside: restored all the same
+        with paused_gc():
+            raise RuntimeError("boom")
+    assert gc.isenabled()
+
+
+def test_threads_pausing_the_collector_leave_it_enabled():
+    start = threading.Barrier(4)
+
+    def work(_):
+        start.wait()
+        for _ in range(200):
+            with paused_gc():
+                assert not gc.isenabled()
+        return True
+
+    with cf.ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, range(4)))
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize("family", ["testbed", "collective", "ctaap"])
+def test_a_process_batch_gives_the_serial_answers_and_leaves_the_collector_on(family):
+    batch = family_batch(family, 12, seed=4, small=True)
+    serial = coalloc.solve_many(batch, executor="serial", seed=5)
+    with cf.ProcessPoolExecutor(2) as pool:
+        got = coalloc.solve_many(batch, executor=pool, seed=5, chunksize="auto")
+    assert gc.isenabled()
+    assert [answer(r) for r in got] == [answer(r) for r in serial]
+    oks = 0
+    for inst, result, alone in zip(batch, got, serial):
+        report = inst.verify(result)  # the family's referee, on the object that crossed
+        assert report.to_dict() == inst.verify(alone).to_dict()
+        assert report.ok or result.status == "infeasible"
+        oks += report.ok
+    assert oks >= len(batch) // 2  # mostly solved: the comparison is not of empty answers
