@@ -67,6 +67,7 @@ def _answer(result) -> dict:
     d.pop("timings")
     d["params"].pop("time_limit", None)
     d["params"].pop("solver_time_limit", None)
+    d["params"].pop("bound_tests", None)  # task mapping: the bound's cap, from the limit
     return d
 
 
