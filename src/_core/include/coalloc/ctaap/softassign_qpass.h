@@ -8,6 +8,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The passes look at the call's deadline between two rows once the rows since the last look
+   hold COALLOC_Q_POLL_WORK edges (a row counts its edges + 1): 32,768 table rows added, well
+   under a millisecond, so a pass of 0.1-0.3 s (25 million links) stops within one such slice
+   (issue 36). stop(ctx) is the kernel's Poll (coalloc::Poll::stop through a Cython
+   callback); nonzero: the pass returns at once and leaves Q unfinished (the caller, stopped
+   too, discards it). stop == NULL: no look (compute_q, which takes no deadline). */
+#define COALLOC_Q_POLL_WORK 32768
+typedef int (*coalloc_q_stop_fn)(void* ctx);
+
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
 #include <string.h>
@@ -19,12 +28,19 @@
 __attribute__((target("avx")))
 static void coalloc_q_pass6_avx(const int64_t* indptr, const int32_t* off,
                                 ptrdiff_t n, ptrdiff_t m, const double* Gc,
-                                int accumulate, double* Q)
+                                int accumulate, double* Q, coalloc_q_stop_fn stop,
+                                void* ctx)
 {
     ptrdiff_t i, j;
+    int64_t work = 0;
     for (i = 0; i < n; i++) {
         int64_t e = indptr[i];
         const int64_t e1 = indptr[i + 1];
+        work += e1 - e + 1;
+        if (work >= COALLOC_Q_POLL_WORK && stop != NULL) {
+            work = 0;
+            if (stop(ctx)) break;
+        }
         __m256d a = _mm256_setzero_pd(), b = a, c = a, d = a;
         __m128d a2 = _mm_setzero_pd(), b2 = a2, c2 = a2, d2 = a2;
         while (e + 4 <= e1) {
@@ -70,15 +86,25 @@ __attribute__((target("avx")))
 static void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off,
                                   ptrdiff_t n, ptrdiff_t m, const double* Gc,
                                   const int64_t* segptr, ptrdiff_t nblk,
-                                  double* acc, int accumulate, double* Q)
+                                  double* acc, int accumulate, double* Q,
+                                  coalloc_q_stop_fn stop, void* ctx)
 {
     ptrdiff_t i, j, blk;
+    int64_t work = 0;
     memset(acc, 0, (size_t)n * 24 * sizeof(double));
     for (blk = 0; blk < nblk; blk++) {
         for (i = 0; i < n; i++) {
             const int64_t* sp = segptr + i * (nblk + 1) + blk;
             int64_t e = sp[0];
             const int64_t t = sp[1];
+            work += t - e + 1;
+            if (work >= COALLOC_Q_POLL_WORK && stop != NULL) {
+                work = 0;
+                if (stop(ctx)) {    /* Q unfinished: the caller discards it */
+                    _mm256_zeroupper();
+                    return;
+                }
+            }
             if (e >= t) continue;
             const int64_t base = indptr[i];
             const int64_t full = base + ((indptr[i + 1] - base) & ~(int64_t)3);
@@ -172,11 +198,13 @@ static void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off,
 #define COALLOC_QAVX 0
 static void coalloc_q_pass6_avx(const int64_t* indptr, const int32_t* off,
                                 ptrdiff_t n, ptrdiff_t m, const double* Gc,
-                                int accumulate, double* Q) {}
+                                int accumulate, double* Q, coalloc_q_stop_fn stop,
+                                void* ctx) {}
 static void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off,
                                   ptrdiff_t n, ptrdiff_t m, const double* Gc,
                                   const int64_t* segptr, ptrdiff_t nblk,
-                                  double* acc, int accumulate, double* Q) {}
+                                  double* acc, int accumulate, double* Q,
+                                  coalloc_q_stop_fn stop, void* ctx) {}
 #endif
 
 #endif /* COALLOC_CTAAP_SOFTASSIGN_QPASS_H */
