@@ -24,6 +24,7 @@ from ._common import (
     _poll,
     _solve_dual,
     _timed,
+    lp_skip,
 )
 from .cliques import (
     _MAX_COUNT_WORK,
@@ -133,7 +134,10 @@ def cluster_set_bound(
         ``sets`` (list of ``(clusters, best, beta, seconds)``: the largest capped clique
         found, the bound used and the search's time), ``status`` (``"optimal"`` when
         every search finished, ``"work_limit"`` when one stopped at its cap,
-        ``"met"`` (``at_least``), ``"trivial"``), ``seconds``.
+        ``"met"`` (``at_least``), ``"trivial"``), ``seconds``; ``lp_skipped`` (why) when,
+        under a ``stop_at``, the sets' LP was not started (HiGHS not loaded yet and less
+        time left than its import): ``bound`` is then the flow with the single clusters'
+        bounds as capacities.
 
     Examples
     --------
@@ -261,6 +265,11 @@ def _combined(out: dict, compat: np.ndarray, beta: dict, finished: bool, effort:
         return _timed(out, t0, status)
     sets = [list(W) for W in beta]
     limits = [beta[W] for W in beta]
+    skipped = lp_skip(0, 0, "simplex", stop_at)  # a few dozen columns: HiGHS's import only
+    if skipped is not None:  # under a time limit only: the singles' flow, and why
+        out["bound"] = min(flow, _flow_with_caps(compat, singles))
+        out["lp_skipped"] = f"the cluster sets' LP: {skipped}"
+        return _timed(out, t0, status)
     try:
         value = _set_lp(compat, sets, limits, max(1, int(round(effort * SET_LP_ITERATIONS))),
                         stop_at)  # fmt: skip
