@@ -238,7 +238,8 @@ class _SetSearch:
         counts = np.bincount(group, minlength=2)
         work = max(counts[0] ** 2 * counts[1], counts[1] ** 2 * counts[0])
         if len(W) == 2 and work <= _MAX_COUNT_WORK:
-            simple = min(simple, _pair_count_bound(adj, group, tuple(caps)))
+            simple = min(simple, _pair_count_bound(adj, group, tuple(caps), self.stop_at))
+        _poll(self.stop_at)
         found = _greedy_clique(adj, group, caps)
         finished = True
         if found >= min(simple, sum(caps), nv):  # the greedy clique meets a bound
