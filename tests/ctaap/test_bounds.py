@@ -389,3 +389,26 @@ def test_h46_the_pair_count_looks_at_its_deadline_between_chunks(monkeypatch):
     assert cliques._most_common_neighbours(X, pairs, time.perf_counter() + 3600) == expect
     with pytest.raises(BoundStopped):
         cliques._most_common_neighbours(X, pairs, time.perf_counter() - 1.0)
+
+
+def test_h46_a_bound_whose_first_pass_cannot_fit_is_not_started(monkeypatch):
+    """The flow bound's tightened capacities make one unpolled pass over the links (60-110 ms
+    past a 0.05 s limit in a fresh process on 1,000 Fig. 2 tasks). Under a ``stop_at`` that
+    the pass is predicted to outlast (forced by the rate here), the bound is not started
+    (BoundStopped: no bound, never a cut one); once the pair's capacities are known, or
+    without a ``stop_at``, it runs, and gives the untimed bound."""
+    from coalloc.ctaap.bounds import BoundStopped, flow
+    from coalloc.ctaap.bounds.flow import tightening_fits
+
+    r, o = ct.generators.fig2(2, n_tasks=40, seed=11)  # a pair no other test has seen
+    monkeypatch.setattr(flow, "TIGHTENING_RATE", 1e-9)
+    later = time.perf_counter() + 3600
+    assert not tightening_fits(r, o, later) and tightening_fits(r, o, None)
+    for bound in (cluster_set_bound, lp_bound):
+        with pytest.raises(BoundStopped):
+            bound(r, o, stop_at=later)
+    untimed = best_bound(r, o)  # computes (and keeps) the pair's capacities
+    assert tightening_fits(r, o, later)
+    assert best_bound(r, o, stop_at=later)["bound"] == untimed["bound"]
+    solved = ct.solve(r, o, "greedy", bound=True, time_limit=3600)
+    assert solved.bound == untimed["bound"]

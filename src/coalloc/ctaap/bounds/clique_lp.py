@@ -30,6 +30,7 @@ from ._common import (
 )
 from .flow import (
     flow_bound,
+    tightening_fits,
 )
 
 
@@ -120,6 +121,8 @@ def lp_bound(
     # the values were checked by the table (FUNCTIONS, @checked); these only fix their types
     effort, at_least = float(effort), int(at_least)
     t0 = time.perf_counter()
+    if not tightening_fits(request, offer, stop_at):
+        raise BoundStopped()  # its first pass over the links would end past stop_at
     flow = int(flow_bound(request, offer))
     _poll(stop_at)
     out = {"bound": flow, "flow": flow, "lp": None, "status": "trivial", "rows": 0,

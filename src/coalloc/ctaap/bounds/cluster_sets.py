@@ -38,6 +38,7 @@ from .flow import (
     _flow_with_caps,
     b_matching_size,
     flow_bound,
+    tightening_fits,
 )
 
 #: Largest cluster sets' LP (rows x columns) built as a dense matrix.
@@ -155,6 +156,8 @@ def cluster_set_bound(
     effort, max_set_size, at_least = float(effort), int(max_set_size), int(at_least)
     t0 = time.perf_counter()
     allowed = max(1, int(round(effort * CLIQUE_WORK)))
+    if not tightening_fits(request, offer, stop_at):
+        raise BoundStopped()  # its first pass over the links would end past stop_at
     flow = int(flow_bound(request, offer))
     _poll(stop_at)
     out = {"bound": flow, "flow": flow, "sets": [], "status": "trivial", "seconds": 0.0}
