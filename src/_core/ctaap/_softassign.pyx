@@ -15,7 +15,7 @@ equal rank rows (``classes``; at most ``m*m + 1`` come from :func:`edge_ranks`) 
 one row of a per-task table, so on dense request graphs an edge costs ``m`` contiguous
 additions (:func:`_q_table_cls`, :func:`_q_pass_cls`). For ``m`` = 5 or 6 on x86 CPUs
 with AVX, checked at run time, those additions use 256-bit vectors, and a table larger
-than the L1 cache is read in blocks of end tasks (``coalloc_q_pass6_tiled``); the
+than the L1 cache is read in blocks of end tasks (``coalloc_q_pass6_tiled_block``); the
 Sinkhorn pass for ``m`` = 5 uses SSE2 (AVX where present). Every sum is formed in the
 same order as by the scalar code, so the results are identical on every CPU. The SIMD
 code is plain C in ``coalloc/ctaap/softassign_{cpu,qpass,sinkhorn}.h``; ``_simd_level``
@@ -50,21 +50,15 @@ from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt, deadline_of
 
 cdef extern from "coalloc/ctaap/softassign_qpass.h":
     # Edges (a row: its edges + 1) between two looks at the deadline inside a Q pass or a
-    # plan's set-up (the header says why); the callback type of the AVX passes.
+    # plan's set-up (the header says why)
     int COALLOC_Q_POLL_WORK
-    ctypedef int (*coalloc_q_stop_fn)(void* ctx) noexcept nogil
 
 
-cdef int _q_stop_cb(void* ctx) noexcept nogil:
-    """The AVX passes' look at the deadline: ``ctx`` is the kernel's :c:type:`Poll`."""
-    return (<Poll*>ctx).stop()
-
-
-cdef inline coalloc_q_stop_fn _q_cb(Poll* poll) noexcept nogil:
-    """The callback the AVX passes take for ``poll`` (NULL for no poll)."""
-    if poll == NULL:
-        return NULL
-    return _q_stop_cb
+cdef inline bint _e_poll(Poll* poll, Py_ssize_t e) noexcept nogil:
+    """The set-up's look at the deadline in a loop over the links: at every
+    ``COALLOC_Q_POLL_WORK``-th link (a power of two: one mask and a well-predicted branch
+    per link). True: stop now."""
+    return (e & (COALLOC_Q_POLL_WORK - 1)) == 0 and poll != NULL and poll.stop()
 
 
 cdef inline bint _q_poll(Poll* poll, int64_t* work, int64_t add) noexcept nogil:
@@ -198,10 +192,9 @@ cdef Py_ssize_t _edge_classes(
     cdef Py_ssize_t e, j, n_cls = 0
     cdef size_t h
     cdef const int32_t* re
-    cdef int64_t work = 0
     memset(keys, 0, sizeof(keys))
     for e in range(nnz):
-        if _q_poll(poll, &work, 1):
+        if _e_poll(poll, e):
             return -2
         re = rank + e * m
         code = 0
@@ -261,9 +254,8 @@ cdef void _class_offsets(
     Poll* poll,               # INOUT looked at every COALLOC_Q_POLL_WORK edges (NULL: never)
 ) noexcept nogil:
     cdef Py_ssize_t e, c, j, mp = _cls_width(m)
-    cdef int64_t work = 0
     for e in range(nnz):
-        if _q_poll(poll, &work, 1):
+        if _e_poll(poll, e):
             return
         off[e] = <int32_t>((indices[e] * n_cls + off[e]) * mp)
     for c in range(n_cls):
@@ -361,12 +353,13 @@ cdef extern from "coalloc/ctaap/softassign_qpass.h":
     bint COALLOC_QAVX
     void coalloc_q_pass6_avx(const int64_t* indptr, const int32_t* off, Py_ssize_t n,
                              Py_ssize_t m, const double* Gc, bint accumulate,
-                             double* Q, coalloc_q_stop_fn stop, void* ctx) noexcept nogil
-    void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off, Py_ssize_t n,
-                               Py_ssize_t m, const double* Gc, const int64_t* segptr,
-                               Py_ssize_t nblk, double* acc, bint accumulate,
-                               double* Q, coalloc_q_stop_fn stop,
-                               void* ctx) noexcept nogil
+                             double* Q) noexcept nogil
+    void coalloc_q_pass6_tiled_block(const int64_t* indptr, const int32_t* off,
+                                     Py_ssize_t n, const double* Gc, const int64_t* segptr,
+                                     Py_ssize_t nblk, Py_ssize_t blk,
+                                     double* acc) noexcept nogil
+    void coalloc_q_pass6_tiled_done(Py_ssize_t n, Py_ssize_t m, const double* acc,
+                                    bint accumulate, double* Q) noexcept nogil
 
 
 cdef void _q_pass_cls6(
@@ -392,9 +385,22 @@ cdef void _q_pass_cls6(
     cdef double c0, c1, c2, c3, c4, c5, d0, d1, d2, d3, d4, d5
     cdef double r[6]
     cdef int64_t work = 0
+    cdef Py_ssize_t i1
     if COALLOC_QAVX and coalloc_has_avx():
-        coalloc_q_pass6_avx(indptr, off, n, m, Gc, accumulate, Q,
-                            _q_cb(poll), poll)
+        if poll == NULL:
+            coalloc_q_pass6_avx(indptr, off, n, m, Gc, accumulate, Q)
+            return
+        i = 0
+        while i < n:  # slices of rows of COALLOC_Q_POLL_WORK, a look between two
+            i1 = i
+            work = 0
+            while i1 < n and work < COALLOC_Q_POLL_WORK:
+                work += indptr[i1 + 1] - indptr[i1] + 1
+                i1 += 1
+            coalloc_q_pass6_avx(indptr + i, off, i1 - i, m, Gc, accumulate, Q + i * m)
+            i = i1
+            if i < n and poll.stop():
+                return
         return
     for i in range(n):
         e = indptr[i]
@@ -525,7 +531,7 @@ cdef struct _QPlan:
     double* cbuf              # (max in-degree, m) edge path
     const int16_t* rank_col   # (nnz, m)     edge path: rank rows in colpos order, or NULL
     Py_ssize_t nblk           # class path, mp == 6 with AVX: > 1 to read the table in
-    const int64_t* segptr     # (n, nblk + 1) blocks of end tasks (coalloc_q_pass6_tiled)
+    const int64_t* segptr     # (n, nblk + 1) blocks of end tasks (coalloc_q_pass6_tiled_block)
     double* tacc              # (n, 4, 6)    its partial sums
 
 
@@ -545,16 +551,22 @@ cdef void _q_eval(
                               #       COALLOC_Q_POLL_WORK edges (NULL: never). Once it stops,
                               #       Q is unfinished: the caller must discard it
 ) noexcept nogil:
-    cdef Py_ssize_t p
+    cdef Py_ssize_t p, blk
+    cdef int64_t work = 0, per_block
     if plan.use_cls:
         _q_table_cls(X, n, m, plan.order, plan.gidx, plan.n_cls, f_ok, f_bad, weight, V,
                      table, _cls_width(m), poll)
         if poll != NULL and poll.stopped():
             return
-        if plan.nblk > 1:
-            coalloc_q_pass6_tiled(plan.indptr, plan.off, n, m, table, plan.segptr,
-                                  plan.nblk, plan.tacc, accumulate, Q,
-                                  _q_cb(poll), poll)
+        if plan.nblk > 1:  # a block of end tasks at a time, a look between two
+            per_block = plan.indptr[n] // plan.nblk + n
+            memset(plan.tacc, 0, n * 24 * sizeof(double))
+            for blk in range(plan.nblk):
+                if blk > 0 and _q_poll(poll, &work, per_block):
+                    return
+                coalloc_q_pass6_tiled_block(plan.indptr, plan.off, n, table, plan.segptr,
+                                            plan.nblk, blk, plan.tacc)
+            coalloc_q_pass6_tiled_done(n, m, plan.tacc, accumulate, Q)
         else:
             _q_pass_cls(plan.indptr, plan.off, n, m, table, accumulate, Q, poll)
     elif accumulate:
@@ -689,7 +701,7 @@ cdef class _QPlanner:
 
 
     cdef void _plan_tiles(self, Py_ssize_t n, Py_ssize_t m, Py_ssize_t nnz, Poll* poll):
-        """Blocks of end tasks for :c:func:`coalloc_q_pass6_tiled`, when the class table
+        """Blocks of end tasks for :c:func:`coalloc_q_pass6_tiled_block`, when the class table
         does not fit one block (``coalloc_tile_bytes``, L1-sized) and the rows are long
         enough."""
         cdef Py_ssize_t row_bytes = self.plan.n_cls * 6 * sizeof(double)
@@ -736,9 +748,8 @@ cdef void _gather_rows(const int32_t* rank, const int64_t* colpos, Py_ssize_t nn
                        Py_ssize_t m, int16_t* out, Poll* poll) noexcept nogil:
     cdef Py_ssize_t q, j
     cdef const int32_t* r
-    cdef int64_t work = 0
     for q in range(nnz):
-        if _q_poll(poll, &work, 1):
+        if _e_poll(poll, q):
             return
         r = rank + colpos[q] * m
         for j in range(m):
@@ -757,7 +768,7 @@ cdef void _group_by_column(
     cdef Py_ssize_t i, k
     cdef int64_t e, q, work = 0
     for e in range(indptr[n]):
-        if _q_poll(poll, &work, 1):
+        if _e_poll(poll, e):
             return
         colptr[indices[e] + 2] += 1
     for k in range(n):
