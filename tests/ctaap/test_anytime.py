@@ -249,3 +249,32 @@ def test_a_budget_shorter_than_the_default_still_answers_with_first_fit(monkeypa
     assert greedy.n_allocated > 0
     assert res.n_allocated == greedy.n_allocated == res.objective
     assert np.array_equal(res.assignment, greedy.assignment)
+
+
+def test_a_deadline_met_inside_the_step1_kernel_keeps_the_best_found(monkeypatch):
+    """Issue 36 (h46ctaap): the compiled step-1 kernel itself meets the deadline (its
+    scope's instant moved to now just before the real kernel runs: it stops at its first
+    look, in the set-up of its Q passes) and raises the scope's error; the anytime search
+    returns the first-fit allocation it kept, verified. First fit alone is the referee."""
+    import time
+
+    from coalloc._shared import params as checks
+    from coalloc.ctaap import solver
+
+    r, o = ct.generators.fig3(400, seed=3)
+    real = solver._Compiled.graduated_assignment
+    calls = []
+
+    def deadline_now(*args):
+        checks._budget().when = time.perf_counter()
+        calls.append(len(args))
+        return real(*args)  # the compiled kernel, given the scope's deadline (now past)
+
+    monkeypatch.setattr(solver._Compiled, "graduated_assignment", staticmethod(deadline_now))
+    res = ct.solve(r, o, seed=0, time_limit=60)
+    greedy = ct.solve_greedy(r, o, order="index")
+    assert calls == [5]  # the real kernel ran (and stopped): links, compat, capacity, X, plan
+    assert res.status == "time_limit" and res.method == "ctaap"
+    assert res.has_solution and ct.verify(r, o, res.assignment).feasible
+    assert res.n_allocated == greedy.n_allocated == res.objective > 0
+    assert np.array_equal(res.assignment, greedy.assignment)

@@ -7,6 +7,7 @@ whether its searches finished or were cut short.
 
 from __future__ import annotations
 
+import time
 from itertools import combinations
 
 import numpy as np
@@ -15,7 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import coalloc.ctaap as ct
-from coalloc.ctaap.bounds import best_bound, capped_clique, cluster_set_bound, is_dense
+from coalloc.ctaap.bounds import (
+    best_bound,
+    capped_clique,
+    cluster_set_bound,
+    is_dense,
+    lp_bound,
+)
 
 
 def _optimum(request, offer) -> int:
@@ -270,3 +277,138 @@ def test_the_grouped_cluster_sets_lp_has_the_per_task_lps_value(monkeypatch, den
         want = -linprog(-np.ones(ti.size), A_ub=A, b_ub=[1] * n + limits, bounds=(0, 1)).fun
         got = bounds._set_lp(compat, sets, limits, 50_000)
         assert got == pytest.approx(want, abs=1e-6)
+
+
+# ------------------------------------------------ issue 36 (h46ctaap): an LP that cannot fit
+
+
+def _h46_sparse(n=40, m=4, p=0.15, seed=1):
+    """A sparse request (the clique LP's kind) whose LP bound beats the flow bound."""
+    return ct.generators.random_instance(
+        n, m, edge_probability=p, capacity_range=(max(1, n // (2 * m)), 3 * n // (2 * m)),
+        seed=seed,
+    )  # fmt: skip
+
+
+def _h46_optimum(request, offer) -> int:
+    exact = ct.solve(request, offer, "exact", solver="highs", time_limit=60)
+    assert exact.status == "optimal", exact.message
+    assert ct.verify(request, offer, exact.assignment).feasible
+    return int(exact.n_allocated)
+
+
+def test_h46_lp_skip_is_never_asked_without_a_deadline():
+    """Untimed, every LP starts (the bound stays a function of the instance alone); with a
+    deadline the prediction is counts over measured rates."""
+    import time
+
+    from coalloc.ctaap.bounds import _common
+
+    assert _common.lp_skip(10**9, 10**6, "pdlp", None) is None
+    assert _common.lp_skip(10, 10, "pdlp", time.perf_counter() - 1.0).startswith("predicted")
+    assert _common.lp_skip(10, 10, "simplex", time.perf_counter() + 3600) is None
+    work = 2 * _common.LP_RATE  # two seconds of PDLP at the rate
+    assert _common.lp_skip(int(work), 1, "pdlp", time.perf_counter() + 1.0) is not None
+    assert _common.lp_skip(int(work), 1, "pdlp", time.perf_counter() + 3600) is None
+
+
+def test_h46_a_clique_lp_predicted_too_long_is_not_started(monkeypatch):
+    """Issue 36: HiGHS's PDLP ignored a 40 ms ``time_limit`` for 0.1-0.9 s, so ``greedy``
+    with ``bound=True`` at 0.05 s overran. Under a limit an LP whose predicted time does not
+    fit is not started: the bound is the flow bound, valid (the exact optimum is below it),
+    and the result says which bound it is. Forced here by the rate (no clock race); the
+    same call untimed still solves the LP."""
+    from coalloc.ctaap.bounds import _common, clique_lp
+
+    r, o = _h46_sparse()
+    untimed = ct.solve(r, o, "greedy", bound=True)
+    assert untimed.bound == lp_bound(r, o)["bound"] < ct.upper_bound(r, o)
+    monkeypatch.setattr(clique_lp, "SIMPLEX_NONZEROS", 0)  # PDLP, whose time is predicted
+    monkeypatch.setattr(_common, "LP_RATE", 1.0)  # every LP predicted to take ages
+    info = lp_bound(r, o, stop_at=time.perf_counter() + 3600)
+    assert info["status"] == "lp_skipped" and info["lp"] is None
+    assert info["bound"] == info["flow"] == ct.upper_bound(r, o)
+    assert "pdlp" in info["lp_skipped"]
+    res = ct.solve(r, o, "greedy", bound=True, time_limit=3600)
+    assert res.bound == ct.upper_bound(r, o) >= _h46_optimum(r, o)
+    assert "clique LP" in res.params["bound"] and "not started" in res.params["bound"]
+    assert lp_bound(r, o)["status"] == "optimal"  # untimed: the rate is never asked
+
+
+def test_h46_cluster_sets_without_their_lp_when_highs_cannot_load_in_time(monkeypatch):
+    """Dense requests: the cluster sets' LP is tiny; what cannot fit a short limit is HiGHS's
+    first import (tens of ms). Not loaded and predicted too slow to load: the bound is the
+    flow with the single clusters' bounds, valid against the exact optimum."""
+    import sys
+
+    from coalloc.ctaap.bounds import _common, cluster_set_bound
+
+    r, o = ct.generators.fig3(30, seed=4)
+    optimum = _h46_optimum(r, o)  # (loads HiGHS: unloaded below, restored after the test)
+    full = cluster_set_bound(r, o)
+    assert "lp_skipped" not in full
+    monkeypatch.setattr(_common, "HIGHS_IMPORT_SECONDS", 1e9)
+    monkeypatch.delitem(sys.modules, "highspy", raising=False)
+    info = cluster_set_bound(r, o, stop_at=time.perf_counter() + 3600)
+    assert "sets' LP" in info["lp_skipped"] and "highspy" not in sys.modules
+    assert full["bound"] < info["bound"] <= info["flow"]  # weaker without the LP, here
+    assert info["bound"] >= optimum
+
+
+@pytest.mark.parametrize("limit", [1e-4, 0.003, 0.02])
+def test_h46_a_bound_under_a_tiny_limit_is_absent_or_valid(limit):
+    """Whatever the clock does, a heuristic's bound under a tiny limit is absent (no bound
+    rather than one cut by the clock) or at least the exact optimum."""
+    cases = [
+        _h46_sparse(),
+        ct.generators.fig3(30, seed=4),
+        ct.generators.fig2(2, n_tasks=30, seed=2),
+    ]
+    for r, o in cases:
+        res = ct.solve(r, o, "greedy", bound=True, time_limit=limit)
+        if res.bound is not None:
+            assert res.bound >= _h46_optimum(r, o)
+            assert res.bound <= ct.upper_bound(r, o)
+
+
+def test_h46_the_pair_count_looks_at_its_deadline_between_chunks(monkeypatch):
+    """The largest common neighbourhood is counted 2^12 pairs at a time with a look at the
+    bound's ``stop_at`` between chunks (2^16 at once ran 40-100 ms past a 0.05-0.14 s limit
+    on a 1,000-task Fig. 2 request): the same count as the matrix product (the referee),
+    whatever the chunk, and a passed ``stop_at`` raises rather than cut the count."""
+    from coalloc.ctaap.bounds import BoundStopped, cliques
+
+    rng = np.random.default_rng(5)
+    X = rng.random((90, 70)) < 0.3
+    pairs = rng.random((90, 90)) < 0.2
+    product = (X.astype(np.int64) @ X.T.astype(np.int64))
+    mask = np.triu(pairs, 1) | np.triu(pairs.T, 1)
+    expect = int(product[mask].max())
+    assert cliques._most_common_neighbours(X, pairs) == expect
+    monkeypatch.setattr(cliques, "_PAIR_CHUNK", 7)
+    assert cliques._most_common_neighbours(X, pairs, time.perf_counter() + 3600) == expect
+    with pytest.raises(BoundStopped):
+        cliques._most_common_neighbours(X, pairs, time.perf_counter() - 1.0)
+
+
+def test_h46_a_bound_whose_first_pass_cannot_fit_is_not_started(monkeypatch):
+    """The flow bound's tightened capacities make one unpolled pass over the links (60-110 ms
+    past a 0.05 s limit in a fresh process on 1,000 Fig. 2 tasks). Under a ``stop_at`` that
+    the pass is predicted to outlast (forced by the rate here), the bound is not started
+    (BoundStopped: no bound, never a cut one); once the pair's capacities are known, or
+    without a ``stop_at``, it runs, and gives the untimed bound."""
+    from coalloc.ctaap.bounds import BoundStopped, flow
+    from coalloc.ctaap.bounds.flow import tightening_fits
+
+    r, o = ct.generators.fig2(2, n_tasks=40, seed=11)  # a pair no other test has seen
+    monkeypatch.setattr(flow, "TIGHTENING_RATE", 1e-9)
+    later = time.perf_counter() + 3600
+    assert not tightening_fits(r, o, later) and tightening_fits(r, o, None)
+    for bound in (cluster_set_bound, lp_bound):
+        with pytest.raises(BoundStopped):
+            bound(r, o, stop_at=later)
+    untimed = best_bound(r, o)  # computes (and keeps) the pair's capacities
+    assert tightening_fits(r, o, later)
+    assert best_bound(r, o, stop_at=later)["bound"] == untimed["bound"]
+    solved = ct.solve(r, o, "greedy", bound=True, time_limit=3600)
+    assert solved.bound == untimed["bound"]

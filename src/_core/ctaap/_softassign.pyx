@@ -15,7 +15,7 @@ equal rank rows (``classes``; at most ``m*m + 1`` come from :func:`edge_ranks`) 
 one row of a per-task table, so on dense request graphs an edge costs ``m`` contiguous
 additions (:func:`_q_table_cls`, :func:`_q_pass_cls`). For ``m`` = 5 or 6 on x86 CPUs
 with AVX, checked at run time, those additions use 256-bit vectors, and a table larger
-than the L1 cache is read in blocks of end tasks (``coalloc_q_pass6_tiled``); the
+than the L1 cache is read in blocks of end tasks (``coalloc_q_pass6_tiled_block``); the
 Sinkhorn pass for ``m`` = 5 uses SSE2 (AVX where present). Every sum is formed in the
 same order as by the scalar code, so the results are identical on every CPU. The SIMD
 code is plain C in ``coalloc/ctaap/softassign_{cpu,qpass,sinkhorn}.h``; ``_simd_level``
@@ -34,6 +34,7 @@ import numpy as np
 
 from libc.math cimport INFINITY, exp, fabs
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 from libcpp.algorithm cimport nth_element, sort
 from libcpp.pair cimport pair
@@ -46,6 +47,28 @@ from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt, deadline_of
 # ---------------------------------------------------------------------------
 # C-level building blocks (raw pointers, row-major arrays, no Python objects)
 # ---------------------------------------------------------------------------
+
+cdef extern from "coalloc/ctaap/softassign_qpass.h":
+    # Edges (a row: its edges + 1) between two looks at the deadline inside a Q pass or a
+    # plan's set-up (the header says why)
+    int COALLOC_Q_POLL_WORK
+
+
+cdef inline bint _e_poll(Poll* poll, Py_ssize_t e) noexcept nogil:
+    """The set-up's look at the deadline in a loop over the links: at every
+    ``COALLOC_Q_POLL_WORK``-th link (a power of two: one mask and a well-predicted branch
+    per link). True: stop now."""
+    return (e & (COALLOC_Q_POLL_WORK - 1)) == 0 and poll != NULL and poll.stop()
+
+
+cdef inline bint _q_poll(Poll* poll, int64_t* work, int64_t add) noexcept nogil:
+    """Counts ``add`` units of work; once they reach ``COALLOC_Q_POLL_WORK`` since the last
+    look, looks at the deadline (``poll``; NULL: never). True: stop now."""
+    work[0] += add
+    if work[0] < COALLOC_Q_POLL_WORK or poll == NULL:
+        return False
+    work[0] = 0
+    return poll.stop()
 
 cdef void _q_fused(
     const int64_t* colptr,    # IN  (n + 1,) edges grouped by their end task k
@@ -63,6 +86,8 @@ cdef void _q_fused(
     double* S,                # scratch (4, m + 1)
     double* C,                # scratch (max in-degree, m)
     double* Q,                # OUT (n, m)
+    Poll* poll,               # INOUT looked at between end tasks (NULL: never); a stop
+                              #       leaves Q unfinished
 ) noexcept nogil:
     """``Q[i, j] = sum over edges e = (i, k) of weight * (f_ok * s + f_bad * (T - s))``
     with ``s = S_k[j, rank[e, j]]``, ``S_k[j, r] = sum_{q<r} X[k, order[j, q]]`` (the
@@ -85,10 +110,13 @@ cdef void _q_fused(
     cdef double* Cq
     cdef double* Qi
     cdef double a0, a1, a2, a3, v, t
+    cdef int64_t work = 0
     memset(Q, 0, n * m * sizeof(double))
     for k in range(n):
         q0 = colptr[k]
         q1 = colptr[k + 1]
+        if _q_poll(poll, &work, q1 - q0 + 1):
+            return
         if q0 == q1:
             continue
         j = 0
@@ -153,8 +181,10 @@ cdef Py_ssize_t _edge_classes(
     Py_ssize_t m,             # 1 <= m <= _CLS_MAX_M
     int32_t* cls,             # OUT (nnz,) class of every edge
     int32_t* rep,             # OUT (_CLS_MAX, m) rank row of every class
+    Poll* poll,               # INOUT looked at every COALLOC_Q_POLL_WORK edges (NULL: never)
 ) noexcept nogil:
-    """Number the distinct rank rows; returns their count, or -1 if > _CLS_MAX."""
+    """Number the distinct rank rows; returns their count, -1 if > _CLS_MAX, -2 if
+    ``poll`` stopped."""
     cdef uint64_t keys[_CLS_HASH]
     cdef int32_t vals[_CLS_HASH]
     cdef uint64_t code, last_code = 0
@@ -164,6 +194,8 @@ cdef Py_ssize_t _edge_classes(
     cdef const int32_t* re
     memset(keys, 0, sizeof(keys))
     for e in range(nnz):
+        if _e_poll(poll, e):
+            return -2
         re = rank + e * m
         code = 0
         for j in range(m):
@@ -219,9 +251,12 @@ cdef void _class_offsets(
     const int32_t* rep,       # IN    (n_cls, m)
     int32_t* off,             # INOUT (nnz,) class of every edge -> table offset
     int32_t* gidx,            # OUT   (n_cls, mp) index into the per-task table V
+    Poll* poll,               # INOUT looked at every COALLOC_Q_POLL_WORK edges (NULL: never)
 ) noexcept nogil:
     cdef Py_ssize_t e, c, j, mp = _cls_width(m)
     for e in range(nnz):
+        if _e_poll(poll, e):
+            return
         off[e] = <int32_t>((indices[e] * n_cls + off[e]) * mp)
     for c in range(n_cls):
         for j in range(mp):
@@ -243,6 +278,8 @@ cdef void _q_table_cls(
     double* V,                # scratch (m * (m + 1) + 1,)
     double* Gc,               # OUT (n, n_cls, tw)
     Py_ssize_t tw,            # row width of gidx and Gc: mp, or 8 (padded rows)
+    Poll* poll,               # INOUT looked at between tasks (NULL: never); a stop leaves
+                              #       Gc unfinished
 ) noexcept nogil:
     """``Gc[k, c, j] = G[k, j, rank of class c at j]`` with ``G`` the weighted prefix
     table of :func:`_q_fused` (up to rounding: ``T - S`` is summed directly); padding
@@ -255,8 +292,11 @@ cdef void _q_table_cls(
     cdef double acc, tot
     cdef double xs[_CLS_MAX_M]
     cdef bint ok_zero = f_ok == 0.0
+    cdef int64_t work = 0
     V[m * mm] = 0.0                 # read by the padding entries
     for k in range(n):
+        if _q_poll(poll, &work, n_cls + m):
+            return
         Xk = X + k * mm
         for j in range(m):
             # V[j, r] = weight * (f_ok * S + f_bad * U): S = mass of X[k] on the first
@@ -314,10 +354,12 @@ cdef extern from "coalloc/ctaap/softassign_qpass.h":
     void coalloc_q_pass6_avx(const int64_t* indptr, const int32_t* off, Py_ssize_t n,
                              Py_ssize_t m, const double* Gc, bint accumulate,
                              double* Q) noexcept nogil
-    void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off, Py_ssize_t n,
-                               Py_ssize_t m, const double* Gc, const int64_t* segptr,
-                               Py_ssize_t nblk, double* acc, bint accumulate,
-                               double* Q) noexcept nogil
+    void coalloc_q_pass6_tiled_block(const int64_t* indptr, const int32_t* off,
+                                     Py_ssize_t n, const double* Gc, const int64_t* segptr,
+                                     Py_ssize_t nblk, Py_ssize_t blk,
+                                     double* acc) noexcept nogil
+    void coalloc_q_pass6_tiled_done(Py_ssize_t n, Py_ssize_t m, const double* acc,
+                                    bint accumulate, double* Q) noexcept nogil
 
 
 cdef void _q_pass_cls6(
@@ -328,6 +370,8 @@ cdef void _q_pass_cls6(
     const double* Gc,         # IN  class table
     bint accumulate,
     double* Q,                # OUT / INOUT (n, m)
+    Poll* poll,               # INOUT looked at between rows (NULL: never); a stop leaves Q
+                              #       unfinished
 ) noexcept nogil:
     """:func:`_q_pass_cls` for ``mp == 6``: four edges at a time into four independent
     sets of accumulators (short add chains, pairs of adjacent loads)."""
@@ -340,12 +384,29 @@ cdef void _q_pass_cls6(
     cdef double a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5
     cdef double c0, c1, c2, c3, c4, c5, d0, d1, d2, d3, d4, d5
     cdef double r[6]
+    cdef int64_t work = 0
+    cdef Py_ssize_t i1
     if COALLOC_QAVX and coalloc_has_avx():
-        coalloc_q_pass6_avx(indptr, off, n, m, Gc, accumulate, Q)
+        if poll == NULL:
+            coalloc_q_pass6_avx(indptr, off, n, m, Gc, accumulate, Q)
+            return
+        i = 0
+        while i < n:  # slices of rows of COALLOC_Q_POLL_WORK, a look between two
+            i1 = i
+            work = 0
+            while i1 < n and work < COALLOC_Q_POLL_WORK:
+                work += indptr[i1 + 1] - indptr[i1] + 1
+                i1 += 1
+            coalloc_q_pass6_avx(indptr + i, off, i1 - i, m, Gc, accumulate, Q + i * m)
+            i = i1
+            if i < n and poll.stop():
+                return
         return
     for i in range(n):
         e = indptr[i]
         e1 = indptr[i + 1]
+        if _q_poll(poll, &work, e1 - e + 1):
+            return
         a0 = a1 = a2 = a3 = a4 = a5 = 0.0
         b0 = b1 = b2 = b3 = b4 = b5 = 0.0
         c0 = c1 = c2 = c3 = c4 = c5 = 0.0
@@ -412,6 +473,7 @@ cdef void _q_pass_cls(
     const double* Gc,         # IN  (n, n_cls, mp) from _q_table_cls
     bint accumulate,
     double* Q,                # OUT / INOUT (n, m)
+    Poll* poll,               # INOUT looked at between rows (NULL: never)
 ) noexcept nogil:
     """``Q[i, :] (+)= sum over edges e of row i of Gc[off[e] : off[e] + m]``."""
     cdef Py_ssize_t i, j, e, e1, mp = _cls_width(m)
@@ -420,12 +482,15 @@ cdef void _q_pass_cls(
     cdef double* Qi
     cdef double a[16]
     cdef double b[16]
+    cdef int64_t work = 0
     if mp == 6:
-        _q_pass_cls6(indptr, off, n, m, Gc, accumulate, Q)
+        _q_pass_cls6(indptr, off, n, m, Gc, accumulate, Q, poll)
         return
     for i in range(n):
         e = indptr[i]
         e1 = indptr[i + 1]
+        if _q_poll(poll, &work, e1 - e + 1):
+            return
         for j in range(mp):
             a[j] = 0.0
             b[j] = 0.0
@@ -466,7 +531,7 @@ cdef struct _QPlan:
     double* cbuf              # (max in-degree, m) edge path
     const int16_t* rank_col   # (nnz, m)     edge path: rank rows in colpos order, or NULL
     Py_ssize_t nblk           # class path, mp == 6 with AVX: > 1 to read the table in
-    const int64_t* segptr     # (n, nblk + 1) blocks of end tasks (coalloc_q_pass6_tiled)
+    const int64_t* segptr     # (n, nblk + 1) blocks of end tasks (coalloc_q_pass6_tiled_block)
     double* tacc              # (n, 4, 6)    its partial sums
 
 
@@ -482,29 +547,65 @@ cdef void _q_eval(
     double* table,            # scratch: class table, or (4, m + 1) prefix rows
     double* V,                # scratch (m * (m + 1) + 1,)
     double* Q,                # OUT / INOUT (n, m)
+    Poll* poll,               # INOUT the deadline, looked at inside the pass every
+                              #       COALLOC_Q_POLL_WORK edges (NULL: never). Once it stops,
+                              #       Q is unfinished: the caller must discard it
 ) noexcept nogil:
-    cdef Py_ssize_t p
+    cdef Py_ssize_t p, blk
+    cdef int64_t work = 0, per_block
     if plan.use_cls:
         _q_table_cls(X, n, m, plan.order, plan.gidx, plan.n_cls, f_ok, f_bad, weight, V,
-                     table, _cls_width(m))
-        if plan.nblk > 1:
-            coalloc_q_pass6_tiled(plan.indptr, plan.off, n, m, table, plan.segptr,
-                                  plan.nblk, plan.tacc, accumulate, Q)
+                     table, _cls_width(m), poll)
+        if poll != NULL and poll.stopped():
+            return
+        if plan.nblk > 1:  # a block of end tasks at a time, a look between two
+            per_block = plan.indptr[n] // plan.nblk + n
+            memset(plan.tacc, 0, n * 24 * sizeof(double))
+            for blk in range(plan.nblk):
+                if blk > 0 and _q_poll(poll, &work, per_block):
+                    return
+                coalloc_q_pass6_tiled_block(plan.indptr, plan.off, n, table, plan.segptr,
+                                            plan.nblk, blk, plan.tacc)
+            coalloc_q_pass6_tiled_done(n, m, plan.tacc, accumulate, Q)
         else:
-            _q_pass_cls(plan.indptr, plan.off, n, m, table, accumulate, Q)
+            _q_pass_cls(plan.indptr, plan.off, n, m, table, accumulate, Q, poll)
     elif accumulate:
         _q_fused(plan.colptr, plan.colpos, plan.rowof, plan.rank, plan.rank_col, plan.order,
-                 X, n, m, f_ok, f_bad, weight, table, plan.cbuf, plan.qbuf)
+                 X, n, m, f_ok, f_bad, weight, table, plan.cbuf, plan.qbuf, poll)
+        if poll != NULL and poll.stopped():
+            return
         for p in range(n * m):
             Q[p] += plan.qbuf[p]
     else:
         _q_fused(plan.colptr, plan.colpos, plan.rowof, plan.rank, plan.rank_col, plan.order,
-                 X, n, m, f_ok, f_bad, weight, table, plan.cbuf, Q)
+                 X, n, m, f_ok, f_bad, weight, table, plan.cbuf, Q, poll)
+
+
+cdef class _RawBuf:
+    """A buffer left uninitialised (``malloc``; freed with the object) for arrays the
+    kernel writes whole before reading: a ``vector``'s zero fill of the 100 MB edge classes
+    of 25 million links took 150-250 ms under load before the set-up's first look at the
+    deadline (issue 36)."""
+    cdef void* p
+
+    def __cinit__(self):
+        self.p = NULL
+
+    def __dealloc__(self):
+        free(self.p)
+
+    cdef void* alloc(self, size_t nbytes) except NULL:
+        free(self.p)
+        self.p = malloc(max(nbytes, <size_t>1))
+        if self.p == NULL:
+            raise MemoryError()
+        return self.p
 
 
 cdef class _QPlanner:
     """Owns the buffers of a :c:type:`_QPlan` (built with the GIL, used without)."""
-    cdef vector[int32_t] off
+    cdef _RawBuf off_buf          # (nnz,) int32: every edge's class, then table offset
+    cdef int32_t* off
     cdef vector[int32_t] gidx
     cdef vector[int64_t] colptr
     cdef vector[int64_t] colpos
@@ -518,6 +619,8 @@ cdef class _QPlanner:
     cdef Py_ssize_t table_size
 
     def __cinit__(self):
+        self.off_buf = _RawBuf()
+        self.off = NULL
         self.plan.use_cls = False
         self.plan.n_cls = 0
         self.plan.nblk = 0
@@ -525,7 +628,11 @@ cdef class _QPlanner:
 
     cdef void build(self, const int64_t* indptr, const int64_t* indices,
                     const int32_t* rank, const int32_t* order, Py_ssize_t n, Py_ssize_t m,
-                    Py_ssize_t nnz, bint accumulate=False):
+                    Py_ssize_t nnz, bint accumulate=False, Poll* poll=NULL):
+        """The plan of one edge direction. ``poll`` (NULL: never) is looked at every
+        ``COALLOC_Q_POLL_WORK`` edges of the set-up's passes over the links (0.5-0.8 s on
+        25 million links under load); once it stops, the plan is unfinished and the caller
+        must not use it (it raises)."""
         cdef vector[int32_t] rep
         cdef Py_ssize_t n_cls = -1
         self.plan.indptr = indptr
@@ -537,25 +644,31 @@ cdef class _QPlanner:
             self.table_size = 1
             return
         if m <= _CLS_MAX_M and 0 < nnz <= 2147483647:
-            self.off.resize(nnz)
+            self.off = <int32_t*>self.off_buf.alloc(nnz * sizeof(int32_t))
             rep.resize(_CLS_MAX * m)
             with nogil:
-                n_cls = _edge_classes(rank, nnz, m, self.off.data(), rep.data())
+                n_cls = _edge_classes(rank, nnz, m, self.off, rep.data(), poll)
+            if n_cls == -2:
+                return
             if _classes_usable(n_cls, n, m, nnz):
                 self.gidx.resize(n_cls * _cls_width(m))
                 with nogil:
-                    _class_offsets(indices, nnz, m, n_cls, rep.data(), self.off.data(),
-                                   self.gidx.data())
+                    _class_offsets(indices, nnz, m, n_cls, rep.data(), self.off,
+                                   self.gidx.data(), poll)
                 self.plan.use_cls = True
                 self.plan.n_cls = n_cls
-                self.plan.off = self.off.data()
+                self.plan.off = self.off
                 self.plan.gidx = self.gidx.data()
                 self.table_size = n * n_cls * _cls_width(m) + 1
-                self._plan_tiles(n, m, nnz)
+                if poll == NULL or not poll.stopped():
+                    self._plan_tiles(n, m, nnz, poll)
                 return
-            self.off.clear()
+            self.off_buf.alloc(1)       # the edge path: the classes are not kept
+            self.off = NULL
         # Edge path: group the edges by end task (a counting sort, stable in e).
         self.table_size = 4 * (m + 1)
+        if poll != NULL and poll.stop():   # before zero-filling 12 bytes per link
+            return
         self.colptr.assign(n + 2, 0)
         self.colpos.resize(max(nnz, 1))
         self.rowof.resize(max(nnz, 1))
@@ -564,7 +677,9 @@ cdef class _QPlanner:
             self.plan.qbuf = self.qbuf.data()
         with nogil:
             _group_by_column(indptr, indices, n, self.colptr.data(), self.colpos.data(),
-                             self.rowof.data())
+                             self.rowof.data(), poll)
+        if poll != NULL and poll.stopped():
+            return
         self.plan.colptr = self.colptr.data()
         self.plan.colpos = self.colpos.data()
         self.plan.rowof = self.rowof.data()
@@ -581,12 +696,12 @@ cdef class _QPlanner:
         if 0 < nnz * m <= _RANK_COPY_MAX and m < 32767:
             self.rank_col.resize(nnz * m)
             with nogil:
-                _gather_rows(rank, self.colpos.data(), nnz, m, self.rank_col.data())
+                _gather_rows(rank, self.colpos.data(), nnz, m, self.rank_col.data(), poll)
             self.plan.rank_col = self.rank_col.data()
 
 
-    cdef void _plan_tiles(self, Py_ssize_t n, Py_ssize_t m, Py_ssize_t nnz):
-        """Blocks of end tasks for :c:func:`coalloc_q_pass6_tiled`, when the class table
+    cdef void _plan_tiles(self, Py_ssize_t n, Py_ssize_t m, Py_ssize_t nnz, Poll* poll):
+        """Blocks of end tasks for :c:func:`coalloc_q_pass6_tiled_block`, when the class table
         does not fit one block (``coalloc_tile_bytes``, L1-sized) and the rows are long
         enough."""
         cdef Py_ssize_t row_bytes = self.plan.n_cls * 6 * sizeof(double)
@@ -594,6 +709,7 @@ cdef class _QPlanner:
         cdef int64_t e
         cdef const int64_t* indptr = self.plan.indptr
         cdef const int64_t* indices = self.plan.indices
+        cdef int64_t work = 0
         self.plan.nblk = 0
         if _cls_width(m) != 6 or not (COALLOC_QAVX and coalloc_has_avx()):
             return
@@ -602,6 +718,8 @@ cdef class _QPlanner:
         if nblk <= 1 or n * (nblk + 1) * 8 > nnz:
             return                      # table fits anyway, or segments too short
         for i in range(n):              # the tiled pass needs sorted rows
+            if _q_poll(poll, &work, indptr[i + 1] - indptr[i] + 1):
+                return
             for e in range(indptr[i] + 1, indptr[i + 1]):
                 if indices[e] < indices[e - 1]:
                     return
@@ -609,6 +727,8 @@ cdef class _QPlanner:
         self.tacc.resize(n * 4 * 6)
         with nogil:
             for i in range(n):
+                if _q_poll(poll, &work, indptr[i + 1] - indptr[i] + nblk + 1):
+                    break
                 e = indptr[i]
                 for b in range(nblk + 1):
                     while e < indptr[i + 1] and indices[e] < b * kb:
@@ -625,10 +745,12 @@ cdef enum:
 
 
 cdef void _gather_rows(const int32_t* rank, const int64_t* colpos, Py_ssize_t nnz,
-                       Py_ssize_t m, int16_t* out) noexcept nogil:
+                       Py_ssize_t m, int16_t* out, Poll* poll) noexcept nogil:
     cdef Py_ssize_t q, j
     cdef const int32_t* r
     for q in range(nnz):
+        if _e_poll(poll, q):
+            return
         r = rank + colpos[q] * m
         for j in range(m):
             out[q * m + j] = <int16_t>r[j]
@@ -641,15 +763,20 @@ cdef void _group_by_column(
     int64_t* colptr,          # OUT (n + 2,) zero on entry; colptr[:n + 1] is the result
     int64_t* colpos,          # OUT (nnz,)
     int32_t* rowof,           # OUT (nnz,)
+    Poll* poll,               # INOUT looked at every COALLOC_Q_POLL_WORK edges (NULL: never)
 ) noexcept nogil:
     cdef Py_ssize_t i, k
-    cdef int64_t e, q
+    cdef int64_t e, q, work = 0
     for e in range(indptr[n]):
+        if _e_poll(poll, e):
+            return
         colptr[indices[e] + 2] += 1
     for k in range(n):
         colptr[k + 2] += colptr[k + 1]
     # colptr[k + 1] is now the start of column k; filling advances it to the end.
     for i in range(n):
+        if _q_poll(poll, &work, indptr[i + 1] - indptr[i] + 1):
+            return
         for e in range(indptr[i], indptr[i + 1]):
             q = colptr[indices[e] + 1]
             colptr[indices[e] + 1] = q + 1
@@ -1080,9 +1207,14 @@ cdef void _ga_eval_q(_GAPlan* g) noexcept nogil:
         for p in range(g.n * g.m):
             g.Q[p] = 0.0
         return
-    _q_eval(g.q_out, g.X, g.n, g.m, g.f_ok, g.f_bad, g.w_out, False, g.table, g.V, g.Q)
-    if g.q_in != NULL and not g.poll.stop():  # a pass can take 0.1 s or more: poll between
-        _q_eval(g.q_in, g.X, g.n, g.m, g.f_ok, g.f_bad, g.w_in, True, g.table, g.V, g.Q)
+    # A pass takes 0.1-0.3 s on 25 million links under load: each looks at the deadline
+    # inside (every COALLOC_Q_POLL_WORK edges) and stops there, Q unfinished (_ga_run
+    # returns then; the kernel raises and X is discarded)
+    _q_eval(g.q_out, g.X, g.n, g.m, g.f_ok, g.f_bad, g.w_out, False, g.table, g.V, g.Q,
+            g.poll)
+    if g.q_in != NULL and not g.poll.stop():
+        _q_eval(g.q_in, g.X, g.n, g.m, g.f_ok, g.f_bad, g.w_in, True, g.table, g.V, g.Q,
+                g.poll)
 
 
 cdef void _ga_normalise(_GAPlan* g, double beta) noexcept nogil:
@@ -1285,6 +1417,7 @@ def compute_q(
     double f_ok,
     double f_bad,
     double[:, ::1] Q,               # OUT (n, m)
+    deadline=None,  # IN  KernelDeadline (None: the calling thread's)
 ):
     """Compute the softassign gradient ``Q`` for the current ``X``.
 
@@ -1310,10 +1443,22 @@ def compute_q(
         Compatibility scores of a satisfiable / unsatisfiable edge placement.
     Q : ndarray of float64, shape (n, m)
         Output, overwritten.
+    deadline : KernelDeadline, optional
+        The call's deadline (:func:`coalloc._shared.interrupt.kernel_deadline`; None: the
+        calling thread's, built now). Looked at in the set-up and inside the pass, between
+        rows, once ``COALLOC_Q_POLL_WORK`` edges (a row counts its edges + 1) were summed
+        since the last look (``coalloc/ctaap/softassign_qpass.h``), as
+        :func:`graduated_assignment` does in each of its passes.
 
     Returns
     -------
     None
+
+    Raises
+    ------
+    TimeoutError
+        Past the deadline or cancelled (the scope's own error inside a scope); ``Q`` is
+        then unfinished.
     """
     cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef Py_ssize_t m = order.shape[0]
@@ -1325,15 +1470,19 @@ def compute_q(
         raise ValueError("inconsistent shapes")
     cdef _QPlanner plan = _QPlanner()
     cdef vector[double] table, V
+    cdef Poll poll = Poll(deadline_of(deadline), 1)
     if n > 0 and m > 0:
         plan.build(&indptr[0], &indices[0] if indices.shape[0] > 0 else NULL,
                    &rank[0, 0] if rank.shape[0] > 0 else NULL, &order[0, 0], n, m,
-                   <Py_ssize_t>indptr[n])
-        table.resize(plan.table_size)
-        V.resize(m * (m + 1) + 1)
-        with nogil:
-            _q_eval(&plan.plan, &X[0, 0], n, m, f_ok, f_bad, 1.0, False, table.data(),
-                    V.data(), &Q[0, 0])
+                   <Py_ssize_t>indptr[n], False, &poll)
+        if not poll.stopped():
+            table.resize(plan.table_size)
+            V.resize(m * (m + 1) + 1)
+            with nogil:
+                _q_eval(&plan.plan, &X[0, 0], n, m, f_ok, f_bad, 1.0, False, table.data(),
+                        V.data(), &Q[0, 0], &poll)
+    if poll.stopped():
+        coalloc_raise_interrupt()
 
 
 def softassign_exp(
@@ -1515,20 +1664,25 @@ def graduated_assignment(
             or t_order.shape[1] != m or (t_rank.shape[0] > 0 and t_rank.shape[1] != m)):
         raise ValueError("inconsistent shapes of the transposed request")
 
-    cdef vector[double] table, V, Q, prev
+    cdef vector[double] V, Q, prev
+    cdef _RawBuf table = _RawBuf()  # written whole by every Q pass before it is read
     cdef _QPlanner plan_out = _QPlanner()
     cdef _QPlanner plan_in = _QPlanner()
     cdef _SKBuffers sk = _SKBuffers()
     cdef _GAPlan g
+    # One poll for the set-up (the plans' passes over the links) and the loop
+    cdef Poll poll = Poll(deadline_of(deadline), 1)
     if n > 0 and m > 0:
         plan_out.build(&indptr[0], &indices[0] if indices.shape[0] > 0 else NULL,
                        &rank[0, 0] if rank.shape[0] > 0 else NULL, &order[0, 0], n, m,
-                       <Py_ssize_t>indptr[n])
-        if not symmetric:
+                       <Py_ssize_t>indptr[n], False, &poll)
+        if not symmetric and not poll.stopped():
             plan_in.build(&t_indptr[0], &t_indices[0] if t_indices.shape[0] > 0 else NULL,
                           &t_rank[0, 0] if t_rank.shape[0] > 0 else NULL, &t_order[0, 0],
-                          n, m, <Py_ssize_t>t_indptr[n], True)
-    table.resize(max(plan_out.table_size, plan_in.table_size, 1))
+                          n, m, <Py_ssize_t>t_indptr[n], True, &poll)
+        if poll.stopped():
+            coalloc_raise_interrupt()
+    table.alloc(max(plan_out.table_size, plan_in.table_size, 1) * sizeof(double))
     V.resize(m * (m + 1) + 1)
     Q.resize(n * m + 1)
     prev.resize((n + 1) * (m + 1))
@@ -1552,11 +1706,10 @@ def graduated_assignment(
     g.tol_inner = plan.tol_inner
     g.X = &X[0, 0]
     g.sk = &sk.sk
-    g.table = table.data()
+    g.table = <double*>table.p
     g.V = V.data()
     g.Q = Q.data()
     g.prev = prev.data()
-    cdef Poll poll = Poll(deadline_of(deadline), 1)
     g.poll = &poll
     with nogil:
         _ga_run(&g)

@@ -25,6 +25,7 @@ def compute_q(
     f_ok: float,
     f_bad: float,
     Q: NDArray[np.float64],
+    deadline: KernelDeadline | None = None,
 ) -> None: ...
 def softassign_exp(
     Q: NDArray[np.float64],

@@ -721,6 +721,8 @@ def _result(request, first, standing: _Standing, how: str, started: float,
         timings["lp_bound"] = float(lp_info["seconds"])
         out_params["lp_bound_status"] = lp_info["status"]
         out_params["lp_bound_kind"] = lp_info["kind"]
+        if lp_info.get("lp_skipped"):  # its LP predicted not to fit the time left
+            out_params["lp_bound_skipped"] = lp_info["lp_skipped"]
     elif lp_note:
         out_params["lp_bound_status"] = lp_note
     return SolveResult(

@@ -138,6 +138,10 @@ def solve(
             cheap = float(info["bound"])
             result.bound = cheap if result.bound is None else min(float(result.bound), cheap)
             result.params["bound_effort"] = bound_effort
+            if info.get("lp_skipped"):  # under the time limit: which bound this is, and why
+                result.params["bound"] = (f"{info['lp_skipped']}: not started under the "
+                                          f"time limit; the {info.get('kind')} bound without "
+                                          "it")  # fmt: skip
     return settle(result)
 
 

@@ -25,6 +25,11 @@ import scipy.sparse as sp
 
 from ..._shared import interrupt
 
+#: Work between two looks at the deadline inside a ``Q`` pass (a row counts its edges + 1),
+#: ``COALLOC_Q_POLL_WORK`` of ``coalloc/ctaap/softassign_qpass.h``: the compiled passes
+#: look between rows once that much work is done since the last look, and so does the twin.
+Q_POLL_WORK = 32768
+
 
 def _row_sum_matrix(indptr, nnz: int) -> sp.csr_matrix:
     """Sparse ``(n, nnz)`` matrix that sums per-edge rows into per-task rows.
@@ -86,7 +91,22 @@ def edge_ranks_reference(
     return rank.reshape(len(data), bhat.shape[0]), order.reshape(bhat.shape)
 
 
-def _q_from_f(indptr, indices, F, X) -> np.ndarray:
+def _row_blocks(indptr) -> list:
+    """The rows ``[(i0, i1), ...]`` between two looks at the deadline of a compiled pass:
+    a look before row ``i`` once the rows since the last look hold :data:`Q_POLL_WORK`
+    (edges + 1 per row)."""
+    sizes = np.diff(np.asarray(indptr, dtype=np.int64)) + 1
+    blocks, start, work = [], 0, 0
+    for i, size in enumerate(sizes.tolist()):
+        work += size
+        if work >= Q_POLL_WORK:
+            blocks.append((start, i))
+            start, work = i, 0
+    blocks.append((start, len(sizes)))
+    return blocks
+
+
+def _q_from_f(indptr, indices, F, X, deadline=None) -> np.ndarray:
     """``Q[i, j] = sum_e sum_{l<m} X[k_e, l] * F[e, j, l]`` over the edges of row ``i``.
 
     Parameters
@@ -97,20 +117,37 @@ def _q_from_f(indptr, indices, F, X) -> np.ndarray:
         Compatibility score of every edge on every cluster pair.
     X : ndarray of float, shape (n + 1, m + 1)
         Soft assignment (only the real block is used).
+    deadline : KernelDeadline, optional
+        Looked at between blocks of rows (:func:`_row_blocks`), as the compiled passes do;
+        None: never.
 
     Returns
     -------
     ndarray of float64, shape (n, m)
+
+    Raises
+    ------
+    TimeoutError
+        Past ``deadline`` or cancelled, as the kernel.
     """
     X = np.asarray(X, dtype=np.float64)
+    indptr = np.asarray(indptr, dtype=np.int64)
     indices = np.asarray(indices, dtype=np.int64)
     m = X.shape[1] - 1
-    Xk = X[indices, :m]  # (nnz, m): X row of the other end of every edge
-    W = np.einsum("ejl,el->ej", F, Xk)  # (nnz, m)
-    return np.asarray(_row_sum_matrix(indptr, len(indices)) @ W).reshape(-1, m)
+    n = len(indptr) - 1
+    Q = np.zeros((max(n, 0), m))
+    for b, (i0, i1) in enumerate(_row_blocks(indptr) if n > 0 else []):
+        if b > 0 and deadline is not None:
+            interrupt.check_kernel(deadline)  # the compiled pass's look (twin)
+        e0, e1 = int(indptr[i0]), int(indptr[i1])
+        Xk = X[indices[e0:e1], :m]  # (edges, m): X row of the other end of every edge
+        W = np.einsum("ejl,el->ej", F[e0:e1], Xk)  # (edges, m)
+        Q[i0:i1] = np.asarray(_row_sum_matrix(indptr[i0 : i1 + 1] - e0, e1 - e0) @ W)
+    return Q
 
 
-def compute_q_reference(indptr, indices, rank, order, X, f_ok, f_bad) -> np.ndarray:
+def compute_q_reference(indptr, indices, rank, order, X, f_ok, f_bad, Q=None,
+                        deadline=None) -> np.ndarray:
     """Twin of :func:`coalloc.ctaap._softassign.compute_q` (brute force over ``e, j, l``).
 
     ``F[e, j, l] = f_ok`` iff ``l`` is among the first ``rank[e, j]`` entries of
@@ -128,12 +165,24 @@ def compute_q_reference(indptr, indices, rank, order, X, f_ok, f_bad) -> np.ndar
         Soft assignment.
     f_ok, f_bad : float
         Compatibility scores.
+    Q : ignored
+        The kernel's output array (the twin returns ``Q``).
+    deadline : KernelDeadline, optional
+        The call's deadline (None: the calling thread's), looked at where the kernel looks
+        (between blocks of rows).
 
     Returns
     -------
     ndarray of float64, shape (n, m)
         ``Q``.
+
+    Raises
+    ------
+    TimeoutError
+        Past the deadline or cancelled, as the kernel.
     """
+    if deadline is None:
+        deadline = interrupt.kernel_deadline()
     rank = np.asarray(rank, dtype=np.int64)
     order = np.asarray(order, dtype=np.int64)
     m = order.shape[0]
@@ -142,7 +191,7 @@ def compute_q_reference(indptr, indices, rank, order, X, f_ok, f_bad) -> np.ndar
         pos[j, order[j]] = np.arange(m)
     ok = pos[None, :, :] < rank.reshape(-1, m)[:, :, None]  # (nnz, m, m)
     F = np.where(ok, float(f_ok), float(f_bad))
-    return _q_from_f(indptr, indices, F, X)
+    return _q_from_f(indptr, indices, F, X, deadline)
 
 
 def q_matrix_reference(indptr, indices, data, bhat, X, f_ok, f_bad) -> np.ndarray:
@@ -329,6 +378,9 @@ def graduated_assignment_reference(
             pos[j, od[j]] = np.arange(m)
         return np.where(pos[None, :, :] < rk[:, :, None], float(f_ok), float(f_bad))
 
+    if deadline is None:
+        deadline = interrupt.kernel_deadline()
+    interrupt.check_kernel(deadline)  # the kernel looks in its set-up (the plans) too
     F_out = f_matrix(rank, order)  # fixed during the whole run
     F_in = None if symmetric else f_matrix(t_rank, t_order)
     beta = float(beta0)
@@ -339,9 +391,10 @@ def graduated_assignment_reference(
             interrupt.check_kernel(deadline)  # the compiled kernel's poll (twin)
             prev = X.copy()
             q_evals += 1
-            Q = _q_from_f(indptr, indices, F_out, X)
+            Q = _q_from_f(indptr, indices, F_out, X, deadline)  # looks inside, as the kernel
             if not symmetric:
-                Q = (Q + _q_from_f(t_indptr, t_indices, F_in, X)) / 2
+                interrupt.check_kernel(deadline)
+                Q = (Q + _q_from_f(t_indptr, t_indices, F_in, X, deadline)) / 2
             Q = Q / q_scale
             X = softassign_exp_reference(Q, compat, beta, X)
             X, its = sinkhorn_reference(X, capacity, max_inner, tol_inner)

@@ -26,9 +26,11 @@ from ._common import (
     _poll,
     _solve_dual,
     _timed,
+    lp_skip,
 )
 from .flow import (
     flow_bound,
+    tightening_fits,
 )
 
 
@@ -100,7 +102,10 @@ def lp_bound(
         ``bound`` (int, valid upper bound on the optimum, never above the flow bound),
         ``flow`` (the flow bound), ``lp`` (the dual value before rounding, or None when the
         LP was not solved), ``status`` (``"optimal"``, ``"iteration_limit"`` (stopped at
-        its cap), ``"too_large"``, ``"trivial"``, ``"error"``), ``rows``, ``columns``,
+        its cap), ``"too_large"``, ``"trivial"``, ``"error"``, ``"lp_skipped"``: under a
+        ``stop_at`` whose time left cannot hold the LP's predicted time, the LP is not
+        started and ``bound`` is the flow bound, with the reason in ``lp_skipped``,
+        :func:`~coalloc.ctaap.bounds._common.lp_skip`), ``rows``, ``columns``,
         ``seconds``.
 
     Examples
@@ -116,6 +121,8 @@ def lp_bound(
     # the values were checked by the table (FUNCTIONS, @checked); these only fix their types
     effort, at_least = float(effort), int(at_least)
     t0 = time.perf_counter()
+    if not tightening_fits(request, offer, stop_at):
+        raise BoundStopped()  # its first pass over the links would end past stop_at
     flow = int(flow_bound(request, offer))
     _poll(stop_at)
     out = {"bound": flow, "flow": flow, "lp": None, "status": "trivial", "rows": 0,
@@ -138,9 +145,13 @@ def lp_bound(
     small = A.nnz <= SIMPLEX_NONZEROS
     work = effort * LP_WORK / max(1, A.nnz)
     iterations = int(max(LP_MIN_ITERATIONS, min(effort * LP_ITERATIONS, work)))
+    solver = "simplex" if small else "pdlp"
+    skipped = lp_skip(int(A.nnz), iterations, solver, stop_at)
+    if skipped is not None:  # under a time limit only: the flow bound, and why
+        out["lp_skipped"] = f"the clique LP ({solver}, {A.nnz} non-zeros): {skipped}"
+        return _timed(out, t0, "lp_skipped")
     try:
-        y, status = _solve_dual(A, upper, iterations, solver="simplex" if small else "pdlp",
-                                stop_at=stop_at)  # fmt: skip
+        y, status = _solve_dual(A, upper, iterations, solver=solver, stop_at=stop_at)
     except BoundStopped:
         raise
     except Exception as exc:  # the flow bound stays valid

@@ -276,7 +276,8 @@ def _search(
     return search
 
 
-def _pair_count_bound(adj: np.ndarray, group: np.ndarray, beta: tuple) -> int:
+def _pair_count_bound(adj: np.ndarray, group: np.ndarray, beta: tuple,
+                      stop_at: Optional[float] = None) -> int:  # fmt: skip
     """Bound on a capped clique of a two-cluster graph by the size of its smaller side.
 
     With ``k`` vertices on side ``b`` the clique's side ``a`` lies in the common
@@ -284,7 +285,8 @@ def _pair_count_bound(adj: np.ndarray, group: np.ndarray, beta: tuple) -> int:
     min(beta_a, D1)`` with ``D1`` the largest side-``a`` degree of a side-``b`` vertex;
     ``k >= 2`` gives ``beta_b + min(beta_a, D2)`` with ``D2`` the largest common side-``a``
     neighbourhood of two adjacent side-``b`` vertices. The bound is the worst case, taken
-    for both choices of ``b``, the smaller kept.
+    for both choices of ``b``, the smaller kept. ``stop_at`` (a caller's deadline) raises
+    :class:`BoundStopped` between chunks of pairs.
     """
     best = beta[0] + beta[1]
     split = int(np.count_nonzero(group == 0))
@@ -305,7 +307,7 @@ def _pair_count_bound(adj: np.ndarray, group: np.ndarray, beta: tuple) -> int:
         if beta[b] >= 2:
             Ab = adj[sb, sb] if isinstance(sb, slice) else adj[np.ix_(sb, sb)]
             if Ab.any():
-                d2 = _most_common_neighbours(X, Ab)
+                d2 = _most_common_neighbours(X, Ab, stop_at)
                 cases.append(beta[b] + min(beta[a], d2))
         best = min(best, max(cases))
     return int(best)
@@ -315,21 +317,26 @@ def _pair_count_bound(adj: np.ndarray, group: np.ndarray, beta: tuple) -> int:
 _BITS_SET = np.array([bin(b).count("1") for b in range(256)], dtype=np.uint8)
 
 
-#: Vertex pairs whose common neighbourhoods :func:`_most_common_neighbours` counts at once.
-_PAIR_CHUNK = 1 << 16
+#: Vertex pairs whose common neighbourhoods :func:`_most_common_neighbours` counts at once
+#: (and between which it looks at its ``stop_at``): 2^12 pairs of the rows of a 1,000-task
+#: Fig. 2 request take a few ms; 2^16 took 40-100 ms at load 12, past a 0.05-0.14 s limit.
+_PAIR_CHUNK = 1 << 12
 
 
-def _most_common_neighbours(X: np.ndarray, pairs: np.ndarray) -> int:
+def _most_common_neighbours(X: np.ndarray, pairs: np.ndarray,
+                            stop_at: Optional[float] = None) -> int:  # fmt: skip
     """Largest ``|N(u) & N(v)|`` over the pairs ``u < v`` with ``pairs[u, v]``, where
     ``N(u)`` is row ``u`` of the boolean ``X``: bit-packed rows, counted pair by pair (an
     exact count, without the BLAS matrix product ``X X^T``, whose threads contend with the
-    machine's other work: 16-40 ms for a 251 x 34 side of a Fig. 3 pair at load 8)."""
+    machine's other work: 16-40 ms for a 251 x 34 side of a Fig. 3 pair at load 8).
+    ``stop_at`` raises :class:`BoundStopped` between chunks (the count is exact or none)."""
     iu, iv = np.nonzero(np.triu(pairs, 1) | np.triu(pairs.T, 1))
     if iu.size == 0:
         return 0
     packed = np.packbits(X, axis=1)
     best = 0
     for at in range(0, iu.size, _PAIR_CHUNK):
+        _poll(stop_at)
         u, v = iu[at : at + _PAIR_CHUNK], iv[at : at + _PAIR_CHUNK]
         both = np.bitwise_and(packed[u], packed[v])
         best = max(best, int(_BITS_SET[both].sum(axis=1, dtype=np.int64).max()))

@@ -24,6 +24,7 @@ from ._common import (
     _poll,
     _solve_dual,
     _timed,
+    lp_skip,
 )
 from .cliques import (
     _MAX_COUNT_WORK,
@@ -37,6 +38,7 @@ from .flow import (
     _flow_with_caps,
     b_matching_size,
     flow_bound,
+    tightening_fits,
 )
 
 #: Largest cluster sets' LP (rows x columns) built as a dense matrix.
@@ -133,7 +135,10 @@ def cluster_set_bound(
         ``sets`` (list of ``(clusters, best, beta, seconds)``: the largest capped clique
         found, the bound used and the search's time), ``status`` (``"optimal"`` when
         every search finished, ``"work_limit"`` when one stopped at its cap,
-        ``"met"`` (``at_least``), ``"trivial"``), ``seconds``.
+        ``"met"`` (``at_least``), ``"trivial"``), ``seconds``; ``lp_skipped`` (why) when,
+        under a ``stop_at``, the sets' LP was not started (HiGHS not loaded yet and less
+        time left than its import): ``bound`` is then the flow with the single clusters'
+        bounds as capacities.
 
     Examples
     --------
@@ -151,6 +156,8 @@ def cluster_set_bound(
     effort, max_set_size, at_least = float(effort), int(max_set_size), int(at_least)
     t0 = time.perf_counter()
     allowed = max(1, int(round(effort * CLIQUE_WORK)))
+    if not tightening_fits(request, offer, stop_at):
+        raise BoundStopped()  # its first pass over the links would end past stop_at
     flow = int(flow_bound(request, offer))
     _poll(stop_at)
     out = {"bound": flow, "flow": flow, "sets": [], "status": "trivial", "seconds": 0.0}
@@ -234,7 +241,8 @@ class _SetSearch:
         counts = np.bincount(group, minlength=2)
         work = max(counts[0] ** 2 * counts[1], counts[1] ** 2 * counts[0])
         if len(W) == 2 and work <= _MAX_COUNT_WORK:
-            simple = min(simple, _pair_count_bound(adj, group, tuple(caps)))
+            simple = min(simple, _pair_count_bound(adj, group, tuple(caps), self.stop_at))
+        _poll(self.stop_at)
         found = _greedy_clique(adj, group, caps)
         finished = True
         if found >= min(simple, sum(caps), nv):  # the greedy clique meets a bound
@@ -261,6 +269,11 @@ def _combined(out: dict, compat: np.ndarray, beta: dict, finished: bool, effort:
         return _timed(out, t0, status)
     sets = [list(W) for W in beta]
     limits = [beta[W] for W in beta]
+    skipped = lp_skip(0, 0, "simplex", stop_at)  # a few dozen columns: HiGHS's import only
+    if skipped is not None:  # under a time limit only: the singles' flow, and why
+        out["bound"] = min(flow, _flow_with_caps(compat, singles))
+        out["lp_skipped"] = f"the cluster sets' LP: {skipped}"
+        return _timed(out, t0, status)
     try:
         value = _set_lp(compat, sets, limits, max(1, int(round(effort * SET_LP_ITERATIONS))),
                         stop_at)  # fmt: skip

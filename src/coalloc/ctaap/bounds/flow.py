@@ -4,10 +4,14 @@ capacities tightened by clique covers (constraint (4) inside a cluster).
 
 from __future__ import annotations
 
+import time
+from typing import Optional
+
 import numpy as np
 import scipy.sparse as sp
 
 from ..._shared import interrupt
+from ..._shared.caches import cache_of
 from ..exact import tightened_capacity
 from ..model import Offer, Request, check_compatible, compatibility
 
@@ -129,3 +133,24 @@ def flow_bound(request: Request, offer: Offer) -> int:
     if not compat.any():
         return 0
     return b_matching_size(compat, tightened_capacity(request, offer, compat))
+
+
+#: Links per second of one core that the tightened capacities' first pass over a request
+#: does (:func:`coalloc.ctaap.exact.tightened_capacity`: the links off the diagonal, then
+#: a mask per cluster), below the slowest measured: 19-41e6 per CPU second on Fig. 2/3
+#: requests of 0.09-4 million links at load 10. The pass has no look at a deadline inside
+#: its first step, and in a fresh process it ran 60-110 ms past a 0.05 s limit.
+TIGHTENING_RATE = 15e6
+
+
+def tightening_fits(request: Request, offer: Offer, stop_at: Optional[float]) -> bool:
+    """Whether the flow bound's tightened capacities are known for this pair (kept by an
+    earlier call) or predicted to be computed before ``stop_at`` (links over
+    :data:`TIGHTENING_RATE`); always True without a ``stop_at``. A bound under a time
+    limit is not started when False (no bound rather than one past the deadline)."""
+    if stop_at is None:
+        return True
+    hit = cache_of(offer).get("tightened_capacity", {}).get(id(request))
+    if hit is not None and hit[0]() is request:
+        return True
+    return stop_at - time.perf_counter() > request.bandwidth.nnz / TIGHTENING_RATE

@@ -8,6 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The Q passes look at the call's deadline once COALLOC_Q_POLL_WORK edges (a row counts its
+   edges + 1) were summed since the last look: 32,768 table rows added, well under a
+   millisecond, so a pass of 0.1-0.3 s (25 million links) stops within one such slice (issue
+   36). The functions here do not look themselves (a callback inside them cost 25-30 % of
+   the step's time): the Cython caller runs coalloc_q_pass6_avx on slices of rows and
+   coalloc_q_pass6_tiled_block one block at a time, and looks between two calls. */
+#define COALLOC_Q_POLL_WORK 32768
+
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
 #include <string.h>
@@ -65,16 +73,17 @@ static void coalloc_q_pass6_avx(const int64_t* indptr, const int32_t* off,
    _q_pass_cls6) in acc (n, 4, 6) between blocks, and every edge goes to the same
    partial sum as in the untiled pass (position mod 4 within its row, the tail after
    the last full group of four to a), in the same order: identical results, but the
-   table block being read stays in the L1 cache. */
+   table block being read stays in the L1 cache. The whole pass:
+   acc = 0 (n * 24 doubles); coalloc_q_pass6_tiled_block for blk = 0 .. nblk - 1;
+   coalloc_q_pass6_tiled_done. */
 __attribute__((target("avx")))
-static void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off,
-                                  ptrdiff_t n, ptrdiff_t m, const double* Gc,
-                                  const int64_t* segptr, ptrdiff_t nblk,
-                                  double* acc, int accumulate, double* Q)
+static void coalloc_q_pass6_tiled_block(const int64_t* indptr, const int32_t* off,
+                                        ptrdiff_t n, const double* Gc,
+                                        const int64_t* segptr, ptrdiff_t nblk,
+                                        ptrdiff_t blk, double* acc)
 {
-    ptrdiff_t i, j, blk;
-    memset(acc, 0, (size_t)n * 24 * sizeof(double));
-    for (blk = 0; blk < nblk; blk++) {
+    ptrdiff_t i;
+    {
         for (i = 0; i < n; i++) {
             const int64_t* sp = segptr + i * (nblk + 1) + blk;
             int64_t e = sp[0];
@@ -157,6 +166,13 @@ static void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off,
             _mm_storeu_pd(A + 22, d2);
         }
     }
+    _mm256_zeroupper();
+}
+/* The end of the tiled pass: Q[i, :] (+)= the four partial sums of row i. */
+static void coalloc_q_pass6_tiled_done(ptrdiff_t n, ptrdiff_t m, const double* acc,
+                                       int accumulate, double* Q)
+{
+    ptrdiff_t i, j;
     for (i = 0; i < n; i++) {
         const double* A = acc + i * 24;
         double* Qi = Q + i * m;
@@ -166,17 +182,18 @@ static void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off,
             if (accumulate) Qi[j] += r; else Qi[j] = r;
         }
     }
-    _mm256_zeroupper();
 }
 #else
 #define COALLOC_QAVX 0
 static void coalloc_q_pass6_avx(const int64_t* indptr, const int32_t* off,
                                 ptrdiff_t n, ptrdiff_t m, const double* Gc,
                                 int accumulate, double* Q) {}
-static void coalloc_q_pass6_tiled(const int64_t* indptr, const int32_t* off,
-                                  ptrdiff_t n, ptrdiff_t m, const double* Gc,
-                                  const int64_t* segptr, ptrdiff_t nblk,
-                                  double* acc, int accumulate, double* Q) {}
+static void coalloc_q_pass6_tiled_block(const int64_t* indptr, const int32_t* off,
+                                        ptrdiff_t n, const double* Gc,
+                                        const int64_t* segptr, ptrdiff_t nblk,
+                                        ptrdiff_t blk, double* acc) {}
+static void coalloc_q_pass6_tiled_done(ptrdiff_t n, ptrdiff_t m, const double* acc,
+                                       int accumulate, double* Q) {}
 #endif
 
 #endif /* COALLOC_CTAAP_SOFTASSIGN_QPASS_H */
