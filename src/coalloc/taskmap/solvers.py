@@ -24,10 +24,6 @@ from .verify import MappingReport, verify_mapping
 
 __all__ = ["solve", "METHODS", "DEFAULT_METHOD", "Instance"]
 
-#: Seconds a timed method is given at least when the bound took the whole limit (it then
-#: returns what it has at once: its first answer, or none)
-_LEAST_LEFT = 1e-3
-
 
 def _variant(name: str) -> Callable[..., MappingResult]:
     def run(task_graph, resource_graph, *, seed=0, **params):
@@ -143,7 +139,7 @@ def solve(
         # bound first left a method no time at 0.05 s under load)
         tests = bound_tests(task_graph, resource_graph, limit)
         keep = min(tests, USUAL_TESTS) * seconds_per_test(task_graph, resource_graph)
-        left = max(float(limit) - keep, _LEAST_LEFT)
+        left = float(limit) - keep  # at least 0.75 of it: keep <= BOUND_SHARE * limit
         result = METHODS[method](task_graph, resource_graph, seed=check_seed(seed),
                                  **{**params, "time_limit": left})  # fmt: skip
         result.params["time_limit"] = limit  # the caller's limit, which the call kept
