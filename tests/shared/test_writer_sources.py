@@ -35,6 +35,11 @@ ALLOWED = {
     ("batch/shipping.py", "spill"): "the arrays of a chunk or of its results, as scratch "
     "files inside the batch's own temporary folder (read and removed by the other side); "
     "never a user's file",
+    ("batch/shipping.py", "_in_file"): "a Dask chunk's pickle as a scratch file inside the "
+    "batch's own temporary folder, shared with local workers (read and removed by the "
+    "worker); never a user's file",
+    ("batch/shipping.py", "shared_folder"): "an empty probe file inside the batch's own "
+    "temporary folder (do the local Dask workers see it?), removed at once",
     ("cli/__init__.py", "_broken_pipe"): "standard output pointed at os.devnull after its "
     "reader went away",
 }
