@@ -603,7 +603,7 @@ def test_gap_exact_stopped_keeps_a_verified_incumbent():
     import coalloc.loadshare as ls
 
     inst = ls.generate_gap("D", 10, 100, seed=3)  # type D: incumbents, no proof in 1 s
-    res = ls.solve_gap(inst, "exact", time_limit=1.0, backend="highs", hint=False)
+    res = ls.solve_gap(inst, "exact", time_limit=1.0, solver="highs", hint=False)
     assert res.status == "time_limit", res.message
     if res.has_solution:
         rep = ls.verify_gap(inst, res.assignment, claimed=res.objective)

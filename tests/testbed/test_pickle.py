@@ -41,7 +41,7 @@ def test_process_batch_gives_the_serial_mappings():
     serial = [testbed.assign(top, ptop) for top, ptop in pairs]
     assert any(r.success for r in serial)  # a batch that maps something
     batch = coalloc.solve_many([testbed.Instance(top, ptop) for top, ptop in pairs], "assign+",
-                               backend="processes", n_jobs=2)  # fmt: skip
+                               executor="processes", n_jobs=2)  # fmt: skip
     for (top, ptop), want, got in zip(pairs, serial, batch):
         assert not isinstance(got, BatchError), got
         assert got.status == want.status and got.mapping == want.mapping
