@@ -13,7 +13,6 @@ from __future__ import annotations
 import sys
 import time
 
-import networkx as nx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,6 +22,7 @@ import coalloc.testbed.explain  # noqa: F401  (the module, for its _core)
 from coalloc.testbed.exact import exact_core
 from coalloc.testbed.explain import _core, _sub, explain_mapping
 from coalloc.testbed.methods.outcome import _problem
+from tests.testbed._matching import typed_matching
 
 KINDS = ("pc850", "pc3000", "d710")
 
@@ -34,18 +34,6 @@ def _testbed(kinds):
     return tb.parse_ptop("\n".join(lines))
 
 
-def _matches(vtypes, kinds) -> bool:
-    g = nx.Graph()
-    g.add_nodes_from(vtypes)
-    g.add_nodes_from(f"p{i}" for i in range(len(kinds)))
-    for v, t in vtypes.items():
-        for i, k in enumerate(kinds):
-            if t in ("pc", k):
-                g.add_edge(v, f"p{i}")
-    m = nx.bipartite.maximum_matching(g, top_nodes=list(vtypes))
-    return all(v in m for v in vtypes)
-
-
 @settings(max_examples=60, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
 @given(st.lists(st.sampled_from(KINDS), min_size=1, max_size=5),
@@ -55,13 +43,13 @@ def test_the_core_alone_does_not_match(kinds, asks):
     top = tb.VirtualTopology([tb.VNode(v, t) for v, t in vtypes.items()])
     pr = _problem(top, _testbed(kinds), None)
     core = exact_core(pr, time_limit=30.0)
-    if _matches(vtypes, kinds):
+    if typed_matching(vtypes, kinds):
         assert core is None  # nothing to name: every node can be present
         return
     assert core is not None
     named = {pr.vnames[v] for v in core}
     assert named <= set(vtypes)
-    assert not _matches({v: vtypes[v] for v in named}, kinds), "the core must not match"
+    assert not typed_matching({v: vtypes[v] for v in named}, kinds), "the core must not match"
 
 
 @pytest.mark.parametrize("case", [(20, 0), (40, 1), (40, 2), (70, 1)])

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import itertools
 
-import networkx as nx
 import numpy as np
 import pytest
 
 import coalloc.testbed as tb
 from coalloc.testbed.explain import explain_mapping
+from tests.testbed._matching import typed_matching as _maps
 
 KINDS = ("pc850", "pc3000", "d710")
 
@@ -25,18 +25,6 @@ def _testbed(rng):
     for i, k in enumerate(kinds):
         lines += [f"node p{i} pc:1 {k}:1", f"link l{i} p{i} sw 100000 0 0"]
     return tb.parse_ptop("\n".join(lines)), kinds
-
-
-def _maps(vtypes, kinds) -> bool:
-    g = nx.Graph()
-    g.add_nodes_from(vtypes)
-    g.add_nodes_from(f"p{i}" for i in range(len(kinds)))
-    for v, t in vtypes.items():
-        for i, k in enumerate(kinds):
-            if t in ("pc", k):
-                g.add_edge(v, f"p{i}")
-    m = nx.bipartite.maximum_matching(g, top_nodes=list(vtypes))
-    return all(v in m for v in vtypes)
 
 
 @pytest.mark.parametrize("seed", range(30))

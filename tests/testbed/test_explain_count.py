@@ -12,12 +12,12 @@ not the package's mappers).
 
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
 import pytest
 
 import coalloc.testbed as tb
 from coalloc.testbed import explain as ex
+from tests.testbed._matching import typed_matching
 
 KINDS = ("pc850", "pc3000", "d710")
 
@@ -34,30 +34,18 @@ def _case(seed):
     return tb.parse_ptop("\n".join(lines)), kinds, vtypes, top
 
 
-def _matches(vtypes, kinds) -> bool:
-    g = nx.Graph()
-    g.add_nodes_from(vtypes)
-    g.add_nodes_from(f"p{i}" for i in range(len(kinds)))
-    for v, t in vtypes.items():
-        for i, k in enumerate(kinds):
-            if t in ("pc", k):
-                g.add_edge(v, f"p{i}")
-    m = nx.bipartite.maximum_matching(g, top_nodes=list(vtypes))
-    return all(v in m for v in vtypes)
-
-
 @pytest.mark.parametrize("seed", range(40))
 def test_the_violator_cannot_match_and_each_drop_can(seed):
     ptop, kinds, vtypes, top = _case(seed)
     violator: list = []
     left = ex._unmatched(top, ptop, list(top.nodes), links=False, violator=violator)
-    assert bool(left) == (not _matches(vtypes, kinds))
+    assert bool(left) == (not typed_matching(vtypes, kinds))
     if not left:
         assert violator == []
         return
-    assert not _matches({v: vtypes[v] for v in violator}, kinds)
+    assert not typed_matching({v: vtypes[v] for v in violator}, kinds)
     for u in violator:  # tight: the search's tree, any one out lets the rest match
-        assert _matches({v: vtypes[v] for v in violator if v != u}, kinds)
+        assert typed_matching({v: vtypes[v] for v in violator if v != u}, kinds)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -65,11 +53,11 @@ def test_explanations_started_from_the_count_are_sound_and_minimal(seed, monkeyp
     ptop, kinds, vtypes, top = _case(seed)
     monkeypatch.setattr(ex, "_certified", lambda *a, **k: None)  # (as if no proof named any)
     e = ex.explain_mapping(top, ptop, time_limit=30.0)
-    if _matches(vtypes, kinds):
+    if typed_matching(vtypes, kinds):
         assert e is None
         return
     assert e is not None and e.sound is True and e.minimal is True
     conflict = e.conflict["vnodes"]
-    assert not _matches({v: vtypes[v] for v in conflict}, kinds)
+    assert not typed_matching({v: vtypes[v] for v in conflict}, kinds)
     for u in conflict:
-        assert _matches({v: vtypes[v] for v in conflict if v != u}, kinds)
+        assert typed_matching({v: vtypes[v] for v in conflict if v != u}, kinds)
