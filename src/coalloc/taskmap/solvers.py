@@ -131,24 +131,22 @@ def solve(
     check_value(bound, "bound", SOLVE_PARAMS["bound"])
     validate(PARAMS[method], params)
     limit = params.get("time_limit")
+    tests = None  # untimed: the bound uncapped
     if bound and limit is not None:
         # timed: the bound's full tests capped by a count from the instance and the limit
         # (the value is the same on any machine), their predicted time kept back from the
-        # method's limit; before, an uncapped bound ran after the whole limit (+0.14 s past
-        # 0.05 s in the contract audit). The method first: its answer matters more (the
-        # bound first left a method no time at 0.05 s under load)
+        # method's limit (at most a quarter of it); before, an uncapped bound ran after the
+        # whole limit (+0.14 s past 0.05 s in the contract audit). The method first: its
+        # answer matters more (the bound first left a method no time at 0.05 s under load)
         tests = bound_tests(task_graph, resource_graph, limit)
         keep = min(tests, USUAL_TESTS) * seconds_per_test(task_graph, resource_graph)
-        left = float(limit) - keep  # at least 0.75 of it: keep <= BOUND_SHARE * limit
-        result = METHODS[method](task_graph, resource_graph, seed=check_seed(seed),
-                                 **{**params, "time_limit": left})  # fmt: skip
+        params = {**params, "time_limit": float(limit) - keep}
+    result = METHODS[method](task_graph, resource_graph, seed=check_seed(seed), **params)
+    if tests is not None:
         result.params["time_limit"] = limit  # the caller's limit, which the call kept
         result.params["bound_tests"] = tests
-        cheap = lower_bound(task_graph, resource_graph, max_tests=tests)
-    else:
-        result = METHODS[method](task_graph, resource_graph, seed=check_seed(seed), **params)
-        cheap = lower_bound(task_graph, resource_graph) if bound else None
     if bound:
+        cheap = lower_bound(task_graph, resource_graph, max_tests=tests)
         if result.mapping is not None:  # never above the answer (the exact bound is capped)
             cheap = min(cheap, float(result.max_occupancy))
         result.bound = cheap if result.bound is None else max(float(result.bound), cheap)
