@@ -20,7 +20,8 @@ import pytest
 import coalloc.testbed as tb
 from coalloc.testbed import explain as ex
 
-from .test_explain_count import _case, _matches
+from ._matching import typed_matching as _matches
+from .test_explain_count import _case
 
 
 @pytest.mark.parametrize("seed", range(40))
