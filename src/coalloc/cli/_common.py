@@ -690,6 +690,37 @@ def add_format(p: argparse.ArgumentParser, formats: Sequence[str], what: str) ->
     )  # fmt: skip
 
 
+def add_format_of(p: argparse.ArgumentParser, family: str, holds: Sequence[str],
+                  what: str) -> argparse.Action:  # fmt: skip
+    """``--format NAME`` of a command that reads the kinds of file ``holds``: its words are
+    those of the family's formats that hold them, as the spec declares them (issue 37).
+
+    A format declared in the family's spec with ``holds`` (and a ``--format`` word) thus
+    reaches every command that reads that kind of file (:func:`add_format`,
+    :func:`coalloc._shared.formats_line.format_words`).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    family : str
+        The registered family whose formats the command reads.
+    holds : sequence of str
+        The kinds of file the command reads (``("pool",)``), in the order the option lists
+        their words.
+    what : str
+        The file the option is about, for the help.
+
+    Returns
+    -------
+    argparse.Action
+        The option (``dest`` ``format``, default None).
+    """
+    from .._shared.formats_line import format_words
+
+    return add_format(p, format_words(family, *holds), what)
+
+
 def read_as(path: Any, fmt: Optional[str], reader: Any, *, command: str, expected: str,
             kinds: Optional[Sequence[str]] = None) -> Any:  # fmt: skip
     """``reader(path)``, the format forced by ``--format fmt`` (None: not forced).

@@ -61,8 +61,9 @@ _EXPECTED = ("a request, pool or instance JSON file, a CSV pool (.csv) or a pool
              "(.npz)")  # fmt: skip
 
 
-#: ``--format`` of the POOL file (a request or an instance is JSON).
-POOL_FORMATS = ("json", "csv", "npz")
+#: What the POOL file holds: ``--format`` offers the words of the spec's formats that hold it
+#: (``json``, ``csv``, ``npz``; a request or an instance is JSON).
+POOL_HOLDS = ("pool",)
 
 
 def _file_kind(path: str, command: str = "collective", fmt=None):
@@ -393,7 +394,8 @@ def _cmd_solve_batch(args) -> int:
 
 
 def _add_format(p) -> None:
-    common.add_format(p, POOL_FORMATS, "the POOL file (a request or an instance is JSON)")
+    common.add_format_of(p, "collective", POOL_HOLDS,
+                         "the POOL file (a request or an instance is JSON)")
 
 
 def add_commands(sub, *, aliases: bool = False) -> None:

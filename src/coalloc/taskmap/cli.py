@@ -25,8 +25,9 @@ from ..taskmap.io import (
 __all__ = ["add_commands", "read_graphs"]
 
 
-#: The formats of a task graph file (``--format``): JSON, METIS, Scotch.
-TASK_FORMATS = ("json", "metis", "scotch")
+#: What the TASKS file holds: ``--format`` offers the words of the spec's formats that hold
+#: it (JSON, METIS, Scotch).
+TASK_HOLDS = ("taskgraph", "instance")
 _TASKS = "a task graph (coalloc.taskgraph JSON, METIS or Scotch)"
 _AS = {"json": "a coalloc.taskgraph JSON file", "metis": "a METIS graph",
        "scotch": "a Scotch graph"}  # fmt: skip
@@ -45,6 +46,7 @@ def read_graphs(instance: str, resources: Optional[str] = None, fmt: Optional[st
     it looked like and what was expected. ``coalloc taskmap map``, ``verify`` and ``coalloc
     plot taskmap`` read their input through this function.
     """
+    from .._shared.formats_line import format_words
     from .._shared.sniff import sniff, wrong_kind
     from ..taskmap.graphfiles import (
         METIS_SUFFIXES,
@@ -54,8 +56,9 @@ def read_graphs(instance: str, resources: Optional[str] = None, fmt: Optional[st
     )
     from ..taskmap.io import INSTANCE_FORMAT
 
-    if fmt is not None and fmt not in TASK_FORMATS:
-        raise ValueError(f"--format must be one of {TASK_FORMATS}, got {fmt!r}")
+    words = format_words("taskmap", *TASK_HOLDS)
+    if fmt is not None and fmt not in words:
+        raise ValueError(f"--format must be one of {words}, got {fmt!r}")
     found = sniff(instance) if fmt is None else None
     if resources is None:
         if (
@@ -221,7 +224,7 @@ def _cmd_solve_batch(args) -> int:
 
 def add_format(p) -> None:
     """``--format``: the task graph file's format, when its content does not say it."""
-    common.add_format(p, TASK_FORMATS, "the task graph (TASKS)")
+    common.add_format_of(p, "taskmap", TASK_HOLDS, "the task graph (TASKS)")
 
 
 def add_commands(sub, *, aliases: bool = False) -> None:

@@ -78,8 +78,9 @@ def _trunk_lines(ptop, result) -> list:
         for lk, x in loaded)]  # fmt: skip
 
 
-#: ``--format`` of the commands that read the topologies.
-TOPOLOGY_FORMATS = ("emulab", "json")
+#: What the commands that read the topologies read: ``--format`` offers the words of the
+#: spec's formats that hold them (``emulab`` for TOP PTOP, ``json`` for one INSTANCE).
+TOPOLOGY_HOLDS = ("top", "ptop", "instance")
 
 
 def _topologies(top: Any, ptop: Any, fmt: Any, command: str) -> tuple:
@@ -108,7 +109,8 @@ def _topologies(top: Any, ptop: Any, fmt: Any, command: str) -> tuple:
 
 
 def _add_format(p) -> None:
-    common.add_format(p, TOPOLOGY_FORMATS, "the topology files (TOP PTOP, or one INSTANCE)")
+    common.add_format_of(p, "testbed", TOPOLOGY_HOLDS,
+                         "the topology files (TOP PTOP, or one INSTANCE)")
 
 
 def _exact_params(args) -> dict:

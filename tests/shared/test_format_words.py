@@ -1,0 +1,136 @@
+"""The ``--format`` words of each command are asked of the family's spec (issue 37).
+
+Each :class:`~coalloc._shared.family.FileFormat` and ``LineFormat`` says what its files hold
+(``holds``); a command that reads a kind of file offers the words of the formats that hold it
+(:func:`coalloc._shared.formats_line.format_words`, ``cli._common.add_format_of``). Referees:
+the choices and help of every command as they were when the CLIs wrote their tuples by hand
+(``BEFORE``), and a format added to a spec, seen in the commands that read its kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import pytest
+
+from coalloc._shared.family import families, register_family
+from coalloc._shared.formats_line import LineFormat, format_words
+from coalloc.cli import build_parser
+
+_HELP = (
+    ('read PROBLEM as this format (loadshare: a coalition load-sharing problem (Hovey '
+     '& Jung) (coalloc.loadshare.instance JSON); json: JSON; orlib: OR-Library GAP '
+     'text); default: recognised by its content, whatever its name'),
+    ('read the GAP file as this format (json: JSON; orlib: OR-Library GAP text); '
+     'default: recognised by its content, whatever its name'),
+    ('read the POOL file (a request or an instance is JSON) as this format (json: '
+     'JSON; csv: a CSV pool; npz: a pool snapshot (.npz)); default: recognised by its '
+     'content, whatever its name'),
+    ('read the instance file as this format (json: JSON); default: recognised by its '
+     'content, whatever its name'),
+    ('read the task graph (TASKS) as this format (json: JSON; metis: a METIS graph; '
+     'scotch: a Scotch graph); default: recognised by its content, whatever its name'),
+    ('read the topology files (TOP PTOP, or one INSTANCE) as this format (emulab: '
+     'Emulab .top text (an experiment) or Emulab .ptop text (a testbed); json: JSON); '
+     'default: recognised by its content, whatever its name'),
+)
+
+#: Every command's ``--format`` choices and help at main 605f77f, when the family CLIs still
+#: wrote their tuples by hand (dumped from ``build_parser()`` before the change).
+BEFORE = {
+    ('collective', 'simulate'): (('json', 'csv', 'npz'), _HELP[2]),
+    ('collective', 'solve'): (('json', 'csv', 'npz'), _HELP[2]),
+    ('collective', 'verify'): (('json', 'csv', 'npz'), _HELP[2]),
+    ('ctaap', 'solve'): (('json',), _HELP[3]),
+    ('ctaap', 'verify'): (('json',), _HELP[3]),
+    ('loadshare', 'gap'): (('json', 'orlib'), _HELP[1]),
+    ('loadshare', 'verify'): (('loadshare', 'json', 'orlib'), _HELP[0]),
+    ('map',): (('json', 'metis', 'scotch'), _HELP[4]),
+    ('plot', 'collective'): (('json', 'csv', 'npz'), _HELP[2]),
+    ('plot', 'ctaap'): (('json',), _HELP[3]),
+    ('plot', 'taskmap'): (('json', 'metis', 'scotch'), _HELP[4]),
+    ('plot', 'testbed'): (('emulab', 'json'), _HELP[5]),
+    ('solve',): (('json',), _HELP[3]),
+    ('taskmap', 'map'): (('json', 'metis', 'scotch'), _HELP[4]),
+    ('taskmap', 'verify'): (('json', 'metis', 'scotch'), _HELP[4]),
+    ('testbed', 'assign'): (('emulab', 'json'), _HELP[5]),
+    ('testbed', 'verify'): (('emulab', 'json'), _HELP[5]),
+    ('verify',): (('json',), _HELP[3]),
+}  # fmt: skip
+
+
+def _format_options(parser=None, path=()):
+    """``{command path: --format action}`` of the whole command line."""
+    parser = build_parser() if parser is None else parser
+    found = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.update(_format_options(sub, (*path, name)))
+        elif "--format" in action.option_strings:
+            found[path] = action
+    return found
+
+
+def test_every_command_keeps_its_choices_and_help():
+    now = {path: (tuple(a.choices), a.help) for path, a in _format_options().items()}
+    assert now == BEFORE
+
+
+@pytest.mark.parametrize(("family", "holds", "words"), [
+    ("collective", ("pool",), ("json", "csv", "npz")),
+    ("collective", ("workload",), ("swf",)),
+    ("taskmap", ("taskgraph", "instance"), ("json", "metis", "scotch")),
+    ("testbed", ("top", "ptop", "instance"), ("emulab", "json")),
+    ("testbed", ("instance", "top"), ("json", "emulab")),
+    ("loadshare", ("instance", "gap"), ("loadshare", "json", "orlib")),
+    ("ctaap", ("instance",), ("json",)),
+])  # fmt: skip
+def test_format_words_in_the_order_asked(family, holds, words):
+    assert format_words(family, *holds) == words
+    assert format_words(families()[family], *holds) == words
+
+
+def test_format_words_refuses_a_kind_no_format_holds():
+    with pytest.raises(ValueError, match="no format with a --format word holds 'graph'"):
+        format_words("taskmap", "graph")
+    with pytest.raises(ValueError, match="no format with a --format word holds 'resourcegraph'"):
+        format_words("taskmap", "resourcegraph")  # declared, but no --format word
+    with pytest.raises(ValueError, match="holds must name at least one"):
+        format_words("taskmap")
+
+
+def test_every_declared_word_reaches_a_command_of_its_family():
+    offered = {}
+    for path, action in _format_options().items():
+        family = next((p for p in path if p in families()), None)
+        offered.setdefault(family, set()).update(action.choices)
+    for name, spec in families().items():
+        for fmt in (*spec.formats, *spec.line_formats):
+            if fmt.option:
+                assert fmt.holds, fmt.name
+                if fmt.option != "swf":  # the SWF log is read by bench scripts and the API
+                    assert fmt.option in offered[name], (name, fmt.name)
+
+
+def test_the_gap_readers_formats_are_the_specs():
+    from coalloc.loadshare.io import GAP_FILE_FORMATS
+
+    assert GAP_FILE_FORMATS == format_words("loadshare", "gap")
+
+
+def test_a_format_added_to_a_spec_reaches_every_command_that_reads_its_kind():
+    spec = families()["collective"]
+    extra = LineFormat("toy.pool", "a toy pool", option="toypool", detect=("text",),
+                       read=lambda path: None, holds=("pool",))  # fmt: skip
+    register_family(dataclasses.replace(spec, line_formats=(*spec.line_formats, extra)))
+    try:
+        options = _format_options()
+    finally:
+        register_family(spec)
+    reading = {p for p, a in options.items() if "toypool" in a.choices}
+    assert reading == {("collective", "solve"), ("collective", "verify"),
+                       ("collective", "simulate"), ("plot", "collective")}  # fmt: skip
+    assert "toypool: a toy pool" in options["collective", "solve"].help
+    assert "toypool" not in _format_options()["collective", "solve"].choices
