@@ -134,3 +134,40 @@ def test_a_format_added_to_a_spec_reaches_every_command_that_reads_its_kind():
                        ("collective", "simulate"), ("plot", "collective")}  # fmt: skip
     assert "toypool: a toy pool" in options["collective", "solve"].help
     assert "toypool" not in _format_options()["collective", "solve"].choices
+
+
+# ------------------------------------------------------------------ the owner's hint
+
+
+def test_a_line_file_of_another_family_names_the_family_that_reads_it():
+    from coalloc._shared.sniff import Sniffed, wrong_kind
+
+    metis = Sniffed("metis", "a METIS graph (header '3 3')")
+    text = str(wrong_kind("g.txt", metis, "ctaap solve", "a CTAAP instance"))
+    assert text.endswith(": metis.graph files belong to 'coalloc taskmap' "
+                         "(see 'coalloc taskmap -h')"), text  # fmt: skip
+    # its own family's command, plain text (claimed by no one format) and a hint given: none
+    assert "belong" not in str(wrong_kind("g.txt", metis, "taskmap map", "a task graph"))
+    assert "belong" not in str(wrong_kind("g.txt", metis, "plot taskmap", "a task graph"))
+    plain = Sniffed("text", "text (first line 'x')")
+    assert "belong" not in str(wrong_kind("g.txt", plain, "ctaap solve", "a CTAAP instance"))
+    assert str(wrong_kind("g.txt", metis, "ctaap solve", "X", "do Y")).endswith(": do Y")
+
+
+def test_the_hint_reads_the_specs_detection(tmp_path, capsys):
+    from coalloc.cli import main
+    from coalloc.testbed import generators, io
+
+    path = tmp_path / "exp.txt"
+    io.write_ptop(str(path), generators.deterlab(6, 2, seed=1))
+    assert main(["ctaap", "solve", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "emulab.ptop files belong to 'coalloc testbed'" in err, err
+    spec = families()["testbed"]
+    renamed = tuple(dataclasses.replace(f, name=f.name + "2") for f in spec.line_formats)
+    register_family(dataclasses.replace(spec, line_formats=renamed))  # the same detection
+    try:
+        assert main(["ctaap", "solve", str(path)]) == 2
+        assert "emulab.ptop2 files belong to 'coalloc testbed'" in capsys.readouterr().err
+    finally:
+        register_family(spec)

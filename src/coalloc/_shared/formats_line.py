@@ -51,6 +51,17 @@ class LineFormat(FileFormat):
     holds : tuple of str
         What a file of this format holds, in the family's words (``"pool"``, ``"top"``):
         the commands that read that kind offer its ``--format`` word (:func:`format_words`).
+    sample : callable, optional
+        ``sample() -> object``: a small object its writer writes (deterministic): the line
+        round trip of :func:`coalloc.testing.check_family` and the fuzzers' seed file.
+        Required with ``write``.
+    dump : callable, optional
+        ``dump(object) -> JSON-able``: what two reads of a file are compared by, for a
+        format whose bytes are not stable (a zip archive's dates); None: the bytes the
+        writer writes.
+    fuzz_target : str, optional
+        The fuzzers' target of the format (``fuzz/targets.py``); default ``line_`` and the
+        name with its dots and dashes as underscores.
 
     Examples
     --------
@@ -64,12 +75,22 @@ class LineFormat(FileFormat):
     read: Optional[Callable[..., Any]] = None
     write: Optional[Callable[..., None]] = None
     suffixes: Tuple[str, ...] = ()
+    sample: Optional[Callable[[], Any]] = None
+    fuzz_target: str = ""
 
     def __post_init__(self) -> None:
         if not self.option or not self.detect:
             raise ValueError(f"line format {self.name!r}: option and detect must be given")
         if not callable(self.read):
             raise TypeError(f"line format {self.name!r}: read must be callable")
+        if self.write is not None and not callable(self.sample):
+            raise TypeError(f"line format {self.name!r}: a format with a writer declares a "
+                            "sample (sample() -> an object the writer writes)")  # fmt: skip
+
+    @property
+    def target(self) -> str:
+        """The fuzzers' target name (:attr:`fuzz_target`, or ``line_<name>``)."""
+        return self.fuzz_target or "line_" + "".join(c if c.isalnum() else "_" for c in self.name)
 
 
 def line_formats() -> Dict[str, LineFormat]:

@@ -143,13 +143,16 @@ def _line_formats() -> tuple:
 
     return (
         LineFormat("csv.pool", "a CSV pool", option="csv", detect=("text",),
-                   read=io.read_pool_csv, suffixes=(".csv",), holds=("pool",)),
+                   read=io.read_pool_csv, suffixes=(".csv",), holds=("pool",),
+                   fuzz_target="collective_csv"),
         LineFormat(io.SNAPSHOT_FORMAT, "a pool snapshot (.npz)", option="npz", detect=("npz",),
                    read=io.read_pool_snapshot, write=io.write_pool_snapshot,
-                   suffixes=(".npz",), holds=("pool",)),
+                   suffixes=(".npz",), holds=("pool",),
+                   sample=lambda: generators.table1_pool(6, n_slots=4, seed=1),
+                   dump=io.pool_to_dict, fuzz_target="collective_snapshot"),
         LineFormat("swf.log", "a Standard Workload Format log", option="swf",
                    detect=("swf",), read=io.read_swf, suffixes=(".swf",),
-                   holds=("workload",)),
+                   holds=("workload",), fuzz_target="swf"),
     )  # fmt: skip
 
 

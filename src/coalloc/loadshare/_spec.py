@@ -138,7 +138,9 @@ def _line_formats() -> tuple:
 
     return (LineFormat("orlib.gap", "OR-Library GAP text", option="orlib",
                        detect=("orlib-gap", "text"), read=io.read_gap, write=io.write_gap,
-                       suffixes=(".txt",), holds=("gap",)),)  # fmt: skip
+                       suffixes=(".txt",), holds=("gap",),
+                       sample=lambda: [generate_gap("a", 3, 6, seed=4)],
+                       fuzz_target="gap"),)  # fmt: skip
 
 
 #: The GAP's OR-Library text (one instance, or several with their count first).

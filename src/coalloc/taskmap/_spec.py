@@ -128,13 +128,19 @@ def _generate_kinds() -> tuple:
 GENERATE = _generate_kinds()
 
 
+def _metis_sample() -> TaskGraph:
+    """A three-task graph (weights and edge weights): what the METIS writer writes."""
+    return TaskGraph([1.0, 2.0, 3.0], [[0, 1, 0], [1, 0, 2], [0, 2, 0]])
+
+
 def _line_formats() -> tuple:
     from .._shared.formats_line import LineFormat
 
     return (
         LineFormat("metis.graph", "a METIS graph", option="metis", detect=("metis",),
                    read=io.read_metis_graph, write=io.write_metis_graph,
-                   suffixes=(".graph", ".metis"), holds=("taskgraph",)),
+                   suffixes=(".graph", ".metis"), holds=("taskgraph",),
+                   sample=_metis_sample),
         LineFormat("scotch.graph", "a Scotch graph", option="scotch", detect=("scotch",),
                    read=io.read_scotch_graph, suffixes=(".grf",),
                    holds=("taskgraph",)),
