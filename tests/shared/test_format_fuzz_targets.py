@@ -45,7 +45,7 @@ def test_every_target_of_before_is_kept_and_each_line_format_has_one(fuzz):
     targets, _ = fuzz
     assert TARGETS_BEFORE <= set(targets.TARGETS)
     line = [fmt for spec in families().values() for fmt in spec.line_formats]
-    assert len(line) == 8
+    assert len(line) >= 8  # the five families' (a sixth family's join them)
     for fmt in line:
         assert targets.TARGETS[fmt.target].__name__ == f"t_{fmt.target}", fmt.name
     assert {f.target for f in line} == (set(targets.TARGETS) - TARGETS_BEFORE) | {

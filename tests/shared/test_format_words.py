@@ -74,7 +74,10 @@ def _format_options(parser=None, path=()):
 
 
 def test_every_command_keeps_its_choices_and_help():
-    now = {path: (tuple(a.choices), a.help) for path, a in _format_options().items()}
+    """(A sixth family's commands come beside these: only the commands of before are held.)"""
+    options = _format_options()
+    now = {path: (tuple(options[path].choices), options[path].help)
+           for path in BEFORE if path in options}  # fmt: skip
     assert now == BEFORE
 
 
