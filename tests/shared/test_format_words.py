@@ -174,3 +174,135 @@ def test_the_hint_reads_the_specs_detection(tmp_path, capsys):
         assert "emulab.ptop2 files belong to 'coalloc testbed'" in capsys.readouterr().err
     finally:
         register_family(spec)
+
+
+# ------------------------------------------------------------------ a new word is read too
+
+
+def _with_line_format(family, fmt):
+    spec = families()[family]
+    register_family(dataclasses.replace(spec, line_formats=(*spec.line_formats, fmt)))
+    return spec
+
+
+def test_a_pool_format_added_to_the_spec_is_read_by_the_collective_commands(tmp_path, capsys):
+    """A pool "format" that is a snapshot under another word: ``solve`` and ``verify`` read
+    the POOL with the declared reader, and answer as with ``--format npz``."""
+    import json
+
+    from coalloc.cli import main
+    from coalloc.collective import generators, io
+
+    pool = generators.table1_pool(8, n_slots=6, seed=2)
+    request = generators.section42_requests(pool, 2, 1, seed=2)[0][1]
+    pool_path, req_path = tmp_path / "pool.bin", tmp_path / "req.json"
+    io.write_pool_snapshot(str(pool_path), pool)
+    io.write_request(str(req_path), request)
+    calls = []
+
+    def read(path):
+        calls.append(path)
+        return io.read_pool_snapshot(path)
+
+    extra = LineFormat("toy.pool", "a toy pool", option="toypool", detect=("npz",), read=read,
+                       holds=("pool",))  # fmt: skip
+    answers = {}
+    spec = _with_line_format("collective", extra)
+    try:
+        for word in ("toypool", "npz"):
+            out = tmp_path / f"{word}.json"
+            argv = ["collective", "solve", str(req_path), str(pool_path), "--format", word,
+                    "--seed", "1", "-o", str(out)]  # fmt: skip
+            assert main(argv) == 0, capsys.readouterr().err
+            answers[word] = {k: v for k, v in json.loads(out.read_text()).items()
+                             if k not in ("timings", "params")}  # fmt: skip
+            assert main(["collective", "verify", str(req_path), str(pool_path), str(out),
+                         "--format", word]) == 0  # fmt: skip
+        bad = tmp_path / "bad.bin"
+        bad.write_bytes(b"not a pool")
+        assert main(["collective", "solve", str(req_path), str(bad), "--format", "toypool"]) == 2
+    finally:
+        register_family(spec)
+    capsys.readouterr()
+    assert answers["toypool"] == answers["npz"] and len(calls) >= 2
+
+
+def test_a_task_graph_format_added_to_the_spec_is_read_by_taskmap_map(tmp_path, capsys):
+    import json
+
+    from coalloc.cli import main
+    from coalloc.taskmap import generators, io
+
+    resources = generators.table1_instance(4.0, seed=1)[1]
+    metis = next(f for f in families()["taskmap"].line_formats if f.option == "metis")
+    tasks = metis.sample()  # integer weights, as METIS writes them
+    t_path, r_path = tmp_path / "t.metis", tmp_path / "r.json"
+    io.write_metis_graph(str(t_path), tasks)
+    io.write_resource_graph(str(r_path), resources)
+    extra = LineFormat("toy.graph", "a toy graph", option="toygraph", detect=("toy-graph",),
+                       read=io.read_metis_graph, holds=("taskgraph",))  # fmt: skip
+    answers = {}
+    spec = _with_line_format("taskmap", extra)
+    try:
+        for word in ("toygraph", "metis"):
+            out = tmp_path / f"{word}.json"
+            assert main(["taskmap", "map", str(t_path), str(r_path), "--format", word,
+                         "--seed", "1", "-o", str(out)]) == 0  # fmt: skip
+            answers[word] = json.loads(out.read_text())["mapping"]
+    finally:
+        register_family(spec)
+    capsys.readouterr()
+    assert answers["toygraph"] == answers["metis"]
+
+
+def test_topology_formats_added_to_the_spec_are_read_by_testbed_assign(tmp_path, capsys):
+    import json
+
+    from coalloc.cli import main
+    from coalloc.testbed import generators, io
+
+    top_path, ptop_path = tmp_path / "exp.txt", tmp_path / "bed.txt"
+    io.write_top(str(top_path), generators.random_topology(6, seed=3))
+    io.write_ptop(str(ptop_path), generators.deterlab(12, 2, seed=3))
+    spec = families()["testbed"]
+    extra = (LineFormat("toy.top", "a toy experiment", option="toyemu", detect=("top",),
+                        read=io.read_top, holds=("top",)),
+             LineFormat("toy.ptop", "a toy testbed", option="toyemu", detect=("ptop",),
+                        read=io.read_ptop, holds=("ptop",)))  # fmt: skip
+    register_family(dataclasses.replace(spec, line_formats=(*spec.line_formats, *extra)))
+    answers = {}
+    try:
+        for word in ("toyemu", "emulab"):
+            capsys.readouterr()
+            assert main(["testbed", "assign", str(top_path), str(ptop_path), "--format", word,
+                         "--seed", "2", "--json"]) == 0  # fmt: skip
+            answers[word] = json.loads(capsys.readouterr().out)["mapping"]
+        assert main(["testbed", "assign", str(top_path), "--format", "toyemu"]) == 2
+        assert "--format toyemu reads two files" in capsys.readouterr().err
+    finally:
+        register_family(spec)
+    assert answers["toyemu"] == answers["emulab"]
+
+
+def test_a_gap_format_added_to_the_spec_is_read_by_loadshare_gap(tmp_path, capsys):
+    import json
+
+    from coalloc.cli import main
+    from coalloc.loadshare import generate_gap, io
+
+    path = tmp_path / "gap.txt"
+    io.write_gap(str(path), [generate_gap("a", 3, 8, seed=1)])
+    extra = LineFormat("toy.gap", "a toy GAP", option="toygap", detect=("orlib-gap",),
+                       read=io.read_gap, holds=("gap",))  # fmt: skip
+    spec = _with_line_format("loadshare", extra)
+    answers = {}
+    try:
+        for word in ("toygap", "orlib"):
+            out = tmp_path / f"{word}.json"
+            assert main(["loadshare", "gap", str(path), "--format", word, "--method",
+                         "heuristic", "--seed", "1", "-o", str(out)]) == 0  # fmt: skip
+            answers[word] = json.loads(out.read_text())["assignment"]
+    finally:
+        register_family(spec)
+    capsys.readouterr()
+    assert answers["toygap"] == answers["orlib"]

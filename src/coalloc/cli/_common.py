@@ -721,6 +721,34 @@ def add_format_of(p: argparse.ArgumentParser, family: str, holds: Sequence[str],
     return add_format(p, format_words(family, *holds), what)
 
 
+def line_formats_of(family: str, *holds: str) -> Dict[str, Any]:
+    """The family's line formats that hold one of ``holds``, by ``--format`` word.
+
+    A command reads a word its own code does not name (a format added to the spec) with
+    the declared reader (``LineFormat.read``).
+
+    Parameters
+    ----------
+    family : str
+        A registered family.
+    *holds : str
+        The kinds of file the command reads (``"pool"``).
+
+    Returns
+    -------
+    dict
+        Word -> :class:`coalloc._shared.formats_line.LineFormat` (the first declared with
+        that word).
+    """
+    from .._shared.family import families
+
+    out: Dict[str, Any] = {}
+    for fmt in families()[family].line_formats:
+        if set(fmt.holds) & set(holds):
+            out.setdefault(fmt.option, fmt)
+    return out
+
+
 def read_as(path: Any, fmt: Optional[str], reader: Any, *, command: str, expected: str,
             kinds: Optional[Sequence[str]] = None) -> Any:  # fmt: skip
     """``reader(path)``, the format forced by ``--format fmt`` (None: not forced).

@@ -77,6 +77,8 @@ def _file_kind(path: str, command: str = "collective", fmt=None):
 
     if fmt in ("npz", "csv"):
         return {"npz": "snapshot", "csv": "csv"}[fmt], None, str(path)
+    if fmt is not None and fmt != "json":  # another line format of a pool the spec declares
+        return "line", None, str(path)
     found = sniff(path) if fmt is None else None
     if found is not None and found.kind == "npz":
         return "snapshot", None, str(path)
@@ -118,6 +120,10 @@ def _pool_of(kind: str, data: Any, name: str, path: str, fmt=None, command: str 
     if kind == "snapshot":
         return common.read_as(path, fmt, cio.read_pool_snapshot, command=command,
                               expected="a pool snapshot (.npz)")  # fmt: skip
+    if kind == "line":  # read by the spec's declared reader (a format added to the spec)
+        declared = common.line_formats_of("collective", *POOL_HOLDS)[fmt]
+        return common.read_as(path, fmt, declared.read, command=command,
+                              expected=declared.description)  # fmt: skip
     if kind == "instance":
         return cio.instance_from_dict(data, source=name)[0]
     return cio.pool_from_dict(data, source=name)

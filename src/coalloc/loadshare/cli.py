@@ -362,6 +362,11 @@ def _add_gap_format(p) -> None:
 def _read_gap(path: str, fmt: Optional[str], command: str) -> tuple:
     """:func:`read_gap_file`; under ``--format`` a file that does not parse as it says is
     refused in one line, what it looked like first (:func:`common.read_as`)."""
+    if fmt is not None and fmt not in ("json", "orlib"):  # a GAP format added to the spec
+        declared = common.line_formats_of("loadshare", "gap")[fmt]
+        got = common.read_as(path, fmt, declared.read, command=command,
+                             expected=declared.description)  # fmt: skip
+        return (list(got) if isinstance(got, (list, tuple)) else [got]), fmt
     expected = "an OR-Library GAP file" if fmt == "orlib" else "a coalloc.loadshare.gap JSON file"
     return common.read_as(path, fmt, lambda f: read_gap_file(f, fmt, command=command),
                           command=command, expected=expected)  # fmt: skip

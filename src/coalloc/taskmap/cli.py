@@ -75,7 +75,10 @@ def read_graphs(instance: str, resources: Optional[str] = None, fmt: Optional[st
                              f"one {INSTANCE_FORMAT} JSON file (both graphs), or TASKS "
                              "RESOURCES")  # fmt: skip
         return read_instance(instance)
-    kind = fmt or {"json": "json", "metis": "metis", "scotch": "scotch"}.get(found.kind)
+    # the line formats of a task graph, as the spec declares them (METIS, Scotch, ...): the
+    # sniffed kind that names each (its first ``detect``), its reader, what it is
+    declared = common.line_formats_of("taskmap", *TASK_HOLDS)
+    kind = fmt or {"json": "json", **{f.detect[0]: w for w, f in declared.items()}}.get(found.kind)
     if kind is None and found.kind == "missing":
         kind = "json"  # its own 'cannot read' message
     if kind is None and found.kind == "text":  # a damaged graph: its name says which reader
@@ -90,8 +93,10 @@ def read_graphs(instance: str, resources: Optional[str] = None, fmt: Optional[st
         raise wrong_kind(instance, found, command, f"{_TASKS} followed by RESOURCES",
                          "give the instance file alone")  # fmt: skip
     readers = {"json": read_task_graph, "metis": read_metis_graph, "scotch": read_scotch_graph}
-    tasks = common.read_as(instance, fmt, readers[kind], command=command,
-                           expected=f"{_AS[kind]} (the task graph)")
+    reader = readers.get(kind) or declared[kind].read
+    what = _AS.get(kind) or declared[kind].description
+    tasks = common.read_as(instance, fmt, reader, command=command,
+                           expected=f"{what} (the task graph)")
     rfound = sniff(resources)
     if rfound.kind not in ("json", "missing"):
         expected = "a resource graph (coalloc.resourcegraph JSON) after the task graph"
