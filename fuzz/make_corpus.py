@@ -53,8 +53,36 @@ def format_seeds() -> dict:
     return out
 
 
+#: Sample files of the line formats the package reads but does not write (no ``sample``).
+LINE_SAMPLES = {"scotch.graph": b"0\n3 6\n0 000\n2 1 2\n2 0 2\n2 0 1\n"}
+
+
+def line_seeds() -> dict:
+    """Every registered line format's seed file, in its target's folder: its ``sample``
+    written by its writer (``LineFormat.sample``), or a sample of :data:`LINE_SAMPLES`."""
+    import tempfile
+
+    out: dict = {}
+    with tempfile.TemporaryDirectory(prefix="coalloc-corpus-") as tmp:
+        for _family, fmt in targets.registered_line_formats():
+            suffix = fmt.suffixes[0] if fmt.suffixes else ".txt"
+            files = out.setdefault(fmt.target, {})
+            if fmt.write is not None:
+                path = os.path.join(tmp, "sample" + suffix)
+                fmt.write(path, fmt.sample())
+                with open(path, "rb") as fh:
+                    files["sample" + suffix] = fh.read()
+            elif fmt.name in LINE_SAMPLES:
+                files["sample" + suffix] = LINE_SAMPLES[fmt.name]
+    return out
+
+
 def seeds() -> dict:
     out: dict = {name: {} for name in targets.TARGETS}
+    # every line format's sample, in its target's folder (a line format added to a spec
+    # gets its seed here), then the hand-made files below
+    for name, files in line_seeds().items():
+        out[name].update(files)
     # any registered problem kind, read by its "format" (coalloc.batch.read_problem): every
     # family's own seed files (FamilySpec.fuzz_seeds), a sixth family's too, and the CTAAP
     # bandwidths written densely and the GAP's maximising instance, which they do not show

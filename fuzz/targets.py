@@ -215,45 +215,40 @@ def t_collective_json(data: bytes) -> None:
         )
 
 
-def t_collective_csv(data: bytes) -> None:
-    path = _write("fuzz-pool.csv", data)
-    pool = _read(cio.read_pool, path)
-    if pool is not None:
-        _solve_verify(collective.Instance(cio.read_request(partner("request")), pool),
-                      _collective_small_enough(pool))  # fmt: skip
+# ------------------------------------------------------------------ the line formats' targets
+#
+# One target per line format of a registered family's spec (``FamilySpec.line_formats``,
+# its ``target`` name): the bytes are read with the declared reader (a refusal names the
+# file); what it reads, a format with a writer writes back and reads again; and, where a
+# family's solver takes it, what is read is solved on a partner file and verified (the
+# follow-ups below, by format name). A line format added to a spec is fuzzed by that alone.
 
 
-def t_swf(data: bytes) -> None:
-    path = _write("fuzz.swf", data)
-    jobs = _read(cio.read_swf, path)
-    if jobs is not None:
-        try:
-            cio.swf_requests(
-                jobs[:50], memory_property="mem", procs_property="cores", source=path
-            )  # as the command line passes it
-        except Exception as exc:  # noqa: BLE001
-            _refused(exc, path)
+def _after_csv_pool(pool, path) -> None:
+    _solve_verify(collective.Instance(cio.read_request(partner("request")), pool),
+                  _collective_small_enough(pool))  # fmt: skip
 
 
-def t_testbed_top(data: bytes) -> None:
-    path = _write("fuzz.top", data)
-    top = _read(testbed.read_top, path)
-    if top is not None:
-        _solve_verify(testbed.Instance(top, testbed.read_ptop(partner("ptop"))),
-                      len(top.nodes) <= 40)  # fmt: skip
+def _after_swf(jobs, path) -> None:
+    try:
+        cio.swf_requests(
+            jobs[:50], memory_property="mem", procs_property="cores", source=path
+        )  # as the command line passes it
+    except Exception as exc:  # noqa: BLE001
+        _refused(exc, path)
 
 
-def t_testbed_ptop(data: bytes) -> None:
-    path = _write("fuzz.ptop", data)
-    ptop = _read(testbed.read_ptop, path)
-    if ptop is not None:
-        _solve_verify(testbed.Instance(testbed.read_top(partner("top")), ptop),
-                      len(ptop.nodes) <= 60)  # fmt: skip
+def _after_top(top, path) -> None:
+    _solve_verify(testbed.Instance(top, testbed.read_ptop(partner("ptop"))),
+                  len(top.nodes) <= 40)  # fmt: skip
 
 
-def t_gap(data: bytes) -> None:
-    path = _write("fuzz-gap.txt", data)
-    insts = _read(lio.read_gap, path)
+def _after_ptop(ptop, path) -> None:
+    _solve_verify(testbed.Instance(testbed.read_top(partner("top")), ptop),
+                  len(ptop.nodes) <= 60)  # fmt: skip
+
+
+def _after_gap(insts, path) -> None:
     if insts:
         g = insts[0]
         if g.m * g.n <= 200:
@@ -263,6 +258,56 @@ def t_gap(data: bytes) -> None:
                 return
             if res.success and not loadshare.verify_gap(g, res.assignment).ok:
                 raise Finding(f"a GAP greedy result fails verify: {res}")
+
+
+def _after_task_graph(tasks, path) -> None:
+    rg = tio.read_resource_graph(partner("resources"))
+    _solve_verify(coalloc.taskmap.Instance(tasks, rg), tasks.n <= 60)
+
+
+def _after_snapshot(pool, path) -> None:
+    _after_csv_pool(pool, path)
+
+
+#: What is done with a line file once read, by format name (none: read and written back).
+AFTER: Dict[str, Callable] = {
+    "csv.pool": _after_csv_pool, "swf.log": _after_swf, "emulab.top": _after_top,
+    "emulab.ptop": _after_ptop, "orlib.gap": _after_gap, "metis.graph": _after_task_graph,
+    "scotch.graph": _after_task_graph, "coalloc.collective.pool-snapshot": _after_snapshot,
+}  # fmt: skip
+
+
+def registered_line_formats() -> list:
+    """``(family, LineFormat)`` of every registered family's line formats, in the registry's
+    order (``FamilySpec.line_formats``): one fuzz target each (``LineFormat.target``)."""
+    return [(name, fmt) for name, spec in families().items() for fmt in spec.line_formats]
+
+
+def line_target(fmt) -> Callable[[bytes], None]:
+    """The fuzz target of one line format: read, written back and read again, then the
+    format's follow-up (:data:`AFTER`)."""
+    suffix = fmt.suffixes[0] if fmt.suffixes else ".txt"
+
+    def target(data: bytes) -> None:
+        path = _write(f"fuzz-{fmt.target}{suffix}", data)
+        got = _read(fmt.read, path)
+        if got is None:
+            return
+        if fmt.write is not None:
+            again = os.path.join(_DIR, f"again-{fmt.target}{suffix}")
+            try:
+                fmt.write(again, got)
+                fmt.read(again)
+            except Exception as exc:  # noqa: BLE001 - what the reader took must write back
+                raise Finding(f"{fmt.name}: what the reader took does not write and read back: "
+                              f"{type(exc).__name__}: {exc}") from exc  # fmt: skip
+        follow = AFTER.get(fmt.name)
+        if follow is not None:
+            follow(got, path)
+
+    target.__name__ = f"t_{fmt.target}"
+    target.__doc__ = f"A {fmt.description} file ({fmt.name}): :func:`line_target`."
+    return target
 
 
 def t_instances(data: bytes) -> None:
@@ -463,11 +508,9 @@ def _exit_and_stderr(argv) -> tuple:
 TARGETS: Dict[str, Callable[[bytes], None]] = {
     "taskmap": t_taskmap,
     "collective_json": t_collective_json,
-    "collective_csv": t_collective_csv,
-    "swf": t_swf,
-    "testbed_top": t_testbed_top,
-    "testbed_ptop": t_testbed_ptop,
-    "gap": t_gap,
+    # the line formats' (collective_csv, swf, testbed_top, testbed_ptop, gap, ...): one per
+    # LineFormat of a registered spec
+    **{fmt.target: line_target(fmt) for _, fmt in registered_line_formats()},
     "instances": t_instances,
     "formats": t_formats,
     "options": t_options,

@@ -34,6 +34,18 @@ contract from the spec alone, and :func:`check_family` runs them all:
     exits 2, ``coalloc plot <family> -h`` exits 0, ``coalloc schema FORMAT`` prints each
     format's schema, and ``solve-batch`` (where the group has it) exits 0 on the example's
     file and 2 on a file that does not exist;
+``generate``
+    every kind of file ``coalloc <family> generate`` writes (``FamilySpec.generate``):
+    the command with ``--seed 5`` writes the file the kind's generators write through its
+    writer with that seed and the declared defaults (the API), under each of the names
+    ``.json`` and ``.txt`` it accepts (one at least); the file is read back by the spec's
+    format its content says it is (a JSON format's checker and kind, or a line format's
+    reader);
+``line_formats``
+    every line format (``FamilySpec.line_formats``) has its ``--format`` word, with its
+    kinds, in the shared table; one with a writer writes its ``sample`` into a file
+    ``sniff`` recognises as one of its kinds, which its reader reads and its writer writes
+    back to the same bytes (the same ``dump`` where it declares one);
 ``bad_values``
     an unknown method, an unknown parameter name, a bad ``time_limit`` (negative, zero,
     NaN, infinite, a string) and a seed that is not an integer are refused with
@@ -452,6 +464,140 @@ def _check_bad_values(spec: FamilySpec) -> None:
                              kind.check_params, method, {param: bad})  # fmt: skip
 
 
+# ------------------------------------------------------------------ generate and line formats
+
+
+def _api_kwargs(kind: Any, seed: int) -> Dict[str, Dict[str, Any]]:
+    """What the API calls ``kind``'s generators with when no option is given, read from the
+    declaration alone (the kind's declared defaults, else each signature's), and ``seed``."""
+    import inspect
+
+    from ._shared.family_generate import generator_table
+
+    out: Dict[str, Dict[str, Any]] = {}
+    for func in kind.generators:
+        sig = inspect.signature(func).parameters
+        kw: Dict[str, Any] = {}
+        for param in generator_table(func):
+            empty = inspect.Parameter.empty
+            value = kind.defaults.get(param, sig[param].default if param in sig else empty)
+            if value is not None and value is not empty:
+                kw[param] = value
+        if "seed" in sig:
+            kw["seed"] = seed
+        out[func.__name__] = kw
+    return out
+
+
+def _read_back(spec: FamilySpec, path: str) -> str:
+    """Read ``path`` as the spec's format its content says it is; the format's name (an
+    empty string: no declared format of the family reads it)."""
+    from ._shared.jsonio import load_json
+    from ._shared.sniff import sniff
+    from .formats import check_document
+
+    found = sniff(path)
+    if found.kind == "json":
+        fmt = spec.file_format(found.format) if found.format else None
+        if fmt is None:
+            return ""
+        try:
+            doc = load_json(path)[0]
+            check_document(fmt.name, doc, path)
+            kind = next((k for k in spec.kinds if k.format == fmt.name), None)
+            if kind is not None:
+                kind.from_dict(doc, source=path)
+        except (InstanceError, ValueError, TypeError):
+            return ""
+        return fmt.name
+    for fmt in spec.line_formats:
+        if found.kind in fmt.detect:
+            try:
+                fmt.read(path)
+            except (InstanceError, ValueError, TypeError):
+                continue
+            return fmt.name
+    return ""
+
+
+def _check_generate(spec: FamilySpec) -> None:
+    from .cli import build_parser
+
+    for kind in spec.generate:
+        what = kind.name or spec.name
+        argv = [spec.name, "generate", *([kind.name] if len(spec.generate) > 1 else []),
+                "--seed", "5"]  # fmt: skip
+        written_as = []
+        with tempfile.TemporaryDirectory(prefix="coalloc-check-") as tmp:
+            # the command picks what it writes by the name's suffix where it can write two
+            # formats (the GAP: JSON or OR-Library text); each name it accepts is checked
+            for suffix in (".json", ".txt"):
+                path = os.path.join(tmp, "cli" + suffix)
+                code, _, err = _cli([*argv, "-o", path])
+                if code == 2:
+                    continue  # not written under this name (a refusal: one line, exit 2)
+                if code != 0:
+                    _fail(spec, "generate", f"coalloc {' '.join(argv)} -o {path} exits {code}: "
+                                            f"{err[-300:]}")  # fmt: skip
+                written_as.append(suffix)
+                if not _read_back(spec, path):
+                    _fail(spec, "generate", f"{what}: the file it writes ({suffix}) is read by "
+                                            "no format of the spec")  # fmt: skip
+                if len(written_as) > 1:
+                    continue
+                # the API: the declared generators and writer, in this process (two draws
+                # with one seed: equal bytes are also the seed's determinism)
+                api = os.path.join(tmp, "api" + suffix)
+                kind.write(api, _api_kwargs(kind, 5), build_parser().parse_args([*argv, "-o", api]))
+                with open(path, "rb") as f1, open(api, "rb") as f2:
+                    cli, by_api = f1.read(), f2.read()
+                if cli != by_api:
+                    _fail(spec, "generate", f"{what}: the command's file is not the API "
+                          "generators' with seed 5 and the declared defaults")  # fmt: skip
+            if not written_as:
+                _fail(spec, "generate", f"coalloc {' '.join(argv)} writes neither a .json nor "
+                                        "a .txt file")  # fmt: skip
+
+
+def _same_read(fmt: Any, first: str, again: str, obj: Any) -> bool:
+    """Whether the file ``again`` (``obj``, read from ``first``, written back) is ``first``:
+    the same bytes, or the same ``dump`` where the format declares one."""
+    if fmt.dump is None:
+        with open(first, "rb") as a, open(again, "rb") as b:
+            return a.read() == b.read()
+
+    def dumped(x: Any) -> str:
+        return json.dumps(fmt.dump(x), sort_keys=True, default=str)
+
+    return dumped(fmt.read(again)) == dumped(obj) == dumped(fmt.sample())
+
+
+def _check_line_formats(spec: FamilySpec) -> None:
+    from ._shared.formats_line import format_options
+    from ._shared.sniff import sniff
+
+    words = format_options()
+    for fmt in spec.line_formats:
+        if fmt.option not in words or not set(fmt.detect) <= set(words[fmt.option][1]):
+            _fail(spec, "line_formats", f"{fmt.name}: --format {fmt.option} is not in the "
+                                        "table of words, with its kinds")  # fmt: skip
+        if fmt.write is None:
+            continue
+        suffix = fmt.suffixes[0] if fmt.suffixes else ".txt"
+        with tempfile.TemporaryDirectory(prefix="coalloc-check-") as tmp:
+            first, again = (os.path.join(tmp, n + suffix) for n in ("sample", "again"))
+            fmt.write(first, fmt.sample())
+            found = sniff(first)
+            if found.kind not in fmt.detect:
+                _fail(spec, "line_formats", f"{fmt.name}: its writer's file looks like "
+                      f"{found.what}, none of {fmt.detect}")  # fmt: skip
+            obj = fmt.read(first)
+            fmt.write(again, obj)
+            if not _same_read(fmt, first, again, obj):
+                _fail(spec, "line_formats", f"{fmt.name}: the sample written, read and "
+                                            "written again is another file")  # fmt: skip
+
+
 _CHECKS: Dict[str, Callable[[FamilySpec], None]] = {
     "round_trip": _check_round_trip,
     "methods_under_budget": _check_methods_under_budget,
@@ -461,6 +607,8 @@ _CHECKS: Dict[str, Callable[[FamilySpec], None]] = {
     "schemas": _check_schemas,
     "cli": _check_cli,
     "bad_values": _check_bad_values,
+    "generate": _check_generate,
+    "line_formats": _check_line_formats,
 }
 
 

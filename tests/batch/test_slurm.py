@@ -111,12 +111,12 @@ def test_an_array_on_a_stand_in_sbatch_gives_the_serial_answers(batch_and_serial
 def test_a_rerun_reads_the_records_of_the_elements_already_done(batch_and_serial, tmp_path,
                                                                 fake_path):  # fmt: skip
     """The records of a run whose caller died stay in the folder: the rerun submits none."""
-    from coalloc.batch.slurm import _array_iter
+    from coalloc.batch.slurm import _array_iter, _ArrayOptions
 
     batch, serial = batch_and_serial
     folder = tmp_path / "arr"
-    first = _array_iter(batch, None, folder=folder, seed=SEED, chunk_seconds=0.03, params={},
-                        keep=True)  # fmt: skip
+    first = _array_iter(batch, None, _ArrayOptions(folder=folder, seed=SEED, chunk_seconds=0.03,
+                                                   params={}, keep=True))  # fmt: skip
     _check_same(batch, serial, list(first))
     assert len(_sbatch_calls(fake_path)) == 1 and any(folder.glob("records-*.pkl"))
     again = solve_array(batch, folder=folder, seed=SEED, chunk_seconds=0.03)

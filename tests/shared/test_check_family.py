@@ -112,3 +112,57 @@ def test_a_broken_family_fails_the_check(changes, check, words):
             check_family(spec, checks=[check])
     finally:
         unregister_family("broken")
+
+
+# ------------------------------------------------------------------ generate and line formats
+
+
+def _write_lossy(path, inst):
+    """The toy's text writer that drops the last item: what it writes reads back smaller."""
+    from tests.shared.test_family import Items, write_toy_text
+
+    keep = len(inst.items.values) - 1
+    write_toy_text(path, KnapsackInstance(Items(inst.items.values[:keep],
+                                                inst.items.weights[:keep]), inst.sack))  # fmt: skip
+
+
+def _write_unread(path, kw, args):
+    with open(path, "w") as fh:
+        fh.write("no format of the family\n")
+    return "wrote"
+
+
+def _write_counted(path, kw, args):
+    """Each call writes another instance, whatever the seed."""
+    from tests.shared.test_family import toy_knapsack
+
+    inst = toy_knapsack(**{**kw["toy_knapsack"], "seed": next(_CALLS)})
+    with open(path, "w") as fh:
+        json.dump(to_dict(inst), fh)
+    return "wrote"
+
+
+def _toy_with(key, field, value):
+    """The toy's spec, the first entry of its ``key`` (``line_formats``, ``generate``) with
+    ``field`` replaced."""
+    base = toy_spec()
+    entry = dataclasses.replace(getattr(base, key)[0], **{field: value})
+    return dataclasses.replace(base, **{key: (entry,)})
+
+
+@pytest.mark.parametrize("key, field, value, check, words", [
+    ("line_formats", "write", _write_lossy, "line_formats", "another file"),
+    ("generate", "write", _write_unread, "generate", "read by no format"),
+    ("generate", "write", _write_counted, "generate", "not the API generators'"),
+])  # fmt: skip
+def test_a_broken_generate_or_line_format_fails_the_check(key, field, value, check, words):
+    spec = register_family(_toy_with(key, field, value))
+    try:
+        with pytest.raises(AssertionError, match=words):
+            check_family(spec, checks=[check])
+    finally:
+        unregister_family("knapsack")
+
+
+def test_the_new_checks_are_in_the_suite():
+    assert {"generate", "line_formats"} <= set(CHECKS)

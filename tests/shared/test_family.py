@@ -230,16 +230,43 @@ def _write_toy(path: str, kw: dict, args) -> str:
     return f"wrote a toy knapsack ({len(inst.items.values)} items) to {path}"
 
 
+def write_toy_text(path: str, inst: KnapsackInstance) -> None:
+    """The toy's line format: ``capacity C``, then one ``value weight`` line per item."""
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(f"capacity {inst.sack.capacity!r}\n")
+        for v, w in zip(inst.items.values.tolist(), inst.items.weights.tolist()):
+            fh.write(f"{v!r} {w!r}\n")
+
+
+def read_toy_text(path: str) -> KnapsackInstance:
+    """Read :func:`write_toy_text`'s file; anything else is refused naming the file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            head, *rows = [line.split() for line in fh if line.strip()]
+        if len(head) != 2 or head[0] != "capacity" or any(len(r) != 2 for r in rows):
+            raise ValueError("expected 'capacity C' and then 'value weight' lines")
+        return KnapsackInstance(Items([float(r[0]) for r in rows], [float(r[1]) for r in rows]),
+                                Sack(float(head[1])))  # fmt: skip
+    except (ValueError, OSError, UnicodeDecodeError) as exc:
+        raise InstanceError(f"{path}: not a toy knapsack text file: {exc}") from None
+
+
 def toy_spec() -> FamilySpec:
-    """The toy family's whole spec: kinds, a file format, an example, a plot command, what
-    ``generate`` writes."""
+    """The toy family's whole spec: kinds, a file format and a line format, an example, a
+    plot command, what ``generate`` writes."""
+    from coalloc._shared.formats_line import LineFormat
+
     fmt = FileFormat("toy.knapsack.instance", "a toy 0/1 knapsack: values, weights, capacity",
                      TOY_SCHEMA, examples=lambda: [to_dict(random_instance(1))],
-                     dump=to_dict)  # fmt: skip
+                     dump=to_dict, option="json", holds=("instance",))  # fmt: skip
+    text = LineFormat("toy.knapsack.text", "a toy knapsack as text", option="toytext",
+                      detect=("text",), read=read_toy_text, write=write_toy_text,
+                      holds=("instance",), sample=lambda: random_instance(2, 5))  # fmt: skip
     return FamilySpec("knapsack", "Toy knapsack", "a toy 0/1 knapsack", (KnapsackInstance,),
                       formats=(fmt,), plot=__name__,
                       example=lambda seed=0: random_instance(seed),
-                      generate=(Generated("random", (toy_knapsack,), _write_toy),))  # fmt: skip
+                      generate=(Generated("random", (toy_knapsack,), _write_toy),),
+                      line_formats=(text,))  # fmt: skip
 
 
 @pytest.fixture

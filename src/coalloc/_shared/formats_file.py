@@ -53,6 +53,12 @@ class FileFormat:
         (``"json"``; :func:`coalloc._shared.formats_line.format_options`); "": none.
     detect : tuple of str, optional
         The kinds :func:`coalloc._shared.sniff.sniff` gives its files (default ``json``).
+    holds : tuple of str, optional
+        What a file of this format holds, in the family's words (``"pool"``,
+        ``"taskgraph"``, ``"instance"``): a command that reads such a file asks the spec for
+        the ``--format`` words of the formats that hold it
+        (:func:`coalloc._shared.formats_line.format_words`), so a format declared here
+        reaches every command that reads its kind.
 
     Examples
     --------
@@ -71,6 +77,7 @@ class FileFormat:
     dump: Optional[Callable[[Any], dict]] = None
     option: str = ""
     detect: Tuple[str, ...] = ()
+    holds: Tuple[str, ...] = ()
 
     def envelope_entries(self) -> Tuple[Envelope, ...]:
         """The envelopes the reader checks (``schema`` itself when none were given).

@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 from .formats_file import FileFormat
 
-__all__ = ["LineFormat", "format_options", "line_formats"]
+__all__ = ["LineFormat", "format_options", "format_words", "line_formats"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,20 @@ class LineFormat(FileFormat):
         and writes none, as the SWF log and the CSV pool).
     suffixes : tuple of str
         The file names' usual suffixes (documentation only: files are recognised by content).
+    holds : tuple of str
+        What a file of this format holds, in the family's words (``"pool"``, ``"top"``):
+        the commands that read that kind offer its ``--format`` word (:func:`format_words`).
+    sample : callable, optional
+        ``sample() -> object``: a small object its writer writes (deterministic): the line
+        round trip of :func:`coalloc.testing.check_family` and the fuzzers' seed file.
+        Required with ``write``.
+    dump : callable, optional
+        ``dump(object) -> JSON-able``: what two reads of a file are compared by, for a
+        format whose bytes are not stable (a zip archive's dates); None: the bytes the
+        writer writes.
+    fuzz_target : str, optional
+        The fuzzers' target of the format (``fuzz/targets.py``); default ``line_`` and the
+        name with its dots and dashes as underscores.
 
     Examples
     --------
@@ -61,12 +75,22 @@ class LineFormat(FileFormat):
     read: Optional[Callable[..., Any]] = None
     write: Optional[Callable[..., None]] = None
     suffixes: Tuple[str, ...] = ()
+    sample: Optional[Callable[[], Any]] = None
+    fuzz_target: str = ""
 
     def __post_init__(self) -> None:
         if not self.option or not self.detect:
             raise ValueError(f"line format {self.name!r}: option and detect must be given")
         if not callable(self.read):
             raise TypeError(f"line format {self.name!r}: read must be callable")
+        if self.write is not None and not callable(self.sample):
+            raise TypeError(f"line format {self.name!r}: a format with a writer declares a "
+                            "sample (sample() -> an object the writer writes)")  # fmt: skip
+
+    @property
+    def target(self) -> str:
+        """The fuzzers' target name (:attr:`fuzz_target`, or ``line_<name>``)."""
+        return self.fuzz_target or "line_" + "".join(c if c.isalnum() else "_" for c in self.name)
 
 
 def line_formats() -> Dict[str, LineFormat]:
@@ -128,3 +152,57 @@ def format_options() -> Dict[str, Tuple[str, Tuple[str, ...]]]:
                 if k not in kinds.setdefault(word, []):
                     kinds[word].append(k)
     return {w: (" or ".join(said[w]), tuple(kinds[w])) for w in said}
+
+
+def format_words(spec: Any, *holds: str) -> Tuple[str, ...]:
+    """The ``--format`` words of a family's formats that hold one of ``holds``.
+
+    A command that reads a kind of file asks its family's spec for the words of the formats
+    holding it (``coalloc collective solve`` reads a ``"pool"``), so a format declared in
+    the spec reaches every command that reads its kind. The words come in the order of
+    ``holds``, then of the spec's declarations (``formats``, then ``line_formats``), each
+    once.
+
+    Parameters
+    ----------
+    spec : FamilySpec or str
+        The family (or its registered name).
+    *holds : str
+        The kinds the command reads, in the order its option lists them.
+
+    Returns
+    -------
+    tuple of str
+        The words (keys of :func:`format_options`).
+
+    Raises
+    ------
+    ValueError
+        No ``holds`` given, or one no format of the family with a ``--format`` word holds.
+
+    Examples
+    --------
+    >>> from coalloc._shared.formats_line import format_words
+    >>> format_words("collective", "pool")
+    ('json', 'csv', 'npz')
+    >>> format_words("testbed", "top", "ptop", "instance")
+    ('emulab', 'json')
+    """
+    from .family import families
+
+    if isinstance(spec, str):
+        spec = families()[spec]
+    if not holds:
+        raise ValueError(f"family {spec.name!r}: holds must name at least one kind of file")
+    decl = [f for f in (*spec.formats, *spec.line_formats) if f.option]
+    words: list = []
+    for kind in holds:
+        found = [f.option for f in decl if kind in f.holds]
+        if not found:
+            known = sorted({k for f in decl for k in f.holds})
+            raise ValueError(f"family {spec.name!r}: no format with a --format word holds "
+                             f"{kind!r} (its formats hold {known})")  # fmt: skip
+        for word in found:
+            if word not in words:
+                words.append(word)
+    return tuple(words)

@@ -265,11 +265,13 @@ def wrong_kind(name: Any, found: Sniffed, command: str, expected: str,
     "pipe.txt looks like a METIS graph (header '7 9 011'); taskmap map expects a coalloc.taskmap.instance JSON file"
     """  # noqa: E501
     text = f"{os.fspath(name)} looks like {found.what}; {command} expects {expected}"
+    if not hint and found.kind != "json":
+        hint = _line_owner(found.kind, command)
     return InstanceError(text + (f": {hint}" if hint else ""))
 
 
 def _owner(fmt: Optional[str]) -> str:
-    """``"; it is read by 'coalloc <family> ...'"`` for a known format of another family."""
+    """``"<fmt> files belong to 'coalloc <family>' ..."`` for a known JSON format."""
     if fmt is None:
         return ""
     from .family import families
@@ -278,6 +280,24 @@ def _owner(fmt: Optional[str]) -> str:
         if any(f.name == fmt for f in spec.formats):
             return f"{fmt} files belong to 'coalloc {name}' (see 'coalloc {name} -h')"
     return ""
+
+
+def _line_owner(kind: str, command: str) -> str:
+    """The same hint for a file of another family's line format, read from the specs'
+    ``line_formats`` (the kinds :func:`sniff` gives their files, ``LineFormat.detect``):
+    empty for a kind no format or several families claim (plain ``text``), or one of the
+    command's own family."""
+    from .family import families
+
+    owners = {}
+    for name, spec in families().items():
+        for fmt in spec.line_formats:
+            if kind in fmt.detect and kind != "text":
+                owners.setdefault(name, fmt.name)
+    if len(owners) != 1 or set(owners) & set(command.split()):
+        return ""
+    (name, fmt_name), = owners.items()
+    return f"{fmt_name} files belong to 'coalloc {name}' (see 'coalloc {name} -h')"
 
 
 def expect_json(src: Any, formats: Any, command: str, expected: str) -> None:
@@ -312,7 +332,7 @@ def expect_json(src: Any, formats: Any, command: str, expected: str) -> None:
     ...             "ctaap solve", "a CTAAP instance (coalloc.instance JSON)")
     Traceback (most recent call last):
     ...
-    coalloc._shared.jsonio.InstanceError: <stream> looks like a METIS graph (header '3 3'); ctaap solve expects a CTAAP instance (coalloc.instance JSON)
+    coalloc._shared.jsonio.InstanceError: <stream> looks like a METIS graph (header '3 3'); ctaap solve expects a CTAAP instance (coalloc.instance JSON): metis.graph files belong to 'coalloc taskmap' (see 'coalloc taskmap -h')
     """  # noqa: E501
     found = sniff(src)
     name = getattr(src, "name", "<stream>") if hasattr(src, "read") else src

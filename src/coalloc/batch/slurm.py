@@ -416,26 +416,47 @@ def _check(folder: Any, max_running: Any, chunk_seconds: Any, sbatch_args: Any,
     return folder, max_running, float(chunk_seconds), list(sbatch_args), float(poll)
 
 
-def _array_iter(instances: Iterable[Any], method: Optional[str], *, folder: Any,
-                family: Optional[str] = None, seed: Any = 0, max_running: Any = None,
-                workers: Optional[int] = None, chunk_seconds: Any = ARRAY_CHUNK_SECONDS,
-                sbatch_args: Any = (), poll: Any = POLL_SECONDS, timeout: Optional[float] = None,
-                progress: Any = None, params: Mapping[str, Any], with_report: bool = False,
-                wanted: Optional[Sequence[int]] = None,
-                keep: bool = False) -> Iterator[Any]:  # fmt: skip
-    """Validate, plan, and return the generator (shared with ``solve-batch --slurm-array``).
+@dataclass(frozen=True, kw_only=True)
+class _ArrayOptions:
+    """The options of an array batch as the caller gave them, unchecked (:func:`_array_iter`
+    checks them); the defaults are :func:`solve_array_iter`'s.
 
-    ``wanted``: yield the records of these indices only (the chunks are planned over the
-    whole batch, so that a rerun plans the same chunks; those holding none are not run).
+    ``workers``: the chunks are planned for this many (None: ``max_running`` or the CPU
+    count). ``with_report``: each record carries its report (``solve-batch``). ``wanted``:
+    yield the records of these indices only (the chunks are planned over the whole batch, so
+    that a rerun plans the same chunks; those holding none are not run). ``keep``: leave the
+    folder behind even when every element succeeded.
     """
+
+    folder: Any
+    params: Mapping[str, Any]
+    family: Optional[str] = None
+    seed: Any = 0
+    max_running: Any = None
+    workers: Optional[int] = None
+    chunk_seconds: Any = ARRAY_CHUNK_SECONDS
+    sbatch_args: Any = ()
+    poll: Any = POLL_SECONDS
+    timeout: Optional[float] = None
+    progress: Any = None
+    with_report: bool = False
+    wanted: Optional[Sequence[int]] = None
+    keep: bool = False
+
+
+def _array_iter(instances: Iterable[Any], method: Optional[str],
+                options: _ArrayOptions) -> Iterator[Any]:  # fmt: skip
+    """Validate, plan, and return the generator (shared with ``solve-batch --slurm-array``)."""
     if isinstance(instances, (str, bytes, os.PathLike)) or not isinstance(instances, abc.Iterable):
         raise TypeError(f"instances must be an iterable of problems or instance file paths, "
                         f"got {type(instances).__name__}")  # fmt: skip
     items = list(instances)
-    params = dict(params)
-    _check_params(method, params, family)
+    params = dict(options.params)
+    _check_params(method, params, options.family)
     folder, max_running, chunk_seconds, sbatch_args, poll = _check(
-        folder, max_running, chunk_seconds, sbatch_args, poll)  # fmt: skip
+        options.folder, options.max_running, options.chunk_seconds, options.sbatch_args,
+        options.poll)  # fmt: skip
+    timeout, progress = options.timeout, options.progress
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
@@ -448,14 +469,15 @@ def _array_iter(instances: Iterable[Any], method: Optional[str], *, folder: Any,
         progress = None
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a bool or a callable, got {type(progress).__name__}")
-    seed_of = _seed_function(seed, items)
-    workers = max_running or workers or _cpu_count()
+    seed_of = _seed_function(options.seed, items)
+    workers = max_running or options.workers or _cpu_count()
     entries = [(i, _check_item(item), seed_of(i)) for i, item in enumerate(items)]
-    chosen = None if wanted is None else set(wanted)
-    array = _Array(folder=folder, method=method, params=params, with_report=with_report,
-                   family=family, timeout=timeout, max_running=max_running, workers=workers,
-                   chunk_seconds=chunk_seconds, sbatch_args=sbatch_args, python=sys.executable,
-                   poll=poll, progress=progress, keep=keep)  # fmt: skip
+    chosen = None if options.wanted is None else set(options.wanted)
+    array = _Array(folder=folder, method=method, params=params, with_report=options.with_report,
+                   family=options.family, timeout=timeout, max_running=max_running,
+                   workers=workers, chunk_seconds=chunk_seconds, sbatch_args=sbatch_args,
+                   python=sys.executable, poll=poll, progress=progress,
+                   keep=options.keep)  # fmt: skip
     chunks = _plan(entries, workers, chunk_seconds)
     total = len(items) if chosen is None else len(chosen)
     return _array_run(chunks, chosen, array, total)
@@ -494,10 +516,10 @@ def solve_array_iter(
     iterator of Result or BatchError
         The records in input order.
     """
-    return _array_iter(instances, method, folder=folder, family=family, seed=seed,
-                       max_running=max_running, chunk_seconds=chunk_seconds,
-                       sbatch_args=sbatch_args, timeout=timeout, progress=progress, poll=poll,
-                       params=merge_options(options, params))  # fmt: skip
+    return _array_iter(instances, method, _ArrayOptions(
+        folder=folder, family=family, seed=seed, max_running=max_running,
+        chunk_seconds=chunk_seconds, sbatch_args=sbatch_args, timeout=timeout,
+        progress=progress, poll=poll, params=merge_options(options, params)))  # fmt: skip
 
 
 def solve_array(

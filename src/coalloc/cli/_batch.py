@@ -217,15 +217,16 @@ def _slurm_records(args: argparse.Namespace, family: str, params: Optional[dict]
                    todo: Sequence[int], progress: Any) -> Any:  # fmt: skip
     """The records of ``todo`` from a Slurm job array planned over every file (so that a
     rerun plans the same chunks and reads the records of the elements already done)."""
-    from ..batch.slurm import _array_iter
+    from ..batch.slurm import _array_iter, _ArrayOptions
 
     folder = args.output + ".slurm"  # beside the output: on the file system the nodes share
     return _array_iter(
-        [_item(args, i) for i in range(len(args.files))], args.method, folder=folder,
-        family=family, seed=args.seed, max_running=args.max_running,
-        workers=None if args.jobs in (None, -1) else args.jobs,
-        sbatch_args=args.sbatch or (), timeout=args.timeout, progress=progress,
-        params={**dict(args.param or []), **(params or {})}, with_report=True, wanted=todo,
+        [_item(args, i) for i in range(len(args.files))], args.method, _ArrayOptions(
+            folder=folder, family=family, seed=args.seed, max_running=args.max_running,
+            workers=None if args.jobs in (None, -1) else args.jobs,
+            sbatch_args=args.sbatch or (), timeout=args.timeout, progress=progress,
+            params={**dict(args.param or []), **(params or {})}, with_report=True,
+            wanted=todo),
     )  # fmt: skip
 
 

@@ -1,9 +1,10 @@
 """What every family's subcommands share: options written once.
 
-The number and table-derived option types, the solver, seed, output and format options, so
-that no family writes an option twice. The batch runner (``solve-batch``'s options and
-:func:`run_batch`, with its Dask and Slurm-array branches) is :mod:`._batch`, re-exported
-here.
+The number and table-derived option types, the solver, seed and output options, so that no
+family writes an option twice. The batch runner (``solve-batch``'s options and
+:func:`run_batch`, with its Dask and Slurm-array branches) is :mod:`._batch`, and the
+``--format`` option (its words from the specs, :func:`read_as`) is :mod:`._format`, both
+re-exported here.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 import re
 import sys
 from numbers import Integral
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, List, Mapping, Optional, Sequence
 
 __all__ = [
     "Parser",
@@ -42,6 +43,8 @@ __all__ = [
     "run_batch",
     "format_table",
     "add_format",
+    "add_format_of",
+    "line_formats_of",
     "read_as",
 ]
 
@@ -641,106 +644,6 @@ def add_verbose(p: argparse.ArgumentParser) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="print timings and counters")
 
 
-# ------------------------------------------------------------------ --format (issue 39)
-
-def format_table() -> Dict[str, Tuple[str, Tuple[str, ...]]]:
-    """Every ``--format`` name: what it reads (for the help and the messages) and the kinds
-    :func:`coalloc._shared.sniff.sniff` gives a file of that format (a file of one of them
-    that the reader refuses is a malformed file of the format: the reader's own message).
-
-    Read from the families' specs (issue 37): their JSON formats' ``option`` and their line
-    formats (:func:`coalloc._shared.formats_line.format_options`).
-    """
-    from .._shared.formats_line import format_options
-
-    return format_options()
-
-
-def add_format(p: argparse.ArgumentParser, formats: Sequence[str], what: str) -> argparse.Action:
-    """``--format NAME``: read ``what`` as this format, not as its content suggests.
-
-    Every family's commands that read instance files take their ``--format`` from here, so
-    that the option reads the same everywhere: without it a file is recognised by its
-    content (:func:`coalloc._shared.sniff.sniff`), whatever its name; with it the named
-    reader reads the file (:func:`read_as`).
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The subcommand's parser.
-    formats : sequence of str
-        The names the command reads (keys of :func:`format_table`).
-    what : str
-        The file the option is about, for the help (``"the task graph"``).
-
-    Returns
-    -------
-    argparse.Action
-        The option (``dest`` ``format``, default None).
-    """
-    table = format_table()
-    unknown = [f for f in formats if f not in table]
-    if unknown:
-        raise ValueError(f"formats must be among {sorted(table)}, got {unknown}")
-    names = "; ".join(f"{f}: {table[f][0]}" for f in formats)
-    return p.add_argument(
-        "--format", default=None, choices=list(formats),
-        help=f"read {what} as this format ({names}); default: recognised by its content, "
-        "whatever its name",
-    )  # fmt: skip
-
-
-def read_as(path: Any, fmt: Optional[str], reader: Any, *, command: str, expected: str,
-            kinds: Optional[Sequence[str]] = None) -> Any:  # fmt: skip
-    """``reader(path)``, the format forced by ``--format fmt`` (None: not forced).
-
-    A file the reader refuses is said in one line. When the file's content looks like the
-    forced format (``kinds``, by default the format's in :func:`format_table`), it is a malformed
-    file of that format: the reader's own message (file, line, token). Otherwise the format
-    was the wrong one: ``"X looks like ...; CMD expects ..., as --format F says: ..."``
-    with the reader's message after it.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file.
-    fmt : str or None
-        The forced format (a key of :func:`format_table`), or None.
-    reader : callable
-        Reads ``path`` in that format.
-    command : str
-        The command, for the message (``"ctaap solve"``).
-    expected : str
-        What the command expected there.
-    kinds : sequence of str, optional
-        The sniffed kinds that count as a file of the format.
-
-    Returns
-    -------
-    object
-        What ``reader`` returns.
-
-    Raises
-    ------
-    InstanceError
-        The file does not parse as ``fmt``.
-    """
-    from .._shared.sniff import sniff, wrong_kind
-
-    if fmt is None:
-        return reader(path)
-    try:
-        return reader(path)
-    except ValueError as exc:  # InstanceError among them
-        found = sniff(path)
-        ok = format_table()[fmt][1] if kinds is None else kinds
-        if found.kind == "missing" or found.kind in ok:
-            raise
-        said = " ".join(str(exc).split())
-        raise wrong_kind(path, found, command, f"{expected}, as --format {fmt} says",
-                         f"read as {fmt}, {said}") from None
-
-
 # The batch runner lives in its own module; its names stay importable from here (the
 # families' CLIs call common.run_batch, and tests read the helpers here).
 from ._batch import (  # noqa: E402, F401 - re-exported
@@ -750,4 +653,14 @@ from ._batch import (  # noqa: E402, F401 - re-exported
     add_batch_options,
     chunksize,
     run_batch,
+)
+
+# The --format option lives in its own module (issue 37); its names stay importable from
+# here (the families' CLIs call common.add_format_of and common.read_as).
+from ._format import (  # noqa: E402, F401 - re-exported
+    add_format,
+    add_format_of,
+    format_table,
+    line_formats_of,
+    read_as,
 )

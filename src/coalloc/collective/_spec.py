@@ -56,9 +56,9 @@ _REQUEST = (io.REQUEST_SCHEMA, io.REQUEST_FORMAT, io.VERSION, False)
 FORMATS = (
     FileFormat(io.POOL_FORMAT, "a resource pool with advance reservations (Cankar et al.)",
                io.POOL_SCHEMA, (_POOL,), examples=lambda: _examples("pool"),
-               option="json"),  # fmt: skip
+               option="json", holds=("pool",)),  # fmt: skip
     FileFormat(io.REQUEST_FORMAT, "a collective request (Cankar et al.)", io.REQUEST_SCHEMA,
-               (_REQUEST,), examples=lambda: _examples("request")),  # fmt: skip
+               (_REQUEST,), examples=lambda: _examples("request"), holds=("request",)),  # fmt: skip
     FileFormat(
         io.INSTANCE_FORMAT,
         "a pool and a collective request in one file",
@@ -67,6 +67,7 @@ FORMATS = (
         examples=lambda: _examples("instance"),
         dump=lambda inst: json.loads(written(io.write_instance, inst.pool, inst.request)),
         option="json",
+        holds=("instance",),
     ),
     FileFormat(
         io.WORKLOAD_FORMAT,
@@ -74,6 +75,7 @@ FORMATS = (
         io.WORKLOAD_SCHEMA,
         ((io.WORKLOAD_SCHEMA, io.WORKLOAD_FORMAT, io.VERSION, False), _REQUEST),
         examples=lambda: _examples("workload"),
+        holds=("workload",),
     ),
 )
 
@@ -141,12 +143,16 @@ def _line_formats() -> tuple:
 
     return (
         LineFormat("csv.pool", "a CSV pool", option="csv", detect=("text",),
-                   read=io.read_pool_csv, suffixes=(".csv",)),
+                   read=io.read_pool_csv, suffixes=(".csv",), holds=("pool",),
+                   fuzz_target="collective_csv"),
         LineFormat(io.SNAPSHOT_FORMAT, "a pool snapshot (.npz)", option="npz", detect=("npz",),
                    read=io.read_pool_snapshot, write=io.write_pool_snapshot,
-                   suffixes=(".npz",)),
+                   suffixes=(".npz",), holds=("pool",),
+                   sample=lambda: generators.table1_pool(6, n_slots=4, seed=1),
+                   dump=io.pool_to_dict, fuzz_target="collective_snapshot"),
         LineFormat("swf.log", "a Standard Workload Format log", option="swf",
-                   detect=("swf",), read=io.read_swf, suffixes=(".swf",)),
+                   detect=("swf",), read=io.read_swf, suffixes=(".swf",),
+                   holds=("workload",), fuzz_target="swf"),
     )  # fmt: skip
 
 

@@ -61,8 +61,9 @@ _EXPECTED = ("a request, pool or instance JSON file, a CSV pool (.csv) or a pool
              "(.npz)")  # fmt: skip
 
 
-#: ``--format`` of the POOL file (a request or an instance is JSON).
-POOL_FORMATS = ("json", "csv", "npz")
+#: What the POOL file holds: ``--format`` offers the words of the spec's formats that hold it
+#: (``json``, ``csv``, ``npz``; a request or an instance is JSON).
+POOL_HOLDS = ("pool",)
 
 
 def _file_kind(path: str, command: str = "collective", fmt=None):
@@ -76,6 +77,8 @@ def _file_kind(path: str, command: str = "collective", fmt=None):
 
     if fmt in ("npz", "csv"):
         return {"npz": "snapshot", "csv": "csv"}[fmt], None, str(path)
+    if fmt is not None and fmt != "json":  # another line format of a pool the spec declares
+        return "line", None, str(path)
     found = sniff(path) if fmt is None else None
     if found is not None and found.kind == "npz":
         return "snapshot", None, str(path)
@@ -117,6 +120,10 @@ def _pool_of(kind: str, data: Any, name: str, path: str, fmt=None, command: str 
     if kind == "snapshot":
         return common.read_as(path, fmt, cio.read_pool_snapshot, command=command,
                               expected="a pool snapshot (.npz)")  # fmt: skip
+    if kind == "line":  # read by the spec's declared reader (a format added to the spec)
+        declared = common.line_formats_of("collective", *POOL_HOLDS)[fmt]
+        return common.read_as(path, fmt, declared.read, command=command,
+                              expected=declared.description)  # fmt: skip
     if kind == "instance":
         return cio.instance_from_dict(data, source=name)[0]
     return cio.pool_from_dict(data, source=name)
@@ -393,7 +400,8 @@ def _cmd_solve_batch(args) -> int:
 
 
 def _add_format(p) -> None:
-    common.add_format(p, POOL_FORMATS, "the POOL file (a request or an instance is JSON)")
+    common.add_format_of(p, "collective", POOL_HOLDS,
+                         "the POOL file (a request or an instance is JSON)")
 
 
 def add_commands(sub, *, aliases: bool = False) -> None:

@@ -43,6 +43,7 @@ FORMATS = (
         examples=_examples,
         dump=_dump,
         option="json",
+        holds=("instance",),
     ),
 )
 

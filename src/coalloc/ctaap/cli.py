@@ -200,7 +200,7 @@ def _read(path: str, command: str, fmt: Optional[str] = None) -> tuple:
 
 
 def _add_format(p: argparse.ArgumentParser) -> None:
-    common.add_format(p, ("json",), "the instance file")
+    common.add_format_of(p, "ctaap", ("instance",), "the instance file")
 
 
 def _cmd_solve(args) -> int:

@@ -52,6 +52,7 @@ FORMATS = (
         examples=_problems,
         dump=lambda inst: json.loads(written(io.write_problem, inst.problem)),
         option="loadshare",
+        holds=("instance",),
     ),
     FileFormat(
         solvers.GAP_FORMAT,
@@ -61,6 +62,7 @@ FORMATS = (
         examples=_gaps,
         dump=lambda inst: json.loads(json.dumps(solvers.gap_to_dict(inst.instance))),
         option="json",
+        holds=("gap",),
     ),
 )
 
@@ -136,7 +138,9 @@ def _line_formats() -> tuple:
 
     return (LineFormat("orlib.gap", "OR-Library GAP text", option="orlib",
                        detect=("orlib-gap", "text"), read=io.read_gap, write=io.write_gap,
-                       suffixes=(".txt",)),)  # fmt: skip
+                       suffixes=(".txt",), holds=("gap",),
+                       sample=lambda: [generate_gap("a", 3, 6, seed=4)],
+                       fuzz_target="gap"),)  # fmt: skip
 
 
 #: The GAP's OR-Library text (one instance, or several with their count first).

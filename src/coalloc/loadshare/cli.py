@@ -19,7 +19,6 @@ from ..cli.explain import add_explain_options, explain_no, explanation_json, exp
 from ..cli.plot import picture_done, picture_params
 from ..loadshare.constraints import GAP_PARAMS, PARAMS
 from ..loadshare.io import (
-    GAP_FILE_FORMATS,
     orlib_sense,
     read_gap_file,
     read_problem,
@@ -273,14 +272,15 @@ def _cmd_verify(args) -> int:
     from .._shared.sniff import sniff
 
     found = sniff(args.problem) if args.format is None else None
-    is_gap = args.format in GAP_FILE_FORMATS or (
+    gap_words = _gap_formats()
+    is_gap = args.format in gap_words or (
         found is not None and (found.kind != "json" or found.format == loadshare.GapProblem.format)
     )
     rows, name = _result_rows(args.result)
     rows = _rows_of(rows, args.problem, name)
     key = "assignment" if is_gap else "placement"
     if is_gap:
-        fmt = args.format if args.format in GAP_FILE_FORMATS else None
+        fmt = args.format if args.format in gap_words else None
         instances, _ = _read_gap(args.problem, fmt, "loadshare verify")
     elif args.format == "loadshare":
         prob = common.read_as(args.problem, "loadshare", read_problem, command="loadshare verify",
@@ -348,13 +348,25 @@ def _cmd_solve_batch(args) -> int:
 _positive_int = common.count()
 
 
+def _gap_formats() -> tuple:
+    """The ``--format`` words of the spec's formats that hold a GAP (``json``, ``orlib``)."""
+    from .._shared.formats_line import format_words
+
+    return format_words("loadshare", "gap")
+
+
 def _add_gap_format(p) -> None:
-    common.add_format(p, GAP_FILE_FORMATS, "the GAP file")
+    common.add_format_of(p, "loadshare", ("gap",), "the GAP file")
 
 
 def _read_gap(path: str, fmt: Optional[str], command: str) -> tuple:
     """:func:`read_gap_file`; under ``--format`` a file that does not parse as it says is
     refused in one line, what it looked like first (:func:`common.read_as`)."""
+    if fmt is not None and fmt not in ("json", "orlib"):  # a GAP format added to the spec
+        declared = common.line_formats_of("loadshare", "gap")[fmt]
+        got = common.read_as(path, fmt, declared.read, command=command,
+                             expected=declared.description)  # fmt: skip
+        return (list(got) if isinstance(got, (list, tuple)) else [got]), fmt
     expected = "an OR-Library GAP file" if fmt == "orlib" else "a coalloc.loadshare.gap JSON file"
     return common.read_as(path, fmt, lambda f: read_gap_file(f, fmt, command=command),
                           command=command, expected=expected)  # fmt: skip
@@ -434,7 +446,7 @@ def add_commands(sub) -> None:
     p.add_argument("--instance", type=common.count(), default=None,
                    help="the instance of a multi-instance GAP file the result answers "
                    "(default: the result's own 'instance' or 'file#K')")  # fmt: skip
-    common.add_format(p, ("loadshare", *GAP_FILE_FORMATS), "PROBLEM")
+    common.add_format_of(p, "loadshare", ("instance", "gap"), "PROBLEM")
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser(

@@ -67,6 +67,7 @@ FORMATS = (
         ((_TASKS, io.TASKGRAPH_FORMAT, io.VERSION, False),),
         examples=lambda: _examples(io.write_task_graph),
         option="json",
+        holds=("taskgraph",),
     ),
     FileFormat(
         io.RESOURCEGRAPH_FORMAT,
@@ -74,6 +75,7 @@ FORMATS = (
         _RESOURCES,
         ((_RESOURCES, io.RESOURCEGRAPH_FORMAT, io.VERSION, False),),
         examples=lambda: _examples(io.write_resource_graph),
+        holds=("resourcegraph",),
     ),
     FileFormat(
         io.INSTANCE_FORMAT,
@@ -87,6 +89,7 @@ FORMATS = (
         examples=lambda: _examples(io.write_instance),
         dump=lambda inst: json.loads(written(io.write_instance, *inst)),
         option="json",
+        holds=("instance",),
     ),
 )
 
@@ -125,15 +128,22 @@ def _generate_kinds() -> tuple:
 GENERATE = _generate_kinds()
 
 
+def _metis_sample() -> TaskGraph:
+    """A three-task graph (weights and edge weights): what the METIS writer writes."""
+    return TaskGraph([1.0, 2.0, 3.0], [[0, 1, 0], [1, 0, 2], [0, 2, 0]])
+
+
 def _line_formats() -> tuple:
     from .._shared.formats_line import LineFormat
 
     return (
         LineFormat("metis.graph", "a METIS graph", option="metis", detect=("metis",),
                    read=io.read_metis_graph, write=io.write_metis_graph,
-                   suffixes=(".graph", ".metis")),
+                   suffixes=(".graph", ".metis"), holds=("taskgraph",),
+                   sample=_metis_sample),
         LineFormat("scotch.graph", "a Scotch graph", option="scotch", detect=("scotch",),
-                   read=io.read_scotch_graph, suffixes=(".grf",)),
+                   read=io.read_scotch_graph, suffixes=(".grf",),
+                   holds=("taskgraph",)),
     )  # fmt: skip
 
 

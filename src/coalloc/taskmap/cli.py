@@ -25,8 +25,9 @@ from ..taskmap.io import (
 __all__ = ["add_commands", "read_graphs"]
 
 
-#: The formats of a task graph file (``--format``): JSON, METIS, Scotch.
-TASK_FORMATS = ("json", "metis", "scotch")
+#: What the TASKS file holds: ``--format`` offers the words of the spec's formats that hold
+#: it (JSON, METIS, Scotch).
+TASK_HOLDS = ("taskgraph", "instance")
 _TASKS = "a task graph (coalloc.taskgraph JSON, METIS or Scotch)"
 _AS = {"json": "a coalloc.taskgraph JSON file", "metis": "a METIS graph",
        "scotch": "a Scotch graph"}  # fmt: skip
@@ -45,6 +46,7 @@ def read_graphs(instance: str, resources: Optional[str] = None, fmt: Optional[st
     it looked like and what was expected. ``coalloc taskmap map``, ``verify`` and ``coalloc
     plot taskmap`` read their input through this function.
     """
+    from .._shared.formats_line import format_words
     from .._shared.sniff import sniff, wrong_kind
     from ..taskmap.graphfiles import (
         METIS_SUFFIXES,
@@ -54,8 +56,9 @@ def read_graphs(instance: str, resources: Optional[str] = None, fmt: Optional[st
     )
     from ..taskmap.io import INSTANCE_FORMAT
 
-    if fmt is not None and fmt not in TASK_FORMATS:
-        raise ValueError(f"--format must be one of {TASK_FORMATS}, got {fmt!r}")
+    words = format_words("taskmap", *TASK_HOLDS)
+    if fmt is not None and fmt not in words:
+        raise ValueError(f"--format must be one of {words}, got {fmt!r}")
     found = sniff(instance) if fmt is None else None
     if resources is None:
         if (
@@ -72,7 +75,10 @@ def read_graphs(instance: str, resources: Optional[str] = None, fmt: Optional[st
                              f"one {INSTANCE_FORMAT} JSON file (both graphs), or TASKS "
                              "RESOURCES")  # fmt: skip
         return read_instance(instance)
-    kind = fmt or {"json": "json", "metis": "metis", "scotch": "scotch"}.get(found.kind)
+    # the line formats of a task graph, as the spec declares them (METIS, Scotch, ...): the
+    # sniffed kind that names each (its first ``detect``), its reader, what it is
+    declared = common.line_formats_of("taskmap", *TASK_HOLDS)
+    kind = fmt or {"json": "json", **{f.detect[0]: w for w, f in declared.items()}}.get(found.kind)
     if kind is None and found.kind == "missing":
         kind = "json"  # its own 'cannot read' message
     if kind is None and found.kind == "text":  # a damaged graph: its name says which reader
@@ -87,8 +93,10 @@ def read_graphs(instance: str, resources: Optional[str] = None, fmt: Optional[st
         raise wrong_kind(instance, found, command, f"{_TASKS} followed by RESOURCES",
                          "give the instance file alone")  # fmt: skip
     readers = {"json": read_task_graph, "metis": read_metis_graph, "scotch": read_scotch_graph}
-    tasks = common.read_as(instance, fmt, readers[kind], command=command,
-                           expected=f"{_AS[kind]} (the task graph)")
+    reader = readers.get(kind) or declared[kind].read
+    what = _AS.get(kind) or declared[kind].description
+    tasks = common.read_as(instance, fmt, reader, command=command,
+                           expected=f"{what} (the task graph)")
     rfound = sniff(resources)
     if rfound.kind not in ("json", "missing"):
         expected = "a resource graph (coalloc.resourcegraph JSON) after the task graph"
@@ -221,7 +229,7 @@ def _cmd_solve_batch(args) -> int:
 
 def add_format(p) -> None:
     """``--format``: the task graph file's format, when its content does not say it."""
-    common.add_format(p, TASK_FORMATS, "the task graph (TASKS)")
+    common.add_format_of(p, "taskmap", TASK_HOLDS, "the task graph (TASKS)")
 
 
 def add_commands(sub, *, aliases: bool = False) -> None:

@@ -69,6 +69,7 @@ processor order and the routes), :mod:`~coalloc.taskmap.levels` (1),
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -268,10 +269,10 @@ def map_multilevel(
     >>> result.max_occupancy, result.method
     (0.6, 'multilevel')
     """
-    seed, params = _checked_params(
-        tasks, resources, seed, coarse_factor, subsets, keep, max_moves, speed_exponents,
-        paper_start, sum_refine,
-    )  # fmt: skip
+    seed, params = _checked_params(tasks, resources, seed, _Tuning(
+        coarse_factor=coarse_factor, subsets=subsets, keep=keep, max_moves=max_moves,
+        speed_exponents=speed_exponents, paper_start=paper_start, sum_refine=sum_refine,
+    ))  # fmt: skip
     t0 = time.perf_counter()
     topo = topology(resources)
     rng = np.random.default_rng(np.random.SeedSequence(seed))
@@ -465,12 +466,29 @@ def _lighter_at_bound(inc: _Incumbent, topo: Topology, fine: TaskLevel) -> None:
                     {**counts, "initial_processors": topo.P, "initial_level": 0})  # fmt: skip
 
 
-def _checked_params(tasks, resources, seed, coarse_factor, subsets, keep, max_moves,
-                    speed_exponents, paper_start, sum_refine) -> tuple:  # fmt: skip
+@dataclass(frozen=True, kw_only=True)
+class _Tuning:
+    """:func:`map_multilevel`'s tuning parameters as the caller gave them (its table of
+    constraints has checked their ranges; :func:`_checked_params` makes the ``params`` dict
+    of them that the search reads)."""
+
+    coarse_factor: float
+    subsets: bool
+    keep: int
+    max_moves: Optional[int]
+    speed_exponents: Optional[tuple]
+    paper_start: int
+    sum_refine: bool
+
+
+def _checked_params(tasks, resources, seed, tuning: _Tuning) -> tuple:
     """The arguments of :func:`map_multilevel`, checked: ``(seed, params)``, the default
     ``speed_exponents`` filled in."""
     check_graphs(tasks, resources, ("tasks", "resources"))
     seed = check_seed(seed)
+    coarse_factor, subsets, keep = tuning.coarse_factor, tuning.subsets, tuning.keep
+    max_moves, speed_exponents = tuning.max_moves, tuning.speed_exponents
+    paper_start, sum_refine = tuning.paper_start, tuning.sum_refine
     if speed_exponents is None:  # up to paper_start tasks the paper's start is one more
         speed_exponents = (1.0,) if tasks.n <= paper_start else (1.0, 0.5, 0.0)
     if resources.n_processors == 0:

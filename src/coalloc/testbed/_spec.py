@@ -59,6 +59,7 @@ FORMATS = (
         examples=_examples,
         dump=lambda inst: json.loads(written(io.write_instance, *inst)),
         option="json",
+        holds=("instance",),
     ),
 )
 
@@ -118,10 +119,14 @@ def _line_formats() -> tuple:
     return (
         LineFormat("emulab.top", "Emulab .top text (an experiment)", option="emulab",
                    detect=("top", "emulab", "text"), read=io.read_top,
-                   write=io.write_top, suffixes=(".top",)),
+                   write=io.write_top, suffixes=(".top",), holds=("top",),
+                   sample=lambda: generators.random_topology(8, seed=2),
+                   fuzz_target="testbed_top"),
         LineFormat("emulab.ptop", "Emulab .ptop text (a testbed)", option="emulab",
                    detect=("ptop", "emulab", "text"), read=io.read_ptop,
-                   write=io.write_ptop, suffixes=(".ptop",)),
+                   write=io.write_ptop, suffixes=(".ptop",), holds=("ptop",),
+                   sample=lambda: generators.deterlab(10, 2, seed=2),
+                   fuzz_target="testbed_ptop"),
     )  # fmt: skip
 
 

@@ -78,8 +78,9 @@ def _trunk_lines(ptop, result) -> list:
         for lk, x in loaded)]  # fmt: skip
 
 
-#: ``--format`` of the commands that read the topologies.
-TOPOLOGY_FORMATS = ("emulab", "json")
+#: What the commands that read the topologies read: ``--format`` offers the words of the
+#: spec's formats that hold them (``emulab`` for TOP PTOP, ``json`` for one INSTANCE).
+TOPOLOGY_HOLDS = ("top", "ptop", "instance")
 
 
 def _topologies(top: Any, ptop: Any, fmt: Any, command: str) -> tuple:
@@ -89,6 +90,8 @@ def _topologies(top: Any, ptop: Any, fmt: Any, command: str) -> tuple:
     that does not parse so is refused in one line (:func:`common.read_as`)."""
     if fmt is None:
         return read_topologies(top, ptop, command=command)
+    if fmt not in ("emulab", "json"):
+        return _declared_topologies(top, ptop, fmt, command)
     from ..testbed.io import dicts, text
 
     if fmt == "json":
@@ -107,8 +110,35 @@ def _topologies(top: Any, ptop: Any, fmt: Any, command: str) -> tuple:
     )  # fmt: skip
 
 
+def _declared_topologies(top: Any, ptop: Any, fmt: str, command: str) -> tuple:
+    """``(top, ptop)`` read by the spec's line formats of word ``fmt`` (a format added to
+    the spec): one holding ``"instance"`` reads one file; else the one holding ``"top"``
+    reads TOP and the one holding ``"ptop"`` reads PTOP."""
+    from .._shared.family import families
+
+    fmts = [f for f in families()["testbed"].line_formats if f.option == fmt]
+    whole = next((f for f in fmts if "instance" in f.holds), None)
+    if whole is not None:
+        if ptop is not None:
+            raise ValueError(f"--format {fmt} reads one file that holds both topologies: "
+                             f"drop {ptop}")  # fmt: skip
+        return tuple(common.read_as(top, fmt, whole.read, command=command,
+                                    expected=whole.description))  # fmt: skip
+    if ptop is None:
+        raise ValueError(f"--format {fmt} reads two files, TOP PTOP: give the .ptop after {top}")
+    parts = []
+    for path, part in ((top, "top"), (ptop, "ptop")):
+        reader = next((f for f in fmts if part in f.holds), None)
+        if reader is None:
+            raise ValueError(f"--format {fmt} declares no reader of a {part} file")
+        parts.append(common.read_as(path, fmt, reader.read, command=command,
+                                    expected=reader.description))  # fmt: skip
+    return tuple(parts)
+
+
 def _add_format(p) -> None:
-    common.add_format(p, TOPOLOGY_FORMATS, "the topology files (TOP PTOP, or one INSTANCE)")
+    common.add_format_of(p, "testbed", TOPOLOGY_HOLDS,
+                         "the topology files (TOP PTOP, or one INSTANCE)")
 
 
 def _exact_params(args) -> dict:

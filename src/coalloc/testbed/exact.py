@@ -19,7 +19,8 @@ import gc
 import math
 import sys
 import time
-from typing import Any, List, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional
 
 import numpy as np
 
@@ -541,14 +542,39 @@ def _exact_mapping(pr: Problem, time_limit, threads, seed, t0, keep: list, core:
             gc.collect(0)
 
     try:
-        return _model_and_solve(pr, time_limit, threads, seed, deadline, t0, keep, core,
-                                pause, resume)  # fmt: skip
+        return _model_and_solve(pr, _BuildRun(
+            time_limit=time_limit, threads=threads, seed=seed, deadline=deadline, started=t0,
+            keep=keep, core=core, pause=pause, resume=resume))  # fmt: skip
     finally:
         resume()
 
 
-def _model_and_solve(pr: Problem, time_limit, threads, seed, deadline, t0, keep: list,
-                     core: bool, pause: Any, resume: Any):  # fmt: skip
+@dataclass(frozen=True, kw_only=True)
+class _BuildRun:
+    """How :func:`_exact_mapping` asks :func:`_model_and_solve` to build and solve: the
+    solver's ``time_limit``, ``threads`` and ``seed``; the ``deadline`` (perf_counter
+    seconds, None: none) and the call's start ``started``; ``keep``, the list that holds the
+    model's objects for the caller to free; ``core``: the presence model (its core's node
+    indices) rather than the mapping; ``pause``/``resume``: the cyclic collector off while
+    the model is built, back on before the solver starts."""
+
+    time_limit: Any
+    threads: Any
+    seed: Any
+    deadline: Optional[float]
+    started: float
+    keep: list
+    core: bool
+    pause: Callable[[], None]
+    resume: Callable[[], None]
+
+
+def _model_and_solve(pr: Problem, run: _BuildRun):
+    """The CP-SAT model of ``pr`` built under ``run``'s clock, then solved: ``(where, outcome,
+    trunks)``, or the core's node indices under ``run.core``."""
+    time_limit, threads, seed, t0 = run.time_limit, run.threads, run.seed, run.started
+    deadline, keep, core, pause, resume = run.deadline, run.keep, run.core, run.pause, run.resume
+
     def clock() -> None:  # between two variables, two rows, two slices of a long row
         if deadline is not None and time.perf_counter() > deadline:
             raise _OutOfTime

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
@@ -204,9 +205,10 @@ def _run_highspy(hs, problem: MilpProblem, options: MilpOptions, show: bool,
             raw = _highs_child.read_out(hs, h, nv)
         if show:
             tick()
-        out = _highs_outcome(hs, raw, sense, mip_gap, time_limit, rows, interrupted, overran,
-                             killed=value is LET_GO,
-                             capped=options.node_limit is not None)  # fmt: skip
+        out = _highs_outcome(hs, raw, _RunEnd(
+            sense=sense, mip_gap=mip_gap, time_limit=time_limit, rows=rows,
+            interrupted=interrupted, overran=overran, killed=value is LET_GO,
+            capped=options.node_limit is not None))  # fmt: skip
         bar.close(out.status)
     return out
 
@@ -281,14 +283,31 @@ def _highs_rejected(rows: int, time_limit: Optional[float]) -> MilpOutcome:
                        time_limit=time_limit)  # fmt: skip
 
 
-def _highs_outcome(hs, raw: dict, sense: str, mip_gap: float, time_limit, rows: int,
-                   interrupted: bool, overran: bool, killed: bool = False,
-                   capped: bool = False):  # fmt: skip
+@dataclass(frozen=True, kw_only=True)
+class _RunEnd:
+    """How a HiGHS run was asked and how it ended, beside its raw answer
+    (:func:`_highs_outcome`): the sense and gap asked, the time limit and row count the
+    outcome reports, whether Ctrl-C (``interrupted``) or the clock (``overran``) stopped
+    it, whether it was ``killed`` (the answer is its last incumbent), and whether a node
+    cap was set (``capped``, ``MilpOptions.node_limit``)."""
+
+    sense: str
+    mip_gap: float
+    time_limit: Any
+    rows: int
+    interrupted: bool
+    overran: bool
+    killed: bool = False
+    capped: bool = False
+
+
+def _highs_outcome(hs, raw: dict, end: _RunEnd) -> MilpOutcome:
     """The outcome of a HiGHS run from :func:`_highs_child.read_out`'s dict (or, when the
-    child was killed, from its last incumbent: ``raw["code"]`` None); ``capped``: a node
-    cap was set (``MilpOptions.node_limit``), whose end HiGHS reports as its solution
-    limit: ``feasible`` (``optimal`` when the bound meets the incumbent) or
-    ``no_solution``, never ``time_limit``."""
+    child was killed, from its last incumbent: ``raw["code"]`` None); a node cap
+    (``end.capped``) ends as HiGHS's solution limit: ``feasible`` (``optimal`` when the
+    bound meets the incumbent) or ``no_solution``, never ``time_limit``."""
+    sense, mip_gap, capped = end.sense, end.mip_gap, end.capped
+    interrupted, overran = end.interrupted, end.overran
     ms = hs.HighsModelStatus
     code, x, value, bound = raw["code"], raw["x"], raw["value"], raw["bound"]
     stopped_codes = {int(ms.kTimeLimit), int(ms.kInterrupt)}
@@ -314,7 +333,7 @@ def _highs_outcome(hs, raw: dict, sense: str, mip_gap: float, time_limit, rows: 
         status = "feasible" if x is not None else "error"
     stopped = code is None or code in stopped_codes or interrupted or overran
     text = raw["text"]
-    why = (text if killed
+    why = (text if end.killed
            else "interrupted (Ctrl-C)" if interrupted
            else f"asked to stop at its time limit ({text})" if overran
            else text)  # fmt: skip
@@ -327,7 +346,7 @@ def _highs_outcome(hs, raw: dict, sense: str, mip_gap: float, time_limit, rows: 
     return MilpOutcome(
         x=x, bound=bound, status=status, solver_status=-1 if code is None else int(code),
         message=f"HiGHS: {why}", nodes=raw["nodes"], time_limit_hit=bool(stopped),
-        infeasible=status == "infeasible", rows=rows, time_limit=time_limit,
+        infeasible=status == "infeasible", rows=end.rows, time_limit=end.time_limit,
         interrupted=interrupted,
     )  # fmt: skip
 
@@ -492,9 +511,10 @@ def _highs_process_in(hs, model: dict, sense: str, options: MilpOptions, show: b
                 infeasible=False, rows=rows, time_limit=time_limit, interrupted=interrupted,
             )  # fmt: skip
         raw = _killed_raw(box, model, interrupted)
-    out = _highs_outcome(hs, raw, sense, mip_gap, time_limit, rows, interrupted, overran,
-                         killed=raw["code"] is None,
-                         capped=options.node_limit is not None)  # fmt: skip
+    out = _highs_outcome(hs, raw, _RunEnd(
+        sense=sense, mip_gap=mip_gap, time_limit=time_limit, rows=rows,
+        interrupted=interrupted, overran=overran, killed=raw["code"] is None,
+        capped=options.node_limit is not None))  # fmt: skip
     bar.close(out.status)
     return out
 
