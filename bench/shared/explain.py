@@ -342,7 +342,9 @@ def share_cases(quick: bool, repeats: int) -> Iterator[dict]:
                     continue  # (not offered: the sentence names checked fixes only)
                 if rx.kind == "drop_items":
                     keep = [j for j in range(size.size) if j not in set(rx.changes["drop_items"])]
-                    fixes.append(_served(size[keep], cap))
+                    placed = rx.changes.get("placement")
+                    fixes.append(_served(size[keep], cap, None if placed is None
+                                         else [placed[j] for j in keep]))  # fmt: skip
                 else:
                     more = cap.copy()
                     for i, add in rx.changes["add_capacity"].items():
@@ -353,14 +355,23 @@ def share_cases(quick: bool, repeats: int) -> Iterator[dict]:
                    "referee": "volume / CP-SAT packing"}  # fmt: skip
 
 
-def _served(size: np.ndarray, cap: np.ndarray) -> bool:
-    """A fix's referee: the family's own solvers (its default portfolio, then its exact
-    method) on the changed problem serve all its load, their placement checked by
-    ``verify_placement``; else a CP-SAT packing."""
+def _served(size: np.ndarray, cap: np.ndarray, placement: Optional[List[int]] = None) -> bool:
+    """A fix's referee: the placement the fix carries (the explanation's packing of the
+    changed problem, rebuilt here from the jobs it holds back) checked by
+    ``verify_placement`` (every job on a node, the throughput recomputed: all the load
+    served) and by a sum of each node's jobs (nothing past a capacity); else the family's
+    own solvers (its default portfolio, then its exact method) on the changed problem serve
+    all its load, their placement checked by ``verify_placement``; else a CP-SAT packing."""
     from coalloc.loadshare import Instance, LoadSharingProblem, verify_placement
 
     prob = LoadSharingProblem(cap, size, [0] * size.size)
     inst = Instance(prob)
+    if placement is not None:
+        rep = verify_placement(prob, placement)
+        where = np.asarray(placement, dtype=np.int64)
+        if (rep.ok and rep.throughput >= size.sum() * (1 - 1e-9) and where.min(initial=0) >= 0
+                and np.all(np.bincount(where, weights=size, minlength=cap.size) <= cap)):
+            return True
     for method in (None, "exact"):
         res = inst.solve(method, time_limit=30.0)
         if inst._meets_all(res) and verify_placement(prob, res.placement,
