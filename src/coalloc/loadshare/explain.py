@@ -9,9 +9,10 @@ item must be assigned, within the agents' capacities) with an
 :class:`~coalloc._shared.explain.Explanation`:
 
 * **the conflict**: a set of items that cannot all be assigned within the agents'
-  capacities. It is *sound* (an exact model, HiGHS through SciPy, finds the set alone
-  infeasible, or a cheap certificate does: an item heavier than every agent's capacity, the
-  count bound, the volume bound) and *minimal* (dropping any one item lets the rest fit,
+  capacities. It is *sound* (an exact model, OR-Tools CP-SAT or else HiGHS through SciPy,
+  finds the set alone infeasible: ``certificate`` "CP-SAT" or "exact"; or a cheap
+  certificate does: an item heavier than every agent's capacity, the count bound, the
+  volume bound) and *minimal* (dropping any one item lets the rest fit,
   each drop proved by an assignment that fits), or it says which of the two it could not
   establish in its budget;
 * **the nearest requests that fit**: the fewest items to drop (the most items that can be
@@ -22,8 +23,8 @@ item must be assigned, within the agents' capacities) with an
 The search (:func:`coalloc._shared.explain.minimal_conflict`) is a chunked deletion filter
 over the items, heaviest last; the feasibility oracle tries, in order, the cheap
 certificates, a first-fit-decreasing assignment (a witness of feasibility), repairs of
-its last witnesses, the regret greedy and CP-SAT (witnesses too, up to 5,000 agents x
-items) and the exact model with the time left.
+its last witnesses, the regret greedy, CP-SAT (a witness or a proof of infeasibility, up to
+5,000 agents x items) and HiGHS's exact model with the time left.
 
 Why over 800 lines: the GAP's and load sharing's explanations share the oracle and its
 witnesses; the witness searches added for issue 38's solve + 1 s took it past 800, and
@@ -237,15 +238,23 @@ def _cpsat_witness(weight: np.ndarray, capacity: np.ndarray,
     """An assignment of every column of ``weight`` within ``capacity`` found by CP-SAT in
     ``limit`` seconds (one worker, its import included), or None (none found: no proof).
     The answer is summed against the capacities before it is returned."""
+    return _cpsat_decide(weight, capacity, limit)[1]
+
+
+def _cpsat_decide(weight: np.ndarray, capacity: np.ndarray,
+                  limit: float) -> Tuple[Optional[bool], Optional[np.ndarray]]:  # fmt: skip
+    """CP-SAT's answer in ``limit`` seconds: ``(True, assignment)`` (summed against the
+    capacities), ``(False, None)`` (INFEASIBLE: CP-SAT proved that no assignment of every
+    column exists) or ``(None, None)`` (undecided, or CP-SAT not loaded in time)."""
     from .._shared.milp.run import import_solver_until
 
     if limit < MIN_CPSAT:
-        return None
+        return None, None
     end = time.perf_counter() + limit
     cp = import_solver_until("cpsat", end)
     left = end - time.perf_counter()
     if cp is None or left < MIN_CPSAT:
-        return None
+        return None, None
     m, k = weight.shape
     model = cp.CpModel()
     x = [[model.NewBoolVar(f"x{i}_{j}") for j in range(k)] for i in range(m)]
@@ -256,13 +265,16 @@ def _cpsat_witness(weight: np.ndarray, capacity: np.ndarray,
     solver = cp.CpSolver()
     solver.parameters.max_time_in_seconds = left
     solver.parameters.num_workers = 1
-    if solver.Solve(model) not in (cp.OPTIMAL, cp.FEASIBLE):
-        return None
+    status = solver.Solve(model)
+    if status == cp.INFEASIBLE:
+        return False, None
+    if status not in (cp.OPTIMAL, cp.FEASIBLE):
+        return None, None
     out = np.array([next(i for i in range(m) if solver.Value(x[i][j])) for j in range(k)],
                    dtype=np.int64)  # fmt: skip
     load = np.zeros(m)
     np.add.at(load, out, weight[out, np.arange(k)])
-    return out if np.all(load <= capacity) else None
+    return (True, out) if np.all(load <= capacity) else (None, None)
 
 
 #: The most items a witness repair (:func:`_repair`) places; the witnesses kept.
@@ -307,11 +319,16 @@ class _Oracle:
         left = self.deadline - time.monotonic()
         if left <= 0:
             return None
-        # CP-SAT for a witness first, for a while (on the 5x40 benchmark HiGHS took 0.6-3.0
-        # s for witnesses CP-SAT found in 0.1-0.3 s, and a short time limit does not stop
-        # HiGHS: 2.5 s for 0.15 s at load 13), then HiGHS with what is left (its proofs)
-        got = (_cpsat_witness(w, self.capacity, min(CPSAT_SHARE * left, CPSAT_CAP))
-               if small else None)  # fmt: skip
+        # CP-SAT first, for a while (on the 5x40 benchmark HiGHS took 0.6-3.0 s for
+        # witnesses CP-SAT found in 0.1-0.3 s, and a short time limit does not stop HiGHS:
+        # 2.5 s for 0.15 s at load 13): a witness, or its proof of infeasibility (HiGHS
+        # proved the same 30-item conflicts again in 0.4-0.8 s at load 10, past a solve
+        # that took 7 ms), then HiGHS with what is left
+        fits, got = ((_cpsat_decide(w, self.capacity, min(CPSAT_SHARE * left, CPSAT_CAP)))
+                     if small else (None, None))  # fmt: skip
+        if fits is False:
+            self.certificates[tuple(items)] = "CP-SAT"
+            return False
         if got is not None:
             return self._keep({j: int(i) for j, i in zip(items, got)})
         left = self.deadline - time.monotonic()
@@ -500,7 +517,8 @@ def explain_gap(instance: GapInstance, *, time_limit: float = 10.0) -> Optional[
     need = w[:, conflict].min(axis=0)
     resources = tuple(f"capacity of agent {i} ({int(b[i])})" for i in range(instance.m))
     fix = "; or ".join(r.sentence for r in relaxations if r.checked and r.cost > 0)
-    how = {"exact": "an exact model proves it", "fits-nowhere": "an item is heavier than every "
+    how = {"exact": "an exact model proves it", "CP-SAT": "an exact model (CP-SAT) proves it",
+           "fits-nowhere": "an item is heavier than every "
            "agent's capacity", "count bound": "the agents cannot hold that many of them (count "
            "bound)", "volume bound": "their lightest weights exceed the agents' total capacity"
            }.get(proof, "not proved in the time given")  # fmt: skip
@@ -816,7 +834,8 @@ def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explana
         relax = [r for r in (quick or _drop_items(w_all, b, middle, _pack_check, "job"),
                              _raise_capacity(w_all, b, deadline, _pack_check, "node"))
                  if r is not None]  # fmt: skip
-    how = {"exact": "an exact packing model proves it", "fits-nowhere": "a job is larger "
+    how = {"exact": "an exact packing model proves it",
+           "CP-SAT": "an exact packing model (CP-SAT) proves it", "fits-nowhere": "a job is larger "
            "than every node", "count bound": "the nodes cannot hold that many of them",
            "volume bound": "their sizes exceed the nodes' total capacity"}.get(
         proof, "not proved in the time given")  # fmt: skip
