@@ -701,6 +701,12 @@ def main(argv: Any = None) -> int:
               f"| {statistics.median(t_exp):.2f}, {max(t_exp):.2f} "
               f"| {statistics.median(c['t_solve'] for c in cases):.2f} | {within}/{k} "
               f"| {statistics.median(excess):+.2f}, {max(excess):+.2f} |")
+    from coalloc._shared import explain as shared
+
+    if hasattr(shared, "fix_margin"):  # (a src/ from before the learnt margin has none)
+        print(f"fixes' learnt margin at end: {shared.fix_margin():.3f} s "
+              f"(lateness of the last {len(shared._LATE)}: max "
+              f"{max(shared._LATE, default=0.0):.3f} s)")  # fmt: skip
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     return 0
 
