@@ -145,13 +145,15 @@ def test_the_cpsat_witness_fits_and_is_found_where_one_exists(m, k, seed):
 def test_cpsat_proves_infeasible_exactly_where_no_assignment_exists(m, k, seed):
     """``_cpsat_decide``, whose INFEASIBLE the oracle takes as the conflict's proof
     (certificate "CP-SAT"), against an enumeration: False only where no assignment
-    exists, True with an assignment that fits, and decided on these tiny instances."""
+    exists, True with an assignment that fits, and decided on these tiny instances,
+    from a random hint (the oracle hints its last witness)."""
     from coalloc.loadshare.explain import _cpsat_decide
 
     rng = np.random.default_rng(seed)
     weight = rng.integers(1, 10, (m, k))
     capacity = rng.integers(1, 20, m)
-    fits, got = _cpsat_decide(weight, capacity, 5.0)
+    hint = rng.integers(-1, m, k).tolist()  # (a hint, right or wrong, changes no answer)
+    fits, got = _cpsat_decide(weight, capacity, 5.0, hint)
     every = (np.array(a) for a in itertools.product(range(m), repeat=k))
     exists = any(np.all(np.bincount(a, weights=weight[a, np.arange(k)], minlength=m)
                         <= capacity) for a in every)  # fmt: skip

@@ -241,11 +241,14 @@ def _cpsat_witness(weight: np.ndarray, capacity: np.ndarray,
     return _cpsat_decide(weight, capacity, limit)[1]
 
 
-def _cpsat_decide(weight: np.ndarray, capacity: np.ndarray,
-                  limit: float) -> Tuple[Optional[bool], Optional[np.ndarray]]:  # fmt: skip
+def _cpsat_decide(weight: np.ndarray, capacity: np.ndarray, limit: float,
+                  hint: Optional[List[int]] = None,
+                  ) -> Tuple[Optional[bool], Optional[np.ndarray]]:  # fmt: skip
     """CP-SAT's answer in ``limit`` seconds: ``(True, assignment)`` (summed against the
     capacities), ``(False, None)`` (INFEASIBLE: CP-SAT proved that no assignment of every
-    column exists) or ``(None, None)`` (undecided, or CP-SAT not loaded in time)."""
+    column exists) or ``(None, None)`` (undecided, or CP-SAT not loaded in time).
+    ``hint``: an agent per column (-1: none) CP-SAT starts its search from (a witness of a
+    neighbouring set: the deletion filter's sets differ by an item or two)."""
     from .._shared.milp.run import import_solver_until
 
     if limit < MIN_CPSAT:
@@ -262,6 +265,10 @@ def _cpsat_decide(weight: np.ndarray, capacity: np.ndarray,
         model.AddExactlyOne(x[i][j] for i in range(m))
     for i in range(m):
         model.Add(sum(int(weight[i, j]) * x[i][j] for j in range(k)) <= int(capacity[i]))
+    for j, a in enumerate(hint or ()):
+        if a >= 0:
+            for i in range(m):
+                model.AddHint(x[i][j], i == a)
     solver = cp.CpSolver()
     solver.parameters.max_time_in_seconds = left
     solver.parameters.num_workers = 1
@@ -324,7 +331,9 @@ class _Oracle:
         # 2.5 s for 0.15 s at load 13): a witness, or its proof of infeasibility (HiGHS
         # proved the same 30-item conflicts again in 0.4-0.8 s at load 10, past a solve
         # that took 7 ms), then HiGHS with what is left
-        fits, got = ((_cpsat_decide(w, self.capacity, min(CPSAT_SHARE * left, CPSAT_CAP)))
+        near = self.witnesses[0] if self.witnesses else {}
+        fits, got = (_cpsat_decide(w, self.capacity, min(CPSAT_SHARE * left, CPSAT_CAP),
+                                   [near.get(j, -1) for j in items])
                      if small else (None, None))  # fmt: skip
         if fits is False:
             self.certificates[tuple(items)] = "CP-SAT"
