@@ -16,7 +16,9 @@ claimed minimal. The search stops at a deadline (:func:`time.monotonic`) and say
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -26,6 +28,7 @@ __all__ = [
     "ConflictSearch",
     "minimal_conflict",
     "fix_deadline",
+    "fix_margin",
     "EXPLANATION_SCHEMA",
     "check_explanation",
 ]
@@ -135,6 +138,9 @@ class Explanation:
     conflict: Dict[str, Any] = field(default_factory=dict)
     oracle_calls: int = 0
     seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        _fixes_ended(float(self.seconds))
 
     def __str__(self) -> str:
         return self.sentence
@@ -295,9 +301,11 @@ def fix_deadline(started: float, time_limit: float) -> float:
     """When the search for the nearest fixes stops (a :func:`time.monotonic` instant).
 
     The conflict is the certificate; the fixes are help. They stop 0.9 of a tenth of the
-    budget (of 1 s at least) after the explanation started, or 0.2 s after the conflict was
-    found when the conflict took longer, never past the budget's end: an explanation then
-    costs its conflict plus a fraction of a second (issue 38: the solve's time plus 1 s).
+    budget (of 1 s at least) after the explanation started, earlier by the learnt margin
+    (:func:`fix_margin`: the recent explanations' last calls past their deadline) where the
+    0.1 s left before the target does not cover it, or 0.2 s after the conflict was found
+    when the conflict took longer, never past the budget's end: an explanation then costs
+    its conflict plus a fraction of a second (issue 38: the solve's time plus 1 s).
 
     Parameters
     ----------
@@ -319,7 +327,68 @@ def fix_deadline(started: float, time_limit: float) -> float:
     True
     """
     share = 0.9 * max(1.0, 0.1 * time_limit)
-    return min(started + time_limit, max(started + share, time.monotonic() + 0.2))
+    fixes = max(FIX_FLOOR * share, min(share, share / 0.9 - fix_margin()))
+    out = min(started + time_limit, max(started + fixes, time.monotonic() + 0.2))
+    _PENDING.fixes = (started, out)
+    return out
+
+
+#: How many recent explanations' lateness (:func:`fix_margin`) is remembered.
+FIX_MEMORY = 8
+
+#: The learnt margin is this many times the largest recent lateness.
+FIX_SAFETY = 1.5
+
+#: The fixes keep at least this share of their time whatever the margin.
+FIX_FLOOR = 0.5
+
+_LATE: deque[float] = deque(maxlen=FIX_MEMORY)
+_PENDING = threading.local()
+
+
+def fix_margin() -> float:
+    """The margin the fixes keep before the explanation's target (learnt, in seconds).
+
+    Each explanation that took a :func:`fix_deadline` records, when it is built, how far
+    past that deadline it ended (its last fix call's overrun: 0 when the fixes ended
+    before). The margin is :data:`FIX_SAFETY` times the second largest of the last
+    :data:`FIX_MEMORY` (the largest while only one is known; 0 before any: one slow call,
+    a process's first imports, does not cut the next eight explanations' fixes, a loaded
+    machine's repeated ones do): the fixes then stop ``margin`` before the
+    explanation's target (1 s after it started on the default budget), never later than
+    their 0.9 s nor earlier than :data:`FIX_FLOOR` of it. On a quiet machine the last
+    calls end within the 0.1 s the 0.9 s leaves, and nothing changes; under load a slow
+    last call (0.1-0.3 s at loads past 15) moves the next explanations' fixes earlier, and
+    the margin falls back once quick calls fill the memory again.
+
+    Returns
+    -------
+    float
+        Seconds.
+
+    Examples
+    --------
+    >>> fix_margin() >= 0.0
+    True
+    """
+    late = sorted(_LATE, reverse=True)
+    return FIX_SAFETY * (late[1] if len(late) > 1 else late[0] if late else 0.0)
+
+
+def _fixes_ended(seconds: float) -> None:
+    """Record an explanation's lateness past its fixes' deadline (:func:`fix_margin`),
+    when it is the one that took that deadline (started ``seconds`` ago, within 50 ms of
+    the deadline's start: an explanation built by hand, or one whose fixes were skipped,
+    records nothing)."""
+    pending = getattr(_PENDING, "fixes", None)
+    if pending is None:
+        return
+    now = time.monotonic()
+    started, deadline = pending
+    if abs((now - seconds) - started) > 0.05:
+        return
+    _PENDING.fixes = None
+    _LATE.append(max(0.0, now - deadline))
 
 
 def _schema() -> Any:

@@ -9,9 +9,10 @@ item must be assigned, within the agents' capacities) with an
 :class:`~coalloc._shared.explain.Explanation`:
 
 * **the conflict**: a set of items that cannot all be assigned within the agents'
-  capacities. It is *sound* (an exact model, HiGHS through SciPy, finds the set alone
-  infeasible, or a cheap certificate does: an item heavier than every agent's capacity, the
-  count bound, the volume bound) and *minimal* (dropping any one item lets the rest fit,
+  capacities. It is *sound* (an exact model, OR-Tools CP-SAT or else HiGHS through SciPy,
+  finds the set alone infeasible: ``certificate`` "CP-SAT" or "exact"; or a cheap
+  certificate does: an item heavier than every agent's capacity, the count bound, the
+  volume bound) and *minimal* (dropping any one item lets the rest fit,
   each drop proved by an assignment that fits), or it says which of the two it could not
   establish in its budget;
 * **the nearest requests that fit**: the fewest items to drop (the most items that can be
@@ -22,8 +23,8 @@ item must be assigned, within the agents' capacities) with an
 The search (:func:`coalloc._shared.explain.minimal_conflict`) is a chunked deletion filter
 over the items, heaviest last; the feasibility oracle tries, in order, the cheap
 certificates, a first-fit-decreasing assignment (a witness of feasibility), repairs of
-its last witnesses, the regret greedy and CP-SAT (witnesses too, up to 5,000 agents x
-items) and the exact model with the time left.
+its last witnesses, the regret greedy, CP-SAT (a witness or a proof of infeasibility, up to
+5,000 agents x items) and HiGHS's exact model with the time left.
 
 Why over 800 lines: the GAP's and load sharing's explanations share the oracle and its
 witnesses; the witness searches added for issue 38's solve + 1 s took it past 800, and
@@ -237,15 +238,26 @@ def _cpsat_witness(weight: np.ndarray, capacity: np.ndarray,
     """An assignment of every column of ``weight`` within ``capacity`` found by CP-SAT in
     ``limit`` seconds (one worker, its import included), or None (none found: no proof).
     The answer is summed against the capacities before it is returned."""
+    return _cpsat_decide(weight, capacity, limit)[1]
+
+
+def _cpsat_decide(weight: np.ndarray, capacity: np.ndarray, limit: float,
+                  hint: Optional[List[int]] = None,
+                  ) -> Tuple[Optional[bool], Optional[np.ndarray]]:  # fmt: skip
+    """CP-SAT's answer in ``limit`` seconds: ``(True, assignment)`` (summed against the
+    capacities), ``(False, None)`` (INFEASIBLE: CP-SAT proved that no assignment of every
+    column exists) or ``(None, None)`` (undecided, or CP-SAT not loaded in time).
+    ``hint``: an agent per column (-1: none) CP-SAT starts its search from (a witness of a
+    neighbouring set: the deletion filter's sets differ by an item or two)."""
     from .._shared.milp.run import import_solver_until
 
     if limit < MIN_CPSAT:
-        return None
+        return None, None
     end = time.perf_counter() + limit
     cp = import_solver_until("cpsat", end)
     left = end - time.perf_counter()
     if cp is None or left < MIN_CPSAT:
-        return None
+        return None, None
     m, k = weight.shape
     model = cp.CpModel()
     x = [[model.NewBoolVar(f"x{i}_{j}") for j in range(k)] for i in range(m)]
@@ -253,16 +265,23 @@ def _cpsat_witness(weight: np.ndarray, capacity: np.ndarray,
         model.AddExactlyOne(x[i][j] for i in range(m))
     for i in range(m):
         model.Add(sum(int(weight[i, j]) * x[i][j] for j in range(k)) <= int(capacity[i]))
+    for j, a in enumerate(hint or ()):
+        if a >= 0:
+            for i in range(m):
+                model.AddHint(x[i][j], i == a)
     solver = cp.CpSolver()
     solver.parameters.max_time_in_seconds = left
     solver.parameters.num_workers = 1
-    if solver.Solve(model) not in (cp.OPTIMAL, cp.FEASIBLE):
-        return None
+    status = solver.Solve(model)
+    if status == cp.INFEASIBLE:
+        return False, None
+    if status not in (cp.OPTIMAL, cp.FEASIBLE):
+        return None, None
     out = np.array([next(i for i in range(m) if solver.Value(x[i][j])) for j in range(k)],
                    dtype=np.int64)  # fmt: skip
     load = np.zeros(m)
     np.add.at(load, out, weight[out, np.arange(k)])
-    return out if np.all(load <= capacity) else None
+    return (True, out) if np.all(load <= capacity) else (None, None)
 
 
 #: The most items a witness repair (:func:`_repair`) places; the witnesses kept.
@@ -307,11 +326,18 @@ class _Oracle:
         left = self.deadline - time.monotonic()
         if left <= 0:
             return None
-        # CP-SAT for a witness first, for a while (on the 5x40 benchmark HiGHS took 0.6-3.0
-        # s for witnesses CP-SAT found in 0.1-0.3 s, and a short time limit does not stop
-        # HiGHS: 2.5 s for 0.15 s at load 13), then HiGHS with what is left (its proofs)
-        got = (_cpsat_witness(w, self.capacity, min(CPSAT_SHARE * left, CPSAT_CAP))
-               if small else None)  # fmt: skip
+        # CP-SAT first, for a while (on the 5x40 benchmark HiGHS took 0.6-3.0 s for
+        # witnesses CP-SAT found in 0.1-0.3 s, and a short time limit does not stop HiGHS:
+        # 2.5 s for 0.15 s at load 13): a witness, or its proof of infeasibility (HiGHS
+        # proved the same 30-item conflicts again in 0.4-0.8 s at load 10, past a solve
+        # that took 7 ms), then HiGHS with what is left
+        near = self.witnesses[0] if self.witnesses else {}
+        fits, got = (_cpsat_decide(w, self.capacity, min(CPSAT_SHARE * left, CPSAT_CAP),
+                                   [near.get(j, -1) for j in items])
+                     if small else (None, None))  # fmt: skip
+        if fits is False:
+            self.certificates[tuple(items)] = "CP-SAT"
+            return False
         if got is not None:
             return self._keep({j: int(i) for j, i in zip(items, got)})
         left = self.deadline - time.monotonic()
@@ -500,7 +526,8 @@ def explain_gap(instance: GapInstance, *, time_limit: float = 10.0) -> Optional[
     need = w[:, conflict].min(axis=0)
     resources = tuple(f"capacity of agent {i} ({int(b[i])})" for i in range(instance.m))
     fix = "; or ".join(r.sentence for r in relaxations if r.checked and r.cost > 0)
-    how = {"exact": "an exact model proves it", "fits-nowhere": "an item is heavier than every "
+    how = {"exact": "an exact model proves it", "CP-SAT": "an exact model (CP-SAT) proves it",
+           "fits-nowhere": "an item is heavier than every "
            "agent's capacity", "count bound": "the agents cannot hold that many of them (count "
            "bound)", "volume bound": "their lightest weights exceed the agents' total capacity"
            }.get(proof, "not proved in the time given")  # fmt: skip
@@ -544,18 +571,21 @@ SEARCH_CELLS = 2_000
 EXTRA_DROPS = 8
 
 
-def _bfd(size: np.ndarray, capacity: np.ndarray) -> bool:
-    """Whether best-fit decreasing packs jobs of ``size`` onto nodes of ``capacity``: each
-    job, largest first, onto the node it leaves the least room on (a witness when True)."""
+def _bfd(size: np.ndarray, capacity: np.ndarray) -> Optional[np.ndarray]:
+    """Best-fit decreasing: each job of ``size``, largest first, onto the node of
+    ``capacity`` it leaves the least room on. Returns the node of each job (a witness), or
+    None when a job fits no node."""
     left = capacity.astype(np.float64).copy()
+    where = np.full(size.size, -1, dtype=np.int64)
     for j in np.argsort(-size, kind="stable"):
         room = left - size[j]
         room[room < 0] = np.inf
         i = int(np.argmin(room))
         if not np.isfinite(room[i]):
-            return False
+            return None
         left[i] = room[i]
-    return True
+        where[j] = i
+    return where
 
 
 #: The reserves :func:`_fill` tries, in typical jobs left room for before a bin's last pair.
@@ -614,18 +644,38 @@ def _fill(size: np.ndarray, capacity: np.ndarray, reserve: float) -> Optional[np
     return out
 
 
+def _packing(size: np.ndarray, capacity: np.ndarray) -> Optional[np.ndarray]:
+    """A packing witness (the node of each job): best-fit or first-fit decreasing, else
+    :func:`_fill`; None when none is found."""
+    where = _bfd(size, capacity)
+    if where is None:
+        where = _ffd(np.tile(size, (capacity.size, 1)), capacity)
+    if where is not None:
+        return where
+    for r in FILL_RESERVES:
+        where = _fill(size, capacity, r)
+        if where is not None:
+            return where
+    return None
+
+
 def _packs(size: np.ndarray, capacity: np.ndarray) -> bool:
-    """A packing witness: best-fit or first-fit decreasing, else :func:`_fill`."""
-    if _bfd(size, capacity) or _ffd(np.tile(size, (capacity.size, 1)), capacity) is not None:
-        return True
-    return any(_fill(size, capacity, r) is not None for r in FILL_RESERVES)
+    """Whether :func:`_packing` finds a packing witness."""
+    return _packing(size, capacity) is not None
 
 
 def _volume_drop(size: np.ndarray, b: np.ndarray, deadline: float) -> Optional[Relaxation]:
     """The jobs to hold back when the load exceeds the total capacity: the largest, as few
     as the volume allows (``k``: fewer jobs remove less than the excess, whichever they
     are, so ``k`` is a lower bound), then one more at a time until the rest packs (a
-    best-fit or first-fit witness); proved the fewest when ``k`` is enough."""
+    best-fit, first-fit or :func:`_fill` witness); proved the fewest when ``k`` is enough.
+
+    The fix carries its witness, ``changes["placement"]``: the node of every job (-1 for
+    those held back). The packing is often tight (the fewest leave a few units of room on
+    100,000: :func:`_fill`'s pairs end 2e-6 from a node's capacity), and the family's
+    solvers, which the sentence's reader would run on the changed problem, need not find
+    it (the default portfolio left 10.9 waiting on such a case of the benchmark, the exact
+    method decided nothing in 30 s): the placement is the fix's proof and its answer."""
     order = np.argsort(-size, kind="stable")
     excess = float(size.sum() - b.sum())
     k = int(np.searchsorted(np.cumsum(size[order]), excess, side="left")) + 1
@@ -636,10 +686,15 @@ def _volume_drop(size: np.ndarray, b: np.ndarray, deadline: float) -> Optional[R
         drop = sorted(int(j) for j in order[: k + extra])
         keep = np.ones(size.size, dtype=bool)
         keep[drop] = False
-        if _packs(size[keep], b):
-            return Relaxation(kind="drop_items", sentence=f"hold back {_names(drop, 'job')}",
-                              changes={"drop_items": drop}, cost=float(len(drop)),
-                              optimal=extra == 0, checked=True)  # fmt: skip
+        where = _packing(size[keep], b)
+        if where is not None:
+            placement = np.full(size.size, -1, dtype=np.int64)
+            placement[keep] = where
+            return Relaxation(kind="drop_items", sentence=f"hold back {_names(drop, 'job')} "
+                              f"(the rest then fit: the fix lists the node of each)",
+                              changes={"drop_items": drop, "placement": placement.tolist()},
+                              cost=float(len(drop)), optimal=extra == 0,
+                              checked=True)  # fmt: skip
     return None
 
 
@@ -648,7 +703,7 @@ def _pack_check(w: np.ndarray, b: np.ndarray, keep: np.ndarray, limit: float) ->
     else the exact model where it can decide (:data:`SEARCH_CELLS`; above, False: the fix
     is then not claimed checked, rather than HiGHS running out the fixes' time)."""
     sub = w[:, keep]
-    if _bfd(sub[0], b) or _ffd(sub, b) is not None:
+    if _bfd(sub[0], b) is not None or _ffd(sub, b) is not None:
         return True
     if sub.size > SEARCH_CELLS or limit <= 0:
         return False
@@ -788,7 +843,8 @@ def explain_share(problem: Any, *, time_limit: float = 10.0) -> Optional[Explana
         relax = [r for r in (quick or _drop_items(w_all, b, middle, _pack_check, "job"),
                              _raise_capacity(w_all, b, deadline, _pack_check, "node"))
                  if r is not None]  # fmt: skip
-    how = {"exact": "an exact packing model proves it", "fits-nowhere": "a job is larger "
+    how = {"exact": "an exact packing model proves it",
+           "CP-SAT": "an exact packing model (CP-SAT) proves it", "fits-nowhere": "a job is larger "
            "than every node", "count bound": "the nodes cannot hold that many of them",
            "volume bound": "their sizes exceed the nodes' total capacity"}.get(
         proof, "not proved in the time given")  # fmt: skip
