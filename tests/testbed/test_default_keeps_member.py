@@ -165,3 +165,29 @@ def test_an_error_in_the_strategies_stops_the_annealer_beside_them(monkeypatch):
     assert len(started) == 1 and started[0] is not None
     assert not started[0].thread.is_alive()
     assert started[0].box["out"]["stopped"]
+
+
+@pytest.mark.parametrize("pair, seed", [(BIG, 0), (UGLY, 1)], ids=["test_big-0", "test_ugly-1"])
+def test_strategies_stopped_at_the_deadline_keep_the_annealer_beside_them(
+    pair, seed, monkeypatch
+):
+    """The paper's strategies stopped by the deadline (their kernel returns ``stopped``
+    without an error; here at once, under a limit no run reaches: load-proof) raise the
+    time limit's stop only after the annealer beside them, which shares that deadline, was
+    heard: its mapping is the answer, as good as the ``anneal`` method's alone. (A kernel
+    stops at its copy of the deadline a moment before the shared clock agrees; the annealer
+    must not be cancelled as for Ctrl-C then.)"""
+    top, ptop = _read(pair)
+    alone = tb.assign(top, ptop, "anneal", seed=seed)
+    _verified(top, ptop, alone)
+
+    def strategies(pr, **kw):
+        return {"where": None, "routing": None, "score": None, "failure": None,
+                "solutions": 0, "exchanges": 0, "stopped": True, "error": None}  # fmt: skip
+
+    monkeypatch.setattr(ap, "assign_plus", strategies)
+    d = tb.assign(top, ptop, seed=seed, time_limit=600)
+    assert d.status in ("time_limit", "optimal")
+    _verified(top, ptop, d)
+    assert d.interswitch_bandwidth <= alone.interswitch_bandwidth
+    assert d.params["portfolio"] == "anneal"

@@ -15,7 +15,7 @@ import numpy as np
 from ..._shared import interrupt
 from ..._shared.constraints import checked
 from ..._shared.docs import filled
-from ..._shared.params import backend_name, choice, offer_incumbent, time_up
+from ..._shared.params import backend_name, choice, offer_incumbent
 from ..._shared.seeding import kernel_seed
 from .. import _anneal
 from ..anneal import (
@@ -436,13 +436,12 @@ def _exact_candidate(best: _Incumbent, seed):
 def _early_answer(pr, scoring: str, exchange: bool, backend: str, offer) -> dict:
     """Under a time limit, a first answer soon: the paper's strategies (no trunk-aware
     exchange: 0.3-0.9 s on an 800-node ring onto 2,000 PCs where the default's strategies
-    take about 7 s), offered (``offer``) before the default's own."""
+    take about 7 s), offered (``offer``) before the default's own. A stop (``stopped``) is
+    left to the caller to raise, after the annealer beside them was heard."""
     early = assign_plus(pr, scoring=scoring, use_exchange=exchange, backend=backend)
     if early["where"] is not None:
         offer(early["where"], early["routing"], label="assign+ (paper's strategies)",
               score=early["score"])  # fmt: skip
-    if early.get("stopped"):
-        raise_stop(early)
     return early
 
 
@@ -643,13 +642,17 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
         beside = _beside(pr, seed, backend)  # assign's annealer, beside the strategies
         try:
             early = _early_answer(pr, scoring, bool(exchange), backend, offer)
-        except BaseException:
+        except BaseException:  # (Ctrl-C, a scope's error, a failure: the annealer stops now)
             if beside is not None:
-                if time_up():  # the annealer stops at the same deadline: keep its answer
-                    _anneal_member(pr, {"where": None}, seed, backend, counters, offer,
-                                   beside)  # fmt: skip
-                beside.cancel()  # (Ctrl-C, an error: stopped now)
+                beside.cancel()
             raise
+        if early.get("stopped"):  # the strategies' kernel stopped
+            if beside is not None:
+                if early.get("error") is None:  # at the deadline, which the annealer shares
+                    _anneal_member(pr, {"where": None}, seed, backend, counters, offer,
+                                   beside)  # fmt: skip (raises its stop when stopped)
+                beside.cancel()  # (Ctrl-C, a scope's error: stopped now)
+            raise_stop(early)
         annealed = _anneal_member(pr, early, seed, backend, counters, offer, beside)
     out = assign_plus(
         pr,
