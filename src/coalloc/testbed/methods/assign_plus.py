@@ -15,7 +15,7 @@ import numpy as np
 from ..._shared import interrupt
 from ..._shared.constraints import checked
 from ..._shared.docs import filled
-from ..._shared.params import backend_name, choice, offer_incumbent
+from ..._shared.params import _TimeLimitReached, backend_name, choice, offer_incumbent
 from ..._shared.seeding import kernel_seed
 from .. import _anneal
 from ..anneal import (
@@ -248,7 +248,8 @@ def _scarce_move(pr: Problem, where: np.ndarray) -> Optional[np.ndarray]:
 def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
                backend: str, available=None, exact_nodes: int = 0,
                offer: Optional[Callable[..., None]] = None,
-               annealed: Optional[dict] = None) -> tuple:  # fmt: skip
+               annealed: Optional[dict] = None,
+               beside: Optional[_BesideAnneal] = None) -> tuple:  # fmt: skip
     """The default's improvement of assign+'s mapping ``first``: a quick anneal seeded
     from it, assign's annealer (the ``"anneal"`` method, same seed), and the exact method
     on small experiments; the best candidate by ``(unmet soft desires, inter-switch
@@ -261,7 +262,8 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
     incumbent); a kernel stopped by the deadline (or Ctrl-C) raises its stop after its best
     mapping was considered and offered. ``annealed``: assign's annealer's output when it
     already ran (under a time limit, straight after the paper's strategies), considered
-    instead of running it again.
+    instead of running it again; ``beside``: the annealer running in a thread since before
+    the strategies (:class:`_BesideAnneal`), heard where the untimed order runs it.
 
     Returns ``(where, routing, key, label, exact result or None)``.
     """
@@ -270,19 +272,25 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
     # default must be at least as good as it at the same budget. After the quick anneal and
     # the moves (10-20 ms more, 5x that under a load of 10 on 2 cores) it started so late that
     # at 0.05 s it was cut before its 200 on test_big onto Utah 2000 (the default gave 300 or
-    # 400 where "anneal" alone gave 200, issue 36 item 4). assign_plus_method now runs it
-    # before the default's own strategies too (``annealed``: :func:`_anneal_member`).
-    # Untimed, the order (and so every answer) is as before.
+    # 400 where "anneal" alone gave 200, issue 36 item 4). assign_plus_method now starts it
+    # before all the strategies, in a thread beside them and the steps below (``beside``,
+    # heard where the untimed order runs it), or with the NumPy twin straight after the
+    # paper's strategies (``annealed``). Untimed, the order (and so every answer) is as before.
     timed = kernel_deadline() is not None
     if annealed is not None:
         _annealed_candidate(best, annealed)
-    elif timed:
+    elif timed and beside is None:
         _full_anneal(best, seed, backend, counters)
     _quick_anneal(best, first, seed, backend, counters)
     _moves(best)
     if best.key[0] > 0:  # a soft desire unmet: the strategies with offered desires made hard
         _offered_desires(best, available, backend)
-    if not timed:
+    if beside is not None:  # running since before the strategies: heard here
+        an = beside.hear(pr, counters)
+        _annealed_candidate(best, an)
+        if an["stopped"]:
+            raise_stop(an)
+    elif not timed:
         _full_anneal(best, seed, backend, counters)
     exact = None
     if pr.nv <= exact_nodes and best.key[1] > 0 and _not_exact_for(pr) is None:
@@ -447,8 +455,10 @@ def _early_answer(pr, scoring: str, exchange: bool, backend: str, offer) -> dict
 
 class _BesideAnneal:
     """assign's annealer (the ``"anneal"`` method's kernel call: same seed, same schedule,
-    same deadline) run in a thread of its own, beside the paper's strategies, under a time
-    limit and with the compiled kernel (which runs without the GIL).
+    same deadline) run in a thread of its own under a time limit, with the compiled kernel
+    (which runs without the GIL), beside the strategies and the portfolio's other steps
+    (which the calling thread runs meanwhile, as before: the default's own strategies gave
+    400 on test_big where the paper's gave 600).
 
     Started before the strategies, it anneals from the same instant as the ``"anneal"``
     method alone would, so that its answer at the deadline is that method's, whatever the
@@ -461,7 +471,7 @@ class _BesideAnneal:
     thread: :meth:`result` hands the output to the caller.
     """
 
-    __slots__ = ("thread", "flag", "scope_flag", "box")
+    __slots__ = ("thread", "flag", "scope_flag", "box", "heard")
 
     def __init__(self, pr: Problem, seed) -> None:
         data = kernel_data(pr)
@@ -470,6 +480,7 @@ class _BesideAnneal:
         self.flag = array.array("i", [0])
         params = dict(ANNEAL_DEFAULTS, deadline=interrupt.KernelDeadline(mine.ns, self.flag))
         self.box: Dict[str, Any] = {}
+        self.heard = False
         seed64 = int(kernel_seed(seed)) & ((1 << 64) - 1)
 
         def work() -> None:
@@ -482,9 +493,28 @@ class _BesideAnneal:
         self.thread.start()
 
     def cancel(self) -> None:
-        """Stop the annealer now (its flag) and wait for the thread."""
+        """Stop the annealer now (its flag) and wait for the thread; nothing to hear."""
         self.flag[0] = 1
+        self.heard = True
         self.thread.join()
+
+    def hear(self, pr: Problem, counters: dict,
+             offer: Optional[Callable[..., None]] = None) -> dict:  # fmt: skip
+        """:meth:`result`, its mapping routed (``routing``; ``valid`` false when it does
+        not route) and, with ``offer``, offered; ``counters["anneal_moves"]`` set."""
+        an = self.result()
+        self.heard = True
+        counters["anneal_moves"] = int(an["moves"])
+        an["routing"] = None
+        if an["valid"]:
+            rt = route(pr, an["where"])
+            if rt.failure is None:
+                an["routing"] = rt
+                if offer is not None:
+                    offer(an["where"], rt, label="anneal")
+            else:
+                an["valid"] = False
+        return an
 
     def result(self) -> dict:
         """Wait for the annealer (it stops by itself at the deadline); its output, as
@@ -514,40 +544,34 @@ def _beside(pr: Problem, seed, backend: str) -> Optional[_BesideAnneal]:
     return _BesideAnneal(pr, seed)
 
 
+def _gains(pr: Problem, early: dict) -> bool:
+    """May assign's annealer improve on the paper's strategies' answer ``early``? Yes when
+    they found none, or it sends bandwidth across switches, or leaves a soft desire unmet."""
+    if early["where"] is None:
+        return True
+    if early["routing"].interswitch_bandwidth > 0:
+        return True
+    mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in np.asarray(early["where"]).tolist()]))
+    return unmet_desires(pr.top, pr.ptop, mapping) > 0
+
+
 def _anneal_member(pr: Problem, early: dict, seed, backend: str, counters: dict,
-                   offer: Callable[..., None],
-                   beside: Optional[_BesideAnneal] = None) -> Optional[dict]:  # fmt: skip
-    """Under a time limit, assign's annealer (the ``"anneal"`` method: same seed, same
-    schedule) beside (``beside``, a thread started before them) or straight after the
-    paper's strategies (``early``), where a mapping may gain from it (none yet, or
-    bandwidth across switches, or a soft desire unmet); its mapping offered (``offer``)
-    when better. Returns its output (with ``routing``), or None where it did not run or was
-    cancelled (nothing to gain, or a virtual node without candidates).
+                   offer: Callable[..., None]) -> Optional[dict]:  # fmt: skip
+    """Under a time limit without a thread for it (``backend="numpy"``), assign's annealer
+    (the ``"anneal"`` method: same seed, same schedule) straight after the paper's
+    strategies (``early``), where it may gain (:func:`_gains`); its mapping offered
+    (``offer``) when better. Returns its output (with ``routing``), or None where it did
+    not run (nothing to gain, or a virtual node without candidates).
 
     It used to run after the default's own strategies, which take 1-20 ms on Emulab's
     ``test_big`` and about 7 s on an 800-node ring onto 2,000 PCs: at a small budget the
     default then found less than ``"anneal"`` alone at the same budget and seed, or nothing
-    (issue 36 item 4). The deterministic schedule makes its answer a function of the time it
-    is given, so it now starts as early as the method alone does.
+    (issue 36 item 4). With the compiled kernel it runs beside them
+    (:class:`_BesideAnneal`).
     """
-    gain = True
-    if early["where"] is not None:
-        rt = early["routing"]
-        gain = rt.interswitch_bandwidth > 0
-        if not gain:
-            mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in np.asarray(
-                early["where"]).tolist()]))  # fmt: skip
-            gain = unmet_desires(pr.top, pr.ptop, mapping) > 0
-    if not gain:
-        if beside is not None:
-            beside.cancel()
+    if not _gains(pr, early) or any(not c for c in pr.cand):
         return None
-    if beside is not None:
-        an = beside.result()
-    elif any(not c for c in pr.cand):
-        return None
-    else:
-        an = run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend)
+    an = run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend)
     counters["anneal_moves"] = int(an["moves"])
     an["routing"] = None
     if an["valid"]:
@@ -560,6 +584,38 @@ def _anneal_member(pr: Problem, early: dict, seed, backend: str, counters: dict,
     if an["stopped"]:
         raise_stop(an)
     return an
+
+
+class _Hearing:
+    """The annealer beside the strategies (``beside``, a :class:`_BesideAnneal` or None)
+    heard or stopped however the call ends: at the time limit's stop its mapping is
+    considered and offered (``offer``) before the stop goes on (it shares the deadline, so
+    it has stopped or is about to); on any other exception (Ctrl-C, a scope's error, a
+    failure) and on a return that did not hear it, it is cancelled. The call never returns
+    with its thread running."""
+
+    __slots__ = ("beside", "pr", "counters", "offer")
+
+    def __init__(self, pr: Problem, counters: dict, offer: Callable[..., None]) -> None:
+        self.beside: Optional[_BesideAnneal] = None
+        self.pr, self.counters, self.offer = pr, counters, offer
+
+    def live(self) -> Optional[_BesideAnneal]:
+        """The annealer when it was started and is not yet heard nor cancelled."""
+        b = self.beside
+        return b if b is not None and not b.heard else None
+
+    def __enter__(self) -> _Hearing:
+        return self
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        b = self.live()
+        if b is not None:
+            if kind is not None and issubclass(kind, _TimeLimitReached):
+                b.hear(self.pr, self.counters, self.offer)
+            else:
+                b.cancel()
+        return False
 
 
 def _better_of(early: Optional[dict], out: dict) -> dict:
@@ -638,83 +694,82 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
         offer_incumbent(lambda: _result(pr, report, w, rt, score=score))  # fmt: skip
 
     early = annealed = None
-    if fallback and timed:
-        beside = _beside(pr, seed, backend)  # assign's annealer, beside the strategies
-        try:
+    with _Hearing(pr, counters, offer) as hearing:
+        if fallback and timed:
+            # assign's annealer in a thread, beside the strategies (compiled kernel only)
+            hearing.beside = _beside(pr, seed, backend)
             early = _early_answer(pr, scoring, bool(exchange), backend, offer)
-        except BaseException:  # (Ctrl-C, a scope's error, a failure: the annealer stops now)
-            if beside is not None:
-                beside.cancel()
-            raise
-        if early.get("stopped"):  # the strategies' kernel stopped
-            if beside is not None:
-                if early.get("error") is None:  # at the deadline, which the annealer shares
-                    _anneal_member(pr, {"where": None}, seed, backend, counters, offer,
-                                   beside)  # fmt: skip (raises its stop when stopped)
-                beside.cancel()  # (Ctrl-C, a scope's error: stopped now)
-            raise_stop(early)
-        annealed = _anneal_member(pr, early, seed, backend, counters, offer, beside)
-    out = assign_plus(
-        pr,
-        scoring=scoring,
-        memory=memory,
-        use_exchange=bool(exchange),
-        backend=backend,
-        trunk_aware=bool(fallback),
-        strategies=ALL_STRATEGIES if fallback else STRATEGIES,
-        pack=bool(fallback),
-    )
-    counters.update(solutions=out.get("solutions", 0), exchanges=out.get("exchanges", 0))
-    t2 = time.perf_counter()
-    if out["where"] is not None:
-        offer(out["where"], out["routing"], score=out["score"])
-    if out.get("stopped"):
-        raise_stop(out)
-    out = _better_of(early, out)
-    fail = out["failure"] or {}
-    provably = fail.get("constraint") in ("no_candidate", "fixed") or "needed" in fail
-    if out["where"] is None and fallback and not provably:
-        if annealed is not None:  # (run already, under the time limit: the same run)
-            an = annealed
-        else:
-            an = run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend)
-        params["fallback_used"] = True
-        counters.update({k: an[k] for k in ("moves", "temperatures")})
-        if an["valid"]:
-            rt = route(pr, an["where"])
-            if rt.failure is None:
-                if an["stopped"]:
-                    offer(an["where"], rt, label="anneal", score=an["score"])
-                    raise_stop(an)
-                spent = {"setup": t1 - t0, "search": t2 - t1, "fallback": time.perf_counter() - t2}
-                report = _Report(method_name, seed, params, t0, spent, counters)
-                return _result(pr, report, an["where"], rt,
-                               score=an["score"],
-                               message=f"mapped {pr.nv} nodes by the annealing fallback "
-                                       f"(assign+: {reason_text(out['failure'])})")  # fmt: skip
-        if an["stopped"]:
-            raise_stop(an)
-    if out["where"] is not None and fallback:  # the default: the portfolio
-        where, rt, key, label, exact = _portfolio(
-            pr, seed, out, params, counters, backend, available, exact_nodes,
-            offer=lambda w, r, k, lab: offer(w, r, key=k, label=lab), annealed=annealed,
-        )  # fmt: skip
-        params["portfolio"] = label
-        params["unmet_desires"] = key[0]
-        status, bound, msg = None, None, ""
-        if exact is not None:
-            params["exact_status"] = exact.status
-            if exact.status == "optimal" and exact.bound is not None:
-                bound = float(exact.bound)
-                # proven: no mapping crosses less bandwidth (settle makes it "optimal")
-        spent = {"setup": t1 - t0, "search": t2 - t1, "portfolio": time.perf_counter() - t2}
+            if early.get("stopped"):
+                raise_stop(early)  # (_Hearing hears the annealer first at the deadline)
+            if hearing.beside is None:
+                annealed = _anneal_member(pr, early, seed, backend, counters, offer)
+            elif not _gains(pr, early):
+                hearing.beside.cancel()
+        out = assign_plus(
+            pr,
+            scoring=scoring,
+            memory=memory,
+            use_exchange=bool(exchange),
+            backend=backend,
+            trunk_aware=bool(fallback),
+            strategies=ALL_STRATEGIES if fallback else STRATEGIES,
+            pack=bool(fallback),
+        )
+        counters.update(solutions=out.get("solutions", 0), exchanges=out.get("exchanges", 0))
+        t2 = time.perf_counter()
+        if out["where"] is not None:
+            offer(out["where"], out["routing"], score=out["score"])
+        if out.get("stopped"):
+            raise_stop(out)
+        out = _better_of(early, out)
+        fail = out["failure"] or {}
+        provably = fail.get("constraint") in ("no_candidate", "fixed") or "needed" in fail
+        if out["where"] is None and fallback and not provably:
+            if hearing.live() is not None:  # (the same run, beside the strategies)
+                an = hearing.beside.hear(pr, counters)
+            elif annealed is not None:  # (run already, under the time limit: the same run)
+                an = annealed
+            else:
+                an = run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend)
+            params["fallback_used"] = True
+            counters.update({k: an[k] for k in ("moves", "temperatures")})
+            if an["valid"]:
+                rt = route(pr, an["where"])
+                if rt.failure is None:
+                    if an["stopped"]:
+                        offer(an["where"], rt, label="anneal", score=an["score"])
+                        raise_stop(an)
+                    spent = {"setup": t1 - t0, "search": t2 - t1,
+                             "fallback": time.perf_counter() - t2}  # fmt: skip
+                    report = _Report(method_name, seed, params, t0, spent, counters)
+                    return _result(pr, report, an["where"], rt,
+                                   score=an["score"],
+                                   message=f"mapped {pr.nv} nodes by the annealing fallback "
+                                           f"(assign+: {reason_text(out['failure'])})")  # fmt: skip
+            if an["stopped"]:
+                raise_stop(an)
+        if out["where"] is not None and fallback:  # the default: the portfolio
+            where, rt, key, label, exact = _portfolio(
+                pr, seed, out, params, counters, backend, available, exact_nodes,
+                offer=lambda w, r, k, lab: offer(w, r, key=k, label=lab), annealed=annealed,
+                beside=hearing.live(),
+            )  # fmt: skip
+            params["portfolio"] = label
+            params["unmet_desires"] = key[0]
+            status, bound, msg = None, None, ""
+            if exact is not None:
+                params["exact_status"] = exact.status
+                if exact.status == "optimal" and exact.bound is not None:
+                    bound = float(exact.bound)
+                    # proven: no mapping crosses less bandwidth (settle makes it "optimal")
+            spent = {"setup": t1 - t0, "search": t2 - t1, "portfolio": time.perf_counter() - t2}
+            report = _Report(method_name, seed, params, t0, spent, counters)
+            return _result(pr, report, where, rt,
+                           score=key[3] if math.isfinite(key[3]) else None, status=status,
+                           bound=bound, message=msg)  # fmt: skip
+        spent = {"setup": t1 - t0, "search": time.perf_counter() - t1}
         report = _Report(method_name, seed, params, t0, spent, counters)
-        return _result(pr, report, where, rt,
-                       score=key[3] if math.isfinite(key[3]) else None, status=status,
-                       bound=bound, message=msg)  # fmt: skip
-    spent = {"setup": t1 - t0, "search": time.perf_counter() - t1}
-    report = _Report(method_name, seed, params, t0, spent, counters)
-    return _result(pr, report, out["where"], out["routing"],
-                   score=out["score"], failure=out["failure"],
-                   message="" if out["where"] is not None else
-                   f"assign+ found no mapping: {reason_text(out['failure'])}")  # fmt: skip
+        return _result(pr, report, out["where"], out["routing"],
+                       score=out["score"], failure=out["failure"],
+                       message="" if out["where"] is not None else
+                       f"assign+ found no mapping: {reason_text(out['failure'])}")  # fmt: skip
