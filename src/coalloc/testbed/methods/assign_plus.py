@@ -4,16 +4,20 @@ made hard, assign's annealer, the exact method on small experiments) sharing one
 
 from __future__ import annotations
 
+import array
 import math
+import threading
 import time
 from typing import Any, Callable, Dict, Mapping, Optional
 
 import numpy as np
 
+from ..._shared import interrupt
 from ..._shared.constraints import checked
 from ..._shared.docs import filled
-from ..._shared.params import backend_name, choice, offer_incumbent
+from ..._shared.params import _TimeLimitReached, backend_name, choice, offer_incumbent
 from ..._shared.seeding import kernel_seed
+from .. import _anneal
 from ..anneal import (
     ANNEAL_DEFAULTS,
     kernel_data,
@@ -243,7 +247,9 @@ def _scarce_move(pr: Problem, where: np.ndarray) -> Optional[np.ndarray]:
 
 def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
                backend: str, available=None, exact_nodes: int = 0,
-               offer: Optional[Callable[..., None]] = None) -> tuple:  # fmt: skip
+               offer: Optional[Callable[..., None]] = None,
+               annealed: Optional[dict] = None,
+               beside: Optional[_BesideAnneal] = None) -> tuple:  # fmt: skip
     """The default's improvement of assign+'s mapping ``first``: a quick anneal seeded
     from it, assign's annealer (the ``"anneal"`` method, same seed), and the exact method
     on small experiments; the best candidate by ``(unmet soft desires, inter-switch
@@ -254,30 +260,54 @@ def _portfolio(pr: Problem, seed, first: dict, params: dict, counters: dict,
 
     ``offer(where, routing, key, label)`` is called with each new best (the time limit's
     incumbent); a kernel stopped by the deadline (or Ctrl-C) raises its stop after its best
-    mapping was considered and offered.
+    mapping was considered and offered. ``annealed``: assign's annealer's output when it
+    already ran (under a time limit, straight after the paper's strategies), considered
+    instead of running it again; ``beside``: the annealer running in a thread since before
+    the strategies (:class:`_BesideAnneal`), heard where the untimed order runs it.
 
     Returns ``(where, routing, key, label, exact result or None)``.
     """
     best = _Incumbent(pr, kernel_data(pr), offer, first)
-    # Under a time limit assign's annealer runs first, straight after the strategies (about
-    # 1 ms on Emulab's test_big): it is a method of its own, and the default must be at least
-    # as good as it at the same budget. After the quick anneal and the moves (10-20 ms more,
-    # 5x that under a load of 10 on 2 cores) it started so late that at 0.05 s it was cut
-    # before its 200 on test_big onto Utah 2000 (the default gave 300 or 400 where "anneal"
-    # alone gave 200, issue 36 item 4). Untimed, the order (and so every answer) is as before.
+    # Under a time limit assign's annealer runs first: it is a method of its own, and the
+    # default must be at least as good as it at the same budget. After the quick anneal and
+    # the moves (10-20 ms more, 5x that under a load of 10 on 2 cores) it started so late that
+    # at 0.05 s it was cut before its 200 on test_big onto Utah 2000 (the default gave 300 or
+    # 400 where "anneal" alone gave 200, issue 36 item 4). assign_plus_method now starts it
+    # before all the strategies, in a thread beside them and the steps below (``beside``,
+    # heard where the untimed order runs it), or with the NumPy twin straight after the
+    # paper's strategies (``annealed``). Untimed, the order (and so every answer) is as before.
     timed = kernel_deadline() is not None
-    if timed:
+    if annealed is not None:
+        _annealed_candidate(best, annealed)
+    elif timed and beside is None:
         _full_anneal(best, seed, backend, counters)
     _quick_anneal(best, first, seed, backend, counters)
     _moves(best)
     if best.key[0] > 0:  # a soft desire unmet: the strategies with offered desires made hard
         _offered_desires(best, available, backend)
-    if not timed:
+    if beside is not None:  # running since before the strategies: heard here
+        an = beside.hear(pr, counters)
+        _annealed_candidate(best, an)
+        if an["stopped"]:
+            raise_stop(an)
+    elif not timed:
         _full_anneal(best, seed, backend, counters)
     exact = None
     if pr.nv <= exact_nodes and best.key[1] > 0 and _not_exact_for(pr) is None:
         exact = _exact_candidate(best, seed)
     return best.where, best.routing, best.key, best.label, exact
+
+
+def _key(pr: Problem, data: dict, where, rt) -> tuple:
+    """``(unmet soft desires, inter-switch bandwidth, scarcity, assign's score, -packing)``
+    of a candidate mapping ``where`` routed by ``rt`` (smaller is better); ``data``:
+    :func:`..anneal.kernel_data` of ``pr``."""
+    mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in np.asarray(where).tolist()]))
+    sc = _scored(pr, data, where)
+    sc = sc if sc is not None else math.inf
+    u, i = unmet_desires(pr.top, pr.ptop, mapping), float(rt.interswitch_bandwidth)
+    # (scarcity rounded: sums of floats in another order must not decide)
+    return (u, i, round(scarcity(pr, where), 9), sc, -packing(pr, where))
 
 
 class _Incumbent:
@@ -298,14 +328,8 @@ class _Incumbent:
 
     def score(self, where, rt) -> tuple:
         """``(unmet soft desires, inter-switch bandwidth, scarcity, assign's score,
-        -packing)`` of a candidate (smaller is better)."""
-        pr = self.pr
-        mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in np.asarray(where).tolist()]))
-        sc = _scored(pr, self.data, where)
-        sc = sc if sc is not None else math.inf
-        u, i = unmet_desires(pr.top, pr.ptop, mapping), float(rt.interswitch_bandwidth)
-        # (scarcity rounded: sums of floats in another order must not decide)
-        return (u, i, round(scarcity(pr, where), 9), sc, -packing(pr, where))
+        -packing)`` of a candidate (smaller is better): :func:`_key`."""
+        return _key(self.pr, self.data, where, rt)
 
     def better(self, where, rt, label: str, check: bool = False) -> bool:
         """Keep the candidate (``where``, routed ``rt``) when it routes and scores better
@@ -338,6 +362,13 @@ def _full_anneal(best: _Incumbent, seed, backend: str, counters: dict) -> None:
             best.better(an["where"], route(pr, an["where"]), "anneal")
         if an["stopped"]:
             raise_stop(an)
+
+
+def _annealed_candidate(best: _Incumbent, an: dict) -> None:
+    """assign's annealer's output ``an`` (already run) considered as a candidate."""
+    if an["valid"]:
+        rt = an.get("routing") or route(best.pr, an["where"])
+        best.better(an["where"], rt, "anneal")
 
 
 def _quick_anneal(best: _Incumbent, first: dict, seed, backend: str, counters: dict) -> None:
@@ -413,14 +444,178 @@ def _exact_candidate(best: _Incumbent, seed):
 def _early_answer(pr, scoring: str, exchange: bool, backend: str, offer) -> dict:
     """Under a time limit, a first answer soon: the paper's strategies (no trunk-aware
     exchange: 0.3-0.9 s on an 800-node ring onto 2,000 PCs where the default's strategies
-    take about 7 s), offered (``offer``) before the default's own."""
+    take about 7 s), offered (``offer``) before the default's own. A stop (``stopped``) is
+    left to the caller to raise, after the annealer beside them was heard."""
     early = assign_plus(pr, scoring=scoring, use_exchange=exchange, backend=backend)
     if early["where"] is not None:
         offer(early["where"], early["routing"], label="assign+ (paper's strategies)",
               score=early["score"])  # fmt: skip
-    if early.get("stopped"):
-        raise_stop(early)
     return early
+
+
+class _BesideAnneal:
+    """assign's annealer (the ``"anneal"`` method's kernel call: same seed, same schedule,
+    same deadline) run in a thread of its own under a time limit, with the compiled kernel
+    (which runs without the GIL), beside the strategies and the portfolio's other steps
+    (which the calling thread runs meanwhile, as before: the default's own strategies gave
+    400 on test_big where the paper's gave 600).
+
+    Started before the strategies, it anneals from the same instant as the ``"anneal"``
+    method alone would, so that its answer at the deadline is that method's, whatever the
+    strategies cost first (their routing alone took 8-10 ms on a first call on Emulab's
+    test_big, a fifth of a 0.05 s budget, and at a load of 10 on 2 cores the default, the
+    annealer started after them, ended with 400 where ``anneal`` alone found 200). Its
+    deadline and data are made here, in the calling thread (the time limit's scopes are
+    the thread's); its cancel flag is its own, set on :meth:`cancel`, on Ctrl-C while
+    waiting, or when the calling thread's scope is cancelled. Nothing is offered from the
+    thread: :meth:`result` hands the output to the caller.
+    """
+
+    __slots__ = ("thread", "flag", "scope_flag", "box", "heard")
+
+    def __init__(self, pr: Problem, seed) -> None:
+        data = kernel_data(pr)
+        mine = kernel_deadline_struct(pr)
+        self.scope_flag = mine.flag
+        self.flag = array.array("i", [0])
+        params = dict(ANNEAL_DEFAULTS, deadline=interrupt.KernelDeadline(mine.ns, self.flag))
+        self.box: Dict[str, Any] = {}
+        self.heard = False
+        seed64 = int(kernel_seed(seed)) & ((1 << 64) - 1)
+
+        def work() -> None:
+            try:
+                self.box["out"] = _anneal.anneal(data, seed64, params)
+            except BaseException as exc:  # noqa: BLE001 - raised in the calling thread
+                self.box["error"] = exc
+
+        self.thread = threading.Thread(target=work, name="coalloc-testbed-anneal", daemon=True)
+        self.thread.start()
+
+    def cancel(self) -> None:
+        """Stop the annealer now (its flag) and wait for the thread; nothing to hear."""
+        self.flag[0] = 1
+        self.heard = True
+        self.thread.join()
+
+    def hear(self, pr: Problem, counters: dict,
+             offer: Optional[Callable[..., None]] = None) -> dict:  # fmt: skip
+        """:meth:`result`, its mapping routed (``routing``; ``valid`` false when it does
+        not route) and, with ``offer``, offered; ``counters["anneal_moves"]`` set."""
+        an = self.result()
+        self.heard = True
+        counters["anneal_moves"] = int(an["moves"])
+        an["routing"] = None
+        if an["valid"]:
+            rt = route(pr, an["where"])
+            if rt.failure is None:
+                an["routing"] = rt
+                if offer is not None:
+                    offer(an["where"], rt, label="anneal")
+            else:
+                an["valid"] = False
+        return an
+
+    def result(self) -> dict:
+        """Wait for the annealer (it stops by itself at the deadline); its output, as
+        :func:`..anneal.run_anneal` returns it."""
+        try:
+            while self.thread.is_alive():
+                self.thread.join(0.002)
+                if self.scope_flag is not None and self.scope_flag[0]:
+                    self.flag[0] = 1
+        except BaseException:  # Ctrl-C while waiting: the annealer stops too
+            self.cancel()
+            raise
+        if "error" in self.box:
+            raise self.box["error"]
+        out = self.box["out"]
+        out["where"] = np.asarray(out["where"], dtype=np.int64)
+        if not math.isfinite(out["score"]):
+            out["score"] = None
+        return out
+
+
+def _beside(pr: Problem, seed, backend: str) -> Optional[_BesideAnneal]:
+    """:class:`_BesideAnneal` started, where it applies (the compiled kernel, every
+    virtual node with candidates, a time limit in force); None elsewhere."""
+    if backend != "compiled" or any(not c for c in pr.cand) or kernel_deadline() is None:
+        return None
+    return _BesideAnneal(pr, seed)
+
+
+def _gains(pr: Problem, early: dict) -> bool:
+    """May assign's annealer improve on the paper's strategies' answer ``early``? Yes when
+    they found none, or it sends bandwidth across switches, or leaves a soft desire unmet."""
+    if early["where"] is None:
+        return True
+    if early["routing"].interswitch_bandwidth > 0:
+        return True
+    mapping = dict(zip(pr.vnames, [pr.pnames[p] for p in np.asarray(early["where"]).tolist()]))
+    return unmet_desires(pr.top, pr.ptop, mapping) > 0
+
+
+def _anneal_member(pr: Problem, early: dict, seed, backend: str, counters: dict,
+                   offer: Callable[..., None]) -> Optional[dict]:  # fmt: skip
+    """Under a time limit without a thread for it (``backend="numpy"``), assign's annealer
+    (the ``"anneal"`` method: same seed, same schedule) straight after the paper's
+    strategies (``early``), where it may gain (:func:`_gains`); its mapping offered
+    (``offer``) when better. Returns its output (with ``routing``), or None where it did
+    not run (nothing to gain, or a virtual node without candidates).
+
+    It used to run after the default's own strategies, which take 1-20 ms on Emulab's
+    ``test_big`` and about 7 s on an 800-node ring onto 2,000 PCs: at a small budget the
+    default then found less than ``"anneal"`` alone at the same budget and seed, or nothing
+    (issue 36 item 4). With the compiled kernel it runs beside them
+    (:class:`_BesideAnneal`).
+    """
+    if not _gains(pr, early) or any(not c for c in pr.cand):
+        return None
+    an = run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend)
+    counters["anneal_moves"] = int(an["moves"])
+    an["routing"] = None
+    if an["valid"]:
+        rt = route(pr, an["where"])
+        if rt.failure is None:
+            an["routing"] = rt
+            offer(an["where"], rt, label="anneal")
+        else:
+            an["valid"] = False
+    if an["stopped"]:
+        raise_stop(an)
+    return an
+
+
+class _Hearing:
+    """The annealer beside the strategies (``beside``, a :class:`_BesideAnneal` or None)
+    heard or stopped however the call ends: at the time limit's stop its mapping is
+    considered and offered (``offer``) before the stop goes on (it shares the deadline, so
+    it has stopped or is about to); on any other exception (Ctrl-C, a scope's error, a
+    failure) and on a return that did not hear it, it is cancelled. The call never returns
+    with its thread running."""
+
+    __slots__ = ("beside", "pr", "counters", "offer")
+
+    def __init__(self, pr: Problem, counters: dict, offer: Callable[..., None]) -> None:
+        self.beside: Optional[_BesideAnneal] = None
+        self.pr, self.counters, self.offer = pr, counters, offer
+
+    def live(self) -> Optional[_BesideAnneal]:
+        """The annealer when it was started and is not yet heard nor cancelled."""
+        b = self.beside
+        return b if b is not None and not b.heard else None
+
+    def __enter__(self) -> _Hearing:
+        return self
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        b = self.live()
+        if b is not None:
+            if kind is not None and issubclass(kind, _TimeLimitReached):
+                b.hear(self.pr, self.counters, self.offer)
+            else:
+                b.cancel()
+        return False
 
 
 def _better_of(early: Optional[dict], out: dict) -> dict:
@@ -476,79 +671,105 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
               "fallback": bool(fallback), "trunk_aware": bool(fallback)}  # fmt: skip
     counters: Dict[str, Any] = {}
 
+    timed = kernel_deadline() is not None
+    offered: list = []  # under a time limit: the key of the answer offered last (the best)
+
     def offer(where, rt, key=None, label=None, score=None) -> None:
-        """The time limit's incumbent: ``where`` as this method's answer (copies kept)."""
+        """The time limit's incumbent: ``where`` as this method's answer (copies kept),
+        when it is better (:func:`_key`) than the answer offered before."""
+        if not timed:
+            return
         p, c = dict(params), dict(counters)
+        if fallback:  # (the variants offer one answer: nothing to compare)
+            k = key if key is not None else _key(pr, kernel_data(pr), where, rt)
+            if offered and k >= offered[0]:
+                return
+            offered[:] = [k]
+            p["unmet_desires"] = k[0]
+            score = k[3] if math.isfinite(k[3]) else score
         if label is not None:
             p["portfolio"] = label
-        if key is not None:
-            p["unmet_desires"] = key[0]
-            score = key[3] if math.isfinite(key[3]) else None
         w = np.array(where, dtype=np.int64)
         report = _Report(method_name, seed, p, t0, {"setup": t1 - t0}, c)
         offer_incumbent(lambda: _result(pr, report, w, rt, score=score))  # fmt: skip
 
-    early = None
-    if fallback and kernel_deadline() is not None:
-        early = _early_answer(pr, scoring, bool(exchange), backend, offer)
-    out = assign_plus(
-        pr,
-        scoring=scoring,
-        memory=memory,
-        use_exchange=bool(exchange),
-        backend=backend,
-        trunk_aware=bool(fallback),
-        strategies=ALL_STRATEGIES if fallback else STRATEGIES,
-        pack=bool(fallback),
-    )
-    counters.update(solutions=out.get("solutions", 0), exchanges=out.get("exchanges", 0))
-    t2 = time.perf_counter()
-    if out["where"] is not None:
-        offer(out["where"], out["routing"], score=out["score"])
-    if out.get("stopped"):
-        raise_stop(out)
-    out = _better_of(early, out)
-    fail = out["failure"] or {}
-    provably = fail.get("constraint") in ("no_candidate", "fixed") or "needed" in fail
-    if out["where"] is None and fallback and not provably:
-        an = run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend)
-        params["fallback_used"] = True
-        counters.update({k: an[k] for k in ("moves", "temperatures")})
-        if an["valid"]:
-            rt = route(pr, an["where"])
-            if rt.failure is None:
-                if an["stopped"]:
-                    offer(an["where"], rt, label="anneal", score=an["score"])
-                    raise_stop(an)
-                spent = {"setup": t1 - t0, "search": t2 - t1, "fallback": time.perf_counter() - t2}
-                report = _Report(method_name, seed, params, t0, spent, counters)
-                return _result(pr, report, an["where"], rt,
-                               score=an["score"],
-                               message=f"mapped {pr.nv} nodes by the annealing fallback "
-                                       f"(assign+: {reason_text(out['failure'])})")  # fmt: skip
-        if an["stopped"]:
-            raise_stop(an)
-    if out["where"] is not None and fallback:  # the default: the portfolio
-        where, rt, key, label, exact = _portfolio(
-            pr, seed, out, params, counters, backend, available, exact_nodes,
-            offer=lambda w, r, k, lab: offer(w, r, key=k, label=lab),
-        )  # fmt: skip
-        params["portfolio"] = label
-        params["unmet_desires"] = key[0]
-        status, bound, msg = None, None, ""
-        if exact is not None:
-            params["exact_status"] = exact.status
-            if exact.status == "optimal" and exact.bound is not None:
-                bound = float(exact.bound)
-                # proven: no mapping crosses less bandwidth (settle makes it "optimal")
-        spent = {"setup": t1 - t0, "search": t2 - t1, "portfolio": time.perf_counter() - t2}
+    early = annealed = None
+    with _Hearing(pr, counters, offer) as hearing:
+        if fallback and timed:
+            # assign's annealer in a thread, beside the strategies (compiled kernel only)
+            hearing.beside = _beside(pr, seed, backend)
+            early = _early_answer(pr, scoring, bool(exchange), backend, offer)
+            if early.get("stopped"):
+                raise_stop(early)  # (_Hearing hears the annealer first at the deadline)
+            if hearing.beside is None:
+                annealed = _anneal_member(pr, early, seed, backend, counters, offer)
+            elif not _gains(pr, early):
+                hearing.beside.cancel()
+        out = assign_plus(
+            pr,
+            scoring=scoring,
+            memory=memory,
+            use_exchange=bool(exchange),
+            backend=backend,
+            trunk_aware=bool(fallback),
+            strategies=ALL_STRATEGIES if fallback else STRATEGIES,
+            pack=bool(fallback),
+        )
+        counters.update(solutions=out.get("solutions", 0), exchanges=out.get("exchanges", 0))
+        t2 = time.perf_counter()
+        if out["where"] is not None:
+            offer(out["where"], out["routing"], score=out["score"])
+        if out.get("stopped"):
+            raise_stop(out)
+        out = _better_of(early, out)
+        fail = out["failure"] or {}
+        provably = fail.get("constraint") in ("no_candidate", "fixed") or "needed" in fail
+        if out["where"] is None and fallback and not provably:
+            if hearing.live() is not None:  # (the same run, beside the strategies)
+                an = hearing.beside.hear(pr, counters)
+            elif annealed is not None:  # (run already, under the time limit: the same run)
+                an = annealed
+            else:
+                an = run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend)
+            params["fallback_used"] = True
+            counters.update({k: an[k] for k in ("moves", "temperatures")})
+            if an["valid"]:
+                rt = route(pr, an["where"])
+                if rt.failure is None:
+                    if an["stopped"]:
+                        offer(an["where"], rt, label="anneal", score=an["score"])
+                        raise_stop(an)
+                    spent = {"setup": t1 - t0, "search": t2 - t1,
+                             "fallback": time.perf_counter() - t2}  # fmt: skip
+                    report = _Report(method_name, seed, params, t0, spent, counters)
+                    return _result(pr, report, an["where"], rt,
+                                   score=an["score"],
+                                   message=f"mapped {pr.nv} nodes by the annealing fallback "
+                                           f"(assign+: {reason_text(out['failure'])})")  # fmt: skip
+            if an["stopped"]:
+                raise_stop(an)
+        if out["where"] is not None and fallback:  # the default: the portfolio
+            where, rt, key, label, exact = _portfolio(
+                pr, seed, out, params, counters, backend, available, exact_nodes,
+                offer=lambda w, r, k, lab: offer(w, r, key=k, label=lab), annealed=annealed,
+                beside=hearing.live(),
+            )  # fmt: skip
+            params["portfolio"] = label
+            params["unmet_desires"] = key[0]
+            status, bound, msg = None, None, ""
+            if exact is not None:
+                params["exact_status"] = exact.status
+                if exact.status == "optimal" and exact.bound is not None:
+                    bound = float(exact.bound)
+                    # proven: no mapping crosses less bandwidth (settle makes it "optimal")
+            spent = {"setup": t1 - t0, "search": t2 - t1, "portfolio": time.perf_counter() - t2}
+            report = _Report(method_name, seed, params, t0, spent, counters)
+            return _result(pr, report, where, rt,
+                           score=key[3] if math.isfinite(key[3]) else None, status=status,
+                           bound=bound, message=msg)  # fmt: skip
+        spent = {"setup": t1 - t0, "search": time.perf_counter() - t1}
         report = _Report(method_name, seed, params, t0, spent, counters)
-        return _result(pr, report, where, rt,
-                       score=key[3] if math.isfinite(key[3]) else None, status=status,
-                       bound=bound, message=msg)  # fmt: skip
-    spent = {"setup": t1 - t0, "search": time.perf_counter() - t1}
-    report = _Report(method_name, seed, params, t0, spent, counters)
-    return _result(pr, report, out["where"], out["routing"],
-                   score=out["score"], failure=out["failure"],
-                   message="" if out["where"] is not None else
-                   f"assign+ found no mapping: {reason_text(out['failure'])}")  # fmt: skip
+        return _result(pr, report, out["where"], out["routing"],
+                       score=out["score"], failure=out["failure"],
+                       message="" if out["where"] is not None else
+                       f"assign+ found no mapping: {reason_text(out['failure'])}")  # fmt: skip
