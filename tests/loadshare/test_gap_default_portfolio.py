@@ -113,16 +113,20 @@ def test_without_ortools_the_heuristic_runs_alone(
         _checked(heavy_10x80, r)
 
 
-@pytest.mark.parametrize("cold", [True, False])
-def test_cpsat_starts_first_without_a_hint(heavy_10x80: GapInstance, monkeypatch, cold) -> None:
-    """``PORTFOLIO_COLD``: the timed default's CP-SAT thread starts before the heuristic
-    runs, from no assignment (h47gap: CP-SAT from the heuristic's first feasible assignment
-    lost to ``exact`` on this instance at 0.5 s under load); off, it starts once the
-    heuristic runs (from its first feasible assignment, or from none at a quarter of the
-    limit). Both answers check out and are never worse than the heuristic's."""
+@pytest.mark.parametrize("mode", ["start", "report", "off"])
+def test_cpsat_starts_first_without_a_hint(heavy_10x80: GapInstance, monkeypatch, mode) -> None:
+    """``PORTFOLIO_COLD``: the timed default's CP-SAT thread starts from no assignment at the
+    call's start, before the heuristic, when the limit is at least ``PORTFOLIO_COLD_FROM``
+    (h47gap: CP-SAT from the heuristic's first feasible assignment lost to ``exact`` on this
+    instance at 0.5 s under load); below it, at the heuristic's first report (its start,
+    before any tabu round), so that the heuristic has an answer first; off, not at that
+    report unless the start is feasible. Every answer checks out and is never worse than
+    the heuristic's."""
     from coalloc.loadshare.gap import exact
 
-    monkeypatch.setattr(exact, "PORTFOLIO_COLD", cold)
+    monkeypatch.setattr(exact, "PORTFOLIO_COLD", mode != "off")
+    if mode == "report":  # the rule of short limits, on a limit long enough to be sure
+        monkeypatch.setattr(exact, "PORTFOLIO_COLD_FROM", 10.0)
     events = []
     real_heur, real_start = exact.solve_heuristic, exact._Timed.start
 
@@ -130,19 +134,31 @@ def test_cpsat_starts_first_without_a_hint(heavy_10x80: GapInstance, monkeypatch
         events.append("heuristic")
         return real_heur(*args, **kwargs)
 
+    real_round = exact._Timed.on_round
+    rounds = []
+
+    def on_round(self, assignment, feasible):
+        rounds.append(feasible)
+        events.append("report")
+        return real_round(self, assignment, feasible)
+
     def start(self, assignment):
         events.append("solver" if assignment is None else "solver-hinted")
         return real_start(self, assignment)
 
     monkeypatch.setattr(exact, "solve_heuristic", heur)
     monkeypatch.setattr(exact._Timed, "start", start)
+    monkeypatch.setattr(exact._Timed, "on_round", on_round)
     inst = heavy_10x80
     df = solve_gap(inst, time_limit=4.0, seed=0)
     _checked(inst, df)
     assert df.iterations["solver_started"] == 1
-    if cold:
+    if mode == "start":
         assert events[:2] == ["solver", "heuristic"]
+    elif mode == "report":
+        assert events[:3] == ["heuristic", "report", "solver"]
     else:
-        assert events[0] == "heuristic" and len(events) == 2
+        assert events[:2] == ["heuristic", "report"] and events.count("solver") <= 1
+        assert events[2] != "solver" and (events[2] == "report" or rounds[0])
     hs = solve_gap(inst, "heuristic", time_limit=0.5, seed=0)
     assert _checked(inst, df) <= _checked(inst, hs) + 1e-9

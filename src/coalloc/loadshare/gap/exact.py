@@ -51,14 +51,23 @@ PORTFOLIO_PAIRS = 2000
 #: 10 and gained nothing at 0.25-1, while each deterministic second cost 1.8-6 s of wall
 #: time on the loaded two-core machine: hence a fixed amount, not one growing with the size.
 UNTIMED_WORK = 0.25
-#: The timed default on a small instance starts CP-SAT first, at the call's start and
-#: without a hint, the heuristic beside it for the whole limit (True), rather than from the
-#: heuristic's first feasible assignment (False). CP-SAT is the stronger side there and
+#: The timed default on a small instance starts CP-SAT first, without a hint, the
+#: heuristic beside it for the whole limit (True), rather than from the heuristic's first
+#: feasible assignment (False): at the call's start when the limit is at least
+#: ``PORTFOLIO_COLD_FROM`` seconds, else as soon as the heuristic has its start (before its
+#: first tabu round), so that the heuristic always has an answer to give (CP-SAT started at
+#: the call's start left it none at 0.05 s under load, its model holding the interpreter
+#: while the heuristic's LP waited; started after the heuristic's start at 0.5 s, CP-SAT
+#: lost the time it needed on the heavy 10 x 80). CP-SAT is the stronger side there and
 #: its time is what a short limit lacks: on the contract audit's heavy 10 x 80 at 0.5 s,
 #: ``exact`` (CP-SAT from a quarter of the limit) found 1851 where the hinted portfolio
 #: kept the heuristic's 1911, and CP-SAT from the start proved 1851 in 0.3-0.4 s
 #: (bench/loadshare/ISSUE40.md, h47gap).
 PORTFOLIO_COLD = True
+PORTFOLIO_COLD_FROM = 0.2
+#: CP-SAT's workers in the timed default's portfolio (the untimed one runs one, for its
+#: deterministic work cap).
+PORTFOLIO_WORKERS = 1
 #: The share of the overrun allowance (``max(0.05 s, 0.05 T)``) kept back from the solver's
 #: time limit for its own overrun (stopping, reading the solution back, the check).
 _SOLVER_MARGIN = 0.5
@@ -104,14 +113,14 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     ``iterations["solver_started"]`` and ``params["portfolio"]``.
 
     With a time limit: the timed exact method's portfolio (the heuristic for the whole
-    limit, CP-SAT beside it: with ``PORTFOLIO_COLD`` from the call's start without a hint,
-    else from the heuristic's first feasible assignment, or from ``HINT_SHARE`` of the
-    limit when that comes first, started from the heuristic's best assignment; the better
-    answer, the tighter bound). Without one: the heuristic (its
-    default iterations), then, unless it proved its answer, CP-SAT from its assignment with
-    one worker, the call's seed and a work cap of ``UNTIMED_WORK`` deterministic
-    seconds (``params["work_limit"]``), so that the answer and the bound depend on
-    the instance and the parameters only.
+    limit, CP-SAT beside it: with ``PORTFOLIO_COLD`` from the call's start (limits of
+    ``PORTFOLIO_COLD_FROM`` or more) or the heuristic's start, without a hint, else from
+    the heuristic's first feasible assignment, or from ``HINT_SHARE`` of the limit when
+    that comes first, started from the heuristic's best assignment; the better answer, the
+    tighter bound). Without one: the heuristic (its default iterations), then, unless it
+    proved its answer, CP-SAT from its assignment with one worker, the call's seed and a
+    work cap of ``UNTIMED_WORK`` deterministic seconds (``params["work_limit"]``), so that
+    the answer and the bound depend on the instance and the parameters only.
 
     Parameters
     ----------
@@ -128,8 +137,8 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     if call.limit is None:
         return _untimed_portfolio(call, iterations)
     params = {**call.params, "iterations": iterations}
-    inner = call.with_params(solver="cpsat", threads=1)
-    timed = _Timed(inner, "cpsat", 1)
+    inner = call.with_params(solver="cpsat", threads=PORTFOLIO_WORKERS)
+    timed = _Timed(inner, "cpsat", PORTFOLIO_WORKERS)
     timed.early = True  # a small instance: CP-SAT from the first feasible assignment on
     timed.cold = PORTFOLIO_COLD  # or CP-SAT first, from nothing, the heuristic beside it
     res = timed.run(iterations, True)
@@ -230,8 +239,10 @@ class _Timed:
         #: the default's portfolio: the solver starts at the heuristic's first feasible
         #: assignment (not only from ``HINT_SHARE`` of the limit)
         self.early = False
-        #: the default's portfolio (``PORTFOLIO_COLD``): the solver starts first, before the
-        #: heuristic, without a hint (when its import and model fit the time)
+        #: the default's portfolio (``PORTFOLIO_COLD``): the solver starts without a hint
+        #: at the call's start (a limit of ``PORTFOLIO_COLD_FROM`` or more) or at the
+        #: heuristic's first report (its start in hand, before its first tabu round), when
+        #: its import and model fit the time
         self.cold = False
 
     def start(self, assignment: Optional[np.ndarray]) -> None:
@@ -249,7 +260,14 @@ class _Timed:
         return self.need <= _SOLVER_FIT * left
 
     def on_round(self, assignment: np.ndarray, feasible: bool) -> None:
-        """The heuristic's report after a round: time to start the solver?"""
+        """The heuristic's report (its start, then after each round): time to start the
+        solver?"""
+        if self.cold and self.worker is None and not self.skipped:
+            if self.fits_in_time():
+                self.start(None)
+            else:
+                self.skipped = True
+            return
         due = time.perf_counter() >= self.start_at or (self.early and feasible)
         if self.worker is None and not self.skipped and due:
             if self.fits_in_time():
@@ -278,13 +296,11 @@ class _Timed:
         heur = None
         t_hint = 0.0
         self.start_at = call.t0 + (HINT_SHARE * call.limit if hint else 0.0)
-        if not hint:
-            self.start(None)
-        elif self.cold:
-            if self.fits_in_time():
-                self.start(None)
-            else:
+        if not hint or (self.cold and call.limit >= PORTFOLIO_COLD_FROM):
+            if hint and not self.fits_in_time():
                 self.skipped = True
+            else:
+                self.start(None)
         try:
             if hint:
                 heur = settle(solve_heuristic(call, iterations, True, self.on_round, self.halt))

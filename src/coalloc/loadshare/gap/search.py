@@ -633,6 +633,7 @@ class _Search:
                 and _FROM_FALLBACK
                 and (deadline is None or deadline - time.perf_counter() <= _FALLBACK_HORIZON * t_b)
             )
+        self.offer()  # the start in hand: a caller may start its solver beside the search
         knobs = TabuKnobs.default(n)
         if (deadline is not None and _CORRELATED_TENURE > 0
                 and cost_weight_correlation(self.cost[:self.inst.m], self.weight[:self.inst.m])
