@@ -53,15 +53,16 @@ PORTFOLIO_PAIRS = 2000
 UNTIMED_WORK = 0.25
 #: The timed default on a small instance starts CP-SAT first, without a hint, the
 #: heuristic beside it for the whole limit (True), rather than from the heuristic's first
-#: feasible assignment (False): at the call's start when the limit is at least
-#: ``PORTFOLIO_COLD_FROM`` seconds, else as soon as the heuristic has its start (before its
-#: first tabu round), so that the heuristic always has an answer to give (CP-SAT started at
-#: the call's start left it none at 0.05 s under load, its model holding the interpreter
-#: while the heuristic's LP waited; started after the heuristic's start at 0.5 s, CP-SAT
-#: lost the time it needed on the heavy 10 x 80). CP-SAT is the stronger side there and
-#: its time is what a short limit lacks: on the contract audit's heavy 10 x 80 at 0.5 s,
-#: ``exact`` (CP-SAT from a quarter of the limit) found 1851 where the hinted portfolio
-#: kept the heuristic's 1911, and CP-SAT from the start proved 1851 in 0.3-0.4 s
+#: feasible assignment (False). CP-SAT is the stronger side on these sizes and its time is
+#: what a short limit lacks: on the contract audit's heavy 10 x 80 at 0.5 s, ``exact``
+#: (CP-SAT from a quarter of the limit) found 1851 where the hinted portfolio kept the
+#: heuristic's 1911, and CP-SAT from the start proved 1851 in 0.3-0.4 s. It starts at the
+#: call's start when the limit is at least ``PORTFOLIO_COLD_FROM`` seconds, else as soon
+#: as the heuristic has its start (before its first tabu round): a precaution for the
+#: shortest limits, where the heuristic's start is most of the time (at T = 0.05 s under a
+#: load of 9 the heuristic alone, ``exact`` and the default all ended without an answer in
+#: 1-2 of 30 calls on a 2 x 4 instance, the LP start taking 34 ms median). Started after
+#: the heuristic's start at 0.5 s, CP-SAT lost the time it needed on the heavy 10 x 80
 #: (bench/loadshare/ISSUE40.md, h47gap).
 PORTFOLIO_COLD = True
 PORTFOLIO_COLD_FROM = 0.2
