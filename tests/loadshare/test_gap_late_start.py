@@ -33,3 +33,15 @@ def test_an_lp_past_the_limit_still_gives_an_answer(monkeypatch, method):
     rep = verify_gap(inst, res.assignment, claimed=res.objective)
     assert rep.ok, rep
     assert res.status in ("time_limit", "optimal"), res.status
+
+
+def test_a_search_out_of_time_before_a_feasible_assignment_takes_the_fallback(monkeypatch):
+    """The tabu search stopped before its first feasible assignment (here: no tabu
+    iteration at all): the call still answers with the fallback's assignment, checked."""
+    from coalloc.loadshare.gap import tabu
+
+    inst = read_gap(SINGLE)[0]
+    monkeypatch.setattr(tabu.TabuState, "run", lambda self, *args, **kwargs: 0)
+    res = solve_gap(inst, "heuristic", time_limit=0.05, seed=0)
+    assert res.assignment is not None, res.message
+    assert verify_gap(inst, res.assignment, claimed=res.objective).ok

@@ -56,14 +56,12 @@ UNTIMED_WORK = 0.25
 #: feasible assignment (False). CP-SAT is the stronger side on these sizes and its time is
 #: what a short limit lacks: on the contract audit's heavy 10 x 80 at 0.5 s, ``exact``
 #: (CP-SAT from a quarter of the limit) found 1851 where the hinted portfolio kept the
-#: heuristic's 1911, and CP-SAT from the start proved 1851 in 0.3-0.4 s. It starts at the
-#: call's start when the limit is at least ``PORTFOLIO_COLD_FROM`` seconds, else as soon
-#: as the heuristic has its start (before its first tabu round): a precaution for the
-#: shortest limits, where the heuristic's start is most of the time (at T = 0.05 s under a
-#: load of 9 the heuristic alone, ``exact`` and the default all ended without an answer in
-#: 1-2 of 30 calls on a 2 x 4 instance, the LP start taking 34 ms median). Started after
-#: the heuristic's start at 0.5 s, CP-SAT lost the time it needed on the heavy 10 x 80
-#: (bench/loadshare/ISSUE40.md, h47gap).
+#: heuristic's 1911, and CP-SAT from the start proved 1851 in 0.3-0.4 s. Only for limits
+#: of at least ``PORTFOLIO_COLD_FROM`` seconds: below, the heuristic needs the
+#: interpreter to find a first answer at all, and CP-SAT still starts from its first
+#: feasible assignment (the contract audit, load 6.8: the heavy 10 x 80 at 0.05 s had no
+#: answer with CP-SAT started beside the heuristic's start, 1937 from the heuristic
+#: alone; bench/loadshare/ISSUE40.md, h47gap).
 PORTFOLIO_COLD = True
 PORTFOLIO_COLD_FROM = 0.2
 #: CP-SAT's workers in the timed default's portfolio (the untimed one runs one, for its
@@ -114,9 +112,9 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     ``iterations["solver_started"]`` and ``params["portfolio"]``.
 
     With a time limit: the timed exact method's portfolio (the heuristic for the whole
-    limit, CP-SAT beside it: with ``PORTFOLIO_COLD`` from the call's start (limits of
-    ``PORTFOLIO_COLD_FROM`` or more) or the heuristic's start, without a hint, else from
-    the heuristic's first feasible assignment, or from ``HINT_SHARE`` of the limit when
+    limit, CP-SAT beside it: with ``PORTFOLIO_COLD`` and a limit of
+    ``PORTFOLIO_COLD_FROM`` or more from the call's start without a hint, else from the
+    heuristic's first feasible assignment, or from ``HINT_SHARE`` of the limit when
     that comes first, started from the heuristic's best assignment; the better answer, the
     tighter bound). Without one: the heuristic (its default iterations), then, unless it
     proved its answer, CP-SAT from its assignment with one worker, the call's seed and a
@@ -241,9 +239,8 @@ class _Timed:
         #: assignment (not only from ``HINT_SHARE`` of the limit)
         self.early = False
         #: the default's portfolio (``PORTFOLIO_COLD``): the solver starts without a hint
-        #: at the call's start (a limit of ``PORTFOLIO_COLD_FROM`` or more) or at the
-        #: heuristic's first report (its start in hand, before its first tabu round), when
-        #: its import and model fit the time
+        #: at the call's start when the limit is ``PORTFOLIO_COLD_FROM`` or more and its
+        #: import and model fit the time
         self.cold = False
 
     def start(self, assignment: Optional[np.ndarray]) -> None:
@@ -263,12 +260,6 @@ class _Timed:
     def on_round(self, assignment: np.ndarray, feasible: bool) -> None:
         """The heuristic's report (its start, then after each round): time to start the
         solver?"""
-        if self.cold and self.worker is None and not self.skipped:
-            if self.fits_in_time():
-                self.start(None)
-            else:
-                self.skipped = True
-            return
         due = time.perf_counter() >= self.start_at or (self.early and feasible)
         if self.worker is None and not self.skipped and due:
             if self.fits_in_time():

@@ -723,6 +723,10 @@ class _Search:
                     if k_auto:
                         phases[1:] = _cycle_phases(self.cost, k_auto, _AUTO_FRESH)
                         fresh_k = -1
+        if deadline is not None and n and not self.feasible and not self.halted():
+            # the limit ended the search before any feasible assignment (a short limit under
+            # load): the fallback's, when it keeps every capacity, rather than none
+            self.fallback(self.incumbent)
         out = self.incumbent.copy()
         if not self.assign_all:
             out[out == self.inst.m] = -1
