@@ -11,7 +11,8 @@ of load hits both alike; every answer is checked by
 ``verify_gap``. Printed: per instance the median gap over the seeds (``100 (z - best
 known) / best known``) of each and the core cycles the B runs began, then per family and T
 the mean and the worst of those medians, the load average at the start and the end.
-``--iterations N`` runs untimed calls of N tabu iterations instead.
+``--iterations N`` runs untimed calls of N tabu iterations instead; ``--method`` another
+method of ``solve_gap`` (the default portfolio, the exact method) in both variants.
 
     PYTHONPATH=src:. python -m bench.loadshare.knob_ab --data /work/peers/gapdata \\
         --sets chu1997 --limits 1 --seeds 0 1 2 3 4 --b search._AUTO_CYCLES=4
@@ -58,15 +59,15 @@ def knob(text: str):
     return module, name, ast.literal_eval(rhs.strip())
 
 
-def run(inst, limit, seed, iterations, knobs):
-    """One call with ``knobs`` set (restored after)."""
+def run(inst, limit, seed, iterations, knobs, method="heuristic"):
+    """One call of ``method`` with ``knobs`` set (restored after)."""
     old = [(mod, name, getattr(mod, name)) for mod, name, _ in knobs if mod is not None]
     kw = {name: value for mod, name, value in knobs if mod is None}
     try:
         for mod, name, value in knobs:
             if mod is not None:
                 setattr(mod, name, value)
-        return solve_gap(inst, "heuristic", time_limit=limit, seed=seed, iterations=iterations,
+        return solve_gap(inst, method, time_limit=limit, seed=seed, iterations=iterations,
                          **kw)  # fmt: skip
     finally:
         for mod, name, value in old:
@@ -85,6 +86,8 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", nargs="+", type=count(0), default=[0, 1, 2, 3, 4])
     ap.add_argument("--b", nargs="+", type=knob, default=None,
                     help="the B knobs, MODULE.NAME=VALUE (none: default only)")  # fmt: skip
+    ap.add_argument("--method", default="heuristic", choices=("heuristic", "portfolio", "exact"),
+                    help="the method both variants run (default: the heuristic)")  # fmt: skip
     add_quiet(ap)
     args = ap.parse_args(argv)
     if not args.data:
@@ -109,7 +112,7 @@ def main(argv=None) -> None:
             for seed in args.seeds:
                 order = list(variants) if seed % 2 == 0 else list(variants)[::-1]
                 for name in order:
-                    res = run(inst, limit, seed, args.iterations, variants[name])
+                    res = run(inst, limit, seed, args.iterations, variants[name], args.method)
                     assert res.assignment is not None, (key, name, seed)
                     assert verify_gap(inst, res.assignment, claimed=res.objective).ok
                     gaps.setdefault((key, limit, name), []).append(

@@ -5,9 +5,10 @@ On OR-Library gap1-12, Chu-Beasley a-d and Yagiura c/d/e (the data directory of
 each ``--limits`` T by
 
 - ours: ``solve_gap(method="heuristic", time_limit=T)`` (``ours``, one run per ``--seeds``
-  seed) and, with ``--exact``, ``solve_gap(method="exact")`` (``exact``, CP-SAT from the
-  heuristic) and the bare CP-SAT and HiGHS models (``cpsat``, ``highs``: ``hint=False``), as
-  ``gap_published.py`` runs them;
+  seed; ``--ours portfolio``: the package's default method) and, with ``--exact``,
+  ``solve_gap(method="exact")`` (``exact``, CP-SAT from the heuristic) and the bare CP-SAT
+  and HiGHS models (``cpsat``, ``highs``: ``hint=False``), as ``gap_published.py`` runs
+  them;
 - fontanf's solver (its ``generalizedassignmentsolver`` executable, from ``--fontanf PATH`` or
   ``COALLOC_FONTANF``; skipped with a message when absent): each of ``--algorithms``
   (``-a ALG -t T -s SEED``), its assignment read back from its certificate file (``-c``:
@@ -124,6 +125,8 @@ def main(argv=None):
     ap.add_argument("--exact", action="store_true",
                     help="also the exact method and the bare CP-SAT and HiGHS models")  # fmt: skip
     ap.add_argument("--no-ours", action="store_true", help="not our heuristic")
+    ap.add_argument("--ours", default="heuristic", choices=("heuristic", "portfolio"),
+                    help="the method run as 'ours' (portfolio: the package's default)")
     ap.add_argument("--out", default=os.path.join(OUT, "loadshare_vs_fontanf.csv"))
     ap.add_argument("--from-csv", nargs="+", default=None, metavar="CSV",
                     help="print the summary of earlier runs' CSV files (merged: seeds of "
@@ -161,7 +164,7 @@ def main(argv=None):
                              for a in args.algorithms]  # fmt: skip
             if args.exact:  # deterministic enough at one seed: the first
                 todo += [(key, m, t, args.seeds[0]) for m in ("exact", "cpsat", "highs")]
-    kwargs = {"ours": {"method": "heuristic"}, "exact": {"method": "exact"},
+    kwargs = {"ours": {"method": args.ours}, "exact": {"method": "exact"},
               "cpsat": {"method": "exact", "solver": "cpsat", "hint": False},
               "highs": {"method": "exact", "solver": "highs", "hint": False}}  # fmt: skip
     rows = []

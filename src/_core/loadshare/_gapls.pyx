@@ -136,7 +136,7 @@ cdef struct _TabuPlan:  # tabu_search's scalars, read once from its Python plan
     int64_t swap_items
     double growth
     int64_t shake
-    bint per_agent
+    int64_t per_agent  # 0: every weight; 1: the overloaded ones; 2: by their excess (YIG)
     int64_t chain
     Deadline deadline
 
@@ -161,7 +161,7 @@ def tabu_search(const double[:, ::1] cost, const int64_t[:, ::1] weight,
     p.swap_items = plan.swap_items
     p.growth = plan.growth
     p.shake = plan.shake
-    p.per_agent = plan.per_agent
+    p.per_agent = int(plan.per_agent)
     p.chain = plan.chain
     p.deadline = deadline_of(plan.deadline)
     return _tabu_search(cost, weight, capacity, state.assign, state.best, state.alpha,
@@ -189,8 +189,10 @@ cdef int64_t _tabu_search(
     item leaving agent ``i`` may not return
     for ``tenure`` (+ a random ``0 .. tenure // 2``) iterations. Then the penalty weights
     oscillate: while the assignment is infeasible the overloaded agents' weights
-    (``per_agent``) or all weights are multiplied by ``growth``, while it is feasible every
-    weight is divided by it. After
+    (``per_agent`` 1) or all weights (``per_agent`` 0) are multiplied by ``growth``, or
+    (``per_agent`` 2, the rule of Yagiura, Ibaraki & Glover 2006) each overloaded agent's
+    by ``1 + (growth - 1) * excess_i / max_k excess_k``; while it is feasible every
+    weight is divided by ``growth``. After
     ``restart`` iterations without a new best the search restarts from the best assignment,
     every weight back at its first value, with one item in ``shake`` (about; none when
     ``shake`` is 0) moved to a random agent. Swaps are tried for the items ``start,
@@ -278,7 +280,8 @@ cdef int64_t _tabu_search(
     cdef int64_t iterations = plan.iterations, tenure = plan.tenure, restart = plan.restart
     cdef int64_t swap_items = plan.swap_items, shake = plan.shake, chain = plan.chain
     cdef double growth = plan.growth
-    cdef bint per_agent = plan.per_agent
+    cdef int64_t per_agent = plan.per_agent
+    cdef int64_t mxe, e_i                 # the largest agent excess, one agent's (YIG weights)
     with nogil:
         used.assign(m, 0)
         if chain >= 1:
@@ -786,9 +789,21 @@ cdef int64_t _tabu_search(
                 for j in range(n):
                     best[j] = assign[j]
                 since = 0
-            if excess > 0:
+            if excess > 0 and per_agent == 2:  # YIG: each overloaded weight by its excess
+                mxe = 0
                 for i in range(m):
-                    if used[i] > capacity[i] or not per_agent:
+                    e_i = _ex(used[i], capacity[i])
+                    if e_i > mxe:
+                        mxe = e_i
+                for i in range(m):
+                    e_i = _ex(used[i], capacity[i])
+                    if e_i > 0:
+                        alpha[i] *= 1.0 + (growth - 1.0) * (<double>e_i / <double>mxe)
+                        if alpha[i] > 1e100:
+                            alpha[i] = 1e100
+            elif excess > 0:
+                for i in range(m):
+                    if used[i] > capacity[i] or per_agent == 0:
                         alpha[i] *= growth
                         if alpha[i] > 1e100:
                             alpha[i] = 1e100

@@ -216,9 +216,17 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
             best_cost, best_ex = cur, excess
             bst = list(a_)
             since = 0
-        if excess > 0:
+        if excess > 0 and int(per_agent) == 2:  # YIG: each overloaded weight by its excess
+            mxe = max(_ex(used[i], cap[i]) for i in range(m))
             for i in range(m):
-                if used[i] > cap[i] or not per_agent:
+                e_i = _ex(used[i], cap[i])
+                if e_i > 0:
+                    al[i] *= 1.0 + (growth - 1.0) * (float(e_i) / float(mxe))
+                    if al[i] > 1e100:
+                        al[i] = 1e100
+        elif excess > 0:
+            for i in range(m):
+                if used[i] > cap[i] or int(per_agent) == 0:
                     al[i] *= growth
                     if al[i] > 1e100:
                         al[i] = 1e100

@@ -51,6 +51,22 @@ PORTFOLIO_PAIRS = 2000
 #: 10 and gained nothing at 0.25-1, while each deterministic second cost 1.8-6 s of wall
 #: time on the loaded two-core machine: hence a fixed amount, not one growing with the size.
 UNTIMED_WORK = 0.25
+#: The timed default on a small instance starts CP-SAT first, without a hint, the
+#: heuristic beside it for the whole limit (True), rather than from the heuristic's first
+#: feasible assignment (False). CP-SAT is the stronger side on these sizes and its time is
+#: what a short limit lacks: on the contract audit's heavy 10 x 80 at 0.5 s, ``exact``
+#: (CP-SAT from a quarter of the limit) found 1851 where the hinted portfolio kept the
+#: heuristic's 1911, and CP-SAT from the start proved 1851 in 0.3-0.4 s. Only for limits
+#: of at least ``PORTFOLIO_COLD_FROM`` seconds: below, the heuristic needs the
+#: interpreter to find a first answer at all, and CP-SAT still starts from its first
+#: feasible assignment (the contract audit, load 6.8: the heavy 10 x 80 at 0.05 s had no
+#: answer with CP-SAT started beside the heuristic's start, 1937 from the heuristic
+#: alone; bench/loadshare/ISSUE40.md, h47gap).
+PORTFOLIO_COLD = True
+PORTFOLIO_COLD_FROM = 0.2
+#: CP-SAT's workers in the timed default's portfolio (the untimed one runs one, for its
+#: deterministic work cap).
+PORTFOLIO_WORKERS = 1
 #: The share of the overrun allowance (``max(0.05 s, 0.05 T)``) kept back from the solver's
 #: time limit for its own overrun (stopping, reading the solution back, the check).
 _SOLVER_MARGIN = 0.5
@@ -96,13 +112,14 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     ``iterations["solver_started"]`` and ``params["portfolio"]``.
 
     With a time limit: the timed exact method's portfolio (the heuristic for the whole
-    limit, CP-SAT beside it from the heuristic's first feasible assignment, or from
-    ``HINT_SHARE`` of the limit when that comes first, started from the heuristic's best
-    assignment; the better answer, the tighter bound). Without one: the heuristic (its
-    default iterations), then, unless it proved its answer, CP-SAT from its assignment with
-    one worker, the call's seed and a work cap of ``UNTIMED_WORK`` deterministic
-    seconds (``params["work_limit"]``), so that the answer and the bound depend on
-    the instance and the parameters only.
+    limit, CP-SAT beside it: with ``PORTFOLIO_COLD`` and a limit of
+    ``PORTFOLIO_COLD_FROM`` or more from the call's start without a hint, else from the
+    heuristic's first feasible assignment, or from ``HINT_SHARE`` of the limit when
+    that comes first, started from the heuristic's best assignment; the better answer, the
+    tighter bound). Without one: the heuristic (its default iterations), then, unless it
+    proved its answer, CP-SAT from its assignment with one worker, the call's seed and a
+    work cap of ``UNTIMED_WORK`` deterministic seconds (``params["work_limit"]``), so that
+    the answer and the bound depend on the instance and the parameters only.
 
     Parameters
     ----------
@@ -119,9 +136,10 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     if call.limit is None:
         return _untimed_portfolio(call, iterations)
     params = {**call.params, "iterations": iterations}
-    inner = call.with_params(solver="cpsat", threads=1)
-    timed = _Timed(inner, "cpsat", 1)
+    inner = call.with_params(solver="cpsat", threads=PORTFOLIO_WORKERS)
+    timed = _Timed(inner, "cpsat", PORTFOLIO_WORKERS)
     timed.early = True  # a small instance: CP-SAT from the first feasible assignment on
+    timed.cold = PORTFOLIO_COLD  # or CP-SAT first, from nothing, the heuristic beside it
     res = timed.run(iterations, True)
     if timed.heur is not None:  # the heuristic's trajectory and counts, as the method gives
         res.trajectory = _ends_at(timed.heur.trajectory, res, call.t0)
@@ -220,6 +238,10 @@ class _Timed:
         #: the default's portfolio: the solver starts at the heuristic's first feasible
         #: assignment (not only from ``HINT_SHARE`` of the limit)
         self.early = False
+        #: the default's portfolio (``PORTFOLIO_COLD``): the solver starts without a hint
+        #: at the call's start when the limit is ``PORTFOLIO_COLD_FROM`` or more and its
+        #: import and model fit the time
+        self.cold = False
 
     def start(self, assignment: Optional[np.ndarray]) -> None:
         """The solver's thread, from ``assignment`` (copied) when given."""
@@ -236,7 +258,8 @@ class _Timed:
         return self.need <= _SOLVER_FIT * left
 
     def on_round(self, assignment: np.ndarray, feasible: bool) -> None:
-        """The heuristic's report after a round: time to start the solver?"""
+        """The heuristic's report (its start, then after each round): time to start the
+        solver?"""
         due = time.perf_counter() >= self.start_at or (self.early and feasible)
         if self.worker is None and not self.skipped and due:
             if self.fits_in_time():
@@ -265,8 +288,11 @@ class _Timed:
         heur = None
         t_hint = 0.0
         self.start_at = call.t0 + (HINT_SHARE * call.limit if hint else 0.0)
-        if not hint:
-            self.start(None)
+        if not hint or (self.cold and call.limit >= PORTFOLIO_COLD_FROM):
+            if hint and not self.fits_in_time():
+                self.skipped = True
+            else:
+                self.start(None)
         try:
             if hint:
                 heur = settle(solve_heuristic(call, iterations, True, self.on_round, self.halt))

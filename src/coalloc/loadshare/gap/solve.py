@@ -67,9 +67,12 @@ def solve_gap(
         (the solver's optimum or infeasibility, the heuristic's bound) ends both.
         The default (``"portfolio"``) on a small instance (at most ``PORTFOLIO_PAIRS``, 2000,
         agent x item pairs) with a limit and ``with_bound`` (and OR-Tools installed) runs as
-        the exact method (CP-SAT beside the search from its first feasible assignment,
-        sharing its best one), with ``params["portfolio"]`` True, so that at a limit it is
-        never worse than ``exact`` at that limit. Untimed, on the same small instances:
+        the exact method, with CP-SAT started first, at the call's start and without a
+        hint, for limits of 0.2 s or more (``PORTFOLIO_COLD``; below, from the
+        heuristic's first feasible assignment), the heuristic beside it for the whole
+        limit, the better answer and the tighter bound kept, with ``params["portfolio"]``
+        True, so that at a limit it is never worse than ``exact`` at that limit. Untimed,
+        on the same small instances:
         the heuristic, then CP-SAT from its assignment (unless the heuristic proved it)
         with one worker, the seed and a work cap counted, not clocked (``UNTIMED_WORK``
         = 0.25 of CP-SAT's deterministic seconds, ``params["work_limit"]``), so that the

@@ -33,7 +33,9 @@ _TENURE, _SWAP_ITEMS, _GROWTH = 5, 100, 1.05
 #: leaves short runs as they were (bench/RESULTS.md, issue 27, fifth run).
 _RESTART, _RESTART_DIV, _RESTART_STEP = 200, 60, 1000
 #: One item in ``_SHAKE`` moved at random at a restart (0: none); per-agent penalty
-#: weights (0: one factor for all).
+#: weights (0: one factor for all; 1: the overloaded agents' weights grow; 2: each
+#: overloaded agent's grows by its share of the largest excess, Yagiura, Ibaraki & Glover
+#: 2006).
 _SHAKE = 0
 _PER_AGENT = 0
 #: Ejection chains in the tabu search: the most ejections per move (0: shifts and swaps
@@ -87,8 +89,10 @@ class TabuKnobs:
         The penalty weights' factor.
     shake : int
         At a restart, about one item in ``shake`` moves to a random agent (0: none).
-    per_agent : bool
-        Grow only the overloaded agents' weights.
+    per_agent : int
+        0 (or False): every weight grows while the assignment is overloaded; 1 (or True):
+        only the overloaded agents' weights; 2: each overloaded agent's weight by ``1 +
+        (growth - 1) * excess / largest excess`` (Yagiura, Ibaraki & Glover 2006).
     chain : int
         The most ejections of an ejection chain (0: shifts and swaps only).
     """
@@ -98,16 +102,16 @@ class TabuKnobs:
     swap_items: int = _SWAP_ITEMS
     growth: float = _GROWTH
     shake: int = _SHAKE
-    per_agent: bool = bool(_PER_AGENT)
+    per_agent: int = int(_PER_AGENT)
     chain: int = _CHAIN
 
     @classmethod
     def default(cls, n: int) -> TabuKnobs:
         """The package's parameters for ``n`` items (as :func:`solve_gap` runs them)."""
-        return cls(_TENURE, restart_after(n), _SWAP_ITEMS, _GROWTH, _SHAKE, bool(_PER_AGENT),
+        return cls(_TENURE, restart_after(n), _SWAP_ITEMS, _GROWTH, _SHAKE, int(_PER_AGENT),
                    _CHAIN)  # fmt: skip
 
-    def as_args(self) -> Tuple[int, int, int, float, int, bool, int]:
+    def as_args(self) -> Tuple[int, int, int, float, int, int, int]:
         """The knobs in the kernel's historic positional order (older builds)."""
         return (self.tenure, self.restart, self.swap_items, self.growth, self.shake,
                 self.per_agent, self.chain)  # fmt: skip
@@ -157,7 +161,7 @@ class TabuPlan(TabuKnobs):
 
     def __init__(self, iterations: int = 0, tenure: int = _TENURE, restart: int = _RESTART,
                  swap_items: int = _SWAP_ITEMS, growth: float = _GROWTH, shake: int = _SHAKE,
-                 per_agent: bool = bool(_PER_AGENT), chain: int = _CHAIN, *,
+                 per_agent: int = int(_PER_AGENT), chain: int = _CHAIN, *,
                  deadline: Optional[interrupt.KernelDeadline] = None) -> None:  # fmt: skip
         super().__init__(tenure, restart, swap_items, growth, shake, per_agent, chain)
         self.iterations = iterations
