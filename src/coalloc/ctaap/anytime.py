@@ -360,7 +360,7 @@ def solve_anytime(
         ``trajectory``: rows ``(seconds, allocated, bound)``, one per improvement.
         ``iterations``: the default's counters plus ``rounds``, ``improvements``,
         ``sub_solves``, ``sub_optimal``, ``sub_limit_hits`` and ``rejected`` (larger
-        allocations that ``verify`` refused, never expected).
+        allocations that failed ``verify``'s checks, never expected).
 
     Raises
     ------
