@@ -3,7 +3,10 @@
 // feasible CTAAP allocation.
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "coalloc/common/pybind.hpp"
@@ -84,6 +87,27 @@ Arr<i64> read_assign(const py::object& obj, i64 n) {
     return a;
 }
 
+// Links from which a call's instance is freed on a thread of its own: on the 5,000-task
+// Fig. 3 request (25 million links) the instance holds ~400 MB, and returning its pages took
+// 0.2-0.4 s under load after the deadline had stopped the search (issue 36: the anytime
+// search returned that late).  Smaller instances are freed in the call, as before.
+constexpr std::size_t kFreeAsideLinks = std::size_t{1} << 22;
+
+// Frees a call's instance: on a detached thread when it is large (nothing of Python or of
+// the call is touched there), else here; here too when no thread can be started.
+struct FreeInstance {
+    std::unique_ptr<ls::Instance>& inst;
+    ~FreeInstance() {
+        if (inst && inst->nb.size() >= kFreeAsideLinks) {
+            try {
+                std::thread([p = std::move(inst)]() mutable { p.reset(); }).detach();
+            } catch (const std::system_error&) {  // the lambda, and the instance, freed here
+            }
+        }
+        inst.reset();  // a small one (or none left)
+    }
+};
+
 const char* kArgsDoc = R"doc(
 links : KernelLinks
     The request's links (:class:`coalloc.ctaap.model.KernelLinks`): ``indptr``,
@@ -128,13 +152,15 @@ PYBIND11_MODULE(_localsearch, mod) {
             const std::uint64_t seed = coalloc::bind::seed_u64(seed_obj);  // modulo 2^64
             i64* out = assign.mutable_data();
             ls::Counters C;
+            std::unique_ptr<ls::Instance> inst;
             {
                 py::gil_scoped_release release;
+                const FreeInstance free_instance{inst};  // after the search, its user
                 // the set-up looks at the deadline too (every 16 rows or tasks), not only
                 // the search (issue 36)
                 coalloc::Poll setup(dl, 16);
-                const ls::Instance inst = ls::build_instance(a.raw, &setup);
-                ls::Search s(inst, out, &setup);
+                inst = std::make_unique<ls::Instance>(ls::build_instance(a.raw, &setup));
+                ls::Search s(*inst, out, &setup);
                 C = s.run(max_iters, seed, self_check, dl);
                 const auto& res = s.assignment();
                 std::copy(res.begin(), res.end(), out);

@@ -16,8 +16,10 @@ Ctrl-C, a proven optimum, or ``rounds`` rounds:
 * **cluster-pair neighbourhood** (rounds ``5, 11, ...``): the tasks on two clusters and
   unplaced tasks that fit them are freed and re-solved the same way.
 
-A round's allocation replaces the best only when it places more tasks and
-:func:`coalloc.ctaap.verify` accepts it, so the best allocation is always valid and the
+A round's allocation replaces the best only when it places more tasks and meets every
+constraint as :func:`coalloc.ctaap.verify` checks them (:func:`_feasible`, the same checks
+on the placed tasks' links, looking at the deadline between chunks), so the best
+allocation is always valid and the
 trajectory ``(seconds, allocated, bound)`` is monotone. A neighbourhood covering every
 task that the sub-solver proves optimal proves the whole allocation optimal.
 
@@ -50,11 +52,11 @@ from .._shared.docs import filled
 from .._shared.result import relative_gap
 from .._shared.seeding import kernel_seed, resolve_seed
 from .bounds import BoundStopped, best_bound, flow_bound
+from .bounds.flow import tightening_fits
 from .greedy import first_fit
 from .model import KernelLinks, Offer, Request, check_compatible, compatibility
 from .result import SolveResult, stopped_result
 from .solver import auto_local_search, solve_ctaap
-from .verify import verify
 
 __all__ = ["solve_anytime", "SUB_SOLVERS"]
 
@@ -358,7 +360,7 @@ def solve_anytime(
         ``trajectory``: rows ``(seconds, allocated, bound)``, one per improvement.
         ``iterations``: the default's counters plus ``rounds``, ``improvements``,
         ``sub_solves``, ``sub_optimal``, ``sub_limit_hits`` and ``rejected`` (larger
-        allocations that ``verify`` refused, never expected).
+        allocations that failed ``verify``'s checks, never expected).
 
     Raises
     ------
@@ -473,7 +475,10 @@ def _search(
         run.importer = _Import(sub_solver)
         run.importer.start()
     try:
-        if not run.proven:  # the flow bound (the kernels' deadline polls reach it too)
+        # the flow bound; under a limit only when its first pass over the links (a process's
+        # first bound of this pair: 25 million links took 1.5-2.7 s, unpolled) is predicted
+        # to end before the deadline, else the bound stays the count bound (issue 36)
+        if not run.proven and tightening_fits(request, offer, run.when):
             run.tighten(int(flow_bound(request, offer)))
         ls_iters = 2 * (auto_local_search(request.n) if params.get("local_search", "auto")
                         == "auto" else max(1, int(params["local_search"])))  # fmt: skip
@@ -662,13 +667,50 @@ class _Run:
             return
         size_new = int((candidate >= 0).sum())
         if size_new > self.n_best:
-            if verify(self.request, self.offer, candidate).feasible:
+            if _feasible(self.ctx, candidate):
                 self.best, self.n_best = candidate, size_new
                 self.counters["improvements"] += 1
                 self.trajectory.append((time.perf_counter() - self.started, self.n_best,
                                         self.bound))  # fmt: skip
             else:  # never expected: the sub-model or a kernel is wrong
                 self.counters["rejected"] += 1
+
+
+#: Links of the placed tasks' rows that :func:`_feasible` checks between two looks at the
+#: deadline: ``verify`` on the 5,000-task Fig. 3 request (25 million links) took 1.4 s
+#: unpolled at load 9, after a round that ended just before the deadline (issue 36).
+CHECK_LINKS = 1 << 19
+
+
+def _feasible(ctx: _Context, assign: np.ndarray) -> bool:
+    """Whether the allocation vector ``assign`` meets constraints (2)-(4), as
+    :func:`coalloc.ctaap.verify` checks them (its ``feasible``; (1) and (5) hold for a
+    vector): the clusters' loads, each placed task's properties, and every link from a
+    placed task to another placed task. The links are read a chunk of about
+    :data:`CHECK_LINKS` at a time, with a look at the deadline and Ctrl-C
+    (:func:`coalloc._shared.interrupt.check`, which raises) before each."""
+    request, offer = ctx.request, ctx.offer
+    if assign.shape != (ctx.n,) or np.any((assign < -1) | (assign >= ctx.m)):
+        return False
+    tasks = np.flatnonzero(assign >= 0)
+    clusters = assign[tasks]
+    if np.any(np.bincount(clusters, minlength=ctx.m) > np.asarray(offer.capacity)):
+        return False  # (2)
+    for name, need in request.properties.items():  # (3)
+        if np.any(need[tasks] > offer.properties[name][clusters]):
+            return False
+    links = np.cumsum(np.diff(ctx.B.indptr)[tasks])  # (4), the placed tasks' rows
+    edges = np.searchsorted(links, np.arange(CHECK_LINKS, int(links[-1]) if links.size else 0,
+                                             CHECK_LINKS), side="right")  # fmt: skip
+    edges = np.unique(np.concatenate([[0], edges, [tasks.size]]))
+    for lo, hi in zip(edges[:-1].tolist(), edges[1:].tolist()):
+        interrupt.check()
+        rows, cols, b = _entries(ctx.B, tasks[lo:hi])
+        a_c = assign[cols]
+        sel = (a_c >= 0) & (rows != cols)
+        if np.any(b[sel] > ctx.bhat[assign[rows[sel]], a_c[sel]]):
+            return False
+    return True
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -237,13 +237,13 @@ class _SetSearch:
             return None, False
         caps = [beta.get((j,), self.cap[j]) for j in W]  # singles' bounds cap the parts
         adj, group = _set_adjacency(self.request, self.offer, compat, list(W), self.dense,
-                                    self.blocks)  # fmt: skip
+                                    self.blocks, self.stop_at)  # fmt: skip
         counts = np.bincount(group, minlength=2)
         work = max(counts[0] ** 2 * counts[1], counts[1] ** 2 * counts[0])
         if len(W) == 2 and work <= _MAX_COUNT_WORK:
             simple = min(simple, _pair_count_bound(adj, group, tuple(caps), self.stop_at))
         _poll(self.stop_at)
-        found = _greedy_clique(adj, group, caps)
+        found = _greedy_clique(adj, group, caps, self.stop_at)
         finished = True
         if found >= min(simple, sum(caps), nv):  # the greedy clique meets a bound
             best = upper = found
