@@ -159,3 +159,35 @@ def test_cpsat_starts_first_without_a_hint(heavy_10x80: GapInstance, monkeypatch
         assert events[2] != "solver" and (events[2] == "report" or rounds[0])
     hs = solve_gap(inst, "heuristic", time_limit=0.5, seed=0)
     assert _checked(inst, df) <= _checked(inst, hs) + 1e-9
+
+
+def test_short_limit_leaves_the_heuristic_alone(heavy_10x80: GapInstance, monkeypatch) -> None:
+    """Below ``PORTFOLIO_COLD_FROM``, on 10 x 80, the default never starts CP-SAT at 0.05 s:
+    its model (the size rule, ``_SOLVER_SECONDS_PER_PAIR`` a pair) cannot fit
+    ``_SOLVER_FIT`` of a 0.05 s limit at any load, so no solver thread takes the CPU the
+    heuristic needs for its first feasible assignment (h47gap follow-up: the default's
+    missing answers at 0.05 s are the heuristic's own, as in ``method="heuristic"``). A
+    rule of the clock-free size estimate: the same under any load."""
+    from coalloc.loadshare.gap import exact
+
+    inst = heavy_10x80
+    pairs = int(np.count_nonzero(inst.weight <= inst.capacity[:, None]))
+    limit = 0.05
+    assert limit < exact.PORTFOLIO_COLD_FROM
+    # the precondition of the rule: the model's estimate exceeds the share of the limit
+    assert exact._SOLVER_SECONDS_PER_PAIR * pairs > exact._SOLVER_FIT * limit
+    started = []
+    real_start = exact._Timed.start
+
+    def start(self, assignment):
+        started.append(assignment is not None)
+        return real_start(self, assignment)
+
+    monkeypatch.setattr(exact._Timed, "start", start)
+    for seed in range(3):
+        df = solve_gap(inst, time_limit=limit, seed=seed)
+        assert df.params.get("portfolio") is True
+        assert df.iterations["solver_started"] == 0, df.message
+        if df.assignment is not None:
+            _checked(inst, df)
+    assert started == []
