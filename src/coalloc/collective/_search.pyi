@@ -78,6 +78,20 @@ def pruned_screen(
     """block_screen's outputs, bit for bit, screening per sub-block of ``sub`` starts only the
     nodes that can matter there (issue 40); returns the rows screened."""
 
+def window_screen(
+    times: F64,  # IN (K,)
+    reserved: F64,  # IN (N, m, K)
+    nodes: I64,  # IN (n,)
+    starts: F64,  # IN (S,) non-decreasing
+    duration: float,  # IN
+    cap: F64,  # IN (n, m) capacities of the rows nodes
+    demand: Demand,  # IN e, d (m,), count, tol (m,)
+    sub: int,  # IN starts per sub-block (>= 1)
+    out: ScreenOut,  # OUT code, elig, prop (S,) int64, value (S,)
+) -> int:
+    """window_max_rows then pruned_screen, bit for bit, without the window maxima of every
+    node at every start (issue 40); returns the rows screened."""
+
 def weighted_screen(
     tmax: F64,  # IN (S, n, m)
     cap: F64,  # IN (n, m)

@@ -34,7 +34,7 @@ from ..._shared.xoshiro import Xoshiro256
 from ..core import ScreenOut
 
 __all__ = ["Xoshiro256", "window_max", "window_max_rows", "window_max_blocks", "screen",
-           "weighted_screen", "block_screen", "pruned_screen", "scan_screen",
+           "weighted_screen", "block_screen", "pruned_screen", "window_screen", "scan_screen",
            "select_and_swap", "phase5", "swap_search", "decrease_starts"]  # fmt: skip
 
 
@@ -311,6 +311,32 @@ def pruned_screen(tmax, cap, demand, sub, out):
                     bi = min(range(m), key=lambda i: (meet[i], i))
                     code[s0 + s], prop[s0 + s], value[s0 + s] = 1, bi, float(meet[bi])
     return rows
+
+
+def window_screen(times, reserved, nodes, starts, duration, cap, demand, sub, out):
+    """:func:`window_max_rows` then :func:`pruned_screen` (twin of the kernel's
+    ``window_screen``, issue 40, which never holds the window maxima of every node at every
+    start: it reduces them per sub-block as it goes and recomputes those of the kept rows).
+
+    Parameters
+    ----------
+    times, reserved, nodes, starts, duration
+        As for :func:`window_max_rows` (IN).
+    cap, demand, sub, out
+        As for :func:`pruned_screen` (``cap``: the rows ``nodes``; IN and OUT).
+
+    Returns
+    -------
+    int
+        The rows screened, summed over the sub-blocks (:func:`pruned_screen`'s).
+    """
+    starts = np.asarray(starts, dtype=np.float64)
+    reserved = np.asarray(reserved, dtype=np.float64)
+    tmax = np.empty((starts.shape[0], np.asarray(nodes).shape[0], reserved.shape[1]))
+    window_max_rows(times, reserved, nodes, starts, duration, tmax)
+    if np.shape(cap) != tmax.shape[1:]:
+        raise ValueError("cap must be (n, m), e and d of length m")
+    return pruned_screen(tmax, cap, demand, sub, out)
 
 
 def _sums(x, rows):
