@@ -771,8 +771,32 @@ def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.cdivision(True)
+cdef inline double _range_max(const double* r, const double* rb, Py_ssize_t a, Py_ssize_t c,
+                              Py_ssize_t B) noexcept nogil:
+    """The maximum of r[a:c] (c > a): the whole blocks of B segments inside from their maxima
+    rb, the segments before and after them from r (exact: the same value)."""
+    cdef Py_ssize_t q, ba = (a + B - 1) // B, bc = c // B
+    cdef double x = r[a]
+    if bc <= ba:
+        for q in range(a + 1, c):
+            x = _mx(x, r[q])
+        return x
+    for q in range(a + 1, ba * B):
+        x = _mx(x, r[q])
+    for q in range(ba, bc):
+        x = _mx(x, rb[q])
+    for q in range(bc * B, c):
+        x = _mx(x, r[q])
+    return x
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
 def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascending
                   const double[:, :, ::1] res,    # IN  (N, m, K) reserved amounts
+                  const double[:, :, ::1] bm,     # IN  (N, m, ceil(K / B)) block maxima
+                  Py_ssize_t B,                   # IN  segments per block
                   const int64_t[::1] nd,          # IN  (n,) rows of res
                   const double[::1] st,           # IN  (S,) starts, non-decreasing
                   double duration,                # IN
@@ -780,24 +804,32 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
                   demand,                         # IN  Demand: e, d (m,), count, tol (m,)
                   Py_ssize_t sub,                 # IN  starts per sub-block (>= 1)
                   out):                           # OUT ScreenOut: code, elig, prop, value (S,)
-    """window_max_rows then pruned_screen (issue 40): the same outputs and rows, bit for
-    bit, without the (S, n, m) window maxima of every node. Returns the rows screened.
+    """block_screen's outputs over the window maxima of the rows nd (window_max_rows), bit
+    for bit, without those maxima (issue 40): per sub-block of sub starts, the rows chosen
+    as pruned_screen chooses them (_keep_rows) from bounds of the least and largest window
+    maxima, then the window maxima of the kept rows only. Returns the rows screened (at
+    least pruned_screen's: the bounds are looser).
 
-    The window maxima of the rows come from window_max_rows in groups of 32 rows (a buffer
-    of S x 32 x m values that stays in cache), each group reduced at once to the least and
-    largest maximum of every (node, property) over each sub-block of sub starts; per
-    sub-block, pruned_screen's choice of rows (_keep_rows) from those, then window_max_rows
-    again over the kept rows only (a maximum is exact: the same values), screened as
-    pruned_screen screens them (the carried thresholds across the sub-blocks alike). The
-    kept rows' maxima come from window_max_rows per sub-block (its starts, its kept rows)
-    or, when that covers fewer segments, once for the union of the kept rows over every
-    start (long windows: a row's window is then not recomputed per sub-block). Twin:
+    Per (node, property) and sub-block (windows [lo_s, hi_s), both ends non-decreasing):
+    the largest window maximum is at most the maximum over [lo_first, hi_last) (their
+    union when no segment lies between them: then equal); the least is at least the least
+    amount at the windows' first segments (each window holds its own) and the maximum over
+    the segments every window holds, [lo_last, hi_first) (ranges read from the block maxima
+    bm where they hold whole blocks: _range_max, the same values). The kept rows' maxima come from window_max_rows per
+    sub-block (its starts, its kept rows) or once for the union of the kept rows over every
+    start, whichever covers fewer segments (a maximum is exact: the same values), screened
+    as pruned_screen screens them (the carried thresholds across the sub-blocks alike). Twin:
     coalloc.collective._reference.search.window_screen."""
     cdef Py_ssize_t S = st.shape[0], n = nd.shape[0], m = res.shape[1], K = t.shape[0]
-    cdef Py_ssize_t s, s0, s1, jj, i, q, b, nb, nk, g0, gn, nm = n * m, g, k = 0, G = 32
-    cdef Py_ssize_t rows = 0
+    cdef Py_ssize_t s, s0, s1, jj, i, q, b, nb, nk, nm = n * m, g, k = 0
+    cdef Py_ssize_t rows = 0, nblk, c0, c1, c, a0, a1
     if res.shape[2] != K:
         raise ValueError("reserved must have one column per breakpoint of times")
+    if B < 1:
+        raise ValueError("B must be >= 1")
+    nblk = (K + B - 1) // B
+    if bm.shape[0] != res.shape[0] or bm.shape[1] != m or bm.shape[2] != nblk:
+        raise ValueError("block maxima must be (N, m, ceil(K / B))")
     if S and K == 0:
         raise ValueError("times must not be empty")
     for jj in range(n):
@@ -821,10 +853,9 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     cdef vector[Py_ssize_t] kofs, upos, wl, wh, lev, off
     cdef int64_t kadd
     cdef int64_t* kp
-    cdef double bound = 0.0, wthr = -INFINITY
+    cdef double bound = 0.0, wthr = -INFINITY, x, y
     cdef const double* r
-    cdef double* l
-    cdef double* h
+    cdef const double* rb
     cdef Py_ssize_t nu, W, per_sub
     cdef bint union
     cdef int weigh
@@ -838,31 +869,28 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     weigh = k > 0 and count >= 1 and n >= count
     g = count + count // 2 + 1
     nb = (S + sub - 1) // sub
-    lo.resize(nb * nm)
-    hi.resize(nb * nm)
-    # the least and largest window maxima per sub-block, 32 rows at a time
-    wb = np.empty((S, G if G < n else n, m))
-    for g0 in range(0, n, G):
-        gn = G if g0 + G <= n else n - g0
-        if wb.shape[1] != gn:
-            wb = np.empty((S, gn, m))
-        window_max_rows(t, res, nd[g0 : g0 + gn], st, duration, wb)
-        wv = wb
-        with nogil:
-            for b in range(nb):
-                s0 = b * sub
-                s1 = s0 + sub if s0 + sub < S else S
-                l = &lo[b * nm + g0 * m]
-                h = &hi[b * nm + g0 * m]
-                r = &wv[s0, 0, 0]
-                for q in range(gn * m):
-                    l[q] = r[q]
-                    h[q] = r[q]
-                for s in range(s0 + 1, s1):
-                    r = &wv[s, 0, 0]
-                    for q in range(gn * m):
-                        l[q] = _mn(l[q], r[q])
-                        h[q] = _mx(h[q], r[q])
+    with nogil:
+        lo.resize(nb * nm)
+        hi.resize(nb * nm)
+        wl.resize(S); wh.resize(S); lev.resize(S); off.resize(S)
+        _windows(t, st, duration, &wl[0], &wh[0], &lev[0], &off[0])
+        # the bounds of every (node, property) per sub-block, row by row (its amounts and
+        # block maxima read in order)
+        for jj in range(n):
+            for i in range(m):
+                r = &res[nd[jj], i, 0]
+                rb = &bm[nd[jj], i, 0]
+                for b in range(nb):
+                    s0 = b * sub
+                    s1 = s0 + sub if s0 + sub < S else S
+                    x = _range_max(r, rb, wl[s0], wh[s1 - 1], B)
+                    y = r[wl[s0]]
+                    for s in range(s0 + 1, s1):
+                        y = _mn(y, r[wl[s]])
+                    if wl[s1 - 1] < wh[s0]:
+                        y = _mx(y, _range_max(r, rb, wl[s1 - 1], wh[s0], B))
+                    hi[b * nm + jj * m + i] = x
+                    lo[b * nm + jj * m + i] = y
     pk.resize(nm); tt.resize(nm); av.resize(nm)
     vals.resize(n); buf.resize(n); ok.resize(n); cls.resize(n); keep.resize(n)
     sc.assign(n, 0.0)
@@ -909,8 +937,6 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
             if upos[jj] == 0:
                 upos[jj] = nu
                 nu += 1
-        wl.resize(S); wh.resize(S); lev.resize(S); off.resize(S)
-        _windows(t, st, duration, &wl[0], &wh[0], &lev[0], &off[0])
         W = 1
         for s in range(S):
             if wh[s] - wl[s] > W:

@@ -81,6 +81,8 @@ def pruned_screen(
 def window_screen(
     times: F64,  # IN (K,)
     reserved: F64,  # IN (N, m, K)
+    bm: F64,  # IN (N, m, ceil(K / B))
+    B: int,  # IN
     nodes: I64,  # IN (n,)
     starts: F64,  # IN (S,) non-decreasing
     duration: float,  # IN
@@ -89,8 +91,9 @@ def window_screen(
     sub: int,  # IN starts per sub-block (>= 1)
     out: ScreenOut,  # OUT code, elig, prop (S,) int64, value (S,)
 ) -> int:
-    """window_max_rows then pruned_screen, bit for bit, without the window maxima of every
-    node at every start (issue 40); returns the rows screened."""
+    """block_screen's outputs over the window maxima of the rows nodes, bit for bit, from the
+    rows that can matter per sub-block (bounds from the block maxima) and their window
+    maxima only (issue 40); returns the rows screened."""
 
 def weighted_screen(
     tmax: F64,  # IN (S, n, m)

@@ -164,16 +164,19 @@ class Kernels:
         rows = self.module.pruned_screen(tmax, _f64(cap), demand, int(sub), out)
         return (*out, int(rows))
 
-    def window_screen(self, times, reserved, nodes, starts, duration, cap, e, d, count, sub,
-                      tol=None):
-        """``(code, eligible, prop, value, rows)``: :meth:`pruned_screen` of the window
-        maxima :meth:`window_max_rows` gives, equal bit for bit, without the window maxima of
-        every node at every start (kernel ``window_screen``, issue 40)."""
+    def window_screen(self, times, reserved, bm, B, nodes, starts, duration, cap, e, d, count,
+                      sub, tol=None):
+        """``(code, eligible, prop, value, rows)``: :meth:`block_screen`'s outputs over the
+        window maxima :meth:`window_max_rows` gives, equal bit for bit, from the rows that can
+        matter per sub-block of ``sub`` starts (bounds from the block maxima ``bm`` of ``B``
+        segments) and their window maxima only (kernel ``window_screen``, issue 40);
+        ``rows``: the rows screened, summed over the sub-blocks."""
         reserved, nodes, starts = _f64(reserved), _i64(nodes), _f64(starts)
         out = _screen_out(starts.shape[0])
         demand = Demand(_f64(e), _f64(d), count, self._tol(tol, reserved.shape[1]))
-        rows = self.module.window_screen(_f64(times), reserved, nodes, starts, float(duration),
-                                         _f64(cap), demand, int(sub), out)  # fmt: skip
+        rows = self.module.window_screen(_f64(times), reserved, _f64(bm), int(B), nodes, starts,
+                                         float(duration), _f64(cap), demand, int(sub),
+                                         out)  # fmt: skip
         return (*out, int(rows))
 
     def weighted_screen(self, tmax, cap, e, d, count, code, tol=None):

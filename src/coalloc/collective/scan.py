@@ -78,10 +78,10 @@ _SUB = 16
 #: bounds cost about two passes over the nodes per sub-block; at N = 1,024 on 8,477 nodes it
 #: keeps too many to pay, measured: 4-8 % slower than ``block_screen``).
 _PRUNE_SHARE = 8
-#: ``window_screen`` (the window maxima and the pruned screen in one kernel) replaces
-#: ``window_max_rows`` and ``pruned_screen`` when the matching nodes are at least this many
-#: times ``N + N // 2 + 1`` (measured, issue 40: at N = 256 on 8,477 nodes it keeps about
-#: 2,500 rows per sub-block, whose maxima it computes again: 1.2-1.3x slower).
+#: ``window_screen`` (the pruned screen's rows chosen from the block maxima, the window
+#: maxima of those rows only) replaces ``window_max_rows`` and ``pruned_screen`` when the
+#: matching nodes are at least this many times ``N + N // 2 + 1`` (issue 40: at N = 256 on
+#: 8,477 nodes the rows kept are too many to pay; measured in bench/collective/ISSUE40.md).
 _FUSE_SHARE = 32
 
 
@@ -287,10 +287,11 @@ class _Scan:
         once and screened at once (``block_screen``, or ``pruned_screen``: the same outputs
         from the nodes that can matter per sub-block of :data:`_SUB` starts, on blocks of at
         least ``_SUB // 2`` starts when ``N`` is small beside the nodes,
-        :data:`_PRUNE_SHARE`; on the later blocks ``window_screen``, the window maxima and
-        ``pruned_screen`` in one kernel that never holds the maxima of every node at every
-        start, then those of the block's starts from the first that passes); the failing
-        starts are recorded as they are passed."""
+        :data:`_PRUNE_SHARE`; on the later blocks, when ``N`` is smaller still beside the
+        nodes (:data:`_FUSE_SHARE`), ``window_screen``: the same outputs from the rows
+        chosen by bounds from the pool's block maxima and the window maxima of those rows
+        only, then those of every node from the block's first start that passes); the
+        failing starts are recorded as they are passed."""
         pool, request, starts, ker = self.pool, self.request, self.starts, self.ker
         block = self.block
         nodes, cap, e, d, n, tol = self.nodes, self.cap, self.e, self.d, self.n, self.tol
@@ -301,6 +302,9 @@ class _Scan:
         t0 = float(starts[0]) if starts.size else float(request.earliest_start)
         segs = int(np.searchsorted(grid, t0 + request.duration) - np.searchsorted(grid, t0))
         largest = max(min(_MAX_BLOCK, max(_SHORT_BLOCK, 2 * segs)), block)
+        fuse = _FUSE_SHARE * (n + n // 2 + 1) <= nodes.size  # window_screen on later blocks
+        if fuse:  # it holds no window maxima of every node: the longest blocks pay most
+            largest = max(_MAX_BLOCK, block)
         while pos < starts.size:
             interrupt.check()  # a batch's timeout or cancellation
             b = starts[pos : pos + size]
@@ -313,16 +317,18 @@ class _Scan:
                 times, res, bm = pool._block_maxima()
                 tm_block = ker.window_max_blocks(times, res, bm, BLOCK, nodes, b,
                                                  request.duration)  # fmt: skip
+            elif prune and fuse:
+                # N small beside the nodes: the rows that can matter per sub-block from the
+                # block maxima, then their window maxima only (window_screen); those of
+                # every node from the first start that passes, below
+                times, res, bm = pool._block_maxima()
+                tm_block = None
             else:
                 times, res = pool._state  # one read: the grid and its amounts together
-                # pruned: the window maxima of every node are reduced per sub-block as they
-                # are computed (window_screen) and those of a passing start computed below
-                fuse = prune and _FUSE_SHARE * (n + n // 2 + 1) <= nodes.size
-                tm_block = None if fuse else ker.window_max_rows(times, res, nodes, b,
-                                                                 request.duration)  # fmt: skip
+                tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
             off = 0  # tm_block[s - off]: the window maxima at b[s]
             if tm_block is None:
-                codes, elig, props, vals, _ = ker.window_screen(times, res, nodes, b,
+                codes, elig, props, vals, _ = ker.window_screen(times, res, bm, BLOCK, nodes, b,
                                                                 request.duration, cap, e, d, n,
                                                                 _SUB, tol=tol)  # fmt: skip
             elif prune:

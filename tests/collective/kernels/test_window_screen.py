@@ -34,6 +34,12 @@ def _pool(rng, rows, m, k, ties):
     return times, res, cap
 
 
+def _block_max(res, B):
+    """The maxima of blocks of ``B`` segments (the last one shorter), by their definition."""
+    K = res.shape[2]
+    return np.stack([res[:, :, c : c + B].max(axis=2) for c in range(0, K, B)], axis=2)
+
+
 def _demand(rng, cap_n, tms, count, minimums):
     m = cap_n.shape[1]
     e = (np.quantile(cap_n, rng.uniform(0.05, 0.5), axis=0) * 0.5 if minimums
@@ -44,17 +50,19 @@ def _demand(rng, cap_n, tms, count, minimums):
     return e, d, tol
 
 
-def _check(times, res, nodes, starts, dur, cap_n, e, d, count, sub, tol):
-    """Compiled and twin window_screen against pruned_screen and block_screen over the window
-    maxima of every row: the same four outputs bit for bit and the same rows screened."""
+def _check(times, res, nodes, starts, dur, cap_n, e, d, count, sub, tol, B=4):
+    """Compiled and twin window_screen (block maxima of ``B`` segments) against pruned_screen
+    and block_screen over the window maxima of every row: the same four outputs bit for bit,
+    the same rows screened by compiled and twin, at least pruned_screen's (looser bounds)."""
     tms = Kernels(C).window_max_rows(times, res, nodes, starts, dur)
     full = Kernels(C).block_screen(tms, cap_n, e, d, count, tol=tol)
     pruned = Kernels(C).pruned_screen(tms, cap_n, e, d, count, sub, tol=tol)
-    got = Kernels(C).window_screen(times, res, nodes, starts, dur, cap_n, e, d, count, sub,
-                                   tol=tol)  # fmt: skip
-    ref = Kernels(R).window_screen(times, res, nodes, starts, dur, cap_n, e, d, count, sub,
-                                   tol=tol)  # fmt: skip
-    assert got[4] == ref[4] == pruned[4]
+    bm = _block_max(res, B)
+    got = Kernels(C).window_screen(times, res, bm, B, nodes, starts, dur, cap_n, e, d, count,
+                                   sub, tol=tol)  # fmt: skip
+    ref = Kernels(R).window_screen(times, res, bm, B, nodes, starts, dur, cap_n, e, d, count,
+                                   sub, tol=tol)  # fmt: skip
+    assert got[4] == ref[4] >= pruned[4]
     for x, y, z in zip(got[:4], ref[:4], full):
         assert x.dtype == z.dtype and np.array_equal(x, y) and np.array_equal(x, z)
     return tms, got
@@ -82,7 +90,17 @@ def test_window_screen_matches_twin_pruned_and_full(seed, ties, sub, minimums):
     cap_n = cap[nodes]
     tms = Kernels(C).window_max_rows(times, res, nodes, starts, dur)
     e, d, tol = _demand(rng, cap_n, tms, count, minimums)
-    tms, got = _check(times, res, nodes, starts, dur, cap_n, e, d, count, sub, tol)
+    B = int(rng.integers(1, 9))  # blocks of 1 to 8 segments
+    tms, got = _check(times, res, nodes, starts, dur, cap_n, e, d, count, sub, tol, B)
+    k0 = np.maximum(np.searchsorted(times, starts, side="right") - 1, 0)
+    k1 = np.searchsorted(times, starts + dur, side="left")
+    if np.all(k1 <= k0 + 1) and np.all(np.diff(k0) <= 1):
+        # windows of one segment each, no segment between them: the bounds are exact
+        assert got[4] == Kernels(C).pruned_screen(tms, cap_n, e, d, count, sub, tol=tol)[4]
+    # the block maxima only speed the ranges' maxima up: every block size, the same rows
+    one = Kernels(C).window_screen(times, res, res, 1, nodes, starts, dur, cap_n, e, d, count,
+                                   sub, tol=tol)  # fmt: skip
+    assert one[4] == got[4] and all(np.array_equal(x, y) for x, y in zip(one[:4], got[:4]))
     if n <= 12:
         dlo = d - count * tol
         for s in np.flatnonzero(got[0] == 3):
@@ -110,7 +128,7 @@ def test_window_screen_prunes_a_large_block(sub, minimum):
     tms = Kernels(C).window_max_rows(times, res, nodes, starts, 3600.0)
     top = -np.sort(-(cap[None] - tms), axis=1)[:, :count].sum(axis=1)
     d = np.median(top, axis=0) * 0.97
-    _, got = _check(times, res, nodes, starts, 3600.0, cap, e, d, count, sub, np.zeros(m))
+    _, got = _check(times, res, nodes, starts, 3600.0, cap, e, d, count, sub, np.zeros(m), 16)
     if minimum == 0.0:
         assert set(np.unique(got[0]).tolist()) >= {0, 2, 3}
         assert got[4] < 0.3 * rows * -(-starts.size // sub)
@@ -122,22 +140,26 @@ def test_window_screen_checks_its_arguments():
     cap = np.ones((2, 2))
     nodes = np.array([0, 2])
     e, d = np.zeros(2), np.ones(2)
+    bm = _block_max(res, 2)
     for mod in (C, R):
         ker = Kernels(mod)
         with pytest.raises(ValueError, match="sub"):
-            ker.window_screen(times, res, nodes, [0.0, 300.0], 600.0, cap, e, d, 1, 0)
+            ker.window_screen(times, res, bm, 2, nodes, [0.0, 300.0], 600.0, cap, e, d, 1, 0)
         with pytest.raises(ValueError, match="non-decreasing"):
-            ker.window_screen(times, res, nodes, [300.0, 0.0], 600.0, cap, e, d, 1, 4)
+            ker.window_screen(times, res, bm, 2, nodes, [300.0, 0.0], 600.0, cap, e, d, 1, 4)
         with pytest.raises(ValueError, match="nodes"):
-            ker.window_screen(times, res, [0, 3], [0.0], 600.0, cap, e, d, 1, 4)
+            ker.window_screen(times, res, bm, 2, [0, 3], [0.0], 600.0, cap, e, d, 1, 4)
         with pytest.raises(ValueError, match="cap"):
-            ker.window_screen(times, res, nodes, [0.0], 600.0, np.ones((3, 2)), e, d, 1, 4)
+            ker.window_screen(times, res, bm, 2, nodes, [0.0], 600.0, np.ones((3, 2)), e, d, 1,
+                              4)  # fmt: skip
+        with pytest.raises(ValueError, match="block maxima"):
+            ker.window_screen(times, res, bm, 3, nodes, [0.0], 600.0, cap, e, d, 1, 4)
         # the raw interface: caller-allocated OUT arrays, every entry written
         out = ScreenOut(np.full(2, 9, np.int64), np.full(2, 9, np.int64),
                         np.full(2, 9, np.int64), np.full(2, np.nan))  # fmt: skip
         demand = Demand(e, d, 1, np.zeros(2))
-        rows = mod.window_screen(times, res, nodes.astype(np.int64), np.array([0.0, 300.0]),
-                                 600.0, cap, demand, 4, out)  # fmt: skip
+        rows = mod.window_screen(times, res, bm, 2, nodes.astype(np.int64),
+                                 np.array([0.0, 300.0]), 600.0, cap, demand, 4, out)  # fmt: skip
         assert rows == 2 and out.code.tolist() == [0, 0] and out.elig.tolist() == [2, 2]
 
 
