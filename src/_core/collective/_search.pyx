@@ -813,9 +813,10 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     Per (node, property) and sub-block (windows [lo_s, hi_s), both ends non-decreasing):
     the largest window maximum is at most the maximum over [lo_first, hi_last) (their
     union when no segment lies between them: then equal); the least is at least the least
-    amount at the windows' first segments (each window holds its own) and the maximum over
-    the segments every window holds, [lo_last, hi_first) (ranges read from the block maxima
-    bm where they hold whole blocks: _range_max, the same values). The kept rows' maxima come from window_max_rows per
+    over the windows of the largest amount at three of its segments (its first, middle and
+    last) and the maximum over the segments every window holds, [lo_last, hi_first) (ranges
+    read from the block maxima bm where they hold whole blocks: _range_max, the same
+    values). The kept rows' maxima come from window_max_rows per
     sub-block (its starts, its kept rows) or once for the union of the kept rows over every
     start, whichever covers fewer segments (a maximum is exact: the same values), screened
     as pruned_screen screens them (the carried thresholds across the sub-blocks alike). Twin:
@@ -884,9 +885,9 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
                     s0 = b * sub
                     s1 = s0 + sub if s0 + sub < S else S
                     x = _range_max(r, rb, wl[s0], wh[s1 - 1], B)
-                    y = r[wl[s0]]
-                    for s in range(s0 + 1, s1):
-                        y = _mn(y, r[wl[s]])
+                    y = INFINITY
+                    for s in range(s0, s1):  # three segments of each window: first, middle, last
+                        y = _mn(y, _mx(_mx(r[wl[s]], r[(wl[s] + wh[s] - 1) // 2]), r[wh[s] - 1]))
                     if wl[s1 - 1] < wh[s0]:
                         y = _mx(y, _range_max(r, rb, wl[s1 - 1], wh[s0], B))
                     hi[b * nm + jj * m + i] = x

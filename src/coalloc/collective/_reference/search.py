@@ -336,11 +336,12 @@ def window_screen(times, reserved, bm, B, nodes, starts, duration, cap, demand, 
 
     Per sub-block, the amounts ``cap - tmax`` of every start are bounded: the window maxima
     are at most the maximum over the segments from the first window's to the last's, and at
-    least the larger of the least amount at the windows' first segments and the maximum
-    over the segments every window holds. The rows are chosen from those bounds as
-    :func:`pruned_screen` chooses them, and screened with their exact window maxima. (The
-    kernel reads the ranges' whole blocks from the block maxima ``bm`` of ``B`` segments:
-    the same values; here ``bm`` is only checked.)
+    least the larger of the least over the windows of the largest amount at three of its
+    segments (first, middle, last) and the maximum over the segments every window holds.
+    The rows are chosen from those bounds as :func:`pruned_screen` chooses them, and
+    screened with their exact window maxima. (The kernel reads the ranges' whole blocks from
+    the block maxima ``bm`` of ``B`` segments: the same values; here ``bm`` is only
+    checked.)
 
     Parameters
     ----------
@@ -399,7 +400,9 @@ def window_screen(times, reserved, bm, B, nodes, starts, duration, cap, demand, 
     for s0 in range(0, S, sub):
         s1 = min(s0 + sub, S)
         hi = rn[:, :, k0[s0] : k1[s1 - 1]].max(axis=2)  # every window lies in these
-        lo = rn[:, :, k0[s0:s1]].min(axis=2)  # each window holds its first segment
+        w0, w1 = k0[s0:s1], k1[s0:s1] - 1  # each window's first and last segments
+        lo = np.maximum(np.maximum(rn[:, :, w0], rn[:, :, (w0 + w1) // 2]),
+                        rn[:, :, w1]).min(axis=2)  # fmt: skip
         if k0[s1 - 1] < k1[s0]:  # the segments every window holds
             lo = np.maximum(lo, rn[:, :, k0[s1 - 1] : k1[s0]].max(axis=2))
         subs.append((s0, s1) + _pruned_keep(cap - hi, cap - lo, elo, g, weigh, pos, w))
