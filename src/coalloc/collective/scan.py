@@ -350,9 +350,11 @@ class _Scan:
                 if tm_block is None:
                     # the window maxima of every node from this start to the block's end, once
                     # (a start that fails the set search is often followed by others that pass
-                    # the screens: one call per start would cost a window's length each)
+                    # the screens: one call per start would cost a window's length each); the
+                    # next blocks compute them all (window_screen would only add its cost)
                     tm_block, off = ker.window_max_rows(times, res, nodes, b[s:],
                                                         request.duration), s  # fmt: skip
+                    fuse = False
                 yield b[s], tm_block[s - off]
             note_screened(b[q:], codes[q:], elig[q:], props[q:], vals[q:])
             counters["starts"] += b.size - q
