@@ -314,6 +314,7 @@ _TWINS = {
     "collective._search.window_max": "search.window_max",
     "collective._search.window_max_rows": "search.window_max_rows",
     "collective._search.window_max_blocks": "search.window_max_blocks",
+    "collective._search.window_screen": "search.window_screen",
     "ctaap._bmatching.BMatcher": "matching.b_matching_reference",
     "ctaap._bmatching.b_matching": "matching.b_matching_reference",
     "ctaap._cleanup.fill_free": "cleanup.fill_free_reference",

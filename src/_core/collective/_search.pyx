@@ -6,6 +6,9 @@ node and property), screen and scan_screen (the default method's per-start scree
 shared inline helper; scan_screen runs the whole screening loop up to the first start that
 passes), weighted_screen (issue 40: the equal weights' proof that no set exists, for the
 starts that passed), block_screen (screen and weighted_screen in one pass, issue 40),
+pruned_screen (block_screen over the nodes that can matter per sub-block of starts),
+window_screen (window_max_rows and pruned_screen without the maxima of every node at every
+start),
 decrease_starts (the candidate starts), select_and_swap (the paper's SelectAndSwap, Phase
 IV), phase5 (Phase V) and swap_search (the default method's
 deterministic best-improvement swaps). Every loop runs without the GIL. The NumPy/Python twin
@@ -562,6 +565,107 @@ def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
 @cython.wraparound(False)
 @cython.cdivision(True)
 @cython.initializedcheck(False)
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _keep_rows(const double* p, const double* lo, const double* hi, Py_ssize_t n,
+                           Py_ssize_t m, const double* elo, const double* dd, const double* w,
+                           Py_ssize_t g, int weigh, double* lb, double* buf, int64_t* cls,
+                           int64_t* keep, int64_t* cadd, int64_t* kadd) noexcept nogil:
+    """pruned_screen's choice of the rows to screen over one sub-block (shared with
+    window_screen), from the least (lo) and largest (hi) window maxima of every (node,
+    property) over its starts, or bounds of them (lo[j * m + i] at most the least, hi at
+    least the largest: every test below only needs bounds): the classes (cls: 2 eligible
+    at every start, 1 settled and never eligible, 0 undecided), the kept rows (keep, in
+    order; their count returned) and the dropped ones' answers to the minimums (cadd[i] of
+    them meet minimum i, kadd every minimum). p: (n, m) capacities; lb (m) and buf (n)
+    scratch."""
+    cdef Py_ssize_t j, i, c, ne, nk
+    cdef int alw, settled, keepj, prune
+    cdef double al, ah, x, xh, mg, mh, mgl, lsc
+    ne = 0
+    for j in range(n):
+        alw = 1
+        settled = 1
+        for i in range(m):
+            if not (p[j * m + i] - hi[j * m + i] >= elo[i]):
+                alw = 0
+                if not (p[j * m + i] - lo[j * m + i] < elo[i]):
+                    settled = 0
+        if alw:
+            cls[j] = 2
+        elif settled:
+            cls[j] = 1
+        else:
+            cls[j] = 0
+        ne += alw
+    prune = ne >= g and g <= n
+    lsc = -INFINITY
+    mgl = 0.0
+    if prune:
+        # the g-th largest least amount per property among the always eligible
+        for i in range(m):
+            c = 0
+            for j in range(n):
+                if cls[j] == 2:
+                    buf[c] = -(p[j * m + i] - hi[j * m + i])
+                    c += 1
+            nth_element(&buf[0], &buf[0] + (g - 1), &buf[0] + c)
+            lb[i] = -buf[g - 1]
+        if weigh:  # the g-th largest least score and the largest least margin
+            c = 0
+            for j in range(n):
+                if cls[j] != 2:
+                    continue
+                x = 0.0
+                mg = 0.0
+                for i in range(m):
+                    if dd[i] > 0:
+                        al = p[j * m + i] - hi[j * m + i]
+                        ah = p[j * m + i] - lo[j * m + i]
+                        x = x + al * w[i]
+                        mg = mg + (al if al > 0 else (-ah if ah < 0 else 0.0)) * w[i]
+                buf[c] = -x
+                c += 1
+                if mg > mgl:
+                    mgl = mg
+            nth_element(&buf[0], &buf[0] + (g - 1), &buf[0] + c)
+            lsc = -buf[g - 1]
+    # the kept rows; the dropped ones' answers to the minimums as counts
+    nk = 0
+    kadd[0] = 0
+    for i in range(m):
+        cadd[i] = 0
+    for j in range(n):
+        if cls[j] == 1:
+            for i in range(m):
+                cadd[i] += p[j * m + i] - hi[j * m + i] >= elo[i]
+            continue
+        keepj = 1
+        if cls[j] == 2 and prune:
+            keepj = 0
+            for i in range(m):
+                if p[j * m + i] - lo[j * m + i] >= lb[i]:
+                    keepj = 1
+            if weigh and not keepj:
+                xh = 0.0
+                mh = 0.0
+                for i in range(m):
+                    if dd[i] > 0:
+                        al = p[j * m + i] - hi[j * m + i]
+                        ah = p[j * m + i] - lo[j * m + i]
+                        xh = xh + ah * w[i]
+                        mh = mh + (ah if ah > -al else -al) * w[i]
+                keepj = xh >= lsc or mh >= mgl
+            if not keepj:
+                kadd[0] += 1
+                for i in range(m):
+                    cadd[i] += 1
+        if keepj:
+            keep[nk] = j
+            nk += 1
+    return nk
+
+
 def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
                   const double[:, ::1] p,       # IN  (n, m) capacities
                   demand,                       # IN  Demand: e, d (m,), count, tol (m,)
@@ -598,12 +702,12 @@ def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
     cdef int64_t* code = sa.code
     cdef vector[double] lo, hi, pk, tt, av, vals, thr, w, sc, xs, elo, lb, buf
     cdef vector[int64_t] ok, cadd, cls, keep
-    cdef Py_ssize_t s, s0, s1, j, jj, i, q, c, ne, nk, nm = n * m, g, k = 0
+    cdef Py_ssize_t s, s0, s1, jj, i, q, nk, nm = n * m, g, k = 0
     cdef Py_ssize_t rows = 0
     cdef int64_t kadd
-    cdef double bound = 0.0, wthr = -INFINITY, al, ah, x, xh, mg, mh, mgl, lsc
+    cdef double bound = 0.0, wthr = -INFINITY
     cdef const double* r
-    cdef int weigh, prune, alw, settled, keepj
+    cdef int weigh
     if S == 0 or n == 0 or m == 0:
         return 0
     for i in range(m):
@@ -641,89 +745,8 @@ def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
                 for q in range(nm):
                     lo[q] = _mn(lo[q], r[q])
                     hi[q] = _mx(hi[q], r[q])
-            # classes: 2 eligible at every start, 1 settled and never eligible, 0 undecided
-            ne = 0
-            for j in range(n):
-                alw = 1
-                settled = 1
-                for i in range(m):
-                    if not (p[j, i] - hi[j * m + i] >= elo[i]):
-                        alw = 0
-                        if not (p[j, i] - lo[j * m + i] < elo[i]):
-                            settled = 0
-                # (no conditional expression: Cython types it as a vector element reference)
-                if alw:
-                    cls[j] = 2
-                elif settled:
-                    cls[j] = 1
-                else:
-                    cls[j] = 0
-                ne += alw
-            prune = ne >= g and g <= n
-            lsc = -INFINITY
-            mgl = 0.0
-            if prune:
-                # the g-th largest least amount per property among the always eligible
-                for i in range(m):
-                    c = 0
-                    for j in range(n):
-                        if cls[j] == 2:
-                            buf[c] = -(p[j, i] - hi[j * m + i])
-                            c += 1
-                    nth_element(&buf[0], &buf[0] + (g - 1), &buf[0] + c)
-                    lb[i] = -buf[g - 1]
-                if weigh:  # the g-th largest least score and the largest least margin
-                    c = 0
-                    for j in range(n):
-                        if cls[j] != 2:
-                            continue
-                        x = 0.0
-                        mg = 0.0
-                        for i in range(m):
-                            if dd[i] > 0:
-                                al = p[j, i] - hi[j * m + i]
-                                ah = p[j, i] - lo[j * m + i]
-                                x = x + al * w[i]
-                                mg = mg + (al if al > 0 else (-ah if ah < 0 else 0.0)) * w[i]
-                        buf[c] = -x
-                        c += 1
-                        if mg > mgl:
-                            mgl = mg
-                    nth_element(&buf[0], &buf[0] + (g - 1), &buf[0] + c)
-                    lsc = -buf[g - 1]
-            # the kept rows; the dropped ones' answers to the minimums as counts
-            nk = 0
-            kadd = 0
-            for i in range(m):
-                cadd[i] = 0
-            for j in range(n):
-                if cls[j] == 1:
-                    for i in range(m):
-                        cadd[i] += p[j, i] - hi[j * m + i] >= elo[i]
-                    continue
-                keepj = 1
-                if cls[j] == 2 and prune:
-                    keepj = 0
-                    for i in range(m):
-                        if p[j, i] - lo[j * m + i] >= lb[i]:
-                            keepj = 1
-                    if weigh and not keepj:
-                        xh = 0.0
-                        mh = 0.0
-                        for i in range(m):
-                            if dd[i] > 0:
-                                al = p[j, i] - hi[j * m + i]
-                                ah = p[j, i] - lo[j * m + i]
-                                xh = xh + ah * w[i]
-                                mh = mh + (ah if ah > -al else -al) * w[i]
-                        keepj = xh >= lsc or mh >= mgl
-                    if not keepj:
-                        kadd += 1
-                        for i in range(m):
-                            cadd[i] += 1
-                if keepj:
-                    keep[nk] = j
-                    nk += 1
+            nk = _keep_rows(&p[0, 0], &lo[0], &hi[0], n, m, &elo[0], dd, &w[0], g, weigh,
+                            &lb[0], &buf[0], &cls[0], &keep[0], &cadd[0], &kadd)
             for jj in range(nk):
                 for i in range(m):
                     pk[i * nk + jj] = p[keep[jj], i]
@@ -742,6 +765,234 @@ def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
                                  &sc[0], &wthr):
                     code[s] = 3
             s0 = s1
+    return rows
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+cdef inline double _range_max(const double* r, const double* rb, Py_ssize_t a, Py_ssize_t c,
+                              Py_ssize_t B) noexcept nogil:
+    """The maximum of r[a:c] (c > a): the whole blocks of B segments inside from their maxima
+    rb, the segments before and after them from r (exact: the same value)."""
+    cdef Py_ssize_t q, ba = (a + B - 1) // B, bc = c // B
+    cdef double x = r[a]
+    if bc <= ba:
+        for q in range(a + 1, c):
+            x = _mx(x, r[q])
+        return x
+    for q in range(a + 1, ba * B):
+        x = _mx(x, r[q])
+    for q in range(ba, bc):
+        x = _mx(x, rb[q])
+    for q in range(bc * B, c):
+        x = _mx(x, r[q])
+    return x
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascending
+                  const double[:, :, ::1] res,    # IN  (N, m, K) reserved amounts
+                  const double[:, :, ::1] bm,     # IN  (N, m, ceil(K / B)) block maxima
+                  Py_ssize_t B,                   # IN  segments per block
+                  const int64_t[::1] nd,          # IN  (n,) rows of res
+                  const double[::1] st,           # IN  (S,) starts, non-decreasing
+                  double duration,                # IN
+                  const double[:, ::1] p,         # IN  (n, m) capacities of the rows nd
+                  demand,                         # IN  Demand: e, d (m,), count, tol (m,)
+                  Py_ssize_t sub,                 # IN  starts per sub-block (>= 1)
+                  out):                           # OUT ScreenOut: code, elig, prop, value (S,)
+    """block_screen's outputs over the window maxima of the rows nd (window_max_rows), bit
+    for bit, without those maxima (issue 40): per sub-block of sub starts, the rows chosen
+    as pruned_screen chooses them (_keep_rows) from bounds of the least and largest window
+    maxima, then the window maxima of the kept rows only. Returns the rows screened (at
+    least pruned_screen's: the bounds are looser).
+
+    Per (node, property) and sub-block (windows [lo_s, hi_s), both ends non-decreasing):
+    the largest window maximum is at most the maximum over [lo_first, hi_last) (their
+    union when no segment lies between them: then equal); the least is at least the least
+    over the windows of the largest amount at three of its segments (its first, middle and
+    last) and the maximum over the segments every window holds, [lo_last, hi_first) (ranges
+    read from the block maxima bm where they hold whole blocks: _range_max, the same
+    values). The kept rows' maxima come from window_max_rows per
+    sub-block (its starts, its kept rows) or once for the union of the kept rows over every
+    start, whichever covers fewer segments (a maximum is exact: the same values), screened
+    as pruned_screen screens them (the carried thresholds across the sub-blocks alike). Twin:
+    coalloc.collective._reference.search.window_screen."""
+    cdef Py_ssize_t S = st.shape[0], n = nd.shape[0], m = res.shape[1], K = t.shape[0]
+    cdef Py_ssize_t s, s0, s1, jj, i, q, b, nb, nk, nm = n * m, g, k = 0
+    cdef Py_ssize_t rows = 0, nblk, c0, c1, c, a0, a1
+    if res.shape[2] != K:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if B < 1:
+        raise ValueError("B must be >= 1")
+    nblk = (K + B - 1) // B
+    if bm.shape[0] != res.shape[0] or bm.shape[1] != m or bm.shape[2] != nblk:
+        raise ValueError("block maxima must be (N, m, ceil(K / B))")
+    if S and K == 0:
+        raise ValueError("times must not be empty")
+    for jj in range(n):
+        if nd[jj] < 0 or nd[jj] >= res.shape[0]:
+            raise ValueError("nodes must index rows of reserved")
+    for s in range(1, S):
+        if not (st[s] >= st[s - 1]):
+            raise ValueError("starts must be non-decreasing")
+    if p.shape[0] != n or p.shape[1] != m:
+        raise ValueError("cap must be (n, m), e and d of length m")
+    if sub < 1:
+        raise ValueError("sub must be >= 1")
+    cdef ScreenArgs sa = _screen_args(demand, out, S, m)
+    cdef Py_ssize_t count = sa.count
+    cdef const double* ee = sa.e
+    cdef const double* dd = sa.d
+    cdef const double* tl = sa.tol
+    cdef int64_t* code = sa.code
+    cdef vector[double] lo, hi, pk, tt, av, vals, thr, w, sc, xs, elo, lb, buf
+    cdef vector[int64_t] ok, cadd, cls, keep, kept, cadds, kadds
+    cdef vector[Py_ssize_t] kofs, upos, wl, wh, lev, off
+    cdef int64_t kadd
+    cdef int64_t* kp
+    cdef double bound = 0.0, wthr = -INFINITY, x, y
+    cdef const double* r
+    cdef const double* rb
+    cdef Py_ssize_t nu, W, per_sub
+    cdef bint union
+    cdef int weigh
+    cdef double[:, :, ::1] wv
+    cdef int64_t[::1] kv
+    if S == 0 or n == 0 or m == 0:
+        return 0
+    for i in range(m):
+        if dd[i] > 0:
+            k += 1
+    weigh = k > 0 and count >= 1 and n >= count
+    g = count + count // 2 + 1
+    nb = (S + sub - 1) // sub
+    with nogil:
+        lo.resize(nb * nm)
+        hi.resize(nb * nm)
+        wl.resize(S); wh.resize(S); lev.resize(S); off.resize(S)
+        _windows(t, st, duration, &wl[0], &wh[0], &lev[0], &off[0])
+        # the bounds of every (node, property) per sub-block, row by row (its amounts and
+        # block maxima read in order)
+        for jj in range(n):
+            for i in range(m):
+                r = &res[nd[jj], i, 0]
+                rb = &bm[nd[jj], i, 0]
+                for b in range(nb):
+                    s0 = b * sub
+                    s1 = s0 + sub if s0 + sub < S else S
+                    x = _range_max(r, rb, wl[s0], wh[s1 - 1], B)
+                    y = INFINITY
+                    for s in range(s0, s1):  # three segments of each window: first, middle, last
+                        y = _mn(y, _mx(_mx(r[wl[s]], r[(wl[s] + wh[s] - 1) // 2]), r[wh[s] - 1]))
+                    if wl[s1 - 1] < wh[s0]:
+                        y = _mx(y, _range_max(r, rb, wl[s1 - 1], wh[s0], B))
+                    hi[b * nm + jj * m + i] = x
+                    lo[b * nm + jj * m + i] = y
+    pk.resize(nm); tt.resize(nm); av.resize(nm)
+    vals.resize(n); buf.resize(n); ok.resize(n); cls.resize(n); keep.resize(n)
+    sc.assign(n, 0.0)
+    xs.assign(n, 0.0)
+    w.assign(m, 0.0)
+    elo.assign(m, 0.0)
+    lb.assign(m, 0.0)
+    cadd.assign(m, 0)
+    thr.assign(m, -INFINITY)
+    for i in range(m):
+        elo[i] = ee[i] - tl[i]
+    if weigh:
+        for i in range(m):
+            if dd[i] > 0:
+                w[i] = (1.0 / <double>k) / dd[i]
+                bound = bound + (1.0 / <double>k) * ((dd[i] - <double>count * tl[i]) / dd[i])
+    # every sub-block's kept rows (in order, kofs: where each begins) and counts
+    kofs.resize(nb + 1)
+    kofs[0] = 0
+    cadds.resize(nb * m)
+    kadds.resize(nb)
+    upos.assign(n, -1)
+    with nogil:
+        for b in range(nb):
+            nk = _keep_rows(&p[0, 0], &lo[b * nm], &hi[b * nm], n, m, &elo[0], dd, &w[0], g,
+                            weigh, &lb[0], &buf[0], &cls[0], &keep[0], &cadd[0], &kadd)
+            for jj in range(nk):
+                kept.push_back(keep[jj])
+                upos[keep[jj]] = 0
+            kofs[b + 1] = kofs[b] + nk
+            for i in range(m):
+                cadds[b * m + i] = cadd[i]
+            kadds[b] = kadd
+        rows = kofs[nb]
+        # the kept rows' window maxima: per sub-block (its starts, its rows) or once over the
+        # union of the kept rows and every start, whichever covers fewer segments (a
+        # window_max_rows row costs about its starts plus its window's segments)
+        lo.clear()
+        hi.clear()
+        lo.shrink_to_fit()
+        hi.shrink_to_fit()
+        nu = 0
+        for jj in range(n):
+            if upos[jj] == 0:
+                upos[jj] = nu
+                nu += 1
+        W = 1
+        for s in range(S):
+            if wh[s] - wl[s] > W:
+                W = wh[s] - wl[s]
+        per_sub = 0
+        for b in range(nb):
+            s0 = b * sub
+            s1 = s0 + sub if s0 + sub < S else S
+            per_sub += (kofs[b + 1] - kofs[b]) * (s1 - s0 + W)
+        union = nu * (S + W) <= per_sub
+    if union and nu:
+        kn = np.empty(nu, dtype=np.int64)
+        kv = kn
+        for jj in range(n):
+            if upos[jj] >= 0:
+                kv[upos[jj]] = nd[jj]
+        wb = np.empty((S, nu, m))
+        window_max_rows(t, res, kv, st, duration, wb)
+        wv = wb
+    for b in range(nb):
+        s0 = b * sub
+        s1 = s0 + sub if s0 + sub < S else S
+        nk = kofs[b + 1] - kofs[b]
+        kp = &kept[kofs[b]] if nk else NULL
+        if nk and not union:  # the kept rows' window maxima at the sub-block's starts
+            kn = np.empty(nk, dtype=np.int64)
+            kv = kn
+            for jj in range(nk):
+                kv[jj] = nd[kp[jj]]
+            wb = np.empty((s1 - s0, nk, m))
+            window_max_rows(t, res, kv, st[s0:s1], duration, wb)
+            wv = wb
+        with nogil:
+            for jj in range(nk):
+                for i in range(m):
+                    pk[i * nk + jj] = p[kp[jj], i]
+            for s in range(s0, s1):
+                if union:
+                    for jj in range(nk):
+                        r = &wv[s, upos[kp[jj]], 0]
+                        for i in range(m):
+                            tt[i * nk + jj] = r[i]
+                else:
+                    for jj in range(nk):
+                        r = &wv[s - s0, jj, 0]
+                        for i in range(m):
+                            tt[i * nk + jj] = r[i]
+                code[s] = _screen_one(&tt[0], &pk[0], nk, m, ee, dd, tl, count, &av[0],
+                                      &ok[0], &vals[0], &thr[0], &sa.elig[s], &sa.prop[s],
+                                      &sa.val[s], &cadds[b * m], kadds[b])
+                if code[s] != 0 or not weigh:
+                    continue
+                if _weighted_one(&av[0], &ok[0], nk, m, dd, &w[0], count, bound, &xs[0],
+                                 &sc[0], &wthr):
+                    code[s] = 3
     return rows
 
 

@@ -78,6 +78,23 @@ def pruned_screen(
     """block_screen's outputs, bit for bit, screening per sub-block of ``sub`` starts only the
     nodes that can matter there (issue 40); returns the rows screened."""
 
+def window_screen(
+    times: F64,  # IN (K,)
+    reserved: F64,  # IN (N, m, K)
+    bm: F64,  # IN (N, m, ceil(K / B))
+    B: int,  # IN
+    nodes: I64,  # IN (n,)
+    starts: F64,  # IN (S,) non-decreasing
+    duration: float,  # IN
+    cap: F64,  # IN (n, m) capacities of the rows nodes
+    demand: Demand,  # IN e, d (m,), count, tol (m,)
+    sub: int,  # IN starts per sub-block (>= 1)
+    out: ScreenOut,  # OUT code, elig, prop (S,) int64, value (S,)
+) -> int:
+    """block_screen's outputs over the window maxima of the rows nodes, bit for bit, from the
+    rows that can matter per sub-block (bounds from the block maxima) and their window
+    maxima only (issue 40); returns the rows screened."""
+
 def weighted_screen(
     tmax: F64,  # IN (S, n, m)
     cap: F64,  # IN (n, m)

@@ -21,8 +21,8 @@ BACKENDS = ("compiled", "numpy")
 
 class Demand(NamedTuple):
     """What a request asks of a set of nodes, as the screen kernels take it (``screen``,
-    ``weighted_screen``, ``block_screen``, ``pruned_screen``, ``scan_screen`` and their
-    twins)."""
+    ``weighted_screen``, ``block_screen``, ``pruned_screen``, ``window_screen``, ``scan_screen``
+    and their twins)."""
 
     #: The per-property minimums ``e`` (float64, shape (m,)).
     e: np.ndarray
@@ -162,6 +162,21 @@ class Kernels:
         out = _screen_out(tmax.shape[0])
         demand = Demand(_f64(e), _f64(d), count, self._tol(tol, tmax.shape[2]))
         rows = self.module.pruned_screen(tmax, _f64(cap), demand, int(sub), out)
+        return (*out, int(rows))
+
+    def window_screen(self, times, reserved, bm, B, nodes, starts, duration, cap, e, d, count,
+                      sub, tol=None):
+        """``(code, eligible, prop, value, rows)``: :meth:`block_screen`'s outputs over the
+        window maxima :meth:`window_max_rows` gives, equal bit for bit, from the rows that can
+        matter per sub-block of ``sub`` starts (bounds from the block maxima ``bm`` of ``B``
+        segments) and their window maxima only (kernel ``window_screen``, issue 40);
+        ``rows``: the rows screened, summed over the sub-blocks."""
+        reserved, nodes, starts = _f64(reserved), _i64(nodes), _f64(starts)
+        out = _screen_out(starts.shape[0])
+        demand = Demand(_f64(e), _f64(d), count, self._tol(tol, reserved.shape[1]))
+        rows = self.module.window_screen(_f64(times), reserved, _f64(bm), int(B), nodes, starts,
+                                         float(duration), _f64(cap), demand, int(sub),
+                                         out)  # fmt: skip
         return (*out, int(rows))
 
     def weighted_screen(self, tmax, cap, e, d, count, code, tol=None):

@@ -78,6 +78,11 @@ _SUB = 16
 #: bounds cost about two passes over the nodes per sub-block; at N = 1,024 on 8,477 nodes it
 #: keeps too many to pay, measured: 4-8 % slower than ``block_screen``).
 _PRUNE_SHARE = 8
+#: ``window_screen`` (the pruned screen's rows chosen from the block maxima, the window
+#: maxima of those rows only) replaces ``window_max_rows`` and ``pruned_screen`` when the
+#: matching nodes are at least this many times ``N + N // 2 + 1`` (issue 40: at N = 256 on
+#: 8,477 nodes the rows kept are too many to pay; measured in bench/collective/ISSUE40.md).
+_FUSE_SHARE = 32
 
 
 #: ``N`` times the eligible nodes above which a start's set is searched by
@@ -282,7 +287,11 @@ class _Scan:
         once and screened at once (``block_screen``, or ``pruned_screen``: the same outputs
         from the nodes that can matter per sub-block of :data:`_SUB` starts, on blocks of at
         least ``_SUB // 2`` starts when ``N`` is small beside the nodes,
-        :data:`_PRUNE_SHARE`); the failing starts are recorded as they are passed."""
+        :data:`_PRUNE_SHARE`; on the later blocks, when ``N`` is smaller still beside the
+        nodes (:data:`_FUSE_SHARE`), ``window_screen``: the same outputs from the rows
+        chosen by bounds from the pool's block maxima and the window maxima of those rows
+        only, then those of every node from the block's first start that passes); the
+        failing starts are recorded as they are passed."""
         pool, request, starts, ker = self.pool, self.request, self.starts, self.ker
         block = self.block
         nodes, cap, e, d, n, tol = self.nodes, self.cap, self.e, self.d, self.n, self.tol
@@ -293,21 +302,36 @@ class _Scan:
         t0 = float(starts[0]) if starts.size else float(request.earliest_start)
         segs = int(np.searchsorted(grid, t0 + request.duration) - np.searchsorted(grid, t0))
         largest = max(min(_MAX_BLOCK, max(_SHORT_BLOCK, 2 * segs)), block)
+        fuse = _FUSE_SHARE * (n + n // 2 + 1) <= nodes.size  # window_screen on later blocks
+        if fuse:  # it holds no window maxima of every node: the longest blocks pay most
+            largest = max(_MAX_BLOCK, block)
         while pos < starts.size:
             interrupt.check()  # a batch's timeout or cancellation
             b = starts[pos : pos + size]
+            # the screens and, for every start that passes them, the equal weights' proof
+            # (code 3), in one pass over the block; per sub-block of _SUB starts over the
+            # nodes that can matter there when that can pay (the same outputs, bit for bit)
+            prune = b.size >= _SUB // 2 and _PRUNE_SHARE * (n + n // 2 + 1) <= nodes.size
             if size <= block and self.backend == "compiled":
                 # the first starts: whole blocks of the windows from the pool's block maxima
                 times, res, bm = pool._block_maxima()
                 tm_block = ker.window_max_blocks(times, res, bm, BLOCK, nodes, b,
                                                  request.duration)  # fmt: skip
+            elif prune and fuse:
+                # N small beside the nodes: the rows that can matter per sub-block from the
+                # block maxima, then their window maxima only (window_screen); those of
+                # every node from the first start that passes, below
+                times, res, bm = pool._block_maxima()
+                tm_block = None
             else:
                 times, res = pool._state  # one read: the grid and its amounts together
                 tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
-            # the screens and, for every start that passes them, the equal weights' proof
-            # (code 3), in one pass over the block; per sub-block of _SUB starts over the
-            # nodes that can matter there when that can pay (the same outputs, bit for bit)
-            if b.size >= _SUB // 2 and _PRUNE_SHARE * (n + n // 2 + 1) <= nodes.size:
+            off = 0  # tm_block[s - off]: the window maxima at b[s]
+            if tm_block is None:
+                codes, elig, props, vals, _ = ker.window_screen(times, res, bm, BLOCK, nodes, b,
+                                                                request.duration, cap, e, d, n,
+                                                                _SUB, tol=tol)  # fmt: skip
+            elif prune:
                 codes, elig, props, vals, _ = ker.pruned_screen(tm_block, cap, e, d, n, _SUB,
                                                                 tol=tol)  # fmt: skip
             else:
@@ -323,7 +347,15 @@ class _Scan:
                     counters["weighted_screen"] = counters.get("weighted_screen", 0) + 1
                     note({"start": float(b[s]), "check": "combination", "property": None})
                     continue
-                yield b[s], tm_block[s]
+                if tm_block is None:
+                    # the window maxima of every node from this start to the block's end, once
+                    # (a start that fails the set search is often followed by others that pass
+                    # the screens: one call per start would cost a window's length each); the
+                    # next blocks compute them all (window_screen would only add its cost)
+                    tm_block, off = ker.window_max_rows(times, res, nodes, b[s:],
+                                                        request.duration), s  # fmt: skip
+                    fuse = False
+                yield b[s], tm_block[s - off]
             note_screened(b[q:], codes[q:], elig[q:], props[q:], vals[q:])
             counters["starts"] += b.size - q
             clock.lap("window_max")

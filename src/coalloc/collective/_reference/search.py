@@ -34,7 +34,7 @@ from ..._shared.xoshiro import Xoshiro256
 from ..core import ScreenOut
 
 __all__ = ["Xoshiro256", "window_max", "window_max_rows", "window_max_blocks", "screen",
-           "weighted_screen", "block_screen", "pruned_screen", "scan_screen",
+           "weighted_screen", "block_screen", "pruned_screen", "window_screen", "scan_screen",
            "select_and_swap", "phase5", "swap_search", "decrease_starts"]  # fmt: skip
 
 
@@ -276,40 +276,144 @@ def pruned_screen(tmax, cap, demand, sub, out):
     for s0 in range(0, S, sub):
         s1 = min(s0 + sub, S)
         lo, hi = tmax[s0:s1].min(axis=0), tmax[s0:s1].max(axis=0)
-        alo, ahi = cap - hi, cap - lo  # bounds of every start's amounts
-        always = np.all(alo >= elo, axis=1)
-        never = ~always & np.all((alo >= elo) | (ahi < elo), axis=1)
-        drop = never.copy()
-        if always.sum() >= g:
-            ea = np.flatnonzero(always)
-            lb = -np.partition(-alo[ea], g - 1, axis=0)[g - 1]
-            above = np.any(ahi >= lb, axis=1)
-            if weigh:
-                x, xh, mg, mh = (np.zeros(n) for _ in range(4))
-                for i in pos:
-                    al, ah = alo[:, i], ahi[:, i]
-                    x = x + al * w[i]
-                    xh = xh + ah * w[i]
-                    mg = mg + np.where(al > 0, al, np.where(ah < 0, -ah, 0.0)) * w[i]
-                    mh = mh + np.where(ah > -al, ah, -al) * w[i]
-                lsc = -np.partition(-x[ea], g - 1)[g - 1]
-                mgl = max(0.0, float(mg[ea].max()))
-                above = above | (xh >= lsc) | (mh >= mgl)
-            drop |= always & ~above
-        keep = np.flatnonzero(~drop)
+        keep, cadd, kadd = _pruned_keep(cap - hi, cap - lo, elo, g, weigh, pos, w)
         rows += keep.size
-        cadd = np.sum(drop[:, None] & (alo >= elo), axis=0)  # constant over the sub-block
-        kadd = int(np.sum(drop & always))
-        part = ScreenOut(*(np.empty(s1 - s0, dtype=x.dtype) for x in out))
-        block_screen(tmax[s0:s1, keep], cap[keep], demand, part)
-        for s in range(s1 - s0):
-            code[s0 + s], prop[s0 + s], value[s0 + s] = part.code[s], part.prop[s], part.value[s]
-            elig[s0 + s] = part.elig[s] + kadd
-            if part.code[s] == 1 or elig[s0 + s] < count:  # the counts over every node
-                meet = np.sum(cap[keep] - tmax[s0 + s, keep] >= elo, axis=0) + cadd
-                if elig[s0 + s] < count:
-                    bi = min(range(m), key=lambda i: (meet[i], i))
-                    code[s0 + s], prop[s0 + s], value[s0 + s] = 1, bi, float(meet[bi])
+        _screen_kept(tmax[s0:s1, keep], cap[keep], demand, cadd, kadd, elo, s0, out)
+    return rows
+
+
+def _pruned_keep(alo, ahi, elo, g, weigh, pos, w):
+    """:func:`pruned_screen`'s rows over one sub-block from bounds of every start's amounts
+    (``alo`` below, ``ahi`` above, (n, m)): the kept rows, and the dropped ones' answers to
+    the minimums (``cadd[i]`` of them meet minimum ``i``, ``kadd`` every minimum)."""
+    n = alo.shape[0]
+    always = np.all(alo >= elo, axis=1)
+    never = ~always & np.all((alo >= elo) | (ahi < elo), axis=1)
+    drop = never.copy()
+    if always.sum() >= g:
+        ea = np.flatnonzero(always)
+        lb = -np.partition(-alo[ea], g - 1, axis=0)[g - 1]
+        above = np.any(ahi >= lb, axis=1)
+        if weigh:
+            x, xh, mg, mh = (np.zeros(n) for _ in range(4))
+            for i in pos:
+                al, ah = alo[:, i], ahi[:, i]
+                x = x + al * w[i]
+                xh = xh + ah * w[i]
+                mg = mg + np.where(al > 0, al, np.where(ah < 0, -ah, 0.0)) * w[i]
+                mh = mh + np.where(ah > -al, ah, -al) * w[i]
+            lsc = -np.partition(-x[ea], g - 1)[g - 1]
+            mgl = max(0.0, float(mg[ea].max()))
+            above = above | (xh >= lsc) | (mh >= mgl)
+        drop |= always & ~above
+    keep = np.flatnonzero(~drop)
+    cadd = np.sum(drop[:, None] & (alo >= elo), axis=0)  # constant over the sub-block
+    kadd = int(np.sum(drop & always))
+    return keep, cadd, kadd
+
+
+def _screen_kept(tk, capk, demand, cadd, kadd, elo, s0, out):
+    """:func:`block_screen` over the kept rows (window maxima ``tk``, capacities ``capk``) of
+    the sub-block starting at ``s0``, the dropped rows added to the counts, into ``out``."""
+    code, elig, prop, value = out
+    count, m = demand[2], capk.shape[1]
+    part = ScreenOut(*(np.empty(tk.shape[0], dtype=x.dtype) for x in out))
+    block_screen(tk, capk, demand, part)
+    for s in range(tk.shape[0]):
+        code[s0 + s], prop[s0 + s], value[s0 + s] = part.code[s], part.prop[s], part.value[s]
+        elig[s0 + s] = part.elig[s] + kadd
+        if part.code[s] == 1 or elig[s0 + s] < count:  # the counts over every node
+            meet = np.sum(capk - tk[s] >= elo, axis=0) + cadd
+            if elig[s0 + s] < count:
+                bi = min(range(m), key=lambda i: (meet[i], i))
+                code[s0 + s], prop[s0 + s], value[s0 + s] = 1, bi, float(meet[bi])
+
+
+def window_screen(times, reserved, bm, B, nodes, starts, duration, cap, demand, sub, out):
+    """:func:`block_screen`'s outputs over the window maxima of the rows ``nodes``
+    (:func:`window_max_rows`) from those of the rows that can matter per sub-block of ``sub``
+    starts (twin of the kernel's ``window_screen``, issue 40).
+
+    Per sub-block, the amounts ``cap - tmax`` of every start are bounded: the window maxima
+    are at most the maximum over the segments from the first window's to the last's, and at
+    least the larger of the least over the windows of the largest amount at three of its
+    segments (first, middle, last) and the maximum over the segments every window holds.
+    The rows are chosen from those bounds as :func:`pruned_screen` chooses them, and
+    screened with their exact window maxima. (The kernel reads the ranges' whole blocks from
+    the block maxima ``bm`` of ``B`` segments: the same values; here ``bm`` is only
+    checked.)
+
+    Parameters
+    ----------
+    times, reserved, bm, B, nodes, starts, duration
+        As for :func:`window_max_blocks` (IN; ``starts`` non-decreasing).
+    cap, demand, sub, out
+        As for :func:`pruned_screen` (``cap``: the rows ``nodes``; IN and OUT).
+
+    Returns
+    -------
+    int
+        The rows screened, summed over the sub-blocks (at least :func:`pruned_screen`'s).
+    """
+    times = np.asarray(times, dtype=np.float64)
+    reserved = np.asarray(reserved, dtype=np.float64)
+    bm = np.asarray(bm, dtype=np.float64)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.float64)
+    cap = np.asarray(cap, dtype=np.float64)
+    S, n, m, K = starts.shape[0], nodes.shape[0], reserved.shape[1], times.shape[0]
+    if reserved.shape[2] != K:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if B < 1:
+        raise ValueError("B must be >= 1")
+    nblk = -(-K // B)
+    if bm.shape != (reserved.shape[0], m, nblk):
+        raise ValueError("block maxima must be (N, m, ceil(K / B))")
+    if S and K == 0:
+        raise ValueError("times must not be empty")
+    if n and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
+        raise ValueError("nodes must index rows of reserved")
+    if S > 1 and not np.all(starts[1:] >= starts[:-1]):
+        raise ValueError("starts must be non-decreasing")
+    if cap.shape != (n, m):
+        raise ValueError("cap must be (n, m), e and d of length m")
+    if sub < 1:
+        raise ValueError("sub must be >= 1")
+    e, d, count, tol = demand
+    code, elig, prop, value = out
+    tl = _tol(tol, m)
+    _outs(S, code, elig, prop, value)
+    code[:], elig[:], prop[:], value[:] = 0, 0, -1, 0.0
+    if S == 0 or n == 0 or m == 0:
+        return 0
+    d = np.asarray(d, dtype=np.float64)
+    elo = np.asarray(e, dtype=np.float64) - tl
+    pos = [i for i in range(m) if d[i] > 0]
+    weigh = len(pos) > 0 and count >= 1 and n >= count
+    w = [(1.0 / len(pos)) / float(d[i]) if d[i] > 0 else 0.0 for i in range(m)]
+    g = count + count // 2 + 1
+    # each start's window: segments k0 (the one holding it) to k1 (exclusive, >= k0 + 1)
+    k0 = np.maximum(np.searchsorted(times, starts, side="right") - 1, 0)
+    k1 = np.maximum(np.searchsorted(times, starts + duration, side="left"), k0 + 1)
+    rn = reserved[nodes]
+    subs = []
+    for s0 in range(0, S, sub):
+        s1 = min(s0 + sub, S)
+        hi = rn[:, :, k0[s0] : k1[s1 - 1]].max(axis=2)  # every window lies in these
+        w0, w1 = k0[s0:s1], k1[s0:s1] - 1  # each window's first and last segments
+        lo = np.maximum(np.maximum(rn[:, :, w0], rn[:, :, (w0 + w1) // 2]),
+                        rn[:, :, w1]).min(axis=2)  # fmt: skip
+        if k0[s1 - 1] < k1[s0]:  # the segments every window holds
+            lo = np.maximum(lo, rn[:, :, k0[s1 - 1] : k1[s0]].max(axis=2))
+        subs.append((s0, s1) + _pruned_keep(cap - hi, cap - lo, elo, g, weigh, pos, w))
+    union = np.unique(np.concatenate([x[2] for x in subs]))
+    tmax = np.empty((S, union.size, m))  # the kept rows' window maxima (exact: any rows)
+    window_max_rows(times, reserved, nodes[union], starts, duration, tmax)
+    rows = 0
+    for s0, s1, keep, cadd, kadd in subs:
+        rows += keep.size
+        at = np.searchsorted(union, keep)
+        _screen_kept(tmax[s0:s1, at], cap[keep], demand, cadd, kadd, elo, s0, out)
     return rows
 
 
