@@ -93,24 +93,32 @@ def lp_relaxation(
         return 0.0, np.zeros((m, n)), None
     sign = 1.0 if sense == "min" else -1.0
     c = sign * instance.cost[ii, jj]
-    a_cap = coo_matrix((instance.weight[ii, jj].astype(float), (ii, np.arange(k))), shape=(m, k))
+    # HiGHS's tolerances are absolute (1e-7): on costs of 1e-9 an "optimal" LP can sit well
+    # above the true optimum, and that is no bound. The LP is solved on costs divided by
+    # their largest magnitude and on capacity rows divided by their capacity; the value and
+    # the reduced costs are scaled back.
+    c_scale = float(np.max(np.abs(c))) or 1.0
+    cap = instance.capacity.astype(float)
+    row = np.where(cap > 0, cap, 1.0)
+    w = instance.weight[ii, jj].astype(float) / row[ii]
+    a_cap = coo_matrix((w, (ii, np.arange(k))), shape=(m, k))
     a_one = coo_matrix((np.ones(k), (jj, np.arange(k))), shape=(n, k))
     options = {} if time_limit is None else {"time_limit": max(float(time_limit), 1e-3)}
     if assign_all:
-        res = linprog(c, A_ub=a_cap, b_ub=instance.capacity.astype(float), A_eq=a_one,
+        res = linprog(c / c_scale, A_ub=a_cap, b_ub=cap / row, A_eq=a_one,
                       b_eq=np.ones(n), bounds=(0, 1), method="highs",
                       options=options)  # fmt: skip
     else:
         from scipy.sparse import vstack
 
-        res = linprog(c, A_ub=vstack([a_cap, a_one]),
-                      b_ub=np.concatenate([instance.capacity.astype(float), np.ones(n)]),
+        res = linprog(c / c_scale, A_ub=vstack([a_cap, a_one]),
+                      b_ub=np.concatenate([cap / row, np.ones(n)]),
                       bounds=(0, 1), method="highs", options=options)  # fmt: skip
     if res.status == 1 and time_limit is not None:  # stopped at the cap: nothing proven
         raise LpTimedOut
     if res.status != 0:
         return None, None, None
-    value = sign * float(res.fun)
+    value = sign * float(res.fun) * c_scale
     if instance.integral_cost:  # an integer optimum: round the bound inwards
         value = math.ceil(value - 1e-6) if sense == "min" else math.floor(value + 1e-6)
     x = np.zeros((m, n))
@@ -120,9 +128,9 @@ def lp_relaxation(
     else:
         mu, y = res.ineqlin.marginals[:m], res.ineqlin.marginals[m:]
     rc = np.full((m, n), np.inf)
-    rc[ii, jj] = c - y[jj] - mu[ii] * instance.weight[ii, jj]
+    rc[ii, jj] = (c / c_scale - y[jj] - mu[ii] * w) * c_scale
     if not assign_all:  # the dummy agent: cost 0, weight 0
-        rc = np.vstack([rc, -y[None, :]])
+        rc = np.vstack([rc, -y[None, :] * c_scale])
     return float(value), x, rc
 
 
