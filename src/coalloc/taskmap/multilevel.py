@@ -185,15 +185,24 @@ class _Incumbent:
             fine = m
             for d in range(depth - 1, -1, -1):
                 fine = fine[levels[d].cmap]
-            # the deadline stopped the run: the stage's mapping is finished by bottleneck
-            # moves on the finest graph while the overrun allowance lasts (a coarse start
-            # or an unrefined quick start is up to 140x worse on a bipartite graph)
-            fine, moves, value = _finish(topo, levels[0], fine, finish_by)
-            hist = [*history, value] if value < history[-1] * (1 - 1e-12) else history
-            counts_ = counts
-            if self.early_best is not None and self.early < value * (1 - 1e-12):
-                fine, hist, counts_ = self.early_best  # the refined quick start is better
-                moves = 0
+            # the deadline stopped the run: the stage's mapping (a coarse start or an
+            # unrefined quick start is up to 140x worse on a bipartite graph) and the early
+            # refined quick start are finished by bottleneck moves on the finest graph while
+            # the overrun allowance lasts, the one of lower maximum first; the better is kept
+            cands = [(history[-1], fine, history, counts)]
+            early = self.early_best
+            if early is not None and early[0] is not m:
+                cands.append((self.early, *early))
+            cands.sort(key=lambda c: c[0])  # (stable: the stage's mapping first on a tie)
+            best = None
+            for value0, mapping, hist, counts_ in cands:
+                if best is not None and finish_by is not None and time.perf_counter() >= finish_by:
+                    break
+                mapping, moves, value = _finish(topo, levels[0], mapping, finish_by)
+                if best is None or value < best[0] * (1 - 1e-12):
+                    hist = [*hist, value] if value < value0 * (1 - 1e-12) else hist
+                    best = (value, mapping, hist, counts_, moves)
+            _, fine, hist, counts_, moves = best
             iterations = {"levels": len(levels), **counts_,
                           "processors_used": int(np.unique(fine).shape[0])}  # fmt: skip
             iterations["moves"] = int(iterations.get("moves", 0)) + moves
