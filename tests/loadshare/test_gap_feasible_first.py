@@ -133,3 +133,26 @@ def test_a_limit_that_stops_the_search_after_the_start_still_answers(monkeypatch
         monkeypatch.setattr(gap.search, "_FEASIBLE_FIRST", False)
         off = solve_gap(inst, method, time_limit=0.3, seed=0)
         assert off.assignment is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_without_the_lp_the_repaired_fallback_is_the_incumbent_not_the_start(monkeypatch, seed):
+    """A timed call without the LP (a limit too short for it) whose capacity shares' greedy
+    overloads an agent: the repaired fallback is the incumbent (checked), while the tabu
+    search still starts from its own start, not from the incumbent (the search stubbed
+    out here: the answer is the incumbent's)."""
+    inst = tight(10, 80, seed)
+    seen = []
+
+    def phase(self, phase_cost, start, until, cap_it, from_best, *args, **kwargs):
+        seen.append((start.copy(), from_best))
+        return None
+
+    monkeypatch.setattr(gap.search._Search, "phase", phase)
+    s = timed_search(inst, seed)
+    out = s.run(None, None, None)
+    assert s.repaired  # the greedy alone overloads an agent: the repair ran
+    assert out.feasible
+    assert verify_gap(inst, out.assign, claimed=s.best_obj).ok
+    (start, from_best), = seen
+    assert not from_best and not verify_gap(inst, start).ok  # the overloaded start as before

@@ -172,6 +172,11 @@ _CORRELATED_TENURE, _CORRELATED = 3, -0.9
 #: ms) to a first feasible assignment, the greedy about 40 on the shares (under 1 ms).
 #: Untimed calls never take it (their answers are unchanged). False: off.
 _FEASIBLE_FIRST, _REPAIR_ITERATIONS = True, 500
+#: The same repair in the fallback of a timed call without the LP (a limit too short for
+#: it), when the capacity shares' greedy overloads an agent: the incumbent only (the
+#: search starts from the multipliers' greedy as before; from the repaired fallback it
+#: ended at the fallback's 2087 in some calls on heavy 10 x 80 at 0.04 s). False: off.
+_REPAIR_NO_LP = True
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -372,6 +377,7 @@ class _Search:
         self.cycles = int(call.cycles)  # core cycles asked for (solve_gap's cycles)
         self.cycles_run = 0
         self.repair_iterations = 0  # the feasibility-first start's tabu iterations
+        self.repaired = False  # whether the fallback's greedy needed the repair
         # the learned restart weight's logarithm (None: none yet; see _LEARN_WEIGHT)
         self.log_w: Optional[float] = None
         self.learn_rate = _LEARN_WEIGHT if (self.deadline is not None or _LEARN_UNTIMED) else 0.0
@@ -459,6 +465,7 @@ class _Search:
             load = np.bincount(x, weights=self.weight[x, cols], minlength=m)
             if np.any(load > self.cap):
                 x = self.repair(share, x)
+                self.repaired = True
         kept = x.copy()
         _gapls.shift_descent(self.cost, self.weight, self.cap, x, 50,
                              interrupt.kernel_deadline())  # fmt: skip
@@ -674,7 +681,8 @@ class _Search:
         from_fallback = False
         if x_lp is None:  # no LP: a feasible incumbent from the start, when one is cheap
             from_fallback = (
-                self.fallback(start)
+                self.fallback(start, repair=deadline is not None and _REPAIR_NO_LP)
+                and not self.repaired  # a repaired fallback: the incumbent, not the start
                 and _FROM_FALLBACK
                 and (deadline is None or deadline - time.perf_counter() <= _FALLBACK_HORIZON * t_b)
             )
