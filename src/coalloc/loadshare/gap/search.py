@@ -5,7 +5,10 @@ The start is the rounded LP relaxation when given, else :func:`reduced_cost_gree
 best Lagrangian multipliers (on the costs alone when no subgradient step ran), polished by
 :func:`coalloc.loadshare._gapls.shift_descent` (when that start overloads an agent, the
 same greedy on the capacity shares is the first incumbent, and under a short limit the
-tabu search's start, if it keeps every capacity: :meth:`_Search.fallback`). The tabu
+tabu search's start, if it keeps every capacity: :meth:`_Search.fallback`). Under a time
+limit, when the rounded LP (or, without the LP, that greedy) overloads an agent, the
+greedy is repaired by a short tabu search on the capacity shares and kept as the first
+incumbent before the bounds and the search (``_FEASIBLE_FIRST``, ``_REPAIR_NO_LP``). The tabu
 search (:mod:`.tabu`) runs in rounds sized from its measured speed to end before the
 deadline; with the LP's reduced costs it first runs on the core (:func:`core_costs`), then
 on every pair from the core's best, then on every pair afresh (``cycles``: the second
