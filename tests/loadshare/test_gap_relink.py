@@ -167,8 +167,8 @@ def test_without_the_lp_the_search_starts_from_a_feasible_fallback(monkeypatch, 
     calls = []
     real_fallback, real_phase = gap.search._Search.fallback, gap.search._Search.phase
 
-    def fallback(self, start):
-        kept = real_fallback(self, start)
+    def fallback(self, start, **kwargs):
+        kept = real_fallback(self, start, **kwargs)
         calls.append(["fallback", kept, None])
         return kept
 

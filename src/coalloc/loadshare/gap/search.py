@@ -5,7 +5,10 @@ The start is the rounded LP relaxation when given, else :func:`reduced_cost_gree
 best Lagrangian multipliers (on the costs alone when no subgradient step ran), polished by
 :func:`coalloc.loadshare._gapls.shift_descent` (when that start overloads an agent, the
 same greedy on the capacity shares is the first incumbent, and under a short limit the
-tabu search's start, if it keeps every capacity: :meth:`_Search.fallback`). The tabu
+tabu search's start, if it keeps every capacity: :meth:`_Search.fallback`). Under a time
+limit, when the rounded LP (or, without the LP, that greedy) overloads an agent, the
+greedy is repaired by a short tabu search on the capacity shares and kept as the first
+incumbent before the bounds and the search (``_FEASIBLE_FIRST``, ``_REPAIR_NO_LP``). The tabu
 search (:mod:`.tabu`) runs in rounds sized from its measured speed to end before the
 deadline; with the LP's reduced costs it first runs on the core (:func:`core_costs`), then
 on every pair from the core's best, then on every pair afresh (``cycles``: the second
@@ -163,6 +166,20 @@ _ELITE_RESTART, _ELITE_UNTIMED = 0, False
 #: 0.228 % at 10 s), longer tenures lost on d (h40gap): hence the rule
 #: (bench/loadshare/ISSUE40.md, h46gap40).
 _CORRELATED_TENURE, _CORRELATED = 3, -0.9
+#: The feasibility-first start (issue 36 item 4, h47gapfirst): a timed call whose start
+#: (the rounded LP) overloads an agent first runs :meth:`_Search.fallback`, whose capacity
+#: shares' greedy is repaired by at most ``_REPAIR_ITERATIONS`` tabu iterations on the
+#: capacity shares ``w_ij / b_i`` (its own draws: the search's are unchanged), before the
+#: subgradient start and the search; a feasible result is the first incumbent. On the
+#: contract audit's heavy 10 x 80 the rounded LP needs about 670 tabu iterations (20-35
+#: ms) to a first feasible assignment, the greedy about 40 on the shares (under 1 ms).
+#: Untimed calls never take it (their answers are unchanged). False: off.
+_FEASIBLE_FIRST, _REPAIR_ITERATIONS = True, 500
+#: The same repair in the fallback of a timed call without the LP (a limit too short for
+#: it), when the capacity shares' greedy overloads an agent: the incumbent only (the
+#: search starts from the multipliers' greedy as before; from the repaired fallback it
+#: ended at the fallback's 2087 in some calls on heavy 10 x 80 at 0.04 s). False: off.
+_REPAIR_NO_LP = True
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -362,6 +379,8 @@ class _Search:
         self.relink_on = bool(call.relink)  # path relinking asked for (solve_gap's relink)
         self.cycles = int(call.cycles)  # core cycles asked for (solve_gap's cycles)
         self.cycles_run = 0
+        self.repair_iterations = 0  # the feasibility-first start's tabu iterations
+        self.repaired = False  # whether the fallback's greedy needed the repair
         # the learned restart weight's logarithm (None: none yet; see _LEARN_WEIGHT)
         self.log_w: Optional[float] = None
         self.learn_rate = _LEARN_WEIGHT if (self.deadline is not None or _LEARN_UNTIMED) else 0.0
@@ -404,7 +423,27 @@ class _Search:
                              interrupt.kernel_deadline())  # fmt: skip
         return start
 
-    def fallback(self, start: np.ndarray) -> bool:
+    def repair(self, share: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """At most ``_REPAIR_ITERATIONS`` tabu iterations on the capacity shares ``share``
+        from ``x``, in rounds that end at the first feasible assignment or the deadline;
+        the state's best (feasible or of least excess). Its draws are its own (from the
+        call's seed), so the search's are those of a call without it."""
+        rng = np.array([kernel_seed(self.seed) ^ 0xFEA5], dtype=np.uint64)
+        state = TabuState.fresh(x, self.m_all, rng)
+        knobs = TabuKnobs.default(self.n)
+        state.run(share, self.weight, self.cap, 0, knobs)
+        state.first_weight = (float(share.sum()) + 1.0) / (float(self.weight.sum()) + 1.0)
+        done = 0
+        while not state.feasible and done < _REPAIR_ITERATIONS and not self.out_of_time():
+            got = state.run(share, self.weight, self.cap, min(50, _REPAIR_ITERATIONS - done),
+                            knobs)  # fmt: skip
+            if not got:
+                break
+            done += got
+        self.repair_iterations += done
+        return state.best.copy()
+
+    def fallback(self, start: np.ndarray, repair: bool = False) -> bool:
         """When the start (no LP) leaves an agent overloaded: every item assigned, in
         decreasing regret of its capacity share ``w_ij / b_i``, to the agent of least
         share it still fits (else of most room), polished by the shift descent; kept as
@@ -413,7 +452,9 @@ class _Search:
         it with anything better: the answer can only improve. On Yagiura c801600, whose
         multipliers' greedy overloads all 80 agents, it gives a feasible 20029 (best
         known 16285) at once, where a 1 s call under a load of 12 ended without an
-        assignment (bench/loadshare/ISSUE40.md)."""
+        assignment (bench/loadshare/ISSUE40.md). ``repair``: when the greedy overloads an
+        agent, :meth:`repair` first (the feasibility-first start, ``_FEASIBLE_FIRST``; the
+        descent's result is kept only when it still keeps every capacity)."""
         n, m = self.n, self.m_all
         if not self.assign_all or not n or np.any(self.cap <= 0):
             return False
@@ -423,9 +464,18 @@ class _Search:
             return False
         share = np.ascontiguousarray(self.weight / self.cap[:, None], dtype=np.float64)
         x = reduced_cost_greedy(share, self.weight, self.cap, np.zeros(m))
+        if repair and m > 1:
+            load = np.bincount(x, weights=self.weight[x, cols], minlength=m)
+            if np.any(load > self.cap):
+                x = self.repair(share, x)
+                self.repaired = True
+        kept = x.copy()
         _gapls.shift_descent(self.cost, self.weight, self.cap, x, 50,
                              interrupt.kernel_deadline())  # fmt: skip
         load = np.bincount(x, weights=self.weight[x, cols], minlength=m)
+        if repair and np.any(load > self.cap):  # the descent judged: the repaired greedy
+            x = kept
+            load = np.bincount(x, weights=self.weight[x, cols], minlength=m)
         if np.all(load <= self.cap):
             obj = objective_of(self.inst, x, self.assign_all)
             self.feasible, self.best_obj, self.incumbent = True, obj, x
@@ -617,6 +667,10 @@ class _Search:
             rc: Optional[np.ndarray]) -> SearchOutcome:  # fmt: skip
         """The bounds' first steps, the start, the phases; the outcome."""
         n, deadline = self.n, self.deadline
+        if deadline is not None and _FEASIBLE_FIRST and x_lp is not None and n:
+            # the feasibility-first start: a feasible incumbent before the bounds and the
+            # search when the rounded LP overloads an agent (timed calls only)
+            self.fallback(self.start(x_lp), repair=True)
         t_b = time.perf_counter()
         self.bounds.start(self.out_of_time)
         t_b = time.perf_counter() - t_b  # the subgradient start: a speed measured here
@@ -625,15 +679,17 @@ class _Search:
         if iterations is None:
             iterations = max(3000, 15 * n) if deadline is None else MAX_ITERATIONS
         rng = np.array([kernel_seed(self.seed)], dtype=np.uint64)
-        self.incumbent = np.ascontiguousarray(start, dtype=np.int64)  # the best so far
+        if not self.feasible:  # (the feasibility-first start's incumbent is kept)
+            self.incumbent = np.ascontiguousarray(start, dtype=np.int64)  # the best so far
         from_fallback = False
         if x_lp is None:  # no LP: a feasible incumbent from the start, when one is cheap
             from_fallback = (
-                self.fallback(start)
+                self.fallback(start, repair=deadline is not None and _REPAIR_NO_LP)
+                and not self.repaired  # a repaired fallback: the incumbent, not the start
                 and _FROM_FALLBACK
                 and (deadline is None or deadline - time.perf_counter() <= _FALLBACK_HORIZON * t_b)
             )
-        elif deadline is not None and self.out_of_time():
+        elif deadline is not None and not self.feasible and self.out_of_time():
             # the LP start took the whole limit (under load: orlib-single 2 x 4 at 0.05 s, its
             # LP 34 ms median at a load of 9): the fallback's answer rather than none
             self.fallback(start)
