@@ -666,6 +666,33 @@ cdef Py_ssize_t _keep_rows(const double* p, const double* lo, const double* hi, 
     return nk
 
 
+cdef double _screen_start(Py_ssize_t n, Py_ssize_t m, Py_ssize_t count, Py_ssize_t k, int weigh,
+                          const double* ee, const double* dd, const double* tl,
+                          vector[double]& sc, vector[double]& xs, vector[double]& w,
+                          vector[double]& elo, vector[double]& lb, vector[int64_t]& cadd,
+                          vector[double]& thr) noexcept nogil:
+    """The pruned screens' (pruned_screen, window_screen) buffers set to their start, the
+    weighted proof's weights ``w`` and its bound (returned; the sum in property order, as
+    weighted_screen's), and ``elo = e - tol``."""
+    cdef Py_ssize_t i
+    cdef double bound = 0.0
+    sc.assign(n, 0.0)
+    xs.assign(n, 0.0)
+    w.assign(m, 0.0)
+    elo.assign(m, 0.0)
+    lb.assign(m, 0.0)
+    cadd.assign(m, 0)
+    thr.assign(m, -INFINITY)
+    for i in range(m):
+        elo[i] = ee[i] - tl[i]
+    if weigh:
+        for i in range(m):
+            if dd[i] > 0:
+                w[i] = (1.0 / <double>k) / dd[i]
+                bound = bound + (1.0 / <double>k) * ((dd[i] - <double>count * tl[i]) / dd[i])
+    return bound
+
+
 def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
                   const double[:, ::1] p,       # IN  (n, m) capacities
                   demand,                       # IN  Demand: e, d (m,), count, tol (m,)
@@ -718,20 +745,7 @@ def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
     with nogil:
         lo.resize(nm); hi.resize(nm); pk.resize(nm); tt.resize(nm); av.resize(nm)
         vals.resize(n); buf.resize(n); ok.resize(n); cls.resize(n); keep.resize(n)
-        sc.assign(n, 0.0)
-        xs.assign(n, 0.0)
-        w.assign(m, 0.0)
-        elo.assign(m, 0.0)
-        lb.assign(m, 0.0)
-        cadd.assign(m, 0)
-        thr.assign(m, -INFINITY)
-        for i in range(m):
-            elo[i] = ee[i] - tl[i]
-        if weigh:
-            for i in range(m):
-                if dd[i] > 0:
-                    w[i] = (1.0 / <double>k) / dd[i]
-                    bound = bound + (1.0 / <double>k) * ((dd[i] - <double>count * tl[i]) / dd[i])
+        bound = _screen_start(n, m, count, k, weigh, ee, dd, tl, sc, xs, w, elo, lb, cadd, thr)
         s0 = 0
         while s0 < S:
             s1 = s0 + sub if s0 + sub < S else S
@@ -894,20 +908,7 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
                     lo[b * nm + jj * m + i] = y
     pk.resize(nm); tt.resize(nm); av.resize(nm)
     vals.resize(n); buf.resize(n); ok.resize(n); cls.resize(n); keep.resize(n)
-    sc.assign(n, 0.0)
-    xs.assign(n, 0.0)
-    w.assign(m, 0.0)
-    elo.assign(m, 0.0)
-    lb.assign(m, 0.0)
-    cadd.assign(m, 0)
-    thr.assign(m, -INFINITY)
-    for i in range(m):
-        elo[i] = ee[i] - tl[i]
-    if weigh:
-        for i in range(m):
-            if dd[i] > 0:
-                w[i] = (1.0 / <double>k) / dd[i]
-                bound = bound + (1.0 / <double>k) * ((dd[i] - <double>count * tl[i]) / dd[i])
+    bound = _screen_start(n, m, count, k, weigh, ee, dd, tl, sc, xs, w, elo, lb, cadd, thr)
     # every sub-block's kept rows (in order, kofs: where each begins) and counts
     kofs.resize(nb + 1)
     kofs[0] = 0
