@@ -504,17 +504,7 @@ class _BesideAnneal:
         not route) and, with ``offer``, offered; ``counters["anneal_moves"]`` set."""
         an = self.result()
         self.heard = True
-        counters["anneal_moves"] = int(an["moves"])
-        an["routing"] = None
-        if an["valid"]:
-            rt = route(pr, an["where"])
-            if rt.failure is None:
-                an["routing"] = rt
-                if offer is not None:
-                    offer(an["where"], rt, label="anneal")
-            else:
-                an["valid"] = False
-        return an
+        return _routed(pr, an, counters, offer)
 
     def result(self) -> dict:
         """Wait for the annealer (it stops by itself at the deadline); its output, as
@@ -571,18 +561,29 @@ def _anneal_member(pr: Problem, early: dict, seed, backend: str, counters: dict,
     """
     if not _gains(pr, early) or any(not c for c in pr.cand):
         return None
-    an = run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend)
+    an = _routed(pr, run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend),
+                 counters, offer)
+    if an["stopped"]:
+        raise_stop(an)
+    return an
+
+
+def _routed(pr: Problem, an: dict, counters: dict,
+            offer: Optional[Callable[..., None]]) -> dict:
+    """The annealer's output ``an`` with its mapping routed (``an["routing"]``; ``valid``
+    false when it does not route) and, with ``offer``, offered; ``counters["anneal_moves"]``
+    set. The one place both ways of running the annealer (beside the strategies, or after
+    them) hand its mapping on."""
     counters["anneal_moves"] = int(an["moves"])
     an["routing"] = None
     if an["valid"]:
         rt = route(pr, an["where"])
         if rt.failure is None:
             an["routing"] = rt
-            offer(an["where"], rt, label="anneal")
+            if offer is not None:
+                offer(an["where"], rt, label="anneal")
         else:
             an["valid"] = False
-    if an["stopped"]:
-        raise_stop(an)
     return an
 
 
