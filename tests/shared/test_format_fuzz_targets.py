@@ -6,14 +6,13 @@ family's line format (a reader and writer written in the test)."""
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
 import pytest
 
 from coalloc._shared.family import families, register_family, unregister_family
 from coalloc._shared.formats_line import LineFormat
+from tests._fuzz import fuzz_modules
 from tests.shared.test_family import random_instance, read_toy_text, toy_spec, write_toy_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,20 +24,9 @@ TARGETS_BEFORE = {"taskmap", "collective_json", "collective_csv", "swf", "testbe
 
 @pytest.fixture(scope="module")
 def fuzz():
-    """Fresh imports (another module's fixture may have removed a cached import's scratch
-    folder), dropped again after, their scratch folder removed."""
-    sys.path.insert(0, str(ROOT / "fuzz"))
-    for name in ("targets", "make_corpus"):
-        sys.modules.pop(name, None)
-    try:
-        targets = importlib.import_module("targets")
-        make_corpus = importlib.import_module("make_corpus")
-        yield targets, make_corpus
-        targets.cleanup()
-    finally:
-        sys.path.remove(str(ROOT / "fuzz"))
-        for name in ("targets", "make_corpus"):
-            sys.modules.pop(name, None)
+    """``fuzz/targets.py`` and ``fuzz/make_corpus.py`` (:func:`tests._fuzz.fuzz_modules`)."""
+    with fuzz_modules() as modules:
+        yield modules
 
 
 def test_every_target_of_before_is_kept_and_each_line_format_has_one(fuzz):

@@ -6,29 +6,22 @@ so a family is fuzzed by registering, with no hand-written list to edit (the toy
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from coalloc._shared.family import families
+from tests._fuzz import fuzz_modules
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def fuzz():
-    """``fuzz/targets.py`` and ``fuzz/make_corpus.py``, their scratch folder removed after."""
-    sys.path.insert(0, str(ROOT / "fuzz"))
-    try:
-        targets = importlib.import_module("targets")
-        make_corpus = importlib.import_module("make_corpus")
-        yield targets, make_corpus
-        targets.cleanup()
-    finally:
-        sys.path.remove(str(ROOT / "fuzz"))
+    """``fuzz/targets.py`` and ``fuzz/make_corpus.py`` (:func:`tests._fuzz.fuzz_modules`)."""
+    with fuzz_modules() as modules:
+        yield modules
 
 
 def test_every_registered_format_is_a_formats_seed(fuzz):
