@@ -3,6 +3,7 @@
 import io
 import json
 
+import numpy as np
 import pytest
 
 from coalloc import InstanceError, loadshare
@@ -48,6 +49,22 @@ def test_gap_numbers_beyond_int64_are_refused_naming_the_file():
         lio.parse_gap(text, "g.txt")
     ok = lio.parse_gap(text.replace("1" * 40, "7"), "g.txt")
     assert ok[0].weight[0, 1] == 7
+
+
+def test_gap_costs_not_exact_as_floats_are_refused_and_the_rest_round_trips():
+    """Fuzzer finding: a 16-digit cost was read (costs are float64) but could not be written
+    back, since the writer refuses costs that are not exact integers."""
+    text = " 2 4\n 17 43 36 {}\n 30 34 49 39\n 22 18 15 10\n 11 5 6 5\n 32 32\n"
+    for big in (2**52, -(2**52), 6666666666666647, 2**61):
+        with pytest.raises(InstanceError, match=r"g\.txt: instance 1: a cost of \d+ is too large"):
+            lio.parse_gap(text.format(big), "g.txt")
+    for fine in (2**52 - 1, -(2**52 - 1), 0):
+        got = lio.parse_gap(text.format(fine), "g.txt")[0]
+        out = io.StringIO()
+        lio.write_gap(out, got)
+        again = lio.parse_gap(out.getvalue(), "g.txt")[0]
+        assert int(again.cost[0, 3]) == fine
+        assert np.array_equal(again.cost, got.cost)
 
 
 def test_unknown_keys_with_a_newline_stay_on_one_line():

@@ -243,6 +243,12 @@ def parse_gap(text: str, source: str = "<string>") -> List[GapInstance]:
         cost = np.array(nums[a : a + m * n], dtype=np.int64).reshape(m, n)
         weight = np.array(nums[a + m * n : a + 2 * m * n], dtype=np.int64).reshape(m, n)
         cap = np.array(nums[a + 2 * m * n : a + 2 * m * n + m], dtype=np.int64)
+        if cost.size and int(np.abs(cost).max()) >= 2**52:  # costs are held as float64
+            raise InstanceError(
+                f"{source}: instance {k + 1}: a cost of {int(np.abs(cost).max())} is too large: "
+                "GAP costs must be below 2**52 in magnitude (larger ones are not exact as "
+                "floating-point numbers)"
+            )
         try:
             out.append(GapInstance(cost, weight, cap, name=f"{base}-{k + 1}"))
         except (TypeError, ValueError) as exc:
