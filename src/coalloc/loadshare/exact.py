@@ -17,7 +17,6 @@ import time
 from typing import Optional
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._shared.constraints import checked
 from .._shared.milp import Rejected, import_solver, run_milp
@@ -101,6 +100,8 @@ def share_exact(
     cols = np.concatenate([x_idx, nx + np.arange(n), x_idx])
     vals = np.concatenate([-problem.job_size[job_of] if J else np.zeros(0), np.ones(n),
                            np.ones(nx)])  # fmt: skip
+    import scipy.sparse as sp  # here: the exact model alone needs it (a batch worker's import)
+
     A = sp.csr_matrix((vals, (rows, cols)), shape=(n + J, nx + n))
     lo = np.concatenate([np.full(n, -np.inf), np.ones(J)])
     hi = np.concatenate([np.zeros(n), np.ones(J)])

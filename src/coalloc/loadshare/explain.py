@@ -38,8 +38,6 @@ import time
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from .._shared.constraints import checked
 from .._shared.explain import (
@@ -137,12 +135,16 @@ def _cheap_infeasible(weight: np.ndarray, capacity: np.ndarray) -> str:
 
 def _assignment_model(
     weight: np.ndarray, capacity: np.ndarray, *, all_items: bool, slack: bool
-) -> Tuple[np.ndarray, LinearConstraint, Bounds, np.ndarray]:
+) -> Tuple[np.ndarray, Any, Any, np.ndarray]:
     """The integer program over ``x[i, j]`` (and a slack per agent when ``slack``).
 
     ``all_items``: every item exactly once (else at most once, maximising the items placed);
-    ``slack``: capacities may grow by ``s_i >= 0`` (minimising their sum).
+    ``slack``: capacities may grow by ``s_i >= 0`` (minimising their sum). The constraints
+    and bounds are SciPy's ``LinearConstraint`` and ``Bounds``.
     """
+    import scipy.sparse as sp  # here: SciPy's optimize costs a batch worker 0.2-0.4 s to import
+    from scipy.optimize import Bounds, LinearConstraint
+
     m, k = weight.shape
     nx = m * k
     ns = m if slack else 0
@@ -167,6 +169,8 @@ def _exact(weight: np.ndarray, capacity: np.ndarray, limit: float, *, all_items:
     """Solve :func:`_assignment_model` with HiGHS; (scipy status, result)."""
     c, cons, bounds, integrality = _assignment_model(weight, capacity, all_items=all_items,
                                                      slack=slack)  # fmt: skip
+    from scipy.optimize import milp
+
     res = milp(c, constraints=cons, bounds=bounds, integrality=integrality,
                options={"time_limit": max(1e-3, limit), "disp": False})  # fmt: skip
     return res.status, res
