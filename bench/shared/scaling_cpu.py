@@ -40,13 +40,14 @@ import concurrent.futures as cf
 import cProfile
 import hashlib
 import io
+import math
 import multiprocessing as mp
 import os
 import pstats
 import sys
 import threading
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import coalloc
 from bench.shared._progress import add_quiet, bar, say
@@ -264,7 +265,8 @@ PREDICT_AT = (4, 8, 16, 64)
 
 
 def predict(serial: float, parent: float, workers: float, other: float, imbalance: float,
-            w: int, cores: Optional[int] = None) -> float:  # fmt: skip
+            w: int, cores: Optional[int] = None, *, start: float = 0.0,
+            batch: Optional[Tuple[int, int]] = None) -> float:  # fmt: skip
     """The speed-up the batch model predicts on ``w`` workers (``docs/performance.md``).
 
     Parameters
@@ -279,16 +281,79 @@ def predict(serial: float, parent: float, workers: float, other: float, imbalanc
         Workers.
     cores : int, optional
         Cores the batch has; None: ``w + 1`` (one per worker, one for the caller).
+    start : float
+        CPU seconds a fresh worker spends once, on its first instance (importing the
+        family: :func:`start_cpu`), inside ``workers``.
+    batch : (int, int), optional
+        ``(k, m)``: the batch has ``k`` instances, and ``workers`` was measured on ``m``
+        workers (each paying ``start`` once). None: no start cost (``start`` ignored).
 
     Returns
     -------
     float
-        ``serial / max(workers * imbalance / w, parent, (workers + parent + other) /
-        cores)``: the busiest worker, the calling process (one thread: it does not scale)
-        and all the CPU spread over the cores, whichever is longest.
+        ``serial * k / max(W * k * imbalance / w + start, parent * k, (W * k + w * start +
+        (parent + other) * k) / cores)`` with ``W = workers - m * start / k``, the workers'
+        CPU per instance without their start: the busiest worker, the calling process (one
+        thread: it does not scale) and all the CPU spread over the cores, whichever is
+        longest.
     """
     cores = w + 1 if cores is None else cores
-    return serial / max(workers * imbalance / w, parent, (workers + parent + other) / cores)
+    if batch is None:
+        return serial / max(workers * imbalance / w, parent, (workers + parent + other) / cores)
+    k, m = batch
+    steady = max(workers - m * start / k, 0.0)
+    busiest = steady * k * imbalance / w + start
+    total = steady * k + w * start + (parent + other) * k
+    return serial * k / max(busiest, parent * k, total / cores)
+
+
+_START = r"""
+import pickle, sys, time
+import bench.shared.scaling  # what a process worker has imported before its first chunk
+from coalloc.batch.worker import _solve_chunk
+blobs = pickle.loads(open(sys.argv[1], "rb").read())
+cpu = []
+for blob in blobs:
+    t0 = time.process_time()
+    _solve_chunk([(0, pickle.loads(blob), 0)], None, {}, False, None)
+    cpu.append(time.process_time() - t0)
+print(cpu[0] - min(cpu[1:]))
+"""
+
+
+def start_cpu(family: str, seed: int, repeats: int = 3) -> float:
+    """CPU seconds a fresh process worker spends once, on its first instance of ``family``,
+    beyond what a later one costs: the family's import (SciPy's included where it imports
+    it), first-use caches. Median of ``repeats`` fresh interpreters, each unpickling and
+    solving three instances as a worker does (:func:`_solve_chunk`)."""
+    import pickle
+    import statistics
+    import subprocess
+    import tempfile
+
+    from coalloc.batch.run import _check_item
+
+    blobs = [pickle.dumps(_check_item(item), protocol=pickle.HIGHEST_PROTOCOL)
+             for item in family_batch(family, 3, seed=seed)]  # fmt: skip
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(coalloc.__file__))),
+                            root])  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": path}
+    with tempfile.TemporaryDirectory() as folder:
+        file = os.path.join(folder, "blobs.pkl")
+        with open(file, "wb") as fh:
+            pickle.dump(blobs, fh)
+        got = []
+        for _ in range(repeats):
+            out = subprocess.run([sys.executable, "-c", _START, file], capture_output=True,
+                                 text=True, env=env, check=True)  # fmt: skip
+            got.append(max(0.0, float(out.stdout.split()[-1])))
+    return statistics.median(got)
+
+
+#: The serial work of the batch the predictions at PREDICT_AT are for (issue 41's target:
+#: batches of at least 10 s of serial work).
+PREDICT_SERIAL = 10.0
 
 
 def _chunks_text(sizes: List[int]) -> str:
@@ -349,8 +414,9 @@ def main(argv=None) -> int:
           f"workers ms/inst (x serial) | nannies ms/inst | busiest/mean worker | "
           f"bound on {w} cores | overhead CPU ms/inst | chunks (n: first..max..last) | "
           f"same answers | cores given (control) | measured {w} (wall) | predicted {w} on the "
-          f"cores given | predicted {', '.join(map(str, PREDICT_AT))} |")  # fmt: skip
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---|")
+          f"cores given | worker start ms | predicted {', '.join(map(str, PREDICT_AT))} "
+          f"({PREDICT_SERIAL:g} s batch) |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---|")
     profiles = []
     progress = bar(total=len(args.families) * (1 + len(args.kinds)))
     for family in args.families:
@@ -361,6 +427,8 @@ def main(argv=None) -> int:
         progress.update(1)
         if serial["profile"]:
             profiles.append((family, "serial", serial["profile"]))
+        # a process worker imports the family in the batch (a Dask worker before: _warm)
+        first = start_cpu(family, args.seed) if "processes" in args.kinds else 0.0
         for kind in args.kinds:
             given = cores_given(w)  # the machine's share right now, before and after
             out = cpu_config(family, k, kind, w, args.seed, chunksize, profile=kind in profile,
@@ -374,8 +442,11 @@ def main(argv=None) -> int:
             wsum = sum(out["workers"]) if out["workers"] else out["parent"]
             accounting = (base / k, out["parent"] / k, wsum / k, out["other"] / k, busiest / mean)
 
-            def at(n, cores=None, accounting=accounting):
-                return predict(*accounting, n, cores)
+            start = first if kind == "processes" else 0.0
+            big = max(k, math.ceil(PREDICT_SERIAL / max(base / k, 1e-9)))
+
+            def at(n, cores=None, size=k, accounting=accounting, start=start):
+                return predict(*accounting, n, cores, start=start, batch=(size, w))
 
             say(f"| {family} ({k}) | {kind} | {base / k * 1e3:.3f} | "
                 f"{out['parent'] / k * 1e3:.3f} ({out['main'] / k * 1e3:.3f}) | "
@@ -385,7 +456,8 @@ def main(argv=None) -> int:
                 f"{_chunks_text(out['chunks'])} | "
                 f"{'yes' if out['answers'] == serial['answers'] else 'NO'} | "
                 f"{given:.2f} | {serial['wall'] / out['wall']:.2f}x | {at(w, given):.2f}x | "
-                f"{' / '.join(f'{at(n):.1f}' for n in PREDICT_AT)} |")  # fmt: skip
+                f"{start * 1e3:.0f} | "
+                f"{' / '.join(f'{at(n, size=big):.1f}' for n in PREDICT_AT)} |")  # fmt: skip
             progress.update(1)
             if out["profile"]:
                 profiles.append((family, kind, out["profile"]))
