@@ -40,7 +40,7 @@ from .. import _gapls
 from .lagrangian import RelaxationBounds
 from .model import GapCall, GapInstance, objective_of
 from .relink import ElitePool, path_point
-from .subgap import intensify
+from .subgap import MAX_STATES, intensify
 from .tabu import _RESTART_STEP, TabuKnobs, TabuState, restart_after
 
 __all__ = [
@@ -192,6 +192,10 @@ _REPAIR_NO_LP = True
 #: ``_SUBGAP_UNTIMED`` (every set once, the equal-iteration bench). Off: see
 #: bench/loadshare/ISSUE40.md, h48gaplns.
 _SUBGAP, _SUBGAP_CALL, _SUBGAP_SHARE, _SUBGAP_UNTIMED = 0, 0.05, 0.2, False
+#: ... its state budget a layer (:data:`.subgap.MAX_STATES`), and the fewest agents of an
+#: instance for sets of three (below it, with ``_SUBGAP`` 3, pairs: on 5 agents of
+#: capacity 800-1,600 a set of three costs 0.1-0.3 s).
+_SUBGAP_STATES, _SUBGAP_TRIPLES_FROM = MAX_STATES, 0
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -406,6 +410,8 @@ class _Search:
         # exact re-optimisation of agent sets (see _SUBGAP): k, the seconds it may take,
         # its draws, the bests already re-optimised, its counts
         self.subgap_k = _SUBGAP if (self.deadline is not None or _SUBGAP_UNTIMED) else 0
+        if self.subgap_k == 3 and inst.m < _SUBGAP_TRIPLES_FROM:
+            self.subgap_k = 2
         self.subgap_left = (_SUBGAP_SHARE * call.limit if self.deadline is not None
                             else None)  # fmt: skip
         self.subgap_draw = np.random.default_rng(kernel_seed(call.seed) ^ 0x5B6A)
@@ -642,7 +648,7 @@ class _Search:
                                                 _SUBGAP_CALL * (self.deadline - self.t0)))
         x, improved, tried = intensify(self.cost, self.weight, self.cap, state.best,
                                        self.bounds.best_lam, self.subgap_k, until,
-                                       self.subgap_draw)  # fmt: skip
+                                       self.subgap_draw, max_states=_SUBGAP_STATES)  # fmt: skip
         if self.subgap_left is not None:
             self.subgap_left -= time.perf_counter() - t1
         self.subgap_sets += tried
