@@ -108,6 +108,7 @@ def main(argv=None) -> None:
     gaps: dict = {}
     cyc: dict = {}
     wall: dict = {}  # the calls' wall seconds by variant (an overrun is extra time)
+    sub: dict = {}  # the exact re-optimisation's (sets, improved) a call, when it ran
     for key, inst in bar(insts, desc="instances"):
         bk = best[key.split("#")[0]]
         for limit in limits:
@@ -123,10 +124,15 @@ def main(argv=None) -> None:
                         100.0 * (res.objective - bk) / bk)  # fmt: skip
                     cyc.setdefault((key, limit, name), []).append(
                         res.iterations.get("core_cycles", 0))  # fmt: skip
+                    if "subgap_sets" in res.iterations:  # search._SUBGAP on: sets / improved
+                        sub.setdefault((key, limit, name), []).append(
+                            (res.iterations["subgap_sets"], res.iterations["subgap_improved"]))
             meds = [statistics.median(gaps[(key, limit, v)]) for v in variants]
             say(f"{key} T={limit}: " + ", ".join(
                 f"{v} {g:.3f}" for v, g in zip(variants, meds))
-                + (f" (B cycles {cyc[(key, limit, 'B')]})" if args.b else ""))  # fmt: skip
+                + (f" (B cycles {cyc[(key, limit, 'B')]})" if args.b else "")
+                + (f" (B subgap sets/improved {sub[(key, limit, 'B')]})"
+                   if (key, limit, "B") in sub else ""))  # fmt: skip
     say(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     say("wall seconds a call, median / max: " + ", ".join(
         f"{v} {statistics.median(w):.3f} / {max(w):.3f}"
