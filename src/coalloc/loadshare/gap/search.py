@@ -22,7 +22,9 @@ iterations). Since issue 40 (h42gap40) timed calls take two core cycles beside t
 afresh by default (``_AUTO_CYCLES``); since h46gap40 timed calls on instances whose costs
 fall as the weights grow (type d) run the tabu search at tenure 3
 (``_CORRELATED_TENURE``). Two restart knobs are there, off: restarts from elite
-assignments (``_ELITE_RESTART``) and a learned restart weight (``_LEARN_WEIGHT``).
+assignments (``_ELITE_RESTART``) and a learned restart weight (``_LEARN_WEIGHT``); and
+one exact re-optimisation of the stalled bests' contested sets of two or three agents
+(:mod:`.subgap`, ``_SUBGAP``), off.
 """
 
 from __future__ import annotations
