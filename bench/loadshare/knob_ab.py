@@ -25,6 +25,7 @@ import ast
 import importlib
 import os
 import statistics
+import time
 
 from bench.loadshare.gap_published import SETS, best_known
 from bench.loadshare.vs_fontanf import family
@@ -106,24 +107,36 @@ def main(argv=None) -> None:
     say(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     gaps: dict = {}
     cyc: dict = {}
+    wall: dict = {}  # the calls' wall seconds by variant (an overrun is extra time)
+    sub: dict = {}  # the exact re-optimisation's (sets, improved) a call, when it ran
     for key, inst in bar(insts, desc="instances"):
         bk = best[key.split("#")[0]]
         for limit in limits:
             for seed in args.seeds:
                 order = list(variants) if seed % 2 == 0 else list(variants)[::-1]
                 for name in order:
+                    t1 = time.perf_counter()
                     res = run(inst, limit, seed, args.iterations, variants[name], args.method)
+                    wall.setdefault(name, []).append(time.perf_counter() - t1)
                     assert res.assignment is not None, (key, name, seed)
                     assert verify_gap(inst, res.assignment, claimed=res.objective).ok
                     gaps.setdefault((key, limit, name), []).append(
                         100.0 * (res.objective - bk) / bk)  # fmt: skip
                     cyc.setdefault((key, limit, name), []).append(
                         res.iterations.get("core_cycles", 0))  # fmt: skip
+                    if "subgap_sets" in res.iterations:  # search._SUBGAP on: sets / improved
+                        sub.setdefault((key, limit, name), []).append(
+                            (res.iterations["subgap_sets"], res.iterations["subgap_improved"]))
             meds = [statistics.median(gaps[(key, limit, v)]) for v in variants]
             say(f"{key} T={limit}: " + ", ".join(
                 f"{v} {g:.3f}" for v, g in zip(variants, meds))
-                + (f" (B cycles {cyc[(key, limit, 'B')]})" if args.b else ""))  # fmt: skip
+                + (f" (B cycles {cyc[(key, limit, 'B')]})" if args.b else "")
+                + (f" (B subgap sets/improved {sub[(key, limit, 'B')]})"
+                   if (key, limit, "B") in sub else ""))  # fmt: skip
     say(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    say("wall seconds a call, median / max: " + ", ".join(
+        f"{v} {statistics.median(w):.3f} / {max(w):.3f}"
+        for v, w in ((v, wall[v]) for v in variants)))  # fmt: skip
     say("| family | T | inst | " + " | ".join(f"{v} mean / worst %" for v in variants) + " |")
     fams = sorted({family(k) for k, _ in insts})
     for fam in fams + ["all"]:

@@ -28,6 +28,7 @@ One idea per module:
 ``tabu``           the tabu kernel's parameters and its resumable state, named
 ``search``         the anytime search: start, core phase, core cycles, rounds, early stop
 ``relink``         path relinking between elite assignments (``relink=True``; off: no gain)
+``subgap``         exact re-optimisation of 2-3 agents (``search._SUBGAP``; off: no gain)
 ``heuristic``      the heuristic method (LP, search, result)
 ``solver``         the integer programme (CP-SAT model, MILP), its check, its thread
 ``exact``          the exact method (heuristic and solver side by side, the better answer)

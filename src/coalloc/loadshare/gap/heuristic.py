@@ -105,6 +105,9 @@ def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
             "core_iterations": heur.core_iterations,
             "relink_segments": heur.relink_segments,
             "core_cycles": heur.core_cycles,
+            # (the exact re-optimisation of agent sets, only when it ran: search._SUBGAP)
+            **({"subgap_sets": heur.subgap_sets, "subgap_improved": heur.subgap_improved}
+               if heur.subgap_sets else {}),
         },
         trajectory=trajectory,
     )  # fmt: skip

@@ -22,7 +22,9 @@ iterations). Since issue 40 (h42gap40) timed calls take two core cycles beside t
 afresh by default (``_AUTO_CYCLES``); since h46gap40 timed calls on instances whose costs
 fall as the weights grow (type d) run the tabu search at tenure 3
 (``_CORRELATED_TENURE``). Two restart knobs are there, off: restarts from elite
-assignments (``_ELITE_RESTART``) and a learned restart weight (``_LEARN_WEIGHT``).
+assignments (``_ELITE_RESTART``) and a learned restart weight (``_LEARN_WEIGHT``); and
+one exact re-optimisation of the stalled bests' contested sets of two or three agents
+(:mod:`.subgap`, ``_SUBGAP``), off.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from .. import _gapls
 from .lagrangian import RelaxationBounds
 from .model import GapCall, GapInstance, objective_of
 from .relink import ElitePool, path_point
+from .subgap import MAX_STATES, intensify
 from .tabu import _RESTART_STEP, TabuKnobs, TabuState, restart_after
 
 __all__ = [
@@ -180,6 +183,21 @@ _FEASIBLE_FIRST, _REPAIR_ITERATIONS = True, 500
 #: search starts from the multipliers' greedy as before; from the repaired fallback it
 #: ended at the fallback's 2087 in some calls on heavy 10 x 80 at 0.04 s). False: off.
 _REPAIR_NO_LP = True
+#: Exact re-optimisation of agent sets (issue 40, h48gaplns; :mod:`.subgap`): with
+#: ``_SUBGAP`` k (2 or 3) > 0, a timed call's searches on every pair (not the core's), once
+#: their own best (feasible) has stood for the restart rule's iterations, free the items
+#: of the k agents of the most contested sets of that best and reassign them exactly, each
+#: call until ``_SUBGAP_CALL`` of the limit has passed, at most ``_SUBGAP_SHARE`` of the
+#: limit in all; an improvement becomes the search's best and current assignment (its
+#: weights at the restart weight) and, if better, the incumbent. Each best is
+#: re-optimised once. Untimed calls never take it (their answers are unchanged), unless
+#: ``_SUBGAP_UNTIMED`` (every set once, the equal-iteration bench). Off: see
+#: bench/loadshare/ISSUE40.md, h48gaplns.
+_SUBGAP, _SUBGAP_CALL, _SUBGAP_SHARE, _SUBGAP_UNTIMED = 0, 0.05, 0.2, False
+#: ... its state budget a layer (:data:`.subgap.MAX_STATES`), and the fewest agents of an
+#: instance for sets of three (below it, with ``_SUBGAP`` 3, pairs: on 5 agents of
+#: capacity 800-1,600 a set of three costs 0.1-0.3 s).
+_SUBGAP_STATES, _SUBGAP_TRIPLES_FROM = MAX_STATES, 0
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -211,7 +229,8 @@ class SearchOutcome(NamedTuple):
     bound or None)``, the search's seconds, the best bound (LP or Lagrangian), the
     knapsack steps, the tabu iterations of the core phase (0: none), whether the
     deadline ended the search (not its iterations, a proof or ``halt``), the tabu
-    segments the path relinking ran (0: none) and the core cycles begun (0: none)."""
+    segments the path relinking ran (0: none), the core cycles begun (0: none), and the agent
+    sets re-optimised exactly and those improved (``_SUBGAP``; 0: none)."""
 
     assign: np.ndarray
     feasible: bool
@@ -226,6 +245,8 @@ class SearchOutcome(NamedTuple):
     stopped: bool = False
     relink_segments: int = 0
     core_cycles: int = 0
+    subgap_sets: int = 0
+    subgap_improved: int = 0
 
 
 def _cycle_phases(cost: np.ndarray, cycles: int, fresh: float = 0.0) -> list:
@@ -388,6 +409,17 @@ class _Search:
         elite = _ELITE_RESTART if (self.deadline is not None or _ELITE_UNTIMED) else 0
         self.elite = ElitePool(elite) if elite > 0 else None
         self.elite_draw = np.random.default_rng(kernel_seed(call.seed) ^ 0x5EED)
+        # exact re-optimisation of agent sets (see _SUBGAP): k, the seconds it may take,
+        # its draws, the bests already re-optimised, its counts
+        self.subgap_k = _SUBGAP if (self.deadline is not None or _SUBGAP_UNTIMED) else 0
+        if self.subgap_k == 3 and inst.m < _SUBGAP_TRIPLES_FROM:
+            self.subgap_k = 2
+        self.subgap_left = (_SUBGAP_SHARE * call.limit if self.deadline is not None
+                            else None)  # fmt: skip
+        self.subgap_draw = np.random.default_rng(kernel_seed(call.seed) ^ 0x5B6A)
+        self.subgap_seen: set = set()
+        self.subgap_mark: Tuple[bytes, int] = (b"", 0)
+        self.subgap_sets = self.subgap_improved = 0
 
     # the clock
     def now(self) -> float:
@@ -569,6 +601,12 @@ class _Search:
             self.take(state)
             if elite:
                 self.elite_restart(state, threshold)
+            if self.subgap_k and cost is self.cost:
+                key = state.best.tobytes()  # the state's best, and since when it stands
+                if key != self.subgap_mark[0]:
+                    self.subgap_mark = (key, self.done)
+                elif self.done - self.subgap_mark[1] >= knobs.restart:
+                    self.subgap(state)
             self.offer()
             self.bound_steps()
             b = self.bounds.best()
@@ -593,6 +631,36 @@ class _Search:
             else:
                 x = state.best
             state.restart_from(x, self.cost)
+
+    def subgap(self, state: TabuState) -> None:
+        """The state's best, when feasible and not yet re-optimised, through
+        :func:`.subgap.intensify` (see ``_SUBGAP``; called once that best has stood for the
+        restart rule's iterations); an improvement becomes the state's best
+        and current assignment, and goes to the incumbent."""
+        if not state.feasible or (self.subgap_left is not None and self.subgap_left <= 0):
+            return
+        key = state.best.tobytes()
+        if key in self.subgap_seen:
+            return
+        self.subgap_seen.add(key)
+        t1 = time.perf_counter()
+        until = None
+        if self.deadline is not None:
+            until = min(self.deadline, t1 + min(self.subgap_left,
+                                                _SUBGAP_CALL * (self.deadline - self.t0)))
+        x, improved, tried = intensify(self.cost, self.weight, self.cap, state.best,
+                                       self.bounds.best_lam, self.subgap_k, until,
+                                       self.subgap_draw, max_states=_SUBGAP_STATES)  # fmt: skip
+        if self.subgap_left is not None:
+            self.subgap_left -= time.perf_counter() - t1
+        self.subgap_sets += tried
+        if improved:
+            self.subgap_improved += improved
+            self.subgap_seen.add(x.tobytes())
+            state.best[:] = x
+            state.dstate[1] = float(self.cost[x, np.arange(self.n)].sum())
+            state.restart_from(x, self.cost)
+            self.take(state)
 
     def learn(self, state: TabuState) -> None:
         """The weights at a round's end into the learned restart weight (``_LEARN_WEIGHT``),
@@ -804,6 +872,8 @@ class _Search:
             stopped=stopped,
             relink_segments=self.relinks,
             core_cycles=self.cycles_run,
+            subgap_sets=self.subgap_sets,
+            subgap_improved=self.subgap_improved,
         )
 
 

@@ -1,0 +1,266 @@
+"""Exact re-optimisation of a few agents (issue 40, h48gaplns): free every item of k agents
+(k = 2 or 3) and reassign them among those agents at least cost, exactly.
+
+The sub-problem is a GAP of k agents on the freed items; it is solved by a dynamic
+programme over the items whose states are the k agents' loads (each at most its
+capacity; states of equal loads keep the cheapest), pruned by a Lagrangian bound: for
+multipliers ``lam >= 0`` (any: the bound is valid for every choice), the items still to
+place cost at least ``sum_u min_i (c_iu + lam_i w_iu) - sum_i lam_i (b_i - load_i)``, so a
+state whose cost plus that bound is not below the incumbent's cost of those items cannot
+lead to a better sub-assignment and is dropped. The multipliers are the search's
+Lagrangian ones, refined on the sub-problem by a few subgradient steps
+(:func:`sub_multipliers`). Without pruning (``bound`` infinite) the programme is the
+exact optimum of the sub-problem (``tests/loadshare/test_gap_subgap.py`` checks it
+against brute force); with a state budget it gives up (None) rather than guess.
+
+:func:`intensify` applies it to an assignment over sets of agents chosen where items
+are contested (an item's cheapest other agent in the reduced costs), until a deadline,
+and keeps every improvement. Off by default in the search (``search._SUBGAP``; the
+figures: bench/loadshare/ISSUE40.md, h48gaplns).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Optional, Tuple
+
+import numpy as np
+
+__all__ = ["solve_subgap", "sub_multipliers", "intensify", "MAX_STATES"]
+
+#: The most states a layer of the programme may keep; above it the sub-problem is given up.
+MAX_STATES = 50_000
+_TOL = 1e-9
+
+
+def sub_multipliers(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, target: float,
+                    lam: Optional[np.ndarray] = None,
+                    iterations: int = 30) -> np.ndarray:  # fmt: skip
+    """Subgradient steps (Polyak's, towards ``target``) on the sub-problem's Lagrangian
+    relaxation of the capacities, from ``lam`` (None: zeros); the best multipliers seen.
+
+    Parameters
+    ----------
+    cost, weight : numpy.ndarray, shape (k, s)
+        The sub-problem's costs (minimised) and weights.
+    cap : numpy.ndarray, shape (k,)
+        Its capacities.
+    target : float
+        An upper bound on the sub-problem's optimum (the incumbent's cost of its items).
+    lam : numpy.ndarray, shape (k,), optional
+        The first multipliers (clipped at 0).
+    iterations : int
+        The steps.
+
+    Returns
+    -------
+    numpy.ndarray, shape (k,)
+        Multipliers ``>= 0``.
+    """
+    k, s = cost.shape
+    lam = np.zeros(k) if lam is None else np.maximum(np.asarray(lam, dtype=np.float64), 0.0)
+    best, best_lam = -np.inf, lam.copy()
+    if s == 0 or not np.isfinite(target):
+        return best_lam
+    cols = np.arange(s)
+    step = 1.0
+    for it in range(iterations):
+        red = cost + lam[:, None] * weight
+        i = red.argmin(axis=0)
+        val = float(red[i, cols].sum() - lam @ cap)
+        if val > best:
+            best, best_lam = val, lam.copy()
+        g = np.bincount(i, weights=weight[i, cols], minlength=k) - cap
+        norm = float(g @ g)
+        if norm == 0.0:
+            break
+        lam = np.maximum(0.0, lam + step * max(target - val, 1e-6) / norm * g)
+        if it % 10 == 9:
+            step *= 0.5
+    return best_lam
+
+
+def solve_subgap(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray,
+                 bound: float = np.inf, lam: Optional[np.ndarray] = None,
+                 max_states: int = MAX_STATES,
+                 until: Optional[float] = None) -> Optional[Tuple[np.ndarray, float]]:  # fmt: skip
+    """The least-cost assignment of the sub-problem's items to its agents, if one costs
+    less than ``bound``.
+
+    Parameters
+    ----------
+    cost : numpy.ndarray, shape (k, s)
+        Costs (minimised).
+    weight : numpy.ndarray of int, shape (k, s)
+        Weights (``>= 0``).
+    cap : numpy.ndarray of int, shape (k,)
+        Capacities (``>= 0``).
+    bound : float
+        Only assignments costing less than this are sought (``inf``: any).
+    lam : numpy.ndarray, shape (k,), optional
+        Multipliers ``>= 0`` of the pruning bound (None: zeros, the bound is then the sum
+        of the items' least costs).
+    max_states : int
+        The most states a layer keeps; above it, None (given up).
+    until : float, optional
+        A ``time.perf_counter()`` value; passed between two items, None (given up).
+
+    Returns
+    -------
+    (numpy.ndarray of int64, float) or None
+        The agents' indices (0..k-1) for the s items and the cost; None when no
+        assignment within the capacities costs less than ``bound`` (or the state budget or
+        ``until`` was passed).
+    """
+    cost = np.asarray(cost, dtype=np.float64)
+    weight = np.asarray(weight, dtype=np.int64)
+    cap = np.asarray(cap, dtype=np.int64)
+    k, s = cost.shape
+    lam = np.zeros(k) if lam is None else np.maximum(np.asarray(lam, dtype=np.float64), 0.0)
+    if s == 0:
+        return (np.zeros(0, dtype=np.int64), 0.0) if 0.0 < bound - _TOL else None
+    red = cost + lam[:, None] * weight
+    # the items of the largest spread in reduced cost first: the bound tightens soonest
+    order = np.argsort(-(red.max(axis=0) - red.min(axis=0)), kind="stable")
+    cost, weight, red = cost[:, order], weight[:, order], red[:, order]
+    rest = np.concatenate([np.cumsum(red.min(axis=0)[::-1])[::-1], [0.0]])
+    wrest = np.concatenate([np.cumsum(weight.min(axis=0)[::-1])[::-1], [0]])
+    radix = np.cumprod(np.concatenate([[1], cap[:-1] + 1])).astype(np.int64)
+    capsum = int(cap.sum())
+    loads = np.zeros((1, k), dtype=np.int64)
+    value = np.zeros(1)
+    parents, choices = [], []
+    rows = np.arange(k)
+    for t in range(s):
+        if until is not None and time.perf_counter() >= until:
+            return None
+        n0 = value.shape[0]
+        nl = np.repeat(loads[None], k, axis=0)  # (k, n0, k): item t to agent a
+        nl[rows, :, rows] += weight[:, t][:, None]
+        nl = nl.reshape(k * n0, k)
+        nv = (value[None, :] + cost[:, t][:, None]).ravel()
+        slack = cap - nl
+        keep = ((slack >= 0).all(axis=1)
+                & (nv + rest[t + 1] - slack @ lam < bound - _TOL)
+                & (capsum - nl.sum(axis=1) >= wrest[t + 1]))  # fmt: skip
+        idx = np.flatnonzero(keep)
+        if idx.size == 0:
+            return None
+        nl, nv = nl[idx], nv[idx]
+        key = nl @ radix
+        o = np.lexsort((nv, key))
+        ko = key[o]
+        first = np.ones(o.size, dtype=bool)
+        first[1:] = ko[1:] != ko[:-1]
+        o = o[first]
+        if o.size > max_states:
+            return None
+        loads, value = nl[o], nv[o]
+        parents.append(idx[o] % n0)
+        choices.append(idx[o] // n0)
+    best = int(np.argmin(value))
+    z = float(value[best])
+    if not z < bound - _TOL:
+        return None
+    to = np.empty(s, dtype=np.int64)
+    for t in range(s - 1, -1, -1):
+        to[t] = choices[t][best]
+        best = int(parents[t][best])
+    out = np.empty(s, dtype=np.int64)
+    out[order] = to
+    return out, z
+
+
+def _candidate_sets(red: np.ndarray, assign: np.ndarray, k: int,
+                    rng: np.random.Generator) -> list:  # fmt: skip
+    """Sets of k agents, the most contested first: agents a and b are linked by the items
+    of one whose cheapest other agent (in the reduced costs ``red``) is the other; pairs
+    by that count, triples by a pair and the agent most linked to both; ties in a drawn
+    order."""
+    m, n = red.shape
+    other = red.copy()
+    other[assign, np.arange(n)] = np.inf
+    second = other.argmin(axis=0)
+    link = np.zeros((m, m))
+    np.add.at(link, (assign, second), 1.0)
+    link = link + link.T
+    jitter = rng.random((m, m)) * 1e-3
+    link = link + jitter + jitter.T
+    pairs = sorted(itertools.combinations(range(m), 2), key=lambda p: -link[p])
+    if k == 2:
+        return [p for p in pairs if link[p] >= 1.0]
+    out, seen = [], set()
+    for a, b in pairs:
+        if link[a, b] < 1.0:
+            break
+        score = link[a] + link[b]
+        score[[a, b]] = -np.inf
+        c = int(np.argmax(score))
+        key = tuple(sorted((a, b, c)))
+        if key not in seen:
+            seen.add(key)
+            out.append(key)
+    return out
+
+
+def intensify(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, assign: np.ndarray,
+              lam: np.ndarray, k: int, until: Optional[float], rng: np.random.Generator,
+              max_sets: Optional[int] = None,
+              max_states: int = MAX_STATES) -> Tuple[np.ndarray, int, int]:  # fmt: skip
+    """Exact re-optimisation of sets of ``k`` agents of a feasible ``assign`` (not
+    changed), the most contested sets first, each from the assignment improved so far,
+    until the clock passes ``until`` (None: every set once) or ``max_sets`` sets.
+
+    Parameters
+    ----------
+    cost, weight : numpy.ndarray, shape (m, n)
+        The minimisation's costs and the weights.
+    cap : numpy.ndarray, shape (m,)
+        The capacities.
+    assign : numpy.ndarray of int, shape (n,)
+        A feasible assignment.
+    lam : numpy.ndarray, shape (m,)
+        Lagrangian multipliers ``>= 0`` (the search's; refined per set).
+    k : int
+        Agents per set (2 or 3).
+    until : float, optional
+        A ``time.perf_counter()`` value.
+    rng : numpy.random.Generator
+        Breaks ties among equally contested sets.
+    max_sets : int, optional
+        The most sets tried.
+    max_states : int
+        :func:`solve_subgap`'s state budget a layer.
+
+    Returns
+    -------
+    (numpy.ndarray, int, int)
+        The assignment (feasible; never costlier than ``assign``), the sets improved and
+        the sets tried.
+    """
+    x = np.array(assign, dtype=np.int64)
+    m, n = cost.shape
+    if m < k or n == 0:
+        return x, 0, 0
+    lam = np.maximum(np.asarray(lam, dtype=np.float64), 0.0)
+    red = cost + lam[:, None] * weight
+    improved = tried = 0
+    for agents in _candidate_sets(red, x, k, rng):
+        if until is not None and time.perf_counter() >= until:
+            break
+        if max_sets is not None and tried >= max_sets:
+            break
+        ag = np.array(agents, dtype=np.int64)
+        items = np.flatnonzero(np.isin(x, ag))
+        tried += 1
+        if items.size < 2:
+            continue
+        c, w, b = cost[np.ix_(ag, items)], weight[np.ix_(ag, items)], cap[ag]
+        now = float(cost[x[items], items].sum())
+        mult = sub_multipliers(c, w, b, now, lam[ag])
+        got = solve_subgap(c, w, b, now, mult, max_states, until)
+        if got is not None:
+            x[items] = ag[got[0]]
+            improved += 1
+    return x, improved, tried
