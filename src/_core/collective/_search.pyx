@@ -38,6 +38,8 @@ from libcpp.algorithm cimport nth_element, sort
 from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt, deadline_of
 from coalloc.common.xoshiro cimport Xoshiro256ss
 from libc.math cimport INFINITY, fabs
+from libc.string cimport memcpy
+from libc.stdlib cimport free, malloc
 
 
 cdef inline double _mx(double a, double b) noexcept nogil:
@@ -215,6 +217,105 @@ cdef ScreenArgs _screen_args(demand, out, Py_ssize_t S, Py_ssize_t m) except *:
     return sa
 
 
+#: The screens sort their selections (the count largest amounts or scores of a start and the
+#: threshold carried to the next one) by _sort_asc, a radix sort, from this many values on;
+#: below it, nth_element and sort (issue 40: at N = 1,024 two nth_element and the sort of
+#: the 1,024 largest were 75 % of block_screen).
+cdef enum:
+    _RADIX_MIN = 192
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline uint64_t _dkey(double x) noexcept nogil:
+    """An unsigned key in the order of the doubles (-0.0 just before +0.0; no NaN)."""
+    cdef uint64_t u
+    memcpy(&u, &x, 8)
+    if u >> 63:
+        return ~u
+    return u | (<uint64_t>1 << 63)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _sort_asc(double* v, Py_ssize_t c) noexcept nogil:
+    """Sort v[0:c] ascending (the same array as std::sort; equal doubles are equal values,
+    so any order among them gives the same sums): keys in the doubles' order, least
+    significant digit first on their upper 32 bits (bytes whose digit every key shares are
+    skipped), then every run of keys equal there sorted on the whole key (std::sort)."""
+    cdef uint64_t* ka
+    cdef Py_ssize_t hist[4][256]
+    cdef Py_ssize_t q, b, r, t, x
+    cdef uint64_t k
+    cdef uint64_t* src
+    cdef uint64_t* dst
+    cdef uint64_t* tmp
+    cdef int pas, skip
+    if c < 2:
+        return
+    ka = <uint64_t*>malloc(2 * c * sizeof(uint64_t))  # scratch, not initialised
+    if ka == NULL:  # no memory: the comparison sort, in place
+        sort(v, v + c)
+        return
+    src = ka
+    dst = ka + c
+    for pas in range(4):
+        for b in range(256):
+            hist[pas][b] = 0
+    for q in range(c):
+        k = _dkey(v[q])
+        src[q] = k
+        hist[0][(k >> 32) & 255] += 1
+        hist[1][(k >> 40) & 255] += 1
+        hist[2][(k >> 48) & 255] += 1
+        hist[3][k >> 56] += 1
+    for pas in range(4):
+        skip = 0
+        t = 0
+        for b in range(256):
+            x = hist[pas][b]
+            if x == c:
+                skip = 1
+                break
+            hist[pas][b] = t
+            t += x
+        if skip:
+            continue
+        for q in range(c):
+            k = src[q]
+            b = <Py_ssize_t>((k >> (32 + 8 * pas)) & 255)
+            dst[hist[pas][b]] = k
+            hist[pas][b] += 1
+        tmp = src
+        src = dst
+        dst = tmp
+    # keys equal on their upper 32 bits are mostly equal doubles (in order already): an
+    # insertion pass, which moves a key only past larger keys of its own run; past 4 c
+    # moves (many near-ties), the comparison sort finishes
+    t = 0
+    for q in range(1, c):
+        k = src[q]
+        if k >= src[q - 1]:
+            continue
+        r = q
+        while r > 0 and src[r - 1] > k:
+            src[r] = src[r - 1]
+            r -= 1
+        src[r] = k
+        t += q - r
+        if t > 4 * c:
+            sort(src, src + c)
+            break
+    for q in range(c):
+        k = src[q]
+        if k >> 63:
+            k = k ^ (<uint64_t>1 << 63)
+        else:
+            k = ~k
+        memcpy(&v[q], &k, 8)
+    free(ka)
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.cdivision(True)
@@ -241,6 +342,7 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
     them)."""
     cdef Py_ssize_t i, j, k, c, q, bi, least, g
     cdef double a, tau, tot, worst, rel, mag, ei, dlo
+    cdef int srt
     cdef int64_t y, cnt
     cdef const double* pi
     cdef const double* ti
@@ -289,13 +391,20 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
             for j in range(n):
                 vals[c] = -av[i * n + j]
                 c += ok[j]
-        if count < c:
+        # the count largest first (vals ascending: amounts descending), by a radix sort of
+        # all c when they are many (then already in order for the exact sum below), else
+        # by selection
+        srt = c >= _RADIX_MIN
+        if srt:
+            _sort_asc(vals, c)
+        elif count < c:
             nth_element(vals, vals + (count - 1), vals + c)
         # the next start's filter: the g-th largest amount collected here (g = 1.5 count),
         # so that the next start usually still has count amounts at or above it
         g = count + count // 2 + 1
         if g < c:
-            nth_element(vals + count, vals + (g - 1), vals + c)
+            if not srt:
+                nth_element(vals + count, vals + (g - 1), vals + c)
             thr[i] = -vals[g - 1]
         else:
             thr[i] = -INFINITY
@@ -310,7 +419,8 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
         dlo = dd[i] - <double>count * tl[i]
         if tot - 4.0 * <double>count * 1.1102230246251565e-16 * mag >= dlo:
             continue
-        sort(vals, vals + count)
+        if not srt:
+            sort(vals, vals + count)
         tot = 0.0
         for q in range(count):
             tot = tot - vals[q]
@@ -341,6 +451,7 @@ cdef inline int _weighted_one(const double* av, const int64_t* ok, Py_ssize_t n,
     (n) are scratch."""
     cdef Py_ssize_t j, i, c, cs, q, g
     cdef double a, x, mg, mx, top, margin
+    cdef int srt
     c = 0
     mx = 0.0
     for j in range(n):
@@ -370,15 +481,20 @@ cdef inline int _weighted_one(const double* av, const int64_t* ok, Py_ssize_t n,
         for q in range(c):
             sc[q] = xs[q]
         cs = c
-    if count < cs:
+    srt = cs >= _RADIX_MIN
+    if srt:  # all of them in order (radix sort): the count largest first
+        _sort_asc(sc, cs)
+    elif count < cs:
         nth_element(sc, sc + (count - 1), sc + cs)
     g = count + count // 2 + 1
     if g < cs:
-        nth_element(sc + count, sc + (g - 1), sc + cs)
+        if not srt:
+            nth_element(sc + count, sc + (g - 1), sc + cs)
         wthr[0] = -sc[g - 1]
     else:
         wthr[0] = -INFINITY
-    sort(sc, sc + count)  # the count largest, largest first
+    if not srt:
+        sort(sc, sc + count)  # the count largest, largest first
     top = 0.0
     for q in range(count):
         top = top - sc[q]
