@@ -342,7 +342,7 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
     them)."""
     cdef Py_ssize_t i, j, k, c, q, bi, least, g
     cdef double a, tau, tot, worst, rel, mag, ei, dlo
-    cdef int srt
+    cdef int srt, full
     cdef int64_t y, cnt
     cdef const double* pi
     cdef const double* ti
@@ -386,7 +386,8 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
             a = av[i * n + j]
             vals[c] = -a
             c += ok[j] & (a >= tau)
-        if c < count:
+        full = c < count
+        if full:
             c = 0
             for j in range(n):
                 vals[c] = -av[i * n + j]
@@ -400,13 +401,15 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
         elif count < c:
             nth_element(vals, vals + (count - 1), vals + c)
         # the next start's filter: the g-th largest amount collected here (g = 1.5 count),
-        # so that the next start usually still has count amounts at or above it
+        # so that the next start usually still has count amounts at or above it; fewer
+        # than g collected above the threshold: the threshold kept (-inf, every eligible
+        # amount, would make the next start collect them all)
         g = count + count // 2 + 1
         if g < c:
             if not srt:
                 nth_element(vals + count, vals + (g - 1), vals + c)
             thr[i] = -vals[g - 1]
-        else:
+        elif full:
             thr[i] = -INFINITY
         # the sum in any order differs from the sum largest first by at most
         # 2 (count - 1) 2**-53 sum |x| (two error bounds): clearly above the total, the
@@ -451,7 +454,7 @@ cdef inline int _weighted_one(const double* av, const int64_t* ok, Py_ssize_t n,
     (n) are scratch."""
     cdef Py_ssize_t j, i, c, cs, q, g
     cdef double a, x, mg, mx, top, margin
-    cdef int srt
+    cdef int srt, full
     c = 0
     mx = 0.0
     for j in range(n):
@@ -477,7 +480,8 @@ cdef inline int _weighted_one(const double* av, const int64_t* ok, Py_ssize_t n,
     for q in range(c):
         sc[cs] = xs[q]
         cs += -xs[q] >= wthr[0]
-    if cs < count:
+    full = cs < count
+    if full:
         for q in range(c):
             sc[q] = xs[q]
         cs = c
@@ -491,7 +495,7 @@ cdef inline int _weighted_one(const double* av, const int64_t* ok, Py_ssize_t n,
         if not srt:
             nth_element(sc + count, sc + (g - 1), sc + cs)
         wthr[0] = -sc[g - 1]
-    else:
+    elif full:  # else the threshold kept (as the screen's)
         wthr[0] = -INFINITY
     if not srt:
         sort(sc, sc + count)  # the count largest, largest first
@@ -686,7 +690,8 @@ def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
 cdef Py_ssize_t _keep_rows(const double* p, const double* lo, const double* hi, Py_ssize_t n,
                            Py_ssize_t m, const double* elo, const double* dd, const double* w,
                            Py_ssize_t g, int weigh, double* lb, double* buf, int64_t* cls,
-                           int64_t* keep, int64_t* cadd, int64_t* kadd) noexcept nogil:
+                           int64_t* keep, int64_t* cadd, int64_t* kadd,
+                           double* kthr) noexcept nogil:
     """pruned_screen's choice of the rows to screen over one sub-block (shared with
     window_screen), from the least (lo) and largest (hi) window maxima of every (node,
     property) over its starts, or bounds of them (lo[j * m + i] at most the least, hi at
@@ -694,10 +699,13 @@ cdef Py_ssize_t _keep_rows(const double* p, const double* lo, const double* hi, 
     at every start, 1 settled and never eligible, 0 undecided), the kept rows (keep, in
     order; their count returned) and the dropped ones' answers to the minimums (cadd[i] of
     them meet minimum i, kadd every minimum). p: (n, m) capacities; lb (m) and buf (n)
-    scratch."""
-    cdef Py_ssize_t j, i, c, ne, nk
-    cdef int alw, settled, keepj, prune
-    cdef double al, ah, x, xh, mg, mh, mgl, lsc
+    scratch. kthr (m + 1: the properties, then the scores; -inf: none) carries between the
+    sub-blocks of a block a threshold for each g-th largest (about the 1.5 g-th largest of
+    the previous sub-block): the g largest are selected among the values at or above it
+    when at least g are (the same g-th largest), else among all."""
+    cdef Py_ssize_t j, i, c, ne, nk, g2 = g + g // 2 + 1
+    cdef int alw, settled, keepj, prune, full
+    cdef double al, ah, x, xh, mg, mh, mgl, lsc, tau
     ne = 0
     for j in range(n):
         alw = 1
@@ -720,13 +728,25 @@ cdef Py_ssize_t _keep_rows(const double* p, const double* lo, const double* hi, 
     if prune:
         # the g-th largest least amount per property among the always eligible
         for i in range(m):
+            tau = kthr[i]
             c = 0
-            for j in range(n):
-                if cls[j] == 2:
+            for j in range(n):  # branch-free: vectorised
+                x = p[j * m + i] - hi[j * m + i]
+                buf[c] = -x
+                c += (cls[j] == 2) & (x >= tau)
+            full = c < g
+            if full:
+                c = 0
+                for j in range(n):
                     buf[c] = -(p[j * m + i] - hi[j * m + i])
-                    c += 1
+                    c += cls[j] == 2
             nth_element(&buf[0], &buf[0] + (g - 1), &buf[0] + c)
             lb[i] = -buf[g - 1]
+            if g2 < c:
+                nth_element(&buf[0] + g, &buf[0] + (g2 - 1), &buf[0] + c)
+                kthr[i] = -buf[g2 - 1]
+            elif full:  # else the threshold kept
+                kthr[i] = -INFINITY
         if weigh:  # the g-th largest least score and the largest least margin
             c = 0
             for j in range(n):
@@ -744,8 +764,35 @@ cdef Py_ssize_t _keep_rows(const double* p, const double* lo, const double* hi, 
                 c += 1
                 if mg > mgl:
                     mgl = mg
+            # the g largest among the scores at or above the carried threshold when at
+            # least g are (compacted in place), else among all
+            tau = kthr[m]
+            nk = 0
+            for j in range(c):
+                x = buf[j]
+                buf[nk] = x
+                nk += -x >= tau
+            full = nk < g
+            if not full:
+                c = nk
+            else:  # rebuild all of them (the compaction overwrote some)
+                c = 0
+                for j in range(n):
+                    if cls[j] != 2:
+                        continue
+                    x = 0.0
+                    for i in range(m):
+                        if dd[i] > 0:
+                            x = x + (p[j * m + i] - hi[j * m + i]) * w[i]
+                    buf[c] = -x
+                    c += 1
             nth_element(&buf[0], &buf[0] + (g - 1), &buf[0] + c)
             lsc = -buf[g - 1]
+            if g2 < c:
+                nth_element(&buf[0] + g, &buf[0] + (g2 - 1), &buf[0] + c)
+                kthr[m] = -buf[g2 - 1]
+            elif full:
+                kthr[m] = -INFINITY
     # the kept rows; the dropped ones' answers to the minimums as counts
     nk = 0
     kadd[0] = 0
@@ -843,7 +890,7 @@ def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
     cdef const double* dd = sa.d
     cdef const double* tl = sa.tol
     cdef int64_t* code = sa.code
-    cdef vector[double] lo, hi, pk, tt, av, vals, thr, w, sc, xs, elo, lb, buf
+    cdef vector[double] lo, hi, pk, tt, av, vals, thr, w, sc, xs, elo, lb, buf, kthr
     cdef vector[int64_t] ok, cadd, cls, keep
     cdef Py_ssize_t s, s0, s1, jj, i, q, nk, nm = n * m, g, k = 0
     cdef Py_ssize_t rows = 0
@@ -862,6 +909,7 @@ def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
         lo.resize(nm); hi.resize(nm); pk.resize(nm); tt.resize(nm); av.resize(nm)
         vals.resize(n); buf.resize(n); ok.resize(n); cls.resize(n); keep.resize(n)
         bound = _screen_start(n, m, count, k, weigh, ee, dd, tl, sc, xs, w, elo, lb, cadd, thr)
+        kthr.assign(m + 1, -INFINITY)
         s0 = 0
         while s0 < S:
             s1 = s0 + sub if s0 + sub < S else S
@@ -876,7 +924,8 @@ def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
                     lo[q] = _mn(lo[q], r[q])
                     hi[q] = _mx(hi[q], r[q])
             nk = _keep_rows(&p[0, 0], &lo[0], &hi[0], n, m, &elo[0], dd, &w[0], g, weigh,
-                            &lb[0], &buf[0], &cls[0], &keep[0], &cadd[0], &kadd)
+                            &lb[0], &buf[0], &cls[0], &keep[0], &cadd[0], &kadd,
+                            &kthr[0])
             for jj in range(nk):
                 for i in range(m):
                     pk[i * nk + jj] = p[keep[jj], i]
@@ -900,24 +949,35 @@ def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef inline double _span_max(const double* r, Py_ssize_t a, Py_ssize_t c) noexcept nogil:
+    """The maximum of r[a:c] (-inf when empty), in four independent chains (a maximum in
+    any order is the same value but for the sign of a zero, which no comparison sees)."""
+    cdef Py_ssize_t q
+    cdef double x0 = -INFINITY, x1 = -INFINITY, x2 = -INFINITY, x3 = -INFINITY
+    q = a
+    while q + 4 <= c:
+        x0 = _mx(x0, r[q])
+        x1 = _mx(x1, r[q + 1])
+        x2 = _mx(x2, r[q + 2])
+        x3 = _mx(x3, r[q + 3])
+        q += 4
+    while q < c:
+        x0 = _mx(x0, r[q])
+        q += 1
+    return _mx(_mx(x0, x1), _mx(x2, x3))
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 @cython.cdivision(True)
 cdef inline double _range_max(const double* r, const double* rb, Py_ssize_t a, Py_ssize_t c,
                               Py_ssize_t B) noexcept nogil:
     """The maximum of r[a:c] (c > a): the whole blocks of B segments inside from their maxima
     rb, the segments before and after them from r (exact: the same value)."""
-    cdef Py_ssize_t q, ba = (a + B - 1) // B, bc = c // B
-    cdef double x = r[a]
+    cdef Py_ssize_t ba = (a + B - 1) // B, bc = c // B
     if bc <= ba:
-        for q in range(a + 1, c):
-            x = _mx(x, r[q])
-        return x
-    for q in range(a + 1, ba * B):
-        x = _mx(x, r[q])
-    for q in range(ba, bc):
-        x = _mx(x, rb[q])
-    for q in range(bc * B, c):
-        x = _mx(x, r[q])
-    return x
+        return _span_max(r, a, c)
+    return _mx(_mx(_span_max(r, a, ba * B), _span_max(rb, ba, bc)), _span_max(r, bc * B, c))
 
 
 @cython.boundscheck(False)
@@ -979,7 +1039,7 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     cdef const double* dd = sa.d
     cdef const double* tl = sa.tol
     cdef int64_t* code = sa.code
-    cdef vector[double] lo, hi, pk, tt, av, vals, thr, w, sc, xs, elo, lb, buf
+    cdef vector[double] lo, hi, pk, tt, av, vals, thr, w, sc, xs, elo, lb, buf, kthr
     cdef vector[int64_t] ok, cadd, cls, keep, kept, cadds, kadds
     cdef vector[Py_ssize_t] kofs, upos, wl, wh, lev, off
     cdef int64_t kadd
@@ -1025,6 +1085,7 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     pk.resize(nm); tt.resize(nm); av.resize(nm)
     vals.resize(n); buf.resize(n); ok.resize(n); cls.resize(n); keep.resize(n)
     bound = _screen_start(n, m, count, k, weigh, ee, dd, tl, sc, xs, w, elo, lb, cadd, thr)
+    kthr.assign(m + 1, -INFINITY)
     # every sub-block's kept rows (in order, kofs: where each begins) and counts
     kofs.resize(nb + 1)
     kofs[0] = 0
@@ -1034,7 +1095,8 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     with nogil:
         for b in range(nb):
             nk = _keep_rows(&p[0, 0], &lo[b * nm], &hi[b * nm], n, m, &elo[0], dd, &w[0], g,
-                            weigh, &lb[0], &buf[0], &cls[0], &keep[0], &cadd[0], &kadd)
+                            weigh, &lb[0], &buf[0], &cls[0], &keep[0], &cadd[0], &kadd,
+                            &kthr[0])
             for jj in range(nk):
                 kept.push_back(keep[jj])
                 upos[keep[jj]] = 0
