@@ -523,6 +523,7 @@ def screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
     cdef vector[double] pt, tt, av, vals, thr
     cdef vector[int64_t] ok
     cdef Py_ssize_t s, j, i
+    cdef const double* r
     if S == 0 or n == 0 or m == 0:
         return
     with nogil:
@@ -533,9 +534,11 @@ def screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
             for i in range(m):
                 pt[i * n + j] = p[j, i]
         for s in range(S):
-            for j in range(n):
-                for i in range(m):
-                    tt[i * n + j] = tm[s, j, i]
+            # property by property: contiguous writes, reads of stride m
+            r = &tm[s, 0, 0]
+            for i in range(m):
+                for j in range(n):
+                    tt[i * n + j] = r[j * m + i]
             sa.code[s] = _screen_one(&tt[0], &pt[0], n, m, sa.e, sa.d, sa.tol, sa.count, &av[0],
                                      &ok[0], &vals[0], &thr[0], &sa.elig[s], &sa.prop[s],
                                      &sa.val[s], NULL, 0)
@@ -644,6 +647,7 @@ def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
     cdef Py_ssize_t s, j, i, k = 0
     cdef double bound = 0.0, wthr = -INFINITY
     cdef int weigh
+    cdef const double* r
     if S == 0 or n == 0 or m == 0:
         return
     for i in range(m):
@@ -666,9 +670,11 @@ def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
                     w[i] = (1.0 / <double>k) / dd[i]
                     bound = bound + (1.0 / <double>k) * ((dd[i] - <double>count * tl[i]) / dd[i])
         for s in range(S):
-            for j in range(n):
-                for i in range(m):
-                    tt[i * n + j] = tm[s, j, i]
+            # property by property: contiguous writes, reads of stride m
+            r = &tm[s, 0, 0]
+            for i in range(m):
+                for j in range(n):
+                    tt[i * n + j] = r[j * m + i]
             code[s] = _screen_one(&tt[0], &pt[0], n, m, sa.e, dd, tl, count, &av[0],
                                   &ok[0], &vals[0], &thr[0], &sa.elig[s], &sa.prop[s],
                                   &sa.val[s], NULL, 0)
