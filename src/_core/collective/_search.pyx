@@ -955,35 +955,24 @@ def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef inline double _span_max(const double* r, Py_ssize_t a, Py_ssize_t c) noexcept nogil:
-    """The maximum of r[a:c] (-inf when empty), in four independent chains (a maximum in
-    any order is the same value but for the sign of a zero, which no comparison sees)."""
-    cdef Py_ssize_t q
-    cdef double x0 = -INFINITY, x1 = -INFINITY, x2 = -INFINITY, x3 = -INFINITY
-    q = a
-    while q + 4 <= c:
-        x0 = _mx(x0, r[q])
-        x1 = _mx(x1, r[q + 1])
-        x2 = _mx(x2, r[q + 2])
-        x3 = _mx(x3, r[q + 3])
-        q += 4
-    while q < c:
-        x0 = _mx(x0, r[q])
-        q += 1
-    return _mx(_mx(x0, x1), _mx(x2, x3))
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
 @cython.cdivision(True)
 cdef inline double _range_max(const double* r, const double* rb, Py_ssize_t a, Py_ssize_t c,
                               Py_ssize_t B) noexcept nogil:
     """The maximum of r[a:c] (c > a): the whole blocks of B segments inside from their maxima
     rb, the segments before and after them from r (exact: the same value)."""
-    cdef Py_ssize_t ba = (a + B - 1) // B, bc = c // B
+    cdef Py_ssize_t q, ba = (a + B - 1) // B, bc = c // B
+    cdef double x = r[a]
     if bc <= ba:
-        return _span_max(r, a, c)
-    return _mx(_mx(_span_max(r, a, ba * B), _span_max(rb, ba, bc)), _span_max(r, bc * B, c))
+        for q in range(a + 1, c):
+            x = _mx(x, r[q])
+        return x
+    for q in range(a + 1, ba * B):
+        x = _mx(x, r[q])
+    for q in range(ba, bc):
+        x = _mx(x, rb[q])
+    for q in range(bc * B, c):
+        x = _mx(x, r[q])
+    return x
 
 
 @cython.boundscheck(False)
