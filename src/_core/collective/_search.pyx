@@ -38,6 +38,8 @@ from libcpp.algorithm cimport nth_element, sort
 from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt, deadline_of
 from coalloc.common.xoshiro cimport Xoshiro256ss
 from libc.math cimport INFINITY, fabs
+from libc.string cimport memcpy
+from libc.stdlib cimport free, malloc
 
 
 cdef inline double _mx(double a, double b) noexcept nogil:
@@ -215,6 +217,105 @@ cdef ScreenArgs _screen_args(demand, out, Py_ssize_t S, Py_ssize_t m) except *:
     return sa
 
 
+#: The screens sort their selections (the count largest amounts or scores of a start and the
+#: threshold carried to the next one) by _sort_asc, a radix sort, from this many values on;
+#: below it, nth_element and sort (issue 40: at N = 1,024 two nth_element and the sort of
+#: the 1,024 largest were 75 % of block_screen).
+cdef enum:
+    _RADIX_MIN = 192
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline uint64_t _dkey(double x) noexcept nogil:
+    """An unsigned key in the order of the doubles (-0.0 just before +0.0; no NaN)."""
+    cdef uint64_t u
+    memcpy(&u, &x, 8)
+    if u >> 63:
+        return ~u
+    return u | (<uint64_t>1 << 63)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _sort_asc(double* v, Py_ssize_t c) noexcept nogil:
+    """Sort v[0:c] ascending (the same array as std::sort; equal doubles are equal values,
+    so any order among them gives the same sums): keys in the doubles' order, least
+    significant digit first on their upper 32 bits (bytes whose digit every key shares are
+    skipped), then every run of keys equal there sorted on the whole key (std::sort)."""
+    cdef uint64_t* ka
+    cdef Py_ssize_t hist[4][256]
+    cdef Py_ssize_t q, b, r, t, x
+    cdef uint64_t k
+    cdef uint64_t* src
+    cdef uint64_t* dst
+    cdef uint64_t* tmp
+    cdef int pas, skip
+    if c < 2:
+        return
+    ka = <uint64_t*>malloc(2 * c * sizeof(uint64_t))  # scratch, not initialised
+    if ka == NULL:  # no memory: the comparison sort, in place
+        sort(v, v + c)
+        return
+    src = ka
+    dst = ka + c
+    for pas in range(4):
+        for b in range(256):
+            hist[pas][b] = 0
+    for q in range(c):
+        k = _dkey(v[q])
+        src[q] = k
+        hist[0][(k >> 32) & 255] += 1
+        hist[1][(k >> 40) & 255] += 1
+        hist[2][(k >> 48) & 255] += 1
+        hist[3][k >> 56] += 1
+    for pas in range(4):
+        skip = 0
+        t = 0
+        for b in range(256):
+            x = hist[pas][b]
+            if x == c:
+                skip = 1
+                break
+            hist[pas][b] = t
+            t += x
+        if skip:
+            continue
+        for q in range(c):
+            k = src[q]
+            b = <Py_ssize_t>((k >> (32 + 8 * pas)) & 255)
+            dst[hist[pas][b]] = k
+            hist[pas][b] += 1
+        tmp = src
+        src = dst
+        dst = tmp
+    # keys equal on their upper 32 bits are mostly equal doubles (in order already): an
+    # insertion pass, which moves a key only past larger keys of its own run; past 4 c
+    # moves (many near-ties), the comparison sort finishes
+    t = 0
+    for q in range(1, c):
+        k = src[q]
+        if k >= src[q - 1]:
+            continue
+        r = q
+        while r > 0 and src[r - 1] > k:
+            src[r] = src[r - 1]
+            r -= 1
+        src[r] = k
+        t += q - r
+        if t > 4 * c:
+            sort(src, src + c)
+            break
+    for q in range(c):
+        k = src[q]
+        if k >> 63:
+            k = k ^ (<uint64_t>1 << 63)
+        else:
+            k = ~k
+        memcpy(&v[q], &k, 8)
+    free(ka)
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.cdivision(True)
@@ -241,6 +342,7 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
     them)."""
     cdef Py_ssize_t i, j, k, c, q, bi, least, g
     cdef double a, tau, tot, worst, rel, mag, ei, dlo
+    cdef int srt, full
     cdef int64_t y, cnt
     cdef const double* pi
     cdef const double* ti
@@ -284,20 +386,30 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
             a = av[i * n + j]
             vals[c] = -a
             c += ok[j] & (a >= tau)
-        if c < count:
+        full = c < count
+        if full:
             c = 0
             for j in range(n):
                 vals[c] = -av[i * n + j]
                 c += ok[j]
-        if count < c:
+        # the count largest first (vals ascending: amounts descending), by a radix sort of
+        # all c when they are many (then already in order for the exact sum below), else
+        # by selection
+        srt = c >= _RADIX_MIN
+        if srt:
+            _sort_asc(vals, c)
+        elif count < c:
             nth_element(vals, vals + (count - 1), vals + c)
         # the next start's filter: the g-th largest amount collected here (g = 1.5 count),
-        # so that the next start usually still has count amounts at or above it
+        # so that the next start usually still has count amounts at or above it; fewer
+        # than g collected above the threshold: the threshold kept (-inf, every eligible
+        # amount, would make the next start collect them all)
         g = count + count // 2 + 1
         if g < c:
-            nth_element(vals + count, vals + (g - 1), vals + c)
+            if not srt:
+                nth_element(vals + count, vals + (g - 1), vals + c)
             thr[i] = -vals[g - 1]
-        else:
+        elif full:
             thr[i] = -INFINITY
         # the sum in any order differs from the sum largest first by at most
         # 2 (count - 1) 2**-53 sum |x| (two error bounds): clearly above the total, the
@@ -310,7 +422,8 @@ cdef inline int _screen_one(const double* tm, const double* p, Py_ssize_t n, Py_
         dlo = dd[i] - <double>count * tl[i]
         if tot - 4.0 * <double>count * 1.1102230246251565e-16 * mag >= dlo:
             continue
-        sort(vals, vals + count)
+        if not srt:
+            sort(vals, vals + count)
         tot = 0.0
         for q in range(count):
             tot = tot - vals[q]
@@ -341,6 +454,7 @@ cdef inline int _weighted_one(const double* av, const int64_t* ok, Py_ssize_t n,
     (n) are scratch."""
     cdef Py_ssize_t j, i, c, cs, q, g
     cdef double a, x, mg, mx, top, margin
+    cdef int srt, full
     c = 0
     mx = 0.0
     for j in range(n):
@@ -366,19 +480,25 @@ cdef inline int _weighted_one(const double* av, const int64_t* ok, Py_ssize_t n,
     for q in range(c):
         sc[cs] = xs[q]
         cs += -xs[q] >= wthr[0]
-    if cs < count:
+    full = cs < count
+    if full:
         for q in range(c):
             sc[q] = xs[q]
         cs = c
-    if count < cs:
+    srt = cs >= _RADIX_MIN
+    if srt:  # all of them in order (radix sort): the count largest first
+        _sort_asc(sc, cs)
+    elif count < cs:
         nth_element(sc, sc + (count - 1), sc + cs)
     g = count + count // 2 + 1
     if g < cs:
-        nth_element(sc + count, sc + (g - 1), sc + cs)
+        if not srt:
+            nth_element(sc + count, sc + (g - 1), sc + cs)
         wthr[0] = -sc[g - 1]
-    else:
+    elif full:  # else the threshold kept (as the screen's)
         wthr[0] = -INFINITY
-    sort(sc, sc + count)  # the count largest, largest first
+    if not srt:
+        sort(sc, sc + count)  # the count largest, largest first
     top = 0.0
     for q in range(count):
         top = top - sc[q]
@@ -403,6 +523,7 @@ def screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
     cdef vector[double] pt, tt, av, vals, thr
     cdef vector[int64_t] ok
     cdef Py_ssize_t s, j, i
+    cdef const double* r
     if S == 0 or n == 0 or m == 0:
         return
     with nogil:
@@ -413,9 +534,11 @@ def screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
             for i in range(m):
                 pt[i * n + j] = p[j, i]
         for s in range(S):
-            for j in range(n):
-                for i in range(m):
-                    tt[i * n + j] = tm[s, j, i]
+            # property by property: contiguous writes, reads of stride m
+            r = &tm[s, 0, 0]
+            for i in range(m):
+                for j in range(n):
+                    tt[i * n + j] = r[j * m + i]
             sa.code[s] = _screen_one(&tt[0], &pt[0], n, m, sa.e, sa.d, sa.tol, sa.count, &av[0],
                                      &ok[0], &vals[0], &thr[0], &sa.elig[s], &sa.prop[s],
                                      &sa.val[s], NULL, 0)
@@ -524,6 +647,7 @@ def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
     cdef Py_ssize_t s, j, i, k = 0
     cdef double bound = 0.0, wthr = -INFINITY
     cdef int weigh
+    cdef const double* r
     if S == 0 or n == 0 or m == 0:
         return
     for i in range(m):
@@ -546,9 +670,11 @@ def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
                     w[i] = (1.0 / <double>k) / dd[i]
                     bound = bound + (1.0 / <double>k) * ((dd[i] - <double>count * tl[i]) / dd[i])
         for s in range(S):
-            for j in range(n):
-                for i in range(m):
-                    tt[i * n + j] = tm[s, j, i]
+            # property by property: contiguous writes, reads of stride m
+            r = &tm[s, 0, 0]
+            for i in range(m):
+                for j in range(n):
+                    tt[i * n + j] = r[j * m + i]
             code[s] = _screen_one(&tt[0], &pt[0], n, m, sa.e, dd, tl, count, &av[0],
                                   &ok[0], &vals[0], &thr[0], &sa.elig[s], &sa.prop[s],
                                   &sa.val[s], NULL, 0)
@@ -570,7 +696,8 @@ def block_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
 cdef Py_ssize_t _keep_rows(const double* p, const double* lo, const double* hi, Py_ssize_t n,
                            Py_ssize_t m, const double* elo, const double* dd, const double* w,
                            Py_ssize_t g, int weigh, double* lb, double* buf, int64_t* cls,
-                           int64_t* keep, int64_t* cadd, int64_t* kadd) noexcept nogil:
+                           int64_t* keep, int64_t* cadd, int64_t* kadd,
+                           double* kthr) noexcept nogil:
     """pruned_screen's choice of the rows to screen over one sub-block (shared with
     window_screen), from the least (lo) and largest (hi) window maxima of every (node,
     property) over its starts, or bounds of them (lo[j * m + i] at most the least, hi at
@@ -578,10 +705,13 @@ cdef Py_ssize_t _keep_rows(const double* p, const double* lo, const double* hi, 
     at every start, 1 settled and never eligible, 0 undecided), the kept rows (keep, in
     order; their count returned) and the dropped ones' answers to the minimums (cadd[i] of
     them meet minimum i, kadd every minimum). p: (n, m) capacities; lb (m) and buf (n)
-    scratch."""
-    cdef Py_ssize_t j, i, c, ne, nk
-    cdef int alw, settled, keepj, prune
-    cdef double al, ah, x, xh, mg, mh, mgl, lsc
+    scratch. kthr (m + 1: the properties, then the scores; -inf: none) carries between the
+    sub-blocks of a block a threshold for each g-th largest (about the 1.5 g-th largest of
+    the previous sub-block): the g largest are selected among the values at or above it
+    when at least g are (the same g-th largest), else among all."""
+    cdef Py_ssize_t j, i, c, ne, nk, g2 = g + g // 2 + 1
+    cdef int alw, settled, keepj, prune, full
+    cdef double al, ah, x, xh, mg, mh, mgl, lsc, tau
     ne = 0
     for j in range(n):
         alw = 1
@@ -604,13 +734,25 @@ cdef Py_ssize_t _keep_rows(const double* p, const double* lo, const double* hi, 
     if prune:
         # the g-th largest least amount per property among the always eligible
         for i in range(m):
+            tau = kthr[i]
             c = 0
-            for j in range(n):
-                if cls[j] == 2:
+            for j in range(n):  # branch-free: vectorised
+                x = p[j * m + i] - hi[j * m + i]
+                buf[c] = -x
+                c += (cls[j] == 2) & (x >= tau)
+            full = c < g
+            if full:
+                c = 0
+                for j in range(n):
                     buf[c] = -(p[j * m + i] - hi[j * m + i])
-                    c += 1
+                    c += cls[j] == 2
             nth_element(&buf[0], &buf[0] + (g - 1), &buf[0] + c)
             lb[i] = -buf[g - 1]
+            if g2 < c:
+                nth_element(&buf[0] + g, &buf[0] + (g2 - 1), &buf[0] + c)
+                kthr[i] = -buf[g2 - 1]
+            elif full:  # else the threshold kept
+                kthr[i] = -INFINITY
         if weigh:  # the g-th largest least score and the largest least margin
             c = 0
             for j in range(n):
@@ -628,8 +770,35 @@ cdef Py_ssize_t _keep_rows(const double* p, const double* lo, const double* hi, 
                 c += 1
                 if mg > mgl:
                     mgl = mg
+            # the g largest among the scores at or above the carried threshold when at
+            # least g are (compacted in place), else among all
+            tau = kthr[m]
+            nk = 0
+            for j in range(c):
+                x = buf[j]
+                buf[nk] = x
+                nk += -x >= tau
+            full = nk < g
+            if not full:
+                c = nk
+            else:  # rebuild all of them (the compaction overwrote some)
+                c = 0
+                for j in range(n):
+                    if cls[j] != 2:
+                        continue
+                    x = 0.0
+                    for i in range(m):
+                        if dd[i] > 0:
+                            x = x + (p[j * m + i] - hi[j * m + i]) * w[i]
+                    buf[c] = -x
+                    c += 1
             nth_element(&buf[0], &buf[0] + (g - 1), &buf[0] + c)
             lsc = -buf[g - 1]
+            if g2 < c:
+                nth_element(&buf[0] + g, &buf[0] + (g2 - 1), &buf[0] + c)
+                kthr[m] = -buf[g2 - 1]
+            elif full:
+                kthr[m] = -INFINITY
     # the kept rows; the dropped ones' answers to the minimums as counts
     nk = 0
     kadd[0] = 0
@@ -727,7 +896,7 @@ def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
     cdef const double* dd = sa.d
     cdef const double* tl = sa.tol
     cdef int64_t* code = sa.code
-    cdef vector[double] lo, hi, pk, tt, av, vals, thr, w, sc, xs, elo, lb, buf
+    cdef vector[double] lo, hi, pk, tt, av, vals, thr, w, sc, xs, elo, lb, buf, kthr
     cdef vector[int64_t] ok, cadd, cls, keep
     cdef Py_ssize_t s, s0, s1, jj, i, q, nk, nm = n * m, g, k = 0
     cdef Py_ssize_t rows = 0
@@ -746,6 +915,7 @@ def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
         lo.resize(nm); hi.resize(nm); pk.resize(nm); tt.resize(nm); av.resize(nm)
         vals.resize(n); buf.resize(n); ok.resize(n); cls.resize(n); keep.resize(n)
         bound = _screen_start(n, m, count, k, weigh, ee, dd, tl, sc, xs, w, elo, lb, cadd, thr)
+        kthr.assign(m + 1, -INFINITY)
         s0 = 0
         while s0 < S:
             s1 = s0 + sub if s0 + sub < S else S
@@ -760,7 +930,8 @@ def pruned_screen(const double[:, :, ::1] tm,   # IN  (S, n, m) window maxima
                     lo[q] = _mn(lo[q], r[q])
                     hi[q] = _mx(hi[q], r[q])
             nk = _keep_rows(&p[0, 0], &lo[0], &hi[0], n, m, &elo[0], dd, &w[0], g, weigh,
-                            &lb[0], &buf[0], &cls[0], &keep[0], &cadd[0], &kadd)
+                            &lb[0], &buf[0], &cls[0], &keep[0], &cadd[0], &kadd,
+                            &kthr[0])
             for jj in range(nk):
                 for i in range(m):
                     pk[i * nk + jj] = p[keep[jj], i]
@@ -863,7 +1034,7 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     cdef const double* dd = sa.d
     cdef const double* tl = sa.tol
     cdef int64_t* code = sa.code
-    cdef vector[double] lo, hi, pk, tt, av, vals, thr, w, sc, xs, elo, lb, buf
+    cdef vector[double] lo, hi, pk, tt, av, vals, thr, w, sc, xs, elo, lb, buf, kthr
     cdef vector[int64_t] ok, cadd, cls, keep, kept, cadds, kadds
     cdef vector[Py_ssize_t] kofs, upos, wl, wh, lev, off
     cdef int64_t kadd
@@ -909,6 +1080,7 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     pk.resize(nm); tt.resize(nm); av.resize(nm)
     vals.resize(n); buf.resize(n); ok.resize(n); cls.resize(n); keep.resize(n)
     bound = _screen_start(n, m, count, k, weigh, ee, dd, tl, sc, xs, w, elo, lb, cadd, thr)
+    kthr.assign(m + 1, -INFINITY)
     # every sub-block's kept rows (in order, kofs: where each begins) and counts
     kofs.resize(nb + 1)
     kofs[0] = 0
@@ -918,7 +1090,8 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     with nogil:
         for b in range(nb):
             nk = _keep_rows(&p[0, 0], &lo[b * nm], &hi[b * nm], n, m, &elo[0], dd, &w[0], g,
-                            weigh, &lb[0], &buf[0], &cls[0], &keep[0], &cadd[0], &kadd)
+                            weigh, &lb[0], &buf[0], &cls[0], &keep[0], &cadd[0], &kadd,
+                            &kthr[0])
             for jj in range(nk):
                 kept.push_back(keep[jj])
                 upos[keep[jj]] = 0
