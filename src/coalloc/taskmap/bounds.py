@@ -88,6 +88,7 @@ from scipy.optimize import linprog
 from .._shared.caches import cache_of
 from ._bisect import _least, _Spent
 from .cutbound import _cuts
+from .jobbound import _jobs_bound
 from .model import ResourceGraph, TaskGraph
 from .routing import route_table
 
@@ -210,7 +211,9 @@ def lower_bound(
     if hit is not None and hit[0]() is resources:
         return hit[1]
     if strength == "stars":
-        value = max(basic, _stars(tasks, resources, basic, cap))
+        # the job bound first (milliseconds): the stars bisection starts from it
+        jobs = max(basic, _jobs_bound(tasks, resources, basic))
+        value = max(jobs, _stars(tasks, resources, jobs, cap))
     else:
         value = max(lower_bound(tasks, resources, strength="stars", max_tests=cap),
                     _cuts(tasks, resources, basic))  # fmt: skip

@@ -1,0 +1,180 @@
+"""The job bound of :func:`coalloc.taskmap.bounds.lower_bound` (part of the default
+``"stars"`` strength): each dense job of the task graph, alone, placed integrally over the
+tree of the resource graph's bridges.
+
+**Lemma 1 (a job alone).** Drop every task outside a set ``J`` and every stream with an end
+outside ``J``: every processor load and every link load of a mapping only falls, so the least
+maximum occupancy of ``J`` alone is a lower bound for the whole task graph. The largest such
+bound over any family of sets ``J`` is one too (each argument is about one set only).
+
+**Lemma 2 (a clique, integrally).** Let ``J`` be ``k`` tasks every two of which exchange at
+least ``v`` (a clique of the task graph). In a mapping of ``J`` with maximum occupancy at
+most ``L``, let ``n_p`` tasks sit on processor ``p``. Then
+
+1. ``S(n_p) <= L c_p``, with ``S(n)`` the weight of the ``n`` lightest tasks of ``J``;
+2. the ``n_p (k - n_p)`` pairs split by ``p`` send at least ``n_p (k - n_p) v`` over ``p``'s
+   own links (every route from ``p`` leaves by one of them): at most ``L`` times their
+   bandwidth;
+3. for every bridge of the resource graph with ``N`` of the tasks on the processors of one
+   side, the ``N (k - N)`` pairs between the sides cross it (every path between the sides
+   does): ``N (k - N) v <= L bw``.
+
+Over the tree of 2-edge-connected components joined by the bridges, from the leaves up, the
+set of counts a side can hold (the sums of its processors' and child sides' counts, those of
+a child side kept only where 3. holds) is a set of integers in ``0..k`` (a bitset); if the
+root's set lacks ``k`` no mapping of ``J`` has occupancy ``L``. The test gets only easier as
+``L`` grows, and its answer changes only where some ``S(n) / c_p``, ``n (k - n) v / b`` equals
+``L``: the least passing value among those (a binary search over them, with a relative slack
+of 1e-12 so that a rounding error never fails a feasible ``L``) is the exact least ``L`` of the
+relaxation, hence a lower bound.
+
+The jobs ``J``: the connected components of the pairs whose volume is at least half the
+largest volume of either end, kept when they are cliques of 3 to ``_K_MAX`` tasks (a
+pipeline's jobs). Which sets are taken never affects soundness (Lemma 1), only strength.
+Work: at most ``_K_MAX`` bits per side, tests ``log2`` of the candidate values per job.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .cutbound import _Sides
+from .model import ResourceGraph, TaskGraph
+
+_K_MAX = 24  # largest job (clique) the bound takes
+_SLACK = 1e-12  # relative slack of every test (as the stars bound)
+_WORK = 3e5  # cap on (job tests x sides): the jobs past it are left out
+
+
+def _jobs(tasks: TaskGraph) -> list:
+    """``(members, v)`` for every job: a clique of 3..``_K_MAX`` tasks, ``v`` the least
+    volume between two of them."""
+    from scipy.sparse import csgraph
+
+    n = tasks.n
+    ip, ix, iw = tasks.undirected_csr()
+    if ix.shape[0] == 0:
+        return []
+    deg = np.diff(ip)
+    rows = np.repeat(np.arange(n), deg)
+    top = np.zeros(n)
+    has = deg > 0
+    top[has] = np.maximum.reduceat(iw, ip[:-1][has])
+    keep = (iw > 0) & (iw >= 0.5 * np.minimum(top[rows], top[ix]))
+    a = sp.csr_matrix((np.ones(int(keep.sum())), (rows[keep], ix[keep])), shape=(n, n))
+    ncomp, comp = csgraph.connected_components(a, directed=False)
+    sizes = np.bincount(comp, minlength=ncomp)
+    out = []
+    full = sp.csr_matrix((iw, ix, ip), shape=(n, n))
+    for j in np.flatnonzero((sizes >= 3) & (sizes <= _K_MAX)).tolist():
+        members = np.flatnonzero(comp == j)
+        k = members.shape[0]
+        sub = full[members][:, members]
+        if sub.nnz != k * (k - 1) or not (sub.data > 0).all():
+            continue  # not a clique: no pair volume to count on
+        out.append((members, float(sub.data.min())))
+    return out
+
+
+def _jobs_bound(tasks: TaskGraph, resources: ResourceGraph, start: float) -> float:
+    """The largest job bound (Lemma 2) over the jobs, or ``start`` when none is larger."""
+    if tasks.n < 3 or resources.n_processors < 1:
+        return start
+    jobs = _jobs(tasks)
+    if not jobs:
+        return start
+    sides = _Sides(resources)
+    if sides.order.shape[0] != sides.ncomp:
+        return start  # a resource graph in pieces: not every side is on the tree
+    w = tasks.node_weight.astype(np.float64)
+    cmax = float(sides.cap.max())
+    if not cmax > 0:
+        return start
+    best = float(start)
+    heavy = sorted(jobs, key=lambda j: -float(w[j[0]].sum()))  # the likeliest to bind first
+    per_test = resources.n_processors + sides.ncomp
+    work = 0
+    for members, v in heavy:
+        S = np.concatenate([[0.0], np.cumsum(np.sort(w[members]))])
+        if S[-1] / cmax <= best:
+            continue  # the whole job fits on the largest processor at the bound so far
+        work += per_test * 2 * (S.shape[0] + 8)  # about the tests of one binary search
+        if work > _WORK:
+            break  # a count, not a clock: the bound stays valid, only weaker
+        best = max(best, _job_least(sides, S, v, best))
+    return best
+
+
+def _job_least(sides: _Sides, S: np.ndarray, v: float, start: float) -> float:
+    """The least candidate ``L`` (at least ``start``) at which the job of prefix weights
+    ``S`` (``k + 1`` entries) and pair volume ``v`` passes :func:`_job_feasible`."""
+    k = S.shape[0] - 1
+    n = np.arange(1, k)
+    pairs = n * (k - n) * v
+    cap = sides.cap[sides.cap > 0]
+    cand = [np.outer(S[1:], 1.0 / np.unique(cap)).ravel()]
+    for b in (sides.band, sides.bw_up):
+        b = np.unique(b[b > 0])
+        if b.size:
+            cand.append(np.outer(pairs, 1.0 / b).ravel())
+    cand = np.unique(np.concatenate(cand))
+    cand = cand[cand > start]
+    if cand.size == 0 or _job_feasible(sides, S, v, start):
+        return start
+    lo, hi = -1, cand.size - 1  # cand[hi] passes (everything on the largest processor)
+    if not _job_feasible(sides, S, v, float(cand[hi])):
+        return start  # cannot happen; never claim more than the search showed
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _job_feasible(sides, S, v, float(cand[mid])):
+            hi = mid
+        else:
+            lo = mid
+    # every candidate below cand[hi] fails (start too), and the exact test changes only at
+    # candidates: its least passing value is at least cand[hi] (up to rounding)
+    return max(start, float(cand[hi]) / (1 + _SLACK))
+
+
+def _job_feasible(sides: _Sides, S: np.ndarray, v: float, L: float) -> bool:
+    """False only if no mapping of the job alone has maximum occupancy at most ``L``."""
+    k = S.shape[0] - 1
+    Ls = L * (1 + _SLACK)
+    counts = np.arange(k + 1)
+    split = counts * (k - counts) * v
+    mask = (1 << (k + 1)) - 1
+    most = np.searchsorted(S, Ls * sides.cap, side="right") - 1  # the largest n: S[n] <= L c
+    ok = (split[None, :] <= Ls * sides.band[:, None]) & (counts[None, :] <= most[:, None])
+    ok[:, 0] = True
+    bits = (ok.astype(np.int64) << counts[None, :]).sum(axis=1).tolist()
+    sets = [1] * sides.ncomp  # {0}
+    for p, c in enumerate(sides.pcomp.tolist()):
+        if bits[p] != 1:
+            sets[c] = _sumset(sets[c], bits[p], mask)
+    through = (split[None, :] <= Ls * sides.bw_up[:, None]).astype(np.int64)
+    allowed = (through << counts[None, :]).sum(axis=1).tolist()
+    parent = sides.parent
+    for c in sides.order.tolist():
+        p = parent[c]
+        if p < 0:
+            return bool((sets[c] >> k) & 1)
+        s = sets[c] & allowed[c]
+        if s != 1:
+            sets[p] = _sumset(sets[p], s, mask)
+    return True
+
+
+def _sumset(a: int, b: int, mask: int) -> int:
+    """``{x + y : x in a, y in b}`` of two bitsets, cut at ``mask``."""
+    if a == 1:
+        return b & mask
+    if b == 1:
+        return a
+    out = 0
+    i = 0
+    while b:
+        if b & 1:
+            out |= a << i
+        b >>= 1
+        i += 1
+    return out & mask
