@@ -21,7 +21,7 @@ from coalloc import taskmap
 from coalloc.taskmap import ResourceGraph, TaskGraph
 from coalloc.taskmap import generators as gen
 from coalloc.taskmap.bounds import lower_bound
-from coalloc.taskmap.jobbound import _jobs, _jobs_bound
+from coalloc.taskmap.jobbound import _cut_profile, _jobs, _jobs_bound
 
 _SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
@@ -37,15 +37,19 @@ def _brute_force(tasks, res):
 
 @st.composite
 def cliques_on_graphs(draw, max_tasks: int = 6, max_procs: int = 4, cycles: bool = False):
-    """One or two cliques (3+ tasks, mixed weights, mixed volumes inside, a light volume
-    between) on a connected graph of processors and routers: a tree, or with extra links
-    (cycles) when ``cycles``; mixed bandwidths and either route length."""
+    """One or two dense jobs (3+ tasks, mixed weights, mixed volumes inside, some pairs
+    missing in a third of the draws, a light volume between) on a connected graph of
+    processors and routers: a tree, or with extra links (cycles) when ``cycles``; mixed
+    bandwidths and either route length."""
     n = draw(st.integers(3, max_tasks))
     two = n >= 6 and draw(st.booleans())
     job = np.array([0] * 3 + [1] * (n - 3)) if two else np.zeros(n, dtype=int)
     w = np.array(draw(st.lists(st.integers(1, 6), min_size=n, max_size=n)), float) / 2
     inside = np.array(draw(st.lists(st.integers(4, 40), min_size=n * n, max_size=n * n)),
                       float).reshape(n, n)  # fmt: skip
+    if draw(st.integers(0, 2)) == 0:  # holes: not a clique
+        inside *= np.array(draw(st.lists(st.booleans(), min_size=n * n, max_size=n * n))
+                           ).reshape(n, n)  # fmt: skip
     inside = np.maximum(inside, inside.T)
     light = draw(st.sampled_from([0.0, 0.5, 1.0]))
     comm = np.where(job[:, None] == job[None, :], inside, light)
@@ -160,10 +164,26 @@ def test_a_split_clique_is_charged_on_its_leaf_link():
 def test_jobs_are_the_cliques_of_a_pipeline():
     tasks, job = gen.pipeline_task_graph(n_clusters=(4, 4), cluster_size=(3, 6), c=4.0,
                                          seed=3, return_jobs=True)  # fmt: skip
-    found = sorted(tuple(m.tolist()) for m, _ in _jobs(tasks))
-    assert found == [tuple(np.flatnonzero(job == j).tolist()) for j in range(4)]
-    grid = gen.stencil_task_graph((4, 4), seed=1)  # no triangle: no job
-    assert _jobs(grid) == []
+    found = sorted((tuple(m.tolist()), tuple(cut.tolist())) for m, cut in _jobs(tasks))
+    assert [f[0] for f in found] == [tuple(np.flatnonzero(job == j).tolist()) for j in range(4)]
+    A = tasks.comm.toarray()
+    for members, cut in found:
+        k, v = len(members), A[members[0], members[1]]
+        assert cut == pytest.approx([n * (k - n) * v for n in range(k + 1)])  # a clique's
+
+
+@settings(max_examples=60, **_SETTINGS)
+@given(k=st.integers(2, 7), seed=st.integers(0, 10**6), holes=st.sampled_from([0.0, 0.3, 0.7]))
+def test_cut_profile_is_below_every_subset_cut(k, seed, holes):
+    """Lemma 2 on every subset of random symmetric volumes (some pairs missing)."""
+    rng = np.random.default_rng(seed)
+    V = rng.integers(0, 20, (k, k)).astype(float) * (rng.random((k, k)) >= holes)
+    V = np.triu(V, 1)
+    V = V + V.T
+    cut = _cut_profile(V)
+    for mask in range(1 << k):
+        inside = np.array([(mask >> t) & 1 for t in range(k)], dtype=bool)
+        assert V[inside][:, ~inside].sum() >= cut[inside.sum()] * (1 - 1e-12) - 1e-12
 
 
 @pytest.mark.parametrize("seed", range(4))

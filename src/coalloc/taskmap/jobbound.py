@@ -7,31 +7,36 @@ outside ``J``: every processor load and every link load of a mapping only falls,
 maximum occupancy of ``J`` alone is a lower bound for the whole task graph. The largest such
 bound over any family of sets ``J`` is one too (each argument is about one set only).
 
-**Lemma 2 (a clique, integrally).** Let ``J`` be ``k`` tasks every two of which exchange at
-least ``v`` (a clique of the task graph). In a mapping of ``J`` with maximum occupancy at
-most ``L``, let ``n_p`` tasks sit on processor ``p``. Then
+**Lemma 2 (a cut profile).** Let ``J`` be ``k`` tasks with volumes ``V`` between them. A
+task ``t`` of a subset ``X`` of ``n`` keeps inside ``X`` at most its ``n - 1`` largest volumes
+to ``J``, so the volume between ``X`` and ``J - X`` is at least the sum of the ``n`` smallest
+``vol_J(t) - top_{n-1}(t)``; the same holds for ``J - X`` with ``k - n`` (the same cut):
+``cut[n]`` is the larger. For a clique of equal volumes ``v``, ``cut[n] = n (k - n) v``.
+
+**Lemma 3 (a job, integrally).** In a mapping of ``J`` with maximum occupancy at most ``L``,
+let ``n_p`` of its tasks sit on processor ``p``. Then
 
 1. ``S(n_p) <= L c_p``, with ``S(n)`` the weight of the ``n`` lightest tasks of ``J``;
-2. the ``n_p (k - n_p)`` pairs split by ``p`` send at least ``n_p (k - n_p) v`` over ``p``'s
-   own links (every route from ``p`` leaves by one of them): at most ``L`` times their
-   bandwidth;
+2. at least ``cut[n_p]`` leaves ``p`` over its own links (every route from ``p`` leaves by
+   one of them): at most ``L`` times their bandwidth;
 3. for every bridge of the resource graph with ``N`` of the tasks on the processors of one
-   side, the ``N (k - N)`` pairs between the sides cross it (every path between the sides
-   does): ``N (k - N) v <= L bw``.
+   side, at least ``cut[N]`` crosses it (every path between the sides does): ``cut[N] <= L
+   bw``.
 
 Over the tree of 2-edge-connected components joined by the bridges, from the leaves up, the
 set of counts a side can hold (the sums of its processors' and child sides' counts, those of
 a child side kept only where 3. holds) is a set of integers in ``0..k`` (a bitset); if the
 root's set lacks ``k`` no mapping of ``J`` has occupancy ``L``. The test gets only easier as
-``L`` grows, and its answer changes only where some ``S(n) / c_p``, ``n (k - n) v / b`` equals
+``L`` grows, and its answer changes only where some ``S(n) / c_p``, ``cut[n] / b`` equals
 ``L``: the least passing value among those (a binary search over them, with a relative slack
-of 1e-12 so that a rounding error never fails a feasible ``L``) is the exact least ``L`` of the
-relaxation, hence a lower bound.
+of 1e-12 so that a rounding error never fails a feasible ``L``) is the exact least ``L`` of
+the relaxation, hence a lower bound.
 
 The jobs ``J``: the connected components of the pairs whose volume is at least half the
-largest volume of either end, kept when they are cliques of 3 to ``_K_MAX`` tasks (a
-pipeline's jobs). Which sets are taken never affects soundness (Lemma 1), only strength.
-Work: at most ``_K_MAX`` bits per side, tests ``log2`` of the candidate values per job.
+largest volume of either end, of 3 to ``_K_MAX`` tasks (a pipeline's jobs are cliques). Which
+sets are taken never affects soundness (Lemma 1), only strength. Work: at most ``_K_MAX``
+bits per side, ``log2`` of the candidate values tests per job, capped by a count
+(``_WORK``).
 """
 
 from __future__ import annotations
@@ -48,8 +53,9 @@ _WORK = 3e5  # cap on (job tests x sides): the jobs past it are left out
 
 
 def _jobs(tasks: TaskGraph) -> list:
-    """``(members, v)`` for every job: a clique of 3..``_K_MAX`` tasks, ``v`` the least
-    volume between two of them."""
+    """``(members, cut)`` for every job: a connected set of 3..``_K_MAX`` tasks and
+    ``cut[n]`` (``n = 0..k``) a certified lower bound on the volume between any ``n`` of
+    them and the other ``k - n`` (:func:`_cut_profile`)."""
     from scipy.sparse import csgraph
 
     n = tasks.n
@@ -69,12 +75,28 @@ def _jobs(tasks: TaskGraph) -> list:
     full = sp.csr_matrix((iw, ix, ip), shape=(n, n))
     for j in np.flatnonzero((sizes >= 3) & (sizes <= _K_MAX)).tolist():
         members = np.flatnonzero(comp == j)
-        k = members.shape[0]
-        sub = full[members][:, members]
-        if sub.nnz != k * (k - 1) or not (sub.data > 0).all():
-            continue  # not a clique: no pair volume to count on
-        out.append((members, float(sub.data.min())))
+        cut = _cut_profile(full[members][:, members].toarray())
+        if cut.max() > 0:
+            out.append((members, cut))
     return out
+
+
+def _cut_profile(V: np.ndarray) -> np.ndarray:
+    """``cut[n]``: a lower bound on the volume between any ``n`` of the ``k`` tasks of the
+    symmetric volume matrix ``V`` (zero diagonal) and the rest. A task ``t`` of a set ``X``
+    of ``n`` keeps inside ``X`` at most its ``n - 1`` largest volumes, so ``X``'s cut is at
+    least the sum over ``X`` of ``r_n(t) = vol(t) - top_{n-1}(t)``, at least the sum of the
+    ``n`` smallest ``r_n``; the same for the other ``k - n`` (the same cut): the larger of
+    the two. For a clique of equal volumes ``v``: ``n (k - n) v``."""
+    k = V.shape[0]
+    total = V.sum(axis=1)
+    ranked = np.concatenate([np.zeros((k, 1)), np.cumsum(-np.sort(-V, axis=1), axis=1)], axis=1)
+    least = np.zeros(k + 1)
+    for m in range(1, k):
+        least[m] = np.sort(np.maximum(total - ranked[:, m - 1], 0.0))[:m].sum()
+    cut = np.maximum(least, least[::-1])
+    cut[0] = cut[k] = 0.0
+    return cut
 
 
 def _jobs_bound(tasks: TaskGraph, resources: ResourceGraph, start: float) -> float:
@@ -95,23 +117,21 @@ def _jobs_bound(tasks: TaskGraph, resources: ResourceGraph, start: float) -> flo
     heavy = sorted(jobs, key=lambda j: -float(w[j[0]].sum()))  # the likeliest to bind first
     per_test = resources.n_processors + sides.ncomp
     work = 0
-    for members, v in heavy:
+    for members, cut in heavy:
         S = np.concatenate([[0.0], np.cumsum(np.sort(w[members]))])
         if S[-1] / cmax <= best:
             continue  # the whole job fits on the largest processor at the bound so far
         work += per_test * 2 * (S.shape[0] + 8)  # about the tests of one binary search
         if work > _WORK:
             break  # a count, not a clock: the bound stays valid, only weaker
-        best = max(best, _job_least(sides, S, v, best))
+        best = max(best, _job_least(sides, S, cut, best))
     return best
 
 
-def _job_least(sides: _Sides, S: np.ndarray, v: float, start: float) -> float:
+def _job_least(sides: _Sides, S: np.ndarray, cut: np.ndarray, start: float) -> float:
     """The least candidate ``L`` (at least ``start``) at which the job of prefix weights
-    ``S`` (``k + 1`` entries) and pair volume ``v`` passes :func:`_job_feasible`."""
-    k = S.shape[0] - 1
-    n = np.arange(1, k)
-    pairs = n * (k - n) * v
+    ``S`` and cut profile ``cut`` (``k + 1`` entries each) passes :func:`_job_feasible`."""
+    pairs = cut[cut > 0]
     cap = sides.cap[sides.cap > 0]
     cand = [np.outer(S[1:], 1.0 / np.unique(cap)).ravel()]
     for b in (sides.band, sides.bw_up):
@@ -120,14 +140,14 @@ def _job_least(sides: _Sides, S: np.ndarray, v: float, start: float) -> float:
             cand.append(np.outer(pairs, 1.0 / b).ravel())
     cand = np.unique(np.concatenate(cand))
     cand = cand[cand > start]
-    if cand.size == 0 or _job_feasible(sides, S, v, start):
+    if cand.size == 0 or _job_feasible(sides, S, cut, start):
         return start
     lo, hi = -1, cand.size - 1  # cand[hi] passes (everything on the largest processor)
-    if not _job_feasible(sides, S, v, float(cand[hi])):
+    if not _job_feasible(sides, S, cut, float(cand[hi])):
         return start  # cannot happen; never claim more than the search showed
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if _job_feasible(sides, S, v, float(cand[mid])):
+        if _job_feasible(sides, S, cut, float(cand[mid])):
             hi = mid
         else:
             lo = mid
@@ -136,12 +156,12 @@ def _job_least(sides: _Sides, S: np.ndarray, v: float, start: float) -> float:
     return max(start, float(cand[hi]) / (1 + _SLACK))
 
 
-def _job_feasible(sides: _Sides, S: np.ndarray, v: float, L: float) -> bool:
+def _job_feasible(sides: _Sides, S: np.ndarray, cut: np.ndarray, L: float) -> bool:
     """False only if no mapping of the job alone has maximum occupancy at most ``L``."""
     k = S.shape[0] - 1
     Ls = L * (1 + _SLACK)
     counts = np.arange(k + 1)
-    split = counts * (k - counts) * v
+    split = cut
     mask = (1 << (k + 1)) - 1
     most = np.searchsorted(S, Ls * sides.cap, side="right") - 1  # the largest n: S[n] <= L c
     ok = (split[None, :] <= Ls * sides.band[:, None]) & (counts[None, :] <= most[:, None])
