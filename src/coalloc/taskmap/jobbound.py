@@ -55,7 +55,19 @@ _WORK = 3e5  # cap on (job tests x sides): the jobs past it are left out
 def _jobs(tasks: TaskGraph) -> list:
     """``(members, cut)`` for every job: a connected set of 3..``_K_MAX`` tasks and
     ``cut[n]`` (``n = 0..k``) a certified lower bound on the volume between any ``n`` of
-    them and the other ``k - n`` (:func:`_cut_profile`)."""
+    them and the other ``k - n`` (:func:`_cut_profile`); jobs with no cut left out."""
+    out = []
+    for members in _job_sets(tasks):
+        cut = _profile_of(tasks, members)
+        if cut.max() > 0:
+            out.append((members, cut))
+    return out
+
+
+def _job_sets(tasks: TaskGraph) -> list:
+    """The jobs' task sets (sorted index arrays), heaviest first: the connected components
+    of the pairs whose volume is at least half the larger of its ends' largest volumes, of
+    3..``_K_MAX`` tasks. Linear work (a sort of the tasks by component)."""
     from scipy.sparse import csgraph
 
     n = tasks.n
@@ -71,14 +83,19 @@ def _jobs(tasks: TaskGraph) -> list:
     a = sp.csr_matrix((np.ones(int(keep.sum())), (rows[keep], ix[keep])), shape=(n, n))
     ncomp, comp = csgraph.connected_components(a, directed=False)
     sizes = np.bincount(comp, minlength=ncomp)
-    out = []
-    full = sp.csr_matrix((iw, ix, ip), shape=(n, n))
-    for j in np.flatnonzero((sizes >= 3) & (sizes <= _K_MAX)).tolist():
-        members = np.flatnonzero(comp == j)
-        cut = _cut_profile(full[members][:, members].toarray())
-        if cut.max() > 0:
-            out.append((members, cut))
-    return out
+    weight = np.bincount(comp, weights=tasks.node_weight.astype(np.float64), minlength=ncomp)
+    order = np.argsort(comp, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    chosen = np.flatnonzero((sizes >= 3) & (sizes <= _K_MAX))
+    chosen = chosen[np.argsort(-weight[chosen], kind="stable")]
+    return [order[starts[j]:starts[j + 1]] for j in chosen.tolist()]
+
+
+def _profile_of(tasks: TaskGraph, members: np.ndarray) -> np.ndarray:
+    """:func:`_cut_profile` of the volumes among ``members``."""
+    ip, ix, iw = tasks.undirected_csr()
+    full = sp.csr_matrix((iw, ix, ip), shape=(tasks.n, tasks.n))
+    return _cut_profile(full[members][:, members].toarray())
 
 
 def _cut_profile(V: np.ndarray) -> np.ndarray:
@@ -103,7 +120,7 @@ def _jobs_bound(tasks: TaskGraph, resources: ResourceGraph, start: float) -> flo
     """The largest job bound (Lemma 2) over the jobs, or ``start`` when none is larger."""
     if tasks.n < 3 or resources.n_processors < 1:
         return start
-    jobs = _jobs(tasks)
+    jobs = _job_sets(tasks)
     if not jobs:
         return start
     sides = _Sides(resources)
@@ -114,17 +131,19 @@ def _jobs_bound(tasks: TaskGraph, resources: ResourceGraph, start: float) -> flo
     if not cmax > 0:
         return start
     best = float(start)
-    heavy = sorted(jobs, key=lambda j: -float(w[j[0]].sum()))  # the likeliest to bind first
     per_test = resources.n_processors + sides.ncomp
     work = 0
-    for members, cut in heavy:
+    for members in jobs:  # heaviest first: the likeliest to bind
         S = np.concatenate([[0.0], np.cumsum(np.sort(w[members]))])
         if S[-1] / cmax <= best:
-            continue  # the whole job fits on the largest processor at the bound so far
-        work += per_test * 2 * (S.shape[0] + 8)  # about the tests of one binary search
+            break  # the whole job fits on the largest processor (and so do the lighter ones)
+        k = members.shape[0]
+        work += k * k + per_test * 2 * (k + 9)  # its profile, about one binary search's tests
         if work > _WORK:
             break  # a count, not a clock: the bound stays valid, only weaker
-        best = max(best, _job_least(sides, S, cut, best))
+        cut = _profile_of(tasks, members)
+        if cut.max() > 0:
+            best = max(best, _job_least(sides, S, cut, best))
     return best
 
 
