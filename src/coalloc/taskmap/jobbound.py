@@ -47,7 +47,7 @@ import scipy.sparse as sp
 from .cutbound import _Sides
 from .model import ResourceGraph, TaskGraph
 
-_K_MAX = 24  # largest job (clique) the bound takes
+_K_MAX = 24  # largest job the bound takes (tasks)
 _SLACK = 1e-12  # relative slack of every test (as the stars bound)
 _WORK = 3e5  # cap on (job tests x sides): the jobs past it are left out
 
