@@ -27,8 +27,9 @@ Three strengths (issue 40, item 2):
      over ``l`` is at most ``L bw(l) + knapsack``;
   3. the tasks spread fractionally over the processors where they may sit, with two
      budgets per processor: compute ``L c_p`` and the volume its tasks send off it (the sum
-     of their ``vol - knapsack``) ``L b_p``: a small LP (HiGHS), tasks and processors with
-     equal rows merged.
+     of their ``vol - knapsack``) ``L b_p``: a small LP (HiGHS through highspy,
+     :func:`coalloc._shared.lp_highs.solve_lp`, without ``scipy.optimize``), tasks and
+     processors with equal rows merged.
 
   Every test is a necessary condition for a mapping of occupancy at most ``L`` and gets
   only easier as ``L`` grows, so the least ``L`` that passes (found by bisection to a
@@ -90,9 +91,9 @@ from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from .._shared.caches import cache_of
+from .._shared.lp_highs import solve_lp
 from ._bisect import _least, _Spent
 from .cutbound import _cuts
 from .jobbound import _jobs_bound
@@ -487,10 +488,12 @@ def _lp(adm, leave, w, cap, bq, L) -> bool:
         shape=(2 * H, nv),
     )  # fmt: skip
     b_ub = np.concatenate([L * C, L * B]) * (1 + 1e-9) + 1e-12
-    out = linprog(
-        np.zeros(nv), A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=m, bounds=(0, None), method="highs"
-    )
-    return out.status != 2  # only a proof of infeasibility counts
+    if nv == 0:
+        return False  # a task group with no admissible processor (m > 0): no placement
+    # HiGHS through highspy (not SciPy's linprog: its import is 0.13-0.2 s of a fresh
+    # worker's CPU, issue 41); the same rows, options and reading of the status
+    out = solve_lp(np.zeros(nv), a_ub, b_ub, a_eq, m)
+    return out.status != "infeasible"  # only a proof of infeasibility counts
 
 
 def _hop_sets(st, rows_):
