@@ -64,3 +64,24 @@ def test_solve_lp_names_a_shape_mismatch():
         solve_lp(np.zeros(3), np.ones((1, 2)), [1.0])
     with pytest.raises(ValueError, match="b_ub"):
         solve_lp(np.zeros(2), np.ones((2, 2)), [1.0])
+
+
+@settings(max_examples=30, **_SETTINGS)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 5))
+def test_solve_lp_integral_agrees_with_enumeration(seed, n):
+    """A 0-1 knapsack with one equality (a MILP) against every 0-1 vector."""
+    rng = np.random.default_rng(seed)
+    cost = -rng.integers(1, 9, n).astype(float)
+    a_ub, b_ub = rng.integers(1, 6, (1, n)).astype(float), [float(rng.integers(2, 12))]
+    a_eq, b_eq = np.ones((1, n)), [float(rng.integers(0, n + 1))]
+    out = solve_lp(cost, a_ub, b_ub, a_eq, b_eq, 0.0, 1.0, integral=True)
+    feasible = [
+        cost @ x
+        for x in (np.array(bits, float) for bits in np.ndindex(*(2,) * n))
+        if a_ub[0] @ x <= b_ub[0] and x.sum() == b_eq[0]
+    ]
+    if not feasible:
+        assert out.status == "infeasible"
+    else:
+        assert out.status == "optimal" and out.objective == pytest.approx(min(feasible))
+        assert np.allclose(out.x, np.round(out.x)) and cost @ out.x == pytest.approx(out.objective)

@@ -61,6 +61,7 @@ def solve_lp(
     lower: Any = 0.0,
     upper: Any = np.inf,
     *,
+    integral: bool = False,
     threads: int = 1,
     options: Optional[dict] = None,
 ) -> LpOutcome:
@@ -76,6 +77,8 @@ def solve_lp(
         Their right-hand sides (``np.inf`` allowed in ``b_ub``).
     lower, upper : float or ndarray, default 0 and inf
         The bounds of the variables.
+    integral : bool, default False
+        Every variable integral (a MILP; HiGHS's branch and bound).
     threads : int, default 1
         HiGHS's ``threads`` option (one: a batch worker does not share its core).
     options : dict, optional
@@ -120,6 +123,8 @@ def solve_lp(
     lp.a_matrix_.index_ = a.indices.astype(np.int32)
     lp.a_matrix_.value_ = a.data.astype(np.float64)
     lp.sense_ = highspy.ObjSense.kMinimize
+    if integral:
+        lp.integrality_ = [highspy.HighsVarType.kInteger] * n
     h = quiet_highs()  # no start-up banner on standard output
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", int(threads))
