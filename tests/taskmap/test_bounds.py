@@ -168,11 +168,13 @@ def test_solve_with_bound_attaches_the_stronger_bound(inst):
 
 def test_above_the_work_cap_the_bound_falls_back_to_the_basic_one(monkeypatch):
     """The work is capped by counts, never by a clock: with a cap below the instance's
-    tasks x processors table the stars bound is skipped (still a valid bound)."""
-    from coalloc.taskmap import bounds
+    tasks x processors table the stars bound is skipped (still a valid bound); so is the job
+    bound under a work cap of 0 (its own count, ``jobbound._WORK``)."""
+    from coalloc.taskmap import bounds, jobbound
 
     tasks, res = gen.table1_instance(16.0, seed=3)
     basic = lower_bound(tasks, res, strength="basic")
     monkeypatch.setattr(bounds, "_WORK", tasks.n * res.n_processors - 1)
+    monkeypatch.setattr(jobbound, "_WORK", 0)
     tasks2, res2 = gen.table1_instance(16.0, seed=3)  # built apart: not cached
     assert lower_bound(tasks2, res2) == basic

@@ -1,0 +1,210 @@
+"""An opt-in step after the mapper: whole jobs packed into the subtrees of a tree of links
+jointly (issue 40 item 2, h48bound's follow-up; not part of any default).
+
+On the Table 1 pipelines with light streams (``c = 1``) the multilevel mapper's answer is
+1.2-1.6x a mapping in which every job is split over the subtrees of the resource tree so
+that the jobs' cuts *together* fit every link (``bench/taskmap/ISSUE40.md``). For a task
+graph whose tasks all belong to jobs (:func:`coalloc.taskmap.jobbound._jobs`: dense
+connected sets of 3-24 tasks) and a resource graph that is a tree with at most one
+processor per node, and a level ``L``, a small MILP (HiGHS through highspy) chooses for
+every job ``j`` and subtree ``S`` how many of its tasks lie in ``S`` (one binary per count,
+counts whose cut alone exceeds the link above ``S`` left out): a subtree's count is its
+node's own plus its children's, every job is whole at the root, the jobs' cuts
+(``cut_j[N]``, the certified cut profile) summed on each link are at most ``L`` x its
+bandwidth, and each processor's share, at its job's heaviest weight, is at most ``L`` x its
+capacity. The volume between jobs is left out, so the MILP only proposes: every answer is
+turned into a mapping and scored by :func:`coalloc.taskmap.verify_mapping`, and
+:func:`pack_jobs` returns the best mapping met, the starting one included.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from .model import ResourceGraph, TaskGraph
+from .verify import verify_mapping
+
+__all__ = ["pack_jobs"]
+
+
+def _layout(tasks: TaskGraph, resources: ResourceGraph):
+    """The jobs and the tree of sides, or None when the step does not apply."""
+    from .cutbound import _Sides
+    from .jobbound import _jobs
+
+    jobs = _jobs(tasks)
+    if not jobs or sum(m.shape[0] for m, _ in jobs) != tasks.n:
+        return None
+    sides = _Sides(resources)
+    own = [[] for _ in range(sides.ncomp)]
+    for q, c in enumerate(sides.pcomp.tolist()):
+        own[c].append(q)
+    if any(len(o) > 1 for o in own):
+        return None
+    kids = [[] for _ in range(sides.ncomp)]
+    for c in range(sides.ncomp):
+        if sides.parent[c] >= 0:
+            kids[int(sides.parent[c])].append(c)
+    root = int(sides.order[-1])
+    return jobs, sides, own, kids, root
+
+
+def _packing(tasks, resources, layout, L: float, time_limit: float) -> Optional[np.ndarray]:
+    """A mapping from the MILP at level ``L``, or None when HiGHS finds no answer."""
+    import scipy.sparse as sp
+
+    from .._shared.lp_highs import solve_lp
+
+    jobs, sides, own, kids, root = layout
+    w = tasks.node_weight.astype(np.float64)
+    n = sides.ncomp
+    idx: dict = {}
+    for j, (m, cut) in enumerate(jobs):
+        k = m.shape[0]
+        for S in range(n):
+            for N in range(k + 1):
+                if (N == k) if S == root else (cut[N] <= L * sides.bw_up[S]):
+                    idx[(j, S, N)] = len(idx)
+    by_js: dict = {}
+    for (j, S, N), q in idx.items():
+        by_js.setdefault((j, S), []).append((N, q))
+    rows, cols, vals, lo, hi = [], [], [], [], []
+
+    def add(coef: dict, low: float, high: float) -> None:
+        r = len(lo)
+        for q, x in coef.items():
+            rows.append(r)
+            cols.append(q)
+            vals.append(x)
+        lo.append(low)
+        hi.append(high)
+
+    def share(j: int, S: int, scale: float) -> dict:
+        """The tasks of job j on S's own node, times scale, as coefficients."""
+        coef: dict = {}
+        for N, q in by_js.get((j, S), []):
+            coef[q] = coef.get(q, 0.0) + N * scale
+        for C in kids[S]:
+            for N, q in by_js.get((j, C), []):
+                coef[q] = coef.get(q, 0.0) - N * scale
+        return coef
+
+    for j in range(len(jobs)):
+        for S in range(n):
+            add({q: 1.0 for _, q in by_js.get((j, S), [])}, 1.0, 1.0)  # one count
+            add(share(j, S, 1.0), 0.0, np.inf if own[S] else 0.0)
+    for S in range(n):
+        if S != root:
+            add({q: float(jobs[j][1][N]) for j in range(len(jobs))
+                 for N, q in by_js.get((j, S), [])}, -np.inf, L * sides.bw_up[S])  # fmt: skip
+        if own[S]:
+            load: dict = {}
+            for j, (m, _) in enumerate(jobs):
+                for q, x in share(j, S, float(w[m].max())).items():
+                    load[q] = load.get(q, 0.0) + x
+            add(load, -np.inf, L * float(sides.cap[own[S][0]]))
+    nv = len(idx)
+    a = sp.csr_matrix((vals, (rows, cols)), shape=(len(lo), nv))
+    lo_, hi_ = np.array(lo), np.array(hi)
+    eq = lo_ == hi_
+    up, down = (hi_ < np.inf) & ~eq, (lo_ > -np.inf) & ~eq
+    a_ub = sp.vstack([a[up], -a[down]])
+    b_ub = np.concatenate([hi_[up], -lo_[down]])
+    out = solve_lp(np.zeros(nv), a_ub, b_ub, a[eq], lo_[eq], 0.0, 1.0, integral=True,
+                   options={"time_limit": float(time_limit)})  # fmt: skip
+    if out.x is None:
+        return None
+    chosen = {(j, S): N for (j, S, N), q in idx.items() if out.x[q] > 0.5}
+    mapping = np.full(tasks.n, -1, dtype=np.int64)
+    procs = np.asarray(resources.processors)
+    for j, (m, _) in enumerate(jobs):
+        free = m.tolist()
+        for S in range(n):
+            here = chosen.get((j, S), 0) - sum(chosen.get((j, C), 0) for C in kids[S])
+            for _ in range(here):
+                mapping[free.pop()] = procs[own[S][0]]
+    return mapping if (mapping >= 0).all() else None
+
+
+def pack_jobs(
+    tasks: TaskGraph,
+    resources: ResourceGraph,
+    mapping: np.ndarray,
+    *,
+    tries: int = 6,
+    time_limit: float = 30.0,
+) -> tuple:
+    """Try joint job packings below a mapping's occupancy; keep the best verified mapping.
+
+    The levels ``L`` are bisected between the default lower bound and ``mapping``'s
+    occupancy: a level where the packing MILP (module docstring) has an answer moves the
+    upper end down, one where it has none (or HiGHS runs out of ``time_limit``) moves the
+    lower end up. Each answer is scored by :func:`~coalloc.taskmap.verify_mapping` with
+    every stream, the volume between jobs included. Opt-in: the default mapper does not
+    call it.
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+        The task graph; the step applies when every task is in a job (dense connected sets
+        of 3-24 tasks, as the pipelines' jobs).
+    resources : ResourceGraph
+        The resource graph; the step applies when it is a tree with at most one processor
+        per node (the Internet-like and Table 1 graphs).
+    mapping : ndarray of int, shape (tasks.n,)
+        A valid mapping (the mapper's answer): the starting point and the fallback.
+    tries : int, default 6
+        MILPs solved at most.
+    time_limit : float, default 30.0
+        Seconds per MILP (HiGHS's ``time_limit``); an answer found or not depends on it.
+
+    Returns
+    -------
+    mapping : ndarray of int
+        The best verified mapping met (``mapping`` itself when nothing beats it, or when the
+        step does not apply).
+    occupancy : float
+        Its maximum occupancy, from :func:`~coalloc.taskmap.verify_mapping`.
+
+    Raises
+    ------
+    TypeError
+        If ``tasks`` or ``resources`` has the wrong type.
+    ValueError
+        If ``mapping`` is not a valid mapping, ``tries`` is not a positive integer or
+        ``time_limit`` is not positive.
+    """
+    if not isinstance(tasks, TaskGraph):
+        raise TypeError(f"tasks must be a TaskGraph, got {type(tasks).__name__}")
+    if not isinstance(resources, ResourceGraph):
+        raise TypeError(f"resources must be a ResourceGraph, got {type(resources).__name__}")
+    if isinstance(tries, bool) or not isinstance(tries, (int, np.integer)) or tries < 1:
+        raise ValueError(f"tries must be a positive integer, got {tries!r}")
+    if not isinstance(time_limit, (int, float)) or not time_limit > 0:
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    best = np.asarray(mapping, dtype=np.int64).copy()
+    report = verify_mapping(tasks, resources, best)
+    if not report.valid:
+        raise ValueError(f"mapping must be a valid mapping: {report.problems}")
+    best_occ = float(report.max_occupancy)
+    layout = _layout(tasks, resources)
+    if layout is None:
+        return best, best_occ
+    from .bounds import lower_bound
+
+    lo, hi = float(lower_bound(tasks, resources)), best_occ
+    for _ in range(int(tries)):
+        if not hi > lo * (1 + 1e-3):
+            break
+        L = 0.5 * (lo + hi)
+        m = _packing(tasks, resources, layout, L, time_limit)
+        if m is None:
+            lo = L
+            continue
+        hi = L
+        rep = verify_mapping(tasks, resources, m)
+        if rep.valid and float(rep.max_occupancy) < best_occ:
+            best, best_occ = m, float(rep.max_occupancy)
+    return best, best_occ
