@@ -3,7 +3,7 @@
 fifth of a second each is a fifth of a 10 s batch's share). SciPy's ``optimize`` (0.2-0.4 s of
 CPU) and ``sparse`` (0.1-0.2 s) are imported where a method needs them, never by the family's
 import alone: the exact models, the explanations and the validation of sparse input import
-them in their functions."""
+them in their functions; task mapping's default bound solves its LP through ``highspy``."""
 
 import os
 import pickle
@@ -32,6 +32,7 @@ NOT_IMPORTED = {
     "collective": ("scipy.optimize", "scipy.sparse"),
     "testbed": ("scipy.optimize", "scipy.sparse"),
     "ctaap": ("scipy.optimize",),
+    "taskmap": ("scipy.optimize",),  # its default bound's LP goes to HiGHS directly
 }
 
 
