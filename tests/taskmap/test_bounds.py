@@ -8,8 +8,6 @@ exact method's proven optimum on larger ones.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -20,17 +18,9 @@ from coalloc.taskmap import ResourceGraph, TaskGraph
 from coalloc.taskmap import generators as gen
 from coalloc.taskmap.bounds import STRENGTHS, lower_bound
 from tests.strategies import taskmap_instances
+from tests.taskmap._brute import brute_force as _brute_force
 
 _SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-
-
-def _brute_force(tasks, res):
-    """The optimum over every mapping (independent of the bound's code)."""
-    procs = res.processors.tolist()
-    return min(
-        taskmap.max_occupancy(tasks, res, np.array(m))[0]
-        for m in itertools.product(procs, repeat=tasks.n)
-    )
 
 
 @st.composite

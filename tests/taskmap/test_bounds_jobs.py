@@ -10,8 +10,6 @@ multilevel mapper's answer recomputed by ``verify_mapping`` on the Table 1 pipel
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -22,17 +20,9 @@ from coalloc.taskmap import ResourceGraph, TaskGraph
 from coalloc.taskmap import generators as gen
 from coalloc.taskmap.bounds import lower_bound
 from coalloc.taskmap.jobbound import _cut_profile, _jobs, _jobs_bound
+from tests.taskmap._brute import brute_force as _brute_force
 
 _SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-
-
-def _brute_force(tasks, res):
-    """The optimum over every mapping (independent of the bound's code)."""
-    procs = res.processors.tolist()
-    return min(
-        taskmap.max_occupancy(tasks, res, np.array(m))[0]
-        for m in itertools.product(procs, repeat=tasks.n)
-    )
 
 
 @st.composite

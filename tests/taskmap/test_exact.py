@@ -1,19 +1,11 @@
 """Exact min-max-occupancy mapping: against brute force, both linearisations, back-ends."""
 
-import itertools
-
 import numpy as np
 import pytest
 
 from coalloc.taskmap import ResourceGraph, TaskGraph, max_occupancy, solve_exact_mapping
 from tests._optional import skip_unless_ci
-
-
-def brute_force(tasks, res):
-    best = np.inf
-    for m in itertools.product(res.processors.tolist(), repeat=tasks.n):
-        best = min(best, max_occupancy(tasks, res, np.array(m))[0])
-    return best
+from tests.taskmap._brute import brute_force
 
 
 def random_instance(rng, n=5, cycle=False, directed=False):

@@ -8,28 +8,18 @@ minute each (they take about a second): the answers do not depend on the clock."
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from coalloc import taskmap
 from coalloc.taskmap import generators as gen
 from coalloc.taskmap import verify_mapping
 from coalloc.taskmap.jobpack import _layout, pack_jobs
 from coalloc.taskmap.multilevel import map_multilevel
+from tests.taskmap._brute import brute_force as _brute_force
 
 _SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-
-
-def _brute_force(tasks, res):
-    procs = res.processors.tolist()
-    return min(
-        taskmap.max_occupancy(tasks, res, np.array(m))[0]
-        for m in itertools.product(procs, repeat=tasks.n)
-    )
 
 
 def _check(tasks, res, start):

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import coalloc.taskmap as tm
 from coalloc.taskmap import generators as gen
 from coalloc.taskmap.multilevel import hierarchy_order, map_multilevel
+from tests.taskmap._brute import brute_force as _brute_force
 
 
 def _check(tasks, res, result):
@@ -123,14 +124,6 @@ def test_beats_the_paper_on_table1_instances():
         ours = _check(tasks, res, map_multilevel(tasks, res, seed=0))
         paper = tm.map_tasks(tasks, res, method="open+improve", seed=0).max_occupancy
         assert ours <= paper * (1 + 1e-9)
-
-
-def _brute_force(tasks, res):
-    procs = res.processors
-    best = math.inf
-    for m in itertools.product(procs, repeat=tasks.n):
-        best = min(best, tm.max_occupancy(tasks, res, list(m))[0])
-    return best
 
 
 @pytest.mark.parametrize("seed", range(6))
