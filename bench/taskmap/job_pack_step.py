@@ -31,7 +31,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     ap.add_argument("--tries", type=count(), default=6, help="MILPs per instance at most")
-    ap.add_argument("--time-limit", type=seconds(), default=30.0, help="per MILP")
+    ap.add_argument("--time-limit", type=seconds(), default=180.0,
+                    help="seconds a pipeline (pack_jobs' time_limit)")  # fmt: skip
     add_quiet(ap)
     args = ap.parse_args(argv)
     rows = []

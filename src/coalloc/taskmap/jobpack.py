@@ -19,6 +19,7 @@ turned into a mapping and scored by :func:`coalloc.taskmap.verify_mapping`, and
 
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 import numpy as np
@@ -134,14 +135,14 @@ def pack_jobs(
     mapping: np.ndarray,
     *,
     tries: int = 6,
-    time_limit: float = 30.0,
+    time_limit: float = 180.0,
 ) -> tuple:
     """Try joint job packings below a mapping's occupancy; keep the best verified mapping.
 
     The levels ``L`` are bisected between the default lower bound and ``mapping``'s
     occupancy: a level where the packing MILP (module docstring) has an answer moves the
-    upper end down, one where it has none (or HiGHS runs out of ``time_limit``) moves the
-    lower end up. Each answer is scored by :func:`~coalloc.taskmap.verify_mapping` with
+    upper end down, one where it has none (or HiGHS runs out of its share of the time)
+    moves the lower end up. Each answer is scored by :func:`~coalloc.taskmap.verify_mapping` with
     every stream, the volume between jobs included. Opt-in: the default mapper does not
     call it.
 
@@ -157,8 +158,11 @@ def pack_jobs(
         A valid mapping (the mapper's answer): the starting point and the fallback.
     tries : int, default 6
         MILPs solved at most.
-    time_limit : float, default 30.0
-        Seconds per MILP (HiGHS's ``time_limit``); an answer found or not depends on it.
+    time_limit : float, default 180.0
+        Seconds for the whole call, counted from it (the package's one meaning of a time
+        limit): each MILP gets the time left over the tries left (30 s each by default, more
+        when earlier ones end sooner), and no MILP starts once it has passed. An answer found
+        or not depends on it.
 
     Returns
     -------
@@ -194,12 +198,14 @@ def pack_jobs(
         return best, best_occ
     from .bounds import lower_bound
 
+    deadline = time.perf_counter() + float(time_limit)
     lo, hi = float(lower_bound(tasks, resources)), best_occ
-    for _ in range(int(tries)):
-        if not hi > lo * (1 + 1e-3):
+    for k in range(int(tries)):
+        left = deadline - time.perf_counter()
+        if not hi > lo * (1 + 1e-3) or left <= 0:
             break
         L = 0.5 * (lo + hi)
-        m = _packing(tasks, resources, layout, L, time_limit)
+        m = _packing(tasks, resources, layout, L, left / (int(tries) - k))
         if m is None:
             lo = L
             continue
