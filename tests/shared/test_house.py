@@ -283,6 +283,18 @@ def test_each_compiled_module_imports_and_has_a_twin(name):
         assert fns, f"twin {src} defines nothing"
 
 
+def test_no_module_of_the_package_is_over_800_lines_without_its_reason():
+    """The house: one idea per file; a module over about 800 lines says at its top why
+    ("Why over 800 lines: ...") -- every family and the shared layer, not one family."""
+    long = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if text.count("\n") > 800 and "over 800 lines" not in doc.lower():
+            long[str(path.relative_to(PACKAGE))] = text.count("\n")
+    assert not long, long
+
+
 def test_every_package_folder_is_a_regular_package():
     """A folder of Python modules without ``__init__.py`` is a namespace package: relative
     imports inside it fail when the doctest collector (``ci/docs.sh``, ``--doctest-modules

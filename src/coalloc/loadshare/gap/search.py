@@ -25,6 +25,9 @@ fall as the weights grow (type d) run the tabu search at tenure 3
 assignments (``_ELITE_RESTART``) and a learned restart weight (``_LEARN_WEIGHT``); and
 one exact re-optimisation of the stalled bests' contested sets of two or three agents
 (:mod:`.subgap`, ``_SUBGAP``), off.
+
+Why over 800 lines: one idea, the anytime search (its start, rounds, the bounds stepped
+between them) with the measured knobs that tune it, off or on, in one place.
 """
 
 from __future__ import annotations
