@@ -53,6 +53,34 @@ def test_the_step_beats_the_mapper_on_a_light_table1_pipeline():
     assert occ < 0.8 * start_occ, (occ, start_occ)
 
 
+def test_no_milp_starts_once_the_whole_calls_time_limit_has_passed(monkeypatch):
+    """``time_limit`` is the call's budget (not each MILP's): spent before the first MILP
+    (a nanosecond), no MILP starts and the step returns the given mapping, which it beats
+    with time; each MILP gets at most the time left."""
+    import coalloc.taskmap.jobpack as jp
+
+    given = []
+    packing = jp._packing
+
+    def counted(tasks, resources, layout, L, time_limit):
+        given.append(time_limit)
+        return packing(tasks, resources, layout, L, time_limit)
+
+    monkeypatch.setattr(jp, "_packing", counted)
+    tasks = gen.pipeline_task_graph(n_clusters=(1, 2), cluster_size=(3, 3), c=1.0, seed=5)
+    res = gen.internet_resource_graph(n_wan=2, n_lan=2, lan_size=(1, 2), capacity=(1.0, 8.0),
+                                      lan_bandwidth=2.0, seed=6)  # fmt: skip
+    start = np.full(tasks.n, int(res.processors[0]), dtype=np.int64)
+    out, occ = pack_jobs(tasks, res, start, time_limit=1e-9)
+    np.testing.assert_array_equal(out, start)
+    assert occ == float(verify_mapping(tasks, res, start).max_occupancy)
+    assert given == []
+    better, _ = _check(tasks, res, start)  # with time, the same call improves it
+    assert better < occ
+    assert given and all(0 < t <= 60.0 / 6 + 1e-9 for t in given[:1])  # 60 s over 6 tries
+    assert all(t <= 60.0 for t in given)
+
+
 def test_the_step_returns_the_mapping_where_it_does_not_apply():
     tasks = gen.stencil_task_graph((8, 8))
     res = gen.internet_resource_graph(n_wan=2, n_lan=2, lan_size=(2, 3), seed=1)
