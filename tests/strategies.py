@@ -267,3 +267,25 @@ def gap_instances(draw, max_agents: int = 4, max_items: int = 8):
     capacity = np.array(draw(st.lists(st.integers(0, 25), min_size=m, max_size=m)),
                         dtype=np.int64)  # fmt: skip
     return GapInstance(cost, weight, capacity)
+
+
+def draw_small_network(draw, *, procs: tuple, caps: list, extra: tuple | None):
+    """A small connected resource graph drawn inside a composite strategy: up to three
+    routers (capacity 0) and ``procs = (least, most)`` processors of capacities from
+    ``caps``, a random tree over them, then ``extra = (least, most)`` extra links drawn
+    (cycles; None: a tree), bandwidths from 1 to 100 and either route length."""
+    p = draw(st.integers(*procs))
+    r = draw(st.integers(0, 3))
+    cap = [0.0] * r + [float(draw(st.sampled_from(caps))) for _ in range(p)]
+    nodes = r + p
+    links = {(draw(st.integers(0, v - 1)), v) for v in range(1, nodes)}
+    if extra is not None:
+        for _ in range(draw(st.integers(*extra))):
+            a, b = sorted(draw(st.lists(st.integers(0, nodes - 1), min_size=2, max_size=2)))
+            if a != b:
+                links.add((a, b))
+    links = sorted(links)
+    bw = [float(draw(st.sampled_from([1, 2, 5, 20, 100]))) for _ in links]
+    route = draw(st.sampled_from(["hops", "inverse_bandwidth"]))
+    return ResourceGraph(cap, np.array(links, dtype=np.int64).reshape(-1, 2), bandwidth=bw,
+                         route_length=route)  # fmt: skip

@@ -20,6 +20,7 @@ from coalloc.taskmap import ResourceGraph, TaskGraph
 from coalloc.taskmap import generators as gen
 from coalloc.taskmap.bounds import lower_bound
 from coalloc.taskmap.jobbound import _cut_profile, _jobs, _jobs_bound
+from tests.strategies import draw_small_network
 from tests.taskmap._brute import brute_force as _brute_force
 
 _SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -44,21 +45,8 @@ def cliques_on_graphs(draw, max_tasks: int = 6, max_procs: int = 4, cycles: bool
     light = draw(st.sampled_from([0.0, 0.5, 1.0]))
     comm = np.where(job[:, None] == job[None, :], inside, light)
     np.fill_diagonal(comm, 0.0)
-    p = draw(st.integers(2, max_procs))
-    r = draw(st.integers(0, 3))
-    cap = [0.0] * r + [float(draw(st.sampled_from([1, 2, 3, 5, 8]))) for _ in range(p)]
-    nodes = r + p
-    links = {(draw(st.integers(0, v - 1)), v) for v in range(1, nodes)}
-    if cycles:
-        for _ in range(draw(st.integers(1, 3))):
-            a, b = sorted(draw(st.lists(st.integers(0, nodes - 1), min_size=2, max_size=2)))
-            if a != b:
-                links.add((a, b))
-    links = sorted(links)
-    bw = [float(draw(st.sampled_from([1, 2, 5, 20, 100]))) for _ in links]
-    route = draw(st.sampled_from(["hops", "inverse_bandwidth"]))
-    res = ResourceGraph(cap, np.array(links, dtype=np.int64).reshape(-1, 2), bandwidth=bw,
-                        route_length=route)  # fmt: skip
+    res = draw_small_network(draw, procs=(2, max_procs), caps=[1, 2, 3, 5, 8],
+                             extra=(1, 3) if cycles else None)  # fmt: skip
     return TaskGraph(w, comm), res
 
 
