@@ -79,7 +79,7 @@ def gap_cases(quick: bool, repeats: int) -> Iterator[dict]:
                     continue
                 items = e.conflict["items"]
                 if e.certificate == "CP-SAT":  # (its proof was CP-SAT's: HiGHS judges it)
-                    sound = _highs_fits(inst.weight, inst.capacity, items) is False
+                    sound = highs_fits(inst.weight, inst.capacity, items) is False
                     referee = "HiGHS"
                 else:
                     sound = cpsat_fits(inst.weight, inst.capacity, items) is False
@@ -99,7 +99,7 @@ def gap_cases(quick: bool, repeats: int) -> Iterator[dict]:
                        "referee": "CP-SAT / HiGHS", "how": referee}  # fmt: skip
 
 
-def _highs_fits(weight: np.ndarray, capacity: np.ndarray, items: List[int],
+def highs_fits(weight: np.ndarray, capacity: np.ndarray, items: List[int],
                 limit: float = 60.0) -> Optional[bool]:  # fmt: skip
     """HiGHS's verdict on assigning ``items`` (a model of its own: ``x[i, t]`` binary, each
     item once, each agent within its capacity): True, False, or None (unknown)."""
