@@ -19,6 +19,7 @@ mapper's answer and the default lower bound.
 from __future__ import annotations
 
 import argparse
+import time
 
 from bench.shared._progress import add_quiet, bar, say
 from coalloc.cli._common import seconds
@@ -36,7 +37,7 @@ def packing(tasks, res, L: float, time_limit: float):
     layout = _layout(tasks, res)
     if layout is None:
         raise SystemExit("every task must be in a job and one processor per side (a pipeline)")
-    return _packing(tasks, res, layout, L, time_limit)
+    return _packing(tasks, res, layout, L, time.perf_counter() + time_limit)
 
 
 def main(argv=None) -> None:

@@ -52,8 +52,9 @@ def _layout(tasks: TaskGraph, resources: ResourceGraph):
     return jobs, sides, own, kids, root
 
 
-def _packing(tasks, resources, layout, L: float, time_limit: float) -> Optional[np.ndarray]:
-    """A mapping from the MILP at level ``L``, or None when HiGHS finds no answer."""
+def _packing(tasks, resources, layout, L: float, until: float) -> Optional[np.ndarray]:
+    """A mapping from the MILP at level ``L``, or None when HiGHS finds no answer before
+    ``until`` (``time.perf_counter()``; the model's construction counts)."""
     import scipy.sparse as sp
 
     from .._shared.lp_highs import solve_lp
@@ -113,8 +114,11 @@ def _packing(tasks, resources, layout, L: float, time_limit: float) -> Optional[
     up, down = (hi_ < np.inf) & ~eq, (lo_ > -np.inf) & ~eq
     a_ub = sp.vstack([a[up], -a[down]])
     b_ub = np.concatenate([hi_[up], -lo_[down]])
+    left = until - time.perf_counter()  # HiGHS's clock starts at its solve, not here
+    if left <= 0:
+        return None
     out = solve_lp(np.zeros(nv), a_ub, b_ub, a[eq], lo_[eq], 0.0, 1.0, integral=True,
-                   options={"time_limit": float(time_limit)})  # fmt: skip
+                   options={"time_limit": left})  # fmt: skip
     if out.x is None:
         return None
     chosen = {(j, S): N for (j, S, N), q in idx.items() if out.x[q] > 0.5}
@@ -188,6 +192,7 @@ def pack_jobs(
         raise ValueError(f"tries must be a positive integer, got {tries!r}")
     if not isinstance(time_limit, (int, float)) or not time_limit > 0:
         raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    deadline = time.perf_counter() + float(time_limit)  # counted from the call
     best = np.asarray(mapping, dtype=np.int64).copy()
     report = verify_mapping(tasks, resources, best)
     if not report.valid:
@@ -198,14 +203,19 @@ def pack_jobs(
         return best, best_occ
     from .bounds import lower_bound
 
-    deadline = time.perf_counter() + float(time_limit)
     lo, hi = float(lower_bound(tasks, resources)), best_occ
+    over = 0.0  # the most a MILP has run past its share (HiGHS's set-up, its last node)
     for k in range(int(tries)):
-        left = deadline - time.perf_counter()
-        if not hi > lo * (1 + 1e-3) or left <= 0:
+        # this MILP's share of the time left, less a reserve for scoring its answer and
+        # what the MILPs so far ran past theirs
+        share = (deadline - time.perf_counter() - min(0.02, 0.05 * float(time_limit))) / (
+            int(tries) - k) - over  # fmt: skip
+        if not hi > lo * (1 + 1e-3) or share <= 0:
             break
         L = 0.5 * (lo + hi)
-        m = _packing(tasks, resources, layout, L, left / (int(tries) - k))
+        began = time.perf_counter()
+        m = _packing(tasks, resources, layout, L, began + share)
+        over = max(over, time.perf_counter() - began - share)
         if m is None:
             lo = L
             continue
