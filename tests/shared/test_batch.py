@@ -537,6 +537,9 @@ def dask_client():
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
     )
     client = distributed.Client(cluster)
+    # the workers register with the scheduler a moment after they start (later on a loaded
+    # machine): the tests that count or name them start once both are there
+    client.wait_for_workers(2, timeout=120)
     yield client
     client.close()
     cluster.close()

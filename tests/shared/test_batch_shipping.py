@@ -242,3 +242,37 @@ def test_large_dask_chunks_go_to_the_workers_in_turn(monkeypatch):
     assert len(chunks) == 6
     assert {chunks[k] for k in range(0, 6, 2)} != {chunks[k] for k in range(1, 6, 2)}
     assert sorted(set(chunks)) == [("tcp://a:1",), ("tcp://b:1",)]
+
+
+def test_large_dask_chunks_wait_for_no_worker_list(monkeypatch):
+    """A cluster whose workers have not registered yet (``scheduler_info`` lists none, as
+    on a loaded CI machine right after ``LocalCluster`` starts) still ships every chunk:
+    Dask chooses the worker, and the list is asked for again at the next chunk, so the
+    workers take turns once they appear (it raised ZeroDivisionError for every chunk)."""
+    from coalloc.batch import shipping
+
+    class Client:
+        def __init__(self):
+            self.targets = []
+            self.asked = 0
+
+        def scheduler_info(self):
+            self.asked += 1
+            if self.asked <= 2:
+                return {"workers": {}}
+            return {"workers": {"tcp://b:1": {}, "tcp://a:1": {}}}
+
+        def scatter(self, obj, broadcast=False, hash=True, direct=None, workers=None):
+            if not broadcast:
+                self.targets.append(None if workers is None else tuple(workers))
+            return ("future", obj)
+
+    monkeypatch.setattr(shipping, "SCATTER_BYTES", 10)
+    batch = family_batch("taskmap", 6, seed=5, small=True)
+    client = Client()
+    shipper = Shipper(client=client)
+    for i, item in enumerate(batch):
+        payload, keywords = shipper.pack([(i, _check_item(item), i)])
+        assert keywords["data"][0] == "future"
+    assert client.targets[:2] == [None, None]  # no worker known: Dask's choice
+    assert sorted(set(client.targets[2:])) == [("tcp://a:1",), ("tcp://b:1",)]

@@ -455,9 +455,12 @@ class Shipper:
             try:
                 self._workers = sorted(self.client.scheduler_info()["workers"])
             except Exception:  # a client that does not tell: let Dask choose
-                self._workers = [None]
+                self._workers = []
+            # none known (a cluster whose workers have not registered yet, or all gone for
+            # now): let Dask choose this time, and look again at the next chunk
+            self._workers = self._workers or [None]
         target = self._workers[self.scattered % len(self._workers)]
-        if self.scattered % (4 * len(self._workers)) == 0:
+        if self.scattered % (4 * len(self._workers)) == 0 or target is None:
             self._workers = []  # look again now and then: workers come and go
         where = {} if target is None else {"workers": [target]}
         try:
