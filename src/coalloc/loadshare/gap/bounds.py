@@ -54,6 +54,98 @@ def gap_bound(
     return lp_relaxation(instance, sense, assign_all)[0]
 
 
+#: The LP relaxation's solver: ``"highspy"`` (HiGHS through ``highspy``, imported in
+#: 0.01-0.04 s) or ``"linprog"`` (the same HiGHS dual simplex through
+#: ``scipy.optimize.linprog``). Since SciPy's optimiser is no longer imported with the
+#: family (issue 41), a process that had not imported it counted its import (0.35-1.2 s)
+#: in the LP's budget, so a timed heuristic call under about 1.4 s never solved the LP,
+#: and never imported SciPy's optimiser for the next call either: every 1 s call ran
+#: without the LP's start and core phase (Chu-Beasley d at 1 s: 0.55 % mean against
+#: 0.29-0.37 % with the LP; bench/loadshare/ISSUE40.md, h49gap). HiGHS directly costs
+#: no such import. Untimed calls (no ``time_limit``, no ``until``) keep ``linprog``: on a
+#: degenerate LP the two can return different optimal vertices (a tie of two items on one
+#: agent, found by the parity test), and untimed answers stay as they were; on the 117
+#: published instances both give the same bound, solution and reduced costs, bit for bit.
+_LP_BACKEND = "highspy"
+
+#: The LP's answer: (status, value, x, the capacity rows' duals, the items' duals).
+_LpAnswer = Tuple[int, float, Any, Any, Any]
+#: linprog's status codes of the two outcomes the caller tells apart (0: optimal, 1: a limit).
+_HIGHS_STATUS = {"kOptimal": 0, "kTimeLimit": 1, "kIterationLimit": 1}
+
+
+def _linprog(c: np.ndarray, w: np.ndarray, ii: np.ndarray, jj: np.ndarray, m: int, n: int,
+             b: np.ndarray, assign_all: bool, options: dict) -> _LpAnswer:  # fmt: skip
+    """The LP (columns the pairs ``(ii, jj)``, costs ``c``, capacity rows ``w`` against
+    ``b``, an assignment row per item: ``= 1``, ``<= 1`` unless ``assign_all``) through
+    ``scipy.optimize.linprog``: (status, value, x, capacity rows' duals, items' duals)."""
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix, vstack
+
+    k = ii.shape[0]
+    a_cap = coo_matrix((w, (ii, np.arange(k))), shape=(m, k))
+    a_one = coo_matrix((np.ones(k), (jj, np.arange(k))), shape=(n, k))
+    if assign_all:
+        res = linprog(c, A_ub=a_cap, b_ub=b, A_eq=a_one, b_eq=np.ones(n), bounds=(0, 1),
+                      method="highs", options=options)  # fmt: skip
+    else:
+        res = linprog(c, A_ub=vstack([a_cap, a_one]), b_ub=np.concatenate([b, np.ones(n)]),
+                      bounds=(0, 1), method="highs", options=options)  # fmt: skip
+    if res.status != 0:
+        return int(res.status), float("nan"), None, None, None
+    if assign_all:
+        return 0, float(res.fun), res.x, res.ineqlin.marginals, res.eqlin.marginals
+    mar = res.ineqlin.marginals
+    return 0, float(res.fun), res.x, mar[:m], mar[m:]
+
+
+def _highs_lp(c: np.ndarray, w: np.ndarray, ii: np.ndarray, jj: np.ndarray, m: int, n: int,
+              b: np.ndarray, assign_all: bool, options: dict) -> _LpAnswer:  # fmt: skip
+    """:func:`_linprog`'s LP and answer through ``highspy`` directly (the rows in
+    linprog's order: the capacities, then the items; its options: dual simplex, one
+    thread), the matrix built column by column (two entries a pair) without SciPy."""
+    import highspy
+
+    from ..._shared.milp.highs import quiet_highs
+
+    k = ii.shape[0]
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_ = k
+    lp.num_row_ = m + n
+    lp.col_cost_ = np.ascontiguousarray(c, dtype=np.float64)
+    lp.col_lower_ = np.zeros(k)
+    lp.col_upper_ = np.ones(k)
+    lp.row_lower_ = np.concatenate([np.full(m, -inf), np.ones(n) if assign_all
+                                    else np.full(n, -inf)])  # fmt: skip
+    lp.row_upper_ = np.concatenate([np.clip(b, -inf, inf), np.ones(n)])
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = np.arange(0, 2 * k + 1, 2, dtype=np.int32)
+    index = np.empty(2 * k, dtype=np.int32)
+    index[0::2], index[1::2] = ii, m + jj
+    value = np.empty(2 * k)
+    value[0::2], value[1::2] = w, 1.0
+    lp.a_matrix_.index_ = index
+    lp.a_matrix_.value_ = value
+    lp.sense_ = highspy.ObjSense.kMinimize
+    h = quiet_highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    h.setOptionValue("simplex_strategy", 1)  # dual simplex, as linprog's "highs"
+    for key, v in options.items():
+        h.setOptionValue(key, v)
+    h.passModel(lp)
+    h.run()
+    ms = h.getModelStatus()
+    status = _HIGHS_STATUS.get(str(ms).rpartition(".")[2], 2)
+    if status != 0:
+        return status, float("nan"), None, None, None
+    sol = h.getSolution()
+    dual = np.asarray(sol.row_dual, dtype=np.float64)
+    x = np.asarray(sol.col_value, dtype=np.float64)
+    return 0, float(h.getInfo().objective_function_value), x, dual[:m], dual[m:]
+
+
 class LpTimedOut(Exception):
     """HiGHS stopped the LP relaxation at its wall-clock cap (no bound, no start)."""
 
@@ -75,9 +167,6 @@ def lp_relaxation(
     the cap can. ``until`` (a :func:`time.perf_counter` value) caps it instead, counted
     after SciPy's optimiser is imported (a first call in a process imports it: 0.35 s
     idle, over a second under load)."""
-    from scipy.optimize import linprog
-    from scipy.sparse import coo_matrix
-
     if until is not None:
         time_limit = until - time.perf_counter()
         if time_limit <= 0:
@@ -101,32 +190,20 @@ def lp_relaxation(
     cap = instance.capacity.astype(float)
     row = np.where(cap > 0, cap, 1.0)
     w = instance.weight[ii, jj].astype(float) / row[ii]
-    a_cap = coo_matrix((w, (ii, np.arange(k))), shape=(m, k))
-    a_one = coo_matrix((np.ones(k), (jj, np.arange(k))), shape=(n, k))
     options = {} if time_limit is None else {"time_limit": max(float(time_limit), 1e-3)}
-    if assign_all:
-        res = linprog(c / c_scale, A_ub=a_cap, b_ub=cap / row, A_eq=a_one,
-                      b_eq=np.ones(n), bounds=(0, 1), method="highs",
-                      options=options)  # fmt: skip
-    else:
-        from scipy.sparse import vstack
-
-        res = linprog(c / c_scale, A_ub=vstack([a_cap, a_one]),
-                      b_ub=np.concatenate([cap / row, np.ones(n)]),
-                      bounds=(0, 1), method="highs", options=options)  # fmt: skip
-    if res.status == 1 and time_limit is not None:  # stopped at the cap: nothing proven
+    timed = time_limit is not None
+    solve = _highs_lp if _LP_BACKEND == "highspy" and timed else _linprog
+    status, fun, xk, mu, y = solve(c / c_scale, w, ii, jj, m, n, cap / row, assign_all,
+                                   options)  # fmt: skip
+    if status == 1 and time_limit is not None:  # stopped at the cap: nothing proven
         raise LpTimedOut
-    if res.status != 0:
+    if status != 0:
         return None, None, None
-    value = sign * float(res.fun) * c_scale
+    value = sign * float(fun) * c_scale
     if instance.integral_cost:  # an integer optimum: round the bound inwards
         value = math.ceil(value - 1e-6) if sense == "min" else math.floor(value + 1e-6)
     x = np.zeros((m, n))
-    x[ii, jj] = res.x
-    if assign_all:
-        mu, y = res.ineqlin.marginals, res.eqlin.marginals
-    else:
-        mu, y = res.ineqlin.marginals[:m], res.ineqlin.marginals[m:]
+    x[ii, jj] = xk
     rc = np.full((m, n), np.inf)
     rc[ii, jj] = (c / c_scale - y[jj] - mu[ii] * w) * c_scale
     if not assign_all:  # the dummy agent: cost 0, weight 0

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..._shared.result import relative_gap
 from ..result import GapResult
+from . import bounds as _bounds
 from .bounds import LpTimedOut, lp_relaxation, proof_of_infeasibility
 from .model import GapCall, objective
 from .search import LpStart, run_search
@@ -22,10 +23,11 @@ __all__ = ["solve_heuristic"]
 #: which cannot be interrupted: 80 x 1600 took 2.8 s on a loaded two-core machine). Under
 #: heavier load it took the whole 10 s limit, so HiGHS is also stopped at the share itself.
 _LP_SECONDS_PER_PAIR = 2.5e-5
-#: The seconds the LP's budget counts for importing SciPy's optimiser when a process has
-#: not imported it yet (0.35 s on an idle machine; a time limit of 0.05 s on a first call
-#: ran 0.2 s past it before this was counted).
-_LP_IMPORT_SECONDS = 0.5
+#: The seconds the LP's budget counts for importing its solver when a process has not
+#: imported it yet: SciPy's optimiser (``bounds._LP_BACKEND = "linprog"``; 0.35 s on an
+#: idle machine, 1.2 s at load 5; a time limit of 0.05 s on a first call ran 0.2 s past it
+#: before this was counted), ``highspy`` (the default; 0.01-0.04 s).
+_LP_IMPORT_SECONDS = {"linprog": ("scipy.optimize", 0.5), "highspy": ("highspy", 0.1)}
 #: The share of a heuristic's time limit the LP's budget may take (else the search starts
 #: from the Lagrangian multipliers' greedy start).
 _LP_SHARE = 0.4
@@ -58,8 +60,9 @@ def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
     # the LP (HiGHS, not interruptible) when its budget fits a share of the limit
     lp_bound, x_lp, rc, t_lp = None, None, None, 0.0
     lp_need = _LP_SECONDS_PER_PAIR * instance.m * instance.n
-    if "scipy.optimize" not in sys.modules:  # a first call imports SciPy's optimiser
-        lp_need += _LP_IMPORT_SECONDS
+    module, import_seconds = _LP_IMPORT_SECONDS[_bounds._LP_BACKEND]  # (timed: see below)
+    if module not in sys.modules:  # a first call imports the LP's solver
+        lp_need += import_seconds
     lp_solved = limit is None or lp_need <= _LP_SHARE * limit
     if lp_solved:  # capped at its share of the limit: under load it may need far more
         try:
