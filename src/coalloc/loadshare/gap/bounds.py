@@ -164,9 +164,10 @@ def lp_relaxation(
     dummy agent's ``-y_j``, when items may stay out; ``None`` when the LP is infeasible.
     With ``time_limit`` (seconds), HiGHS stops there and :class:`LpTimedOut` is raised:
     the size rule that decides whether the LP runs at all cannot see the machine's load,
-    the cap can. ``until`` (a :func:`time.perf_counter` value) caps it instead, counted
-    after SciPy's optimiser is imported (a first call in a process imports it: 0.35 s
-    idle, over a second under load)."""
+    the cap can. ``until`` (a :func:`time.perf_counter` value) caps it instead. A capped
+    call (``time_limit`` or ``until``) goes to HiGHS through ``highspy`` (``_LP_BACKEND``;
+    its import 0.01-0.04 s), an uncapped one through ``scipy.optimize.linprog`` (its
+    import 0.35 s idle, over a second under load; the answers untimed calls always had)."""
     if until is not None:
         time_limit = until - time.perf_counter()
         if time_limit <= 0:

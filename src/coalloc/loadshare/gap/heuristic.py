@@ -60,7 +60,8 @@ def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
     # the LP (HiGHS, not interruptible) when its budget fits a share of the limit
     lp_bound, x_lp, rc, t_lp = None, None, None, 0.0
     lp_need = _LP_SECONDS_PER_PAIR * instance.m * instance.n
-    module, import_seconds = _LP_IMPORT_SECONDS[_bounds._LP_BACKEND]  # (timed: see below)
+    # (read for timed calls only: an untimed call always solves the LP, through linprog)
+    module, import_seconds = _LP_IMPORT_SECONDS[_bounds._LP_BACKEND]
     if module not in sys.modules:  # a first call imports the LP's solver
         lp_need += import_seconds
     lp_solved = limit is None or lp_need <= _LP_SHARE * limit
