@@ -172,6 +172,11 @@ _ELITE_RESTART, _ELITE_UNTIMED = 0, False
 #: 0.228 % at 10 s), longer tenures lost on d (h40gap): hence the rule
 #: (bench/loadshare/ISSUE40.md, h46gap40).
 _CORRELATED_TENURE, _CORRELATED = 3, -0.9
+#: The core phase's share of a timed call's search on the same instances (type d; issue
+#: 40, h49gap): ``_CORRELATED_CORE_SHARE`` (0: ``_CORE_SHARE``, as every other instance).
+#: Untimed calls keep ``_CORE_SHARE`` (their answers are unchanged). See
+#: bench/loadshare/ISSUE40.md, h49gap.
+_CORRELATED_CORE_SHARE = 0.0
 #: The feasibility-first start (issue 36 item 4, h47gapfirst): a timed call whose start
 #: (the rounded LP) overloads an agent first runs :meth:`_Search.fallback`, whose capacity
 #: shares' greedy is repaired by at most ``_REPAIR_ITERATIONS`` tabu iterations on the
@@ -403,6 +408,7 @@ class _Search:
         self.relink_on = bool(call.relink)  # path relinking asked for (solve_gap's relink)
         self.cycles = int(call.cycles)  # core cycles asked for (solve_gap's cycles)
         self.cycles_run = 0
+        self.core_share = _CORE_SHARE  # the core phase's share (``_CORRELATED_CORE_SHARE``)
         self.repair_iterations = 0  # the feasibility-first start's tabu iterations
         self.repaired = False  # whether the fallback's greedy needed the repair
         # the learned restart weight's logarithm (None: none yet; see _LEARN_WEIGHT)
@@ -684,7 +690,7 @@ class _Search:
         if _AUTO_CYCLE_ITERATIONS <= 0:
             return _AUTO_CYCLES if _AUTO_CYCLES >= 2 else 0
         left = max(0.0, self.deadline - time.perf_counter())
-        share = (1.0 - _CYCLE_FROM) / (1.0 - _CORE_SHARE) * (1.0 - _AUTO_FRESH)
+        share = (1.0 - _CYCLE_FROM) / (1.0 - self.core_share) * (1.0 - _AUTO_FRESH)
         k = min(_AUTO_CYCLES, int(rate * left * share // _AUTO_CYCLE_ITERATIONS))
         return k if k >= 2 else 0
 
@@ -766,10 +772,16 @@ class _Search:
             self.fallback(start)
         self.offer()  # the start in hand: a caller may start its solver beside the search
         knobs = TabuKnobs.default(n)
-        if (deadline is not None and _CORRELATED_TENURE > 0
-                and cost_weight_correlation(self.cost[:self.inst.m], self.weight[:self.inst.m])
-                <= _CORRELATED):  # fmt: skip
+        m = self.inst.m
+        correlated = (deadline is not None
+                      and (_CORRELATED_TENURE > 0 or _CORRELATED_CORE_SHARE > 0)
+                      and cost_weight_correlation(self.cost[:m], self.weight[:m])
+                      <= _CORRELATED)  # fmt: skip
+        if correlated and _CORRELATED_TENURE > 0:
             knobs.tenure = _CORRELATED_TENURE
+        if correlated and _CORRELATED_CORE_SHARE > 0:
+            self.core_share = _CORRELATED_CORE_SHARE
+        core_share = self.core_share
         # the first penalty weight, as the kernel sets it
         self.a0 = (float(np.abs(self.cost).sum()) + 1.0) / (float(self.weight.sum()) + 1.0)
         self.t_search = time.perf_counter()
@@ -778,8 +790,8 @@ class _Search:
         # (costs, end as a share of the search's time or iterations, start from the incumbent)
         phases = [(self.cost, 1.0, from_fallback)]
         if core is not None:
-            phases = [(core, _CORE_SHARE, False),
-                      (self.cost, _CORE_SHARE + 0.5 * (1.0 - _CORE_SHARE), True),
+            phases = [(core, core_share, False),
+                      (self.cost, core_share + 0.5 * (1.0 - core_share), True),
                       (self.cost, 1.0, False)]  # fmt: skip
         cycles = self.cycles
         if core is not None and cycles > 0:  # the fresh search's time to core cycles
