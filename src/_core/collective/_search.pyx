@@ -978,6 +978,24 @@ cdef inline double _range_max(const double* r, const double* rb, Py_ssize_t a, P
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.cdivision(True)
+cdef inline double _fine_lo(const double* r, const Py_ssize_t* wl, const Py_ssize_t* wh,
+                            Py_ssize_t s0, Py_ssize_t s1, double first) noexcept nogil:
+    """window_screen's bound below the least window maximum of one row r over the starts
+    s0..s1-1: the least over the windows of the largest amount at three of its segments
+    (first, middle, last), raised to first (the maximum over the segments every window
+    holds, window_screen's first bound) when there are such segments."""
+    cdef Py_ssize_t s
+    cdef double y = INFINITY
+    for s in range(s0, s1):
+        y = _mn(y, _mx(_mx(r[wl[s]], r[(wl[s] + wh[s] - 1) // 2]), r[wh[s] - 1]))
+    if wl[s1 - 1] < wh[s0]:
+        y = _mx(y, first)
+    return y
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
 def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascending
                   const double[:, :, ::1] res,    # IN  (N, m, K) reserved amounts
                   const double[:, :, ::1] bm,     # IN  (N, m, ceil(K / B)) block maxima
@@ -1001,7 +1019,13 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     over the windows of the largest amount at three of its segments (its first, middle and
     last) and the maximum over the segments every window holds, [lo_last, hi_first) (ranges
     read from the block maxima bm where they hold whole blocks: _range_max, the same
-    values). The kept rows' maxima come from window_max_rows per
+    values). The rows are chosen in two steps (issue 40, h49coll): first from a cheaper bound
+    below, that maximum over the segments every window holds or, when there are none, the
+    least first segment of the windows (never above the three segments' bound), then among
+    the rows kept by that step only, from the three segments' bound (_fine_lo): the same rows
+    as one step with the second bound (the g-th largest least amounts and scores depend on
+    the bound above only, and every row that could reach them or the largest least margin is
+    kept by the first step), at a third of the reads for the rows the first step drops. The kept rows' maxima come from window_max_rows per
     sub-block (its starts, its kept rows) or once for the union of the kept rows over every
     start, whichever covers fewer segments (a maximum is exact: the same values), screened
     as pruned_screen screens them (the carried thresholds across the sub-blocks alike). Twin:
@@ -1035,9 +1059,11 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     cdef const double* tl = sa.tol
     cdef int64_t* code = sa.code
     cdef vector[double] lo, hi, pk, tt, av, vals, thr, w, sc, xs, elo, lb, buf, kthr
-    cdef vector[int64_t] ok, cadd, cls, keep, kept, cadds, kadds
+    cdef vector[double] hk, lk, kthr2
+    cdef vector[int64_t] ok, cadd, cls, keep, kept, cadds, kadds, keep2, cadd2
     cdef vector[Py_ssize_t] kofs, upos, wl, wh, lev, off
-    cdef int64_t kadd
+    cdef int64_t kadd, kadd2
+    cdef Py_ssize_t j, nk2
     cdef int64_t* kp
     cdef double bound = 0.0, wthr = -INFINITY, x, y
     cdef const double* r
@@ -1070,17 +1096,22 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
                     s0 = b * sub
                     s1 = s0 + sub if s0 + sub < S else S
                     x = _range_max(r, rb, wl[s0], wh[s1 - 1], B)
-                    y = INFINITY
-                    for s in range(s0, s1):  # three segments of each window: first, middle, last
-                        y = _mn(y, _mx(_mx(r[wl[s]], r[(wl[s] + wh[s] - 1) // 2]), r[wh[s] - 1]))
+                    # a first bound below (_coarse_keep): the segments every window holds,
+                    # else the least first segment (both at most the bound of _fine_lo)
                     if wl[s1 - 1] < wh[s0]:
-                        y = _mx(y, _range_max(r, rb, wl[s1 - 1], wh[s0], B))
+                        y = _range_max(r, rb, wl[s1 - 1], wh[s0], B)
+                    else:
+                        y = r[wl[s0]]
+                        for s in range(s0 + 1, s1):
+                            y = _mn(y, r[wl[s]])
                     hi[b * nm + jj * m + i] = x
                     lo[b * nm + jj * m + i] = y
     pk.resize(nm); tt.resize(nm); av.resize(nm)
     vals.resize(n); buf.resize(n); ok.resize(n); cls.resize(n); keep.resize(n)
     bound = _screen_start(n, m, count, k, weigh, ee, dd, tl, sc, xs, w, elo, lb, cadd, thr)
     kthr.assign(m + 1, -INFINITY)
+    kthr2.assign(m + 1, -INFINITY)
+    hk.resize(nm); lk.resize(nm); keep2.resize(n); cadd2.resize(m)
     # every sub-block's kept rows (in order, kofs: where each begins) and counts
     kofs.resize(nb + 1)
     kofs[0] = 0
@@ -1089,16 +1120,31 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     upos.assign(n, -1)
     with nogil:
         for b in range(nb):
+            s0 = b * sub
+            s1 = s0 + sub if s0 + sub < S else S
+            # the rows kept under the first bounds (a superset of the final ones), then those
+            # kept among them under the three segments' bounds (_coarse_keep)
             nk = _keep_rows(&p[0, 0], &lo[b * nm], &hi[b * nm], n, m, &elo[0], dd, &w[0], g,
                             weigh, &lb[0], &buf[0], &cls[0], &keep[0], &cadd[0], &kadd,
                             &kthr[0])
             for jj in range(nk):
-                kept.push_back(keep[jj])
-                upos[keep[jj]] = 0
-            kofs[b + 1] = kofs[b] + nk
+                j = keep[jj]
+                for i in range(m):
+                    pk[jj * m + i] = p[j, i]
+                    hk[jj * m + i] = hi[b * nm + j * m + i]
+                    lk[jj * m + i] = _fine_lo(&res[nd[j], i, 0], &wl[0], &wh[0], s0, s1,
+                                              lo[b * nm + j * m + i])
+            nk2 = _keep_rows(&pk[0], &lk[0], &hk[0], nk, m, &elo[0], dd, &w[0], g, weigh,
+                             &lb[0], &buf[0], &cls[0], &keep2[0], &cadd2[0], &kadd2,
+                             &kthr2[0])
+            for jj in range(nk2):
+                j = keep[keep2[jj]]
+                kept.push_back(j)
+                upos[j] = 0
+            kofs[b + 1] = kofs[b] + nk2
             for i in range(m):
-                cadds[b * m + i] = cadd[i]
-            kadds[b] = kadd
+                cadds[b * m + i] = cadd[i] + cadd2[i]
+            kadds[b] = kadd + kadd2
         rows = kofs[nb]
         # the kept rows' window maxima: per sub-block (its starts, its rows) or once over the
         # union of the kept rows and every start, whichever covers fewer segments (a
