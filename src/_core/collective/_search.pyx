@@ -1484,11 +1484,11 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
     coalloc.collective._reference.search.swap_search. GIL released.
 
     Per round and row out of the set, every candidate's value (its deficit, or its factor
-    and whether it meets every total) is computed property by property over all rows at
-    once (:func:`_swap_values`: the inputs transposed once per call, the same operations in
-    the same order as _deficit and _factor, so the same values bit for bit), then the
-    candidates are read in order (issue 40: about 20 ns a candidate before, a division chain
-    per candidate)."""
+    and whether it meets every total) is computed property by property over all the rows
+    out of the set at once (_swap_values: their columns transposed once per round, the same
+    operations in the same order as _deficit and _factor, so the same values bit for bit),
+    then the candidates are read in order (issue 40: about 20 ns a candidate before, a
+    division chain per candidate)."""
     cdef Py_ssize_t r = a.shape[0], m = a.shape[1], count = sel.shape[0]
     if count < 1 or count > r:
         raise ValueError("swap_search needs 1 <= len(sel) <= rows")
@@ -1497,7 +1497,8 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
     cdef vector[double] dl = _dlo(dd, tl, count, m)
     cdef vector[char] chosen, okq
     cdef vector[double] sa, st, sp, na, aT, tT, pT, vals, base
-    cdef Py_ssize_t rounds = 0, pp, q, i, j, out, bp, bq
+    cdef vector[Py_ssize_t] free
+    cdef Py_ssize_t rounds = 0, pp, q, i, j, out, bp, bq, k, nf = r - count
     cdef double deficit, cur, best, val
     cdef bint feasible
     cdef Poll poll = Poll(deadline_of(deadline), 1)
@@ -1507,13 +1508,8 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
             chosen[sel[j]] = 1
         sa.assign(m, 0.0); st.assign(m, 0.0); sp.assign(m, 0.0); na.assign(m, 0.0)
         base.assign(3 * m, 0.0)
-        aT.resize(m * r); tT.resize(m * r); pT.resize(m * r)
-        vals.resize(r); okq.resize(r)
-        for q in range(r):
-            for i in range(m):
-                aT[i * r + q] = a[q, i]
-                tT[i * r + q] = tm[q, i]
-                pT[i * r + q] = p[q, i]
+        aT.resize(m * nf + 1); tT.resize(m * nf + 1); pT.resize(m * nf + 1)
+        vals.resize(nf + 1); okq.resize(nf + 1); free.resize(nf + 1)
         for j in range(count):
             for i in range(m):
                 sa[i] = sa[i] + a[sel[j], i]
@@ -1535,19 +1531,28 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
             best = cur
             bp = -1
             bq = -1
+            # the rows out of the set, ascending, and their columns transposed
+            k = 0
+            for q in range(r):
+                if not chosen[q]:
+                    free[k] = q
+                    for i in range(m):
+                        aT[i * nf + k] = a[q, i]
+                        tT[i * nf + k] = tm[q, i]
+                        pT[i * nf + k] = p[q, i]
+                    k += 1
             for pp in range(count):
                 out = sel[pp]
                 for i in range(m):  # the set without out: the parentheses of the sums below
                     base[i] = sa[i] - a[out, i]
                     base[m + i] = st[i] - tm[out, i]
                     base[2 * m + i] = sp[i] - p[out, i]
-                _swap_values(&aT[0], &tT[0], &pT[0], &base[0], &dd[0], &dl[0], r, m,
+                _swap_values(&aT[0], &tT[0], &pT[0], &base[0], &dd[0], &dl[0], nf, m,
                              feasible, &vals[0], &okq[0])
-                for q in range(r):
-                    if chosen[q]:
-                        continue
-                    val = vals[q]
-                    if feasible and not okq[q]:
+                for k in range(nf):
+                    q = free[k]
+                    val = vals[k]
+                    if feasible and not okq[k]:
                         # a total missed: the deficit as _deficit adds it (not 0.0 unless
                         # every term underflows)
                         for i in range(m):
@@ -1580,7 +1585,8 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
 cdef void _swap_values(const double* aT, const double* tT, const double* pT,
                        const double* base, const double* dd, const double* dl, Py_ssize_t r,
                        Py_ssize_t m, bint feasible, double* vals, char* okq) noexcept nogil:
-    """swap_search's values of swapping each row q in (the transposed inputs: aT[i * r + q])
+    """swap_search's values of swapping each row q in (the transposed inputs: aT[i * r + q],
+    r the rows out of the set)
     for the row out of the set whose removal leaves the sums base (amounts, window maxima,
     capacities: 3 m values). Not feasible: vals the deficit, as _deficit computes it (its
     terms added in property order from 0.0; adding 0.0 leaves a sum unchanged). Feasible:
