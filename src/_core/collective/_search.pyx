@@ -1025,7 +1025,8 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     the rows kept by that step only, from the three segments' bound (_fine_lo): the same rows
     as one step with the second bound (the g-th largest least amounts and scores depend on
     the bound above only, and every row that could reach them or the largest least margin is
-    kept by the first step), at a third of the reads for the rows the first step drops. The kept rows' maxima come from window_max_rows per
+    kept by the first step), at a third of the reads for the rows the first step drops.
+    The kept rows' maxima come from window_max_rows per
     sub-block (its starts, its kept rows) or once for the union of the kept rows over every
     start, whichever covers fewer segments (a maximum is exact: the same values), screened
     as pruned_screen screens them (the carried thresholds across the sub-blocks alike). Twin:
@@ -1585,14 +1586,14 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
 cdef void _swap_values(const double* aT, const double* tT, const double* pT,
                        const double* base, const double* dd, const double* dl, Py_ssize_t r,
                        Py_ssize_t m, bint feasible, double* vals, char* okq) noexcept nogil:
-    """swap_search's values of swapping each row q in (the transposed inputs: aT[i * r + q],
-    r the rows out of the set)
-    for the row out of the set whose removal leaves the sums base (amounts, window maxima,
-    capacities: 3 m values). Not feasible: vals the deficit, as _deficit computes it (its
+    """swap_search's values of swapping each of the r rows out of the set (their columns
+    transposed: aT[i * r + q]) in for the row whose removal leaves the sums base (amounts,
+    window maxima, capacities: 3 m values). Not feasible: vals the deficit, as _deficit computes it (its
     terms added in property order from 0.0; adding 0.0 leaves a sum unchanged). Feasible:
     vals the factor as _factor computes it (its quotients multiplied in property order from
     1.0, those with a capacity sum <= 0 skipped) and okq whether every total is met (then
-    _deficit is exactly 0.0). Branch-free loops over q, one property at a time."""
+    _deficit is exactly 0.0). Loops over q, one property at a time: the divisions of
+    different candidates independent (GCC does not vectorise them under -ftrapping-math)."""
     cdef Py_ssize_t i, q
     cdef double b0, b1, b2, di, dv, li, x, den
     cdef const double* ai
