@@ -978,6 +978,24 @@ cdef inline double _range_max(const double* r, const double* rb, Py_ssize_t a, P
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.cdivision(True)
+cdef inline double _fine_lo(const double* r, const Py_ssize_t* wl, const Py_ssize_t* wh,
+                            Py_ssize_t s0, Py_ssize_t s1, double first) noexcept nogil:
+    """window_screen's bound below the least window maximum of one row r over the starts
+    s0..s1-1: the least over the windows of the largest amount at three of its segments
+    (first, middle, last), raised to first (the maximum over the segments every window
+    holds, window_screen's first bound) when there are such segments."""
+    cdef Py_ssize_t s
+    cdef double y = INFINITY
+    for s in range(s0, s1):
+        y = _mn(y, _mx(_mx(r[wl[s]], r[(wl[s] + wh[s] - 1) // 2]), r[wh[s] - 1]))
+    if wl[s1 - 1] < wh[s0]:
+        y = _mx(y, first)
+    return y
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
 def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascending
                   const double[:, :, ::1] res,    # IN  (N, m, K) reserved amounts
                   const double[:, :, ::1] bm,     # IN  (N, m, ceil(K / B)) block maxima
@@ -1001,7 +1019,14 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     over the windows of the largest amount at three of its segments (its first, middle and
     last) and the maximum over the segments every window holds, [lo_last, hi_first) (ranges
     read from the block maxima bm where they hold whole blocks: _range_max, the same
-    values). The kept rows' maxima come from window_max_rows per
+    values). The rows are chosen in two steps (issue 40, h49coll): first from a cheaper bound
+    below, that maximum over the segments every window holds or, when there are none, the
+    least first segment of the windows (never above the three segments' bound), then among
+    the rows kept by that step only, from the three segments' bound (_fine_lo): the same rows
+    as one step with the second bound (the g-th largest least amounts and scores depend on
+    the bound above only, and every row that could reach them or the largest least margin is
+    kept by the first step), at a third of the reads for the rows the first step drops.
+    The kept rows' maxima come from window_max_rows per
     sub-block (its starts, its kept rows) or once for the union of the kept rows over every
     start, whichever covers fewer segments (a maximum is exact: the same values), screened
     as pruned_screen screens them (the carried thresholds across the sub-blocks alike). Twin:
@@ -1035,9 +1060,11 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     cdef const double* tl = sa.tol
     cdef int64_t* code = sa.code
     cdef vector[double] lo, hi, pk, tt, av, vals, thr, w, sc, xs, elo, lb, buf, kthr
-    cdef vector[int64_t] ok, cadd, cls, keep, kept, cadds, kadds
+    cdef vector[double] hk, lk, kthr2
+    cdef vector[int64_t] ok, cadd, cls, keep, kept, cadds, kadds, keep2, cadd2
     cdef vector[Py_ssize_t] kofs, upos, wl, wh, lev, off
-    cdef int64_t kadd
+    cdef int64_t kadd, kadd2
+    cdef Py_ssize_t j, nk2
     cdef int64_t* kp
     cdef double bound = 0.0, wthr = -INFINITY, x, y
     cdef const double* r
@@ -1070,17 +1097,22 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
                     s0 = b * sub
                     s1 = s0 + sub if s0 + sub < S else S
                     x = _range_max(r, rb, wl[s0], wh[s1 - 1], B)
-                    y = INFINITY
-                    for s in range(s0, s1):  # three segments of each window: first, middle, last
-                        y = _mn(y, _mx(_mx(r[wl[s]], r[(wl[s] + wh[s] - 1) // 2]), r[wh[s] - 1]))
+                    # a first bound below (_coarse_keep): the segments every window holds,
+                    # else the least first segment (both at most the bound of _fine_lo)
                     if wl[s1 - 1] < wh[s0]:
-                        y = _mx(y, _range_max(r, rb, wl[s1 - 1], wh[s0], B))
+                        y = _range_max(r, rb, wl[s1 - 1], wh[s0], B)
+                    else:
+                        y = r[wl[s0]]
+                        for s in range(s0 + 1, s1):
+                            y = _mn(y, r[wl[s]])
                     hi[b * nm + jj * m + i] = x
                     lo[b * nm + jj * m + i] = y
     pk.resize(nm); tt.resize(nm); av.resize(nm)
     vals.resize(n); buf.resize(n); ok.resize(n); cls.resize(n); keep.resize(n)
     bound = _screen_start(n, m, count, k, weigh, ee, dd, tl, sc, xs, w, elo, lb, cadd, thr)
     kthr.assign(m + 1, -INFINITY)
+    kthr2.assign(m + 1, -INFINITY)
+    hk.resize(nm); lk.resize(nm); keep2.resize(n); cadd2.resize(m)
     # every sub-block's kept rows (in order, kofs: where each begins) and counts
     kofs.resize(nb + 1)
     kofs[0] = 0
@@ -1089,16 +1121,31 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     upos.assign(n, -1)
     with nogil:
         for b in range(nb):
+            s0 = b * sub
+            s1 = s0 + sub if s0 + sub < S else S
+            # the rows kept under the first bounds (a superset of the final ones), then those
+            # kept among them under the three segments' bounds (_coarse_keep)
             nk = _keep_rows(&p[0, 0], &lo[b * nm], &hi[b * nm], n, m, &elo[0], dd, &w[0], g,
                             weigh, &lb[0], &buf[0], &cls[0], &keep[0], &cadd[0], &kadd,
                             &kthr[0])
             for jj in range(nk):
-                kept.push_back(keep[jj])
-                upos[keep[jj]] = 0
-            kofs[b + 1] = kofs[b] + nk
+                j = keep[jj]
+                for i in range(m):
+                    pk[jj * m + i] = p[j, i]
+                    hk[jj * m + i] = hi[b * nm + j * m + i]
+                    lk[jj * m + i] = _fine_lo(&res[nd[j], i, 0], &wl[0], &wh[0], s0, s1,
+                                              lo[b * nm + j * m + i])
+            nk2 = _keep_rows(&pk[0], &lk[0], &hk[0], nk, m, &elo[0], dd, &w[0], g, weigh,
+                             &lb[0], &buf[0], &cls[0], &keep2[0], &cadd2[0], &kadd2,
+                             &kthr2[0])
+            for jj in range(nk2):
+                j = keep[keep2[jj]]
+                kept.push_back(j)
+                upos[j] = 0
+            kofs[b + 1] = kofs[b] + nk2
             for i in range(m):
-                cadds[b * m + i] = cadd[i]
-            kadds[b] = kadd
+                cadds[b * m + i] = cadd[i] + cadd2[i]
+            kadds[b] = kadd + kadd2
         rows = kofs[nb]
         # the kept rows' window maxima: per sub-block (its starts, its rows) or once over the
         # union of the kept rows and every start, whichever covers fewer segments (a
@@ -1435,25 +1482,35 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
                 int64_t[::1] sel, deadline=None):         # INOUT (count,) distinct rows -> the improved set
     """Deterministic best-improvement swaps (repair the totals, then maximise the estimated
     utilisation factor); returns the rounds. See
-    coalloc.collective._reference.search.swap_search. GIL released."""
+    coalloc.collective._reference.search.swap_search. GIL released.
+
+    Per round and row out of the set, every candidate's value (its deficit, or its factor
+    and whether it meets every total) is computed property by property over all the rows
+    out of the set at once (_swap_values: their columns transposed once per round, the same
+    operations in the same order as _deficit and _factor, so the same values bit for bit),
+    then the candidates are read in order (issue 40: about 20 ns a candidate before, a
+    division chain per candidate)."""
     cdef Py_ssize_t r = a.shape[0], m = a.shape[1], count = sel.shape[0]
     if count < 1 or count > r:
         raise ValueError("swap_search needs 1 <= len(sel) <= rows")
     if tm.shape[0] != r or p.shape[0] != r or tm.shape[1] != m or p.shape[1] != m or dd.shape[0] != m:
         raise ValueError("avail, tmax and cap must be (r, m), d of length m")
     cdef vector[double] dl = _dlo(dd, tl, count, m)
-    cdef vector[char] chosen
-    cdef vector[double] sa, st, sp, na, nt, np_
-    cdef Py_ssize_t rounds = 0, pp, q, i, j, out, bp, bq
-    cdef double deficit, cur, best, val, nd
+    cdef vector[char] chosen, okq
+    cdef vector[double] sa, st, sp, na, aT, tT, pT, vals, base
+    cdef vector[Py_ssize_t] free
+    cdef Py_ssize_t rounds = 0, pp, q, i, j, out, bp, bq, k, nf = r - count
+    cdef double deficit, cur, best, val
     cdef bint feasible
     cdef Poll poll = Poll(deadline_of(deadline), 1)
     with nogil:
         chosen.assign(r, 0)
         for j in range(count):
             chosen[sel[j]] = 1
-        sa.assign(m, 0.0); st.assign(m, 0.0); sp.assign(m, 0.0)
-        na.assign(m, 0.0); nt.assign(m, 0.0); np_.assign(m, 0.0)
+        sa.assign(m, 0.0); st.assign(m, 0.0); sp.assign(m, 0.0); na.assign(m, 0.0)
+        base.assign(3 * m, 0.0)
+        aT.resize(m * nf + 1); tT.resize(m * nf + 1); pT.resize(m * nf + 1)
+        vals.resize(nf + 1); okq.resize(nf + 1); free.resize(nf + 1)
         for j in range(count):
             for i in range(m):
                 sa[i] = sa[i] + a[sel[j], i]
@@ -1475,23 +1532,34 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
             best = cur
             bp = -1
             bq = -1
+            # the rows out of the set, ascending, and their columns transposed
+            k = 0
+            for q in range(r):
+                if not chosen[q]:
+                    free[k] = q
+                    for i in range(m):
+                        aT[i * nf + k] = a[q, i]
+                        tT[i * nf + k] = tm[q, i]
+                        pT[i * nf + k] = p[q, i]
+                    k += 1
             for pp in range(count):
                 out = sel[pp]
-                for q in range(r):
-                    if chosen[q]:
-                        continue
-                    for i in range(m):
-                        na[i] = (sa[i] - a[out, i]) + a[q, i]
-                    nd = _deficit(dd, &dl[0], &na[0], m)
-                    if feasible:
-                        if nd != 0.0:
-                            continue
+                for i in range(m):  # the set without out: the parentheses of the sums below
+                    base[i] = sa[i] - a[out, i]
+                    base[m + i] = st[i] - tm[out, i]
+                    base[2 * m + i] = sp[i] - p[out, i]
+                _swap_values(&aT[0], &tT[0], &pT[0], &base[0], &dd[0], &dl[0], nf, m,
+                             feasible, &vals[0], &okq[0])
+                for k in range(nf):
+                    q = free[k]
+                    val = vals[k]
+                    if feasible and not okq[k]:
+                        # a total missed: the deficit as _deficit adds it (not 0.0 unless
+                        # every term underflows)
                         for i in range(m):
-                            nt[i] = (st[i] - tm[out, i]) + tm[q, i]
-                            np_[i] = (sp[i] - p[out, i]) + p[q, i]
-                        val = _factor(dd, &nt[0], &np_[0], m)
-                    else:
-                        val = nd
+                            na[i] = base[i] + a[q, i]
+                        if _deficit(dd, &dl[0], &na[0], m) != 0.0:
+                            continue
                     if val > best:
                         best = val
                         bp = pp
@@ -1510,6 +1578,48 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
     if poll.stopped():
         coalloc_raise_interrupt()
     return int(rounds)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+cdef void _swap_values(const double* aT, const double* tT, const double* pT,
+                       const double* base, const double* dd, const double* dl, Py_ssize_t r,
+                       Py_ssize_t m, bint feasible, double* vals, char* okq) noexcept nogil:
+    """swap_search's values of swapping each of the r rows out of the set (their columns
+    transposed: aT[i * r + q]) in for the row whose removal leaves the sums base (amounts,
+    window maxima, capacities: 3 m values). Not feasible: vals the deficit, as _deficit computes it (its
+    terms added in property order from 0.0; adding 0.0 leaves a sum unchanged). Feasible:
+    vals the factor as _factor computes it (its quotients multiplied in property order from
+    1.0, those with a capacity sum <= 0 skipped) and okq whether every total is met (then
+    _deficit is exactly 0.0). Loops over q, one property at a time: the divisions of
+    different candidates independent (GCC does not vectorise them under -ftrapping-math)."""
+    cdef Py_ssize_t i, q
+    cdef double b0, b1, b2, di, dv, li, x, den
+    cdef const double* ai
+    cdef const double* ti
+    cdef const double* pi
+    if not feasible:
+        for q in range(r):
+            vals[q] = 0.0
+        for i in range(m):
+            b0, di, li, ai = base[i], dd[i], dl[i], &aT[i * r]
+            dv = di if di > 0 else 1.0
+            for q in range(r):
+                x = b0 + ai[q]
+                vals[q] = vals[q] + (x - di) / dv if x < li else vals[q]
+        return
+    for q in range(r):
+        vals[q] = 1.0
+        okq[q] = 1
+    for i in range(m):
+        b0, b1, b2, di, li = base[i], base[m + i], base[2 * m + i], dd[i], dl[i]
+        ai, ti, pi = &aT[i * r], &tT[i * r], &pT[i * r]
+        for q in range(r):
+            okq[q] = okq[q] & (not (b0 + ai[q] < li))
+            den = b2 + pi[q]
+            x = (di + (b1 + ti[q])) / (den if den > 0 else 1.0)
+            vals[q] = vals[q] * x if den > 0 else vals[q]
 
 
 @cython.boundscheck(False)
