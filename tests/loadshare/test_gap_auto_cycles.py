@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from coalloc.loadshare import gap, generate_gap, solve_gap, verify_gap
+from coalloc.loadshare.gap import search
 from coalloc.loadshare.gap.search import _Search
 from coalloc.loadshare.gap.tabu import TabuState
 
@@ -35,7 +36,7 @@ def test_the_rule_counts_the_cycles_the_time_left_holds(auto, threshold, want):
     the core) holds about 7,140 iterations; K is that over the threshold, at most
     ``_AUTO_CYCLES``, and 0 when fewer than 2 (a threshold of 0: ``_AUTO_CYCLES``)."""
     auto(threshold)
-    stub = SimpleNamespace(deadline=time.perf_counter() + 10.0)
+    stub = SimpleNamespace(deadline=time.perf_counter() + 10.0, core_share=search._CORE_SHARE)
     assert _Search.auto_cycles(stub, 1000.0) == want
     assert _Search.auto_cycles(stub, 0.0) == 0  # no speed measured: no cycles
     stub.deadline = None  # untimed: never
