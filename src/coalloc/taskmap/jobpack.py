@@ -133,6 +133,29 @@ def _packing(tasks, resources, layout, L: float, until: float) -> Optional[np.nd
     return mapping if (mapping >= 0).all() else None
 
 
+def _polished(tasks: TaskGraph, resources: ResourceGraph, mapping: np.ndarray) -> np.ndarray:
+    """``mapping`` after the multilevel mapper's bottleneck moves (its ``_finish``: every move
+    lowers the maximum or the number of resources at it; at most ``max(200, 4 x tasks)``):
+    the MILP places a job's counts but not which of its tasks go where, nor the volume
+    between jobs, which these moves see."""
+    from .hierarchy import topology
+    from .levels import TaskLevel
+    from .multilevel import _finish
+
+    topo = topology(resources)
+    ip, ix, iw = tasks.undirected_csr()
+    fine = TaskLevel(
+        np.asarray(ip, dtype=np.int64),
+        np.asarray(ix, dtype=np.int64),
+        np.asarray(iw, dtype=np.float64),
+        tasks.node_weight.astype(np.float64),
+    )
+    position = np.empty(resources.n_nodes, dtype=np.int64)
+    position[topo.order_nodes] = np.arange(topo.P)
+    out, _, _ = _finish(topo, fine, position[mapping], None)
+    return topo.order_nodes[out]
+
+
 def pack_jobs(
     tasks: TaskGraph,
     resources: ResourceGraph,
@@ -141,6 +164,7 @@ def pack_jobs(
     tries: int = 6,
     time_limit: float = 180.0,
     lower: Optional[float] = None,
+    polish: bool = True,
 ) -> tuple:
     """Try joint job packings below a mapping's occupancy; keep the best verified mapping.
 
@@ -173,6 +197,10 @@ def pack_jobs(
         :func:`~coalloc.taskmap.solve`'s); by default :func:`~coalloc.taskmap.lower_bound`'s.
         A value that is not a proven bound only makes the MILPs look at levels that cannot
         be met.
+    polish : bool, default True
+        Each MILP's mapping gets the multilevel mapper's bottleneck moves before it is
+        scored (the MILP sees neither which task of a job goes where nor the volume between
+        jobs; the Table 1 c=1 pipelines' answers were 5-15 % above their level before).
 
     Returns
     -------
@@ -185,7 +213,7 @@ def pack_jobs(
     Raises
     ------
     TypeError
-        If ``tasks`` or ``resources`` has the wrong type.
+        If ``tasks`` or ``resources`` has the wrong type, or ``polish`` is not a bool.
     ValueError
         If ``mapping`` is not a valid mapping, ``tries`` is not a positive integer,
         ``time_limit`` is not positive or ``lower`` is not a finite number at least 0.
@@ -203,6 +231,8 @@ def pack_jobs(
         or not np.isfinite(lower) or lower < 0
     ):  # fmt: skip
         raise ValueError(f"lower must be a finite number at least 0, got {lower!r}")
+    if not isinstance(polish, (bool, np.bool_)):
+        raise TypeError(f"polish must be a bool, got {type(polish).__name__}")
     deadline = time.perf_counter() + float(time_limit)  # counted from the call
     best = np.asarray(mapping, dtype=np.int64).copy()
     report = verify_mapping(tasks, resources, best)
@@ -233,6 +263,8 @@ def pack_jobs(
         if m is None:
             lo = L
             continue
+        if polish:
+            m = _polished(tasks, resources, m)
         rep = verify_mapping(tasks, resources, m)
         if rep.valid and float(rep.max_occupancy) < best_occ:
             best, best_occ = m, float(rep.max_occupancy)
