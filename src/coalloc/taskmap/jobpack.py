@@ -1,5 +1,7 @@
-"""An opt-in step after the mapper: whole jobs packed into the subtrees of a tree of links
-jointly (issue 40 item 2, h48bound's follow-up; not part of any default).
+"""A step after the mapper: whole jobs packed into the subtrees of a tree of links jointly
+(issue 40 item 2, h48bound's follow-up), run by :func:`~coalloc.taskmap.solve`'s default
+method in the spare time of a ``time_limit`` when its gap is over 10 %
+(:func:`pack_in_spare_time`, h49tmap); untimed calls never run it.
 
 On the Table 1 pipelines with light streams (``c = 1``) the multilevel mapper's answer is
 1.2-1.6x a mapping in which every job is split over the subtrees of the resource tree so
@@ -25,6 +27,7 @@ from typing import Optional
 import numpy as np
 
 from .model import ResourceGraph, TaskGraph
+from .result import TaskMappingResult
 from .verify import verify_mapping
 
 __all__ = ["pack_jobs", "pack_in_spare_time", "SPARE_GAP", "SPARE_MIN"]
@@ -172,8 +175,8 @@ def pack_jobs(
     occupancy: a level where the packing MILP (module docstring) has an answer moves the
     upper end down, one where it has none (or HiGHS runs out of its share of the time)
     moves the lower end up. Each answer is scored by :func:`~coalloc.taskmap.verify_mapping` with
-    every stream, the volume between jobs included. Opt-in: the default mapper does not
-    call it.
+    every stream, the volume between jobs included. The default method calls it only in
+    the spare time of a ``time_limit`` (:func:`pack_in_spare_time`).
 
     Parameters
     ----------
@@ -283,14 +286,33 @@ SPARE_GAP = 0.10
 SPARE_MIN = 1.0
 
 
-def pack_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result, until: float):
-    """:func:`pack_jobs` on ``result``'s mapping until ``until`` (``time.perf_counter()``),
-    when the result is a finished mapping (status not ``"time_limit"``) whose gap is above
-    :data:`SPARE_GAP`, the step applies and at least :data:`SPARE_MIN` seconds are left.
+def pack_in_spare_time(
+    tasks: TaskGraph, resources: ResourceGraph, result: TaskMappingResult, until: float
+) -> TaskMappingResult:
+    """:func:`pack_jobs` on a result's mapping in the time left of a caller's budget.
 
-    The result is updated in place (mapping, occupancy, bottleneck, occupancy graphs,
-    history, message, ``timings["pack_jobs"]``) only when a verified mapping beats it; its
-    status and bound are the caller's to settle. Returns the result.
+    What :func:`~coalloc.taskmap.solve`'s default method does with a ``time_limit`` it did
+    not need (issue 40 item 2): it runs when the result holds a mapping of a method that
+    ended by itself (status not ``"time_limit"``) with a bound and a gap above
+    :data:`SPARE_GAP`, the step applies (jobs on a tree of single processors) and at least
+    :data:`SPARE_MIN` seconds are left before ``until``.
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+    resources : ResourceGraph
+    result : TaskMappingResult
+        The answer so far, with its ``bound`` and ``gap``; updated in place (mapping,
+        occupancy, bottleneck, occupancy graphs, history, message) only when a verified
+        mapping beats it; ``timings["pack_jobs"]`` when the step ran. Its status, bound and
+        gap are the caller's to settle.
+    until : float
+        The caller's deadline on :func:`time.perf_counter`'s clock.
+
+    Returns
+    -------
+    TaskMappingResult
+        ``result``.
     """
     from .occupancy import max_occupancy, occupancy_graph
 

@@ -113,7 +113,11 @@ def solve(
         :func:`~coalloc.taskmap.bounds.bound_tests` (a quarter of the limit at a predicted
         cost per test: a count, so the bound is still the same on any machine;
         ``params["bound_tests"]``); the method runs first, on the limit less the predicted
-        time of those tests (at most ``USUAL_TESTS`` of them), then the bound.
+        time of those tests (at most ``USUAL_TESTS`` of them), then the bound. With a
+        ``time_limit``, the default method and a gap over 10 % on a task graph of jobs
+        (pipelines), the rest of the limit goes to
+        :func:`~coalloc.taskmap.jobpack.pack_jobs` from the answer
+        (:func:`~coalloc.taskmap.jobpack.pack_in_spare_time`); untimed calls never run it.
     **params
         Parameters of the method.
 
