@@ -321,8 +321,11 @@ def pack_in_spare_time(
     if result.gap is None or not result.gap > SPARE_GAP:
         return result
     t0 = time.perf_counter()
-    left = until - t0 - 0.01  # the result's update after the step
-    if left < SPARE_MIN or _layout(tasks, resources) is None:
+    if until - t0 < SPARE_MIN or _layout(tasks, resources) is None:
+        return result
+    # the time left once the layout is known (it takes a few ms), less the result's update
+    left = until - time.perf_counter() - 0.01
+    if left <= 0:
         return result
     before = float(result.max_occupancy)
     mapping, occ = pack_jobs(tasks, resources, result.mapping, time_limit=left,
