@@ -10,6 +10,7 @@ told, and the wall clock by ``bench/taskmap/spare_pack.py`` and the contract aud
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -158,3 +159,86 @@ def test_pack_jobs_without_the_polish_is_the_milps_answers_alone(monkeypatch):
     assert called == []
     jp.pack_jobs(tasks, res, start, tries=2, time_limit=60.0)
     assert called
+
+
+class _UntilSpy:
+    """Records the deadline ``solve`` hands to the spare-time step, then runs the step."""
+
+    def __init__(self, monkeypatch):
+        from coalloc.taskmap import solvers
+
+        self.until = []
+        self._real = jp.pack_in_spare_time
+        monkeypatch.setattr(solvers, "pack_in_spare_time", self)
+
+    def __call__(self, tasks, res, result, until):
+        self.until.append(until)
+        return self._real(tasks, res, result, until)
+
+
+def _status_line(text: str) -> str:
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith("status:"))
+    return line.split(":")[1].strip()
+
+
+def test_the_command_line_packs_in_the_spare_time_within_its_budget(tmp_path, monkeypatch,
+                                                                    capsys):  # fmt: skip
+    """``coalloc taskmap map --time-limit T`` goes through ``solve``: the step runs there,
+    is told no more than what is left of the budget counted inside the command, and the
+    printed status is the written one (text and --json)."""
+    from coalloc.cli import main
+
+    tasks, res = _pipeline(11)
+    tm.io.write_instance(tmp_path / "i.json", tasks, res)
+    T = 10.0
+    pack, until = _Spy(monkeypatch), _UntilSpy(monkeypatch)
+    t0 = time.perf_counter()
+    rc = main(["taskmap", "map", str(tmp_path / "i.json"), "--time-limit", repr(T),
+               "-o", str(tmp_path / "out.json")])  # fmt: skip
+    t1 = time.perf_counter()
+    assert rc == 0
+    assert len(until.until) == 1 and len(pack.calls) == 1  # the step ran, once
+    began, kw = pack.calls[0]
+    # the budget is the solve call's, counted inside the command; the step ends by it
+    assert t0 <= until.until[0] - T <= t1
+    assert 0 < kw["time_limit"] <= until.until[0] - began
+    written = tm.io.read_mapping_result(tmp_path / "out.json")
+    printed = _status_line(capsys.readouterr().out)
+    assert printed == written["status"] and written["status"] in ("feasible", "optimal")
+    assert tm.verify_mapping(tasks, res, written["mapping"]).valid
+    assert main(["taskmap", "map", str(tmp_path / "i.json"), "--time-limit", repr(T),
+                 "--json"]) == 0  # fmt: skip
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["status"] in ("feasible", "optimal") and len(pack.calls) == 2
+
+
+def test_solve_batch_with_a_time_limit_param_packs_in_the_spare_time(tmp_path, monkeypatch):
+    """``solve-batch`` has no ``--time-limit``; ``-p time_limit=T`` reaches ``solve`` (the
+    worker threads share this process, so the spy sees them)."""
+    from coalloc.cli import main
+
+    tasks, res = _pipeline(11)
+    tm.io.write_instance(tmp_path / "i.json", tasks, res)
+    pack = _Spy(monkeypatch)
+    rc = main(["taskmap", "solve-batch", str(tmp_path / "i.json"), "-j", "1", "-p",
+               "time_limit=10", "-o", str(tmp_path / "out.jsonl"), "--quiet"])  # fmt: skip
+    assert rc == 0 and len(pack.calls) == 1
+    assert 0 < pack.calls[0][1]["time_limit"] <= 10.0
+    line = json.loads((tmp_path / "out.jsonl").read_text().splitlines()[0])
+    doc = line.get("result", line)
+    assert doc["status"] in ("feasible", "optimal")
+    assert tm.verify_mapping(tasks, res, doc["mapping"]).valid
+
+
+def test_the_contract_audit_runs_a_pipeline_at_a_budget_the_step_needs():
+    """The audit's pipeline case reaches the step: 5 s though it is not small (no untimed
+    exact run), and a budget relative to the default's untimed time."""
+    from bench.shared import contract_audit as ca
+
+    case = next(c for c in ca.cases(False) if c.name.startswith("table1"))
+    budgets = [0.05, 0.5, 5.0, None]
+    assert ca._limits(case, budgets, "portfolio") == budgets
+    assert ca._limits(case, budgets, "exact") == [0.05, 0.5, 5.0]
+    assert case.relative and not case.small
+    other = next(c for c in ca.cases(False) if c.name == "metis-bipartite-100/tree")
+    assert ca._limits(other, budgets, "portfolio") == [0.05, 0.5, None]  # unchanged
