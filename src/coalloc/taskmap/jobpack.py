@@ -1,5 +1,7 @@
-"""An opt-in step after the mapper: whole jobs packed into the subtrees of a tree of links
-jointly (issue 40 item 2, h48bound's follow-up; not part of any default).
+"""A step after the mapper: whole jobs packed into the subtrees of a tree of links jointly
+(issue 40 item 2, h48bound's follow-up), run by :func:`~coalloc.taskmap.solve`'s default
+method in the spare time of a ``time_limit`` when its gap is over 10 %
+(:func:`pack_in_spare_time`, h49tmap); untimed calls never run it.
 
 On the Table 1 pipelines with light streams (``c = 1``) the multilevel mapper's answer is
 1.2-1.6x a mapping in which every job is split over the subtrees of the resource tree so
@@ -25,9 +27,10 @@ from typing import Optional
 import numpy as np
 
 from .model import ResourceGraph, TaskGraph
+from .result import TaskMappingResult
 from .verify import verify_mapping
 
-__all__ = ["pack_jobs"]
+__all__ = ["pack_jobs", "pack_in_spare_time", "SPARE_GAP", "SPARE_MIN"]
 
 
 def _layout(tasks: TaskGraph, resources: ResourceGraph):
@@ -133,6 +136,29 @@ def _packing(tasks, resources, layout, L: float, until: float) -> Optional[np.nd
     return mapping if (mapping >= 0).all() else None
 
 
+def _polished(tasks: TaskGraph, resources: ResourceGraph, mapping: np.ndarray) -> np.ndarray:
+    """``mapping`` after the multilevel mapper's bottleneck moves (its ``_finish``: every move
+    lowers the maximum or the number of resources at it; at most ``max(200, 4 x tasks)``):
+    the MILP places a job's counts but not which of its tasks go where, nor the volume
+    between jobs, which these moves see."""
+    from .hierarchy import topology
+    from .levels import TaskLevel
+    from .multilevel import _finish
+
+    topo = topology(resources)
+    ip, ix, iw = tasks.undirected_csr()
+    fine = TaskLevel(
+        np.asarray(ip, dtype=np.int64),
+        np.asarray(ix, dtype=np.int64),
+        np.asarray(iw, dtype=np.float64),
+        tasks.node_weight.astype(np.float64),
+    )
+    position = np.empty(resources.n_nodes, dtype=np.int64)
+    position[topo.order_nodes] = np.arange(topo.P)
+    out, _, _ = _finish(topo, fine, position[mapping], None)
+    return topo.order_nodes[out]
+
+
 def pack_jobs(
     tasks: TaskGraph,
     resources: ResourceGraph,
@@ -140,6 +166,8 @@ def pack_jobs(
     *,
     tries: int = 6,
     time_limit: float = 180.0,
+    lower: Optional[float] = None,
+    polish: bool = True,
 ) -> tuple:
     """Try joint job packings below a mapping's occupancy; keep the best verified mapping.
 
@@ -147,8 +175,8 @@ def pack_jobs(
     occupancy: a level where the packing MILP (module docstring) has an answer moves the
     upper end down, one where it has none (or HiGHS runs out of its share of the time)
     moves the lower end up. Each answer is scored by :func:`~coalloc.taskmap.verify_mapping` with
-    every stream, the volume between jobs included. Opt-in: the default mapper does not
-    call it.
+    every stream, the volume between jobs included. The default method calls it only in
+    the spare time of a ``time_limit`` (:func:`pack_in_spare_time`).
 
     Parameters
     ----------
@@ -164,9 +192,18 @@ def pack_jobs(
         MILPs solved at most.
     time_limit : float, default 180.0
         Seconds for the whole call, counted from it (the package's one meaning of a time
-        limit): each MILP gets the time left over the tries left (30 s each by default, more
-        when earlier ones end sooner), and no MILP starts once it has passed. An answer found
+        limit): each MILP gets half the time left (all of it when it is the last try), and
+        no MILP starts once it has passed. An answer found
         or not depends on it.
+    lower : float, optional
+        A proven lower bound on the optimum to start the bisection from (the caller's, e.g.
+        :func:`~coalloc.taskmap.solve`'s); by default :func:`~coalloc.taskmap.lower_bound`'s.
+        A value that is not a proven bound only makes the MILPs look at levels that cannot
+        be met.
+    polish : bool, default True
+        Each MILP's mapping gets the multilevel mapper's bottleneck moves before it is
+        scored (the MILP sees neither which task of a job goes where nor the volume between
+        jobs; the Table 1 c=1 pipelines' answers were 5-15 % above their level before).
 
     Returns
     -------
@@ -179,10 +216,10 @@ def pack_jobs(
     Raises
     ------
     TypeError
-        If ``tasks`` or ``resources`` has the wrong type.
+        If ``tasks`` or ``resources`` has the wrong type, or ``polish`` is not a bool.
     ValueError
-        If ``mapping`` is not a valid mapping, ``tries`` is not a positive integer or
-        ``time_limit`` is not positive.
+        If ``mapping`` is not a valid mapping, ``tries`` is not a positive integer,
+        ``time_limit`` is not positive or ``lower`` is not a finite number at least 0.
     """
     if not isinstance(tasks, TaskGraph):
         raise TypeError(f"tasks must be a TaskGraph, got {type(tasks).__name__}")
@@ -192,6 +229,13 @@ def pack_jobs(
         raise ValueError(f"tries must be a positive integer, got {tries!r}")
     if not isinstance(time_limit, (int, float)) or not time_limit > 0:
         raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    if lower is not None and (
+        isinstance(lower, bool) or not isinstance(lower, (int, float, np.floating))
+        or not np.isfinite(lower) or lower < 0
+    ):  # fmt: skip
+        raise ValueError(f"lower must be a finite number at least 0, got {lower!r}")
+    if not isinstance(polish, (bool, np.bool_)):
+        raise TypeError(f"polish must be a bool, got {type(polish).__name__}")
     deadline = time.perf_counter() + float(time_limit)  # counted from the call
     best = np.asarray(mapping, dtype=np.int64).copy()
     report = verify_mapping(tasks, resources, best)
@@ -203,13 +247,16 @@ def pack_jobs(
         return best, best_occ
     from .bounds import lower_bound
 
-    lo, hi = float(lower_bound(tasks, resources)), best_occ
+    lo = float(lower_bound(tasks, resources)) if lower is None else float(lower)
+    hi = best_occ
     over = 0.0  # the most a MILP has run past its share (HiGHS's set-up, its last node)
     for k in range(int(tries)):
-        # this MILP's share of the time left, less a reserve for scoring its answer and
-        # what the MILPs so far ran past theirs
-        share = (deadline - time.perf_counter() - min(0.02, 0.05 * float(time_limit))) / (
-            int(tries) - k) - over  # fmt: skip
+        # this MILP's share of the time left (half of it while two or more tries are left:
+        # a MILP cut short counts as "no answer" and wastes its share, and under load one
+        # took 3-20 s, so equal shares of a short budget found nothing), less a reserve for
+        # scoring its answer and what the MILPs so far ran past theirs
+        share = (deadline - time.perf_counter() - min(0.02, 0.05 * float(time_limit))) / min(
+            int(tries) - k, 2) - over  # fmt: skip
         if not hi > lo * (1 + 1e-3) or share <= 0:
             break
         L = 0.5 * (lo + hi)
@@ -219,8 +266,81 @@ def pack_jobs(
         if m is None:
             lo = L
             continue
-        hi = L
+        if polish:
+            m = _polished(tasks, resources, m)
         rep = verify_mapping(tasks, resources, m)
         if rep.valid and float(rep.max_occupancy) < best_occ:
             best, best_occ = m, float(rep.max_occupancy)
+        # the next level below both this one and the best verified answer (a packing that
+        # verifies below L moves the upper end to it)
+        hi = min(L, best_occ)
     return best, best_occ
+
+
+#: :func:`~coalloc.taskmap.solve`'s default method, given a ``time_limit``, spends what it
+#: has left on :func:`pack_jobs` when its printed gap is above this (issue 40 item 2).
+SPARE_GAP = 0.10
+
+#: Seconds the call must have left for that step to start: a pipeline's packing MILPs took
+#: 1-6 s each beside busy processes on 2 cores; with less than this each would get too little.
+SPARE_MIN = 1.0
+
+
+def pack_in_spare_time(
+    tasks: TaskGraph, resources: ResourceGraph, result: TaskMappingResult, until: float
+) -> TaskMappingResult:
+    """:func:`pack_jobs` on a result's mapping in the time left of a caller's budget.
+
+    What :func:`~coalloc.taskmap.solve`'s default method does with a ``time_limit`` it did
+    not need (issue 40 item 2): it runs when the result holds a mapping of a method that
+    ended by itself (status not ``"time_limit"``) with a bound and a gap above
+    :data:`SPARE_GAP`, the step applies (jobs on a tree of single processors) and at least
+    :data:`SPARE_MIN` seconds are left before ``until``.
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+    resources : ResourceGraph
+    result : TaskMappingResult
+        The answer so far, with its ``bound`` and ``gap``; updated in place (mapping,
+        occupancy, bottleneck, occupancy graphs, history, message) only when a verified
+        mapping beats it; ``timings["pack_jobs"]`` when the step ran. Its status, bound and
+        gap are the caller's to settle.
+    until : float
+        The caller's deadline on :func:`time.perf_counter`'s clock.
+
+    Returns
+    -------
+    TaskMappingResult
+        ``result``.
+    """
+    from .occupancy import max_occupancy, occupancy_graph
+
+    if result.mapping is None or result.status == "time_limit" or result.bound is None:
+        return result
+    if result.gap is None or not result.gap > SPARE_GAP:
+        return result
+    t0 = time.perf_counter()
+    if until - t0 < SPARE_MIN or _layout(tasks, resources) is None:
+        return result
+    # the time left once the layout is known (it takes a few ms), less the result's update
+    left = until - time.perf_counter() - 0.01
+    if left <= 0:
+        return result
+    before = float(result.max_occupancy)
+    mapping, occ = pack_jobs(tasks, resources, result.mapping, time_limit=left,
+                             lower=float(result.bound))  # fmt: skip
+    result.timings = {**result.timings, "pack_jobs": time.perf_counter() - t0}
+    if not occ < before * (1 - 1e-9):
+        return result
+    occ, bott = max_occupancy(tasks, resources, mapping)  # from scratch
+    result.mapping = mapping
+    result.max_occupancy = occ
+    result.objective = float(occ)
+    result.bottleneck = bott
+    result.node_occupancy, result.link_occupancy = occupancy_graph(tasks, resources, mapping)
+    result.history = [*result.history, float(occ)]
+    result.message = (
+        f"{result.message}; then pack_jobs in the spare time ({before:.6g} -> {occ:.6g})"
+    )
+    return result

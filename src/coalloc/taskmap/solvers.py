@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 from typing import Any, Callable, Dict, NamedTuple, Optional
 
 from .._shared.constraints import check_value, validate
@@ -14,6 +15,7 @@ from .._shared.seeding import check_seed
 from .bounds import USUAL_TESTS, bound_tests, lower_bound, seconds_per_test
 from .constraints import PARAMS, SOLVE_PARAMS
 from .exact import solve_exact_mapping
+from .jobpack import pack_in_spare_time
 from .mapper import METHODS as VARIANTS
 from .mapper import MappingResult, map_tasks
 from .model import ResourceGraph, TaskGraph
@@ -111,7 +113,11 @@ def solve(
         :func:`~coalloc.taskmap.bounds.bound_tests` (a quarter of the limit at a predicted
         cost per test: a count, so the bound is still the same on any machine;
         ``params["bound_tests"]``); the method runs first, on the limit less the predicted
-        time of those tests (at most ``USUAL_TESTS`` of them), then the bound.
+        time of those tests (at most ``USUAL_TESTS`` of them), then the bound. With a
+        ``time_limit``, the default method and a gap over 10 % on a task graph of jobs
+        (pipelines), the rest of the limit goes to
+        :func:`~coalloc.taskmap.jobpack.pack_jobs` from the answer
+        (:func:`~coalloc.taskmap.jobpack.pack_in_spare_time`); untimed calls never run it.
     **params
         Parameters of the method.
 
@@ -127,6 +133,7 @@ def solve(
     >>> tm.solve(tasks, res, seed=0).max_occupancy > 0  # doctest: +SKIP
     True
     """
+    t0 = time.perf_counter()
     check_method(method, METHODS)
     check_value(bound, "bound", SOLVE_PARAMS["bound"])
     validate(PARAMS[method], params)
@@ -153,6 +160,11 @@ def solve(
         result.params["bound"] = True
     if result.mapping is not None and result.bound is not None:
         result.gap = relative_gap(result.max_occupancy, result.bound, sense="min")
+        if method == DEFAULT_METHOD and limit is not None:
+            # the default ended early with a gap over 10 % on jobs (pipelines): the rest of
+            # the caller's budget goes to packing the jobs jointly (issue 40 item 2)
+            pack_in_spare_time(task_graph, resource_graph, result, t0 + float(limit))
+            result.gap = relative_gap(result.max_occupancy, result.bound, sense="min")
     return settle(result)
 
 
