@@ -145,6 +145,14 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
             executor = cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
             list(executor.map(_worker_peak, range(workers)))  # started: not counted
             worker_pids = set(executor._processes)
+        elif kind == "pool":  # coalloc.batch.pool: every worker warmed (not counted)
+            from coalloc.batch import WorkerPool
+
+            executor = WorkerPool(workers, families=_pool_families(family),
+                                  mp_context=mp.get_context("spawn"))  # fmt: skip
+            list(executor.map(_worker_peak, range(workers)))
+            worker_pids = set(executor._processes)
+            _settle(me, worker_pids)  # every worker's warm-up done: not counted
         elif kind == "dask":
             import distributed
 
@@ -188,6 +196,24 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
         "wall": wall, "parent": parent, "main": main, "workers": worker_cpu, "other": other,
         "chunks": log.sizes, "answers": [answer(r) for r in results], "profile": text,
     }  # fmt: skip
+
+
+def _settle(me: Any, pids: set, quiet: float = 0.005, every: float = 0.2) -> None:
+    """Wait until the processes ``pids`` use less than ``quiet`` CPU seconds in ``every``
+    seconds (a warm pool's workers done warming, whichever took the first tasks)."""
+    before = None
+    while True:
+        now = _children_cpu(me)
+        total = sum(now.get(pid, 0.0) for pid in pids)
+        if before is not None and total - before < quiet:
+            return
+        before = total
+        time.sleep(every)
+
+
+def _pool_families(family: str) -> Tuple[str, ...]:
+    """The families a warm pool for ``family``'s batch warms (all five for "mixed")."""
+    return tuple(FAMILIES) if family == "mixed" else (family,)
 
 
 def worker_cpu(family: str, k: int, seed: int, chunk: int, profile: bool = False) -> dict:
@@ -311,6 +337,9 @@ _START = r"""
 import pickle, sys, time
 import bench.shared.scaling  # what a process worker has imported before its first chunk
 from coalloc.batch.worker import _solve_chunk
+if sys.argv[2:]:  # a warm pool's worker (coalloc.batch.pool): its start's warm-up first
+    from coalloc.batch.warm import _warm
+    _warm(tuple(sys.argv[2].split(",")))
 blobs = pickle.loads(open(sys.argv[1], "rb").read())
 cpu = []
 for blob in blobs:
@@ -321,11 +350,13 @@ print(cpu[0] - min(cpu[1:]))
 """
 
 
-def start_cpu(family: str, seed: int, repeats: int = 3) -> float:
+def start_cpu(family: str, seed: int, repeats: int = 3, warm: bool = False) -> float:
     """CPU seconds a fresh process worker spends once, on its first instance of ``family``,
     beyond what a later one costs: the family's import (SciPy's included where it imports
     it), first-use caches. Median of ``repeats`` fresh interpreters, each unpickling and
-    solving three instances as a worker does (:func:`_solve_chunk`)."""
+    solving three instances as a worker does (:func:`_solve_chunk`). With ``warm``: a
+    worker of :func:`coalloc.batch.pool`, which warmed the family at its start (what its
+    first instance still pays beyond a later one)."""
     import pickle
     import statistics
     import subprocess
@@ -345,7 +376,8 @@ def start_cpu(family: str, seed: int, repeats: int = 3) -> float:
             pickle.dump(blobs, fh)
         got = []
         for _ in range(repeats):
-            out = subprocess.run([sys.executable, "-c", _START, file], capture_output=True,
+            extra = [",".join(_pool_families(family))] if warm else []
+            out = subprocess.run([sys.executable, "-c", _START, file, *extra], capture_output=True,
                                  text=True, env=env, check=True)  # fmt: skip
             got.append(max(0.0, float(out.stdout.split()[-1])))
     return statistics.median(got)
@@ -368,7 +400,7 @@ def main(argv=None) -> int:
                     choices=[*FAMILIES, "mixed"])  # fmt: skip
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--kinds", nargs="+", default=["processes", "dask"],
-                    choices=["threads", "processes", "dask"])  # fmt: skip
+                    choices=["threads", "processes", "pool", "dask"])  # fmt: skip
     ap.add_argument("--instances", type=int, default=None,
                     help="instances per batch (default: per family, CPU_SIZES)")  # fmt: skip
     ap.add_argument("--chunksize", default="auto", help="'auto' or a number")
@@ -429,6 +461,8 @@ def main(argv=None) -> int:
             profiles.append((family, "serial", serial["profile"]))
         # a process worker imports the family in the batch (a Dask worker before: _warm)
         first = start_cpu(family, args.seed) if "processes" in args.kinds else 0.0
+        # a warm pool's worker: what its first instance pays after the warm-up
+        warm = start_cpu(family, args.seed, warm=True) if "pool" in args.kinds else 0.0
         for kind in args.kinds:
             given = cores_given(w)  # the machine's share right now, before and after
             out = cpu_config(family, k, kind, w, args.seed, chunksize, profile=kind in profile,
@@ -442,7 +476,7 @@ def main(argv=None) -> int:
             wsum = sum(out["workers"]) if out["workers"] else out["parent"]
             accounting = (base / k, out["parent"] / k, wsum / k, out["other"] / k, busiest / mean)
 
-            start = first if kind == "processes" else 0.0
+            start = {"processes": first, "pool": warm}.get(kind, 0.0)
             big = max(k, math.ceil(PREDICT_SERIAL / max(base / k, 1e-9)))
 
             def at(n, cores=None, size=k, accounting=accounting, start=start):
