@@ -53,6 +53,7 @@ import coalloc
 from bench.shared._progress import add_quiet, bar, say
 from bench.shared.scaling import (
     FAMILIES,
+    _settled,
     _solve,
     _warm,
     _worker_peak,
@@ -152,7 +153,7 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
                                   mp_context=mp.get_context("spawn"))  # fmt: skip
             list(executor.map(_worker_peak, range(workers)))
             worker_pids = set(executor._processes)
-            _settle(me, worker_pids)  # every worker's warm-up done: not counted
+            _settled(executor)  # every worker's warm-up done: not counted
         elif kind == "dask":
             import distributed
 
@@ -196,19 +197,6 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
         "wall": wall, "parent": parent, "main": main, "workers": worker_cpu, "other": other,
         "chunks": log.sizes, "answers": [answer(r) for r in results], "profile": text,
     }  # fmt: skip
-
-
-def _settle(me: Any, pids: set, quiet: float = 0.005, every: float = 0.2) -> None:
-    """Wait until the processes ``pids`` use less than ``quiet`` CPU seconds in ``every``
-    seconds (a warm pool's workers done warming, whichever took the first tasks)."""
-    before = None
-    while True:
-        now = _children_cpu(me)
-        total = sum(now.get(pid, 0.0) for pid in pids)
-        if before is not None and total - before < quiet:
-            return
-        before = total
-        time.sleep(every)
 
 
 def _pool_families(family: str) -> Tuple[str, ...]:
