@@ -146,10 +146,11 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
             executor = cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
             list(executor.map(_worker_peak, range(workers)))  # started: not counted
             worker_pids = set(executor._processes)
-        elif kind == "pool":  # coalloc.batch.pool: every worker warmed (not counted)
+        elif kind in ("pool", "pool-cold"):  # coalloc.batch.pool: warmed (not counted)
             from coalloc.batch import WorkerPool
 
-            executor = WorkerPool(workers, families=_pool_families(family),
+            warmed = _pool_families(family) if kind == "pool" else ()  # cold: no warm-up
+            executor = WorkerPool(workers, families=warmed,
                                   mp_context=mp.get_context("spawn"))  # fmt: skip
             list(executor.map(_worker_peak, range(workers)))
             worker_pids = set(executor._processes)
@@ -305,18 +306,20 @@ def predict(serial: float, parent: float, workers: float, other: float, imbalanc
     Returns
     -------
     float
-        ``serial * k / max(W * k * imbalance / w + start, parent * k, (W * k + w * start +
-        (parent + other) * k) / cores)`` with ``W = workers - m * start / k``, the workers'
-        CPU per instance without their start: the busiest worker, the calling process (one
-        thread: it does not scale) and all the CPU spread over the cores, whichever is
-        longest.
+        ``serial * k / max(max(W * k * imbalance / w, W * ceil(k / w)) + start, parent * k,
+        (W * k + w * start + (parent + other) * k) / cores)`` with ``W = workers - m * start
+        / k``, the workers' CPU per instance without their start: the busiest worker (at
+        least ``ceil(k / w)`` whole instances), the calling process (one thread: it does not
+        scale) and all the CPU spread over the cores, whichever is longest.
     """
     cores = w + 1 if cores is None else cores
     if batch is None:
         return serial / max(workers * imbalance / w, parent, (workers + parent + other) / cores)
     k, m = batch
     steady = max(workers - m * start / k, 0.0)
-    busiest = steady * k * imbalance / w + start
+    # instances are whole: the busiest worker solves at least ceil(k / w) of them (a 10 s
+    # CTAAP batch is 57 instances: 4 on some of 16 workers, not 3.6)
+    busiest = max(steady * k * imbalance / w, steady * math.ceil(k / w)) + start
     total = steady * k + w * start + (parent + other) * k
     return serial * k / max(busiest, parent * k, total / cores)
 
@@ -388,7 +391,7 @@ def main(argv=None) -> int:
                     choices=[*FAMILIES, "mixed"])  # fmt: skip
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--kinds", nargs="+", default=["processes", "dask"],
-                    choices=["threads", "processes", "pool", "dask"])  # fmt: skip
+                    choices=["threads", "processes", "pool", "pool-cold", "dask"])  # fmt: skip
     ap.add_argument("--instances", type=int, default=None,
                     help="instances per batch (default: per family, CPU_SIZES)")  # fmt: skip
     ap.add_argument("--chunksize", default="auto", help="'auto' or a number")
@@ -465,7 +468,7 @@ def main(argv=None) -> int:
             accounting = (base / k, out["parent"] / k, wsum / k, out["other"] / k, busiest / mean)
 
             start = {"processes": first, "pool": warm}.get(kind, 0.0)
-            big = max(k, math.ceil(PREDICT_SERIAL / max(base / k, 1e-9)))
+            big = max(1, math.ceil(PREDICT_SERIAL / max(base / k, 1e-9)))  # K = 10 s / s
 
             def at(n, cores=None, size=k, accounting=accounting, start=start):
                 return predict(*accounting, n, cores, start=start, batch=(size, w))
