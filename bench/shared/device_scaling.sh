@@ -1,26 +1,71 @@
 #!/usr/bin/env bash
 # The 16-core batch-scaling run (issue 41) as one prepared script, for a lent machine with
-# Python 3.12, NumPy, SciPy, networkx, tqdm, Cython, pybind11 and g++ but no highspy/Dask:
-# their wheels travel in .whl/ (see the device notes). Builds coalloc in place on every core,
-# then runs bench.shared.scaling family by family (each under its own time cap, so one slow
-# family cannot lose the others' tables), writing the log to $OUT (or bench/out).
+# Python 3.12, NumPy, SciPy, networkx, tqdm, psutil, Cython, pybind11, setuptools and g++
+# but no highspy or Dask (KINDS.md of the device notes). Their wheels travel in $WHEELS
+# (default .whl/, ignored by git, named in the run's carry), fetched here with
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
+#     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+#     --platform manylinux2014_x86_64 -d .whl highspy dask distributed partd locket \
+#     tornado tblib zict
+# (dask, distributed and their pure-Python needs come as py3-none-any wheels).
+#
+# It installs coalloc from this checkout with
+#   pip install --no-build-isolation --no-index --find-links $WHEELS .
+# (its extensions compiled on every core: COALLOC_BUILD_JOBS), then runs
+# bench.shared.scaling family by family, each under a time cap that shares what is left of
+# BUDGET seconds (default 450: 7.5 minutes with the build), so that one slow family cannot
+# lose the others' tables. The log goes to $OUT (or bench/out).
+#
+#   bash bench/shared/device_scaling.sh                         # the 16-core run
+#   SMOKE=1 WORKERS="1 2" bash bench/shared/device_scaling.sh   # a dry run: tiny batches
+#
+# Variables: WHEELS, BUDGET, FAMILIES, WORKERS (default "2 8 16"), KINDS (default
+# "processes pool dask"; dask left out when it cannot be installed), LARGE (default 1: the
+# --large batches, 10-12 s of serial work each on the 2-core VM; 0: the default sizes),
+# SMOKE=1 (8 instances per family, for a dry run), PIP_ARGS (extra pip arguments).
 set -uo pipefail
 OUT=${OUT:-bench/out}
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site
-fi
-export PYTHONPATH=src:.:${PYTHONPATH:-}
-export PYTHONUNBUFFERED=1
+WHEELS=${WHEELS:-.whl}
+BUDGET=${BUDGET:-450}
+mkdir -p "$OUT" "$WHEELS"
 start=$(date +%s)
-COALLOC_BUILD_JOBS=$(nproc) python3 setup.py -q build_ext --inplace > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
-echo "build: $(( $(date +%s) - start )) s on $(nproc) CPUs"
-CAP=${CAP:-105}  # seconds per family; LARGE=1: the --large batches (10-12 s serial on 2 cores each)
-for fam in ${FAMILIES:-ctaap taskmap collective testbed loadshare}; do
-  timeout "$CAP" python3 -m bench.shared.scaling ${LARGE:+--large} --families "$fam" \
-    --workers ${WORKERS:-1 2 4 8 16} --kinds ${KINDS:-processes dask} --repeats 1 --quiet \
+export PYTHONUNBUFFERED=1
+export COALLOC_BUILD_JOBS=${COALLOC_BUILD_JOBS:-$(nproc)}
+PY=${PYTHON:-python3}
+# shellcheck disable=SC2086
+if ! "$PY" -m pip install -q --no-build-isolation --no-index --find-links "$WHEELS" ${PIP_ARGS:-} \
+    . > "$OUT/build.log" 2>&1; then
+  tail -30 "$OUT/build.log"
+  exit 1
+fi
+KINDS=${KINDS:-processes pool dask}
+if [ -n "$(ls "$WHEELS"/distributed-*.whl 2>/dev/null)" ]; then
+  # shellcheck disable=SC2086
+  "$PY" -m pip install -q --no-index --find-links "$WHEELS" ${PIP_ARGS:-} "dask[distributed]" \
+    >> "$OUT/build.log" 2>&1 || echo "Dask not installed: see build.log"
+fi
+if ! "$PY" -c "import distributed" 2>/dev/null; then
+  KINDS=$(echo "$KINDS" | sed 's/dask//')
+fi
+export PYTHONPATH=.  # bench.* from the checkout; coalloc as installed (not src/)
+"$PY" -c "import coalloc, os; print('coalloc', coalloc.__version__, 'from', os.path.dirname(coalloc.__file__))" \
+  | tee "$OUT/scaling.log"
+echo "installed: $(( $(date +%s) - start )) s on $(nproc) CPUs; kinds: $KINDS" | tee -a "$OUT/scaling.log"
+set -- ${FAMILIES:-ctaap taskmap collective testbed loadshare}
+left=$#
+for fam in "$@"; do
+  cap=$(( (BUDGET - ($(date +%s) - start)) / left ))
+  left=$(( left - 1 ))
+  if [ "$cap" -lt 10 ]; then
+    echo "[$fam skipped: no time left]" | tee -a "$OUT/scaling.log"
+    continue
+  fi
+  size=()
+  if [ "${SMOKE:-0}" = 1 ]; then size=(--instances 8); elif [ "${LARGE:-1}" = 1 ]; then size=(--large); fi
+  # shellcheck disable=SC2086
+  timeout "$cap" "$PY" -m bench.shared.scaling "${size[@]}" --families "$fam" \
+    --workers ${WORKERS:-2 8 16} --kinds $KINDS --repeats 1 --quiet \
     2>&1 | tee -a "$OUT/scaling.log"
-  echo "[$fam done at $(( $(date +%s) - start )) s, load $(cut -d' ' -f1-3 /proc/loadavg)]" | tee -a "$OUT/scaling.log"
+  echo "[$fam done at $(( $(date +%s) - start )) s (cap $cap s), load $(cut -d' ' -f1-3 /proc/loadavg)]" \
+    | tee -a "$OUT/scaling.log"
 done

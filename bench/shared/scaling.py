@@ -176,6 +176,21 @@ def _warm(_: int = 0) -> bool:
     return bool(problem_kinds())
 
 
+def _settled(executor: Any, quiet: float = 0.005, every: float = 0.2) -> None:
+    """Wait until a warm pool's workers are done warming (their CPU still in ``every``
+    seconds), whichever took the first tasks."""
+    import psutil
+
+    procs = [psutil.Process(pid) for pid in executor._processes]
+    before = None
+    while True:
+        total = sum(p.cpu_times().user + p.cpu_times().system for p in procs)
+        if before is not None and total - before < quiet:
+            return
+        before = total
+        time.sleep(every)
+
+
 def _worker_peak(_: int = 0) -> float:
     time.sleep(0.05)  # so that every worker takes one
     return _peak_rss_mib()
@@ -337,6 +352,13 @@ def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
             # spawned: a worker's peak memory is its own, not the pages of this process
             executor = cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
             list(executor.map(_worker_peak, range(workers)))  # started: not timed
+        elif kind == "pool":  # coalloc.batch.pool: started and warmed, not timed
+            from coalloc.batch import WorkerPool
+
+            families = FAMILIES if family == "mixed" else (family,)
+            executor = WorkerPool(workers, families=families, mp_context=mp.get_context("spawn"))
+            list(executor.map(_worker_peak, range(workers)))
+            _settled(executor)
         elif kind == "dask":
             import distributed
 
@@ -348,7 +370,7 @@ def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
         with _as_before(before), _caches_shipped(not nocache):
             results = _solve(batch, kind, executor, workers, seed, chunksize)
         wall = time.perf_counter() - start
-        if kind == "processes":
+        if kind in ("processes", "pool"):
             peak = max(executor.map(_worker_peak, range(4 * workers)))
         elif kind == "dask":
             peak = max(client.run(_peak_rss_mib).values())
@@ -403,7 +425,7 @@ def main(argv=None) -> int:
                     help="'mixed': instances about 1,000x apart in cost (mixed_batch)")  # fmt: skip
     ap.add_argument("--workers", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--kinds", nargs="+", default=["threads", "processes", "dask"],
-                    choices=["threads", "processes", "dask"])  # fmt: skip
+                    choices=["threads", "processes", "pool", "dask"])  # fmt: skip
     ap.add_argument("--instances", type=int, default=None,
                     help="instances per batch (default: per family, see SIZES)")  # fmt: skip
     ap.add_argument("--repeats", type=int, default=3)

@@ -53,6 +53,7 @@ import coalloc
 from bench.shared._progress import add_quiet, bar, say
 from bench.shared.scaling import (
     FAMILIES,
+    _settled,
     _solve,
     _warm,
     _worker_peak,
@@ -145,6 +146,15 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
             executor = cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
             list(executor.map(_worker_peak, range(workers)))  # started: not counted
             worker_pids = set(executor._processes)
+        elif kind in ("pool", "pool-cold"):  # coalloc.batch.pool: warmed (not counted)
+            from coalloc.batch import WorkerPool
+
+            warmed = _pool_families(family) if kind == "pool" else ()  # cold: no warm-up
+            executor = WorkerPool(workers, families=warmed,
+                                  mp_context=mp.get_context("spawn"))  # fmt: skip
+            list(executor.map(_worker_peak, range(workers)))
+            worker_pids = set(executor._processes)
+            _settled(executor)  # every worker's warm-up done: not counted
         elif kind == "dask":
             import distributed
 
@@ -188,6 +198,11 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
         "wall": wall, "parent": parent, "main": main, "workers": worker_cpu, "other": other,
         "chunks": log.sizes, "answers": [answer(r) for r in results], "profile": text,
     }  # fmt: skip
+
+
+def _pool_families(family: str) -> Tuple[str, ...]:
+    """The families a warm pool for ``family``'s batch warms (all five for "mixed")."""
+    return tuple(FAMILIES) if family == "mixed" else (family,)
 
 
 def worker_cpu(family: str, k: int, seed: int, chunk: int, profile: bool = False) -> dict:
@@ -291,18 +306,20 @@ def predict(serial: float, parent: float, workers: float, other: float, imbalanc
     Returns
     -------
     float
-        ``serial * k / max(W * k * imbalance / w + start, parent * k, (W * k + w * start +
-        (parent + other) * k) / cores)`` with ``W = workers - m * start / k``, the workers'
-        CPU per instance without their start: the busiest worker, the calling process (one
-        thread: it does not scale) and all the CPU spread over the cores, whichever is
-        longest.
+        ``serial * k / max(max(W * k * imbalance / w, W * ceil(k / w)) + start, parent * k,
+        (W * k + w * start + (parent + other) * k) / cores)`` with ``W = workers - m * start
+        / k``, the workers' CPU per instance without their start: the busiest worker (at
+        least ``ceil(k / w)`` whole instances), the calling process (one thread: it does not
+        scale) and all the CPU spread over the cores, whichever is longest.
     """
     cores = w + 1 if cores is None else cores
     if batch is None:
         return serial / max(workers * imbalance / w, parent, (workers + parent + other) / cores)
     k, m = batch
     steady = max(workers - m * start / k, 0.0)
-    busiest = steady * k * imbalance / w + start
+    # instances are whole: the busiest worker solves at least ceil(k / w) of them (a 10 s
+    # CTAAP batch is 57 instances: 4 on some of 16 workers, not 3.6)
+    busiest = max(steady * k * imbalance / w, steady * math.ceil(k / w)) + start
     total = steady * k + w * start + (parent + other) * k
     return serial * k / max(busiest, parent * k, total / cores)
 
@@ -311,6 +328,9 @@ _START = r"""
 import pickle, sys, time
 import bench.shared.scaling  # what a process worker has imported before its first chunk
 from coalloc.batch.worker import _solve_chunk
+if sys.argv[2:]:  # a warm pool's worker (coalloc.batch.pool): its start's warm-up first
+    from coalloc.batch.warm import _warm
+    _warm(tuple(sys.argv[2].split(",")))
 blobs = pickle.loads(open(sys.argv[1], "rb").read())
 cpu = []
 for blob in blobs:
@@ -321,11 +341,13 @@ print(cpu[0] - min(cpu[1:]))
 """
 
 
-def start_cpu(family: str, seed: int, repeats: int = 3) -> float:
+def start_cpu(family: str, seed: int, repeats: int = 3, warm: bool = False) -> float:
     """CPU seconds a fresh process worker spends once, on its first instance of ``family``,
     beyond what a later one costs: the family's import (SciPy's included where it imports
     it), first-use caches. Median of ``repeats`` fresh interpreters, each unpickling and
-    solving three instances as a worker does (:func:`_solve_chunk`)."""
+    solving three instances as a worker does (:func:`_solve_chunk`). With ``warm``: a
+    worker of :func:`coalloc.batch.pool`, which warmed the family at its start (what its
+    first instance still pays beyond a later one)."""
     import pickle
     import statistics
     import subprocess
@@ -345,7 +367,8 @@ def start_cpu(family: str, seed: int, repeats: int = 3) -> float:
             pickle.dump(blobs, fh)
         got = []
         for _ in range(repeats):
-            out = subprocess.run([sys.executable, "-c", _START, file], capture_output=True,
+            extra = [",".join(_pool_families(family))] if warm else []
+            out = subprocess.run([sys.executable, "-c", _START, file, *extra], capture_output=True,
                                  text=True, env=env, check=True)  # fmt: skip
             got.append(max(0.0, float(out.stdout.split()[-1])))
     return statistics.median(got)
@@ -368,7 +391,7 @@ def main(argv=None) -> int:
                     choices=[*FAMILIES, "mixed"])  # fmt: skip
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--kinds", nargs="+", default=["processes", "dask"],
-                    choices=["threads", "processes", "dask"])  # fmt: skip
+                    choices=["threads", "processes", "pool", "pool-cold", "dask"])  # fmt: skip
     ap.add_argument("--instances", type=int, default=None,
                     help="instances per batch (default: per family, CPU_SIZES)")  # fmt: skip
     ap.add_argument("--chunksize", default="auto", help="'auto' or a number")
@@ -429,6 +452,8 @@ def main(argv=None) -> int:
             profiles.append((family, "serial", serial["profile"]))
         # a process worker imports the family in the batch (a Dask worker before: _warm)
         first = start_cpu(family, args.seed) if "processes" in args.kinds else 0.0
+        # a warm pool's worker: what its first instance pays after the warm-up
+        warm = start_cpu(family, args.seed, warm=True) if "pool" in args.kinds else 0.0
         for kind in args.kinds:
             given = cores_given(w)  # the machine's share right now, before and after
             out = cpu_config(family, k, kind, w, args.seed, chunksize, profile=kind in profile,
@@ -442,8 +467,8 @@ def main(argv=None) -> int:
             wsum = sum(out["workers"]) if out["workers"] else out["parent"]
             accounting = (base / k, out["parent"] / k, wsum / k, out["other"] / k, busiest / mean)
 
-            start = first if kind == "processes" else 0.0
-            big = max(k, math.ceil(PREDICT_SERIAL / max(base / k, 1e-9)))
+            start = {"processes": first, "pool": warm}.get(kind, 0.0)
+            big = max(1, math.ceil(PREDICT_SERIAL / max(base / k, 1e-9)))  # K = 10 s / s
 
             def at(n, cores=None, size=k, accounting=accounting, start=start):
                 return predict(*accounting, n, cores, start=start, batch=(size, w))

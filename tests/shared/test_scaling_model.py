@@ -25,11 +25,22 @@ def test_the_start_is_paid_once_per_worker(s, w, start, per):
     assert got == pytest.approx(_makespan_speedup(s, k, w, start), rel=1e-9)
 
 
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(s=st.floats(1e-4, 1.0), w=st.integers(1, 64), start=st.floats(0.0, 1.0),
+       k=st.integers(1, 400))  # fmt: skip
+def test_instances_are_whole_the_busiest_worker_solves_ceil_k_over_w(s, w, start, k):
+    """Any batch length: the busiest worker has ceil(k / w) instances (h49pool; the model
+    before read k / w, 16.0x for a 57-instance CTAAP batch on 16 workers, at most 14.25x)."""
+    measured = s + 2 * start / k
+    got = predict(s, 0.0, measured, 0.0, 1.0, w, start=start, batch=(k, 2))
+    assert got == pytest.approx(_makespan_speedup(s, k, w, start), rel=1e-9)
+
+
 def test_a_tenth_of_a_second_caps_16_workers_on_a_10_s_batch_near_14x():
-    s, k = 0.01, 1000  # 10 s of serial work
+    s, k = 0.01, 1024  # about 10 s of serial work, whole rounds of 16
     assert predict(s, 0.0, s, 0.0, 1.0, 16, batch=(k, 2)) == pytest.approx(16.0)
     capped = predict(s, 0.0, s + 0.2 / k, 0.0, 1.0, 16, start=0.1, batch=(k, 2))
-    assert capped == pytest.approx(10 / (10 / 16 + 0.1))
+    assert capped == pytest.approx(10.24 / (10.24 / 16 + 0.1))
     assert 13.7 < capped < 13.9
 
 

@@ -48,3 +48,30 @@ def test_a_fresh_worker_imports_no_heavy_scipy_module_it_does_not_use(family, tm
     assert out.returncode == 0, out.stderr[-2000:]
     imported = set(out.stdout.split())
     assert not imported & set(NOT_IMPORTED[family]), (family, imported)
+
+
+_WARM_CHILD = r"""
+import pickle, sys
+from coalloc.batch.warm import _warm
+from coalloc.batch.worker import _solve_chunk
+_warm((sys.argv[2],))
+before = set(sys.modules)
+item = pickle.loads(open(sys.argv[1], "rb").read())
+out = _solve_chunk([(0, item, 0)], None, {}, False, None)
+assert len(out) == 1 and type(out[0]).__name__ != "BatchError", out
+print(" ".join(sorted(set(sys.modules) - before)))
+"""
+
+
+@pytest.mark.parametrize("family", sorted(NOT_IMPORTED))
+def test_a_warm_pool_worker_has_imported_what_its_first_instance_needs(family, tmp_path):
+    """A worker of ``coalloc.batch.pool`` warms its families at its start (their example
+    solved): a batch's first instance then imports nothing more (issue 41, h49pool)."""
+    item = _check_item(family_batch(family, 1, seed=3, small=True)[0])
+    path = tmp_path / "item.pkl"
+    path.write_bytes(pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL))
+    env = {**os.environ, "PYTHONPATH": str(Path(coalloc.__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, "-c", _WARM_CHILD, str(path), family],
+                         capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == [], (family, out.stdout)

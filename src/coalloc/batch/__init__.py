@@ -83,6 +83,7 @@ from .run import _check_item as _check_item
 from .run import _executor_workers as _executor_workers
 from .run import merge_options as merge_options
 from .run import solve_many, solve_many_iter
+from .warm import WorkerPool, pool
 from .worker import read_problem as read_problem
 
 
@@ -96,4 +97,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["solve_many", "solve_many_iter", "BatchError", "instance_seed", "ProgressBar"]
+__all__ = ["solve_many", "solve_many_iter", "BatchError", "instance_seed", "ProgressBar",
+           "WorkerPool", "pool"]
