@@ -11,10 +11,12 @@ import os
 import sys
 
 import pytest
-from bench.shared.scaling import answer, family_batch
+from bench.shared.scaling import family_batch
 
 import coalloc
 from coalloc.batch import WorkerPool, pool
+
+from ._batch_referee import same_verified_answers
 
 
 def _state(_: int = 0):
@@ -26,17 +28,6 @@ def _state(_: int = 0):
     names = ("coalloc.loadshare.solvers", "coalloc.taskmap.mapping", "scipy.sparse")
     mods = {name for name in names if name in sys.modules}
     return os.getpid(), mods, gc.get_freeze_count()
-
-
-def _check(batch, got, serial):
-    assert [answer(r) for r in got] == [answer(r) for r in serial]
-    oks = 0
-    for inst, result, alone in zip(batch, got, serial):
-        report = inst.verify(result)  # the family's referee, on the object that crossed
-        assert report.to_dict() == inst.verify(alone).to_dict()
-        assert report.ok or result.status == "infeasible"
-        oks += report.ok
-    assert oks >= len(batch) // 2  # mostly solved: not a comparison of empty answers
 
 
 def test_batches_reuse_the_warm_workers_and_give_the_serial_answers():
@@ -52,7 +43,7 @@ def test_batches_reuse_the_warm_workers_and_give_the_serial_answers():
         for _ in range(2):  # twice each, in turn: the same answers every time
             for batch, want in zip(batches, serial):
                 got = coalloc.solve_many(batch, executor=workers, seed=9, n_jobs=2)
-                _check(batch, got, want)
+                same_verified_answers(batch, got, want)
         after = {pid for pid, _, _ in workers.map(_state, range(4))}
         assert after <= set(workers._processes) and set(pids) <= set(workers._processes)
         assert len(workers._processes) == 2  # no worker was replaced or added
@@ -66,7 +57,7 @@ def test_a_cold_pool_gives_the_same_answers():
     with pool(2, families=()) as workers:
         _, mods, frozen = zip(*workers.map(_state, range(2)))
         got = coalloc.solve_many(batch, executor=workers, seed=2)
-    _check(batch, got, serial)
+    same_verified_answers(batch, got, serial)
 
 
 @pytest.mark.parametrize(

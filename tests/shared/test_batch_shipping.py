@@ -216,29 +216,39 @@ def test_a_dask_chunk_too_large_for_a_message_is_scattered_apart(monkeypatch):
     assert isinstance(small.chunk, pickle.PickleBuffer) and "data" not in keywords
 
 
+class _TurnClient:
+    """A Dask client's stand-in for the scatter of large chunks: two workers, listed from
+    the ``unlisted + 1``-th ``scheduler_info`` on (none before, as right after a cluster
+    starts); ``targets`` holds the worker each chunk named (None: Dask's choice)."""
+
+    def __init__(self, unlisted: int):
+        self.targets: list = []
+        self.unlisted = unlisted
+
+    def scheduler_info(self):
+        self.unlisted -= 1
+        if self.unlisted >= 0:
+            return {"workers": {}}
+        return {"workers": {"tcp://b:1": {}, "tcp://a:1": {}}}
+
+    def scatter(self, obj, broadcast=False, hash=True, direct=None, workers=None):
+        if not broadcast:  # a chunk, not a shared model sent to every worker
+            self.targets.append(None if workers is None else tuple(workers))
+        return ("future", obj)
+
+
 def test_large_dask_chunks_go_to_the_workers_in_turn(monkeypatch):
     """Dask's scatter of one object always picks the first worker; the Shipper names the
     worker, in turn, so that the tasks (which run where their data is) spread."""
     from coalloc.batch import shipping
 
-    class Client:
-        def __init__(self):
-            self.targets = []
-
-        def scheduler_info(self):
-            return {"workers": {"tcp://b:1": {}, "tcp://a:1": {}}}
-
-        def scatter(self, obj, broadcast=False, hash=True, direct=None, workers=None):
-            self.targets.append(None if workers is None else tuple(workers))
-            return ("future", obj)
-
     monkeypatch.setattr(shipping, "SCATTER_BYTES", 10)
     batch = family_batch("taskmap", 6, seed=5, small=True)
-    client = Client()
+    client = _TurnClient(unlisted=0)
     shipper = Shipper(client=client)
     for i, item in enumerate(batch):
         shipper.pack([(i, _check_item(item), i)])
-    chunks = [t for t in client.targets if t is not None]  # the shared graph: broadcast
+    chunks = client.targets  # the shared graph was broadcast, the chunks named a worker
     assert len(chunks) == 6
     assert {chunks[k] for k in range(0, 6, 2)} != {chunks[k] for k in range(1, 6, 2)}
     assert sorted(set(chunks)) == [("tcp://a:1",), ("tcp://b:1",)]
@@ -251,25 +261,9 @@ def test_large_dask_chunks_wait_for_no_worker_list(monkeypatch):
     workers take turns once they appear (it raised ZeroDivisionError for every chunk)."""
     from coalloc.batch import shipping
 
-    class Client:
-        def __init__(self):
-            self.targets = []
-            self.asked = 0
-
-        def scheduler_info(self):
-            self.asked += 1
-            if self.asked <= 2:
-                return {"workers": {}}
-            return {"workers": {"tcp://b:1": {}, "tcp://a:1": {}}}
-
-        def scatter(self, obj, broadcast=False, hash=True, direct=None, workers=None):
-            if not broadcast:
-                self.targets.append(None if workers is None else tuple(workers))
-            return ("future", obj)
-
     monkeypatch.setattr(shipping, "SCATTER_BYTES", 10)
     batch = family_batch("taskmap", 6, seed=5, small=True)
-    client = Client()
+    client = _TurnClient(unlisted=2)
     shipper = Shipper(client=client)
     for i, item in enumerate(batch):
         payload, keywords = shipper.pack([(i, _check_item(item), i)])

@@ -146,13 +146,7 @@ def _polished(tasks: TaskGraph, resources: ResourceGraph, mapping: np.ndarray) -
     from .multilevel import _finish
 
     topo = topology(resources)
-    ip, ix, iw = tasks.undirected_csr()
-    fine = TaskLevel(
-        np.asarray(ip, dtype=np.int64),
-        np.asarray(ix, dtype=np.int64),
-        np.asarray(iw, dtype=np.float64),
-        tasks.node_weight.astype(np.float64),
-    )
+    fine = TaskLevel.of(tasks)
     position = np.empty(resources.n_nodes, dtype=np.int64)
     position[topo.order_nodes] = np.arange(topo.P)
     out, _, _ = _finish(topo, fine, position[mapping], None)

@@ -54,6 +54,19 @@ class TaskLevel:
         self.cmap: Optional[np.ndarray] = None
         self._kern = None
 
+    @classmethod
+    def of(cls, tasks) -> TaskLevel:
+        """The finest level of a :class:`~coalloc.taskmap.model.TaskGraph`: its symmetric
+        CSR (pairs in both directions) and its tasks' compute requirements, as the
+        compiled kernels take them (int64 indices, float64 weights)."""
+        ip, ix, iw = tasks.undirected_csr()
+        return cls(
+            np.asarray(ip, dtype=np.int64),
+            np.asarray(ix, dtype=np.int64),
+            np.asarray(iw, dtype=np.float64),
+            tasks.node_weight.astype(np.float64),
+        )
+
     @property
     def kern(self) -> _multilevel.Level:
         """The compiled view of the CSR (checked once, on first use)."""

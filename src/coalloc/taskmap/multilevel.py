@@ -341,13 +341,7 @@ def map_multilevel(
     t0 = time.perf_counter()
     topo = topology(resources)
     rng = np.random.default_rng(np.random.SeedSequence(seed))
-    ip, ix, iw = tasks.undirected_csr()
-    fine = TaskLevel(
-        np.asarray(ip, dtype=np.int64),
-        np.asarray(ix, dtype=np.int64),
-        np.asarray(iw, dtype=np.float64),
-        tasks.node_weight.astype(np.float64),
-    )
+    fine = TaskLevel.of(tasks)
     levels = [fine]
     inc = _Incumbent(tasks, resources, topo, levels, seed, params, t0)
     run = {"moves": 0, "t1": None}  # the moves made, when the coarsening ended
