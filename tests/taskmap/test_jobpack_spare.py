@@ -242,3 +242,33 @@ def test_the_contract_audit_runs_a_pipeline_at_a_budget_the_step_needs():
     assert case.relative and not case.small
     other = next(c for c in ca.cases(False) if c.name == "metis-bipartite-100/tree")
     assert ca._limits(other, budgets, "portfolio") == [0.05, 0.5, None]  # unchanged
+
+
+@pytest.mark.parametrize("runs_to_the_limit", [True, False])
+def test_the_status_says_whether_the_budget_ended_the_step(monkeypatch, runs_to_the_limit):
+    """Issue 36's rule: ``time_limit`` only when the budget ended the call. A step that runs
+    until the deadline (here a stand-in that waits for it and finds nothing) makes the call
+    ``time_limit``, keeping the default's verified mapping; a step that ends by itself (a
+    stand-in returning at once) leaves the default's own status. The stand-ins decide when
+    the step returns, so the test does not race a clock."""
+    tasks, res = _pipeline(11)
+    monkeypatch.setattr(jp, "SPARE_GAP", np.inf)  # the same call without the step
+    plain = tm.solve(tasks, res, time_limit=1.5, seed=0)
+    monkeypatch.setattr(jp, "SPARE_GAP", 0.10)
+    assert plain.status == "feasible" and plain.gap > jp.SPARE_GAP
+
+    def stand_in(t, r, mapping, time_limit, lower):
+        if runs_to_the_limit:
+            until = time.perf_counter() + time_limit
+            while time.perf_counter() < until:
+                time.sleep(min(0.05, max(0.0, until - time.perf_counter())))
+        return np.asarray(mapping).copy(), float(plain.max_occupancy)
+
+    monkeypatch.setattr(jp, "pack_jobs", stand_in)
+    out = tm.solve(tasks, res, time_limit=1.5, seed=0)
+    assert out.mapping.tolist() == plain.mapping.tolist()
+    assert tm.Instance(tasks, res).verify(out).ok
+    if runs_to_the_limit:
+        assert out.status == "time_limit" and "stopped at the limit" in out.message
+    else:
+        assert out.status == "feasible" and "stopped" not in out.message
