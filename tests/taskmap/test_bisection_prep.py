@@ -17,16 +17,6 @@ from coalloc.taskmap.hierarchy import topology
 from coalloc.taskmap.levels import TaskLevel, subgraph
 
 
-def _level(tasks) -> TaskLevel:
-    ip, ix, iw = tasks.undirected_csr()
-    return TaskLevel(
-        np.asarray(ip, dtype=np.int64),
-        np.asarray(ix, dtype=np.int64),
-        np.asarray(iw, dtype=np.float64),
-        tasks.node_weight.astype(np.float64),
-    )
-
-
 @settings(max_examples=12, deadline=None, derandomize=True)
 @given(st.integers(70, 400), st.integers(0, 1000), st.sampled_from([1.0, (1.0, 3.0)]))
 def test_a_warm_level_bisects_as_a_fresh_one(n, seed, speed):
@@ -36,13 +26,13 @@ def test_a_warm_level_bisects_as_a_fresh_one(n, seed, speed):
         node_bandwidth=50.0, rack_bandwidth=100.0, seed=seed,
     )  # fmt: skip
     topo = topology(res)
-    warm = _level(tasks)
+    warm = TaskLevel.of(tasks)
     subsets = [np.arange(topo.P), np.arange((topo.P + 1) // 2)]
     shares = [topo.cap / topo.cap.max(), np.ones(topo.P)]
     for sub in subsets:  # the same level through several bisections: its cache fills
         for share in shares:
             got = bisect_map(topo, warm, sub, share, full=True)
-            want = bisect_map(topo, _level(tasks), sub, share, full=True)
+            want = bisect_map(topo, TaskLevel.of(tasks), sub, share, full=True)
             assert np.array_equal(got, want)
     assert warm.__dict__.get("_grow_prep"), "the warm level kept no preparation"
 
@@ -51,13 +41,13 @@ def test_a_warm_level_bisects_as_a_fresh_one(n, seed, speed):
 @given(st.integers(64, 300), st.integers(0, 1000), st.floats(0.2, 0.8))
 def test_grow_and_the_spectral_split_agree_with_their_parts(n, seed, frac):
     tasks = gen.geometric_task_graph(n, seed=seed)
-    lv = _level(tasks)
+    lv = TaskLevel.of(tasks)
     verts = np.arange(lv.n)
     target = frac * float(lv.vw.sum())
     first = grow(lv, verts, target)
     again = grow(lv, verts, target)  # from the kept preparation
     assert np.array_equal(first, again)
-    assert np.array_equal(first, grow(_level(tasks), verts, target))
+    assert np.array_equal(first, grow(TaskLevel.of(tasks), verts, target))
     sip, six, siw = subgraph(lv, verts)
     csr = sp.csr_matrix((siw, six, sip), shape=(lv.n, lv.n))
     split = spectral_split(csr, lv.vw, target)

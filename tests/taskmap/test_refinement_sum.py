@@ -19,16 +19,6 @@ from coalloc.taskmap.refinement import RefineState
 from coalloc.taskmap.sumrefine import sum_refine
 
 
-def _level(tasks):
-    ip, ix, iw = tasks.undirected_csr()
-    return TaskLevel(
-        np.asarray(ip, dtype=np.int64),
-        np.asarray(ix, dtype=np.int64),
-        np.asarray(iw, dtype=np.float64),
-        tasks.node_weight.astype(np.float64),
-    )
-
-
 def _scores(tasks, res, mapping):
     report = tm.verify_mapping(tasks, res, mapping)
     assert report.valid, report
@@ -75,7 +65,7 @@ def _refined_from(tasks, res, start_seed):
     topo = topology(res)
     m = np.random.default_rng(start_seed).integers(0, topo.P, tasks.n)
     before = _scores(tasks, res, topo.order_nodes[m])
-    state = RefineState(topo, _level(tasks), m)
+    state = RefineState(topo, TaskLevel.of(tasks), m)
     moves = sum_refine(state, 10_000)
     after = _scores(tasks, res, topo.order_nodes[state.m])
     return before, after, moves
@@ -215,7 +205,7 @@ def test_the_swap_table_has_the_gains_of_gains_to(inst, start):
     tasks, res = inst
     topo = topology(res)
     m = np.random.default_rng(start).integers(0, topo.P, tasks.n)
-    state = RefineState(topo, _level(tasks), m)
+    state = RefineState(topo, TaskLevel.of(tasks), m)
     ct, cb, _ = sumrefine._cross_gains(state, positive=False)
     if not ct.shape[0]:
         return
@@ -241,7 +231,7 @@ def test_a_move_adds_the_row_deltas_of_its_task(inst, start):
     tasks, res = inst
     topo = topology(res)
     rng = np.random.default_rng(start)
-    state = RefineState(topo, _level(tasks), rng.integers(0, topo.P, tasks.n))
+    state = RefineState(topo, TaskLevel.of(tasks), rng.integers(0, topo.P, tasks.n))
     for t, b in zip(rng.integers(0, tasks.n, 12).tolist(), rng.integers(0, topo.P, 12).tolist()):
         want = state.lload.copy()
         _, link, val = state._row_deltas(np.array([t]), np.array([b]))
@@ -303,7 +293,7 @@ def test_the_swap_and_ejection_screens_agree_with_one_at_a_time(inst, start, tig
     tasks, res = inst
     topo = topology(res)
     rng = np.random.default_rng(start)
-    state = RefineState(topo, _level(tasks), rng.integers(0, topo.P, tasks.n))
+    state = RefineState(topo, TaskLevel.of(tasks), rng.integers(0, topo.P, tasks.n))
     ct, cb, gain = rf._cross_gains(state)
     if not ct.shape[0]:
         return
