@@ -333,9 +333,85 @@ def local_cluster(workers: int, defaults: bool = False) -> Any:
                                         processes=True, dashboard_address=None)  # fmt: skip
 
 
+def _cli_environ() -> Dict[str, str]:
+    """The environment of a command-line cluster: :data:`DASK_BATCH_CONFIG` as the
+    variables docs/batch.md gives, and this checkout's ``coalloc`` and ``bench`` first on
+    the path (the workers import the code under test, not an installed copy)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(coalloc.__file__)))
+    path = [package, root, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys(path))}
+    environ["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"
+    for name in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_"):
+        value = str(DASK_BATCH_CONFIG[name])
+        environ[f"DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON__{name}"] = value
+    return environ
+
+
+def _readable_json(path: str) -> bool:
+    """Whether ``path`` holds a whole JSON document (the scheduler file, once written)."""
+    import json
+
+    try:
+        with open(path) as fh:
+            json.load(fh)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def cli_cluster(workers: int, timeout: float = 120.0):
+    """A Dask cluster started from the command line as a cluster user starts one
+    (docs/batch.md): ``dask scheduler`` and ``dask worker --nworkers W --nthreads 1`` as
+    processes of their own (children of this one, so that their CPU can be read), with
+    :data:`DASK_BATCH_CONFIG`; yields a connected :class:`distributed.Client` with every
+    worker up, and stops both processes at the end. The caller's CPU is then the client's
+    alone (a local cluster runs the scheduler in the calling process)."""
+    import signal
+    import subprocess
+    import tempfile
+
+    import distributed
+
+    dask = os.path.join(os.path.dirname(sys.executable), "dask")
+    command = [dask] if os.path.exists(dask) else [sys.executable, "-m", "dask"]
+    environ = _cli_environ()
+    procs: List[Any] = []
+    client = None
+    with tempfile.TemporaryDirectory(prefix="coalloc-cli-") as folder:
+        file = os.path.join(folder, "scheduler.json")
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": environ}
+        try:
+            procs.append(subprocess.Popen([*command, "scheduler", "--host", "127.0.0.1",
+                                           "--port", "0", "--scheduler-file", file,
+                                           "--no-dashboard"], **quiet))  # fmt: skip
+            deadline = time.monotonic() + timeout
+            while not _readable_json(file) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            procs.append(subprocess.Popen([*command, "worker", "--scheduler-file", file,
+                                           "--nworkers", str(workers), "--nthreads", "1",
+                                           "--no-dashboard", "--host", "127.0.0.1"],
+                                          **quiet))  # fmt: skip
+            client = distributed.Client(scheduler_file=file, timeout=timeout)
+            client.wait_for_workers(workers, timeout=timeout)
+            yield client
+        finally:
+            if client is not None:
+                client.close()
+            for proc in reversed(procs):  # the workers first: they leave the scheduler
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+
 def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksize: Any,
                dask_defaults: bool = False) -> dict:  # fmt: skip
-    """Solve a fresh batch with ``kind`` ("serial", "threads", "processes", "dask"; a
+    """Solve a fresh batch with ``kind`` ("serial", "threads", "processes", "pool", "dask",
+    "dask-cli"; a
     trailing ``"-before"``: main's batch layer, chunks pickled whole, one instance each; a
     trailing ``"-one"``: one instance per chunk, solve_many's default before issue 41)."""
     before = kind.endswith("-before")
@@ -346,7 +422,8 @@ def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
         chunksize = 1
     kind = kind.removesuffix("-one")
     batch = family_batch(family, k, seed=seed)
-    client = cluster = executor = None
+    client = cluster = executor = cli = None
+    stack = contextlib.ExitStack()
     try:
         if kind == "processes":
             # spawned: a worker's peak memory is its own, not the pages of this process
@@ -366,14 +443,18 @@ def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
             client = distributed.Client(cluster)
             client.run(_warm)  # started, coalloc imported: not timed
             executor = client.get_executor()
+        elif kind == "dask-cli":  # scheduler and workers started from the command line
+            cli = stack.enter_context(cli_cluster(workers))
+            cli.run(_warm)
+            executor = cli.get_executor()
         start = time.perf_counter()
         with _as_before(before), _caches_shipped(not nocache):
             results = _solve(batch, kind, executor, workers, seed, chunksize)
         wall = time.perf_counter() - start
         if kind in ("processes", "pool"):
             peak = max(executor.map(_worker_peak, range(4 * workers)))
-        elif kind == "dask":
-            peak = max(client.run(_peak_rss_mib).values())
+        elif kind in ("dask", "dask-cli"):
+            peak = max((client or cli).run(_peak_rss_mib).values())
         else:
             peak = None  # this process's peak is the benchmark's own (every batch it built)
     finally:
@@ -381,8 +462,9 @@ def run_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
             client.close()
         if cluster is not None:
             cluster.close()
-        elif executor is not None:
+        elif executor is not None and cli is None:
             executor.shutdown()
+        stack.close()
     return {"wall": wall, "answers": [answer(r) for r in results], "peak": peak}
 
 
@@ -425,7 +507,9 @@ def main(argv=None) -> int:
                     help="'mixed': instances about 1,000x apart in cost (mixed_batch)")  # fmt: skip
     ap.add_argument("--workers", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--kinds", nargs="+", default=["threads", "processes", "dask"],
-                    choices=["threads", "processes", "pool", "dask"])  # fmt: skip
+                    choices=["threads", "processes", "pool", "dask", "dask-cli"],
+                    help="dask: a local cluster (its scheduler in this process); dask-cli: "
+                    "'dask scheduler' and 'dask worker' as processes (cli_cluster)")  # fmt: skip
     ap.add_argument("--instances", type=int, default=None,
                     help="instances per batch (default: per family, see SIZES)")  # fmt: skip
     ap.add_argument("--repeats", type=int, default=3)
