@@ -270,3 +270,43 @@ def test_large_dask_chunks_wait_for_no_worker_list(monkeypatch):
         assert keywords["data"][0] == "future"
     assert client.targets[:2] == [None, None]  # no worker known: Dask's choice
     assert sorted(set(client.targets[2:])) == [("tcp://a:1",), ("tcp://b:1",)]
+
+
+@pytest.mark.parametrize("spill_dask", [True, False])
+def test_a_dask_chunk_with_arrays_for_local_workers_is_spilled_as_a_process_pools(
+    tmp_path, monkeypatch, spill_dask
+):
+    """h50pool: for Dask workers that share the caller's folder, a chunk whose arrays reach
+    SPILL_BYTES (a CTAAP Fig. 3 request: 4 MB) is pickled once out of band, its arrays'
+    bytes written straight to a file (a _Spill the worker maps), not pickled in band and
+    then written whole (an _InFile: the arrays copied once more). The worker gets instances
+    whose answers are the originals', and removes the file. ``SPILL_DASK`` off is the old
+    way (the assertion on the payload's type fails there)."""
+    from coalloc.batch import shipping
+
+    monkeypatch.setattr(shipping, "SPILL_DASK", spill_dask)
+
+    class Client:  # the part of distributed.Client a Shipper uses
+        scattered: dict = {}
+
+        def scatter(self, obj, broadcast, hash):  # the batch's shared model, once
+            self.scattered[len(self.scattered)] = obj
+            return len(self.scattered) - 1
+
+    batch = family_batch("ctaap", 2, seed=4)
+    client = Client()
+    shipper = Shipper(folder=str(tmp_path), client=client)
+    payload, keywords = shipper.pack([(i, _check_item(item), i) for i, item in enumerate(batch)])
+    assert set(keywords) <= {"shared"}  # nothing scattered apart ("data")
+    given = {d: client.scattered[f] for d, f in keywords.get("shared", {}).items()}
+    arrived = pickle.loads(pickle.dumps(payload, protocol=5))  # as the task carries it
+    kind = shipping._Spill if spill_dask else shipping._InFile
+    assert isinstance(arrived.chunk, kind)
+    if spill_dask:  # the arrays are in the file, the pickle beside them small
+        assert arrived.chunk.path is not None and sum(arrived.chunk.sizes) > 4 << 20
+        assert len(arrived.chunk.head) < 64 << 10
+    chunk = unpack(arrived, given)
+    assert not [p for p in tmp_path.iterdir() if not p.name.endswith(".pickle")]  # read and removed
+    assert [answer(c[1].solve(seed=0)) for c in chunk] == [
+        answer(item.solve(seed=0)) for item in batch
+    ]

@@ -171,8 +171,9 @@ class _CostChunks:
         key, raw = keyed_cost(item)
         if raw is None:
             cost = self.unknown_cost if self.unknown_cost is not None else self.seconds
-        else:
-            cost = raw * self.factor.get(key, self._any_factor())
+        else:  # the median of the others' only for a kind not measured yet (was: always)
+            factor = self.factor.get(key)
+            cost = raw * (self._any_factor() if factor is None else factor)
         self.seen += 1
         self.seen_cost += cost
         return key, raw, cost

@@ -95,6 +95,10 @@ SPILL_BYTES: Optional[int] = 256 << 10
 #: calling process copies nothing; one kept result keeps its chunk's mapping). POSIX only:
 #: elsewhere a mapped file cannot be removed while mapped.
 MAP_FILES = os.name == "posix"
+#: Dask chunks with arrays, for workers that share the caller's folder (a local cluster),
+#: packed as a process pool's (:meth:`Shipper._spilled`); False: pickled in band, as
+#: before h50pool (a benchmark's "before").
+SPILL_DASK = True
 _ALIGN = 64
 _spills = itertools.count()
 
@@ -391,18 +395,8 @@ class Shipper:
             out.append((index, item, seed))
         self.instances += len(chunk)
         keywords = {}
-        if self.client is not None:  # out of band: Dask sends its frames without a copy
-            blob = pickle.dumps(out, protocol=_PROTOCOL)
-            big = len(blob) > SCATTER_BYTES  # never through the scheduler: as a file
-            in_file = self._in_file(blob) if big and self.folder is not None else None
-            if in_file is not None:  # the workers share the folder (a local cluster)
-                out = in_file
-            elif big:  # straight to a worker, not through the scheduler
-                keywords["data"] = self._scatter_one(blob)
-                out = None
-            else:
-                out = pickle.PickleBuffer(blob)
-            back = self.folder  # local workers: large records come back as files too
+        if self.client is not None:  # local workers: large records come back as files too
+            out, back = self._for_dask(out, keywords), self.folder
         else:  # a process pool: pickled here once, large arrays through a file
             out = spill(out, self.folder)
             back = self.folder
@@ -410,6 +404,43 @@ class Shipper:
         if self.client is not None and files:
             keywords["shared"] = {d: self.futures[d] for d in files}
         return _Packed(out, files, back), keywords
+
+    def _for_dask(self, out: list, keywords: dict) -> Any:
+        """What a Dask task carries for the chunk ``out``: its pickle out of band (Dask
+        sends its frames without a copy), a file of the shared folder when it is larger
+        than a message, or scattered straight to a worker (``keywords["data"]``).
+
+        For workers that share :attr:`folder` (a local cluster) a chunk holding arrays is
+        packed as a process pool's: pickled once, out of band, its arrays' bytes written
+        straight to a file of the folder when they reach :data:`SPILL_BYTES` (the worker
+        maps it), else beside the pickle (a :class:`_Spill`). Before (h50pool) such a chunk
+        was pickled in band (its arrays copied into the pickle), then written whole to the
+        file: a CTAAP Fig. 3 request, 4 MB of arrays, cost the calling process's main thread
+        4.3 ms on a command-line Dask cluster against 1.7 ms on a process pool
+        (``bench/shared/ISSUE41.md``, h50pool).
+        """
+        if self.folder is not None and SPILL_DASK:
+            packed = spill(out, self.folder)
+            if packed.path is None and packed.buffers is None:
+                blob = packed.head  # nothing out of band: the in-band pickle, as before
+            else:
+                if packed.path is not None:
+                    self.in_files += 1
+                size = len(packed.head) + sum(len(b) for b in packed.buffers or ())
+                if size <= SCATTER_BYTES:
+                    return packed
+                # a large pickle beside its arrays: through the folder, not the scheduler
+                blob = pickle.dumps(packed, protocol=_PROTOCOL)
+        else:
+            blob = pickle.dumps(out, protocol=_PROTOCOL)
+        big = len(blob) > SCATTER_BYTES  # never through the scheduler: as a file
+        in_file = self._in_file(blob) if big and self.folder is not None else None
+        if in_file is not None:  # the workers share the folder (a local cluster)
+            return in_file
+        if big:  # straight to a worker, not through the scheduler
+            keywords["data"] = self._scatter_one(blob)
+            return None
+        return pickle.PickleBuffer(blob)
 
     def _share_within(self, chunk: list) -> None:
         seen: Dict[int, None] = {}
@@ -653,8 +684,8 @@ def unpack(payload: Any, shared: Optional[dict] = None, data: Optional[bytes] = 
         packed = payload.chunk if payload.chunk is not None else data
         if isinstance(packed, (bytes, bytearray, memoryview, pickle.PickleBuffer)):  # Dask
             packed = pickle.loads(packed)
-        elif isinstance(packed, (_Spill, _InFile)):  # a process pool; local Dask workers
-            packed = packed.load()
+        while isinstance(packed, (_Spill, _InFile)):  # a process pool; local Dask workers
+            packed = packed.load()  # (an _InFile may hold a _Spill: Shipper._spilled)
     chunk = []
     for index, item, seed in packed:
         if isinstance(item, _Parts):
