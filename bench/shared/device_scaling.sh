@@ -20,7 +20,9 @@
 #   SMOKE=1 WORKERS="1 2" bash bench/shared/device_scaling.sh   # a dry run: tiny batches
 #
 # Variables: WHEELS, BUDGET, FAMILIES, WORKERS (default "2 8 16"), KINDS (default
-# "processes pool dask"; dask left out when it cannot be installed), LARGE (default 1: the
+# "processes pool dask"; dask-cli adds a cluster started by the 'dask scheduler' and 'dask
+# worker' commands, the caller's CPU then the client's alone; both left out when Dask cannot
+# be installed), LARGE (default 1: the
 # --large batches, 10-12 s of serial work each on the 2-core VM; 0: the default sizes),
 # SMOKE=1 (8 instances per family, for a dry run), PIP_ARGS (extra pip arguments).
 set -uo pipefail
@@ -45,7 +47,7 @@ if [ -n "$(ls "$WHEELS"/distributed-*.whl 2>/dev/null)" ]; then
     >> "$OUT/build.log" 2>&1 || echo "Dask not installed: see build.log"
 fi
 if ! "$PY" -c "import distributed" 2>/dev/null; then
-  KINDS=$(echo "$KINDS" | sed 's/dask//')
+  KINDS=$(echo "$KINDS" | sed -E 's/dask(-cli)?//g')
 fi
 export PYTHONPATH=.  # bench.* from the checkout; coalloc as installed (not src/)
 "$PY" -c "import coalloc, os; print('coalloc', coalloc.__version__, 'from', os.path.dirname(coalloc.__file__))" \

@@ -126,3 +126,32 @@ def test_solve_batch_on_the_cluster_from_the_command_line(cluster, tmp_path, cap
     capsys.readouterr()
     assert main([*argv, "--scheduler", address, "--processes", "-o", str(dask)]) == 2
     assert "drop --processes" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_large_requests_on_a_command_line_cluster_go_spilled_and_match_serial(cluster, monkeypatch):
+    """h50pool: the workers of a command-line cluster on this machine share the caller's
+    folder, so a chunk of CTAAP Fig. 3 requests (4 MB of arrays each) goes as a process
+    pool's does, its arrays written straight to a file the worker maps and removes; the
+    answers and the ``verify`` reports are the serial run's."""
+    from coalloc.batch import shipping
+
+    _, client = cluster
+    spilled = []
+    original = shipping.spill
+
+    def spill(obj, folder):
+        out = original(obj, folder)
+        if out.path is not None:
+            spilled.append(out.path)
+        return out
+
+    monkeypatch.setattr(shipping, "spill", spill)
+    batch = family_batch("ctaap", 3, seed=6)
+    serial = coalloc.solve_many(batch, executor="serial", seed=SEED)
+    got = coalloc.solve_many(batch, executor=client.get_executor(), seed=SEED, chunksize=1)
+    assert [answer(r) for r in got] == [answer(r) for r in serial]
+    for item, mine, alone in zip(batch, got, serial):
+        assert item.verify(mine).to_dict() == item.verify(alone).to_dict()
+    assert len(spilled) >= 3  # every request's arrays through a file (the records too)
+    assert not any(os.path.exists(path) for path in spilled)  # read and removed
