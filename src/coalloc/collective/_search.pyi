@@ -40,6 +40,13 @@ def window_max_rows(
     """``out[s, jj, i]``: maxima of ``reserved[nodes[jj], i]`` over the window of ``starts[s]``
     (one monotone deque per row)."""
 
+def block_maxima(
+    reserved: F64,  # IN (N, m, K)
+    B: int,  # IN >= 1
+    out: F64,  # OUT (N, m, ceil(K / B))
+) -> None:
+    """``out[j, i, b]``: maxima of ``reserved[j, i]`` over the segments of block ``b``."""
+
 def window_max_blocks(
     times: F64,  # IN (K,)
     reserved: F64,  # IN (N, m, K)

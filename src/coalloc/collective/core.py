@@ -123,6 +123,15 @@ class Kernels:
         self.module.window_max_rows(_f64(times), reserved, nodes, starts, float(duration), out)
         return out
 
+    def block_maxima(self, reserved, B):
+        """The ``(N, m, ceil(K / B))`` maxima of blocks of ``B`` segments of every row of
+        ``reserved`` (kernel ``block_maxima``)."""
+        reserved = _f64(reserved)
+        n, m, K = reserved.shape
+        out = np.empty((n, m, -(-K // int(B))))
+        self.module.block_maxima(reserved, int(B), out)
+        return out
+
     def window_max_blocks(self, times, reserved, bm, B, nodes, starts, duration):
         """The ``(S, len(nodes), m)`` window maxima from block maxima ``bm`` of ``B`` segments
         (kernel ``window_max_blocks``)."""

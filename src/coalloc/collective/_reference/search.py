@@ -808,15 +808,29 @@ def window_max_rows(times, reserved, nodes, starts, duration, out):
         out[s] = reserved[nodes, :, k0 : max(k1, k0 + 1)].max(axis=2)
 
 
-def block_maxima(reserved, B):
+def block_maxima(reserved, B, out=None):
     """``bm[j, i, b]``: the maximum of ``reserved[j, i]`` over segments ``b B .. (b + 1) B - 1``
-    (the last block may be shorter): what :func:`window_max_blocks` reads."""
+    (the last block may be shorter): what :func:`window_max_blocks` reads (twin of the
+    kernel's ``block_maxima``).
+
+    ``reserved`` (``(N, m, K)``) and ``B`` (>= 1) are IN; ``out`` (float64,
+    ``(N, m, ceil(K / B))``) is OUT, allocated when None; returns ``out``.
+    """
     reserved = np.asarray(reserved, dtype=np.float64)
+    if int(B) < 1:
+        raise ValueError("B must be >= 1")
     n, m, K = reserved.shape
     nb = -(-K // B)
-    pad = np.full((n, m, nb * B), -np.inf)
-    pad[:, :, :K] = reserved
-    return np.ascontiguousarray(pad.reshape(n, m, nb, B).max(axis=3))
+    if out is None:
+        out = np.empty((n, m, nb))
+    elif out.shape != (n, m, nb):
+        raise ValueError("out must be (N, m, ceil(K / B))")
+    full = K // B
+    if full:
+        out[:, :, :full] = reserved[:, :, : full * B].reshape(n, m, full, B).max(axis=3)
+    if K > full * B:
+        out[:, :, full] = reserved[:, :, full * B :].max(axis=2)
+    return out
 
 
 def window_max_blocks(times, reserved, bm, B, nodes, starts, duration, out):

@@ -646,14 +646,17 @@ BLOCK = 16
 
 def _block_maxima(res: np.ndarray) -> np.ndarray:
     """Per row of ``res`` (rows, m, K), the maxima of blocks of :data:`BLOCK` segments (the
-    last block may be shorter), shape (rows, m, ceil(K / BLOCK))."""
-    rows, m, K = res.shape
-    full = K // BLOCK
-    out = np.empty((rows, m, -(-K // BLOCK)))
-    if full:
-        out[:, :, :full] = res[:, :, : full * BLOCK].reshape(rows, m, full, BLOCK).max(axis=3)
-    if K > full * BLOCK:
-        out[:, :, full] = res[:, :, full * BLOCK :].max(axis=2)
+    last block may be shorter), shape (rows, m, ceil(K / BLOCK)): the compiled kernel
+    ``block_maxima`` (issue 40, h50coll: 0.05 s instead of NumPy's 0.35-0.40 s at 10,000
+    nodes x 3 properties x 2,017 breakpoints), its NumPy twin when the compiled module is
+    not built (the same values)."""
+    try:
+        from .._search import block_maxima
+    except ImportError:  # a source tree without the compiled core
+        from .._reference.search import block_maxima
+    res = np.ascontiguousarray(res, dtype=np.float64)
+    out = np.empty((res.shape[0], res.shape[1], -(-res.shape[2] // BLOCK)))
+    block_maxima(res, BLOCK, out)
     return out
 
 
