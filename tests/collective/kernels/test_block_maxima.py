@@ -13,13 +13,13 @@ from coalloc.collective.core import Kernels
 from coalloc.collective.model.pool import BLOCK
 
 
-def _definition(res, B):
+def _definition(res, B, reduce=max):
     n, m, K = res.shape
     out = np.empty((n, m, -(-K // B)))
     for b in range(out.shape[2]):
         for j in range(n):
             for i in range(m):
-                out[j, i, b] = max(res[j, i, b * B : (b + 1) * B].tolist())
+                out[j, i, b] = reduce(res[j, i, b * B : (b + 1) * B].tolist())
     return out
 
 
@@ -41,20 +41,28 @@ def test_block_maxima_matches_twin_and_definition(seed, B, ties):
     C.block_maxima(res, B, raw)
     assert np.array_equal(raw, a)
     assert np.array_equal(R.block_maxima(res, B), a)
+    # the minima alike
+    lo = Kernels(C).block_minima(res, B)
+    assert np.array_equal(lo, Kernels(R).block_minima(res, B))
+    assert np.array_equal(lo, _definition(res, B, min))
+    raw = np.full(lo.shape, np.nan)
+    C.block_minima(res, B, raw)
+    assert np.array_equal(raw, lo)
 
 
 @pytest.mark.parametrize("module", [C, R], ids=["compiled", "twin"])
 def test_block_maxima_rejects_bad_arguments(module):
     res = np.zeros((2, 1, 5))
-    with pytest.raises(ValueError, match="B must be"):
-        module.block_maxima(res, 0, np.zeros((2, 1, 1)))
-    with pytest.raises(ValueError, match="out must be"):
-        module.block_maxima(res, 2, np.zeros((2, 1, 2)))
+    for kernel in (module.block_maxima, module.block_minima):
+        with pytest.raises(ValueError, match="B must be"):
+            kernel(res, 0, np.zeros((2, 1, 1)))
+        with pytest.raises(ValueError, match="out must be"):
+            kernel(res, 2, np.zeros((2, 1, 2)))
 
 
 def test_pool_block_maxima_follow_bookings():
-    """The pool's index (built by the kernel) equals the twin's on the amounts after every
-    booking and release, on the same grid and on a new one."""
+    """The pool's indexes (built by the kernels) equal the twins' on the amounts after every
+    booking and release, on the same grid and on a new one, in the pool and in a copy."""
     rng = np.random.default_rng(40)
     n, K = 12, 3 * BLOCK + 5
     times = np.arange(K) * 300.0
@@ -63,9 +71,18 @@ def test_pool_block_maxima_follow_bookings():
     for step in range(8):
         res_now, bm = pool._block_maxima()[1:]
         assert np.array_equal(bm, R.block_maxima(res_now, BLOCK))
+        res_now, bm, bn = pool._block_extrema()[1:]
+        assert np.array_equal(bm, R.block_maxima(res_now, BLOCK))
+        assert np.array_equal(bn, R.block_minima(res_now, BLOCK))
+        if step == 3:  # a copy shares the indexes until one of them books
+            other = pool.copy()
+            other.reserve(0.0, 600.0, [0], [[1.0, 1.0]])
+            assert np.array_equal(other._block_extrema()[3],
+                                  R.block_minima(other.reserved, BLOCK))  # fmt: skip
         rows = rng.choice(n, 3, replace=False)
         start = float(rng.integers(0, K - 4)) * 300.0 + (150.0 if step == 5 else 0.0)
         pool.reserve(start, 900.0, rows, np.ones((3, 2)))
         if step % 3 == 2:
             pool.release(start, 900.0, rows, np.ones((3, 2)))
     assert np.array_equal(pool._block_maxima()[2], R.block_maxima(pool.reserved, BLOCK))
+    assert np.array_equal(pool._block_extrema()[3], R.block_minima(pool.reserved, BLOCK))
