@@ -1112,36 +1112,41 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
         # their minima, raised to the largest maximum of a block inside the segments every
         # window holds (never above step A's bound below: a block minimum is at most every
         # amount in its block, and a block inside those segments is at most their maximum)
-        for jj in range(n):
-            for i in range(m):
+        for jj in range(n if not lows else 0):  # step A's bounds (the loops apart: the
+            for i in range(m):                   # compiler keeps each one's code)
                 r = &res[nd[jj], i, 0]
                 rb = &bm[nd[jj], i, 0]
-                if lows:
-                    rn = &bn[nd[jj], i, 0]
                 for b in range(nb):
                     s0 = b * sub
                     s1 = s0 + sub if s0 + sub < S else S
+                    x = _range_max(r, rb, wl[s0], wh[s1 - 1], B)
+                    if wl[s1 - 1] < wh[s0]:
+                        y = _range_max(r, rb, wl[s1 - 1], wh[s0], B)
+                    else:
+                        y = r[wl[s0]]
+                        for s in range(s0 + 1, s1):
+                            y = _mn(y, r[wl[s]])
+                    hi[b * nm + jj * m + i] = x
+                    lo[b * nm + jj * m + i] = y
+        for jj in range(n if lows else 0):  # step 0's bounds
+            for i in range(m):
+                rb = &bm[nd[jj], i, 0]
+                rn = &bn[nd[jj], i, 0]
+                for b in range(nb):
+                    s0 = b * sub
+                    s1 = s0 + sub if s0 + sub < S else S
+                    c0 = wl[s0] // B
+                    c1 = (wh[s1 - 1] - 1) // B + 1
+                    x = rb[c0]
+                    y = rn[c0]
+                    for q in range(c0 + 1, c1):
+                        x = _mx(x, rb[q])
+                        y = _mn(y, rn[q])
                     a0 = wl[s1 - 1]
                     a1 = wh[s0]
-                    if not lows:  # the exact bound above and the first bound below at once
-                        x = _range_max(r, rb, wl[s0], wh[s1 - 1], B)
-                        if a0 < a1:
-                            y = _range_max(r, rb, a0, a1, B)
-                        else:
-                            y = r[wl[s0]]
-                            for s in range(s0 + 1, s1):
-                                y = _mn(y, r[wl[s]])
-                    else:
-                        c0 = wl[s0] // B
-                        c1 = (wh[s1 - 1] - 1) // B + 1
-                        x = rb[c0]
-                        y = rn[c0]
-                        for q in range(c0 + 1, c1):
-                            x = _mx(x, rb[q])
-                            y = _mn(y, rn[q])
-                        if a0 < a1:
-                            for q in range((a0 + B - 1) // B, a1 // B):
-                                y = _mx(y, rb[q])
+                    if a0 < a1:
+                        for q in range((a0 + B - 1) // B, a1 // B):
+                            y = _mx(y, rb[q])
                     hi[b * nm + jj * m + i] = x
                     lo[b * nm + jj * m + i] = y
     pk.resize(nm); tt.resize(nm); av.resize(nm)
