@@ -76,7 +76,8 @@ def test_pool_block_maxima_follow_bookings():
         assert np.array_equal(bn, R.block_minima(res_now, BLOCK))
         if step == 3:  # a copy shares the indexes until one of them books
             other = pool.copy()
-            other.reserve(0.0, 600.0, [0], [[1.0, 1.0]])
+            # a whole block of three rows: their minima (and maxima) change in the copy only
+            other.reserve(0.0, BLOCK * 300.0, [0, 1, 2], np.ones((3, 2)))
             assert np.array_equal(other._block_extrema()[3],
                                   R.block_minima(other.reserved, BLOCK))  # fmt: skip
         rows = rng.choice(n, 3, replace=False)
