@@ -48,6 +48,7 @@ def test_block_maxima_matches_twin_and_definition(seed, B, ties):
     raw = np.full(lo.shape, np.nan)
     C.block_minima(res, B, raw)
     assert np.array_equal(raw, lo)
+    assert np.array_equal(R.block_minima(res, B), lo)
 
 
 @pytest.mark.parametrize("module", [C, R], ids=["compiled", "twin"])
