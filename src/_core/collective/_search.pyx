@@ -1200,9 +1200,11 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
                         for s in range(s0 + 1, s1):
                             y = _mn(y, r[wl[s]])
                         lo[b * nm + jj * m + i] = y
+        # step A per sub-block (the rows step 0 kept, or every row): the rows kept under the
+        # exact bound above and the first bound below, marked 2 (the chains of thresholds
+        # kthr and kthr2 are apart: step A of every sub-block first, then step B of every
+        # one, the same calls in the same order per chain)
         for b in range(nb):
-            s0 = b * sub
-            s1 = s0 + sub if s0 + sub < S else S
             if lows:  # the rows step 0 kept, their bounds gathered
                 nk0 = 0
                 for jj in range(n):
@@ -1217,30 +1219,49 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
             else:  # every row (no step 0)
                 nk0 = n
                 pp, hp, lp = &p[0, 0], &hi[b * nm], &lo[b * nm]
-            # the rows kept under the first bounds (a superset of the final ones), then those
-            # kept among them under the three segments' bounds (_coarse_keep)
             nk = _keep_rows(pp, lp, hp, nk0, m, &elo[0], dd, &w[0], g,
                             weigh, &lb[0], &buf[0], &cls[0], &keep[0], &cadd[0], &kadd,
                             &kthr[0])
             for jj in range(nk):
-                q = keep[jj]
-                j = keep0[q]
-                for i in range(m):
-                    pk[jj * m + i] = pp[q * m + i]
-                    hk[jj * m + i] = hp[q * m + i]
-                    lk[jj * m + i] = _fine_lo(&res[nd[j], i, 0], &wl[0], &wh[0], s0, s1,
-                                              lp[q * m + i])
+                mark[b * n + keep0[keep[jj]]] = 2
+            for i in range(m):
+                cadds[b * m + i] += cadd[i]
+            kadds[b] += kadd
+        # the three segments' bound below (_fine_lo) of the rows step A kept, row by row in
+        # order (each row's span of the timetable read once for all its sub-blocks, not once
+        # per sub-block from a cold cache: h49coll's step B read it per sub-block, 1.17x
+        # slower for N = 60 with 1 h windows, where step A keeps a quarter of the rows)
+        for jj in range(n):
+            for i in range(m):
+                r = &res[nd[jj], i, 0]
+                for b in range(nb):
+                    if mark[b * n + jj] == 2:
+                        s0 = b * sub
+                        s1 = s0 + sub if s0 + sub < S else S
+                        lo[b * nm + jj * m + i] = _fine_lo(r, &wl[0], &wh[0], s0, s1,
+                                                           lo[b * nm + jj * m + i])
+        # step B per sub-block: those kept among step A's rows (in order) under that bound
+        for b in range(nb):
+            nk = 0
+            for jj in range(n):
+                if mark[b * n + jj] == 2:
+                    keep[nk] = jj
+                    for i in range(m):
+                        pk[nk * m + i] = p[jj, i]
+                        hk[nk * m + i] = hi[b * nm + jj * m + i]
+                        lk[nk * m + i] = lo[b * nm + jj * m + i]
+                    nk += 1
             nk2 = _keep_rows(&pk[0], &lk[0], &hk[0], nk, m, &elo[0], dd, &w[0], g, weigh,
                              &lb[0], &buf[0], &cls[0], &keep2[0], &cadd2[0], &kadd2,
                              &kthr2[0])
             for jj in range(nk2):
-                j = keep0[keep[keep2[jj]]]
+                j = keep[keep2[jj]]
                 kept.push_back(j)
                 upos[j] = 0
             kofs[b + 1] = kofs[b] + nk2
             for i in range(m):
-                cadds[b * m + i] += cadd[i] + cadd2[i]
-            kadds[b] += kadd + kadd2
+                cadds[b * m + i] += cadd2[i]
+            kadds[b] += kadd2
         rows = kofs[nb]
         # the kept rows' window maxima: per sub-block (its starts, its rows) or once over the
         # union of the kept rows and every start, whichever covers fewer segments (a
