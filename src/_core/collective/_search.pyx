@@ -1122,10 +1122,8 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
                     x = _range_max(r, rb, wl[s0], wh[s1 - 1], B)
                     if wl[s1 - 1] < wh[s0]:
                         y = _range_max(r, rb, wl[s1 - 1], wh[s0], B)
-                    else:
-                        y = r[wl[s0]]
-                        for s in range(s0 + 1, s1):
-                            y = _mn(y, r[wl[s]])
+                    else:  # no segment in every window: the three segments' bound at once
+                        y = _fine_lo(r, &wl[0], &wh[0], s0, s1, 0.0)
                     hi[b * nm + jj * m + i] = x
                     lo[b * nm + jj * m + i] = y
         for jj in range(n if lows else 0):  # step 0's bounds
@@ -1195,11 +1193,8 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
                     hi[b * nm + jj * m + i] = _range_max(r, rb, wl[s0], wh[s1 - 1], B)
                     if wl[s1 - 1] < wh[s0]:
                         lo[b * nm + jj * m + i] = _range_max(r, rb, wl[s1 - 1], wh[s0], B)
-                    elif lows:  # else step 0's bound below already
-                        y = r[wl[s0]]
-                        for s in range(s0 + 1, s1):
-                            y = _mn(y, r[wl[s]])
-                        lo[b * nm + jj * m + i] = y
+                    else:  # no segment in every window: the three segments' bound at once
+                        lo[b * nm + jj * m + i] = _fine_lo(r, &wl[0], &wh[0], s0, s1, 0.0)
         # step A per sub-block (the rows step 0 kept, or every row): the rows kept under the
         # exact bound above and the first bound below, marked 2 (the chains of thresholds
         # kthr and kthr2 are apart: step A of every sub-block first, then step B of every
@@ -1235,13 +1230,24 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
             for i in range(m):
                 r = &res[nd[jj], i, 0]
                 for b in range(nb):
-                    if mark[b * n + jj] == 2:
-                        s0 = b * sub
-                        s1 = s0 + sub if s0 + sub < S else S
+                    s0 = b * sub
+                    s1 = s0 + sub if s0 + sub < S else S
+                    if mark[b * n + jj] == 2 and wl[s1 - 1] < wh[s0]:
                         lo[b * nm + jj * m + i] = _fine_lo(r, &wl[0], &wh[0], s0, s1,
                                                            lo[b * nm + jj * m + i])
         # step B per sub-block: those kept among step A's rows (in order) under that bound
         for b in range(nb):
+            s0 = b * sub
+            s1 = s0 + sub if s0 + sub < S else S
+            if not wl[s1 - 1] < wh[s0]:  # step A had the three segments' bound: its rows
+                nk2 = 0
+                for jj in range(n):
+                    if mark[b * n + jj] == 2:
+                        kept.push_back(jj)
+                        upos[jj] = 0
+                        nk2 += 1
+                kofs[b + 1] = kofs[b] + nk2
+                continue
             nk = 0
             for jj in range(n):
                 if mark[b * n + jj] == 2:
