@@ -1075,7 +1075,7 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     cdef vector[double] hk, lk, kthr2, hk2, lk2, pk2, kthr0
     cdef vector[int64_t] ok, cadd, cls, keep, kept, cadds, kadds, keep2, cadd2, keep0
     cdef vector[char] mark
-    cdef vector[Py_ssize_t] kofs, upos, wl, wh, lev, off
+    cdef vector[Py_ssize_t] kofs, upos, wl, wh, lev, off, comb
     cdef int64_t kadd, kadd2
     cdef Py_ssize_t j, nk2, nk0
     cdef int64_t* kp
@@ -1226,13 +1226,20 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
         # order (each row's span of the timetable read once for all its sub-blocks, not once
         # per sub-block from a cold cache: h49coll's step B read it per sub-block, 1.17x
         # slower for N = 60 with 1 h windows, where step A keeps a quarter of the rows)
-        for jj in range(n):
+        # (the sub-blocks whose windows share segments only: comb)
+        for b in range(nb):
+            s0 = b * sub
+            s1 = s0 + sub if s0 + sub < S else S
+            if wl[s1 - 1] < wh[s0]:
+                comb.push_back(b)
+        for jj in range(n if comb.size() else 0):
             for i in range(m):
                 r = &res[nd[jj], i, 0]
-                for b in range(nb):
+                for q in range(<Py_ssize_t>comb.size()):
+                    b = comb[q]
                     s0 = b * sub
                     s1 = s0 + sub if s0 + sub < S else S
-                    if mark[b * n + jj] == 2 and wl[s1 - 1] < wh[s0]:
+                    if mark[b * n + jj] == 2:
                         lo[b * nm + jj * m + i] = _fine_lo(r, &wl[0], &wh[0], s0, s1,
                                                            lo[b * nm + jj * m + i])
         # step B per sub-block: those kept among step A's rows (in order) under that bound
