@@ -1020,13 +1020,16 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
     over the windows of the largest amount at three of its segments (its first, middle and
     last) and the maximum over the segments every window holds, [lo_last, hi_first) (ranges
     read from the block maxima bm where they hold whole blocks: _range_max, the same
-    values). The rows are chosen in two steps (issue 40, h49coll): first from a cheaper bound
-    below, that maximum over the segments every window holds or, when there are none, the
-    least first segment of the windows (never above the three segments' bound), then among
-    the rows kept by that step only, from the three segments' bound (_fine_lo): the same rows
-    as one step with the second bound (the g-th largest least amounts and scores depend on
-    the bound above only, and every row that could reach them or the largest least margin is
-    kept by the first step), at a third of the reads for the rows the first step drops.
+    values). The rows are chosen in two steps (issue 40, h49coll) in a sub-block whose
+    windows share segments: first from a cheaper bound below, the maximum over the segments
+    every window holds (never above the three segments' bound), then among the rows kept by
+    that step only, from the three segments' bound (_fine_lo, computed for them row by row in
+    order after step A of every sub-block, h50coll): the same rows as one step with the second
+    bound (the g-th largest least amounts and scores depend on the bound above only, and every
+    row that could reach them or the largest least margin is kept by the first step), at a
+    third of the reads for the rows the first step drops. Where the windows share no segment
+    (the first bound was the least first segment, weak: N = 60, 1 h windows kept a quarter of
+    the rows), one step with the three segments' bound (h50coll).
     With the block minima bn (issue 40, h50coll), a step 0 before them chooses among every
     row from the block extrema alone (above: the blocks meeting the windows' union; below:
     the least minimum of those blocks, raised to the largest maximum of a block inside the
